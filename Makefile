@@ -1,0 +1,89 @@
+# vitmae — build, test, demo, bench.
+# `make` builds ./vitmae; `make test` builds and runs every test (normal build, then ASan+UBSan);
+# `make demo` trains on Fashion-MNIST; `make bench` measures speed.
+# Sources are found by wildcard: src/*.c is the program (src/main.c holds main), tests/test_*.c are
+# test programs (each links the program's objects), tools/*.c are developer tools.
+
+CC       ?= cc
+PKGS     := libpng zlib libjpeg libcjson
+ARCH     ?= -march=native
+OPT      ?= -O3 $(ARCH)
+WARN     := -Wall -Wextra -Wno-unused-parameter
+STD      := -std=c11 -D_GNU_SOURCE -fopenmp
+# Warnings are errors for tests and CI (`make test` sets WERROR=1).
+WERROR   ?= 0
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS   := $(STD) $(OPT) $(WARN) $(PKG_CFLAGS) -Isrc
+LDLIBS   := $(PKG_LIBS) -lm -fopenmp
+
+SAN_CFLAGS := $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+              -fno-sanitize-recover=undefined $(ARCH) $(WARN) $(PKG_CFLAGS) -Isrc
+SAN_LDLIBS := -fsanitize=address,undefined $(LDLIBS)
+
+LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
+TEST_SRC  := $(wildcard tests/test_*.c)
+TOOL_SRC  := $(wildcard tools/*.c)
+
+OBJ       := $(LIB_SRC:src/%.c=build/obj/%.o)
+TESTS     := $(TEST_SRC:tests/%.c=build/tests/%)
+TOOLS     := $(TOOL_SRC:tools/%.c=build/tools/%)
+SAN_OBJ   := $(LIB_SRC:src/%.c=build/san/obj/%.o)
+SAN_TESTS := $(TEST_SRC:tests/%.c=build/san/tests/%)
+
+DEPS_STAMP := build/.deps-ok
+
+.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz
+all: vitmae $(TOOLS)
+
+# Installs missing Debian packages (when root) or prints the exact command (when not).
+$(DEPS_STAMP): tools/install-deps.sh
+	@mkdir -p build
+	@sh tools/install-deps.sh build
+	@touch $@
+deps: $(DEPS_STAMP)
+
+build/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+build/libvitmae.a: $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+vitmae: src/main.c build/libvitmae.a
+	$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
+build/tests/%: tests/%.c build/libvitmae.a $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests $< build/libvitmae.a $(LDLIBS) -o $@
+build/tools/%: tools/%.c build/libvitmae.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
+
+build/san/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) -c $< -o $@
+build/san/libvitmae.a: $(SAN_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+build/san/vitmae: src/main.c build/san/libvitmae.a
+	$(CC) $(SAN_CFLAGS) $< build/san/libvitmae.a $(SAN_LDLIBS) -o $@
+build/san/tests/%: tests/%.c build/san/libvitmae.a $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) -Itests $< build/san/libvitmae.a $(SAN_LDLIBS) -o $@
+
+# Every test, twice: optimised build, then AddressSanitizer + UndefinedBehaviorSanitizer.
+test:
+	@$(MAKE) --no-print-directory WERROR=1 test-fast
+	@$(MAKE) --no-print-directory WERROR=1 test-san
+
+test-fast: vitmae $(TOOLS) $(TESTS)
+	@sh tests/run.sh build/tests ./vitmae build/tools
+
+test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  VITMAE_SANITIZED=1 sh tests/run.sh build/san/tests build/san/vitmae build/tools
+
+clean:
+	rm -rf build vitmae

@@ -1,0 +1,55 @@
+// Checkpoints as safetensors (CONTRACT section 4): 8-byte little-endian header length, a JSON
+// header (parsed with cJSON), then the data. Every length, offset, dtype and shape is checked
+// before use; crc32 (zlib) over the data section is written and, when present, verified.
+// Writing is atomic: temporary file in the same folder, fsync, rename, fsync of the folder.
+#ifndef VITMAE_CHECKPOINT_H
+#define VITMAE_CHECKPOINT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "model.h"
+
+// ---- generic safetensors (F32 tensors only; other dtypes are refused by name) ----
+typedef struct {
+    const char *name;
+    int ndim;
+    int64_t shape[4];
+    const float *data;
+} StTensor;
+
+// Writes tensors and string metadata (keys[i] -> vals[i]); adds "crc32". Atomic.
+int st_write(const char *path, const StTensor *tensors, int ntensors,
+             const char *const *meta_keys, const char *const *meta_vals, int nmeta,
+             char *err, size_t errlen);
+
+typedef struct StFile StFile;
+// Reads and validates the whole file. NULL and a one-line reason naming the file on failure.
+StFile *st_open(const char *path, char *err, size_t errlen);
+// Same, from memory (for fuzzing); name is used in messages.
+StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err, size_t errlen);
+void st_close(StFile *f);
+int st_count(const StFile *f);
+// The tensor called name, or NULL. ndim/shape are filled when non-NULL.
+const float *st_get(const StFile *f, const char *name, int *ndim, int64_t shape[4]);
+const char *st_tensor_name(const StFile *f, int i);
+const char *st_meta(const StFile *f, const char *key);   // NULL if absent
+
+// ---- vitmae checkpoints ----
+// Config <-> the JSON string stored under metadata "config".
+char *mae_config_to_json(const MaeConfig *cfg);           // malloc'd
+int   mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen);
+
+// Saves the model's parameters under MAE's names, metadata format/config, and, when train_state
+// (a JSON string) is non-NULL, that state and the AdamW moments exp_avg / exp_avg_sq (each laid
+// out like the parameter buffer).
+int ckpt_save(const char *path, Mae *m, const char *train_state,
+              const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen);
+
+typedef struct {
+    Mae *model;            // created with max_batch given to ckpt_load
+    int has_decoder;       // 0: encoder-only file (decoder params left zero)
+    char *train_state;     // malloc'd JSON or NULL
+    float *exp_avg, *exp_avg_sq;   // malloc'd [mae_num_params] or NULL
+} Checkpoint;
+int  ckpt_load(const char *path, int max_batch, Checkpoint *out, char *err, size_t errlen);
+void ckpt_free(Checkpoint *c);
+#endif

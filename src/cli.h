@@ -1,0 +1,31 @@
+// Command-line flags: one table per command, parsed with range checks. Usage errors print one
+// line `vitmae: <command> <flag>: <why>` to stderr and make the command exit 2.
+#ifndef VITMAE_CLI_H
+#define VITMAE_CLI_H
+
+typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_BOOL, FLAG_CHOICE } FlagType;
+
+typedef struct {
+    const char *name;      // "--batch"
+    FlagType type;
+    void *dst;             // int*, long*, float*, const char**, int* (bool: set to 1), const char** (choice)
+    double min, max;       // inclusive range for numbers
+    const char *choices;   // FLAG_CHOICE: "a|b|c"
+    const char *help;      // one line; "VALUE" placeholder taken from metavar
+    const char *metavar;   // e.g. "N"; NULL for booleans
+    int seen;              // set by cli_parse when the flag was given
+} Flag;
+
+enum { CLI_OK = 0, CLI_HELP = -1, CLI_USAGE = 2 };
+
+// Parses argv[1..] (argv[0] is the command name). Arguments that are not flags are collected in
+// positional (argv order, at most max_positional; more is a usage error). "--flag=value" and
+// "--flag value" both work. Returns CLI_OK, CLI_HELP (usage printed to stdout) or CLI_USAGE
+// (one-line error printed to stderr).
+int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,
+              int argc, char **argv, char **positional, int max_positional, int *npositional);
+void cli_print_usage(const char *command, const char *synopsis, const Flag *flags, int nflags);
+Flag *cli_flag(Flag *flags, int nflags, const char *name);   // lookup (for ->seen)
+// Prints `vitmae: <what>: <why>` (printf-style why) to stderr.
+void cli_error(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif

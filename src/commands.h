@@ -1,0 +1,12 @@
+// One entry point per command; each lives in src/cmd_<name>.c and returns the exit status
+// (0 ok, 1 runtime failure, 2 usage error). argv[0] is the command name.
+#ifndef VITMAE_COMMANDS_H
+#define VITMAE_COMMANDS_H
+int cmd_train(int argc, char **argv);
+int cmd_reconstruct(int argc, char **argv);
+int cmd_attention(int argc, char **argv);
+int cmd_data(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+#endif

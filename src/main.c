@@ -1,0 +1,29 @@
+// vitmae: pretrain a ViT masked autoencoder on the CPU. Dispatches to one command per file.
+#include <stdio.h>
+#include <string.h>
+#include "commands.h"
+
+typedef struct { const char *name; int (*run)(int, char **); const char *what; } Command;
+
+static const Command commands[] = {
+    // Each command registers here as it lands (one line each, sorted as in --help).
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: vitmae COMMAND [flags]   (vitmae COMMAND --help for its flags)\n\ncommands:\n");
+    for (const Command *c = commands; c->name; c++)
+        fprintf(out, "  %-12s %s\n", c->name, c->what);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { usage(stderr); return 2; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (const Command *c = commands; c->name; c++)
+        if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "vitmae: %s: unknown command (see vitmae --help)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,17 @@
+// Deterministic random numbers: xoshiro256** seeded by splitmix64. The whole state is four
+// 64-bit words, so a training run can store it in a checkpoint and continue bit for bit.
+#ifndef VITMAE_RNG_H
+#define VITMAE_RNG_H
+#include <stdint.h>
+
+typedef struct { uint64_t s[4]; } Rng;
+
+void     rng_seed(Rng *r, uint64_t seed);
+uint64_t rng_next(Rng *r);
+float    rng_uniform(Rng *r);                 // [0, 1), 24 random bits
+double   rng_uniform_double(Rng *r);          // [0, 1), 53 random bits
+float    rng_normal(Rng *r, float mean, float std);  // Box-Muller, one draw per call
+uint32_t rng_below(Rng *r, uint32_t n);       // uniform in [0, n), unbiased; n > 0
+// An independent stream derived from (seed, a, b): same inputs, same stream, whatever else ran.
+void     rng_derive(Rng *r, uint64_t seed, uint64_t a, uint64_t b);
+#endif
