@@ -38,18 +38,22 @@ const char *st_meta(const StFile *f, const char *key);   // NULL if absent
 char *mae_config_to_json(const MaeConfig *cfg);           // malloc'd
 int   mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen);
 
-// Saves the model's parameters under MAE's names, metadata format/config, and, when train_state
-// (a JSON string) is non-NULL, that state and the AdamW moments exp_avg / exp_avg_sq (each laid
-// out like the parameter buffer).
-int ckpt_save(const char *path, Mae *m, const char *train_state,
+// Saves parameters (laid out as mae_param_table says) under MAE's names, metadata format and
+// config, and, when train_state (a JSON string) is non-NULL, that state and the AdamW moments
+// optimizer.exp_avg.<name> / optimizer.exp_avg_sq.<name> (each laid out like the parameters).
+// Atomic: the previous file at path stays intact on any failure.
+int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const char *train_state,
               const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen);
 
 typedef struct {
-    Mae *model;            // created with max_batch given to ckpt_load
-    int has_decoder;       // 0: encoder-only file (decoder params left zero)
-    char *train_state;     // malloc'd JSON or NULL
+    MaeConfig cfg;
+    float *params;             // malloc'd [mae_num_params(&cfg)]
+    int has_decoder;           // 0: encoder-only file (decoder parameters left zero)
+    char *train_state;         // malloc'd JSON or NULL
     float *exp_avg, *exp_avg_sq;   // malloc'd [mae_num_params] or NULL
 } Checkpoint;
-int  ckpt_load(const char *path, int max_batch, Checkpoint *out, char *err, size_t errlen);
+// Loads and validates (names, shapes, dtype, config, crc32). A one-line reason naming the file on
+// failure. The caller builds the model with mae_create(&ck.cfg, ...) and copies params in.
+int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
 #endif
