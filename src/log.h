@@ -1,0 +1,35 @@
+// Training logs: RUN/metrics.csv rows and the progress line (a one-line bar with ETA on a TTY,
+// plain lines every --log-every steps otherwise).
+#ifndef VITMAE_LOG_H
+#define VITMAE_LOG_H
+#include <stdio.h>
+
+#define METRICS_HEADER "step,epoch,lr,loss,val_loss,val_psnr,img_per_s,elapsed_s"
+
+typedef struct {
+    long step; double epoch; double lr, loss, val_loss, val_psnr, img_per_s, elapsed_s;  // NaN: empty field
+} MetricsRow;
+
+// Opens path for appending rows. When keep_until_step >= 0 (a resumed run), rows of the file with
+// step > keep_until_step (written after the checkpoint we resume from) are dropped first, so the
+// file reads as if the run had never stopped. Writes the header when the file is new or empty.
+FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t errlen);
+int   metrics_write(FILE *f, const MetricsRow *r);   // flushed; 0 ok, -1 on a write error
+
+typedef struct {
+    int tty;            // 1: redraw one line with \r; 0: a plain line every log_every steps
+    long total, log_every;
+    double t_start;     // seconds (monotonic) when the run (or resume) began
+    long step_start;    // step at t_start, for the rate
+    int drawn;
+} Progress;
+
+double now_seconds(void);   // monotonic clock
+void progress_init(Progress *p, FILE *out, long step_start, long total, long log_every);
+// Called after each step; prints when due. imgs_per_s is the recent throughput.
+void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s);
+void progress_message(Progress *p, FILE *out, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void progress_end(Progress *p, FILE *out);
+// "1h02m", "3m05s", "12s"
+void format_duration(double seconds, char *buf, size_t n);
+#endif

@@ -1,0 +1,52 @@
+// metrics.csv: header, row format, empty fields for NaN, truncation of rows past a resumed step.
+#include "check.h"
+#include "log.h"
+
+static char *slurp(const char *path) {
+    static char buf[8192];
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return buf;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+int main(void) {
+    char path[600], err[256];
+    snprintf(path, sizeof path, "%s/metrics.csv", check_tmpdir());
+    FILE *f = metrics_open(path, -1, err, sizeof err);
+    CHECK(f != NULL, "open: %s", err);
+    MetricsRow r = {10, 0.5, 1e-3, 0.25, NAN, NAN, 100.0, 2.0};
+    CHECK(metrics_write(f, &r) == 0, "write row");
+    r.step = 20; r.val_loss = 0.2; r.val_psnr = 15.5;
+    metrics_write(f, &r);
+    r.step = 30;
+    metrics_write(f, &r);
+    fclose(f);
+    char *s = slurp(path);
+    CHECK(!strncmp(s, METRICS_HEADER "\n", strlen(METRICS_HEADER) + 1), "header first: %s", s);
+    CHECK(strstr(s, "\n10,0.5000,0.001,0.250000,,,100.00,2.00\n"), "row with empty val fields: %s", s);
+    CHECK(strstr(s, "\n20,0.5000,0.001,0.250000,0.200000,15.5000,100.00,2.00\n"), "row with val: %s", s);
+
+    // Resume from step 20: the row for step 30 goes, a new row for 30 follows.
+    f = metrics_open(path, 20, err, sizeof err);
+    CHECK(f != NULL, "reopen: %s", err);
+    r.step = 30; r.loss = 0.125;
+    metrics_write(f, &r);
+    fclose(f);
+    s = slurp(path);
+    int headers = 0, rows30 = 0;
+    for (char *p = s; (p = strstr(p, "step,")); p++) headers++;
+    for (char *p = s; (p = strstr(p, "\n30,")); p++) rows30++;
+    CHECK(headers == 1, "one header after resume (%d)", headers);
+    CHECK(rows30 == 1 && strstr(s, "\n30,0.5000,0.001,0.125000,"), "stale row dropped, new one kept: %s", s);
+
+    char d[32];
+    format_duration(3725, d, sizeof d);
+    CHECK(!strcmp(d, "1h02m"), "duration %s", d);
+    format_duration(185, d, sizeof d);
+    CHECK(!strcmp(d, "3m05s"), "duration %s", d);
+    return check_done();
+}
