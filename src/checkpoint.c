@@ -541,3 +541,287 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
     }
     return 0;
 }
+
+// ---------------------------------------------------------------------------------------------
+// vitmae checkpoints: the config as JSON, parameters under MAE's names
+
+// The shortest decimal that reads back as the same float (so 0.485f prints as 0.485).
+static cJSON *float_json(float x) {
+    char buf[48];
+    if (!isfinite(x)) return cJSON_CreateNull();
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, (double)x);
+        if (strtof(buf, NULL) == x) break;
+    }
+    return cJSON_CreateRaw(buf);
+}
+
+char *mae_config_to_json(const MaeConfig *c) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return NULL;
+    int ok = 1;
+#define INT(key, v) ok &= cJSON_AddNumberToObject(o, key, (double)(v)) != NULL
+#define FLT(key, v) do { cJSON *x_ = float_json(v); ok &= x_ && cJSON_AddItemToObject(o, key, x_); } while (0)
+    INT("img_size", c->img_size);
+    INT("patch_size", c->patch_size);
+    INT("in_chans", c->in_chans);
+    INT("embed_dim", c->embed_dim);
+    INT("depth", c->depth);
+    INT("num_heads", c->num_heads);
+    INT("decoder_embed_dim", c->dec_embed_dim);
+    INT("decoder_depth", c->dec_depth);
+    INT("decoder_num_heads", c->dec_num_heads);
+    INT("mlp_ratio", c->mlp_ratio);
+    ok &= cJSON_AddBoolToObject(o, "norm_pix_loss", c->norm_pix_loss != 0) != NULL;
+    FLT("mask_ratio", c->mask_ratio);
+    ok &= cJSON_AddStringToObject(o, "pos_embed", c->pos_learned ? "learned" : "fixed") != NULL;
+    int C = c->in_chans >= 1 && c->in_chans <= 3 ? c->in_chans : 3;
+    cJSON *mean = cJSON_AddArrayToObject(o, "pixel_mean"), *std = cJSON_AddArrayToObject(o, "pixel_std");
+    ok &= mean && std;
+    for (int i = 0; ok && i < C; i++) {
+        cJSON *m = float_json(c->pixel_mean[i]), *s = float_json(c->pixel_std[i]);
+        ok &= m && s;
+        if (m) cJSON_AddItemToArray(mean, m);
+        if (s) cJSON_AddItemToArray(std, s);
+    }
+    FLT("layer_norm_eps", c->ln_eps);
+#undef INT
+#undef FLT
+    char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return s;
+}
+
+static int get_int(const cJSON *o, const char *key, int *out, char *err, size_t errlen) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) { fail(err, errlen, "config: missing field '%s'", key); return -1; }
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 1e9) {
+        fail(err, errlen, "config: field '%s' must be an integer", key);
+        return -1;
+    }
+    *out = (int)v->valuedouble;
+    return 0;
+}
+
+static int get_float(const cJSON *v, const char *key, float *out, char *err, size_t errlen) {
+    if (!v) { fail(err, errlen, "config: missing field '%s'", key); return -1; }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 3e38) {
+        fail(err, errlen, "config: field '%s' must be a number", key);
+        return -1;
+    }
+    *out = (float)v->valuedouble;
+    return 0;
+}
+
+static int get_channels(const cJSON *o, const char *key, int C, float *out, char *err, size_t errlen) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!a) { fail(err, errlen, "config: missing field '%s'", key); return -1; }
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != C) {
+        fail(err, errlen, "config: field '%s' must be an array of in_chans (%d) numbers", key, C);
+        return -1;
+    }
+    int i = 0;
+    for (const cJSON *v = a->child; v; v = v->next, i++)
+        if (get_float(v, key, &out[i], err, errlen)) return -1;
+    return 0;
+}
+
+int mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen) {
+    cJSON *o = cJSON_Parse(json);
+    if (!o) { fail(err, errlen, "config: malformed JSON"); return -1; }
+    MaeConfig c;
+    memset(&c, 0, sizeof c);
+    int rc = -1;
+    if (!cJSON_IsObject(o)) { fail(err, errlen, "config: not a JSON object"); goto out; }
+    if (get_int(o, "img_size", &c.img_size, err, errlen) || get_int(o, "patch_size", &c.patch_size, err, errlen)
+        || get_int(o, "in_chans", &c.in_chans, err, errlen) || get_int(o, "embed_dim", &c.embed_dim, err, errlen)
+        || get_int(o, "depth", &c.depth, err, errlen) || get_int(o, "num_heads", &c.num_heads, err, errlen)
+        || get_int(o, "decoder_embed_dim", &c.dec_embed_dim, err, errlen)
+        || get_int(o, "decoder_depth", &c.dec_depth, err, errlen)
+        || get_int(o, "decoder_num_heads", &c.dec_num_heads, err, errlen)
+        || get_int(o, "mlp_ratio", &c.mlp_ratio, err, errlen))
+        goto out;
+    const cJSON *npl = cJSON_GetObjectItemCaseSensitive(o, "norm_pix_loss");
+    if (!npl) { fail(err, errlen, "config: missing field 'norm_pix_loss'"); goto out; }
+    if (!cJSON_IsBool(npl)) { fail(err, errlen, "config: field 'norm_pix_loss' must be true or false"); goto out; }
+    c.norm_pix_loss = cJSON_IsTrue(npl);
+    if (get_float(cJSON_GetObjectItemCaseSensitive(o, "mask_ratio"), "mask_ratio", &c.mask_ratio, err, errlen)) goto out;
+    const cJSON *pos = cJSON_GetObjectItemCaseSensitive(o, "pos_embed");
+    if (!pos) { fail(err, errlen, "config: missing field 'pos_embed'"); goto out; }
+    if (!cJSON_IsString(pos) || (strcmp(pos->valuestring, "learned") && strcmp(pos->valuestring, "fixed"))) {
+        fail(err, errlen, "config: field 'pos_embed' must be \"learned\" or \"fixed\"");
+        goto out;
+    }
+    c.pos_learned = strcmp(pos->valuestring, "learned") == 0;
+    if (c.in_chans != 1 && c.in_chans != 3) { fail(err, errlen, "config: in_chans %d must be 1 or 3", c.in_chans); goto out; }
+    for (int i = 0; i < 3; i++) { c.pixel_mean[i] = 0.0f; c.pixel_std[i] = 1.0f; }
+    if (get_channels(o, "pixel_mean", c.in_chans, c.pixel_mean, err, errlen)
+        || get_channels(o, "pixel_std", c.in_chans, c.pixel_std, err, errlen))
+        goto out;
+    if (get_float(cJSON_GetObjectItemCaseSensitive(o, "layer_norm_eps"), "layer_norm_eps", &c.ln_eps, err, errlen)) goto out;
+    char why[200];
+    if (mae_config_check(&c, why, sizeof why)) { fail(err, errlen, "config: %s", why); goto out; }
+    *cfg = c;
+    rc = 0;
+out:
+    cJSON_Delete(o);
+    return rc;
+}
+
+static int table_of(const MaeConfig *cfg, MaeTensor **out) {
+    int n = mae_param_table(cfg, NULL, 0);
+    *out = malloc((size_t)n * sizeof **out);
+    if (!*out) return -1;
+    return mae_param_table(cfg, *out, n);
+}
+
+static StTensor st_of(const MaeTensor *t, const char *name, const float *base) {
+    StTensor s;
+    memset(&s, 0, sizeof s);
+    s.name = name;
+    s.ndim = t->ndim;
+    for (int k = 0; k < t->ndim; k++) s.shape[k] = t->shape[k];
+    s.data = base + t->offset;
+    return s;
+}
+
+int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const char *train_state,
+              const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen) {
+    char why[200];
+    if (mae_config_check(cfg, why, sizeof why)) { fail(err, errlen, "%s: config: %s", path, why); return -1; }
+    if (train_state) {
+        cJSON *ts = cJSON_Parse(train_state);
+        int ok = ts != NULL;
+        cJSON_Delete(ts);
+        if (!ok) { fail(err, errlen, "%s: train_state is not valid JSON", path); return -1; }
+        if (!exp_avg || !exp_avg_sq) { fail(err, errlen, "%s: train_state given without AdamW moments", path); return -1; }
+    }
+    MaeTensor *tab = NULL;
+    int n = table_of(cfg, &tab);
+    int nt = train_state ? 3 * n : n;
+    StTensor *st = malloc((size_t)nt * sizeof *st);
+    char (*names)[96] = train_state ? malloc((size_t)2 * n * sizeof *names) : NULL;
+    char *cfg_json = mae_config_to_json(cfg);
+    int rc = -1;
+    if (n < 0 || !st || (train_state && !names) || !cfg_json) { fail(err, errlen, "%s: out of memory", path); goto out; }
+    for (int i = 0; i < n; i++) st[i] = st_of(&tab[i], tab[i].name, params);
+    if (train_state)
+        for (int i = 0; i < n; i++) {
+            snprintf(names[i], sizeof names[i], "optimizer.exp_avg.%s", tab[i].name);
+            snprintf(names[n + i], sizeof names[n + i], "optimizer.exp_avg_sq.%s", tab[i].name);
+            st[n + i] = st_of(&tab[i], names[i], exp_avg);
+            st[2 * n + i] = st_of(&tab[i], names[n + i], exp_avg_sq);
+        }
+    const char *keys[3] = {"format", "config", "train_state"};
+    const char *vals[3] = {"vitmae", cfg_json, train_state};
+    rc = st_write(path, st, nt, keys, vals, train_state ? 3 : 2, err, errlen);
+out:
+    free(cfg_json); free(names); free(st); free(tab);
+    return rc;
+}
+
+void ckpt_free(Checkpoint *c) {
+    if (!c) return;
+    free(c->params); free(c->train_state); free(c->exp_avg); free(c->exp_avg_sq);
+    memset(c, 0, sizeof *c);
+}
+
+// Copies tensor `name` (shape of t) into dst + t->offset. 0 ok, 1 absent, -1 wrong shape.
+static int take(const StFile *f, const char *path, const char *name, const MaeTensor *t, float *dst,
+                char *err, size_t errlen) {
+    int nd;
+    int64_t sh[4];
+    const float *src = st_get(f, name, &nd, sh);
+    if (!src) return 1;
+    int same = nd == t->ndim;
+    for (int k = 0; same && k < nd; k++) same = sh[k] == t->shape[k];
+    if (!same) {
+        char got[96], want[96];
+        StEntry g = {0}, w = {0};
+        g.ndim = nd; w.ndim = t->ndim;
+        for (int k = 0; k < 4; k++) { g.shape[k] = sh[k]; w.shape[k] = t->shape[k]; }
+        shape_str(&g, got, sizeof got);
+        shape_str(&w, want, sizeof want);
+        fail(err, errlen, "%s: tensor '%s' has shape %s, the config needs %s", path, name, got, want);
+        return -1;
+    }
+    memcpy(dst + t->offset, src, t->numel * sizeof(float));
+    return 0;
+}
+
+const char *st_name(const StFile *f) { return f->path; }
+
+int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    StFile *f = st_open(path, err, errlen);
+    if (!f) return -1;
+    int rc = ckpt_from_st(f, out, err, errlen);
+    st_close(f);
+    return rc;
+}
+
+int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    const char *path = f->path;
+    MaeTensor *tab = NULL;
+    int rc = -1;
+    const char *format = st_meta(f, "format");
+    if (format && strcmp(format, "vitmae") != 0) {
+        fail(err, errlen, "%s: __metadata__ format is '%.40s', not 'vitmae'", path, format);
+        goto out;
+    }
+    const char *cfg_json = st_meta(f, "config");
+    if (!cfg_json) {
+        fail(err, errlen, "%s: no 'config' in __metadata__ (not a vitmae checkpoint; add the model config to convert one)", path);
+        goto out;
+    }
+    char why[256];
+    if (mae_config_from_json(cfg_json, &out->cfg, why, sizeof why)) { fail(err, errlen, "%s: %s", path, why); goto out; }
+    int n = table_of(&out->cfg, &tab);
+    size_t np = mae_num_params(&out->cfg);
+    out->params = calloc(np ? np : 1, sizeof(float));
+    if (!tab || !out->params) { fail(err, errlen, "%s: out of memory", path); goto out; }
+    // Encoder-only files (decoder dropped, as MAE's fine-tuning checkpoints) have no decoder tensor.
+    int dec_total = 0, dec_present = 0;
+    const char *first_missing_dec = NULL;
+    for (int i = 0; i < n; i++) {
+        int r = take(f, path, tab[i].name, &tab[i], out->params, err, errlen);
+        if (r < 0) goto out;
+        if (r == 1 && !tab[i].decoder) { fail(err, errlen, "%s: missing tensor '%s'", path, tab[i].name); goto out; }
+        if (tab[i].decoder) {
+            dec_total++;
+            dec_present += r == 0;
+            if (r == 1 && !first_missing_dec) first_missing_dec = tab[i].name;
+        }
+    }
+    if (dec_present > 0 && dec_present < dec_total) {
+        fail(err, errlen, "%s: missing tensor '%s' (the file has only part of the decoder)", path, first_missing_dec);
+        goto out;
+    }
+    out->has_decoder = dec_present > 0 || dec_total == 0;
+    const char *ts = st_meta(f, "train_state");
+    if (ts) {
+        out->train_state = xstrdup(ts);
+        out->exp_avg = calloc(np ? np : 1, sizeof(float));
+        out->exp_avg_sq = calloc(np ? np : 1, sizeof(float));
+        if (!out->train_state || !out->exp_avg || !out->exp_avg_sq) { fail(err, errlen, "%s: out of memory", path); goto out; }
+        for (int i = 0; i < n; i++) {
+            if (tab[i].decoder && !out->has_decoder) continue;
+            char name[96];
+            for (int m = 0; m < 2; m++) {
+                snprintf(name, sizeof name, "optimizer.%s.%s", m ? "exp_avg_sq" : "exp_avg", tab[i].name);
+                int r = take(f, path, name, &tab[i], m ? out->exp_avg_sq : out->exp_avg, err, errlen);
+                if (r < 0) goto out;
+                if (r == 1) {
+                    fail(err, errlen, "%s: missing tensor '%s' (train_state is present, so AdamW moments are required)", path, name);
+                    goto out;
+                }
+            }
+        }
+    }
+    rc = 0;
+out:
+    free(tab);
+    if (rc) ckpt_free(out);
+    return rc;
+}
