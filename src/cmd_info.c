@@ -85,10 +85,12 @@ static void print_text(const char *path, const Checkpoint *ck, const char *crc, 
     cJSON_Delete(ts);
 }
 
-static int print_json(const char *path, const Checkpoint *ck, const char *crc, const char *cfg_json, ParamCounts pc) {
+static int print_json(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "file", path);
-    cJSON *cfg = cJSON_Parse(cfg_json);
+    char *cfg_json = mae_config_to_json(&ck->cfg);   // normalised: what the program will use
+    cJSON *cfg = cfg_json ? cJSON_Parse(cfg_json) : NULL;
+    free(cfg_json);
     cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateNull());
     cJSON_AddNumberToObject(o, "params", (double)(pc.encoder + pc.decoder));
     cJSON_AddNumberToObject(o, "encoder_params", (double)pc.encoder);
@@ -131,7 +133,7 @@ int cmd_info(int argc, char **argv) {
     ParamCounts pc = count_params(&ck);
     const char *crc = st_meta(f, "crc32");
     int rc;
-    if (json) rc = print_json(path, &ck, crc, st_meta(f, "config"), pc);
+    if (json) rc = print_json(path, &ck, crc, pc);
     else { print_text(path, &ck, crc, pc); rc = 0; }
     ckpt_free(&ck);
     st_close(f);
