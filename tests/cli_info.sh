@@ -61,6 +61,34 @@ t "missing file exits 1" '[ $rc -eq 1 ] && grep -q "No such file" "$tmp/err"'
 t "no FILE is a usage error" '[ $rc -eq 2 ]'
 "$VITMAE" info --frob x 2>/dev/null; rc=$?
 t "unknown flag is a usage error" '[ $rc -eq 2 ]'
+
+# A resumable file written by tools/safetensors_io.py (with its crc32, train_state and moments):
+# the Python writer and the C reader agree on the format and the checksum.
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$fx/torch_small.safetensors" "$tmp/resume.safetensors" <<'PY'
+import sys
+sys.path.insert(0, "tools")
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1])
+for name in list(tensors):
+    shape, data = tensors[name]
+    tensors["optimizer.exp_avg." + name] = (shape, [0.5] * len(data))
+    tensors["optimizer.exp_avg_sq." + name] = (shape, [0.25] * len(data))
+meta["train_state"] = '{"step": 42, "epoch": 3, "rng": [1, 2]}'
+st.write(sys.argv[2], tensors, meta)
+PY
+  out=$("$VITMAE" info "$tmp/resume.safetensors" --json); rc=$?
+  t "resumable file exits 0" '[ $rc -eq 0 ]'
+  t "crc32 verified" 'echo "$out" | grep -q "\"crc32\":[[:space:]]*\"ok\""'
+  t "train_state step" 'echo "$out" | grep -q "\"step\":[[:space:]]*42"'
+  out=$("$VITMAE" info "$tmp/resume.safetensors"); rc=$?
+  t "text train state" 'echo "$out" | grep -q "step *42" && echo "$out" | grep -q "crc32 .*verified"'
+  # One data byte changed: refused by the crc32.
+  size=$(wc -c <"$tmp/resume.safetensors")
+  printf 'Z' | dd of="$tmp/resume.safetensors" bs=1 seek=$((size - 5)) conv=notrunc 2>/dev/null
+  "$VITMAE" info "$tmp/resume.safetensors" 2>"$tmp/err"; rc=$?
+  t "damaged data exits 1" '[ $rc -eq 1 ] && grep -q "crc32 mismatch (file damaged)" "$tmp/err"'
+fi
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli info ok"
 exit $fail
