@@ -256,6 +256,12 @@ static int check_crc(StFile *f, char *err, size_t errlen) {
     return 0;
 }
 
+// Names in a hostile header may hold control characters; a reason stays one printable line.
+static void one_line(char *err) {
+    for (unsigned char *p = (unsigned char *)err; err && *p; p++)
+        if (*p < 0x20 || *p == 0x7f) *p = '?';
+}
+
 // Parses the header of the file whose bytes are f->alloc + shift .. + len and fills f.
 static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, size_t errlen) {
     uint64_t hlen = 0;
@@ -341,7 +347,7 @@ StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err,
     uint8_t *at = place(f, first8, len, err, errlen);
     if (!at) { st_close(f); return NULL; }
     memcpy(at, buf, len);
-    if (parse_file(f, at, len, err, errlen)) { st_close(f); return NULL; }
+    if (parse_file(f, at, len, err, errlen)) { one_line(err); st_close(f); return NULL; }
     return f;
 }
 
@@ -376,7 +382,7 @@ StFile *st_open(const char *path, char *err, size_t errlen) {
         goto bad;
     }
     close(fd);
-    if (parse_file(f, at, len, err, errlen)) { st_close(f); return NULL; }
+    if (parse_file(f, at, len, err, errlen)) { one_line(err); st_close(f); return NULL; }
     return f;
 bad:
     close(fd);
@@ -822,6 +828,6 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     rc = 0;
 out:
     free(tab);
-    if (rc) ckpt_free(out);
+    if (rc) { one_line(err); ckpt_free(out); }
     return rc;
 }

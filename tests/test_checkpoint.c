@@ -184,6 +184,8 @@ static void test_generic_format(void) {
     expect_hdr_refused("{\"__metadata__\":{\"crc32\":\"00000001\"}}", 0, "crc32 mismatch (file damaged)", "crc of nothing");
     expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
                        "\"__metadata__\":{\"crc32\":\"00000000\"}}", 8, "crc32 mismatch (file damaged)", "wrong crc");
+    expect_hdr_refused("{\"a\\nb\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
+                       "tensor 'a?b' has dtype F16", "control character in a name");
     // A NUL byte inside the header: cJSON stops there; the rest is not whitespace.
     static const uint8_t nul[14] = {6, 0, 0, 0, 0, 0, 0, 0, '{', '}', 0, ' ', ' ', ' '};
     expect_refused(nul, sizeof nul, "malformed JSON header", "NUL in header");
