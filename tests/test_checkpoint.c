@@ -1,0 +1,577 @@
+// Checkpoints: bitwise round trips, every way a file can be wrong (each refused with a reason
+// naming the problem, no crash), encoder-only files, the PyTorch-written fixture, and atomic
+// writes (a failed write leaves the previous file byte-identical; readers never see a partial file).
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "check.h"
+#include "checkpoint.h"
+#include "model.h"
+
+static const char *tmp;
+
+static void small_config(MaeConfig *c) {
+    mae_config_preset(c, "tiny");
+    c->img_size = 8; c->patch_size = 4; c->in_chans = 3;
+    c->embed_dim = 8; c->depth = 2; c->num_heads = 2;
+    c->dec_embed_dim = 4; c->dec_depth = 1; c->dec_num_heads = 1;
+    c->norm_pix_loss = 1; c->mask_ratio = 0.6f; c->pos_learned = 0;
+    c->pixel_mean[0] = 0.485f; c->pixel_mean[1] = 0.456f; c->pixel_mean[2] = 0.1f / 3.0f;
+    c->pixel_std[0] = 0.229f; c->pixel_std[1] = 1e-3f; c->pixel_std[2] = 7.0f;
+    c->ln_eps = 1e-5f;
+}
+
+// Values that catch lossy paths: negative zero, subnormals, huge, tiny, NaN payloads.
+static void fill(float *p, size_t n, uint32_t seed) {
+    uint32_t s = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        uint32_t bits = s;
+        memcpy(&p[i], &bits, 4);
+    }
+    if (n > 3) { p[0] = -0.0f; p[1] = 1e-40f; p[2] = 3.4e38f; }
+}
+
+static char *path_in(const char *name) {
+    static char buf[8][600];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, 600, "%s/%s", tmp, name);
+    return p;
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    if (fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); fclose(f); return NULL; }
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static void spit(const char *path, const void *buf, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) { perror(path); exit(2); }
+    if (len) fwrite(buf, 1, len, f);
+    fclose(f);
+}
+
+// A safetensors file from a header string and `data_len` data bytes (value i & 0xff).
+static uint8_t *make_st(const char *header, size_t data_len, size_t *len) {
+    size_t h = strlen(header);
+    *len = 8 + h + data_len;
+    uint8_t *b = malloc(*len + 1);
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)((uint64_t)h >> (8 * i));
+    memcpy(b + 8, header, h);
+    for (size_t i = 0; i < data_len; i++) b[8 + h + i] = (uint8_t)i;
+    return b;
+}
+
+// The buffer must be refused (from memory and from a file) with a reason containing want.
+static void expect_refused(const uint8_t *buf, size_t len, const char *want, const char *what) {
+    char err[512] = "";
+    StFile *f = st_open_mem(buf, len, "mem.safetensors", err, sizeof err);
+    CHECK(f == NULL, "%s: accepted", what);
+    CHECK(strstr(err, want) != NULL, "%s: reason '%s' lacks '%s'", what, err, want);
+    CHECK(strncmp(err, "mem.safetensors: ", 17) == 0, "%s: reason '%s' does not name the file", what, err);
+    st_close(f);
+    const char *p = path_in("refused.safetensors");
+    spit(p, buf, len);
+    Checkpoint ck;
+    err[0] = 0;
+    CHECK(ckpt_load(p, &ck, err, sizeof err) != 0, "%s: ckpt_load accepted", what);
+    CHECK(strstr(err, want) != NULL && strstr(err, p) == err, "%s: ckpt_load reason '%s'", what, err);
+}
+
+static void expect_hdr_refused(const char *header, size_t data_len, const char *want, const char *what) {
+    size_t len;
+    uint8_t *b = make_st(header, data_len, &len);
+    expect_refused(b, len, want, what);
+    free(b);
+}
+
+static void test_generic_format(void) {
+    // A valid hand-made file first, so the refusals below are about the one thing changed.
+    size_t len;
+    uint8_t *b = make_st("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                         "\"s\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[8,12]},"
+                         "\"z\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[12,12]},"
+                         "\"__metadata__\":{\"k\":\"v\"}}", 12, &len);
+    char err[512] = "";
+    StFile *f = st_open_mem(b, len, "ok", err, sizeof err);
+    CHECK(f != NULL, "hand-made file refused: %s", err);
+    if (f) {
+        int nd = -1;
+        int64_t sh[4];
+        const float *a = st_get(f, "a", &nd, sh);
+        uint8_t want[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        CHECK(a && nd == 1 && sh[0] == 2 && memcmp(a, want, 8) == 0, "tensor a read back");
+        CHECK(((uintptr_t)a & 3) == 0, "tensor data is float-aligned");
+        CHECK(st_get(f, "s", &nd, sh) && nd == 0, "scalar tensor");
+        CHECK(st_get(f, "z", &nd, sh) && nd == 2 && sh[0] == 0 && sh[1] == 3, "empty tensor");
+        CHECK(st_get(f, "nope", NULL, NULL) == NULL, "absent tensor is NULL");
+        CHECK(st_count(f) == 3 && !strcmp(st_tensor_name(f, 0), "a"), "count and names");
+        CHECK(st_meta(f, "k") && !strcmp(st_meta(f, "k"), "v") && !st_meta(f, "crc32"), "metadata");
+        st_close(f);
+    }
+    free(b);
+
+    expect_refused((const uint8_t *)"", 0, "file too short", "empty file");
+    expect_refused((const uint8_t *)"\x10\0\0\0", 4, "file too short", "4-byte file");
+    b = make_st("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, &len);
+    expect_refused(b, 20, "truncated header", "truncated header");
+    expect_refused(b, len - 3, "truncated data (tensor 'a' needs data bytes 0..8, file has 5)", "truncated data");
+    uint8_t *c = malloc(len);
+    memcpy(c, b, len);
+    uint64_t beyond = len - 8 + 1;
+    for (int i = 0; i < 8; i++) c[i] = (uint8_t)(beyond >> (8 * i));
+    expect_refused(c, len, "truncated header", "header length beyond the file");
+    memset(c, 0, 8);
+    c[7] = 0x80;   // 2^63
+    expect_refused(c, len, "header length 9223372036854775808 is too large", "header length 2^63");
+    memset(c, 0xff, 8);
+    expect_refused(c, len, "is too large", "header length 2^64-1");
+    free(c);
+    free(b);
+
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[100,108]}}", 8,
+                       "needs data bytes 100..108", "offsets out of range");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8,
+                       "do not match its shape [3]", "offsets not matching the shape");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 8,
+                       "do not match", "offsets reversed");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
+                       "tensor 'a' has dtype F16", "wrong dtype");
+    expect_hdr_refused("{\"a\":{\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "no dtype", "no dtype");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8,
+                       "not a non-negative integer", "negative dimension");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,8]}}", 8,
+                       "not a non-negative integer", "fractional dimension");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8,
+                       "shape too large", "shape product overflow");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,2],\"data_offsets\":[0,8]}}", 8,
+                       "5 dimensions", "too many dimensions");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, "data_offsets", "no offsets");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,9]}}", 8, "data_offsets", "3 offsets");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                       "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12,
+                       "overlaps", "overlapping tensors");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12,
+                       "data bytes 0..4 belong to no tensor", "hole in the data");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 12,
+                       "4 trailing data bytes", "trailing bytes");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                       "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8,
+                       "'a' appears twice", "duplicate tensor");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]", 8,
+                       "malformed JSON header", "malformed JSON");
+    expect_hdr_refused("{\"a\":1} {}", 0, "malformed JSON header", "JSON with trailing bytes");
+    expect_hdr_refused("[1, 2]", 0, "header is not a JSON object", "header an array");
+    expect_hdr_refused("\"x\"", 0, "header is not a JSON object", "header a string");
+    expect_hdr_refused("{\"a\":[1]}", 0, "entry 'a' is not an object", "tensor entry not an object");
+    expect_hdr_refused("{\"__metadata__\":{\"k\":1}}", 0, "__metadata__ value 'k' is not a string", "metadata number");
+    expect_hdr_refused("{\"__metadata__\":[]}", 0, "__metadata__ is not an object", "metadata array");
+    expect_hdr_refused("{\"__metadata__\":{\"crc32\":\"zz\"}}", 0, "crc32 'zz' is not 8 hex digits", "bad crc text");
+    expect_hdr_refused("{\"__metadata__\":{\"crc32\":\"00000001\"}}", 0, "crc32 mismatch (file damaged)", "crc of nothing");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                       "\"__metadata__\":{\"crc32\":\"00000000\"}}", 8, "crc32 mismatch (file damaged)", "wrong crc");
+    expect_hdr_refused("{\"a\\nb\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
+                       "tensor 'a?b' has dtype F16", "control character in a name");
+    // A NUL byte inside the header: cJSON stops there; the rest is not whitespace.
+    static const uint8_t nul[14] = {6, 0, 0, 0, 0, 0, 0, 0, '{', '}', 0, ' ', ' ', ' '};
+    expect_refused(nul, sizeof nul, "malformed JSON header", "NUL in header");
+}
+
+static int write_ckpt(const char *path, const MaeConfig *cfg, const float *params, const char *ts,
+                      const float *m, const float *v) {
+    char err[512];
+    int rc = ckpt_save(path, cfg, params, ts, m, v, err, sizeof err);
+    CHECK(rc == 0, "ckpt_save %s: %s", path, err);
+    return rc;
+}
+
+static void test_round_trip(void) {
+    MaeConfig cfg;
+    small_config(&cfg);
+    size_t n = mae_num_params(&cfg);
+    float *p = malloc(n * 4), *m = malloc(n * 4), *v = malloc(n * 4);
+    fill(p, n, 1); fill(m, n, 2); fill(v, n, 3);
+    const char *ts = "{\"step\":123,\"rng\":[1,2,3],\"data_pos\":7}";
+    const char *path = path_in("rt.safetensors");
+    write_ckpt(path, &cfg, p, ts, m, v);
+    Checkpoint ck;
+    char err[512];
+    int rc = ckpt_load(path, &ck, err, sizeof err);
+    CHECK(rc == 0, "round trip load: %s", err);
+    if (rc == 0) {
+        CHECK(memcmp(&ck.cfg, &cfg, sizeof cfg) == 0, "config round trip bitwise");
+        CHECK(memcmp(ck.params, p, n * 4) == 0, "params bitwise");
+        CHECK(ck.exp_avg && memcmp(ck.exp_avg, m, n * 4) == 0, "exp_avg bitwise");
+        CHECK(ck.exp_avg_sq && memcmp(ck.exp_avg_sq, v, n * 4) == 0, "exp_avg_sq bitwise");
+        CHECK(ck.train_state && !strcmp(ck.train_state, ts), "train_state");
+        CHECK(ck.has_decoder == 1, "has decoder");
+        ckpt_free(&ck);
+    }
+    // The file is a plain safetensors file with our metadata and MAE's names, in table order.
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "st_open: %s", err);
+    if (f) {
+        MaeTensor tab[64];
+        int nt = mae_param_table(&cfg, tab, 64);
+        CHECK(st_count(f) == 3 * nt, "tensor count %d", st_count(f));
+        CHECK(!strcmp(st_tensor_name(f, 0), "cls_token") && !strcmp(st_tensor_name(f, nt - 1), "decoder_pred.bias"),
+              "table order");
+        CHECK(!strcmp(st_tensor_name(f, nt), "optimizer.exp_avg.cls_token"), "moment names");
+        CHECK(!strcmp(st_meta(f, "format"), "vitmae") && st_meta(f, "crc32") && strlen(st_meta(f, "crc32")) == 8,
+              "format and crc32");
+        int nd;
+        int64_t sh[4];
+        CHECK(st_get(f, "blocks.1.attn.qkv.weight", &nd, sh) && nd == 2 && sh[0] == 24 && sh[1] == 8, "qkv shape");
+        st_close(f);
+    }
+    // Header padded to a multiple of 8, as the reference implementation writes it.
+    size_t len;
+    uint8_t *bytes = slurp(path, &len);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
+    CHECK(hlen % 8 == 0 && bytes[8 + hlen - 1] != 0, "header length %llu padded", (unsigned long long)hlen);
+
+    // Every single-byte truncation and many byte flips: refused or accepted, never a crash.
+    int refused = 0;
+    for (size_t cut = 0; cut < len; cut += (cut < 64 || len - cut < 64) ? 1 : 97) {
+        StFile *g = st_open_mem(bytes, cut, "cut", err, sizeof err);
+        refused += g == NULL;
+        st_close(g);
+    }
+    CHECK(refused > 100, "truncations refused (%d)", refused);
+    uint32_t s = 7;
+    int flips_refused = 0, flips = 0;
+    for (int k = 0; k < 400; k++) {
+        s = s * 1664525u + 1013904223u;
+        size_t at = (s >> 8) % len;
+        uint8_t old = bytes[at];
+        bytes[at] ^= (uint8_t)(1u << (s % 8));
+        StFile *g = st_open_mem(bytes, len, "flip", err, sizeof err);
+        flips++;
+        flips_refused += g == NULL;
+        CHECK(g != NULL || strncmp(err, "flip: ", 6) == 0, "flip reason '%s'", err);
+        if (g && at >= 8 + hlen) CHECK(0, "flipped data byte %zu accepted", at);
+        st_close(g);
+        bytes[at] = old;
+    }
+    CHECK(flips_refused > flips / 2, "flips refused %d of %d", flips_refused, flips);
+    bytes[len - 1] ^= 0x40;
+    expect_refused(bytes, len, "crc32 mismatch (file damaged)", "flipped data byte");
+    free(bytes);
+
+    // Without train_state: no moments written or loaded; a 1-channel config round trips too.
+    cfg.in_chans = 1; cfg.pos_learned = 1; cfg.norm_pix_loss = 0;
+    cfg.pixel_mean[1] = cfg.pixel_mean[2] = 0.0f; cfg.pixel_std[1] = cfg.pixel_std[2] = 1.0f;
+    size_t n1 = mae_num_params(&cfg);
+    path = path_in("rt1.safetensors");
+    write_ckpt(path, &cfg, p, NULL, NULL, NULL);
+    rc = ckpt_load(path, &ck, err, sizeof err);
+    CHECK(rc == 0, "1-channel load: %s", err);
+    if (rc == 0) {
+        CHECK(memcmp(&ck.cfg, &cfg, sizeof cfg) == 0, "1-channel config bitwise");
+        CHECK(memcmp(ck.params, p, n1 * 4) == 0, "1-channel params bitwise");
+        CHECK(!ck.train_state && !ck.exp_avg && !ck.exp_avg_sq, "no train state");
+        ckpt_free(&ck);
+    }
+    free(p); free(m); free(v);
+}
+
+static void test_config_json(void) {
+    MaeConfig cfg, back;
+    small_config(&cfg);
+    char *js = mae_config_to_json(&cfg);
+    char err[256];
+    CHECK(js && mae_config_from_json(js, &back, err, sizeof err) == 0, "config json round trip: %s", err);
+    CHECK(memcmp(&cfg, &back, sizeof cfg) == 0, "config json bitwise");
+    CHECK(js && strstr(js, "\"pixel_mean\":[0.485,0.456,") && strstr(js, "\"pos_embed\":\"fixed\"")
+          && strstr(js, "\"norm_pix_loss\":true"), "config json text: %s", js);
+    free(js);
+    static const struct { const char *from, *to, *want; } bad[] = {
+        {"\"img_size\":8", "\"img_size\":\"8\"", "'img_size' must be an integer"},
+        {"\"img_size\":8,", "", "missing field 'img_size'"},
+        {"\"img_size\":8", "\"img_size\":10", "img_size 10 is not a multiple of patch_size 4"},
+        {"\"depth\":2", "\"depth\":2.5", "'depth' must be an integer"},
+        {"\"num_heads\":2", "\"num_heads\":3", "not divisible by num_heads 3"},
+        {"\"norm_pix_loss\":true", "\"norm_pix_loss\":1", "'norm_pix_loss' must be true or false"},
+        {"\"pos_embed\":\"fixed\"", "\"pos_embed\":\"sincos\"", "'pos_embed' must be"},
+        {"\"mask_ratio\":0.6", "\"mask_ratio\":1.5", "mask_ratio 1.5 is out of range"},
+        {"\"mask_ratio\":0.6", "\"mask_ratio\":null", "'mask_ratio' must be a number"},
+        {"[0.229,0.001,7]", "[0.229,0.001]", "'pixel_std' must be an array of in_chans (3)"},
+        {"[0.229,0.001,7]", "[0.229,0,7]", "pixel_std[1] 0 must be > 0"},
+        {"\"layer_norm_eps\":1e-05", "\"layer_norm_eps\":-1", "layer_norm_eps -1 must be > 0"},
+        {"\"in_chans\":3", "\"in_chans\":2", "in_chans 2 must be 1 or 3"},
+        {"{", "[", "config: malformed JSON"},
+    };
+    js = mae_config_to_json(&cfg);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *at = strstr(js, bad[i].from);
+        CHECK(at != NULL, "case %zu: '%s' not in %s", i, bad[i].from, js);
+        if (!at) continue;
+        char buf[2048];
+        snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - js), js, bad[i].to, at + strlen(bad[i].from));
+        err[0] = 0;
+        CHECK(mae_config_from_json(buf, &back, err, sizeof err) != 0, "case %zu accepted: %s", i, buf);
+        CHECK(strstr(err, bad[i].want) != NULL, "case %zu: reason '%s' lacks '%s'", i, err, bad[i].want);
+    }
+    free(js);
+    CHECK(mae_config_from_json("[1]", &back, err, sizeof err) != 0 && strstr(err, "not a JSON object"), "array config");
+    // MAE's own configs have mlp_ratio 4.0: an integral float is accepted.
+    js = mae_config_to_json(&cfg);
+    char *at = strstr(js, "\"mlp_ratio\":4");
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%.*s\"mlp_ratio\":4.0%s", (int)(at - js), js, at + strlen("\"mlp_ratio\":4"));
+    CHECK(mae_config_from_json(buf, &back, err, sizeof err) == 0 && back.mlp_ratio == 4, "mlp_ratio 4.0: %s", err);
+    free(js);
+}
+
+// A checkpoint built tensor by tensor so single things can be wrong.
+enum { DROP_NONE, DROP_ONE, DROP_DECODER, DROP_ONE_DECODER, BAD_SHAPE, DROP_MOMENT };
+static void write_custom(const char *path, const MaeConfig *cfg, const float *p, int how,
+                         const char *cfg_json, const char *format, const char *train_state) {
+    MaeTensor tab[64];
+    int n = mae_param_table(cfg, tab, 64);
+    StTensor st[192];
+    char names[128][96];
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (how == DROP_ONE && !strcmp(tab[i].name, "blocks.1.mlp.fc1.bias")) continue;
+        if (how == DROP_DECODER && tab[i].decoder) continue;
+        if (how == DROP_ONE_DECODER && !strcmp(tab[i].name, "decoder_norm.weight")) continue;
+        StTensor t = {tab[i].name, tab[i].ndim, {0}, p + tab[i].offset};
+        for (int d = 0; d < tab[i].ndim; d++) t.shape[d] = tab[i].shape[d];
+        if (how == BAD_SHAPE && !strcmp(tab[i].name, "pos_embed")) { t.shape[1] = 1; t.shape[2] = tab[i].shape[1] * tab[i].shape[2]; }
+        st[k++] = t;
+    }
+    if (train_state)
+        for (int i = 0; i < n; i++) {
+            if (how == DROP_MOMENT && i == 3) continue;
+            snprintf(names[i], 96, "optimizer.exp_avg.%.63s", tab[i].name);
+            snprintf(names[64 + i], 96, "optimizer.exp_avg_sq.%.63s", tab[i].name);
+            for (int m = 0; m < 2; m++) {
+                StTensor t = {names[64 * m + i], tab[i].ndim, {0}, p + tab[i].offset};
+                for (int d = 0; d < tab[i].ndim; d++) t.shape[d] = tab[i].shape[d];
+                st[k++] = t;
+            }
+        }
+    const char *keys[3], *vals[3];
+    int nm = 0;
+    if (format) { keys[nm] = "format"; vals[nm++] = format; }
+    if (cfg_json) { keys[nm] = "config"; vals[nm++] = cfg_json; }
+    if (train_state) { keys[nm] = "train_state"; vals[nm++] = train_state; }
+    char err[512];
+    CHECK(st_write(path, st, k, keys, vals, nm, err, sizeof err) == 0, "st_write: %s", err);
+}
+
+static void expect_load_fails(const char *path, const char *want, const char *what) {
+    Checkpoint ck;
+    char err[512] = "";
+    CHECK(ckpt_load(path, &ck, err, sizeof err) != 0, "%s: loaded", what);
+    CHECK(strstr(err, want) != NULL && strstr(err, path) == err, "%s: reason '%s' lacks '%s'", what, err, want);
+    CHECK(ck.params == NULL && ck.train_state == NULL, "%s: nothing left allocated", what);
+}
+
+static void test_checkpoint_rules(void) {
+    MaeConfig cfg;
+    small_config(&cfg);
+    size_t n = mae_num_params(&cfg);
+    float *p = malloc(n * 4);
+    fill(p, n, 9);
+    char *cj = mae_config_to_json(&cfg);
+    const char *path = path_in("custom.safetensors");
+
+    write_custom(path, &cfg, p, DROP_ONE, cj, "vitmae", NULL);
+    expect_load_fails(path, "missing tensor 'blocks.1.mlp.fc1.bias'", "missing tensor");
+    write_custom(path, &cfg, p, BAD_SHAPE, cj, "vitmae", NULL);
+    expect_load_fails(path, "tensor 'pos_embed' has shape [1, 1, 40], the config needs [1, 5, 8]", "wrong shape");
+    write_custom(path, &cfg, p, DROP_ONE_DECODER, cj, "vitmae", NULL);
+    expect_load_fails(path, "missing tensor 'decoder_norm.weight'", "part of the decoder");
+    write_custom(path, &cfg, p, DROP_NONE, NULL, "vitmae", NULL);
+    expect_load_fails(path, "no 'config' in __metadata__", "no config");
+    write_custom(path, &cfg, p, DROP_NONE, cj, "pytorch", NULL);
+    expect_load_fails(path, "format is 'pytorch', not 'vitmae'", "other format");
+    write_custom(path, &cfg, p, DROP_NONE, "{\"img_size\": 8", "vitmae", NULL);
+    expect_load_fails(path, "config: malformed JSON", "malformed config");
+    write_custom(path, &cfg, p, DROP_NONE, "{\"img_size\": 8}", "vitmae", NULL);
+    expect_load_fails(path, "config: missing field 'patch_size'", "config missing a field");
+    write_custom(path, &cfg, p, DROP_MOMENT, cj, "vitmae", "{\"step\":1}");
+    expect_load_fails(path, "missing tensor 'optimizer.exp_avg.patch_embed.proj.bias'", "missing moment");
+    // Another config makes every shape wrong: the first mismatch is named.
+    MaeConfig other = cfg;
+    other.embed_dim = 12; other.num_heads = 3;
+    char *oj = mae_config_to_json(&other);
+    write_custom(path, &cfg, p, DROP_NONE, oj, "vitmae", NULL);
+    expect_load_fails(path, "tensor 'cls_token' has shape [1, 1, 8], the config needs [1, 1, 12]", "config/tensor mismatch");
+    free(oj);
+
+    // No format, no crc32, no train_state, an unknown extra tensor: loads (converted files).
+    write_custom(path, &cfg, p, DROP_NONE, cj, NULL, NULL);
+    Checkpoint ck;
+    char err[512];
+    CHECK(ckpt_load(path, &ck, err, sizeof err) == 0, "file without format: %s", err);
+    CHECK(memcmp(ck.params, p, n * 4) == 0, "params of a file without format");
+    ckpt_free(&ck);
+
+    // Encoder-only: loads with has_decoder 0, decoder parameters zero, encoder ones intact.
+    write_custom(path, &cfg, p, DROP_DECODER, cj, "vitmae", NULL);
+    int rc = ckpt_load(path, &ck, err, sizeof err);
+    CHECK(rc == 0, "encoder-only: %s", err);
+    if (rc == 0) {
+        CHECK(ck.has_decoder == 0, "has_decoder 0");
+        MaeTensor tab[64];
+        int nt = mae_param_table(&cfg, tab, 64);
+        int enc_ok = 1, dec_zero = 1;
+        for (int i = 0; i < nt; i++)
+            for (size_t j = 0; j < tab[i].numel; j++) {
+                size_t at = tab[i].offset + j;
+                if (tab[i].decoder) dec_zero &= ck.params[at] == 0.0f && !signbit(ck.params[at]);
+                else enc_ok &= memcmp(&ck.params[at], &p[at], 4) == 0;
+            }
+        CHECK(enc_ok && dec_zero, "encoder params kept (%d), decoder zero (%d)", enc_ok, dec_zero);
+        ckpt_free(&ck);
+    }
+    // ckpt_save refuses a bad config and a train_state that is not JSON.
+    MaeConfig bad = cfg;
+    bad.patch_size = 3;
+    CHECK(ckpt_save(path_in("never.safetensors"), &bad, p, NULL, NULL, NULL, err, sizeof err) != 0
+          && strstr(err, "not a multiple of patch_size 3"), "save with a bad config: %s", err);
+    CHECK(ckpt_save(path_in("never.safetensors"), &cfg, p, "{step", p, p, err, sizeof err) != 0
+          && strstr(err, "train_state is not valid JSON"), "save with bad train_state: %s", err);
+    CHECK(access(path_in("never.safetensors"), F_OK) != 0, "nothing written on refusal");
+    free(cj);
+    free(p);
+}
+
+static void test_torch_fixture(void) {
+    Checkpoint full, enc;
+    char err[512];
+    int rc = ckpt_load("tests/fixtures/torch_small.safetensors", &full, err, sizeof err);
+    CHECK(rc == 0, "torch fixture: %s", err);
+    if (rc) return;
+    CHECK(full.cfg.img_size == 16 && full.cfg.patch_size == 4 && full.cfg.embed_dim == 16 && full.cfg.dec_embed_dim == 8
+          && full.cfg.mlp_ratio == 4 && full.cfg.norm_pix_loss == 1 && full.cfg.pixel_mean[0] == 0.485f, "fixture config");
+    CHECK(full.has_decoder == 1 && full.train_state == NULL && full.exp_avg == NULL, "fixture: decoder, no train state");
+    CHECK(mae_num_params(&full.cfg) == 5984, "fixture parameter count %zu", mae_num_params(&full.cfg));
+    // cls_token holds i / 8 (written by PyTorch, read here): values cross implementations exactly.
+    int cls_ok = 1;
+    for (int i = 0; i < 16; i++) cls_ok &= full.params[i] == (float)i / 8.0f;
+    CHECK(cls_ok, "cls_token values");
+    rc = ckpt_load("tests/fixtures/torch_small_encoder.safetensors", &enc, err, sizeof err);
+    CHECK(rc == 0, "torch encoder fixture: %s", err);
+    if (rc == 0) {
+        CHECK(enc.has_decoder == 0, "encoder fixture has no decoder");
+        MaeTensor tab[64];
+        int nt = mae_param_table(&full.cfg, tab, 64);
+        int same = 1;
+        for (int i = 0; i < nt; i++)
+            if (!tab[i].decoder) same &= memcmp(enc.params + tab[i].offset, full.params + tab[i].offset, tab[i].numel * 4) == 0;
+        CHECK(same, "encoder tensors equal in both fixtures");
+        ckpt_free(&enc);
+    }
+    ckpt_free(&full);
+}
+
+static int count_temp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strstr(e->d_name, ".tmp-") != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
+static void test_atomic_write(void) {
+    MaeConfig cfg;
+    small_config(&cfg);
+    size_t n = mae_num_params(&cfg);
+    float *a = malloc(n * 4), *b = malloc(n * 4);
+    fill(a, n, 11); fill(b, n, 12);
+    char err[512];
+
+    // Into a folder that does not exist: an error naming the path, nothing created.
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/no/such/dir/x.safetensors", tmp);
+    CHECK(ckpt_save(missing, &cfg, a, NULL, NULL, NULL, err, sizeof err) != 0, "write into a missing folder");
+    CHECK(strstr(err, missing) == err && strstr(err, "No such file or directory"), "reason: %s", err);
+    CHECK(access(path_in("no"), F_OK) != 0, "no folder created");
+
+    // A failed overwrite (file size limit: EFBIG) leaves the old file byte-identical.
+    const char *path = path_in("atomic.safetensors");
+    write_ckpt(path, &cfg, a, NULL, NULL, NULL);
+    size_t len0, len1;
+    uint8_t *before = slurp(path, &len0);
+    struct stat st;
+    mode_t um = umask(0);
+    umask(um);
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == (0666 & ~um), "file mode follows the umask (%o)",
+          (unsigned)(st.st_mode & 0777));
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {1000, 1000};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        char e[512] = "";
+        int rc = ckpt_save(path, &cfg, b, "{\"step\":2}", b, b, e, sizeof e);
+        _exit(rc != 0 && strstr(e, "File too large") && strstr(e, "previous file left intact") ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "size-limited write failed with EFBIG (status %d)", status);
+    uint8_t *after = slurp(path, &len1);
+    CHECK(after && len0 == len1 && memcmp(before, after, len0) == 0, "old file byte-identical after a failed write");
+    CHECK(count_temp_files(tmp) == 0, "no temporary file left behind");
+    free(after);
+
+    // Readers never see a partial file while it is overwritten again and again.
+    char done[600];
+    snprintf(done, sizeof done, "%s/writer-done", tmp);
+    pid = fork();
+    if (pid == 0) {
+        int bad = 0, reads = 0;
+        for (;;) {
+            int finished = access(done, F_OK) == 0;
+            char e[512];
+            StFile *f = st_open(path, e, sizeof e);
+            bad += f == NULL;
+            reads++;
+            st_close(f);
+            if (finished) break;
+        }
+        _exit(bad == 0 && reads > 0 ? 0 : 1);
+    }
+    for (int i = 0; i < 60; i++) write_ckpt(path, &cfg, i % 2 ? a : b, NULL, NULL, NULL);
+    spit(done, "", 0);
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a concurrent reader always found a valid file");
+    CHECK(count_temp_files(tmp) == 0, "no temporary file left after overwrites");
+    Checkpoint ck;
+    CHECK(ckpt_load(path, &ck, err, sizeof err) == 0 && memcmp(ck.params, a, n * 4) == 0, "last write wins");
+    ckpt_free(&ck);
+    free(before); free(a); free(b);
+}
+
+int main(void) {
+    tmp = check_tmpdir();
+    test_generic_format();
+    test_config_json();
+    test_round_trip();
+    test_checkpoint_rules();
+    test_torch_fixture();
+    test_atomic_write();
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    return check_done();
+}
