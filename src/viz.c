@@ -529,7 +529,7 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     // Layout: title, ylabel caption, plot area, x tick labels, xlabel.
     int top = y + pad;
     if (opt->title && *opt->title) top += lh + pad / 2;
-    if (opt->ylabel && *opt->ylabel) top += lh;
+    if (opt->ylabel && *opt->ylabel) top += lh + pad / 2;
     int bottom = y + h - pad - lh - 4 * ts;   // x tick labels under the axis
     if (opt->xlabel && *opt->xlabel) bottom -= lh;
     int ph = bottom - top;
@@ -552,7 +552,7 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     if (opt->title && *opt->title)
         font_draw(c, x + (w - font_text_width(opt->title, ts)) / 2, y + pad, opt->title, ink, ts);
     if (opt->ylabel && *opt->ylabel)
-        font_draw(c, left - font_text_width("0", ts), top - lh, opt->ylabel, ink, ts);
+        font_draw(c, x + pad, top - lh - pad / 2, opt->ylabel, ink, ts);
     if (opt->xlabel && *opt->xlabel)
         font_draw(c, left + (pw - font_text_width(opt->xlabel, ts)) / 2, bottom + 4 * ts + lh + 2,
                   opt->xlabel, ink, ts);
