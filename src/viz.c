@@ -344,11 +344,13 @@ void viz_overlay(Canvas *dst, int x, int y, const float *img, int W, int H, int 
     if (scale < 1) scale = 1;
     if (!(alpha > 0)) alpha = 0;
     if (alpha > 1) alpha = 1;
+    const uint8_t *table = colormap_table(cmap);
+    if (!table) table = colormap_table(CMAP_VIRIDIS);
     for (int sy = 0; sy < H; sy++)
         for (int sx = 0; sx < W; sx++) {
             size_t i = (size_t)sy * W + sx;
-            uint8_t col[3], out[3];
-            colormap_color(cmap, map01[i], col);
+            const uint8_t *col = table + 3 * cmap_index(map01[i]);
+            uint8_t out[3];
             for (int k = 0; k < 3; k++) {
                 float v = img ? img[i * c + (c == 3 ? k : 0)] : 0.0f;
                 out[k] = blend_u8(v != v ? 0 : v, alpha, col[k]);
@@ -430,13 +432,20 @@ static double nice_number(double v, int round) {
     return nf * pow(10, e);
 }
 
+// double -> int for exponents, defined for any input (absurd data must not reach UB).
+static int safe_int(double v) {
+    if (!(v > -1000)) return -1000;   // also NaN
+    if (v > 1000) return 1000;
+    return (int)v;
+}
+
 enum { MAX_TICKS = 32 };
 typedef struct { double lo, hi; int log; int nticks; double ticks[MAX_TICKS]; } Axis;
 
 // Linear axis covering [vmin, vmax] with about `want` ticks at multiples of a nice step.
 static void axis_linear(Axis *a, double vmin, double vmax, int want) {
     if (!(vmax > vmin)) {
-        double pad = fabs(vmin) * 0.05 > 0.5 ? fabs(vmin) * 0.05 : 0.5;
+        double pad = vmin != 0 ? fabs(vmin) * 0.05 : 0.5;
         vmin -= pad; vmax += pad;
     }
     if (want < 2) want = 2;
@@ -466,7 +475,7 @@ static void axis_log(Axis *a, double vmin, double vmax, int want) {
     a->lo = lo;
     a->hi = hi;
     a->nticks = 0;
-    int e0 = (int)floor(log10(lo) + 1e-9), e1 = (int)ceil(log10(hi) - 1e-9);
+    int e0 = safe_int(floor(log10(lo) + 1e-9)), e1 = safe_int(ceil(log10(hi) - 1e-9));
     int decades = e1 - e0;
     if (want < 2) want = 2;
     if (decades <= 3) {
@@ -490,9 +499,36 @@ static double axis_frac(const Axis *a, double v) {
     return (v - a->lo) / (a->hi - a->lo);
 }
 
-static void fmt_tick(char *buf, size_t n, double v) {
-    if (v == 0) v = 0;
-    snprintf(buf, n, "%g", v);
+// Tick labels share one format per axis: fixed decimals enough for the step ("0.25", "1500"),
+// or, for very small or large values, scientific with a short exponent ("1.5e-4"). Log axes: %g.
+static void fmt_tick(char *buf, size_t n, double v, const Axis *a) {
+    if (v == 0) v = 0;   // no "-0"
+    if (a->log || a->nticks < 2) { snprintf(buf, n, "%g", v); return; }
+    double step = a->ticks[1] - a->ticks[0];
+    double big = fabs(a->lo) > fabs(a->hi) ? fabs(a->lo) : fabs(a->hi);
+    int step_exp = safe_int(floor(log10(step) + 1e-9));
+    if (big >= 1e6 || step_exp < -4) {
+        int prec = safe_int(floor(log10(big) + 1e-9)) - step_exp;
+        if (prec < 0) prec = 0;
+        if (prec > 6) prec = 6;
+        char tmp[64];
+        snprintf(tmp, sizeof tmp, "%.*e", prec, v);
+        char *e = strchr(tmp, 'e');   // "e-05" -> "e-5", "e+06" -> "e6"
+        if (e) {
+            int ex = atoi(e + 1);
+            snprintf(e, sizeof tmp - (size_t)(e - tmp), "e%d", ex);
+        }
+        snprintf(buf, n, "%s", v == 0 ? "0" : tmp);
+    } else {
+        snprintf(buf, n, "%.*f", step_exp < 0 ? -step_exp : 0, v);
+    }
+}
+
+// Offset in [0, n - 1] of an axis fraction (clamped, so overflowing ranges stay on the plot).
+static int frac_to_px(double f, int n) {
+    if (!(f > 0)) return 0;
+    if (f >= 1) return n - 1;
+    return (int)lround(f * (n - 1));
 }
 
 static int point_ok(const PlotSeries *s, int i, int log_y) {
@@ -540,7 +576,7 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     char label[64];
     int ylab_w = 0;
     for (int k = 0; k < ay.nticks; k++) {
-        fmt_tick(label, sizeof label, ay.ticks[k]);
+        fmt_tick(label, sizeof label, ay.ticks[k], &ay);
         int tw = font_text_width(label, ts);
         if (tw > ylab_w) ylab_w = tw;
     }
@@ -559,17 +595,17 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
 
     // Grid, ticks and their labels.
     for (int k = 0; k < ay.nticks; k++) {
-        int py = bottom - 1 - (int)lround(axis_frac(&ay, ay.ticks[k]) * (ph - 1));
+        int py = bottom - 1 - frac_to_px(axis_frac(&ay, ay.ticks[k]), ph);
         canvas_fill_rect(c, left, py, pw, 1, grid);
         canvas_fill_rect(c, left - 3 * ts, py, 3 * ts, 1, ink);
-        fmt_tick(label, sizeof label, ay.ticks[k]);
+        fmt_tick(label, sizeof label, ay.ticks[k], &ay);
         font_draw(c, left - 5 * ts - font_text_width(label, ts), py - 3 * ts, label, ink, ts);
     }
     for (int k = 0; k < ax.nticks; k++) {
-        int px = left + (int)lround(axis_frac(&ax, ax.ticks[k]) * (pw - 1));
+        int px = left + frac_to_px(axis_frac(&ax, ax.ticks[k]), pw);
         canvas_fill_rect(c, px, top, 1, ph, grid);
         canvas_fill_rect(c, px, bottom, 1, 3 * ts, ink);
-        fmt_tick(label, sizeof label, ax.ticks[k]);
+        fmt_tick(label, sizeof label, ax.ticks[k], &ax);
         int tw = font_text_width(label, ts), lx = px - tw / 2;
         if (lx + tw > x + w - 1) lx = x + w - 1 - tw;   // keep end labels inside the box
         if (lx < x + 1) lx = x + 1;
@@ -588,8 +624,8 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
         int have_prev = 0, prev_x = 0, prev_y = 0;
         for (int i = 0; i < se->n; i++) {
             if (!point_ok(se, i, opt->log_y)) { have_prev = 0; continue; }
-            int px = left + (int)lround(axis_frac(&ax, se->x[i]) * (pw - 1));
-            int py = bottom - 1 - (int)lround(axis_frac(&ay, se->y[i]) * (ph - 1));
+            int px = left + frac_to_px(axis_frac(&ax, se->x[i]), pw);
+            int py = bottom - 1 - frac_to_px(axis_frac(&ay, se->y[i]), ph);
             if (have_prev) {
                 canvas_line(c, prev_x, prev_y, px, py, thick, col);
             } else {

@@ -25,6 +25,7 @@ void canvas_fill_rect(Canvas *c, int x, int y, int w, int h, const uint8_t rgb[3
 // Outline of the w x h box at (x, y); the border of `thick` pixels lies inside the box.
 void canvas_rect(Canvas *c, int x, int y, int w, int h, int thick, const uint8_t rgb[3]);
 // Line from (x0, y0) to (x1, y1), both ends included (Bresenham), with a square pen `thick` wide.
+// It steps through every point, on the canvas or not: keep the ends near the canvas.
 void canvas_line(Canvas *c, int x0, int y0, int x1, int y1, int thick, const uint8_t rgb[3]);
 // Draws float image img [H][W][c] with its top-left at (x, y), each pixel as a scale x scale block.
 void canvas_blit_float(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int scale);

@@ -354,6 +354,18 @@ static void test_plot(void) {
     CHECK(viz_plot(&c, 0, 0, 200, 150, &lone, 1, NULL) == 0, "single point");
     CHECK(count_rgb(&c, p0, 0, 0, 200, 150, 1) >= 9, "single point is visible");
 
+    // Extreme ranges: tiny learning rates, huge steps, values that overflow the range.
+    double lx[4] = {0, 2.5e6, 5e6, 1e7}, ly[4] = {0, 1.5e-4, 7e-5, 1e-9};
+    double hx[3] = {-1e308, 0, 1e308}, hy[3] = {1e308, -1e308, 0};
+    PlotSeries ext[2] = {{.label = "lr", .x = lx, .y = ly, .n = 4}, {.x = hx, .y = hy, .n = 3}};
+    canvas_fill(&c, guard);
+    CHECK(viz_plot(&c, 10, 10, 400, 300, ext, 1, NULL) == 0, "tiny/huge values plot");
+    CHECK(count_rgb(&c, guard, 10, 10, 410, 310, 0) == 420 * 320 - 400 * 300, "tiny/huge: in the box");
+    CHECK(count_rgb(&c, p0, 10, 10, 410, 310, 1) > 10, "tiny/huge: series drawn");
+    canvas_fill(&c, guard);
+    CHECK(viz_plot(&c, 10, 10, 400, 300, ext + 1, 1, NULL) == 0, "overflowing range plot");
+    CHECK(count_rgb(&c, guard, 10, 10, 410, 310, 0) == 420 * 320 - 400 * 300, "overflow: in the box");
+
     canvas_fill(&c, guard);
     CHECK(viz_plot(&c, 0, 0, 100, 60, s, 1, &o) == -1, "too small refused");
     CHECK(count_rgb(&c, guard, 0, 0, 420, 320, 1) == 420 * 320, "refused plot draws nothing");
