@@ -7,6 +7,12 @@
 // - Float images are [H][W][c], c = 1 (grey, replicated) or 3, values in [0, 1]; outside values are
 //   clipped, NaN counts as 0.
 // - Float -> uint8 is round half up: u8 = floor(v * 255 + 0.5) after clipping v to [0, 1].
+//
+// An attention overlay, for example (map [gh][gw] -> tile of W x H image pixels at scale K):
+//   float *up = malloc(W * H * sizeof *up);
+//   viz_upsample(map, gw, gh, up, W, H, bilinear);
+//   viz_normalize(up, (size_t)W * H);
+//   viz_overlay(&canvas, x, y, img, W, H, c, up, colormap_from_name("viridis"), 0.6f, K);
 #ifndef VITMAE_VIZ_H
 #define VITMAE_VIZ_H
 #include <stddef.h>
@@ -87,8 +93,10 @@ typedef struct {
 void viz_palette(int index, uint8_t rgb[3]);
 // Draws a plot filling the box (x, y, w, h): white background, title, axes with "nice" tick
 // labels (1, 2, 5 x 10^k; decades on a log axis), light grid, series, and a legend (top right).
-// With no drawable point the axes span [0, 1] and "no data" is written. Returns 0, or -1 (nothing
-// drawn) when the box is too small (< 120 x 80).
+// Text is font scale 2 when the box is at least 800 x 400, else 1. With no drawable point the
+// axes span [0, 1] and "no data" is written. opt may be NULL. Returns 0, or -1 (nothing drawn)
+// when the box is too small (< 120 x 80). For RUN/curves.png: loss plot (log_y) above a short lr
+// plot, two calls on one canvas.
 int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
              const PlotOptions *opt);
 #endif
