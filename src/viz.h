@@ -1,0 +1,102 @@
+// The drawing room: an RGB8 canvas, colormaps, attention-map overlays, colour bars and line plots.
+// Everything here works on memory buffers; writing the PNG is image.h's png_write.
+//
+// Conventions (all functions):
+// - Canvas pixels are RGB8, row-major [h][w][3]. Drawing clips to the canvas: any x, y (negative,
+//   past the edge) is fine, nothing is written outside.
+// - Float images are [H][W][c], c = 1 (grey, replicated) or 3, values in [0, 1]; outside values are
+//   clipped, NaN counts as 0.
+// - Float -> uint8 is round half up: u8 = floor(v * 255 + 0.5) after clipping v to [0, 1].
+//
+// An attention overlay, for example (map [gh][gw] -> tile of W x H image pixels at scale K):
+//   float *up = malloc(W * H * sizeof *up);
+//   viz_upsample(map, gw, gh, up, W, H, bilinear);
+//   viz_normalize(up, (size_t)W * H);
+//   viz_overlay(&canvas, x, y, img, W, H, c, up, colormap_from_name("viridis"), 0.6f, K);
+#ifndef VITMAE_VIZ_H
+#define VITMAE_VIZ_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct { int w, h; uint8_t *px; } Canvas;   // px: [h][w][3]
+
+enum { VIZ_MAX_SIDE = 1 << 16 };   // canvas_create refuses wider or taller canvases
+
+// ---- canvas ----
+// Allocates a w x h canvas, all black. Returns 0, or -1 with a message (bad size, out of memory).
+int  canvas_create(Canvas *c, int w, int h, char *err, size_t errlen);
+void canvas_free(Canvas *c);                       // frees px, zeroes the struct; NULL-safe
+void canvas_fill(Canvas *c, const uint8_t rgb[3]);
+void canvas_fill_rect(Canvas *c, int x, int y, int w, int h, const uint8_t rgb[3]);
+// Outline of the w x h box at (x, y); the border of `thick` pixels lies inside the box.
+void canvas_rect(Canvas *c, int x, int y, int w, int h, int thick, const uint8_t rgb[3]);
+// Line from (x0, y0) to (x1, y1), both ends included (Bresenham), with a square pen `thick` wide.
+// It steps through every point, on the canvas or not: keep the ends near the canvas.
+void canvas_line(Canvas *c, int x0, int y0, int x1, int y1, int thick, const uint8_t rgb[3]);
+// Draws float image img [H][W][c] with its top-left at (x, y), each pixel as a scale x scale block.
+void canvas_blit_float(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int scale);
+// Copies src with its top-left at (x, y).
+void canvas_blit(Canvas *dst, int x, int y, const Canvas *src);
+// Text in the built-in font (font.h): see font_draw. Returns the x just past the text.
+int  canvas_text(Canvas *c, int x, int y, const char *s, const uint8_t rgb[3], int scale);
+
+// ---- colormaps ----
+// Each map is 256 RGB8 entries, built on first use from a few published key colours per map,
+// interpolated with monotone cubic (Fritsch-Carlson) curves in CIELAB. `gray` is v -> (v, v, v).
+enum { CMAP_VIRIDIS, CMAP_INFERNO, CMAP_MAGMA, CMAP_CIVIDIS, CMAP_TURBO, CMAP_GRAY, CMAP_COUNT };
+#define VIZ_COLORMAP_NAMES "viridis|inferno|magma|cividis|turbo|gray"
+int colormap_from_name(const char *name);          // CMAP_*, or -1 when unknown
+const char *colormap_name(int cmap);               // "viridis", ...; NULL when out of range
+// The 256 x 3 table of a map (thread-safe; built once). NULL when cmap is out of range.
+const uint8_t *colormap_table(int cmap);
+// Colour of v in [0, 1] (clipped; NaN -> 0): entry floor(v * 255 + 0.5).
+void colormap_color(int cmap, float v, uint8_t rgb[3]);
+
+// ---- maps (attention, error) ----
+// Resizes map [gh][gw] to out [H][W] like torch F.interpolate: bilinear with align_corners=False
+// (source = (dst + 0.5) * in / out - 0.5, clamped at 0 and at the last cell), or nearest
+// (source = floor(dst * in / out)).
+void viz_upsample(const float *map, int gw, int gh, float *out, int W, int H, int bilinear);
+// In place: v -> (v - min) / (max - min) over the finite values; a constant map (or one with no
+// finite value) becomes all 0; NaN becomes 0.
+void viz_normalize(float *map, size_t n);
+// Draws img blended with the colour of map01 (values in [0, 1]) at (x, y), each pixel scale x scale:
+//   u8 = round_half_up((1 - alpha) * 255 * img + alpha * colour8)   (alpha clipped to [0, 1])
+// alpha = 1 draws the colormap alone; img may be NULL (taken as black).
+void viz_overlay(Canvas *dst, int x, int y, const float *img, int W, int H, int c,
+                 const float *map01, int cmap, float alpha, int scale);
+// A colour bar in the box (x, y, w, h): vertical (max at the top) or horizontal (min at the left),
+// with the min and max printed "%.3g" in text_rgb: right of a vertical bar (starting at x + w + 3),
+// below a horizontal one (starting at y + h + 2). Width of those labels: viz_colorbar_label_width.
+void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, int cmap, double vmin,
+                  double vmax, const uint8_t text_rgb[3]);
+int  viz_colorbar_label_width(double vmin, double vmax);   // widest label, pixels (font scale 1)
+// Paints the removed patches of img [H][W][c] grey 0.5: removed is [H/patch][W/patch] (row-major,
+// nonzero = removed). Pixels right or below the last whole patch are left alone.
+void viz_grey_patches(float *img, int W, int H, int c, int patch, const uint8_t *removed);
+
+// ---- line plots (training curves) ----
+typedef struct {
+    const char *label;          // legend text; NULL or "" keeps it out of the legend
+    const double *x, *y;        // n points; a point with a non-finite x or y (or y <= 0 on a log
+    int n;                      //   axis) is skipped and breaks the line
+    int has_rgb;                // 0: colour from the built-in palette by series index
+    uint8_t rgb[3];
+} PlotSeries;
+
+typedef struct {
+    const char *title, *xlabel, *ylabel;   // each may be NULL
+    int log_y;                             // log10 y axis
+} PlotOptions;
+
+// The palette used when has_rgb is 0 (Okabe-Ito colours, distinct for colour-blind readers).
+void viz_palette(int index, uint8_t rgb[3]);
+// Draws a plot filling the box (x, y, w, h): white background, title, axes with "nice" tick
+// labels (1, 2, 5 x 10^k; decades on a log axis), light grid, series, and a legend (top right).
+// Text is font scale 2 when the box is at least 800 x 400, else 1. With no drawable point the
+// axes span [0, 1] and "no data" is written. opt may be NULL. Returns 0, or -1 (nothing drawn)
+// when the box is too small (< 120 x 80). For RUN/curves.png: loss plot (log_y) above a short lr
+// plot, two calls on one canvas.
+int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
+             const PlotOptions *opt);
+#endif

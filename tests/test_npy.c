@@ -1,0 +1,107 @@
+// npy: exact header bytes, alignment, data round trip, and failures that leave nothing behind.
+#include <dirent.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "npy.h"
+
+static long read_file(const char *path, unsigned char *buf, size_t cap) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return (long)n;
+}
+
+// Checks that hdr[0..total) is the 10-byte prefix, dict, spaces, '\n', total a multiple of 64.
+static void check_header(const unsigned char *hdr, long total, const char *dict, long want_total) {
+    CHECK(total == want_total, "header total %ld, want %ld (%s)", total, want_total, dict);
+    if (total != want_total) return;
+    CHECK(memcmp(hdr, "\x93NUMPY\x01\x00", 8) == 0, "magic and version 1.0");
+    CHECK(hdr[8] + 256 * hdr[9] == total - 10, "header length field (LE)");
+    size_t n = strlen(dict);
+    CHECK(memcmp(hdr + 10, dict, n) == 0, "dict text %s", dict);
+    int spaces = 1;
+    for (long i = 10 + (long)n; i < total - 1; i++) spaces &= hdr[i] == ' ';
+    CHECK(spaces && hdr[total - 1] == '\n', "padding spaces then newline");
+}
+
+int main(void) {
+    char err[256];
+    char buf[1024];
+    int64_t s23[2] = {2, 3};
+    int n = npy_header(buf, sizeof buf, "<f4", 2, s23, err, sizeof err);
+    check_header((unsigned char *)buf, n, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 128);
+    // The whole 128 bytes, spelled out: 10-byte prefix, 59-byte dict, 58 spaces, newline.
+    char want[129];
+    memcpy(want, "\x93NUMPY\x01\x00\x76\x00", 10);
+    memcpy(want + 10, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 59);
+    memset(want + 69, ' ', 58);
+    want[127] = '\n';
+    CHECK(n == 128 && memcmp(buf, want, 128) == 0, "exact bytes for <f4 (2, 3)");
+
+    int64_t s5 = 5;
+    n = npy_header(buf, sizeof buf, "|u1", 1, &s5, err, sizeof err);
+    check_header((unsigned char *)buf, n, "{'descr': '|u1', 'fortran_order': False, 'shape': (5,), }", 128);
+    n = npy_header(buf, sizeof buf, "<f4", 0, NULL, err, sizeof err);
+    check_header((unsigned char *)buf, n, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 128);
+    int64_t s4[4] = {6, 3, 65, 65};
+    n = npy_header(buf, sizeof buf, "<f4", 4, s4, err, sizeof err);
+    check_header((unsigned char *)buf, n,
+                 "{'descr': '<f4', 'fortran_order': False, 'shape': (6, 3, 65, 65), }", 128);
+    int64_t big[NPY_MAX_DIMS];
+    for (int d = 0; d < NPY_MAX_DIMS; d++) big[d] = 1000000000;
+    n = npy_header(buf, sizeof buf, "<f4", NPY_MAX_DIMS, big, err, sizeof err);
+    CHECK(n > 128 && n % 64 == 0 && buf[n - 1] == '\n', "long header aligned (%d)", n);
+
+    CHECK(npy_header(buf, sizeof buf, "<f2", 1, &s5, err, sizeof err) == -1 && strstr(err, "dtype"),
+          "unsupported dtype refused: %s", err);
+    int64_t neg = -1;
+    CHECK(npy_header(buf, sizeof buf, "<f4", 1, &neg, err, sizeof err) == -1, "negative dim refused");
+    CHECK(npy_header(buf, sizeof buf, "<f4", NPY_MAX_DIMS + 1, big, err, sizeof err) == -1, "ndim refused");
+    CHECK(npy_header(buf, 32, "<f4", 2, s23, err, sizeof err) == -1, "small buffer refused");
+
+    // Round trip through a file.
+    const char *dir = check_tmpdir();
+    char path[600];
+    snprintf(path, sizeof path, "%s/a.npy", dir);
+    float data[6] = {0.5f, -1.25f, 3.0f, 1e-20f, -0.0f, 65504.0f};
+    CHECK(npy_write(path, data, "<f4", 2, s23, err, sizeof err) == 0, "write: %s", err);
+    unsigned char file[256];
+    long len = read_file(path, file, sizeof file);
+    CHECK(len == 128 + 24, "file length %ld", len);
+    CHECK(len >= 128 && memcmp(file, want, 128) == 0, "file header");
+    CHECK(len == 152 && memcmp(file + 128, data, 24) == 0, "file data");
+
+    uint8_t mask[5] = {1, 0, 1, 1, 0};
+    snprintf(path, sizeof path, "%s/m.npy", dir);
+    CHECK(npy_write(path, mask, "|u1", 1, &s5, err, sizeof err) == 0, "write u1: %s", err);
+    len = read_file(path, file, sizeof file);
+    CHECK(len == 133 && memcmp(file + 128, mask, 5) == 0, "u1 file");
+    int64_t zero = 0;
+    snprintf(path, sizeof path, "%s/empty.npy", dir);
+    CHECK(npy_write(path, NULL, "<f4", 1, &zero, err, sizeof err) == 0, "empty array: %s", err);
+    CHECK(read_file(path, file, sizeof file) == 128, "empty array is header only");
+
+    snprintf(path, sizeof path, "%s/no/such/dir/x.npy", dir);
+    CHECK(npy_write(path, data, "<f4", 2, s23, err, sizeof err) == -1 && strstr(err, "x.npy"),
+          "unwritable path reported: %s", err);
+    snprintf(path, sizeof path, "%s/bad.npy", dir);
+    CHECK(npy_write(path, data, "<c8", 2, s23, err, sizeof err) == -1, "bad dtype");
+    CHECK(npy_write(path, NULL, "<f4", 2, s23, err, sizeof err) == -1, "missing data");
+    // Only the three good files remain: no temporaries, no partial files.
+    DIR *d = opendir(dir);
+    int files = 0, stray = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        files++;
+        stray |= strstr(e->d_name, ".tmp") != NULL || strcmp(e->d_name, "bad.npy") == 0;
+        char p[900];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        remove(p);
+    }
+    if (d) closedir(d);
+    remove(dir);
+    CHECK(files == 3 && !stray, "no temporary or partial files (%d files)", files);
+    return check_done();
+}

@@ -1,0 +1,385 @@
+// viz + font: canvas primitives, colormaps, upsampling (vs torch F.interpolate), normalisation,
+// blending arithmetic, colour bar, greyed patches, the font, and line plots staying in their box.
+#include <stdint.h>
+
+#include "check.h"
+#include "font.h"
+#include "viz.h"
+
+static const uint8_t *px(const Canvas *c, int x, int y) { return c->px + ((size_t)y * c->w + x) * 3; }
+
+static int is_rgb(const uint8_t *p, int r, int g, int b) { return p[0] == r && p[1] == g && p[2] == b; }
+
+// Pixels of colour rgb inside [x0, x1) x [y0, y1) / outside it.
+static int count_rgb(const Canvas *c, const uint8_t rgb[3], int x0, int y0, int x1, int y1, int inside) {
+    int n = 0;
+    for (int y = 0; y < c->h; y++)
+        for (int x = 0; x < c->w; x++) {
+            int in = x >= x0 && x < x1 && y >= y0 && y < y1;
+            if (in == inside && is_rgb(px(c, x, y), rgb[0], rgb[1], rgb[2])) n++;
+        }
+    return n;
+}
+
+// CIELAB L* of an sRGB8 colour, computed here independently of viz.c.
+static double lightness(const uint8_t *rgb) {
+    double lin[3];
+    for (int k = 0; k < 3; k++) {
+        double v = rgb[k] / 255.0;
+        lin[k] = v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
+    }
+    double Y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+    return Y > 216.0 / 24389 ? 116 * cbrt(Y) - 16 : Y * 24389.0 / 27;
+}
+
+static void test_canvas(void) {
+    char err[128] = "";
+    Canvas c;
+    CHECK(canvas_create(&c, 0, 5, err, sizeof err) == -1 && err[0], "zero width refused");
+    CHECK(c.px == NULL && c.w == 0, "failed create leaves an empty canvas");
+    CHECK(canvas_create(&c, VIZ_MAX_SIDE + 1, 2, err, sizeof err) == -1, "too wide refused");
+    CHECK(canvas_create(&c, 8, 8, err, sizeof err) == 0 && c.px, "create 8x8: %s", err);
+    int black = 1;
+    for (int i = 0; i < 8 * 8 * 3; i++) black &= c.px[i] == 0;
+    CHECK(black, "new canvas is black");
+
+    const uint8_t red[3] = {255, 0, 0}, blue[3] = {0, 0, 255};
+    canvas_fill_rect(&c, -5, -5, 10, 10, red);   // clipped to [0,5) x [0,5)
+    CHECK(count_rgb(&c, red, 0, 0, 5, 5, 1) == 25 && count_rgb(&c, red, 0, 0, 5, 5, 0) == 0,
+          "fill_rect clips");
+    canvas_fill_rect(&c, 6, 6, 2147483647, 2147483647, blue);   // huge sizes do not overflow
+    CHECK(count_rgb(&c, blue, 6, 6, 8, 8, 1) == 4, "fill_rect with huge size clips");
+    canvas_free(&c);
+    CHECK(c.px == NULL, "free clears");
+    canvas_free(&c);   // twice is fine
+
+    CHECK(canvas_create(&c, 12, 12, err, sizeof err) == 0, "create 12x12");
+    canvas_rect(&c, 1, 1, 10, 10, 2, red);
+    CHECK(count_rgb(&c, red, 0, 0, 12, 12, 1) == 100 - 36, "rect outline thickness 2");
+    CHECK(is_rgb(px(&c, 1, 1), 255, 0, 0) && is_rgb(px(&c, 2, 2), 255, 0, 0) &&
+          is_rgb(px(&c, 3, 3), 0, 0, 0) && is_rgb(px(&c, 10, 10), 255, 0, 0), "rect corners");
+    const uint8_t k0[3] = {0, 0, 0};
+    canvas_fill(&c, k0);
+    canvas_line(&c, 0, 0, 4, 4, 1, blue);
+    CHECK(count_rgb(&c, blue, 0, 0, 12, 12, 1) == 5, "diagonal line: 5 pixels, ends included");
+    CHECK(is_rgb(px(&c, 4, 4), 0, 0, 255) && is_rgb(px(&c, 2, 2), 0, 0, 255), "diagonal pixels");
+    canvas_fill(&c, k0);
+    canvas_line(&c, 2, 7, 9, 7, 3, blue);
+    CHECK(count_rgb(&c, blue, 0, 0, 12, 12, 1) == 10 * 3, "thick line area");
+    CHECK(count_rgb(&c, blue, 1, 6, 11, 9, 0) == 0, "thick line stays within its pen");
+    canvas_line(&c, -100, -50, 300, 400, 3, red);   // mostly off-canvas: clipped, no crash
+
+    // Blit of a float image: clip, NaN -> 0, round half up, scale blocks.
+    canvas_fill(&c, k0);
+    float img[4] = {0.5f, -1.0f, 2.0f, NAN};   // 2x2 grey
+    canvas_blit_float(&c, 1, 1, img, 2, 2, 1, 3);
+    CHECK(is_rgb(px(&c, 1, 1), 128, 128, 128) && is_rgb(px(&c, 3, 3), 128, 128, 128),
+          "0.5 -> 128 (127.5 rounds up), block 3x3");
+    CHECK(is_rgb(px(&c, 4, 1), 0, 0, 0) && is_rgb(px(&c, 1, 4), 255, 255, 255) &&
+          is_rgb(px(&c, 6, 6), 0, 0, 0), "clip low, clip high, NaN");
+    CHECK(is_rgb(px(&c, 0, 0), 0, 0, 0) && is_rgb(px(&c, 7, 7), 0, 0, 0), "nothing outside blit");
+    float rgbimg[3] = {1.0f, 0.0f, 0.2f};
+    canvas_blit_float(&c, 11, 11, rgbimg, 1, 1, 3, 4);   // clipped to one pixel
+    CHECK(is_rgb(px(&c, 11, 11), 255, 0, 51), "rgb blit");
+
+    Canvas s;
+    CHECK(canvas_create(&s, 3, 3, err, sizeof err) == 0, "small canvas");
+    canvas_fill(&s, red);
+    canvas_fill(&c, k0);
+    canvas_blit(&c, -1, -1, &s);
+    canvas_blit(&c, 10, 11, &s);
+    canvas_blit(&c, 50, 50, &s);
+    CHECK(count_rgb(&c, red, 0, 0, 2, 2, 1) == 4, "canvas blit clipped top-left");
+    CHECK(count_rgb(&c, red, 10, 11, 12, 12, 1) == 2, "canvas blit clipped bottom-right");
+    CHECK(count_rgb(&c, red, 0, 0, 12, 12, 1) == 6, "canvas blit: nothing else");
+    canvas_free(&s);
+    canvas_free(&c);
+}
+
+static void test_colormaps(void) {
+    static const struct { const char *name; uint32_t first, last; } ends[] = {
+        {"viridis", 0x440154, 0xFDE725}, {"inferno", 0x000004, 0xFCFFA4},
+        {"magma", 0x000004, 0xFCFDBF},   {"cividis", 0x00224E, 0xFEE838},
+        {"turbo", 0x30123B, 0x7A0403},   {"gray", 0x000000, 0xFFFFFF},
+    };
+    CHECK(strcmp(VIZ_COLORMAP_NAMES, "viridis|inferno|magma|cividis|turbo|gray") == 0, "names list");
+    for (int i = 0; i < 6; i++) {
+        int cm = colormap_from_name(ends[i].name);
+        CHECK(cm >= 0 && cm < CMAP_COUNT, "lookup %s", ends[i].name);
+        if (cm < 0) continue;
+        CHECK(strcmp(colormap_name(cm), ends[i].name) == 0, "name round trip %s", ends[i].name);
+        CHECK(strstr(VIZ_COLORMAP_NAMES, ends[i].name) != NULL, "%s listed", ends[i].name);
+        const uint8_t *t = colormap_table(cm);
+        for (int k = 0; k < 3; k++) {
+            int want0 = (int)(ends[i].first >> (16 - 8 * k) & 0xff);
+            int want1 = (int)(ends[i].last >> (16 - 8 * k) & 0xff);
+            CHECK(abs(t[k] - want0) <= 2, "%s first, channel %d: %d vs %d", ends[i].name, k, t[k], want0);
+            CHECK(abs(t[255 * 3 + k] - want1) <= 2, "%s last, channel %d: %d vs %d", ends[i].name, k,
+                  t[255 * 3 + k], want1);
+        }
+    }
+    CHECK(colormap_from_name("jet") == -1 && colormap_from_name("") == -1 &&
+          colormap_from_name(NULL) == -1, "unknown names");
+    CHECK(colormap_table(-1) == NULL && colormap_table(CMAP_COUNT) == NULL, "table out of range");
+
+    // viridis passes close to #21918C half way.
+    const uint8_t *v = colormap_table(CMAP_VIRIDIS);
+    CHECK(abs(v[128 * 3] - 0x21) <= 4 && abs(v[128 * 3 + 1] - 0x91) <= 4 &&
+          abs(v[128 * 3 + 2] - 0x8C) <= 4, "viridis middle %02X%02X%02X", v[384], v[385], v[386]);
+
+    // Lightness rises along the sequential maps. Adjacent 8-bit entries may differ by less than
+    // one quantisation step, so check every entry against the one 4 further on, and adjacent
+    // ones for no drop beyond the rounding of 8-bit channels (0.5 L*).
+    const int seq[5] = {CMAP_VIRIDIS, CMAP_INFERNO, CMAP_MAGMA, CMAP_CIVIDIS, CMAP_GRAY};
+    for (int s = 0; s < 5; s++) {
+        const uint8_t *t = colormap_table(seq[s]);
+        int ok4 = 1, ok1 = 1;
+        for (int i = 0; i + 4 < 256; i++) ok4 &= lightness(t + 3 * (i + 4)) > lightness(t + 3 * i);
+        for (int i = 0; i + 1 < 256; i++) ok1 &= lightness(t + 3 * (i + 1)) >= lightness(t + 3 * i) - 0.5;
+        CHECK(ok4 && ok1, "%s lightness monotonic", colormap_name(seq[s]));
+    }
+    const uint8_t *g = colormap_table(CMAP_GRAY);
+    CHECK(is_rgb(g + 3 * 77, 77, 77, 77), "gray is the identity ramp");
+
+    uint8_t col[3];
+    colormap_color(CMAP_VIRIDIS, 0.5f, col);
+    CHECK(memcmp(col, v + 3 * 128, 3) == 0, "0.5 -> entry 128 (127.5 rounds up)");
+    colormap_color(CMAP_VIRIDIS, NAN, col);
+    CHECK(memcmp(col, v, 3) == 0, "NaN -> entry 0");
+    colormap_color(CMAP_VIRIDIS, 7.0f, col);
+    CHECK(memcmp(col, v + 3 * 255, 3) == 0, "above 1 clips");
+    colormap_color(CMAP_VIRIDIS, -7.0f, col);
+    CHECK(memcmp(col, v, 3) == 0, "below 0 clips");
+}
+
+static void test_upsample(void) {
+    const float m[4] = {0, 1, 2, 3};
+    float out[16];
+    const float bil[16] = {0, 0.25f, 0.75f, 1, 0.5f, 0.75f, 1.25f, 1.5f,
+                           1.5f, 1.75f, 2.25f, 2.5f, 2, 2.25f, 2.75f, 3};
+    viz_upsample(m, 2, 2, out, 4, 4, 1);
+    for (int i = 0; i < 16; i++) CHECK_CLOSE(out[i], bil[i], 1e-6, 0, "bilinear 2x2 -> 4x4");
+    const float near[16] = {0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3};
+    viz_upsample(m, 2, 2, out, 4, 4, 0);
+    for (int i = 0; i < 16; i++) CHECK(out[i] == near[i], "nearest 2x2 -> 4x4 at %d", i);
+
+    // A non-integer ratio, values from torch 1.13 F.interpolate(size=(5, 7)).
+    const float m23[6] = {0, 1, 4, 2, 7, 3};
+    const float torch_bil[35] = {
+        0.0f, 0.14285715f, 0.5714286f, 1.0f, 2.2857144f, 3.5714285f, 4.0f,
+        0.2f, 0.40000004f, 1.0000001f, 1.6000001f, 2.5857143f, 3.5714285f, 3.9f,
+        1.0f, 1.4285715f, 2.7142859f, 4.0f, 3.7857141f, 3.5714285f, 3.5f,
+        1.8000001f, 2.4571428f, 4.4285717f, 6.4f, 4.985714f, 3.5714285f, 3.1f,
+        2.0f, 2.7142859f, 4.857143f, 7.0f, 5.285714f, 3.5714285f, 3.0f};
+    const float torch_near[35] = {0, 0, 0, 1, 1, 4, 4, 0, 0, 0, 1, 1, 4, 4, 0, 0, 0, 1, 1, 4, 4,
+                                  2, 2, 2, 7, 7, 3, 3, 2, 2, 2, 7, 7, 3, 3};
+    float o35[35];
+    viz_upsample(m23, 3, 2, o35, 7, 5, 1);
+    for (int i = 0; i < 35; i++) CHECK_CLOSE(o35[i], torch_bil[i], 1e-5, 1e-5, "bilinear vs torch");
+    viz_upsample(m23, 3, 2, o35, 7, 5, 0);
+    for (int i = 0; i < 35; i++) CHECK(o35[i] == torch_near[i], "nearest vs torch at %d", i);
+
+    const float one = 0.25f;
+    float o9[9];
+    viz_upsample(&one, 1, 1, o9, 3, 3, 1);
+    int all = 1;
+    for (int i = 0; i < 9; i++) all &= o9[i] == 0.25f;
+    CHECK(all, "1x1 map upsamples to a constant");
+}
+
+static void test_normalize(void) {
+    float c[5] = {3, 3, 3, 3, 3};
+    viz_normalize(c, 5);
+    int zero = 1;
+    for (int i = 0; i < 5; i++) zero &= c[i] == 0;
+    CHECK(zero, "constant map -> all zero");
+    float m[5] = {1, 3, NAN, 2, INFINITY};
+    viz_normalize(m, 5);
+    CHECK(m[0] == 0 && m[1] == 1 && m[2] == 0 && m[3] == 0.5f && m[4] == 0,
+          "min/max over finite values: %g %g %g %g %g", m[0], m[1], m[2], m[3], m[4]);
+    float n[2] = {NAN, NAN};
+    viz_normalize(n, 2);
+    CHECK(n[0] == 0 && n[1] == 0, "all-NaN map -> zero");
+}
+
+static void test_overlay(void) {
+    char err[128];
+    Canvas c;
+    CHECK(canvas_create(&c, 10, 10, err, sizeof err) == 0, "canvas");
+    const uint8_t *v = colormap_table(CMAP_VIRIDIS);
+    // Black image, alpha 0.5, map value 1 -> half the last viridis colour, rounded half up.
+    float black[4] = {0, 0, 0, 0}, ones[4] = {1, 1, 1, 1};
+    viz_overlay(&c, 1, 1, black, 2, 2, 1, ones, CMAP_VIRIDIS, 0.5f, 2);
+    const uint8_t *last = v + 255 * 3;
+    uint8_t want[3];
+    for (int k = 0; k < 3; k++) want[k] = (uint8_t)((last[k] + 1) / 2);
+    CHECK(want[0] == 127 && want[1] == 116 && want[2] == 19, "expected half of #FDE725 (table %02X%02X%02X)",
+          last[0], last[1], last[2]);
+    CHECK(count_rgb(&c, want, 1, 1, 5, 5, 1) == 16, "alpha 0.5 over black, 2x2 at scale 2");
+    const uint8_t k0[3] = {0, 0, 0};
+    CHECK(count_rgb(&c, k0, 1, 1, 5, 5, 0) == 100 - 16, "nothing outside the overlay");
+
+    // White RGB image, alpha 0.25, map value 0: 0.75 * 255 + 0.25 * colour, round half up.
+    float white[3] = {1, 1, 1}, zero = 0;
+    viz_overlay(&c, 9, 9, white, 1, 1, 3, &zero, CMAP_VIRIDIS, 0.25f, 1);
+    for (int k = 0; k < 3; k++) {
+        int w = (int)floor(0.75 * 255 + 0.25 * v[k] + 0.5);
+        CHECK(px(&c, 9, 9)[k] == w, "alpha 0.25 over white, channel %d: %d vs %d", k, px(&c, 9, 9)[k], w);
+    }
+    // alpha 0 shows the image, alpha 1 the colour alone.
+    float grey = 0.5f;
+    viz_overlay(&c, 0, 0, &grey, 1, 1, 1, &zero, CMAP_MAGMA, 0.0f, 1);
+    CHECK(is_rgb(px(&c, 0, 0), 128, 128, 128), "alpha 0 -> image");
+    viz_overlay(&c, 0, 0, &grey, 1, 1, 1, &ones[0], CMAP_MAGMA, 1.0f, 1);
+    const uint8_t *mg = colormap_table(CMAP_MAGMA) + 255 * 3;
+    CHECK(is_rgb(px(&c, 0, 0), mg[0], mg[1], mg[2]), "alpha 1 -> colour");
+    canvas_free(&c);
+}
+
+static void test_colorbar_patches(void) {
+    char err[128];
+    Canvas c;
+    CHECK(canvas_create(&c, 80, 300, err, sizeof err) == 0, "canvas");
+    const uint8_t white[3] = {255, 255, 255};
+    viz_colorbar(&c, 2, 10, 10, 256, 1, CMAP_INFERNO, -0.5, 123.456, white);
+    const uint8_t *t = colormap_table(CMAP_INFERNO);
+    CHECK(memcmp(px(&c, 5, 10), t + 255 * 3, 3) == 0, "vertical bar: max at the top");
+    CHECK(memcmp(px(&c, 5, 265), t, 3) == 0, "vertical bar: min at the bottom");
+    CHECK(memcmp(px(&c, 5, 137), t + 128 * 3, 3) == 0, "vertical bar: linear in between");
+    CHECK(count_rgb(&c, white, 15, 10, 80, 20, 1) > 0, "max label right of the bar");
+    CHECK(count_rgb(&c, white, 15, 255, 80, 266, 1) > 0, "min label right of the bar");
+    CHECK(viz_colorbar_label_width(-0.5, 123.456) == font_text_width("-0.5", 1), "label width (%%.3g)");
+    canvas_free(&c);
+
+    float img[4 * 4 * 3];
+    for (int i = 0; i < 48; i++) img[i] = 0.9f;
+    const uint8_t removed[4] = {1, 0, 0, 1};
+    viz_grey_patches(img, 4, 4, 3, 2, removed);
+    int ok = 1;
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++) {
+            int rem = removed[(y / 2) * 2 + x / 2];
+            for (int k = 0; k < 3; k++) ok &= img[(y * 4 + x) * 3 + k] == (rem ? 0.5f : 0.9f);
+        }
+    CHECK(ok, "removed patches grey, others untouched");
+}
+
+static void test_font(void) {
+    int empty = 0, wide = 0;
+    for (int ch = 32; ch <= 126; ch++) {
+        const uint8_t *g = font_glyph((unsigned char)ch);
+        int ink = 0;
+        for (int r = 0; r < FONT_GLYPH_H; r++) { ink |= g[r]; wide |= g[r] >> FONT_GLYPH_W; }
+        empty += ink == 0;
+    }
+    CHECK(empty == 1, "only the space is blank (%d blank)", empty);
+    CHECK(!wide, "glyphs fit 5 columns");
+    CHECK(font_glyph(31) == NULL && font_glyph(127) == NULL && font_glyph(200) == NULL, "no glyph");
+
+    CHECK(font_text_width("", 1) == 0, "empty width");
+    CHECK(font_text_width("abc", 1) == 17 && font_text_width("abc", 2) == 34, "width 3 chars");
+    CHECK(font_text_width("ab\ncde", 1) == 17, "width = widest line");
+    CHECK(font_text_height("ab\ncde", 2) == 2 * FONT_LINE_H * 2, "height 2 lines");
+
+    char err[128];
+    Canvas c;
+    CHECK(canvas_create(&c, 40, 40, err, sizeof err) == 0, "canvas");
+    const uint8_t ink[3] = {255, 255, 255};
+    int end = font_draw(&c, 10, 10, "A", ink, 2);
+    CHECK(end == 10 + FONT_ADVANCE * 2, "pen advances one cell");
+    int inside = count_rgb(&c, ink, 10, 10, 10 + 5 * 2, 10 + 7 * 2, 1);
+    CHECK(inside > 20, "A has ink in its box (%d)", inside);
+    CHECK(count_rgb(&c, ink, 10, 10, 10 + 5 * 2, 10 + 7 * 2, 0) == 0, "no ink outside the box");
+    CHECK(!is_rgb(px(&c, 10, 10), 255, 255, 255) && is_rgb(px(&c, 12, 10), 255, 255, 255),
+          "A's top row starts one column in");
+    const uint8_t k0[3] = {0, 0, 0};
+    canvas_fill(&c, k0);
+    font_draw(&c, 0, 0, "\x01", ink, 1);   // unknown -> hollow box
+    CHECK(is_rgb(px(&c, 0, 0), 255, 255, 255) && is_rgb(px(&c, 4, 6), 255, 255, 255) &&
+          !is_rgb(px(&c, 2, 3), 255, 255, 255), "unknown byte drawn as a box");
+    canvas_fill(&c, k0);
+    font_draw(&c, 0, 0, "g", ink, 1);
+    CHECK(count_rgb(&c, ink, 0, 7, 5, 8, 1) > 0, "g descends into row 7");
+    font_draw(&c, 35, 35, "clipped text WWW", ink, 3);   // off the edge: clipped, no crash
+    font_draw(&c, -20, -20, "xyz", ink, 2);
+    canvas_free(&c);
+}
+
+static void test_plot(void) {
+    char err[128];
+    Canvas c;
+    CHECK(canvas_create(&c, 420, 320, err, sizeof err) == 0, "canvas");
+    const uint8_t guard[3] = {255, 0, 255};
+    canvas_fill(&c, guard);
+    enum { N = 200 };
+    double x[N], y1[N], y2[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = i + 1;
+        y1[i] = 1.0 / (1 + 0.05 * i);
+        y2[i] = i % 10 == 9 ? 1.2 / (1 + 0.05 * i) : NAN;   // sparse, NaN between
+    }
+    y1[50] = NAN;
+    y1[60] = -1;   // dropped on the log axis
+    PlotSeries s[3] = {
+        {.label = "train loss", .x = x, .y = y1, .n = N},
+        {.label = "val loss", .x = x, .y = y2, .n = N},
+        {.label = "custom", .x = x, .y = y1, .n = 3, .has_rgb = 1, .rgb = {10, 200, 30}},
+    };
+    PlotOptions o = {.title = "curves", .xlabel = "step", .ylabel = "loss", .log_y = 1};
+    CHECK(viz_plot(&c, 10, 10, 400, 300, s, 3, &o) == 0, "plot drawn");
+    CHECK(count_rgb(&c, guard, 10, 10, 410, 310, 0) == 420 * 320 - 400 * 300, "nothing outside the box");
+    CHECK(count_rgb(&c, guard, 10, 10, 410, 310, 1) == 0, "box fully painted");
+    for (int k = 0; k < 3; k++) {
+        uint8_t col[3];
+        if (s[k].has_rgb) memcpy(col, s[k].rgb, 3); else viz_palette(k, col);
+        CHECK(count_rgb(&c, col, 10, 10, 410, 310, 1) > 10, "series %d colour present", k);
+    }
+    uint8_t p0[3], p1[3];
+    viz_palette(0, p0);
+    viz_palette(1, p1);
+    CHECK(memcmp(p0, p1, 3) != 0, "palette colours differ");
+
+    o.log_y = 0;
+    canvas_fill(&c, guard);
+    CHECK(viz_plot(&c, 10, 10, 400, 300, s, 2, &o) == 0, "linear plot drawn");
+    CHECK(count_rgb(&c, guard, 10, 10, 410, 310, 0) == 420 * 320 - 400 * 300, "linear: inside the box");
+    CHECK(count_rgb(&c, p0, 10, 10, 410, 310, 1) > 10 && count_rgb(&c, p1, 10, 10, 410, 310, 1) > 10,
+          "linear: both series");
+
+    canvas_fill(&c, guard);
+    CHECK(viz_plot(&c, 0, 0, 200, 150, NULL, 0, NULL) == 0, "empty plot drawn");
+    CHECK(count_rgb(&c, guard, 0, 0, 200, 150, 0) == 420 * 320 - 200 * 150, "empty plot in its box");
+    double one_x = 5, one_y = 0.3;
+    PlotSeries lone = {.label = "x", .x = &one_x, .y = &one_y, .n = 1};
+    CHECK(viz_plot(&c, 0, 0, 200, 150, &lone, 1, NULL) == 0, "single point");
+    CHECK(count_rgb(&c, p0, 0, 0, 200, 150, 1) >= 9, "single point is visible");
+
+    // Extreme ranges: tiny learning rates, huge steps, values that overflow the range.
+    double lx[4] = {0, 2.5e6, 5e6, 1e7}, ly[4] = {0, 1.5e-4, 7e-5, 1e-9};
+    double hx[3] = {-1e308, 0, 1e308}, hy[3] = {1e308, -1e308, 0};
+    PlotSeries ext[2] = {{.label = "lr", .x = lx, .y = ly, .n = 4}, {.x = hx, .y = hy, .n = 3}};
+    canvas_fill(&c, guard);
+    CHECK(viz_plot(&c, 10, 10, 400, 300, ext, 1, NULL) == 0, "tiny/huge values plot");
+    CHECK(count_rgb(&c, guard, 10, 10, 410, 310, 0) == 420 * 320 - 400 * 300, "tiny/huge: in the box");
+    CHECK(count_rgb(&c, p0, 10, 10, 410, 310, 1) > 10, "tiny/huge: series drawn");
+    canvas_fill(&c, guard);
+    CHECK(viz_plot(&c, 10, 10, 400, 300, ext + 1, 1, NULL) == 0, "overflowing range plot");
+    CHECK(count_rgb(&c, guard, 10, 10, 410, 310, 0) == 420 * 320 - 400 * 300, "overflow: in the box");
+
+    canvas_fill(&c, guard);
+    CHECK(viz_plot(&c, 0, 0, 100, 60, s, 1, &o) == -1, "too small refused");
+    CHECK(count_rgb(&c, guard, 0, 0, 420, 320, 1) == 420 * 320, "refused plot draws nothing");
+    canvas_free(&c);
+}
+
+int main(void) {
+    test_canvas();
+    test_colormaps();
+    test_upsample();
+    test_normalize();
+    test_overlay();
+    test_colorbar_patches();
+    test_font();
+    test_plot();
+    return check_done();
+}
