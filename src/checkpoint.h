@@ -32,6 +32,7 @@ int st_count(const StFile *f);
 const float *st_get(const StFile *f, const char *name, int *ndim, int64_t shape[4]);
 const char *st_tensor_name(const StFile *f, int i);
 const char *st_meta(const StFile *f, const char *key);   // NULL if absent
+const char *st_name(const StFile *f);                    // the path (or name) it was opened as
 
 // ---- vitmae checkpoints ----
 // Config <-> the JSON string stored under metadata "config".
@@ -56,4 +57,6 @@ typedef struct {
 // failure. The caller builds the model with mae_create(&ck.cfg, ...) and copies params in.
 int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
+// ckpt_load's checks on a file already opened (e.g. by `vitmae info`, which also reads its metadata).
+int  ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen);
 #endif
