@@ -85,5 +85,13 @@ test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  VITMAE_SANITIZED=1 sh tests/run.sh build/san/tests build/san/vitmae build/tools
 
+# Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
+fixtures:
+	/usr/bin/python3 tools/reference.py tests/fixtures
+
+# The PyTorch parity test alone.
+test-parity: build/tests/test_parity
+	VITMAE_ROOT=$(CURDIR) build/tests/test_parity
+
 clean:
 	rm -rf build vitmae
