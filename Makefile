@@ -36,7 +36,7 @@ SAN_TESTS := $(TEST_SRC:tests/%.c=build/san/tests/%)
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz
+.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -84,6 +84,14 @@ test-fast: vitmae $(TOOLS) $(TESTS)
 test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  VITMAE_SANITIZED=1 sh tests/run.sh build/san/tests build/san/vitmae build/tools
+
+# Fashion-MNIST as PNG folders in datasets/fashion-mnist/{train,test}/<class>/ (once; a stamp file).
+fmnist: build/tools/fmnist2png
+	@sh datasets/fashion-mnist.sh
+
+# The demo: later steps (train, reconstruct, attention) append their lines here.
+demo: deps vitmae $(TOOLS) fmnist
+	./vitmae data datasets/fashion-mnist/train
 
 clean:
 	rm -rf build vitmae

@@ -1,0 +1,588 @@
+// image: PNG decode of every colour type / bit depth (files written here with libpng directly),
+// JPEG variants (written here with libjpeg), PNG encode with tEXt, geometry against hand-computed
+// values, and every way an input file can be wrong.
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <png.h>
+#include <jpeglib.h>
+#include <zlib.h>
+#include "check.h"
+#include "image.h"
+
+static const char *tmp;
+
+static char *tpath(const char *name) {
+    static char buf[8][1024];
+    static int k = 0;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", tmp, name);
+    return buf[k];
+}
+
+static void write_bytes(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) { perror(path); exit(2); }
+    if (n && fwrite(data, 1, n, f) != n) { perror(path); exit(2); }
+    fclose(f);
+}
+
+static uint8_t *read_bytes(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(2); }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)len + 1);
+    if (fread(b, 1, (size_t)len, f) != (size_t)len) { perror(path); exit(2); }
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PNG files written with libpng directly. samples: one value per sample (unpacked), row-major;
+// 16-bit samples are written big-endian; 1/2/4-bit samples are packed by png_set_packing.
+
+typedef struct {
+    int w, h, bit_depth, color_type, interlace;
+    const uint16_t *samples;
+    const png_color *palette; int npalette;
+    const uint8_t *trans_alpha; int ntrans;          // palette tRNS
+    const png_color_16 *trans_color;                 // grey / RGB tRNS
+} PngSpec;
+
+static int channels_of(int color_type) {
+    switch (color_type) {
+    case PNG_COLOR_TYPE_GRAY: case PNG_COLOR_TYPE_PALETTE: return 1;
+    case PNG_COLOR_TYPE_GRAY_ALPHA: return 2;
+    case PNG_COLOR_TYPE_RGB: return 3;
+    default: return 4;
+    }
+}
+
+static void write_png_spec(const char *path, const PngSpec *s) {
+    FILE *f = fopen(path, "wb");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (setjmp(png_jmpbuf(png))) { fprintf(stderr, "libpng write failed for %s\n", path); exit(2); }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, s->w, s->h, s->bit_depth, s->color_type, s->interlace, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    if (s->palette) png_set_PLTE(png, info, s->palette, s->npalette);
+    if (s->trans_alpha || s->trans_color) png_set_tRNS(png, info, s->trans_alpha, s->ntrans, s->trans_color);
+    png_write_info(png, info);
+    if (s->bit_depth < 8) png_set_packing(png);
+    int spp = channels_of(s->color_type), bps = s->bit_depth == 16 ? 2 : 1;
+    uint8_t *rows = malloc((size_t)s->w * s->h * spp * bps);
+    png_bytep *rp = malloc(sizeof(png_bytep) * s->h);
+    for (int y = 0; y < s->h; y++) {
+        rp[y] = rows + (size_t)y * s->w * spp * bps;
+        for (int i = 0; i < s->w * spp; i++) {
+            uint16_t v = s->samples[(size_t)y * s->w * spp + i];
+            if (bps == 2) { rp[y][2 * i] = (uint8_t)(v >> 8); rp[y][2 * i + 1] = (uint8_t)v; }
+            else rp[y][i] = (uint8_t)v;
+        }
+    }
+    png_write_image(png, rp);   // handles Adam7 passes itself
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    fclose(f);
+    free(rows);
+    free(rp);
+}
+
+// Decodes path and compares with the samples: grey (+alpha) -> 1 channel, RGB(A) -> 3, alpha dropped.
+static void check_png_roundtrip(const char *name, const PngSpec *s) {
+    char *path = tpath(name);
+    write_png_spec(path, s);
+    Image im;
+    char err[256] = "";
+    int rc = image_load(path, 0, &im, err, sizeof err);
+    CHECK(rc == 0, "%s: load failed: %s", name, err);
+    if (rc) return;
+    int spp = channels_of(s->color_type);
+    int want_c = s->color_type == PNG_COLOR_TYPE_PALETTE || spp >= 3 ? 3 : 1;
+    CHECK(im.w == s->w && im.h == s->h && im.c == want_c, "%s: got %dx%dx%d", name, im.w, im.h, im.c);
+    int maxv = (1 << s->bit_depth) - 1, bad = 0;
+    for (int p = 0; p < s->w * s->h && im.c == want_c; p++)
+        for (int k = 0; k < want_c; k++) {
+            float want;
+            if (s->palette) {
+                const png_color *e = &s->palette[s->samples[p]];
+                want = (float)(k == 0 ? e->red : k == 1 ? e->green : e->blue) / 255.0f;
+            } else {
+                want = (float)s->samples[(size_t)p * spp + k] / (float)maxv;
+            }
+            if (im.px[(size_t)p * want_c + k] != want) {
+                if (!bad) fprintf(stderr, "%s: pixel %d ch %d: got %.9g want %.9g\n", name, p, k, im.px[(size_t)p * want_c + k], want);
+                bad++;
+            }
+        }
+    CHECK(bad == 0, "%s: %d samples differ", name, bad);
+    image_free(&im);
+}
+
+static void test_png_formats(void) {
+    enum { W = 7, H = 5 };   // odd sizes: packed rows end mid-byte
+    uint16_t s[W * H * 4];
+    int depths[5] = {1, 2, 4, 8, 16};
+    for (int d = 0; d < 5; d++) {
+        int b = depths[d];
+        uint32_t maxv = (1u << b) - 1;
+        for (int i = 0; i < W * H; i++) s[i] = (uint16_t)(((uint32_t)i * 2654435761u >> 7) & maxv);
+        s[0] = 0;
+        s[1] = (uint16_t)maxv;
+        char name[64];
+        snprintf(name, sizeof name, "grey%d.png", b);
+        check_png_roundtrip(name, &(PngSpec){W, H, b, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, s, NULL, 0, NULL, 0, NULL});
+        snprintf(name, sizeof name, "grey%d_adam7.png", b);
+        check_png_roundtrip(name, &(PngSpec){W, H, b, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_ADAM7, s, NULL, 0, NULL, 0, NULL});
+    }
+    int depths2[2] = {8, 16};
+    int types[3] = {PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+    for (int d = 0; d < 2; d++)
+        for (int t = 0; t < 3; t++) {
+            int b = depths2[d];
+            uint32_t maxv = (1u << b) - 1;
+            for (int i = 0; i < W * H * 4; i++) s[i] = (uint16_t)(((uint32_t)i * 2246822519u >> 9) & maxv);
+            char name[64];
+            for (int il = 0; il < 2; il++) {
+                snprintf(name, sizeof name, "type%d_%d%s.png", types[t], b, il ? "_adam7" : "");
+                check_png_roundtrip(name, &(PngSpec){W, H, b, types[t], il ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, s, NULL, 0, NULL, 0, NULL});
+            }
+        }
+    // Palette at 1/2/4/8 bits, with tRNS (dropped, as PIL's convert('RGB')).
+    png_color pal[256];
+    uint8_t alpha[256];
+    for (int i = 0; i < 256; i++) {
+        pal[i] = (png_color){(uint8_t)(i * 37), (uint8_t)(255 - i), (uint8_t)(i * 11 + 3)};
+        alpha[i] = (uint8_t)(i * 7);
+    }
+    for (int d = 0; d < 4; d++) {
+        int b = depths[d];
+        int n = 1 << b;
+        for (int i = 0; i < W * H; i++) s[i] = (uint16_t)((i * 5 + 3) % n);
+        char name[64];
+        snprintf(name, sizeof name, "palette%d_trns.png", b);
+        check_png_roundtrip(name, &(PngSpec){W, H, b, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_NONE, s, pal, n, alpha, n / 2 + 1, NULL});
+        snprintf(name, sizeof name, "palette%d_adam7.png", b);
+        check_png_roundtrip(name, &(PngSpec){W, H, b, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_ADAM7, s, pal, n, NULL, 0, NULL});
+    }
+    // Grey and RGB with a tRNS colour key: the key is ignored, the values stay.
+    for (int i = 0; i < W * H * 3; i++) s[i] = (uint16_t)(i * 13 % 256);
+    png_color_16 key = {0, 39, 39, 39, 39};
+    check_png_roundtrip("grey8_trns.png", &(PngSpec){W, H, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, s, NULL, 0, NULL, 0, &key});
+    check_png_roundtrip("rgb8_trns.png", &(PngSpec){W, H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, s, NULL, 0, NULL, 0, &key});
+    // A larger interlaced image (every Adam7 pass non-empty) at 16 bits.
+    enum { BW = 33, BH = 17 };
+    static uint16_t big[BW * BH * 3];
+    for (int i = 0; i < BW * BH * 3; i++) big[i] = (uint16_t)((uint32_t)i * 40503u);
+    check_png_roundtrip("rgb16_adam7_big.png", &(PngSpec){BW, BH, 16, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_ADAM7, big, NULL, 0, NULL, 0, NULL});
+}
+
+// ---------------------------------------------------------------------------------------------
+// png_write: round trip through our decoder, tEXt chunks read back with libpng.
+
+// The tEXt chunks png_write stored, read back with libpng (setjmp in a frame of its own).
+static void check_text_chunks(const char *path) {
+    FILE *f = fopen(path, "rb");
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (setjmp(png_jmpbuf(png))) { CHECK(0, "libpng could not read our PNG"); fclose(f); return; }
+    png_init_io(png, f);
+    png_read_info(png, info);
+    png_textp t = NULL;
+    int nt = png_get_text(png, info, &t, NULL);
+    CHECK(nt == 2, "%d text chunks", nt);
+    if (nt == 2) {
+        CHECK(!strcmp(t[0].key, "Title") && !strcmp(t[0].text, "vitmae test"), "text 0: %s=%s", t[0].key, t[0].text);
+        CHECK(!strcmp(t[1].key, "step") && !strcmp(t[1].text, "42"), "text 1: %s=%s", t[1].key, t[1].text);
+    }
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(f);
+}
+
+static void test_png_write(void) {
+    enum { W = 5, H = 3 };
+    uint8_t px[W * H * 4];
+    for (int i = 0; i < W * H * 4; i++) px[i] = (uint8_t)(i * 17 + 1);
+    const char *text[] = {"Title", "vitmae test", "step", "42", NULL};
+    for (int c = 1; c <= 4; c++) {
+        if (c == 2) continue;
+        char *path = tpath("written.png"), err[256] = "";
+        int rc = png_write(path, px, W, H, c, c == 3 ? text : NULL, err, sizeof err);
+        CHECK(rc == 0, "png_write c=%d: %s", c, err);
+        Image im;
+        rc = image_load(path, 0, &im, err, sizeof err);
+        CHECK(rc == 0, "reload c=%d: %s", c, err);
+        if (rc) continue;
+        int want_c = c == 1 ? 1 : 3, bad = 0;
+        CHECK(im.w == W && im.h == H && im.c == want_c, "shape c=%d", c);
+        for (int p = 0; p < W * H && im.c == want_c; p++)
+            for (int k = 0; k < want_c; k++) bad += im.px[p * want_c + k] != px[p * c + k] / 255.0f;
+        CHECK(bad == 0, "png_write c=%d round trip: %d samples differ", c, bad);
+        image_free(&im);
+        if (c == 3) check_text_chunks(path);
+    }
+    char err[256] = "";
+    CHECK(png_write(tpath("no-such-dir/x.png"), px, W, H, 3, NULL, err, sizeof err) == -1 && err[0],
+          "writing into a missing folder fails with a reason (%s)", err);
+    CHECK(png_write(tpath("bad.png"), px, W, H, 2, NULL, err, sizeof err) == -1, "c=2 refused");
+}
+
+// ---------------------------------------------------------------------------------------------
+// JPEG files written with libjpeg: flat colours, so the decoded value is known within a few levels.
+
+typedef enum { J_RGB, J_PROGRESSIVE, J_GREY, J_CMYK_ADOBE, J_CMYK_PLAIN } JpegKind;
+
+static uint8_t *make_jpeg(JpegKind kind, int w, int h, const uint8_t *value, unsigned long *len) {
+    struct jpeg_compress_struct ci;
+    struct jpeg_error_mgr jerr;
+    ci.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&ci);
+    unsigned char *buf = NULL;
+    *len = 0;
+    jpeg_mem_dest(&ci, &buf, len);
+    ci.image_width = (JDIMENSION)w;
+    ci.image_height = (JDIMENSION)h;
+    int comps = kind == J_GREY ? 1 : (kind == J_CMYK_ADOBE || kind == J_CMYK_PLAIN) ? 4 : 3;
+    ci.input_components = comps;
+    ci.in_color_space = comps == 1 ? JCS_GRAYSCALE : comps == 4 ? JCS_CMYK : JCS_RGB;
+    jpeg_set_defaults(&ci);
+    jpeg_set_quality(&ci, 95, TRUE);
+    if (comps == 4) {
+        jpeg_set_colorspace(&ci, JCS_CMYK);
+        if (kind == J_CMYK_PLAIN) ci.write_Adobe_marker = FALSE;
+    }
+    if (kind == J_PROGRESSIVE) jpeg_simple_progression(&ci);
+    jpeg_start_compress(&ci, TRUE);
+    uint8_t *row = malloc((size_t)w * comps);
+    for (int x = 0; x < w; x++) memcpy(row + x * comps, value, (size_t)comps);
+    while (ci.next_scanline < ci.image_height) {
+        JSAMPROW r = row;
+        jpeg_write_scanlines(&ci, &r, 1);
+    }
+    jpeg_finish_compress(&ci);
+    jpeg_destroy_compress(&ci);
+    free(row);
+    return buf;
+}
+
+static void check_flat(const char *name, const uint8_t *file, unsigned long len, int want_c, const float *want, float tol) {
+    char *path = tpath(name), err[256] = "";
+    write_bytes(path, file, len);
+    Image im;
+    int rc = image_load(path, 0, &im, err, sizeof err);
+    CHECK(rc == 0, "%s: %s", name, err);
+    if (rc) return;
+    CHECK(im.w == 16 && im.h == 16 && im.c == want_c, "%s: %dx%dx%d", name, im.w, im.h, im.c);
+    float worst = 0;
+    for (int p = 0; p < im.w * im.h && im.c == want_c; p++)
+        for (int k = 0; k < want_c; k++) {
+            float d = fabsf(im.px[p * want_c + k] - want[k]);
+            if (d > worst) worst = d;
+        }
+    CHECK(worst <= tol, "%s: worst |error| %.4f > %.4f", name, worst, tol);
+    image_free(&im);
+}
+
+static uint8_t *jpeg_sample;   // a 16x16 baseline RGB JPEG, kept for the truncation tests
+static unsigned long jpeg_sample_len;
+
+static void test_jpeg(void) {
+    const float tol = 3.0f / 255.0f;
+    uint8_t rgb[3] = {200, 100, 50};
+    float rgbf[3] = {200 / 255.0f, 100 / 255.0f, 50 / 255.0f};
+    unsigned long len;
+    uint8_t *j = make_jpeg(J_RGB, 16, 16, rgb, &len);
+    check_flat("baseline.jpg", j, len, 3, rgbf, tol);
+    jpeg_sample = j;
+    jpeg_sample_len = len;
+    j = make_jpeg(J_PROGRESSIVE, 16, 16, rgb, &len);
+    check_flat("progressive.jpg", j, len, 3, rgbf, tol);
+    free(j);
+    uint8_t g = 123;
+    float gf = 123 / 255.0f;
+    j = make_jpeg(J_GREY, 16, 16, &g, &len);
+    check_flat("grey.jpeg", j, len, 1, &gf, tol);
+    free(j);
+    // Inks C, M, Y, K = 0.2, 0.4, 0.6, 0.1 -> R, G, B = (1 - ink)(1 - K) = 0.72, 0.54, 0.36 (PIL).
+    float want[3] = {0.8f * 0.9f, 0.6f * 0.9f, 0.4f * 0.9f};
+    uint8_t ink[4] = {51, 102, 153, 26}, inverted[4] = {204, 153, 102, 229};
+    j = make_jpeg(J_CMYK_ADOBE, 16, 16, inverted, &len);   // Adobe marker: stored inverted, as Photoshop
+    check_flat("cmyk_adobe.jpg", j, len, 3, want, 0.02f);
+    free(j);
+    j = make_jpeg(J_CMYK_PLAIN, 16, 16, ink, &len);
+    check_flat("cmyk_plain.jpg", j, len, 3, want, 0.02f);
+    free(j);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry
+
+static void test_resize(void) {
+    // 4x4 -> 2x2 of a[y][x] = x + 10 y. PIL's bilinear with support 2 (shrink 2x): output 0 takes
+    // inputs 0, 1, 2 with weights (0.75, 0.75, 0.25) / 1.75, output 1 inputs 1, 2, 3 with
+    // (0.25, 0.75, 0.75) / 1.75; so axis values h0 = 1.25 / 1.75, h1 = 4 / 1.75.
+    float a[16], o[4];
+    for (int y = 0; y < 4; y++)
+        for (int x = 0; x < 4; x++) a[y * 4 + x] = (float)(x + 10 * y);
+    image_resize_bilinear(a, 4, 4, 1, o, 2, 2);
+    double h[2] = {1.25 / 1.75, 4.0 / 1.75};
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 2; x++) CHECK_CLOSE(o[y * 2 + x], h[x] + 10 * h[y], 1e-5, 0, "4x4 -> 2x2");
+    // A flat image stays flat whatever the sizes.
+    float flat[6 * 5 * 3], fo[4 * 7 * 3];
+    for (int i = 0; i < 6 * 5 * 3; i++) flat[i] = 0.25f + 0.25f * (i % 3);
+    image_resize_bilinear(flat, 6, 5, 3, fo, 4, 7);
+    for (int i = 0; i < 4 * 7 * 3; i++) CHECK_CLOSE(fo[i], 0.25f + 0.25f * (i % 3), 1e-6, 0, "flat stays flat");
+    // Upsampling the ramp [0, 1] to 4 pixels: align_corners=False, edges clamped.
+    float r[2] = {0, 1}, ro[4];
+    image_resize_bilinear(r, 2, 1, 1, ro, 4, 1);
+    float want[4] = {0, 0.25f, 0.75f, 1};
+    for (int i = 0; i < 4; i++) CHECK_CLOSE(ro[i], want[i], 1e-6, 0, "2 -> 4 ramp");
+    // 7x5 -> 3x2 of 0..34 (values of PIL's Image.resize(BILINEAR) in mode F, which torchvision's
+    // antialias matches).
+    float b[35], bo[6];
+    for (int i = 0; i < 35; i++) b[i] = (float)i;
+    image_resize_bilinear(b, 7, 5, 1, bo, 3, 2);
+    float pil[6] = {7.857143f, 10.0f, 12.142858f, 21.857143f, 24.0f, 26.142857f};
+    for (int i = 0; i < 6; i++) CHECK_CLOSE(bo[i], pil[i], 1e-4, 0, "7x5 -> 3x2 as PIL");
+}
+
+static void test_views(void) {
+    // Already size x size: pixel for pixel.
+    float px[3 * 3 * 3];
+    for (int i = 0; i < 27; i++) px[i] = (float)i / 27.0f;
+    Image im = {3, 3, 3, px};
+    float out[27];
+    image_eval_view(&im, 3, 3, out);
+    CHECK(!memcmp(out, px, sizeof px), "size x size image used as is");
+    // RGB -> grey and grey -> RGB.
+    float grey[9];
+    image_eval_view(&im, 3, 1, grey);
+    CHECK_CLOSE(grey[4], 0.299f * px[12] + 0.587f * px[13] + 0.114f * px[14], 1e-7, 0, "RGB -> L");
+    Image gim = {3, 3, 1, grey};
+    float rgb[27];
+    image_eval_view(&gim, 3, 3, rgb);
+    CHECK(rgb[15] == grey[5] && rgb[16] == grey[5] && rgb[17] == grey[5], "grey -> RGB replicates");
+
+    // 10x4 -> size 2: shorter side 4 -> 2, longer 10 -> int(2 * 10 / 4) = 5; left = round(1.5) = 2.
+    float w10[40];
+    for (int i = 0; i < 40; i++) w10[i] = (float)(i % 10) + 0.01f * (float)(i / 10);
+    Image wide = {10, 4, 1, w10};
+    float resized[10], view[4];
+    image_resize_bilinear(w10, 10, 4, 1, resized, 5, 2);
+    image_eval_view(&wide, 2, 1, view);
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 2; x++) CHECK(view[y * 2 + x] == resized[y * 5 + 2 + x], "crop left = 2 (%d,%d)", x, y);
+    // 6x4 -> size 2: longer 3, left = round(0.5) = 0 (half to even, as Python's round).
+    Image six = {6, 4, 1, w10};
+    image_resize_bilinear(w10, 6, 4, 1, resized, 3, 2);
+    image_eval_view(&six, 2, 1, view);
+    for (int y = 0; y < 2; y++)
+        for (int x = 0; x < 2; x++) CHECK(view[y * 2 + x] == resized[y * 3 + x], "crop left = 0 (%d,%d)", x, y);
+    // Tall 4x9 -> size 4: no resize (short side already 4); top = round(2.5) = 2.
+    float tall[36];
+    for (int i = 0; i < 36; i++) tall[i] = (float)i;
+    Image t = {4, 9, 1, tall};
+    float tv[16];
+    image_eval_view(&t, 4, 1, tv);
+    for (int i = 0; i < 16; i++) CHECK(tv[i] == tall[8 + i], "tall crop top = 2 (%d)", i);
+
+    // Flip.
+    float f[2 * 3 * 2] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    image_flip_h(f, 3, 2, 2);
+    float fw[12] = {5, 6, 3, 4, 1, 2, 11, 12, 9, 10, 7, 8};
+    CHECK(!memcmp(f, fw, sizeof f), "flip_h");
+}
+
+static void test_random_resized_crop(void) {
+    Rng r;
+    rng_seed(&r, 7);
+    int ok = 1, scale_ok = 1, ratio_ok = 1;
+    for (int i = 0; i < 2000; i++) {
+        // Aspect within [1/2, 2]: even the fallback crop keeps area and ratio in range.
+        int W = 100 + (int)rng_below(&r, 101), H = 100 + (int)rng_below(&r, 101), x, y, w, h;
+        image_rrc_params(W, H, &r, &x, &y, &w, &h);
+        ok &= x >= 0 && y >= 0 && w >= 1 && h >= 1 && x + w <= W && y + h <= H;
+        double area = (double)w * h / ((double)W * H);
+        scale_ok &= area >= 0.2 * 0.85 && area <= 1.0;
+        double ratio = (double)w / h;
+        ratio_ok &= ratio >= 0.75 * 0.85 && ratio <= 4.0 / 3.0 / 0.85;
+    }
+    CHECK(ok, "crop boxes stay inside the image");
+    CHECK(scale_ok, "crop area within [0.2, 1] of the image (rounding aside)");
+    CHECK(ratio_ok, "crop aspect within [3/4, 4/3] (rounding aside)");
+    // A 100x1 strip: every attempt fails, so the fallback centre crop with ratio clamped to 4/3.
+    int x, y, w, h;
+    image_rrc_params(100, 1, &r, &x, &y, &w, &h);
+    CHECK(x == 49 && y == 0 && w == 1 && h == 1, "fallback crop: %d,%d %dx%d", x, y, w, h);
+    // Same seed, same output; different seed, different output.
+    float src[32 * 24 * 3];
+    for (int i = 0; i < 32 * 24 * 3; i++) src[i] = (float)((i * 7919) % 256) / 255.0f;
+    Image im = {32, 24, 3, src};
+    float o1[16 * 16 * 3], o2[16 * 16 * 3], o3[16 * 16 * 3];
+    Rng a, b, c;
+    rng_seed(&a, 3); rng_seed(&b, 3); rng_seed(&c, 4);
+    image_random_resized_crop(&im, 16, 3, &a, o1);
+    image_random_resized_crop(&im, 16, 3, &b, o2);
+    image_random_resized_crop(&im, 16, 3, &c, o3);
+    CHECK(!memcmp(o1, o2, sizeof o1), "random resized crop reproducible by seed");
+    CHECK(memcmp(o1, o3, sizeof o1) != 0, "another seed gives another crop");
+    int in_range = 1;
+    for (int i = 0; i < 16 * 16 * 3; i++) in_range &= o1[i] >= 0 && o1[i] <= 1;
+    CHECK(in_range, "crop values stay in [0, 1]");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input
+
+static void expect_fail(const char *path, const char *reason_part, const char *what) {
+    Image im;
+    char err[256] = "";
+    int rc = image_load(path, 0, &im, err, sizeof err);
+    CHECK(rc == -1, "%s: should fail", what);
+    CHECK(im.px == NULL, "%s: no pixels on failure", what);
+    CHECK(strstr(err, reason_part) != NULL, "%s: reason '%s' lacks '%s'", what, err, reason_part);
+    if (rc == 0) image_free(&im);
+}
+
+static void put32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v; }
+
+static void test_bad_input(void) {
+    write_bytes(tpath("empty.png"), "", 0);
+    expect_fail(tpath("empty.png"), "empty file", "zero-byte file");
+
+    // A 24x24 noisy RGB PNG (so IDAT is large), truncated at several offsets.
+    uint8_t px[24 * 24 * 3];
+    for (int i = 0; i < 24 * 24 * 3; i++) px[i] = (uint8_t)((i * 2654435761u) >> 13);
+    char err[256];
+    png_write(tpath("good.png"), px, 24, 24, 3, NULL, err, sizeof err);
+    size_t n;
+    uint8_t *png = read_bytes(tpath("good.png"), &n);
+    size_t cuts[] = {4, 8, 20, 33, 50, n / 2, n - 13, n - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "PNG truncated at %zu of %zu", cuts[i], n);
+        write_bytes(tpath("cut.png"), png, cuts[i]);
+        expect_fail(tpath("cut.png"), "truncated PNG data", what);
+    }
+    // A flipped byte in IDAT's data: CRC error (never silently wrong pixels).
+    uint8_t *idat = memmem(png, n, "IDAT", 4);
+    CHECK(idat != NULL, "IDAT found");
+    if (idat) {
+        idat[20] ^= 0x40;
+        write_bytes(tpath("flipped.png"), png, n);
+        expect_fail(tpath("flipped.png"), "IDAT", "flipped byte in IDAT");
+        idat[20] ^= 0x40;
+    }
+    // The same memory decoder: a good PNG loads from memory too.
+    Image im;
+    CHECK(image_load_mem(png, n, 0, &im, err, sizeof err) == 0 && im.w == 24 && im.c == 3, "image_load_mem");
+    image_free(&im);
+    // --max-pixels from the header of a real file: 576 pixels against a limit of 575.
+    CHECK(image_load_mem(png, n, 575, &im, err, sizeof err) == -1 && strstr(err, "exceeds --max-pixels 575"),
+          "pixel limit on a real PNG: %s", err);
+    CHECK(image_load_mem(png, n, 576, &im, err, sizeof err) == 0, "limit equal to the pixel count passes");
+    image_free(&im);
+    free(png);
+
+    // A PNG whose header declares 100000 x 100000 and has no pixel data: refused from the header
+    // (the reason names the limit; a decoder that allocated first would need 120 GB).
+    uint8_t huge[8 + 25 + 12 + 12];
+    memcpy(huge, "\x89PNG\r\n\x1a\n", 8);
+    put32(huge + 8, 13);
+    memcpy(huge + 12, "IHDR", 4);
+    put32(huge + 16, 100000);
+    put32(huge + 20, 100000);
+    huge[24] = 8; huge[25] = 2; huge[26] = 0; huge[27] = 0; huge[28] = 0;
+    put32(huge + 29, (uint32_t)crc32(0, huge + 12, 17));
+    put32(huge + 33, 0);
+    memcpy(huge + 37, "IDAT", 4);
+    put32(huge + 41, (uint32_t)crc32(0, (const uint8_t *)"IDAT", 4));
+    put32(huge + 45, 0);
+    memcpy(huge + 49, "IEND", 4);
+    put32(huge + 53, (uint32_t)crc32(0, (const uint8_t *)"IEND", 4));
+    write_bytes(tpath("huge.png"), huge, sizeof huge);
+    expect_fail(tpath("huge.png"), "image 100000x100000 exceeds --max-pixels 67108864", "100000 x 100000 PNG");
+
+    // JPEG truncations, and the JPEG pixel limit.
+    size_t jn = jpeg_sample_len;
+    size_t jcuts[] = {2, 30, 200, jn / 2, jn - 2};
+    for (size_t i = 0; jpeg_sample && i < sizeof jcuts / sizeof jcuts[0]; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "JPEG truncated at %zu of %zu", jcuts[i], jn);
+        write_bytes(tpath("cut.jpg"), jpeg_sample, jcuts[i]);
+        expect_fail(tpath("cut.jpg"), "truncated JPEG data", what);
+    }
+    if (jpeg_sample) {
+        CHECK(image_load_mem(jpeg_sample, jn, 255, &im, err, sizeof err) == -1 && strstr(err, "exceeds --max-pixels 255"),
+              "JPEG pixel limit: %s", err);
+        // A corrupt byte in the entropy-coded data is refused, not decoded to garbage.
+        uint8_t *bad = malloc(jn);
+        memcpy(bad, jpeg_sample, jn);
+        // A restart marker where none belongs, inside the entropy-coded data after the SOS header:
+        // libjpeg only warns ("Corrupt JPEG data: ..."), which must be an error for us.
+        uint8_t *sos = memmem(bad, jn, "\xff\xda", 2);
+        size_t at = sos ? (size_t)(sos - bad) + 2 + (size_t)(sos[2] << 8 | sos[3]) + 1 : jn - 12;
+        memcpy(bad + at, "\xff\xd3", 2);
+        write_bytes(tpath("corrupt.jpg"), bad, jn);
+        CHECK(image_load(tpath("corrupt.jpg"), 0, &im, err, sizeof err) == -1 && strstr(err, "Corrupt JPEG data"), "corrupt JPEG data refused (%s)", err);
+        free(bad);
+    }
+
+    // Not images at all.
+    uint8_t noise[1000];
+    for (int i = 0; i < 1000; i++) noise[i] = (uint8_t)((i * 48271u) >> 3);
+    write_bytes(tpath("noise.png"), noise, sizeof noise);
+    expect_fail(tpath("noise.png"), "not a PNG or JPEG file", "random bytes named .png");
+    write_bytes(tpath("text.jpg"), "hello, this is text\n", 20);
+    expect_fail(tpath("text.jpg"), "not a PNG or JPEG file", "text named .jpg");
+
+    // Files that are not regular files, or cannot be read.
+    mkdir(tpath("dir.png"), 0777);
+    expect_fail(tpath("dir.png"), "is a directory", "directory named x.png");
+    symlink("loop2.png", tpath("loop1.png"));
+    symlink("loop1.png", tpath("loop2.png"));
+    expect_fail(tpath("loop1.png"), "symbolic link loop", "symlink loop");
+    expect_fail(tpath("missing.png"), "no such file", "missing file");
+    mkfifo(tpath("fifo.png"), 0666);
+    expect_fail(tpath("fifo.png"), "not a regular file", "FIFO named x.png (must not hang)");
+    write_bytes(tpath("locked.png"), "\x89PNG", 4);
+    chmod(tpath("locked.png"), 0);
+    int fd = open(tpath("locked.png"), O_RDONLY);
+    if (fd >= 0) {
+        close(fd);
+        printf("note: running as root, open() ignores chmod 000; unreadable-file check skipped\n");
+    } else {
+        expect_fail(tpath("locked.png"), "permission denied", "chmod 000 file");
+    }
+    // A file name that is not UTF-8 decodes like any other.
+    char name[64];
+    snprintf(name, sizeof name, "bad-\xff\xfe-name.png");
+    png_write(tpath(name), px, 24, 24, 3, NULL, err, sizeof err);
+    CHECK(image_load(tpath(name), 0, &im, err, sizeof err) == 0 && im.w == 24, "non-UTF-8 file name: %s", err);
+    image_free(&im);
+}
+
+int main(void) {
+    tmp = check_tmpdir();
+    test_png_formats();
+    test_png_write();
+    test_jpeg();
+    test_resize();
+    test_views();
+    test_random_resized_crop();
+    test_bad_input();
+    free(jpeg_sample);
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    return check_done();
+}
