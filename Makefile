@@ -93,5 +93,13 @@ fmnist: build/tools/fmnist2png
 demo: deps vitmae $(TOOLS) fmnist
 	./vitmae data datasets/fashion-mnist/train
 
+# Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
+fixtures:
+	/usr/bin/python3 tools/reference.py tests/fixtures
+
+# The PyTorch parity test alone.
+test-parity: build/tests/test_parity
+	VITMAE_ROOT=$(CURDIR) build/tests/test_parity
+
 clean:
 	rm -rf build vitmae

@@ -74,6 +74,8 @@ float *mae_tensor(Mae *m, const char *name);   // pointer into params, NULL if u
 // MAE initialisation: xavier-uniform Linear weights and patch weight (as [D, C*P*P]), zero
 // biases, LayerNorm 1/0, cls and mask tokens N(0, 0.02), 2D sin-cos position tables.
 void mae_init_weights(Mae *m, Rng *rng);
+// MAE's 2D sin-cos position table [1 + grid*grid, dim], CLS row zero; dim divisible by 4.
+void mae_sincos_pos_embed(float *out, int grid, int dim);
 
 // Per-image masking as MAE: argsort(noise[b]) ascending (stable), first len_keep visible.
 // noise [B, L]; ids_keep out [B, len_keep].

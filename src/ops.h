@@ -1,0 +1,45 @@
+// Layer kernels of the ViT: plain, readable reference versions (llm.c style).
+// Every kernel is a free function with its shapes as arguments; row-major layouts are given in the
+// comment above each one. Backward kernels ACCUMULATE (+=) into every gradient they produce, so the
+// caller zeroes scratch gradients first. OpenMP loops give each thread its own output rows or
+// columns, and every sum runs in an order fixed by the sizes alone: results are bitwise identical
+// for any number of threads.
+#ifndef VITMAE_OPS_H
+#define VITMAE_OPS_H
+
+// LayerNorm over the last dim. inp, out [N, C]; weight, bias [C]; mean, rstd [N] (cached for
+// backward). Biased variance, rstd = 1 / sqrt(var + eps).
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                       const float *bias, int N, int C, float eps);
+// dinp [N, C] += ...; dweight, dbias [C] += sum over rows (rows in ascending order).
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, const float *mean, const float *rstd, int N, int C);
+
+// Linear: out [N, OC] = inp [N, C] . weight[OC, C]^T + bias [OC] (bias may be NULL).
+void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
+                    int N, int C, int OC);
+// dinp [N, C] += dout . W (skipped when dinp is NULL); dweight [OC, C] += dout^T . inp;
+// dbias [OC] += column sums of dout (skipped when NULL).
+void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                     const float *weight, int N, int C, int OC);
+// dbias [OC] += sum over rows of dout [N, OC], rows in ascending order.
+void column_sum_accumulate(float *dbias, const float *dout, int N, int OC);
+
+// Exact GELU: out = 0.5 x (1 + erf(x / sqrt 2)). inp, out [N].
+void gelu_forward(float *out, const float *inp, long N);
+// dinp [N] += dout * gelu'(inp).
+void gelu_backward(float *dinp, const float *inp, const float *dout, long N);
+
+// out [N] = a + b.
+void residual_forward(float *out, const float *a, const float *b, long N);
+
+// Multi-head self-attention core (no projections).
+// qkv [B, T, 3C]: each token's row splits as (3, NH, hd), q first, hd = C / NH.
+// att [B, NH, T, T]: softmax(q . k^T * hd^-0.5) over the last dim (cached for backward).
+// out [B, T, C]: per head, att . v, heads concatenated.
+// Parallel over (image, head) pairs; each pair owns its att block and its hd columns of out.
+void attention_forward(float *out, float *att, const float *qkv, int B, int T, int C, int NH);
+// dqkv [B, T, 3C] += ...; datt [B, NH, T, T] is scratch (overwritten).
+void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
+                        int B, int T, int C, int NH);
+#endif

@@ -1,0 +1,250 @@
+// Model and optimiser behaviour that PyTorch parity does not cover: bitwise thread independence,
+// masking semantics, initialisation statistics, schedule and clipping, and that training learns.
+#include <omp.h>
+#include "check.h"
+#include "model.h"
+#include "optim.h"
+
+static MaeConfig small_config(void) {
+    MaeConfig c;
+    mae_config_preset(&c, "tiny");
+    c.img_size = 16; c.patch_size = 4; c.in_chans = 3;
+    c.embed_dim = 24; c.depth = 2; c.num_heads = 3;
+    c.dec_embed_dim = 16; c.dec_depth = 1; c.dec_num_heads = 2;
+    c.norm_pix_loss = 1;
+    return c;
+}
+
+static void fill_batch(Rng *r, const MaeConfig *c, int B, float *img, int *keep, int K) {
+    int L = mae_num_patches(c), n = B * c->img_size * c->img_size * c->in_chans;
+    for (int i = 0; i < n; i++) img[i] = rng_normal(r, 0.0f, 1.0f);
+    float *noise = malloc(sizeof(float) * B * L);
+    for (int i = 0; i < B * L; i++) noise[i] = rng_uniform(r);
+    mae_masking_from_noise(noise, B, L, K, keep);
+    free(noise);
+}
+
+// One training step with `threads` threads; returns loss, copies grads and updated params out.
+static float one_step(int threads, float *grads_out, float *params_out) {
+    omp_set_num_threads(threads);
+    MaeConfig c = small_config();
+    int B = 5, L = mae_num_patches(&c), K = mae_len_keep(&c, 0.75f);
+    char err[256];
+    Mae *m = mae_create(&c, B, err, sizeof err);
+    Rng r;
+    rng_seed(&r, 7);
+    mae_init_weights(m, &r);
+    float *img = malloc(sizeof(float) * B * 16 * 16 * 3);
+    int *keep = malloc(sizeof(int) * B * L);
+    fill_batch(&r, &c, B, img, keep, K);
+    size_t np = mae_num_params(&c);
+    float *mo = calloc(np, sizeof(float)), *v = calloc(np, sizeof(float));
+    int nt; const MaeTensor *t = mae_tensors(m, &nt);
+    mae_zero_grads(m);
+    float loss = mae_forward(m, img, keep, B, K);
+    mae_backward(m);
+    memcpy(grads_out, mae_grads(m), np * sizeof(float));
+    grad_clip(t, nt, mae_grads(m), 0.5f);
+    adamw_step(t, nt, mae_params(m), mae_grads(m), mo, v, 1e-3f, 0.05f, 1);
+    memcpy(params_out, mae_params(m), np * sizeof(float));
+    free(mo); free(v); free(img); free(keep);
+    mae_free(m);
+    return loss;
+}
+
+static void test_threads_bitwise(void) {
+    MaeConfig c = small_config();
+    size_t np = mae_num_params(&c);
+    float *g1 = malloc(np * 4), *p1 = malloc(np * 4), *g2 = malloc(np * 4), *p2 = malloc(np * 4);
+    float l1 = one_step(1, g1, p1);
+    for (int th = 2; th <= 3; th++) {
+        float l2 = one_step(th, g2, p2);
+        CHECK(memcmp(&l1, &l2, sizeof l1) == 0, "loss with 1 and %d threads: %.9g vs %.9g", th, l1, l2);
+        CHECK(memcmp(g1, g2, np * 4) == 0, "gradients bitwise equal with 1 and %d threads", th);
+        CHECK(memcmp(p1, p2, np * 4) == 0, "weights after AdamW bitwise equal with 1 and %d threads", th);
+    }
+    omp_set_num_threads(omp_get_num_procs());
+    free(g1); free(p1); free(g2); free(p2);
+}
+
+static void test_masking(void) {
+    // argsort ascending, stable on ties, first len_keep in that order, per image.
+    const float noise[2 * 5] = {0.5f, 0.1f, 0.9f, 0.1f, 0.3f,
+                                0.0f, 0.8f, 0.2f, 0.7f, 0.6f};
+    int keep[2 * 3];
+    mae_masking_from_noise(noise, 2, 5, 3, keep);
+    const int want[6] = {1, 3, 4, 0, 2, 4};
+    CHECK(!memcmp(keep, want, sizeof want), "ids_keep %d %d %d / %d %d %d", keep[0], keep[1], keep[2],
+          keep[3], keep[4], keep[5]);
+    // Larger random case against a selection by counting: rank(i) = #{j: n_j < n_i or (= and j < i)}.
+    Rng r; rng_seed(&r, 3);
+    enum { L = 64, K = 16 };
+    float nz[L]; int ids[K], ok = 1;
+    for (int i = 0; i < L; i++) nz[i] = (float)rng_below(&r, 20);   // many ties
+    mae_masking_from_noise(nz, 1, L, K, ids);
+    for (int i = 0; i < L; i++) {
+        int rank = 0;
+        for (int j = 0; j < L; j++) rank += nz[j] < nz[i] || (nz[j] == nz[i] && j < i);
+        if (rank < K) ok &= ids[rank] == i;
+    }
+    CHECK(ok, "masking equals a stable argsort");
+    CHECK(mae_len_keep(&(MaeConfig){.img_size = 224, .patch_size = 16}, 0.75f) == 49, "len_keep 196*0.25");
+}
+
+static void test_init(void) {
+    MaeConfig c;
+    mae_config_preset(&c, "tiny");
+    c.img_size = 32; c.patch_size = 4;
+    char err[256];
+    Mae *m = mae_create(&c, 1, err, sizeof err);
+    CHECK(m != NULL, "create: %s", err);
+    Rng r; rng_seed(&r, 11);
+    mae_init_weights(m, &r);
+    int nt; const MaeTensor *t = mae_tensors(m, &nt);
+    float *p = mae_params(m);
+    for (int k = 0; k < nt; k++) {
+        const float *w = p + t[k].offset;
+        size_t n = t[k].numel;
+        double s = 0, s2 = 0, mx = 0;
+        for (size_t i = 0; i < n; i++) { s += w[i]; s2 += (double)w[i] * w[i]; mx = fmax(mx, fabs(w[i])); }
+        double mean = s / n, sd = sqrt(s2 / n - mean * mean);
+        const char *nm = t[k].name;
+        size_t len = strlen(nm);
+        if (!strcmp(nm, "cls_token") || !strcmp(nm, "mask_token")) {
+            CHECK(fabs(sd - 0.02) < 0.02 * 0.25 && fabs(mean) < 0.006, "%s std %.4f mean %.4f", nm, sd, mean);
+        } else if (strstr(nm, "pos_embed")) {
+            float *tab = malloc(sizeof(float) * n);
+            mae_sincos_pos_embed(tab, c.img_size / c.patch_size, t[k].shape[2]);
+            CHECK(!memcmp(tab, w, n * 4), "%s is the sin-cos table", nm);
+            free(tab);
+        } else if (t[k].ndim >= 2) {
+            double fan_out = t[k].shape[0], fan_in = (double)n / fan_out, bound = sqrt(6.0 / (fan_in + fan_out));
+            CHECK(mx <= bound && mx > 0.98 * bound, "%s max %.5f bound %.5f", nm, mx, bound);
+            CHECK(fabs(sd - bound / sqrt(3.0)) < 0.05 * bound / sqrt(3.0), "%s std %.5f want %.5f", nm, sd, bound / sqrt(3.0));
+        } else if (len > 7 && !strcmp(nm + len - 7, ".weight")) {
+            CHECK(mean == 1.0 && sd == 0.0, "%s LayerNorm weight 1", nm);
+        } else {
+            CHECK(mean == 0.0 && sd == 0.0, "%s bias 0", nm);
+        }
+    }
+    // Sin-cos table facts: CLS row zero; patch (y, x) = (0, 1): first quarter sin(x * 1) at k = 0,
+    // second quarter cos(x), third sin(y) = 0, fourth cos(y) = 1; omega_k = 10000^(-k/(D/4)).
+    const float *pos = mae_tensor(m, "pos_embed");
+    int D = c.embed_dim, q = D / 4;
+    CHECK(pos[0] == 0.0f && pos[D - 1] == 0.0f, "CLS row zero");
+    const float *row = pos + (size_t)(1 + 1) * D;   // patch (0, 1)
+    CHECK_CLOSE(row[0], sin(1.0), 1e-7, 0, "sin(x)");
+    CHECK_CLOSE(row[q], cos(1.0), 1e-7, 0, "cos(x)");
+    CHECK_CLOSE(row[2 * q], 0.0, 1e-7, 0, "sin(y)");
+    CHECK_CLOSE(row[3 * q + 1], 1.0, 1e-7, 0, "cos(y)");
+    row = pos + (size_t)(1 + 8 * 2 + 3) * D;      // patch (y=2, x=3) in the 8x8 grid
+    CHECK_CLOSE(row[1], sin(3.0 * pow(10000.0, -1.0 / q)), 1e-7, 0, "sin(x omega_1)");
+    CHECK_CLOSE(row[2 * q + 1], sin(2.0 * pow(10000.0, -1.0 / q)), 1e-7, 0, "sin(y omega_1)");
+    size_t need = mae_bytes_needed(&c, 1);
+    CHECK(need > 4 * mae_num_params(&c) * sizeof(float), "bytes needed %zu", need);
+    CHECK(mae_bytes_needed(&c, 64) > need, "bytes grow with the batch");
+    mae_free(m);
+}
+
+static void test_schedule_and_clip(void) {
+    CHECK(lr_at(0, 100, 10, 1e-3f, 0.0f) == 0.0f, "lr 0 at step 0 of warm-up");
+    CHECK_CLOSE(lr_at(5, 100, 10, 1e-3f, 0.0f), 5e-4, 1e-10, 0, "half way through warm-up");
+    CHECK_CLOSE(lr_at(10, 100, 10, 1e-3f, 1e-5f), 1e-3, 1e-10, 0, "peak after warm-up");
+    CHECK_CLOSE(lr_at(55, 100, 10, 1e-3f, 0.0f), 5e-4, 1e-9, 0, "half-cosine midpoint");
+    CHECK_CLOSE(lr_at(100, 100, 10, 1e-3f, 1e-5f), 1e-5, 1e-10, 0, "min_lr at the end");
+    MaeConfig c = small_config();
+    MaeTensor t[128];
+    int nt = mae_param_table(&c, t, 128);
+    size_t np = mae_num_params(&c);
+    float *g = malloc(np * 4);
+    Rng r; rng_seed(&r, 5);
+    for (size_t i = 0; i < np; i++) g[i] = rng_normal(&r, 0.0f, 1.0f);
+    double s = 0;
+    for (size_t i = 0; i < np; i++) s += (double)g[i] * g[i];
+    CHECK_CLOSE(grad_global_norm(t, nt, g), sqrt(s), 0, 1e-6, "global norm");
+    float before = grad_clip(t, nt, g, 1.0f);
+    CHECK_CLOSE(before, sqrt(s), 0, 1e-6, "clip returns the norm before");
+    CHECK_CLOSE(grad_global_norm(t, nt, g), 1.0, 0, 1e-5, "clipped to max_norm");
+    // Frozen tensors: untouched by AdamW.
+    c.pos_learned = 0;
+    nt = mae_param_table(&c, t, 128);
+    float *p = calloc(np, 4), *mo = calloc(np, 4), *v = calloc(np, 4);
+    adamw_step(t, nt, p, g, mo, v, 1e-2f, 0.05f, 1);
+    int frozen_same = 1, moved = 0;
+    for (int k = 0; k < nt; k++)
+        for (size_t i = 0; i < t[k].numel; i++) {
+            if (!t[k].trainable) frozen_same &= p[t[k].offset + i] == 0.0f;
+            else moved += p[t[k].offset + i] != 0.0f;
+        }
+    CHECK(frozen_same, "frozen position tables untouched");
+    CHECK(moved > 0, "trainable weights moved");
+    free(g); free(p); free(mo); free(v);
+}
+
+static void test_learns(void) {
+    MaeConfig c = small_config();
+    c.norm_pix_loss = 0;
+    int B = 4, L = mae_num_patches(&c), K = mae_len_keep(&c, 0.75f);
+    char err[256];
+    Mae *m = mae_create(&c, B, err, sizeof err);
+    Rng r; rng_seed(&r, 21);
+    mae_init_weights(m, &r);
+    float *img = malloc(sizeof(float) * B * 16 * 16 * 3);
+    int *keep = malloc(sizeof(int) * B * L);
+    fill_batch(&r, &c, B, img, keep, K);
+    // Smooth images (a few gradients per channel) so there is structure to learn.
+    for (int b = 0; b < B; b++)
+        for (int y = 0; y < 16; y++)
+            for (int x = 0; x < 16; x++)
+                for (int ch = 0; ch < 3; ch++)
+                    img[((b * 16 + y) * 16 + x) * 3 + ch] = sinf(0.3f * (b + 1) * x + 0.2f * ch * y);
+    size_t np = mae_num_params(&c);
+    float *mo = calloc(np, 4), *v = calloc(np, 4), first = 0, last = 0;
+    int nt; const MaeTensor *t = mae_tensors(m, &nt);
+    for (int s = 0; s < 30; s++) {
+        mae_zero_grads(m);
+        float loss = mae_forward(m, img, keep, B, K);
+        mae_backward(m);
+        adamw_step(t, nt, mae_params(m), mae_grads(m), mo, v, lr_at(s, 30, 3, 5e-3f, 0.0f), 0.05f, s + 1);
+        if (s == 0) first = loss;
+        last = loss;
+    }
+    printf("loss over 30 steps: %.4f -> %.4f\n", first, last);
+    CHECK(last < 0.6f * first, "loss falls by 40%% in 30 steps: %.4f -> %.4f", first, last);
+    // Nothing masked: loss 0, no gradient.
+    mae_zero_grads(m);
+    int *all = malloc(sizeof(int) * B * L);
+    for (int i = 0; i < B * L; i++) all[i] = i % L;
+    CHECK(mae_forward(m, img, all, B, L) == 0.0f, "no removed patch, loss 0");
+    mae_backward(m);
+    int zero = 1;
+    for (size_t i = 0; i < np; i++) zero &= mae_grads(m)[i] == 0.0f;
+    CHECK(zero, "no removed patch, no gradient");
+    // Encoder on every patch: attention rows are distributions.
+    mae_forward_encoder(m, img, all, B, L);
+    const float *att = mae_attention(m, c.depth - 1);
+    double worst = 0;
+    for (int row = 0; row < B * c.num_heads * (1 + L); row++) {
+        double s = 0;
+        for (int j = 0; j <= L; j++) s += att[(size_t)row * (1 + L) + j];
+        worst = fmax(worst, fabs(s - 1.0));
+    }
+    CHECK(worst < 1e-5, "attention rows sum to 1 (worst %.3g)", worst);
+    CHECK(mae_attention(m, c.depth) == NULL, "no such layer");
+    free(all); free(mo); free(v); free(img); free(keep);
+    mae_free(m);
+}
+
+int main(void) {
+    test_threads_bitwise();
+    test_masking();
+    test_init();
+    test_schedule_and_clip();
+    test_learns();
+    char err[256];
+    MaeConfig c = small_config();
+    CHECK(mae_create(&c, 0, err, sizeof err) == NULL && strstr(err, "batch"), "batch 0 refused");
+    c.img_size = 15;
+    CHECK(mae_create(&c, 1, err, sizeof err) == NULL, "bad config refused: %s", err);
+    return check_done();
+}
