@@ -117,9 +117,10 @@ int cmd_eval(int argc, char **argv) {
         }
         for (int k = 0; k < n; k++) {
             char *stem = infer_stem(ds.items[i0 + k].path);
-            if (!stem) { cli_error("eval", "out of memory"); status = 1; goto done; }
-            infer_random_mask((uint64_t)seed, stem, L, K, ids_keep + (size_t)K * k, removed + (size_t)L * k);
+            int bad = !stem || infer_random_mask((uint64_t)seed, stem, L, K, ids_keep + (size_t)K * k,
+                                                 removed + (size_t)L * k);
             free(stem);
+            if (bad) { cli_error("eval", "out of memory"); status = 1; goto done; }
         }
         infer_batch(m, images, norm, ids_keep, removed, n, K, recon, patch_err, mse, loss);
         for (int k = 0; k < n; k++) { loss_sum += loss[k]; mse_sum += mse[k]; }

@@ -275,8 +275,10 @@ int cmd_reconstruct(int argc, char **argv) {
             if (file_removed) {
                 memcpy(rm, file_removed, (size_t)L);
                 recon_keep_from_removed(rm, L, ids_keep + (size_t)K * nb);
-            } else {
-                infer_random_mask((uint64_t)seed, inputs.v[i0 + k].key, L, K, ids_keep + (size_t)K * nb, rm);
+            } else if (infer_random_mask((uint64_t)seed, inputs.v[i0 + k].key, L, K, ids_keep + (size_t)K * nb, rm)) {
+                cli_error(inputs.v[i0 + k].path, "out of memory");
+                failed++;
+                continue;
             }
             slot[nb++] = i0 + k;
         }

@@ -17,15 +17,16 @@ char *infer_stem(const char *path) {
     return s;
 }
 
-void infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_keep, uint8_t *removed) {
+int infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_keep, uint8_t *removed) {
     Rng r;
     rng_derive(&r, seed, dataset_path_hash(stem), 0);
     float *noise = malloc(sizeof(float) * (size_t)L);
-    if (!noise) abort();
+    if (!noise) return -1;
     for (int l = 0; l < L; l++) noise[l] = rng_uniform(&r);
     mae_masking_from_noise(noise, 1, L, K, ids_keep);
     recon_removed_from_keep(ids_keep, K, L, removed);
     free(noise);
+    return 0;
 }
 
 float infer_batch(Mae *m, const float *images, float *norm_scratch, const int *ids_keep,

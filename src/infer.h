@@ -13,8 +13,8 @@
 // The stem of a path: "data/Coat/a.png" -> "a"; a name starting with '.' keeps it (".png" -> ".png").
 // malloc'd, NULL when out of memory.
 char *infer_stem(const char *path);
-// The mask of one image: ids_keep [K] (MAE's order) and removed [L] (1 = removed).
-void infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_keep, uint8_t *removed);
+// The mask of one image: ids_keep [K] (MAE's order) and removed [L] (1 = removed). 0 ok, -1 out of memory.
+int infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_keep, uint8_t *removed);
 
 // One batch through the model. images [B][S][S][C] in pixel units [0, 1]; norm_scratch is the same
 // size (gets the normalised images); ids_keep [B][K]; removed [B][L]. Fills, per image:
