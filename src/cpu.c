@@ -38,8 +38,11 @@ int cpu_has_avx2_fma(void) {
 __attribute__((target("avx512f,fma")))
 static double peak_loop_avx512(long iters, float *sink) {
     __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-6f);
-    __m512 x0 = _mm512_set1_ps(0.1f), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0;
-    __m512 x6 = x0, x7 = x0, x8 = x0, x9 = x0, x10 = x0, x11 = x0;
+    // Distinct starting values, so the compiler cannot merge the chains into one.
+    __m512 x0 = _mm512_set1_ps(0.10f), x1 = _mm512_set1_ps(0.11f), x2 = _mm512_set1_ps(0.12f);
+    __m512 x3 = _mm512_set1_ps(0.13f), x4 = _mm512_set1_ps(0.14f), x5 = _mm512_set1_ps(0.15f);
+    __m512 x6 = _mm512_set1_ps(0.16f), x7 = _mm512_set1_ps(0.17f), x8 = _mm512_set1_ps(0.18f);
+    __m512 x9 = _mm512_set1_ps(0.19f), x10 = _mm512_set1_ps(0.20f), x11 = _mm512_set1_ps(0.21f);
     for (long i = 0; i < iters; i++) {
         x0 = _mm512_fmadd_ps(x0, m, a); x1 = _mm512_fmadd_ps(x1, m, a);
         x2 = _mm512_fmadd_ps(x2, m, a); x3 = _mm512_fmadd_ps(x3, m, a);
@@ -58,8 +61,11 @@ static double peak_loop_avx512(long iters, float *sink) {
 __attribute__((target("avx2,fma")))
 static double peak_loop_avx2(long iters, float *sink) {
     __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-6f);
-    __m256 x0 = _mm256_set1_ps(0.1f), x1 = x0, x2 = x0, x3 = x0, x4 = x0, x5 = x0;
-    __m256 x6 = x0, x7 = x0, x8 = x0, x9 = x0, x10 = x0, x11 = x0;
+    // Distinct starting values, so the compiler cannot merge the chains into one.
+    __m256 x0 = _mm256_set1_ps(0.10f), x1 = _mm256_set1_ps(0.11f), x2 = _mm256_set1_ps(0.12f);
+    __m256 x3 = _mm256_set1_ps(0.13f), x4 = _mm256_set1_ps(0.14f), x5 = _mm256_set1_ps(0.15f);
+    __m256 x6 = _mm256_set1_ps(0.16f), x7 = _mm256_set1_ps(0.17f), x8 = _mm256_set1_ps(0.18f);
+    __m256 x9 = _mm256_set1_ps(0.19f), x10 = _mm256_set1_ps(0.20f), x11 = _mm256_set1_ps(0.21f);
     for (long i = 0; i < iters; i++) {
         x0 = _mm256_fmadd_ps(x0, m, a); x1 = _mm256_fmadd_ps(x1, m, a);
         x2 = _mm256_fmadd_ps(x2, m, a); x3 = _mm256_fmadd_ps(x3, m, a);
@@ -81,7 +87,7 @@ static double peak_loop_avx2(long iters, float *sink) {
 // Plain C: multiply and add (no contraction in ISO C mode), 2 flops per element as well.
 static double peak_loop_scalar(long iters, float *sink) {
     float x[12][4];
-    for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) x[i][j] = 0.1f;
+    for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) x[i][j] = 0.1f + 0.01f * (i * 4 + j);
     for (long it = 0; it < iters; it++)
         for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) x[i][j] = x[i][j] * 0.999999f + 1e-6f;
     float s = 0;

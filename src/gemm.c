@@ -85,11 +85,14 @@ static void gemm_kernel_portable(int kc, const float *restrict a, const float *r
 
 // ---- packed driver ------------------------------------------------------------------------------------
 
+#ifndef KC_MAX
 #define KC_MAX 384                  // k-block: the MR x kc A panel (21 KB at MR 14) stays in L1
+#endif
 #define B_SLAB_FLOATS (128 * 1024)  // kc x nc slab of packed B: 512 KB, half of a Zen 4 L2
+#define MC_PANELS 8                 // A is packed MC_PANELS * MR rows at a time
 #define MIN_FMAS_PER_THREAD (1L << 19)
 
-typedef struct { int mr, nr; GemmKernel fn; } Kernel;
+typedef struct { int mr, nr; GemmKernel fn; GemmKernelRows rows; } Kernel; // rows may be NULL
 
 // The operands as the driver sees them: element (i, k) of opA and (k, j) of opB.
 typedef struct {
@@ -97,51 +100,72 @@ typedef struct {
     const float *b; long ldb; int trans_b;  // trans_b: opB(k,j) = b[j*ldb + k], else b[k*ldb + j]
 } Operands;
 
-// Packs opA rows [i0, i0+mr) x k [k0, k0+kc) as dst[k*MR + i], rows mr..MR zero.
-static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, float *restrict dst) {
-    if (op->trans_a) {
-        for (int k = 0; k < kc; k++) {
-            const float *src = op->a + (long)(k0 + k) * op->lda + i0;
-            float *d = dst + (long)k * MR;
-            int i = 0;
-            for (; i < mr; i++) d[i] = src[i];
-            for (; i < MR; i++) d[i] = 0.0f;
+// Packing. Both operands are packed into panels W wide (W = MR for A, NR for B) holding k in order:
+// panel p of a `width`-wide range starting at x0 lies at dst + p*kc*W, element (x, k) at [k*W + x%W],
+// and the last panel is zero-padded to W. Two source layouts:
+//   contiguous: (x, k) at src[(k0+k)*ld + x0+x]   (opA of tn, opB of nn/tn): rows of x are copied
+//   strided:    (x, k) at src[(x0+x)*ld + k0+k]   (opA of nt/nn, opB of nt): a transpose
+// W is a compile-time constant in each instance (see PACK_DISPATCH), so the copies vectorise.
+static inline __attribute__((always_inline))
+void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int width, int W,
+                       float *restrict dst) {
+    for (int k = 0; k < kc; k++) {
+        const float *row = src + (long)(k0 + k) * ld + x0;
+        for (int p = 0; p * W < width; p++) {
+            float *d = dst + (long)p * kc * W + (long)k * W;
+            const float *r = row + p * W;
+            int w = width - p * W;
+            if (w >= W) {
+                for (int x = 0; x < W; x++) d[x] = r[x];
+            } else {
+                int x = 0;
+                for (; x < w; x++) d[x] = r[x];
+                for (; x < W; x++) d[x] = 0.0f;
+            }
         }
-    } else {
-        for (int i = 0; i < mr; i++) {
-            const float *src = op->a + (long)(i0 + i) * op->lda + k0;
-            for (int k = 0; k < kc; k++) dst[(long)k * MR + i] = src[k];
-        }
-        if (mr < MR)
-            for (int k = 0; k < kc; k++)
-                for (int i = mr; i < MR; i++) dst[(long)k * MR + i] = 0.0f;
     }
 }
 
-// Packs opB k [k0, k0+kc) x columns [j0, j0+nc) as NR-wide panels: panel p holds columns
-// j0 + p*NR .. at dst + p*kc*NR, element (k, j) at [k*NR + j]; columns past nc are zero.
-static void pack_b(const Operands *op, int k0, int kc, int j0, int nc, int NR, float *restrict dst) {
-    for (int p = 0; p * NR < nc; p++) {
-        int jp = j0 + p * NR, nr = nc - p * NR < NR ? nc - p * NR : NR;
-        float *d = dst + (long)p * kc * NR;
-        if (op->trans_b) {
-            for (int j = 0; j < nr; j++) {
-                const float *src = op->b + (long)(jp + j) * op->ldb + k0;
-                for (int k = 0; k < kc; k++) d[(long)k * NR + j] = src[k];
-            }
-            if (nr < NR)
-                for (int k = 0; k < kc; k++)
-                    for (int j = nr; j < NR; j++) d[(long)k * NR + j] = 0.0f;
-        } else {
-            for (int k = 0; k < kc; k++) {
-                const float *src = op->b + (long)(k0 + k) * op->ldb + jp;
-                float *dk = d + (long)k * NR;
-                int j = 0;
-                for (; j < nr; j++) dk[j] = src[j];
-                for (; j < NR; j++) dk[j] = 0.0f;
-            }
+static inline __attribute__((always_inline))
+void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width, int W,
+                    float *restrict dst) {
+    for (int p = 0; p * W < width; p++) {
+        float *d = dst + (long)p * kc * W;
+        int w = width - p * W < W ? width - p * W : W;
+        for (int x = 0; x < w; x++) {
+            const float *r = src + (long)(x0 + p * W + x) * ld + k0;
+            for (int k = 0; k < kc; k++) d[(long)k * W + x] = r[k];
         }
+        for (int k = 0; k < kc && w < W; k++)
+            for (int x = w; x < W; x++) d[(long)k * W + x] = 0.0f;
     }
+}
+
+#define PACK_DISPATCH(fn)                                                                              \
+    static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, float *dst) { \
+        switch (W) {                                                                                   \
+        case 32: fn##_w(src, ld, k0, kc, x0, width, 32, dst); break;                                   \
+        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, dst); break;                                   \
+        case 14: fn##_w(src, ld, k0, kc, x0, width, 14, dst); break;                                   \
+        case 8: fn##_w(src, ld, k0, kc, x0, width, 8, dst); break;                                     \
+        case 6: fn##_w(src, ld, k0, kc, x0, width, 6, dst); break;                                     \
+        case 4: fn##_w(src, ld, k0, kc, x0, width, 4, dst); break;                                     \
+        default: fn##_w(src, ld, k0, kc, x0, width, W, dst); break;                                    \
+        }                                                                                              \
+    }
+PACK_DISPATCH(pack_contiguous)
+PACK_DISPATCH(pack_strided)
+
+// opA rows [i0, i0+mr) x k [k0, k0+kc) into MR-row panels.
+static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, float *dst) {
+    if (op->trans_a) pack_contiguous(op->a, op->lda, k0, kc, i0, mr, MR, dst);
+    else pack_strided(op->a, op->lda, k0, kc, i0, mr, MR, dst);
+}
+
+// opB k [k0, k0+kc) x columns [j0, j0+nc) into NR-column panels.
+static void pack_b(const Operands *op, int k0, int kc, int j0, int nc, int NR, float *dst) {
+    if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
+    else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
 }
 
 // The k-blocking: nblocks blocks of kc_base (the last one shorter), a function of K alone.
@@ -158,13 +182,21 @@ static void *alloc_floats(long n) {
 // C rows [m0, m1) x columns [n0, n1) on the calling thread. Returns 0, or -1 when out of memory.
 static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int n0, int n1, int K,
                       float *C, long ldc, const float *bias, int accumulate) {
-    const int MR = ker->mr, NR = ker->nr;
+    const int MR = ker->mr, NR = ker->nr, MC = MC_PANELS * ker->mr;
     int kc_base = k_block(K);
     int nc_max = B_SLAB_FLOATS / kc_base / NR * NR;
     if (nc_max < NR) nc_max = NR;
     int n_len = n1 - n0, nc_cap = (n_len + NR - 1) / NR * NR;
     if (nc_cap > nc_max) nc_cap = nc_max;
-    float *apack = alloc_floats((long)MR * kc_base);
+    // A row-major A (nt, nn) goes to the rows kernel: a full MR-row panel in place, unless its rows are
+    // a multiple of 4 KB apart (they would all fall in one L1 set), and an edge panel, as rows copied
+    // to a buffer with a harmless stride and zero rows below. Otherwise (tn, or no rows kernel) A is
+    // packed MC rows at a time.
+    int rows_mode = ker->rows && !op->trans_a, in_place = rows_mode && op->lda % 1024 != 0;
+    long a_stride = (kc_base + 15) / 16 * 16 + 16;
+    if (a_stride % 1024 == 0) a_stride += 16;
+    long apack_len = rows_mode ? (long)MR * a_stride : (long)MC * kc_base;
+    float *apack = alloc_floats(apack_len);
     float *bpack = alloc_floats((long)kc_base * nc_cap);
     if (!apack || !bpack) { free(apack); free(bpack); return -1; }
     for (int jc = n0; jc < n1; jc += nc_cap) {
@@ -174,13 +206,33 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
             int load_c = accumulate || pc > 0;
             const float *bias_blk = bias && pc + kc == K ? bias + jc : NULL;
             pack_b(op, pc, kc, jc, nc, NR, bpack);
-            for (int ir = m0; ir < m1; ir += MR) {
-                int mr = m1 - ir < MR ? m1 - ir : MR;
-                pack_a(op, ir, mr, pc, kc, MR, apack);
-                for (int jr = 0; jr < nc; jr += NR) {
-                    int nr = nc - jr < NR ? nc - jr : NR;
-                    ker->fn(kc, apack, bpack + (long)(jr / NR) * kc * NR, C + (long)ir * ldc + jc + jr,
-                            ldc, mr, nr, load_c, bias_blk ? bias_blk + jr : NULL);
+            for (int ic = m0; ic < m1; ic += MC) {
+                int mc = m1 - ic < MC ? m1 - ic : MC;
+                if (!rows_mode) pack_a(op, ic, mc, pc, kc, MR, apack);
+                for (int ir = 0; ir < mc; ir += MR) {
+                    int mr = mc - ir < MR ? mc - ir : MR;
+                    const float *ap = apack + (long)ir * kc, *a_rows = NULL;
+                    long lda_rows = op->lda;
+                    if (rows_mode) {
+                        a_rows = op->a + (long)(ic + ir) * op->lda + pc;
+                        if (!in_place || mr < MR) {
+                            for (int i = 0; i < MR; i++) {
+                                float *d = apack + i * a_stride;
+                                if (i < mr) memcpy(d, a_rows + (long)i * op->lda, (size_t)kc * sizeof(float));
+                                else memset(d, 0, (size_t)kc * sizeof(float));
+                            }
+                            a_rows = apack;
+                            lda_rows = a_stride;
+                        }
+                    }
+                    for (int jr = 0; jr < nc; jr += NR) {
+                        int nr = nc - jr < NR ? nc - jr : NR;
+                        const float *bp = bpack + (long)(jr / NR) * kc * NR;
+                        float *cp = C + (long)(ic + ir) * ldc + jc + jr;
+                        const float *bias_p = bias_blk ? bias_blk + jr : NULL;
+                        if (a_rows) ker->rows(kc, a_rows, lda_rows, bp, cp, ldc, mr, nr, load_c, bias_p);
+                        else ker->fn(kc, ap, bp, cp, ldc, mr, nr, load_c, bias_p);
+                    }
                 }
             }
         }
@@ -209,9 +261,15 @@ static void gemm_block_plain(const Operands *op, int m0, int m1, int n0, int n1,
 
 static int pick_kernel(Kernel *ker) {
     switch (gemm_path()) {
-    case GEMM_PATH_AVX512: *ker = (Kernel){GEMM_AVX512_MR, GEMM_AVX512_NR, gemm_kernel_avx512}; return 1;
-    case GEMM_PATH_AVX2: *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2}; return 1;
-    case GEMM_PATH_PORTABLE: *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable}; return 1;
+    case GEMM_PATH_AVX512:
+        *ker = (Kernel){GEMM_AVX512_MR, GEMM_AVX512_NR, gemm_kernel_avx512, gemm_kernel_avx512_rows};
+        return 1;
+    case GEMM_PATH_AVX2:
+        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows};
+        return 1;
+    case GEMM_PATH_PORTABLE:
+        *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL};
+        return 1;
     default: return 0;
     }
 }

@@ -7,20 +7,21 @@
 
 #define ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
 
-__attribute__((target("avx2,fma")))
-void gemm_kernel_avx2(int kc, const float *restrict a, const float *restrict b, float *restrict c,
-                      long ldc, int mr, int nr, int load_c, const float *restrict bias) {
+// Element (i, k) of A at a[i * a_rs + k * a_cs]: packed (1, MR) or unpacked rows (lda, 1).
+static inline __attribute__((always_inline, target("avx2,fma")))
+void kernel_avx2(int kc, const float *restrict a, long a_rs, long a_cs, const float *restrict b,
+               float *restrict c, long ldc, int mr, int nr, int load_c, const float *restrict bias) {
 #define DECL(i) __m256 c##i##_0 = _mm256_setzero_ps(), c##i##_1 = _mm256_setzero_ps();
     ROWS6(DECL)
 #undef DECL
 #pragma GCC unroll 4
     for (int k = 0; k < kc; k++) {
         __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-#define STEP(i) { __m256 ai = _mm256_broadcast_ss(a + i); \
+#define STEP(i) { __m256 ai = _mm256_broadcast_ss(a + (i) * a_rs); \
         c##i##_0 = _mm256_fmadd_ps(ai, b0, c##i##_0); c##i##_1 = _mm256_fmadd_ps(ai, b1, c##i##_1); }
         ROWS6(STEP)
 #undef STEP
-        a += GEMM_AVX2_MR;
+        a += a_cs;
         b += GEMM_AVX2_NR;
     }
     if (mr == GEMM_AVX2_MR && nr == GEMM_AVX2_NR) {
@@ -48,9 +49,25 @@ void gemm_kernel_avx2(int kc, const float *restrict a, const float *restrict b, 
         }
     }
 }
+
+__attribute__((target("avx2,fma")))
+void gemm_kernel_avx2(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
+                 int load_c, const float *bias) {
+    kernel_avx2(kc, a, 1, GEMM_AVX2_MR, b, c, ldc, mr, nr, load_c, bias);
+}
+
+__attribute__((target("avx2,fma")))
+void gemm_kernel_avx2_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
+                      int mr, int nr, int load_c, const float *bias) {
+    kernel_avx2(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias);
+}
 #else
 void gemm_kernel_avx2(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                       int load_c, const float *bias) {
     (void)kc; (void)a; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
+}
+void gemm_kernel_avx2_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
+                        int mr, int nr, int load_c, const float *bias) {
+    (void)kc; (void)a; (void)lda; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
 }
 #endif

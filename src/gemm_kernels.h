@@ -7,11 +7,15 @@
 //   C[i * ldc + j] = load_c ? C[i * ldc + j] + t : t            for i < mr, j < nr only
 // a and b are 64-byte aligned, zero-padded to MR rows / NR columns. Elements of C outside mr x nr are
 // neither read nor written.
+// The *_rows variants read A unpacked, element (i, k) at a[i * lda + k] (a full MR-row panel of a
+// row-major A), which saves packing A for nt/nn; the arithmetic is identical.
 #ifndef VITMAE_GEMM_KERNELS_H
 #define VITMAE_GEMM_KERNELS_H
 
 typedef void (*GemmKernel)(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                            int load_c, const float *bias);
+typedef void (*GemmKernelRows)(int kc, const float *a, long lda, const float *b, float *c, long ldc,
+                               int mr, int nr, int load_c, const float *bias);
 
 #define GEMM_AVX512_MR 14
 #define GEMM_AVX512_NR 32
@@ -22,4 +26,8 @@ void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long l
                         int load_c, const float *bias);
 void gemm_kernel_avx2(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                       int load_c, const float *bias);
+void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
+                             int mr, int nr, int load_c, const float *bias);
+void gemm_kernel_avx2_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
+                           int mr, int nr, int load_c, const float *bias);
 #endif
