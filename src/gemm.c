@@ -111,16 +111,18 @@ void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int wi
                        float *restrict dst) {
     for (int k = 0; k < kc; k++) {
         const float *row = src + (long)(k0 + k) * ld + x0;
+        // Rows are far apart and short: the hardware prefetcher misses them, so fetch 16 rows ahead.
+        if (k + 16 < kc)
+            for (int x = 0; x < width; x += 16) __builtin_prefetch(row + 16 * ld + x);
         for (int p = 0; p * W < width; p++) {
             float *d = dst + (long)p * kc * W + (long)k * W;
             const float *r = row + p * W;
             int w = width - p * W;
             if (w >= W) {
-                for (int x = 0; x < W; x++) d[x] = r[x];
+                memcpy(d, r, W * sizeof(float)); // constant size: a few vector moves
             } else {
-                int x = 0;
-                for (; x < w; x++) d[x] = r[x];
-                for (; x < W; x++) d[x] = 0.0f;
+                memcpy(d, r, (size_t)w * sizeof(float));
+                memset(d + w, 0, (size_t)(W - w) * sizeof(float));
             }
         }
     }
@@ -274,8 +276,8 @@ static int pick_kernel(Kernel *ker) {
     }
 }
 
-// Splits C among threads: whole MR-row tiles (or NR-column tiles when rows are too few), each thread
-// owning its range; a problem too small to pay for waking threads runs on the caller alone.
+// Splits C among threads: whole MR-row tiles or NR-column tiles, each thread owning its range; a
+// problem too small to pay for waking threads runs on the caller alone.
 static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
                         const float *bias, int accumulate) {
     if (M <= 0 || N <= 0) return;
@@ -288,7 +290,9 @@ static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int
         return;
     }
     long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
-    int split_m = tiles_m >= 8 || tiles_m >= tiles_n;
+    // Each thread packs all of the operand along the dimension it does not split, so split the larger
+    // of M and N, unless it has too few tiles to share out evenly.
+    int split_m = M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
     long tiles = split_m ? tiles_m : tiles_n;
     long by_work = (long)((double)M * N * K / MIN_FMAS_PER_THREAD);
     int threads = omp_in_parallel() ? 1 : omp_get_max_threads();

@@ -16,6 +16,7 @@ void kernel_avx2(int kc, const float *restrict a, long a_rs, long a_cs, const fl
 #undef DECL
 #pragma GCC unroll 4
     for (int k = 0; k < kc; k++) {
+        _mm_prefetch((const char *)(b + 16 * GEMM_AVX2_NR), _MM_HINT_T0); // B streams from L2
         __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
 #define STEP(i) { __m256 ai = _mm256_broadcast_ss(a + (i) * a_rs); \
         c##i##_0 = _mm256_fmadd_ps(ai, b0, c##i##_0); c##i##_1 = _mm256_fmadd_ps(ai, b1, c##i##_1); }

@@ -15,6 +15,10 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
 #undef DECL
 #pragma GCC unroll 2
     for (int k = 0; k < kc; k++) {
+        // B streams from L2: fetch 8 steps (1 KB) ahead. Past the panel's end this touches the next
+        // panel or harmless memory (prefetches never fault).
+        _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR + 16), _MM_HINT_T0);
         __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
 #define STEP(i) { __m512 ai = _mm512_set1_ps(a[(i) * a_rs]); \
         c##i##_0 = _mm512_fmadd_ps(ai, b0, c##i##_0); c##i##_1 = _mm512_fmadd_ps(ai, b1, c##i##_1); }
