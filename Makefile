@@ -8,7 +8,7 @@ CC       ?= cc
 PKGS     := libpng zlib libjpeg libcjson
 ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
-WARN     := -Wall -Wextra -Wno-unused-parameter
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
 STD      := -std=c11 -D_GNU_SOURCE -fopenmp
 # Warnings are errors for tests and CI (`make test` sets WERROR=1).
 WERROR   ?= 0

@@ -825,9 +825,19 @@ int cmd_train(int argc, char **argv) {
     int interval_n = 0;
     uint64_t keys[4096];
     int B = r->batch;
+    // Fault injection for the tests: VITMAE_FAULT_NAN_STEP=N makes the loss of step N a NaN.
+    const char *fault = getenv("VITMAE_FAULT_NAN_STEP");
+    long fault_nan_step = fault ? strtol(fault, NULL, 10) : -1;
     for (int k = 0; k < B; k++) keys[k] = (uint64_t)k;
     rc = 0;
-    while (r->step < r->total_steps && !stop_requested) {
+    if (r->step == 0) {   // the untrained model's validation loss: where the curves start
+        MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
+        if (periodic_outputs(t, &row, 1, 0, err, sizeof err)) { cli_error("train", "%s", err); rc = 1; }
+        else if (isfinite(row.val_loss))
+            progress_message(&prog, stdout, "step 0: val loss %.4f, val PSNR %.2f dB (masked patches)",
+                             row.val_loss, row.val_psnr);
+    }
+    while (rc == 0 && r->step < r->total_steps && !stop_requested) {
         double t0 = now_seconds();
         long step = r->step;
         for (int k = 0; k < B; k++) {
@@ -847,6 +857,7 @@ int cmd_train(int argc, char **argv) {
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr);
         mae_zero_grads(t->model);
         float loss = mae_forward(t->model, t->images, t->ids_keep, B, t->K);
+        if (fault_nan_step == step + 1) loss = NAN;
         if (!isfinite(loss)) {
             progress_end(&prog, stdout);
             cli_error("train", "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
