@@ -1,0 +1,68 @@
+// AVX-512 micro-kernel: a 14 x 32 tile of C lives in 28 zmm registers; per k, two loads of B and 14
+// broadcasts of A feed 28 FMAs. Edge tiles use masked loads/stores on columns and skip absent rows.
+#include "gemm_kernels.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#define ROWS14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+
+// Element (i, k) of A at a[i * a_rs + k * a_cs]: packed (1, MR) or unpacked rows (lda, 1).
+// halves = 2: the full 32 columns; halves = 1: only the first 16 (an edge tile with nr <= 16, which
+// would otherwise spend half its FMAs on zero padding). Same arithmetic per element either way.
+static inline __attribute__((always_inline, target("avx512f,avx512vl,fma")))
+void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const float *restrict b,
+                   float *restrict c, long ldc, int mr, int nr, int load_c, const float *restrict bias,
+                   const int halves) {
+#define DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
+    ROWS14(DECL)
+#undef DECL
+#pragma GCC unroll 2
+    for (int k = 0; k < kc; k++) {
+        // B streams from L2: fetch 8 steps (1 KB) ahead. Past the panel's end this touches the next
+        // panel or harmless memory (prefetches never fault).
+        _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR + 16), _MM_HINT_T0);
+        __m512 b0 = _mm512_load_ps(b), b1 = halves == 2 ? _mm512_load_ps(b + 16) : b0;
+#define STEP(i) { __m512 ai = _mm512_set1_ps(a[(i) * a_rs]); c##i##_0 = _mm512_fmadd_ps(ai, b0, c##i##_0); \
+        if (halves == 2) c##i##_1 = _mm512_fmadd_ps(ai, b1, c##i##_1); }
+        ROWS14(STEP)
+#undef STEP
+        a += a_cs;
+        b += GEMM_AVX512_NR;
+    }
+    __mmask16 m0 = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
+    __mmask16 m1 = nr >= 32 ? (__mmask16)0xFFFF : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
+    __m512 bias0 = _mm512_setzero_ps(), bias1 = _mm512_setzero_ps();
+    if (bias) { bias0 = _mm512_maskz_loadu_ps(m0, bias); bias1 = _mm512_maskz_loadu_ps(m1, bias + 16); }
+#define STORE(i) if (i < mr) { float *cr = c + (long)(i) * ldc; __m512 t0 = c##i##_0, t1 = c##i##_1; \
+        if (bias) { t0 = _mm512_add_ps(t0, bias0); t1 = _mm512_add_ps(t1, bias1); } \
+        if (load_c) { t0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), t0); \
+                      t1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), t1); } \
+        _mm512_mask_storeu_ps(cr, m0, t0); _mm512_mask_storeu_ps(cr + 16, m1, t1); }
+    ROWS14(STORE)
+#undef STORE
+}
+
+__attribute__((target("avx512f,avx512vl,fma")))
+void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
+                 int load_c, const float *bias) {
+    if (nr <= 16) kernel_avx512(kc, a, 1, GEMM_AVX512_MR, b, c, ldc, mr, nr, load_c, bias, 1);
+    else kernel_avx512(kc, a, 1, GEMM_AVX512_MR, b, c, ldc, mr, nr, load_c, bias, 2);
+}
+
+__attribute__((target("avx512f,avx512vl,fma")))
+void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
+                      int mr, int nr, int load_c, const float *bias) {
+    if (nr <= 16) kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias, 1);
+    else kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias, 2);
+}
+#else
+void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
+                        int load_c, const float *bias) {
+    (void)kc; (void)a; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
+}
+void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
+                        int mr, int nr, int load_c, const float *bias) {
+    (void)kc; (void)a; (void)lda; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
+}
+#endif

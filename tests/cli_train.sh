@@ -1,0 +1,76 @@
+#!/bin/sh
+# vitmae train on generated shapes: learning, files, metrics, thread-count and resume
+# determinism, SIGINT, NaN stop, and usage errors. A small model keeps it fast (also under ASan).
+set -u
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+"$VITMAE_TOOLS/synth" "$dir/data" --count 192 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
+small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 5 --augment crop --val-frac 0.1"
+steps=120; [ "${VITMAE_SANITIZED:-0}" = 1 ] && steps=60
+
+# Data section of a safetensors file (parameters and AdamW moments), without the header.
+data_of() { python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; sys.stdout.buffer.write(b[8+n:])' "$1"; }
+same_weights() { data_of "$1" > "$dir/a.bin"; data_of "$2" > "$dir/b.bin"; cmp -s "$dir/a.bin" "$dir/b.bin"; }
+
+# 1. A run learns, and writes what the contract lists.
+"$VITMAE" train $small --steps $steps --eval-every 30 --threads 2 --out "$dir/run" > "$dir/log" 2>&1; rc=$?
+t "train exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$dir/log"
+for f in checkpoint.safetensors config.json metrics.csv curves.png samples/step-$steps.png samples/step-30.png; do
+  t "writes $f" '[ -s "$dir/run/$f" ]'
+done
+t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_psnr,img_per_s,elapsed_s" ]'
+evals=$(awk -F, 'NR > 1 && $5 != "" { n++ } END { print n + 0 }' "$dir/run/metrics.csv")
+t "a metrics row per evaluation (step 0 + every 30 steps: $evals)" '[ "$evals" -eq $((steps / 30 + 1)) ]'
+first=$(awk -F, 'NR > 1 && $5 != "" { print $5; exit }' "$dir/run/metrics.csv")
+last=$(awk -F, 'NR > 1 && $5 != "" { v = $5 } END { print v }' "$dir/run/metrics.csv")
+t "val loss falls below 60% of its first value ($first -> $last)" 'awk -v a="$first" -v b="$last" "BEGIN { exit !(b < 0.6 * a) }"'
+t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
+
+# 2. The same seed gives bitwise the same weights with 1 and 2 threads.
+"$VITMAE" train $small --steps 20 --eval-every 10 --threads 1 --out "$dir/t1" > /dev/null 2>&1
+"$VITMAE" train $small --steps 20 --eval-every 10 --threads 2 --out "$dir/t2" > /dev/null 2>&1
+t "1 and 2 threads: bitwise equal weights" 'same_weights "$dir/t1/checkpoint.safetensors" "$dir/t2/checkpoint.safetensors"'
+"$VITMAE" train $small --steps 20 --eval-every 10 --threads 2 --seed 7 --out "$dir/t3" > /dev/null 2>&1
+t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/t3/checkpoint.safetensors"'
+
+# 3. Resuming from a mid-run snapshot ends bitwise equal to the uninterrupted run.
+"$VITMAE" train --resume "$dir/t2/checkpoint-10.safetensors" --out "$dir/resumed" --threads 2 > "$dir/log" 2>&1; rc=$?
+t "resume exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$dir/log"
+t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+
+# 4. SIGINT saves a loadable checkpoint and exits 0; resuming it finishes the run.
+"$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/int.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid; wait $pid; rc=$?
+t "SIGINT exits 0" '[ $rc -eq 0 ]'
+t "SIGINT leaves a loadable checkpoint" '"$VITMAE" info "$dir/int/checkpoint.safetensors" > /dev/null'
+t "SIGINT says how to resume" 'grep -q "resume" "$dir/int.log"'
+
+# 5. A NaN loss stops the run: exit 1, the step named, the last good checkpoint intact.
+VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/nan" > /dev/null 2> "$dir/nan.err"; rc=$?
+t "NaN loss exits 1" '[ $rc -eq 1 ]'
+t "NaN loss names the step" 'grep -q "NaN at step 15" "$dir/nan.err"'
+t "checkpoint of step 10 intact after NaN" '"$VITMAE" info "$dir/nan/checkpoint.safetensors" --json | grep -q "\"step\":[[:space:]]*10,"'
+
+# 6. Usage errors (exit 2) before any work; an unwritable output folder is exit 1.
+usage() { "$VITMAE" train $small --steps 5 --out "$dir/u" "$@" > /dev/null 2> "$dir/u.err"; echo $?; }
+t "--batch 0 is a usage error" '[ $(usage --batch 0) -eq 2 ] && grep -q -- "--batch" "$dir/u.err"'
+t "image not a multiple of the patch" '[ $(usage --img 18) -eq 2 ] && grep -q "multiple" "$dir/u.err"'
+t "dim not divisible by heads" '[ $(usage --dim 36 --heads 5) -eq 2 ] && grep -q "divisible" "$dir/u.err"'
+t "dim not divisible by 4" '[ $(usage --dim 30 --heads 2) -eq 2 ] && grep -q "sin-cos" "$dir/u.err"'
+t "a model too big for memory names the bytes" '[ $(usage --preset base --img 1024 --patch 4 --batch 4096) -eq 2 ] && grep -q "bytes" "$dir/u.err"'
+t "unknown flag" '[ $(usage --frobnicate 1) -eq 2 ]'
+t "missing --data" '"$VITMAE" train --steps 5 2>/dev/null; [ $? -eq 2 ]'
+t "nothing written on usage errors" '[ ! -e "$dir/u" ]'
+touch "$dir/file"
+"$VITMAE" train $small --steps 5 --out "$dir/file/run" > /dev/null 2> "$dir/w.err"; rc=$?
+t "unwritable output folder exits 1" '[ $rc -eq 1 ] && grep -q "file" "$dir/w.err"'
+mkdir "$dir/empty"
+"$VITMAE" train --data "$dir/empty" --steps 5 --out "$dir/e" > /dev/null 2> "$dir/e.err"; rc=$?
+t "a folder with no image exits 1" '[ $rc -eq 1 ] && grep -q "no decodable image" "$dir/e.err"'
+[ $fail -eq 0 ] && echo "cli train ok"
+exit $fail

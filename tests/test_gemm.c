@@ -1,0 +1,171 @@
+// gemm: every path this CPU has (avx512, avx2, portable, ref) against the *_ref loops on odd sizes,
+// with and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N
+// window untouched; 1 and 2 threads bitwise equal; the path selection API.
+#include <omp.h>
+#include "check.h"
+#include "cpu.h"
+#include "gemm.h"
+#include "rng.h"
+
+enum { NT, NN, TN };
+static const char *const product_name[] = {"nt", "nn", "tn"};
+
+static void run(int product, int ref, int M, int N, int K, const float *A, int lda, const float *B,
+                int ldb, float *C, int ldc, const float *bias, int acc) {
+    switch (product) {
+    case NT: (ref ? gemm_nt_ref : gemm_nt)(M, N, K, A, lda, B, ldb, C, ldc, bias, acc); break;
+    case NN: (ref ? gemm_nn_ref : gemm_nn)(M, N, K, A, lda, B, ldb, C, ldc, acc); break;
+    default: (ref ? gemm_tn_ref : gemm_tn)(M, N, K, A, lda, B, ldb, C, ldc, acc); break;
+    }
+}
+
+// One problem with its own buffers. Operand padding holds NaN, so reading past a row shows up;
+// C padding holds a sentinel that must survive.
+typedef struct {
+    int product, M, N, K, lda, ldb, ldc, acc, has_bias;
+    long a_len, b_len, c_len;
+    float *A, *B, *C0, *bias, *absA, *absB, *absC0, *absbias;
+} Problem;
+
+#define SENTINEL 12345.0f
+
+static float *alloc_f(long n) {
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!p) { perror("malloc"); exit(2); }
+    return p;
+}
+
+static void fill(float *x, long rows, long cols, long ld, Rng *rng, float pad) {
+    for (long r = 0; r < rows; r++)
+        for (long c = 0; c < ld; c++) x[r * ld + c] = c < cols ? rng_uniform(rng) * 2.0f - 1.0f : pad;
+}
+
+static float *abs_copy(const float *x, long n) {
+    if (!x) return NULL;
+    float *y = alloc_f(n);
+    for (long i = 0; i < n; i++) y[i] = fabsf(x[i]);
+    return y;
+}
+
+static Problem make(int product, int M, int N, int K, int pad, int acc, int has_bias, Rng *rng) {
+    Problem p = {product, M, N, K, 0, 0, N + pad, acc, has_bias, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    long arows, acols, brows, bcols;
+    if (product == TN) { arows = K; acols = M; } else { arows = M; acols = K; }
+    if (product == NT) { brows = N; bcols = K; } else { brows = K; bcols = N; }
+    p.lda = (int)acols + pad; p.ldb = (int)bcols + (pad ? pad + 3 : 0);
+    p.a_len = arows * p.lda; p.b_len = brows * p.ldb; p.c_len = (long)M * p.ldc;
+    p.A = alloc_f(p.a_len); p.B = alloc_f(p.b_len); p.C0 = alloc_f(p.c_len);
+    fill(p.A, arows, acols, p.lda, rng, NAN);
+    fill(p.B, brows, bcols, p.ldb, rng, NAN);
+    fill(p.C0, M, N, p.ldc, rng, SENTINEL);
+    if (has_bias && product == NT) { p.bias = alloc_f(N); fill(p.bias, 1, N, N, rng, 0); }
+    p.absA = abs_copy(p.A, p.a_len); p.absB = abs_copy(p.B, p.b_len);
+    p.absC0 = abs_copy(p.C0, p.c_len); p.absbias = abs_copy(p.bias, N);
+    return p;
+}
+
+static void release(Problem *p) {
+    free(p->A); free(p->B); free(p->C0); free(p->bias);
+    free(p->absA); free(p->absB); free(p->absC0); free(p->absbias);
+}
+
+// Runs the fast entry point on a copy of C0 (using `threads` threads).
+static float *compute(const Problem *p, int threads) {
+    float *C = alloc_f(p->c_len);
+    memcpy(C, p->C0, (size_t)p->c_len * sizeof(float));
+    omp_set_num_threads(threads);
+    run(p->product, 0, p->M, p->N, p->K, p->A, p->lda, p->B, p->ldb, C, p->ldc, p->bias, p->acc);
+    omp_set_num_threads(2);
+    return C;
+}
+
+// Compares C against the reference. Both are sums of the same products in different orders, so each
+// differs from the exact value by at most ~(K+2) u S, S = |C0| + sum_k |a||b| + |bias| (u = 2^-24):
+// allow twice that. A wrong term or a missed k-block moves an element by far more.
+static int compare(const Problem *p, const float *C, const char *path) {
+    float *R = alloc_f(p->c_len), *S = alloc_f(p->c_len);
+    memcpy(R, p->C0, (size_t)p->c_len * sizeof(float));
+    memcpy(S, p->absC0, (size_t)p->c_len * sizeof(float));
+    run(p->product, 1, p->M, p->N, p->K, p->A, p->lda, p->B, p->ldb, R, p->ldc, p->bias, p->acc);
+    run(p->product, 1, p->M, p->N, p->K, p->absA, p->lda, p->absB, p->ldb, S, p->ldc, p->absbias, 1);
+    int bad = 0;
+    for (long i = 0; i < p->M && bad < 3; i++)
+        for (long j = 0; j < p->ldc && bad < 3; j++) {
+            long x = i * p->ldc + j;
+            int ok;
+            if (j >= p->N) ok = C[x] == SENTINEL;
+            else ok = fabsf(C[x] - R[x]) <= 2.0f * (p->K + 2) * 0x1p-24f * S[x] + 1e-30f;
+            CHECK(ok, "%s %s M=%d N=%d K=%d acc=%d bias=%d: C[%ld,%ld]=%.9g want %.9g (scale %.3g)",
+                  path, product_name[p->product], p->M, p->N, p->K, p->acc, p->bias != NULL, i, j,
+                  C[x], j < p->N ? R[x] : SENTINEL, S[x]);
+            bad += !ok;
+        }
+    free(R); free(S);
+    return bad == 0;
+}
+
+static void test_path(const char *path, Rng *rng) {
+    static const int sizes[] = {1, 7, 33, 129};
+    int n = 0, ok = 0;
+    for (int product = 0; product < 3; product++)
+        for (int mi = 0; mi < 4; mi++)
+            for (int ni = 0; ni < 4; ni++)
+                for (int ki = 0; ki < 4; ki++) {
+                    int v = mi + ni + ki + product;          // vary padding, accumulate and bias
+                    Problem p = make(product, sizes[mi], sizes[ni], sizes[ki], v % 3 ? 5 : 0,
+                                     v & 1, (v >> 1) & 1, rng);
+                    float *C = compute(&p, 2);
+                    ok += compare(&p, C, path); n++;
+                    free(C); release(&p);
+                }
+    // Several k-blocks (K > 384), several column slabs (N * kc > slab), model-like shapes, K = 0.
+    static const int shapes[][3] = {{33, 40, 1000}, {20, 1500, 400}, {65, 48, 128}, {150, 192, 576},
+                                    {17, 65, 32}, {5, 9, 0}};
+    for (int product = 0; product < 3; product++)
+        for (int s = 0; s < 6; s++) {
+            // s = 0: K 1000 + pad 24 makes row-major A rows exactly 4 KB apart (the copied-rows case)
+            Problem p = make(product, shapes[s][0], shapes[s][1], shapes[s][2], s == 0 ? 24 : s & 1 ? 0 : 3,
+                             s & 1, 1, rng);
+            float *C = compute(&p, 2);
+            ok += compare(&p, C, path); n++;
+            free(C); release(&p);
+        }
+    CHECK(ok == n, "%s: %d of %d problems match the reference", path, ok, n);
+}
+
+// Large enough to use both threads, split by rows and (M small) by columns; several k-blocks.
+static void test_threads(const char *path, Rng *rng) {
+    static const int shapes[][3] = {{130, 100, 800}, {20, 500, 300}, {259, 67, 129}};
+    for (int product = 0; product < 3; product++)
+        for (int s = 0; s < 3; s++) {
+            Problem p = make(product, shapes[s][0], shapes[s][1], shapes[s][2], 1, s == 1, 1, rng);
+            float *C1 = compute(&p, 1), *C2 = compute(&p, 2);
+            CHECK(!memcmp(C1, C2, (size_t)p.c_len * sizeof(float)),
+                  "%s %s M=%d N=%d K=%d: 1 and 2 threads differ", path, product_name[product],
+                  p.M, p.N, p.K);
+            compare(&p, C2, path);
+            free(C1); free(C2); release(&p);
+        }
+}
+
+int main(void) {
+    Rng rng;
+    rng_seed(&rng, 7);
+    CHECK(gemm_force_kernel("no-such-path") == -1, "unknown path refused");
+    CHECK(gemm_force_kernel(NULL) == 0, "auto");
+    const char *best = cpu_has_avx512() ? "avx512" : cpu_has_avx2_fma() ? "avx2" : "portable";
+    CHECK(!strcmp(gemm_kernel_name(), best), "default path %s, want %s", gemm_kernel_name(), best);
+    CHECK((gemm_force_kernel("avx512") == 0) == cpu_has_avx512(), "avx512 available iff CPU has it");
+    CHECK((gemm_force_kernel("avx2") == 0) == cpu_has_avx2_fma(), "avx2 available iff CPU has it");
+
+    static const char *const paths[] = {"avx512", "avx2", "portable", "ref"};
+    for (int i = 0; i < 4; i++) {
+        if (gemm_force_kernel(paths[i])) { printf("path %s: not on this CPU, skipped\n", paths[i]); continue; }
+        CHECK(!strcmp(gemm_kernel_name(), paths[i]), "forced %s, got %s", paths[i], gemm_kernel_name());
+        test_path(paths[i], &rng);
+        test_threads(paths[i], &rng);
+        printf("path %s: checked\n", paths[i]);
+    }
+    gemm_force_kernel(NULL);
+    return check_done();
+}
