@@ -288,20 +288,25 @@ void mae_init_weights(Mae *m, Rng *rng) {
 // ---------------------------------------------------------------------------------------------
 // Masking
 
+typedef struct { float noise; int index; } NoiseKey;
+
+// Ascending noise; equal noise keeps index order, so the result is a stable argsort.
+static int noise_key_cmp(const void *pa, const void *pb) {
+    const NoiseKey *a = pa, *b = pb;
+    if (a->noise < b->noise) return -1;
+    if (a->noise > b->noise) return 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
 void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep) {
-    int *order = malloc((size_t)L * sizeof(int));
-    if (!order) abort();
+    NoiseKey *keys = malloc((size_t)L * sizeof *keys);
+    if (!keys) abort();
     for (int b = 0; b < B; b++) {
-        const float *nz = noise + (size_t)b * L;
-        // Stable insertion sort by noise (ties keep index order); L is at most a few thousand.
-        for (int i = 0; i < L; i++) {
-            int j = i;
-            while (j > 0 && nz[order[j - 1]] > nz[i]) { order[j] = order[j - 1]; j--; }
-            order[j] = i;
-        }
-        memcpy(ids_keep + (size_t)b * len_keep, order, (size_t)len_keep * sizeof(int));
+        for (int i = 0; i < L; i++) keys[i] = (NoiseKey){noise[(size_t)b * L + i], i};
+        qsort(keys, (size_t)L, sizeof *keys, noise_key_cmp);
+        for (int j = 0; j < len_keep; j++) ids_keep[(size_t)b * len_keep + j] = keys[j].index;
     }
-    free(order);
+    free(keys);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,317 @@
+// dataset: scan order, classes, skipped / ignored counts, hostile folder entries, split, cache vs
+// decode, batches for any thread count, pixel statistics.
+#include <omp.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "check.h"
+#include "dataset.h"
+
+static char base[600], root[700];
+
+static const char *at(const char *base, const char *rel) {
+    static char buf[8][1200];
+    static int k = 0;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", base, rel);
+    return buf[k];
+}
+
+static void mkdirs(const char *base, const char *rel) { mkdir(at(base, rel), 0777); }
+
+// A w x h x c PNG with a deterministic pattern (seed varies it).
+static void put_png(const char *base, const char *rel, int w, int h, int c, int seed) {
+    uint8_t *px = malloc((size_t)w * h * c);
+    for (int i = 0; i < w * h * c; i++) px[i] = (uint8_t)((i * 37 + seed * 101 + (i / c) * 13) & 255);
+    char err[256];
+    if (png_write(at(base, rel), px, w, h, c, NULL, err, sizeof err)) { fprintf(stderr, "%s: %s\n", rel, err); exit(2); }
+    free(px);
+}
+
+// A 16-bit grey PNG via libpng (our png_write is 8-bit only).
+static void put_png16(const char *base, const char *rel, int w, int h) {
+    FILE *f = fopen(at(base, rel), "wb");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    if (setjmp(png_jmpbuf(png))) exit(2);
+    png_init_io(png, f);
+    png_set_IHDR(png, info, w, h, 16, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    uint8_t *row = malloc((size_t)w * 2);
+    for (int y = 0; y < h; y++) {
+        for (int x = 0; x < w; x++) { uint16_t v = (uint16_t)((x * 4099 + y * 257) * 3); row[2 * x] = (uint8_t)(v >> 8); row[2 * x + 1] = (uint8_t)v; }
+        png_write_row(png, row);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    fclose(f);
+    free(row);
+}
+
+static void put_text(const char *base, const char *rel, const char *text) {
+    FILE *f = fopen(at(base, rel), "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void build_tree(void) {
+    snprintf(root, sizeof root, "%s/tree", base);
+    mkdir(root, 0777);
+    put_png(root, "a_root.png", 8, 8, 1, 1);
+    put_text(root, "notes.txt", "not an image\n");
+    put_text(root, "zz.JPG", "text pretending to be a JPEG\n");
+    mkdirs(root, "B_class");
+    put_png(root, "B_class/2.png", 8, 8, 1, 2);
+    put_png(root, "B_class/10.png", 6, 9, 1, 3);
+    put_png(root, "B_class/bad.png", 8, 8, 1, 4);
+    truncate(at(root, "B_class/bad.png"), 60);
+    mkdirs(root, "cats");
+    mkdirs(root, "cats/sub");
+    mkdirs(root, "cats/sub/deeper");
+    put_png(root, "cats/x.png", 8, 8, 1, 5);
+    put_png(root, "cats/\xff.png", 8, 8, 1, 6);            // a name that is not UTF-8
+    put_png(root, "cats/sub/y.jpeg", 12, 10, 1, 7);        // a PNG named .jpeg: content decides
+    put_png16(root, "cats/sub/deeper/z.PNG", 9, 7);         // 16-bit: cached as its view, not 8-bit
+    mkdirs(root, "dogs");
+    put_png(root, "dogs/d.png", 40, 30, 3, 8);              // large: cached as its evaluation view
+    mkdirs(root, "dogs/fake.png");                          // a folder named like an image
+    put_png(root, "dogs/fake.png/inner.png", 8, 8, 3, 9);
+    symlink("l2.png", at(root, "dogs/l1.png"));
+    symlink("l1.png", at(root, "dogs/l2.png"));
+    symlink("..", at(root, "dogs/loop"));                   // a folder loop
+    mkdirs(root, "empty_class");
+    put_text(root, "empty_class/readme.md", "no images here\n");
+}
+
+static void test_scan(void) {
+    Dataset ds;
+    char err[256] = "";
+    int rc = dataset_scan(root, NULL, &ds, err, sizeof err);
+    CHECK(rc == 0, "scan: %s", err);
+    if (rc) return;
+    CHECK(ds.n == 9, "ok = %d, want 9", ds.n);
+    CHECK(ds.nskipped == 4, "skipped = %d, want 4", ds.nskipped);
+    CHECK(ds.nignored == 3, "ignored = %d, want 3 (notes.txt, readme.md, the loop folder)", ds.nignored);
+    const char *want_rel[9] = {"B_class/10.png", "B_class/2.png", "a_root.png", "cats/sub/deeper/z.PNG",
+                               "cats/sub/y.jpeg", "cats/x.png", "cats/\xff.png", "dogs/d.png",
+                               "dogs/fake.png/inner.png"};
+    int want_cls[9] = {0, 0, -1, 1, 1, 1, 1, 2, 2};
+    for (int i = 0; i < 9 && i < ds.n; i++) {
+        CHECK(!strcmp(ds.items[i].rel, want_rel[i]), "item %d is %s, want %s", i, ds.items[i].rel, want_rel[i]);
+        CHECK(ds.items[i].cls == want_cls[i], "item %d class %d, want %d", i, ds.items[i].cls, want_cls[i]);
+        CHECK(!strcmp(ds.items[i].path, at(root, want_rel[i])), "item %d path %s", i, ds.items[i].path);
+    }
+    CHECK(ds.nclasses == 3, "classes = %d", ds.nclasses);
+    const char *want_cn[3] = {"B_class", "cats", "dogs"};
+    int want_cc[3] = {2, 4, 2};
+    for (int i = 0; i < 3 && i < ds.nclasses; i++)
+        CHECK(!strcmp(ds.class_names[i], want_cn[i]) && ds.class_counts[i] == want_cc[i], "class %d: %s %d",
+              i, ds.class_names[i], ds.class_counts[i]);
+    CHECK(ds.nroot == 1, "unclassified = %d", ds.nroot);
+    const char *want_skip[4] = {"B_class/bad.png", "dogs/l1.png", "dogs/l2.png", "zz.JPG"};
+    const char *want_why[4] = {"truncated PNG data", "symbolic link loop", "symbolic link loop", "not a PNG or JPEG file"};
+    for (int i = 0; i < 4 && i < ds.nskipped; i++) {
+        CHECK(!strcmp(ds.skipped[i].path, at(root, want_skip[i])), "skipped %d: %s", i, ds.skipped[i].path);
+        CHECK(strstr(ds.skipped[i].reason, want_why[i]) != NULL, "skipped %d reason: %s", i, ds.skipped[i].reason);
+    }
+    CHECK(ds.min_w == 6 && ds.min_h == 7 && ds.max_w == 40 && ds.max_h == 30, "size range %dx%d .. %dx%d",
+          ds.min_w, ds.min_h, ds.max_w, ds.max_h);
+    CHECK(ds.all_grey == 0, "RGB images present: not all grey");
+    CHECK(ds.cache == NULL, "no cache without options");
+    dataset_free(&ds);
+
+    // Thread count does not change the result.
+    omp_set_num_threads(1);
+    Dataset one;
+    rc = dataset_scan(root, NULL, &one, err, sizeof err);
+    omp_set_num_threads(2);
+    CHECK(rc == 0 && one.n == 9 && one.nskipped == 4, "single-threaded scan");
+    if (rc == 0) dataset_free(&one);
+
+    // Greyscale-only folder; an empty folder; a missing one; a file.
+    const char *grey = at(root, "B_class");
+    rc = dataset_scan(grey, NULL, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 2 && ds.all_grey == 1 && ds.nclasses == 0 && ds.nroot == 2, "grey folder");
+    if (rc == 0) dataset_free(&ds);
+    rc = dataset_scan(at(root, "empty_class"), NULL, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 0 && ds.nignored == 1, "folder without images scans to n = 0");
+    if (rc == 0) dataset_free(&ds);
+    CHECK(dataset_scan(at(root, "nope"), NULL, &ds, err, sizeof err) == -1, "missing folder fails");
+    CHECK(dataset_scan(at(root, "notes.txt"), NULL, &ds, err, sizeof err) == -1 && strstr(err, "not a folder"),
+          "a file is not a folder: %s", err);
+    // --max-pixels: the 40x30 image (1200 px) is skipped at a limit of 1000.
+    DatasetOptions small = {1000, 0, 0};
+    rc = dataset_scan(root, &small, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 8 && ds.nskipped == 5, "max_pixels skips the large image (n=%d)", ds.n);
+    if (rc == 0) dataset_free(&ds);
+}
+
+static void test_split(void) {
+    CHECK(dataset_path_hash("") == 0xcbf29ce484222325ull, "FNV-1a of empty string");
+    CHECK(dataset_path_hash("a") == 0xaf63dc4c8601ec8cull, "FNV-1a of 'a'");
+    CHECK(dataset_path_hash("foobar") == 0x85944171f73967e8ull, "FNV-1a of 'foobar'");
+    Dataset ds;
+    char err[256];
+    if (dataset_scan(root, NULL, &ds, err, sizeof err)) { CHECK(0, "scan: %s", err); return; }
+    int *tr, *va, nt, nv, *tr2, *va2, nt2, nv2;
+    dataset_split(&ds, 0.3, &tr, &nt, &va, &nv);
+    dataset_split(&ds, 0.3, &tr2, &nt2, &va2, &nv2);
+    CHECK(nt == nt2 && nv == nv2 && !memcmp(tr, tr2, sizeof(int) * nt) && !memcmp(va, va2, sizeof(int) * nv),
+          "split is deterministic");
+    CHECK(nt + nv == ds.n, "train + val = all (%d + %d)", nt, nv);
+    int rule_ok = 1;
+    for (int i = 0; i < nv; i++) rule_ok &= dataset_path_hash(ds.items[va[i]].rel) % 10000 < 3000;
+    for (int i = 0; i < nt; i++) rule_ok &= dataset_path_hash(ds.items[tr[i]].rel) % 10000 >= 3000;
+    CHECK(rule_ok, "val exactly when hash %% 10000 < 3000");
+    free(tr); free(va); free(tr2); free(va2);
+    dataset_split(&ds, 0, &tr, &nt, &va, &nv);
+    CHECK(nt == ds.n && nv == 0, "val_frac 0: no validation");
+    free(tr); free(va);
+    dataset_split(&ds, 1e-4, &tr, &nt, &va, &nv);   // threshold 1: almost surely empty -> one forced
+    CHECK(nv >= 1 && nt + nv == ds.n, "tiny val_frac still gives a validation image");
+    free(tr); free(va);
+    dataset_free(&ds);
+}
+
+static void test_cache_and_views(void) {
+    const int S = 8;
+    Dataset plain, cached;
+    char err[256];
+    DatasetOptions opt = {0, S, 16};
+    if (dataset_scan(root, NULL, &plain, err, sizeof err) || dataset_scan(root, &opt, &cached, err, sizeof err)) {
+        CHECK(0, "scan: %s", err);
+        return;
+    }
+    CHECK(cached.cache != NULL && cached.cache_size == S, "cache built");
+    if (!cached.cache) { dataset_free(&plain); dataset_free(&cached); return; }
+    // 8x8 8-bit grey: original; 16-bit z.PNG and 40x30 d.png: evaluation views.
+    CHECK(cached.cache[2].original == 1 && cached.cache[2].w == 8, "a_root.png cached as original");
+    CHECK(cached.cache[3].original == 0 && cached.cache[3].w == S, "16-bit image cached as its view");
+    CHECK(cached.cache[7].original == 0 && cached.cache[7].w == S, "large image cached as its view");
+    float a[S * S * 3], b[S * S * 3];
+    for (int ch = 1; ch <= 3; ch += 2)
+        for (int i = 0; i < plain.n; i++) {
+            int r1 = dataset_eval_view(&plain, i, S, ch, a, err, sizeof err);
+            int r2 = dataset_eval_view(&cached, i, S, ch, b, err, sizeof err);
+            CHECK(r1 == 0 && r2 == 0 && !memcmp(a, b, sizeof(float) * S * S * ch),
+                  "eval view of item %d (%d channels): cache equals decode", i, ch);
+        }
+    for (int i = 0; i < plain.n; i++) {
+        for (int aug = AUGMENT_NONE; aug <= AUGMENT_CROP; aug++) {
+            if (aug == AUGMENT_CROP && !cached.cache[i].original) continue;   // documented exception
+            Rng r1, r2;
+            rng_seed(&r1, 99); rng_seed(&r2, 99);
+            dataset_train_view(&plain, i, S, 3, (Augment)aug, &r1, a, err, sizeof err);
+            dataset_train_view(&cached, i, S, 3, (Augment)aug, &r2, b, err, sizeof err);
+            CHECK(!memcmp(a, b, sizeof(float) * S * S * 3), "train view %d aug %d: cache equals decode", i, aug);
+        }
+    }
+    // Views are 8-bit levels.
+    dataset_eval_view(&plain, 7, S, 3, a, err, sizeof err);
+    CHECK(image_is_8bit(a, S * S * 3), "views hold 8-bit levels");
+    // The flip mode is the eval view, mirrored or not.
+    float e[S * S], f[S * S];
+    dataset_eval_view(&plain, 2, S, 1, e, err, sizeof err);
+    int flipped = 0, same = 0;
+    for (int s = 0; s < 20; s++) {
+        Rng r;
+        rng_seed(&r, (uint64_t)s);
+        dataset_train_view(&plain, 2, S, 1, AUGMENT_FLIP, &r, f, err, sizeof err);
+        if (!memcmp(e, f, sizeof e)) same++;
+        image_flip_h(f, S, S, 1);
+        if (!memcmp(e, f, sizeof e)) flipped++;
+    }
+    CHECK(same + flipped == 20 && same > 0 && flipped > 0, "flip: %d as is, %d mirrored", same, flipped);
+
+    // Batches: same for 1 and 2 threads, same for cache and decode.
+    int items[5] = {0, 2, 4, 6, 8};
+    float *b1 = malloc(sizeof(float) * 5 * S * S * 3), *b2 = malloc(sizeof(float) * 5 * S * S * 3);
+    omp_set_num_threads(1);
+    int rc1 = dataset_load_batch(&plain, items, 5, S, 3, AUGMENT_CROP, 5, 17, b1, err, sizeof err);
+    omp_set_num_threads(2);
+    int rc2 = dataset_load_batch(&cached, items, 5, S, 3, AUGMENT_CROP, 5, 17, b2, err, sizeof err);
+    CHECK(rc1 == 0 && rc2 == 0 && !memcmp(b1, b2, sizeof(float) * 5 * S * S * 3), "batch independent of threads and cache");
+    rc2 = dataset_load_batch(&plain, items, 5, S, 3, AUGMENT_CROP, 5, 18, b2, err, sizeof err);
+    CHECK(rc2 == 0 && memcmp(b1, b2, sizeof(float) * 5 * S * S * 3) != 0, "another step, another batch");
+    free(b1);
+    free(b2);
+
+    // A file that changed after the scan: a clear error naming it.
+    put_text(root, "cats/x.png", "gone");
+    CHECK(dataset_eval_view(&plain, 5, S, 1, a, err, sizeof err) == -1 && strstr(err, "cats/x.png") &&
+          strstr(err, "not a PNG or JPEG file"), "changed file: %s", err);
+    CHECK(dataset_eval_view(&cached, 5, S, 1, a, err, sizeof err) == 0, "cached dataset does not re-read it");
+    put_png(root, "cats/x.png", 8, 8, 1, 5);
+    dataset_free(&plain);
+    dataset_free(&cached);
+
+    // Over budget: a 600x600 RGB original (1 MiB + ) with a 1 MiB budget: no cache at all.
+    char big[700];
+    snprintf(big, sizeof big, "%s/big", base);
+    mkdir(big, 0777);
+    put_png(big, "a.png", 8, 8, 3, 1);
+    put_png(big, "b.png", 600, 600, 3, 2);
+    DatasetOptions tight = {0, 300, 1};
+    Dataset bd;
+    CHECK(dataset_scan(big, &tight, &bd, err, sizeof err) == 0 && bd.n == 2 && bd.cache == NULL,
+          "over the cache budget: nothing cached");
+    dataset_free(&bd);
+}
+
+static void test_stats(void) {
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/stats", base);
+    mkdir(dir, 0777);
+    uint8_t black[16] = {0}, white[16], rgb[16 * 3];
+    memset(white, 255, sizeof white);
+    for (int i = 0; i < 16; i++) { rgb[3 * i] = 255; rgb[3 * i + 1] = (uint8_t)(i % 2 ? 255 : 0); rgb[3 * i + 2] = 0; }
+    char err[256];
+    png_write(at(dir, "0.png"), black, 4, 4, 1, NULL, err, sizeof err);
+    png_write(at(dir, "1.png"), white, 4, 4, 1, NULL, err, sizeof err);
+    png_write(at(dir, "2.png"), rgb, 4, 4, 3, NULL, err, sizeof err);
+    Dataset ds;
+    if (dataset_scan(dir, NULL, &ds, err, sizeof err) || ds.n != 3) { CHECK(0, "stats scan: %s", err); return; }
+    int idx[3] = {0, 1, 2};
+    float mean[3], std[3];
+    // Black and white grey images: mean 0.5, std 0.5.
+    CHECK(dataset_pixel_stats(&ds, idx, 2, 0, 4, 1, mean, std, err, sizeof err) == 0, "stats: %s", err);
+    CHECK_CLOSE(mean[0], 0.5, 1e-7, 0, "grey mean");
+    CHECK_CLOSE(std[0], 0.5, 1e-7, 0, "grey std");
+    // All three as RGB: R = {0, 1, 1}, G = {0, 1, half 1}, B = {0, 1, 0} per image.
+    CHECK(dataset_pixel_stats(&ds, idx, 3, 0, 4, 3, mean, std, err, sizeof err) == 0, "stats: %s", err);
+    double mr = 2.0 / 3, mg = 1.5 / 3, mb = 1.0 / 3;
+    CHECK_CLOSE(mean[0], mr, 1e-6, 0, "R mean");
+    CHECK_CLOSE(mean[1], mg, 1e-6, 0, "G mean");
+    CHECK_CLOSE(mean[2], mb, 1e-6, 0, "B mean");
+    CHECK_CLOSE(std[0], sqrt(mr - mr * mr), 1e-6, 0, "R std");
+    CHECK_CLOSE(std[1], sqrt(mg - mg * mg), 1e-6, 0, "G std");
+    CHECK_CLOSE(std[2], sqrt(mb - mb * mb), 1e-6, 0, "B std");
+    // limit 1 picks idx[0] only: a constant black channel -> mean 0, std 1 (not scaled).
+    CHECK(dataset_pixel_stats(&ds, idx, 3, 1, 4, 1, mean, std, err, sizeof err) == 0 && mean[0] == 0 && std[0] == 1,
+          "limit 1: mean %g std %g", mean[0], std[0]);
+    // Same for 1 thread, bit for bit.
+    float m2[3], s2[3];
+    dataset_pixel_stats(&ds, idx, 3, 0, 4, 3, mean, std, err, sizeof err);
+    omp_set_num_threads(1);
+    dataset_pixel_stats(&ds, idx, 3, 0, 4, 3, m2, s2, err, sizeof err);
+    omp_set_num_threads(2);
+    CHECK(!memcmp(mean, m2, sizeof mean) && !memcmp(std, s2, sizeof std), "stats independent of threads");
+    dataset_free(&ds);
+}
+
+int main(void) {
+    omp_set_num_threads(2);
+    snprintf(base, sizeof base, "%s", check_tmpdir());
+    build_tree();
+    test_scan();
+    test_split();
+    test_cache_and_views();
+    test_stats();
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", base);
+    return check_done();
+}
