@@ -7,6 +7,7 @@ typedef struct { const char *name; int (*run)(int, char **); const char *what; }
 
 static const Command commands[] = {
     // Each command registers here as it lands (one line each, sorted as in --help).
+    {"attention", cmd_attention, "attention maps of the encoder drawn over images (cls, patch, rollout)"},
     {"data", cmd_data, "check a folder of images: counts, classes, sizes, skipped files"},
     {"info", cmd_info, "the config, parameter count and train state of a checkpoint"},
     {NULL, NULL, NULL},
