@@ -63,14 +63,14 @@ def fixture_config():
                             pixel_std=IMAGENET_STD)
 
 
-def fixture_model(cfg, seed):
+def fixture_model(cfg, seed, qkv_noise=0.3):
     """MAE init plus noise; the attention weights get more, so the maps are far from uniform."""
     torch.manual_seed(seed)
     model = reference.MaskedAutoencoder(cfg)
     model.init_weights()
     with torch.no_grad():
         for name, p in model.named_parameters():
-            p.add_((0.3 if ".attn.qkv." in name else 0.05) * torch.randn_like(p))
+            p.add_((qkv_noise if ".attn.qkv." in name else 0.05) * torch.randn_like(p))
             p.copy_(reference.f32(p))
     return model
 
