@@ -118,7 +118,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         nnames++;
     }
     closedir(d);
-    qsort(names, (size_t)nnames, sizeof *names, cmp_str);
+    if (nnames) qsort(names, (size_t)nnames, sizeof *names, cmp_str);
     for (int i = 0; i < nnames && !wk->oom; i++) {
         char *full = join(path, names[i]), *sub = join(rel, names[i]);
         if (!full || !sub) { free(full); free(sub); wk->oom = 1; break; }
