@@ -97,6 +97,7 @@ demo: deps vitmae $(TOOLS) fmnist
 fixtures:
 	/usr/bin/python3 tools/reference.py tests/fixtures
 	/usr/bin/python3 tools/reference_recon.py tests/fixtures
+	/usr/bin/python3 tools/reference_attention.py tests/fixtures
 
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity
