@@ -10,6 +10,7 @@ static const Command commands[] = {
     {"train", cmd_train, "pretrain a masked autoencoder on a folder of images"},
     {"data", cmd_data, "check a folder of images: counts, classes, sizes, skipped files"},
     {"info", cmd_info, "the config, parameter count and train state of a checkpoint"},
+    {"bench", cmd_bench, "training-step speed on synthetic data: img/s, GFLOP/s, % of FMA peak, phases"},
     {NULL, NULL, NULL},
 };
 
