@@ -33,6 +33,7 @@ typedef struct {
     BlockOffsets *w;       // [depth]
     BlockActs *acts;       // [depth]
     float **res;           // [depth + 1] residual streams [N, C]; res[0] input, res[depth] output
+    float *att_scratch;    // [N, C] attention's per-head K^T (forward)
 } Stack;
 
 struct Mae {
@@ -154,6 +155,9 @@ static size_t carve_all(Mae *m, float *base) {
     m->d_fc1 = carve(&cv, N * W * c->mlp_ratio);
     m->d_gelu = carve(&cv, N * W * c->mlp_ratio);
     m->d_small = carve(&cv, N * W);
+    // The forward attention scratch is the backward's d_small (N * W >= B * T * C for both stacks).
+    m->enc.att_scratch = m->d_small;
+    m->dec.att_scratch = m->d_small;
     return cv.used;
 }
 
@@ -342,7 +346,7 @@ static void block_forward(const Stack *s, int l, const float *P, int B, int T) {
     const float *x = s->res[l];
     layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, P + w->ln1w, P + w->ln1b, N, C, s->eps);
     linear_forward(a->qkv, a->ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
-    attention_forward(a->atty, a->att, a->qkv, B, T, C, s->NH);
+    attention_forward(a->atty, a->att, a->qkv, s->att_scratch, B, T, C, s->NH);
     linear_forward(a->mid, a->atty, P + w->projw, P + w->projb, N, C, C);
     residual_forward(a->mid, a->mid, x, (long)N * C);
     layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, P + w->ln2w, P + w->ln2b, N, C, s->eps);
@@ -493,8 +497,7 @@ static void block_backward(Mae *m, const Stack *s, int l, float *dx, int B, int 
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
     memset(m->d_gelu, 0, NH * sizeof(float));
     linear_backward(m->d_gelu, G + w->fc2w, G + w->fc2b, dx, a->gelu, P + w->fc2w, N, H, C);
-    memset(m->d_fc1, 0, NH * sizeof(float));
-    gelu_backward(m->d_fc1, a->fc1, m->d_gelu, (long)NH);
+    gelu_backward_set(m->d_fc1, a->fc1, m->d_gelu, (long)NH);
     memset(m->d_ln, 0, NC * sizeof(float));
     linear_backward(m->d_ln, G + w->fc1w, G + w->fc1b, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
     layernorm_backward(dx, G + w->ln2w, G + w->ln2b, m->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C);
@@ -502,7 +505,7 @@ static void block_backward(Mae *m, const Stack *s, int l, float *dx, int B, int 
     memset(m->d_atty, 0, NC * sizeof(float));
     linear_backward(m->d_atty, G + w->projw, G + w->projb, dx, a->atty, P + w->projw, N, C, C);
     memset(m->d_qkv, 0, 3 * NC * sizeof(float));
-    attention_backward(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, B, T, C, s->NH);
+    attention_backward(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, m->d_small, B, T, C, s->NH);
     memset(m->d_ln, 0, NC * sizeof(float));
     linear_backward(m->d_ln, G + w->qkvw, G + w->qkvb, m->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
     layernorm_backward(dx, G + w->ln1w, G + w->ln1b, m->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N, C);
