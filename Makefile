@@ -95,6 +95,14 @@ fmnist: build/tools/fmnist2png
 demo: deps vitmae $(TOOLS) fmnist
 	./vitmae data datasets/fashion-mnist/train
 
+# Speed: vitmae bench (1 and 2 threads) against PyTorch on the bench config, one table. PyTorch
+# (python3-torch) and OpenBLAS (Debian's torch calls the system BLAS; the netlib default is ~50x
+# slower, which would make the comparison meaningless) are installed when root, else a note.
+bench: vitmae
+	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
+	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
+	@sh tools/bench.sh ./vitmae
+
 # Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
 fixtures:
 	/usr/bin/python3 tools/reference.py tests/fixtures
