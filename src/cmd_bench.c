@@ -134,10 +134,10 @@ int cmd_bench(int argc, char **argv) {
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
                "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
-               "\"step_s\": %.6f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
+               "\"step_s\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"phases_s\": {",
                preset, img, patch, channels, batch, (double)mask_ratio, K, threads, steps, warmup,
-               gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, flops * 1e-9, gflops, peak,
+               gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, flops, flops * 1e-9, gflops, peak,
                gflops / peak);
         for (int i = 0; i < 7; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, \"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
