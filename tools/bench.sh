@@ -4,6 +4,10 @@
 # Each figure is the best of REPEAT runs (default 3): the machine's cores are shared, so the best
 # run is the least disturbed one. Usage: tools/bench.sh [VITMAE_BIN]   env: REPEAT, STEPS, BENCH_ARGS
 set -e
+# Idle OpenMP threads sleep instead of spinning (both vitmae and PyTorch use libgomp). On cores shared
+# with other jobs a spinning thread holds a core its teammate needs at the next barrier: with the
+# default policy a 2-thread step measured ~6x slower than with this one while one other job ran.
+OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}; export OMP_WAIT_POLICY
 bin=${1:-./vitmae}
 repeat=${REPEAT:-3}; steps=${STEPS:-10}
 args=${BENCH_ARGS:---preset tiny --img 32 --patch 4 --channels 3 --batch 64 --mask-ratio 0.75}
@@ -46,4 +50,5 @@ else
 fi
 v1=$(for r in $(seq "$repeat"); do field "$tmp/v1.$r" img_per_s; done | best)
 v2=$(for r in $(seq "$repeat"); do field "$tmp/v2.$r" img_per_s; done | best)
+echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 echo "thread scaling 1 -> 2: $(echo "$v1 $v2" | awk '{printf "%.2fx", $2 / $1}')   (best of $repeat runs each, $steps steps after warm-up)"
