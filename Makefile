@@ -9,7 +9,9 @@ PKGS     := libpng zlib libjpeg libcjson
 ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
-STD      := -std=c11 -D_GNU_SOURCE -fopenmp
+STD      := -std=c11 -D_GNU_SOURCE -fopenmp -fno-math-errno
+# -fno-math-errno: sqrtf and friends inline and vectorise (nothing reads errno after math); not
+# -ffast-math: IEEE results are unchanged.
 # Warnings are errors for tests and CI (`make test` sets WERROR=1).
 WERROR   ?= 0
 ifeq ($(WERROR),1)
@@ -103,6 +105,14 @@ fmnist: build/tools/fmnist2png
 DEMO_STEPS ?= 600
 demo: deps vitmae $(TOOLS) fmnist
 	@sh tools/demo.sh $(DEMO_STEPS)
+
+# Speed: vitmae bench (1 and 2 threads) against PyTorch on the bench config, one table. PyTorch
+# (python3-torch) and OpenBLAS (Debian's torch calls the system BLAS; the netlib default is ~50x
+# slower, which would make the comparison meaningless) are installed when root, else a note.
+bench: vitmae
+	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
+	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
+	@sh tools/bench.sh ./vitmae
 
 # Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
 fixtures:

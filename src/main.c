@@ -13,6 +13,7 @@ static const Command commands[] = {
     {"data", cmd_data, "check a folder of images: counts, classes, sizes, skipped files"},
     {"info", cmd_info, "the config, parameter count and train state of a checkpoint"},
     {"eval", cmd_eval, "masked loss and PSNR of a checkpoint over a folder, fixed masks"},
+    {"bench", cmd_bench, "training-step speed on synthetic data: img/s, GFLOP/s, % of FMA peak, phases"},
     {NULL, NULL, NULL},
 };
 
