@@ -280,15 +280,17 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     return 0;
 }
 
-// RUN/samples/step-<step>.png: the first validation images (training images when there is no
-// validation split) with their fixed masks, one five-panel row each.
+// RUN/samples/step-<step>.png: SAMPLE_IMAGES validation images spread evenly over the split
+// (training images when there is no validation split) with fixed masks, one five-panel row each.
 static int write_samples(Train *t, long step, char *err, size_t errlen) {
     const int *src = t->nval ? t->val_idx : t->train_idx;
     int n = (t->nval ? t->nval : t->ntrain);
     if (n > SAMPLE_IMAGES) n = SAMPLE_IMAGES;
     if (n > t->rs.batch) n = t->rs.batch;
     uint64_t keys[SAMPLE_IMAGES];
-    for (int k = 0; k < n; k++) { t->batch_items[k] = src[k]; keys[k] = (uint64_t)k; }
+    int total = t->nval ? t->nval : t->ntrain;
+    // Spread over the split (scan order groups images by class): every class has a chance to show.
+    for (int k = 0; k < n; k++) { t->batch_items[k] = src[(long)k * total / n]; keys[k] = (uint64_t)k; }
     if (load_eval_batch(t, t->batch_items, n, err, errlen)) return -1;
     masks_for(t, SALT_VAL, 0, n, keys, t->ids_keep);
     mae_forward(t->model, t->images, t->ids_keep, n, t->K);
