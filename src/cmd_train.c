@@ -414,6 +414,25 @@ static int cmp_long(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+// Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
+// ".checkpoint*.safetensors.tmp-XXXXXX" and save_checkpoint's ".checkpoint.link.<pid>". Removed when
+// a run starts or resumes in the folder, so repeated crashes do not fill the disk.
+static void remove_stale_temp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        int tmp = strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL;
+        int lnk = strncmp(n, ".checkpoint.link.", 17) == 0;
+        if (!tmp && !lnk) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, n);
+        unlink(path);
+    }
+    closedir(d);
+}
+
 static void prune_snapshots(const char *dir, int keep) {
     DIR *d = opendir(dir);
     if (!d) return;
@@ -750,6 +769,7 @@ static int setup(Train *t, Flag *flags, int nflags) {
         cli_error("train --out", "%s", err);
         return 1;
     }
+    remove_stale_temp_files(t->run_dir);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
 
     if (!resuming) {
