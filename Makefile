@@ -133,6 +133,7 @@ demo: deps vitmae $(TOOLS) fmnist
 # Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
 fixtures:
 	/usr/bin/python3 tools/reference.py tests/fixtures
+	/usr/bin/python3 tools/reference_recon.py tests/fixtures
 
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity

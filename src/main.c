@@ -8,8 +8,10 @@ typedef struct { const char *name; int (*run)(int, char **); const char *what; }
 static const Command commands[] = {
     // Each command registers here as it lands (one line each, sorted as in --help).
     {"train", cmd_train, "pretrain a masked autoencoder on a folder of images"},
+    {"reconstruct", cmd_reconstruct, "mask images, reconstruct them, write panels and masked MSE / PSNR"},
     {"data", cmd_data, "check a folder of images: counts, classes, sizes, skipped files"},
     {"info", cmd_info, "the config, parameter count and train state of a checkpoint"},
+    {"eval", cmd_eval, "masked loss and PSNR of a checkpoint over a folder, fixed masks"},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,132 @@
+#!/bin/sh
+# `vitmae reconstruct` and `vitmae eval`: a known answer (a model that predicts a constant), output
+# files and their sizes, stem collisions, unreadable inputs, refused masks and checkpoints, usage
+# errors, thread-count independence, and eval agreeing with reconstruct on the same images and masks.
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+tmp=$(mktemp -d)
+mk="$VITMAE_TOOLS/mkckpt"
+fx="$VITMAE_ROOT/tests/fixtures"
+# Width and height of a PNG from its IHDR (bytes 16..23, big-endian).
+png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{printf "%d %d", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}'; }
+
+# Known answer: pixel mean 0.5, std 0.25, no norm-pix, prediction 0.8 everywhere (model units), so
+# every reconstructed pixel is 0.8 * 0.25 + 0.5 = 0.7; the image is flat 0.2 (51/255): the MSE of
+# every patch is 0.25, PSNR 10 log10(4) = 6.02 dB; the loss is (0.8 - (0.2 - 0.5) / 0.25)^2 = 4.
+"$mk" ckpt "$tmp/const.st" --img 16 --patch 4 --channels 3 --mean 0.5 --std 0.25 --const 0.8 || fail=1
+mkdir -p "$tmp/flat"
+"$mk" png "$tmp/flat/flat.png" --size 16 --value 0.2 || fail=1
+out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw "$tmp/flat/flat.png"); rc=$?
+t "known answer exits 0" '[ $rc -eq 0 ]'
+t "known answer per image" 'echo "$out" | grep -qx "flat masked_mse=0.25 psnr=6.02dB"'
+t "known answer mean" 'echo "$out" | grep -qx "mean masked_mse=0.25 psnr=6.02dB over 1 image"'
+t "panel written" '[ -s "$tmp/r1/flat.recon.png" ]'
+# Default scale 256 / 16 = 16: S = 256; width 5 S + 5 gaps (4) + bar 8 + 3 + label "0.25" (23 px).
+t "panel size 1334 x 268" '[ "$(png_size "$tmp/r1/flat.recon.png")" = "1334 268" ]'
+# .npy: 128-byte header + 16*16*3 float32 / 16 uint8.
+t "recon.npy size" '[ "$(wc -c <"$tmp/r1/flat.recon.npy")" -eq $((128 + 16 * 16 * 3 * 4)) ]'
+t "mask.npy size" '[ "$(wc -c <"$tmp/r1/flat.mask.npy")" -eq $((128 + 16)) ]'
+t "recon.npy header" 'head -c 128 "$tmp/r1/flat.recon.npy" | grep -q "'"'"'shape'"'"': (16, 16, 3)"'
+# The checkpoint's mask ratio 0.75: 12 of the 16 mask bytes are 1.
+ones=$(tail -c 16 "$tmp/r1/flat.mask.npy" | od -An -tu1 | tr -s ' ' '\n' | grep -c '^1$')
+t "12 of 16 patches removed (got $ones)" '[ "$ones" -eq 12 ]'
+# --scale 2 and the mask ratio 0: every patch is scored, said in a note.
+out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r2" --scale 2 --mask-ratio 0 "$tmp/flat/flat.png"); rc=$?
+t "ratio 0 exits 0" '[ $rc -eq 0 ]'
+t "ratio 0 note" 'echo "$out" | grep -q "no patch removed"'
+t "ratio 0 scores all patches" 'echo "$out" | grep -qx "flat masked_mse=0.25 psnr=6.02dB"'
+# 5 * 32 + 5 * 4 + 8 + 3 + 23 = 214, 12 + 32 = 44.
+t "--scale 2 panel 214 x 44" '[ "$(png_size "$tmp/r2/flat.recon.png")" = "214 44" ]'
+# eval on the same folder: the same numbers, and the loss in model units.
+js=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat" --json); rc=$?
+t "eval exits 0" '[ $rc -eq 0 ]'
+for k in images loss masked_mse psnr mask_ratio seed; do
+  t "eval JSON has $k" 'echo "$js" | grep -q "\"$k\":"'
+done
+t "eval images 1" 'echo "$js" | grep -Eq "\"images\":[[:space:]]*1,"'
+t "eval loss 4" 'echo "$js" | grep -Eq "\"loss\":[[:space:]]*(4|3\.99999[0-9]*|4\.00000[0-9]*),"'
+psnr=$(echo "$js" | sed -n 's/.*"psnr":[[:space:]]*\([^,]*\),.*/\1/p')
+t "eval psnr $psnr = 10 log10(4)" 'awk -v p="$psnr" "BEGIN { d = p - 6.0205999133; exit !(d < 1e-5 && d > -1e-5) }"'
+t "eval mask_ratio 0.75" 'echo "$js" | grep -Eq "\"mask_ratio\":[[:space:]]*0\.75,"'
+
+# Eval agrees with reconstruct's mean on the same images, mask ratio and seed (a random model).
+"$mk" ckpt "$tmp/rand.st" --img 16 --patch 4 --channels 3 --norm-pix --mean 0.4 --std 0.3 --seed 5 || fail=1
+"$VITMAE_TOOLS/synth" "$tmp/syn" --count 7 --size 20 --seed 4 >/dev/null || fail=1
+rec=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r3" --mask-ratio 0.5 --seed 3 --threads 1 "$tmp/syn"); rc=$?
+t "synth reconstruct exits 0" '[ $rc -eq 0 ]'
+t "norm-pix note" 'echo "$rec" | grep -q "^note: norm-pix"'
+t "7 panels" '[ "$(ls "$tmp/r3" | grep -c "\.recon\.png$")" -eq 7 ]'
+rmse=$(echo "$rec" | sed -n "s/^mean masked_mse=\([^ ]*\) .* over 7 images$/\1/p")
+ev=$("$VITMAE" eval --ckpt "$tmp/rand.st" --data "$tmp/syn" --mask-ratio 0.5 --seed 3 --batch 3 --json)
+emse=$(echo "$ev" | sed -n 's/.*"masked_mse":[[:space:]]*\([^,]*\),.*/\1/p')
+t "eval images 7" 'echo "$ev" | grep -Eq "\"images\":[[:space:]]*7,"'
+t "eval seed 3" 'echo "$ev" | grep -Eq "\"seed\":[[:space:]]*3"'
+t "eval masked_mse $emse = reconstruct mean $rmse" \
+  'awk -v a="$emse" -v b="$rmse" "BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-5 * b) }"'
+# Another seed gives other masks (and other numbers).
+ev2=$("$VITMAE" eval --ckpt "$tmp/rand.st" --data "$tmp/syn" --mask-ratio 0.5 --seed 4 --json)
+t "seed changes the masks" '[ "$(echo "$ev2" | grep masked_mse)" != "$(echo "$ev" | grep masked_mse)" ]'
+# Same lines for any thread count.
+rec2=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r4" --mask-ratio 0.5 --seed 3 --threads 2 --batch 2 "$tmp/syn")
+t "threads 1 and 2, batch 16 and 2: same output" '[ "$rec" = "$rec2" ]'
+t "same panel bytes" 'cmp -s "$tmp/r3/00003.recon.png" "$tmp/r4/00003.recon.png"'
+
+# Stem collisions: a/x.png and b/x.png -> x and x-1, in input order.
+mkdir -p "$tmp/a" "$tmp/b"
+cp "$tmp/flat/flat.png" "$tmp/a/x.png"; cp "$tmp/flat/flat.png" "$tmp/b/x.png"
+out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r5" "$tmp/a/x.png" "$tmp/b"); rc=$?
+t "collisions exit 0" '[ $rc -eq 0 ]'
+t "x and x-1 written" '[ -s "$tmp/r5/x.recon.png" ] && [ -s "$tmp/r5/x-1.recon.png" ]'
+t "x-1 printed" 'echo "$out" | grep -q "^x-1 masked_mse="'
+
+# Unreadable inputs are reported, the others still written, exit 1.
+echo "not an image" >"$tmp/broken.png"
+out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r6" "$tmp/broken.png" "$tmp/flat/flat.png" \
+      "$tmp/missing.png" 2>"$tmp/err"); rc=$?
+t "unreadable input exits 1" '[ $rc -eq 1 ]'
+t "the good one is written" '[ -s "$tmp/r6/flat.recon.png" ] && echo "$out" | grep -q "^flat masked_mse="'
+t "broken reported" 'grep -q "^vitmae: .*broken.png: " "$tmp/err"'
+t "missing reported" 'grep -q "^vitmae: .*missing.png: " "$tmp/err"'
+t "no panel for broken" '[ ! -e "$tmp/r6/broken.recon.png" ]'
+
+# A mask that removes every patch: runtime error 1; a mask ratio leaving none: usage error 2.
+"$mk" png "$tmp/white.png" --size 5 --channels 1 --value 1 || fail=1
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r7" --mask "$tmp/white.png" "$tmp/flat/flat.png" \
+  >/dev/null 2>"$tmp/err"; rc=$?
+t "all-removed mask exits 1" '[ $rc -eq 1 ]'
+t "all-removed mask message" 'grep -q "^vitmae: .*white.png: the mask removes all 16 patches" "$tmp/err"'
+t "nothing written for it" '[ ! -e "$tmp/r7/flat.recon.png" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --mask-ratio 0.95 "$tmp/flat/flat.png" >/dev/null 2>&1; rc=$?
+t "--mask-ratio 0.95 with 16 patches exits 2" '[ $rc -eq 2 ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --mask-ratio 1 "$tmp/flat/flat.png" >/dev/null 2>&1; rc=$?
+t "--mask-ratio 1 exits 2" '[ $rc -eq 2 ]'
+# A black mask removes nothing: scored over all patches.
+"$mk" png "$tmp/black.png" --size 3 --value 0 || fail=1
+out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r8" --mask "$tmp/black.png" "$tmp/flat/flat.png"); rc=$?
+t "black mask exits 0, nothing removed" '[ $rc -eq 0 ] && echo "$out" | grep -q "no patch removed"'
+
+# Encoder-only checkpoints are refused by both commands.
+"$VITMAE" reconstruct --ckpt "$fx/torch_small_encoder.safetensors" --out "$tmp/r9" "$tmp/flat/flat.png" 2>"$tmp/err"; rc=$?
+t "encoder-only exits 1" '[ $rc -eq 1 ]'
+t "encoder-only message" 'grep -q "^vitmae: .*torch_small_encoder.safetensors: encoder-only checkpoint (no decoder tensors): reconstruct needs the decoder$" "$tmp/err"'
+"$VITMAE" eval --ckpt "$fx/torch_small_encoder.safetensors" --data "$tmp/flat" 2>/dev/null; rc=$?
+t "eval encoder-only exits 1" '[ $rc -eq 1 ]'
+
+# Usage errors and help.
+"$VITMAE" reconstruct "$tmp/flat/flat.png" 2>/dev/null; rc=$?
+t "missing --ckpt exits 2" '[ $rc -eq 2 ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" 2>/dev/null; rc=$?
+t "no INPUT exits 2" '[ $rc -eq 2 ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --scale 0 "$tmp/flat/flat.png" 2>/dev/null; rc=$?
+t "--scale 0 exits 2" '[ $rc -eq 2 ]'
+"$VITMAE" eval --ckpt "$tmp/const.st" 2>/dev/null; rc=$?
+t "eval without --data exits 2" '[ $rc -eq 2 ]'
+"$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/nowhere" 2>/dev/null; rc=$?
+t "eval on a missing folder exits 1" '[ $rc -eq 1 ]'
+t "reconstruct --help" '"$VITMAE" reconstruct --help | grep -q -- "--mask-ratio"'
+t "eval --help" '"$VITMAE" eval --help | grep -q -- "--json"'
+t "listed in vitmae --help" '"$VITMAE" --help | grep -q "reconstruct" && "$VITMAE" --help | grep -q "eval"'
+
+rm -rf "$tmp"
+[ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"
+exit $fail

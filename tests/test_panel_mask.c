@@ -1,0 +1,158 @@
+// mask.h: user mask images (odd sizes, nearest resize, the 0.5 threshold exactly, RGB vs grey,
+// alpha ignored, bad input) and panel.h: the documented row size, what each panel shows, stacking.
+#include "check.h"
+#include "font.h"
+#include "image.h"
+#include "mask.h"
+#include "panel.h"
+
+static char dir[600];
+
+// Writes px [h][w][c] as a PNG and reads it back as a mask of img_size / patch.
+static int mask_of(const uint8_t *px, int w, int h, int c, int img_size, int patch, uint8_t *removed) {
+    char path[700], err[256];
+    snprintf(path, sizeof path, "%s/m.png", dir);
+    if (png_write(path, px, w, h, c, NULL, err, sizeof err)) { CHECK(0, "png_write: %s", err); return -1; }
+    int rc = mask_from_png(path, img_size, patch, removed, err, sizeof err);
+    CHECK(rc == 0, "mask_from_png: %s", err);
+    return rc;
+}
+
+static void test_masks(void) {
+    uint8_t rm[64];
+    // Grey 5 x 3 source onto a 3 x 3 grid of 2 x 2 patches (img 6): source row = y / 2, source
+    // column = floor(x * 5 / 6) = 0,0,1,2,3,4, so patch (gy, gx) averages columns {0,0} {1,2} {3,4}.
+    const uint8_t grey[15] = {255, 255, 0, 0, 0,          // 1 -> removed; 0.5 exactly -> removed; 0
+                              127, 128, 128, 127, 127,    // 127/255 < 0.5; 128/255 -> removed; visible
+                              128, 0, 254, 1, 255};       // removed; 127/255 visible; 128/255 removed
+    const uint8_t want_grey[9] = {1, 1, 0, 0, 1, 0, 1, 0, 1};
+    if (!mask_of(grey, 5, 3, 1, 6, 2, rm))
+        for (int i = 0; i < 9; i++) CHECK(rm[i] == want_grey[i], "grey patch %d: %d, want %d", i, rm[i], want_grey[i]);
+
+    // RGB 2 x 2 onto 2 x 2 patches (img 4, each source pixel fills one patch): luminance
+    // 0.299 R + 0.587 G + 0.114 B: red 0.299 visible, green 0.587 removed, 128 grey removed, 127 visible.
+    const uint8_t rgb[12] = {255, 0, 0,  0, 255, 0,  128, 128, 128,  127, 127, 127};
+    const uint8_t want_rgb[4] = {0, 1, 1, 0};
+    if (!mask_of(rgb, 2, 2, 3, 4, 2, rm))
+        for (int i = 0; i < 4; i++) CHECK(rm[i] == want_rgb[i], "rgb patch %d: %d, want %d", i, rm[i], want_rgb[i]);
+    // A colour patch half white, half black is exactly 0.5: removed.
+    const uint8_t half[6] = {255, 255, 255, 0, 0, 0};
+    if (!mask_of(half, 2, 1, 3, 2, 2, rm)) CHECK(rm[0] == 1, "RGB half white / half black (0.5) removed");
+    const uint8_t yellow_blue[6] = {255, 255, 0, 0, 0, 255};   // (0.886 + 0.114) / 2 = 0.5 exactly
+    if (!mask_of(yellow_blue, 2, 1, 3, 2, 2, rm)) CHECK(rm[0] == 1, "yellow + blue = 0.5 removed");
+    const uint8_t red_green[6] = {255, 0, 0, 0, 255, 0};       // (0.299 + 0.587) / 2 = 0.443
+    if (!mask_of(red_green, 2, 1, 3, 2, 2, rm)) CHECK(rm[0] == 0, "red + green = 0.443 visible");
+
+    // Alpha is ignored: white with alpha 0 still removes, black with alpha 255 does not.
+    const uint8_t rgba[8] = {255, 255, 255, 0,  0, 0, 0, 255};
+    if (!mask_of(rgba, 2, 1, 4, 4, 2, rm)) CHECK(rm[0] == 1 && rm[1] == 0, "RGBA: %d %d, want 1 0", rm[0], rm[1]);
+
+    // Nearest, not area, when shrinking: 8 x 8 with black even rows and white odd rows onto img 4
+    // takes rows 0, 2, 4, 6 only (all black): every patch visible (an average would give 0.5).
+    uint8_t stripes[64];
+    for (int y = 0; y < 8; y++) for (int x = 0; x < 8; x++) stripes[y * 8 + x] = y % 2 ? 255 : 0;
+    if (!mask_of(stripes, 8, 8, 1, 4, 2, rm))
+        CHECK(!rm[0] && !rm[1] && !rm[2] && !rm[3], "nearest shrink samples even rows: %d %d %d %d",
+              rm[0], rm[1], rm[2], rm[3]);
+    for (int y = 0; y < 8; y++) for (int x = 0; x < 8; x++) stripes[y * 8 + x] = y % 2 ? 0 : 255;
+    if (!mask_of(stripes, 8, 8, 1, 4, 2, rm))
+        CHECK(rm[0] && rm[1] && rm[2] && rm[3], "nearest shrink, inverted: every patch removed");
+
+    // Enlarging a 2 x 2 mask onto a 4 x 4 grid: each mask pixel covers 2 x 2 patches.
+    const uint8_t small[4] = {255, 0, 0, 255};
+    const uint8_t want_small[16] = {1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1};
+    if (!mask_of(small, 2, 2, 1, 12, 3, rm))
+        for (int i = 0; i < 16; i++) CHECK(rm[i] == want_small[i], "enlarged patch %d: %d", i, rm[i]);
+
+    // Bad input: not an image, a size that is not a multiple of the patch.
+    char err[256] = "";
+    const uint8_t junk[] = "this is not a PNG file at all";
+    CHECK(mask_from_mem(junk, sizeof junk, 4, 2, rm, err, sizeof err) == -1 && err[0], "junk refused (%s)", err);
+    Image im = {2, 2, 1, (float[4]){0, 1, 0, 1}};
+    CHECK(mask_from_image(&im, 5, 2, rm, err, sizeof err) == -1, "img 5 / patch 2 refused");
+    CHECK(mask_from_image(&im, 4, 2, rm, err, sizeof err) == 0 && rm[0] == 0 && rm[1] == 1 && rm[3] == 1,
+          "from a decoded image");
+}
+
+static int px_eq(const Canvas *c, int x, int y, int r, int g, int b) {
+    const uint8_t *p = c->px + ((size_t)y * c->w + x) * 3;
+    return p[0] == r && p[1] == g && p[2] == b;
+}
+
+static void test_panels(void) {
+    MaeConfig cfg;
+    mae_config_preset(&cfg, "tiny");
+    cfg.img_size = 8; cfg.patch_size = 2; cfg.in_chans = 3;   // 4 x 4 grid
+    int S = 8, L = 16, scale = 3;
+    float orig[8 * 8 * 3], recon[8 * 8 * 3], perr[16];
+    for (int i = 0; i < 8 * 8 * 3; i++) { orig[i] = 0.2f; recon[i] = (i % 3 == 0) ? 1.5f : 0.6f; }
+    uint8_t removed[16] = {0};
+    for (int l = 0; l < L; l++) { removed[l] = l % 4 != 0; perr[l] = 0.01f * l; }   // 12 of 16 removed
+
+    char err[256];
+    Canvas row;
+    CHECK(panel_recon_row(&row, &cfg, orig, recon, removed, perr, 0.0f, scale, 1, err, sizeof err) == 0, "%s", err);
+    int s = S * scale, top = PANEL_CAPTION_H, step = s + PANEL_GAP;
+    // The documented size: vmax = max patch error = 0.15, label "0.15" = 4 glyphs = 23 px.
+    int want_w = 5 * s + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, 0.15f);
+    CHECK(viz_colorbar_label_width(0.0, 0.15f) == 23, "label width %d", viz_colorbar_label_width(0.0, 0.15f));
+    CHECK(row.w == want_w && row.h == top + s, "row %dx%d, want %dx%d", row.w, row.h, want_w, top + s);
+    int w2, h2;
+    panel_recon_row_size(&cfg, perr, 0.0f, scale, 1, &w2, &h2);
+    CHECK(w2 == row.w && h2 == row.h, "panel_recon_row_size %dx%d", w2, h2);
+    // Panel contents at the centre of patch 0 (visible) and patch 1 (removed); 0.2 -> 51, 0.6 -> 153.
+    int v0 = 1 * scale + 1, v1 = 3 * scale + 1;   // x inside patch 0 and patch 1 (row 0)
+    CHECK(px_eq(&row, v0, top + 1, 51, 51, 51), "original");
+    CHECK(px_eq(&row, step + v0, top + 1, 51, 51, 51), "masked: visible patch kept");
+    CHECK(px_eq(&row, step + v1, top + 1, 128, 128, 128), "masked: removed patch grey 0.5");
+    CHECK(px_eq(&row, 2 * step + v0, top + 1, 255, 153, 153), "reconstruction clipped (1.5 -> 255)");
+    CHECK(px_eq(&row, 3 * step + v0, top + 1, 51, 51, 51), "+ visible: visible patch from the original");
+    CHECK(px_eq(&row, 3 * step + v1, top + 1, 255, 153, 153), "+ visible: removed patch reconstructed");
+    uint8_t col[3];
+    colormap_color(CMAP_VIRIDIS, 0.01f / 0.15f, col);
+    CHECK(px_eq(&row, 4 * step + v1, top + 1, col[0], col[1], col[2]), "error map: patch 1 colour");
+    colormap_color(CMAP_VIRIDIS, 1.0f, col);
+    int x15 = 4 * step + 3 * 2 * scale + 1, y15 = top + 3 * 2 * scale + 1;   // patch 15 (max error)
+    CHECK(px_eq(&row, x15, y15, col[0], col[1], col[2]), "error map: the largest error is the top colour");
+    CHECK(px_eq(&row, 5 * step, top, col[0], col[1], col[2]), "colour bar top");
+    CHECK(px_eq(&row, s + 1, top + 5, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]), "gap is background");
+    int ink = 0;
+    for (int y = 0; y < top; y++) for (int x = step; x < step + s; x++) ink += !px_eq(&row, x, y, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]);
+    CHECK(ink > 0, "caption above the masked panel");
+
+    // err_max fixes the scale: label "1", no captions: height s.
+    Canvas row2;
+    CHECK(panel_recon_row(&row2, &cfg, orig, recon, removed, perr, 1.0f, 2, 0, err, sizeof err) == 0, "%s", err);
+    CHECK(row2.w == 5 * 16 + 5 * PANEL_GAP + PANEL_BAR_W + 3 + font_text_width("1", 1) && row2.h == 16,
+          "fixed scale row %dx%d", row2.w, row2.h);
+    colormap_color(CMAP_VIRIDIS, 0.15f, col);
+    CHECK(px_eq(&row2, 4 * (16 + PANEL_GAP) + 3 * 4 + 1, 3 * 4 + 1, col[0], col[1], col[2]), "fixed scale colour");
+
+    // Stack: width of the widest, heights plus gaps, background between.
+    Canvas rows[2] = {row, row2}, st;
+    CHECK(panel_stack(&st, rows, 2, 5, err, sizeof err) == 0, "%s", err);
+    CHECK(st.w == row.w && st.h == row.h + 5 + row2.h, "stack %dx%d", st.w, st.h);
+    CHECK(px_eq(&st, 0, row.h + 2, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]), "stack gap is background");
+    CHECK(px_eq(&st, 1, row.h + 5 + 1, 51, 51, 51), "second row starts after the gap");
+    CHECK(px_eq(&st, st.w - 1, row.h + 5 + 1, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]) || row2.w == st.w,
+          "narrow row padded with background");
+    canvas_free(&st);
+    CHECK(panel_stack(&st, rows, 0, 5, err, sizeof err) == -1 && st.px == NULL, "no rows refused");
+    canvas_free(&row);
+    canvas_free(&row2);
+
+    // Greyscale images draw as grey.
+    cfg.in_chans = 1;
+    float g1[64], g2[64];
+    for (int i = 0; i < 64; i++) { g1[i] = 0.2f; g2[i] = 0.6f; }
+    CHECK(panel_recon_row(&row, &cfg, g1, g2, removed, perr, 0.0f, 1, 0, err, sizeof err) == 0, "%s", err);
+    CHECK(px_eq(&row, 2 * (8 + PANEL_GAP) + 3, 0, 153, 153, 153), "grey reconstruction");
+    canvas_free(&row);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "%s", check_tmpdir());
+    test_masks();
+    test_panels();
+    return check_done();
+}
