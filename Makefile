@@ -17,12 +17,12 @@ WARN     += -Werror
 endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CFLAGS   := $(STD) $(OPT) $(WARN) $(PKG_CFLAGS) -Isrc
-LDLIBS   := $(PKG_LIBS) -lm -fopenmp
+CFLAGS   = $(STD) $(OPT) $(WARN) $(PKG_CFLAGS) -Isrc
+LDLIBS   = $(PKG_LIBS) -lm -fopenmp
 
-SAN_CFLAGS := $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+SAN_CFLAGS = $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=undefined $(ARCH) $(WARN) $(PKG_CFLAGS) -Isrc
-SAN_LDLIBS := -fsanitize=address,undefined $(LDLIBS)
+SAN_LDLIBS = -fsanitize=address,undefined $(LDLIBS)
 
 LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
 TEST_SRC  := $(wildcard tests/test_*.c)

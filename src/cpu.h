@@ -11,8 +11,9 @@ int cpu_has_avx512(void);   // AVX-512F + VL (and the OS saves zmm state)
 int cpu_has_avx2_fma(void); // AVX2 + FMA
 
 // Measured FP32 peak in GFLOP/s for `threads` threads (<= 0: omp_get_max_threads()), 2 flops per FMA
-// lane: independent vector-FMA chains in the widest ISA available, timed for ~60 ms. Call from a
-// serial region.
+// lane: independent vector-FMA chains in the widest ISA available on every thread at once, each timed
+// by its own CPU time (so time the OS gives to other processes does not count), best of 5 runs of
+// ~15 ms. Call from a serial region.
 double cpu_fma_peak_gflops(int threads);
 
 enum { GEMM_PATH_REF, GEMM_PATH_PORTABLE, GEMM_PATH_AVX2, GEMM_PATH_AVX512 };

@@ -60,7 +60,6 @@ void gemm_tn_ref(int M, int N, int K, const float *A, int lda, const float *B, i
     }
 }
 
-
 // ---- portable micro-kernel: plain C, 4 x 8 (the compiler vectorises the j loop) -------------------------
 
 #define PORTABLE_MR 4
@@ -85,9 +84,7 @@ static void gemm_kernel_portable(int kc, const float *restrict a, const float *r
 
 // ---- packed driver ------------------------------------------------------------------------------------
 
-#ifndef KC_MAX
 #define KC_MAX 384                  // k-block: the MR x kc A panel (21 KB at MR 14) stays in L1
-#endif
 #define B_SLAB_FLOATS (128 * 1024)  // kc x nc slab of packed B: 512 KB, half of a Zen 4 L2
 #define MC_PANELS 8                 // A is packed MC_PANELS * MR rows at a time
 #define MIN_FMAS_PER_THREAD (1L << 19)

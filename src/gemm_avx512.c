@@ -7,9 +7,12 @@
 #define ROWS14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
 
 // Element (i, k) of A at a[i * a_rs + k * a_cs]: packed (1, MR) or unpacked rows (lda, 1).
+// halves = 2: the full 32 columns; halves = 1: only the first 16 (an edge tile with nr <= 16, which
+// would otherwise spend half its FMAs on zero padding). Same arithmetic per element either way.
 static inline __attribute__((always_inline, target("avx512f,avx512vl,fma")))
 void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const float *restrict b,
-               float *restrict c, long ldc, int mr, int nr, int load_c, const float *restrict bias) {
+                   float *restrict c, long ldc, int mr, int nr, int load_c, const float *restrict bias,
+                   const int halves) {
 #define DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
     ROWS14(DECL)
 #undef DECL
@@ -19,9 +22,9 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
         // panel or harmless memory (prefetches never fault).
         _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR), _MM_HINT_T0);
         _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR + 16), _MM_HINT_T0);
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-#define STEP(i) { __m512 ai = _mm512_set1_ps(a[(i) * a_rs]); \
-        c##i##_0 = _mm512_fmadd_ps(ai, b0, c##i##_0); c##i##_1 = _mm512_fmadd_ps(ai, b1, c##i##_1); }
+        __m512 b0 = _mm512_load_ps(b), b1 = halves == 2 ? _mm512_load_ps(b + 16) : b0;
+#define STEP(i) { __m512 ai = _mm512_set1_ps(a[(i) * a_rs]); c##i##_0 = _mm512_fmadd_ps(ai, b0, c##i##_0); \
+        if (halves == 2) c##i##_1 = _mm512_fmadd_ps(ai, b1, c##i##_1); }
         ROWS14(STEP)
 #undef STEP
         a += a_cs;
@@ -43,13 +46,15 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                  int load_c, const float *bias) {
-    kernel_avx512(kc, a, 1, GEMM_AVX512_MR, b, c, ldc, mr, nr, load_c, bias);
+    if (nr <= 16) kernel_avx512(kc, a, 1, GEMM_AVX512_MR, b, c, ldc, mr, nr, load_c, bias, 1);
+    else kernel_avx512(kc, a, 1, GEMM_AVX512_MR, b, c, ldc, mr, nr, load_c, bias, 2);
 }
 
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                       int mr, int nr, int load_c, const float *bias) {
-    kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias);
+    if (nr <= 16) kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias, 1);
+    else kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias, 2);
 }
 #else
 void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
