@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "checkpoint.h"
 #include "cli.h"
+#include "cpu.h"
 #include "commands.h"
 #include "dataset.h"
 #include "log.h"
@@ -132,11 +133,6 @@ static int write_text_file(const char *path, const char *text, char *err, size_t
         return -1;
     }
     return 0;
-}
-
-static long physical_memory_bytes(void) {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? pages * page : 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -754,7 +750,7 @@ static int setup(Train *t, Flag *flags, int nflags) {
     // Memory: refuse before allocating what cannot fit.
     size_t need = mae_bytes_needed(&t->cfg, t->rs.batch) +
                   (size_t)t->rs.batch * t->S * t->S * t->C * 2 * sizeof(float);
-    long have = physical_memory_bytes();
+    long have = cpu_physical_memory_bytes();
     if (have > 0 && (double)need > 0.9 * (double)have) {
         cli_error("train", "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
                   need, need / 1073741824.0, t->rs.batch, t->S, t->S, have / 1073741824.0);
