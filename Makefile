@@ -36,7 +36,7 @@ SAN_TESTS := $(TEST_SRC:tests/%.c=build/san/tests/%)
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist
+.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -121,6 +121,18 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	    > build/fuzz/$$n.log 2>&1 || { tail -n 60 build/fuzz/$$n.log; exit 1; }; \
 	  grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' build/fuzz/$$n.log | tail -n 2; \
 	done
+
+# valgrind (memcheck) on a short train / reconstruct / attention, with a binary built without
+# -march=native (valgrind does not emulate AVX-512) at -O1 -g. About a minute; not part of `make test`.
+VG_OBJ := $(LIB_SRC:src/%.c=build/vg/obj/%.o)
+build/vg/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc -c $< -o $@
+build/vg/vitmae: src/main.c $(VG_OBJ)
+	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc $^ $(LDLIBS) -o $@
+valgrind: build/vg/vitmae $(TOOLS)
+	@sh tools/install-deps.sh build valgrind
+	sh tests/valgrind.sh build/vg/vitmae build/tools
 
 # Fashion-MNIST as PNG folders in datasets/fashion-mnist/{train,test}/<class>/ (once; a stamp file).
 fmnist: build/tools/fmnist2png
