@@ -52,8 +52,63 @@ static void test_eval_view_extreme_aspect(void) {
     }
 }
 
-int main(void) {
+// Checkpoints whose config asks for a huge model: refused from names and shapes before any
+// config-sized allocation (the old code first calloc'd the whole parameter buffer: terabytes here).
+static const char *save_dir;   // argv[1]: also write the files there (for tests/fuzz/regressions)
+
+static void config_json(char *buf, size_t n, int dim, int depth, int dec_dim, int dec_depth) {
+    snprintf(buf, n, "{\"img_size\": 8, \"patch_size\": 4, \"in_chans\": 1, \"embed_dim\": %d, \"depth\": %d, "
+             "\"num_heads\": 1, \"decoder_embed_dim\": %d, \"decoder_depth\": %d, \"decoder_num_heads\": 1, "
+             "\"mlp_ratio\": 4, \"norm_pix_loss\": false, \"mask_ratio\": 0.75, \"pos_embed\": \"learned\", "
+             "\"pixel_mean\": [0.5], \"pixel_std\": [0.25], \"layer_norm_eps\": 1e-06}", dim, depth, dec_dim, dec_depth);
+}
+
+static void write_and_load(const char *name, const StTensor *ts, int nt, const char *cfg_json, const char *want) {
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/%s", save_dir ? save_dir : check_tmpdir(), name);
+    const char *keys[2] = {"format", "config"}, *vals[2] = {"vitmae", cfg_json};
+    CHECK(st_write(path, ts, nt, keys, vals, 2, err, sizeof err) == 0, "st_write %s: %s", name, err);
+    Checkpoint ck;
+    int rc = ckpt_load(path, &ck, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, want) && !strstr(err, "out of memory"), "%s: rc %d, '%s' (want '%s')", name, rc, err, want);
+    if (rc == 0) ckpt_free(&ck);
+}
+
+static void test_huge_config_checkpoints(void) {
+    char cfg[1024];
+    float four[4] = {0, 0, 0, 0};
+    // 1. A 256-block, 16384-wide encoder declared, one 4-float tensor present.
+    config_json(cfg, sizeof cfg, 16384, 256, 16384, 256);
+    StTensor cls = {"cls_token", 3, {1, 1, 4, 0}, four};
+    write_and_load("ckpt-huge-config.safetensors", &cls, 1, cfg, "has shape");
+    StTensor other = {"x", 1, {4, 0, 0, 0}, four};
+    write_and_load("ckpt-huge-config-missing.safetensors", &other, 1, cfg, "missing tensor 'cls_token'");
+    // 2. A small encoder, every tensor present, and a 256 x 16384 decoder declared but absent
+    //    (an encoder-only file): the zero decoder would be 3.3 TB.
+    config_json(cfg, sizeof cfg, 4, 1, 16384, 256);
+    MaeConfig c;
+    char err[256];
+    CHECK(mae_config_from_json(cfg, &c, err, sizeof err) == 0, "config: %s", err);
+    MaeTensor tab[4096];
+    int n = mae_param_table(&c, tab, 4096);
+    StTensor ts[64];
+    int nt = 0;
+    float *zeros = calloc(4096, sizeof(float));
+    for (int i = 0; i < n && nt < 64; i++) {
+        if (tab[i].decoder) continue;
+        CHECK(tab[i].numel <= 4096, "encoder tensor %s small", tab[i].name);
+        StTensor t = {tab[i].name, tab[i].ndim, {0, 0, 0, 0}, zeros};
+        for (int k = 0; k < tab[i].ndim; k++) t.shape[k] = tab[i].shape[k];
+        ts[nt++] = t;
+    }
+    write_and_load("ckpt-huge-decoder.safetensors", ts, nt, cfg, "implausibly large");
+    free(zeros);
+}
+
+int main(int argc, char **argv) {
+    save_dir = argc > 1 ? argv[1] : NULL;
     test_eval_view_window();
     test_eval_view_extreme_aspect();
+    test_huge_config_checkpoints();
     return check_done();
 }
