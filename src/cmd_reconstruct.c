@@ -148,10 +148,10 @@ static int write_outputs(const Outputs *o, const MaeConfig *cfg, const Input *in
     if (!o->raw) return 0;
     int64_t shape[3] = {S, S, cfg->in_chans};
     snprintf(path, sizeof path, "%s/%s.recon.npy", o->out_dir, in->stem);
-    if (npy_write(path, recon, "<f4", 3, shape, err, sizeof err)) { cli_error(path, "%s", err); return -1; }
+    if (npy_write(path, recon, "<f4", 3, shape, err, sizeof err)) { cli_error("reconstruct", "%s", err); return -1; }
     int64_t mshape[2] = {g, g};
     snprintf(path, sizeof path, "%s/%s.mask.npy", o->out_dir, in->stem);
-    if (npy_write(path, removed, "|u1", 2, mshape, err, sizeof err)) { cli_error(path, "%s", err); return -1; }
+    if (npy_write(path, removed, "|u1", 2, mshape, err, sizeof err)) { cli_error("reconstruct", "%s", err); return -1; }
     return 0;
 }
 

@@ -401,8 +401,11 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
     if (!pw) { set_err(err, errlen, "out of memory"); return -1; }
     pw->f = fopen(path, "wb");
     if (!pw->f) { errno_reason(errno, err, errlen); free(pw); return -1; }
+    errno = 0;
     int rc = png_encode(pw, px, w, h, c, text);
-    if (rc) set_err(err, errlen, pw->msg);
+    // A failed write inside libpng reads "Write Error"; the file's errno says why (disk full, ...).
+    if (rc && ferror(pw->f) && errno) errno_reason(errno, err, errlen);
+    else if (rc) set_err(err, errlen, pw->msg);
     if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (rc) remove(path);

@@ -28,6 +28,19 @@ t "file-size limit: no temporary file left" '[ "$(temp_files "$dir/run")" -eq 0 
 "$VITMAE" train --resume "$dir/run" --threads 1 > /dev/null 2>&1; rc=$?
 t "file-size limit: once space is back, the resume finishes (step 40)" '[ $rc -eq 0 ] && [ "$(step_of "$dir/run/checkpoint.safetensors")" = 40 ]'
 
+# 1b. reconstruct outputs under a file-size limit: the panel PNG (scale 8: ~100 KB) and, with a limit
+#     the PNG fits in, the .npy: each a clear error naming the file and the cause, exit 1.
+"$VITMAE_TOOLS/mkckpt" ckpt "$dir/small.safetensors" --img 32 --patch 4 > /dev/null
+"$VITMAE_TOOLS/mkckpt" png "$dir/in.png" --size 32 > /dev/null
+(trap '' XFSZ; ulimit -f 4 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --scale 8 --out "$dir/rec1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+t "reconstruct panel over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+t "reconstruct panel over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*rec1/in.recon.png: file too large$" "$dir/err"'
+t "reconstruct panel over the limit: no partial file" '[ ! -e "$dir/rec1/in.recon.png" ]'
+(trap '' XFSZ; ulimit -f 16 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --scale 1 --out "$dir/rec2" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+t "reconstruct .npy over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+t "reconstruct .npy over the limit: one clear line ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: reconstruct: .*rec2/in.recon.npy: File too large$" "$dir/err"'
+t "reconstruct .npy over the limit: no partial file" '[ ! -e "$dir/rec2/in.recon.npy" ] && [ "$(ls -a "$dir/rec2" | grep -c tmp)" -eq 0 ]'
+
 # 2. A 1400 KB tmpfs: checkpoints 10 and 20 fit (the latest is a hard link to its snapshot), 30 does not.
 mkdir "$dir/full"
 if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
@@ -41,6 +54,11 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
   rm -f "$dir/full/run"/checkpoint-*.safetensors
   "$VITMAE" train --resume "$dir/full/run" --threads 1 --keep 0 > /dev/null 2>&1; rc=$?
   t "full disk: after freeing space the resume finishes (step 40)" '[ $rc -eq 0 ] && [ "$(step_of "$dir/full/run/checkpoint.safetensors")" = 40 ]'
+  # reconstruct into a full tmpfs (fill it first): exit 1, "No space left on device".
+  head -c 2000000 /dev/zero > "$dir/full/filler" 2>/dev/null
+  "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --out "$dir/full/rec" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+  t "reconstruct on a full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+  t "reconstruct on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -qi "^vitmae: .*rec.*: no space left on device" "$dir/err"'
   umount "$dir/full"
   tmpfs="tmpfs case run"
 else
