@@ -10,7 +10,8 @@ dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 "$VITMAE_TOOLS/synth" "$dir/data" --count 96 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
 small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 5 --val-frac 0.1 --threads 1 --eval-every 1000 --sample-every 1000 --ckpt-every 1 --log-every 1"
 steps=400; kills=12; max_delay=0.4
-if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then steps=40; kills=5; max_delay=1.5; fi
+# Each life lasts at most max_delay, so the run cannot finish before the last kill.
+if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then steps=160; kills=6; max_delay=0.6; fi
 
 data_of() { python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; sys.stdout.buffer.write(b[8+n:])' "$1"; }
 same_weights() { data_of "$1" > "$dir/a.bin"; data_of "$2" > "$dir/b.bin"; cmp -s "$dir/a.bin" "$dir/b.bin"; }
@@ -20,7 +21,7 @@ t "uninterrupted run exits 0" '[ $rc -eq 0 ]'
 
 # Random delays from a seed printed on failure (the kill moments are random, the check is not).
 seed=${CRASH_SEED:-$$}
-killed=0; loadable=0; resumed=0; tries=0; finished=0
+killed=0; in_write=0; loadable=0; resumed=0; tries=0; finished=0
 while [ $killed -lt $kills ] && [ $tries -lt $((kills * 4)) ]; do
   tries=$((tries + 1))
   delay=$(awk -v s="$seed" -v i="$tries" -v m="$max_delay" 'BEGIN { srand(s * 1000 + i); printf "%.3f", 0.02 + rand() * m }')
@@ -36,6 +37,8 @@ while [ $killed -lt $kills ] && [ $tries -lt $((kills * 4)) ]; do
     kill -KILL $pid 2>/dev/null
     wait $pid 2>/dev/null
     killed=$((killed + 1))
+    # A temporary file left behind: this kill landed inside a checkpoint write.
+    [ -d "$dir/run" ] && [ "$(ls -a "$dir/run" | grep -c '\.tmp-\|\.link\.')" -gt 0 ] && in_write=$((in_write + 1))
   else
     wait $pid; rc=$?
     t "a run that ended by itself exits 0 (try $tries)" '[ $rc -eq 0 ]'
@@ -57,11 +60,11 @@ if [ $finished -eq 0 ] && [ $fail -eq 0 ]; then
   t "the last resume finishes (exit 0)" '[ $rc -eq 0 ]'
   [ $rc -eq 0 ] || tail -n 5 "$dir/run.log"
 fi
-t "killed at least $kills times while running (got $killed, seed $seed)" '[ $killed -ge $kills ] || [ $finished -eq 1 -a $killed -ge $((kills / 2)) ]'
+t "killed $kills times while running (got $killed, seed $seed)" '[ $killed -ge $kills ]'
 t "resumed after kills ($resumed)" '[ $resumed -ge 2 ]'
 t "the final checkpoint reached step $steps" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\":[[:space:]]*$steps,"'
 t "killed-and-resumed run equals the uninterrupted one, bitwise (seed $seed)" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/run/checkpoint.safetensors"'
 leftovers=$(ls -a "$dir/run" | grep -c '\.tmp-\|\.link\.')
 t "temporary files of killed writes are removed on resume ($leftovers left)" '[ "$leftovers" -eq 0 ]'
-[ $fail -eq 0 ] && echo "cli crash ok ($killed kills, $loadable checkpoints loaded after a kill, $resumed resumes)"
+[ $fail -eq 0 ] && echo "cli crash ok ($killed kills, $in_write inside a checkpoint write, $loadable checkpoints loaded after a kill, $resumed resumes)"
 exit $fail
