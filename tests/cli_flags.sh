@@ -69,7 +69,10 @@ for cmd in $cmds; do
       case "$line" in
         *"(one of "*) choices=$(printf '%s\n' "$line" | sed -n 's/.*(one of \([^)]*\))$/\1/p') ;;
       esac
+      # A fixed list (lowercase words, e.g. "cls|patch|rollout") is checked while parsing; a
+      # placeholder such as "N|last|all" is checked later by its command (after its required flags).
       case "$choices" in
+        *[A-Z]*) usage_error "$cmd $flag: empty value" "$flag" "$cmd" "$flag=" ;;
         *"|"*) usage_error "$cmd $flag: not a choice" "$flag" "$cmd" "$flag" no-such-choice ;;
         *) usage_error "$cmd $flag: empty text" "$flag" "$cmd" "$flag=" ;;
       esac
