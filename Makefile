@@ -9,7 +9,9 @@ PKGS     := libpng zlib libjpeg libcjson
 ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
-STD      := -std=c11 -D_GNU_SOURCE -fopenmp
+STD      := -std=c11 -D_GNU_SOURCE -fopenmp -fno-math-errno
+# -fno-math-errno: sqrtf and friends inline and vectorise (nothing reads errno after math); not
+# -ffast-math: IEEE results are unchanged.
 # Warnings are errors for tests and CI (`make test` sets WERROR=1).
 WERROR   ?= 0
 ifeq ($(WERROR),1)
@@ -35,6 +37,8 @@ SAN_OBJ   := $(LIB_SRC:src/%.c=build/san/obj/%.o)
 SAN_TESTS := $(TEST_SRC:tests/%.c=build/san/tests/%)
 
 DEPS_STAMP := build/.deps-ok
+# `make V=1` prints whole commands.
+Q := $(if $(V),,@)
 
 .PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind
 all: vitmae $(TOOLS)
@@ -48,30 +52,37 @@ deps: $(DEPS_STAMP)
 
 build/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "  CC $@"
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 build/libvitmae.a: $(OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 vitmae: src/main.c build/libvitmae.a
-	$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
+	@echo "  CC $@"
+	$(Q)$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
 build/tests/%: tests/%.c build/libvitmae.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests $< build/libvitmae.a $(LDLIBS) -o $@
+	@echo "  CC $@"
+	$(Q)$(CC) $(CFLAGS) -Itests $< build/libvitmae.a $(LDLIBS) -o $@
 build/tools/%: tools/%.c build/libvitmae.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
+	@echo "  CC $@"
+	$(Q)$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
 
 build/san/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) -c $< -o $@
+	@echo "  CC $@"
+	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
 build/san/libvitmae.a: $(SAN_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 build/san/vitmae: src/main.c build/san/libvitmae.a
-	$(CC) $(SAN_CFLAGS) $< build/san/libvitmae.a $(SAN_LDLIBS) -o $@
+	@echo "  CC $@"
+	$(Q)$(CC) $(SAN_CFLAGS) $< build/san/libvitmae.a $(SAN_LDLIBS) -o $@
 build/san/tests/%: tests/%.c build/san/libvitmae.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_CFLAGS) -Itests $< build/san/libvitmae.a $(SAN_LDLIBS) -o $@
+	@echo "  CC $@"
+	$(Q)$(CC) $(SAN_CFLAGS) -Itests $< build/san/libvitmae.a $(SAN_LDLIBS) -o $@
 
 # Every test, twice: optimised build, then AddressSanitizer + UndefinedBehaviorSanitizer.
 test:
@@ -138,14 +149,25 @@ valgrind: build/vg/vitmae $(TOOLS)
 fmnist: build/tools/fmnist2png
 	@sh datasets/fashion-mnist.sh
 
-# The demo: later steps (train, reconstruct, attention) append their lines here.
+# The demo: Fashion-MNIST -> a tiny MAE trained for about 5 minutes -> test scores, reconstruction
+# panels and attention maps under demo/ (tools/demo.sh says where). DEMO_STEPS=N to train longer.
+DEMO_STEPS ?= 600
 demo: deps vitmae $(TOOLS) fmnist
-	./vitmae data datasets/fashion-mnist/train
+	@sh tools/demo.sh $(DEMO_STEPS)
+
+# Speed: vitmae bench (1 and 2 threads) against PyTorch on the bench config, one table. PyTorch
+# (python3-torch) and OpenBLAS (Debian's torch calls the system BLAS; the netlib default is ~50x
+# slower, which would make the comparison meaningless) are installed when root, else a note.
+bench: vitmae
+	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
+	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
+	@sh tools/bench.sh ./vitmae
 
 # Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
 fixtures:
 	/usr/bin/python3 tools/reference.py tests/fixtures
 	/usr/bin/python3 tools/reference_recon.py tests/fixtures
+	/usr/bin/python3 tools/reference_attention.py tests/fixtures
 
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity

@@ -9,9 +9,11 @@ static const Command commands[] = {
     // Each command registers here as it lands (one line each, sorted as in --help).
     {"train", cmd_train, "pretrain a masked autoencoder on a folder of images"},
     {"reconstruct", cmd_reconstruct, "mask images, reconstruct them, write panels and masked MSE / PSNR"},
+    {"attention", cmd_attention, "attention maps of the encoder drawn over images (cls, patch, rollout)"},
     {"data", cmd_data, "check a folder of images: counts, classes, sizes, skipped files"},
     {"info", cmd_info, "the config, parameter count and train state of a checkpoint"},
     {"eval", cmd_eval, "masked loss and PSNR of a checkpoint over a folder, fixed masks"},
+    {"bench", cmd_bench, "training-step speed on synthetic data: img/s, GFLOP/s, % of FMA peak, phases"},
     {NULL, NULL, NULL},
 };
 

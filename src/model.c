@@ -2,6 +2,7 @@
 // Reads top to bottom: structs, arena layout, init, forward pieces, backward pieces, accessors.
 // Kernels live in ops.c, matrix products in gemm.c.
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ typedef struct {
     BlockOffsets *w;       // [depth]
     BlockActs *acts;       // [depth]
     float **res;           // [depth + 1] residual streams [N, C]; res[0] input, res[depth] output
+    float *att_scratch;    // [N, C] attention's per-head K^T (forward)
 } Stack;
 
 struct Mae {
@@ -63,7 +65,16 @@ struct Mae {
     // shape of the last forward
     int B, K, has_decoder_pass;
     float loss;
+    MaeTimings *timing;          // NULL: no timing
 };
+
+// Adds the seconds since *t0 to *field and restarts the clock (no-op while timing is off).
+static void lap(const Mae *m, double *t0, double *field) {
+    if (!m->timing) return;
+    double t = omp_get_wtime();
+    *field += t - *t0;
+    *t0 = t;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Layout
@@ -144,6 +155,9 @@ static size_t carve_all(Mae *m, float *base) {
     m->d_fc1 = carve(&cv, N * W * c->mlp_ratio);
     m->d_gelu = carve(&cv, N * W * c->mlp_ratio);
     m->d_small = carve(&cv, N * W);
+    // The forward attention scratch is the backward's d_small (N * W >= B * T * C for both stacks).
+    m->enc.att_scratch = m->d_small;
+    m->dec.att_scratch = m->d_small;
     return cv.used;
 }
 
@@ -234,6 +248,7 @@ float *mae_tensor(Mae *m, const char *name) {
         if (!strcmp(m->tensors[i].name, name)) return m->params + m->tensors[i].offset;
     return NULL;
 }
+void mae_set_timings(Mae *m, MaeTimings *t) { m->timing = t; }
 void mae_zero_grads(Mae *m) { memset(m->grads, 0, mae_num_params(&m->cfg) * sizeof(float)); }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,25 +303,37 @@ void mae_init_weights(Mae *m, Rng *rng) {
 // ---------------------------------------------------------------------------------------------
 // Masking
 
-typedef struct { float noise; int index; } NoiseKey;
+// Stable bottom-up merge sort of idx[0..n) by noise (ascending; equal noise keeps index order), so
+// the result is a stable argsort. Passes alternate between idx and tmp; returns the sorted one.
+static const int *sort_by_noise(int *idx, int *tmp, int n, const float *noise) {
+    for (int width = 1; width < n; width *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * width) {
+            int mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) tmp[k++] = noise[idx[j]] < noise[idx[i]] ? idx[j++] : idx[i++];
+            while (i < mid) tmp[k++] = idx[i++];
+            while (j < hi) tmp[k++] = idx[j++];
+        }
+        int *t = idx; idx = tmp; tmp = t;
+    }
+    return idx;
+}
 
-// Ascending noise; equal noise keeps index order, so the result is a stable argsort.
-static int noise_key_cmp(const void *pa, const void *pb) {
-    const NoiseKey *a = pa, *b = pb;
-    if (a->noise < b->noise) return -1;
-    if (a->noise > b->noise) return 1;
-    return (a->index > b->index) - (a->index < b->index);
+void mae_masking_from_noise_scratch(const float *noise, int B, int L, int len_keep, int *ids_keep, int *scratch) {
+    for (int b = 0; b < B; b++) {
+        for (int i = 0; i < L; i++) scratch[i] = i;
+        const int *sorted = sort_by_noise(scratch, scratch + L, L, noise + (size_t)b * L);
+        for (int j = 0; j < len_keep; j++) ids_keep[(size_t)b * len_keep + j] = sorted[j];
+    }
 }
 
 void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep) {
-    NoiseKey *keys = malloc((size_t)L * sizeof *keys);
-    if (!keys) abort();
-    for (int b = 0; b < B; b++) {
-        for (int i = 0; i < L; i++) keys[i] = (NoiseKey){noise[(size_t)b * L + i], i};
-        qsort(keys, (size_t)L, sizeof *keys, noise_key_cmp);
-        for (int j = 0; j < len_keep; j++) ids_keep[(size_t)b * len_keep + j] = keys[j].index;
-    }
-    free(keys);
+    int stack[2 * MAE_MASK_STACK_L];
+    if (L <= MAE_MASK_STACK_L) { mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, stack); return; }
+    int *scratch = malloc(2 * (size_t)L * sizeof *scratch);
+    if (!scratch) abort();
+    mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, scratch);
+    free(scratch);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,7 +346,7 @@ static void block_forward(const Stack *s, int l, const float *P, int B, int T) {
     const float *x = s->res[l];
     layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, P + w->ln1w, P + w->ln1b, N, C, s->eps);
     linear_forward(a->qkv, a->ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
-    attention_forward(a->atty, a->att, a->qkv, B, T, C, s->NH);
+    attention_forward(a->atty, a->att, a->qkv, s->att_scratch, B, T, C, s->NH);
     linear_forward(a->mid, a->atty, P + w->projw, P + w->projb, N, C, C);
     residual_forward(a->mid, a->mid, x, (long)N * C);
     layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, P + w->ln2w, P + w->ln2b, N, C, s->eps);
@@ -335,6 +362,8 @@ static void run_encoder(Mae *m, const float *images, const int *ids_keep, int B,
     const float *P = m->params;
     int D = c->embed_dim, Pp = c->patch_size, Ch = c->in_chans, g = c->img_size / Pp, S = c->img_size;
     int T = 1 + K, cpp = m->cpp, L = m->L;
+    double t0 = m->timing ? omp_get_wtime() : 0.0;
+    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     m->B = B; m->K = K;
     for (int b = 0; b < B; b++) {
         memcpy(m->ids_keep + (size_t)b * K, ids_keep + (size_t)b * K, (size_t)K * sizeof(int));
@@ -367,9 +396,11 @@ static void run_encoder(Mae *m, const float *images, const int *ids_keep, int B,
             for (int i = 0; i < D; i++) row[i] = e[i] + pe[i];
         }
     }
+    lap(m, &t0, &tm->patch_embed);
     for (int l = 0; l < m->enc.depth; l++) block_forward(&m->enc, l, P, B, T);
     layernorm_forward(m->latent, m->norm_mean, m->norm_rstd, m->enc.res[m->enc.depth], P + m->norm_w,
                       P + m->norm_b, B * T, D, c->ln_eps);
+    lap(m, &t0, &tm->encoder);
 }
 
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
@@ -407,6 +438,8 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
     int K = len_keep, T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
     run_encoder(m, images, ids_keep, B, K);
     m->has_decoder_pass = 1;
+    double t0 = m->timing ? omp_get_wtime() : 0.0;
+    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     linear_forward(m->dec_emb, m->latent, P + m->dembed_w, P + m->dembed_b, B * T, D, Dd);
     // Decoder tokens in image order: CLS, then each patch's encoder token or the mask token.
     float *xd = m->dec.res[0];
@@ -432,6 +465,7 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
     layernorm_forward(m->dec_ln, m->dec_mean, m->dec_rstd, m->dec_patches, P + m->dnorm_w, P + m->dnorm_b,
                       B * L, Dd, c->ln_eps);
     linear_forward(m->pred, m->dec_ln, P + m->dpred_w, P + m->dpred_b, B * L, Dd, pd);
+    lap(m, &t0, &tm->decoder);
     make_targets(m, images, B);
     // Loss: mean over removed patches of the per-patch mean squared error (summed in fixed order).
     double total = 0.0;
@@ -445,6 +479,7 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
         nrem++;
     }
     m->loss = nrem ? (float)(total / nrem) : 0.0f;
+    lap(m, &t0, &tm->loss);
     return m->loss;
 }
 
@@ -462,8 +497,7 @@ static void block_backward(Mae *m, const Stack *s, int l, float *dx, int B, int 
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
     memset(m->d_gelu, 0, NH * sizeof(float));
     linear_backward(m->d_gelu, G + w->fc2w, G + w->fc2b, dx, a->gelu, P + w->fc2w, N, H, C);
-    memset(m->d_fc1, 0, NH * sizeof(float));
-    gelu_backward(m->d_fc1, a->fc1, m->d_gelu, (long)NH);
+    gelu_backward_set(m->d_fc1, a->fc1, m->d_gelu, (long)NH);
     memset(m->d_ln, 0, NC * sizeof(float));
     linear_backward(m->d_ln, G + w->fc1w, G + w->fc1b, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
     layernorm_backward(dx, G + w->ln2w, G + w->ln2b, m->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C);
@@ -471,7 +505,7 @@ static void block_backward(Mae *m, const Stack *s, int l, float *dx, int B, int 
     memset(m->d_atty, 0, NC * sizeof(float));
     linear_backward(m->d_atty, G + w->projw, G + w->projb, dx, a->atty, P + w->projw, N, C, C);
     memset(m->d_qkv, 0, 3 * NC * sizeof(float));
-    attention_backward(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, B, T, C, s->NH);
+    attention_backward(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, m->d_small, B, T, C, s->NH);
     memset(m->d_ln, 0, NC * sizeof(float));
     linear_backward(m->d_ln, G + w->qkvw, G + w->qkvb, m->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
     layernorm_backward(dx, G + w->ln1w, G + w->ln1b, m->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N, C);
@@ -486,6 +520,8 @@ void mae_backward(Mae *m) {
     long nrem = 0;
     for (int r = 0; r < B * L; r++) nrem += m->removed[r];
     if (nrem == 0) return;   // loss is the constant 0
+    double t0 = m->timing ? omp_get_wtime() : 0.0;
+    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     // d loss / d pred = 2 (pred - target) / (pd * n_removed) on removed patches.
     float *dpred = m->d_ln;   // [B*L, pd]
     float coef = (float)(2.0 / ((double)pd * nrem));
@@ -535,6 +571,7 @@ void mae_backward(Mae *m) {
     float *dlatent = m->d_atty;   // [B*T, D]
     memset(dlatent, 0, (size_t)B * T * D * sizeof(float));
     linear_backward(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd);
+    lap(m, &t0, &tm->backward_decoder);
     float *de = m->d_enc;
     memset(de, 0, (size_t)B * T * D * sizeof(float));
     layernorm_backward(de, G + m->norm_w, G + m->norm_b, dlatent, m->enc.res[m->enc.depth], P + m->norm_w,
@@ -560,6 +597,7 @@ void mae_backward(Mae *m) {
     for (int b = 0; b < B; b++)
         memcpy(d_pe + (size_t)b * K * D, de + ((size_t)b * T + 1) * D, (size_t)K * D * sizeof(float));
     linear_backward(NULL, G + m->patch_w, G + m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D);
+    lap(m, &t0, &tm->backward_encoder);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -79,7 +79,23 @@ void mae_sincos_pos_embed(float *out, int grid, int dim);
 
 // Per-image masking as MAE: argsort(noise[b]) ascending (stable), first len_keep visible.
 // noise [B, L]; ids_keep out [B, len_keep].
+// Allocation-free: sorts in a stack buffer when L <= MAE_MASK_STACK_L, else in `scratch`.
 void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep);
+// The same with caller-provided scratch of 2 * L ints (any L).
+#define MAE_MASK_STACK_L 1024
+void mae_masking_from_noise_scratch(const float *noise, int B, int L, int len_keep, int *ids_keep, int *scratch);
+
+// Optional wall-clock seconds per phase of mae_forward / mae_backward, ADDED to the struct's fields
+// while timing is enabled (mae_set_timings with a non-NULL pointer). Timing reads a clock between
+// phases only; it changes no result.
+typedef struct {
+    double patch_embed;   // gather visible patches, patch projection, + pos / cls
+    double encoder;       // encoder blocks and final norm
+    double decoder;       // decoder_embed, token un-shuffle, decoder blocks, decoder_norm, decoder_pred
+    double loss;          // targets (norm-pix) and the masked MSE
+    double backward_decoder;   // loss gradient down to the encoder output
+    double backward_encoder;   // encoder blocks, pos / cls, patch projection
+} MaeTimings;
 
 // Full forward: encoder on CLS + visible patches, decoder, loss. Returns the mean over removed
 // patches of the per-patch MSE (0 when no patch is removed). Caches what backward needs.
@@ -88,6 +104,7 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
 // with mae_zero_grads first). Frozen position embeddings get no gradient.
 void mae_backward(Mae *m);
 void mae_zero_grads(Mae *m);
+void mae_set_timings(Mae *m, MaeTimings *t);   // NULL: timing off (the default)
 // Encoder only (for attention maps): CLS + the given patches (len_keep may be L), final norm.
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
 

@@ -1,10 +1,11 @@
-// Layer kernels: the plain reference versions (see ops.h for layouts and the accumulate rule).
+// Layer kernels, the plain reference versions (*_ref): the definitions the fast kernels in
+// ops_fast.c are tested against (tests/test_ops.c). See ops.h for layouts and the accumulate rule.
 #include <math.h>
 #include <string.h>
 #include "gemm.h"
 #include "ops.h"
 
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+void layernorm_forward_ref(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                        const float *bias, int N, int C, float eps) {
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
@@ -25,7 +26,7 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 
 // With xhat = (x - mean) * rstd and g = dout * weight:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dweight = sum dout * xhat,  dbias = sum dout.
-void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+void layernorm_backward_ref(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                         const float *weight, const float *mean, const float *rstd, int N, int C) {
     #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; n++) {
@@ -64,7 +65,7 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
     gemm_nt(N, OC, C, inp, C, weight, C, out, OC, bias, 0);
 }
 
-void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
+void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC) {
     #pragma omp parallel for schedule(static)
     for (int o = 0; o < OC; o++) {
         float s = 0.0f;
@@ -80,7 +81,7 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
     if (dbias) column_sum_accumulate(dbias, dout, N, OC);
 }
 
-void gelu_forward(float *out, const float *inp, long N) {
+void gelu_forward_ref(float *out, const float *inp, long N) {
     #pragma omp parallel for schedule(static)
     for (long i = 0; i < N; i++) {
         float x = inp[i];
@@ -89,7 +90,7 @@ void gelu_forward(float *out, const float *inp, long N) {
 }
 
 // gelu'(x) = Phi(x) + x * phi(x), Phi the normal CDF, phi its density.
-void gelu_backward(float *dinp, const float *inp, const float *dout, long N) {
+void gelu_backward_ref(float *dinp, const float *inp, const float *dout, long N) {
     const float inv_sqrt_2pi = 0.39894228040143267794f;
     #pragma omp parallel for schedule(static)
     for (long i = 0; i < N; i++) {
@@ -105,7 +106,7 @@ void residual_forward(float *out, const float *a, const float *b, long N) {
     for (long i = 0; i < N; i++) out[i] = a[i] + b[i];
 }
 
-void attention_forward(float *out, float *att, const float *qkv, int B, int T, int C, int NH) {
+void attention_forward_ref(float *out, float *att, const float *qkv, int B, int T, int C, int NH) {
     int hd = C / NH, C3 = 3 * C;
     float scale = 1.0f / sqrtf((float)hd);
     #pragma omp parallel for schedule(static)
@@ -139,7 +140,7 @@ void attention_forward(float *out, float *att, const float *qkv, int B, int T, i
 
 // Per (image, head), with P = att, dO = dout:
 //   dV = P^T dO;  dP = dO V^T;  dS = P * (dP - rowsum(P * dP));  dQ = scale dS K;  dK = scale dS^T Q.
-void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
+void attention_backward_ref(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                         int B, int T, int C, int NH) {
     int hd = C / NH, C3 = 3 * C;
     float scale = 1.0f / sqrtf((float)hd);

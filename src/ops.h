@@ -1,4 +1,7 @@
-// Layer kernels of the ViT: plain, readable reference versions (llm.c style).
+// Layer kernels of the ViT (llm.c style). Each kernel has a plain, readable reference version
+// (*_ref, src/ops.c) that defines it and a fast version (src/ops_fast.c: vectorisable loops with
+// fixed-width partial sums, register-blocked attention) that the model calls; tests/test_ops.c
+// compares the two on odd sizes. The two differ by float rounding only (summation order).
 // Every kernel is a free function with its shapes as arguments; row-major layouts are given in the
 // comment above each one. Backward kernels ACCUMULATE (+=) into every gradient they produce, so the
 // caller zeroes scratch gradients first. OpenMP loops give each thread its own output rows or
@@ -25,10 +28,15 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
 // dbias [OC] += sum over rows of dout [N, OC], rows in ascending order.
 void column_sum_accumulate(float *dbias, const float *dout, int N, int OC);
 
-// Exact GELU: out = 0.5 x (1 + erf(x / sqrt 2)). inp, out [N].
+// Exact GELU (erf form). The fast versions use erf_approx (ops_fast.c): max abs error vs erff
+// below ERF_APPROX_MAX_ERR over all floats (tested on a dense grid).: out = 0.5 x (1 + erf(x / sqrt 2)). inp, out [N].
 void gelu_forward(float *out, const float *inp, long N);
-// dinp [N] += dout * gelu'(inp).
+// dinp [N] += dout * gelu'(inp)   (dinp = ... when accumulate is 0 in gelu_backward_set).
 void gelu_backward(float *dinp, const float *inp, const float *dout, long N);
+void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N);
+#define ERF_APPROX_MAX_ERR 5e-7f   // A&S 7.1.26 (1.5e-7) plus float rounding; measured 4.9e-7
+void erf_approx_array(float *out, const float *inp, long N);   // out[i] ~ erff(inp[i])
+void exp_approx_array(float *out, const float *inp, long N);   // out[i] ~ expf(inp[i]), rel err < 4e-7
 
 // out [N] = a + b.
 void residual_forward(float *out, const float *a, const float *b, long N);
@@ -38,8 +46,22 @@ void residual_forward(float *out, const float *a, const float *b, long N);
 // att [B, NH, T, T]: softmax(q . k^T * hd^-0.5) over the last dim (cached for backward).
 // out [B, T, C]: per head, att . v, heads concatenated.
 // Parallel over (image, head) pairs; each pair owns its att block and its hd columns of out.
-void attention_forward(float *out, float *att, const float *qkv, int B, int T, int C, int NH);
-// dqkv [B, T, 3C] += ...; datt [B, NH, T, T] is scratch (overwritten).
+// scratch [B*T*C] floats (the fast version keeps each head's K^T there).
+void attention_forward(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C, int NH);
+// dqkv [B, T, 3C] += ...; datt [B, NH, T, T] and scratch [B*T*C] are scratch (overwritten).
 void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
-                        int B, int T, int C, int NH);
+                        float *scratch, int B, int T, int C, int NH);
+
+// Reference versions (the definitions; see above for layouts).
+void layernorm_forward_ref(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                           const float *bias, int N, int C, float eps);
+void layernorm_backward_ref(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                            const float *weight, const float *mean, const float *rstd, int N, int C);
+void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC);
+void gelu_forward_ref(float *out, const float *inp, long N);
+void gelu_backward_ref(float *dinp, const float *inp, const float *dout, long N);
+void attention_forward_ref(float *out, float *att, const float *qkv, int B, int T, int C, int NH);
+void attention_backward_ref(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
+                            int B, int T, int C, int NH);
+
 #endif

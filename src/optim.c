@@ -1,6 +1,36 @@
 // AdamW, learning-rate schedule and gradient clipping (see optim.h for the math).
 #include <math.h>
 #include "optim.h"
+#include <stddef.h>
+
+void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, float decay, float step_size,
+                      float bc2_sqrt) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) {
+        p[i] *= decay;
+        m[i] = ADAMW_BETA1 * m[i] + (1.0f - ADAMW_BETA1) * g[i];
+        v[i] = ADAMW_BETA2 * v[i] + (1.0f - ADAMW_BETA2) * g[i] * g[i];
+        float denom = sqrtf(v[i]) / bc2_sqrt + ADAMW_EPS;
+        p[i] -= step_size * m[i] / denom;
+    }
+}
+
+// The same arithmetic, each value read and written once; sqrtf of a non-negative value never sets
+// errno, so __builtin_sqrtf after the explicit >= 0 select vectorises to vsqrtps.
+void adamw_update(float *restrict p, const float *restrict g, float *restrict m, float *restrict v, long n,
+                  float decay, float step_size, float bc2_sqrt) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++) {
+        float gi = g[i];
+        float pi = p[i] * decay;
+        float mi = ADAMW_BETA1 * m[i] + (1.0f - ADAMW_BETA1) * gi;
+        float vi = ADAMW_BETA2 * v[i] + (1.0f - ADAMW_BETA2) * gi * gi;
+        float denom = __builtin_sqrtf(vi) / bc2_sqrt + ADAMW_EPS;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] = pi - step_size * mi / denom;
+    }
+}
 
 void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, float *m, float *v,
                 float lr, float wd, long step) {
@@ -11,17 +41,7 @@ void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, f
         if (!t[k].trainable) continue;
         float decay = t[k].decay ? 1.0f - lr * wd : 1.0f;
         size_t off = t[k].offset;
-        long n = (long)t[k].numel;
-        float *p = params + off, *mk = m + off, *vk = v + off;
-        const float *g = grads + off;
-        #pragma omp parallel for schedule(static)
-        for (long i = 0; i < n; i++) {
-            p[i] *= decay;
-            mk[i] = ADAMW_BETA1 * mk[i] + (1.0f - ADAMW_BETA1) * g[i];
-            vk[i] = ADAMW_BETA2 * vk[i] + (1.0f - ADAMW_BETA2) * g[i] * g[i];
-            float denom = sqrtf(vk[i]) / bc2_sqrt + ADAMW_EPS;
-            p[i] -= step_size * mk[i] / denom;
-        }
+        adamw_update(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, step_size, bc2_sqrt);
     }
 }
 

@@ -15,6 +15,14 @@
 void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, float *m, float *v,
                 float lr, float wd, long step);
 
+// The AdamW element update over one flat range: p *= decay; m = b1 m + (1 - b1) g;
+// v = b2 v + (1 - b2) g^2; p -= step_size * m / (sqrt(v) / bc2_sqrt + eps). adamw_update is the
+// vectorised one adamw_step runs (one pass, no per-element branches); adamw_update_ref the plain loop.
+void adamw_update(float *p, const float *g, float *m, float *v, long n, float decay, float step_size,
+                  float bc2_sqrt);
+void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, float decay, float step_size,
+                      float bc2_sqrt);
+
 // Learning rate of 0-based step s of total: linear warm-up base * s / warmup for s < warmup, then
 // half-cosine min_lr + (base - min_lr) * 0.5 * (1 + cos(pi * (s - warmup) / (total - warmup)))
 // (MAE's util/lr_sched.py, per step). With total <= warmup the rate after warm-up is base.

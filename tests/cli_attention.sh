@@ -1,0 +1,153 @@
+#!/bin/sh
+# `vitmae attention`: PyTorch parity of --raw, maps against direct computations from the raw
+# attention, overlay pixels, the files of every mode and selection, masking, index.html, bad
+# inputs, and usage errors (exit 2 with the valid range).
+# Fixtures from tools/reference_attention.py: an encoder-only checkpoint (3 layers x 4 heads,
+# 16 px, patch 4), a 16 x 16 input and PyTorch's attention for it.
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+tmp=$(mktemp -d)
+fx="$VITMAE_ROOT/tests/fixtures"
+ck="$fx/attn_model.safetensors"
+img="$fx/attn_input.png"
+chk="$VITMAE_TOOLS/attn_check"
+run() { "$VITMAE" attention --ckpt "$ck" "$@" >"$tmp/out" 2>"$tmp/err"; }
+
+# --- parity with PyTorch and rows summing to 1 --------------------------------------------------
+run --out "$tmp/a" --raw --layer all "$img"; rc=$?
+t "raw run exits 0" '[ $rc -eq 0 ]'
+t "parity <= 1e-5" '"$chk" parity "$tmp/a/attn_input.attn.npy" "$fx/attn_expected.safetensors" 1e-5'
+# Every cls map equals row 0 of its layer's (fused) attention.
+for l in 0 1 2; do
+  for h in 0 3; do
+    t "cls L$l H$h = raw row" '"$chk" map "$tmp/a/attn_input.attn.npy" row $l $h 0 "$tmp/a/attn_input/layer0$l-head0$h.npy"'
+  done
+  t "cls L$l mean = raw row" '"$chk" map "$tmp/a/attn_input.attn.npy" row $l mean 0 "$tmp/a/attn_input/layer0$l-mean.npy"'
+done
+
+# --- rollout and patch maps against a direct computation from the raw attention -----------------
+run --out "$tmp/r" --raw --layer all --mode rollout "$img"
+for l in 0 1 2; do
+  t "rollout L$l mean" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout $l mean 0 "$tmp/r/attn_input/rollout-layer0$l-mean.npy"'
+done
+run --out "$tmp/r" --raw --layer 1 --mode rollout --head max --query 2,1 "$img"
+# patch (2, 1) is grid index 1 * 4 + 2 = 6, token 7
+t "rollout max query" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 1 max 7 "$tmp/r/attn_input/rollout-patch02x01-layer01-max.npy"'
+run --out "$tmp/r" --raw --layer 2 --mode rollout --head 3 "$img"
+t "rollout one head" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 2 3 0 "$tmp/r/attn_input/rollout-layer02-head03.npy"'
+run --out "$tmp/p" --raw --layer 0 --mode patch --query 3,2 --head max "$img"
+t "patch mode row of token 12" '"$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 12 "$tmp/p/attn_input/patch03x02-layer00-max.npy"'
+# A wrong reference must fail (the checker can fail).
+t "checker catches a wrong map" '! "$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 11 "$tmp/p/attn_input/patch03x02-layer00-max.npy" >/dev/null'
+
+# --- overlay pixels on a known case ---------------------------------------------------------------
+run --out "$tmp/o" --raw --head 1 --upsample nearest --scale 3 "$img"
+t "overlay pixels alpha 0.6 viridis" '"$chk" overlay "$tmp/o/attn_input/layer02-head01.png" "$img" "$tmp/o/attn_input/layer02-head01.npy" 0.6 3 viridis'
+run --out "$tmp/o2" --raw --head mean --upsample nearest --scale 2 --alpha 1 --colormap magma "$img"
+t "overlay pixels alpha 1 magma" '"$chk" overlay "$tmp/o2/attn_input/layer02-mean.png" "$img" "$tmp/o2/attn_input/layer02-mean.npy" 1 2 magma'
+t "overlay checker catches a wrong alpha" '! "$chk" overlay "$tmp/o2/attn_input/layer02-mean.png" "$img" "$tmp/o2/attn_input/layer02-mean.npy" 0.5 2 magma >/dev/null'
+# tEXt chunks: mode, layer, head, min, max.
+tr '\000' '=' <"$tmp/o/attn_input/layer02-head01.png" >"$tmp/text"
+t "png text mode" 'grep -aq "mode=cls" "$tmp/text"'
+t "png text layer/head" 'grep -aq "layer=2" "$tmp/text" && grep -aq "head=1" "$tmp/text"'
+t "png text min/max" 'grep -aq "min=[0-9]" "$tmp/text" && grep -aq "max=[0-9]" "$tmp/text"'
+t "default scale 256/16 = 16" '[ "$(od -An -tu1 -j16 -N8 "$tmp/a/attn_input/layer02-mean.png" | tr -s " ")" = " 0 0 1 0 0 0 1 0" ]'
+
+# --- every mode and selection writes the documented files, and only those ----------------------
+files() { (cd "$1" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' ' '); }
+check_files() {  # name, args..., then "--" and the expected list
+  name=$1; shift
+  args=""; while [ "$1" != "--" ]; do args="$args $1"; shift; done; shift
+  rm -rf "$tmp/f"
+  # shellcheck disable=SC2086
+  "$VITMAE" attention --ckpt "$ck" --out "$tmp/f" $args "$img" >/dev/null 2>&1; rc=$?
+  want=$(printf '%s\n' "$@" | LC_ALL=C sort | tr '\n' ' ')
+  got=$(files "$tmp/f")
+  if [ $rc -ne 0 ] || [ "$got" != "$want" ]; then echo "FAILED: files of $name (rc $rc)"; echo "  got:  $got"; echo "  want: $want"; fail=1; fi
+}
+check_files "default" -- index.html attn_input.attn.png attn_input/layer02-head00.png attn_input/layer02-head01.png \
+  attn_input/layer02-head02.png attn_input/layer02-head03.png attn_input/layer02-mean.png
+check_files "layer 1 head 2" --layer 1 --head 2 -- index.html attn_input.attn.png attn_input/layer01-head02.png
+check_files "all layers, mean" --layer all --head mean -- index.html attn_input.attn.png \
+  attn_input/layer00-mean.png attn_input/layer01-mean.png attn_input/layer02-mean.png
+check_files "max" --layer 0 --head max -- index.html attn_input.attn.png attn_input/layer00-max.png
+check_files "patch" --mode patch --query 1,3 --layer 0 --head 3 -- index.html attn_input.attn.png \
+  attn_input/patch01x03-layer00-head03.png
+check_files "rollout" --mode rollout -- index.html attn_input.attn.png attn_input/rollout-layer02-mean.png
+check_files "rollout all max" --mode rollout --layer all --head max -- index.html attn_input.attn.png \
+  attn_input/rollout-layer00-max.png attn_input/rollout-layer01-max.png attn_input/rollout-layer02-max.png
+check_files "rollout query" --mode rollout --query 0,0 --head 1 -- index.html attn_input.attn.png \
+  attn_input/rollout-patch00x00-layer02-head01.png
+check_files "raw" --raw --head mean -- index.html attn_input.attn.png attn_input.attn.npy \
+  attn_input/layer02-mean.png attn_input/layer02-mean.npy
+check_files "masked raw" --raw --head 0 --mask-ratio 0.5 --seed 1 -- index.html attn_input.attn.png attn_input.attn.npy \
+  attn_input.mask.npy attn_input/layer02-head00.png attn_input/layer02-head00.npy
+
+# --- masking: T = 1 + K, removed patches grey -----------------------------------------------------
+run --out "$tmp/m" --raw --mask-ratio 0.75 --seed 5 --scale 2 "$img"; rc=$?
+t "masked exits 0" '[ $rc -eq 0 ]'
+t "masked attention [3, 4, 5, 5], rows sum to 1" '"$chk" rows "$tmp/m/attn_input.attn.npy" 3 4 5'
+t "masked patches grey, visible not" '"$chk" masked "$tmp/m/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 8'
+t "unmasked run has no grey patch" '! "$chk" masked "$tmp/a/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 64 >/dev/null'
+
+# --- folders, any size, grey images, duplicate stems, a bad file, index.html ----------------------
+mkdir -p "$tmp/in/x" "$tmp/in/y"
+"$VITMAE_TOOLS/synth" "$tmp/in/x" --count 2 --size 37 >/dev/null
+"$VITMAE_TOOLS/synth" "$tmp/in/y" --count 1 --size 23 --grey >/dev/null
+cp "$img" "$tmp/in/a b&c.png"
+cp "$tmp/in/a b&c.png" "$tmp/in/y/a b&c.png"
+printf 'not a png' >"$tmp/in/broken.png"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/d" --head mean "$tmp/in" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "bad input exits 1" '[ $rc -eq 1 ]'
+t "bad input reported" 'grep -q "^vitmae: $tmp/in/broken.png: " "$tmp/err"'
+t "others written" '[ $(find "$tmp/d" -name "*.attn.png" | wc -l) -eq 5 ]'
+t "duplicate stem gets -2" '[ -f "$tmp/d/a b&c.attn.png" ] && [ -f "$tmp/d/a b&c-2.attn.png" ]'
+t "index escapes names" 'grep -q "href=\"a%20b%26c.attn.png\"" "$tmp/d/index.html" && grep -q "a b&amp;c" "$tmp/d/index.html"'
+# Every PNG written is linked from index.html (percent-encoded relative path).
+enc() { printf '%s' "$1" | sed 's/%/%25/g; s/ /%20/g; s/&/%26/g'; }
+missing=0
+for f in $(cd "$tmp/d" && find . -name '*.png' | sed 's|^\./||; s/ /@SP@/g'); do
+  f=$(printf '%s' "$f" | sed 's/@SP@/ /g')
+  grep -qF "href=\"$(enc "$f")\"" "$tmp/d/index.html" || { echo "  not linked: $f"; missing=1; }
+done
+t "index links every PNG" '[ $missing -eq 0 ]'
+t "index link count" '[ $(grep -o "<li><a href=" "$tmp/d/index.html" | wc -l) -eq 5 ]'
+
+# A checkpoint with a decoder works the same (the decoder is not used).
+"$VITMAE" attention --ckpt "$fx/torch_small.safetensors" --out "$tmp/ts" "$img" >/dev/null 2>&1; rc=$?
+t "full checkpoint exits 0" '[ $rc -eq 0 ] && [ -f "$tmp/ts/attn_input/layer00-mean.png" ]'
+"$VITMAE" attention --ckpt "$tmp/none.safetensors" "$img" 2>"$tmp/err" >/dev/null; rc=$?
+t "missing checkpoint exits 1" '[ $rc -eq 1 ] && grep -q "^vitmae: " "$tmp/err"'
+
+# --- usage errors: exit 2, one line naming the valid range ---------------------------------------
+usage() {  # expected message, args...
+  msg=$1; shift
+  "$VITMAE" attention --ckpt "$ck" --out "$tmp/u" "$@" "$img" >/dev/null 2>"$tmp/err"; rc=$?
+  if [ $rc -ne 2 ] || ! grep -qF "$msg" "$tmp/err" || [ $(wc -l <"$tmp/err") -ne 1 ]; then
+    echo "FAILED: usage $* (rc $rc): $(cat "$tmp/err")"; fail=1
+  fi
+}
+usage "vitmae: attention --layer: 9 is out of range [0, 2] (or last|all)" --layer 9
+usage "vitmae: attention --layer: -1 is out of range [0, 2] (or last|all)" --layer -1
+usage "vitmae: attention --layer: 'x' is not a layer" --layer x
+usage "vitmae: attention --head: 4 is out of range [0, 3] (or mean|max|all)" --head 4
+usage "vitmae: attention --head: 'avg' is not a head" --head avg
+usage "vitmae: attention --query: (4,0) is outside the 4x4 patch grid (X and Y in [0, 3])" --mode patch --query 4,0
+usage "vitmae: attention --query: '1' is not X,Y" --mode patch --query 1
+usage "vitmae: attention --query: --mode patch needs --query X,Y" --mode patch
+usage "vitmae: attention --query: not used by --mode cls" --query 1,1
+usage "vitmae: attention --mode: 'foo' is not one of cls|patch|rollout" --mode foo
+usage "vitmae: attention --colormap: 'jet' is not one of viridis|inferno|magma|cividis|turbo|gray" --colormap jet
+usage "vitmae: attention --alpha: 1.5 is out of range [0, 1]" --alpha 1.5
+usage "vitmae: attention --upsample: 'cubic' is not one of bilinear|nearest" --upsample cubic
+usage "is masked out by --mask-ratio 0.75 --seed 5" --mode patch --query $(
+  # a removed patch of the seed-5 mask above
+  od -An -tu1 -j128 "$tmp/m/attn_input.mask.npy" | tr -s ' ' '\n' | grep -n '^1$' | head -n 1 |
+  awk -F: '{ i = $1 - 1; printf "%d,%d", i % 4, int(i / 4) }') --mask-ratio 0.75 --seed 5
+t "no output for usage errors" '[ ! -e "$tmp/u" ]'
+"$VITMAE" attention --help >"$tmp/out"; rc=$?
+t "help exits 0" '[ $rc -eq 0 ] && grep -q -- "--mode cls|patch|rollout" "$tmp/out"'
+
+rm -rf "$tmp"
+[ $fail -eq 0 ] && echo "cli_attention ok"
+exit $fail

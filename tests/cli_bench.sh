@@ -1,0 +1,44 @@
+#!/bin/sh
+# `vitmae bench`: a tiny run prints JSON with the documented fields, the analytic FLOP count matches
+# the formula for the tiny preset at 32x32x3 / patch 4 / batch 64 / mask 0.75, bad flags exit 2.
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+tmp=$(mktemp -d)
+
+out=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --json); rc=$?
+t "bench --json exits 0" '[ $rc -eq 0 ]'
+echo "$out" >"$tmp/b.json"
+for k in img_per_s gflops peak_gflops peak_fraction gflop_per_step peak_rss_bytes analytic_bytes memory_ratio \
+         '"data"' '"patch_embed"' '"encoder"' '"decoder"' '"loss"' '"backward"' '"optimizer"'; do
+  t "bench --json has $k" "grep -q '$k' '$tmp/b.json'"
+done
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$tmp/b.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["img_per_s"] > 0 and d["gflops"] > 0 and d["len_keep"] == 1 and d["threads"] == 1 and d["batch"] == 2
+# 2x2 patches of 4x4x1, K = 1: by hand from the formula in cmd_bench.c
+D, Dd, depth, ddepth, B, K, L, pd = 192, 128, 6, 2, 2, 1, 4, 16
+Te, Td = 1 + K, 1 + L
+fwd = depth * (2 * B * Te * 12 * D * D + 4 * B * Te * Te * D) + ddepth * (2 * B * Td * 12 * Dd * Dd + 4 * B * Td * Td * Dd) \
+    + 2 * B * K * pd * D + 2 * B * Te * D * Dd + 2 * B * L * Dd * pd
+want = (3 * fwd - 2 * B * K * pd * D) * 1e-9
+if abs(d["flop_per_step"] * 1e-9 - want) > 1e-9 * want:
+    print("FAILED: flop_per_step %r want %r" % (d["flop_per_step"], want * 1e9)); ok = False
+if not ok:
+    print("FAILED: bench json", d)
+sys.exit(0 if ok else 1)
+PY
+fi
+out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 1); rc=$?
+t "bench text exits 0" '[ $rc -eq 0 ]'
+t "bench text has img/s and peak" 'echo "$out" | grep -q "img/s" && echo "$out" | grep -q "of peak"'
+"$VITMAE" bench --batch 0 2>/dev/null; rc=$?
+t "bench --batch 0 exits 2" '[ $rc -eq 2 ]'
+"$VITMAE" bench --img 30 --patch 4 2>/dev/null; rc=$?
+t "bench with img not divisible by patch exits 2" '[ $rc -eq 2 ]'
+"$VITMAE" bench --frobnicate 2>/dev/null; rc=$?
+t "bench unknown flag exits 2" '[ $rc -eq 2 ]'
+rm -rf "$tmp"
+[ $fail -eq 0 ] && echo "cli bench ok"
+exit $fail

@@ -1,0 +1,211 @@
+// Fast layer kernels (ops_fast.c, adamw_update, the masking sort) against their plain references, on
+// odd sizes (1, 7, 33, 129 ...) so vector tails are exercised; the approximate erf / exp against
+// libm over a dense grid; and 1 vs 2 threads bitwise for the fast kernels.
+#include <omp.h>
+#include "check.h"
+#include "model.h"
+#include "ops.h"
+#include "optim.h"
+#include "rng.h"
+
+static float *randv(Rng *r, long n, float scale) {
+    float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (long i = 0; i < n; i++) x[i] = rng_normal(r, 0.0f, scale);
+    return x;
+}
+
+static float *copyv(const float *x, long n) {
+    float *y = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    memcpy(y, x, (size_t)n * sizeof(float));
+    return y;
+}
+
+// max |a - b| / (atol + rtol |b|) over n values; <= 1 means within tolerance.
+static double worst(const float *a, const float *b, long n, double atol, double rtol) {
+    double w = 0.0;
+    for (long i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]) / (atol + rtol * fabs(b[i]));
+        if (!(d <= w)) w = d;   // NaN sticks
+    }
+    return w;
+}
+
+static int same(const float *a, const float *b, long n) { return memcmp(a, b, (size_t)n * sizeof(float)) == 0; }
+
+static void test_erf_exp(void) {
+    long n = 2400001;   // [-12, 12] in steps of 1e-5
+    float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+    for (long i = 0; i < n; i++) x[i] = -12.0f + 1e-5f * (float)i;
+    x[n / 2] = 0.0f;
+    erf_approx_array(y, x, n);
+    double maxerr = 0.0;
+    for (long i = 0; i < n; i++) {
+        double e = fabs((double)y[i] - erff(x[i]));
+        if (!(e <= maxerr)) maxerr = e;
+    }
+    printf("erf_approx: max |err| vs erff on [-12, 12] = %.3g (bound %.3g)\n", maxerr, (double)ERF_APPROX_MAX_ERR);
+    CHECK(maxerr <= ERF_APPROX_MAX_ERR, "erf max error %.3g", maxerr);
+    float big[4] = {30.0f, -30.0f, INFINITY, -INFINITY}, out[4];
+    erf_approx_array(out, big, 4);
+    CHECK(out[0] == 1.0f && out[1] == -1.0f && out[2] == 1.0f && out[3] == -1.0f, "erf tails %g %g", out[0], out[1]);
+    // exp on [-87, 88]: relative error.
+    long m = 1750001;
+    for (long i = 0; i < m; i++) x[i] = -87.0f + 1e-4f * (float)i;
+    exp_approx_array(y, x, m);
+    double maxrel = 0.0;
+    for (long i = 0; i < m; i++) {
+        double want = exp((double)x[i]), e = fabs(y[i] - want) / want;
+        if (!(e <= maxrel)) maxrel = e;
+    }
+    printf("exp_approx: max rel err on [-87, 88] = %.3g\n", maxrel);
+    CHECK(maxrel < 4e-7, "exp max rel error %.3g", maxrel);
+    free(x); free(y);
+}
+
+static void test_gelu(Rng *r) {
+    long sizes[] = {1, 7, 33, 129, 1000};
+    for (int si = 0; si < 5; si++) {
+        long n = sizes[si];
+        float *x = randv(r, n, 3.0f), *dy = randv(r, n, 1.0f);
+        float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+        gelu_forward(a, x, n);
+        gelu_forward_ref(b, x, n);
+        // |gelu error| <= |x| / 2 * erf error + float rounding
+        CHECK(worst(a, b, n, 2e-6, 2e-6) <= 1.0, "gelu_forward n=%ld: %.3g", n, worst(a, b, n, 2e-6, 2e-6));
+        float *g0 = randv(r, n, 1.0f), *g1 = copyv(g0, n);
+        gelu_backward(g0, x, dy, n);
+        gelu_backward_ref(g1, x, dy, n);
+        CHECK(worst(g0, g1, n, 2e-6, 2e-6) <= 1.0, "gelu_backward n=%ld: %.3g", n, worst(g0, g1, n, 2e-6, 2e-6));
+        memset(g1, 0, n * sizeof(float));
+        gelu_backward_ref(g1, x, dy, n);
+        gelu_backward_set(g0, x, dy, n);
+        CHECK(worst(g0, g1, n, 2e-6, 2e-6) <= 1.0, "gelu_backward_set n=%ld", n);
+        free(x); free(dy); free(a); free(b); free(g0); free(g1);
+    }
+}
+
+static void test_layernorm(Rng *r) {
+    int Ns[] = {1, 7, 33}, Cs[] = {1, 7, 33, 129, 192};
+    for (int ni = 0; ni < 3; ni++)
+        for (int ci = 0; ci < 5; ci++) {
+            int N = Ns[ni], C = Cs[ci];
+            long NC = (long)N * C;
+            float *x = randv(r, NC, 2.0f), *w = randv(r, C, 1.0f), *bb = randv(r, C, 1.0f), *dy = randv(r, NC, 1.0f);
+            for (long i = 0; i < NC; i++) x[i] += 0.5f;   // a non-zero mean
+            float *o0 = malloc(NC * 4), *o1 = malloc(NC * 4), *m0 = malloc(N * 4), *m1 = malloc(N * 4);
+            float *s0 = malloc(N * 4), *s1 = malloc(N * 4);
+            layernorm_forward(o0, m0, s0, x, w, bb, N, C, 1e-6f);
+            layernorm_forward_ref(o1, m1, s1, x, w, bb, N, C, 1e-6f);
+            CHECK(worst(o0, o1, NC, 1e-5, 1e-5) <= 1.0, "layernorm_forward N=%d C=%d", N, C);
+            CHECK(worst(m0, m1, N, 1e-6, 1e-5) <= 1.0, "layernorm mean N=%d C=%d", N, C);
+            CHECK(worst(s0, s1, N, 1e-6, 1e-5) <= 1.0, "layernorm rstd N=%d C=%d", N, C);
+            float *dx0 = randv(r, NC, 1.0f), *dx1 = copyv(dx0, NC);
+            float *dw0 = randv(r, C, 1.0f), *dw1 = copyv(dw0, C), *db0 = randv(r, C, 1.0f), *db1 = copyv(db0, C);
+            layernorm_backward(dx0, dw0, db0, dy, x, w, m1, s1, N, C);
+            layernorm_backward_ref(dx1, dw1, db1, dy, x, w, m1, s1, N, C);
+            CHECK(worst(dx0, dx1, NC, 1e-5, 1e-5) <= 1.0, "layernorm_backward dx N=%d C=%d: %.3g", N, C,
+                  worst(dx0, dx1, NC, 1e-5, 1e-5));
+            // Same per-column order as the reference: bitwise equal.
+            CHECK(same(dw0, dw1, C) && same(db0, db1, C), "layernorm_backward dweight/dbias N=%d C=%d", N, C);
+            free(x); free(w); free(bb); free(dy); free(o0); free(o1); free(m0); free(m1); free(s0); free(s1);
+            free(dx0); free(dx1); free(dw0); free(dw1); free(db0); free(db1);
+        }
+}
+
+static void test_column_sum(Rng *r) {
+    int Ns[] = {1, 7, 33, 129}, OCs[] = {1, 7, 33, 48, 129, 192};
+    for (int ni = 0; ni < 4; ni++)
+        for (int oi = 0; oi < 6; oi++) {
+            int N = Ns[ni], OC = OCs[oi];
+            float *d = randv(r, (long)N * OC, 1.0f), *a = randv(r, OC, 1.0f), *b = copyv(a, OC);
+            column_sum_accumulate(a, d, N, OC);
+            column_sum_accumulate_ref(b, d, N, OC);
+            CHECK(same(a, b, OC), "column_sum N=%d OC=%d", N, OC);
+            free(d); free(a); free(b);
+        }
+}
+
+static void test_attention(Rng *r) {
+    int Ts[] = {1, 7, 17, 33, 65};
+    int shapes[][2] = {{12, 3}, {33, 3}, {64, 2}, {192, 3}};   // C, NH: hd 4, 11, 32, 64
+    for (int ti = 0; ti < 5; ti++)
+        for (int si = 0; si < 4; si++) {
+            int B = 2, T = Ts[ti], C = shapes[si][0], NH = shapes[si][1];
+            long nq = (long)B * T * 3 * C, no = (long)B * T * C, na = (long)B * NH * T * T;
+            float *qkv = randv(r, nq, 1.0f), *dout = randv(r, no, 1.0f), *scratch = malloc(no * 4);
+            float *o0 = malloc(no * 4), *o1 = malloc(no * 4), *a0 = malloc(na * 4), *a1 = malloc(na * 4);
+            attention_forward(o0, a0, qkv, scratch, B, T, C, NH);
+            attention_forward_ref(o1, a1, qkv, B, T, C, NH);
+            CHECK(worst(a0, a1, na, 1e-6, 1e-5) <= 1.0, "attention att T=%d C=%d NH=%d: %.3g", T, C, NH,
+                  worst(a0, a1, na, 1e-6, 1e-5));
+            CHECK(worst(o0, o1, no, 1e-5, 1e-5) <= 1.0, "attention out T=%d C=%d NH=%d: %.3g", T, C, NH,
+                  worst(o0, o1, no, 1e-5, 1e-5));
+            float *d0 = randv(r, nq, 1.0f), *d1 = copyv(d0, nq), *da0 = malloc(na * 4), *da1 = malloc(na * 4);
+            attention_backward(d0, da0, dout, qkv, a1, scratch, B, T, C, NH);
+            attention_backward_ref(d1, da1, dout, qkv, a1, B, T, C, NH);
+            CHECK(worst(d0, d1, nq, 1e-5, 1e-5) <= 1.0, "attention dqkv T=%d C=%d NH=%d: %.3g", T, C, NH,
+                  worst(d0, d1, nq, 1e-5, 1e-5));
+            // 1 vs 2 threads: bitwise.
+            float *d2 = randv(r, nq, 1.0f), *d3 = copyv(d2, nq);
+            omp_set_num_threads(1);
+            attention_forward(o0, a0, qkv, scratch, B, T, C, NH);
+            attention_backward(d2, da0, dout, qkv, a0, scratch, B, T, C, NH);
+            omp_set_num_threads(2);
+            attention_forward(o1, a1, qkv, scratch, B, T, C, NH);
+            attention_backward(d3, da1, dout, qkv, a1, scratch, B, T, C, NH);
+            CHECK(same(o0, o1, no) && same(a0, a1, na) && same(d2, d3, nq), "attention threads T=%d C=%d", T, C);
+            free(qkv); free(dout); free(scratch); free(o0); free(o1); free(a0); free(a1);
+            free(d0); free(d1); free(da0); free(da1); free(d2); free(d3);
+        }
+}
+
+static void test_adamw(Rng *r) {
+    long sizes[] = {1, 7, 33, 129, 1000};
+    for (int si = 0; si < 5; si++) {
+        long n = sizes[si];
+        float *p0 = randv(r, n, 1.0f), *g = randv(r, n, 1.0f), *m0 = randv(r, n, 0.1f), *v0 = randv(r, n, 0.1f);
+        for (long i = 0; i < n; i++) v0[i] = v0[i] * v0[i];
+        float *p1 = copyv(p0, n), *m1 = copyv(m0, n), *v1 = copyv(v0, n);
+        adamw_update(p0, g, m0, v0, n, 0.9995f, 1e-3f / 0.1f, 0.2236f);
+        adamw_update_ref(p1, g, m1, v1, n, 0.9995f, 1e-3f / 0.1f, 0.2236f);
+        CHECK(same(p0, p1, n) && same(m0, m1, n) && same(v0, v1, n), "adamw_update n=%ld", n);
+        free(p0); free(g); free(m0); free(v0); free(p1); free(m1); free(v1);
+    }
+}
+
+// Stable argsort by insertion (the definition) against the merge sort, with ties.
+static void test_masking(Rng *r) {
+    int Ls[] = {1, 7, 33, 129, 1100};
+    for (int li = 0; li < 5; li++) {
+        int L = Ls[li], B = 3, K = L / 3 + 1;
+        float *noise = malloc((size_t)B * L * 4);
+        for (int i = 0; i < B * L; i++) noise[i] = (float)rng_below(r, 8) / 8.0f;   // many ties
+        int *got = malloc((size_t)B * K * sizeof(int)), *idx = malloc((size_t)L * sizeof(int));
+        mae_masking_from_noise(noise, B, L, K, got);
+        int ok = 1;
+        for (int b = 0; b < B; b++) {
+            const float *nz = noise + (size_t)b * L;
+            for (int i = 0; i < L; i++) {
+                int j = i;
+                while (j > 0 && nz[idx[j - 1]] > nz[i]) { idx[j] = idx[j - 1]; j--; }
+                idx[j] = i;
+            }
+            for (int k = 0; k < K; k++) ok &= got[(size_t)b * K + k] == idx[k];
+        }
+        CHECK(ok, "masking L=%d matches the stable argsort", L);
+        free(noise); free(got); free(idx);
+    }
+}
+
+int main(void) {
+    Rng r;
+    rng_seed(&r, 7);
+    test_erf_exp();
+    test_gelu(&r);
+    test_layernorm(&r);
+    test_column_sum(&r);
+    test_attention(&r);
+    test_adamw(&r);
+    test_masking(&r);
+    return check_done();
+}

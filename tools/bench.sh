@@ -1,0 +1,54 @@
+#!/bin/sh
+# `make bench`: vitmae bench at 1 and 2 threads and PyTorch (tools/bench_torch.py, same model, same
+# recipe) at 1 and 2 threads on the bench config, then one table with the ratio to PyTorch's best.
+# Each figure is the best of REPEAT runs (default 3): the machine's cores are shared, so the best
+# run is the least disturbed one. Usage: tools/bench.sh [VITMAE_BIN]   env: REPEAT, STEPS, BENCH_ARGS
+set -e
+# Idle OpenMP threads sleep instead of spinning (both vitmae and PyTorch use libgomp). On cores shared
+# with other jobs a spinning thread holds a core its teammate needs at the next barrier: with the
+# default policy a 2-thread step measured ~6x slower than with this one while one other job ran.
+OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}; export OMP_WAIT_POLICY
+bin=${1:-./vitmae}
+repeat=${REPEAT:-3}; steps=${STEPS:-10}
+args=${BENCH_ARGS:---preset tiny --img 32 --patch 4 --channels 3 --batch 64 --mask-ratio 0.75}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1"; }
+best() { sort -g | tail -n 1; }
+for t in 1 2; do
+  for r in $(seq "$repeat"); do "$bin" bench $args --threads "$t" --steps "$steps" --json >"$tmp/v$t.$r"; done
+done
+torch_ok=0
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  torch_ok=1
+  targs=$(echo "$args" | sed 's/--mask-ratio/--mask-ratio/')
+  for r in $(seq "$repeat"); do
+    /usr/bin/python3 tools/bench_torch.py $targs --threads 1,2 --steps "$steps" --json >"$tmp/t.$r"
+  done
+fi
+printf '%-28s %10s %10s %10s %9s %8s\n' "bench ($args)" "img/s" "GFLOP/s" "% peak" "vs torch" "mem/x"
+tbest=0
+if [ $torch_ok = 1 ]; then
+  for t in 1 2; do
+    v=$(for r in $(seq "$repeat"); do /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
+    eval "torch$t=$v"
+    tbest=$(echo "$tbest $v" | awk '{print ($2 > $1) ? $2 : $1}')
+  done
+fi
+for t in 1 2; do
+  ips=$(for r in $(seq "$repeat"); do field "$tmp/v$t.$r" img_per_s; done | best)
+  f=$(grep -l "\"img_per_s\": $ips," "$tmp"/v$t.* | head -n 1)
+  ratio=$(echo "$ips $tbest" | awk '{ if ($2 > 0) printf "%.2fx", $1 / $2; else print "-" }')
+  printf '%-28s %10.1f %10.1f %9.1f%% %9s %7.2fx\n' "vitmae, $t thread(s)" "$ips" "$(field "$f" gflops)" \
+    "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$ratio" "$(field "$f" memory_ratio)"
+done
+if [ $torch_ok = 1 ]; then
+  printf '%-28s %10.1f\n' "torch, 1 thread" "$torch1" "torch, 2 threads" "$torch2"
+  blas=$(/usr/bin/python3 -c 'import torch; print(torch.__config__.show())' | grep -o 'BLAS_INFO=[a-z]*')
+  echo "(torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $blas; ratio = vitmae img/s / torch's best img/s)"
+else
+  echo "(PyTorch not available: /usr/bin/python3 cannot import torch; install python3-torch to compare)"
+fi
+v1=$(for r in $(seq "$repeat"); do field "$tmp/v1.$r" img_per_s; done | best)
+v2=$(for r in $(seq "$repeat"); do field "$tmp/v2.$r" img_per_s; done | best)
+echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+echo "thread scaling 1 -> 2: $(echo "$v1 $v2" | awk '{printf "%.2fx", $2 / $1}')   (best of $repeat runs each, $steps steps after warm-up)"

@@ -1,0 +1,203 @@
+"""Convert a facebookresearch/mae PyTorch checkpoint (.pth) into a vitmae safetensors checkpoint.
+
+    /usr/bin/python3 tools/convert_mae.py IN.pth OUT.safetensors [--heads N] [--dec-heads N]
+        [--norm-pix | --no-norm-pix] [--pixel-norm imagenet|none] [--mask-ratio R]
+
+IN.pth is what MAE's scripts save: a dict whose 'model' entry is the state dict (a bare state dict
+works too). Accepted:
+  - a pretrain checkpoint with the decoder (e.g. mae_visualize_vit_base.pth): everything converts;
+  - an encoder-only checkpoint (e.g. mae_pretrain_vit_base.pth, or a fine-tuned ViT from
+    main_finetune.py): loads in `vitmae attention` only. Keys that are not MAE's encoder/decoder
+    (head.*, fc_norm.*, ...) are dropped and listed. A fine-tune trained with global pooling has
+    fc_norm but no final `norm`: the converter says so and writes an identity norm (weight 1,
+    bias 0), which does not change any attention map (the final norm comes after every block).
+
+The config is inferred from the shapes: patch size, channels and width from patch_embed.proj.weight
+[D, C, P, P]; depth by counting blocks.N; img_size from pos_embed [1, 1 + (img/P)^2, D]; mlp_ratio
+from blocks.0.mlp.fc1.weight. Head counts are not in the shapes: the default is MAE/ViT's
+convention of 64-wide heads for the encoder (ViT-B 768 -> 12, ViT-L 1024 -> 16, ViT-H 1280 -> 16
+with --heads 16) and 32-wide heads for the decoder (MAE's 512-wide decoder -> 16); --heads and
+--dec-heads override. A wrong head count gives wrong attention maps, so check the model card.
+
+norm_pix_loss (used by `reconstruct`, not by `attention`): --norm-pix / --no-norm-pix when given;
+else the checkpoint's own args.norm_pix_loss when it stored its training args; else false, as
+MAE's released visualisation checkpoints (mae_visualize_vit_*.pth) were trained with pixel targets
+(norm_pix_loss off; MAE's released pretrain checkpoints used norm_pix_loss but have no decoder).
+Position tables are MAE's fixed 2D sin-cos (pos_embed "fixed"); pixels are normalised with
+ImageNet's mean/std, as MAE was trained (--pixel-norm none for 0/1).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
+
+IMAGENET_MEAN = [0.485, 0.456, 0.406]
+IMAGENET_STD = [0.229, 0.224, 0.225]
+BLOCK_PARTS = ["norm1.weight", "norm1.bias", "attn.qkv.weight", "attn.qkv.bias", "attn.proj.weight",
+               "attn.proj.bias", "norm2.weight", "norm2.bias", "mlp.fc1.weight", "mlp.fc1.bias",
+               "mlp.fc2.weight", "mlp.fc2.bias"]
+
+
+class ConvertError(Exception):
+    pass
+
+
+def count_blocks(sd, prefix):
+    n = 0
+    while "%s.%d.norm1.weight" % (prefix, n) in sd:
+        n += 1
+    return n
+
+
+def block_shapes(prefix, i, D, hidden):
+    p = "%s.%d." % (prefix, i)
+    s = {"norm1.weight": [D], "norm1.bias": [D], "attn.qkv.weight": [3 * D, D], "attn.qkv.bias": [3 * D],
+         "attn.proj.weight": [D, D], "attn.proj.bias": [D], "norm2.weight": [D], "norm2.bias": [D],
+         "mlp.fc1.weight": [hidden, D], "mlp.fc1.bias": [hidden], "mlp.fc2.weight": [D, hidden],
+         "mlp.fc2.bias": [D]}
+    return [(p + k, s[k]) for k in BLOCK_PARTS]
+
+
+def heads_for(width, head_dim, override, what):
+    if override:
+        if width % override:
+            raise ConvertError("%s: width %d is not divisible by %d heads" % (what, width, override))
+        return override
+    if width % head_dim:
+        raise ConvertError("%s: width %d is not a multiple of %d; give the head count (%s)" % (
+            what, width, head_dim, "--heads" if what == "encoder" else "--dec-heads"))
+    return width // head_dim
+
+
+def state_dict_of(obj):
+    if isinstance(obj, dict) and "model" in obj and isinstance(obj["model"], dict):
+        return obj["model"], obj.get("args")
+    if isinstance(obj, dict) and all(torch.is_tensor(v) for v in obj.values()):
+        return obj, None
+    raise ConvertError("no state dict: want a dict with 'model' (MAE's checkpoints) or a bare state dict")
+
+
+def convert(sd, args_in_ckpt, opt, log):
+    sd = {k[len("module."):] if k.startswith("module.") else k: v for k, v in sd.items()}
+    for need in ("patch_embed.proj.weight", "pos_embed", "cls_token"):
+        if need not in sd:
+            raise ConvertError("missing %s: not an MAE / ViT checkpoint" % need)
+    D, C, P, P2 = sd["patch_embed.proj.weight"].shape
+    if P != P2:
+        raise ConvertError("patch_embed.proj.weight %s: patches are not square" % list(sd["patch_embed.proj.weight"].shape))
+    T = sd["pos_embed"].shape[1]
+    grid = int(round(math.sqrt(T - 1)))
+    if grid * grid != T - 1:
+        raise ConvertError("pos_embed has %d rows: not 1 + a square number of patches" % T)
+    depth = count_blocks(sd, "blocks")
+    if depth == 0:
+        raise ConvertError("no blocks.0.*: not an MAE / ViT checkpoint")
+    hidden = sd["blocks.0.mlp.fc1.weight"].shape[0]
+    if hidden % D:
+        raise ConvertError("mlp hidden width %d is not a multiple of %d" % (hidden, D))
+    heads = heads_for(D, 64, opt.heads, "encoder")
+
+    has_decoder = "decoder_embed.weight" in sd
+    if has_decoder:
+        Dd = sd["decoder_embed.weight"].shape[0]
+        dec_depth = count_blocks(sd, "decoder_blocks")
+        dec_heads = heads_for(Dd, 32, opt.dec_heads, "decoder")
+    else:
+        Dd, dec_depth, dec_heads = 512, 8, opt.dec_heads or 16   # MAE's decoder; not in the file
+        log("no decoder in this checkpoint: encoder-only file (`vitmae attention` only)")
+
+    if opt.norm_pix is not None:
+        norm_pix = opt.norm_pix
+    elif args_in_ckpt is not None and hasattr(args_in_ckpt, "norm_pix_loss"):
+        norm_pix = bool(args_in_ckpt.norm_pix_loss)
+        log("norm_pix_loss %s, from the checkpoint's training args" % str(norm_pix).lower())
+    else:
+        norm_pix = False
+    if opt.pixel_norm == "imagenet":
+        mean, std = (IMAGENET_MEAN, IMAGENET_STD) if C == 3 else ([sum(IMAGENET_MEAN) / 3] * C, [sum(IMAGENET_STD) / 3] * C)
+    else:
+        mean, std = [0.0] * C, [1.0] * C
+
+    want = [("cls_token", [1, 1, D]), ("pos_embed", [1, T, D]), ("patch_embed.proj.weight", [D, C, P, P]),
+            ("patch_embed.proj.bias", [D])]
+    for i in range(depth):
+        want += block_shapes("blocks", i, D, hidden)
+    want += [("norm.weight", [D]), ("norm.bias", [D])]
+    if has_decoder:
+        want += [("decoder_embed.weight", [Dd, D]), ("decoder_embed.bias", [Dd]), ("mask_token", [1, 1, Dd]),
+                 ("decoder_pos_embed", [1, T, Dd])]
+        for i in range(dec_depth):
+            want += block_shapes("decoder_blocks", i, Dd, hidden // D * Dd)
+        want += [("decoder_norm.weight", [Dd]), ("decoder_norm.bias", [Dd]),
+                 ("decoder_pred.weight", [P * P * C, Dd]), ("decoder_pred.bias", [P * P * C])]
+
+    if "norm.weight" not in sd and "fc_norm.weight" in sd:
+        log("fc_norm but no norm (a global-pool fine-tune): fc_norm dropped, norm written as identity "
+            "(weight 1, bias 0); attention maps do not depend on it")
+        sd["norm.weight"] = torch.ones(D)
+        sd["norm.bias"] = torch.zeros(D)
+    tensors = {}
+    for name, shape in want:
+        if name not in sd:
+            raise ConvertError("missing tensor %s" % name)
+        t = sd[name].detach().to(torch.float32).contiguous()
+        if list(t.shape) != shape:
+            raise ConvertError("%s has shape %s, want %s" % (name, list(t.shape), shape))
+        tensors[name] = (shape, t)
+    dropped = sorted(k for k in sd if k not in tensors and k not in ("norm.weight", "norm.bias"))
+    if dropped:
+        groups = sorted(set(re.sub(r"\..*", ".*", k) for k in dropped))
+        log("dropped %d tensors that are not MAE's encoder/decoder: %s" % (len(dropped), ", ".join(groups)))
+
+    cfg = {"img_size": grid * P, "patch_size": P, "in_chans": C, "embed_dim": D, "depth": depth,
+           "num_heads": heads, "decoder_embed_dim": Dd, "decoder_depth": dec_depth,
+           "decoder_num_heads": dec_heads, "mlp_ratio": hidden // D, "norm_pix_loss": norm_pix,
+           "mask_ratio": opt.mask_ratio, "pos_embed": "fixed", "pixel_mean": mean, "pixel_std": std,
+           "layer_norm_eps": 1e-6}
+    return tensors, cfg
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="facebookresearch/mae .pth -> vitmae .safetensors")
+    ap.add_argument("input")
+    ap.add_argument("output")
+    ap.add_argument("--heads", type=int, default=0, help="encoder heads (default embed_dim / 64)")
+    ap.add_argument("--dec-heads", type=int, default=0, help="decoder heads (default decoder width / 32)")
+    ap.add_argument("--norm-pix", dest="norm_pix", action="store_true", default=None,
+                    help="the model was trained with norm_pix_loss")
+    ap.add_argument("--no-norm-pix", dest="norm_pix", action="store_false")
+    ap.add_argument("--pixel-norm", choices=["imagenet", "none"], default="imagenet")
+    ap.add_argument("--mask-ratio", type=float, default=0.75)
+    opt = ap.parse_args(argv)
+    if opt.heads < 0 or opt.dec_heads < 0:
+        ap.error("head counts must be positive")
+
+    def log(msg):
+        print("convert_mae: %s" % msg, file=sys.stderr)
+    try:
+        obj = torch.load(opt.input, map_location="cpu")
+        sd, args_in_ckpt = state_dict_of(obj)
+        tensors, cfg = convert(sd, args_in_ckpt, opt, log)
+    except (ConvertError, OSError, RuntimeError, EOFError) as e:
+        print("convert_mae: %s: %s" % (opt.input, e), file=sys.stderr)
+        return 1
+    tmp = opt.output + ".tmp"
+    safetensors_io.write(tmp, tensors, {"format": "vitmae", "config": json.dumps(cfg)})
+    os.replace(tmp, opt.output)
+    n = sum(t.numel() for _, t in tensors.values())
+    print("%s: %d tensors, %d parameters; img %d, patch %d, dim %d, depth %d, heads %d%s" % (
+        opt.output, len(tensors), n, cfg["img_size"], cfg["patch_size"], cfg["embed_dim"], cfg["depth"],
+        cfg["num_heads"], ", decoder %d x %d" % (cfg["decoder_embed_dim"], cfg["decoder_depth"])
+        if "decoder_embed.weight" in tensors else ", encoder only"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+#!/bin/sh
+# make demo: Fashion-MNIST -> a tiny MAE trained for a few minutes -> scores on the test images,
+# reconstruction panels and attention montages of one test image per class.
+# Usage: tools/demo.sh [STEPS]   (the build and `make fmnist` have run already)
+set -e
+steps=${1:-${DEMO_STEPS:-600}}
+data=datasets/fashion-mnist
+out=demo
+./vitmae data "$data/train"
+rm -rf "$out"
+mkdir -p "$out"
+echo
+echo "== training the tiny preset on $data/train for $steps steps (28x28 grey, patch 4, batch 128)"
+./vitmae train --data "$data/train" --preset tiny --img 28 --patch 4 --channels 1 --mask-ratio 0.75 \
+    --batch 128 --lr 1.5e-3 --warmup-steps 50 --steps "$steps" --augment none --pos fixed --wd 0.05 \
+    --seed 0 --log-every 50 --out "$out/run"
+ckpt="$out/run/checkpoint.safetensors"
+echo
+echo "== scores on the 10000 test images (masks from seed 0, ratio 0.75)"
+./vitmae eval --ckpt "$ckpt" --data "$data/test"
+# The first test image of every class.
+images=""
+for d in "$data"/test/*/; do
+  first=$(ls "$d" | head -n 1)
+  images="$images $d$first"
+done
+echo
+echo "== reconstructions"
+./vitmae reconstruct --ckpt "$ckpt" --out "$out/recon" $images
+echo
+echo "== attention maps"
+./vitmae attention --ckpt "$ckpt" --out "$out/attention" --layer all $images
+./vitmae attention --ckpt "$ckpt" --out "$out/attention-rollout" --mode rollout --layer all $images
+echo
+echo "Done. Look at:"
+echo "  $out/run/curves.png                 training and validation loss, learning rate"
+echo "  $out/run/samples/step-$steps.png      reconstructions of validation images during training"
+echo "  $out/recon/*.recon.png              original | masked | reconstruction | + visible | error"
+echo "  $out/attention/index.html           attention montages and overlays (open in a browser)"
+echo "  $out/attention-rollout/index.html   attention rollout"
