@@ -41,6 +41,11 @@ t "reconstruct .npy over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "reconstruct .npy over the limit: one clear line ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: reconstruct: .*rec2/in.recon.npy: File too large$" "$dir/err"'
 t "reconstruct .npy over the limit: no partial file" '[ ! -e "$dir/rec2/in.recon.npy" ] && [ "$(ls -a "$dir/rec2" | grep -c tmp)" -eq 0 ]'
 
+# 1c. attention outputs under a file-size limit: exit 1, a line naming the cause.
+(trap '' XFSZ; ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+t "attention over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+t "attention over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*: file too large$" "$dir/err"'
+
 # 2. A 1400 KB tmpfs: checkpoints 10 and 20 fit (the latest is a hard link to its snapshot), 30 does not.
 mkdir "$dir/full"
 if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
@@ -59,6 +64,9 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
   "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --out "$dir/full/rec" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
   t "reconstruct on a full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
   t "reconstruct on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -qi "^vitmae: .*rec.*: no space left on device" "$dir/err"'
+  "$VITMAE" attention --ckpt "$dir/small.safetensors" --raw --out "$dir/full/att" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+  t "attention on a full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+  t "attention on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -qi "^vitmae: .*: no space left on device" "$dir/err"'
   umount "$dir/full"
   tmpfs="tmpfs case run"
 else

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Requests that cannot fit in memory are refused before anything is allocated, naming the bytes they
-# would need: train (huge image and batch: usage error, exit 2), and reconstruct / eval on a small
+# would need: train and bench (huge image and batch: usage error, exit 2), and reconstruct / eval /
+# attention on a small
 # checkpoint whose image size makes the activations huge (L = 65,536 patches: exit 1, the model itself
 # cannot fit at batch 1). Refusals are immediate and write nothing.
 set -u
@@ -26,5 +27,13 @@ t "reconstruct: no panel written" '[ ! -e "$dir/r/in.recon.png" ]'
 "$VITMAE" eval --ckpt "$dir/big.safetensors" --data "$dir/data" > /dev/null 2> "$dir/err"; rc=$?
 t "eval: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "eval: names the bytes ($(cat "$dir/err"))" 'bytes_line eval'
+"$VITMAE" attention --ckpt "$dir/big.safetensors" --out "$dir/a" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+t "attention: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
+t "attention: names the bytes ($(cat "$dir/err"))" 'bytes_line attention'
+t "attention: nothing written" '[ ! -e "$dir/a" ]'
+
+"$VITMAE" bench --img 2048 --patch 8 --batch 4096 > /dev/null 2> "$dir/err"; rc=$?
+t "bench: huge image and batch: exit 2 ($rc)" '[ $rc -eq 2 ]'
+t "bench: names the bytes ($(cat "$dir/err"))" 'bytes_line bench'
 [ $fail -eq 0 ] && echo "cli memory ok"
 exit $fail
