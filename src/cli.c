@@ -46,11 +46,11 @@ static int set_value(const char *command, Flag *f, const char *v) {
     case FLAG_LONG: {
         long long x = strtoll(v, &end, 10);
         if (!*v || *end || errno) {
-            cli_error(what, "'%s' is not an integer (valid: %.0f to %.0f)", v, f->min, f->max);
+            cli_error(what, "'%s' is not an integer in [%.0f, %.0f]", v, f->min, f->max);
             return CLI_USAGE;
         }
         if (x < f->min || x > f->max) {
-            cli_error(what, "%lld is out of range (valid: %.0f to %.0f)", x, f->min, f->max);
+            cli_error(what, "%lld is out of range [%.0f, %.0f]", x, f->min, f->max);
             return CLI_USAGE;
         }
         if (f->type == FLAG_INT) *(int *)f->dst = (int)x; else *(long *)f->dst = (long)x;
@@ -59,11 +59,11 @@ static int set_value(const char *command, Flag *f, const char *v) {
     case FLAG_FLOAT: {
         double x = strtod(v, &end);
         if (!*v || *end || errno || !isfinite(x)) {
-            cli_error(what, "'%s' is not a number (valid: %g to %g)", v, f->min, f->max);
+            cli_error(what, "'%s' is not a number in [%g, %g]", v, f->min, f->max);
             return CLI_USAGE;
         }
         if (x < f->min || x > f->max) {
-            cli_error(what, "%g is out of range (valid: %g to %g)", x, f->min, f->max);
+            cli_error(what, "%g is out of range [%g, %g]", x, f->min, f->max);
             return CLI_USAGE;
         }
         *(float *)f->dst = (float)x;

@@ -47,7 +47,7 @@ for cmd in $cmds; do
     range=$(printf '%s\n' "$line" | sed -n 's/.*(\(integer\|number\) \([^ ]*\) to \([^ ]*\))$/\1 \2 \3/p')
     if [ -n "$range" ]; then
       set -- $range; kind=$1; lo=$2; hi=$3
-      valid="valid: $lo to $hi"
+      valid="[$lo, $hi]"
       usage_error "$cmd $flag: non-numeric" "$flag" "$cmd" "$flag" abc
       usage_error "$cmd $flag: non-numeric names the range" "$valid" "$cmd" "$flag" abc
       usage_error "$cmd $flag: empty" "$flag" "$cmd" "$flag="
