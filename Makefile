@@ -40,7 +40,7 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist
+.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -95,6 +95,55 @@ test-fast: vitmae $(TOOLS) $(TESTS)
 test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  VITMAE_SANITIZED=1 sh tests/run.sh build/san/tests build/san/vitmae build/tools
+
+# libFuzzer targets tests/fuzz/fuzz_<name>.c, built with clang (installed by tools/install-deps.sh when
+# missing) and run one at a time, FUZZ_SECONDS each, niced, over a working corpus in build/fuzz/corpus/<name>
+# seeded from tests/fuzz/corpus/<name>. Crashes land in build/fuzz/artifacts/. One target:
+# `make fuzz FUZZ_TARGETS=image FUZZ_SECONDS=60`. The fuzz build has no OpenMP (pragmas ignored).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 600
+FUZZERS      := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS ?= $(FUZZERS)
+FUZZ_FLAGS   ?= -rss_limit_mb=2048 -timeout=10 -close_fd_mask=3
+FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=undefined $(filter-out -Wno-format-truncation,$(WARN)) -Wno-unknown-pragmas $(PKG_CFLAGS) -Isrc
+FUZZ_OBJ     := $(LIB_SRC:src/%.c=build/fuzz/obj/%.o)
+
+build/fuzz/.deps-ok: tools/install-deps.sh
+	@mkdir -p build/fuzz
+	@sh tools/install-deps.sh build clang libclang-rt-14-dev
+	@touch $@
+build/fuzz/obj/%.o: src/%.c $(wildcard src/*.h) | build/fuzz/.deps-ok $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+build/fuzz/libvitmae.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libvitmae.a
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libvitmae.a $(PKG_LIBS) -lm -o $@
+
+fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@mkdir -p build/fuzz/artifacts
+	@for n in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus/$$n; \
+	  echo "fuzz $$n: $(FUZZ_SECONDS) s"; \
+	  nice -n 10 build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/artifacts/$$n- build/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
+	    > build/fuzz/$$n.log 2>&1 || { tail -n 60 build/fuzz/$$n.log; exit 1; }; \
+	  grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' build/fuzz/$$n.log | tail -n 2; \
+	done
+
+# valgrind (memcheck) on a short train / reconstruct / attention, with a binary built without
+# -march=native (valgrind does not emulate AVX-512) at -O1 -g. About a minute; not part of `make test`.
+VG_OBJ := $(LIB_SRC:src/%.c=build/vg/obj/%.o)
+build/vg/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc -c $< -o $@
+build/vg/vitmae: src/main.c $(VG_OBJ)
+	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc $^ $(LDLIBS) -o $@
+valgrind: build/vg/vitmae $(TOOLS)
+	@sh tools/install-deps.sh build valgrind
+	sh tests/valgrind.sh build/vg/vitmae build/tools
 
 # Fashion-MNIST as PNG folders in datasets/fashion-mnist/{train,test}/<class>/ (once; a stamp file).
 fmnist: build/tools/fmnist2png

@@ -732,7 +732,8 @@ void ckpt_free(Checkpoint *c) {
     memset(c, 0, sizeof *c);
 }
 
-// Copies tensor `name` (shape of t) into dst + t->offset. 0 ok, 1 absent, -1 wrong shape.
+// Copies tensor `name` (shape of t) into dst + t->offset (dst NULL: checks only). 0 ok, 1 absent,
+// -1 wrong shape.
 static int take(const StFile *f, const char *path, const char *name, const MaeTensor *t, float *dst,
                 char *err, size_t errlen) {
     int nd;
@@ -751,7 +752,7 @@ static int take(const StFile *f, const char *path, const char *name, const MaeTe
         fail(err, errlen, "%s: tensor '%s' has shape %s, the config needs %s", path, name, got, want);
         return -1;
     }
-    memcpy(dst + t->offset, src, t->numel * sizeof(float));
+    if (dst) memcpy(dst + t->offset, src, t->numel * sizeof(float));
     return 0;
 }
 
@@ -784,9 +785,29 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     char why[256];
     if (mae_config_from_json(cfg_json, &out->cfg, why, sizeof why)) { fail(err, errlen, "%s: %s", path, why); goto out; }
     int n = table_of(&out->cfg, &tab);
+    if (!tab) { fail(err, errlen, "%s: out of memory", path); goto out; }
+    // Every parameter the config asks for must be in the file before anything config-sized is
+    // allocated: a small hostile header cannot make us reserve gigabytes. (The file holds each
+    // tensor it names, so from here on the allocations are bounded by the file's size.)
+    size_t enc_numel = 0, dec_numel = 0, dec_in_file = 0;
+    for (int i = 0; i < n; i++) {
+        int r = take(f, path, tab[i].name, &tab[i], NULL, err, errlen);   // names and shapes only
+        if (r < 0) goto out;
+        if (r == 1 && !tab[i].decoder) { fail(err, errlen, "%s: missing tensor '%s'", path, tab[i].name); goto out; }
+        if (tab[i].decoder) { dec_numel += tab[i].numel; dec_in_file += r == 0; }
+        else enc_numel += tab[i].numel;
+    }
+    // An encoder-only file still gets a (zero) decoder of the config's size, which no tensor in the
+    // file vouches for: bound it. MAE's decoders are at most 26M parameters (512 wide, 8 blocks, for
+    // every encoder size; converters write that default), so the cap is max(64M, 4 x the encoder).
+    if (dec_in_file == 0 && dec_numel > 4 * enc_numel && dec_numel > ((size_t)64 << 20)) {
+        fail(err, errlen, "%s: the config's decoder (%zu parameters) is implausibly large for an encoder-only file of %zu parameters",
+             path, dec_numel, enc_numel);
+        goto out;
+    }
     size_t np = mae_num_params(&out->cfg);
     out->params = calloc(np ? np : 1, sizeof(float));
-    if (!tab || !out->params) { fail(err, errlen, "%s: out of memory", path); goto out; }
+    if (!out->params) { fail(err, errlen, "%s: out of memory", path); goto out; }
     // Encoder-only files (decoder dropped, as MAE's fine-tuning checkpoints) have no decoder tensor.
     int dec_total = 0, dec_present = 0;
     const char *first_missing_dec = NULL;

@@ -45,7 +45,10 @@ static int set_value(const char *command, Flag *f, const char *v) {
     case FLAG_INT:
     case FLAG_LONG: {
         long long x = strtoll(v, &end, 10);
-        if (!*v || *end || errno) { cli_error(what, "'%s' is not an integer", v); return CLI_USAGE; }
+        if (!*v || *end || errno) {
+            cli_error(what, "'%s' is not an integer in [%.0f, %.0f]", v, f->min, f->max);
+            return CLI_USAGE;
+        }
         if (x < f->min || x > f->max) {
             cli_error(what, "%lld is out of range [%.0f, %.0f]", x, f->min, f->max);
             return CLI_USAGE;
@@ -55,7 +58,10 @@ static int set_value(const char *command, Flag *f, const char *v) {
     }
     case FLAG_FLOAT: {
         double x = strtod(v, &end);
-        if (!*v || *end || errno || !isfinite(x)) { cli_error(what, "'%s' is not a number", v); return CLI_USAGE; }
+        if (!*v || *end || errno || !isfinite(x)) {
+            cli_error(what, "'%s' is not a number in [%g, %g]", v, f->min, f->max);
+            return CLI_USAGE;
+        }
         if (x < f->min || x > f->max) {
             cli_error(what, "%g is out of range [%g, %g]", x, f->min, f->max);
             return CLI_USAGE;
@@ -86,7 +92,12 @@ void cli_print_usage(const char *command, const char *synopsis, const Flag *flag
         if (f->type == FLAG_BOOL) snprintf(left, sizeof left, "%s", f->name);
         else if (f->type == FLAG_CHOICE) snprintf(left, sizeof left, "%s %s", f->name, f->metavar ? f->metavar : f->choices);
         else snprintf(left, sizeof left, "%s %s", f->name, f->metavar ? f->metavar : "VALUE");
-        printf("  %-26s %s\n", left, f->help ? f->help : "");
+        // The accepted values close each line, so users (and tests/cli_flags.sh) can see them.
+        char range[96] = "";
+        if (f->type == FLAG_INT || f->type == FLAG_LONG) snprintf(range, sizeof range, " (integer %.0f to %.0f)", f->min, f->max);
+        else if (f->type == FLAG_FLOAT) snprintf(range, sizeof range, " (number %g to %g)", f->min, f->max);
+        else if (f->type == FLAG_CHOICE && f->metavar) snprintf(range, sizeof range, " (one of %s)", f->choices);
+        printf("  %-26s %s%s\n", left, f->help ? f->help : "", range);
     }
 }
 

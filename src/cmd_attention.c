@@ -20,6 +20,7 @@
 #include "attnmap.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "cpu.h"
 #include "commands.h"
 #include "dataset.h"
 #include "font.h"
@@ -629,6 +630,14 @@ int cmd_attention(int argc, char **argv) {
 
     status = 1;
     if (threads > 0) omp_set_num_threads(threads);
+    // Memory: refuse before allocating what cannot fit (one image at a time).
+    size_t need = mae_bytes_needed(cfg, 1);
+    long have = cpu_physical_memory_bytes();
+    if (have > 0 && (double)need > 0.9 * (double)have) {
+        cli_error("attention", "the model at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB",
+                  cfg->img_size, cfg->img_size, need, need / 1073741824.0, have / 1073741824.0);
+        goto out;
+    }
     m = mae_create(cfg, 1, err, sizeof err);
     if (!m) { cli_error("attention", "%s", err); goto out; }
     memcpy(mae_params(m), ck.params, mae_num_params(cfg) * sizeof(float));

@@ -78,6 +78,14 @@ int cmd_bench(int argc, char **argv) {
     char err[256];
     if (mae_config_check(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
     int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
+    // Memory: refuse before allocating what cannot fit.
+    size_t need = mae_bytes_needed(&cfg, batch) + sizeof(float) * ((size_t)batch * S * S * C + (size_t)batch * L);
+    long have = cpu_physical_memory_bytes();
+    if (have > 0 && (double)need > 0.9 * (double)have) {
+        cli_error("bench", "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB", batch, S, S,
+                  need, need / 1073741824.0, have / 1073741824.0);
+        return 2;
+    }
     Mae *m = mae_create(&cfg, batch, err, sizeof err);
     if (!m) { cli_error("bench", "%s", err); return 1; }
     size_t np = mae_num_params(&cfg), npix = (size_t)batch * S * S * C;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include "checkpoint.h"
 #include "cli.h"
+#include "cpu.h"
 #include "commands.h"
 #include "dataset.h"
 #include "image.h"
@@ -147,10 +148,10 @@ static int write_outputs(const Outputs *o, const MaeConfig *cfg, const Input *in
     if (!o->raw) return 0;
     int64_t shape[3] = {S, S, cfg->in_chans};
     snprintf(path, sizeof path, "%s/%s.recon.npy", o->out_dir, in->stem);
-    if (npy_write(path, recon, "<f4", 3, shape, err, sizeof err)) { cli_error(path, "%s", err); return -1; }
+    if (npy_write(path, recon, "<f4", 3, shape, err, sizeof err)) { cli_error("reconstruct", "%s", err); return -1; }
     int64_t mshape[2] = {g, g};
     snprintf(path, sizeof path, "%s/%s.mask.npy", o->out_dir, in->stem);
-    if (npy_write(path, removed, "|u1", 2, mshape, err, sizeof err)) { cli_error(path, "%s", err); return -1; }
+    if (npy_write(path, removed, "|u1", 2, mshape, err, sizeof err)) { cli_error("reconstruct", "%s", err); return -1; }
     return 0;
 }
 
@@ -242,6 +243,16 @@ int cmd_reconstruct(int argc, char **argv) {
 
     int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
     size_t per = (size_t)S * S * C;
+    // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would).
+    size_t need = mae_bytes_needed(cfg, B) + sizeof(float) * per * B * 3;
+    long have = cpu_physical_memory_bytes();
+    if (have > 0 && (double)need > 0.9 * (double)have) {
+        int smaller = B > 1 && (double)(mae_bytes_needed(cfg, 1) + sizeof(float) * per * 3) <= 0.9 * (double)have;
+        cli_error("reconstruct", "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB%s", B, S, S,
+                  need, need / 1073741824.0, have / 1073741824.0, smaller ? " (use a smaller --batch)" : "");
+        inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
+        return smaller ? 2 : 1;
+    }
     Mae *m = mae_create(cfg, B, err, sizeof err);
     float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);
     float *recon = malloc(sizeof(float) * per * B), *patch_err = malloc(sizeof(float) * (size_t)L * B);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include "checkpoint.h"
 #include "cli.h"
+#include "cpu.h"
 #include "commands.h"
 #include "dataset.h"
 #include "log.h"
@@ -132,11 +133,6 @@ static int write_text_file(const char *path, const char *text, char *err, size_t
         return -1;
     }
     return 0;
-}
-
-static long physical_memory_bytes(void) {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? pages * page : 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -414,6 +410,25 @@ static int write_curves(Train *t, char *err, size_t errlen) {
 static int cmp_long(const void *a, const void *b) {
     long x = *(const long *)a, y = *(const long *)b;
     return (x > y) - (x < y);
+}
+
+// Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
+// ".checkpoint*.safetensors.tmp-XXXXXX" and save_checkpoint's ".checkpoint.link.<pid>". Removed when
+// a run starts or resumes in the folder, so repeated crashes do not fill the disk.
+static void remove_stale_temp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        int tmp = strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL;
+        int lnk = strncmp(n, ".checkpoint.link.", 17) == 0;
+        if (!tmp && !lnk) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, n);
+        unlink(path);
+    }
+    closedir(d);
 }
 
 static void prune_snapshots(const char *dir, int keep) {
@@ -737,7 +752,7 @@ static int setup(Train *t, Flag *flags, int nflags) {
     // Memory: refuse before allocating what cannot fit.
     size_t need = mae_bytes_needed(&t->cfg, t->rs.batch) +
                   (size_t)t->rs.batch * t->S * t->S * t->C * 2 * sizeof(float);
-    long have = physical_memory_bytes();
+    long have = cpu_physical_memory_bytes();
     if (have > 0 && (double)need > 0.9 * (double)have) {
         cli_error("train", "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
                   need, need / 1073741824.0, t->rs.batch, t->S, t->S, have / 1073741824.0);
@@ -752,6 +767,7 @@ static int setup(Train *t, Flag *flags, int nflags) {
         cli_error("train --out", "%s", err);
         return 1;
     }
+    remove_stale_temp_files(t->run_dir);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
 
     if (!resuming) {

@@ -1,5 +1,6 @@
 // CPU feature detection, the FMA peak measurement, and the choice of GEMM path.
 #include "cpu.h"
+#include <unistd.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,4 +196,9 @@ int gemm_force_kernel(const char *name) {
     else if ((p = path_by_name(name)) < 0 || !path_available(p)) return -1;
     __atomic_store_n(&current_path, p, __ATOMIC_RELAXED);
     return 0;
+}
+
+long cpu_physical_memory_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? pages * page : 0;
 }

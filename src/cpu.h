@@ -16,6 +16,9 @@ int cpu_has_avx2_fma(void); // AVX2 + FMA
 // ~15 ms. Call from a serial region.
 double cpu_fma_peak_gflops(int threads);
 
+// Physical memory in bytes (0 when unknown): commands refuse, before allocating, what cannot fit.
+long cpu_physical_memory_bytes(void);
+
 enum { GEMM_PATH_REF, GEMM_PATH_PORTABLE, GEMM_PATH_AVX2, GEMM_PATH_AVX512 };
 int gemm_path(void);                       // the path gemm_* use now (GEMM_PATH_*)
 const char *gemm_kernel_name(void);        // its name: "avx512", "avx2", "portable" or "ref"

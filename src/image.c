@@ -401,8 +401,11 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
     if (!pw) { set_err(err, errlen, "out of memory"); return -1; }
     pw->f = fopen(path, "wb");
     if (!pw->f) { errno_reason(errno, err, errlen); free(pw); return -1; }
+    errno = 0;
     int rc = png_encode(pw, px, w, h, c, text);
-    if (rc) set_err(err, errlen, pw->msg);
+    // A failed write inside libpng reads "Write Error"; the file's errno says why (disk full, ...).
+    if (rc && ferror(pw->f) && errno) errno_reason(errno, err, errlen);
+    else if (rc) set_err(err, errlen, pw->msg);
     if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (rc) remove(path);
@@ -418,16 +421,28 @@ static double triangle(double x) {
     return x < 1.0 ? 1.0 - x : 0.0;
 }
 
-// PIL's precompute_coeffs for the bilinear filter (support 1): for output i the taps are
-// first[i] .. first[i] + count[i] - 1, weights normalised to sum 1. Returns the tap stride.
-static int resize_coeffs(int in, int out, int *first, int *count, double **weights) {
+// PIL's precompute_coeffs for the bilinear filter (support 1), for outputs off .. off + n - 1 of a
+// resize of `in` samples to `out` (each output's taps do not depend on the others, so a window of
+// the output costs only its own taps): for output off + j the taps are first[j] .. first[j] +
+// count[j] - 1, weights k[j * ksize ..] normalised to sum 1.
+typedef struct { int n, ksize; int *first, *count; double *k; } Coeffs;
+
+static void coeffs_free(Coeffs *c) { free(c->first); free(c->k); memset(c, 0, sizeof *c); }
+
+static int coeffs_make(Coeffs *c, int in, long out, long off, int n) {
+    memset(c, 0, sizeof *c);
     double scale = (double)in / out;
     double filterscale = scale < 1.0 ? 1.0 : scale;
     double support = filterscale;
     int ksize = (int)ceil(support) * 2 + 1;
-    double *k = calloc((size_t)out * ksize, sizeof *k);
-    if (!k) { *weights = NULL; return 0; }
-    for (int i = 0; i < out; i++) {
+    c->n = n;
+    c->ksize = ksize;
+    c->first = malloc(sizeof(int) * (size_t)n * 2);
+    c->k = calloc((size_t)n * ksize, sizeof *c->k);
+    if (!c->first || !c->k) { coeffs_free(c); return -1; }
+    c->count = c->first + n;
+    for (int j = 0; j < n; j++) {
+        long i = off + j;
         double center = (i + 0.5) * scale;
         int xmin = (int)(center - support + 0.5);
         if (xmin < 0) xmin = 0;
@@ -435,37 +450,39 @@ static int resize_coeffs(int in, int out, int *first, int *count, double **weigh
         if (xmax > in) xmax = in;
         xmax -= xmin;
         if (xmax > ksize) xmax = ksize;
-        double *ki = k + (size_t)i * ksize, sum = 0;
-        for (int x = 0; x < xmax; x++) sum += ki[x] = triangle((x + xmin - center + 0.5) / filterscale);
-        for (int x = 0; x < xmax && sum != 0; x++) ki[x] /= sum;
-        first[i] = xmin;
-        count[i] = xmax;
+        double *kj = c->k + (size_t)j * ksize, sum = 0;
+        for (int x = 0; x < xmax; x++) sum += kj[x] = triangle((x + xmin - center + 0.5) / filterscale);
+        for (int x = 0; x < xmax && sum != 0; x++) kj[x] /= sum;
+        c->first[j] = xmin;
+        c->count[j] = xmax;
     }
-    *weights = k;
-    return ksize;
+    return 0;
+}
+
+// One axis: src viewed as [outer][in][inner] holding samples base .. base + in - 1 of the axis,
+// dst [outer][c->n][inner].
+static void coeffs_apply(const Coeffs *c, const float *src, int in, int base, float *dst, int outer, int inner) {
+    int out = c->n;
+    #pragma omp parallel for schedule(static) if ((long)outer * out * inner > 65536)
+    for (int o = 0; o < outer; o++)
+        for (int i = 0; i < out; i++) {
+            const double *ki = c->k + (size_t)i * c->ksize;
+            const float *s = src + ((size_t)o * in + (c->first[i] - base)) * inner;
+            float *d = dst + ((size_t)o * out + i) * inner;
+            for (int j = 0; j < inner; j++) {
+                double acc = 0;
+                for (int t = 0; t < c->count[i]; t++) acc += ki[t] * s[(size_t)t * inner + j];
+                d[j] = (float)acc;
+            }
+        }
 }
 
 // One axis: src viewed as [outer][in][inner] -> dst [outer][out][inner].
 static int resize_axis(const float *src, float *dst, int outer, int in, int out, int inner) {
-    int *first = malloc(sizeof(int) * (size_t)out * 2);
-    double *k = NULL;
-    int ksize = first ? resize_coeffs(in, out, first, first + out, &k) : 0;
-    if (!k) { free(first); return -1; }
-    int *count = first + out;
-    #pragma omp parallel for schedule(static) if ((long)outer * out * inner > 65536)
-    for (int o = 0; o < outer; o++)
-        for (int i = 0; i < out; i++) {
-            const double *ki = k + (size_t)i * ksize;
-            const float *s = src + ((size_t)o * in + first[i]) * inner;
-            float *d = dst + ((size_t)o * out + i) * inner;
-            for (int j = 0; j < inner; j++) {
-                double acc = 0;
-                for (int t = 0; t < count[i]; t++) acc += ki[t] * s[(size_t)t * inner + j];
-                d[j] = (float)acc;
-            }
-        }
-    free(k);
-    free(first);
+    Coeffs c;
+    if (coeffs_make(&c, in, out, 0, out)) return -1;
+    coeffs_apply(&c, src, in, 0, dst, outer, inner);
+    coeffs_free(&c);
     return 0;
 }
 
@@ -533,22 +550,51 @@ void image_eval_view(const Image *src, int size, int channels, float *out) {
     size_t n = (size_t)size * size;
     if (w == size && h == size) { image_convert_channels(src->px, c, out, channels, n); return; }
     // torchvision Resize(size): shorter side -> size, longer side -> int(size * long / short).
-    int nw = w <= h ? size : (int)((long)size * w / h);
-    int nh = w <= h ? (int)((long)size * h / w) : size;
-    float *resized = malloc(sizeof(float) * (size_t)nw * nh * c);
-    if (!resized) { memset(out, 0, sizeof(float) * n * channels); return; }
-    image_resize_bilinear(src->px, w, h, c, resized, nw, nh);
+    long nw = w <= h ? size : (long)size * w / h;
+    long nh = w <= h ? (long)size * h / w : size;
     // torchvision CenterCrop: offsets int(round((len - size) / 2)), Python's round (half to even).
-    int top = (int)nearbyint((nh - size) / 2.0), left = (int)nearbyint((nw - size) / 2.0);
-    Image r = {nw, nh, c, resized};
+    long top = (long)nearbyint((nh - size) / 2.0), left = (long)nearbyint((nw - size) / 2.0);
+    // Resize-then-crop computes only the cropped window: the same taps and the same order (horizontal
+    // pass first, as PIL) as resizing the whole image, so the same values, but memory and time stay
+    // bounded by the crop (a 1 x 60,000,000 image would otherwise resize to 224 x 13 billion).
+    // Source rows the vertical window reads: [r0, r1).
+    Coeffs cv = {0}, chz = {0};
+    int vertical = nh != h, horizontal = nw != w;
+    long r0 = top, r1 = top + size;
+    if (vertical) {
+        if (coeffs_make(&cv, h, nh, top, size)) goto oom;
+        r0 = h; r1 = 0;
+        for (int i = 0; i < size; i++) {
+            if (cv.count[i] == 0) continue;
+            if (cv.first[i] < r0) r0 = cv.first[i];
+            if (cv.first[i] + cv.count[i] > r1) r1 = cv.first[i] + cv.count[i];
+        }
+        if (r1 <= r0) r0 = r1 = 0;
+    }
+    int rows = (int)(r1 - r0);
+    float *band = malloc(sizeof(float) * ((size_t)rows * size * c + 1));   // [rows][size][c]
     float *crop = channels == c ? out : malloc(sizeof(float) * n * c);
-    if (!crop) { free(resized); memset(out, 0, sizeof(float) * n * channels); return; }
-    image_crop(&r, left, top, size, size, crop);
+    if (!band || !crop) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
+    const float *from = src->px + (size_t)r0 * w * c;
+    if (horizontal) {
+        if (coeffs_make(&chz, w, nw, left, size)) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
+        coeffs_apply(&chz, from, w, 0, band, rows, c);
+        coeffs_free(&chz);
+    } else {
+        for (int r = 0; r < rows; r++)
+            memcpy(band + (size_t)r * size * c, from + ((size_t)r * w + left) * c, sizeof(float) * (size_t)size * c);
+    }
+    if (vertical) coeffs_apply(&cv, band, rows, (int)r0, crop, 1, size * c);
+    else memcpy(crop, band, sizeof(float) * n * c);
+    coeffs_free(&cv);
+    free(band);
     if (crop != out) {
         image_convert_channels(crop, c, out, channels, n);
         free(crop);
     }
-    free(resized);
+    return;
+oom:
+    memset(out, 0, sizeof(float) * n * channels);
 }
 
 void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch) {

@@ -1,0 +1,76 @@
+#!/bin/sh
+# Out of space while writing a checkpoint: a clear one-line error, exit 1, the previous checkpoint
+# intact (loads, same step) and no temporary file left behind. Two ways to run out:
+#  1. a file-size limit (ulimit -f, SIGXFSZ ignored so write() fails with EFBIG): works for any user;
+#  2. a small tmpfs (real ENOSPC), when mount works here (root); skipped, and said so, otherwise.
+set -u
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+dir=$(mktemp -d)
+cleanup() { umount "$dir/full" 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+"$VITMAE_TOOLS/synth" "$dir/data" --count 64 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
+# ~540 KB checkpoints (43,600 parameters and two AdamW moments).
+small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 5 --val-frac 0.1 --threads 1"
+step_of() { "$VITMAE" info "$1" --json 2>/dev/null | sed -n 's/.*"step":[[:space:]]*\([0-9]*\),.*/\1/p' | head -n 1; }
+temp_files() { ls -a "$1" | grep -c '\.tmp-\|\.link\.'; }
+
+# 1. A checkpoint at step 10 (the NaN hook stops the run at step 15), then the resume under a 256 KB
+#    file-size limit: the step-20 checkpoint cannot be written.
+VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $small --steps 40 --ckpt-every 10 --eval-every 10 --out "$dir/run" > /dev/null 2>&1
+t "setup: a checkpoint at step 10" '[ "$(step_of "$dir/run/checkpoint.safetensors")" = 10 ]'
+(trap '' XFSZ; ulimit -f 512 && exec "$VITMAE" train --resume "$dir/run" --threads 1) > "$dir/out" 2> "$dir/err"; rc=$?
+t "file-size limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+t "file-size limit: one clear line naming the file and the cause ($(tail -n 1 "$dir/err"))" \
+  'tail -n 1 "$dir/err" | grep -q "^vitmae: .*checkpoint.*safetensors: write failed: File too large (previous file left intact)$"'
+t "file-size limit: previous checkpoint intact (step 10)" '[ "$(step_of "$dir/run/checkpoint.safetensors")" = 10 ]'
+t "file-size limit: no temporary file left" '[ "$(temp_files "$dir/run")" -eq 0 ]'
+"$VITMAE" train --resume "$dir/run" --threads 1 > /dev/null 2>&1; rc=$?
+t "file-size limit: once space is back, the resume finishes (step 40)" '[ $rc -eq 0 ] && [ "$(step_of "$dir/run/checkpoint.safetensors")" = 40 ]'
+
+# 1b. reconstruct outputs under a file-size limit: the panel PNG (scale 8: ~100 KB) and, with a limit
+#     the PNG fits in, the .npy: each a clear error naming the file and the cause, exit 1.
+"$VITMAE_TOOLS/mkckpt" ckpt "$dir/small.safetensors" --img 32 --patch 4 > /dev/null
+"$VITMAE_TOOLS/mkckpt" png "$dir/in.png" --size 32 > /dev/null
+(trap '' XFSZ; ulimit -f 4 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --scale 8 --out "$dir/rec1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+t "reconstruct panel over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+t "reconstruct panel over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*rec1/in.recon.png: file too large$" "$dir/err"'
+t "reconstruct panel over the limit: no partial file" '[ ! -e "$dir/rec1/in.recon.png" ]'
+(trap '' XFSZ; ulimit -f 16 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --scale 1 --out "$dir/rec2" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+t "reconstruct .npy over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+t "reconstruct .npy over the limit: one clear line ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: reconstruct: .*rec2/in.recon.npy: File too large$" "$dir/err"'
+t "reconstruct .npy over the limit: no partial file" '[ ! -e "$dir/rec2/in.recon.npy" ] && [ "$(ls -a "$dir/rec2" | grep -c tmp)" -eq 0 ]'
+
+# 1c. attention outputs under a file-size limit: exit 1, a line naming the cause.
+(trap '' XFSZ; ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+t "attention over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+t "attention over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*: file too large$" "$dir/err"'
+
+# 2. A 1400 KB tmpfs: checkpoints 10 and 20 fit (the latest is a hard link to its snapshot), 30 does not.
+mkdir "$dir/full"
+if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
+  "$VITMAE" train $small --steps 40 --ckpt-every 10 --eval-every 10 --out "$dir/full/run" > "$dir/out" 2> "$dir/err"; rc=$?
+  t "full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+  t "full disk: one clear line ($(tail -n 1 "$dir/err"))" \
+    'tail -n 1 "$dir/err" | grep -q "^vitmae: .*checkpoint.*safetensors: .*No space left on device"'
+  t "full disk: previous checkpoint intact (step 20)" '[ "$(step_of "$dir/full/run/checkpoint.safetensors")" = 20 ]'
+  t "full disk: no temporary file left" '[ "$(temp_files "$dir/full/run")" -eq 0 ]'
+  # Free space again (drop the snapshots, keep none): the run resumes and finishes.
+  rm -f "$dir/full/run"/checkpoint-*.safetensors
+  "$VITMAE" train --resume "$dir/full/run" --threads 1 --keep 0 > /dev/null 2>&1; rc=$?
+  t "full disk: after freeing space the resume finishes (step 40)" '[ $rc -eq 0 ] && [ "$(step_of "$dir/full/run/checkpoint.safetensors")" = 40 ]'
+  # reconstruct into a full tmpfs (fill it first): exit 1, "No space left on device".
+  head -c 2000000 /dev/zero > "$dir/full/filler" 2>/dev/null
+  "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --out "$dir/full/rec" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+  t "reconstruct on a full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+  t "reconstruct on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -qi "^vitmae: .*rec.*: no space left on device" "$dir/err"'
+  "$VITMAE" attention --ckpt "$dir/small.safetensors" --raw --out "$dir/full/att" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+  t "attention on a full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+  t "attention on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -qi "^vitmae: .*: no space left on device" "$dir/err"'
+  umount "$dir/full"
+  tmpfs="tmpfs case run"
+else
+  tmpfs="tmpfs case skipped (mount not permitted)"
+fi
+[ $fail -eq 0 ] && echo "cli diskfull ok ($tmpfs)"
+exit $fail

@@ -1,0 +1,85 @@
+#!/bin/sh
+# Every command, every flag, read from `vitmae --help` and `vitmae CMD --help`: an unknown flag, a
+# missing value at the end of argv, non-numeric, below-range and above-range numbers, a bad choice
+# and a value given to a boolean are usage errors: exit 2 and one stderr line `vitmae: ...` naming
+# the flag (and, for numbers, the valid range that --help shows).
+set -u
+fail=0; checked=0
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1   # a command that wrongly starts working writes here, not in the repository
+
+# usage_error WHAT NEEDLE ARGS...: exit 2, exactly one stderr line, starting "vitmae: ", with NEEDLE.
+usage_error() {
+  what=$1; needle=$2; shift 2
+  "$VITMAE" "$@" > "$dir/out" 2> "$dir/err" < /dev/null; rc=$?
+  checked=$((checked + 1))
+  lines=$(wc -l < "$dir/err")
+  if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || ! grep -q '^vitmae: ' "$dir/err" || ! grep -qF -- "$needle" "$dir/err"; then
+    echo "FAILED: $what: vitmae $* -> exit $rc, stderr ($lines lines): $(head -c 300 "$dir/err")"
+    fail=1
+  fi
+}
+
+cmds=$("$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+[ -n "$cmds" ] || { echo "FAILED: no commands in vitmae --help"; exit 1; }
+usage_error "unknown command" "frobnicate" frobnicate
+ncmd=0; nflag=0
+for cmd in $cmds; do
+  ncmd=$((ncmd + 1))
+  "$VITMAE" "$cmd" --help > "$dir/help" 2>&1 || { echo "FAILED: vitmae $cmd --help exits non-zero"; fail=1; continue; }
+  usage_error "$cmd: unknown flag" "--no-such-flag" "$cmd" --no-such-flag
+  usage_error "$cmd: unknown flag with =" "--no-such-flag" "$cmd" --no-such-flag=3
+  # Flag lines: "  --name[ METAVAR]<pad to 26> help[ (integer A to B)|(number A to B)|(one of ...)]".
+  grep '^  --' "$dir/help" > "$dir/flags"
+  while IFS= read -r line; do
+    nflag=$((nflag + 1))
+    flag=$(printf '%s\n' "$line" | awk '{ print $1 }')
+    left=$(printf '%s\n' "$line" | cut -c3-28)
+    case "$left" in
+      *" "[!\ ]*) has_value=1 ;;
+      *) has_value=0 ;;
+    esac
+    if [ $has_value -eq 0 ]; then
+      usage_error "$cmd $flag: boolean given a value" "$flag" "$cmd" "$flag=1"
+      continue
+    fi
+    usage_error "$cmd $flag: missing value at the end" "$flag" "$cmd" "$flag"
+    range=$(printf '%s\n' "$line" | sed -n 's/.*(\(integer\|number\) \([^ ]*\) to \([^ ]*\))$/\1 \2 \3/p')
+    if [ -n "$range" ]; then
+      set -- $range; kind=$1; lo=$2; hi=$3
+      valid="[$lo, $hi]"
+      usage_error "$cmd $flag: non-numeric" "$flag" "$cmd" "$flag" abc
+      usage_error "$cmd $flag: non-numeric names the range" "$valid" "$cmd" "$flag" abc
+      usage_error "$cmd $flag: empty" "$flag" "$cmd" "$flag="
+      usage_error "$cmd $flag: trailing junk" "$flag" "$cmd" "$flag" 3x
+      below=$(awk -v v="$lo" 'BEGIN { printf "%.17g", v - 1 }')
+      above=$(awk -v v="$hi" 'BEGIN { printf "%.17g", v * 2 + 1 }')
+      [ "$kind" = integer ] && above=$(awk -v v="$hi" 'BEGIN { printf "%.0f", v * 2 + 1 }')
+      usage_error "$cmd $flag: below range ($below)" "$valid" "$cmd" "$flag" "$below"
+      usage_error "$cmd $flag: above range ($above)" "$valid" "$cmd" "$flag" "$above"
+      usage_error "$cmd $flag: below range as --flag=v" "$flag" "$cmd" "$flag=$below"
+      if [ "$kind" = number ]; then
+        usage_error "$cmd $flag: nan" "$flag" "$cmd" "$flag" nan
+        usage_error "$cmd $flag: inf" "$flag" "$cmd" "$flag" inf
+      else
+        usage_error "$cmd $flag: fraction for an integer" "$flag" "$cmd" "$flag" 1.5
+      fi
+    else
+      choices=$(printf '%s\n' "$line" | awk '{ print $2 }')
+      case "$line" in
+        *"(one of "*) choices=$(printf '%s\n' "$line" | sed -n 's/.*(one of \([^)]*\))$/\1/p') ;;
+      esac
+      # A fixed list (lowercase words, e.g. "cls|patch|rollout") is checked while parsing; a
+      # placeholder such as "N|last|all" is checked later by its command (after its required flags).
+      case "$choices" in
+        *[A-Z]*) usage_error "$cmd $flag: empty value" "$flag" "$cmd" "$flag=" ;;
+        *"|"*) usage_error "$cmd $flag: not a choice" "$flag" "$cmd" "$flag" no-such-choice ;;
+        *) usage_error "$cmd $flag: empty text" "$flag" "$cmd" "$flag=" ;;
+      esac
+    fi
+  done < "$dir/flags"
+done
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+t "found commands ($ncmd) and flags ($nflag)" '[ $ncmd -ge 3 ] && [ $nflag -ge 30 ]'
+[ $fail -eq 0 ] && echo "cli flags ok ($ncmd commands, $nflag flags, $checked invocations)"
+exit $fail

@@ -1,0 +1,39 @@
+#!/bin/sh
+# Requests that cannot fit in memory are refused before anything is allocated, naming the bytes they
+# would need: train and bench (huge image and batch: usage error, exit 2), and reconstruct / eval /
+# attention on a small
+# checkpoint whose image size makes the activations huge (L = 65,536 patches: exit 1, the model itself
+# cannot fit at batch 1). Refusals are immediate and write nothing.
+set -u
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+"$VITMAE_TOOLS/synth" "$dir/data" --count 8 --size 16 --seed 1 >/dev/null || { echo "synth failed"; exit 1; }
+"$VITMAE_TOOLS/hostile" ckpt "$dir/big.safetensors" 2048 8 || { echo "hostile ckpt failed"; exit 1; }
+cp "$(find "$dir/data" -name '*.png' | head -n 1)" "$dir/in.png"
+
+bytes_line() { grep -E "^vitmae: $1: .*needs [0-9]+ bytes \([0-9.]+ GiB\).*this machine has [0-9.]+ GiB" "$dir/err" > /dev/null; }
+
+"$VITMAE" train --data "$dir/data" --preset base --img 1024 --patch 4 --batch 4096 --out "$dir/t" > /dev/null 2> "$dir/err"; rc=$?
+t "train: huge model and batch: exit 2 ($rc)" '[ $rc -eq 2 ]'
+t "train: names the bytes ($(cat "$dir/err"))" 'grep -q "needs [0-9]* bytes" "$dir/err"'
+t "train: nothing written" '[ ! -e "$dir/t" ]'
+
+"$VITMAE" reconstruct --ckpt "$dir/big.safetensors" --out "$dir/r" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+t "reconstruct: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
+t "reconstruct: names the bytes ($(cat "$dir/err"))" 'bytes_line reconstruct'
+t "reconstruct: no panel written" '[ ! -e "$dir/r/in.recon.png" ]'
+
+"$VITMAE" eval --ckpt "$dir/big.safetensors" --data "$dir/data" > /dev/null 2> "$dir/err"; rc=$?
+t "eval: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
+t "eval: names the bytes ($(cat "$dir/err"))" 'bytes_line eval'
+"$VITMAE" attention --ckpt "$dir/big.safetensors" --out "$dir/a" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+t "attention: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
+t "attention: names the bytes ($(cat "$dir/err"))" 'bytes_line attention'
+t "attention: nothing written" '[ ! -e "$dir/a" ]'
+
+"$VITMAE" bench --img 2048 --patch 8 --batch 4096 > /dev/null 2> "$dir/err"; rc=$?
+t "bench: huge image and batch: exit 2 ($rc)" '[ $rc -eq 2 ]'
+t "bench: names the bytes ($(cat "$dir/err"))" 'bytes_line bench'
+[ $fail -eq 0 ] && echo "cli memory ok"
+exit $fail

@@ -1,0 +1,33 @@
+// Hostile test inputs for the hardening tests.
+//   hostile ckpt OUT.safetensors IMG PATCH
+//     A valid vitmae checkpoint of a narrow model (D 4, 1 head, depth 1, decoder 4 x 1 x 1, 1 channel)
+//     whose image size makes the activations huge (L = (IMG / PATCH)^2 patches; attention is L^2 per
+//     head) while the file stays small: written with ckpt_save, no model is built.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "checkpoint.h"
+
+int main(int argc, char **argv) {
+    if (argc != 5 || strcmp(argv[1], "ckpt")) {
+        fprintf(stderr, "usage: hostile ckpt OUT.safetensors IMG PATCH\n");
+        return 2;
+    }
+    MaeConfig c;
+    memset(&c, 0, sizeof c);
+    c.img_size = atoi(argv[3]); c.patch_size = atoi(argv[4]); c.in_chans = 1;
+    c.embed_dim = 4; c.depth = 1; c.num_heads = 1;
+    c.dec_embed_dim = 4; c.dec_depth = 1; c.dec_num_heads = 1;
+    c.mlp_ratio = 1; c.mask_ratio = 0.75f; c.pos_learned = 1; c.ln_eps = 1e-6f;
+    c.pixel_mean[0] = 0.5f; c.pixel_std[0] = 0.25f;
+    char err[512];
+    if (mae_config_check(&c, err, sizeof err)) { fprintf(stderr, "hostile: %s\n", err); return 1; }
+    size_t np = mae_num_params(&c);
+    float *p = calloc(np, sizeof *p);
+    if (!p || ckpt_save(argv[2], &c, p, NULL, NULL, NULL, err, sizeof err)) {
+        fprintf(stderr, "hostile: %s\n", p ? err : "out of memory");
+        return 1;
+    }
+    free(p);
+    return 0;
+}
