@@ -8,7 +8,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include "cpu.h"
 #include "ops.h"
+#include "ops_kernels.h"
 
 #define VL 16   // lanes of the partial sums: one AVX-512 vector, two AVX2 vectors
 
@@ -254,12 +256,17 @@ void attention_forward(float *out, float *att, const float *qkv, float *scratch,
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
+    int avx512 = gemm_path() == GEMM_PATH_AVX512;
     #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
         float *kt = scratch + (long)bh * hd * T;          // [hd][T]
         float *a = att + (long)bh * T * T;                // [T][T]
+        if (avx512) {
+            attn_head_forward_avx512(out + (long)b * T * C + h * hd, C, a, q, k, v, C3, kt, T, hd, scale);
+            continue;
+        }
         transpose_head(kt, k, C3, T, hd);
         rows_mm(T, T, hd, q, C3, 1, kt, T, a, T, 0);      // S = Q K^T
         for (int t = 0; t < T; t++) {
@@ -281,6 +288,7 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
+    int avx512 = gemm_path() == GEMM_PATH_AVX512;
     #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
@@ -288,6 +296,10 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
         float *dq = dqkv + (long)b * T * C3 + h * hd, *dk = dq + C, *dv = dq + 2 * C;
         const float *dy = dout + (long)b * T * C + h * hd, *p = att + (long)bh * T * T;
         float *vt = scratch + (long)bh * hd * T, *ds = datt + (long)bh * T * T;
+        if (avx512) {
+            attn_head_backward_avx512(dq, dk, dv, C3, ds, dy, C, q, k, v, C3, p, vt, T, hd, scale);
+            continue;
+        }
         transpose_head(vt, v, C3, T, hd);
         rows_mm(T, T, hd, dy, C, 1, vt, T, ds, T, 0);     // dP
         for (int t = 0; t < T; t++) {

@@ -3,6 +3,7 @@
 // libm over a dense grid; and 1 vs 2 threads bitwise for the fast kernels.
 #include <omp.h>
 #include "check.h"
+#include "cpu.h"
 #include "model.h"
 #include "ops.h"
 #include "optim.h"
@@ -125,11 +126,15 @@ static void test_column_sum(Rng *r) {
         }
 }
 
+// The fast attention on every path this CPU has: AVX-512 (gemm path "avx512") and portable C.
 static void test_attention(Rng *r) {
-    int Ts[] = {1, 7, 17, 33, 65};
-    int shapes[][2] = {{12, 3}, {33, 3}, {64, 2}, {192, 3}};   // C, NH: hd 4, 11, 32, 64
-    for (int ti = 0; ti < 5; ti++)
-        for (int si = 0; si < 4; si++) {
+    const char *paths[] = {"auto", "portable"};
+    int Ts[] = {1, 7, 17, 33, 65, 80};
+    int shapes[][2] = {{12, 3}, {33, 3}, {64, 2}, {192, 3}, {140, 2}};   // C, NH: hd 4, 11, 32, 64, 70
+    for (int pi = 0; pi < 2; pi++)
+    for (int ti = 0; ti < 6; ti++)
+        for (int si = 0; si < 5; si++) {
+            CHECK(gemm_force_kernel(paths[pi]) == 0, "gemm path %s", paths[pi]);
             int B = 2, T = Ts[ti], C = shapes[si][0], NH = shapes[si][1];
             long nq = (long)B * T * 3 * C, no = (long)B * T * C, na = (long)B * NH * T * T;
             float *qkv = randv(r, nq, 1.0f), *dout = randv(r, no, 1.0f), *scratch = malloc(no * 4);
@@ -153,10 +158,12 @@ static void test_attention(Rng *r) {
             omp_set_num_threads(2);
             attention_forward(o1, a1, qkv, scratch, B, T, C, NH);
             attention_backward(d3, da1, dout, qkv, a1, scratch, B, T, C, NH);
-            CHECK(same(o0, o1, no) && same(a0, a1, na) && same(d2, d3, nq), "attention threads T=%d C=%d", T, C);
+            CHECK(same(o0, o1, no) && same(a0, a1, na) && same(d2, d3, nq), "attention threads T=%d C=%d %s", T, C,
+                  gemm_kernel_name());
             free(qkv); free(dout); free(scratch); free(o0); free(o1); free(a0); free(a1);
             free(d0); free(d1); free(da0); free(da1); free(d2); free(d3);
         }
+    gemm_force_kernel(NULL);
 }
 
 static void test_adamw(Rng *r) {
