@@ -493,21 +493,16 @@ static void block_backward(Mae *m, const Stack *s, int l, float *dx, int B, int 
     const float *P = m->params;
     float *G = m->grads;
     int N = B * T, C = s->C, H = s->hidden;
-    size_t NC = (size_t)N * C, NH = (size_t)N * H;
+    size_t NH = (size_t)N * H;
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
-    memset(m->d_gelu, 0, NH * sizeof(float));
-    linear_backward(m->d_gelu, G + w->fc2w, G + w->fc2b, dx, a->gelu, P + w->fc2w, N, H, C);
+    linear_backward_set(m->d_gelu, G + w->fc2w, G + w->fc2b, dx, a->gelu, P + w->fc2w, N, H, C);
     gelu_backward_set(m->d_fc1, a->fc1, m->d_gelu, (long)NH);
-    memset(m->d_ln, 0, NC * sizeof(float));
-    linear_backward(m->d_ln, G + w->fc1w, G + w->fc1b, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
+    linear_backward_set(m->d_ln, G + w->fc1w, G + w->fc1b, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
     layernorm_backward(dx, G + w->ln2w, G + w->ln2b, m->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C);
     // Attention branch: mid = x + proj(attn(ln1(x))).
-    memset(m->d_atty, 0, NC * sizeof(float));
-    linear_backward(m->d_atty, G + w->projw, G + w->projb, dx, a->atty, P + w->projw, N, C, C);
-    memset(m->d_qkv, 0, 3 * NC * sizeof(float));
-    attention_backward(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, m->d_small, B, T, C, s->NH);
-    memset(m->d_ln, 0, NC * sizeof(float));
-    linear_backward(m->d_ln, G + w->qkvw, G + w->qkvb, m->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
+    linear_backward_set(m->d_atty, G + w->projw, G + w->projb, dx, a->atty, P + w->projw, N, C, C);
+    attention_backward_set(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, m->d_small, B, T, C, s->NH);
+    linear_backward_set(m->d_ln, G + w->qkvw, G + w->qkvb, m->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
     layernorm_backward(dx, G + w->ln1w, G + w->ln1b, m->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N, C);
 }
 
@@ -530,8 +525,7 @@ void mae_backward(Mae *m) {
         for (int i = 0; i < pd; i++)
             dpred[(size_t)r * pd + i] = m->removed[r] ? coef * (m->pred[(size_t)r * pd + i] - m->target[(size_t)r * pd + i]) : 0.0f;
     float *d_decln = m->d_small;   // [B*L, Dd]
-    memset(d_decln, 0, (size_t)B * L * Dd * sizeof(float));
-    linear_backward(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd);
+    linear_backward_set(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd);
     // decoder_norm backward straight into the patch rows of the decoder stream gradient (CLS row 0).
     float *dd = m->d_dec;
     memset(dd, 0, (size_t)B * Td * Dd * sizeof(float));
@@ -569,8 +563,7 @@ void mae_backward(Mae *m) {
         memcpy(d_emb + (size_t)r * Dd, dd + ((size_t)b * Td + td) * Dd, (size_t)Dd * sizeof(float));
     }
     float *dlatent = m->d_atty;   // [B*T, D]
-    memset(dlatent, 0, (size_t)B * T * D * sizeof(float));
-    linear_backward(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd);
+    linear_backward_set(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd);
     lap(m, &t0, &tm->backward_decoder);
     float *de = m->d_enc;
     memset(de, 0, (size_t)B * T * D * sizeof(float));

@@ -137,7 +137,8 @@ TGT void attn_head_forward_avx512(float *out, long ldo, float *att, const float 
 
 TGT void attn_head_backward_avx512(float *dq, float *dk, float *dv, long lddq, float *ds, const float *dy,
                                    long ldy, const float *q, const float *k, const float *v, long ldq,
-                                   const float *p, float *vt, int T, int hd, float scale) {
+                                   const float *p, float *vt, int T, int hd, float scale,
+                                   int accumulate) {
     transpose_head(vt, v, ldq, T, hd);
     mm(T, T, hd, dy, ldy, 1, vt, T, ds, T, 0);          // dP = dO V^T
     __m512 vs = _mm512_set1_ps(scale);
@@ -156,9 +157,9 @@ TGT void attn_head_backward_avx512(float *dq, float *dk, float *dv, long lddq, f
             _mm512_mask_storeu_ps(dr + s, m, _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, pr + s), d), vs));
         }
     }
-    mm(T, hd, T, p, 1, T, dy, ldy, dv, lddq, 1);         // dV += P^T dO
-    mm(T, hd, T, ds, T, 1, k, ldq, dq, lddq, 1);         // dQ += dS K
-    mm(T, hd, T, ds, 1, T, q, ldq, dk, lddq, 1);         // dK += dS^T Q
+    mm(T, hd, T, p, 1, T, dy, ldy, dv, lddq, accumulate);         // dV (+)= P^T dO
+    mm(T, hd, T, ds, T, 1, k, ldq, dq, lddq, accumulate);         // dQ (+)= dS K
+    mm(T, hd, T, ds, 1, T, q, ldq, dk, lddq, accumulate);         // dK (+)= dS^T Q
 }
 #else
 void attn_head_forward_avx512(float *out, long ldo, float *att, const float *q, const float *k,
@@ -168,8 +169,9 @@ void attn_head_forward_avx512(float *out, long ldo, float *att, const float *q, 
 }
 void attn_head_backward_avx512(float *dq, float *dk, float *dv, long lddq, float *ds, const float *dy,
                                long ldy, const float *q, const float *k, const float *v, long ldq,
-                               const float *p, float *vt, int T, int hd, float scale) {
+                               const float *p, float *vt, int T, int hd, float scale,
+                                   int accumulate) {
     (void)dq; (void)dk; (void)dv; (void)lddq; (void)ds; (void)dy; (void)ldy; (void)q; (void)k; (void)v;
-    (void)ldq; (void)p; (void)vt; (void)T; (void)hd; (void)scale;
+    (void)ldq; (void)p; (void)vt; (void)T; (void)hd; (void)scale; (void)accumulate;
 }
 #endif

@@ -283,8 +283,9 @@ void attention_forward(float *out, float *att, const float *qkv, float *scratch,
 
 // Per (image, head), P = att, dO = dout: dP = dO V^T; dS = P * (dP - rowsum(P * dP)) * scale;
 // dV += P^T dO; dQ += dS K; dK += dS^T Q.
-void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
-                        float *scratch, int B, int T, int C, int NH) {
+static void attention_backward_impl(float *dqkv, float *datt, const float *dout, const float *qkv,
+                                    const float *att, float *scratch, int B, int T, int C, int NH,
+                                    int accumulate) {
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
@@ -297,7 +298,7 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
         const float *dy = dout + (long)b * T * C + h * hd, *p = att + (long)bh * T * T;
         float *vt = scratch + (long)bh * hd * T, *ds = datt + (long)bh * T * T;
         if (avx512) {
-            attn_head_backward_avx512(dq, dk, dv, C3, ds, dy, C, q, k, v, C3, p, vt, T, hd, scale);
+            attn_head_backward_avx512(dq, dk, dv, C3, ds, dy, C, q, k, v, C3, p, vt, T, hd, scale, accumulate);
             continue;
         }
         transpose_head(vt, v, C3, T, hd);
@@ -313,8 +314,18 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
             float dot = lanes_sum(acc);
             for (s = 0; s < T; s++) dr[s] = pr[s] * (dr[s] - dot) * scale;
         }
-        rows_mm(T, hd, T, p, 1, T, dy, C, dv, C3, 1);      // dV += P^T dO
-        rows_mm(T, hd, T, ds, T, 1, k, C3, dq, C3, 1);     // dQ += dS K
-        rows_mm(T, hd, T, ds, 1, T, q, C3, dk, C3, 1);     // dK += dS^T Q
+        rows_mm(T, hd, T, p, 1, T, dy, C, dv, C3, accumulate);      // dV (+)= P^T dO
+        rows_mm(T, hd, T, ds, T, 1, k, C3, dq, C3, accumulate);     // dQ (+)= dS K
+        rows_mm(T, hd, T, ds, 1, T, q, C3, dk, C3, accumulate);     // dK (+)= dS^T Q
     }
+}
+
+void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
+                        float *scratch, int B, int T, int C, int NH) {
+    attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1);
+}
+
+void attention_backward_set(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
+                            float *scratch, int B, int T, int C, int NH) {
+    attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0);
 }

@@ -150,6 +150,13 @@ static void test_attention(Rng *r) {
             attention_backward_ref(d1, da1, dout, qkv, a1, B, T, C, NH);
             CHECK(worst(d0, d1, nq, 1e-5, 1e-5) <= 1.0, "attention dqkv T=%d C=%d NH=%d: %.3g", T, C, NH,
                   worst(d0, d1, nq, 1e-5, 1e-5));
+            // The overwriting form: garbage in dqkv must not leak into the result.
+            float *dz = calloc((size_t)nq, sizeof(float)), *dg = randv(r, nq, 1e3f);
+            attention_backward_ref(dz, da1, dout, qkv, a1, B, T, C, NH);
+            attention_backward_set(dg, da0, dout, qkv, a1, scratch, B, T, C, NH);
+            CHECK(worst(dg, dz, nq, 1e-5, 1e-5) <= 1.0, "attention_backward_set T=%d C=%d NH=%d: %.3g", T, C, NH,
+                  worst(dg, dz, nq, 1e-5, 1e-5));
+            free(dz); free(dg);
             // 1 vs 2 threads: bitwise.
             float *d2 = randv(r, nq, 1.0f), *d3 = copyv(d2, nq);
             omp_set_num_threads(1);
