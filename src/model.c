@@ -42,7 +42,8 @@ struct Mae {
     MaeTensor *tensors;
     int ntensors;
     float *params, *grads;
-    float *arena;
+    float *arena;                // 64-byte aligned, inside arena_alloc
+    void *arena_alloc;           // calloc'd: pages are zero and only touched when a pass uses them
     size_t arena_floats;
     int *ids_keep;               // [max_batch, L] of the last forward
     unsigned char *removed;      // [max_batch, L] 1 = patch masked out
@@ -207,7 +208,10 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     m->ids_keep = calloc((size_t)max_batch * m->L, sizeof(int));
     m->removed = calloc((size_t)max_batch * m->L, 1);
     m->arena_floats = arena_floats_for(cfg, max_batch);
-    m->arena = aligned_alloc(64, m->arena_floats * sizeof(float));
+    // calloc, not aligned_alloc + memset: a large calloc maps fresh zero pages without writing them,
+    // so inference (encoder only, no backward scratch) never touches most of the arena.
+    m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
+    m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
     if (!m->tensors || !m->params || !m->grads || !m->enc.w || !m->enc.acts || !m->enc.res || !m->dec.w
         || !m->dec.acts || !m->dec.res || !m->ids_keep || !m->removed || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
@@ -215,7 +219,6 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
         mae_free(m);
         return NULL;
     }
-    memset(m->arena, 0, m->arena_floats * sizeof(float));
     mae_param_table(cfg, m->tensors, m->ntensors);
     carve_all(m, m->arena);
     m->cls = find_offset(m, "cls_token"); m->pos = find_offset(m, "pos_embed");
@@ -232,7 +235,7 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
 
 void mae_free(Mae *m) {
     if (!m) return;
-    free(m->tensors); free(m->params); free(m->grads); free(m->arena);
+    free(m->tensors); free(m->params); free(m->grads); free(m->arena_alloc);
     free(m->enc.w); free(m->enc.acts); free(m->enc.res);
     free(m->dec.w); free(m->dec.acts); free(m->dec.res);
     free(m->ids_keep); free(m->removed);
