@@ -575,17 +575,20 @@ void mae_backward(Mae *m) {
     for (int l = m->enc.depth - 1; l >= 0; l--) block_backward(m, &m->enc, l, de, B, T);
     // Encoder input: cls token, pos (per image in order; visible positions are distinct within an
     // image, so rows can be split across threads), patch embedding.
-    float *gcls = G + m->cls;
-    for (int b = 0; b < B; b++)
-        for (int i = 0; i < D; i++) gcls[i] += de[(size_t)b * T * D + i];
-    if (c->pos_learned) {
-        float *gpos = G + m->pos;
+    // Threads own column blocks of 16; every element sums images in ascending order.
+    float *gcls = G + m->cls, *gpos = c->pos_learned ? G + m->pos : NULL;
+    #pragma omp parallel for schedule(static)
+    for (int i0 = 0; i0 < D; i0 += 16) {
+        int i1 = i0 + 16 < D ? i0 + 16 : D;
         for (int b = 0; b < B; b++) {
-            for (int i = 0; i < D; i++) gpos[i] += de[(size_t)b * T * D + i];
-            #pragma omp parallel for schedule(static)
+            const float *row = de + (size_t)b * T * D;
+            for (int i = i0; i < i1; i++) gcls[i] += row[i];
+            if (!gpos) continue;
+            for (int i = i0; i < i1; i++) gpos[i] += row[i];
             for (int j = 0; j < K; j++) {
-                int l = m->ids_keep[(size_t)b * K + j];
-                for (int i = 0; i < D; i++) gpos[(size_t)(1 + l) * D + i] += de[((size_t)b * T + 1 + j) * D + i];
+                float *g = gpos + (size_t)(1 + m->ids_keep[(size_t)b * K + j]) * D;
+                const float *d = row + (size_t)(1 + j) * D;
+                for (int i = i0; i < i1; i++) g[i] += d[i];
             }
         }
     }
