@@ -179,10 +179,16 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         for (int n = 0; n < N; n++) {
             const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
             float m = mean[n], s = rstd[n];
-            for (int j = 0; j < w; j++) {
-                dw[j] += dy[j] * (x[j] - m) * s;
-                db[j] += dy[j];
-            }
+            if (w == CB)   // a constant trip count keeps dw, db in registers
+                for (int j = 0; j < CB; j++) {
+                    dw[j] += dy[j] * (x[j] - m) * s;
+                    db[j] += dy[j];
+                }
+            else
+                for (int j = 0; j < w; j++) {
+                    dw[j] += dy[j] * (x[j] - m) * s;
+                    db[j] += dy[j];
+                }
         }
         for (int j = 0; j < w; j++) { dweight[c0 + j] += dw[j]; dbias[c0 + j] += db[j]; }
     }
@@ -194,10 +200,16 @@ void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = OC - c0 < CB ? OC - c0 : CB;
         float acc[CB] = {0};
-        for (int n = 0; n < N; n++) {
-            const float *d = dout + (long)n * OC + c0;
-            for (int j = 0; j < w; j++) acc[j] += d[j];
-        }
+        if (w == CB)   // a constant trip count keeps acc in registers
+            for (int n = 0; n < N; n++) {
+                const float *d = dout + (long)n * OC + c0;
+                for (int j = 0; j < CB; j++) acc[j] += d[j];
+            }
+        else
+            for (int n = 0; n < N; n++) {
+                const float *d = dout + (long)n * OC + c0;
+                for (int j = 0; j < w; j++) acc[j] += d[j];
+            }
         for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
     }
 }
