@@ -3,6 +3,7 @@
 #include "gemm_kernels.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include "transpose_avx512.h"
 
 #define ROWS14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
 
@@ -58,7 +59,7 @@ void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, f
 }
 // pack_strided of gemm.c for panels 32 wide: element (x, k) of the source at src[(x0 + x) * ld + k0 + k]
 // goes to dst[p * kc * 32 + k * 32 + x % 32] for panel p = x / 32, rows past `width` zero. Blocks of
-// 16 x 16 are transposed in registers (unpack, shuffle within 128-bit lanes, then across lanes).
+// 16 x 16 are transposed in registers.
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, float *dst) {
     for (int p = 0; p * 32 < width; p++) {
@@ -68,30 +69,12 @@ void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x
             for (int kb = 0; kb < kc; kb += 16) {
                 int kw = kc - kb < 16 ? kc - kb : 16;
                 __mmask16 km = kw == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << kw) - 1);
-                __m512 r[16], t[16], u[16];
+                __m512 r[16];
                 for (int i = 0; i < 16; i++)
                     r[i] = i < nrows ? _mm512_maskz_loadu_ps(km, src + (long)(x0 + xr + i) * ld + k0 + kb)
                                      : _mm512_setzero_ps();
-                for (int i = 0; i < 8; i++) {
-                    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-                    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-                }
-                for (int g = 0; g < 4; g++) {   // u[4g + m]: column m + 4 lane of rows 4g..4g+3
-                    u[4 * g + 0] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-                    u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
-                    u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-                    u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
-                }
-                for (int m = 0; m < 4; m++) {
-                    __m512 xe = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x88), ye = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x88);
-                    __m512 xo = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xDD), yo = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xDD);
-                    __m512 col[4] = {_mm512_shuffle_f32x4(xe, ye, 0x88), _mm512_shuffle_f32x4(xo, yo, 0x88),
-                                     _mm512_shuffle_f32x4(xe, ye, 0xDD), _mm512_shuffle_f32x4(xo, yo, 0xDD)};
-                    for (int L = 0; L < 4; L++) {
-                        int j = m + 4 * L;
-                        if (j < kw) _mm512_storeu_ps(d + (long)(kb + j) * 32 + h * 16, col[L]);
-                    }
-                }
+                transpose16x16_ps(r);
+                for (int j = 0; j < kw; j++) _mm512_storeu_ps(d + (long)(kb + j) * 32 + h * 16, r[j]);
             }
         }
     }

@@ -7,6 +7,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #include <math.h>
+#include "transpose_avx512.h"
 
 #define TGT __attribute__((target("avx512f,avx512vl,avx512dq,fma")))
 #define RB 6   // rows of C per register tile
@@ -121,10 +122,21 @@ static TGT void softmax_row(float *row, int T, float scale) {
     }
 }
 
-// dst[i][s] = src[s * ld + i] for s < T, i < hd.
-static void transpose_head(float *dst, const float *src, long ld, int T, int hd) {
-    for (int s = 0; s < T; s++)
-        for (int i = 0; i < hd; i++) dst[(long)i * T + s] = src[s * ld + i];
+// dst[i][s] = src[s * ld + i] for s < T, i < hd, by 16 x 16 blocks transposed in registers.
+static TGT void transpose_head(float *dst, const float *src, long ld, int T, int hd) {
+    for (int s0 = 0; s0 < T; s0 += 16) {
+        int ns = T - s0 < 16 ? T - s0 : 16;
+        __mmask16 ms = tail_mask(ns);
+        for (int i0 = 0; i0 < hd; i0 += 16) {
+            int ni = hd - i0 < 16 ? hd - i0 : 16;
+            __mmask16 mi = tail_mask(ni);
+            __m512 r[16];
+            for (int j = 0; j < 16; j++)
+                r[j] = j < ns ? _mm512_maskz_loadu_ps(mi, src + (long)(s0 + j) * ld + i0) : _mm512_setzero_ps();
+            transpose16x16_ps(r);
+            for (int i = 0; i < ni; i++) _mm512_mask_storeu_ps(dst + (long)(i0 + i) * T + s0, ms, r[i]);
+        }
+    }
 }
 
 TGT void attn_head_forward_avx512(float *out, long ldo, float *att, const float *q, const float *k,
