@@ -496,11 +496,10 @@ static void block_backward(Mae *m, const Stack *s, int l, float *dx, int B, int 
     const float *P = m->params;
     float *G = m->grads;
     int N = B * T, C = s->C, H = s->hidden;
-    size_t NH = (size_t)N * H;
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
     linear_backward_set(m->d_gelu, G + w->fc2w, G + w->fc2b, dx, a->gelu, P + w->fc2w, N, H, C);
-    gelu_backward_set(m->d_fc1, a->fc1, m->d_gelu, (long)NH);
-    linear_backward_set(m->d_ln, G + w->fc1w, G + w->fc1b, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
+    gelu_backward_set_colsum(m->d_fc1, G + w->fc1b, a->fc1, m->d_gelu, N, H);
+    linear_backward_set(m->d_ln, G + w->fc1w, NULL, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
     layernorm_backward(dx, G + w->ln2w, G + w->ln2b, m->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C);
     // Attention branch: mid = x + proj(attn(ln1(x))).
     linear_backward_set(m->d_atty, G + w->projw, G + w->projb, dx, a->atty, P + w->projw, N, C, C);

@@ -194,6 +194,26 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
     }
 }
 
+// dinp [N, C] = dout * gelu'(inp) and dbias [C] += its column sums, in one pass over the rows: threads
+// own column blocks; each column is summed over rows in ascending order from 0, then added to dbias,
+// exactly as column_sum_accumulate (bitwise the same), without reading dinp back.
+void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C) {
+    int nblocks = (C + CB - 1) / CB;
+    #pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < nblocks; blk++) {
+        int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
+        float acc[CB] = {0};
+        for (int n = 0; n < N; n++) {
+            long o = (long)n * C + c0;
+            if (w == CB)
+                for (int j = 0; j < CB; j++) { float g = dout[o + j] * gelu_grad(inp[o + j]); dinp[o + j] = g; acc[j] += g; }
+            else
+                for (int j = 0; j < w; j++) { float g = dout[o + j] * gelu_grad(inp[o + j]); dinp[o + j] = g; acc[j] += g; }
+        }
+        for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
+    }
+}
+
 void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
     int nblocks = (OC + CB - 1) / CB;
     #pragma omp parallel for schedule(static)

@@ -85,6 +85,24 @@ static void test_gelu(Rng *r) {
     }
 }
 
+// The fused GELU backward + bias column sums against gelu_backward_set and column_sum_accumulate
+// (bitwise: the same per-element math and the same summation order).
+static void test_gelu_colsum(Rng *r) {
+    int Ns[] = {1, 7, 33}, Cs[] = {1, 7, 64, 129};
+    for (int ni = 0; ni < 3; ni++)
+        for (int ci = 0; ci < 4; ci++) {
+            int N = Ns[ni], C = Cs[ci];
+            long n = (long)N * C;
+            float *x = randv(r, n, 2.0f), *dy = randv(r, n, 1.0f), *g0 = randv(r, n, 1.0f), *g1 = malloc(n * 4);
+            float *b0 = randv(r, C, 1.0f), *b1 = copyv(b0, C);
+            gelu_backward_set_colsum(g0, b0, x, dy, N, C);
+            gelu_backward_set(g1, x, dy, n);
+            column_sum_accumulate(b1, g1, N, C);
+            CHECK(same(g0, g1, n) && same(b0, b1, C), "gelu_backward_set_colsum N=%d C=%d", N, C);
+            free(x); free(dy); free(g0); free(g1); free(b0); free(b1);
+        }
+}
+
 static void test_layernorm(Rng *r) {
     int Ns[] = {1, 7, 33}, Cs[] = {1, 7, 33, 129, 192};
     for (int ni = 0; ni < 3; ni++)
@@ -216,6 +234,7 @@ int main(void) {
     rng_seed(&r, 7);
     test_erf_exp();
     test_gelu(&r);
+    test_gelu_colsum(&r);
     test_layernorm(&r);
     test_column_sum(&r);
     test_attention(&r);
