@@ -102,9 +102,17 @@ int cmd_bench(int argc, char **argv) {
     for (int s = 0; s < warmup + steps; s++) {
         MaeTimings mt = {0};
         double t0 = omp_get_wtime();
-        // Data: a batch of N(0, 1) "pixels" and per-image uniform mask noise (as train draws them).
-        for (size_t i = 0; i < npix; i++) images[i] = rng_normal(&rng, 0.0f, 1.0f);
-        for (int i = 0; i < batch * L; i++) noise[i] = rng_uniform(&rng);
+        // Data: a batch of N(0, 1) "pixels" and per-image uniform mask noise (as train draws them),
+        // each image from its own stream (seed, step, image), so threads share the drawing and the
+        // data do not depend on the thread count.
+        size_t per_image = npix / (size_t)batch;
+        #pragma omp parallel for schedule(static)
+        for (int b = 0; b < batch; b++) {
+            Rng ri;
+            rng_derive(&ri, (uint64_t)seed, (uint64_t)s, (uint64_t)b);
+            for (size_t i = 0; i < per_image; i++) images[(size_t)b * per_image + i] = rng_normal(&ri, 0.0f, 1.0f);
+            for (int i = 0; i < L; i++) noise[(size_t)b * L + i] = rng_uniform(&ri);
+        }
         mae_masking_from_noise_scratch(noise, batch, L, K, ids_keep, mask_scratch);
         double t1 = omp_get_wtime();
         mae_set_timings(m, &mt);
