@@ -463,6 +463,7 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
     for (int l = 0; l < m->dec.depth; l++) block_forward(&m->dec, l, P, B, Td);
     // decoder_norm and decoder_pred on the patch rows only (the CLS prediction is dropped anyway).
     const float *xo = m->dec.res[m->dec.depth];
+    #pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++)
         memcpy(m->dec_patches + (size_t)b * L * Dd, xo + ((size_t)b * Td + 1) * Dd, (size_t)L * Dd * sizeof(float));
     layernorm_forward(m->dec_ln, m->dec_mean, m->dec_rstd, m->dec_patches, P + m->dnorm_w, P + m->dnorm_b,
@@ -528,15 +529,17 @@ void mae_backward(Mae *m) {
             dpred[(size_t)r * pd + i] = m->removed[r] ? coef * (m->pred[(size_t)r * pd + i] - m->target[(size_t)r * pd + i]) : 0.0f;
     float *d_decln = m->d_small;   // [B*L, Dd]
     linear_backward_set(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd);
-    // decoder_norm backward straight into the patch rows of the decoder stream gradient (CLS row 0).
+    // decoder_norm backward, then into the patch rows of the decoder stream gradient (CLS row 0).
     float *dd = m->d_dec;
-    memset(dd, 0, (size_t)B * Td * Dd * sizeof(float));
     float *d_patches = m->d_atty;   // [B*L, Dd] scratch, free until the blocks run
     memset(d_patches, 0, (size_t)B * L * Dd * sizeof(float));
     layernorm_backward(d_patches, G + m->dnorm_w, G + m->dnorm_b, d_decln, m->dec_patches, P + m->dnorm_w,
                        m->dec_mean, m->dec_rstd, B * L, Dd);
-    for (int b = 0; b < B; b++)
+    #pragma omp parallel for schedule(static)
+    for (int b = 0; b < B; b++) {   // the CLS row's prediction is dropped: no gradient
+        memset(dd + (size_t)b * Td * Dd, 0, (size_t)Dd * sizeof(float));
         memcpy(dd + ((size_t)b * Td + 1) * Dd, d_patches + (size_t)b * L * Dd, (size_t)L * Dd * sizeof(float));
+    }
     for (int l = m->dec.depth - 1; l >= 0; l--) block_backward(m, &m->dec, l, dd, B, Td);
     // Decoder input: pos (summed over images in order), mask token (over removed patches in order),
     // and the decoder_embed outputs routed back to their encoder tokens.
@@ -592,6 +595,7 @@ void mae_backward(Mae *m) {
         }
     }
     float *d_pe = m->d_small;   // [B*K, D]
+    #pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++)
         memcpy(d_pe + (size_t)b * K * D, de + ((size_t)b * T + 1) * D, (size_t)K * D * sizeof(float));
     linear_backward(NULL, G + m->patch_w, G + m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D);
