@@ -1,6 +1,7 @@
 // Layer kernels, the fast versions the model calls (the definitions are the *_ref loops in ops.c).
-// Plain C written so that -O3 vectorises it: inner loops run over contiguous floats with no
-// reduction carried across lanes; where a row must be summed (LayerNorm), it is summed in VL fixed
+// Attention runs per (image, head) kernels with AVX-512 (ops_avx512.c) on the "avx512" GEMM path.
+// The rest is plain C written so that -O3 vectorises it: inner loops run over contiguous floats with
+// no reduction carried across lanes; where a row must be summed (LayerNorm), it is summed in VL fixed
 // lanes (lane j takes elements j, j+VL, ...) and the lanes are added in a fixed tree, so the order
 // depends on the sizes only. Threads own output rows / columns / (image, head) pairs: results are
 // bitwise identical for any thread count. Explicit fmaf where a fused multiply-add is wanted (the
