@@ -23,15 +23,19 @@ torch_ok=0
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   torch_ok=1
   targs=$(echo "$args" | sed 's/--mask-ratio/--mask-ratio/')
+  # Debian's torch calls OpenBLAS, which starts its own threads whatever torch.set_num_threads says
+  # (a "1 thread" run measured 188% CPU): one process per thread count, with OpenBLAS told the same.
   for r in $(seq "$repeat"); do
-    /usr/bin/python3 tools/bench_torch.py $targs --threads 1,2 --steps "$steps" --json >"$tmp/t.$r"
+    for t in 1 2; do
+      OPENBLAS_NUM_THREADS=$t /usr/bin/python3 tools/bench_torch.py $targs --threads $t --steps "$steps" --json >"$tmp/t$t.$r"
+    done
   done
 fi
 printf '%-28s %10s %10s %10s %9s %8s\n' "bench ($args)" "img/s" "GFLOP/s" "% peak" "vs torch" "mem/x"
 tbest=0
 if [ $torch_ok = 1 ]; then
   for t in 1 2; do
-    v=$(for r in $(seq "$repeat"); do /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
+    v=$(for r in $(seq "$repeat"); do /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t$t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
     eval "torch$t=$v"
     tbest=$(echo "$tbest $v" | awk '{print ($2 > $1) ? $2 : $1}')
   done
