@@ -89,7 +89,11 @@ static void gemm_kernel_portable(int kc, const float *restrict a, const float *r
 #define MC_PANELS 8                 // A is packed MC_PANELS * MR rows at a time
 #define MIN_FMAS_PER_THREAD (1L << 19)
 
-typedef struct { int mr, nr; GemmKernel fn; GemmKernelRows rows; } Kernel; // rows may be NULL
+// rows may be NULL; pack32 (NULL: the plain loop) packs strided 32-wide panels.
+typedef struct {
+    int mr, nr; GemmKernel fn; GemmKernelRows rows;
+    void (*pack32)(const float *src, long ld, int k0, int kc, int x0, int width, float *dst);
+} Kernel;
 
 // The operands as the driver sees them: element (i, k) of opA and (k, j) of opB.
 typedef struct {
@@ -162,8 +166,9 @@ static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, f
 }
 
 // opB k [k0, k0+kc) x columns [j0, j0+nc) into NR-column panels.
-static void pack_b(const Operands *op, int k0, int kc, int j0, int nc, int NR, float *dst) {
-    if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
+static void pack_b(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, float *dst) {
+    if (op->trans_b && NR == 32 && ker->pack32) ker->pack32(op->b, op->ldb, k0, kc, j0, nc, dst);
+    else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
     else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
 }
 
@@ -204,7 +209,7 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
             int kc = K - pc < kc_base ? K - pc : kc_base;
             int load_c = accumulate || pc > 0;
             const float *bias_blk = bias && pc + kc == K ? bias + jc : NULL;
-            pack_b(op, pc, kc, jc, nc, NR, bpack);
+            pack_b(ker, op, pc, kc, jc, nc, NR, bpack);
             for (int ic = m0; ic < m1; ic += MC) {
                 int mc = m1 - ic < MC ? m1 - ic : MC;
                 if (!rows_mode) pack_a(op, ic, mc, pc, kc, MR, apack);
@@ -261,13 +266,14 @@ static void gemm_block_plain(const Operands *op, int m0, int m1, int n0, int n1,
 static int pick_kernel(Kernel *ker) {
     switch (gemm_path()) {
     case GEMM_PATH_AVX512:
-        *ker = (Kernel){GEMM_AVX512_MR, GEMM_AVX512_NR, gemm_kernel_avx512, gemm_kernel_avx512_rows};
+        *ker = (Kernel){GEMM_AVX512_MR, GEMM_AVX512_NR, gemm_kernel_avx512, gemm_kernel_avx512_rows,
+                         gemm_pack_strided32_avx512};
         return 1;
     case GEMM_PATH_AVX2:
-        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows};
+        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows, NULL};
         return 1;
     case GEMM_PATH_PORTABLE:
-        *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL};
+        *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL, NULL};
         return 1;
     default: return 0;
     }

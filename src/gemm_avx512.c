@@ -3,6 +3,7 @@
 #include "gemm_kernels.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include "transpose_avx512.h"
 
 #define ROWS14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
 
@@ -56,6 +57,28 @@ void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, f
     if (nr <= 16) kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias, 1);
     else kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias, 2);
 }
+// pack_strided of gemm.c for panels 32 wide: element (x, k) of the source at src[(x0 + x) * ld + k0 + k]
+// goes to dst[p * kc * 32 + k * 32 + x % 32] for panel p = x / 32, rows past `width` zero. Blocks of
+// 16 x 16 are transposed in registers.
+__attribute__((target("avx512f,avx512vl,fma")))
+void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, float *dst) {
+    for (int p = 0; p * 32 < width; p++) {
+        float *d = dst + (long)p * kc * 32;
+        for (int h = 0; h < 2; h++) {
+            int xr = p * 32 + h * 16, nrows = width - xr < 0 ? 0 : width - xr > 16 ? 16 : width - xr;
+            for (int kb = 0; kb < kc; kb += 16) {
+                int kw = kc - kb < 16 ? kc - kb : 16;
+                __mmask16 km = kw == 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << kw) - 1);
+                __m512 r[16];
+                for (int i = 0; i < 16; i++)
+                    r[i] = i < nrows ? _mm512_maskz_loadu_ps(km, src + (long)(x0 + xr + i) * ld + k0 + kb)
+                                     : _mm512_setzero_ps();
+                transpose16x16_ps(r);
+                for (int j = 0; j < kw; j++) _mm512_storeu_ps(d + (long)(kb + j) * 32 + h * 16, r[j]);
+            }
+        }
+    }
+}
 #else
 void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                         int load_c, const float *bias) {
@@ -64,5 +87,8 @@ void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long l
 void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                         int mr, int nr, int load_c, const float *bias) {
     (void)kc; (void)a; (void)lda; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
+}
+void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, float *dst) {
+    (void)src; (void)ld; (void)k0; (void)kc; (void)x0; (void)width; (void)dst;
 }
 #endif

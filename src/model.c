@@ -42,7 +42,8 @@ struct Mae {
     MaeTensor *tensors;
     int ntensors;
     float *params, *grads;
-    float *arena;
+    float *arena;                // 64-byte aligned, inside arena_alloc
+    void *arena_alloc;           // calloc'd: pages are zero and only touched when a pass uses them
     size_t arena_floats;
     int *ids_keep;               // [max_batch, L] of the last forward
     unsigned char *removed;      // [max_batch, L] 1 = patch masked out
@@ -207,7 +208,10 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     m->ids_keep = calloc((size_t)max_batch * m->L, sizeof(int));
     m->removed = calloc((size_t)max_batch * m->L, 1);
     m->arena_floats = arena_floats_for(cfg, max_batch);
-    m->arena = aligned_alloc(64, m->arena_floats * sizeof(float));
+    // calloc, not aligned_alloc + memset: a large calloc maps fresh zero pages without writing them,
+    // so inference (encoder only, no backward scratch) never touches most of the arena.
+    m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
+    m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
     if (!m->tensors || !m->params || !m->grads || !m->enc.w || !m->enc.acts || !m->enc.res || !m->dec.w
         || !m->dec.acts || !m->dec.res || !m->ids_keep || !m->removed || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
@@ -215,7 +219,6 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
         mae_free(m);
         return NULL;
     }
-    memset(m->arena, 0, m->arena_floats * sizeof(float));
     mae_param_table(cfg, m->tensors, m->ntensors);
     carve_all(m, m->arena);
     m->cls = find_offset(m, "cls_token"); m->pos = find_offset(m, "pos_embed");
@@ -232,7 +235,7 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
 
 void mae_free(Mae *m) {
     if (!m) return;
-    free(m->tensors); free(m->params); free(m->grads); free(m->arena);
+    free(m->tensors); free(m->params); free(m->grads); free(m->arena_alloc);
     free(m->enc.w); free(m->enc.acts); free(m->enc.res);
     free(m->dec.w); free(m->dec.acts); free(m->dec.res);
     free(m->ids_keep); free(m->removed);
@@ -460,6 +463,7 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
     for (int l = 0; l < m->dec.depth; l++) block_forward(&m->dec, l, P, B, Td);
     // decoder_norm and decoder_pred on the patch rows only (the CLS prediction is dropped anyway).
     const float *xo = m->dec.res[m->dec.depth];
+    #pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++)
         memcpy(m->dec_patches + (size_t)b * L * Dd, xo + ((size_t)b * Td + 1) * Dd, (size_t)L * Dd * sizeof(float));
     layernorm_forward(m->dec_ln, m->dec_mean, m->dec_rstd, m->dec_patches, P + m->dnorm_w, P + m->dnorm_b,
@@ -493,21 +497,15 @@ static void block_backward(Mae *m, const Stack *s, int l, float *dx, int B, int 
     const float *P = m->params;
     float *G = m->grads;
     int N = B * T, C = s->C, H = s->hidden;
-    size_t NC = (size_t)N * C, NH = (size_t)N * H;
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
-    memset(m->d_gelu, 0, NH * sizeof(float));
-    linear_backward(m->d_gelu, G + w->fc2w, G + w->fc2b, dx, a->gelu, P + w->fc2w, N, H, C);
-    gelu_backward_set(m->d_fc1, a->fc1, m->d_gelu, (long)NH);
-    memset(m->d_ln, 0, NC * sizeof(float));
-    linear_backward(m->d_ln, G + w->fc1w, G + w->fc1b, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
+    linear_backward_set(m->d_gelu, G + w->fc2w, G + w->fc2b, dx, a->gelu, P + w->fc2w, N, H, C);
+    gelu_backward_set_colsum(m->d_fc1, G + w->fc1b, a->fc1, m->d_gelu, N, H);
+    linear_backward_set(m->d_ln, G + w->fc1w, NULL, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
     layernorm_backward(dx, G + w->ln2w, G + w->ln2b, m->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C);
     // Attention branch: mid = x + proj(attn(ln1(x))).
-    memset(m->d_atty, 0, NC * sizeof(float));
-    linear_backward(m->d_atty, G + w->projw, G + w->projb, dx, a->atty, P + w->projw, N, C, C);
-    memset(m->d_qkv, 0, 3 * NC * sizeof(float));
-    attention_backward(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, m->d_small, B, T, C, s->NH);
-    memset(m->d_ln, 0, NC * sizeof(float));
-    linear_backward(m->d_ln, G + w->qkvw, G + w->qkvb, m->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
+    linear_backward_set(m->d_atty, G + w->projw, G + w->projb, dx, a->atty, P + w->projw, N, C, C);
+    attention_backward_set(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, m->d_small, B, T, C, s->NH);
+    linear_backward_set(m->d_ln, G + w->qkvw, G + w->qkvb, m->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
     layernorm_backward(dx, G + w->ln1w, G + w->ln1b, m->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N, C);
 }
 
@@ -530,17 +528,18 @@ void mae_backward(Mae *m) {
         for (int i = 0; i < pd; i++)
             dpred[(size_t)r * pd + i] = m->removed[r] ? coef * (m->pred[(size_t)r * pd + i] - m->target[(size_t)r * pd + i]) : 0.0f;
     float *d_decln = m->d_small;   // [B*L, Dd]
-    memset(d_decln, 0, (size_t)B * L * Dd * sizeof(float));
-    linear_backward(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd);
-    // decoder_norm backward straight into the patch rows of the decoder stream gradient (CLS row 0).
+    linear_backward_set(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd);
+    // decoder_norm backward, then into the patch rows of the decoder stream gradient (CLS row 0).
     float *dd = m->d_dec;
-    memset(dd, 0, (size_t)B * Td * Dd * sizeof(float));
     float *d_patches = m->d_atty;   // [B*L, Dd] scratch, free until the blocks run
     memset(d_patches, 0, (size_t)B * L * Dd * sizeof(float));
     layernorm_backward(d_patches, G + m->dnorm_w, G + m->dnorm_b, d_decln, m->dec_patches, P + m->dnorm_w,
                        m->dec_mean, m->dec_rstd, B * L, Dd);
-    for (int b = 0; b < B; b++)
+    #pragma omp parallel for schedule(static)
+    for (int b = 0; b < B; b++) {   // the CLS row's prediction is dropped: no gradient
+        memset(dd + (size_t)b * Td * Dd, 0, (size_t)Dd * sizeof(float));
         memcpy(dd + ((size_t)b * Td + 1) * Dd, d_patches + (size_t)b * L * Dd, (size_t)L * Dd * sizeof(float));
+    }
     for (int l = m->dec.depth - 1; l >= 0; l--) block_backward(m, &m->dec, l, dd, B, Td);
     // Decoder input: pos (summed over images in order), mask token (over removed patches in order),
     // and the decoder_embed outputs routed back to their encoder tokens.
@@ -569,8 +568,7 @@ void mae_backward(Mae *m) {
         memcpy(d_emb + (size_t)r * Dd, dd + ((size_t)b * Td + td) * Dd, (size_t)Dd * sizeof(float));
     }
     float *dlatent = m->d_atty;   // [B*T, D]
-    memset(dlatent, 0, (size_t)B * T * D * sizeof(float));
-    linear_backward(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd);
+    linear_backward_set(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd);
     lap(m, &t0, &tm->backward_decoder);
     float *de = m->d_enc;
     memset(de, 0, (size_t)B * T * D * sizeof(float));
@@ -579,21 +577,25 @@ void mae_backward(Mae *m) {
     for (int l = m->enc.depth - 1; l >= 0; l--) block_backward(m, &m->enc, l, de, B, T);
     // Encoder input: cls token, pos (per image in order; visible positions are distinct within an
     // image, so rows can be split across threads), patch embedding.
-    float *gcls = G + m->cls;
-    for (int b = 0; b < B; b++)
-        for (int i = 0; i < D; i++) gcls[i] += de[(size_t)b * T * D + i];
-    if (c->pos_learned) {
-        float *gpos = G + m->pos;
+    // Threads own column blocks of 16; every element sums images in ascending order.
+    float *gcls = G + m->cls, *gpos = c->pos_learned ? G + m->pos : NULL;
+    #pragma omp parallel for schedule(static)
+    for (int i0 = 0; i0 < D; i0 += 16) {
+        int i1 = i0 + 16 < D ? i0 + 16 : D;
         for (int b = 0; b < B; b++) {
-            for (int i = 0; i < D; i++) gpos[i] += de[(size_t)b * T * D + i];
-            #pragma omp parallel for schedule(static)
+            const float *row = de + (size_t)b * T * D;
+            for (int i = i0; i < i1; i++) gcls[i] += row[i];
+            if (!gpos) continue;
+            for (int i = i0; i < i1; i++) gpos[i] += row[i];
             for (int j = 0; j < K; j++) {
-                int l = m->ids_keep[(size_t)b * K + j];
-                for (int i = 0; i < D; i++) gpos[(size_t)(1 + l) * D + i] += de[((size_t)b * T + 1 + j) * D + i];
+                float *g = gpos + (size_t)(1 + m->ids_keep[(size_t)b * K + j]) * D;
+                const float *d = row + (size_t)(1 + j) * D;
+                for (int i = i0; i < i1; i++) g[i] += d[i];
             }
         }
     }
     float *d_pe = m->d_small;   // [B*K, D]
+    #pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++)
         memcpy(d_pe + (size_t)b * K * D, de + ((size_t)b * T + 1) * D, (size_t)K * D * sizeof(float));
     linear_backward(NULL, G + m->patch_w, G + m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D);

@@ -81,6 +81,13 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
     if (dbias) column_sum_accumulate(dbias, dout, N, OC);
 }
 
+void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                         const float *weight, int N, int C, int OC) {
+    gemm_nn(N, C, OC, dout, OC, weight, C, dinp, C, 0);
+    gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, 1);
+    if (dbias) column_sum_accumulate(dbias, dout, N, OC);
+}
+
 void gelu_forward_ref(float *out, const float *inp, long N) {
     #pragma omp parallel for schedule(static)
     for (long i = 0; i < N; i++) {

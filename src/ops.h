@@ -25,6 +25,9 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 // dbias [OC] += column sums of dout (skipped when NULL).
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, int N, int C, int OC);
+// The same with dinp overwritten (dinp = dout . W) instead of added to.
+void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                         const float *weight, int N, int C, int OC);
 // dbias [OC] += sum over rows of dout [N, OC], rows in ascending order.
 void column_sum_accumulate(float *dbias, const float *dout, int N, int OC);
 
@@ -34,6 +37,9 @@ void gelu_forward(float *out, const float *inp, long N);
 // dinp [N] += dout * gelu'(inp)   (dinp = ... when accumulate is 0 in gelu_backward_set).
 void gelu_backward(float *dinp, const float *inp, const float *dout, long N);
 void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N);
+// dinp [N, C] = dout * gelu'(inp) (as gelu_backward_set) and dbias [C] += column sums of that dinp
+// (as column_sum_accumulate, bitwise): the bias gradient of the Linear that produced inp, in one pass.
+void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C);
 #define ERF_APPROX_MAX_ERR 5e-7f   // A&S 7.1.26 (1.5e-7) plus float rounding; measured 4.9e-7
 void erf_approx_array(float *out, const float *inp, long N);   // out[i] ~ erff(inp[i])
 void exp_approx_array(float *out, const float *inp, long N);   // out[i] ~ expf(inp[i]), rel err < 4e-7
@@ -51,6 +57,10 @@ void attention_forward(float *out, float *att, const float *qkv, float *scratch,
 // dqkv [B, T, 3C] += ...; datt [B, NH, T, T] and scratch [B*T*C] are scratch (overwritten).
 void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                         float *scratch, int B, int T, int C, int NH);
+
+// The same, overwriting dqkv (every element of it is written) instead of adding to it.
+void attention_backward_set(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
+                            float *scratch, int B, int T, int C, int NH);
 
 // Reference versions (the definitions; see above for layouts).
 void layernorm_forward_ref(float *out, float *mean, float *rstd, const float *inp, const float *weight,

@@ -1,6 +1,7 @@
 // Layer kernels, the fast versions the model calls (the definitions are the *_ref loops in ops.c).
-// Plain C written so that -O3 vectorises it: inner loops run over contiguous floats with no
-// reduction carried across lanes; where a row must be summed (LayerNorm), it is summed in VL fixed
+// Attention runs per (image, head) kernels with AVX-512 (ops_avx512.c) on the "avx512" GEMM path.
+// The rest is plain C written so that -O3 vectorises it: inner loops run over contiguous floats with
+// no reduction carried across lanes; where a row must be summed (LayerNorm), it is summed in VL fixed
 // lanes (lane j takes elements j, j+VL, ...) and the lanes are added in a fixed tree, so the order
 // depends on the sizes only. Threads own output rows / columns / (image, head) pairs: results are
 // bitwise identical for any thread count. Explicit fmaf where a fused multiply-add is wanted (the
@@ -8,7 +9,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include "cpu.h"
 #include "ops.h"
+#include "ops_kernels.h"
 
 #define VL 16   // lanes of the partial sums: one AVX-512 vector, two AVX2 vectors
 
@@ -177,12 +180,38 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         for (int n = 0; n < N; n++) {
             const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
             float m = mean[n], s = rstd[n];
-            for (int j = 0; j < w; j++) {
-                dw[j] += dy[j] * (x[j] - m) * s;
-                db[j] += dy[j];
-            }
+            if (w == CB)   // a constant trip count keeps dw, db in registers
+                for (int j = 0; j < CB; j++) {
+                    dw[j] += dy[j] * (x[j] - m) * s;
+                    db[j] += dy[j];
+                }
+            else
+                for (int j = 0; j < w; j++) {
+                    dw[j] += dy[j] * (x[j] - m) * s;
+                    db[j] += dy[j];
+                }
         }
         for (int j = 0; j < w; j++) { dweight[c0 + j] += dw[j]; dbias[c0 + j] += db[j]; }
+    }
+}
+
+// dinp [N, C] = dout * gelu'(inp) and dbias [C] += its column sums, in one pass over the rows: threads
+// own column blocks; each column is summed over rows in ascending order from 0, then added to dbias,
+// exactly as column_sum_accumulate (bitwise the same), without reading dinp back.
+void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C) {
+    int nblocks = (C + CB - 1) / CB;
+    #pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < nblocks; blk++) {
+        int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
+        float acc[CB] = {0};
+        for (int n = 0; n < N; n++) {
+            long o = (long)n * C + c0;
+            if (w == CB)
+                for (int j = 0; j < CB; j++) { float g = dout[o + j] * gelu_grad(inp[o + j]); dinp[o + j] = g; acc[j] += g; }
+            else
+                for (int j = 0; j < w; j++) { float g = dout[o + j] * gelu_grad(inp[o + j]); dinp[o + j] = g; acc[j] += g; }
+        }
+        for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
     }
 }
 
@@ -192,10 +221,16 @@ void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = OC - c0 < CB ? OC - c0 : CB;
         float acc[CB] = {0};
-        for (int n = 0; n < N; n++) {
-            const float *d = dout + (long)n * OC + c0;
-            for (int j = 0; j < w; j++) acc[j] += d[j];
-        }
+        if (w == CB)   // a constant trip count keeps acc in registers
+            for (int n = 0; n < N; n++) {
+                const float *d = dout + (long)n * OC + c0;
+                for (int j = 0; j < CB; j++) acc[j] += d[j];
+            }
+        else
+            for (int n = 0; n < N; n++) {
+                const float *d = dout + (long)n * OC + c0;
+                for (int j = 0; j < w; j++) acc[j] += d[j];
+            }
         for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
     }
 }
@@ -254,12 +289,17 @@ void attention_forward(float *out, float *att, const float *qkv, float *scratch,
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
+    int avx512 = gemm_path() == GEMM_PATH_AVX512;
     #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
         float *kt = scratch + (long)bh * hd * T;          // [hd][T]
         float *a = att + (long)bh * T * T;                // [T][T]
+        if (avx512) {
+            attn_head_forward_avx512(out + (long)b * T * C + h * hd, C, a, q, k, v, C3, kt, T, hd, scale);
+            continue;
+        }
         transpose_head(kt, k, C3, T, hd);
         rows_mm(T, T, hd, q, C3, 1, kt, T, a, T, 0);      // S = Q K^T
         for (int t = 0; t < T; t++) {
@@ -276,11 +316,13 @@ void attention_forward(float *out, float *att, const float *qkv, float *scratch,
 
 // Per (image, head), P = att, dO = dout: dP = dO V^T; dS = P * (dP - rowsum(P * dP)) * scale;
 // dV += P^T dO; dQ += dS K; dK += dS^T Q.
-void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
-                        float *scratch, int B, int T, int C, int NH) {
+static void attention_backward_impl(float *dqkv, float *datt, const float *dout, const float *qkv,
+                                    const float *att, float *scratch, int B, int T, int C, int NH,
+                                    int accumulate) {
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
+    int avx512 = gemm_path() == GEMM_PATH_AVX512;
     #pragma omp parallel for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
@@ -288,6 +330,10 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
         float *dq = dqkv + (long)b * T * C3 + h * hd, *dk = dq + C, *dv = dq + 2 * C;
         const float *dy = dout + (long)b * T * C + h * hd, *p = att + (long)bh * T * T;
         float *vt = scratch + (long)bh * hd * T, *ds = datt + (long)bh * T * T;
+        if (avx512) {
+            attn_head_backward_avx512(dq, dk, dv, C3, ds, dy, C, q, k, v, C3, p, vt, T, hd, scale, accumulate);
+            continue;
+        }
         transpose_head(vt, v, C3, T, hd);
         rows_mm(T, T, hd, dy, C, 1, vt, T, ds, T, 0);     // dP
         for (int t = 0; t < T; t++) {
@@ -301,8 +347,18 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
             float dot = lanes_sum(acc);
             for (s = 0; s < T; s++) dr[s] = pr[s] * (dr[s] - dot) * scale;
         }
-        rows_mm(T, hd, T, p, 1, T, dy, C, dv, C3, 1);      // dV += P^T dO
-        rows_mm(T, hd, T, ds, T, 1, k, C3, dq, C3, 1);     // dQ += dS K
-        rows_mm(T, hd, T, ds, 1, T, q, C3, dk, C3, 1);     // dK += dS^T Q
+        rows_mm(T, hd, T, p, 1, T, dy, C, dv, C3, accumulate);      // dV (+)= P^T dO
+        rows_mm(T, hd, T, ds, T, 1, k, C3, dq, C3, accumulate);     // dQ (+)= dS K
+        rows_mm(T, hd, T, ds, 1, T, q, C3, dk, C3, accumulate);     // dK (+)= dS^T Q
     }
+}
+
+void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
+                        float *scratch, int B, int T, int C, int NH) {
+    attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1);
+}
+
+void attention_backward_set(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
+                            float *scratch, int B, int T, int C, int NH) {
+    attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0);
 }

@@ -3,6 +3,7 @@
 // libm over a dense grid; and 1 vs 2 threads bitwise for the fast kernels.
 #include <omp.h>
 #include "check.h"
+#include "cpu.h"
 #include "model.h"
 #include "ops.h"
 #include "optim.h"
@@ -84,6 +85,24 @@ static void test_gelu(Rng *r) {
     }
 }
 
+// The fused GELU backward + bias column sums against gelu_backward_set and column_sum_accumulate
+// (bitwise: the same per-element math and the same summation order).
+static void test_gelu_colsum(Rng *r) {
+    int Ns[] = {1, 7, 33}, Cs[] = {1, 7, 64, 129};
+    for (int ni = 0; ni < 3; ni++)
+        for (int ci = 0; ci < 4; ci++) {
+            int N = Ns[ni], C = Cs[ci];
+            long n = (long)N * C;
+            float *x = randv(r, n, 2.0f), *dy = randv(r, n, 1.0f), *g0 = randv(r, n, 1.0f), *g1 = malloc(n * 4);
+            float *b0 = randv(r, C, 1.0f), *b1 = copyv(b0, C);
+            gelu_backward_set_colsum(g0, b0, x, dy, N, C);
+            gelu_backward_set(g1, x, dy, n);
+            column_sum_accumulate(b1, g1, N, C);
+            CHECK(same(g0, g1, n) && same(b0, b1, C), "gelu_backward_set_colsum N=%d C=%d", N, C);
+            free(x); free(dy); free(g0); free(g1); free(b0); free(b1);
+        }
+}
+
 static void test_layernorm(Rng *r) {
     int Ns[] = {1, 7, 33}, Cs[] = {1, 7, 33, 129, 192};
     for (int ni = 0; ni < 3; ni++)
@@ -125,11 +144,15 @@ static void test_column_sum(Rng *r) {
         }
 }
 
+// The fast attention on every path this CPU has: AVX-512 (gemm path "avx512") and portable C.
 static void test_attention(Rng *r) {
-    int Ts[] = {1, 7, 17, 33, 65};
-    int shapes[][2] = {{12, 3}, {33, 3}, {64, 2}, {192, 3}};   // C, NH: hd 4, 11, 32, 64
-    for (int ti = 0; ti < 5; ti++)
-        for (int si = 0; si < 4; si++) {
+    const char *paths[] = {"auto", "portable"};
+    int Ts[] = {1, 7, 17, 33, 65, 80};
+    int shapes[][2] = {{12, 3}, {33, 3}, {64, 2}, {192, 3}, {140, 2}};   // C, NH: hd 4, 11, 32, 64, 70
+    for (int pi = 0; pi < 2; pi++)
+    for (int ti = 0; ti < 6; ti++)
+        for (int si = 0; si < 5; si++) {
+            CHECK(gemm_force_kernel(paths[pi]) == 0, "gemm path %s", paths[pi]);
             int B = 2, T = Ts[ti], C = shapes[si][0], NH = shapes[si][1];
             long nq = (long)B * T * 3 * C, no = (long)B * T * C, na = (long)B * NH * T * T;
             float *qkv = randv(r, nq, 1.0f), *dout = randv(r, no, 1.0f), *scratch = malloc(no * 4);
@@ -145,6 +168,13 @@ static void test_attention(Rng *r) {
             attention_backward_ref(d1, da1, dout, qkv, a1, B, T, C, NH);
             CHECK(worst(d0, d1, nq, 1e-5, 1e-5) <= 1.0, "attention dqkv T=%d C=%d NH=%d: %.3g", T, C, NH,
                   worst(d0, d1, nq, 1e-5, 1e-5));
+            // The overwriting form: garbage in dqkv must not leak into the result.
+            float *dz = calloc((size_t)nq, sizeof(float)), *dg = randv(r, nq, 1e3f);
+            attention_backward_ref(dz, da1, dout, qkv, a1, B, T, C, NH);
+            attention_backward_set(dg, da0, dout, qkv, a1, scratch, B, T, C, NH);
+            CHECK(worst(dg, dz, nq, 1e-5, 1e-5) <= 1.0, "attention_backward_set T=%d C=%d NH=%d: %.3g", T, C, NH,
+                  worst(dg, dz, nq, 1e-5, 1e-5));
+            free(dz); free(dg);
             // 1 vs 2 threads: bitwise.
             float *d2 = randv(r, nq, 1.0f), *d3 = copyv(d2, nq);
             omp_set_num_threads(1);
@@ -153,10 +183,12 @@ static void test_attention(Rng *r) {
             omp_set_num_threads(2);
             attention_forward(o1, a1, qkv, scratch, B, T, C, NH);
             attention_backward(d3, da1, dout, qkv, a1, scratch, B, T, C, NH);
-            CHECK(same(o0, o1, no) && same(a0, a1, na) && same(d2, d3, nq), "attention threads T=%d C=%d", T, C);
+            CHECK(same(o0, o1, no) && same(a0, a1, na) && same(d2, d3, nq), "attention threads T=%d C=%d %s", T, C,
+                  gemm_kernel_name());
             free(qkv); free(dout); free(scratch); free(o0); free(o1); free(a0); free(a1);
             free(d0); free(d1); free(da0); free(da1); free(d2); free(d3);
         }
+    gemm_force_kernel(NULL);
 }
 
 static void test_adamw(Rng *r) {
@@ -202,6 +234,7 @@ int main(void) {
     rng_seed(&r, 7);
     test_erf_exp();
     test_gelu(&r);
+    test_gelu_colsum(&r);
     test_layernorm(&r);
     test_column_sum(&r);
     test_attention(&r);

@@ -4,10 +4,12 @@
 # Each figure is the best of REPEAT runs (default 3): the machine's cores are shared, so the best
 # run is the least disturbed one. Usage: tools/bench.sh [VITMAE_BIN]   env: REPEAT, STEPS, BENCH_ARGS
 set -e
-# Idle OpenMP threads sleep instead of spinning (both vitmae and PyTorch use libgomp). On cores shared
-# with other jobs a spinning thread holds a core its teammate needs at the next barrier: with the
-# default policy a 2-thread step measured ~6x slower than with this one while one other job ran.
-OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}; export OMP_WAIT_POLICY
+# Idle OpenMP threads spin only briefly before they sleep (both vitmae and PyTorch use libgomp). On
+# cores shared with other jobs a long-spinning thread holds a core its teammate needs at the next
+# barrier: with libgomp's default a 2-thread step measured ~2-6x slower while one other job ran.
+# GOMP_SPINCOUNT=1000 is what vitmae sets for itself (src/main.c) when neither variable is set; here
+# PyTorch gets the same. Set OMP_WAIT_POLICY or GOMP_SPINCOUNT to measure something else.
+if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then GOMP_SPINCOUNT=1000; export GOMP_SPINCOUNT; fi
 bin=${1:-./vitmae}
 repeat=${REPEAT:-3}; steps=${STEPS:-10}
 args=${BENCH_ARGS:---preset tiny --img 32 --patch 4 --channels 3 --batch 64 --mask-ratio 0.75}
@@ -21,15 +23,19 @@ torch_ok=0
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   torch_ok=1
   targs=$(echo "$args" | sed 's/--mask-ratio/--mask-ratio/')
+  # Debian's torch calls OpenBLAS, which starts its own threads whatever torch.set_num_threads says
+  # (a "1 thread" run measured 188% CPU): one process per thread count, with OpenBLAS told the same.
   for r in $(seq "$repeat"); do
-    /usr/bin/python3 tools/bench_torch.py $targs --threads 1,2 --steps "$steps" --json >"$tmp/t.$r"
+    for t in 1 2; do
+      OPENBLAS_NUM_THREADS=$t /usr/bin/python3 tools/bench_torch.py $targs --threads $t --steps "$steps" --json >"$tmp/t$t.$r"
+    done
   done
 fi
 printf '%-28s %10s %10s %10s %9s %8s\n' "bench ($args)" "img/s" "GFLOP/s" "% peak" "vs torch" "mem/x"
 tbest=0
 if [ $torch_ok = 1 ]; then
   for t in 1 2; do
-    v=$(for r in $(seq "$repeat"); do /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
+    v=$(for r in $(seq "$repeat"); do /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t$t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
     eval "torch$t=$v"
     tbest=$(echo "$tbest $v" | awk '{print ($2 > $1) ? $2 : $1}')
   done
@@ -50,5 +56,5 @@ else
 fi
 v1=$(for r in $(seq "$repeat"); do field "$tmp/v1.$r" img_per_s; done | best)
 v2=$(for r in $(seq "$repeat"); do field "$tmp/v2.$r" img_per_s; done | best)
-echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-unset}"
 echo "thread scaling 1 -> 2: $(echo "$v1 $v2" | awk '{printf "%.2fx", $2 / $1}')   (best of $repeat runs each, $steps steps after warm-up)"
