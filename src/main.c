@@ -33,8 +33,14 @@ static void usage(FILE *out) {
 // when it loads, so when the user set neither variable we set it and run ourselves again, once.
 static void short_omp_spin(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
+    // The path of our own binary (as a tool running us, e.g. valgrind, reports it), not
+    // "/proc/self/exe" itself, which would name the tool.
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0 || n >= (ssize_t)sizeof self - 1) return;
+    self[n] = 0;
     if (setenv("GOMP_SPINCOUNT", "1000", 1)) return;
-    execv("/proc/self/exe", argv);   // returns only on failure: go on with the defaults
+    execv(self, argv);   // returns only on failure: go on with the defaults
 }
 
 int main(int argc, char **argv) {

@@ -8,6 +8,9 @@ VITMAE=$(realpath "$1"); TOOLS=$(realpath "$2")
 supp=$(realpath tests/valgrind.supp)
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 fail=0
+# vitmae re-executes itself once to set GOMP_SPINCOUNT when it is unset (src/main.c); a re-executed
+# child would run outside valgrind, so set it here.
+GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000}; export GOMP_SPINCOUNT
 vg() {
   name=$1; shift
   valgrind --leak-check=full --errors-for-leak-kinds=definite,possible --error-exitcode=99 \
