@@ -151,7 +151,7 @@ fmnist: build/tools/fmnist2png
 
 # The demo: Fashion-MNIST -> a tiny MAE trained for about 5 minutes -> test scores, reconstruction
 # panels and attention maps under demo/ (tools/demo.sh says where). DEMO_STEPS=N to train longer.
-DEMO_STEPS ?= 600
+DEMO_STEPS ?= 1000
 demo: deps vitmae $(TOOLS) fmnist
 	@sh tools/demo.sh $(DEMO_STEPS)
 

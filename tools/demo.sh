@@ -3,7 +3,7 @@
 # reconstruction panels and attention montages of one test image per class.
 # Usage: tools/demo.sh [STEPS]   (the build and `make fmnist` have run already)
 set -e
-steps=${1:-${DEMO_STEPS:-600}}
+steps=${1:-${DEMO_STEPS:-1000}}
 data=datasets/fashion-mnist
 out=demo
 ./vitmae data "$data/train"
