@@ -205,21 +205,6 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
     return paths;
 }
 
-// The evaluation view as `data` and training make it: geometry in the image's own channels,
-// rounded to 8 bits like PIL, then converted to the model's channels. view [S][S][C].
-static int load_view(const char *path, long max_pixels, int S, int C, float *view, char *err, size_t errlen) {
-    Image im;
-    if (image_load(path, max_pixels, &im, err, errlen)) return -1;
-    float *tmp = malloc((size_t)S * S * im.c * sizeof *tmp);
-    if (!tmp) { image_free(&im); snprintf(err, errlen, "out of memory"); return -1; }
-    image_eval_view(&im, S, im.c, tmp);
-    image_quantize8(tmp, (size_t)S * S * im.c);
-    image_convert_channels(tmp, im.c, view, C, (size_t)S * S);
-    free(tmp);
-    image_free(&im);
-    return 0;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Drawing
 
@@ -652,7 +637,7 @@ int cmd_attention(int argc, char **argv) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < npaths; i++) {
-        if (load_view(paths[i], max_pixels, S, cfg->in_chans, view, err, sizeof err)) {
+        if (image_load_view(paths[i], max_pixels, S, cfg->in_chans, view, err, sizeof err)) {
             cli_error(paths[i], "%s", err);
             failures++;
             continue;

@@ -88,21 +88,6 @@ static int make_dirs(const char *path) {
     return 0;
 }
 
-// The evaluation view of one file, as dataset_eval_view computes it: geometry in the image's own
-// channels, rounded to 8 bits, then converted to the model's channels.
-static int load_view(const char *path, int size, int channels, float *out, char *err, size_t errlen) {
-    Image im;
-    if (image_load(path, 0, &im, err, errlen)) return -1;
-    float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
-    if (!tmp) { image_free(&im); snprintf(err, errlen, "out of memory"); return -1; }
-    image_eval_view(&im, size, im.c, tmp);
-    image_quantize8(tmp, (size_t)size * size * im.c);
-    image_convert_channels(tmp, im.c, out, channels, (size_t)size * size);
-    free(tmp);
-    image_free(&im);
-    return 0;
-}
-
 // Every INPUT as a list of image files. Folders are scanned like `vitmae data`; files that cannot
 // be read there, and inputs that do not exist, are reported and counted in *failed.
 static int gather_inputs(char **pos, int npos, InputList *list, int *failed) {
@@ -277,7 +262,7 @@ int cmd_reconstruct(int argc, char **argv) {
         // Views land in batch order; the ones that fail to load are left out of the forward pass.
         #pragma omp parallel for schedule(dynamic)
         for (int k = 0; k < n; k++)
-            status[k] = load_view(inputs.v[i0 + k].path, S, C, images + per * k, errs + (size_t)k * 512, 512);
+            status[k] = image_load_view(inputs.v[i0 + k].path, 0, S, C, images + per * k, errs + (size_t)k * 512, 512);
         int nb = 0;
         for (int k = 0; k < n; k++) {
             if (status[k]) { cli_error(inputs.v[i0 + k].path, "%s", errs + (size_t)k * 512); failed++; continue; }

@@ -663,3 +663,17 @@ int image_is_8bit(const float *px, size_t n) {
     }
     return 1;
 }
+
+int image_load_view(const char *path, long max_pixels, int size, int channels, float *out,
+                    char *err, size_t errlen) {
+    Image im;
+    if (image_load(path, max_pixels, &im, err, errlen)) return -1;
+    float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
+    if (!tmp) { image_free(&im); snprintf(err, errlen, "out of memory"); return -1; }
+    image_eval_view(&im, size, im.c, tmp);
+    image_quantize8(tmp, (size_t)size * size * im.c);
+    image_convert_channels(tmp, im.c, out, channels, (size_t)size * size);
+    free(tmp);
+    image_free(&im);
+    return 0;
+}

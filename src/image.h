@@ -31,6 +31,11 @@ void image_free(Image *im);
 int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
                char *err, size_t errlen);
 
+// A file as the model sees it at inference: image_load, the evaluation view in the file's own
+// channels, rounded to 8-bit levels (as the dataset's views), then converted to `channels`.
+// out [size][size][channels]. 0 ok, -1 with the reason (without the path) in err.
+int  image_load_view(const char *path, long max_pixels, int size, int channels, float *out,
+                     char *err, size_t errlen);
 // Evaluation view: shorter side resized to `size` (torchvision Resize(size): the longer side becomes
 // int(size * long / short)), then centre crop size x size with top = round((h - size) / 2) (round half
 // to even, as Python). An image already size x size is copied pixel for pixel. Channels converted
