@@ -10,8 +10,8 @@ ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
 STD      := -std=c11 -D_GNU_SOURCE -fopenmp -fno-math-errno
-# -fno-math-errno: sqrtf and friends inline and vectorise (nothing reads errno after math); not
-# -ffast-math: IEEE results are unchanged.
+# -fno-math-errno: sqrtf and friends inline and vectorise (nothing reads errno after math). It is
+# not the fast-math family: IEEE results are unchanged.
 # Warnings are errors for tests and CI (`make test` sets WERROR=1).
 WERROR   ?= 0
 ifeq ($(WERROR),1)
