@@ -1,5 +1,5 @@
 #!/bin/sh
-# valgrind --leak-check=full on a short train, a reconstruct (and attention, once it exists): no
+# valgrind --leak-check=full on a short train, a reconstruct and an attention run: no
 # memory errors and no leaks (definite or possible; the one libgomp thread-TLS record is suppressed
 # narrowly in tests/valgrind.supp). Slow (about a minute), so `make valgrind` runs it, not `make test`.
 # Usage: tests/valgrind.sh VITMAE_BIN TOOLS_DIR   (a binary built without AVX-512: valgrind lacks it)
