@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include "checkpoint.h"
 #include "cli.h"
-#include "cpu.h"
 #include "commands.h"
 #include "dataset.h"
 #include "image.h"
@@ -229,14 +228,10 @@ int cmd_reconstruct(int argc, char **argv) {
     int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
     size_t per = (size_t)S * S * C;
     // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would).
-    size_t need = mae_bytes_needed(cfg, B) + sizeof(float) * per * B * 3;
-    long have = cpu_physical_memory_bytes();
-    if (have > 0 && (double)need > 0.9 * (double)have) {
-        int smaller = B > 1 && (double)(mae_bytes_needed(cfg, 1) + sizeof(float) * per * 3) <= 0.9 * (double)have;
-        cli_error("reconstruct", "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB%s", B, S, S,
-                  need, need / 1073741824.0, have / 1073741824.0, smaller ? " (use a smaller --batch)" : "");
+    int mem = infer_memory_check("reconstruct", cfg, B, per);
+    if (mem) {
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
-        return smaller ? 2 : 1;
+        return mem;
     }
     Mae *m = mae_create(cfg, B, err, sizeof err);
     float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);

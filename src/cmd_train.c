@@ -838,7 +838,7 @@ int cmd_train(int argc, char **argv) {
     augment_parse(r->augment, &aug);
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
-    double session_start = now_seconds(), interval_start = session_start, interval_busy = 0;
+    double session_start = now_seconds(), interval_busy = 0;
     double interval_loss = 0;
     int interval_n = 0;
     uint64_t keys[4096];
@@ -912,7 +912,6 @@ int cmd_train(int argc, char **argv) {
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
                                  r->step, row.val_loss, row.val_psnr);
             interval_loss = 0; interval_n = 0; interval_busy = 0;
-            interval_start = now_seconds();
         }
         if (r->step % r->ckpt_every == 0 && !last) {
             r->elapsed_s += now_seconds() - session_start;
@@ -925,7 +924,6 @@ int cmd_train(int argc, char **argv) {
             }
         }
     }
-    (void)interval_start;
     progress_end(&prog, stdout);
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;

@@ -1,5 +1,7 @@
 // Fixed masks and one inference batch (see infer.h).
 #include "infer.h"
+#include "cli.h"
+#include "cpu.h"
 #include <stdlib.h>
 #include <string.h>
 #include "dataset.h"
@@ -64,4 +66,15 @@ float infer_batch(Mae *m, const float *images, float *norm_scratch, const int *i
         loss[b] = nl ? lsum / nl : 0.0;
     }
     return batch_loss;
+}
+
+int infer_memory_check(const char *command, const MaeConfig *cfg, int B, size_t per) {
+    int S = cfg->img_size;
+    size_t need = mae_bytes_needed(cfg, B) + sizeof(float) * per * B * 3;
+    long have = cpu_physical_memory_bytes();
+    if (!(have > 0 && (double)need > 0.9 * (double)have)) return 0;
+    int smaller = B > 1 && (double)(mae_bytes_needed(cfg, 1) + sizeof(float) * per * 3) <= 0.9 * (double)have;
+    cli_error(command, "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB%s", B, S, S,
+              need, need / 1073741824.0, have / 1073741824.0, smaller ? " (use a smaller --batch)" : "");
+    return smaller ? 2 : 1;
 }

@@ -14,8 +14,7 @@ steps=3000; kills=12; max_delay=0.4
 # (the last resume then runs it to its end).
 if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then steps=400; kills=6; max_delay=0.6; fi
 
-data_of() { python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; sys.stdout.buffer.write(b[8+n:])' "$1"; }
-same_weights() { data_of "$1" > "$dir/a.bin"; data_of "$2" > "$dir/b.bin"; cmp -s "$dir/a.bin" "$dir/b.bin"; }
+. "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights
 
 # How often checkpoints are written does not change the weights: the reference writes one at the end.
 "$VITMAE" train $small --ckpt-every 100000 --steps $steps --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?

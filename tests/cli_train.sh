@@ -9,9 +9,7 @@ dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 5 --augment crop --val-frac 0.1"
 steps=120; [ "${VITMAE_SANITIZED:-0}" = 1 ] && steps=60
 
-# Data section of a safetensors file (parameters and AdamW moments), without the header.
-data_of() { python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; sys.stdout.buffer.write(b[8+n:])' "$1"; }
-same_weights() { data_of "$1" > "$dir/a.bin"; data_of "$2" > "$dir/b.bin"; cmp -s "$dir/a.bin" "$dir/b.bin"; }
+. "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights
 
 # 1. A run learns, and writes what the contract lists.
 "$VITMAE" train $small --steps $steps --eval-every 30 --threads 2 --out "$dir/run" > "$dir/log" 2>&1; rc=$?
