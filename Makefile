@@ -1,8 +1,9 @@
 # vitmae — build, test, demo, bench.
 # `make` builds ./vitmae; `make test` builds and runs every test (normal build, then ASan+UBSan);
 # `make demo` trains on Fashion-MNIST; `make bench` measures speed.
-# Sources are found by wildcard: src/*.c is the program (src/main.c holds main), tests/test_*.c are
-# test programs (each links the program's objects), tools/*.c are developer tools.
+# Sources are found by wildcard: src/<layer>/*.c is the program (src/cmd/main.c holds main; the layers
+# are listed in SRC_DIRS, lowest first), tests/test_*.c are test programs (each links the program's
+# objects), tools/*.c are developer tools.
 
 CC       ?= cc
 PKGS     := libpng zlib libjpeg libcjson
@@ -26,7 +27,10 @@ SAN_CFLAGS = $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined 
               -fno-sanitize-recover=undefined $(ARCH) $(WARN) $(PKG_CFLAGS) -Isrc
 SAN_LDLIBS = -fsanitize=address,undefined $(LDLIBS)
 
-LIB_SRC   := $(filter-out src/main.c,$(wildcard src/*.c))
+SRC_DIRS  := src/kernels src/kernels/x86 src/core src/data src/io src/infer src/viz src/cmd
+MAIN_SRC  := src/cmd/main.c
+LIB_SRC   := $(filter-out $(MAIN_SRC),$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
+HDRS      := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))
 TEST_SRC  := $(wildcard tests/test_*.c)
 TOOL_SRC  := $(wildcard tools/*.c)
 
@@ -50,14 +54,14 @@ $(DEPS_STAMP): tools/install-deps.sh
 	@touch $@
 deps: $(DEPS_STAMP)
 
-build/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
+build/obj/%.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 build/libvitmae.a: $(OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
-vitmae: src/main.c build/libvitmae.a
+vitmae: $(MAIN_SRC) build/libvitmae.a
 	@echo "  CC $@"
 	$(Q)$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
 build/tests/%: tests/%.c build/libvitmae.a $(wildcard tests/*.h)
@@ -69,14 +73,14 @@ build/tools/%: tools/%.c build/libvitmae.a
 	@echo "  CC $@"
 	$(Q)$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
 
-build/san/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
+build/san/obj/%.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
 	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
 build/san/libvitmae.a: $(SAN_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
-build/san/vitmae: src/main.c build/san/libvitmae.a
+build/san/vitmae: $(MAIN_SRC) build/san/libvitmae.a
 	@echo "  CC $@"
 	$(Q)$(CC) $(SAN_CFLAGS) $< build/san/libvitmae.a $(SAN_LDLIBS) -o $@
 build/san/tests/%: tests/%.c build/san/libvitmae.a $(wildcard tests/*.h)
@@ -113,7 +117,7 @@ build/fuzz/.deps-ok: tools/install-deps.sh
 	@mkdir -p build/fuzz
 	@sh tools/install-deps.sh build clang libclang-rt-14-dev
 	@touch $@
-build/fuzz/obj/%.o: src/%.c $(wildcard src/*.h) | build/fuzz/.deps-ok $(DEPS_STAMP)
+build/fuzz/obj/%.o: src/%.c $(HDRS) | build/fuzz/.deps-ok $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 build/fuzz/libvitmae.a: $(FUZZ_OBJ)
@@ -136,10 +140,10 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 # valgrind (memcheck) on a short train / reconstruct / attention, with a binary built without
 # -march=native (valgrind does not emulate AVX-512) at -O1 -g. About a minute; not part of `make test`.
 VG_OBJ := $(LIB_SRC:src/%.c=build/vg/obj/%.o)
-build/vg/obj/%.o: src/%.c $(wildcard src/*.h) | $(DEPS_STAMP)
+build/vg/obj/%.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc -c $< -o $@
-build/vg/vitmae: src/main.c $(VG_OBJ)
+build/vg/vitmae: $(MAIN_SRC) $(VG_OBJ)
 	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc $^ $(LDLIBS) -o $@
 valgrind: build/vg/vitmae $(TOOLS)
 	@sh tools/install-deps.sh build valgrind

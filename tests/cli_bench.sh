@@ -17,7 +17,7 @@ if command -v python3 >/dev/null 2>&1; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 ok = d["img_per_s"] > 0 and d["gflops"] > 0 and d["len_keep"] == 1 and d["threads"] == 1 and d["batch"] == 2
-# 2x2 patches of 4x4x1, K = 1: by hand from the formula in cmd_bench.c
+# 2x2 patches of 4x4x1, K = 1: by hand from the formula in src/cmd/bench.c
 D, Dd, depth, ddepth, B, K, L, pd = 192, 128, 6, 2, 2, 1, 4, 16
 Te, Td = 1 + K, 1 + L
 fwd = depth * (2 * B * Te * 12 * D * D + 4 * B * Te * Te * D) + ddepth * (2 * B * Td * 12 * Dd * Dd + 4 * B * Td * Td * Dd) \

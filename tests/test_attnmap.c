@@ -1,12 +1,12 @@
-// src/attnmap.c: head fusion, query rows, grid scatter with masking, rollout against a plain
+// src/viz/attnmap.c: head fusion, query rows, grid scatter with masking, rollout against a plain
 // double-precision product, rollout rows summing to 1, and thread-count independence.
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include "attnmap.h"
+#include "viz/attnmap.h"
 #include "check.h"
-#include "rng.h"
+#include "core/rng.h"
 
 // [heads, T, T] rows of softmax-like probabilities (positive, each row sums to 1).
 static float *random_attention(int heads, int T, uint64_t seed) {

@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
-#include "checkpoint.h"
-#include "model.h"
+#include "io/checkpoint.h"
+#include "core/model.h"
 
 static const char *tmp;
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
-#include "dataset.h"
+#include "data/dataset.h"
 
 static char base[600], root[700];
 

@@ -3,9 +3,9 @@
 // window untouched; 1 and 2 threads bitwise equal; the path selection API.
 #include <omp.h>
 #include "check.h"
-#include "cpu.h"
-#include "gemm.h"
-#include "rng.h"
+#include "kernels/cpu.h"
+#include "kernels/gemm.h"
+#include "core/rng.h"
 
 enum { NT, NN, TN };
 static const char *const product_name[] = {"nt", "nn", "tn"};

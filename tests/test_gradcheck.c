@@ -5,7 +5,7 @@
 // truncation error is what the tolerance allows for: |fd - g| <= 3e-5 + 1e-3 * max(|fd|, |g|).
 // A 0.3% error in a gradient coordinate of magnitude 0.03 or more fails the check.
 #include "check.h"
-#include "model.h"
+#include "core/model.h"
 
 static int check_config(int norm_pix, int pos_learned, int channels, uint64_t seed) {
     MaeConfig c;

@@ -2,9 +2,9 @@
 // by test_fuzz_*): each case here pins the fixed behaviour with an exact expectation.
 #include <stdint.h>
 #include "check.h"
-#include "checkpoint.h"
-#include "image.h"
-#include "rng.h"
+#include "io/checkpoint.h"
+#include "data/image.h"
+#include "core/rng.h"
 
 // image_eval_view resizes only the cropped window: bitwise the values of resize-all-then-crop.
 static void test_eval_view_window(void) {

@@ -12,7 +12,7 @@
 #include <jpeglib.h>
 #include <zlib.h>
 #include "check.h"
-#include "image.h"
+#include "data/image.h"
 
 static const char *tmp;
 

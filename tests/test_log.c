@@ -1,6 +1,6 @@
 // metrics.csv: header, row format, empty fields for NaN, truncation of rows past a resumed step.
 #include "check.h"
-#include "log.h"
+#include "cmd/log.h"
 
 static char *slurp(const char *path) {
     static char buf[8192];

@@ -2,8 +2,8 @@
 // masking semantics, initialisation statistics, schedule and clipping, and that training learns.
 #include <omp.h>
 #include "check.h"
-#include "model.h"
-#include "optim.h"
+#include "core/model.h"
+#include "core/optim.h"
 
 static MaeConfig small_config(void) {
     MaeConfig c;

@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "npy.h"
+#include "io/npy.h"
 
 static long read_file(const char *path, unsigned char *buf, size_t cap) {
     FILE *f = fopen(path, "rb");

@@ -3,11 +3,11 @@
 // libm over a dense grid; and 1 vs 2 threads bitwise for the fast kernels.
 #include <omp.h>
 #include "check.h"
-#include "cpu.h"
-#include "model.h"
-#include "ops.h"
-#include "optim.h"
-#include "rng.h"
+#include "kernels/cpu.h"
+#include "core/model.h"
+#include "kernels/ops.h"
+#include "core/optim.h"
+#include "core/rng.h"
 
 static float *randv(Rng *r, long n, float scale) {
     float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));

@@ -1,10 +1,10 @@
 // mask.h: user mask images (odd sizes, nearest resize, the 0.5 threshold exactly, RGB vs grey,
 // alpha ignored, bad input) and panel.h: the documented row size, what each panel shows, stacking.
 #include "check.h"
-#include "font.h"
-#include "image.h"
-#include "mask.h"
-#include "panel.h"
+#include "viz/font.h"
+#include "data/image.h"
+#include "data/mask.h"
+#include "viz/panel.h"
 
 static char dir[600];
 

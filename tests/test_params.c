@@ -1,6 +1,6 @@
 // Parameter table: MAE names and shapes, offsets contiguous, presets, config validation.
 #include "check.h"
-#include "model.h"
+#include "core/model.h"
 
 int main(void) {
     MaeConfig c;

@@ -13,9 +13,9 @@
 // their gradients themselves are still compared tightly (1e-5 + 1e-4 |ref|).
 // Prints the worst tensor (largest |d| / tolerance) per fixture; any miss fails the process.
 #include "check.h"
-#include "checkpoint.h"
-#include "model.h"
-#include "optim.h"
+#include "io/checkpoint.h"
+#include "core/model.h"
+#include "core/optim.h"
 
 static const StFile *fx;
 static double worst_ratio[2];       // [0] forward and gradients, [1] after the AdamW steps

@@ -1,7 +1,7 @@
 // recon: un-patchify layout, pixel de-normalisation, norm-pix de-normalisation from visible
 // statistics only, masked MSE and PSNR on cases with known answers.
 #include "check.h"
-#include "recon.h"
+#include "infer/recon.h"
 
 int main(void) {
     MaeConfig c;

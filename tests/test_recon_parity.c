@@ -4,9 +4,9 @@
 // reference mask exactly. RGB (norm-pix: removed patches de-normalised from visible statistics) and
 // greyscale (plain loss, odd patch size 3). Prints the max abs error per fixture.
 #include "check.h"
-#include "checkpoint.h"
-#include "commands.h"
-#include "model.h"
+#include "io/checkpoint.h"
+#include "cmd/commands.h"
+#include "core/model.h"
 
 static char root[1024], tmp[1024];
 

@@ -1,6 +1,6 @@
 // rng: reproducible streams, ranges, and rough uniformity/normality.
 #include "check.h"
-#include "rng.h"
+#include "core/rng.h"
 
 int main(void) {
     Rng a, b;

@@ -3,8 +3,8 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "font.h"
-#include "viz.h"
+#include "viz/font.h"
+#include "viz/viz.h"
 
 static const uint8_t *px(const Canvas *c, int x, int y) { return c->px + ((size_t)y * c->w + x) * 3; }
 

@@ -8,7 +8,7 @@ VITMAE=$(realpath "$1"); TOOLS=$(realpath "$2")
 supp=$(realpath tests/valgrind.supp)
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 fail=0
-# vitmae re-executes itself once to set GOMP_SPINCOUNT when it is unset (src/main.c); a re-executed
+# vitmae re-executes itself once to set GOMP_SPINCOUNT when it is unset (src/cmd/main.c); a re-executed
 # child would run outside valgrind, so set it here.
 GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000}; export GOMP_SPINCOUNT
 vg() {

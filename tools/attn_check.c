@@ -22,13 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "checkpoint.h"
-#include "image.h"
-#include "viz.h"
+#include "io/checkpoint.h"
+#include "data/image.h"
+#include "viz/viz.h"
 
 typedef struct { int ndim; long shape[8]; size_t n; float *f; uint8_t *u; } Npy;
 
-// A reader for what src/npy.c writes: version 1.0, '<f4' or '|u1', C order.
+// A reader for what src/io/npy.c writes: version 1.0, '<f4' or '|u1', C order.
 static int npy_read(const char *path, Npy *a) {
     memset(a, 0, sizeof *a);
     FILE *fp = fopen(path, "rb");

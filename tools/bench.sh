@@ -7,7 +7,7 @@ set -e
 # Idle OpenMP threads spin only briefly before they sleep (both vitmae and PyTorch use libgomp). On
 # cores shared with other jobs a long-spinning thread holds a core its teammate needs at the next
 # barrier: with libgomp's default a 2-thread step measured ~2-6x slower while one other job ran.
-# GOMP_SPINCOUNT=1000 is what vitmae sets for itself (src/main.c) when neither variable is set; here
+# GOMP_SPINCOUNT=1000 is what vitmae sets for itself (src/cmd/main.c) when neither variable is set; here
 # PyTorch gets the same. Set OMP_WAIT_POLICY or GOMP_SPINCOUNT to measure something else.
 if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then GOMP_SPINCOUNT=1000; export GOMP_SPINCOUNT; fi
 bin=${1:-./vitmae}

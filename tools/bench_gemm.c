@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cpu.h"
-#include "gemm.h"
+#include "kernels/cpu.h"
+#include "kernels/gemm.h"
 
 typedef struct { const char *name; int tokens, in, out; } Layer;
 

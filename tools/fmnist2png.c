@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
-#include "image.h"
+#include "data/image.h"
 
 static const char *const class_names[10] = {"T-shirt_top", "Trouser", "Pullover", "Dress", "Coat",
                                             "Sandal", "Shirt", "Sneaker", "Bag", "Ankle_boot"};

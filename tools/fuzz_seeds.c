@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 
 static const char *out_dir;
 

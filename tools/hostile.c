@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 
 int main(int argc, char **argv) {
     if (argc != 5 || strcmp(argv[1], "ckpt")) {

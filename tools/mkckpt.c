@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "checkpoint.h"
-#include "cli.h"
-#include "image.h"
-#include "model.h"
+#include "io/checkpoint.h"
+#include "cmd/cli.h"
+#include "data/image.h"
+#include "core/model.h"
 
 static int make_ckpt(int argc, char **argv) {
     int img = 16, patch = 4, channels = 3, norm_pix = 0, seed = 1;

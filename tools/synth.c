@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "cli.h"
-#include "image.h"
-#include "rng.h"
+#include "cmd/cli.h"
+#include "data/image.h"
+#include "core/rng.h"
 
 static const char *const kinds[4] = {"circle", "square", "triangle", "stripes"};
 

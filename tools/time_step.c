@@ -5,7 +5,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "model.h"
+#include "core/model.h"
 
 int main(int argc, char **argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 1, steps = argc > 2 ? atoi(argv[2]) : 3;

@@ -2,7 +2,7 @@
 // (ckpt_from_st: metadata, config, names, shapes, crc32) on arbitrary bytes.
 #include <stdint.h>
 #include <string.h>
-#include "checkpoint.h"
+#include "io/checkpoint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char err[512];

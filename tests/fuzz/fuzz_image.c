@@ -3,7 +3,7 @@
 // the file. The pixel limit is lowered so that a fuzzed header cannot ask for gigabytes.
 #include <stdint.h>
 #include <stdlib.h>
-#include "image.h"
+#include "data/image.h"
 
 #define FUZZ_MAX_PIXELS (1L << 20)
 

@@ -3,7 +3,7 @@
 // the file. Every patch must come out 0 or 1.
 #include <stdint.h>
 #include <stdlib.h>
-#include "mask.h"
+#include "data/mask.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2) return 0;

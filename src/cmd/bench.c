@@ -1,0 +1,196 @@
+// `vitmae bench`: training steps of the real model on synthetic data (random images, random masks),
+// the same step `vitmae train` runs (zero grads, forward, backward, AdamW), timed per phase.
+// Prints img/s, the achieved GFLOP/s from an analytic FLOP count (flop_count below), the measured FP32
+// FMA peak of the CPU at the same thread count and the fraction of it, and peak memory (ru_maxrss)
+// against the analytic bytes (params, grads, AdamW moments, activation arena, the batch).
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "kernels/cpu.h"
+#include "kernels/gemm.h"
+#include "core/model.h"
+#include "core/optim.h"
+#include "core/rng.h"
+
+// FLOPs of one training step (forward + backward) for B images, K visible patches of L:
+//   a Linear over M tokens, in -> out: forward 2*M*in*out (one multiply-add = 2 flops); backward
+//     2x that (dx = dy W and dW = dy^T x), except the patch embedding whose input needs no gradient
+//     (backward 1x). Counted: patch embedding (M = B*K, C*P*P -> D), per encoder block qkv (D -> 3D),
+//     proj (D -> D), fc1 (D -> 4D), fc2 (4D -> D) on M = B*(1+K); decoder_embed (B*(1+K), D -> Dd);
+//     the same four per decoder block on M = B*(1+L); decoder_pred (B*L, Dd -> P*P*C).
+//   attention per image: QK^T and AV, each 2*T*T*D over all heads (T tokens): forward 4*T^2*D,
+//     backward 2x (dV, dP, dQ, dK).
+//   Not counted: LayerNorm, GELU, softmax, residual adds, the loss and AdamW (element-wise, O(N*C)).
+static double flop_count(const MaeConfig *c, int B, int K) {
+    double L = mae_num_patches(c), pd = mae_patch_dim(c), D = c->embed_dim, Dd = c->dec_embed_dim;
+    double r = c->mlp_ratio, Te = 1.0 + K, Td = 1.0 + L;
+    double lin_enc = 2.0 * B * Te * (D * 3 * D + D * D + 2 * D * r * D);
+    double lin_dec = 2.0 * B * Td * (Dd * 3 * Dd + Dd * Dd + 2 * Dd * r * Dd);
+    double att_enc = 4.0 * B * Te * Te * D, att_dec = 4.0 * B * Td * Td * Dd;
+    double patch = 2.0 * B * K * pd * D;
+    double dembed = 2.0 * B * Te * D * Dd, dpred = 2.0 * B * L * Dd * pd;
+    double fwd = c->depth * (lin_enc + att_enc) + c->dec_depth * (lin_dec + att_dec) + patch + dembed + dpred;
+    return 3.0 * fwd - patch;   // backward 2x everything except the patch embedding's missing dx
+}
+
+// CPU seconds of the whole process (all threads), which keep still while the OS runs other jobs.
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct {
+    double data, patch_embed, encoder, decoder, loss, backward, optimizer, total;
+} Phases;
+
+static void phases_add(Phases *p, double data, const MaeTimings *mt, double bwd_extra, double opt, double total) {
+    p->data += data; p->patch_embed += mt->patch_embed; p->encoder += mt->encoder; p->decoder += mt->decoder;
+    p->loss += mt->loss; p->backward += mt->backward_decoder + mt->backward_encoder + bwd_extra;
+    p->optimizer += opt; p->total += total;
+}
+
+int cmd_bench(int argc, char **argv) {
+    const char *preset = "tiny";
+    int img = 32, patch = 4, channels = 3, batch = 64, steps = 10, warmup = 2, threads = 0, json = 0;
+    float mask_ratio = 0.75f;
+    long seed = 0;
+    Flag f[] = {
+        {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default tiny)", NULL, 0},
+        {"--img", FLAG_INT, &img, 1, 8192, NULL, "image size (default 32)", "N", 0},
+        {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default 4)", "N", 0},
+        {"--channels", FLAG_INT, &channels, 1, 3, NULL, "1 grey or 3 RGB (default 3)", "C", 0},
+        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default 64)", "B", 0},
+        {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
+        {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
+        {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, 0.99, NULL, "fraction of patches removed (default 0.75)", "R", 0},
+        {"--seed", FLAG_LONG, &seed, 0, 9e18, NULL, "random seed of the synthetic data (default 0)", "S", 0},
+        {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
+    };
+    int rc = cli_parse("bench", "[flags]", f, (int)(sizeof f / sizeof f[0]), argc, argv, NULL, 0, NULL);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    if (channels == 2) { cli_error("bench --channels", "must be 1 or 3"); return 2; }
+    if (threads > 0) omp_set_num_threads(threads);
+    threads = omp_get_max_threads();
+
+    MaeConfig cfg;
+    mae_config_preset(&cfg, preset);
+    cfg.img_size = img; cfg.patch_size = patch; cfg.in_chans = channels; cfg.mask_ratio = mask_ratio;
+    char err[256];
+    if (mae_config_check(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
+    int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
+    // Memory: refuse before allocating what cannot fit.
+    size_t need = mae_bytes_needed(&cfg, batch) + sizeof(float) * ((size_t)batch * S * S * C + (size_t)batch * L);
+    long have = cpu_physical_memory_bytes();
+    if (have > 0 && (double)need > 0.9 * (double)have) {
+        cli_error("bench", "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB", batch, S, S,
+                  need, need / 1073741824.0, have / 1073741824.0);
+        return 2;
+    }
+    Mae *m = mae_create(&cfg, batch, err, sizeof err);
+    if (!m) { cli_error("bench", "%s", err); return 1; }
+    size_t np = mae_num_params(&cfg), npix = (size_t)batch * S * S * C;
+    float *exp_avg = calloc(np, sizeof(float)), *exp_avg_sq = calloc(np, sizeof(float));
+    float *images = malloc(npix * sizeof(float)), *noise = malloc((size_t)batch * L * sizeof(float));
+    int *ids_keep = malloc((size_t)batch * (K > 0 ? K : 1) * sizeof(int));
+    int *mask_scratch = malloc(2 * (size_t)L * sizeof(int));
+    if (!exp_avg || !exp_avg_sq || !images || !noise || !ids_keep || !mask_scratch) {
+        cli_error("bench", "out of memory");
+        mae_free(m); free(exp_avg); free(exp_avg_sq); free(images); free(noise); free(ids_keep); free(mask_scratch);
+        return 1;
+    }
+    Rng rng;
+    rng_seed(&rng, (uint64_t)seed);
+    mae_init_weights(m, &rng);
+    int nt;
+    const MaeTensor *tensors = mae_tensors(m, &nt);
+
+    double peak = cpu_fma_peak_gflops(threads);
+    Phases ph = {0};
+    double best_step = 1e30, last_loss = 0.0, cpu_total = 0.0;
+    for (int s = 0; s < warmup + steps; s++) {
+        MaeTimings mt = {0};
+        double c0 = cpu_seconds();
+        double t0 = omp_get_wtime();
+        // Data: a batch of N(0, 1) "pixels" and per-image uniform mask noise (as train draws them),
+        // each image from its own stream (seed, step, image), so threads share the drawing and the
+        // data do not depend on the thread count.
+        size_t per_image = npix / (size_t)batch;
+        #pragma omp parallel for schedule(static)
+        for (int b = 0; b < batch; b++) {
+            Rng ri;
+            rng_derive(&ri, (uint64_t)seed, (uint64_t)s, (uint64_t)b);
+            for (size_t i = 0; i < per_image; i++) images[(size_t)b * per_image + i] = rng_normal(&ri, 0.0f, 1.0f);
+            for (int i = 0; i < L; i++) noise[(size_t)b * L + i] = rng_uniform(&ri);
+        }
+        mae_masking_from_noise_scratch(noise, batch, L, K, ids_keep, mask_scratch);
+        double t1 = omp_get_wtime();
+        mae_set_timings(m, &mt);
+        mae_zero_grads(m);
+        double t2 = omp_get_wtime();
+        last_loss = mae_forward(m, images, ids_keep, batch, K);
+        mae_backward(m);
+        mae_set_timings(m, NULL);
+        double t3 = omp_get_wtime();
+        adamw_step(tensors, nt, mae_params(m), mae_grads(m), exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
+        double t4 = omp_get_wtime();
+        if (s < warmup) continue;
+        cpu_total += cpu_seconds() - c0;
+        phases_add(&ph, t1 - t0, &mt, t2 - t1, t4 - t3, t4 - t0);
+        if (t4 - t0 < best_step) best_step = t4 - t0;
+    }
+    double flops = flop_count(&cfg, batch, K);
+    double img_s = batch * (double)steps / ph.total, img_s_best = batch / best_step;
+    double gflops = flops * steps / ph.total * 1e-9;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double rss = (double)ru.ru_maxrss * 1024.0;
+    double analytic = (double)mae_bytes_needed(&cfg, batch)
+                      + (double)(npix + (size_t)batch * L) * sizeof(float) + (double)batch * K * sizeof(int);
+    const char *names[] = {"data", "patch_embed", "encoder", "decoder", "loss", "backward", "optimizer"};
+    double vals[] = {ph.data, ph.patch_embed, ph.encoder, ph.decoder, ph.loss, ph.backward, ph.optimizer};
+    if (json) {
+        printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
+               "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"steps\": %d, \"warmup\": %d, "
+               "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
+               "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
+               "\"peak_fraction\": %.4f, \"phases_s\": {",
+               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, steps, warmup,
+               gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
+               gflops / peak);
+        for (int i = 0; i < 7; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
+        printf("}, \"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
+               rss / analytic);
+    } else {
+        printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %g (%d of %d patches visible), %d thread%s, "
+               "gemm %s\n", preset, img, img, channels, patch, batch, (double)mask_ratio, K, L, threads,
+               threads == 1 ? "" : "s", gemm_kernel_name());
+        printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);
+        printf("  img/s          %.1f  (best step %.1f)\n", img_s, img_s_best);
+        printf("  step           %.1f ms\n", 1e3 * ph.total / steps);
+        // At 1 thread, CPU time leaves out the time the OS gave to other jobs: img/s on a quiet core
+        // (spinning OpenMP threads count as busy, so at 2+ threads it is only an upper bound of work).
+        printf("  CPU time       %.1f ms per step (all threads)%s", 1e3 * cpu_total / steps, threads == 1 ? "" : "\n");
+        if (threads == 1)
+            printf(" -> %.1f img/s, %.1f%% of peak per CPU second\n", batch * steps / cpu_total,
+                   100.0 * flops * steps / cpu_total * 1e-9 / peak);
+        printf("  GFLOP/s        %.1f  (%.2f GFLOP per step, analytic)\n", gflops, flops * 1e-9);
+        printf("  FMA peak       %.1f GFLOP/s measured at %d thread%s -> %.1f%% of peak\n", peak, threads,
+               threads == 1 ? "" : "s", 100.0 * gflops / peak);
+        printf("  phases (ms per step):\n");
+        for (int i = 0; i < 7; i++)
+            printf("    %-12s %8.2f  %5.1f%%\n", names[i], 1e3 * vals[i] / steps, 100.0 * vals[i] / ph.total);
+        printf("  peak memory    %.1f MB (ru_maxrss) vs %.1f MB analytic -> %.2fx\n", rss / 1048576.0,
+               analytic / 1048576.0, rss / analytic);
+    }
+    mae_free(m);
+    free(exp_avg); free(exp_avg_sq); free(images); free(noise); free(ids_keep); free(mask_scratch);
+    return 0;
+}

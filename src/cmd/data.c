@@ -1,0 +1,130 @@
+// `vitmae data DIR [--json] [--max-pixels N]`: what training would see in a folder: usable images,
+// skipped candidates with their reasons, ignored files, classes and the size range.
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "data/dataset.h"
+
+// Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid (overlong, surrogate, > U+10FFFF).
+static int utf8_len(const unsigned char *s) {
+    if (s[0] < 0x80) return 1;
+    int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? (s[0] < 0xf0 ? 3 : 0) : s[0] >= 0xc2 ? 2 : 0;
+    if (!n) return 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    if (n == 3 && s[0] == 0xe0 && s[1] < 0xa0) return 0;
+    if (n == 3 && s[0] == 0xed && s[1] >= 0xa0) return 0;
+    if (n == 4 && s[0] == 0xf0 && s[1] < 0x90) return 0;
+    if (n == 4 && s[0] == 0xf4 && s[1] >= 0x90) return 0;
+    return n;
+}
+
+// File names are bytes; JSON is UTF-8: invalid bytes become U+FFFD. Returns a malloc'ed string.
+static char *utf8_clean(const char *s) {
+    size_t len = strlen(s);
+    char *o = malloc(len * 3 + 1), *p = o;
+    if (!o) return NULL;
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        int n = utf8_len(u);
+        if (n) { memcpy(p, u, (size_t)n); p += n; u += n; }
+        else { memcpy(p, "\xef\xbf\xbd", 3); p += 3; u++; }
+    }
+    *p = 0;
+    return o;
+}
+
+static void add_clean_string(cJSON *obj, const char *key, const char *value) {
+    char *v = utf8_clean(value);
+    cJSON_AddStringToObject(obj, key, v ? v : "");
+    free(v);
+}
+
+static int print_json(const Dataset *ds) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "ok", ds->n);
+    cJSON_AddNumberToObject(root, "skipped", ds->nskipped);
+    cJSON_AddNumberToObject(root, "ignored", ds->nignored);
+    cJSON *classes = cJSON_AddObjectToObject(root, "classes");
+    for (int i = 0; i < ds->nclasses; i++) {
+        char *name = utf8_clean(ds->class_names[i]);
+        cJSON_AddNumberToObject(classes, name ? name : "", ds->class_counts[i]);
+        free(name);
+    }
+    cJSON *skipped = cJSON_AddArrayToObject(root, "skipped_files");
+    for (int i = 0; i < ds->nskipped; i++) {
+        cJSON *s = cJSON_CreateObject();
+        add_clean_string(s, "path", ds->skipped[i].path);
+        add_clean_string(s, "reason", ds->skipped[i].reason);
+        cJSON_AddItemToArray(skipped, s);
+    }
+    // Extras beyond the contract's keys: unclassified images, the size range, greyscale.
+    cJSON_AddNumberToObject(root, "unclassified", ds->nroot);
+    cJSON *size = cJSON_AddObjectToObject(root, "size");
+    cJSON_AddNumberToObject(size, "min_w", ds->min_w);
+    cJSON_AddNumberToObject(size, "min_h", ds->min_h);
+    cJSON_AddNumberToObject(size, "max_w", ds->max_w);
+    cJSON_AddNumberToObject(size, "max_h", ds->max_h);
+    cJSON_AddBoolToObject(root, "greyscale", ds->all_grey);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return -1;
+    puts(text);
+    cJSON_free(text);
+    return 0;
+}
+
+static void print_text(const Dataset *ds, const char *dir) {
+    printf("%s: %d ok, %d skipped, %d ignored\n", dir, ds->n, ds->nskipped, ds->nignored);
+    if (ds->n)
+        printf("sizes: %dx%d to %dx%d (min and max width x height), %s\n", ds->min_w, ds->min_h,
+               ds->max_w, ds->max_h, ds->all_grey ? "all greyscale" : "colour");
+    if (ds->nclasses) {
+        printf("classes (%d):\n", ds->nclasses);
+        for (int i = 0; i < ds->nclasses; i++) printf("  %-24s %d\n", ds->class_names[i], ds->class_counts[i]);
+    }
+    if (ds->nroot) printf("unclassified (directly in %s): %d\n", dir, ds->nroot);
+    if (ds->nskipped) {
+        printf("skipped:\n");
+        for (int i = 0; i < ds->nskipped; i++) printf("  %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);
+    }
+}
+
+int cmd_data(int argc, char **argv) {
+    int json = 0;
+    long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
+    Flag flags[] = {
+        {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print JSON: ok, skipped, ignored, classes, skipped_files", NULL, 0},
+        {"--max-pixels", FLAG_LONG, &max_pixels, 1, 1e15, NULL,
+         "refuse images with more pixels than N (default 67108864)", "N", 0},
+    };
+    const int nflags = (int)(sizeof flags / sizeof flags[0]);
+    const char *synopsis = "DIR [--json] [--max-pixels N]";
+    char *pos[1];
+    int npos = 0;
+    int rc = cli_parse("data", synopsis, flags, nflags, argc, argv, pos, 1, &npos);
+    if (rc == CLI_HELP) return 0;
+    if (rc != CLI_OK) return 2;
+    if (npos != 1) { cli_error("data", "missing DIR (usage: vitmae data %s)", synopsis); return 2; }
+
+    const char *dir = pos[0];
+    Dataset ds;
+    char err[256];
+    DatasetOptions opt = {max_pixels, 0, 0};
+    if (dataset_scan(dir, &opt, &ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
+    if (json) {
+        if (print_json(&ds)) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
+    } else {
+        print_text(&ds, dir);
+    }
+    int status = 0;
+    if (ds.n == 0) {
+        cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+        status = 1;
+    }
+    dataset_free(&ds);
+    return status;
+}

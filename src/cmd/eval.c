@@ -1,0 +1,152 @@
+// `vitmae eval --ckpt FILE --data DIR [flags]`: the masked loss and PSNR of a checkpoint over every
+// image of a folder (evaluation view), with the fixed per-image masks `reconstruct` uses for the same
+// seed and mask ratio (infer.h), so the two commands report the same numbers.
+//   loss       model units, as mae_forward computes it, averaged over images
+//   masked_mse pixel units, clipped reconstruction, mean over removed patches, averaged over images
+//   psnr       10 log10(1 / masked_mse)  (the PSNR of the mean MSE, not the mean of PSNRs)
+#include <cJSON.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/checkpoint.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "data/dataset.h"
+#include "infer/infer.h"
+#include "infer/recon.h"
+
+static void print_json(int n, double loss, double mse, double psnr, double ratio, long seed) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "images", n);
+    cJSON_AddNumberToObject(root, "loss", loss);
+    cJSON_AddNumberToObject(root, "masked_mse", mse);
+    cJSON_AddNumberToObject(root, "psnr", psnr);   // cJSON writes +inf (mse 0) as null
+    char r[32];   // the float flag as the user wrote it (0.6, not 0.60000002384)
+    snprintf(r, sizeof r, "%g", ratio);
+    cJSON_AddNumberToObject(root, "mask_ratio", strtod(r, NULL));
+    cJSON_AddNumberToObject(root, "seed", (double)seed);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (text) puts(text);
+    cJSON_free(text);
+}
+
+int cmd_eval(int argc, char **argv) {
+    const char *ckpt_path = NULL, *data_dir = NULL;
+    float mask_ratio = 0.75f;
+    long seed = 0;
+    int batch = 32, threads = 0, json = 0;
+    Flag flags[] = {
+        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
+        {"--data", FLAG_STR, &data_dir, 0, 0, NULL, "folder of images, scanned recursively (required)", "DIR", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, 1, NULL,
+         "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
+        {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL,
+         "masks from this seed and each image's stem, as reconstruct (default 0)", "S", 0},
+        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
+        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--json", FLAG_BOOL, &json, 0, 0, NULL,
+         "print JSON: images, loss, masked_mse, psnr, mask_ratio, seed", NULL, 0},
+    };
+    const int nflags = (int)(sizeof flags / sizeof flags[0]);
+    const char *synopsis = "--ckpt FILE --data DIR [--mask-ratio R] [--seed S] [--batch B] [--threads T] [--json]";
+    int npos = 0;
+    int rc = cli_parse("eval", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);
+    if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;
+    if (!ckpt_path) { cli_error("eval", "--ckpt FILE is required"); return 2; }
+    if (!data_dir) { cli_error("eval", "--data DIR is required"); return 2; }
+    int ratio_seen = cli_flag(flags, nflags, "--mask-ratio")->seen;
+    if (ratio_seen && mask_ratio >= 1.0f) {
+        cli_error("eval --mask-ratio", "%g leaves no visible patch (must be < 1)", mask_ratio);
+        return 2;
+    }
+    if (threads > 0) omp_set_num_threads(threads);
+
+    char err[1024];
+    Checkpoint ck;
+    if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error(ckpt_path, "%s", err); return 1; }
+    if (!ck.has_decoder) {
+        cli_error(ckpt_path, "encoder-only checkpoint (no decoder tensors): eval needs the decoder");
+        ckpt_free(&ck); return 1;
+    }
+    const MaeConfig *cfg = &ck.cfg;
+    int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);
+    if (!ratio_seen) mask_ratio = cfg->mask_ratio;
+    int K = mae_len_keep(cfg, mask_ratio);
+    if (K == 0) {
+        cli_error("eval --mask-ratio", "%g leaves no visible patch of %d (int(L * (1 - R)) = 0)", mask_ratio, L);
+        ckpt_free(&ck); return 2;
+    }
+
+    Dataset ds;
+    if (dataset_scan(data_dir, NULL, &ds, err, sizeof err)) {
+        cli_error(data_dir, "%s", err); ckpt_free(&ck); return 1;
+    }
+    for (int k = 0; k < ds.nskipped; k++)
+        cli_error(ds.skipped[k].path, "%s (skipped)", ds.skipped[k].reason);
+    if (ds.n == 0) {
+        cli_error(data_dir, "no decodable image");
+        dataset_free(&ds); ckpt_free(&ck); return 1;
+    }
+
+    int B = batch < ds.n ? batch : ds.n;
+    size_t per = (size_t)S * S * C;
+    // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would).
+    char mem_err[256];
+    int mem = infer_memory_check(cfg, B, per, mem_err, sizeof mem_err);
+    if (mem) cli_error("eval", "%s", mem_err);
+    if (mem) {
+        dataset_free(&ds); ckpt_free(&ck);
+        return mem;
+    }
+    Mae *m = mae_create(cfg, B, err, sizeof err);
+    float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);
+    float *recon = malloc(sizeof(float) * per * B), *patch_err = malloc(sizeof(float) * (size_t)L * B);
+    int *ids_keep = malloc(sizeof(int) * (size_t)K * B), *items = malloc(sizeof(int) * B);
+    uint8_t *removed = malloc((size_t)L * B);
+    double *mse = malloc(sizeof(double) * B), *loss = malloc(sizeof(double) * B);
+    int status = 0;
+    if (!m || !images || !norm || !recon || !patch_err || !ids_keep || !items || !removed || !mse || !loss) {
+        cli_error("eval", "%s", m ? "out of memory" : err);
+        status = 1;
+        goto done;
+    }
+    memcpy(mae_params(m), ck.params, sizeof(float) * mae_num_params(cfg));
+
+    double loss_sum = 0, mse_sum = 0;
+    for (int i0 = 0; i0 < ds.n; i0 += B) {
+        int n = ds.n - i0 < B ? ds.n - i0 : B;
+        for (int k = 0; k < n; k++) items[k] = i0 + k;
+        if (dataset_load_batch(&ds, items, n, S, C, AUGMENT_NONE, 0, 0, images, err, sizeof err)) {
+            cli_error("eval", "%s", err);
+            status = 1;
+            goto done;
+        }
+        for (int k = 0; k < n; k++) {
+            char *stem = infer_stem(ds.items[i0 + k].path);
+            int bad = !stem || infer_random_mask((uint64_t)seed, stem, L, K, ids_keep + (size_t)K * k,
+                                                 removed + (size_t)L * k);
+            free(stem);
+            if (bad) { cli_error("eval", "out of memory"); status = 1; goto done; }
+        }
+        infer_batch(m, images, norm, ids_keep, removed, n, K, recon, patch_err, mse, loss);
+        for (int k = 0; k < n; k++) { loss_sum += loss[k]; mse_sum += mse[k]; }
+    }
+    double mean_loss = loss_sum / ds.n, mean_mse = mse_sum / ds.n, psnr = psnr_from_mse(mean_mse);
+    if (json) {
+        print_json(ds.n, mean_loss, mean_mse, psnr, mask_ratio, seed);
+    } else {
+        printf("%d images, mask_ratio %g (%d of %d patches removed), seed %ld%s\n", ds.n, mask_ratio, L - K, L,
+               seed, K == L ? ": no patch removed, scores are over all patches" : "");
+        printf("loss=%.6g masked_mse=%.6g psnr=%.2fdB\n", mean_loss, mean_mse, psnr);
+    }
+
+done:
+    mae_free(m);
+    free(images); free(norm); free(recon); free(patch_err); free(ids_keep); free(items); free(removed);
+    free(mse); free(loss);
+    dataset_free(&ds);
+    ckpt_free(&ck);
+    return status;
+}

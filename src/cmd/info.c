@@ -1,0 +1,141 @@
+// `vitmae info FILE [--json]`: what a checkpoint holds — its config, parameter counts (encoder /
+// decoder), whether it has a decoder, its crc32 status and its train state. The file goes
+// through every check `ckpt_load` makes, so a file info accepts is one the other commands load.
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/checkpoint.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "core/model.h"
+
+typedef struct { size_t encoder, decoder; } ParamCounts;
+
+static ParamCounts count_params(const Checkpoint *ck) {
+    ParamCounts pc = {0, 0};
+    int n = mae_param_table(&ck->cfg, NULL, 0);
+    MaeTensor *tab = malloc((size_t)n * sizeof *tab);
+    if (!tab) return pc;
+    mae_param_table(&ck->cfg, tab, n);
+    for (int i = 0; i < n; i++) {
+        if (!tab[i].decoder) pc.encoder += tab[i].numel;
+        else if (ck->has_decoder) pc.decoder += tab[i].numel;
+    }
+    free(tab);
+    return pc;
+}
+
+// 1234567 -> "1,234,567"
+static const char *grouped(size_t v, char *buf, size_t n) {
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%zu", v);
+    size_t k = 0;
+    for (int i = 0; i < len && k + 2 < n; i++) {
+        if (i > 0 && (len - i) % 3 == 0) buf[k++] = ',';
+        buf[k++] = digits[i];
+    }
+    buf[k] = 0;
+    return buf;
+}
+
+static void print_channels(const char *label, const float *v, int C) {
+    printf("%s [", label);
+    for (int i = 0; i < C; i++) printf("%s%g", i ? ", " : "", (double)v[i]);
+    printf("]");
+}
+
+static void print_text(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
+    const MaeConfig *c = &ck->cfg;
+    char a[40], b[40], t[40];
+    printf("%s\n", path);
+    printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d\n", c->embed_dim, c->depth, c->num_heads, c->mlp_ratio);
+    printf("  decoder      dim %d, depth %d, heads %d%s\n", c->dec_embed_dim, c->dec_depth, c->dec_num_heads,
+           ck->has_decoder ? "" : "  (not in this file: encoder-only, `attention` only)");
+    printf("  input        %dx%d, %d channel%s, patch %d (%d patches)\n", c->img_size, c->img_size, c->in_chans,
+           c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c));
+    printf("  training     mask ratio %g, norm_pix_loss %s, pos_embed %s, layer_norm_eps %g\n", (double)c->mask_ratio,
+           c->norm_pix_loss ? "true" : "false", c->pos_learned ? "learned" : "fixed", (double)c->ln_eps);
+    printf("  pixels      ");
+    print_channels(" mean", c->pixel_mean, c->in_chans);
+    print_channels(" std", c->pixel_std, c->in_chans);
+    printf("\n");
+    printf("  params       %s (encoder %s, decoder %s)\n", grouped(pc.encoder + pc.decoder, t, sizeof t),
+           grouped(pc.encoder, a, sizeof a), grouped(pc.decoder, b, sizeof b));
+    printf("  has decoder  %s\n", ck->has_decoder ? "yes" : "no");
+    if (crc) printf("  crc32        %s (verified)\n", crc);
+    else printf("  crc32        absent (not verified)\n");
+    if (!ck->train_state) {
+        printf("  train state  none (inference only; cannot resume)\n");
+        return;
+    }
+    cJSON *ts = cJSON_Parse(ck->train_state);
+    if (!cJSON_IsObject(ts)) {
+        printf("  train state  %.200s\n", ck->train_state);
+    } else {
+        printf("  train state  (AdamW moments present; can resume)\n");
+        for (const cJSON *it = ts->child; it; it = it->next) {
+            char *v = cJSON_PrintUnformatted(it);
+            if (!v) continue;
+            size_t len = strlen(v);
+            printf("    %-14s %.100s%s\n", it->string, v, len > 100 ? "..." : "");
+            free(v);
+        }
+    }
+    cJSON_Delete(ts);
+}
+
+static int print_json(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", path);
+    char *cfg_json = mae_config_to_json(&ck->cfg);   // normalised: what the program will use
+    cJSON *cfg = cfg_json ? cJSON_Parse(cfg_json) : NULL;
+    free(cfg_json);
+    cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateNull());
+    cJSON_AddNumberToObject(o, "params", (double)(pc.encoder + pc.decoder));
+    cJSON_AddNumberToObject(o, "encoder_params", (double)pc.encoder);
+    cJSON_AddNumberToObject(o, "decoder_params", (double)pc.decoder);
+    cJSON_AddBoolToObject(o, "has_decoder", ck->has_decoder);
+    cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
+    cJSON *ts = ck->train_state ? cJSON_Parse(ck->train_state) : NULL;
+    if (ck->train_state && !ts) ts = cJSON_CreateString(ck->train_state);
+    cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
+    char *s = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!s) { cli_error(path, "out of memory"); return 1; }
+    printf("%s\n", s);
+    free(s);
+    return 0;
+}
+
+int cmd_info(int argc, char **argv) {
+    int json = 0;
+    Flag flags[] = {
+        {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object", NULL, 0},
+    };
+    char *pos[1];
+    int npos = 0;
+    int r = cli_parse("info", "FILE [--json]",
+                      flags, 1, argc, argv, pos, 1, &npos);
+    if (r == CLI_HELP) return 0;
+    if (r != CLI_OK) return 2;
+    if (npos != 1) { cli_error("info", "expected one checkpoint FILE (see vitmae info --help)"); return 2; }
+    const char *path = pos[0];
+    char err[512];
+    StFile *f = st_open(path, err, sizeof err);
+    if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+    Checkpoint ck;
+    if (ckpt_from_st(f, &ck, err, sizeof err)) {
+        fprintf(stderr, "vitmae: %s\n", err);
+        st_close(f);
+        return 1;
+    }
+    ParamCounts pc = count_params(&ck);
+    const char *crc = st_meta(f, "crc32");
+    int rc;
+    if (json) rc = print_json(path, &ck, crc, pc);
+    else { print_text(path, &ck, crc, pc); rc = 0; }
+    ckpt_free(&ck);
+    st_close(f);
+    return rc;
+}

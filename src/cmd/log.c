@@ -1,0 +1,141 @@
+// metrics.csv and the progress line.
+#include "cmd/log.h"
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void format_duration(double s, char *buf, size_t n) {
+    if (!(s >= 0) || s > 1e8) { snprintf(buf, n, "--"); return; }
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60) snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(buf, n, "%lds", t);
+}
+
+// Keeps the header and the rows whose step <= keep; returns the kept text (malloc'd) or NULL.
+static char *kept_rows(FILE *f, long keep) {
+    size_t cap = 4096, len = 0;
+    char *out = malloc(cap), line[1024];
+    if (!out) return NULL;
+    out[0] = 0;
+    int first = 1;
+    while (fgets(line, sizeof line, f)) {
+        int keep_line = first ? strncmp(line, "step,", 5) == 0 : 0;
+        if (!first) {
+            char *end;
+            long step = strtol(line, &end, 10);
+            keep_line = end != line && *end == ',' && step <= keep;
+        }
+        first = 0;
+        if (!keep_line) continue;
+        size_t l = strlen(line);
+        if (len + l + 1 > cap) {
+            cap = 2 * (len + l + 1);
+            char *bigger = realloc(out, cap);
+            if (!bigger) { free(out); return NULL; }
+            out = bigger;
+        }
+        memcpy(out + len, line, l + 1);
+        len += l;
+    }
+    return out;
+}
+
+FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t errlen) {
+    char *kept = NULL;
+    if (keep_until_step >= 0) {
+        FILE *old = fopen(path, "r");
+        if (old) { kept = kept_rows(old, keep_until_step); fclose(old); }
+    }
+    FILE *f = fopen(path, kept ? "w" : "a");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open for writing: %s", path, strerror(errno));
+        free(kept);
+        return NULL;
+    }
+    if (kept) fputs(kept, f);
+    free(kept);
+    fseek(f, 0, SEEK_END);
+    if (ftell(f) == 0) fprintf(f, "%s\n", METRICS_HEADER);
+    if (fflush(f) != 0) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        fclose(f);
+        return NULL;
+    }
+    return f;
+}
+
+static void field(FILE *f, double v, const char *fmt) {
+    fputc(',', f);
+    if (isfinite(v)) fprintf(f, fmt, v);
+}
+
+int metrics_write(FILE *f, const MetricsRow *r) {
+    fprintf(f, "%ld", r->step);
+    field(f, r->epoch, "%.4f");
+    field(f, r->lr, "%.6g");
+    field(f, r->loss, "%.6f");
+    field(f, r->val_loss, "%.6f");
+    field(f, r->val_psnr, "%.4f");
+    field(f, r->img_per_s, "%.2f");
+    field(f, r->elapsed_s, "%.2f");
+    fputc('\n', f);
+    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+void progress_init(Progress *p, FILE *out, long step_start, long total, long log_every) {
+    memset(p, 0, sizeof *p);
+    p->tty = isatty(fileno(out));
+    p->total = total;
+    p->log_every = log_every > 0 ? log_every : 1;
+    p->t_start = now_seconds();
+    p->step_start = step_start;
+}
+
+void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
+    double elapsed = now_seconds() - p->t_start;
+    long done = step - p->step_start;
+    double eta = done > 0 ? elapsed / done * (p->total - step) : NAN;
+    char eta_s[32], el_s[32];
+    format_duration(eta, eta_s, sizeof eta_s);
+    format_duration(elapsed, el_s, sizeof el_s);
+    if (p->tty) {
+        int width = 24, fill = p->total > 0 ? (int)((double)step / p->total * width) : 0;
+        char bar[32];
+        for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+        bar[width] = 0;
+        fprintf(out, "\r[%s] %ld/%ld loss %.4f lr %.2e %.0f img/s ETA %s   ", bar, step, p->total,
+                loss, lr, imgs_per_s, eta_s);
+        fflush(out);
+        p->drawn = 1;
+    } else if (step % p->log_every == 0 || step == p->total) {
+        fprintf(out, "step %ld/%ld loss %.4f lr %.3e %.1f img/s elapsed %s ETA %s\n", step, p->total,
+                loss, lr, imgs_per_s, el_s, eta_s);
+        fflush(out);
+    }
+}
+
+void progress_message(Progress *p, FILE *out, const char *fmt, ...) {
+    if (p->tty && p->drawn) { fputc('\n', out); p->drawn = 0; }
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+    fflush(out);
+}
+
+void progress_end(Progress *p, FILE *out) {
+    if (p->tty && p->drawn) { fputc('\n', out); p->drawn = 0; }
+    fflush(out);
+}

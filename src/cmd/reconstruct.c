@@ -1,0 +1,305 @@
+// `vitmae reconstruct --ckpt FILE [flags] INPUT...`: mask each image, run the autoencoder, and
+// write DIR/<stem>.recon.png (original | masked | reconstruction | + visible | error map), with
+// --raw the prediction and mask as .npy; print each image's masked MSE and PSNR and their mean.
+//
+// Story: load the checkpoint (refuse encoder-only) -> list the inputs (folders scanned as `data`
+// does) and give each a unique stem -> pick the masks (--mask file, or --mask-ratio with --seed) ->
+// batches of evaluation views through mae_forward -> per image: de-normalise, score, draw, write.
+#include <errno.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "io/checkpoint.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "data/dataset.h"
+#include "data/image.h"
+#include "infer/infer.h"
+#include "data/mask.h"
+#include "io/npy.h"
+#include "viz/panel.h"
+#include "infer/recon.h"
+
+typedef struct {
+    char *path;   // as given, or found under a folder
+    char *stem;   // unique among the inputs: output files are DIR/<stem>.*
+    char *key;    // the stem before de-duplication: the random mask depends on it
+} Input;
+
+typedef struct { Input *v; int n, cap; } InputList;
+
+static int input_add(InputList *l, const char *path) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        Input *v = realloc(l->v, sizeof *v * (size_t)cap);
+        if (!v) return -1;
+        l->v = v; l->cap = cap;
+    }
+    Input *in = &l->v[l->n];
+    in->path = strdup(path);
+    in->key = infer_stem(path);
+    in->stem = NULL;
+    if (!in->path || !in->key) { free(in->path); free(in->key); return -1; }
+    l->n++;
+    return 0;
+}
+
+static void inputs_free(InputList *l) {
+    for (int i = 0; i < l->n; i++) { free(l->v[i].path); free(l->v[i].stem); free(l->v[i].key); }
+    free(l->v);
+}
+
+static int stem_taken(const InputList *l, int upto, const char *s) {
+    for (int i = 0; i < upto; i++)
+        if (!strcmp(l->v[i].stem, s)) return 1;
+    return 0;
+}
+
+// First come keeps its stem; a later input with a taken stem gets "<stem>-1", "<stem>-2", ...
+static int assign_stems(InputList *l) {
+    for (int i = 0; i < l->n; i++) {
+        size_t n = strlen(l->v[i].key) + 24;
+        char *s = malloc(n);
+        if (!s) return -1;
+        snprintf(s, n, "%s", l->v[i].key);
+        for (int k = 1; stem_taken(l, i, s); k++) snprintf(s, n, "%s-%d", l->v[i].key, k);
+        l->v[i].stem = s;
+    }
+    return 0;
+}
+
+// mkdir -p. 0 ok, -1 with errno set.
+static int make_dirs(const char *path) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { errno = ENAMETOOLONG; return -1; }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+    struct stat st;
+    if (stat(buf, &st)) return -1;
+    if (!S_ISDIR(st.st_mode)) { errno = ENOTDIR; return -1; }
+    return 0;
+}
+
+// Every INPUT as a list of image files. Folders are scanned like `vitmae data`; files that cannot
+// be read there, and inputs that do not exist, are reported and counted in *failed.
+static int gather_inputs(char **pos, int npos, InputList *list, int *failed) {
+    for (int i = 0; i < npos; i++) {
+        struct stat st;
+        if (stat(pos[i], &st)) { cli_error(pos[i], "%s", strerror(errno)); (*failed)++; continue; }
+        if (!S_ISDIR(st.st_mode)) {
+            if (input_add(list, pos[i])) return -1;
+            continue;
+        }
+        Dataset ds;
+        char err[512];
+        if (dataset_scan(pos[i], NULL, &ds, err, sizeof err)) { cli_error(pos[i], "%s", err); (*failed)++; continue; }
+        for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
+        if (ds.n == 0 && ds.nskipped == 0) { cli_error(pos[i], "no image in this folder"); (*failed)++; }
+        for (int k = 0; k < ds.n; k++)
+            if (input_add(list, ds.items[k].path)) { dataset_free(&ds); return -1; }
+        dataset_free(&ds);
+    }
+    return assign_stems(list);
+}
+
+typedef struct {
+    const char *out_dir;
+    int scale, raw;
+} Outputs;
+
+// Panel PNG and, with --raw, the two .npy files of one image. 0 ok, -1 (reported).
+static int write_outputs(const Outputs *o, const MaeConfig *cfg, const Input *in, const float *orig,
+                         const float *recon, const uint8_t *removed, const float *patch_err) {
+    char err[512], path[4200];
+    Canvas row;
+    int S = cfg->img_size, g = S / cfg->patch_size;
+    if (panel_recon_row(&row, cfg, orig, recon, removed, patch_err, 0.0f, o->scale, 1, err, sizeof err)) {
+        cli_error(in->path, "%s", err);
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/%s.recon.png", o->out_dir, in->stem);
+    const char *text[] = {"Software", "vitmae reconstruct", "Source", in->path, NULL};
+    int rc = png_write(path, row.px, row.w, row.h, 3, text, err, sizeof err);
+    canvas_free(&row);
+    if (rc) { cli_error(path, "%s", err); return -1; }
+    if (!o->raw) return 0;
+    int64_t shape[3] = {S, S, cfg->in_chans};
+    snprintf(path, sizeof path, "%s/%s.recon.npy", o->out_dir, in->stem);
+    if (npy_write(path, recon, "<f4", 3, shape, err, sizeof err)) { cli_error("reconstruct", "%s", err); return -1; }
+    int64_t mshape[2] = {g, g};
+    snprintf(path, sizeof path, "%s/%s.mask.npy", o->out_dir, in->stem);
+    if (npy_write(path, removed, "|u1", 2, mshape, err, sizeof err)) { cli_error("reconstruct", "%s", err); return -1; }
+    return 0;
+}
+
+int cmd_reconstruct(int argc, char **argv) {
+    const char *ckpt_path = NULL, *mask_path = NULL, *out_dir = "recon";
+    float mask_ratio = 0.75f;
+    long seed = 0;
+    int scale = 0, raw = 0, threads = 0, batch = 16;
+    Flag flags[] = {
+        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, 1, NULL,
+         "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
+        {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL,
+         "random masks from this seed and each image's stem (default 0)", "S", 0},
+        {"--mask", FLAG_STR, &mask_path, 0, 0, NULL,
+         "one mask for every image: patches whose mean luminance is >= 0.5 are removed", "MASK.png", 0},
+        {"--out", FLAG_STR, &out_dir, 0, 0, NULL, "output folder, created if needed (default ./recon)", "DIR", 0},
+        {"--scale", FLAG_INT, &scale, 1, 64, NULL,
+         "upscale each panel K times, nearest (default max(1, 256 / img_size))", "K", 0},
+        {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write <stem>.recon.npy and <stem>.mask.npy", NULL, 0},
+        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 16)", "B", 0},
+        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+    };
+    const int nflags = (int)(sizeof flags / sizeof flags[0]);
+    const char *synopsis = "--ckpt FILE [--mask-ratio R] [--seed S] [--mask MASK.png] [--out DIR] "
+                           "[--scale K] [--raw] [--batch B] [--threads T] INPUT...";
+    char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
+    if (!pos) { cli_error("reconstruct", "out of memory"); return 1; }
+    int npos = 0;
+    int rc = cli_parse("reconstruct", synopsis, flags, nflags, argc, argv, pos, argc, &npos);
+    if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
+    if (!ckpt_path) { cli_error("reconstruct", "--ckpt FILE is required"); free(pos); return 2; }
+    if (npos == 0) { cli_error("reconstruct", "no INPUT (image files or folders)"); free(pos); return 2; }
+    if (cli_flag(flags, nflags, "--mask-ratio")->seen && mask_ratio >= 1.0f) {
+        cli_error("reconstruct --mask-ratio", "%g leaves no visible patch (must be < 1)", mask_ratio);
+        free(pos); return 2;
+    }
+    if (threads > 0) omp_set_num_threads(threads);
+
+    char err[1024];
+    Checkpoint ck;
+    if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error(ckpt_path, "%s", err); free(pos); return 1; }
+    if (!ck.has_decoder) {
+        cli_error(ckpt_path, "encoder-only checkpoint (no decoder tensors): reconstruct needs the decoder");
+        ckpt_free(&ck); free(pos); return 1;
+    }
+    const MaeConfig *cfg = &ck.cfg;
+    int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);
+    if (!cli_flag(flags, nflags, "--mask-ratio")->seen) mask_ratio = cfg->mask_ratio;
+    if (!scale) scale = S >= 256 ? 1 : 256 / S;
+
+    // The mask: one from a file for every image, or a random one per image with K visible patches.
+    uint8_t *file_removed = NULL;
+    int K = mae_len_keep(cfg, mask_ratio);
+    if (mask_path) {
+        file_removed = malloc((size_t)L);
+        if (!file_removed || mask_from_png(mask_path, S, cfg->patch_size, file_removed, err, sizeof err)) {
+            cli_error(mask_path, "%s", file_removed ? err : "out of memory");
+            free(file_removed); ckpt_free(&ck); free(pos); return 1;
+        }
+        K = 0;
+        for (int l = 0; l < L; l++) K += !file_removed[l];
+        if (K == 0) {
+            cli_error(mask_path, "the mask removes all %d patches: the encoder needs at least one visible", L);
+            free(file_removed); ckpt_free(&ck); free(pos); return 1;
+        }
+    } else if (K == 0) {
+        cli_error("reconstruct --mask-ratio", "%g leaves no visible patch of %d (int(L * (1 - R)) = 0)",
+                  mask_ratio, L);
+        ckpt_free(&ck); free(pos); return 2;
+    }
+
+    int failed = 0;
+    InputList inputs = {0};
+    if (gather_inputs(pos, npos, &inputs, &failed)) {
+        cli_error("reconstruct", "out of memory");
+        inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
+    }
+    free(pos);
+    if (inputs.n > 0 && make_dirs(out_dir)) {
+        cli_error(out_dir, "cannot create the output folder: %s", strerror(errno));
+        inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
+    }
+
+    if (cfg->norm_pix_loss)
+        printf("note: norm-pix checkpoint: each removed patch is de-normalised with the mean and variance "
+               "of the visible patches (its own are unknown)\n");
+    if (K == L) printf("note: no patch removed: masked_mse is the MSE over all patches\n");
+
+    int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
+    size_t per = (size_t)S * S * C;
+    // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would).
+    char mem_err[256];
+    int mem = infer_memory_check(cfg, B, per, mem_err, sizeof mem_err);
+    if (mem) cli_error("reconstruct", "%s", mem_err);
+    if (mem) {
+        inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
+        return mem;
+    }
+    Mae *m = mae_create(cfg, B, err, sizeof err);
+    float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);
+    float *recon = malloc(sizeof(float) * per * B), *patch_err = malloc(sizeof(float) * (size_t)L * B);
+    int *ids_keep = malloc(sizeof(int) * (size_t)K * B), *status = malloc(sizeof(int) * B);
+    int *slot = malloc(sizeof(int) * B);
+    uint8_t *removed = malloc((size_t)L * B);
+    double *mse = malloc(sizeof(double) * B), *loss = malloc(sizeof(double) * B);
+    char *errs = malloc((size_t)B * 512);
+    if (!m || !images || !norm || !recon || !patch_err || !ids_keep || !status || !slot || !removed || !mse ||
+        !loss || !errs) {
+        cli_error("reconstruct", "%s", m ? "out of memory" : err);
+        failed = -1;
+        goto done;
+    }
+    memcpy(mae_params(m), ck.params, sizeof(float) * mae_num_params(cfg));
+
+    Outputs outs = {out_dir, scale, raw};
+    double mse_sum = 0;
+    int nok = 0;
+    for (int i0 = 0; i0 < inputs.n; i0 += B) {
+        int n = inputs.n - i0 < B ? inputs.n - i0 : B;
+        // Views land in batch order; the ones that fail to load are left out of the forward pass.
+        #pragma omp parallel for schedule(dynamic)
+        for (int k = 0; k < n; k++)
+            status[k] = image_load_view(inputs.v[i0 + k].path, 0, S, C, images + per * k, errs + (size_t)k * 512, 512);
+        int nb = 0;
+        for (int k = 0; k < n; k++) {
+            if (status[k]) { cli_error(inputs.v[i0 + k].path, "%s", errs + (size_t)k * 512); failed++; continue; }
+            if (nb != k) memmove(images + per * nb, images + per * k, sizeof(float) * per);
+            uint8_t *rm = removed + (size_t)L * nb;
+            if (file_removed) {
+                memcpy(rm, file_removed, (size_t)L);
+                recon_keep_from_removed(rm, L, ids_keep + (size_t)K * nb);
+            } else if (infer_random_mask((uint64_t)seed, inputs.v[i0 + k].key, L, K, ids_keep + (size_t)K * nb, rm)) {
+                cli_error(inputs.v[i0 + k].path, "out of memory");
+                failed++;
+                continue;
+            }
+            slot[nb++] = i0 + k;
+        }
+        if (!nb) continue;
+        infer_batch(m, images, norm, ids_keep, removed, nb, K, recon, patch_err, mse, loss);
+        for (int b = 0; b < nb; b++) {
+            const Input *in = &inputs.v[slot[b]];
+            if (write_outputs(&outs, cfg, in, images + per * b, recon + per * b, removed + (size_t)L * b,
+                              patch_err + (size_t)L * b)) { failed++; continue; }
+            printf("%s masked_mse=%.6g psnr=%.2fdB\n", in->stem, mse[b], psnr_from_mse(mse[b]));
+            fflush(stdout);
+            mse_sum += mse[b];
+            nok++;
+        }
+    }
+    if (nok) {
+        double mean = mse_sum / nok;
+        printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
+               nok == 1 ? "" : "s");
+    }
+    if (failed) fprintf(stderr, "vitmae: reconstruct: %d input%s failed\n", failed, failed == 1 ? "" : "s");
+
+done:
+    mae_free(m);
+    free(images); free(norm); free(recon); free(patch_err); free(ids_keep); free(status); free(slot);
+    free(removed); free(mse); free(loss); free(errs);
+    inputs_free(&inputs);
+    free(file_removed);
+    ckpt_free(&ck);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,36 @@
+// AdamW (PyTorch's math), MAE's learning-rate schedule (per step), global grad-norm clipping.
+// Every function works on the flat parameter / gradient / moment buffers laid out as the tensor
+// table says; tensors with trainable == 0 are skipped. Results do not depend on the thread count.
+#ifndef VITMAE_OPTIM_H
+#define VITMAE_OPTIM_H
+#include "core/model.h"
+
+#define ADAMW_BETA1 0.9f
+#define ADAMW_BETA2 0.95f
+#define ADAMW_EPS 1e-8f
+
+// One AdamW step (step is 1-based) over every trainable tensor, as torch.optim.AdamW:
+//   p -= lr * wd * p (only where t.decay);  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+//   p -= lr / (1 - b1^step) * m / (sqrt(v) / sqrt(1 - b2^step) + eps).
+void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, float *m, float *v,
+                float lr, float wd, long step);
+
+// The AdamW element update over one flat range: p *= decay; m = b1 m + (1 - b1) g;
+// v = b2 v + (1 - b2) g^2; p -= step_size * m / (sqrt(v) / bc2_sqrt + eps). adamw_update is the
+// vectorised one adamw_step runs (one pass, no per-element branches); adamw_update_ref the plain loop.
+void adamw_update(float *p, const float *g, float *m, float *v, long n, float decay, float step_size,
+                  float bc2_sqrt);
+void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, float decay, float step_size,
+                      float bc2_sqrt);
+
+// Learning rate of 0-based step s of total: linear warm-up base * s / warmup for s < warmup, then
+// half-cosine min_lr + (base - min_lr) * 0.5 * (1 + cos(pi * (s - warmup) / (total - warmup)))
+// (MAE's util/lr_sched.py, per step). With total <= warmup the rate after warm-up is base.
+float lr_at(long step, long total, long warmup, float base, float min_lr);
+
+// sqrt(sum of g^2) over the trainable tensors, summed in double in fixed-size chunks added in order.
+float grad_global_norm(const MaeTensor *t, int nt, const float *grads);
+// As torch.nn.utils.clip_grad_norm_: when norm > max_norm, scales the trainable gradients by
+// max_norm / (norm + 1e-6). Returns the norm before clipping.
+float grad_clip(const MaeTensor *t, int nt, float *grads, float max_norm);
+#endif

@@ -1,0 +1,679 @@
+// Image decode (libpng, libjpeg-turbo), PNG encode, and geometry on float HWC images.
+//
+// Error handling with the two C libraries: both report errors through a callback that must not
+// return, so the callback longjmps back to the decoder function that called setjmp. Everything the
+// decoder owns (library structs, row buffers, the pixel buffer) lives in a context struct outside
+// that frame, so the code after setjmp can free it; no local variable is read after a longjmp.
+#include "data/image.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <jpeglib.h>
+#include <jerror.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void set_err(char *err, size_t errlen, const char *msg) {
+    if (err && errlen) snprintf(err, errlen, "%s", msg);
+}
+
+// errno as a short lowercase reason ("permission denied").
+static void errno_reason(int e, char *err, size_t errlen) {
+    switch (e) {
+    case ELOOP: set_err(err, errlen, "symbolic link loop"); return;
+    case ENOENT: set_err(err, errlen, "no such file"); return;
+    default: break;
+    }
+    char buf[128];
+    const char *m = strerror_r(e, buf, sizeof buf);
+    if (err && errlen) {
+        snprintf(err, errlen, "%s", m);
+        if (err[0] >= 'A' && err[0] <= 'Z' && !(err[1] >= 'A' && err[1] <= 'Z')) err[0] = (char)(err[0] - 'A' + 'a');
+    }
+}
+
+static long effective_limit(long max_pixels) { return max_pixels > 0 ? max_pixels : VITMAE_DEFAULT_MAX_PIXELS; }
+
+static int pixel_limit_exceeded(unsigned long w, unsigned long h, long max_pixels, char *err, size_t errlen) {
+    long limit = effective_limit(max_pixels);
+    if ((unsigned long long)w * h <= (unsigned long long)limit) return 0;
+    if (err && errlen) snprintf(err, errlen, "image %lux%lu exceeds --max-pixels %ld", w, h, limit);
+    return 1;
+}
+
+void image_free(Image *im) {
+    if (!im) return;
+    free(im->px);
+    im->px = NULL;
+    im->w = im->h = im->c = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PNG decode
+
+static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+typedef struct {
+    const uint8_t *buf;
+    size_t len, pos;
+    jmp_buf jb;
+    char msg[200];
+    png_structp png;
+    png_infop info;
+    uint8_t *rows;   // one row, or the whole image when interlaced
+    float *px;
+} PngRead;
+
+static void png_on_error(png_structp png, png_const_charp msg) {
+    PngRead *r = png_get_error_ptr(png);
+    snprintf(r->msg, sizeof r->msg, "%s", msg);
+    longjmp(r->jb, 1);
+}
+static void png_on_warning(png_structp png, png_const_charp msg) { (void)png; (void)msg; }
+
+static void png_read_mem(png_structp png, png_bytep data, size_t n) {
+    PngRead *r = png_get_io_ptr(png);
+    if (n > r->len - r->pos) png_error(png, "truncated PNG data");
+    memcpy(data, r->buf + r->pos, n);
+    r->pos += n;
+}
+
+static void png_read_cleanup(PngRead *r) {
+    if (r->png) png_destroy_read_struct(&r->png, r->info ? &r->info : NULL, NULL);
+    r->png = NULL;
+    r->info = NULL;
+    free(r->rows);
+    r->rows = NULL;
+}
+
+// Decodes into r->px; returns 0 with *out filled, or -1 with r->msg set. Owns nothing but *r.
+static int png_decode(PngRead *r, long max_pixels, Image *out) {
+    if (setjmp(r->jb)) {
+        png_read_cleanup(r);
+        free(r->px);
+        r->px = NULL;
+        return -1;
+    }
+    r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r, png_on_error, png_on_warning);
+    if (!r->png) { snprintf(r->msg, sizeof r->msg, "out of memory"); return -1; }
+    r->info = png_create_info_struct(r->png);
+    if (!r->info) { snprintf(r->msg, sizeof r->msg, "out of memory"); png_read_cleanup(r); return -1; }
+    png_set_read_fn(r->png, r, png_read_mem);
+    png_read_info(r->png, r->info);
+
+    png_uint_32 w = png_get_image_width(r->png, r->info), h = png_get_image_height(r->png, r->info);
+    int color_type = png_get_color_type(r->png, r->info), bit_depth = png_get_bit_depth(r->png, r->info);
+    if (pixel_limit_exceeded(w, h, max_pixels, r->msg, sizeof r->msg)) { png_read_cleanup(r); return -1; }
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(r->png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(r->png);
+    int passes = png_set_interlace_handling(r->png);
+    png_read_update_info(r->png, r->info);
+
+    // After the transforms: 1 (grey), 2 (grey+alpha), 3 (RGB) or 4 (RGBA) samples of 8 or 16 bits.
+    int in_c = png_get_channels(r->png, r->info);
+    int depth = png_get_bit_depth(r->png, r->info);
+    size_t rowbytes = png_get_rowbytes(r->png, r->info);
+    int c = in_c <= 2 ? 1 : 3;
+    if ((depth != 8 && depth != 16) || rowbytes < (size_t)w * in_c * (depth / 8)) {
+        snprintf(r->msg, sizeof r->msg, "unsupported PNG layout");
+        png_read_cleanup(r);
+        return -1;
+    }
+    r->rows = malloc(rowbytes * (passes > 1 ? h : 1));
+    r->px = malloc((size_t)w * h * c * sizeof(float));
+    if (!r->rows || !r->px) {
+        snprintf(r->msg, sizeof r->msg, "out of memory");
+        png_read_cleanup(r);
+        free(r->px);
+        r->px = NULL;
+        return -1;
+    }
+    for (int pass = 0; pass < passes; pass++)
+        for (png_uint_32 y = 0; y < h; y++) {
+            uint8_t *row = r->rows + (passes > 1 ? (size_t)y * rowbytes : 0);
+            png_read_row(r->png, row, NULL);
+            if (pass != passes - 1) continue;
+            float *dst = r->px + (size_t)y * w * c;
+            for (png_uint_32 x = 0; x < w; x++)
+                for (int k = 0; k < c; k++) {
+                    size_t s = (size_t)x * in_c + k;
+                    dst[(size_t)x * c + k] = depth == 16
+                        ? (float)((row[2 * s] << 8) | row[2 * s + 1]) / 65535.0f
+                        : (float)row[s] / 255.0f;
+                }
+        }
+    png_read_end(r->png, NULL);   // checks the CRCs and chunks that follow the pixels
+    png_read_cleanup(r);
+    out->w = (int)w;
+    out->h = (int)h;
+    out->c = c;
+    out->px = r->px;
+    r->px = NULL;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JPEG decode
+
+typedef struct {
+    struct jpeg_error_mgr pub;   // first, so a j_common_ptr's err can be cast back
+    jmp_buf jb;
+    char msg[JMSG_LENGTH_MAX + 32];
+} JpegErr;
+
+typedef struct {
+    struct jpeg_decompress_struct cinfo;
+    JpegErr jerr;
+    int created;
+    uint8_t *row;
+    float *px;
+} JpegRead;
+
+static void jpeg_fail(j_common_ptr cinfo) {
+    JpegErr *e = (JpegErr *)cinfo->err;
+    if (cinfo->err->msg_code == JWRN_JPEG_EOF) snprintf(e->msg, sizeof e->msg, "truncated JPEG data");
+    else (*cinfo->err->format_message)(cinfo, e->msg);
+    longjmp(e->jb, 1);
+}
+// level < 0 is a warning (corrupt data, premature end): an error for us. Trace messages are ignored.
+static void jpeg_on_message(j_common_ptr cinfo, int level) {
+    if (level < 0) jpeg_fail(cinfo);
+}
+static void jpeg_silent(j_common_ptr cinfo) { (void)cinfo; }
+
+static void jpeg_read_cleanup(JpegRead *r) {
+    if (r->created) jpeg_destroy_decompress(&r->cinfo);
+    r->created = 0;
+    free(r->row);
+    r->row = NULL;
+}
+
+static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, long max_pixels, Image *out) {
+    r->cinfo.err = jpeg_std_error(&r->jerr.pub);
+    r->jerr.pub.error_exit = jpeg_fail;
+    r->jerr.pub.emit_message = jpeg_on_message;
+    r->jerr.pub.output_message = jpeg_silent;
+    if (setjmp(r->jerr.jb)) {
+        jpeg_read_cleanup(r);
+        free(r->px);
+        r->px = NULL;
+        return -1;
+    }
+    jpeg_create_decompress(&r->cinfo);
+    r->created = 1;
+    jpeg_mem_src(&r->cinfo, buf, (unsigned long)len);
+    jpeg_read_header(&r->cinfo, TRUE);
+    struct jpeg_decompress_struct *ci = &r->cinfo;
+    if (pixel_limit_exceeded(ci->image_width, ci->image_height, max_pixels, r->jerr.msg, sizeof r->jerr.msg)) {
+        jpeg_read_cleanup(r);
+        return -1;
+    }
+    int cmyk = 0, c = 3;
+    switch (ci->jpeg_color_space) {
+    case JCS_GRAYSCALE: ci->out_color_space = JCS_GRAYSCALE; c = 1; break;
+    case JCS_CMYK: case JCS_YCCK: ci->out_color_space = JCS_CMYK; cmyk = 1; break;
+    default: ci->out_color_space = JCS_RGB; break;
+    }
+    jpeg_start_decompress(ci);
+    int w = (int)ci->output_width, h = (int)ci->output_height, in_c = ci->output_components;
+    if (in_c != (cmyk ? 4 : c)) {
+        snprintf(r->jerr.msg, sizeof r->jerr.msg, "unsupported JPEG colour layout");
+        jpeg_read_cleanup(r);
+        return -1;
+    }
+    // Adobe's CMYK JPEGs (Photoshop, libjpeg with its Adobe marker) store inverted inks, as PIL assumes.
+    int inverted = cmyk && ci->saw_Adobe_marker;
+    r->row = malloc((size_t)w * in_c);
+    r->px = malloc((size_t)w * h * c * sizeof(float));
+    if (!r->row || !r->px) {
+        snprintf(r->jerr.msg, sizeof r->jerr.msg, "out of memory");
+        jpeg_read_cleanup(r);
+        free(r->px);
+        r->px = NULL;
+        return -1;
+    }
+    while (ci->output_scanline < ci->output_height) {
+        JSAMPROW rowp = r->row;
+        int y = (int)ci->output_scanline;
+        if (jpeg_read_scanlines(ci, &rowp, 1) != 1) {
+            snprintf(r->jerr.msg, sizeof r->jerr.msg, "truncated JPEG data");
+            jpeg_read_cleanup(r);
+            free(r->px);
+            r->px = NULL;
+            return -1;
+        }
+        float *dst = r->px + (size_t)y * w * c;
+        if (!cmyk) {
+            for (size_t i = 0; i < (size_t)w * c; i++) dst[i] = (float)r->row[i] / 255.0f;
+            continue;
+        }
+        // PIL's CMYK -> RGB: R = (1 - C)(1 - K), with (1 - ink) = stored byte / 255 when inverted.
+        for (int x = 0; x < w; x++) {
+            const uint8_t *s = r->row + 4 * x;
+            int k = inverted ? s[3] : 255 - s[3];
+            for (int ch = 0; ch < 3; ch++) {
+                int v = inverted ? s[ch] : 255 - s[ch];
+                dst[3 * x + ch] = (float)(v * k) / 65025.0f;
+            }
+        }
+    }
+    jpeg_finish_decompress(ci);
+    jpeg_read_cleanup(r);
+    out->w = w;
+    out->h = h;
+    out->c = c;
+    out->px = r->px;
+    r->px = NULL;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+int image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (len == 0) { set_err(err, errlen, "empty file"); return -1; }
+    size_t npng = len < 8 ? len : 8;
+    if (memcmp(buf, png_magic, npng) == 0) {
+        if (len < 8) { set_err(err, errlen, "truncated PNG data"); return -1; }
+        PngRead *r = calloc(1, sizeof *r);
+        if (!r) { set_err(err, errlen, "out of memory"); return -1; }
+        r->buf = buf;
+        r->len = len;
+        int rc = png_decode(r, max_pixels, out);
+        if (rc) set_err(err, errlen, r->msg);
+        free(r);
+        return rc;
+    }
+    size_t njpg = len < 3 ? len : 3;
+    if (memcmp(buf, "\xff\xd8\xff", njpg) == 0) {
+        if (len < 3) { set_err(err, errlen, "truncated JPEG data"); return -1; }
+        JpegRead *r = calloc(1, sizeof *r);
+        if (!r) { set_err(err, errlen, "out of memory"); return -1; }
+        int rc = jpeg_decode(r, buf, len, max_pixels, out);
+        if (rc) set_err(err, errlen, r->jerr.msg);
+        free(r);
+        return rc;
+    }
+    set_err(err, errlen, "not a PNG or JPEG file");
+    return -1;
+}
+
+#define MAX_FILE_BYTES (1L << 31)
+
+int image_load(const char *path, long max_pixels, Image *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    // O_NONBLOCK: opening a FIFO named x.png must not hang; fstat then refuses it.
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) { errno_reason(errno, err, errlen); return -1; }
+    struct stat st;
+    if (fstat(fd, &st) != 0) { errno_reason(errno, err, errlen); close(fd); return -1; }
+    if (S_ISDIR(st.st_mode)) { set_err(err, errlen, "is a directory"); close(fd); return -1; }
+    if (!S_ISREG(st.st_mode)) { set_err(err, errlen, "not a regular file"); close(fd); return -1; }
+    if (st.st_size == 0) { set_err(err, errlen, "empty file"); close(fd); return -1; }
+    if (st.st_size > MAX_FILE_BYTES) { set_err(err, errlen, "file larger than 2 GiB"); close(fd); return -1; }
+    size_t len = (size_t)st.st_size, got = 0;
+    uint8_t *buf = malloc(len);
+    if (!buf) { set_err(err, errlen, "out of memory"); close(fd); return -1; }
+    while (got < len) {
+        ssize_t n = read(fd, buf + got, len - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { errno_reason(errno, err, errlen); free(buf); close(fd); return -1; }
+        if (n == 0) break;   // the file shrank since fstat: decode what is there
+        got += (size_t)n;
+    }
+    close(fd);
+    int rc = image_load_mem(buf, got, max_pixels, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PNG encode
+
+typedef struct {
+    FILE *f;
+    png_structp png;
+    png_infop info;
+    png_text *texts;
+    jmp_buf jb;
+    char msg[200];
+} PngWrite;
+
+static void pngw_on_error(png_structp png, png_const_charp msg) {
+    PngWrite *w = png_get_error_ptr(png);
+    snprintf(w->msg, sizeof w->msg, "%s", msg);
+    longjmp(w->jb, 1);
+}
+
+static void png_write_cleanup(PngWrite *w) {
+    if (w->png) png_destroy_write_struct(&w->png, w->info ? &w->info : NULL);
+    w->png = NULL;
+    w->info = NULL;
+    free(w->texts);
+    w->texts = NULL;
+}
+
+static int png_encode(PngWrite *w, const uint8_t *px, int width, int height, int c, const char *const *text) {
+    if (setjmp(w->jb)) { png_write_cleanup(w); return -1; }
+    w->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, w, pngw_on_error, png_on_warning);
+    if (!w->png) { snprintf(w->msg, sizeof w->msg, "out of memory"); return -1; }
+    w->info = png_create_info_struct(w->png);
+    if (!w->info) { snprintf(w->msg, sizeof w->msg, "out of memory"); png_write_cleanup(w); return -1; }
+    png_init_io(w->png, w->f);
+    int type = c == 1 ? PNG_COLOR_TYPE_GRAY : c == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_RGB_ALPHA;
+    png_set_IHDR(w->png, w->info, (png_uint_32)width, (png_uint_32)height, 8, type, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    int ntext = 0;
+    while (text && text[2 * ntext] && text[2 * ntext + 1]) ntext++;
+    if (ntext) {
+        w->texts = calloc((size_t)ntext, sizeof *w->texts);
+        if (!w->texts) { snprintf(w->msg, sizeof w->msg, "out of memory"); png_write_cleanup(w); return -1; }
+        for (int i = 0; i < ntext; i++) {
+            w->texts[i].compression = PNG_TEXT_COMPRESSION_NONE;
+            w->texts[i].key = (png_charp)(uintptr_t)text[2 * i];   // libpng does not modify them
+            w->texts[i].text = (png_charp)(uintptr_t)text[2 * i + 1];
+            w->texts[i].text_length = strlen(text[2 * i + 1]);
+        }
+        png_set_text(w->png, w->info, w->texts, ntext);
+    }
+    png_write_info(w->png, w->info);
+    for (int y = 0; y < height; y++)
+        png_write_row(w->png, (png_const_bytep)(px + (size_t)y * width * c));
+    png_write_end(w->png, NULL);
+    png_write_cleanup(w);
+    return 0;
+}
+
+int png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
+              char *err, size_t errlen) {
+    if (w <= 0 || h <= 0 || (c != 1 && c != 3 && c != 4)) {
+        set_err(err, errlen, "bad image shape for PNG");
+        return -1;
+    }
+    PngWrite *pw = calloc(1, sizeof *pw);
+    if (!pw) { set_err(err, errlen, "out of memory"); return -1; }
+    pw->f = fopen(path, "wb");
+    if (!pw->f) { errno_reason(errno, err, errlen); free(pw); return -1; }
+    errno = 0;
+    int rc = png_encode(pw, px, w, h, c, text);
+    // A failed write inside libpng reads "Write Error"; the file's errno says why (disk full, ...).
+    if (rc && ferror(pw->f) && errno) errno_reason(errno, err, errlen);
+    else if (rc) set_err(err, errlen, pw->msg);
+    if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
+    if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
+    if (rc) remove(path);
+    free(pw);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry
+
+static double triangle(double x) {
+    x = fabs(x);
+    return x < 1.0 ? 1.0 - x : 0.0;
+}
+
+// PIL's precompute_coeffs for the bilinear filter (support 1), for outputs off .. off + n - 1 of a
+// resize of `in` samples to `out` (each output's taps do not depend on the others, so a window of
+// the output costs only its own taps): for output off + j the taps are first[j] .. first[j] +
+// count[j] - 1, weights k[j * ksize ..] normalised to sum 1.
+typedef struct { int n, ksize; int *first, *count; double *k; } Coeffs;
+
+static void coeffs_free(Coeffs *c) { free(c->first); free(c->k); memset(c, 0, sizeof *c); }
+
+static int coeffs_make(Coeffs *c, int in, long out, long off, int n) {
+    memset(c, 0, sizeof *c);
+    double scale = (double)in / out;
+    double filterscale = scale < 1.0 ? 1.0 : scale;
+    double support = filterscale;
+    int ksize = (int)ceil(support) * 2 + 1;
+    c->n = n;
+    c->ksize = ksize;
+    c->first = malloc(sizeof(int) * (size_t)n * 2);
+    c->k = calloc((size_t)n * ksize, sizeof *c->k);
+    if (!c->first || !c->k) { coeffs_free(c); return -1; }
+    c->count = c->first + n;
+    for (int j = 0; j < n; j++) {
+        long i = off + j;
+        double center = (i + 0.5) * scale;
+        int xmin = (int)(center - support + 0.5);
+        if (xmin < 0) xmin = 0;
+        int xmax = (int)(center + support + 0.5);
+        if (xmax > in) xmax = in;
+        xmax -= xmin;
+        if (xmax > ksize) xmax = ksize;
+        double *kj = c->k + (size_t)j * ksize, sum = 0;
+        for (int x = 0; x < xmax; x++) sum += kj[x] = triangle((x + xmin - center + 0.5) / filterscale);
+        for (int x = 0; x < xmax && sum != 0; x++) kj[x] /= sum;
+        c->first[j] = xmin;
+        c->count[j] = xmax;
+    }
+    return 0;
+}
+
+// One axis: src viewed as [outer][in][inner] holding samples base .. base + in - 1 of the axis,
+// dst [outer][c->n][inner].
+static void coeffs_apply(const Coeffs *c, const float *src, int in, int base, float *dst, int outer, int inner) {
+    int out = c->n;
+    #pragma omp parallel for schedule(static) if ((long)outer * out * inner > 65536)
+    for (int o = 0; o < outer; o++)
+        for (int i = 0; i < out; i++) {
+            const double *ki = c->k + (size_t)i * c->ksize;
+            const float *s = src + ((size_t)o * in + (c->first[i] - base)) * inner;
+            float *d = dst + ((size_t)o * out + i) * inner;
+            for (int j = 0; j < inner; j++) {
+                double acc = 0;
+                for (int t = 0; t < c->count[i]; t++) acc += ki[t] * s[(size_t)t * inner + j];
+                d[j] = (float)acc;
+            }
+        }
+}
+
+// One axis: src viewed as [outer][in][inner] -> dst [outer][out][inner].
+static int resize_axis(const float *src, float *dst, int outer, int in, int out, int inner) {
+    Coeffs c;
+    if (coeffs_make(&c, in, out, 0, out)) return -1;
+    coeffs_apply(&c, src, in, 0, dst, outer, inner);
+    coeffs_free(&c);
+    return 0;
+}
+
+void image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh) {
+    if (sw == dw && sh == dh) { memcpy(dst, src, sizeof(float) * (size_t)sw * sh * c); return; }
+    if (sh == dh) { if (resize_axis(src, dst, sh, sw, dw, c) == 0) return; }
+    else if (sw == dw) { if (resize_axis(src, dst, 1, sh, dh, sw * c) == 0) return; }
+    else {
+        // Horizontal first, then vertical (PIL's order).
+        float *tmp = malloc(sizeof(float) * (size_t)sh * dw * c);
+        if (tmp && resize_axis(src, tmp, sh, sw, dw, c) == 0 && resize_axis(tmp, dst, 1, sh, dh, dw * c) == 0) {
+            free(tmp);
+            return;
+        }
+        free(tmp);
+    }
+    // Out of memory for the filter tables: nearest neighbour keeps the output defined.
+    for (int y = 0; y < dh; y++)
+        for (int x = 0; x < dw; x++)
+            memcpy(dst + ((size_t)y * dw + x) * c, src + ((size_t)(y * (long)sh / dh) * sw + x * (long)sw / dw) * c,
+                   sizeof(float) * c);
+}
+
+void image_convert_channels(const float *src, int cin, float *dst, int cout, size_t n) {
+    if (cin == cout) {
+        if (src != dst) memmove(dst, src, sizeof(float) * n * cin);
+    } else if (cin == 1) {
+        for (size_t i = 0; i < n; i++) dst[3 * i] = dst[3 * i + 1] = dst[3 * i + 2] = src[i];
+    } else {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = 0.299f * src[3 * i] + 0.587f * src[3 * i + 1] + 0.114f * src[3 * i + 2];
+    }
+}
+
+void image_crop(const Image *src, int x, int y, int w, int h, float *dst) {
+    for (int r = 0; r < h; r++)
+        memcpy(dst + (size_t)r * w * src->c, src->px + ((size_t)(y + r) * src->w + x) * src->c,
+               sizeof(float) * (size_t)w * src->c);
+}
+
+// Crops (x, y, w, h) of src, resizes it to size x size and converts to `channels` into out.
+static void crop_resize(const Image *src, int x, int y, int w, int h, int size, int channels, float *out) {
+    size_t n = (size_t)size * size;
+    int c = src->c;
+    float *box = NULL, *resized = out;
+    const float *from = src->px;
+    if (x != 0 || y != 0 || w != src->w || h != src->h) {
+        box = malloc(sizeof(float) * (size_t)w * h * c);
+        if (!box) { memset(out, 0, sizeof(float) * n * channels); return; }
+        image_crop(src, x, y, w, h, box);
+        from = box;
+    }
+    if (channels != c) resized = malloc(sizeof(float) * n * c);
+    if (!resized) { free(box); memset(out, 0, sizeof(float) * n * channels); return; }
+    image_resize_bilinear(from, w, h, c, resized, size, size);
+    if (resized != out) {
+        image_convert_channels(resized, c, out, channels, n);
+        free(resized);
+    }
+    free(box);
+}
+
+void image_eval_view(const Image *src, int size, int channels, float *out) {
+    int w = src->w, h = src->h, c = src->c;
+    size_t n = (size_t)size * size;
+    if (w == size && h == size) { image_convert_channels(src->px, c, out, channels, n); return; }
+    // torchvision Resize(size): shorter side -> size, longer side -> int(size * long / short).
+    long nw = w <= h ? size : (long)size * w / h;
+    long nh = w <= h ? (long)size * h / w : size;
+    // torchvision CenterCrop: offsets int(round((len - size) / 2)), Python's round (half to even).
+    long top = (long)nearbyint((nh - size) / 2.0), left = (long)nearbyint((nw - size) / 2.0);
+    // Resize-then-crop computes only the cropped window: the same taps and the same order (horizontal
+    // pass first, as PIL) as resizing the whole image, so the same values, but memory and time stay
+    // bounded by the crop (a 1 x 60,000,000 image would otherwise resize to 224 x 13 billion).
+    // Source rows the vertical window reads: [r0, r1).
+    Coeffs cv = {0}, chz = {0};
+    int vertical = nh != h, horizontal = nw != w;
+    long r0 = top, r1 = top + size;
+    if (vertical) {
+        if (coeffs_make(&cv, h, nh, top, size)) goto oom;
+        r0 = h; r1 = 0;
+        for (int i = 0; i < size; i++) {
+            if (cv.count[i] == 0) continue;
+            if (cv.first[i] < r0) r0 = cv.first[i];
+            if (cv.first[i] + cv.count[i] > r1) r1 = cv.first[i] + cv.count[i];
+        }
+        if (r1 <= r0) r0 = r1 = 0;
+    }
+    int rows = (int)(r1 - r0);
+    float *band = malloc(sizeof(float) * ((size_t)rows * size * c + 1));   // [rows][size][c]
+    float *crop = channels == c ? out : malloc(sizeof(float) * n * c);
+    if (!band || !crop) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
+    const float *from = src->px + (size_t)r0 * w * c;
+    if (horizontal) {
+        if (coeffs_make(&chz, w, nw, left, size)) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
+        coeffs_apply(&chz, from, w, 0, band, rows, c);
+        coeffs_free(&chz);
+    } else {
+        for (int r = 0; r < rows; r++)
+            memcpy(band + (size_t)r * size * c, from + ((size_t)r * w + left) * c, sizeof(float) * (size_t)size * c);
+    }
+    if (vertical) coeffs_apply(&cv, band, rows, (int)r0, crop, 1, size * c);
+    else memcpy(crop, band, sizeof(float) * n * c);
+    coeffs_free(&cv);
+    free(band);
+    if (crop != out) {
+        image_convert_channels(crop, c, out, channels, n);
+        free(crop);
+    }
+    return;
+oom:
+    memset(out, 0, sizeof(float) * n * channels);
+}
+
+void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch) {
+    const double scale_lo = 0.2, scale_hi = 1.0;
+    const double log_lo = log(3.0 / 4.0), log_hi = log(4.0 / 3.0);
+    double area = (double)w * h;
+    for (int attempt = 0; attempt < 10; attempt++) {
+        double target = area * (scale_lo + (scale_hi - scale_lo) * rng_uniform_double(rng));
+        double ratio = exp(log_lo + (log_hi - log_lo) * rng_uniform_double(rng));
+        int bw = (int)nearbyint(sqrt(target * ratio));
+        int bh = (int)nearbyint(sqrt(target / ratio));
+        if (bw > 0 && bw <= w && bh > 0 && bh <= h) {
+            *cy = (int)rng_below(rng, (uint32_t)(h - bh + 1));
+            *cx = (int)rng_below(rng, (uint32_t)(w - bw + 1));
+            *cw = bw;
+            *ch = bh;
+            return;
+        }
+    }
+    // Fallback: centre crop with the aspect ratio clamped to [3/4, 4/3].
+    double in_ratio = (double)w / h;
+    int bw = w, bh = h;
+    if (in_ratio < 3.0 / 4.0) bh = (int)nearbyint(w / (3.0 / 4.0));
+    else if (in_ratio > 4.0 / 3.0) bw = (int)nearbyint(h * (4.0 / 3.0));
+    if (bw < 1) bw = 1;
+    if (bh < 1) bh = 1;
+    if (bw > w) bw = w;
+    if (bh > h) bh = h;
+    *cx = (w - bw) / 2;
+    *cy = (h - bh) / 2;
+    *cw = bw;
+    *ch = bh;
+}
+
+void image_random_resized_crop(const Image *src, int size, int channels, Rng *rng, float *out) {
+    int x, y, w, h;
+    image_rrc_params(src->w, src->h, rng, &x, &y, &w, &h);
+    crop_resize(src, x, y, w, h, size, channels, out);
+}
+
+void image_flip_h(float *px, int w, int h, int c) {
+    for (int y = 0; y < h; y++) {
+        float *row = px + (size_t)y * w * c;
+        for (int a = 0, b = w - 1; a < b; a++, b--)
+            for (int k = 0; k < c; k++) {
+                float t = row[(size_t)a * c + k];
+                row[(size_t)a * c + k] = row[(size_t)b * c + k];
+                row[(size_t)b * c + k] = t;
+            }
+    }
+}
+
+void image_quantize8(float *px, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float v = px[i] * 255.0f;
+        v = v < 0 ? 0 : v > 255 ? 255 : v;
+        px[i] = (float)(int)(v + 0.5f) / 255.0f;
+    }
+}
+
+int image_is_8bit(const float *px, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        float v = px[i] * 255.0f;
+        int k = (int)(v + 0.5f);
+        if (k < 0 || k > 255 || (float)k / 255.0f != px[i]) return 0;
+    }
+    return 1;
+}
+
+int image_load_view(const char *path, long max_pixels, int size, int channels, float *out,
+                    char *err, size_t errlen) {
+    Image im;
+    if (image_load(path, max_pixels, &im, err, errlen)) return -1;
+    float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
+    if (!tmp) { image_free(&im); snprintf(err, errlen, "out of memory"); return -1; }
+    image_eval_view(&im, size, im.c, tmp);
+    image_quantize8(tmp, (size_t)size * size * im.c);
+    image_convert_channels(tmp, im.c, out, channels, (size_t)size * size);
+    free(tmp);
+    image_free(&im);
+    return 0;
+}

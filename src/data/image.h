@@ -1,0 +1,67 @@
+// Images in and out: PNG (libpng) and JPEG (libjpeg-turbo) decoded into float pixels in [0, 1],
+// 8-bit PNG written with optional tEXt chunks, and the geometry the model needs (resize, crop, flip,
+// channel conversion) on float HWC images.
+//
+// Decoding (CONTRACT section 2): the format is recognised by its magic bytes, never the file name.
+// PNG: every colour type and bit depth (1/2/4/8/16, palette with tRNS, grey+alpha, Adam7). JPEG:
+// baseline, progressive, greyscale, CMYK/YCCK (Adobe-inverted CMYK when the Adobe marker is present,
+// as PIL does). 16-bit samples scale by 1/65535, 8-bit by 1/255. Alpha and tRNS are dropped, as PIL's
+// convert('RGB'): grey and grey+alpha decode to c = 1, everything else to c = 3. CMYK converts as PIL:
+// R = (1 - C)(1 - K). A libjpeg warning (corrupt or truncated data) is an error. The pixel limit is
+// checked from the header before the pixel buffer is allocated.
+#ifndef VITMAE_IMAGE_H
+#define VITMAE_IMAGE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "core/rng.h"
+
+#define VITMAE_DEFAULT_MAX_PIXELS (64L * 1024 * 1024)
+
+typedef struct { int w, h, c; float *px; } Image;   // px: [h][w][c] row-major, values in [0,1]; c = 1 or 3
+
+// 0 ok, -1 error (err = a short reason without the path, e.g. "truncated PNG data"). On error *out is
+// zeroed. max_pixels <= 0 means VITMAE_DEFAULT_MAX_PIXELS.
+int  image_load(const char *path, long max_pixels, Image *out, char *err, size_t errlen);
+int  image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, char *err, size_t errlen);
+void image_free(Image *im);
+
+// Writes an 8-bit PNG: px [h][w][c], c = 1 (grey), 3 (RGB) or 4 (RGBA). text: NULL or
+// {key, value, key, value, ..., NULL} stored as tEXt chunks (keys 1-79 Latin-1 characters).
+// A failed write removes the partial file. 0 ok, -1 error.
+int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
+               char *err, size_t errlen);
+
+// A file as the model sees it at inference: image_load, the evaluation view in the file's own
+// channels, rounded to 8-bit levels (as the dataset's views), then converted to `channels`.
+// out [size][size][channels]. 0 ok, -1 with the reason (without the path) in err.
+int  image_load_view(const char *path, long max_pixels, int size, int channels, float *out,
+                     char *err, size_t errlen);
+// Evaluation view: shorter side resized to `size` (torchvision Resize(size): the longer side becomes
+// int(size * long / short)), then centre crop size x size with top = round((h - size) / 2) (round half
+// to even, as Python). An image already size x size is copied pixel for pixel. Channels converted
+// last (see image_convert_channels). out [size][size][channels].
+void image_eval_view(const Image *src, int size, int channels, float *out);
+// torchvision RandomResizedCrop(size, scale=(0.2, 1.0), ratio=(3/4, 4/3)) parameters: 10 attempts of
+// area ~ U(0.2, 1) * area and log-aspect ~ U(log 3/4, log 4/3), w = round(sqrt(area * ratio)),
+// h = round(sqrt(area / ratio)), accepted when 0 < w <= W and 0 < h <= H, offsets uniform; otherwise
+// the centre crop with the aspect ratio clamped to [3/4, 4/3]. Returns the box (x, y, w, h).
+void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch);
+// Random resized crop (image_rrc_params, then the box resized to size x size) + channel conversion.
+// No flip: call image_flip_h for that. out [size][size][channels].
+void image_random_resized_crop(const Image *src, int size, int channels, Rng *rng, float *out);
+void image_flip_h(float *px, int w, int h, int c);
+// Separable resize with PIL's / torchvision-antialias bilinear: a triangle filter whose support grows
+// by the shrink factor when shrinking (so it averages), plain bilinear (align_corners=False, edges
+// clamped) when enlarging. src [sh][sw][c] -> dst [dh][dw][c].
+void image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh);
+// n pixels from cin to cout channels: grey -> RGB replicates; RGB -> grey is
+// L = 0.299 R + 0.587 G + 0.114 B; same count copies. src and dst must not overlap unless cin == cout.
+void image_convert_channels(const float *src, int cin, float *dst, int cout, size_t n);
+// Copies the sub-rectangle (x, y, w, h) of src into dst [h][w][src->c].
+void image_crop(const Image *src, int x, int y, int w, int h, float *dst);
+// Rounds every value to the nearest of the 256 8-bit levels (v = round(255 v) / 255, clamped): what
+// an 8-bit pipeline (PIL) would hold after the same geometry.
+void image_quantize8(float *px, size_t n);
+// 1 when every value is exactly k / 255 for an integer k (the image survives an 8-bit round trip).
+int  image_is_8bit(const float *px, size_t n);
+#endif

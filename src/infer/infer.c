@@ -1,0 +1,80 @@
+// Fixed masks and one inference batch (see infer.h).
+#include "infer/infer.h"
+#include <stdio.h>
+#include "kernels/cpu.h"
+#include <stdlib.h>
+#include <string.h>
+#include "data/dataset.h"
+#include "infer/recon.h"
+
+char *infer_stem(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    char *s = malloc(n + 1);
+    if (!s) return NULL;
+    memcpy(s, base, n);
+    s[n] = 0;
+    return s;
+}
+
+int infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_keep, uint8_t *removed) {
+    Rng r;
+    rng_derive(&r, seed, dataset_path_hash(stem), 0);
+    float *noise = malloc(sizeof(float) * (size_t)L);
+    if (!noise) return -1;
+    for (int l = 0; l < L; l++) noise[l] = rng_uniform(&r);
+    mae_masking_from_noise(noise, 1, L, K, ids_keep);
+    recon_removed_from_keep(ids_keep, K, L, removed);
+    free(noise);
+    return 0;
+}
+
+float infer_batch(Mae *m, const float *images, float *norm_scratch, const int *ids_keep,
+                  const uint8_t *removed, int B, int K, float *recon, float *patch_err, double *mse,
+                  double *loss) {
+    const MaeConfig *cfg = mae_config(m);
+    int S = cfg->img_size, L = mae_num_patches(cfg), pd = mae_patch_dim(cfg);
+    size_t per = (size_t)S * S * cfg->in_chans;
+    memcpy(norm_scratch, images, sizeof(float) * per * B);
+    pixels_normalise(cfg, norm_scratch, (long)S * S * B);
+    float batch_loss = mae_forward(m, norm_scratch, ids_keep, B, K);
+    const float *pred = mae_pred(m), *target = mae_target(m);
+    #pragma omp parallel for schedule(static)
+    for (int b = 0; b < B; b++) {
+        const uint8_t *rm = removed + (size_t)b * L;
+        float *pe = patch_err + (size_t)b * L;
+        recon_pixels(cfg, pred + (size_t)b * L * pd, norm_scratch + per * b, rm, recon + per * b);
+        double e = recon_masked_mse(cfg, recon + per * b, images + per * b, rm, pe);
+        double lsum = 0;
+        int nl = 0;
+        for (int l = 0; l < L; l++) {
+            if (K < L && !rm[l]) continue;
+            const float *p = pred + ((size_t)b * L + l) * pd, *t = target + ((size_t)b * L + l) * pd;
+            double s = 0;
+            for (int k = 0; k < pd; k++) s += ((double)p[k] - t[k]) * ((double)p[k] - t[k]);
+            lsum += s / pd;
+            nl++;
+        }
+        if (K == L) {   // nothing removed: score every patch
+            e = 0;
+            for (int l = 0; l < L; l++) e += pe[l];
+            e /= L;
+        }
+        mse[b] = e;
+        loss[b] = nl ? lsum / nl : 0.0;
+    }
+    return batch_loss;
+}
+
+int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_t errlen) {
+    int S = cfg->img_size;
+    size_t need = mae_bytes_needed(cfg, B) + sizeof(float) * per * B * 3;
+    long have = cpu_physical_memory_bytes();
+    if (!(have > 0 && (double)need > 0.9 * (double)have)) return 0;
+    int smaller = B > 1 && (double)(mae_bytes_needed(cfg, 1) + sizeof(float) * per * 3) <= 0.9 * (double)have;
+    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB%s", B, S, S,
+              need, need / 1073741824.0, have / 1073741824.0, smaller ? " (use a smaller --batch)" : "");
+    return smaller ? 2 : 1;
+}

@@ -1,0 +1,209 @@
+// CPU feature detection, the FMA peak measurement, and the choice of GEMM path.
+#include "kernels/cpu.h"
+#include <unistd.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_X86 1
+#else
+#define CPU_X86 0
+#endif
+
+int cpu_has_avx512(void) {
+#if CPU_X86
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+#else
+    return 0;
+#endif
+}
+
+int cpu_has_avx2_fma(void) {
+#if CPU_X86
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return 0;
+#endif
+}
+
+// ---- FMA peak --------------------------------------------------------------------------------------
+// 12 independent accumulator chains: more than latency (4) x throughput (2 per cycle on 256-bit
+// pipes) needs, so the FMA units, not the dependency chains, set the pace. x = x * m + a converges to
+// a fixed point and stays finite. Returns the flops done.
+
+#if CPU_X86
+__attribute__((target("avx512f,fma")))
+static double peak_loop_avx512(long iters, float *sink) {
+    __m512 m = _mm512_set1_ps(0.999999f), a = _mm512_set1_ps(1e-6f);
+    // Distinct starting values, so the compiler cannot merge the chains into one.
+    __m512 x0 = _mm512_set1_ps(0.10f), x1 = _mm512_set1_ps(0.11f), x2 = _mm512_set1_ps(0.12f);
+    __m512 x3 = _mm512_set1_ps(0.13f), x4 = _mm512_set1_ps(0.14f), x5 = _mm512_set1_ps(0.15f);
+    __m512 x6 = _mm512_set1_ps(0.16f), x7 = _mm512_set1_ps(0.17f), x8 = _mm512_set1_ps(0.18f);
+    __m512 x9 = _mm512_set1_ps(0.19f), x10 = _mm512_set1_ps(0.20f), x11 = _mm512_set1_ps(0.21f);
+    for (long i = 0; i < iters; i++) {
+        x0 = _mm512_fmadd_ps(x0, m, a); x1 = _mm512_fmadd_ps(x1, m, a);
+        x2 = _mm512_fmadd_ps(x2, m, a); x3 = _mm512_fmadd_ps(x3, m, a);
+        x4 = _mm512_fmadd_ps(x4, m, a); x5 = _mm512_fmadd_ps(x5, m, a);
+        x6 = _mm512_fmadd_ps(x6, m, a); x7 = _mm512_fmadd_ps(x7, m, a);
+        x8 = _mm512_fmadd_ps(x8, m, a); x9 = _mm512_fmadd_ps(x9, m, a);
+        x10 = _mm512_fmadd_ps(x10, m, a); x11 = _mm512_fmadd_ps(x11, m, a);
+    }
+    __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(x0, x1), _mm512_add_ps(x2, x3)),
+                             _mm512_add_ps(_mm512_add_ps(x4, x5), _mm512_add_ps(x6, x7)));
+    s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(x8, x9), _mm512_add_ps(x10, x11)));
+    *sink = _mm512_reduce_add_ps(s);
+    return (double)iters * 12 * 16 * 2;
+}
+
+__attribute__((target("avx2,fma")))
+static double peak_loop_avx2(long iters, float *sink) {
+    __m256 m = _mm256_set1_ps(0.999999f), a = _mm256_set1_ps(1e-6f);
+    // Distinct starting values, so the compiler cannot merge the chains into one.
+    __m256 x0 = _mm256_set1_ps(0.10f), x1 = _mm256_set1_ps(0.11f), x2 = _mm256_set1_ps(0.12f);
+    __m256 x3 = _mm256_set1_ps(0.13f), x4 = _mm256_set1_ps(0.14f), x5 = _mm256_set1_ps(0.15f);
+    __m256 x6 = _mm256_set1_ps(0.16f), x7 = _mm256_set1_ps(0.17f), x8 = _mm256_set1_ps(0.18f);
+    __m256 x9 = _mm256_set1_ps(0.19f), x10 = _mm256_set1_ps(0.20f), x11 = _mm256_set1_ps(0.21f);
+    for (long i = 0; i < iters; i++) {
+        x0 = _mm256_fmadd_ps(x0, m, a); x1 = _mm256_fmadd_ps(x1, m, a);
+        x2 = _mm256_fmadd_ps(x2, m, a); x3 = _mm256_fmadd_ps(x3, m, a);
+        x4 = _mm256_fmadd_ps(x4, m, a); x5 = _mm256_fmadd_ps(x5, m, a);
+        x6 = _mm256_fmadd_ps(x6, m, a); x7 = _mm256_fmadd_ps(x7, m, a);
+        x8 = _mm256_fmadd_ps(x8, m, a); x9 = _mm256_fmadd_ps(x9, m, a);
+        x10 = _mm256_fmadd_ps(x10, m, a); x11 = _mm256_fmadd_ps(x11, m, a);
+    }
+    __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3)),
+                             _mm256_add_ps(_mm256_add_ps(x4, x5), _mm256_add_ps(x6, x7)));
+    s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(x8, x9), _mm256_add_ps(x10, x11)));
+    float v[8];
+    _mm256_storeu_ps(v, s);
+    *sink = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+    return (double)iters * 12 * 8 * 2;
+}
+#endif
+
+// Plain C: multiply and add (no contraction in ISO C mode), 2 flops per element as well.
+static double peak_loop_scalar(long iters, float *sink) {
+    float x[12][4];
+    for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) x[i][j] = 0.1f + 0.01f * (i * 4 + j);
+    for (long it = 0; it < iters; it++)
+        for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) x[i][j] = x[i][j] * 0.999999f + 1e-6f;
+    float s = 0;
+    for (int i = 0; i < 12; i++) for (int j = 0; j < 4; j++) s += x[i][j];
+    *sink = s;
+    return (double)iters * 12 * 4 * 2;
+}
+
+static double peak_loop(long iters, float *sink) {
+#if CPU_X86
+    if (cpu_has_avx512()) return peak_loop_avx512(iters, sink);
+    if (cpu_has_avx2_fma()) return peak_loop_avx2(iters, sink);
+#endif
+    return peak_loop_scalar(iters, sink);
+}
+
+static volatile float peak_sink; // keeps the loops' results alive
+
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+// Runs `iters` on each of `threads` threads at once. Returns the sum over threads of each one's
+// flops / its own CPU time in GFLOP/s, so a thread the OS parks for a while (a shared machine) does
+// not drag the figure down; *seconds = the longest per-thread CPU time.
+static double peak_run(int threads, long iters, double *seconds) {
+    double gflops = 0, longest = 0;
+    int team = 0;
+    #pragma omp parallel num_threads(threads) reduction(+ : gflops) reduction(max : longest)
+    {
+        #pragma omp single
+        team = omp_get_num_threads();
+        float s;
+        double t0 = thread_cpu_s();
+        double flops = peak_loop(iters, &s);
+        double t = thread_cpu_s() - t0;
+        peak_sink = s;
+        gflops += t > 0 ? flops / t * 1e-9 : 0;
+        longest = t;
+    }
+    *seconds = longest;
+    // A team smaller than asked for (seen once in a while on a busy machine) measures fewer cores.
+    return team == threads ? gflops : 0.0;
+}
+
+double cpu_fma_peak_gflops(int threads) {
+    if (threads <= 0) threads = omp_get_max_threads();
+    double secs;
+    long iters = 1 << 16;
+    peak_run(threads, iters, &secs);                  // warm up the threads and the clocks
+    while (secs < 0.005 && iters < (1L << 40)) { iters *= 4; peak_run(threads, iters, &secs); }
+    iters = (long)(iters * (0.015 / secs)) + 1;       // ~15 ms per run, best of five
+    double best = 0;
+    for (int r = 0, valid = 0; r < 20 && valid < 5; r++) {
+        double g = peak_run(threads, iters, &secs);
+        valid += g > 0;
+        if (g > best) best = g;
+    }
+    return best;
+}
+
+// ---- GEMM path --------------------------------------------------------------------------------------
+
+static int path_available(int p) {
+    switch (p) {
+    case GEMM_PATH_AVX512: return cpu_has_avx512();
+    case GEMM_PATH_AVX2: return cpu_has_avx2_fma();
+    case GEMM_PATH_PORTABLE: case GEMM_PATH_REF: return 1;
+    default: return 0;
+    }
+}
+
+static int path_default(void) {
+    if (cpu_has_avx512()) return GEMM_PATH_AVX512;
+    if (cpu_has_avx2_fma()) return GEMM_PATH_AVX2;
+    return GEMM_PATH_PORTABLE;
+}
+
+static int path_by_name(const char *name) {
+    static const char *const names[] = {"ref", "portable", "avx2", "avx512"};
+    for (int p = 0; p < 4; p++) if (!strcmp(name, names[p])) return p;
+    return -1;
+}
+
+static int current_path = -1; // -1: not chosen yet
+
+int gemm_path(void) {
+    int p = __atomic_load_n(&current_path, __ATOMIC_RELAXED);
+    if (p >= 0) return p;
+    p = path_default();
+    const char *env = getenv("VITMAE_GEMM");
+    if (env && *env) {
+        int q = path_by_name(env);
+        if (q >= 0 && path_available(q)) p = q; // an unknown or unsupported name keeps the default
+    }
+    __atomic_store_n(&current_path, p, __ATOMIC_RELAXED);
+    return p;
+}
+
+const char *gemm_kernel_name(void) {
+    static const char *const names[] = {"ref", "portable", "avx2", "avx512"};
+    return names[gemm_path()];
+}
+
+int gemm_force_kernel(const char *name) {
+    int p;
+    if (!name || !strcmp(name, "auto")) p = path_default();
+    else if ((p = path_by_name(name)) < 0 || !path_available(p)) return -1;
+    __atomic_store_n(&current_path, p, __ATOMIC_RELAXED);
+    return 0;
+}
+
+long cpu_physical_memory_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? pages * page : 0;
+}

@@ -1,0 +1,339 @@
+// Matrix products: plain reference loops (the definition) and the fast entry points the model calls.
+//
+// The fast path is a packed, cache-blocked GEMM (the Goto/BLIS scheme). Every product is written as
+// C[M,N] (+)= opA(A)[M,K] . opB(B)[K,N] with opA/opB reading A/B either as stored or transposed.
+//   k is cut into blocks of kc <= KC_MAX whose sizes depend on K alone (balanced: ceil(K / nblocks));
+//   for each block a kc x nc slab of opB is packed into NR-wide panels (sized to stay in L2), then for
+//   each MR-row panel of opA (packed, kc x MR, stays in L1) the micro-kernel runs over every NR-wide
+//   panel of the slab, adding its kc-term sum into C.
+// So each C element is: C = (((C0 or 0) + s_0) + s_1) + ... + (s_last + bias), where s_b is one FMA
+// chain over block b in ascending k. That order depends on K only, never on tile positions or on the
+// number of threads. Threads split C into row (or column) ranges and each owns its outputs, so results
+// are bitwise identical for any thread count. The *_ref loops sum all of k in one chain, so the two
+// differ by float rounding only.
+#include "kernels/gemm.h"
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels/cpu.h"
+#include "kernels/gemm_kernels.h"
+
+void gemm_nt_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                 float *C, int ldc, const float *bias, int accumulate) {
+    #pragma omp parallel for schedule(static)
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < N; j++) {
+            float s = 0.0f;
+            for (int k = 0; k < K; k++) s += A[(long)i * lda + k] * B[(long)j * ldb + k];
+            if (bias) s += bias[j];
+            float *c = &C[(long)i * ldc + j];
+            *c = accumulate ? *c + s : s;
+        }
+    }
+}
+
+void gemm_nn_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                 float *C, int ldc, int accumulate) {
+    #pragma omp parallel for schedule(static)
+    for (int i = 0; i < M; i++) {
+        float *c = &C[(long)i * ldc];
+        if (!accumulate) for (int j = 0; j < N; j++) c[j] = 0.0f;
+        for (int k = 0; k < K; k++) {
+            float a = A[(long)i * lda + k];
+            const float *b = &B[(long)k * ldb];
+            for (int j = 0; j < N; j++) c[j] += a * b[j];
+        }
+    }
+}
+
+void gemm_tn_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                 float *C, int ldc, int accumulate) {
+    #pragma omp parallel for schedule(static)
+    for (int i = 0; i < M; i++) {
+        float *c = &C[(long)i * ldc];
+        if (!accumulate) for (int j = 0; j < N; j++) c[j] = 0.0f;
+        for (int k = 0; k < K; k++) {
+            float a = A[(long)k * lda + i];
+            const float *b = &B[(long)k * ldb];
+            for (int j = 0; j < N; j++) c[j] += a * b[j];
+        }
+    }
+}
+
+// ---- portable micro-kernel: plain C, 4 x 8 (the compiler vectorises the j loop) -------------------------
+
+#define PORTABLE_MR 4
+#define PORTABLE_NR 8
+
+static void gemm_kernel_portable(int kc, const float *restrict a, const float *restrict b,
+                                 float *restrict c, long ldc, int mr, int nr, int load_c,
+                                 const float *restrict bias) {
+    float acc[PORTABLE_MR][PORTABLE_NR] = {{0}};
+    for (int k = 0; k < kc; k++, a += PORTABLE_MR, b += PORTABLE_NR)
+        for (int i = 0; i < PORTABLE_MR; i++)
+            for (int j = 0; j < PORTABLE_NR; j++) acc[i][j] += a[i] * b[j];
+    for (int i = 0; i < mr; i++) {
+        float *cr = c + (long)i * ldc;
+        for (int j = 0; j < nr; j++) {
+            float t = acc[i][j];
+            if (bias) t += bias[j];
+            cr[j] = load_c ? cr[j] + t : t;
+        }
+    }
+}
+
+// ---- packed driver ------------------------------------------------------------------------------------
+
+#define KC_MAX 384                  // k-block: the MR x kc A panel (21 KB at MR 14) stays in L1
+#define B_SLAB_FLOATS (128 * 1024)  // kc x nc slab of packed B: 512 KB, half of a Zen 4 L2
+#define MC_PANELS 8                 // A is packed MC_PANELS * MR rows at a time
+#define MIN_FMAS_PER_THREAD (1L << 19)
+
+// rows may be NULL; pack32 (NULL: the plain loop) packs strided 32-wide panels.
+typedef struct {
+    int mr, nr; GemmKernel fn; GemmKernelRows rows;
+    void (*pack32)(const float *src, long ld, int k0, int kc, int x0, int width, float *dst);
+} Kernel;
+
+// The operands as the driver sees them: element (i, k) of opA and (k, j) of opB.
+typedef struct {
+    const float *a; long lda; int trans_a;  // trans_a: opA(i,k) = a[k*lda + i], else a[i*lda + k]
+    const float *b; long ldb; int trans_b;  // trans_b: opB(k,j) = b[j*ldb + k], else b[k*ldb + j]
+} Operands;
+
+// Packing. Both operands are packed into panels W wide (W = MR for A, NR for B) holding k in order:
+// panel p of a `width`-wide range starting at x0 lies at dst + p*kc*W, element (x, k) at [k*W + x%W],
+// and the last panel is zero-padded to W. Two source layouts:
+//   contiguous: (x, k) at src[(k0+k)*ld + x0+x]   (opA of tn, opB of nn/tn): rows of x are copied
+//   strided:    (x, k) at src[(x0+x)*ld + k0+k]   (opA of nt/nn, opB of nt): a transpose
+// W is a compile-time constant in each instance (see PACK_DISPATCH), so the copies vectorise.
+static inline __attribute__((always_inline))
+void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int width, int W,
+                       float *restrict dst) {
+    for (int k = 0; k < kc; k++) {
+        const float *row = src + (long)(k0 + k) * ld + x0;
+        // Rows are far apart and short: the hardware prefetcher misses them, so fetch 16 rows ahead.
+        if (k + 16 < kc)
+            for (int x = 0; x < width; x += 16) __builtin_prefetch(row + 16 * ld + x);
+        for (int p = 0; p * W < width; p++) {
+            float *d = dst + (long)p * kc * W + (long)k * W;
+            const float *r = row + p * W;
+            int w = width - p * W;
+            if (w >= W) {
+                memcpy(d, r, W * sizeof(float)); // constant size: a few vector moves
+            } else {
+                memcpy(d, r, (size_t)w * sizeof(float));
+                memset(d + w, 0, (size_t)(W - w) * sizeof(float));
+            }
+        }
+    }
+}
+
+static inline __attribute__((always_inline))
+void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width, int W,
+                    float *restrict dst) {
+    for (int p = 0; p * W < width; p++) {
+        float *d = dst + (long)p * kc * W;
+        int w = width - p * W < W ? width - p * W : W;
+        for (int x = 0; x < w; x++) {
+            const float *r = src + (long)(x0 + p * W + x) * ld + k0;
+            for (int k = 0; k < kc; k++) d[(long)k * W + x] = r[k];
+        }
+        for (int k = 0; k < kc && w < W; k++)
+            for (int x = w; x < W; x++) d[(long)k * W + x] = 0.0f;
+    }
+}
+
+#define PACK_DISPATCH(fn)                                                                              \
+    static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, float *dst) { \
+        switch (W) {                                                                                   \
+        case 32: fn##_w(src, ld, k0, kc, x0, width, 32, dst); break;                                   \
+        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, dst); break;                                   \
+        case 14: fn##_w(src, ld, k0, kc, x0, width, 14, dst); break;                                   \
+        case 8: fn##_w(src, ld, k0, kc, x0, width, 8, dst); break;                                     \
+        case 6: fn##_w(src, ld, k0, kc, x0, width, 6, dst); break;                                     \
+        case 4: fn##_w(src, ld, k0, kc, x0, width, 4, dst); break;                                     \
+        default: fn##_w(src, ld, k0, kc, x0, width, W, dst); break;                                    \
+        }                                                                                              \
+    }
+PACK_DISPATCH(pack_contiguous)
+PACK_DISPATCH(pack_strided)
+
+// opA rows [i0, i0+mr) x k [k0, k0+kc) into MR-row panels.
+static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, float *dst) {
+    if (op->trans_a) pack_contiguous(op->a, op->lda, k0, kc, i0, mr, MR, dst);
+    else pack_strided(op->a, op->lda, k0, kc, i0, mr, MR, dst);
+}
+
+// opB k [k0, k0+kc) x columns [j0, j0+nc) into NR-column panels.
+static void pack_b(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, float *dst) {
+    if (op->trans_b && NR == 32 && ker->pack32) ker->pack32(op->b, op->ldb, k0, kc, j0, nc, dst);
+    else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
+    else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
+}
+
+// The k-blocking: nblocks blocks of kc_base (the last one shorter), a function of K alone.
+static int k_block(int K) {
+    int nblocks = (K + KC_MAX - 1) / KC_MAX;
+    return (K + nblocks - 1) / nblocks;
+}
+
+static void *alloc_floats(long n) {
+    size_t bytes = ((size_t)n * sizeof(float) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+// C rows [m0, m1) x columns [n0, n1) on the calling thread. Returns 0, or -1 when out of memory.
+static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int n0, int n1, int K,
+                      float *C, long ldc, const float *bias, int accumulate) {
+    const int MR = ker->mr, NR = ker->nr, MC = MC_PANELS * ker->mr;
+    int kc_base = k_block(K);
+    int nc_max = B_SLAB_FLOATS / kc_base / NR * NR;
+    if (nc_max < NR) nc_max = NR;
+    int n_len = n1 - n0, nc_cap = (n_len + NR - 1) / NR * NR;
+    if (nc_cap > nc_max) nc_cap = nc_max;
+    // A row-major A (nt, nn) goes to the rows kernel: a full MR-row panel in place, unless its rows are
+    // a multiple of 4 KB apart (they would all fall in one L1 set), and an edge panel, as rows copied
+    // to a buffer with a harmless stride and zero rows below. Otherwise (tn, or no rows kernel) A is
+    // packed MC rows at a time.
+    int rows_mode = ker->rows && !op->trans_a, in_place = rows_mode && op->lda % 1024 != 0;
+    long a_stride = (kc_base + 15) / 16 * 16 + 16;
+    if (a_stride % 1024 == 0) a_stride += 16;
+    long apack_len = rows_mode ? (long)MR * a_stride : (long)MC * kc_base;
+    float *apack = alloc_floats(apack_len);
+    float *bpack = alloc_floats((long)kc_base * nc_cap);
+    if (!apack || !bpack) { free(apack); free(bpack); return -1; }
+    for (int jc = n0; jc < n1; jc += nc_cap) {
+        int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
+        for (int pc = 0; pc < K; pc += kc_base) {
+            int kc = K - pc < kc_base ? K - pc : kc_base;
+            int load_c = accumulate || pc > 0;
+            const float *bias_blk = bias && pc + kc == K ? bias + jc : NULL;
+            pack_b(ker, op, pc, kc, jc, nc, NR, bpack);
+            for (int ic = m0; ic < m1; ic += MC) {
+                int mc = m1 - ic < MC ? m1 - ic : MC;
+                if (!rows_mode) pack_a(op, ic, mc, pc, kc, MR, apack);
+                for (int ir = 0; ir < mc; ir += MR) {
+                    int mr = mc - ir < MR ? mc - ir : MR;
+                    const float *ap = apack + (long)ir * kc, *a_rows = NULL;
+                    long lda_rows = op->lda;
+                    if (rows_mode) {
+                        a_rows = op->a + (long)(ic + ir) * op->lda + pc;
+                        if (!in_place || mr < MR) {
+                            for (int i = 0; i < MR; i++) {
+                                float *d = apack + i * a_stride;
+                                if (i < mr) memcpy(d, a_rows + (long)i * op->lda, (size_t)kc * sizeof(float));
+                                else memset(d, 0, (size_t)kc * sizeof(float));
+                            }
+                            a_rows = apack;
+                            lda_rows = a_stride;
+                        }
+                    }
+                    for (int jr = 0; jr < nc; jr += NR) {
+                        int nr = nc - jr < NR ? nc - jr : NR;
+                        const float *bp = bpack + (long)(jr / NR) * kc * NR;
+                        float *cp = C + (long)(ic + ir) * ldc + jc + jr;
+                        const float *bias_p = bias_blk ? bias_blk + jr : NULL;
+                        if (a_rows) ker->rows(kc, a_rows, lda_rows, bp, cp, ldc, mr, nr, load_c, bias_p);
+                        else ker->fn(kc, ap, bp, cp, ldc, mr, nr, load_c, bias_p);
+                    }
+                }
+            }
+        }
+    }
+    free(apack);
+    free(bpack);
+    return 0;
+}
+
+// Out-of-memory fallback for one thread's block: plain loops, same definition as the *_ref.
+static void gemm_block_plain(const Operands *op, int m0, int m1, int n0, int n1, int K, float *C,
+                             long ldc, const float *bias, int accumulate) {
+    for (int i = m0; i < m1; i++)
+        for (int j = n0; j < n1; j++) {
+            float s = 0.0f;
+            for (int k = 0; k < K; k++) {
+                float a = op->trans_a ? op->a[(long)k * op->lda + i] : op->a[(long)i * op->lda + k];
+                float b = op->trans_b ? op->b[(long)j * op->ldb + k] : op->b[(long)k * op->ldb + j];
+                s += a * b;
+            }
+            if (bias) s += bias[j];
+            float *c = &C[(long)i * ldc + j];
+            *c = accumulate ? *c + s : s;
+        }
+}
+
+static int pick_kernel(Kernel *ker) {
+    switch (gemm_path()) {
+    case GEMM_PATH_AVX512:
+        *ker = (Kernel){GEMM_AVX512_MR, GEMM_AVX512_NR, gemm_kernel_avx512, gemm_kernel_avx512_rows,
+                         gemm_pack_strided32_avx512};
+        return 1;
+    case GEMM_PATH_AVX2:
+        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows, NULL};
+        return 1;
+    case GEMM_PATH_PORTABLE:
+        *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL, NULL};
+        return 1;
+    default: return 0;
+    }
+}
+
+// Splits C among threads: whole MR-row tiles or NR-column tiles, each thread owning its range; a
+// problem too small to pay for waking threads runs on the caller alone.
+static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
+                        const float *bias, int accumulate) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) { // no products: C = (C or 0) + bias
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                float s = bias ? 0.0f + bias[j] : 0.0f, *c = &C[(long)i * ldc + j];
+                *c = accumulate ? *c + s : s;
+            }
+        return;
+    }
+    long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
+    // Each thread packs all of the operand along the dimension it does not split, so split the larger
+    // of M and N, unless it has too few tiles to share out evenly.
+    int split_m = M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
+    long tiles = split_m ? tiles_m : tiles_n;
+    long by_work = (long)((double)M * N * K / MIN_FMAS_PER_THREAD);
+    int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (threads > by_work) threads = by_work > 1 ? (int)by_work : 1;
+    if (threads > tiles) threads = (int)tiles;
+    #pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int nth = omp_get_num_threads(), t = omp_get_thread_num();
+        long t0 = tiles * t / nth, t1 = tiles * (t + 1) / nth;
+        int m0 = 0, m1 = M, n0 = 0, n1 = N;
+        if (split_m) {
+            m0 = (int)(t0 * ker->mr); m1 = t1 * ker->mr < M ? (int)(t1 * ker->mr) : M;
+        } else {
+            n0 = (int)(t0 * ker->nr); n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N;
+        }
+        if (m0 < m1 && n0 < n1 && gemm_block(ker, op, m0, m1, n0, n1, K, C, ldc, bias, accumulate))
+            gemm_block_plain(op, m0, m1, n0, n1, K, C, ldc, bias, accumulate);
+    }
+}
+
+void gemm_nt(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+             float *C, int ldc, const float *bias, int accumulate) {
+    Kernel ker;
+    if (!pick_kernel(&ker)) { gemm_nt_ref(M, N, K, A, lda, B, ldb, C, ldc, bias, accumulate); return; }
+    Operands op = {A, lda, 0, B, ldb, 1};
+    gemm_packed(&ker, &op, M, N, K, C, ldc, bias, accumulate);
+}
+void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+             float *C, int ldc, int accumulate) {
+    Kernel ker;
+    if (!pick_kernel(&ker)) { gemm_nn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate); return; }
+    Operands op = {A, lda, 0, B, ldb, 0};
+    gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
+}
+void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+             float *C, int ldc, int accumulate) {
+    Kernel ker;
+    if (!pick_kernel(&ker)) { gemm_tn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate); return; }
+    Operands op = {A, lda, 1, B, ldb, 0};
+    gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
+}

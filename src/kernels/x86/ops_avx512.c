@@ -1,0 +1,189 @@
+// Attention for one (image, head) pair with AVX-512 (see ops_kernels.h; called by ops_fast.c only
+// when the CPU has AVX-512 and the GEMM path is "avx512"). The same math as the portable loops in
+// ops_fast.c: small products by a register-blocked kernel (6 rows x up to 64 columns of C in zmm
+// registers, one FMA chain per element over k ascending), the softmax and its backward per row with
+// masked vectors, exp by the same polynomial as exp_approx (bitwise the same per element).
+#include "kernels/ops_kernels.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#include <math.h>
+#include "kernels/x86/transpose_avx512.h"
+
+#define TGT __attribute__((target("avx512f,avx512vl,avx512dq,fma")))
+#define RB 6   // rows of C per register tile
+
+static inline TGT __mmask16 tail_mask(int n) {   // the first min(n, 16) lanes
+    return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
+}
+
+// C[r][j] (+)= sum_k A[r * ars + k * aks] * B[k * ldb + j] for r < R <= RB, j < 16 * (nv - 1) + |last|.
+// Rows past R repeat row R - 1 (computed, not stored).
+static inline __attribute__((always_inline)) TGT
+void mm_tile(int R, int K, const float *A, long ars, long aks, const float *B, long ldb, float *C,
+             long ldc, int accumulate, const int nv, __mmask16 last) {
+    __m512 acc[RB][4];
+    long ro[RB];
+#pragma GCC unroll 6
+    for (int r = 0; r < RB; r++) {
+        ro[r] = (long)(r < R ? r : R - 1) * ars;
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) acc[r][v] = _mm512_setzero_ps();
+    }
+    for (int k = 0; k < K; k++) {
+        const float *b = B + (long)k * ldb, *a = A + (long)k * aks;
+        __m512 bv[4];
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++)
+            bv[v] = v == nv - 1 ? _mm512_maskz_loadu_ps(last, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
+#pragma GCC unroll 6
+        for (int r = 0; r < RB; r++) {
+            __m512 ar = _mm512_set1_ps(a[ro[r]]);
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < RB; r++) {
+        if (r >= R) break;
+        float *c = C + (long)r * ldc;
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) {
+            __mmask16 m = v == nv - 1 ? last : (__mmask16)0xFFFF;
+            __m512 t = acc[r][v];
+            if (accumulate) t = _mm512_add_ps(_mm512_maskz_loadu_ps(m, c + 16 * v), t);
+            _mm512_mask_storeu_ps(c + 16 * v, m, t);
+        }
+    }
+}
+
+// C[M][N] (+)= A . B, A(r, k) = A[r * ars + k * aks], B rows ldb apart: columns in chunks of 64,
+// each chunk over every row block (the chunk of B stays in L1).
+static TGT void mm(int M, int N, int K, const float *A, long ars, long aks, const float *B, long ldb,
+                   float *C, long ldc, int accumulate) {
+    for (int j0 = 0; j0 < N; j0 += 64) {
+        int w = N - j0 < 64 ? N - j0 : 64, nv = (w + 15) / 16;
+        __mmask16 last = tail_mask(w - 16 * (nv - 1));
+        for (int r0 = 0; r0 < M; r0 += RB) {
+            int R = M - r0 < RB ? M - r0 : RB;
+            const float *a = A + r0 * ars;
+            const float *b = B + j0;
+            float *c = C + (long)r0 * ldc + j0;
+            switch (nv) {
+            case 1: mm_tile(R, K, a, ars, aks, b, ldb, c, ldc, accumulate, 1, last); break;
+            case 2: mm_tile(R, K, a, ars, aks, b, ldb, c, ldc, accumulate, 2, last); break;
+            case 3: mm_tile(R, K, a, ars, aks, b, ldb, c, ldc, accumulate, 3, last); break;
+            default: mm_tile(R, K, a, ars, aks, b, ldb, c, ldc, accumulate, 4, last); break;
+            }
+        }
+    }
+}
+
+// exp_approx of ops_fast.c, 16 lanes: the same operations in the same order, so the same floats
+// (NaN propagates: the clamps keep a NaN input).
+static inline TGT __m512 exp16(__m512 x) {
+    x = _mm512_max_ps(_mm512_set1_ps(-87.0f), x);
+    x = _mm512_min_ps(_mm512_set1_ps(88.0f), x);
+    const __m512 shift = _mm512_set1_ps(12582912.0f);
+    __m512 n = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), shift), shift);
+    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
+    r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
+}
+
+// row[s] = softmax(row * scale)[s] for s < T.
+static TGT void softmax_row(float *row, int T, float scale) {
+    __m512 vs = _mm512_set1_ps(scale), mx = _mm512_set1_ps(-INFINITY);
+    for (int s = 0; s < T; s += 16) {
+        __mmask16 m = tail_mask(T - s);
+        __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + s), vs);
+        _mm512_mask_storeu_ps(row + s, m, x);
+        mx = _mm512_mask_max_ps(mx, m, mx, x);
+    }
+    __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(mx)), sum = _mm512_setzero_ps();
+    for (int s = 0; s < T; s += 16) {
+        __mmask16 m = tail_mask(T - s);
+        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + s), vmax));
+        _mm512_mask_storeu_ps(row + s, m, e);
+        sum = _mm512_mask_add_ps(sum, m, sum, e);
+    }
+    __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+    for (int s = 0; s < T; s += 16) {
+        __mmask16 m = tail_mask(T - s);
+        _mm512_mask_storeu_ps(row + s, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + s), inv));
+    }
+}
+
+// dst[i][s] = src[s * ld + i] for s < T, i < hd, by 16 x 16 blocks transposed in registers.
+static TGT void transpose_head(float *dst, const float *src, long ld, int T, int hd) {
+    for (int s0 = 0; s0 < T; s0 += 16) {
+        int ns = T - s0 < 16 ? T - s0 : 16;
+        __mmask16 ms = tail_mask(ns);
+        for (int i0 = 0; i0 < hd; i0 += 16) {
+            int ni = hd - i0 < 16 ? hd - i0 : 16;
+            __mmask16 mi = tail_mask(ni);
+            __m512 r[16];
+            for (int j = 0; j < 16; j++)
+                r[j] = j < ns ? _mm512_maskz_loadu_ps(mi, src + (long)(s0 + j) * ld + i0) : _mm512_setzero_ps();
+            transpose16x16_ps(r);
+            for (int i = 0; i < ni; i++) _mm512_mask_storeu_ps(dst + (long)(i0 + i) * T + s0, ms, r[i]);
+        }
+    }
+}
+
+TGT void attn_head_forward_avx512(float *out, long ldo, float *att, const float *q, const float *k,
+                                  const float *v, long ldq, float *kt, int T, int hd, float scale) {
+    transpose_head(kt, k, ldq, T, hd);
+    mm(T, T, hd, q, ldq, 1, kt, T, att, T, 0);          // S = Q K^T
+    for (int t = 0; t < T; t++) softmax_row(att + (long)t * T, T, scale);
+    mm(T, hd, T, att, T, 1, v, ldq, out, ldo, 0);       // O = P V
+}
+
+TGT void attn_head_backward_avx512(float *dq, float *dk, float *dv, long lddq, float *ds, const float *dy,
+                                   long ldy, const float *q, const float *k, const float *v, long ldq,
+                                   const float *p, float *vt, int T, int hd, float scale,
+                                   int accumulate) {
+    transpose_head(vt, v, ldq, T, hd);
+    mm(T, T, hd, dy, ldy, 1, vt, T, ds, T, 0);          // dP = dO V^T
+    __m512 vs = _mm512_set1_ps(scale);
+    for (int t = 0; t < T; t++) {                       // dS = P * (dP - rowsum(P * dP)) * scale
+        const float *pr = p + (long)t * T;
+        float *dr = ds + (long)t * T;
+        __m512 acc = _mm512_setzero_ps();
+        for (int s = 0; s < T; s += 16) {
+            __mmask16 m = tail_mask(T - s);
+            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, pr + s), _mm512_maskz_loadu_ps(m, dr + s), acc);
+        }
+        __m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(acc));
+        for (int s = 0; s < T; s += 16) {
+            __mmask16 m = tail_mask(T - s);
+            __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dr + s), dot);
+            _mm512_mask_storeu_ps(dr + s, m, _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, pr + s), d), vs));
+        }
+    }
+    mm(T, hd, T, p, 1, T, dy, ldy, dv, lddq, accumulate);         // dV (+)= P^T dO
+    mm(T, hd, T, ds, T, 1, k, ldq, dq, lddq, accumulate);         // dQ (+)= dS K
+    mm(T, hd, T, ds, 1, T, q, ldq, dk, lddq, accumulate);         // dK (+)= dS^T Q
+}
+#else
+void attn_head_forward_avx512(float *out, long ldo, float *att, const float *q, const float *k,
+                              const float *v, long ldq, float *kt, int T, int hd, float scale) {
+    (void)out; (void)ldo; (void)att; (void)q; (void)k; (void)v; (void)ldq; (void)kt; (void)T; (void)hd;
+    (void)scale;
+}
+void attn_head_backward_avx512(float *dq, float *dk, float *dv, long lddq, float *ds, const float *dy,
+                               long ldy, const float *q, const float *k, const float *v, long ldq,
+                               const float *p, float *vt, int T, int hd, float scale,
+                                   int accumulate) {
+    (void)dq; (void)dk; (void)dv; (void)lddq; (void)ds; (void)dy; (void)ldy; (void)q; (void)k; (void)v;
+    (void)ldq; (void)p; (void)vt; (void)T; (void)hd; (void)scale; (void)accumulate;
+}
+#endif
