@@ -11,7 +11,7 @@ steps=120; [ "${VITMAE_SANITIZED:-0}" = 1 ] && steps=60
 
 . "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights
 
-# 1. A run learns, and writes what the contract lists.
+# 1. A run learns, and writes what docs/interface.md section 5 lists.
 "$VITMAE" train $small --steps $steps --eval-every 30 --threads 2 --out "$dir/run" > "$dir/log" 2>&1; rc=$?
 t "train exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"

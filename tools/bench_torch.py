@@ -21,7 +21,7 @@ from reference import MaskedAutoencoder, config  # noqa: E402
 
 torch.set_default_dtype(torch.float32)   # reference.py sets float64 for its fixtures; we time float32
 
-PRESETS = {  # CONTRACT section 3
+PRESETS = {  # docs/interface.md section 3
     "tiny": dict(embed_dim=192, depth=6, num_heads=3, decoder_embed_dim=128, decoder_depth=2, decoder_num_heads=4),
     "small": dict(embed_dim=384, depth=12, num_heads=6, decoder_embed_dim=256, decoder_depth=4, decoder_num_heads=8),
     "base": dict(embed_dim=768, depth=12, num_heads=12, decoder_embed_dim=512, decoder_depth=8, decoder_num_heads=16),

@@ -3,7 +3,7 @@
 Run with Debian's PyTorch:  /usr/bin/python3 tools/reference.py [OUT_DIR]   (default tests/fixtures)
 
 The model is facebookresearch/mae's MaskedAutoencoderViT written from its published description
-(CONTRACT.md section 3), with MAE's module names so that state_dict keys equal vitmae's tensor names.
+(docs/interface.md section 3), with MAE's module names so that state_dict keys equal vitmae's tensor names.
 Everything is computed in float64 from float32-rounded weights and inputs, then stored as F32, so the
 fixtures hold the exact answer to within float32 rounding; the C side is compared against it with
 the tolerances stated in tests/test_parity.c.

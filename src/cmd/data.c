@@ -61,7 +61,7 @@ static int print_json(const Dataset *ds) {
         add_clean_string(s, "reason", ds->skipped[i].reason);
         cJSON_AddItemToArray(skipped, s);
     }
-    // Extras beyond the contract's keys: unclassified images, the size range, greyscale.
+    // Extras beyond the keys of docs/interface.md section 5: unclassified images, the size range, greyscale.
     cJSON_AddNumberToObject(root, "unclassified", ds->nroot);
     cJSON *size = cJSON_AddObjectToObject(root, "size");
     cJSON_AddNumberToObject(size, "min_w", ds->min_w);

@@ -29,7 +29,7 @@ typedef struct {
     float ln_eps;           // 1e-6
 } MaeConfig;
 
-// Fills the preset "tiny", "small" or "base" (CONTRACT section 3) with img 224, patch 16, 3 channels,
+// Fills the preset "tiny", "small" or "base" (docs/interface.md section 3) with img 224, patch 16, 3 channels,
 // mask 0.75, learned pos, no norm-pix, pixel mean 0 / std 1. Returns 0, or -1 for an unknown name.
 int mae_config_preset(MaeConfig *cfg, const char *name);
 // Returns 0 when the config is usable; otherwise -1 and a one-line reason in err.

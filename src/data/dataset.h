@@ -1,4 +1,4 @@
-// A folder of images as a dataset (CONTRACT section 2): recursive scan, classes, train/val split,
+// A folder of images as a dataset (docs/interface.md section 2): recursive scan, classes, train/val split,
 // evaluation and training views, pixel statistics, and an optional in-memory 8-bit cache.
 //
 // Scan: files and folders are visited in sorted byte-wise (strcmp) order; symbolic links are followed,

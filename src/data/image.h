@@ -2,7 +2,7 @@
 // 8-bit PNG written with optional tEXt chunks, and the geometry the model needs (resize, crop, flip,
 // channel conversion) on float HWC images.
 //
-// Decoding (CONTRACT section 2): the format is recognised by its magic bytes, never the file name.
+// Decoding (docs/interface.md section 2): the format is recognised by its magic bytes, never the file name.
 // PNG: every colour type and bit depth (1/2/4/8/16, palette with tRNS, grey+alpha, Adam7). JPEG:
 // baseline, progressive, greyscale, CMYK/YCCK (Adobe-inverted CMYK when the Adobe marker is present,
 // as PIL does). 16-bit samples scale by 1/65535, 8-bit by 1/255. Alpha and tRNS are dropped, as PIL's

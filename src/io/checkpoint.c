@@ -1,4 +1,4 @@
-// Checkpoints as safetensors (CONTRACT section 4).
+// Checkpoints as safetensors (docs/interface.md section 4).
 //
 // File layout:  [u64 LE header_len] [JSON header, space-padded to a multiple of 8] [data section]
 // The header maps tensor name -> {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}

@@ -1,4 +1,4 @@
-// Checkpoints as safetensors (CONTRACT section 4): 8-byte little-endian header length, a JSON
+// Checkpoints as safetensors (docs/interface.md section 4): 8-byte little-endian header length, a JSON
 // header (parsed with cJSON), then the data. Every length, offset, dtype and shape is checked
 // before use; crc32 (zlib) over the data section is written and, when present, verified.
 // Writing is atomic: temporary file in the same folder, fsync, rename, fsync of the folder.

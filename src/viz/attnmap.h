@@ -1,4 +1,4 @@
-// Attention maps from the encoder's softmax attention (`vitmae attention`, CONTRACT section 5):
+// Attention maps from the encoder's softmax attention (`vitmae attention`, docs/interface.md section 5):
 // a query row over the patches (the CLS token's, or one patch's), head fusion, and attention
 // rollout. Pure math on buffers; drawing and files are the command's (src/cmd/attention.c).
 //
