@@ -1,6 +1,7 @@
 // The run folder outputs of `vitmae train` besides checkpoints: config.json, metrics.csv,
 // validation, samples and curves. See cmd/train_out.h.
 #include "cmd/train_out.h"
+#include "cmd/train_state.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -10,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cmd/output.h"
-#include "cmd/train.h"
 #include "infer/recon.h"
 #include "viz/panel.h"
 #include "viz/viz.h"

@@ -1,6 +1,6 @@
-// The state of a training run that outlives the process: the train_state JSON a checkpoint carries,
-// the random streams that follow from it, resuming from a checkpoint, and the checkpoint files of a
-// run folder (docs/interface.md section 4).
+// The state of a training run: what outlives the process (the train_state JSON a checkpoint
+// carries, resuming from a checkpoint, the checkpoint files of a run folder, docs/interface.md
+// section 4), the data order that follows from it, and the session in memory (Train).
 //
 // Every random draw is derived from (seed, position), so the whole training state is (step,
 // parameters, AdamW moments): the data order of epoch e comes from (seed ^ SALT_PERM, e), the mask of
@@ -10,7 +10,9 @@
 #define VITMAE_TRAIN_STATE_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "core/model.h"
+#include "data/dataset.h"
 #include "io/checkpoint.h"
 
 #define SALT_PERM 0x7065726d75746531ull
@@ -52,4 +54,36 @@ void run_remove_stale_temp_files(const char *dir);
 int  run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunState *rs,
                          const MaeConfig *cfg, const float *params, const float *exp_avg,
                          const float *exp_avg_sq, char *err, size_t errlen);
+
+// ---------------------------------------------------------------------------------------------
+// A training session in memory, shared by cmd/train.c (flags, setup, the steps) and cmd/train_out.c
+// (what the run folder receives).
+
+// The rows behind curves.png: every logged training loss and learning rate, every validation loss
+// (cmd/train_out.c).
+typedef struct History {
+    long *step; double *loss, *val_step, *val_loss, *lr;
+    int n, nval, cap;
+} History;
+
+typedef struct Train {
+    RunState rs;
+    Dataset ds;
+    int *train_idx, ntrain, *val_idx, nval;
+    MaeConfig cfg;
+    Mae *model;
+    float *exp_avg, *exp_avg_sq;   // AdamW moments, laid out like the parameters
+    const MaeTensor *tensors;
+    int ntensors;
+    int L, K, S, C;                // patches, visible patches, image side, channels
+    char run_dir[4096], ckpt_path[4200];
+    // Buffers sized once before the first step.
+    float *pixels, *images, *noise, *recon;
+    int *ids_keep, *batch_items;
+    EpochOrder order;
+    uint8_t *removed;
+    float *patch_err;
+    FILE *metrics;
+    History hist;
+} Train;
 #endif
