@@ -189,8 +189,8 @@ int cmd_embed(int argc, char **argv) {
         cli_error("embed", "%s", err);
         goto out;
     }
-    printf("%ld images -> %s [%ld, %d] (%s pooling, layer %d of %d) and %s\n", in.n, out_path, in.n, D,
-           features_pool_name(spec.pool), spec.layer, cfg->depth, txt_path);
+    printf("%ld images -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s\n", in.n, out_path, in.n, D,
+           features_pool_name(spec.pool), spec.layer, cfg->depth - 1, txt_path);
     status = 0;
 
 out:

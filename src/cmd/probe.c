@@ -293,8 +293,8 @@ int cmd_probe(int argc, char **argv) {
                              : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
     int C = train.ds.nclasses;
     long dim = fm ? features_dim(fm) : (long)S * S * Cin;
-    if (fm) snprintf(what, sizeof what, "encoder %s token%s, layer %d of %s", features_pool_name(spec.pool),
-                     spec.pool == FEATURES_POOL_MEAN ? "s" : "", spec.layer, ckpt_path);
+    if (fm) snprintf(what, sizeof what, "encoder %s token%s, block %d of 0..%d, %s", features_pool_name(spec.pool),
+                     spec.pool == FEATURES_POOL_MEAN ? "s" : "", spec.layer, features_config(fm)->depth - 1, ckpt_path);
     else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
     if (!json)
         printf("probe: %s (dim %ld); train %ld images, test %ld, %d classes\n", what, dim, train.n, test.n, C);
