@@ -19,6 +19,7 @@
 #include <time.h>
 #include "viz/attnmap.h"
 #include "io/checkpoint.h"
+#include "io/files.h"
 #include "cmd/cli.h"
 #include "kernels/cpu.h"
 #include "cmd/commands.h"
@@ -111,23 +112,6 @@ static void tile_label(const Plan *p, int layer, int head, char *buf, size_t n) 
 
 // ---------------------------------------------------------------------------------------------
 // Files and names
-
-static int mkdir_p(const char *path, char *err, size_t errlen) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { snprintf(err, errlen, "path too long"); return -1; }
-    for (char *s = buf + 1; ; s++) {
-        if (*s == '/' || !*s) {
-            char c = *s;
-            *s = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST) { snprintf(err, errlen, "%.2000s: %s", buf, strerror(errno)); return -1; }
-            *s = c;
-            if (!c) break;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) || !S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%.2000s: not a folder", path); return -1; }
-    return 0;
-}
 
 // Base name without its last extension; "image" when that leaves nothing.
 static char *stem_of(const char *path) {

@@ -19,7 +19,7 @@
 #include "data/dataset.h"
 #include "infer/features.h"
 #include "io/npy.h"
-#include "io/textfile.h"
+#include "io/files.h"
 
 typedef struct {
     char **paths;     // as image_load reads them

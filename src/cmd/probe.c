@@ -20,6 +20,7 @@
 #include "infer/features.h"
 #include "infer/probe.h"
 #include "io/checkpoint.h"
+#include "io/files.h"
 #include "viz/confusion.h"
 
 enum { PROBE_KNN, PROBE_LINEAR, NPROBES };
@@ -113,23 +114,6 @@ static double class_top1(const ProbeResult *r, int c, int C, long *count) {
     for (int j = 0; j < C; j++) n += r->confusion[(size_t)c * C + j];
     *count = n;
     return n ? (double)r->confusion[(size_t)c * C + c] / n : NAN;
-}
-
-static int mkdir_p(const char *path, char *err, size_t errlen) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { snprintf(err, errlen, "path too long"); return -1; }
-    for (char *s = buf + 1;; s++) {
-        if (*s == '/' || !*s) {
-            char c = *s;
-            *s = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST) { snprintf(err, errlen, "%.2000s: %s", buf, strerror(errno)); return -1; }
-            *s = c;
-            if (!c) break;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) || !S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%.2000s: not a folder", path); return -1; }
-    return 0;
 }
 
 // DIR/confusion-<probe>.png; png_write removes a partial file on failure.

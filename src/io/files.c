@@ -1,11 +1,12 @@
-// Atomic whole-file writes (textfile.h).
+// Atomic whole-file writes and mkdir -p (files.h).
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "io/textfile.h"
+#include <sys/stat.h>
+#include "io/files.h"
 
 int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
     size_t plen = strlen(path);
@@ -35,4 +36,21 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *err,
     }
     free(tmp);
     return failed ? -1 : 0;
+}
+
+int mkdir_p(const char *path, char *err, size_t errlen) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { snprintf(err, errlen, "path too long"); return -1; }
+    for (char *s = buf + 1;; s++) {
+        if (*s == '/' || !*s) {
+            char c = *s;
+            *s = 0;
+            if (mkdir(buf, 0777) && errno != EEXIST) { snprintf(err, errlen, "%.2000s: %s", buf, strerror(errno)); return -1; }
+            *s = c;
+            if (!c) break;
+        }
+    }
+    struct stat st;
+    if (stat(path, &st) || !S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%.2000s: not a folder", path); return -1; }
+    return 0;
 }
