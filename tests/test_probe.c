@@ -184,6 +184,7 @@ static void test_linear(const StFile *ref) {
     omp_set_num_threads(2);
     CHECK(!memcmp(p.weight, p1.weight, (size_t)C * d * sizeof(float)) && !memcmp(p.bias, p1.bias, (size_t)C * sizeof(float)),
           "linear: 1 thread == 2 threads");
+    probe_linear_free(&p1);
     // Bad arguments are refused, not crashed on.
     CHECK(probe_linear_train(tr, labels, n, d, 1, &opt, &p1, err, sizeof err) != 0, "one class refused");
     CHECK(probe_knn(tr, labels, n, te, m, d, C, 5, 0.0f, pred, err, sizeof err) != 0, "T = 0 refused");
