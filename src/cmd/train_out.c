@@ -1,41 +1,23 @@
 // The run folder outputs of `vitmae train` besides checkpoints: config.json, metrics.csv,
 // validation, samples and curves. See cmd/train_out.h.
 #include "cmd/train_out.h"
-#include "cmd/train_state.h"
 #include <cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "cmd/output.h"
+#include "cmd/train_state.h"
+#include "core/masking.h"
 #include "infer/recon.h"
+#include "io/files.h"
 #include "viz/panel.h"
 #include "viz/viz.h"
-#include "core/masking.h"
 
 #define SAMPLE_IMAGES 8
 
 // ---------------------------------------------------------------------------------------------
 // The run folder
-
-static int write_text_file(const char *path, const char *text, char *err, size_t errlen) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
-    int bad = fputs(text, f) < 0;
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
 
 int train_out_prepare(const char *run_dir, char *err, size_t errlen) {
     char samples[4200];
@@ -63,7 +45,7 @@ int train_out_config(Train *t, char *err, size_t errlen) {
     char *with_nl = text ? realloc(text, n + 2) : NULL;
     if (!with_nl) { free(text); snprintf(err, errlen, "out of memory"); return -1; }
     with_nl[n] = '\n'; with_nl[n + 1] = 0;
-    int rc = write_text_file(path, with_nl, err, errlen);
+    int rc = file_write_atomic(path, with_nl, n + 1, err, errlen);
     free(with_nl);
     return rc;
 }
