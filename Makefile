@@ -6,7 +6,7 @@
 # objects), tools/*.c are developer tools.
 
 CC       ?= cc
-PKGS     := libpng zlib libjpeg libcjson
+PKGS     := libpng zlib libjpeg libcjson cairo fontconfig
 ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
@@ -98,6 +98,7 @@ test-fast: vitmae $(TOOLS) $(TESTS)
 
 test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  VITMAE_SANITIZED=1 sh tests/run.sh build/san/tests build/san/vitmae build/tools
 
 # libFuzzer targets tests/fuzz/fuzz_<name>.c, built with clang (installed by tools/install-deps.sh when

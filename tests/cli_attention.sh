@@ -41,9 +41,9 @@ t "patch mode row of token 12" '"$chk" map "$tmp/p/attn_input.attn.npy" row 0 ma
 t "checker catches a wrong map" '! "$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 11 "$tmp/p/attn_input/patch03x02-layer00-max.npy" >/dev/null'
 
 # --- overlay pixels on a known case ---------------------------------------------------------------
-run --out "$tmp/o" --raw --head 1 --upsample nearest --scale 3 "$img"
+run --out "$tmp/o" --raw --head 1 --upsample nearest --scale 3 --normalize map "$img"
 t "overlay pixels alpha 0.6 viridis" '"$chk" overlay "$tmp/o/attn_input/layer02-head01.png" "$img" "$tmp/o/attn_input/layer02-head01.npy" 0.6 3 viridis'
-run --out "$tmp/o2" --raw --head mean --upsample nearest --scale 2 --alpha 1 --colormap magma "$img"
+run --out "$tmp/o2" --raw --head mean --upsample nearest --scale 2 --alpha 1 --colormap magma --normalize map "$img"
 t "overlay pixels alpha 1 magma" '"$chk" overlay "$tmp/o2/attn_input/layer02-mean.png" "$img" "$tmp/o2/attn_input/layer02-mean.npy" 1 2 magma'
 t "overlay checker catches a wrong alpha" '! "$chk" overlay "$tmp/o2/attn_input/layer02-mean.png" "$img" "$tmp/o2/attn_input/layer02-mean.npy" 0.5 2 magma >/dev/null'
 # tEXt chunks: mode, layer, head, min, max.
@@ -51,7 +51,8 @@ tr '\000' '=' <"$tmp/o/attn_input/layer02-head01.png" >"$tmp/text"
 t "png text mode" 'grep -aq "mode=cls" "$tmp/text"'
 t "png text layer/head" 'grep -aq "layer=2" "$tmp/text" && grep -aq "head=1" "$tmp/text"'
 t "png text min/max" 'grep -aq "min=[0-9]" "$tmp/text" && grep -aq "max=[0-9]" "$tmp/text"'
-t "default scale 256/16 = 16" '[ "$(od -An -tu1 -j16 -N8 "$tmp/a/attn_input/layer02-mean.png" | tr -s " ")" = " 0 0 1 0 0 0 1 0" ]'
+# Default --display 512: the 16 px photo enlarged by whole pixels, 32 times.
+t "default display 512 = 16 x 32" '[ "$(od -An -tu1 -j16 -N8 "$tmp/a/attn_input/layer02-mean.png" | tr -s " ")" = " 0 0 2 0 0 0 2 0" ]'
 
 # --- every mode and selection writes the documented files, and only those ----------------------
 files() { (cd "$1" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' ' '); }
@@ -111,7 +112,7 @@ for f in $(cd "$tmp/d" && find . -name '*.png' | sed 's|^\./||; s/ /@SP@/g'); do
   grep -qF "href=\"$(enc "$f")\"" "$tmp/d/index.html" || { echo "  not linked: $f"; missing=1; }
 done
 t "index links every PNG" '[ $missing -eq 0 ]'
-t "index link count" '[ $(grep -o "<li><a href=" "$tmp/d/index.html" | wc -l) -eq 5 ]'
+t "index link count" '[ $(grep -o "<figure><a href=" "$tmp/d/index.html" | wc -l) -eq 5 ]'
 
 # A checkpoint with a decoder works the same (the decoder is not used).
 "$VITMAE" attention --ckpt "$fx/torch_small.safetensors" --out "$tmp/ts" "$img" >/dev/null 2>&1; rc=$?

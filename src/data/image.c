@@ -545,6 +545,17 @@ static void crop_resize(const Image *src, int x, int y, int w, int h, int size, 
     free(box);
 }
 
+void image_eval_box(int w, int h, int size, double box[4]) {
+    box[0] = 0; box[1] = 0; box[2] = w; box[3] = h;
+    if ((w == size && h == size) || w < 1 || h < 1 || size < 1) return;
+    // The same resize and crop as image_eval_view, mapped back through the resize's scale.
+    long nw = w <= h ? size : (long)size * w / h;
+    long nh = w <= h ? (long)size * h / w : size;
+    long top = (long)nearbyint((nh - size) / 2.0), left = (long)nearbyint((nw - size) / 2.0);
+    double sx = (double)w / (double)nw, sy = (double)h / (double)nh;
+    box[0] = left * sx; box[1] = top * sy; box[2] = size * sx; box[3] = size * sy;
+}
+
 void image_eval_view(const Image *src, int size, int channels, float *out) {
     int w = src->w, h = src->h, c = src->c;
     size_t n = (size_t)size * size;
@@ -668,12 +679,17 @@ int image_load_view(const char *path, long max_pixels, int size, int channels, f
                     char *err, size_t errlen) {
     Image im;
     if (image_load(path, max_pixels, &im, err, errlen)) return -1;
-    float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
-    if (!tmp) { image_free(&im); snprintf(err, errlen, "out of memory"); return -1; }
-    image_eval_view(&im, size, im.c, tmp);
-    image_quantize8(tmp, (size_t)size * size * im.c);
-    image_convert_channels(tmp, im.c, out, channels, (size_t)size * size);
-    free(tmp);
+    int rc = image_view(&im, size, channels, out, err, errlen);
     image_free(&im);
+    return rc;
+}
+
+int image_view(const Image *im, int size, int channels, float *out, char *err, size_t errlen) {
+    float *tmp = malloc(sizeof(float) * (size_t)size * size * im->c);
+    if (!tmp) { snprintf(err, errlen, "out of memory"); return -1; }
+    image_eval_view(im, size, im->c, tmp);
+    image_quantize8(tmp, (size_t)size * size * im->c);
+    image_convert_channels(tmp, im->c, out, channels, (size_t)size * size);
+    free(tmp);
     return 0;
 }

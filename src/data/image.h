@@ -36,11 +36,16 @@ int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const c
 // out [size][size][channels]. 0 ok, -1 with the reason (without the path) in err.
 int  image_load_view(const char *path, long max_pixels, int size, int channels, float *out,
                      char *err, size_t errlen);
+// The same view of an image already decoded (image_load_view is image_load + this).
+int  image_view(const Image *im, int size, int channels, float *out, char *err, size_t errlen);
 // Evaluation view: shorter side resized to `size` (torchvision Resize(size): the longer side becomes
 // int(size * long / short)), then centre crop size x size with top = round((h - size) / 2) (round half
 // to even, as Python). An image already size x size is copied pixel for pixel. Channels converted
 // last (see image_convert_channels). out [size][size][channels].
 void image_eval_view(const Image *src, int size, int channels, float *out);
+// The region of a w x h source that image_eval_view shows, in source pixels (fractional):
+// box = {x, y, width, height}; the whole image when w == h == size.
+void image_eval_box(int w, int h, int size, double box[4]);
 // torchvision RandomResizedCrop(size, scale=(0.2, 1.0), ratio=(3/4, 4/3)) parameters: 10 attempts of
 // area ~ U(0.2, 1) * area and log-aspect ~ U(log 3/4, log 4/3), w = round(sqrt(area * ratio)),
 // h = round(sqrt(area / ratio)), accepted when 0 < w <= W and 0 < h <= H, offsets uniform; otherwise
