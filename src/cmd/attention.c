@@ -33,7 +33,7 @@
 #include "viz/viz.h"
 
 typedef enum { MODE_CLS, MODE_PATCH, MODE_ROLLOUT } Mode;
-typedef enum { NORM_LAYER, NORM_MAP, NORM_NONE } Normalize;
+typedef enum { NORM_LAYER = ATTN_SCALE_LAYER, NORM_MAP = ATTN_SCALE_MAP, NORM_NONE = ATTN_SCALE_NONE } Normalize;
 static const char *const NORMALIZE_NAMES[] = {"layer", "map", "none"};
 
 // What to compute and draw, resolved against the checkpoint.
@@ -264,26 +264,6 @@ static void draw_map(Canvas *cv, int x, int y, const Display *d, const MaeConfig
     }
 }
 
-// The colour scale of tile t under --normalize (docs: the SYNOPSIS below): [0, 1] (none); the map's
-// own min..max (map); 0 .. the largest value of the tiles of its layer (layer).
-static void tile_scale(const Plan *p, const float *grids, const int *layer_of, int ntiles, int t, int L,
-                       double *vmin, double *vmax) {
-    float lo, hi;
-    if (p->normalize == NORM_NONE) { *vmin = 0; *vmax = 1; return; }
-    if (p->normalize == NORM_MAP) {
-        attn_grid_range(grids + (size_t)t * L, L, &lo, &hi);
-        *vmin = lo; *vmax = hi;
-        return;
-    }
-    double top = 0;
-    for (int u = 0; u < ntiles; u++) {
-        if (layer_of[u] != layer_of[t]) continue;
-        attn_grid_range(grids + (size_t)u * L, L, &lo, &hi);
-        if (hi > top) top = hi;
-    }
-    *vmin = 0; *vmax = top;
-}
-
 // ---------------------------------------------------------------------------------------------
 // One image
 
@@ -442,7 +422,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     for (t = 0; t < ntiles; t++) {
         const float *grid = grids + (size_t)t * L;
         double vmin, vmax;
-        tile_scale(p, grids, layer_of, ntiles, t, L, &vmin, &vmax);
+        attn_map_scale((int)p->normalize, grids, layer_of, ntiles, t, L, &vmin, &vmax);
         int x, y;
         montage_tile_origin(&mo, t, &x, &y);
         char label[64], name[128];
