@@ -44,7 +44,7 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind
+.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind gallery-check
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -159,6 +159,14 @@ fmnist: build/tools/fmnist2png
 DEMO_STEPS ?= 1000
 demo: deps vitmae $(TOOLS) fmnist
 	@sh tools/demo.sh $(DEMO_STEPS)
+
+# The picture pages in a real browser: headless Chromium (Debian's chromium, installed when missing
+# and root) renders demo/'s pages (after `make demo`; else a small gallery from the test fixtures),
+# saves screenshots in build/gallery/screenshots/, and fails when any picture does not load.
+# GALLERY=DIR_OR_PAGE... checks other pages. Not part of `make test` (Chromium is large).
+gallery-check: vitmae $(TOOLS)
+	@sh tools/install-deps.sh build chromium
+	@sh tools/gallery_check.sh $(GALLERY)
 
 # Speed: vitmae bench (1 and 2 threads) against PyTorch on the bench config, one table. PyTorch
 # (python3-torch) and OpenBLAS (Debian's torch calls the system BLAS; the netlib default is ~50x

@@ -421,8 +421,8 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
     double f = has_mark ? (b->mark - b->vmin) / range : 0;
     static const uint8_t edge[3] = {0, 0, 0}, light[3] = {255, 255, 255};
     if (vertical) {
-        canvas_text(c, x + w + 3, y - lh / 2 + 1, hi, b->text_rgb, b->text_size);
-        canvas_text(c, x + w + 3, y + h - lh / 2 - 1, lo, b->text_rgb, b->text_size);
+        canvas_text(c, x + w + 3, y, hi, b->text_rgb, b->text_size);
+        canvas_text(c, x + w + 3, y + h - lh, lo, b->text_rgb, b->text_size);
         if (has_mark) {
             int my = y + (int)lround((1 - f) * (h - 1));
             canvas_fill_rect(c, x - 2, my - 1, w + 4, 3, edge);
