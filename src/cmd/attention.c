@@ -1,13 +1,17 @@
 // `vitmae attention --ckpt FILE [flags] INPUT...`: the encoder's attention drawn over each image.
 // For every image: the evaluation view runs through the encoder (every patch, or the visible ones
 // with --mask-ratio), the chosen maps are computed by src/viz/attnmap.c, and the command draws
-//   DIR/<stem>.attn.png          a montage: a row per layer shown, a tile per map, a colour bar
-//   DIR/<stem>/<map>.png         one overlay per map (tEXt: mode, layer, head, min, max, ...)
+//   DIR/<stem>.attn.png          a montage: a row per layer shown (a tile per head and the mean),
+//                                or, one map per layer, a grid of layers (src/viz/overlay.h); each
+//                                tile labelled, with its colour bar
+//   DIR/<stem>/<map>.png         one overlay per map over the photo at --display size (tEXt: mode,
+//                                layer, head, min, max, colour_scale, ...)
 //   DIR/<stem>.attn.npy          --raw: float32 [depth, heads, T, T], every layer's softmax attention
 //   DIR/<stem>/<map>.npy         --raw: float32 [gh, gw], the map's raw values (NaN = masked patch)
-//   DIR/index.html               links to everything written by this run
-// Each tile is normalised to its own min..max over the patches, so the colour bar reads 0..1
-// "relative attention"; the raw min and max of every map are in its PNG's text chunks.
+//   DIR/index.html               links to everything written by this run, with each map's range
+// Colours follow --normalize (src/viz/attnmap.h, attn_map_scale): by default 0 .. the largest value
+// in the layer, so a colour never claims more than the weight it stands for; every bar is labelled
+// with its scale's ends and marks uniform attention, 1/T.
 #include <errno.h>
 #include <limits.h>
 #include <math.h>

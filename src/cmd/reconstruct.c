@@ -1,5 +1,5 @@
 // `vitmae reconstruct --ckpt FILE [flags] INPUT...`: mask each image, run the autoencoder, and
-// write DIR/<stem>.recon.png (original | masked | reconstruction | + visible | error map), with
+// write DIR/<stem>.recon.png (original | masked | raw prediction | + visible | error map), with
 // --raw the prediction and mask as .npy; print each image's masked MSE and PSNR and their mean.
 //
 // Story: load the checkpoint (refuse encoder-only) -> list the inputs (folders scanned as `data`
