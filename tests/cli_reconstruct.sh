@@ -42,6 +42,12 @@ t "ratio 0 scores all patches" 'echo "$out" | grep -qx "flat masked_mse=0.25 psn
 # 5 * 32 + 5 * 4 + 8 + 3 + label + 4: about 215; the captions wrap to 32 px, so the head is tall.
 size=$(png_size "$tmp/r2/flat.recon.png")
 t "--scale 2 panel ($size)" 'set -- $size; [ $1 -ge 205 ] && [ $1 -le 235 ] && [ $2 -ge 80 ]'
+# --display N: panels of N pixels (5 * 100 + 5 * 4 + 8 + 3 + label + 4: about 555).
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rd" --display 100 "$tmp/flat/flat.png" >/dev/null; rc=$?
+size=$(png_size "$tmp/rd/flat.recon.png")
+t "--display 100 panel ($size)" 'set -- $size; [ $rc -eq 0 ] && [ $1 -ge 545 ] && [ $1 -le 575 ] && [ $2 -gt 100 ] && [ $2 -le 180 ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rs" --display 100 --scale 2 "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "--display with --scale is a usage error" '[ $rc -eq 2 ] && [ $(wc -l <"$tmp/err") -eq 1 ] && grep -q "not both" "$tmp/err" && [ ! -e "$tmp/rs" ]'
 # eval on the same folder: the same numbers, and the loss in model units.
 js=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat" --json); rc=$?
 t "eval exits 0" '[ $rc -eq 0 ]'
