@@ -144,6 +144,11 @@ t "unwritable index exits 1" '[ $rc -eq 1 ] && grep -q "^vitmae: attention: .*in
 t "unwritable index not announced" '! grep -q "index.html" "$tmp/out" && [ ! -e "$tmp/ro/index.html" ]'
 t "the written montage is announced" 'grep -q "attn_input.attn.png" "$tmp/out" && [ -f "$tmp/ro/attn_input.attn.png" ]'
 
+# A photo too large to draw at --scale K is refused with a reason (no crash, no huge allocation).
+"$VITMAE_TOOLS/synth" "$tmp/bigp" --count 1 --size 1700 >/dev/null
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/big" --scale 40 --head 0 "$tmp/bigp" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "too large to draw: exit 1 with a reason" '[ $rc -eq 1 ] && grep -q "too large to draw" "$tmp/err" && ! grep -q " -> " "$tmp/out"'
+
 # A checkpoint with a decoder works the same (the decoder is not used).
 "$VITMAE" attention --ckpt "$fx/torch_small.safetensors" --out "$tmp/ts" "$img" >/dev/null 2>&1; rc=$?
 t "full checkpoint exits 0" '[ $rc -eq 0 ] && [ -f "$tmp/ts/attn_input/layer00-mean.png" ]'

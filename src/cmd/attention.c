@@ -230,12 +230,17 @@ typedef struct {
     int cropped;      // the crop is not the whole photo: outline it
 } Display;
 
-static int display_make(Display *d, const Image *im, int S, int display, int scale) {
+static int display_make(Display *d, const Image *im, int S, int display, int scale, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
     overlay_display_size(im->w, im->h, display, scale, &d->dw, &d->dh, &d->k);
+    if (d->dw > VIZ_MAX_SIDE || d->dh > VIZ_MAX_SIDE) {
+        snprintf(err, errlen, "a %dx%d photo at --scale %d is too large to draw (%d pixels per side at most)",
+                 im->w, im->h, scale, VIZ_MAX_SIDE);
+        return -1;
+    }
     d->c = im->c;
     d->px = malloc(sizeof(float) * (size_t)d->dw * d->dh * d->c);
-    if (!d->px) return -1;
+    if (!d->px) { snprintf(err, errlen, "out of memory for a %dx%d picture", d->dw, d->dh); return -1; }
     overlay_display_photo(im->px, im->w, im->h, im->c, d->dw, d->dh, d->k, d->px);
     double b[4];
     image_eval_box(im->w, im->h, S, b);
@@ -368,11 +373,13 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     float *up = NULL;
     Canvas cv = {0, 0, NULL};
     if (!norm || !row || !grids || !layer_of || !head_of || !cell || !mat || !work || !dir ||
-        (p->mode == MODE_ROLLOUT && !rollout) || display_make(&big, photo, S, p->display, p->scale) ||
-        display_make(&small, photo, S, p->tile, p->scale)) {
+        (p->mode == MODE_ROLLOUT && !rollout)) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
+    if (display_make(&big, photo, S, p->display, p->scale, err, errlen) ||
+        display_make(&small, photo, S, p->tile, p->scale, err, errlen))
+        goto done;
     up = malloc((size_t)big.dw * big.dh * sizeof *up);
     if (!up) { snprintf(err, errlen, "out of memory"); goto done; }
     memcpy(norm, view, (size_t)S * S * C * sizeof *norm);
