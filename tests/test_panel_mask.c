@@ -95,12 +95,18 @@ static void test_panels(void) {
     CHECK(panel_recon_row(&row, &cfg, orig, recon, removed, perr, &po, err, sizeof err) == 0, "%s", err);
     int s = S * scale, step = s + PANEL_GAP;
     double ts = panel_text_size(s);
-    // The documented size: vmax = max patch error = 0.15; captions wrapped to 24 px take several lines.
+    // The documented size: vmax = max patch error = 0.15; the head holds the most lines any caption
+    // needs wrapped to 24 px (the short captions: the panel is narrower than PANEL_FULL_CAPTIONS).
     int want_w = 5 * s + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, 0.15f, ts) + PANEL_GAP;
     char wrapped[256];
-    int lines = text_wrap("raw prediction (visible patches are not trained)", ts, s, wrapped, sizeof wrapped);
-    int top = lines * text_line_height(ts) + PANEL_GAP;   // the longest caption sets the head
-    CHECK(lines >= 3, "the long caption wraps (%d lines)", lines);
+    const char *short_caps[5] = {"original", "masked 75%", "raw prediction", "+ visible", "error"};
+    int lines = 0;
+    for (int k = 0; k < 5; k++) {
+        int n = text_wrap(short_caps[k], ts, s, wrapped, sizeof wrapped);
+        if (n > lines) lines = n;
+    }
+    int top = lines * text_line_height(ts) + PANEL_GAP;
+    CHECK(lines == 2, "short captions wrap to 2 lines at 24 px (%d)", lines);
     CHECK(row.w == want_w && row.h == top + s, "row %dx%d, want %dx%d", row.w, row.h, want_w, top + s);
     int w2, h2;
     panel_recon_row_size(&cfg, removed, perr, &po, &w2, &h2);
@@ -124,6 +130,15 @@ static void test_panels(void) {
     int ink = 0;
     for (int y = 0; y < top; y++) for (int x = 2 * step; x < 2 * step + s; x++) ink += !px_eq(&row, x, y, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]);
     CHECK(ink > 0, "caption above the raw prediction");
+
+    // Panels of PANEL_FULL_CAPTIONS and more get the full captions: at 160 px the longest,
+    // "raw prediction (visible patches are not trained)", sets the head.
+    PanelOptions pf = {160, 0, 1, 0.0f, NULL};
+    int wf, hf;
+    panel_recon_row_size(&cfg, removed, perr, &pf, &wf, &hf);
+    double tsf = panel_text_size(160);
+    int lf = text_wrap("raw prediction (visible patches are not trained)", tsf, 160, wrapped, sizeof wrapped);
+    CHECK(lf >= 2 && hf == lf * text_line_height(tsf) + PANEL_GAP + 160, "full captions at 160 px: %d lines, height %d", lf, hf);
 
     // A title line goes above the captions.
     Canvas rowt;

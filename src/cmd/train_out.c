@@ -156,7 +156,9 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
         recon_removed_from_keep(t->ids_keep + (size_t)k * t->K, t->K, t->L, t->removed);
         recon_pixels(&t->cfg, pred + (size_t)k * t->L * pd, t->images + k * img_floats, t->removed, t->recon);
         recon_masked_mse(&t->cfg, t->recon, t->pixels + k * img_floats, t->removed, t->patch_err);
-        PanelOptions po = {t->S * scale, 1, k == 0, 0.0f, NULL};
+        // Nearest: the model's own pixels, and a sheet a tenth the size of a smooth one (a run
+        // keeps one per --sample-every).
+        PanelOptions po = {t->S * scale, 0, k == 0, 0.0f, NULL};
         rc = panel_recon_row(&rows[k], &t->cfg, t->pixels + k * img_floats, t->recon, t->removed,
                              t->patch_err, &po, err, errlen);
     }

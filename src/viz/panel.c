@@ -24,13 +24,19 @@ static float error_scale_max(const MaeConfig *cfg, const float *patch_err, float
 double panel_text_size(int side) { return side >= 160 ? 13.0 : 11.0; }
 
 // The five captions, each wrapped to the panel's side; returns the most lines any of them takes.
+// Panels narrower than PANEL_FULL_CAPTIONS get the short forms (the long ones would be a column of
+// single words).
 static int captions(const MaeConfig *cfg, const uint8_t *removed, int side, char wrapped[NPANELS][CAPTION_MAX]) {
     int L = mae_num_patches(cfg), nrem = 0;
     for (int l = 0; l < L; l++) nrem += removed[l] != 0;
+    int full = side >= PANEL_FULL_CAPTIONS, pct = (int)(100.0 * nrem / L + 0.5);
     char masked[96];
-    snprintf(masked, sizeof masked, "masked %d%% (%d of %d patches)", (int)(100.0 * nrem / L + 0.5), nrem, L);
-    const char *text[NPANELS] = {"original", masked, "raw prediction (visible patches are not trained)",
-                                 "prediction + visible patches", "squared error per patch"};
+    if (full) snprintf(masked, sizeof masked, "masked %d%% (%d of %d patches)", pct, nrem, L);
+    else snprintf(masked, sizeof masked, "masked %d%%", pct);
+    const char *text[NPANELS] = {"original", masked,
+                                 full ? "raw prediction (visible patches are not trained)" : "raw prediction",
+                                 full ? "prediction + visible patches" : "+ visible",
+                                 full ? "squared error per patch" : "error"};
     int most = 0;
     for (int k = 0; k < NPANELS; k++) {
         int n = text_wrap(text[k], panel_text_size(side), side, wrapped[k], CAPTION_MAX);

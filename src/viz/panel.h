@@ -21,6 +21,7 @@
 enum {
     PANEL_GAP = 4,          // between panels, and between the error panel and its colour bar
     PANEL_BAR_W = 8,        // colour bar width
+    PANEL_FULL_CAPTIONS = 120,   // narrower panels get the short captions
 };
 extern const uint8_t PANEL_BG[3];   // {40, 40, 40}
 
@@ -41,8 +42,9 @@ double panel_text_size(int side);
 // grid, with a colour bar and its min/max). orig and recon are pixel units [H][W][C]
 // (C = cfg->in_chans); removed [L] (1 = removed); patch_err [L] per-patch MSE. Captions: "original",
 // "masked 75% (12 of 16 patches)", "raw prediction (visible patches are not trained)",
-// "prediction + visible patches", "squared error per patch". Creates *dst (caller frees with
-// canvas_free). 0 ok, -1 with err.
+// "prediction + visible patches", "squared error per patch"; for panels narrower than
+// PANEL_FULL_CAPTIONS "original", "masked 75%", "raw prediction", "+ visible", "error". Creates
+// *dst (caller frees with canvas_free). 0 ok, -1 with err.
 int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const float *recon,
                     const uint8_t *removed, const float *patch_err, const PanelOptions *opt,
                     char *err, size_t errlen);
