@@ -8,7 +8,9 @@
 #    v = 0.05 g^2, and weights p0 (1 - lr wd [weight matrices]) - lr g / (|g| + 1e-8) (bias-corrected
 #    step 1), p0 from the --lr 0 run;
 # 4. --clip below the gradient norm changes the run, far above it does not;
-# 5. a run resumed with a non-zero seed ends with bitwise the weights of the uninterrupted run.
+# 5. a run resumed with a non-zero seed ends with bitwise the weights of the uninterrupted run;
+# 6. the held-out images never reach the optimiser: replacing them (same names, so the same split)
+#    leaves the trained weights bitwise the same.
 set -u
 fail=0
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
@@ -96,6 +98,31 @@ train seeded --steps 4 --seed 5 --augment crop --lr 0.01 --ckpt-every 2 --keep 5
 t "resume exits 0" '[ $rc -eq 0 ]'
 t "resumed --seed 5 run ends bitwise as the uninterrupted one" \
   'same_weights "$dir/resumed/checkpoint.safetensors" "$dir/seeded/checkpoint.safetensors"'
+
+# 6. Held-out images do not influence the weights.
+"$VITMAE_TOOLS/synth" "$dir/other" --count 24 --size 8 --seed 9 >/dev/null || { echo "synth failed"; exit 1; }
+cp -R "$dir/data" "$dir/data2"
+nval=$(python3 - "$dir/data2" "$dir/other" <<'PY'
+import os, shutil, sys
+root, other = sys.argv[1], sys.argv[2]
+others = sorted(os.path.join(d, f) for d, _, fs in os.walk(other) for f in fs)
+n = 0
+for d, _, fs in sorted(os.walk(root)):
+    for f in sorted(fs):
+        rel = os.path.relpath(os.path.join(d, f), root)
+        h = 0xcbf29ce484222325
+        for b in rel.encode():   # FNV-1a 64, the split key of src/data/dataset.h
+            h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+        if h % 10000 < 2000:     # --val-frac 0.2
+            shutil.copyfile(others[n], os.path.join(d, f))
+            n += 1
+print(n)
+PY
+)
+train heldout1 --steps 12 --lr 0.01 --augment crop
+"$VITMAE" train $small --data "$dir/data2" --out "$dir/heldout2" --steps 12 --lr 0.01 --augment crop > "$dir/heldout2.log" 2>&1
+t "replaced held-out images ($nval) leave the weights bitwise the same" \
+  '[ "$nval" -gt 0 ] && same_weights "$dir/heldout1/checkpoint.safetensors" "$dir/heldout2/checkpoint.safetensors"'
 
 [ $fail -eq 0 ] && echo "cli optim ok"
 exit $fail
