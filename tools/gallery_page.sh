@@ -4,6 +4,7 @@
 #   RUN/curves.png, RUN/samples/step-N.png (the last one)   from `vitmae train --out DIR/RUN`
 #   */*.recon.png                                           from `vitmae reconstruct`
 #   */*.attn.png                                            from `vitmae attention`
+#   */confusion-*.png                                       from `vitmae probe --out`
 # Usage: tools/gallery_page.sh DIR [TITLE]
 set -e
 dir=$1
@@ -43,6 +44,11 @@ img() {  # relative path, caption
     printf 'patches put back; the squared error of each patch. The title gives the PSNR on the hidden '
     printf 'patches (higher is better).</p>\n'
     find . -name '*.recon.png' | LC_ALL=C sort | while IFS= read -r f; do img "${f#./}" "$(basename "$f" .recon.png)"; done
+  fi
+  if [ -n "$(find . -name 'confusion-*.png' | head -n 1)" ]; then
+    printf '<h2>Probes</h2>\n<p>How well frozen features classify the test images: rows are the true '
+    printf 'class, columns the predicted one, colour the fraction of the row (a bright diagonal is good).</p>\n'
+    find . -name 'confusion-*.png' | LC_ALL=C sort | while IFS= read -r f; do img "${f#./}" "${f#./}"; done
   fi
   find . -mindepth 2 -maxdepth 2 -name index.html | LC_ALL=C sort | while IFS= read -r idx; do
     sub=$(dirname "${idx#./}")
