@@ -1,4 +1,5 @@
 // Transformer blocks and the encoder input, shared by the MAE and the classifier (see encoder.h).
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,29 @@ void tokens_backward(float *gcls, float *gpos, const float *de, const int *ids_k
                 const float *d = row + (size_t)(1 + j) * D;
                 for (int i = i0; i < i1; i++) g[i] += d[i];
             }
+        }
+    }
+}
+
+void vit_init_tensors(const MaeTensor *tensors, int nt, float *params, int grid, Rng *rng) {
+    for (int i = 0; i < nt; i++) {
+        const MaeTensor *t = &tensors[i];
+        float *p = params + t->offset;
+        const char *n = t->name;
+        size_t len = strlen(n);
+        int ends_weight = len >= 7 && !strcmp(n + len - 7, ".weight");
+        if (!strcmp(n, "pos_embed") || !strcmp(n, "decoder_pos_embed")) mae_sincos_pos_embed(p, grid, t->shape[2]);
+        else if (!strcmp(n, "cls_token") || !strcmp(n, "mask_token"))
+            for (size_t j = 0; j < t->numel; j++) p[j] = rng_normal(rng, 0.0f, 0.02f);
+        else if (ends_weight && t->ndim >= 2) {
+            // Xavier uniform with the weight viewed as [out, in] (patch weight: [D, C*P*P]).
+            double fan_out = t->shape[0], fan_in = (double)t->numel / t->shape[0];
+            float bound = (float)sqrt(6.0 / (fan_in + fan_out));
+            for (size_t j = 0; j < t->numel; j++) p[j] = (2.0f * rng_uniform(rng) - 1.0f) * bound;
+        } else if (ends_weight) {
+            for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;   // LayerNorm weight
+        } else {
+            memset(p, 0, t->numel * sizeof(float));              // biases, LayerNorm bias
         }
     }
 }

@@ -11,6 +11,7 @@
 #define VITMAE_ENCODER_H
 #include <stddef.h>
 #include "core/model.h"
+#include "core/rng.h"
 
 // Offsets (in floats) of one transformer block's 12 tensors, in MAE state_dict order.
 typedef struct {
@@ -75,4 +76,9 @@ void tokens_forward(float *x0, const float *patch_emb, const float *cls, const f
 // Backward of tokens_forward: gcls [D] and gpos [1+L, D] (NULL: frozen) += from de [B*(1+K), D]
 // (images summed in ascending order; threads own column blocks).
 void tokens_backward(float *gcls, float *gpos, const float *de, const int *ids_keep, int B, int K, int D);
+
+// MAE initialisation of the tensors of a table, in table order: xavier-uniform weights of >= 2 dims
+// (patch weight as [D, C*P*P]), zero biases, LayerNorm 1/0, cls and mask tokens N(0, 0.02),
+// pos_embed / decoder_pos_embed the 2D sin-cos table of a grid x grid image.
+void vit_init_tensors(const MaeTensor *t, int nt, float *params, int grid, Rng *rng);
 #endif

@@ -196,29 +196,7 @@ void mae_sincos_pos_embed(float *out, int grid, int dim) {
 }
 
 void mae_init_weights(Mae *m, Rng *rng) {
-    const MaeConfig *c = &m->cfg;
-    int grid = c->img_size / c->patch_size;
-    for (int i = 0; i < m->ntensors; i++) {
-        const MaeTensor *t = &m->tensors[i];
-        float *p = m->params + t->offset;
-        const char *n = t->name;
-        size_t len = strlen(n);
-        int ends_weight = len >= 7 && !strcmp(n + len - 7, ".weight");
-        if (!strcmp(n, "pos_embed")) mae_sincos_pos_embed(p, grid, c->embed_dim);
-        else if (!strcmp(n, "decoder_pos_embed")) mae_sincos_pos_embed(p, grid, c->dec_embed_dim);
-        else if (!strcmp(n, "cls_token") || !strcmp(n, "mask_token"))
-            for (size_t j = 0; j < t->numel; j++) p[j] = rng_normal(rng, 0.0f, 0.02f);
-        else if (ends_weight && t->ndim >= 2) {
-            // Xavier uniform with the weight viewed as [out, in] (patch weight: [D, C*P*P]).
-            double fan_out = t->shape[0], fan_in = (double)t->numel / t->shape[0];
-            float bound = (float)sqrt(6.0 / (fan_in + fan_out));
-            for (size_t j = 0; j < t->numel; j++) p[j] = (2.0f * rng_uniform(rng) - 1.0f) * bound;
-        } else if (ends_weight) {
-            for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;   // LayerNorm weight
-        } else {
-            memset(p, 0, t->numel * sizeof(float));              // biases, LayerNorm bias
-        }
-    }
+    vit_init_tensors(m->tensors, m->ntensors, m->params, m->cfg.img_size / m->cfg.patch_size, rng);
 }
 
 // ---------------------------------------------------------------------------------------------
