@@ -1,0 +1,28 @@
+// Run folders shared by `vitmae train` and `vitmae finetune`: creating and probing the folder, atomic
+// text files, snapshot pruning, leftovers of killed writes, --resume paths, and the pixel
+// normalisation chosen at the start of a run.
+#ifndef VITMAE_RUNDIR_H
+#define VITMAE_RUNDIR_H
+#include <stddef.h>
+#include "core/model.h"
+#include "data/dataset.h"
+
+// mkdir -p; 0 ok, -1 with "PATH: reason" in err.
+int  mkdir_p(const char *path, char *err, size_t errlen);
+// The folder must take files: creates and removes a probe file. 0 ok, -1 with a reason.
+int  check_writable(const char *dir, char *err, size_t errlen);
+// Writes text to path through a temporary file and a rename.
+int  write_text_file(const char *path, const char *text, char *err, size_t errlen);
+// Removes ".checkpoint*.safetensors.tmp-*" and ".checkpoint.link.*" left by killed writes.
+void remove_stale_temp_files(const char *dir);
+// Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.
+void prune_snapshots(const char *dir, int keep);
+// --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir gets the run folder.
+void resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
+// 1 when path exists and is not an empty folder (a run must not be written into it without --resume).
+int  path_in_use(const char *path);
+// --pixel-norm dataset|imagenet|none into cfg->pixel_mean / pixel_std ("dataset": measured on the
+// evaluation views of the items idx[0..n)). 0 ok, -1 with a reason.
+int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const int *idx, int n, char *err,
+                    size_t errlen);
+#endif
