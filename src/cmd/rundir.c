@@ -111,6 +111,16 @@ void resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn) {
     }
 }
 
+int publish_latest(const char *snapshot, const char *latest, const char *dir) {
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.%d", dir, (int)getpid());
+    unlink(tmp);
+    if (link(snapshot, tmp) != 0 || rename(tmp, latest) != 0) { unlink(tmp); return -1; }
+    int dfd = open(dir, O_RDONLY);
+    if (dfd >= 0) { fsync(dfd); close(dfd); }
+    return 0;
+}
+
 int path_in_use(const char *path) {
     struct stat st;
     if (stat(path, &st) != 0) return 0;

@@ -369,19 +369,12 @@ static int save_checkpoint(Train *t, int snapshot, char *err, size_t errlen) {
     if (!state) { snprintf(err, errlen, "out of memory"); return -1; }
     int rc;
     if (snapshot && t->rs.keep > 0) {
-        char snap[4300], tmp[4400];
+        char snap[4300];
         snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", t->run_dir, t->rs.step);
         rc = ckpt_save(snap, &t->cfg, mae_params(t->model), state, t->exp_avg, t->exp_avg_sq, err, errlen);
         if (rc == 0) {
-            snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.%d", t->run_dir, (int)getpid());
-            unlink(tmp);
-            if (link(snap, tmp) == 0 && rename(tmp, t->ckpt_path) == 0) {
-                int dfd = open(t->run_dir, O_RDONLY);
-                if (dfd >= 0) { fsync(dfd); close(dfd); }
-            } else {
-                unlink(tmp);
+            if (publish_latest(snap, t->ckpt_path, t->run_dir) != 0)
                 rc = ckpt_save(t->ckpt_path, &t->cfg, mae_params(t->model), state, t->exp_avg, t->exp_avg_sq, err, errlen);
-            }
             prune_snapshots(t->run_dir, t->rs.keep);
         }
     } else {
