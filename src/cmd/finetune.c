@@ -7,7 +7,7 @@
 // cross-entropy, backward, clip, AdamW with layer-wise lr decay) with logs, validation (loss, top-1),
 // curves and checkpoints -> final checkpoint.
 //
-// Reproducibility as `vitmae train`: the data order of epoch e from (seed ^ PERM, e), the augmentation
+// Reproducibility as `vitmae train`: the data order of epoch e as train's (cmd/train_state.h), the augmentation
 // of the k-th image of step s from (seed, s, k), its drop-path draws from (seed ^ DROP, s, k). The
 // training state is (step, parameters, AdamW moments): resume continues bit for bit and any thread
 // count gives the same run.
@@ -26,6 +26,7 @@
 #include "cmd/commands.h"
 #include "cmd/log.h"
 #include "cmd/rundir.h"
+#include "cmd/train_state.h"   // run_epoch_order (the data order, as train)
 #include "core/classifier.h"
 #include "core/optim.h"
 #include "data/dataset.h"
@@ -35,7 +36,6 @@
 #include "kernels/cpu.h"
 #include "viz/viz.h"
 
-#define SALT_PERM 0x66742d7065726d31ull
 #define SALT_DROP 0x66742d64726f7031ull
 #define FT_BETA1 0.9f     // torch.optim.AdamW's defaults, as MAE's main_finetune
 #define FT_BETA2 0.999f
@@ -55,7 +55,7 @@ typedef struct {
     float lr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac;
     char augment[16], data[4096], val[4096], init[4096];
     double elapsed_s;
-} RunState;
+} FtState;
 
 typedef struct {
     double *step, *loss, *lr, *val_step, *val_loss, *val_top1;
@@ -64,7 +64,7 @@ typedef struct {
 
 typedef struct {
     Args a;
-    RunState rs;
+    FtState rs;
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
     int *train_idx, ntrain, *val_idx, nval;
     int *val_label;             // [nval] class of val_idx[i] in the training classes
@@ -77,8 +77,8 @@ typedef struct {
     int ntensors, S, C;
     char run_dir[4096], ckpt_path[4200];
     float *images;
-    int *batch_items, *labels, *perm[2];
-    long perm_epoch[2];
+    int *batch_items, *labels;
+    EpochOrder order;
     FILE *metrics;
     History hist;
 } FineTune;
@@ -89,7 +89,7 @@ static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
 
-static char *run_state_to_json(const RunState *r) {
+static char *ft_state_to_json(const FtState *r) {
     cJSON *o = cJSON_CreateObject();
     const struct { const char *k; double v; } nums[] = {
         {"step", (double)r->step}, {"total_steps", (double)r->total_steps}, {"warmup_steps", (double)r->warmup},
@@ -111,7 +111,7 @@ static char *run_state_to_json(const RunState *r) {
     return s;
 }
 
-static int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen) {
+static int ft_state_from_json(const char *json, FtState *r, char *err, size_t errlen) {
     cJSON *o = cJSON_Parse(json);
     if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return -1; }
     static const char *keys[] = {"step", "total_steps", "warmup_steps", "seed", "batch", "lr", "min_lr",
@@ -153,21 +153,6 @@ static int run_state_from_json(const char *json, RunState *r, char *err, size_t 
 
 // ---------------------------------------------------------------------------------------------
 // Data order, validation
-
-static const int *epoch_perm(FineTune *t, long epoch) {
-    for (int i = 0; i < 2; i++) if (t->perm_epoch[i] == epoch) return t->perm[i];
-    int slot = t->perm_epoch[0] < t->perm_epoch[1] ? 0 : 1;
-    int *p = t->perm[slot];
-    Rng r;
-    rng_derive(&r, (uint64_t)t->rs.seed ^ SALT_PERM, (uint64_t)epoch, 0);
-    for (int i = 0; i < t->ntrain; i++) p[i] = i;
-    for (int i = t->ntrain - 1; i > 0; i--) {
-        int j = (int)rng_below(&r, (uint32_t)i + 1);
-        int tmp = p[i]; p[i] = p[j]; p[j] = tmp;
-    }
-    t->perm_epoch[slot] = epoch;
-    return p;
-}
 
 static const Dataset *val_set(const FineTune *t) { return t->vds.n ? &t->vds : &t->ds; }
 
@@ -283,7 +268,7 @@ static int write_curves(FineTune *t, char *err, size_t errlen) {
 // Checkpoints: RUN/checkpoint-<step>.safetensors (kept snapshots) and RUN/checkpoint.safetensors.
 
 static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
-    char *state = run_state_to_json(&t->rs);
+    char *state = ft_state_to_json(&t->rs);
     if (!state) { snprintf(err, errlen, "out of memory"); return -1; }
     const float *p = clf_params(t->model);
     int rc;
@@ -461,17 +446,17 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
 
 static int setup(FineTune *t, Flag *flags, int nflags) {
     Args *a = &t->a;
-    RunState *r = &t->rs;
+    FtState *r = &t->rs;
     char err[1024];
     int resuming = a->resume != NULL;
     Checkpoint pre;
     memset(&pre, 0, sizeof pre);
     if (resuming) {
         char path[4096], dir[4096];
-        resume_path(a->resume, path, sizeof path, dir, sizeof dir);
+        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
         if (clf_ckpt_load(path, &t->resumed, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
-        if (run_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }
+        if (ft_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }
         t->cfg = t->resumed.cfg;
         t->classes = t->resumed.classes;
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : dir);
@@ -552,7 +537,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         cli_error("finetune --out", "%s", err);
         return 1;
     }
-    remove_stale_temp_files(t->run_dir);
+    run_remove_stale_temp_files(t->run_dir);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
 
     t->model = clf_create(&t->cfg, r->batch, err, sizeof err);
@@ -592,10 +577,10 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     t->images = malloc(B * t->S * t->S * t->C * sizeof(float));
     t->batch_items = malloc(B * sizeof(int));
     t->labels = malloc(B * sizeof(int));
-    t->perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
-    t->perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
-    t->perm_epoch[0] = t->perm_epoch[1] = -1;
-    if (!t->lr_scale || !t->drop || !t->images || !t->batch_items || !t->labels || !t->perm[0] || !t->perm[1]) {
+    t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
+    t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
+    t->order.epoch[0] = t->order.epoch[1] = -1;
+    if (!t->lr_scale || !t->drop || !t->images || !t->batch_items || !t->labels || !t->order.perm[0] || !t->order.perm[1]) {
         cli_error("finetune", "out of memory for the batch buffers");
         return 1;
     }
@@ -618,7 +603,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
 }
 
 static void finetune_free(FineTune *t) {
-    free(t->images); free(t->batch_items); free(t->labels); free(t->perm[0]); free(t->perm[1]);
+    free(t->images); free(t->batch_items); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
     free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop);
     free(t->train_idx); free(t->val_idx); free(t->val_label);
     if (t->model) clf_free(t->model);
@@ -656,7 +641,7 @@ int cmd_finetune(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
 
     char err[1024];
-    RunState *r = &t->rs;
+    FtState *r = &t->rs;
     Augment aug = AUGMENT_CROP;
     augment_parse(r->augment, &aug);
     Progress prog;
@@ -669,7 +654,7 @@ int cmd_finetune(int argc, char **argv) {
         long step = r->step;
         for (int k = 0; k < B; k++) {
             long pos = step * B + k;
-            const int *perm = epoch_perm(t, pos / t->ntrain);
+            const int *perm = run_epoch_order(&t->order, t->rs.seed, pos / t->ntrain, t->ntrain);
             t->batch_items[k] = t->train_idx[perm[pos % t->ntrain]];
             t->labels[k] = t->ds.items[t->batch_items[k]].cls;
         }

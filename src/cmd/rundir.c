@@ -61,7 +61,7 @@ static int cmp_long(const void *a, const void *b) {
 // Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
 // ".checkpoint*.safetensors.tmp-XXXXXX" and save_checkpoint's ".checkpoint.link.<pid>". Removed when
 // a run starts or resumes in the folder, so repeated crashes do not fill the disk.
-void remove_stale_temp_files(const char *dir) {
+void run_remove_stale_temp_files(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
@@ -98,7 +98,7 @@ void prune_snapshots(const char *dir, int keep) {
 }
 
 // --resume RUN_OR_FILE: a folder means its checkpoint.safetensors.
-void resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn) {
+void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn) {
     struct stat st;
     if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(path, n, "%s/checkpoint.safetensors", arg);
