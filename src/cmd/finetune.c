@@ -454,7 +454,13 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (resuming) {
         char path[4096], dir[4096];
         run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
-        if (clf_ckpt_load(path, &t->resumed, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        StFile *f = st_open(path, err, sizeof err);
+        if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        int is_clf = clf_ckpt_is_classifier(f);
+        int lrc = is_clf ? clf_ckpt_from_st(f, &t->resumed, err, sizeof err) : 0;
+        st_close(f);
+        if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
+        if (lrc) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
         if (ft_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }
         t->cfg = t->resumed.cfg;
