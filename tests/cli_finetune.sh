@@ -15,7 +15,7 @@ model="--img 16 --patch 4 --dim 32 --depth 2 --heads 2"
   --threads 2 --out "$dir/pre" > /dev/null 2>&1 || { echo "pretraining failed"; exit 1; }
 pre="$dir/pre/checkpoint.safetensors"
 ft="--data $dir/data --batch 16 --lr 2e-3 --warmup-steps 2 --threads 2"
-steps=120; [ "${VITMAE_SANITIZED:-0}" = 1 ] && steps=40
+steps=120; min_top1=0.6; [ "${VITMAE_SANITIZED:-0}" = 1 ] && steps=60 && min_top1=0.45   # chance is 1/3
 
 # 1. From the pretrained encoder: the files, the header, val_top1 a fraction.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 20 --eval-every 10 --out "$dir/run" > "$dir/log" 2>&1; rc=$?
@@ -38,7 +38,7 @@ PY'
 "$VITMAE" finetune --from-scratch $model $ft --val "$dir/data" --augment none --steps $steps --eval-every $steps --out "$dir/scratch" > "$dir/log" 2>&1; rc=$?
 t "from scratch exits 0" '[ $rc -eq 0 ]'
 top1=$(awk -F, 'NR > 1 && $6 != "" { v = $6 } END { print v }' "$dir/scratch/metrics.csv")
-t "it learns (top-1 on the training folder $top1 > 0.6)" 'awk -v a="$top1" "BEGIN { exit !(a > 0.6) }"'
+t "it learns (top-1 on the training folder $top1 > $min_top1)" 'awk -v a="$top1" -v w="$min_top1" "BEGIN { exit !(a > w) }"'
 
 # 3. 1 and 2 threads: bitwise the same; resuming a snapshot ends bitwise equal.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --ckpt-every 6 --threads 1 --out "$dir/t1" > /dev/null 2>&1
