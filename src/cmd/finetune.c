@@ -466,6 +466,12 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         t->cfg = t->resumed.cfg;
         t->classes = t->resumed.classes;
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : dir);
+        struct stat so, sd;
+        int same_dir = stat(t->run_dir, &so) == 0 && stat(dir, &sd) == 0 && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
+        if (a->out && !same_dir && path_in_use(a->out)) {
+            cli_error("finetune --out", "%s already exists and is not empty (a resumed run goes to its own folder or a new one)", a->out);
+            return 2;
+        }
         if (a->data) snprintf(r->data, sizeof r->data, "%s", a->data);
         if (a->val) snprintf(r->val, sizeof r->val, "%s", a->val);
         printf("resuming %s at step %ld of %ld\n", path, r->step, r->total_steps);
