@@ -10,8 +10,12 @@
 // 3. Drop path: factors all ones equal no drop path bit for bit; factors depend only on (seed, step,
 //    image); their mean is 1 and their drop rate is p_l (linspace over blocks); the kernel's output
 //    averaged over draws is x + branch.
+// 4. Classifier checkpoints: round trip bit for bit (weights, moments, classes), the MAE loader reads the
+//    encoder with `norm` as the identity, damaged metadata / missing tensors are refused.
+#include <unistd.h>
 #include "check.h"
 #include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
 #include "core/classifier.h"
 #include "core/optim.h"
 #include "kernels/droppath.h"
@@ -295,6 +299,63 @@ static void drop_path_checks(void) {
     clf_free(c);
 }
 
+// Classifier checkpoints: a round trip keeps every value, the class names and the moments; the MAE
+// loader reads the encoder (norm as identity, no decoder, no train state); damaged files are refused.
+static void checkpoint_checks(void) {
+    Rng rng;
+    rng_seed(&rng, 21);
+    float *img = NULL;
+    Classifier *c = tiny(2, 1, 2, &rng, &img);
+    if (!c) return;
+    free(img);
+    const ClassifierConfig *cfg = clf_config(c);
+    size_t np = clf_num_params(cfg);
+    float *m = malloc(np * sizeof(float)), *v = malloc(np * sizeof(float));
+    for (size_t i = 0; i < np; i++) { m[i] = rng_normal(&rng, 0, 1); v[i] = rng_uniform(&rng); }
+    char *classes[3] = {"cat", "dog", "emu"};
+    char path[600], err[512];
+    const char *tmp = check_tmpdir();
+    snprintf(path, sizeof path, "%s/clf.safetensors", tmp);
+    CHECK(clf_ckpt_save(path, cfg, classes, clf_params(c), "{\"step\":3}", m, v, err, sizeof err) == 0, "save: %s", err);
+    ClfCheckpoint ck;
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) == 0, "load: %s", err);
+    CHECK(ck.cfg.num_classes == 3 && !strcmp(ck.classes[2], "emu"), "class names kept");
+    CHECK(ck.params && !memcmp(ck.params, clf_params(c), np * sizeof(float)), "parameters bitwise");
+    CHECK(ck.exp_avg && !memcmp(ck.exp_avg, m, np * sizeof(float)) && !memcmp(ck.exp_avg_sq, v, np * sizeof(float)), "moments bitwise");
+    CHECK(ck.train_state && !strcmp(ck.train_state, "{\"step\":3}"), "train state kept");
+    clf_ckpt_free(&ck);
+    Checkpoint enc;
+    CHECK(ckpt_load(path, &enc, err, sizeof err) == 0, "the MAE loader reads a classifier: %s", err);
+    if (enc.params) {
+        Mae *mae = mae_create(&enc.cfg, 1, err, sizeof err);
+        memcpy(mae_params(mae), enc.params, mae_num_params(&enc.cfg) * sizeof(float));
+        const float *nw = mae_tensor(mae, "norm.weight"), *q = mae_tensor(mae, "blocks.1.attn.qkv.weight");
+        CHECK(enc.classifier && !enc.has_decoder && !enc.train_state, "classifier, no decoder, no train state");
+        CHECK(nw[0] == 1.0f && nw[7] == 1.0f && mae_tensor(mae, "norm.bias")[3] == 0.0f, "norm is the identity");
+        CHECK(!memcmp(q, clf_tensor(c, "blocks.1.attn.qkv.weight"), 3 * 8 * 8 * sizeof(float)), "blocks copied");
+        mae_free(mae);
+    }
+    ckpt_free(&enc);
+    // A pretraining checkpoint is not a classifier; damaged classifier metadata or tensors are refused.
+    StTensor one = {"head.bias", 1, {3, 0, 0, 0}, m};
+    const char *keys[3] = {"format", "config", "classifier"};
+    char *cj = mae_config_to_json(&cfg->enc);
+    const char *bad_meta[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\"]}"};
+    CHECK(st_write(path, &one, 1, keys, bad_meta, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "class names"), "names count: %s", err);
+    const char *no_head[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\",\"c\"]}"};
+    CHECK(st_write(path, &one, 1, keys, no_head, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "missing tensor"), "missing tensors: %s", err);
+    CHECK(st_write(path, &one, 1, keys, no_head, 2, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "fine-tune it first"), "no head: %s", err);
+    const char *one_class[3] = {"vitmae", cj, "{\"num_classes\":1,\"classes\":[\"a\"]}"};
+    CHECK(st_write(path, &one, 1, keys, one_class, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "num_classes"), "one class: %s", err);
+    unlink(path);
+    free(cj); free(m); free(v);
+    clf_free(c);
+}
+
 int main(int argc, char **argv) {
     const char *root = getenv("VITMAE_ROOT");
     char path[1024];
@@ -310,5 +371,6 @@ int main(int argc, char **argv) {
     gradcheck(1, 1);
     gradcheck(0, 2);
     drop_path_checks();
+    checkpoint_checks();
     return check_done();
 }
