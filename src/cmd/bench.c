@@ -16,6 +16,7 @@
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/rng.h"
+#include "core/masking.h"
 
 // FLOPs of one training step (forward + backward) for B images, K visible patches of L:
 //   a Linear over M tokens, in -> out: forward 2*M*in*out (one multiply-add = 2 flops); backward
@@ -69,7 +70,7 @@ int cmd_bench(int argc, char **argv) {
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
-        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, 0.99, NULL, "fraction of patches removed (default 0.75)", "R", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default 0.75)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9e18, NULL, "random seed of the synthetic data (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
     };
@@ -77,21 +78,20 @@ int cmd_bench(int argc, char **argv) {
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
     if (channels == 2) { cli_error("bench --channels", "must be 1 or 3"); return 2; }
+    char err[256];
+    if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     if (threads > 0) omp_set_num_threads(threads);
     threads = omp_get_max_threads();
 
     MaeConfig cfg;
     mae_config_preset(&cfg, preset);
     cfg.img_size = img; cfg.patch_size = patch; cfg.in_chans = channels; cfg.mask_ratio = mask_ratio;
-    char err[256];
     if (mae_config_check(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
     int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
+    if (mask_ratio_check(mask_ratio, L, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     // Memory: refuse before allocating what cannot fit.
-    size_t need = mae_bytes_needed(&cfg, batch) + sizeof(float) * ((size_t)batch * S * S * C + (size_t)batch * L);
-    long have = cpu_physical_memory_bytes();
-    if (have > 0 && (double)need > 0.9 * (double)have) {
-        cli_error("bench", "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB", batch, S, S,
-                  need, need / 1073741824.0, have / 1073741824.0);
+    if (mae_memory_check(&cfg, batch, sizeof(float) * ((size_t)S * S * C + (size_t)L), err, sizeof err)) {
+        cli_error("bench", "%s", err);
         return 2;
     }
     Mae *m = mae_create(&cfg, batch, err, sizeof err);

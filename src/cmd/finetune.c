@@ -25,6 +25,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/log.h"
+#include "cmd/output.h"
 #include "cmd/rundir.h"
 #include "cmd/train_state.h"   // run_epoch_order (the data order, as train)
 #include "core/classifier.h"
@@ -545,7 +546,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
                   need, need / 1073741824.0, r->batch, t->S, t->S, have / 1073741824.0);
         return 2;
     }
-    if (mkdir_p(t->run_dir, err, sizeof err) || check_writable(t->run_dir, err, sizeof err)) {
+    if (output_mkdir_p(t->run_dir, err, sizeof err) || output_check_writable(t->run_dir, err, sizeof err)) {
         cli_error("finetune --out", "%s", err);
         return 1;
     }

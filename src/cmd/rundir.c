@@ -9,50 +9,6 @@
 #include <unistd.h>
 #include "cmd/rundir.h"
 
-int mkdir_p(const char *path, char *err, size_t errlen) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
-    struct stat st;
-    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%s: not a folder", tmp); return -1; }
-    return 0;
-}
-
-// The output folder must take files: create and remove a probe file before any training.
-int check_writable(const char *dir, char *err, size_t errlen) {
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());
-    FILE *f = fopen(probe, "w");
-    if (!f) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(errno)); return -1; }
-    int bad = fputs("ok\n", f) < 0;
-    bad |= fclose(f) != 0;
-    unlink(probe);
-    if (bad) { snprintf(err, errlen, "%s: cannot write in this folder", dir); return -1; }
-    return 0;
-}
-
-int write_text_file(const char *path, const char *text, char *err, size_t errlen) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
-    int bad = fputs(text, f) < 0;
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 static int cmp_long(const void *a, const void *b) {
     long x = *(const long *)a, y = *(const long *)b;
     return (x > y) - (x < y);

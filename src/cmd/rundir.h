@@ -1,5 +1,5 @@
-// Run folders shared by `vitmae train` and `vitmae finetune`: creating and probing the folder, atomic
-// text files, snapshot pruning, leftovers of killed writes, --resume paths, and the pixel
+// Run folders shared by `vitmae train` and `vitmae finetune` (folders themselves: cmd/output.h): snapshot
+// pruning, leftovers of killed writes, --resume paths, and the pixel
 // normalisation chosen at the start of a run.
 #ifndef VITMAE_RUNDIR_H
 #define VITMAE_RUNDIR_H
@@ -7,12 +7,6 @@
 #include "core/model.h"
 #include "data/dataset.h"
 
-// mkdir -p; 0 ok, -1 with "PATH: reason" in err.
-int  mkdir_p(const char *path, char *err, size_t errlen);
-// The folder must take files: creates and removes a probe file. 0 ok, -1 with a reason.
-int  check_writable(const char *dir, char *err, size_t errlen);
-// Writes text to path through a temporary file and a rename.
-int  write_text_file(const char *path, const char *text, char *err, size_t errlen);
 // Removes ".checkpoint*.safetensors.tmp-*" and ".checkpoint.link.*" left by killed writes.
 void run_remove_stale_temp_files(const char *dir);
 // Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.

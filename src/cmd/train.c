@@ -23,13 +23,13 @@
 #include "cmd/commands.h"
 #include "cmd/log.h"
 #include "cmd/train.h"
+#include "core/masking.h"
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/rng.h"
 #include "data/dataset.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
-#include "kernels/cpu.h"
 
 // The flags that are not part of the run state; the others are parsed straight into RunState.
 typedef struct {
@@ -88,7 +88,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--dec-dim", FLAG_INT, &a->dec_dim, 1, 16384, NULL, "decoder width (preset)", "N", 0},
         {"--dec-depth", FLAG_INT, &a->dec_depth, 0, 256, NULL, "decoder blocks (preset)", "N", 0},
         {"--dec-heads", FLAG_INT, &a->dec_heads, 1, 1024, NULL, "decoder heads (preset)", "N", 0},
-        {"--mask-ratio", FLAG_FLOAT, &r->mask_ratio, 0.0, 0.99, NULL, "fraction of patches removed (default 0.75)", "R", 0},
+        {"--mask-ratio", FLAG_FLOAT, &r->mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default 0.75)", "R", 0},
         {"--norm-pix", FLAG_BOOL, &a->norm_pix, 0, 0, NULL, "loss on per-patch normalised pixels", NULL, 0},
         {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "position embeddings trained or frozen sin-cos (default learned)", NULL, 0},
         {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "pixel mean/std (default: measured on the data)", NULL, 0},
@@ -120,6 +120,8 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     int rc = cli_parse("train", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
     if (rc != CLI_OK) return rc;
     if (!a->data && !a->resume) return report("train", "--data DIR is required (see vitmae train --help)", CLI_USAGE);
+    char why[256];
+    if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return report("train --mask-ratio", why, CLI_USAGE);
     return CLI_OK;
 }
 
@@ -143,8 +145,8 @@ static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *
     c->in_chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : (t->ds.all_grey ? 1 : 3);
     char why[256];
     if (mae_config_check(c, why, sizeof why)) { snprintf(err, errlen, "train: %s", why); return CLI_USAGE; }
-    if (mae_len_keep(c, c->mask_ratio) < 1) {
-        snprintf(err, errlen, "train --mask-ratio: %g leaves no visible patch of %d", c->mask_ratio, mae_num_patches(c));
+    if (mask_ratio_check(c->mask_ratio, mae_num_patches(c), why, sizeof why)) {
+        snprintf(err, errlen, "train --mask-ratio: %s", why);
         return CLI_USAGE;
     }
     return 0;
@@ -262,14 +264,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
 
     // Memory: refuse before allocating what cannot fit.
-    size_t need = mae_bytes_needed(&t->cfg, t->rs.batch) +
-                  (size_t)t->rs.batch * t->S * t->S * t->C * 2 * sizeof(float);
-    long have = cpu_physical_memory_bytes();
-    if (have > 0 && (double)need > 0.9 * (double)have) {
-        snprintf(err, sizeof err, "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
-                 need, need / 1073741824.0, t->rs.batch, t->S, t->S, have / 1073741824.0);
-        return report("train", err, 2);
-    }
+    size_t per_image = (size_t)t->S * t->S * t->C * 2 * sizeof(float);   // pixels and images
+    if (mae_memory_check(&t->cfg, t->rs.batch, per_image, err, sizeof err)) return report("train", err, 2);
 
     // The run folder must take files before any work is done.
     if (train_out_prepare(t->run_dir, err, sizeof err)) return report("train --out", err, 1);
@@ -317,7 +313,7 @@ static int load_train_batch(Train *t, long step, Augment aug, const uint64_t *ke
     if (dataset_load_batch(&t->ds, t->batch_items, B, t->S, t->C, aug, (uint64_t)t->rs.seed, (uint64_t)step,
                            t->images, err, errlen)) return -1;
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
-    run_masks(t->rs.seed, SALT_MASK, (uint64_t)step, B, keys, t->L, t->K, t->noise, t->ids_keep);
+    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys, B, t->L, t->K, t->noise, t->ids_keep);
     return 0;
 }
 

@@ -4,7 +4,8 @@
 //
 // Every random draw is derived from (seed, position), so the whole training state is (step,
 // parameters, AdamW moments): the data order of epoch e comes from (seed ^ SALT_PERM, e), the mask of
-// the k-th image of step s from (seed ^ SALT_MASK, s, k), validation masks from (seed ^ SALT_VAL, i).
+// the k-th image of step s from (seed ^ SALT_MASK, s, k), validation masks from (seed ^ SALT_VAL, i)
+// (masks_seeded, core/masking.h).
 #ifndef VITMAE_TRAIN_STATE_H
 #define VITMAE_TRAIN_STATE_H
 #include <stddef.h>
@@ -42,11 +43,6 @@ typedef struct {
     long epoch[2];   // -1: empty
 } EpochOrder;
 const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n);
-
-// Masks of n images: image k gets uniform noise [L] from (seed ^ salt, a, keys[k]), turned into
-// MAE's ids_keep (argsort ascending, first K). noise is [n, L] scratch.
-void run_masks(long seed, uint64_t salt, uint64_t a, int n, const uint64_t *keys, int L, int K,
-               float *noise, int *ids_keep);
 
 // Writes RUN/checkpoint.safetensors; with keep > 0 as the snapshot RUN/checkpoint-<step>.safetensors
 // linked in atomically, keeping the newest keep snapshots.

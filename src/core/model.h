@@ -15,6 +15,7 @@
 #define VITMAE_MODEL_H
 #include <stddef.h>
 #include <stdint.h>
+#include "core/masking.h"
 #include "core/rng.h"
 
 typedef struct {
@@ -39,7 +40,7 @@ static inline int mae_num_patches(const MaeConfig *c) {
 }
 static inline int mae_patch_dim(const MaeConfig *c) { return c->patch_size * c->patch_size * c->in_chans; }
 static inline int mae_len_keep(const MaeConfig *c, float mask_ratio) {
-    return (int)(mae_num_patches(c) * (1.0 - (double)mask_ratio));
+    return mask_len_keep(mae_num_patches(c), mask_ratio);
 }
 
 // One named parameter tensor: a slice [offset, offset + numel) of the parameter buffer.
@@ -58,6 +59,11 @@ int mae_param_table(const MaeConfig *cfg, MaeTensor *out, int cap);
 size_t mae_num_params(const MaeConfig *cfg);
 // Bytes mae_init would allocate for (cfg, max_batch): params, grads, AdamW moments, activations.
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
+// The memory rule of every command: a run of batch B that needs mae_bytes_needed(cfg, B) plus
+// extra_per_image bytes for each image is refused, before anything is allocated, when that is more
+// than 90% of physical memory. 0 when it fits (or memory is unknown); -1 and err
+// "batch B at SxS needs N bytes (G GiB); this machine has H GiB" when not.
+int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 
 typedef struct Mae Mae;   // defined in model.c; fields below are read through accessors
 
@@ -77,13 +83,7 @@ void mae_init_weights(Mae *m, Rng *rng);
 // MAE's 2D sin-cos position table [1 + grid*grid, dim], CLS row zero; dim divisible by 4.
 void mae_sincos_pos_embed(float *out, int grid, int dim);
 
-// Per-image masking as MAE: argsort(noise[b]) ascending (stable), first len_keep visible.
-// noise [B, L]; ids_keep out [B, len_keep].
-// Allocation-free: sorts in a stack buffer when L <= MAE_MASK_STACK_L, else in `scratch`.
-void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep);
-// The same with caller-provided scratch of 2 * L ints (any L).
-#define MAE_MASK_STACK_L 1024
-void mae_masking_from_noise_scratch(const float *noise, int B, int L, int len_keep, int *ids_keep, int *scratch);
+// Masking (mae_masking_from_noise, the seeded masks, the mask-ratio rule): core/masking.h.
 
 // Optional wall-clock seconds per phase of mae_forward / mae_backward, ADDED to the struct's fields
 // while timing is enabled (mae_set_timings with a non-NULL pointer). Timing reads a clock between

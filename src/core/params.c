@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/model.h"
+#include "core/masking.h"
 
 int mae_config_preset(MaeConfig *cfg, const char *name) {
     static const struct { const char *name; int d, depth, heads, dd, ddepth, dheads; } presets[] = {
@@ -41,7 +42,7 @@ int mae_config_check(const MaeConfig *c, char *err, size_t n) {
     if (c->embed_dim % 4) BAD("embed_dim %d is not divisible by 4 (2D sin-cos position table)", c->embed_dim);
     if (c->dec_embed_dim % 4) BAD("decoder_embed_dim %d is not divisible by 4 (2D sin-cos position table)", c->dec_embed_dim);
     if (c->mlp_ratio < 1 || c->mlp_ratio > 64) BAD("mlp_ratio %d is out of range [1, 64]", c->mlp_ratio);
-    if (!(c->mask_ratio >= 0.0f && c->mask_ratio < 1.0f)) BAD("mask_ratio %g is out of range [0, 1)", c->mask_ratio);
+    if (!mask_ratio_in_range(c->mask_ratio)) BAD("mask_ratio %g is out of range [0, 1)", c->mask_ratio);
     if (!(c->ln_eps > 0.0f)) BAD("layer_norm_eps %g must be > 0", c->ln_eps);
     for (int i = 0; i < c->in_chans; i++)
         if (!(c->pixel_std[i] > 0.0f)) BAD("pixel_std[%d] %g must be > 0", i, c->pixel_std[i]);
