@@ -186,6 +186,7 @@ fixtures:
 	/usr/bin/python3 tools/reference.py tests/fixtures
 	/usr/bin/python3 tools/reference_recon.py tests/fixtures
 	/usr/bin/python3 tools/reference_attention.py tests/fixtures
+	/usr/bin/python3 tools/reference_probe.py tests/fixtures
 	/usr/bin/python3 tools/reference_classifier.py tests/fixtures
 
 # The PyTorch parity test alone.

@@ -85,6 +85,25 @@ t "info --json says classifier" '"$VITMAE" info --json "$dir/run/checkpoint.safe
 "$VITMAE" attention --ckpt "$dir/run/checkpoint.safetensors" --out "$dir/att" "$dir/data/circle/00000.png" > /dev/null 2>&1; rc=$?
 t "attention reads a classifier" '[ $rc -eq 0 ] && [ -s "$dir/att/00000.attn.png" ]'
 
+"$VITMAE" embed --ckpt "$dir/scratch/checkpoint.safetensors" --pool mean --out "$dir/e.npy" "$dir/data/square" > /dev/null 2>&1; rc=$?
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 3 --json "$dir/data/square" > "$dir/sq.json"
+t "embed --pool mean of a classifier is the head's input (its logits give classify's probabilities)" '[ $rc -eq 0 ] && python3 - "$dir/e.npy" "$dir/scratch/checkpoint.safetensors" "$dir/sq.json" <<PY
+import ast, json, math, struct, sys
+b = open(sys.argv[1], "rb").read(); hl = struct.unpack("<H", b[8:10])[0]; hd = ast.literal_eval(b[10:10 + hl].decode())
+n, d = hd["shape"]; feats = struct.unpack("<%df" % (n * d), b[10 + hl:])
+c = open(sys.argv[2], "rb").read(); m = struct.unpack("<Q", c[:8])[0]; h = json.loads(c[8:8 + m])
+def tensor(name):
+    lo, hi = h[name]["data_offsets"]; return struct.unpack("<%df" % ((hi - lo) // 4), c[8 + m + lo:8 + m + hi])
+w, bias = tensor("head.weight"), tensor("head.bias"); k = len(bias)
+classes = json.loads(h["__metadata__"]["classifier"])["classes"]
+imgs = json.load(open(sys.argv[3]))["images"]; assert len(imgs) == n
+for i, im in enumerate(imgs):
+    z = [bias[j] + sum(w[j * d + q] * feats[i * d + q] for q in range(d)) for j in range(k)]
+    e = [math.exp(v - max(z)) for v in z]; p = [v / sum(e) for v in e]
+    for name, prob in im["top"]:
+        assert abs(p[classes.index(name)] - prob) <= 2e-5 * prob + 1e-7, (im, p)
+PY'
+
 # 7. Bad input: one line, exit 2 (usage) or 1 (runtime), nothing written.
 err() {   # err NAME WANT_RC PATTERN CMD...
   name=$1; want=$2; pat=$3; shift 3

@@ -11,7 +11,7 @@
 //    image); their mean is 1 and their drop rate is p_l (linspace over blocks); the kernel's output
 //    averaged over draws is x + branch.
 // 4. Classifier checkpoints: round trip bit for bit (weights, moments, classes), the MAE loader reads the
-//    encoder with `norm` as the identity, damaged metadata / missing tensors are refused.
+//    encoder with `norm` weight 1 / bias 0, damaged metadata / missing tensors are refused.
 #include <unistd.h>
 #include "check.h"
 #include "io/checkpoint.h"
@@ -300,7 +300,7 @@ static void drop_path_checks(void) {
 }
 
 // Classifier checkpoints: a round trip keeps every value, the class names and the moments; the MAE
-// loader reads the encoder (norm as identity, no decoder, no train state); damaged files are refused.
+// loader reads the encoder (norm 1 / 0, no decoder, no train state); damaged files are refused.
 static void checkpoint_checks(void) {
     Rng rng;
     rng_seed(&rng, 21);
@@ -331,7 +331,7 @@ static void checkpoint_checks(void) {
         memcpy(mae_params(mae), enc.params, mae_num_params(&enc.cfg) * sizeof(float));
         const float *nw = mae_tensor(mae, "norm.weight"), *q = mae_tensor(mae, "blocks.1.attn.qkv.weight");
         CHECK(enc.classifier && !enc.has_decoder && !enc.train_state, "classifier, no decoder, no train state");
-        CHECK(nw[0] == 1.0f && nw[7] == 1.0f && mae_tensor(mae, "norm.bias")[3] == 0.0f, "norm is the identity");
+        CHECK(nw[0] == 1.0f && nw[7] == 1.0f && mae_tensor(mae, "norm.bias")[3] == 0.0f, "norm is weight 1, bias 0");
         CHECK(!memcmp(q, clf_tensor(c, "blocks.1.attn.qkv.weight"), 3 * 8 * 8 * sizeof(float)), "blocks copied");
         mae_free(mae);
     }

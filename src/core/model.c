@@ -406,3 +406,6 @@ const float *mae_latent(const Mae *m) { return m->latent; }
 const float *mae_attention(const Mae *m, int layer) {
     return layer >= 0 && layer < m->enc.depth ? m->enc.acts[layer].att : NULL;
 }
+const float *mae_block_output(const Mae *m, int layer) {
+    return layer >= 0 && layer < m->enc.depth ? m->enc.res[layer + 1] : NULL;
+}

@@ -113,4 +113,7 @@ const float *mae_pred(const Mae *m);          // [B, L, P*P*C] (mae_forward only
 const float *mae_target(const Mae *m);        // [B, L, P*P*C] targets (norm-pix applied if set)
 const float *mae_latent(const Mae *m);        // [B, 1+K, D] encoder output after norm
 const float *mae_attention(const Mae *m, int layer);  // [B, heads, 1+K, 1+K] encoder layer
+// The residual stream after encoder block `layer` (0-based, before the final norm) [B, 1+K, D];
+// NULL when layer is out of range.
+const float *mae_block_output(const Mae *m, int layer);
 #endif

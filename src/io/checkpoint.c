@@ -787,8 +787,9 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     int n = table_of(&out->cfg, &tab);
     if (!tab) { fail(err, errlen, "%s: out of memory", path); goto out; }
     // A fine-tuned classifier (io/classifier_ckpt.h) has the encoder without the final `norm` (its
-    // global pooling uses fc_norm): it loads here for the encoder's users with `norm` as the identity,
-    // no decoder and no train state (its optimizer state is the classifier's).
+    // global pooling uses fc_norm): it loads here for the encoder's users with `norm` weight 1 and bias
+    // 0 (attention maps do not use it; infer/features.c uses the blocks' own tokens and fc_norm), no
+    // decoder and no train state (its optimizer state is the classifier's).
     out->classifier = st_meta(f, "classifier") != NULL;
     if (out->classifier)
         for (int i = 0; i < n; i++)
