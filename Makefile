@@ -6,7 +6,7 @@
 # objects), tools/*.c are developer tools.
 
 CC       ?= cc
-PKGS     := libpng zlib libjpeg libcjson
+PKGS     := libpng zlib libjpeg libcjson libexif libwebp
 ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation

@@ -18,7 +18,7 @@ d = json.load(sys.stdin)
 want_classes = {"circle": 4, "square": 3, "triangle": 3}
 ok = (d["ok"] == 10 and d["skipped"] == 2 and d["ignored"] == 1 and d["classes"] == want_classes
       and [(f["path"].split("/set/")[1], f["reason"]) for f in d["skipped_files"]]
-          == [("circle/broken.png", "not a PNG or JPEG file"), ("square/cut.png", "truncated PNG data")])
+          == [("circle/broken.png", "not a PNG, JPEG or WebP file"), ("square/cut.png", "truncated PNG data")])
 print("ok" if ok else "bad: %r" % d)' 2>&1)
 t "JSON counts, classes, skipped files ($check)" '[ "$check" = ok ]'
 

@@ -112,7 +112,7 @@ static void test_scan(void) {
               i, ds.class_names[i], ds.class_counts[i]);
     CHECK(ds.nroot == 1, "unclassified = %d", ds.nroot);
     const char *want_skip[4] = {"B_class/bad.png", "dogs/l1.png", "dogs/l2.png", "zz.JPG"};
-    const char *want_why[4] = {"truncated PNG data", "symbolic link loop", "symbolic link loop", "not a PNG or JPEG file"};
+    const char *want_why[4] = {"truncated PNG data", "symbolic link loop", "symbolic link loop", "not a PNG, JPEG or WebP file"};
     for (int i = 0; i < 4 && i < ds.nskipped; i++) {
         CHECK(!strcmp(ds.skipped[i].path, at(root, want_skip[i])), "skipped %d: %s", i, ds.skipped[i].path);
         CHECK(strstr(ds.skipped[i].reason, want_why[i]) != NULL, "skipped %d reason: %s", i, ds.skipped[i].reason);
@@ -242,7 +242,7 @@ static void test_cache_and_views(void) {
     // A file that changed after the scan: a clear error naming it.
     put_text(root, "cats/x.png", "gone");
     CHECK(dataset_eval_view(&plain, 5, S, 1, a, err, sizeof err) == -1 && strstr(err, "cats/x.png") &&
-          strstr(err, "not a PNG or JPEG file"), "changed file: %s", err);
+          strstr(err, "not a PNG, JPEG or WebP file"), "changed file: %s", err);
     CHECK(dataset_eval_view(&cached, 5, S, 1, a, err, sizeof err) == 0, "cached dataset does not re-read it");
     put_png(root, "cats/x.png", 8, 8, 1, 5);
     dataset_free(&plain);

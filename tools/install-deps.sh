@@ -11,6 +11,8 @@ have_pc libpng   || need="$need libpng-dev"
 have_pc zlib     || need="$need zlib1g-dev"
 have_pc libjpeg  || need="$need libjpeg62-turbo-dev"
 have_pc libcjson || need="$need libcjson-dev"
+have_pc libexif  || need="$need libexif-dev"
+have_pc libwebp  || need="$need libwebp-dev"
 for p in "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need="$need $p"
 done
