@@ -143,9 +143,45 @@ static void test_scan(void) {
     CHECK(dataset_scan(at(root, "notes.txt"), NULL, &ds, err, sizeof err) == -1 && strstr(err, "not a folder"),
           "a file is not a folder: %s", err);
     // --max-pixels: the 40x30 image (1200 px) is skipped at a limit of 1000.
-    DatasetOptions small = {1000, 0, 0};
+    DatasetOptions small = {.max_pixels = 1000};
     rc = dataset_scan(root, &small, &ds, err, sizeof err);
     CHECK(rc == 0 && ds.n == 8 && ds.nskipped == 5, "max_pixels skips the large image (n=%d)", ds.n);
+    if (rc == 0) dataset_free(&ds);
+
+    // Lazy scan (headers only): bad.png keeps its header, so it is an item until its pixels are read;
+    // sizes and channels are the decoded ones; the pixel limit still applies from the header.
+    DatasetOptions lazy = {.lazy = 1};
+    rc = dataset_scan(root, &lazy, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 10 && ds.nskipped == 3, "lazy scan: n=%d skipped=%d", ds.n, ds.nskipped);
+    if (rc == 0) {
+        CHECK(!strcmp(ds.items[2].rel, "B_class/bad.png") && ds.items[1].w == 8 && ds.items[2].w == 8, "lazy order");
+        CHECK(ds.items[4].w == 9 && ds.items[4].h == 7 && ds.items[4].c == 1 && ds.items[8].c == 3, "lazy sizes");
+        float v[4 * 4];
+        CHECK(dataset_eval_view(&ds, 2, 4, 1, v, err, sizeof err) == -1 && strstr(err, "bad.png: truncated PNG data"),
+              "broken pixels found at first use: %s", err);
+        dataset_free(&ds);
+    }
+    lazy.max_pixels = 1000;
+    rc = dataset_scan(root, &lazy, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 9 && ds.nskipped == 4, "lazy scan checks the pixel limit (n=%d)", ds.n);
+    if (rc == 0) dataset_free(&ds);
+
+    // Files that look like images but are not read are listed; WebP is a candidate.
+    char odd[700];
+    snprintf(odd, sizeof odd, "%s/odd", base);
+    mkdir(odd, 0777);
+    put_text(odd, "a.svg", "<svg/>");
+    put_text(odd, "b.HEIC", "....");
+    put_text(odd, "c.txt", "text");
+    put_text(odd, "d.webp", "RIFF....WEBPVP8 garbage");
+    put_png(odd, "e.png", 4, 4, 3, 1);
+    rc = dataset_scan(odd, NULL, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 1 && ds.nignored == 3 && ds.nignored_files == 2 && ds.nskipped == 1, "odd folder");
+    if (rc == 0 && ds.nignored_files == 2 && ds.nskipped == 1) {
+        CHECK(strstr(ds.ignored[0].path, "a.svg") && strstr(ds.ignored[0].reason, "SVG"), "svg: %s", ds.ignored[0].reason);
+        CHECK(strstr(ds.ignored[1].path, "b.HEIC") && strstr(ds.ignored[1].reason, "HEIC"), "heic: %s", ds.ignored[1].reason);
+        CHECK(strstr(ds.skipped[0].path, "d.webp") && strstr(ds.skipped[0].reason, "WebP"), "webp: %s", ds.skipped[0].reason);
+    }
     if (rc == 0) dataset_free(&ds);
 }
 
@@ -180,7 +216,7 @@ static void test_cache_and_views(void) {
     const int S = 8;
     Dataset plain, cached;
     char err[256];
-    DatasetOptions opt = {0, S, 16};
+    DatasetOptions opt = {.img_size = S, .cache_mb = 16};
     if (dataset_scan(root, NULL, &plain, err, sizeof err) || dataset_scan(root, &opt, &cached, err, sizeof err)) {
         CHECK(0, "scan: %s", err);
         return;
@@ -254,7 +290,7 @@ static void test_cache_and_views(void) {
     mkdir(big, 0777);
     put_png(big, "a.png", 8, 8, 3, 1);
     put_png(big, "b.png", 600, 600, 3, 2);
-    DatasetOptions tight = {0, 300, 1};
+    DatasetOptions tight = {.img_size = 300, .cache_mb = 1};
     Dataset bd;
     CHECK(dataset_scan(big, &tight, &bd, err, sizeof err) == 0 && bd.n == 2 && bd.cache == NULL,
           "over the cache budget: nothing cached");

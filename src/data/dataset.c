@@ -38,6 +38,8 @@ typedef struct {
     ino_t *vino;
     int nvisited, capvisited;
     int nignored;
+    DataSkip *ignored;   // files that look like images but are not read, with the reason
+    int nignored_files, capignored;
     int oom;
 } Walk;
 
@@ -55,7 +57,41 @@ static int grow(void **p, int *cap, int need, size_t elem) {
 static int is_candidate_name(const char *name) {
     const char *dot = strrchr(name, '.');
     if (!dot) return 0;
-    return !strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg");
+    return !strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".webp");
+}
+
+// Why a file that looks like an image by its name is not read (NULL: it does not look like one).
+static const char *ignored_image_reason(const char *name) {
+    static const struct { const char *ext, *why; } known[] = {
+        {".svg", "SVG is a vector format; export it as PNG"},
+        {".svgz", "SVG is a vector format; export it as PNG"},
+        {".gif", "GIF is not read; convert it to PNG"},
+        {".tif", "TIFF is not read; convert it to PNG"},
+        {".tiff", "TIFF is not read; convert it to PNG"},
+        {".heic", "HEIC is not read; convert it to JPEG"},
+        {".heif", "HEIF is not read; convert it to JPEG"},
+        {".avif", "AVIF is not read; convert it to JPEG or WebP"},
+        {".jxl", "JPEG XL is not read; convert it to JPEG"},
+        {".jp2", "JPEG 2000 is not read; convert it to JPEG"},
+        {".bmp", "BMP is not read; convert it to PNG"},
+        {".ico", "ICO is not read; convert it to PNG"},
+        {".ppm", "PNM is not read; convert it to PNG"},
+        {".pgm", "PNM is not read; convert it to PNG"},
+        {".pbm", "PNM is not read; convert it to PNG"},
+        {".pnm", "PNM is not read; convert it to PNG"},
+        {".tga", "TGA is not read; convert it to PNG"},
+        {".psd", "PSD is not read; export it as PNG"},
+        {".exr", "OpenEXR is not read; export it as 16-bit PNG"},
+        {".dng", "camera raw files are not read; export them as JPEG"},
+        {".cr2", "camera raw files are not read; export them as JPEG"},
+        {".nef", "camera raw files are not read; export them as JPEG"},
+        {".arw", "camera raw files are not read; export them as JPEG"},
+    };
+    const char *dot = strrchr(name, '.');
+    if (!dot) return NULL;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcasecmp(dot, known[i].ext)) return known[i].why;
+    return NULL;
 }
 
 static char *join(const char *a, const char *b) {
@@ -141,6 +177,11 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             add_candidate(wk, full, sub, cls, NULL);   // broken links and loops fail at decode
         } else {
             wk->nignored++;
+            const char *why = ignored_image_reason(names[i]);
+            if (why && !grow((void **)&wk->ignored, &wk->capignored, wk->nignored_files + 1, sizeof *wk->ignored)) {
+                char *reason = strdup(why);
+                if (reason) { wk->ignored[wk->nignored_files++] = (DataSkip){full, reason}; full = NULL; }
+            }
             free(full);
             free(sub);
         }
@@ -156,8 +197,16 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
 typedef struct {
     char *reason;          // NULL when ok
     int w, h, c;
+    int uniform;           // every pixel the same colour (decoded scans only)
     DataCacheEntry cache;  // px NULL when not cached
 } Decoded;
+
+static int is_uniform(const Image *im) {
+    size_t n = (size_t)im->w * im->h;
+    for (size_t p = 1; p < n; p++)
+        if (memcmp(im->px + p * im->c, im->px, sizeof(float) * im->c)) return 0;
+    return 1;
+}
 
 static uint8_t *to_u8(const float *px, size_t n) {
     uint8_t *u = malloc(n ? n : 1);
@@ -170,11 +219,18 @@ static uint8_t *to_u8(const float *px, size_t n) {
     return u;
 }
 
-static void decode_one(const Candidate *cd, long max_pixels, int cache_size, Decoded *out) {
+static void decode_one(const Candidate *cd, long max_pixels, int cache_size, int lazy, Decoded *out) {
     memset(out, 0, sizeof *out);
     if (cd->reason) { out->reason = strdup(cd->reason); return; }
     Image im;
     char why[256];
+    if (lazy) {
+        if (image_probe(cd->path, max_pixels, &out->w, &out->h, &out->c, why, sizeof why)) {
+            out->reason = strdup(why[0] ? why : "cannot read the header");
+            if (!out->reason) out->reason = strdup("out of memory");
+        }
+        return;
+    }
     if (image_load(cd->path, max_pixels, &im, why, sizeof why)) {
         out->reason = strdup(why[0] ? why : "cannot decode");
         if (!out->reason) out->reason = strdup("out of memory");
@@ -183,6 +239,7 @@ static void decode_one(const Candidate *cd, long max_pixels, int cache_size, Dec
     out->w = im.w;
     out->h = im.h;
     out->c = im.c;
+    out->uniform = is_uniform(&im);
     if (cache_size > 0) {
         size_t n = (size_t)im.w * im.h * im.c;
         DataCacheEntry *ce = &out->cache;
@@ -209,7 +266,7 @@ static void free_cache(DataCacheEntry *cache, int n) {
 
 int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char *err, size_t errlen) {
     memset(ds, 0, sizeof *ds);
-    DatasetOptions o = opt ? *opt : (DatasetOptions){0, 0, 0};
+    DatasetOptions o = opt ? *opt : (DatasetOptions){0};
     ds->max_pixels = o.max_pixels > 0 ? o.max_pixels : VITMAE_DEFAULT_MAX_PIXELS;
     struct stat st;
     if (stat(root, &st) != 0) { snprintf(err, errlen, "%s", strerror(errno)); return -1; }
@@ -223,13 +280,13 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     if (rc == 0 && !dec) { snprintf(err, errlen, "out of memory while scanning"); rc = -1; }
 
     // Decode in rounds; the cache stays on while the running total fits the budget.
-    int cache_size = (o.cache_mb > 0 && o.img_size > 0) ? o.img_size : 0;
+    int cache_size = (o.cache_mb > 0 && o.img_size > 0 && !o.lazy) ? o.img_size : 0;
     size_t budget = (size_t)(o.cache_mb > 0 ? o.cache_mb : 0) * 1024 * 1024, cached = 0;
     for (int a = 0; rc == 0 && a < wk.ncand; a += DECODE_CHUNK) {
         int b = a + DECODE_CHUNK < wk.ncand ? a + DECODE_CHUNK : wk.ncand;
         int csize = cache_size;
         #pragma omp parallel for schedule(dynamic, 8)
-        for (int i = a; i < b; i++) decode_one(&wk.cand[i], ds->max_pixels, csize, &dec[i]);
+        for (int i = a; i < b; i++) decode_one(&wk.cand[i], ds->max_pixels, csize, o.lazy, &dec[i]);
         if (!cache_size) continue;
         int drop = 0;
         for (int i = a; i < b; i++) {
@@ -284,7 +341,8 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
             ds->nroot++;
         }
         DataItem *it = &ds->items[ds->n];
-        *it = (DataItem){cd->path, cd->rel, cls, dec[i].w, dec[i].h, dec[i].c};
+        *it = (DataItem){cd->path, cd->rel, cls, dec[i].w, dec[i].h, dec[i].c, dec[i].uniform};
+        ds->nuniform += dec[i].uniform;
         cd->path = cd->rel = NULL;
         if (ds->cache) { ds->cache[ds->n] = dec[i].cache; dec[i].cache.px = NULL; }
         if (ds->n == 0 || it->w < ds->min_w) ds->min_w = it->w;
@@ -316,6 +374,8 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     free(wk.vdev);
     free(wk.vino);
     ds->nignored = wk.nignored;
+    ds->ignored = wk.ignored;
+    ds->nignored_files = wk.nignored_files;
     if (rc) dataset_free(ds);
     return rc;
 }
@@ -329,6 +389,8 @@ void dataset_free(Dataset *ds) {
     free(ds->class_counts);
     for (int i = 0; i < ds->nskipped; i++) { free(ds->skipped[i].path); free(ds->skipped[i].reason); }
     free(ds->skipped);
+    for (int i = 0; i < ds->nignored_files; i++) { free(ds->ignored[i].path); free(ds->ignored[i].reason); }
+    free(ds->ignored);
     free_cache(ds->cache, ds->n);
     free(ds->root);
     memset(ds, 0, sizeof *ds);

@@ -3,9 +3,13 @@
 //
 // Scan: files and folders are visited in sorted byte-wise (strcmp) order; symbolic links are followed,
 // each directory is entered once (symlink loops end there), at most 64 levels deep. A file named
-// *.png, *.jpg or *.jpeg (any case) is a candidate, anything else is "ignored". Every candidate is fully
-// decoded (in parallel, OpenMP) so truncated files are found now; a candidate that fails is "skipped"
-// with its reason (an unreadable sub-folder is listed as skipped too). The class of an image is its
+// *.png, *.jpg, *.jpeg or *.webp (any case) is a candidate, anything else is "ignored"; ignored files
+// that look like images by their name (SVG, GIF, TIFF, HEIC, ...) are listed with the reason. Every
+// candidate is fully decoded (in parallel, OpenMP) so truncated files are found now, unless the scan
+// is lazy (DatasetOptions.lazy: headers only, image_probe; a file broken past its header fails when
+// first used). A candidate that fails is "skipped" with its reason (an unreadable sub-folder is
+// listed as skipped too). A decoded image whose pixels are all the same colour (alpha dropped) is
+// marked uniform. The class of an image is its
 // first-level sub-folder; classes are the sorted names of the sub-folders holding at least one usable
 // image; files directly in the root have class -1.
 //
@@ -35,6 +39,7 @@ typedef struct {
     char *rel;      // path relative to the root ("Coat/00012.png"); the split hashes this
     int cls;        // index into class_names, -1 for files directly in the root
     int w, h, c;    // decoded size and channels (1 grey, 3 RGB)
+    int uniform;    // every pixel the same colour (known only when the scan decoded it)
 } DataItem;
 
 typedef struct { char *path; char *reason; } DataSkip;
@@ -43,6 +48,7 @@ typedef struct {
     long max_pixels;   // <= 0: VITMAE_DEFAULT_MAX_PIXELS
     int img_size;      // the model's image size; needed for the cache (0: no cache)
     long cache_mb;     // cache budget in MiB (0: no cache)
+    int lazy;          // 1: read headers only at the scan (no cache, no uniform check)
 } DatasetOptions;
 
 typedef struct {
@@ -62,6 +68,9 @@ typedef struct {
     DataSkip *skipped;        // candidates that failed, in scan order
     int nskipped;
     int nignored;             // files that are not candidates
+    DataSkip *ignored;        // the ignored files that look like images, with the reason
+    int nignored_files;
+    int nuniform;             // usable images that are one flat colour
     int min_w, min_h, max_w, max_h;   // over usable images (0 when n == 0)
     int all_grey;             // every usable image decoded as 1 channel (for --channels auto)
     long max_pixels;
