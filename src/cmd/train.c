@@ -704,7 +704,8 @@ static int setup(Train *t, Flag *flags, int nflags) {
     }
 
     // The data: scanned and decoded once (cached in memory when it fits).
-    DatasetOptions opt = {.max_pixels = a->max_pixels, .img_size = resuming ? t->cfg.img_size : a->img, .cache_mb = a->cache_mb};
+    DatasetOptions opt = {.max_pixels = a->max_pixels, .work_size = 2 * (resuming ? t->cfg.img_size : a->img),
+                          .cache_mb = a->cache_mb, .lazy = 1};
     if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { cli_error(data, "%s", err); return 1; }
     for (int i = 0; i < t->ds.nskipped && i < 20; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", t->ds.skipped[i].path, t->ds.skipped[i].reason);

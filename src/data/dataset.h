@@ -1,5 +1,6 @@
 // A folder of images as a dataset (docs/interface.md section 2): recursive scan, classes, train/val split,
-// evaluation and training views, pixel statistics, and an optional in-memory 8-bit cache.
+// evaluation and training views from working images, pixel statistics, an in-memory cache and an
+// on-disk store of working images.
 //
 // Scan: files and folders are visited in sorted byte-wise (strcmp) order; symbolic links are followed,
 // each directory is entered once (symlink loops end there), at most 64 levels deep. A file named
@@ -17,16 +18,26 @@
 // channel count, the result is rounded to the 256 levels of 8 bits (image_quantize8), and then
 // converted to the requested channel count (grey -> RGB replicate, RGB -> grey 0.299/0.587/0.114).
 //
-// Cache (DatasetOptions.cache_mb > 0 and img_size > 0): while scanning, each image is kept as 8 bits,
-// either at its original size (when it is exactly 8-bit and at most 4 x img_size^2 pixels, e.g.
-// Fashion-MNIST) or as its img_size evaluation view. If the whole dataset fits under cache_mb, an
-// epoch never decodes again; otherwise nothing is cached and items are decoded on each use. Views
-// from the cache equal the decoded path bit for bit, except one case: `crop` augmentation of an image
-// cached as its evaluation view crops from that view (the centre square at img_size resolution).
+// Working images (DatasetOptions.work_size > 0, what training uses): every view of an item is made
+// from its working image, the photo decoded at a working size and held as 8 bits: JPEGs decode with
+// libjpeg-turbo's DCT scaling at the smallest scale whose shorter side is >= work_size
+// (image_load_reduced); an image whose shorter side is still larger is resized (image_resize_bilinear,
+// antialiased) to shorter side work_size, longer side int(work_size * long / short), as torchvision's
+// Resize; then rounded to 8 bits. An image at most work_size on its shorter side keeps its own size
+// (8-bit images, e.g. Fashion-MNIST, exactly as decoded). Augmentation therefore sees the whole photo.
+// The working image is a pure function of the file's bytes and work_size, so where it comes from
+// (decoded now, the in-memory cache, the on-disk store) never changes a view.
+// - Cache: working images are kept in memory, first come, until cache_mb is used up.
+// - Store (store_dir): working images written to files named by a hash of (absolute path, file
+//   size, modification time, work_size, format version) and read back by later runs; a changed file
+//   has another key and is decoded again. Each file carries its key and a CRC-32; one that does not
+//   match is ignored (and rewritten).
+// With work_size 0 (reconstruct, eval, data) views are made from the full-precision decode.
 #ifndef VITMAE_DATASET_H
 #define VITMAE_DATASET_H
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include "data/image.h"
 #include "core/rng.h"
 
@@ -46,16 +57,13 @@ typedef struct { char *path; char *reason; } DataSkip;
 
 typedef struct {
     long max_pixels;   // <= 0: VITMAE_DEFAULT_MAX_PIXELS
-    int img_size;      // the model's image size; needed for the cache (0: no cache)
-    long cache_mb;     // cache budget in MiB (0: no cache)
-    int lazy;          // 1: read headers only at the scan (no cache, no uniform check)
+    int work_size;     // shorter side of the working images (0: views from the full decode, no cache)
+    long cache_mb;     // in-memory budget for working images in MiB (0: no cache)
+    int lazy;          // 1: read headers only at the scan (no uniform check); see dataset_load_batch
+    const char *store_dir;   // on-disk store of working images (NULL: none); created when missing
 } DatasetOptions;
 
-typedef struct {
-    uint8_t *px;       // [h][w][c]
-    int w, h, c;
-    int original;      // 1: the image at its own size; 0: its img_size evaluation view
-} DataCacheEntry;
+typedef struct DataShared DataShared;   // the cache, the store and late failures (dataset.c)
 
 typedef struct {
     char *root;
@@ -74,10 +82,13 @@ typedef struct {
     int min_w, min_h, max_w, max_h;   // over usable images (0 when n == 0)
     int all_grey;             // every usable image decoded as 1 channel (for --channels auto)
     long max_pixels;
-    DataCacheEntry *cache;    // [n] or NULL
-    int cache_size;           // img_size the cache was built for
-    size_t cache_bytes;
+    int work_size, lazy;
+    DataShared *shared;       // mutable state behind const Dataset pointers; thread-safe
 } Dataset;
+
+// Counters of the working-image sources since the scan (for logs and bench).
+typedef struct { long decoded, cache_hits, store_hits, store_writes, broken; size_t cache_bytes, cache_budget; } DataStats;
+void dataset_stats(const Dataset *ds, DataStats *st);
 
 // Scans root. 0 ok (also when no image is usable: check ds->n), -1 when root cannot be read as a
 // folder (err: the reason, without the path). opt may be NULL (defaults, no cache).
@@ -91,6 +102,9 @@ void dataset_free(Dataset *ds);
 uint64_t dataset_path_hash(const char *rel);
 int  dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, int **val, int *nval);
 
+// Item i's working image as floats (work_size > 0), or its full decode (work_size 0). 0 ok; -1 with
+// err = "PATH: reason".
+int  dataset_working_image(const Dataset *ds, int i, Image *out, char *err, size_t errlen);
 // Item i as its evaluation view, out [size][size][channels]. 0 ok; -1 (err = "PATH: reason") when a
 // file that decoded during the scan no longer does.
 int  dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *out, char *err, size_t errlen);
@@ -98,11 +112,22 @@ int  dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *
 // rng_uniform(rng) < 0.5; crop = image_random_resized_crop from the original, then the flip draw.
 int  dataset_train_view(const Dataset *ds, int i, int size, int channels, Augment aug, Rng *rng,
                         float *out, char *err, size_t errlen);
-// n items in parallel into out [n][size][size][channels]; item k of the batch draws from
-// rng_derive(seed, step, k), so the batch is the same for any thread count. AUGMENT_NONE gives
-// evaluation views. On error, err describes the first failing item in batch order.
+// Images k0 .. k1 - 1 of a step's batch items[0 .. n) in parallel (OpenMP) into
+// out [k1 - k0][size][size][channels]; image k draws from rng_derive(seed, step, k), so any split of
+// a batch (threads, processes) gives the same pixels. AUGMENT_NONE gives evaluation views.
+// Lazy datasets: an item whose file fails to decode (found broken after the header scan) is replaced
+// by the next item of the same batch that decodes (items[k + 1], items[k + 2], ... wrapping), with
+// image k's random stream, so the batch still depends only on (seed, step) and the split is kept;
+// the failure is recorded once for dataset_take_broken. Other datasets: an item that fails is an error (err names the first failing
+// item in batch order).
+int  dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
+                        Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// dataset_load_range over the whole batch (k0 = 0, k1 = n).
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// Items found broken since the last call (each reported once), in scan order: up to max entries
+// {path, reason} copied (malloc'ed strings, the caller frees them). Returns how many.
+int  dataset_take_broken(const Dataset *ds, DataSkip *out, int max);
 
 // Per-channel mean and standard deviation (population) of the evaluation views of up to `limit`
 // items (limit <= 0: 10,000) of idx, picked evenly: idx[k * n / m] for k < m = min(n, limit).
