@@ -657,10 +657,8 @@ int dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *o
     return dataset_train_view(ds, i, size, channels, AUGMENT_NONE, NULL, out, err, errlen);
 }
 
-// Image k of a batch (see dataset_load_range): items[k], or on a lazy dataset the next item of the
-// batch that decodes.
-static int batch_view(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
-                      uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
+                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
     for (int t = 0; t < n; t++) {
         int item = items[(k + t) % n];
         Rng r;
@@ -687,7 +685,7 @@ int dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k
     size_t per = (size_t)size * size * channels;
     #pragma omp parallel for schedule(dynamic, 1)
     for (int j = 0; j < m; j++)
-        status[j] = batch_view(ds, items, n, k0 + j, size, channels, aug, seed, step, out + (size_t)j * per,
+        status[j] = dataset_batch_image(ds, items, n, k0 + j, size, channels, aug, seed, step, out + (size_t)j * per,
                                errs + (size_t)j * 512, 512);
     int rc = 0;
     for (int j = 0; j < m && !rc; j++)

@@ -122,6 +122,9 @@ int  dataset_train_view(const Dataset *ds, int i, int size, int channels, Augmen
 // item in batch order).
 int  dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
                         Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// Image k of the batch alone, as dataset_load_range makes it (no OpenMP inside but the geometry's).
+int  dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
+                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
 // dataset_load_range over the whole batch (k0 = 0, k1 = n).
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
