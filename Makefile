@@ -44,7 +44,7 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind
+.PHONY: all test test-fast test-san test-parity demo bench bench-data fixtures clean deps fuzz fmnist valgrind
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -166,6 +166,13 @@ bench: vitmae
 	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
 	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
 	@sh tools/bench.sh ./vitmae
+
+# Decode throughput on a folder of images, one core, by size class (full decode, working image,
+# store read; docs/data.md): `make bench-data BENCH_DATA=DIR BENCH_IMG=64`.
+BENCH_DATA ?= /usr/share/backgrounds
+BENCH_IMG  ?= 64
+bench-data: build/tools/bench_data
+	build/tools/bench_data $(BENCH_DATA) --img $(BENCH_IMG) --limit 300
 
 # Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
 fixtures:

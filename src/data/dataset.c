@@ -428,6 +428,22 @@ void dataset_stats(const Dataset *ds, DataStats *st) {
     pthread_mutex_unlock(&sh->lock);
 }
 
+size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n) {
+    size_t total = 0;
+    long T = ds->work_size;
+    for (int k = 0; k < n; k++) {
+        const DataItem *it = &ds->items[idx[k]];
+        long w = it->w, h = it->h;
+        if (T > 0 && w > T && h > T) {
+            long nw = w <= h ? T : T * w / h, nh = w <= h ? T * h / w : T;
+            w = nw;
+            h = nh;
+        }
+        total += (size_t)w * h * it->c;
+    }
+    return total;
+}
+
 static void count(DataShared *sh, long *counter) {
     pthread_mutex_lock(&sh->lock);
     (*counter)++;

@@ -86,6 +86,10 @@ typedef struct {
     DataShared *shared;       // mutable state behind const Dataset pointers; thread-safe
 } Dataset;
 
+// Bytes the working images of items idx[0 .. n) take, from their header sizes (to decide whether
+// they fit the cache or need the store).
+size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n);
+
 // Counters of the working-image sources since the scan (for logs and bench).
 typedef struct { long decoded, cache_hits, store_hits, store_writes, broken; size_t cache_bytes, cache_budget; } DataStats;
 void dataset_stats(const Dataset *ds, DataStats *st);
