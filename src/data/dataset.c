@@ -593,6 +593,13 @@ static void mark_broken(const Dataset *ds, int i, const char *why) {
     pthread_mutex_unlock(&sh->lock);
 }
 
+static int is_broken(const Dataset *ds, int i) {
+    pthread_mutex_lock(&ds->shared->lock);
+    int b = ds->shared->broken[i] != NULL;
+    pthread_mutex_unlock(&ds->shared->lock);
+    return b;
+}
+
 int dataset_take_broken(const Dataset *ds, DataSkip *out, int max) {
     DataShared *sh = ds->shared;
     int n = 0;
@@ -679,7 +686,7 @@ int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int s
         int item = items[(k + t) % n];
         Rng r;
         rng_derive(&r, seed, step, (uint64_t)k);
-        if (ds->lazy && item >= 0 && item < ds->n && ds->shared->broken[item]) continue;
+        if (ds->lazy && item >= 0 && item < ds->n && is_broken(ds, item)) continue;
         char why[512];
         if (dataset_train_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) return 0;
         if (!ds->lazy || item < 0 || item >= ds->n) { snprintf(err, errlen, "%s", why); return -1; }
