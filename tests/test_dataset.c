@@ -330,8 +330,10 @@ static void test_store(void) {
     DataStats st;
     dataset_stats(&s1, &st);
     int good = n - 1;   // B_class/bad.png is broken past its header
-    // bad.png's replacement (the next item of the batch) is read back once: one hit.
-    CHECK(st.store_writes == good && st.store_hits == 1, "store written: %ld writes, %ld hits", st.store_writes, st.store_hits);
+    // bad.png's replacement (the next item of the batch) is read back, or decoded and written again
+    // when its own thread has not written it yet.
+    CHECK(st.store_writes >= good && st.store_writes + st.store_hits == good + 1, "store written: %ld writes, %ld hits",
+          st.store_writes, st.store_hits);
     dataset_free(&s1);
     if (dataset_scan(root, &with, &s2, err, sizeof err)) { CHECK(0, "scan: %s", err); return; }
     memset(b1, 0, sizeof(float) * n * per);
@@ -377,7 +379,8 @@ static void test_store(void) {
         dataset_load_batch(&ref, items, n, S, 3, AUGMENT_CROP, 3, 4, b0, err, sizeof err);
         dataset_load_batch(&s2, items, n, S, 3, AUGMENT_CROP, 3, 4, b1, err, sizeof err);
         dataset_stats(&s2, &st);
-        CHECK(st.store_writes == good && st.store_hits == 1 && !memcmp(b0, b1, sizeof(float) * n * per),
+        CHECK(st.store_writes >= good && st.store_writes + st.store_hits == good + 1 &&
+              !memcmp(b0, b1, sizeof(float) * n * per),
               "damaged store ignored (%ld hits, %ld writes)", st.store_hits, st.store_writes);
         dataset_free(&s2);
     }

@@ -680,12 +680,13 @@ int dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *o
     return dataset_train_view(ds, i, size, channels, AUGMENT_NONE, NULL, out, err, errlen);
 }
 
-int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
-                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+// Image k of items[0 .. n), drawn with the random stream of batch image key.
+static int keyed_image(const Dataset *ds, const int *items, int n, int k, int key, int size, int channels, Augment aug,
+                       uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
     for (int t = 0; t < n; t++) {
         int item = items[(k + t) % n];
         Rng r;
-        rng_derive(&r, seed, step, (uint64_t)k);
+        rng_derive(&r, seed, step, (uint64_t)key);
         if (ds->lazy && item >= 0 && item < ds->n && is_broken(ds, item)) continue;
         char why[512];
         if (dataset_train_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) return 0;
@@ -698,8 +699,14 @@ int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int s
     return -1;
 }
 
-int dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
-                       Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
+                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    return keyed_image(ds, items, n, k, k, size, channels, aug, seed, step, out, err, errlen);
+}
+
+// Images k0 .. k1 - 1 of items[0 .. n) in parallel; image k uses the random stream of key_base + k.
+static int load_images(const Dataset *ds, const int *items, int n, int k0, int k1, int key_base, int size,
+                       int channels, Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
     if (k0 < 0 || k1 > n || k0 > k1) { snprintf(err, errlen, "batch range [%d, %d) outside [0, %d)", k0, k1, n); return -1; }
     int m = k1 - k0;
     int *status = calloc(m > 0 ? (size_t)m : 1, sizeof *status);
@@ -708,14 +715,25 @@ int dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k
     size_t per = (size_t)size * size * channels;
     #pragma omp parallel for schedule(dynamic, 1)
     for (int j = 0; j < m; j++)
-        status[j] = dataset_batch_image(ds, items, n, k0 + j, size, channels, aug, seed, step, out + (size_t)j * per,
-                               errs + (size_t)j * 512, 512);
+        status[j] = keyed_image(ds, items, n, k0 + j, key_base + k0 + j, size, channels, aug, seed, step,
+                                out + (size_t)j * per, errs + (size_t)j * 512, 512);
     int rc = 0;
     for (int j = 0; j < m && !rc; j++)
         if (status[j]) { snprintf(err, errlen, "%s", errs + (size_t)j * 512); rc = -1; }
     free(status);
     free(errs);
     return rc;
+}
+
+int dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
+                       Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    return load_images(ds, items, n, k0, k1, 0, size, channels, aug, seed, step, out, err, errlen);
+}
+
+int dataset_load_batch_from(const Dataset *ds, const int *items, int n, int first, int size, int channels,
+                            Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    if (first < 0) { snprintf(err, errlen, "negative batch offset"); return -1; }
+    return load_images(ds, items, n, 0, n, first, size, channels, aug, seed, step, out, err, errlen);
 }
 
 int dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
