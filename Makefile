@@ -44,7 +44,7 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo bench bench-data fixtures clean deps fuzz fmnist valgrind
+.PHONY: all test test-fast test-san test-parity demo bench bench-data fixtures clean deps fuzz fmnist valgrind build-fast mutate
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -93,7 +93,8 @@ test:
 	@$(MAKE) --no-print-directory WERROR=1 test-fast
 	@$(MAKE) --no-print-directory WERROR=1 test-san
 
-test-fast: vitmae $(TOOLS) $(TESTS)
+build-fast: vitmae $(TOOLS) $(TESTS)
+test-fast: build-fast
 	@sh tests/run.sh build/tests ./vitmae build/tools
 
 test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
@@ -173,6 +174,12 @@ BENCH_DATA ?= /usr/share/backgrounds
 BENCH_IMG  ?= 64
 bench-data: build/tools/bench_data
 	build/tools/bench_data $(BENCH_DATA) --img $(BENCH_IMG) --limit 300
+
+# Mutation testing (not part of `make test`): each one-line mutant of tests/mutants.txt is planted in a
+# scratch copy of the tree and the optimised suite runs against it until a test fails; prints KILLED /
+# SURVIVED per mutant, the score, the survivors and the time. `make mutate MUTANTS="name ..."` runs some.
+mutate: build-fast
+	@sh tools/mutate.sh tests/mutants.txt
 
 # Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
 fixtures:
