@@ -177,7 +177,7 @@ int cmd_reconstruct(int argc, char **argv) {
 
     char err[1024];
     Checkpoint ck;
-    if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error(ckpt_path, "%s", err); free(pos); return 1; }
+    if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); free(pos); return 1; }   // err names the file
     if (!ck.has_decoder) {
         cli_error(ckpt_path, "encoder-only checkpoint (no decoder tensors): reconstruct needs the decoder");
         ckpt_free(&ck); free(pos); return 1;

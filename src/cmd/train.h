@@ -10,10 +10,15 @@
 #include "core/model.h"
 #include "data/dataset.h"
 
+#define TRAIN_SAMPLE_IMAGES 8
+
 struct Train {
     RunState rs;
-    Dataset ds;
+    Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
+    const Dataset *vds;            // what val_idx indexes: &ds or &val_ds
     int *train_idx, ntrain, *val_idx, nval;
+    int sample_idx[TRAIN_SAMPLE_IMAGES], nsample;   // images of the sample panels, in *sds
+    const Dataset *sds;
     MaeConfig cfg;
     Mae *model;
     float *exp_avg, *exp_avg_sq;   // AdamW moments, laid out like the parameters

@@ -31,6 +31,7 @@ char *run_state_to_json(const RunState *r) {
     cJSON_AddNumberToObject(o, "val_max", r->val_max);
     cJSON_AddStringToObject(o, "augment", r->augment);
     cJSON_AddStringToObject(o, "data", r->data);
+    if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);
     cJSON_AddNumberToObject(o, "eval_every", (double)r->eval_every);
     cJSON_AddNumberToObject(o, "ckpt_every", (double)r->ckpt_every);
     cJSON_AddNumberToObject(o, "log_every", (double)r->log_every);
@@ -81,6 +82,8 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     }
     snprintf(r->augment, sizeof r->augment, "%s", aug->valuestring);
     snprintf(r->data, sizeof r->data, "%s", data->valuestring);
+    const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "val");   // absent: a held-out split
+    if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
     cJSON_Delete(o);
     if (r->batch < 1 || r->step > r->total_steps) { snprintf(err, errlen, "train_state: inconsistent step/batch"); return -1; }
     return 0;

@@ -23,7 +23,8 @@ typedef struct {
     int batch, keep, val_max;
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
-    char data[4096];
+    char data[4096];    // absolute path of the training folder
+    char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions
 } RunState;
 

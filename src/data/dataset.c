@@ -431,6 +431,31 @@ void dataset_stats(const Dataset *ds, DataStats *st) {
     pthread_mutex_unlock(&sh->lock);
 }
 
+int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
+    if (!ds->shared || ds->work_size <= 0) { snprintf(err, errlen, "no working images to store"); return -1; }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
+    char *abs = realpath(dir, NULL);
+    struct stat st;
+    if (!abs || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode) || access(abs, W_OK) != 0) {
+        snprintf(err, errlen, "%s: not a writable folder", dir);
+        free(abs);
+        return -1;
+    }
+    pthread_mutex_lock(&ds->shared->lock);
+    free(ds->shared->store_dir);
+    ds->shared->store_dir = abs;
+    pthread_mutex_unlock(&ds->shared->lock);
+    return 0;
+}
+
 size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n) {
     size_t total = 0;
     long T = ds->work_size;
