@@ -693,6 +693,10 @@ int cmd_train(int argc, char **argv) {
     }
     progress_end(&prog, stdout);
     loader_free(ld);
+    DataStats st;
+    dataset_stats(&t->ds, &st);
+    printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB)\n",
+           st.decoded, st.store_hits, st.store_writes, st.cache_hits, st.cache_bytes / 1048576.0);
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
         if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,

@@ -154,7 +154,10 @@ int train_out_pick_samples(Train *t, char *err, size_t errlen) {
         int item = src[pos], dup = 0;
         for (int k = 0; k < t->nsample; k++) dup |= t->sample_idx[k] == item;
         if (dup) continue;
-        if (dataset_load_batch(t->sds, &item, 1, t->S, t->C, AUGMENT_NONE, 0, 0, t->pixels, err, errlen)) return -1;
+        if (dataset_load_batch(t->sds, &item, 1, t->S, t->C, AUGMENT_NONE, 0, 0, t->pixels, err, errlen)) {
+            if (t->sds->lazy) continue;   // broken past its header: not shown
+            return -1;
+        }
         if (!is_flat(t->pixels, (size_t)t->S * t->S, t->C)) t->sample_idx[t->nsample++] = item;
     }
     // Every candidate flat: show the spread ones anyway.

@@ -794,6 +794,12 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int
             int item = idx[(size_t)k * n / m];
             if (!view) { status[k] = -1; snprintf(errs + (size_t)k * 256, 256, "out of memory"); continue; }
             status[k] = dataset_eval_view(ds, item, size, channels, view, errs + (size_t)k * 256, 256);
+            if (status[k] && ds->lazy) {   // broken past its header: left out of the statistics
+                const char *why = errs + (size_t)k * 256;
+                size_t pl = strlen(ds->items[item].path);
+                mark_broken(ds, item, strncmp(why, ds->items[item].path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why);
+                status[k] = 1;
+            }
             if (status[k]) continue;
             double *s = sums + (size_t)k * channels * 2;
             for (size_t p = 0; p < per; p++)
@@ -805,11 +811,14 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int
         }
         free(view);
     }
-    int rc = 0;
-    for (int k = 0; k < m && !rc; k++)
-        if (status[k]) { snprintf(err, errlen, "%s", errs + (size_t)k * 256); rc = -1; }
+    int rc = 0, used = 0;
+    for (int k = 0; k < m && !rc; k++) {
+        if (status[k] < 0) { snprintf(err, errlen, "%s", errs + (size_t)k * 256); rc = -1; }
+        used += status[k] == 0;
+    }
+    if (!rc && used == 0) { snprintf(err, errlen, "no image decodes for the pixel statistics"); rc = -1; }
     for (int c = 0; c < channels && !rc; c++) {
-        double s = 0, s2 = 0, count = (double)m * per;
+        double s = 0, s2 = 0, count = (double)used * per;
         for (int k = 0; k < m; k++) { s += sums[((size_t)k * channels + c) * 2]; s2 += sums[((size_t)k * channels + c) * 2 + 1]; }
         double mu = s / count, var = s2 / count - mu * mu;
         double sd = var > 0 ? sqrt(var) : 0;

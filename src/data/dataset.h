@@ -150,7 +150,8 @@ int  dataset_take_broken(const Dataset *ds, DataSkip *out, int max);
 
 // Per-channel mean and standard deviation (population) of the evaluation views of up to `limit`
 // items (limit <= 0: 10,000) of idx, picked evenly: idx[k * n / m] for k < m = min(n, limit).
-// Sums per image in double, added in image order: the same for any thread count. A channel whose
+// Sums per image in double, added in image order: the same for any thread count. Lazy datasets: an
+// image that fails to decode is left out (and recorded for dataset_take_broken). A channel whose
 // std is below 1e-6 (a constant channel) gets std 1.
 int  dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int size, int channels,
                          float *mean, float *std, char *err, size_t errlen);
