@@ -616,7 +616,8 @@ int cmd_train(int argc, char **argv) {
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
     double session_start = now_seconds(), interval_busy = 0, interval_wait = 0, last_note = -1e9;
-    long queued = r->step;
+    long queued = r->step, first_step = r->step;
+    double total_wait = 0;
     double interval_loss = 0;
     int interval_n = 0;
     uint64_t keys[4096];
@@ -657,6 +658,7 @@ int cmd_train(int argc, char **argv) {
         double t1 = now_seconds();
         interval_busy += t1 - t0;
         interval_wait += waited;
+        total_wait += waited;
         interval_loss += loss;
         interval_n++;
         progress_update(&prog, stdout, r->step, loss, lr, interval_busy > 0 ? interval_n * B / interval_busy : 0);
@@ -695,8 +697,10 @@ int cmd_train(int argc, char **argv) {
     loader_free(ld);
     DataStats st;
     dataset_stats(&t->ds, &st);
-    printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB)\n",
-           st.decoded, st.store_hits, st.store_writes, st.cache_hits, st.cache_bytes / 1048576.0);
+    long steps_run = r->step - first_step;
+    printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "
+           "steps waited %.1f ms each for images\n", st.decoded, st.store_hits, st.store_writes, st.cache_hits,
+           st.cache_bytes / 1048576.0, steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0);
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
         if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
