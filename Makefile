@@ -6,7 +6,7 @@
 # objects), tools/*.c are developer tools.
 
 CC       ?= cc
-PKGS     := libpng zlib libjpeg libcjson cairo fontconfig
+PKGS     := libpng zlib libjpeg libcjson libexif libwebp cairo fontconfig
 ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
@@ -44,8 +44,8 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo finetune-demo bench fixtures clean deps fuzz fmnist valgrind \
-        build-fast mutate gallery-check
+.PHONY: all test test-fast test-san test-parity demo finetune-demo bench bench-data fixtures clean deps fuzz fmnist \
+        valgrind build-fast mutate gallery-check
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -184,6 +184,13 @@ bench: vitmae
 	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
 	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
 	@sh tools/bench.sh ./vitmae
+
+# Decode throughput on a folder of images, one core, by size class (full decode, working image,
+# store read; docs/data.md): `make bench-data BENCH_DATA=DIR BENCH_IMG=64`.
+BENCH_DATA ?= /usr/share/backgrounds
+BENCH_IMG  ?= 64
+bench-data: build/tools/bench_data
+	build/tools/bench_data $(BENCH_DATA) --img $(BENCH_IMG) --limit 300
 
 # Mutation testing (not part of `make test`): each one-line mutant of tests/mutants.txt is planted in a
 # scratch copy of the tree and the optimised suite runs against it until a test fails; prints KILLED /

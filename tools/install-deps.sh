@@ -11,6 +11,8 @@ have_pc libpng   || need="$need libpng-dev"
 have_pc zlib     || need="$need zlib1g-dev"
 have_pc libjpeg  || need="$need libjpeg62-turbo-dev"
 have_pc libcjson || need="$need libcjson-dev"
+have_pc libexif  || need="$need libexif-dev"
+have_pc libwebp  || need="$need libwebp-dev"
 # Text and lines in the pictures: cairo, fonts through fontconfig, and the font itself (DejaVu Sans).
 have_pc cairo      || need="$need libcairo2-dev"
 have_pc fontconfig || need="$need libfontconfig-dev"

@@ -147,7 +147,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
         int scanned = 0;
         if (S_ISDIR(st.st_mode)) {
             char err[512];
-            DatasetOptions opt = {max_pixels, 0, 0};
+            DatasetOptions opt = {.max_pixels = max_pixels};
             if (dataset_scan(inputs[i], &opt, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); (*failures)++; continue; }
             scanned = 1;
             for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failures)++; }

@@ -357,7 +357,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
 
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     char err[1024];
-    DatasetOptions opt = {t->a.max_pixels, img, t->a.cache_mb};
+    DatasetOptions opt = {.max_pixels = t->a.max_pixels, .work_size = 2 * img, .cache_mb = t->a.cache_mb};
     if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     for (int i = 0; i < ds->nskipped && i < 20; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);

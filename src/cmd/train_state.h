@@ -27,7 +27,8 @@ typedef struct {
     int batch, keep, val_max;
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
-    char data[4096];
+    char data[4096];    // absolute path of the training folder
+    char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions
 } RunState;
 
@@ -63,10 +64,15 @@ typedef struct History {
     int n, nval, cap;
 } History;
 
+#define TRAIN_SAMPLE_IMAGES 8
+
 typedef struct Train {
     RunState rs;
-    Dataset ds;
+    Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
+    const Dataset *vds;            // what val_idx indexes: &ds or &val_ds
     int *train_idx, ntrain, *val_idx, nval;
+    int sample_idx[TRAIN_SAMPLE_IMAGES], nsample;   // images of the sample panels, in *sds
+    const Dataset *sds;
     MaeConfig cfg;
     Mae *model;
     float *exp_avg, *exp_avg_sq;   // AdamW moments, laid out like the parameters
