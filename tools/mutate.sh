@@ -4,7 +4,9 @@
 # makes a test fail is KILLED; one that passes every test SURVIVED: a missing test.
 #
 # Usage: tools/mutate.sh [LIST]          (LIST default tests/mutants.txt)
-#   MUTANTS="name1 name2"  only these mutants;  MUTATE_JOBS=N  make -j (default 2).
+#   MUTANTS="name1 name2"  only these mutants;  MUTATE_JOBS=N  make -j (default 2);
+#   MUTATE_TESTS="build/tests/test_x tests/cli_y.sh"  only these tests, in this order (e.g. to see
+#   whether a new test kills a mutant); MUTATE_VERBOSE=1  show how the killing test failed.
 #
 # LIST: one mutant a line, four fields separated by " :: ":
 #   name :: file :: original text :: replacement
@@ -49,7 +51,8 @@ suite() {   # suite [TIMEOUT] [TESTS...]: the optimised suite in the scratch tre
 
 echo "mutate: building and running the unmutated suite in $tree"
 if ! build; then echo "mutate: the unmutated tree does not build:"; tail -n 20 "$scratch/build.log"; exit 1; fi
-suite "" > "$scratch/base.log" 2>&1
+# shellcheck disable=SC2086
+suite "" ${MUTATE_TESTS:-} > "$scratch/base.log" 2>&1
 if ! tail -n 1 "$scratch/base.log" | grep -q " 0 failed"; then
   echo "mutate: the unmutated suite fails; fix it first:"; grep -A 20 '^FAIL' "$scratch/base.log" | head -n 30
   exit 1
@@ -93,6 +96,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     if [ -n "$by" ]; then
       killed=$((killed + 1))
       printf '%-14s %-34s by %s (%s s)\n' KILLED "$name" "$by" $(( $(date +%s) - t0 ))
+      [ -n "${MUTATE_VERBOSE:-}" ] && sed -n '/^FAIL/,$p' "$scratch/run.log" | head -n 12
     else
       survived=$((survived + 1)); survivors="$survivors $name"
       printf '%-14s %-34s (%s s) %s: %s -> %s\n' SURVIVED "$name" $(( $(date +%s) - t0 )) "$file" "$orig" "$repl"

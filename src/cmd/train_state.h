@@ -14,6 +14,7 @@
 #include "core/model.h"
 #include "data/dataset.h"
 #include "io/checkpoint.h"
+#include "cmd/rundir.h"   // run_resume_path, run_remove_stale_temp_files
 
 #define SALT_PERM 0x7065726d75746531ull
 #define SALT_MASK 0x6d61736b6d61736bull
@@ -26,15 +27,14 @@ typedef struct {
     int batch, keep, val_max;
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
-    char data[4096];
+    char data[4096];    // absolute path of the training folder
+    char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions
 } RunState;
 
 char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memory
 int   run_state_from_json(const char *json, RunState *r, char *err, size_t errlen);
 
-// --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir is the run folder.
-void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
 // Loads the checkpoint at path and its train_state for resuming; refuses a checkpoint without
 // training state. On failure err holds the whole message (naming the file).
 int  run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, size_t errlen);
@@ -47,8 +47,6 @@ typedef struct {
 } EpochOrder;
 const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n);
 
-// Removes temporary files of checkpoint writes that a kill interrupted (see cmd/train_state.c).
-void run_remove_stale_temp_files(const char *dir);
 // Writes RUN/checkpoint.safetensors; with keep > 0 as the snapshot RUN/checkpoint-<step>.safetensors
 // linked in atomically, keeping the newest keep snapshots.
 int  run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunState *rs,
@@ -66,10 +64,15 @@ typedef struct History {
     int n, nval, cap;
 } History;
 
+#define TRAIN_SAMPLE_IMAGES 8
+
 typedef struct Train {
     RunState rs;
-    Dataset ds;
+    Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
+    const Dataset *vds;            // what val_idx indexes: &ds or &val_ds
     int *train_idx, ntrain, *val_idx, nval;
+    int sample_idx[TRAIN_SAMPLE_IMAGES], nsample;   // images of the sample panels, in *sds
+    const Dataset *sds;
     MaeConfig cfg;
     Mae *model;
     float *exp_avg, *exp_avg_sq;   // AdamW moments, laid out like the parameters
