@@ -43,10 +43,11 @@ if [ -d "$root/build/obj" ]; then
   [ -e "$root/vitmae" ] && cp -p "$root/vitmae" "$tree/"
 fi
 
-build() { make -C "$tree" -j"$jobs" --no-print-directory build-fast > "$scratch/build.log" 2>&1; }
+mk() { make -C "$tree" -j"$jobs" --no-print-directory "$@" >> "$scratch/build.log" 2>&1 < /dev/null; }
+build() { : > "$scratch/build.log"; mk build-fast; }
 suite() {   # suite [TIMEOUT] [TESTS...]: the optimised suite in the scratch tree
   limit=$1; shift
-  (cd "$tree" && VITMAE_STOP_FIRST=1 VITMAE_TEST_TIMEOUT="$limit" sh tests/run.sh build/tests ./vitmae build/tools "$@")
+  (cd "$tree" && VITMAE_STOP_FIRST=1 VITMAE_TEST_TIMEOUT="$limit" sh tests/run.sh build/tests ./vitmae build/tools "$@" < /dev/null)
 }
 
 echo "mutate: building and running the unmutated suite in $tree"
@@ -86,13 +87,25 @@ while IFS= read -r line || [ -n "$line" ]; do
   cp -p "$target" "$scratch/original"
   ORIG="$orig" REPL="$repl" awk '{ i = index($0, ENVIRON["ORIG"]); if (i > 0) $0 = substr($0, 1, i - 1) ENVIRON["REPL"] substr($0, i + length(ENVIRON["ORIG"])); print }' \
     "$scratch/original" > "$target"
-  if ! build; then
+  # The program and the library first; each test program is linked just before it runs and the
+  # tools just before the first command-line test, so a mutant killed early costs little.
+  : > "$scratch/build.log"
+  by=""; nobuild=""; tools_built=""
+  if ! mk vitmae; then
+    nobuild=1
+  else
+    for t in $order; do
+      case $t in
+        build/tests/*) mk "$t" || { nobuild=1; break; } ;;
+        *) [ -n "$tools_built" ] || { mk all || { nobuild=1; break; }; tools_built=1; } ;;
+      esac
+      if ! suite "$limit" "$t" > "$scratch/run.log" 2>&1; then by=$(basename "$t"); break; fi
+    done
+  fi
+  if [ -n "$nobuild" ]; then
     invalid=$((invalid + 1)); invalids="$invalids $name"
     printf '%-14s %-34s (does not build: %s)\n' INVALID "$name" "$(grep -m 1 'error' "$scratch/build.log" | cut -c 1-100)"
   else
-    # shellcheck disable=SC2086
-    suite "$limit" $order > "$scratch/run.log" 2>&1
-    by=$(sed -n 's/^FAIL \([^ ]*\) .*/\1/p' "$scratch/run.log" | head -n 1)
     if [ -n "$by" ]; then
       killed=$((killed + 1))
       printf '%-14s %-34s by %s (%s s)\n' KILLED "$name" "$by" $(( $(date +%s) - t0 ))
