@@ -179,6 +179,7 @@ fixtures:
 	/usr/bin/python3 tools/reference.py tests/fixtures
 	/usr/bin/python3 tools/reference_recon.py tests/fixtures
 	/usr/bin/python3 tools/reference_attention.py tests/fixtures
+	/usr/bin/python3 tools/reference_probe.py tests/fixtures
 
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity

@@ -20,16 +20,18 @@
 #include "viz/attnmap.h"
 #include "io/checkpoint.h"
 #include "cmd/cli.h"
-#include "kernels/cpu.h"
 #include "cmd/commands.h"
+#include "cmd/output.h"
 #include "data/dataset.h"
 #include "viz/font.h"
 #include "data/image.h"
 #include "core/model.h"
 #include "io/npy.h"
+#include "infer/infer.h"
 #include "infer/recon.h"
 #include "core/rng.h"
 #include "viz/viz.h"
+#include "core/masking.h"
 
 typedef enum { MODE_CLS, MODE_PATCH, MODE_ROLLOUT } Mode;
 
@@ -49,7 +51,8 @@ typedef struct {
 
 // One image's written files (relative to DIR), for index.html.
 typedef struct {
-    char *source, *stem, *montage;
+    char *source, *montage;
+    const char *stem;   // owned by the command's StemSet
     char **maps;
     int nmaps;
 } Written;
@@ -111,53 +114,6 @@ static void tile_label(const Plan *p, int layer, int head, char *buf, size_t n) 
 
 // ---------------------------------------------------------------------------------------------
 // Files and names
-
-static int mkdir_p(const char *path, char *err, size_t errlen) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { snprintf(err, errlen, "path too long"); return -1; }
-    for (char *s = buf + 1; ; s++) {
-        if (*s == '/' || !*s) {
-            char c = *s;
-            *s = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST) { snprintf(err, errlen, "%.2000s: %s", buf, strerror(errno)); return -1; }
-            *s = c;
-            if (!c) break;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) || !S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%.2000s: not a folder", path); return -1; }
-    return 0;
-}
-
-// Base name without its last extension; "image" when that leaves nothing.
-static char *stem_of(const char *path) {
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    const char *dot = strrchr(b, '.');
-    size_t n = dot && dot != b ? (size_t)(dot - b) : strlen(b);
-    if (n == 0) return strdup("image");
-    char *s = malloc(n + 1);
-    if (s) { memcpy(s, b, n); s[n] = 0; }
-    return s;
-}
-
-// A stem not used before in this run: "cat", then "cat-2", "cat-3", ...
-static char *unique_stem(const char *path, Written *done, int ndone) {
-    char *base = stem_of(path);
-    if (!base) return NULL;
-    char *s = strdup(base);
-    for (int k = 2; s; k++) {
-        int clash = 0;
-        for (int i = 0; i < ndone && !clash; i++) clash = done[i].stem && !strcmp(done[i].stem, s);
-        if (!clash) break;
-        free(s);
-        size_t n = strlen(base) + 16;
-        s = malloc(n);
-        if (s) snprintf(s, n, "%s-%d", base, k);
-    }
-    free(base);
-    return s;
-}
 
 static char *join(const char *a, const char *b) {
     size_t n = strlen(a) + strlen(b) + 2;
@@ -345,7 +301,7 @@ static int attend_one(const Job *job, Mae *m, const float *view, Written *w, cha
     pixels_normalise(cfg, norm, (long)S * S);
     mae_forward_encoder(m, norm, p->keep, 1, p->K);
 
-    if (mkdir_p(dir, err, errlen)) goto done;
+    if (output_mkdir_p(dir, err, errlen)) goto done;
     char cap1[256], cap2[256];
     char qdesc[48] = "the CLS token";
     if (p->has_query) snprintf(qdesc, sizeof qdesc, "patch (%d,%d)", p->qx, p->qy);
@@ -516,7 +472,7 @@ int cmd_attention(int argc, char **argv) {
         {"--upsample", FLAG_CHOICE, &upsample_s, 0, 0, "bilinear|nearest", "patch grid to pixels (default bilinear)", NULL, 0},
         {"--scale", FLAG_INT, &scale, 1, 64, NULL, "pixel scale of the drawings (default max(1, 256 / img_size))", "K", 0},
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write the attention (.attn.npy) and each map (.npy)", NULL, 0},
-        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, 0.99, NULL, "remove patches as MAE does (default 0: none)", "R", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL, "remove patches as MAE does (default 0: none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9.2e18, NULL, "mask seed: one mask for every image (default 0)", "S", 0},
         {"--threads", FLAG_INT, &threads, 0, 1024, NULL, "OpenMP threads (default: all)", "N", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
@@ -533,6 +489,7 @@ int cmd_attention(int argc, char **argv) {
     char **paths = NULL;
     int npaths = 0;
     Written *written = NULL;
+    StemSet stems = {NULL, 0, 0, 2};
     int *keep = NULL;
     uint8_t *removed = NULL;
     float *view = NULL;
@@ -552,6 +509,7 @@ int cmd_attention(int argc, char **argv) {
     if (plan.mode == MODE_CLS && query_s) { cli_error("attention --query", "not used by --mode cls (use --mode patch or rollout)"); goto out; }
 
     char err[4096];
+    if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
     if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error("attention", "%s", err); status = 1; goto out; }
     const MaeConfig *cfg = &ck.cfg;
     int depth = cfg->depth, H = cfg->num_heads, S = cfg->img_size, g = S / cfg->patch_size, L = g * g;
@@ -586,8 +544,8 @@ int cmd_attention(int argc, char **argv) {
 
     // The mask (one for every image): MAE's argsort of uniform noise, visible patches kept in
     // ascending grid order so that token 1 + j is the j-th visible patch in raster order.
+    if (mask_ratio_check(mask_ratio, L, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
     int K = mask_ratio > 0 ? mae_len_keep(cfg, mask_ratio) : L;
-    if (K < 1) { cli_error("attention --mask-ratio", "%g leaves no visible patch of %d", (double)mask_ratio, L); goto out; }
     keep = malloc((size_t)L * sizeof *keep);
     removed = malloc((size_t)L);
     view = malloc((size_t)S * S * cfg->in_chans * sizeof *view);
@@ -597,8 +555,7 @@ int cmd_attention(int argc, char **argv) {
         if (!noise) { cli_error("attention", "out of memory"); status = 1; goto out; }
         Rng rng;
         rng_seed(&rng, (uint64_t)seed);
-        for (int l = 0; l < L; l++) noise[l] = rng_uniform(&rng);
-        mae_masking_from_noise(noise, 1, L, K, keep);
+        mask_from_rng(&rng, L, K, noise, keep);
         free(noise);
         recon_removed_from_keep(keep, K, L, removed);
         recon_keep_from_removed(removed, L, keep);
@@ -616,17 +573,11 @@ int cmd_attention(int argc, char **argv) {
     status = 1;
     if (threads > 0) omp_set_num_threads(threads);
     // Memory: refuse before allocating what cannot fit (one image at a time).
-    size_t need = mae_bytes_needed(cfg, 1);
-    long have = cpu_physical_memory_bytes();
-    if (have > 0 && (double)need > 0.9 * (double)have) {
-        cli_error("attention", "the model at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB",
-                  cfg->img_size, cfg->img_size, need, need / 1073741824.0, have / 1073741824.0);
-        goto out;
-    }
+    if (mae_memory_check(cfg, 1, 0, err, sizeof err)) { cli_error("attention", "%s", err); goto out; }
     m = mae_create(cfg, 1, err, sizeof err);
     if (!m) { cli_error("attention", "%s", err); goto out; }
     memcpy(mae_params(m), ck.params, mae_num_params(cfg) * sizeof(float));
-    if (mkdir_p(out_dir, err, sizeof err)) { cli_error("attention", "%s", err); goto out; }
+    if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention", "%s", err); goto out; }
 
     int failures = 0;
     paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures);
@@ -644,7 +595,9 @@ int cmd_attention(int argc, char **argv) {
         }
         Written *w = &written[i];
         w->source = strdup(paths[i]);
-        w->stem = unique_stem(paths[i], written, i);
+        char *stem = infer_stem(paths[i]);
+        w->stem = stem ? stem_set_claim(&stems, stem) : NULL;
+        free(stem);
         if (!w->source || !w->stem) { cli_error("attention", "out of memory"); failures++; continue; }
         int n = attend_one(&job, m, view, w, err, sizeof err);
         if (n < 0) { cli_error(paths[i], "%s", err); failures++; continue; }
@@ -660,11 +613,12 @@ int cmd_attention(int argc, char **argv) {
     status = failures ? 1 : 0;
 out:
     for (int i = 0; written && i < npaths; i++) {
-        free(written[i].source); free(written[i].stem); free(written[i].montage);
+        free(written[i].source); free(written[i].montage);
         for (int k = 0; k < written[i].nmaps; k++) free(written[i].maps[k]);
         free(written[i].maps);
     }
     free(written);
+    stem_set_free(&stems);
     for (int i = 0; i < npaths; i++) free(paths[i]);
     free(paths);
     free(keep); free(removed); free(view);

@@ -14,6 +14,7 @@
 #include "io/checkpoint.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/output.h"
 #include "data/dataset.h"
 #include "data/image.h"
 #include "infer/infer.h"
@@ -21,14 +22,15 @@
 #include "io/npy.h"
 #include "viz/panel.h"
 #include "infer/recon.h"
+#include "core/masking.h"
 
 typedef struct {
     char *path;   // as given, or found under a folder
-    char *stem;   // unique among the inputs: output files are DIR/<stem>.*
+    const char *stem;   // unique among the inputs (owned by InputList.stems): output files are DIR/<stem>.*
     char *key;    // the stem before de-duplication: the random mask depends on it
 } Input;
 
-typedef struct { Input *v; int n, cap; } InputList;
+typedef struct { Input *v; int n, cap; StemSet stems; } InputList;
 
 static int input_add(InputList *l, const char *path) {
     if (l->n == l->cap) {
@@ -47,43 +49,16 @@ static int input_add(InputList *l, const char *path) {
 }
 
 static void inputs_free(InputList *l) {
-    for (int i = 0; i < l->n; i++) { free(l->v[i].path); free(l->v[i].stem); free(l->v[i].key); }
+    for (int i = 0; i < l->n; i++) { free(l->v[i].path); free(l->v[i].key); }
     free(l->v);
+    stem_set_free(&l->stems);
 }
 
-static int stem_taken(const InputList *l, int upto, const char *s) {
-    for (int i = 0; i < upto; i++)
-        if (!strcmp(l->v[i].stem, s)) return 1;
-    return 0;
-}
-
-// First come keeps its stem; a later input with a taken stem gets "<stem>-1", "<stem>-2", ...
+// Output names in input order: the first keeps its stem, a later one with a taken stem gets
+// "<stem>-1", "<stem>-2", ... (cmd/output.h).
 static int assign_stems(InputList *l) {
-    for (int i = 0; i < l->n; i++) {
-        size_t n = strlen(l->v[i].key) + 24;
-        char *s = malloc(n);
-        if (!s) return -1;
-        snprintf(s, n, "%s", l->v[i].key);
-        for (int k = 1; stem_taken(l, i, s); k++) snprintf(s, n, "%s-%d", l->v[i].key, k);
-        l->v[i].stem = s;
-    }
-    return 0;
-}
-
-// mkdir -p. 0 ok, -1 with errno set.
-static int make_dirs(const char *path) {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) { errno = ENAMETOOLONG; return -1; }
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0777) && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) && errno != EEXIST) return -1;
-    struct stat st;
-    if (stat(buf, &st)) return -1;
-    if (!S_ISDIR(st.st_mode)) { errno = ENOTDIR; return -1; }
+    for (int i = 0; i < l->n; i++)
+        if (!(l->v[i].stem = stem_set_claim(&l->stems, l->v[i].key))) return -1;
     return 0;
 }
 
@@ -146,7 +121,7 @@ int cmd_reconstruct(int argc, char **argv) {
     int scale = 0, raw = 0, threads = 0, batch = 16;
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
-        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, 1, NULL,
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
          "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL,
          "random masks from this seed and each image's stem (default 0)", "S", 0},
@@ -169,13 +144,13 @@ int cmd_reconstruct(int argc, char **argv) {
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
     if (!ckpt_path) { cli_error("reconstruct", "--ckpt FILE is required"); free(pos); return 2; }
     if (npos == 0) { cli_error("reconstruct", "no INPUT (image files or folders)"); free(pos); return 2; }
-    if (cli_flag(flags, nflags, "--mask-ratio")->seen && mask_ratio >= 1.0f) {
-        cli_error("reconstruct --mask-ratio", "%g leaves no visible patch (must be < 1)", mask_ratio);
+    char err[1024];
+    if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) {
+        cli_error("reconstruct --mask-ratio", "%s", err);
         free(pos); return 2;
     }
     if (threads > 0) omp_set_num_threads(threads);
 
-    char err[1024];
     Checkpoint ck;
     if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error(ckpt_path, "%s", err); free(pos); return 1; }
     if (!ck.has_decoder) {
@@ -202,20 +177,20 @@ int cmd_reconstruct(int argc, char **argv) {
             cli_error(mask_path, "the mask removes all %d patches: the encoder needs at least one visible", L);
             free(file_removed); ckpt_free(&ck); free(pos); return 1;
         }
-    } else if (K == 0) {
-        cli_error("reconstruct --mask-ratio", "%g leaves no visible patch of %d (int(L * (1 - R)) = 0)",
-                  mask_ratio, L);
+    } else if (mask_ratio_check(mask_ratio, L, err, sizeof err)) {
+        cli_error("reconstruct --mask-ratio", "%s", err);
         ckpt_free(&ck); free(pos); return 2;
     }
 
     int failed = 0;
     InputList inputs = {0};
+    inputs.stems.first_suffix = 1;
     if (gather_inputs(pos, npos, &inputs, &failed)) {
         cli_error("reconstruct", "out of memory");
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
-    if (inputs.n > 0 && make_dirs(out_dir)) {
+    if (inputs.n > 0 && output_mkdir_p(out_dir, err, sizeof err)) {
         cli_error(out_dir, "cannot create the output folder: %s", strerror(errno));
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }

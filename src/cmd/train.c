@@ -22,14 +22,15 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/log.h"
-#include "cmd/train.h"
+#include "cmd/train_out.h"
+#include "cmd/train_state.h"
+#include "core/masking.h"
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/rng.h"
 #include "data/dataset.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
-#include "kernels/cpu.h"
 
 // The flags that are not part of the run state; the others are parsed straight into RunState.
 typedef struct {
@@ -38,6 +39,17 @@ typedef struct {
     float blr, epochs;
     long cache_mb, max_pixels;
 } Args;
+
+// Defaults of the run flags (the model's are in core/config.h); the help text is built from the
+// same macros, so it cannot drift from the values.
+#define DEFAULT_STEPS 1000
+#define DEFAULT_BLR 3e-3
+#define DEFAULT_WD 0.05
+#define DEFAULT_VAL_FRAC 0.05
+#define DEFAULT_VAL_MAX 1000
+#define DEFAULT_LOG_EVERY 10
+#define DEFAULT_KEEP 2
+#define DEFAULT_CACHE_MB 2048
 
 static volatile sig_atomic_t stop_requested = 0;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
@@ -70,17 +82,18 @@ static const char *SYNOPSIS = "--data DIR [--out RUN] [flags]";
 
 static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, int *nflags_out) {
     memset(a, 0, sizeof *a);
-    a->preset = "tiny"; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
-    a->img = 32; a->patch = 4; a->blr = 3e-3f; a->cache_mb = 2048;
-    r->mask_ratio = 0.75f; r->wd = 0.05f; r->val_frac = 0.05f; r->total_steps = 1000; r->batch = 64;
-    r->warmup = -1; r->log_every = 10; r->keep = 2; r->val_max = 1000;
+    a->preset = MAE_DEFAULT_PRESET; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
+    a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = (float)DEFAULT_BLR; a->cache_mb = DEFAULT_CACHE_MB;
+    r->mask_ratio = (float)MAE_DEFAULT_MASK_RATIO; r->wd = (float)DEFAULT_WD; r->val_frac = (float)DEFAULT_VAL_FRAC;
+    r->total_steps = DEFAULT_STEPS; r->batch = MAE_DEFAULT_BATCH;
+    r->warmup = -1; r->log_every = DEFAULT_LOG_EVERY; r->keep = DEFAULT_KEEP; r->val_max = DEFAULT_VAL_MAX;
     Flag f[] = {
         {"--data", FLAG_STR, &a->data, 0, 0, NULL, "folder of images (searched recursively)", "DIR", 0},
         {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder (default runs/<timestamp>)", "RUN", 0},
         {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
-        {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "model size (default tiny)", NULL, 0},
-        {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "image size (default 32)", "N", 0},
-        {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "patch size (default 4)", "N", 0},
+        {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
+        {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
+        {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_CHOICE, &a->channels, 0, 0, "auto|1|3", "1 grey, 3 RGB, auto: 1 when every image is grey", NULL, 0},
         {"--dim", FLAG_INT, &a->dim, 1, 16384, NULL, "encoder width (preset)", "N", 0},
         {"--depth", FLAG_INT, &a->depth, 1, 256, NULL, "encoder blocks (preset)", "N", 0},
@@ -88,30 +101,30 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--dec-dim", FLAG_INT, &a->dec_dim, 1, 16384, NULL, "decoder width (preset)", "N", 0},
         {"--dec-depth", FLAG_INT, &a->dec_depth, 0, 256, NULL, "decoder blocks (preset)", "N", 0},
         {"--dec-heads", FLAG_INT, &a->dec_heads, 1, 1024, NULL, "decoder heads (preset)", "N", 0},
-        {"--mask-ratio", FLAG_FLOAT, &r->mask_ratio, 0.0, 0.99, NULL, "fraction of patches removed (default 0.75)", "R", 0},
+        {"--mask-ratio", FLAG_FLOAT, &r->mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) ")", "R", 0},
         {"--norm-pix", FLAG_BOOL, &a->norm_pix, 0, 0, NULL, "loss on per-patch normalised pixels", NULL, 0},
         {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "position embeddings trained or frozen sin-cos (default learned)", NULL, 0},
         {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "pixel mean/std (default: measured on the data)", NULL, 0},
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop)", NULL, 0},
-        {"--steps", FLAG_LONG, &r->total_steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
+        {"--steps", FLAG_LONG, &r->total_steps, 1, 1e12, NULL, "optimizer steps (default " MAE_STR(DEFAULT_STEPS) ")", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
-        {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step (default 64)", "B", 0},
+        {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--lr", FLAG_FLOAT, &r->lr, 0.0, 10.0, NULL, "learning rate (default blr * batch / 256)", "LR", 0},
-        {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 3e-3)", "LR", 0},
+        {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default " MAE_STR(DEFAULT_BLR) ")", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &r->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 0)", "LR", 0},
         {"--warmup-steps", FLAG_LONG, &r->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run)", "N", 0},
-        {"--wd", FLAG_FLOAT, &r->wd, 0.0, 10.0, NULL, "AdamW weight decay on weight matrices (default 0.05)", "WD", 0},
+        {"--wd", FLAG_FLOAT, &r->wd, 0.0, 10.0, NULL, "AdamW weight decay on weight matrices (default " MAE_STR(DEFAULT_WD) ")", "WD", 0},
         {"--clip", FLAG_FLOAT, &r->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
         {"--seed", FLAG_LONG, &r->seed, 0, 9e18, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
-        {"--val-frac", FLAG_FLOAT, &r->val_frac, 0.0, 0.9, NULL, "held-out fraction, by a hash of the path (default 0.05)", "F", 0},
-        {"--val-max", FLAG_INT, &r->val_max, 1, 1000000, NULL, "at most this many held-out images per evaluation (default 1000)", "N", 0},
+        {"--val-frac", FLAG_FLOAT, &r->val_frac, 0.0, 0.9, NULL, "held-out fraction, by a hash of the path (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
+        {"--val-max", FLAG_INT, &r->val_max, 1, 1000000, NULL, "at most this many held-out images per evaluation (default " MAE_STR(DEFAULT_VAL_MAX) ")", "N", 0},
         {"--eval-every", FLAG_LONG, &r->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
         {"--ckpt-every", FLAG_LONG, &r->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
-        {"--keep", FLAG_INT, &r->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default 2)", "N", 0},
-        {"--log-every", FLAG_LONG, &r->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default 10)", "N", 0},
+        {"--keep", FLAG_INT, &r->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default " MAE_STR(DEFAULT_KEEP) ")", "N", 0},
+        {"--log-every", FLAG_LONG, &r->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default " MAE_STR(DEFAULT_LOG_EVERY) ")", "N", 0},
         {"--sample-every", FLAG_LONG, &r->sample_every, 1, 1e12, NULL, "reconstruction samples every N steps (default: as --eval-every)", "N", 0},
-        {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep decoded images in memory up to this size (default 2048)", "MB", 0},
+        {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep decoded images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
         {"--max-pixels", FLAG_LONG, &a->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
     };
     int nflags = (int)(sizeof f / sizeof f[0]);
@@ -120,6 +133,8 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     int rc = cli_parse("train", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
     if (rc != CLI_OK) return rc;
     if (!a->data && !a->resume) return report("train", "--data DIR is required (see vitmae train --help)", CLI_USAGE);
+    char why[256];
+    if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return report("train --mask-ratio", why, CLI_USAGE);
     return CLI_OK;
 }
 
@@ -143,8 +158,8 @@ static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *
     c->in_chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : (t->ds.all_grey ? 1 : 3);
     char why[256];
     if (mae_config_check(c, why, sizeof why)) { snprintf(err, errlen, "train: %s", why); return CLI_USAGE; }
-    if (mae_len_keep(c, c->mask_ratio) < 1) {
-        snprintf(err, errlen, "train --mask-ratio: %g leaves no visible patch of %d", c->mask_ratio, mae_num_patches(c));
+    if (mask_ratio_check(c->mask_ratio, mae_num_patches(c), why, sizeof why)) {
+        snprintf(err, errlen, "train --mask-ratio: %s", why);
         return CLI_USAGE;
     }
     return 0;
@@ -282,14 +297,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
 
     // Memory: refuse before allocating what cannot fit.
-    size_t need = mae_bytes_needed(&t->cfg, t->rs.batch) +
-                  (size_t)t->rs.batch * t->S * t->S * t->C * 2 * sizeof(float);
-    long have = cpu_physical_memory_bytes();
-    if (have > 0 && (double)need > 0.9 * (double)have) {
-        snprintf(err, sizeof err, "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
-                 need, need / 1073741824.0, t->rs.batch, t->S, t->S, have / 1073741824.0);
-        return report("train", err, 2);
-    }
+    size_t per_image = (size_t)t->S * t->S * t->C * 2 * sizeof(float);   // pixels and images
+    if (mae_memory_check(&t->cfg, t->rs.batch, per_image, err, sizeof err)) return report("train", err, 2);
 
     // The run folder must take files before any work is done.
     if (train_out_prepare(t->run_dir, err, sizeof err)) return report("train --out", err, 1);
@@ -337,7 +346,7 @@ static int load_train_batch(Train *t, long step, Augment aug, const uint64_t *ke
     if (dataset_load_batch(&t->ds, t->batch_items, B, t->S, t->C, aug, (uint64_t)t->rs.seed, (uint64_t)step,
                            t->images, err, errlen)) return -1;
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
-    run_masks(t->rs.seed, SALT_MASK, (uint64_t)step, B, keys, t->L, t->K, t->noise, t->ids_keep);
+    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys, B, t->L, t->K, t->noise, t->ids_keep);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 // The run folder outputs of `vitmae train` besides checkpoints: config.json, metrics.csv,
 // validation, samples and curves. See cmd/train_out.h.
 #include "cmd/train_out.h"
+#include "cmd/train_state.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -9,43 +10,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cmd/train.h"
+#include "cmd/output.h"
 #include "infer/recon.h"
 #include "viz/panel.h"
 #include "viz/viz.h"
+#include "core/masking.h"
 
 #define SAMPLE_IMAGES 8
 
 // ---------------------------------------------------------------------------------------------
 // The run folder
-
-static int mkdir_p(const char *path, char *err, size_t errlen) {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
-    struct stat st;
-    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%s: not a folder", tmp); return -1; }
-    return 0;
-}
-
-// The output folder must take files: create and remove a probe file before any training.
-static int check_writable(const char *dir, char *err, size_t errlen) {
-    char probe[4200];
-    snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());
-    FILE *f = fopen(probe, "w");
-    if (!f) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(errno)); return -1; }
-    int bad = fputs("ok\n", f) < 0;
-    bad |= fclose(f) != 0;
-    unlink(probe);
-    if (bad) { snprintf(err, errlen, "%s: cannot write in this folder", dir); return -1; }
-    return 0;
-}
 
 static int write_text_file(const char *path, const char *text, char *err, size_t errlen) {
     char tmp[4200];
@@ -66,8 +40,8 @@ static int write_text_file(const char *path, const char *text, char *err, size_t
 int train_out_prepare(const char *run_dir, char *err, size_t errlen) {
     char samples[4200];
     snprintf(samples, sizeof samples, "%s/samples", run_dir);
-    if (mkdir_p(run_dir, err, errlen) || mkdir_p(samples, err, errlen)) return -1;
-    return check_writable(run_dir, err, errlen);
+    if (output_mkdir_p(run_dir, err, errlen) || output_mkdir_p(samples, err, errlen)) return -1;
+    return output_check_writable(run_dir, err, errlen);
 }
 
 int train_out_config(Train *t, char *err, size_t errlen) {
@@ -117,7 +91,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
         int n = nval - b0 < t->rs.batch ? nval - b0 : t->rs.batch;
         for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; keys[k] = (uint64_t)(b0 + k); }
         if (load_eval_batch(t, t->batch_items, n, err, errlen)) return -1;
-        run_masks(t->rs.seed, SALT_VAL, 0, n, keys, t->L, t->K, t->noise, t->ids_keep);
+        masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
         float loss = mae_forward(t->model, t->images, t->ids_keep, n, t->K);
         loss_sum += (double)loss * n;
         const float *pred = mae_pred(t->model);
@@ -145,7 +119,7 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
     // Spread over the split (scan order groups images by class): every class has a chance to show.
     for (int k = 0; k < n; k++) { t->batch_items[k] = src[(long)k * total / n]; keys[k] = (uint64_t)k; }
     if (load_eval_batch(t, t->batch_items, n, err, errlen)) return -1;
-    run_masks(t->rs.seed, SALT_VAL, 0, n, keys, t->L, t->K, t->noise, t->ids_keep);
+    masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
     mae_forward(t->model, t->images, t->ids_keep, n, t->K);
     const float *pred = mae_pred(t->model);
     size_t pd = (size_t)mae_patch_dim(&t->cfg), img_floats = (size_t)t->S * t->S * t->C;

@@ -4,15 +4,9 @@
 #define VITMAE_TRAIN_OUT_H
 #include <stddef.h>
 #include "cmd/log.h"
+#include "cmd/train_state.h"
 
-// The rows behind curves.png: every logged training loss and learning rate, every validation loss.
-typedef struct {
-    long *step; double *loss, *val_step, *val_loss, *lr;
-    int n, nval, cap;
-} History;
 void history_free(History *h);
-
-typedef struct Train Train;   // cmd/train.h
 
 // Creates RUN and RUN/samples and checks that RUN takes files, before any training.
 int train_out_prepare(const char *run_dir, char *err, size_t errlen);

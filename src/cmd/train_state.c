@@ -3,6 +3,7 @@
 #include "cmd/train_state.h"
 #include <cJSON.h>
 #include <dirent.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,29 +16,63 @@
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
 
+// The fields of train_state in file order: one table for writing and reading.
+typedef enum { F_LONG, F_INT, F_FLOAT, F_DOUBLE, F_TEXT } FieldKind;
+static const struct {
+    const char *key;
+    FieldKind kind;
+    size_t offset;
+} FIELDS[] = {
+    {"step", F_LONG, offsetof(RunState, step)},
+    {"total_steps", F_LONG, offsetof(RunState, total_steps)},
+    {"warmup_steps", F_LONG, offsetof(RunState, warmup)},
+    {"seed", F_LONG, offsetof(RunState, seed)},
+    {"batch", F_INT, offsetof(RunState, batch)},
+    {"lr", F_FLOAT, offsetof(RunState, lr)},
+    {"min_lr", F_FLOAT, offsetof(RunState, min_lr)},
+    {"weight_decay", F_FLOAT, offsetof(RunState, wd)},
+    {"clip", F_FLOAT, offsetof(RunState, clip)},
+    {"mask_ratio", F_FLOAT, offsetof(RunState, mask_ratio)},
+    {"val_frac", F_FLOAT, offsetof(RunState, val_frac)},
+    {"val_max", F_INT, offsetof(RunState, val_max)},
+    {"augment", F_TEXT, offsetof(RunState, augment)},
+    {"data", F_TEXT, offsetof(RunState, data)},
+    {"eval_every", F_LONG, offsetof(RunState, eval_every)},
+    {"ckpt_every", F_LONG, offsetof(RunState, ckpt_every)},
+    {"log_every", F_LONG, offsetof(RunState, log_every)},
+    {"sample_every", F_LONG, offsetof(RunState, sample_every)},
+    {"keep", F_INT, offsetof(RunState, keep)},
+    {"elapsed_s", F_DOUBLE, offsetof(RunState, elapsed_s)},
+};
+#define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
+
+static double field_get(const RunState *r, int i) {
+    const char *p = (const char *)r + FIELDS[i].offset;
+    switch (FIELDS[i].kind) {
+    case F_LONG: return (double)*(const long *)p;
+    case F_INT: return *(const int *)p;
+    case F_FLOAT: return *(const float *)p;
+    default: return *(const double *)p;
+    }
+}
+
+static void field_set(RunState *r, int i, double v) {
+    char *p = (char *)r + FIELDS[i].offset;
+    switch (FIELDS[i].kind) {
+    case F_LONG: *(long *)p = (long)v; break;
+    case F_INT: *(int *)p = (int)v; break;
+    case F_FLOAT: *(float *)p = (float)v; break;
+    default: *(double *)p = v; break;
+    }
+}
+
 char *run_state_to_json(const RunState *r) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "step", (double)r->step);
-    cJSON_AddNumberToObject(o, "total_steps", (double)r->total_steps);
-    cJSON_AddNumberToObject(o, "warmup_steps", (double)r->warmup);
-    cJSON_AddNumberToObject(o, "seed", (double)r->seed);
-    cJSON_AddNumberToObject(o, "batch", r->batch);
-    cJSON_AddNumberToObject(o, "lr", r->lr);
-    cJSON_AddNumberToObject(o, "min_lr", r->min_lr);
-    cJSON_AddNumberToObject(o, "weight_decay", r->wd);
-    cJSON_AddNumberToObject(o, "clip", r->clip);
-    cJSON_AddNumberToObject(o, "mask_ratio", r->mask_ratio);
-    cJSON_AddNumberToObject(o, "val_frac", r->val_frac);
-    cJSON_AddNumberToObject(o, "val_max", r->val_max);
-    cJSON_AddStringToObject(o, "augment", r->augment);
-    cJSON_AddStringToObject(o, "data", r->data);
-    cJSON_AddNumberToObject(o, "eval_every", (double)r->eval_every);
-    cJSON_AddNumberToObject(o, "ckpt_every", (double)r->ckpt_every);
-    cJSON_AddNumberToObject(o, "log_every", (double)r->log_every);
-    cJSON_AddNumberToObject(o, "sample_every", (double)r->sample_every);
-    cJSON_AddNumberToObject(o, "keep", r->keep);
-    cJSON_AddNumberToObject(o, "elapsed_s", r->elapsed_s);
-    // The data position and every random stream follow from (seed, step): see the file comment.
+    for (int i = 0; i < NFIELDS; i++) {
+        if (FIELDS[i].kind == F_TEXT) cJSON_AddStringToObject(o, FIELDS[i].key, (const char *)r + FIELDS[i].offset);
+        else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
+    }
+    // The data position and every random stream follow from (seed, step): see cmd/train_state.h.
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
     char *s = cJSON_PrintUnformatted(o);
@@ -45,32 +80,21 @@ char *run_state_to_json(const RunState *r) {
     return s;
 }
 
-static int json_number(const cJSON *o, const char *key, double lo, double hi, double *out,
-                       char *err, size_t errlen) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi)) {
-        snprintf(err, errlen, "train_state: '%s' missing or out of range", key);
-        return -1;
-    }
-    *out = v->valuedouble;
-    return 0;
-}
-
 int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen) {
     cJSON *o = cJSON_Parse(json);
     if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return -1; }
-    double v[18];
-    static const char *keys[] = {"step", "total_steps", "warmup_steps", "seed", "batch", "lr", "min_lr",
-                                 "weight_decay", "clip", "mask_ratio", "val_frac", "val_max", "eval_every",
-                                 "ckpt_every", "log_every", "sample_every", "keep", "elapsed_s"};
-    for (int i = 0; i < 18; i++)
-        if (json_number(o, keys[i], i == 3 ? -9.3e18 : 0, 9.3e18, &v[i], err, errlen)) { cJSON_Delete(o); return -1; }
     memset(r, 0, sizeof *r);
-    r->step = (long)v[0]; r->total_steps = (long)v[1]; r->warmup = (long)v[2]; r->seed = (long)v[3];
-    r->batch = (int)v[4]; r->lr = (float)v[5]; r->min_lr = (float)v[6]; r->wd = (float)v[7];
-    r->clip = (float)v[8]; r->mask_ratio = (float)v[9]; r->val_frac = (float)v[10]; r->val_max = (int)v[11];
-    r->eval_every = (long)v[12]; r->ckpt_every = (long)v[13]; r->log_every = (long)v[14];
-    r->sample_every = (long)v[15]; r->keep = (int)v[16]; r->elapsed_s = v[17];
+    for (int i = 0; i < NFIELDS; i++) {
+        if (FIELDS[i].kind == F_TEXT) continue;
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, FIELDS[i].key);
+        double lo = FIELDS[i].offset == offsetof(RunState, seed) ? -9.3e18 : 0;
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= 9.3e18)) {
+            snprintf(err, errlen, "train_state: '%s' missing or out of range", FIELDS[i].key);
+            cJSON_Delete(o);
+            return -1;
+        }
+        field_set(r, i, v->valuedouble);
+    }
     const cJSON *aug = cJSON_GetObjectItemCaseSensitive(o, "augment");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
     Augment parsed;
@@ -135,16 +159,6 @@ const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n) {
     }
     o->epoch[slot] = epoch;
     return p;
-}
-
-void run_masks(long seed, uint64_t salt, uint64_t a, int n, const uint64_t *keys, int L, int K,
-               float *noise, int *ids_keep) {
-    for (int k = 0; k < n; k++) {
-        Rng r;
-        rng_derive(&r, (uint64_t)seed ^ salt, a, keys[k]);
-        for (int l = 0; l < L; l++) noise[(size_t)k * L + l] = rng_uniform(&r);
-    }
-    mae_masking_from_noise(noise, n, L, K, ids_keep);
 }
 
 // ---------------------------------------------------------------------------------------------

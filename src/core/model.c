@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/model.h"
+#include "kernels/cpu.h"
 #include "kernels/ops.h"
 
 // Offsets (in floats) of one transformer block's 12 tensors, in MAE state_dict order.
@@ -185,6 +186,16 @@ size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) {
            + (size_t)max_batch * L * (sizeof(int) + 1);
 }
 
+int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
+    size_t need = mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B;
+    long have = cpu_physical_memory_bytes();
+    if (!(have > 0 && (double)need > 0.9 * (double)have)) return 0;
+    int S = cfg->img_size;
+    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB", B, S, S,
+             need, need / 1073741824.0, have / 1073741824.0);
+    return -1;
+}
+
 Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     if (mae_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }
@@ -301,42 +312,6 @@ void mae_init_weights(Mae *m, Rng *rng) {
             memset(p, 0, t->numel * sizeof(float));              // biases, LayerNorm bias
         }
     }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Masking
-
-// Stable bottom-up merge sort of idx[0..n) by noise (ascending; equal noise keeps index order), so
-// the result is a stable argsort. Passes alternate between idx and tmp; returns the sorted one.
-static const int *sort_by_noise(int *idx, int *tmp, int n, const float *noise) {
-    for (int width = 1; width < n; width *= 2) {
-        for (int lo = 0; lo < n; lo += 2 * width) {
-            int mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
-            int i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) tmp[k++] = noise[idx[j]] < noise[idx[i]] ? idx[j++] : idx[i++];
-            while (i < mid) tmp[k++] = idx[i++];
-            while (j < hi) tmp[k++] = idx[j++];
-        }
-        int *t = idx; idx = tmp; tmp = t;
-    }
-    return idx;
-}
-
-void mae_masking_from_noise_scratch(const float *noise, int B, int L, int len_keep, int *ids_keep, int *scratch) {
-    for (int b = 0; b < B; b++) {
-        for (int i = 0; i < L; i++) scratch[i] = i;
-        const int *sorted = sort_by_noise(scratch, scratch + L, L, noise + (size_t)b * L);
-        for (int j = 0; j < len_keep; j++) ids_keep[(size_t)b * len_keep + j] = sorted[j];
-    }
-}
-
-void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep) {
-    int stack[2 * MAE_MASK_STACK_L];
-    if (L <= MAE_MASK_STACK_L) { mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, stack); return; }
-    int *scratch = malloc(2 * (size_t)L * sizeof *scratch);
-    if (!scratch) abort();
-    mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, scratch);
-    free(scratch);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -610,4 +585,7 @@ const float *mae_target(const Mae *m) { return m->target; }
 const float *mae_latent(const Mae *m) { return m->latent; }
 const float *mae_attention(const Mae *m, int layer) {
     return layer >= 0 && layer < m->enc.depth ? m->enc.acts[layer].att : NULL;
+}
+const float *mae_block_output(const Mae *m, int layer) {
+    return layer >= 0 && layer < m->enc.depth ? m->enc.res[layer + 1] : NULL;
 }

@@ -3,7 +3,7 @@
 #ifndef VITMAE_FONT_H
 #define VITMAE_FONT_H
 #include <stdint.h>
-#include "viz/viz.h"
+#include "viz/canvas.h"
 
 enum {
     FONT_GLYPH_W = 5,    // ink columns of a glyph

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct { int w, h; uint8_t *px; } Canvas;   // px: [h][w][3]
+#include "viz/canvas.h"
 
 enum { VIZ_MAX_SIDE = 1 << 16 };   // canvas_create refuses wider or taller canvases
 
