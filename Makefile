@@ -44,7 +44,7 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind build-fast mutate
+.PHONY: all test test-fast test-san test-parity demo finetune-demo bench fixtures clean deps fuzz fmnist valgrind build-fast mutate
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -160,6 +160,13 @@ DEMO_STEPS ?= 1000
 demo: deps vitmae $(TOOLS) fmnist
 	@sh tools/demo.sh $(DEMO_STEPS)
 
+# Fine-tuning: the demo's pretrained encoder and a from-scratch model of the same shape, the same recipe
+# and budget (FT_STEPS steps of 64 images each), on Fashion-MNIST; prints both test accuracies
+# (tools/finetune_demo.sh). Runs `make demo`'s pretraining first when demo/run has no checkpoint.
+FT_STEPS ?= 600
+finetune-demo: deps vitmae $(TOOLS) fmnist
+	@sh tools/finetune_demo.sh $(FT_STEPS)
+
 # Speed: vitmae bench (1 and 2 threads) against PyTorch on the bench config, one table. PyTorch
 # (python3-torch) and OpenBLAS (Debian's torch calls the system BLAS; the netlib default is ~50x
 # slower, which would make the comparison meaningless) are installed when root, else a note.
@@ -180,6 +187,7 @@ fixtures:
 	/usr/bin/python3 tools/reference_recon.py tests/fixtures
 	/usr/bin/python3 tools/reference_attention.py tests/fixtures
 	/usr/bin/python3 tools/reference_probe.py tests/fixtures
+	/usr/bin/python3 tools/reference_classifier.py tests/fixtures
 
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity

@@ -52,6 +52,10 @@ static char *kept_rows(FILE *f, long keep) {
 }
 
 FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t errlen) {
+    return metrics_open_header(path, keep_until_step, METRICS_HEADER, err, errlen);
+}
+
+FILE *metrics_open_header(const char *path, long keep_until_step, const char *header, char *err, size_t errlen) {
     char *kept = NULL;
     if (keep_until_step >= 0) {
         FILE *old = fopen(path, "r");
@@ -66,7 +70,7 @@ FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t err
     if (kept) fputs(kept, f);
     free(kept);
     fseek(f, 0, SEEK_END);
-    if (ftell(f) == 0) fprintf(f, "%s\n", METRICS_HEADER);
+    if (ftell(f) == 0) fprintf(f, "%s\n", header);
     if (fflush(f) != 0) {
         snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
         fclose(f);

@@ -14,6 +14,10 @@ typedef struct {
 // step > keep_until_step (written after the checkpoint we resume from) are dropped first, so the
 // file reads as if the run had never stopped. Writes the header when the file is new or empty.
 FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t errlen);
+// The same with another header (`vitmae finetune` writes FINETUNE_METRICS_HEADER; its rows carry
+// val_top1 in MetricsRow.val_psnr, the sixth column).
+#define FINETUNE_METRICS_HEADER "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s"
+FILE *metrics_open_header(const char *path, long keep_until_step, const char *header, char *err, size_t errlen);
 int   metrics_write(FILE *f, const MetricsRow *r);   // flushed; 0 ok, -1 on a write error
 
 typedef struct {

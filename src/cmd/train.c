@@ -189,26 +189,6 @@ static void resumed_run_state(Train *t, const RunState *given, Flag *flags, int 
     if (cli_flag(flags, nflags, "--keep")->seen) r->keep = given->keep;
 }
 
-// The pixel mean/std of a new run (--pixel-norm).
-static int set_pixel_norm(Train *t, const char *mode, char *err, size_t errlen) {
-    MaeConfig *c = &t->cfg;
-    if (!strcmp(mode, "imagenet")) {
-        static const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
-        if (c->in_chans == 3) { memcpy(c->pixel_mean, mean, sizeof mean); memcpy(c->pixel_std, std, sizeof std); }
-        else {   // the grey equivalent of ImageNet's statistics (L = 0.299 R + 0.587 G + 0.114 B)
-            c->pixel_mean[0] = 0.299f * mean[0] + 0.587f * mean[1] + 0.114f * mean[2];
-            c->pixel_std[0] = 0.299f * std[0] + 0.587f * std[1] + 0.114f * std[2];
-        }
-        return 0;
-    }
-    if (!strcmp(mode, "none")) {
-        for (int i = 0; i < 3; i++) { c->pixel_mean[i] = 0.0f; c->pixel_std[i] = 1.0f; }
-        return 0;
-    }
-    return dataset_pixel_stats(&t->ds, t->train_idx, t->ntrain, 10000, c->img_size, c->in_chans,
-                               c->pixel_mean, c->pixel_std, err, errlen) ? -1 : 0;
-}
-
 // Allocates every buffer the steps use, once.
 static int alloc_buffers(Train *t) {
     size_t B = (size_t)t->rs.batch, img = (size_t)t->S * t->S * t->C;
@@ -306,7 +286,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
 
     if (!resuming) {
-        if (set_pixel_norm(t, a->pixel_norm, err, sizeof err)) return report("train", err, 1);
+        if (pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) return report("train", err, 1);
         t->model = mae_create(&t->cfg, t->rs.batch, err, sizeof err);
         if (!t->model) return report("train", err, 1);
         Rng init;

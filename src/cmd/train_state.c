@@ -113,19 +113,6 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
 // ---------------------------------------------------------------------------------------------
 // Resuming
 
-void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn) {
-    struct stat st;
-    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(path, n, "%s/checkpoint.safetensors", arg);
-        snprintf(dir, dn, "%s", arg);
-    } else {
-        snprintf(path, n, "%s", arg);
-        const char *slash = strrchr(arg, '/');
-        if (slash) snprintf(dir, dn, "%.*s", (int)(slash - arg), arg);
-        else snprintf(dir, dn, ".");
-    }
-}
-
 int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, size_t errlen) {
     memset(ck, 0, sizeof *ck);
     if (ckpt_load(path, ck, err, errlen)) return -1;
@@ -165,50 +152,6 @@ const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n) {
 // Checkpoints: RUN/checkpoint-<step>.safetensors (the kept snapshots) and RUN/checkpoint.safetensors
 // (the latest, a hard link to the newest snapshot swapped in atomically, or a file of its own).
 
-static int cmp_long(const void *a, const void *b) {
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
-}
-
-// Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
-// ".checkpoint*.safetensors.tmp-XXXXXX" and run_save_checkpoint's ".checkpoint.link.<pid>". Removed
-// when a run starts or resumes in the folder, so repeated crashes do not fill the disk.
-void run_remove_stale_temp_files(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        const char *n = e->d_name;
-        int tmp = strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL;
-        int lnk = strncmp(n, ".checkpoint.link.", 17) == 0;
-        if (!tmp && !lnk) continue;
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, n);
-        unlink(path);
-    }
-    closedir(d);
-}
-
-static void prune_snapshots(const char *dir, int keep) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    long steps[4096];
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 4096) {
-        long s;
-        char tail[64];
-        if (sscanf(e->d_name, "checkpoint-%ld%63s", &s, tail) == 2 && !strcmp(tail, ".safetensors")) steps[n++] = s;
-    }
-    closedir(d);
-    qsort(steps, n, sizeof steps[0], cmp_long);
-    for (int i = 0; i < n - keep; i++) {
-        char path[4300];
-        snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", dir, steps[i]);
-        unlink(path);
-    }
-}
-
 int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunState *rs,
                         const MaeConfig *cfg, const float *params, const float *exp_avg,
                         const float *exp_avg_sq, char *err, size_t errlen) {
@@ -216,19 +159,12 @@ int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSta
     if (!state) { snprintf(err, errlen, "out of memory"); return -1; }
     int rc;
     if (rs->keep > 0) {
-        char snap[4300], tmp[4400];
+        char snap[4300];
         snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", run_dir, rs->step);
         rc = ckpt_save(snap, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
         if (rc == 0) {
-            snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.%d", run_dir, (int)getpid());
-            unlink(tmp);
-            if (link(snap, tmp) == 0 && rename(tmp, ckpt_path) == 0) {
-                int dfd = open(run_dir, O_RDONLY);
-                if (dfd >= 0) { fsync(dfd); close(dfd); }
-            } else {
-                unlink(tmp);
+            if (publish_latest(snap, ckpt_path, run_dir) != 0)
                 rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
-            }
             prune_snapshots(run_dir, rs->keep);
         }
     } else {

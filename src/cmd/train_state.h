@@ -14,6 +14,7 @@
 #include "core/model.h"
 #include "data/dataset.h"
 #include "io/checkpoint.h"
+#include "cmd/rundir.h"   // run_resume_path, run_remove_stale_temp_files
 
 #define SALT_PERM 0x7065726d75746531ull
 #define SALT_MASK 0x6d61736b6d61736bull
@@ -33,8 +34,6 @@ typedef struct {
 char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memory
 int   run_state_from_json(const char *json, RunState *r, char *err, size_t errlen);
 
-// --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir is the run folder.
-void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
 // Loads the checkpoint at path and its train_state for resuming; refuses a checkpoint without
 // training state. On failure err holds the whole message (naming the file).
 int  run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, size_t errlen);
@@ -47,8 +46,6 @@ typedef struct {
 } EpochOrder;
 const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n);
 
-// Removes temporary files of checkpoint writes that a kill interrupted (see cmd/train_state.c).
-void run_remove_stale_temp_files(const char *dir);
 // Writes RUN/checkpoint.safetensors; with keep > 0 as the snapshot RUN/checkpoint-<step>.safetensors
 // linked in atomically, keeping the newest keep snapshots.
 int  run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunState *rs,

@@ -8,8 +8,10 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
 #include "data/image.h"
 #include "kernels/ops.h"
+#include "core/classifier.h"
 
 struct FeatureModel {
     Mae *m;
@@ -18,6 +20,7 @@ struct FeatureModel {
     float *norm_images;     // [max_batch, S, S, C] normalised pixels
     float *tokens;          // [max_batch, 1+L, D] an earlier layer's tokens after `norm`
     float *ln_mean, *ln_rstd;   // [max_batch * (1+L)]
+    float *fc_norm;         // [2, D] fc_norm weight and bias of a fine-tuned classifier; NULL for a MAE
 };
 
 int features_pool_parse(const char *s, FeaturesPool *out) {
@@ -66,6 +69,25 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
         return NULL;
     }
     memcpy(mae_params(fm->m), ck.params, mae_num_params(cfg) * sizeof(float));
+    if (ck.classifier) {   // its fc_norm, for features as timm's forward_head(pre_logits=True)
+        ClfCheckpoint cc;
+        fm->fc_norm = malloc(2 * (size_t)fm->D * sizeof *fm->fc_norm);
+        if (!fm->fc_norm || clf_ckpt_load(ckpt_path, &cc, err, errlen)) {
+            if (!fm->fc_norm) snprintf(err, errlen, "out of memory");
+            ckpt_free(&ck);
+            features_close(fm);
+            return NULL;
+        }
+        Classifier *c = clf_create(&cc.cfg, 1, err, errlen);
+        if (c) {
+            memcpy(clf_params(c), cc.params, clf_num_params(&cc.cfg) * sizeof(float));
+            memcpy(fm->fc_norm, clf_tensor(c, "fc_norm.weight"), (size_t)fm->D * sizeof(float));
+            memcpy(fm->fc_norm + fm->D, clf_tensor(c, "fc_norm.bias"), (size_t)fm->D * sizeof(float));
+            clf_free(c);
+        }
+        clf_ckpt_free(&cc);
+        if (!c) { ckpt_free(&ck); features_close(fm); return NULL; }
+    }
     ckpt_free(&ck);
     for (size_t b = 0; b < B; b++)
         for (int l = 0; l < fm->L; l++) fm->all_patches[b * fm->L + l] = l;
@@ -77,6 +99,7 @@ void features_close(FeatureModel *fm) {
     if (!fm) return;
     mae_free(fm->m);
     free(fm->all_patches); free(fm->norm_images); free(fm->tokens); free(fm->ln_mean); free(fm->ln_rstd);
+    free(fm->fc_norm);
     free(fm);
 }
 
@@ -91,17 +114,23 @@ void features_batch(FeatureModel *fm, const float *images, int B, const Features
     pixels_normalise(cfg, fm->norm_images, (long)B * fm->S * fm->S);
     mae_forward_encoder(fm->m, fm->norm_images, fm->all_patches, B, L);
     const float *tok = mae_latent(fm->m);   // [B, T, D] the last block after norm
-    if (spec->layer != cfg->depth - 1) {
+    // A fine-tuned classifier has no `norm` (docs/encoder.md): the block's own tokens, and for mean
+    // pooling its fc_norm after the mean (timm's forward_head(pre_logits=True) at the last block).
+    int head_norm = fm->fc_norm && spec->pool == FEATURES_POOL_MEAN;
+    if (fm->fc_norm) {
+        tok = mae_block_output(fm->m, spec->layer);
+    } else if (spec->layer != cfg->depth - 1) {
         layernorm_forward(fm->tokens, fm->ln_mean, fm->ln_rstd, mae_block_output(fm->m, spec->layer),
                           mae_tensor(fm->m, "norm.weight"), mae_tensor(fm->m, "norm.bias"), B * T, D,
                           cfg->ln_eps);
         tok = fm->tokens;
     }
+    float *pooled = head_norm ? fm->tokens : out;
     // Pooling: each image alone, patches added in order (the same for any thread count).
     #pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++) {
         const float *x = tok + (size_t)b * T * D;
-        float *o = out + (size_t)b * D;
+        float *o = pooled + (size_t)b * D;
         if (spec->pool == FEATURES_POOL_CLS) { memcpy(o, x, (size_t)D * sizeof *o); continue; }
         for (int i = 0; i < D; i++) {
             double s = 0;
@@ -109,6 +138,7 @@ void features_batch(FeatureModel *fm, const float *images, int B, const Features
             o[i] = (float)(s / L);
         }
     }
+    if (head_norm) layernorm_forward(out, fm->ln_mean, fm->ln_rstd, pooled, fm->fc_norm, fm->fc_norm + D, B, D, cfg->ln_eps);
 }
 
 int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels,

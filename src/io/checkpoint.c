@@ -116,6 +116,14 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     if (mae_config_from_json(cfg_json, &out->cfg, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); goto out; }
     int n = table_of(&out->cfg, &tab);
     if (!tab) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    // A fine-tuned classifier (io/classifier_ckpt.h) has the encoder without the final `norm` (its
+    // global pooling uses fc_norm): it loads here for the encoder's users with `norm` weight 1 and bias
+    // 0 (attention maps do not use it; infer/features.c uses the blocks' own tokens and fc_norm), no
+    // decoder and no train state (its optimizer state is the classifier's).
+    out->classifier = st_meta(f, "classifier") != NULL;
+    if (out->classifier)
+        for (int i = 0; i < n; i++)
+            if (!strcmp(tab[i].name, "norm.weight") || !strcmp(tab[i].name, "norm.bias")) tab[i].decoder = 1;
     // Every parameter the config asks for must be in the file before anything config-sized is
     // allocated: a small hostile header cannot make us reserve gigabytes. (The file holds each
     // tensor it names, so from here on the allocations are bounded by the file's size.)
@@ -156,7 +164,12 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
         goto out;
     }
     out->has_decoder = dec_present > 0 || dec_total == 0;
-    const char *ts = st_meta(f, "train_state");
+    if (out->classifier) {
+        for (int i = 0; i < n; i++)
+            if (!strcmp(tab[i].name, "norm.weight")) for (size_t j = 0; j < tab[i].numel; j++) out->params[tab[i].offset + j] = 1.0f;
+        out->has_decoder = 0;
+    }
+    const char *ts = out->classifier ? NULL : st_meta(f, "train_state");
     if (ts) {
         out->train_state = strdup(ts);
         out->exp_avg = calloc(np ? np : 1, sizeof(float));

@@ -20,6 +20,7 @@ typedef struct {
     int has_decoder;           // 0: encoder-only file (decoder parameters left zero)
     char *train_state;         // malloc'd JSON or NULL
     float *exp_avg, *exp_avg_sq;   // malloc'd [mae_num_params] or NULL
+    int classifier;            // 1: a fine-tuned classifier's encoder (no `norm` in the file: 1 / 0 here; no decoder)
 } Checkpoint;
 // Loads and validates (names, shapes, dtype, config, crc32). A one-line reason naming the file on
 // failure. The caller builds the model with mae_create(&ck.cfg, ...) and copies params in.
