@@ -57,20 +57,21 @@ static void phases_add(Phases *p, double data, const MaeTimings *mt, double bwd_
 }
 
 int cmd_bench(int argc, char **argv) {
-    const char *preset = "tiny";
-    int img = 32, patch = 4, channels = 3, batch = 64, steps = 10, warmup = 2, threads = 0, json = 0;
-    float mask_ratio = 0.75f;
+    const char *preset = MAE_DEFAULT_PRESET;
+    int img = MAE_DEFAULT_IMG, patch = MAE_DEFAULT_PATCH, channels = 3, batch = MAE_DEFAULT_BATCH;
+    int steps = 10, warmup = 2, threads = 0, json = 0;
+    float mask_ratio = (float)MAE_DEFAULT_MASK_RATIO;
     long seed = 0;
     Flag f[] = {
-        {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default tiny)", NULL, 0},
-        {"--img", FLAG_INT, &img, 1, 8192, NULL, "image size (default 32)", "N", 0},
-        {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default 4)", "N", 0},
+        {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
+        {"--img", FLAG_INT, &img, 1, 8192, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
+        {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_INT, &channels, 1, 3, NULL, "1 grey or 3 RGB (default 3)", "C", 0},
-        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default 64)", "B", 0},
+        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
-        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default 0.75)", "R", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) ")", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9e18, NULL, "random seed of the synthetic data (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
     };

@@ -61,7 +61,7 @@ typedef struct {
 typedef struct {
     double *step, *loss, *lr, *val_step, *val_loss, *val_top1;
     int n, nval, cap;
-} History;
+} FtHistory;
 
 typedef struct {
     Args a;
@@ -81,7 +81,7 @@ typedef struct {
     int *batch_items, *labels;
     EpochOrder order;
     FILE *metrics;
-    History hist;
+    FtHistory hist;
 } FineTune;
 
 static volatile sig_atomic_t stop_requested = 0;
@@ -185,9 +185,9 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// History and RUN/curves.png
+// FtHistory and RUN/curves.png
 
-static void history_add(History *h, double step, double loss, double lr, double val_loss, double val_top1) {
+static void history_add(FtHistory *h, double step, double loss, double lr, double val_loss, double val_top1) {
     if (h->n >= h->cap || h->nval >= h->cap) {
         int cap = h->cap ? 2 * h->cap : 256;
         double **arrs[6] = {&h->step, &h->loss, &h->lr, &h->val_step, &h->val_loss, &h->val_top1};
@@ -205,7 +205,7 @@ static void history_add(History *h, double step, double loss, double lr, double 
 }
 
 // Rows of metrics.csv kept from the run we resume.
-static void history_load(History *h, const char *path) {
+static void history_load(FtHistory *h, const char *path) {
     FILE *f = fopen(path, "r");
     if (!f) return;
     char line[1024];
@@ -225,14 +225,14 @@ static void history_load(History *h, const char *path) {
     fclose(f);
 }
 
-static void history_free(History *h) {
+static void history_free(FtHistory *h) {
     free(h->step); free(h->loss); free(h->lr); free(h->val_step); free(h->val_loss); free(h->val_top1);
     memset(h, 0, sizeof *h);
 }
 
 // Loss (train, val) above val top-1 above the learning rate.
 static int write_curves(FineTune *t, char *err, size_t errlen) {
-    History *h = &t->hist;
+    FtHistory *h = &t->hist;
     Canvas c = {0};
     if (canvas_create(&c, 960, 840, err, errlen)) return -1;
     static const uint8_t white[3] = {255, 255, 255};
@@ -357,7 +357,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
 
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     char err[1024];
-    DatasetOptions opt = {t->a.max_pixels, img, t->a.cache_mb};
+    DatasetOptions opt = {.max_pixels = t->a.max_pixels, .work_size = 2 * img, .cache_mb = t->a.cache_mb};
     if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     for (int i = 0; i < ds->nskipped && i < 20; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);

@@ -72,6 +72,7 @@ char *run_state_to_json(const RunState *r) {
         if (FIELDS[i].kind == F_TEXT) cJSON_AddStringToObject(o, FIELDS[i].key, (const char *)r + FIELDS[i].offset);
         else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
     }
+    if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
     // The data position and every random stream follow from (seed, step): see cmd/train_state.h.
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
@@ -105,6 +106,8 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     }
     snprintf(r->augment, sizeof r->augment, "%s", aug->valuestring);
     snprintf(r->data, sizeof r->data, "%s", data->valuestring);
+    const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "val");   // absent: a held-out split
+    if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
     cJSON_Delete(o);
     if (r->batch < 1 || r->step > r->total_steps) { snprintf(err, errlen, "train_state: inconsistent step/batch"); return -1; }
     return 0;

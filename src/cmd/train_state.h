@@ -1,6 +1,6 @@
-// The state of a training run that outlives the process: the train_state JSON a checkpoint carries,
-// the random streams that follow from it, resuming from a checkpoint, and the checkpoint files of a
-// run folder (docs/interface.md section 4).
+// The state of a training run: what outlives the process (the train_state JSON a checkpoint
+// carries, resuming from a checkpoint, the checkpoint files of a run folder, docs/interface.md
+// section 4), the data order that follows from it, and the session in memory (Train).
 //
 // Every random draw is derived from (seed, position), so the whole training state is (step,
 // parameters, AdamW moments): the data order of epoch e comes from (seed ^ SALT_PERM, e), the mask of
@@ -10,7 +10,9 @@
 #define VITMAE_TRAIN_STATE_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "core/model.h"
+#include "data/dataset.h"
 #include "io/checkpoint.h"
 #include "cmd/rundir.h"   // run_resume_path, run_remove_stale_temp_files
 
@@ -25,7 +27,8 @@ typedef struct {
     int batch, keep, val_max;
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
-    char data[4096];
+    char data[4096];    // absolute path of the training folder
+    char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions
 } RunState;
 
@@ -49,4 +52,41 @@ const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n);
 int  run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunState *rs,
                          const MaeConfig *cfg, const float *params, const float *exp_avg,
                          const float *exp_avg_sq, char *err, size_t errlen);
+
+// ---------------------------------------------------------------------------------------------
+// A training session in memory, shared by cmd/train.c (flags, setup, the steps) and cmd/train_out.c
+// (what the run folder receives).
+
+// The rows behind curves.png: every logged training loss and learning rate, every validation loss
+// (cmd/train_out.c).
+typedef struct History {
+    long *step; double *loss, *val_step, *val_loss, *lr;
+    int n, nval, cap;
+} History;
+
+#define TRAIN_SAMPLE_IMAGES 8
+
+typedef struct Train {
+    RunState rs;
+    Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
+    const Dataset *vds;            // what val_idx indexes: &ds or &val_ds
+    int *train_idx, ntrain, *val_idx, nval;
+    int sample_idx[TRAIN_SAMPLE_IMAGES], nsample;   // images of the sample panels, in *sds
+    const Dataset *sds;
+    MaeConfig cfg;
+    Mae *model;
+    float *exp_avg, *exp_avg_sq;   // AdamW moments, laid out like the parameters
+    const MaeTensor *tensors;
+    int ntensors;
+    int L, K, S, C;                // patches, visible patches, image side, channels
+    char run_dir[4096], ckpt_path[4200];
+    // Buffers sized once before the first step.
+    float *pixels, *images, *noise, *recon;
+    int *ids_keep, *batch_items;
+    EpochOrder order;
+    uint8_t *removed;
+    float *patch_err;
+    FILE *metrics;
+    History hist;
+} Train;
 #endif

@@ -15,48 +15,10 @@
 #define VITMAE_MODEL_H
 #include <stddef.h>
 #include <stdint.h>
-#include "core/masking.h"
+#include "core/config.h"
 #include "core/rng.h"
 
-typedef struct {
-    int img_size, patch_size, in_chans;
-    int embed_dim, depth, num_heads;
-    int dec_embed_dim, dec_depth, dec_num_heads;
-    int mlp_ratio;          // 4
-    int norm_pix_loss;      // 1: per-patch normalised targets (mean, unbiased var, eps 1e-6)
-    float mask_ratio;       // training default
-    int pos_learned;        // 1: position embeddings are trained; 0: fixed sin-cos
-    float pixel_mean[3], pixel_std[3];
-    float ln_eps;           // 1e-6
-} MaeConfig;
-
-// Fills the preset "tiny", "small" or "base" (docs/interface.md section 3) with img 224, patch 16, 3 channels,
-// mask 0.75, learned pos, no norm-pix, pixel mean 0 / std 1. Returns 0, or -1 for an unknown name.
-int mae_config_preset(MaeConfig *cfg, const char *name);
-// Returns 0 when the config is usable; otherwise -1 and a one-line reason in err.
-int mae_config_check(const MaeConfig *cfg, char *err, size_t errlen);
-static inline int mae_num_patches(const MaeConfig *c) {
-    int g = c->img_size / c->patch_size; return g * g;
-}
-static inline int mae_patch_dim(const MaeConfig *c) { return c->patch_size * c->patch_size * c->in_chans; }
-static inline int mae_len_keep(const MaeConfig *c, float mask_ratio) {
-    return mask_len_keep(mae_num_patches(c), mask_ratio);
-}
-
-// One named parameter tensor: a slice [offset, offset + numel) of the parameter buffer.
-typedef struct {
-    char name[64];
-    int ndim;
-    int shape[4];
-    size_t offset, numel;
-    int decay;       // AdamW weight decay applies (weight matrices of >= 2 dims, not pos/tokens)
-    int trainable;   // 0 for position embeddings when pos_learned == 0
-    int decoder;     // 1 for decoder_* and mask_token (absent in encoder-only checkpoints)
-} MaeTensor;
-
-// Writes the tensors in MAE state_dict order into out (cap entries at most); returns their count.
-int mae_param_table(const MaeConfig *cfg, MaeTensor *out, int cap);
-size_t mae_num_params(const MaeConfig *cfg);
+// The config (MaeConfig, presets, checks, JSON) and the parameter table (MaeTensor): core/config.h.
 // Bytes mae_init would allocate for (cfg, max_batch): params, grads, AdamW moments, activations.
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
 // The memory rule of every command: a run of batch B that needs mae_bytes_needed(cfg, B) plus
