@@ -11,6 +11,9 @@ have_pc libpng   || need="$need libpng-dev"
 have_pc zlib     || need="$need zlib1g-dev"
 have_pc libjpeg  || need="$need libjpeg62-turbo-dev"
 have_pc libcjson || need="$need libcjson-dev"
+# OpenMPI: the library and headers, and mpirun for `mpirun -np N ./vitmae train` (docs/distributed.md).
+have_pc ompi-c   || need="$need libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || need="$need openmpi-bin"
 for p in "$@"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need="$need $p"
 done

@@ -424,6 +424,11 @@ int dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *o
 
 int dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    return dataset_load_batch_from(ds, items, n, 0, size, channels, aug, seed, step, out, err, errlen);
+}
+
+int dataset_load_batch_from(const Dataset *ds, const int *items, int n, int first, int size, int channels,
+                            Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
     int *status = calloc(n ? (size_t)n : 1, sizeof *status);
     char *errs = calloc(n ? (size_t)n : 1, 256);
     if (!status || !errs) { free(status); free(errs); snprintf(err, errlen, "out of memory"); return -1; }
@@ -431,7 +436,7 @@ int dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int
     #pragma omp parallel for schedule(dynamic, 1)
     for (int k = 0; k < n; k++) {
         Rng r;
-        rng_derive(&r, seed, step, (uint64_t)k);
+        rng_derive(&r, seed, step, (uint64_t)(first + k));
         status[k] = dataset_train_view(ds, items[k], size, channels, aug, &r, out + (size_t)k * per,
                                        errs + (size_t)k * 256, 256);
     }

@@ -94,6 +94,10 @@ int  dataset_train_view(const Dataset *ds, int i, int size, int channels, Augmen
 // evaluation views. On error, err describes the first failing item in batch order.
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// The images first .. first + n - 1 of a batch (one process's share under mpirun): item k draws from
+// rng_derive(seed, step, first + k), so each image is the same as in the whole batch.
+int  dataset_load_batch_from(const Dataset *ds, const int *items, int n, int first, int size, int channels,
+                             Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
 
 // Per-channel mean and standard deviation (population) of the evaluation views of up to `limit`
 // items (limit <= 0: 10,000) of idx, picked evenly: idx[k * n / m] for k < m = min(n, limit).

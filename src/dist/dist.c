@@ -1,0 +1,262 @@
+// MPI start-up and the fixed-order gradient reduction (the design: dist.h, docs/distributed.md).
+#include <math.h>
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dist/dist.h"
+
+static int g_active = 0, g_rank = 0, g_size = 1;
+
+int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
+    // mpirun (ORTE) sets OMPI_COMM_WORLD_SIZE; PMI-based launchers (srun, hydra) set PMI_SIZE.
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE")) return 0;
+    int provided = 0;
+    // Only the main thread calls MPI (between OpenMP regions).
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        snprintf(err, errlen, "MPI_Init failed");
+        return -1;
+    }
+    g_active = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (g_rank > 0 && !freopen("/dev/null", "w", stdout)) {
+        snprintf(err, errlen, "rank %d: cannot silence stdout", g_rank);
+        return -1;
+    }
+    return 0;
+}
+
+void dist_finalize(void) {
+    if (g_active) MPI_Finalize();
+    g_active = 0;
+}
+
+void dist_abort(int code) {
+    fflush(stdout);
+    fflush(stderr);
+    if (g_active) MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
+int dist_rank(void) { return g_rank; }
+int dist_size(void) { return g_size; }
+int dist_active(void) { return g_active; }
+
+int dist_max_int(int v) {
+    int out = v;
+    if (g_active) MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return out;
+}
+
+void dist_allgather_u64(uint64_t v, uint64_t *all) {
+    if (!g_active) { all[0] = v; return; }
+    MPI_Allgather(&v, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+}
+
+void dist_bcast(void *buf, size_t bytes, int root) {
+    if (!g_active) return;
+    // MPI counts are int: large buffers go in pieces of 1 GiB.
+    char *p = buf;
+    for (size_t done = 0; done < bytes;) {
+        size_t n = bytes - done < ((size_t)1 << 30) ? bytes - done : ((size_t)1 << 30);
+        MPI_Bcast(p + done, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+        done += n;
+    }
+}
+
+void dist_barrier(void) {
+    if (g_active) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Groups and the tree
+
+static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int dist_default_groups(int batch) {
+    int g = DIST_DEFAULT_GROUPS;
+    while (g > 1 && batch % g) g /= 2;
+    return g;
+}
+
+int dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen) {
+    if (!is_pow2(groups) || batch % groups) {
+        snprintf(err, errlen, "%d gradient groups: must be a power of two that divides the batch (%d)", groups, batch);
+        return -1;
+    }
+    if (groups % procs) {
+        snprintf(err, errlen, "%d processes cannot share the %d gradient groups of a step evenly, which bitwise "
+                 "equal results need; use a process count that divides %d, or more groups (--groups)",
+                 procs, groups, groups);
+        return -1;
+    }
+    if ((groups / procs) % accum) {
+        snprintf(err, errlen, "--accum %d: each of the %d processes has %d gradient group%s per step, which %d "
+                 "micro-batches cannot share evenly; use an --accum that divides %d, or more groups (--groups)",
+                 accum, procs, groups / procs, groups / procs == 1 ? "" : "s", accum, groups / procs);
+        return -1;
+    }
+    return 0;
+}
+
+// Items i and i + s for s = 1, 2, 4, ...: for a power-of-two count this is the pairwise tree of
+// dist.h (node [l, r) = [l, m) + [m, r)). Elements are independent: threads split the floats.
+void tree_sum_floats(float *items, size_t stride, int count, size_t n) {
+    for (int s = 1; s < count; s *= 2)
+        for (int j = 0; j + s < count; j += 2 * s) {
+            float *a = items + (size_t)j * stride;
+            const float *b = items + (size_t)(j + s) * stride;
+            #pragma omp parallel for schedule(static)
+            for (size_t i = 0; i < n; i++) a[i] += b[i];
+        }
+}
+
+double tree_sum_doubles(const double *v, int count) {
+    if (count == 1) return v[0];
+    int h = count / 2;
+    return tree_sum_doubles(v, h) + tree_sum_doubles(v + h, count - h);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The step's reduction
+
+int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
+    memset(gr, 0, sizeof *gr);
+    int N = g_size, r = g_rank;
+    gr->groups = groups;
+    gr->count = groups / N;
+    gr->first = r * gr->count;
+    gr->n = n;
+    while ((1 << gr->depth) < gr->count) gr->depth++;
+    gr->node = calloc((size_t)gr->depth + 1, sizeof *gr->node);
+    gr->slice_off = calloc((size_t)N + 1, sizeof *gr->slice_off);
+    int ok = gr->node && gr->slice_off;
+    for (int i = 0; ok && i < gr->depth; i++) ok = (gr->node[i] = malloc(n * sizeof(float))) != NULL;
+    // Slices of the gradient, one per rank, boundaries at multiples of 16 floats (64 bytes).
+    for (int i = 0; ok && i <= N; i++) gr->slice_off[i] = i == N ? n : ((size_t)i * n / N) & ~(size_t)15;
+    if (ok && N > 1) {
+        size_t mine = gr->slice_off[r + 1] - gr->slice_off[r];
+        ok = (gr->slices = malloc(((size_t)N * mine + 1) * sizeof(float))) != NULL;
+    }
+    if (!ok) {
+        grad_reduce_free(gr);
+        snprintf(err, errlen, "out of memory for %d gradient buffers of %zu MB", gr->depth + 1, n * sizeof(float) >> 20);
+        return -1;
+    }
+    return 0;
+}
+
+void grad_reduce_free(GradReduce *gr) {
+    if (gr->node)
+        for (int i = 0; i < gr->depth; i++) free(gr->node[i]);
+    free(gr->node);
+    free(gr->slices);
+    free(gr->slice_off);
+    memset(gr, 0, sizeof *gr);
+}
+
+typedef struct {
+    GradReduce *gr;
+    float *grads;
+    GroupFn fn;
+    void *ctx;
+    int failed;
+    char *err;
+    size_t errlen;
+} LocalTree;
+
+static void add_into(float *a, const float *b, size_t n) {
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) a[i] += b[i];
+}
+
+// The node [l, r) of the tree over this rank's groups: a leaf runs its group (the gradient stays in
+// the model's buffer); an inner node copies its left child into node[level] (the model's buffer is
+// needed for the next group) and adds its right child. Returns the buffer holding the node's sum and
+// its loss in *loss.
+static const float *local_node(LocalTree *lt, int l, int r, int level, double *loss) {
+    GradReduce *gr = lt->gr;
+    if (lt->failed) return lt->grads;
+    if (r - l == 1) {
+        float v = 0.0f;
+        if (lt->fn(lt->ctx, l, &v, lt->err, lt->errlen)) lt->failed = 1;
+        *loss = v;
+        return lt->grads;
+    }
+    int m = l + (r - l) / 2;
+    double left_loss, right_loss;
+    const float *left = local_node(lt, l, m, level + 1, &left_loss);
+    double t0 = omp_get_wtime();
+    float *out = gr->node[level];
+    if (left != out) memcpy(out, left, gr->n * sizeof(float));
+    gr->reduce_s += omp_get_wtime() - t0;
+    const float *right = local_node(lt, m, r, level + 1, &right_loss);
+    t0 = omp_get_wtime();
+    add_into(out, right, gr->n);
+    gr->reduce_s += omp_get_wtime() - t0;
+    *loss = left_loss + right_loss;
+    return out;
+}
+
+int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss, int *stop,
+                     int *failed_here, char *err, size_t errlen) {
+    LocalTree lt = {gr, grads, fn, ctx, 0, err, errlen};
+    double node_loss = 0.0;
+    const float *node = local_node(&lt, gr->first, gr->first + gr->count, 0, &node_loss);
+    *failed_here = lt.failed;
+    double t0 = omp_get_wtime();
+    int N = g_size, me = g_rank;
+    // Status first (loss, failure, stop wish of every rank), so that no rank enters the gradient
+    // exchange when another cannot: a failure or a stop is seen by all ranks at the same step.
+    double status[3] = {node_loss, (double)lt.failed, (double)*stop};
+    double stack_status[3 * 64], *all = N <= 64 ? stack_status : malloc((size_t)N * 3 * sizeof(double));
+    double rank_loss_stack[64], *rank_loss = N <= 64 ? rank_loss_stack : malloc((size_t)N * sizeof(double));
+    if (!all || !rank_loss) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived
+    if (g_active) MPI_Allgather(status, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, MPI_COMM_WORLD);
+    else memcpy(all, status, sizeof status);
+    int failed_rank = -1;
+    *stop = 0;
+    for (int i = 0; i < N; i++) {
+        rank_loss[i] = all[3 * i];
+        if (all[3 * i + 1] != 0.0 && failed_rank < 0) failed_rank = i;
+        if (all[3 * i + 2] != 0.0) *stop = 1;
+    }
+    *loss = (float)(tree_sum_doubles(rank_loss, N) / gr->groups);
+    if (all != stack_status) free(all);
+    if (rank_loss != rank_loss_stack) free(rank_loss);
+    if (failed_rank >= 0) {
+        if (!lt.failed) snprintf(err, errlen, "rank %d failed", failed_rank);
+        gr->reduce_s += omp_get_wtime() - t0;
+        return -1;
+    }
+    const float scale = 1.0f / (float)gr->groups;   // a power of two: exact
+    if (N == 1) {
+        if (node != grads) memcpy(grads, node, gr->n * sizeof(float));
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < gr->n; i++) grads[i] *= scale;
+    } else {
+        // Reduce-scatter: rank i receives slice i of every rank's node, sums the N of them in the
+        // top of the tree, scales; then every rank gathers every slice.
+        size_t lo = gr->slice_off[me], mine = gr->slice_off[me + 1] - lo;
+        int cnt_stack[4 * 64], *cnt = N <= 64 ? cnt_stack : malloc((size_t)N * 4 * sizeof(int));
+        if (!cnt) dist_abort(1);
+        int *scount = cnt, *sdisp = cnt + N, *rcount = cnt + 2 * N, *rdisp = cnt + 3 * N;
+        for (int i = 0; i < N; i++) {
+            scount[i] = (int)(gr->slice_off[i + 1] - gr->slice_off[i]);
+            sdisp[i] = (int)gr->slice_off[i];
+            rcount[i] = (int)mine;
+            rdisp[i] = (int)((size_t)i * mine);
+        }
+        MPI_Alltoallv(node, scount, sdisp, MPI_FLOAT, gr->slices, rcount, rdisp, MPI_FLOAT, MPI_COMM_WORLD);
+        tree_sum_floats(gr->slices, mine, N, mine);
+        float *dst = grads + lo;
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < mine; i++) dst[i] = gr->slices[i] * scale;
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, grads, scount, sdisp, MPI_FLOAT, MPI_COMM_WORLD);
+        if (cnt != cnt_stack) free(cnt);
+    }
+    gr->reduce_s += omp_get_wtime() - t0;
+    return 0;
+}
