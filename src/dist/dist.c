@@ -159,7 +159,6 @@ void grad_reduce_free(GradReduce *gr) {
 
 typedef struct {
     GradReduce *gr;
-    float *grads;
     GroupFn fn;
     void *ctx;
     int failed;
@@ -172,39 +171,35 @@ static void add_into(float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) a[i] += b[i];
 }
 
-// The node [l, r) of the tree over this rank's groups: a leaf runs its group (the gradient stays in
-// the model's buffer); an inner node copies its left child into node[level] (the model's buffer is
-// needed for the next group) and adds its right child. Returns the buffer holding the node's sum and
-// its loss in *loss.
-static const float *local_node(LocalTree *lt, int l, int r, int level, double *loss) {
+// The node [l, r) of the tree over this rank's groups, summed into dst: a leaf runs its group with
+// dst as the gradient buffer; an inner node sums its left child into dst, its right child into
+// node[level] (free at this depth), and adds. No gradient is copied. Its loss goes to *loss.
+static void local_node(LocalTree *lt, int l, int r, int level, float *dst, double *loss) {
     GradReduce *gr = lt->gr;
-    if (lt->failed) return lt->grads;
+    *loss = 0.0;
+    if (lt->failed) return;
     if (r - l == 1) {
         float v = 0.0f;
-        if (lt->fn(lt->ctx, l, &v, lt->err, lt->errlen)) lt->failed = 1;
+        if (lt->fn(lt->ctx, l, dst, &v, lt->err, lt->errlen)) lt->failed = 1;
         *loss = v;
-        return lt->grads;
+        return;
     }
     int m = l + (r - l) / 2;
     double left_loss, right_loss;
-    const float *left = local_node(lt, l, m, level + 1, &left_loss);
+    local_node(lt, l, m, level + 1, dst, &left_loss);
+    local_node(lt, m, r, level + 1, gr->node[level], &right_loss);
     double t0 = omp_get_wtime();
-    float *out = gr->node[level];
-    if (left != out) memcpy(out, left, gr->n * sizeof(float));
-    gr->reduce_s += omp_get_wtime() - t0;
-    const float *right = local_node(lt, m, r, level + 1, &right_loss);
-    t0 = omp_get_wtime();
-    add_into(out, right, gr->n);
+    if (!lt->failed) add_into(dst, gr->node[level], gr->n);
     gr->reduce_s += omp_get_wtime() - t0;
     *loss = left_loss + right_loss;
-    return out;
 }
 
 int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss, int *stop,
                      int *failed_here, char *err, size_t errlen) {
-    LocalTree lt = {gr, grads, fn, ctx, 0, err, errlen};
+    LocalTree lt = {gr, fn, ctx, 0, err, errlen};
     double node_loss = 0.0;
-    const float *node = local_node(&lt, gr->first, gr->first + gr->count, 0, &node_loss);
+    local_node(&lt, gr->first, gr->first + gr->count, 0, grads, &node_loss);
+    const float *node = grads;
     *failed_here = lt.failed;
     double t0 = omp_get_wtime();
     int N = g_size, me = g_rank;
@@ -233,7 +228,6 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
     }
     const float scale = 1.0f / (float)gr->groups;   // a power of two: exact
     if (N == 1) {
-        if (node != grads) memcpy(grads, node, gr->n * sizeof(float));
         #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < gr->n; i++) grads[i] *= scale;
     } else {

@@ -53,10 +53,10 @@ int  dist_default_groups(int batch);
 // 0 ok; -1 and a one-line reason in err (a usage error).
 int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen);
 
-// One step's gradient over this rank's groups. The caller's group function leaves the gradient of
-// group g (zeroed, forward, backward) in `grads` and its loss in *loss; it returns 0, or -1 with a
-// reason in err when the group could not be computed (e.g. an image failed to load).
-typedef int (*GroupFn)(void *ctx, int group, float *loss, char *err, size_t errlen);
+// One step's gradient over this rank's groups. The caller's group function computes the gradient of
+// group g (zeroed, forward, backward) into `grads` (n floats) and its loss into *loss; it returns 0,
+// or -1 with a reason in err when the group could not be computed (e.g. an image failed to load).
+typedef int (*GroupFn)(void *ctx, int group, float *grads, float *loss, char *err, size_t errlen);
 
 typedef struct {
     int groups;         // G, for the whole step
