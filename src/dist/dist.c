@@ -123,8 +123,11 @@ double tree_sum_doubles(const double *v, int count) {
 // The step's reduction
 
 int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
+    return grad_reduce_init_as(gr, groups, n, g_rank, g_size, err, errlen);
+}
+
+int grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen) {
     memset(gr, 0, sizeof *gr);
-    int N = g_size, r = g_rank;
     gr->groups = groups;
     gr->count = groups / N;
     gr->first = r * gr->count;
@@ -194,18 +197,22 @@ static void local_node(LocalTree *lt, int l, int r, int level, float *dst, doubl
     *loss = left_loss + right_loss;
 }
 
+int grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen) {
+    LocalTree lt = {gr, fn, ctx, 0, err, errlen};
+    local_node(&lt, gr->first, gr->first + gr->count, 0, grads, loss);
+    return lt.failed ? -1 : 0;
+}
+
 int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss, int *stop,
                      int *failed_here, char *err, size_t errlen) {
-    LocalTree lt = {gr, fn, ctx, 0, err, errlen};
     double node_loss = 0.0;
-    local_node(&lt, gr->first, gr->first + gr->count, 0, grads, &node_loss);
+    *failed_here = grad_reduce_local(gr, grads, fn, ctx, &node_loss, err, errlen) != 0;
     const float *node = grads;
-    *failed_here = lt.failed;
     double t0 = omp_get_wtime();
     int N = g_size, me = g_rank;
     // Status first (loss, failure, stop wish of every rank), so that no rank enters the gradient
     // exchange when another cannot: a failure or a stop is seen by all ranks at the same step.
-    double status[3] = {node_loss, (double)lt.failed, (double)*stop};
+    double status[3] = {node_loss, (double)*failed_here, (double)*stop};
     double stack_status[3 * 64], *all = N <= 64 ? stack_status : malloc((size_t)N * 3 * sizeof(double));
     double rank_loss_stack[64], *rank_loss = N <= 64 ? rank_loss_stack : malloc((size_t)N * sizeof(double));
     if (!all || !rank_loss) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived
@@ -222,7 +229,7 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
     if (all != stack_status) free(all);
     if (rank_loss != rank_loss_stack) free(rank_loss);
     if (failed_rank >= 0) {
-        if (!lt.failed) snprintf(err, errlen, "rank %d failed", failed_rank);
+        if (!*failed_here) snprintf(err, errlen, "rank %d failed", failed_rank);
         gr->reduce_s += omp_get_wtime() - t0;
         return -1;
     }

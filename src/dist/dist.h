@@ -71,6 +71,11 @@ typedef struct {
 
 // Buffers for G groups of n-float gradients shared by dist_size() processes (checked before).
 int  grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen);
+// The same for rank r of N (tests build every rank's share in one process).
+int  grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen);
+// This rank's part alone: the sum of its groups in the fixed tree into grads (not scaled), the sum of
+// their losses in *loss. 0 ok, -1 when fn failed (err says why).
+int  grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen);
 void grad_reduce_free(GradReduce *gr);
 
 // Runs this rank's groups through fn, sums their gradients in the fixed tree, combines the ranks, and
