@@ -93,7 +93,7 @@ int main(void) {
     // 2. Groups: defaults and refusals.
     {
         char err[512];
-        CHECK(dist_default_groups(64) == 8 && dist_default_groups(12) == 4 && dist_default_groups(6) == 2 &&
+        CHECK(dist_default_groups(64) == 4 && dist_default_groups(12) == 4 && dist_default_groups(6) == 2 &&
               dist_default_groups(7) == 1, "default groups");
         CHECK(dist_check_groups(64, 8, 1, 1, err, sizeof err) == 0, "8 groups, 1 process");
         CHECK(dist_check_groups(64, 8, 2, 4, err, sizeof err) == 0, "8 groups, 2 processes x 4");

@@ -112,7 +112,7 @@ int cmd_bench(int argc, char **argv) {
         {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default 4)", "N", 0},
         {"--channels", FLAG_INT, &channels, 1, 3, NULL, "1 grey or 3 RGB (default 3)", "C", 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default 64)", "B", 0},
-        {"--groups", FLAG_INT, &groups, 1, 4096, NULL, "gradient groups per step (default: up to 8, see train)", "G", 0},
+        {"--groups", FLAG_INT, &groups, 1, 4096, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
         {"--accum", FLAG_INT, &accum, 1, 4096, NULL, "micro-batches per process (checked as train does)", "K", 0},
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},

@@ -46,7 +46,7 @@ double tree_sum_doubles(const double *v, int count);
 
 // Default gradient groups for a global batch: the largest power of two <= DIST_DEFAULT_GROUPS that
 // divides it.
-#define DIST_DEFAULT_GROUPS 8
+#define DIST_DEFAULT_GROUPS 4
 int  dist_default_groups(int batch);
 // Checks that G groups of `batch` images can be shared by `procs` processes in `accum` micro-batches
 // each with the guarantee above: G a power of two dividing batch, procs * accum dividing G.
