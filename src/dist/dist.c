@@ -70,6 +70,69 @@ void dist_barrier(void) {
     if (g_active) MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// FNV-1a 64 over the count and every string with its terminating zero.
+static uint64_t list_hash(const char *const *items, size_t stride, int n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < 4; i++) { h ^= (uint64_t)((unsigned)n >> (8 * i) & 0xff); h *= 0x100000001b3ull; }
+    for (int k = 0; k < n; k++) {
+        const unsigned char *p = (const unsigned char *)*(const char *const *)((const char *)items + (size_t)k * stride);
+        do { h ^= *p; h *= 0x100000001b3ull; } while (*p++);
+    }
+    return h;
+}
+
+int dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen) {
+    if (!g_active || g_size == 1) return 0;
+    uint64_t mine = list_hash(items, stride, n), all_stack[64];
+    uint64_t *all = g_size <= 64 ? all_stack : malloc((size_t)g_size * sizeof *all);
+    if (!all) dist_abort(1);
+    dist_allgather_u64(mine, all);
+    int first_bad = -1;
+    for (int r = 1; r < g_size && first_bad < 0; r++) if (all[r] != all[0]) first_bad = r;
+    int i_differ = all[g_rank] != all[0];
+    if (all != all_stack) free(all);
+    if (first_bad < 0) return 0;
+    // Rank 0's list as one blob of strings, each with its zero.
+    uint64_t bytes = 0;
+    if (g_rank == 0)
+        for (int k = 0; k < n; k++) bytes += strlen(*(const char *const *)((const char *)items + (size_t)k * stride)) + 1;
+    dist_bcast(&bytes, sizeof bytes, 0);
+    int n0 = n;
+    dist_bcast(&n0, sizeof n0, 0);
+    char *blob = malloc(bytes + 1);
+    if (!blob) dist_abort(1);
+    blob[bytes] = 0;
+    if (g_rank == 0) {
+        char *p = blob;
+        for (int k = 0; k < n; k++) {
+            const char *s = *(const char *const *)((const char *)items + (size_t)k * stride);
+            size_t len = strlen(s) + 1;
+            memcpy(p, s, len);
+            p += len;
+        }
+    }
+    dist_bcast(blob, bytes, 0);
+    if (i_differ) {
+        const char *p = blob;
+        int k = 0;
+        for (; k < n && k < n0; k++, p += strlen(p) + 1)
+            if (strcmp(p, *(const char *const *)((const char *)items + (size_t)k * stride))) break;
+        if (k < n && k < n0)
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0",
+                     g_rank, what, k + 1, *(const char *const *)((const char *)items + (size_t)k * stride), p);
+        else if (k < n)
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing on rank 0 (%d entries here, %d there)",
+                     g_rank, what, *(const char *const *)((const char *)items + (size_t)k * stride), n, n0);
+        else
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing here (%d entries here, %d on rank 0)",
+                     g_rank, what, p, n, n0);
+    } else {
+        snprintf(err, errlen, "rank %d sees a different %s than this rank (its message names the file)", first_bad, what);
+    }
+    free(blob);
+    return -1;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Groups and the tree
 

@@ -38,6 +38,13 @@ void dist_allgather_u64(uint64_t v, uint64_t *all);
 void dist_bcast(void *buf, size_t bytes, int root);
 void dist_barrier(void);
 
+// Every rank must hold the same list of n strings (e.g. the dataset's files, in scan order). Compares
+// a hash of each rank's list with rank 0's; where one differs, rank 0 sends its list and that rank
+// finds the first differing entry. Returns 0 on every rank when all lists agree; otherwise -1 on
+// every rank, with err on a differing rank naming it and the first differing entry, and on the
+// others naming the first differing rank.
+int  dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen);
+
 // The pairwise tree over `count` items (a power of two) of n floats, item i at items + i * stride:
 // item 0 becomes the sum, added as node [l, r) = node [l, m) + node [m, r), m = (l + r) / 2.
 void tree_sum_floats(float *items, size_t stride, int count, size_t n);
