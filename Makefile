@@ -44,7 +44,7 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind
+.PHONY: all test test-fast test-san test-parity demo bench fixtures clean deps fuzz fmnist valgrind build-fast mutate
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -93,7 +93,8 @@ test:
 	@$(MAKE) --no-print-directory WERROR=1 test-fast
 	@$(MAKE) --no-print-directory WERROR=1 test-san
 
-test-fast: vitmae $(TOOLS) $(TESTS)
+build-fast: vitmae $(TOOLS) $(TESTS)
+test-fast: build-fast
 	@sh tests/run.sh build/tests ./vitmae build/tools
 
 test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
@@ -166,6 +167,12 @@ bench: vitmae
 	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
 	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
 	@sh tools/bench.sh ./vitmae
+
+# Mutation testing (not part of `make test`): each one-line mutant of tests/mutants.txt is planted in a
+# scratch copy of the tree and the optimised suite runs against it until a test fails; prints KILLED /
+# SURVIVED per mutant, the score, the survivors and the time. `make mutate MUTANTS="name ..."` runs some.
+mutate: build-fast
+	@sh tools/mutate.sh tests/mutants.txt
 
 # Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
 fixtures:

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
+#include <sys/stat.h>
 
 static int check_count_ = 0, check_failed_ = 0;
 
@@ -25,13 +27,28 @@ static inline int check_done(void) {
     return check_failed_ ? 1 : 0;
 }
 
-// A fresh temporary directory (under $TMPDIR or /tmp); the path stays valid for the program's life.
+// A fresh temporary directory (under $TMPDIR or /tmp); the path stays valid for the program's life and
+// the directory with everything in it is removed when the program exits (tests/run.sh fails a test
+// that leaves files behind).
+#define CHECK_MAX_TMPDIRS 64
+static char check_tmpdirs_[CHECK_MAX_TMPDIRS][512];
+static int check_ntmpdirs_ = 0;
+static inline int check_rm_entry_(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st; (void)flag; (void)ftw;
+    remove(path);
+    return 0;
+}
+static inline void check_rm_tmpdirs_(void) {
+    for (int i = 0; i < check_ntmpdirs_; i++) nftw(check_tmpdirs_[i], check_rm_entry_, 16, FTW_DEPTH | FTW_PHYS);
+}
 static inline const char *check_tmpdir(void) {
-    static char path[512];
+    if (check_ntmpdirs_ == CHECK_MAX_TMPDIRS) { fprintf(stderr, "check_tmpdir: too many\n"); exit(2); }
+    char *path = check_tmpdirs_[check_ntmpdirs_];
     const char *base = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/vitmae-test-XXXXXX", base && *base ? base : "/tmp");
+    snprintf(path, 512, "%s/vitmae-test-XXXXXX", base && *base ? base : "/tmp");
     extern char *mkdtemp(char *);
     if (!mkdtemp(path)) { perror("mkdtemp"); exit(2); }
+    if (check_ntmpdirs_++ == 0) atexit(check_rm_tmpdirs_);
     return path;
 }
 #endif

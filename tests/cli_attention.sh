@@ -6,7 +6,9 @@
 # 16 px, patch 4), a 16 x 16 input and PyTorch's attention for it.
 fail=0
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 fx="$VITMAE_ROOT/tests/fixtures"
 ck="$fx/attn_model.safetensors"
 img="$fx/attn_input.png"

@@ -11,7 +11,9 @@ if ! [ -x "$PY" ] || ! "$PY" -c "import torch" >/dev/null 2>&1; then
 fi
 fail=0
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 tools="$VITMAE_ROOT/tools"
 
 # A small MAE (32 px, patch 8, width 128 -> 2 heads of 64; decoder 64 -> 2 heads of 32), saved the

@@ -3,7 +3,9 @@
 # statuses for an empty folder, a missing folder and an unknown flag.
 fail=0
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-cli-data.XXXXXX")
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/set" --count 10 --size 16 --classes 3 --seed 1 >/dev/null
 t "synth exits 0" '[ $? -eq 0 ]'
 printf 'not a png' > "$dir/set/circle/broken.png"

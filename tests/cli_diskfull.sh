@@ -6,9 +6,10 @@
 set -u
 fail=0
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d)
+dir=$(mktemp -d) || exit 1
 cleanup() { umount "$dir/full" 2>/dev/null; rm -rf "$dir"; }
-trap cleanup EXIT
+trap cleanup EXIT; trap 'exit 1' HUP INT TERM
+cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/data" --count 64 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
 # ~540 KB checkpoints (43,600 parameters and two AdamW moments).
 small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 5 --val-frac 0.1 --threads 1"

@@ -5,8 +5,9 @@
 # the flag (and, for numbers, the valid range that --help shows).
 set -u
 fail=0; checked=0
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 1   # a command that wrongly starts working writes here, not in the repository
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 
 # usage_error WHAT NEEDLE ARGS...: exit 2, exactly one stderr line, starting "vitmae: ", with NEEDLE.
 usage_error() {

@@ -3,7 +3,9 @@
 # config and parameter counts; the encoder-only variant has no decoder; bad files exit 1.
 fail=0
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 fx="$VITMAE_ROOT/tests/fixtures"
 
 out=$("$VITMAE" info "$fx/torch_small.safetensors" --json); rc=$?
@@ -66,8 +68,8 @@ t "unknown flag is a usage error" '[ $rc -eq 2 ]'
 # the Python writer and the C reader agree on the format and the checksum.
 if command -v python3 >/dev/null 2>&1; then
   python3 - "$fx/torch_small.safetensors" "$tmp/resume.safetensors" <<'PY'
-import sys
-sys.path.insert(0, "tools")
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
 import safetensors_io as st
 tensors, meta = st.read(sys.argv[1])
 for name in list(tensors):

@@ -4,7 +4,9 @@
 # errors, thread-count independence, and eval agreeing with reconstruct on the same images and masks.
 fail=0
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 mk="$VITMAE_TOOLS/mkckpt"
 fx="$VITMAE_ROOT/tests/fixtures"
 # Width and height of a PNG from its IHDR (bytes 16..23, big-endian).

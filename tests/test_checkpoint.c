@@ -457,8 +457,10 @@ static void test_checkpoint_rules(void) {
 
 static void test_torch_fixture(void) {
     Checkpoint full, enc;
-    char err[512];
-    int rc = ckpt_load("tests/fixtures/torch_small.safetensors", &full, err, sizeof err);
+    char err[512], path[1024];
+    const char *root = getenv("VITMAE_ROOT");
+    snprintf(path, sizeof path, "%s/tests/fixtures/torch_small.safetensors", root && *root ? root : ".");
+    int rc = ckpt_load(path, &full, err, sizeof err);
     CHECK(rc == 0, "torch fixture: %s", err);
     if (rc) return;
     CHECK(full.cfg.img_size == 16 && full.cfg.patch_size == 4 && full.cfg.embed_dim == 16 && full.cfg.dec_embed_dim == 8
@@ -469,7 +471,8 @@ static void test_torch_fixture(void) {
     int cls_ok = 1;
     for (int i = 0; i < 16; i++) cls_ok &= full.params[i] == (float)i / 8.0f;
     CHECK(cls_ok, "cls_token values");
-    rc = ckpt_load("tests/fixtures/torch_small_encoder.safetensors", &enc, err, sizeof err);
+    snprintf(path, sizeof path, "%s/tests/fixtures/torch_small_encoder.safetensors", root && *root ? root : ".");
+    rc = ckpt_load(path, &enc, err, sizeof err);
     CHECK(rc == 0, "torch encoder fixture: %s", err);
     if (rc == 0) {
         CHECK(enc.has_decoder == 0, "encoder fixture has no decoder");

@@ -176,6 +176,48 @@ static void test_split(void) {
     dataset_free(&ds);
 }
 
+// A relative path whose split key (hash % 10000) is exactly `key`, found by trying names in order.
+static const char *name_with_key(uint64_t key, char *buf, size_t n) {
+    for (long i = 0;; i++) {
+        snprintf(buf, n, "boundary/%ld.png", i);
+        if (dataset_path_hash(buf) % 10000 == key) return buf;
+    }
+}
+
+// The split boundary, exactly: a key equal to round(val_frac * 10000) is training data, one below it
+// is held out; val_frac as the command line passes it (a float widened to double) rounds, not
+// truncates (0.29f * 10000 = 2899.99992...). Also through dataset_split on items at the boundary.
+static void test_split_boundary(void) {
+    CHECK(dataset_held_out(499, 0.05) == 1, "key 499 at val_frac 0.05 is held out");
+    CHECK(dataset_held_out(500, 0.05) == 0, "key 500 at val_frac 0.05 (threshold 500) is training data");
+    CHECK(dataset_held_out(0, 0.0) == 0, "val_frac 0 holds nothing out");
+    CHECK(dataset_held_out(9999, 1.0) == 1, "val_frac 1 holds every key out");
+    CHECK(dataset_held_out(2899, (double)0.29f) == 1 && dataset_held_out(2900, (double)0.29f) == 0,
+          "val_frac 0.29f: threshold 2900 (rounded)");
+    CHECK(dataset_held_out(6999, (double)0.7f) == 1 && dataset_held_out(7000, (double)0.7f) == 0,
+          "val_frac 0.7f: threshold 7000");
+    char names[4][64];
+    DataItem items[4];
+    memset(items, 0, sizeof items);
+    uint64_t keys[4] = {500, 499, 501, 0};
+    for (int i = 0; i < 4; i++) {
+        items[i].rel = (char *)name_with_key(keys[i], names[i], sizeof names[i]);
+        items[i].cls = -1;
+    }
+    Dataset ds;
+    memset(&ds, 0, sizeof ds);
+    ds.items = items;
+    ds.n = 4;
+    int *tr, *va, nt, nv;
+    if (dataset_split(&ds, 0.05, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nv == 2 && va[0] == 1 && va[1] == 3, "held out at 0.05: the keys 499 and 0 (got %d)", nv);
+    CHECK(nt == 2 && tr[0] == 0 && tr[1] == 2, "training at 0.05: the keys 500 and 501 (got %d)", nt);
+    free(tr); free(va);
+    if (dataset_split(&ds, 0.0501, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nv == 3 && nt == 1 && tr[0] == 2, "at 0.0501 (threshold 501) only key 501 trains");
+    free(tr); free(va);
+}
+
 static void test_cache_and_views(void) {
     const int S = 8;
     Dataset plain, cached;
@@ -308,6 +350,7 @@ int main(void) {
     build_tree();
     test_scan();
     test_split();
+    test_split_boundary();
     test_cache_and_views();
     test_stats();
     char cmd[700];

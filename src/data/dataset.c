@@ -346,18 +346,21 @@ uint64_t dataset_path_hash(const char *rel) {
     return h;
 }
 
+int dataset_held_out(uint64_t key, double val_frac) {
+    return key < (uint64_t)llround(val_frac * 10000.0);
+}
+
 int dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, int **val, int *nval) {
     *train = malloc(sizeof(int) * (ds->n ? (size_t)ds->n : 1));
     *val = malloc(sizeof(int) * (ds->n ? (size_t)ds->n : 1));
     *ntrain = *nval = 0;
     if (!*train || !*val) { free(*train); free(*val); *train = *val = NULL; return -1; }
-    uint64_t threshold = (uint64_t)llround(val_frac * 10000.0);
     int best = -1;
     uint64_t best_key = UINT64_MAX;
     for (int i = 0; i < ds->n; i++) {
         uint64_t key = dataset_path_hash(ds->items[i].rel) % 10000;
         if (key < best_key) { best_key = key; best = i; }
-        if (key < threshold) (*val)[(*nval)++] = i;
+        if (dataset_held_out(key, val_frac)) (*val)[(*nval)++] = i;
     }
     if (*nval == 0 && val_frac > 0 && ds->n >= 2) (*val)[(*nval)++] = best;
     for (int i = 0, v = 0; i < ds->n; i++) {

@@ -80,6 +80,9 @@ void dataset_free(Dataset *ds);
 // when that leaves validation empty although val_frac > 0 and n >= 2, the item with the smallest
 // hash % 10000 (first in scan order) goes to validation. Index lists are in scan order, malloc'ed.
 uint64_t dataset_path_hash(const char *rel);
+// The rule above for one item: 1 when key = dataset_path_hash(rel) % 10000 is held out at val_frac
+// (key < round(val_frac * 10000)), else 0.
+int dataset_held_out(uint64_t key, double val_frac);
 int  dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, int **val, int *nval);
 
 // Item i as its evaluation view, out [size][size][channels]. 0 ok; -1 (err = "PATH: reason") when a

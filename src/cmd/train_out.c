@@ -1,0 +1,286 @@
+// The run folder outputs of `vitmae train` besides checkpoints: config.json, metrics.csv,
+// validation, samples and curves. See cmd/train_out.h.
+#include "cmd/train_out.h"
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cmd/train.h"
+#include "infer/recon.h"
+#include "viz/panel.h"
+#include "viz/viz.h"
+
+#define SAMPLE_IMAGES 8
+
+// ---------------------------------------------------------------------------------------------
+// The run folder
+
+static int mkdir_p(const char *path, char *err, size_t errlen) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
+    struct stat st;
+    if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) { snprintf(err, errlen, "%s: not a folder", tmp); return -1; }
+    return 0;
+}
+
+// The output folder must take files: create and remove a probe file before any training.
+static int check_writable(const char *dir, char *err, size_t errlen) {
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(errno)); return -1; }
+    int bad = fputs("ok\n", f) < 0;
+    bad |= fclose(f) != 0;
+    unlink(probe);
+    if (bad) { snprintf(err, errlen, "%s: cannot write in this folder", dir); return -1; }
+    return 0;
+}
+
+static int write_text_file(const char *path, const char *text, char *err, size_t errlen) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
+    int bad = fputs(text, f) < 0;
+    bad |= fflush(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int train_out_prepare(const char *run_dir, char *err, size_t errlen) {
+    char samples[4200];
+    snprintf(samples, sizeof samples, "%s/samples", run_dir);
+    if (mkdir_p(run_dir, err, errlen) || mkdir_p(samples, err, errlen)) return -1;
+    return check_writable(run_dir, err, errlen);
+}
+
+int train_out_config(Train *t, char *err, size_t errlen) {
+    char *model_json = mae_config_to_json(&t->cfg);
+    char *state = run_state_to_json(&t->rs);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToObject(o, "model", cJSON_Parse(model_json ? model_json : "{}"));
+    cJSON_AddItemToObject(o, "train", cJSON_Parse(state ? state : "{}"));
+    cJSON_AddNumberToObject(o, "train_images", t->ntrain);
+    cJSON_AddNumberToObject(o, "val_images", t->nval);
+    cJSON_AddNumberToObject(o, "parameters", (double)mae_num_params(&t->cfg));
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    free(model_json);
+    free(state);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/config.json", t->run_dir);
+    size_t n = text ? strlen(text) : 0;
+    char *with_nl = text ? realloc(text, n + 2) : NULL;
+    if (!with_nl) { free(text); snprintf(err, errlen, "out of memory"); return -1; }
+    with_nl[n] = '\n'; with_nl[n + 1] = 0;
+    int rc = write_text_file(path, with_nl, err, errlen);
+    free(with_nl);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation: masked loss (model units) and PSNR (pixel units) on the held-out images, with the
+// same mask for image i at every evaluation.
+
+static int load_eval_batch(Train *t, const int *items, int n, char *err, size_t errlen) {
+    if (dataset_load_batch(&t->ds, items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->pixels, err, errlen)) return -1;
+    size_t count = (size_t)n * t->S * t->S * t->C;
+    memcpy(t->images, t->pixels, count * sizeof(float));
+    pixels_normalise(&t->cfg, t->images, (long)n * t->S * t->S);
+    return 0;
+}
+
+static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, size_t errlen) {
+    int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
+    *val_loss = NAN; *val_psnr = NAN;
+    if (nval == 0) return 0;
+    double loss_sum = 0, mse_sum = 0;
+    size_t img_floats = (size_t)t->S * t->S * t->C;
+    uint64_t keys[4096];
+    for (int b0 = 0; b0 < nval; b0 += t->rs.batch) {
+        int n = nval - b0 < t->rs.batch ? nval - b0 : t->rs.batch;
+        for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; keys[k] = (uint64_t)(b0 + k); }
+        if (load_eval_batch(t, t->batch_items, n, err, errlen)) return -1;
+        run_masks(t->rs.seed, SALT_VAL, 0, n, keys, t->L, t->K, t->noise, t->ids_keep);
+        float loss = mae_forward(t->model, t->images, t->ids_keep, n, t->K);
+        loss_sum += (double)loss * n;
+        const float *pred = mae_pred(t->model);
+        size_t pd = (size_t)mae_patch_dim(&t->cfg);
+        for (int k = 0; k < n; k++) {
+            recon_removed_from_keep(t->ids_keep + (size_t)k * t->K, t->K, t->L, t->removed);
+            recon_pixels(&t->cfg, pred + (size_t)k * t->L * pd, t->images + k * img_floats, t->removed, t->recon);
+            mse_sum += recon_masked_mse(&t->cfg, t->recon, t->pixels + k * img_floats, t->removed, NULL);
+        }
+    }
+    *val_loss = loss_sum / nval;
+    *val_psnr = psnr_from_mse(mse_sum / nval);
+    return 0;
+}
+
+// RUN/samples/step-<step>.png: SAMPLE_IMAGES validation images spread evenly over the split
+// (training images when there is no validation split) with fixed masks, one five-panel row each.
+static int write_samples(Train *t, long step, char *err, size_t errlen) {
+    const int *src = t->nval ? t->val_idx : t->train_idx;
+    int n = (t->nval ? t->nval : t->ntrain);
+    if (n > SAMPLE_IMAGES) n = SAMPLE_IMAGES;
+    if (n > t->rs.batch) n = t->rs.batch;
+    uint64_t keys[SAMPLE_IMAGES];
+    int total = t->nval ? t->nval : t->ntrain;
+    // Spread over the split (scan order groups images by class): every class has a chance to show.
+    for (int k = 0; k < n; k++) { t->batch_items[k] = src[(long)k * total / n]; keys[k] = (uint64_t)k; }
+    if (load_eval_batch(t, t->batch_items, n, err, errlen)) return -1;
+    run_masks(t->rs.seed, SALT_VAL, 0, n, keys, t->L, t->K, t->noise, t->ids_keep);
+    mae_forward(t->model, t->images, t->ids_keep, n, t->K);
+    const float *pred = mae_pred(t->model);
+    size_t pd = (size_t)mae_patch_dim(&t->cfg), img_floats = (size_t)t->S * t->S * t->C;
+    Canvas rows[SAMPLE_IMAGES];
+    memset(rows, 0, sizeof rows);
+    int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, rc = 0;
+    for (int k = 0; k < n && rc == 0; k++) {
+        recon_removed_from_keep(t->ids_keep + (size_t)k * t->K, t->K, t->L, t->removed);
+        recon_pixels(&t->cfg, pred + (size_t)k * t->L * pd, t->images + k * img_floats, t->removed, t->recon);
+        recon_masked_mse(&t->cfg, t->recon, t->pixels + k * img_floats, t->removed, t->patch_err);
+        rc = panel_recon_row(&rows[k], &t->cfg, t->pixels + k * img_floats, t->recon, t->removed,
+                             t->patch_err, 0.0f, scale, k == 0, err, errlen);
+    }
+    Canvas sheet = {0};
+    if (rc == 0) rc = panel_stack(&sheet, rows, n, 4, err, errlen);
+    if (rc == 0) {
+        char path[4300], stepbuf[32];
+        snprintf(path, sizeof path, "%s/samples/step-%ld.png", t->run_dir, step);
+        snprintf(stepbuf, sizeof stepbuf, "%ld", step);
+        const char *text[] = {"Software", "vitmae", "step", stepbuf, NULL};
+        rc = png_write(path, sheet.px, sheet.w, sheet.h, 3, text, err, errlen);
+    }
+    canvas_free(&sheet);
+    for (int k = 0; k < n; k++) canvas_free(&rows[k]);
+    return rc;
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// History and RUN/curves.png
+
+static int history_reserve(History *h, int cap) {
+    if (cap <= h->cap) return 0;
+    long *s = realloc(h->step, cap * sizeof *s);
+    if (s) h->step = s;
+    double *l = realloc(h->loss, cap * sizeof *l);
+    if (l) h->loss = l;
+    double *r = realloc(h->lr, cap * sizeof *r);
+    if (r) h->lr = r;
+    double *vs = realloc(h->val_step, cap * sizeof *vs);
+    if (vs) h->val_step = vs;
+    double *vl = realloc(h->val_loss, cap * sizeof *vl);
+    if (vl) h->val_loss = vl;
+    if (!s || !l || !r || !vs || !vl) return -1;
+    h->cap = cap;
+    return 0;
+}
+
+static void history_add(History *h, long step, double loss, double lr, double val_loss) {
+    if (h->n >= h->cap && history_reserve(h, h->cap ? 2 * h->cap : 256)) return;
+    if (isfinite(loss)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
+    if (isfinite(val_loss)) { h->val_step[h->nval] = (double)step; h->val_loss[h->nval] = val_loss; h->nval++; }
+}
+
+// Rows of metrics.csv kept from the run we resume (the file already dropped later rows).
+static void history_load(History *h, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    if (!fgets(line, sizeof line, f)) { fclose(f); return; }
+    while (fgets(line, sizeof line, f)) {
+        double v[8];
+        int nf = 0;
+        char *p = line;
+        for (; nf < 8; nf++) {
+            char *end;
+            v[nf] = strtod(p, &end);
+            if (end == p) v[nf] = NAN;
+            p = strchr(end, ',');
+            if (!p) { nf++; break; }
+            p++;
+        }
+        if (nf >= 5) history_add(h, (long)v[0], v[3], v[2], v[4]);
+    }
+    fclose(f);
+}
+
+void history_free(History *h) {
+    free(h->step); free(h->loss); free(h->lr); free(h->val_step); free(h->val_loss);
+    memset(h, 0, sizeof *h);
+}
+
+static int write_curves(Train *t, char *err, size_t errlen) {
+    History *h = &t->hist;
+    Canvas c = {0};
+    if (canvas_create(&c, 960, 640, err, errlen)) return -1;
+    static const uint8_t white[3] = {255, 255, 255};
+    canvas_fill(&c, white);
+    double *steps = malloc((h->n + 1) * sizeof *steps);
+    if (!steps) { canvas_free(&c); snprintf(err, errlen, "out of memory"); return -1; }
+    for (int i = 0; i < h->n; i++) steps[i] = (double)h->step[i];
+    PlotSeries loss[2] = {
+        {"train loss", steps, h->loss, h->n, 0, {0, 0, 0}},
+        {"val loss", h->val_step, h->val_loss, h->nval, 0, {0, 0, 0}},
+    };
+    PlotOptions lo = {"masked-patch loss", "step", "loss", 1};
+    PlotSeries lr = {"learning rate", steps, h->lr, h->n, 0, {0, 0, 0}};
+    viz_palette(2, lr.rgb);
+    lr.has_rgb = 1;
+    PlotOptions lro = {"learning rate", "step", "lr", 0};
+    int rc = viz_plot(&c, 0, 0, 960, 440, loss, 2, &lo);
+    if (rc == 0) rc = viz_plot(&c, 0, 440, 960, 200, &lr, 1, &lro);
+    if (rc == 0) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/curves.png", t->run_dir);
+        const char *text[] = {"Software", "vitmae", NULL};
+        rc = png_write(path, c.px, c.w, c.h, 3, text, err, errlen);
+    } else {
+        snprintf(err, errlen, "curves: plot box too small");
+    }
+    free(steps);
+    canvas_free(&c);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics and the outputs of a logged step
+
+int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen) {
+    char metrics[4200];
+    snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);
+    t->metrics = metrics_open(metrics, resuming ? t->rs.step : 0, err, errlen);
+    if (!t->metrics) return -1;
+    history_reserve(&t->hist, 256);
+    if (resuming) history_load(&t->hist, metrics);
+    return 0;
+}
+
+int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char *err, size_t errlen) {
+    if (do_eval) {
+        if (evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
+    }
+    if (metrics_write(t->metrics, row)) { snprintf(err, errlen, "%s/metrics.csv: write failed", t->run_dir); return -1; }
+    history_add(&t->hist, row->step, row->loss, row->lr, row->val_loss);
+    if (do_samples && write_samples(t, row->step, err, errlen)) return -1;
+    if (do_eval && write_curves(t, err, errlen)) return -1;
+    return 0;
+}

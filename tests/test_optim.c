@@ -1,0 +1,228 @@
+// The optimiser and the loss against their closed forms, independent of the PyTorch parity fixture:
+// - the weight-decay set of the parameter table: exactly the weight matrices (names ending in
+//   ".weight" with 2 or more dimensions), never biases, LayerNorm, cls/mask tokens, position tables;
+// - adamw_step on hand-made tensors against torch.optim.AdamW's update computed in double: both bias
+//   corrections, betas (0.9, 0.95), eps 1e-8 added to sqrt(v_hat), decay p *= 1 - lr * wd on the
+//   decayed set only, frozen tensors untouched (gradients ~1e-6 make eps matter);
+// - lr_at at every step of several runs against warm-up + half-cosine (src/core/optim.h);
+// - norm-pix targets against a direct computation (per-patch mean, unbiased variance, eps 1e-6) on
+//   patches with zero, tiny and ordinary variance, targets without norm-pix equal to the pixels in
+//   the (py * P + px) * C + c layout, and the loss as the mean over removed patches only.
+#include <omp.h>
+#include "check.h"
+#include "core/model.h"
+#include "core/optim.h"
+
+static MaeConfig tiny_config(int pos_learned) {
+    MaeConfig c;
+    mae_config_preset(&c, "tiny");
+    c.img_size = 8; c.patch_size = 2; c.in_chans = 3;
+    c.embed_dim = 8; c.depth = 2; c.num_heads = 2;
+    c.dec_embed_dim = 12; c.dec_depth = 1; c.dec_num_heads = 3;
+    c.pos_learned = pos_learned;
+    return c;
+}
+
+static int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+static void test_decay_set(void) {
+    for (int learned = 0; learned <= 1; learned++) {
+        MaeConfig c = tiny_config(learned);
+        MaeTensor t[128];
+        int nt = mae_param_table(&c, t, 128), ndecay = 0;
+        for (int k = 0; k < nt; k++) {
+            int want = ends_with(t[k].name, ".weight") && t[k].ndim >= 2;
+            CHECK(t[k].decay == want, "%s: decay %d, want %d", t[k].name, t[k].decay, want);
+            int is_pos = !strcmp(t[k].name, "pos_embed") || !strcmp(t[k].name, "decoder_pos_embed");
+            CHECK(t[k].trainable == (is_pos ? learned : 1), "%s: trainable %d (pos learned %d)", t[k].name,
+                  t[k].trainable, learned);
+            ndecay += t[k].decay;
+        }
+        // patch_embed, 4 per block (qkv, proj, fc1, fc2) in 3 blocks, decoder_embed, decoder_pred.
+        CHECK(ndecay == 1 + 4 * 3 + 2, "%d decayed tensors", ndecay);
+    }
+}
+
+// One AdamW step in double, as torch.optim.AdamW (decoupled decay first). The betas are the float
+// values 0.9f and 0.95f (the parameters are float32, as in PyTorch), so that a moment that cancels to
+// nearly 0 is compared like for like.
+static void adamw_expected(double *p, double *m, double *v, double g, double lr, double wd, int decay, long step) {
+    const double b1 = 0.9f, b2 = 0.95f, eps = 1e-8;
+    if (decay) *p *= 1.0 - lr * wd;
+    *m = b1 * *m + (1 - b1) * g;
+    *v = b2 * *v + (1 - b2) * g * g;
+    double mhat = *m / (1 - pow(b1, (double)step)), vhat = *v / (1 - pow(b2, (double)step));
+    *p -= lr * mhat / (sqrt(vhat) + eps);
+}
+
+static void test_adamw_closed_form(void) {
+    MaeConfig c = tiny_config(0);   // frozen position tables: AdamW must skip them
+    MaeTensor t[128];
+    int nt = mae_param_table(&c, t, 128);
+    size_t np = mae_num_params(&c);
+    float *p0 = malloc(np * 4), *g = malloc(np * 4), *m0 = malloc(np * 4), *v0 = malloc(np * 4);
+    float *p = malloc(np * 4), *m = malloc(np * 4), *v = malloc(np * 4);
+    Rng r;
+    rng_seed(&r, 11);
+    // Every third element is "tiny": gradient and moments ~1e-6, so sqrt(v_hat) is ~100 eps and an
+    // eps of 1e-6 (or none) changes its update by far more than the tolerance.
+    for (size_t i = 0; i < np; i++) {
+        float s = i % 3 == 0 ? 1e-6f : 1.0f;
+        p0[i] = rng_normal(&r, 0.0f, i % 3 == 0 ? 1e-3f : 2.0f);
+        g[i] = rng_normal(&r, 0.0f, s);
+        m0[i] = rng_normal(&r, 0.0f, 0.3f * s);
+        float w = rng_normal(&r, 0.0f, s);
+        v0[i] = w * w;
+    }
+    const long steps[] = {1, 2, 7, 1000};
+    const float lrs[] = {1e-2f, 3e-3f, 1e-3f, 5e-4f};
+    for (int si = 0; si < 4; si++) {
+        memcpy(p, p0, np * 4); memcpy(m, m0, np * 4); memcpy(v, v0, np * 4);
+        float lr = lrs[si], wd = 0.05f;
+        adamw_step(t, nt, p, g, m, v, lr, wd, steps[si]);
+        int bad = 0, frozen_bad = 0;
+        for (int k = 0; k < nt; k++)
+            for (size_t j = 0; j < t[k].numel; j++) {
+                size_t i = t[k].offset + j;
+                if (!t[k].trainable) {
+                    frozen_bad += p[i] != p0[i] || m[i] != m0[i] || v[i] != v0[i];
+                    continue;
+                }
+                double pe = p0[i], me = m0[i], ve = v0[i];
+                adamw_expected(&pe, &me, &ve, g[i], lr, wd, t[k].decay, steps[si]);
+                double upd = fabs(pe - p0[i]);
+                int ok = fabs(m[i] - me) <= 1e-6 * (0.9 * fabs(m0[i]) + 0.1 * fabs(g[i])) + 1e-30
+                         && fabs(v[i] - ve) <= 1e-6 * fabs(ve) + 1e-30
+                         && fabs(p[i] - pe) <= 2.5e-7 * fabs(p0[i]) + 1e-5 * upd + 1e-12;
+                if (!ok && bad++ < 3)
+                    fprintf(stderr, "step %ld %s[%zu]: p %.9g want %.9g, m %.9g want %.9g, v %.9g want %.9g\n",
+                            steps[si], t[k].name, j, p[i], pe, m[i], me, v[i], ve);
+            }
+        CHECK(bad == 0, "adamw step %ld: %d elements differ from the closed form", steps[si], bad);
+        CHECK(frozen_bad == 0, "adamw step %ld: %d frozen elements changed", steps[si], frozen_bad);
+    }
+    // The plain reference update on a flat range agrees with the same closed form (no decay).
+    long n = 257;
+    memcpy(p, p0, n * 4); memcpy(m, m0, n * 4); memcpy(v, v0, n * 4);
+    long step = 3;
+    float lr = 2e-3f, bc1 = 1.0f - powf(ADAMW_BETA1, (float)step), bc2 = sqrtf(1.0f - powf(ADAMW_BETA2, (float)step));
+    adamw_update_ref(p, g, m, v, n, 1.0f, lr / bc1, bc2);
+    int bad = 0;
+    for (long i = 0; i < n; i++) {
+        double pe = p0[i], me = m0[i], ve = v0[i];
+        adamw_expected(&pe, &me, &ve, g[i], lr, 0.0, 0, step);
+        bad += !(fabs(p[i] - pe) <= 2.5e-7 * fabs(p0[i]) + 1e-5 * fabs(pe - p0[i]) + 1e-12);
+    }
+    CHECK(bad == 0, "adamw_update_ref: %d of %ld elements differ from the closed form", bad, n);
+    free(p0); free(g); free(m0); free(v0); free(p); free(m); free(v);
+}
+
+static double lr_expected(long s, long total, long warmup, double base, double min_lr) {
+    if (s < warmup) return base * s / warmup;
+    if (total <= warmup) return base;
+    double progress = fmin(1.0, (double)(s - warmup) / (double)(total - warmup));
+    return min_lr + (base - min_lr) * 0.5 * (1 + cos(M_PI * progress));
+}
+
+static void test_schedule(void) {
+    const struct { long total, warmup; float base, min_lr; } runs[] = {
+        {20, 5, 1e-2f, 1e-4f}, {7, 0, 3e-3f, 0.0f}, {5, 5, 1e-3f, 0.0f}, {12, 3, 1e-3f, 1e-3f}, {1000, 50, 1.5e-4f, 1e-6f},
+    };
+    for (int k = 0; k < 5; k++) {
+        int bad = 0;
+        for (long s = 0; s <= runs[k].total; s++) {
+            double want = lr_expected(s, runs[k].total, runs[k].warmup, runs[k].base, runs[k].min_lr);
+            double got = lr_at(s, runs[k].total, runs[k].warmup, runs[k].base, runs[k].min_lr);
+            if (!(fabs(got - want) <= 1e-6 * fabs(want)) && bad++ < 3)
+                fprintf(stderr, "lr_at(%ld, %ld, %ld): %.9g want %.9g\n", s, runs[k].total, runs[k].warmup, got, want);
+        }
+        CHECK(bad == 0, "schedule total %ld warm-up %ld: %d steps off", runs[k].total, runs[k].warmup, bad);
+    }
+    CHECK(lr_at(0, 10, 2, 1e-3f, 0.0f) == 0.0f, "the first warm-up step has lr 0");
+}
+
+// Image [S, S, C] with patch 0 constant, patch 1 of tiny variance (~1e-6, the order of eps), the rest
+// random; returns the targets computed directly, [L, pd].
+static void norm_pix_expected(const MaeConfig *c, const float *img, int norm_pix, double *out) {
+    int P = c->patch_size, C = c->in_chans, S = c->img_size, g = S / P, pd = mae_patch_dim(c), L = mae_num_patches(c);
+    for (int l = 0; l < L; l++) {
+        double *t = out + (size_t)l * pd;
+        for (int py = 0; py < P; py++)
+            for (int px = 0; px < P; px++)
+                for (int ch = 0; ch < C; ch++)
+                    t[(py * P + px) * C + ch] = img[(((l / g) * P + py) * S + (l % g) * P + px) * C + ch];
+        if (!norm_pix) continue;
+        double mean = 0, var = 0;
+        for (int i = 0; i < pd; i++) mean += t[i];
+        mean /= pd;
+        for (int i = 0; i < pd; i++) var += (t[i] - mean) * (t[i] - mean);
+        var /= pd - 1;
+        for (int i = 0; i < pd; i++) t[i] = (t[i] - mean) / sqrt(var + 1e-6);
+    }
+}
+
+static void test_targets_and_loss(void) {
+    for (int norm_pix = 0; norm_pix <= 1; norm_pix++) {
+        MaeConfig c = tiny_config(1);
+        c.norm_pix_loss = norm_pix;
+        int S = c.img_size, C = c.in_chans, P = c.patch_size, g = S / P, L = mae_num_patches(&c), pd = mae_patch_dim(&c);
+        int K = mae_len_keep(&c, 0.75f);
+        char err[256];
+        Mae *model = mae_create(&c, 1, err, sizeof err);
+        if (!model) { CHECK(0, "create: %s", err); return; }
+        Rng r;
+        rng_seed(&r, 3);
+        mae_init_weights(model, &r);
+        float *img = malloc(sizeof(float) * S * S * C);
+        for (int i = 0; i < S * S * C; i++) img[i] = rng_normal(&r, 0.0f, 1.0f);
+        for (int py = 0; py < P; py++)
+            for (int px = 0; px < P; px++)
+                for (int ch = 0; ch < C; ch++) {
+                    img[((py) * S + px) * C + ch] = 0.7f;                                   // patch 0
+                    img[((py) * S + P + px) * C + ch] = 0.5f + 1e-3f * ((py * P + px) * C + ch) / pd;   // patch 1
+                }
+        float noise[64];
+        int keep[64];
+        for (int l = 0; l < L; l++) noise[l] = rng_uniform(&r);
+        mae_masking_from_noise(noise, 1, L, K, keep);
+        float loss = mae_forward(model, img, keep, 1, K);
+        double *want = malloc(sizeof(double) * L * pd);
+        norm_pix_expected(&c, img, norm_pix, want);
+        const float *tg = mae_target(model), *pred = mae_pred(model);
+        int bad = 0;
+        for (int i = 0; i < L * pd; i++)
+            if (!(fabs(tg[i] - want[i]) <= 1e-5 * fabs(want[i]) + 1e-6) && bad++ < 3)
+                fprintf(stderr, "norm_pix %d target[patch %d][%d] = %.8g want %.8g\n", norm_pix, i / pd, i % pd, tg[i], want[i]);
+        CHECK(bad == 0, "norm_pix %d: %d target values differ from the direct computation", norm_pix, bad);
+        // The loss: mean over removed patches of the per-patch mean squared error.
+        unsigned char removed[64];
+        memset(removed, 1, sizeof removed);
+        for (int j = 0; j < K; j++) removed[keep[j]] = 0;
+        double sum = 0;
+        int nrem = 0;
+        for (int l = 0; l < L; l++) {
+            if (!removed[l]) continue;
+            double e = 0;
+            for (int i = 0; i < pd; i++) { double d = pred[l * pd + i] - want[l * pd + i]; e += d * d; }
+            sum += e / pd;
+            nrem++;
+        }
+        CHECK(nrem == L - K, "removed patches %d", nrem);
+        CHECK_CLOSE(loss, sum / nrem, 1e-6, 1e-5, "loss = mean over removed patches of the patch MSE");
+        (void)g;
+        free(want); free(img);
+        mae_free(model);
+    }
+}
+
+int main(void) {
+    omp_set_num_threads(2);
+    test_decay_set();
+    test_adamw_closed_form();
+    test_schedule();
+    test_targets_and_loss();
+    return check_done();
+}

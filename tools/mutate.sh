@@ -1,0 +1,113 @@
+#!/bin/sh
+# `make mutate`: plants plausible one-line bugs (mutants) one at a time in a scratch copy of the tree
+# and runs the optimised test suite against each, stopping at the first failing test. A mutant that
+# makes a test fail is KILLED; one that passes every test SURVIVED: a missing test.
+#
+# Usage: tools/mutate.sh [LIST]          (LIST default tests/mutants.txt)
+#   MUTANTS="name1 name2"  only these mutants;  MUTATE_JOBS=N  make -j (default 2).
+#
+# LIST: one mutant a line, four fields separated by " :: ":
+#   name :: file :: original text :: replacement
+# The original text must occur exactly once in the file (in one line); that occurrence is replaced.
+# A mutant whose text is not found (the code moved or changed) or is found more than once is reported
+# as DOES-NOT-APPLY, never skipped silently; one that does not build is INVALID. Lines starting with
+# '#' and blank lines are ignored.
+#
+# First the unmutated suite runs in the scratch copy (it must pass); its per-test times order the
+# tests cheap-first for the mutants and give each test a time limit (a mutant that hangs is killed by
+# the limit). Exit status 0 when every mutant applies, builds and is killed.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+list=$(realpath "${1:-$root/tests/mutants.txt}")
+jobs=${MUTATE_JOBS:-2}
+only=${MUTANTS:-}
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-mutate.XXXXXX") || exit 1
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 130' HUP INT TERM
+tree="$scratch/tree"
+t_start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - t_start )); }
+
+# The working tree as it is (tracked and untracked files, not ignored ones), modification times kept,
+# plus the optimised build outputs so the first build is incremental.
+mkdir "$tree"
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf - 2>/dev/null) \
+  | tar -xpf - -C "$tree" || { echo "mutate: cannot copy the tree"; exit 1; }
+if [ -d "$root/build/obj" ]; then
+  mkdir -p "$tree/build"
+  for p in obj tests tools libvitmae.a .deps-ok; do
+    [ -e "$root/build/$p" ] && cp -pR "$root/build/$p" "$tree/build/"
+  done
+  [ -e "$root/vitmae" ] && cp -p "$root/vitmae" "$tree/"
+fi
+
+build() { make -C "$tree" -j"$jobs" --no-print-directory build-fast > "$scratch/build.log" 2>&1; }
+suite() {   # suite [TIMEOUT] [TESTS...]: the optimised suite in the scratch tree
+  limit=$1; shift
+  (cd "$tree" && VITMAE_STOP_FIRST=1 VITMAE_TEST_TIMEOUT="$limit" sh tests/run.sh build/tests ./vitmae build/tools "$@")
+}
+
+echo "mutate: building and running the unmutated suite in $tree"
+if ! build; then echo "mutate: the unmutated tree does not build:"; tail -n 20 "$scratch/build.log"; exit 1; fi
+suite "" > "$scratch/base.log" 2>&1
+if ! tail -n 1 "$scratch/base.log" | grep -q " 0 failed"; then
+  echo "mutate: the unmutated suite fails; fix it first:"; grep -A 20 '^FAIL' "$scratch/base.log" | head -n 30
+  exit 1
+fi
+# Tests ordered by their time (cheap first); the limit is 4 x the slowest + 60 s.
+order=$(sed -n 's/^PASS \([^ ]*\) (\([0-9.]*\) s;.*/\2 \1/p' "$scratch/base.log" | sort -n -k1,1 |
+        while read -r s n; do case $n in *.sh) echo "tests/$n" ;; *) echo "build/tests/$n" ;; esac; done)
+slowest=$(sed -n 's/^PASS [^ ]* (\([0-9.]*\) s;.*/\1/p' "$scratch/base.log" | sort -n | tail -n 1)
+limit=$(awk -v s="$slowest" 'BEGIN { printf "%d", 4 * s + 60 }')
+echo "mutate: baseline passed in $(elapsed) s ($(echo "$order" | wc -l) tests, per-test limit $limit s)"
+
+killed=0; survived=0; invalid=0; noapply=0; total=0
+survivors=""; invalids=""; noapplies=""
+sep=' :: '
+while IFS= read -r line || [ -n "$line" ]; do
+  case $line in ''|'#'*) continue ;; esac
+  name=${line%%"$sep"*}; rest=${line#*"$sep"}
+  file=${rest%%"$sep"*}; rest=${rest#*"$sep"}
+  orig=${rest%%"$sep"*}; repl=${rest#*"$sep"}
+  if [ -n "$only" ]; then case " $only " in *" $name "*) ;; *) continue ;; esac; fi
+  total=$((total + 1))
+  t0=$(date +%s)
+  target="$tree/$file"
+  count=0
+  [ -f "$target" ] && count=$(ORIG="$orig" awk '{ s = $0; while ((i = index(s, ENVIRON["ORIG"])) > 0) { n++; s = substr(s, i + length(ENVIRON["ORIG"])) } } END { print n + 0 }' "$target")
+  if [ "$count" -ne 1 ]; then
+    noapply=$((noapply + 1)); noapplies="$noapplies $name"
+    printf '%-14s %-34s (%s: original text found %s times)\n' DOES-NOT-APPLY "$name" "$file" "$count"
+    continue
+  fi
+  cp -p "$target" "$scratch/original"
+  ORIG="$orig" REPL="$repl" awk '{ i = index($0, ENVIRON["ORIG"]); if (i > 0) $0 = substr($0, 1, i - 1) ENVIRON["REPL"] substr($0, i + length(ENVIRON["ORIG"])); print }' \
+    "$scratch/original" > "$target"
+  if ! build; then
+    invalid=$((invalid + 1)); invalids="$invalids $name"
+    printf '%-14s %-34s (does not build: %s)\n' INVALID "$name" "$(grep -m 1 'error' "$scratch/build.log" | cut -c 1-100)"
+  else
+    # shellcheck disable=SC2086
+    suite "$limit" $order > "$scratch/run.log" 2>&1
+    by=$(sed -n 's/^FAIL \([^ ]*\) .*/\1/p' "$scratch/run.log" | head -n 1)
+    if [ -n "$by" ]; then
+      killed=$((killed + 1))
+      printf '%-14s %-34s by %s (%s s)\n' KILLED "$name" "$by" $(( $(date +%s) - t0 ))
+    else
+      survived=$((survived + 1)); survivors="$survivors $name"
+      printf '%-14s %-34s (%s s) %s: %s -> %s\n' SURVIVED "$name" $(( $(date +%s) - t0 )) "$file" "$orig" "$repl"
+    fi
+  fi
+  # Restore with a fresh modification time so that make rebuilds what the mutant touched.
+  cp "$scratch/original" "$target"
+  touch "$target"
+done < "$list"
+
+applied=$((killed + survived))
+echo "mutate: $total mutants: $killed killed, $survived survived, $invalid invalid (do not build), $noapply do not apply"
+[ $applied -gt 0 ] && echo "mutate: score $killed/$applied = $(awk -v k=$killed -v a=$applied 'BEGIN { printf "%.1f", 100 * k / a }')% killed"
+[ -n "$survivors" ] && echo "mutate: survivors:$survivors"
+[ -n "$invalids" ] && echo "mutate: invalid:$invalids"
+[ -n "$noapplies" ] && echo "mutate: do not apply:$noapplies"
+echo "mutate: total time $(elapsed) s"
+[ $survived -eq 0 ] && [ $invalid -eq 0 ] && [ $noapply -eq 0 ]
