@@ -189,7 +189,7 @@ int cmd_bench(int argc, char **argv) {
         double t0 = omp_get_wtime();
         float loss = 0.0f;
         int stop = 0, failed_here = 0;
-        grad_reduce_step(&gr, mae_grads(m), bench_group, &bs, &loss, &stop, &failed_here, err, sizeof err);
+        grad_reduce_step(&gr, mae_grads(m), bench_group, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
         last_loss = loss;
         double t3 = omp_get_wtime();
         adamw_step(tensors, nt, mae_params(m), mae_grads(m), exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);

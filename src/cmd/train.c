@@ -12,6 +12,12 @@
 // Reproducibility: every random draw is derived from (seed, position) (cmd/train_state.h), so the
 // whole training state is (step, parameters, AdamW moments): a resumed run continues bit for bit,
 // and any thread count gives the same run (every kernel owns its outputs).
+//
+// Many processes (mpirun, docs/distributed.md): a step's batch is computed as G gradient groups,
+// summed in a fixed tree (dist/dist.h), so any process count N and --accum K with N K | G give the
+// same run. Every rank runs the same loop; rank 0 alone writes the run folder and prints. Ranks agree
+// at fixed points (the end of each setup phase, each step's exchange, after rank 0's outputs), so a
+// failure anywhere ends every rank at the same point and none waits for ever.
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -34,7 +40,7 @@
 // The flags that are not part of the run state; the others are parsed straight into RunState.
 typedef struct {
     const char *data, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm;
-    int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads;
+    int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads, groups, accum;
     float blr, epochs;
     long cache_mb, max_pixels;
 } Args;
@@ -43,11 +49,33 @@ static volatile sig_atomic_t stop_requested = 0;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 
 // The one way this command reports a failure: `vitmae: <what>: <why>` (or `vitmae: <why>` when the
-// message already names what failed). Returns the exit code.
+// message already names what failed; ranks > 0 add `rank R: `). Returns the exit code. While setup
+// runs under mpirun the message waits for agree(), so that a failure every rank meets is printed once.
+static int deferring = 0;
+static char pending[8400];
 static int report(const char *what, const char *why, int code) {
-    if (what) cli_error(what, "%s", why);
-    else fprintf(stderr, "vitmae: %s\n", why);
+    char line[8400];
+    if (what) snprintf(line, sizeof line, "%s: %s", what, why);
+    else snprintf(line, sizeof line, "%s", why);
+    if (deferring) { if (!pending[0]) snprintf(pending, sizeof pending, "%s", line); return code; }
+    if (dist_rank() > 0) fprintf(stderr, "vitmae: rank %d: %s\n", dist_rank(), line);
+    else fprintf(stderr, "vitmae: %s\n", line);
     return code;
+}
+
+// The end of a setup phase: every rank learns whether any failed (the exit code is the largest).
+// Rank 0 prints its own failure; another rank prints its failure only when rank 0 did not fail.
+static int agree(int rc) {
+    int rc0 = rc, any = rc;
+    if (dist_active()) {
+        dist_bcast(&rc0, sizeof rc0, 0);
+        any = dist_max_int(rc);
+    }
+    deferring = 0;
+    if (rc && pending[0] && (dist_rank() == 0 || rc0 == 0)) report(NULL, pending, rc);
+    pending[0] = 0;
+    deferring = dist_active();
+    return any;
 }
 
 // Test hook, kept out of the step loop: VITMAE_FAULT_NAN_STEP=N turns the loss of step N (1-based)
@@ -71,7 +99,7 @@ static const char *SYNOPSIS = "--data DIR [--out RUN] [flags]";
 static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, int *nflags_out) {
     memset(a, 0, sizeof *a);
     a->preset = "tiny"; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
-    a->img = 32; a->patch = 4; a->blr = 3e-3f; a->cache_mb = 2048;
+    a->img = 32; a->patch = 4; a->blr = 3e-3f; a->cache_mb = 2048; a->accum = 1;
     r->mask_ratio = 0.75f; r->wd = 0.05f; r->val_frac = 0.05f; r->total_steps = 1000; r->batch = 64;
     r->warmup = -1; r->log_every = 10; r->keep = 2; r->val_max = 1000;
     Flag f[] = {
@@ -95,7 +123,9 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop)", NULL, 0},
         {"--steps", FLAG_LONG, &r->total_steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
-        {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step (default 64)", "B", 0},
+        {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step, over all processes (default 64)", "B", 0},
+        {"--accum", FLAG_INT, &a->accum, 1, 4096, NULL, "micro-batches per process and step (gradient accumulation; default 1)", "K", 0},
+        {"--groups", FLAG_INT, &a->groups, 1, 4096, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
         {"--lr", FLAG_FLOAT, &r->lr, 0.0, 10.0, NULL, "learning rate (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 3e-3)", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &r->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 0)", "LR", 0},
@@ -162,6 +192,7 @@ static void new_run_state(Train *t, const Args *a, Flag *flags, int nflags, cons
     if (!r->eval_every) r->eval_every = r->total_steps >= 10 ? r->total_steps / 10 : 1;
     if (!r->ckpt_every) r->ckpt_every = r->eval_every;
     if (!r->sample_every) r->sample_every = r->eval_every;
+    r->grad_groups = a->groups ? a->groups : dist_default_groups(r->batch);
 }
 
 // Cadence flags given on resume apply; what decides the weights comes from the checkpoint.
@@ -196,7 +227,10 @@ static int set_pixel_norm(Train *t, const char *mode, char *err, size_t errlen) 
 
 // Allocates every buffer the steps use, once.
 static int alloc_buffers(Train *t) {
-    size_t B = (size_t)t->rs.batch, img = (size_t)t->S * t->S * t->C;
+    // One gradient group at a time, or the sample images, whichever is more.
+    size_t B = (size_t)(t->per > SAMPLE_IMAGES ? t->per : SAMPLE_IMAGES), img = (size_t)t->S * t->S * t->C;
+    t->keys = malloc((size_t)t->rs.batch * sizeof *t->keys);
+    for (int k = 0; t->keys && k < t->rs.batch; k++) t->keys[k] = (uint64_t)k;
     t->pixels = malloc(B * img * sizeof(float));
     t->images = malloc(B * img * sizeof(float));
     t->recon = malloc(img * sizeof(float));
@@ -208,14 +242,15 @@ static int alloc_buffers(Train *t) {
     t->removed = malloc((size_t)t->L);
     t->patch_err = malloc((size_t)t->L * sizeof(float));
     t->order.epoch[0] = t->order.epoch[1] = -1;
-    return t->pixels && t->images && t->recon && t->noise && t->ids_keep && t->batch_items &&
+    return t->keys && t->pixels && t->images && t->recon && t->noise && t->ids_keep && t->batch_items &&
            t->order.perm[0] && t->order.perm[1] && t->removed && t->patch_err ? 0 : -1;
 }
 
 static void train_free(Train *t) {
     free(t->pixels); free(t->images); free(t->recon); free(t->noise); free(t->ids_keep);
     free(t->batch_items); free(t->order.perm[0]); free(t->order.perm[1]); free(t->removed); free(t->patch_err);
-    free(t->exp_avg); free(t->exp_avg_sq);
+    free(t->exp_avg); free(t->exp_avg_sq); free(t->keys);
+    grad_reduce_free(&t->gr);
     free(t->train_idx); free(t->val_idx);
     if (t->model) mae_free(t->model);
     if (t->metrics) fclose(t->metrics);
@@ -223,30 +258,99 @@ static void train_free(Train *t) {
     dataset_free(&t->ds);
 }
 
+// Setup, phase 1 (on each rank alone): scan and split the data, the model config and run state of a
+// new run, the gradient groups against this job's process count and --accum, memory.
+static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, const char *data, int resuming,
+                       char *err, size_t errlen) {
+    // The data: scanned and decoded once (cached in memory when it fits).
+    DatasetOptions opt = {a->max_pixels, resuming ? t->cfg.img_size : a->img, a->cache_mb};
+    if (dataset_scan(data, &opt, &t->ds, err, errlen)) return report(data, err, 1);
+    for (int i = 0; i < t->ds.nskipped && i < 20 && dist_rank() == 0; i++)
+        fprintf(stderr, "vitmae: skipped %s: %s\n", t->ds.skipped[i].path, t->ds.skipped[i].reason);
+    if (t->ds.nskipped > 20 && dist_rank() == 0)
+        fprintf(stderr, "vitmae: ... and %d more skipped (vitmae data lists them)\n", t->ds.nskipped - 20);
+    if (t->ds.n == 0) {
+        snprintf(err, errlen, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
+        return report(data, err, 1);
+    }
+    if (dataset_split(&t->ds, t->rs.val_frac, &t->train_idx, &t->ntrain, &t->val_idx, &t->nval) || t->ntrain == 0) {
+        snprintf(err, errlen, "no training image left after holding out %g for validation", t->rs.val_frac);
+        return report(data, err, 1);
+    }
+    if (!resuming) {
+        int rc = build_config(t, a, flags, nflags, err, errlen);
+        if (rc) return report(NULL, err, rc);
+        new_run_state(t, a, flags, nflags, data);
+    } else if (a->groups && a->groups != t->rs.grad_groups) {
+        snprintf(err, errlen, "%d: this run sums each step as %d gradient groups, fixed when it started so that it "
+                 "continues bitwise (leave --groups out)", a->groups, t->rs.grad_groups);
+        return report("train --groups", err, CLI_USAGE);
+    }
+    t->rs.processes = dist_size();
+    t->rs.accum = a->accum;
+    if (dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, errlen))
+        return report("train", err, CLI_USAGE);
+    t->per = t->rs.batch / t->rs.grad_groups;
+    t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
+    t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
+
+    // Memory: refuse before allocating what cannot fit (the model holds one group of images).
+    int cap = t->per > SAMPLE_IMAGES ? t->per : SAMPLE_IMAGES;
+    size_t need = mae_bytes_needed(&t->cfg, t->per) + (size_t)cap * t->S * t->S * t->C * 2 * sizeof(float);
+    long have = cpu_physical_memory_bytes();
+    if (have > 0 && (double)need > 0.9 * (double)have) {
+        snprintf(err, errlen, "the model needs %zu bytes (%.2f GiB) for groups of %d images at %dx%d; this machine has "
+                 "%.2f GiB (more --groups use less)", need, need / 1073741824.0, t->per, t->S, t->S, have / 1073741824.0);
+        return report("train", err, 2);
+    }
+    return 0;
+}
+
+// Setup, phase 3 (each rank): the model (initialised from the seed, or the checkpoint ck), the AdamW
+// moments, the step buffers and the reduction.
+static int setup_model(Train *t, Checkpoint *ck, char *err, size_t errlen) {
+    t->model = mae_create(&t->cfg, t->per, err, errlen);
+    if (!t->model) return report("train", err, 1);
+    size_t np = mae_num_params(&t->cfg);
+    if (ck) {
+        memcpy(mae_params(t->model), ck->params, np * sizeof(float));
+        t->exp_avg = ck->exp_avg; t->exp_avg_sq = ck->exp_avg_sq;
+        ck->exp_avg = ck->exp_avg_sq = NULL;
+    } else {
+        Rng init;
+        rng_seed(&init, (uint64_t)t->rs.seed);
+        mae_init_weights(t->model, &init);
+        t->exp_avg = calloc(np, sizeof(float));
+        t->exp_avg_sq = calloc(np, sizeof(float));
+        if (!t->exp_avg || !t->exp_avg_sq) return report("train", "out of memory for the AdamW moments", 1);
+    }
+    t->tensors = mae_tensors(t->model, &t->ntensors);
+    if (alloc_buffers(t)) return report("train", "out of memory for the batch buffers", 1);
+    if (grad_reduce_init(&t->gr, t->rs.grad_groups, np, err, errlen)) return report("train", err, 1);
+    return 0;
+}
+
 // Flags -> a model, data and a run folder ready for the first step (or the resumed one).
-// Prints its own failure and returns the exit code.
+// Prints its own failure and returns the exit code. Under mpirun it runs in phases that end with
+// agree(): every rank leaves at the same phase, and a collective is never half attended.
 static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     char err[8192];
     const char *data = a->data;
-    int resuming = a->resume != NULL;
+    int resuming = a->resume != NULL, rank = dist_rank(), rc = 0;
+    Checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    deferring = dist_active();
+
+    // 1. This rank alone: the checkpoint to resume, the data, the model config, the groups.
+    char path[4096], dir[4096];
     if (resuming) {
-        char path[4096], dir[4096];
         run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
         RunState given = t->rs;   // the flags; the checkpoint's state replaces them
-        Checkpoint ck;
-        if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return report(NULL, err, 1);
+        if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return agree(report(NULL, err, 1));
         resumed_run_state(t, &given, flags, nflags);
         t->cfg = ck.cfg;
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : dir);
         if (!data) data = t->rs.data;
-        t->model = mae_create(&t->cfg, t->rs.batch, err, sizeof err);
-        if (!t->model) { ckpt_free(&ck); return report("train", err, 1); }
-        size_t np = mae_num_params(&t->cfg);
-        memcpy(mae_params(t->model), ck.params, np * sizeof(float));
-        t->exp_avg = ck.exp_avg; t->exp_avg_sq = ck.exp_avg_sq;
-        ck.exp_avg = ck.exp_avg_sq = NULL;
-        ckpt_free(&ck);
-        printf("resuming %s at step %ld of %ld\n", path, t->rs.step, t->rs.total_steps);
     } else if (a->out) {
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
     } else {
@@ -257,68 +361,49 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(t->run_dir, sizeof t->run_dir, "runs/%s", stamp);
     }
+    rc = setup_local(t, a, flags, nflags, data, resuming, err, sizeof err);
+    if ((rc = agree(rc))) { ckpt_free(&ck); return rc; }
 
-    // The data: scanned and decoded once (cached in memory when it fits).
-    DatasetOptions opt = {a->max_pixels, resuming ? t->cfg.img_size : a->img, a->cache_mb};
-    if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) return report(data, err, 1);
-    for (int i = 0; i < t->ds.nskipped && i < 20; i++)
-        fprintf(stderr, "vitmae: skipped %s: %s\n", t->ds.skipped[i].path, t->ds.skipped[i].reason);
-    if (t->ds.nskipped > 20) fprintf(stderr, "vitmae: ... and %d more skipped (vitmae data lists them)\n", t->ds.nskipped - 20);
-    if (t->ds.n == 0) {
-        snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
-        return report(data, err, 1);
-    }
-    if (dataset_split(&t->ds, t->rs.val_frac, &t->train_idx, &t->ntrain, &t->val_idx, &t->nval) || t->ntrain == 0) {
-        snprintf(err, sizeof err, "no training image left after holding out %g for validation", t->rs.val_frac);
-        return report(data, err, 1);
-    }
+    // 2. Every rank must see the same files (scan order): a rank on another filesystem stops here.
+    deferring = 0;
+    int same = dist_check_same_list((const char *const *)&t->ds.items[0].rel, sizeof(DataItem), t->ds.n,
+                                    "file list", err, sizeof err);
+    if (same == -2 || (same == -1 && rank == 0)) report("data", err, 1);
+    if (same) { ckpt_free(&ck); return 1; }
+    deferring = dist_active();
 
-    if (!resuming) {
-        int rc = build_config(t, a, flags, nflags, err, sizeof err);
-        if (rc) return report(NULL, err, rc);
-        new_run_state(t, a, flags, nflags, data);
+    // 3. Rank 0 prepares the run folder and measures the pixel statistics; every rank builds the model.
+    if (rank == 0) {
+        if (train_out_prepare(t->run_dir, err, sizeof err)) rc = report("train --out", err, 1);
+        else run_remove_stale_temp_files(t->run_dir);
+        if (!rc && !resuming && set_pixel_norm(t, a->pixel_norm, err, sizeof err)) rc = report("train", err, 1);
     }
-    t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
-    t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
-
-    // Memory: refuse before allocating what cannot fit.
-    size_t need = mae_bytes_needed(&t->cfg, t->rs.batch) +
-                  (size_t)t->rs.batch * t->S * t->S * t->C * 2 * sizeof(float);
-    long have = cpu_physical_memory_bytes();
-    if (have > 0 && (double)need > 0.9 * (double)have) {
-        snprintf(err, sizeof err, "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
-                 need, need / 1073741824.0, t->rs.batch, t->S, t->S, have / 1073741824.0);
-        return report("train", err, 2);
-    }
-
-    // The run folder must take files before any work is done.
-    if (train_out_prepare(t->run_dir, err, sizeof err)) return report("train --out", err, 1);
-    run_remove_stale_temp_files(t->run_dir);
+    if ((rc = agree(rc))) { ckpt_free(&ck); return rc; }
+    dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
+    dist_bcast(t->cfg.pixel_std, sizeof t->cfg.pixel_std, 0);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
+    rc = setup_model(t, resuming ? &ck : NULL, err, sizeof err);
+    ckpt_free(&ck);
+    if ((rc = agree(rc))) return rc;
 
-    if (!resuming) {
-        if (set_pixel_norm(t, a->pixel_norm, err, sizeof err)) return report("train", err, 1);
-        t->model = mae_create(&t->cfg, t->rs.batch, err, sizeof err);
-        if (!t->model) return report("train", err, 1);
-        Rng init;
-        rng_seed(&init, (uint64_t)t->rs.seed);
-        mae_init_weights(t->model, &init);
-        size_t np = mae_num_params(&t->cfg);
-        t->exp_avg = calloc(np, sizeof(float));
-        t->exp_avg_sq = calloc(np, sizeof(float));
-        if (!t->exp_avg || !t->exp_avg_sq) return report("train", "out of memory for the AdamW moments", 1);
+    // 4. Rank 0 writes config.json and opens metrics.csv.
+    if (rank == 0) {
+        if (train_out_config(t, err, sizeof err)) rc = report("train", err, 1);
+        else if (train_out_open_metrics(t, resuming, err, sizeof err)) rc = report("train", err, 1);
     }
-    t->tensors = mae_tensors(t->model, &t->ntensors);
-    if (alloc_buffers(t)) return report("train", "out of memory for the batch buffers", 1);
+    if ((rc = agree(rc))) return rc;
+    deferring = 0;
 
-    if (train_out_config(t, err, sizeof err)) return report("train", err, 1);
-    if (train_out_open_metrics(t, resuming, err, sizeof err)) return report("train", err, 1);
-
+    if (resuming) printf("resuming %s at step %ld of %ld\n", path, t->rs.step, t->rs.total_steps);
     printf("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters\n",
            t->ntrain, t->nval, data, a->preset, t->S, t->S, t->C, t->cfg.patch_size, mae_num_params(&t->cfg));
-    printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d threads\n"
-           "  run folder %s\n", t->rs.total_steps, t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
-           t->rs.augment, t->cfg.pixel_mean[0], t->cfg.pixel_std[0], omp_get_max_threads(), t->run_dir);
+    printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d threads\n",
+           t->rs.total_steps, t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
+           t->rs.augment, t->cfg.pixel_mean[0], t->cfg.pixel_std[0], omp_get_max_threads());
+    if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
+        printf("  %d gradient groups of %d images, %d process%s x %d micro-batch%s\n", t->rs.grad_groups, t->per,
+               dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum, t->rs.accum == 1 ? "" : "es");
+    printf("  run folder %s\n", t->run_dir);
     fflush(stdout);
     return 0;
 }
@@ -326,18 +411,27 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
 // ---------------------------------------------------------------------------------------------
 // The steps
 
-// The images of step `step` (data order from the run state), augmented, normalised, with their masks.
-static int load_train_batch(Train *t, long step, Augment aug, const uint64_t *keys, char *err, size_t errlen) {
-    int B = t->rs.batch;
-    for (int k = 0; k < B; k++) {
-        long pos = step * B + k;
+// Gradient group g of step t->cur_step (dist/dist.h GroupFn): its images (data order from the run
+// state; image k of the batch augmented and masked from (seed, step, k), as in one pass over the
+// whole batch), forward and backward with the gradient landing in grads.
+static int train_group(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
+    Train *t = ctx;
+    int B = t->rs.batch, first = g * t->per;
+    long step = t->cur_step;
+    for (int k = 0; k < t->per; k++) {
+        long pos = step * B + first + k;
         const int *perm = run_epoch_order(&t->order, t->rs.seed, pos / t->ntrain, t->ntrain);
         t->batch_items[k] = t->train_idx[perm[pos % t->ntrain]];
     }
-    if (dataset_load_batch(&t->ds, t->batch_items, B, t->S, t->C, aug, (uint64_t)t->rs.seed, (uint64_t)step,
-                           t->images, err, errlen)) return -1;
-    pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
-    run_masks(t->rs.seed, SALT_MASK, (uint64_t)step, B, keys, t->L, t->K, t->noise, t->ids_keep);
+    if (dataset_load_batch_from(&t->ds, t->batch_items, t->per, first, t->S, t->C, t->aug, (uint64_t)t->rs.seed,
+                                (uint64_t)step, t->images, err, errlen)) return -1;
+    pixels_normalise(&t->cfg, t->images, (long)t->per * t->S * t->S);
+    run_masks(t->rs.seed, SALT_MASK, (uint64_t)step, t->per, t->keys + first, t->L, t->K, t->noise, t->ids_keep);
+    float *own = mae_use_grads(t->model, grads);
+    mae_zero_grads(t->model);
+    *loss = mae_forward(t->model, t->images, t->ids_keep, t->per, t->K);
+    mae_backward(t->model);
+    mae_use_grads(t->model, own);
     return 0;
 }
 
@@ -347,7 +441,9 @@ int cmd_train(int argc, char **argv) {
     Args a;
     Flag flags[64];
     int nflags = 0;
+    cli_quiet_ranks(1);   // every rank parses the same flags: rank 0 reports a bad one
     int rc = parse_args(argc, argv, &a, &t->rs, flags, &nflags);
+    cli_quiet_ranks(0);
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
     if (a.threads) omp_set_num_threads(a.threads);
     rc = setup(t, &a, flags, nflags);
@@ -358,45 +454,48 @@ int cmd_train(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);   // mpirun forwards SIGUSR1 to every rank (docs/distributed.md)
 
     char err[8192];
     RunState *r = &t->rs;
-    Augment aug = AUGMENT_CROP;
-    augment_parse(r->augment, &aug);
+    int rank0 = dist_rank() == 0, stop = 0;
+    t->aug = AUGMENT_CROP;
+    augment_parse(r->augment, &t->aug);
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
     double session_start = now_seconds(), interval_busy = 0;
     double interval_loss = 0;
     int interval_n = 0;
-    uint64_t keys[4096];
     int B = r->batch;
-    for (int k = 0; k < B; k++) keys[k] = (uint64_t)k;
     if (r->step == 0) {   // the untrained model's validation loss: where the curves start
         MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
-        if (train_out_step(t, &row, 1, 0, err, sizeof err)) rc = report("train", err, 1);
-        else if (isfinite(row.val_loss))
+        if (rank0 && train_out_step(t, &row, 1, 0, err, sizeof err)) rc = report("train", err, 1);
+        else if (rank0 && isfinite(row.val_loss))
             progress_message(&prog, stdout, "step 0: val loss %.4f, val PSNR %.2f dB (masked patches)",
                              row.val_loss, row.val_psnr);
+        rc = dist_max_int(rc);
     }
-    while (rc == 0 && r->step < r->total_steps && !stop_requested) {
+    while (rc == 0 && r->step < r->total_steps && !stop) {
         double t0 = now_seconds();
         long step = r->step;
-        if (load_train_batch(t, step, aug, keys, err, sizeof err)) {
+        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
+        // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
+        int failed_here = 0;
+        t->cur_step = step;
+        if (grad_reduce_step(&t->gr, mae_grads(t->model), train_group, t, &loss, &stop_requested, &stop, &failed_here,
+                             err, sizeof err)) {
             progress_end(&prog, stdout);
-            rc = report(NULL, err, 1);
+            rc = failed_here ? report(NULL, err, 1) : 1;   // the failing rank names the cause
             break;
         }
-        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr);
-        mae_zero_grads(t->model);
-        float loss = test_hook_nan_loss(step + 1, mae_forward(t->model, t->images, t->ids_keep, B, t->K));
-        if (!isfinite(loss)) {
+        loss = test_hook_nan_loss(step + 1, loss);
+        if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
             progress_end(&prog, stdout);
             snprintf(err, sizeof err, "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
                      isnan(loss) ? "NaN" : "infinite", step + 1, lr, t->ckpt_path);
-            rc = report("train", err, 1);
+            rc = rank0 ? report("train", err, 1) : 1;
             break;
         }
-        mae_backward(t->model);
         if (r->clip > 0) grad_clip(t->tensors, t->ntensors, mae_grads(t->model), r->clip);
         adamw_step(t->tensors, t->ntensors, mae_params(t->model), mae_grads(t->model), t->exp_avg,
                    t->exp_avg_sq, lr, r->wd, step + 1);
@@ -415,38 +514,33 @@ int cmd_train(int argc, char **argv) {
             MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
                               interval_busy > 0 ? interval_n * B / interval_busy : NAN,
                               r->elapsed_s + (t1 - session_start)};
-            if (train_out_step(t, &row, do_eval, do_samples, err, sizeof err)) {
-                progress_end(&prog, stdout);
-                rc = report("train", err, 1);
-                break;
-            }
+            if (rank0 && train_out_step(t, &row, do_eval, do_samples, err, sizeof err)) rc = report("train", err, 1);
+            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
                                  r->step, row.val_loss, row.val_psnr);
             interval_loss = 0; interval_n = 0; interval_busy = 0;
         }
-        if (r->step % r->ckpt_every == 0 && !last) {
+        if (r->step % r->ckpt_every == 0 && !last && !stop) {
             r->elapsed_s += now_seconds() - session_start;
             session_start = now_seconds();
-            if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                    t->exp_avg_sq, err, sizeof err)) {
-                progress_end(&prog, stdout);
-                rc = report(NULL, err, 1);
-                break;
-            }
+            if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
+                                             t->exp_avg_sq, err, sizeof err)) rc = report(NULL, err, 1);
+            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
     progress_end(&prog, stdout);
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
-        if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                t->exp_avg_sq, err, sizeof err))
+        if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
+                                         t->exp_avg_sq, err, sizeof err))
             rc = report(NULL, err, 1);
-        else if (stop_requested && r->step < r->total_steps)
+        else if (stop && r->step < r->total_steps)
             printf("interrupted at step %ld of %ld; saved %s (continue with --resume %s)\n", r->step,
                    r->total_steps, t->ckpt_path, t->run_dir);
         else
             printf("done: %ld steps in %.1f s; checkpoint %s\n", r->step, r->elapsed_s, t->ckpt_path);
+        rc = dist_max_int(rc);
     }
     train_free(t);
     free(t);

@@ -9,6 +9,7 @@
 #include "cmd/train_state.h"
 #include "core/model.h"
 #include "data/dataset.h"
+#include "dist/dist.h"
 
 struct Train {
     RunState rs;
@@ -20,6 +21,12 @@ struct Train {
     const MaeTensor *tensors;
     int ntensors;
     int L, K, S, C;                // patches, visible patches, image side, channels
+    int per;                       // images per gradient group (rs.batch / rs.grad_groups): the
+                                   // model's batch, also for validation and samples
+    GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
+    long cur_step;                 // the step whose groups train_group computes
+    Augment aug;
+    uint64_t *keys;                // [batch] 0, 1, ...: image k of a step draws from (.., step, k)
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;

@@ -14,6 +14,8 @@ void history_free(History *h);
 
 typedef struct Train Train;   // cmd/train.h
 
+#define SAMPLE_IMAGES 8   // rows of RUN/samples/step-<step>.png
+
 // Creates RUN and RUN/samples and checks that RUN takes files, before any training.
 int train_out_prepare(const char *run_dir, char *err, size_t errlen);
 // RUN/config.json: the model config, the run state and the split sizes.

@@ -36,6 +36,9 @@ char *run_state_to_json(const RunState *r) {
     cJSON_AddNumberToObject(o, "log_every", (double)r->log_every);
     cJSON_AddNumberToObject(o, "sample_every", (double)r->sample_every);
     cJSON_AddNumberToObject(o, "keep", r->keep);
+    cJSON_AddNumberToObject(o, "grad_groups", r->grad_groups);
+    cJSON_AddNumberToObject(o, "processes", r->processes);
+    cJSON_AddNumberToObject(o, "accum", r->accum);
     cJSON_AddNumberToObject(o, "elapsed_s", r->elapsed_s);
     // The data position and every random stream follow from (seed, step): see the file comment.
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
@@ -81,6 +84,14 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     }
     snprintf(r->augment, sizeof r->augment, "%s", aug->valuestring);
     snprintf(r->data, sizeof r->data, "%s", data->valuestring);
+    // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
+    double g = 1, n = 1, k = 1;
+    if (cJSON_GetObjectItemCaseSensitive(o, "grad_groups") &&
+        json_number(o, "grad_groups", 1, 1 << 20, &g, err, errlen)) { cJSON_Delete(o); return -1; }
+    const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "processes"), *nk = cJSON_GetObjectItemCaseSensitive(o, "accum");
+    if (cJSON_IsNumber(np)) n = np->valuedouble;
+    if (cJSON_IsNumber(nk)) k = nk->valuedouble;
+    r->grad_groups = (int)g; r->processes = (int)n; r->accum = (int)k;
     cJSON_Delete(o);
     if (r->batch < 1 || r->step > r->total_steps) { snprintf(err, errlen, "train_state: inconsistent step/batch"); return -1; }
     return 0;

@@ -21,6 +21,8 @@
 typedef struct {
     long step, total_steps, warmup, seed, eval_every, ckpt_every, log_every, sample_every;
     int batch, keep, val_max;
+    int grad_groups;    // G: the batch is summed as G groups in a fixed tree (dist/dist.h)
+    int processes, accum;   // N and K of the session that wrote it (a record: any that divide G resume)
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
     char data[4096];

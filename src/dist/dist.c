@@ -112,6 +112,7 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
         }
     }
     dist_bcast(blob, bytes, 0);
+    int rc = i_differ ? -2 : -1;
     if (i_differ) {
         const char *p = blob;
         int k = 0;
@@ -130,7 +131,7 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
         snprintf(err, errlen, "rank %d sees a different %s than this rank (its message names the file)", first_bad, what);
     }
     free(blob);
-    return -1;
+    return rc;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,8 +267,8 @@ int grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, doubl
     return lt.failed ? -1 : 0;
 }
 
-int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss, int *stop,
-                     int *failed_here, char *err, size_t errlen) {
+int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
+                     const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
     double node_loss = 0.0;
     *failed_here = grad_reduce_local(gr, grads, fn, ctx, &node_loss, err, errlen) != 0;
     const float *node = grads;
@@ -275,7 +276,7 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
     int N = g_size, me = g_rank;
     // Status first (loss, failure, stop wish of every rank), so that no rank enters the gradient
     // exchange when another cannot: a failure or a stop is seen by all ranks at the same step.
-    double status[3] = {node_loss, (double)*failed_here, (double)*stop};
+    double status[3] = {node_loss, (double)*failed_here, stop_wish && *stop_wish ? 1.0 : 0.0};
     double stack_status[3 * 64], *all = N <= 64 ? stack_status : malloc((size_t)N * 3 * sizeof(double));
     double rank_loss_stack[64], *rank_loss = N <= 64 ? rank_loss_stack : malloc((size_t)N * sizeof(double));
     if (!all || !rank_loss) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived

@@ -16,6 +16,7 @@
 // the micro-batch count or the thread count, so the gradient, and so the weights, are bitwise equal.
 #ifndef VITMAE_DIST_H
 #define VITMAE_DIST_H
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,9 +41,9 @@ void dist_barrier(void);
 
 // Every rank must hold the same list of n strings (e.g. the dataset's files, in scan order). Compares
 // a hash of each rank's list with rank 0's; where one differs, rank 0 sends its list and that rank
-// finds the first differing entry. Returns 0 on every rank when all lists agree; otherwise -1 on
-// every rank, with err on a differing rank naming it and the first differing entry, and on the
-// others naming the first differing rank.
+// finds the first differing entry. Returns 0 on every rank when all lists agree; otherwise -2 on a
+// differing rank (err names it and the first differing entry) and -1 on the others (err names the
+// first differing rank).
 int  dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen);
 
 // The pairwise tree over `count` items (a power of two) of n floats, item i at items + i * stride:
@@ -88,9 +89,10 @@ void grad_reduce_free(GradReduce *gr);
 // Runs this rank's groups through fn, sums their gradients in the fixed tree, combines the ranks, and
 // leaves in grads (on every rank) the gradient of the mean loss over the whole batch: sum / G.
 // *loss: the mean of the G group losses (the batch loss, as every group has the same number of removed
-// patches). *stop: in, this rank's wish to stop after this step; out, 1 when any rank wished it.
+// patches). stop_wish (may be NULL): this rank's wish to stop after this step (a signal handler's
+// flag), read once its groups are done; *stop: 1 when any rank wished it.
 // Returns 0; -1 when a group failed on any rank: err says why on the rank that failed (*failed_here
 // set) and "rank R failed" on the others; no rank is left waiting.
-int  grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss, int *stop,
-                      int *failed_here, char *err, size_t errlen);
+int  grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
+                      const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
 #endif
