@@ -18,6 +18,7 @@
 // same run. Every rank runs the same loop; rank 0 alone writes the run folder and prints. Ranks agree
 // at fixed points (the end of each setup phase, each step's exchange, after rank 0's outputs), so a
 // failure anywhere ends every rank at the same point and none waits for ever.
+#include <fcntl.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -46,7 +47,20 @@ typedef struct {
 } Args;
 
 static volatile sig_atomic_t stop_requested = 0;
-static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+static int output_is_mpirun = 0;
+// Under mpirun, rank 0's stdout is a pseudo-terminal that mpirun reads; after SIGINT/SIGTERM mpirun
+// stops reading (it waits before it signals the ranks, docs/distributed.md), so a progress line could
+// block rank 0 until mpirun kills it. Once a stop is asked, output never blocks: lines that do not
+// fit are dropped, the checkpoint is still written. (A terminal of our own is left alone: its
+// O_NONBLOCK flag would be the shell's too.)
+static void on_signal(int sig) {
+    (void)sig;
+    stop_requested = 1;
+    if (output_is_mpirun) {
+        int fl = fcntl(STDOUT_FILENO, F_GETFL);
+        if (fl != -1) fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+    }
+}
 
 // The one way this command reports a failure: `vitmae: <what>: <why>` (or `vitmae: <why>` when the
 // message already names what failed; ranks > 0 add `rank R: `). Returns the exit code. While setup
@@ -455,6 +469,7 @@ int cmd_train(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);   // mpirun forwards SIGUSR1 to every rank (docs/distributed.md)
+    output_is_mpirun = dist_active();
 
     char err[8192];
     RunState *r = &t->rs;
