@@ -13,9 +13,9 @@ command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make inst
 # As root OpenMPI needs these two.
 OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-# OpenMPI's own allocations are not ours to free: no leak report for the MPI runs under ASan.
-if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"; export ASAN_OPTIONS; fi
-mpi() { mpirun --oversubscribe --bind-to none "$@"; }
+# OpenMPI's own allocations are not ours to free: no leak report for the runs under mpirun (ASan).
+mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
+mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
 
 "$VITMAE_TOOLS/synth" "$dir/data" --count 48 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
 small="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 2 --val-frac 0.1 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
@@ -96,7 +96,7 @@ wait_step() {   # wait until run folder $1 has a metrics row for step $2 (at mos
   i=0; while [ $i -lt 300 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 }
 for sig in USR1 INT; do
-  mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/sig$sig" \
+  ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/sig$sig" \
     > "$dir/sig$sig.log" 2>&1 &
   pid=$!
   wait_step "$dir/sig$sig" 3
@@ -112,7 +112,7 @@ for sig in USR1 INT; do
 done
 
 # 7. SIGKILL of rank 1: the job ends, non-zero, within 30 s; the last checkpoint loads and resumes exactly.
-mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --ckpt-every 2 --steps $long --threads 1 \
+ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --ckpt-every 2 --steps $long --threads 1 \
   --out "$dir/kill" > "$dir/kill.log" 2>&1 &
 pid=$!
 wait_step "$dir/kill" 5
