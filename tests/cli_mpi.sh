@@ -73,6 +73,9 @@ t "--groups 8 of a batch of 12: exit 2" '[ $rc -eq 2 ]'
 "$VITMAE" train --resume "$dir/ref" --groups 8 --out "$dir/badr" > /dev/null 2> "$dir/badr.err"; rc=$?
 t "resume with other --groups: exit 2" '[ $rc -eq 2 ] && grep -q "groups" "$dir/badr.err"'
 
+mpi -np 2 "$VITMAE" info "$dir/ref/checkpoint.safetensors" > /dev/null 2> "$dir/info2.err"; rc=$?
+t "other commands refuse to run on several processes (exit 2, one line)" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/info2.err")" -eq 1 ]'
+
 # 5. A rank that sees another file list (here: rank 1 is given a copy without one file) stops the
 #    run, naming itself and the file.
 cp -r "$dir/data" "$dir/data1"

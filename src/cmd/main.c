@@ -57,6 +57,14 @@ int main(int argc, char **argv) {
     if (dist_init(&argc, &argv, err, sizeof err)) { cli_error("mpi", "%s", err); return 1; }
     for (const Command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
+            // Only train and bench share their work between processes; the others would each do it all.
+            if (dist_size() > 1 && strcmp(c->name, "train") && strcmp(c->name, "bench")) {
+                if (dist_rank() == 0)
+                    fprintf(stderr, "vitmae: %s: runs in one process; under mpirun only train and bench use "
+                            "several (run it without mpirun)\n", c->name);
+                dist_finalize();
+                return 2;
+            }
             int rc = c->run(argc - 1, argv + 1);
             dist_finalize();
             return rc;
