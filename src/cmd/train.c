@@ -308,9 +308,13 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, const c
     t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
     t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
 
-    // Memory: refuse before allocating what cannot fit (the model holds one group of images).
-    int cap = t->per > SAMPLE_IMAGES ? t->per : SAMPLE_IMAGES;
-    size_t need = mae_bytes_needed(&t->cfg, t->per) + (size_t)cap * t->S * t->S * t->C * 2 * sizeof(float);
+    // Memory: refuse before allocating what cannot fit (the model holds one group of images; the
+    // reduction log2(G / N) gradients and, with N > 1, a slice of one).
+    int cap = t->per > SAMPLE_IMAGES ? t->per : SAMPLE_IMAGES, depth = 0;
+    while ((1 << depth) < t->rs.grad_groups / t->rs.processes) depth++;
+    size_t np = mae_num_params(&t->cfg);
+    size_t need = mae_bytes_needed(&t->cfg, t->per) + (size_t)cap * t->S * t->S * t->C * 2 * sizeof(float) +
+                  (size_t)depth * np * sizeof(float) + (t->rs.processes > 1 ? np * sizeof(float) : 0);
     long have = cpu_physical_memory_bytes();
     if (have > 0 && (double)need > 0.9 * (double)have) {
         snprintf(err, errlen, "the model needs %zu bytes (%.2f GiB) for groups of %d images at %dx%d; this machine has "
@@ -456,8 +460,11 @@ int cmd_train(int argc, char **argv) {
     Flag flags[64];
     int nflags = 0;
     cli_quiet_ranks(1);   // every rank parses the same flags: rank 0 reports a bad one
+    deferring = dist_active();
     int rc = parse_args(argc, argv, &a, &t->rs, flags, &nflags);
     cli_quiet_ranks(0);
+    if (rc == CLI_USAGE) agree(rc);
+    deferring = 0;
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
     if (a.threads) omp_set_num_threads(a.threads);
     rc = setup(t, &a, flags, nflags);
