@@ -18,7 +18,7 @@ mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
 mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
 
 "$VITMAE_TOOLS/synth" "$dir/data" --count 48 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
-small="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 2 --val-frac 0.1 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
+small="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 2 --val-frac 0.2 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
 steps=6
 
 . "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights

@@ -7,7 +7,7 @@
         section as 8 lowercase hex digits) unless crc32=False.
     read(path) -> (tensors, metadata)
         tensors: dict name -> (shape list, array.array('f')); metadata: dict str -> str.
-        Checks sizes, offsets and crc32 (when present), like src/io/checkpoint.c.
+        Checks sizes, offsets and crc32 (when present), like src/io/safetensors.c.
 
 Usage as a script: python3 tools/safetensors_io.py FILE   (lists tensors and metadata)
 """

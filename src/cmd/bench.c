@@ -19,6 +19,7 @@
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/rng.h"
+#include "core/masking.h"
 #include "dist/dist.h"
 
 // FLOPs of one training step (forward + backward) for B images, K visible patches of L:
@@ -101,23 +102,24 @@ static int bench_group(void *ctx, int group, float *grads, float *loss, char *er
 }
 
 int cmd_bench(int argc, char **argv) {
-    const char *preset = "tiny";
-    int img = 32, patch = 4, channels = 3, batch = 64, steps = 10, warmup = 2, threads = 0, json = 0;
+    const char *preset = MAE_DEFAULT_PRESET;
+    int img = MAE_DEFAULT_IMG, patch = MAE_DEFAULT_PATCH, channels = 3, batch = MAE_DEFAULT_BATCH;
+    int steps = 10, warmup = 2, threads = 0, json = 0;
+    float mask_ratio = (float)MAE_DEFAULT_MASK_RATIO;
     int groups = 0, accum = 1;
-    float mask_ratio = 0.75f;
     long seed = 0;
     Flag f[] = {
-        {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default tiny)", NULL, 0},
-        {"--img", FLAG_INT, &img, 1, 8192, NULL, "image size (default 32)", "N", 0},
-        {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default 4)", "N", 0},
+        {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
+        {"--img", FLAG_INT, &img, 1, 8192, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
+        {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_INT, &channels, 1, 3, NULL, "1 grey or 3 RGB (default 3)", "C", 0},
-        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default 64)", "B", 0},
+        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--groups", FLAG_INT, &groups, 1, 4096, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
         {"--accum", FLAG_INT, &accum, 1, 4096, NULL, "micro-batches per process (checked as train does)", "K", 0},
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
-        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, 0.99, NULL, "fraction of patches removed (default 0.75)", "R", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) ")", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9e18, NULL, "random seed of the synthetic data (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
     };
@@ -126,13 +128,14 @@ int cmd_bench(int argc, char **argv) {
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
     if (channels == 2) { cli_error("bench --channels", "must be 1 or 3"); return 2; }
+    char err[256];
+    if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     if (!groups) groups = dist_default_groups(batch);
     char gerr[512];
     if (dist_check_groups(batch, groups, dist_size(), accum, gerr, sizeof gerr)) {
         cli_error("bench", "%s", gerr);
         return 2;
     }
-    cli_quiet_ranks(0);
     int per = batch / groups, nranks = dist_size();
     if (threads > 0) omp_set_num_threads(threads);
     threads = omp_get_max_threads();
@@ -140,17 +143,15 @@ int cmd_bench(int argc, char **argv) {
     MaeConfig cfg;
     mae_config_preset(&cfg, preset);
     cfg.img_size = img; cfg.patch_size = patch; cfg.in_chans = channels; cfg.mask_ratio = mask_ratio;
-    char err[256];
     if (mae_config_check(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
     int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
+    if (mask_ratio_check(mask_ratio, L, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     // Memory: refuse before allocating what cannot fit.
-    size_t need = mae_bytes_needed(&cfg, per) + sizeof(float) * ((size_t)per * S * S * C + (size_t)per * L);
-    long have = cpu_physical_memory_bytes();
-    if (have > 0 && (double)need > 0.9 * (double)have) {
-        cli_error("bench", "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB", batch, S, S,
-                  need, need / 1073741824.0, have / 1073741824.0);
+    if (mae_memory_check(&cfg, per, sizeof(float) * ((size_t)S * S * C + (size_t)L), err, sizeof err)) {
+        cli_error("bench", "%s", err);
         return 2;
     }
+    cli_quiet_ranks(0);
     Mae *m = mae_create(&cfg, per, err, sizeof err);
     if (!m) { cli_error("bench", "%s", err); return 1; }
     size_t np = mae_num_params(&cfg), npix = (size_t)per * S * S * C;

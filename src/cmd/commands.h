@@ -9,4 +9,8 @@ int cmd_data(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_embed(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+int cmd_finetune(int argc, char **argv);
+int cmd_classify(int argc, char **argv);
 #endif

@@ -15,6 +15,7 @@
 #include "data/dataset.h"
 #include "infer/infer.h"
 #include "infer/recon.h"
+#include "core/masking.h"
 
 static void print_json(int n, double loss, double mse, double psnr, double ratio, long seed) {
     cJSON *root = cJSON_CreateObject();
@@ -40,7 +41,7 @@ int cmd_eval(int argc, char **argv) {
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
         {"--data", FLAG_STR, &data_dir, 0, 0, NULL, "folder of images, scanned recursively (required)", "DIR", 0},
-        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, 1, NULL,
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
          "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL,
          "masks from this seed and each image's stem, as reconstruct (default 0)", "S", 0},
@@ -57,15 +58,12 @@ int cmd_eval(int argc, char **argv) {
     if (!ckpt_path) { cli_error("eval", "--ckpt FILE is required"); return 2; }
     if (!data_dir) { cli_error("eval", "--data DIR is required"); return 2; }
     int ratio_seen = cli_flag(flags, nflags, "--mask-ratio")->seen;
-    if (ratio_seen && mask_ratio >= 1.0f) {
-        cli_error("eval --mask-ratio", "%g leaves no visible patch (must be < 1)", mask_ratio);
-        return 2;
-    }
+    char err[1024];
+    if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("eval --mask-ratio", "%s", err); return 2; }
     if (threads > 0) omp_set_num_threads(threads);
 
-    char err[1024];
     Checkpoint ck;
-    if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error(ckpt_path, "%s", err); return 1; }
+    if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }   // err names the file
     if (!ck.has_decoder) {
         cli_error(ckpt_path, "encoder-only checkpoint (no decoder tensors): eval needs the decoder");
         ckpt_free(&ck); return 1;
@@ -74,8 +72,8 @@ int cmd_eval(int argc, char **argv) {
     int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);
     if (!ratio_seen) mask_ratio = cfg->mask_ratio;
     int K = mae_len_keep(cfg, mask_ratio);
-    if (K == 0) {
-        cli_error("eval --mask-ratio", "%g leaves no visible patch of %d (int(L * (1 - R)) = 0)", mask_ratio, L);
+    if (mask_ratio_check(mask_ratio, L, err, sizeof err)) {
+        cli_error("eval --mask-ratio", "%s", err);
         ckpt_free(&ck); return 2;
     }
 

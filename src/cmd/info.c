@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "core/model.h"
@@ -45,6 +46,28 @@ static void print_channels(const char *label, const float *v, int C) {
     printf("]");
 }
 
+// The train state as text: one line per key.
+static void print_train_state(const char *state) {
+    if (!state) {
+        printf("  train state  none (inference only; cannot resume)\n");
+        return;
+    }
+    cJSON *ts = cJSON_Parse(state);
+    if (!cJSON_IsObject(ts)) {
+        printf("  train state  %.200s\n", state);
+    } else {
+        printf("  train state  (AdamW moments present; can resume)\n");
+        for (const cJSON *it = ts->child; it; it = it->next) {
+            char *v = cJSON_PrintUnformatted(it);
+            if (!v) continue;
+            size_t len = strlen(v);
+            printf("    %-14s %.100s%s\n", it->string, v, len > 100 ? "..." : "");
+            free(v);
+        }
+    }
+    cJSON_Delete(ts);
+}
+
 static void print_text(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
     const MaeConfig *c = &ck->cfg;
     char a[40], b[40], t[40];
@@ -65,24 +88,7 @@ static void print_text(const char *path, const Checkpoint *ck, const char *crc, 
     printf("  has decoder  %s\n", ck->has_decoder ? "yes" : "no");
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
-    if (!ck->train_state) {
-        printf("  train state  none (inference only; cannot resume)\n");
-        return;
-    }
-    cJSON *ts = cJSON_Parse(ck->train_state);
-    if (!cJSON_IsObject(ts)) {
-        printf("  train state  %.200s\n", ck->train_state);
-    } else {
-        printf("  train state  (AdamW moments present; can resume)\n");
-        for (const cJSON *it = ts->child; it; it = it->next) {
-            char *v = cJSON_PrintUnformatted(it);
-            if (!v) continue;
-            size_t len = strlen(v);
-            printf("    %-14s %.100s%s\n", it->string, v, len > 100 ? "..." : "");
-            free(v);
-        }
-    }
-    cJSON_Delete(ts);
+    print_train_state(ck->train_state);
 }
 
 static int print_json(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
@@ -108,6 +114,56 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, P
     return 0;
 }
 
+// A fine-tuned classifier (vitmae finetune): encoder shape, classes, parameter counts, train state.
+static int print_classifier(const char *path, const ClfCheckpoint *cc, const char *crc, int json) {
+    const MaeConfig *c = &cc->cfg.enc;
+    size_t total = clf_num_params(&cc->cfg), head = (size_t)(cc->cfg.num_classes + 2) * c->embed_dim + cc->cfg.num_classes;
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "file", path);
+        cJSON_AddStringToObject(o, "kind", "classifier");
+        char *cfg_json = mae_config_to_json(c);
+        cJSON *cfg = cfg_json ? cJSON_Parse(cfg_json) : NULL;
+        free(cfg_json);
+        cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateNull());
+        cJSON_AddNumberToObject(o, "num_classes", cc->cfg.num_classes);
+        cJSON *names = cJSON_AddArrayToObject(o, "classes");
+        for (int i = 0; names && i < cc->cfg.num_classes; i++) cJSON_AddItemToArray(names, cJSON_CreateString(cc->classes[i]));
+        cJSON_AddNumberToObject(o, "params", (double)total);
+        cJSON_AddNumberToObject(o, "encoder_params", (double)(total - head));
+        cJSON_AddNumberToObject(o, "head_params", (double)head);
+        cJSON_AddBoolToObject(o, "has_decoder", 0);
+        cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
+        cJSON *ts = cc->train_state ? cJSON_Parse(cc->train_state) : NULL;
+        cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
+        char *s = cJSON_Print(o);
+        cJSON_Delete(o);
+        if (!s) { cli_error(path, "out of memory"); return 1; }
+        printf("%s\n", s);
+        free(s);
+        return 0;
+    }
+    char a[40], b[40], t[40];
+    printf("%s\n", path);
+    printf("  kind         classifier (vitmae finetune): global average pool, fc_norm, head\n");
+    printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d\n", c->embed_dim, c->depth, c->num_heads, c->mlp_ratio);
+    printf("  input        %dx%d, %d channel%s, patch %d (%d patches), pos_embed %s\n", c->img_size, c->img_size,
+           c->in_chans, c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c), c->pos_learned ? "learned" : "fixed");
+    printf("  pixels      ");
+    print_channels(" mean", c->pixel_mean, c->in_chans);
+    print_channels(" std", c->pixel_std, c->in_chans);
+    printf("\n  classes      %d:", cc->cfg.num_classes);
+    for (int i = 0; i < cc->cfg.num_classes && i < 50; i++) printf("%s %s", i ? "," : "", cc->classes[i]);
+    printf("%s\n", cc->cfg.num_classes > 50 ? ", ..." : "");
+    printf("  params       %s (encoder %s, fc_norm + head %s)\n", grouped(total, t, sizeof t),
+           grouped(total - head, a, sizeof a), grouped(head, b, sizeof b));
+    printf("  has decoder  no\n");
+    if (crc) printf("  crc32        %s (verified)\n", crc);
+    else printf("  crc32        absent (not verified)\n");
+    print_train_state(cc->train_state);
+    return 0;
+}
+
 int cmd_info(int argc, char **argv) {
     int json = 0;
     Flag flags[] = {
@@ -124,6 +180,15 @@ int cmd_info(int argc, char **argv) {
     char err[512];
     StFile *f = st_open(path, err, sizeof err);
     if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+    if (clf_ckpt_is_classifier(f)) {
+        ClfCheckpoint cc;
+        int rc = clf_ckpt_from_st(f, &cc, err, sizeof err);
+        if (rc) fprintf(stderr, "vitmae: %s\n", err);
+        else rc = print_classifier(path, &cc, st_meta(f, "crc32"), json);
+        clf_ckpt_free(&cc);
+        st_close(f);
+        return rc ? 1 : 0;
+    }
     Checkpoint ck;
     if (ckpt_from_st(f, &ck, err, sizeof err)) {
         fprintf(stderr, "vitmae: %s\n", err);

@@ -14,6 +14,10 @@ typedef struct {
 // step > keep_until_step (written after the checkpoint we resume from) are dropped first, so the
 // file reads as if the run had never stopped. Writes the header when the file is new or empty.
 FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t errlen);
+// The same with another header (`vitmae finetune` writes FINETUNE_METRICS_HEADER; its rows carry
+// val_top1 in MetricsRow.val_psnr, the sixth column).
+#define FINETUNE_METRICS_HEADER "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s"
+FILE *metrics_open_header(const char *path, long keep_until_step, const char *header, char *err, size_t errlen);
 int   metrics_write(FILE *f, const MetricsRow *r);   // flushed; 0 ok, -1 on a write error
 
 typedef struct {
@@ -21,12 +25,16 @@ typedef struct {
     long total, log_every;
     double t_start;     // seconds (monotonic) when the run (or resume) began
     long step_start;    // step at t_start, for the rate
+    double t_first;     // when the first step after t_start finished (0: not yet)
+    long step_first;    // its step
     int drawn;
 } Progress;
 
 double now_seconds(void);   // monotonic clock
 void progress_init(Progress *p, FILE *out, long step_start, long total, long log_every);
 // Called after each step; prints when due. imgs_per_s is the recent throughput.
+// Restarts the clock the ETA is measured with (call it right before the first step).
+void progress_restart(Progress *p);
 void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s);
 void progress_message(Progress *p, FILE *out, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void progress_end(Progress *p, FILE *out);

@@ -17,6 +17,10 @@ static const Command commands[] = {
     {"data", cmd_data, "check a folder of images: counts, classes, sizes, skipped files"},
     {"info", cmd_info, "the config, parameter count and train state of a checkpoint"},
     {"eval", cmd_eval, "masked loss and PSNR of a checkpoint over a folder, fixed masks"},
+    {"embed", cmd_embed, "encoder features of images (cls or mean pooling) as .npy, one row per image"},
+    {"probe", cmd_probe, "kNN and linear-probe accuracy of the encoder's features (or raw pixels)"},
+    {"finetune", cmd_finetune, "fine-tune a classifier from a pretrained encoder (or from scratch) on class folders"},
+    {"classify", cmd_classify, "predicted class and top-K probabilities of images with a fine-tuned classifier"},
     {"bench", cmd_bench, "training-step speed on synthetic data: img/s, GFLOP/s, % of FMA peak, phases"},
     {NULL, NULL, NULL},
 };

@@ -4,17 +4,9 @@
 #define VITMAE_TRAIN_OUT_H
 #include <stddef.h>
 #include "cmd/log.h"
+#include "cmd/train_state.h"
 
-// The rows behind curves.png: every logged training loss and learning rate, every validation loss.
-typedef struct {
-    long *step; double *loss, *val_step, *val_loss, *lr;
-    int n, nval, cap;
-} History;
 void history_free(History *h);
-
-typedef struct Train Train;   // cmd/train.h
-
-#define SAMPLE_IMAGES 8   // rows of RUN/samples/step-<step>.png
 
 // Creates RUN and RUN/samples and checks that RUN takes files, before any training.
 int train_out_prepare(const char *run_dir, char *err, size_t errlen);
@@ -23,6 +15,9 @@ int train_out_config(Train *t, char *err, size_t errlen);
 // Opens RUN/metrics.csv (a resumed run drops the rows after its step and reloads the rest into the
 // history).
 int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen);
+// Picks the images of the sample panels: validation images (training images without validation)
+// spread over the split, skipping those whose evaluation view is one flat colour.
+int train_out_pick_samples(Train *t, char *err, size_t errlen);
 // The outputs of one logged step: validation (do_eval: fills row's val_loss and val_psnr), the
 // metrics row, samples (do_samples) and curves (do_eval).
 int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char *err, size_t errlen);

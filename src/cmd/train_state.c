@@ -3,6 +3,7 @@
 #include "cmd/train_state.h"
 #include <cJSON.h>
 #include <dirent.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,32 +16,69 @@
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
 
+// The fields of train_state in file order: one table for writing and reading.
+typedef enum { F_LONG, F_INT, F_FLOAT, F_DOUBLE, F_TEXT } FieldKind;
+static const struct {
+    const char *key;
+    FieldKind kind;
+    size_t offset;
+} FIELDS[] = {
+    {"step", F_LONG, offsetof(RunState, step)},
+    {"total_steps", F_LONG, offsetof(RunState, total_steps)},
+    {"warmup_steps", F_LONG, offsetof(RunState, warmup)},
+    {"seed", F_LONG, offsetof(RunState, seed)},
+    {"batch", F_INT, offsetof(RunState, batch)},
+    {"lr", F_FLOAT, offsetof(RunState, lr)},
+    {"min_lr", F_FLOAT, offsetof(RunState, min_lr)},
+    {"weight_decay", F_FLOAT, offsetof(RunState, wd)},
+    {"clip", F_FLOAT, offsetof(RunState, clip)},
+    {"mask_ratio", F_FLOAT, offsetof(RunState, mask_ratio)},
+    {"val_frac", F_FLOAT, offsetof(RunState, val_frac)},
+    {"val_max", F_INT, offsetof(RunState, val_max)},
+    {"augment", F_TEXT, offsetof(RunState, augment)},
+    {"data", F_TEXT, offsetof(RunState, data)},
+    {"eval_every", F_LONG, offsetof(RunState, eval_every)},
+    {"ckpt_every", F_LONG, offsetof(RunState, ckpt_every)},
+    {"log_every", F_LONG, offsetof(RunState, log_every)},
+    {"sample_every", F_LONG, offsetof(RunState, sample_every)},
+    {"keep", F_INT, offsetof(RunState, keep)},
+    {"elapsed_s", F_DOUBLE, offsetof(RunState, elapsed_s)},
+};
+#define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
+
+static double field_get(const RunState *r, int i) {
+    const char *p = (const char *)r + FIELDS[i].offset;
+    switch (FIELDS[i].kind) {
+    case F_LONG: return (double)*(const long *)p;
+    case F_INT: return *(const int *)p;
+    case F_FLOAT: return *(const float *)p;
+    default: return *(const double *)p;
+    }
+}
+
+static void field_set(RunState *r, int i, double v) {
+    char *p = (char *)r + FIELDS[i].offset;
+    switch (FIELDS[i].kind) {
+    case F_LONG: *(long *)p = (long)v; break;
+    case F_INT: *(int *)p = (int)v; break;
+    case F_FLOAT: *(float *)p = (float)v; break;
+    default: *(double *)p = v; break;
+    }
+}
+
 char *run_state_to_json(const RunState *r) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "step", (double)r->step);
-    cJSON_AddNumberToObject(o, "total_steps", (double)r->total_steps);
-    cJSON_AddNumberToObject(o, "warmup_steps", (double)r->warmup);
-    cJSON_AddNumberToObject(o, "seed", (double)r->seed);
-    cJSON_AddNumberToObject(o, "batch", r->batch);
-    cJSON_AddNumberToObject(o, "lr", r->lr);
-    cJSON_AddNumberToObject(o, "min_lr", r->min_lr);
-    cJSON_AddNumberToObject(o, "weight_decay", r->wd);
-    cJSON_AddNumberToObject(o, "clip", r->clip);
-    cJSON_AddNumberToObject(o, "mask_ratio", r->mask_ratio);
-    cJSON_AddNumberToObject(o, "val_frac", r->val_frac);
-    cJSON_AddNumberToObject(o, "val_max", r->val_max);
-    cJSON_AddStringToObject(o, "augment", r->augment);
-    cJSON_AddStringToObject(o, "data", r->data);
-    cJSON_AddNumberToObject(o, "eval_every", (double)r->eval_every);
-    cJSON_AddNumberToObject(o, "ckpt_every", (double)r->ckpt_every);
-    cJSON_AddNumberToObject(o, "log_every", (double)r->log_every);
-    cJSON_AddNumberToObject(o, "sample_every", (double)r->sample_every);
-    cJSON_AddNumberToObject(o, "keep", r->keep);
+    for (int i = 0; i < NFIELDS; i++) {
+        if (FIELDS[i].kind == F_TEXT) cJSON_AddStringToObject(o, FIELDS[i].key, (const char *)r + FIELDS[i].offset);
+        else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
+    }
+    if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
+    // Gradient groups G (fixed for the run) and the process count N and --accum K of the session
+    // that wrote it (a record: any N, K with N K | G continue it bitwise, docs/distributed.md).
     cJSON_AddNumberToObject(o, "grad_groups", r->grad_groups);
     cJSON_AddNumberToObject(o, "processes", r->processes);
     cJSON_AddNumberToObject(o, "accum", r->accum);
-    cJSON_AddNumberToObject(o, "elapsed_s", r->elapsed_s);
-    // The data position and every random stream follow from (seed, step): see the file comment.
+    // The data position and every random stream follow from (seed, step): see cmd/train_state.h.
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
     char *s = cJSON_PrintUnformatted(o);
@@ -48,32 +86,21 @@ char *run_state_to_json(const RunState *r) {
     return s;
 }
 
-static int json_number(const cJSON *o, const char *key, double lo, double hi, double *out,
-                       char *err, size_t errlen) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi)) {
-        snprintf(err, errlen, "train_state: '%s' missing or out of range", key);
-        return -1;
-    }
-    *out = v->valuedouble;
-    return 0;
-}
-
 int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen) {
     cJSON *o = cJSON_Parse(json);
     if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return -1; }
-    double v[18];
-    static const char *keys[] = {"step", "total_steps", "warmup_steps", "seed", "batch", "lr", "min_lr",
-                                 "weight_decay", "clip", "mask_ratio", "val_frac", "val_max", "eval_every",
-                                 "ckpt_every", "log_every", "sample_every", "keep", "elapsed_s"};
-    for (int i = 0; i < 18; i++)
-        if (json_number(o, keys[i], i == 3 ? -9.3e18 : 0, 9.3e18, &v[i], err, errlen)) { cJSON_Delete(o); return -1; }
     memset(r, 0, sizeof *r);
-    r->step = (long)v[0]; r->total_steps = (long)v[1]; r->warmup = (long)v[2]; r->seed = (long)v[3];
-    r->batch = (int)v[4]; r->lr = (float)v[5]; r->min_lr = (float)v[6]; r->wd = (float)v[7];
-    r->clip = (float)v[8]; r->mask_ratio = (float)v[9]; r->val_frac = (float)v[10]; r->val_max = (int)v[11];
-    r->eval_every = (long)v[12]; r->ckpt_every = (long)v[13]; r->log_every = (long)v[14];
-    r->sample_every = (long)v[15]; r->keep = (int)v[16]; r->elapsed_s = v[17];
+    for (int i = 0; i < NFIELDS; i++) {
+        if (FIELDS[i].kind == F_TEXT) continue;
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, FIELDS[i].key);
+        double lo = FIELDS[i].offset == offsetof(RunState, seed) ? -9.3e18 : 0;
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= 9.3e18)) {
+            snprintf(err, errlen, "train_state: '%s' missing or out of range", FIELDS[i].key);
+            cJSON_Delete(o);
+            return -1;
+        }
+        field_set(r, i, v->valuedouble);
+    }
     const cJSON *aug = cJSON_GetObjectItemCaseSensitive(o, "augment");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
     Augment parsed;
@@ -84,14 +111,19 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     }
     snprintf(r->augment, sizeof r->augment, "%s", aug->valuestring);
     snprintf(r->data, sizeof r->data, "%s", data->valuestring);
+    const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "val");   // absent: a held-out split
+    if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
     // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
-    double g = 1, n = 1, k = 1;
-    if (cJSON_GetObjectItemCaseSensitive(o, "grad_groups") &&
-        json_number(o, "grad_groups", 1, 1 << 20, &g, err, errlen)) { cJSON_Delete(o); return -1; }
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");
     const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "processes"), *nk = cJSON_GetObjectItemCaseSensitive(o, "accum");
-    if (cJSON_IsNumber(np)) n = np->valuedouble;
-    if (cJSON_IsNumber(nk)) k = nk->valuedouble;
-    r->grad_groups = (int)g; r->processes = (int)n; r->accum = (int)k;
+    if (g && (!cJSON_IsNumber(g) || !(g->valuedouble >= 1 && g->valuedouble <= 4096))) {
+        cJSON_Delete(o);
+        snprintf(err, errlen, "train_state: 'grad_groups' out of range");
+        return -1;
+    }
+    r->grad_groups = g ? (int)g->valuedouble : 1;
+    r->processes = cJSON_IsNumber(np) ? (int)np->valuedouble : 1;
+    r->accum = cJSON_IsNumber(nk) ? (int)nk->valuedouble : 1;
     cJSON_Delete(o);
     if (r->batch < 1 || r->step > r->total_steps) { snprintf(err, errlen, "train_state: inconsistent step/batch"); return -1; }
     return 0;
@@ -99,19 +131,6 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
 
 // ---------------------------------------------------------------------------------------------
 // Resuming
-
-void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn) {
-    struct stat st;
-    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(path, n, "%s/checkpoint.safetensors", arg);
-        snprintf(dir, dn, "%s", arg);
-    } else {
-        snprintf(path, n, "%s", arg);
-        const char *slash = strrchr(arg, '/');
-        if (slash) snprintf(dir, dn, "%.*s", (int)(slash - arg), arg);
-        else snprintf(dir, dn, ".");
-    }
-}
 
 int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, size_t errlen) {
     memset(ck, 0, sizeof *ck);
@@ -148,63 +167,9 @@ const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n) {
     return p;
 }
 
-void run_masks(long seed, uint64_t salt, uint64_t a, int n, const uint64_t *keys, int L, int K,
-               float *noise, int *ids_keep) {
-    for (int k = 0; k < n; k++) {
-        Rng r;
-        rng_derive(&r, (uint64_t)seed ^ salt, a, keys[k]);
-        for (int l = 0; l < L; l++) noise[(size_t)k * L + l] = rng_uniform(&r);
-    }
-    mae_masking_from_noise(noise, n, L, K, ids_keep);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Checkpoints: RUN/checkpoint-<step>.safetensors (the kept snapshots) and RUN/checkpoint.safetensors
 // (the latest, a hard link to the newest snapshot swapped in atomically, or a file of its own).
-
-static int cmp_long(const void *a, const void *b) {
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
-}
-
-// Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
-// ".checkpoint*.safetensors.tmp-XXXXXX" and run_save_checkpoint's ".checkpoint.link.<pid>". Removed
-// when a run starts or resumes in the folder, so repeated crashes do not fill the disk.
-void run_remove_stale_temp_files(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        const char *n = e->d_name;
-        int tmp = strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL;
-        int lnk = strncmp(n, ".checkpoint.link.", 17) == 0;
-        if (!tmp && !lnk) continue;
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, n);
-        unlink(path);
-    }
-    closedir(d);
-}
-
-static void prune_snapshots(const char *dir, int keep) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    long steps[4096];
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 4096) {
-        long s;
-        char tail[64];
-        if (sscanf(e->d_name, "checkpoint-%ld%63s", &s, tail) == 2 && !strcmp(tail, ".safetensors")) steps[n++] = s;
-    }
-    closedir(d);
-    qsort(steps, n, sizeof steps[0], cmp_long);
-    for (int i = 0; i < n - keep; i++) {
-        char path[4300];
-        snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", dir, steps[i]);
-        unlink(path);
-    }
-}
 
 int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunState *rs,
                         const MaeConfig *cfg, const float *params, const float *exp_avg,
@@ -213,19 +178,12 @@ int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSta
     if (!state) { snprintf(err, errlen, "out of memory"); return -1; }
     int rc;
     if (rs->keep > 0) {
-        char snap[4300], tmp[4400];
+        char snap[4300];
         snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", run_dir, rs->step);
         rc = ckpt_save(snap, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
         if (rc == 0) {
-            snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.%d", run_dir, (int)getpid());
-            unlink(tmp);
-            if (link(snap, tmp) == 0 && rename(tmp, ckpt_path) == 0) {
-                int dfd = open(run_dir, O_RDONLY);
-                if (dfd >= 0) { fsync(dfd); close(dfd); }
-            } else {
-                unlink(tmp);
+            if (publish_latest(snap, ckpt_path, run_dir) != 0)
                 rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
-            }
             prune_snapshots(run_dir, rs->keep);
         }
     } else {

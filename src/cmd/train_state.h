@@ -1,16 +1,21 @@
-// The state of a training run that outlives the process: the train_state JSON a checkpoint carries,
-// the random streams that follow from it, resuming from a checkpoint, and the checkpoint files of a
-// run folder (docs/interface.md section 4).
+// The state of a training run: what outlives the process (the train_state JSON a checkpoint
+// carries, resuming from a checkpoint, the checkpoint files of a run folder, docs/interface.md
+// section 4), the data order that follows from it, and the session in memory (Train).
 //
 // Every random draw is derived from (seed, position), so the whole training state is (step,
 // parameters, AdamW moments): the data order of epoch e comes from (seed ^ SALT_PERM, e), the mask of
-// the k-th image of step s from (seed ^ SALT_MASK, s, k), validation masks from (seed ^ SALT_VAL, i).
+// the k-th image of step s from (seed ^ SALT_MASK, s, k), validation masks from (seed ^ SALT_VAL, i)
+// (masks_seeded, core/masking.h).
 #ifndef VITMAE_TRAIN_STATE_H
 #define VITMAE_TRAIN_STATE_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "core/model.h"
+#include "data/dataset.h"
+#include "dist/dist.h"
 #include "io/checkpoint.h"
+#include "cmd/rundir.h"   // run_resume_path, run_remove_stale_temp_files
 
 #define SALT_PERM 0x7065726d75746531ull
 #define SALT_MASK 0x6d61736b6d61736bull
@@ -25,15 +30,14 @@ typedef struct {
     int processes, accum;   // N and K of the session that wrote it (a record: any that divide G resume)
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
-    char data[4096];
+    char data[4096];    // absolute path of the training folder
+    char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions
 } RunState;
 
 char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memory
 int   run_state_from_json(const char *json, RunState *r, char *err, size_t errlen);
 
-// --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir is the run folder.
-void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
 // Loads the checkpoint at path and its train_state for resuming; refuses a checkpoint without
 // training state. On failure err holds the whole message (naming the file).
 int  run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, size_t errlen);
@@ -46,16 +50,50 @@ typedef struct {
 } EpochOrder;
 const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n);
 
-// Masks of n images: image k gets uniform noise [L] from (seed ^ salt, a, keys[k]), turned into
-// MAE's ids_keep (argsort ascending, first K). noise is [n, L] scratch.
-void run_masks(long seed, uint64_t salt, uint64_t a, int n, const uint64_t *keys, int L, int K,
-               float *noise, int *ids_keep);
-
-// Removes temporary files of checkpoint writes that a kill interrupted (see cmd/train_state.c).
-void run_remove_stale_temp_files(const char *dir);
 // Writes RUN/checkpoint.safetensors; with keep > 0 as the snapshot RUN/checkpoint-<step>.safetensors
 // linked in atomically, keeping the newest keep snapshots.
 int  run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunState *rs,
                          const MaeConfig *cfg, const float *params, const float *exp_avg,
                          const float *exp_avg_sq, char *err, size_t errlen);
+
+// ---------------------------------------------------------------------------------------------
+// A training session in memory, shared by cmd/train.c (flags, setup, the steps) and cmd/train_out.c
+// (what the run folder receives).
+
+// The rows behind curves.png: every logged training loss and learning rate, every validation loss
+// (cmd/train_out.c).
+typedef struct History {
+    long *step; double *loss, *val_step, *val_loss, *lr;
+    int n, nval, cap;
+} History;
+
+#define TRAIN_SAMPLE_IMAGES 8
+
+typedef struct Train {
+    RunState rs;
+    Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
+    const Dataset *vds;            // what val_idx indexes: &ds or &val_ds
+    int *train_idx, ntrain, *val_idx, nval;
+    int sample_idx[TRAIN_SAMPLE_IMAGES], nsample;   // images of the sample panels, in *sds
+    const Dataset *sds;
+    MaeConfig cfg;
+    Mae *model;
+    float *exp_avg, *exp_avg_sq;   // AdamW moments, laid out like the parameters
+    const MaeTensor *tensors;
+    int ntensors;
+    int L, K, S, C;                // patches, visible patches, image side, channels
+    int per;                       // images per gradient group (rs.batch / rs.grad_groups): the
+                                   // model's batch, also for validation and samples
+    int share;                     // images of this process per step (gr.count * per)
+    GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
+    char run_dir[4096], ckpt_path[4200];
+    // Buffers sized once before the first step.
+    float *pixels, *images, *noise, *recon;
+    int *ids_keep, *batch_items;
+    EpochOrder order;
+    uint8_t *removed;
+    float *patch_err;
+    FILE *metrics;
+    History hist;
+} Train;
 #endif

@@ -7,34 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/model.h"
+#include "core/encoder.h"
+#include "kernels/cpu.h"
 #include "kernels/ops.h"
-
-// Offsets (in floats) of one transformer block's 12 tensors, in MAE state_dict order.
-typedef struct {
-    size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fc1w, fc1b, fc2w, fc2b;
-} BlockOffsets;
-
-// Activations of one block for N = B * T tokens of width C, hidden width Hd = mlp_ratio * C.
-typedef struct {
-    float *ln1, *ln1_mean, *ln1_rstd;   // [N, C], [N], [N]
-    float *qkv;                         // [N, 3C]
-    float *att;                         // [B, NH, T, T] softmax probabilities
-    float *atty;                        // [N, C] attention output before proj
-    float *mid;                         // [N, C] residual stream after the attention branch
-    float *ln2, *ln2_mean, *ln2_rstd;   // [N, C], [N], [N]
-    float *fc1;                         // [N, Hd] pre-GELU
-    float *gelu;                        // [N, Hd]
-} BlockActs;
-
-// One transformer stack (encoder or decoder).
-typedef struct {
-    int depth, C, NH, hidden;
-    float eps;             // LayerNorm eps
-    BlockOffsets *w;       // [depth]
-    BlockActs *acts;       // [depth]
-    float **res;           // [depth + 1] residual streams [N, C]; res[0] input, res[depth] output
-    float *att_scratch;    // [N, C] attention's per-head K^T (forward)
-} Stack;
 
 struct Mae {
     MaeConfig cfg;
@@ -63,6 +38,7 @@ struct Mae {
     // backward scratch
     float *d_enc, *d_dec;        // residual-stream gradients [B*(1+L), D], [B*(1+L), Dd]
     float *d_ln, *d_qkv, *d_att, *d_atty, *d_fc1, *d_gelu, *d_small;
+    BlockScratch scratch;        // the same pointers, for block_backward
     // shape of the last forward
     int B, K, has_decoder_pass;
     float loss;
@@ -80,52 +56,7 @@ static void lap(const Mae *m, double *t0, double *field) {
 // ---------------------------------------------------------------------------------------------
 // Layout
 
-static size_t find_offset(const Mae *m, const char *name) {
-    for (int i = 0; i < m->ntensors; i++)
-        if (!strcmp(m->tensors[i].name, name)) return m->tensors[i].offset;
-    fprintf(stderr, "vitmae: internal error: no tensor %s\n", name);
-    abort();
-}
-
-static void block_offsets(const Mae *m, const char *prefix, int i, BlockOffsets *o) {
-    char name[96];
-#define OFF(s) (snprintf(name, sizeof name, "%s.%d.%s", prefix, i, s), find_offset(m, name))
-    o->ln1w = OFF("norm1.weight"); o->ln1b = OFF("norm1.bias");
-    o->qkvw = OFF("attn.qkv.weight"); o->qkvb = OFF("attn.qkv.bias");
-    o->projw = OFF("attn.proj.weight"); o->projb = OFF("attn.proj.bias");
-    o->ln2w = OFF("norm2.weight"); o->ln2b = OFF("norm2.bias");
-    o->fc1w = OFF("mlp.fc1.weight"); o->fc1b = OFF("mlp.fc1.bias");
-    o->fc2w = OFF("mlp.fc2.weight"); o->fc2b = OFF("mlp.fc2.bias");
-#undef OFF
-}
-
-// Walks the arena: with base == NULL it only counts floats, otherwise it hands out pointers.
-typedef struct { float *base; size_t used; } Carver;
-static float *carve(Carver *c, size_t n) {
-    float *p = c->base ? c->base + c->used : NULL;
-    c->used += (n + 15) & ~(size_t)15;   // 64-byte aligned pieces
-    return p;
-}
-
-static void carve_stack(Carver *cv, Stack *s, int Bmax, int T) {
-    size_t N = (size_t)Bmax * T, C = (size_t)s->C, Hd = (size_t)s->hidden;
-    for (int l = 0; l <= s->depth; l++) {
-        float *p = carve(cv, N * C);
-        if (s->res) s->res[l] = p;
-    }
-    for (int l = 0; l < s->depth; l++) {
-        BlockActs a;
-        a.ln1 = carve(cv, N * C); a.ln1_mean = carve(cv, N); a.ln1_rstd = carve(cv, N);
-        a.qkv = carve(cv, N * 3 * C);
-        a.att = carve(cv, (size_t)Bmax * s->NH * T * T);
-        a.atty = carve(cv, N * C);
-        a.mid = carve(cv, N * C);
-        a.ln2 = carve(cv, N * C); a.ln2_mean = carve(cv, N); a.ln2_rstd = carve(cv, N);
-        a.fc1 = carve(cv, N * Hd);
-        a.gelu = carve(cv, N * Hd);
-        if (s->acts) s->acts[l] = a;
-    }
-}
+static size_t find_offset(const Mae *m, const char *name) { return tensor_offset(m->tensors, m->ntensors, name); }
 
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
@@ -137,10 +68,10 @@ static size_t carve_all(Mae *m, float *base) {
     size_t D = (size_t)c->embed_dim, Dd = (size_t)c->dec_embed_dim;
     m->patch_cols = carve(&cv, Bm * L * m->cpp);
     m->patch_emb = carve(&cv, Bm * L * D);
-    carve_stack(&cv, &m->enc, (int)Bm, (int)T);
+    stack_carve(&cv, &m->enc, (int)Bm, (int)T);
     m->latent = carve(&cv, Bm * T * D); m->norm_mean = carve(&cv, Bm * T); m->norm_rstd = carve(&cv, Bm * T);
     m->dec_emb = carve(&cv, Bm * T * Dd);
-    carve_stack(&cv, &m->dec, (int)Bm, (int)T);
+    stack_carve(&cv, &m->dec, (int)Bm, (int)T);
     m->dec_patches = carve(&cv, Bm * L * Dd);
     m->dec_ln = carve(&cv, Bm * L * Dd); m->dec_mean = carve(&cv, Bm * L); m->dec_rstd = carve(&cv, Bm * L);
     m->pred = carve(&cv, Bm * L * m->pd);
@@ -159,13 +90,8 @@ static size_t carve_all(Mae *m, float *base) {
     // The forward attention scratch is the backward's d_small (N * W >= B * T * C for both stacks).
     m->enc.att_scratch = m->d_small;
     m->dec.att_scratch = m->d_small;
+    m->scratch = (BlockScratch){m->d_ln, m->d_qkv, m->d_att, m->d_atty, m->d_fc1, m->d_gelu, m->d_small};
     return cv.used;
-}
-
-static void stack_setup(Stack *s, int depth, int C, int NH, int hidden, float eps) {
-    memset(s, 0, sizeof *s);
-    s->eps = eps;
-    s->depth = depth; s->C = C; s->NH = NH; s->hidden = hidden;
 }
 
 // Sizes only: a Mae with counts but no allocations.
@@ -185,6 +111,16 @@ size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) {
            + (size_t)max_batch * L * (sizeof(int) + 1);
 }
 
+int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
+    size_t need = mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B;
+    long have = cpu_physical_memory_bytes();
+    if (!(have > 0 && (double)need > 0.9 * (double)have)) return 0;
+    int S = cfg->img_size;
+    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB", B, S, S,
+             need, need / 1073741824.0, have / 1073741824.0);
+    return -1;
+}
+
 Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     if (mae_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }
@@ -199,12 +135,7 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     m->grads = calloc(np ? np : 1, sizeof(float));
     stack_setup(&m->enc, cfg->depth, cfg->embed_dim, cfg->num_heads, cfg->embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     stack_setup(&m->dec, cfg->dec_depth, cfg->dec_embed_dim, cfg->dec_num_heads, cfg->dec_embed_dim * cfg->mlp_ratio, cfg->ln_eps);
-    m->enc.w = calloc((size_t)cfg->depth + 1, sizeof(BlockOffsets));
-    m->enc.acts = calloc((size_t)cfg->depth + 1, sizeof(BlockActs));
-    m->enc.res = calloc((size_t)cfg->depth + 1, sizeof(float *));
-    m->dec.w = calloc((size_t)cfg->dec_depth + 1, sizeof(BlockOffsets));
-    m->dec.acts = calloc((size_t)cfg->dec_depth + 1, sizeof(BlockActs));
-    m->dec.res = calloc((size_t)cfg->dec_depth + 1, sizeof(float *));
+    int stacks_ok = stack_alloc(&m->enc) == 0 && stack_alloc(&m->dec) == 0;
     m->ids_keep = calloc((size_t)max_batch * m->L, sizeof(int));
     m->removed = calloc((size_t)max_batch * m->L, 1);
     m->arena_floats = arena_floats_for(cfg, max_batch);
@@ -212,8 +143,7 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     // so inference (encoder only, no backward scratch) never touches most of the arena.
     m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
-    if (!m->tensors || !m->params || !m->grads || !m->enc.w || !m->enc.acts || !m->enc.res || !m->dec.w
-        || !m->dec.acts || !m->dec.res || !m->ids_keep || !m->removed || !m->arena) {
+    if (!m->tensors || !m->params || !m->grads || !stacks_ok || !m->ids_keep || !m->removed || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  m->arena_floats * sizeof(float) >> 20, max_batch);
         mae_free(m);
@@ -228,16 +158,15 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     m->mask_token = find_offset(m, "mask_token"); m->dpos = find_offset(m, "decoder_pos_embed");
     m->dnorm_w = find_offset(m, "decoder_norm.weight"); m->dnorm_b = find_offset(m, "decoder_norm.bias");
     m->dpred_w = find_offset(m, "decoder_pred.weight"); m->dpred_b = find_offset(m, "decoder_pred.bias");
-    for (int i = 0; i < cfg->depth; i++) block_offsets(m, "blocks", i, &m->enc.w[i]);
-    for (int i = 0; i < cfg->dec_depth; i++) block_offsets(m, "decoder_blocks", i, &m->dec.w[i]);
+    stack_find_weights(&m->enc, m->tensors, m->ntensors, "blocks");
+    stack_find_weights(&m->dec, m->tensors, m->ntensors, "decoder_blocks");
     return m;
 }
 
 void mae_free(Mae *m) {
     if (!m) return;
     free(m->tensors); free(m->params); free(m->grads); free(m->arena_alloc);
-    free(m->enc.w); free(m->enc.acts); free(m->enc.res);
-    free(m->dec.w); free(m->dec.acts); free(m->dec.res);
+    stack_free(&m->enc); stack_free(&m->dec);
     free(m->ids_keep); free(m->removed);
     free(m);
 }
@@ -279,92 +208,16 @@ void mae_sincos_pos_embed(float *out, int grid, int dim) {
 }
 
 void mae_init_weights(Mae *m, Rng *rng) {
-    const MaeConfig *c = &m->cfg;
-    int grid = c->img_size / c->patch_size;
-    for (int i = 0; i < m->ntensors; i++) {
-        const MaeTensor *t = &m->tensors[i];
-        float *p = m->params + t->offset;
-        const char *n = t->name;
-        size_t len = strlen(n);
-        int ends_weight = len >= 7 && !strcmp(n + len - 7, ".weight");
-        if (!strcmp(n, "pos_embed")) mae_sincos_pos_embed(p, grid, c->embed_dim);
-        else if (!strcmp(n, "decoder_pos_embed")) mae_sincos_pos_embed(p, grid, c->dec_embed_dim);
-        else if (!strcmp(n, "cls_token") || !strcmp(n, "mask_token"))
-            for (size_t j = 0; j < t->numel; j++) p[j] = rng_normal(rng, 0.0f, 0.02f);
-        else if (ends_weight && t->ndim >= 2) {
-            // Xavier uniform with the weight viewed as [out, in] (patch weight: [D, C*P*P]).
-            double fan_out = t->shape[0], fan_in = (double)t->numel / t->shape[0];
-            float bound = (float)sqrt(6.0 / (fan_in + fan_out));
-            for (size_t j = 0; j < t->numel; j++) p[j] = (2.0f * rng_uniform(rng) - 1.0f) * bound;
-        } else if (ends_weight) {
-            for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;   // LayerNorm weight
-        } else {
-            memset(p, 0, t->numel * sizeof(float));              // biases, LayerNorm bias
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Masking
-
-// Stable bottom-up merge sort of idx[0..n) by noise (ascending; equal noise keeps index order), so
-// the result is a stable argsort. Passes alternate between idx and tmp; returns the sorted one.
-static const int *sort_by_noise(int *idx, int *tmp, int n, const float *noise) {
-    for (int width = 1; width < n; width *= 2) {
-        for (int lo = 0; lo < n; lo += 2 * width) {
-            int mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
-            int i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) tmp[k++] = noise[idx[j]] < noise[idx[i]] ? idx[j++] : idx[i++];
-            while (i < mid) tmp[k++] = idx[i++];
-            while (j < hi) tmp[k++] = idx[j++];
-        }
-        int *t = idx; idx = tmp; tmp = t;
-    }
-    return idx;
-}
-
-void mae_masking_from_noise_scratch(const float *noise, int B, int L, int len_keep, int *ids_keep, int *scratch) {
-    for (int b = 0; b < B; b++) {
-        for (int i = 0; i < L; i++) scratch[i] = i;
-        const int *sorted = sort_by_noise(scratch, scratch + L, L, noise + (size_t)b * L);
-        for (int j = 0; j < len_keep; j++) ids_keep[(size_t)b * len_keep + j] = sorted[j];
-    }
-}
-
-void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep) {
-    int stack[2 * MAE_MASK_STACK_L];
-    if (L <= MAE_MASK_STACK_L) { mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, stack); return; }
-    int *scratch = malloc(2 * (size_t)L * sizeof *scratch);
-    if (!scratch) abort();
-    mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, scratch);
-    free(scratch);
+    vit_init_tensors(m->tensors, m->ntensors, m->params, m->cfg.img_size / m->cfg.patch_size, rng);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Forward
 
-static void block_forward(const Stack *s, int l, const float *P, int B, int T) {
-    const BlockOffsets *w = &s->w[l];
-    const BlockActs *a = &s->acts[l];
-    int N = B * T, C = s->C, H = s->hidden;
-    const float *x = s->res[l];
-    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, P + w->ln1w, P + w->ln1b, N, C, s->eps);
-    linear_forward(a->qkv, a->ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
-    attention_forward(a->atty, a->att, a->qkv, s->att_scratch, B, T, C, s->NH);
-    linear_forward(a->mid, a->atty, P + w->projw, P + w->projb, N, C, C);
-    residual_forward(a->mid, a->mid, x, (long)N * C);
-    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, P + w->ln2w, P + w->ln2b, N, C, s->eps);
-    linear_forward(a->fc1, a->ln2, P + w->fc1w, P + w->fc1b, N, C, H);
-    gelu_forward(a->gelu, a->fc1, (long)N * H);
-    float *out = s->res[l + 1];
-    linear_forward(out, a->gelu, P + w->fc2w, P + w->fc2b, N, H, C);
-    residual_forward(out, out, a->mid, (long)N * C);
-}
-
 static void run_encoder(Mae *m, const float *images, const int *ids_keep, int B, int K) {
     const MaeConfig *c = &m->cfg;
     const float *P = m->params;
-    int D = c->embed_dim, Pp = c->patch_size, Ch = c->in_chans, g = c->img_size / Pp, S = c->img_size;
+    int D = c->embed_dim, Pp = c->patch_size, Ch = c->in_chans, S = c->img_size;
     int T = 1 + K, cpp = m->cpp, L = m->L;
     double t0 = m->timing ? omp_get_wtime() : 0.0;
     MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
@@ -374,32 +227,10 @@ static void run_encoder(Mae *m, const float *images, const int *ids_keep, int B,
         memset(m->removed + (size_t)b * L, 1, (size_t)L);
         for (int j = 0; j < K; j++) m->removed[(size_t)b * L + ids_keep[(size_t)b * K + j]] = 0;
     }
-    // Gather the visible patches as conv inputs, index (c, py, px).
-    #pragma omp parallel for schedule(static)
-    for (int r = 0; r < B * K; r++) {
-        int b = r / K, l = ids_keep[r], gy = l / g, gx = l % g;
-        float *col = m->patch_cols + (size_t)r * cpp;
-        for (int ch = 0; ch < Ch; ch++)
-            for (int py = 0; py < Pp; py++)
-                for (int px = 0; px < Pp; px++)
-                    col[(ch * Pp + py) * Pp + px] =
-                        images[(((size_t)b * S + gy * Pp + py) * S + gx * Pp + px) * Ch + ch];
-    }
+    patches_gather(m->patch_cols, images, ids_keep, B, K, S, Pp, Ch);
     linear_forward(m->patch_emb, m->patch_cols, P + m->patch_w, P + m->patch_b, B * K, cpp, D);
     // Token rows: CLS + pos[0], then visible patches + pos[1 + l].
-    float *x0 = m->enc.res[0];
-    const float *pos = P + m->pos, *cls = P + m->cls;
-    #pragma omp parallel for schedule(static)
-    for (int r = 0; r < B * T; r++) {
-        int b = r / T, t = r % T;
-        float *row = x0 + (size_t)r * D;
-        if (t == 0) for (int i = 0; i < D; i++) row[i] = cls[i] + pos[i];
-        else {
-            int l = ids_keep[(size_t)b * K + t - 1];
-            const float *e = m->patch_emb + ((size_t)b * K + t - 1) * D, *pe = pos + (size_t)(1 + l) * D;
-            for (int i = 0; i < D; i++) row[i] = e[i] + pe[i];
-        }
-    }
+    tokens_forward(m->enc.res[0], m->patch_emb, P + m->cls, P + m->pos, ids_keep, B, K, D);
     lap(m, &t0, &tm->patch_embed);
     for (int l = 0; l < m->enc.depth; l++) block_forward(&m->enc, l, P, B, T);
     layernorm_forward(m->latent, m->norm_mean, m->norm_rstd, m->enc.res[m->enc.depth], P + m->norm_w,
@@ -491,25 +322,6 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
 // ---------------------------------------------------------------------------------------------
 // Backward
 
-// On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G.
-static void block_backward(Mae *m, const Stack *s, int l, float *dx, int B, int T) {
-    const BlockOffsets *w = &s->w[l];
-    const BlockActs *a = &s->acts[l];
-    const float *P = m->params;
-    float *G = m->grads;
-    int N = B * T, C = s->C, H = s->hidden;
-    // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
-    linear_backward_set(m->d_gelu, G + w->fc2w, G + w->fc2b, dx, a->gelu, P + w->fc2w, N, H, C);
-    gelu_backward_set_colsum(m->d_fc1, G + w->fc1b, a->fc1, m->d_gelu, N, H);
-    linear_backward_set(m->d_ln, G + w->fc1w, NULL, m->d_fc1, a->ln2, P + w->fc1w, N, C, H);
-    layernorm_backward(dx, G + w->ln2w, G + w->ln2b, m->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C);
-    // Attention branch: mid = x + proj(attn(ln1(x))).
-    linear_backward_set(m->d_atty, G + w->projw, G + w->projb, dx, a->atty, P + w->projw, N, C, C);
-    attention_backward_set(m->d_qkv, m->d_att, m->d_atty, a->qkv, a->att, m->d_small, B, T, C, s->NH);
-    linear_backward_set(m->d_ln, G + w->qkvw, G + w->qkvb, m->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
-    layernorm_backward(dx, G + w->ln1w, G + w->ln1b, m->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N, C);
-}
-
 void mae_backward(Mae *m) {
     if (!m->has_decoder_pass) return;
     const MaeConfig *c = &m->cfg;
@@ -541,7 +353,7 @@ void mae_backward(Mae *m) {
         memset(dd + (size_t)b * Td * Dd, 0, (size_t)Dd * sizeof(float));
         memcpy(dd + ((size_t)b * Td + 1) * Dd, d_patches + (size_t)b * L * Dd, (size_t)L * Dd * sizeof(float));
     }
-    for (int l = m->dec.depth - 1; l >= 0; l--) block_backward(m, &m->dec, l, dd, B, Td);
+    for (int l = m->dec.depth - 1; l >= 0; l--) block_backward(&m->dec, l, P, G, &m->scratch, dd, B, Td);
     // Decoder input: pos (summed over images in order), mask token (over removed patches in order),
     // and the decoder_embed outputs routed back to their encoder tokens.
     if (c->pos_learned) {
@@ -575,26 +387,9 @@ void mae_backward(Mae *m) {
     memset(de, 0, (size_t)B * T * D * sizeof(float));
     layernorm_backward(de, G + m->norm_w, G + m->norm_b, dlatent, m->enc.res[m->enc.depth], P + m->norm_w,
                        m->norm_mean, m->norm_rstd, B * T, D);
-    for (int l = m->enc.depth - 1; l >= 0; l--) block_backward(m, &m->enc, l, de, B, T);
-    // Encoder input: cls token, pos (per image in order; visible positions are distinct within an
-    // image, so rows can be split across threads), patch embedding.
-    // Threads own column blocks of 16; every element sums images in ascending order.
-    float *gcls = G + m->cls, *gpos = c->pos_learned ? G + m->pos : NULL;
-    #pragma omp parallel for schedule(static)
-    for (int i0 = 0; i0 < D; i0 += 16) {
-        int i1 = i0 + 16 < D ? i0 + 16 : D;
-        for (int b = 0; b < B; b++) {
-            const float *row = de + (size_t)b * T * D;
-            for (int i = i0; i < i1; i++) gcls[i] += row[i];
-            if (!gpos) continue;
-            for (int i = i0; i < i1; i++) gpos[i] += row[i];
-            for (int j = 0; j < K; j++) {
-                float *g = gpos + (size_t)(1 + m->ids_keep[(size_t)b * K + j]) * D;
-                const float *d = row + (size_t)(1 + j) * D;
-                for (int i = i0; i < i1; i++) g[i] += d[i];
-            }
-        }
-    }
+    for (int l = m->enc.depth - 1; l >= 0; l--) block_backward(&m->enc, l, P, G, &m->scratch, de, B, T);
+    // Encoder input: cls token, pos, patch embedding.
+    tokens_backward(G + m->cls, c->pos_learned ? G + m->pos : NULL, de, m->ids_keep, B, K, D);
     float *d_pe = m->d_small;   // [B*K, D]
     #pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++)
@@ -611,4 +406,7 @@ const float *mae_target(const Mae *m) { return m->target; }
 const float *mae_latent(const Mae *m) { return m->latent; }
 const float *mae_attention(const Mae *m, int layer) {
     return layer >= 0 && layer < m->enc.depth ? m->enc.acts[layer].att : NULL;
+}
+const float *mae_block_output(const Mae *m, int layer) {
+    return layer >= 0 && layer < m->enc.depth ? m->enc.res[layer + 1] : NULL;
 }

@@ -15,49 +15,17 @@
 #define VITMAE_MODEL_H
 #include <stddef.h>
 #include <stdint.h>
+#include "core/config.h"
 #include "core/rng.h"
 
-typedef struct {
-    int img_size, patch_size, in_chans;
-    int embed_dim, depth, num_heads;
-    int dec_embed_dim, dec_depth, dec_num_heads;
-    int mlp_ratio;          // 4
-    int norm_pix_loss;      // 1: per-patch normalised targets (mean, unbiased var, eps 1e-6)
-    float mask_ratio;       // training default
-    int pos_learned;        // 1: position embeddings are trained; 0: fixed sin-cos
-    float pixel_mean[3], pixel_std[3];
-    float ln_eps;           // 1e-6
-} MaeConfig;
-
-// Fills the preset "tiny", "small" or "base" (docs/interface.md section 3) with img 224, patch 16, 3 channels,
-// mask 0.75, learned pos, no norm-pix, pixel mean 0 / std 1. Returns 0, or -1 for an unknown name.
-int mae_config_preset(MaeConfig *cfg, const char *name);
-// Returns 0 when the config is usable; otherwise -1 and a one-line reason in err.
-int mae_config_check(const MaeConfig *cfg, char *err, size_t errlen);
-static inline int mae_num_patches(const MaeConfig *c) {
-    int g = c->img_size / c->patch_size; return g * g;
-}
-static inline int mae_patch_dim(const MaeConfig *c) { return c->patch_size * c->patch_size * c->in_chans; }
-static inline int mae_len_keep(const MaeConfig *c, float mask_ratio) {
-    return (int)(mae_num_patches(c) * (1.0 - (double)mask_ratio));
-}
-
-// One named parameter tensor: a slice [offset, offset + numel) of the parameter buffer.
-typedef struct {
-    char name[64];
-    int ndim;
-    int shape[4];
-    size_t offset, numel;
-    int decay;       // AdamW weight decay applies (weight matrices of >= 2 dims, not pos/tokens)
-    int trainable;   // 0 for position embeddings when pos_learned == 0
-    int decoder;     // 1 for decoder_* and mask_token (absent in encoder-only checkpoints)
-} MaeTensor;
-
-// Writes the tensors in MAE state_dict order into out (cap entries at most); returns their count.
-int mae_param_table(const MaeConfig *cfg, MaeTensor *out, int cap);
-size_t mae_num_params(const MaeConfig *cfg);
+// The config (MaeConfig, presets, checks, JSON) and the parameter table (MaeTensor): core/config.h.
 // Bytes mae_init would allocate for (cfg, max_batch): params, grads, AdamW moments, activations.
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
+// The memory rule of every command: a run of batch B that needs mae_bytes_needed(cfg, B) plus
+// extra_per_image bytes for each image is refused, before anything is allocated, when that is more
+// than 90% of physical memory. 0 when it fits (or memory is unknown); -1 and err
+// "batch B at SxS needs N bytes (G GiB); this machine has H GiB" when not.
+int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 
 typedef struct Mae Mae;   // defined in model.c; fields below are read through accessors
 
@@ -77,13 +45,7 @@ void mae_init_weights(Mae *m, Rng *rng);
 // MAE's 2D sin-cos position table [1 + grid*grid, dim], CLS row zero; dim divisible by 4.
 void mae_sincos_pos_embed(float *out, int grid, int dim);
 
-// Per-image masking as MAE: argsort(noise[b]) ascending (stable), first len_keep visible.
-// noise [B, L]; ids_keep out [B, len_keep].
-// Allocation-free: sorts in a stack buffer when L <= MAE_MASK_STACK_L, else in `scratch`.
-void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep);
-// The same with caller-provided scratch of 2 * L ints (any L).
-#define MAE_MASK_STACK_L 1024
-void mae_masking_from_noise_scratch(const float *noise, int B, int L, int len_keep, int *ids_keep, int *scratch);
+// Masking (mae_masking_from_noise, the seeded masks, the mask-ratio rule): core/masking.h.
 
 // Optional wall-clock seconds per phase of mae_forward / mae_backward, ADDED to the struct's fields
 // while timing is enabled (mae_set_timings with a non-NULL pointer). Timing reads a clock between
@@ -117,4 +79,7 @@ const float *mae_pred(const Mae *m);          // [B, L, P*P*C] (mae_forward only
 const float *mae_target(const Mae *m);        // [B, L, P*P*C] targets (norm-pix applied if set)
 const float *mae_latent(const Mae *m);        // [B, 1+K, D] encoder output after norm
 const float *mae_attention(const Mae *m, int layer);  // [B, heads, 1+K, 1+K] encoder layer
+// The residual stream after encoder block `layer` (0-based, before the final norm) [B, 1+K, D];
+// NULL when layer is out of range.
+const float *mae_block_output(const Mae *m, int layer);
 #endif

@@ -16,19 +16,40 @@ void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, floa
 }
 
 // The same arithmetic, each value read and written once; sqrtf of a non-negative value never sets
-// errno, so __builtin_sqrtf after the explicit >= 0 select vectorises to vsqrtps.
-void adamw_update(float *restrict p, const float *restrict g, float *restrict m, float *restrict v, long n,
-                  float decay, float step_size, float bc2_sqrt) {
+// errno, so __builtin_sqrtf after the explicit >= 0 select vectorises to vsqrtps. Inlined with the
+// betas as constants for adamw_update (the pretraining path), as arguments for adamw_step_groups.
+static inline void adamw_update_betas(float *restrict p, const float *restrict g, float *restrict m,
+                                      float *restrict v, long n, float decay, float step_size, float bc2_sqrt,
+                                      float beta1, float beta2) {
     #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) {
         float gi = g[i];
         float pi = p[i] * decay;
-        float mi = ADAMW_BETA1 * m[i] + (1.0f - ADAMW_BETA1) * gi;
-        float vi = ADAMW_BETA2 * v[i] + (1.0f - ADAMW_BETA2) * gi * gi;
+        float mi = beta1 * m[i] + (1.0f - beta1) * gi;
+        float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
         float denom = __builtin_sqrtf(vi) / bc2_sqrt + ADAMW_EPS;
         m[i] = mi;
         v[i] = vi;
         p[i] = pi - step_size * mi / denom;
+    }
+}
+
+void adamw_update(float *restrict p, const float *restrict g, float *restrict m, float *restrict v, long n,
+                  float decay, float step_size, float bc2_sqrt) {
+    adamw_update_betas(p, g, m, v, n, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
+}
+
+void adamw_step_groups(const MaeTensor *t, int nt, const float *lr_scale, float *params, const float *grads,
+                       float *m, float *v, float lr, float wd, float beta1, float beta2, long step) {
+    float bc1 = 1.0f - powf(beta1, (float)step);
+    float bc2_sqrt = sqrtf(1.0f - powf(beta2, (float)step));
+    for (int k = 0; k < nt; k++) {
+        if (!t[k].trainable) continue;
+        float lr_k = lr * lr_scale[k];
+        float decay = t[k].decay ? 1.0f - lr_k * wd : 1.0f;
+        size_t off = t[k].offset;
+        adamw_update_betas(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, lr_k / bc1,
+                           bc2_sqrt, beta1, beta2);
     }
 }
 

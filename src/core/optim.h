@@ -15,6 +15,12 @@
 void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, float *m, float *v,
                 float lr, float wd, long step);
 
+// The same with a learning rate per tensor (lr * lr_scale[k], also in the decoupled decay
+// 1 - lr * lr_scale[k] * wd, as torch's param groups with MAE's util/lr_decay.py) and the betas as
+// arguments (fine-tuning uses torch's defaults 0.9, 0.999).
+void adamw_step_groups(const MaeTensor *t, int nt, const float *lr_scale, float *params, const float *grads,
+                       float *m, float *v, float lr, float wd, float beta1, float beta2, long step);
+
 // The AdamW element update over one flat range: p *= decay; m = b1 m + (1 - b1) g;
 // v = b2 v + (1 - b2) g^2; p -= step_size * m / (sqrt(v) / bc2_sqrt + eps). adamw_update is the
 // vectorised one adamw_step runs (one pass, no per-element branches); adamw_update_ref the plain loop.

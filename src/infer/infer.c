@@ -1,11 +1,11 @@
 // Fixed masks and one inference batch (see infer.h).
 #include "infer/infer.h"
 #include <stdio.h>
-#include "kernels/cpu.h"
 #include <stdlib.h>
 #include <string.h>
 #include "data/dataset.h"
 #include "infer/recon.h"
+#include "core/masking.h"
 
 char *infer_stem(const char *path) {
     const char *base = strrchr(path, '/');
@@ -20,12 +20,10 @@ char *infer_stem(const char *path) {
 }
 
 int infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_keep, uint8_t *removed) {
-    Rng r;
-    rng_derive(&r, seed, dataset_path_hash(stem), 0);
     float *noise = malloc(sizeof(float) * (size_t)L);
     if (!noise) return -1;
-    for (int l = 0; l < L; l++) noise[l] = rng_uniform(&r);
-    mae_masking_from_noise(noise, 1, L, K, ids_keep);
+    const uint64_t key = 0;
+    masks_seeded(seed, dataset_path_hash(stem), &key, 1, L, K, noise, ids_keep);
     recon_removed_from_keep(ids_keep, K, L, removed);
     free(noise);
     return 0;
@@ -69,12 +67,11 @@ float infer_batch(Mae *m, const float *images, float *norm_scratch, const int *i
 }
 
 int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_t errlen) {
-    int S = cfg->img_size;
-    size_t need = mae_bytes_needed(cfg, B) + sizeof(float) * per * B * 3;
-    long have = cpu_physical_memory_bytes();
-    if (!(have > 0 && (double)need > 0.9 * (double)have)) return 0;
-    int smaller = B > 1 && (double)(mae_bytes_needed(cfg, 1) + sizeof(float) * per * 3) <= 0.9 * (double)have;
-    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB%s", B, S, S,
-              need, need / 1073741824.0, have / 1073741824.0, smaller ? " (use a smaller --batch)" : "");
+    size_t extra = sizeof(float) * per * 3;   // images, normalised images, reconstructions
+    if (mae_memory_check(cfg, B, extra, err, errlen) == 0) return 0;
+    char one[256];
+    int smaller = B > 1 && mae_memory_check(cfg, 1, extra, one, sizeof one) == 0;
+    size_t n = strlen(err);
+    if (smaller && n < errlen) snprintf(err + n, errlen - n, " (use a smaller --batch)");
     return smaller ? 2 : 1;
 }

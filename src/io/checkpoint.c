@@ -1,678 +1,11 @@
-// Checkpoints as safetensors (docs/interface.md section 4).
-//
-// File layout:  [u64 LE header_len] [JSON header, space-padded to a multiple of 8] [data section]
-// The header maps tensor name -> {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}
-// (offsets relative to the data section) plus "__metadata__": {string: string}.
-//
-// Reading trusts nothing: the file is read whole, every length and offset is checked against
-// the bytes actually there before it is used, and the tensors must tile the data section exactly
-// (no overlap, no hole), as the safetensors reference implementation requires. Because every
-// tensor is F32 and they tile the section from offset 0, every begin is a multiple of 4; the
-// file is placed in memory so that the data section starts 64-byte aligned, which makes each
-// tensor a properly aligned float array without a second copy.
+// vitmae checkpoints (docs/interface.md section 4) on top of io/safetensors.c: the parameters under
+// MAE's names, metadata "format" = "vitmae", the config JSON (core/config.c) under "config", and for
+// resumable files the train_state JSON and the AdamW moments.
 #include "io/checkpoint.h"
-
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "safetensors data is little-endian; this reader assumes a little-endian host"
-#endif
-
-#define ST_MAX_HEADER (100u * 1000u * 1000u)   // the reference implementation's limit
-#define ST_ALIGN 64
-
-static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-static char *xstrdup(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
-// zlib's crc32 over any length (its length argument is a uInt).
-static uint32_t crc32_of(const uint8_t *p, size_t n) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (n > 0) {
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        crc = crc32(crc, p, chunk);
-        p += chunk; n -= chunk;
-    }
-    return (uint32_t)crc;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reading
-
-typedef struct {
-    char *name;
-    int ndim;
-    int64_t shape[4];
-    uint64_t begin, end;   // within the data section
-} StEntry;
-
-struct StFile {
-    char *path;
-    uint8_t *alloc;        // owns the bytes; file starts at alloc + shift
-    const uint8_t *data;   // data section (ST_ALIGN-aligned)
-    uint64_t data_len;
-    int n;
-    StEntry *t;
-    int nmeta;
-    char **meta_keys, **meta_vals;
-};
-
-void st_close(StFile *f) {
-    if (!f) return;
-    for (int i = 0; i < f->n; i++) free(f->t[i].name);
-    for (int i = 0; i < f->nmeta; i++) { free(f->meta_keys[i]); free(f->meta_vals[i]); }
-    free(f->t); free(f->meta_keys); free(f->meta_vals);
-    free(f->alloc); free(f->path);
-    free(f);
-}
-
-int st_count(const StFile *f) { return f->n; }
-const char *st_tensor_name(const StFile *f, int i) { return i >= 0 && i < f->n ? f->t[i].name : NULL; }
-
-const char *st_meta(const StFile *f, const char *key) {
-    for (int i = 0; i < f->nmeta; i++)
-        if (strcmp(f->meta_keys[i], key) == 0) return f->meta_vals[i];
-    return NULL;
-}
-
-const float *st_get(const StFile *f, const char *name, int *ndim, int64_t shape[4]) {
-    for (int i = 0; i < f->n; i++) {
-        const StEntry *e = &f->t[i];
-        if (strcmp(e->name, name) != 0) continue;
-        if (ndim) *ndim = e->ndim;
-        if (shape) for (int k = 0; k < 4; k++) shape[k] = k < e->ndim ? e->shape[k] : 0;
-        return (const float *)(const void *)(f->data + e->begin);
-    }
-    return NULL;
-}
-
-// A JSON number that is an exact non-negative integer no larger than 2^53.
-static int json_u53(const cJSON *v, uint64_t *out) {
-    if (!cJSON_IsNumber(v)) return 0;
-    double d = v->valuedouble;
-    if (!(d >= 0.0 && d <= 9007199254740992.0) || d != floor(d)) return 0;
-    *out = (uint64_t)d;
-    return 1;
-}
-
-static void shape_str(const StEntry *e, char *buf, size_t n) {
-    size_t k = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < e->ndim && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)e->shape[i]);
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
-
-static int parse_tensor(const char *file, const cJSON *item, StEntry *e, uint64_t data_len,
-                        char *err, size_t errlen) {
-    const char *name = item->string;
-    if (!cJSON_IsObject(item)) { fail(err, errlen, "%s: header entry '%s' is not an object", file, name); return -1; }
-    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
-    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
-    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
-    if (!cJSON_IsString(dtype)) { fail(err, errlen, "%s: tensor '%s' has no dtype string", file, name); return -1; }
-    if (strcmp(dtype->valuestring, "F32") != 0) {
-        fail(err, errlen, "%s: tensor '%s' has dtype %.32s (only F32 is supported)", file, name, dtype->valuestring);
-        return -1;
-    }
-    if (!cJSON_IsArray(shape)) { fail(err, errlen, "%s: tensor '%s' has no shape array", file, name); return -1; }
-    int ndim = cJSON_GetArraySize(shape);
-    if (ndim > 4) { fail(err, errlen, "%s: tensor '%s' has %d dimensions (at most 4 supported)", file, name, ndim); return -1; }
-    e->ndim = ndim;
-    uint64_t numel = 1;
-    int k = 0;
-    for (const cJSON *d = shape->child; d; d = d->next, k++) {
-        uint64_t v;
-        if (!json_u53(d, &v)) { fail(err, errlen, "%s: tensor '%s' has a shape entry that is not a non-negative integer", file, name); return -1; }
-        e->shape[k] = (int64_t)v;
-        if (__builtin_mul_overflow(numel, v, &numel) || numel > (UINT64_MAX / 4)) {
-            fail(err, errlen, "%s: tensor '%s' has a shape too large", file, name);
-            return -1;
-        }
-    }
-    for (; k < 4; k++) e->shape[k] = 0;
-    uint64_t b, en;
-    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || !json_u53(offs->child, &b)
-        || !json_u53(offs->child->next, &en)) {
-        fail(err, errlen, "%s: tensor '%s' has no valid data_offsets [begin, end]", file, name);
-        return -1;
-    }
-    char sh[96];
-    shape_str(e, sh, sizeof sh);
-    if (en < b || en - b != 4 * numel) {
-        fail(err, errlen, "%s: tensor '%s' data_offsets [%llu, %llu] do not match its shape %s (%llu bytes of F32)",
-             file, name, (unsigned long long)b, (unsigned long long)en, sh, (unsigned long long)(4 * numel));
-        return -1;
-    }
-    if (en > data_len) {
-        fail(err, errlen, "%s: truncated data (tensor '%s' needs data bytes %llu..%llu, file has %llu)",
-             file, name, (unsigned long long)b, (unsigned long long)en, (unsigned long long)data_len);
-        return -1;
-    }
-    e->begin = b; e->end = en;
-    e->name = xstrdup(name);
-    if (!e->name) { fail(err, errlen, "%s: out of memory", file); return -1; }
-    return 0;
-}
-
-static int cmp_entry_offset(const void *a, const void *b) {
-    const StEntry *x = *(const StEntry *const *)a, *y = *(const StEntry *const *)b;
-    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
-    return x->end < y->end ? -1 : x->end > y->end;
-}
-static int cmp_entry_name(const void *a, const void *b) {
-    return strcmp((*(const StEntry *const *)a)->name, (*(const StEntry *const *)b)->name);
-}
-
-// Tensors must tile the data section: no overlap, no hole, no trailing bytes; names unique.
-static int check_layout(StFile *f, char *err, size_t errlen) {
-    if (f->n == 0) {
-        if (f->data_len) { fail(err, errlen, "%s: %llu data bytes but no tensors", f->path, (unsigned long long)f->data_len); return -1; }
-        return 0;
-    }
-    StEntry **p = malloc((size_t)f->n * sizeof *p);
-    if (!p) { fail(err, errlen, "%s: out of memory", f->path); return -1; }
-    for (int i = 0; i < f->n; i++) p[i] = &f->t[i];
-    int rc = 0;
-    qsort(p, (size_t)f->n, sizeof *p, cmp_entry_name);
-    for (int i = 1; i < f->n && !rc; i++)
-        if (strcmp(p[i - 1]->name, p[i]->name) == 0) {
-            fail(err, errlen, "%s: tensor '%s' appears twice in the header", f->path, p[i]->name);
-            rc = -1;
-        }
-    qsort(p, (size_t)f->n, sizeof *p, cmp_entry_offset);
-    uint64_t pos = 0;
-    for (int i = 0; i < f->n && !rc; i++) {
-        if (p[i]->begin < pos) {
-            fail(err, errlen, "%s: tensor '%s' overlaps tensor '%s' in the data section", f->path, p[i]->name, p[i - 1]->name);
-            rc = -1;
-        } else if (p[i]->begin > pos) {
-            fail(err, errlen, "%s: data bytes %llu..%llu belong to no tensor", f->path, (unsigned long long)pos,
-                 (unsigned long long)p[i]->begin);
-            rc = -1;
-        }
-        pos = p[i]->end;
-    }
-    if (!rc && pos != f->data_len) {
-        fail(err, errlen, "%s: %llu trailing data bytes belong to no tensor", f->path, (unsigned long long)(f->data_len - pos));
-        rc = -1;
-    }
-    free(p);
-    return rc;
-}
-
-static int parse_metadata(StFile *f, const cJSON *meta, char *err, size_t errlen) {
-    if (!cJSON_IsObject(meta)) { fail(err, errlen, "%s: __metadata__ is not an object", f->path); return -1; }
-    int n = cJSON_GetArraySize(meta);
-    f->meta_keys = calloc((size_t)n + 1, sizeof *f->meta_keys);
-    f->meta_vals = calloc((size_t)n + 1, sizeof *f->meta_vals);
-    if (!f->meta_keys || !f->meta_vals) { fail(err, errlen, "%s: out of memory", f->path); return -1; }
-    for (const cJSON *m = meta->child; m; m = m->next) {
-        if (!cJSON_IsString(m)) { fail(err, errlen, "%s: __metadata__ value '%s' is not a string", f->path, m->string); return -1; }
-        f->meta_keys[f->nmeta] = xstrdup(m->string);
-        f->meta_vals[f->nmeta] = xstrdup(m->valuestring);
-        f->nmeta++;
-        if (!f->meta_keys[f->nmeta - 1] || !f->meta_vals[f->nmeta - 1]) { fail(err, errlen, "%s: out of memory", f->path); return -1; }
-    }
-    return 0;
-}
-
-static int check_crc(StFile *f, char *err, size_t errlen) {
-    const char *s = st_meta(f, "crc32");
-    if (!s) return 0;
-    char *end = NULL;
-    unsigned long want = strtoul(s, &end, 16);
-    if (strlen(s) != 8 || *end || strspn(s, "0123456789abcdefABCDEF") != 8) {
-        fail(err, errlen, "%s: crc32 '%.16s' is not 8 hex digits", f->path, s);
-        return -1;
-    }
-    uint32_t got = crc32_of(f->data, (size_t)f->data_len);
-    if (got != (uint32_t)want) {
-        fail(err, errlen, "%s: crc32 mismatch (file damaged): header says %08lx, data has %08x", f->path, want, got);
-        return -1;
-    }
-    return 0;
-}
-
-// Names in a hostile header may hold control characters; a reason stays one printable line.
-static void one_line(char *err) {
-    for (unsigned char *p = (unsigned char *)err; err && *p; p++)
-        if (*p < 0x20 || *p == 0x7f) *p = '?';
-}
-
-// Parses the header of the file whose bytes are f->alloc + shift .. + len and fills f.
-static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, size_t errlen) {
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
-    const char *hdr = (const char *)bytes + 8;
-    f->data = bytes + 8 + hlen;
-    f->data_len = (uint64_t)len - 8 - hlen;
-    cJSON *root = NULL;
-    const char *end = NULL;
-    root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
-    if (!root) {
-        size_t at = end && end >= hdr ? (size_t)(end - hdr) : 0;
-        fail(err, errlen, "%s: malformed JSON header (near byte %zu of %llu)", f->path, at, (unsigned long long)hlen);
-        return -1;
-    }
-    int rc = -1;
-    for (const char *p = end; p < hdr + hlen; p++)
-        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
-            fail(err, errlen, "%s: malformed JSON header (trailing bytes after the object)", f->path);
-            goto out;
-        }
-    if (!cJSON_IsObject(root)) { fail(err, errlen, "%s: header is not a JSON object", f->path); goto out; }
-    int n = cJSON_GetArraySize(root);
-    f->t = calloc((size_t)n + 1, sizeof *f->t);
-    if (!f->t) { fail(err, errlen, "%s: out of memory", f->path); goto out; }
-    int seen_meta = 0;
-    for (const cJSON *it = root->child; it; it = it->next) {
-        if (strcmp(it->string, "__metadata__") == 0) {
-            if (seen_meta++) { fail(err, errlen, "%s: __metadata__ appears twice", f->path); goto out; }
-            if (parse_metadata(f, it, err, errlen)) goto out;
-            continue;
-        }
-        if (parse_tensor(f->path, it, &f->t[f->n], f->data_len, err, errlen)) goto out;
-        f->n++;
-    }
-    if (check_layout(f, err, errlen)) goto out;
-    if (check_crc(f, err, errlen)) goto out;
-    rc = 0;
-out:
-    cJSON_Delete(root);
-    return rc;
-}
-
-// Validates the 8-byte length against len; on success allocates f->alloc so that the data
-// section of a copy placed at the returned pointer is ST_ALIGN-aligned.
-static uint8_t *place(StFile *f, const uint8_t first8[8], size_t len, char *err, size_t errlen) {
-    if (len < 8) {
-        fail(err, errlen, "%s: file too short (%zu bytes; a safetensors file starts with an 8-byte header length)", f->path, len);
-        return NULL;
-    }
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | first8[i];
-    if (hlen > ST_MAX_HEADER) {
-        fail(err, errlen, "%s: header length %llu is too large (limit %u; not a safetensors file?)", f->path,
-             (unsigned long long)hlen, ST_MAX_HEADER);
-        return NULL;
-    }
-    if (hlen > len - 8) {
-        fail(err, errlen, "%s: truncated header (header length %llu, file has %zu bytes after it)", f->path,
-             (unsigned long long)hlen, len - 8);
-        return NULL;
-    }
-    if (len > SIZE_MAX - 2 * ST_ALIGN) { fail(err, errlen, "%s: file too large", f->path); return NULL; }
-    f->alloc = malloc(len + ST_ALIGN + 1);
-    if (!f->alloc) { fail(err, errlen, "%s: out of memory reading %zu bytes", f->path, len); return NULL; }
-    uintptr_t data_at = (uintptr_t)f->alloc + 8 + (uintptr_t)hlen;
-    size_t shift = (ST_ALIGN - data_at % ST_ALIGN) % ST_ALIGN;
-    return f->alloc + shift;
-}
-
-static StFile *new_file(const char *name, char *err, size_t errlen) {
-    StFile *f = calloc(1, sizeof *f);
-    if (f) f->path = xstrdup(name ? name : "(memory)");
-    if (!f || !f->path) { free(f); fail(err, errlen, "%s: out of memory", name ? name : "(memory)"); return NULL; }
-    return f;
-}
-
-StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err, size_t errlen) {
-    StFile *f = new_file(name, err, errlen);
-    if (!f) return NULL;
-    uint8_t first8[8] = {0};
-    if (len >= 8) memcpy(first8, buf, 8);
-    uint8_t *at = place(f, first8, len, err, errlen);
-    if (!at) { st_close(f); return NULL; }
-    memcpy(at, buf, len);
-    if (parse_file(f, at, len, err, errlen)) { one_line(err); st_close(f); return NULL; }
-    return f;
-}
-
-static int read_full(int fd, uint8_t *p, size_t n) {
-    while (n > 0) {
-        ssize_t r = read(fd, p, n > (1u << 30) ? (1u << 30) : n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return r == 0 ? -2 : -1;
-        p += r; n -= (size_t)r;
-    }
-    return 0;
-}
-
-StFile *st_open(const char *path, char *err, size_t errlen) {
-    StFile *f = new_file(path, err, errlen);
-    if (!f) return NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); st_close(f); return NULL; }
-    if (fstat(fd, &st) != 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); goto bad; }
-    if (!S_ISREG(st.st_mode)) { fail(err, errlen, "%s: not a regular file", path); goto bad; }
-    if ((uint64_t)st.st_size > SIZE_MAX / 2) { fail(err, errlen, "%s: file too large", path); goto bad; }
-    size_t len = (size_t)st.st_size;
-    uint8_t first8[8] = {0};
-    if (len >= 8 && read_full(fd, first8, 8) != 0) { fail(err, errlen, "%s: read failed: %s", path, strerror(errno)); goto bad; }
-    uint8_t *at = place(f, first8, len, err, errlen);
-    if (!at) goto bad;
-    memcpy(at, first8, 8);
-    int r = read_full(fd, at + 8, len - 8);
-    if (r != 0) {
-        fail(err, errlen, "%s: %s", path, r == -2 ? "file shrank while reading" : strerror(errno));
-        goto bad;
-    }
-    close(fd);
-    if (parse_file(f, at, len, err, errlen)) { one_line(err); st_close(f); return NULL; }
-    return f;
-bad:
-    close(fd);
-    st_close(f);
-    return NULL;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Writing
-
-static int write_full(int fd, const void *buf, size_t n) {
-    const uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) return -1;
-        if (w == 0) { errno = EIO; return -1; }
-        p += w; n -= (size_t)w;
-    }
-    return 0;
-}
-
-static size_t tensor_numel(const StTensor *t) {
-    size_t n = 1;
-    for (int k = 0; k < t->ndim; k++) n *= (size_t)t->shape[k];
-    return n;
-}
-
-// The header JSON (without padding): tensors in the given order, then __metadata__.
-static char *build_header(const StTensor *ts, int nt, const char *const *keys, const char *const *vals,
-                          int nmeta, const char *crc_hex, char *err, size_t errlen) {
-    cJSON *root = cJSON_CreateObject();
-    if (!root) goto oom;
-    size_t off = 0;
-    for (int i = 0; i < nt; i++) {
-        const StTensor *t = &ts[i];
-        cJSON *e = cJSON_AddObjectToObject(root, t->name);
-        if (!e || !cJSON_AddStringToObject(e, "dtype", "F32")) goto oom;
-        cJSON *sh = cJSON_AddArrayToObject(e, "shape");
-        if (!sh) goto oom;
-        for (int k = 0; k < t->ndim; k++) {
-            cJSON *d = cJSON_CreateNumber((double)t->shape[k]);
-            if (!d || !cJSON_AddItemToArray(sh, d)) { cJSON_Delete(d); goto oom; }
-        }
-        size_t bytes = 4 * tensor_numel(t);
-        cJSON *o = cJSON_AddArrayToObject(e, "data_offsets");
-        if (!o) goto oom;
-        cJSON *b = cJSON_CreateNumber((double)off), *en = cJSON_CreateNumber((double)(off + bytes));
-        if (!b || !en) { cJSON_Delete(b); cJSON_Delete(en); goto oom; }
-        cJSON_AddItemToArray(o, b);
-        cJSON_AddItemToArray(o, en);
-        off += bytes;
-    }
-    cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
-    if (!meta) goto oom;
-    for (int i = 0; i < nmeta; i++) {
-        if (strcmp(keys[i], "crc32") == 0) continue;   // ours is computed below
-        if (!cJSON_AddStringToObject(meta, keys[i], vals[i])) goto oom;
-    }
-    if (!cJSON_AddStringToObject(meta, "crc32", crc_hex)) goto oom;
-    char *s = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    if (!s) { fail(err, errlen, "out of memory"); return NULL; }
-    return s;
-oom:
-    cJSON_Delete(root);
-    fail(err, errlen, "out of memory building the header");
-    return NULL;
-}
-
-// Writes everything to fd; returns 0 or -1 with errno set.
-static int write_body(int fd, const char *json, const StTensor *ts, int nt) {
-    size_t jlen = strlen(json);
-    size_t hlen = (jlen + 7) / 8 * 8;
-    uint8_t len8[8];
-    for (int i = 0; i < 8; i++) len8[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
-    if (write_full(fd, len8, 8) || write_full(fd, json, jlen)) return -1;
-    static const char spaces[8] = "        ";
-    if (write_full(fd, spaces, hlen - jlen)) return -1;
-    for (int i = 0; i < nt; i++) {
-        size_t n = tensor_numel(&ts[i]);
-        if (n && write_full(fd, ts[i].data, 4 * n)) return -1;
-    }
-    return 0;
-}
-
-static int fsync_dir_of(const char *path) {
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == path) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return -1;
-    int rc = fsync(dfd);
-    // Some file systems refuse fsync on directories; the rename itself has happened.
-    if (rc != 0 && (errno == EINVAL || errno == EROFS)) rc = 0;
-    close(dfd);
-    return rc;
-}
-
-int st_write(const char *path, const StTensor *tensors, int ntensors,
-             const char *const *meta_keys, const char *const *meta_vals, int nmeta,
-             char *err, size_t errlen) {
-    for (int i = 0; i < ntensors; i++) {
-        const StTensor *t = &tensors[i];
-        if (!t->name || !*t->name || strcmp(t->name, "__metadata__") == 0 || t->ndim < 0 || t->ndim > 4) {
-            fail(err, errlen, "%s: invalid tensor #%d", path, i);
-            return -1;
-        }
-        for (int k = 0; k < t->ndim; k++)
-            if (t->shape[k] < 0) { fail(err, errlen, "%s: tensor '%s' has a negative dimension", path, t->name); return -1; }
-        if (!t->data && tensor_numel(t)) { fail(err, errlen, "%s: tensor '%s' has no data", path, t->name); return -1; }
-    }
-    uLong crc = crc32(0L, Z_NULL, 0);
-    for (int i = 0; i < ntensors; i++) {
-        const uint8_t *p = (const uint8_t *)tensors[i].data;
-        size_t n = 4 * tensor_numel(&tensors[i]);
-        while (n > 0) {
-            uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-            crc = crc32(crc, p, chunk);
-            p += chunk; n -= chunk;
-        }
-    }
-    char crc_hex[16];
-    snprintf(crc_hex, sizeof crc_hex, "%08lx", (unsigned long)(crc & 0xffffffffUL));
-    char *json = build_header(tensors, ntensors, meta_keys, meta_vals, nmeta, crc_hex, err, errlen);
-    if (!json) return -1;
-
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp) { free(json); fail(err, errlen, "%s: out of memory", path); return -1; }
-    // Same folder as the target, so rename() is atomic (same file system).
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    snprintf(tmp, plen + 32, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, path + dirlen);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fail(err, errlen, "%s: cannot create a temporary file in its folder: %s", path, strerror(errno));
-        free(tmp); free(json);
-        return -1;
-    }
-    mode_t um = umask(0);
-    umask(um);
-    const char *step = "write";
-    int rc = fchmod(fd, 0666 & ~um);
-    if (rc == 0) rc = write_body(fd, json, tensors, ntensors);
-    if (rc == 0) { step = "fsync"; rc = fsync(fd); }
-    int saved = errno;
-    if (close(fd) != 0 && rc == 0) { rc = -1; saved = errno; step = "close"; }
-    if (rc == 0) { step = "rename"; rc = rename(tmp, path); saved = errno; }
-    if (rc != 0) {
-        unlink(tmp);
-        fail(err, errlen, "%s: %s failed: %s (previous file left intact)", path, step, strerror(saved));
-        free(tmp); free(json);
-        return -1;
-    }
-    free(tmp); free(json);
-    if (fsync_dir_of(path) != 0) {
-        fail(err, errlen, "%s: fsync of its folder failed: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-// ---------------------------------------------------------------------------------------------
-// vitmae checkpoints: the config as JSON, parameters under MAE's names
-
-// The shortest decimal that reads back as the same float (so 0.485f prints as 0.485).
-static cJSON *float_json(float x) {
-    char buf[48];
-    if (!isfinite(x)) return cJSON_CreateNull();
-    for (int prec = 6; prec <= 9; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, (double)x);
-        if (strtof(buf, NULL) == x) break;
-    }
-    return cJSON_CreateRaw(buf);
-}
-
-char *mae_config_to_json(const MaeConfig *c) {
-    cJSON *o = cJSON_CreateObject();
-    if (!o) return NULL;
-    int ok = 1;
-#define INT(key, v) ok &= cJSON_AddNumberToObject(o, key, (double)(v)) != NULL
-#define FLT(key, v) do { cJSON *x_ = float_json(v); ok &= x_ && cJSON_AddItemToObject(o, key, x_); } while (0)
-    INT("img_size", c->img_size);
-    INT("patch_size", c->patch_size);
-    INT("in_chans", c->in_chans);
-    INT("embed_dim", c->embed_dim);
-    INT("depth", c->depth);
-    INT("num_heads", c->num_heads);
-    INT("decoder_embed_dim", c->dec_embed_dim);
-    INT("decoder_depth", c->dec_depth);
-    INT("decoder_num_heads", c->dec_num_heads);
-    INT("mlp_ratio", c->mlp_ratio);
-    ok &= cJSON_AddBoolToObject(o, "norm_pix_loss", c->norm_pix_loss != 0) != NULL;
-    FLT("mask_ratio", c->mask_ratio);
-    ok &= cJSON_AddStringToObject(o, "pos_embed", c->pos_learned ? "learned" : "fixed") != NULL;
-    int C = c->in_chans >= 1 && c->in_chans <= 3 ? c->in_chans : 3;
-    cJSON *mean = cJSON_AddArrayToObject(o, "pixel_mean"), *std = cJSON_AddArrayToObject(o, "pixel_std");
-    ok &= mean && std;
-    for (int i = 0; ok && i < C; i++) {
-        cJSON *m = float_json(c->pixel_mean[i]), *s = float_json(c->pixel_std[i]);
-        ok &= m && s;
-        if (m) cJSON_AddItemToArray(mean, m);
-        if (s) cJSON_AddItemToArray(std, s);
-    }
-    FLT("layer_norm_eps", c->ln_eps);
-#undef INT
-#undef FLT
-    char *s = ok ? cJSON_PrintUnformatted(o) : NULL;
-    cJSON_Delete(o);
-    return s;
-}
-
-static int get_int(const cJSON *o, const char *key, int *out, char *err, size_t errlen) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v) { fail(err, errlen, "config: missing field '%s'", key); return -1; }
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 1e9) {
-        fail(err, errlen, "config: field '%s' must be an integer", key);
-        return -1;
-    }
-    *out = (int)v->valuedouble;
-    return 0;
-}
-
-static int get_float(const cJSON *v, const char *key, float *out, char *err, size_t errlen) {
-    if (!v) { fail(err, errlen, "config: missing field '%s'", key); return -1; }
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 3e38) {
-        fail(err, errlen, "config: field '%s' must be a number", key);
-        return -1;
-    }
-    *out = (float)v->valuedouble;
-    return 0;
-}
-
-static int get_channels(const cJSON *o, const char *key, int C, float *out, char *err, size_t errlen) {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!a) { fail(err, errlen, "config: missing field '%s'", key); return -1; }
-    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != C) {
-        fail(err, errlen, "config: field '%s' must be an array of in_chans (%d) numbers", key, C);
-        return -1;
-    }
-    int i = 0;
-    for (const cJSON *v = a->child; v; v = v->next, i++)
-        if (get_float(v, key, &out[i], err, errlen)) return -1;
-    return 0;
-}
-
-int mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen) {
-    cJSON *o = cJSON_Parse(json);
-    if (!o) { fail(err, errlen, "config: malformed JSON"); return -1; }
-    MaeConfig c;
-    memset(&c, 0, sizeof c);
-    int rc = -1;
-    if (!cJSON_IsObject(o)) { fail(err, errlen, "config: not a JSON object"); goto out; }
-    if (get_int(o, "img_size", &c.img_size, err, errlen) || get_int(o, "patch_size", &c.patch_size, err, errlen)
-        || get_int(o, "in_chans", &c.in_chans, err, errlen) || get_int(o, "embed_dim", &c.embed_dim, err, errlen)
-        || get_int(o, "depth", &c.depth, err, errlen) || get_int(o, "num_heads", &c.num_heads, err, errlen)
-        || get_int(o, "decoder_embed_dim", &c.dec_embed_dim, err, errlen)
-        || get_int(o, "decoder_depth", &c.dec_depth, err, errlen)
-        || get_int(o, "decoder_num_heads", &c.dec_num_heads, err, errlen)
-        || get_int(o, "mlp_ratio", &c.mlp_ratio, err, errlen))
-        goto out;
-    const cJSON *npl = cJSON_GetObjectItemCaseSensitive(o, "norm_pix_loss");
-    if (!npl) { fail(err, errlen, "config: missing field 'norm_pix_loss'"); goto out; }
-    if (!cJSON_IsBool(npl)) { fail(err, errlen, "config: field 'norm_pix_loss' must be true or false"); goto out; }
-    c.norm_pix_loss = cJSON_IsTrue(npl);
-    if (get_float(cJSON_GetObjectItemCaseSensitive(o, "mask_ratio"), "mask_ratio", &c.mask_ratio, err, errlen)) goto out;
-    const cJSON *pos = cJSON_GetObjectItemCaseSensitive(o, "pos_embed");
-    if (!pos) { fail(err, errlen, "config: missing field 'pos_embed'"); goto out; }
-    if (!cJSON_IsString(pos) || (strcmp(pos->valuestring, "learned") && strcmp(pos->valuestring, "fixed"))) {
-        fail(err, errlen, "config: field 'pos_embed' must be \"learned\" or \"fixed\"");
-        goto out;
-    }
-    c.pos_learned = strcmp(pos->valuestring, "learned") == 0;
-    if (c.in_chans != 1 && c.in_chans != 3) { fail(err, errlen, "config: in_chans %d must be 1 or 3", c.in_chans); goto out; }
-    for (int i = 0; i < 3; i++) { c.pixel_mean[i] = 0.0f; c.pixel_std[i] = 1.0f; }
-    if (get_channels(o, "pixel_mean", c.in_chans, c.pixel_mean, err, errlen)
-        || get_channels(o, "pixel_std", c.in_chans, c.pixel_std, err, errlen))
-        goto out;
-    if (get_float(cJSON_GetObjectItemCaseSensitive(o, "layer_norm_eps"), "layer_norm_eps", &c.ln_eps, err, errlen)) goto out;
-    char why[200];
-    if (mae_config_check(&c, why, sizeof why)) { fail(err, errlen, "config: %s", why); goto out; }
-    *cfg = c;
-    rc = 0;
-out:
-    cJSON_Delete(o);
-    return rc;
-}
 
 static int table_of(const MaeConfig *cfg, MaeTensor **out) {
     int n = mae_param_table(cfg, NULL, 0);
@@ -694,13 +27,13 @@ static StTensor st_of(const MaeTensor *t, const char *name, const float *base) {
 int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const char *train_state,
               const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen) {
     char why[200];
-    if (mae_config_check(cfg, why, sizeof why)) { fail(err, errlen, "%s: config: %s", path, why); return -1; }
+    if (mae_config_check(cfg, why, sizeof why)) { snprintf(err, errlen, "%s: config: %s", path, why); return -1; }
     if (train_state) {
         cJSON *ts = cJSON_Parse(train_state);
         int ok = ts != NULL;
         cJSON_Delete(ts);
-        if (!ok) { fail(err, errlen, "%s: train_state is not valid JSON", path); return -1; }
-        if (!exp_avg || !exp_avg_sq) { fail(err, errlen, "%s: train_state given without AdamW moments", path); return -1; }
+        if (!ok) { snprintf(err, errlen, "%s: train_state is not valid JSON", path); return -1; }
+        if (!exp_avg || !exp_avg_sq) { snprintf(err, errlen, "%s: train_state given without AdamW moments", path); return -1; }
     }
     MaeTensor *tab = NULL;
     int n = table_of(cfg, &tab);
@@ -709,7 +42,7 @@ int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const
     char (*names)[96] = train_state ? malloc((size_t)2 * n * sizeof *names) : NULL;
     char *cfg_json = mae_config_to_json(cfg);
     int rc = -1;
-    if (n < 0 || !st || (train_state && !names) || !cfg_json) { fail(err, errlen, "%s: out of memory", path); goto out; }
+    if (n < 0 || !st || (train_state && !names) || !cfg_json) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     for (int i = 0; i < n; i++) st[i] = st_of(&tab[i], tab[i].name, params);
     if (train_state)
         for (int i = 0; i < n; i++) {
@@ -744,19 +77,16 @@ static int take(const StFile *f, const char *path, const char *name, const MaeTe
     for (int k = 0; same && k < nd; k++) same = sh[k] == t->shape[k];
     if (!same) {
         char got[96], want[96];
-        StEntry g = {0}, w = {0};
-        g.ndim = nd; w.ndim = t->ndim;
-        for (int k = 0; k < 4; k++) { g.shape[k] = sh[k]; w.shape[k] = t->shape[k]; }
-        shape_str(&g, got, sizeof got);
-        shape_str(&w, want, sizeof want);
-        fail(err, errlen, "%s: tensor '%s' has shape %s, the config needs %s", path, name, got, want);
+        int64_t want_shape[4];
+        for (int k = 0; k < 4; k++) want_shape[k] = t->shape[k];
+        st_shape_str(nd, sh, got, sizeof got);
+        st_shape_str(t->ndim, want_shape, want, sizeof want);
+        snprintf(err, errlen, "%s: tensor '%s' has shape %s, the config needs %s", path, name, got, want);
         return -1;
     }
     if (dst) memcpy(dst + t->offset, src, t->numel * sizeof(float));
     return 0;
 }
-
-const char *st_name(const StFile *f) { return f->path; }
 
 int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -769,23 +99,31 @@ int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) {
 
 int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    const char *path = f->path;
+    const char *path = st_name(f);
     MaeTensor *tab = NULL;
     int rc = -1;
     const char *format = st_meta(f, "format");
     if (format && strcmp(format, "vitmae") != 0) {
-        fail(err, errlen, "%s: __metadata__ format is '%.40s', not 'vitmae'", path, format);
+        snprintf(err, errlen, "%s: __metadata__ format is '%.40s', not 'vitmae'", path, format);
         goto out;
     }
     const char *cfg_json = st_meta(f, "config");
     if (!cfg_json) {
-        fail(err, errlen, "%s: no 'config' in __metadata__ (not a vitmae checkpoint; add the model config to convert one)", path);
+        snprintf(err, errlen, "%s: no 'config' in __metadata__ (not a vitmae checkpoint; add the model config to convert one)", path);
         goto out;
     }
     char why[256];
-    if (mae_config_from_json(cfg_json, &out->cfg, why, sizeof why)) { fail(err, errlen, "%s: %s", path, why); goto out; }
+    if (mae_config_from_json(cfg_json, &out->cfg, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); goto out; }
     int n = table_of(&out->cfg, &tab);
-    if (!tab) { fail(err, errlen, "%s: out of memory", path); goto out; }
+    if (!tab) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    // A fine-tuned classifier (io/classifier_ckpt.h) has the encoder without the final `norm` (its
+    // global pooling uses fc_norm): it loads here for the encoder's users with `norm` weight 1 and bias
+    // 0 (attention maps do not use it; infer/features.c uses the blocks' own tokens and fc_norm), no
+    // decoder and no train state (its optimizer state is the classifier's).
+    out->classifier = st_meta(f, "classifier") != NULL;
+    if (out->classifier)
+        for (int i = 0; i < n; i++)
+            if (!strcmp(tab[i].name, "norm.weight") || !strcmp(tab[i].name, "norm.bias")) tab[i].decoder = 1;
     // Every parameter the config asks for must be in the file before anything config-sized is
     // allocated: a small hostile header cannot make us reserve gigabytes. (The file holds each
     // tensor it names, so from here on the allocations are bounded by the file's size.)
@@ -793,7 +131,7 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
         int r = take(f, path, tab[i].name, &tab[i], NULL, err, errlen);   // names and shapes only
         if (r < 0) goto out;
-        if (r == 1 && !tab[i].decoder) { fail(err, errlen, "%s: missing tensor '%s'", path, tab[i].name); goto out; }
+        if (r == 1 && !tab[i].decoder) { snprintf(err, errlen, "%s: missing tensor '%s'", path, tab[i].name); goto out; }
         if (tab[i].decoder) { dec_numel += tab[i].numel; dec_in_file += r == 0; }
         else enc_numel += tab[i].numel;
     }
@@ -801,20 +139,20 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     // file vouches for: bound it. MAE's decoders are at most 26M parameters (512 wide, 8 blocks, for
     // every encoder size; converters write that default), so the cap is max(64M, 4 x the encoder).
     if (dec_in_file == 0 && dec_numel > 4 * enc_numel && dec_numel > ((size_t)64 << 20)) {
-        fail(err, errlen, "%s: the config's decoder (%zu parameters) is implausibly large for an encoder-only file of %zu parameters",
+        snprintf(err, errlen, "%s: the config's decoder (%zu parameters) is implausibly large for an encoder-only file of %zu parameters",
              path, dec_numel, enc_numel);
         goto out;
     }
     size_t np = mae_num_params(&out->cfg);
     out->params = calloc(np ? np : 1, sizeof(float));
-    if (!out->params) { fail(err, errlen, "%s: out of memory", path); goto out; }
+    if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     // Encoder-only files (decoder dropped, as MAE's fine-tuning checkpoints) have no decoder tensor.
     int dec_total = 0, dec_present = 0;
     const char *first_missing_dec = NULL;
     for (int i = 0; i < n; i++) {
         int r = take(f, path, tab[i].name, &tab[i], out->params, err, errlen);
         if (r < 0) goto out;
-        if (r == 1 && !tab[i].decoder) { fail(err, errlen, "%s: missing tensor '%s'", path, tab[i].name); goto out; }
+        if (r == 1 && !tab[i].decoder) { snprintf(err, errlen, "%s: missing tensor '%s'", path, tab[i].name); goto out; }
         if (tab[i].decoder) {
             dec_total++;
             dec_present += r == 0;
@@ -822,16 +160,21 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
         }
     }
     if (dec_present > 0 && dec_present < dec_total) {
-        fail(err, errlen, "%s: missing tensor '%s' (the file has only part of the decoder)", path, first_missing_dec);
+        snprintf(err, errlen, "%s: missing tensor '%s' (the file has only part of the decoder)", path, first_missing_dec);
         goto out;
     }
     out->has_decoder = dec_present > 0 || dec_total == 0;
-    const char *ts = st_meta(f, "train_state");
+    if (out->classifier) {
+        for (int i = 0; i < n; i++)
+            if (!strcmp(tab[i].name, "norm.weight")) for (size_t j = 0; j < tab[i].numel; j++) out->params[tab[i].offset + j] = 1.0f;
+        out->has_decoder = 0;
+    }
+    const char *ts = out->classifier ? NULL : st_meta(f, "train_state");
     if (ts) {
-        out->train_state = xstrdup(ts);
+        out->train_state = strdup(ts);
         out->exp_avg = calloc(np ? np : 1, sizeof(float));
         out->exp_avg_sq = calloc(np ? np : 1, sizeof(float));
-        if (!out->train_state || !out->exp_avg || !out->exp_avg_sq) { fail(err, errlen, "%s: out of memory", path); goto out; }
+        if (!out->train_state || !out->exp_avg || !out->exp_avg_sq) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
         for (int i = 0; i < n; i++) {
             if (tab[i].decoder && !out->has_decoder) continue;
             char name[96];
@@ -840,7 +183,7 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
                 int r = take(f, path, name, &tab[i], m ? out->exp_avg_sq : out->exp_avg, err, errlen);
                 if (r < 0) goto out;
                 if (r == 1) {
-                    fail(err, errlen, "%s: missing tensor '%s' (train_state is present, so AdamW moments are required)", path, name);
+                    snprintf(err, errlen, "%s: missing tensor '%s' (train_state is present, so AdamW moments are required)", path, name);
                     goto out;
                 }
             }
@@ -849,6 +192,6 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     rc = 0;
 out:
     free(tab);
-    if (rc) { one_line(err); ckpt_free(out); }
+    if (rc) { st_one_line(err); ckpt_free(out); }
     return rc;
 }

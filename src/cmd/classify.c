@@ -1,0 +1,200 @@
+// `vitmae classify --ckpt CLASSIFIER [--top K] [--json] INPUT...`: the predicted class and the top-K
+// softmax probabilities (6 significant digits) of each image with a fine-tuned classifier
+// (docs/encoder.md), and the top-1 accuracy over the images whose class is known.
+//
+// An image's label: in a folder INPUT, the first-level sub-folder it sits in (as `vitmae data` reads
+// classes); for a file INPUT or an image directly in a folder INPUT, the name of the folder holding it
+// when that is one of the model's classes. Images are seen as the evaluation view (docs/interface.md section 2) and normalised with the
+// checkpoint's pixel statistics.
+#include <cJSON.h>
+#include <errno.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "core/classifier.h"
+#include "data/dataset.h"
+#include "data/image.h"
+#include "infer/recon.h"
+#include "io/classifier_ckpt.h"
+
+typedef struct { char *path, *label; } Input;
+typedef struct { Input *v; int n, cap; } InputList;
+
+static int input_add(InputList *l, const char *path, const char *label) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        Input *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v; l->cap = cap;
+    }
+    Input *in = &l->v[l->n];
+    in->path = strdup(path);
+    in->label = label ? strdup(label) : NULL;
+    if (!in->path || (label && !in->label)) { free(in->path); free(in->label); return -1; }
+    l->n++;
+    return 0;
+}
+
+static void inputs_free(InputList *l) {
+    for (int i = 0; i < l->n; i++) { free(l->v[i].path); free(l->v[i].label); }
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+// The folder holding a file, when it is one of the model's classes; else NULL.
+static const char *parent_class(const char *path, char *const *classes, int K, char *buf, size_t n) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return NULL;
+    const char *start = slash;
+    while (start > path && start[-1] != '/') start--;
+    snprintf(buf, n, "%.*s", (int)(slash - start), start);
+    for (int k = 0; k < K; k++) if (!strcmp(buf, classes[k])) return buf;
+    return NULL;
+}
+
+static int gather(char **pos, int npos, char *const *classes, int K, InputList *list, int *failed) {
+    char buf[4096];
+    for (int i = 0; i < npos; i++) {
+        struct stat st;
+        if (stat(pos[i], &st)) { cli_error(pos[i], "%s", strerror(errno)); (*failed)++; continue; }
+        if (!S_ISDIR(st.st_mode)) {
+            if (input_add(list, pos[i], parent_class(pos[i], classes, K, buf, sizeof buf))) return -1;
+            continue;
+        }
+        Dataset ds;
+        char err[512];
+        if (dataset_scan(pos[i], NULL, &ds, err, sizeof err)) { cli_error(pos[i], "%s", err); (*failed)++; continue; }
+        for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
+        if (ds.n == 0 && ds.nskipped == 0) { cli_error(pos[i], "no image in this folder"); (*failed)++; }
+        for (int k = 0; k < ds.n; k++) {
+            const DataItem *it = &ds.items[k];
+            const char *label = it->cls >= 0 ? ds.class_names[it->cls] : parent_class(it->path, classes, K, buf, sizeof buf);
+            if (input_add(list, it->path, label)) { dataset_free(&ds); return -1; }
+        }
+        dataset_free(&ds);
+    }
+    return 0;
+}
+
+// p with 6 significant digits, as JSON and text print it.
+static void fmt6(char *buf, size_t n, double p) { snprintf(buf, n, "%.6g", p); }
+
+int cmd_classify(int argc, char **argv) {
+    const char *ckpt_path = NULL;
+    int top = 5, json = 0, batch = 32, threads = 0;
+    Flag flags[] = {
+        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "fine-tuned classifier checkpoint (vitmae finetune; required)", "FILE", 0},
+        {"--top", FLAG_INT, &top, 1, 100000, NULL, "classes listed per image, most probable first (default 5)", "K", 0},
+        {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object instead of text", NULL, 0},
+        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
+        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+    };
+    const int nflags = (int)(sizeof flags / sizeof flags[0]);
+    char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
+    if (!pos) { cli_error("classify", "out of memory"); return 1; }
+    int npos = 0;
+    int rc = cli_parse("classify", "--ckpt FILE [--top K] [--json] [--batch B] [--threads T] INPUT...", flags, nflags,
+                       argc, argv, pos, argc, &npos);
+    if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
+    if (!ckpt_path) { cli_error("classify", "--ckpt FILE is required"); free(pos); return 2; }
+    if (npos == 0) { cli_error("classify", "no INPUT (image files or folders)"); free(pos); return 2; }
+    if (threads > 0) omp_set_num_threads(threads);
+
+    char err[1024];
+    ClfCheckpoint ck;
+    if (clf_ckpt_load(ckpt_path, &ck, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); free(pos); return 1; }
+    const ClassifierConfig *cfg = &ck.cfg;
+    int K = cfg->num_classes, S = cfg->enc.img_size, C = cfg->enc.in_chans;
+    if (top > K) top = K;
+    int failed = 0;
+    InputList in = {0};
+    if (gather(pos, npos, ck.classes, K, &in, &failed)) {
+        cli_error("classify", "out of memory");
+        inputs_free(&in); clf_ckpt_free(&ck); free(pos); return 1;
+    }
+    free(pos);
+    int B = batch < in.n ? batch : (in.n ? in.n : 1);
+    size_t per = (size_t)S * S * C;
+    Classifier *m = clf_create(cfg, B, err, sizeof err);
+    float *images = malloc(per * B * sizeof(float)), *probs = malloc((size_t)B * K * sizeof(float));
+    int *ok = malloc((size_t)B * sizeof(int)), *order = malloc((size_t)K * sizeof(int));
+    char (*errs)[512] = malloc((size_t)B * sizeof *errs);
+    cJSON *root = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(root, "images") : NULL;
+    if (!m || !images || !probs || !ok || !order || !errs || (json && !arr)) {
+        cli_error("classify", "%s", m ? "out of memory" : err);
+        rc = 1;
+        goto out;
+    }
+    memcpy(clf_params(m), ck.params, clf_num_params(cfg) * sizeof(float));
+    long labelled = 0, correct = 0;
+    char buf[64];
+    for (int b0 = 0; b0 < in.n; b0 += B) {
+        int n = in.n - b0 < B ? in.n - b0 : B;
+        #pragma omp parallel for schedule(dynamic, 1)
+        for (int k = 0; k < n; k++)
+            ok[k] = image_load_view(in.v[b0 + k].path, 0, S, C, images + (size_t)k * per, errs[k], sizeof errs[k]) == 0;
+        // Failed images are reported and left out; the rest are packed to the front of the batch.
+        int packed = 0;
+        for (int k = 0; k < n; k++) {
+            if (!ok[k]) { cli_error(in.v[b0 + k].path, "%s", errs[k]); failed++; continue; }
+            if (packed != k) memmove(images + (size_t)packed * per, images + (size_t)k * per, per * sizeof(float));
+            ok[packed++] = b0 + k;
+        }
+        if (packed == 0) continue;
+        pixels_normalise(&cfg->enc, images, (long)packed * S * S);
+        clf_forward(m, images, NULL, packed, 0.0f, NULL);
+        memcpy(probs, clf_probs(m), (size_t)packed * K * sizeof(float));
+        for (int k = 0; k < packed; k++) {
+            const Input *x = &in.v[ok[k]];
+            const float *p = probs + (size_t)k * K;
+            for (int j = 0; j < K; j++) order[j] = j;
+            for (int j = 0; j < top; j++)   // partial selection sort: most probable first, ties by index
+                for (int q = j + 1; q < K; q++)
+                    if (p[order[q]] > p[order[j]]) { int s = order[j]; order[j] = order[q]; order[q] = s; }
+            if (x->label) { labelled++; correct += !strcmp(ck.classes[order[0]], x->label); }
+            if (json) {
+                cJSON *o = cJSON_CreateObject(), *t = cJSON_CreateArray();
+                cJSON_AddStringToObject(o, "path", x->path);
+                cJSON_AddItemToObject(o, "label", x->label ? cJSON_CreateString(x->label) : cJSON_CreateNull());
+                for (int j = 0; j < top; j++) {
+                    cJSON *pair = cJSON_CreateArray();
+                    cJSON_AddItemToArray(pair, cJSON_CreateString(ck.classes[order[j]]));
+                    fmt6(buf, sizeof buf, p[order[j]]);
+                    cJSON_AddItemToArray(pair, cJSON_CreateRaw(buf));
+                    cJSON_AddItemToArray(t, pair);
+                }
+                cJSON_AddItemToObject(o, "top", t);
+                cJSON_AddItemToArray(arr, o);
+            } else {
+                printf("%s: %s", x->path, ck.classes[order[0]]);
+                if (x->label) printf(" (label %s%s)", x->label, strcmp(x->label, ck.classes[order[0]]) ? ", wrong" : "");
+                printf(" |");
+                for (int j = 0; j < top; j++) { fmt6(buf, sizeof buf, p[order[j]]); printf(" %s %s", ck.classes[order[j]], buf); }
+                printf("\n");
+            }
+        }
+    }
+    if (json) {
+        if (labelled) { fmt6(buf, sizeof buf, (double)correct / labelled); cJSON_AddItemToObject(root, "top1", cJSON_CreateRaw(buf)); }
+        else cJSON_AddNullToObject(root, "top1");
+        char *s = cJSON_Print(root);
+        if (s) printf("%s\n", s);
+        free(s);
+    } else if (labelled) {
+        printf("top-1: %.4f (%ld of %ld labelled images)\n", (double)correct / labelled, correct, labelled);
+    } else {
+        printf("top-1: no image sits in a class folder of the model's classes\n");
+    }
+    rc = failed ? 1 : 0;
+out:
+    cJSON_Delete(root);
+    free(images); free(probs); free(ok); free(order); free(errs);
+    clf_free(m);
+    inputs_free(&in);
+    clf_ckpt_free(&ck);
+    return rc;
+}

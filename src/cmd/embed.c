@@ -1,0 +1,201 @@
+// `vitmae embed --ckpt FILE [--pool cls|mean] [--layer N|last] --out FEATS.npy [--force] INPUT...`:
+// one feature vector per image (src/infer/features.h), written as
+//   FEATS.npy   float32 [N, D], row i = image i
+//   FEATS.txt   line i: the image's path relative to its INPUT (a file INPUT: the path as given),
+//               a tab, its class (first-level sub-folder of a folder INPUT) or nothing
+// Images: each INPUT is a file or a folder scanned like `vitmae data` (recursive, sorted); a file of a
+// folder that does not decode is reported and left out; a file named on the command line that does
+// not decode is an error. Both files are written atomically; existing ones are replaced only with
+// --force. In FEATS.txt a backslash, tab or newline in a name is written \\, \t, \n.
+#include <errno.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/count_progress.h"
+#include "data/dataset.h"
+#include "infer/features.h"
+#include "io/npy.h"
+#include "io/files.h"
+
+typedef struct {
+    char **paths;     // as image_load reads them
+    char **rels;      // FEATS.txt names
+    char **classes;   // "" when none
+    long n, cap;
+} Inputs;
+
+static int inputs_add(Inputs *in, const char *path, const char *rel, const char *cls) {
+    if (in->n == in->cap) {
+        long cap = in->cap ? 2 * in->cap : 64;
+        char **p = realloc(in->paths, cap * sizeof *p);
+        if (p) in->paths = p;
+        char **r = realloc(in->rels, cap * sizeof *r);
+        if (r) in->rels = r;
+        char **c = realloc(in->classes, cap * sizeof *c);
+        if (c) in->classes = c;
+        if (!p || !r || !c) return -1;
+        in->cap = cap;
+    }
+    in->paths[in->n] = strdup(path);
+    in->rels[in->n] = strdup(rel);
+    in->classes[in->n] = strdup(cls);
+    in->n++;
+    return in->paths[in->n - 1] && in->rels[in->n - 1] && in->classes[in->n - 1] ? 0 : -1;
+}
+
+static void inputs_free(Inputs *in) {
+    for (long i = 0; i < in->n; i++) { free(in->paths[i]); free(in->rels[i]); free(in->classes[i]); }
+    free(in->paths); free(in->rels); free(in->classes);
+}
+
+// Files of every INPUT. Returns 0, 1 (runtime failure, printed).
+static int collect(char **inputs, int ninputs, Inputs *in) {
+    char err[1024];
+    for (int i = 0; i < ninputs; i++) {
+        struct stat st;
+        if (stat(inputs[i], &st)) { cli_error(inputs[i], "%s", strerror(errno)); return 1; }
+        if (!S_ISDIR(st.st_mode)) {
+            if (inputs_add(in, inputs[i], inputs[i], "")) { cli_error("embed", "out of memory"); return 1; }
+            continue;
+        }
+        Dataset ds;
+        if (dataset_scan(inputs[i], NULL, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); return 1; }
+        for (int k = 0; k < ds.nskipped; k++)
+            cli_error(ds.skipped[k].path, "%s (skipped)", ds.skipped[k].reason);
+        if (ds.n == 0) { cli_error(inputs[i], "no decodable image in this folder"); dataset_free(&ds); return 1; }
+        for (int k = 0; k < ds.n; k++) {
+            const DataItem *it = &ds.items[k];
+            if (inputs_add(in, it->path, it->rel, it->cls >= 0 ? ds.class_names[it->cls] : "")) {
+                cli_error("embed", "out of memory");
+                dataset_free(&ds);
+                return 1;
+            }
+        }
+        dataset_free(&ds);
+    }
+    return 0;
+}
+
+// Appends s to buf (grown as needed); with escape, \\, tab and newline become \\\\, \\t, \\n.
+static void put(char **buf, size_t *len, size_t *cap, const char *s, int escape) {
+    for (; *s && *buf; s++) {
+        if (*len + 3 > *cap) {
+            *cap = *cap * 2 + 256;
+            char *b = realloc(*buf, *cap);
+            if (!b) { free(*buf); *buf = NULL; return; }
+            *buf = b;
+        }
+        const char *e = !escape ? NULL : *s == '\\' ? "\\\\" : *s == '\t' ? "\\t" : *s == '\n' ? "\\n" : NULL;
+        if (e) { (*buf)[(*len)++] = e[0]; (*buf)[(*len)++] = e[1]; }
+        else (*buf)[(*len)++] = *s;
+    }
+}
+
+// FEATS.txt: "rel<TAB>class<NL>" per row.
+static char *list_text(const Inputs *in, size_t *len) {
+    size_t cap = 4096;
+    char *buf = malloc(cap);
+    *len = 0;
+    for (long i = 0; i < in->n && buf; i++) {
+        put(&buf, len, &cap, in->rels[i], 1);
+        put(&buf, len, &cap, "\t", 0);
+        put(&buf, len, &cap, in->classes[i], 1);
+        put(&buf, len, &cap, "\n", 0);
+    }
+    return buf;
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int cmd_embed(int argc, char **argv) {
+    const char *ckpt_path = NULL, *out_path = NULL, *pool_s = "cls", *layer_s = "last";
+    int batch = 64, threads = 0, force = 0;
+    Flag flags[] = {
+        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine) (required)", "FILE", 0},
+        {"--out", FLAG_STR, &out_path, 0, 0, NULL, "features file, ending in .npy; FEATS.txt is written beside it (required)", "FEATS.npy", 0},
+        {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "cls: the CLS token (default); mean: the mean of the patch tokens", "P", 0},
+        {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); always through the final norm", "N", 0},
+        {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace FEATS.npy / FEATS.txt when they exist", NULL, 0},
+        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
+        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+    };
+    const int nflags = (int)(sizeof flags / sizeof flags[0]);
+    const char *synopsis = "--ckpt FILE --out FEATS.npy [--pool cls|mean] [--layer N|last] [--force] [--batch B] [--threads T] INPUT...";
+    char **inputs = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *inputs);
+    if (!inputs) { cli_error("embed", "out of memory"); return 1; }
+    int ninputs = 0, status = 0;
+    Inputs in = {0};
+    FeatureModel *fm = NULL;
+    float *feats = NULL;
+    char *list = NULL, *txt_path = NULL;
+    int rc = cli_parse("embed", synopsis, flags, nflags, argc, argv, inputs, argc, &ninputs);
+    if (rc != CLI_OK) { status = rc == CLI_HELP ? 0 : 2; goto out; }
+    status = 2;
+    if (!ckpt_path) { cli_error("embed", "--ckpt FILE is required (see vitmae embed --help)"); goto out; }
+    if (!out_path) { cli_error("embed", "--out FEATS.npy is required"); goto out; }
+    size_t olen = strlen(out_path);
+    if (olen < 5 || strcmp(out_path + olen - 4, ".npy")) {
+        cli_error("embed --out", "'%s' must end in .npy (FEATS.txt is written beside it)", out_path);
+        goto out;
+    }
+    if (ninputs == 0) { cli_error("embed", "no INPUT: give image files or folders"); goto out; }
+    FeaturesSpec spec;
+    features_pool_parse(pool_s, &spec.pool);
+    txt_path = strdup(out_path);
+    if (!txt_path) { cli_error("embed", "out of memory"); status = 1; goto out; }
+    memcpy(txt_path + olen - 4, ".txt", 4);
+    if (!force && (exists(out_path) || exists(txt_path))) {
+        cli_error(exists(out_path) ? out_path : txt_path, "already exists (use --force to replace it)");
+        goto out;
+    }
+    if (threads > 0) omp_set_num_threads(threads);
+
+    status = 1;
+    char err[2048];
+    int open_status;
+    fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
+    if (!fm) { cli_error("embed", "%s", err); status = open_status; goto out; }
+    const MaeConfig *cfg = features_config(fm);
+    if (features_layer_parse(layer_s, cfg->depth, &spec.layer, err, sizeof err)) {
+        cli_error("embed --layer", "%s", err);
+        status = 2;
+        goto out;
+    }
+    if (collect(inputs, ninputs, &in)) goto out;
+    int D = features_dim(fm);
+    feats = malloc((size_t)in.n * D * sizeof *feats);
+    if (!feats) { cli_error("embed", "out of memory (%ld x %d features)", in.n, D); goto out; }
+    CountProgress prog;
+    count_progress_init(&prog, "embed");
+    if (features_of_files(fm, &spec, 0, 0, (const char *const *)in.paths, in.n, batch, feats, count_progress,
+                          &prog, err, sizeof err)) {
+        cli_error("embed", "%s", err);
+        goto out;
+    }
+    size_t len;
+    list = list_text(&in, &len);
+    if (!list) { cli_error("embed", "out of memory"); goto out; }
+    int64_t shape[2] = {in.n, D};
+    // The list first: a FEATS.npy on disk always comes with its FEATS.txt.
+    if (file_write_atomic(txt_path, list, len, err, sizeof err) ||
+        npy_write(out_path, feats, "<f4", 2, shape, err, sizeof err)) {
+        cli_error("embed", "%s", err);
+        goto out;
+    }
+    printf("%ld images -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s\n", in.n, out_path, in.n, D,
+           features_pool_name(spec.pool), spec.layer, cfg->depth - 1, txt_path);
+    status = 0;
+
+out:
+    features_close(fm);
+    inputs_free(&in);
+    free(inputs); free(feats); free(list); free(txt_path);
+    return status;
+}

@@ -1,0 +1,746 @@
+// `vitmae finetune`: train an image classifier from a pretrained MAE encoder (or from scratch, the
+// baseline) on class folders (docs/encoder.md).
+//
+// The story of a run: parse flags -> scan the class folders (train, and --val or a held-out split)
+// -> the model (encoder from --ckpt, or a fresh one from train's model flags; a new fc_norm + head)
+// -> check memory and the run folder -> steps (batch with crop + flip, drop path, smoothed
+// cross-entropy, backward, clip, AdamW with layer-wise lr decay) with logs, validation (loss, top-1),
+// curves and checkpoints -> final checkpoint.
+//
+// Reproducibility as `vitmae train`: the data order of epoch e as train's (cmd/train_state.h), the augmentation
+// of the k-th image of step s from (seed, s, k), its drop-path draws from (seed ^ DROP, s, k). The
+// training state is (step, parameters, AdamW moments): resume continues bit for bit and any thread
+// count gives the same run.
+#include <cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/log.h"
+#include "cmd/output.h"
+#include "cmd/rundir.h"
+#include "cmd/train_state.h"   // run_epoch_order (the data order, as train)
+#include "core/classifier.h"
+#include "core/optim.h"
+#include "data/dataset.h"
+#include "infer/recon.h"
+#include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
+#include "kernels/cpu.h"
+#include "viz/viz.h"
+
+#define SALT_DROP 0x66742d64726f7031ull
+#define FT_BETA1 0.9f     // torch.optim.AdamW's defaults, as MAE's main_finetune
+#define FT_BETA2 0.999f
+
+typedef struct {
+    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm;
+    int from_scratch, img, patch, dim, depth, heads;
+    float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
+    long steps, warmup, seed, eval_every, ckpt_every, log_every, cache_mb, max_pixels;
+    int batch, threads, keep, val_max;
+} Args;
+
+// What a checkpoint carries to continue the run exactly (train_state JSON).
+typedef struct {
+    long step, total_steps, warmup, seed, eval_every, ckpt_every, log_every;
+    int batch, keep, val_max;
+    float lr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac;
+    char augment[16], data[4096], val[4096], init[4096];
+    double elapsed_s;
+} FtState;
+
+typedef struct {
+    double *step, *loss, *lr, *val_step, *val_loss, *val_top1;
+    int n, nval, cap;
+} FtHistory;
+
+typedef struct {
+    Args a;
+    FtState rs;
+    Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
+    int *train_idx, ntrain, *val_idx, nval;
+    int *val_label;             // [nval] class of val_idx[i] in the training classes
+    char **classes;             // the model's class names (borrowed from ds or the checkpoint)
+    ClfCheckpoint resumed;      // owns the class names when resuming
+    ClassifierConfig cfg;
+    Classifier *model;
+    float *exp_avg, *exp_avg_sq, *lr_scale, *drop;
+    const MaeTensor *tensors;
+    int ntensors, S, C;
+    char run_dir[4096], ckpt_path[4200];
+    float *images;
+    int *batch_items, *labels;
+    EpochOrder order;
+    FILE *metrics;
+    FtHistory hist;
+} FineTune;
+
+static volatile sig_atomic_t stop_requested = 0;
+static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+
+// ---------------------------------------------------------------------------------------------
+// train_state JSON
+
+static char *ft_state_to_json(const FtState *r) {
+    cJSON *o = cJSON_CreateObject();
+    const struct { const char *k; double v; } nums[] = {
+        {"step", (double)r->step}, {"total_steps", (double)r->total_steps}, {"warmup_steps", (double)r->warmup},
+        {"seed", (double)r->seed}, {"batch", r->batch}, {"lr", r->lr}, {"min_lr", r->min_lr},
+        {"weight_decay", r->wd}, {"layer_decay", r->layer_decay}, {"drop_path", r->drop_path},
+        {"smoothing", r->smoothing}, {"clip", r->clip}, {"val_frac", r->val_frac}, {"val_max", r->val_max},
+        {"eval_every", (double)r->eval_every}, {"ckpt_every", (double)r->ckpt_every},
+        {"log_every", (double)r->log_every}, {"keep", r->keep}, {"elapsed_s", r->elapsed_s},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) cJSON_AddNumberToObject(o, nums[i].k, nums[i].v);
+    cJSON_AddStringToObject(o, "augment", r->augment);
+    cJSON_AddStringToObject(o, "data", r->data);
+    cJSON_AddStringToObject(o, "val", r->val);
+    cJSON_AddStringToObject(o, "init", r->init);
+    cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
+    cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+static int ft_state_from_json(const char *json, FtState *r, char *err, size_t errlen) {
+    cJSON *o = cJSON_Parse(json);
+    if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return -1; }
+    static const char *keys[] = {"step", "total_steps", "warmup_steps", "seed", "batch", "lr", "min_lr",
+                                 "weight_decay", "layer_decay", "drop_path", "smoothing", "clip", "val_frac",
+                                 "val_max", "eval_every", "ckpt_every", "log_every", "keep", "elapsed_s"};
+    double v[19];
+    for (int i = 0; i < 19; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+        if (!cJSON_IsNumber(x) || !(x->valuedouble >= (i == 3 ? -9.3e18 : 0) && x->valuedouble <= 9.3e18)) {
+            snprintf(err, errlen, "train_state: '%s' missing or out of range", keys[i]);
+            cJSON_Delete(o);
+            return -1;
+        }
+        v[i] = x->valuedouble;
+    }
+    memset(r, 0, sizeof *r);
+    r->step = (long)v[0]; r->total_steps = (long)v[1]; r->warmup = (long)v[2]; r->seed = (long)v[3];
+    r->batch = (int)v[4]; r->lr = (float)v[5]; r->min_lr = (float)v[6]; r->wd = (float)v[7];
+    r->layer_decay = (float)v[8]; r->drop_path = (float)v[9]; r->smoothing = (float)v[10]; r->clip = (float)v[11];
+    r->val_frac = (float)v[12]; r->val_max = (int)v[13]; r->eval_every = (long)v[14]; r->ckpt_every = (long)v[15];
+    r->log_every = (long)v[16]; r->keep = (int)v[17]; r->elapsed_s = v[18];
+    const char *skeys[] = {"augment", "data", "val", "init"};
+    char *dst[] = {r->augment, r->data, r->val, r->init};
+    size_t dn[] = {sizeof r->augment, sizeof r->data, sizeof r->val, sizeof r->init};
+    for (int i = 0; i < 4; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, skeys[i]);
+        if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
+        snprintf(dst[i], dn[i], "%s", x->valuestring);
+    }
+    cJSON_Delete(o);
+    Augment aug;
+    if (augment_parse(r->augment, &aug) || r->batch < 1 || r->step > r->total_steps || r->eval_every < 1 ||
+        r->ckpt_every < 1 || r->log_every < 1) {
+        snprintf(err, errlen, "train_state: inconsistent values");
+        return -1;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data order, validation
+
+static const Dataset *val_set(const FineTune *t) { return t->vds.n ? &t->vds : &t->ds; }
+
+// Loss (plain cross-entropy, as MAE's evaluate) and top-1 over up to val_max validation images.
+static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, size_t errlen) {
+    int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
+    *val_loss = NAN; *val_top1 = NAN;
+    if (nval == 0) return 0;
+    double loss_sum = 0;
+    long correct = 0;
+    int K = t->cfg.num_classes;
+    for (int b0 = 0; b0 < nval; b0 += t->rs.batch) {
+        int n = nval - b0 < t->rs.batch ? nval - b0 : t->rs.batch;
+        for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; t->labels[k] = t->val_label[b0 + k]; }
+        if (dataset_load_batch(val_set(t), t->batch_items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->images, err, errlen))
+            return -1;
+        pixels_normalise(&t->cfg.enc, t->images, (long)n * t->S * t->S);
+        loss_sum += clf_forward(t->model, t->images, t->labels, n, 0.0f, NULL) * n;
+        const float *logits = clf_logits(t->model);
+        for (int k = 0; k < n; k++) {
+            int best = 0;
+            for (int j = 1; j < K; j++) if (logits[(size_t)k * K + j] > logits[(size_t)k * K + best]) best = j;
+            correct += best == t->labels[k];
+        }
+    }
+    *val_loss = loss_sum / nval;
+    *val_top1 = (double)correct / nval;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// FtHistory and RUN/curves.png
+
+static void history_add(FtHistory *h, double step, double loss, double lr, double val_loss, double val_top1) {
+    if (h->n >= h->cap || h->nval >= h->cap) {
+        int cap = h->cap ? 2 * h->cap : 256;
+        double **arrs[6] = {&h->step, &h->loss, &h->lr, &h->val_step, &h->val_loss, &h->val_top1};
+        for (int i = 0; i < 6; i++) {
+            double *p = realloc(*arrs[i], (size_t)cap * sizeof **arrs[i]);
+            if (!p) return;
+            *arrs[i] = p;
+        }
+        h->cap = cap;
+    }
+    if (isfinite(loss)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
+    if (isfinite(val_loss)) {
+        h->val_step[h->nval] = step; h->val_loss[h->nval] = val_loss; h->val_top1[h->nval] = val_top1; h->nval++;
+    }
+}
+
+// Rows of metrics.csv kept from the run we resume.
+static void history_load(FtHistory *h, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    if (!fgets(line, sizeof line, f)) { fclose(f); return; }
+    while (fgets(line, sizeof line, f)) {
+        double v[8];
+        char *p = line;
+        for (int i = 0; i < 8; i++) {
+            char *end;
+            v[i] = p ? strtod(p, &end) : NAN;
+            if (p && end == p) v[i] = NAN;
+            p = p ? strchr(p, ',') : NULL;
+            if (p) p++;
+        }
+        history_add(h, v[0], v[3], v[2], v[4], v[5]);
+    }
+    fclose(f);
+}
+
+static void history_free(FtHistory *h) {
+    free(h->step); free(h->loss); free(h->lr); free(h->val_step); free(h->val_loss); free(h->val_top1);
+    memset(h, 0, sizeof *h);
+}
+
+// Loss (train, val) above val top-1 above the learning rate.
+static int write_curves(FineTune *t, char *err, size_t errlen) {
+    FtHistory *h = &t->hist;
+    Canvas c = {0};
+    if (canvas_create(&c, 960, 840, err, errlen)) return -1;
+    static const uint8_t white[3] = {255, 255, 255};
+    canvas_fill(&c, white);
+    PlotSeries loss[2] = {
+        {"train loss (smoothed CE)", h->step, h->loss, h->n, 0, {0, 0, 0}},
+        {"val loss (CE)", h->val_step, h->val_loss, h->nval, 0, {0, 0, 0}},
+    };
+    PlotOptions lo = {"classification loss", "step", "loss", 1};
+    PlotSeries top1 = {"val top-1", h->val_step, h->val_top1, h->nval, 0, {0, 0, 0}};
+    viz_palette(1, top1.rgb);
+    top1.has_rgb = 1;
+    PlotOptions to = {"validation top-1 accuracy", "step", "fraction", 0};
+    PlotSeries lr = {"learning rate (head)", h->step, h->lr, h->n, 0, {0, 0, 0}};
+    viz_palette(2, lr.rgb);
+    lr.has_rgb = 1;
+    PlotOptions lro = {"learning rate", "step", "lr", 0};
+    int rc = viz_plot(&c, 0, 0, 960, 400, loss, 2, &lo);
+    if (rc == 0) rc = viz_plot(&c, 0, 400, 960, 260, &top1, 1, &to);
+    if (rc == 0) rc = viz_plot(&c, 0, 660, 960, 180, &lr, 1, &lro);
+    if (rc == 0) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/curves.png", t->run_dir);
+        const char *text[] = {"Software", "vitmae", NULL};
+        rc = png_write(path, c.px, c.w, c.h, 3, text, err, errlen);
+    } else {
+        snprintf(err, errlen, "curves: plot box too small");
+    }
+    canvas_free(&c);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints: RUN/checkpoint-<step>.safetensors (kept snapshots) and RUN/checkpoint.safetensors.
+
+static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
+    char *state = ft_state_to_json(&t->rs);
+    if (!state) { snprintf(err, errlen, "out of memory"); return -1; }
+    const float *p = clf_params(t->model);
+    int rc;
+    if (t->rs.keep > 0) {
+        char snap[4300];
+        snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", t->run_dir, t->rs.step);
+        rc = clf_ckpt_save(snap, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
+        if (rc == 0 && publish_latest(snap, t->ckpt_path, t->run_dir) != 0)
+            rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
+        if (rc == 0) prune_snapshots(t->run_dir, t->rs.keep);
+    } else {
+        rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
+    }
+    free(state);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flags
+
+static const char *SYNOPSIS = "--ckpt PRETRAINED | --from-scratch --data DIR [--val DIR] [--out RUN] [flags]";
+
+static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_out) {
+    memset(a, 0, sizeof *a);
+    a->preset = "tiny"; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
+    a->img = 32; a->patch = 4; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
+    a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = 0.05f; a->steps = 1000; a->batch = 64; a->warmup = -1;
+    a->log_every = 10; a->keep = 2; a->cache_mb = 2048; a->val_max = 1000;
+    Flag f[] = {
+        {"--ckpt", FLAG_STR, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint: its encoder starts the classifier", "FILE", 0},
+        {"--from-scratch", FLAG_BOOL, &a->from_scratch, 0, 0, NULL, "random init with the model flags below (the baseline)", NULL, 0},
+        {"--data", FLAG_STR, &a->data, 0, 0, NULL, "training images in class folders DIR/<class>/...", "DIR", 0},
+        {"--val", FLAG_STR, &a->val, 0, 0, NULL, "validation images in class folders (default: --val-frac of --data)", "DIR", 0},
+        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder, new or empty (default runs/finetune-<timestamp>)", "RUN", 0},
+        {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
+        {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default tiny)", NULL, 0},
+        {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "--from-scratch image size (default 32)", "N", 0},
+        {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "--from-scratch patch size (default 4)", "N", 0},
+        {"--channels", FLAG_CHOICE, &a->channels, 0, 0, "auto|1|3", "--from-scratch channels (auto: 1 when every image is grey)", NULL, 0},
+        {"--dim", FLAG_INT, &a->dim, 1, 16384, NULL, "--from-scratch encoder width (preset)", "N", 0},
+        {"--depth", FLAG_INT, &a->depth, 1, 256, NULL, "--from-scratch encoder blocks (preset)", "N", 0},
+        {"--heads", FLAG_INT, &a->heads, 1, 1024, NULL, "--from-scratch encoder heads (preset)", "N", 0},
+        {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "--from-scratch position embeddings (default learned)", NULL, 0},
+        {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "--from-scratch pixel mean/std (default: measured)", NULL, 0},
+        {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop: random resized crop + flip)", NULL, 0},
+        {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
+        {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
+        {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step (default 64)", "B", 0},
+        {"--lr", FLAG_FLOAT, &a->lr, 0.0, 10.0, NULL, "learning rate of the head (default blr * batch / 256)", "LR", 0},
+        {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 1e-3)", "LR", 0},
+        {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6)", "LR", 0},
+        {"--warmup-steps", FLAG_LONG, &a->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run)", "N", 0},
+        {"--wd", FLAG_FLOAT, &a->wd, 0.0, 10.0, NULL, "AdamW weight decay (default 0.05)", "WD", 0},
+        {"--layer-decay", FLAG_FLOAT, &a->layer_decay, 0.0, 1.0, NULL, "layer-wise lr decay (default 0.75; 1 = off)", "D", 0},
+        {"--drop-path", FLAG_FLOAT, &a->drop_path, 0.0, 0.99, NULL, "stochastic depth rate of the last block (default 0.1)", "P", 0},
+        {"--smoothing", FLAG_FLOAT, &a->smoothing, 0.0, 0.99, NULL, "label smoothing (default 0.1)", "S", 0},
+        {"--clip", FLAG_FLOAT, &a->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
+        {"--seed", FLAG_LONG, &a->seed, 0, 9e18, NULL, "random seed (default 0)", "S", 0},
+        {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, 0.9, NULL, "held-out fraction of --data when --val is absent (default 0.05)", "F", 0},
+        {"--val-max", FLAG_INT, &a->val_max, 1, 10000000, NULL, "at most this many validation images per evaluation (default 1000)", "N", 0},
+        {"--eval-every", FLAG_LONG, &a->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
+        {"--ckpt-every", FLAG_LONG, &a->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
+        {"--keep", FLAG_INT, &a->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default 2)", "N", 0},
+        {"--log-every", FLAG_LONG, &a->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default 10)", "N", 0},
+        {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep decoded images in memory up to this size (default 2048)", "MB", 0},
+        {"--max-pixels", FLAG_LONG, &a->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
+    };
+    int nflags = (int)(sizeof f / sizeof f[0]);
+    memcpy(flags, f, sizeof f);
+    *nflags_out = nflags;
+    int rc = cli_parse("finetune", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
+    if (rc != CLI_OK) return rc;
+    int inits = (a->ckpt != NULL) + a->from_scratch + (a->resume != NULL);
+    if (inits != 1) {
+        cli_error("finetune", "give exactly one of --ckpt PRETRAINED, --from-scratch or --resume RUN (see vitmae finetune --help)");
+        return CLI_USAGE;
+    }
+    if (!a->data && !a->resume) { cli_error("finetune", "--data DIR is required (see vitmae finetune --help)"); return CLI_USAGE; }
+    return CLI_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup
+
+static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
+    char err[1024];
+    DatasetOptions opt = {.max_pixels = t->a.max_pixels, .work_size = 2 * img, .cache_mb = t->a.cache_mb};
+    if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
+    for (int i = 0; i < ds->nskipped && i < 20; i++)
+        fprintf(stderr, "vitmae: skipped %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);
+    if (ds->n == 0) { cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored); return 1; }
+    if (ds->nclasses == 0) {
+        cli_error(dir, "no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)");
+        return 2;
+    }
+    if (ds->nroot) fprintf(stderr, "vitmae: %s: %d image(s) directly in the folder have no class and are not used\n", dir, ds->nroot);
+    return 0;
+}
+
+// The training / validation index lists and the validation labels (in the model's classes).
+static int split(FineTune *t) {
+    const Dataset *ds = &t->ds;
+    int *tr = NULL, ntr = 0, *va = NULL, nva = 0;
+    if (dataset_split(ds, t->vds.n ? 0.0 : t->rs.val_frac, &tr, &ntr, &va, &nva)) {
+        cli_error("finetune", "out of memory");
+        return 1;
+    }
+    t->train_idx = tr; t->ntrain = 0;
+    for (int i = 0; i < ntr; i++) if (ds->items[tr[i]].cls >= 0) t->train_idx[t->ntrain++] = tr[i];
+    if (t->ntrain == 0) { cli_error(t->rs.data, "no training image left after holding out %g for validation", t->rs.val_frac); free(va); return 1; }
+    const Dataset *vs = val_set(t);
+    if (t->vds.n) {   // every image of the --val folder, its class mapped by name
+        free(va);
+        va = malloc((size_t)vs->n * sizeof *va);
+        if (!va) { cli_error("finetune", "out of memory"); return 1; }
+        nva = 0;
+        for (int i = 0; i < vs->n; i++) va[nva++] = i;
+    }
+    t->val_idx = va; t->nval = 0;
+    t->val_label = malloc(((size_t)nva + 1) * sizeof *t->val_label);
+    if (!t->val_label) { cli_error("finetune", "out of memory"); return 1; }
+    for (int i = 0; i < nva; i++) {
+        int c = vs->items[va[i]].cls;
+        if (c < 0) continue;
+        int mapped = -1;
+        for (int k = 0; k < t->cfg.num_classes && mapped < 0; k++)
+            if (!strcmp(vs->class_names[c], t->classes[k])) mapped = k;
+        if (mapped < 0) {
+            cli_error(vs->root, "class '%s' is not among the %d training classes", vs->class_names[c], t->cfg.num_classes);
+            return 2;
+        }
+        t->val_idx[t->nval] = va[i];
+        t->val_label[t->nval++] = mapped;
+    }
+    return 0;
+}
+
+// The encoder of a pretraining checkpoint, or a fresh one from train's model flags.
+static int build_model(FineTune *t, Flag *flags, int nflags) {
+    Args *a = &t->a;
+    char err[1024];
+    MaeConfig *e = &t->cfg.enc;
+    Checkpoint ck;
+    memset(&ck, 0, sizeof ck);
+    if (a->ckpt) {
+        StFile *f = st_open(a->ckpt, err, sizeof err);
+        if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        int is_clf = clf_ckpt_is_classifier(f);
+        int rc = is_clf ? 0 : ckpt_from_st(f, &ck, err, sizeof err);
+        st_close(f);
+        if (is_clf) {
+            cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
+            return 2;
+        }
+        if (rc) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        *e = ck.cfg;
+        ckpt_free(&ck);
+        snprintf(t->rs.init, sizeof t->rs.init, "%s", a->ckpt);
+    } else {
+        mae_config_preset(e, a->preset);
+        e->img_size = a->img; e->patch_size = a->patch;
+        if (a->dim) e->embed_dim = a->dim;
+        if (a->depth) e->depth = a->depth;
+        if (a->heads) e->num_heads = a->heads;
+        e->pos_learned = strcmp(a->pos, "learned") == 0;
+        e->in_chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : (t->ds.all_grey ? 1 : 3);
+        snprintf(t->rs.init, sizeof t->rs.init, "scratch");
+        (void)flags; (void)nflags;
+    }
+    t->cfg.num_classes = 2;   // checked for real once the classes are known
+    if (clf_config_check(&t->cfg, err, sizeof err)) { cli_error("finetune", "%s", err); return 2; }
+    return 0;
+}
+
+static int setup(FineTune *t, Flag *flags, int nflags) {
+    Args *a = &t->a;
+    FtState *r = &t->rs;
+    char err[1024];
+    int resuming = a->resume != NULL;
+    Checkpoint pre;
+    memset(&pre, 0, sizeof pre);
+    if (resuming) {
+        char path[4096], dir[4096];
+        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
+        StFile *f = st_open(path, err, sizeof err);
+        if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        int is_clf = clf_ckpt_is_classifier(f);
+        int lrc = is_clf ? clf_ckpt_from_st(f, &t->resumed, err, sizeof err) : 0;
+        st_close(f);
+        if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
+        if (lrc) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
+        if (ft_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }
+        t->cfg = t->resumed.cfg;
+        t->classes = t->resumed.classes;
+        snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : dir);
+        struct stat so, sd;
+        int same_dir = stat(t->run_dir, &so) == 0 && stat(dir, &sd) == 0 && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
+        if (a->out && !same_dir && path_in_use(a->out)) {
+            cli_error("finetune --out", "%s already exists and is not empty (a resumed run goes to its own folder or a new one)", a->out);
+            return 2;
+        }
+        if (a->data) snprintf(r->data, sizeof r->data, "%s", a->data);
+        if (a->val) snprintf(r->val, sizeof r->val, "%s", a->val);
+        printf("resuming %s at step %ld of %ld\n", path, r->step, r->total_steps);
+    } else {
+        snprintf(r->data, sizeof r->data, "%s", a->data);
+        snprintf(r->val, sizeof r->val, "%s", a->val ? a->val : "");
+        r->val_frac = a->val_frac;
+        if (a->out) snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
+        else {
+            time_t now = time(NULL);
+            struct tm tm;
+            localtime_r(&now, &tm);
+            char stamp[64];
+            strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+            snprintf(t->run_dir, sizeof t->run_dir, "runs/finetune-%s", stamp);
+        }
+        if (path_in_use(t->run_dir)) {
+            cli_error("finetune --out", "%s already exists and is not empty (continue it with --resume %s, or choose another folder)",
+                      t->run_dir, t->run_dir);
+            return 2;
+        }
+    }
+
+    // The model's shape first (the image size decides the cache), then the data.
+    if (!resuming && a->ckpt) { int rc = build_model(t, flags, nflags); if (rc) return rc; }
+    int img = resuming || a->ckpt ? t->cfg.enc.img_size : a->img;
+    int rc = scan(r->data, t, img, &t->ds);
+    if (rc) return rc;
+    if (r->val[0] && (rc = scan(r->val, t, img, &t->vds))) return rc;
+    if (!resuming) {
+        if (a->from_scratch && (rc = build_model(t, flags, nflags))) return rc;
+        if (t->ds.nclasses < 2) {
+            cli_error(r->data, "only one class ('%s'): a classifier needs at least 2 class folders", t->ds.class_names[0]);
+            return 2;
+        }
+        t->cfg.num_classes = t->ds.nclasses;
+        t->classes = t->ds.class_names;
+    } else {
+        int same = t->ds.nclasses == t->cfg.num_classes;
+        for (int k = 0; same && k < t->cfg.num_classes; k++) same = !strcmp(t->ds.class_names[k], t->classes[k]);
+        if (!same) { cli_error(r->data, "its classes differ from the checkpoint's %d classes", t->cfg.num_classes); return 1; }
+    }
+    if ((rc = split(t))) return rc;
+    t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
+
+    if (!resuming) {
+        r->batch = a->batch;
+        r->seed = a->seed;
+        r->total_steps = a->epochs > 0 ? (long)ceil((double)a->epochs * t->ntrain / a->batch) : a->steps;
+        if (r->total_steps < 1) r->total_steps = 1;
+        r->warmup = a->warmup >= 0 ? a->warmup : (long)(0.05 * r->total_steps);
+        r->lr = cli_flag(flags, nflags, "--lr")->seen ? a->lr : a->blr * a->batch / 256.0f;
+        r->min_lr = a->min_lr; r->wd = a->wd; r->layer_decay = a->layer_decay; r->drop_path = a->drop_path;
+        r->smoothing = a->smoothing; r->clip = a->clip; r->val_max = a->val_max;
+        snprintf(r->augment, sizeof r->augment, "%s", a->augment);
+        r->eval_every = a->eval_every ? a->eval_every : (r->total_steps >= 10 ? r->total_steps / 10 : 1);
+        r->ckpt_every = a->ckpt_every ? a->ckpt_every : r->eval_every;
+        r->log_every = a->log_every;
+        r->keep = a->keep;
+    } else {
+        if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = a->log_every;
+        if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = a->eval_every;
+        if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = a->ckpt_every;
+        if (cli_flag(flags, nflags, "--keep")->seen) r->keep = a->keep;
+    }
+
+    size_t need = clf_bytes_needed(&t->cfg, r->batch) + (size_t)r->batch * t->S * t->S * t->C * sizeof(float);
+    long have = cpu_physical_memory_bytes();
+    if (have > 0 && (double)need > 0.9 * (double)have) {
+        cli_error("finetune", "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
+                  need, need / 1073741824.0, r->batch, t->S, t->S, have / 1073741824.0);
+        return 2;
+    }
+    if (output_mkdir_p(t->run_dir, err, sizeof err) || output_check_writable(t->run_dir, err, sizeof err)) {
+        cli_error("finetune --out", "%s", err);
+        return 1;
+    }
+    run_remove_stale_temp_files(t->run_dir);
+    snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
+
+    t->model = clf_create(&t->cfg, r->batch, err, sizeof err);
+    if (!t->model) { cli_error("finetune", "%s", err); return 1; }
+    size_t np = clf_num_params(&t->cfg);
+    if (resuming) {
+        memcpy(clf_params(t->model), t->resumed.params, np * sizeof(float));
+        t->exp_avg = t->resumed.exp_avg; t->exp_avg_sq = t->resumed.exp_avg_sq;
+        t->resumed.exp_avg = t->resumed.exp_avg_sq = NULL;
+    } else {
+        if (a->from_scratch &&
+            pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
+            cli_error("finetune", "%s", err);
+            return 1;
+        }
+        Rng init;
+        rng_seed(&init, (uint64_t)r->seed);
+        clf_init_weights(t->model, &init);
+        if (a->ckpt) {   // the pretrained encoder replaces the random one
+            if (ckpt_load(a->ckpt, &pre, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+            int nt = mae_param_table(&pre.cfg, NULL, 0);
+            MaeTensor *tab = malloc((size_t)nt * sizeof *tab);
+            if (!tab) { ckpt_free(&pre); cli_error("finetune", "out of memory"); return 1; }
+            mae_param_table(&pre.cfg, tab, nt);
+            clf_copy_encoder(t->model, tab, nt, pre.params);
+            free(tab);
+            ckpt_free(&pre);
+        }
+        t->exp_avg = calloc(np, sizeof(float));
+        t->exp_avg_sq = calloc(np, sizeof(float));
+        if (!t->exp_avg || !t->exp_avg_sq) { cli_error("finetune", "out of memory for the AdamW moments"); return 1; }
+    }
+    t->tensors = clf_tensors(t->model, &t->ntensors);
+    size_t B = (size_t)r->batch;
+    t->lr_scale = malloc((size_t)t->ntensors * sizeof(float));
+    t->drop = malloc((size_t)t->cfg.enc.depth * 2 * B * sizeof(float));
+    t->images = malloc(B * t->S * t->S * t->C * sizeof(float));
+    t->batch_items = malloc(B * sizeof(int));
+    t->labels = malloc(B * sizeof(int));
+    t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
+    t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
+    t->order.epoch[0] = t->order.epoch[1] = -1;
+    if (!t->lr_scale || !t->drop || !t->images || !t->batch_items || !t->labels || !t->order.perm[0] || !t->order.perm[1]) {
+        cli_error("finetune", "out of memory for the batch buffers");
+        return 1;
+    }
+    clf_lr_scales(&t->cfg, r->layer_decay, t->lr_scale);
+
+    char metrics[4200];
+    snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);
+    t->metrics = metrics_open_header(metrics, resuming ? r->step : 0, FINETUNE_METRICS_HEADER, err, sizeof err);
+    if (!t->metrics) { cli_error("finetune", "%s", err); return 1; }
+    if (resuming) history_load(&t->hist, metrics);
+
+    printf("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters\n",
+           t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
+           t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
+    printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %d threads\n"
+           "  run folder %s\n", r->total_steps, r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path, r->smoothing,
+           r->augment, omp_get_max_threads(), t->run_dir);
+    fflush(stdout);
+    return 0;
+}
+
+static void finetune_free(FineTune *t) {
+    free(t->images); free(t->batch_items); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
+    free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop);
+    free(t->train_idx); free(t->val_idx); free(t->val_label);
+    if (t->model) clf_free(t->model);
+    if (t->metrics) fclose(t->metrics);
+    history_free(&t->hist);
+    clf_ckpt_free(&t->resumed);
+    dataset_free(&t->ds);
+    dataset_free(&t->vds);
+}
+
+// Validation and curves at a step; appends the row to metrics.csv (val_top1 in the sixth column).
+static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, char *err, size_t errlen) {
+    if (do_eval && evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
+    if (metrics_write(t->metrics, row)) { snprintf(err, errlen, "%s/metrics.csv: write failed", t->run_dir); return -1; }
+    history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);
+    if (do_eval && write_curves(t, err, errlen)) return -1;
+    return 0;
+}
+
+int cmd_finetune(int argc, char **argv) {
+    FineTune *t = calloc(1, sizeof *t);
+    if (!t) { cli_error("finetune", "out of memory"); return 1; }
+    Flag flags[64];
+    int nflags = 0;
+    int rc = parse_args(argc, argv, &t->a, flags, &nflags);
+    if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
+    if (t->a.threads) omp_set_num_threads(t->a.threads);
+    rc = setup(t, flags, nflags);
+    if (rc) { finetune_free(t); free(t); return rc; }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    char err[1024];
+    FtState *r = &t->rs;
+    Augment aug = AUGMENT_CROP;
+    augment_parse(r->augment, &aug);
+    Progress prog;
+    progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
+    double session_start = now_seconds(), interval_busy = 0, interval_loss = 0;
+    int interval_n = 0, B = r->batch;
+    float *params = clf_params(t->model), *grads = clf_grads(t->model);
+    while (r->step < r->total_steps && !stop_requested) {
+        double t0 = now_seconds();
+        long step = r->step;
+        for (int k = 0; k < B; k++) {
+            long pos = step * B + k;
+            const int *perm = run_epoch_order(&t->order, t->rs.seed, pos / t->ntrain, t->ntrain);
+            t->batch_items[k] = t->train_idx[perm[pos % t->ntrain]];
+            t->labels[k] = t->ds.items[t->batch_items[k]].cls;
+        }
+        if (dataset_load_batch(&t->ds, t->batch_items, B, t->S, t->C, aug, (uint64_t)r->seed, (uint64_t)step,
+                               t->images, err, sizeof err)) {
+            progress_end(&prog, stdout);
+            fprintf(stderr, "vitmae: %s\n", err);
+            rc = 1;
+            break;
+        }
+        pixels_normalise(&t->cfg.enc, t->images, (long)B * t->S * t->S);
+        clf_drop_path_factors(&t->cfg, r->drop_path, (uint64_t)r->seed ^ SALT_DROP, (uint64_t)step, B, t->drop);
+        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr);
+        clf_zero_grads(t->model);
+        double loss = clf_forward(t->model, t->images, t->labels, B, r->smoothing, t->drop);
+        if (!isfinite(loss)) {
+            progress_end(&prog, stdout);
+            cli_error("finetune", "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
+                      isnan(loss) ? "NaN" : "infinite", step + 1, lr, t->ckpt_path);
+            rc = 1;
+            break;
+        }
+        clf_backward(t->model);
+        if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
+        adamw_step_groups(t->tensors, t->ntensors, t->lr_scale, params, grads, t->exp_avg, t->exp_avg_sq, lr, r->wd,
+                          FT_BETA1, FT_BETA2, step + 1);
+        r->step++;
+        double t1 = now_seconds();
+        interval_busy += t1 - t0;
+        interval_loss += loss;
+        interval_n++;
+        progress_update(&prog, stdout, r->step, loss, lr, interval_busy > 0 ? interval_n * B / interval_busy : 0);
+
+        int last = r->step == r->total_steps;
+        int do_log = r->step % r->log_every == 0 || last;
+        int do_eval = r->step % r->eval_every == 0 || last;
+        if (do_log || do_eval) {
+            MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
+                              interval_busy > 0 ? interval_n * B / interval_busy : NAN,
+                              r->elapsed_s + (t1 - session_start)};
+            if (periodic_outputs(t, &row, do_eval, err, sizeof err)) {
+                progress_end(&prog, stdout);
+                cli_error("finetune", "%s", err);
+                rc = 1;
+                break;
+            }
+            if (do_eval && isfinite(row.val_loss))
+                progress_message(&prog, stdout, "step %ld: val loss %.4f, val top-1 %.2f%% (%d images)", r->step,
+                                 row.val_loss, 100.0 * row.val_psnr, t->nval < r->val_max ? t->nval : r->val_max);
+            interval_loss = 0; interval_n = 0; interval_busy = 0;
+        }
+        if (r->step % r->ckpt_every == 0 && !last) {
+            r->elapsed_s += now_seconds() - session_start;
+            session_start = now_seconds();
+            if (save_checkpoint(t, err, sizeof err)) {
+                progress_end(&prog, stdout);
+                fprintf(stderr, "vitmae: %s\n", err);
+                rc = 1;
+                break;
+            }
+        }
+    }
+    progress_end(&prog, stdout);
+    if (rc == 0) {
+        r->elapsed_s += now_seconds() - session_start;
+        if (save_checkpoint(t, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); rc = 1; }
+        else if (stop_requested && r->step < r->total_steps)
+            printf("interrupted at step %ld of %ld; saved %s (continue with --resume %s)\n", r->step, r->total_steps,
+                   t->ckpt_path, t->run_dir);
+        else
+            printf("done: %ld steps in %.1f s; checkpoint %s\n", r->step, r->elapsed_s, t->ckpt_path);
+    }
+    finetune_free(t);
+    free(t);
+    return rc;
+}

@@ -1,0 +1,84 @@
+// Output folders, stems and the writable probe (see cmd/output.h).
+#include "cmd/output.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int output_mkdir_p(const char *path, char *err, size_t errlen) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        snprintf(err, errlen, "path too long");
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; ; p++) {
+        if (*p != '/' && *p) continue;
+        char c = *p;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            int saved = errno;
+            snprintf(err, errlen, "%s: %s", buf, strerror(saved));
+            errno = saved;
+            return -1;
+        }
+        *p = c;
+        if (!c) break;
+    }
+    struct stat st;
+    if (stat(buf, &st) != 0) {
+        int saved = errno;
+        snprintf(err, errlen, "%s: %s", buf, strerror(saved));
+        errno = saved;
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a folder", buf);
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+int output_check_writable(const char *dir, char *err, size_t errlen) {
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());
+    FILE *f = fopen(probe, "w");
+    if (!f) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(errno)); return -1; }
+    int bad = fputs("ok\n", f) < 0;
+    bad |= fclose(f) != 0;
+    unlink(probe);
+    if (bad) { snprintf(err, errlen, "%s: cannot write in this folder", dir); return -1; }
+    return 0;
+}
+
+static int stem_taken(const StemSet *s, const char *name) {
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->names[i], name)) return 1;
+    return 0;
+}
+
+const char *stem_set_claim(StemSet *s, const char *stem) {
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        char **v = realloc(s->names, sizeof *v * (size_t)cap);
+        if (!v) return NULL;
+        s->names = v; s->cap = cap;
+    }
+    const char *base = *stem ? stem : "image";
+    size_t n = strlen(base) + 24;
+    char *name = malloc(n);
+    if (!name) return NULL;
+    snprintf(name, n, "%s", base);
+    for (int k = s->first_suffix; stem_taken(s, name); k++) snprintf(name, n, "%s-%d", base, k);
+    s->names[s->n++] = name;
+    return name;
+}
+
+void stem_set_free(StemSet *s) {
+    for (int i = 0; i < s->n; i++) free(s->names[i]);
+    free(s->names);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,27 @@
+// Output plumbing shared by the commands that write files: output folders, names of the files of
+// each input (stems), and the probe that a folder takes files.
+#ifndef VITMAE_OUTPUT_H
+#define VITMAE_OUTPUT_H
+#include <stddef.h>
+
+// mkdir -p with mode 0777 (the umask decides, as for mkdir(1)). 0 ok; -1 with err "<folder>: <why>"
+// and errno set (ENOTDIR when path exists and is not a folder, ENAMETOOLONG when too long).
+int output_mkdir_p(const char *path, char *err, size_t errlen);
+
+// Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
+// the folder does not take files.
+int output_check_writable(const char *dir, char *err, size_t errlen);
+
+// The stems used so far by one command: every input writes DIR/<stem>.*, so no two inputs may share
+// one. The first input keeps its stem ("image" when the name leaves nothing); a later one with a
+// taken stem gets "<stem>-<k>" for the first free k counting from first_suffix (reconstruct counts
+// from 1: x, x-1, x-2; attention from 2: x, x-2, x-3; both are pinned by tests/cli_*.sh).
+typedef struct {
+    char **names;
+    int n, cap;
+    int first_suffix;
+} StemSet;
+// The unique stem for stem, owned by the set (valid until stem_set_free); NULL when out of memory.
+const char *stem_set_claim(StemSet *s, const char *stem);
+void stem_set_free(StemSet *s);
+#endif

@@ -1,0 +1,342 @@
+// `vitmae probe --ckpt FILE --train DIR --test DIR [flags]`: how well frozen features separate the
+// classes of labelled folders (class = first-level sub-folder), by the two standard probes of
+// src/infer/probe.h: kNN (always) and a linear probe (--linear). --pixels runs the same probes on the
+// raw pixels of the evaluation view instead, the baseline the encoder has to beat.
+// Prints top-1 and per-class accuracy (or one JSON object with --json); --out DIR writes
+// DIR/confusion-knn.png and DIR/confusion-linear.png.
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "cmd/output.h"
+#include "cmd/count_progress.h"
+#include "data/dataset.h"
+#include "data/image.h"
+#include "infer/features.h"
+#include "infer/probe.h"
+#include "io/checkpoint.h"
+#include "io/files.h"
+#include "viz/confusion.h"
+
+enum { PROBE_KNN, PROBE_LINEAR, NPROBES };
+static const char *const probe_key[NPROBES] = {"knn", "linear"};
+
+// One labelled folder: files, and labels as indices into the training folder's classes.
+typedef struct {
+    Dataset ds;
+    const char **paths;   // [n] into ds
+    int *labels;          // [n]
+    long n;
+} Labelled;
+
+static void labelled_free(Labelled *l) {
+    dataset_free(&l->ds);
+    free(l->paths); free(l->labels);
+}
+
+// Scans dir and keeps the images that sit in class sub-folders. classes: the training classes to map
+// onto (NULL for the training folder itself). Returns 0, or the exit status after printing the error.
+static int labelled_scan(const char *flag, const char *dir, const Labelled *classes, Labelled *out) {
+    char err[1024];
+    memset(out, 0, sizeof *out);
+    struct stat st;
+    if (stat(dir, &st)) { cli_error(dir, "%s", strerror(errno)); return errno == ENOENT ? 2 : 1; }
+    if (!S_ISDIR(st.st_mode)) {
+        cli_error(flag, "%s is not a folder: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
+        return 2;
+    }
+    if (dataset_scan(dir, NULL, &out->ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
+    const Dataset *ds = &out->ds;
+    for (int k = 0; k < ds->nskipped; k++) cli_error(ds->skipped[k].path, "%s (skipped)", ds->skipped[k].reason);
+    if (ds->nclasses == 0) {
+        cli_error(flag, "%s has no class sub-folders with images: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
+        return 2;
+    }
+    if (ds->nroot > 0)
+        cli_error(dir, "%d image%s directly in the folder ha%s no class (left out)", ds->nroot,
+                  ds->nroot == 1 ? "" : "s", ds->nroot == 1 ? "s" : "ve");
+    if (!classes && ds->nclasses < 2) {
+        cli_error(flag, "%s has one class only (%s): a probe needs at least two", dir, ds->class_names[0]);
+        return 2;
+    }
+    // Test classes -> training class indices.
+    int *map = malloc((size_t)ds->nclasses * sizeof *map);
+    out->paths = malloc((size_t)ds->n * sizeof *out->paths);
+    out->labels = malloc((size_t)ds->n * sizeof *out->labels);
+    if (!map || !out->paths || !out->labels) { free(map); cli_error("probe", "out of memory"); return 1; }
+    for (int c = 0; c < ds->nclasses; c++) {
+        map[c] = c;
+        if (!classes) continue;
+        map[c] = -1;
+        for (int t = 0; t < classes->ds.nclasses; t++)
+            if (!strcmp(ds->class_names[c], classes->ds.class_names[t])) map[c] = t;
+        if (map[c] < 0) {
+            cli_error(flag, "class '%s' of %s is not a class of the training folder %s", ds->class_names[c], dir,
+                      classes->ds.root);
+            free(map);
+            return 2;
+        }
+    }
+    for (int i = 0; i < ds->n; i++) {
+        if (ds->items[i].cls < 0) continue;
+        out->paths[out->n] = ds->items[i].path;
+        out->labels[out->n++] = map[ds->items[i].cls];
+    }
+    free(map);
+    return 0;
+}
+
+typedef struct {
+    int ran;
+    int *pred;        // [ntest]
+    long *confusion;  // [C][C]
+    long correct;
+    double top1;
+} ProbeResult;
+
+static void score(ProbeResult *r, const Labelled *test, int C) {
+    r->correct = 0;
+    for (long i = 0; i < test->n; i++) {
+        r->confusion[(size_t)test->labels[i] * C + r->pred[i]]++;
+        r->correct += r->pred[i] == test->labels[i];
+    }
+    r->top1 = test->n ? (double)r->correct / test->n : 0;
+}
+
+// Accuracy of class c (NaN when the test folder has none of it).
+static double class_top1(const ProbeResult *r, int c, int C, long *count) {
+    long n = 0;
+    for (int j = 0; j < C; j++) n += r->confusion[(size_t)c * C + j];
+    *count = n;
+    return n ? (double)r->confusion[(size_t)c * C + c] / n : NAN;
+}
+
+// DIR/confusion-<probe>.png; png_write removes a partial file on failure.
+static int write_confusion(const char *dir, int p, const ProbeResult *r, long ntest, const Dataset *classes,
+                           const char *what, char *err, size_t errlen) {
+    char title[256], path[4096], why[512];
+    snprintf(title, sizeof title, "%s, %s: top-1 %.4f (%ld/%ld)", p == PROBE_KNN ? "kNN" : "linear probe", what,
+             r->top1, r->correct, ntest);
+    snprintf(path, sizeof path, "%s/confusion-%s.png", dir, probe_key[p]);
+    Canvas cv;
+    if (viz_confusion(&cv, r->confusion, classes->nclasses, (const char *const *)classes->class_names, title, why,
+                      sizeof why)) {
+        snprintf(err, errlen, "%.2000s: %s", path, why);
+        return -1;
+    }
+    char text_what[256];
+    snprintf(text_what, sizeof text_what, "%s %s", probe_key[p], what);
+    const char *text[] = {"Description", text_what, NULL};
+    int rc = png_write(path, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
+    canvas_free(&cv);
+    if (rc) snprintf(err, errlen, "%.2000s: %s", path, why);
+    return rc;
+}
+
+static void print_json(const ProbeResult *res, const Dataset *classes, long ntrain, long ntest, const char *features,
+                       int k, float temperature) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "features", features);
+    cJSON_AddNumberToObject(root, "train_images", (double)ntrain);
+    cJSON_AddNumberToObject(root, "test_images", (double)ntest);
+    char t[32];   // the float flag as the user wrote it
+    snprintf(t, sizeof t, "%g", temperature);
+    cJSON_AddNumberToObject(root, "knn_k", k);
+    cJSON_AddNumberToObject(root, "knn_temperature", strtod(t, NULL));
+    for (int p = 0; p < NPROBES; p++) {
+        if (!res[p].ran) continue;
+        char key[32];
+        snprintf(key, sizeof key, "%s_top1", probe_key[p]);
+        cJSON_AddNumberToObject(root, key, res[p].top1);
+    }
+    cJSON *cls = cJSON_AddArrayToObject(root, "classes");
+    cJSON *per = cJSON_AddObjectToObject(root, "per_class");
+    int C = classes->nclasses;
+    for (int c = 0; c < C; c++) {
+        cJSON_AddItemToArray(cls, cJSON_CreateString(classes->class_names[c]));
+        cJSON *o = cJSON_AddObjectToObject(per, classes->class_names[c]);
+        long n = 0;
+        for (int p = 0; p < NPROBES; p++) {
+            if (!res[p].ran) continue;
+            char key[32];
+            snprintf(key, sizeof key, "%s_top1", probe_key[p]);
+            double a = class_top1(&res[p], c, C, &n);
+            if (isnan(a)) cJSON_AddNullToObject(o, key);
+            else cJSON_AddNumberToObject(o, key, a);
+        }
+        cJSON_AddNumberToObject(o, "images", (double)n);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (text) puts(text);
+    cJSON_free(text);
+}
+
+static void print_text(const ProbeResult *res, const Dataset *classes, long ntest) {
+    int C = classes->nclasses;
+    for (int p = 0; p < NPROBES; p++)
+        if (res[p].ran)
+            printf("%-6s top1 %.4f (%ld/%ld)\n", probe_key[p], res[p].top1, res[p].correct, ntest);
+    printf("per class:%*s", 22, "");
+    for (int p = 0; p < NPROBES; p++) if (res[p].ran) printf(" %7s", probe_key[p]);
+    printf("  images\n");
+    for (int c = 0; c < C; c++) {
+        printf("  %-30.30s", classes->class_names[c]);
+        long n = 0;
+        for (int p = 0; p < NPROBES; p++) {
+            if (!res[p].ran) continue;
+            double a = class_top1(&res[p], c, C, &n);
+            if (isnan(a)) printf(" %7s", "-");
+            else printf(" %7.4f", a);
+        }
+        printf("  %6ld\n", n);
+    }
+}
+
+int cmd_probe(int argc, char **argv) {
+    const char *ckpt_path = NULL, *train_dir = NULL, *test_dir = NULL, *out_dir = NULL;
+    const char *pool_s = "cls", *layer_s = "last", *channels_s = NULL;
+    int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0;
+    float temperature = 0.07f;
+    LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
+    long seed = 0;
+    Flag flags[] = {
+        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine); with --pixels it sets the view size", "FILE", 0},
+        {"--train", FLAG_STR, &train_dir, 0, 0, NULL, "labelled training folder: DIR/<class>/<image> (required)", "DIR", 0},
+        {"--test", FLAG_STR, &test_dir, 0, 0, NULL, "labelled test folder, classes a subset of --train's (required)", "DIR", 0},
+        {"--knn", FLAG_INT, &k, 1, 100000, NULL, "neighbours that vote (default 20)", "K", 0},
+        {"--temperature", FLAG_FLOAT, &temperature, 1e-6, 1e6, NULL, "kNN vote weight exp(cosine / T) (default 0.07)", "T", 0},
+        {"--linear", FLAG_BOOL, &linear, 0, 0, NULL, "also train and score a linear probe (BatchNorm without affine + linear)", NULL, 0},
+        {"--pixels", FLAG_BOOL, &pixels, 0, 0, NULL, "probe the raw pixels of the evaluation view instead of encoder features", NULL, 0},
+        {"--img", FLAG_INT, &img, 1, 4096, NULL, "--pixels without --ckpt: view size in pixels", "S", 0},
+        {"--channels", FLAG_CHOICE, &channels_s, 0, 0, "1|3|auto", "--pixels without --ckpt: 1, 3 or auto (1 when every image is grey; default)", "C", 0},
+        {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens", "P", 0},
+        {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N", 0},
+        {"--linear-epochs", FLAG_INT, &lopt.epochs, 1, 100000, NULL, "linear probe: passes over the training features (default 100)", "E", 0},
+        {"--linear-batch", FLAG_INT, &lopt.batch, 1, 1 << 20, NULL, "linear probe: rows per SGD step (default 256)", "B", 0},
+        {"--linear-lr", FLAG_FLOAT, &lopt.lr, 1e-9, 1e6, NULL, "linear probe: peak learning rate, cosine to 0 (default 0.1)", "LR", 0},
+        {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL, "linear probe: order of the training rows (default 0)", "S", 0},
+        {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object: knn_top1, linear_top1, classes, per_class, ...", NULL, 0},
+        {"--out", FLAG_STR, &out_dir, 0, 0, NULL, "write confusion-knn.png (and confusion-linear.png) into this folder", "DIR", 0},
+        {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
+        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+    };
+    const int nflags = (int)(sizeof flags / sizeof flags[0]);
+    const char *synopsis = "--ckpt FILE --train DIR --test DIR [--knn K] [--temperature T] [--linear] [--pixels] "
+                           "[--json] [--out DIR] [flags]";
+    int npos = 0;
+    int rc = cli_parse("probe", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);
+    if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;
+    if (!train_dir || !test_dir) { cli_error("probe", "--train DIR and --test DIR are required (see vitmae probe --help)"); return 2; }
+    if (!ckpt_path && !(pixels && img)) {
+        cli_error("probe", pixels ? "--pixels needs --ckpt FILE or --img S for the view size" : "--ckpt FILE is required");
+        return 2;
+    }
+    if (!pixels && (img || channels_s)) {
+        cli_error("probe", "--img and --channels set the view of --pixels; the encoder's view comes from --ckpt");
+        return 2;
+    }
+    lopt.seed = (uint64_t)seed;
+    FeaturesSpec spec;
+    features_pool_parse(pool_s, &spec.pool);
+    if (threads > 0) omp_set_num_threads(threads);
+
+    int status = 1;
+    char err[2048], what[256];
+    FeatureModel *fm = NULL;
+    Labelled train = {0}, test = {0};
+    float *ftrain = NULL, *ftest = NULL;
+    ProbeResult res[NPROBES] = {{0}};
+    LinearProbe lp = {0};
+    int S = img, Cin = 0;
+    if (pixels && ckpt_path) {
+        Checkpoint ck;
+        if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error("probe", "%s", err); goto out; }
+        if (!img) S = ck.cfg.img_size;
+        if (!channels_s) Cin = ck.cfg.in_chans;
+        ckpt_free(&ck);
+    } else if (!pixels) {
+        int open_status;
+        fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
+        if (!fm) { cli_error("probe", "%s", err); status = open_status; goto out; }
+        if (features_layer_parse(layer_s, features_config(fm)->depth, &spec.layer, err, sizeof err)) {
+            cli_error("probe --layer", "%s", err);
+            status = 2;
+            goto out;
+        }
+    }
+    if ((status = labelled_scan("probe --train", train_dir, NULL, &train))) goto out;
+    if ((status = labelled_scan("probe --test", test_dir, &train, &test))) goto out;
+    status = 1;
+    if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
+                             : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
+    int C = train.ds.nclasses;
+    long dim = fm ? features_dim(fm) : (long)S * S * Cin;
+    if (fm) snprintf(what, sizeof what, "encoder %s token%s, block %d of 0..%d, %s", features_pool_name(spec.pool),
+                     spec.pool == FEATURES_POOL_MEAN ? "s" : "", spec.layer, features_config(fm)->depth - 1, ckpt_path);
+    else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
+    if (!json)
+        printf("probe: %s (dim %ld); train %ld images, test %ld, %d classes\n", what, dim, train.n, test.n, C);
+    fflush(stdout);
+
+    ftrain = malloc((size_t)train.n * dim * sizeof *ftrain);
+    ftest = malloc((size_t)test.n * dim * sizeof *ftest);
+    for (int p = 0; p < NPROBES; p++) {
+        res[p].pred = malloc((size_t)(test.n ? test.n : 1) * sizeof *res[p].pred);
+        res[p].confusion = calloc((size_t)C * C, sizeof *res[p].confusion);
+        if (!res[p].pred || !res[p].confusion) ftrain = (free(ftrain), NULL);
+    }
+    if (!ftrain || !ftest) { cli_error("probe", "out of memory (%ld x %ld features)", train.n + test.n, dim); goto out; }
+    CountProgress prog;
+    count_progress_init(&prog, "probe: train features");
+    if (features_of_files(fm, &spec, S, Cin, train.paths, train.n, batch, ftrain, count_progress, &prog, err, sizeof err)) {
+        cli_error("probe", "%s", err); goto out;
+    }
+    count_progress_init(&prog, "probe: test features");
+    if (features_of_files(fm, &spec, S, Cin, test.paths, test.n, batch, ftest, count_progress, &prog, err, sizeof err)) {
+        cli_error("probe", "%s", err); goto out;
+    }
+
+    if (probe_knn(ftrain, train.labels, train.n, ftest, test.n, (int)dim, C, k, temperature, res[PROBE_KNN].pred,
+                  err, sizeof err)) {
+        cli_error("probe", "%s", err); goto out;
+    }
+    res[PROBE_KNN].ran = 1;
+    if (!json) printf("knn: k %d (of %ld), T %g\n", k < train.n ? k : (int)train.n, train.n, temperature);
+    if (linear) {
+        if (probe_linear_train(ftrain, train.labels, train.n, (int)dim, C, &lopt, &lp, err, sizeof err) ||
+            probe_linear_predict(&lp, ftest, test.n, res[PROBE_LINEAR].pred, err, sizeof err)) {
+            cli_error("probe", "%s", err); goto out;
+        }
+        res[PROBE_LINEAR].ran = 1;
+        if (!json)
+            printf("linear: %d epochs, batch %d, SGD momentum %g, lr %g cosine to 0; last-epoch train loss %.4f\n",
+                   lopt.epochs, lopt.batch, lopt.momentum, lopt.lr, lp.last_epoch_loss);
+    }
+    for (int p = 0; p < NPROBES; p++) if (res[p].ran) score(&res[p], &test, C);
+    if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", k, temperature);
+    else print_text(res, &train.ds, test.n);
+    if (out_dir) {
+        if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("probe --out", "%s", err); goto out; }
+        for (int p = 0; p < NPROBES; p++)
+            if (res[p].ran && write_confusion(out_dir, p, &res[p], test.n, &train.ds, what, err, sizeof err)) {
+                cli_error("probe", "%s", err); goto out;
+            }
+        if (!json) printf("confusion matrices in %s/\n", out_dir);
+    }
+    status = 0;
+
+out:
+    features_close(fm);
+    labelled_free(&train); labelled_free(&test);
+    free(ftrain); free(ftest);
+    for (int p = 0; p < NPROBES; p++) { free(res[p].pred); free(res[p].confusion); }
+    probe_linear_free(&lp);
+    return status;
+}

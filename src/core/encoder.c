@@ -1,0 +1,201 @@
+// Transformer blocks and the encoder input, shared by the MAE and the classifier (see encoder.h).
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/encoder.h"
+#include "kernels/droppath.h"
+#include "kernels/ops.h"
+
+float *carve(Carver *c, size_t n) {
+    float *p = c->base ? c->base + c->used : NULL;
+    c->used += (n + 15) & ~(size_t)15;   // 64-byte aligned pieces
+    return p;
+}
+
+void stack_setup(Stack *s, int depth, int C, int NH, int hidden, float eps) {
+    memset(s, 0, sizeof *s);
+    s->eps = eps;
+    s->depth = depth; s->C = C; s->NH = NH; s->hidden = hidden;
+}
+
+int stack_alloc(Stack *s) {
+    s->w = calloc((size_t)s->depth + 1, sizeof(BlockOffsets));
+    s->acts = calloc((size_t)s->depth + 1, sizeof(BlockActs));
+    s->res = calloc((size_t)s->depth + 1, sizeof(float *));
+    return s->w && s->acts && s->res ? 0 : -1;
+}
+
+void stack_free(Stack *s) {
+    free(s->w); free(s->acts); free(s->res);
+    s->w = NULL; s->acts = NULL; s->res = NULL;
+}
+
+void stack_carve(Carver *cv, Stack *s, int Bmax, int T) {
+    size_t N = (size_t)Bmax * T, C = (size_t)s->C, Hd = (size_t)s->hidden;
+    for (int l = 0; l <= s->depth; l++) {
+        float *p = carve(cv, N * C);
+        if (s->res) s->res[l] = p;
+    }
+    for (int l = 0; l < s->depth; l++) {
+        BlockActs a;
+        a.ln1 = carve(cv, N * C); a.ln1_mean = carve(cv, N); a.ln1_rstd = carve(cv, N);
+        a.qkv = carve(cv, N * 3 * C);
+        a.att = carve(cv, (size_t)Bmax * s->NH * T * T);
+        a.atty = carve(cv, N * C);
+        a.mid = carve(cv, N * C);
+        a.ln2 = carve(cv, N * C); a.ln2_mean = carve(cv, N); a.ln2_rstd = carve(cv, N);
+        a.fc1 = carve(cv, N * Hd);
+        a.gelu = carve(cv, N * Hd);
+        if (s->acts) s->acts[l] = a;
+    }
+}
+
+size_t tensor_offset(const MaeTensor *t, int nt, const char *name) {
+    for (int i = 0; i < nt; i++)
+        if (!strcmp(t[i].name, name)) return t[i].offset;
+    fprintf(stderr, "vitmae: internal error: no tensor %s\n", name);
+    abort();
+}
+
+void stack_find_weights(Stack *s, const MaeTensor *t, int nt, const char *prefix) {
+    char name[96];
+    for (int i = 0; i < s->depth; i++) {
+        BlockOffsets *o = &s->w[i];
+#define OFF(x) (snprintf(name, sizeof name, "%s.%d.%s", prefix, i, x), tensor_offset(t, nt, name))
+        o->ln1w = OFF("norm1.weight"); o->ln1b = OFF("norm1.bias");
+        o->qkvw = OFF("attn.qkv.weight"); o->qkvb = OFF("attn.qkv.bias");
+        o->projw = OFF("attn.proj.weight"); o->projb = OFF("attn.proj.bias");
+        o->ln2w = OFF("norm2.weight"); o->ln2b = OFF("norm2.bias");
+        o->fc1w = OFF("mlp.fc1.weight"); o->fc1b = OFF("mlp.fc1.bias");
+        o->fc2w = OFF("mlp.fc2.weight"); o->fc2b = OFF("mlp.fc2.bias");
+#undef OFF
+    }
+}
+
+// The residual add of one branch: out = x + branch, or x + drop_scale * branch.
+static void branch_add(const Stack *s, int l, int branch, float *out, const float *x, int B, int T) {
+    if (s->drop_scale)
+        droppath_residual_forward(out, out, x, s->drop_scale + ((size_t)l * 2 + branch) * B, B, T, s->C);
+    else
+        residual_forward(out, out, x, (long)B * T * s->C);
+}
+
+void block_forward(const Stack *s, int l, const float *P, int B, int T) {
+    const BlockOffsets *w = &s->w[l];
+    const BlockActs *a = &s->acts[l];
+    int N = B * T, C = s->C, H = s->hidden;
+    const float *x = s->res[l];
+    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, P + w->ln1w, P + w->ln1b, N, C, s->eps);
+    linear_forward(a->qkv, a->ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
+    attention_forward(a->atty, a->att, a->qkv, s->att_scratch, B, T, C, s->NH);
+    linear_forward(a->mid, a->atty, P + w->projw, P + w->projb, N, C, C);
+    branch_add(s, l, 0, a->mid, x, B, T);
+    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, P + w->ln2w, P + w->ln2b, N, C, s->eps);
+    linear_forward(a->fc1, a->ln2, P + w->fc1w, P + w->fc1b, N, C, H);
+    gelu_forward(a->gelu, a->fc1, (long)N * H);
+    float *out = s->res[l + 1];
+    linear_forward(out, a->gelu, P + w->fc2w, P + w->fc2b, N, H, C);
+    branch_add(s, l, 1, out, a->mid, B, T);
+}
+
+// The gradient reaching a branch's output: dx itself, or drop_scale * dx in sc->d_ln (free at the
+// two points this is called: d_ln is next written by the branch's first-layer backward).
+static const float *branch_grad(const Stack *s, int l, int branch, const BlockScratch *sc, const float *dx,
+                                int B, int T) {
+    if (!s->drop_scale) return dx;
+    droppath_scale(sc->d_ln, dx, s->drop_scale + ((size_t)l * 2 + branch) * B, B, T, s->C);
+    return sc->d_ln;
+}
+
+void block_backward(const Stack *s, int l, const float *P, float *G, const BlockScratch *sc, float *dx,
+                    int B, int T) {
+    const BlockOffsets *w = &s->w[l];
+    const BlockActs *a = &s->acts[l];
+    int N = B * T, C = s->C, H = s->hidden;
+    // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
+    const float *dout = branch_grad(s, l, 1, sc, dx, B, T);
+    linear_backward_set(sc->d_gelu, G + w->fc2w, G + w->fc2b, dout, a->gelu, P + w->fc2w, N, H, C);
+    gelu_backward_set_colsum(sc->d_fc1, G + w->fc1b, a->fc1, sc->d_gelu, N, H);
+    linear_backward_set(sc->d_ln, G + w->fc1w, NULL, sc->d_fc1, a->ln2, P + w->fc1w, N, C, H);
+    layernorm_backward(dx, G + w->ln2w, G + w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C);
+    // Attention branch: mid = x + proj(attn(ln1(x))).
+    dout = branch_grad(s, l, 0, sc, dx, B, T);
+    linear_backward_set(sc->d_atty, G + w->projw, G + w->projb, dout, a->atty, P + w->projw, N, C, C);
+    attention_backward_set(sc->d_qkv, sc->d_att, sc->d_atty, a->qkv, a->att, sc->d_small, B, T, C, s->NH);
+    linear_backward_set(sc->d_ln, G + w->qkvw, G + w->qkvb, sc->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
+    layernorm_backward(dx, G + w->ln1w, G + w->ln1b, sc->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N, C);
+}
+
+void patches_gather(float *cols, const float *images, const int *ids_keep, int B, int K, int S, int P, int C) {
+    int g = S / P, cpp = C * P * P;
+    #pragma omp parallel for schedule(static)
+    for (int r = 0; r < B * K; r++) {
+        int b = r / K, l = ids_keep[r], gy = l / g, gx = l % g;
+        float *col = cols + (size_t)r * cpp;
+        for (int ch = 0; ch < C; ch++)
+            for (int py = 0; py < P; py++)
+                for (int px = 0; px < P; px++)
+                    col[(ch * P + py) * P + px] = images[(((size_t)b * S + gy * P + py) * S + gx * P + px) * C + ch];
+    }
+}
+
+void tokens_forward(float *x0, const float *patch_emb, const float *cls, const float *pos, const int *ids_keep,
+                    int B, int K, int D) {
+    int T = 1 + K;
+    #pragma omp parallel for schedule(static)
+    for (int r = 0; r < B * T; r++) {
+        int b = r / T, t = r % T;
+        float *row = x0 + (size_t)r * D;
+        if (t == 0) for (int i = 0; i < D; i++) row[i] = cls[i] + pos[i];
+        else {
+            int l = ids_keep[(size_t)b * K + t - 1];
+            const float *e = patch_emb + ((size_t)b * K + t - 1) * D, *pe = pos + (size_t)(1 + l) * D;
+            for (int i = 0; i < D; i++) row[i] = e[i] + pe[i];
+        }
+    }
+}
+
+// Visible positions are distinct within an image, so pos rows can be split across threads: threads
+// own column blocks of 16, and every element sums images in ascending order.
+void tokens_backward(float *gcls, float *gpos, const float *de, const int *ids_keep, int B, int K, int D) {
+    int T = 1 + K;
+    #pragma omp parallel for schedule(static)
+    for (int i0 = 0; i0 < D; i0 += 16) {
+        int i1 = i0 + 16 < D ? i0 + 16 : D;
+        for (int b = 0; b < B; b++) {
+            const float *row = de + (size_t)b * T * D;
+            for (int i = i0; i < i1; i++) gcls[i] += row[i];
+            if (!gpos) continue;
+            for (int i = i0; i < i1; i++) gpos[i] += row[i];
+            for (int j = 0; j < K; j++) {
+                float *g = gpos + (size_t)(1 + ids_keep[(size_t)b * K + j]) * D;
+                const float *d = row + (size_t)(1 + j) * D;
+                for (int i = i0; i < i1; i++) g[i] += d[i];
+            }
+        }
+    }
+}
+
+void vit_init_tensors(const MaeTensor *tensors, int nt, float *params, int grid, Rng *rng) {
+    for (int i = 0; i < nt; i++) {
+        const MaeTensor *t = &tensors[i];
+        float *p = params + t->offset;
+        const char *n = t->name;
+        size_t len = strlen(n);
+        int ends_weight = len >= 7 && !strcmp(n + len - 7, ".weight");
+        if (!strcmp(n, "pos_embed") || !strcmp(n, "decoder_pos_embed")) mae_sincos_pos_embed(p, grid, t->shape[2]);
+        else if (!strcmp(n, "cls_token") || !strcmp(n, "mask_token"))
+            for (size_t j = 0; j < t->numel; j++) p[j] = rng_normal(rng, 0.0f, 0.02f);
+        else if (ends_weight && t->ndim >= 2) {
+            // Xavier uniform with the weight viewed as [out, in] (patch weight: [D, C*P*P]).
+            double fan_out = t->shape[0], fan_in = (double)t->numel / t->shape[0];
+            float bound = (float)sqrt(6.0 / (fan_in + fan_out));
+            for (size_t j = 0; j < t->numel; j++) p[j] = (2.0f * rng_uniform(rng) - 1.0f) * bound;
+        } else if (ends_weight) {
+            for (size_t j = 0; j < t->numel; j++) p[j] = 1.0f;   // LayerNorm weight
+        } else {
+            memset(p, 0, t->numel * sizeof(float));              // biases, LayerNorm bias
+        }
+    }
+}

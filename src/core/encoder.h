@@ -1,0 +1,84 @@
+// The ViT pieces shared by the masked autoencoder (core/model.c) and the classifier
+// (core/classifier.c): a stack of transformer blocks (forward, backward, optional drop path) laid
+// out in an activation arena, and the encoder input (patch gather, CLS + position rows) with its
+// backward. Each caller owns its parameter table; the blocks find their tensors by name.
+//
+// Block (timm / MAE): x = x + dp(proj(attn(norm1(x)))); x = x + dp(fc2(gelu(fc1(norm2(x))))), where
+// dp is drop path (stochastic depth): with Stack.drop_scale set, each branch of image b in block l
+// is multiplied by drop_scale[(l * 2 + branch) * B + b] (0 when dropped, 1 / keep_prob when kept);
+// with drop_scale NULL the branch is added as it is (the MAE's path, unchanged).
+#ifndef VITMAE_ENCODER_H
+#define VITMAE_ENCODER_H
+#include <stddef.h>
+#include "core/model.h"
+#include "core/rng.h"
+
+// Offsets (in floats) of one transformer block's 12 tensors, in MAE state_dict order.
+typedef struct {
+    size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fc1w, fc1b, fc2w, fc2b;
+} BlockOffsets;
+
+// Activations of one block for N = B * T tokens of width C, hidden width Hd = mlp_ratio * C.
+typedef struct {
+    float *ln1, *ln1_mean, *ln1_rstd;   // [N, C], [N], [N]
+    float *qkv;                         // [N, 3C]
+    float *att;                         // [B, NH, T, T] softmax probabilities
+    float *atty;                        // [N, C] attention output before proj
+    float *mid;                         // [N, C] residual stream after the attention branch
+    float *ln2, *ln2_mean, *ln2_rstd;   // [N, C], [N], [N]
+    float *fc1;                         // [N, Hd] pre-GELU
+    float *gelu;                        // [N, Hd]
+} BlockActs;
+
+// Backward scratch shared by every block of a model (sizes for the widest stack, N = B * T rows):
+// d_ln [N, W], d_qkv [N, 3W], d_att [B, NH, T, T], d_atty [N, W], d_fc1 and d_gelu [N, Hd], d_small [N, W].
+typedef struct { float *d_ln, *d_qkv, *d_att, *d_atty, *d_fc1, *d_gelu, *d_small; } BlockScratch;
+
+// One transformer stack (encoder or decoder).
+typedef struct {
+    int depth, C, NH, hidden;
+    float eps;               // LayerNorm eps
+    BlockOffsets *w;         // [depth]
+    BlockActs *acts;         // [depth]
+    float **res;             // [depth + 1] residual streams [N, C]; res[0] input, res[depth] output
+    float *att_scratch;      // [N, C] attention's per-head K^T (forward)
+    const float *drop_scale; // NULL, or [depth][2][B] drop-path factors (see the file comment)
+} Stack;
+
+// Walks an arena: with base == NULL it only counts floats, otherwise it hands out pointers
+// (64-byte aligned pieces).
+typedef struct { float *base; size_t used; } Carver;
+float *carve(Carver *c, size_t n);
+
+void stack_setup(Stack *s, int depth, int C, int NH, int hidden, float eps);
+// Allocates the per-block tables (w, acts, res); 0 ok, -1 out of memory. stack_free releases them.
+int  stack_alloc(Stack *s);
+void stack_free(Stack *s);
+// Carves residual streams and block activations for Bmax images of T tokens.
+void stack_carve(Carver *cv, Stack *s, int Bmax, int T);
+// Offset of tensor `name` in a parameter table; aborts when absent (a layout bug, not bad input).
+size_t tensor_offset(const MaeTensor *t, int nt, const char *name);
+// Fills s->w from the table's "<prefix>.<i>.*" tensors.
+void stack_find_weights(Stack *s, const MaeTensor *t, int nt, const char *prefix);
+
+// Block l: s->res[l] -> s->res[l + 1] for B images of T tokens.
+void block_forward(const Stack *s, int l, const float *P, int B, int T);
+// On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G.
+void block_backward(const Stack *s, int l, const float *P, float *G, const BlockScratch *sc, float *dx,
+                    int B, int T);
+
+// Encoder input. cols [B*K, C*P*P]: the patches ids_keep [B, K] of images [B, S, S, C], each in
+// conv weight order (c, py, px).
+void patches_gather(float *cols, const float *images, const int *ids_keep, int B, int K, int S, int P, int C);
+// x0 [B*(1+K), D]: row 0 of each image cls + pos[0], row 1 + j patch_emb[b, j] + pos[1 + ids_keep[b, j]].
+void tokens_forward(float *x0, const float *patch_emb, const float *cls, const float *pos, const int *ids_keep,
+                    int B, int K, int D);
+// Backward of tokens_forward: gcls [D] and gpos [1+L, D] (NULL: frozen) += from de [B*(1+K), D]
+// (images summed in ascending order; threads own column blocks).
+void tokens_backward(float *gcls, float *gpos, const float *de, const int *ids_keep, int B, int K, int D);
+
+// MAE initialisation of the tensors of a table, in table order: xavier-uniform weights of >= 2 dims
+// (patch weight as [D, C*P*P]), zero biases, LayerNorm 1/0, cls and mask tokens N(0, 0.02),
+// pos_embed / decoder_pos_embed the 2D sin-cos table of a grid x grid image.
+void vit_init_tensors(const MaeTensor *t, int nt, float *params, int grid, Rng *rng);
+#endif

@@ -1,0 +1,180 @@
+// Frozen encoder features (features.h): the evaluation view -> encoder on every patch -> norm -> pool.
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "infer/features.h"
+#include "infer/infer.h"
+#include "infer/recon.h"
+#include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
+#include "data/image.h"
+#include "kernels/ops.h"
+#include "core/classifier.h"
+
+struct FeatureModel {
+    Mae *m;
+    int max_batch, S, C, L, D;
+    int *all_patches;       // [max_batch, L]: 0..L-1 per image (no masking)
+    float *norm_images;     // [max_batch, S, S, C] normalised pixels
+    float *tokens;          // [max_batch, 1+L, D] an earlier layer's tokens after `norm`
+    float *ln_mean, *ln_rstd;   // [max_batch * (1+L)]
+    float *fc_norm;         // [2, D] fc_norm weight and bias of a fine-tuned classifier; NULL for a MAE
+};
+
+int features_pool_parse(const char *s, FeaturesPool *out) {
+    if (!strcmp(s, "cls")) { *out = FEATURES_POOL_CLS; return 0; }
+    if (!strcmp(s, "mean")) { *out = FEATURES_POOL_MEAN; return 0; }
+    return -1;
+}
+
+const char *features_pool_name(FeaturesPool p) { return p == FEATURES_POOL_MEAN ? "mean" : "cls"; }
+
+int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t errlen) {
+    if (!strcmp(s, "last")) { *layer = depth - 1; return 0; }
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < 0 || v >= depth) {
+        snprintf(err, errlen, "'%.100s' is not 'last' or a block of this encoder (0..%d)", s, depth - 1);
+        return -1;
+    }
+    *layer = (int)v;
+    return 0;
+}
+
+FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, char *err, size_t errlen) {
+    *status = 1;
+    Checkpoint ck;
+    if (ckpt_load(ckpt_path, &ck, err, errlen)) return NULL;
+    const MaeConfig *cfg = &ck.cfg;
+    FeatureModel *fm = calloc(1, sizeof *fm);
+    if (!fm) { snprintf(err, errlen, "out of memory"); ckpt_free(&ck); return NULL; }
+    fm->max_batch = max_batch;
+    fm->S = cfg->img_size; fm->C = cfg->in_chans; fm->L = mae_num_patches(cfg); fm->D = cfg->embed_dim;
+    size_t per = (size_t)fm->S * fm->S * fm->C, T = (size_t)fm->L + 1, B = (size_t)max_batch;
+    int mem = infer_memory_check(cfg, max_batch, per, err, errlen);
+    if (mem) { *status = mem; ckpt_free(&ck); free(fm); return NULL; }
+    fm->m = mae_create(cfg, max_batch, err, errlen);
+    fm->all_patches = malloc(B * fm->L * sizeof *fm->all_patches);
+    fm->norm_images = malloc(B * per * sizeof *fm->norm_images);
+    fm->tokens = malloc(B * T * fm->D * sizeof *fm->tokens);
+    fm->ln_mean = malloc(B * T * sizeof *fm->ln_mean);
+    fm->ln_rstd = malloc(B * T * sizeof *fm->ln_rstd);
+    if (!fm->m || !fm->all_patches || !fm->norm_images || !fm->tokens || !fm->ln_mean || !fm->ln_rstd) {
+        if (fm->m) snprintf(err, errlen, "out of memory");
+        ckpt_free(&ck);
+        features_close(fm);
+        return NULL;
+    }
+    memcpy(mae_params(fm->m), ck.params, mae_num_params(cfg) * sizeof(float));
+    if (ck.classifier) {   // its fc_norm, for features as timm's forward_head(pre_logits=True)
+        ClfCheckpoint cc;
+        fm->fc_norm = malloc(2 * (size_t)fm->D * sizeof *fm->fc_norm);
+        if (!fm->fc_norm || clf_ckpt_load(ckpt_path, &cc, err, errlen)) {
+            if (!fm->fc_norm) snprintf(err, errlen, "out of memory");
+            ckpt_free(&ck);
+            features_close(fm);
+            return NULL;
+        }
+        Classifier *c = clf_create(&cc.cfg, 1, err, errlen);
+        if (c) {
+            memcpy(clf_params(c), cc.params, clf_num_params(&cc.cfg) * sizeof(float));
+            memcpy(fm->fc_norm, clf_tensor(c, "fc_norm.weight"), (size_t)fm->D * sizeof(float));
+            memcpy(fm->fc_norm + fm->D, clf_tensor(c, "fc_norm.bias"), (size_t)fm->D * sizeof(float));
+            clf_free(c);
+        }
+        clf_ckpt_free(&cc);
+        if (!c) { ckpt_free(&ck); features_close(fm); return NULL; }
+    }
+    ckpt_free(&ck);
+    for (size_t b = 0; b < B; b++)
+        for (int l = 0; l < fm->L; l++) fm->all_patches[b * fm->L + l] = l;
+    *status = 0;
+    return fm;
+}
+
+void features_close(FeatureModel *fm) {
+    if (!fm) return;
+    mae_free(fm->m);
+    free(fm->all_patches); free(fm->norm_images); free(fm->tokens); free(fm->ln_mean); free(fm->ln_rstd);
+    free(fm->fc_norm);
+    free(fm);
+}
+
+const MaeConfig *features_config(const FeatureModel *fm) { return mae_config(fm->m); }
+int features_dim(const FeatureModel *fm) { return fm->D; }
+
+void features_batch(FeatureModel *fm, const float *images, int B, const FeaturesSpec *spec, float *out) {
+    const MaeConfig *cfg = mae_config(fm->m);
+    int L = fm->L, D = fm->D, T = L + 1;
+    size_t per = (size_t)fm->S * fm->S * fm->C;
+    memcpy(fm->norm_images, images, (size_t)B * per * sizeof *images);
+    pixels_normalise(cfg, fm->norm_images, (long)B * fm->S * fm->S);
+    mae_forward_encoder(fm->m, fm->norm_images, fm->all_patches, B, L);
+    const float *tok = mae_latent(fm->m);   // [B, T, D] the last block after norm
+    // A fine-tuned classifier has no `norm` (docs/encoder.md): the block's own tokens, and for mean
+    // pooling its fc_norm after the mean (timm's forward_head(pre_logits=True) at the last block).
+    int head_norm = fm->fc_norm && spec->pool == FEATURES_POOL_MEAN;
+    if (fm->fc_norm) {
+        tok = mae_block_output(fm->m, spec->layer);
+    } else if (spec->layer != cfg->depth - 1) {
+        layernorm_forward(fm->tokens, fm->ln_mean, fm->ln_rstd, mae_block_output(fm->m, spec->layer),
+                          mae_tensor(fm->m, "norm.weight"), mae_tensor(fm->m, "norm.bias"), B * T, D,
+                          cfg->ln_eps);
+        tok = fm->tokens;
+    }
+    float *pooled = head_norm ? fm->tokens : out;
+    // Pooling: each image alone, patches added in order (the same for any thread count).
+    #pragma omp parallel for schedule(static)
+    for (int b = 0; b < B; b++) {
+        const float *x = tok + (size_t)b * T * D;
+        float *o = pooled + (size_t)b * D;
+        if (spec->pool == FEATURES_POOL_CLS) { memcpy(o, x, (size_t)D * sizeof *o); continue; }
+        for (int i = 0; i < D; i++) {
+            double s = 0;
+            for (int t = 1; t < T; t++) s += x[(size_t)t * D + i];
+            o[i] = (float)(s / L);
+        }
+    }
+    if (head_norm) layernorm_forward(out, fm->ln_mean, fm->ln_rstd, pooled, fm->fc_norm, fm->fc_norm + D, B, D, cfg->ln_eps);
+}
+
+int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels,
+                      const char *const *paths, long n, int batch, float *out,
+                      FeaturesProgress progress, void *ctx, char *err, size_t errlen) {
+    if (fm) { size = fm->S; channels = fm->C; }
+    if (fm && batch > fm->max_batch) batch = fm->max_batch;
+    if (batch < 1) batch = 1;
+    size_t per = (size_t)size * size * channels;
+    size_t dim = fm ? (size_t)fm->D : per;
+    float *views = fm ? malloc((size_t)batch * per * sizeof *views) : NULL;
+    int *bad = malloc((size_t)batch * sizeof *bad);
+    char (*why)[256] = malloc((size_t)batch * sizeof *why);
+    if ((fm && !views) || !bad || !why) {
+        snprintf(err, errlen, "out of memory");
+        free(views); free(bad); free(why);
+        return -1;
+    }
+    int status = 0;
+    for (long i0 = 0; i0 < n && !status; i0 += batch) {
+        int B = n - i0 < batch ? (int)(n - i0) : batch;
+        // Without a model the views are the features: decode straight into out.
+        float *dst = fm ? views : out + (size_t)i0 * dim;
+        #pragma omp parallel for schedule(dynamic, 1)
+        for (int k = 0; k < B; k++)
+            bad[k] = image_load_view(paths[i0 + k], 0, size, channels, dst + (size_t)k * per, why[k], sizeof why[k]);
+        for (int k = 0; k < B; k++)
+            if (bad[k]) {
+                snprintf(err, errlen, "%.2000s: %s", paths[i0 + k], why[k]);
+                status = -1;
+                break;
+            }
+        if (status) break;
+        if (fm) features_batch(fm, views, B, spec, out + (size_t)i0 * dim);
+        if (progress) progress(ctx, i0 + B, n);
+    }
+    free(views); free(bad); free(why);
+    return status;
+}

@@ -1,0 +1,59 @@
+// Frozen encoder features of images: checkpoint -> one vector per image, shared by `vitmae embed` and
+// `vitmae probe` (docs/encoder.md, "Features and probes").
+//
+// The encoder runs on every patch (no masking) of the evaluation view (image_load_view), normalised
+// with the checkpoint's pixel mean and std. The tokens of the chosen layer go through the encoder's
+// final LayerNorm `norm` (for an earlier layer too, as DINO's get_intermediate_layers), then:
+//   pool cls   the CLS token (token 0)                         -> [D]
+//   pool mean  the mean of the L patch tokens (CLS excluded)   -> [D]
+// Layer `last` (depth - 1) is exactly the encoder output MAE's forward_encoder returns.
+//
+// Pixel features (no checkpoint): the evaluation view itself in pixel units [0, 1], flattened in
+// [S][S][C] order -> [S * S * C].
+//
+// Every image is computed on its own (no value depends on the rest of the batch or on the thread
+// count), so features are bitwise the same for any --threads and any batch size.
+#ifndef VITMAE_FEATURES_H
+#define VITMAE_FEATURES_H
+#include <stddef.h>
+#include "core/model.h"
+
+typedef enum { FEATURES_POOL_CLS, FEATURES_POOL_MEAN } FeaturesPool;
+#define FEATURES_POOL_NAMES "cls|mean"
+// "cls" | "mean" -> 0 and *out; -1 otherwise.
+int features_pool_parse(const char *s, FeaturesPool *out);
+const char *features_pool_name(FeaturesPool p);
+// "last" or a block index 0..depth-1 -> *layer (0-based); -1 with a reason naming the range otherwise.
+int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t errlen);
+
+typedef struct {
+    FeaturesPool pool;
+    int layer;          // 0..depth-1
+} FeaturesSpec;
+
+// A model ready to compute features: the checkpoint's encoder and the scratch for batches of up to
+// max_batch images.
+typedef struct FeatureModel FeatureModel;
+
+// Loads a checkpoint for features (a file without decoder tensors is fine). NULL with a one-line
+// reason naming the file on failure; *status gets 1 (runtime: unreadable, bad file, out of memory)
+// or 2 (max_batch too large for memory: a smaller batch would fit).
+FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, char *err, size_t errlen);
+void features_close(FeatureModel *fm);
+const MaeConfig *features_config(const FeatureModel *fm);
+int features_dim(const FeatureModel *fm);   // D
+
+// B <= max_batch images [B][S][S][C] in pixel units [0, 1] -> out [B][D]. images is left unchanged.
+void features_batch(FeatureModel *fm, const float *images, int B, const FeaturesSpec *spec, float *out);
+
+// Called after each batch from the calling thread: done of total images.
+typedef void (*FeaturesProgress)(void *ctx, long done, long total);
+
+// Features of n image files, in order, batch by batch (the images of a batch are decoded in
+// parallel): fm != NULL: features_batch rows [n][D]; fm == NULL: pixel features [n][size*size*channels]
+// (size, channels used only then). batch: images per forward pass (<= max_batch of fm).
+// Returns 0, or -1 with "PATH: reason" for the first file (in order) that does not decode.
+int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels,
+                      const char *const *paths, long n, int batch, float *out,
+                      FeaturesProgress progress, void *ctx, char *err, size_t errlen);
+#endif

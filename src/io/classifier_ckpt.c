@@ -1,0 +1,145 @@
+// Classifier checkpoints (see classifier_ckpt.h).
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "io/classifier_ckpt.h"
+
+int clf_ckpt_is_classifier(const StFile *f) { return st_meta(f, "classifier") != NULL; }
+
+static char *classifier_json(const ClassifierConfig *cfg, char *const *classes) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "num_classes", cfg->num_classes);
+    cJSON *names = cJSON_AddArrayToObject(o, "classes");
+    for (int i = 0; names && i < cfg->num_classes; i++) cJSON_AddItemToArray(names, cJSON_CreateString(classes[i]));
+    cJSON_AddStringToObject(o, "global_pool", "avg");
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return s;
+}
+
+int clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *classes, const float *params,
+                  const char *train_state, const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen) {
+    char why[200];
+    if (clf_config_check(cfg, why, sizeof why)) { snprintf(err, errlen, "%s: config: %s", path, why); return -1; }
+    if (train_state && (!exp_avg || !exp_avg_sq)) { snprintf(err, errlen, "%s: train_state without AdamW moments", path); return -1; }
+    int n = clf_param_table(cfg, NULL, 0);
+    MaeTensor *tab = malloc((size_t)n * sizeof *tab);
+    int nt = train_state ? 3 * n : n;
+    StTensor *st = calloc((size_t)nt, sizeof *st);
+    char (*names)[96] = train_state ? malloc((size_t)2 * n * sizeof *names) : NULL;
+    char *cfg_json = mae_config_to_json(&cfg->enc), *clf_json = classifier_json(cfg, classes);
+    int rc = -1;
+    if (!tab || !st || (train_state && !names) || !cfg_json || !clf_json) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    clf_param_table(cfg, tab, n);
+    for (int m = 0; m < (train_state ? 3 : 1); m++) {
+        const float *base = m == 0 ? params : m == 1 ? exp_avg : exp_avg_sq;
+        for (int i = 0; i < n; i++) {
+            StTensor *s = &st[m * n + i];
+            if (m == 0) s->name = tab[i].name;
+            else {
+                snprintf(names[(m - 1) * n + i], sizeof names[0], "optimizer.%s.%s", m == 1 ? "exp_avg" : "exp_avg_sq", tab[i].name);
+                s->name = names[(m - 1) * n + i];
+            }
+            s->ndim = tab[i].ndim;
+            for (int k = 0; k < tab[i].ndim; k++) s->shape[k] = tab[i].shape[k];
+            s->data = base + tab[i].offset;
+        }
+    }
+    const char *keys[4] = {"format", "config", "classifier", "train_state"};
+    const char *vals[4] = {"vitmae", cfg_json, clf_json, train_state};
+    rc = st_write(path, st, nt, keys, vals, train_state ? 4 : 3, err, errlen);
+out:
+    free(tab); free(st); free(names); free(cfg_json); free(clf_json);
+    return rc;
+}
+
+void clf_ckpt_free(ClfCheckpoint *c) {
+    if (!c) return;
+    if (c->classes) for (int i = 0; i < c->cfg.num_classes; i++) free(c->classes[i]);
+    free(c->classes); free(c->params); free(c->train_state); free(c->exp_avg); free(c->exp_avg_sq);
+    memset(c, 0, sizeof *c);
+}
+
+// Copies tensor `name` with the table entry's shape into dst + offset. 0 ok, -1 (err) missing or misshapen.
+static int take(const StFile *f, const char *name, const MaeTensor *t, float *dst, char *err, size_t errlen) {
+    int nd;
+    int64_t sh[4];
+    const float *src = st_get(f, name, &nd, sh);
+    if (!src) { snprintf(err, errlen, "%s: missing tensor '%s'", st_name(f), name); return -1; }
+    int same = nd == t->ndim;
+    for (int k = 0; same && k < nd; k++) same = sh[k] == t->shape[k];
+    if (!same) { snprintf(err, errlen, "%s: tensor '%s' does not have the shape the config needs", st_name(f), name); return -1; }
+    if (dst) memcpy(dst + t->offset, src, t->numel * sizeof(float));
+    return 0;
+}
+
+int clf_ckpt_from_st(const StFile *f, ClfCheckpoint *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    const char *path = st_name(f), *cfg_json = st_meta(f, "config"), *cj = st_meta(f, "classifier");
+    const char *format = st_meta(f, "format");
+    if (!cj) { snprintf(err, errlen, "%s: not a classifier checkpoint (no head; fine-tune it first with vitmae finetune)", path); return -1; }
+    if ((format && strcmp(format, "vitmae")) || !cfg_json) { snprintf(err, errlen, "%s: not a vitmae checkpoint", path); return -1; }
+    char why[256];
+    if (mae_config_from_json(cfg_json, &out->cfg.enc, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); return -1; }
+    cJSON *o = cJSON_Parse(cj);
+    const cJSON *nc = cJSON_GetObjectItemCaseSensitive(o, "num_classes");
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "classes");
+    int rc = -1;
+    MaeTensor *tab = NULL;
+    if (!cJSON_IsNumber(nc) || !cJSON_IsArray(names) || cJSON_GetArraySize(names) != nc->valueint) {
+        snprintf(err, errlen, "%s: metadata 'classifier' needs num_classes and as many class names", path);
+        goto out;
+    }
+    out->cfg.num_classes = nc->valueint;
+    if (clf_config_check(&out->cfg, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); goto out; }
+    int K = out->cfg.num_classes;
+    out->classes = calloc((size_t)K, sizeof *out->classes);
+    if (!out->classes) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    int i = 0;
+    for (const cJSON *v = names->child; v; v = v->next, i++) {
+        if (!cJSON_IsString(v)) { snprintf(err, errlen, "%s: class names must be strings", path); goto out; }
+        out->classes[i] = strdup(v->valuestring);
+        if (!out->classes[i]) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    }
+    int n = clf_param_table(&out->cfg, NULL, 0);
+    tab = malloc((size_t)n * sizeof *tab);
+    if (!tab) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    clf_param_table(&out->cfg, tab, n);
+    for (int k = 0; k < n; k++)   // names and shapes before anything config-sized is allocated
+        if (take(f, tab[k].name, &tab[k], NULL, err, errlen)) goto out;
+    size_t np = clf_num_params(&out->cfg);
+    out->params = malloc(np * sizeof(float));
+    if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    for (int k = 0; k < n; k++)
+        if (take(f, tab[k].name, &tab[k], out->params, err, errlen)) goto out;
+    const char *ts = st_meta(f, "train_state");
+    if (ts) {
+        out->train_state = strdup(ts);
+        out->exp_avg = calloc(np, sizeof(float));
+        out->exp_avg_sq = calloc(np, sizeof(float));
+        if (!out->train_state || !out->exp_avg || !out->exp_avg_sq) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+        char name[128];
+        for (int k = 0; k < n; k++) {
+            snprintf(name, sizeof name, "optimizer.exp_avg.%s", tab[k].name);
+            if (take(f, name, &tab[k], out->exp_avg, err, errlen)) goto out;
+            snprintf(name, sizeof name, "optimizer.exp_avg_sq.%s", tab[k].name);
+            if (take(f, name, &tab[k], out->exp_avg_sq, err, errlen)) goto out;
+        }
+    }
+    rc = 0;
+out:
+    cJSON_Delete(o);
+    free(tab);
+    if (rc) clf_ckpt_free(out);
+    return rc;
+}
+
+int clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    StFile *f = st_open(path, err, errlen);
+    if (!f) return -1;
+    int rc = clf_ckpt_from_st(f, out, err, errlen);
+    st_close(f);
+    return rc;
+}

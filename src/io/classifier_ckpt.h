@@ -1,0 +1,30 @@
+// Classifier checkpoints (vitmae finetune / classify; docs/encoder.md): safetensors with timm's
+// VisionTransformer names (cls_token, pos_embed, patch_embed.proj.*, blocks.N.*, fc_norm.*, head.*),
+// written atomically by st_write (crc32 included). Metadata: format "vitmae", config (the encoder's
+// MaeConfig JSON, as pretraining checkpoints), classifier = {"num_classes": K, "classes": [names],
+// "global_pool": "avg"}, and train_state (JSON) with the AdamW moments optimizer.exp_avg.<name> /
+// optimizer.exp_avg_sq.<name> when the file can resume fine-tuning.
+#ifndef VITMAE_CLASSIFIER_CKPT_H
+#define VITMAE_CLASSIFIER_CKPT_H
+#include <stddef.h>
+#include "core/classifier.h"
+#include "io/checkpoint.h"
+
+typedef struct {
+    ClassifierConfig cfg;
+    char **classes;            // [num_classes] malloc'd names
+    float *params;             // [clf_num_params]
+    char *train_state;         // malloc'd JSON or NULL
+    float *exp_avg, *exp_avg_sq;   // [clf_num_params] or NULL
+} ClfCheckpoint;
+
+// 1 when the file is a classifier checkpoint (has the "classifier" metadata).
+int  clf_ckpt_is_classifier(const StFile *f);
+int  clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *classes, const float *params,
+                   const char *train_state, const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen);
+// Loads and checks everything (config, class names, every tensor's name and shape, moments when a
+// train state is present). A one-line reason naming the file on failure.
+int  clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen);
+int  clf_ckpt_from_st(const StFile *f, ClfCheckpoint *out, char *err, size_t errlen);
+void clf_ckpt_free(ClfCheckpoint *c);
+#endif

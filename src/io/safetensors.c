@@ -1,0 +1,551 @@
+// The safetensors file format (docs/interface.md section 4): reading and atomic writing of F32 tensors
+// with string metadata; vitmae's checkpoint on top of it is io/checkpoint.c.
+//
+// File layout:  [u64 LE header_len] [JSON header, space-padded to a multiple of 8] [data section]
+// The header maps tensor name -> {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}
+// (offsets relative to the data section) plus "__metadata__": {string: string}.
+//
+// Reading trusts nothing: the file is read whole, every length and offset is checked against
+// the bytes actually there before it is used, and the tensors must tile the data section exactly
+// (no overlap, no hole), as the safetensors reference implementation requires. Because every
+// tensor is F32 and they tile the section from offset 0, every begin is a multiple of 4; the
+// file is placed in memory so that the data section starts 64-byte aligned, which makes each
+// tensor a properly aligned float array without a second copy.
+#include "io/safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors data is little-endian; this reader assumes a little-endian host"
+#endif
+
+#define ST_MAX_HEADER (100u * 1000u * 1000u)   // the reference implementation's limit
+#define ST_ALIGN 64
+
+static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static char *xstrdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+// zlib's crc32 over any length (its length argument is a uInt).
+static uint32_t crc32_of(const uint8_t *p, size_t n) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    while (n > 0) {
+        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        crc = crc32(crc, p, chunk);
+        p += chunk; n -= chunk;
+    }
+    return (uint32_t)crc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+typedef struct {
+    char *name;
+    int ndim;
+    int64_t shape[4];
+    uint64_t begin, end;   // within the data section
+} StEntry;
+
+struct StFile {
+    char *path;
+    uint8_t *alloc;        // owns the bytes; file starts at alloc + shift
+    const uint8_t *data;   // data section (ST_ALIGN-aligned)
+    uint64_t data_len;
+    int n;
+    StEntry *t;
+    int nmeta;
+    char **meta_keys, **meta_vals;
+};
+
+void st_close(StFile *f) {
+    if (!f) return;
+    for (int i = 0; i < f->n; i++) free(f->t[i].name);
+    for (int i = 0; i < f->nmeta; i++) { free(f->meta_keys[i]); free(f->meta_vals[i]); }
+    free(f->t); free(f->meta_keys); free(f->meta_vals);
+    free(f->alloc); free(f->path);
+    free(f);
+}
+
+int st_count(const StFile *f) { return f->n; }
+const char *st_name(const StFile *f) { return f->path; }
+const char *st_tensor_name(const StFile *f, int i) { return i >= 0 && i < f->n ? f->t[i].name : NULL; }
+
+const char *st_meta(const StFile *f, const char *key) {
+    for (int i = 0; i < f->nmeta; i++)
+        if (strcmp(f->meta_keys[i], key) == 0) return f->meta_vals[i];
+    return NULL;
+}
+
+const float *st_get(const StFile *f, const char *name, int *ndim, int64_t shape[4]) {
+    for (int i = 0; i < f->n; i++) {
+        const StEntry *e = &f->t[i];
+        if (strcmp(e->name, name) != 0) continue;
+        if (ndim) *ndim = e->ndim;
+        if (shape) for (int k = 0; k < 4; k++) shape[k] = k < e->ndim ? e->shape[k] : 0;
+        return (const float *)(const void *)(f->data + e->begin);
+    }
+    return NULL;
+}
+
+// A JSON number that is an exact non-negative integer no larger than 2^53.
+static int json_u53(const cJSON *v, uint64_t *out) {
+    if (!cJSON_IsNumber(v)) return 0;
+    double d = v->valuedouble;
+    if (!(d >= 0.0 && d <= 9007199254740992.0) || d != floor(d)) return 0;
+    *out = (uint64_t)d;
+    return 1;
+}
+
+void st_shape_str(int ndim, const int64_t *shape, char *buf, size_t n) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+static int parse_tensor(const char *file, const cJSON *item, StEntry *e, uint64_t data_len,
+                        char *err, size_t errlen) {
+    const char *name = item->string;
+    if (!cJSON_IsObject(item)) { fail(err, errlen, "%s: header entry '%s' is not an object", file, name); return -1; }
+    const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    if (!cJSON_IsString(dtype)) { fail(err, errlen, "%s: tensor '%s' has no dtype string", file, name); return -1; }
+    if (strcmp(dtype->valuestring, "F32") != 0) {
+        fail(err, errlen, "%s: tensor '%s' has dtype %.32s (only F32 is supported)", file, name, dtype->valuestring);
+        return -1;
+    }
+    if (!cJSON_IsArray(shape)) { fail(err, errlen, "%s: tensor '%s' has no shape array", file, name); return -1; }
+    int ndim = cJSON_GetArraySize(shape);
+    if (ndim > 4) { fail(err, errlen, "%s: tensor '%s' has %d dimensions (at most 4 supported)", file, name, ndim); return -1; }
+    e->ndim = ndim;
+    uint64_t numel = 1;
+    int k = 0;
+    for (const cJSON *d = shape->child; d; d = d->next, k++) {
+        uint64_t v;
+        if (!json_u53(d, &v)) { fail(err, errlen, "%s: tensor '%s' has a shape entry that is not a non-negative integer", file, name); return -1; }
+        e->shape[k] = (int64_t)v;
+        if (__builtin_mul_overflow(numel, v, &numel) || numel > (UINT64_MAX / 4)) {
+            fail(err, errlen, "%s: tensor '%s' has a shape too large", file, name);
+            return -1;
+        }
+    }
+    for (; k < 4; k++) e->shape[k] = 0;
+    uint64_t b, en;
+    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || !json_u53(offs->child, &b)
+        || !json_u53(offs->child->next, &en)) {
+        fail(err, errlen, "%s: tensor '%s' has no valid data_offsets [begin, end]", file, name);
+        return -1;
+    }
+    char sh[96];
+    st_shape_str(e->ndim, e->shape, sh, sizeof sh);
+    if (en < b || en - b != 4 * numel) {
+        fail(err, errlen, "%s: tensor '%s' data_offsets [%llu, %llu] do not match its shape %s (%llu bytes of F32)",
+             file, name, (unsigned long long)b, (unsigned long long)en, sh, (unsigned long long)(4 * numel));
+        return -1;
+    }
+    if (en > data_len) {
+        fail(err, errlen, "%s: truncated data (tensor '%s' needs data bytes %llu..%llu, file has %llu)",
+             file, name, (unsigned long long)b, (unsigned long long)en, (unsigned long long)data_len);
+        return -1;
+    }
+    e->begin = b; e->end = en;
+    e->name = xstrdup(name);
+    if (!e->name) { fail(err, errlen, "%s: out of memory", file); return -1; }
+    return 0;
+}
+
+static int cmp_entry_offset(const void *a, const void *b) {
+    const StEntry *x = *(const StEntry *const *)a, *y = *(const StEntry *const *)b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+static int cmp_entry_name(const void *a, const void *b) {
+    return strcmp((*(const StEntry *const *)a)->name, (*(const StEntry *const *)b)->name);
+}
+
+// Tensors must tile the data section: no overlap, no hole, no trailing bytes; names unique.
+static int check_layout(StFile *f, char *err, size_t errlen) {
+    if (f->n == 0) {
+        if (f->data_len) { fail(err, errlen, "%s: %llu data bytes but no tensors", f->path, (unsigned long long)f->data_len); return -1; }
+        return 0;
+    }
+    StEntry **p = malloc((size_t)f->n * sizeof *p);
+    if (!p) { fail(err, errlen, "%s: out of memory", f->path); return -1; }
+    for (int i = 0; i < f->n; i++) p[i] = &f->t[i];
+    int rc = 0;
+    qsort(p, (size_t)f->n, sizeof *p, cmp_entry_name);
+    for (int i = 1; i < f->n && !rc; i++)
+        if (strcmp(p[i - 1]->name, p[i]->name) == 0) {
+            fail(err, errlen, "%s: tensor '%s' appears twice in the header", f->path, p[i]->name);
+            rc = -1;
+        }
+    qsort(p, (size_t)f->n, sizeof *p, cmp_entry_offset);
+    uint64_t pos = 0;
+    for (int i = 0; i < f->n && !rc; i++) {
+        if (p[i]->begin < pos) {
+            fail(err, errlen, "%s: tensor '%s' overlaps tensor '%s' in the data section", f->path, p[i]->name, p[i - 1]->name);
+            rc = -1;
+        } else if (p[i]->begin > pos) {
+            fail(err, errlen, "%s: data bytes %llu..%llu belong to no tensor", f->path, (unsigned long long)pos,
+                 (unsigned long long)p[i]->begin);
+            rc = -1;
+        }
+        pos = p[i]->end;
+    }
+    if (!rc && pos != f->data_len) {
+        fail(err, errlen, "%s: %llu trailing data bytes belong to no tensor", f->path, (unsigned long long)(f->data_len - pos));
+        rc = -1;
+    }
+    free(p);
+    return rc;
+}
+
+static int parse_metadata(StFile *f, const cJSON *meta, char *err, size_t errlen) {
+    if (!cJSON_IsObject(meta)) { fail(err, errlen, "%s: __metadata__ is not an object", f->path); return -1; }
+    int n = cJSON_GetArraySize(meta);
+    f->meta_keys = calloc((size_t)n + 1, sizeof *f->meta_keys);
+    f->meta_vals = calloc((size_t)n + 1, sizeof *f->meta_vals);
+    if (!f->meta_keys || !f->meta_vals) { fail(err, errlen, "%s: out of memory", f->path); return -1; }
+    for (const cJSON *m = meta->child; m; m = m->next) {
+        if (!cJSON_IsString(m)) { fail(err, errlen, "%s: __metadata__ value '%s' is not a string", f->path, m->string); return -1; }
+        f->meta_keys[f->nmeta] = xstrdup(m->string);
+        f->meta_vals[f->nmeta] = xstrdup(m->valuestring);
+        f->nmeta++;
+        if (!f->meta_keys[f->nmeta - 1] || !f->meta_vals[f->nmeta - 1]) { fail(err, errlen, "%s: out of memory", f->path); return -1; }
+    }
+    return 0;
+}
+
+static int check_crc(StFile *f, char *err, size_t errlen) {
+    const char *s = st_meta(f, "crc32");
+    if (!s) return 0;
+    char *end = NULL;
+    unsigned long want = strtoul(s, &end, 16);
+    if (strlen(s) != 8 || *end || strspn(s, "0123456789abcdefABCDEF") != 8) {
+        fail(err, errlen, "%s: crc32 '%.16s' is not 8 hex digits", f->path, s);
+        return -1;
+    }
+    uint32_t got = crc32_of(f->data, (size_t)f->data_len);
+    if (got != (uint32_t)want) {
+        fail(err, errlen, "%s: crc32 mismatch (file damaged): header says %08lx, data has %08x", f->path, want, got);
+        return -1;
+    }
+    return 0;
+}
+
+// Names in a hostile header may hold control characters; a reason stays one printable line.
+void st_one_line(char *err) {
+    for (unsigned char *p = (unsigned char *)err; err && *p; p++)
+        if (*p < 0x20 || *p == 0x7f) *p = '?';
+}
+
+// Parses the header of the file whose bytes are f->alloc + shift .. + len and fills f.
+static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, size_t errlen) {
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
+    const char *hdr = (const char *)bytes + 8;
+    f->data = bytes + 8 + hlen;
+    f->data_len = (uint64_t)len - 8 - hlen;
+    cJSON *root = NULL;
+    const char *end = NULL;
+    root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
+    if (!root) {
+        size_t at = end && end >= hdr ? (size_t)(end - hdr) : 0;
+        fail(err, errlen, "%s: malformed JSON header (near byte %zu of %llu)", f->path, at, (unsigned long long)hlen);
+        return -1;
+    }
+    int rc = -1;
+    for (const char *p = end; p < hdr + hlen; p++)
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
+            fail(err, errlen, "%s: malformed JSON header (trailing bytes after the object)", f->path);
+            goto out;
+        }
+    if (!cJSON_IsObject(root)) { fail(err, errlen, "%s: header is not a JSON object", f->path); goto out; }
+    int n = cJSON_GetArraySize(root);
+    f->t = calloc((size_t)n + 1, sizeof *f->t);
+    if (!f->t) { fail(err, errlen, "%s: out of memory", f->path); goto out; }
+    int seen_meta = 0;
+    for (const cJSON *it = root->child; it; it = it->next) {
+        if (strcmp(it->string, "__metadata__") == 0) {
+            if (seen_meta++) { fail(err, errlen, "%s: __metadata__ appears twice", f->path); goto out; }
+            if (parse_metadata(f, it, err, errlen)) goto out;
+            continue;
+        }
+        if (parse_tensor(f->path, it, &f->t[f->n], f->data_len, err, errlen)) goto out;
+        f->n++;
+    }
+    if (check_layout(f, err, errlen)) goto out;
+    if (check_crc(f, err, errlen)) goto out;
+    rc = 0;
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+// Validates the 8-byte length against len; on success allocates f->alloc so that the data
+// section of a copy placed at the returned pointer is ST_ALIGN-aligned.
+static uint8_t *place(StFile *f, const uint8_t first8[8], size_t len, char *err, size_t errlen) {
+    if (len < 8) {
+        fail(err, errlen, "%s: file too short (%zu bytes; a safetensors file starts with an 8-byte header length)", f->path, len);
+        return NULL;
+    }
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | first8[i];
+    if (hlen > ST_MAX_HEADER) {
+        fail(err, errlen, "%s: header length %llu is too large (limit %u; not a safetensors file?)", f->path,
+             (unsigned long long)hlen, ST_MAX_HEADER);
+        return NULL;
+    }
+    if (hlen > len - 8) {
+        fail(err, errlen, "%s: truncated header (header length %llu, file has %zu bytes after it)", f->path,
+             (unsigned long long)hlen, len - 8);
+        return NULL;
+    }
+    if (len > SIZE_MAX - 2 * ST_ALIGN) { fail(err, errlen, "%s: file too large", f->path); return NULL; }
+    f->alloc = malloc(len + ST_ALIGN + 1);
+    if (!f->alloc) { fail(err, errlen, "%s: out of memory reading %zu bytes", f->path, len); return NULL; }
+    uintptr_t data_at = (uintptr_t)f->alloc + 8 + (uintptr_t)hlen;
+    size_t shift = (ST_ALIGN - data_at % ST_ALIGN) % ST_ALIGN;
+    return f->alloc + shift;
+}
+
+static StFile *new_file(const char *name, char *err, size_t errlen) {
+    StFile *f = calloc(1, sizeof *f);
+    if (f) f->path = xstrdup(name ? name : "(memory)");
+    if (!f || !f->path) { free(f); fail(err, errlen, "%s: out of memory", name ? name : "(memory)"); return NULL; }
+    return f;
+}
+
+StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err, size_t errlen) {
+    StFile *f = new_file(name, err, errlen);
+    if (!f) return NULL;
+    uint8_t first8[8] = {0};
+    if (len >= 8) memcpy(first8, buf, 8);
+    uint8_t *at = place(f, first8, len, err, errlen);
+    if (!at) { st_close(f); return NULL; }
+    memcpy(at, buf, len);
+    if (parse_file(f, at, len, err, errlen)) { st_one_line(err); st_close(f); return NULL; }
+    return f;
+}
+
+static int read_full(int fd, uint8_t *p, size_t n) {
+    while (n > 0) {
+        ssize_t r = read(fd, p, n > (1u << 30) ? (1u << 30) : n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return r == 0 ? -2 : -1;
+        p += r; n -= (size_t)r;
+    }
+    return 0;
+}
+
+StFile *st_open(const char *path, char *err, size_t errlen) {
+    StFile *f = new_file(path, err, errlen);
+    if (!f) return NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); st_close(f); return NULL; }
+    if (fstat(fd, &st) != 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); goto bad; }
+    if (!S_ISREG(st.st_mode)) { fail(err, errlen, "%s: not a regular file", path); goto bad; }
+    if ((uint64_t)st.st_size > SIZE_MAX / 2) { fail(err, errlen, "%s: file too large", path); goto bad; }
+    size_t len = (size_t)st.st_size;
+    uint8_t first8[8] = {0};
+    if (len >= 8 && read_full(fd, first8, 8) != 0) { fail(err, errlen, "%s: read failed: %s", path, strerror(errno)); goto bad; }
+    uint8_t *at = place(f, first8, len, err, errlen);
+    if (!at) goto bad;
+    memcpy(at, first8, 8);
+    int r = read_full(fd, at + 8, len - 8);
+    if (r != 0) {
+        fail(err, errlen, "%s: %s", path, r == -2 ? "file shrank while reading" : strerror(errno));
+        goto bad;
+    }
+    close(fd);
+    if (parse_file(f, at, len, err, errlen)) { st_one_line(err); st_close(f); return NULL; }
+    return f;
+bad:
+    close(fd);
+    st_close(f);
+    return NULL;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+static int write_full(int fd, const void *buf, size_t n) {
+    const uint8_t *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return -1;
+        if (w == 0) { errno = EIO; return -1; }
+        p += w; n -= (size_t)w;
+    }
+    return 0;
+}
+
+static size_t tensor_numel(const StTensor *t) {
+    size_t n = 1;
+    for (int k = 0; k < t->ndim; k++) n *= (size_t)t->shape[k];
+    return n;
+}
+
+// The header JSON (without padding): tensors in the given order, then __metadata__.
+static char *build_header(const StTensor *ts, int nt, const char *const *keys, const char *const *vals,
+                          int nmeta, const char *crc_hex, char *err, size_t errlen) {
+    cJSON *root = cJSON_CreateObject();
+    if (!root) goto oom;
+    size_t off = 0;
+    for (int i = 0; i < nt; i++) {
+        const StTensor *t = &ts[i];
+        cJSON *e = cJSON_AddObjectToObject(root, t->name);
+        if (!e || !cJSON_AddStringToObject(e, "dtype", "F32")) goto oom;
+        cJSON *sh = cJSON_AddArrayToObject(e, "shape");
+        if (!sh) goto oom;
+        for (int k = 0; k < t->ndim; k++) {
+            cJSON *d = cJSON_CreateNumber((double)t->shape[k]);
+            if (!d || !cJSON_AddItemToArray(sh, d)) { cJSON_Delete(d); goto oom; }
+        }
+        size_t bytes = 4 * tensor_numel(t);
+        cJSON *o = cJSON_AddArrayToObject(e, "data_offsets");
+        if (!o) goto oom;
+        cJSON *b = cJSON_CreateNumber((double)off), *en = cJSON_CreateNumber((double)(off + bytes));
+        if (!b || !en) { cJSON_Delete(b); cJSON_Delete(en); goto oom; }
+        cJSON_AddItemToArray(o, b);
+        cJSON_AddItemToArray(o, en);
+        off += bytes;
+    }
+    cJSON *meta = cJSON_AddObjectToObject(root, "__metadata__");
+    if (!meta) goto oom;
+    for (int i = 0; i < nmeta; i++) {
+        if (strcmp(keys[i], "crc32") == 0) continue;   // ours is computed below
+        if (!cJSON_AddStringToObject(meta, keys[i], vals[i])) goto oom;
+    }
+    if (!cJSON_AddStringToObject(meta, "crc32", crc_hex)) goto oom;
+    char *s = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!s) { fail(err, errlen, "out of memory"); return NULL; }
+    return s;
+oom:
+    cJSON_Delete(root);
+    fail(err, errlen, "out of memory building the header");
+    return NULL;
+}
+
+// Writes everything to fd; returns 0 or -1 with errno set.
+static int write_body(int fd, const char *json, const StTensor *ts, int nt) {
+    size_t jlen = strlen(json);
+    size_t hlen = (jlen + 7) / 8 * 8;
+    uint8_t len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
+    if (write_full(fd, len8, 8) || write_full(fd, json, jlen)) return -1;
+    static const char spaces[8] = "        ";
+    if (write_full(fd, spaces, hlen - jlen)) return -1;
+    for (int i = 0; i < nt; i++) {
+        size_t n = tensor_numel(&ts[i]);
+        if (n && write_full(fd, ts[i].data, 4 * n)) return -1;
+    }
+    return 0;
+}
+
+static int fsync_dir_of(const char *path) {
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return -1;
+    int rc = fsync(dfd);
+    // Some file systems refuse fsync on directories; the rename itself has happened.
+    if (rc != 0 && (errno == EINVAL || errno == EROFS)) rc = 0;
+    close(dfd);
+    return rc;
+}
+
+int st_write(const char *path, const StTensor *tensors, int ntensors,
+             const char *const *meta_keys, const char *const *meta_vals, int nmeta,
+             char *err, size_t errlen) {
+    for (int i = 0; i < ntensors; i++) {
+        const StTensor *t = &tensors[i];
+        if (!t->name || !*t->name || strcmp(t->name, "__metadata__") == 0 || t->ndim < 0 || t->ndim > 4) {
+            fail(err, errlen, "%s: invalid tensor #%d", path, i);
+            return -1;
+        }
+        for (int k = 0; k < t->ndim; k++)
+            if (t->shape[k] < 0) { fail(err, errlen, "%s: tensor '%s' has a negative dimension", path, t->name); return -1; }
+        if (!t->data && tensor_numel(t)) { fail(err, errlen, "%s: tensor '%s' has no data", path, t->name); return -1; }
+    }
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (int i = 0; i < ntensors; i++) {
+        const uint8_t *p = (const uint8_t *)tensors[i].data;
+        size_t n = 4 * tensor_numel(&tensors[i]);
+        while (n > 0) {
+            uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
+            crc = crc32(crc, p, chunk);
+            p += chunk; n -= chunk;
+        }
+    }
+    char crc_hex[16];
+    snprintf(crc_hex, sizeof crc_hex, "%08lx", (unsigned long)(crc & 0xffffffffUL));
+    char *json = build_header(tensors, ntensors, meta_keys, meta_vals, nmeta, crc_hex, err, errlen);
+    if (!json) return -1;
+
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
+    if (!tmp) { free(json); fail(err, errlen, "%s: out of memory", path); return -1; }
+    // Same folder as the target, so rename() is atomic (same file system).
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    snprintf(tmp, plen + 32, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, path + dirlen);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fail(err, errlen, "%s: cannot create a temporary file in its folder: %s", path, strerror(errno));
+        free(tmp); free(json);
+        return -1;
+    }
+    mode_t um = umask(0);
+    umask(um);
+    const char *step = "write";
+    int rc = fchmod(fd, 0666 & ~um);
+    if (rc == 0) rc = write_body(fd, json, tensors, ntensors);
+    if (rc == 0) { step = "fsync"; rc = fsync(fd); }
+    int saved = errno;
+    if (close(fd) != 0 && rc == 0) { rc = -1; saved = errno; step = "close"; }
+    if (rc == 0) { step = "rename"; rc = rename(tmp, path); saved = errno; }
+    if (rc != 0) {
+        unlink(tmp);
+        fail(err, errlen, "%s: %s failed: %s (previous file left intact)", path, step, strerror(saved));
+        free(tmp); free(json);
+        return -1;
+    }
+    free(tmp); free(json);
+    if (fsync_dir_of(path) != 0) {
+        fail(err, errlen, "%s: fsync of its folder failed: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,30 @@
+// Drop path factors and their application (see droppath.h).
+#include "kernels/droppath.h"
+
+void droppath_residual_forward(float *out, const float *branch, const float *x, const float *scale,
+                               int B, int T, int C) {
+    long rows = (long)B * T;
+    #pragma omp parallel for schedule(static)
+    for (long r = 0; r < rows; r++) {
+        float s = scale[r / T];
+        const float *br = branch + r * C, *xr = x + r * C;
+        float *o = out + r * C;
+        for (int i = 0; i < C; i++) o[i] = xr[i] + s * br[i];
+    }
+}
+
+void droppath_scale(float *dbranch, const float *dout, const float *scale, int B, int T, int C) {
+    long rows = (long)B * T;
+    #pragma omp parallel for schedule(static)
+    for (long r = 0; r < rows; r++) {
+        float s = scale[r / T];
+        const float *d = dout + r * C;
+        float *o = dbranch + r * C;
+        for (int i = 0; i < C; i++) o[i] = s * d[i];
+    }
+}
+
+void droppath_factors(float *scale, const float *u, int B, float p) {
+    float keep = 1.0f - p;
+    for (int b = 0; b < B; b++) scale[b] = p <= 0.0f ? 1.0f : (u[b] >= p ? 1.0f / keep : 0.0f);
+}

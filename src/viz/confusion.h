@@ -1,0 +1,12 @@
+// A confusion matrix as a picture: rows = true class, columns = predicted class, each cell coloured by
+// the fraction of its row (viridis, 0..1, with a colour bar) and, when it fits, labelled with its count.
+// Rows are labelled "index name" on the left, columns by index on top; a title line above.
+#ifndef VITMAE_CONFUSION_H
+#define VITMAE_CONFUSION_H
+#include <stddef.h>
+#include "viz/viz.h"
+
+// counts [n][n] (row = true class). Creates *out (canvas_free it). 0 ok, -1 with a message.
+int viz_confusion(Canvas *out, const long *counts, int n, const char *const *names, const char *title,
+                  char *err, size_t errlen);
+#endif

@@ -1,0 +1,132 @@
+#!/bin/sh
+# vitmae finetune and classify on generated shapes (3 classes): files, metrics header, learning,
+# thread-count and resume determinism, SIGINT, classify's text and JSON, attention / info on a
+# classifier, and the bad inputs of docs/encoder.md. A tiny model keeps it fast (also under ASan).
+set -u
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$dir" || exit 1
+. "$VITMAE_ROOT/tests/lib.sh"   # same_weights
+"$VITMAE_TOOLS/synth" "$dir/data" --count 150 --size 16 --classes 3 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
+model="--img 16 --patch 4 --dim 32 --depth 2 --heads 2"
+"$VITMAE" train --data "$dir/data" $model --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --steps 10 \
+  --threads 2 --out "$dir/pre" > /dev/null 2>&1 || { echo "pretraining failed"; exit 1; }
+pre="$dir/pre/checkpoint.safetensors"
+ft="--data $dir/data --batch 16 --lr 2e-3 --warmup-steps 2 --threads 2"
+steps=120; min_top1=0.6; [ "${VITMAE_SANITIZED:-0}" = 1 ] && steps=60 && min_top1=0.45   # chance is 1/3
+
+# 1. From the pretrained encoder: the files, the header, val_top1 a fraction.
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 20 --eval-every 10 --out "$dir/run" > "$dir/log" 2>&1; rc=$?
+t "finetune exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$dir/log"
+for f in checkpoint.safetensors checkpoint-20.safetensors metrics.csv curves.png; do t "writes $f" '[ -s "$dir/run/$f" ]'; done
+t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s" ]'
+t "val_top1 is a fraction" 'awk -F, "NR > 1 && \$6 != \"\" { n++; if (\$6 < 0 || \$6 > 1) bad = 1 } END { exit !(n == 2 && !bad) }" "$dir/run/metrics.csv"'
+t "checkpoint has timm names and classes" 'python3 - "$dir/run/checkpoint.safetensors" <<PY
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+names = set(h) - {"__metadata__"}
+need = {"cls_token", "pos_embed", "patch_embed.proj.weight", "blocks.1.mlp.fc2.bias", "fc_norm.weight", "head.weight", "head.bias"}
+assert need <= names and "norm.weight" not in names and not any(k.startswith("decoder") for k in names), names
+assert h["head.weight"]["shape"] == [3, 32]
+c = json.loads(h["__metadata__"]["classifier"]); assert c["classes"] == ["circle", "square", "triangle"], c
+PY'
+
+# 2. From scratch, validated on its own training folder: it learns the shapes.
+"$VITMAE" finetune --from-scratch $model $ft --val "$dir/data" --augment none --steps $steps --eval-every $steps --out "$dir/scratch" > "$dir/log" 2>&1; rc=$?
+t "from scratch exits 0" '[ $rc -eq 0 ]'
+top1=$(awk -F, 'NR > 1 && $6 != "" { v = $6 } END { print v }' "$dir/scratch/metrics.csv")
+t "it learns (top-1 on the training folder $top1 > $min_top1)" 'awk -v a="$top1" -v w="$min_top1" "BEGIN { exit !(a > w) }"'
+
+# 3. 1 and 2 threads: bitwise the same; resuming a snapshot ends bitwise equal.
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --ckpt-every 6 --threads 1 --out "$dir/t1" > /dev/null 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --ckpt-every 6 --threads 2 --out "$dir/t2" > /dev/null 2>&1
+t "1 and 2 threads: bitwise equal weights" 'same_weights "$dir/t1/checkpoint.safetensors" "$dir/t2/checkpoint.safetensors"'
+t "1 and 2 threads: same losses" '[ "$(cut -d, -f1-6 "$dir/t1/metrics.csv")" = "$(cut -d, -f1-6 "$dir/t2/metrics.csv")" ]'
+"$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/resumed" > "$dir/log" 2>&1; rc=$?
+t "resume exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$dir/log"
+t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --seed 5 --out "$dir/t3" > /dev/null 2>&1
+t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/t3/checkpoint.safetensors"'
+
+# 4. SIGINT: a loadable checkpoint, exit 0, and --resume RUN finishes it.
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/int.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid; wait $pid; rc=$?
+t "SIGINT exits 0" '[ $rc -eq 0 ]'
+t "SIGINT leaves a resumable checkpoint" '"$VITMAE" info "$dir/int/checkpoint.safetensors" | grep -q "can resume"'
+
+# 5. classify: a line per image and the accuracy; JSON as docs/encoder.md; 6 significant digits.
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 2 "$dir/data" > "$dir/cls.txt" 2>&1; rc=$?
+t "classify exits 0" '[ $rc -eq 0 ]'
+t "classify: a line per image + top-1" '[ $(grep -c "|" "$dir/cls.txt") -eq 150 ] && tail -n 1 "$dir/cls.txt" | grep -q "^top-1: "'
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 3 --json "$dir/data" "$dir/data/circle/00000.png" > "$dir/cls.json"; rc=$?
+t "classify --json" '[ $rc -eq 0 ] && python3 - "$dir/cls.json" "$top1" <<PY
+import json, sys
+d = json.load(open(sys.argv[1]))
+imgs = d["images"]; assert len(imgs) == 151
+for im in imgs:
+    assert im["label"] in ("circle", "square", "triangle"), im
+    assert len(im["top"]) == 3 and abs(sum(p for _, p in im["top"]) - 1) < 1e-4, im
+    assert all(len(repr(p).replace("0.", "").lstrip("0").replace(".", "")) <= 7 for _, p in im["top"]), im
+    assert im["top"][0][1] >= im["top"][1][1] >= im["top"][2][1]
+hits = sum(im["top"][0][0] == im["label"] for im in imgs)
+assert abs(d["top1"] - hits / 151) < 1e-5, (d["top1"], hits)
+PY'
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/data/circle/00000.png" > "$dir/one.json"
+t "a file inside a class folder gets that label" 'grep -q "\"label\":[[:space:]]*\"circle\"" "$dir/one.json"'
+
+# 6. The encoder's other users read a classifier.
+t "info --json says classifier" '"$VITMAE" info --json "$dir/run/checkpoint.safetensors" | grep -q "\"kind\":[[:space:]]*\"classifier\""'
+"$VITMAE" attention --ckpt "$dir/run/checkpoint.safetensors" --out "$dir/att" "$dir/data/circle/00000.png" > /dev/null 2>&1; rc=$?
+t "attention reads a classifier" '[ $rc -eq 0 ] && [ -s "$dir/att/00000.attn.png" ]'
+
+"$VITMAE" embed --ckpt "$dir/scratch/checkpoint.safetensors" --pool mean --out "$dir/e.npy" "$dir/data/square" > /dev/null 2>&1; rc=$?
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 3 --json "$dir/data/square" > "$dir/sq.json"
+t "embed --pool mean of a classifier is the head's input (its logits give classify's probabilities)" '[ $rc -eq 0 ] && python3 - "$dir/e.npy" "$dir/scratch/checkpoint.safetensors" "$dir/sq.json" <<PY
+import ast, json, math, struct, sys
+b = open(sys.argv[1], "rb").read(); hl = struct.unpack("<H", b[8:10])[0]; hd = ast.literal_eval(b[10:10 + hl].decode())
+n, d = hd["shape"]; feats = struct.unpack("<%df" % (n * d), b[10 + hl:])
+c = open(sys.argv[2], "rb").read(); m = struct.unpack("<Q", c[:8])[0]; h = json.loads(c[8:8 + m])
+def tensor(name):
+    lo, hi = h[name]["data_offsets"]; return struct.unpack("<%df" % ((hi - lo) // 4), c[8 + m + lo:8 + m + hi])
+w, bias = tensor("head.weight"), tensor("head.bias"); k = len(bias)
+classes = json.loads(h["__metadata__"]["classifier"])["classes"]
+imgs = json.load(open(sys.argv[3]))["images"]; assert len(imgs) == n
+for i, im in enumerate(imgs):
+    z = [bias[j] + sum(w[j * d + q] * feats[i * d + q] for q in range(d)) for j in range(k)]
+    e = [math.exp(v - max(z)) for v in z]; p = [v / sum(e) for v in e]
+    for name, prob in im["top"]:
+        assert abs(p[classes.index(name)] - prob) <= 2e-5 * prob + 1e-7, (im, p)
+PY'
+
+# 7. Bad input: one line, exit 2 (usage) or 1 (runtime), nothing written.
+err() {   # err NAME WANT_RC PATTERN CMD...
+  name=$1; want=$2; pat=$3; shift 3
+  "$@" > "$dir/out" 2> "$dir/err"; rc=$?
+  t "$name: exit $want (got $rc)" '[ $rc -eq $want ]'
+  t "$name: one line naming the problem" '[ $(wc -l < "$dir/err") -eq 1 ] && grep -q "^vitmae: .*$pat" "$dir/err"'
+}
+mkdir -p "$dir/flat" "$dir/one/only" "$dir/val/hexagon"
+cp "$dir/data/circle/00000.png" "$dir/flat/"; cp "$dir/data/circle/00000.png" "$dir/one/only/"
+cp "$dir/data/circle/00000.png" "$dir/val/hexagon/"
+err "no class folders" 2 "class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/flat" --out "$dir/e1"
+err "one class" 2 "one class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/one" --out "$dir/e2"
+err "val class unknown" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/val" --out "$dir/e3"
+err "ckpt of a classifier" 2 "resume" "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --out "$dir/e4"
+err "neither ckpt nor scratch" 2 "from-scratch" "$VITMAE" finetune --data "$dir/data" --out "$dir/e5"
+before=$(ls -l "$dir/run" | md5sum)
+err "existing run folder" 2 "resume" "$VITMAE" finetune --ckpt "$pre" $ft --out "$dir/run"
+t "the existing run is untouched" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
+err "resume into another run" 2 "not empty" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/run"
+t "that run is untouched too" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
+err "classify a pretraining checkpoint" 1 "fine-tune" "$VITMAE" classify --ckpt "$pre" "$dir/data"
+err "resume without state" 1 "resume" "$VITMAE" finetune --resume "$pre"
+t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && [ ! -e "$dir/e3" ] && [ ! -e "$dir/e4" ]'
+
+[ $fail -eq 0 ] && echo "cli finetune ok"
+exit $fail

@@ -1,0 +1,128 @@
+#!/bin/sh
+# What `vitmae train` hands the optimiser, checked from its outputs against closed forms:
+# 1. the lr column of metrics.csv at every step equals linear warm-up + half-cosine to --min-lr
+#    (src/core/optim.h; the row of step s holds the rate of 0-based step s - 1), to the printed
+#    precision; also the default warm-up (5% of the run) and --blr * batch / 256;
+# 2. the first step of a warm-up has lr 0 and leaves the weights (and all else) as an --lr 0 run's;
+# 3. the first step of a run without warm-up, from its checkpoint: AdamW moments m = 0.1 g,
+#    v = 0.05 g^2, and weights p0 (1 - lr wd [weight matrices]) - lr g / (|g| + 1e-8) (bias-corrected
+#    step 1), p0 from the --lr 0 run;
+# 4. --clip below the gradient norm changes the run, far above it does not;
+# 5. a run resumed with a non-zero seed ends with bitwise the weights of the uninterrupted run;
+# 6. the held-out images never reach the optimiser: replacing them (same names, so the same split)
+#    leaves the trained weights bitwise the same.
+set -u
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
+. "$VITMAE_ROOT/tests/lib.sh"   # same_weights
+"$VITMAE_TOOLS/synth" "$dir/data" --count 24 --size 8 --seed 2 >/dev/null || { echo "synth failed"; exit 1; }
+small="--data $dir/data --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 --batch 4 --augment none --val-frac 0.2 --pixel-norm none --threads 2 --eval-every 1000"
+train() { out=$1; shift; "$VITMAE" train $small --out "$dir/$out" "$@" > "$dir/$out.log" 2>&1 || { echo "train $out failed:"; cat "$dir/$out.log"; fail=1; }; }
+
+# lr_ok CSV TOTAL WARMUP BASE MIN_LR: every row's lr (column 3) against the closed form.
+lr_ok() {
+  awk -F, -v T="$2" -v W="$3" -v base="$4" -v lo="$5" '
+    NR == 1 { next }
+    { s = $1 > 0 ? $1 - 1 : 0
+      if (s < W) want = base * s / W
+      else if (T <= W) want = base
+      else { p = (s - W) / (T - W); if (p > 1) p = 1; want = lo + (base - lo) * 0.5 * (1 + cos(3.14159265358979324 * p)) }
+      d = $3 - want; if (d < 0) d = -d
+      w = want < 0 ? -want : want
+      if (d > 6e-6 * w + 1e-15) { printf "step %s: lr %s, want %.9g\n", $1, $3, want; bad++ }
+      rows++ }
+    END { if (rows != T + 1) { printf "%d rows, want %d\n", rows, T + 1; bad++ } exit bad > 0 }' "$1"
+}
+
+# 1. The schedule as the loop applies it.
+train sched --steps 13 --warmup-steps 4 --lr 0.01 --min-lr 0.001 --log-every 1
+t "lr column = warm-up + half-cosine (13 steps, warm-up 4, min 0.001)" 'lr_ok "$dir/sched/metrics.csv" 13 4 0.01 0.001'
+train dflt --steps 40 --blr 0.064 --log-every 1
+t "lr column with the default warm-up (2 of 40) and lr = blr * 4 / 256" 'lr_ok "$dir/dflt/metrics.csv" 40 2 0.001 0'
+
+# 2. A step with lr 0 (the first of a warm-up) changes nothing: as a run with --lr 0.
+train warm --steps 3 --warmup-steps 2 --lr 0.01 --ckpt-every 1 --keep 5
+train zero --steps 1 --lr 0
+t "after the first warm-up step (lr 0) the checkpoint equals an --lr 0 run's" \
+  'same_weights "$dir/warm/checkpoint-1.safetensors" "$dir/zero/checkpoint.safetensors"'
+t "the second warm-up step moves the weights" \
+  '! same_weights "$dir/warm/checkpoint-2.safetensors" "$dir/warm/checkpoint-1.safetensors"'
+
+# 3. The first AdamW step, in closed form.
+train first --steps 1 --warmup-steps 0 --lr 0.01 --wd 0.05
+python3 - "$dir/zero/checkpoint.safetensors" "$dir/first/checkpoint.safetensors" > "$dir/first.check" 2>&1 <<'PY'
+import math, os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+p0, _ = st.read(sys.argv[1])
+p1, _ = st.read(sys.argv[2])
+lr, wd, b1, b2 = 0.01, 0.05, 0.9, 0.95
+bad = checked = 0
+for name, (shape, w0) in p0.items():
+    if name.startswith("optimizer."):
+        continue
+    w1 = p1[name][1]
+    m = p1["optimizer.exp_avg." + name][1]
+    v = p1["optimizer.exp_avg_sq." + name][1]
+    decay = name.endswith(".weight") and len(shape) >= 2
+    for i in range(len(w0)):
+        g = m[i] / (1 - b1)
+        want = w0[i] * (1 - lr * wd if decay else 1) - lr * g / (math.sqrt(v[i] / (1 - b2)) + 1e-8)
+        upd = abs(want - w0[i])
+        ok = abs(v[i] - (1 - b2) * g * g) <= 1e-5 * v[i] + 1e-30 and abs(w1[i] - want) <= 2.5e-7 * abs(w0[i]) + 1e-5 * upd + 1e-12
+        checked += 1
+        if not ok:
+            bad += 1
+            if bad <= 3:
+                print(f"{name}[{i}]: p {w1[i]:.9g} want {want:.9g} (p0 {w0[i]:.9g}, m {m[i]:.6g}, v {v[i]:.6g})")
+print(f"{checked} values, {bad} off")
+sys.exit(1 if bad or checked == 0 else 0)
+PY
+rc=$?
+t "first step = AdamW closed form (bias-corrected step 1, decay on weight matrices): $(tail -n 1 "$dir/first.check")" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || head -n 3 "$dir/first.check"
+
+# 4. Gradient clipping takes part only when the norm exceeds --clip.
+train noclip --steps 2 --warmup-steps 0 --lr 0.01
+train clip --steps 2 --warmup-steps 0 --lr 0.01 --clip 1e-6
+train bigclip --steps 2 --warmup-steps 0 --lr 0.01 --clip 1e5
+t "--clip 1e-6 changes the weights" '! same_weights "$dir/clip/checkpoint.safetensors" "$dir/noclip/checkpoint.safetensors"'
+t "--clip 1e5 leaves the run as it is" 'same_weights "$dir/bigclip/checkpoint.safetensors" "$dir/noclip/checkpoint.safetensors"'
+
+# 5. Resume with a seed other than the default: masks and crops continue the same streams.
+train seeded --steps 4 --seed 5 --augment crop --lr 0.01 --ckpt-every 2 --keep 5
+"$VITMAE" train --resume "$dir/seeded/checkpoint-2.safetensors" --out "$dir/resumed" > "$dir/resumed.log" 2>&1; rc=$?
+t "resume exits 0" '[ $rc -eq 0 ]'
+t "resumed --seed 5 run ends bitwise as the uninterrupted one" \
+  'same_weights "$dir/resumed/checkpoint.safetensors" "$dir/seeded/checkpoint.safetensors"'
+
+# 6. Held-out images do not influence the weights.
+"$VITMAE_TOOLS/synth" "$dir/other" --count 24 --size 8 --seed 9 >/dev/null || { echo "synth failed"; exit 1; }
+cp -R "$dir/data" "$dir/data2"
+nval=$(python3 - "$dir/data2" "$dir/other" <<'PY'
+import os, shutil, sys
+root, other = sys.argv[1], sys.argv[2]
+others = sorted(os.path.join(d, f) for d, _, fs in os.walk(other) for f in fs)
+n = 0
+for d, _, fs in sorted(os.walk(root)):
+    for f in sorted(fs):
+        rel = os.path.relpath(os.path.join(d, f), root)
+        h = 0xcbf29ce484222325
+        for b in rel.encode():   # FNV-1a 64, the split key of src/data/dataset.h
+            h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+        if h % 10000 < 2000:     # --val-frac 0.2
+            shutil.copyfile(others[n], os.path.join(d, f))
+            n += 1
+print(n)
+PY
+)
+train heldout1 --steps 12 --lr 0.01 --augment crop
+"$VITMAE" train $small --data "$dir/data2" --out "$dir/heldout2" --steps 12 --lr 0.01 --augment crop > "$dir/heldout2.log" 2>&1
+t "replaced held-out images ($nval) leave the weights bitwise the same" \
+  '[ "$nval" -gt 0 ] && same_weights "$dir/heldout1/checkpoint.safetensors" "$dir/heldout2/checkpoint.safetensors"'
+
+[ $fail -eq 0 ] && echo "cli optim ok"
+exit $fail

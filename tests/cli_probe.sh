@@ -1,0 +1,118 @@
+#!/bin/sh
+# `vitmae embed` and `vitmae probe` from the command line: files written (npy header, list), refusal to
+# overwrite without --force, bitwise the same for any --threads and --batch, --pool / --layer, --json
+# keys, confusion PNGs, --pixels, and every documented bad input (one line on stderr, exit 2 for usage,
+# 1 for runtime, nothing written). The numbers themselves are checked against PyTorch in
+# tests/test_probe.c. Data: synthetic shapes (build/tools/synth), 16 px, and the attention fixture's
+# encoder-only checkpoint (16 px RGB, 3 blocks, D 32).
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ck="$VITMAE_ROOT/tests/fixtures/attn_model.safetensors"
+n_train=32; n_test=16
+[ -n "$VITMAE_SANITIZED" ] && { n_train=16; n_test=8; }
+"$VITMAE_TOOLS/synth" "$tmp/train" --count $n_train --size 16 --classes 4 --seed 1 >/dev/null
+"$VITMAE_TOOLS/synth" "$tmp/test" --count $n_test --size 16 --classes 4 --seed 2 >/dev/null
+one_line() { [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^vitmae: " "$tmp/err"; }
+# The shape in an .npy header, e.g. "(32, 32)".
+npy_shape() { head -c 128 "$1" | LC_ALL=C tr -d '\000' | LC_ALL=C sed -n "s/.*'shape': \(([0-9, ]*)\).*/\1/p"; }
+
+# --- embed: files -----------------------------------------------------------------------------------
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/f.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed exits 0" '[ $rc -eq 0 ]'
+t "npy shape [N, D]" '[ "$(npy_shape "$tmp/f.npy")" = "($n_train, 32)" ]'
+t "npy size = 128-byte header + N*D*4" '[ "$(wc -c <"$tmp/f.npy")" -eq $((128 + n_train * 32 * 4)) ]'
+t "txt has N lines" '[ "$(wc -l <"$tmp/f.txt")" -eq $n_train ]'
+t "txt line: path<TAB>class" '[ "$(head -n 1 "$tmp/f.txt")" = "$(printf "circle/00000.png\tcircle")" ]'
+t "txt classes from folders" '[ "$(cut -f2 "$tmp/f.txt" | sort -u | tr "\n" " ")" = "circle square stripes triangle " ]'
+t "no temporary files left" '[ "$(ls "$tmp" | grep -c tmp)" -eq 0 ]'
+
+# --- embed: never overwrite without --force ---------------------------------------------------------
+sum=$(cksum <"$tmp/f.npy")
+"$VITMAE" embed --ckpt "$ck" --pool mean --out "$tmp/f.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "existing FEATS.npy: exit 2" '[ $rc -eq 2 ]'
+t "existing: one line naming --force" 'one_line && grep -q -- "--force" "$tmp/err"'
+t "existing: file untouched" '[ "$(cksum <"$tmp/f.npy")" = "$sum" ]'
+"$VITMAE" embed --ckpt "$ck" --pool mean --force --out "$tmp/f.npy" "$tmp/train" >/dev/null 2>&1; rc=$?
+t "--force replaces" '[ $rc -eq 0 ] && [ "$(cksum <"$tmp/f.npy")" != "$sum" ]'
+
+# --- embed: determinism, pool, layer ------------------------------------------------------------
+"$VITMAE" embed --ckpt "$ck" --threads 1 --batch 5 --out "$tmp/t1.npy" "$tmp/train" >/dev/null 2>&1
+"$VITMAE" embed --ckpt "$ck" --threads 2 --out "$tmp/t2.npy" "$tmp/train" >/dev/null 2>&1
+t "bitwise same for --threads 1 --batch 5 and --threads 2" 'cmp -s "$tmp/t1.npy" "$tmp/t2.npy"'
+t "--pool mean differs from cls" '! cmp -s "$tmp/t1.npy" "$tmp/f.npy"'
+"$VITMAE" embed --ckpt "$ck" --layer 2 --out "$tmp/l2.npy" "$tmp/train" >/dev/null 2>&1
+"$VITMAE" embed --ckpt "$ck" --layer 0 --out "$tmp/l0.npy" "$tmp/train" >/dev/null 2>&1
+t "--layer 2 = last (3 blocks)" 'cmp -s "$tmp/l2.npy" "$tmp/t1.npy"'
+t "--layer 0 differs" '! cmp -s "$tmp/l0.npy" "$tmp/t1.npy"'
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/one.npy" "$tmp/train/square/00001.png" >/dev/null 2>&1
+t "a file INPUT: its path, no class" '[ "$(cat "$tmp/one.txt")" = "$(printf "%s\t" "$tmp/train/square/00001.png")" ]'
+
+# --- embed: bad input ---------------------------------------------------------------------------
+bad() {  # name, expected exit, grep pattern, args...
+  name=$1; want=$2; pat=$3; shift 3
+  "$VITMAE" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  t "$name: exit $want" '[ $rc -eq $want ]'
+  t "$name: one line" 'one_line'
+  t "$name: says '$pat'" 'grep -q -- "$pat" "$tmp/err"'
+}
+bad "embed --layer 3" 2 "0..2" embed --ckpt "$ck" --layer 3 --out "$tmp/x.npy" "$tmp/train"
+bad "embed --layer x" 2 "last" embed --ckpt "$ck" --layer x --out "$tmp/x.npy" "$tmp/train"
+bad "embed --pool max" 2 "cls|mean" embed --ckpt "$ck" --pool max --out "$tmp/x.npy" "$tmp/train"
+bad "embed --out x.bin" 2 ".npy" embed --ckpt "$ck" --out "$tmp/x.bin" "$tmp/train"
+bad "embed no --ckpt" 2 "ckpt" embed --out "$tmp/x.npy" "$tmp/train"
+bad "embed no INPUT" 2 "INPUT" embed --ckpt "$ck" --out "$tmp/x.npy"
+bad "embed missing input" 1 "No such file" embed --ckpt "$ck" --out "$tmp/x.npy" "$tmp/nothing"
+printf 'not a checkpoint' >"$tmp/bad.safetensors"
+bad "embed bad checkpoint" 1 "bad.safetensors" embed --ckpt "$tmp/bad.safetensors" --out "$tmp/x.npy" "$tmp/train"
+printf 'not a png' >"$tmp/broken.png"
+bad "embed undecodable file" 1 "broken.png" embed --ckpt "$ck" --out "$tmp/x.npy" "$tmp/broken.png"
+t "nothing written after errors" '[ ! -e "$tmp/x.npy" ] && [ ! -e "$tmp/x.txt" ]'
+mkdir -p "$tmp/mixed/a"; cp "$tmp/train/circle/00000.png" "$tmp/mixed/a/"; cp "$tmp/broken.png" "$tmp/mixed/a/"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/m.npy" "$tmp/mixed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "a broken file in a folder is skipped" '[ $rc -eq 0 ] && grep -q "broken.png" "$tmp/err" && [ "$(npy_shape "$tmp/m.npy")" = "(1, 32)" ]'
+
+# --- probe: text, json, files -------------------------------------------------------------------
+probe() { "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" "$@" >"$tmp/out" 2>"$tmp/err"; }
+probe --linear --linear-epochs 5 --out "$tmp/cm"; rc=$?
+t "probe exits 0" '[ $rc -eq 0 ]'
+t "prints knn and linear top1" 'grep -q "^knn  *top1 0\.[0-9]* (" "$tmp/out" && grep -q "^linear top1 0\.[0-9]* (" "$tmp/out"'
+t "per-class table" '[ "$(grep -c "^  [a-z]" "$tmp/out")" -eq 4 ]'
+png_magic() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d " \n")" = "89504e470d0a1a0a" ]; }
+t "confusion-knn.png" 'png_magic "$tmp/cm/confusion-knn.png"'
+t "confusion-linear.png" 'png_magic "$tmp/cm/confusion-linear.png"'
+probe --json; rc=$?
+t "json exits 0" '[ $rc -eq 0 ]'
+py() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $1" "$tmp/out"; }
+t "json: knn_top1 in [0, 1], no linear_top1" 'py "assert 0 <= j[\"knn_top1\"] <= 1 and \"linear_top1\" not in j"'
+t "json: classes and per_class" 'py "assert j[\"classes\"] == [\"circle\", \"square\", \"stripes\", \"triangle\"]; assert set(j[\"per_class\"]) == set(j[\"classes\"]); assert all(0 <= v[\"knn_top1\"] <= 1 and v[\"images\"] > 0 for v in j[\"per_class\"].values())"'
+probe --json --linear --linear-epochs 5 --threads 1; cp "$tmp/out" "$tmp/j1"
+probe --json --linear --linear-epochs 5 --threads 2
+t "json: linear_top1 with --linear" 'py "assert 0 <= j[\"linear_top1\"] <= 1 and j[\"features\"] == \"encoder\""'
+t "json identical for --threads 1 and 2" 'cmp -s "$tmp/j1" "$tmp/out"'
+"$VITMAE" probe --pixels --img 16 --json --linear --linear-epochs 5 --train "$tmp/train" --test "$tmp/test" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "--pixels --img without --ckpt" '[ $rc -eq 0 ] && py "assert j[\"features\"] == \"pixels\" and 0 <= j[\"linear_top1\"] <= 1"'
+probe --pixels --json
+t "--pixels with --ckpt: view from the checkpoint" 'py "assert j[\"features\"] == \"pixels\""'
+
+# --- probe: bad input ---------------------------------------------------------------------------
+mkdir -p "$tmp/flat" "$tmp/oneclass/circle" "$tmp/extra/hexagon"
+cp "$tmp/train/circle/00000.png" "$tmp/flat/"; cp "$tmp/train/circle/00000.png" "$tmp/oneclass/circle/"
+cp "$tmp/train/circle/00000.png" "$tmp/extra/hexagon/"
+bad "probe flat folder" 2 "DIR/<class>/<image>" probe --ckpt "$ck" --train "$tmp/flat" --test "$tmp/test"
+bad "probe flat test folder" 2 "DIR/<class>/<image>" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/flat"
+bad "probe unknown test class" 2 "hexagon" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/extra"
+bad "probe one class" 2 "one class" probe --ckpt "$ck" --train "$tmp/oneclass" --test "$tmp/oneclass"
+bad "probe --pixels without a size" 2 "--img" probe --pixels --train "$tmp/train" --test "$tmp/test"
+bad "probe without --ckpt" 2 "ckpt" probe --train "$tmp/train" --test "$tmp/test"
+bad "probe without --test" 2 "test" probe --ckpt "$ck" --train "$tmp/train"
+bad "probe --knn 0" 2 "knn" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --knn 0
+bad "probe --temperature 0" 2 "temperature" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --temperature 0
+bad "probe --layer 9" 2 "0..2" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --layer 9
+bad "probe missing folder" 2 "No such file" probe --ckpt "$ck" --train "$tmp/nothing" --test "$tmp/test"
+printf x >"$tmp/afile"
+bad "probe --out is a file" 1 "afile" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/afile"
+
+[ $fail -eq 0 ] && echo "all probe/embed CLI checks passed"
+exit $fail

@@ -1,0 +1,376 @@
+// The classifier (core/classifier.c) against PyTorch and against itself.
+// 1. Parity with the fixtures of tools/reference_classifier.py (float64 PyTorch stored as F32): logits,
+//    smoothed cross-entropy, every gradient, each tensor's lr scale and weight decay after MAE's layer
+//    decay, and the weights after 3 AdamW steps with those groups. Tolerances, element-wise
+//    |ours - ref| <= atol + rtol |ref|: loss 1e-6 + 1e-5; logits, grads, weights 1e-5 + 1e-4; lr scales
+//    1e-7 relative. Weights whose reference gradient is at round-off level (|g| < 1e-6, and the key slice
+//    of attn.qkv.bias, whose true gradient is 0) are held after the steps to the AdamW bound
+//    |w3 - w0| <= 1.01 sum(lr * scale) (1 + wd |w0|), as in tests/test_parity.c.
+// 2. Finite-difference gradient check with drop path active (fixed factors, some branches dropped).
+// 3. Drop path: factors all ones equal no drop path bit for bit; factors depend only on (seed, step,
+//    image); their mean is 1 and their drop rate is p_l (linspace over blocks); the kernel's output
+//    averaged over draws is x + branch.
+// 4. Classifier checkpoints: round trip bit for bit (weights, moments, classes), the MAE loader reads the
+//    encoder with `norm` weight 1 / bias 0, damaged metadata / missing tensors are refused.
+#include <unistd.h>
+#include "check.h"
+#include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
+#include "core/classifier.h"
+#include "core/optim.h"
+#include "kernels/droppath.h"
+
+static const StFile *fx;
+static double worst_ratio;
+static char worst_name[128];
+
+static const float *need(const char *name, size_t numel) {
+    int nd; int64_t sh[4];
+    const float *p = st_get(fx, name, &nd, sh);
+    if (!p) { CHECK(0, "fixture has no tensor %s", name); return NULL; }
+    size_t n = 1;
+    for (int i = 0; i < nd; i++) n *= (size_t)sh[i];
+    if (n != numel) { CHECK(0, "%s: %zu values, expected %zu", name, n, numel); return NULL; }
+    return p;
+}
+
+static void compare(const char *name, const float *got, size_t numel, double atol, double rtol) {
+    const float *want = need(name, numel);
+    if (!want) return;
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < numel; i++) {
+        double d = fabs((double)got[i] - want[i]), tol = atol + rtol * fabs(want[i]);
+        if (!(d <= tol)) { if (!bad) first = i; bad++; }
+        double r = d != d ? INFINITY : d / tol;
+        if (r > worst_ratio) { worst_ratio = r; snprintf(worst_name, sizeof worst_name, "%s", name); }
+    }
+    CHECK(bad == 0, "%s: %zu of %zu values off, first [%zu] got %.9g want %.9g", name, bad, numel, first,
+          got[first], want[first]);
+}
+
+static double opt_num(const char *json, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = json ? strstr(json, pat) : NULL;
+    CHECK(p != NULL, "optimizer setting %s", key);
+    return p ? strtod(p + strlen(pat), NULL) : 0.0;
+}
+
+static void run_fixture(const char *path) {
+    char err[512];
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "open %s: %s", path, err);
+    if (!f) return;
+    fx = f;
+    worst_ratio = 0; worst_name[0] = 0;
+    ClassifierConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    const char *cj = st_meta(f, "config"), *ncls = st_meta(f, "classes"), *oj = st_meta(f, "optimizer");
+    CHECK(cj && ncls && oj && mae_config_from_json(cj, &cfg.enc, err, sizeof err) == 0, "fixture metadata");
+    if (!cj || !ncls || !oj) { st_close(f); return; }
+    cfg.num_classes = atoi(ncls);
+    int nd; int64_t sh[4];
+    const float *lab_f = st_get(f, "labels", &nd, sh);
+    CHECK(lab_f && nd == 1, "labels [B]");
+    if (!lab_f) { st_close(f); return; }
+    int B = (int)sh[0], K = cfg.num_classes;
+    Classifier *c = clf_create(&cfg, B, err, sizeof err);
+    CHECK(c != NULL, "create: %s", err);
+    if (!c) { st_close(f); return; }
+    int nt; const MaeTensor *t = clf_tensors(c, &nt);
+    float *params = clf_params(c);
+    for (int k = 0; k < nt; k++) {
+        const float *w = need(t[k].name, t[k].numel);
+        if (w) memcpy(params + t[k].offset, w, t[k].numel * sizeof(float));
+    }
+    CHECK(st_count(f) == 4 * nt + 5, "the fixture has exactly the classifier's tensors (%d vs %d)", st_count(f), 4 * nt + 5);
+    int labels[64];
+    for (int b = 0; b < B && b < 64; b++) labels[b] = (int)lab_f[b];
+    const float *images = need("images", (size_t)B * cfg.enc.img_size * cfg.enc.img_size * cfg.enc.in_chans);
+    if (!images) { clf_free(c); st_close(f); return; }
+    float smoothing = (float)opt_num(oj, "smoothing");
+    clf_zero_grads(c);
+    float loss = (float)clf_forward(c, images, labels, B, smoothing, NULL);
+    clf_backward(c);
+    compare("loss", &loss, 1, 1e-6, 1e-5);
+    compare("logits", clf_logits(c), (size_t)B * K, 1e-5, 1e-4);
+    char name[128];
+    for (int k = 0; k < nt; k++) {
+        snprintf(name, sizeof name, "grad.%s", t[k].name);
+        compare(name, clf_grads(c) + t[k].offset, t[k].numel, 1e-5, 1e-4);
+    }
+
+    // Layer decay: each tensor's lr scale and weight decay.
+    double lr = opt_num(oj, "lr"), min_lr = opt_num(oj, "min_lr"), wd = opt_num(oj, "wd");
+    long warmup = (long)opt_num(oj, "warmup"), total = (long)opt_num(oj, "total"), steps = (long)opt_num(oj, "steps");
+    float *scale = malloc(sizeof(float) * nt);
+    clf_lr_scales(&cfg, (float)opt_num(oj, "layer_decay"), scale);
+    for (int k = 0; k < nt; k++) {
+        snprintf(name, sizeof name, "lrd.%s", t[k].name);
+        const float *g = need(name, 2);
+        if (!g || !t[k].trainable) continue;   // frozen tables are in no group
+        float got[2] = {scale[k], t[k].decay ? (float)wd : 0.0f};
+        compare(name, got, 2, 0.0, 1e-7);
+    }
+
+    // Three AdamW steps (betas 0.9, 0.999) over the groups, on the same batch.
+    CHECK(steps == 3, "3 optimiser steps in the fixture");
+    size_t np = clf_num_params(&cfg);
+    float *mom = calloc(np, sizeof(float)), *vel = calloc(np, sizeof(float)), losses[3] = {0};
+    double lr_sum = 0.0;
+    for (long s = 0; s < 3; s++) {
+        float lr_s = lr_at(s, total, warmup, (float)lr, (float)min_lr);
+        lr_sum += lr_s;
+        clf_zero_grads(c);
+        losses[s] = (float)clf_forward(c, images, labels, B, smoothing, NULL);
+        clf_backward(c);
+        adamw_step_groups(t, nt, scale, params, clf_grads(c), mom, vel, lr_s, (float)wd, 0.9f, 0.999f, s + 1);
+    }
+    compare("step3.loss", losses, 3, 1e-6, 1e-5);
+    size_t n_bound = 0;
+    for (int k = 0; k < nt; k++) {
+        snprintf(name, sizeof name, "step3.%s", t[k].name);
+        const float *want = need(name, t[k].numel), *w0 = need(t[k].name, t[k].numel);
+        snprintf(name, sizeof name, "grad.%s", t[k].name);
+        const float *g0 = need(name, t[k].numel);
+        if (!want || !w0 || !g0) continue;
+        float *got = params + t[k].offset, *tight = malloc(sizeof(float) * t[k].numel);
+        size_t bad = 0, len = strlen(t[k].name), sl = strlen("attn.qkv.bias");
+        int is_qkv_bias = len > sl && !strcmp(t[k].name + len - sl, "attn.qkv.bias");
+        for (size_t i = 0; i < t[k].numel; i++) {
+            tight[i] = got[i];
+            int key_bias = is_qkv_bias && i >= t[k].numel / 3 && i < 2 * t[k].numel / 3;
+            if (!t[k].trainable || (!key_bias && (g0[i] == 0.0f || fabsf(g0[i]) >= 1e-6f))) continue;
+            n_bound++;
+            tight[i] = want[i];
+            double bound = 1.01 * lr_sum * scale[k] * (1.0 + wd * fabs(w0[i]));
+            bad += !(fabs((double)got[i] - w0[i]) <= bound);
+        }
+        CHECK(bad == 0, "step3.%s: %zu round-off-gradient values moved more than the lr bound", t[k].name, bad);
+        snprintf(name, sizeof name, "step3.%s", t[k].name);
+        compare(name, tight, t[k].numel, 1e-5, 1e-4);
+        free(tight);
+    }
+    printf("%s: B=%d classes=%d loss %.7f; worst |d|/tol %.3f (%s); %zu round-off-gradient weights held to the lr bound\n",
+           path, B, K, (double)loss, worst_ratio, worst_name, n_bound);
+    free(scale); free(mom); free(vel);
+    clf_free(c);
+    st_close(f);
+}
+
+// A tiny classifier with weights away from the init point and random images / labels.
+static Classifier *tiny(int B, int pos_learned, int depth, Rng *rng, float **img) {
+    ClassifierConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    mae_config_preset(&cfg.enc, "tiny");
+    cfg.enc.img_size = 8; cfg.enc.patch_size = 2; cfg.enc.in_chans = 1;
+    cfg.enc.embed_dim = 8; cfg.enc.depth = depth; cfg.enc.num_heads = 2; cfg.enc.pos_learned = pos_learned;
+    cfg.num_classes = 3;
+    char err[256];
+    Classifier *c = clf_create(&cfg, B, err, sizeof err);
+    CHECK(c != NULL, "create: %s", err);
+    if (!c) return NULL;
+    clf_init_weights(c, rng);
+    size_t np = clf_num_params(&cfg);
+    float *p = clf_params(c);
+    for (size_t i = 0; i < np; i++) p[i] += rng_normal(rng, 0.0f, 0.1f);
+    float *hw = clf_tensor(c, "head.weight");
+    for (int i = 0; i < 3 * 8; i++) hw[i] = rng_normal(rng, 0.0f, 0.5f);
+    int n = B * 8 * 8;
+    *img = malloc(sizeof(float) * n);
+    for (int i = 0; i < n; i++) (*img)[i] = rng_normal(rng, 0.0f, 1.0f);
+    return c;
+}
+
+// Central differences at h = 2e-2 and h / 2 combined by Richardson extrapolation (the O(h^2) truncation
+// error cancels; the classifier's softmax and the CLS-free pooling curve more than the MAE's loss, so
+// tests/test_gradcheck.c's plain difference is not enough here), tolerance 3e-5 + 1e-3 max(|fd|, |g|),
+// with drop path factors that drop some branches and scale the others by 1 / keep.
+static void gradcheck(int pos_learned, uint64_t seed) {
+    Rng rng;
+    rng_seed(&rng, seed);
+    int B = 3, depth = 3, labels[3] = {0, 2, 1};
+    float *img = NULL;
+    Classifier *c = tiny(B, pos_learned, depth, &rng, &img);
+    if (!c) return;
+    float drop[3 * 2 * 3];
+    for (int i = 0; i < depth * 2 * B; i++) drop[i] = i % 5 == 1 ? 0.0f : 1.0f / 0.8f;
+    clf_zero_grads(c);
+    clf_forward(c, img, labels, B, 0.1f, drop);
+    clf_backward(c);
+    const ClassifierConfig *cfg = clf_config(c);
+    size_t np = clf_num_params(cfg);
+    float *g = malloc(sizeof(float) * np), *p = clf_params(c);
+    memcpy(g, clf_grads(c), sizeof(float) * np);
+    int nt; const MaeTensor *t = clf_tensors(c, &nt);
+    int checked = 0, bad = 0;
+    double worst = 0.0; const char *wname = "";
+    const double h = 2e-2;
+    for (int k = 0; k < nt; k++) {
+        int per = getenv("VITMAE_SANITIZED") ? 3 : 6;   // fewer under ASan (tests/run.sh)
+        int samples = t[k].numel < (size_t)per ? (int)t[k].numel : per;
+        for (int s = 0; s < samples; s++) {
+            size_t idx = t[k].offset + rng_below(&rng, (uint32_t)t[k].numel);
+            float w0 = p[idx];
+            double dh[2];
+            for (int j = 0; j < 2; j++) {
+                double hj = j ? h / 2 : h;
+                p[idx] = (float)(w0 + hj);
+                double fp = clf_forward(c, img, labels, B, 0.1f, drop);
+                p[idx] = (float)(w0 - hj);
+                double fm = clf_forward(c, img, labels, B, 0.1f, drop);
+                dh[j] = (fp - fm) / (2 * hj);
+            }
+            p[idx] = w0;
+            double fd = (4 * dh[1] - dh[0]) / 3, an = g[idx];   // Richardson: the h^2 term cancels
+            if (!t[k].trainable) { CHECK(an == 0.0, "%s frozen but has gradient %g", t[k].name, an); continue; }
+            double tol = 3e-5 + 1e-3 * fmax(fabs(fd), fabs(an));
+            if (fabs(fd - an) / tol > worst) { worst = fabs(fd - an) / tol; wname = t[k].name; }
+            checked++;
+            if (!(fabs(fd - an) <= tol)) {
+                bad++;
+                fprintf(stderr, "%s[%zu]: analytic %.8g finite-diff %.8g\n", t[k].name, idx - t[k].offset, an, fd);
+            }
+        }
+    }
+    CHECK(bad == 0, "gradcheck: %d of %d coordinates off (pos_learned %d)", bad, checked, pos_learned);
+    printf("gradcheck pos_learned=%d with drop path: %d coordinates, worst |d|/tol = %.3f (%s)\n", pos_learned,
+           checked, worst, wname);
+    free(g); free(img);
+    clf_free(c);
+}
+
+static void drop_path_checks(void) {
+    Rng rng;
+    rng_seed(&rng, 9);
+    int B = 2, depth = 4, labels[2] = {1, 0};
+    float *img = NULL;
+    Classifier *c = tiny(B, 1, depth, &rng, &img);
+    if (!c) return;
+    const ClassifierConfig *cfg = clf_config(c);
+    // All-ones factors are the same computation as no drop path, bit for bit.
+    float ones[4 * 2 * 2];
+    for (int i = 0; i < depth * 2 * B; i++) ones[i] = 1.0f;
+    double l0 = clf_forward(c, img, labels, B, 0.1f, NULL);
+    float logits0[6];
+    memcpy(logits0, clf_logits(c), sizeof logits0);
+    double l1 = clf_forward(c, img, labels, B, 0.1f, ones);
+    CHECK(l0 == l1 && !memcmp(logits0, clf_logits(c), sizeof logits0), "factors of 1 change nothing");
+    // Determinism: the same (seed, step) gives the same factors; another step other ones.
+    float a[4 * 2 * 2], b[4 * 2 * 2], d[4 * 2 * 2];
+    clf_drop_path_factors(cfg, 0.5f, 7, 3, B, a);
+    clf_drop_path_factors(cfg, 0.5f, 7, 3, B, b);
+    clf_drop_path_factors(cfg, 0.5f, 7, 4, B, d);
+    CHECK(!memcmp(a, b, sizeof a), "same (seed, step): same factors");
+    CHECK(memcmp(a, d, sizeof a) != 0, "another step: other factors");
+    for (int bb = 0; bb < B; bb++)   // block 0 has p = 0: never dropped
+        CHECK(a[bb] == 1.0f && a[B + bb] == 1.0f, "block 0 keeps every branch");
+    // Statistics over many steps: drop rate p_l = rate * l / (depth - 1), mean factor 1.
+    const int steps = getenv("VITMAE_SANITIZED") ? 1000 : 4000;
+    double dropped[4] = {0}, sum[4] = {0};
+    for (int s = 0; s < steps; s++) {
+        clf_drop_path_factors(cfg, 0.3f, 11, (uint64_t)s, B, a);
+        for (int l = 0; l < depth; l++)
+            for (int i = 0; i < 2 * B; i++) { dropped[l] += a[l * 2 * B + i] == 0.0f; sum[l] += a[l * 2 * B + i]; }
+    }
+    for (int l = 0; l < depth; l++) {
+        double n = (double)steps * 2 * B, p = 0.3 * l / (depth - 1);
+        double se = sqrt(p * (1 - p) / n) + 1e-12;
+        CHECK(fabs(dropped[l] / n - p) <= 4 * se, "block %d drop rate %.4f vs %.4f", l, dropped[l] / n, p);
+        double se_mean = p > 0 ? sqrt(p / (1 - p) / n) : 1e-12;
+        CHECK(fabs(sum[l] / n - 1.0) <= 4 * se_mean + 1e-6, "block %d mean factor %.4f vs 1", l, sum[l] / n);
+    }
+    // The kernel's expectation: averaging x + s * branch over draws gives x + branch.
+    float x[6] = {1, -2, 3, 0.5f, 4, -1}, br[6] = {0.25f, 1, -3, 2, -0.5f, 7}, out[6], u[2], sc[2];
+    double acc[6] = {0};
+    Rng r;
+    rng_seed(&r, 5);
+    for (int s = 0; s < steps; s++) {
+        u[0] = rng_uniform(&r); u[1] = rng_uniform(&r);
+        droppath_factors(sc, u, 2, 0.25f);
+        droppath_residual_forward(out, br, x, sc, 2, 1, 3);
+        for (int i = 0; i < 6; i++) acc[i] += out[i];
+    }
+    for (int i = 0; i < 6; i++) {
+        double se = fabs(br[i]) * sqrt(0.25 / 0.75 / steps);
+        CHECK(fabs(acc[i] / steps - (x[i] + br[i])) <= 4 * se + 1e-6, "E[out %d] %.4f vs %.4f", i, acc[i] / steps, x[i] + br[i]);
+    }
+    free(img);
+    clf_free(c);
+}
+
+// Classifier checkpoints: a round trip keeps every value, the class names and the moments; the MAE
+// loader reads the encoder (norm 1 / 0, no decoder, no train state); damaged files are refused.
+static void checkpoint_checks(void) {
+    Rng rng;
+    rng_seed(&rng, 21);
+    float *img = NULL;
+    Classifier *c = tiny(2, 1, 2, &rng, &img);
+    if (!c) return;
+    free(img);
+    const ClassifierConfig *cfg = clf_config(c);
+    size_t np = clf_num_params(cfg);
+    float *m = malloc(np * sizeof(float)), *v = malloc(np * sizeof(float));
+    for (size_t i = 0; i < np; i++) { m[i] = rng_normal(&rng, 0, 1); v[i] = rng_uniform(&rng); }
+    char *classes[3] = {"cat", "dog", "emu"};
+    char path[600], err[512];
+    const char *tmp = check_tmpdir();
+    snprintf(path, sizeof path, "%s/clf.safetensors", tmp);
+    CHECK(clf_ckpt_save(path, cfg, classes, clf_params(c), "{\"step\":3}", m, v, err, sizeof err) == 0, "save: %s", err);
+    ClfCheckpoint ck;
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) == 0, "load: %s", err);
+    CHECK(ck.cfg.num_classes == 3 && !strcmp(ck.classes[2], "emu"), "class names kept");
+    CHECK(ck.params && !memcmp(ck.params, clf_params(c), np * sizeof(float)), "parameters bitwise");
+    CHECK(ck.exp_avg && !memcmp(ck.exp_avg, m, np * sizeof(float)) && !memcmp(ck.exp_avg_sq, v, np * sizeof(float)), "moments bitwise");
+    CHECK(ck.train_state && !strcmp(ck.train_state, "{\"step\":3}"), "train state kept");
+    clf_ckpt_free(&ck);
+    Checkpoint enc;
+    CHECK(ckpt_load(path, &enc, err, sizeof err) == 0, "the MAE loader reads a classifier: %s", err);
+    if (enc.params) {
+        Mae *mae = mae_create(&enc.cfg, 1, err, sizeof err);
+        memcpy(mae_params(mae), enc.params, mae_num_params(&enc.cfg) * sizeof(float));
+        const float *nw = mae_tensor(mae, "norm.weight"), *q = mae_tensor(mae, "blocks.1.attn.qkv.weight");
+        CHECK(enc.classifier && !enc.has_decoder && !enc.train_state, "classifier, no decoder, no train state");
+        CHECK(nw[0] == 1.0f && nw[7] == 1.0f && mae_tensor(mae, "norm.bias")[3] == 0.0f, "norm is weight 1, bias 0");
+        CHECK(!memcmp(q, clf_tensor(c, "blocks.1.attn.qkv.weight"), 3 * 8 * 8 * sizeof(float)), "blocks copied");
+        mae_free(mae);
+    }
+    ckpt_free(&enc);
+    // A pretraining checkpoint is not a classifier; damaged classifier metadata or tensors are refused.
+    StTensor one = {"head.bias", 1, {3, 0, 0, 0}, m};
+    const char *keys[3] = {"format", "config", "classifier"};
+    char *cj = mae_config_to_json(&cfg->enc);
+    const char *bad_meta[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\"]}"};
+    CHECK(st_write(path, &one, 1, keys, bad_meta, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "class names"), "names count: %s", err);
+    const char *no_head[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\",\"c\"]}"};
+    CHECK(st_write(path, &one, 1, keys, no_head, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "missing tensor"), "missing tensors: %s", err);
+    CHECK(st_write(path, &one, 1, keys, no_head, 2, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "fine-tune it first"), "no head: %s", err);
+    const char *one_class[3] = {"vitmae", cj, "{\"num_classes\":1,\"classes\":[\"a\"]}"};
+    CHECK(st_write(path, &one, 1, keys, one_class, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "num_classes"), "one class: %s", err);
+    unlink(path);
+    free(cj); free(m); free(v);
+    clf_free(c);
+}
+
+int main(int argc, char **argv) {
+    const char *root = getenv("VITMAE_ROOT");
+    char path[1024];
+    if (argc > 1) {
+        for (int i = 1; i < argc; i++) run_fixture(argv[i]);
+        return check_done();
+    }
+    const char *names[] = {"classifier_rgb.safetensors", "classifier_grey.safetensors"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[i]);
+        run_fixture(path);
+    }
+    gradcheck(1, 1);
+    gradcheck(0, 2);
+    drop_path_checks();
+    checkpoint_checks();
+    return check_done();
+}

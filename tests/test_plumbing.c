@@ -1,0 +1,105 @@
+// Shared plumbing of the commands: output folders and stems (cmd/output.c), the mask-ratio rule and
+// the seeded masks (core/masking.c), the memory rule (core/model.c).
+#include <errno.h>
+#include <sys/stat.h>
+#include "check.h"
+#include "cmd/output.h"
+#include "core/masking.h"
+#include "core/model.h"
+
+static void test_mkdir(void) {
+    const char *tmp = check_tmpdir();
+    char path[1024], err[1024];
+    snprintf(path, sizeof path, "%s/a/b/c", tmp);
+    CHECK(output_mkdir_p(path, err, sizeof err) == 0, "nested folders: %s", err);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode), "a/b/c is a folder");
+    CHECK(output_mkdir_p(path, err, sizeof err) == 0, "existing folder is fine: %s", err);
+    snprintf(path, sizeof path, "%s/a/b/", tmp);
+    CHECK(output_mkdir_p(path, err, sizeof err) == 0, "trailing slash: %s", err);
+
+    char file[1024];
+    snprintf(file, sizeof file, "%s/file", tmp);
+    FILE *f = fopen(file, "w");
+    if (f) fclose(f);
+    errno = 0;
+    CHECK(output_mkdir_p(file, err, sizeof err) == -1 && errno == ENOTDIR && strstr(err, "not a folder"),
+          "a file is refused: errno %d, %s", errno, err);
+    snprintf(path, sizeof path, "%s/file/sub", tmp);
+    errno = 0;
+    CHECK(output_mkdir_p(path, err, sizeof err) == -1 && errno == ENOTDIR && strstr(err, "/file/sub: "),
+          "below a file: errno %d, %s", errno, err);
+    CHECK(output_check_writable(tmp, err, sizeof err) == 0, "tmp takes files: %s", err);
+}
+
+static void test_stems(void) {
+    StemSet r = {NULL, 0, 0, 1}, a = {NULL, 0, 0, 2};
+    const char *r1 = stem_set_claim(&r, "x"), *r2 = stem_set_claim(&r, "x"), *r3 = stem_set_claim(&r, "x");
+    const char *r4 = stem_set_claim(&r, "x-1");
+    CHECK(r1 && !strcmp(r1, "x") && r2 && !strcmp(r2, "x-1") && r3 && !strcmp(r3, "x-2"),
+          "from 1: x, x-1, x-2 (got %s %s %s)", r1, r2, r3);
+    CHECK(r4 && !strcmp(r4, "x-1-1"), "a later x-1 does not take x-1 again (got %s)", r4);
+    const char *a1 = stem_set_claim(&a, "x"), *a2 = stem_set_claim(&a, "x"), *a3 = stem_set_claim(&a, "y");
+    CHECK(a1 && !strcmp(a1, "x") && a2 && !strcmp(a2, "x-2") && a3 && !strcmp(a3, "y"),
+          "from 2: x, x-2; y untouched (got %s %s %s)", a1, a2, a3);
+    const char *e = stem_set_claim(&a, "");
+    CHECK(e && !strcmp(e, "image"), "an empty stem is 'image' (got %s)", e);
+    stem_set_free(&r);
+    stem_set_free(&a);
+}
+
+static void test_mask_ratio(void) {
+    char err[256];
+    CHECK(mask_ratio_check(0.0f, 16, err, sizeof err) == 0, "0 keeps everything");
+    CHECK(mask_ratio_check(0.75f, 16, err, sizeof err) == 0, "0.75 of 16 keeps 4");
+    CHECK(mask_ratio_check(0.95f, 16, err, sizeof err) == -1 && strstr(err, "of 16"), "0.95 of 16 keeps 0: %s", err);
+    CHECK(mask_ratio_check(0.995f, 1024, err, sizeof err) == 0, "0.995 of 1024 keeps 5");
+    CHECK(mask_ratio_check(1.0f, 0, err, sizeof err) == -1 && strstr(err, "must be < 1"), "1 is refused: %s", err);
+    CHECK(mask_ratio_check(-0.1f, 0, err, sizeof err) == -1, "negative is refused");
+    CHECK(mask_ratio_check(0.99f, 0, err, sizeof err) == 0, "range only when L is unknown");
+    CHECK(mask_len_keep(16, 0.75f) == 4 && mask_len_keep(196, 0.75f) == 49, "int(L * (1 - R))");
+}
+
+static void test_seeded_masks(void) {
+    enum { N = 3, L = 37, K = 9 };
+    float noise[N * L], one[L];
+    int keep[N * K], ref[K];
+    const uint64_t keys[N] = {0, 5, 11};
+    masks_seeded(123, 7, keys, N, L, K, noise, keep);
+    int same = 1, distinct = 1;
+    for (int k = 0; k < N; k++) {
+        Rng r;
+        rng_derive(&r, 123, 7, keys[k]);
+        mask_from_rng(&r, L, K, one, ref);
+        for (int j = 0; j < K; j++) same &= keep[k * K + j] == ref[j];
+        // each image's kept patches are K distinct indices below L
+        for (int i = 0; i < K; i++)
+            for (int j = 0; j < i; j++) distinct &= keep[k * K + i] != keep[k * K + j] && keep[k * K + i] < L;
+    }
+    CHECK(same, "image k's mask is the one of the stream rng_derive(seed, a, keys[k])");
+    CHECK(distinct, "K distinct visible patches");
+    // a mask does not depend on the batch it is in
+    int keep1[K];
+    masks_seeded(123, 7, &keys[2], 1, L, K, noise, keep1);
+    CHECK(!memcmp(keep1, keep + 2 * K, sizeof keep1), "the same key alone gives the same mask");
+}
+
+static void test_memory(void) {
+    MaeConfig c;
+    mae_config_preset(&c, "tiny");
+    c.img_size = 32; c.patch_size = 4;
+    char err[256] = "";
+    CHECK(mae_memory_check(&c, 2, 1000, err, sizeof err) == 0, "tiny at batch 2 fits: %s", err);
+    CHECK(mae_memory_check(&c, 4096, (size_t)1 << 40, err, sizeof err) == -1 &&
+          strstr(err, "batch 4096 at 32x32 needs ") && strstr(err, "this machine has"),
+          "4 PiB of images does not fit: %s", err);
+}
+
+int main(void) {
+    test_mkdir();
+    test_stems();
+    test_mask_ratio();
+    test_seeded_masks();
+    test_memory();
+    return check_done();
+}

@@ -1,0 +1,170 @@
+"""PyTorch reference of vitmae's classifier (fine-tuning); writes the fixtures of tests/test_classifier.c.
+
+Run with Debian's PyTorch:  /usr/bin/python3 tools/reference_classifier.py [OUT_DIR]   (default tests/fixtures)
+
+The model is timm's VisionTransformer with global average pooling as facebookresearch/mae's
+models_vit builds it (docs/encoder.md): the encoder blocks of tools/reference.py on every patch (no
+masking), the mean of the patch tokens (CLS left out), fc_norm (LayerNorm, eps 1e-6), a linear head;
+no final `norm`. Loss: cross-entropy with label smoothing (torch's label_smoothing). Optimiser: AdamW
+(betas 0.9, 0.999) over MAE's layer-decay parameter groups (util/lr_decay.py param_groups_lrd: layer id
+0 for cls_token / pos_embed / patch_embed, i + 1 for blocks.i, depth + 1 for the rest; lr scale
+decay^(depth + 1 - id); no weight decay for 1-D tensors, pos_embed and cls_token), lr per step from
+MAE's schedule times each group's scale. Drop path is 0 here (its draws are vitmae's own; the C test
+checks its expectation and determinism instead).
+
+Computed in float64 from float32-rounded weights and inputs; stored as F32. Each fixture holds:
+  <name>           weights (timm names)            images [B, H, W, C]    labels [B] (as floats)
+  logits [B, K]    loss [1]                         grad.<name>
+  lrd.<name>       [2]: lr scale and weight decay of the tensor's group
+  step3.<name>     weights after 3 AdamW steps on the same batch;  step3.loss [3]
+Metadata: format, config (vitmae's config JSON), classes, smoothing, and the optimiser settings.
+"""
+import json
+import os
+import sys
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
+from reference import Block, PatchEmbed, sincos_pos_table, lr_at, f32, config  # noqa: E402
+
+torch.set_default_dtype(torch.float64)
+
+
+class VisionTransformer(nn.Module):
+    """timm's VisionTransformer(global_pool='avg') as MAE's models_vit: parameters in timm's order."""
+
+    def __init__(self, cfg, num_classes):
+        super().__init__()
+        D, P, C = cfg["embed_dim"], cfg["patch_size"], cfg["in_chans"]
+        eps, r = cfg["layer_norm_eps"], int(cfg["mlp_ratio"])
+        self.grid = cfg["img_size"] // P
+        L = self.grid ** 2
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, D))
+        self.pos_embed = nn.Parameter(torch.zeros(1, 1 + L, D))
+        self.patch_embed = PatchEmbed(C, D, P)
+        self.blocks = nn.ModuleList([Block(D, cfg["num_heads"], r, eps) for _ in range(cfg["depth"])])
+        self.fc_norm = nn.LayerNorm(D, eps=eps)
+        self.head = nn.Linear(D, num_classes)
+        if cfg["pos_embed"] == "fixed":
+            self.pos_embed.requires_grad_(False)
+
+    def forward(self, images):
+        B = images.shape[0]
+        D = self.cls_token.shape[2]
+        x = self.patch_embed(images.permute(0, 3, 1, 2)) + self.pos_embed[:, 1:, :]
+        cls = (self.cls_token + self.pos_embed[:, :1, :]).expand(B, 1, D)
+        x = torch.cat([cls, x], dim=1)
+        for blk in self.blocks:
+            x = blk(x)
+        x = self.fc_norm(x[:, 1:, :].mean(dim=1))
+        return self.head(x)
+
+
+def layer_id(name, num_layers):
+    if name in ("cls_token", "pos_embed") or name.startswith("patch_embed"):
+        return 0
+    if name.startswith("blocks"):
+        return int(name.split(".")[1]) + 1
+    return num_layers
+
+
+def param_groups_lrd(model, weight_decay, layer_decay):
+    """One group per parameter (simplest to read back): its lr scale and weight decay."""
+    num_layers = len(model.blocks) + 1
+    groups, info = [], {}
+    for n, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        wd = 0.0 if (p.ndim == 1 or n in ("pos_embed", "cls_token")) else weight_decay
+        scale = layer_decay ** (num_layers - layer_id(n, num_layers))
+        groups.append({"params": [p], "weight_decay": wd, "lr_scale": scale})
+        info[n] = (scale, wd)
+    return groups, info
+
+
+def make_fixture(path, cfg, num_classes, batch, seed, opt):
+    torch.manual_seed(seed)
+    model = VisionTransformer(cfg, num_classes)
+    with torch.no_grad():
+        model.pos_embed.copy_(sincos_pos_table(model.pos_embed.shape[2], model.grid)[None])
+        for name, p in model.named_parameters():
+            if name == "pos_embed" and not p.requires_grad:
+                p.copy_(f32(p))
+                continue
+            if name.endswith("weight") and p.ndim >= 2:
+                nn.init.xavier_uniform_(p.view(p.shape[0], -1))
+            elif name.endswith("weight") and p.ndim == 1:
+                p.fill_(1.0)
+            elif name != "pos_embed":
+                p.zero_()
+            p.add_(0.05 * torch.randn_like(p))
+            p.copy_(f32(p))
+    S, C = cfg["img_size"], cfg["in_chans"]
+    images = f32(torch.randn(batch, S, S, C))
+    labels = torch.randint(0, num_classes, (batch,))
+    names = [n for n, _ in model.named_parameters()]
+    weights = {n: p.detach().clone() for n, p in model.named_parameters()}
+
+    logits = model(images)
+    loss = F.cross_entropy(logits, labels, label_smoothing=opt["smoothing"])
+    model.zero_grad()
+    loss.backward()
+    grads = {n: (p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p))
+             for n, p in model.named_parameters()}
+
+    groups, info = param_groups_lrd(model, opt["wd"], opt["layer_decay"])
+    optim = torch.optim.AdamW(groups, lr=opt["lr"], betas=(0.9, 0.999), eps=1e-8)
+    step_losses = []
+    for s in range(opt["steps"]):
+        lr = lr_at(s, opt["total"], opt["warmup"], opt["lr"], opt["min_lr"])
+        for g in optim.param_groups:
+            g["lr"] = lr * g["lr_scale"]
+        optim.zero_grad()
+        l = F.cross_entropy(model(images), labels, label_smoothing=opt["smoothing"])
+        l.backward()
+        optim.step()
+        step_losses.append(l.item())
+
+    t = {}
+    for n in names:
+        t[n] = (list(weights[n].shape), weights[n])
+    t["images"] = (list(images.shape), images)
+    t["labels"] = ([batch], labels.double())
+    t["logits"] = (list(logits.shape), logits.detach())
+    t["loss"] = ([1], loss.detach().reshape(1))
+    for n in names:
+        t["grad." + n] = (list(grads[n].shape), grads[n])
+        scale, wd = info.get(n, (0.0, 0.0))
+        t["lrd." + n] = ([2], torch.tensor([scale, wd]))
+    for n, p in model.named_parameters():
+        t["step3." + n] = (list(p.shape), p.detach())
+    t["step3.loss"] = ([len(step_losses)], torch.tensor(step_losses))
+    meta = {"format": "vitmae-parity", "config": json.dumps(cfg), "classes": str(num_classes),
+            "optimizer": json.dumps(opt)}
+    safetensors_io.write(path, t, meta)
+    print("%s: loss %.6f, %d tensors, step losses %s" % (
+        path, loss.item(), len(names), ", ".join("%.6f" % v for v in step_losses)))
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
+    os.makedirs(out, exist_ok=True)
+    opt = {"lr": 1e-3, "min_lr": 1e-5, "wd": 0.05, "warmup": 2, "total": 8, "steps": 3,
+           "layer_decay": 0.75, "smoothing": 0.1}
+    # (a) RGB, learned position table, 3 blocks (layer ids 0..4), 4 classes.
+    make_fixture(os.path.join(out, "classifier_rgb.safetensors"),
+                 config(img_size=16, patch_size=4, in_chans=3, embed_dim=16, depth=3, num_heads=2),
+                 num_classes=4, batch=3, seed=3, opt=opt)
+    # (b) greyscale, fixed position table, odd sizes: grid 4 of 3x3 patches, head_dim 6, 5 classes.
+    make_fixture(os.path.join(out, "classifier_grey.safetensors"),
+                 config(img_size=12, patch_size=3, in_chans=1, embed_dim=12, depth=2, num_heads=2,
+                        pos_embed="fixed"),
+                 num_classes=5, batch=4, seed=4, opt=opt)
+
+
+if __name__ == "__main__":
+    main()
