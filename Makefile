@@ -6,7 +6,7 @@
 # objects), tools/*.c are developer tools.
 
 CC       ?= cc
-PKGS     := libpng zlib libjpeg libcjson libexif libwebp cairo fontconfig
+PKGS     := libpng zlib libjpeg libcjson libexif libwebp cairo fontconfig ompi-c
 ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
@@ -27,7 +27,7 @@ SAN_CFLAGS = $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined 
               -fno-sanitize-recover=undefined $(ARCH) $(WARN) $(PKG_CFLAGS) -Isrc
 SAN_LDLIBS = -fsanitize=address,undefined $(LDLIBS)
 
-SRC_DIRS  := src/kernels src/kernels/x86 src/core src/data src/io src/infer src/viz src/cmd
+SRC_DIRS  := src/kernels src/kernels/x86 src/core src/data src/io src/dist src/infer src/viz src/cmd
 MAIN_SRC  := src/cmd/main.c
 LIB_SRC   := $(filter-out $(MAIN_SRC),$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 HDRS      := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))

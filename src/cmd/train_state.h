@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include "core/model.h"
 #include "data/dataset.h"
+#include "dist/dist.h"
 #include "io/checkpoint.h"
 #include "cmd/runfolder.h"   // run_resume_path, run_remove_stale_temp_files
 
@@ -25,6 +26,8 @@
 typedef struct {
     long step, total_steps, warmup, seed, eval_every, ckpt_every, log_every, sample_every;
     int batch, keep, val_max;
+    int grad_groups;    // G: the batch is summed as G groups in a fixed tree (dist/dist.h)
+    int processes, accum;   // N and K of the session that wrote it (a record: any that divide G resume)
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
     char data[4096];    // absolute path of the training folder
@@ -79,6 +82,10 @@ typedef struct Train {
     const MaeTensor *tensors;
     int ntensors;
     int L, K, S, C;                // patches, visible patches, image side, channels
+    int per;                       // images per gradient group (rs.batch / rs.grad_groups): the
+                                   // model's batch, also for validation and samples
+    int share;                     // images of this process per step (gr.count * per)
+    GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;
