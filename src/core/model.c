@@ -1,6 +1,6 @@
 // The MAE model: parameter/activation layout, initialisation, masking, forward, backward.
 // Reads top to bottom: structs, arena layout, init, forward pieces, backward pieces, accessors.
-// Kernels live in ops.c, matrix products in gemm.c.
+// Kernels live in kernels/ (one file per operation, kernels/ops.h), matrix products in kernels/gemm.c.
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
