@@ -6,7 +6,7 @@
 # objects), tools/*.c are developer tools.
 
 CC       ?= cc
-PKGS     := libpng zlib libjpeg libcjson
+PKGS     := libpng zlib libjpeg libcjson libexif libwebp cairo fontconfig ompi-c
 ARCH     ?= -march=native
 OPT      ?= -O3 $(ARCH)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
@@ -27,7 +27,7 @@ SAN_CFLAGS = $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined 
               -fno-sanitize-recover=undefined $(ARCH) $(WARN) $(PKG_CFLAGS) -Isrc
 SAN_LDLIBS = -fsanitize=address,undefined $(LDLIBS)
 
-SRC_DIRS  := src/kernels src/kernels/x86 src/core src/data src/io src/infer src/viz src/cmd
+SRC_DIRS  := src/kernels src/kernels/x86 src/core src/data src/io src/dist src/infer src/viz src/cmd
 MAIN_SRC  := src/cmd/main.c
 LIB_SRC   := $(filter-out $(MAIN_SRC),$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 HDRS      := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))
@@ -44,7 +44,8 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo finetune-demo bench fixtures clean deps fuzz fmnist valgrind build-fast mutate
+.PHONY: all test test-fast test-san test-parity demo finetune-demo bench bench-data fixtures clean deps fuzz fmnist \
+        valgrind build-fast mutate gallery-check
 all: vitmae $(TOOLS)
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
@@ -99,6 +100,7 @@ test-fast: build-fast
 
 test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  VITMAE_SANITIZED=1 sh tests/run.sh build/san/tests build/san/vitmae build/tools
 
 # libFuzzer targets tests/fuzz/fuzz_<name>.c, built with clang (installed by tools/install-deps.sh when
@@ -154,8 +156,9 @@ valgrind: build/vg/vitmae $(TOOLS)
 fmnist: build/tools/fmnist2png
 	@sh datasets/fashion-mnist.sh
 
-# The demo: Fashion-MNIST -> a tiny MAE trained for about 5 minutes -> test scores, reconstruction
-# panels and attention maps under demo/ (tools/demo.sh says where). DEMO_STEPS=N to train longer.
+# The demo: Fashion-MNIST -> a tiny MAE trained for about 5 minutes -> test scores, kNN and linear-probe
+# accuracy of its frozen features beside raw pixels (a few minutes more), reconstruction panels and
+# attention maps under demo/ (tools/demo.sh says where). DEMO_STEPS=N to train longer.
 DEMO_STEPS ?= 1000
 demo: deps vitmae $(TOOLS) fmnist
 	@sh tools/demo.sh $(DEMO_STEPS)
@@ -167,6 +170,14 @@ FT_STEPS ?= 600
 finetune-demo: deps vitmae $(TOOLS) fmnist
 	@sh tools/finetune_demo.sh $(FT_STEPS)
 
+# The picture pages in a real browser: headless Chromium (Debian's chromium, installed when missing
+# and root) renders demo/'s pages (after `make demo`; else a small gallery from the test fixtures),
+# saves screenshots in build/gallery/screenshots/, and fails when any picture does not load.
+# GALLERY=DIR_OR_PAGE... checks other pages. Not part of `make test` (Chromium is large).
+gallery-check: vitmae $(TOOLS)
+	@sh tools/install-deps.sh build chromium
+	@sh tools/gallery_check.sh $(GALLERY)
+
 # Speed: vitmae bench (1 and 2 threads) against PyTorch on the bench config, one table. PyTorch
 # (python3-torch) and OpenBLAS (Debian's torch calls the system BLAS; the netlib default is ~50x
 # slower, which would make the comparison meaningless) are installed when root, else a note.
@@ -174,6 +185,13 @@ bench: vitmae
 	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
 	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
 	@sh tools/bench.sh ./vitmae
+
+# Decode throughput on a folder of images, one core, by size class (full decode, working image,
+# store read; docs/data.md): `make bench-data BENCH_DATA=DIR BENCH_IMG=64`.
+BENCH_DATA ?= /usr/share/backgrounds
+BENCH_IMG  ?= 64
+bench-data: build/tools/bench_data
+	build/tools/bench_data $(BENCH_DATA) --img $(BENCH_IMG) --limit 300
 
 # Mutation testing (not part of `make test`): each one-line mutant of tests/mutants.txt is planted in a
 # scratch copy of the tree and the optimised suite runs against it until a test fails; prints KILLED /

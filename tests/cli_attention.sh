@@ -43,17 +43,31 @@ t "patch mode row of token 12" '"$chk" map "$tmp/p/attn_input.attn.npy" row 0 ma
 t "checker catches a wrong map" '! "$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 11 "$tmp/p/attn_input/patch03x02-layer00-max.npy" >/dev/null'
 
 # --- overlay pixels on a known case ---------------------------------------------------------------
-run --out "$tmp/o" --raw --head 1 --upsample nearest --scale 3 "$img"
+run --out "$tmp/o" --raw --head 1 --upsample nearest --scale 3 --normalize map "$img"
 t "overlay pixels alpha 0.6 viridis" '"$chk" overlay "$tmp/o/attn_input/layer02-head01.png" "$img" "$tmp/o/attn_input/layer02-head01.npy" 0.6 3 viridis'
-run --out "$tmp/o2" --raw --head mean --upsample nearest --scale 2 --alpha 1 --colormap magma "$img"
+run --out "$tmp/o2" --raw --head mean --upsample nearest --scale 2 --alpha 1 --colormap magma --normalize map "$img"
 t "overlay pixels alpha 1 magma" '"$chk" overlay "$tmp/o2/attn_input/layer02-mean.png" "$img" "$tmp/o2/attn_input/layer02-mean.npy" 1 2 magma'
 t "overlay checker catches a wrong alpha" '! "$chk" overlay "$tmp/o2/attn_input/layer02-mean.png" "$img" "$tmp/o2/attn_input/layer02-mean.npy" 0.5 2 magma >/dev/null'
+# The default scale (--normalize layer): 0 .. the largest value of the layer's maps, shared by them,
+# written in each overlay's text and used for its colours.
+run --out "$tmp/n" --raw --upsample nearest --scale 3 "$img"
+l2="$tmp/n/attn_input/layer02"
+t "layer scale = 0..max of the layer's maps" '"$chk" scale "$l2-head01.png" "$l2-head00.npy" "$l2-head01.npy" "$l2-head02.npy" "$l2-head03.npy" "$l2-mean.npy"'
+t "every map of the layer shares it" '"$chk" scale "$l2-mean.png" "$l2-head00.npy" "$l2-head01.npy" "$l2-head02.npy" "$l2-head03.npy" "$l2-mean.npy"'
+t "scale checker catches a wrong max" '! "$chk" scale "$l2-head01.png" "$l2-mean.npy" >/dev/null'
+vmax=$(tr '\000' '=' <"$l2-head01.png" | grep -ao 'colour_scale=0 [0-9.e-]*' | head -n 1 | cut -d' ' -f2)
+t "overlay colours on the layer scale 0..$vmax" '"$chk" overlay "$l2-head01.png" "$img" "$l2-head01.npy" 0.6 3 viridis 0 "$vmax"'
+t "overlay checker catches the map's own scale" '! "$chk" overlay "$l2-head01.png" "$img" "$l2-head01.npy" 0.6 3 viridis >/dev/null'
+run --out "$tmp/n1" --raw --upsample nearest --scale 2 --normalize none --head 2 "$img"
+t "--normalize none: colours on 0..1" '"$chk" overlay "$tmp/n1/attn_input/layer02-head02.png" "$img" "$tmp/n1/attn_input/layer02-head02.npy" 0.6 2 viridis 0 1'
+
 # tEXt chunks: mode, layer, head, min, max.
 tr '\000' '=' <"$tmp/o/attn_input/layer02-head01.png" >"$tmp/text"
 t "png text mode" 'grep -aq "mode=cls" "$tmp/text"'
 t "png text layer/head" 'grep -aq "layer=2" "$tmp/text" && grep -aq "head=1" "$tmp/text"'
 t "png text min/max" 'grep -aq "min=[0-9]" "$tmp/text" && grep -aq "max=[0-9]" "$tmp/text"'
-t "default scale 256/16 = 16" '[ "$(od -An -tu1 -j16 -N8 "$tmp/a/attn_input/layer02-mean.png" | tr -s " ")" = " 0 0 1 0 0 0 1 0" ]'
+# Default --display 512: the 16 px photo enlarged by whole pixels, 32 times.
+t "default display 512 = 16 x 32" '[ "$(od -An -tu1 -j16 -N8 "$tmp/a/attn_input/layer02-mean.png" | tr -s " ")" = " 0 0 2 0 0 0 2 0" ]'
 
 # --- every mode and selection writes the documented files, and only those ----------------------
 files() { (cd "$1" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' ' '); }
@@ -113,7 +127,27 @@ for f in $(cd "$tmp/d" && find . -name '*.png' | sed 's|^\./||; s/ /@SP@/g'); do
   grep -qF "href=\"$(enc "$f")\"" "$tmp/d/index.html" || { echo "  not linked: $f"; missing=1; }
 done
 t "index links every PNG" '[ $missing -eq 0 ]'
-t "index link count" '[ $(grep -o "<li><a href=" "$tmp/d/index.html" | wc -l) -eq 5 ]'
+t "index link count" '[ $(grep -o "<figure><a href=" "$tmp/d/index.html" | wc -l) -eq 5 ]'
+
+# The montage holds its tiles and nothing else: rollout of 3 layers is one row of 3 tiles of 256 px
+# (16 px photo enlarged 16 times), 10 px apart and around: 10 + 3 * (256 + 10) = 808.
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/mr" --mode rollout --layer all "$img" >/dev/null 2>&1
+t "rollout montage: one row of 3 tiles" '[ "$(od -An -tu1 -j16 -N4 "$tmp/mr/attn_input.attn.png" | tr -s " ")" = " 0 0 3 40" ]'
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/mh" --layer all --head all "$img" >/dev/null 2>&1
+# 3 layers x (4 heads + mean): 5 columns = 10 + 5 * 266 = 1340.
+t "layers x heads montage: 5 columns" '[ "$(od -An -tu1 -j16 -N4 "$tmp/mh/attn_input.attn.png" | tr -s " ")" = " 0 0 5 60" ]'
+
+# Messages only for files written: index.html that cannot be written is an error, never announced.
+mkdir -p "$tmp/ro/index.html.tmp"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/ro" --head mean "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "unwritable index exits 1" '[ $rc -eq 1 ] && grep -q "^vitmae: attention: .*index.html" "$tmp/err"'
+t "unwritable index not announced" '! grep -q "index.html" "$tmp/out" && [ ! -e "$tmp/ro/index.html" ]'
+t "the written montage is announced" 'grep -q "attn_input.attn.png" "$tmp/out" && [ -f "$tmp/ro/attn_input.attn.png" ]'
+
+# A photo too large to draw at --scale K is refused with a reason (no crash, no huge allocation).
+"$VITMAE_TOOLS/synth" "$tmp/bigp" --count 1 --size 1700 >/dev/null
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/big" --scale 40 --head 0 "$tmp/bigp" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "too large to draw: exit 1 with a reason" '[ $rc -eq 1 ] && grep -q "too large to draw" "$tmp/err" && ! grep -q " -> " "$tmp/out"'
 
 # A checkpoint with a decoder works the same (the decoder is not used).
 "$VITMAE" attention --ckpt "$fx/torch_small.safetensors" --out "$tmp/ts" "$img" >/dev/null 2>&1; rc=$?

@@ -11,6 +11,17 @@ t "synth exits 0" '[ $? -eq 0 ]'
 printf 'not a png' > "$dir/set/circle/broken.png"
 head -c 50 "$dir/set/square/00001.png" > "$dir/set/square/cut.png"
 printf 'notes' > "$dir/set/README.txt"
+printf '<svg xmlns="http://www.w3.org/2000/svg"/>' > "$dir/set/logo.svg"
+printf 'GIF89a' > "$dir/set/circle/anim.GIF"
+# An RGBA PNG whose colour is one flat grey under a varying alpha: uniform once alpha is dropped.
+/usr/bin/python3 - "$dir/set/flat.png" <<'PY'
+import struct, sys, zlib
+w = h = 12
+raw = b"".join(b"\0" + b"".join(bytes((90, 90, 90, (x * 30) % 256)) for x in range(w)) for y in range(h))
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
+                              + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+PY
 
 out=$("$VITMAE" data --json "$dir/set" 2>"$dir/err"); rc=$?
 t "data --json exits 0" '[ $rc -eq 0 ]'
@@ -18,15 +29,23 @@ check=$(printf '%s' "$out" | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 want_classes = {"circle": 4, "square": 3, "triangle": 3}
-ok = (d["ok"] == 10 and d["skipped"] == 2 and d["ignored"] == 1 and d["classes"] == want_classes
-      and [(f["path"].split("/set/")[1], f["reason"]) for f in d["skipped_files"]]
-          == [("circle/broken.png", "not a PNG or JPEG file"), ("square/cut.png", "truncated PNG data")])
+rel = lambda f: f["path"].split("/set/")[1]
+ok = (d["ok"] == 11 and d["skipped"] == 2 and d["ignored"] == 3 and d["classes"] == want_classes
+      and [(rel(f), f["reason"]) for f in d["skipped_files"]]
+          == [("circle/broken.png", "not a PNG, JPEG or WebP file"), ("square/cut.png", "truncated PNG data")]
+      and [rel(f) for f in d["ignored_files"]] == ["circle/anim.GIF", "logo.svg"]
+      and "GIF" in d["ignored_files"][0]["reason"] and "SVG" in d["ignored_files"][1]["reason"]
+      and [rel(f) for f in d["warnings"]] == ["flat.png"] and "same colour" in d["warnings"][0]["warning"])
 print("ok" if ok else "bad: %r" % d)' 2>&1)
 t "JSON counts, classes, skipped files ($check)" '[ "$check" = ok ]'
 
 out=$("$VITMAE" data "$dir/set"); rc=$?
 t "text form exits 0" '[ $rc -eq 0 ]'
-t "text form has the counts" 'echo "$out" | grep -q "10 ok, 2 skipped, 1 ignored"'
+t "text form has the counts" 'echo "$out" | grep -q "11 ok, 2 skipped, 3 ignored"'
+t "text form names the ignored SVG" 'echo "$out" | grep -q "logo.svg: SVG is a vector format"'
+t "text form warns about the flat image" 'echo "$out" | grep -q "flat.png: every pixel is the same colour"'
+"$VITMAE" data --threads 1 "$dir/set" >/dev/null; rc=$?
+t "--threads is accepted" '[ $rc -eq 0 ]'
 t "text form lists classes" 'echo "$out" | grep -q "circle *4"'
 t "text form lists the skipped reason" 'echo "$out" | grep -q "cut.png: truncated PNG data"'
 

@@ -37,7 +37,9 @@ t "file-size limit: once space is back, the resume finishes (step 40)" '[ $rc -e
 t "reconstruct panel over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "reconstruct panel over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*rec1/in.recon.png: file too large$" "$dir/err"'
 t "reconstruct panel over the limit: no partial file" '[ ! -e "$dir/rec1/in.recon.png" ]'
-(trap '' XFSZ; ulimit -f 16 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --scale 1 --out "$dir/rec2" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+# 24 blocks of 512 bytes = 12288: the panel (about 9 KB with its captions) fits, the .npy
+# (32 * 32 * 3 * 4 + 128 = 12416 bytes) does not.
+(trap '' XFSZ; ulimit -f 24 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --scale 1 --out "$dir/rec2" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "reconstruct .npy over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "reconstruct .npy over the limit: one clear line ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: reconstruct: .*rec2/in.recon.npy: File too large$" "$dir/err"'
 t "reconstruct .npy over the limit: no partial file" '[ ! -e "$dir/rec2/in.recon.npy" ] && [ "$(ls -a "$dir/rec2" | grep -c tmp)" -eq 0 ]'

@@ -1,5 +1,6 @@
 // dataset: scan order, classes, skipped / ignored counts, hostile folder entries, split, cache vs
 // decode, batches for any thread count, pixel statistics.
+#include <dirent.h>
 #include <omp.h>
 #include <png.h>
 #include <setjmp.h>
@@ -112,7 +113,7 @@ static void test_scan(void) {
               i, ds.class_names[i], ds.class_counts[i]);
     CHECK(ds.nroot == 1, "unclassified = %d", ds.nroot);
     const char *want_skip[4] = {"B_class/bad.png", "dogs/l1.png", "dogs/l2.png", "zz.JPG"};
-    const char *want_why[4] = {"truncated PNG data", "symbolic link loop", "symbolic link loop", "not a PNG or JPEG file"};
+    const char *want_why[4] = {"truncated PNG data", "symbolic link loop", "symbolic link loop", "not a PNG, JPEG or WebP file"};
     for (int i = 0; i < 4 && i < ds.nskipped; i++) {
         CHECK(!strcmp(ds.skipped[i].path, at(root, want_skip[i])), "skipped %d: %s", i, ds.skipped[i].path);
         CHECK(strstr(ds.skipped[i].reason, want_why[i]) != NULL, "skipped %d reason: %s", i, ds.skipped[i].reason);
@@ -120,7 +121,7 @@ static void test_scan(void) {
     CHECK(ds.min_w == 6 && ds.min_h == 7 && ds.max_w == 40 && ds.max_h == 30, "size range %dx%d .. %dx%d",
           ds.min_w, ds.min_h, ds.max_w, ds.max_h);
     CHECK(ds.all_grey == 0, "RGB images present: not all grey");
-    CHECK(ds.cache == NULL, "no cache without options");
+    CHECK(ds.work_size == 0 && ds.lazy == 0, "no working images without options");
     dataset_free(&ds);
 
     // Thread count does not change the result.
@@ -143,9 +144,45 @@ static void test_scan(void) {
     CHECK(dataset_scan(at(root, "notes.txt"), NULL, &ds, err, sizeof err) == -1 && strstr(err, "not a folder"),
           "a file is not a folder: %s", err);
     // --max-pixels: the 40x30 image (1200 px) is skipped at a limit of 1000.
-    DatasetOptions small = {1000, 0, 0};
+    DatasetOptions small = {.max_pixels = 1000};
     rc = dataset_scan(root, &small, &ds, err, sizeof err);
     CHECK(rc == 0 && ds.n == 8 && ds.nskipped == 5, "max_pixels skips the large image (n=%d)", ds.n);
+    if (rc == 0) dataset_free(&ds);
+
+    // Lazy scan (headers only): bad.png keeps its header, so it is an item until its pixels are read;
+    // sizes and channels are the decoded ones; the pixel limit still applies from the header.
+    DatasetOptions lazy = {.lazy = 1};
+    rc = dataset_scan(root, &lazy, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 10 && ds.nskipped == 3, "lazy scan: n=%d skipped=%d", ds.n, ds.nskipped);
+    if (rc == 0) {
+        CHECK(!strcmp(ds.items[2].rel, "B_class/bad.png") && ds.items[1].w == 8 && ds.items[2].w == 8, "lazy order");
+        CHECK(ds.items[4].w == 9 && ds.items[4].h == 7 && ds.items[4].c == 1 && ds.items[8].c == 3, "lazy sizes");
+        float v[4 * 4];
+        CHECK(dataset_eval_view(&ds, 2, 4, 1, v, err, sizeof err) == -1 && strstr(err, "bad.png: truncated PNG data"),
+              "broken pixels found at first use: %s", err);
+        dataset_free(&ds);
+    }
+    lazy.max_pixels = 1000;
+    rc = dataset_scan(root, &lazy, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 9 && ds.nskipped == 4, "lazy scan checks the pixel limit (n=%d)", ds.n);
+    if (rc == 0) dataset_free(&ds);
+
+    // Files that look like images but are not read are listed; WebP is a candidate.
+    char odd[700];
+    snprintf(odd, sizeof odd, "%s/odd", base);
+    mkdir(odd, 0777);
+    put_text(odd, "a.svg", "<svg/>");
+    put_text(odd, "b.HEIC", "....");
+    put_text(odd, "c.txt", "text");
+    put_text(odd, "d.webp", "RIFF....WEBPVP8 garbage");
+    put_png(odd, "e.png", 4, 4, 3, 1);
+    rc = dataset_scan(odd, NULL, &ds, err, sizeof err);
+    CHECK(rc == 0 && ds.n == 1 && ds.nignored == 3 && ds.nignored_files == 2 && ds.nskipped == 1, "odd folder");
+    if (rc == 0 && ds.nignored_files == 2 && ds.nskipped == 1) {
+        CHECK(strstr(ds.ignored[0].path, "a.svg") && strstr(ds.ignored[0].reason, "SVG"), "svg: %s", ds.ignored[0].reason);
+        CHECK(strstr(ds.ignored[1].path, "b.HEIC") && strstr(ds.ignored[1].reason, "HEIC"), "heic: %s", ds.ignored[1].reason);
+        CHECK(strstr(ds.skipped[0].path, "d.webp") && strstr(ds.skipped[0].reason, "WebP"), "webp: %s", ds.skipped[0].reason);
+    }
     if (rc == 0) dataset_free(&ds);
 }
 
@@ -218,43 +255,53 @@ static void test_split_boundary(void) {
     free(tr); free(va);
 }
 
+static int same_views(const Dataset *x, const Dataset *y, int i, int S, int ch, int aug) {
+    float a[16 * 16 * 3], b[16 * 16 * 3];
+    char err[256];
+    Rng r1, r2;
+    rng_seed(&r1, 99); rng_seed(&r2, 99);
+    int rc1 = dataset_train_view(x, i, S, ch, (Augment)aug, &r1, a, err, sizeof err);
+    int rc2 = dataset_train_view(y, i, S, ch, (Augment)aug, &r2, b, err, sizeof err);
+    return rc1 == 0 && rc2 == 0 && !memcmp(a, b, sizeof(float) * S * S * ch);
+}
+
 static void test_cache_and_views(void) {
     const int S = 8;
-    Dataset plain, cached;
+    Dataset plain, work, nocache;
     char err[256];
-    DatasetOptions opt = {0, S, 16};
-    if (dataset_scan(root, NULL, &plain, err, sizeof err) || dataset_scan(root, &opt, &cached, err, sizeof err)) {
+    DatasetOptions wopt = {.work_size = 2 * S, .cache_mb = 16}, nopt = {.work_size = 2 * S};
+    if (dataset_scan(root, NULL, &plain, err, sizeof err) || dataset_scan(root, &wopt, &work, err, sizeof err) ||
+        dataset_scan(root, &nopt, &nocache, err, sizeof err)) {
         CHECK(0, "scan: %s", err);
         return;
     }
-    CHECK(cached.cache != NULL && cached.cache_size == S, "cache built");
-    if (!cached.cache) { dataset_free(&plain); dataset_free(&cached); return; }
-    // 8x8 8-bit grey: original; 16-bit z.PNG and 40x30 d.png: evaluation views.
-    CHECK(cached.cache[2].original == 1 && cached.cache[2].w == 8, "a_root.png cached as original");
-    CHECK(cached.cache[3].original == 0 && cached.cache[3].w == S, "16-bit image cached as its view");
-    CHECK(cached.cache[7].original == 0 && cached.cache[7].w == S, "large image cached as its view");
+    // Working images: an 8-bit image at most 2 x S on its shorter side is its own working image, so
+    // every view equals the full decode's; the 16-bit z.PNG (item 3, held at 8 bits) and the 40x30
+    // d.png (item 7, resized to 21x16) are the documented exceptions. Cache or not: always equal.
+    for (int i = 0; i < plain.n; i++)
+        for (int aug = AUGMENT_NONE; aug <= AUGMENT_CROP; aug++)
+            for (int ch = 1; ch <= 3; ch += 2) {
+                if (i != 3 && i != 7)
+                    CHECK(same_views(&plain, &work, i, S, ch, aug), "item %d aug %d ch %d: working image = decode", i, aug, ch);
+                CHECK(same_views(&work, &nocache, i, S, ch, aug), "item %d aug %d ch %d: cache = no cache", i, aug, ch);
+            }
+    Image wi;
+    CHECK(dataset_working_image(&work, 7, &wi, err, sizeof err) == 0 && wi.w == 21 && wi.h == 16 && wi.c == 3,
+          "40x30 working image at shorter side 16: %dx%d", wi.w, wi.h);
+    image_free(&wi);
+    CHECK(dataset_working_image(&work, 0, &wi, err, sizeof err) == 0 && wi.w == 6 && wi.h == 9, "small image kept");
+    image_free(&wi);
+    DataStats st;
+    dataset_stats(&work, &st);
+    CHECK(st.cache_bytes > 0 && st.cache_bytes <= st.cache_budget && st.decoded == work.n, "cache: %zu bytes, %ld decodes",
+          st.cache_bytes, st.decoded);
+    dataset_stats(&nocache, &st);
+    CHECK(st.cache_bytes == 0 && st.decoded > nocache.n, "no cache: every view decodes (%ld)", st.decoded);
+
+    // Views are 8-bit levels; the flip mode is the eval view, mirrored or not.
     float a[S * S * 3], b[S * S * 3];
-    for (int ch = 1; ch <= 3; ch += 2)
-        for (int i = 0; i < plain.n; i++) {
-            int r1 = dataset_eval_view(&plain, i, S, ch, a, err, sizeof err);
-            int r2 = dataset_eval_view(&cached, i, S, ch, b, err, sizeof err);
-            CHECK(r1 == 0 && r2 == 0 && !memcmp(a, b, sizeof(float) * S * S * ch),
-                  "eval view of item %d (%d channels): cache equals decode", i, ch);
-        }
-    for (int i = 0; i < plain.n; i++) {
-        for (int aug = AUGMENT_NONE; aug <= AUGMENT_CROP; aug++) {
-            if (aug == AUGMENT_CROP && !cached.cache[i].original) continue;   // documented exception
-            Rng r1, r2;
-            rng_seed(&r1, 99); rng_seed(&r2, 99);
-            dataset_train_view(&plain, i, S, 3, (Augment)aug, &r1, a, err, sizeof err);
-            dataset_train_view(&cached, i, S, 3, (Augment)aug, &r2, b, err, sizeof err);
-            CHECK(!memcmp(a, b, sizeof(float) * S * S * 3), "train view %d aug %d: cache equals decode", i, aug);
-        }
-    }
-    // Views are 8-bit levels.
-    dataset_eval_view(&plain, 7, S, 3, a, err, sizeof err);
+    dataset_eval_view(&work, 7, S, 3, a, err, sizeof err);
     CHECK(image_is_8bit(a, S * S * 3), "views hold 8-bit levels");
-    // The flip mode is the eval view, mirrored or not.
     float e[S * S], f[S * S];
     dataset_eval_view(&plain, 2, S, 1, e, err, sizeof err);
     int flipped = 0, same = 0;
@@ -268,39 +315,158 @@ static void test_cache_and_views(void) {
     }
     CHECK(same + flipped == 20 && same > 0 && flipped > 0, "flip: %d as is, %d mirrored", same, flipped);
 
-    // Batches: same for 1 and 2 threads, same for cache and decode.
+    // Batches: same for 1 and 2 threads, for cache and no cache, and split in two ranges.
     int items[5] = {0, 2, 4, 6, 8};
-    float *b1 = malloc(sizeof(float) * 5 * S * S * 3), *b2 = malloc(sizeof(float) * 5 * S * S * 3);
+    size_t per = (size_t)S * S * 3;
+    float *b1 = malloc(sizeof(float) * 5 * per), *b2 = malloc(sizeof(float) * 5 * per);
     omp_set_num_threads(1);
-    int rc1 = dataset_load_batch(&plain, items, 5, S, 3, AUGMENT_CROP, 5, 17, b1, err, sizeof err);
+    int rc1 = dataset_load_batch(&nocache, items, 5, S, 3, AUGMENT_CROP, 5, 17, b1, err, sizeof err);
     omp_set_num_threads(2);
-    int rc2 = dataset_load_batch(&cached, items, 5, S, 3, AUGMENT_CROP, 5, 17, b2, err, sizeof err);
-    CHECK(rc1 == 0 && rc2 == 0 && !memcmp(b1, b2, sizeof(float) * 5 * S * S * 3), "batch independent of threads and cache");
+    int rc2 = dataset_load_batch(&work, items, 5, S, 3, AUGMENT_CROP, 5, 17, b2, err, sizeof err);
+    CHECK(rc1 == 0 && rc2 == 0 && !memcmp(b1, b2, sizeof(float) * 5 * per), "batch independent of threads and cache");
+    rc1 = dataset_load_range(&work, items, 5, 0, 2, S, 3, AUGMENT_CROP, 5, 17, b2, err, sizeof err);
+    rc2 = dataset_load_range(&work, items, 5, 2, 5, S, 3, AUGMENT_CROP, 5, 17, b2 + 2 * per, err, sizeof err);
+    CHECK(rc1 == 0 && rc2 == 0 && !memcmp(b1, b2, sizeof(float) * 5 * per), "a batch loaded in two ranges");
+    CHECK(dataset_load_range(&work, items, 5, 3, 6, S, 3, AUGMENT_CROP, 5, 17, b2, err, sizeof err) == -1, "range past the batch");
     rc2 = dataset_load_batch(&plain, items, 5, S, 3, AUGMENT_CROP, 5, 18, b2, err, sizeof err);
-    CHECK(rc2 == 0 && memcmp(b1, b2, sizeof(float) * 5 * S * S * 3) != 0, "another step, another batch");
-    free(b1);
-    free(b2);
+    CHECK(rc2 == 0 && memcmp(b1, b2, sizeof(float) * 5 * per) != 0, "another step, another batch");
 
-    // A file that changed after the scan: a clear error naming it.
+    // A file that changed after the scan: a clear error naming it (not lazy: no replacement).
     put_text(root, "cats/x.png", "gone");
     CHECK(dataset_eval_view(&plain, 5, S, 1, a, err, sizeof err) == -1 && strstr(err, "cats/x.png") &&
-          strstr(err, "not a PNG or JPEG file"), "changed file: %s", err);
-    CHECK(dataset_eval_view(&cached, 5, S, 1, a, err, sizeof err) == 0, "cached dataset does not re-read it");
+          strstr(err, "not a PNG, JPEG or WebP file"), "changed file: %s", err);
+    CHECK(dataset_eval_view(&work, 5, S, 1, a, err, sizeof err) == 0, "cached dataset does not re-read it");
+    items[1] = 5;
+    CHECK(dataset_load_batch(&nocache, items, 5, S, 3, AUGMENT_CROP, 5, 17, b2, err, sizeof err) == -1 &&
+          strstr(err, "cats/x.png"), "not lazy: a batch with a broken file fails: %s", err);
     put_png(root, "cats/x.png", 8, 8, 1, 5);
     dataset_free(&plain);
-    dataset_free(&cached);
+    dataset_free(&work);
+    dataset_free(&nocache);
+    (void)b;
+    free(b1);
+    free(b2);
+}
 
-    // Over budget: a 600x600 RGB original (1 MiB + ) with a 1 MiB budget: no cache at all.
-    char big[700];
-    snprintf(big, sizeof big, "%s/big", base);
-    mkdir(big, 0777);
-    put_png(big, "a.png", 8, 8, 3, 1);
-    put_png(big, "b.png", 600, 600, 3, 2);
-    DatasetOptions tight = {0, 300, 1};
-    Dataset bd;
-    CHECK(dataset_scan(big, &tight, &bd, err, sizeof err) == 0 && bd.n == 2 && bd.cache == NULL,
-          "over the cache budget: nothing cached");
-    dataset_free(&bd);
+// The on-disk store: a first run writes every working image, a second reads them all back, a changed
+// file is decoded again; views are bitwise the same with and without the store.
+static void test_store(void) {
+    const int S = 8;
+    char store[700];
+    snprintf(store, sizeof store, "%s/store", base);
+    mkdir(store, 0777);
+    DatasetOptions none = {.work_size = 2 * S, .lazy = 1}, with = {.work_size = 2 * S, .lazy = 1, .store_dir = store};
+    Dataset ref, s1, s2;
+    char err[256];
+    if (dataset_scan(root, &none, &ref, err, sizeof err) || dataset_scan(root, &with, &s1, err, sizeof err)) {
+        CHECK(0, "scan: %s", err);
+        return;
+    }
+    int n = ref.n, items[16];
+    for (int i = 0; i < n; i++) items[i] = i;
+    size_t per = (size_t)S * S * 3;
+    float *b0 = malloc(sizeof(float) * n * per), *b1 = malloc(sizeof(float) * n * per);
+    dataset_load_batch(&ref, items, n, S, 3, AUGMENT_CROP, 3, 4, b0, err, sizeof err);
+    dataset_load_batch(&s1, items, n, S, 3, AUGMENT_CROP, 3, 4, b1, err, sizeof err);
+    CHECK(!memcmp(b0, b1, sizeof(float) * n * per), "first run with the store = without");
+    DataStats st;
+    dataset_stats(&s1, &st);
+    int good = n - 1;   // B_class/bad.png is broken past its header
+    // bad.png's replacement (the next item of the batch) is read back, or decoded and written again
+    // when its own thread has not written it yet.
+    CHECK(st.store_writes >= good && st.store_writes + st.store_hits == good + 1, "store written: %ld writes, %ld hits",
+          st.store_writes, st.store_hits);
+    dataset_free(&s1);
+    if (dataset_scan(root, &with, &s2, err, sizeof err)) { CHECK(0, "scan: %s", err); return; }
+    memset(b1, 0, sizeof(float) * n * per);
+    dataset_load_batch(&s2, items, n, S, 3, AUGMENT_CROP, 3, 4, b1, err, sizeof err);
+    CHECK(!memcmp(b0, b1, sizeof(float) * n * per), "second run reads the store: same batch");
+    dataset_stats(&s2, &st);
+    CHECK(st.store_hits == good + 1 && st.decoded == 0, "store read: %ld hits, %ld decoded", st.store_hits, st.decoded);
+    dataset_free(&s2);
+    // A changed file (new content, size and time): decoded again, and its view follows the new file.
+    put_png(root, "cats/x.png", 10, 10, 1, 77);
+    if (dataset_scan(root, &with, &s2, err, sizeof err)) { CHECK(0, "scan: %s", err); return; }
+    float v1[S * S], v2[S * S];
+    CHECK(dataset_eval_view(&s2, 6, S, 1, v1, err, sizeof err) == 0, "x.png: %s", err);
+    dataset_stats(&s2, &st);
+    CHECK(st.decoded == 1 && st.store_writes == 1, "changed file decoded again (%ld)", st.decoded);
+    Dataset fresh;
+    dataset_scan(root, &none, &fresh, err, sizeof err);
+    dataset_eval_view(&fresh, 6, S, 1, v2, err, sizeof err);
+    CHECK(!memcmp(v1, v2, sizeof v1), "changed file: the view of its new content");
+    dataset_free(&fresh);
+    dataset_free(&s2);
+    // A damaged store file (its last pixel byte flipped: the CRC no longer matches) is ignored and
+    // rewritten, never trusted.
+    DIR *d = opendir(store);
+    struct dirent *de;
+    int damaged = 0;
+    while (d && (de = readdir(d))) {
+        if (!strstr(de->d_name, ".work")) continue;
+        FILE *f = fopen(at(store, de->d_name), "r+b");
+        if (!f) continue;
+        fseek(f, -1, SEEK_END);
+        int c = fgetc(f);
+        fseek(f, -1, SEEK_END);
+        fputc(c ^ 0xff, f);
+        fclose(f);
+        damaged++;
+    }
+    if (d) closedir(d);
+    put_png(root, "cats/x.png", 8, 8, 1, 5);
+    CHECK(damaged == good + 1, "damaged %d store files", damaged);
+    if (dataset_scan(root, &with, &s2, err, sizeof err) == 0) {
+        memset(b1, 0, sizeof(float) * n * per);
+        dataset_load_batch(&ref, items, n, S, 3, AUGMENT_CROP, 3, 4, b0, err, sizeof err);
+        dataset_load_batch(&s2, items, n, S, 3, AUGMENT_CROP, 3, 4, b1, err, sizeof err);
+        dataset_stats(&s2, &st);
+        CHECK(st.store_writes >= good && st.store_writes + st.store_hits == good + 1 &&
+              !memcmp(b0, b1, sizeof(float) * n * per),
+              "damaged store ignored (%ld hits, %ld writes)", st.store_hits, st.store_writes);
+        dataset_free(&s2);
+    }
+    free(b0);
+    free(b1);
+    dataset_free(&ref);
+}
+
+// A file broken past its header (lazy scan): the batch takes the next item of the batch that decodes,
+// with the broken image's random stream; the same for any thread count and cache; reported once.
+static void test_broken_late(void) {
+    const int S = 8;
+    DatasetOptions o1 = {.work_size = 2 * S, .lazy = 1}, o2 = {.work_size = 2 * S, .lazy = 1, .cache_mb = 16};
+    Dataset d1, d2;
+    char err[256];
+    if (dataset_scan(root, &o1, &d1, err, sizeof err) || dataset_scan(root, &o2, &d2, err, sizeof err)) {
+        CHECK(0, "scan: %s", err);
+        return;
+    }
+    CHECK(!strcmp(d1.items[2].rel, "B_class/bad.png"), "item 2 is the broken file");
+    int items[4] = {0, 2, 5, 7};
+    size_t per = (size_t)S * S * 3;
+    float b1[4 * 8 * 8 * 3], b2[4 * 8 * 8 * 3], want[8 * 8 * 3];
+    omp_set_num_threads(1);
+    int rc1 = dataset_load_batch(&d1, items, 4, S, 3, AUGMENT_CROP, 9, 3, b1, err, sizeof err);
+    omp_set_num_threads(2);
+    int rc2 = dataset_load_batch(&d2, items, 4, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err);
+    CHECK(rc1 == 0 && rc2 == 0 && !memcmp(b1, b2, sizeof b1), "broken item: same batch for threads and cache (%s)", err);
+    Rng r;
+    rng_derive(&r, 9, 3, 1);
+    dataset_train_view(&d1, 5, S, 3, AUGMENT_CROP, &r, want, err, sizeof err);
+    CHECK(!memcmp(b1 + per, want, sizeof want), "image 1 is item 5 with image 1's random stream");
+    DataSkip sk[4];
+    int nb = dataset_take_broken(&d1, sk, 4);
+    CHECK(nb == 1 && strstr(sk[0].path, "bad.png") && strstr(sk[0].reason, "truncated PNG data") &&
+          !strstr(sk[0].reason, "bad.png"), "reported: %s", nb ? sk[0].reason : "none");
+    for (int i = 0; i < nb; i++) { free(sk[i].path); free(sk[i].reason); }
+    dataset_load_batch(&d1, items, 4, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err);
+    CHECK(dataset_take_broken(&d1, sk, 4) == 0 && !memcmp(b1, b2, sizeof b1), "reported once; same batch again");
+    int only[1] = {2};
+    CHECK(dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err) == -1 &&
+          strstr(err, "no image of this batch decodes"), "a batch of broken files: %s", err);
+    dataset_free(&d1);
+    dataset_free(&d2);
 }
 
 static void test_stats(void) {
@@ -352,6 +518,8 @@ int main(void) {
     test_split();
     test_split_boundary();
     test_cache_and_views();
+    test_store();
+    test_broken_late();
     test_stats();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <png.h>
 #include <jpeglib.h>
+#include <libexif/exif-data.h>
+#include <webp/encode.h>
 #include <zlib.h>
 #include "check.h"
 #include "data/image.h"
@@ -323,6 +325,157 @@ static void test_jpeg(void) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// EXIF orientation, WebP, header probes and reduced-size JPEG decode
+
+// A 32x16 JPEG of four flat quadrants (TL red, TR green, BL blue, BR white) with an EXIF APP1 block
+// holding `orientation` (0: no EXIF), written with libexif.
+static uint8_t *make_oriented_jpeg(int orientation, unsigned long *len) {
+    const int w = 32, h = 16;
+    static const uint8_t col[4][3] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 255}};
+    struct jpeg_compress_struct ci;
+    struct jpeg_error_mgr jerr;
+    ci.err = jpeg_std_error(&jerr);
+    jpeg_create_compress(&ci);
+    unsigned char *buf = NULL;
+    *len = 0;
+    jpeg_mem_dest(&ci, &buf, len);
+    ci.image_width = w;
+    ci.image_height = h;
+    ci.input_components = 3;
+    ci.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&ci);
+    jpeg_set_quality(&ci, 95, TRUE);
+    jpeg_start_compress(&ci, TRUE);
+    if (orientation) {
+        ExifData *ed = exif_data_new();
+        exif_data_set_byte_order(ed, EXIF_BYTE_ORDER_MOTOROLA);
+        ExifEntry *e = exif_entry_new();
+        exif_content_add_entry(ed->ifd[EXIF_IFD_0], e);
+        exif_entry_initialize(e, EXIF_TAG_ORIENTATION);
+        exif_set_short(e->data, EXIF_BYTE_ORDER_MOTOROLA, (ExifShort)orientation);
+        exif_entry_unref(e);
+        unsigned char *block = NULL;
+        unsigned int n = 0;
+        exif_data_save_data(ed, &block, &n);
+        jpeg_write_marker(&ci, JPEG_APP0 + 1, block, n);
+        free(block);
+        exif_data_unref(ed);
+    }
+    uint8_t row[32 * 3];
+    while (ci.next_scanline < ci.image_height) {
+        int y = (int)ci.next_scanline;
+        for (int x = 0; x < w; x++) memcpy(row + 3 * x, col[(y >= h / 2) * 2 + (x >= w / 2)], 3);
+        JSAMPROW r = row;
+        jpeg_write_scanlines(&ci, &r, 1);
+    }
+    jpeg_finish_compress(&ci);
+    jpeg_destroy_compress(&ci);
+    return buf;
+}
+
+// Index of the quadrant colour (0 R, 1 G, 2 B, 3 W) nearest to pixel (x, y).
+static int colour_at(const Image *im, int x, int y) {
+    static const float col[4][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}};
+    const float *p = im->px + ((size_t)y * im->w + x) * 3;
+    int best = 0;
+    float bd = 1e9f;
+    for (int k = 0; k < 4; k++) {
+        float d = 0;
+        for (int c = 0; c < 3; c++) d += (p[c] - col[k][c]) * (p[c] - col[k][c]);
+        if (d < bd) { bd = d; best = k; }
+    }
+    return best;
+}
+
+static void test_exif_orientation(void) {
+    // The quadrant colours seen at the TL, TR, BL, BR corners after each orientation (EXIF 2.3, as
+    // PIL's exif_transpose): e.g. 6 rotates 90 degrees clockwise, so the blue BL comes to the TL.
+    static const int want[9][4] = {
+        {0, 1, 2, 3}, {0, 1, 2, 3}, {1, 0, 3, 2}, {3, 2, 1, 0}, {2, 3, 0, 1},
+        {0, 2, 1, 3}, {2, 0, 3, 1}, {3, 1, 2, 0}, {1, 3, 0, 2},
+    };
+    for (int k = 0; k <= 8; k++) {
+        unsigned long len;
+        uint8_t *j = make_oriented_jpeg(k, &len);
+        char name[64], err[256] = "";
+        snprintf(name, sizeof name, "orient%d.jpg", k);
+        write_bytes(tpath(name), j, len);
+        free(j);
+        Image im;
+        int rc = image_load(tpath(name), 0, &im, err, sizeof err);
+        CHECK(rc == 0, "%s: %s", name, err);
+        if (rc) continue;
+        int swap = k >= 5;
+        CHECK(im.w == (swap ? 16 : 32) && im.h == (swap ? 32 : 16) && im.c == 3, "%s: %dx%d", name, im.w, im.h);
+        int got[4] = {colour_at(&im, 1, 1), colour_at(&im, im.w - 2, 1), colour_at(&im, 1, im.h - 2),
+                      colour_at(&im, im.w - 2, im.h - 2)};
+        CHECK(!memcmp(got, want[k], sizeof got), "%s: corners %d %d %d %d, want %d %d %d %d", name, got[0], got[1],
+              got[2], got[3], want[k][0], want[k][1], want[k][2], want[k][3]);
+        int pw, ph, pc;
+        CHECK(image_probe(tpath(name), 0, &pw, &ph, &pc, err, sizeof err) == 0 && pw == im.w && ph == im.h && pc == 3,
+              "%s: probe %dx%dx%d", name, pw, ph, pc);
+        image_free(&im);
+    }
+}
+
+static void test_webp_probe_reduced(void) {
+    enum { W = 20, H = 12 };
+    uint8_t rgb[W * H * 3];
+    for (int i = 0; i < W * H * 3; i++) rgb[i] = (uint8_t)(i * 7 % 256);
+    uint8_t *out = NULL;
+    size_t n = WebPEncodeLosslessRGB(rgb, W, H, W * 3, &out);
+    CHECK(n > 0, "libwebp encodes");
+    write_bytes(tpath("x.webp"), out, n);
+    Image im;
+    char err[256] = "";
+    int rc = image_load(tpath("x.webp"), 0, &im, err, sizeof err);
+    CHECK(rc == 0 && im.w == W && im.h == H && im.c == 3, "lossless WebP: %s", err);
+    int exact = rc == 0;
+    for (int i = 0; rc == 0 && i < W * H * 3; i++) exact &= im.px[i] == rgb[i] / 255.0f;
+    CHECK(exact, "lossless WebP decodes exactly");
+    if (rc == 0) image_free(&im);
+    int pw, ph, pc;
+    CHECK(image_probe(tpath("x.webp"), 0, &pw, &ph, &pc, err, sizeof err) == 0 && pw == W && ph == H && pc == 3,
+          "WebP probe: %s", err);
+    CHECK(image_load(tpath("x.webp"), 100, &im, err, sizeof err) == -1 && strstr(err, "exceeds --max-pixels 100"),
+          "WebP pixel limit: %s", err);
+    write_bytes(tpath("cut.webp"), out, n / 2);
+    CHECK(image_load(tpath("cut.webp"), 0, &im, err, sizeof err) == -1 && strstr(err, "WebP data"),
+          "truncated WebP refused: %s", err);
+    write_bytes(tpath("head.webp"), out, 20);
+    CHECK(image_load(tpath("head.webp"), 0, &im, err, sizeof err) == -1 && strstr(err, "truncated WebP data"),
+          "WebP cut in the header: %s", err);
+    WebPFree(out);
+
+    // PNG probe; a PNG whose pixels are cut probes fine (the header is intact) and fails to load.
+    png_write(tpath("p.png"), rgb, W, H, 3, NULL, err, sizeof err);
+    size_t len;
+    uint8_t *png = read_bytes(tpath("p.png"), &len);
+    write_bytes(tpath("pcut.png"), png, 60);
+    free(png);
+    CHECK(image_probe(tpath("p.png"), 0, &pw, &ph, &pc, err, sizeof err) == 0 && pw == W && ph == H && pc == 3,
+          "PNG probe: %s", err);
+    CHECK(image_probe(tpath("pcut.png"), 0, &pw, &ph, &pc, err, sizeof err) == 0 && pw == W,
+          "cut PNG probes: %s", err);
+    CHECK(image_load(tpath("pcut.png"), 0, &im, err, sizeof err) == -1, "cut PNG fails to load");
+    CHECK(image_probe(tpath("p.png"), 100, &pw, &ph, &pc, err, sizeof err) == -1 && strstr(err, "exceeds"),
+          "probe checks the pixel limit");
+
+    // Reduced decode: 32x16 with shorter side >= 5 -> scale 3/8 -> ceil(32*3/8) x ceil(16*3/8) = 12x6;
+    // >= 16 (or 0) -> full size; the orientation still applies.
+    unsigned long jl;
+    uint8_t *j = make_oriented_jpeg(6, &jl);
+    write_bytes(tpath("r.jpg"), j, jl);
+    free(j);
+    rc = image_load_reduced(tpath("r.jpg"), 0, 5, &im, err, sizeof err);
+    CHECK(rc == 0 && im.w == 6 && im.h == 12, "reduced 3/8 and rotated: %dx%d %s", im.w, im.h, err);
+    if (rc == 0) { CHECK(colour_at(&im, 0, 0) == 2, "reduced keeps the orientation"); image_free(&im); }
+    rc = image_load_reduced(tpath("r.jpg"), 0, 16, &im, err, sizeof err);
+    CHECK(rc == 0 && im.w == 16 && im.h == 32, "no reduction below the asked side: %dx%d", im.w, im.h);
+    if (rc == 0) image_free(&im);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Geometry
 
 static void test_resize(void) {
@@ -550,9 +703,9 @@ static void test_bad_input(void) {
     uint8_t noise[1000];
     for (int i = 0; i < 1000; i++) noise[i] = (uint8_t)((i * 48271u) >> 3);
     write_bytes(tpath("noise.png"), noise, sizeof noise);
-    expect_fail(tpath("noise.png"), "not a PNG or JPEG file", "random bytes named .png");
+    expect_fail(tpath("noise.png"), "not a PNG, JPEG or WebP file", "random bytes named .png");
     write_bytes(tpath("text.jpg"), "hello, this is text\n", 20);
-    expect_fail(tpath("text.jpg"), "not a PNG or JPEG file", "text named .jpg");
+    expect_fail(tpath("text.jpg"), "not a PNG, JPEG or WebP file", "text named .jpg");
 
     // Files that are not regular files, or cannot be read.
     mkdir(tpath("dir.png"), 0777);
@@ -585,6 +738,8 @@ int main(void) {
     test_png_formats();
     test_png_write();
     test_jpeg();
+    test_exif_orientation();
+    test_webp_probe_reduced();
     test_resize();
     test_views();
     test_random_resized_crop();

@@ -1,7 +1,7 @@
 // mask.h: user mask images (odd sizes, nearest resize, the 0.5 threshold exactly, RGB vs grey,
 // alpha ignored, bad input) and panel.h: the documented row size, what each panel shows, stacking.
 #include "check.h"
-#include "viz/font.h"
+#include "viz/text.h"
 #include "data/image.h"
 #include "data/mask.h"
 #include "viz/panel.h"
@@ -91,14 +91,25 @@ static void test_panels(void) {
 
     char err[256];
     Canvas row;
-    CHECK(panel_recon_row(&row, &cfg, orig, recon, removed, perr, 0.0f, scale, 1, err, sizeof err) == 0, "%s", err);
-    int s = S * scale, top = PANEL_CAPTION_H, step = s + PANEL_GAP;
-    // The documented size: vmax = max patch error = 0.15, label "0.15" = 4 glyphs = 23 px.
-    int want_w = 5 * s + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, 0.15f);
-    CHECK(viz_colorbar_label_width(0.0, 0.15f) == 23, "label width %d", viz_colorbar_label_width(0.0, 0.15f));
+    PanelOptions po = {S * scale, 0, 1, 0.0f, NULL};
+    CHECK(panel_recon_row(&row, &cfg, orig, recon, removed, perr, &po, err, sizeof err) == 0, "%s", err);
+    int s = S * scale, step = s + PANEL_GAP;
+    double ts = panel_text_size(s);
+    // The documented size: vmax = max patch error = 0.15; the head holds the most lines any caption
+    // needs wrapped to 24 px (the short captions: the panel is narrower than PANEL_FULL_CAPTIONS).
+    int want_w = 5 * s + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, 0.15f, ts) + PANEL_GAP;
+    char wrapped[256];
+    const char *short_caps[5] = {"original", "masked 75%", "raw prediction", "+ visible", "error"};
+    int lines = 0;
+    for (int k = 0; k < 5; k++) {
+        int n = text_wrap(short_caps[k], ts, s, wrapped, sizeof wrapped);
+        if (n > lines) lines = n;
+    }
+    int top = lines * text_line_height(ts) + PANEL_GAP;
+    CHECK(lines == 2, "short captions wrap to 2 lines at 24 px (%d)", lines);
     CHECK(row.w == want_w && row.h == top + s, "row %dx%d, want %dx%d", row.w, row.h, want_w, top + s);
     int w2, h2;
-    panel_recon_row_size(&cfg, perr, 0.0f, scale, 1, &w2, &h2);
+    panel_recon_row_size(&cfg, removed, perr, &po, &w2, &h2);
     CHECK(w2 == row.w && h2 == row.h, "panel_recon_row_size %dx%d", w2, h2);
     // Panel contents at the centre of patch 0 (visible) and patch 1 (removed); 0.2 -> 51, 0.6 -> 153.
     int v0 = 1 * scale + 1, v1 = 3 * scale + 1;   // x inside patch 0 and patch 1 (row 0)
@@ -117,13 +128,47 @@ static void test_panels(void) {
     CHECK(px_eq(&row, 5 * step, top, col[0], col[1], col[2]), "colour bar top");
     CHECK(px_eq(&row, s + 1, top + 5, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]), "gap is background");
     int ink = 0;
-    for (int y = 0; y < top; y++) for (int x = step; x < step + s; x++) ink += !px_eq(&row, x, y, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]);
-    CHECK(ink > 0, "caption above the masked panel");
+    for (int y = 0; y < top; y++) for (int x = 2 * step; x < 2 * step + s; x++) ink += !px_eq(&row, x, y, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]);
+    CHECK(ink > 0, "caption above the raw prediction");
+
+    // Panels of PANEL_FULL_CAPTIONS and more get the full captions: at 160 px the longest,
+    // "raw prediction (visible patches are not trained)", sets the head.
+    PanelOptions pf = {160, 0, 1, 0.0f, NULL};
+    int wf, hf;
+    panel_recon_row_size(&cfg, removed, perr, &pf, &wf, &hf);
+    double tsf = panel_text_size(160);
+    int lf = text_wrap("raw prediction (visible patches are not trained)", tsf, 160, wrapped, sizeof wrapped);
+    CHECK(lf >= 2 && hf == lf * text_line_height(tsf) + PANEL_GAP + 160, "full captions at 160 px: %d lines, height %d", lf, hf);
+
+    // A title line goes above the captions.
+    Canvas rowt;
+    PanelOptions pt = {S * scale, 0, 1, 0.0f, "x: PSNR 20 dB"};
+    CHECK(panel_recon_row(&rowt, &cfg, orig, recon, removed, perr, &pt, err, sizeof err) == 0, "%s", err);
+    CHECK(rowt.h == row.h + text_line_height(ts) + PANEL_GAP && rowt.w == row.w, "title adds a line (%dx%d)", rowt.w, rowt.h);
+    canvas_free(&rowt);
+
+    // Bilinear enlargement of a two-level image passes through values in between; nearest does not.
+    float ramp[8 * 8 * 3];
+    for (int i = 0; i < 8 * 8 * 3; i++) ramp[i] = (i / 3) % 8 < 4 ? 0.0f : 1.0f;
+    PanelOptions pb = {64, 1, 0, 1.0f, NULL};
+    Canvas rb;
+    CHECK(panel_recon_row(&rb, &cfg, ramp, ramp, removed, perr, &pb, err, sizeof err) == 0, "%s", err);
+    int mid = 0;
+    for (int x = 0; x < 64; x++) mid += rb.px[(size_t)(10 * rb.w + x) * 3] > 10 && rb.px[(size_t)(10 * rb.w + x) * 3] < 245;
+    CHECK(mid >= 4, "bilinear: in-between values at the edge (%d)", mid);
+    canvas_free(&rb);
+    pb.bilinear = 0;
+    CHECK(panel_recon_row(&rb, &cfg, ramp, ramp, removed, perr, &pb, err, sizeof err) == 0, "%s", err);
+    mid = 0;
+    for (int x = 0; x < 64; x++) mid += rb.px[(size_t)(10 * rb.w + x) * 3] > 10 && rb.px[(size_t)(10 * rb.w + x) * 3] < 245;
+    CHECK(mid == 0, "nearest: two levels only (%d)", mid);
+    canvas_free(&rb);
 
     // err_max fixes the scale: label "1", no captions: height s.
     Canvas row2;
-    CHECK(panel_recon_row(&row2, &cfg, orig, recon, removed, perr, 1.0f, 2, 0, err, sizeof err) == 0, "%s", err);
-    CHECK(row2.w == 5 * 16 + 5 * PANEL_GAP + PANEL_BAR_W + 3 + font_text_width("1", 1) && row2.h == 16,
+    PanelOptions p2 = {16, 0, 0, 1.0f, NULL};
+    CHECK(panel_recon_row(&row2, &cfg, orig, recon, removed, perr, &p2, err, sizeof err) == 0, "%s", err);
+    CHECK(row2.w == 5 * 16 + 5 * PANEL_GAP + PANEL_BAR_W + 3 + text_width("1", panel_text_size(16)) + PANEL_GAP && row2.h == 16,
           "fixed scale row %dx%d", row2.w, row2.h);
     colormap_color(CMAP_VIRIDIS, 0.15f, col);
     CHECK(px_eq(&row2, 4 * (16 + PANEL_GAP) + 3 * 4 + 1, 3 * 4 + 1, col[0], col[1], col[2]), "fixed scale colour");
@@ -145,7 +190,8 @@ static void test_panels(void) {
     cfg.in_chans = 1;
     float g1[64], g2[64];
     for (int i = 0; i < 64; i++) { g1[i] = 0.2f; g2[i] = 0.6f; }
-    CHECK(panel_recon_row(&row, &cfg, g1, g2, removed, perr, 0.0f, 1, 0, err, sizeof err) == 0, "%s", err);
+    PanelOptions pg = {8, 0, 0, 0.0f, NULL};
+    CHECK(panel_recon_row(&row, &cfg, g1, g2, removed, perr, &pg, err, sizeof err) == 0, "%s", err);
     CHECK(px_eq(&row, 2 * (8 + PANEL_GAP) + 3, 0, 153, 153, 153), "grey reconstruction");
     canvas_free(&row);
 }

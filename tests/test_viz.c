@@ -1,9 +1,12 @@
-// viz + font: canvas primitives, colormaps, upsampling (vs torch F.interpolate), normalisation,
-// blending arithmetic, colour bar, greyed patches, the font, and line plots staying in their box.
+// viz + text: canvas primitives, colormaps, upsampling (vs torch F.interpolate), normalisation,
+// blending arithmetic, colour bar, greyed patches, cairo text and lines, and line plots staying in
+// their box.
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check.h"
-#include "viz/font.h"
+#include "viz/text.h"
 #include "viz/viz.h"
 
 static const uint8_t *px(const Canvas *c, int x, int y) { return c->px + ((size_t)y * c->w + x) * 3; }
@@ -18,6 +21,14 @@ static int count_rgb(const Canvas *c, const uint8_t rgb[3], int x0, int y0, int 
             int in = x >= x0 && x < x1 && y >= y0 && y < y1;
             if (in == inside && is_rgb(px(c, x, y), rgb[0], rgb[1], rgb[2])) n++;
         }
+    return n;
+}
+
+// Pixels with some ink (red channel > 100 on a black canvas) inside [x0, x1) x [y0, y1).
+static int count_lit(const Canvas *c, int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = y0; y < y1 && y < c->h; y++)
+        for (int x = x0; x < x1 && x < c->w; x++) n += px(c, x, y)[0] > 100;
     return n;
 }
 
@@ -240,15 +251,28 @@ static void test_colorbar_patches(void) {
     char err[128];
     Canvas c;
     CHECK(canvas_create(&c, 80, 300, err, sizeof err) == 0, "canvas");
-    const uint8_t white[3] = {255, 255, 255};
-    viz_colorbar(&c, 2, 10, 10, 256, 1, CMAP_INFERNO, -0.5, 123.456, white);
+    ColorBar cb = {CMAP_INFERNO, -0.5, 123.456, NAN, NULL, 11, {255, 255, 255}};
+    viz_colorbar(&c, 2, 10, 10, 256, 1, &cb);
     const uint8_t *t = colormap_table(CMAP_INFERNO);
     CHECK(memcmp(px(&c, 5, 10), t + 255 * 3, 3) == 0, "vertical bar: max at the top");
     CHECK(memcmp(px(&c, 5, 265), t, 3) == 0, "vertical bar: min at the bottom");
     CHECK(memcmp(px(&c, 5, 137), t + 128 * 3, 3) == 0, "vertical bar: linear in between");
-    CHECK(count_rgb(&c, white, 15, 10, 80, 20, 1) > 0, "max label right of the bar");
-    CHECK(count_rgb(&c, white, 15, 255, 80, 266, 1) > 0, "min label right of the bar");
-    CHECK(viz_colorbar_label_width(-0.5, 123.456) == font_text_width("-0.5", 1), "label width (%%.3g)");
+    CHECK(count_lit(&c, 15, 0, 80, 24) > 0, "max label right of the bar");
+    CHECK(count_lit(&c, 15, 250, 80, 280) > 0, "min label right of the bar");
+    CHECK(count_lit(&c, 15, 40, 80, 240) == 0, "no label along the middle");
+    CHECK(viz_colorbar_label_width(-0.5, 123.456, 11) == text_width("-0.5", 11) &&
+          text_width("-0.5", 11) > text_width("123", 11), "label width: the wider of \"-0.5\" and \"123\"");
+    char buf[32];
+    viz_format_value(-0.0, buf, sizeof buf);
+    CHECK(!strcmp(buf, "0"), "no -0 (%s)", buf);
+    viz_format_value(0.0291234, buf, sizeof buf);
+    CHECK(!strcmp(buf, "0.0291"), "3 significant digits (%s)", buf);
+    // A mark in range: a white line with a dark edge across the bar at its value.
+    canvas_fill(&c, (const uint8_t[3]){0, 0, 0});
+    cb.vmin = 0; cb.vmax = 1; cb.mark = 0.25;
+    viz_colorbar(&c, 2, 10, 10, 257, 1, &cb);
+    CHECK(is_rgb(px(&c, 6, 10 + 192), 255, 255, 255), "mark at 0.25 from the bottom");
+    CHECK(!is_rgb(px(&c, 6, 10 + 100), 255, 255, 255), "no mark elsewhere");
     canvas_free(&c);
 
     float img[4 * 4 * 3];
@@ -264,44 +288,57 @@ static void test_colorbar_patches(void) {
     CHECK(ok, "removed patches grey, others untouched");
 }
 
-static void test_font(void) {
-    int empty = 0, wide = 0;
-    for (int ch = 32; ch <= 126; ch++) {
-        const uint8_t *g = font_glyph((unsigned char)ch);
-        int ink = 0;
-        for (int r = 0; r < FONT_GLYPH_H; r++) { ink |= g[r]; wide |= g[r] >> FONT_GLYPH_W; }
-        empty += ink == 0;
-    }
-    CHECK(empty == 1, "only the space is blank (%d blank)", empty);
-    CHECK(!wide, "glyphs fit 5 columns");
-    CHECK(font_glyph(31) == NULL && font_glyph(127) == NULL && font_glyph(200) == NULL, "no glyph");
-
-    CHECK(font_text_width("", 1) == 0, "empty width");
-    CHECK(font_text_width("abc", 1) == 17 && font_text_width("abc", 2) == 34, "width 3 chars");
-    CHECK(font_text_width("ab\ncde", 1) == 17, "width = widest line");
-    CHECK(font_text_height("ab\ncde", 2) == 2 * FONT_LINE_H * 2, "height 2 lines");
+static void test_text(void) {
+    int lh = text_line_height(12);
+    CHECK(lh >= 12 && lh <= 20, "line height of 12 px text: %d", lh);
+    CHECK(text_line_height(24) > lh, "bigger text, taller lines");
+    CHECK(text_width("", 12) == 0 && text_height("", 12) == 0, "empty text");
+    int wa = text_width("abc", 12), wl = text_width("abcdef", 12);
+    CHECK(wa > 6 && wa < 40 && wl > wa, "widths grow with the text (%d, %d)", wa, wl);
+    CHECK(text_width("ab\nabcdef", 12) == wl, "width = widest line");
+    CHECK(text_height("ab\ncde", 12) == 2 * lh, "height of 2 lines");
 
     char err[128];
     Canvas c;
-    CHECK(canvas_create(&c, 40, 40, err, sizeof err) == 0, "canvas");
-    const uint8_t ink[3] = {255, 255, 255};
-    int end = font_draw(&c, 10, 10, "A", ink, 2);
-    CHECK(end == 10 + FONT_ADVANCE * 2, "pen advances one cell");
-    int inside = count_rgb(&c, ink, 10, 10, 10 + 5 * 2, 10 + 7 * 2, 1);
-    CHECK(inside > 20, "A has ink in its box (%d)", inside);
-    CHECK(count_rgb(&c, ink, 10, 10, 10 + 5 * 2, 10 + 7 * 2, 0) == 0, "no ink outside the box");
-    CHECK(!is_rgb(px(&c, 10, 10), 255, 255, 255) && is_rgb(px(&c, 12, 10), 255, 255, 255),
-          "A's top row starts one column in");
-    const uint8_t k0[3] = {0, 0, 0};
+    CHECK(canvas_create(&c, 120, 60, err, sizeof err) == 0, "canvas");
+    const uint8_t ink[3] = {255, 255, 255}, k0[3] = {0, 0, 0};
+    int end = canvas_text(&c, 10, 10, "Hxg", ink, 12);
+    CHECK(end == 10 + text_width("Hxg", 12), "returns the end of the text (%d)", end);
+    int inside = 0, outside = 0;
+    for (int y = 0; y < c.h; y++)
+        for (int x = 0; x < c.w; x++) {
+            int lit = px(&c, x, y)[0] > 0;
+            int in = x >= 9 && x <= end + 1 && y >= 10 && y < 10 + lh;
+            if (in) inside += lit; else outside += lit;
+        }
+    CHECK(inside > 20 && outside == 0, "ink inside the text's box only (%d in, %d out)", inside, outside);
+    int grey = 0;
+    for (int i = 0; i < c.w * c.h; i++) grey += c.px[3 * i] > 0 && c.px[3 * i] < 255;
+    CHECK(grey > 0, "anti-aliased edges (%d partial pixels)", grey);
     canvas_fill(&c, k0);
-    font_draw(&c, 0, 0, "\x01", ink, 1);   // unknown -> hollow box
-    CHECK(is_rgb(px(&c, 0, 0), 255, 255, 255) && is_rgb(px(&c, 4, 6), 255, 255, 255) &&
-          !is_rgb(px(&c, 2, 3), 255, 255, 255), "unknown byte drawn as a box");
+    canvas_text(&c, 100, 50, "clipped text WWW", ink, 30);   // off the edge: clipped, no crash
+    canvas_text(&c, -2000000000, -2000000000, "xyz", ink, 12);
+    canvas_text(&c, 0, 0, "\xff\xfe not UTF-8", ink, 12);     // cairo refuses it: nothing drawn, no crash
+
+    char out[256];
+    int w2 = text_width("aaa bbb", 12);
+    CHECK(text_wrap("aaa bbb ccc", 12, w2, out, sizeof out) == 2 && !strcmp(out, "aaa bbb\nccc"), "wrap: %s", out);
+    CHECK(text_wrap("aaa bbb ccc", 12, 1, out, sizeof out) == 3 && !strcmp(out, "aaa\nbbb\nccc"), "wrap narrow: %s", out);
+    CHECK(text_wrap("one\ntwo", 12, 1000, out, sizeof out) == 2 && !strcmp(out, "one\ntwo"), "explicit break: %s", out);
+    CHECK(text_wrap("", 12, 100, out, sizeof out) == 0 && !out[0], "wrap empty");
+    CHECK(text_wrap("abcdefgh", 12, 100, out, 4) == 0 && !out[0], "too long for the buffer: nothing cut mid-word");
+
+    // An anti-aliased line: covers its path, leaves the rest alone.
     canvas_fill(&c, k0);
-    font_draw(&c, 0, 0, "g", ink, 1);
-    CHECK(count_rgb(&c, ink, 0, 7, 5, 8, 1) > 0, "g descends into row 7");
-    font_draw(&c, 35, 35, "clipped text WWW", ink, 3);   // off the edge: clipped, no crash
-    font_draw(&c, -20, -20, "xyz", ink, 2);
+    double lx[2] = {10.5, 100.5}, ly[2] = {20.5, 20.5};
+    canvas_polyline(&c, lx, ly, 2, 3.0, ink);
+    CHECK(is_rgb(px(&c, 50, 20), 255, 255, 255) && is_rgb(px(&c, 50, 19), 255, 255, 255), "line covered");
+    CHECK(count_rgb(&c, k0, 8, 17, 104, 25, 0) == 120 * 60 - 96 * 8, "nothing far from the line");
+    double dx = 60.5, dy = 40.5;
+    canvas_polyline(&c, &dx, &dy, 1, 4.0, ink);
+    CHECK(is_rgb(px(&c, 60, 40), 255, 255, 255), "a single point is a dot");
+    double bad[2] = {NAN, 3};
+    canvas_polyline(&c, bad, ly, 2, 2.0, ink);   // non-finite: nothing
     canvas_free(&c);
 }
 
@@ -379,7 +416,7 @@ int main(void) {
     test_normalize();
     test_overlay();
     test_colorbar_patches();
-    test_font();
+    test_text();
     test_plot();
     return check_done();
 }

@@ -15,10 +15,16 @@
 //       u8 = round((1 - ALPHA) * 255 * image + ALPHA * colour((v - min) / (max - min))), each patch
 //       of the image SCALE x SCALE times larger. At most 1% of the samples may be off by 1 or 2
 //       (colour-index rounding); none by more.
+//       Optional VMIN VMAX after COLORMAP: the colour scale is [VMIN, VMAX] instead of the map's own
+//       min..max (`--normalize layer` draws 0..the layer's max; see `scale`).
+//   attn_check scale OUT.png MAP.npy...
+//       the tEXt "colour_scale" of OUT.png is "0 <max>" where max is the largest value of the given
+//       maps (the maps of one layer: the scale `--normalize layer` shares), to 1e-6 relative.
 //   attn_check masked OUT.png MASK.npy PATCH_PIXELS
 //       every patch that MASK.npy [g, g] marks removed is flat grey (128, 128, 128) in OUT.png, and
 //       no visible patch is.
 #include <math.h>
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +177,7 @@ static int cmd_overlay(int argc, char **argv) {
     if (out.w != img.w * K || out.h != img.h * K || out.c != 3 || img.c != 3 || cmap < 0) { fprintf(stderr, "sizes do not match\n"); return 1; }
     float lo = mp.f[0], hi = mp.f[0];
     for (size_t i = 0; i < mp.n; i++) { if (mp.f[i] < lo) lo = mp.f[i]; if (mp.f[i] > hi) hi = mp.f[i]; }
+    if (argc >= 10) { lo = (float)atof(argv[8]); hi = (float)atof(argv[9]); }
     long off1 = 0, offmore = 0, n = 0;
     for (int y = 0; y < out.h; y++)
         for (int x = 0; x < out.w; x++) {
@@ -189,6 +196,43 @@ static int cmd_overlay(int argc, char **argv) {
     printf("overlay %dx%d: %ld samples, %ld off by 1-2, %ld off by more\n", out.w, out.h, n, off1, offmore);
     image_free(&out); image_free(&img); free(mp.f);
     return offmore == 0 && off1 * 100 <= n ? 0 : 1;
+}
+
+// The value of tEXt chunk `key` of a PNG, copied into out. 0 found, -1 not.
+static int png_text_value(const char *path, const char *key, char *out, size_t n) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) { perror(path); return -1; }
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    int rc = -1;
+    if (png && info && !setjmp(png_jmpbuf(png))) {
+        png_init_io(png, fp);
+        png_read_info(png, info);
+        png_textp text;
+        int nt = 0;
+        png_get_text(png, info, &text, &nt);
+        for (int i = 0; i < nt && rc; i++)
+            if (!strcmp(text[i].key, key)) { snprintf(out, n, "%s", text[i].text); rc = 0; }
+    }
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(fp);
+    return rc;
+}
+
+static int cmd_scale(int argc, char **argv) {
+    if (argc < 4) return 2;
+    char text[128];
+    if (png_text_value(argv[2], "colour_scale", text, sizeof text)) { fprintf(stderr, "%s: no colour_scale text\n", argv[2]); return 1; }
+    double vmin, vmax, want = -INFINITY;
+    if (sscanf(text, "%lf %lf", &vmin, &vmax) != 2) { fprintf(stderr, "%s: colour_scale '%s'\n", argv[2], text); return 1; }
+    for (int i = 3; i < argc; i++) {
+        Npy mp;
+        if (npy_read(argv[i], &mp) || !mp.f) return 1;
+        for (size_t k = 0; k < mp.n; k++) if (mp.f[k] > want) want = mp.f[k];   // NaN never wins
+        free(mp.f);
+    }
+    printf("colour scale %s: want 0 %.9g\n", text, want);
+    return vmin == 0 && fabs(vmax - want) <= 1e-6 * fabs(want) ? 0 : 1;
 }
 
 static int cmd_masked(int argc, char **argv) {
@@ -220,6 +264,7 @@ int main(int argc, char **argv) {
     else if (argc >= 2 && !strcmp(argv[1], "map")) rc = cmd_map(argc, argv);
     else if (argc >= 2 && !strcmp(argv[1], "overlay")) rc = cmd_overlay(argc, argv);
     else if (argc >= 2 && !strcmp(argv[1], "masked")) rc = cmd_masked(argc, argv);
-    if (rc == 2) fprintf(stderr, "usage: attn_check parity|rows|map|overlay|masked ... (see tools/attn_check.c)\n");
+    else if (argc >= 2 && !strcmp(argv[1], "scale")) rc = cmd_scale(argc, argv);
+    if (rc == 2) fprintf(stderr, "usage: attn_check parity|rows|map|overlay|scale|masked ... (see tools/attn_check.c)\n");
     return rc;
 }

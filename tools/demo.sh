@@ -1,7 +1,8 @@
 #!/bin/sh
 # make demo: Fashion-MNIST -> a tiny MAE trained for a few minutes -> scores on the test images,
 # kNN and linear-probe accuracy of its frozen features beside the same probes on raw pixels,
-# reconstruction panels and attention montages of one test image per class.
+# reconstruction panels and attention montages of one test image per class, and demo/index.html
+# showing them all (tools/gallery_page.sh).
 # Usage: tools/demo.sh [STEPS]   (the build and `make fmnist` have run already)
 set -e
 steps=${1:-${DEMO_STEPS:-1000}}
@@ -45,12 +46,14 @@ echo
 echo "== attention maps"
 ./vitmae attention --ckpt "$ckpt" --out "$out/attention" --layer all $images
 ./vitmae attention --ckpt "$ckpt" --out "$out/attention-rollout" --mode rollout --layer all $images
+sh tools/gallery_page.sh "$out" "vitmae demo: a tiny MAE on Fashion-MNIST" >/dev/null
 echo
-echo "Done. Look at:"
+echo "Done. Open $out/index.html in a browser: every picture below, with how to read it."
 echo "  $out/run/curves.png                 training and validation loss, learning rate"
 echo "  $out/run/samples/step-$steps.png      reconstructions of validation images during training"
 echo "  $out/probe-encoder/*.png            confusion matrices of the kNN and linear probes (encoder)"
 echo "  $out/probe-pixels/*.png             the same on raw pixels"
-echo "  $out/recon/*.recon.png              original | masked | reconstruction | + visible | error"
-echo "  $out/attention/index.html           attention montages and overlays (open in a browser)"
+echo "  $out/recon/*.recon.png              original | masked | raw prediction | + visible | error"
+echo "  $out/attention/index.html           attention montages and overlays, with value ranges"
 echo "  $out/attention-rollout/index.html   attention rollout"
+echo "  make gallery-check                  checks these pages in headless Chromium"

@@ -11,8 +11,18 @@ have_pc libpng   || need="$need libpng-dev"
 have_pc zlib     || need="$need zlib1g-dev"
 have_pc libjpeg  || need="$need libjpeg62-turbo-dev"
 have_pc libcjson || need="$need libcjson-dev"
+have_pc libexif  || need="$need libexif-dev"
+have_pc libwebp  || need="$need libwebp-dev"
+# Text and lines in the pictures: cairo, fonts through fontconfig, and the font itself (DejaVu Sans).
+have_pc cairo      || need="$need libcairo2-dev"
+have_pc fontconfig || need="$need libfontconfig-dev"
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+installed fonts-dejavu-core || need="$need fonts-dejavu-core"
+# OpenMPI: the library and headers, and mpirun for `mpirun -np N ./vitmae train` (docs/distributed.md).
+have_pc ompi-c   || need="$need libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || need="$need openmpi-bin"
 for p in "$@"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need="$need $p"
+  installed "$p" || need="$need $p"
 done
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" != 0 ]; then

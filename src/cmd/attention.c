@@ -1,13 +1,17 @@
 // `vitmae attention --ckpt FILE [flags] INPUT...`: the encoder's attention drawn over each image.
 // For every image: the evaluation view runs through the encoder (every patch, or the visible ones
 // with --mask-ratio), the chosen maps are computed by src/viz/attnmap.c, and the command draws
-//   DIR/<stem>.attn.png          a montage: a row per layer shown, a tile per map, a colour bar
-//   DIR/<stem>/<map>.png         one overlay per map (tEXt: mode, layer, head, min, max, ...)
+//   DIR/<stem>.attn.png          a montage: a row per layer shown (a tile per head and the mean),
+//                                or, one map per layer, a grid of layers (src/viz/overlay.h); each
+//                                tile labelled, with its colour bar
+//   DIR/<stem>/<map>.png         one overlay per map over the photo at --display size (tEXt: mode,
+//                                layer, head, min, max, colour_scale, ...)
 //   DIR/<stem>.attn.npy          --raw: float32 [depth, heads, T, T], every layer's softmax attention
 //   DIR/<stem>/<map>.npy         --raw: float32 [gh, gw], the map's raw values (NaN = masked patch)
-//   DIR/index.html               links to everything written by this run
-// Each tile is normalised to its own min..max over the patches, so the colour bar reads 0..1
-// "relative attention"; the raw min and max of every map are in its PNG's text chunks.
+//   DIR/index.html               links to everything written by this run, with each map's range
+// Colours follow --normalize (src/viz/attnmap.h, attn_map_scale): by default 0 .. the largest value
+// in the layer, so a colour never claims more than the weight it stands for; every bar is labelled
+// with its scale's ends and marks uniform attention, 1/T.
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -23,7 +27,8 @@
 #include "cmd/commands.h"
 #include "cmd/output.h"
 #include "data/dataset.h"
-#include "viz/font.h"
+#include "viz/overlay.h"
+#include "viz/text.h"
 #include "data/image.h"
 #include "core/model.h"
 #include "io/npy.h"
@@ -34,6 +39,8 @@
 #include "core/masking.h"
 
 typedef enum { MODE_CLS, MODE_PATCH, MODE_ROLLOUT } Mode;
+typedef enum { NORM_LAYER = ATTN_SCALE_LAYER, NORM_MAP = ATTN_SCALE_MAP, NORM_NONE = ATTN_SCALE_NONE } Normalize;
+static const char *const NORMALIZE_NAMES[] = {"layer", "map", "none"};
 
 // What to compute and draw, resolved against the checkpoint.
 typedef struct {
@@ -42,11 +49,14 @@ typedef struct {
     int heads[64 + 1];             // tile specs per layer: head index, ATTN_HEAD_MEAN or ATTN_HEAD_MAX
     int nspec;
     int has_query, qx, qy;         // query patch in grid coordinates
-    int cmap, bilinear, scale;
+    int cmap, bilinear, scale;     // scale > 0: photos drawn K times their size (else display/tile)
+    int display, tile;             // longest side of an overlay / of a montage tile (overlay.h)
+    Normalize normalize;
     float alpha;
     const int *keep;               // [K] visible patches, ascending
     int K;
     const uint8_t *removed;        // [L] 1 = masked out
+    int L;
 } Plan;
 
 // One image's written files (relative to DIR), for index.html.
@@ -54,6 +64,7 @@ typedef struct {
     char *source, *montage;
     const char *stem;   // owned by the command's StemSet
     char **maps;
+    double (*ranges)[4];           // per map: its min and max, and its colour scale's ends
     int nmaps;
 } Written;
 
@@ -104,12 +115,12 @@ static void map_name(const Plan *p, int layer, int head, char *buf, size_t n) {
              head_name(head, h, sizeof h));
 }
 
-// Tile label in the montage: "L5 H0", "L5 mean", "L5 rollout mean".
+// Tile label in the montage: "layer 5 head 0", "layer 5 mean", "layer 5 rollout mean".
 static void tile_label(const Plan *p, int layer, int head, char *buf, size_t n) {
     char h[24];
-    if (head >= 0) snprintf(h, sizeof h, "H%d", head);
+    if (head >= 0) snprintf(h, sizeof h, "head %d", head);
     else head_name(head, h, sizeof h);
-    snprintf(buf, n, "L%d %s%s", layer, p->mode == MODE_ROLLOUT ? "rollout " : "", h);
+    snprintf(buf, n, "layer %d %s%s", layer, p->mode == MODE_ROLLOUT ? "rollout " : "", h);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -136,7 +147,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
         int scanned = 0;
         if (S_ISDIR(st.st_mode)) {
             char err[512];
-            DatasetOptions opt = {max_pixels, 0, 0};
+            DatasetOptions opt = {.max_pixels = max_pixels};
             if (dataset_scan(inputs[i], &opt, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); (*failures)++; continue; }
             scanned = 1;
             for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failures)++; }
@@ -167,57 +178,55 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
 static const uint8_t WHITE[3] = {255, 255, 255}, BLACK[3] = {0, 0, 0}, GREY[3] = {128, 128, 128},
                      QUERY_RGB[3] = {255, 40, 40};
 
-// Draws one map over the image with its top-left at (x, y). grid [L] raw values (NaN = masked);
-// cell [L] and up [S*S] are scratch. The grid is normalised to [0, 1] over its visible patches
-// first, then upsampled, so the colours span exactly the patches' min..max.
-static void draw_map(Canvas *cv, int x, int y, const float *view, const MaeConfig *cfg, const float *grid,
-                     const Plan *p, float *cell, float *up) {
-    int S = cfg->img_size, P = cfg->patch_size, g = S / P, L = g * g, K = p->scale, side = P * K;
+// The photo of one image and where the model's view sits in it, at one display size.
+typedef struct {
+    int dw, dh, k, c;
+    float *px;        // [dh][dw][c]
+    double box[4];    // the evaluation crop, display pixels
+    int cropped;      // the crop is not the whole photo: outline it
+} Display;
+
+static int display_make(Display *d, const Image *im, int S, int display, int scale, char *err, size_t errlen) {
+    memset(d, 0, sizeof *d);
+    overlay_display_size(im->w, im->h, display, scale, &d->dw, &d->dh, &d->k);
+    if (d->dw > VIZ_MAX_SIDE || d->dh > VIZ_MAX_SIDE) {
+        snprintf(err, errlen, "a %dx%d photo at --scale %d is too large to draw (%d pixels per side at most)",
+                 im->w, im->h, scale, VIZ_MAX_SIDE);
+        return -1;
+    }
+    d->c = im->c;
+    d->px = malloc(sizeof(float) * (size_t)d->dw * d->dh * d->c);
+    if (!d->px) { snprintf(err, errlen, "out of memory for a %dx%d picture", d->dw, d->dh); return -1; }
+    overlay_display_photo(im->px, im->w, im->h, im->c, d->dw, d->dh, d->k, d->px);
+    double b[4];
+    image_eval_box(im->w, im->h, S, b);
+    d->cropped = b[0] > 0 || b[1] > 0 || b[2] < im->w || b[3] < im->h;
+    d->box[0] = b[0] * d->dw / im->w; d->box[2] = b[2] * d->dw / im->w;
+    d->box[1] = b[1] * d->dh / im->h; d->box[3] = b[3] * d->dh / im->h;
+    return 0;
+}
+
+// Draws one map over the photo with its top-left at (x, y), colours over [vmin, vmax]. grid [L]
+// raw values (NaN = masked); cell [L] and up [dw * dh] are scratch. A masked patch takes the map's
+// minimum (it pulls no colour into its visible neighbours) and is painted grey over the result.
+static void draw_map(Canvas *cv, int x, int y, const Display *d, const MaeConfig *cfg, const float *grid,
+                     const Plan *p, double vmin, double vmax, float *cell, float *up) {
+    int g = cfg->img_size / cfg->patch_size, L = g * g;
     float lo, hi;
     attn_grid_range(grid, L, &lo, &hi);
-    // A masked patch takes the minimum: it pulls no colour into its visible neighbours.
     for (int l = 0; l < L; l++) cell[l] = isfinite(grid[l]) ? grid[l] : lo;
-    viz_normalize(cell, (size_t)L);
-    viz_upsample(cell, g, g, up, S, S, p->bilinear);
-    viz_overlay(cv, x, y, view, S, S, cfg->in_chans, up, p->cmap, p->alpha, K);
+    overlay_map(cell, g, g, d->box, d->dw, d->dh, p->bilinear, up);
+    overlay_draw(cv, x, y, d->px, d->dw, d->dh, d->c, up, vmin, vmax, p->cmap, p->alpha, d->box, d->cropped);
+    int r[4];
     for (int l = 0; l < L; l++)
-        if (p->removed[l]) canvas_fill_rect(cv, x + (l % g) * side, y + (l / g) * side, side, side, GREY);
-    if (p->has_query) canvas_rect(cv, x + p->qx * side, y + p->qy * side, side, side, K >= 3 ? 2 : 1, QUERY_RGB);
-}
-
-// Montage geometry: rows of tiles under a caption, a colour bar at the right.
-typedef struct {
-    int pad, ts, tile, col_w, label_h, cap_h, bar_x, bar_w, w, h;
-} Layout;
-
-static Layout montage_layout(const MaeConfig *cfg, const Plan *p, const char *cap1, const char *cap2) {
-    Layout lo;
-    lo.pad = 8;
-    lo.tile = cfg->img_size * p->scale;
-    lo.ts = lo.tile >= 160 ? 2 : 1;
-    lo.label_h = FONT_LINE_H * lo.ts + 2;
-    lo.col_w = lo.tile;
-    char label[64];
-    for (int s = 0; s < p->nspec; s++) {
-        tile_label(p, p->layer_last, p->heads[s], label, sizeof label);
-        int w = font_text_width(label, lo.ts);
-        if (w > lo.col_w) lo.col_w = w;
+        if (p->removed[l]) {
+            overlay_cell_rect(d->box, g, g, l % g, l / g, r);
+            canvas_fill_rect(cv, x + r[0], y + r[1], r[2] - r[0], r[3] - r[1], GREY);
+        }
+    if (p->has_query) {
+        overlay_cell_rect(d->box, g, g, p->qx, p->qy, r);
+        canvas_rect(cv, x + r[0], y + r[1], r[2] - r[0], r[3] - r[1], r[2] - r[0] >= 12 ? 2 : 1, QUERY_RGB);
     }
-    lo.cap_h = 2 * FONT_LINE_H * lo.ts;
-    int nrows = p->layer_last - p->layer_first + 1;
-    lo.bar_w = 14;
-    lo.bar_x = lo.pad + p->nspec * (lo.col_w + lo.pad);
-    lo.w = lo.bar_x + lo.bar_w + 3 + viz_colorbar_label_width(0.0, 1.0) + lo.pad;
-    int cap_w = font_text_width(cap1, lo.ts);
-    if (font_text_width(cap2, lo.ts) > cap_w) cap_w = font_text_width(cap2, lo.ts);
-    if (cap_w + 2 * lo.pad > lo.w) lo.w = cap_w + 2 * lo.pad;
-    lo.h = lo.pad + lo.cap_h + lo.pad + nrows * (lo.label_h + lo.tile + lo.pad);
-    return lo;
-}
-
-static void tile_origin(const Layout *lo, const Plan *p, int layer, int spec, int *x, int *y) {
-    *x = lo->pad + spec * (lo->col_w + lo->pad);
-    *y = lo->pad + lo->cap_h + lo->pad + (layer - p->layer_first) * (lo->label_h + lo->tile + lo->pad) + lo->label_h;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -233,27 +242,28 @@ typedef struct {
 } Job;
 
 // Writes one map's overlay PNG (and .npy with --raw). name is without extension.
-static int write_map(const Job *job, const char *dir, const char *name, int layer, int head, const float *view,
-                     const float *grid, float *cell, float *up, char *err, size_t errlen) {
+static int write_map(const Job *job, const char *dir, const char *name, int layer, int head, const Display *d,
+                     const float *grid, double vmin, double vmax, float *cell, float *up, char *err, size_t errlen) {
     const MaeConfig *cfg = job->cfg;
     const Plan *p = job->plan;
-    int S = cfg->img_size, g = S / cfg->patch_size;
+    int g = cfg->img_size / cfg->patch_size;
     Canvas cv;
-    if (canvas_create(&cv, S * p->scale, S * p->scale, err, errlen)) return -1;
-    draw_map(&cv, 0, 0, view, cfg, grid, p, cell, up);
+    if (canvas_create(&cv, d->dw, d->dh, err, errlen)) return -1;
+    draw_map(&cv, 0, 0, d, cfg, grid, p, vmin, vmax, cell, up);
     float lo, hi;
     attn_grid_range(grid, g * g, &lo, &hi);
-    char layer_s[16], head_s[24], min_s[32], max_s[32], query_s[32], mask_s[48];
+    char layer_s[16], head_s[24], min_s[32], max_s[32], query_s[32], mask_s[48], scale_s[80];
     snprintf(layer_s, sizeof layer_s, "%d", layer);
     head_name(head, head_s, sizeof head_s);
     if (head >= 0) snprintf(head_s, sizeof head_s, "%d", head);
     snprintf(min_s, sizeof min_s, "%.9g", (double)lo);
     snprintf(max_s, sizeof max_s, "%.9g", (double)hi);
+    snprintf(scale_s, sizeof scale_s, "%.9g %.9g", vmin, vmax);
     snprintf(query_s, sizeof query_s, p->has_query ? "%d,%d" : "cls", p->qx, p->qy);
     snprintf(mask_s, sizeof mask_s, "%g seed %ld", (double)job->mask_ratio, job->seed);
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layer", layer_s,
                           "head", head_s, "query", query_s, "min", min_s, "max", max_s,
-                          "normalised", "per map: colour = (v - min) / (max - min)",
+                          "normalize", NORMALIZE_NAMES[p->normalize], "colour_scale", scale_s,
                           "mask_ratio", mask_s, NULL};
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
@@ -268,61 +278,76 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
     return 0;
 }
 
-static int add_written(Written *w, const char *rel) {
+static int add_written(Written *w, const char *rel, float lo, float hi, double vmin, double vmax) {
     char **m = realloc(w->maps, (size_t)(w->nmaps + 1) * sizeof *m);
     if (!m) return -1;
     w->maps = m;
+    double (*r)[4] = realloc(w->ranges, (size_t)(w->nmaps + 1) * sizeof *r);
+    if (!r) return -1;
+    w->ranges = r;
+    w->ranges[w->nmaps][0] = lo; w->ranges[w->nmaps][1] = hi;
+    w->ranges[w->nmaps][2] = vmin; w->ranges[w->nmaps][3] = vmax;
     w->maps[w->nmaps] = strdup(rel);
     return w->maps[w->nmaps++] ? 0 : -1;
 }
 
+// The montage's header: what the tiles show and how to read their colours.
+static void montage_caption(const Plan *p, const char *stem, const Display *d, int T, char *buf, size_t n) {
+    char qdesc[48] = "the CLS token", u[32];
+    if (p->has_query) snprintf(qdesc, sizeof qdesc, "patch (%d,%d)", p->qx, p->qy);
+    viz_format_value(1.0 / T, u, sizeof u);
+    const char *scale =
+        p->normalize == NORM_LAYER ? "Colour = attention weight, from 0 to the largest weight in the layer (one scale per layer, its ends on each bar)."
+      : p->normalize == NORM_MAP ? "Each tile is stretched to its own min..max (the ends of its bar): small differences look large."
+                                 : "Colour = attention weight on 0..1.";
+    snprintf(buf, n, "%s: %s%s over the patches.\n%s The white mark on a bar is uniform attention, 1/%d = %s.%s%s",
+             stem, p->mode == MODE_ROLLOUT ? "attention rollout of " : "attention of ", qdesc, scale, T, u,
+             d->cropped ? " The model saw the outlined square (its centre crop); the rest of the photo is dimmed." : "",
+             p->K < p->L ? " Grey squares: masked patches." : "");
+}
+
 // Runs the encoder on one view and writes every file of this image. Returns the number of maps
 // written, or -1 with err.
-static int attend_one(const Job *job, Mae *m, const float *view, Written *w, char *err, size_t errlen) {
+static int attend_one(const Job *job, Mae *m, const Image *photo, const float *view, Written *w, char *err,
+                      size_t errlen) {
     const MaeConfig *cfg = job->cfg;
     const Plan *p = job->plan;
     int S = cfg->img_size, C = cfg->in_chans, g = S / cfg->patch_size, L = g * g;
     int H = cfg->num_heads, T = 1 + p->K, depth = cfg->depth;
     size_t TT = (size_t)T * T;
     int nmaps = -1;
+    int nlayers = p->layer_last - p->layer_first + 1, ntiles = nlayers * p->nspec;
 
+    Display big = {0}, small = {0};
     float *norm = malloc((size_t)S * S * C * sizeof *norm);
-    float *row = malloc((size_t)T * sizeof *row), *grid = malloc((size_t)L * sizeof *grid);
-    float *cell = malloc((size_t)L * sizeof *cell), *up = malloc((size_t)S * S * sizeof *up);
+    float *row = malloc((size_t)T * sizeof *row), *grids = malloc((size_t)ntiles * L * sizeof *grids);
+    int *layer_of = malloc((size_t)ntiles * sizeof *layer_of), *head_of = malloc((size_t)ntiles * sizeof *head_of);
+    float *cell = malloc((size_t)L * sizeof *cell);
     float *mat = malloc(TT * sizeof *mat), *work = malloc(TT * sizeof *work);
     float *rollout = p->mode == MODE_ROLLOUT ? malloc((size_t)p->nspec * TT * sizeof *rollout) : NULL;
     char *dir = join(job->out_dir, w->stem);
+    float *up = NULL;
     Canvas cv = {0, 0, NULL};
-    if (!norm || !row || !grid || !cell || !up || !mat || !work || !dir || (p->mode == MODE_ROLLOUT && !rollout)) {
+    if (!norm || !row || !grids || !layer_of || !head_of || !cell || !mat || !work || !dir ||
+        (p->mode == MODE_ROLLOUT && !rollout)) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
+    if (display_make(&big, photo, S, p->display, p->scale, err, errlen) ||
+        display_make(&small, photo, S, p->tile, p->scale, err, errlen))
+        goto done;
+    up = malloc((size_t)big.dw * big.dh * sizeof *up);
+    if (!up) { snprintf(err, errlen, "out of memory"); goto done; }
     memcpy(norm, view, (size_t)S * S * C * sizeof *norm);
     pixels_normalise(cfg, norm, (long)S * S);
     mae_forward_encoder(m, norm, p->keep, 1, p->K);
 
-    if (output_mkdir_p(dir, err, errlen)) goto done;
-    char cap1[256], cap2[256];
-    char qdesc[48] = "the CLS token";
-    if (p->has_query) snprintf(qdesc, sizeof qdesc, "patch (%d,%d)", p->qx, p->qy);
-    snprintf(cap1, sizeof cap1, "%s: %s%s over the patches", w->stem,
-             p->mode == MODE_ROLLOUT ? "attention rollout of " : "attention of ", qdesc);
-    snprintf(cap2, sizeof cap2, "each tile normalised to its own min..max (bar: relative attention)%s",
-             p->K < L ? "; grey = masked" : "");
-    Layout lo = montage_layout(cfg, p, cap1, cap2);
-    if (canvas_create(&cv, lo.w, lo.h, err, errlen)) goto done;
-    canvas_fill(&cv, WHITE);
-    canvas_text(&cv, lo.pad, lo.pad, cap1, BLACK, lo.ts);
-    canvas_text(&cv, lo.pad, lo.pad + FONT_LINE_H * lo.ts, cap2, BLACK, lo.ts);
-    int bar_y = lo.pad + lo.cap_h + lo.pad + lo.label_h;
-    viz_colorbar(&cv, lo.bar_x, bar_y, lo.bar_w, lo.tile, 1, p->cmap, 0.0, 1.0, BLACK);
-
+    // Every map first: a layer's scale needs all of its tiles.
     int query = 0;
     if (p->has_query) query = attn_token_of_patch(p->keep, p->K, p->qy * g + p->qx);
     for (int s = 0; p->mode == MODE_ROLLOUT && s < p->nspec; s++) attn_rollout_init(rollout + s * TT, T);
-    nmaps = 0;
-    int last = p->layer_last;
-    for (int l = p->mode == MODE_ROLLOUT ? 0 : p->layer_first; l <= last; l++) {
+    int t = 0;
+    for (int l = p->mode == MODE_ROLLOUT ? 0 : p->layer_first; l <= p->layer_last; l++) {
         const float *att = mae_attention(m, l);   // [1, H, T, T]
         for (int s = 0; s < p->nspec; s++) {
             int head = p->heads[s];
@@ -334,20 +359,57 @@ static int attend_one(const Job *job, Mae *m, const float *view, Written *w, cha
             } else {
                 attn_query_row(att, H, T, query, head, row);
             }
-            attn_row_to_grid(row, T, p->keep, L, grid);
-            int x, y;
-            tile_origin(&lo, p, l, s, &x, &y);
-            char label[64], name[128];
-            tile_label(p, l, head, label, sizeof label);
-            canvas_text(&cv, x, y - lo.label_h, label, BLACK, lo.ts);
-            draw_map(&cv, x, y, view, cfg, grid, p, cell, up);
-            map_name(p, l, head, name, sizeof name);
-            if (write_map(job, dir, name, l, head, view, grid, cell, up, err, errlen)) { nmaps = -1; goto done; }
-            char rel[4096];
-            snprintf(rel, sizeof rel, "%s/%s.png", w->stem, name);
-            if (add_written(w, rel)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
-            nmaps++;
+            attn_row_to_grid(row, T, p->keep, L, grids + (size_t)t * L);
+            layer_of[t] = l; head_of[t] = head;
+            t++;
         }
+    }
+
+    // The montage: tiles in rows of a layer's heads (or, one map per layer, a grid of layers),
+    // each with its label above and its colour bar under it.
+    if (output_mkdir_p(dir, err, errlen)) goto done;
+    double ts = small.dw >= 160 ? 13.0 : 11.0;
+    int pad = 10, lh = text_line_height(ts), bar = 8;
+    int cols = p->nspec > 1 ? p->nspec : montage_auto_cols(ntiles);
+    Montage mo;
+    if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2, 0, pad,
+                     err, errlen))
+        goto done;
+    char caption[1024], wrapped[2048];
+    montage_caption(p, w->stem, &small, T, caption, sizeof caption);
+    int head_lines = text_wrap(caption, ts, mo.w - 2 * pad, wrapped, sizeof wrapped);
+    if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2,
+                     pad + head_lines * lh, pad, err, errlen) ||
+        canvas_create(&cv, mo.w, mo.h, err, errlen))
+        goto done;
+    canvas_fill(&cv, WHITE);
+    canvas_text(&cv, pad, pad, wrapped, BLACK, ts);
+
+    nmaps = 0;
+    for (t = 0; t < ntiles; t++) {
+        const float *grid = grids + (size_t)t * L;
+        double vmin, vmax;
+        attn_map_scale((int)p->normalize, grids, layer_of, ntiles, t, L, &vmin, &vmax);
+        int x, y;
+        montage_tile_origin(&mo, t, &x, &y);
+        char label[64], name[128];
+        tile_label(p, layer_of[t], head_of[t], label, sizeof label);
+        canvas_text(&cv, x, y - mo.label_h, label, BLACK, ts);
+        draw_map(&cv, x, y, &small, cfg, grid, p, vmin, vmax, cell, up);
+        ColorBar cb = {p->cmap, vmin, vmax, 1.0 / T, "uniform", ts, {BLACK[0], BLACK[1], BLACK[2]}};
+        viz_colorbar(&cv, x, y + mo.tile_h + 2, mo.tile_w, bar, 0, &cb);
+
+        map_name(p, layer_of[t], head_of[t], name, sizeof name);
+        if (write_map(job, dir, name, layer_of[t], head_of[t], &big, grid, vmin, vmax, cell, up, err, errlen)) {
+            nmaps = -1;
+            goto done;
+        }
+        char rel[4096];
+        snprintf(rel, sizeof rel, "%s/%s.png", w->stem, name);
+        float lo, hi;
+        attn_grid_range(grid, L, &lo, &hi);
+        if (add_written(w, rel, lo, hi, vmin, vmax)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
+        nmaps++;
     }
 
     char path[4096];
@@ -356,8 +418,7 @@ static int attend_one(const Job *job, Mae *m, const float *view, Written *w, cha
     snprintf(layers_s, sizeof layers_s, "%d-%d", p->layer_first, p->layer_last);
     snprintf(mask_s, sizeof mask_s, "%g", (double)job->mask_ratio);
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layers", layers_s,
-                          "normalised", "per tile: colour = (v - min) / (max - min) over its patches",
-                          "mask_ratio", mask_s, NULL};
+                          "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, NULL};
     if (png_write(path, cv.px, cv.w, cv.h, 3, text, err, errlen)) { nmaps = -1; goto done; }
     size_t n = strlen(w->stem) + 16;
     w->montage = malloc(n);
@@ -381,7 +442,9 @@ static int attend_one(const Job *job, Mae *m, const float *view, Written *w, cha
     }
 done:
     canvas_free(&cv);
-    free(norm); free(row); free(grid); free(cell); free(up); free(mat); free(work); free(rollout); free(dir);
+    free(big.px); free(small.px);
+    free(norm); free(row); free(grids); free(layer_of); free(head_of); free(cell); free(up); free(mat); free(work);
+    free(rollout); free(dir);
     return nmaps;
 }
 
@@ -412,6 +475,30 @@ static void html_url(FILE *f, const char *s) {
     }
 }
 
+// The page marks any picture that does not load (a moved or half-copied folder), and records the
+// count in <body data-images="N loaded, M broken"> (what `make gallery-check` reads).
+static const char INDEX_SCRIPT[] =
+    "<script>\n"
+    "window.addEventListener('load', function () {\n"
+    "  var ok = 0, bad = 0;\n"
+    "  Array.prototype.forEach.call(document.images, function (im) {\n"
+    "    if (im.complete && im.naturalWidth > 0) { ok++; return; }\n"
+    "    bad++;\n"
+    "    var note = document.createElement('span');\n"
+    "    note.className = 'broken';\n"
+    "    note.textContent = 'missing picture: ' + im.getAttribute('src');\n"
+    "    im.parentNode.insertBefore(note, im.nextSibling);\n"
+    "  });\n"
+    "  document.body.setAttribute('data-images', ok + ' loaded, ' + bad + ' broken');\n"
+    "});\n"
+    "</script>\n";
+
+static void html_value(FILE *f, double v) {
+    char b[32];
+    viz_format_value(v, b, sizeof b);
+    fputs(b, f);
+}
+
 static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, int n,
                        char *err, size_t errlen) {
     char path[4096], tmp[4200];
@@ -420,22 +507,43 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     FILE *f = fopen(tmp, "w");
     if (!f) { snprintf(err, errlen, "%.2000s: %s", tmp, strerror(errno)); return -1; }
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vitmae attention</title>\n"
-          "<style>body{font-family:sans-serif} img{max-width:100%} li{display:inline-block;margin:0 1em 0 0}</style>\n"
-          "</head><body>\n<h1>vitmae attention</h1>\n<p>checkpoint ", f);
+          "<style>body{font-family:sans-serif;max-width:72em;margin:1em auto;padding:0 1em;line-height:1.4}"
+          " img{max-width:100%;height:auto} .maps{display:flex;flex-wrap:wrap;gap:1em}"
+          " figure{margin:0;width:16em} figure img{width:100%} figcaption{font-size:90%}"
+          " .broken{color:#b00;font-weight:bold}</style>\n", f);
+    fputs(INDEX_SCRIPT, f);
+    fputs("</head><body>\n<h1>vitmae attention</h1>\n<p>Checkpoint ", f);
     html_text(f, ckpt);
-    fprintf(f, ", mode %s. Each map is normalised to its own min..max.</p>\n", mode_name(p->mode));
+    fprintf(f, ", mode %s", mode_name(p->mode));
+    if (p->mode == MODE_CLS) fputs(": where the CLS token (the image summary) looks", f);
+    else if (p->mode == MODE_PATCH) fprintf(f, ": where patch (%d,%d) (outlined in red) looks", p->qx, p->qy);
+    else fputs(": attention rollout (attention through all layers up to the one shown)", f);
+    fputs(".</p>\n<p>Each picture is the photograph with the attention over it: brighter colours = more "
+          "attention. ", f);
+    if (p->normalize == NORM_LAYER)
+        fputs("Colours run from 0 to the largest value in the layer, one scale per layer, so tiles of a "
+              "layer compare directly. ", f);
+    else if (p->normalize == NORM_MAP)
+        fputs("Each map is stretched to its own min..max (--normalize map): small differences look large. ", f);
+    else fputs("Colours are the attention weights on 0..1 (--normalize none). ", f);
+    fputs("Uniform attention would be 1/(number of tokens), marked on every colour bar. Where the photo is "
+          "not square, the model saw only the outlined centre square; the rest is dimmed.</p>\n", f);
     for (int i = 0; i < n; i++) {
         if (!w[i].montage) continue;
         fputs("<h2>", f); html_text(f, w[i].stem); fputs("</h2>\n<p>", f); html_text(f, w[i].source);
         fputs("</p>\n<p><a href=\"", f); html_url(f, w[i].montage); fputs("\"><img src=\"", f);
-        html_url(f, w[i].montage); fputs("\" alt=\"", f); html_text(f, w[i].montage); fputs("\"></a></p>\n<ul>\n", f);
+        html_url(f, w[i].montage); fputs("\" alt=\"montage of ", f); html_text(f, w[i].stem); fputs("\"></a></p>\n", f);
+        fputs("<div class=\"maps\">\n", f);
         for (int k = 0; k < w[i].nmaps; k++) {
-            fputs("<li><a href=\"", f); html_url(f, w[i].maps[k]); fputs("\">", f);
             const char *slash = strrchr(w[i].maps[k], '/');
-            html_text(f, slash ? slash + 1 : w[i].maps[k]);
-            fputs("</a></li>\n", f);
+            fputs("<figure><a href=\"", f); html_url(f, w[i].maps[k]); fputs("\"><img loading=\"lazy\" src=\"", f);
+            html_url(f, w[i].maps[k]); fputs("\" alt=\"", f); html_text(f, slash ? slash + 1 : w[i].maps[k]);
+            fputs("\"></a><figcaption>", f); html_text(f, slash ? slash + 1 : w[i].maps[k]);
+            fputs("<br>values ", f); html_value(f, w[i].ranges[k][0]); fputs(" to ", f); html_value(f, w[i].ranges[k][1]);
+            fputs("; colours ", f); html_value(f, w[i].ranges[k][2]); fputs(" to ", f); html_value(f, w[i].ranges[k][3]);
+            fputs("</figcaption></figure>\n", f);
         }
-        fputs("</ul>\n", f);
+        fputs("</div>\n", f);
     }
     fputs("</body></html>\n", f);
     if (fclose(f) || rename(tmp, path)) { snprintf(err, errlen, "%.2000s: %s", path, strerror(errno)); remove(tmp); return -1; }
@@ -447,17 +555,19 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
 
 static const char *SYNOPSIS =
     "--ckpt FILE [--out DIR] [--mode cls|patch|rollout] [--layer N|last|all] [--head N|mean|max|all]\n"
-    "       [--query X,Y] [--colormap NAME] [--alpha A] [--upsample bilinear|nearest] [--scale K] [--raw]\n"
-    "       [--mask-ratio R --seed S] INPUT...\n"
-    "Attention maps of the encoder drawn over each image (files, or folders scanned recursively):\n"
+    "       [--query X,Y] [--normalize layer|map|none] [--colormap NAME] [--alpha A]\n"
+    "       [--upsample bilinear|nearest] [--display N] [--scale K] [--raw] [--mask-ratio R --seed S] INPUT...\n"
+    "Attention maps of the encoder drawn over each photo (files, or folders scanned recursively):\n"
     "DIR/<stem>.attn.png (montage), DIR/<stem>/<map>.png (one overlay per map), DIR/index.html;\n"
-    "--raw adds DIR/<stem>.attn.npy [depth, heads, 1+L, 1+L] and DIR/<stem>/<map>.npy [gh, gw].";
+    "--raw adds DIR/<stem>.attn.npy [depth, heads, 1+L, 1+L] and DIR/<stem>/<map>.npy [gh, gw].\n"
+    "The map covers the part of the photo the model saw (its centre crop, outlined when the photo is not\n"
+    "square). Photos larger than --display are shrunk to it; smaller ones are enlarged by whole pixels.";
 
 int cmd_attention(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_dir = "attention", *layer_s = "last", *head_s = "all", *query_s = NULL;
-    const char *mode_s = "cls", *cmap_s = "viridis", *upsample_s = "bilinear";
+    const char *mode_s = "cls", *cmap_s = "viridis", *upsample_s = "bilinear", *normalize_s = "layer";
     float alpha = 0.6f, mask_ratio = 0.0f;
-    int scale = 0, raw = 0, threads = 0;
+    int scale = 0, display = 512, raw = 0, threads = 0;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine)", "FILE", 0},
@@ -470,7 +580,11 @@ int cmd_attention(int argc, char **argv) {
         {"--colormap", FLAG_CHOICE, &cmap_s, 0, 0, VIZ_COLORMAP_NAMES, "colormap (default viridis)", NULL, 0},
         {"--alpha", FLAG_FLOAT, &alpha, 0, 1, NULL, "opacity of the map over the image (default 0.6)", "A", 0},
         {"--upsample", FLAG_CHOICE, &upsample_s, 0, 0, "bilinear|nearest", "patch grid to pixels (default bilinear)", NULL, 0},
-        {"--scale", FLAG_INT, &scale, 1, 64, NULL, "pixel scale of the drawings (default max(1, 256 / img_size))", "K", 0},
+        {"--normalize", FLAG_CHOICE, &normalize_s, 0, 0, "layer|map|none",
+         "colour scale: 0..max of each layer, each map's min..max, or 0..1 (default layer)", NULL, 0},
+        {"--display", FLAG_INT, &display, 16, 8192, NULL,
+         "longest side of an overlay in pixels (default 512; montage tiles up to 256)", "N", 0},
+        {"--scale", FLAG_INT, &scale, 1, 64, NULL, "draw photos K times their own size instead (nearest)", "K", 0},
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write the attention (.attn.npy) and each map (.npy)", NULL, 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL, "remove patches as MAE does (default 0: none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9.2e18, NULL, "mask seed: one mask for every image (default 0)", "S", 0},
@@ -539,7 +653,10 @@ int cmd_attention(int argc, char **argv) {
     plan.qx = qx; plan.qy = qy;
     plan.cmap = colormap_from_name(cmap_s);
     plan.bilinear = !strcmp(upsample_s, "bilinear");
-    plan.scale = scale ? scale : (256 / S > 1 ? 256 / S : 1);
+    plan.scale = scale;
+    plan.display = display;
+    plan.tile = display < 256 ? display : 256;
+    plan.normalize = !strcmp(normalize_s, "map") ? NORM_MAP : !strcmp(normalize_s, "none") ? NORM_NONE : NORM_LAYER;
     plan.alpha = alpha;
 
     // The mask (one for every image): MAE's argsort of uniform noise, visible patches kept in
@@ -568,7 +685,7 @@ int cmd_attention(int argc, char **argv) {
                   (double)mask_ratio, seed);
         goto out;
     }
-    plan.keep = keep; plan.K = K; plan.removed = removed;
+    plan.keep = keep; plan.K = K; plan.removed = removed; plan.L = L;
 
     status = 1;
     if (threads > 0) omp_set_num_threads(threads);
@@ -588,7 +705,10 @@ int cmd_attention(int argc, char **argv) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < npaths; i++) {
-        if (image_load_view(paths[i], max_pixels, S, cfg->in_chans, view, err, sizeof err)) {
+        Image photo;
+        if (image_load(paths[i], max_pixels, &photo, err, sizeof err) ||
+            image_view(&photo, S, cfg->in_chans, view, err, sizeof err)) {
+            if (photo.px) image_free(&photo);
             cli_error(paths[i], "%s", err);
             failures++;
             continue;
@@ -598,8 +718,9 @@ int cmd_attention(int argc, char **argv) {
         char *stem = infer_stem(paths[i]);
         w->stem = stem ? stem_set_claim(&stems, stem) : NULL;
         free(stem);
-        if (!w->source || !w->stem) { cli_error("attention", "out of memory"); failures++; continue; }
-        int n = attend_one(&job, m, view, w, err, sizeof err);
+        if (!w->source || !w->stem) { cli_error("attention", "out of memory"); failures++; image_free(&photo); continue; }
+        int n = attend_one(&job, m, &photo, view, w, err, sizeof err);
+        image_free(&photo);
         if (n < 0) { cli_error(paths[i], "%s", err); failures++; continue; }
         printf("%s: %d map%s -> %s/%s\n", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
         nimages++;
@@ -607,15 +728,19 @@ int cmd_attention(int argc, char **argv) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    if (write_index(out_dir, ckpt_path, &plan, written, npaths, err, sizeof err)) { cli_error("attention", "%s", err); failures++; }
-    printf("attention: %d image%s, %d maps in %.2f s (%.2f images/s); index %s/index.html\n", nimages,
-           nimages == 1 ? "" : "s", nmaps, secs, secs > 0 ? nimages / secs : 0.0, out_dir);
+    int index_ok = write_index(out_dir, ckpt_path, &plan, written, npaths, err, sizeof err) == 0;
+    if (!index_ok) { cli_error("attention", "%s", err); failures++; }
+    printf("attention: %d image%s, %d maps in %.2f s (%.2f images/s)", nimages, nimages == 1 ? "" : "s", nmaps,
+           secs, secs > 0 ? nimages / secs : 0.0);
+    if (index_ok) printf("; index %s/index.html", out_dir);
+    printf("\n");
     status = failures ? 1 : 0;
 out:
     for (int i = 0; written && i < npaths; i++) {
         free(written[i].source); free(written[i].montage);
         for (int k = 0; k < written[i].nmaps; k++) free(written[i].maps[k]);
         free(written[i].maps);
+        free(written[i].ranges);
     }
     free(written);
     stem_set_free(&stems);

@@ -1,6 +1,8 @@
-// `vitmae data DIR [--json] [--max-pixels N]`: what training would see in a folder: usable images,
-// skipped candidates with their reasons, ignored files, classes and the size range.
+// `vitmae data DIR [--json] [--max-pixels N] [--threads T]`: what training would see in a folder:
+// usable images, skipped candidates with their reasons, ignored files (those that look like images
+// named with the reason), warnings (images of one flat colour), classes and the size range.
 #include <cJSON.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,8 @@ static void add_clean_string(cJSON *obj, const char *key, const char *value) {
     free(v);
 }
 
+#define UNIFORM_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
+
 static int print_json(const Dataset *ds) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "ok", ds->n);
@@ -60,6 +64,21 @@ static int print_json(const Dataset *ds) {
         add_clean_string(s, "path", ds->skipped[i].path);
         add_clean_string(s, "reason", ds->skipped[i].reason);
         cJSON_AddItemToArray(skipped, s);
+    }
+    cJSON *ignored = cJSON_AddArrayToObject(root, "ignored_files");
+    for (int i = 0; i < ds->nignored_files; i++) {
+        cJSON *s = cJSON_CreateObject();
+        add_clean_string(s, "path", ds->ignored[i].path);
+        add_clean_string(s, "reason", ds->ignored[i].reason);
+        cJSON_AddItemToArray(ignored, s);
+    }
+    cJSON *warnings = cJSON_AddArrayToObject(root, "warnings");
+    for (int i = 0; i < ds->n; i++) {
+        if (!ds->items[i].uniform) continue;
+        cJSON *s = cJSON_CreateObject();
+        add_clean_string(s, "path", ds->items[i].path);
+        cJSON_AddStringToObject(s, "warning", UNIFORM_WARNING);
+        cJSON_AddItemToArray(warnings, s);
     }
     // Extras beyond the keys of docs/interface.md section 5: unclassified images, the size range, greyscale.
     cJSON_AddNumberToObject(root, "unclassified", ds->nroot);
@@ -91,18 +110,28 @@ static void print_text(const Dataset *ds, const char *dir) {
         printf("skipped:\n");
         for (int i = 0; i < ds->nskipped; i++) printf("  %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);
     }
+    if (ds->nignored_files) {
+        printf("ignored (they look like images):\n");
+        for (int i = 0; i < ds->nignored_files; i++) printf("  %s: %s\n", ds->ignored[i].path, ds->ignored[i].reason);
+    }
+    if (ds->nuniform) {
+        printf("warnings:\n");
+        for (int i = 0; i < ds->n; i++)
+            if (ds->items[i].uniform) printf("  %s: %s\n", ds->items[i].path, UNIFORM_WARNING);
+    }
 }
 
 int cmd_data(int argc, char **argv) {
-    int json = 0;
+    int json = 0, threads = 0;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print JSON: ok, skipped, ignored, classes, skipped_files", NULL, 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 1e15, NULL,
          "refuse images with more pixels than N (default 67108864)", "N", 0},
+        {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads decoding (default: all cores)", "T", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "DIR [--json] [--max-pixels N]";
+    const char *synopsis = "DIR [--json] [--max-pixels N] [--threads T]";
     char *pos[1];
     int npos = 0;
     int rc = cli_parse("data", synopsis, flags, nflags, argc, argv, pos, 1, &npos);
@@ -110,10 +139,11 @@ int cmd_data(int argc, char **argv) {
     if (rc != CLI_OK) return 2;
     if (npos != 1) { cli_error("data", "missing DIR (usage: vitmae data %s)", synopsis); return 2; }
 
+    if (threads) omp_set_num_threads(threads);
     const char *dir = pos[0];
     Dataset ds;
     char err[256];
-    DatasetOptions opt = {max_pixels, 0, 0};
+    DatasetOptions opt = {.max_pixels = max_pixels};
     if (dataset_scan(dir, &opt, &ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     if (json) {
         if (print_json(&ds)) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }

@@ -106,10 +106,19 @@ void progress_init(Progress *p, FILE *out, long step_start, long total, long log
     p->step_start = step_start;
 }
 
+void progress_restart(Progress *p) {
+    p->t_start = now_seconds();
+    p->t_first = 0;
+}
+
 void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
-    double elapsed = now_seconds() - p->t_start;
-    long done = step - p->step_start;
-    double eta = done > 0 ? elapsed / done * (p->total - step) : NAN;
+    double now = now_seconds(), elapsed = now - p->t_start;
+    // The first step pays for warm caches and first decodes: the ETA uses the pace after it, once
+    // there is one (the first ETA is the first step's time per step).
+    if (p->t_first == 0) { p->t_first = now; p->step_first = step; }
+    long done = step - p->step_start, done_after = step - p->step_first;
+    double eta = done_after > 0 ? (now - p->t_first) / done_after * (p->total - step)
+               : done > 0 ? elapsed / done * (p->total - step) : NAN;
     char eta_s[32], el_s[32];
     format_duration(eta, eta_s, sizeof eta_s);
     format_duration(elapsed, el_s, sizeof el_s);

@@ -25,12 +25,16 @@ typedef struct {
     long total, log_every;
     double t_start;     // seconds (monotonic) when the run (or resume) began
     long step_start;    // step at t_start, for the rate
+    double t_first;     // when the first step after t_start finished (0: not yet)
+    long step_first;    // its step
     int drawn;
 } Progress;
 
 double now_seconds(void);   // monotonic clock
 void progress_init(Progress *p, FILE *out, long step_start, long total, long log_every);
 // Called after each step; prints when due. imgs_per_s is the recent throughput.
+// Restarts the clock the ETA is measured with (call it right before the first step).
+void progress_restart(Progress *p);
 void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s);
 void progress_message(Progress *p, FILE *out, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void progress_end(Progress *p, FILE *out);

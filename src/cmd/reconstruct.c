@@ -1,5 +1,5 @@
 // `vitmae reconstruct --ckpt FILE [flags] INPUT...`: mask each image, run the autoencoder, and
-// write DIR/<stem>.recon.png (original | masked | reconstruction | + visible | error map), with
+// write DIR/<stem>.recon.png (original | masked | raw prediction | + visible | error map), with
 // --raw the prediction and mask as .npy; print each image's masked MSE and PSNR and their mean.
 //
 // Story: load the checkpoint (refuse encoder-only) -> list the inputs (folders scanned as `data`
@@ -86,16 +86,20 @@ static int gather_inputs(char **pos, int npos, InputList *list, int *failed) {
 
 typedef struct {
     const char *out_dir;
-    int scale, raw;
+    int side, bilinear, raw;   // panel side in pixels, smooth or nearest resizing
+    float mask_ratio;
 } Outputs;
 
 // Panel PNG and, with --raw, the two .npy files of one image. 0 ok, -1 (reported).
 static int write_outputs(const Outputs *o, const MaeConfig *cfg, const Input *in, const float *orig,
-                         const float *recon, const uint8_t *removed, const float *patch_err) {
-    char err[512], path[4200];
+                         const float *recon, const uint8_t *removed, const float *patch_err, double mse) {
+    char err[512], path[4200], title[600];
     Canvas row;
     int S = cfg->img_size, g = S / cfg->patch_size;
-    if (panel_recon_row(&row, cfg, orig, recon, removed, patch_err, 0.0f, o->scale, 1, err, sizeof err)) {
+    snprintf(title, sizeof title, "%.300s: %.0f%% of the patches removed, PSNR %.2f dB on them", in->stem,
+             100.0 * o->mask_ratio, psnr_from_mse(mse));
+    PanelOptions po = {o->side, o->bilinear, 1, 0.0f, title};
+    if (panel_recon_row(&row, cfg, orig, recon, removed, patch_err, &po, err, sizeof err)) {
         cli_error(in->path, "%s", err);
         return -1;
     }
@@ -118,7 +122,8 @@ int cmd_reconstruct(int argc, char **argv) {
     const char *ckpt_path = NULL, *mask_path = NULL, *out_dir = "recon";
     float mask_ratio = 0.75f;
     long seed = 0;
-    int scale = 0, raw = 0, threads = 0, batch = 16;
+    int scale = 0, display = 0, raw = 0, threads = 0, batch = 16;
+    const char *upsample_s = "bilinear";
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
@@ -128,15 +133,19 @@ int cmd_reconstruct(int argc, char **argv) {
         {"--mask", FLAG_STR, &mask_path, 0, 0, NULL,
          "one mask for every image: patches whose mean luminance is >= 0.5 are removed", "MASK.png", 0},
         {"--out", FLAG_STR, &out_dir, 0, 0, NULL, "output folder, created if needed (default ./recon)", "DIR", 0},
+        {"--display", FLAG_INT, &display, 16, 4096, NULL,
+         "side of each panel in pixels (default max(256, img_size))", "N", 0},
+        {"--upsample", FLAG_CHOICE, &upsample_s, 0, 0, "bilinear|nearest",
+         "how the pictures are enlarged (default bilinear; nearest with --scale)", NULL, 0},
         {"--scale", FLAG_INT, &scale, 1, 64, NULL,
-         "upscale each panel K times, nearest (default max(1, 256 / img_size))", "K", 0},
+         "panels of img_size x K pixels, nearest unless --upsample says otherwise (instead of --display)", "K", 0},
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write <stem>.recon.npy and <stem>.mask.npy", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 16)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE [--mask-ratio R] [--seed S] [--mask MASK.png] [--out DIR] "
-                           "[--scale K] [--raw] [--batch B] [--threads T] INPUT...";
+                           "[--display N] [--upsample bilinear|nearest] [--scale K] [--raw] [--batch B] [--threads T] INPUT...";
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
     if (!pos) { cli_error("reconstruct", "out of memory"); return 1; }
     int npos = 0;
@@ -144,6 +153,7 @@ int cmd_reconstruct(int argc, char **argv) {
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
     if (!ckpt_path) { cli_error("reconstruct", "--ckpt FILE is required"); free(pos); return 2; }
     if (npos == 0) { cli_error("reconstruct", "no INPUT (image files or folders)"); free(pos); return 2; }
+    if (scale && display) { cli_error("reconstruct --scale", "give --scale K or --display N, not both"); free(pos); return 2; }
     char err[1024];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) {
         cli_error("reconstruct --mask-ratio", "%s", err);
@@ -152,7 +162,7 @@ int cmd_reconstruct(int argc, char **argv) {
     if (threads > 0) omp_set_num_threads(threads);
 
     Checkpoint ck;
-    if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error(ckpt_path, "%s", err); free(pos); return 1; }
+    if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); free(pos); return 1; }   // err names the file
     if (!ck.has_decoder) {
         cli_error(ckpt_path, "encoder-only checkpoint (no decoder tensors): reconstruct needs the decoder");
         ckpt_free(&ck); free(pos); return 1;
@@ -160,7 +170,6 @@ int cmd_reconstruct(int argc, char **argv) {
     const MaeConfig *cfg = &ck.cfg;
     int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);
     if (!cli_flag(flags, nflags, "--mask-ratio")->seen) mask_ratio = cfg->mask_ratio;
-    if (!scale) scale = S >= 256 ? 1 : 256 / S;
 
     // The mask: one from a file for every image, or a random one per image with K visible patches.
     uint8_t *file_removed = NULL;
@@ -226,7 +235,10 @@ int cmd_reconstruct(int argc, char **argv) {
     }
     memcpy(mae_params(m), ck.params, sizeof(float) * mae_num_params(cfg));
 
-    Outputs outs = {out_dir, scale, raw};
+    // Panel size: --scale K is img_size x K (nearest unless --upsample is given), else --display.
+    int side = scale ? S * scale : display ? display : (S > 256 ? S : 256);
+    int bilinear = cli_flag(flags, nflags, "--upsample")->seen ? !strcmp(upsample_s, "bilinear") : !scale;
+    Outputs outs = {out_dir, side, bilinear, raw, (float)(L - K) / (float)L};
     double mse_sum = 0;
     int nok = 0;
     for (int i0 = 0; i0 < inputs.n; i0 += B) {
@@ -255,7 +267,7 @@ int cmd_reconstruct(int argc, char **argv) {
         for (int b = 0; b < nb; b++) {
             const Input *in = &inputs.v[slot[b]];
             if (write_outputs(&outs, cfg, in, images + per * b, recon + per * b, removed + (size_t)L * b,
-                              patch_err + (size_t)L * b)) { failed++; continue; }
+                              patch_err + (size_t)L * b, mse[b])) { failed++; continue; }
             printf("%s masked_mse=%.6g psnr=%.2fdB\n", in->stem, mse[b], psnr_from_mse(mse[b]));
             fflush(stdout);
             mse_sum += mse[b];

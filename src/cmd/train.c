@@ -12,16 +12,26 @@
 // Reproducibility: every random draw is derived from (seed, position) (cmd/train_state.h), so the
 // whole training state is (step, parameters, AdamW moments): a resumed run continues bit for bit,
 // and any thread count gives the same run (every kernel owns its outputs).
+//
+// Many processes (mpirun, docs/distributed.md): a step's batch is computed as G gradient groups,
+// summed in a fixed tree (dist/dist.h), so any process count N and --accum K with N K | G give the
+// same run. Every rank runs the same loop; rank 0 alone writes the run folder and prints. Ranks agree
+// at fixed points (the end of each setup phase, each step's exchange, after rank 0's outputs), so a
+// failure anywhere ends every rank at the same point and none waits for ever.
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/log.h"
+#include "cmd/runfolder.h"
 #include "cmd/train_out.h"
 #include "cmd/train_state.h"
 #include "core/masking.h"
@@ -29,13 +39,15 @@
 #include "core/optim.h"
 #include "core/rng.h"
 #include "data/dataset.h"
+#include "data/loader.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
 
 // The flags that are not part of the run state; the others are parsed straight into RunState.
 typedef struct {
-    const char *data, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm;
-    int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads;
+    const char *data, *out, *resume, *init, *val, *store, *preset, *channels, *pos, *augment, *pixel_norm;
+    int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads, overwrite;
+    int prefetch, loader_threads, groups, accum;
     float blr, epochs;
     long cache_mb, max_pixels;
 } Args;
@@ -52,14 +64,49 @@ typedef struct {
 #define DEFAULT_CACHE_MB 2048
 
 static volatile sig_atomic_t stop_requested = 0;
-static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+static int output_is_mpirun = 0;
+// Under mpirun, rank 0's stdout is a pseudo-terminal that mpirun reads; after SIGINT/SIGTERM mpirun
+// stops reading (it waits before it signals the ranks, docs/distributed.md), so a progress line could
+// block rank 0 until mpirun kills it. Once a stop is asked, output never blocks: lines that do not
+// fit are dropped, the checkpoint is still written. (A terminal of our own is left alone: its
+// O_NONBLOCK flag would be the shell's too.)
+static void on_signal(int sig) {
+    (void)sig;
+    stop_requested = 1;
+    if (output_is_mpirun) {
+        int fl = fcntl(STDOUT_FILENO, F_GETFL);
+        if (fl != -1) fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+    }
+}
 
 // The one way this command reports a failure: `vitmae: <what>: <why>` (or `vitmae: <why>` when the
-// message already names what failed). Returns the exit code.
+// message already names what failed; ranks > 0 add `rank R: `). Returns the exit code. While setup
+// runs under mpirun the message waits for agree(), so that a failure every rank meets is printed once.
+static int deferring = 0;
+static char pending[8400];
 static int report(const char *what, const char *why, int code) {
-    if (what) cli_error(what, "%s", why);
-    else fprintf(stderr, "vitmae: %s\n", why);
+    char line[8400];
+    if (what) snprintf(line, sizeof line, "%s: %s", what, why);
+    else snprintf(line, sizeof line, "%s", why);
+    if (deferring) { if (!pending[0]) snprintf(pending, sizeof pending, "%s", line); return code; }
+    if (dist_rank() > 0) fprintf(stderr, "vitmae: rank %d: %s\n", dist_rank(), line);
+    else fprintf(stderr, "vitmae: %s\n", line);
     return code;
+}
+
+// The end of a setup phase: every rank learns whether any failed (the exit code is the largest).
+// Rank 0 prints its own failure; another rank prints its failure only when rank 0 did not fail.
+static int agree(int rc) {
+    int rc0 = rc, any = rc;
+    if (dist_active()) {
+        dist_bcast(&rc0, sizeof rc0, 0);
+        any = dist_max_int(rc);
+    }
+    deferring = 0;
+    if (rc && pending[0] && (dist_rank() == 0 || rc0 == 0)) report(NULL, pending, rc);
+    pending[0] = 0;
+    deferring = dist_active();
+    return any;
 }
 
 // Test hook, kept out of the step loop: VITMAE_FAULT_NAN_STEP=N turns the loss of step N (1-based)
@@ -87,10 +134,14 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     r->mask_ratio = (float)MAE_DEFAULT_MASK_RATIO; r->wd = (float)DEFAULT_WD; r->val_frac = (float)DEFAULT_VAL_FRAC;
     r->total_steps = DEFAULT_STEPS; r->batch = MAE_DEFAULT_BATCH;
     r->warmup = -1; r->log_every = DEFAULT_LOG_EVERY; r->keep = DEFAULT_KEEP; r->val_max = DEFAULT_VAL_MAX;
+    a->store = "auto"; a->prefetch = 2; a->loader_threads = 1; a->accum = 1;
     Flag f[] = {
         {"--data", FLAG_STR, &a->data, 0, 0, NULL, "folder of images (searched recursively)", "DIR", 0},
         {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder (default runs/<timestamp>)", "RUN", 0},
         {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
+        {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
+        {"--init", FLAG_STR, &a->init, 0, 0, NULL, "a new run starting from this checkpoint's weights (and model config)", "CKPT", 0},
+        {"--val", FLAG_STR, &a->val, 0, 0, NULL, "validate on this folder instead of holding out --val-frac", "DIR", 0},
         {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
         {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
         {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
@@ -108,7 +159,9 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop)", NULL, 0},
         {"--steps", FLAG_LONG, &r->total_steps, 1, 1e12, NULL, "optimizer steps (default " MAE_STR(DEFAULT_STEPS) ")", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
-        {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
+        {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step, over all processes (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
+        {"--accum", FLAG_INT, &a->accum, 1, 4096, NULL, "micro-batches per process and step (gradient accumulation; default 1)", "K", 0},
+        {"--groups", FLAG_INT, &a->groups, 1, 4096, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
         {"--lr", FLAG_FLOAT, &r->lr, 0.0, 10.0, NULL, "learning rate (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default " MAE_STR(DEFAULT_BLR) ")", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &r->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 0)", "LR", 0},
@@ -124,7 +177,10 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--keep", FLAG_INT, &r->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default " MAE_STR(DEFAULT_KEEP) ")", "N", 0},
         {"--log-every", FLAG_LONG, &r->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default " MAE_STR(DEFAULT_LOG_EVERY) ")", "N", 0},
         {"--sample-every", FLAG_LONG, &r->sample_every, 1, 1e12, NULL, "reconstruction samples every N steps (default: as --eval-every)", "N", 0},
-        {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep decoded images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
+        {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
+        {"--store", FLAG_STR, &a->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
+        {"--prefetch", FLAG_INT, &a->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
+        {"--loader-threads", FLAG_INT, &a->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
         {"--max-pixels", FLAG_LONG, &a->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
     };
     int nflags = (int)(sizeof f / sizeof f[0]);
@@ -135,6 +191,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     if (!a->data && !a->resume) return report("train", "--data DIR is required (see vitmae train --help)", CLI_USAGE);
     char why[256];
     if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return report("train --mask-ratio", why, CLI_USAGE);
+    if (a->init && a->resume) return report("train --init", "a new run from a checkpoint's weights; it cannot be combined with --resume", CLI_USAGE);
     return CLI_OK;
 }
 
@@ -173,31 +230,153 @@ static void new_run_state(Train *t, const Args *a, Flag *flags, int nflags, cons
     if (r->warmup < 0) r->warmup = (long)(0.05 * r->total_steps);
     if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = a->blr * r->batch / 256.0f;
     snprintf(r->augment, sizeof r->augment, "%s", a->augment);
-    snprintf(r->data, sizeof r->data, "%s", data);
+    char *abs = realpath(data, NULL);   // resuming from another directory finds the folder again
+    snprintf(r->data, sizeof r->data, "%s", abs ? abs : data);
+    free(abs);
     if (!r->eval_every) r->eval_every = r->total_steps >= 10 ? r->total_steps / 10 : 1;
     if (!r->ckpt_every) r->ckpt_every = r->eval_every;
     if (!r->sample_every) r->sample_every = r->eval_every;
+    r->grad_groups = a->groups ? a->groups : dist_default_groups(r->batch);
 }
 
-// Cadence flags given on resume apply; what decides the weights comes from the checkpoint.
-static void resumed_run_state(Train *t, const RunState *given, Flag *flags, int nflags) {
+// Flags that decide the weights: they cannot change when a run resumes (docs/data.md "Run folders").
+static const char *const WEIGHT_FLAGS[] = {
+    "--preset", "--img", "--patch", "--channels", "--dim", "--depth", "--heads", "--dec-dim", "--dec-depth",
+    "--dec-heads", "--mask-ratio", "--norm-pix", "--pos", "--pixel-norm", "--augment", "--batch", "--lr", "--blr",
+    "--min-lr", "--warmup-steps", "--wd", "--clip", "--seed", "--val-frac", NULL,
+};
+
+// On resume: cadence flags apply; --steps/--epochs set a new total (checked once the data is known);
+// flags that decide the weights are refused. err holds the whole message.
+static int resumed_run_state(Train *t, const RunState *given, Flag *flags, int nflags, char *err, size_t errlen) {
     RunState *r = &t->rs;
+    for (int i = 0; WEIGHT_FLAGS[i]; i++)
+        if (cli_flag(flags, nflags, WEIGHT_FLAGS[i])->seen) {
+            snprintf(err, errlen, "train --resume: %s cannot change when a run resumes (it decides the weights); "
+                     "start a new run from these weights with --init CHECKPOINT", WEIGHT_FLAGS[i]);
+            return CLI_USAGE;
+        }
     if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = given->log_every;
     if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = given->eval_every;
     if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = given->ckpt_every;
     if (cli_flag(flags, nflags, "--sample-every")->seen) r->sample_every = given->sample_every;
     if (cli_flag(flags, nflags, "--keep")->seen) r->keep = given->keep;
+    if (cli_flag(flags, nflags, "--val-max")->seen) r->val_max = given->val_max;
+    return 0;
+}
+
+// --steps N / --epochs E on resume: the run's new total (docs/data.md: from the resumed step on, the
+// learning rate follows the schedule of an N-step run with the same warm-up).
+static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flags, int nflags, char *err, size_t errlen) {
+    RunState *r = &t->rs;
+    long total = r->total_steps;
+    if (cli_flag(flags, nflags, "--epochs")->seen) total = (long)ceil((double)a->epochs * t->ntrain / r->batch);
+    else if (cli_flag(flags, nflags, "--steps")->seen) total = given->total_steps;
+    else return 0;
+    if (total <= r->step) {
+        snprintf(err, errlen, "train --resume: the run is at step %ld; --steps/--epochs must give more steps than that "
+                 "(asked for %ld in total)", r->step, total);
+        return CLI_USAGE;
+    }
+    if (total != r->total_steps)
+        printf("the run goes on to step %ld (was %ld): the learning rate follows the %ld-step schedule from step %ld\n",
+               total, r->total_steps, total, r->step);
+    r->total_steps = total;
+    return 0;
+}
+
+// --init: the model of the checkpoint. Shape flags given must agree with it; the loss and position
+// flags (--norm-pix, --pos) may change; the pixel statistics are the checkpoint's.
+static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flags, int nflags, char *err, size_t errlen) {
+    const MaeConfig *f = &t->cfg, *c = &ck->cfg;   // f: preset + flags
+    struct { const char *flag; int given, ckpt; } shape[] = {
+        {"--img", f->img_size, c->img_size}, {"--patch", f->patch_size, c->patch_size},
+        {"--channels", f->in_chans, c->in_chans}, {"--dim", f->embed_dim, c->embed_dim},
+        {"--depth", f->depth, c->depth}, {"--heads", f->num_heads, c->num_heads},
+        {"--dec-dim", f->dec_embed_dim, c->dec_embed_dim}, {"--dec-depth", f->dec_depth, c->dec_depth},
+        {"--dec-heads", f->dec_num_heads, c->dec_num_heads},
+    };
+    int preset = cli_flag(flags, nflags, "--preset")->seen;
+    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
+        int seen = cli_flag(flags, nflags, shape[i].flag)->seen || (preset && i >= 3);
+        if (seen && shape[i].given != shape[i].ckpt) {
+            snprintf(err, errlen, "train --init %s: %s %d disagrees with the checkpoint's %d (--init keeps its model)",
+                     a->init, preset && !cli_flag(flags, nflags, shape[i].flag)->seen ? "--preset" : shape[i].flag,
+                     shape[i].given, shape[i].ckpt);
+            return CLI_USAGE;
+        }
+    }
+    if (cli_flag(flags, nflags, "--pixel-norm")->seen) {
+        snprintf(err, errlen, "train --init %s: --pixel-norm cannot change: the weights were trained with the "
+                 "checkpoint's pixel statistics", a->init);
+        return CLI_USAGE;
+    }
+    MaeConfig m = *c;
+    m.mask_ratio = t->rs.mask_ratio;
+    if (cli_flag(flags, nflags, "--norm-pix")->seen) m.norm_pix_loss = f->norm_pix_loss;
+    if (cli_flag(flags, nflags, "--pos")->seen) m.pos_learned = f->pos_learned;
+    if (mae_len_keep(&m, m.mask_ratio) < 1) {
+        snprintf(err, errlen, "train --mask-ratio: %g leaves no visible patch of %d", m.mask_ratio, mae_num_patches(&m));
+        return CLI_USAGE;
+    }
+    t->cfg = m;
+    return 0;
+}
+
+// The run folder must not hold another run: refused (exit 2), or with --overwrite moved aside whole.
+static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, char *err, size_t errlen) {
+    if (resumed_dir[0]) {   // resuming into the run's own folder is what --resume is for
+        char *x = realpath(resumed_dir, NULL), *y = realpath(t->run_dir, NULL);
+        int same = x && y && !strcmp(x, y);
+        free(x);
+        free(y);
+        if (same) return 0;
+    }
+    if (!run_folder_has_run(t->run_dir)) return 0;
+    if (!a->overwrite) {
+        snprintf(err, errlen, "train --out %s: the folder already holds a run; pass --resume %s to continue it, "
+                 "another --out folder, or --overwrite to move the old run aside (to %s.old-N)",
+                 t->run_dir, t->run_dir, t->run_dir);
+        return CLI_USAGE;
+    }
+    char moved[4200];
+    if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, errlen)) return 1;
+    printf("--overwrite: the old run in %s was moved to %s\n", t->run_dir, moved);
+    return 0;
+}
+
+// --store: the on-disk store of working images (docs/data.md). auto: on when the training images'
+// working images do not fit --cache-mb.
+static int use_store(Train *t, const Args *a, char *err, size_t errlen) {
+    if (!strcmp(a->store, "none")) return 0;
+    char dir[4096];
+    if (!strcmp(a->store, "auto")) {
+        size_t need = dataset_working_bytes(&t->ds, t->train_idx, t->ntrain);
+        if (need <= (size_t)a->cache_mb * 1024 * 1024) return 0;
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
+        else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
+        else return 0;
+        printf("working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s\n",
+               need / 1048576.0, a->cache_mb, dir);
+    } else {
+        snprintf(dir, sizeof dir, "%s", a->store);
+    }
+    return dataset_set_store(&t->ds, dir, err, errlen);
 }
 
 // Allocates every buffer the steps use, once.
 static int alloc_buffers(Train *t) {
-    size_t B = (size_t)t->rs.batch, img = (size_t)t->S * t->S * t->C;
+    // This process's share of a step, one gradient group, or the sample images, whichever is more.
+    int most = t->share > t->per ? t->share : t->per;
+    if (most < TRAIN_SAMPLE_IMAGES) most = TRAIN_SAMPLE_IMAGES;
+    size_t B = (size_t)most, img = (size_t)t->S * t->S * t->C;
     t->pixels = malloc(B * img * sizeof(float));
     t->images = malloc(B * img * sizeof(float));
     t->recon = malloc(img * sizeof(float));
     t->noise = malloc(B * t->L * sizeof(float));
     t->ids_keep = malloc(B * t->L * sizeof(int));
-    t->batch_items = malloc(B * sizeof(int));
+    t->batch_items = malloc((B > (size_t)t->rs.batch ? B : (size_t)t->rs.batch) * sizeof(int));
     t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->removed = malloc((size_t)t->L);
@@ -211,30 +390,54 @@ static void train_free(Train *t) {
     free(t->pixels); free(t->images); free(t->recon); free(t->noise); free(t->ids_keep);
     free(t->batch_items); free(t->order.perm[0]); free(t->order.perm[1]); free(t->removed); free(t->patch_err);
     free(t->exp_avg); free(t->exp_avg_sq);
+    grad_reduce_free(&t->gr);
     free(t->train_idx); free(t->val_idx);
     if (t->model) mae_free(t->model);
     if (t->metrics) fclose(t->metrics);
     history_free(&t->hist);
     dataset_free(&t->ds);
+    dataset_free(&t->val_ds);
 }
 
-// Flags -> a model, data and a run folder ready for the first step (or the resumed one).
-// Prints its own failure and returns the exit code.
-static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
+// Setup, phase 1 (each rank alone): the checkpoint to resume or --init, the data, the model config,
+// the gradient groups against this job's process count and --accum, memory. Reports its failure
+// (deferred under mpirun) and returns the exit code.
+static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpoint *init, char *resumed_dir,
+                       const char **data_out) {
     char err[8192];
     const char *data = a->data;
     int resuming = a->resume != NULL;
+    const RunState given = t->rs;   // the flags; on resume the checkpoint's state replaces them
     if (resuming) {
-        char path[4096], dir[4096];
-        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
-        RunState given = t->rs;   // the flags; the checkpoint's state replaces them
+        char path[4096];
+        run_resume_path(a->resume, path, sizeof path, resumed_dir, 4096);
         Checkpoint ck;
         if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return report(NULL, err, 1);
-        resumed_run_state(t, &given, flags, nflags);
+        int rc = resumed_run_state(t, &given, flags, nflags, err, sizeof err);
+        if (rc) { ckpt_free(&ck); return report(NULL, err, rc); }
         t->cfg = ck.cfg;
-        snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : dir);
+        snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : resumed_dir);
+        struct stat st;
+        if (!data && stat(t->rs.data, &st) != 0) {
+            snprintf(err, sizeof err, "train --resume %s: the run's data folder %s is gone (%s); pass --data DIR",
+                     a->resume, t->rs.data, strerror(errno));
+            ckpt_free(&ck);
+            return report(NULL, err, CLI_USAGE);
+        }
         if (!data) data = t->rs.data;
-        t->model = mae_create(&t->cfg, t->rs.batch, err, sizeof err);
+        if (!a->val && t->rs.val[0] && stat(t->rs.val, &st) != 0) {
+            snprintf(err, sizeof err, "train --resume %s: the run's validation folder %s is gone (%s); pass --val DIR",
+                     a->resume, t->rs.val, strerror(errno));
+            ckpt_free(&ck);
+            return report(NULL, err, CLI_USAGE);
+        }
+        // The model holds one gradient group's images (a G the checkpoint cannot have had is refused).
+        if (dist_check_groups(t->rs.batch, t->rs.grad_groups, 1, 1, err, sizeof err)) {
+            ckpt_free(&ck);
+            return report(path, err, 1);
+        }
+        t->per = t->rs.batch / t->rs.grad_groups;
+        t->model = mae_create(&t->cfg, t->per, err, sizeof err);
         if (!t->model) { ckpt_free(&ck); return report("train", err, 1); }
         size_t np = mae_num_params(&t->cfg);
         memcpy(mae_params(t->model), ck.params, np * sizeof(float));
@@ -252,62 +455,191 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(t->run_dir, sizeof t->run_dir, "runs/%s", stamp);
     }
+    // --init: the model (sizes and pixel statistics) comes from the checkpoint.
+    if (a->init) {
+        if (ckpt_load(a->init, init, err, sizeof err)) return report(NULL, err, 1);
+        if (!init->has_decoder) {
+            ckpt_free(init);
+            return report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", 1);
+        }
+    }
+    int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;
 
-    // The data: scanned and decoded once (cached in memory when it fits).
-    DatasetOptions opt = {a->max_pixels, resuming ? t->cfg.img_size : a->img, a->cache_mb};
-    if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) return report(data, err, 1);
-    for (int i = 0; i < t->ds.nskipped && i < 20; i++)
+    // The data: headers read now, pixels decoded when first needed (docs/data.md).
+    DatasetOptions opt = {.max_pixels = a->max_pixels, .work_size = 2 * img, .cache_mb = a->cache_mb, .lazy = 1};
+    if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return report(data, err, 1); }
+    for (int i = 0; i < t->ds.nskipped && i < 20 && dist_rank() == 0; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", t->ds.skipped[i].path, t->ds.skipped[i].reason);
-    if (t->ds.nskipped > 20) fprintf(stderr, "vitmae: ... and %d more skipped (vitmae data lists them)\n", t->ds.nskipped - 20);
+    if (t->ds.nskipped > 20 && dist_rank() == 0)
+        fprintf(stderr, "vitmae: ... and %d more skipped (vitmae data lists them)\n", t->ds.nskipped - 20);
     if (t->ds.n == 0) {
+        ckpt_free(init);
         snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
         return report(data, err, 1);
     }
-    if (dataset_split(&t->ds, t->rs.val_frac, &t->train_idx, &t->ntrain, &t->val_idx, &t->nval) || t->ntrain == 0) {
-        snprintf(err, sizeof err, "no training image left after holding out %g for validation", t->rs.val_frac);
-        return report(data, err, 1);
+    const char *val = a->val ? a->val : resuming && t->rs.val[0] ? t->rs.val : NULL;
+    if (val) {
+        opt.cache_mb = a->cache_mb / 8;   // validation images are few and read at every evaluation
+        if (dataset_scan(val, &opt, &t->val_ds, err, sizeof err)) { ckpt_free(init); return report(val, err, 1); }
+        if (t->val_ds.n == 0) {
+            ckpt_free(init);
+            snprintf(err, sizeof err, "no decodable image for --val (%d skipped, %d ignored)", t->val_ds.nskipped,
+                     t->val_ds.nignored);
+            return report(val, err, 1);
+        }
+        t->vds = &t->val_ds;
+        int *none = NULL, nnone = 0;   // every image of --data trains
+        if (dataset_split(&t->ds, 0.0, &t->train_idx, &t->ntrain, &none, &nnone)) { ckpt_free(init); return report("train", "out of memory", 1); }
+        free(none);
+        t->val_idx = malloc(sizeof(int) * (size_t)t->val_ds.n);
+        if (!t->val_idx) { ckpt_free(init); return report("train", "out of memory", 1); }
+        for (int i = 0; i < t->val_ds.n; i++) t->val_idx[i] = i;
+        t->nval = t->val_ds.n;
+    } else {
+        t->vds = &t->ds;
+        if (dataset_split(&t->ds, t->rs.val_frac, &t->train_idx, &t->ntrain, &t->val_idx, &t->nval) || t->ntrain == 0) {
+            ckpt_free(init);
+            snprintf(err, sizeof err, "no training image left after holding out %g for validation", t->rs.val_frac);
+            return report(data, err, 1);
+        }
+        if (t->nval > 0 && t->nval < 8 && dist_rank() == 0)
+            fprintf(stderr, "vitmae: warning: only %d validation image%s (--val-frac %g of %d): the validation loss "
+                    "will be noisy; pass --val DIR or a larger --val-frac\n", t->nval, t->nval == 1 ? "" : "s",
+                    t->rs.val_frac, t->ds.n);
+    }
+    if (resuming) {
+        int rc = extend_run(t, a, &given, flags, nflags, err, sizeof err);
+        if (rc) return report(NULL, err, rc);
+        if (a->data) {   // a moved folder: remember where it is now
+            char *abs = realpath(a->data, NULL);
+            if (abs) snprintf(t->rs.data, sizeof t->rs.data, "%s", abs);
+            free(abs);
+        }
+    }
+    if (val) {
+        char *abs = realpath(val, NULL);
+        snprintf(t->rs.val, sizeof t->rs.val, "%s", abs ? abs : val);
+        free(abs);
     }
 
     if (!resuming) {
         int rc = build_config(t, a, flags, nflags, err, sizeof err);
-        if (rc) return report(NULL, err, rc);
+        if (rc == 0 && a->init) rc = init_config(t, a, init, flags, nflags, err, sizeof err);
+        if (rc) { ckpt_free(init); return report(NULL, err, rc); }
         new_run_state(t, a, flags, nflags, data);
     }
     t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
     t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
 
-    // Memory: refuse before allocating what cannot fit.
-    size_t per_image = (size_t)t->S * t->S * t->C * 2 * sizeof(float);   // pixels and images
-    if (mae_memory_check(&t->cfg, t->rs.batch, per_image, err, sizeof err)) return report("train", err, 2);
+    // The gradient groups: fixed for the run; this job's N processes and --accum K must divide them.
+    if (resuming && a->groups && a->groups != t->rs.grad_groups) {
+        snprintf(err, sizeof err, "%d: this run sums each step as %d gradient groups, fixed when it started so that "
+                 "it continues bitwise (leave --groups out)", a->groups, t->rs.grad_groups);
+        ckpt_free(init);
+        return report("train --groups", err, CLI_USAGE);
+    }
+    t->rs.processes = dist_size();
+    t->rs.accum = a->accum;
+    if (dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, sizeof err)) {
+        ckpt_free(init);
+        return report("train", err, CLI_USAGE);
+    }
+    t->per = t->rs.batch / t->rs.grad_groups;
+    t->share = t->rs.batch / t->rs.processes;
 
-    // The run folder must take files before any work is done.
-    if (train_out_prepare(t->run_dir, err, sizeof err)) return report("train --out", err, 1);
-    run_remove_stale_temp_files(t->run_dir);
+    // Memory: refuse before allocating what cannot fit. The model holds one group (per images);
+    // pixels, images and the prefetched batches hold this process's share.
+    size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->prefetch) * sizeof(float) * t->share / t->per;
+    if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return report("train", err, 2); }
+    *data_out = data;
+    return 0;
+}
+
+
+// Flags -> a model, data and a run folder ready for the first step (or the resumed one).
+// Prints its own failure and returns the exit code. Under mpirun it runs in phases that end with
+// agree(): every rank leaves at the same phase, and a collective is never half attended.
+static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
+    char err[8192], resumed_dir[4096] = "";
+    int resuming = a->resume != NULL, rank = dist_rank(), rc = 0;
+    const char *data = NULL;
+    Checkpoint init;
+    memset(&init, 0, sizeof init);
+    deferring = dist_active();
+    if ((rc = agree(setup_local(t, a, flags, nflags, &init, resumed_dir, &data)))) { ckpt_free(&init); return rc; }
+
+    // 2. Every rank must see the same files (scan order): a rank on another filesystem stops here.
+    deferring = 0;
+    int same = dist_check_same_list((const char *const *)&t->ds.items[0].rel, sizeof(DataItem), t->ds.n,
+                                    "file list", err, sizeof err);
+    if (same == -2 || (same == -1 && rank == 0)) report("data", err, 1);
+    if (same) { ckpt_free(&init); return 1; }
+    deferring = dist_active();
+
+    // 3. Rank 0: the run folder (never written into when it holds another run, docs/data.md "Run
+    //    folders"), the store of working images, the pixel statistics.
+    if (rank == 0) {
+        rc = guard_run_folder(t, a, resumed_dir, err, sizeof err);
+        if (rc) report(NULL, err, rc);
+        else if (train_out_prepare(t->run_dir, err, sizeof err)) rc = report("train --out", err, 1);
+        if (!rc) run_remove_stale_temp_files(t->run_dir);
+        if (!rc && use_store(t, a, err, sizeof err)) rc = report("train --store", err, 1);
+        if (!rc && !resuming && !a->init &&
+            pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
+            rc = report("train", err, 1);
+    }
+    if ((rc = agree(rc))) { ckpt_free(&init); return rc; }
+    dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
+    dist_bcast(t->cfg.pixel_std, sizeof t->cfg.pixel_std, 0);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
 
+    // 4. Every rank: the model (one gradient group's images at a time), moments, buffers, reduction.
     if (!resuming) {
-        if (pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) return report("train", err, 1);
-        t->model = mae_create(&t->cfg, t->rs.batch, err, sizeof err);
-        if (!t->model) return report("train", err, 1);
-        Rng init;
-        rng_seed(&init, (uint64_t)t->rs.seed);
-        mae_init_weights(t->model, &init);
+        t->model = mae_create(&t->cfg, t->per, err, sizeof err);
+        if (!t->model) rc = report("train", err, 1);
         size_t np = mae_num_params(&t->cfg);
-        t->exp_avg = calloc(np, sizeof(float));
-        t->exp_avg_sq = calloc(np, sizeof(float));
-        if (!t->exp_avg || !t->exp_avg_sq) return report("train", "out of memory for the AdamW moments", 1);
+        if (!rc && a->init) {
+            memcpy(mae_params(t->model), init.params, np * sizeof(float));
+        } else if (!rc) {
+            Rng r;
+            rng_seed(&r, (uint64_t)t->rs.seed);
+            mae_init_weights(t->model, &r);
+        }
+        if (!rc) {
+            t->exp_avg = calloc(np, sizeof(float));
+            t->exp_avg_sq = calloc(np, sizeof(float));
+            if (!t->exp_avg || !t->exp_avg_sq) rc = report("train", "out of memory for the AdamW moments", 1);
+        }
     }
-    t->tensors = mae_tensors(t->model, &t->ntensors);
-    if (alloc_buffers(t)) return report("train", "out of memory for the batch buffers", 1);
+    ckpt_free(&init);
+    if (!rc) {
+        t->tensors = mae_tensors(t->model, &t->ntensors);
+        if (alloc_buffers(t)) rc = report("train", "out of memory for the batch buffers", 1);
+        else if (grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err))
+            rc = report("train", err, 1);
+        else if (rank == 0 && train_out_pick_samples(t, err, sizeof err)) rc = report(NULL, err, 1);
+    }
+    if ((rc = agree(rc))) return rc;
 
-    if (train_out_config(t, err, sizeof err)) return report("train", err, 1);
-    if (train_out_open_metrics(t, resuming, err, sizeof err)) return report("train", err, 1);
+    // 5. Rank 0 writes config.json and opens metrics.csv.
+    if (rank == 0) {
+        if (train_out_config(t, err, sizeof err)) rc = report("train", err, 1);
+        else if (train_out_open_metrics(t, resuming, err, sizeof err)) rc = report("train", err, 1);
+    }
+    if ((rc = agree(rc))) return rc;
+    deferring = 0;
 
+    int threads = omp_get_max_threads();
     printf("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters\n",
-           t->ntrain, t->nval, data, a->preset, t->S, t->S, t->C, t->cfg.patch_size, mae_num_params(&t->cfg));
-    printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d threads\n"
-           "  run folder %s\n", t->rs.total_steps, t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
-           t->rs.augment, t->cfg.pixel_mean[0], t->cfg.pixel_std[0], omp_get_max_threads(), t->run_dir);
+           t->ntrain, t->nval, data, a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
+           t->cfg.patch_size, mae_num_params(&t->cfg));
+    printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d thread%s\n",
+           t->rs.total_steps, t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
+           t->rs.augment, t->cfg.pixel_mean[0], t->cfg.pixel_std[0], threads, threads == 1 ? "" : "s");
+    if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
+        printf("  %d gradient groups of %d images, %d process%s x %d micro-batch%s\n", t->rs.grad_groups, t->per,
+               dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum, t->rs.accum == 1 ? "" : "es");
+    printf("  run folder %s\n", t->run_dir);
     fflush(stdout);
     return 0;
 }
@@ -315,19 +647,79 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
 // ---------------------------------------------------------------------------------------------
 // The steps
 
-// The images of step `step` (data order from the run state), augmented, normalised, with their masks.
-static int load_train_batch(Train *t, long step, Augment aug, const uint64_t *keys, char *err, size_t errlen) {
+// The items of step `step` (data order from the run state) into items [batch].
+static void step_items(Train *t, long step, int *items) {
     int B = t->rs.batch;
     for (int k = 0; k < B; k++) {
         long pos = step * B + k;
         const int *perm = run_epoch_order(&t->order, t->rs.seed, pos / t->ntrain, t->ntrain);
-        t->batch_items[k] = t->train_idx[perm[pos % t->ntrain]];
+        items[k] = t->train_idx[perm[pos % t->ntrain]];
     }
-    if (dataset_load_batch(&t->ds, t->batch_items, B, t->S, t->C, aug, (uint64_t)t->rs.seed, (uint64_t)step,
-                           t->images, err, errlen)) return -1;
+}
+
+// Queues the batches of the steps up to `depth` ahead of `step` that are not queued yet.
+static void queue_ahead(Train *t, Loader *ld, long *queued, long step, int depth) {
+    for (; *queued < t->rs.total_steps && *queued < step + depth; (*queued)++) {
+        step_items(t, *queued, t->batch_items);
+        // This process's share: the images of its gradient groups.
+        int k0 = t->gr.first * t->per;
+        loader_push(ld, (uint64_t)*queued, t->batch_items, t->rs.batch, k0, k0 + t->share);
+    }
+}
+
+// This process's images of step `step` from the loader, normalised, with their masks (image k of the
+// batch keeps key k); reports files found broken.
+static int load_train_batch(Train *t, Loader *ld, long step, const uint64_t *keys, double *waited,
+                            char *err, size_t errlen) {
+    int B = t->share, k0 = t->gr.first * t->per;
+    if (loader_pop(ld, (uint64_t)step, t->images, waited, err, errlen)) return -1;
+    DataSkip broken[8];
+    int nb;
+    while ((nb = dataset_take_broken(&t->ds, broken, 8)) > 0)
+        for (int i = 0; i < nb; i++) {
+            char who[32] = "";
+            if (dist_rank() > 0) snprintf(who, sizeof who, "rank %d: ", dist_rank());
+            fprintf(stderr, "vitmae: %sskipped %s: %s (found while training; replaced by another image of its batch)\n",
+                    who, broken[i].path, broken[i].reason);
+            free(broken[i].path);
+            free(broken[i].reason);
+        }
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
-    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys, B, t->L, t->K, t->noise, t->ids_keep);
+    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys + k0, B, t->L, t->K, t->noise, t->ids_keep);
     return 0;
+}
+
+// A step whose images could not be loaded: every group reports the failure (err already says why).
+static int train_group_failed(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
+    (void)ctx; (void)g; (void)grads; (void)loss; (void)err; (void)errlen;
+    return -1;
+}
+
+// Gradient group g of the step in t->images (dist/dist.h GroupFn): forward and backward of its images
+// with the gradient landing in grads.
+static int train_group(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
+    (void)err; (void)errlen;
+    Train *t = ctx;
+    size_t first = (size_t)(g - t->gr.first) * t->per;
+    float *own = mae_use_grads(t->model, grads);
+    mae_zero_grads(t->model);
+    *loss = mae_forward(t->model, t->images + first * t->S * t->S * t->C, t->ids_keep + first * t->K, t->per, t->K);
+    mae_backward(t->model);
+    mae_use_grads(t->model, own);
+    return 0;
+}
+
+// A log line when steps wait for images more than a fifth of the time (at most once a minute).
+static void note_bottleneck(Train *t, Progress *prog, double waited, double busy, int steps, double *last_note) {
+    if (steps == 0 || busy <= 0 || waited < 0.2 * busy || now_seconds() - *last_note < 60) return;
+    DataStats st;
+    dataset_stats(&t->ds, &st);
+    progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%.0f ms per "
+                     "step) for images; working images so far: %ld decoded, %ld from the store, %ld cache hits "
+                     "(cache %.0f of %.0f MB); see --cache-mb, --store, --loader-threads (docs/data.md)",
+                     100 * waited / busy, 1e3 * waited / steps, st.decoded, st.store_hits, st.cache_hits,
+                     st.cache_bytes / 1048576.0, st.cache_budget / 1048576.0);
+    *last_note = now_seconds();
 }
 
 int cmd_train(int argc, char **argv) {
@@ -336,25 +728,39 @@ int cmd_train(int argc, char **argv) {
     Args a;
     Flag flags[64];
     int nflags = 0;
+    cli_quiet_ranks(1);   // every rank parses the same flags: rank 0 reports a bad one
+    deferring = dist_active();
     int rc = parse_args(argc, argv, &a, &t->rs, flags, &nflags);
+    cli_quiet_ranks(0);
+    if (rc == CLI_USAGE) agree(rc);
+    deferring = 0;
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
     if (a.threads) omp_set_num_threads(a.threads);
     rc = setup(t, &a, flags, nflags);
     if (rc) { train_free(t); free(t); return rc; }
+    Augment aug = AUGMENT_CROP;
+    augment_parse(t->rs.augment, &aug);
+    char err[8192];
+    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.prefetch, a.loader_threads};
+    Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
+    if ((rc = agree(ld ? 0 : report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }
+    deferring = 0;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);   // mpirun forwards SIGUSR1 to every rank (docs/distributed.md)
+    output_is_mpirun = dist_active();
 
-    char err[8192];
     RunState *r = &t->rs;
-    Augment aug = AUGMENT_CROP;
-    augment_parse(r->augment, &aug);
+    int rank0 = dist_rank() == 0, stop = 0;
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
-    double session_start = now_seconds(), interval_busy = 0;
+    double session_start = now_seconds(), interval_busy = 0, interval_wait = 0, last_note = -1e9;
+    long queued = r->step, first_step = r->step;
+    double total_wait = 0;
     double interval_loss = 0;
     int interval_n = 0;
     uint64_t keys[4096];
@@ -362,36 +768,44 @@ int cmd_train(int argc, char **argv) {
     for (int k = 0; k < B; k++) keys[k] = (uint64_t)k;
     if (r->step == 0) {   // the untrained model's validation loss: where the curves start
         MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
-        if (train_out_step(t, &row, 1, 0, err, sizeof err)) rc = report("train", err, 1);
-        else if (isfinite(row.val_loss))
+        if (rank0 && train_out_step(t, &row, 1, 0, err, sizeof err)) rc = report("train", err, 1);
+        else if (rank0 && isfinite(row.val_loss))
             progress_message(&prog, stdout, "step 0: val loss %.4f, val PSNR %.2f dB (masked patches)",
                              row.val_loss, row.val_psnr);
+        rc = dist_max_int(rc);
     }
-    while (rc == 0 && r->step < r->total_steps && !stop_requested) {
-        double t0 = now_seconds();
+    progress_restart(&prog);   // the ETA counts steps only, not the start-up or step 0's validation
+    while (rc == 0 && r->step < r->total_steps && !stop) {
+        double t0 = now_seconds(), waited = 0;
         long step = r->step;
-        if (load_train_batch(t, step, aug, keys, err, sizeof err)) {
+        queue_ahead(t, ld, &queued, step, a.prefetch);
+        // This process's images; a failure is carried into the exchange below as the groups' failure.
+        int load_failed = load_train_batch(t, ld, step, keys, &waited, err, sizeof err) != 0;
+        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
+        // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
+        int failed_here = 0;
+        if (grad_reduce_step(&t->gr, mae_grads(t->model), load_failed ? train_group_failed : train_group, t, &loss,
+                             &stop_requested, &stop, &failed_here, err, sizeof err)) {
             progress_end(&prog, stdout);
-            rc = report(NULL, err, 1);
+            rc = failed_here ? report(NULL, err, 1) : 1;   // the failing rank names the cause
             break;
         }
-        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr);
-        mae_zero_grads(t->model);
-        float loss = test_hook_nan_loss(step + 1, mae_forward(t->model, t->images, t->ids_keep, B, t->K));
-        if (!isfinite(loss)) {
+        loss = test_hook_nan_loss(step + 1, loss);
+        if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
             progress_end(&prog, stdout);
             snprintf(err, sizeof err, "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
                      isnan(loss) ? "NaN" : "infinite", step + 1, lr, t->ckpt_path);
-            rc = report("train", err, 1);
+            rc = rank0 ? report("train", err, 1) : 1;
             break;
         }
-        mae_backward(t->model);
         if (r->clip > 0) grad_clip(t->tensors, t->ntensors, mae_grads(t->model), r->clip);
         adamw_step(t->tensors, t->ntensors, mae_params(t->model), mae_grads(t->model), t->exp_avg,
                    t->exp_avg_sq, lr, r->wd, step + 1);
         r->step++;
         double t1 = now_seconds();
         interval_busy += t1 - t0;
+        interval_wait += waited;
+        total_wait += waited;
         interval_loss += loss;
         interval_n++;
         progress_update(&prog, stdout, r->step, loss, lr, interval_busy > 0 ? interval_n * B / interval_busy : 0);
@@ -404,38 +818,41 @@ int cmd_train(int argc, char **argv) {
             MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
                               interval_busy > 0 ? interval_n * B / interval_busy : NAN,
                               r->elapsed_s + (t1 - session_start)};
-            if (train_out_step(t, &row, do_eval, do_samples, err, sizeof err)) {
-                progress_end(&prog, stdout);
-                rc = report("train", err, 1);
-                break;
-            }
+            if (rank0 && train_out_step(t, &row, do_eval, do_samples, err, sizeof err)) rc = report("train", err, 1);
+            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
                                  r->step, row.val_loss, row.val_psnr);
-            interval_loss = 0; interval_n = 0; interval_busy = 0;
+            if (do_log) note_bottleneck(t, &prog, interval_wait, interval_busy, interval_n, &last_note);
+            interval_loss = 0; interval_n = 0; interval_busy = 0; interval_wait = 0;
         }
-        if (r->step % r->ckpt_every == 0 && !last) {
+        if (r->step % r->ckpt_every == 0 && !last && !stop) {
             r->elapsed_s += now_seconds() - session_start;
             session_start = now_seconds();
-            if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                    t->exp_avg_sq, err, sizeof err)) {
-                progress_end(&prog, stdout);
-                rc = report(NULL, err, 1);
-                break;
-            }
+            if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
+                                             t->exp_avg_sq, err, sizeof err)) rc = report(NULL, err, 1);
+            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
     progress_end(&prog, stdout);
+    loader_free(ld);
+    DataStats st;
+    dataset_stats(&t->ds, &st);
+    long steps_run = r->step - first_step;
+    printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "
+           "steps waited %.1f ms each for images\n", st.decoded, st.store_hits, st.store_writes, st.cache_hits,
+           st.cache_bytes / 1048576.0, steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0);
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
-        if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                t->exp_avg_sq, err, sizeof err))
+        if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
+                                         t->exp_avg_sq, err, sizeof err))
             rc = report(NULL, err, 1);
-        else if (stop_requested && r->step < r->total_steps)
+        else if (stop && r->step < r->total_steps)
             printf("interrupted at step %ld of %ld; saved %s (continue with --resume %s)\n", r->step,
                    r->total_steps, t->ckpt_path, t->run_dir);
         else
             printf("done: %ld steps in %.1f s; checkpoint %s\n", r->step, r->elapsed_s, t->ckpt_path);
+        rc = dist_max_int(rc);
     }
     train_free(t);
     free(t);

@@ -1,41 +1,22 @@
 // The run folder outputs of `vitmae train` besides checkpoints: config.json, metrics.csv,
 // validation, samples and curves. See cmd/train_out.h.
 #include "cmd/train_out.h"
-#include "cmd/train_state.h"
 #include <cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "cmd/output.h"
+#include "cmd/train_state.h"
+#include "core/masking.h"
 #include "infer/recon.h"
+#include "io/files.h"
 #include "viz/panel.h"
 #include "viz/viz.h"
-#include "core/masking.h"
 
-#define SAMPLE_IMAGES 8
 
 // ---------------------------------------------------------------------------------------------
 // The run folder
-
-static int write_text_file(const char *path, const char *text, char *err, size_t errlen) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
-    int bad = fputs(text, f) < 0;
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
 
 int train_out_prepare(const char *run_dir, char *err, size_t errlen) {
     char samples[4200];
@@ -63,7 +44,7 @@ int train_out_config(Train *t, char *err, size_t errlen) {
     char *with_nl = text ? realloc(text, n + 2) : NULL;
     if (!with_nl) { free(text); snprintf(err, errlen, "out of memory"); return -1; }
     with_nl[n] = '\n'; with_nl[n + 1] = 0;
-    int rc = write_text_file(path, with_nl, err, errlen);
+    int rc = file_write_atomic(path, with_nl, n + 1, err, errlen);
     free(with_nl);
     return rc;
 }
@@ -72,8 +53,8 @@ int train_out_config(Train *t, char *err, size_t errlen) {
 // Validation: masked loss (model units) and PSNR (pixel units) on the held-out images, with the
 // same mask for image i at every evaluation.
 
-static int load_eval_batch(Train *t, const int *items, int n, char *err, size_t errlen) {
-    if (dataset_load_batch(&t->ds, items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->pixels, err, errlen)) return -1;
+static int load_eval_batch(Train *t, const Dataset *ds, const int *items, int n, char *err, size_t errlen) {
+    if (dataset_load_batch(ds, items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->pixels, err, errlen)) return -1;
     size_t count = (size_t)n * t->S * t->S * t->C;
     memcpy(t->images, t->pixels, count * sizeof(float));
     pixels_normalise(&t->cfg, t->images, (long)n * t->S * t->S);
@@ -87,10 +68,11 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     double loss_sum = 0, mse_sum = 0;
     size_t img_floats = (size_t)t->S * t->S * t->C;
     uint64_t keys[4096];
-    for (int b0 = 0; b0 < nval; b0 += t->rs.batch) {
-        int n = nval - b0 < t->rs.batch ? nval - b0 : t->rs.batch;
+    // In chunks of one gradient group: the same numbers for any process count (cmd/train_state.h).
+    for (int b0 = 0; b0 < nval; b0 += t->per) {
+        int n = nval - b0 < t->per ? nval - b0 : t->per;
         for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; keys[k] = (uint64_t)(b0 + k); }
-        if (load_eval_batch(t, t->batch_items, n, err, errlen)) return -1;
+        if (load_eval_batch(t, t->vds, t->batch_items, n, err, errlen)) return -1;
         masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
         float loss = mae_forward(t->model, t->images, t->ids_keep, n, t->K);
         loss_sum += (double)loss * n;
@@ -107,31 +89,66 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     return 0;
 }
 
-// RUN/samples/step-<step>.png: SAMPLE_IMAGES validation images spread evenly over the split
-// (training images when there is no validation split) with fixed masks, one five-panel row each.
-static int write_samples(Train *t, long step, char *err, size_t errlen) {
+// One colour: every pixel equals the first (px [n pixels][c]).
+static int is_flat(const float *px, size_t n, int c) {
+    for (size_t i = (size_t)c; i < n * c; i++)
+        if (px[i] != px[i % c]) return 0;
+    return 1;
+}
+
+int train_out_pick_samples(Train *t, char *err, size_t errlen) {
     const int *src = t->nval ? t->val_idx : t->train_idx;
-    int n = (t->nval ? t->nval : t->ntrain);
-    if (n > SAMPLE_IMAGES) n = SAMPLE_IMAGES;
-    if (n > t->rs.batch) n = t->rs.batch;
-    uint64_t keys[SAMPLE_IMAGES];
     int total = t->nval ? t->nval : t->ntrain;
-    // Spread over the split (scan order groups images by class): every class has a chance to show.
-    for (int k = 0; k < n; k++) { t->batch_items[k] = src[(long)k * total / n]; keys[k] = (uint64_t)k; }
-    if (load_eval_batch(t, t->batch_items, n, err, errlen)) return -1;
+    t->sds = t->nval ? t->vds : &t->ds;
+    int want = total < TRAIN_SAMPLE_IMAGES ? total : TRAIN_SAMPLE_IMAGES;
+    // Candidates: first the positions spread over the split (scan order groups images by class, so
+    // every class has a chance to show), then the rest in order; at most 8 per panel row are tried.
+    int tries = want * 8 < total ? want * 8 : total, spread = want;
+    t->nsample = 0;
+    for (int c = 0; c < tries && t->nsample < want; c++) {
+        int pos = c < spread ? (int)((long)c * total / spread) : c - spread;
+        int item = src[pos], dup = 0;
+        for (int k = 0; k < t->nsample; k++) dup |= t->sample_idx[k] == item;
+        if (dup) continue;
+        if (dataset_load_batch(t->sds, &item, 1, t->S, t->C, AUGMENT_NONE, 0, 0, t->pixels, err, errlen)) {
+            if (t->sds->lazy) continue;   // broken past its header: not shown
+            return -1;
+        }
+        if (!is_flat(t->pixels, (size_t)t->S * t->S, t->C)) t->sample_idx[t->nsample++] = item;
+    }
+    // Every candidate flat: show the spread ones anyway.
+    for (int k = t->nsample; k < want; k++) t->sample_idx[t->nsample++] = src[(long)k * total / want];
+    return 0;
+}
+
+// RUN/samples/step-<step>.png: the images train_out_pick_samples chose, with fixed masks, one
+// five-panel row each.
+static int write_samples(Train *t, long step, char *err, size_t errlen) {
+    int n = t->nsample;
+    uint64_t keys[TRAIN_SAMPLE_IMAGES];
+    for (int k = 0; k < n; k++) { t->batch_items[k] = t->sample_idx[k]; keys[k] = (uint64_t)k; }
+    if (load_eval_batch(t, t->sds, t->batch_items, n, err, errlen)) return -1;
     masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
-    mae_forward(t->model, t->images, t->ids_keep, n, t->K);
-    const float *pred = mae_pred(t->model);
     size_t pd = (size_t)mae_patch_dim(&t->cfg), img_floats = (size_t)t->S * t->S * t->C;
-    Canvas rows[SAMPLE_IMAGES];
+    Canvas rows[TRAIN_SAMPLE_IMAGES];
     memset(rows, 0, sizeof rows);
-    int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, rc = 0;
+    int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, rc = 0, k0 = 0;
+    const float *pred = NULL;
     for (int k = 0; k < n && rc == 0; k++) {
+        if (k % t->per == 0) {   // the model takes one gradient group's images at a time
+            int m = n - k < t->per ? n - k : t->per;
+            mae_forward(t->model, t->images + k * img_floats, t->ids_keep + (size_t)k * t->K, m, t->K);
+            pred = mae_pred(t->model);
+            k0 = k;
+        }
         recon_removed_from_keep(t->ids_keep + (size_t)k * t->K, t->K, t->L, t->removed);
-        recon_pixels(&t->cfg, pred + (size_t)k * t->L * pd, t->images + k * img_floats, t->removed, t->recon);
+        recon_pixels(&t->cfg, pred + (size_t)(k - k0) * t->L * pd, t->images + k * img_floats, t->removed, t->recon);
         recon_masked_mse(&t->cfg, t->recon, t->pixels + k * img_floats, t->removed, t->patch_err);
+        // Nearest: the model's own pixels, and a sheet a tenth the size of a smooth one (a run
+        // keeps one per --sample-every).
+        PanelOptions po = {t->S * scale, 0, k == 0, 0.0f, NULL};
         rc = panel_recon_row(&rows[k], &t->cfg, t->pixels + k * img_floats, t->recon, t->removed,
-                             t->patch_err, 0.0f, scale, k == 0, err, errlen);
+                             t->patch_err, &po, err, errlen);
     }
     Canvas sheet = {0};
     if (rc == 0) rc = panel_stack(&sheet, rows, n, 4, err, errlen);

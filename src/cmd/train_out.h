@@ -15,6 +15,9 @@ int train_out_config(Train *t, char *err, size_t errlen);
 // Opens RUN/metrics.csv (a resumed run drops the rows after its step and reloads the rest into the
 // history).
 int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen);
+// Picks the images of the sample panels: validation images (training images without validation)
+// spread over the split, skipping those whose evaluation view is one flat colour.
+int train_out_pick_samples(Train *t, char *err, size_t errlen);
 // The outputs of one logged step: validation (do_eval: fills row's val_loss and val_psnr), the
 // metrics row, samples (do_samples) and curves (do_eval).
 int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char *err, size_t errlen);

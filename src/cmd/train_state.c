@@ -72,6 +72,12 @@ char *run_state_to_json(const RunState *r) {
         if (FIELDS[i].kind == F_TEXT) cJSON_AddStringToObject(o, FIELDS[i].key, (const char *)r + FIELDS[i].offset);
         else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
     }
+    if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
+    // Gradient groups G (fixed for the run) and the process count N and --accum K of the session
+    // that wrote it (a record: any N, K with N K | G continue it bitwise, docs/distributed.md).
+    cJSON_AddNumberToObject(o, "grad_groups", r->grad_groups);
+    cJSON_AddNumberToObject(o, "processes", r->processes);
+    cJSON_AddNumberToObject(o, "accum", r->accum);
     // The data position and every random stream follow from (seed, step): see cmd/train_state.h.
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
@@ -105,6 +111,19 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     }
     snprintf(r->augment, sizeof r->augment, "%s", aug->valuestring);
     snprintf(r->data, sizeof r->data, "%s", data->valuestring);
+    const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "val");   // absent: a held-out split
+    if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
+    // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");
+    const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "processes"), *nk = cJSON_GetObjectItemCaseSensitive(o, "accum");
+    if (g && (!cJSON_IsNumber(g) || !(g->valuedouble >= 1 && g->valuedouble <= 4096))) {
+        cJSON_Delete(o);
+        snprintf(err, errlen, "train_state: 'grad_groups' out of range");
+        return -1;
+    }
+    r->grad_groups = g ? (int)g->valuedouble : 1;
+    r->processes = cJSON_IsNumber(np) ? (int)np->valuedouble : 1;
+    r->accum = cJSON_IsNumber(nk) ? (int)nk->valuedouble : 1;
     cJSON_Delete(o);
     if (r->batch < 1 || r->step > r->total_steps) { snprintf(err, errlen, "train_state: inconsistent step/batch"); return -1; }
     return 0;

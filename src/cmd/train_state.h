@@ -13,8 +13,9 @@
 #include <stdio.h>
 #include "core/model.h"
 #include "data/dataset.h"
+#include "dist/dist.h"
 #include "io/checkpoint.h"
-#include "cmd/rundir.h"   // run_resume_path, run_remove_stale_temp_files
+#include "cmd/runfolder.h"   // run_resume_path, run_remove_stale_temp_files
 
 #define SALT_PERM 0x7065726d75746531ull
 #define SALT_MASK 0x6d61736b6d61736bull
@@ -25,9 +26,12 @@
 typedef struct {
     long step, total_steps, warmup, seed, eval_every, ckpt_every, log_every, sample_every;
     int batch, keep, val_max;
+    int grad_groups;    // G: the batch is summed as G groups in a fixed tree (dist/dist.h)
+    int processes, accum;   // N and K of the session that wrote it (a record: any that divide G resume)
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
-    char data[4096];
+    char data[4096];    // absolute path of the training folder
+    char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions
 } RunState;
 
@@ -63,16 +67,25 @@ typedef struct History {
     int n, nval, cap;
 } History;
 
+#define TRAIN_SAMPLE_IMAGES 8
+
 typedef struct Train {
     RunState rs;
-    Dataset ds;
+    Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
+    const Dataset *vds;            // what val_idx indexes: &ds or &val_ds
     int *train_idx, ntrain, *val_idx, nval;
+    int sample_idx[TRAIN_SAMPLE_IMAGES], nsample;   // images of the sample panels, in *sds
+    const Dataset *sds;
     MaeConfig cfg;
     Mae *model;
     float *exp_avg, *exp_avg_sq;   // AdamW moments, laid out like the parameters
     const MaeTensor *tensors;
     int ntensors;
     int L, K, S, C;                // patches, visible patches, image side, channels
+    int per;                       // images per gradient group (rs.batch / rs.grad_groups): the
+                                   // model's batch, also for validation and samples
+    int share;                     // images of this process per step (gr.count * per)
+    GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;

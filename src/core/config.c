@@ -127,6 +127,23 @@ int mae_param_table(const MaeConfig *c, MaeTensor *out, int cap) { return build_
 size_t mae_num_params(const MaeConfig *c) { return build_table(c, NULL, 0).offset; }
 
 // ---------------------------------------------------------------------------------------------
+// Pixel statistics
+
+void pixels_normalise(const MaeConfig *cfg, float *px, long n) {
+    int C = cfg->in_chans;
+    for (long i = 0; i < n; i++)
+        for (int c = 0; c < C; c++)
+            px[i * C + c] = (px[i * C + c] - cfg->pixel_mean[c]) / cfg->pixel_std[c];
+}
+
+void pixels_denormalise(const MaeConfig *cfg, float *px, long n) {
+    int C = cfg->in_chans;
+    for (long i = 0; i < n; i++)
+        for (int c = 0; c < C; c++)
+            px[i * C + c] = px[i * C + c] * cfg->pixel_std[c] + cfg->pixel_mean[c];
+}
+
+// ---------------------------------------------------------------------------------------------
 // The config as JSON
 
 // The shortest decimal that reads back as the same float (so 0.485f prints as 0.485).

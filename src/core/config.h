@@ -57,6 +57,11 @@ typedef struct {
 int mae_param_table(const MaeConfig *cfg, MaeTensor *out, int cap);
 size_t mae_num_params(const MaeConfig *cfg);
 
+// Normalise pixels [n values, C interleaved] in place with the config's statistics:
+// (x - pixel_mean[c]) / pixel_std[c] (the model's input), and back.
+void pixels_normalise(const MaeConfig *cfg, float *px, long n_pixels);
+void pixels_denormalise(const MaeConfig *cfg, float *px, long n_pixels);
+
 // Config <-> the JSON string stored under checkpoint metadata "config" (floats as the shortest
 // decimal that reads back as the same float). from_json checks every field and mae_config_check.
 char *mae_config_to_json(const MaeConfig *cfg);           // malloc'd; NULL when out of memory

@@ -8,9 +8,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #define MAX_DEPTH 64
-#define DECODE_CHUNK 4096   // candidates decoded per parallel round (the cache budget is checked per round)
 
 int augment_parse(const char *name, Augment *out) {
     if (!strcmp(name, "none")) *out = AUGMENT_NONE;
@@ -38,6 +39,8 @@ typedef struct {
     ino_t *vino;
     int nvisited, capvisited;
     int nignored;
+    DataSkip *ignored;   // files that look like images but are not read, with the reason
+    int nignored_files, capignored;
     int oom;
 } Walk;
 
@@ -55,7 +58,41 @@ static int grow(void **p, int *cap, int need, size_t elem) {
 static int is_candidate_name(const char *name) {
     const char *dot = strrchr(name, '.');
     if (!dot) return 0;
-    return !strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg");
+    return !strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".webp");
+}
+
+// Why a file that looks like an image by its name is not read (NULL: it does not look like one).
+static const char *ignored_image_reason(const char *name) {
+    static const struct { const char *ext, *why; } known[] = {
+        {".svg", "SVG is a vector format; export it as PNG"},
+        {".svgz", "SVG is a vector format; export it as PNG"},
+        {".gif", "GIF is not read; convert it to PNG"},
+        {".tif", "TIFF is not read; convert it to PNG"},
+        {".tiff", "TIFF is not read; convert it to PNG"},
+        {".heic", "HEIC is not read; convert it to JPEG"},
+        {".heif", "HEIF is not read; convert it to JPEG"},
+        {".avif", "AVIF is not read; convert it to JPEG or WebP"},
+        {".jxl", "JPEG XL is not read; convert it to JPEG"},
+        {".jp2", "JPEG 2000 is not read; convert it to JPEG"},
+        {".bmp", "BMP is not read; convert it to PNG"},
+        {".ico", "ICO is not read; convert it to PNG"},
+        {".ppm", "PNM is not read; convert it to PNG"},
+        {".pgm", "PNM is not read; convert it to PNG"},
+        {".pbm", "PNM is not read; convert it to PNG"},
+        {".pnm", "PNM is not read; convert it to PNG"},
+        {".tga", "TGA is not read; convert it to PNG"},
+        {".psd", "PSD is not read; export it as PNG"},
+        {".exr", "OpenEXR is not read; export it as 16-bit PNG"},
+        {".dng", "camera raw files are not read; export them as JPEG"},
+        {".cr2", "camera raw files are not read; export them as JPEG"},
+        {".nef", "camera raw files are not read; export them as JPEG"},
+        {".arw", "camera raw files are not read; export them as JPEG"},
+    };
+    const char *dot = strrchr(name, '.');
+    if (!dot) return NULL;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcasecmp(dot, known[i].ext)) return known[i].why;
+    return NULL;
 }
 
 static char *join(const char *a, const char *b) {
@@ -141,6 +178,11 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             add_candidate(wk, full, sub, cls, NULL);   // broken links and loops fail at decode
         } else {
             wk->nignored++;
+            const char *why = ignored_image_reason(names[i]);
+            if (why && !grow((void **)&wk->ignored, &wk->capignored, wk->nignored_files + 1, sizeof *wk->ignored)) {
+                char *reason = strdup(why);
+                if (reason) { wk->ignored[wk->nignored_files++] = (DataSkip){full, reason}; full = NULL; }
+            }
             free(full);
             free(sub);
         }
@@ -156,60 +198,43 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
 typedef struct {
     char *reason;          // NULL when ok
     int w, h, c;
-    DataCacheEntry cache;  // px NULL when not cached
+    int uniform;           // every pixel the same colour (decoded scans only)
 } Decoded;
 
-static uint8_t *to_u8(const float *px, size_t n) {
-    uint8_t *u = malloc(n ? n : 1);
-    if (!u) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        float v = px[i] * 255.0f;
-        v = v < 0 ? 0 : v > 255 ? 255 : v;
-        u[i] = (uint8_t)(int)(v + 0.5f);
-    }
-    return u;
+static int is_uniform(const Image *im) {
+    size_t n = (size_t)im->w * im->h;
+    for (size_t p = 1; p < n; p++)
+        if (memcmp(im->px + p * im->c, im->px, sizeof(float) * im->c)) return 0;
+    return 1;
 }
 
-static void decode_one(const Candidate *cd, long max_pixels, int cache_size, Decoded *out) {
+static void decode_one(const Candidate *cd, long max_pixels, int lazy, Decoded *out) {
     memset(out, 0, sizeof *out);
     if (cd->reason) { out->reason = strdup(cd->reason); return; }
-    Image im;
-    char why[256];
-    if (image_load(cd->path, max_pixels, &im, why, sizeof why)) {
-        out->reason = strdup(why[0] ? why : "cannot decode");
-        if (!out->reason) out->reason = strdup("out of memory");
-        return;
-    }
-    out->w = im.w;
-    out->h = im.h;
-    out->c = im.c;
-    if (cache_size > 0) {
-        size_t n = (size_t)im.w * im.h * im.c;
-        DataCacheEntry *ce = &out->cache;
-        if ((size_t)im.w * im.h <= 4 * (size_t)cache_size * cache_size && image_is_8bit(im.px, n)) {
-            *ce = (DataCacheEntry){to_u8(im.px, n), im.w, im.h, im.c, 1};
-        } else {
-            size_t m = (size_t)cache_size * cache_size * im.c;
-            float *view = malloc(sizeof(float) * m);
-            if (view) {
-                image_eval_view(&im, cache_size, im.c, view);
-                *ce = (DataCacheEntry){to_u8(view, m), cache_size, cache_size, im.c, 0};
-                free(view);
-            }
+    char why[256] = "";
+    int rc;
+    if (lazy) {
+        rc = image_probe(cd->path, max_pixels, &out->w, &out->h, &out->c, why, sizeof why);
+    } else {
+        Image im;
+        rc = image_load(cd->path, max_pixels, &im, why, sizeof why);
+        if (rc == 0) {
+            *out = (Decoded){NULL, im.w, im.h, im.c, is_uniform(&im)};
+            image_free(&im);
         }
     }
-    image_free(&im);
+    if (rc) {
+        out->reason = strdup(why[0] ? why : "cannot decode");
+        if (!out->reason) out->reason = strdup("out of memory");
+    }
 }
 
-static void free_cache(DataCacheEntry *cache, int n) {
-    if (!cache) return;
-    for (int i = 0; i < n; i++) free(cache[i].px);
-    free(cache);
-}
+static DataShared *shared_new(int n, size_t budget, const char *store_dir);
+static void shared_free(DataShared *sh, int n);
 
 int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char *err, size_t errlen) {
     memset(ds, 0, sizeof *ds);
-    DatasetOptions o = opt ? *opt : (DatasetOptions){0, 0, 0};
+    DatasetOptions o = opt ? *opt : (DatasetOptions){0};
     ds->max_pixels = o.max_pixels > 0 ? o.max_pixels : VITMAE_DEFAULT_MAX_PIXELS;
     struct stat st;
     if (stat(root, &st) != 0) { snprintf(err, errlen, "%s", strerror(errno)); return -1; }
@@ -221,27 +246,9 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     Decoded *dec = NULL;
     if (rc == 0 && !wk.oom) dec = calloc(wk.ncand ? (size_t)wk.ncand : 1, sizeof *dec);
     if (rc == 0 && !dec) { snprintf(err, errlen, "out of memory while scanning"); rc = -1; }
-
-    // Decode in rounds; the cache stays on while the running total fits the budget.
-    int cache_size = (o.cache_mb > 0 && o.img_size > 0) ? o.img_size : 0;
-    size_t budget = (size_t)(o.cache_mb > 0 ? o.cache_mb : 0) * 1024 * 1024, cached = 0;
-    for (int a = 0; rc == 0 && a < wk.ncand; a += DECODE_CHUNK) {
-        int b = a + DECODE_CHUNK < wk.ncand ? a + DECODE_CHUNK : wk.ncand;
-        int csize = cache_size;
-        #pragma omp parallel for schedule(dynamic, 8)
-        for (int i = a; i < b; i++) decode_one(&wk.cand[i], ds->max_pixels, csize, &dec[i]);
-        if (!cache_size) continue;
-        int drop = 0;
-        for (int i = a; i < b; i++) {
-            if (dec[i].reason) continue;
-            if (!dec[i].cache.px) drop = 1;   // out of memory for this entry
-            cached += (size_t)dec[i].cache.w * dec[i].cache.h * dec[i].cache.c;
-        }
-        if (drop || cached > budget) {
-            for (int i = 0; i < b; i++) { free(dec[i].cache.px); dec[i].cache.px = NULL; }
-            cache_size = 0;
-        }
-    }
+    int ncand = rc == 0 ? wk.ncand : 0;
+    #pragma omp parallel for schedule(dynamic, 4)
+    for (int i = 0; i < ncand; i++) decode_one(&wk.cand[i], ds->max_pixels, o.lazy, &dec[i]);
 
     // Items, classes (first-level folders in sorted order, kept when they hold a usable image), skips.
     int nok = 0, nskip = 0;
@@ -252,9 +259,11 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
         ds->skipped = calloc(nskip ? (size_t)nskip : 1, sizeof *ds->skipped);
         ds->class_names = calloc(wk.ndirnames ? (size_t)wk.ndirnames : 1, sizeof *ds->class_names);
         ds->class_counts = calloc(wk.ndirnames ? (size_t)wk.ndirnames : 1, sizeof *ds->class_counts);
-        if (cache_size) ds->cache = calloc(nok ? (size_t)nok : 1, sizeof *ds->cache);
-        if (!ds->root || !ds->items || !ds->skipped || !ds->class_names || !ds->class_counts ||
-            (cache_size && !ds->cache)) {
+        ds->work_size = o.work_size > 0 ? o.work_size : 0;
+        ds->lazy = o.lazy;
+        size_t budget = ds->work_size && o.cache_mb > 0 ? (size_t)o.cache_mb * 1024 * 1024 : 0;
+        ds->shared = shared_new(nok, budget, ds->work_size ? o.store_dir : NULL);
+        if (!ds->root || !ds->items || !ds->skipped || !ds->class_names || !ds->class_counts || !ds->shared) {
             snprintf(err, errlen, "out of memory while scanning");
             rc = -1;
         }
@@ -284,9 +293,9 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
             ds->nroot++;
         }
         DataItem *it = &ds->items[ds->n];
-        *it = (DataItem){cd->path, cd->rel, cls, dec[i].w, dec[i].h, dec[i].c};
+        *it = (DataItem){cd->path, cd->rel, cls, dec[i].w, dec[i].h, dec[i].c, dec[i].uniform};
+        ds->nuniform += dec[i].uniform;
         cd->path = cd->rel = NULL;
-        if (ds->cache) { ds->cache[ds->n] = dec[i].cache; dec[i].cache.px = NULL; }
         if (ds->n == 0 || it->w < ds->min_w) ds->min_w = it->w;
         if (ds->n == 0 || it->h < ds->min_h) ds->min_h = it->h;
         if (it->w > ds->max_w) ds->max_w = it->w;
@@ -295,10 +304,6 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
         ds->n++;
     }
     if (ds->n == 0) ds->all_grey = 0;
-    if (ds->cache) {
-        ds->cache_size = cache_size;
-        ds->cache_bytes = cached;
-    }
     for (int i = 0; i < ds->nclasses && rc == 0; i++)
         if (!ds->class_names[i]) { snprintf(err, errlen, "out of memory while scanning"); rc = -1; }
     if (rc == 0 && wk.oom) { snprintf(err, errlen, "out of memory while scanning"); rc = -1; }
@@ -307,7 +312,7 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
         free(wk.cand[i].path);
         free(wk.cand[i].rel);
         free(wk.cand[i].reason);
-        if (dec) { free(dec[i].reason); free(dec[i].cache.px); }
+        if (dec) free(dec[i].reason);
     }
     free(dec);
     free(wk.cand);
@@ -316,6 +321,8 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     free(wk.vdev);
     free(wk.vino);
     ds->nignored = wk.nignored;
+    ds->ignored = wk.ignored;
+    ds->nignored_files = wk.nignored_files;
     if (rc) dataset_free(ds);
     return rc;
 }
@@ -329,7 +336,9 @@ void dataset_free(Dataset *ds) {
     free(ds->class_counts);
     for (int i = 0; i < ds->nskipped; i++) { free(ds->skipped[i].path); free(ds->skipped[i].reason); }
     free(ds->skipped);
-    free_cache(ds->cache, ds->n);
+    for (int i = 0; i < ds->nignored_files; i++) { free(ds->ignored[i].path); free(ds->ignored[i].reason); }
+    free(ds->ignored);
+    shared_free(ds->shared, ds->n);
     free(ds->root);
     memset(ds, 0, sizeof *ds);
 }
@@ -371,30 +380,305 @@ int dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, 
 }
 
 // ---------------------------------------------------------------------------------------------
+// Working images: the cache, the store, late failures
+
+typedef struct { uint8_t *px; int w, h, c; } WorkImage;
+
+struct DataShared {
+    pthread_mutex_t lock;
+    WorkImage *cache;     // [n]; an entry, once set, stays until dataset_free (read without the lock)
+    size_t budget, bytes;
+    char *store_dir;      // absolute, or NULL
+    char **broken;        // [n] why the item failed at first use (lazy scans), or NULL
+    uint8_t *taken;       // [n] broken[i] already handed to dataset_take_broken
+    long decoded, cache_hits, store_hits, store_writes, nbroken;
+};
+
+static DataShared *shared_new(int n, size_t budget, const char *store_dir) {
+    DataShared *sh = calloc(1, sizeof *sh);
+    if (!sh) return NULL;
+    size_t m = n ? (size_t)n : 1;
+    sh->cache = calloc(m, sizeof *sh->cache);
+    sh->broken = calloc(m, sizeof *sh->broken);
+    sh->taken = calloc(m, 1);
+    sh->budget = budget;
+    if (store_dir) sh->store_dir = realpath(store_dir, NULL);
+    if (!sh->cache || !sh->broken || !sh->taken || (store_dir && !sh->store_dir)) {
+        free(sh->cache); free(sh->broken); free(sh->taken); free(sh->store_dir); free(sh);
+        return NULL;
+    }
+    pthread_mutex_init(&sh->lock, NULL);
+    return sh;
+}
+
+static void shared_free(DataShared *sh, int n) {
+    if (!sh) return;
+    for (int i = 0; i < n; i++) { free(sh->cache[i].px); free(sh->broken[i]); }
+    free(sh->cache);
+    free(sh->broken);
+    free(sh->taken);
+    free(sh->store_dir);
+    pthread_mutex_destroy(&sh->lock);
+    free(sh);
+}
+
+void dataset_stats(const Dataset *ds, DataStats *st) {
+    memset(st, 0, sizeof *st);
+    DataShared *sh = ds->shared;
+    if (!sh) return;
+    pthread_mutex_lock(&sh->lock);
+    *st = (DataStats){sh->decoded, sh->cache_hits, sh->store_hits, sh->store_writes, sh->nbroken, sh->bytes, sh->budget};
+    pthread_mutex_unlock(&sh->lock);
+}
+
+int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
+    if (!ds->shared || ds->work_size <= 0) { snprintf(err, errlen, "no working images to store"); return -1; }
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
+    char *abs = realpath(dir, NULL);
+    struct stat st;
+    if (!abs || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode) || access(abs, W_OK) != 0) {
+        snprintf(err, errlen, "%s: not a writable folder", dir);
+        free(abs);
+        return -1;
+    }
+    pthread_mutex_lock(&ds->shared->lock);
+    free(ds->shared->store_dir);
+    ds->shared->store_dir = abs;
+    pthread_mutex_unlock(&ds->shared->lock);
+    return 0;
+}
+
+size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n) {
+    size_t total = 0;
+    long T = ds->work_size;
+    for (int k = 0; k < n; k++) {
+        const DataItem *it = &ds->items[idx[k]];
+        long w = it->w, h = it->h;
+        if (T > 0 && w > T && h > T) {
+            long nw = w <= h ? T : T * w / h, nh = w <= h ? T * h / w : T;
+            w = nw;
+            h = nh;
+        }
+        total += (size_t)w * h * it->c;
+    }
+    return total;
+}
+
+static void count(DataShared *sh, long *counter) {
+    pthread_mutex_lock(&sh->lock);
+    (*counter)++;
+    pthread_mutex_unlock(&sh->lock);
+}
+
+// Decodes item i's working image (see dataset.h): 8-bit, shorter side at most work_size.
+static int work_decode(const Dataset *ds, int i, WorkImage *out, char *why, size_t whylen) {
+    Image im;
+    int T = ds->work_size;
+    if (image_load_reduced(ds->items[i].path, ds->max_pixels, T, &im, why, whylen)) return -1;
+    int w = im.w, h = im.h, c = im.c;
+    float *src = im.px;
+    float *resized = NULL;
+    if (w > T && h > T) {
+        long nw = w <= h ? T : (long)T * w / h, nh = w <= h ? (long)T * h / w : T;
+        resized = malloc(sizeof(float) * (size_t)nw * nh * c);
+        if (!resized) { image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
+        image_resize_bilinear(im.px, w, h, c, resized, (int)nw, (int)nh);
+        src = resized;
+        w = (int)nw;
+        h = (int)nh;
+    }
+    size_t n = (size_t)w * h * c;
+    uint8_t *px = malloc(n ? n : 1);
+    if (!px) { free(resized); image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
+    for (size_t k = 0; k < n; k++) {
+        float v = src[k] * 255.0f;
+        v = v < 0 ? 0 : v > 255 ? 255 : v;
+        px[k] = (uint8_t)(int)(v + 0.5f);
+    }
+    free(resized);
+    image_free(&im);
+    *out = (WorkImage){px, w, h, c};
+    return 0;
+}
+
+// The store: one file per working image, STORE_DIR/<16 hex digits of the key's hash>.work:
+//   "VMWK" | u32 version | u32 w | u32 h | u32 c | u32 crc32 of the pixels | u32 key length | key | pixels
+// (u32 little-endian). The key is "<absolute path>\n<size>\n<mtime s>.<mtime ns>\n<work_size>".
+#define STORE_VERSION 1u
+
+static int store_key(const Dataset *ds, int i, char *key, size_t keylen, char *file, size_t filelen) {
+    struct stat st;
+    char *abs = realpath(ds->items[i].path, NULL);
+    if (!abs || stat(abs, &st) != 0) { free(abs); return -1; }
+    snprintf(key, keylen, "%s\n%lld\n%lld.%09ld\n%d", abs, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+             (long)st.st_mtim.tv_nsec, ds->work_size);
+    free(abs);
+    snprintf(file, filelen, "%s/%016llx.work", ds->shared->store_dir,
+             (unsigned long long)dataset_path_hash(key));
+    return 0;
+}
+
+static uint32_t get_u32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static void put_u32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24); }
+
+static int store_read(const char *file, const char *key, int T, WorkImage *out) {
+    FILE *f = fopen(file, "rb");
+    if (!f) return -1;
+    uint8_t head[28];
+    size_t klen = strlen(key);
+    int ok = fread(head, 1, sizeof head, f) == sizeof head && !memcmp(head, "VMWK", 4) &&
+             get_u32(head + 4) == STORE_VERSION && get_u32(head + 24) == klen;
+    uint32_t w = ok ? get_u32(head + 8) : 0, h = ok ? get_u32(head + 12) : 0, c = ok ? get_u32(head + 16) : 0;
+    // A working image is at most work_size on its shorter side; the longer side is bounded by the pixel limit.
+    ok = ok && (c == 1 || c == 3) && w >= 1 && h >= 1 && (w <= (uint32_t)T || h <= (uint32_t)T) &&
+         (uint64_t)w * h <= (1ull << 31) / c;
+    char *k = ok ? malloc(klen + 1) : NULL;
+    ok = ok && k && fread(k, 1, klen, f) == klen && !memcmp(k, key, klen);
+    free(k);
+    size_t n = (size_t)w * h * c;
+    uint8_t *px = ok ? malloc(n) : NULL;
+    ok = ok && px && fread(px, 1, n, f) == n && fgetc(f) == EOF &&
+         (uint32_t)crc32(crc32(0L, Z_NULL, 0), px, (uInt)n) == get_u32(head + 20);
+    fclose(f);
+    if (!ok) { free(px); return -1; }
+    *out = (WorkImage){px, (int)w, (int)h, (int)c};
+    return 0;
+}
+
+// Atomic: a temporary file in the store, then rename. A failure only means the next run decodes again.
+static int store_write(const char *file, const char *key, const WorkImage *wi) {
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d.%lx", file, (int)getpid(), (unsigned long)pthread_self());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return -1;
+    size_t klen = strlen(key), n = (size_t)wi->w * wi->h * wi->c;
+    uint8_t head[28];
+    memcpy(head, "VMWK", 4);
+    put_u32(head + 4, STORE_VERSION);
+    put_u32(head + 8, (uint32_t)wi->w);
+    put_u32(head + 12, (uint32_t)wi->h);
+    put_u32(head + 16, (uint32_t)wi->c);
+    put_u32(head + 20, (uint32_t)crc32(crc32(0L, Z_NULL, 0), wi->px, (uInt)n));
+    put_u32(head + 24, (uint32_t)klen);
+    int bad = fwrite(head, 1, sizeof head, f) != sizeof head || fwrite(key, 1, klen, f) != klen ||
+              fwrite(wi->px, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, file) != 0) { unlink(tmp); return -1; }
+    return 0;
+}
+
+// Item i's working image: from the cache, the store, or decoded (then stored and cached when the
+// budget allows). *owned = 1 when the caller must free out->px.
+static int work_image(const Dataset *ds, int i, WorkImage *out, int *owned, char *why, size_t whylen) {
+    DataShared *sh = ds->shared;
+    *owned = 0;
+    pthread_mutex_lock(&sh->lock);
+    WorkImage hit = sh->cache[i];
+    if (hit.px) sh->cache_hits++;
+    pthread_mutex_unlock(&sh->lock);
+    if (hit.px) { *out = hit; return 0; }
+    char key[4400], file[4400];
+    int keyed = sh->store_dir && store_key(ds, i, key, sizeof key, file, sizeof file) == 0;
+    WorkImage wi;
+    if (keyed && store_read(file, key, ds->work_size, &wi) == 0) {
+        count(sh, &sh->store_hits);
+    } else {
+        if (work_decode(ds, i, &wi, why, whylen)) return -1;
+        count(sh, &sh->decoded);
+        if (keyed && store_write(file, key, &wi) == 0) count(sh, &sh->store_writes);
+    }
+    size_t bytes = (size_t)wi.w * wi.h * wi.c;
+    pthread_mutex_lock(&sh->lock);
+    if (sh->cache[i].px) {   // another thread cached it meanwhile: the same bytes
+        free(wi.px);
+        wi = sh->cache[i];
+    } else if (sh->bytes + bytes <= sh->budget) {
+        sh->cache[i] = wi;
+        sh->bytes += bytes;
+    } else {
+        *owned = 1;
+    }
+    pthread_mutex_unlock(&sh->lock);
+    *out = wi;
+    return 0;
+}
+
+static void mark_broken(const Dataset *ds, int i, const char *why) {
+    DataShared *sh = ds->shared;
+    pthread_mutex_lock(&sh->lock);
+    if (!sh->broken[i]) {
+        sh->broken[i] = strdup(why[0] ? why : "cannot decode");
+        sh->nbroken++;
+    }
+    pthread_mutex_unlock(&sh->lock);
+}
+
+static int is_broken(const Dataset *ds, int i) {
+    pthread_mutex_lock(&ds->shared->lock);
+    int b = ds->shared->broken[i] != NULL;
+    pthread_mutex_unlock(&ds->shared->lock);
+    return b;
+}
+
+int dataset_take_broken(const Dataset *ds, DataSkip *out, int max) {
+    DataShared *sh = ds->shared;
+    int n = 0;
+    if (!sh) return 0;
+    pthread_mutex_lock(&sh->lock);
+    for (int i = 0; i < ds->n && n < max; i++) {
+        if (!sh->broken[i] || sh->taken[i]) continue;
+        out[n].path = strdup(ds->items[i].path);
+        out[n].reason = strdup(sh->broken[i]);
+        sh->taken[i] = 1;
+        n++;
+    }
+    pthread_mutex_unlock(&sh->lock);
+    return n;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Views
 
-// The source image of item i: the cached 8-bit image (as floats) or a fresh decode.
-// *is_view: the source is the cached evaluation view, not the original.
-static int item_source(const Dataset *ds, int i, int size, Image *im, int *is_view, char *err, size_t errlen) {
-    *is_view = 0;
-    const DataCacheEntry *ce = ds->cache && ds->cache_size == size ? &ds->cache[i] : NULL;
-    if (ce && ce->px) {
-        size_t n = (size_t)ce->w * ce->h * ce->c;
-        im->px = malloc(sizeof(float) * n);
+// The source image of item i as floats: its working image (work_size > 0) or a fresh full decode.
+static int item_source(const Dataset *ds, int i, Image *im, char *err, size_t errlen) {
+    char why[256] = "";
+    if (ds->work_size > 0) {
+        WorkImage wi;
+        int owned;
+        if (work_image(ds, i, &wi, &owned, why, sizeof why)) {
+            snprintf(err, errlen, "%s: %s", ds->items[i].path, why);
+            return -1;
+        }
+        size_t n = (size_t)wi.w * wi.h * wi.c;
+        im->px = malloc(sizeof(float) * (n ? n : 1));
+        if (im->px)
+            for (size_t k = 0; k < n; k++) im->px[k] = (float)wi.px[k] / 255.0f;
+        if (owned) free(wi.px);
         if (!im->px) { snprintf(err, errlen, "%s: out of memory", ds->items[i].path); return -1; }
-        for (size_t k = 0; k < n; k++) im->px[k] = (float)ce->px[k] / 255.0f;
-        im->w = ce->w;
-        im->h = ce->h;
-        im->c = ce->c;
-        *is_view = !ce->original;
+        im->w = wi.w;
+        im->h = wi.h;
+        im->c = wi.c;
         return 0;
     }
-    char why[256];
     if (image_load(ds->items[i].path, ds->max_pixels, im, why, sizeof why)) {
         snprintf(err, errlen, "%s: %s", ds->items[i].path, why);
         return -1;
     }
     return 0;
+}
+
+int dataset_working_image(const Dataset *ds, int i, Image *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (i < 0 || i >= ds->n) { snprintf(err, errlen, "item %d out of range", i); return -1; }
+    return item_source(ds, i, out, err, errlen);
 }
 
 // The 8-bit-rounded view in the source's channels (tmp [size][size][c]) converted into out.
@@ -408,8 +692,7 @@ int dataset_train_view(const Dataset *ds, int i, int size, int channels, Augment
                        float *out, char *err, size_t errlen) {
     if (i < 0 || i >= ds->n) { snprintf(err, errlen, "item %d out of range", i); return -1; }
     Image im;
-    int is_view;
-    if (item_source(ds, i, size, &im, &is_view, err, errlen)) return -1;
+    if (item_source(ds, i, &im, err, errlen)) return -1;
     float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
     if (!tmp) { image_free(&im); snprintf(err, errlen, "%s: out of memory", ds->items[i].path); return -1; }
     if (aug == AUGMENT_CROP) image_random_resized_crop(&im, size, im.c, rng, tmp);
@@ -425,25 +708,65 @@ int dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *o
     return dataset_train_view(ds, i, size, channels, AUGMENT_NONE, NULL, out, err, errlen);
 }
 
-int dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
+// Image k of items[0 .. n), drawn with the random stream of batch image key.
+static int keyed_image(const Dataset *ds, const int *items, int n, int k, int key, int size, int channels, Augment aug,
                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
-    int *status = calloc(n ? (size_t)n : 1, sizeof *status);
-    char *errs = calloc(n ? (size_t)n : 1, 256);
+    for (int t = 0; t < n; t++) {
+        int item = items[(k + t) % n];
+        Rng r;
+        rng_derive(&r, seed, step, (uint64_t)key);
+        if (ds->lazy && item >= 0 && item < ds->n && is_broken(ds, item)) continue;
+        char why[512];
+        if (dataset_train_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) return 0;
+        if (!ds->lazy || item < 0 || item >= ds->n) { snprintf(err, errlen, "%s", why); return -1; }
+        // why is "PATH: reason": keep the reason.
+        size_t pl = strlen(ds->items[item].path);
+        mark_broken(ds, item, strncmp(why, ds->items[item].path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why);
+    }
+    snprintf(err, errlen, "no image of this batch decodes (the last: %s)", ds->items[items[k]].path);
+    return -1;
+}
+
+int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
+                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    return keyed_image(ds, items, n, k, k, size, channels, aug, seed, step, out, err, errlen);
+}
+
+// Images k0 .. k1 - 1 of items[0 .. n) in parallel; image k uses the random stream of key_base + k.
+static int load_images(const Dataset *ds, const int *items, int n, int k0, int k1, int key_base, int size,
+                       int channels, Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    if (k0 < 0 || k1 > n || k0 > k1) { snprintf(err, errlen, "batch range [%d, %d) outside [0, %d)", k0, k1, n); return -1; }
+    int m = k1 - k0;
+    int *status = calloc(m > 0 ? (size_t)m : 1, sizeof *status);
+    char *errs = calloc(m > 0 ? (size_t)m : 1, 512);
     if (!status || !errs) { free(status); free(errs); snprintf(err, errlen, "out of memory"); return -1; }
     size_t per = (size_t)size * size * channels;
     #pragma omp parallel for schedule(dynamic, 1)
-    for (int k = 0; k < n; k++) {
-        Rng r;
-        rng_derive(&r, seed, step, (uint64_t)k);
-        status[k] = dataset_train_view(ds, items[k], size, channels, aug, &r, out + (size_t)k * per,
-                                       errs + (size_t)k * 256, 256);
-    }
+    for (int j = 0; j < m; j++)
+        status[j] = keyed_image(ds, items, n, k0 + j, key_base + k0 + j, size, channels, aug, seed, step,
+                                out + (size_t)j * per, errs + (size_t)j * 512, 512);
     int rc = 0;
-    for (int k = 0; k < n && !rc; k++)
-        if (status[k]) { snprintf(err, errlen, "%s", errs + (size_t)k * 256); rc = -1; }
+    for (int j = 0; j < m && !rc; j++)
+        if (status[j]) { snprintf(err, errlen, "%s", errs + (size_t)j * 512); rc = -1; }
     free(status);
     free(errs);
     return rc;
+}
+
+int dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
+                       Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    return load_images(ds, items, n, k0, k1, 0, size, channels, aug, seed, step, out, err, errlen);
+}
+
+int dataset_load_batch_from(const Dataset *ds, const int *items, int n, int first, int size, int channels,
+                            Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    if (first < 0) { snprintf(err, errlen, "negative batch offset"); return -1; }
+    return load_images(ds, items, n, 0, n, first, size, channels, aug, seed, step, out, err, errlen);
+}
+
+int dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
+                       uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    return dataset_load_range(ds, items, n, 0, n, size, channels, aug, seed, step, out, err, errlen);
 }
 
 int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int size, int channels,
@@ -471,6 +794,12 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int
             int item = idx[(size_t)k * n / m];
             if (!view) { status[k] = -1; snprintf(errs + (size_t)k * 256, 256, "out of memory"); continue; }
             status[k] = dataset_eval_view(ds, item, size, channels, view, errs + (size_t)k * 256, 256);
+            if (status[k] && ds->lazy) {   // broken past its header: left out of the statistics
+                const char *why = errs + (size_t)k * 256;
+                size_t pl = strlen(ds->items[item].path);
+                mark_broken(ds, item, strncmp(why, ds->items[item].path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why);
+                status[k] = 1;
+            }
             if (status[k]) continue;
             double *s = sums + (size_t)k * channels * 2;
             for (size_t p = 0; p < per; p++)
@@ -482,11 +811,14 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int
         }
         free(view);
     }
-    int rc = 0;
-    for (int k = 0; k < m && !rc; k++)
-        if (status[k]) { snprintf(err, errlen, "%s", errs + (size_t)k * 256); rc = -1; }
+    int rc = 0, used = 0;
+    for (int k = 0; k < m && !rc; k++) {
+        if (status[k] < 0) { snprintf(err, errlen, "%s", errs + (size_t)k * 256); rc = -1; }
+        used += status[k] == 0;
+    }
+    if (!rc && used == 0) { snprintf(err, errlen, "no image decodes for the pixel statistics"); rc = -1; }
     for (int c = 0; c < channels && !rc; c++) {
-        double s = 0, s2 = 0, count = (double)m * per;
+        double s = 0, s2 = 0, count = (double)used * per;
         for (int k = 0; k < m; k++) { s += sums[((size_t)k * channels + c) * 2]; s2 += sums[((size_t)k * channels + c) * 2 + 1]; }
         double mu = s / count, var = s2 / count - mu * mu;
         double sd = var > 0 ? sqrt(var) : 0;

@@ -1,11 +1,16 @@
 // A folder of images as a dataset (docs/interface.md section 2): recursive scan, classes, train/val split,
-// evaluation and training views, pixel statistics, and an optional in-memory 8-bit cache.
+// evaluation and training views from working images, pixel statistics, an in-memory cache and an
+// on-disk store of working images.
 //
 // Scan: files and folders are visited in sorted byte-wise (strcmp) order; symbolic links are followed,
 // each directory is entered once (symlink loops end there), at most 64 levels deep. A file named
-// *.png, *.jpg or *.jpeg (any case) is a candidate, anything else is "ignored". Every candidate is fully
-// decoded (in parallel, OpenMP) so truncated files are found now; a candidate that fails is "skipped"
-// with its reason (an unreadable sub-folder is listed as skipped too). The class of an image is its
+// *.png, *.jpg, *.jpeg or *.webp (any case) is a candidate, anything else is "ignored"; ignored files
+// that look like images by their name (SVG, GIF, TIFF, HEIC, ...) are listed with the reason. Every
+// candidate is fully decoded (in parallel, OpenMP) so truncated files are found now, unless the scan
+// is lazy (DatasetOptions.lazy: headers only, image_probe; a file broken past its header fails when
+// first used). A candidate that fails is "skipped" with its reason (an unreadable sub-folder is
+// listed as skipped too). A decoded image whose pixels are all the same colour (alpha dropped) is
+// marked uniform. The class of an image is its
 // first-level sub-folder; classes are the sorted names of the sub-folders holding at least one usable
 // image; files directly in the root have class -1.
 //
@@ -13,16 +18,26 @@
 // channel count, the result is rounded to the 256 levels of 8 bits (image_quantize8), and then
 // converted to the requested channel count (grey -> RGB replicate, RGB -> grey 0.299/0.587/0.114).
 //
-// Cache (DatasetOptions.cache_mb > 0 and img_size > 0): while scanning, each image is kept as 8 bits,
-// either at its original size (when it is exactly 8-bit and at most 4 x img_size^2 pixels, e.g.
-// Fashion-MNIST) or as its img_size evaluation view. If the whole dataset fits under cache_mb, an
-// epoch never decodes again; otherwise nothing is cached and items are decoded on each use. Views
-// from the cache equal the decoded path bit for bit, except one case: `crop` augmentation of an image
-// cached as its evaluation view crops from that view (the centre square at img_size resolution).
+// Working images (DatasetOptions.work_size > 0, what training uses): every view of an item is made
+// from its working image, the photo decoded at a working size and held as 8 bits: JPEGs decode with
+// libjpeg-turbo's DCT scaling at the smallest scale whose shorter side is >= work_size
+// (image_load_reduced); an image whose shorter side is still larger is resized (image_resize_bilinear,
+// antialiased) to shorter side work_size, longer side int(work_size * long / short), as torchvision's
+// Resize; then rounded to 8 bits. An image at most work_size on its shorter side keeps its own size
+// (8-bit images, e.g. Fashion-MNIST, exactly as decoded). Augmentation therefore sees the whole photo.
+// The working image is a pure function of the file's bytes and work_size, so where it comes from
+// (decoded now, the in-memory cache, the on-disk store) never changes a view.
+// - Cache: working images are kept in memory, first come, until cache_mb is used up.
+// - Store (store_dir): working images written to files named by a hash of (absolute path, file
+//   size, modification time, work_size, format version) and read back by later runs; a changed file
+//   has another key and is decoded again. Each file carries its key and a CRC-32; one that does not
+//   match is ignored (and rewritten).
+// With work_size 0 (reconstruct, eval, data) views are made from the full-precision decode.
 #ifndef VITMAE_DATASET_H
 #define VITMAE_DATASET_H
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include "data/image.h"
 #include "core/rng.h"
 
@@ -35,21 +50,20 @@ typedef struct {
     char *rel;      // path relative to the root ("Coat/00012.png"); the split hashes this
     int cls;        // index into class_names, -1 for files directly in the root
     int w, h, c;    // decoded size and channels (1 grey, 3 RGB)
+    int uniform;    // every pixel the same colour (known only when the scan decoded it)
 } DataItem;
 
 typedef struct { char *path; char *reason; } DataSkip;
 
 typedef struct {
     long max_pixels;   // <= 0: VITMAE_DEFAULT_MAX_PIXELS
-    int img_size;      // the model's image size; needed for the cache (0: no cache)
-    long cache_mb;     // cache budget in MiB (0: no cache)
+    int work_size;     // shorter side of the working images (0: views from the full decode, no cache)
+    long cache_mb;     // in-memory budget for working images in MiB (0: no cache)
+    int lazy;          // 1: read headers only at the scan (no uniform check); see dataset_load_batch
+    const char *store_dir;   // on-disk store of working images (NULL: none); created when missing
 } DatasetOptions;
 
-typedef struct {
-    uint8_t *px;       // [h][w][c]
-    int w, h, c;
-    int original;      // 1: the image at its own size; 0: its img_size evaluation view
-} DataCacheEntry;
+typedef struct DataShared DataShared;   // the cache, the store and late failures (dataset.c)
 
 typedef struct {
     char *root;
@@ -62,13 +76,26 @@ typedef struct {
     DataSkip *skipped;        // candidates that failed, in scan order
     int nskipped;
     int nignored;             // files that are not candidates
+    DataSkip *ignored;        // the ignored files that look like images, with the reason
+    int nignored_files;
+    int nuniform;             // usable images that are one flat colour
     int min_w, min_h, max_w, max_h;   // over usable images (0 when n == 0)
     int all_grey;             // every usable image decoded as 1 channel (for --channels auto)
     long max_pixels;
-    DataCacheEntry *cache;    // [n] or NULL
-    int cache_size;           // img_size the cache was built for
-    size_t cache_bytes;
+    int work_size, lazy;
+    DataShared *shared;       // mutable state behind const Dataset pointers; thread-safe
 } Dataset;
+
+// Turns the on-disk store on (after the scan; creating dir and its parents when missing). 0 ok, -1
+// with err. Views do not change: only where working images come from.
+int  dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen);
+// Bytes the working images of items idx[0 .. n) take, from their header sizes (to decide whether
+// they fit the cache or need the store).
+size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n);
+
+// Counters of the working-image sources since the scan (for logs and bench).
+typedef struct { long decoded, cache_hits, store_hits, store_writes, broken; size_t cache_bytes, cache_budget; } DataStats;
+void dataset_stats(const Dataset *ds, DataStats *st);
 
 // Scans root. 0 ok (also when no image is usable: check ds->n), -1 when root cannot be read as a
 // folder (err: the reason, without the path). opt may be NULL (defaults, no cache).
@@ -85,6 +112,9 @@ uint64_t dataset_path_hash(const char *rel);
 int dataset_held_out(uint64_t key, double val_frac);
 int  dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, int **val, int *nval);
 
+// Item i's working image as floats (work_size > 0), or its full decode (work_size 0). 0 ok; -1 with
+// err = "PATH: reason".
+int  dataset_working_image(const Dataset *ds, int i, Image *out, char *err, size_t errlen);
 // Item i as its evaluation view, out [size][size][channels]. 0 ok; -1 (err = "PATH: reason") when a
 // file that decoded during the scan no longer does.
 int  dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *out, char *err, size_t errlen);
@@ -92,15 +122,36 @@ int  dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *
 // rng_uniform(rng) < 0.5; crop = image_random_resized_crop from the original, then the flip draw.
 int  dataset_train_view(const Dataset *ds, int i, int size, int channels, Augment aug, Rng *rng,
                         float *out, char *err, size_t errlen);
-// n items in parallel into out [n][size][size][channels]; item k of the batch draws from
-// rng_derive(seed, step, k), so the batch is the same for any thread count. AUGMENT_NONE gives
-// evaluation views. On error, err describes the first failing item in batch order.
+// Images k0 .. k1 - 1 of a step's batch items[0 .. n) in parallel (OpenMP) into
+// out [k1 - k0][size][size][channels]; image k draws from rng_derive(seed, step, k), so any split of
+// a batch (threads, processes) gives the same pixels. AUGMENT_NONE gives evaluation views.
+// Lazy datasets: an item whose file fails to decode (found broken after the header scan) is replaced
+// by the next item of the same batch that decodes (items[k + 1], items[k + 2], ... wrapping), with
+// image k's random stream, so the batch still depends only on (seed, step) and the split is kept;
+// the failure is recorded once for dataset_take_broken. Other datasets: an item that fails is an error (err names the first failing
+// item in batch order).
+int  dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
+                        Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// Image k of the batch alone, as dataset_load_range makes it (no OpenMP inside but the geometry's).
+int  dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
+                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// dataset_load_range over the whole batch (k0 = 0, k1 = n).
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// The images first .. first + n - 1 of a batch whose items[0 .. n) are only that share (one process's
+// under mpirun): image k draws from rng_derive(seed, step, first + k). A broken item is replaced within
+// the share; dataset_load_range with the whole batch's items keeps replacements independent of how
+// the batch is shared out.
+int  dataset_load_batch_from(const Dataset *ds, const int *items, int n, int first, int size, int channels,
+                             Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// Items found broken since the last call (each reported once), in scan order: up to max entries
+// {path, reason} copied (malloc'ed strings, the caller frees them). Returns how many.
+int  dataset_take_broken(const Dataset *ds, DataSkip *out, int max);
 
 // Per-channel mean and standard deviation (population) of the evaluation views of up to `limit`
 // items (limit <= 0: 10,000) of idx, picked evenly: idx[k * n / m] for k < m = min(n, limit).
-// Sums per image in double, added in image order: the same for any thread count. A channel whose
+// Sums per image in double, added in image order: the same for any thread count. Lazy datasets: an
+// image that fails to decode is left out (and recorded for dataset_take_broken). A channel whose
 // std is below 1e-6 (a constant channel) gets std 1.
 int  dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int size, int channels,
                          float *mean, float *std, char *err, size_t errlen);

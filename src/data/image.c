@@ -1,4 +1,5 @@
-// Image decode (libpng, libjpeg-turbo), PNG encode, and geometry on float HWC images.
+// Image decode (libpng, libjpeg-turbo with libexif for the orientation, libwebp), PNG encode, and
+// geometry on float HWC images.
 //
 // Error handling with the two C libraries: both report errors through a callback that must not
 // return, so the callback longjmps back to the decoder function that called setjmp. Everything the
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <jpeglib.h>
 #include <jerror.h>
+#include <libexif/exif-data.h>
+#include <webp/decode.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,6 +49,10 @@ static int pixel_limit_exceeded(unsigned long w, unsigned long h, long max_pixel
     if (err && errlen) snprintf(err, errlen, "image %lux%lu exceeds --max-pixels %ld", w, h, limit);
     return 1;
 }
+
+// What a decode is asked for: the pixel limit, a shorter side the result may shrink to (JPEG DCT
+// scaling; 0 = full size), or only the header (size and channels, no pixels).
+typedef struct { long max_pixels; int min_short; int header_only; } DecodeOpts;
 
 void image_free(Image *im) {
     if (!im) return;
@@ -93,7 +100,7 @@ static void png_read_cleanup(PngRead *r) {
 }
 
 // Decodes into r->px; returns 0 with *out filled, or -1 with r->msg set. Owns nothing but *r.
-static int png_decode(PngRead *r, long max_pixels, Image *out) {
+static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     if (setjmp(r->jb)) {
         png_read_cleanup(r);
         free(r->px);
@@ -109,7 +116,14 @@ static int png_decode(PngRead *r, long max_pixels, Image *out) {
 
     png_uint_32 w = png_get_image_width(r->png, r->info), h = png_get_image_height(r->png, r->info);
     int color_type = png_get_color_type(r->png, r->info), bit_depth = png_get_bit_depth(r->png, r->info);
-    if (pixel_limit_exceeded(w, h, max_pixels, r->msg, sizeof r->msg)) { png_read_cleanup(r); return -1; }
+    if (pixel_limit_exceeded(w, h, o->max_pixels, r->msg, sizeof r->msg)) { png_read_cleanup(r); return -1; }
+    if (o->header_only) {
+        out->w = (int)w;
+        out->h = (int)h;
+        out->c = (color_type & PNG_COLOR_MASK_COLOR) ? 3 : 1;
+        png_read_cleanup(r);
+        return 0;
+    }
     if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(r->png);
     if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(r->png);
     int passes = png_set_interlace_handling(r->png);
@@ -194,7 +208,38 @@ static void jpeg_read_cleanup(JpegRead *r) {
     r->row = NULL;
 }
 
-static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, long max_pixels, Image *out) {
+// The EXIF orientation (tag 0x0112 of IFD0, 1..8) from the APP1 "Exif" markers saved by libjpeg,
+// parsed by libexif; 1 when absent or out of range (as PIL's ImageOps.exif_transpose).
+static int jpeg_exif_orientation(j_decompress_ptr ci) {
+    for (jpeg_saved_marker_ptr m = ci->marker_list; m; m = m->next) {
+        if (m->marker != JPEG_APP0 + 1 || m->data_length < 6 || memcmp(m->data, "Exif\0\0", 6) != 0) continue;
+        ExifData *ed = exif_data_new();
+        if (!ed) return 1;
+        exif_data_unset_option(ed, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
+        exif_data_unset_option(ed, EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS);
+        exif_data_load_data(ed, m->data, m->data_length);
+        int orientation = 1;
+        ExifEntry *e = exif_content_get_entry(ed->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
+        if (e && e->format == EXIF_FORMAT_SHORT && e->components >= 1 && e->size >= 2) {
+            int v = exif_get_short(e->data, exif_data_get_byte_order(ed));
+            if (v >= 1 && v <= 8) orientation = v;
+        }
+        exif_data_unref(ed);
+        return orientation;
+    }
+    return 1;
+}
+
+// The smallest libjpeg-turbo scale num/8 (1..8) whose shorter output side is still >= min_short.
+static int jpeg_scale_for(unsigned w, unsigned h, int min_short) {
+    unsigned s = w < h ? w : h;
+    if (min_short <= 0 || s == 0) return 8;
+    for (int num = 1; num < 8; num++)
+        if ((s * (unsigned)num + 7) / 8 >= (unsigned)min_short) return num;
+    return 8;
+}
+
+static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out) {
     r->cinfo.err = jpeg_std_error(&r->jerr.pub);
     r->jerr.pub.error_exit = jpeg_fail;
     r->jerr.pub.emit_message = jpeg_on_message;
@@ -208,18 +253,30 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, long max_pix
     jpeg_create_decompress(&r->cinfo);
     r->created = 1;
     jpeg_mem_src(&r->cinfo, buf, (unsigned long)len);
+    jpeg_save_markers(&r->cinfo, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&r->cinfo, TRUE);
     struct jpeg_decompress_struct *ci = &r->cinfo;
-    if (pixel_limit_exceeded(ci->image_width, ci->image_height, max_pixels, r->jerr.msg, sizeof r->jerr.msg)) {
+    if (pixel_limit_exceeded(ci->image_width, ci->image_height, o->max_pixels, r->jerr.msg, sizeof r->jerr.msg)) {
         jpeg_read_cleanup(r);
         return -1;
     }
+    int orientation = jpeg_exif_orientation(ci);
     int cmyk = 0, c = 3;
     switch (ci->jpeg_color_space) {
     case JCS_GRAYSCALE: ci->out_color_space = JCS_GRAYSCALE; c = 1; break;
     case JCS_CMYK: case JCS_YCCK: ci->out_color_space = JCS_CMYK; cmyk = 1; break;
     default: ci->out_color_space = JCS_RGB; break;
     }
+    if (o->header_only) {
+        int swap = orientation >= 5;
+        out->w = (int)(swap ? ci->image_height : ci->image_width);
+        out->h = (int)(swap ? ci->image_width : ci->image_height);
+        out->c = c;
+        jpeg_read_cleanup(r);
+        return 0;
+    }
+    ci->scale_num = (unsigned)jpeg_scale_for(ci->image_width, ci->image_height, o->min_short);
+    ci->scale_denom = 8;
     jpeg_start_decompress(ci);
     int w = (int)ci->output_width, h = (int)ci->output_height, in_c = ci->output_components;
     if (in_c != (cmyk ? 4 : c)) {
@@ -270,13 +327,45 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, long max_pix
     out->c = c;
     out->px = r->px;
     r->px = NULL;
+    if (orientation != 1 && image_orient(out, orientation) != 0) {
+        image_free(out);
+        snprintf(r->jerr.msg, sizeof r->jerr.msg, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// WebP decode (libwebp): always RGB for us (alpha dropped, as PIL's convert('RGB')).
+
+static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
+    WebPBitstreamFeatures f;
+    VP8StatusCode st = WebPGetFeatures(buf, len, &f);
+    if (st == VP8_STATUS_NOT_ENOUGH_DATA) { set_err(err, errlen, "truncated WebP data"); return -1; }
+    if (st != VP8_STATUS_OK) { set_err(err, errlen, "corrupt WebP data"); return -1; }
+    if (f.has_animation) { set_err(err, errlen, "animated WebP is not supported"); return -1; }
+    if (f.width <= 0 || f.height <= 0) { set_err(err, errlen, "corrupt WebP data"); return -1; }
+    if (pixel_limit_exceeded((unsigned long)f.width, (unsigned long)f.height, o->max_pixels, err, errlen)) return -1;
+    if (o->header_only) { out->w = f.width; out->h = f.height; out->c = 3; return 0; }
+    int w = 0, h = 0;
+    uint8_t *rgb = WebPDecodeRGB(buf, len, &w, &h);
+    if (!rgb) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
+    float *px = malloc((size_t)w * h * 3 * sizeof(float));
+    if (!px) { WebPFree(rgb); set_err(err, errlen, "out of memory"); return -1; }
+    for (size_t i = 0; i < (size_t)w * h * 3; i++) px[i] = (float)rgb[i] / 255.0f;
+    WebPFree(rgb);
+    *out = (Image){w, h, 3, px};
     return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Loading
 
-int image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, char *err, size_t errlen) {
+static int is_webp(const uint8_t *buf, size_t len) {
+    return len >= 12 && memcmp(buf, "RIFF", 4) == 0 && memcmp(buf + 8, "WEBP", 4) == 0;
+}
+
+static int decode_mem(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (len == 0) { set_err(err, errlen, "empty file"); return -1; }
     size_t npng = len < 8 ? len : 8;
@@ -286,7 +375,7 @@ int image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, 
         if (!r) { set_err(err, errlen, "out of memory"); return -1; }
         r->buf = buf;
         r->len = len;
-        int rc = png_decode(r, max_pixels, out);
+        int rc = png_decode(r, o, out);
         if (rc) set_err(err, errlen, r->msg);
         free(r);
         return rc;
@@ -296,19 +385,29 @@ int image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, 
         if (len < 3) { set_err(err, errlen, "truncated JPEG data"); return -1; }
         JpegRead *r = calloc(1, sizeof *r);
         if (!r) { set_err(err, errlen, "out of memory"); return -1; }
-        int rc = jpeg_decode(r, buf, len, max_pixels, out);
+        int rc = jpeg_decode(r, buf, len, o, out);
         if (rc) set_err(err, errlen, r->jerr.msg);
         free(r);
         return rc;
     }
-    set_err(err, errlen, "not a PNG or JPEG file");
+    if (is_webp(buf, len)) return webp_decode(buf, len, o, out, err, errlen);
+    set_err(err, errlen, "not a PNG, JPEG or WebP file");
     return -1;
 }
 
-#define MAX_FILE_BYTES (1L << 31)
+int image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, char *err, size_t errlen) {
+    DecodeOpts o = {max_pixels, 0, 0};
+    return decode_mem(buf, len, &o, out, err, errlen);
+}
 
-int image_load(const char *path, long max_pixels, Image *out, char *err, size_t errlen) {
-    memset(out, 0, sizeof *out);
+#define MAX_FILE_BYTES (1L << 31)
+#define PROBE_BYTES (1L << 20)   // a header read first; markers before a JPEG's frame rarely pass 1 MiB
+
+// Reads up to `limit` bytes of path (limit <= 0: the whole file) into *buf; *whole = 1 when that
+// is the whole file.
+static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, int *whole, char *err, size_t errlen) {
+    *buf = NULL;
+    *len = 0;
     // O_NONBLOCK: opening a FIFO named x.png must not hang; fstat then refuses it.
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) { errno_reason(errno, err, errlen); return -1; }
@@ -318,19 +417,57 @@ int image_load(const char *path, long max_pixels, Image *out, char *err, size_t 
     if (!S_ISREG(st.st_mode)) { set_err(err, errlen, "not a regular file"); close(fd); return -1; }
     if (st.st_size == 0) { set_err(err, errlen, "empty file"); close(fd); return -1; }
     if (st.st_size > MAX_FILE_BYTES) { set_err(err, errlen, "file larger than 2 GiB"); close(fd); return -1; }
-    size_t len = (size_t)st.st_size, got = 0;
-    uint8_t *buf = malloc(len);
-    if (!buf) { set_err(err, errlen, "out of memory"); close(fd); return -1; }
-    while (got < len) {
-        ssize_t n = read(fd, buf + got, len - got);
+    size_t want = (size_t)st.st_size, got = 0;
+    *whole = 1;
+    if (limit > 0 && want > (size_t)limit) { want = (size_t)limit; *whole = 0; }
+    uint8_t *b = malloc(want);
+    if (!b) { set_err(err, errlen, "out of memory"); close(fd); return -1; }
+    while (got < want) {
+        ssize_t n = read(fd, b + got, want - got);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) { errno_reason(errno, err, errlen); free(buf); close(fd); return -1; }
-        if (n == 0) break;   // the file shrank since fstat: decode what is there
+        if (n < 0) { errno_reason(errno, err, errlen); free(b); close(fd); return -1; }
+        if (n == 0) { *whole = 1; break; }   // the file shrank since fstat: decode what is there
         got += (size_t)n;
     }
     close(fd);
-    int rc = image_load_mem(buf, got, max_pixels, out, err, errlen);
+    *buf = b;
+    *len = got;
+    return 0;
+}
+
+static int load_path(const char *path, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    uint8_t *buf;
+    size_t len;
+    int whole;
+    if (read_file(path, o->header_only ? PROBE_BYTES : 0, &buf, &len, &whole, err, errlen)) return -1;
+    int rc = decode_mem(buf, len, o, out, err, errlen);
     free(buf);
+    if (rc == 0 || whole) return rc;
+    // The header did not fit in the first bytes read: the whole file.
+    if (read_file(path, 0, &buf, &len, &whole, err, errlen)) return -1;
+    rc = decode_mem(buf, len, o, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int image_load(const char *path, long max_pixels, Image *out, char *err, size_t errlen) {
+    DecodeOpts o = {max_pixels, 0, 0};
+    return load_path(path, &o, out, err, errlen);
+}
+
+int image_load_reduced(const char *path, long max_pixels, int min_short, Image *out, char *err, size_t errlen) {
+    DecodeOpts o = {max_pixels, min_short, 0};
+    return load_path(path, &o, out, err, errlen);
+}
+
+int image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char *err, size_t errlen) {
+    DecodeOpts o = {max_pixels, 0, 1};
+    Image im;
+    int rc = load_path(path, &o, &im, err, errlen);
+    *w = im.w;
+    *h = im.h;
+    *c = im.c;
     return rc;
 }
 
@@ -545,6 +682,17 @@ static void crop_resize(const Image *src, int x, int y, int w, int h, int size, 
     free(box);
 }
 
+void image_eval_box(int w, int h, int size, double box[4]) {
+    box[0] = 0; box[1] = 0; box[2] = w; box[3] = h;
+    if ((w == size && h == size) || w < 1 || h < 1 || size < 1) return;
+    // The same resize and crop as image_eval_view, mapped back through the resize's scale.
+    long nw = w <= h ? size : (long)size * w / h;
+    long nh = w <= h ? (long)size * h / w : size;
+    long top = (long)nearbyint((nh - size) / 2.0), left = (long)nearbyint((nw - size) / 2.0);
+    double sx = (double)w / (double)nw, sy = (double)h / (double)nh;
+    box[0] = left * sx; box[1] = top * sy; box[2] = size * sx; box[3] = size * sy;
+}
+
 void image_eval_view(const Image *src, int size, int channels, float *out) {
     int w = src->w, h = src->h, c = src->c;
     size_t n = (size_t)size * size;
@@ -635,6 +783,33 @@ void image_random_resized_crop(const Image *src, int size, int channels, Rng *rn
     crop_resize(src, x, y, w, h, size, channels, out);
 }
 
+int image_orient(Image *im, int orientation) {
+    if (orientation <= 1 || orientation > 8) return 0;
+    int W = im->w, H = im->h, c = im->c, swap = orientation >= 5;
+    int ow = swap ? H : W, oh = swap ? W : H;
+    float *dst = malloc(sizeof(float) * (size_t)W * H * c + 1);
+    if (!dst) return -1;
+    for (int y = 0; y < oh; y++)
+        for (int x = 0; x < ow; x++) {
+            int sx, sy;   // the source pixel shown at (x, y), as PIL's Image.transpose methods
+            switch (orientation) {
+            case 2: sx = W - 1 - x; sy = y; break;               // FLIP_LEFT_RIGHT
+            case 3: sx = W - 1 - x; sy = H - 1 - y; break;       // ROTATE_180
+            case 4: sx = x; sy = H - 1 - y; break;               // FLIP_TOP_BOTTOM
+            case 5: sx = y; sy = x; break;                       // TRANSPOSE
+            case 6: sx = y; sy = H - 1 - x; break;               // ROTATE_270 (90 degrees clockwise)
+            case 7: sx = W - 1 - y; sy = H - 1 - x; break;       // TRANSVERSE
+            default: sx = W - 1 - y; sy = x; break;              // 8: ROTATE_90 (counter-clockwise)
+            }
+            memcpy(dst + ((size_t)y * ow + x) * c, im->px + ((size_t)sy * W + sx) * c, sizeof(float) * c);
+        }
+    free(im->px);
+    im->px = dst;
+    im->w = ow;
+    im->h = oh;
+    return 0;
+}
+
 void image_flip_h(float *px, int w, int h, int c) {
     for (int y = 0; y < h; y++) {
         float *row = px + (size_t)y * w * c;
@@ -668,12 +843,17 @@ int image_load_view(const char *path, long max_pixels, int size, int channels, f
                     char *err, size_t errlen) {
     Image im;
     if (image_load(path, max_pixels, &im, err, errlen)) return -1;
-    float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
-    if (!tmp) { image_free(&im); snprintf(err, errlen, "out of memory"); return -1; }
-    image_eval_view(&im, size, im.c, tmp);
-    image_quantize8(tmp, (size_t)size * size * im.c);
-    image_convert_channels(tmp, im.c, out, channels, (size_t)size * size);
-    free(tmp);
+    int rc = image_view(&im, size, channels, out, err, errlen);
     image_free(&im);
+    return rc;
+}
+
+int image_view(const Image *im, int size, int channels, float *out, char *err, size_t errlen) {
+    float *tmp = malloc(sizeof(float) * (size_t)size * size * im->c);
+    if (!tmp) { snprintf(err, errlen, "out of memory"); return -1; }
+    image_eval_view(im, size, im->c, tmp);
+    image_quantize8(tmp, (size_t)size * size * im->c);
+    image_convert_channels(tmp, im->c, out, channels, (size_t)size * size);
+    free(tmp);
     return 0;
 }

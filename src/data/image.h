@@ -1,11 +1,14 @@
-// Images in and out: PNG (libpng) and JPEG (libjpeg-turbo) decoded into float pixels in [0, 1],
+// Images in and out: PNG (libpng), JPEG (libjpeg-turbo) and WebP (libwebp) decoded into float
+// pixels in [0, 1],
 // 8-bit PNG written with optional tEXt chunks, and the geometry the model needs (resize, crop, flip,
 // channel conversion) on float HWC images.
 //
 // Decoding (docs/interface.md section 2): the format is recognised by its magic bytes, never the file name.
 // PNG: every colour type and bit depth (1/2/4/8/16, palette with tRNS, grey+alpha, Adam7). JPEG:
 // baseline, progressive, greyscale, CMYK/YCCK (Adobe-inverted CMYK when the Adobe marker is present,
-// as PIL does). 16-bit samples scale by 1/65535, 8-bit by 1/255. Alpha and tRNS are dropped, as PIL's
+// as PIL does); the EXIF orientation (APP1, parsed by libexif) is applied after decoding, as PIL's
+// ImageOps.exif_transpose. WebP: still images, decoded to RGB (alpha dropped); an animated WebP is
+// refused. 16-bit samples scale by 1/65535, 8-bit by 1/255. Alpha and tRNS are dropped, as PIL's
 // convert('RGB'): grey and grey+alpha decode to c = 1, everything else to c = 3. CMYK converts as PIL:
 // R = (1 - C)(1 - K). A libjpeg warning (corrupt or truncated data) is an error. The pixel limit is
 // checked from the header before the pixel buffer is allocated.
@@ -24,6 +27,18 @@ typedef struct { int w, h, c; float *px; } Image;   // px: [h][w][c] row-major, 
 int  image_load(const char *path, long max_pixels, Image *out, char *err, size_t errlen);
 int  image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, char *err, size_t errlen);
 void image_free(Image *im);
+// image_load, but a JPEG decodes at the smallest libjpeg-turbo DCT scale num/8 (num 1..8) whose
+// shorter side is still >= min_short (before orientation; 0 = full size). Other formats: full size.
+// Cheaper by about the square of the scale; the pixels are the scaled decoder's, not a resize's.
+int  image_load_reduced(const char *path, long max_pixels, int min_short, Image *out, char *err, size_t errlen);
+// The size (after EXIF orientation) and channels (1 or 3, as image_load would give) from the header
+// alone, without decoding pixels; the pixel limit is checked. A file whose pixel data is broken
+// probes fine and fails later in image_load.
+int  image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char *err, size_t errlen);
+// Applies EXIF orientation 2..8 in place (1 and anything else: unchanged), as PIL's exif_transpose:
+// 2 mirror, 3 rotate 180, 4 flip vertically, 5 transpose, 6 rotate 90 clockwise, 7 transverse,
+// 8 rotate 90 counter-clockwise. 0 ok, -1 out of memory (image unchanged).
+int  image_orient(Image *im, int orientation);
 
 // Writes an 8-bit PNG: px [h][w][c], c = 1 (grey), 3 (RGB) or 4 (RGBA). text: NULL or
 // {key, value, key, value, ..., NULL} stored as tEXt chunks (keys 1-79 Latin-1 characters).
@@ -36,11 +51,16 @@ int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const c
 // out [size][size][channels]. 0 ok, -1 with the reason (without the path) in err.
 int  image_load_view(const char *path, long max_pixels, int size, int channels, float *out,
                      char *err, size_t errlen);
+// The same view of an image already decoded (image_load_view is image_load + this).
+int  image_view(const Image *im, int size, int channels, float *out, char *err, size_t errlen);
 // Evaluation view: shorter side resized to `size` (torchvision Resize(size): the longer side becomes
 // int(size * long / short)), then centre crop size x size with top = round((h - size) / 2) (round half
 // to even, as Python). An image already size x size is copied pixel for pixel. Channels converted
 // last (see image_convert_channels). out [size][size][channels].
 void image_eval_view(const Image *src, int size, int channels, float *out);
+// The region of a w x h source that image_eval_view shows, in source pixels (fractional):
+// box = {x, y, width, height}; the whole image when w == h == size.
+void image_eval_box(int w, int h, int size, double box[4]);
 // torchvision RandomResizedCrop(size, scale=(0.2, 1.0), ratio=(3/4, 4/3)) parameters: 10 attempts of
 // area ~ U(0.2, 1) * area and log-aspect ~ U(log 3/4, log 4/3), w = round(sqrt(area * ratio)),
 // h = round(sqrt(area / ratio)), accepted when 0 < w <= W and 0 < h <= H, offsets uniform; otherwise

@@ -88,17 +88,3 @@ double recon_masked_mse(const MaeConfig *cfg, const float *recon, const float *o
 }
 
 double psnr_from_mse(double mse) { return mse > 0 ? 10.0 * log10(1.0 / mse) : INFINITY; }
-
-void pixels_normalise(const MaeConfig *cfg, float *px, long n) {
-    int C = cfg->in_chans;
-    for (long i = 0; i < n; i++)
-        for (int c = 0; c < C; c++)
-            px[i * C + c] = (px[i * C + c] - cfg->pixel_mean[c]) / cfg->pixel_std[c];
-}
-
-void pixels_denormalise(const MaeConfig *cfg, float *px, long n) {
-    int C = cfg->in_chans;
-    for (long i = 0; i < n; i++)
-        for (int c = 0; c < C; c++)
-            px[i * C + c] = px[i * C + c] * cfg->pixel_std[c] + cfg->pixel_mean[c];
-}

@@ -28,8 +28,5 @@ void recon_pixels(const MaeConfig *cfg, const float *pred, const float *image_no
 double recon_masked_mse(const MaeConfig *cfg, const float *recon, const float *orig,
                         const uint8_t *removed, float *per_patch_err);
 double psnr_from_mse(double mse);   // 10 log10(1 / mse), pixel peak 1; +inf for mse 0
-
-// Normalise pixels [n values, C interleaved] in place: (x - mean[c]) / std[c], and back.
-void pixels_normalise(const MaeConfig *cfg, float *px, long n_pixels);
-void pixels_denormalise(const MaeConfig *cfg, float *px, long n_pixels);
+// pixels_normalise / pixels_denormalise (the config's pixel statistics): core/config.h.
 #endif

@@ -1,6 +1,7 @@
 // Attention maps: query rows, head fusion, rollout. See attnmap.h for the layouts.
 #include "viz/attnmap.h"
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 // Value (query, key) of the selected head or fusion; heads are visited in order.
@@ -76,4 +77,21 @@ void attn_grid_range(const float *grid, int n, float *vmin, float *vmax) {
         any = 1;
     }
     *vmin = lo; *vmax = hi;
+}
+
+void attn_map_scale(int how, const float *grids, const int *group, int n, int t, int L, double *vmin, double *vmax) {
+    float lo, hi;
+    if (how == ATTN_SCALE_NONE) { *vmin = 0; *vmax = 1; return; }
+    if (how == ATTN_SCALE_MAP) {
+        attn_grid_range(grids + (size_t)t * L, L, &lo, &hi);
+        *vmin = lo; *vmax = hi;
+        return;
+    }
+    double top = 0;
+    for (int u = 0; u < n; u++) {
+        if (group[u] != group[t]) continue;
+        attn_grid_range(grids + (size_t)u * L, L, &lo, &hi);
+        if (hi > top) top = hi;
+    }
+    *vmin = 0; *vmax = top;
 }

@@ -39,4 +39,12 @@ void attn_rollout_step(float *R, const float *A, int T, float *work);
 
 // Min and max of the finite values of grid [n] (NaN skipped); 0 and 0 when there is none.
 void attn_grid_range(const float *grid, int n, float *vmin, float *vmax);
+
+// Colour scales of drawn maps (`vitmae attention --normalize`): ATTN_SCALE_LAYER: from 0 to the
+// largest value of every map in the same group (a layer), so a layer's maps share one scale and a
+// colour is proportional to the weight; ATTN_SCALE_MAP: the map's own min..max (most contrast; small
+// differences look large); ATTN_SCALE_NONE: 0..1, the weights as they are.
+enum { ATTN_SCALE_LAYER, ATTN_SCALE_MAP, ATTN_SCALE_NONE };
+// The scale of map t of grids [n][L] (NaN = masked, skipped); group [n] (e.g. the layer of each).
+void attn_map_scale(int how, const float *grids, const int *group, int n, int t, int L, double *vmin, double *vmax);
 #endif

@@ -1,4 +1,4 @@
-// The RGB8 canvas every drawing function works on (viz/viz.h, viz/font.h): pixels row-major
+// The RGB8 canvas every drawing function works on (viz/viz.h, viz/text.h): pixels row-major
 // [h][w][3]. Its functions (create, fill, blit, ...) are in viz/viz.h.
 #ifndef VITMAE_CANVAS_H
 #define VITMAE_CANVAS_H

@@ -1,10 +1,12 @@
 // Confusion-matrix picture (confusion.h).
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "viz/confusion.h"
-#include "viz/font.h"
+#include "viz/text.h"
 
 enum { NAME_MAX_CHARS = 24 };
+static const double TEXT_SIZE = 11;   // pixels (text.h)
 
 int viz_confusion(Canvas *out, const long *counts, int n, const char *const *names, const char *title,
                   char *err, size_t errlen) {
@@ -12,34 +14,34 @@ int viz_confusion(Canvas *out, const long *counts, int n, const char *const *nam
     if (n < 1 || n > 4096) { snprintf(err, errlen, "%d classes cannot be drawn (1..4096)", n); return -1; }
     // Cells shrink with many classes; counts are written only where they fit.
     int cell = n <= 20 ? 34 : n <= 60 ? 14 : 4;
-    int pad = 10, label_w = 0;
+    int pad = 10, label_w = 0, lh = text_line_height(TEXT_SIZE);
     char label[64];
     for (int i = 0; i < n; i++) {
         snprintf(label, sizeof label, "%d %.*s", i, NAME_MAX_CHARS, names[i]);
-        int w = font_text_width(label, 1);
+        int w = text_width(label, TEXT_SIZE);
         if (w > label_w) label_w = w;
     }
-    int title_h = FONT_LINE_H * 2, head_h = cell >= 14 ? FONT_LINE_H + 4 : 0;
-    int gx = pad + label_w + 6, gy = pad + title_h + FONT_LINE_H + head_h;
+    int title_h = lh * 2, head_h = cell >= 14 ? lh + 4 : 0;
+    int gx = pad + label_w + 6, gy = pad + title_h + lh + head_h;
     int bar_x = gx + n * cell + 14, bar_w = 14;
-    int W = bar_x + bar_w + 3 + viz_colorbar_label_width(0, 1) + pad;
-    int min_w = pad + font_text_width(title, 1) + pad;
+    int W = bar_x + bar_w + 3 + viz_colorbar_label_width(0, 1, TEXT_SIZE) + pad;
+    int min_w = pad + text_width(title, TEXT_SIZE) + pad;
     if (W < min_w) W = min_w;
-    int H = gy + n * cell + pad + FONT_LINE_H;
+    int H = gy + n * cell + pad + lh;
     if (canvas_create(out, W, H, err, errlen)) return -1;
     const uint8_t white[3] = {255, 255, 255}, black[3] = {0, 0, 0}, grey[3] = {90, 90, 90};
     canvas_fill(out, white);
-    font_draw(out, pad, pad, title, black, 1);
-    font_draw(out, gx, pad + title_h, "predicted ->", grey, 1);
-    font_draw(out, pad, pad + title_h, "true", grey, 1);
+    canvas_text(out, pad, pad, title, black, TEXT_SIZE);
+    canvas_text(out, gx, pad + title_h, "predicted ->", grey, TEXT_SIZE);
+    canvas_text(out, pad, pad + title_h, "true", grey, TEXT_SIZE);
     for (int i = 0; i < n; i++) {
         long row = 0;
         for (int j = 0; j < n; j++) row += counts[(size_t)i * n + j];
         snprintf(label, sizeof label, "%d %.*s", i, NAME_MAX_CHARS, names[i]);
-        font_draw(out, gx - 6 - font_text_width(label, 1), gy + i * cell + (cell - 7) / 2, label, black, 1);
+        canvas_text(out, gx - 6 - text_width(label, TEXT_SIZE), gy + i * cell + (cell - lh) / 2, label, black, TEXT_SIZE);
         if (head_h) {
             snprintf(label, sizeof label, "%d", i);
-            font_draw(out, gx + i * cell + (cell - font_text_width(label, 1)) / 2, gy - head_h + 2, label, black, 1);
+            canvas_text(out, gx + i * cell + (cell - text_width(label, TEXT_SIZE)) / 2, gy - head_h + 2, label, black, TEXT_SIZE);
         }
         for (int j = 0; j < n; j++) {
             long v = counts[(size_t)i * n + j];
@@ -48,14 +50,15 @@ int viz_confusion(Canvas *out, const long *counts, int n, const char *const *nam
             colormap_color(CMAP_VIRIDIS, f, rgb);
             canvas_fill_rect(out, gx + j * cell, gy + i * cell, cell, cell, rgb);
             snprintf(label, sizeof label, "%ld", v);
-            int tw = font_text_width(label, 1);
+            int tw = text_width(label, TEXT_SIZE);
             if (cell >= 14 && tw <= cell - 2)
-                font_draw(out, gx + j * cell + (cell - tw) / 2, gy + i * cell + (cell - 7) / 2, label,
-                          f > 0.5f ? black : white, 1);
+                canvas_text(out, gx + j * cell + (cell - tw) / 2, gy + i * cell + (cell - lh) / 2, label,
+                            f > 0.5f ? black : white, TEXT_SIZE);
         }
     }
     canvas_rect(out, gx - 1, gy - 1, n * cell + 2, n * cell + 2, 1, grey);
-    viz_colorbar(out, bar_x, gy, bar_w, n * cell, 1, CMAP_VIRIDIS, 0.0, 1.0, black);
-    font_draw(out, gx, gy + n * cell + 4, "colour: fraction of the true class", grey, 1);
+    ColorBar bar = {CMAP_VIRIDIS, 0.0, 1.0, NAN, NULL, TEXT_SIZE, {0, 0, 0}};
+    viz_colorbar(out, bar_x, gy, bar_w, n * cell, 1, &bar);
+    canvas_text(out, gx, gy + n * cell + 4, "colour: fraction of the true class", grey, TEXT_SIZE);
     return 0;
 }

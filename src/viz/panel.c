@@ -1,12 +1,15 @@
-// Reconstruction panels: original | masked | reconstruction | + visible | error map.
+// Reconstruction panels: original | masked | raw prediction | + visible | error map.
 #include "viz/panel.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "viz/font.h"
+#include "viz/text.h"
 
 const uint8_t PANEL_BG[3] = {40, 40, 40};
-static const uint8_t CAPTION_RGB[3] = {220, 220, 220};
+static const uint8_t CAPTION_RGB[3] = {225, 225, 225};
+
+enum { NPANELS = 5, CAPTION_MAX = 512 };
 
 // The top of the error colour scale.
 static float error_scale_max(const MaeConfig *cfg, const float *patch_err, float err_max) {
@@ -18,57 +21,92 @@ static float error_scale_max(const MaeConfig *cfg, const float *patch_err, float
     return m > 0 ? m : 1.0f;
 }
 
-void panel_recon_row_size(const MaeConfig *cfg, const float *patch_err, float err_max, int scale,
-                          int labels, int *w, int *h) {
-    if (scale < 1) scale = 1;
-    int S = cfg->img_size * scale;
-    float vmax = error_scale_max(cfg, patch_err, err_max);
-    *w = 5 * S + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, vmax);
-    *h = (labels ? PANEL_CAPTION_H : 0) + S;
+double panel_text_size(int side) { return side >= 160 ? 13.0 : 11.0; }
+
+// The five captions, each wrapped to the panel's side; returns the most lines any of them takes.
+// Panels narrower than PANEL_FULL_CAPTIONS get the short forms (the long ones would be a column of
+// single words).
+static int captions(const MaeConfig *cfg, const uint8_t *removed, int side, char wrapped[NPANELS][CAPTION_MAX]) {
+    int L = mae_num_patches(cfg), nrem = 0;
+    for (int l = 0; l < L; l++) nrem += removed[l] != 0;
+    int full = side >= PANEL_FULL_CAPTIONS, pct = (int)(100.0 * nrem / L + 0.5);
+    char masked[96];
+    if (full) snprintf(masked, sizeof masked, "masked %d%% (%d of %d patches)", pct, nrem, L);
+    else snprintf(masked, sizeof masked, "masked %d%%", pct);
+    const char *text[NPANELS] = {"original", masked,
+                                 full ? "raw prediction (visible patches are not trained)" : "raw prediction",
+                                 full ? "prediction + visible patches" : "+ visible",
+                                 full ? "squared error per patch" : "error"};
+    int most = 0;
+    for (int k = 0; k < NPANELS; k++) {
+        int n = text_wrap(text[k], panel_text_size(side), side, wrapped[k], CAPTION_MAX);
+        if (n > most) most = n;
+    }
+    return most;
 }
 
-// Caption at (x, y), cut to the characters that fit in width w.
-static void caption(Canvas *c, int x, int y, int w, const char *text) {
-    char buf[64];
-    int fit = (w + 1) / FONT_ADVANCE;
-    if (fit <= 0) return;
-    snprintf(buf, sizeof buf, "%.*s", fit, text);
-    font_draw(c, x, y, buf, CAPTION_RGB, 1);
+// Row width before the head, and the head's height (title and captions).
+static void row_geometry(const MaeConfig *cfg, const uint8_t *removed, const float *patch_err,
+                         const PanelOptions *o, int *w, int *head, char wrapped[NPANELS][CAPTION_MAX],
+                         char *title, size_t title_len) {
+    int S = o->side > 0 ? o->side : 1;
+    double ts = panel_text_size(S);
+    float vmax = error_scale_max(cfg, patch_err, o->err_max);
+    *w = NPANELS * S + NPANELS * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, vmax, ts) + PANEL_GAP;
+    *head = 0;
+    if (title) title[0] = 0;
+    if (!o->labels) return;
+    int lh = text_line_height(ts);
+    if (o->title && *o->title) {
+        char buf[CAPTION_MAX];
+        int n = text_wrap(o->title, ts, *w - PANEL_GAP, title ? title : buf, title ? title_len : sizeof buf);
+        *head += n * lh + PANEL_GAP;
+    }
+    *head += captions(cfg, removed, S, wrapped) * lh + PANEL_GAP;
+}
+
+void panel_recon_row_size(const MaeConfig *cfg, const uint8_t *removed, const float *patch_err,
+                          const PanelOptions *opt, int *w, int *h) {
+    char wrapped[NPANELS][CAPTION_MAX];
+    int head;
+    row_geometry(cfg, removed, patch_err, opt, w, &head, wrapped, NULL, 0);
+    *h = head + (opt->side > 0 ? opt->side : 1);
 }
 
 int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const float *recon,
-                    const uint8_t *removed, const float *patch_err, float err_max, int scale, int labels,
+                    const uint8_t *removed, const float *patch_err, const PanelOptions *opt,
                     char *err, size_t errlen) {
     memset(dst, 0, sizeof *dst);
-    if (scale < 1) scale = 1;
     int W = cfg->img_size, C = cfg->in_chans, P = cfg->patch_size, g = W / P, L = g * g;
-    if ((long)W * scale * 5 > VIZ_MAX_SIDE) {
-        snprintf(err, errlen, "panel too wide (image %d x scale %d)", W, scale);
+    int S = opt->side > 0 ? opt->side : 1;
+    if ((long)S * (NPANELS + 1) > VIZ_MAX_SIDE) {
+        snprintf(err, errlen, "panel too wide (%d pixels per panel)", S);
         return -1;
     }
-    int w, h;
-    panel_recon_row_size(cfg, patch_err, err_max, scale, labels, &w, &h);
+    char wrapped[NPANELS][CAPTION_MAX], title[CAPTION_MAX];
+    int w, head;
+    row_geometry(cfg, removed, patch_err, opt, &w, &head, wrapped, title, sizeof title);
+    int h = head + S;
     size_t n = (size_t)W * W * C;
     float *work = malloc(sizeof(float) * n);
-    float *err01 = malloc(sizeof(float) * (size_t)W * W);
     float *grid = malloc(sizeof(float) * (size_t)L);
-    if (!work || !err01 || !grid) snprintf(err, errlen, "out of memory for a %d x %d panel", w, h);
-    if (!work || !err01 || !grid || canvas_create(dst, w, h, err, errlen)) {
-        free(work); free(err01); free(grid); canvas_free(dst);
+    if (!work || !grid) snprintf(err, errlen, "out of memory for a %d x %d panel", w, h);
+    if (!work || !grid || canvas_create(dst, w, h, err, errlen)) {
+        free(work); free(grid); canvas_free(dst);
         return -1;
     }
     canvas_fill(dst, PANEL_BG);
-    int S = W * scale, top = labels ? PANEL_CAPTION_H : 0, step = S + PANEL_GAP;
+    int step = S + PANEL_GAP, bl = opt->bilinear;
 
-    canvas_blit_float(dst, 0, top, orig, W, W, C, scale);
+    canvas_blit_resized(dst, 0, head, orig, W, W, C, S, S, bl);
 
     memcpy(work, orig, sizeof(float) * n);
     viz_grey_patches(work, W, W, C, P, removed);
-    canvas_blit_float(dst, step, top, work, W, W, C, scale);
+    canvas_blit_resized(dst, step, head, work, W, W, C, S, S, bl);
 
-    canvas_blit_float(dst, 2 * step, top, recon, W, W, C, scale);   // blit clips to [0, 1]
+    canvas_blit_resized(dst, 2 * step, head, recon, W, W, C, S, S, bl);   // clipped to [0, 1]
 
-    // Visible patches pasted from the original over the reconstruction.
+    // Visible patches pasted from the original over the prediction.
     memcpy(work, recon, sizeof(float) * n);
     for (int l = 0; l < L; l++) {
         if (removed[l]) continue;
@@ -77,27 +115,35 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
             memcpy(work + ((size_t)(y0 + py) * W + x0) * C, orig + ((size_t)(y0 + py) * W + x0) * C,
                    sizeof(float) * (size_t)P * C);
     }
-    canvas_blit_float(dst, 3 * step, top, work, W, W, C, scale);
+    canvas_blit_resized(dst, 3 * step, head, work, W, W, C, S, S, bl);
 
     // Error map: per-patch MSE over [0, vmax], one colour per patch.
-    float vmax = error_scale_max(cfg, patch_err, err_max);
+    float vmax = error_scale_max(cfg, patch_err, opt->err_max);
     for (int l = 0; l < L; l++) {
         float v = patch_err[l] / vmax;
         grid[l] = v != v ? 0.0f : v < 0 ? 0.0f : v > 1 ? 1.0f : v;
     }
-    viz_upsample(grid, g, g, err01, W, W, 0);
-    viz_overlay(dst, 4 * step, top, NULL, W, W, 1, err01, CMAP_VIRIDIS, 1.0f, scale);
-    viz_colorbar(dst, 5 * step, top, PANEL_BAR_W, S, 1, CMAP_VIRIDIS, 0.0, vmax, CAPTION_RGB);
-
-    if (labels) {
-        int nrem = 0;
-        for (int l = 0; l < L; l++) nrem += removed[l] != 0;
-        char masked[32];
-        snprintf(masked, sizeof masked, "masked %d%%", (int)(100.0 * nrem / L + 0.5));
-        const char *names[5] = {"original", masked, "reconstruction", "+ visible", "error"};
-        for (int k = 0; k < 5; k++) caption(dst, k * step, 1, S, names[k]);
+    float *up = realloc(work, sizeof(float) * (size_t)S * S);
+    if (!up) {
+        snprintf(err, errlen, "out of memory for a %d x %d panel", w, h);
+        free(work); free(grid); canvas_free(dst);
+        return -1;
     }
-    free(work); free(err01); free(grid);
+    viz_upsample(grid, g, g, up, S, S, 0);
+    viz_overlay(dst, 4 * step, head, NULL, S, S, 1, up, CMAP_VIRIDIS, 1.0f, 1);
+    double ts = panel_text_size(S);
+    ColorBar bar = {CMAP_VIRIDIS, 0.0, vmax, NAN, NULL, ts, {CAPTION_RGB[0], CAPTION_RGB[1], CAPTION_RGB[2]}};
+    viz_colorbar(dst, NPANELS * step, head, PANEL_BAR_W, S, 1, &bar);
+
+    if (opt->labels) {
+        int y = 0;
+        if (title[0]) {
+            canvas_text(dst, 0, 0, title, CAPTION_RGB, ts);
+            y = text_height(title, ts) + PANEL_GAP;
+        }
+        for (int k = 0; k < NPANELS; k++) canvas_text(dst, k * step, y, wrapped[k], CAPTION_RGB, ts);
+    }
+    free(up); free(grid);
     return 0;
 }
 

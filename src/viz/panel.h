@@ -1,14 +1,16 @@
 // Reconstruction panels, shared by `vitmae reconstruct` and the training samples
 // (RUN/samples/step-<step>.png): one row of five panels per image, rows stacked.
 //
-// Geometry of one row (S = img_size * scale, all sizes in pixels):
-//   top     = labels ? PANEL_CAPTION_H : 0                     (a caption line above each panel)
-//   panel k = S x S at (k * (S + PANEL_GAP), top), k = 0..4
-//   bar     = PANEL_BAR_W x S at (5 * (S + PANEL_GAP), top), its min/max printed 3 px to its right
-//   width   = 5 * S + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0, vmax)
-//   height  = top + S
+// Geometry of one row (S = opt->side, all sizes in pixels; lh = text_line_height(panel_text_size(S))):
+//   head    = labels ? title lines * lh + (title ? PANEL_GAP : 0) + caption lines * lh + PANEL_GAP : 0
+//             (captions wrap to S; "caption lines" is the most any panel needs; the title wraps to
+//             the row's width)
+//   panel k = S x S at (k * (S + PANEL_GAP), head), k = 0..4
+//   bar     = PANEL_BAR_W x S at (5 * (S + PANEL_GAP), head), its max and min printed right of it
+//   width   = 5 * S + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0, vmax, size) + PANEL_GAP
+//   height  = head + S
 // where vmax is the colour scale's top (err_max when > 0, else the largest patch error, else 1).
-// Background dark grey (PANEL_BG), captions light grey, truncated to the panel's width.
+// Background dark grey (PANEL_BG), text light grey.
 #ifndef VITMAE_PANEL_H
 #define VITMAE_PANEL_H
 #include <stddef.h>
@@ -19,24 +21,36 @@
 enum {
     PANEL_GAP = 4,          // between panels, and between the error panel and its colour bar
     PANEL_BAR_W = 8,        // colour bar width
-    PANEL_CAPTION_H = 12,   // caption line height (font line 10 + 2)
+    PANEL_FULL_CAPTIONS = 120,   // narrower panels get the short captions
 };
 extern const uint8_t PANEL_BG[3];   // {40, 40, 40}
 
-// One row of five panels for one image, side by side with a small gap, each upscaled `scale`
-// (nearest): original | masked (removed patches grey 0.5) | reconstruction (clipped) |
-// reconstruction with the visible patches pasted from the original | per-patch error map (viridis
-// over the patch grid, nearest, with a colour bar and its min/max). orig and recon are pixel units
-// [H][W][C] (C = cfg->in_chans); removed [L] (1 = removed); patch_err [L] per-patch MSE;
-// err_max > 0 fixes the colour scale to [0, err_max], else [0, max of patch_err].
-// labels != 0 draws a caption above each panel ("original", "masked 75%", "reconstruction",
-// "+ visible", "error"). Creates *dst (caller frees with canvas_free). 0 ok, -1 with err.
+typedef struct {
+    int side;            // each panel's side in pixels (the img_size x img_size view resized to it)
+    int bilinear;        // the picture panels resized smoothly (1) or nearest (0); the error map is
+                         //   one colour per patch either way
+    int labels;          // a caption above each panel (and the title, when given)
+    float err_max;       // > 0 fixes the error colour scale to [0, err_max], else [0, largest error]
+    const char *title;   // NULL, or a line above the captions (e.g. the image, its mask ratio, PSNR)
+} PanelOptions;
+
+// Text size (pixels) of the captions for panels of side S: 11 below 160, else 13.
+double panel_text_size(int side);
+// One row of five panels for one image: original | masked (removed patches grey 0.5) | raw
+// prediction (clipped; every patch, so the visible ones show the untrained prediction) | prediction
+// with the visible patches pasted from the original | per-patch error map (viridis over the patch
+// grid, with a colour bar and its min/max). orig and recon are pixel units [H][W][C]
+// (C = cfg->in_chans); removed [L] (1 = removed); patch_err [L] per-patch MSE. Captions: "original",
+// "masked 75% (12 of 16 patches)", "raw prediction (visible patches are not trained)",
+// "prediction + visible patches", "squared error per patch"; for panels narrower than
+// PANEL_FULL_CAPTIONS "original", "masked 75%", "raw prediction", "+ visible", "error". Creates
+// *dst (caller frees with canvas_free). 0 ok, -1 with err.
 int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const float *recon,
-                    const uint8_t *removed, const float *patch_err, float err_max, int scale, int labels,
+                    const uint8_t *removed, const float *patch_err, const PanelOptions *opt,
                     char *err, size_t errlen);
 // The width and height panel_recon_row gives for these arguments (the formula above).
-void panel_recon_row_size(const MaeConfig *cfg, const float *patch_err, float err_max, int scale,
-                          int labels, int *w, int *h);
+void panel_recon_row_size(const MaeConfig *cfg, const uint8_t *removed, const float *patch_err,
+                          const PanelOptions *opt, int *w, int *h);
 // Stacks n canvases vertically (left-aligned, gap pixels between, background PANEL_BG) into *dst:
 // width = max width, height = sum of heights + (n - 1) * gap. 0 ok, -1 with err (n < 1, too big).
 int panel_stack(Canvas *dst, const Canvas *rows, int n, int gap, char *err, size_t errlen);

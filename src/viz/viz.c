@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "viz/font.h"
+#include "data/image.h"
+#include "viz/text.h"
 
 // ---------------------------------------------------------------------------------------------
 // Canvas
@@ -114,6 +115,32 @@ void canvas_blit_float(Canvas *dst, int x, int y, const float *img, int W, int H
         }
 }
 
+void canvas_blit_resized(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int dw, int dh,
+                         int bilinear) {
+    if (dw < 1 || dh < 1 || W < 1 || H < 1) return;
+    if (bilinear && (dw != W || dh != H)) {
+        float *tmp = malloc(sizeof(float) * (size_t)dw * dh * c);
+        if (tmp) {
+            image_resize_bilinear(img, W, H, c, tmp, dw, dh);
+            canvas_blit_float(dst, x, y, tmp, dw, dh, c, 1);
+            free(tmp);
+            return;
+        }   // out of memory: nearest needs no buffer
+    }
+    for (int oy = 0; oy < dh; oy++) {
+        int64_t cy = (int64_t)y + oy;
+        if (cy < 0 || cy >= dst->h) continue;
+        int sy = (int)((int64_t)oy * H / dh);
+        for (int ox = 0; ox < dw; ox++) {
+            int64_t cx = (int64_t)x + ox;
+            if (cx < 0 || cx >= dst->w) continue;
+            const float *p = img + ((size_t)sy * W + (size_t)((int64_t)ox * W / dw)) * c;
+            uint8_t *q = dst->px + ((size_t)cy * dst->w + (size_t)cx) * 3;
+            for (int k = 0; k < 3; k++) q[k] = to_u8(p[c == 3 ? k : 0]);
+        }
+    }
+}
+
 void canvas_blit(Canvas *dst, int x, int y, const Canvas *src) {
     for (int sy = 0; sy < src->h; sy++) {
         int64_t dy = (int64_t)y + sy;
@@ -124,10 +151,6 @@ void canvas_blit(Canvas *dst, int x, int y, const Canvas *src) {
         memcpy(dst->px + ((size_t)dy * dst->w + (size_t)(x + a)) * 3,
                src->px + ((size_t)sy * src->w + (size_t)a) * 3, (size_t)(b - a) * 3);
     }
-}
-
-int canvas_text(Canvas *c, int x, int y, const char *s, const uint8_t rgb[3], int scale) {
-    return font_draw(c, x, y, s, rgb, scale);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,43 +382,69 @@ void viz_overlay(Canvas *dst, int x, int y, const float *img, int W, int H, int 
         }
 }
 
-static void fmt_3g(char *buf, size_t n, double v) {
+void viz_format_value(double v, char *buf, size_t n) {
     if (v == 0) v = 0;   // no "-0"
     snprintf(buf, n, "%.3g", v);
 }
 
-int viz_colorbar_label_width(double vmin, double vmax) {
+int viz_colorbar_label_width(double vmin, double vmax, double size) {
     char a[32], b[32];
-    fmt_3g(a, sizeof a, vmin);
-    fmt_3g(b, sizeof b, vmax);
-    int wa = font_text_width(a, 1), wb = font_text_width(b, 1);
+    viz_format_value(vmin, a, sizeof a);
+    viz_format_value(vmax, b, sizeof b);
+    int wa = text_width(a, size), wb = text_width(b, size);
     return wa > wb ? wa : wb;
 }
 
-void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, int cmap, double vmin,
-                  double vmax, const uint8_t text_rgb[3]) {
+int viz_colorbar_height(int bar_h, double size) { return bar_h + 2 + text_line_height(size); }
+
+void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const ColorBar *b) {
     if (w < 1 || h < 1) return;
     uint8_t col[3];
     if (vertical) {
         for (int r = 0; r < h; r++) {
-            colormap_color(cmap, h > 1 ? 1.0f - (float)r / (float)(h - 1) : 1.0f, col);
+            colormap_color(b->cmap, h > 1 ? 1.0f - (float)r / (float)(h - 1) : 1.0f, col);
             canvas_fill_rect(c, x, y + r, w, 1, col);
         }
     } else {
         for (int k = 0; k < w; k++) {
-            colormap_color(cmap, w > 1 ? (float)k / (float)(w - 1) : 1.0f, col);
+            colormap_color(b->cmap, w > 1 ? (float)k / (float)(w - 1) : 1.0f, col);
             canvas_fill_rect(c, x + k, y, 1, h, col);
         }
     }
     char lo[32], hi[32];
-    fmt_3g(lo, sizeof lo, vmin);
-    fmt_3g(hi, sizeof hi, vmax);
+    viz_format_value(b->vmin, lo, sizeof lo);
+    viz_format_value(b->vmax, hi, sizeof hi);
+    int lh = text_line_height(b->text_size);
+    // The mark: a line across the bar, white over a dark edge so that it shows on every colour.
+    double range = b->vmax - b->vmin;
+    int has_mark = isfinite(b->mark) && range > 0 && b->mark >= b->vmin && b->mark <= b->vmax;
+    double f = has_mark ? (b->mark - b->vmin) / range : 0;
+    static const uint8_t edge[3] = {0, 0, 0}, light[3] = {255, 255, 255};
     if (vertical) {
-        font_draw(c, x + w + 3, y, hi, text_rgb, 1);
-        font_draw(c, x + w + 3, y + h - 7, lo, text_rgb, 1);
+        canvas_text(c, x + w + 3, y, hi, b->text_rgb, b->text_size);
+        canvas_text(c, x + w + 3, y + h - lh, lo, b->text_rgb, b->text_size);
+        if (has_mark) {
+            int my = y + (int)lround((1 - f) * (h - 1));
+            canvas_fill_rect(c, x - 2, my - 1, w + 4, 3, edge);
+            canvas_fill_rect(c, x - 2, my, w + 4, 1, light);
+        }
     } else {
-        font_draw(c, x, y + h + 2, lo, text_rgb, 1);
-        font_draw(c, x + w - font_text_width(hi, 1), y + h + 2, hi, text_rgb, 1);
+        int ty = y + h + 2;
+        canvas_text(c, x, ty, lo, b->text_rgb, b->text_size);
+        int hw = text_width(hi, b->text_size);
+        canvas_text(c, x + w - hw, ty, hi, b->text_rgb, b->text_size);
+        if (has_mark) {
+            int mx = x + (int)lround(f * (w - 1));
+            canvas_fill_rect(c, mx - 1, y - 2, 3, h + 4, edge);
+            canvas_fill_rect(c, mx, y - 2, 1, h + 4, light);
+            // Its label, centred under the mark, only where it clears the end labels.
+            if (b->mark_label && *b->mark_label) {
+                int mw = text_width(b->mark_label, b->text_size), lx = mx - mw / 2;
+                int lw = text_width(lo, b->text_size);
+                if (lx > x + lw + 4 && lx + mw < x + w - hw - 4)
+                    canvas_text(c, lx, ty, b->mark_label, b->text_rgb, b->text_size);
+            }
+        }
     }
 }
 
@@ -543,8 +592,9 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     if (!opt) opt = &no_opt;
     const uint8_t white[3] = {255, 255, 255}, ink[3] = {40, 40, 40}, grid[3] = {225, 225, 225},
                   frame[3] = {160, 160, 160};
-    int ts = w >= 800 && h >= 400 ? 2 : 1;   // text scale
-    int lh = FONT_LINE_H * ts, pad = 6 * ts;
+    int ts = w >= 800 && h >= 400 ? 2 : 1;   // scale of the geometry (pads, ticks, pen)
+    double fs = ts == 2 ? 15.0 : 11.0;      // text size, pixels
+    int lh = text_line_height(fs), pad = 6 * ts;
     canvas_fill_rect(c, x, y, w, h, white);
 
     // Data range over drawable points.
@@ -577,7 +627,7 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     int ylab_w = 0;
     for (int k = 0; k < ay.nticks; k++) {
         fmt_tick(label, sizeof label, ay.ticks[k], &ay);
-        int tw = font_text_width(label, ts);
+        int tw = text_width(label, fs);
         if (tw > ylab_w) ylab_w = tw;
     }
     int left = x + pad + ylab_w + 6 * ts, right = x + w - pad - 4 * ts;
@@ -586,12 +636,12 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     axis_linear(&ax, xmin, xmax, pw / (70 * ts));
 
     if (opt->title && *opt->title)
-        font_draw(c, x + (w - font_text_width(opt->title, ts)) / 2, y + pad, opt->title, ink, ts);
+        canvas_text(c, x + (w - text_width(opt->title, fs)) / 2, y + pad, opt->title, ink, fs);
     if (opt->ylabel && *opt->ylabel)
-        font_draw(c, x + pad, top - lh - pad / 2, opt->ylabel, ink, ts);
+        canvas_text(c, x + pad, top - lh - pad / 2, opt->ylabel, ink, fs);
     if (opt->xlabel && *opt->xlabel)
-        font_draw(c, left + (pw - font_text_width(opt->xlabel, ts)) / 2, bottom + 4 * ts + lh + 2,
-                  opt->xlabel, ink, ts);
+        canvas_text(c, left + (pw - text_width(opt->xlabel, fs)) / 2, bottom + 4 * ts + lh + 2,
+                  opt->xlabel, ink, fs);
 
     // Grid, ticks and their labels.
     for (int k = 0; k < ay.nticks; k++) {
@@ -599,46 +649,48 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
         canvas_fill_rect(c, left, py, pw, 1, grid);
         canvas_fill_rect(c, left - 3 * ts, py, 3 * ts, 1, ink);
         fmt_tick(label, sizeof label, ay.ticks[k], &ay);
-        font_draw(c, left - 5 * ts - font_text_width(label, ts), py - 3 * ts, label, ink, ts);
+        canvas_text(c, left - 5 * ts - text_width(label, fs), py - lh / 2, label, ink, fs);
     }
     for (int k = 0; k < ax.nticks; k++) {
         int px = left + frac_to_px(axis_frac(&ax, ax.ticks[k]), pw);
         canvas_fill_rect(c, px, top, 1, ph, grid);
         canvas_fill_rect(c, px, bottom, 1, 3 * ts, ink);
         fmt_tick(label, sizeof label, ax.ticks[k], &ax);
-        int tw = font_text_width(label, ts), lx = px - tw / 2;
+        int tw = text_width(label, fs), lx = px - tw / 2;
         if (lx + tw > x + w - 1) lx = x + w - 1 - tw;   // keep end labels inside the box
         if (lx < x + 1) lx = x + 1;
-        font_draw(c, lx, bottom + 4 * ts + 1, label, ink, ts);
+        canvas_text(c, lx, bottom + 4 * ts + 1, label, ink, fs);
     }
     canvas_rect(c, left, top, pw, ph, 1, frame);
     canvas_fill_rect(c, left, top, 1, ph, ink);        // y axis
     canvas_fill_rect(c, left, bottom - 1, pw, 1, ink); // x axis
 
-    // Series: segments between consecutive drawable points; a lone point is a small square.
-    int thick = ts;
+    // Series: anti-aliased lines through runs of consecutive drawable points; a lone point is a dot.
+    double pen = 1.25 * ts;
     for (int s = 0; s < nseries; s++) {
         const PlotSeries *se = &series[s];
         uint8_t col[3];
         if (se->has_rgb) memcpy(col, se->rgb, 3); else viz_palette(s, col);
-        int have_prev = 0, prev_x = 0, prev_y = 0;
-        for (int i = 0; i < se->n; i++) {
-            if (!point_ok(se, i, opt->log_y)) { have_prev = 0; continue; }
-            int px = left + frac_to_px(axis_frac(&ax, se->x[i]), pw);
-            int py = bottom - 1 - frac_to_px(axis_frac(&ay, se->y[i]), ph);
-            if (have_prev) {
-                canvas_line(c, prev_x, prev_y, px, py, thick, col);
-            } else {
-                int lone = i + 1 >= se->n || !point_ok(se, i + 1, opt->log_y);
-                if (lone) canvas_fill_rect(c, px - 1, py - 1, 3, 3, col);
-                else canvas_line(c, px, py, px, py, thick, col);
+        double *run_x = malloc(sizeof(double) * (size_t)(se->n > 0 ? se->n : 1));
+        double *run_y = malloc(sizeof(double) * (size_t)(se->n > 0 ? se->n : 1));
+        if (!run_x || !run_y) { free(run_x); free(run_y); continue; }
+        int nrun = 0;
+        for (int i = 0; i <= se->n; i++) {
+            if (i < se->n && point_ok(se, i, opt->log_y)) {
+                run_x[nrun] = left + frac_to_px(axis_frac(&ax, se->x[i]), pw) + 0.5;
+                run_y[nrun] = bottom - 1 - frac_to_px(axis_frac(&ay, se->y[i]), ph) + 0.5;
+                nrun++;
+                continue;
             }
-            have_prev = 1; prev_x = px; prev_y = py;
+            if (nrun) canvas_polyline(c, run_x, run_y, nrun, nrun == 1 ? 3.0 * ts : pen, col);
+            nrun = 0;
         }
+        free(run_x);
+        free(run_y);
     }
     if (!npoints) {
         const char *msg = "no data";
-        font_draw(c, left + (pw - font_text_width(msg, ts)) / 2, top + ph / 2 - 4 * ts, msg, ink, ts);
+        canvas_text(c, left + (pw - text_width(msg, fs)) / 2, top + ph / 2 - lh / 2, msg, ink, fs);
     }
 
     // Legend, top right inside the plot area.
@@ -646,7 +698,7 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     for (int s = 0; s < nseries; s++)
         if (series[s].label && *series[s].label) {
             nleg++;
-            int tw = font_text_width(series[s].label, ts);
+            int tw = text_width(series[s].label, fs);
             if (tw > legw) legw = tw;
         }
     if (nleg) {
@@ -661,7 +713,7 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
             if (series[s].has_rgb) memcpy(col, series[s].rgb, 3); else viz_palette(s, col);
             int ly = by + pad / 2 + row * lh;
             canvas_fill_rect(c, bx + pad / 2, ly + 3 * ts, sample, 2 * ts, col);
-            font_draw(c, bx + pad / 2 + sample + pad / 2, ly, series[s].label, ink, ts);
+            canvas_text(c, bx + pad / 2 + sample + pad / 2, ly, series[s].label, ink, fs);
             row++;
         }
     }

@@ -35,10 +35,13 @@ void canvas_rect(Canvas *c, int x, int y, int w, int h, int thick, const uint8_t
 void canvas_line(Canvas *c, int x0, int y0, int x1, int y1, int thick, const uint8_t rgb[3]);
 // Draws float image img [H][W][c] with its top-left at (x, y), each pixel as a scale x scale block.
 void canvas_blit_float(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int scale);
+// Draws float image img [H][W][c] resized to dw x dh with its top-left at (x, y): bilinear as
+// image_resize_bilinear (antialiased when shrinking), or nearest (source = floor(dst * W / dw)).
+void canvas_blit_resized(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int dw, int dh,
+                         int bilinear);
 // Copies src with its top-left at (x, y).
 void canvas_blit(Canvas *dst, int x, int y, const Canvas *src);
-// Text in the built-in font (font.h): see font_draw. Returns the x just past the text.
-int  canvas_text(Canvas *c, int x, int y, const char *s, const uint8_t rgb[3], int scale);
+// Text and anti-aliased lines: text.h (cairo).
 
 // ---- colormaps ----
 // Each map is 256 RGB8 entries, built on first use from a few published key colours per map,
@@ -65,12 +68,26 @@ void viz_normalize(float *map, size_t n);
 // alpha = 1 draws the colormap alone; img may be NULL (taken as black).
 void viz_overlay(Canvas *dst, int x, int y, const float *img, int W, int H, int c,
                  const float *map01, int cmap, float alpha, int scale);
-// A colour bar in the box (x, y, w, h): vertical (max at the top) or horizontal (min at the left),
-// with the min and max printed "%.3g" in text_rgb: right of a vertical bar (starting at x + w + 3),
-// below a horizontal one (starting at y + h + 2). Width of those labels: viz_colorbar_label_width.
-void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, int cmap, double vmin,
-                  double vmax, const uint8_t text_rgb[3]);
-int  viz_colorbar_label_width(double vmin, double vmax);   // widest label, pixels (font scale 1)
+// A colour bar: the colours of cmap from vmin to vmax, labelled with those two values
+// (viz_format_value), and `mark` (e.g. the uniform-attention level) drawn as a white line with a
+// dark edge across the bar when it lies in [vmin, vmax] (NaN: no mark).
+typedef struct {
+    int cmap;
+    double vmin, vmax, mark;
+    const char *mark_label;     // horizontal bars: written under the mark where it clears the ends
+    double text_size;           // label size, pixels (text.h)
+    uint8_t text_rgb[3];
+} ColorBar;
+// Draws the bar in the box (x, y, w, h): vertical (max at the top, labels right of the bar from
+// x + w + 3, the max's line level with the bar's top, the min's with its bottom) or horizontal (min at the left; labels in a line under the bar,
+// from y + h + 2: min left-aligned, max right-aligned).
+void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const ColorBar *b);
+// Width of the wider end label of a vertical bar, and the height a horizontal bar of bar_h takes
+// with its labels (bar_h + 2 + a text line).
+int  viz_colorbar_label_width(double vmin, double vmax, double size);
+int  viz_colorbar_height(int bar_h, double size);
+// The text of a value on colour bars and in captions: "%.3g", never "-0".
+void viz_format_value(double v, char *buf, size_t n);
 // Paints the removed patches of img [H][W][c] grey 0.5: removed is [H/patch][W/patch] (row-major,
 // nonzero = removed). Pixels right or below the last whole patch are left alone.
 void viz_grey_patches(float *img, int W, int H, int c, int patch, const uint8_t *removed);
@@ -92,8 +109,8 @@ typedef struct {
 // The palette used when has_rgb is 0 (Okabe-Ito colours, distinct for colour-blind readers).
 void viz_palette(int index, uint8_t rgb[3]);
 // Draws a plot filling the box (x, y, w, h): white background, title, axes with "nice" tick
-// labels (1, 2, 5 x 10^k; decades on a log axis), light grid, series, and a legend (top right).
-// Text is font scale 2 when the box is at least 800 x 400, else 1. With no drawable point the
+// labels (1, 2, 5 x 10^k; decades on a log axis), light grid, series as anti-aliased lines, and a
+// legend (top right). Text is 15 px when the box is at least 800 x 400, else 11 px. With no drawable point the
 // axes span [0, 1] and "no data" is written. opt may be NULL. Returns 0, or -1 (nothing drawn)
 // when the box is too small (< 120 x 80). For RUN/curves.png: loss plot (log_y) above a short lr
 // plot, two calls on one canvas.

@@ -1,13 +1,45 @@
-// Run folders (see rundir.h).
+// Run-folder guards (see runfolder.h).
+#include "cmd/runfolder.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <unistd.h>
-#include "cmd/rundir.h"
+
+int run_folder_has_run(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        const char *n = e->d_name;
+        long step;
+        char tail[32];
+        found = !strcmp(n, "checkpoint.safetensors") || !strcmp(n, "metrics.csv") || !strcmp(n, "config.json") ||
+                (sscanf(n, "checkpoint-%ld%31s", &step, tail) == 2 && !strcmp(tail, ".safetensors"));
+    }
+    closedir(d);
+    return found;
+}
+
+int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen) {
+    char base[4096];
+    snprintf(base, sizeof base, "%s", dir);
+    size_t len = strlen(base);
+    while (len > 1 && base[len - 1] == '/') base[--len] = 0;   // "runs/x/" -> "runs/x"
+    for (int n = 1; n < 100000; n++) {
+        snprintf(moved, movedlen, "%s.old-%d", base, n);
+        if (renameat2(AT_FDCWD, base, AT_FDCWD, moved, RENAME_NOREPLACE) == 0) return 0;
+        if (errno == EEXIST) continue;
+        snprintf(err, errlen, "cannot move %s aside to %s: %s", base, moved, strerror(errno));
+        return -1;
+    }
+    snprintf(err, errlen, "cannot move %s aside: every %s.old-N is taken", base, base);
+    return -1;
+}
 
 static int cmp_long(const void *a, const void *b) {
     long x = *(const long *)a, y = *(const long *)b;
@@ -75,19 +107,6 @@ int publish_latest(const char *snapshot, const char *latest, const char *dir) {
     int dfd = open(dir, O_RDONLY);
     if (dfd >= 0) { fsync(dfd); close(dfd); }
     return 0;
-}
-
-int path_in_use(const char *path) {
-    struct stat st;
-    if (stat(path, &st) != 0) return 0;
-    if (!S_ISDIR(st.st_mode)) return 1;
-    DIR *d = opendir(path);
-    if (!d) return 1;
-    struct dirent *e;
-    int used = 0;
-    while (!used && (e = readdir(d))) used = strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return used;
 }
 
 int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int *idx, int n, char *err,

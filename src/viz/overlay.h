@@ -1,0 +1,54 @@
+// Maps over photographs at display size, and montages of such tiles (`vitmae attention`).
+//
+// A map [gh][gw] belongs to the model's view of the photo: the evaluation crop, a box in the
+// photo's pixels (image_eval_box). The photo is drawn at a display size; the box is scaled with it;
+// the map is resized onto the box's display pixels and blended over the photo there. Outside the
+// box the photo is dimmed and the box outlined, so a wide photo shows where the model looked.
+//
+// Display size (overlay_display_size): a photo whose longest side exceeds `display` is shrunk to
+// that side (aspect kept; antialiased bilinear); a smaller photo is never resampled: it is enlarged
+// by a whole factor k = max(1, floor(display / longest side)), each pixel a k x k block (so a 28 px
+// Fashion-MNIST image is legible and shows its real pixels). scale > 0 forces k = scale.
+#ifndef VITMAE_OVERLAY_H
+#define VITMAE_OVERLAY_H
+#include <stddef.h>
+#include "viz/viz.h"
+
+// Display size of a w x h photo; *k = the whole enlargement factor, 0 when the photo is shrunk.
+void overlay_display_size(int w, int h, int display, int scale, int *dw, int *dh, int *k);
+// The photo [h][w][c] at display size (overlay_display_size): out [dh][dw][c].
+void overlay_display_photo(const float *photo, int w, int h, int c, int dw, int dh, int k, float *out);
+// out [dh][dw] = map [gh][gw] laid over box (x, y, width, height, in display pixels): a pixel whose
+// centre lies in the box gets the map at its position, bilinear (align_corners=False over the box:
+// u = (px + 0.5 - x) / width * gw - 0.5, clamped to the cells) or nearest (cell floor((px + 0.5 - x)
+// / width * gw)); pixels outside the box get NaN.
+void overlay_map(const float *map, int gw, int gh, const double box[4], int dw, int dh, int bilinear, float *out);
+// The display pixels of grid cell (gx, gy) of a gw x gh grid over box: r = {x0, y0, x1, y1}
+// (half-open, rounded to the nearest pixel edge).
+void overlay_cell_rect(const double box[4], int gw, int gh, int gx, int gy, int r[4]);
+// Draws at (x, y): the photo [dh][dw][c] blended with colour((v - vmin) / (vmax - vmin)) of map
+// [dh][dw] where it is finite (the viz_overlay formula, alpha clipped to [0, 1]); where it is NaN
+// the photo at 45% brightness. outline != 0 draws the box (display pixels) 2 px wide, white over
+// black. vmax <= vmin paints every finite value with the lowest colour.
+void overlay_draw(Canvas *c, int x, int y, const float *photo, int dw, int dh, int pc, const float *map,
+                  double vmin, double vmax, int cmap, float alpha, const double box[4], int outline);
+
+// A montage: n tiles in a grid of cols x rows cells, each cell a label above a picture and a
+// colour bar under it, below a header. All sizes in pixels:
+//   cell_w = tile_w, cell_h = label_h + tile_h + bar_h
+//   w = pad + cols * (cell_w + pad),  h = head_h + pad + rows * (cell_h + pad)
+//   tile i at column i % cols, row i / cols; its picture at
+//   (pad + col * (cell_w + pad), head_h + pad + row * (cell_h + pad) + label_h)
+// Every cell holds a tile: n = cols * rows.
+typedef struct {
+    int n, cols, rows, tile_w, tile_h, label_h, bar_h, head_h, pad, cell_w, cell_h, w, h;
+} Montage;
+// Columns for n tiles without an empty cell: the smallest divisor of n that is >= sqrt(n)
+// (a square when n is one; wider than tall otherwise; one row when n is prime).
+int  montage_auto_cols(int n);
+// Fills m. cols must divide n (0 = montage_auto_cols). 0 ok, -1 with err (bad sizes, too large).
+int  montage_plan(Montage *m, int n, int cols, int tile_w, int tile_h, int label_h, int bar_h, int head_h,
+                  int pad, char *err, size_t errlen);
+// Top-left of tile i's picture.
+void montage_tile_origin(const Montage *m, int i, int *x, int *y);
+#endif

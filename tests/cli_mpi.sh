@@ -1,0 +1,151 @@
+#!/bin/sh
+# `mpirun -np N ./vitmae train` (docs/distributed.md): bitwise the same weights, AdamW moments and
+# metrics.csv losses for 1, 2 and 4 processes, --accum 2 and 4, 2 processes x --accum 2, and across a
+# resume with another process count; N and K recorded; refusals (N or K that cannot keep that, a rank
+# seeing another file list); SIGINT / SIGUSR1 to mpirun; SIGKILL of one rank. Tiny model, few steps.
+set -u
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$dir" || exit 1
+command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
+# As root OpenMPI needs these two.
+OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+# OpenMPI's own allocations are not ours to free: no leak report for the runs under mpirun (ASan).
+mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
+mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
+
+"$VITMAE_TOOLS/synth" "$dir/data" --count 48 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
+small="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 2 --val-frac 0.2 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
+steps=6
+
+. "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights
+# The losses of metrics.csv (step, epoch, lr, loss, val_loss, val_psnr; img/s and time vary).
+losses() { cut -d, -f1-6 "$1/metrics.csv"; }
+same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }
+
+# 1. One process without mpirun is the reference; every split of the batch gives the same bits.
+"$VITMAE" train $small --steps $steps --threads 2 --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?
+t "reference run exits 0" '[ $rc -eq 0 ]'
+mpi -np 2 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n2" > "$dir/n2.log" 2> "$dir/n2.err"; rc=$?
+t "-np 2 exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$dir/n2.log" "$dir/n2.err"
+t "-np 2: bitwise equal weights, moments and losses" 'same_run "$dir/ref" "$dir/n2"'
+t "-np 2: nothing on stderr" '[ ! -s "$dir/n2.err" ]'
+t "-np 2: one progress report (rank 0)" '[ "$(grep -c "^done:" "$dir/n2.log")" -eq 1 ]'
+mpi -np 4 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n4" > "$dir/n4.log" 2>&1; rc=$?
+t "-np 4 exits 0" '[ $rc -eq 0 ]'
+t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'
+for k in 2 4; do
+  "$VITMAE" train $small --steps $steps --accum $k --threads 1 --out "$dir/k$k" > /dev/null 2>&1; rc=$?
+  t "--accum $k exits 0" '[ $rc -eq 0 ]'
+  t "--accum $k: bitwise equal" 'same_run "$dir/ref" "$dir/k$k"'
+done
+mpi -np 2 "$VITMAE" train $small --steps $steps --accum 2 --threads 2 --out "$dir/n2k2" > /dev/null 2>&1; rc=$?
+t "-np 2 --accum 2 exits 0" '[ $rc -eq 0 ]'
+t "-np 2 --accum 2: bitwise equal" 'same_run "$dir/ref" "$dir/n2k2"'
+"$VITMAE" train $small --steps $steps --groups 8 --threads 1 --out "$dir/g8" > /dev/null 2>&1
+t "other --groups: other bits (the test can tell)" '! same_weights "$dir/ref/checkpoint.safetensors" "$dir/g8/checkpoint.safetensors"'
+
+# 2. N, K and G are recorded.
+t "config.json records processes, accum, grad_groups" 'grep -q "\"processes\":[[:space:]]*2" "$dir/n2k2/config.json" && grep -q "\"accum\":[[:space:]]*2" "$dir/n2k2/config.json" && grep -q "\"grad_groups\":[[:space:]]*4" "$dir/n2k2/config.json"'
+t "vitmae info shows them" '"$VITMAE" info "$dir/n2k2/checkpoint.safetensors" | grep -q "processes.*2" && "$VITMAE" info "$dir/n2k2/checkpoint.safetensors" | grep -q "accum.*2"'
+
+# 3. Resume across process counts: a 2-process snapshot under 1 process, a 1-process one under 4.
+"$VITMAE" train --resume "$dir/n2/checkpoint-3.safetensors" --out "$dir/r21" --threads 1 > "$dir/r21.log" 2>&1; rc=$?
+t "resume -np 2 -> 1 exits 0" '[ $rc -eq 0 ]'
+t "resume -np 2 -> 1: bitwise equal to the uninterrupted run" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/r21/checkpoint.safetensors"'
+mpi -np 4 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --out "$dir/r14" --threads 1 > "$dir/r14.log" 2>&1; rc=$?
+t "resume -np 1 -> 4 exits 0" '[ $rc -eq 0 ]'
+t "resume -np 1 -> 4: bitwise equal" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/r14/checkpoint.safetensors"'
+
+# 4. Refusals: one line from rank 0, exit 2; nothing written.
+mpi -np 3 "$VITMAE" train $small --steps 2 --out "$dir/bad3" > /dev/null 2> "$dir/bad3.err"; rc=$?
+t "-np 3 with 4 groups: exit 2" '[ $rc -eq 2 ]'
+t "-np 3: one line naming the process count" '[ "$(grep -c "^vitmae:" "$dir/bad3.err")" -eq 1 ] && grep -q "3 processes" "$dir/bad3.err"'
+t "-np 3: no run folder" '[ ! -e "$dir/bad3" ]'
+mpi -np 2 "$VITMAE" train --steps 2 --out "$dir/nodata" > /dev/null 2> "$dir/nodata.err"; rc=$?
+t "a usage error under mpirun: exit 2, one line from rank 0" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/nodata.err")" -eq 1 ] && ! grep -q "rank 1" "$dir/nodata.err"'
+"$VITMAE" train $small --steps 2 --accum 3 --out "$dir/badk" > /dev/null 2> "$dir/badk.err"; rc=$?
+t "--accum 3: exit 2" '[ $rc -eq 2 ] && grep -q "accum 3" "$dir/badk.err"'
+"$VITMAE" train $small --steps 2 --batch 12 --groups 8 --out "$dir/badg" > /dev/null 2> "$dir/badg.err"; rc=$?
+t "--groups 8 of a batch of 12: exit 2" '[ $rc -eq 2 ]'
+"$VITMAE" train --resume "$dir/ref" --groups 8 --out "$dir/badr" > /dev/null 2> "$dir/badr.err"; rc=$?
+t "resume with other --groups: exit 2" '[ $rc -eq 2 ] && grep -q "groups" "$dir/badr.err"'
+
+mpi -np 2 "$VITMAE" info "$dir/ref/checkpoint.safetensors" > /dev/null 2> "$dir/info2.err"; rc=$?
+t "other commands refuse to run on several processes (exit 2, one line)" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/info2.err")" -eq 1 ]'
+
+# 5. A rank that sees another file list (here: rank 1 is given a copy without one file) stops the
+#    run, naming itself and the file.
+cp -r "$dir/data" "$dir/data1"
+gone=$(cd "$dir/data1" && find . -name '*.png' | sort | sed -n 5p | sed 's|^\./||')
+rm "$dir/data1/$gone"
+other=$(echo "$small" | sed "s|--data $dir/data|--data $dir/data1|")
+mpi -np 1 "$VITMAE" train $small --steps 2 --out "$dir/lists" : -np 1 "$VITMAE" train $other --steps 2 --out "$dir/lists" \
+  > /dev/null 2> "$dir/lists.err"; rc=$?
+t "different file lists: exit 1" '[ $rc -eq 1 ]'
+t "different file lists: rank 1 names itself" 'grep -q "^vitmae: rank 1: data: rank 1 sees a different file list" "$dir/lists.err"'
+t "different file lists: the first differing file is named" 'grep "^vitmae: rank 1" "$dir/lists.err" | grep -q "$(basename "$gone")"'
+t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetensors" ]'
+
+# 6. Signals to mpirun. SIGUSR1 is forwarded at once: every rank finishes its step, rank 0 saves,
+#    all exit 0 (mpirun too), and the run resumes to the same end as the uninterrupted one.
+long=300; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=40
+lsmall="$small --eval-every 100000 --sample-every 100000 --ckpt-every 100000"
+"$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
+wait_step() {   # wait until run folder $1 has a metrics row for step $2 (at most 30 s)
+  i=0; while [ $i -lt 300 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+}
+saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
+ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $long --threads 1 \
+  --out "$dir/usr1" > "$dir/usr1.log" 2>&1 &
+pid=$!
+wait_step "$dir/usr1" 3
+kill -USR1 $pid; wait $pid; rc=$?
+t "SIGUSR1 to mpirun: exit 0" '[ $rc -eq 0 ]'
+t "SIGUSR1: rank 0 says how to resume" 'grep -q "interrupted at step" "$dir/usr1.log"'
+saved=$(saved_step "$dir/usr1/checkpoint.safetensors")
+t "SIGUSR1: saved mid-run (step ${saved:-none} of $long)" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt $long ]'
+"$VITMAE" train --resume "$dir/usr1" --threads 2 > /dev/null 2>&1; rc=$?
+t "SIGUSR1: resume exits 0" '[ $rc -eq 0 ]'
+t "SIGUSR1: resumed run equals the uninterrupted one" 'same_weights "$dir/lref/checkpoint.safetensors" "$dir/usr1/checkpoint.safetensors"'
+#    SIGINT: mpirun sends SIGTERM to the ranks after odls_base_sigkill_timeout seconds and SIGKILL as
+#    long after that (docs/distributed.md); 5 s leaves a loaded machine time to finish the step and
+#    save. The run is far from its end: only the stop can save it mid-run.
+OMPI_MCA_odls_base_sigkill_timeout=5 ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" \
+  train $lsmall --steps 100000 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
+pid=$!
+wait_step "$dir/int" 3
+start=$(date +%s)
+kill -INT $pid; wait $pid
+t "SIGINT to mpirun: the job ends within 30 s" '[ $(($(date +%s) - start)) -le 30 ]'
+saved=$(saved_step "$dir/int/checkpoint.safetensors")
+t "SIGINT: rank 0 saved a loadable checkpoint mid-run (step ${saved:-none})" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt 100000 ]'
+
+# 7. SIGKILL of rank 1: the job ends, non-zero, within 30 s; the last checkpoint loads and resumes exactly.
+ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --ckpt-every 2 --steps $long --threads 1 \
+  --out "$dir/kill" > "$dir/kill.log" 2>&1 &
+pid=$!
+wait_step "$dir/kill" 5
+rank1=""
+for c in $(pgrep -P $pid); do
+  tr '\0' '\n' < /proc/$c/environ 2>/dev/null | grep -q '^OMPI_COMM_WORLD_RANK=1$' && rank1=$c
+done
+t "found rank 1's process" '[ -n "$rank1" ]'
+[ -n "$rank1" ] && kill -KILL "$rank1"
+start=$(date +%s)
+i=0; while [ $i -lt 300 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+if kill -0 $pid 2>/dev/null; then kill -KILL $pid; fi
+wait $pid; rc=$?
+t "SIGKILL of a rank: mpirun ends within 30 s" '[ $(($(date +%s) - start)) -le 30 ]'
+t "SIGKILL of a rank: non-zero exit ($rc)" '[ $rc -ne 0 ]'
+t "SIGKILL of a rank: the last checkpoint loads" '"$VITMAE" info "$dir/kill/checkpoint.safetensors" > /dev/null'
+"$VITMAE" train --resume "$dir/kill" --threads 2 > /dev/null 2>&1; rc=$?
+t "SIGKILL of a rank: resume exits 0" '[ $rc -eq 0 ]'
+t "SIGKILL of a rank: resumed run equals the uninterrupted one" 'same_weights "$dir/lref/checkpoint.safetensors" "$dir/kill/checkpoint.safetensors"'
+
+[ $fail -eq 0 ] && echo "cli mpi ok"
+exit $fail

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Run folders are never lost (docs/data.md "Run folders"): --out on an existing run is refused,
+# --overwrite moves the old run aside whole, resume from another directory finds the data by its
+# recorded absolute path (and names --data when it is gone), --steps on resume extends the run,
+# weight flags on resume are refused, --init starts a new run from a checkpoint's weights.
+set -u
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+export XDG_CACHE_HOME="$dir/xdg"
+mkdir -p "$dir/work" && cd "$dir/work" || exit 1
+"$VITMAE_TOOLS/synth" data --count 40 --size 16 --seed 5 >/dev/null || { echo "synth failed"; exit 1; }
+# A relative --data path: resuming from another directory must still find it.
+small="--data data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --threads 2 --val-frac 0.2"
+. "$VITMAE_ROOT/tests/lib.sh"   # same_weights
+
+"$VITMAE" train $small --steps 6 --out "$dir/run" > "$dir/log" 2>&1; rc=$?
+t "first run exits 0" '[ $rc -eq 0 ]'
+cp "$dir/run/checkpoint.safetensors" "$dir/first.safetensors"
+rows=$(wc -l < "$dir/run/metrics.csv")
+
+# 1. --out on a folder that holds a run: exit 2, the run untouched, the message names the ways on.
+"$VITMAE" train $small --steps 4 --out "$dir/run" > "$dir/log" 2>"$dir/err"; rc=$?
+t "existing run: exit 2 ($rc)" '[ $rc -eq 2 ]'
+t "message names --resume, another --out and --overwrite" 'grep -q "^vitmae: train --out .*/run: the folder already holds a run; pass --resume .*/run to continue it, another --out folder, or --overwrite" "$dir/err"'
+t "the old checkpoint is untouched" 'cmp -s "$dir/run/checkpoint.safetensors" "$dir/first.safetensors"'
+t "the old metrics are untouched" '[ $(wc -l < "$dir/run/metrics.csv") -eq $rows ]'
+t "nothing else written" '[ ! -e "$dir/run.old-1" ] && [ ! -e "$dir/run/checkpoint-4.safetensors" ]'
+# A folder with only unrelated files is not a run.
+mkdir "$dir/other" && echo notes > "$dir/other/notes.txt"
+"$VITMAE" train $small --steps 2 --out "$dir/other" > /dev/null 2>&1; rc=$?
+t "a folder without a run takes a new one" '[ $rc -eq 0 ] && [ -s "$dir/other/checkpoint.safetensors" ]'
+
+# 2. --overwrite: the old run moved aside whole to run.old-1, the new folder holds only the new run.
+"$VITMAE" train $small --steps 4 --seed 9 --out "$dir/run" --overwrite > "$dir/log" 2>&1; rc=$?
+t "--overwrite exits 0" '[ $rc -eq 0 ]'
+t "--overwrite says where the old run went" 'grep -q "moved to .*/run.old-1" "$dir/log"'
+t "old run whole in run.old-1" 'cmp -s "$dir/run.old-1/checkpoint.safetensors" "$dir/first.safetensors" && [ $(wc -l < "$dir/run.old-1/metrics.csv") -eq $rows ]'
+t "new run alone in run (4 steps)" '[ "$(tail -n 1 "$dir/run/metrics.csv" | cut -d, -f1)" = 4 ] && [ ! -e "$dir/run/checkpoint-6.safetensors" ] && [ ! -e "$dir/run/samples/step-6.png" ]'
+"$VITMAE" train $small --steps 2 --out "$dir/run" --overwrite > /dev/null 2>&1
+t "a second --overwrite takes run.old-2" '[ -d "$dir/run.old-2" ] && [ -d "$dir/run.old-1" ]'
+
+# 3. Resume from another directory (the data path was relative); --steps extends the run.
+"$VITMAE" train $small --steps 6 --out "$dir/r" > /dev/null 2>&1
+cd "$dir" || exit 1
+"$VITMAE" train --resume "$dir/r" --steps 9 --threads 2 > "$dir/log" 2>"$dir/err"; rc=$?
+t "resume from another directory exits 0 ($(cat "$dir/err"))" '[ $rc -eq 0 ]'
+t "--steps on resume extends the run to 9" '[ "$(tail -n 1 "$dir/r/metrics.csv" | cut -d, -f1)" = 9 ] && grep -q "goes on to step 9" "$dir/log"'
+"$VITMAE" train --resume "$dir/r" --steps 5 > /dev/null 2>"$dir/err"; rc=$?
+t "--steps below the step reached: exit 2" '[ $rc -eq 2 ] && grep -q "the run is at step 9" "$dir/err"'
+"$VITMAE" train --resume "$dir/r" --batch 4 > /dev/null 2>"$dir/err"; rc=$?
+t "--batch on resume refused" '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch cannot change" "$dir/err"'
+mv "$dir/work/data" "$dir/moved"
+"$VITMAE" train --resume "$dir/r" --steps 10 > /dev/null 2>"$dir/err"; rc=$?
+t "data gone: exit 2 naming the folder and --data" '[ $rc -eq 2 ] && grep -q "data folder .*/work/data is gone.*pass --data DIR" "$dir/err"'
+"$VITMAE" train --resume "$dir/r" --steps 10 --data "$dir/moved" --threads 2 > /dev/null 2>"$dir/err"; rc=$?
+t "resume with --data at the new place" '[ $rc -eq 0 ]'
+
+# 4. --init: a new run from a checkpoint's weights; its model config comes along; shapes must agree.
+"$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --steps 3 --batch 8 --threads 2 --out "$dir/init" > "$dir/log" 2>&1; rc=$?
+t "--init exits 0" '[ $rc -eq 0 ]'
+t "--init keeps the model (dim 32)" '"$VITMAE" info "$dir/init/checkpoint.safetensors" --json | grep -q "\"embed_dim\":[[:space:]]*32"'
+t "--init starts at step 0 of its own run" '[ "$(tail -n 1 "$dir/init/metrics.csv" | cut -d, -f1)" = 3 ]'
+"$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --img 32 --out "$dir/init2" > /dev/null 2>"$dir/err"; rc=$?
+t "--init with another --img: exit 2" '[ $rc -eq 2 ] && grep -q "\-\-img 32 disagrees with the checkpoint.s 16" "$dir/err"'
+"$VITMAE" train --init "$dir/first.safetensors" --resume "$dir/r" > /dev/null 2>&1; rc=$?
+t "--init with --resume: exit 2" '[ $rc -eq 2 ]'
+# The weights really come from the checkpoint: --init with lr 0 (and no decay) keeps them bit for bit.
+"$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --steps 1 --batch 8 --lr 0 --wd 0 --threads 2 --out "$dir/init0" > /dev/null 2>&1
+t "--init --lr 0: the checkpoint's weights" 'python3 -c "
+import sys, struct, json
+def params(p):
+    b = open(p, \"rb\").read(); n = struct.unpack(\"<Q\", b[:8])[0]; h = json.loads(b[8:8 + n]); d = b[8 + n:]
+    return {k: d[v[\"data_offsets\"][0]:v[\"data_offsets\"][1]] for k, v in h.items() if k != \"__metadata__\" and not k.startswith(\"optimizer.\")}
+a, b = params(sys.argv[1]), params(sys.argv[2]); sys.exit(0 if a == b and len(a) > 10 else 1)" "$dir/first.safetensors" "$dir/init0/checkpoint.safetensors"'
+[ $fail -eq 0 ] && echo "cli runfolder ok"
+exit $fail

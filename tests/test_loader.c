@@ -1,0 +1,106 @@
+// loader: batches made in background threads equal dataset_load_batch bit for bit, for any depth,
+// thread count and cache budget, also with a file broken past its header; queue misuse is refused.
+#include <omp.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "check.h"
+#include "data/loader.h"
+
+static char dir[600];
+
+static void put_png(const char *name, int w, int h, int c, int seed) {
+    uint8_t *px = malloc((size_t)w * h * c);
+    for (int i = 0; i < w * h * c; i++) px[i] = (uint8_t)((i * 37 + seed * 101 + (i / c) * 13) & 255);
+    char path[800], err[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (png_write(path, px, w, h, c, NULL, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(2); }
+    free(px);
+}
+
+enum { N = 7, B = 3, S = 8, STEPS = 9 };
+
+static void items_of(uint64_t step, int *items) {
+    for (int k = 0; k < B; k++) items[k] = (int)((step * 5 + (uint64_t)k * 3) % N);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "%s", check_tmpdir());
+    for (int i = 0; i < N; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%02d.png", i);
+        put_png(name, 10 + 7 * i, 12 + 5 * i, i % 2 ? 3 : 1, i);
+    }
+    // 03.png broken past its header: a lazy scan keeps it, batches replace it.
+    char bad[700];
+    snprintf(bad, sizeof bad, "%s/03.png", dir);
+    truncate(bad, 70);
+    size_t per = (size_t)S * S * 3;
+    float *want = malloc(sizeof(float) * STEPS * B * per), *got = malloc(sizeof(float) * B * per);
+    char err[256];
+    Dataset ref;
+    DatasetOptions ro = {.work_size = 2 * S, .lazy = 1};
+    if (dataset_scan(dir, &ro, &ref, err, sizeof err) || ref.n != N) { CHECK(0, "scan: %s", err); return check_done(); }
+    for (int s = 0; s < STEPS; s++) {
+        int items[B];
+        items_of((uint64_t)s, items);
+        CHECK(dataset_load_batch(&ref, items, B, S, 3, AUGMENT_CROP, 11, (uint64_t)s, want + (size_t)s * B * per, err,
+                                 sizeof err) == 0, "reference batch %d: %s", s, err);
+    }
+    const int depths[3] = {1, 2, 5}, threads[3] = {1, 2, 3};
+    const long cache[2] = {0, 16};
+    for (int di = 0; di < 3; di++)
+        for (int ti = 0; ti < 3; ti++)
+            for (int ci = 0; ci < 2; ci++) {
+                Dataset ds;
+                DatasetOptions o = {.work_size = 2 * S, .lazy = 1, .cache_mb = cache[ci]};
+                if (dataset_scan(dir, &o, &ds, err, sizeof err)) { CHECK(0, "scan: %s", err); continue; }
+                LoaderOptions lo = {S, 3, AUGMENT_CROP, 11, B, depths[di], threads[ti]};
+                Loader *l = loader_create(&ds, &lo, err, sizeof err);
+                CHECK(l != NULL, "loader: %s", err);
+                if (!l) { dataset_free(&ds); continue; }
+                int same = 1, items[B];
+                for (int s = 0; s < depths[di] && s < STEPS; s++) { items_of((uint64_t)s, items); loader_push(l, (uint64_t)s, items, B, 0, B); }
+                for (int s = 0; s < STEPS; s++) {
+                    double waited = -1;
+                    int rc = loader_pop(l, (uint64_t)s, got, &waited, err, sizeof err);
+                    same &= rc == 0 && waited >= 0 && !memcmp(got, want + (size_t)s * B * per, sizeof(float) * B * per);
+                    if (s + depths[di] < STEPS) {
+                        items_of((uint64_t)(s + depths[di]), items);
+                        same &= loader_push(l, (uint64_t)(s + depths[di]), items, B, 0, B) == 0;
+                    }
+                }
+                CHECK(same, "depth %d, %d threads, cache %ld MB: batches equal dataset_load_batch", depths[di],
+                      threads[ti], cache[ci]);
+                DataSkip sk[2];
+                int nb = dataset_take_broken(&ds, sk, 2);
+                CHECK(nb == 1 && strstr(sk[0].path, "03.png"), "the broken file is reported (%d)", nb);
+                for (int i = 0; i < nb; i++) { free(sk[i].path); free(sk[i].reason); }
+                loader_free(l);
+                dataset_free(&ds);
+            }
+    // Misuse: more than depth queued, a step popped out of order, a range larger than max_images;
+    // freeing with work queued does not hang.
+    LoaderOptions lo = {S, 3, AUGMENT_CROP, 11, 2, 2, 2};
+    Loader *l = loader_create(&ref, &lo, err, sizeof err);
+    int items[B] = {0, 1, 2};
+    CHECK(loader_push(l, 0, items, B, 0, 3) == -1, "range over max_images refused");
+    CHECK(loader_push(l, 0, items, B, 0, 2) == 0 && loader_push(l, 1, items, B, 1, 3) == 0, "two queued");
+    CHECK(loader_push(l, 2, items, B, 0, 2) == -1 && loader_pending(l) == 2, "a third refused at depth 2");
+    CHECK(loader_pop(l, 1, got, NULL, err, sizeof err) == -1 && strstr(err, "not queued"), "out of order: %s", err);
+    CHECK(loader_pop(l, 0, got, NULL, err, sizeof err) == 0 && !memcmp(got, want, 0), "pop 0");
+    float part[2 * 8 * 8 * 3], whole[3 * 8 * 8 * 3];
+    dataset_load_batch(&ref, items, B, S, 3, AUGMENT_CROP, 11, 1, whole, err, sizeof err);
+    CHECK(loader_pop(l, 1, part, NULL, err, sizeof err) == 0 && !memcmp(part, whole + per, sizeof part),
+          "a range [1, 3) equals the batch's images 1 and 2");
+    loader_push(l, 2, items, B, 0, 2);
+    loader_push(l, 3, items, B, 0, 2);
+    loader_free(l);
+    CHECK(loader_create(&ref, &(LoaderOptions){S, 3, AUGMENT_CROP, 1, 2, 0, 1}, err, sizeof err) == NULL, "depth 0 refused");
+    dataset_free(&ref);
+    free(want);
+    free(got);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_done();
+}

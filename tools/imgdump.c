@@ -1,0 +1,24 @@
+// imgdump FILE OUT.npy [--reduced MIN_SHORT]: the decoded image as vitmae sees it (image_load, or
+// image_load_reduced), float32 [h, w, c] in [0, 1]. For tests that compare decoders with PIL.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "data/image.h"
+#include "io/npy.h"
+
+int main(int argc, char **argv) {
+    if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--reduced"))) {
+        fprintf(stderr, "usage: imgdump FILE OUT.npy [--reduced MIN_SHORT]\n");
+        return 2;
+    }
+    Image im;
+    char err[256];
+    int rc = argc == 5 ? image_load_reduced(argv[1], 0, atoi(argv[4]), &im, err, sizeof err)
+                       : image_load(argv[1], 0, &im, err, sizeof err);
+    if (rc) { fprintf(stderr, "imgdump: %s: %s\n", argv[1], err); return 1; }
+    int64_t shape[3] = {im.h, im.w, im.c};
+    rc = npy_write(argv[2], im.px, "<f4", 3, shape, err, sizeof err);
+    image_free(&im);
+    if (rc) { fprintf(stderr, "imgdump: %s: %s\n", argv[2], err); return 1; }
+    return 0;
+}
