@@ -59,6 +59,7 @@ t "resume -np 2 -> 1 exits 0" '[ $rc -eq 0 ]'
 t "resume -np 2 -> 1: bitwise equal to the uninterrupted run" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/r21/checkpoint.safetensors"'
 mpi -np 4 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --out "$dir/r14" --threads 1 > "$dir/r14.log" 2>&1; rc=$?
 t "resume -np 1 -> 4 exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || tail -n 20 "$dir/r14.log"
 t "resume -np 1 -> 4: bitwise equal" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/r14/checkpoint.safetensors"'
 
 # 4. Refusals: one line from rank 0, exit 2; nothing written.
