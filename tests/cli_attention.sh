@@ -5,9 +5,8 @@
 # Fixtures from tools/reference_attention.py: an encoder-only checkpoint (3 layers x 4 heads,
 # 16 px, patch 4), a 16 x 16 input and PyTorch's attention for it.
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch tmp
 cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 fx="$VITMAE_ROOT/tests/fixtures"
 ck="$fx/attn_model.safetensors"

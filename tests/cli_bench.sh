@@ -2,9 +2,8 @@
 # `vitmae bench`: a tiny run prints JSON with the documented fields, the analytic FLOP count matches
 # the formula for the tiny preset at 32x32x3 / patch 4 / batch 64 / mask 0.75, bad flags exit 2.
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch tmp
 cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 
 out=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --json); rc=$?

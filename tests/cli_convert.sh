@@ -10,9 +10,8 @@ if ! [ -x "$PY" ] || ! "$PY" -c "import torch" >/dev/null 2>&1; then
   exit 0
 fi
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch tmp
 cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 tools="$VITMAE_ROOT/tools"
 

@@ -5,9 +5,8 @@
 # must equal an uninterrupted run's, bitwise. Under ASan (VITMAE_SANITIZED=1): fewer steps and kills.
 set -u
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/data" --count 96 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
 small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 5 --val-frac 0.1 --threads 1 --eval-every 1000 --sample-every 1000 --ckpt-every 1 --log-every 1"
@@ -15,8 +14,6 @@ steps=3000; kills=12; max_delay=0.4
 # Each life lasts at most max_delay and the run is long, so it cannot finish before the last kill
 # (the last resume then runs it to its end).
 if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then steps=400; kills=6; max_delay=0.6; fi
-
-. "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights
 
 # How often checkpoints are written does not change the weights: the reference writes one at the end.
 "$VITMAE" train $small --ckpt-every 100000 --steps $steps --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?

@@ -2,9 +2,8 @@
 # `vitmae data`: counts, classes and skipped files (JSON) on a synthetic folder with bad files; exit
 # statuses for an empty folder, a missing folder and an unknown flag.
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/set" --count 10 --size 16 --classes 3 --seed 1 >/dev/null
 t "synth exits 0" '[ $? -eq 0 ]'

@@ -4,8 +4,8 @@
 #  1. a file-size limit (ulimit -f, SIGXFSZ ignored so write() fails with EFBIG): works for any user;
 #  2. a small tmpfs (real ENOSPC), when mount works here (root); skipped, and said so, otherwise.
 set -u
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
 dir=$(mktemp -d) || exit 1
 cleanup() { umount "$dir/full" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT; trap 'exit 1' HUP INT TERM

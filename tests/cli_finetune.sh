@@ -4,11 +4,9 @@
 # classifier, and the bad inputs of docs/encoder.md. A tiny model keeps it fast (also under ASan).
 set -u
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 cd "$dir" || exit 1
-. "$VITMAE_ROOT/tests/lib.sh"   # same_weights
 "$VITMAE_TOOLS/synth" "$dir/data" --count 150 --size 16 --classes 3 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
 model="--img 16 --patch 4 --dim 32 --depth 2 --heads 2"
 "$VITMAE" train --data "$dir/data" $model --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --steps 10 \

@@ -5,8 +5,8 @@
 # the flag (and, for numbers, the valid range that --help shows).
 set -u
 fail=0; checked=0
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 
 # usage_error WHAT NEEDLE ARGS...: exit 2, exactly one stderr line, starting "vitmae: ", with NEEDLE.
@@ -80,7 +80,6 @@ for cmd in $cmds; do
     fi
   done < "$dir/flags"
 done
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
 t "found commands ($ncmd) and flags ($nflag)" '[ $ncmd -ge 3 ] && [ $nflag -ge 30 ]'
 [ $fail -eq 0 ] && echo "cli flags ok ($ncmd commands, $nflag flags, $checked invocations)"
 exit $fail

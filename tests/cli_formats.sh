@@ -2,8 +2,8 @@
 # Decoding against PIL (python3-pil), within 1 level of 255: EXIF orientations 1-8 (PIL's
 # ImageOps.exif_transpose), WebP lossy / lossless / with alpha, CMYK JPEG (Adobe), progressive JPEG,
 # greyscale JPEG. Files are written here by PIL; build/tools/imgdump gives vitmae's decode.
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
 if ! /usr/bin/python3 -c 'import PIL, numpy; from PIL import features; assert features.check("webp")' 2>/dev/null; then
   echo "cli formats skipped: python3-pil with WebP (and numpy) not installed"; exit 0
 fi

@@ -2,9 +2,8 @@
 # `vitmae info`: a checkpoint written by PyTorch code (tools/torch_checkpoint.py) reports its
 # config and parameter counts; the encoder-only variant has no decoder; bad files exit 1.
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch tmp
 cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 fx="$VITMAE_ROOT/tests/fixtures"
 

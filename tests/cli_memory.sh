@@ -6,9 +6,8 @@
 # cannot fit at batch 1). Refusals are immediate and write nothing.
 set -u
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/data" --count 8 --size 16 --seed 1 >/dev/null || { echo "synth failed"; exit 1; }
 "$VITMAE_TOOLS/hostile" ckpt "$dir/big.safetensors" 2048 8 || { echo "hostile ckpt failed"; exit 1; }

@@ -5,9 +5,8 @@
 # seeing another file list); SIGINT / SIGUSR1 to mpirun; SIGKILL of one rank. Tiny model, few steps.
 set -u
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 cd "$dir" || exit 1
 command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
 # As root OpenMPI needs these two.
@@ -21,7 +20,6 @@ mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
 small="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 2 --val-frac 0.2 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
 steps=6
 
-. "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights
 # The losses of metrics.csv (step, epoch, lr, loss, val_loss, val_psnr; img/s and time vary).
 losses() { cut -d, -f1-6 "$1/metrics.csv"; }
 same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }

@@ -13,11 +13,9 @@
 #    leaves the trained weights bitwise the same.
 set -u
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
-. "$VITMAE_ROOT/tests/lib.sh"   # same_weights
 "$VITMAE_TOOLS/synth" "$dir/data" --count 24 --size 8 --seed 2 >/dev/null || { echo "synth failed"; exit 1; }
 small="--data $dir/data --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 --batch 4 --augment none --val-frac 0.2 --pixel-norm none --threads 2 --eval-every 1000"
 train() { out=$1; shift; "$VITMAE" train $small --out "$dir/$out" "$@" > "$dir/$out.log" 2>&1 || { echo "train $out failed:"; cat "$dir/$out.log"; fail=1; }; }

@@ -5,9 +5,8 @@
 # the warning for a tiny validation split.
 set -u
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 export XDG_CACHE_HOME="$dir/xdg"
 cd "$dir" || exit 1
 "$VITMAE_TOOLS/synth" "$dir/data" --count 48 --size 24 --seed 2 >/dev/null || { echo "synth failed"; exit 1; }
@@ -16,7 +15,6 @@ cd "$dir" || exit 1
 f=$(ls "$dir"/data/circle/*.png | head -n 1)
 head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"
 small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --steps 8 --eval-every 4 --val-frac 0.2"
-. "$VITMAE_ROOT/tests/lib.sh"   # same_weights
 
 run() { name=$1; shift; "$VITMAE" train $small --out "$dir/$name" "$@" > "$dir/$name.log" 2> "$dir/$name.err"; }
 run ref --threads 2; rc=$?

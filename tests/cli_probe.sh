@@ -5,8 +5,8 @@
 # 1 for runtime, nothing written). The numbers themselves are checked against PyTorch in
 # tests/test_probe.c. Data: synthetic shapes (build/tools/synth), 16 px, and the attention fixture's
 # encoder-only checkpoint (16 px RGB, 3 blocks, D 32).
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ck="$VITMAE_ROOT/tests/fixtures/attn_model.safetensors"

@@ -3,9 +3,8 @@
 # files and their sizes, stem collisions, unreadable inputs, refused masks and checkpoints, usage
 # errors, thread-count independence, and eval agreeing with reconstruct on the same images and masks.
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch tmp
 cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 mk="$VITMAE_TOOLS/mkckpt"
 fx="$VITMAE_ROOT/tests/fixtures"

@@ -5,15 +5,13 @@
 # weight flags on resume are refused, --init starts a new run from a checkpoint's weights.
 set -u
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 export XDG_CACHE_HOME="$dir/xdg"
 mkdir -p "$dir/work" && cd "$dir/work" || exit 1
 "$VITMAE_TOOLS/synth" data --count 40 --size 16 --seed 5 >/dev/null || { echo "synth failed"; exit 1; }
 # A relative --data path: resuming from another directory must still find it.
 small="--data data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --threads 2 --val-frac 0.2"
-. "$VITMAE_ROOT/tests/lib.sh"   # same_weights
 
 "$VITMAE" train $small --steps 6 --out "$dir/run" > "$dir/log" 2>&1; rc=$?
 t "first run exits 0" '[ $rc -eq 0 ]'

@@ -3,15 +3,12 @@
 # determinism, SIGINT, NaN stop, and usage errors. A small model keeps it fast (also under ASan).
 set -u
 fail=0
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
-dir=$(mktemp -d) || exit 1
-trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch dir
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/data" --count 192 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
 small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 5 --augment crop --val-frac 0.1"
 steps=120; [ "${VITMAE_SANITIZED:-0}" = 1 ] && steps=60
-
-. "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights
 
 # 1. A run learns, and writes what docs/interface.md section 5 lists.
 "$VITMAE" train $small --steps $steps --eval-every 30 --threads 2 --out "$dir/run" > "$dir/log" 2>&1; rc=$?

@@ -1,10 +1,9 @@
 #!/bin/sh
 # The top-level command line: help, unknown commands, exit statuses.
 fail=0
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' HUP INT TERM
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+scratch tmp
 cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
-t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
 out=$("$VITMAE" --help); rc=$?
 t "--help exits 0" '[ $rc -eq 0 ]'
 t "--help prints usage" 'echo "$out" | grep -q "usage: vitmae COMMAND"'

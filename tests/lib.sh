@@ -1,8 +1,17 @@
 # Shell helpers shared by the command-line tests (sourced, not run: the runner takes tests/cli_*.sh).
-# Needs $dir, the test's scratch folder.
+# Sourced first thing; the test then sets fail=0 and makes its own scratch folder.
+
+# t NAME CHECK: evaluates CHECK; when it fails, prints "FAILED: NAME" and sets fail=1.
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+# scratch VAR: a new temporary folder in $VAR, removed when the test exits (also on HUP/INT/TERM).
+scratch() {
+  _scratch=$(mktemp -d) || exit 1
+  eval "$1=\$_scratch"
+  trap "rm -rf '$_scratch'" EXIT; trap 'exit 1' HUP INT TERM
+}
 
 # The data section of a safetensors file (parameters and AdamW moments), without the header, which
 # holds run-specific metadata such as elapsed time.
 data_of() { python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; sys.stdout.buffer.write(b[8+n:])' "$1"; }
-# 0 when two checkpoints hold bitwise the same tensors.
+# 0 when two checkpoints hold bitwise the same tensors (scratch files in $dir).
 same_weights() { data_of "$1" > "$dir/a.bin"; data_of "$2" > "$dir/b.bin"; cmp -s "$dir/a.bin" "$dir/b.bin"; }

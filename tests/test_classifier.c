@@ -15,6 +15,7 @@
 #include <omp.h>
 #include <unistd.h>
 #include "check.h"
+#include "fixture_check.h"
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
 #include "core/classifier.h"
@@ -25,28 +26,11 @@ static const StFile *fx;
 static double worst_ratio;
 static char worst_name[128];
 
-static const float *need(const char *name, size_t numel) {
-    int nd; int64_t sh[4];
-    const float *p = st_get(fx, name, &nd, sh);
-    if (!p) { CHECK(0, "fixture has no tensor %s", name); return NULL; }
-    size_t n = 1;
-    for (int i = 0; i < nd; i++) n *= (size_t)sh[i];
-    if (n != numel) { CHECK(0, "%s: %zu values, expected %zu", name, n, numel); return NULL; }
-    return p;
-}
+static const float *need(const char *name, size_t numel) { return fixture_need(fx, name, numel); }
 
 static void compare(const char *name, const float *got, size_t numel, double atol, double rtol) {
-    const float *want = need(name, numel);
-    if (!want) return;
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < numel; i++) {
-        double d = fabs((double)got[i] - want[i]), tol = atol + rtol * fabs(want[i]);
-        if (!(d <= tol)) { if (!bad) first = i; bad++; }
-        double r = d != d ? INFINITY : d / tol;
-        if (r > worst_ratio) { worst_ratio = r; snprintf(worst_name, sizeof worst_name, "%s", name); }
-    }
-    CHECK(bad == 0, "%s: %zu of %zu values off, first [%zu] got %.9g want %.9g", name, bad, numel, first,
-          got[first], want[first]);
+    double r = fixture_compare(fx, name, got, numel, atol, rtol);
+    if (r > worst_ratio) { worst_ratio = r; snprintf(worst_name, sizeof worst_name, "%s", name); }
 }
 
 static double opt_num(const char *json, const char *key) {
@@ -128,30 +112,7 @@ static void run_fixture(const char *path) {
         adamw_step_groups(t, nt, scale, params, clf_grads(c), mom, vel, lr_s, (float)wd, 0.9f, 0.999f, s + 1);
     }
     compare("step3.loss", losses, 3, 1e-6, 1e-5);
-    size_t n_bound = 0;
-    for (int k = 0; k < nt; k++) {
-        snprintf(name, sizeof name, "step3.%s", t[k].name);
-        const float *want = need(name, t[k].numel), *w0 = need(t[k].name, t[k].numel);
-        snprintf(name, sizeof name, "grad.%s", t[k].name);
-        const float *g0 = need(name, t[k].numel);
-        if (!want || !w0 || !g0) continue;
-        float *got = params + t[k].offset, *tight = malloc(sizeof(float) * t[k].numel);
-        size_t bad = 0, len = strlen(t[k].name), sl = strlen("attn.qkv.bias");
-        int is_qkv_bias = len > sl && !strcmp(t[k].name + len - sl, "attn.qkv.bias");
-        for (size_t i = 0; i < t[k].numel; i++) {
-            tight[i] = got[i];
-            int key_bias = is_qkv_bias && i >= t[k].numel / 3 && i < 2 * t[k].numel / 3;
-            if (!t[k].trainable || (!key_bias && (g0[i] == 0.0f || fabsf(g0[i]) >= 1e-6f))) continue;
-            n_bound++;
-            tight[i] = want[i];
-            double bound = 1.01 * lr_sum * scale[k] * (1.0 + wd * fabs(w0[i]));
-            bad += !(fabs((double)got[i] - w0[i]) <= bound);
-        }
-        CHECK(bad == 0, "step3.%s: %zu round-off-gradient values moved more than the lr bound", t[k].name, bad);
-        snprintf(name, sizeof name, "step3.%s", t[k].name);
-        compare(name, tight, t[k].numel, 1e-5, 1e-4);
-        free(tight);
-    }
+    size_t n_bound = fixture_check_step3(fx, t, nt, params, scale, lr_sum, wd, compare);
     printf("%s: B=%d classes=%d loss %.7f; worst |d|/tol %.3f (%s); %zu round-off-gradient weights held to the lr bound\n",
            path, B, K, (double)loss, worst_ratio, worst_name, n_bound);
     free(scale); free(mom); free(vel);

@@ -13,6 +13,7 @@
 // their gradients themselves are still compared tightly (1e-5 + 1e-4 |ref|).
 // Prints the worst tensor (largest |d| / tolerance) per fixture; any miss fails the process.
 #include "check.h"
+#include "fixture_check.h"
 #include "io/checkpoint.h"
 #include "core/model.h"
 #include "core/optim.h"
@@ -21,31 +22,13 @@ static const StFile *fx;
 static double worst_ratio[2];       // [0] forward and gradients, [1] after the AdamW steps
 static char worst_name[2][128];
 
-static const float *need(const char *name, size_t numel) {
-    int nd; int64_t sh[4];
-    const float *p = st_get(fx, name, &nd, sh);
-    if (!p) { CHECK(0, "fixture has no tensor %s", name); return NULL; }
-    size_t n = 1;
-    for (int i = 0; i < nd; i++) n *= (size_t)sh[i];
-    if (n != numel) { CHECK(0, "%s: %zu values, expected %zu", name, n, numel); return NULL; }
-    return p;
-}
+static const float *need(const char *name, size_t numel) { return fixture_need(fx, name, numel); }
 
 // Element-wise comparison of got[lo, hi) with the fixture tensor; records the worst ratio.
 static void compare(const char *name, const float *got, size_t numel, double atol, double rtol) {
-    const float *want = need(name, numel);
-    if (!want) return;
-    size_t bad = 0, first = 0;
-    double w = 0.0;
-    for (size_t i = 0; i < numel; i++) {
-        double d = fabs((double)got[i] - want[i]), tol = atol + rtol * fabs(want[i]);
-        if (!(d <= tol)) { if (!bad) first = i; bad++; }
-        if (d / tol > w || d != d) w = d != d ? INFINITY : d / tol;
-    }
+    double w = fixture_compare(fx, name, got, numel, atol, rtol);
     int kind = !strncmp(name, "step3.", 6);
     if (w > worst_ratio[kind]) { worst_ratio[kind] = w; snprintf(worst_name[kind], sizeof worst_name[kind], "%s", name); }
-    CHECK(bad == 0, "%s: %zu of %zu values off, first [%zu] got %.9g want %.9g", name, bad, numel, first,
-          got[first], want[first]);
 }
 
 static void run_fixture(const char *path) {
@@ -131,32 +114,8 @@ static void run_fixture(const char *path) {
         adamw_step(t, nt, params, mae_grads(m), mom, vel, lr_s, (float)wd, s + 1);
     }
     compare("step3.loss", losses, 3, 1e-6, 1e-5);
-    // Elements whose gradient is at round-off level get AdamW's normalised step of up to lr in either
-    // direction in both programs; they are held to that bound, every other element to the tight one.
-    size_t n_bound = 0;
-    for (int k = 0; k < nt; k++) {
-        snprintf(name, sizeof name, "step3.%s", t[k].name);
-        const float *want = need(name, t[k].numel), *w0 = need(t[k].name, t[k].numel);
-        snprintf(name, sizeof name, "grad.%s", t[k].name);
-        const float *g0 = need(name, t[k].numel);
-        if (!want || !w0 || !g0) continue;
-        float *got = params + t[k].offset, *tight = malloc(sizeof(float) * t[k].numel);
-        size_t bad = 0, len = strlen(t[k].name), sl = strlen("attn.qkv.bias");
-        int is_qkv_bias = len > sl && !strcmp(t[k].name + len - sl, "attn.qkv.bias");
-        for (size_t i = 0; i < t[k].numel; i++) {
-            tight[i] = got[i];
-            int key_bias = is_qkv_bias && i >= t[k].numel / 3 && i < 2 * t[k].numel / 3;
-            if (!t[k].trainable || (!key_bias && (g0[i] == 0.0f || fabsf(g0[i]) >= 1e-6f))) continue;
-            n_bound++;
-            tight[i] = want[i];   // excluded from the tight comparison below
-            double bound = 1.01 * lr_sum * (1.0 + wd * fabs(w0[i]));
-            bad += !(fabs((double)got[i] - w0[i]) <= bound);
-        }
-        CHECK(bad == 0, "step3.%s: %zu round-off-gradient values moved more than the lr bound", t[k].name, bad);
-        snprintf(name, sizeof name, "step3.%s", t[k].name);
-        compare(name, tight, t[k].numel, 1e-5, 1e-4);
-        free(tight);
-    }
+    // Elements whose gradient is at round-off level are held to AdamW's lr bound (tests/fixture_check.h).
+    size_t n_bound = fixture_check_step3(fx, t, nt, params, NULL, lr_sum, wd, compare);
     printf("%s: B=%d L=%d K=%d loss %.7f; worst |d|/tol: %s %.3f, %s %.3f (%zu round-off-gradient "
            "weights held to the lr bound)\n", path, B, L, K, (double)loss, worst_name[0], worst_ratio[0],
            worst_name[1], worst_ratio[1], n_bound);

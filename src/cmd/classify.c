@@ -7,16 +7,14 @@
 // when that is one of the model's classes. Images are seen as the evaluation view (docs/interface.md section 2) and normalised with the
 // checkpoint's pixel statistics.
 #include <cJSON.h>
-#include <errno.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/output.h"
 #include "core/classifier.h"
-#include "data/dataset.h"
 #include "data/image.h"
 #include "infer/recon.h"
 #include "io/classifier_ckpt.h"
@@ -56,28 +54,22 @@ static const char *parent_class(const char *path, char *const *classes, int K, c
     return NULL;
 }
 
-static int gather(char **pos, int npos, char *const *classes, int K, InputList *list, int *failed) {
+typedef struct {
+    InputList *list;
+    char *const *classes;
+    int K;
+} GatherCtx;
+
+// The label of an input: its class folder from the scan, else its parent folder when that is a class.
+static int gather_add(void *ctx, const char *path, const char *cls) {
+    GatherCtx *g = ctx;
     char buf[4096];
-    for (int i = 0; i < npos; i++) {
-        struct stat st;
-        if (stat(pos[i], &st)) { cli_error(pos[i], "%s", strerror(errno)); (*failed)++; continue; }
-        if (!S_ISDIR(st.st_mode)) {
-            if (input_add(list, pos[i], parent_class(pos[i], classes, K, buf, sizeof buf))) return -1;
-            continue;
-        }
-        Dataset ds;
-        char err[512];
-        if (dataset_scan(pos[i], NULL, &ds, err, sizeof err)) { cli_error(pos[i], "%s", err); (*failed)++; continue; }
-        for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
-        if (ds.n == 0 && ds.nskipped == 0) { cli_error(pos[i], "no image in this folder"); (*failed)++; }
-        for (int k = 0; k < ds.n; k++) {
-            const DataItem *it = &ds.items[k];
-            const char *label = it->cls >= 0 ? ds.class_names[it->cls] : parent_class(it->path, classes, K, buf, sizeof buf);
-            if (input_add(list, it->path, label)) { dataset_free(&ds); return -1; }
-        }
-        dataset_free(&ds);
-    }
-    return 0;
+    return input_add(g->list, path, cls ? cls : parent_class(path, g->classes, g->K, buf, sizeof buf));
+}
+
+static int gather(char **pos, int npos, char *const *classes, int K, InputList *list, int *failed) {
+    GatherCtx g = {list, classes, K};
+    return output_gather_inputs(pos, npos, gather_add, &g, failed);
 }
 
 // p with 6 significant digits, as JSON and text print it.

@@ -233,10 +233,6 @@ static void history_free(FtHistory *h) {
 // Loss (train, val) above val top-1 above the learning rate.
 static int write_curves(FineTune *t, char *err, size_t errlen) {
     FtHistory *h = &t->hist;
-    Canvas c = {0};
-    if (canvas_create(&c, 960, 840, err, errlen)) return -1;
-    static const uint8_t white[3] = {255, 255, 255};
-    canvas_fill(&c, white);
     PlotSeries loss[2] = {
         {"train loss (smoothed CE)", h->step, h->loss, h->n, 0, {0, 0, 0}},
         {"val loss (CE)", h->val_step, h->val_loss, h->nval, 0, {0, 0, 0}},
@@ -250,19 +246,10 @@ static int write_curves(FineTune *t, char *err, size_t errlen) {
     viz_palette(2, lr.rgb);
     lr.has_rgb = 1;
     PlotOptions lro = {"learning rate", "step", "lr", 0};
-    int rc = viz_plot(&c, 0, 0, 960, 400, loss, 2, &lo);
-    if (rc == 0) rc = viz_plot(&c, 0, 400, 960, 260, &top1, 1, &to);
-    if (rc == 0) rc = viz_plot(&c, 0, 660, 960, 180, &lr, 1, &lro);
-    if (rc == 0) {
-        char path[4300];
-        snprintf(path, sizeof path, "%s/curves.png", t->run_dir);
-        const char *text[] = {"Software", "vitmae", NULL};
-        rc = png_write(path, c.px, c.w, c.h, 3, text, err, errlen);
-    } else {
-        snprintf(err, errlen, "curves: plot box too small");
-    }
-    canvas_free(&c);
-    return rc;
+    const PlotPanel panels[] = {{400, loss, 2, &lo}, {260, &top1, 1, &to}, {180, &lr, 1, &lro}};
+    char path[4300];
+    snprintf(path, sizeof path, "%s/curves.png", t->run_dir);
+    return viz_plot_png(path, 960, panels, 3, err, errlen);
 }
 
 // ---------------------------------------------------------------------------------------------

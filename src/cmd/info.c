@@ -91,13 +91,28 @@ static void print_text(const char *path, const Checkpoint *ck, const char *crc, 
     print_train_state(ck->train_state);
 }
 
-static int print_json(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "file", path);
-    char *cfg_json = mae_config_to_json(&ck->cfg);   // normalised: what the program will use
+// Adds "config": the normalised config (what the program will use), or null.
+static void add_config(cJSON *o, const MaeConfig *c) {
+    char *cfg_json = mae_config_to_json(c);
     cJSON *cfg = cfg_json ? cJSON_Parse(cfg_json) : NULL;
     free(cfg_json);
     cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateNull());
+}
+
+// Prints o (indented) on stdout and frees it. Returns the exit status.
+static int emit_json(const char *path, cJSON *o) {
+    char *s = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!s) { cli_error(path, "out of memory"); return 1; }
+    printf("%s\n", s);
+    free(s);
+    return 0;
+}
+
+static int print_json(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", path);
+    add_config(o, &ck->cfg);
     cJSON_AddNumberToObject(o, "params", (double)(pc.encoder + pc.decoder));
     cJSON_AddNumberToObject(o, "encoder_params", (double)pc.encoder);
     cJSON_AddNumberToObject(o, "decoder_params", (double)pc.decoder);
@@ -106,12 +121,7 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, P
     cJSON *ts = ck->train_state ? cJSON_Parse(ck->train_state) : NULL;
     if (ck->train_state && !ts) ts = cJSON_CreateString(ck->train_state);
     cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
-    char *s = cJSON_Print(o);
-    cJSON_Delete(o);
-    if (!s) { cli_error(path, "out of memory"); return 1; }
-    printf("%s\n", s);
-    free(s);
-    return 0;
+    return emit_json(path, o);
 }
 
 // A fine-tuned classifier (vitmae finetune): encoder shape, classes, parameter counts, train state.
@@ -122,10 +132,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", path);
         cJSON_AddStringToObject(o, "kind", "classifier");
-        char *cfg_json = mae_config_to_json(c);
-        cJSON *cfg = cfg_json ? cJSON_Parse(cfg_json) : NULL;
-        free(cfg_json);
-        cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateNull());
+        add_config(o, c);
         cJSON_AddNumberToObject(o, "num_classes", cc->cfg.num_classes);
         cJSON *names = cJSON_AddArrayToObject(o, "classes");
         for (int i = 0; names && i < cc->cfg.num_classes; i++) cJSON_AddItemToArray(names, cJSON_CreateString(cc->classes[i]));
@@ -136,12 +143,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
         cJSON *ts = cc->train_state ? cJSON_Parse(cc->train_state) : NULL;
         cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
-        char *s = cJSON_Print(o);
-        cJSON_Delete(o);
-        if (!s) { cli_error(path, "out of memory"); return 1; }
-        printf("%s\n", s);
-        free(s);
-        return 0;
+        return emit_json(path, o);
     }
     char a[40], b[40], t[40];
     printf("%s\n", path);

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cmd/cli.h"
+#include "data/dataset.h"
 
 int output_mkdir_p(const char *path, char *err, size_t errlen) {
     char buf[4096];
@@ -81,4 +83,27 @@ void stem_set_free(StemSet *s) {
     for (int i = 0; i < s->n; i++) free(s->names[i]);
     free(s->names);
     memset(s, 0, sizeof *s);
+}
+
+int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char *path, const char *cls),
+                         void *ctx, int *failed) {
+    for (int i = 0; i < npos; i++) {
+        struct stat st;
+        if (stat(pos[i], &st)) { cli_error(pos[i], "%s", strerror(errno)); (*failed)++; continue; }
+        if (!S_ISDIR(st.st_mode)) {
+            if (add(ctx, pos[i], NULL)) return -1;
+            continue;
+        }
+        Dataset ds;
+        char err[512];
+        if (dataset_scan(pos[i], NULL, &ds, err, sizeof err)) { cli_error(pos[i], "%s", err); (*failed)++; continue; }
+        for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
+        if (ds.n == 0 && ds.nskipped == 0) { cli_error(pos[i], "no image in this folder"); (*failed)++; }
+        for (int k = 0; k < ds.n; k++) {
+            const DataItem *it = &ds.items[k];
+            if (add(ctx, it->path, it->cls >= 0 ? ds.class_names[it->cls] : NULL)) { dataset_free(&ds); return -1; }
+        }
+        dataset_free(&ds);
+    }
+    return 0;
 }

@@ -10,12 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "io/checkpoint.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/output.h"
-#include "data/dataset.h"
 #include "data/image.h"
 #include "infer/infer.h"
 #include "data/mask.h"
@@ -64,23 +62,13 @@ static int assign_stems(InputList *l) {
 
 // Every INPUT as a list of image files. Folders are scanned like `vitmae data`; files that cannot
 // be read there, and inputs that do not exist, are reported and counted in *failed.
+static int gather_add(void *list, const char *path, const char *cls) {
+    (void)cls;
+    return input_add(list, path);
+}
+
 static int gather_inputs(char **pos, int npos, InputList *list, int *failed) {
-    for (int i = 0; i < npos; i++) {
-        struct stat st;
-        if (stat(pos[i], &st)) { cli_error(pos[i], "%s", strerror(errno)); (*failed)++; continue; }
-        if (!S_ISDIR(st.st_mode)) {
-            if (input_add(list, pos[i])) return -1;
-            continue;
-        }
-        Dataset ds;
-        char err[512];
-        if (dataset_scan(pos[i], NULL, &ds, err, sizeof err)) { cli_error(pos[i], "%s", err); (*failed)++; continue; }
-        for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
-        if (ds.n == 0 && ds.nskipped == 0) { cli_error(pos[i], "no image in this folder"); (*failed)++; }
-        for (int k = 0; k < ds.n; k++)
-            if (input_add(list, ds.items[k].path)) { dataset_free(&ds); return -1; }
-        dataset_free(&ds);
-    }
+    if (output_gather_inputs(pos, npos, gather_add, list, failed)) return -1;
     return assign_stems(list);
 }
 

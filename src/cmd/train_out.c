@@ -221,12 +221,8 @@ void history_free(History *h) {
 
 static int write_curves(Train *t, char *err, size_t errlen) {
     History *h = &t->hist;
-    Canvas c = {0};
-    if (canvas_create(&c, 960, 640, err, errlen)) return -1;
-    static const uint8_t white[3] = {255, 255, 255};
-    canvas_fill(&c, white);
     double *steps = malloc((h->n + 1) * sizeof *steps);
-    if (!steps) { canvas_free(&c); snprintf(err, errlen, "out of memory"); return -1; }
+    if (!steps) { snprintf(err, errlen, "out of memory"); return -1; }
     for (int i = 0; i < h->n; i++) steps[i] = (double)h->step[i];
     PlotSeries loss[2] = {
         {"train loss", steps, h->loss, h->n, 0, {0, 0, 0}},
@@ -237,18 +233,11 @@ static int write_curves(Train *t, char *err, size_t errlen) {
     viz_palette(2, lr.rgb);
     lr.has_rgb = 1;
     PlotOptions lro = {"learning rate", "step", "lr", 0};
-    int rc = viz_plot(&c, 0, 0, 960, 440, loss, 2, &lo);
-    if (rc == 0) rc = viz_plot(&c, 0, 440, 960, 200, &lr, 1, &lro);
-    if (rc == 0) {
-        char path[4300];
-        snprintf(path, sizeof path, "%s/curves.png", t->run_dir);
-        const char *text[] = {"Software", "vitmae", NULL};
-        rc = png_write(path, c.px, c.w, c.h, 3, text, err, errlen);
-    } else {
-        snprintf(err, errlen, "curves: plot box too small");
-    }
+    const PlotPanel panels[] = {{440, loss, 2, &lo}, {200, &lr, 1, &lro}};
+    char path[4300];
+    snprintf(path, sizeof path, "%s/curves.png", t->run_dir);
+    int rc = viz_plot_png(path, 960, panels, 2, err, errlen);
     free(steps);
-    canvas_free(&c);
     return rc;
 }
 

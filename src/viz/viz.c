@@ -719,3 +719,23 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     }
     return 0;
 }
+
+int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, char *err, size_t errlen) {
+    int h = 0;
+    for (int i = 0; i < npanels; i++) h += panels[i].h;
+    Canvas c = {0};
+    if (canvas_create(&c, w, h, err, errlen)) return -1;
+    static const uint8_t white[3] = {255, 255, 255};
+    canvas_fill(&c, white);
+    int rc = 0;
+    for (int i = 0, y = 0; i < npanels && rc == 0; y += panels[i].h, i++)
+        rc = viz_plot(&c, 0, y, w, panels[i].h, panels[i].series, panels[i].nseries, panels[i].opt);
+    if (rc == 0) {
+        const char *text[] = {"Software", "vitmae", NULL};
+        rc = png_write(path, c.px, c.w, c.h, 3, text, err, errlen);
+    } else {
+        snprintf(err, errlen, "curves: plot box too small");
+    }
+    canvas_free(&c);
+    return rc;
+}

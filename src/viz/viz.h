@@ -116,4 +116,15 @@ void viz_palette(int index, uint8_t rgb[3]);
 // plot, two calls on one canvas.
 int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
              const PlotOptions *opt);
+
+// One panel of a stacked figure: h pixel rows of viz_plot with these series and options.
+typedef struct {
+    int h;
+    const PlotSeries *series;
+    int nseries;
+    const PlotOptions *opt;
+} PlotPanel;
+// Stacks the panels (top to bottom, each w wide) on a white canvas and writes it as an RGB PNG
+// at path (RUN/curves.png of train and finetune). Returns 0, or -1 with err filled.
+int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, char *err, size_t errlen);
 #endif
