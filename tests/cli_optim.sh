@@ -10,7 +10,7 @@
 # 4. --clip below the gradient norm changes the run, far above it does not;
 # 5. a run resumed with a non-zero seed ends with bitwise the weights of the uninterrupted run;
 # 6. the held-out images never reach the optimiser: replacing them (same names, so the same split)
-#    leaves the trained weights bitwise the same.
+#    leaves the trained weights bitwise the same, in pretraining and in fine-tuning.
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -121,6 +121,14 @@ train heldout1 --steps 12 --lr 0.01 --augment crop
 "$VITMAE" train $small --data "$dir/data2" --out "$dir/heldout2" --steps 12 --lr 0.01 --augment crop > "$dir/heldout2.log" 2>&1
 t "replaced held-out images ($nval) leave the weights bitwise the same" \
   '[ "$nval" -gt 0 ] && same_weights "$dir/heldout1/checkpoint.safetensors" "$dir/heldout2/checkpoint.safetensors"'
+
+# The same for fine-tuning (a classifier from scratch, --val-frac of --data held out).
+ft="--from-scratch --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --batch 4 --steps 6 --lr 0.01 --val-frac 0.2 --pixel-norm none --augment crop --threads 2 --eval-every 1000"
+"$VITMAE" finetune $ft --data "$dir/data" --out "$dir/ft1" > "$dir/ft1.log" 2>&1; rc1=$?
+"$VITMAE" finetune $ft --data "$dir/data2" --out "$dir/ft2" > "$dir/ft2.log" 2>&1; rc2=$?
+t "finetune runs exit 0" '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]'
+t "fine-tuning: replaced held-out images leave the weights bitwise the same" \
+  'same_weights "$dir/ft1/checkpoint.safetensors" "$dir/ft2/checkpoint.safetensors"'
 
 [ $fail -eq 0 ] && echo "cli optim ok"
 exit $fail

@@ -50,6 +50,7 @@ suite() {   # suite [TIMEOUT] [TESTS...]: the optimised suite in the scratch tre
   (cd "$tree" && VITMAE_STOP_FIRST=1 VITMAE_TEST_TIMEOUT="$limit" sh tests/run.sh build/tests ./vitmae build/tools "$@" < /dev/null)
 }
 
+cp "$list" "$scratch/mutants.txt" || exit 1   # the list as it is now, whatever happens to it later
 echo "mutate: building and running the unmutated suite in $tree"
 if ! build; then echo "mutate: the unmutated tree does not build:"; tail -n 20 "$scratch/build.log"; exit 1; fi
 # shellcheck disable=SC2086
@@ -125,7 +126,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   # Restore with a fresh modification time so that make rebuilds what the mutant touched.
   cp "$scratch/original" "$target"
   touch "$target"
-done < "$list"
+done < "$scratch/mutants.txt"
 
 applied=$((killed + survived))
 echo "mutate: $total mutants: $killed killed, $survived survived, $invalid invalid (do not build), $noapply do not apply"
