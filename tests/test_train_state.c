@@ -59,6 +59,7 @@ static void test_state_json(void) {
     snprintf(r.augment, sizeof r.augment, "flip");
     snprintf(r.data, sizeof r.data, "/data/set");
     r.elapsed_s = 12.5;
+    r.grad_groups = 4; r.processes = 2; r.accum = 2;
     char *js = run_state_to_json(&r), err[256];
     CHECK(js != NULL, "to json");
     if (!js) return;
@@ -68,6 +69,20 @@ static void test_state_json(void) {
           && back.batch == r.batch && back.lr == r.lr && back.min_lr == r.min_lr && back.wd == r.wd
           && back.clip == r.clip && back.mask_ratio == r.mask_ratio && back.val_frac == r.val_frac
           && !strcmp(back.augment, "flip") && !strcmp(back.data, "/data/set"), "round trip: %s", js);
+    CHECK(back.grad_groups == 4 && back.processes == 2 && back.accum == 2, "groups, processes, accum round trip: %s", js);
+    // A checkpoint from before gradient groups has none: it was computed in one pass, G = 1.
+    char *g = strstr(js, "\"grad_groups\":4,");
+    CHECK(g != NULL, "grad_groups written: %s", js);
+    if (g) {
+        memmove(g, g + strlen("\"grad_groups\":4,"), strlen(g + strlen("\"grad_groups\":4,")) + 1);
+        rc = run_state_from_json(js, &back, err, sizeof err);
+        CHECK(rc == 0 && back.grad_groups == 1, "no grad_groups: G = 1 (rc %d, G %d)", rc, back.grad_groups);
+    }
+    r.grad_groups = 0;   // never written by a run: refused
+    free(js);
+    js = run_state_to_json(&r);
+    CHECK(js && run_state_from_json(js, &back, err, sizeof err) == -1 && strstr(err, "grad_groups"),
+          "grad_groups 0 refused: %s", js ? err : "no json");
     free(js);
 }
 

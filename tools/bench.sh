@@ -1,6 +1,7 @@
 #!/bin/sh
 # `make bench`: vitmae bench at 1 and 2 threads and PyTorch (tools/bench_torch.py, same model, same
-# recipe) at 1 and 2 threads on the bench config, then one table with the ratio to PyTorch's best.
+# recipe) at 1 and 2 threads on the bench config, then one table with the ratio to PyTorch's best;
+# then `mpirun -np 2` x 1 thread against 1 process x 2 threads (docs/distributed.md), interleaved.
 # Each figure is the best of REPEAT runs (default 3): the machine's cores are shared, so the best
 # run is the least disturbed one. Usage: tools/bench.sh [VITMAE_BIN]   env: REPEAT, STEPS, BENCH_ARGS
 set -e
@@ -58,3 +59,24 @@ v1=$(for r in $(seq "$repeat"); do field "$tmp/v1.$r" img_per_s; done | best)
 v2=$(for r in $(seq "$repeat"); do field "$tmp/v2.$r" img_per_s; done | best)
 echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-unset}"
 echo "thread scaling 1 -> 2: $(echo "$v1 $v2" | awk '{printf "%.2fx", $2 / $1}')   (best of $repeat runs each, $steps steps after warm-up)"
+
+# Data-parallel (docs/distributed.md): `mpirun -np 2 vitmae bench --threads 1` against one process
+# at 2 threads, interleaved (A, B, A, B, ...) so that both see the same moments of a shared machine.
+# Goal: >= 0.9x, with the reduce phase (adding group gradients and exchanging them) < 5% of a step.
+if command -v mpirun >/dev/null 2>&1; then
+  for r in $(seq "$repeat"); do
+    "$bin" bench $args --threads 2 --steps "$steps" --json >"$tmp/p1.$r"
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --bind-to none --oversubscribe \
+      "$bin" bench $args --threads 1 --steps "$steps" --json >"$tmp/p2.$r"
+  done
+  reduce_pct() { /usr/bin/python3 -c "import json; d=json.load(open('$1')); print('%.1f' % (100 * d['phases_s']['reduce'] / d['step_s']))"; }
+  for r in $(seq "$repeat"); do
+    a=$(field "$tmp/p1.$r" img_per_s); b=$(field "$tmp/p2.$r" img_per_s)
+    echo "round $r: 1 process x 2 threads $a img/s (reduce $(reduce_pct "$tmp/p1.$r")%); 2 processes x 1 thread $b img/s (reduce $(reduce_pct "$tmp/p2.$r")%); ratio $(echo "$a $b" | awk '{printf "%.2fx", $2 / $1}')"
+  done
+  p1=$(for r in $(seq "$repeat"); do field "$tmp/p1.$r" img_per_s; done | best)
+  p2=$(for r in $(seq "$repeat"); do field "$tmp/p2.$r" img_per_s; done | best)
+  echo "mpirun -np 2 --threads 1 vs --threads 2 (best of $repeat each): $p2 / $p1 img/s = $(echo "$p1 $p2" | awk '{printf "%.2fx", $2 / $1}') (goal >= 0.9x)"
+else
+  echo "(mpirun not found: no data-parallel figures; make installs openmpi-bin)"
+fi

@@ -18,6 +18,9 @@ have_pc cairo      || need="$need libcairo2-dev"
 have_pc fontconfig || need="$need libfontconfig-dev"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 installed fonts-dejavu-core || need="$need fonts-dejavu-core"
+# OpenMPI: the library and headers, and mpirun for `mpirun -np N ./vitmae train` (docs/distributed.md).
+have_pc ompi-c   || need="$need libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || need="$need openmpi-bin"
 for p in "$@"; do
   installed "$p" || need="$need $p"
 done

@@ -1,5 +1,8 @@
 // `vitmae bench`: training steps of the real model on synthetic data (random images, random masks),
-// the same step `vitmae train` runs (zero grads, forward, backward, AdamW), timed per phase.
+// the same step `vitmae train` runs (per gradient group: zero grads, forward, backward; then the
+// fixed-order reduction of src/dist/dist.h, AdamW), timed per phase. Under `mpirun -np N` every rank
+// runs its groups and rank 0 reports; `reduce` is the time spent adding group gradients and
+// exchanging them (waiting for a slower rank included).
 // Prints img/s, the achieved GFLOP/s from an analytic FLOP count (flop_count below), the measured FP32
 // FMA peak of the CPU at the same thread count and the fraction of it, and peak memory (ru_maxrss)
 // against the analytic bytes (params, grads, AdamW moments, activation arena, the batch).
@@ -17,6 +20,7 @@
 #include "core/optim.h"
 #include "core/rng.h"
 #include "core/masking.h"
+#include "dist/dist.h"
 
 // FLOPs of one training step (forward + backward) for B images, K visible patches of L:
 //   a Linear over M tokens, in -> out: forward 2*M*in*out (one multiply-add = 2 flops); backward
@@ -47,19 +51,61 @@ static double cpu_seconds(void) {
 }
 
 typedef struct {
-    double data, patch_embed, encoder, decoder, loss, backward, optimizer, total;
+    double data, patch_embed, encoder, decoder, loss, backward, reduce, optimizer, total;
 } Phases;
 
-static void phases_add(Phases *p, double data, const MaeTimings *mt, double bwd_extra, double opt, double total) {
+static void phases_add(Phases *p, double data, const MaeTimings *mt, double bwd_extra, double reduce, double opt,
+                       double total) {
     p->data += data; p->patch_embed += mt->patch_embed; p->encoder += mt->encoder; p->decoder += mt->decoder;
     p->loss += mt->loss; p->backward += mt->backward_decoder + mt->backward_encoder + bwd_extra;
-    p->optimizer += opt; p->total += total;
+    p->reduce += reduce; p->optimizer += opt; p->total += total;
+}
+
+// One gradient group of a bench step: B / G synthetic images (global indices), masks, forward, backward.
+typedef struct {
+    Mae *m;
+    int per, S, C, L, K;
+    long seed, step;
+    float *images, *noise;
+    int *ids_keep, *mask_scratch;
+    MaeTimings mt;
+    double data, zero;
+} BenchStep;
+
+static int bench_group(void *ctx, int group, float *grads, float *loss, char *err, size_t errlen) {
+    (void)err; (void)errlen;
+    BenchStep *b = ctx;
+    double t0 = omp_get_wtime();
+    // Data: N(0, 1) "pixels" and per-image uniform mask noise (as train draws them), each image from
+    // its own stream (seed, step, global image index): the same data for any thread or process count.
+    size_t per_image = (size_t)b->S * b->S * b->C;
+    #pragma omp parallel for schedule(static)
+    for (int k = 0; k < b->per; k++) {
+        Rng ri;
+        rng_derive(&ri, (uint64_t)b->seed, (uint64_t)b->step, (uint64_t)group * b->per + k);
+        for (size_t i = 0; i < per_image; i++) b->images[(size_t)k * per_image + i] = rng_normal(&ri, 0.0f, 1.0f);
+        for (int i = 0; i < b->L; i++) b->noise[(size_t)k * b->L + i] = rng_uniform(&ri);
+    }
+    mae_masking_from_noise_scratch(b->noise, b->per, b->L, b->K, b->ids_keep, b->mask_scratch);
+    double t1 = omp_get_wtime();
+    mae_set_timings(b->m, &b->mt);
+    float *own = mae_use_grads(b->m, grads);
+    mae_zero_grads(b->m);
+    double t2 = omp_get_wtime();
+    *loss = mae_forward(b->m, b->images, b->ids_keep, b->per, b->K);
+    mae_backward(b->m);
+    mae_use_grads(b->m, own);
+    mae_set_timings(b->m, NULL);
+    b->data += t1 - t0;
+    b->zero += t2 - t1;
+    return 0;
 }
 
 int cmd_bench(int argc, char **argv) {
     const char *preset = MAE_DEFAULT_PRESET;
     int img = MAE_DEFAULT_IMG, patch = MAE_DEFAULT_PATCH, channels = 3, batch = MAE_DEFAULT_BATCH;
     int steps = 10, warmup = 2, threads = 0, json = 0;
+    int groups = 0, accum = 1;
     float mask_ratio = (float)MAE_DEFAULT_MASK_RATIO;
     long seed = 0;
     Flag f[] = {
@@ -68,6 +114,8 @@ int cmd_bench(int argc, char **argv) {
         {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_INT, &channels, 1, 3, NULL, "1 grey or 3 RGB (default 3)", "C", 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
+        {"--groups", FLAG_INT, &groups, 1, 4096, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
+        {"--accum", FLAG_INT, &accum, 1, 4096, NULL, "micro-batches per process (checked as train does)", "K", 0},
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
@@ -75,12 +123,21 @@ int cmd_bench(int argc, char **argv) {
         {"--seed", FLAG_LONG, &seed, 0, 9e18, NULL, "random seed of the synthetic data (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
     };
+    cli_quiet_ranks(1);   // every rank meets a bad flag alike: rank 0 says it once
     int rc = cli_parse("bench", "[flags]", f, (int)(sizeof f / sizeof f[0]), argc, argv, NULL, 0, NULL);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
     if (channels == 2) { cli_error("bench --channels", "must be 1 or 3"); return 2; }
     char err[256];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
+    if (!groups) groups = dist_default_groups(batch);
+    char gerr[512];
+    if (dist_check_groups(batch, groups, dist_size(), accum, gerr, sizeof gerr)) {
+        cli_error("bench", "%s", gerr);
+        return 2;
+    }
+    cli_quiet_ranks(0);
+    int per = batch / groups, nranks = dist_size();
     if (threads > 0) omp_set_num_threads(threads);
     threads = omp_get_max_threads();
 
@@ -91,20 +148,23 @@ int cmd_bench(int argc, char **argv) {
     int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
     if (mask_ratio_check(mask_ratio, L, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     // Memory: refuse before allocating what cannot fit.
-    if (mae_memory_check(&cfg, batch, sizeof(float) * ((size_t)S * S * C + (size_t)L), err, sizeof err)) {
+    if (mae_memory_check(&cfg, per, sizeof(float) * ((size_t)S * S * C + (size_t)L), err, sizeof err)) {
         cli_error("bench", "%s", err);
         return 2;
     }
-    Mae *m = mae_create(&cfg, batch, err, sizeof err);
+    Mae *m = mae_create(&cfg, per, err, sizeof err);
     if (!m) { cli_error("bench", "%s", err); return 1; }
-    size_t np = mae_num_params(&cfg), npix = (size_t)batch * S * S * C;
+    size_t np = mae_num_params(&cfg), npix = (size_t)per * S * S * C;
     float *exp_avg = calloc(np, sizeof(float)), *exp_avg_sq = calloc(np, sizeof(float));
-    float *images = malloc(npix * sizeof(float)), *noise = malloc((size_t)batch * L * sizeof(float));
-    int *ids_keep = malloc((size_t)batch * (K > 0 ? K : 1) * sizeof(int));
+    float *images = malloc(npix * sizeof(float)), *noise = malloc((size_t)per * L * sizeof(float));
+    int *ids_keep = malloc((size_t)per * (K > 0 ? K : 1) * sizeof(int));
     int *mask_scratch = malloc(2 * (size_t)L * sizeof(int));
-    if (!exp_avg || !exp_avg_sq || !images || !noise || !ids_keep || !mask_scratch) {
+    GradReduce gr;
+    int gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
+    if (!exp_avg || !exp_avg_sq || !images || !noise || !ids_keep || !mask_scratch || !gr_ok) {
         cli_error("bench", "out of memory");
         mae_free(m); free(exp_avg); free(exp_avg_sq); free(images); free(noise); free(ids_keep); free(mask_scratch);
+        if (gr_ok) grad_reduce_free(&gr);
         return 1;
     }
     Rng rng;
@@ -113,66 +173,66 @@ int cmd_bench(int argc, char **argv) {
     int nt;
     const MaeTensor *tensors = mae_tensors(m, &nt);
 
-    double peak = cpu_fma_peak_gflops(threads);
+    // Every rank measures its own cores' peak; the job's peak is the sum (ranks of equal machines).
+    double peak = cpu_fma_peak_gflops(threads) * nranks;
     Phases ph = {0};
     double best_step = 1e30, last_loss = 0.0, cpu_total = 0.0;
+    BenchStep bs;
+    memset(&bs, 0, sizeof bs);
+    bs.m = m; bs.per = per; bs.S = S; bs.C = C; bs.L = L; bs.K = K; bs.seed = seed;
+    bs.images = images; bs.noise = noise; bs.ids_keep = ids_keep; bs.mask_scratch = mask_scratch;
     for (int s = 0; s < warmup + steps; s++) {
-        MaeTimings mt = {0};
+        memset(&bs.mt, 0, sizeof bs.mt);
+        bs.data = bs.zero = 0;
+        bs.step = s;
+        gr.reduce_s = 0;
         double c0 = cpu_seconds();
         double t0 = omp_get_wtime();
-        // Data: a batch of N(0, 1) "pixels" and per-image uniform mask noise (as train draws them),
-        // each image from its own stream (seed, step, image), so threads share the drawing and the
-        // data do not depend on the thread count.
-        size_t per_image = npix / (size_t)batch;
-        #pragma omp parallel for schedule(static)
-        for (int b = 0; b < batch; b++) {
-            Rng ri;
-            rng_derive(&ri, (uint64_t)seed, (uint64_t)s, (uint64_t)b);
-            for (size_t i = 0; i < per_image; i++) images[(size_t)b * per_image + i] = rng_normal(&ri, 0.0f, 1.0f);
-            for (int i = 0; i < L; i++) noise[(size_t)b * L + i] = rng_uniform(&ri);
-        }
-        mae_masking_from_noise_scratch(noise, batch, L, K, ids_keep, mask_scratch);
-        double t1 = omp_get_wtime();
-        mae_set_timings(m, &mt);
-        mae_zero_grads(m);
-        double t2 = omp_get_wtime();
-        last_loss = mae_forward(m, images, ids_keep, batch, K);
-        mae_backward(m);
-        mae_set_timings(m, NULL);
+        float loss = 0.0f;
+        int stop = 0, failed_here = 0;
+        grad_reduce_step(&gr, mae_grads(m), bench_group, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
+        last_loss = loss;
         double t3 = omp_get_wtime();
         adamw_step(tensors, nt, mae_params(m), mae_grads(m), exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
         double t4 = omp_get_wtime();
         if (s < warmup) continue;
         cpu_total += cpu_seconds() - c0;
-        phases_add(&ph, t1 - t0, &mt, t2 - t1, t4 - t3, t4 - t0);
+        phases_add(&ph, bs.data, &bs.mt, bs.zero, gr.reduce_s, t4 - t3, t4 - t0);
         if (t4 - t0 < best_step) best_step = t4 - t0;
     }
+    // The figures are rank 0's; every rank ran the same steps.
+    size_t tree_bytes = (size_t)gr.depth * np * sizeof(float) + (nranks > 1 ? np / nranks * sizeof(float) : 0);
+    grad_reduce_free(&gr);
     double flops = flop_count(&cfg, batch, K);
     double img_s = batch * (double)steps / ph.total, img_s_best = batch / best_step;
     double gflops = flops * steps / ph.total * 1e-9;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double rss = (double)ru.ru_maxrss * 1024.0;
-    double analytic = (double)mae_bytes_needed(&cfg, batch)
-                      + (double)(npix + (size_t)batch * L) * sizeof(float) + (double)batch * K * sizeof(int);
-    const char *names[] = {"data", "patch_embed", "encoder", "decoder", "loss", "backward", "optimizer"};
-    double vals[] = {ph.data, ph.patch_embed, ph.encoder, ph.decoder, ph.loss, ph.backward, ph.optimizer};
+    double analytic = (double)mae_bytes_needed(&cfg, per) + (double)tree_bytes
+                      + (double)(npix + (size_t)per * L) * sizeof(float) + (double)per * K * sizeof(int);
+    const char *names[] = {"data", "patch_embed", "encoder", "decoder", "loss", "backward", "reduce", "optimizer"};
+    double vals[] = {ph.data, ph.patch_embed, ph.encoder, ph.decoder, ph.loss, ph.backward, ph.reduce, ph.optimizer};
+    const int nphases = (int)(sizeof vals / sizeof vals[0]);
     if (json) {
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
-               "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"steps\": %d, \"warmup\": %d, "
+               "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"processes\": %d, \"groups\": %d, \"accum\": %d, "
+               "\"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"phases_s\": {",
-               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, steps, warmup,
+               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, accum, steps, warmup,
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
                gflops / peak);
-        for (int i = 0; i < 7; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
+        for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, \"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
                rss / analytic);
     } else {
         printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %g (%d of %d patches visible), %d thread%s, "
                "gemm %s\n", preset, img, img, channels, patch, batch, (double)mask_ratio, K, L, threads,
                threads == 1 ? "" : "s", gemm_kernel_name());
+        printf("  %d process%s, %d gradient groups of %d images, %d per process\n", nranks,
+               nranks == 1 ? "" : "es", groups, per, groups / nranks);
         printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);
         printf("  img/s          %.1f  (best step %.1f)\n", img_s, img_s_best);
         printf("  step           %.1f ms\n", 1e3 * ph.total / steps);
@@ -180,13 +240,13 @@ int cmd_bench(int argc, char **argv) {
         // (spinning OpenMP threads count as busy, so at 2+ threads it is only an upper bound of work).
         printf("  CPU time       %.1f ms per step (all threads)%s", 1e3 * cpu_total / steps, threads == 1 ? "" : "\n");
         if (threads == 1)
-            printf(" -> %.1f img/s, %.1f%% of peak per CPU second\n", batch * steps / cpu_total,
+            printf(" -> %.1f img/s, %.1f%% of peak per CPU second\n", (double)batch / nranks * steps / cpu_total,
                    100.0 * flops * steps / cpu_total * 1e-9 / peak);
         printf("  GFLOP/s        %.1f  (%.2f GFLOP per step, analytic)\n", gflops, flops * 1e-9);
-        printf("  FMA peak       %.1f GFLOP/s measured at %d thread%s -> %.1f%% of peak\n", peak, threads,
-               threads == 1 ? "" : "s", 100.0 * gflops / peak);
+        printf("  FMA peak       %.1f GFLOP/s measured at %d thread%s x %d process%s -> %.1f%% of peak\n", peak,
+               threads, threads == 1 ? "" : "s", nranks, nranks == 1 ? "" : "es", 100.0 * gflops / peak);
         printf("  phases (ms per step):\n");
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < nphases; i++)
             printf("    %-12s %8.2f  %5.1f%%\n", names[i], 1e3 * vals[i] / steps, 100.0 * vals[i] / ph.total);
         printf("  peak memory    %.1f MB (ru_maxrss) vs %.1f MB analytic -> %.2fx\n", rss / 1048576.0,
                analytic / 1048576.0, rss / analytic);

@@ -7,11 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dist/dist.h"
+
+static int quiet_ranks = 0;
+void cli_quiet_ranks(int on) { quiet_ranks = on; }
 
 void cli_error(const char *what, const char *fmt, ...) {
+    int rank = dist_rank();
+    if (rank > 0 && quiet_ranks) return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "vitmae: %s: ", what);
+    if (rank > 0) fprintf(stderr, "vitmae: rank %d: %s: ", rank, what);
+    else fprintf(stderr, "vitmae: %s: ", what);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);

@@ -26,6 +26,9 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
               int argc, char **argv, char **positional, int max_positional, int *npositional);
 void cli_print_usage(const char *command, const char *synopsis, const Flag *flags, int nflags);
 Flag *cli_flag(Flag *flags, int nflags, const char *name);   // lookup (for ->seen)
-// Prints `vitmae: <what>: <why>` (printf-style why) to stderr.
+// Prints `vitmae: <what>: <why>` (printf-style why) to stderr. Under mpirun, ranks other than 0
+// print `vitmae: rank R: <what>: <why>`, or nothing while cli_quiet_ranks(1) is in force (errors
+// every rank meets alike, such as a bad flag, are then reported once, by rank 0).
 void cli_error(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_quiet_ranks(int on);
 #endif

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd/commands.h"
+#include "cmd/cli.h"
+#include "dist/dist.h"
 
 typedef struct { const char *name; int (*run)(int, char **); const char *what; } Command;
 
@@ -54,8 +56,24 @@ int main(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
+    // Under mpirun every rank runs the command (docs/distributed.md); without it nothing changes.
+    char err[256];
+    if (dist_init(&argc, &argv, err, sizeof err)) { cli_error("mpi", "%s", err); return 1; }
     for (const Command *c = commands; c->name; c++)
-        if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], c->name)) {
+            // Only train and bench share their work between processes; the others would each do it all.
+            if (dist_size() > 1 && strcmp(c->name, "train") && strcmp(c->name, "bench")) {
+                if (dist_rank() == 0)
+                    fprintf(stderr, "vitmae: %s: runs in one process; under mpirun only train and bench use "
+                            "several (run it without mpirun)\n", c->name);
+                dist_finalize();
+                return 2;
+            }
+            int rc = c->run(argc - 1, argv + 1);
+            dist_finalize();
+            return rc;
+        }
+    dist_finalize();
     fprintf(stderr, "vitmae: %s: unknown command (see vitmae --help)\n", argv[1]);
     return 2;
 }

@@ -68,8 +68,9 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     double loss_sum = 0, mse_sum = 0;
     size_t img_floats = (size_t)t->S * t->S * t->C;
     uint64_t keys[4096];
-    for (int b0 = 0; b0 < nval; b0 += t->rs.batch) {
-        int n = nval - b0 < t->rs.batch ? nval - b0 : t->rs.batch;
+    // In chunks of one gradient group: the same numbers for any process count (dist/dist.h).
+    for (int b0 = 0; b0 < nval; b0 += t->per) {
+        int n = nval - b0 < t->per ? nval - b0 : t->per;
         for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; keys[k] = (uint64_t)(b0 + k); }
         if (load_eval_batch(t, t->vds, t->batch_items, n, err, errlen)) return -1;
         masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
@@ -129,15 +130,21 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
     for (int k = 0; k < n; k++) { t->batch_items[k] = t->sample_idx[k]; keys[k] = (uint64_t)k; }
     if (load_eval_batch(t, t->sds, t->batch_items, n, err, errlen)) return -1;
     masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
-    mae_forward(t->model, t->images, t->ids_keep, n, t->K);
-    const float *pred = mae_pred(t->model);
     size_t pd = (size_t)mae_patch_dim(&t->cfg), img_floats = (size_t)t->S * t->S * t->C;
     Canvas rows[TRAIN_SAMPLE_IMAGES];
     memset(rows, 0, sizeof rows);
     int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, rc = 0;
+    const float *pred = NULL;
+    int k0 = 0;
     for (int k = 0; k < n && rc == 0; k++) {
+        if (k % t->per == 0) {   // the model takes one gradient group's images at a time
+            int m = n - k < t->per ? n - k : t->per;
+            mae_forward(t->model, t->images + k * img_floats, t->ids_keep + (size_t)k * t->K, m, t->K);
+            pred = mae_pred(t->model);
+            k0 = k;
+        }
         recon_removed_from_keep(t->ids_keep + (size_t)k * t->K, t->K, t->L, t->removed);
-        recon_pixels(&t->cfg, pred + (size_t)k * t->L * pd, t->images + k * img_floats, t->removed, t->recon);
+        recon_pixels(&t->cfg, pred + (size_t)(k - k0) * t->L * pd, t->images + k * img_floats, t->removed, t->recon);
         recon_masked_mse(&t->cfg, t->recon, t->pixels + k * img_floats, t->removed, t->patch_err);
         // Nearest: the model's own pixels, and a sheet a tenth the size of a smooth one (a run
         // keeps one per --sample-every).

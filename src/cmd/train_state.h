@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include "core/model.h"
 #include "data/dataset.h"
+#include "data/loader.h"
+#include "dist/dist.h"
 #include "io/checkpoint.h"
 #include "cmd/rundir.h"   // run_resume_path, run_remove_stale_temp_files
 
@@ -25,6 +27,8 @@
 typedef struct {
     long step, total_steps, warmup, seed, eval_every, ckpt_every, log_every, sample_every;
     int batch, keep, val_max;
+    int grad_groups;    // G: the batch is summed as G groups in a fixed tree (dist/dist.h)
+    int processes, accum;   // N and K of the session that wrote it (a record: any that divide G resume)
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
     char data[4096];    // absolute path of the training folder
@@ -79,6 +83,16 @@ typedef struct Train {
     const MaeTensor *tensors;
     int ntensors;
     int L, K, S, C;                // patches, visible patches, image side, channels
+    int per;                       // images per gradient group (rs.batch / rs.grad_groups): the
+                                   // model's batch, also for validation and samples
+    GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
+    int share;                     // images per process and step (rs.batch / processes): the groups
+                                   // [gr.first, gr.first + gr.count) of every batch
+    long cur_step;                 // the step whose groups train_group computes
+    Augment aug;
+    uint64_t *keys;                // [batch] 0, 1, ...: image k of a step draws from (.., step, k)
+    Loader *loader;                // this process's share of the next --prefetch steps (data/loader.h)
+    const char *load_failed;       // why this step's share failed to load; NULL when it loaded
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;

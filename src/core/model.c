@@ -181,6 +181,7 @@ float *mae_tensor(Mae *m, const char *name) {
     return NULL;
 }
 void mae_set_timings(Mae *m, MaeTimings *t) { m->timing = t; }
+float *mae_use_grads(Mae *m, float *grads) { float *old = m->grads; m->grads = grads; return old; }
 void mae_zero_grads(Mae *m) { memset(m->grads, 0, mae_num_params(&m->cfg) * sizeof(float)); }
 
 // ---------------------------------------------------------------------------------------------

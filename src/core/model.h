@@ -66,6 +66,10 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
 // with mae_zero_grads first). Frozen position embeddings get no gradient.
 void mae_backward(Mae *m);
 void mae_zero_grads(Mae *m);
+// Points the gradient buffer at grads (mae_num_params floats, owned by the caller) and returns the
+// buffer used until now: backward then adds there (the gradient groups of src/dist/dist.h each land
+// in their own buffer without a copy). Give the model its own buffer back before mae_free.
+float *mae_use_grads(Mae *m, float *grads);
 void mae_set_timings(Mae *m, MaeTimings *t);   // NULL: timing off (the default)
 // Encoder only (for attention maps): CLS + the given patches (len_keep may be L), final norm.
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);

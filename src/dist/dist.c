@@ -1,0 +1,327 @@
+// MPI start-up and the fixed-order gradient reduction (the design: dist.h, docs/distributed.md).
+#include <math.h>
+#include <mpi.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dist/dist.h"
+
+static int g_active = 0, g_rank = 0, g_size = 1;
+
+int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
+    // mpirun (ORTE) sets OMPI_COMM_WORLD_SIZE; PMI-based launchers (srun, hydra) set PMI_SIZE.
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE")) return 0;
+    int provided = 0;
+    // Only the main thread calls MPI (between OpenMP regions).
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        snprintf(err, errlen, "MPI_Init failed");
+        return -1;
+    }
+    g_active = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    if (g_rank > 0 && !freopen("/dev/null", "w", stdout)) {
+        snprintf(err, errlen, "rank %d: cannot silence stdout", g_rank);
+        return -1;
+    }
+    return 0;
+}
+
+void dist_finalize(void) {
+    if (g_active) MPI_Finalize();
+    g_active = 0;
+}
+
+void dist_abort(int code) {
+    fflush(stdout);
+    fflush(stderr);
+    if (g_active) MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
+int dist_rank(void) { return g_rank; }
+int dist_size(void) { return g_size; }
+int dist_active(void) { return g_active; }
+
+int dist_max_int(int v) {
+    int out = v;
+    if (g_active) MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return out;
+}
+
+void dist_allgather_u64(uint64_t v, uint64_t *all) {
+    if (!g_active) { all[0] = v; return; }
+    MPI_Allgather(&v, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+}
+
+void dist_bcast(void *buf, size_t bytes, int root) {
+    if (!g_active) return;
+    // MPI counts are int: large buffers go in pieces of 1 GiB.
+    char *p = buf;
+    for (size_t done = 0; done < bytes;) {
+        size_t n = bytes - done < ((size_t)1 << 30) ? bytes - done : ((size_t)1 << 30);
+        MPI_Bcast(p + done, (int)n, MPI_BYTE, root, MPI_COMM_WORLD);
+        done += n;
+    }
+}
+
+void dist_barrier(void) {
+    if (g_active) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// FNV-1a 64 over the count and every string with its terminating zero.
+static uint64_t list_hash(const char *const *items, size_t stride, int n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int i = 0; i < 4; i++) { h ^= (uint64_t)((unsigned)n >> (8 * i) & 0xff); h *= 0x100000001b3ull; }
+    for (int k = 0; k < n; k++) {
+        const unsigned char *p = (const unsigned char *)*(const char *const *)((const char *)items + (size_t)k * stride);
+        do { h ^= *p; h *= 0x100000001b3ull; } while (*p++);
+    }
+    return h;
+}
+
+int dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen) {
+    if (!g_active || g_size == 1) return 0;
+    uint64_t mine = list_hash(items, stride, n), all_stack[64];
+    uint64_t *all = g_size <= 64 ? all_stack : malloc((size_t)g_size * sizeof *all);
+    if (!all) dist_abort(1);
+    dist_allgather_u64(mine, all);
+    int first_bad = -1;
+    for (int r = 1; r < g_size && first_bad < 0; r++) if (all[r] != all[0]) first_bad = r;
+    int i_differ = all[g_rank] != all[0];
+    if (all != all_stack) free(all);
+    if (first_bad < 0) return 0;
+    // Rank 0's list as one blob of strings, each with its zero.
+    uint64_t bytes = 0;
+    if (g_rank == 0)
+        for (int k = 0; k < n; k++) bytes += strlen(*(const char *const *)((const char *)items + (size_t)k * stride)) + 1;
+    dist_bcast(&bytes, sizeof bytes, 0);
+    int n0 = n;
+    dist_bcast(&n0, sizeof n0, 0);
+    char *blob = malloc(bytes + 1);
+    if (!blob) dist_abort(1);
+    blob[bytes] = 0;
+    if (g_rank == 0) {
+        char *p = blob;
+        for (int k = 0; k < n; k++) {
+            const char *s = *(const char *const *)((const char *)items + (size_t)k * stride);
+            size_t len = strlen(s) + 1;
+            memcpy(p, s, len);
+            p += len;
+        }
+    }
+    dist_bcast(blob, bytes, 0);
+    int rc = i_differ ? -2 : -1;
+    if (i_differ) {
+        const char *p = blob;
+        int k = 0;
+        for (; k < n && k < n0; k++, p += strlen(p) + 1)
+            if (strcmp(p, *(const char *const *)((const char *)items + (size_t)k * stride))) break;
+        if (k < n && k < n0)
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0",
+                     g_rank, what, k + 1, *(const char *const *)((const char *)items + (size_t)k * stride), p);
+        else if (k < n)
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing on rank 0 (%d entries here, %d there)",
+                     g_rank, what, *(const char *const *)((const char *)items + (size_t)k * stride), n, n0);
+        else
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing here (%d entries here, %d on rank 0)",
+                     g_rank, what, p, n, n0);
+    } else {
+        snprintf(err, errlen, "rank %d sees a different %s than this rank (its message names the file)", first_bad, what);
+    }
+    free(blob);
+    return rc;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Groups and the tree
+
+static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int dist_default_groups(int batch) {
+    int g = DIST_DEFAULT_GROUPS;
+    while (g > 1 && batch % g) g /= 2;
+    return g;
+}
+
+int dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen) {
+    if (!is_pow2(groups) || batch % groups) {
+        snprintf(err, errlen, "%d gradient groups: must be a power of two that divides the batch (%d)", groups, batch);
+        return -1;
+    }
+    if (groups % procs) {
+        snprintf(err, errlen, "%d processes cannot share the %d gradient groups of a step evenly, which bitwise "
+                 "equal results need; use a process count that divides %d, or more groups (--groups)",
+                 procs, groups, groups);
+        return -1;
+    }
+    if ((groups / procs) % accum) {
+        snprintf(err, errlen, "--accum %d: each of the %d processes has %d gradient group%s per step, which %d "
+                 "micro-batches cannot share evenly; use an --accum that divides %d, or more groups (--groups)",
+                 accum, procs, groups / procs, groups / procs == 1 ? "" : "s", accum, groups / procs);
+        return -1;
+    }
+    return 0;
+}
+
+// Items i and i + s for s = 1, 2, 4, ...: for a power-of-two count this is the pairwise tree of
+// dist.h (node [l, r) = [l, m) + [m, r)). Elements are independent: threads split the floats.
+void tree_sum_floats(float *items, size_t stride, int count, size_t n) {
+    for (int s = 1; s < count; s *= 2)
+        for (int j = 0; j + s < count; j += 2 * s) {
+            float *a = items + (size_t)j * stride;
+            const float *b = items + (size_t)(j + s) * stride;
+            #pragma omp parallel for schedule(static)
+            for (size_t i = 0; i < n; i++) a[i] += b[i];
+        }
+}
+
+double tree_sum_doubles(const double *v, int count) {
+    if (count == 1) return v[0];
+    int h = count / 2;
+    return tree_sum_doubles(v, h) + tree_sum_doubles(v + h, count - h);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The step's reduction
+
+int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
+    return grad_reduce_init_as(gr, groups, n, g_rank, g_size, err, errlen);
+}
+
+int grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen) {
+    memset(gr, 0, sizeof *gr);
+    gr->groups = groups;
+    gr->count = groups / N;
+    gr->first = r * gr->count;
+    gr->n = n;
+    while ((1 << gr->depth) < gr->count) gr->depth++;
+    gr->node = calloc((size_t)gr->depth + 1, sizeof *gr->node);
+    gr->slice_off = calloc((size_t)N + 1, sizeof *gr->slice_off);
+    int ok = gr->node && gr->slice_off;
+    for (int i = 0; ok && i < gr->depth; i++) ok = (gr->node[i] = malloc(n * sizeof(float))) != NULL;
+    // Slices of the gradient, one per rank, boundaries at multiples of 16 floats (64 bytes).
+    for (int i = 0; ok && i <= N; i++) gr->slice_off[i] = i == N ? n : ((size_t)i * n / N) & ~(size_t)15;
+    if (ok && N > 1) {
+        size_t mine = gr->slice_off[r + 1] - gr->slice_off[r];
+        ok = (gr->slices = malloc(((size_t)N * mine + 1) * sizeof(float))) != NULL;
+    }
+    if (!ok) {
+        grad_reduce_free(gr);
+        snprintf(err, errlen, "out of memory for %d gradient buffers of %zu MB", gr->depth + 1, n * sizeof(float) >> 20);
+        return -1;
+    }
+    return 0;
+}
+
+void grad_reduce_free(GradReduce *gr) {
+    if (gr->node)
+        for (int i = 0; i < gr->depth; i++) free(gr->node[i]);
+    free(gr->node);
+    free(gr->slices);
+    free(gr->slice_off);
+    memset(gr, 0, sizeof *gr);
+}
+
+typedef struct {
+    GradReduce *gr;
+    GroupFn fn;
+    void *ctx;
+    int failed;
+    char *err;
+    size_t errlen;
+} LocalTree;
+
+static void add_into(float *a, const float *b, size_t n) {
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) a[i] += b[i];
+}
+
+// The node [l, r) of the tree over this rank's groups, summed into dst: a leaf runs its group with
+// dst as the gradient buffer; an inner node sums its left child into dst, its right child into
+// node[level] (free at this depth), and adds. No gradient is copied. Its loss goes to *loss.
+static void local_node(LocalTree *lt, int l, int r, int level, float *dst, double *loss) {
+    GradReduce *gr = lt->gr;
+    *loss = 0.0;
+    if (lt->failed) return;
+    if (r - l == 1) {
+        float v = 0.0f;
+        if (lt->fn(lt->ctx, l, dst, &v, lt->err, lt->errlen)) lt->failed = 1;
+        *loss = v;
+        return;
+    }
+    int m = l + (r - l) / 2;
+    double left_loss, right_loss;
+    local_node(lt, l, m, level + 1, dst, &left_loss);
+    local_node(lt, m, r, level + 1, gr->node[level], &right_loss);
+    double t0 = omp_get_wtime();
+    if (!lt->failed) add_into(dst, gr->node[level], gr->n);
+    gr->reduce_s += omp_get_wtime() - t0;
+    *loss = left_loss + right_loss;
+}
+
+int grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen) {
+    LocalTree lt = {gr, fn, ctx, 0, err, errlen};
+    local_node(&lt, gr->first, gr->first + gr->count, 0, grads, loss);
+    return lt.failed ? -1 : 0;
+}
+
+int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
+                     const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
+    double node_loss = 0.0;
+    *failed_here = grad_reduce_local(gr, grads, fn, ctx, &node_loss, err, errlen) != 0;
+    const float *node = grads;
+    double t0 = omp_get_wtime();
+    int N = g_size, me = g_rank;
+    // Status first (loss, failure, stop wish of every rank), so that no rank enters the gradient
+    // exchange when another cannot: a failure or a stop is seen by all ranks at the same step.
+    double status[3] = {node_loss, (double)*failed_here, stop_wish && *stop_wish ? 1.0 : 0.0};
+    double stack_status[3 * 64], *all = N <= 64 ? stack_status : malloc((size_t)N * 3 * sizeof(double));
+    double rank_loss_stack[64], *rank_loss = N <= 64 ? rank_loss_stack : malloc((size_t)N * sizeof(double));
+    if (!all || !rank_loss) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived
+    if (g_active) MPI_Allgather(status, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, MPI_COMM_WORLD);
+    else memcpy(all, status, sizeof status);
+    int failed_rank = -1;
+    *stop = 0;
+    for (int i = 0; i < N; i++) {
+        rank_loss[i] = all[3 * i];
+        if (all[3 * i + 1] != 0.0 && failed_rank < 0) failed_rank = i;
+        if (all[3 * i + 2] != 0.0) *stop = 1;
+    }
+    *loss = (float)(tree_sum_doubles(rank_loss, N) / gr->groups);
+    if (all != stack_status) free(all);
+    if (rank_loss != rank_loss_stack) free(rank_loss);
+    if (failed_rank >= 0) {
+        if (!*failed_here) snprintf(err, errlen, "rank %d failed", failed_rank);
+        gr->reduce_s += omp_get_wtime() - t0;
+        return -1;
+    }
+    const float scale = 1.0f / (float)gr->groups;   // a power of two: exact
+    if (N == 1) {
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < gr->n; i++) grads[i] *= scale;
+    } else {
+        // Reduce-scatter: rank i receives slice i of every rank's node, sums the N of them in the
+        // top of the tree, scales; then every rank gathers every slice.
+        size_t lo = gr->slice_off[me], mine = gr->slice_off[me + 1] - lo;
+        int cnt_stack[4 * 64], *cnt = N <= 64 ? cnt_stack : malloc((size_t)N * 4 * sizeof(int));
+        if (!cnt) dist_abort(1);
+        int *scount = cnt, *sdisp = cnt + N, *rcount = cnt + 2 * N, *rdisp = cnt + 3 * N;
+        for (int i = 0; i < N; i++) {
+            scount[i] = (int)(gr->slice_off[i + 1] - gr->slice_off[i]);
+            sdisp[i] = (int)gr->slice_off[i];
+            rcount[i] = (int)mine;
+            rdisp[i] = (int)((size_t)i * mine);
+        }
+        MPI_Alltoallv(node, scount, sdisp, MPI_FLOAT, gr->slices, rcount, rdisp, MPI_FLOAT, MPI_COMM_WORLD);
+        tree_sum_floats(gr->slices, mine, N, mine);
+        float *dst = grads + lo;
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < mine; i++) dst[i] = gr->slices[i] * scale;
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, grads, scount, sdisp, MPI_FLOAT, MPI_COMM_WORLD);
+        if (cnt != cnt_stack) free(cnt);
+    }
+    gr->reduce_s += omp_get_wtime() - t0;
+    return 0;
+}

@@ -1,0 +1,98 @@
+// Data-parallel training over MPI (OpenMPI): start-up, rank and size, small agreements, and the
+// gradient reduction whose result does not depend on the number of processes (docs/distributed.md).
+//
+// MPI starts only when the program was launched by mpirun (OMPI_COMM_WORLD_SIZE or PMI_SIZE in the
+// environment): a plain `./vitmae` never calls MPI_Init and runs as rank 0 of 1. Every function here
+// works without MPI as the one-process case (no communication).
+//
+// The reduction. A step's global batch of B images is cut into G gradient groups of B / G images
+// (G a power of two, recorded with the run). The gradient of a group is computed alone (one forward
+// and backward of B / G images, gradients zeroed first), so it is the same bits on any rank. The step
+// gradient is the sum of the G group gradients in one fixed pairwise tree (node [l, r) = node [l, m)
+// + node [m, r), m = (l + r) / 2), times 1 / G (exact: a power of two). With N processes (N | G),
+// rank r owns the groups [r G/N, (r + 1) G/N): a node of that tree, which it sums locally; the top of
+// the tree (the N rank nodes) is summed slice by slice after an all-to-all exchange (reduce-scatter)
+// and the slices are gathered back (allgather). Every addition happens in the same order whatever N,
+// the micro-batch count or the thread count, so the gradient, and so the weights, are bitwise equal.
+#ifndef VITMAE_DIST_H
+#define VITMAE_DIST_H
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// MPI_Init when launched by mpirun (argc/argv may be updated); on ranks > 0 stdout goes to /dev/null
+// (rank 0 alone reports). 0 ok; -1 and a reason in err when MPI fails to start.
+int  dist_init(int *argc, char ***argv, char *err, size_t errlen);
+// MPI_Finalize (nothing without MPI). Call once, on every rank, when the command returned.
+void dist_finalize(void);
+// Ends every process of the job now with this exit status (exit() without MPI).
+void dist_abort(int code);
+int  dist_rank(void);    // 0 without MPI
+int  dist_size(void);    // 1 without MPI
+int  dist_active(void);  // 1 when MPI runs (even with one process)
+
+// The largest value of v over the ranks, returned on every rank.
+int  dist_max_int(int v);
+// Every rank's 64-bit value, gathered in rank order into all[dist_size()].
+void dist_allgather_u64(uint64_t v, uint64_t *all);
+// Rank root's bytes to every rank. The sizes must match on every rank.
+void dist_bcast(void *buf, size_t bytes, int root);
+void dist_barrier(void);
+
+// Every rank must hold the same list of n strings (e.g. the dataset's files, in scan order). Compares
+// a hash of each rank's list with rank 0's; where one differs, rank 0 sends its list and that rank
+// finds the first differing entry. Returns 0 on every rank when all lists agree; otherwise -2 on a
+// differing rank (err names it and the first differing entry) and -1 on the others (err names the
+// first differing rank).
+int  dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen);
+
+// The pairwise tree over `count` items (a power of two) of n floats, item i at items + i * stride:
+// item 0 becomes the sum, added as node [l, r) = node [l, m) + node [m, r), m = (l + r) / 2.
+void tree_sum_floats(float *items, size_t stride, int count, size_t n);
+// The same tree over count doubles (a power of two).
+double tree_sum_doubles(const double *v, int count);
+
+// Default gradient groups for a global batch: the largest power of two <= DIST_DEFAULT_GROUPS that
+// divides it.
+#define DIST_DEFAULT_GROUPS 4
+int  dist_default_groups(int batch);
+// Checks that G groups of `batch` images can be shared by `procs` processes in `accum` micro-batches
+// each with the guarantee above: G a power of two dividing batch, procs * accum dividing G.
+// 0 ok; -1 and a one-line reason in err (a usage error).
+int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen);
+
+// One step's gradient over this rank's groups. The caller's group function computes the gradient of
+// group g (zeroed, forward, backward) into `grads` (n floats) and its loss into *loss; it returns 0,
+// or -1 with a reason in err when the group could not be computed (e.g. an image failed to load).
+typedef int (*GroupFn)(void *ctx, int group, float *grads, float *loss, char *err, size_t errlen);
+
+typedef struct {
+    int groups;         // G, for the whole step
+    int first, count;   // this rank's groups [first, first + count)
+    size_t n;           // floats per gradient
+    int depth;          // log2(count)
+    float **node;       // [depth] local tree buffers of n floats
+    float *slices;      // [n] (+ padding) the N received slices of this rank's share (N > 1)
+    size_t *slice_off;  // [N + 1] slice boundaries (floats)
+    double reduce_s;    // seconds spent adding groups and exchanging, summed over steps
+} GradReduce;
+
+// Buffers for G groups of n-float gradients shared by dist_size() processes (checked before).
+int  grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen);
+// The same for rank r of N (tests build every rank's share in one process).
+int  grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen);
+// This rank's part alone: the sum of its groups in the fixed tree into grads (not scaled), the sum of
+// their losses in *loss. 0 ok, -1 when fn failed (err says why).
+int  grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen);
+void grad_reduce_free(GradReduce *gr);
+
+// Runs this rank's groups through fn, sums their gradients in the fixed tree, combines the ranks, and
+// leaves in grads (on every rank) the gradient of the mean loss over the whole batch: sum / G.
+// *loss: the mean of the G group losses (the batch loss, as every group has the same number of removed
+// patches). stop_wish (may be NULL): this rank's wish to stop after this step (a signal handler's
+// flag), read once its groups are done; *stop: 1 when any rank wished it.
+// Returns 0; -1 when a group failed on any rank: err says why on the rank that failed (*failed_here
+// set) and "rank R failed" on the others; no rank is left waiting.
+int  grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
+                      const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
+#endif

@@ -1,0 +1,166 @@
+#!/bin/sh
+# `mpirun -np N ./vitmae train` (docs/distributed.md): bitwise the same weights, AdamW moments and
+# metrics.csv losses for 1, 2 and 4 processes, --accum 2 and 4, 2 processes x --accum 2, and across a
+# resume with another process count; N and K recorded; refusals (N or K that cannot keep that, a rank
+# seeing another file list); SIGINT / SIGUSR1 to mpirun; SIGKILL of one rank; the streaming data
+# pipeline (--val, --store, --init, a broken file) and the run-folder guard under mpirun. Tiny model,
+# few steps.
+set -u
+fail=0
+t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+dir=$(mktemp -d) || exit 1
+trap 'rm -rf "$dir"' EXIT; trap 'exit 1' HUP INT TERM
+cd "$dir" || exit 1
+command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
+# As root OpenMPI needs these two.
+OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+# OpenMPI's own allocations are not ours to free: no leak report for the runs under mpirun (ASan).
+mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
+mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
+
+"$VITMAE_TOOLS/synth" "$dir/data" --count 48 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
+# --val-frac 0.2 holds out 9 of the 48 images: enough that train does not warn about a noisy
+# validation loss (stderr must stay empty).
+small="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 2 --val-frac 0.2 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
+steps=6
+
+. "$VITMAE_ROOT/tests/lib.sh"   # data_of, same_weights
+# The losses of metrics.csv (step, epoch, lr, loss, val_loss, val_psnr; img/s and time vary).
+losses() { cut -d, -f1-6 "$1/metrics.csv"; }
+same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }
+
+# 1. One process without mpirun is the reference; every split of the batch gives the same bits.
+"$VITMAE" train $small --steps $steps --threads 2 --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?
+t "reference run exits 0" '[ $rc -eq 0 ]'
+mpi -np 2 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n2" > "$dir/n2.log" 2> "$dir/n2.err"; rc=$?
+t "-np 2 exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$dir/n2.log" "$dir/n2.err"
+t "-np 2: bitwise equal weights, moments and losses" 'same_run "$dir/ref" "$dir/n2"'
+t "-np 2: nothing on stderr" '[ ! -s "$dir/n2.err" ]'
+t "-np 2: one progress report (rank 0)" '[ "$(grep -c "^done:" "$dir/n2.log")" -eq 1 ]'
+mpi -np 4 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n4" > "$dir/n4.log" 2>&1; rc=$?
+t "-np 4 exits 0" '[ $rc -eq 0 ]'
+t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'
+for k in 2 4; do
+  "$VITMAE" train $small --steps $steps --accum $k --threads 1 --out "$dir/k$k" > /dev/null 2>&1; rc=$?
+  t "--accum $k exits 0" '[ $rc -eq 0 ]'
+  t "--accum $k: bitwise equal" 'same_run "$dir/ref" "$dir/k$k"'
+done
+mpi -np 2 "$VITMAE" train $small --steps $steps --accum 2 --threads 2 --out "$dir/n2k2" > /dev/null 2>&1; rc=$?
+t "-np 2 --accum 2 exits 0" '[ $rc -eq 0 ]'
+t "-np 2 --accum 2: bitwise equal" 'same_run "$dir/ref" "$dir/n2k2"'
+"$VITMAE" train $small --steps $steps --groups 8 --threads 1 --out "$dir/g8" > /dev/null 2>&1
+t "other --groups: other bits (the test can tell)" '! same_weights "$dir/ref/checkpoint.safetensors" "$dir/g8/checkpoint.safetensors"'
+
+# 2. N, K and G are recorded.
+t "config.json records processes, accum, grad_groups" 'grep -q "\"processes\":[[:space:]]*2" "$dir/n2k2/config.json" && grep -q "\"accum\":[[:space:]]*2" "$dir/n2k2/config.json" && grep -q "\"grad_groups\":[[:space:]]*4" "$dir/n2k2/config.json"'
+t "vitmae info shows them" '"$VITMAE" info "$dir/n2k2/checkpoint.safetensors" | grep -q "processes.*2" && "$VITMAE" info "$dir/n2k2/checkpoint.safetensors" | grep -q "accum.*2"'
+
+# 3. Resume across process counts: a 2-process snapshot under 1 process, a 1-process one under 4.
+"$VITMAE" train --resume "$dir/n2/checkpoint-3.safetensors" --out "$dir/r21" --threads 1 > "$dir/r21.log" 2>&1; rc=$?
+t "resume -np 2 -> 1 exits 0" '[ $rc -eq 0 ]'
+t "resume -np 2 -> 1: bitwise equal to the uninterrupted run" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/r21/checkpoint.safetensors"'
+mpi -np 4 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --out "$dir/r14" --threads 1 > "$dir/r14.log" 2>&1; rc=$?
+t "resume -np 1 -> 4 exits 0" '[ $rc -eq 0 ]'
+t "resume -np 1 -> 4: bitwise equal" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/r14/checkpoint.safetensors"'
+
+# 4. Refusals: one line from rank 0, exit 2; nothing written.
+mpi -np 3 "$VITMAE" train $small --steps 2 --out "$dir/bad3" > /dev/null 2> "$dir/bad3.err"; rc=$?
+t "-np 3 with 4 groups: exit 2" '[ $rc -eq 2 ]'
+t "-np 3: one line naming the process count" '[ "$(grep -c "^vitmae:" "$dir/bad3.err")" -eq 1 ] && grep -q "3 processes" "$dir/bad3.err"'
+t "-np 3: no run folder" '[ ! -e "$dir/bad3" ]'
+"$VITMAE" train $small --steps 2 --accum 3 --out "$dir/badk" > /dev/null 2> "$dir/badk.err"; rc=$?
+t "--accum 3: exit 2" '[ $rc -eq 2 ] && grep -q "accum 3" "$dir/badk.err"'
+"$VITMAE" train $small --steps 2 --batch 12 --groups 8 --out "$dir/badg" > /dev/null 2> "$dir/badg.err"; rc=$?
+t "--groups 8 of a batch of 12: exit 2" '[ $rc -eq 2 ]'
+"$VITMAE" train --resume "$dir/ref" --groups 8 --out "$dir/badr" > /dev/null 2> "$dir/badr.err"; rc=$?
+t "resume with other --groups: exit 2" '[ $rc -eq 2 ] && grep -q "groups" "$dir/badr.err"'
+
+mpi -np 2 "$VITMAE" info "$dir/ref/checkpoint.safetensors" > /dev/null 2> "$dir/info2.err"; rc=$?
+t "other commands refuse to run on several processes (exit 2, one line)" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/info2.err")" -eq 1 ]'
+
+# 5. A rank that sees another file list (here: rank 1 is given a copy without one file) stops the
+#    run, naming itself and the file.
+cp -r "$dir/data" "$dir/data1"
+gone=$(cd "$dir/data1" && find . -name '*.png' | sort | sed -n 5p | sed 's|^\./||')
+rm "$dir/data1/$gone"
+other=$(echo "$small" | sed "s|--data $dir/data|--data $dir/data1|")
+mpi -np 1 "$VITMAE" train $small --steps 2 --out "$dir/lists" : -np 1 "$VITMAE" train $other --steps 2 --out "$dir/lists" \
+  > /dev/null 2> "$dir/lists.err"; rc=$?
+t "different file lists: exit 1" '[ $rc -eq 1 ]'
+t "different file lists: rank 1 names itself" 'grep -q "^vitmae: rank 1: data: rank 1 sees a different file list" "$dir/lists.err"'
+t "different file lists: the first differing file is named" 'grep "^vitmae: rank 1" "$dir/lists.err" | grep -q "$(basename "$gone")"'
+t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetensors" ]'
+
+# 6. Signals to mpirun: SIGUSR1 (forwarded at once) and SIGINT (mpirun sends SIGTERM to the ranks
+#    1 s later): every rank finishes its step, rank 0 saves, the run resumes to the same end as the
+#    uninterrupted one.
+long=300; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=40
+lsmall="$small --eval-every 100000 --sample-every 100000 --ckpt-every 100000"
+"$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
+wait_step() {   # wait until run folder $1 has a metrics row for step $2 (at most 30 s)
+  i=0; while [ $i -lt 300 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+}
+for sig in USR1 INT; do
+  ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/sig$sig" \
+    > "$dir/sig$sig.log" 2>&1 &
+  pid=$!
+  wait_step "$dir/sig$sig" 3
+  kill -$sig $pid; wait $pid; rc=$?
+  [ $sig = USR1 ] && t "SIGUSR1 to mpirun: exit 0" '[ $rc -eq 0 ]'
+  [ $sig = USR1 ] && t "SIGUSR1: rank 0 says how to resume" 'grep -q "interrupted at step" "$dir/sig$sig.log"'
+  t "SIG$sig: the checkpoint loads" '"$VITMAE" info "$dir/sig$sig/checkpoint.safetensors" > /dev/null'
+  saved=$("$VITMAE" info --json "$dir/sig$sig/checkpoint.safetensors" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2)
+  t "SIG$sig: saved mid-run (step ${saved:-none} of $long)" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt $long ]'
+  "$VITMAE" train --resume "$dir/sig$sig" --threads 2 > /dev/null 2>&1; rc=$?
+  t "SIG$sig: resume exits 0" '[ $rc -eq 0 ]'
+  t "SIG$sig: resumed run equals the uninterrupted one" 'same_weights "$dir/lref/checkpoint.safetensors" "$dir/sig$sig/checkpoint.safetensors"'
+done
+
+# 7. SIGKILL of rank 1: the job ends, non-zero, within 30 s; the last checkpoint loads and resumes exactly.
+ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --ckpt-every 2 --steps $long --threads 1 \
+  --out "$dir/kill" > "$dir/kill.log" 2>&1 &
+pid=$!
+wait_step "$dir/kill" 5
+rank1=""
+for c in $(pgrep -P $pid); do
+  tr '\0' '\n' < /proc/$c/environ 2>/dev/null | grep -q '^OMPI_COMM_WORLD_RANK=1$' && rank1=$c
+done
+t "found rank 1's process" '[ -n "$rank1" ]'
+[ -n "$rank1" ] && kill -KILL "$rank1"
+start=$(date +%s)
+i=0; while [ $i -lt 300 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+if kill -0 $pid 2>/dev/null; then kill -KILL $pid; fi
+wait $pid; rc=$?
+t "SIGKILL of a rank: mpirun ends within 30 s" '[ $(($(date +%s) - start)) -le 30 ]'
+t "SIGKILL of a rank: non-zero exit ($rc)" '[ $rc -ne 0 ]'
+t "SIGKILL of a rank: the last checkpoint loads" '"$VITMAE" info "$dir/kill/checkpoint.safetensors" > /dev/null'
+"$VITMAE" train --resume "$dir/kill" --threads 2 > /dev/null 2>&1; rc=$?
+t "SIGKILL of a rank: resume exits 0" '[ $rc -eq 0 ]'
+t "SIGKILL of a rank: resumed run equals the uninterrupted one" 'same_weights "$dir/lref/checkpoint.safetensors" "$dir/kill/checkpoint.safetensors"'
+
+# 8. The streaming data pipeline under mpirun (docs/data.md): each rank loads its share through its
+#    prefetching loader; with a file broken past its header (replaced inside its batch), --val DIR,
+#    an on-disk store and --init, 2 processes give the same bits as one.
+"$VITMAE_TOOLS/synth" "$dir/pdata" --count 40 --size 24 --seed 2 >/dev/null
+"$VITMAE_TOOLS/synth" "$dir/pval" --count 10 --size 24 --seed 4 >/dev/null
+f=$(ls "$dir"/pdata/circle/*.png | head -n 1)
+head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"
+pipe="--data $dir/pdata --val $dir/pval --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --steps 4 --eval-every 2 --log-every 1 --cache-mb 0 --prefetch 3 --loader-threads 2"
+"$VITMAE" train $pipe --threads 2 --store "$dir/store1" --out "$dir/pref" > /dev/null 2> "$dir/pref.err"; rc=$?
+t "pipeline: reference run exits 0 ($(head -c 300 "$dir/pref.err"))" '[ $rc -eq 0 ] && grep -q "found while training" "$dir/pref.err"'
+mpi -np 2 "$VITMAE" train $pipe --threads 1 --store "$dir/store2" --out "$dir/pn2" > /dev/null 2> "$dir/pn2.err"; rc=$?
+t "pipeline -np 2 exits 0 ($(head -c 300 "$dir/pn2.err"))" '[ $rc -eq 0 ]'
+t "pipeline -np 2: bitwise equal weights, moments and losses" 'same_run "$dir/pref" "$dir/pn2"'
+t "pipeline -np 2: the broken file is reported" 'grep -q "skipped .*circle/.*found while training" "$dir/pn2.err"'
+t "pipeline -np 2: the store was written" '[ -n "$(ls "$dir/store2")" ]'
+"$VITMAE" train $pipe --steps 2 --threads 2 --init "$dir/pref/checkpoint.safetensors" --out "$dir/iref" > /dev/null 2>&1
+mpi -np 2 "$VITMAE" train $pipe --steps 2 --threads 1 --init "$dir/pref/checkpoint.safetensors" --out "$dir/in2" > /dev/null 2> "$dir/in2.err"; rc=$?
+t "--init under -np 2 exits 0 ($(head -c 300 "$dir/in2.err"))" '[ $rc -eq 0 ]'
+t "--init under -np 2: bitwise equal" 'same_run "$dir/iref" "$dir/in2"'
+mpi -np 2 "$VITMAE" train $pipe --steps 2 --out "$dir/pn2" > /dev/null 2> "$dir/guard.err"; rc=$?
+t "run-folder guard under -np 2: exit 2, one line from rank 0" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/guard.err")" -eq 1 ] && grep -q "already holds a run" "$dir/guard.err"'
+
+[ $fail -eq 0 ] && echo "cli mpi ok"
+exit $fail

@@ -1,0 +1,179 @@
+// dist: the fixed pairwise tree, the group checks, and the headline property in one process: a step's
+// gradient built as N ranks would build it (each rank's groups summed locally, then the rank sums
+// combined in the top of the tree) is bitwise the same for N = 1, 2, 4 and any thread count, on the
+// real model. The MPI transport itself is exercised by tests/cli_mpi.sh.
+#include <omp.h>
+#include "check.h"
+#include "core/model.h"
+#include "core/rng.h"
+#include "dist/dist.h"
+
+// Reference: node [l, r) = node [l, m) + node [m, r), recursively, in plain C.
+static float tree_ref(const float *v, size_t stride, int l, int r, size_t i) {
+    if (r - l == 1) return v[(size_t)l * stride + i];
+    int m = l + (r - l) / 2;
+    float a = tree_ref(v, stride, l, m, i), b = tree_ref(v, stride, m, r, i);
+    return a + b;
+}
+
+typedef struct {
+    Mae *m;
+    int per, S, C, L, K;
+    float *images, *noise;
+    int *ids_keep;
+    int fail_group;   // a group that reports a failure (-1: none)
+} Ctx;
+
+// Group g: B / G images drawn from (7, step 0, global index), masks from the same streams.
+static int group_fn(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
+    Ctx *c = ctx;
+    if (g == c->fail_group) { snprintf(err, errlen, "group %d: cannot load", g); return -1; }
+    size_t per_image = (size_t)c->S * c->S * c->C;
+    for (int k = 0; k < c->per; k++) {
+        Rng r;
+        rng_derive(&r, 7, 0, (uint64_t)g * c->per + k);
+        for (size_t i = 0; i < per_image; i++) c->images[(size_t)k * per_image + i] = rng_normal(&r, 0.0f, 1.0f);
+        for (int i = 0; i < c->L; i++) c->noise[(size_t)k * c->L + i] = rng_uniform(&r);
+    }
+    mae_masking_from_noise(c->noise, c->per, c->L, c->K, c->ids_keep);
+    float *own = mae_use_grads(c->m, grads);
+    mae_zero_grads(c->m);
+    *loss = mae_forward(c->m, c->images, c->ids_keep, c->per, c->K);
+    mae_backward(c->m);
+    mae_use_grads(c->m, own);
+    return 0;
+}
+
+// The step's gradient as N ranks compute it: rank r's local tree, then the N rank sums in the top of
+// the tree, times 1 / G. out: [n]; returns the batch loss.
+static double step_as(Ctx *c, int G, int N, size_t n, float *out) {
+    float *ranks = malloc((size_t)N * n * sizeof(float));
+    double *losses = malloc((size_t)N * sizeof(double));
+    char err[256];
+    for (int r = 0; r < N; r++) {
+        GradReduce gr;
+        if (grad_reduce_init_as(&gr, G, n, r, N, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(2); }
+        CHECK(gr.first == r * G / N && gr.count == G / N, "rank %d of %d owns groups [%d, +%d)", r, N, gr.first, gr.count);
+        CHECK(grad_reduce_local(&gr, ranks + (size_t)r * n, group_fn, c, &losses[r], err, sizeof err) == 0, "%s", err);
+        grad_reduce_free(&gr);
+    }
+    tree_sum_floats(ranks, n, N, n);
+    for (size_t i = 0; i < n; i++) out[i] = ranks[i] * (1.0f / (float)G);
+    double loss = tree_sum_doubles(losses, N) / G;
+    free(ranks); free(losses);
+    return loss;
+}
+
+int main(void) {
+    // 1. tree_sum_floats is the recursive pairwise tree, bit for bit; a left-to-right sum is not.
+    {
+        enum { COUNT = 16, N = 333 };
+        float *v = malloc(COUNT * N * sizeof(float)), *w = malloc(COUNT * N * sizeof(float));
+        Rng r;
+        rng_seed(&r, 1);
+        for (int i = 0; i < COUNT * N; i++) v[i] = rng_normal(&r, 0.0f, 1.0f) * (float)(1 << (i % 9));
+        for (int count = 1; count <= COUNT; count *= 2) {
+            memcpy(w, v, COUNT * N * sizeof(float));
+            tree_sum_floats(w, N, count, N);
+            int same = 1, seq_differs = 0;
+            for (size_t i = 0; i < N; i++) {
+                float ref = tree_ref(v, N, 0, count, i), seq = 0.0f;
+                for (int j = 0; j < count; j++) seq += v[(size_t)j * N + i];
+                same &= memcmp(&ref, &w[i], sizeof ref) == 0;
+                seq_differs |= seq != ref;
+            }
+            CHECK(same, "tree_sum_floats over %d items equals the recursive tree", count);
+            if (count >= 4) CHECK(seq_differs, "a sequential sum of %d items differs somewhere (the order matters)", count);
+        }
+        double d[8] = {1e16, 1.0, -1e16, 1.0, 3.0, 1e-3, 5.0, 7.0};
+        CHECK(tree_sum_doubles(d, 8) == ((1e16 + 1.0) + (-1e16 + 1.0)) + ((3.0 + 1e-3) + (5.0 + 7.0)), "tree_sum_doubles");
+        free(v); free(w);
+    }
+
+    // 2. Groups: defaults and refusals.
+    {
+        char err[512];
+        CHECK(dist_default_groups(64) == 4 && dist_default_groups(12) == 4 && dist_default_groups(6) == 2 &&
+              dist_default_groups(7) == 1, "default groups");
+        CHECK(dist_check_groups(64, 8, 1, 1, err, sizeof err) == 0, "8 groups, 1 process");
+        CHECK(dist_check_groups(64, 8, 2, 4, err, sizeof err) == 0, "8 groups, 2 processes x 4");
+        CHECK(dist_check_groups(64, 8, 4, 2, err, sizeof err) == 0, "8 groups, 4 processes x 2");
+        CHECK(dist_check_groups(64, 8, 3, 1, err, sizeof err) != 0 && strstr(err, "3 processes"), "3 processes refused: %s", err);
+        CHECK(dist_check_groups(64, 8, 4, 4, err, sizeof err) != 0 && strstr(err, "--accum 4"), "4 x 4 refused: %s", err);
+        CHECK(dist_check_groups(64, 6, 1, 1, err, sizeof err) != 0, "6 groups refused (not a power of two)");
+        CHECK(dist_check_groups(12, 8, 1, 1, err, sizeof err) != 0, "8 groups of a batch of 12 refused");
+    }
+
+    // 3. The real model: N = 1, 2, 4 ranks and 1 or 2 threads give bitwise the same gradient and loss.
+    {
+        MaeConfig cfg;
+        mae_config_preset(&cfg, "tiny");
+        cfg.img_size = 8; cfg.patch_size = 4; cfg.in_chans = 3;
+        cfg.embed_dim = 16; cfg.depth = 1; cfg.num_heads = 2;
+        cfg.dec_embed_dim = 16; cfg.dec_depth = 1; cfg.dec_num_heads = 2;
+        cfg.mask_ratio = 0.5f;
+        const int B = 16, G = 8;
+        char err[256];
+        Ctx c = {0};
+        c.per = B / G; c.S = 8; c.C = 3; c.L = mae_num_patches(&cfg); c.K = mae_len_keep(&cfg, cfg.mask_ratio);
+        c.fail_group = -1;
+        c.m = mae_create(&cfg, c.per, err, sizeof err);
+        if (!c.m) { fprintf(stderr, "%s\n", err); return 2; }
+        Rng init;
+        rng_seed(&init, 3);
+        mae_init_weights(c.m, &init);
+        c.images = malloc((size_t)c.per * c.S * c.S * c.C * sizeof(float));
+        c.noise = malloc((size_t)c.per * c.L * sizeof(float));
+        c.ids_keep = malloc((size_t)c.per * c.L * sizeof(int));
+        size_t n = mae_num_params(&cfg);
+        float *ref = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
+        omp_set_num_threads(1);
+        double loss1 = step_as(&c, G, 1, n, ref);
+        int nonzero = 0;
+        for (size_t i = 0; i < n; i++) nonzero += ref[i] != 0.0f;
+        CHECK(nonzero > (int)(n / 2), "the gradient is not trivially zero (%d of %zu)", nonzero, n);
+        for (int threads = 1; threads <= 2; threads++) {
+            omp_set_num_threads(threads);
+            for (int N = 1; N <= 4; N *= 2) {
+                double loss = step_as(&c, G, N, n, got);
+                CHECK(memcmp(ref, got, n * sizeof(float)) == 0, "%d ranks, %d threads: the same gradient bits", N, threads);
+                CHECK(loss == loss1, "%d ranks, %d threads: the same loss (%.9g vs %.9g)", N, threads, loss, loss1);
+            }
+        }
+        // The batch loss is the mean of the group losses: one forward of all B images agrees to rounding.
+        Mae *whole = mae_create(&cfg, B, err, sizeof err);
+        memcpy(mae_params(whole), mae_params(c.m), n * sizeof(float));
+        float *imgs = malloc((size_t)B * c.S * c.S * c.C * sizeof(float));
+        float *noise = malloc((size_t)B * c.L * sizeof(float));
+        int *keep = malloc((size_t)B * c.L * sizeof(int));
+        size_t per_image = (size_t)c.S * c.S * c.C;
+        for (int k = 0; k < B; k++) {
+            Rng r;
+            rng_derive(&r, 7, 0, (uint64_t)k);
+            for (size_t i = 0; i < per_image; i++) imgs[(size_t)k * per_image + i] = rng_normal(&r, 0.0f, 1.0f);
+            for (int i = 0; i < c.L; i++) noise[(size_t)k * c.L + i] = rng_uniform(&r);
+        }
+        mae_masking_from_noise(noise, B, c.L, c.K, keep);
+        mae_zero_grads(whole);
+        float whole_loss = mae_forward(whole, imgs, keep, B, c.K);
+        mae_backward(whole);
+        CHECK_CLOSE(loss1, whole_loss, 1e-6, 1e-5, "grouped loss vs one batch");
+        double maxd = 0;
+        for (size_t i = 0; i < n; i++) {
+            double d = fabs((double)ref[i] - mae_grads(whole)[i]);
+            if (d > maxd) maxd = d;
+        }
+        CHECK(maxd < 1e-5, "grouped gradient vs one batch: max |d| %.3g", maxd);
+        // A failing group is reported, not summed.
+        c.fail_group = 5;
+        GradReduce gr;
+        grad_reduce_init_as(&gr, G, n, 1, 2, err, sizeof err);
+        double l;
+        CHECK(grad_reduce_local(&gr, got, group_fn, &c, &l, err, sizeof err) == -1 && strstr(err, "group 5"), "failure: %s", err);
+        grad_reduce_free(&gr);
+        mae_free(whole); free(imgs); free(noise); free(keep);
+        free(ref); free(got); free(c.images); free(c.noise); free(c.ids_keep);
+        mae_free(c.m);
+    }
+    return check_done();
+}
