@@ -558,7 +558,8 @@ static void test_views(void) {
 static void test_random_resized_crop(void) {
     Rng r;
     rng_seed(&r, 7);
-    int ok = 1, scale_ok = 1, ratio_ok = 1;
+    int ok = 1, scale_ok = 1, ratio_ok = 1, full_w = 0, full_h = 0;
+    double min_area = 1, max_area = 0;
     for (int i = 0; i < 2000; i++) {
         // Aspect within [1/2, 2]: even the fallback crop keeps area and ratio in range.
         int W = 100 + (int)rng_below(&r, 101), H = 100 + (int)rng_below(&r, 101), x, y, w, h;
@@ -566,12 +567,20 @@ static void test_random_resized_crop(void) {
         ok &= x >= 0 && y >= 0 && w >= 1 && h >= 1 && x + w <= W && y + h <= H;
         double area = (double)w * h / ((double)W * H);
         scale_ok &= area >= 0.2 * 0.85 && area <= 1.0;
+        min_area = fmin(min_area, area);
+        max_area = fmax(max_area, area);
+        full_w += w == W;
+        full_h += h == H;
         double ratio = (double)w / h;
         ratio_ok &= ratio >= 0.75 * 0.85 && ratio <= 4.0 / 3.0 / 0.85;
     }
     CHECK(ok, "crop boxes stay inside the image");
     CHECK(scale_ok, "crop area within [0.2, 1] of the image (rounding aside)");
     CHECK(ratio_ok, "crop aspect within [3/4, 4/3] (rounding aside)");
+    // The whole range is reachable: areas near both ends, boxes as wide or as tall as the image
+    // (torchvision accepts w <= width, h <= height).
+    CHECK(min_area < 0.22 && max_area > 0.95, "crop areas span [%.3f, %.3f]", min_area, max_area);
+    CHECK(full_w > 0 && full_h > 0, "full-width (%d) and full-height (%d) crops occur", full_w, full_h);
     // A 100x1 strip: every attempt fails, so the fallback centre crop with ratio clamped to 4/3.
     int x, y, w, h;
     image_rrc_params(100, 1, &r, &x, &y, &w, &h);

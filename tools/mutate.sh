@@ -16,8 +16,8 @@
 # '#' and blank lines are ignored.
 #
 # First the unmutated suite runs in the scratch copy (it must pass); its per-test times order the
-# tests cheap-first for the mutants and give each test a time limit (a mutant that hangs is killed by
-# the limit). Exit status 0 when every mutant applies, builds and is killed.
+# tests cheap-first for the mutants (tests that killed earlier mutants go first) and give each test a
+# time limit (a mutant that hangs is killed by the limit). Exit status 0 when every mutant applies, builds and is killed.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 list=$(realpath "${1:-$root/tests/mutants.txt}")
@@ -43,10 +43,11 @@ if [ -d "$root/build/obj" ]; then
   [ -e "$root/vitmae" ] && cp -p "$root/vitmae" "$tree/"
 fi
 
-build() { make -C "$tree" -j"$jobs" --no-print-directory build-fast > "$scratch/build.log" 2>&1; }
+mk() { make -C "$tree" -j"$jobs" --no-print-directory "$@" >> "$scratch/build.log" 2>&1 < /dev/null; }
+build() { : > "$scratch/build.log"; mk build-fast; }
 suite() {   # suite [TIMEOUT] [TESTS...]: the optimised suite in the scratch tree
   limit=$1; shift
-  (cd "$tree" && VITMAE_STOP_FIRST=1 VITMAE_TEST_TIMEOUT="$limit" sh tests/run.sh build/tests ./vitmae build/tools "$@")
+  (cd "$tree" && VITMAE_STOP_FIRST=1 VITMAE_TEST_TIMEOUT="$limit" sh tests/run.sh build/tests ./vitmae build/tools "$@" < /dev/null)
 }
 
 echo "mutate: building and running the unmutated suite in $tree"
@@ -64,7 +65,7 @@ slowest=$(sed -n 's/^PASS [^ ]* (\([0-9.]*\) s;.*/\1/p' "$scratch/base.log" | so
 limit=$(awk -v s="$slowest" 'BEGIN { printf "%d", 4 * s + 60 }')
 echo "mutate: baseline passed in $(elapsed) s ($(echo "$order" | wc -l) tests, per-test limit $limit s)"
 
-killed=0; survived=0; invalid=0; noapply=0; total=0
+killed=0; survived=0; invalid=0; noapply=0; total=0; killers=""
 survivors=""; invalids=""; noapplies=""
 sep=' :: '
 while IFS= read -r line || [ -n "$line" ]; do
@@ -86,13 +87,32 @@ while IFS= read -r line || [ -n "$line" ]; do
   cp -p "$target" "$scratch/original"
   ORIG="$orig" REPL="$repl" awk '{ i = index($0, ENVIRON["ORIG"]); if (i > 0) $0 = substr($0, 1, i - 1) ENVIRON["REPL"] substr($0, i + length(ENVIRON["ORIG"])); print }' \
     "$scratch/original" > "$target"
-  if ! build; then
+  # The program and the library first; each test program is linked just before it runs and the
+  # tools just before the first command-line test, so a mutant killed early costs little.
+  : > "$scratch/build.log"
+  by=""; nobuild=""; tools_built=""
+  if ! mk vitmae; then
+    nobuild=1
+  else
+    # Tests that killed earlier mutants go first (most recent first): mutants of the same code tend
+    # to fail the same test. The order changes speed only: a survivor has passed every test.
+    run_order="$killers $(for t in $order; do case " $killers " in *" $t "*) ;; *) echo "$t" ;; esac; done)"
+    for t in $run_order; do
+      case $t in
+        build/tests/*) mk "$t" || { nobuild=1; break; } ;;
+        *) [ -n "$tools_built" ] || { mk all || { nobuild=1; break; }; tools_built=1; } ;;
+      esac
+      if ! suite "$limit" "$t" > "$scratch/run.log" 2>&1; then
+        by=$(basename "$t")
+        killers="$t $(for k in $killers; do [ "$k" = "$t" ] || echo "$k"; done)"
+        break
+      fi
+    done
+  fi
+  if [ -n "$nobuild" ]; then
     invalid=$((invalid + 1)); invalids="$invalids $name"
     printf '%-14s %-34s (does not build: %s)\n' INVALID "$name" "$(grep -m 1 'error' "$scratch/build.log" | cut -c 1-100)"
   else
-    # shellcheck disable=SC2086
-    suite "$limit" $order > "$scratch/run.log" 2>&1
-    by=$(sed -n 's/^FAIL \([^ ]*\) .*/\1/p' "$scratch/run.log" | head -n 1)
     if [ -n "$by" ]; then
       killed=$((killed + 1))
       printf '%-14s %-34s by %s (%s s)\n' KILLED "$name" "$by" $(( $(date +%s) - t0 ))

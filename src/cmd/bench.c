@@ -105,8 +105,8 @@ int cmd_bench(int argc, char **argv) {
     const char *preset = MAE_DEFAULT_PRESET;
     int img = MAE_DEFAULT_IMG, patch = MAE_DEFAULT_PATCH, channels = 3, batch = MAE_DEFAULT_BATCH;
     int steps = 10, warmup = 2, threads = 0, json = 0;
-    int groups = 0, accum = 1;
     float mask_ratio = (float)MAE_DEFAULT_MASK_RATIO;
+    int groups = 0, accum = 1;
     long seed = 0;
     Flag f[] = {
         {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
@@ -136,7 +136,6 @@ int cmd_bench(int argc, char **argv) {
         cli_error("bench", "%s", gerr);
         return 2;
     }
-    cli_quiet_ranks(0);
     int per = batch / groups, nranks = dist_size();
     if (threads > 0) omp_set_num_threads(threads);
     threads = omp_get_max_threads();
@@ -152,6 +151,7 @@ int cmd_bench(int argc, char **argv) {
         cli_error("bench", "%s", err);
         return 2;
     }
+    cli_quiet_ranks(0);
     Mae *m = mae_create(&cfg, per, err, sizeof err);
     if (!m) { cli_error("bench", "%s", err); return 1; }
     size_t np = mae_num_params(&cfg), npix = (size_t)per * S * S * C;

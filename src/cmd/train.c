@@ -15,10 +15,9 @@
 //
 // Many processes (mpirun, docs/distributed.md): a step's batch is computed as G gradient groups,
 // summed in a fixed tree (dist/dist.h), so any process count N and --accum K with N K | G give the
-// same run. Every rank runs the same loop and loads only the images of its own groups; rank 0 alone
-// writes the run folder and prints. Ranks agree at fixed points (the end of each setup phase, each
-// step's exchange, after rank 0's outputs), so a failure anywhere ends every rank at the same point
-// and none waits for ever.
+// same run. Every rank runs the same loop; rank 0 alone writes the run folder and prints. Ranks agree
+// at fixed points (the end of each setup phase, each step's exchange, after rank 0's outputs), so a
+// failure anywhere ends every rank at the same point and none waits for ever.
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -41,7 +40,6 @@
 #include "core/rng.h"
 #include "data/dataset.h"
 #include "data/loader.h"
-#include "dist/dist.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
 
@@ -163,7 +161,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step, over all processes (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--accum", FLAG_INT, &a->accum, 1, 4096, NULL, "micro-batches per process and step (gradient accumulation; default 1)", "K", 0},
-        {"--groups", FLAG_INT, &a->groups, 1, 4096, NULL, "gradient groups per step, a power of two (default: up to " MAE_STR(DIST_DEFAULT_GROUPS) "); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
+        {"--groups", FLAG_INT, &a->groups, 1, 4096, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
         {"--lr", FLAG_FLOAT, &r->lr, 0.0, 10.0, NULL, "learning rate (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default " MAE_STR(DEFAULT_BLR) ")", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &r->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 0)", "LR", 0},
@@ -181,7 +179,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--sample-every", FLAG_LONG, &r->sample_every, 1, 1e12, NULL, "reconstruction samples every N steps (default: as --eval-every)", "N", 0},
         {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
         {"--store", FLAG_STR, &a->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
-        {"--prefetch", FLAG_INT, &a->prefetch, 1, 64, NULL, "batches (this process's share of each) made ahead in the background (default 2)", "N", 0},
+        {"--prefetch", FLAG_INT, &a->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
         {"--loader-threads", FLAG_INT, &a->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
         {"--max-pixels", FLAG_LONG, &a->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
     };
@@ -367,36 +365,31 @@ static int use_store(Train *t, const Args *a, char *err, size_t errlen) {
     return dataset_set_store(&t->ds, dir, err, errlen);
 }
 
-// Allocates every buffer the steps use, once. The model computes one gradient group (t->per
-// images) at a time; validation goes in chunks of a group, the samples are up to
-// TRAIN_SAMPLE_IMAGES images; t->images also takes this process's share of a step (t->share).
+// Allocates every buffer the steps use, once.
 static int alloc_buffers(Train *t) {
-    size_t G = (size_t)(t->per > TRAIN_SAMPLE_IMAGES ? t->per : TRAIN_SAMPLE_IMAGES);
-    size_t M = (size_t)(t->share > TRAIN_SAMPLE_IMAGES ? t->share : TRAIN_SAMPLE_IMAGES);
-    size_t B = (size_t)(t->rs.batch > TRAIN_SAMPLE_IMAGES ? t->rs.batch : TRAIN_SAMPLE_IMAGES);
-    size_t img = (size_t)t->S * t->S * t->C;
-    t->keys = malloc((size_t)t->rs.batch * sizeof *t->keys);
-    for (int k = 0; t->keys && k < t->rs.batch; k++) t->keys[k] = (uint64_t)k;
-    t->pixels = malloc(G * img * sizeof(float));
-    t->images = malloc(M * img * sizeof(float));
+    // This process's share of a step, one gradient group, or the sample images, whichever is more.
+    int most = t->share > t->per ? t->share : t->per;
+    if (most < TRAIN_SAMPLE_IMAGES) most = TRAIN_SAMPLE_IMAGES;
+    size_t B = (size_t)most, img = (size_t)t->S * t->S * t->C;
+    t->pixels = malloc(B * img * sizeof(float));
+    t->images = malloc(B * img * sizeof(float));
     t->recon = malloc(img * sizeof(float));
-    t->noise = malloc(G * t->L * sizeof(float));
-    t->ids_keep = malloc(G * t->L * sizeof(int));
-    t->batch_items = malloc(B * sizeof(int));
+    t->noise = malloc(B * t->L * sizeof(float));
+    t->ids_keep = malloc(B * t->L * sizeof(int));
+    t->batch_items = malloc((B > (size_t)t->rs.batch ? B : (size_t)t->rs.batch) * sizeof(int));
     t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->removed = malloc((size_t)t->L);
     t->patch_err = malloc((size_t)t->L * sizeof(float));
     t->order.epoch[0] = t->order.epoch[1] = -1;
-    return t->keys && t->pixels && t->images && t->recon && t->noise && t->ids_keep && t->batch_items &&
+    return t->pixels && t->images && t->recon && t->noise && t->ids_keep && t->batch_items &&
            t->order.perm[0] && t->order.perm[1] && t->removed && t->patch_err ? 0 : -1;
 }
 
 static void train_free(Train *t) {
-    if (t->loader) loader_free(t->loader);
     free(t->pixels); free(t->images); free(t->recon); free(t->noise); free(t->ids_keep);
     free(t->batch_items); free(t->order.perm[0]); free(t->order.perm[1]); free(t->removed); free(t->patch_err);
-    free(t->exp_avg); free(t->exp_avg_sq); free(t->keys);
+    free(t->exp_avg); free(t->exp_avg_sq);
     grad_reduce_free(&t->gr);
     free(t->train_idx); free(t->val_idx);
     if (t->model) mae_free(t->model);
@@ -406,39 +399,51 @@ static void train_free(Train *t) {
     dataset_free(&t->val_ds);
 }
 
-// Setup, phase 1 (each rank alone): the checkpoint to resume (ck) or to start from (init), the data
-// and its split, the model config and run state, the gradient groups against this job's process
-// count and --accum, memory. The --val folder is rank 0's alone (validation runs there).
-static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpoint *ck, Checkpoint *init,
-                       char *resumed_dir, size_t dirlen, const char **datap, char *err, size_t errlen) {
+// Setup, phase 1 (each rank alone): the checkpoint to resume or --init, the data, the model config,
+// the gradient groups against this job's process count and --accum, memory. Reports its failure
+// (deferred under mpirun) and returns the exit code.
+static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpoint *init, char *resumed_dir,
+                       const char **data_out) {
+    char err[8192];
     const char *data = a->data;
-    int resuming = a->resume != NULL, rank0 = dist_rank() == 0;
+    int resuming = a->resume != NULL;
     const RunState given = t->rs;   // the flags; on resume the checkpoint's state replaces them
     if (resuming) {
         char path[4096];
-        run_resume_path(a->resume, path, sizeof path, resumed_dir, dirlen);
-        if (run_resume_load(path, ck, &t->rs, err, errlen)) return report(NULL, err, 1);
-        int rc = resumed_run_state(t, &given, flags, nflags, err, errlen);
-        if (rc) return report(NULL, err, rc);
-        if (a->groups && a->groups != t->rs.grad_groups) {
-            snprintf(err, errlen, "%d: this run sums each step as %d gradient groups, fixed when it started so "
-                     "that it continues bitwise (leave --groups out)", a->groups, t->rs.grad_groups);
-            return report("train --groups", err, CLI_USAGE);
-        }
-        t->cfg = ck->cfg;
+        run_resume_path(a->resume, path, sizeof path, resumed_dir, 4096);
+        Checkpoint ck;
+        if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return report(NULL, err, 1);
+        int rc = resumed_run_state(t, &given, flags, nflags, err, sizeof err);
+        if (rc) { ckpt_free(&ck); return report(NULL, err, rc); }
+        t->cfg = ck.cfg;
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : resumed_dir);
         struct stat st;
         if (!data && stat(t->rs.data, &st) != 0) {
-            snprintf(err, errlen, "train --resume %s: the run's data folder %s is gone (%s); pass --data DIR",
+            snprintf(err, sizeof err, "train --resume %s: the run's data folder %s is gone (%s); pass --data DIR",
                      a->resume, t->rs.data, strerror(errno));
+            ckpt_free(&ck);
             return report(NULL, err, CLI_USAGE);
         }
         if (!data) data = t->rs.data;
-        if (rank0 && !a->val && t->rs.val[0] && stat(t->rs.val, &st) != 0) {
-            snprintf(err, errlen, "train --resume %s: the run's validation folder %s is gone (%s); pass --val DIR",
+        if (!a->val && t->rs.val[0] && stat(t->rs.val, &st) != 0) {
+            snprintf(err, sizeof err, "train --resume %s: the run's validation folder %s is gone (%s); pass --val DIR",
                      a->resume, t->rs.val, strerror(errno));
+            ckpt_free(&ck);
             return report(NULL, err, CLI_USAGE);
         }
+        // The model holds one gradient group's images (a G the checkpoint cannot have had is refused).
+        if (dist_check_groups(t->rs.batch, t->rs.grad_groups, 1, 1, err, sizeof err)) {
+            ckpt_free(&ck);
+            return report(path, err, 1);
+        }
+        t->per = t->rs.batch / t->rs.grad_groups;
+        t->model = mae_create(&t->cfg, t->per, err, sizeof err);
+        if (!t->model) { ckpt_free(&ck); return report("train", err, 1); }
+        size_t np = mae_num_params(&t->cfg);
+        memcpy(mae_params(t->model), ck.params, np * sizeof(float));
+        t->exp_avg = ck.exp_avg; t->exp_avg_sq = ck.exp_avg_sq;
+        ck.exp_avg = ck.exp_avg_sq = NULL;
+        ckpt_free(&ck);
         printf("resuming %s at step %ld of %ld\n", path, t->rs.step, t->rs.total_steps);
     } else if (a->out) {
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
@@ -450,57 +455,60 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(t->run_dir, sizeof t->run_dir, "runs/%s", stamp);
     }
-    *datap = data;
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
     if (a->init) {
-        if (ckpt_load(a->init, init, err, errlen)) return report(NULL, err, 1);
-        if (!init->has_decoder) return report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", 1);
+        if (ckpt_load(a->init, init, err, sizeof err)) return report(NULL, err, 1);
+        if (!init->has_decoder) {
+            ckpt_free(init);
+            return report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", 1);
+        }
     }
     int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;
 
     // The data: headers read now, pixels decoded when first needed (docs/data.md).
     DatasetOptions opt = {.max_pixels = a->max_pixels, .work_size = 2 * img, .cache_mb = a->cache_mb, .lazy = 1};
-    if (dataset_scan(data, &opt, &t->ds, err, errlen)) return report(data, err, 1);
-    for (int i = 0; i < t->ds.nskipped && i < 20 && rank0; i++)
+    if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return report(data, err, 1); }
+    for (int i = 0; i < t->ds.nskipped && i < 20 && dist_rank() == 0; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", t->ds.skipped[i].path, t->ds.skipped[i].reason);
-    if (t->ds.nskipped > 20 && rank0)
+    if (t->ds.nskipped > 20 && dist_rank() == 0)
         fprintf(stderr, "vitmae: ... and %d more skipped (vitmae data lists them)\n", t->ds.nskipped - 20);
     if (t->ds.n == 0) {
-        snprintf(err, errlen, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
+        ckpt_free(init);
+        snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
         return report(data, err, 1);
     }
     const char *val = a->val ? a->val : resuming && t->rs.val[0] ? t->rs.val : NULL;
     if (val) {
-        int *none = NULL, nnone = 0;   // every image of --data trains
-        if (dataset_split(&t->ds, 0.0, &t->train_idx, &t->ntrain, &none, &nnone)) return report("train", "out of memory", 1);
-        free(none);
-        t->vds = &t->val_ds;
-        if (rank0) {
-            opt.cache_mb = a->cache_mb / 8;   // validation images are few and read at every evaluation
-            if (dataset_scan(val, &opt, &t->val_ds, err, errlen)) return report(val, err, 1);
-            if (t->val_ds.n == 0) {
-                snprintf(err, errlen, "no decodable image for --val (%d skipped, %d ignored)", t->val_ds.nskipped,
-                         t->val_ds.nignored);
-                return report(val, err, 1);
-            }
-            t->val_idx = malloc(sizeof(int) * (size_t)t->val_ds.n);
-            if (!t->val_idx) return report("train", "out of memory", 1);
-            for (int i = 0; i < t->val_ds.n; i++) t->val_idx[i] = i;
-            t->nval = t->val_ds.n;
+        opt.cache_mb = a->cache_mb / 8;   // validation images are few and read at every evaluation
+        if (dataset_scan(val, &opt, &t->val_ds, err, sizeof err)) { ckpt_free(init); return report(val, err, 1); }
+        if (t->val_ds.n == 0) {
+            ckpt_free(init);
+            snprintf(err, sizeof err, "no decodable image for --val (%d skipped, %d ignored)", t->val_ds.nskipped,
+                     t->val_ds.nignored);
+            return report(val, err, 1);
         }
+        t->vds = &t->val_ds;
+        int *none = NULL, nnone = 0;   // every image of --data trains
+        if (dataset_split(&t->ds, 0.0, &t->train_idx, &t->ntrain, &none, &nnone)) { ckpt_free(init); return report("train", "out of memory", 1); }
+        free(none);
+        t->val_idx = malloc(sizeof(int) * (size_t)t->val_ds.n);
+        if (!t->val_idx) { ckpt_free(init); return report("train", "out of memory", 1); }
+        for (int i = 0; i < t->val_ds.n; i++) t->val_idx[i] = i;
+        t->nval = t->val_ds.n;
     } else {
         t->vds = &t->ds;
         if (dataset_split(&t->ds, t->rs.val_frac, &t->train_idx, &t->ntrain, &t->val_idx, &t->nval) || t->ntrain == 0) {
-            snprintf(err, errlen, "no training image left after holding out %g for validation", t->rs.val_frac);
+            ckpt_free(init);
+            snprintf(err, sizeof err, "no training image left after holding out %g for validation", t->rs.val_frac);
             return report(data, err, 1);
         }
-        if (rank0 && t->nval > 0 && t->nval < 8)
+        if (t->nval > 0 && t->nval < 8 && dist_rank() == 0)
             fprintf(stderr, "vitmae: warning: only %d validation image%s (--val-frac %g of %d): the validation loss "
                     "will be noisy; pass --val DIR or a larger --val-frac\n", t->nval, t->nval == 1 ? "" : "s",
                     t->rs.val_frac, t->ds.n);
     }
     if (resuming) {
-        int rc = extend_run(t, a, &given, flags, nflags, err, errlen);
+        int rc = extend_run(t, a, &given, flags, nflags, err, sizeof err);
         if (rc) return report(NULL, err, rc);
         if (a->data) {   // a moved folder: remember where it is now
             char *abs = realpath(a->data, NULL);
@@ -515,121 +523,107 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
 
     if (!resuming) {
-        int rc = build_config(t, a, flags, nflags, err, errlen);
-        if (rc == 0 && a->init) rc = init_config(t, a, init, flags, nflags, err, errlen);
-        if (rc) return report(NULL, err, rc);
+        int rc = build_config(t, a, flags, nflags, err, sizeof err);
+        if (rc == 0 && a->init) rc = init_config(t, a, init, flags, nflags, err, sizeof err);
+        if (rc) { ckpt_free(init); return report(NULL, err, rc); }
         new_run_state(t, a, flags, nflags, data);
     }
-    t->rs.processes = dist_size();
-    t->rs.accum = a->accum;
-    if (dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, errlen))
-        return report("train", err, CLI_USAGE);
-    t->per = t->rs.batch / t->rs.grad_groups;
-    t->share = t->rs.batch / t->rs.processes;
     t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
     t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
 
-    // Memory: refuse before allocating what cannot fit. The model holds one gradient group (t->per
-    // images); besides it: the batch buffers (alloc_buffers) and --prefetch shares of a step queued.
-    long cap = t->per > TRAIN_SAMPLE_IMAGES ? t->per : TRAIN_SAMPLE_IMAGES;
-    long held = cap + (t->share > TRAIN_SAMPLE_IMAGES ? t->share : TRAIN_SAMPLE_IMAGES) + (long)a->prefetch * t->share;
-    size_t image_bytes = (size_t)t->S * t->S * t->C * sizeof(float);
-    size_t per_image = (image_bytes * (size_t)held + (size_t)t->per - 1) / (size_t)t->per;   // per model image
-    char why[512];
-    if (mae_memory_check(&t->cfg, t->per, per_image, why, sizeof why)) {
-        if (t->rs.grad_groups == 1) snprintf(err, errlen, "%s", why);
-        else snprintf(err, errlen, "%s (the model computes the batch of %d as %d gradient groups of %d images; more "
-                      "--groups use less)", why, t->rs.batch, t->rs.grad_groups, t->per);
-        return report("train", err, 2);
+    // The gradient groups: fixed for the run; this job's N processes and --accum K must divide them.
+    if (resuming && a->groups && a->groups != t->rs.grad_groups) {
+        snprintf(err, sizeof err, "%d: this run sums each step as %d gradient groups, fixed when it started so that "
+                 "it continues bitwise (leave --groups out)", a->groups, t->rs.grad_groups);
+        ckpt_free(init);
+        return report("train --groups", err, CLI_USAGE);
     }
+    t->rs.processes = dist_size();
+    t->rs.accum = a->accum;
+    if (dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, sizeof err)) {
+        ckpt_free(init);
+        return report("train", err, CLI_USAGE);
+    }
+    t->per = t->rs.batch / t->rs.grad_groups;
+    t->share = t->rs.batch / t->rs.processes;
+
+    // Memory: refuse before allocating what cannot fit. The model holds one group (per images);
+    // pixels, images and the prefetched batches hold this process's share.
+    size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->prefetch) * sizeof(float) * t->share / t->per;
+    if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return report("train", err, 2); }
+    *data_out = data;
     return 0;
 }
 
-// Setup, phase 3 (each rank): the model (initialised from the seed, from --init's weights, or from
-// the resumed checkpoint ck with its AdamW moments), the step buffers, the reduction and the loader
-// of this rank's share of each step.
-static int setup_model(Train *t, const Args *a, Checkpoint *ck, const Checkpoint *init, char *err, size_t errlen) {
-    t->model = mae_create(&t->cfg, t->per, err, errlen);
-    if (!t->model) return report("train", err, 1);
-    size_t np = mae_num_params(&t->cfg);
-    if (ck) {
-        memcpy(mae_params(t->model), ck->params, np * sizeof(float));
-        t->exp_avg = ck->exp_avg; t->exp_avg_sq = ck->exp_avg_sq;
-        ck->exp_avg = ck->exp_avg_sq = NULL;
-    } else {
-        if (init) {
-            memcpy(mae_params(t->model), init->params, np * sizeof(float));
-        } else {
-            Rng r;
-            rng_seed(&r, (uint64_t)t->rs.seed);
-            mae_init_weights(t->model, &r);
-        }
-        t->exp_avg = calloc(np, sizeof(float));
-        t->exp_avg_sq = calloc(np, sizeof(float));
-        if (!t->exp_avg || !t->exp_avg_sq) return report("train", "out of memory for the AdamW moments", 1);
-    }
-    t->tensors = mae_tensors(t->model, &t->ntensors);
-    if (alloc_buffers(t)) return report("train", "out of memory for the batch buffers", 1);
-    if (grad_reduce_init(&t->gr, t->rs.grad_groups, np, err, errlen)) return report("train", err, 1);
-    t->aug = AUGMENT_CROP;
-    augment_parse(t->rs.augment, &t->aug);
-    LoaderOptions lo = {t->S, t->C, t->aug, (uint64_t)t->rs.seed, t->share, a->prefetch, a->loader_threads};
-    t->loader = loader_create(&t->ds, &lo, err, errlen);
-    if (!t->loader) return report("train", err, 1);
-    return 0;
-}
 
 // Flags -> a model, data and a run folder ready for the first step (or the resumed one).
 // Prints its own failure and returns the exit code. Under mpirun it runs in phases that end with
 // agree(): every rank leaves at the same phase, and a collective is never half attended.
 static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
-    char err[8192];
-    const char *data = a->data;
+    char err[8192], resumed_dir[4096] = "";
     int resuming = a->resume != NULL, rank = dist_rank(), rc = 0;
-    char resumed_dir[4096] = "";
-    Checkpoint ck, init;   // the resumed checkpoint; --init's
-    memset(&ck, 0, sizeof ck);
+    const char *data = NULL;
+    Checkpoint init;
     memset(&init, 0, sizeof init);
     deferring = dist_active();
-
-    // 1. This rank alone: the checkpoints, the data, the model config, the groups, memory.
-    rc = setup_local(t, a, flags, nflags, &ck, &init, resumed_dir, sizeof resumed_dir, &data, err, sizeof err);
-    if ((rc = agree(rc))) { ckpt_free(&ck); ckpt_free(&init); return rc; }
+    if ((rc = agree(setup_local(t, a, flags, nflags, &init, resumed_dir, &data)))) { ckpt_free(&init); return rc; }
 
     // 2. Every rank must see the same files (scan order): a rank on another filesystem stops here.
     deferring = 0;
     int same = dist_check_same_list((const char *const *)&t->ds.items[0].rel, sizeof(DataItem), t->ds.n,
                                     "file list", err, sizeof err);
     if (same == -2 || (same == -1 && rank == 0)) report("data", err, 1);
-    if (same) { ckpt_free(&ck); ckpt_free(&init); return 1; }
+    if (same) { ckpt_free(&init); return 1; }
     deferring = dist_active();
 
-    // 3. Rank 0 takes the run folder (never written into when it holds another run, docs/data.md
-    //    "Run folders") and measures the pixel statistics; every rank opens the store of working
-    //    images and builds the model.
+    // 3. Rank 0: the run folder (never written into when it holds another run, docs/data.md "Run
+    //    folders"), the store of working images, the pixel statistics.
     if (rank == 0) {
         rc = guard_run_folder(t, a, resumed_dir, err, sizeof err);
         if (rc) report(NULL, err, rc);
         else if (train_out_prepare(t->run_dir, err, sizeof err)) rc = report("train --out", err, 1);
-        else run_remove_stale_temp_files(t->run_dir);
+        if (!rc) run_remove_stale_temp_files(t->run_dir);
+        if (!rc && use_store(t, a, err, sizeof err)) rc = report("train --store", err, 1);
+        if (!rc && !resuming && !a->init &&
+            pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
+            rc = report("train", err, 1);
     }
-    if (!rc && use_store(t, a, err, sizeof err)) rc = report("train --store", err, 1);
-    if (!rc && rank == 0 && !resuming && !a->init &&
-        pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
-        rc = report("train", err, 1);
-    if ((rc = agree(rc))) { ckpt_free(&ck); ckpt_free(&init); return rc; }
+    if ((rc = agree(rc))) { ckpt_free(&init); return rc; }
     dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
     dist_bcast(t->cfg.pixel_std, sizeof t->cfg.pixel_std, 0);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
-    rc = setup_model(t, a, resuming ? &ck : NULL, a->init ? &init : NULL, err, sizeof err);
-    ckpt_free(&ck);
+
+    // 4. Every rank: the model (one gradient group's images at a time), moments, buffers, reduction.
+    if (!resuming) {
+        t->model = mae_create(&t->cfg, t->per, err, sizeof err);
+        if (!t->model) rc = report("train", err, 1);
+        size_t np = mae_num_params(&t->cfg);
+        if (!rc && a->init) {
+            memcpy(mae_params(t->model), init.params, np * sizeof(float));
+        } else if (!rc) {
+            Rng r;
+            rng_seed(&r, (uint64_t)t->rs.seed);
+            mae_init_weights(t->model, &r);
+        }
+        if (!rc) {
+            t->exp_avg = calloc(np, sizeof(float));
+            t->exp_avg_sq = calloc(np, sizeof(float));
+            if (!t->exp_avg || !t->exp_avg_sq) rc = report("train", "out of memory for the AdamW moments", 1);
+        }
+    }
     ckpt_free(&init);
+    if (!rc) {
+        t->tensors = mae_tensors(t->model, &t->ntensors);
+        if (alloc_buffers(t)) rc = report("train", "out of memory for the batch buffers", 1);
+        else if (grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err))
+            rc = report("train", err, 1);
+        else if (rank == 0 && train_out_pick_samples(t, err, sizeof err)) rc = report(NULL, err, 1);
+    }
     if ((rc = agree(rc))) return rc;
 
-    // 4. Rank 0 picks the sample images, writes config.json and opens metrics.csv.
+    // 5. Rank 0 writes config.json and opens metrics.csv.
     if (rank == 0) {
-        if (train_out_pick_samples(t, err, sizeof err)) rc = report(NULL, err, 1);
-        else if (train_out_config(t, err, sizeof err)) rc = report("train", err, 1);
+        if (train_out_config(t, err, sizeof err)) rc = report("train", err, 1);
         else if (train_out_open_metrics(t, resuming, err, sizeof err)) rc = report("train", err, 1);
     }
     if ((rc = agree(rc))) return rc;
@@ -663,49 +657,53 @@ static void step_items(Train *t, long step, int *items) {
     }
 }
 
-// Queues the steps up to `depth` ahead of `step` that are not queued yet: of each, the images of
-// this rank's groups, [first * per, (first + count) * per) of the whole batch (the loader sees the
-// whole batch's items, so a broken image is replaced as in one process).
-static void queue_ahead(Train *t, long *queued, long step, int depth) {
-    int k0 = t->gr.first * t->per, k1 = k0 + t->share;
+// Queues the batches of the steps up to `depth` ahead of `step` that are not queued yet.
+static void queue_ahead(Train *t, Loader *ld, long *queued, long step, int depth) {
     for (; *queued < t->rs.total_steps && *queued < step + depth; (*queued)++) {
         step_items(t, *queued, t->batch_items);
-        loader_push(t->loader, (uint64_t)*queued, t->batch_items, t->rs.batch, k0, k1);
+        // This process's share: the images of its gradient groups.
+        int k0 = t->gr.first * t->per;
+        loader_push(ld, (uint64_t)*queued, t->batch_items, t->rs.batch, k0, k0 + t->share);
     }
 }
 
-// This rank's images of step `step` from the loader into t->images, normalised; reports files found
-// broken.
-static int load_share(Train *t, long step, double *waited, char *err, size_t errlen) {
-    if (loader_pop(t->loader, (uint64_t)step, t->images, waited, err, errlen)) return -1;
+// This process's images of step `step` from the loader, normalised, with their masks (image k of the
+// batch keeps key k); reports files found broken.
+static int load_train_batch(Train *t, Loader *ld, long step, const uint64_t *keys, double *waited,
+                            char *err, size_t errlen) {
+    int B = t->share, k0 = t->gr.first * t->per;
+    if (loader_pop(ld, (uint64_t)step, t->images, waited, err, errlen)) return -1;
     DataSkip broken[8];
     int nb;
     while ((nb = dataset_take_broken(&t->ds, broken, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            char rank[32] = "";
-            if (dist_rank() > 0) snprintf(rank, sizeof rank, "rank %d: ", dist_rank());
+            char who[32] = "";
+            if (dist_rank() > 0) snprintf(who, sizeof who, "rank %d: ", dist_rank());
             fprintf(stderr, "vitmae: %sskipped %s: %s (found while training; replaced by another image of its batch)\n",
-                    rank, broken[i].path, broken[i].reason);
+                    who, broken[i].path, broken[i].reason);
             free(broken[i].path);
             free(broken[i].reason);
         }
-    pixels_normalise(&t->cfg, t->images, (long)t->share * t->S * t->S);
+    pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
+    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys + k0, B, t->L, t->K, t->noise, t->ids_keep);
     return 0;
 }
 
-// Gradient group g of step t->cur_step (dist/dist.h GroupFn): its images (loaded with the rank's
-// share; image k of the batch augmented and masked from (seed, step, k), as in one pass over the
-// whole batch), forward and backward with the gradient landing in grads.
+// A step whose images could not be loaded: every group reports the failure (err already says why).
+static int train_group_failed(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
+    (void)ctx; (void)g; (void)grads; (void)loss; (void)err; (void)errlen;
+    return -1;
+}
+
+// Gradient group g of the step in t->images (dist/dist.h GroupFn): forward and backward of its images
+// with the gradient landing in grads.
 static int train_group(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
+    (void)err; (void)errlen;
     Train *t = ctx;
-    if (t->load_failed) { snprintf(err, errlen, "%s", t->load_failed); return -1; }
-    int first = g * t->per;
-    const float *images = t->images + (size_t)(g - t->gr.first) * t->per * t->S * t->S * t->C;
-    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)t->cur_step, t->keys + first, t->per, t->L, t->K,
-                 t->noise, t->ids_keep);
+    size_t first = (size_t)(g - t->gr.first) * t->per;
     float *own = mae_use_grads(t->model, grads);
     mae_zero_grads(t->model);
-    *loss = mae_forward(t->model, images, t->ids_keep, t->per, t->K);
+    *loss = mae_forward(t->model, t->images + first * t->S * t->S * t->C, t->ids_keep + first * t->K, t->per, t->K);
     mae_backward(t->model);
     mae_use_grads(t->model, own);
     return 0;
@@ -734,12 +732,19 @@ int cmd_train(int argc, char **argv) {
     deferring = dist_active();
     int rc = parse_args(argc, argv, &a, &t->rs, flags, &nflags);
     cli_quiet_ranks(0);
-    if (rc != CLI_OK && rc != CLI_HELP) agree(rc);
+    if (rc == CLI_USAGE) agree(rc);
     deferring = 0;
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
     if (a.threads) omp_set_num_threads(a.threads);
     rc = setup(t, &a, flags, nflags);
     if (rc) { train_free(t); free(t); return rc; }
+    Augment aug = AUGMENT_CROP;
+    augment_parse(t->rs.augment, &aug);
+    char err[8192];
+    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.prefetch, a.loader_threads};
+    Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
+    if ((rc = agree(ld ? 0 : report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }
+    deferring = 0;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -749,7 +754,6 @@ int cmd_train(int argc, char **argv) {
     sigaction(SIGUSR1, &sa, NULL);   // mpirun forwards SIGUSR1 to every rank (docs/distributed.md)
     output_is_mpirun = dist_active();
 
-    char err[8192], load_err[8192];
     RunState *r = &t->rs;
     int rank0 = dist_rank() == 0, stop = 0;
     Progress prog;
@@ -759,7 +763,9 @@ int cmd_train(int argc, char **argv) {
     double total_wait = 0;
     double interval_loss = 0;
     int interval_n = 0;
+    uint64_t keys[4096];
     int B = r->batch;
+    for (int k = 0; k < B; k++) keys[k] = (uint64_t)k;
     if (r->step == 0) {   // the untrained model's validation loss: where the curves start
         MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
         if (rank0 && train_out_step(t, &row, 1, 0, err, sizeof err)) rc = report("train", err, 1);
@@ -772,15 +778,14 @@ int cmd_train(int argc, char **argv) {
     while (rc == 0 && r->step < r->total_steps && !stop) {
         double t0 = now_seconds(), waited = 0;
         long step = r->step;
+        queue_ahead(t, ld, &queued, step, a.prefetch);
+        // This process's images; a failure is carried into the exchange below as the groups' failure.
+        int load_failed = load_train_batch(t, ld, step, keys, &waited, err, sizeof err) != 0;
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
-        queue_ahead(t, &queued, step, a.prefetch);
-        // A share that failed to load fails this rank's groups: every rank learns it at the exchange.
-        t->load_failed = load_share(t, step, &waited, load_err, sizeof load_err) ? load_err : NULL;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;
-        t->cur_step = step;
-        if (grad_reduce_step(&t->gr, mae_grads(t->model), train_group, t, &loss, &stop_requested, &stop, &failed_here,
-                             err, sizeof err)) {
+        if (grad_reduce_step(&t->gr, mae_grads(t->model), load_failed ? train_group_failed : train_group, t, &loss,
+                             &stop_requested, &stop, &failed_here, err, sizeof err)) {
             progress_end(&prog, stdout);
             rc = failed_here ? report(NULL, err, 1) : 1;   // the failing rank names the cause
             break;
@@ -830,8 +835,7 @@ int cmd_train(int argc, char **argv) {
         }
     }
     progress_end(&prog, stdout);
-    loader_free(t->loader);
-    t->loader = NULL;
+    loader_free(ld);
     DataStats st;
     dataset_stats(&t->ds, &st);
     long steps_run = r->step - first_step;

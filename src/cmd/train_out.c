@@ -68,7 +68,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     double loss_sum = 0, mse_sum = 0;
     size_t img_floats = (size_t)t->S * t->S * t->C;
     uint64_t keys[4096];
-    // In chunks of one gradient group: the same numbers for any process count (dist/dist.h).
+    // In chunks of one gradient group: the same numbers for any process count (cmd/train_state.h).
     for (int b0 = 0; b0 < nval; b0 += t->per) {
         int n = nval - b0 < t->per ? nval - b0 : t->per;
         for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; keys[k] = (uint64_t)(b0 + k); }
@@ -101,7 +101,6 @@ int train_out_pick_samples(Train *t, char *err, size_t errlen) {
     int total = t->nval ? t->nval : t->ntrain;
     t->sds = t->nval ? t->vds : &t->ds;
     int want = total < TRAIN_SAMPLE_IMAGES ? total : TRAIN_SAMPLE_IMAGES;
-    if (want > t->rs.batch) want = t->rs.batch;
     // Candidates: first the positions spread over the split (scan order groups images by class, so
     // every class has a chance to show), then the rest in order; at most 8 per panel row are tried.
     int tries = want * 8 < total ? want * 8 : total, spread = want;
@@ -133,9 +132,8 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
     size_t pd = (size_t)mae_patch_dim(&t->cfg), img_floats = (size_t)t->S * t->S * t->C;
     Canvas rows[TRAIN_SAMPLE_IMAGES];
     memset(rows, 0, sizeof rows);
-    int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, rc = 0;
+    int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, rc = 0, k0 = 0;
     const float *pred = NULL;
-    int k0 = 0;
     for (int k = 0; k < n && rc == 0; k++) {
         if (k % t->per == 0) {   // the model takes one gradient group's images at a time
             int m = n - k < t->per ? n - k : t->per;

@@ -73,6 +73,8 @@ char *run_state_to_json(const RunState *r) {
         else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
     }
     if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
+    // Gradient groups G (fixed for the run) and the process count N and --accum K of the session
+    // that wrote it (a record: any N, K with N K | G continue it bitwise, docs/distributed.md).
     cJSON_AddNumberToObject(o, "grad_groups", r->grad_groups);
     cJSON_AddNumberToObject(o, "processes", r->processes);
     cJSON_AddNumberToObject(o, "accum", r->accum);
@@ -112,20 +114,16 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "val");   // absent: a held-out split
     if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
     // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
-    double g = 1, n = 1, k = 1;
-    const cJSON *gg = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");
-    if (gg) {
-        if (!cJSON_IsNumber(gg) || !(gg->valuedouble >= 1 && gg->valuedouble <= (1 << 20))) {
-            snprintf(err, errlen, "train_state: 'grad_groups' out of range");
-            cJSON_Delete(o);
-            return -1;
-        }
-        g = gg->valuedouble;
-    }
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");
     const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "processes"), *nk = cJSON_GetObjectItemCaseSensitive(o, "accum");
-    if (cJSON_IsNumber(np) && np->valuedouble >= 1 && np->valuedouble <= (1 << 20)) n = np->valuedouble;
-    if (cJSON_IsNumber(nk) && nk->valuedouble >= 1 && nk->valuedouble <= (1 << 20)) k = nk->valuedouble;
-    r->grad_groups = (int)g; r->processes = (int)n; r->accum = (int)k;
+    if (g && (!cJSON_IsNumber(g) || !(g->valuedouble >= 1 && g->valuedouble <= 4096))) {
+        cJSON_Delete(o);
+        snprintf(err, errlen, "train_state: 'grad_groups' out of range");
+        return -1;
+    }
+    r->grad_groups = g ? (int)g->valuedouble : 1;
+    r->processes = cJSON_IsNumber(np) ? (int)np->valuedouble : 1;
+    r->accum = cJSON_IsNumber(nk) ? (int)nk->valuedouble : 1;
     cJSON_Delete(o);
     if (r->batch < 1 || r->step > r->total_steps) { snprintf(err, errlen, "train_state: inconsistent step/batch"); return -1; }
     return 0;

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include "core/model.h"
 #include "data/dataset.h"
-#include "data/loader.h"
 #include "dist/dist.h"
 #include "io/checkpoint.h"
 #include "cmd/rundir.h"   // run_resume_path, run_remove_stale_temp_files
@@ -85,14 +84,8 @@ typedef struct Train {
     int L, K, S, C;                // patches, visible patches, image side, channels
     int per;                       // images per gradient group (rs.batch / rs.grad_groups): the
                                    // model's batch, also for validation and samples
+    int share;                     // images of this process per step (gr.count * per)
     GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
-    int share;                     // images per process and step (rs.batch / processes): the groups
-                                   // [gr.first, gr.first + gr.count) of every batch
-    long cur_step;                 // the step whose groups train_group computes
-    Augment aug;
-    uint64_t *keys;                // [batch] 0, 1, ...: image k of a step draws from (.., step, k)
-    Loader *loader;                // this process's share of the next --prefetch steps (data/loader.h)
-    const char *load_failed;       // why this step's share failed to load; NULL when it loaded
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;

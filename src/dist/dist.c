@@ -150,10 +150,16 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         snprintf(err, errlen, "%d gradient groups: must be a power of two that divides the batch (%d)", groups, batch);
         return -1;
     }
+    if (!is_pow2(procs)) {
+        snprintf(err, errlen, "%d processes: each must own a whole subtree of the fixed pairwise tree over the "
+                 "%d gradient groups (bitwise equal results for any process count), so the count must be a "
+                 "power of two dividing %d", procs, groups, groups);
+        return -1;
+    }
     if (groups % procs) {
         snprintf(err, errlen, "%d processes cannot share the %d gradient groups of a step evenly, which bitwise "
-                 "equal results need; use a process count that divides %d, or more groups (--groups)",
-                 procs, groups, groups);
+                 "equal results need; use a process count that divides %d, or start the run with more groups "
+                 "(--groups)", procs, groups, groups);
         return -1;
     }
     if ((groups / procs) % accum) {
