@@ -32,7 +32,10 @@ while [ $killed -lt $kills ] && [ $tries -lt $((kills * 4)) ]; do
     "$VITMAE" train --resume "$dir/run" --threads 1 > "$dir/run.log" 2>&1 &
     resumed=$((resumed + 1))
   else
-    "$VITMAE" train $small --steps $steps --out "$dir/run" > "$dir/run.log" 2>&1 &
+    # Killed before its first checkpoint: start again; the folder may hold that start's config.json
+    # and metrics.csv, which train refuses to write over without --overwrite (docs/data.md).
+    over=""; [ -d "$dir/run" ] && over="--overwrite"
+    "$VITMAE" train $small --steps $steps $over --out "$dir/run" > "$dir/run.log" 2>&1 &
   fi
   pid=$!
   sleep "$delay"

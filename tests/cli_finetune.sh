@@ -122,7 +122,7 @@ err "neither ckpt nor scratch" 2 "from-scratch" "$VITMAE" finetune --data "$dir/
 before=$(ls -l "$dir/run" | md5sum)
 err "existing run folder" 2 "resume" "$VITMAE" finetune --ckpt "$pre" $ft --out "$dir/run"
 t "the existing run is untouched" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
-err "resume into another run" 2 "not empty" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/run"
+err "resume into another run" 2 "holds another run" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/run"
 t "that run is untouched too" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
 err "classify a pretraining checkpoint" 1 "fine-tune" "$VITMAE" classify --ckpt "$pre" "$dir/data"
 err "resume without state" 1 "resume" "$VITMAE" finetune --resume "$pre"

@@ -12,6 +12,7 @@
 //    averaged over draws is x + branch.
 // 4. Classifier checkpoints: round trip bit for bit (weights, moments, classes), the MAE loader reads the
 //    encoder with `norm` weight 1 / bias 0, damaged metadata / missing tensors are refused.
+#include <omp.h>
 #include <unistd.h>
 #include "check.h"
 #include "io/checkpoint.h"
@@ -368,6 +369,9 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[i]);
         run_fixture(path);
     }
+    // The tiny models below run thousands of short parallel regions; one thread keeps the test fast on
+    // a busy machine (results do not depend on the thread count; tests/cli_finetune.sh checks that).
+    omp_set_num_threads(1);
     gradcheck(1, 1);
     gradcheck(0, 2);
     drop_path_checks();

@@ -26,7 +26,7 @@
 #include "cmd/commands.h"
 #include "cmd/log.h"
 #include "cmd/output.h"
-#include "cmd/rundir.h"
+#include "cmd/runfolder.h"
 #include "cmd/train_state.h"   // run_epoch_order (the data order, as train)
 #include "core/classifier.h"
 #include "core/optim.h"
@@ -303,7 +303,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--from-scratch", FLAG_BOOL, &a->from_scratch, 0, 0, NULL, "random init with the model flags below (the baseline)", NULL, 0},
         {"--data", FLAG_STR, &a->data, 0, 0, NULL, "training images in class folders DIR/<class>/...", "DIR", 0},
         {"--val", FLAG_STR, &a->val, 0, 0, NULL, "validation images in class folders (default: --val-frac of --data)", "DIR", 0},
-        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder, new or empty (default runs/finetune-<timestamp>)", "RUN", 0},
+        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder, not holding a run (default runs/finetune-<timestamp>)", "RUN", 0},
         {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default tiny)", NULL, 0},
         {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "--from-scratch image size (default 32)", "N", 0},
@@ -469,8 +469,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : dir);
         struct stat so, sd;
         int same_dir = stat(t->run_dir, &so) == 0 && stat(dir, &sd) == 0 && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
-        if (a->out && !same_dir && path_in_use(a->out)) {
-            cli_error("finetune --out", "%s already exists and is not empty (a resumed run goes to its own folder or a new one)", a->out);
+        if (a->out && !same_dir && run_folder_has_run(a->out)) {
+            cli_error("finetune --out", "%s already holds another run (a resumed run goes to its own folder or a new one)", a->out);
             return 2;
         }
         if (a->data) snprintf(r->data, sizeof r->data, "%s", a->data);
@@ -489,8 +489,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
             strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
             snprintf(t->run_dir, sizeof t->run_dir, "runs/finetune-%s", stamp);
         }
-        if (path_in_use(t->run_dir)) {
-            cli_error("finetune --out", "%s already exists and is not empty (continue it with --resume %s, or choose another folder)",
+        if (run_folder_has_run(t->run_dir)) {
+            cli_error("finetune --out", "%s already holds a run (continue it with --resume %s, or choose another folder)",
                       t->run_dir, t->run_dir);
             return 2;
         }

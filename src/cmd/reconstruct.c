@@ -96,8 +96,8 @@ static int write_outputs(const Outputs *o, const MaeConfig *cfg, const Input *in
     char err[512], path[4200], title[600];
     Canvas row;
     int S = cfg->img_size, g = S / cfg->patch_size;
-    snprintf(title, sizeof title, "%.300s: mask ratio %g, PSNR %.2f dB on the removed patches", in->stem,
-             (double)o->mask_ratio, psnr_from_mse(mse));
+    snprintf(title, sizeof title, "%.300s: %.0f%% of the patches removed, PSNR %.2f dB on them", in->stem,
+             100.0 * o->mask_ratio, psnr_from_mse(mse));
     PanelOptions po = {o->side, o->bilinear, 1, 0.0f, title};
     if (panel_recon_row(&row, cfg, orig, recon, removed, patch_err, &po, err, sizeof err)) {
         cli_error(in->path, "%s", err);

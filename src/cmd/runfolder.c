@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,4 +39,91 @@ int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *e
     }
     snprintf(err, errlen, "cannot move %s aside: every %s.old-N is taken", base, base);
     return -1;
+}
+
+static int cmp_long(const void *a, const void *b) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+// Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
+// ".checkpoint*.safetensors.tmp-XXXXXX" and save_checkpoint's ".checkpoint.link.<pid>". Removed when
+// a run starts or resumes in the folder, so repeated crashes do not fill the disk.
+void run_remove_stale_temp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        int tmp = strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL;
+        int lnk = strncmp(n, ".checkpoint.link.", 17) == 0;
+        if (!tmp && !lnk) continue;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, n);
+        unlink(path);
+    }
+    closedir(d);
+}
+
+void prune_snapshots(const char *dir, int keep) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    long steps[4096];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 4096) {
+        long s;
+        char tail[64];
+        if (sscanf(e->d_name, "checkpoint-%ld%63s", &s, tail) == 2 && !strcmp(tail, ".safetensors")) steps[n++] = s;
+    }
+    closedir(d);
+    qsort(steps, n, sizeof steps[0], cmp_long);
+    for (int i = 0; i < n - keep; i++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", dir, steps[i]);
+        unlink(path);
+    }
+}
+
+// --resume RUN_OR_FILE: a folder means its checkpoint.safetensors.
+void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn) {
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(path, n, "%s/checkpoint.safetensors", arg);
+        snprintf(dir, dn, "%s", arg);
+    } else {
+        snprintf(path, n, "%s", arg);
+        const char *slash = strrchr(arg, '/');
+        if (slash) snprintf(dir, dn, "%.*s", (int)(slash - arg), arg);
+        else snprintf(dir, dn, ".");
+    }
+}
+
+int publish_latest(const char *snapshot, const char *latest, const char *dir) {
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.%d", dir, (int)getpid());
+    unlink(tmp);
+    if (link(snapshot, tmp) != 0 || rename(tmp, latest) != 0) { unlink(tmp); return -1; }
+    int dfd = open(dir, O_RDONLY);
+    if (dfd >= 0) { fsync(dfd); close(dfd); }
+    return 0;
+}
+
+int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int *idx, int n, char *err,
+                   size_t errlen) {
+    if (!strcmp(mode, "imagenet")) {
+        static const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
+        if (c->in_chans == 3) { memcpy(c->pixel_mean, mean, sizeof mean); memcpy(c->pixel_std, std, sizeof std); }
+        else {   // the grey equivalent of ImageNet's statistics (L = 0.299 R + 0.587 G + 0.114 B)
+            c->pixel_mean[0] = 0.299f * mean[0] + 0.587f * mean[1] + 0.114f * mean[2];
+            c->pixel_std[0] = 0.299f * std[0] + 0.587f * std[1] + 0.114f * std[2];
+        }
+        return 0;
+    }
+    if (!strcmp(mode, "none")) {
+        for (int i = 0; i < 3; i++) { c->pixel_mean[i] = 0.0f; c->pixel_std[i] = 1.0f; }
+        return 0;
+    }
+    return dataset_pixel_stats(ds, idx, n, 10000, c->img_size, c->in_chans, c->pixel_mean, c->pixel_std, err, errlen)
+           ? -1 : 0;
 }

@@ -1,8 +1,12 @@
 // Run folders are never lost (docs/data.md "Run folders"): recognising a folder that holds a run,
-// and moving a run aside whole for `train --overwrite`.
+// and moving a run aside whole for `train --overwrite`. Also what `train` and `finetune` share about
+// their run folders: snapshot files, leftovers of killed writes, --resume paths, and the pixel
+// normalisation chosen when a run starts.
 #ifndef VITMAE_RUNFOLDER_H
 #define VITMAE_RUNFOLDER_H
 #include <stddef.h>
+#include "core/model.h"
+#include "data/dataset.h"
 
 // 1 when dir holds a run: checkpoint.safetensors, checkpoint-<step>.safetensors, metrics.csv or
 // config.json. 0 when it does not (or does not exist).
@@ -10,4 +14,18 @@ int run_folder_has_run(const char *dir);
 // Renames dir to dir.old-N, the first N >= 1 not taken (never replacing anything), so the old run
 // stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);
+
+// Removes ".checkpoint*.safetensors.tmp-*" and ".checkpoint.link.*" left by killed writes.
+void run_remove_stale_temp_files(const char *dir);
+// Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.
+void prune_snapshots(const char *dir, int keep);
+// Makes `latest` a hard link to the snapshot file, swapped in atomically (link to a temporary name,
+// rename, fsync of dir). 0 ok; -1 when links are not possible there (the caller writes latest itself).
+int  publish_latest(const char *snapshot, const char *latest, const char *dir);
+// --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir gets the run folder.
+void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
+// --pixel-norm dataset|imagenet|none into cfg->pixel_mean / pixel_std ("dataset": measured on the
+// evaluation views of the items idx[0..n)). 0 ok, -1 with a reason.
+int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const int *idx, int n, char *err,
+                    size_t errlen);
 #endif

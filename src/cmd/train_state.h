@@ -15,7 +15,7 @@
 #include "data/dataset.h"
 #include "dist/dist.h"
 #include "io/checkpoint.h"
-#include "cmd/rundir.h"   // run_resume_path, run_remove_stale_temp_files
+#include "cmd/runfolder.h"   // run_resume_path, run_remove_stale_temp_files
 
 #define SALT_PERM 0x7065726d75746531ull
 #define SALT_MASK 0x6d61736b6d61736bull
