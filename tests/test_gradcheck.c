@@ -11,6 +11,7 @@
 #include "check.h"
 #include "core/model.h"
 #include "kernels/cpu.h"
+#include "kernels/gemm.h"
 
 static int check_config(int norm_pix, int pos_learned, int channels, uint64_t seed) {
     MaeConfig c;

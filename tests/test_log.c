@@ -42,6 +42,10 @@ int main(void) {
     for (char *p = s; (p = strstr(p, "\n30,")); p++) rows30++;
     CHECK(headers == 1, "one header after resume (%d)", headers);
     CHECK(rows30 == 1 && strstr(s, "\n30,0.5000,0.001,0.125000,"), "stale row dropped, new one kept: %s", s);
+    // The row of the resumed step itself stays (its checkpoint holds that step's weights), as do the
+    // rows before it: exactly the rows with step <= the resumed step.
+    CHECK(strstr(s, "\n10,0.5000,") && strstr(s, "\n20,0.5000,0.001,0.250000,0.200000,"),
+          "rows up to and including the resumed step kept: %s", s);
 
     char d[32];
     format_duration(3725, d, sizeof d);

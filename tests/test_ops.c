@@ -4,6 +4,7 @@
 #include <omp.h>
 #include "check.h"
 #include "kernels/cpu.h"
+#include "kernels/gemm.h"
 #include "core/model.h"
 #include "kernels/ops.h"
 #include "core/optim.h"

@@ -3,7 +3,8 @@
 //   ".weight" with 2 or more dimensions), never biases, LayerNorm, cls/mask tokens, position tables;
 // - adamw_step on hand-made tensors against torch.optim.AdamW's update computed in double: both bias
 //   corrections, betas (0.9, 0.95), eps 1e-8 added to sqrt(v_hat), decay p *= 1 - lr * wd on the
-//   decayed set only, frozen tensors untouched (gradients ~1e-6 make eps matter);
+//   decayed set only, frozen tensors untouched (gradients ~1e-6 make eps matter); adamw_step_groups
+//   (per-tensor lr scale in the update and the decay, betas as arguments) likewise;
 // - lr_at at every step of several runs against warm-up + half-cosine (src/core/optim.h);
 // - norm-pix targets against a direct computation (per-patch mean, unbiased variance, eps 1e-6) on
 //   patches with zero, tiny and ordinary variance, targets without norm-pix equal to the pixels in
@@ -49,13 +50,18 @@ static void test_decay_set(void) {
 // One AdamW step in double, as torch.optim.AdamW (decoupled decay first). The betas are the float
 // values 0.9f and 0.95f (the parameters are float32, as in PyTorch), so that a moment that cancels to
 // nearly 0 is compared like for like.
-static void adamw_expected(double *p, double *m, double *v, double g, double lr, double wd, int decay, long step) {
-    const double b1 = 0.9f, b2 = 0.95f, eps = 1e-8;
+static void adamw_expected_betas(double *p, double *m, double *v, double g, double lr, double wd, int decay,
+                                 long step, double b1, double b2) {
+    const double eps = 1e-8;
     if (decay) *p *= 1.0 - lr * wd;
     *m = b1 * *m + (1 - b1) * g;
     *v = b2 * *v + (1 - b2) * g * g;
     double mhat = *m / (1 - pow(b1, (double)step)), vhat = *v / (1 - pow(b2, (double)step));
     *p -= lr * mhat / (sqrt(vhat) + eps);
+}
+
+static void adamw_expected(double *p, double *m, double *v, double g, double lr, double wd, int decay, long step) {
+    adamw_expected_betas(p, m, v, g, lr, wd, decay, step, 0.9f, 0.95f);
 }
 
 static void test_adamw_closed_form(void) {
@@ -117,6 +123,22 @@ static void test_adamw_closed_form(void) {
         bad += !(fabs(p[i] - pe) <= 2.5e-7 * fabs(p0[i]) + 1e-5 * fabs(pe - p0[i]) + 1e-12);
     }
     CHECK(bad == 0, "adamw_update_ref: %d of %ld elements differ from the closed form", bad, n);
+    // Parameter groups (fine-tuning): tensor k at lr * scale[k], in the update and in the decay, with
+    // the betas given (0.9, 0.999).
+    float scale[128];
+    for (int k = 0; k < nt; k++) scale[k] = powf(0.75f, (float)(k % 5));
+    memcpy(p, p0, np * 4); memcpy(m, m0, np * 4); memcpy(v, v0, np * 4);
+    adamw_step_groups(t, nt, scale, p, g, m, v, 1e-2f, 0.05f, 0.9f, 0.999f, 4);
+    bad = 0;
+    for (int k = 0; k < nt; k++)
+        for (size_t j = 0; j < t[k].numel && t[k].trainable; j++) {
+            size_t i = t[k].offset + j;
+            double pe = p0[i], me = m0[i], ve = v0[i];
+            adamw_expected_betas(&pe, &me, &ve, g[i], 1e-2 * scale[k], 0.05f, t[k].decay, 4, 0.9f, 0.999f);
+            if (!(fabs(p[i] - pe) <= 2.5e-7 * fabs(p0[i]) + 1e-5 * fabs(pe - p0[i]) + 1e-12) && bad++ < 3)
+                fprintf(stderr, "groups %s[%zu]: p %.9g want %.9g\n", t[k].name, j, p[i], pe);
+        }
+    CHECK(bad == 0, "adamw_step_groups: %d elements differ from the closed form", bad);
     free(p0); free(g); free(m0); free(v0); free(p); free(m); free(v);
 }
 

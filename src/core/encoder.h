@@ -10,7 +10,8 @@
 #ifndef VITMAE_ENCODER_H
 #define VITMAE_ENCODER_H
 #include <stddef.h>
-#include "core/model.h"
+#include "core/config.h"
+#include "core/posembed.h"
 #include "core/rng.h"
 
 // Offsets (in floats) of one transformer block's 12 tensors, in MAE state_dict order.

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/config.h"
+#include "core/posembed.h"
 #include "core/rng.h"
 
 // The config (MaeConfig, presets, checks, JSON) and the parameter table (MaeTensor): core/config.h.
@@ -42,8 +43,6 @@ float *mae_tensor(Mae *m, const char *name);   // pointer into params, NULL if u
 // MAE initialisation: xavier-uniform Linear weights and patch weight (as [D, C*P*P]), zero
 // biases, LayerNorm 1/0, cls and mask tokens N(0, 0.02), 2D sin-cos position tables.
 void mae_init_weights(Mae *m, Rng *rng);
-// MAE's 2D sin-cos position table [1 + grid*grid, dim], CLS row zero; dim divisible by 4.
-void mae_sincos_pos_embed(float *out, int grid, int dim);
 
 // Masking (mae_masking_from_noise, the seeded masks, the mask-ratio rule): core/masking.h.
 

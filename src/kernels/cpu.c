@@ -2,8 +2,6 @@
 #include "kernels/cpu.h"
 #include <unistd.h>
 #include <omp.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -150,57 +148,6 @@ double cpu_fma_peak_gflops(int threads) {
         if (g > best) best = g;
     }
     return best;
-}
-
-// ---- GEMM path --------------------------------------------------------------------------------------
-
-static int path_available(int p) {
-    switch (p) {
-    case GEMM_PATH_AVX512: return cpu_has_avx512();
-    case GEMM_PATH_AVX2: return cpu_has_avx2_fma();
-    case GEMM_PATH_PORTABLE: case GEMM_PATH_REF: return 1;
-    default: return 0;
-    }
-}
-
-static int path_default(void) {
-    if (cpu_has_avx512()) return GEMM_PATH_AVX512;
-    if (cpu_has_avx2_fma()) return GEMM_PATH_AVX2;
-    return GEMM_PATH_PORTABLE;
-}
-
-static int path_by_name(const char *name) {
-    static const char *const names[] = {"ref", "portable", "avx2", "avx512"};
-    for (int p = 0; p < 4; p++) if (!strcmp(name, names[p])) return p;
-    return -1;
-}
-
-static int current_path = -1; // -1: not chosen yet
-
-int gemm_path(void) {
-    int p = __atomic_load_n(&current_path, __ATOMIC_RELAXED);
-    if (p >= 0) return p;
-    p = path_default();
-    const char *env = getenv("VITMAE_GEMM");
-    if (env && *env) {
-        int q = path_by_name(env);
-        if (q >= 0 && path_available(q)) p = q; // an unknown or unsupported name keeps the default
-    }
-    __atomic_store_n(&current_path, p, __ATOMIC_RELAXED);
-    return p;
-}
-
-const char *gemm_kernel_name(void) {
-    static const char *const names[] = {"ref", "portable", "avx2", "avx512"};
-    return names[gemm_path()];
-}
-
-int gemm_force_kernel(const char *name) {
-    int p;
-    if (!name || !strcmp(name, "auto")) p = path_default();
-    else if ((p = path_by_name(name)) < 0 || !path_available(p)) return -1;
-    __atomic_store_n(&current_path, p, __ATOMIC_RELAXED);
-    return 0;
 }
 
 long cpu_physical_memory_bytes(void) {

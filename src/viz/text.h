@@ -10,7 +10,7 @@
 #define VITMAE_TEXT_H
 #include <stddef.h>
 #include <stdint.h>
-#include "viz/viz.h"
+#include "viz/canvas.h"
 
 // Height of one line of text (the font's ascent + descent, rounded up), pixels.
 int  text_line_height(double size);

@@ -1,4 +1,4 @@
-// Internal to the AVX-512 files (gemm_avx512.c, ops_avx512.c): a 16 x 16 float transpose in registers.
+// Internal to the AVX-512 files (gemm_avx512.c, attention_avx512.c): a 16 x 16 float transpose in registers.
 #ifndef VITMAE_TRANSPOSE_AVX512_H
 #define VITMAE_TRANSPOSE_AVX512_H
 #if defined(__x86_64__) || defined(__i386__)

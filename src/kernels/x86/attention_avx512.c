@@ -1,9 +1,9 @@
-// Attention for one (image, head) pair with AVX-512 (see ops_kernels.h; called by ops_fast.c only
-// when the CPU has AVX-512 and the GEMM path is "avx512"). The same math as the portable loops in
-// ops_fast.c: small products by a register-blocked kernel (6 rows x up to 64 columns of C in zmm
+// Attention for one (image, head) pair with AVX-512 (see x86/attention_avx512.h; called by
+// kernels/attention.c only when the CPU has AVX-512 and the GEMM path is "avx512"). The same math as
+// the portable loops in kernels/attention.c: small products by a register-blocked kernel (6 rows x up to 64 columns of C in zmm
 // registers, one FMA chain per element over k ascending), the softmax and its backward per row with
 // masked vectors, exp by the same polynomial as exp_approx (bitwise the same per element).
-#include "kernels/ops_kernels.h"
+#include "kernels/x86/attention_avx512.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #include <math.h>
@@ -78,7 +78,7 @@ static TGT void mm(int M, int N, int K, const float *A, long ars, long aks, cons
     }
 }
 
-// exp_approx of ops_fast.c, 16 lanes: the same operations in the same order, so the same floats
+// exp_approx of kernels/vecmath.h, 16 lanes: the same operations in the same order, so the same floats
 // (NaN propagates: the clamps keep a NaN input).
 static inline TGT __m512 exp16(__m512 x) {
     x = _mm512_max_ps(_mm512_set1_ps(-87.0f), x);

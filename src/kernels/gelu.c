@@ -1,0 +1,83 @@
+// GELU: the reference loops (*_ref, erff / expf) and the fast versions (erf_approx / exp_approx,
+// kernels/vecmath.h). See kernels/gelu.h.
+#include "kernels/gelu.h"
+#include <math.h>
+#include "kernels/vecmath.h"
+
+// ---------------------------------------------------------------------------------------------
+// Reference
+
+void gelu_forward_ref(float *out, const float *inp, long N) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < N; i++) {
+        float x = inp[i];
+        out[i] = 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));
+    }
+}
+
+// gelu'(x) = Phi(x) + x * phi(x), Phi the normal CDF, phi its density.
+void gelu_backward_ref(float *dinp, const float *inp, const float *dout, long N) {
+    const float inv_sqrt_2pi = 0.39894228040143267794f;
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < N; i++) {
+        float x = inp[i];
+        float cdf = 0.5f * (1.0f + erff(x * (float)M_SQRT1_2));
+        float pdf = inv_sqrt_2pi * expf(-0.5f * x * x);
+        dinp[i] += dout[i] * (cdf + x * pdf);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fast
+
+void erf_approx_array(float *out, const float *inp, long N) {
+    for (long i = 0; i < N; i++) out[i] = erf_approx(inp[i]);
+}
+
+void exp_approx_array(float *out, const float *inp, long N) {
+    for (long i = 0; i < N; i++) out[i] = exp_approx(inp[i]);
+}
+
+void gelu_forward(float *out, const float *inp, long N) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < N; i++) {
+        float x = inp[i];
+        out[i] = x * normal_cdf(x, exp_approx(-0.5f * x * x));
+    }
+}
+
+// gelu'(x) = Phi(x) + x phi(x).
+static inline float gelu_grad(float x) {
+    float e = exp_approx(-0.5f * x * x);
+    return normal_cdf(x, e) + x * (0.39894228040143267794f * e);
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, long N) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < N; i++) dinp[i] += dout[i] * gelu_grad(inp[i]);
+}
+
+void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N) {
+    #pragma omp parallel for schedule(static)
+    for (long i = 0; i < N; i++) dinp[i] = dout[i] * gelu_grad(inp[i]);
+}
+
+// dinp [N, C] = dout * gelu'(inp) and dbias [C] += its column sums, in one pass over the rows: threads
+// own column blocks; each column is summed over rows in ascending order from 0, then added to dbias,
+// exactly as column_sum_accumulate (bitwise the same), without reading dinp back.
+void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C) {
+    int nblocks = (C + CB - 1) / CB;
+    #pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < nblocks; blk++) {
+        int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
+        float acc[CB] = {0};
+        for (int n = 0; n < N; n++) {
+            long o = (long)n * C + c0;
+            if (w == CB)
+                for (int j = 0; j < CB; j++) { float g = dout[o + j] * gelu_grad(inp[o + j]); dinp[o + j] = g; acc[j] += g; }
+            else
+                for (int j = 0; j < w; j++) { float g = dout[o + j] * gelu_grad(inp[o + j]); dinp[o + j] = g; acc[j] += g; }
+        }
+        for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
+    }
+}

@@ -1,0 +1,24 @@
+// GELU, exact (erf form): the reference (*_ref, with erff/expf) and the fast versions (with
+// erf_approx / exp_approx, kernels/vecmath.h) side by side in kernels/gelu.c; tests/test_ops.c
+// compares them on odd sizes and checks the approximations on a dense grid.
+#ifndef VITMAE_GELU_H
+#define VITMAE_GELU_H
+
+// Exact GELU (erf form): out = 0.5 x (1 + erf(x / sqrt 2)). inp, out [N]. The fast versions use
+// erf_approx (kernels/vecmath.h): max abs error vs erff below ERF_APPROX_MAX_ERR over all floats
+// (tested on a dense grid).
+void gelu_forward(float *out, const float *inp, long N);
+// dinp [N] += dout * gelu'(inp)   (dinp = ... when accumulate is 0 in gelu_backward_set).
+void gelu_backward(float *dinp, const float *inp, const float *dout, long N);
+void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N);
+// dinp [N, C] = dout * gelu'(inp) (as gelu_backward_set) and dbias [C] += column sums of that dinp
+// (as column_sum_accumulate, bitwise): the bias gradient of the Linear that produced inp, in one pass.
+void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C);
+#define ERF_APPROX_MAX_ERR 5e-7f   // A&S 7.1.26 (1.5e-7) plus float rounding; measured 4.9e-7
+void erf_approx_array(float *out, const float *inp, long N);   // out[i] ~ erff(inp[i])
+void exp_approx_array(float *out, const float *inp, long N);   // out[i] ~ expf(inp[i]), rel err < 4e-7
+
+// Reference versions (the definitions; layouts as above).
+void gelu_forward_ref(float *out, const float *inp, long N);
+void gelu_backward_ref(float *dinp, const float *inp, const float *dout, long N);
+#endif

@@ -1,0 +1,19 @@
+// LayerNorm over the last dim: the reference (*_ref, the definition) and the fast version the
+// model calls, side by side in kernels/layernorm.c; tests/test_ops.c compares them on odd sizes.
+#ifndef VITMAE_LAYERNORM_H
+#define VITMAE_LAYERNORM_H
+
+// LayerNorm over the last dim. inp, out [N, C]; weight, bias [C]; mean, rstd [N] (cached for
+// backward). Biased variance, rstd = 1 / sqrt(var + eps).
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                       const float *bias, int N, int C, float eps);
+// dinp [N, C] += ...; dweight, dbias [C] += sum over rows (rows in ascending order).
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, const float *mean, const float *rstd, int N, int C);
+
+// Reference versions (the definitions; layouts as above).
+void layernorm_forward_ref(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                           const float *bias, int N, int C, float eps);
+void layernorm_backward_ref(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                            const float *weight, const float *mean, const float *rstd, int N, int C);
+#endif

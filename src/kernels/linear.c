@@ -1,0 +1,56 @@
+// Linear layers (on the GEMM, kernels/gemm.c) and the column sums of bias gradients: the reference
+// loop (*_ref) and the fast column-block version. See kernels/linear.h.
+#include "kernels/linear.h"
+#include "kernels/gemm.h"
+#include "kernels/vecmath.h"
+
+void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
+                    int N, int C, int OC) {
+    gemm_nt(N, OC, C, inp, C, weight, C, out, OC, bias, 0);
+}
+
+void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                     const float *weight, int N, int C, int OC) {
+    if (dinp) gemm_nn(N, C, OC, dout, OC, weight, C, dinp, C, 1);
+    gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, 1);
+    if (dbias) column_sum_accumulate(dbias, dout, N, OC);
+}
+
+void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                         const float *weight, int N, int C, int OC) {
+    gemm_nn(N, C, OC, dout, OC, weight, C, dinp, C, 0);
+    gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, 1);
+    if (dbias) column_sum_accumulate(dbias, dout, N, OC);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Column sums: reference and fast
+
+void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC) {
+    #pragma omp parallel for schedule(static)
+    for (int o = 0; o < OC; o++) {
+        float s = 0.0f;
+        for (int n = 0; n < N; n++) s += dout[(long)n * OC + o];
+        dbias[o] += s;
+    }
+}
+
+void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
+    int nblocks = (OC + CB - 1) / CB;
+    #pragma omp parallel for schedule(static)
+    for (int blk = 0; blk < nblocks; blk++) {
+        int c0 = blk * CB, w = OC - c0 < CB ? OC - c0 : CB;
+        float acc[CB] = {0};
+        if (w == CB)   // a constant trip count keeps acc in registers
+            for (int n = 0; n < N; n++) {
+                const float *d = dout + (long)n * OC + c0;
+                for (int j = 0; j < CB; j++) acc[j] += d[j];
+            }
+        else
+            for (int n = 0; n < N; n++) {
+                const float *d = dout + (long)n * OC + c0;
+                for (int j = 0; j < w; j++) acc[j] += d[j];
+            }
+        for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
+    }
+}

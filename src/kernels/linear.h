@@ -1,0 +1,21 @@
+// Linear layers on the GEMM (kernels/gemm.h) and the column sums of their bias gradients: the
+// reference column sum (*_ref) and the fast one side by side in kernels/linear.c.
+#ifndef VITMAE_LINEAR_H
+#define VITMAE_LINEAR_H
+
+// Linear: out [N, OC] = inp [N, C] . weight[OC, C]^T + bias [OC] (bias may be NULL).
+void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
+                    int N, int C, int OC);
+// dinp [N, C] += dout . W (skipped when dinp is NULL); dweight [OC, C] += dout^T . inp;
+// dbias [OC] += column sums of dout (skipped when NULL).
+void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                     const float *weight, int N, int C, int OC);
+// The same with dinp overwritten (dinp = dout . W) instead of added to.
+void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                         const float *weight, int N, int C, int OC);
+// dbias [OC] += sum over rows of dout [N, OC], rows in ascending order.
+void column_sum_accumulate(float *dbias, const float *dout, int N, int OC);
+
+// Reference version (the definition).
+void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC);
+#endif
