@@ -2,7 +2,9 @@
 # `mpirun -np N ./vitmae train` (docs/distributed.md): bitwise the same weights, AdamW moments and
 # metrics.csv losses for 1, 2 and 4 processes, --accum 2 and 4, 2 processes x --accum 2, and across a
 # resume with another process count; N and K recorded; refusals (N or K that cannot keep that, a rank
-# seeing another file list); SIGINT / SIGUSR1 to mpirun; SIGKILL of one rank. Tiny model, few steps.
+# seeing another file list); SIGINT / SIGUSR1 to mpirun; SIGKILL of one rank; the streaming data
+# pipeline (--val, --store, --init, a broken file) and the run-folder guard under mpirun. Tiny model,
+# few steps.
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -17,6 +19,8 @@ mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
 mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
 
 "$VITMAE_TOOLS/synth" "$dir/data" --count 48 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
+# --val-frac 0.2 holds out 9 of the 48 images: enough that train does not warn about a noisy
+# validation loss (stderr must stay empty).
 small="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 2 --val-frac 0.2 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
 steps=6
 
@@ -145,6 +149,28 @@ t "SIGKILL of a rank: the last checkpoint loads" '"$VITMAE" info "$dir/kill/chec
 "$VITMAE" train --resume "$dir/kill" --threads 2 > /dev/null 2>&1; rc=$?
 t "SIGKILL of a rank: resume exits 0" '[ $rc -eq 0 ]'
 t "SIGKILL of a rank: resumed run equals the uninterrupted one" 'same_weights "$dir/lref/checkpoint.safetensors" "$dir/kill/checkpoint.safetensors"'
+
+# 8. The streaming data pipeline under mpirun (docs/data.md): each rank loads its share through its
+#    prefetching loader; with a file broken past its header (replaced inside its batch), --val DIR,
+#    an on-disk store and --init, 2 processes give the same bits as one.
+"$VITMAE_TOOLS/synth" "$dir/pdata" --count 40 --size 24 --seed 2 >/dev/null
+"$VITMAE_TOOLS/synth" "$dir/pval" --count 10 --size 24 --seed 4 >/dev/null
+f=$(ls "$dir"/pdata/circle/*.png | head -n 1)
+head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"
+pipe="--data $dir/pdata --val $dir/pval --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --steps 4 --eval-every 2 --log-every 1 --cache-mb 0 --prefetch 3 --loader-threads 2"
+"$VITMAE" train $pipe --threads 2 --store "$dir/store1" --out "$dir/pref" > /dev/null 2> "$dir/pref.err"; rc=$?
+t "pipeline: reference run exits 0 ($(head -c 300 "$dir/pref.err"))" '[ $rc -eq 0 ] && grep -q "found while training" "$dir/pref.err"'
+mpi -np 2 "$VITMAE" train $pipe --threads 1 --store "$dir/store2" --out "$dir/pn2" > /dev/null 2> "$dir/pn2.err"; rc=$?
+t "pipeline -np 2 exits 0 ($(head -c 300 "$dir/pn2.err"))" '[ $rc -eq 0 ]'
+t "pipeline -np 2: bitwise equal weights, moments and losses" 'same_run "$dir/pref" "$dir/pn2"'
+t "pipeline -np 2: the broken file is reported" 'grep -q "skipped .*circle/.*found while training" "$dir/pn2.err"'
+t "pipeline -np 2: the store was written" '[ -n "$(ls "$dir/store2")" ]'
+"$VITMAE" train $pipe --steps 2 --threads 2 --init "$dir/pref/checkpoint.safetensors" --out "$dir/iref" > /dev/null 2>&1
+mpi -np 2 "$VITMAE" train $pipe --steps 2 --threads 1 --init "$dir/pref/checkpoint.safetensors" --out "$dir/in2" > /dev/null 2> "$dir/in2.err"; rc=$?
+t "--init under -np 2 exits 0 ($(head -c 300 "$dir/in2.err"))" '[ $rc -eq 0 ]'
+t "--init under -np 2: bitwise equal" 'same_run "$dir/iref" "$dir/in2"'
+mpi -np 2 "$VITMAE" train $pipe --steps 2 --out "$dir/pn2" > /dev/null 2> "$dir/guard.err"; rc=$?
+t "run-folder guard under -np 2: exit 2, one line from rank 0" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/guard.err")" -eq 1 ] && grep -q "already holds a run" "$dir/guard.err"'
 
 [ $fail -eq 0 ] && echo "cli mpi ok"
 exit $fail

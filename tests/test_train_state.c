@@ -82,6 +82,12 @@ static void test_state_json(void) {
     js = run_state_to_json(&r);
     CHECK(js && run_state_from_json(js, &back, err, sizeof err) != 0, "grad_groups 0 refused");
     free(js);
+    // Hostile records of N and K (far beyond an int): read as 1.
+    char hostile[1024];
+    snprintf(hostile, sizeof hostile, "%.*s,\"processes\":1e300,\"accum\":-5}", (int)strlen(old) - 1, old);
+    rc = run_state_from_json(hostile, &back, err, sizeof err);
+    CHECK(rc == 0 && back.processes == 1 && back.accum == 1, "hostile processes/accum read as 1 (rc %d: %d, %d)", rc,
+          back.processes, back.accum);
 }
 
 int main(void) {

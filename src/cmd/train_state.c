@@ -122,8 +122,10 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
         return -1;
     }
     r->grad_groups = g ? (int)g->valuedouble : 1;
-    r->processes = cJSON_IsNumber(np) ? (int)np->valuedouble : 1;
-    r->accum = cJSON_IsNumber(nk) ? (int)nk->valuedouble : 1;
+    // N and K are a record only: a value no run writes (not a count from 1 to 4096) reads as 1, and
+    // never reaches an int conversion out of range.
+    r->processes = cJSON_IsNumber(np) && np->valuedouble >= 1 && np->valuedouble <= 4096 ? (int)np->valuedouble : 1;
+    r->accum = cJSON_IsNumber(nk) && nk->valuedouble >= 1 && nk->valuedouble <= 4096 ? (int)nk->valuedouble : 1;
     cJSON_Delete(o);
     if (r->batch < 1 || r->step > r->total_steps) { snprintf(err, errlen, "train_state: inconsistent step/batch"); return -1; }
     return 0;
