@@ -758,12 +758,6 @@ int dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k
     return load_images(ds, items, n, k0, k1, 0, size, channels, aug, seed, step, out, err, errlen);
 }
 
-int dataset_load_batch_from(const Dataset *ds, const int *items, int n, int first, int size, int channels,
-                            Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
-    if (first < 0) { snprintf(err, errlen, "negative batch offset"); return -1; }
-    return load_images(ds, items, n, 0, n, first, size, channels, aug, seed, step, out, err, errlen);
-}
-
 int dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
     return dataset_load_range(ds, items, n, 0, n, size, channels, aug, seed, step, out, err, errlen);

@@ -138,12 +138,6 @@ int  dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int 
 // dataset_load_range over the whole batch (k0 = 0, k1 = n).
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
-// The images first .. first + n - 1 of a batch whose items[0 .. n) are only that share (one process's
-// under mpirun): image k draws from rng_derive(seed, step, first + k). A broken item is replaced within
-// the share; dataset_load_range with the whole batch's items keeps replacements independent of how
-// the batch is shared out.
-int  dataset_load_batch_from(const Dataset *ds, const int *items, int n, int first, int size, int channels,
-                             Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
 // Items found broken since the last call (each reported once), in scan order: up to max entries
 // {path, reason} copied (malloc'ed strings, the caller frees them). Returns how many.
 int  dataset_take_broken(const Dataset *ds, DataSkip *out, int max);
