@@ -134,7 +134,11 @@ ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" tra
 pid=$!
 wait_step "$dir/kill" 5
 rank1=""
-for c in $(pgrep -P $pid); do
+# mpirun's children from /proc (no procps on a minimal system): field 2 after "(comm) " is the ppid.
+for s in /proc/[0-9]*/stat; do
+  st=$(cat "$s" 2>/dev/null) || continue
+  [ "$(echo "${st##*) }" | cut -d' ' -f2)" = "$pid" ] || continue
+  c=${s#/proc/}; c=${c%/stat}
   tr '\0' '\n' < /proc/$c/environ 2>/dev/null | grep -q '^OMPI_COMM_WORLD_RANK=1$' && rank1=$c
 done
 t "found rank 1's process" '[ -n "$rank1" ]'
