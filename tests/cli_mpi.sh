@@ -96,7 +96,7 @@ t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetenso
 
 # 6. Signals to mpirun. SIGUSR1 is forwarded at once: every rank finishes its step, rank 0 saves,
 #    all exit 0 (mpirun too), and the run resumes to the same end as the uninterrupted one.
-long=300; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=40
+long=300; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=120
 lsmall="$small --eval-every 100000 --sample-every 100000 --ckpt-every 100000"
 "$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
 wait_step() {   # wait until run folder $1 has a metrics row for step $2 (at most 30 s)
@@ -135,9 +135,11 @@ pid=$!
 wait_step "$dir/kill" 5
 rank1=""
 # mpirun's children from /proc (no procps on a minimal system): field 2 after "(comm) " is the ppid.
+# Shell builtins only (read, set), so the scan is quick and the job is still running when it ends.
 for s in /proc/[0-9]*/stat; do
-  st=$(cat "$s" 2>/dev/null) || continue
-  [ "$(echo "${st##*) }" | cut -d' ' -f2)" = "$pid" ] || continue
+  { read -r st < "$s"; } 2>/dev/null || continue
+  set -- ${st##*) }
+  [ "${2:-}" = "$pid" ] || continue
   c=${s#/proc/}; c=${c%/stat}
   tr '\0' '\n' < /proc/$c/environ 2>/dev/null | grep -q '^OMPI_COMM_WORLD_RANK=1$' && rank1=$c
 done
