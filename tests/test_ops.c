@@ -1,6 +1,7 @@
 // Fast layer kernels (ops_fast.c, adamw_update, the masking sort) against their plain references, on
 // odd sizes (1, 7, 33, 129 ...) so vector tails are exercised; the approximate erf / exp against
-// libm over a dense grid; and 1 vs 2 threads bitwise for the fast kernels.
+// libm over a dense grid; 1 vs 2 threads bitwise for the fast kernels; team mode (kernels/team.h) bitwise
+// the same as each kernel alone.
 #include <omp.h>
 #include "check.h"
 #include "kernels/cpu.h"
@@ -9,6 +10,8 @@
 #include "kernels/ops.h"
 #include "core/optim.h"
 #include "core/rng.h"
+#include "kernels/droppath.h"
+#include "kernels/team.h"
 
 static float *randv(Rng *r, long n, float scale) {
     float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
@@ -230,6 +233,80 @@ static void test_masking(Rng *r) {
     }
 }
 
+// Team mode (kernels/team.h): every kernel the transformer blocks call, run by all threads of one
+// region (2 and 3 threads), gives bitwise what it gives on its own, on odd sizes and on every GEMM path
+// this CPU has (the ref path runs the plain loops on thread 0 while the others wait).
+static void test_team_mode(Rng *r) {
+    static const char *paths[] = {"ref", "portable", "avx2", "avx512"};
+    int sizes[][3] = {{1, 7, 5}, {7, 33, 17}, {33, 129, 70}, {129, 65, 200}};   // N rows, C, OC
+    for (int pi = 0; pi < 4; pi++) {
+        if (gemm_force_kernel(paths[pi])) continue;
+        for (int si = 0; si < 4; si++) {
+            int N = sizes[si][0], C = sizes[si][1], OC = sizes[si][2];
+            long nc = (long)N * C, no = (long)N * OC, nw = (long)OC * C;
+            float *x = randv(r, nc, 1.0f), *w = randv(r, nw, 0.3f), *bias = randv(r, OC, 0.1f), *dy = randv(r, no, 1.0f);
+            float *lw = randv(r, C, 1.0f), *lb = randv(r, C, 0.1f), *scale = randv(r, 3, 1.0f);
+            // One run alone (team 0), then one per team size: every output of every kernel.
+            float *out[3][12];
+            for (int team = 0; team < 3; team++) {
+                float **o = out[team];
+                o[0] = calloc(no, 4); o[1] = calloc(nc, 4); o[2] = calloc(nw, 4);      // nt, nn, tn
+                o[3] = calloc(nc, 4); o[4] = calloc(N, 4); o[5] = calloc(N, 4);        // layernorm fwd
+                o[6] = calloc(nc, 4); o[7] = calloc(C, 4); o[8] = calloc(C, 4);        // layernorm bwd
+                o[9] = calloc(no, 4); o[10] = calloc(OC, 4);                           // gelu bwd + colsum
+                o[11] = calloc(no, 4);                                                 // gelu, residual, droppath
+                #pragma omp parallel num_threads(team + 1) if (team > 0)
+                {
+                    if (team > 0) team_begin();
+                    gemm_nt(N, OC, C, x, C, w, C, o[0], OC, bias, 0);
+                    gemm_nn(N, C, OC, dy, OC, w, C, o[1], C, 0);
+                    gemm_tn(OC, C, N, dy, OC, x, C, o[2], C, 1);
+                    layernorm_forward(o[3], o[4], o[5], x, lw, lb, N, C, 1e-5f);
+                    layernorm_backward(o[6], o[7], o[8], o[3], x, lw, o[4], o[5], N, C);
+                    gelu_forward(o[11], o[0], no);
+                    gelu_backward_set_colsum(o[9], o[10], o[0], dy, N, OC);
+                    column_sum_accumulate(o[10], dy, N, OC);
+                    residual_forward(o[11], o[11], o[9], no);
+                    if (N % 3 == 0 && N > 0) droppath_residual_forward(o[11], o[11], o[9], scale, 3, N / 3, OC);
+                    if (N % 3 == 0 && N > 0) droppath_scale(o[9], o[9], scale, 3, N / 3, OC);
+                    if (team > 0) team_end();
+                }
+            }
+            long len[12] = {no, nc, nw, nc, N, N, nc, C, C, no, OC, no};
+            for (int team = 1; team < 3; team++)
+                for (int k = 0; k < 12; k++)
+                    CHECK(same(out[0][k], out[team][k], len[k]), "team mode, %d threads, %s, N=%d C=%d OC=%d: output %d",
+                          team + 1, paths[pi], N, C, OC, k);
+            for (int team = 0; team < 3; team++)
+                for (int k = 0; k < 12; k++) free(out[team][k]);
+            free(x); free(w); free(bias); free(dy); free(lw); free(lb); free(scale);
+        }
+        // Attention: B = 3 images, T = 13 tokens, C = 24, NH = 3.
+        int B = 3, T = 13, Ca = 24, NH = 3;
+        long nq = (long)B * T * 3 * Ca, no = (long)B * T * Ca, na = (long)B * NH * T * T;
+        float *qkv = randv(r, nq, 1.0f), *dout = randv(r, no, 1.0f);
+        float *ao[3], *aa[3], *ad[3], *ada[3];
+        for (int team = 0; team < 3; team++) {
+            ao[team] = malloc(no * 4); aa[team] = malloc(na * 4); ad[team] = calloc(nq, 4); ada[team] = malloc(na * 4);
+            float *sc = malloc(no * 4 * 2);
+            #pragma omp parallel num_threads(team + 1) if (team > 0)
+            {
+                if (team > 0) team_begin();
+                attention_forward(ao[team], aa[team], qkv, sc, B, T, Ca, NH);
+                attention_backward(ad[team], ada[team], dout, qkv, aa[team], sc, B, T, Ca, NH);
+                if (team > 0) team_end();
+            }
+            free(sc);
+        }
+        for (int team = 1; team < 3; team++)
+            CHECK(same(ao[0], ao[team], no) && same(aa[0], aa[team], na) && same(ad[0], ad[team], nq),
+                  "team mode attention, %d threads, %s", team + 1, paths[pi]);
+        for (int team = 0; team < 3; team++) { free(ao[team]); free(aa[team]); free(ad[team]); free(ada[team]); }
+        free(qkv); free(dout);
+    }
+    gemm_force_kernel(NULL);
+}
+
 int main(void) {
     Rng r;
     rng_seed(&r, 7);
@@ -241,5 +318,6 @@ int main(void) {
     test_attention(&r);
     test_adamw(&r);
     test_masking(&r);
+    test_team_mode(&r);
     return check_done();
 }

@@ -262,7 +262,7 @@ double clf_forward(Classifier *c, const float *images, const int *labels, int B,
     patches_gather(c->patch_cols, images, c->ids_all, B, L, e->img_size, e->patch_size, e->in_chans);
     linear_forward(c->patch_emb, c->patch_cols, P + c->patch_w, P + c->patch_b, B * L, c->cpp, D);
     tokens_forward(c->enc.res[0], c->patch_emb, P + c->cls, P + c->pos, c->ids_all, B, L, D);
-    for (int l = 0; l < c->enc.depth; l++) block_forward(&c->enc, l, P, B, T);
+    stack_forward(&c->enc, P, B, T);
     mean_pool_forward(c->pooled, c->enc.res[c->enc.depth], B, T, D);
     layernorm_forward(c->feat, c->feat_mean, c->feat_rstd, c->pooled, P + c->fcn_w, P + c->fcn_b, B, D, e->ln_eps);
     linear_forward(c->logits, c->feat, P + c->head_w, P + c->head_b, B, D, c->nc);
@@ -283,7 +283,7 @@ void clf_backward(Classifier *c) {
     layernorm_backward(c->d_pooled, G + c->fcn_w, G + c->fcn_b, c->d_feat, c->pooled, P + c->fcn_w, c->feat_mean,
                        c->feat_rstd, B, D);
     mean_pool_backward(c->d_enc, c->d_pooled, B, T, D);
-    for (int l = c->enc.depth - 1; l >= 0; l--) block_backward(&c->enc, l, P, G, &c->scratch, c->d_enc, B, T);
+    stack_backward(&c->enc, P, G, &c->scratch, c->d_enc, B, T);
     tokens_backward(G + c->cls, e->pos_learned ? G + c->pos : NULL, c->d_enc, c->ids_all, B, L, D);
     float *d_pe = c->scratch.d_small;   // [B*L, D]: the patch rows of d_enc
     #pragma omp parallel for schedule(static)

@@ -6,6 +6,7 @@
 #include "core/encoder.h"
 #include "kernels/droppath.h"
 #include "kernels/ops.h"
+#include "kernels/team.h"
 
 float *carve(Carver *c, size_t n) {
     float *p = c->base ? c->base + c->used : NULL;
@@ -125,6 +126,24 @@ void block_backward(const Stack *s, int l, const float *P, float *G, const Block
     attention_backward_set(sc->d_qkv, sc->d_att, sc->d_atty, a->qkv, a->att, sc->d_small, B, T, C, s->NH);
     linear_backward_set(sc->d_ln, G + w->qkvw, G + w->qkvb, sc->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C);
     layernorm_backward(dx, G + w->ln1w, G + w->ln1b, sc->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N, C);
+}
+
+void stack_forward(const Stack *s, const float *P, int B, int T) {
+    #pragma omp parallel
+    {
+        team_begin();
+        for (int l = 0; l < s->depth; l++) block_forward(s, l, P, B, T);
+        team_end();
+    }
+}
+
+void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T) {
+    #pragma omp parallel
+    {
+        team_begin();
+        for (int l = s->depth - 1; l >= 0; l--) block_backward(s, l, P, G, sc, dx, B, T);
+        team_end();
+    }
 }
 
 void patches_gather(float *cols, const float *images, const int *ids_keep, int B, int K, int S, int P, int C) {

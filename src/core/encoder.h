@@ -68,6 +68,12 @@ void block_forward(const Stack *s, int l, const float *P, int B, int T);
 void block_backward(const Stack *s, int l, const float *P, float *G, const BlockScratch *sc, float *dx,
                     int B, int T);
 
+// Every block in turn, forward (res[0] -> res[depth]) or backward (blocks depth-1 .. 0, dx as in
+// block_backward), inside one OpenMP parallel region whose threads share each kernel's loops
+// (kernels/team.h): the same results as calling the blocks one by one.
+void stack_forward(const Stack *s, const float *P, int B, int T);
+void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T);
+
 // Encoder input. cols [B*K, C*P*P]: the patches ids_keep [B, K] of images [B, S, S, C], each in
 // conv weight order (c, py, px).
 void patches_gather(float *cols, const float *images, const int *ids_keep, int B, int K, int S, int P, int C);

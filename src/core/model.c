@@ -212,7 +212,7 @@ static void run_encoder(Mae *m, const float *images, const int *ids_keep, int B,
     // Token rows: CLS + pos[0], then visible patches + pos[1 + l].
     tokens_forward(m->enc.res[0], m->patch_emb, P + m->cls, P + m->pos, ids_keep, B, K, D);
     lap(m, &t0, &tm->patch_embed);
-    for (int l = 0; l < m->enc.depth; l++) block_forward(&m->enc, l, P, B, T);
+    stack_forward(&m->enc, P, B, T);
     layernorm_forward(m->latent, m->norm_mean, m->norm_rstd, m->enc.res[m->enc.depth], P + m->norm_w,
                       P + m->norm_b, B * T, D, c->ln_eps);
     lap(m, &t0, &tm->encoder);
@@ -272,7 +272,7 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
         for (int t = 0; t < Td; t++)
             for (int i = 0; i < Dd; i++) img[(size_t)t * Dd + i] += dpos[(size_t)t * Dd + i];
     }
-    for (int l = 0; l < m->dec.depth; l++) block_forward(&m->dec, l, P, B, Td);
+    stack_forward(&m->dec, P, B, Td);
     // decoder_norm and decoder_pred on the patch rows only (the CLS prediction is dropped anyway).
     const float *xo = m->dec.res[m->dec.depth];
     #pragma omp parallel for schedule(static)
@@ -333,7 +333,7 @@ void mae_backward(Mae *m) {
         memset(dd + (size_t)b * Td * Dd, 0, (size_t)Dd * sizeof(float));
         memcpy(dd + ((size_t)b * Td + 1) * Dd, d_patches + (size_t)b * L * Dd, (size_t)L * Dd * sizeof(float));
     }
-    for (int l = m->dec.depth - 1; l >= 0; l--) block_backward(&m->dec, l, P, G, &m->scratch, dd, B, Td);
+    stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td);
     // Decoder input: pos (summed over images in order), mask token (over removed patches in order),
     // and the decoder_embed outputs routed back to their encoder tokens.
     if (c->pos_learned) {
@@ -367,7 +367,7 @@ void mae_backward(Mae *m) {
     memset(de, 0, (size_t)B * T * D * sizeof(float));
     layernorm_backward(de, G + m->norm_w, G + m->norm_b, dlatent, m->enc.res[m->enc.depth], P + m->norm_w,
                        m->norm_mean, m->norm_rstd, B * T, D);
-    for (int l = m->enc.depth - 1; l >= 0; l--) block_backward(&m->enc, l, P, G, &m->scratch, de, B, T);
+    stack_backward(&m->enc, P, G, &m->scratch, de, B, T);
     // Encoder input: cls token, pos, patch embedding.
     tokens_backward(G + m->cls, c->pos_learned ? G + m->pos : NULL, de, m->ids_keep, B, K, D);
     float *d_pe = m->d_small;   // [B*K, D]

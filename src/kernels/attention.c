@@ -2,6 +2,7 @@
 // small matrix products by one register-blocked kernel, or the AVX-512 kernels of
 // kernels/x86/attention_avx512.c on the "avx512" GEMM path). See kernels/attention.h.
 #include "kernels/attention.h"
+#include "kernels/team.h"
 #include <math.h>
 #include "kernels/gemm.h"
 #include "kernels/vecmath.h"
@@ -128,12 +129,12 @@ static void transpose_head(float *dst, const float *src, long ld, int T, int hd)
         for (int i = 0; i < hd; i++) dst[(long)i * T + s] = src[s * ld + i];
 }
 
-void attention_forward(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C, int NH) {
+static void attention_forward_body(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C,
+                                   int NH, int avx512) {
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
-    int avx512 = gemm_path() == GEMM_PATH_AVX512;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
@@ -157,16 +158,20 @@ void attention_forward(float *out, float *att, const float *qkv, float *scratch,
     }
 }
 
+void attention_forward(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C, int NH) {
+    int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    TEAM_RUN(attention_forward_body(out, att, qkv, scratch, B, T, C, NH, avx512));
+}
+
 // Per (image, head), P = att, dO = dout: dP = dO V^T; dS = P * (dP - rowsum(P * dP)) * scale;
 // dV += P^T dO; dQ += dS K; dK += dS^T Q.
 static void attention_backward_impl(float *dqkv, float *datt, const float *dout, const float *qkv,
                                     const float *att, float *scratch, int B, int T, int C, int NH,
-                                    int accumulate) {
+                                    int accumulate, int avx512) {
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
-    int avx512 = gemm_path() == GEMM_PATH_AVX512;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static)
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
@@ -198,10 +203,12 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
 
 void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                         float *scratch, int B, int T, int C, int NH) {
-    attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1);
+    int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1, avx512));
 }
 
 void attention_backward_set(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                             float *scratch, int B, int T, int C, int NH) {
-    attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0);
+    int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0, avx512));
 }

@@ -1,10 +1,11 @@
 // Drop path factors and their application (see droppath.h).
 #include "kernels/droppath.h"
+#include "kernels/team.h"
 
-void droppath_residual_forward(float *out, const float *branch, const float *x, const float *scale,
-                               int B, int T, int C) {
+static void droppath_residual_forward_body(float *out, const float *branch, const float *x, const float *scale,
+                                           int B, int T, int C) {
     long rows = (long)B * T;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static)
     for (long r = 0; r < rows; r++) {
         float s = scale[r / T];
         const float *br = branch + r * C, *xr = x + r * C;
@@ -13,15 +14,24 @@ void droppath_residual_forward(float *out, const float *branch, const float *x, 
     }
 }
 
-void droppath_scale(float *dbranch, const float *dout, const float *scale, int B, int T, int C) {
+static void droppath_scale_body(float *dbranch, const float *dout, const float *scale, int B, int T, int C) {
     long rows = (long)B * T;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static)
     for (long r = 0; r < rows; r++) {
         float s = scale[r / T];
         const float *d = dout + r * C;
         float *o = dbranch + r * C;
         for (int i = 0; i < C; i++) o[i] = s * d[i];
     }
+}
+
+void droppath_residual_forward(float *out, const float *branch, const float *x, const float *scale,
+                               int B, int T, int C) {
+    TEAM_RUN(droppath_residual_forward_body(out, branch, x, scale, B, T, C));
+}
+
+void droppath_scale(float *dbranch, const float *dout, const float *scale, int B, int T, int C) {
+    TEAM_RUN(droppath_scale_body(dbranch, dout, scale, B, T, C));
 }
 
 void droppath_factors(float *scale, const float *u, int B, float p) {

@@ -2,6 +2,7 @@
 // kernels/vecmath.h). See kernels/gelu.h.
 #include "kernels/gelu.h"
 #include <math.h>
+#include "kernels/team.h"
 #include "kernels/vecmath.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -38,8 +39,8 @@ void exp_approx_array(float *out, const float *inp, long N) {
     for (long i = 0; i < N; i++) out[i] = exp_approx(inp[i]);
 }
 
-void gelu_forward(float *out, const float *inp, long N) {
-    #pragma omp parallel for schedule(static)
+static void gelu_forward_body(float *out, const float *inp, long N) {
+    #pragma omp for schedule(static)
     for (long i = 0; i < N; i++) {
         float x = inp[i];
         out[i] = x * normal_cdf(x, exp_approx(-0.5f * x * x));
@@ -65,9 +66,10 @@ void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N)
 // dinp [N, C] = dout * gelu'(inp) and dbias [C] += its column sums, in one pass over the rows: threads
 // own column blocks; each column is summed over rows in ascending order from 0, then added to dbias,
 // exactly as column_sum_accumulate (bitwise the same), without reading dinp back.
-void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C) {
+static void gelu_backward_set_colsum_body(float *dinp, float *dbias, const float *inp, const float *dout, int N,
+                                          int C) {
     int nblocks = (C + CB - 1) / CB;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static)
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
         float acc[CB] = {0};
@@ -80,4 +82,12 @@ void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const
         }
         for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
     }
+}
+
+void gelu_forward(float *out, const float *inp, long N) {
+    TEAM_RUN(gelu_forward_body(out, inp, N));
+}
+
+void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C) {
+    TEAM_RUN(gelu_backward_set_colsum_body(dinp, dbias, inp, dout, N, C));
 }

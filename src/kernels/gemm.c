@@ -17,6 +17,7 @@
 #include <string.h>
 #include "kernels/cpu.h"
 #include "kernels/gemm_kernels.h"
+#include "kernels/team.h"
 
 void gemm_nt_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                  float *C, int ldc, const float *bias, int accumulate) {
@@ -330,17 +331,37 @@ static int pick_kernel(Kernel *ker) {
     }
 }
 
+// Thread t of nth: its share of the MR-row (split_m) or NR-column tiles.
+static void gemm_part(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
+                      const float *bias, int accumulate, int split_m, long tiles, int t, int nth) {
+    long t0 = tiles * t / nth, t1 = tiles * (t + 1) / nth;
+    int m0 = 0, m1 = M, n0 = 0, n1 = N;
+    if (split_m) {
+        m0 = (int)(t0 * ker->mr); m1 = t1 * ker->mr < M ? (int)(t1 * ker->mr) : M;
+    } else {
+        n0 = (int)(t0 * ker->nr); n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N;
+    }
+    if (m0 < m1 && n0 < n1 && gemm_block(ker, op, m0, m1, n0, n1, K, C, ldc, bias, accumulate))
+        gemm_block_plain(op, m0, m1, n0, n1, K, C, ldc, bias, accumulate);
+}
+
 // Splits C among threads: whole MR-row tiles or NR-column tiles, each thread owning its range; a
-// problem too small to pay for waking threads runs on the caller alone.
+// problem too small to pay for more threads runs on fewer (the caller alone at the least). In team
+// mode (kernels/team.h) the threads are those of the caller's region: the first `threads` of them
+// compute, and all meet at a barrier before the next kernel.
 static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
                         const float *bias, int accumulate) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) { // no products: C = (C or 0) + bias
-        for (int i = 0; i < M; i++)
-            for (int j = 0; j < N; j++) {
-                float s = bias ? 0.0f + bias[j] : 0.0f, *c = &C[(long)i * ldc + j];
-                *c = accumulate ? *c + s : s;
-            }
+        if (!team_mode || omp_get_thread_num() == 0)
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) {
+                    float s = bias ? 0.0f + bias[j] : 0.0f, *c = &C[(long)i * ldc + j];
+                    *c = accumulate ? *c + s : s;
+                }
+        if (team_mode) {
+            #pragma omp barrier
+        }
         return;
     }
     long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
@@ -349,42 +370,50 @@ static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int
     int split_m = M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
     long tiles = split_m ? tiles_m : tiles_n;
     long by_work = (long)((double)M * N * K / MIN_FMAS_PER_THREAD);
-    int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+    int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
     if (threads > by_work) threads = by_work > 1 ? (int)by_work : 1;
     if (threads > tiles) threads = (int)tiles;
-    #pragma omp parallel num_threads(threads) if (threads > 1)
-    {
-        int nth = omp_get_num_threads(), t = omp_get_thread_num();
-        long t0 = tiles * t / nth, t1 = tiles * (t + 1) / nth;
-        int m0 = 0, m1 = M, n0 = 0, n1 = N;
-        if (split_m) {
-            m0 = (int)(t0 * ker->mr); m1 = t1 * ker->mr < M ? (int)(t1 * ker->mr) : M;
-        } else {
-            n0 = (int)(t0 * ker->nr); n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N;
-        }
-        if (m0 < m1 && n0 < n1 && gemm_block(ker, op, m0, m1, n0, n1, K, C, ldc, bias, accumulate))
-            gemm_block_plain(op, m0, m1, n0, n1, K, C, ldc, bias, accumulate);
+    if (team_mode) {
+        int t = omp_get_thread_num();
+        if (t < threads) gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, t, threads);
+        #pragma omp barrier
+        return;
     }
+    #pragma omp parallel num_threads(threads) if (threads > 1)
+    gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, omp_get_thread_num(),
+              omp_get_num_threads());
 }
+
+// The reference path in team mode: the caller's thread 0 runs the plain loops (its own region is nested,
+// so it runs them alone) while the others wait at the barrier.
+#define RUN_REF(call)                                       \
+    do {                                                    \
+        if (!team_mode) {                                   \
+            call;                                           \
+        } else {                                            \
+            if (omp_get_thread_num() == 0) call;            \
+            _Pragma("omp barrier")                          \
+        }                                                   \
+    } while (0)
 
 void gemm_nt(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, const float *bias, int accumulate) {
     Kernel ker;
-    if (!pick_kernel(&ker)) { gemm_nt_ref(M, N, K, A, lda, B, ldb, C, ldc, bias, accumulate); return; }
     Operands op = {A, lda, 0, B, ldb, 1};
-    gemm_packed(&ker, &op, M, N, K, C, ldc, bias, accumulate);
+    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, bias, accumulate);
+    else RUN_REF(gemm_nt_ref(M, N, K, A, lda, B, ldb, C, ldc, bias, accumulate));
 }
 void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, int accumulate) {
     Kernel ker;
-    if (!pick_kernel(&ker)) { gemm_nn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate); return; }
     Operands op = {A, lda, 0, B, ldb, 0};
-    gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
+    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
+    else RUN_REF(gemm_nn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
 }
 void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, int accumulate) {
     Kernel ker;
-    if (!pick_kernel(&ker)) { gemm_tn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate); return; }
     Operands op = {A, lda, 1, B, ldb, 0};
-    gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
+    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
+    else RUN_REF(gemm_tn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
 }

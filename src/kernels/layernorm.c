@@ -2,6 +2,7 @@
 // for the parameter gradients). See kernels/layernorm.h; kernels/ops.h for the accumulate rule.
 #include "kernels/layernorm.h"
 #include <math.h>
+#include "kernels/team.h"
 #include "kernels/vecmath.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -65,9 +66,9 @@ void layernorm_backward_ref(float *dinp, float *dweight, float *dbias, const flo
 // ---------------------------------------------------------------------------------------------
 // Fast
 
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
-                       const float *bias, int N, int C, float eps) {
-    #pragma omp parallel for schedule(static)
+static void layernorm_forward_body(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                                   const float *bias, int N, int C, float eps) {
+    #pragma omp for schedule(static)
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C;
         float m = row_sum(x, C) / (float)C;
@@ -88,9 +89,9 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 // The parameter gradients go by column blocks of CB: each thread owns whole blocks and sums rows in
 // ascending order, exactly as the reference (so dweight / dbias equal it bitwise), reading rows
 // contiguously.
-void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, const float *mean, const float *rstd, int N, int C) {
-    #pragma omp parallel for schedule(static)
+static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                    const float *weight, const float *mean, const float *rstd, int N, int C) {
+    #pragma omp for schedule(static) nowait
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C, *dy = dout + (long)n * C;
         float m = mean[n], s = rstd[n];
@@ -115,7 +116,7 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         }
     }
     int nblocks = (C + CB - 1) / CB;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static)
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
         float dw[CB] = {0}, db[CB] = {0};
@@ -135,4 +136,14 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         }
         for (int j = 0; j < w; j++) { dweight[c0 + j] += dw[j]; dbias[c0 + j] += db[j]; }
     }
+}
+
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                       const float *bias, int N, int C, float eps) {
+    TEAM_RUN(layernorm_forward_body(out, mean, rstd, inp, weight, bias, N, C, eps));
+}
+
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, const float *mean, const float *rstd, int N, int C) {
+    TEAM_RUN(layernorm_backward_body(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C));
 }

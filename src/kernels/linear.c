@@ -2,6 +2,7 @@
 // loop (*_ref) and the fast column-block version. See kernels/linear.h.
 #include "kernels/linear.h"
 #include "kernels/gemm.h"
+#include "kernels/team.h"
 #include "kernels/vecmath.h"
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
@@ -35,9 +36,9 @@ void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC) {
     }
 }
 
-void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
+static void column_sum_accumulate_body(float *dbias, const float *dout, int N, int OC) {
     int nblocks = (OC + CB - 1) / CB;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static)
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = OC - c0 < CB ? OC - c0 : CB;
         float acc[CB] = {0};
@@ -53,4 +54,8 @@ void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
             }
         for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
     }
+}
+
+void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
+    TEAM_RUN(column_sum_accumulate_body(dbias, dout, N, OC));
 }

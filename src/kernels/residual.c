@@ -1,7 +1,12 @@
 // The residual add (kernels/residual.h): one loop, the same in every build.
 #include "kernels/residual.h"
+#include "kernels/team.h"
+
+static void residual_forward_body(float *out, const float *a, const float *b, long N) {
+    #pragma omp for schedule(static)
+    for (long i = 0; i < N; i++) out[i] = a[i] + b[i];
+}
 
 void residual_forward(float *out, const float *a, const float *b, long N) {
-    #pragma omp parallel for schedule(static)
-    for (long i = 0; i < N; i++) out[i] = a[i] + b[i];
+    TEAM_RUN(residual_forward_body(out, a, b, N));
 }
