@@ -34,6 +34,12 @@ fi
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 1); rc=$?
 t "bench text exits 0" '[ $rc -eq 0 ]'
 t "bench text has img/s and peak" 'echo "$out" | grep -q "img/s" && echo "$out" | grep -q "of peak"'
+# --profile: a row per kind of kernel and "other"; the JSON has the same rows, with the products' GFLOP/s.
+out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --profile); rc=$?
+t "bench --profile exits 0" '[ $rc -eq 0 ]'
+t "bench --profile lists the kernels" 'echo "$out" | grep -q "gemm_tn (linear dW)" && echo "$out" | grep -q "layernorm bwd" && echo "$out" | grep -q "^    other"'
+out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --profile --json); rc=$?
+t "bench --profile --json exits 0 and parses" "[ $rc -eq 0 ] && echo '$out' | /usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[\"profile\"]; sys.exit(0 if p[\"gemm_nt\"][\"calls\"] > 0 and p[\"gemm_nt\"][\"gflops\"] > 0 and \"other\" in p else 1)'"
 "$VITMAE" bench --batch 0 2>/dev/null; rc=$?
 t "bench --batch 0 exits 2" '[ $rc -eq 2 ]'
 "$VITMAE" bench --img 30 --patch 4 2>/dev/null; rc=$?

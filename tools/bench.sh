@@ -1,9 +1,14 @@
 #!/bin/sh
-# `make bench`: vitmae bench at 1 and 2 threads and PyTorch (tools/bench_torch.py, same model, same
-# recipe) at 1 and 2 threads on the bench config, then one table with the ratio to PyTorch's best;
-# then `mpirun -np 2` x 1 thread against 1 process x 2 threads (docs/distributed.md), interleaved.
-# Each figure is the best of REPEAT runs (default 3): the machine's cores are shared, so the best
-# run is the least disturbed one. Usage: tools/bench.sh [VITMAE_BIN]   env: REPEAT, STEPS, BENCH_ARGS
+# `make bench`: vitmae bench and PyTorch (tools/bench_torch.py, same model, same recipe) at 1 and 2
+# threads on three configurations, one table each with img/s, % of the measured FP32 peak, the phase
+# split and the ratio to PyTorch's best; then `mpirun -np 2` x 1 thread against 1 process x 2 threads
+# (docs/distributed.md), interleaved. Configurations (BENCH_ROWS, default "tiny32 small224 base224"):
+#   tiny32:   the bench config (tiny, 32x32 RGB, patch 4, batch 64): best of REPEAT (3) runs of STEPS (10)
+#   small224: the small preset at 224x224, patch 16, batch 8: best of MAE_REPEAT (1) runs of MAE_STEPS (2)
+#   base224:  ViT-B/16 at 224 (MAE's own geometry), batch 8: as small224
+# Each figure is the best of its runs: on shared cores the best run is the least disturbed one.
+# Usage: tools/bench.sh [VITMAE_BIN]   env: REPEAT, STEPS, MAE_REPEAT, MAE_STEPS, BENCH_ROWS, BENCH_ARGS
+# (BENCH_ARGS replaces tiny32's configuration).
 set -e
 # Idle OpenMP threads spin only briefly before they sleep (both vitmae and PyTorch use libgomp). On
 # cores shared with other jobs a long-spinning thread holds a core its teammate needs at the next
@@ -13,52 +18,74 @@ set -e
 if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then GOMP_SPINCOUNT=1000; export GOMP_SPINCOUNT; fi
 bin=${1:-./vitmae}
 repeat=${REPEAT:-3}; steps=${STEPS:-10}
+mae_repeat=${MAE_REPEAT:-1}; mae_steps=${MAE_STEPS:-2}
 args=${BENCH_ARGS:---preset tiny --img 32 --patch 4 --channels 3 --batch 64 --mask-ratio 0.75}
+rows=${BENCH_ROWS:-tiny32 small224 base224}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1"; }
 best() { sort -g | tail -n 1; }
-for t in 1 2; do
-  for r in $(seq "$repeat"); do "$bin" bench $args --threads "$t" --steps "$steps" --json >"$tmp/v$t.$r"; done
-done
 torch_ok=0
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-  torch_ok=1
-  targs=$(echo "$args" | sed 's/--mask-ratio/--mask-ratio/')
-  # Debian's torch calls OpenBLAS, which starts its own threads whatever torch.set_num_threads says
-  # (a "1 thread" run measured 188% CPU): one process per thread count, with OpenBLAS told the same.
-  for r in $(seq "$repeat"); do
+/usr/bin/python3 -c 'import torch' 2>/dev/null && torch_ok=1
+
+# bench_row NAME ARGS STEPS WARMUP REPEAT: one table.
+bench_row() {
+  name=$1; rargs=$2; rsteps=$3; rwarm=$4; rrep=$5
+  for r in $(seq "$rrep"); do
     for t in 1 2; do
-      OPENBLAS_NUM_THREADS=$t /usr/bin/python3 tools/bench_torch.py $targs --threads $t --steps "$steps" --json >"$tmp/t$t.$r"
+      "$bin" bench $rargs --threads "$t" --steps "$rsteps" --warmup "$rwarm" --json >"$tmp/$name.v$t.$r"
     done
   done
-fi
-printf '%-28s %10s %10s %10s %9s %8s\n' "bench ($args)" "img/s" "GFLOP/s" "% peak" "vs torch" "mem/x"
-tbest=0
-if [ $torch_ok = 1 ]; then
+  tbest=0
+  if [ $torch_ok = 1 ]; then
+    # Debian's torch calls OpenBLAS, which starts its own threads whatever torch.set_num_threads says
+    # (a "1 thread" run measured 188% CPU): one process per thread count, with OpenBLAS told the same.
+    for r in $(seq "$rrep"); do
+      for t in 1 2; do
+        OPENBLAS_NUM_THREADS=$t /usr/bin/python3 tools/bench_torch.py $rargs --threads $t --steps "$rsteps" \
+          --warmup "$rwarm" --json >"$tmp/$name.t$t.$r"
+      done
+    done
+    for t in 1 2; do
+      v=$(for r in $(seq "$rrep"); do /usr/bin/python3 -c "import json; d=json.load(open('$tmp/$name.t$t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
+      eval "torch$t=$v"
+      tbest=$(echo "$tbest $v" | awk '{print ($2 > $1) ? $2 : $1}')
+    done
+  fi
+  echo
+  printf '%-40s %8s %9s %8s %9s %7s\n' "$name: $rargs" "img/s" "GFLOP/s" "% peak" "vs torch" "mem/x"
   for t in 1 2; do
-    v=$(for r in $(seq "$repeat"); do /usr/bin/python3 -c "import json,sys; d=json.load(open('$tmp/t$t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
-    eval "torch$t=$v"
-    tbest=$(echo "$tbest $v" | awk '{print ($2 > $1) ? $2 : $1}')
+    ips=$(for r in $(seq "$rrep"); do field "$tmp/$name.v$t.$r" img_per_s; done | best)
+    f=$(grep -l "\"img_per_s\": $ips," "$tmp/$name".v$t.* | head -n 1)
+    eval "v$t=$ips; f$t=$f"
+    ratio=$(echo "$ips $tbest" | awk '{ if ($2 > 0) printf "%.2fx", $1 / $2; else print "-" }')
+    printf '%-40s %8.2f %9.1f %7.1f%% %9s %6.2fx\n' "vitmae, $t thread(s)" "$ips" "$(field "$f" gflops)" \
+      "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$ratio" "$(field "$f" memory_ratio)"
   done
-fi
-for t in 1 2; do
-  ips=$(for r in $(seq "$repeat"); do field "$tmp/v$t.$r" img_per_s; done | best)
-  f=$(grep -l "\"img_per_s\": $ips," "$tmp"/v$t.* | head -n 1)
-  ratio=$(echo "$ips $tbest" | awk '{ if ($2 > 0) printf "%.2fx", $1 / $2; else print "-" }')
-  printf '%-28s %10.1f %10.1f %9.1f%% %9s %7.2fx\n' "vitmae, $t thread(s)" "$ips" "$(field "$f" gflops)" \
-    "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$ratio" "$(field "$f" memory_ratio)"
+  if [ $torch_ok = 1 ]; then
+    printf '%-40s %8.2f\n' "torch, 1 thread" "$torch1" "torch, 2 threads" "$torch2"
+  fi
+  /usr/bin/python3 -c "import json; d=json.load(open('$f2')); p=d['phases_s']; print('phases at 2 threads: ' + ', '.join('%s %.1f%%' % (k, 100 * v / d['step_s']) for k, v in p.items()))"
+  echo "thread scaling 1 -> 2: $(echo "$v1 $v2" | awk '{printf "%.2fx", $2 / $1}')   (best of $rrep run(s) each, $rsteps steps after $rwarm warm-up)"
+}
+
+for row in $rows; do
+  case $row in
+    tiny32) bench_row tiny32 "$args" "$steps" 2 "$repeat" ;;
+    small224) bench_row small224 "--preset small --img 224 --patch 16 --channels 3 --batch 8 --mask-ratio 0.75" "$mae_steps" 1 "$mae_repeat" ;;
+    base224) bench_row base224 "--preset base --img 224 --patch 16 --channels 3 --batch 8 --mask-ratio 0.75" "$mae_steps" 1 "$mae_repeat" ;;
+    *) echo "bench.sh: unknown row $row (tiny32, small224, base224)" >&2; exit 2 ;;
+  esac
 done
+echo
 if [ $torch_ok = 1 ]; then
-  printf '%-28s %10.1f\n' "torch, 1 thread" "$torch1" "torch, 2 threads" "$torch2"
   blas=$(/usr/bin/python3 -c 'import torch; print(torch.__config__.show())' | grep -o 'BLAS_INFO=[a-z]*')
-  echo "(torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $blas; ratio = vitmae img/s / torch's best img/s)"
+  echo "(torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $blas; vs torch = vitmae img/s / torch's best img/s of the row)"
 else
   echo "(PyTorch not available: /usr/bin/python3 cannot import torch; install python3-torch to compare)"
 fi
-v1=$(for r in $(seq "$repeat"); do field "$tmp/v1.$r" img_per_s; done | best)
-v2=$(for r in $(seq "$repeat"); do field "$tmp/v2.$r" img_per_s; done | best)
 echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-unset}"
-echo "thread scaling 1 -> 2: $(echo "$v1 $v2" | awk '{printf "%.2fx", $2 / $1}')   (best of $repeat runs each, $steps steps after warm-up)"
+echo "CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), family $(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -n 1) model $(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores"
+echo
 
 # Data-parallel (docs/distributed.md): `mpirun -np 2 vitmae bench --threads 1` against one process
 # at 2 threads, interleaved (A, B, A, B, ...) so that both see the same moments of a shared machine.

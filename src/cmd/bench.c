@@ -16,6 +16,7 @@
 #include "cmd/commands.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
+#include "kernels/prof.h"
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/rng.h"
@@ -101,10 +102,35 @@ static int bench_group(void *ctx, int group, float *grads, float *loss, char *er
     return 0;
 }
 
+// --profile: each kind of kernel's time per step, its share of the step and, for the products, its
+// GFLOP/s and fraction of the peak; "other" is the rest of the step (data, the serial glue between
+// kernels, the reduction, AdamW). JSON: `"profile": {"gemm_nt": {...}, ..., "other": {...}}, `.
+static void print_profile(const ProfTotals *pt, int steps, double total, double peak, int json) {
+    double rest = total;
+    if (json) printf("\"profile\": {");
+    else printf("  kernels (ms per step, share of the step, calls per step; products: GFLOP/s, %% of peak):\n");
+    for (int k = 0; k < PROF_COUNT; k++) {
+        double sec = pt->seconds[k], gf = sec > 0 ? pt->flops[k] / sec * 1e-9 : 0.0;
+        rest -= sec;
+        if (json) {
+            printf("\"%s\": {\"ms\": %.4f, \"share\": %.4f, \"calls\": %.1f, \"gflops\": %.2f}, ", prof_key(k),
+                   1e3 * sec / steps, sec / total, (double)pt->calls[k] / steps, gf);
+            continue;
+        }
+        printf("    %-22s %8.2f  %5.1f%%  %6.1f", prof_name(k), 1e3 * sec / steps, 100.0 * sec / total,
+               (double)pt->calls[k] / steps);
+        if (pt->flops[k] > 0) printf("  %7.1f GFLOP/s  %5.1f%%", gf, 100.0 * gf / peak);
+        printf("\n");
+    }
+    if (json) printf("\"other\": {\"ms\": %.4f, \"share\": %.4f}}, ", 1e3 * rest / steps, rest / total);
+    else printf("    %-22s %8.2f  %5.1f%%  (data, glue between kernels, reduce, optimizer)\n", "other",
+                1e3 * rest / steps, 100.0 * rest / total);
+}
+
 int cmd_bench(int argc, char **argv) {
     const char *preset = MAE_DEFAULT_PRESET;
     int img = MAE_DEFAULT_IMG, patch = MAE_DEFAULT_PATCH, channels = 3, batch = MAE_DEFAULT_BATCH;
-    int steps = 10, warmup = 2, threads = 0, json = 0;
+    int steps = 10, warmup = 2, threads = 0, json = 0, profile = 0;
     float mask_ratio = (float)MAE_DEFAULT_MASK_RATIO;
     int groups = 0, accum = 1;
     long seed = 0;
@@ -122,6 +148,7 @@ int cmd_bench(int argc, char **argv) {
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) ")", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9e18, NULL, "random seed of the synthetic data (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
+        {"--profile", FLAG_BOOL, &profile, 0, 0, NULL, "time per kind of kernel (ms per step, share of the step)", NULL, 0},
     };
     cli_quiet_ranks(1);   // every rank meets a bad flag alike: rank 0 says it once
     int rc = cli_parse("bench", "[flags]", f, (int)(sizeof f / sizeof f[0]), argc, argv, NULL, 0, NULL);
@@ -186,6 +213,7 @@ int cmd_bench(int argc, char **argv) {
         bs.data = bs.zero = 0;
         bs.step = s;
         gr.reduce_s = 0;
+        if (s == warmup && profile) prof_enable(1);   // the timed steps only
         double c0 = cpu_seconds();
         double t0 = omp_get_wtime();
         float loss = 0.0f;
@@ -200,6 +228,9 @@ int cmd_bench(int argc, char **argv) {
         phases_add(&ph, bs.data, &bs.mt, bs.zero, gr.reduce_s, t4 - t3, t4 - t0);
         if (t4 - t0 < best_step) best_step = t4 - t0;
     }
+    ProfTotals pt;
+    prof_read(&pt);
+    prof_enable(0);
     // The figures are rank 0's; every rank ran the same steps.
     size_t tree_bytes = (size_t)gr.depth * np * sizeof(float) + (nranks > 1 ? np / nranks * sizeof(float) : 0);
     grad_reduce_free(&gr);
@@ -225,7 +256,9 @@ int cmd_bench(int argc, char **argv) {
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
                gflops / peak);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
-        printf("}, \"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
+        printf("}, ");
+        if (profile) print_profile(&pt, steps, ph.total, peak, 1);
+        printf("\"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
                rss / analytic);
     } else {
         printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %g (%d of %d patches visible), %d thread%s, "
@@ -248,6 +281,7 @@ int cmd_bench(int argc, char **argv) {
         printf("  phases (ms per step):\n");
         for (int i = 0; i < nphases; i++)
             printf("    %-12s %8.2f  %5.1f%%\n", names[i], 1e3 * vals[i] / steps, 100.0 * vals[i] / ph.total);
+        if (profile) print_profile(&pt, steps, ph.total, peak, 0);
         printf("  peak memory    %.1f MB (ru_maxrss) vs %.1f MB analytic -> %.2fx\n", rss / 1048576.0,
                analytic / 1048576.0, rss / analytic);
     }

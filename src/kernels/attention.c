@@ -2,6 +2,7 @@
 // small matrix products by one register-blocked kernel, or the AVX-512 kernels of
 // kernels/x86/attention_avx512.c on the "avx512" GEMM path). See kernels/attention.h.
 #include "kernels/attention.h"
+#include "kernels/prof.h"
 #include "kernels/team.h"
 #include <math.h>
 #include "kernels/gemm.h"
@@ -160,7 +161,9 @@ static void attention_forward_body(float *out, float *att, const float *qkv, flo
 
 void attention_forward(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C, int NH) {
     int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    double t0 = PROF_START();
     TEAM_RUN(attention_forward_body(out, att, qkv, scratch, B, T, C, NH, avx512));
+    PROF_STOP(PROF_ATTN_FWD, t0, 4.0 * B * T * T * C);
 }
 
 // Per (image, head), P = att, dO = dout: dP = dO V^T; dS = P * (dP - rowsum(P * dP)) * scale;
@@ -204,11 +207,15 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
 void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                         float *scratch, int B, int T, int C, int NH) {
     int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    double t0 = PROF_START();
     TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1, avx512));
+    PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * T * T * C);
 }
 
 void attention_backward_set(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                             float *scratch, int B, int T, int C, int NH) {
     int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    double t0 = PROF_START();
     TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0, avx512));
+    PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * T * T * C);
 }

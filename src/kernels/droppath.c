@@ -1,5 +1,6 @@
 // Drop path factors and their application (see droppath.h).
 #include "kernels/droppath.h"
+#include "kernels/prof.h"
 #include "kernels/team.h"
 
 static void droppath_residual_forward_body(float *out, const float *branch, const float *x, const float *scale,
@@ -27,11 +28,15 @@ static void droppath_scale_body(float *dbranch, const float *dout, const float *
 
 void droppath_residual_forward(float *out, const float *branch, const float *x, const float *scale,
                                int B, int T, int C) {
+    double t0 = PROF_START();
     TEAM_RUN(droppath_residual_forward_body(out, branch, x, scale, B, T, C));
+    PROF_STOP(PROF_RESIDUAL, t0, 0);
 }
 
 void droppath_scale(float *dbranch, const float *dout, const float *scale, int B, int T, int C) {
+    double t0 = PROF_START();
     TEAM_RUN(droppath_scale_body(dbranch, dout, scale, B, T, C));
+    PROF_STOP(PROF_RESIDUAL, t0, 0);
 }
 
 void droppath_factors(float *scale, const float *u, int B, float p) {

@@ -1,6 +1,7 @@
 // GELU: the reference loops (*_ref, erff / expf) and the fast versions (erf_approx / exp_approx,
 // kernels/vecmath.h). See kernels/gelu.h.
 #include "kernels/gelu.h"
+#include "kernels/prof.h"
 #include <math.h>
 #include "kernels/team.h"
 #include "kernels/vecmath.h"
@@ -85,9 +86,13 @@ static void gelu_backward_set_colsum_body(float *dinp, float *dbias, const float
 }
 
 void gelu_forward(float *out, const float *inp, long N) {
+    double t0 = PROF_START();
     TEAM_RUN(gelu_forward_body(out, inp, N));
+    PROF_STOP(PROF_GELU_FWD, t0, 0);
 }
 
 void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C) {
+    double t0 = PROF_START();
     TEAM_RUN(gelu_backward_set_colsum_body(dinp, dbias, inp, dout, N, C));
+    PROF_STOP(PROF_GELU_BWD, t0, 0);
 }

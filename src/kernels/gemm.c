@@ -17,6 +17,7 @@
 #include <string.h>
 #include "kernels/cpu.h"
 #include "kernels/gemm_kernels.h"
+#include "kernels/prof.h"
 #include "kernels/team.h"
 
 void gemm_nt_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
@@ -398,22 +399,28 @@ static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int
 
 void gemm_nt(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, const float *bias, int accumulate) {
+    double t0 = PROF_START();
     Kernel ker;
     Operands op = {A, lda, 0, B, ldb, 1};
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, bias, accumulate);
     else RUN_REF(gemm_nt_ref(M, N, K, A, lda, B, ldb, C, ldc, bias, accumulate));
+    PROF_STOP(PROF_GEMM_NT, t0, 2.0 * M * N * K);
 }
 void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, int accumulate) {
+    double t0 = PROF_START();
     Kernel ker;
     Operands op = {A, lda, 0, B, ldb, 0};
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
     else RUN_REF(gemm_nn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
+    PROF_STOP(PROF_GEMM_NN, t0, 2.0 * M * N * K);
 }
 void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, int accumulate) {
+    double t0 = PROF_START();
     Kernel ker;
     Operands op = {A, lda, 1, B, ldb, 0};
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
     else RUN_REF(gemm_tn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
+    PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * K);
 }

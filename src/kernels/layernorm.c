@@ -1,6 +1,7 @@
 // LayerNorm: the reference loops (*_ref) and the fast versions (fixed-lane row sums, column blocks
 // for the parameter gradients). See kernels/layernorm.h; kernels/ops.h for the accumulate rule.
 #include "kernels/layernorm.h"
+#include "kernels/prof.h"
 #include <math.h>
 #include "kernels/team.h"
 #include "kernels/vecmath.h"
@@ -140,10 +141,14 @@ static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, c
 
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                        const float *bias, int N, int C, float eps) {
+    double t0 = PROF_START();
     TEAM_RUN(layernorm_forward_body(out, mean, rstd, inp, weight, bias, N, C, eps));
+    PROF_STOP(PROF_LN_FWD, t0, 0);
 }
 
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                         const float *weight, const float *mean, const float *rstd, int N, int C) {
+    double t0 = PROF_START();
     TEAM_RUN(layernorm_backward_body(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C));
+    PROF_STOP(PROF_LN_BWD, t0, 0);
 }
