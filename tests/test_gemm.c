@@ -1,10 +1,11 @@
 // gemm: every path this CPU has (avx512, avx2, portable, ref) against the *_ref loops on odd sizes,
 // with and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N
-// window untouched; 1 and 2 threads bitwise equal; the path selection API.
+// window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; the path selection API.
 #include <omp.h>
 #include "check.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
+#include "kernels/team.h"
 #include "core/rng.h"
 
 enum { NT, NN, TN };
@@ -148,6 +149,46 @@ static void test_threads(const char *path, Rng *rng) {
         }
 }
 
+// Weights packed once per scope (gemm_weights_begin): gemm_nt_weight / gemm_nn_weight give bitwise what
+// gemm_nt / gemm_nn give, on the call that packs and on the calls that reuse the packed copy, alone and
+// in team mode (kernels/team.h); a weight changed between scopes is packed again. Odd sizes, K past
+// one k-block (KC_MAX 384 in kernels/gemm.c), N past one slab.
+static void test_weights(const char *path, Rng *rng) {
+    int sizes[][3] = {{1, 1, 1}, {7, 33, 5}, {33, 129, 400}, {130, 1100, 129}};   // M, N, K
+    for (int si = 0; si < 4; si++)
+        for (int team = 0; team < 3; team++) {
+            int M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+            float *W = alloc_f((long)N * K), *bias = alloc_f(N);
+            fill(W, N, K, K, rng, 0.0f); fill(bias, 1, N, N, rng, 0.0f);
+            for (int round = 0; round < 2; round++) {   // round 1: W changed, a new scope
+                if (round) for (long i = 0; i < (long)N * K; i++) W[i] *= -0.5f;
+                gemm_weights_begin();
+                for (int call = 0; call < 3; call++) {
+                    float *A = alloc_f((long)M * K), *D = alloc_f((long)M * N);
+                    fill(A, M, K, K, rng, 0.0f); fill(D, M, N, N, rng, 0.0f);
+                    float *c0 = alloc_f((long)M * N), *c1 = alloc_f((long)M * N);
+                    float *d0 = alloc_f((long)M * K), *d1 = alloc_f((long)M * K);
+                    gemm_nt(M, N, K, A, K, W, K, c0, N, bias, 0);
+                    gemm_nn(M, K, N, D, N, W, K, d0, K, 0);
+                    #pragma omp parallel num_threads(team + 1) if (team > 0)
+                    {
+                        if (team > 0) team_begin();
+                        gemm_nt_weight(M, N, K, A, K, W, K, c1, N, bias, 0);
+                        gemm_nn_weight(M, K, N, D, N, W, K, d1, K, 0);
+                        if (team > 0) team_end();
+                    }
+                    CHECK(!memcmp(c0, c1, sizeof(float) * M * N) && !memcmp(d0, d1, sizeof(float) * M * K),
+                          "%s: packed weights M=%d N=%d K=%d, team %d, round %d, call %d", path, M, N, K, team + 1,
+                          round, call);
+                    free(A); free(D); free(c0); free(c1); free(d0); free(d1);
+                }
+                gemm_weights_end();
+            }
+            free(W); free(bias);
+        }
+    gemm_weights_release();
+}
+
 int main(void) {
     Rng rng;
     rng_seed(&rng, 7);
@@ -164,6 +205,7 @@ int main(void) {
         CHECK(!strcmp(gemm_kernel_name(), paths[i]), "forced %s, got %s", paths[i], gemm_kernel_name());
         test_path(paths[i], &rng);
         test_threads(paths[i], &rng);
+        test_weights(paths[i], &rng);
         printf("path %s: checked\n", paths[i]);
     }
     gemm_force_kernel(NULL);

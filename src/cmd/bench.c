@@ -218,7 +218,9 @@ int cmd_bench(int argc, char **argv) {
         double t0 = omp_get_wtime();
         float loss = 0.0f;
         int stop = 0, failed_here = 0;
+        gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
         grad_reduce_step(&gr, mae_grads(m), bench_group, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
+        gemm_weights_end();
         last_loss = loss;
         double t3 = omp_get_wtime();
         adamw_step(tensors, nt, mae_params(m), mae_grads(m), exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
@@ -286,6 +288,7 @@ int cmd_bench(int argc, char **argv) {
                analytic / 1048576.0, rss / analytic);
     }
     mae_free(m);
+    gemm_weights_release();
     free(exp_avg); free(exp_avg_sq); free(images); free(noise); free(ids_keep); free(mask_scratch);
     return 0;
 }

@@ -42,6 +42,7 @@
 #include "data/loader.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
+#include "kernels/gemm.h"
 
 // The flags that are not part of the run state; the others are parsed straight into RunState.
 typedef struct {
@@ -393,6 +394,7 @@ static void train_free(Train *t) {
     grad_reduce_free(&t->gr);
     free(t->train_idx); free(t->val_idx);
     if (t->model) mae_free(t->model);
+    gemm_weights_release();
     if (t->metrics) fclose(t->metrics);
     history_free(&t->hist);
     dataset_free(&t->ds);
@@ -789,8 +791,11 @@ int cmd_train(int argc, char **argv) {
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;
-        if (grad_reduce_step(&t->gr, mae_grads(t->model), load_failed ? train_group_failed : train_group, t, &loss,
-                             &stop_requested, &stop, &failed_here, err, sizeof err)) {
+        gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
+        int reduce_rc = grad_reduce_step(&t->gr, mae_grads(t->model), load_failed ? train_group_failed : train_group,
+                                         t, &loss, &stop_requested, &stop, &failed_here, err, sizeof err);
+        gemm_weights_end();
+        if (reduce_rc) {
             progress_end(&prog, stdout);
             rc = failed_here ? report(NULL, err, 1) : 1;   // the failing rank names the cause
             break;

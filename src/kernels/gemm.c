@@ -149,9 +149,12 @@ typedef struct {
 } Kernel;
 
 // The operands as the driver sees them: element (i, k) of opA and (k, j) of opB.
+// bpacked, when not NULL, is all of opB already packed (pack_b_whole below), bpacked_block floats per
+// k-block: gemm_block then packs no B.
 typedef struct {
     const float *a; long lda; int trans_a;  // trans_a: opA(i,k) = a[k*lda + i], else a[i*lda + k]
     const float *b; long ldb; int trans_b;  // trans_b: opB(k,j) = b[j*ldb + k], else b[k*ldb + j]
+    const float *bpacked; long bpacked_block;
 } Operands;
 
 // Packing. Both operands are packed into panels W wide (W = MR for A, NR for B) holding k in order:
@@ -254,15 +257,17 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
     if (a_stride % 1024 == 0) a_stride += 16;
     long apack_len = rows_mode ? (long)MR * a_stride : (long)MC * kc_base;
     float *apack = alloc_floats(apack_len);
-    float *bpack = alloc_floats((long)kc_base * nc_cap);
-    if (!apack || !bpack) { free(apack); free(bpack); return -1; }
+    float *bpack = op->bpacked ? NULL : alloc_floats((long)kc_base * nc_cap);
+    if (!apack || (!bpack && !op->bpacked)) { free(apack); free(bpack); return -1; }
     for (int jc = n0; jc < n1; jc += nc_cap) {
         int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
         for (int pc = 0; pc < K; pc += kc_base) {
             int kc = K - pc < kc_base ? K - pc : kc_base;
             int load_c = accumulate || pc > 0;
             const float *bias_blk = bias && pc + kc == K ? bias + jc : NULL;
-            pack_b(ker, op, pc, kc, jc, nc, NR, bpack);
+            const float *bslab = bpack;   // panel jr / NR of the slab at bslab + (jr / NR) * kc * NR
+            if (op->bpacked) bslab = op->bpacked + (long)(pc / kc_base) * op->bpacked_block + (long)(jc / NR) * kc * NR;
+            else pack_b(ker, op, pc, kc, jc, nc, NR, bpack);
             for (int ic = m0; ic < m1; ic += MC) {
                 int mc = m1 - ic < MC ? m1 - ic : MC;
                 if (!rows_mode) pack_a(op, ic, mc, pc, kc, MR, apack);
@@ -284,7 +289,7 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
                     }
                     for (int jr = 0; jr < nc; jr += NR) {
                         int nr = nc - jr < NR ? nc - jr : NR;
-                        const float *bp = bpack + (long)(jr / NR) * kc * NR;
+                        const float *bp = bslab + (long)(jr / NR) * kc * NR;
                         float *cp = C + (long)(ic + ir) * ldc + jc + jr;
                         const float *bias_p = bias_blk ? bias_blk + jr : NULL;
                         if (a_rows) ker->rows(kc, a_rows, lda_rows, bp, cp, ldc, mr, nr, load_c, bias_p);
@@ -332,6 +337,79 @@ static int pick_kernel(Kernel *ker) {
     }
 }
 
+// ---- weights packed once per scope (gemm_weights_begin) -----------------------------------------------
+
+// All of opB packed: k-block b (kc_base = k_block(K) wide, the last one shorter) at buf + b * block,
+// its NR-column panel p at + p * kc * NR, as gemm_block would pack it piece by piece. Thread t of nth
+// packs its share of the (block, panel) pieces.
+static void pack_b_whole(const Kernel *ker, const Operands *op, int K, int N, float *buf, long block, int t,
+                         int nth) {
+    int NR = ker->nr, kc_base = k_block(K);
+    long nblocks = (K + kc_base - 1) / kc_base, panels = (N + NR - 1) / NR, pieces = nblocks * panels;
+    for (long i = pieces * t / nth; i < pieces * (t + 1) / nth; i++) {
+        int b = (int)(i / panels), p = (int)(i % panels), pc = b * kc_base, j0 = p * NR;
+        int kc = K - pc < kc_base ? K - pc : kc_base, w = N - j0 < NR ? N - j0 : NR;
+        pack_b(ker, op, pc, kc, j0, w, NR, buf + b * block + (long)p * kc * NR);
+    }
+}
+
+// One weight's packed copy; generation: the scope it was last packed in.
+typedef struct {
+    const float *b; long ldb; int trans_b, K, N, nr;
+    long generation, block;
+    float *buf;
+} PackedWeight;
+
+#define WEIGHT_CACHE_MAX_BYTES (2L << 30)   // beyond this, weights are packed per call as before
+static PackedWeight *cache;
+static int cache_len, cache_cap;
+static long cache_bytes, scope_generation;
+static int scope_open;
+
+void gemm_weights_begin(void) { scope_generation++; scope_open = 1; }
+void gemm_weights_end(void) { scope_open = 0; }
+void gemm_weights_release(void) {
+    for (int i = 0; i < cache_len; i++) free(cache[i].buf);
+    free(cache);
+    cache = NULL; cache_len = cache_cap = 0; cache_bytes = 0; scope_open = 0;
+}
+
+// What a GEMM needs to know of its weight's packed copy: buf NULL (pack per call), or the copy and
+// whether this call must fill it first.
+typedef struct { float *buf; long block; int fill; } PackedB;
+
+// Finds or makes the packed copy of opB (one thread at a time).
+static PackedB weight_lookup(const Kernel *ker, const Operands *op, int K, int N) {
+    PackedB r = {NULL, 0, 0};
+    if (!scope_open) return r;
+    PackedWeight *e = NULL;
+    for (int i = 0; i < cache_len && !e; i++) {
+        PackedWeight *c = &cache[i];
+        if (c->b == op->b && c->ldb == op->ldb && c->trans_b == op->trans_b && c->K == K && c->N == N && c->nr == ker->nr)
+            e = c;
+    }
+    if (!e) {
+        int kc_base = k_block(K);
+        long nblocks = (K + kc_base - 1) / kc_base, panels = (N + ker->nr - 1) / ker->nr;
+        long block = panels * kc_base * ker->nr, bytes = nblocks * block * (long)sizeof(float);
+        if (cache_bytes + bytes > WEIGHT_CACHE_MAX_BYTES) return r;
+        if (cache_len == cache_cap) {
+            int cap = cache_cap ? 2 * cache_cap : 64;
+            PackedWeight *grown = realloc(cache, (size_t)cap * sizeof *grown);
+            if (!grown) return r;
+            cache = grown; cache_cap = cap;
+        }
+        float *buf = alloc_floats(nblocks * block);
+        if (!buf) return r;
+        e = &cache[cache_len++];
+        *e = (PackedWeight){op->b, op->ldb, op->trans_b, K, N, ker->nr, 0, block, buf};
+        cache_bytes += bytes;
+    }
+    r.buf = e->buf; r.block = e->block; r.fill = e->generation != scope_generation;
+    e->generation = scope_generation;
+    return r;
+}
+
 // Thread t of nth: its share of the MR-row (split_m) or NR-column tiles.
 static void gemm_part(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
                       const float *bias, int accumulate, int split_m, long tiles, int t, int nth) {
@@ -350,8 +428,8 @@ static void gemm_part(const Kernel *ker, const Operands *op, int M, int N, int K
 // problem too small to pay for more threads runs on fewer (the caller alone at the least). In team
 // mode (kernels/team.h) the threads are those of the caller's region: the first `threads` of them
 // compute, and all meet at a barrier before the next kernel.
-static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
-                        const float *bias, int accumulate) {
+static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, float *C, int ldc,
+                        const float *bias, int accumulate, int weight) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) { // no products: C = (C or 0) + bias
         if (!team_mode || omp_get_thread_num() == 0)
@@ -374,15 +452,34 @@ static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int
     int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
     if (threads > by_work) threads = by_work > 1 ? (int)by_work : 1;
     if (threads > tiles) threads = (int)tiles;
+    // A weight inside a scope: packed by all threads the first time, then read from its packed copy.
+    PackedB pb = {NULL, 0, 0};
     if (team_mode) {
         int t = omp_get_thread_num();
+        if (weight) {
+            #pragma omp single copyprivate(pb)
+            pb = weight_lookup(ker, op, K, N);
+        }
+        if (pb.fill) {
+            pack_b_whole(ker, op, K, N, pb.buf, pb.block, t, omp_get_num_threads());
+            #pragma omp barrier
+        }
+        op->bpacked = pb.buf; op->bpacked_block = pb.block;
         if (t < threads) gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, t, threads);
         #pragma omp barrier
         return;
     }
+    if (weight) pb = weight_lookup(ker, op, K, N);
+    op->bpacked = pb.buf; op->bpacked_block = pb.block;
     #pragma omp parallel num_threads(threads) if (threads > 1)
-    gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, omp_get_thread_num(),
-              omp_get_num_threads());
+    {
+        int t = omp_get_thread_num(), nth = omp_get_num_threads();
+        if (pb.fill) {
+            pack_b_whole(ker, op, K, N, pb.buf, pb.block, t, nth);
+            #pragma omp barrier
+        }
+        gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, t, nth);
+    }
 }
 
 // The reference path in team mode: the caller's thread 0 runs the plain loops (its own region is nested,
@@ -397,30 +494,47 @@ static void gemm_packed(const Kernel *ker, const Operands *op, int M, int N, int
         }                                                   \
     } while (0)
 
-void gemm_nt(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
-             float *C, int ldc, const float *bias, int accumulate) {
+static void gemm_nt_impl(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                         float *C, int ldc, const float *bias, int accumulate, int weight) {
     double t0 = PROF_START();
     Kernel ker;
-    Operands op = {A, lda, 0, B, ldb, 1};
-    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, bias, accumulate);
+    Operands op = {A, lda, 0, B, ldb, 1, NULL, 0};
+    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, bias, accumulate, weight);
     else RUN_REF(gemm_nt_ref(M, N, K, A, lda, B, ldb, C, ldc, bias, accumulate));
     PROF_STOP(PROF_GEMM_NT, t0, 2.0 * M * N * K);
 }
-void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
-             float *C, int ldc, int accumulate) {
+static void gemm_nn_impl(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                         float *C, int ldc, int accumulate, int weight) {
     double t0 = PROF_START();
     Kernel ker;
-    Operands op = {A, lda, 0, B, ldb, 0};
-    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
+    Operands op = {A, lda, 0, B, ldb, 0, NULL, 0};
+    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate, weight);
     else RUN_REF(gemm_nn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
     PROF_STOP(PROF_GEMM_NN, t0, 2.0 * M * N * K);
+}
+
+void gemm_nt(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+             float *C, int ldc, const float *bias, int accumulate) {
+    gemm_nt_impl(M, N, K, A, lda, B, ldb, C, ldc, bias, accumulate, 0);
+}
+void gemm_nt_weight(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                    float *C, int ldc, const float *bias, int accumulate) {
+    gemm_nt_impl(M, N, K, A, lda, B, ldb, C, ldc, bias, accumulate, 1);
+}
+void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+             float *C, int ldc, int accumulate) {
+    gemm_nn_impl(M, N, K, A, lda, B, ldb, C, ldc, accumulate, 0);
+}
+void gemm_nn_weight(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                    float *C, int ldc, int accumulate) {
+    gemm_nn_impl(M, N, K, A, lda, B, ldb, C, ldc, accumulate, 1);
 }
 void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, int accumulate) {
     double t0 = PROF_START();
     Kernel ker;
-    Operands op = {A, lda, 1, B, ldb, 0};
-    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate);
+    Operands op = {A, lda, 1, B, ldb, 0, NULL, 0};
+    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate, 0);
     else RUN_REF(gemm_tn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
     PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * K);
 }

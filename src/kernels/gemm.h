@@ -29,6 +29,21 @@ void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int l
 void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, int accumulate);
 
+// Weights packed once per step. Between gemm_weights_begin() and gemm_weights_end() the caller promises
+// that no matrix passed as B to gemm_nt_weight / gemm_nn_weight changes: each is packed whole at its
+// first use in the scope and that copy serves every later call with the same matrix (a training step
+// runs forward and backward once per gradient group with the same weights). Outside a scope, and on
+// the ref path, they are gemm_nt / gemm_nn. Results are bitwise those of gemm_nt / gemm_nn (packing is a
+// copy). The copies are kept for the next scope (at most 2 GiB; beyond that weights are packed per
+// call); gemm_weights_release() frees them. Call the three from a serial region.
+void gemm_weights_begin(void);
+void gemm_weights_end(void);
+void gemm_weights_release(void);
+void gemm_nt_weight(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                    float *C, int ldc, const float *bias, int accumulate);
+void gemm_nn_weight(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                    float *C, int ldc, int accumulate);
+
 void gemm_nt_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                  float *C, int ldc, const float *bias, int accumulate);
 void gemm_nn_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,

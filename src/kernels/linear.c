@@ -8,19 +8,19 @@
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int N, int C, int OC) {
-    gemm_nt(N, OC, C, inp, C, weight, C, out, OC, bias, 0);
+    gemm_nt_weight(N, OC, C, inp, C, weight, C, out, OC, bias, 0);
 }
 
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, int N, int C, int OC) {
-    if (dinp) gemm_nn(N, C, OC, dout, OC, weight, C, dinp, C, 1);
+    if (dinp) gemm_nn_weight(N, C, OC, dout, OC, weight, C, dinp, C, 1);
     gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, 1);
     if (dbias) column_sum_accumulate(dbias, dout, N, OC);
 }
 
 void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                          const float *weight, int N, int C, int OC) {
-    gemm_nn(N, C, OC, dout, OC, weight, C, dinp, C, 0);
+    gemm_nn_weight(N, C, OC, dout, OC, weight, C, dinp, C, 0);
     gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, 1);
     if (dbias) column_sum_accumulate(dbias, dout, N, OC);
 }
