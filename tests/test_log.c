@@ -52,5 +52,19 @@ int main(void) {
     CHECK(!strcmp(d, "1h02m"), "duration %s", d);
     format_duration(185, d, sizeof d);
     CHECK(!strcmp(d, "3m05s"), "duration %s", d);
+
+    // The ETA: a run of 100 steps whose first step took 10 s (start-up decodes) and the others 0.1 s.
+    Progress p;
+    progress_init(&p, stdout, 0, 100, 1);
+    p.t_start = 1000.0;
+    double eta1 = progress_eta(&p, 1, 1010.0);
+    CHECK_CLOSE(eta1, 10.0 * 99, 1e-9, 0, "first ETA from the first step's time");
+    double eta11 = progress_eta(&p, 11, 1011.0);
+    CHECK_CLOSE(eta11, 0.1 * 89, 1e-9, 0, "later ETA from the pace after the first step, not 10 s a step");
+    // A resumed run (step_start 40): the first step after the resume plays the same part.
+    progress_init(&p, stdout, 40, 100, 1);
+    p.t_start = 0.0;
+    progress_eta(&p, 41, 5.0);
+    CHECK_CLOSE(progress_eta(&p, 51, 6.0), 0.1 * 49, 1e-9, 0, "resumed ETA");
     return check_done();
 }

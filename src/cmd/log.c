@@ -111,14 +111,18 @@ void progress_restart(Progress *p) {
     p->t_first = 0;
 }
 
-void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
-    double now = now_seconds(), elapsed = now - p->t_start;
+double progress_eta(Progress *p, long step, double now) {
     // The first step pays for warm caches and first decodes: the ETA uses the pace after it, once
     // there is one (the first ETA is the first step's time per step).
     if (p->t_first == 0) { p->t_first = now; p->step_first = step; }
     long done = step - p->step_start, done_after = step - p->step_first;
-    double eta = done_after > 0 ? (now - p->t_first) / done_after * (p->total - step)
-               : done > 0 ? elapsed / done * (p->total - step) : NAN;
+    return done_after > 0 ? (now - p->t_first) / done_after * (p->total - step)
+         : done > 0 ? (now - p->t_start) / done * (p->total - step) : NAN;
+}
+
+void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
+    double now = now_seconds(), elapsed = now - p->t_start;
+    double eta = progress_eta(p, step, now);
     char eta_s[32], el_s[32];
     format_duration(eta, eta_s, sizeof eta_s);
     format_duration(elapsed, el_s, sizeof el_s);

@@ -36,6 +36,10 @@ void progress_init(Progress *p, FILE *out, long step_start, long total, long log
 // Restarts the clock the ETA is measured with (call it right before the first step).
 void progress_restart(Progress *p);
 void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s);
+// Seconds left after `step` finished at time `now` (what progress_update prints): the pace of the
+// steps after the first one once there are any, else the first step's; NaN before any step.
+// Records the first step's time on its first call after progress_init/progress_restart.
+double progress_eta(Progress *p, long step, double now);
 void progress_message(Progress *p, FILE *out, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void progress_end(Progress *p, FILE *out);
 // "1h02m", "3m05s", "12s"
