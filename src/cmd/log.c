@@ -97,6 +97,51 @@ int metrics_write(FILE *f, const MetricsRow *r) {
     return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
+void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra) {
+    if (h->n >= h->cap || h->nval >= h->cap) {
+        int cap = h->cap ? 2 * h->cap : 256;
+        double **arrs[6] = {&h->step, &h->loss, &h->lr, &h->val_step, &h->val_loss, &h->val_extra};
+        for (int i = 0; i < 6; i++) {
+            double *p = realloc(*arrs[i], (size_t)cap * sizeof **arrs[i]);
+            if (!p) return;
+            *arrs[i] = p;
+        }
+        h->cap = cap;
+    }
+    if (isfinite(loss)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
+    if (isfinite(val_loss)) {
+        h->val_step[h->nval] = step; h->val_loss[h->nval] = val_loss; h->val_extra[h->nval] = val_extra; h->nval++;
+    }
+}
+
+void history_load(History *h, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    if (!fgets(line, sizeof line, f)) { fclose(f); return; }
+    while (fgets(line, sizeof line, f)) {
+        double v[8];   // step, epoch, lr, loss, val_loss, val_psnr | val_top1, img_per_s, elapsed_s
+        int nf = 0;
+        char *p = line;
+        for (; nf < 8; nf++) {
+            char *end;
+            v[nf] = strtod(p, &end);
+            if (end == p) v[nf] = NAN;
+            p = strchr(end, ',');
+            if (!p) { nf++; break; }
+            p++;
+        }
+        for (int i = nf; i < 8; i++) v[i] = NAN;
+        if (nf >= 5) history_add(h, v[0], v[3], v[2], v[4], v[5]);
+    }
+    fclose(f);
+}
+
+void history_free(History *h) {
+    free(h->step); free(h->loss); free(h->lr); free(h->val_step); free(h->val_loss); free(h->val_extra);
+    memset(h, 0, sizeof *h);
+}
+
 void progress_init(Progress *p, FILE *out, long step_start, long total, long log_every) {
     memset(p, 0, sizeof *p);
     p->tty = isatty(fileno(out));
