@@ -339,7 +339,7 @@ typedef struct {
     GroupFn fn;
     void *ctx;
     int failed;
-    int root_apart;   // leave the root's halves in dst and node[0]: the shared combine adds them
+    int root_apart;   // leave the root's halves in dst and node[0]: grad_reduce_step's last pass adds them
     char *err;
     size_t errlen;
 } LocalTree;
@@ -431,8 +431,10 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
         fprintf(stderr, "vitmae: rank %d: grad_reduce_step: grads must be grad_reduce_grads()\n", g_rank);
         dist_abort(70);
     }
+    // One process or shared memory: the local root add is fused into the pass that follows.
+    int root_apart = gr->count > 1 && (g_size == 1 || gr->shared);
     double node_loss = 0.0;
-    *failed_here = local_tree(gr, grads, fn, ctx, gr->shared != NULL, &node_loss, err, errlen) != 0;
+    *failed_here = local_tree(gr, grads, fn, ctx, root_apart, &node_loss, err, errlen) != 0;
     const float *node = grads;
     double t0 = omp_get_wtime(), waited = 0.0;
     int N = g_size, me = g_rank;
@@ -466,7 +468,11 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
         return -1;
     }
     const float scale = 1.0f / (float)gr->groups;   // a power of two: exact
-    if (N == 1) {
+    if (N == 1 && root_apart) {   // the root add and the scaling in one pass: (left + right) / G
+        const float *right = gr->node[0];
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < gr->n; i++) grads[i] = (grads[i] + right[i]) * scale;
+    } else if (N == 1) {
         #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < gr->n; i++) grads[i] *= scale;
     } else if (gr->shared) {
