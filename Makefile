@@ -185,10 +185,11 @@ gallery-check: vitmae $(TOOLS)
 # Speed: vitmae bench (1 and 2 threads) against PyTorch on the bench config, one table. PyTorch
 # (python3-torch) and OpenBLAS (Debian's torch calls the system BLAS; the netlib default is ~50x
 # slower, which would make the comparison meaningless) are installed when root, else a note.
-bench: vitmae
+bench: vitmae build/tools/bench_data
 	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
 	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
 	@sh tools/bench.sh ./vitmae
+	@sh tools/bench_pipeline.sh ./vitmae build/tools/bench_data
 
 # Decode throughput on a folder of images, one core, by size class (full decode, working image,
 # store read; docs/data.md): `make bench-data BENCH_DATA=DIR BENCH_IMG=64`.

@@ -50,6 +50,17 @@ t "-np 2 --accum 2 exits 0" '[ $rc -eq 0 ]'
 t "-np 2 --accum 2: bitwise equal" 'same_run "$dir/ref" "$dir/n2k2"'
 "$VITMAE" train $small --steps $steps --groups 8 --threads 1 --out "$dir/g8" > /dev/null 2>&1
 t "other --groups: other bits (the test can tell)" '! same_weights "$dir/ref/checkpoint.safetensors" "$dir/g8/checkpoint.safetensors"'
+mpi -np 2 "$VITMAE" train $small --steps $steps --groups 8 --threads 1 --out "$dir/n2g8" > /dev/null 2>&1; rc=$?
+t "-np 2 --groups 8 (4 groups per process): bitwise equal to one process" '[ $rc -eq 0 ] && same_run "$dir/g8" "$dir/n2g8"'
+# One machine combines the ranks' gradients in shared memory; across machines they go as messages
+# (docs/distributed.md). VITMAE_REDUCE=messages forces the messages here: the same bits.
+for n in 2 4; do
+  VITMAE_REDUCE=messages mpi -np $n "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/m$n" > /dev/null 2>&1; rc=$?
+  t "-np $n, gradients as messages: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/m$n"'
+done
+bench="bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 1"
+t "bench -np 2: combined through shared memory" 'mpi -np 2 "$VITMAE" $bench 2>&1 | grep -q "combined through shared memory"'
+t "bench -np 2, VITMAE_REDUCE=messages: through messages" 'VITMAE_REDUCE=messages mpi -np 2 "$VITMAE" $bench 2>&1 | grep -q "combined through messages"'
 
 # 2. N, K and G are recorded.
 t "config.json records processes, accum, grad_groups" 'grep -q "\"processes\":[[:space:]]*2" "$dir/n2k2/config.json" && grep -q "\"accum\":[[:space:]]*2" "$dir/n2k2/config.json" && grep -q "\"grad_groups\":[[:space:]]*4" "$dir/n2k2/config.json"'

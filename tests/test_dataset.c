@@ -485,11 +485,11 @@ static void test_stats(void) {
     int idx[3] = {0, 1, 2};
     float mean[3], std[3];
     // Black and white grey images: mean 0.5, std 0.5.
-    CHECK(dataset_pixel_stats(&ds, idx, 2, 0, 4, 1, mean, std, err, sizeof err) == 0, "stats: %s", err);
+    CHECK(dataset_pixel_stats(&ds, idx, 2, 0, 0, 4, 1, mean, std, err, sizeof err) == 0, "stats: %s", err);
     CHECK_CLOSE(mean[0], 0.5, 1e-7, 0, "grey mean");
     CHECK_CLOSE(std[0], 0.5, 1e-7, 0, "grey std");
     // All three as RGB: R = {0, 1, 1}, G = {0, 1, half 1}, B = {0, 1, 0} per image.
-    CHECK(dataset_pixel_stats(&ds, idx, 3, 0, 4, 3, mean, std, err, sizeof err) == 0, "stats: %s", err);
+    CHECK(dataset_pixel_stats(&ds, idx, 3, 0, 0, 4, 3, mean, std, err, sizeof err) == 0, "stats: %s", err);
     double mr = 2.0 / 3, mg = 1.5 / 3, mb = 1.0 / 3;
     CHECK_CLOSE(mean[0], mr, 1e-6, 0, "R mean");
     CHECK_CLOSE(mean[1], mg, 1e-6, 0, "G mean");
@@ -498,16 +498,49 @@ static void test_stats(void) {
     CHECK_CLOSE(std[1], sqrt(mg - mg * mg), 1e-6, 0, "G std");
     CHECK_CLOSE(std[2], sqrt(mb - mb * mb), 1e-6, 0, "B std");
     // limit 1 picks idx[0] only: a constant black channel -> mean 0, std 1 (not scaled).
-    CHECK(dataset_pixel_stats(&ds, idx, 3, 1, 4, 1, mean, std, err, sizeof err) == 0 && mean[0] == 0 && std[0] == 1,
+    CHECK(dataset_pixel_stats(&ds, idx, 3, 1, 0, 4, 1, mean, std, err, sizeof err) == 0 && mean[0] == 0 && std[0] == 1,
           "limit 1: mean %g std %g", mean[0], std[0]);
     // Same for 1 thread, bit for bit.
     float m2[3], s2[3];
-    dataset_pixel_stats(&ds, idx, 3, 0, 4, 3, mean, std, err, sizeof err);
+    dataset_pixel_stats(&ds, idx, 3, 0, 0, 4, 3, mean, std, err, sizeof err);
     omp_set_num_threads(1);
-    dataset_pixel_stats(&ds, idx, 3, 0, 4, 3, m2, s2, err, sizeof err);
+    dataset_pixel_stats(&ds, idx, 3, 0, 0, 4, 3, m2, s2, err, sizeof err);
     omp_set_num_threads(2);
     CHECK(!memcmp(mean, m2, sizeof mean) && !memcmp(std, s2, sizeof std), "stats independent of threads");
     dataset_free(&ds);
+
+    // The pixel budget: 40 lazy 8x8 images (64 pixels each). A budget of 20 images' pixels measures
+    // exactly the 20 that limit 20 picks (bit for bit) and decodes no more; a budget of 5 images'
+    // pixels still measures DATASET_STATS_MIN.
+    snprintf(dir, sizeof dir, "%s/stats_budget", base);
+    mkdir(dir, 0777);
+    for (int i = 0; i < 40; i++) {
+        char rel[32];
+        snprintf(rel, sizeof rel, "%02d.png", i);
+        put_png(dir, rel, 8, 8, 3, i);
+    }
+    DatasetOptions lazy = {.work_size = 8, .cache_mb = 16, .lazy = 1};
+    Dataset lz, ref;
+    if (dataset_scan(dir, &lazy, &lz, err, sizeof err) || dataset_scan(dir, &lazy, &ref, err, sizeof err) ||
+        lz.n != 40) {
+        CHECK(0, "budget scan: %s", err);
+        return;
+    }
+    int all[40];
+    for (int i = 0; i < 40; i++) all[i] = i;
+    CHECK(dataset_pixel_stats(&lz, all, 40, 0, 20 * 64, 8, 3, mean, std, err, sizeof err) == 0, "budget: %s", err);
+    CHECK(dataset_pixel_stats(&ref, all, 40, 20, 1e12, 8, 3, m2, s2, err, sizeof err) == 0, "limit 20: %s", err);
+    CHECK(!memcmp(mean, m2, sizeof mean) && !memcmp(std, s2, sizeof std), "budget of 20 images = limit 20");
+    DataStats st;
+    dataset_stats(&lz, &st);
+    CHECK(st.decoded == 20, "budget of 20 images decoded %ld", st.decoded);
+    dataset_free(&lz);
+    if (dataset_scan(dir, &lazy, &lz, err, sizeof err)) { CHECK(0, "budget scan: %s", err); dataset_free(&ref); return; }
+    CHECK(dataset_pixel_stats(&lz, all, 40, 0, 5 * 64, 8, 3, mean, std, err, sizeof err) == 0, "budget: %s", err);
+    dataset_stats(&lz, &st);
+    CHECK(st.decoded == DATASET_STATS_MIN, "budget of 5 images decoded %ld, not %d", st.decoded, DATASET_STATS_MIN);
+    dataset_free(&lz);
+    dataset_free(&ref);
 }
 
 int main(void) {

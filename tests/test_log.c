@@ -47,10 +47,36 @@ int main(void) {
     CHECK(strstr(s, "\n10,0.5000,") && strstr(s, "\n20,0.5000,0.001,0.250000,0.200000,"),
           "rows up to and including the resumed step kept: %s", s);
 
+    // The rows come back for the curves of a resumed run: 3 training rows, 2 with validation.
+    History h = {0};
+    history_load(&h, path);
+    CHECK(h.n == 3 && h.nval == 2, "history rows %d / %d", h.n, h.nval);
+    if (h.n == 3 && h.nval == 2) {
+        CHECK(h.step[0] == 10 && h.loss[0] == 0.25 && h.lr[0] == 1e-3 && h.step[2] == 30 && h.loss[2] == 0.125,
+              "training rows: step %g loss %g lr %g; step %g loss %g", h.step[0], h.loss[0], h.lr[0], h.step[2], h.loss[2]);
+        CHECK(h.val_step[0] == 20 && h.val_loss[0] == 0.2 && h.val_extra[0] == 15.5 && h.val_step[1] == 30,
+              "validation rows: step %g loss %g psnr %g", h.val_step[0], h.val_loss[0], h.val_extra[0]);
+    }
+    history_free(&h);
+
     char d[32];
     format_duration(3725, d, sizeof d);
     CHECK(!strcmp(d, "1h02m"), "duration %s", d);
     format_duration(185, d, sizeof d);
     CHECK(!strcmp(d, "3m05s"), "duration %s", d);
+
+    // The ETA: a run of 100 steps whose first step took 10 s (start-up decodes) and the others 0.1 s.
+    Progress p;
+    progress_init(&p, stdout, 0, 100, 1);
+    p.t_start = 1000.0;
+    double eta1 = progress_eta(&p, 1, 1010.0);
+    CHECK_CLOSE(eta1, 10.0 * 99, 1e-9, 0, "first ETA from the first step's time");
+    double eta11 = progress_eta(&p, 11, 1011.0);
+    CHECK_CLOSE(eta11, 0.1 * 89, 1e-9, 0, "later ETA from the pace after the first step, not 10 s a step");
+    // A resumed run (step_start 40): the first step after the resume plays the same part.
+    progress_init(&p, stdout, 40, 100, 1);
+    p.t_start = 0.0;
+    progress_eta(&p, 41, 5.0);
+    CHECK_CLOSE(progress_eta(&p, 51, 6.0), 0.1 * 49, 1e-9, 0, "resumed ETA");
     return check_done();
 }

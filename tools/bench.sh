@@ -89,7 +89,8 @@ echo
 
 # Data-parallel (docs/distributed.md): `mpirun -np 2 vitmae bench --threads 1` against one process
 # at 2 threads, interleaved (A, B, A, B, ...) so that both see the same moments of a shared machine.
-# Goal: >= 0.9x, with the reduce phase (adding group gradients and exchanging them) < 5% of a step.
+# Goal: >= 0.9x, with the reduce phase (adding group gradients and exchanging them) < 5% of a step;
+# sync_wait (waiting for the slower process at the step's exchange) is shown beside it.
 case " $rows " in *" tiny32 "*) ;; *) exit 0 ;; esac   # with the tiny32 row only
 if command -v mpirun >/dev/null 2>&1; then
   for r in $(seq "$repeat"); do
@@ -97,7 +98,7 @@ if command -v mpirun >/dev/null 2>&1; then
     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --bind-to none --oversubscribe \
       "$bin" bench $args --threads 1 --steps "$steps" --json >"$tmp/p2.$r"
   done
-  reduce_pct() { /usr/bin/python3 -c "import json; d=json.load(open('$1')); print('%.1f' % (100 * d['phases_s']['reduce'] / d['step_s']))"; }
+  reduce_pct() { /usr/bin/python3 -c "import json; d=json.load(open('$1')); p=d['phases_s']; print('%.1f%%, sync wait %.1f' % (100 * p['reduce'] / d['step_s'], 100 * p.get('sync_wait', 0) / d['step_s']))"; }
   for r in $(seq "$repeat"); do
     a=$(field "$tmp/p1.$r" img_per_s); b=$(field "$tmp/p2.$r" img_per_s)
     echo "round $r: 1 process x 2 threads $a img/s (reduce $(reduce_pct "$tmp/p1.$r")%); 2 processes x 1 thread $b img/s (reduce $(reduce_pct "$tmp/p2.$r")%); ratio $(echo "$a $b" | awk '{printf "%.2fx", $2 / $1}')"

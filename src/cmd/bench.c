@@ -2,7 +2,8 @@
 // the same step `vitmae train` runs (per gradient group: zero grads, forward, backward; then the
 // fixed-order reduction of src/dist/dist.h, AdamW), timed per phase. Under `mpirun -np N` every rank
 // runs its groups and rank 0 reports; `reduce` is the time spent adding group gradients and
-// exchanging them (waiting for a slower rank included).
+// exchanging them, `sync wait` the time rank 0 waited at the step's first exchange for the other
+// ranks to finish their groups (load imbalance: docs/distributed.md).
 // Prints img/s, the achieved GFLOP/s from an analytic FLOP count (flop_count below), the measured FP32
 // FMA peak of the CPU at the same thread count and the fraction of it, and peak memory (ru_maxrss)
 // against the analytic bytes (params, grads, AdamW moments, activation arena, the batch).
@@ -52,14 +53,14 @@ static double cpu_seconds(void) {
 }
 
 typedef struct {
-    double data, patch_embed, encoder, decoder, loss, backward, reduce, optimizer, total;
+    double data, patch_embed, encoder, decoder, loss, backward, reduce, sync_wait, optimizer, total;
 } Phases;
 
-static void phases_add(Phases *p, double data, const MaeTimings *mt, double bwd_extra, double reduce, double opt,
-                       double total) {
+static void phases_add(Phases *p, double data, const MaeTimings *mt, double bwd_extra, double reduce, double wait,
+                       double opt, double total) {
     p->data += data; p->patch_embed += mt->patch_embed; p->encoder += mt->encoder; p->decoder += mt->decoder;
     p->loss += mt->loss; p->backward += mt->backward_decoder + mt->backward_encoder + bwd_extra;
-    p->reduce += reduce; p->optimizer += opt; p->total += total;
+    p->reduce += reduce; p->sync_wait += wait; p->optimizer += opt; p->total += total;
 }
 
 // One gradient group of a bench step: B / G synthetic images (global indices), masks, forward, backward.
@@ -212,29 +213,33 @@ int cmd_bench(int argc, char **argv) {
         memset(&bs.mt, 0, sizeof bs.mt);
         bs.data = bs.zero = 0;
         bs.step = s;
-        gr.reduce_s = 0;
+        gr.reduce_s = gr.wait_s = 0;
         if (s == warmup && profile) prof_enable(1);   // the timed steps only
         double c0 = cpu_seconds();
         double t0 = omp_get_wtime();
         float loss = 0.0f;
         int stop = 0, failed_here = 0;
+        float *grads = grad_reduce_grads(&gr, mae_grads(m));
         gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
-        grad_reduce_step(&gr, mae_grads(m), bench_group, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
+        grad_reduce_step(&gr, grads, bench_group, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
         last_loss = loss;
         double t3 = omp_get_wtime();
-        adamw_step(tensors, nt, mae_params(m), mae_grads(m), exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
+        adamw_step(tensors, nt, mae_params(m), grads, exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
         double t4 = omp_get_wtime();
         if (s < warmup) continue;
         cpu_total += cpu_seconds() - c0;
-        phases_add(&ph, bs.data, &bs.mt, bs.zero, gr.reduce_s, t4 - t3, t4 - t0);
+        phases_add(&ph, bs.data, &bs.mt, bs.zero, gr.reduce_s, gr.wait_s, t4 - t3, t4 - t0);
         if (t4 - t0 < best_step) best_step = t4 - t0;
     }
     ProfTotals pt;
     prof_read(&pt);
     prof_enable(0);
     // The figures are rank 0's; every rank ran the same steps.
-    size_t tree_bytes = (size_t)gr.depth * np * sizeof(float) + (nranks > 1 ? np / nranks * sizeof(float) : 0);
+    // Shared memory: the gradient lives in the window (the model's own buffer is never touched);
+    // messages: a buffer for the received slices.
+    const char *exchange = nranks == 1 ? "none" : gr.shared ? "shared memory" : "messages";
+    size_t tree_bytes = (size_t)gr.depth * np * sizeof(float) + (nranks > 1 && !gr.shared ? np / nranks * sizeof(float) : 0);
     grad_reduce_free(&gr);
     double flops = flop_count(&cfg, batch, K);
     double img_s = batch * (double)steps / ph.total, img_s_best = batch / best_step;
@@ -244,17 +249,19 @@ int cmd_bench(int argc, char **argv) {
     double rss = (double)ru.ru_maxrss * 1024.0;
     double analytic = (double)mae_bytes_needed(&cfg, per) + (double)tree_bytes
                       + (double)(npix + (size_t)per * L) * sizeof(float) + (double)per * K * sizeof(int);
-    const char *names[] = {"data", "patch_embed", "encoder", "decoder", "loss", "backward", "reduce", "optimizer"};
-    double vals[] = {ph.data, ph.patch_embed, ph.encoder, ph.decoder, ph.loss, ph.backward, ph.reduce, ph.optimizer};
+    const char *names[] = {"data", "patch_embed", "encoder", "decoder", "loss", "backward", "reduce", "sync_wait",
+                           "optimizer"};
+    double vals[] = {ph.data, ph.patch_embed, ph.encoder, ph.decoder, ph.loss, ph.backward, ph.reduce, ph.sync_wait,
+                     ph.optimizer};
     const int nphases = (int)(sizeof vals / sizeof vals[0]);
     if (json) {
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
                "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"processes\": %d, \"groups\": %d, \"accum\": %d, "
-               "\"steps\": %d, \"warmup\": %d, "
+               "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"phases_s\": {",
-               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, accum, steps, warmup,
+               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, accum, exchange, steps, warmup,
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
                gflops / peak);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
@@ -266,8 +273,9 @@ int cmd_bench(int argc, char **argv) {
         printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %g (%d of %d patches visible), %d thread%s, "
                "gemm %s\n", preset, img, img, channels, patch, batch, (double)mask_ratio, K, L, threads,
                threads == 1 ? "" : "s", gemm_kernel_name());
-        printf("  %d process%s, %d gradient groups of %d images, %d per process\n", nranks,
-               nranks == 1 ? "" : "es", groups, per, groups / nranks);
+        printf("  %d process%s, %d gradient groups of %d images, %d per process%s%s\n", nranks,
+               nranks == 1 ? "" : "es", groups, per, groups / nranks, nranks > 1 ? ", combined through " : "",
+               nranks > 1 ? exchange : "");
         printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);
         printf("  img/s          %.1f  (best step %.1f)\n", img_s, img_s_best);
         printf("  step           %.1f ms\n", 1e3 * ph.total / steps);

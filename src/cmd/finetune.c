@@ -59,11 +59,6 @@ typedef struct {
 } FtState;
 
 typedef struct {
-    double *step, *loss, *lr, *val_step, *val_loss, *val_top1;
-    int n, nval, cap;
-} FtHistory;
-
-typedef struct {
     Args a;
     FtState rs;
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
@@ -81,7 +76,7 @@ typedef struct {
     int *batch_items, *labels;
     EpochOrder order;
     FILE *metrics;
-    FtHistory hist;
+    History hist;
 } FineTune;
 
 static volatile sig_atomic_t stop_requested = 0;
@@ -185,60 +180,17 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// FtHistory and RUN/curves.png
-
-static void history_add(FtHistory *h, double step, double loss, double lr, double val_loss, double val_top1) {
-    if (h->n >= h->cap || h->nval >= h->cap) {
-        int cap = h->cap ? 2 * h->cap : 256;
-        double **arrs[6] = {&h->step, &h->loss, &h->lr, &h->val_step, &h->val_loss, &h->val_top1};
-        for (int i = 0; i < 6; i++) {
-            double *p = realloc(*arrs[i], (size_t)cap * sizeof **arrs[i]);
-            if (!p) return;
-            *arrs[i] = p;
-        }
-        h->cap = cap;
-    }
-    if (isfinite(loss)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
-    if (isfinite(val_loss)) {
-        h->val_step[h->nval] = step; h->val_loss[h->nval] = val_loss; h->val_top1[h->nval] = val_top1; h->nval++;
-    }
-}
-
-// Rows of metrics.csv kept from the run we resume.
-static void history_load(FtHistory *h, const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    char line[1024];
-    if (!fgets(line, sizeof line, f)) { fclose(f); return; }
-    while (fgets(line, sizeof line, f)) {
-        double v[8];
-        char *p = line;
-        for (int i = 0; i < 8; i++) {
-            char *end;
-            v[i] = p ? strtod(p, &end) : NAN;
-            if (p && end == p) v[i] = NAN;
-            p = p ? strchr(p, ',') : NULL;
-            if (p) p++;
-        }
-        history_add(h, v[0], v[3], v[2], v[4], v[5]);
-    }
-    fclose(f);
-}
-
-static void history_free(FtHistory *h) {
-    free(h->step); free(h->loss); free(h->lr); free(h->val_step); free(h->val_loss); free(h->val_top1);
-    memset(h, 0, sizeof *h);
-}
+// RUN/curves.png
 
 // Loss (train, val) above val top-1 above the learning rate.
 static int write_curves(FineTune *t, char *err, size_t errlen) {
-    FtHistory *h = &t->hist;
+    History *h = &t->hist;
     PlotSeries loss[2] = {
         {"train loss (smoothed CE)", h->step, h->loss, h->n, 0, {0, 0, 0}},
         {"val loss (CE)", h->val_step, h->val_loss, h->nval, 0, {0, 0, 0}},
     };
     PlotOptions lo = {"classification loss", "step", "loss", 1};
-    PlotSeries top1 = {"val top-1", h->val_step, h->val_top1, h->nval, 0, {0, 0, 0}};
+    PlotSeries top1 = {"val top-1", h->val_step, h->val_extra, h->nval, 0, {0, 0, 0}};
     viz_palette(1, top1.rgb);
     top1.has_rgb = 1;
     PlotOptions to = {"validation top-1 accuracy", "step", "fraction", 0};

@@ -97,6 +97,51 @@ int metrics_write(FILE *f, const MetricsRow *r) {
     return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
+void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra) {
+    if (h->n >= h->cap || h->nval >= h->cap) {
+        int cap = h->cap ? 2 * h->cap : 256;
+        double **arrs[6] = {&h->step, &h->loss, &h->lr, &h->val_step, &h->val_loss, &h->val_extra};
+        for (int i = 0; i < 6; i++) {
+            double *p = realloc(*arrs[i], (size_t)cap * sizeof **arrs[i]);
+            if (!p) return;
+            *arrs[i] = p;
+        }
+        h->cap = cap;
+    }
+    if (isfinite(loss)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
+    if (isfinite(val_loss)) {
+        h->val_step[h->nval] = step; h->val_loss[h->nval] = val_loss; h->val_extra[h->nval] = val_extra; h->nval++;
+    }
+}
+
+void history_load(History *h, const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[1024];
+    if (!fgets(line, sizeof line, f)) { fclose(f); return; }
+    while (fgets(line, sizeof line, f)) {
+        double v[8];   // step, epoch, lr, loss, val_loss, val_psnr | val_top1, img_per_s, elapsed_s
+        int nf = 0;
+        char *p = line;
+        for (; nf < 8; nf++) {
+            char *end;
+            v[nf] = strtod(p, &end);
+            if (end == p) v[nf] = NAN;
+            p = strchr(end, ',');
+            if (!p) { nf++; break; }
+            p++;
+        }
+        for (int i = nf; i < 8; i++) v[i] = NAN;
+        if (nf >= 5) history_add(h, v[0], v[3], v[2], v[4], v[5]);
+    }
+    fclose(f);
+}
+
+void history_free(History *h) {
+    free(h->step); free(h->loss); free(h->lr); free(h->val_step); free(h->val_loss); free(h->val_extra);
+    memset(h, 0, sizeof *h);
+}
+
 void progress_init(Progress *p, FILE *out, long step_start, long total, long log_every) {
     memset(p, 0, sizeof *p);
     p->tty = isatty(fileno(out));
@@ -111,14 +156,18 @@ void progress_restart(Progress *p) {
     p->t_first = 0;
 }
 
-void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
-    double now = now_seconds(), elapsed = now - p->t_start;
+double progress_eta(Progress *p, long step, double now) {
     // The first step pays for warm caches and first decodes: the ETA uses the pace after it, once
     // there is one (the first ETA is the first step's time per step).
     if (p->t_first == 0) { p->t_first = now; p->step_first = step; }
     long done = step - p->step_start, done_after = step - p->step_first;
-    double eta = done_after > 0 ? (now - p->t_first) / done_after * (p->total - step)
-               : done > 0 ? elapsed / done * (p->total - step) : NAN;
+    return done_after > 0 ? (now - p->t_first) / done_after * (p->total - step)
+         : done > 0 ? (now - p->t_start) / done * (p->total - step) : NAN;
+}
+
+void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
+    double now = now_seconds(), elapsed = now - p->t_start;
+    double eta = progress_eta(p, step, now);
     char eta_s[32], el_s[32];
     format_duration(eta, eta_s, sizeof eta_s);
     format_duration(elapsed, el_s, sizeof el_s);

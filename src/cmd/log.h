@@ -20,6 +20,21 @@ FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t err
 FILE *metrics_open_header(const char *path, long keep_until_step, const char *header, char *err, size_t errlen);
 int   metrics_write(FILE *f, const MetricsRow *r);   // flushed; 0 ok, -1 on a write error
 
+// The rows behind RUN/curves.png, kept in memory and reloaded from metrics.csv on resume
+// (cmd/train_out.c, cmd/finetune.c): every logged training loss and learning rate, every validation
+// loss and the sixth column beside it (val_psnr for train, val_top1 for finetune).
+typedef struct {
+    double *step, *loss, *lr, *val_step, *val_loss, *val_extra;
+    int n, nval, cap;
+} History;
+
+// Appends a logged row: the training columns when loss is finite, the validation ones when
+// val_loss is. Out of memory drops the row (the curves are a picture; metrics.csv holds the data).
+void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra);
+// Appends the rows of a metrics.csv (either header); a missing file adds nothing.
+void history_load(History *h, const char *path);
+void history_free(History *h);
+
 typedef struct {
     int tty;            // 1: redraw one line with \r; 0: a plain line every log_every steps
     long total, log_every;
@@ -36,6 +51,10 @@ void progress_init(Progress *p, FILE *out, long step_start, long total, long log
 // Restarts the clock the ETA is measured with (call it right before the first step).
 void progress_restart(Progress *p);
 void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s);
+// Seconds left after `step` finished at time `now` (what progress_update prints): the pace of the
+// steps after the first one once there are any, else the first step's; NaN before any step.
+// Records the first step's time on its first call after progress_init/progress_restart.
+double progress_eta(Progress *p, long step, double now);
 void progress_message(Progress *p, FILE *out, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void progress_end(Progress *p, FILE *out);
 // "1h02m", "3m05s", "12s"

@@ -622,10 +622,12 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (!rc) {
         t->tensors = mae_tensors(t->model, &t->ntensors);
         if (alloc_buffers(t)) rc = report("train", "out of memory for the batch buffers", 1);
-        else if (grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err))
-            rc = report("train", err, 1);
         else if (rank == 0 && train_out_pick_samples(t, err, sizeof err)) rc = report(NULL, err, 1);
     }
+    if ((rc = agree(rc))) return rc;
+    // The reduction's buffers: collective under mpirun (one machine: a shared-memory window).
+    if (grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err))
+        rc = report("train", err, 1);
     if ((rc = agree(rc))) return rc;
 
     // 5. Rank 0 writes config.json and opens metrics.csv.
@@ -791,9 +793,10 @@ int cmd_train(int argc, char **argv) {
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;
+        float *grads = grad_reduce_grads(&t->gr, mae_grads(t->model));
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
-        int reduce_rc = grad_reduce_step(&t->gr, mae_grads(t->model), load_failed ? train_group_failed : train_group,
-                                         t, &loss, &stop_requested, &stop, &failed_here, err, sizeof err);
+        int reduce_rc = grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, t, &loss,
+                                         &stop_requested, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
         if (reduce_rc) {
             progress_end(&prog, stdout);
@@ -808,8 +811,8 @@ int cmd_train(int argc, char **argv) {
             rc = rank0 ? report("train", err, 1) : 1;
             break;
         }
-        if (r->clip > 0) grad_clip(t->tensors, t->ntensors, mae_grads(t->model), r->clip);
-        adamw_step(t->tensors, t->ntensors, mae_params(t->model), mae_grads(t->model), t->exp_avg,
+        if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
+        adamw_step(t->tensors, t->ntensors, mae_params(t->model), grads, t->exp_avg,
                    t->exp_avg_sq, lr, r->wd, step + 1);
         r->step++;
         double t1 = now_seconds();

@@ -166,79 +166,23 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
 
 
 // ---------------------------------------------------------------------------------------------
-// History and RUN/curves.png
-
-static int history_reserve(History *h, int cap) {
-    if (cap <= h->cap) return 0;
-    long *s = realloc(h->step, cap * sizeof *s);
-    if (s) h->step = s;
-    double *l = realloc(h->loss, cap * sizeof *l);
-    if (l) h->loss = l;
-    double *r = realloc(h->lr, cap * sizeof *r);
-    if (r) h->lr = r;
-    double *vs = realloc(h->val_step, cap * sizeof *vs);
-    if (vs) h->val_step = vs;
-    double *vl = realloc(h->val_loss, cap * sizeof *vl);
-    if (vl) h->val_loss = vl;
-    if (!s || !l || !r || !vs || !vl) return -1;
-    h->cap = cap;
-    return 0;
-}
-
-static void history_add(History *h, long step, double loss, double lr, double val_loss) {
-    if (h->n >= h->cap && history_reserve(h, h->cap ? 2 * h->cap : 256)) return;
-    if (isfinite(loss)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
-    if (isfinite(val_loss)) { h->val_step[h->nval] = (double)step; h->val_loss[h->nval] = val_loss; h->nval++; }
-}
-
-// Rows of metrics.csv kept from the run we resume (the file already dropped later rows).
-static void history_load(History *h, const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    char line[1024];
-    if (!fgets(line, sizeof line, f)) { fclose(f); return; }
-    while (fgets(line, sizeof line, f)) {
-        double v[8];
-        int nf = 0;
-        char *p = line;
-        for (; nf < 8; nf++) {
-            char *end;
-            v[nf] = strtod(p, &end);
-            if (end == p) v[nf] = NAN;
-            p = strchr(end, ',');
-            if (!p) { nf++; break; }
-            p++;
-        }
-        if (nf >= 5) history_add(h, (long)v[0], v[3], v[2], v[4]);
-    }
-    fclose(f);
-}
-
-void history_free(History *h) {
-    free(h->step); free(h->loss); free(h->lr); free(h->val_step); free(h->val_loss);
-    memset(h, 0, sizeof *h);
-}
+// RUN/curves.png
 
 static int write_curves(Train *t, char *err, size_t errlen) {
     History *h = &t->hist;
-    double *steps = malloc((h->n + 1) * sizeof *steps);
-    if (!steps) { snprintf(err, errlen, "out of memory"); return -1; }
-    for (int i = 0; i < h->n; i++) steps[i] = (double)h->step[i];
     PlotSeries loss[2] = {
-        {"train loss", steps, h->loss, h->n, 0, {0, 0, 0}},
+        {"train loss", h->step, h->loss, h->n, 0, {0, 0, 0}},
         {"val loss", h->val_step, h->val_loss, h->nval, 0, {0, 0, 0}},
     };
     PlotOptions lo = {"masked-patch loss", "step", "loss", 1};
-    PlotSeries lr = {"learning rate", steps, h->lr, h->n, 0, {0, 0, 0}};
+    PlotSeries lr = {"learning rate", h->step, h->lr, h->n, 0, {0, 0, 0}};
     viz_palette(2, lr.rgb);
     lr.has_rgb = 1;
     PlotOptions lro = {"learning rate", "step", "lr", 0};
     const PlotPanel panels[] = {{440, loss, 2, &lo}, {200, &lr, 1, &lro}};
     char path[4300];
     snprintf(path, sizeof path, "%s/curves.png", t->run_dir);
-    int rc = viz_plot_png(path, 960, panels, 2, err, errlen);
-    free(steps);
-    return rc;
+    return viz_plot_png(path, 960, panels, 2, err, errlen);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,7 +193,6 @@ int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen) {
     snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);
     t->metrics = metrics_open(metrics, resuming ? t->rs.step : 0, err, errlen);
     if (!t->metrics) return -1;
-    history_reserve(&t->hist, 256);
     if (resuming) history_load(&t->hist, metrics);
     return 0;
 }
@@ -259,7 +202,7 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char 
         if (evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
     }
     if (metrics_write(t->metrics, row)) { snprintf(err, errlen, "%s/metrics.csv: write failed", t->run_dir); return -1; }
-    history_add(&t->hist, row->step, row->loss, row->lr, row->val_loss);
+    history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);
     if (do_samples && write_samples(t, row->step, err, errlen)) return -1;
     if (do_eval && write_curves(t, err, errlen)) return -1;
     return 0;

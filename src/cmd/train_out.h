@@ -6,8 +6,6 @@
 #include "cmd/log.h"
 #include "cmd/train_state.h"
 
-void history_free(History *h);
-
 // Creates RUN and RUN/samples and checks that RUN takes files, before any training.
 int train_out_prepare(const char *run_dir, char *err, size_t errlen);
 // RUN/config.json: the model config, the run state and the split sizes.

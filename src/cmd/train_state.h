@@ -15,6 +15,7 @@
 #include "data/dataset.h"
 #include "dist/dist.h"
 #include "io/checkpoint.h"
+#include "cmd/log.h"         // History
 #include "cmd/runfolder.h"   // run_resume_path, run_remove_stale_temp_files
 
 #define SALT_PERM 0x7065726d75746531ull
@@ -60,12 +61,6 @@ int  run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSt
 // A training session in memory, shared by cmd/train.c (flags, setup, the steps) and cmd/train_out.c
 // (what the run folder receives).
 
-// The rows behind curves.png: every logged training loss and learning rate, every validation loss
-// (cmd/train_out.c).
-typedef struct History {
-    long *step; double *loss, *val_step, *val_loss, *lr;
-    int n, nval, cap;
-} History;
 
 #define TRAIN_SAMPLE_IMAGES 8
 

@@ -763,10 +763,21 @@ int dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int
     return dataset_load_range(ds, items, n, 0, n, size, channels, aug, seed, step, out, err, errlen);
 }
 
-int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int size, int channels,
-                        float *mean, float *std, char *err, size_t errlen) {
+int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, double pixel_budget, int size,
+                        int channels, float *mean, float *std, char *err, size_t errlen) {
     if (limit <= 0) limit = 10000;
+    if (pixel_budget <= 0) pixel_budget = DATASET_STATS_PIXELS;
     int m = n < limit ? n : limit;
+    // A pixel budget too (docs/interface.md, pixel normalisation): on a folder of large photos the
+    // statistics decode a few dozen of them, not every one, so start-up stays short. Decided from
+    // the header sizes alone, so the sample is the same on every run, thread count and rank.
+    double px = 0;
+    for (int k = 0; k < n; k++) px += (double)ds->items[idx[k]].w * ds->items[idx[k]].h;
+    if (n > 0 && px / n * m > pixel_budget) {
+        double fit = pixel_budget / (px / n);
+        m = fit < DATASET_STATS_MIN ? DATASET_STATS_MIN : (int)fit;
+        if (m > n) m = n;
+    }
     if (m <= 0) {
         for (int c = 0; c < channels; c++) { mean[c] = 0; std[c] = 1; }
         return 0;

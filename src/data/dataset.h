@@ -143,10 +143,16 @@ int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, in
 int  dataset_take_broken(const Dataset *ds, DataSkip *out, int max);
 
 // Per-channel mean and standard deviation (population) of the evaluation views of up to `limit`
-// items (limit <= 0: 10,000) of idx, picked evenly: idx[k * n / m] for k < m = min(n, limit).
+// items (limit <= 0: 10,000) of idx, picked evenly: idx[k * n / m] for k < m = min(n, limit), m
+// lowered further by the pixel budget above.
 // Sums per image in double, added in image order: the same for any thread count. Lazy datasets: an
 // image that fails to decode is left out (and recorded for dataset_take_broken). A channel whose
 // std is below 1e-6 (a constant channel) gets std 1.
-int  dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, int size, int channels,
-                         float *mean, float *std, char *err, size_t errlen);
+// The images measured: idx picked evenly, at most limit of them and at most as many as fit
+// pixel_budget (<= 0: DATASET_STATS_PIXELS) decoded pixels at the mean of their header sizes, but
+// at least DATASET_STATS_MIN: a folder of large photos measures a few dozen of them.
+#define DATASET_STATS_PIXELS 2.0e8
+#define DATASET_STATS_MIN 16
+int  dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, double pixel_budget, int size,
+                         int channels, float *mean, float *std, char *err, size_t errlen);
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include "dist/dist.h"
 
 static int g_active = 0, g_rank = 0, g_size = 1;
@@ -192,9 +193,111 @@ double tree_sum_doubles(const double *v, int count) {
 // ---------------------------------------------------------------------------------------------
 // The step's reduction
 
-int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
-    return grad_reduce_init_as(gr, groups, n, g_rank, g_size, err, errlen);
+// Every rank on one machine: rank r's two halves of its rank node (the left one is the gradient
+// buffer the step ends in, the right one node[0]; only the left one with one group per rank) live in
+// one MPI shared-memory window, and every rank maps every rank's halves.
+struct GradShared {
+    MPI_Comm node;         // the job's ranks (all on this machine)
+    MPI_Win win;
+    float **left, **right; // [N] rank r's halves (right[r] NULL with one group per rank)
+};
+
+static void shared_free(GradShared *sh) {
+    if (!sh) return;
+    MPI_Win_unlock_all(sh->win);
+    MPI_Win_free(&sh->win);
+    MPI_Comm_free(&sh->node);
+    free(sh->left);
+    free(sh->right);
+    free(sh);
 }
+
+// The shared window, or NULL (then the ranks exchange messages): not every rank on one machine,
+// VITMAE_REDUCE=messages, too little room in /dev/shm (where OpenMPI backs the window) or MPI could
+// not make it. Collective over the job; every rank gets the same answer.
+static GradShared *shared_create(GradReduce *gr) {
+    const char *mode = getenv("VITMAE_REDUCE");
+    if (mode && !strcmp(mode, "messages")) return NULL;
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
+    int halves = gr->count > 1 ? 2 : 1;
+    size_t stride = (gr->n + 15) & ~(size_t)15;   // each half starts on 64 bytes
+    MPI_Aint bytes = (MPI_Aint)((size_t)halves * stride * sizeof(float));
+    struct statvfs fs;
+    double room = statvfs("/dev/shm", &fs) == 0 ? (double)fs.f_bavail * fs.f_frsize : 0.0;
+    // Several jobs may share /dev/shm: ask for twice what the window needs.
+    int ok = node_size == g_size && room >= 2.0 * (double)bytes * g_size, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    GradShared *sh = all_ok ? calloc(1, sizeof *sh) : NULL;
+    if (sh) {
+        sh->left = calloc((size_t)g_size, sizeof *sh->left);
+        sh->right = calloc((size_t)g_size, sizeof *sh->right);
+    }
+    ok = sh && sh->left && sh->right;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        if (sh) { free(sh->left); free(sh->right); free(sh); }
+        MPI_Comm_free(&node);
+        return NULL;
+    }
+    sh->node = node;
+    // Each rank's segment in its own pages (first touched by that rank: its own memory node).
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+    float *mine = NULL;
+    ok = MPI_Win_allocate_shared(bytes, sizeof(float), info, node, &mine, &sh->win) == MPI_SUCCESS;
+    MPI_Info_free(&info);
+    MPI_Comm_set_errhandler(node, MPI_ERRORS_ARE_FATAL);   // from here as every other call: fatal
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!ok) {
+        free(sh->left); free(sh->right); free(sh);
+        MPI_Comm_free(&node);
+        return NULL;
+    }
+    for (int r = 0; r < g_size; r++) {
+        MPI_Aint size;
+        int disp;
+        float *base;
+        MPI_Win_shared_query(sh->win, r, &size, &disp, &base);
+        sh->left[r] = base;
+        sh->right[r] = halves == 2 ? base + stride : NULL;
+    }
+    // One passive epoch for the window's life: loads and stores are plain, MPI_Win_sync orders them.
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, sh->win);
+    return sh;
+}
+
+int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
+    int rc = grad_reduce_init_as(gr, groups, n, g_rank, g_size, err, errlen);
+    if (!g_active || g_size == 1) return rc;
+    // Collective from here: a rank that failed still attends.
+    int ok = rc == 0, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) {
+        if (ok) {
+            grad_reduce_free(gr);
+            snprintf(err, errlen, "another rank is out of memory for its gradient buffers");
+        }
+        return -1;
+    }
+    gr->shared = shared_create(gr);
+    if (gr->shared) {   // node[0] and the gradient live in the window; the received slices are not needed
+        if (gr->depth > 0) {
+            free(gr->node[0]);
+            gr->node[0] = gr->shared->right[g_rank];
+        }
+        free(gr->slices);
+        gr->slices = NULL;
+        gr->grads = gr->shared->left[g_rank];
+    }
+    return 0;
+}
+
+float *grad_reduce_grads(const GradReduce *gr, float *own) { return gr->shared ? gr->grads : own; }
 
 int grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen) {
     memset(gr, 0, sizeof *gr);
@@ -223,7 +326,8 @@ int grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char
 
 void grad_reduce_free(GradReduce *gr) {
     if (gr->node)
-        for (int i = 0; i < gr->depth; i++) free(gr->node[i]);
+        for (int i = gr->shared ? 1 : 0; i < gr->depth; i++) free(gr->node[i]);
+    shared_free(gr->shared);
     free(gr->node);
     free(gr->slices);
     free(gr->slice_off);
@@ -235,6 +339,7 @@ typedef struct {
     GroupFn fn;
     void *ctx;
     int failed;
+    int root_apart;   // leave the root's halves in dst and node[0]: grad_reduce_step's last pass adds them
     char *err;
     size_t errlen;
 } LocalTree;
@@ -261,24 +366,77 @@ static void local_node(LocalTree *lt, int l, int r, int level, float *dst, doubl
     double left_loss, right_loss;
     local_node(lt, l, m, level + 1, dst, &left_loss);
     local_node(lt, m, r, level + 1, gr->node[level], &right_loss);
+    if (level == 0 && lt->root_apart) { *loss = left_loss + right_loss; return; }
     double t0 = omp_get_wtime();
     if (!lt->failed) add_into(dst, gr->node[level], gr->n);
     gr->reduce_s += omp_get_wtime() - t0;
     *loss = left_loss + right_loss;
 }
 
-int grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen) {
-    LocalTree lt = {gr, fn, ctx, 0, err, errlen};
+static int local_tree(GradReduce *gr, float *grads, GroupFn fn, void *ctx, int root_apart, double *loss, char *err,
+                      size_t errlen) {
+    LocalTree lt = {gr, fn, ctx, 0, root_apart, err, errlen};
     local_node(&lt, gr->first, gr->first + gr->count, 0, grads, loss);
     return lt.failed ? -1 : 0;
 }
 
+int grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen) {
+    return local_tree(gr, grads, fn, ctx, 0, loss, err, errlen);
+}
+
+// The top of the tree for the floats [lo, hi) (this rank's slice), in shared memory: rank r's node is
+// left[r] + right[r] (the root add of its local tree), the N rank nodes are added in the pairwise
+// tree (the order of tree_sum_floats), scaled, and the result is stored into every rank's left half
+// (its gradient buffer). Only this rank touches [lo, hi) of any rank's halves until the barrier that
+// follows, so the stores need no lock. The same float operations as the message exchange (add_into,
+// tree_sum_floats, the scaling), so the same bits. Blocks of SHARED_BLOCK floats keep the N partial
+// rows in the L1 cache.
+#define SHARED_BLOCK 1024
+static void shared_combine(const GradShared *sh, int N, size_t lo, size_t hi, float scale) {
+    size_t nblocks = (hi - lo + SHARED_BLOCK - 1) / SHARED_BLOCK;
+    float *all_rows = malloc((size_t)omp_get_max_threads() * N * SHARED_BLOCK * sizeof(float));
+    if (!all_rows) dist_abort(1);   // N * 4 KB per thread: out of memory here cannot be survived
+    #pragma omp parallel
+    {
+        float *rows = all_rows + (size_t)omp_get_thread_num() * N * SHARED_BLOCK;
+        #pragma omp for schedule(static)
+        for (size_t b = 0; b < nblocks; b++) {
+            size_t at = lo + b * SHARED_BLOCK, len = hi - at < SHARED_BLOCK ? hi - at : SHARED_BLOCK;
+            for (int r = 0; r < N; r++) {
+                float *row = rows + (size_t)r * SHARED_BLOCK;
+                const float *a = sh->left[r] + at;
+                if (sh->right[r]) {
+                    const float *c = sh->right[r] + at;
+                    for (size_t i = 0; i < len; i++) row[i] = a[i] + c[i];
+                } else {
+                    memcpy(row, a, len * sizeof(float));
+                }
+            }
+            for (int step = 1; step < N; step *= 2)
+                for (int j = 0; j + step < N; j += 2 * step) {
+                    float *x = rows + (size_t)j * SHARED_BLOCK;
+                    const float *y = rows + (size_t)(j + step) * SHARED_BLOCK;
+                    for (size_t i = 0; i < len; i++) x[i] += y[i];
+                }
+            for (size_t i = 0; i < len; i++) rows[i] *= scale;
+            for (int r = 0; r < N; r++) memcpy(sh->left[r] + at, rows, len * sizeof(float));
+        }
+    }
+    free(all_rows);
+}
+
 int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
                      const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
+    if (gr->shared && grads != gr->grads) {   // a programming error, not a user's
+        fprintf(stderr, "vitmae: rank %d: grad_reduce_step: grads must be grad_reduce_grads()\n", g_rank);
+        dist_abort(70);
+    }
+    // One process or shared memory: the local root add is fused into the pass that follows.
+    int root_apart = gr->count > 1 && (g_size == 1 || gr->shared);
     double node_loss = 0.0;
-    *failed_here = grad_reduce_local(gr, grads, fn, ctx, &node_loss, err, errlen) != 0;
+    *failed_here = local_tree(gr, grads, fn, ctx, root_apart, &node_loss, err, errlen) != 0;
     const float *node = grads;
-    double t0 = omp_get_wtime();
+    double t0 = omp_get_wtime(), waited = 0.0;
     int N = g_size, me = g_rank;
     // Status first (loss, failure, stop wish of every rank), so that no rank enters the gradient
     // exchange when another cannot: a failure or a stop is seen by all ranks at the same step.
@@ -286,8 +444,14 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
     double stack_status[3 * 64], *all = N <= 64 ? stack_status : malloc((size_t)N * 3 * sizeof(double));
     double rank_loss_stack[64], *rank_loss = N <= 64 ? rank_loss_stack : malloc((size_t)N * sizeof(double));
     if (!all || !rank_loss) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived
+    if (gr->shared) MPI_Win_sync(gr->shared->win);   // this rank's gradient stores, before the others read
+    // This exchange is where a rank that finished its groups first waits for the others.
+    double tw = omp_get_wtime();
     if (g_active) MPI_Allgather(status, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, MPI_COMM_WORLD);
     else memcpy(all, status, sizeof status);
+    waited = omp_get_wtime() - tw;
+    gr->wait_s += waited;
+    if (gr->shared) MPI_Win_sync(gr->shared->win);
     int failed_rank = -1;
     *stop = 0;
     for (int i = 0; i < N; i++) {
@@ -300,13 +464,24 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
     if (rank_loss != rank_loss_stack) free(rank_loss);
     if (failed_rank >= 0) {
         if (!*failed_here) snprintf(err, errlen, "rank %d failed", failed_rank);
-        gr->reduce_s += omp_get_wtime() - t0;
+        gr->reduce_s += omp_get_wtime() - t0 - waited;
         return -1;
     }
     const float scale = 1.0f / (float)gr->groups;   // a power of two: exact
-    if (N == 1) {
+    if (N == 1 && root_apart) {   // the root add and the scaling in one pass: (left + right) / G
+        const float *right = gr->node[0];
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < gr->n; i++) grads[i] = (grads[i] + right[i]) * scale;
+    } else if (N == 1) {
         #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < gr->n; i++) grads[i] *= scale;
+    } else if (gr->shared) {
+        // Rank i combines slice i of every rank's node and stores it into every rank's gradient;
+        // after the barrier every rank holds the whole gradient.
+        shared_combine(gr->shared, N, gr->slice_off[me], gr->slice_off[me + 1], scale);
+        MPI_Win_sync(gr->shared->win);
+        MPI_Barrier(gr->shared->node);
+        MPI_Win_sync(gr->shared->win);
     } else {
         // Reduce-scatter: rank i receives slice i of every rank's node, sums the N of them in the
         // top of the tree, scales; then every rank gathers every slice.
@@ -328,6 +503,6 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
         MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, grads, scount, sdisp, MPI_FLOAT, MPI_COMM_WORLD);
         if (cnt != cnt_stack) free(cnt);
     }
-    gr->reduce_s += omp_get_wtime() - t0;
+    gr->reduce_s += omp_get_wtime() - t0 - waited;
     return 0;
 }

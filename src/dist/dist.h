@@ -11,9 +11,11 @@
 // gradient is the sum of the G group gradients in one fixed pairwise tree (node [l, r) = node [l, m)
 // + node [m, r), m = (l + r) / 2), times 1 / G (exact: a power of two). With N processes (N | G),
 // rank r owns the groups [r G/N, (r + 1) G/N): a node of that tree, which it sums locally; the top of
-// the tree (the N rank nodes) is summed slice by slice after an all-to-all exchange (reduce-scatter)
-// and the slices are gathered back (allgather). Every addition happens in the same order whatever N,
-// the micro-batch count or the thread count, so the gradient, and so the weights, are bitwise equal.
+// the tree (the N rank nodes) is summed slice by slice, rank i summing slice i: on one machine every
+// rank reads the others' buffers in a shared-memory window and stores its summed slice into every
+// rank's gradient; across machines after an all-to-all exchange (reduce-scatter), the slices then
+// gathered back (allgather). Every addition happens in the same order whatever N, the exchange, the
+// micro-batch count or the thread count, so the gradient, and so the weights, are bitwise equal.
 #ifndef VITMAE_DIST_H
 #define VITMAE_DIST_H
 #include <signal.h>
@@ -66,19 +68,31 @@ int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, s
 // or -1 with a reason in err when the group could not be computed (e.g. an image failed to load).
 typedef int (*GroupFn)(void *ctx, int group, float *grads, float *loss, char *err, size_t errlen);
 
+typedef struct GradShared GradShared;   // the ranks' buffers in shared memory (dist.c)
+
 typedef struct {
     int groups;         // G, for the whole step
     int first, count;   // this rank's groups [first, first + count)
     size_t n;           // floats per gradient
     int depth;          // log2(count)
-    float **node;       // [depth] local tree buffers of n floats
-    float *slices;      // [n] (+ padding) the N received slices of this rank's share (N > 1)
+    float **node;       // [depth] local tree buffers of n floats (node[0] shared when `shared` is set)
+    float *slices;      // [n] (+ padding) the N received slices of this rank's share (messages, N > 1)
     size_t *slice_off;  // [N + 1] slice boundaries (floats)
+    GradShared *shared; // every rank on one machine: the top of the tree is added in shared memory
+    float *grads;       // with `shared`: the n floats the step's gradient must land in (shared memory)
     double reduce_s;    // seconds spent adding groups and exchanging, summed over steps
+    double wait_s;      // seconds waiting at the step's first exchange for the slower ranks (not in reduce_s)
 } GradReduce;
 
 // Buffers for G groups of n-float gradients shared by dist_size() processes (checked before).
+// Under mpirun this is collective: every rank must call it (a rank out of memory makes every rank
+// return -1). With every rank on one machine the ranks' halves of the top of the tree go into one
+// shared-memory window (docs/distributed.md); VITMAE_REDUCE=messages in the environment forces the
+// message exchange used across machines.
 int  grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen);
+// The buffer the step's gradient lands in: gr->grads under shared memory, else `own` (the caller's n
+// floats). Pass it to grad_reduce_step and read the gradient there.
+float *grad_reduce_grads(const GradReduce *gr, float *own);
 // The same for rank r of N (tests build every rank's share in one process).
 int  grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen);
 // This rank's part alone: the sum of its groups in the fixed tree into grads (not scaled), the sum of
@@ -87,7 +101,8 @@ int  grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, doub
 void grad_reduce_free(GradReduce *gr);
 
 // Runs this rank's groups through fn, sums their gradients in the fixed tree, combines the ranks, and
-// leaves in grads (on every rank) the gradient of the mean loss over the whole batch: sum / G.
+// leaves in grads (on every rank; grads = grad_reduce_grads(gr, ...)) the gradient of the mean loss
+// over the whole batch: sum / G.
 // *loss: the mean of the G group losses (the batch loss, as every group has the same number of removed
 // patches). stop_wish (may be NULL): this rank's wish to stop after this step (a signal handler's
 // flag), read once its groups are done; *stop: 1 when any rank wished it.
