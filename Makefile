@@ -182,7 +182,8 @@ gallery-check: vitmae $(TOOLS)
 	@sh tools/install-deps.sh build chromium
 	@sh tools/gallery_check.sh $(GALLERY)
 
-# Speed: vitmae bench (1 and 2 threads) against PyTorch on the bench config, one table. PyTorch
+# Speed: vitmae bench (1 and 2 threads) against PyTorch, a table for each of the bench config (tiny32),
+# the small preset and ViT-B/16 at 224 (tools/bench.sh; BENCH_ROWS picks). PyTorch
 # (python3-torch) and OpenBLAS (Debian's torch calls the system BLAS; the netlib default is ~50x
 # slower, which would make the comparison meaningless) are installed when root, else a note.
 bench: vitmae build/tools/bench_data
