@@ -4,6 +4,8 @@
 # top-1 accuracies (all 10000 test images) and the time each took.
 # Usage: tools/finetune_demo.sh [STEPS]   (the build and `make fmnist` have run already)
 # FT_CKPT=FILE fine-tunes another pretraining checkpoint (its shape decides the scratch model's too).
+# FT_EVAL=N validates every N steps (a curve in metrics.csv; default: at the end only); FT_ARGS adds
+# finetune flags to both runs (e.g. FT_ARGS="--augment flip").
 set -e
 steps=${1:-${FT_STEPS:-600}}
 data=datasets/fashion-mnist
@@ -16,7 +18,7 @@ fi
 rm -rf "$out"
 mkdir -p "$out"
 recipe="--data $data/train --val $data/test --val-max 10000 --batch 64 --blr 1e-3 --steps $steps \
-  --eval-every $steps --seed 0 --log-every 50"
+  --eval-every ${FT_EVAL:-$steps} --seed 0 --log-every 50 ${FT_ARGS:-}"
 shape=$(./vitmae info --json "$ckpt" | python3 -c 'import json, sys; c = json.load(sys.stdin)["config"]
 print("--img %d --patch %d --channels %d --dim %d --depth %d --heads %d --pos %s" % (c["img_size"], c["patch_size"],
       c["in_chans"], c["embed_dim"], c["depth"], c["num_heads"], c["pos_embed"]))')
