@@ -10,6 +10,10 @@ fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch dir
 cd "$dir" || exit 1
+# OpenMPI keeps its session directory (ompi.<host>.<uid>/pid.<mpirun pid>/, with the shared-memory
+# reduction's segment) under TMPDIR, and can leave it behind when a rank is killed (section 7): keep
+# it inside this test's folder, which the EXIT trap removes.
+TMPDIR="$dir/tmp"; mkdir -p "$TMPDIR"; export TMPDIR
 command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
 # As root OpenMPI needs these two.
 OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
