@@ -114,8 +114,8 @@ t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetenso
 long=300; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=120
 lsmall="$small --eval-every 100000 --sample-every 100000 --ckpt-every 100000"
 "$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
-wait_step() {   # wait until run folder $1 has a metrics row for step $2 (at most 30 s)
-  i=0; while [ $i -lt 300 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+wait_step() {   # wait until run folder $1 has a metrics row for step $2 (at most 120 s: a loaded machine)
+  i=0; while [ $i -lt 1200 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 }
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
 ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $long --threads 1 \

@@ -1,6 +1,8 @@
 // gemm: every path this CPU has (avx512, avx2, portable, ref) against the *_ref loops on odd sizes,
 // with and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N
-// window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; the path selection API.
+// window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; the path selection API;
+// the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
+// blocking (many k-blocks and slabs).
 #include <omp.h>
 #include "check.h"
 #include "kernels/cpu.h"
@@ -119,7 +121,7 @@ static void test_path(const char *path, Rng *rng) {
                     ok += compare(&p, C, path); n++;
                     free(C); release(&p);
                 }
-    // Several k-blocks (K > 384), several column slabs (N * kc > slab), model-like shapes, K = 0.
+    // Several k-blocks (K > kc, 384 on Zen 4), several column slabs (N * kc > slab), model-like shapes, K = 0.
     static const int shapes[][3] = {{33, 40, 1000}, {20, 1500, 400}, {65, 48, 128}, {150, 192, 576},
                                     {17, 65, 32}, {5, 9, 0}};
     for (int product = 0; product < 3; product++)
@@ -152,7 +154,7 @@ static void test_threads(const char *path, Rng *rng) {
 // Weights packed once per scope (gemm_weights_begin): gemm_nt_weight / gemm_nn_weight give bitwise what
 // gemm_nt / gemm_nn give, on the call that packs and on the calls that reuse the packed copy, alone and
 // in team mode (kernels/team.h); a weight changed between scopes is packed again. Odd sizes, K past
-// one k-block (KC_MAX 384 in kernels/gemm.c), N past one slab.
+// one k-block (kc 384 on Zen 4: kernels/gemm.h, gemm_blocking), N past one slab.
 static void test_weights(const char *path, Rng *rng) {
     int sizes[][3] = {{1, 1, 1}, {7, 33, 5}, {33, 129, 400}, {130, 1100, 129}};   // M, N, K
     for (int si = 0; si < 4; si++)
@@ -189,6 +191,61 @@ static void test_weights(const char *path, Rng *rng) {
     gemm_weights_release();
 }
 
+// The rules of docs/performance.md, "Blocking from the caches", on the caches of the CPUs we run on,
+// unknown caches and out-of-range ones; the cache-size parser; this CPU's blocking follows its caches.
+static void test_blocking_rules(void) {
+    struct { long l1d, l2; int mr, kc; long slab; int mc; } want[] = {
+        {32 << 10, 1 << 20, 14, 384, 131072, 8},    // Zen 4, AVX-512 (where the rules were tuned)
+        {48 << 10, 1 << 20, 14, 576, 131072, 5},    // Zen 5
+        {48 << 10, 2 << 20, 14, 576, 262144, 10},   // Sapphire Rapids
+        {32 << 10, 1 << 20, 6, 896, 131072, 8},     // AVX2 6x16
+        {0, 0, 14, 384, 131072, 8},                 // unknown: as Zen 4
+        {4 << 10, 64 << 10, 14, 64, 16384, 3},      // tiny caches: the lower bounds
+        {1 << 20, 64L << 20, 4, 1024, 4L << 20, 64}, // huge caches: the upper bounds
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        GemmBlocking b = gemm_blocking_for(want[i].l1d, want[i].l2, want[i].mr);
+        CHECK(b.kc == want[i].kc && b.slab_floats == want[i].slab && b.mc_panels == want[i].mc,
+              "blocking for L1d %ld L2 %ld MR %d: kc %d slab %ld mc %d, want %d %ld %d", want[i].l1d, want[i].l2,
+              want[i].mr, b.kc, b.slab_floats, b.mc_panels, want[i].kc, want[i].slab, want[i].mc);
+    }
+    CHECK(cpu_parse_cache_size("32K\n") == 32768 && cpu_parse_cache_size("1024K") == 1 << 20 &&
+          cpu_parse_cache_size("32M") == 32L << 20 && cpu_parse_cache_size("512") == 512,
+          "cache sizes parsed");
+    CHECK(!cpu_parse_cache_size("") && !cpu_parse_cache_size("K") && !cpu_parse_cache_size("32X") &&
+          !cpu_parse_cache_size("-4K"), "bad cache sizes refused");
+    CpuCaches c = cpu_caches();
+    CHECK(c.l1d == 0 || (c.l1d >= 4096 && c.l1d <= (1 << 20)), "L1d %ld plausible", c.l1d);
+    CHECK(c.l2 == 0 || c.l2 >= c.l1d, "L2 %ld >= L1d %ld", c.l2, c.l1d);
+    printf("caches: L1d %ld, L2 %ld, L3 %ld bytes\n", c.l1d, c.l2, c.l3);
+    if (gemm_force_kernel("avx512") == 0 || gemm_force_kernel("avx2") == 0 || gemm_force_kernel("portable") == 0) {
+        GemmBlocking b = gemm_blocking(), r = gemm_blocking_for(c.l1d, c.l2, gemm_path() == GEMM_PATH_AVX512 ? 14
+                                                                            : gemm_path() == GEMM_PATH_AVX2 ? 6 : 4);
+        if (getenv("VITMAE_GEMM_KC")) r.kc = b.kc;   // the tuning override, when someone set it
+        CHECK(b.kc == r.kc && b.slab_floats == r.slab_floats && b.mc_panels == r.mc_panels,
+              "%s uses kc %d slab %ld mc %d, its caches say %d %ld %d", gemm_kernel_name(), b.kc, b.slab_floats,
+              b.mc_panels, r.kc, r.slab_floats, r.mc_panels);
+    }
+    CHECK(gemm_force_blocking(8, 0) == -1 && gemm_force_blocking(0, 100) == -1 && gemm_force_blocking(5000, 0) == -1,
+          "out-of-range blocking refused");
+}
+
+// A forced kc reaches the products: K = 1000 summed in blocks of 40 differs (in rounding) from blocks of
+// the CPU's kc, for every product.
+static void test_blocking_applied(Rng *rng) {
+    for (int product = 0; product < 3; product++) {
+        Problem p = make(product, 30, 40, 1000, 0, 0, 0, rng);
+        CHECK(gemm_force_blocking(0, 0) == 0, "caches' blocking");
+        float *C1 = compute(&p, 2);
+        CHECK(gemm_force_blocking(40, 0) == 0, "kc 40");
+        float *C2 = compute(&p, 2);
+        CHECK(memcmp(C1, C2, (size_t)p.c_len * sizeof(float)) != 0, "%s: kc 40 gives the same bits as kc %d",
+              product_name[product], gemm_blocking_for(cpu_caches().l1d, cpu_caches().l2, 14).kc);
+        free(C1); free(C2); release(&p);
+    }
+    gemm_force_blocking(0, 0);
+}
+
 int main(void) {
     Rng rng;
     rng_seed(&rng, 7);
@@ -207,6 +264,19 @@ int main(void) {
         test_threads(paths[i], &rng);
         test_weights(paths[i], &rng);
         printf("path %s: checked\n", paths[i]);
+    }
+    gemm_force_kernel(NULL);
+    test_blocking_rules();
+    gemm_force_kernel(NULL);
+    if (gemm_path() != GEMM_PATH_REF) {
+        // Everything again with k-blocks of 40 and 4 KB slabs of B: many blocks, slabs and edges.
+        test_blocking_applied(&rng);
+        CHECK(gemm_force_blocking(40, 1024) == 0, "small blocking");
+        test_path("small blocking", &rng);
+        test_threads("small blocking", &rng);
+        test_weights("small blocking", &rng);
+        gemm_force_blocking(0, 0);
+        printf("small blocking (kc 40, slab 1024 floats): checked\n");
     }
     gemm_force_kernel(NULL);
     return check_done();

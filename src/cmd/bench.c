@@ -254,16 +254,19 @@ int cmd_bench(int argc, char **argv) {
     double vals[] = {ph.data, ph.patch_embed, ph.encoder, ph.decoder, ph.loss, ph.backward, ph.reduce, ph.sync_wait,
                      ph.optimizer};
     const int nphases = (int)(sizeof vals / sizeof vals[0]);
+    CpuCaches caches = cpu_caches();
+    GemmBlocking blk = gemm_blocking();
     if (json) {
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
                "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"processes\": %d, \"groups\": %d, \"accum\": %d, "
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
-               "\"peak_fraction\": %.4f, \"phases_s\": {",
+               "\"peak_fraction\": %.4f, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
+               "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
                preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, accum, exchange, steps, warmup,
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
-               gflops / peak);
+               gflops / peak, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, ");
         if (profile) print_profile(&pt, steps, ph.total, peak, 1);
@@ -276,6 +279,8 @@ int cmd_bench(int argc, char **argv) {
         printf("  %d process%s, %d gradient groups of %d images, %d per process%s%s\n", nranks,
                nranks == 1 ? "" : "es", groups, per, groups / nranks, nranks > 1 ? ", combined through " : "",
                nranks > 1 ? exchange : "");
+        printf("  caches L1d %ld KB, L2 %ld KB, L3 %ld KB -> blocking kc %d, B slab %ld KB, A block %d panels\n",
+               caches.l1d >> 10, caches.l2 >> 10, caches.l3 >> 10, blk.kc, blk.slab_floats * 4 >> 10, blk.mc_panels);
         printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);
         printf("  img/s          %.1f  (best step %.1f)\n", img_s, img_s_best);
         printf("  step           %.1f ms\n", 1e3 * ph.total / steps);

@@ -1,7 +1,11 @@
 // CPU feature detection, the FMA peak measurement, and the choice of GEMM path.
 #include "kernels/cpu.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <omp.h>
+#include <pthread.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -153,4 +157,68 @@ double cpu_fma_peak_gflops(int threads) {
 long cpu_physical_memory_bytes(void) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? pages * page : 0;
+}
+
+// ---- caches -----------------------------------------------------------------------------------------
+
+long cpu_parse_cache_size(const char *text) {
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || v <= 0) return 0;
+    long unit = 1;
+    if (*end == 'K' || *end == 'k') unit = 1024, end++;
+    else if (*end == 'M' || *end == 'm') unit = 1024L * 1024, end++;
+    else if (*end == 'G' || *end == 'g') unit = 1024L * 1024 * 1024, end++;
+    while (*end == '\n' || *end == ' ') end++;
+    return *end ? 0 : v * unit;
+}
+
+// One line of a /sys file into buf; 0, or -1 when it cannot be read.
+static int read_line(const char *path, char *buf, int len) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int ok = fgets(buf, len, f) != NULL;
+    fclose(f);
+    return ok ? 0 : -1;
+}
+
+// The size of cpu0's cache of `level` holding data (type Data or Unified) from /sys; 0 when absent.
+static long sys_cache_size(int level) {
+    for (int i = 0; i < 16; i++) {
+        char path[96], buf[64];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (read_line(path, buf, sizeof buf)) break;
+        if (atoi(buf) != level) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        if (read_line(path, buf, sizeof buf) || !strncmp(buf, "Instruction", 11)) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (!read_line(path, buf, sizeof buf)) return cpu_parse_cache_size(buf);
+    }
+    return 0;
+}
+
+static long sysconf_size(int name) {
+    long v = sysconf(name);
+    return v > 0 ? v : 0;
+}
+
+static CpuCaches caches_read;
+
+static void caches_init(void) {
+    CpuCaches c = {0, 0, 0};
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+    c.l1d = sysconf_size(_SC_LEVEL1_DCACHE_SIZE);
+    c.l2 = sysconf_size(_SC_LEVEL2_CACHE_SIZE);
+    c.l3 = sysconf_size(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    if (!c.l1d) c.l1d = sys_cache_size(1);
+    if (!c.l2) c.l2 = sys_cache_size(2);
+    if (!c.l3) c.l3 = sys_cache_size(3);
+    caches_read = c;
+}
+
+CpuCaches cpu_caches(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, caches_init);
+    return caches_read;
 }

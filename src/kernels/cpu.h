@@ -12,6 +12,15 @@ int cpu_has_avx2_fma(void); // AVX2 + FMA
 // ~15 ms. Call from a serial region.
 double cpu_fma_peak_gflops(int threads);
 
+// The data caches one core sees, in bytes (0 when unknown): L1 data, L2 (per core on the CPUs we run
+// on) and L3 (the whole slice this core shares). From glibc's sysconf, which reads cpuid on x86, else
+// from Linux's /sys/devices/system/cpu/cpu0/cache. Read once; the GEMM's blocking comes from these
+// (kernels/gemm.h: gemm_blocking).
+typedef struct { long l1d, l2, l3; } CpuCaches;
+CpuCaches cpu_caches(void);
+// Parses a /sys cache size ("32K", "1024K", "32M", "512"): bytes, or 0 when it is not one.
+long cpu_parse_cache_size(const char *text);
+
 // Physical memory in bytes (0 when unknown): commands refuse, before allocating, what cannot fit.
 long cpu_physical_memory_bytes(void);
 

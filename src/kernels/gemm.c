@@ -2,13 +2,14 @@
 //
 // The fast path is a packed, cache-blocked GEMM (the Goto/BLIS scheme). Every product is written as
 // C[M,N] (+)= opA(A)[M,K] . opB(B)[K,N] with opA/opB reading A/B either as stored or transposed.
-//   k is cut into blocks of kc <= KC_MAX whose sizes depend on K alone (balanced: ceil(K / nblocks));
+//   k is cut into blocks of kc <= kc_max whose sizes depend on K and kc_max alone (balanced:
+//   ceil(K / nblocks)); kc_max and the slab size come from this CPU's caches (gemm_blocking_for);
 //   for each block a kc x nc slab of opB is packed into NR-wide panels (sized to stay in L2), then for
 //   each MR-row panel of opA (packed, kc x MR, stays in L1) the micro-kernel runs over every NR-wide
 //   panel of the slab, adding its kc-term sum into C.
 // So each C element is: C = (((C0 or 0) + s_0) + s_1) + ... + (s_last + bias), where s_b is one FMA
-// chain over block b in ascending k. That order depends on K only, never on tile positions or on the
-// number of threads. Threads split C into row (or column) ranges and each owns its outputs, so results
+// chain over block b in ascending k. That order depends on K and the CPU's L1 size only, never on tile
+// positions or on the number of threads. Threads split C into row (or column) ranges and each owns its outputs, so results
 // are bitwise identical for any thread count. The *_ref loops sum all of k in one chain, so the two
 // differ by float rounding only.
 #include "kernels/gemm.h"
@@ -137,15 +138,73 @@ static void gemm_kernel_portable(int kc, const float *restrict a, const float *r
 
 // ---- packed driver ------------------------------------------------------------------------------------
 
-#define KC_MAX 384                  // k-block: the MR x kc A panel (21 KB at MR 14) stays in L1
-#define B_SLAB_FLOATS (128 * 1024)  // kc x nc slab of packed B: 512 KB, half of a Zen 4 L2
-#define MC_PANELS 8                 // A is packed MC_PANELS * MR rows at a time
 #define MIN_FMAS_PER_THREAD (1L << 19)
 
-// rows may be NULL; pack32 (NULL: the plain loop) packs strided 32-wide panels.
+// ---- blocking from the caches ---------------------------------------------------------------------------
+
+// The caches assumed when the CPU does not say: Zen 4's, where the rules below were tuned.
+#define DEFAULT_L1D (32L * 1024)
+#define DEFAULT_L2 (1024L * 1024)
+
+static long clampl(long v, long lo, long hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+GemmBlocking gemm_blocking_for(long l1d, long l2, int mr) {
+    if (l1d <= 0) l1d = DEFAULT_L1D;
+    if (l2 <= 0) l2 = DEFAULT_L2;
+    if (mr < 1) mr = 1;
+    GemmBlocking b;
+    // The MR x kc panel of A that the micro-kernel rereads for every NR-wide panel of B: two thirds of L1
+    // (the rest holds the B panel streaming past and the C tile).
+    b.kc = (int)clampl(l1d * 2 / 3 / (4L * mr) / 32 * 32, 64, 1024);
+    // The kc x nc slab of packed B that all A panels of a block run over: half of L2.
+    b.slab_floats = clampl(l2 / 2 / 4, 16L * 1024, 4L * 1024 * 1024);
+    // The MC x kc block of packed A (tn): a sixth of L2, beside the slab.
+    b.mc_panels = (int)clampl(l2 / 6 / (4L * mr * b.kc), 1, 64);
+    return b;
+}
+
+// gemm_force_blocking's values (0: none), and VITMAE_GEMM_KC, read once (-1: not yet).
+static int forced_kc;
+static long forced_slab;
+static int env_kc = -1;
+
+static int env_kc_value(void) {
+    int v = __atomic_load_n(&env_kc, __ATOMIC_RELAXED);
+    if (v >= 0) return v;
+    const char *e = getenv("VITMAE_GEMM_KC");
+    char *end = NULL;
+    long k = e && *e ? strtol(e, &end, 10) : 0;
+    v = end && !*end && k >= 16 && k <= 4096 ? (int)k : 0;   // anything else: from the caches
+    __atomic_store_n(&env_kc, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+static GemmBlocking blocking_for_mr(int mr) {
+    CpuCaches c = cpu_caches();
+    GemmBlocking b = gemm_blocking_for(c.l1d, c.l2, mr);
+    int kc = __atomic_load_n(&forced_kc, __ATOMIC_RELAXED);
+    long slab = __atomic_load_n(&forced_slab, __ATOMIC_RELAXED);
+    if (!kc) kc = env_kc_value();
+    if (kc) b.kc = kc;
+    if (slab) b.slab_floats = slab;
+    return b;
+}
+
+int gemm_force_blocking(int kc, long slab_floats) {
+    if (kc < 0 || (kc > 0 && kc < 16) || kc > 4096 || slab_floats < 0 || (slab_floats > 0 && slab_floats < 1024))
+        return -1;
+    gemm_weights_release();   // packed copies follow the k-blocking
+    __atomic_store_n(&forced_kc, kc, __ATOMIC_RELAXED);
+    __atomic_store_n(&forced_slab, slab_floats, __ATOMIC_RELAXED);
+    return 0;
+}
+
+// rows may be NULL; pack32 (NULL: the plain loop) packs strided 32-wide panels. blk: the blocking for
+// this kernel's MR on this CPU.
 typedef struct {
     int mr, nr; GemmKernel fn; GemmKernelRows rows;
     void (*pack32)(const float *src, long ld, int k0, int kc, int x0, int width, float *dst);
+    GemmBlocking blk;
 } Kernel;
 
 // The operands as the driver sees them: element (i, k) of opA and (k, j) of opB.
@@ -228,9 +287,9 @@ static void pack_b(const Kernel *ker, const Operands *op, int k0, int kc, int j0
     else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
 }
 
-// The k-blocking: nblocks blocks of kc_base (the last one shorter), a function of K alone.
-static int k_block(int K) {
-    int nblocks = (K + KC_MAX - 1) / KC_MAX;
+// The k-blocking: nblocks blocks of kc_base (the last one shorter), a function of K and kc_max alone.
+static int k_block(int K, int kc_max) {
+    int nblocks = (K + kc_max - 1) / kc_max;
     return (K + nblocks - 1) / nblocks;
 }
 
@@ -242,9 +301,9 @@ static void *alloc_floats(long n) {
 // C rows [m0, m1) x columns [n0, n1) on the calling thread. Returns 0, or -1 when out of memory.
 static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int n0, int n1, int K,
                       float *C, long ldc, const float *bias, int accumulate) {
-    const int MR = ker->mr, NR = ker->nr, MC = MC_PANELS * ker->mr;
-    int kc_base = k_block(K);
-    int nc_max = B_SLAB_FLOATS / kc_base / NR * NR;
+    const int MR = ker->mr, NR = ker->nr, MC = ker->blk.mc_panels * ker->mr;
+    int kc_base = k_block(K, ker->blk.kc);
+    int nc_max = (int)(ker->blk.slab_floats / kc_base / NR * NR);
     if (nc_max < NR) nc_max = NR;
     int n_len = n1 - n0, nc_cap = (n_len + NR - 1) / NR * NR;
     if (nc_cap > nc_max) nc_cap = nc_max;
@@ -325,26 +384,33 @@ static int pick_kernel(Kernel *ker) {
     switch (gemm_path()) {
     case GEMM_PATH_AVX512:
         *ker = (Kernel){GEMM_AVX512_MR, GEMM_AVX512_NR, gemm_kernel_avx512, gemm_kernel_avx512_rows,
-                         gemm_pack_strided32_avx512};
-        return 1;
+                         gemm_pack_strided32_avx512, {0, 0, 0}};
+        break;
     case GEMM_PATH_AVX2:
-        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows, NULL};
-        return 1;
+        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows, NULL, {0, 0, 0}};
+        break;
     case GEMM_PATH_PORTABLE:
-        *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL, NULL};
-        return 1;
+        *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL, NULL, {0, 0, 0}};
+        break;
     default: return 0;
     }
+    ker->blk = blocking_for_mr(ker->mr);
+    return 1;
+}
+
+GemmBlocking gemm_blocking(void) {
+    Kernel ker;
+    return pick_kernel(&ker) ? ker.blk : (GemmBlocking){0, 0, 0};
 }
 
 // ---- weights packed once per scope (gemm_weights_begin) -----------------------------------------------
 
-// All of opB packed: k-block b (kc_base = k_block(K) wide, the last one shorter) at buf + b * block,
+// All of opB packed: k-block b (kc_base = k_block(K, kc) wide, the last one shorter) at buf + b * block,
 // its NR-column panel p at + p * kc * NR, as gemm_block would pack it piece by piece. Thread t of nth
 // packs its share of the (block, panel) pieces.
 static void pack_b_whole(const Kernel *ker, const Operands *op, int K, int N, float *buf, long block, int t,
                          int nth) {
-    int NR = ker->nr, kc_base = k_block(K);
+    int NR = ker->nr, kc_base = k_block(K, ker->blk.kc);
     long nblocks = (K + kc_base - 1) / kc_base, panels = (N + NR - 1) / NR, pieces = nblocks * panels;
     for (long i = pieces * t / nth; i < pieces * (t + 1) / nth; i++) {
         int b = (int)(i / panels), p = (int)(i % panels), pc = b * kc_base, j0 = p * NR;
@@ -353,7 +419,8 @@ static void pack_b_whole(const Kernel *ker, const Operands *op, int K, int N, fl
     }
 }
 
-// One weight's packed copy; generation: the scope it was last packed in.
+// One weight's packed copy; generation: the scope it was last packed in. Its layout follows the
+// k-blocking, which changes only through gemm_force_blocking (it releases the copies).
 typedef struct {
     const float *b; long ldb; int trans_b, K, N, nr;
     long generation, block;
@@ -389,7 +456,7 @@ static PackedB weight_lookup(const Kernel *ker, const Operands *op, int K, int N
             e = c;
     }
     if (!e) {
-        int kc_base = k_block(K);
+        int kc_base = k_block(K, ker->blk.kc);
         long nblocks = (K + kc_base - 1) / kc_base, panels = (N + ker->nr - 1) / ker->nr;
         long block = panels * kc_base * ker->nr, bytes = nblocks * block * (long)sizeof(float);
         if (cache_bytes + bytes > WEIGHT_CACHE_MAX_BYTES) return r;

@@ -22,6 +22,21 @@ const char *gemm_kernel_name(void);        // its name: "avx512", "avx2", "porta
 // concurrent gemm_* calls; call it from a serial region.
 int gemm_force_kernel(const char *name);
 
+// Cache blocking. k is cut into blocks of at most kc (the sum order of every output follows these
+// blocks, so results depend on kc: fixed per CPU, never on the thread count); packed B is handled in
+// slabs of slab_floats; packed A (gemm_tn) in blocks of mc_panels micro-panels. From this CPU's caches
+// (kernels/cpu.h: cpu_caches) and the micro-kernel's MR, by rules stated in docs/performance.md
+// ("Blocking from the caches"): for L1d 32 KiB, L2 1 MiB and MR 14 (Zen 4, AVX-512) kc 384, a 512 KiB
+// slab and 8 panels. Unknown caches count as those. The environment variable VITMAE_GEMM_KC (16 to
+// 4096, read at the first GEMM) overrides kc, for tuning.
+typedef struct { int kc; long slab_floats; int mc_panels; } GemmBlocking;
+GemmBlocking gemm_blocking_for(long l1d_bytes, long l2_bytes, int mr);   // the rules
+GemmBlocking gemm_blocking(void);   // what the current path uses on this CPU ({0} on the ref path)
+// Tests and tuning: kc (16..4096) and slab_floats (>= 1024) instead of the caches' values, 0 for the
+// caches' value. Releases the packed weights (their layout follows kc). Returns 0, or -1 when out of
+// range (nothing changes then). Call from a serial region.
+int gemm_force_blocking(int kc, long slab_floats);
+
 void gemm_nt(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, const float *bias, int accumulate);
 void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
