@@ -43,6 +43,18 @@ t "it learns (top-1 on the training folder $top1 > $min_top1)" 'awk -v a="$top1"
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --ckpt-every 6 --threads 2 --out "$dir/t2" > /dev/null 2>&1
 t "1 and 2 threads: bitwise equal weights" 'same_weights "$dir/t1/checkpoint.safetensors" "$dir/t2/checkpoint.safetensors"'
 t "1 and 2 threads: same losses" '[ "$(cut -d, -f1-6 "$dir/t1/metrics.csv")" = "$(cut -d, -f1-6 "$dir/t2/metrics.csv")" ]'
+# Batches made ahead in the background (any depth, any loader threads, the store of working images
+# or none, no memory cache): bitwise the same run.
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --ckpt-every 6 --prefetch 5 --loader-threads 3 --store "$dir/store" \
+  --out "$dir/t4" > "$dir/log4" 2>&1; rc=$?
+t "--prefetch 5 --loader-threads 3 --store DIR: exit 0" '[ $rc -eq 0 ]'
+t "--prefetch 5 --loader-threads 3 --store DIR: bitwise equal weights" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/t4/checkpoint.safetensors"'
+t "--store DIR holds working images" '[ -n "$(find "$dir/store" -type f | head -n 1)" ]'
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --prefetch 1 --store none --cache-mb 0 --out "$dir/t5" > /dev/null 2>&1
+t "--prefetch 1 --store none --cache-mb 0: bitwise equal weights" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/t5/checkpoint.safetensors"'
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --store "$dir/t2/checkpoint.safetensors" --out "$dir/t6" > /dev/null 2> "$dir/t6.err"; rc=$?
+t "--store on a file: exit 1, one line" '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae: finetune --store" "$dir/t6.err")" -eq 1 ]'
+t "--store on a file: no run folder" '[ ! -e "$dir/t6" ]'
 "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/resumed" > "$dir/log" 2>&1; rc=$?
 t "resume exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"

@@ -31,6 +31,7 @@
 #include "core/classifier.h"
 #include "core/optim.h"
 #include "data/dataset.h"
+#include "data/loader.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
@@ -42,8 +43,8 @@
 #define FT_BETA2 0.999f
 
 typedef struct {
-    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm;
-    int from_scratch, img, patch, dim, depth, heads;
+    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *store;
+    int from_scratch, img, patch, dim, depth, heads, prefetch, loader_threads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
     long steps, warmup, seed, eval_every, ckpt_every, log_every, cache_mb, max_pixels;
     int batch, threads, keep, val_max;
@@ -237,6 +238,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->img = 32; a->patch = 4; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
     a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = 0.05f; a->steps = 1000; a->batch = 64; a->warmup = -1;
     a->log_every = 10; a->keep = 2; a->cache_mb = 2048; a->val_max = 1000;
+    a->store = "auto"; a->prefetch = 2; a->loader_threads = 1;
     Flag f[] = {
         {"--ckpt", FLAG_STR, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint: its encoder starts the classifier", "FILE", 0},
         {"--from-scratch", FLAG_BOOL, &a->from_scratch, 0, 0, NULL, "random init with the model flags below (the baseline)", NULL, 0},
@@ -275,6 +277,9 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--keep", FLAG_INT, &a->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default 2)", "N", 0},
         {"--log-every", FLAG_LONG, &a->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default 10)", "N", 0},
         {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep decoded images in memory up to this size (default 2048)", "MB", 0},
+        {"--store", FLAG_STR, &a->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
+        {"--prefetch", FLAG_INT, &a->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
+        {"--loader-threads", FLAG_INT, &a->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
         {"--max-pixels", FLAG_LONG, &a->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
     };
     int nflags = (int)(sizeof f / sizeof f[0]);
@@ -456,6 +461,10 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
+    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->store, a->cache_mb, err, sizeof err)) {
+        cli_error("finetune --store", "%s", err);
+        return 1;
+    }
 
     if (!resuming) {
         r->batch = a->batch;
@@ -575,6 +584,26 @@ static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, char *err
     return 0;
 }
 
+// The images of step `step` and their labels into t->batch_items / t->labels: positions step * B ..
+// of the epochs' orders (as train).
+static void step_items(FineTune *t, long step) {
+    int B = t->rs.batch;
+    for (int k = 0; k < B; k++) {
+        long pos = step * B + k;
+        const int *perm = run_epoch_order(&t->order, t->rs.seed, pos / t->ntrain, t->ntrain);
+        t->batch_items[k] = t->train_idx[perm[pos % t->ntrain]];
+        t->labels[k] = t->ds.items[t->batch_items[k]].cls;
+    }
+}
+
+// Queues the steps up to step + depth - 1 (at most the last one) on the loader.
+static void queue_ahead(FineTune *t, Loader *ld, long *queued, long step, int depth) {
+    for (; *queued < t->rs.total_steps && *queued < step + depth; (*queued)++) {
+        step_items(t, *queued);
+        loader_push(ld, (uint64_t)*queued, t->batch_items, t->rs.batch, 0, t->rs.batch);
+    }
+}
+
 int cmd_finetune(int argc, char **argv) {
     FineTune *t = calloc(1, sizeof *t);
     if (!t) { cli_error("finetune", "out of memory"); return 1; }
@@ -596,6 +625,17 @@ int cmd_finetune(int argc, char **argv) {
     FtState *r = &t->rs;
     Augment aug = AUGMENT_CROP;
     augment_parse(r->augment, &aug);
+    // Batches are made ahead in the background (data/loader.h); each is a function of (items, seed,
+    // step) alone, so the depth and the loader threads change when the work is done, not the result.
+    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, r->batch, t->a.prefetch, t->a.loader_threads};
+    Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
+    if (!ld) {
+        cli_error("finetune", "%s", err);
+        finetune_free(t);
+        free(t);
+        return 1;
+    }
+    long queued = r->step;
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
     double session_start = now_seconds(), interval_busy = 0, interval_loss = 0;
@@ -604,14 +644,9 @@ int cmd_finetune(int argc, char **argv) {
     while (r->step < r->total_steps && !stop_requested) {
         double t0 = now_seconds();
         long step = r->step;
-        for (int k = 0; k < B; k++) {
-            long pos = step * B + k;
-            const int *perm = run_epoch_order(&t->order, t->rs.seed, pos / t->ntrain, t->ntrain);
-            t->batch_items[k] = t->train_idx[perm[pos % t->ntrain]];
-            t->labels[k] = t->ds.items[t->batch_items[k]].cls;
-        }
-        if (dataset_load_batch(&t->ds, t->batch_items, B, t->S, t->C, aug, (uint64_t)r->seed, (uint64_t)step,
-                               t->images, err, sizeof err)) {
+        queue_ahead(t, ld, &queued, step, t->a.prefetch);
+        step_items(t, step);
+        if (loader_pop(ld, (uint64_t)step, t->images, NULL, err, sizeof err)) {
             progress_end(&prog, stdout);
             fprintf(stderr, "vitmae: %s\n", err);
             rc = 1;
@@ -670,6 +705,7 @@ int cmd_finetune(int argc, char **argv) {
         }
     }
     progress_end(&prog, stdout);
+    loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
         if (save_checkpoint(t, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); rc = 1; }

@@ -127,3 +127,21 @@ int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int 
     return dataset_pixel_stats(ds, idx, n, 10000, 0, c->img_size, c->in_chans, c->pixel_mean, c->pixel_std, err, errlen)
            ? -1 : 0;
 }
+
+int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen) {
+    if (!strcmp(store, "none")) return 0;
+    char dir[4096];
+    if (!strcmp(store, "auto")) {
+        size_t need = dataset_working_bytes(ds, idx, n);
+        if (need <= (size_t)cache_mb * 1024 * 1024) return 0;
+        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
+        else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
+        else return 0;
+        printf("working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s\n",
+               need / 1048576.0, cache_mb, dir);
+    } else {
+        snprintf(dir, sizeof dir, "%s", store);
+    }
+    return dataset_set_store(ds, dir, err, errlen);
+}

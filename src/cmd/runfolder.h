@@ -28,4 +28,10 @@ void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn
 // evaluation views of the items idx[0..n)). 0 ok, -1 with a reason.
 int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const int *idx, int n, char *err,
                     size_t errlen);
+
+// --store auto|none|DIR (docs/data.md, "The store of working images"): none keeps working images in
+// the memory cache only; DIR keeps them in that folder; auto uses $XDG_CACHE_HOME/vitmae/work (or
+// ~/.cache/vitmae/work) when the working images of the items idx[0..n) need more than cache_mb, and
+// prints that it does. 0 ok, -1 with err (the store folder cannot be used).
+int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen);
 #endif

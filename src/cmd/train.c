@@ -346,24 +346,9 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, ch
     return 0;
 }
 
-// --store: the on-disk store of working images (docs/data.md). auto: on when the training images'
-// working images do not fit --cache-mb.
+// --store: the on-disk store of working images of the training images (cmd/runfolder.h).
 static int use_store(Train *t, const Args *a, char *err, size_t errlen) {
-    if (!strcmp(a->store, "none")) return 0;
-    char dir[4096];
-    if (!strcmp(a->store, "auto")) {
-        size_t need = dataset_working_bytes(&t->ds, t->train_idx, t->ntrain);
-        if (need <= (size_t)a->cache_mb * 1024 * 1024) return 0;
-        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-        if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
-        else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
-        else return 0;
-        printf("working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s\n",
-               need / 1048576.0, a->cache_mb, dir);
-    } else {
-        snprintf(dir, sizeof dir, "%s", a->store);
-    }
-    return dataset_set_store(&t->ds, dir, err, errlen);
+    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->store, a->cache_mb, err, errlen);
 }
 
 // Allocates every buffer the steps use, once.
