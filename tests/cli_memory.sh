@@ -1,6 +1,7 @@
 #!/bin/sh
 # Requests that cannot fit in memory are refused before anything is allocated, naming the bytes they
-# would need: train and bench (huge image and batch: usage error, exit 2), and reconstruct / eval /
+# would need: train and bench (huge image and batch: usage error, exit 2), finetune (the batches its
+# loader holds ahead), and reconstruct / eval /
 # attention on a small
 # checkpoint whose image size makes the activations huge (L = 65,536 patches: exit 1, the model itself
 # cannot fit at batch 1). Refusals are immediate and write nothing.
@@ -36,5 +37,15 @@ t "attention: nothing written" '[ ! -e "$dir/a" ]'
 "$VITMAE" bench --img 2048 --patch 8 --batch 4096 > /dev/null 2> "$dir/err"; rc=$?
 t "bench: huge image and batch: exit 2 ($rc)" '[ $rc -eq 2 ]'
 t "bench: names the bytes ($(cat "$dir/err"))" 'bytes_line bench'
+# finetune counts the batches its loader holds ahead (--prefetch): one batch of 1024x1024 images is a
+# sixteenth of this machine's memory, so 1 + 64 of them cannot fit.
+"$VITMAE_TOOLS/synth" "$dir/cls" --count 6 --size 16 --classes 2 --seed 1 >/dev/null || { echo "synth failed"; exit 1; }
+mem=$(awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo)
+fb=$(awk -v m="$mem" 'BEGIN { b = int(m / 16 / (1024 * 1024 * 3 * 4)); print b < 1 ? 1 : b }')
+"$VITMAE" finetune --from-scratch --data "$dir/cls" --img 1024 --patch 64 --dim 32 --depth 1 --heads 1 --batch "$fb" \
+  --prefetch 64 --steps 1 --out "$dir/f" > /dev/null 2> "$dir/err"; rc=$?
+t "finetune: --prefetch 64 batches of $fb cannot fit: exit 2 ($rc)" '[ $rc -eq 2 ]'
+t "finetune: names the bytes ($(cat "$dir/err"))" 'bytes_line finetune'
+t "finetune: nothing written" '[ ! -e "$dir/f" ]'
 [ $fail -eq 0 ] && echo "cli memory ok"
 exit $fail

@@ -487,7 +487,9 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         if (cli_flag(flags, nflags, "--keep")->seen) r->keep = a->keep;
     }
 
-    size_t need = clf_bytes_needed(&t->cfg, r->batch) + (size_t)r->batch * t->S * t->S * t->C * sizeof(float);
+    // The model, the step's batch and the --prefetch batches the loader holds ahead of it.
+    size_t need = clf_bytes_needed(&t->cfg, r->batch) +
+                  (size_t)(1 + a->prefetch) * r->batch * t->S * t->S * t->C * sizeof(float);
     long have = cpu_physical_memory_bytes();
     if (have > 0 && (double)need > 0.9 * (double)have) {
         cli_error("finetune", "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",

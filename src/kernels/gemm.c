@@ -9,9 +9,9 @@
 //   panel of the slab, adding its kc-term sum into C.
 // So each C element is: C = (((C0 or 0) + s_0) + s_1) + ... + (s_last + bias), where s_b is one FMA
 // chain over block b in ascending k. That order depends on K and the CPU's L1 size only, never on tile
-// positions or on the number of threads. Threads split C into row (or column) ranges and each owns its outputs, so results
-// are bitwise identical for any thread count. The *_ref loops sum all of k in one chain, so the two
-// differ by float rounding only.
+// positions or on the number of threads. Threads split C into row (or column) ranges and each owns its
+// outputs, so results are bitwise identical for any thread count. The *_ref loops sum all of k in one
+// chain, so the two differ by float rounding only.
 #include "kernels/gemm.h"
 #include <omp.h>
 #include <stdlib.h>
