@@ -128,6 +128,7 @@ static size_t carve_all(Classifier *c, float *base) {
     s->d_fc1 = carve(&cv, N * Hd);
     s->d_gelu = carve(&cv, N * Hd);
     s->d_small = carve(&cv, N * D);
+    s->d_part = carve(&cv, (size_t)gelu_colsum_scratch((int)N, (int)Hd));
     c->enc.att_scratch = s->d_small;
     return cv.used;
 }

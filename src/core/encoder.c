@@ -117,7 +117,7 @@ void block_backward(const Stack *s, int l, const float *P, float *G, const Block
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
     const float *dout = branch_grad(s, l, 1, sc, dx, B, T);
     linear_backward_set(sc->d_gelu, G + w->fc2w, G + w->fc2b, dout, a->gelu, P + w->fc2w, N, H, C);
-    gelu_backward_set_colsum(sc->d_fc1, G + w->fc1b, a->fc1, sc->d_gelu, N, H);
+    gelu_backward_set_colsum(sc->d_fc1, G + w->fc1b, sc->d_part, a->fc1, sc->d_gelu, N, H);
     linear_backward_set(sc->d_ln, G + w->fc1w, NULL, sc->d_fc1, a->ln2, P + w->fc1w, N, C, H);
     layernorm_backward(dx, G + w->ln2w, G + w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C);
     // Attention branch: mid = x + proj(attn(ln1(x))).

@@ -32,8 +32,9 @@ typedef struct {
 } BlockActs;
 
 // Backward scratch shared by every block of a model (sizes for the widest stack, N = B * T rows):
-// d_ln [N, W], d_qkv [N, 3W], d_att [B, NH, T, T], d_atty [N, W], d_fc1 and d_gelu [N, Hd], d_small [N, W].
-typedef struct { float *d_ln, *d_qkv, *d_att, *d_atty, *d_fc1, *d_gelu, *d_small; } BlockScratch;
+// d_ln [N, W], d_qkv [N, 3W], d_att [B, NH, T, T], d_atty [N, W], d_fc1 and d_gelu [N, Hd], d_small [N, W],
+// d_part [gelu_colsum_scratch(N, Hd)] (kernels/gelu.h).
+typedef struct { float *d_ln, *d_qkv, *d_att, *d_atty, *d_fc1, *d_gelu, *d_small, *d_part; } BlockScratch;
 
 // One transformer stack (encoder or decoder).
 typedef struct {

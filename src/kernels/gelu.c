@@ -64,24 +64,38 @@ void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N)
     for (long i = 0; i < N; i++) dinp[i] = dout[i] * gelu_grad(inp[i]);
 }
 
-// dinp [N, C] = dout * gelu'(inp) and dbias [C] += its column sums, in one pass over the rows: threads
-// own column blocks; each column is summed over rows in ascending order from 0, then added to dbias,
-// exactly as column_sum_accumulate (bitwise the same), without reading dinp back.
-static void gelu_backward_set_colsum_body(float *dinp, float *dbias, const float *inp, const float *dout, int N,
-                                          int C) {
+// dinp [N, C] = dout * gelu'(inp) and dbias [C] += its column sums, in one pass over the rows. The
+// rows go in chunks of GELU_CHUNK_ROWS, shared out by a static schedule (so a thread takes about the
+// rows it produced in the product before, still in its L2); chunk c's column sums (rows in ascending
+// order) go to part [c, C], and then each column of dbias gets its chunks' sums in ascending order of
+// c. The chunks and both orders depend on N and C alone: bitwise the same for any thread count.
+long gelu_colsum_scratch(int N, int C) { return (long)((N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS) * C; }
+
+static void gelu_backward_set_colsum_body(float *dinp, float *dbias, float *part, const float *inp,
+                                          const float *dout, int N, int C) {
+    int nchunks = (N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS;
+    #pragma omp for schedule(static)
+    for (int ch = 0; ch < nchunks; ch++) {
+        float *acc = part + (long)ch * C;
+        for (int j = 0; j < C; j++) acc[j] = 0.0f;
+        int n1 = (ch + 1) * GELU_CHUNK_ROWS < N ? (ch + 1) * GELU_CHUNK_ROWS : N;
+        for (int n = ch * GELU_CHUNK_ROWS; n < n1; n++) {
+            long o = (long)n * C;
+            for (int j = 0; j < C; j++) {
+                float g = dout[o + j] * gelu_grad(inp[o + j]);
+                dinp[o + j] = g;
+                acc[j] += g;
+            }
+        }
+    }
     int nblocks = (C + CB - 1) / CB;
     #pragma omp for schedule(static)
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
-        float acc[CB] = {0};
-        for (int n = 0; n < N; n++) {
-            long o = (long)n * C + c0;
-            if (w == CB)
-                for (int j = 0; j < CB; j++) { float g = dout[o + j] * gelu_grad(inp[o + j]); dinp[o + j] = g; acc[j] += g; }
-            else
-                for (int j = 0; j < w; j++) { float g = dout[o + j] * gelu_grad(inp[o + j]); dinp[o + j] = g; acc[j] += g; }
-        }
-        for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
+        float s[CB] = {0};
+        for (int ch = 0; ch < nchunks; ch++)
+            for (int j = 0; j < w; j++) s[j] += part[(long)ch * C + c0 + j];
+        for (int j = 0; j < w; j++) dbias[c0 + j] += s[j];
     }
 }
 
@@ -91,8 +105,9 @@ void gelu_forward(float *out, const float *inp, long N) {
     PROF_STOP(PROF_GELU_FWD, t0, 0);
 }
 
-void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C) {
+void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const float *inp, const float *dout, int N,
+                              int C) {
     double t0 = PROF_START();
-    TEAM_RUN(gelu_backward_set_colsum_body(dinp, dbias, inp, dout, N, C));
+    TEAM_RUN(gelu_backward_set_colsum_body(dinp, dbias, part, inp, dout, N, C));
     PROF_STOP(PROF_GELU_BWD, t0, 0);
 }

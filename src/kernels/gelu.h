@@ -11,9 +11,14 @@ void gelu_forward(float *out, const float *inp, long N);
 // dinp [N] += dout * gelu'(inp)   (dinp = ... when accumulate is 0 in gelu_backward_set).
 void gelu_backward(float *dinp, const float *inp, const float *dout, long N);
 void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N);
-// dinp [N, C] = dout * gelu'(inp) (as gelu_backward_set) and dbias [C] += column sums of that dinp
-// (as column_sum_accumulate, bitwise): the bias gradient of the Linear that produced inp, in one pass.
-void gelu_backward_set_colsum(float *dinp, float *dbias, const float *inp, const float *dout, int N, int C);
+// dinp [N, C] = dout * gelu'(inp) (as gelu_backward_set, bitwise) and dbias [C] += column sums of that
+// dinp (the bias gradient of the Linear that produced inp), in one pass over the rows: each column is
+// summed over chunks of GELU_CHUNK_ROWS rows, then over the chunks, in orders fixed by N and C.
+// part: scratch of gelu_colsum_scratch(N, C) floats.
+#define GELU_CHUNK_ROWS 32
+long gelu_colsum_scratch(int N, int C);
+void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const float *inp, const float *dout, int N,
+                              int C);
 #define ERF_APPROX_MAX_ERR 5e-7f   // A&S 7.1.26 (1.5e-7) plus float rounding; measured 4.9e-7
 void erf_approx_array(float *out, const float *inp, long N);   // out[i] ~ erff(inp[i])
 void exp_approx_array(float *out, const float *inp, long N);   // out[i] ~ expf(inp[i]), rel err < 4e-7
