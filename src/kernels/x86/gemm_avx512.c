@@ -1,5 +1,7 @@
 // AVX-512 micro-kernel: a 14 x 32 tile of C lives in 28 zmm registers; per k, two loads of B and 14
-// broadcasts of A feed 28 FMAs. Edge tiles use masked loads/stores on columns and skip absent rows.
+// broadcasts of A feed 28 FMAs. Edge tiles use masked loads/stores on columns, and an edge tile of mr
+// rows runs an instance that computes only the first 4, 7 or 10 rows when mr fits in them (M = 100, a
+// ViT-B gradient group's encoder rows, ends in a 2-row tile that would otherwise cost a full one).
 #include "kernels/gemm_kernels.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -13,7 +15,7 @@
 static inline __attribute__((always_inline, target("avx512f,avx512vl,fma")))
 void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const float *restrict b,
                    float *restrict c, long ldc, int mr, int nr, int load_c, const float *restrict bias,
-                   const int halves) {
+                   const int halves, const int rows) {
 #define DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
     ROWS14(DECL)
 #undef DECL
@@ -24,7 +26,7 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
         _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR), _MM_HINT_T0);
         _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR + 16), _MM_HINT_T0);
         __m512 b0 = _mm512_load_ps(b), b1 = halves == 2 ? _mm512_load_ps(b + 16) : b0;
-#define STEP(i) { __m512 ai = _mm512_set1_ps(a[(i) * a_rs]); c##i##_0 = _mm512_fmadd_ps(ai, b0, c##i##_0); \
+#define STEP(i) if (i < rows) { __m512 ai = _mm512_set1_ps(a[(i) * a_rs]); c##i##_0 = _mm512_fmadd_ps(ai, b0, c##i##_0); \
         if (halves == 2) c##i##_1 = _mm512_fmadd_ps(ai, b1, c##i##_1); }
         ROWS14(STEP)
 #undef STEP
@@ -44,18 +46,33 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
 #undef STORE
 }
 
+// The instances: halves (1 or 2) x computed rows (4, 7, 10 or 14, the fewest that hold mr). Rows past
+// mr are zero padding in A (gemm.c packs or copies edge panels with zero rows), computed and not stored.
+#define DISPATCH(A_RS, A_CS)                                                                            \
+    do {                                                                                             \
+        int h = nr <= 16 ? 1 : 2, r = mr <= 4 ? 4 : mr <= 7 ? 7 : mr <= 10 ? 10 : 14;                \
+        switch (h * 100 + r) {                                                                       \
+        case 104: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 1, 4); break;    \
+        case 107: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 1, 7); break;    \
+        case 110: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 1, 10); break;   \
+        case 114: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 1, 14); break;   \
+        case 204: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 2, 4); break;    \
+        case 207: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 2, 7); break;    \
+        case 210: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 2, 10); break;   \
+        default: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 2, 14); break;    \
+        }                                                                                            \
+    } while (0)
+
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                  int load_c, const float *bias) {
-    if (nr <= 16) kernel_avx512(kc, a, 1, GEMM_AVX512_MR, b, c, ldc, mr, nr, load_c, bias, 1);
-    else kernel_avx512(kc, a, 1, GEMM_AVX512_MR, b, c, ldc, mr, nr, load_c, bias, 2);
+    DISPATCH(1, GEMM_AVX512_MR);
 }
 
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                       int mr, int nr, int load_c, const float *bias) {
-    if (nr <= 16) kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias, 1);
-    else kernel_avx512(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias, 2);
+    DISPATCH(lda, 1);
 }
 // pack_strided of gemm.c for panels 32 wide: element (x, k) of the source at src[(x0 + x) * ld + k0 + k]
 // goes to dst[p * kc * 32 + k * 32 + x % 32] for panel p = x / 32, rows past `width` zero. Blocks of
