@@ -1,6 +1,7 @@
 // GELU: the reference loops (*_ref, erff / expf) and the fast versions (erf_approx / exp_approx,
 // kernels/vecmath.h). See kernels/gelu.h.
 #include "kernels/gelu.h"
+#include "kernels/linear.h"
 #include "kernels/prof.h"
 #include <math.h>
 #include "kernels/team.h"
@@ -67,13 +68,13 @@ void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N)
 // dinp [N, C] = dout * gelu'(inp) and dbias [C] += its column sums, in one pass over the rows. The
 // rows go in chunks of GELU_CHUNK_ROWS, shared out by a static schedule (so a thread takes about the
 // rows it produced in the product before, still in its L2); chunk c's column sums (rows in ascending
-// order) go to part [c, C], and then each column of dbias gets its chunks' sums in ascending order of
-// c. The chunks and both orders depend on N and C alone: bitwise the same for any thread count.
+// order) go to part [c, C], and then dbias gets the column sums of part (column_sum_accumulate: the
+// chunks in ascending order). The chunks and both orders depend on N and C alone: bitwise the same for
+// any thread count.
 long gelu_colsum_scratch(int N, int C) { return (long)((N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS) * C; }
 
-static void gelu_backward_set_colsum_body(float *dinp, float *dbias, float *part, const float *inp,
-                                          const float *dout, int N, int C) {
-    int nchunks = (N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS;
+static void gelu_backward_chunks_body(float *dinp, float *part, const float *inp, const float *dout, int N,
+                                     int C, int nchunks) {
     #pragma omp for schedule(static)
     for (int ch = 0; ch < nchunks; ch++) {
         float *acc = part + (long)ch * C;
@@ -88,15 +89,6 @@ static void gelu_backward_set_colsum_body(float *dinp, float *dbias, float *part
             }
         }
     }
-    int nblocks = (C + CB - 1) / CB;
-    #pragma omp for schedule(static)
-    for (int blk = 0; blk < nblocks; blk++) {
-        int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
-        float s[CB] = {0};
-        for (int ch = 0; ch < nchunks; ch++)
-            for (int j = 0; j < w; j++) s[j] += part[(long)ch * C + c0 + j];
-        for (int j = 0; j < w; j++) dbias[c0 + j] += s[j];
-    }
 }
 
 void gelu_forward(float *out, const float *inp, long N) {
@@ -107,7 +99,9 @@ void gelu_forward(float *out, const float *inp, long N) {
 
 void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const float *inp, const float *dout, int N,
                               int C) {
+    int nchunks = (N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS;
     double t0 = PROF_START();
-    TEAM_RUN(gelu_backward_set_colsum_body(dinp, dbias, part, inp, dout, N, C));
+    TEAM_RUN(gelu_backward_chunks_body(dinp, part, inp, dout, N, C, nchunks));
     PROF_STOP(PROF_GELU_BWD, t0, 0);
+    column_sum_accumulate(dbias, part, nchunks, C);   // a kernel of its own (profiled as a bias gradient)
 }

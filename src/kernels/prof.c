@@ -16,7 +16,7 @@ void prof_read(ProfTotals *out) { *out = totals; }
 const char *prof_name(int k) {
     static const char *const names[PROF_COUNT] = {
         "gemm_nt (linear fwd)", "gemm_nn (linear dx)", "gemm_tn (linear dW)", "attention fwd", "attention bwd",
-        "layernorm fwd", "layernorm bwd", "gelu fwd", "gelu bwd + bias", "bias grad", "residual / droppath",
+        "layernorm fwd", "layernorm bwd", "gelu fwd", "gelu bwd", "bias grad", "residual / droppath",
     };
     return k >= 0 && k < PROF_COUNT ? names[k] : "?";
 }

@@ -15,7 +15,7 @@ typedef enum {
     PROF_LN_FWD,         // LayerNorm forward
     PROF_LN_BWD,         // LayerNorm backward (input and parameter gradients)
     PROF_GELU_FWD,       // GELU forward
-    PROF_GELU_BWD,       // GELU backward with fc1's bias gradient
+    PROF_GELU_BWD,       // GELU backward (fc1's bias gradient: its chunk sums here, their sum under bias grad)
     PROF_BIAS_GRAD,      // bias gradients (column sums)
     PROF_RESIDUAL,       // residual adds, drop path
     PROF_COUNT
