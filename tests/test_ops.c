@@ -320,6 +320,45 @@ static void test_team_mode(Rng *r) {
     gemm_force_kernel(NULL);
 }
 
+
+// The team's barrier (kernels/team.h) on each of its ways of waiting (spin only, sleep at once, the
+// default spin then sleep), teams of 2 and 3: in each round every thread writes its slot, meets the
+// team, and must see every slot of this round; then meets again before the next round's writes. A
+// barrier that lets a thread through early, or loses a wake-up (a hang), fails here. Then
+// team_broadcast hands thread 0's value to all.
+static void test_team_barrier(void) {
+    int saved = team_spin_us(), spins[] = {-1, 0, 20};
+    for (int si = 0; si < 3; si++) {
+        CHECK(team_set_spin_us(spins[si]) == 0 && team_spin_us() == spins[si], "team_set_spin_us(%d)", spins[si]);
+        for (int nth = 2; nth <= 3; nth++) {
+            int slot[3] = {0}, bad = 0, got_team = 1;
+            const int rounds = 400;
+            #pragma omp parallel num_threads(nth) reduction(+ : bad) reduction(min : got_team)
+            {
+                team_begin();
+                int t = omp_get_thread_num();
+                got_team = omp_get_num_threads() == nth;
+                for (int round = 1; round <= rounds; round++) {
+                    __atomic_store_n(&slot[t], round, __ATOMIC_RELAXED);
+                    team_barrier();
+                    for (int u = 0; u < nth; u++) bad += __atomic_load_n(&slot[u], __ATOMIC_RELAXED) != round;
+                    team_barrier();
+                }
+                long v = t == 0 ? 1000 + nth : -1;
+                team_broadcast(&v, (int)sizeof v);
+                bad += v != 1000 + nth;
+                team_barrier();
+                team_end();
+            }
+            CHECK(got_team, "team of %d threads started", nth);
+            CHECK(bad == 0, "team barrier, spin %d us, %d threads: %d stale reads in %d rounds", spins[si], nth, bad,
+                  rounds);
+        }
+    }
+    CHECK(team_set_spin_us(-2) == -1 && team_set_spin_us(1000001) == -1, "team_set_spin_us refuses out of range");
+    team_set_spin_us(saved);
+}
+
 int main(void) {
     Rng r;
     rng_seed(&r, 7);
@@ -332,5 +371,6 @@ int main(void) {
     test_adamw(&r);
     test_masking(&r);
     test_team_mode(&r);
+    test_team_barrier();
     return check_done();
 }

@@ -135,7 +135,7 @@ static void attention_forward_body(float *out, float *att, const float *qkv, flo
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
@@ -174,7 +174,7 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;

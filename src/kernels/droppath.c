@@ -6,7 +6,7 @@
 static void droppath_residual_forward_body(float *out, const float *branch, const float *x, const float *scale,
                                            int B, int T, int C) {
     long rows = (long)B * T;
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (long r = 0; r < rows; r++) {
         float s = scale[r / T];
         const float *br = branch + r * C, *xr = x + r * C;
@@ -17,7 +17,7 @@ static void droppath_residual_forward_body(float *out, const float *branch, cons
 
 static void droppath_scale_body(float *dbranch, const float *dout, const float *scale, int B, int T, int C) {
     long rows = (long)B * T;
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (long r = 0; r < rows; r++) {
         float s = scale[r / T];
         const float *d = dout + r * C;

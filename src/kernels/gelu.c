@@ -42,7 +42,7 @@ void exp_approx_array(float *out, const float *inp, long N) {
 }
 
 static void gelu_forward_body(float *out, const float *inp, long N) {
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (long i = 0; i < N; i++) {
         float x = inp[i];
         out[i] = x * normal_cdf(x, exp_approx(-0.5f * x * x));
@@ -75,7 +75,7 @@ long gelu_colsum_scratch(int N, int C) { return (long)((N + GELU_CHUNK_ROWS - 1)
 
 static void gelu_backward_chunks_body(float *dinp, float *part, const float *inp, const float *dout, int N,
                                      int C, int nchunks) {
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int ch = 0; ch < nchunks; ch++) {
         float *acc = part + (long)ch * C;
         for (int j = 0; j < C; j++) acc[j] = 0.0f;

@@ -444,6 +444,7 @@ void gemm_weights_release(void) {
 // What a GEMM needs to know of its weight's packed copy: buf NULL (pack per call), or the copy and
 // whether this call must fill it first.
 typedef struct { float *buf; long block; int fill; } PackedB;
+_Static_assert(sizeof(PackedB) <= TEAM_BCAST_MAX, "team_broadcast carries a PackedB");
 
 // Finds or makes the packed copy of opB (one thread at a time).
 static PackedB weight_lookup(const Kernel *ker, const Operands *op, int K, int N) {
@@ -494,7 +495,7 @@ static void gemm_part(const Kernel *ker, const Operands *op, int M, int N, int K
 // Splits C among threads: whole MR-row tiles or NR-column tiles, each thread owning its range; a
 // problem too small to pay for more threads runs on fewer (the caller alone at the least). In team
 // mode (kernels/team.h) the threads are those of the caller's region: the first `threads` of them
-// compute, and all meet at a barrier before the next kernel.
+// compute, and all meet at the team's barrier before the next kernel.
 static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, float *C, int ldc,
                         const float *bias, int accumulate, int weight) {
     if (M <= 0 || N <= 0) return;
@@ -505,9 +506,7 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
                     float s = bias ? 0.0f + bias[j] : 0.0f, *c = &C[(long)i * ldc + j];
                     *c = accumulate ? *c + s : s;
                 }
-        if (team_mode) {
-            #pragma omp barrier
-        }
+        team_barrier();
         return;
     }
     long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
@@ -523,17 +522,17 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
     PackedB pb = {NULL, 0, 0};
     if (team_mode) {
         int t = omp_get_thread_num();
-        if (weight) {
-            #pragma omp single copyprivate(pb)
-            pb = weight_lookup(ker, op, K, N);
+        if (weight) {   // thread 0 looks up (the cache is not shared-safe), every thread gets its answer
+            if (t == 0) pb = weight_lookup(ker, op, K, N);
+            team_broadcast(&pb, (int)sizeof pb);
         }
         if (pb.fill) {
             pack_b_whole(ker, op, K, N, pb.buf, pb.block, t, omp_get_num_threads());
-            #pragma omp barrier
+            team_barrier();
         }
         op->bpacked = pb.buf; op->bpacked_block = pb.block;
         if (t < threads) gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, t, threads);
-        #pragma omp barrier
+        team_barrier();
         return;
     }
     if (weight) pb = weight_lookup(ker, op, K, N);
@@ -557,7 +556,7 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
             call;                                           \
         } else {                                            \
             if (omp_get_thread_num() == 0) call;            \
-            _Pragma("omp barrier")                          \
+            team_barrier();                                 \
         }                                                   \
     } while (0)
 

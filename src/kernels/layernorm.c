@@ -69,7 +69,7 @@ void layernorm_backward_ref(float *dinp, float *dweight, float *dbias, const flo
 
 static void layernorm_forward_body(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                                    const float *bias, int N, int C, float eps) {
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C;
         float m = row_sum(x, C) / (float)C;
@@ -117,7 +117,7 @@ static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, c
         }
     }
     int nblocks = (C + CB - 1) / CB;
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
         float dw[CB] = {0}, db[CB] = {0};

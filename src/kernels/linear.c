@@ -39,7 +39,7 @@ void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC) {
 
 static void column_sum_accumulate_body(float *dbias, const float *dout, int N, int OC) {
     int nblocks = (OC + CB - 1) / CB;
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = OC - c0 < CB ? OC - c0 : CB;
         float acc[CB] = {0};

@@ -4,7 +4,7 @@
 #include "kernels/team.h"
 
 static void residual_forward_body(float *out, const float *a, const float *b, long N) {
-    #pragma omp for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (long i = 0; i < N; i++) out[i] = a[i] + b[i];
 }
 

@@ -1,29 +1,53 @@
 // Team mode: one OpenMP parallel region around many kernels (a stack of transformer blocks,
 // core/encoder.c: stack_forward, stack_backward) instead of one region per kernel, so that the threads
 // stay in the region between kernels instead of being put to sleep and woken for every kernel
-// (docs/performance.md, "Where the time goes").
+// (docs/performance.md, "Where the time goes" and "The team's barrier").
 //
 // Inside such a region every thread of the team calls each kernel with the same arguments. A kernel
-// written for it puts its loops in a body function with orphaned `#pragma omp for schedule(static)`
-// loops and runs that body through TEAM_RUN: in team mode the loops are shared among the team that is
-// already there (the closing barrier of each `omp for` orders the kernel before the next one),
-// otherwise the kernel opens a region of its own, as before. The loops, their static schedules and so
-// the results are the same either way; like every kernel, they do not depend on the thread count.
+// written for it puts its loops in a body function with orphaned `#pragma omp for schedule(static)
+// nowait` loops and runs that body through TEAM_RUN: in team mode the loops are shared among the team
+// that is already there and the team meets at team_barrier() after the body, which orders the kernel
+// before the next one; otherwise the kernel opens a region of its own, as before (its end is the
+// barrier). The loops, their static schedules and so the results are the same either way; like every
+// kernel, they do not depend on the thread count.
+//
+// team_barrier() is this project's own barrier, not libgomp's: a waiting thread spins (with the CPU's
+// pause hint) for up to team_spin_us() microseconds, then sleeps (a futex) until the last thread
+// arrives. libgomp's barrier sleeps after GOMP_SPINCOUNT spins (vitmae sets a short count, for shared
+// cores), and waking a sleeping thread costs an inter-processor interrupt, dear in a virtual machine;
+// a bound in time rather than in spins, with fewer barriers per kernel, avoids most of those.
 #ifndef VITMAE_TEAM_H
 #define VITMAE_TEAM_H
 
 // Nonzero on a thread while it is inside a team-mode region (set by team_begin, per thread).
 extern _Thread_local int team_mode;
 
-// Call on every thread at the start / end of a team-mode region.
-static inline void team_begin(void) { team_mode = 1; }
-static inline void team_end(void) { team_mode = 0; }
+// Call on every thread of the region at its start / end (team_begin meets the team once, in libgomp).
+void team_begin(void);
+void team_end(void);
 
-// Runs `call` (a body with orphaned `omp for` loops) on the current team, or on a new region.
+// All threads of the current team wait here until every one has arrived; what each wrote before it is
+// visible to all after it. Outside team mode, or in a team of one, it returns at once.
+void team_barrier(void);
+
+// The spin before sleeping, in microseconds (-1: spin, never sleep): VITMAE_SPIN_US=N (0 to 1000000)
+// when set, else OMP_WAIT_POLICY=active -> -1 and passive -> 0, else 20. team_set_spin_us sets it
+// (-1 to 1000000; returns -1 when out of range); for tests and tuning. Changes speed only, never results.
+int team_spin_us(void);
+int team_set_spin_us(int us);
+
+// In team mode: thread 0's `size` bytes at `data` are copied to every thread's `data` (a barrier).
+// size <= TEAM_BCAST_MAX.
+#define TEAM_BCAST_MAX 64
+void team_broadcast(void *data, int size);
+
+// Runs `call` (a body with orphaned `omp for ... nowait` loops) on the current team, then meets the
+// team; or runs it on a new region.
 #define TEAM_RUN(call)                                   \
     do {                                                 \
         if (team_mode) {                                 \
             call;                                        \
+            team_barrier();                              \
         } else {                                         \
             _Pragma("omp parallel") { call; }            \
         }                                                \
