@@ -111,14 +111,19 @@ t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetenso
 
 # 6. Signals to mpirun. SIGUSR1 is forwarded at once: every rank finishes its step, rank 0 saves,
 #    all exit 0 (mpirun too), and the run resumes to the same end as the uninterrupted one.
+#    The run must still be going when the signal lands (step 3 seen by a 0.1 s poll, then mpirun
+#    forwards it): 300 steps of this model take 0.2 s on a fast core, so the signalled run is
+#    $ulong steps (~3.5 s there).
 long=300; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=120
+ulong=5000; [ "${VITMAE_SANITIZED:-0}" = 1 ] && ulong=600
 lsmall="$small --eval-every 100000 --sample-every 100000 --ckpt-every 100000"
 "$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
+"$VITMAE" train $lsmall --steps $ulong --threads 1 --out "$dir/uref" > /dev/null 2>&1
 wait_step() {   # wait until run folder $1 has a metrics row for step $2 (at most 120 s: a loaded machine)
   i=0; while [ $i -lt 1200 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 }
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
-ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $long --threads 1 \
+ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $ulong --threads 1 \
   --out "$dir/usr1" > "$dir/usr1.log" 2>&1 &
 pid=$!
 wait_step "$dir/usr1" 3
@@ -126,10 +131,10 @@ kill -USR1 $pid; wait $pid; rc=$?
 t "SIGUSR1 to mpirun: exit 0" '[ $rc -eq 0 ]'
 t "SIGUSR1: rank 0 says how to resume" 'grep -q "interrupted at step" "$dir/usr1.log"'
 saved=$(saved_step "$dir/usr1/checkpoint.safetensors")
-t "SIGUSR1: saved mid-run (step ${saved:-none} of $long)" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt $long ]'
+t "SIGUSR1: saved mid-run (step ${saved:-none} of $ulong)" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt $ulong ]'
 "$VITMAE" train --resume "$dir/usr1" --threads 2 > /dev/null 2>&1; rc=$?
 t "SIGUSR1: resume exits 0" '[ $rc -eq 0 ]'
-t "SIGUSR1: resumed run equals the uninterrupted one" 'same_weights "$dir/lref/checkpoint.safetensors" "$dir/usr1/checkpoint.safetensors"'
+t "SIGUSR1: resumed run equals the uninterrupted one" 'same_weights "$dir/uref/checkpoint.safetensors" "$dir/usr1/checkpoint.safetensors"'
 #    SIGINT: mpirun sends SIGTERM to the ranks after odls_base_sigkill_timeout seconds and SIGKILL as
 #    long after that (docs/distributed.md); 5 s leaves a loaded machine time to finish the step and
 #    save. The run is far from its end: only the stop can save it mid-run.
