@@ -320,7 +320,6 @@ static void test_team_mode(Rng *r) {
     gemm_force_kernel(NULL);
 }
 
-
 // The team's barrier (kernels/team.h) on each of its ways of waiting (spin only, sleep at once, the
 // default spin then sleep), teams of 2 and 3: in each round every thread writes its slot, meets the
 // team, and must see every slot of this round; then meets again before the next round's writes. A

@@ -32,10 +32,11 @@ static _Thread_local TeamBarrier own;       // used when this thread starts a te
 static _Thread_local TeamBarrier *bar;      // the current team's
 static _Thread_local int team_size;
 
-// How long a waiting thread spins before it sleeps, in microseconds (-1: never sleeps). Measured
-// (docs/performance.md, "The team's barrier"): 20 us keeps a 2-thread step as fast as libgomp's short
-// spin when another process shares a core (a sleeping thread frees its core for the scheduler to use),
-// and longer spins lose there; on quiet cores 20 us already avoids most sleeps.
+// How long a waiting thread spins before it sleeps, in microseconds (-1: never sleeps). Measured in
+// docs/performance.md ("Intel Xeon: first measurements, and the team's own barrier"): 20 us keeps a
+// 2-thread step as fast as libgomp's short spin when another process shares a core (a sleeping thread
+// frees its core for the scheduler to use), and longer spins lose there; on quiet cores 20 us already
+// avoids most sleeps.
 #define SPIN_US_DEFAULT 20
 #define SPIN_US_MAX 1000000
 static int spin_us = -2;   // -2: not chosen yet
