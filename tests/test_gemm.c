@@ -136,11 +136,13 @@ static void test_path(const char *path, Rng *rng) {
     CHECK(ok == n, "%s: %d of %d problems match the reference", path, ok, n);
 }
 
-// Large enough to use both threads, split by rows and (M small) by columns; several k-blocks.
+// Large enough to use both threads, split by rows and (M small) by columns; several k-blocks. N a
+// multiple of 16 (the last two): gemm_tn reads B in place (kernels/gemm.c, gemm_block), with a 16-wide
+// last panel in the second.
 static void test_threads(const char *path, Rng *rng) {
-    static const int shapes[][3] = {{130, 100, 800}, {20, 500, 300}, {259, 67, 129}};
+    static const int shapes[][3] = {{130, 100, 800}, {20, 500, 300}, {259, 67, 129}, {130, 96, 800}, {20, 496, 300}};
     for (int product = 0; product < 3; product++)
-        for (int s = 0; s < 3; s++) {
+        for (int s = 0; s < 5; s++) {
             Problem p = make(product, shapes[s][0], shapes[s][1], shapes[s][2], 1, s == 1, 1, rng);
             float *C1 = compute(&p, 1), *C2 = compute(&p, 2);
             CHECK(!memcmp(C1, C2, (size_t)p.c_len * sizeof(float)),

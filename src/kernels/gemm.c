@@ -199,10 +199,10 @@ int gemm_force_blocking(int kc, long slab_floats) {
     return 0;
 }
 
-// rows may be NULL; pack32 (NULL: the plain loop) packs strided 32-wide panels. blk: the blocking for
-// this kernel's MR on this CPU.
+// rows and brows may be NULL; pack32 (NULL: the plain loop) packs strided 32-wide panels. blk: the
+// blocking for this kernel's MR on this CPU.
 typedef struct {
-    int mr, nr; GemmKernel fn; GemmKernelRows rows;
+    int mr, nr; GemmKernel fn; GemmKernelRows rows; GemmKernelBRows brows;
     void (*pack32)(const float *src, long ld, int k0, int kc, int x0, int width, float *dst);
     GemmBlocking blk;
 } Kernel;
@@ -312,20 +312,29 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
     // to a buffer with a harmless stride and zero rows below. Otherwise (tn, or no rows kernel) A is
     // packed MC rows at a time.
     int rows_mode = ker->rows && !op->trans_a, in_place = rows_mode && op->lda % 1024 != 0;
+    // tn's B (row-major, an activation used once) is read in place by the brows kernel when every
+    // NR-column panel of the block is 16 or 32 columns wide and its rows are not a multiple of 4 KB apart:
+    // packing it would only copy it (per thread, when the threads split M). (Reading tn's A in place
+    // too was slower: docs/performance.md, "Tried, not kept".)
+    int b_in_place = ker->brows && op->trans_a && !op->trans_b && !op->bpacked && NR == 32 && (n1 - n0) % 16 == 0 &&
+                     op->ldb % 1024 != 0;
     long a_stride = (kc_base + 15) / 16 * 16 + 16;
     if (a_stride % 1024 == 0) a_stride += 16;
     long apack_len = rows_mode ? (long)MR * a_stride : (long)MC * kc_base;
     float *apack = alloc_floats(apack_len);
-    float *bpack = op->bpacked ? NULL : alloc_floats((long)kc_base * nc_cap);
-    if (!apack || (!bpack && !op->bpacked)) { free(apack); free(bpack); return -1; }
+    float *bpack = op->bpacked || b_in_place ? NULL : alloc_floats((long)kc_base * nc_cap);
+    if (!apack || (!bpack && !op->bpacked && !b_in_place)) { free(apack); free(bpack); return -1; }
     for (int jc = n0; jc < n1; jc += nc_cap) {
         int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
         for (int pc = 0; pc < K; pc += kc_base) {
             int kc = K - pc < kc_base ? K - pc : kc_base;
             int load_c = accumulate || pc > 0;
             const float *bias_blk = bias && pc + kc == K ? bias + jc : NULL;
-            const float *bslab = bpack;   // panel jr / NR of the slab at bslab + (jr / NR) * kc * NR
+            // Panel jr / NR of the slab at bslab + (jr / NR) * b_panel, row k of it at + k * b_ks.
+            const float *bslab = bpack;
+            long b_panel = (long)kc * NR, b_ks = NR;
             if (op->bpacked) bslab = op->bpacked + (long)(pc / kc_base) * op->bpacked_block + (long)(jc / NR) * kc * NR;
+            else if (b_in_place) { bslab = op->b + (long)pc * op->ldb + jc; b_panel = NR; b_ks = op->ldb; }
             else pack_b(ker, op, pc, kc, jc, nc, NR, bpack);
             for (int ic = m0; ic < m1; ic += MC) {
                 int mc = m1 - ic < MC ? m1 - ic : MC;
@@ -348,10 +357,11 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
                     }
                     for (int jr = 0; jr < nc; jr += NR) {
                         int nr = nc - jr < NR ? nc - jr : NR;
-                        const float *bp = bslab + (long)(jr / NR) * kc * NR;
+                        const float *bp = bslab + (long)(jr / NR) * b_panel;
                         float *cp = C + (long)(ic + ir) * ldc + jc + jr;
                         const float *bias_p = bias_blk ? bias_blk + jr : NULL;
                         if (a_rows) ker->rows(kc, a_rows, lda_rows, bp, cp, ldc, mr, nr, load_c, bias_p);
+                        else if (b_in_place) ker->brows(kc, ap, bp, b_ks, cp, ldc, mr, nr, load_c, bias_p);
                         else ker->fn(kc, ap, bp, cp, ldc, mr, nr, load_c, bias_p);
                     }
                 }
@@ -384,13 +394,13 @@ static int pick_kernel(Kernel *ker) {
     switch (gemm_path()) {
     case GEMM_PATH_AVX512:
         *ker = (Kernel){GEMM_AVX512_MR, GEMM_AVX512_NR, gemm_kernel_avx512, gemm_kernel_avx512_rows,
-                         gemm_pack_strided32_avx512, {0, 0, 0}};
+                         gemm_kernel_avx512_brows, gemm_pack_strided32_avx512, {0, 0, 0}};
         break;
     case GEMM_PATH_AVX2:
-        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows, NULL, {0, 0, 0}};
+        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows, NULL, NULL, {0, 0, 0}};
         break;
     case GEMM_PATH_PORTABLE:
-        *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL, NULL, {0, 0, 0}};
+        *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL, NULL, NULL, {0, 0, 0}};
         break;
     default: return 0;
     }

@@ -6,9 +6,11 @@
 //   t = acc + bias[j]                                           (only when bias != NULL)
 //   C[i * ldc + j] = load_c ? C[i * ldc + j] + t : t            for i < mr, j < nr only
 // a and b are 64-byte aligned, zero-padded to MR rows / NR columns. Elements of C outside mr x nr are
-// neither read nor written.
+// neither read nor written. (The vector kernels load B unaligned: B read in place need not be.)
 // The *_rows variants read A unpacked, element (i, k) at a[i * lda + k] (a full MR-row panel of a
 // row-major A), which saves packing A for nt/nn; the arithmetic is identical.
+// The *_brows variants read row k of B unpacked at b + k * ldb (NR columns of a row-major B, gemm_tn's
+// B in place), which must hold 16 readable columns when nr <= 16 and 32 otherwise; A is packed.
 #ifndef VITMAE_GEMM_KERNELS_H
 #define VITMAE_GEMM_KERNELS_H
 
@@ -16,6 +18,8 @@ typedef void (*GemmKernel)(int kc, const float *a, const float *b, float *c, lon
                            int load_c, const float *bias);
 typedef void (*GemmKernelRows)(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                                int mr, int nr, int load_c, const float *bias);
+typedef void (*GemmKernelBRows)(int kc, const float *a, const float *b, long ldb, float *c, long ldc,
+                                int mr, int nr, int load_c, const float *bias);
 
 #define GEMM_AVX512_MR 14
 #define GEMM_AVX512_NR 32
@@ -28,6 +32,8 @@ void gemm_kernel_avx2(int kc, const float *a, const float *b, float *c, long ldc
                       int load_c, const float *bias);
 void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                              int mr, int nr, int load_c, const float *bias);
+void gemm_kernel_avx512_brows(int kc, const float *a, const float *b, long ldb, float *c, long ldc,
+                              int mr, int nr, int load_c, const float *bias);
 void gemm_kernel_avx2_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                            int mr, int nr, int load_c, const float *bias);
 // The strided packing of gemm.c for 32-wide panels (the AVX-512 NR), transposing 16 x 16 blocks in

@@ -9,11 +9,12 @@
 
 #define ROWS14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
 
-// Element (i, k) of A at a[i * a_rs + k * a_cs]: packed (1, MR) or unpacked rows (lda, 1).
+// Element (i, k) of A at a[i * a_rs + k * a_cs]: packed (1, MR) or unpacked rows (lda, 1). Row k of B
+// at b + k * b_ks: packed (NR) or unpacked (ldb).
 // halves = 2: the full 32 columns; halves = 1: only the first 16 (an edge tile with nr <= 16, which
 // would otherwise spend half its FMAs on zero padding). Same arithmetic per element either way.
 static inline __attribute__((always_inline, target("avx512f,avx512vl,fma")))
-void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const float *restrict b,
+void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const float *restrict b, long b_ks,
                    float *restrict c, long ldc, int mr, int nr, int load_c, const float *restrict bias,
                    const int halves, const int rows) {
 #define DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
@@ -21,17 +22,17 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
 #undef DECL
 #pragma GCC unroll 2
     for (int k = 0; k < kc; k++) {
-        // B streams from L2: fetch 8 steps (1 KB) ahead. Past the panel's end this touches the next
-        // panel or harmless memory (prefetches never fault).
-        _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR), _MM_HINT_T0);
-        _mm_prefetch((const char *)(b + 8 * GEMM_AVX512_NR + 16), _MM_HINT_T0);
-        __m512 b0 = _mm512_load_ps(b), b1 = halves == 2 ? _mm512_load_ps(b + 16) : b0;
+        // B streams from L2: fetch 8 steps ahead. Past the panel's end this touches the next panel or
+        // harmless memory (prefetches never fault).
+        _mm_prefetch((const char *)(b + 8 * b_ks), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b + 8 * b_ks + 16), _MM_HINT_T0);
+        __m512 b0 = _mm512_loadu_ps(b), b1 = halves == 2 ? _mm512_loadu_ps(b + 16) : b0;
 #define STEP(i) if (i < rows) { __m512 ai = _mm512_set1_ps(a[(i) * a_rs]); c##i##_0 = _mm512_fmadd_ps(ai, b0, c##i##_0); \
         if (halves == 2) c##i##_1 = _mm512_fmadd_ps(ai, b1, c##i##_1); }
         ROWS14(STEP)
 #undef STEP
         a += a_cs;
-        b += GEMM_AVX512_NR;
+        b += b_ks;
     }
     __mmask16 m0 = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
     __mmask16 m1 = nr >= 32 ? (__mmask16)0xFFFF : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
@@ -48,31 +49,37 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
 
 // The instances: halves (1 or 2) x computed rows (4, 7, 10 or 14, the fewest that hold mr). Rows past
 // mr are zero padding in A (gemm.c packs or copies edge panels with zero rows), computed and not stored.
-#define DISPATCH(A_RS, A_CS)                                                                            \
+#define DISPATCH(A_RS, A_CS, B_KS)                                                                      \
     do {                                                                                             \
         int h = nr <= 16 ? 1 : 2, r = mr <= 4 ? 4 : mr <= 7 ? 7 : mr <= 10 ? 10 : 14;                \
         switch (h * 100 + r) {                                                                       \
-        case 104: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 1, 4); break;    \
-        case 107: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 1, 7); break;    \
-        case 110: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 1, 10); break;   \
-        case 114: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 1, 14); break;   \
-        case 204: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 2, 4); break;    \
-        case 207: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 2, 7); break;    \
-        case 210: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 2, 10); break;   \
-        default: kernel_avx512(kc, a, A_RS, A_CS, b, c, ldc, mr, nr, load_c, bias, 2, 14); break;    \
+        case 104: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 4); break;  \
+        case 107: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 7); break;  \
+        case 110: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 10); break; \
+        case 114: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 14); break; \
+        case 204: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 4); break;  \
+        case 207: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 7); break;  \
+        case 210: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 10); break; \
+        default: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 14); break;  \
         }                                                                                            \
     } while (0)
 
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                  int load_c, const float *bias) {
-    DISPATCH(1, GEMM_AVX512_MR);
+    DISPATCH(1, GEMM_AVX512_MR, GEMM_AVX512_NR);
 }
 
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                       int mr, int nr, int load_c, const float *bias) {
-    DISPATCH(lda, 1);
+    DISPATCH(lda, 1, GEMM_AVX512_NR);
+}
+
+__attribute__((target("avx512f,avx512vl,fma")))
+void gemm_kernel_avx512_brows(int kc, const float *a, const float *b, long ldb, float *c, long ldc,
+                              int mr, int nr, int load_c, const float *bias) {
+    DISPATCH(1, GEMM_AVX512_MR, ldb);
 }
 // pack_strided of gemm.c for panels 32 wide: element (x, k) of the source at src[(x0 + x) * ld + k0 + k]
 // goes to dst[p * kc * 32 + k * 32 + x % 32] for panel p = x / 32, rows past `width` zero. Blocks of
@@ -104,6 +111,10 @@ void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long l
 void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                         int mr, int nr, int load_c, const float *bias) {
     (void)kc; (void)a; (void)lda; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
+}
+void gemm_kernel_avx512_brows(int kc, const float *a, const float *b, long ldb, float *c, long ldc,
+                              int mr, int nr, int load_c, const float *bias) {
+    (void)kc; (void)a; (void)ldb; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
 }
 void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, float *dst) {
     (void)src; (void)ld; (void)k0; (void)kc; (void)x0; (void)width; (void)dst;
