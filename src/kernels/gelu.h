@@ -15,7 +15,7 @@ void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N)
 // dinp (the bias gradient of the Linear that produced inp), in one pass over the rows: each column is
 // summed over chunks of GELU_CHUNK_ROWS rows, then over the chunks, in orders fixed by N and C.
 // part: scratch of gelu_colsum_scratch(N, C) floats.
-#define GELU_CHUNK_ROWS 32
+#define GELU_CHUNK_ROWS 8
 long gelu_colsum_scratch(int N, int C);
 void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const float *inp, const float *dout, int N,
                               int C);

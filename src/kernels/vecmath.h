@@ -12,7 +12,7 @@
 #define VL 16   // lanes of the partial sums: one AVX-512 vector, two AVX2 vectors
 // Column blocks of the column sums (LayerNorm's parameter gradients, bias gradients): each thread
 // owns whole blocks and sums rows in ascending order.
-#define CB 64
+#define CB 32
 
 static inline float lanes_sum(const float *acc) {
     float s8[8];
