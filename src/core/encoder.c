@@ -138,6 +138,10 @@ void stack_forward(const Stack *s, const float *P, int B, int T) {
 }
 
 void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T) {
+    if (team_mode) {   // called inside a team already (core/model.c: mae_backward)
+        for (int l = s->depth - 1; l >= 0; l--) block_backward(s, l, P, G, sc, dx, B, T);
+        return;
+    }
     #pragma omp parallel
     {
         team_begin();
@@ -177,9 +181,9 @@ void tokens_forward(float *x0, const float *patch_emb, const float *cls, const f
 
 // Visible positions are distinct within an image, so pos rows can be split across threads: threads
 // own column blocks of 16, and every element sums images in ascending order.
-void tokens_backward(float *gcls, float *gpos, const float *de, const int *ids_keep, int B, int K, int D) {
+static void tokens_backward_body(float *gcls, float *gpos, const float *de, const int *ids_keep, int B, int K, int D) {
     int T = 1 + K;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int i0 = 0; i0 < D; i0 += 16) {
         int i1 = i0 + 16 < D ? i0 + 16 : D;
         for (int b = 0; b < B; b++) {
@@ -194,6 +198,10 @@ void tokens_backward(float *gcls, float *gpos, const float *de, const int *ids_k
             }
         }
     }
+}
+
+void tokens_backward(float *gcls, float *gpos, const float *de, const int *ids_keep, int B, int K, int D) {
+    TEAM_RUN(tokens_backward_body(gcls, gpos, de, ids_keep, B, K, D));
 }
 
 void vit_init_tensors(const MaeTensor *tensors, int nt, float *params, int grid, Rng *rng) {

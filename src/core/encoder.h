@@ -71,7 +71,8 @@ void block_backward(const Stack *s, int l, const float *P, float *G, const Block
 
 // Every block in turn, forward (res[0] -> res[depth]) or backward (blocks depth-1 .. 0, dx as in
 // block_backward), inside one OpenMP parallel region whose threads share each kernel's loops
-// (kernels/team.h): the same results as calling the blocks one by one.
+// (kernels/team.h): the same results as calling the blocks one by one. stack_backward called inside a
+// team already (team mode) runs the blocks on that team.
 void stack_forward(const Stack *s, const float *P, int B, int T);
 void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T);
 
@@ -82,7 +83,7 @@ void patches_gather(float *cols, const float *images, const int *ids_keep, int B
 void tokens_forward(float *x0, const float *patch_emb, const float *cls, const float *pos, const int *ids_keep,
                     int B, int K, int D);
 // Backward of tokens_forward: gcls [D] and gpos [1+L, D] (NULL: frozen) += from de [B*(1+K), D]
-// (images summed in ascending order; threads own column blocks).
+// (images summed in ascending order; threads own column blocks). Team-aware (kernels/team.h).
 void tokens_backward(float *gcls, float *gpos, const float *de, const int *ids_keep, int B, int K, int D);
 
 // MAE initialisation of the tensors of a table, in table order: xavier-uniform weights of >= 2 dims

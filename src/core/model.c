@@ -10,6 +10,7 @@
 #include "core/encoder.h"
 #include "kernels/cpu.h"
 #include "kernels/ops.h"
+#include "kernels/team.h"
 
 struct Mae {
     MaeConfig cfg;
@@ -313,80 +314,121 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
 // ---------------------------------------------------------------------------------------------
 // Backward
 
-void mae_backward(Mae *m) {
-    if (!m->has_decoder_pass) return;
-    const MaeConfig *c = &m->cfg;
-    const float *P = m->params;
-    float *G = m->grads;
-    int B = m->B, K = m->K, T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
-    long nrem = 0;
-    for (int r = 0; r < B * L; r++) nrem += m->removed[r];
-    if (nrem == 0) return;   // loss is the constant 0
-    double t0 = m->timing ? omp_get_wtime() : 0.0;
-    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
-    // d loss / d pred = 2 (pred - target) / (pd * n_removed) on removed patches.
-    float *dpred = m->d_ln;   // [B*L, pd]
-    float coef = (float)(2.0 / ((double)pd * nrem));
-    #pragma omp parallel for schedule(static)
-    for (int r = 0; r < B * L; r++)
+// The backward's own loops, as team bodies (kernels/team.h: orphaned loops run through TEAM_RUN).
+static void zero_body(float *x, size_t n) {
+    const long chunk = 1L << 14;
+    long nchunks = (long)((n + chunk - 1) / chunk);
+    #pragma omp for schedule(static) nowait
+    for (long c = 0; c < nchunks; c++) {
+        size_t at = (size_t)c * chunk, len = n - at < (size_t)chunk ? n - at : (size_t)chunk;
+        memset(x + at, 0, len * sizeof(float));
+    }
+}
+
+// d loss / d pred = 2 (pred - target) / (pd * n_removed) on removed patches.
+static void dpred_body(const Mae *m, float *dpred, float coef, int rows) {
+    int pd = m->pd;
+    #pragma omp for schedule(static) nowait
+    for (int r = 0; r < rows; r++)
         for (int i = 0; i < pd; i++)
             dpred[(size_t)r * pd + i] = m->removed[r] ? coef * (m->pred[(size_t)r * pd + i] - m->target[(size_t)r * pd + i]) : 0.0f;
-    float *d_decln = m->d_small;   // [B*L, Dd]
-    linear_backward_set(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd);
-    // decoder_norm backward, then into the patch rows of the decoder stream gradient (CLS row 0).
-    float *dd = m->d_dec;
-    float *d_patches = m->d_atty;   // [B*L, Dd] scratch, free until the blocks run
-    memset(d_patches, 0, (size_t)B * L * Dd * sizeof(float));
-    layernorm_backward(d_patches, G + m->dnorm_w, G + m->dnorm_b, d_decln, m->dec_patches, P + m->dnorm_w,
-                       m->dec_mean, m->dec_rstd, B * L, Dd);
-    #pragma omp parallel for schedule(static)
-    for (int b = 0; b < B; b++) {   // the CLS row's prediction is dropped: no gradient
+}
+
+// The patch rows of the decoder stream gradient from d_patches; the CLS row's prediction is dropped.
+static void dec_rows_body(float *dd, const float *d_patches, int B, int L, int Td, int Dd) {
+    #pragma omp for schedule(static) nowait
+    for (int b = 0; b < B; b++) {
         memset(dd + (size_t)b * Td * Dd, 0, (size_t)Dd * sizeof(float));
         memcpy(dd + ((size_t)b * Td + 1) * Dd, d_patches + (size_t)b * L * Dd, (size_t)L * Dd * sizeof(float));
     }
-    stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td);
-    // Decoder input: pos (summed over images in order), mask token (over removed patches in order),
-    // and the decoder_embed outputs routed back to their encoder tokens.
-    if (c->pos_learned) {
-        float *gpos = G + m->dpos;
-        #pragma omp parallel for schedule(static)
+}
+
+// Decoder input: pos (summed over images in order) and mask token (over removed patches in order).
+static void dec_input_body(const Mae *m, float *gpos, float *gmt, const float *dd, int B, int L, int Td, int Dd) {
+    if (gpos) {
+        #pragma omp for schedule(static) nowait
         for (int t = 0; t < Td; t++)
             for (int b = 0; b < B; b++)
                 for (int i = 0; i < Dd; i++) gpos[(size_t)t * Dd + i] += dd[((size_t)b * Td + t) * Dd + i];
     }
-    {
-        float *gmt = G + m->mask_token;
-        #pragma omp parallel for schedule(static)
-        for (int i = 0; i < Dd; i++) {
-            float s = 0.0f;
-            for (int r = 0; r < B * L; r++)
-                if (m->removed[r]) s += dd[((size_t)(r / L) * Td + 1 + r % L) * Dd + i];
-            gmt[i] += s;
-        }
+    #pragma omp for schedule(static) nowait
+    for (int i = 0; i < Dd; i++) {
+        float s = 0.0f;
+        for (int r = 0; r < B * L; r++)
+            if (m->removed[r]) s += dd[((size_t)(r / L) * Td + 1 + r % L) * Dd + i];
+        gmt[i] += s;
     }
-    float *d_emb = m->d_small;   // [B*T, Dd]
-    #pragma omp parallel for schedule(static)
+}
+
+// The decoder_embed outputs routed back to their encoder tokens.
+static void dec_emb_body(const Mae *m, float *d_emb, const float *dd, int B, int T, int K, int Td, int Dd) {
+    #pragma omp for schedule(static) nowait
     for (int r = 0; r < B * T; r++) {
         int b = r / T, t = r % T;
         int td = t == 0 ? 0 : 1 + m->ids_keep[(size_t)b * K + t - 1];
         memcpy(d_emb + (size_t)r * Dd, dd + ((size_t)b * Td + td) * Dd, (size_t)Dd * sizeof(float));
     }
+}
+
+static void patch_rows_body(float *d_pe, const float *de, int B, int T, int K, int D) {
+    #pragma omp for schedule(static) nowait
+    for (int b = 0; b < B; b++)
+        memcpy(d_pe + (size_t)b * K * D, de + ((size_t)b * T + 1) * D, (size_t)K * D * sizeof(float));
+}
+
+// Run by every thread of mae_backward's team (thread 0 keeps the timings).
+static void backward_team(Mae *m, long nrem, double t0) {
+    const MaeConfig *c = &m->cfg;
+    const float *P = m->params;
+    float *G = m->grads;
+    int B = m->B, K = m->K, T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
+    MaeTimings dummy = {0}, *tm = m->timing && omp_get_thread_num() == 0 ? m->timing : &dummy;
+    float *dpred = m->d_ln;   // [B*L, pd]
+    TEAM_RUN(dpred_body(m, dpred, (float)(2.0 / ((double)pd * nrem)), B * L));
+    float *d_decln = m->d_small;   // [B*L, Dd]
+    linear_backward_set(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd);
+    // decoder_norm backward, then into the patch rows of the decoder stream gradient (CLS row 0).
+    float *dd = m->d_dec;
+    float *d_patches = m->d_atty;   // [B*L, Dd] scratch, free until the blocks run
+    TEAM_RUN(zero_body(d_patches, (size_t)B * L * Dd));
+    layernorm_backward(d_patches, G + m->dnorm_w, G + m->dnorm_b, d_decln, m->dec_patches, P + m->dnorm_w,
+                       m->dec_mean, m->dec_rstd, B * L, Dd);
+    TEAM_RUN(dec_rows_body(dd, d_patches, B, L, Td, Dd));
+    stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td);
+    TEAM_RUN(dec_input_body(m, c->pos_learned ? G + m->dpos : NULL, G + m->mask_token, dd, B, L, Td, Dd));
+    float *d_emb = m->d_small;   // [B*T, Dd]
+    TEAM_RUN(dec_emb_body(m, d_emb, dd, B, T, K, Td, Dd));
     float *dlatent = m->d_atty;   // [B*T, D]
     linear_backward_set(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd);
     lap(m, &t0, &tm->backward_decoder);
     float *de = m->d_enc;
-    memset(de, 0, (size_t)B * T * D * sizeof(float));
+    TEAM_RUN(zero_body(de, (size_t)B * T * D));
     layernorm_backward(de, G + m->norm_w, G + m->norm_b, dlatent, m->enc.res[m->enc.depth], P + m->norm_w,
                        m->norm_mean, m->norm_rstd, B * T, D);
     stack_backward(&m->enc, P, G, &m->scratch, de, B, T);
     // Encoder input: cls token, pos, patch embedding.
     tokens_backward(G + m->cls, c->pos_learned ? G + m->pos : NULL, de, m->ids_keep, B, K, D);
     float *d_pe = m->d_small;   // [B*K, D]
-    #pragma omp parallel for schedule(static)
-    for (int b = 0; b < B; b++)
-        memcpy(d_pe + (size_t)b * K * D, de + ((size_t)b * T + 1) * D, (size_t)K * D * sizeof(float));
+    TEAM_RUN(patch_rows_body(d_pe, de, B, T, K, D));
     linear_backward(NULL, G + m->patch_w, G + m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D);
     lap(m, &t0, &tm->backward_encoder);
+}
+
+// One team (kernels/team.h) for the whole backward, so that its threads wait at the team's barrier
+// between kernels instead of leaving a parallel region after each and being woken for the next (the
+// decoder and encoder stacks run on this team).
+void mae_backward(Mae *m) {
+    if (!m->has_decoder_pass) return;
+    long nrem = 0;
+    for (int r = 0; r < m->B * m->L; r++) nrem += m->removed[r];
+    if (nrem == 0) return;   // loss is the constant 0
+    double t0 = m->timing ? omp_get_wtime() : 0.0;
+    #pragma omp parallel
+    {
+        team_begin();
+        backward_team(m, nrem, t0);
+        team_end();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
