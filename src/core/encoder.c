@@ -129,6 +129,10 @@ void block_backward(const Stack *s, int l, const float *P, float *G, const Block
 }
 
 void stack_forward(const Stack *s, const float *P, int B, int T) {
+    if (team_mode) {   // called inside a team already (core/model.c: mae_forward)
+        for (int l = 0; l < s->depth; l++) block_forward(s, l, P, B, T);
+        return;
+    }
     #pragma omp parallel
     {
         team_begin();
@@ -150,9 +154,10 @@ void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch
     }
 }
 
-void patches_gather(float *cols, const float *images, const int *ids_keep, int B, int K, int S, int P, int C) {
+static void patches_gather_body(float *cols, const float *images, const int *ids_keep, int B, int K, int S, int P,
+                                int C) {
     int g = S / P, cpp = C * P * P;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int r = 0; r < B * K; r++) {
         int b = r / K, l = ids_keep[r], gy = l / g, gx = l % g;
         float *col = cols + (size_t)r * cpp;
@@ -163,10 +168,14 @@ void patches_gather(float *cols, const float *images, const int *ids_keep, int B
     }
 }
 
-void tokens_forward(float *x0, const float *patch_emb, const float *cls, const float *pos, const int *ids_keep,
-                    int B, int K, int D) {
+void patches_gather(float *cols, const float *images, const int *ids_keep, int B, int K, int S, int P, int C) {
+    TEAM_RUN(patches_gather_body(cols, images, ids_keep, B, K, S, P, C));
+}
+
+static void tokens_forward_body(float *x0, const float *patch_emb, const float *cls, const float *pos,
+                                const int *ids_keep, int B, int K, int D) {
     int T = 1 + K;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int r = 0; r < B * T; r++) {
         int b = r / T, t = r % T;
         float *row = x0 + (size_t)r * D;
@@ -177,6 +186,11 @@ void tokens_forward(float *x0, const float *patch_emb, const float *cls, const f
             for (int i = 0; i < D; i++) row[i] = e[i] + pe[i];
         }
     }
+}
+
+void tokens_forward(float *x0, const float *patch_emb, const float *cls, const float *pos, const int *ids_keep,
+                    int B, int K, int D) {
+    TEAM_RUN(tokens_forward_body(x0, patch_emb, cls, pos, ids_keep, B, K, D));
 }
 
 // Visible positions are distinct within an image, so pos rows can be split across threads: threads

@@ -71,13 +71,13 @@ void block_backward(const Stack *s, int l, const float *P, float *G, const Block
 
 // Every block in turn, forward (res[0] -> res[depth]) or backward (blocks depth-1 .. 0, dx as in
 // block_backward), inside one OpenMP parallel region whose threads share each kernel's loops
-// (kernels/team.h): the same results as calling the blocks one by one. stack_backward called inside a
-// team already (team mode) runs the blocks on that team.
+// (kernels/team.h): the same results as calling the blocks one by one. Called inside a team already
+// (team mode), they run the blocks on that team.
 void stack_forward(const Stack *s, const float *P, int B, int T);
 void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T);
 
 // Encoder input. cols [B*K, C*P*P]: the patches ids_keep [B, K] of images [B, S, S, C], each in
-// conv weight order (c, py, px).
+// conv weight order (c, py, px). patches_gather and tokens_forward are team-aware (kernels/team.h).
 void patches_gather(float *cols, const float *images, const int *ids_keep, int B, int K, int S, int P, int C);
 // x0 [B*(1+K), D]: row 0 of each image cls + pos[0], row 1 + j patch_emb[b, j] + pos[1 + ids_keep[b, j]].
 void tokens_forward(float *x0, const float *patch_emb, const float *cls, const float *pos, const int *ids_keep,

@@ -206,19 +206,14 @@ void mae_init_weights(Mae *m, Rng *rng) {
 // ---------------------------------------------------------------------------------------------
 // Forward
 
-static void run_encoder(Mae *m, const float *images, const int *ids_keep, int B, int K) {
+// The encoder on the caller's team (mae_forward / mae_forward_encoder open it; thread 0 keeps the
+// timings). m->ids_keep and m->removed are set before the team starts.
+static void encoder_team(Mae *m, const float *images, const int *ids_keep, int B, int K, double t0) {
     const MaeConfig *c = &m->cfg;
     const float *P = m->params;
     int D = c->embed_dim, Pp = c->patch_size, Ch = c->in_chans, S = c->img_size;
-    int T = 1 + K, cpp = m->cpp, L = m->L;
-    double t0 = m->timing ? omp_get_wtime() : 0.0;
-    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
-    m->B = B; m->K = K;
-    for (int b = 0; b < B; b++) {
-        memcpy(m->ids_keep + (size_t)b * K, ids_keep + (size_t)b * K, (size_t)K * sizeof(int));
-        memset(m->removed + (size_t)b * L, 1, (size_t)L);
-        for (int j = 0; j < K; j++) m->removed[(size_t)b * L + ids_keep[(size_t)b * K + j]] = 0;
-    }
+    int T = 1 + K, cpp = m->cpp;
+    MaeTimings dummy = {0}, *tm = m->timing && omp_get_thread_num() == 0 ? m->timing : &dummy;
     patches_gather(m->patch_cols, images, ids_keep, B, K, S, Pp, Ch);
     linear_forward(m->patch_emb, m->patch_cols, P + m->patch_w, P + m->patch_b, B * K, cpp, D);
     // Token rows: CLS + pos[0], then visible patches + pos[1 + l].
@@ -230,16 +225,34 @@ static void run_encoder(Mae *m, const float *images, const int *ids_keep, int B,
     lap(m, &t0, &tm->encoder);
 }
 
+// The serial part before the encoder's team: which patches each image keeps.
+static void set_kept(Mae *m, const int *ids_keep, int B, int K) {
+    int L = m->L;
+    m->B = B; m->K = K;
+    for (int b = 0; b < B; b++) {
+        memcpy(m->ids_keep + (size_t)b * K, ids_keep + (size_t)b * K, (size_t)K * sizeof(int));
+        memset(m->removed + (size_t)b * L, 1, (size_t)L);
+        for (int j = 0; j < K; j++) m->removed[(size_t)b * L + ids_keep[(size_t)b * K + j]] = 0;
+    }
+}
+
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
-    run_encoder(m, images, ids_keep, B, len_keep);
+    set_kept(m, ids_keep, B, len_keep);
+    double t0 = m->timing ? omp_get_wtime() : 0.0;
+    #pragma omp parallel
+    {
+        team_begin();
+        encoder_team(m, images, ids_keep, B, len_keep, t0);
+        team_end();
+    }
     m->has_decoder_pass = 0;
 }
 
 // Targets [B*L, pd]: patch vectors (py*P+px)*C+c of the image, optionally normalised per patch.
-static void make_targets(Mae *m, const float *images, int B) {
+static void make_targets_body(Mae *m, const float *images, int B) {
     const MaeConfig *c = &m->cfg;
     int Pp = c->patch_size, Ch = c->in_chans, g = c->img_size / Pp, S = c->img_size, pd = m->pd, L = m->L;
-    #pragma omp parallel for schedule(static)
+    #pragma omp for schedule(static) nowait
     for (int r = 0; r < B * L; r++) {
         int b = r / L, l = r % L, gy = l / g, gx = l % g;
         float *t = m->target + (size_t)r * pd;
@@ -259,19 +272,10 @@ static void make_targets(Mae *m, const float *images, int B) {
     }
 }
 
-float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
-    const MaeConfig *c = &m->cfg;
-    const float *P = m->params;
-    int K = len_keep, T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
-    run_encoder(m, images, ids_keep, B, K);
-    m->has_decoder_pass = 1;
-    double t0 = m->timing ? omp_get_wtime() : 0.0;
-    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
-    linear_forward(m->dec_emb, m->latent, P + m->dembed_w, P + m->dembed_b, B * T, D, Dd);
-    // Decoder tokens in image order: CLS, then each patch's encoder token or the mask token.
-    float *xd = m->dec.res[0];
-    const float *dpos = P + m->dpos, *mtok = P + m->mask_token;
-    #pragma omp parallel for schedule(static)
+// Decoder tokens in image order: CLS, then each patch's encoder token or the mask token.
+static void dec_tokens_body(const Mae *m, float *xd, const float *dpos, const float *mtok, const int *ids_keep, int B,
+                            int K, int T, int L, int Td, int Dd) {
+    #pragma omp for schedule(static) nowait
     for (int b = 0; b < B; b++) {
         float *img = xd + (size_t)b * Td * Dd;
         const float *emb = m->dec_emb + (size_t)b * T * Dd;
@@ -284,17 +288,49 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
         for (int t = 0; t < Td; t++)
             for (int i = 0; i < Dd; i++) img[(size_t)t * Dd + i] += dpos[(size_t)t * Dd + i];
     }
-    stack_forward(&m->dec, P, B, Td);
-    // decoder_norm and decoder_pred on the patch rows only (the CLS prediction is dropped anyway).
-    const float *xo = m->dec.res[m->dec.depth];
-    #pragma omp parallel for schedule(static)
+}
+
+static void dec_patches_body(Mae *m, const float *xo, int B, int L, int Td, int Dd) {
+    #pragma omp for schedule(static) nowait
     for (int b = 0; b < B; b++)
         memcpy(m->dec_patches + (size_t)b * L * Dd, xo + ((size_t)b * Td + 1) * Dd, (size_t)L * Dd * sizeof(float));
+}
+
+// Encoder, decoder and targets on one team (kernels/team.h), as mae_backward: the threads wait at the
+// team's barrier between kernels instead of leaving a region after each.
+static void forward_team(Mae *m, const float *images, const int *ids_keep, int B, int K, double t0) {
+    const MaeConfig *c = &m->cfg;
+    const float *P = m->params;
+    int T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
+    encoder_team(m, images, ids_keep, B, K, t0);
+    if (m->timing) t0 = omp_get_wtime();
+    MaeTimings dummy = {0}, *tm = m->timing && omp_get_thread_num() == 0 ? m->timing : &dummy;
+    linear_forward(m->dec_emb, m->latent, P + m->dembed_w, P + m->dembed_b, B * T, D, Dd);
+    TEAM_RUN(dec_tokens_body(m, m->dec.res[0], P + m->dpos, P + m->mask_token, ids_keep, B, K, T, L, Td, Dd));
+    stack_forward(&m->dec, P, B, Td);
+    // decoder_norm and decoder_pred on the patch rows only (the CLS prediction is dropped anyway).
+    TEAM_RUN(dec_patches_body(m, m->dec.res[m->dec.depth], B, L, Td, Dd));
     layernorm_forward(m->dec_ln, m->dec_mean, m->dec_rstd, m->dec_patches, P + m->dnorm_w, P + m->dnorm_b,
                       B * L, Dd, c->ln_eps);
     linear_forward(m->pred, m->dec_ln, P + m->dpred_w, P + m->dpred_b, B * L, Dd, pd);
     lap(m, &t0, &tm->decoder);
-    make_targets(m, images, B);
+    TEAM_RUN(make_targets_body(m, images, B));
+    lap(m, &t0, &tm->loss);   // the targets count as the loss's, with the sum after the team
+}
+
+float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
+    int K = len_keep, L = m->L, pd = m->pd;
+    set_kept(m, ids_keep, B, K);
+    m->has_decoder_pass = 1;
+    double t0 = m->timing ? omp_get_wtime() : 0.0;
+    #pragma omp parallel
+    {
+        team_begin();
+        forward_team(m, images, ids_keep, B, K, t0);
+        team_end();
+    }
+    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
+    t0 = m->timing ? omp_get_wtime() : 0.0;
     // Loss: mean over removed patches of the per-patch mean squared error (summed in fixed order).
     double total = 0.0;
     long nrem = 0;

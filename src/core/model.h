@@ -11,6 +11,10 @@
 // Memory: one parameter buffer (tensors in MAE state_dict order, see mae_param_table), a twin
 // gradient buffer, and one activation arena sized once by mae_init for (max_batch, L): no
 // allocation happens in mae_forward / mae_backward.
+//
+// Threads: mae_forward, mae_forward_encoder and mae_backward each open one OpenMP region whose threads
+// share every kernel's loops (kernels/team.h); called inside another region they run on one thread.
+// Results do not depend on the thread count.
 #ifndef VITMAE_MODEL_H
 #define VITMAE_MODEL_H
 #include <stddef.h>
