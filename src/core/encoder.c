@@ -129,27 +129,27 @@ void block_backward(const Stack *s, int l, const float *P, float *G, const Block
 }
 
 void stack_forward(const Stack *s, const float *P, int B, int T) {
-    if (team_mode) {   // called inside a team already (core/model.c: mae_forward)
+    if (team_mode) {   // on the caller's team (core/model.c: mae_forward), or on the one opened below
         for (int l = 0; l < s->depth; l++) block_forward(s, l, P, B, T);
         return;
     }
     #pragma omp parallel
     {
         team_begin();
-        for (int l = 0; l < s->depth; l++) block_forward(s, l, P, B, T);
+        stack_forward(s, P, B, T);
         team_end();
     }
 }
 
 void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T) {
-    if (team_mode) {   // called inside a team already (core/model.c: mae_backward)
+    if (team_mode) {   // on the caller's team (core/model.c: mae_backward), or on the one opened below
         for (int l = s->depth - 1; l >= 0; l--) block_backward(s, l, P, G, sc, dx, B, T);
         return;
     }
     #pragma omp parallel
     {
         team_begin();
-        for (int l = s->depth - 1; l >= 0; l--) block_backward(s, l, P, G, sc, dx, B, T);
+        stack_backward(s, P, G, sc, dx, B, T);
         team_end();
     }
 }

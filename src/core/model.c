@@ -46,9 +46,10 @@ struct Mae {
     MaeTimings *timing;          // NULL: no timing
 };
 
-// Adds the seconds since *t0 to *field and restarts the clock (no-op while timing is off).
+// Adds the seconds since *t0 to *field and restarts the clock (no-op while timing is off, and on every
+// thread of a team but thread 0, which keeps the timings).
 static void lap(const Mae *m, double *t0, double *field) {
-    if (!m->timing) return;
+    if (!m->timing || omp_get_thread_num() != 0) return;
     double t = omp_get_wtime();
     *field += t - *t0;
     *t0 = t;
@@ -184,17 +185,19 @@ float *mae_tensor(Mae *m, const char *name) {
 }
 void mae_set_timings(Mae *m, MaeTimings *t) { m->timing = t; }
 float *mae_use_grads(Mae *m, float *grads) { float *old = m->grads; m->grads = grads; return old; }
-// Once per gradient group: 450 MB at ViT-B's 112 M parameters, so every thread clears its share.
-void mae_zero_grads(Mae *m) {
-    const long chunk = 1L << 16;
-    long n = (long)mae_num_params(&m->cfg), nchunks = (n + chunk - 1) / chunk;
-    float *g = m->grads;
-    #pragma omp parallel for schedule(static)
+// x [n] = 0, each thread clearing its share (a team body: kernels/team.h).
+static void zero_body(float *x, size_t n) {
+    const long chunk = 1L << 14;
+    long nchunks = (long)((n + chunk - 1) / chunk);
+    #pragma omp for schedule(static) nowait
     for (long c = 0; c < nchunks; c++) {
-        long len = n - c * chunk < chunk ? n - c * chunk : chunk;
-        memset(g + c * chunk, 0, (size_t)len * sizeof(float));
+        size_t at = (size_t)c * chunk, len = n - at < (size_t)chunk ? n - at : (size_t)chunk;
+        memset(x + at, 0, len * sizeof(float));
     }
 }
+
+// Once per gradient group: 450 MB at ViT-B's 112 M parameters, so every thread clears its share.
+void mae_zero_grads(Mae *m) { TEAM_RUN(zero_body(m->grads, mae_num_params(&m->cfg))); }
 
 // ---------------------------------------------------------------------------------------------
 // Initialisation
@@ -208,21 +211,21 @@ void mae_init_weights(Mae *m, Rng *rng) {
 
 // The encoder on the caller's team (mae_forward / mae_forward_encoder open it; thread 0 keeps the
 // timings). m->ids_keep and m->removed are set before the team starts.
-static void encoder_team(Mae *m, const float *images, const int *ids_keep, int B, int K, double t0) {
+static void encoder_team(Mae *m, const float *images, const int *ids_keep, int B, int K, double *t0) {
     const MaeConfig *c = &m->cfg;
     const float *P = m->params;
     int D = c->embed_dim, Pp = c->patch_size, Ch = c->in_chans, S = c->img_size;
     int T = 1 + K, cpp = m->cpp;
-    MaeTimings dummy = {0}, *tm = m->timing && omp_get_thread_num() == 0 ? m->timing : &dummy;
+    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     patches_gather(m->patch_cols, images, ids_keep, B, K, S, Pp, Ch);
     linear_forward(m->patch_emb, m->patch_cols, P + m->patch_w, P + m->patch_b, B * K, cpp, D);
     // Token rows: CLS + pos[0], then visible patches + pos[1 + l].
     tokens_forward(m->enc.res[0], m->patch_emb, P + m->cls, P + m->pos, ids_keep, B, K, D);
-    lap(m, &t0, &tm->patch_embed);
+    lap(m, t0, &tm->patch_embed);
     stack_forward(&m->enc, P, B, T);
     layernorm_forward(m->latent, m->norm_mean, m->norm_rstd, m->enc.res[m->enc.depth], P + m->norm_w,
                       P + m->norm_b, B * T, D, c->ln_eps);
-    lap(m, &t0, &tm->encoder);
+    lap(m, t0, &tm->encoder);
 }
 
 // The serial part before the encoder's team: which patches each image keeps.
@@ -242,7 +245,7 @@ void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B
     #pragma omp parallel
     {
         team_begin();
-        encoder_team(m, images, ids_keep, B, len_keep, t0);
+        encoder_team(m, images, ids_keep, B, len_keep, &t0);
         team_end();
     }
     m->has_decoder_pass = 0;
@@ -302,9 +305,8 @@ static void forward_team(Mae *m, const float *images, const int *ids_keep, int B
     const MaeConfig *c = &m->cfg;
     const float *P = m->params;
     int T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
-    encoder_team(m, images, ids_keep, B, K, t0);
-    if (m->timing) t0 = omp_get_wtime();
-    MaeTimings dummy = {0}, *tm = m->timing && omp_get_thread_num() == 0 ? m->timing : &dummy;
+    encoder_team(m, images, ids_keep, B, K, &t0);
+    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     linear_forward(m->dec_emb, m->latent, P + m->dembed_w, P + m->dembed_b, B * T, D, Dd);
     TEAM_RUN(dec_tokens_body(m, m->dec.res[0], P + m->dpos, P + m->mask_token, ids_keep, B, K, T, L, Td, Dd));
     stack_forward(&m->dec, P, B, Td);
@@ -351,16 +353,6 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
 // Backward
 
 // The backward's own loops, as team bodies (kernels/team.h: orphaned loops run through TEAM_RUN).
-static void zero_body(float *x, size_t n) {
-    const long chunk = 1L << 14;
-    long nchunks = (long)((n + chunk - 1) / chunk);
-    #pragma omp for schedule(static) nowait
-    for (long c = 0; c < nchunks; c++) {
-        size_t at = (size_t)c * chunk, len = n - at < (size_t)chunk ? n - at : (size_t)chunk;
-        memset(x + at, 0, len * sizeof(float));
-    }
-}
-
 // d loss / d pred = 2 (pred - target) / (pd * n_removed) on removed patches.
 static void dpred_body(const Mae *m, float *dpred, float coef, int rows) {
     int pd = m->pd;
@@ -418,7 +410,7 @@ static void backward_team(Mae *m, long nrem, double t0) {
     const float *P = m->params;
     float *G = m->grads;
     int B = m->B, K = m->K, T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
-    MaeTimings dummy = {0}, *tm = m->timing && omp_get_thread_num() == 0 ? m->timing : &dummy;
+    MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     float *dpred = m->d_ln;   // [B*L, pd]
     TEAM_RUN(dpred_body(m, dpred, (float)(2.0 / ((double)pd * nrem)), B * L));
     float *d_decln = m->d_small;   // [B*L, Dd]

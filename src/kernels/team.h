@@ -1,8 +1,8 @@
-// Team mode: one OpenMP parallel region around many kernels (a stack of transformer blocks,
-// core/encoder.c: stack_forward, stack_backward) instead of one region per kernel, so that the threads
-// stay in the region between kernels instead of being put to sleep and woken for every kernel
-// (docs/performance.md, "Where the time goes"; the barrier: "Intel Xeon: first measurements, and the
-// team's own barrier").
+// Team mode: one OpenMP parallel region around many kernels (the MAE forward and backward,
+// core/model.c; a stack of transformer blocks alone, core/encoder.c) instead of one region per kernel,
+// so that the threads stay in the region between kernels instead of being put to sleep and woken for
+// every kernel (docs/performance.md, "Where the time goes"; the barrier: "Intel Xeon: first
+// measurements, and the team's own barrier").
 //
 // Inside such a region every thread of the team calls each kernel with the same arguments. A kernel
 // written for it puts its loops in a body function with orphaned `#pragma omp for schedule(static)
