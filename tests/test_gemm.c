@@ -1,7 +1,7 @@
 // gemm: every path this CPU has (avx512, avx2, portable, ref) against the *_ref loops on odd sizes,
 // with and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N
 // window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; the path selection API;
-// the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
+// gemm_tn split along k; the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
 // blocking (many k-blocks and slabs).
 #include <omp.h>
 #include "check.h"
@@ -153,6 +153,40 @@ static void test_threads(const char *path, Rng *rng) {
         }
 }
 
+// gemm_tn split along k (kernels/gemm.c, "a weight gradient split along k"): with k-blocks of 64, K = 384
+// is 6 blocks (shared by 2 and by 3 threads), 390 is 7 (not shared: rows of C instead), 130 is 3 (by 3
+// threads); N a multiple of 16 (B read in place) or not (B packed); overwrite and accumulate. Bitwise
+// the 1-thread result with 2 and 3 threads, alone and in team mode, and within rounding of the reference.
+static void test_split_k(const char *path, Rng *rng) {
+    static const int shapes[][3] = {{130, 48, 384}, {130, 33, 384}, {70, 64, 390}, {9, 530, 768}, {250, 48, 130}};
+    CHECK(gemm_force_blocking(64, 0) == 0, "kc 64");
+    for (int s = 0; s < 5; s++)
+        for (int acc = 0; acc < 2; acc++) {
+            Problem p = make(TN, shapes[s][0], shapes[s][1], shapes[s][2], s & 1 ? 3 : 0, acc, 0, rng);
+            float *C1 = compute(&p, 1);
+            compare(&p, C1, path);
+            for (int threads = 2; threads <= 3; threads++)
+                for (int team = 0; team < 2; team++) {
+                    float *C = team ? alloc_f(p.c_len) : compute(&p, threads);
+                    if (team) {
+                        memcpy(C, p.C0, (size_t)p.c_len * sizeof(float));
+                        #pragma omp parallel num_threads(threads)
+                        {
+                            team_begin();
+                            gemm_tn(p.M, p.N, p.K, p.A, p.lda, p.B, p.ldb, C, p.ldc, p.acc);
+                            team_end();
+                        }
+                    }
+                    CHECK(!memcmp(C1, C, (size_t)p.c_len * sizeof(float)),
+                          "%s tn split along k M=%d N=%d K=%d acc=%d: %d threads%s differ from 1", path, p.M, p.N,
+                          p.K, acc, threads, team ? " (team)" : "");
+                    free(C);
+                }
+            free(C1); release(&p);
+        }
+    gemm_force_blocking(0, 0);
+}
+
 // Weights packed once per scope (gemm_weights_begin): gemm_nt_weight / gemm_nn_weight give bitwise what
 // gemm_nt / gemm_nn give, on the call that packs and on the calls that reuse the packed copy, alone and
 // in team mode (kernels/team.h); a weight changed between scopes is packed again. Odd sizes, K past
@@ -265,6 +299,7 @@ int main(void) {
         test_path(paths[i], &rng);
         test_threads(paths[i], &rng);
         test_weights(paths[i], &rng);
+        if (gemm_path() != GEMM_PATH_REF) test_split_k(paths[i], &rng);
         printf("path %s: checked\n", paths[i]);
     }
     gemm_force_kernel(NULL);

@@ -298,9 +298,16 @@ static void *alloc_floats(long n) {
     return aligned_alloc(64, bytes ? bytes : 64);
 }
 
-// C rows [m0, m1) x columns [n0, n1) on the calling thread. Returns 0, or -1 when out of memory.
+// Which k-blocks a gemm_block call sums, and where: blocks [kb0, kb1) of the k-blocking (k_block), each
+// added into C in turn; or, when P is set, block kb0 + i stored alone (as if into a zeroed C, bias
+// included when it is the last block) at P + i * p_stride, rows ldp apart (a split of k: gemm_split_k).
+typedef struct { int kb0, kb1; float *P; long ldp, p_stride; } KBlocks;
+static const KBlocks ALL_K = {0, 1 << 30, NULL, 0, 0};
+
+// C rows [m0, m1) x columns [n0, n1) on the calling thread, over the k-blocks kb. Returns 0, or -1 when
+// out of memory.
 static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int n0, int n1, int K,
-                      float *C, long ldc, const float *bias, int accumulate) {
+                      float *C, long ldc, const float *bias, int accumulate, const KBlocks *kb) {
     const int MR = ker->mr, NR = ker->nr, MC = ker->blk.mc_panels * ker->mr;
     int kc_base = k_block(K, ker->blk.kc);
     int nc_max = (int)(ker->blk.slab_floats / kc_base / NR * NR);
@@ -326,9 +333,12 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
     if (!apack || (!bpack && !op->bpacked && !b_in_place)) { free(apack); free(bpack); return -1; }
     for (int jc = n0; jc < n1; jc += nc_cap) {
         int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
-        for (int pc = 0; pc < K; pc += kc_base) {
+        long k_lo = (long)kb->kb0 * kc_base, k_hi = (long)kb->kb1 * kc_base < K ? (long)kb->kb1 * kc_base : K;
+        for (int pc = (int)k_lo; pc < k_hi; pc += kc_base) {
             int kc = K - pc < kc_base ? K - pc : kc_base;
-            int load_c = accumulate || pc > 0;
+            int load_c = !kb->P && (accumulate || pc > 0);
+            float *Ct = kb->P ? kb->P + (long)(pc / kc_base - kb->kb0) * kb->p_stride : C;
+            long ldct = kb->P ? kb->ldp : ldc;
             const float *bias_blk = bias && pc + kc == K ? bias + jc : NULL;
             // Panel jr / NR of the slab at bslab + (jr / NR) * b_panel, row k of it at + k * b_ks.
             const float *bslab = bpack;
@@ -358,11 +368,11 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
                     for (int jr = 0; jr < nc; jr += NR) {
                         int nr = nc - jr < NR ? nc - jr : NR;
                         const float *bp = bslab + (long)(jr / NR) * b_panel;
-                        float *cp = C + (long)(ic + ir) * ldc + jc + jr;
+                        float *cp = Ct + (long)(ic + ir) * ldct + jc + jr;
                         const float *bias_p = bias_blk ? bias_blk + jr : NULL;
-                        if (a_rows) ker->rows(kc, a_rows, lda_rows, bp, cp, ldc, mr, nr, load_c, bias_p);
-                        else if (b_in_place) ker->brows(kc, ap, bp, b_ks, cp, ldc, mr, nr, load_c, bias_p);
-                        else ker->fn(kc, ap, bp, cp, ldc, mr, nr, load_c, bias_p);
+                        if (a_rows) ker->rows(kc, a_rows, lda_rows, bp, cp, ldct, mr, nr, load_c, bias_p);
+                        else if (b_in_place) ker->brows(kc, ap, bp, b_ks, cp, ldct, mr, nr, load_c, bias_p);
+                        else ker->fn(kc, ap, bp, cp, ldct, mr, nr, load_c, bias_p);
                     }
                 }
             }
@@ -373,21 +383,28 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
     return 0;
 }
 
-// Out-of-memory fallback for one thread's block: plain loops, same definition as the *_ref.
-static void gemm_block_plain(const Operands *op, int m0, int m1, int n0, int n1, int K, float *C,
-                             long ldc, const float *bias, int accumulate) {
-    for (int i = m0; i < m1; i++)
-        for (int j = n0; j < n1; j++) {
-            float s = 0.0f;
-            for (int k = 0; k < K; k++) {
-                float a = op->trans_a ? op->a[(long)k * op->lda + i] : op->a[(long)i * op->lda + k];
-                float b = op->trans_b ? op->b[(long)j * op->ldb + k] : op->b[(long)k * op->ldb + j];
-                s += a * b;
+// Out-of-memory fallback for one thread's block: plain loops, same definition as the *_ref (one chain
+// over the k of the blocks kb, or per block into kb->P).
+static void gemm_block_plain(const Operands *op, int m0, int m1, int n0, int n1, int K, int kc_base, float *C,
+                             long ldc, const float *bias, int accumulate, const KBlocks *kb) {
+    long k_lo = (long)kb->kb0 * kc_base, k_hi = (long)kb->kb1 * kc_base < K ? (long)kb->kb1 * kc_base : K;
+    for (long pc = k_lo; pc < k_hi; pc += kb->P ? kc_base : k_hi - k_lo) {
+        long pe = kb->P && pc + kc_base < k_hi ? pc + kc_base : k_hi;
+        float *Ct = kb->P ? kb->P + (pc / kc_base - kb->kb0) * kb->p_stride : C;
+        long ldct = kb->P ? kb->ldp : ldc;
+        for (int i = m0; i < m1; i++)
+            for (int j = n0; j < n1; j++) {
+                float s = 0.0f;
+                for (long k = pc; k < pe; k++) {
+                    float a = op->trans_a ? op->a[k * op->lda + i] : op->a[(long)i * op->lda + k];
+                    float b = op->trans_b ? op->b[(long)j * op->ldb + k] : op->b[k * op->ldb + j];
+                    s += a * b;
+                }
+                if (bias && pe == K) s += bias[j];
+                float *c = &Ct[(long)i * ldct + j];
+                *c = !kb->P && (accumulate || pc > 0) ? *c + s : s;
             }
-            if (bias) s += bias[j];
-            float *c = &C[(long)i * ldc + j];
-            *c = accumulate ? *c + s : s;
-        }
+    }
 }
 
 static int pick_kernel(Kernel *ker) {
@@ -411,6 +428,66 @@ static int pick_kernel(Kernel *ker) {
 GemmBlocking gemm_blocking(void) {
     Kernel ker;
     return pick_kernel(&ker) ? ker.blk : (GemmBlocking){0, 0, 0};
+}
+
+// ---- a weight gradient split along k ---------------------------------------------------------------
+
+// gemm_tn (dW = dy^T x) sums over the rows of its operands, the tokens, which the kernels before it
+// shared out among the threads by rows. When those rows span several k-blocks, the threads can take
+// whole k-blocks instead of rows of C: each then reads only about the rows it wrote (docs/performance.md,
+// "Intel Xeon: the weight gradient split along k"). Virtual thread v of n sums the blocks
+// [nb v / n, nb (v + 1) / n) for all of C: v = 0 into C itself, as the unsplit product would, the
+// others each block alone into scratch; then the scratch blocks are added into C in ascending order,
+// C's rows shared out. So C = ((C0 + s_0) + s_1) + ... + s_last exactly as the one-thread path sums it
+// (kernels/gemm.c's header): the same bits for any split. Used when the blocks share out evenly (nb a
+// multiple of n) and the scratch stays under SPLIT_K_MAX_FLOATS.
+#define SPLIT_K_MAX_FLOATS (4L << 20)
+static float *split_k_buf;   // grown by one thread outside any split, freed by gemm_weights_release
+static long split_k_cap;
+
+// The number of threads (virtual ones, 2 or more) that split this product along k, or 0. Depends on
+// the arguments alone, so every thread of a team answers the same.
+static int split_k_threads(const Kernel *ker, const Operands *op, int M, int N, int K, int threads) {
+    if (!op->trans_a || op->trans_b || op->bpacked) return 0;   // gemm_tn only (measured there)
+    int kc_base = k_block(K, ker->blk.kc), nb = (K + kc_base - 1) / kc_base;
+    int n = threads < nb ? threads : nb;
+    if (n < 2 || nb % n || (long)(nb - nb / n) * M * N > SPLIT_K_MAX_FLOATS) return 0;
+    return n;
+}
+
+// The scratch for n virtual threads (NULL when out of memory). One thread at a time.
+static float *split_k_scratch(const Kernel *ker, int M, int N, int K, int n) {
+    int kc_base = k_block(K, ker->blk.kc), nb = (K + kc_base - 1) / kc_base;
+    long need = (long)(nb - nb / n) * M * N;
+    if (need > split_k_cap) {
+        free(split_k_buf);
+        split_k_buf = alloc_floats(need);
+        split_k_cap = split_k_buf ? need : 0;
+    }
+    return split_k_buf;
+}
+
+// Virtual thread v's blocks.
+static void split_k_part(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
+                         const float *bias, int accumulate, float *P, int v, int n) {
+    int kc_base = k_block(K, ker->blk.kc), nb = (K + kc_base - 1) / kc_base, own0 = nb / n;
+    int b0 = nb * v / n, b1 = nb * (v + 1) / n;
+    KBlocks kb = {b0, b1, v ? P + (long)(b0 - own0) * M * N : NULL, N, (long)M * N};
+    if (gemm_block(ker, op, 0, M, 0, N, K, C, ldc, bias, accumulate, &kb))
+        gemm_block_plain(op, 0, M, 0, N, K, kc_base, C, ldc, bias, accumulate, &kb);
+}
+
+// After every part: C's rows, shared out, get the scratch blocks added in ascending order.
+static void split_k_fold_body(const Kernel *ker, int M, int N, int K, float *C, int ldc, const float *P, int n) {
+    int kc_base = k_block(K, ker->blk.kc), nb = (K + kc_base - 1) / kc_base, nfold = nb - nb / n;
+    #pragma omp for schedule(static) nowait
+    for (int i = 0; i < M; i++) {
+        float *restrict c = C + (long)i * ldc;
+        for (int b = 0; b < nfold; b++) {
+            const float *restrict p = P + (long)b * M * N + (long)i * N;
+            for (int j = 0; j < N; j++) c[j] += p[j];
+        }
+    }
 }
 
 // ---- weights packed once per scope (gemm_weights_begin) -----------------------------------------------
@@ -446,6 +523,8 @@ static int scope_open;
 void gemm_weights_begin(void) { scope_generation++; scope_open = 1; }
 void gemm_weights_end(void) { scope_open = 0; }
 void gemm_weights_release(void) {
+    free(split_k_buf);
+    split_k_buf = NULL; split_k_cap = 0;
     for (int i = 0; i < cache_len; i++) free(cache[i].buf);
     free(cache);
     cache = NULL; cache_len = cache_cap = 0; cache_bytes = 0; scope_open = 0;
@@ -498,8 +577,8 @@ static void gemm_part(const Kernel *ker, const Operands *op, int M, int N, int K
     } else {
         n0 = (int)(t0 * ker->nr); n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N;
     }
-    if (m0 < m1 && n0 < n1 && gemm_block(ker, op, m0, m1, n0, n1, K, C, ldc, bias, accumulate))
-        gemm_block_plain(op, m0, m1, n0, n1, K, C, ldc, bias, accumulate);
+    if (m0 < m1 && n0 < n1 && gemm_block(ker, op, m0, m1, n0, n1, K, C, ldc, bias, accumulate, &ALL_K))
+        gemm_block_plain(op, m0, m1, n0, n1, K, K, C, ldc, bias, accumulate, &ALL_K);
 }
 
 // Splits C among threads: whole MR-row tiles or NR-column tiles, each thread owning its range; a
@@ -541,12 +620,36 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
             team_barrier();
         }
         op->bpacked = pb.buf; op->bpacked_block = pb.block;
+        int n = split_k_threads(ker, op, M, N, K, threads);
+        if (n) {
+            float *P = t == 0 ? split_k_scratch(ker, M, N, K, n) : NULL;
+            team_broadcast(&P, (int)sizeof P);
+            if (P) {
+                for (int v = t; v < n; v += omp_get_num_threads()) split_k_part(ker, op, M, N, K, C, ldc, bias, accumulate, P, v, n);
+                team_barrier();
+                split_k_fold_body(ker, M, N, K, C, ldc, P, n);
+                team_barrier();
+                return;
+            }
+        }
         if (t < threads) gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, t, threads);
         team_barrier();
         return;
     }
     if (weight) pb = weight_lookup(ker, op, K, N);
     op->bpacked = pb.buf; op->bpacked_block = pb.block;
+    int n = split_k_threads(ker, op, M, N, K, threads);
+    float *P = n ? split_k_scratch(ker, M, N, K, n) : NULL;
+    if (P) {
+        #pragma omp parallel num_threads(n)
+        {
+            for (int v = omp_get_thread_num(); v < n; v += omp_get_num_threads())
+                split_k_part(ker, op, M, N, K, C, ldc, bias, accumulate, P, v, n);
+            #pragma omp barrier
+            split_k_fold_body(ker, M, N, K, C, ldc, P, n);
+        }
+        return;
+    }
     #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         int t = omp_get_thread_num(), nth = omp_get_num_threads();
