@@ -17,11 +17,12 @@ void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, floa
 
 // The same arithmetic, each value read and written once; sqrtf of a non-negative value never sets
 // errno, so __builtin_sqrtf after the explicit >= 0 select vectorises to vsqrtps. Inlined with the
-// betas as constants for adamw_update (the pretraining path), as arguments for adamw_step_groups.
-static inline void adamw_update_betas(float *restrict p, const float *restrict g, float *restrict m,
-                                      float *restrict v, long n, float decay, float step_size, float bc2_sqrt,
-                                      float beta1, float beta2) {
-    #pragma omp parallel for schedule(static)
+// betas as constants for adamw_update and adamw_step (the pretraining path), as arguments for
+// adamw_step_groups. The loop is shared among the threads of the enclosing region (no wait at its
+// end: every element is its own update), so a step can run all tensors in one region.
+static inline void adamw_body(float *restrict p, const float *restrict g, float *restrict m, float *restrict v,
+                              long n, float decay, float step_size, float bc2_sqrt, float beta1, float beta2) {
+    #pragma omp for schedule(static) nowait
     for (long i = 0; i < n; i++) {
         float gi = g[i];
         float pi = p[i] * decay;
@@ -32,6 +33,13 @@ static inline void adamw_update_betas(float *restrict p, const float *restrict g
         v[i] = vi;
         p[i] = pi - step_size * mi / denom;
     }
+}
+
+static inline void adamw_update_betas(float *restrict p, const float *restrict g, float *restrict m,
+                                      float *restrict v, long n, float decay, float step_size, float bc2_sqrt,
+                                      float beta1, float beta2) {
+    #pragma omp parallel
+    adamw_body(p, g, m, v, n, decay, step_size, bc2_sqrt, beta1, beta2);
 }
 
 void adamw_update(float *restrict p, const float *restrict g, float *restrict m, float *restrict v, long n,
@@ -58,11 +66,13 @@ void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, f
     float bc1 = 1.0f - powf(ADAMW_BETA1, (float)step);
     float bc2_sqrt = sqrtf(1.0f - powf(ADAMW_BETA2, (float)step));
     float step_size = lr / bc1;
+    #pragma omp parallel   // one region for every tensor (not one per tensor: docs/performance.md)
     for (int k = 0; k < nt; k++) {
         if (!t[k].trainable) continue;
         float decay = t[k].decay ? 1.0f - lr * wd : 1.0f;
         size_t off = t[k].offset;
-        adamw_update(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, step_size, bc2_sqrt);
+        adamw_body(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, step_size, bc2_sqrt,
+                   ADAMW_BETA1, ADAMW_BETA2);
     }
 }
 
