@@ -35,29 +35,24 @@ static inline void adamw_body(float *restrict p, const float *restrict g, float 
     }
 }
 
-static inline void adamw_update_betas(float *restrict p, const float *restrict g, float *restrict m,
-                                      float *restrict v, long n, float decay, float step_size, float bc2_sqrt,
-                                      float beta1, float beta2) {
-    #pragma omp parallel
-    adamw_body(p, g, m, v, n, decay, step_size, bc2_sqrt, beta1, beta2);
-}
-
 void adamw_update(float *restrict p, const float *restrict g, float *restrict m, float *restrict v, long n,
                   float decay, float step_size, float bc2_sqrt) {
-    adamw_update_betas(p, g, m, v, n, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
+    #pragma omp parallel
+    adamw_body(p, g, m, v, n, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
 }
 
 void adamw_step_groups(const MaeTensor *t, int nt, const float *lr_scale, float *params, const float *grads,
                        float *m, float *v, float lr, float wd, float beta1, float beta2, long step) {
     float bc1 = 1.0f - powf(beta1, (float)step);
     float bc2_sqrt = sqrtf(1.0f - powf(beta2, (float)step));
+    #pragma omp parallel   // one region for every tensor, as adamw_step
     for (int k = 0; k < nt; k++) {
         if (!t[k].trainable) continue;
         float lr_k = lr * lr_scale[k];
         float decay = t[k].decay ? 1.0f - lr_k * wd : 1.0f;
         size_t off = t[k].offset;
-        adamw_update_betas(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, lr_k / bc1,
-                           bc2_sqrt, beta1, beta2);
+        adamw_body(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, lr_k / bc1, bc2_sqrt,
+                   beta1, beta2);
     }
 }
 

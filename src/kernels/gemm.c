@@ -445,20 +445,23 @@ GemmBlocking gemm_blocking(void) {
 static float *split_k_buf;   // grown by one thread outside any split, freed by gemm_weights_release
 static long split_k_cap;
 
-// The number of threads (virtual ones, 2 or more) that split this product along k, or 0. Depends on
-// the arguments alone, so every thread of a team answers the same.
-static int split_k_threads(const Kernel *ker, const Operands *op, int M, int N, int K, int threads) {
-    if (!op->trans_a || op->trans_b || op->bpacked) return 0;   // gemm_tn only (measured there)
+// A split along k: n virtual threads (0: no split), nb k-blocks of kc_base, v = 0 owning the first
+// nb / n; nfold = nb - nb / n blocks go through scratch, each M x N.
+typedef struct { int n, kc_base, nb, nfold; } SplitK;
+
+// The split of this product, from the arguments alone, so every thread of a team plans the same.
+static SplitK split_k_plan(const Kernel *ker, const Operands *op, int M, int N, int K, int threads) {
+    SplitK sk = {0, 0, 0, 0};
+    if (!op->trans_a || op->trans_b || op->bpacked) return sk;   // gemm_tn only (measured there)
     int kc_base = k_block(K, ker->blk.kc), nb = (K + kc_base - 1) / kc_base;
     int n = threads < nb ? threads : nb;
-    if (n < 2 || nb % n || (long)(nb - nb / n) * M * N > SPLIT_K_MAX_FLOATS) return 0;
-    return n;
+    if (n < 2 || nb % n || (long)(nb - nb / n) * M * N > SPLIT_K_MAX_FLOATS) return sk;
+    return (SplitK){n, kc_base, nb, nb - nb / n};
 }
 
-// The scratch for n virtual threads (NULL when out of memory). One thread at a time.
-static float *split_k_scratch(const Kernel *ker, int M, int N, int K, int n) {
-    int kc_base = k_block(K, ker->blk.kc), nb = (K + kc_base - 1) / kc_base;
-    long need = (long)(nb - nb / n) * M * N;
+// The scratch of a split (NULL when out of memory). One thread at a time.
+static float *split_k_scratch(const SplitK *sk, int M, int N) {
+    long need = (long)sk->nfold * M * N;
     if (need > split_k_cap) {
         free(split_k_buf);
         split_k_buf = alloc_floats(need);
@@ -468,22 +471,20 @@ static float *split_k_scratch(const Kernel *ker, int M, int N, int K, int n) {
 }
 
 // Virtual thread v's blocks.
-static void split_k_part(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
-                         const float *bias, int accumulate, float *P, int v, int n) {
-    int kc_base = k_block(K, ker->blk.kc), nb = (K + kc_base - 1) / kc_base, own0 = nb / n;
-    int b0 = nb * v / n, b1 = nb * (v + 1) / n;
-    KBlocks kb = {b0, b1, v ? P + (long)(b0 - own0) * M * N : NULL, N, (long)M * N};
+static void split_k_part(const Kernel *ker, const Operands *op, const SplitK *sk, int M, int N, int K, float *C,
+                         int ldc, const float *bias, int accumulate, float *P, int v) {
+    int b0 = sk->nb * v / sk->n, b1 = sk->nb * (v + 1) / sk->n;
+    KBlocks kb = {b0, b1, v ? P + (long)(b0 - (sk->nb - sk->nfold)) * M * N : NULL, N, (long)M * N};
     if (gemm_block(ker, op, 0, M, 0, N, K, C, ldc, bias, accumulate, &kb))
-        gemm_block_plain(op, 0, M, 0, N, K, kc_base, C, ldc, bias, accumulate, &kb);
+        gemm_block_plain(op, 0, M, 0, N, K, sk->kc_base, C, ldc, bias, accumulate, &kb);
 }
 
 // After every part: C's rows, shared out, get the scratch blocks added in ascending order.
-static void split_k_fold_body(const Kernel *ker, int M, int N, int K, float *C, int ldc, const float *P, int n) {
-    int kc_base = k_block(K, ker->blk.kc), nb = (K + kc_base - 1) / kc_base, nfold = nb - nb / n;
+static void split_k_fold_body(const SplitK *sk, int M, int N, float *C, int ldc, const float *P) {
     #pragma omp for schedule(static) nowait
     for (int i = 0; i < M; i++) {
         float *restrict c = C + (long)i * ldc;
-        for (int b = 0; b < nfold; b++) {
+        for (int b = 0; b < sk->nfold; b++) {
             const float *restrict p = P + (long)b * M * N + (long)i * N;
             for (int j = 0; j < N; j++) c[j] += p[j];
         }
@@ -620,14 +621,15 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
             team_barrier();
         }
         op->bpacked = pb.buf; op->bpacked_block = pb.block;
-        int n = split_k_threads(ker, op, M, N, K, threads);
-        if (n) {
-            float *P = t == 0 ? split_k_scratch(ker, M, N, K, n) : NULL;
+        SplitK sk = split_k_plan(ker, op, M, N, K, threads);
+        if (sk.n) {
+            float *P = t == 0 ? split_k_scratch(&sk, M, N) : NULL;
             team_broadcast(&P, (int)sizeof P);
             if (P) {
-                for (int v = t; v < n; v += omp_get_num_threads()) split_k_part(ker, op, M, N, K, C, ldc, bias, accumulate, P, v, n);
+                for (int v = t; v < sk.n; v += omp_get_num_threads())
+                    split_k_part(ker, op, &sk, M, N, K, C, ldc, bias, accumulate, P, v);
                 team_barrier();
-                split_k_fold_body(ker, M, N, K, C, ldc, P, n);
+                split_k_fold_body(&sk, M, N, C, ldc, P);
                 team_barrier();
                 return;
             }
@@ -638,15 +640,15 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
     }
     if (weight) pb = weight_lookup(ker, op, K, N);
     op->bpacked = pb.buf; op->bpacked_block = pb.block;
-    int n = split_k_threads(ker, op, M, N, K, threads);
-    float *P = n ? split_k_scratch(ker, M, N, K, n) : NULL;
+    SplitK sk = split_k_plan(ker, op, M, N, K, threads);
+    float *P = sk.n ? split_k_scratch(&sk, M, N) : NULL;
     if (P) {
-        #pragma omp parallel num_threads(n)
+        #pragma omp parallel num_threads(sk.n)
         {
-            for (int v = omp_get_thread_num(); v < n; v += omp_get_num_threads())
-                split_k_part(ker, op, M, N, K, C, ldc, bias, accumulate, P, v, n);
+            for (int v = omp_get_thread_num(); v < sk.n; v += omp_get_num_threads())
+                split_k_part(ker, op, &sk, M, N, K, C, ldc, bias, accumulate, P, v);
             #pragma omp barrier
-            split_k_fold_body(ker, M, N, K, C, ldc, P, n);
+            split_k_fold_body(&sk, M, N, C, ldc, P);
         }
         return;
     }
