@@ -147,6 +147,55 @@ static void test_layernorm(Rng *r) {
         }
 }
 
+// The fast LayerNorm's sums over a row, written out here from their definition (kernels/vecmath.h):
+// 16 lanes, lane j adds elements j, j + 16, ... in ascending order, then the lanes meet in a fixed tree
+// ((a0 + a8) + (a4 + a12)) + ... So the fast kernels must equal this bitwise, whatever vectors they use.
+static float lane_tree_sum(const float *v, int C) {
+    float a[16] = {0}, s8[8], s4[4];
+    for (int i = 0; i < C; i++) a[i % 16] += v[i];
+    for (int j = 0; j < 8; j++) s8[j] = a[j] + a[j + 8];
+    for (int j = 0; j < 4; j++) s4[j] = s8[j] + s8[j + 4];
+    return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+
+static void test_layernorm_lanes(Rng *r) {
+    int Cs[] = {1, 5, 15, 16, 17, 32, 40, 129, 192};
+    for (int ci = 0; ci < 9; ci++) {
+        int N = 3, C = Cs[ci];
+        long NC = (long)N * C;
+        float *x = randv(r, NC, 2.0f), *w = randv(r, C, 1.0f), *bb = randv(r, C, 1.0f), *dy = randv(r, NC, 1.0f);
+        float *o = malloc(NC * 4), *m = malloc(N * 4), *s = malloc(N * 4), *dx = randv(r, NC, 1.0f);
+        float *dw = calloc(C, 4), *db = calloc(C, 4);
+        float *eo = malloc(NC * 4), *edx = copyv(dx, NC), *t = malloc(C * 4), *u = malloc(C * 4);
+        layernorm_forward(o, m, s, x, w, bb, N, C, 1e-6f);
+        layernorm_backward(dx, dw, db, dy, x, w, m, s, N, C);
+        int ok_fwd = 1, ok_bwd = 1;
+        for (int n = 0; n < N; n++) {
+            const float *xr = x + (long)n * C, *dyr = dy + (long)n * C;
+            float mean = lane_tree_sum(xr, C) / (float)C;
+            for (int i = 0; i < C; i++) t[i] = (xr[i] - mean) * (xr[i] - mean);
+            float rstd = 1.0f / sqrtf(lane_tree_sum(t, C) / (float)C + 1e-6f);
+            for (int i = 0; i < C; i++) eo[(long)n * C + i] = (xr[i] - mean) * rstd * w[i] + bb[i];
+            ok_fwd &= mean == m[n] && rstd == s[n];
+            for (int i = 0; i < C; i++) {
+                t[i] = dyr[i] * w[i];
+                u[i] = t[i] * ((xr[i] - mean) * rstd);
+            }
+            float gmean = lane_tree_sum(t, C) / (float)C, gxmean = lane_tree_sum(u, C) / (float)C;
+            for (int i = 0; i < C; i++) {
+                float xhat = (xr[i] - mean) * rstd;
+                edx[(long)n * C + i] += rstd * (dyr[i] * w[i] - gmean - xhat * gxmean);
+            }
+        }
+        ok_fwd &= same(o, eo, NC);
+        ok_bwd &= same(dx, edx, NC);
+        CHECK(ok_fwd, "layernorm_forward C=%d: the lane-order sums of its definition, bitwise", C);
+        CHECK(ok_bwd, "layernorm_backward dx C=%d: the lane-order sums of its definition, bitwise", C);
+        free(x); free(w); free(bb); free(dy); free(o); free(m); free(s); free(dx); free(dw); free(db);
+        free(eo); free(edx); free(t); free(u);
+    }
+}
+
 static void test_column_sum(Rng *r) {
     int Ns[] = {1, 7, 33, 129}, OCs[] = {1, 7, 33, 48, 129, 192};
     for (int ni = 0; ni < 4; ni++)
@@ -365,6 +414,7 @@ int main(void) {
     test_gelu(&r);
     test_gelu_colsum(&r);
     test_layernorm(&r);
+    test_layernorm_lanes(&r);
     test_column_sum(&r);
     test_attention(&r);
     test_adamw(&r);

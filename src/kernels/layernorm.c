@@ -3,6 +3,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/prof.h"
 #include <math.h>
+#include <string.h>
 #include "kernels/team.h"
 #include "kernels/vecmath.h"
 
@@ -73,12 +74,15 @@ static void layernorm_forward_body(float *out, float *mean, float *rstd, const f
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C;
         float m = row_sum(x, C) / (float)C;
-        float acc[VL] = {0};
+        vlanes acc = {0};
         int i = 0;
-        for (; i + VL <= C; i += VL)
-            for (int j = 0; j < VL; j++) { float d = x[i + j] - m; acc[j] += d * d; }
-        for (int j = 0; i + j < C; j++) { float d = x[i + j] - m; acc[j] += d * d; }
-        float v = lanes_sum(acc) / (float)C;
+        for (; i + VL <= C; i += VL) {
+            vlanes d = lanes_load(x + i) - m;
+            acc += d * d;
+        }
+        float tail[VL];
+        for (int j = 0; i + j < C; j++) { float d = x[i + j] - m; tail[j] = d * d; }
+        float v = lanes_total(acc, tail, C - i) / (float)C;
         float s = 1.0f / sqrtf(v + eps);   // rstd
         float *o = out + (long)n * C;
         for (i = 0; i < C; i++) o[i] = (x[i] - m) * s * weight[i] + bias[i];
@@ -96,20 +100,20 @@ static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, c
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C, *dy = dout + (long)n * C;
         float m = mean[n], s = rstd[n];
-        float ag[VL] = {0}, agx[VL] = {0};
+        vlanes ag = {0}, agx = {0};
         int i = 0;
-        for (; i + VL <= C; i += VL)
-            for (int j = 0; j < VL; j++) {
-                float g = dy[i + j] * weight[i + j];
-                ag[j] += g;
-                agx[j] += g * ((x[i + j] - m) * s);
-            }
+        for (; i + VL <= C; i += VL) {
+            vlanes g = lanes_load(dy + i) * lanes_load(weight + i);
+            ag += g;
+            agx += g * ((lanes_load(x + i) - m) * s);
+        }
+        float tg[VL], tgx[VL];
         for (int j = 0; i + j < C; j++) {
             float g = dy[i + j] * weight[i + j];
-            ag[j] += g;
-            agx[j] += g * ((x[i + j] - m) * s);
+            tg[j] = g;
+            tgx[j] = g * ((x[i + j] - m) * s);
         }
-        float gmean = lanes_sum(ag) / (float)C, gxmean = lanes_sum(agx) / (float)C;
+        float gmean = lanes_total(ag, tg, C - i) / (float)C, gxmean = lanes_total(agx, tgx, C - i) / (float)C;
         float *dx = dinp + (long)n * C;
         for (i = 0; i < C; i++) {
             float xhat = (x[i] - m) * s;
@@ -121,19 +125,28 @@ static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, c
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
         float dw[CB] = {0}, db[CB] = {0};
-        for (int n = 0; n < N; n++) {
-            const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
-            float m = mean[n], s = rstd[n];
-            if (w == CB)   // a constant trip count keeps dw, db in registers
-                for (int j = 0; j < CB; j++) {
-                    dw[j] += dy[j] * (x[j] - m) * s;
-                    db[j] += dy[j];
-                }
-            else
+        if (w == CB) {   // CB / VL vectors of each, in registers
+            vlanes dw0 = {0}, dw1 = {0}, db0 = {0}, db1 = {0};
+            for (int n = 0; n < N; n++) {
+                const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
+                float m = mean[n], s = rstd[n];
+                vlanes y0 = lanes_load(dy), y1 = lanes_load(dy + VL);
+                dw0 += y0 * (lanes_load(x) - m) * s;
+                dw1 += y1 * (lanes_load(x + VL) - m) * s;
+                db0 += y0;
+                db1 += y1;
+            }
+            memcpy(dw, &dw0, sizeof dw0); memcpy(dw + VL, &dw1, sizeof dw1);
+            memcpy(db, &db0, sizeof db0); memcpy(db + VL, &db1, sizeof db1);
+        } else {
+            for (int n = 0; n < N; n++) {
+                const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
+                float m = mean[n], s = rstd[n];
                 for (int j = 0; j < w; j++) {
                     dw[j] += dy[j] * (x[j] - m) * s;
                     db[j] += dy[j];
                 }
+            }
         }
         for (int j = 0; j < w; j++) { dweight[c0 + j] += dw[j]; dbias[c0 + j] += db[j]; }
     }

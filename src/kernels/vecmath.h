@@ -13,6 +13,7 @@
 // Column blocks of the column sums (LayerNorm's parameter gradients, bias gradients): each thread
 // owns whole blocks and sums rows in ascending order.
 #define CB 32
+_Static_assert(CB == 2 * VL, "the column blocks are two vectors of lanes (kernels/layernorm.c)");
 
 static inline float lanes_sum(const float *acc) {
     float s8[8];
@@ -22,13 +23,33 @@ static inline float lanes_sum(const float *acc) {
     return (s4[0] + s4[2]) + (s4[1] + s4[3]);
 }
 
+// The VL lanes as one vector value (the GCC / Clang vector extension: one AVX-512 register, two AVX2
+// ones, four SSE ones), so that the partial sums stay in registers across a row: kept as an array
+// `float acc[VL]`, GCC spilled them to the stack every step and the LayerNorm backward ran 4x slower
+// (docs/performance.md, "Row sums in vector registers"). Lane j is element j of the vector: the same
+// sums as the array, bitwise.
+typedef float vlanes __attribute__((vector_size(VL * sizeof(float))));
+
+static inline vlanes lanes_load(const float *p) {
+    vlanes v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// The lanes' total: the C % VL elements of a row past its last full vector (at tail, ntail of them)
+// added to lanes 0 .. ntail - 1, then the fixed tree of lanes_sum.
+static inline float lanes_total(vlanes acc, const float *tail, int ntail) {
+    float a[VL];
+    memcpy(a, &acc, sizeof a);
+    for (int j = 0; j < ntail; j++) a[j] += tail[j];
+    return lanes_sum(a);
+}
+
 static inline float row_sum(const float *x, int C) {
-    float acc[VL] = {0};
+    vlanes acc = {0};
     int i = 0;
-    for (; i + VL <= C; i += VL)
-        for (int j = 0; j < VL; j++) acc[j] += x[i + j];
-    for (int j = 0; i + j < C; j++) acc[j] += x[i + j];
-    return lanes_sum(acc);
+    for (; i + VL <= C; i += VL) acc += lanes_load(x + i);
+    return lanes_total(acc, x + i, C - i);
 }
 
 // exp(x) = 2^n e^r with n = round(x / ln 2) (round-to-nearest by the 1.5 * 2^23 trick), r = x - n ln 2
