@@ -235,8 +235,51 @@ static void test_learns(void) {
     mae_free(m);
 }
 
+// mae_backward_set over a buffer of NaNs: bitwise what mae_zero_grads + mae_backward leave (every
+// element written, none read), with learned and with fixed position tables; a zero gradient when no
+// patch is removed. At 1 and 3 threads.
+static void test_backward_set(void) {
+    for (int variant = 0; variant < 4; variant++) {
+        int pos_learned = variant & 1, threads = variant & 2 ? 3 : 1;
+        omp_set_num_threads(threads);
+        MaeConfig c = small_config();
+        c.pos_learned = pos_learned;
+        int B = 3, L = mae_num_patches(&c), K = mae_len_keep(&c, 0.75f);
+        char err[256];
+        Mae *m = mae_create(&c, B, err, sizeof err);
+        Rng r;
+        rng_seed(&r, 31 + variant);
+        mae_init_weights(m, &r);
+        float *img = malloc(sizeof(float) * B * 16 * 16 * 3);
+        int *keep = malloc(sizeof(int) * B * L), *all = malloc(sizeof(int) * B * L);
+        fill_batch(&r, &c, B, img, keep, K);
+        for (int i = 0; i < B * L; i++) all[i] = i % L;
+        size_t np = mae_num_params(&c);
+        float *set = malloc(np * 4), *added = malloc(np * 4);
+        for (size_t i = 0; i < np; i++) set[i] = NAN;
+        mae_forward(m, img, keep, B, K);
+        float *own = mae_use_grads(m, added);
+        mae_zero_grads(m);
+        mae_backward(m);
+        mae_use_grads(m, set);
+        mae_backward_set(m);
+        CHECK(!memcmp(set, added, np * 4), "backward_set = zero + backward, bitwise (pos_learned %d, %d threads)",
+              pos_learned, threads);
+        for (size_t i = 0; i < np; i++) set[i] = NAN;
+        mae_forward(m, img, all, B, L);
+        mae_backward_set(m);
+        int zero = 1;
+        for (size_t i = 0; i < np; i++) zero &= set[i] == 0.0f;
+        CHECK(zero, "backward_set with no removed patch: a zero gradient (pos_learned %d)", pos_learned);
+        mae_use_grads(m, own);
+        free(img); free(keep); free(all); free(set); free(added);
+        mae_free(m);
+    }
+}
+
 int main(void) {
     test_threads_bitwise();
+    test_backward_set();
     test_masking();
     test_init();
     test_schedule_and_clip();

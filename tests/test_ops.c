@@ -37,6 +37,13 @@ static double worst(const float *a, const float *b, long n, double atol, double 
 
 static int same(const float *a, const float *b, long n) { return memcmp(a, b, (size_t)n * sizeof(float)) == 0; }
 
+// n NaNs: what a gradient buffer that is set, never read, may hold before (kernels/ops.h, param_acc 0).
+static float *nanv(long n) {
+    float *x = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    for (long i = 0; i < n; i++) x[i] = NAN;
+    return x;
+}
+
 static void test_erf_exp(void) {
     long n = 2400001;   // [-12, 12] in steps of 1e-5
     float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
@@ -101,8 +108,14 @@ static void test_gelu_colsum(Rng *r) {
             float *x = randv(r, n, 2.0f), *dy = randv(r, n, 1.0f), *g0 = randv(r, n, 1.0f), *g1 = malloc(n * 4);
             float *b0 = randv(r, C, 1.0f), *b1 = copyv(b0, C), *b2 = copyv(b0, C);
             float *part = malloc((size_t)gelu_colsum_scratch(N, C) * 4);
-            gelu_backward_set_colsum(g0, b0, part, x, dy, N, C);
+            gelu_backward_set_colsum(g0, b0, part, x, dy, N, C, 1);
             gelu_backward_set(g1, x, dy, n);
+            // bias_acc 0: the bias gradient set over NaNs, bitwise the sums added into zeros.
+            float *bset = nanv(C), *bzero = calloc(C, 4), *gs = malloc(n * 4);
+            gelu_backward_set_colsum(gs, bset, part, x, dy, N, C, 0);
+            gelu_backward_set_colsum(gs, bzero, part, x, dy, N, C, 1);
+            CHECK(same(bset, bzero, C), "gelu_backward_set_colsum N=%d C=%d: bias set = added into zeros", N, C);
+            free(bset); free(bzero); free(gs);
             for (int j = 0; j < C; j++) {
                 float tot = 0.0f;
                 for (int c0 = 0; c0 < N; c0 += GELU_CHUNK_ROWS) {
@@ -136,7 +149,15 @@ static void test_layernorm(Rng *r) {
             CHECK(worst(s0, s1, N, 1e-6, 1e-5) <= 1.0, "layernorm rstd N=%d C=%d", N, C);
             float *dx0 = randv(r, NC, 1.0f), *dx1 = copyv(dx0, NC);
             float *dw0 = randv(r, C, 1.0f), *dw1 = copyv(dw0, C), *db0 = randv(r, C, 1.0f), *db1 = copyv(db0, C);
-            layernorm_backward(dx0, dw0, db0, dy, x, w, m1, s1, N, C);
+            // param_acc 0 first: dweight / dbias set over NaNs, bitwise what adding into zeros gives.
+            float *dxs = copyv(dx0, NC), *dws = nanv(C), *dbs = nanv(C), *dwz = calloc(C, 4), *dbz = calloc(C, 4);
+            float *dxz = copyv(dx0, NC);
+            layernorm_backward(dxs, dws, dbs, dy, x, w, m1, s1, N, C, 0);
+            layernorm_backward(dxz, dwz, dbz, dy, x, w, m1, s1, N, C, 1);
+            CHECK(same(dxs, dxz, NC) && same(dws, dwz, C) && same(dbs, dbz, C),
+                  "layernorm_backward N=%d C=%d: parameter gradients set = added into zeros", N, C);
+            free(dxs); free(dws); free(dbs); free(dwz); free(dbz); free(dxz);
+            layernorm_backward(dx0, dw0, db0, dy, x, w, m1, s1, N, C, 1);
             layernorm_backward_ref(dx1, dw1, db1, dy, x, w, m1, s1, N, C);
             CHECK(worst(dx0, dx1, NC, 1e-5, 1e-5) <= 1.0, "layernorm_backward dx N=%d C=%d: %.3g", N, C,
                   worst(dx0, dx1, NC, 1e-5, 1e-5));
@@ -168,7 +189,7 @@ static void test_layernorm_lanes(Rng *r) {
         float *dw = calloc(C, 4), *db = calloc(C, 4);
         float *eo = malloc(NC * 4), *edx = copyv(dx, NC), *t = malloc(C * 4), *u = malloc(C * 4);
         layernorm_forward(o, m, s, x, w, bb, N, C, 1e-6f);
-        layernorm_backward(dx, dw, db, dy, x, w, m, s, N, C);
+        layernorm_backward(dx, dw, db, dy, x, w, m, s, N, C, 1);
         int ok_fwd = 1, ok_bwd = 1;
         for (int n = 0; n < N; n++) {
             const float *xr = x + (long)n * C, *dyr = dy + (long)n * C;
@@ -205,7 +226,11 @@ static void test_column_sum(Rng *r) {
             column_sum_accumulate(a, d, N, OC);
             column_sum_accumulate_ref(b, d, N, OC);
             CHECK(same(a, b, OC), "column_sum N=%d OC=%d", N, OC);
-            free(d); free(a); free(b);
+            float *s = nanv(OC), *z = calloc(OC, 4);
+            column_sum_set(s, d, N, OC);
+            column_sum_accumulate(z, d, N, OC);
+            CHECK(same(s, z, OC), "column_sum_set N=%d OC=%d: set = added into zeros", N, OC);
+            free(d); free(a); free(b); free(s); free(z);
         }
 }
 
@@ -324,9 +349,9 @@ static void test_team_mode(Rng *r) {
                     gemm_nn(N, C, OC, dy, OC, w, C, o[1], C, 0);
                     gemm_tn(OC, C, N, dy, OC, x, C, o[2], C, 1);
                     layernorm_forward(o[3], o[4], o[5], x, lw, lb, N, C, 1e-5f);
-                    layernorm_backward(o[6], o[7], o[8], o[3], x, lw, o[4], o[5], N, C);
+                    layernorm_backward(o[6], o[7], o[8], o[3], x, lw, o[4], o[5], N, C, 1);
                     gelu_forward(o[11], o[0], no);
-                    gelu_backward_set_colsum(o[9], o[10], part, o[0], dy, N, OC);
+                    gelu_backward_set_colsum(o[9], o[10], part, o[0], dy, N, OC, 1);
                     column_sum_accumulate(o[10], dy, N, OC);
                     residual_forward(o[11], o[11], o[9], no);
                     if (N % 3 == 0 && N > 0) droppath_residual_forward(o[11], o[11], o[9], scale, 3, N / 3, OC);

@@ -1,5 +1,5 @@
 // `vitmae bench`: training steps of the real model on synthetic data (random images, random masks),
-// the same step `vitmae train` runs (per gradient group: zero grads, forward, backward; then the
+// the same step `vitmae train` runs (per gradient group: forward, backward setting its gradient; then the
 // fixed-order reduction of src/dist/dist.h, AdamW), timed per phase. Under `mpirun -np N` every rank
 // runs its groups and rank 0 reports; `reduce` is the time spent adding group gradients and
 // exchanging them, `sync wait` the time rank 0 waited at the step's first exchange for the other
@@ -57,10 +57,10 @@ typedef struct {
     double data, patch_embed, encoder, decoder, loss, backward, reduce, sync_wait, optimizer, total;
 } Phases;
 
-static void phases_add(Phases *p, double data, const MaeTimings *mt, double bwd_extra, double reduce, double wait,
-                       double opt, double total) {
+static void phases_add(Phases *p, double data, const MaeTimings *mt, double reduce, double wait, double opt,
+                       double total) {
     p->data += data; p->patch_embed += mt->patch_embed; p->encoder += mt->encoder; p->decoder += mt->decoder;
-    p->loss += mt->loss; p->backward += mt->backward_decoder + mt->backward_encoder + bwd_extra;
+    p->loss += mt->loss; p->backward += mt->backward_decoder + mt->backward_encoder;
     p->reduce += reduce; p->sync_wait += wait; p->optimizer += opt; p->total += total;
 }
 
@@ -72,7 +72,7 @@ typedef struct {
     float *images, *noise;
     int *ids_keep, *mask_scratch;
     MaeTimings mt;
-    double data, zero;
+    double data;
 } BenchStep;
 
 // x [n] ~ N(0, 1) from r: Box-Muller with both of its outputs (rng_normal uses one per call and would
@@ -105,14 +105,11 @@ static int bench_group(void *ctx, int group, float *grads, float *loss, char *er
     double t1 = omp_get_wtime();
     mae_set_timings(b->m, &b->mt);
     float *own = mae_use_grads(b->m, grads);
-    mae_zero_grads(b->m);
-    double t2 = omp_get_wtime();
     *loss = mae_forward(b->m, b->images, b->ids_keep, b->per, b->K);
-    mae_backward(b->m);
+    mae_backward_set(b->m);
     mae_use_grads(b->m, own);
     mae_set_timings(b->m, NULL);
     b->data += t1 - t0;
-    b->zero += t2 - t1;
     return 0;
 }
 
@@ -224,7 +221,7 @@ int cmd_bench(int argc, char **argv) {
     bs.images = images; bs.noise = noise; bs.ids_keep = ids_keep; bs.mask_scratch = mask_scratch;
     for (int s = 0; s < warmup + steps; s++) {
         memset(&bs.mt, 0, sizeof bs.mt);
-        bs.data = bs.zero = 0;
+        bs.data = 0;
         bs.step = s;
         gr.reduce_s = gr.wait_s = 0;
         if (s == warmup && profile) prof_enable(1);   // the timed steps only
@@ -242,7 +239,7 @@ int cmd_bench(int argc, char **argv) {
         double t4 = omp_get_wtime();
         if (s < warmup) continue;
         cpu_total += cpu_seconds() - c0;
-        phases_add(&ph, bs.data, &bs.mt, bs.zero, gr.reduce_s, gr.wait_s, t4 - t3, t4 - t0);
+        phases_add(&ph, bs.data, &bs.mt, gr.reduce_s, gr.wait_s, t4 - t3, t4 - t0);
         if (t4 - t0 < best_step) best_step = t4 - t0;
     }
     ProfTotals pt;

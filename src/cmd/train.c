@@ -696,9 +696,8 @@ static int train_group(void *ctx, int g, float *grads, float *loss, char *err, s
     Train *t = ctx;
     size_t first = (size_t)(g - t->gr.first) * t->per;
     float *own = mae_use_grads(t->model, grads);
-    mae_zero_grads(t->model);
     *loss = mae_forward(t->model, t->images + first * t->S * t->S * t->C, t->ids_keep + first * t->K, t->per, t->K);
-    mae_backward(t->model);
+    mae_backward_set(t->model);   // sets every element of grads: no zeroing first
     mae_use_grads(t->model, own);
     return 0;
 }

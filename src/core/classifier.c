@@ -279,16 +279,16 @@ void clf_backward(Classifier *c) {
     float *G = c->grads;
     int B = c->B, D = e->embed_dim, L = c->L, T = c->T;
     softmax_xent_backward(c->d_logits, c->probs, c->labels, B, c->nc, c->smoothing);
-    linear_backward_set(c->d_feat, G + c->head_w, G + c->head_b, c->d_logits, c->feat, P + c->head_w, B, D, c->nc);
+    linear_backward_set(c->d_feat, G + c->head_w, G + c->head_b, c->d_logits, c->feat, P + c->head_w, B, D, c->nc, 1);
     memset(c->d_pooled, 0, (size_t)B * D * sizeof(float));
     layernorm_backward(c->d_pooled, G + c->fcn_w, G + c->fcn_b, c->d_feat, c->pooled, P + c->fcn_w, c->feat_mean,
-                       c->feat_rstd, B, D);
+                       c->feat_rstd, B, D, 1);
     mean_pool_backward(c->d_enc, c->d_pooled, B, T, D);
-    stack_backward(&c->enc, P, G, &c->scratch, c->d_enc, B, T);
+    stack_backward(&c->enc, P, G, &c->scratch, c->d_enc, B, T, 1);
     tokens_backward(G + c->cls, e->pos_learned ? G + c->pos : NULL, c->d_enc, c->ids_all, B, L, D);
     float *d_pe = c->scratch.d_small;   // [B*L, D]: the patch rows of d_enc
     #pragma omp parallel for schedule(static)
     for (int b = 0; b < B; b++)
         memcpy(d_pe + (size_t)b * L * D, c->d_enc + ((size_t)b * T + 1) * D, (size_t)L * D * sizeof(float));
-    linear_backward(NULL, G + c->patch_w, G + c->patch_b, d_pe, c->patch_cols, P + c->patch_w, B * L, c->cpp, D);
+    linear_backward(NULL, G + c->patch_w, G + c->patch_b, d_pe, c->patch_cols, P + c->patch_w, B * L, c->cpp, D, 1);
 }

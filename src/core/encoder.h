@@ -65,16 +65,18 @@ void stack_find_weights(Stack *s, const MaeTensor *t, int nt, const char *prefix
 
 // Block l: s->res[l] -> s->res[l + 1] for B images of T tokens.
 void block_forward(const Stack *s, int l, const float *P, int B, int T);
-// On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G.
+// On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G, or
+// are set there when param_acc is 0 (kernels/ops.h).
 void block_backward(const Stack *s, int l, const float *P, float *G, const BlockScratch *sc, float *dx,
-                    int B, int T);
+                    int B, int T, int param_acc);
 
 // Every block in turn, forward (res[0] -> res[depth]) or backward (blocks depth-1 .. 0, dx as in
 // block_backward), inside one OpenMP parallel region whose threads share each kernel's loops
 // (kernels/team.h): the same results as calling the blocks one by one. Called inside a team already
 // (team mode), they run the blocks on that team.
 void stack_forward(const Stack *s, const float *P, int B, int T);
-void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T);
+void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T,
+                    int param_acc);
 
 // Encoder input. cols [B*K, C*P*P]: the patches ids_keep [B, K] of images [B, S, S, C], each in
 // conv weight order (c, py, px). patches_gather and tokens_forward are team-aware (kernels/team.h).

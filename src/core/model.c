@@ -404,60 +404,82 @@ static void patch_rows_body(float *d_pe, const float *de, int B, int T, int K, i
         memcpy(d_pe + (size_t)b * K * D, de + ((size_t)b * T + 1) * D, (size_t)K * D * sizeof(float));
 }
 
-// Run by every thread of mae_backward's team (thread 0 keeps the timings).
-static void backward_team(Mae *m, long nrem, double t0) {
+// The gradients of the input tokens (cls, mask token, both position tables: summed over tokens by
+// tokens_backward and dec_input_body, or not trained at all) cleared, for a backward that sets the rest.
+static void token_grads_zero_body(const Mae *m) {
+    const MaeConfig *c = &m->cfg;
+    size_t rows = 1 + (size_t)m->L;
+    size_t at[4] = {m->cls, m->pos, m->mask_token, m->dpos};
+    size_t len[4] = {(size_t)c->embed_dim, rows * c->embed_dim, (size_t)c->dec_embed_dim, rows * c->dec_embed_dim};
+    #pragma omp for schedule(static) nowait
+    for (int i = 0; i < 4; i++) memset(m->grads + at[i], 0, len[i] * sizeof(float));
+}
+
+// Run by every thread of mae_backward's team (thread 0 keeps the timings). param_acc 0: every
+// gradient is set, none read (mae_backward_set).
+static void backward_team(Mae *m, long nrem, double t0, int param_acc) {
     const MaeConfig *c = &m->cfg;
     const float *P = m->params;
     float *G = m->grads;
     int B = m->B, K = m->K, T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
     MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
+    if (!param_acc) TEAM_RUN(token_grads_zero_body(m));
     float *dpred = m->d_ln;   // [B*L, pd]
     TEAM_RUN(dpred_body(m, dpred, (float)(2.0 / ((double)pd * nrem)), B * L));
     float *d_decln = m->d_small;   // [B*L, Dd]
-    linear_backward_set(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd);
+    linear_backward_set(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd,
+                        param_acc);
     // decoder_norm backward, then into the patch rows of the decoder stream gradient (CLS row 0).
     float *dd = m->d_dec;
     float *d_patches = m->d_atty;   // [B*L, Dd] scratch, free until the blocks run
     TEAM_RUN(zero_body(d_patches, (size_t)B * L * Dd));
     layernorm_backward(d_patches, G + m->dnorm_w, G + m->dnorm_b, d_decln, m->dec_patches, P + m->dnorm_w,
-                       m->dec_mean, m->dec_rstd, B * L, Dd);
+                       m->dec_mean, m->dec_rstd, B * L, Dd, param_acc);
     TEAM_RUN(dec_rows_body(dd, d_patches, B, L, Td, Dd));
-    stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td);
+    stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td, param_acc);
     TEAM_RUN(dec_input_body(m, c->pos_learned ? G + m->dpos : NULL, G + m->mask_token, dd, B, L, Td, Dd));
     float *d_emb = m->d_small;   // [B*T, Dd]
     TEAM_RUN(dec_emb_body(m, d_emb, dd, B, T, K, Td, Dd));
     float *dlatent = m->d_atty;   // [B*T, D]
-    linear_backward_set(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd);
+    linear_backward_set(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd,
+                        param_acc);
     lap(m, &t0, &tm->backward_decoder);
     float *de = m->d_enc;
     TEAM_RUN(zero_body(de, (size_t)B * T * D));
     layernorm_backward(de, G + m->norm_w, G + m->norm_b, dlatent, m->enc.res[m->enc.depth], P + m->norm_w,
-                       m->norm_mean, m->norm_rstd, B * T, D);
-    stack_backward(&m->enc, P, G, &m->scratch, de, B, T);
+                       m->norm_mean, m->norm_rstd, B * T, D, param_acc);
+    stack_backward(&m->enc, P, G, &m->scratch, de, B, T, param_acc);
     // Encoder input: cls token, pos, patch embedding.
     tokens_backward(G + m->cls, c->pos_learned ? G + m->pos : NULL, de, m->ids_keep, B, K, D);
     float *d_pe = m->d_small;   // [B*K, D]
     TEAM_RUN(patch_rows_body(d_pe, de, B, T, K, D));
-    linear_backward(NULL, G + m->patch_w, G + m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D);
+    linear_backward(NULL, G + m->patch_w, G + m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D,
+                    param_acc);
     lap(m, &t0, &tm->backward_encoder);
 }
 
 // One team (kernels/team.h) for the whole backward, so that its threads wait at the team's barrier
 // between kernels instead of leaving a parallel region after each and being woken for the next (the
 // decoder and encoder stacks run on this team).
-void mae_backward(Mae *m) {
-    if (!m->has_decoder_pass) return;
+static void backward_run(Mae *m, int param_acc) {
     long nrem = 0;
-    for (int r = 0; r < m->B * m->L; r++) nrem += m->removed[r];
-    if (nrem == 0) return;   // loss is the constant 0
+    if (m->has_decoder_pass)
+        for (int r = 0; r < m->B * m->L; r++) nrem += m->removed[r];
+    if (nrem == 0) {   // no forward, or the loss is the constant 0: a zero gradient
+        if (!param_acc) mae_zero_grads(m);
+        return;
+    }
     double t0 = m->timing ? omp_get_wtime() : 0.0;
     #pragma omp parallel
     {
         team_begin();
-        backward_team(m, nrem, t0);
+        backward_team(m, nrem, t0, param_acc);
         team_end();
     }
 }
+
+void mae_backward(Mae *m) { backward_run(m, 1); }
+void mae_backward_set(Mae *m) { backward_run(m, 0); }
 
 // ---------------------------------------------------------------------------------------------
 // Results

@@ -68,6 +68,10 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
 // Backward of the last mae_forward: ADDS d(loss)/d(param) into the gradient buffer (zero it
 // with mae_zero_grads first). Frozen position embeddings get no gradient.
 void mae_backward(Mae *m);
+// The same gradient SET into the buffer (every element written, none read; frozen position
+// embeddings' get 0): bitwise what mae_zero_grads then mae_backward leave there, without the pass that
+// zeroes the whole buffer first (docs/performance.md, "The gradient set, not zeroed and added to").
+void mae_backward_set(Mae *m);
 void mae_zero_grads(Mae *m);
 // Points the gradient buffer at grads (mae_num_params floats, owned by the caller) and returns the
 // buffer used until now: backward then adds there (the gradient groups of src/dist/dist.h each land

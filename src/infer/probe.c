@@ -187,7 +187,7 @@ int probe_linear_train(const float *train, const int *labels, long n, int dim, i
             }
             memset(gw, 0, (size_t)C * dim * sizeof *gw);
             memset(gb, 0, (size_t)C * sizeof *gb);
-            linear_backward(NULL, gw, gb, logits, xb, out->weight, nb, dim, C);
+            linear_backward(NULL, gw, gb, logits, xb, out->weight, nb, dim, C, 1);
             double lr = opt->lr * 0.5 * (1.0 + cos(M_PI * (double)t / (double)steps));
             float lrf = (float)lr;
             for (size_t i = 0; i < (size_t)C * dim; i++) {

@@ -98,10 +98,12 @@ void gelu_forward(float *out, const float *inp, long N) {
 }
 
 void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const float *inp, const float *dout, int N,
-                              int C) {
+                              int C, int bias_acc) {
     int nchunks = (N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS;
     double t0 = PROF_START();
     TEAM_RUN(gelu_backward_chunks_body(dinp, part, inp, dout, N, C, nchunks));
     PROF_STOP(PROF_GELU_BWD, t0, 0);
-    column_sum_accumulate(dbias, part, nchunks, C);   // a kernel of its own (profiled as a bias gradient)
+    // a kernel of its own (profiled as a bias gradient)
+    if (bias_acc) column_sum_accumulate(dbias, part, nchunks, C);
+    else column_sum_set(dbias, part, nchunks, C);
 }

@@ -14,11 +14,12 @@ void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N)
 // dinp [N, C] = dout * gelu'(inp) (as gelu_backward_set, bitwise) and dbias [C] += column sums of that
 // dinp (the bias gradient of the Linear that produced inp), in one pass over the rows: each column is
 // summed over chunks of GELU_CHUNK_ROWS rows, then over the chunks, in orders fixed by N and C.
-// part: scratch of gelu_colsum_scratch(N, C) floats.
+// part: scratch of gelu_colsum_scratch(N, C) floats. bias_acc 0: dbias = those sums instead (the same
+// bits as adding into zeros: kernels/ops.h).
 #define GELU_CHUNK_ROWS 8
 long gelu_colsum_scratch(int N, int C);
 void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const float *inp, const float *dout, int N,
-                              int C);
+                              int C, int bias_acc);
 #define ERF_APPROX_MAX_ERR 5e-7f   // A&S 7.1.26 (1.5e-7) plus float rounding; measured 4.9e-7
 void erf_approx_array(float *out, const float *inp, long N);   // out[i] ~ erff(inp[i])
 void exp_approx_array(float *out, const float *inp, long N);   // out[i] ~ expf(inp[i]), rel err < 4e-7

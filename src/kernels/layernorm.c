@@ -95,7 +95,8 @@ static void layernorm_forward_body(float *out, float *mean, float *rstd, const f
 // ascending order, exactly as the reference (so dweight / dbias equal it bitwise), reading rows
 // contiguously.
 static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                    const float *weight, const float *mean, const float *rstd, int N, int C) {
+                                    const float *weight, const float *mean, const float *rstd, int N, int C,
+                                    int param_acc) {
     #pragma omp for schedule(static) nowait
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C, *dy = dout + (long)n * C;
@@ -148,7 +149,8 @@ static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, c
                 }
             }
         }
-        for (int j = 0; j < w; j++) { dweight[c0 + j] += dw[j]; dbias[c0 + j] += db[j]; }
+        if (param_acc) for (int j = 0; j < w; j++) { dweight[c0 + j] += dw[j]; dbias[c0 + j] += db[j]; }
+        else for (int j = 0; j < w; j++) { dweight[c0 + j] = dw[j]; dbias[c0 + j] = db[j]; }
     }
 }
 
@@ -160,8 +162,8 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 }
 
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, const float *mean, const float *rstd, int N, int C) {
+                        const float *weight, const float *mean, const float *rstd, int N, int C, int param_acc) {
     double t0 = PROF_START();
-    TEAM_RUN(layernorm_backward_body(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C));
+    TEAM_RUN(layernorm_backward_body(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, param_acc));
     PROF_STOP(PROF_LN_BWD, t0, 0);
 }

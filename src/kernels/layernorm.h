@@ -7,9 +7,10 @@
 // backward). Biased variance, rstd = 1 / sqrt(var + eps).
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                        const float *bias, int N, int C, float eps);
-// dinp [N, C] += ...; dweight, dbias [C] += sum over rows (rows in ascending order).
+// dinp [N, C] += ...; dweight, dbias [C] += sum over rows (rows in ascending order), or = that sum
+// when param_acc is 0 (the same bits as adding into zeros: kernels/ops.h).
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, const float *mean, const float *rstd, int N, int C);
+                        const float *weight, const float *mean, const float *rstd, int N, int C, int param_acc);
 
 // Reference versions (the definitions; layouts as above).
 void layernorm_forward_ref(float *out, float *mean, float *rstd, const float *inp, const float *weight,

@@ -11,18 +11,24 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
     gemm_nt_weight(N, OC, C, inp, C, weight, C, out, OC, bias, 0);
 }
 
+// The parameter gradients of both: dweight and dbias, added to or set (param_acc).
+static void linear_param_grads(float *dweight, float *dbias, const float *dout, const float *inp, int N, int C,
+                               int OC, int param_acc) {
+    gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, param_acc);
+    if (dbias && param_acc) column_sum_accumulate(dbias, dout, N, OC);
+    else if (dbias) column_sum_set(dbias, dout, N, OC);
+}
+
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                     const float *weight, int N, int C, int OC) {
+                     const float *weight, int N, int C, int OC, int param_acc) {
     if (dinp) gemm_nn_weight(N, C, OC, dout, OC, weight, C, dinp, C, 1);
-    gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, 1);
-    if (dbias) column_sum_accumulate(dbias, dout, N, OC);
+    linear_param_grads(dweight, dbias, dout, inp, N, C, OC, param_acc);
 }
 
 void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                         const float *weight, int N, int C, int OC) {
+                         const float *weight, int N, int C, int OC, int param_acc) {
     gemm_nn_weight(N, C, OC, dout, OC, weight, C, dinp, C, 0);
-    gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, 1);
-    if (dbias) column_sum_accumulate(dbias, dout, N, OC);
+    linear_param_grads(dweight, dbias, dout, inp, N, C, OC, param_acc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -37,7 +43,7 @@ void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC) {
     }
 }
 
-static void column_sum_accumulate_body(float *dbias, const float *dout, int N, int OC) {
+static void column_sum_body(float *dbias, const float *dout, int N, int OC, int accumulate) {
     int nblocks = (OC + CB - 1) / CB;
     #pragma omp for schedule(static) nowait
     for (int blk = 0; blk < nblocks; blk++) {
@@ -53,12 +59,19 @@ static void column_sum_accumulate_body(float *dbias, const float *dout, int N, i
                 const float *d = dout + (long)n * OC + c0;
                 for (int j = 0; j < w; j++) acc[j] += d[j];
             }
-        for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
+        if (accumulate) for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
+        else for (int j = 0; j < w; j++) dbias[c0 + j] = acc[j];
     }
 }
 
 void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
     double t0 = PROF_START();
-    TEAM_RUN(column_sum_accumulate_body(dbias, dout, N, OC));
+    TEAM_RUN(column_sum_body(dbias, dout, N, OC, 1));
+    PROF_STOP(PROF_BIAS_GRAD, t0, 0);
+}
+
+void column_sum_set(float *dbias, const float *dout, int N, int OC) {
+    double t0 = PROF_START();
+    TEAM_RUN(column_sum_body(dbias, dout, N, OC, 0));
     PROF_STOP(PROF_BIAS_GRAD, t0, 0);
 }

@@ -7,14 +7,17 @@
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int N, int C, int OC);
 // dinp [N, C] += dout . W (skipped when dinp is NULL); dweight [OC, C] += dout^T . inp;
-// dbias [OC] += column sums of dout (skipped when NULL).
+// dbias [OC] += column sums of dout (skipped when NULL). With param_acc 0, dweight and dbias are set
+// (=) instead: the same bits as adding into zeros (kernels/ops.h).
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                     const float *weight, int N, int C, int OC);
+                     const float *weight, int N, int C, int OC, int param_acc);
 // The same with dinp overwritten (dinp = dout . W) instead of added to.
 void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                         const float *weight, int N, int C, int OC);
-// dbias [OC] += sum over rows of dout [N, OC], rows in ascending order.
+                         const float *weight, int N, int C, int OC, int param_acc);
+// dbias [OC] += sum over rows of dout [N, OC], rows in ascending order; column_sum_set: dbias = that
+// sum (the same bits as column_sum_accumulate into zeros).
 void column_sum_accumulate(float *dbias, const float *dout, int N, int OC);
+void column_sum_set(float *dbias, const float *dout, int N, int OC);
 
 // Reference version (the definition).
 void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC);

@@ -5,7 +5,11 @@
 // the two on odd sizes. The two differ by float rounding only (summation order).
 // Every kernel is a free function with its shapes as arguments; row-major layouts are given in the
 // comment above each one. Backward kernels ACCUMULATE (+=) into every gradient they produce, so the
-// caller zeroes scratch gradients first. OpenMP loops give each thread its own output rows or
+// caller zeroes scratch gradients first; those that produce parameter gradients take param_acc, and
+// with param_acc 0 they SET those instead (=, nothing read). Every such sum starts from +0, which
+// (0 + x == x for any x but -0, and a sum from +0 is never -0) makes setting bitwise the same as
+// adding into a zeroed gradient: the MAE's backward skips zeroing its gradient that way
+// (core/model.h: mae_backward_set). OpenMP loops give each thread its own output rows or
 // columns, and every sum runs in an order fixed by the sizes alone: results are bitwise identical
 // for any number of threads.
 #ifndef VITMAE_OPS_H
