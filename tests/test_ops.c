@@ -275,6 +275,18 @@ static void test_attention(Rng *r) {
             attention_backward(d3, da1, dout, qkv, a1, scratch, B, T, C, NH);
             CHECK(same(o0, o1, no) && same(a0, a1, na) && same(d2, d3, nq), "attention threads T=%d C=%d %s", T, C,
                   gemm_kernel_name());
+            // The AVX-512 forward (rows side by side) against the portable loops: bitwise. (The backward
+            // differs in rounding: its row dot products fuse multiply and add.)
+            if (pi == 0 && gemm_path() == GEMM_PATH_AVX512) {
+                float *o2 = malloc(no * 4), *a2 = malloc(na * 4);
+                CHECK(gemm_force_kernel("portable") == 0, "gemm path portable");
+                attention_forward(o2, a2, qkv, scratch, B, T, C, NH);
+                CHECK(gemm_force_kernel("auto") == 0, "gemm path auto");
+                attention_forward(o1, a1, qkv, scratch, B, T, C, NH);
+                CHECK(same(o1, o2, no) && same(a1, a2, na), "attention forward avx512 = portable, bitwise, T=%d C=%d NH=%d",
+                      T, C, NH);
+                free(o2); free(a2);
+            }
             free(qkv); free(dout); free(scratch); free(o0); free(o1); free(a0); free(a1);
             free(d0); free(d1); free(da0); free(da1); free(d2); free(d3);
         }

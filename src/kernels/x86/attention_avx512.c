@@ -2,7 +2,8 @@
 // kernels/attention.c only when the CPU has AVX-512 and the GEMM path is "avx512"). The same math as
 // the portable loops in kernels/attention.c: small products by a register-blocked kernel (6 rows x up to 64 columns of C in zmm
 // registers, one FMA chain per element over k ascending), the softmax and its backward per row with
-// masked vectors, exp by the same polynomial as exp_approx (bitwise the same per element).
+// masked vectors, SR rows side by side, exp by the same polynomial as exp_approx. The forward gives
+// the portable loops' bits (tests/test_ops.c); the backward's row dot products fuse multiply and add.
 #include "kernels/x86/attention_avx512.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -99,26 +100,68 @@ static inline TGT __m512 exp16(__m512 x) {
     return _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
 }
 
-// row[s] = softmax(row * scale)[s] for s < T.
-static TGT void softmax_row(float *row, int T, float scale) {
-    __m512 vs = _mm512_set1_ps(scale), mx = _mm512_set1_ps(-INFINITY);
+// Rows per step of the row-wise passes (softmax and its backward): each row is a chain of dependent
+// steps (its max, then its exps, their sum, the division), so rows taken one at a time left the core
+// waiting on each chain; SR rows side by side keep it busy (docs/performance.md, "Attention: rows side
+// by side"). Each row gets the same operations either way.
+#define SR 4
+
+// Rows r < R (R <= SR, ld apart): row[s] = softmax(row * scale)[s] for s < T.
+static inline __attribute__((always_inline)) TGT
+void softmax_rows(float *row, long ld, int T, float scale, const int R) {
+    __m512 vs = _mm512_set1_ps(scale), mx[SR], sum[SR], vmax[SR], inv[SR];
+    for (int r = 0; r < R; r++) { mx[r] = _mm512_set1_ps(-INFINITY); sum[r] = _mm512_setzero_ps(); }
     for (int s = 0; s < T; s += 16) {
         __mmask16 m = tail_mask(T - s);
-        __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + s), vs);
-        _mm512_mask_storeu_ps(row + s, m, x);
-        mx = _mm512_mask_max_ps(mx, m, mx, x);
+        for (int r = 0; r < R; r++) {
+            __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + r * ld + s), vs);
+            _mm512_mask_storeu_ps(row + r * ld + s, m, x);
+            mx[r] = _mm512_mask_max_ps(mx[r], m, mx[r], x);
+        }
     }
-    __m512 vmax = _mm512_set1_ps(_mm512_reduce_max_ps(mx)), sum = _mm512_setzero_ps();
+    for (int r = 0; r < R; r++) vmax[r] = _mm512_set1_ps(_mm512_reduce_max_ps(mx[r]));
     for (int s = 0; s < T; s += 16) {
         __mmask16 m = tail_mask(T - s);
-        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + s), vmax));
-        _mm512_mask_storeu_ps(row + s, m, e);
-        sum = _mm512_mask_add_ps(sum, m, sum, e);
+        for (int r = 0; r < R; r++) {
+            __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + r * ld + s), vmax[r]));
+            _mm512_mask_storeu_ps(row + r * ld + s, m, e);
+            sum[r] = _mm512_mask_add_ps(sum[r], m, sum[r], e);
+        }
     }
-    __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+    for (int r = 0; r < R; r++) inv[r] = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum[r]));
     for (int s = 0; s < T; s += 16) {
         __mmask16 m = tail_mask(T - s);
-        _mm512_mask_storeu_ps(row + s, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + s), inv));
+        for (int r = 0; r < R; r++)
+            _mm512_mask_storeu_ps(row + r * ld + s, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + r * ld + s), inv[r]));
+    }
+}
+
+// Every row of att [T][T], SR at a time.
+static TGT void softmax_all(float *att, int T, float scale) {
+    int t = 0;
+    for (; t + SR <= T; t += SR) softmax_rows(att + (long)t * T, T, T, scale, SR);
+    for (; t < T; t++) softmax_rows(att + (long)t * T, T, T, scale, 1);
+}
+
+// dS = P * (dP - rowsum(P * dP)) * scale for rows r < R (R <= SR) of p and ds (ld apart), dP in ds.
+static inline __attribute__((always_inline)) TGT
+void softmax_backward_rows(float *ds, const float *p, long ld, int T, float scale, const int R) {
+    __m512 vs = _mm512_set1_ps(scale), acc[SR], dot[SR];
+    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
+    for (int s = 0; s < T; s += 16) {
+        __mmask16 m = tail_mask(T - s);
+        for (int r = 0; r < R; r++)
+            acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, p + r * ld + s), _mm512_maskz_loadu_ps(m, ds + r * ld + s),
+                                     acc[r]);
+    }
+    for (int r = 0; r < R; r++) dot[r] = _mm512_set1_ps(_mm512_reduce_add_ps(acc[r]));
+    for (int s = 0; s < T; s += 16) {
+        __mmask16 m = tail_mask(T - s);
+        for (int r = 0; r < R; r++) {
+            __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, ds + r * ld + s), dot[r]);
+            _mm512_mask_storeu_ps(ds + r * ld + s, m,
+                                  _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, p + r * ld + s), d), vs));
+        }
     }
 }
 
@@ -143,7 +186,7 @@ TGT void attn_head_forward_avx512(float *out, long ldo, float *att, const float 
                                   const float *v, long ldq, float *kt, int T, int hd, float scale) {
     transpose_head(kt, k, ldq, T, hd);
     mm(T, T, hd, q, ldq, 1, kt, T, att, T, 0);          // S = Q K^T
-    for (int t = 0; t < T; t++) softmax_row(att + (long)t * T, T, scale);
+    softmax_all(att, T, scale);
     mm(T, hd, T, att, T, 1, v, ldq, out, ldo, 0);       // O = P V
 }
 
@@ -153,22 +196,9 @@ TGT void attn_head_backward_avx512(float *dq, float *dk, float *dv, long lddq, f
                                    int accumulate) {
     transpose_head(vt, v, ldq, T, hd);
     mm(T, T, hd, dy, ldy, 1, vt, T, ds, T, 0);          // dP = dO V^T
-    __m512 vs = _mm512_set1_ps(scale);
-    for (int t = 0; t < T; t++) {                       // dS = P * (dP - rowsum(P * dP)) * scale
-        const float *pr = p + (long)t * T;
-        float *dr = ds + (long)t * T;
-        __m512 acc = _mm512_setzero_ps();
-        for (int s = 0; s < T; s += 16) {
-            __mmask16 m = tail_mask(T - s);
-            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, pr + s), _mm512_maskz_loadu_ps(m, dr + s), acc);
-        }
-        __m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(acc));
-        for (int s = 0; s < T; s += 16) {
-            __mmask16 m = tail_mask(T - s);
-            __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dr + s), dot);
-            _mm512_mask_storeu_ps(dr + s, m, _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, pr + s), d), vs));
-        }
-    }
+    int t = 0;                                          // dS = P * (dP - rowsum(P * dP)) * scale
+    for (; t + SR <= T; t += SR) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, SR);
+    for (; t < T; t++) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, 1);
     mm(T, hd, T, p, 1, T, dy, ldy, dv, lddq, accumulate);         // dV (+)= P^T dO
     mm(T, hd, T, ds, T, 1, k, ldq, dq, lddq, accumulate);         // dQ (+)= dS K
     mm(T, hd, T, ds, 1, T, q, ldq, dk, lddq, accumulate);         // dK (+)= dS^T Q
