@@ -190,10 +190,11 @@ static void test_split_k(const char *path, Rng *rng) {
 // Weights packed once per scope (gemm_weights_begin): gemm_nt_weight / gemm_nn_weight give bitwise what
 // gemm_nt / gemm_nn give, on the call that packs and on the calls that reuse the packed copy, alone and
 // in team mode (kernels/team.h); a weight changed between scopes is packed again. Odd sizes, K past
-// one k-block (kc 384 on Zen 4: kernels/gemm.h, gemm_blocking), N past one slab.
+// one k-block (kc 384 on Zen 4: kernels/gemm.h, gemm_blocking), N past one slab; M of 8 tiles a thread
+// and more, where a packed weight's product splits M although N is larger.
 static void test_weights(const char *path, Rng *rng) {
-    int sizes[][3] = {{1, 1, 1}, {7, 33, 5}, {33, 129, 400}, {130, 1100, 129}};   // M, N, K
-    for (int si = 0; si < 4; si++)
+    int sizes[][3] = {{1, 1, 1}, {7, 33, 5}, {33, 129, 400}, {130, 1100, 129}, {272, 576, 192}, {337, 700, 65}};
+    for (int si = 0; si < 6; si++)
         for (int team = 0; team < 3; team++) {
             int M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
             float *W = alloc_f((long)N * K), *bias = alloc_f(N);

@@ -599,23 +599,28 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
         team_barrier();
         return;
     }
+    // A weight inside a scope: packed by all threads the first time, then read from its packed copy.
+    PackedB pb = {NULL, 0, 0};
+    if (team_mode && weight) {   // thread 0 looks up (the cache is not shared-safe), every thread gets its answer
+        if (omp_get_thread_num() == 0) pb = weight_lookup(ker, op, K, N);
+        team_broadcast(&pb, (int)sizeof pb);
+    } else if (weight) {
+        pb = weight_lookup(ker, op, K, N);
+    }
     long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
-    // Each thread packs all of the operand along the dimension it does not split, so split the larger
-    // of M and N, unless it has too few tiles to share out evenly.
-    int split_m = M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
-    long tiles = split_m ? tiles_m : tiles_n;
     long by_work = (long)((double)M * N * K / MIN_FMAS_PER_THREAD);
     int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
     if (threads > by_work) threads = by_work > 1 ? (int)by_work : 1;
+    // Each thread packs all of the operand along the dimension it does not split, so split the larger
+    // of M and N, unless it has too few tiles to share out evenly. A B packed once for the step is
+    // packed by no thread: then split M whenever its tiles go round, so that each thread gets about the
+    // rows that the row-wise kernels before and after the product give it.
+    int split_m = M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
+    if (pb.buf && tiles_m >= 8L * threads) split_m = 1;
+    long tiles = split_m ? tiles_m : tiles_n;
     if (threads > tiles) threads = (int)tiles;
-    // A weight inside a scope: packed by all threads the first time, then read from its packed copy.
-    PackedB pb = {NULL, 0, 0};
     if (team_mode) {
         int t = omp_get_thread_num();
-        if (weight) {   // thread 0 looks up (the cache is not shared-safe), every thread gets its answer
-            if (t == 0) pb = weight_lookup(ker, op, K, N);
-            team_broadcast(&pb, (int)sizeof pb);
-        }
         if (pb.fill) {
             pack_b_whole(ker, op, K, N, pb.buf, pb.block, t, omp_get_num_threads());
             team_barrier();
@@ -638,7 +643,6 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
         team_barrier();
         return;
     }
-    if (weight) pb = weight_lookup(ker, op, K, N);
     op->bpacked = pb.buf; op->bpacked_block = pb.block;
     SplitK sk = split_k_plan(ker, op, M, N, K, threads);
     float *P = sk.n ? split_k_scratch(&sk, M, N) : NULL;
