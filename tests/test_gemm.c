@@ -1,9 +1,12 @@
 // gemm: every path this CPU has (avx512, avx2, portable, ref) against the *_ref loops on odd sizes,
 // with and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N
-// window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; the path selection API;
+// window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; gemm_tn never reads
+// past its B; the path selection API;
 // gemm_tn split along k; the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
 // blocking (many k-blocks and slabs).
 #include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "check.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
@@ -134,6 +137,40 @@ static void test_path(const char *path, Rng *rng) {
             free(C); release(&p);
         }
     CHECK(ok == n, "%s: %d of %d problems match the reference", path, ok, n);
+}
+
+// n floats copied to the end of a fresh mapping whose next page cannot be read, so that reading past the
+// last one faults. *map / *map_len: the mapping, for munmap.
+static float *guarded_copy(const float *src, long n, void **map, size_t *map_len) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)n * sizeof(float);
+    size_t len = (bytes + page - 1) / page * page + page;
+    char *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED || mprotect(base + len - page, page, PROT_NONE)) { perror("mmap"); exit(2); }
+    float *dst = (float *)(base + len - page - bytes);
+    memcpy(dst, src, bytes);
+    *map = base;
+    *map_len = len;
+    return dst;
+}
+
+// gemm_tn reads its B in place only where every panel is whole (16 or 32 columns: kernels/gemm.c,
+// gemm_block); with N not a multiple of 16 it must not read past B's last row. B ends against an
+// unreadable page here, so any read past it kills the test.
+static void test_tn_b_bounds(const char *path, Rng *rng) {
+    static const int shapes[][3] = {{40, 33, 70}, {20, 17, 300}, {64, 50, 129}};   // M, N, K
+    for (int s = 0; s < 3; s++) {
+        Problem p = make(TN, shapes[s][0], shapes[s][1], shapes[s][2], 0, 0, 0, rng);
+        void *map;
+        size_t map_len;
+        float *own = p.B;
+        p.B = guarded_copy(own, p.b_len, &map, &map_len);
+        float *C = compute(&p, 2);
+        CHECK(compare(&p, C, path), "%s: tn with B against an unreadable page, M=%d N=%d K=%d", path, p.M, p.N, p.K);
+        free(C);
+        munmap(map, map_len);
+        p.B = own;
+        release(&p);
+    }
 }
 
 // Large enough to use both threads, split by rows and (M small) by columns; several k-blocks. N a
@@ -300,6 +337,7 @@ int main(void) {
         test_path(paths[i], &rng);
         test_threads(paths[i], &rng);
         test_weights(paths[i], &rng);
+        test_tn_b_bounds(paths[i], &rng);
         if (gemm_path() != GEMM_PATH_REF) test_split_k(paths[i], &rng);
         printf("path %s: checked\n", paths[i]);
     }

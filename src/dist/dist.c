@@ -473,8 +473,8 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
         #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < gr->n; i++) grads[i] = (grads[i] + right[i]) * scale;
     } else if (N == 1) {
-        #pragma omp parallel for schedule(static)
-        for (size_t i = 0; i < gr->n; i++) grads[i] *= scale;
+        // root_apart is 0 only with one group in all (count = groups / N): scale is exactly 1, and the
+        // group's gradient is already the mean. Nothing to do.
     } else if (gr->shared) {
         // Rank i combines slice i of every rank's node and stores it into every rank's gradient;
         // after the barrier every rank holds the whole gradient.
