@@ -1,11 +1,14 @@
 // Shared plumbing of the commands: output folders and stems (cmd/output.c), the mask-ratio rule and
-// the seeded masks (core/masking.c), the memory rule (core/model.c).
+// the seeded masks (core/masking.c), the memory rule (core/model.c), the huge-page advice for big
+// arrays (kernels/cpu.c).
 #include <errno.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include "check.h"
 #include "cmd/output.h"
 #include "core/masking.h"
 #include "core/model.h"
+#include "kernels/cpu.h"
 
 static void test_mkdir(void) {
     const char *tmp = check_tmpdir();
@@ -95,11 +98,70 @@ static void test_memory(void) {
           "4 PiB of images does not fit: %s", err);
 }
 
+// The VmFlags of the mapping of /proc/self/smaps that holds address a ("" when none is found).
+static void vm_flags_at(uintptr_t a, char *flags, size_t len) {
+    flags[0] = 0;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return;
+    char line[512];
+    int inside = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) inside = a >= lo && a < hi;
+        else if (inside && !strncmp(line, "VmFlags:", 8)) { snprintf(flags, len, "%s", line + 8); break; }
+    }
+    fclose(f);
+}
+
+static void test_huge_pages(void) {
+    const size_t huge = (size_t)2 << 20;
+    char *small = calloc(1, 2 * huge - 64);
+    CHECK(small && cpu_advise_huge_pages(small, 2 * huge - 64) == 0, "an array under 4 MB is left alone");
+    free(small);
+    CHECK(cpu_advise_huge_pages(NULL, 64 * huge) == 0, "NULL is left alone");
+
+    // 40 MB from calloc (a fresh mapping of its own), starting 4 KB past a 2 MB boundary's page: the
+    // advice covers exactly the whole 2 MB pages inside [p, p + bytes).
+    size_t bytes = 20 * huge;
+    char *p = calloc(1, bytes);
+    CHECK(p != NULL, "40 MB");
+    if (!p) return;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1), hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
+    size_t got = cpu_advise_huge_pages(p, bytes);
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (got == 0 && !thp) {
+        printf("  (this kernel has no transparent huge pages: advice checks skipped)\n");
+    } else {
+        CHECK(got == hi - lo, "advised %zu bytes, the whole huge pages inside are %zu", got, (size_t)(hi - lo));
+        char flags[512];
+        vm_flags_at(lo, flags, sizeof flags);
+        CHECK(strstr(flags, " hg") != NULL, "the first whole huge page is advised (VmFlags:%s)", flags);
+        vm_flags_at(hi - 1, flags, sizeof flags);
+        CHECK(strstr(flags, " hg") != NULL, "the last whole huge page is advised (VmFlags:%s)", flags);
+        if ((uintptr_t)p < lo) {
+            vm_flags_at((uintptr_t)p, flags, sizeof flags);
+            CHECK(flags[0] && strstr(flags, " hg") == NULL, "nothing before the array's first whole huge page (VmFlags:%s)", flags);
+        }
+        vm_flags_at(hi, flags, sizeof flags);
+        CHECK(strstr(flags, " hg") == NULL, "nothing past the array's last whole huge page (VmFlags:%s)", flags);
+    }
+    if (thp) fclose(thp);
+    size_t nonzero = 0;
+    for (size_t i = 0; i < bytes; i += 4096) nonzero += p[i] != 0;
+    CHECK(nonzero == 0, "the advised array still reads as zeros (%zu pages not)", nonzero);
+    free(p);
+
+    float *f = cpu_calloc_big((size_t)5 << 20, sizeof(float));
+    CHECK(f && f[0] == 0.0f && f[((size_t)5 << 20) - 1] == 0.0f, "cpu_calloc_big: zeroed floats");
+    free(f);
+}
+
 int main(void) {
     test_mkdir();
     test_stems();
     test_mask_ratio();
     test_seeded_masks();
     test_memory();
+    test_huge_pages();
     return check_done();
 }

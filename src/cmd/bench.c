@@ -193,7 +193,7 @@ int cmd_bench(int argc, char **argv) {
     Mae *m = mae_create(&cfg, per, err, sizeof err);
     if (!m) { cli_error("bench", "%s", err); return 1; }
     size_t np = mae_num_params(&cfg), npix = (size_t)per * S * S * C;
-    float *exp_avg = calloc(np, sizeof(float)), *exp_avg_sq = calloc(np, sizeof(float));
+    float *exp_avg = cpu_calloc_big(np, sizeof(float)), *exp_avg_sq = cpu_calloc_big(np, sizeof(float));
     float *images = malloc(npix * sizeof(float)), *noise = malloc((size_t)per * L * sizeof(float));
     int *ids_keep = malloc((size_t)per * (K > 0 ? K : 1) * sizeof(int));
     int *mask_scratch = malloc(2 * (size_t)L * sizeof(int));

@@ -529,8 +529,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
             free(tab);
             ckpt_free(&pre);
         }
-        t->exp_avg = calloc(np, sizeof(float));
-        t->exp_avg_sq = calloc(np, sizeof(float));
+        t->exp_avg = cpu_calloc_big(np, sizeof(float));
+        t->exp_avg_sq = cpu_calloc_big(np, sizeof(float));
         if (!t->exp_avg || !t->exp_avg_sq) { cli_error("finetune", "out of memory for the AdamW moments"); return 1; }
     }
     t->tensors = clf_tensors(t->model, &t->ntensors);

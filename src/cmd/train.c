@@ -42,6 +42,7 @@
 #include "data/loader.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
+#include "kernels/cpu.h"
 #include "kernels/gemm.h"
 
 // The flags that are not part of the run state; the others are parsed straight into RunState.
@@ -598,8 +599,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
             mae_init_weights(t->model, &r);
         }
         if (!rc) {
-            t->exp_avg = calloc(np, sizeof(float));
-            t->exp_avg_sq = calloc(np, sizeof(float));
+            t->exp_avg = cpu_calloc_big(np, sizeof(float));
+            t->exp_avg_sq = cpu_calloc_big(np, sizeof(float));
             if (!t->exp_avg || !t->exp_avg_sq) rc = report("train", "out of memory for the AdamW moments", 1);
         }
     }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/classifier.h"
 #include "core/encoder.h"
+#include "kernels/cpu.h"
 #include "kernels/droppath.h"
 #include "kernels/head.h"
 #include "kernels/ops.h"
@@ -157,8 +158,8 @@ Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, si
     c->ntensors = clf_param_table(cfg, NULL, 0);
     c->tensors = calloc((size_t)c->ntensors, sizeof *c->tensors);
     size_t np = clf_num_params(cfg);
-    c->params = calloc(np, sizeof(float));
-    c->grads = calloc(np, sizeof(float));
+    c->params = cpu_calloc_big(np, sizeof(float));
+    c->grads = cpu_calloc_big(np, sizeof(float));
     int stack_ok = stack_alloc(&c->enc) == 0;
     c->ids_all = malloc((size_t)max_batch * c->L * sizeof(int));
     c->labels = calloc((size_t)max_batch, sizeof(int));

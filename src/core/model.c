@@ -134,8 +134,8 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     m->ntensors = mae_param_table(cfg, NULL, 0);
     m->tensors = calloc((size_t)m->ntensors, sizeof *m->tensors);
     size_t np = mae_num_params(cfg);
-    m->params = calloc(np ? np : 1, sizeof(float));
-    m->grads = calloc(np ? np : 1, sizeof(float));
+    m->params = cpu_calloc_big(np ? np : 1, sizeof(float));
+    m->grads = cpu_calloc_big(np ? np : 1, sizeof(float));
     stack_setup(&m->enc, cfg->depth, cfg->embed_dim, cfg->num_heads, cfg->embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     stack_setup(&m->dec, cfg->dec_depth, cfg->dec_embed_dim, cfg->dec_num_heads, cfg->dec_embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     int stacks_ok = stack_alloc(&m->enc) == 0 && stack_alloc(&m->dec) == 0;

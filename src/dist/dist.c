@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include "dist/dist.h"
+#include "kernels/cpu.h"
 
 static int g_active = 0, g_rank = 0, g_size = 1;
 
@@ -309,7 +310,7 @@ int grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char
     gr->node = calloc((size_t)gr->depth + 1, sizeof *gr->node);
     gr->slice_off = calloc((size_t)N + 1, sizeof *gr->slice_off);
     int ok = gr->node && gr->slice_off;
-    for (int i = 0; ok && i < gr->depth; i++) ok = (gr->node[i] = malloc(n * sizeof(float))) != NULL;
+    for (int i = 0; ok && i < gr->depth; i++) ok = (gr->node[i] = cpu_calloc_big(n, sizeof(float))) != NULL;
     // Slices of the gradient, one per rank, boundaries at multiples of 16 floats (64 bytes).
     for (int i = 0; ok && i <= N; i++) gr->slice_off[i] = i == N ? n : ((size_t)i * n / N) & ~(size_t)15;
     if (ok && N > 1) {

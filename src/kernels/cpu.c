@@ -2,7 +2,9 @@
 #include "kernels/cpu.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <omp.h>
 #include <pthread.h>
@@ -157,6 +159,23 @@ double cpu_fma_peak_gflops(int threads) {
 long cpu_physical_memory_bytes(void) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? pages * page : 0;
+}
+
+size_t cpu_advise_huge_pages(void *p, size_t bytes) {
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (!p || bytes < 2 * huge) return 0;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (hi <= lo) return 0;
+#ifdef MADV_HUGEPAGE
+    if (madvise((void *)lo, hi - lo, MADV_HUGEPAGE) == 0) return hi - lo;
+#endif
+    return 0;
+}
+
+void *cpu_calloc_big(size_t count, size_t size) {
+    void *p = calloc(count, size);
+    if (p) cpu_advise_huge_pages(p, count * size);
+    return p;
 }
 
 // ---- caches -----------------------------------------------------------------------------------------

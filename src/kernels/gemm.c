@@ -293,9 +293,14 @@ static int k_block(int K, int kc_max) {
     return (K + nblocks - 1) / nblocks;
 }
 
+// 64-byte aligned; from 4 MB on (packed weights, split-k scratch) 2 MB aligned and advised to be huge
+// pages (kernels/cpu.h: cpu_advise_huge_pages).
 static void *alloc_floats(long n) {
-    size_t bytes = ((size_t)n * sizeof(float) + 63) & ~(size_t)63;
-    return aligned_alloc(64, bytes ? bytes : 64);
+    size_t bytes = ((size_t)n * sizeof(float) + 63) & ~(size_t)63, huge = (size_t)2 << 20;
+    if (bytes < 2 * huge) return aligned_alloc(64, bytes ? bytes : 64);
+    void *p = aligned_alloc(huge, (bytes + huge - 1) & ~(huge - 1));
+    if (p) cpu_advise_huge_pages(p, bytes);   // the last, partial huge page stays small pages
+    return p;
 }
 
 // Which k-blocks a gemm_block call sums, and where: blocks [kb0, kb1) of the k-blocking (k_block), each
