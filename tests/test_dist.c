@@ -142,6 +142,21 @@ int main(void) {
                 CHECK(loss == loss1, "%d ranks, %d threads: the same loss (%.9g vs %.9g)", N, threads, loss, loss1);
             }
         }
+        // grad_reduce_step in this one process (no MPI): the local tree with the root's add and its right
+        // child's add left to one last pass, (left + (right.left + right.right)) / G, the same bits.
+        for (int threads = 1; threads <= 2; threads++) {
+            omp_set_num_threads(threads);
+            GradReduce gr;
+            CHECK(grad_reduce_init(&gr, G, n, err, sizeof err) == 0, "one process: %s", err);
+            float step_loss = 0.0f;
+            int stop = 0, failed_here = 0;
+            float *g = grad_reduce_grads(&gr, got);
+            int rc = grad_reduce_step(&gr, g, group_fn, &c, &step_loss, NULL, &stop, &failed_here, err, sizeof err);
+            CHECK(rc == 0 && !failed_here && !stop, "grad_reduce_step: %s", err);
+            CHECK(memcmp(ref, g, n * sizeof(float)) == 0, "grad_reduce_step, %d threads: the tree's gradient bits", threads);
+            CHECK(step_loss == (float)loss1, "grad_reduce_step: the batch loss (%.9g vs %.9g)", step_loss, loss1);
+            grad_reduce_free(&gr);
+        }
         // The batch loss is the mean of the group losses: one forward of all B images agrees to rounding.
         Mae *whole = mae_create(&cfg, B, err, sizeof err);
         memcpy(mae_params(whole), mae_params(c.m), n * sizeof(float));

@@ -340,7 +340,9 @@ typedef struct {
     GroupFn fn;
     void *ctx;
     int failed;
-    int root_apart;   // leave the root's halves in dst and node[0]: grad_reduce_step's last pass adds them
+    // 1: leave the root's halves in dst and node[0]; 2: also leave the root's right child's halves in
+    // node[0] and node[1] (it has two groups or more). grad_reduce_step's last pass adds them.
+    int root_apart;
     char *err;
     size_t errlen;
 } LocalTree;
@@ -353,7 +355,7 @@ static void add_into(float *a, const float *b, size_t n) {
 // The node [l, r) of the tree over this rank's groups, summed into dst: a leaf runs its group with
 // dst as the gradient buffer; an inner node sums its left child into dst, its right child into
 // node[level] (free at this depth), and adds. No gradient is copied. Its loss goes to *loss.
-static void local_node(LocalTree *lt, int l, int r, int level, float *dst, double *loss) {
+static void local_node(LocalTree *lt, int l, int r, int level, int right_spine, float *dst, double *loss) {
     GradReduce *gr = lt->gr;
     *loss = 0.0;
     if (lt->failed) return;
@@ -365,9 +367,9 @@ static void local_node(LocalTree *lt, int l, int r, int level, float *dst, doubl
     }
     int m = l + (r - l) / 2;
     double left_loss, right_loss;
-    local_node(lt, l, m, level + 1, dst, &left_loss);
-    local_node(lt, m, r, level + 1, gr->node[level], &right_loss);
-    if (level == 0 && lt->root_apart) { *loss = left_loss + right_loss; return; }
+    local_node(lt, l, m, level + 1, 0, dst, &left_loss);
+    local_node(lt, m, r, level + 1, right_spine, gr->node[level], &right_loss);
+    if (right_spine && level < lt->root_apart) { *loss = left_loss + right_loss; return; }
     double t0 = omp_get_wtime();
     if (!lt->failed) add_into(dst, gr->node[level], gr->n);
     gr->reduce_s += omp_get_wtime() - t0;
@@ -377,7 +379,7 @@ static void local_node(LocalTree *lt, int l, int r, int level, float *dst, doubl
 static int local_tree(GradReduce *gr, float *grads, GroupFn fn, void *ctx, int root_apart, double *loss, char *err,
                       size_t errlen) {
     LocalTree lt = {gr, fn, ctx, 0, root_apart, err, errlen};
-    local_node(&lt, gr->first, gr->first + gr->count, 0, grads, loss);
+    local_node(&lt, gr->first, gr->first + gr->count, 0, 1, grads, loss);
     return lt.failed ? -1 : 0;
 }
 
@@ -432,8 +434,11 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
         fprintf(stderr, "vitmae: rank %d: grad_reduce_step: grads must be grad_reduce_grads()\n", g_rank);
         dist_abort(70);
     }
-    // One process or shared memory: the local root add is fused into the pass that follows.
+    // One process or shared memory: the local root add is fused into the pass that follows; with one
+    // process and three groups or more, the add of the root's right child too (one pass over the
+    // gradients fewer: docs/distributed.md).
     int root_apart = gr->count > 1 && (g_size == 1 || gr->shared);
+    if (root_apart && g_size == 1 && gr->count - gr->count / 2 >= 2) root_apart = 2;
     double node_loss = 0.0;
     *failed_here = local_tree(gr, grads, fn, ctx, root_apart, &node_loss, err, errlen) != 0;
     const float *node = grads;
@@ -469,7 +474,11 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
         return -1;
     }
     const float scale = 1.0f / (float)gr->groups;   // a power of two: exact
-    if (N == 1 && root_apart) {   // the root add and the scaling in one pass: (left + right) / G
+    if (N == 1 && root_apart == 2) {   // (left + (right.left + right.right)) / G in one pass
+        const float *rl = gr->node[0], *rr = gr->node[1];
+        #pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < gr->n; i++) grads[i] = (grads[i] + (rl[i] + rr[i])) * scale;
+    } else if (N == 1 && root_apart) {   // the root add and the scaling in one pass: (left + right) / G
         const float *right = gr->node[0];
         #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < gr->n; i++) grads[i] = (grads[i] + right[i]) * scale;
