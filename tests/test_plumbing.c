@@ -120,8 +120,8 @@ static void test_huge_pages(void) {
     free(small);
     CHECK(cpu_advise_huge_pages(NULL, 64 * huge) == 0, "NULL is left alone");
 
-    // 40 MB from calloc (a fresh mapping of its own), starting 4 KB past a 2 MB boundary's page: the
-    // advice covers exactly the whole 2 MB pages inside [p, p + bytes).
+    // 40 MB from calloc (a fresh mapping of its own, not 2 MB aligned): the advice covers exactly the
+    // whole 2 MB pages inside [p, p + bytes).
     size_t bytes = 20 * huge;
     char *p = calloc(1, bytes);
     CHECK(p != NULL, "40 MB");

@@ -1,5 +1,5 @@
-// CPU features, the measured FP32 FMA peak and physical memory. Which GEMM path runs is chosen in
-// kernels/gemm.h from these features.
+// CPU features, the measured FP32 FMA peak, physical memory and the huge-page advice for big arrays.
+// Which GEMM path runs is chosen in kernels/gemm.h from these features.
 #ifndef VITMAE_CPU_H
 #define VITMAE_CPU_H
 #include <stddef.h>
@@ -25,12 +25,13 @@ long cpu_parse_cache_size(const char *text);
 // Physical memory in bytes (0 when unknown): commands refuse, before allocating, what cannot fit.
 long cpu_physical_memory_bytes(void);
 
-// Asks Linux to back the big arrays of a run (parameters, gradients, optimizer moments, the activation
-// arena, gradient-group buffers, packed weights) with 2 MB transparent huge pages: madvise(MADV_HUGEPAGE)
-// on the whole 2 MB pages inside [p, p + bytes), before they are first touched. Fewer page faults at
-// start-up and fewer TLB misses in a step (docs/performance.md, "Huge pages for the big arrays"). Only
-// a hint: contents, results and bits do not change. Arrays under 4 MB are left alone. Returns the bytes
-// advised, 0 when none (small array, or a kernel without transparent huge pages).
+// Asks Linux to back the big arrays a step touches whole (parameters, gradients, optimizer moments,
+// gradient-group buffers, packed weights; not the activation arena, much of which a run never touches)
+// with 2 MB transparent huge pages: madvise(MADV_HUGEPAGE) on the whole 2 MB pages inside
+// [p, p + bytes), before they are first touched. Far fewer page faults at start-up (docs/performance.md,
+// "Huge pages for the big arrays"). Only a hint: contents, results and bits do not change. Arrays under
+// 4 MB are left alone. Returns the bytes advised, 0 when none (small array, or a kernel without
+// transparent huge pages).
 size_t cpu_advise_huge_pages(void *p, size_t bytes);
 // calloc(count, size) with that advice: for the big arrays above; free() frees it.
 void *cpu_calloc_big(size_t count, size_t size);
