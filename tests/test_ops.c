@@ -223,13 +223,13 @@ static void test_column_sum(Rng *r) {
         for (int oi = 0; oi < 6; oi++) {
             int N = Ns[ni], OC = OCs[oi];
             float *d = randv(r, (long)N * OC, 1.0f), *a = randv(r, OC, 1.0f), *b = copyv(a, OC);
-            column_sum_accumulate(a, d, N, OC);
+            column_sum(a, d, N, OC, 1);
             column_sum_accumulate_ref(b, d, N, OC);
             CHECK(same(a, b, OC), "column_sum N=%d OC=%d", N, OC);
             float *s = nanv(OC), *z = calloc(OC, 4);
-            column_sum_set(s, d, N, OC);
-            column_sum_accumulate(z, d, N, OC);
-            CHECK(same(s, z, OC), "column_sum_set N=%d OC=%d: set = added into zeros", N, OC);
+            column_sum(s, d, N, OC, 0);
+            column_sum(z, d, N, OC, 1);
+            CHECK(same(s, z, OC), "column_sum N=%d OC=%d: set = added into zeros", N, OC);
             free(d); free(a); free(b); free(s); free(z);
         }
 }
@@ -364,7 +364,7 @@ static void test_team_mode(Rng *r) {
                     layernorm_backward(o[6], o[7], o[8], o[3], x, lw, o[4], o[5], N, C, 1);
                     gelu_forward(o[11], o[0], no);
                     gelu_backward_set_colsum(o[9], o[10], part, o[0], dy, N, OC, 1);
-                    column_sum_accumulate(o[10], dy, N, OC);
+                    column_sum(o[10], dy, N, OC, 1);
                     residual_forward(o[11], o[11], o[9], no);
                     if (N % 3 == 0 && N > 0) droppath_residual_forward(o[11], o[11], o[9], scale, 3, N / 3, OC);
                     if (N % 3 == 0 && N > 0) droppath_scale(o[9], o[9], scale, 3, N / 3, OC);

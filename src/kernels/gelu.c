@@ -68,7 +68,7 @@ void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N)
 // dinp [N, C] = dout * gelu'(inp) and dbias [C] += its column sums, in one pass over the rows. The
 // rows go in chunks of GELU_CHUNK_ROWS, shared out by a static schedule (so a thread takes about the
 // rows it produced in the product before, still in its L2); chunk c's column sums (rows in ascending
-// order) go to part [c, C], and then dbias gets the column sums of part (column_sum_accumulate: the
+// order) go to part [c, C], and then dbias gets the column sums of part (column_sum: the
 // chunks in ascending order). The chunks and both orders depend on N and C alone: bitwise the same for
 // any thread count.
 long gelu_colsum_scratch(int N, int C) { return (long)((N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS) * C; }
@@ -103,7 +103,5 @@ void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const floa
     double t0 = PROF_START();
     TEAM_RUN(gelu_backward_chunks_body(dinp, part, inp, dout, N, C, nchunks));
     PROF_STOP(PROF_GELU_BWD, t0, 0);
-    // a kernel of its own (profiled as a bias gradient)
-    if (bias_acc) column_sum_accumulate(dbias, part, nchunks, C);
-    else column_sum_set(dbias, part, nchunks, C);
+    column_sum(dbias, part, nchunks, C, bias_acc);   // a kernel of its own (profiled as a bias gradient)
 }

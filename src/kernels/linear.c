@@ -15,8 +15,7 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 static void linear_param_grads(float *dweight, float *dbias, const float *dout, const float *inp, int N, int C,
                                int OC, int param_acc) {
     gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, param_acc);
-    if (dbias && param_acc) column_sum_accumulate(dbias, dout, N, OC);
-    else if (dbias) column_sum_set(dbias, dout, N, OC);
+    if (dbias) column_sum(dbias, dout, N, OC, param_acc);
 }
 
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
@@ -64,14 +63,8 @@ static void column_sum_body(float *dbias, const float *dout, int N, int OC, int 
     }
 }
 
-void column_sum_accumulate(float *dbias, const float *dout, int N, int OC) {
+void column_sum(float *dbias, const float *dout, int N, int OC, int accumulate) {
     double t0 = PROF_START();
-    TEAM_RUN(column_sum_body(dbias, dout, N, OC, 1));
-    PROF_STOP(PROF_BIAS_GRAD, t0, 0);
-}
-
-void column_sum_set(float *dbias, const float *dout, int N, int OC) {
-    double t0 = PROF_START();
-    TEAM_RUN(column_sum_body(dbias, dout, N, OC, 0));
+    TEAM_RUN(column_sum_body(dbias, dout, N, OC, accumulate));
     PROF_STOP(PROF_BIAS_GRAD, t0, 0);
 }

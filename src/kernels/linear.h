@@ -14,10 +14,9 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
 // The same with dinp overwritten (dinp = dout . W) instead of added to.
 void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                          const float *weight, int N, int C, int OC, int param_acc);
-// dbias [OC] += sum over rows of dout [N, OC], rows in ascending order; column_sum_set: dbias = that
-// sum (the same bits as column_sum_accumulate into zeros).
-void column_sum_accumulate(float *dbias, const float *dout, int N, int OC);
-void column_sum_set(float *dbias, const float *dout, int N, int OC);
+// dbias [OC] += sum over rows of dout [N, OC], rows in ascending order; with accumulate 0, dbias = that
+// sum (the same bits as adding into zeros: kernels/ops.h).
+void column_sum(float *dbias, const float *dout, int N, int OC, int accumulate);
 
 // Reference version (the definition).
 void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC);
