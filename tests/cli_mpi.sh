@@ -44,6 +44,14 @@ t "-np 2: one progress report (rank 0)" '[ "$(grep -c "^done:" "$dir/n2.log")" -
 mpi -np 4 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n4" > "$dir/n4.log" 2>&1; rc=$?
 t "-np 4 exits 0" '[ $rc -eq 0 ]'
 t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'
+# Groups at once (docs/distributed.md): the reference ran its 4 groups in one forward and backward;
+# VITMAE_GROUPS_AT_ONCE=1 runs them one at a time, 2 two at a time: the same bits.
+t "the reference ran 4 groups at once" 'grep -q "4 gradient groups of 4 images (4 at once)" "$dir/ref.log"'
+for w in 1 2; do
+  VITMAE_GROUPS_AT_ONCE=$w "$VITMAE" train $small --steps $steps --threads 2 --out "$dir/w$w" > "$dir/w$w.log" 2>&1; rc=$?
+  t "$w group(s) at once exits 0" '[ $rc -eq 0 ] && grep -q "($w at once)" "$dir/w$w.log"'
+  t "$w group(s) at once: bitwise equal" 'same_run "$dir/ref" "$dir/w$w"'
+done
 for k in 2 4; do
   "$VITMAE" train $small --steps $steps --accum $k --threads 1 --out "$dir/k$k" > /dev/null 2>&1; rc=$?
   t "--accum $k exits 0" '[ $rc -eq 0 ]'

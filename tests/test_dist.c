@@ -22,20 +22,44 @@ typedef struct {
     float *images, *noise;
     int *ids_keep;
     int fail_group;   // a group that reports a failure (-1: none)
+    Mae *all;         // for groups at once: room for every group's images
+    int calls;        // GroupsFn calls
 } Ctx;
+
+// Images [first, first + count) of the batch into c->images (and their masks): each drawn from
+// (7, step 0, global index), masks from the same streams.
+static void draw_images(Ctx *c, int first, int count) {
+    size_t per_image = (size_t)c->S * c->S * c->C;
+    for (int k = 0; k < count; k++) {
+        Rng r;
+        rng_derive(&r, 7, 0, (uint64_t)(first + k));
+        for (size_t i = 0; i < per_image; i++) c->images[(size_t)k * per_image + i] = rng_normal(&r, 0.0f, 1.0f);
+        for (int i = 0; i < c->L; i++) c->noise[(size_t)k * c->L + i] = rng_uniform(&r);
+    }
+    mae_masking_from_noise(c->noise, count, c->L, c->K, c->ids_keep);
+}
+
+// Groups [first, first + count) at once (a GroupsFn): one forward of their images, then each group's
+// loss and gradient.
+static int groups_fn(void *ctx, int first, int count, float *const *grads, float *losses, char *err, size_t errlen) {
+    Ctx *c = ctx;
+    c->calls++;
+    if (c->fail_group >= first && c->fail_group < first + count) {
+        snprintf(err, errlen, "group %d: cannot load", c->fail_group);
+        return -1;
+    }
+    draw_images(c, first * c->per, count * c->per);
+    mae_forward(c->all, c->images, c->ids_keep, count * c->per, c->K);
+    mae_group_losses(c->all, count, losses);
+    mae_backward_set_groups(c->all, grads, count);
+    return 0;
+}
 
 // Group g: B / G images drawn from (7, step 0, global index), masks from the same streams.
 static int group_fn(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
     Ctx *c = ctx;
     if (g == c->fail_group) { snprintf(err, errlen, "group %d: cannot load", g); return -1; }
-    size_t per_image = (size_t)c->S * c->S * c->C;
-    for (int k = 0; k < c->per; k++) {
-        Rng r;
-        rng_derive(&r, 7, 0, (uint64_t)g * c->per + k);
-        for (size_t i = 0; i < per_image; i++) c->images[(size_t)k * per_image + i] = rng_normal(&r, 0.0f, 1.0f);
-        for (int i = 0; i < c->L; i++) c->noise[(size_t)k * c->L + i] = rng_uniform(&r);
-    }
-    mae_masking_from_noise(c->noise, c->per, c->L, c->K, c->ids_keep);
+    draw_images(c, g * c->per, c->per);
     float *own = mae_use_grads(c->m, grads);
     mae_zero_grads(c->m);
     *loss = mae_forward(c->m, c->images, c->ids_keep, c->per, c->K);
@@ -124,9 +148,9 @@ int main(void) {
         Rng init;
         rng_seed(&init, 3);
         mae_init_weights(c.m, &init);
-        c.images = malloc((size_t)c.per * c.S * c.S * c.C * sizeof(float));
-        c.noise = malloc((size_t)c.per * c.L * sizeof(float));
-        c.ids_keep = malloc((size_t)c.per * c.L * sizeof(int));
+        c.images = malloc((size_t)B * c.S * c.S * c.C * sizeof(float));
+        c.noise = malloc((size_t)B * c.L * sizeof(float));
+        c.ids_keep = malloc((size_t)B * c.L * sizeof(int));
         size_t n = mae_num_params(&cfg);
         float *ref = malloc(n * sizeof(float)), *got = malloc(n * sizeof(float));
         omp_set_num_threads(1);
@@ -157,6 +181,63 @@ int main(void) {
             CHECK(step_loss == (float)loss1, "grad_reduce_step: the batch loss (%.9g vs %.9g)", step_loss, loss1);
             grad_reduce_free(&gr);
         }
+        // Groups at once (grad_reduce_at_once): 1, 2, 4 or all 8 groups per forward, in one process or as
+        // rank 1 of 2, at 1 and 2 threads: the same adds in the same tree, so the same bits and loss.
+        c.all = mae_create(&cfg, B, err, sizeof err);
+        memcpy(mae_params(c.all), mae_params(c.m), n * sizeof(float));
+        for (int threads = 1; threads <= 2; threads++) {
+            omp_set_num_threads(threads);
+            for (int width = 1; width <= G; width *= 2) {
+                GradReduce gr;
+                CHECK(grad_reduce_init(&gr, G, n, err, sizeof err) == 0 && grad_reduce_at_once(&gr, width, err, sizeof err) == 0,
+                      "%d groups at once: %s", width, err);
+                size_t extra = 0;
+                for (int i = 0; gr.extra[i]; i++) extra++;
+                CHECK(extra * n == grad_reduce_at_once_floats(width, n), "%d at once: %zu more buffers", width, extra);
+                float step_loss = 0.0f;
+                int stop = 0, failed_here = 0;
+                float *g = grad_reduce_grads(&gr, got);
+                memset(g, 0xff, n * sizeof(float));   // NaNs: every element must be written
+                c.calls = 0;
+                int rc = grad_reduce_step_at_once(&gr, g, groups_fn, &c, &step_loss, NULL, &stop, &failed_here, err,
+                                                  sizeof err);
+                CHECK(rc == 0 && !failed_here && !stop && c.calls == G / width, "at once: %s (%d calls)", err, c.calls);
+                CHECK(memcmp(ref, g, n * sizeof(float)) == 0, "%d groups at once, %d threads: the tree's gradient bits",
+                      width, threads);
+                CHECK(step_loss == (float)loss1, "%d groups at once: the batch loss (%.9g vs %.9g)", width, step_loss, loss1);
+                grad_reduce_free(&gr);
+            }
+            // As rank 1 of 2 (groups 4..7), 4 at once: its local node's bits.
+            float *want = malloc(n * sizeof(float));
+            double want_loss, got_loss;
+            GradReduce gr;
+            grad_reduce_init_as(&gr, G, n, 1, 2, err, sizeof err);
+            CHECK(grad_reduce_local(&gr, want, group_fn, &c, &want_loss, err, sizeof err) == 0, "%s", err);
+            grad_reduce_free(&gr);
+            grad_reduce_init_as(&gr, G, n, 1, 2, err, sizeof err);
+            CHECK(grad_reduce_at_once(&gr, 4, err, sizeof err) == 0, "%s", err);
+            // (grad_reduce_step would exchange with rank 0: the local node alone is checked here.)
+            CHECK(grad_reduce_local_at_once(&gr, got, groups_fn, &c, &got_loss, err, sizeof err) == 0, "%s", err);
+            CHECK(memcmp(want, got, n * sizeof(float)) == 0 && want_loss == got_loss,
+                  "rank 1 of 2, 4 groups at once: its local node's bits and loss");
+            grad_reduce_free(&gr);
+            free(want);
+        }
+        // A failing chunk is reported, not summed.
+        {
+            c.fail_group = 6;
+            GradReduce gr;
+            grad_reduce_init(&gr, G, n, err, sizeof err);
+            grad_reduce_at_once(&gr, 4, err, sizeof err);
+            float step_loss = 0.0f;
+            int stop = 0, failed_here = 0;
+            int rc = grad_reduce_step_at_once(&gr, grad_reduce_grads(&gr, got), groups_fn, &c, &step_loss, NULL, &stop,
+                                              &failed_here, err, sizeof err);
+            CHECK(rc == -1 && failed_here && strstr(err, "group 6"), "at once, a failing chunk: %s", err);
+            grad_reduce_free(&gr);
+            c.fail_group = -1;
+        }
+        mae_free(c.all);
         // The batch loss is the mean of the group losses: one forward of all B images agrees to rounding.
         Mae *whole = mae_create(&cfg, B, err, sizeof err);
         memcpy(mae_params(whole), mae_params(c.m), n * sizeof(float));

@@ -277,9 +277,63 @@ static void test_backward_set(void) {
     }
 }
 
+// Gradient groups at once: one mae_forward over n groups' images, then mae_group_losses and
+// mae_backward_set_groups give each group bitwise the loss and gradient of a forward and backward of its
+// images alone (3 images per group, 2 and 4 groups, fixed and learned position tables, 1 and 3 threads).
+// A zero gradient per group when no patch is removed.
+static void test_groups_at_once(void) {
+    for (int variant = 0; variant < 8; variant++) {
+        int pos_learned = variant & 1, threads = variant & 2 ? 3 : 1, n = variant & 4 ? 4 : 2, Bg = 3, B = n * Bg;
+        omp_set_num_threads(threads);
+        MaeConfig c = small_config();
+        c.pos_learned = pos_learned;
+        int L = mae_num_patches(&c), K = mae_len_keep(&c, 0.75f);
+        char err[256];
+        Mae *m = mae_create(&c, B, err, sizeof err);
+        Rng r;
+        rng_seed(&r, 57 + variant);
+        mae_init_weights(m, &r);
+        size_t per = (size_t)c.img_size * c.img_size * c.in_chans, np = mae_num_params(&c);
+        float *img = malloc(sizeof(float) * B * per);
+        int *keep = malloc(sizeof(int) * B * L), *all = malloc(sizeof(int) * B * L);
+        fill_batch(&r, &c, B, img, keep, K);
+        for (int i = 0; i < B * L; i++) all[i] = i % L;
+        float *alone = malloc(np * 4 * n), *at_once = malloc(np * 4 * n), *bufs[4], loss_alone[4], loss_once[4];
+        float *own = mae_use_grads(m, NULL);
+        for (int g = 0; g < n; g++) {
+            bufs[g] = at_once + (size_t)g * np;
+            mae_use_grads(m, alone + (size_t)g * np);
+            loss_alone[g] = mae_forward(m, img + (size_t)g * Bg * per, keep + (size_t)g * Bg * K, Bg, K);
+            mae_backward_set(m);
+        }
+        mae_use_grads(m, own);
+        for (size_t i = 0; i < np * n; i++) at_once[i] = NAN;
+        mae_forward(m, img, keep, B, K);
+        mae_group_losses(m, n, loss_once);
+        mae_backward_set_groups(m, bufs, n);
+        for (int g = 0; g < n; g++) {
+            CHECK(!memcmp(&loss_alone[g], &loss_once[g], sizeof(float)), "group %d of %d: loss %.9g alone, %.9g at once",
+                  g, n, loss_alone[g], loss_once[g]);
+            size_t diff = 0;
+            for (size_t i = 0; i < np; i++) diff += memcmp(&alone[g * np + i], &bufs[g][i], 4) != 0;
+            CHECK(diff == 0, "group %d of %d at once: gradient bitwise that of its images alone (%zu of %zu differ; "
+                  "pos_learned %d, %d threads)", g, n, diff, np, pos_learned, threads);
+        }
+        for (size_t i = 0; i < np * n; i++) at_once[i] = NAN;
+        mae_forward(m, img, all, B, L);
+        mae_backward_set_groups(m, bufs, n);
+        int zero = 1;
+        for (size_t i = 0; i < np * n; i++) zero &= at_once[i] == 0.0f;
+        CHECK(zero, "groups at once with no removed patch: every group's gradient zero (%d groups)", n);
+        free(img); free(keep); free(all); free(alone); free(at_once);
+        mae_free(m);
+    }
+}
+
 int main(void) {
     test_threads_bitwise();
     test_backward_set();
+    test_groups_at_once();
     test_masking();
     test_init();
     test_schedule_and_clip();

@@ -16,6 +16,7 @@
 #include <time.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/groups.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
 #include "kernels/prof.h"
@@ -87,29 +88,48 @@ static void normal_fill(Rng *r, float *x, size_t n) {
     }
 }
 
-static int bench_group(void *ctx, int group, float *grads, float *loss, char *err, size_t errlen) {
-    (void)err; (void)errlen;
-    BenchStep *b = ctx;
+// Data of the n images from global index k0 into b->images, their masks into b->ids_keep: N(0, 1)
+// "pixels" and per-image uniform mask noise (as train draws them), each image from its own stream
+// (seed, step, global image index): the same data for any thread or process count. Its seconds go to
+// b->data.
+static void bench_data(BenchStep *b, int k0, int n) {
     double t0 = omp_get_wtime();
-    // Data: N(0, 1) "pixels" and per-image uniform mask noise (as train draws them), each image from
-    // its own stream (seed, step, global image index): the same data for any thread or process count.
     size_t per_image = (size_t)b->S * b->S * b->C;
     #pragma omp parallel for schedule(static)
-    for (int k = 0; k < b->per; k++) {
+    for (int k = 0; k < n; k++) {
         Rng ri;
-        rng_derive(&ri, (uint64_t)b->seed, (uint64_t)b->step, (uint64_t)group * b->per + k);
+        rng_derive(&ri, (uint64_t)b->seed, (uint64_t)b->step, (uint64_t)(k0 + k));
         normal_fill(&ri, b->images + (size_t)k * per_image, per_image);
         for (int i = 0; i < b->L; i++) b->noise[(size_t)k * b->L + i] = rng_uniform(&ri);
     }
-    mae_masking_from_noise_scratch(b->noise, b->per, b->L, b->K, b->ids_keep, b->mask_scratch);
-    double t1 = omp_get_wtime();
+    mae_masking_from_noise_scratch(b->noise, n, b->L, b->K, b->ids_keep, b->mask_scratch);
+    b->data += omp_get_wtime() - t0;
+}
+
+// Groups [first, first + count) at once (dist/dist.h GroupsFn): one forward of their images.
+static int bench_groups(void *ctx, int first, int count, float *const *grads, float *losses, char *err,
+                        size_t errlen) {
+    (void)err; (void)errlen;
+    BenchStep *b = ctx;
+    bench_data(b, first * b->per, count * b->per);
+    mae_set_timings(b->m, &b->mt);
+    mae_forward(b->m, b->images, b->ids_keep, count * b->per, b->K);
+    mae_group_losses(b->m, count, losses);
+    mae_backward_set_groups(b->m, grads, count);
+    mae_set_timings(b->m, NULL);
+    return 0;
+}
+
+static int bench_group(void *ctx, int group, float *grads, float *loss, char *err, size_t errlen) {
+    (void)err; (void)errlen;
+    BenchStep *b = ctx;
+    bench_data(b, group * b->per, b->per);
     mae_set_timings(b->m, &b->mt);
     float *own = mae_use_grads(b->m, grads);
     *loss = mae_forward(b->m, b->images, b->ids_keep, b->per, b->K);
     mae_backward_set(b->m);
     mae_use_grads(b->m, own);
     mae_set_timings(b->m, NULL);
-    b->data += t1 - t0;
     return 0;
 }
 
@@ -190,15 +210,21 @@ int cmd_bench(int argc, char **argv) {
         return 2;
     }
     cli_quiet_ranks(0);
-    Mae *m = mae_create(&cfg, per, err, sizeof err);
+    // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does.
+    int at_once = groups_at_once(&cfg, per, groups / nranks / accum, 0);
+    Mae *m = mae_create(&cfg, per * at_once, err, sizeof err);
     if (!m) { cli_error("bench", "%s", err); return 1; }
-    size_t np = mae_num_params(&cfg), npix = (size_t)per * S * S * C;
+    size_t np = mae_num_params(&cfg), npix = (size_t)per * at_once * S * S * C;
     float *exp_avg = cpu_calloc_big(np, sizeof(float)), *exp_avg_sq = cpu_calloc_big(np, sizeof(float));
-    float *images = malloc(npix * sizeof(float)), *noise = malloc((size_t)per * L * sizeof(float));
-    int *ids_keep = malloc((size_t)per * (K > 0 ? K : 1) * sizeof(int));
+    float *images = malloc(npix * sizeof(float)), *noise = malloc((size_t)per * at_once * L * sizeof(float));
+    int *ids_keep = malloc((size_t)per * at_once * (K > 0 ? K : 1) * sizeof(int));
     int *mask_scratch = malloc(2 * (size_t)L * sizeof(int));
     GradReduce gr;
     int gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
+    if (gr_ok && at_once > 1 && grad_reduce_at_once(&gr, at_once, err, sizeof err)) {
+        grad_reduce_free(&gr);
+        gr_ok = 0;
+    }
     if (!exp_avg || !exp_avg_sq || !images || !noise || !ids_keep || !mask_scratch || !gr_ok) {
         cli_error("bench", "out of memory");
         mae_free(m); free(exp_avg); free(exp_avg_sq); free(images); free(noise); free(ids_keep); free(mask_scratch);
@@ -231,7 +257,10 @@ int cmd_bench(int argc, char **argv) {
         int stop = 0, failed_here = 0;
         float *grads = grad_reduce_grads(&gr, mae_grads(m));
         gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
-        grad_reduce_step(&gr, grads, bench_group, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
+        if (at_once > 1)
+            grad_reduce_step_at_once(&gr, grads, bench_groups, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
+        else
+            grad_reduce_step(&gr, grads, bench_group, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
         last_loss = loss;
         double t3 = omp_get_wtime();
@@ -249,7 +278,8 @@ int cmd_bench(int argc, char **argv) {
     // Shared memory: the gradient lives in the window (the model's own buffer is never touched);
     // messages: a buffer for the received slices.
     const char *exchange = nranks == 1 ? "none" : gr.shared ? "shared memory" : "messages";
-    size_t tree_bytes = (size_t)gr.depth * np * sizeof(float) + (nranks > 1 && !gr.shared ? np / nranks * sizeof(float) : 0);
+    size_t tree_bytes = (size_t)gr.depth * np * sizeof(float) + (nranks > 1 && !gr.shared ? np / nranks * sizeof(float) : 0)
+                        + grad_reduce_at_once_floats(at_once, np) * sizeof(float);
     grad_reduce_free(&gr);
     double flops = flop_count(&cfg, batch, K);
     double img_s = batch * (double)steps / ph.total, img_s_best = batch / best_step;
@@ -257,7 +287,7 @@ int cmd_bench(int argc, char **argv) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double rss = (double)ru.ru_maxrss * 1024.0;
-    double analytic = (double)mae_bytes_needed(&cfg, per) + (double)tree_bytes
+    double analytic = (double)mae_bytes_needed(&cfg, per * at_once) + (double)tree_bytes
                       + (double)(npix + (size_t)per * L) * sizeof(float) + (double)per * K * sizeof(int);
     const char *names[] = {"data", "patch_embed", "encoder", "decoder", "loss", "backward", "reduce", "sync_wait",
                            "optimizer"};
@@ -268,13 +298,13 @@ int cmd_bench(int argc, char **argv) {
     GemmBlocking blk = gemm_blocking();
     if (json) {
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
-               "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"processes\": %d, \"groups\": %d, \"accum\": %d, "
+               "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
-               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, accum, exchange, steps, warmup,
+               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, at_once, accum, exchange, steps, warmup,
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
                gflops / peak, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
@@ -286,8 +316,8 @@ int cmd_bench(int argc, char **argv) {
         printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %g (%d of %d patches visible), %d thread%s, "
                "gemm %s\n", preset, img, img, channels, patch, batch, (double)mask_ratio, K, L, threads,
                threads == 1 ? "" : "s", gemm_kernel_name());
-        printf("  %d process%s, %d gradient groups of %d images, %d per process%s%s\n", nranks,
-               nranks == 1 ? "" : "es", groups, per, groups / nranks, nranks > 1 ? ", combined through " : "",
+        printf("  %d process%s, %d gradient groups of %d images, %d per process (%d at once)%s%s\n", nranks,
+               nranks == 1 ? "" : "es", groups, per, groups / nranks, at_once, nranks > 1 ? ", combined through " : "",
                nranks > 1 ? exchange : "");
         printf("  caches L1d %ld KB, L2 %ld KB, L3 %ld KB -> blocking kc %d, B slab %ld KB, A block %d panels\n",
                caches.l1d >> 10, caches.l2 >> 10, caches.l3 >> 10, blk.kc, blk.slab_floats * 4 >> 10, blk.mc_panels);

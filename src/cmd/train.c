@@ -30,6 +30,7 @@
 #include <time.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/groups.h"
 #include "cmd/log.h"
 #include "cmd/runfolder.h"
 #include "cmd/train_out.h"
@@ -544,6 +545,9 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->prefetch) * sizeof(float) * t->share / t->per +
                        (tree + (size_t)t->per - 1) / (size_t)t->per;
     if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return report("train", err, 2); }
+    // The groups of a micro-batch at once where memory allows (cmd/groups.h): the same bits.
+    t->at_once = groups_at_once(&t->cfg, t->per, t->rs.grad_groups / t->rs.processes / t->rs.accum,
+                                per_image * (size_t)t->per);
     *data_out = data;
     return 0;
 }
@@ -586,9 +590,16 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     dist_bcast(t->cfg.pixel_std, sizeof t->cfg.pixel_std, 0);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
 
-    // 4. Every rank: the model (one gradient group's images at a time), moments, buffers, reduction.
+    // 4. Every rank: the model (at_once gradient groups' images at a time), moments, buffers, reduction.
+    if (resuming && t->at_once > 1) {   // the resumed model was made for one group: make it for at_once
+        Mae *m = mae_create(&t->cfg, t->per * t->at_once, err, sizeof err);
+        if (!m) rc = report("train", err, 1);
+        else memcpy(mae_params(m), mae_params(t->model), mae_num_params(&t->cfg) * sizeof(float));
+        mae_free(t->model);
+        t->model = m;
+    }
     if (!resuming) {
-        t->model = mae_create(&t->cfg, t->per, err, sizeof err);
+        t->model = mae_create(&t->cfg, t->per * t->at_once, err, sizeof err);
         if (!t->model) rc = report("train", err, 1);
         size_t np = mae_num_params(&t->cfg);
         if (!rc && a->init) {
@@ -612,7 +623,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     }
     if ((rc = agree(rc))) return rc;
     // The reduction's buffers: collective under mpirun (one machine: a shared-memory window).
-    if (grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err))
+    if (grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err) ||
+        (t->at_once > 1 && grad_reduce_at_once(&t->gr, t->at_once, err, sizeof err)))
         rc = report("train", err, 1);
     if ((rc = agree(rc))) return rc;
 
@@ -632,8 +644,9 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
            t->rs.total_steps, t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
            t->rs.augment, t->cfg.pixel_mean[0], t->cfg.pixel_std[0], threads, threads == 1 ? "" : "s");
     if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
-        printf("  %d gradient groups of %d images, %d process%s x %d micro-batch%s\n", t->rs.grad_groups, t->per,
-               dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum, t->rs.accum == 1 ? "" : "es");
+        printf("  %d gradient groups of %d images (%d at once), %d process%s x %d micro-batch%s\n", t->rs.grad_groups,
+               t->per, t->at_once, dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum,
+               t->rs.accum == 1 ? "" : "es");
     printf("  run folder %s\n", t->run_dir);
     fflush(stdout);
     return 0;
@@ -701,6 +714,25 @@ static int train_group(void *ctx, int g, float *grads, float *loss, char *err, s
     mae_backward_set(t->model);   // sets every element of grads: no zeroing first
     mae_use_grads(t->model, own);
     return 0;
+}
+
+// The same for groups [first, first + count) at once (dist/dist.h GroupsFn): one forward of their
+// images, then each group's loss and gradient, bitwise those of train_group.
+static int train_groups(void *ctx, int first, int count, float *const *grads, float *losses, char *err,
+                        size_t errlen) {
+    (void)err; (void)errlen;
+    Train *t = ctx;
+    size_t at = (size_t)(first - t->gr.first) * t->per;
+    mae_forward(t->model, t->images + at * t->S * t->S * t->C, t->ids_keep + at * t->K, count * t->per, t->K);
+    mae_group_losses(t->model, count, losses);
+    mae_backward_set_groups(t->model, grads, count);
+    return 0;
+}
+
+static int train_groups_failed(void *ctx, int first, int count, float *const *grads, float *losses, char *err,
+                               size_t errlen) {
+    (void)ctx; (void)first; (void)count; (void)grads; (void)losses; (void)err; (void)errlen;
+    return -1;
 }
 
 // A log line when steps wait for images more than a fifth of the time (at most once a minute).
@@ -780,8 +812,11 @@ int cmd_train(int argc, char **argv) {
         int failed_here = 0;
         float *grads = grad_reduce_grads(&t->gr, mae_grads(t->model));
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
-        int reduce_rc = grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, t, &loss,
-                                         &stop_requested, &stop, &failed_here, err, sizeof err);
+        int reduce_rc = t->at_once > 1
+            ? grad_reduce_step_at_once(&t->gr, grads, load_failed ? train_groups_failed : train_groups, t, &loss,
+                                       &stop_requested, &stop, &failed_here, err, sizeof err)
+            : grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, t, &loss,
+                               &stop_requested, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
         if (reduce_rc) {
             progress_end(&prog, stdout);

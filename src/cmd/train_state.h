@@ -80,6 +80,8 @@ typedef struct Train {
     int per;                       // images per gradient group (rs.batch / rs.grad_groups): the
                                    // model's batch, also for validation and samples
     int share;                     // images of this process per step (gr.count * per)
+    int at_once;                   // gradient groups per forward and backward (cmd/groups.h); the
+                                   // model holds at_once * per images
     GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.

@@ -109,25 +109,48 @@ static const float *branch_grad(const Stack *s, int l, int branch, const BlockSc
     return sc->d_ln;
 }
 
-void block_backward(const Stack *s, int l, const float *P, float *G, const BlockScratch *sc, float *dx,
+void linear_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, const float *dout, const float *inp,
+                            const float *weight, int N, int C, int OC, int param_acc) {
+    if (dinp) linear_backward_input(dinp, dout, weight, N, C, OC);
+    int rows = N / G.n;
+    for (int g = 0; g < G.n; g++)
+        linear_backward_params(G.buf[g] + wo, bo == NO_BIAS ? NULL : G.buf[g] + bo, dout + (size_t)g * rows * OC,
+                               inp + (size_t)g * rows * C, rows, C, OC, param_acc);
+}
+
+void layernorm_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, const float *dout, const float *inp,
+                               const float *weight, const float *mean, const float *rstd, int N, int C, int param_acc) {
+    int rows = N / G.n;
+    for (int g = 0; g < G.n; g++) {
+        size_t r0 = (size_t)g * rows;
+        layernorm_backward(dinp + r0 * C, G.buf[g] + wo, G.buf[g] + bo, dout + r0 * C, inp + r0 * C, weight,
+                           mean + r0, rstd + r0, rows, C, param_acc);
+    }
+}
+
+void block_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc, float *dx,
                     int B, int T, int param_acc) {
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
-    int N = B * T, C = s->C, H = s->hidden;
+    int N = B * T, C = s->C, H = s->hidden, rows = N / G.n;
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
     const float *dout = branch_grad(s, l, 1, sc, dx, B, T);
-    linear_backward_set(sc->d_gelu, G + w->fc2w, G + w->fc2b, dout, a->gelu, P + w->fc2w, N, H, C, param_acc);
-    gelu_backward_set_colsum(sc->d_fc1, G + w->fc1b, sc->d_part, a->fc1, sc->d_gelu, N, H, param_acc);
-    linear_backward_set(sc->d_ln, G + w->fc1w, NULL, sc->d_fc1, a->ln2, P + w->fc1w, N, C, H, param_acc);
-    layernorm_backward(dx, G + w->ln2w, G + w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C,
-                       param_acc);
+    linear_backward_groups(sc->d_gelu, G, w->fc2w, w->fc2b, dout, a->gelu, P + w->fc2w, N, H, C, param_acc);
+    for (int g = 0; g < G.n; g++) {   // GELU's input gradient, and fc1's bias gradient as its column sums
+        size_t r0 = (size_t)g * rows * H;
+        gelu_backward_set_colsum(sc->d_fc1 + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0, rows, H,
+                                 param_acc);
+    }
+    linear_backward_groups(sc->d_ln, G, w->fc1w, NO_BIAS, sc->d_fc1, a->ln2, P + w->fc1w, N, C, H, param_acc);
+    layernorm_backward_groups(dx, G, w->ln2w, w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C,
+                              param_acc);
     // Attention branch: mid = x + proj(attn(ln1(x))).
     dout = branch_grad(s, l, 0, sc, dx, B, T);
-    linear_backward_set(sc->d_atty, G + w->projw, G + w->projb, dout, a->atty, P + w->projw, N, C, C, param_acc);
+    linear_backward_groups(sc->d_atty, G, w->projw, w->projb, dout, a->atty, P + w->projw, N, C, C, param_acc);
     attention_backward_set(sc->d_qkv, sc->d_att, sc->d_atty, a->qkv, a->att, sc->d_small, B, T, C, s->NH);
-    linear_backward_set(sc->d_ln, G + w->qkvw, G + w->qkvb, sc->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C, param_acc);
-    layernorm_backward(dx, G + w->ln1w, G + w->ln1b, sc->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N, C,
-                       param_acc);
+    linear_backward_groups(sc->d_ln, G, w->qkvw, w->qkvb, sc->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C, param_acc);
+    layernorm_backward_groups(dx, G, w->ln1w, w->ln1b, sc->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N,
+                              C, param_acc);
 }
 
 void stack_forward(const Stack *s, const float *P, int B, int T) {
@@ -143,7 +166,7 @@ void stack_forward(const Stack *s, const float *P, int B, int T) {
     }
 }
 
-void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T,
+void stack_backward(const Stack *s, const float *P, GradGroups G, const BlockScratch *sc, float *dx, int B, int T,
                     int param_acc) {
     if (team_mode) {   // on the caller's team (core/model.c: mae_backward), or on the one opened below
         for (int l = s->depth - 1; l >= 0; l--) block_backward(s, l, P, G, sc, dx, B, T, param_acc);

@@ -63,11 +63,29 @@ size_t tensor_offset(const MaeTensor *t, int nt, const char *name);
 // Fills s->w from the table's "<prefix>.<i>.*" tensors.
 void stack_find_weights(Stack *s, const MaeTensor *t, int nt, const char *prefix);
 
+// The parameter-gradient buffers of a backward. With n gradient groups (docs/distributed.md) every
+// activation's rows are cut into n equal ranges, one per group (its images), and group g's parameter
+// gradients, the sums over its rows, land in buf[g]: bitwise what a backward of that group's images
+// alone would leave there. Everything row by row (the products' input gradients, LayerNorm's and
+// GELU's, attention per image) runs over all rows at once: a row's bits do not depend on the rows
+// computed with it. n = 1: one buffer, the plain backward.
+typedef struct { float *const *buf; int n; } GradGroups;
+
+// Linear backward (kernels/linear.h) with the parameter gradients per group: dinp = dout . W over the
+// N rows (skipped when dinp is NULL), then group g's dweight (at offset wo of buf[g]) and dbias (at bo;
+// NO_BIAS: none) from its N / n rows.
+#define NO_BIAS ((size_t)-1)
+void linear_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, const float *dout, const float *inp,
+                            const float *weight, int N, int C, int OC, int param_acc);
+// LayerNorm backward (kernels/layernorm.h) with group g's dweight (offset wo) and dbias (bo) from its rows.
+void layernorm_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, const float *dout, const float *inp,
+                               const float *weight, const float *mean, const float *rstd, int N, int C, int param_acc);
+
 // Block l: s->res[l] -> s->res[l + 1] for B images of T tokens.
 void block_forward(const Stack *s, int l, const float *P, int B, int T);
-// On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G, or
-// are set there when param_acc is 0 (kernels/ops.h).
-void block_backward(const Stack *s, int l, const float *P, float *G, const BlockScratch *sc, float *dx,
+// On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G's
+// buffers (per group, B / G.n images each), or are set there when param_acc is 0 (kernels/ops.h).
+void block_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc, float *dx,
                     int B, int T, int param_acc);
 
 // Every block in turn, forward (res[0] -> res[depth]) or backward (blocks depth-1 .. 0, dx as in
@@ -75,7 +93,7 @@ void block_backward(const Stack *s, int l, const float *P, float *G, const Block
 // (kernels/team.h): the same results as calling the blocks one by one. Called inside a team already
 // (team mode), they run the blocks on that team.
 void stack_forward(const Stack *s, const float *P, int B, int T);
-void stack_backward(const Stack *s, const float *P, float *G, const BlockScratch *sc, float *dx, int B, int T,
+void stack_backward(const Stack *s, const float *P, GradGroups G, const BlockScratch *sc, float *dx, int B, int T,
                     int param_acc);
 
 // Encoder input. cols [B*K, C*P*P]: the patches ids_keep [B, K] of images [B, S, S, C], each in

@@ -320,8 +320,25 @@ static void forward_team(Mae *m, const float *images, const int *ids_keep, int B
     lap(m, &t0, &tm->loss);   // the targets count as the loss's, with the sum after the team
 }
 
+// The loss of the patch rows [r0, r1) of the last forward: the mean over their removed patches of the
+// per-patch mean squared error, summed in row order (0 when none is removed).
+static float rows_loss(const Mae *m, int r0, int r1) {
+    int pd = m->pd;
+    double total = 0.0;
+    long nrem = 0;
+    for (int r = r0; r < r1; r++) {
+        if (!m->removed[r]) continue;
+        const float *p = m->pred + (size_t)r * pd, *t = m->target + (size_t)r * pd;
+        double s = 0.0;
+        for (int i = 0; i < pd; i++) { double d = (double)p[i] - t[i]; s += d * d; }
+        total += s / pd;
+        nrem++;
+    }
+    return nrem ? (float)(total / nrem) : 0.0f;
+}
+
 float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
-    int K = len_keep, L = m->L, pd = m->pd;
+    int K = len_keep;
     set_kept(m, ids_keep, B, K);
     m->has_decoder_pass = 1;
     double t0 = m->timing ? omp_get_wtime() : 0.0;
@@ -333,20 +350,14 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
     }
     MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     t0 = m->timing ? omp_get_wtime() : 0.0;
-    // Loss: mean over removed patches of the per-patch mean squared error (summed in fixed order).
-    double total = 0.0;
-    long nrem = 0;
-    for (int r = 0; r < B * L; r++) {
-        if (!m->removed[r]) continue;
-        const float *p = m->pred + (size_t)r * pd, *t = m->target + (size_t)r * pd;
-        double s = 0.0;
-        for (int i = 0; i < pd; i++) { double d = (double)p[i] - t[i]; s += d * d; }
-        total += s / pd;
-        nrem++;
-    }
-    m->loss = nrem ? (float)(total / nrem) : 0.0f;
+    m->loss = rows_loss(m, 0, B * m->L);
     lap(m, &t0, &tm->loss);
     return m->loss;
+}
+
+void mae_group_losses(const Mae *m, int n, float *losses) {
+    int rows = m->B / n * m->L;
+    for (int g = 0; g < n; g++) losses[g] = rows_loss(m, g * rows, (g + 1) * rows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,8 +382,10 @@ static void dec_rows_body(float *dd, const float *d_patches, int B, int L, int T
     }
 }
 
-// Decoder input: pos (summed over images in order) and mask token (over removed patches in order).
-static void dec_input_body(const Mae *m, float *gpos, float *gmt, const float *dd, int B, int L, int Td, int Dd) {
+// Decoder input: pos (summed over images in order) and mask token (over removed patches in order) of
+// the B images whose removed flags start at `removed`.
+static void dec_input_body(const unsigned char *removed, float *gpos, float *gmt, const float *dd, int B, int L, int Td,
+                           int Dd) {
     if (gpos) {
         #pragma omp for schedule(static) nowait
         for (int t = 0; t < Td; t++)
@@ -383,7 +396,7 @@ static void dec_input_body(const Mae *m, float *gpos, float *gmt, const float *d
     for (int i = 0; i < Dd; i++) {
         float s = 0.0f;
         for (int r = 0; r < B * L; r++)
-            if (m->removed[r]) s += dd[((size_t)(r / L) * Td + 1 + r % L) * Dd + i];
+            if (removed[r]) s += dd[((size_t)(r / L) * Td + 1 + r % L) * Dd + i];
         gmt[i] += s;
     }
 }
@@ -406,80 +419,88 @@ static void patch_rows_body(float *d_pe, const float *de, int B, int T, int K, i
 
 // The gradients of the input tokens (cls, mask token, both position tables: summed over tokens by
 // tokens_backward and dec_input_body, or not trained at all) cleared, for a backward that sets the rest.
-static void token_grads_zero_body(const Mae *m) {
+static void token_grads_zero_body(const Mae *m, float *grads) {
     const MaeConfig *c = &m->cfg;
     size_t rows = 1 + (size_t)m->L;
     size_t at[4] = {m->cls, m->pos, m->mask_token, m->dpos};
     size_t len[4] = {(size_t)c->embed_dim, rows * c->embed_dim, (size_t)c->dec_embed_dim, rows * c->dec_embed_dim};
     #pragma omp for schedule(static) nowait
-    for (int i = 0; i < 4; i++) memset(m->grads + at[i], 0, len[i] * sizeof(float));
+    for (int i = 0; i < 4; i++) memset(grads + at[i], 0, len[i] * sizeof(float));
 }
 
 // Run by every thread of mae_backward's team (thread 0 keeps the timings). param_acc 0: every
-// gradient is set, none read (mae_backward_set).
-static void backward_team(Mae *m, long nrem, double t0, int param_acc) {
+// gradient is set, none read (mae_backward_set). Group g's parameter gradients (its B / G.n images, each
+// group with nrem removed patches) go to G.buf[g] (core/encoder.h).
+static void backward_team(Mae *m, GradGroups G, long nrem, double t0, int param_acc) {
     const MaeConfig *c = &m->cfg;
     const float *P = m->params;
-    float *G = m->grads;
     int B = m->B, K = m->K, T = 1 + K, L = m->L, Td = 1 + L, D = c->embed_dim, Dd = c->dec_embed_dim, pd = m->pd;
+    int Bg = B / G.n;   // images per group
     MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
-    if (!param_acc) TEAM_RUN(token_grads_zero_body(m));
+    if (!param_acc)
+        for (int g = 0; g < G.n; g++) TEAM_RUN(token_grads_zero_body(m, G.buf[g]));
     float *dpred = m->d_ln;   // [B*L, pd]
     TEAM_RUN(dpred_body(m, dpred, (float)(2.0 / ((double)pd * nrem)), B * L));
     float *d_decln = m->d_small;   // [B*L, Dd]
-    linear_backward_set(d_decln, G + m->dpred_w, G + m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd,
-                        param_acc);
+    linear_backward_groups(d_decln, G, m->dpred_w, m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd,
+                           param_acc);
     // decoder_norm backward, then into the patch rows of the decoder stream gradient (CLS row 0).
     float *dd = m->d_dec;
     float *d_patches = m->d_atty;   // [B*L, Dd] scratch, free until the blocks run
     TEAM_RUN(zero_body(d_patches, (size_t)B * L * Dd));
-    layernorm_backward(d_patches, G + m->dnorm_w, G + m->dnorm_b, d_decln, m->dec_patches, P + m->dnorm_w,
-                       m->dec_mean, m->dec_rstd, B * L, Dd, param_acc);
+    layernorm_backward_groups(d_patches, G, m->dnorm_w, m->dnorm_b, d_decln, m->dec_patches, P + m->dnorm_w,
+                              m->dec_mean, m->dec_rstd, B * L, Dd, param_acc);
     TEAM_RUN(dec_rows_body(dd, d_patches, B, L, Td, Dd));
     stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td, param_acc);
-    TEAM_RUN(dec_input_body(m, c->pos_learned ? G + m->dpos : NULL, G + m->mask_token, dd, B, L, Td, Dd));
+    for (int g = 0; g < G.n; g++)
+        TEAM_RUN(dec_input_body(m->removed + (size_t)g * Bg * L, c->pos_learned ? G.buf[g] + m->dpos : NULL,
+                                G.buf[g] + m->mask_token, dd + (size_t)g * Bg * Td * Dd, Bg, L, Td, Dd));
     float *d_emb = m->d_small;   // [B*T, Dd]
     TEAM_RUN(dec_emb_body(m, d_emb, dd, B, T, K, Td, Dd));
     float *dlatent = m->d_atty;   // [B*T, D]
-    linear_backward_set(dlatent, G + m->dembed_w, G + m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd,
-                        param_acc);
+    linear_backward_groups(dlatent, G, m->dembed_w, m->dembed_b, d_emb, m->latent, P + m->dembed_w, B * T, D, Dd,
+                           param_acc);
     lap(m, &t0, &tm->backward_decoder);
     float *de = m->d_enc;
     TEAM_RUN(zero_body(de, (size_t)B * T * D));
-    layernorm_backward(de, G + m->norm_w, G + m->norm_b, dlatent, m->enc.res[m->enc.depth], P + m->norm_w,
-                       m->norm_mean, m->norm_rstd, B * T, D, param_acc);
+    layernorm_backward_groups(de, G, m->norm_w, m->norm_b, dlatent, m->enc.res[m->enc.depth], P + m->norm_w,
+                              m->norm_mean, m->norm_rstd, B * T, D, param_acc);
     stack_backward(&m->enc, P, G, &m->scratch, de, B, T, param_acc);
     // Encoder input: cls token, pos, patch embedding.
-    tokens_backward(G + m->cls, c->pos_learned ? G + m->pos : NULL, de, m->ids_keep, B, K, D);
+    for (int g = 0; g < G.n; g++)
+        tokens_backward(G.buf[g] + m->cls, c->pos_learned ? G.buf[g] + m->pos : NULL, de + (size_t)g * Bg * T * D,
+                        m->ids_keep + (size_t)g * Bg * K, Bg, K, D);
     float *d_pe = m->d_small;   // [B*K, D]
     TEAM_RUN(patch_rows_body(d_pe, de, B, T, K, D));
-    linear_backward(NULL, G + m->patch_w, G + m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D,
-                    param_acc);
+    linear_backward_groups(NULL, G, m->patch_w, m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D,
+                           param_acc);
     lap(m, &t0, &tm->backward_encoder);
 }
 
 // One team (kernels/team.h) for the whole backward, so that its threads wait at the team's barrier
 // between kernels instead of leaving a parallel region after each and being woken for the next (the
 // decoder and encoder stacks run on this team).
-static void backward_run(Mae *m, int param_acc) {
-    long nrem = 0;
+static void backward_run(Mae *m, GradGroups G, int param_acc) {
+    long nrem = 0;   // removed patches per group: every image has L - K
     if (m->has_decoder_pass)
-        for (int r = 0; r < m->B * m->L; r++) nrem += m->removed[r];
+        for (int r = 0; r < m->B / G.n * m->L; r++) nrem += m->removed[r];
     if (nrem == 0) {   // no forward, or the loss is the constant 0: a zero gradient
-        if (!param_acc) mae_zero_grads(m);
+        if (!param_acc)
+            for (int g = 0; g < G.n; g++) TEAM_RUN(zero_body(G.buf[g], mae_num_params(&m->cfg)));
         return;
     }
     double t0 = m->timing ? omp_get_wtime() : 0.0;
     #pragma omp parallel
     {
         team_begin();
-        backward_team(m, nrem, t0, param_acc);
+        backward_team(m, G, nrem, t0, param_acc);
         team_end();
     }
 }
 
-void mae_backward(Mae *m) { backward_run(m, 1); }
-void mae_backward_set(Mae *m) { backward_run(m, 0); }
+void mae_backward(Mae *m) { backward_run(m, (GradGroups){&m->grads, 1}, 1); }
+void mae_backward_set(Mae *m) { backward_run(m, (GradGroups){&m->grads, 1}, 0); }
+void mae_backward_set_groups(Mae *m, float *const *grads, int n) { backward_run(m, (GradGroups){grads, n}, 0); }
 
 // ---------------------------------------------------------------------------------------------
 // Results

@@ -78,6 +78,12 @@ void mae_zero_grads(Mae *m);
 // in their own buffer without a copy). Give the model its own buffer back before mae_free.
 float *mae_use_grads(Mae *m, float *grads);
 void mae_set_timings(Mae *m, MaeTimings *t);   // NULL: timing off (the default)
+// Gradient groups at once (docs/distributed.md, "Groups at once"): after mae_forward of the images of
+// n groups (B / n consecutive images each, n dividing B), group g's loss and gradient are bitwise what
+// mae_forward and mae_backward_set of its images alone would give: losses[g], and its gradient SET
+// into grads[g] (n buffers of mae_num_params floats; the model's own buffer is not touched).
+void mae_group_losses(const Mae *m, int n, float *losses);
+void mae_backward_set_groups(Mae *m, float *const *grads, int n);
 // Encoder only (for attention maps): CLS + the given patches (len_keep may be L), final norm.
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
 

@@ -328,6 +328,11 @@ int grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char
 void grad_reduce_free(GradReduce *gr) {
     if (gr->node)
         for (int i = gr->shared ? 1 : 0; i < gr->depth; i++) free(gr->node[i]);
+    if (gr->extra)
+        for (int i = 0; gr->extra[i]; i++) free(gr->extra[i]);
+    free(gr->extra);
+    free(gr->leaf);
+    free(gr->losses);
     shared_free(gr->shared);
     free(gr->node);
     free(gr->slices);
@@ -337,7 +342,8 @@ void grad_reduce_free(GradReduce *gr) {
 
 typedef struct {
     GradReduce *gr;
-    GroupFn fn;
+    GroupFn fn;         // one group at a time, or
+    GroupsFn many;      // gr->width groups at once (grad_reduce_at_once)
     void *ctx;
     int failed;
     // 1: leave the root's halves in dst and node[0]; 2: also leave the root's right child's halves in
@@ -352,6 +358,46 @@ static void add_into(float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) a[i] += b[i];
 }
 
+// The gradient buffers of the leaves of node [l, r) (sum into dst) as local_node hands them out:
+// leaf l gets dst, the leaves of a right child at `level` node[level].
+static void chunk_buffers(const GradReduce *gr, int l, int r, int level, float *dst, float **leaf, int l0) {
+    if (r - l == 1) { leaf[l - l0] = dst; return; }
+    int m = l + (r - l) / 2;
+    chunk_buffers(gr, l, m, level + 1, dst, leaf, l0);
+    chunk_buffers(gr, m, r, level + 1, gr->node[level], leaf, l0);
+}
+
+// local_node's adds over a chunk whose leaves are all computed, leaf i's gradient in leaf[i - l0].
+static double chunk_sum(LocalTree *lt, float **leaf, const float *losses, int l0, int l, int r, int level,
+                        int right_spine) {
+    if (r - l == 1) return losses[l - l0];
+    int m = l + (r - l) / 2;
+    double left_loss = chunk_sum(lt, leaf, losses, l0, l, m, level + 1, 0);
+    double right_loss = chunk_sum(lt, leaf, losses, l0, m, r, level + 1, right_spine);
+    if (!(right_spine && level < lt->root_apart)) {
+        double t0 = omp_get_wtime();
+        add_into(leaf[l - l0], leaf[m - l0], lt->gr->n);
+        lt->gr->reduce_s += omp_get_wtime() - t0;
+    }
+    return left_loss + right_loss;
+}
+
+// The node [l, r) of gr->width groups computed at once (docs/distributed.md, "Groups at once"): every
+// leaf needs its own buffer. A leaf keeps the one local_node would give it unless a later leaf of the
+// chunk gets the same node[] buffer (local_node reuses it once added); then it takes one of
+// gr->extra. So the right spine keeps node[0], node[1] for grad_reduce_step's last pass, and the adds
+// are local_node's: the same bits.
+static void chunk_node(LocalTree *lt, int l, int r, int level, int right_spine, float *dst, double *loss) {
+    GradReduce *gr = lt->gr;
+    int w = r - l, used_extra = 0;
+    chunk_buffers(gr, l, r, level, dst, gr->leaf, l);
+    for (int i = w - 1; i >= 0; i--)
+        for (int j = i + 1; j < w; j++)
+            if (gr->leaf[j] == gr->leaf[i]) { gr->leaf[i] = gr->extra[used_extra++]; break; }
+    if (lt->many(lt->ctx, l, w, gr->leaf, gr->losses, lt->err, lt->errlen)) { lt->failed = 1; return; }
+    *loss = chunk_sum(lt, gr->leaf, gr->losses, l, l, r, level, right_spine);
+}
+
 // The node [l, r) of the tree over this rank's groups, summed into dst: a leaf runs its group with
 // dst as the gradient buffer; an inner node sums its left child into dst, its right child into
 // node[level] (free at this depth), and adds. No gradient is copied. Its loss goes to *loss.
@@ -359,6 +405,7 @@ static void local_node(LocalTree *lt, int l, int r, int level, int right_spine, 
     GradReduce *gr = lt->gr;
     *loss = 0.0;
     if (lt->failed) return;
+    if (lt->many && r - l == gr->width) { chunk_node(lt, l, r, level, right_spine, dst, loss); return; }
     if (r - l == 1) {
         float v = 0.0f;
         if (lt->fn(lt->ctx, l, dst, &v, lt->err, lt->errlen)) lt->failed = 1;
@@ -376,15 +423,20 @@ static void local_node(LocalTree *lt, int l, int r, int level, int right_spine, 
     *loss = left_loss + right_loss;
 }
 
-static int local_tree(GradReduce *gr, float *grads, GroupFn fn, void *ctx, int root_apart, double *loss, char *err,
-                      size_t errlen) {
-    LocalTree lt = {gr, fn, ctx, 0, root_apart, err, errlen};
+static int local_tree(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, void *ctx, int root_apart, double *loss,
+                      char *err, size_t errlen) {
+    LocalTree lt = {gr, fn, many, ctx, 0, root_apart, err, errlen};
     local_node(&lt, gr->first, gr->first + gr->count, 0, 1, grads, loss);
     return lt.failed ? -1 : 0;
 }
 
 int grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen) {
-    return local_tree(gr, grads, fn, ctx, 0, loss, err, errlen);
+    return local_tree(gr, grads, fn, NULL, ctx, 0, loss, err, errlen);
+}
+
+int grad_reduce_local_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *ctx, double *loss, char *err,
+                              size_t errlen) {
+    return local_tree(gr, grads, NULL, fn, ctx, 0, loss, err, errlen);
 }
 
 // The top of the tree for the floats [lo, hi) (this rank's slice), in shared memory: rank r's node is
@@ -428,8 +480,8 @@ static void shared_combine(const GradShared *sh, int N, size_t lo, size_t hi, fl
     free(all_rows);
 }
 
-int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
-                     const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
+static int reduce_step(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, void *ctx, float *loss,
+                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
     if (gr->shared && grads != gr->grads) {   // a programming error, not a user's
         fprintf(stderr, "vitmae: rank %d: grad_reduce_step: grads must be grad_reduce_grads()\n", g_rank);
         dist_abort(70);
@@ -440,7 +492,7 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
     int root_apart = gr->count > 1 && (g_size == 1 || gr->shared);
     if (root_apart && g_size == 1 && gr->count - gr->count / 2 >= 2) root_apart = 2;
     double node_loss = 0.0;
-    *failed_here = local_tree(gr, grads, fn, ctx, root_apart, &node_loss, err, errlen) != 0;
+    *failed_here = local_tree(gr, grads, fn, many, ctx, root_apart, &node_loss, err, errlen) != 0;
     const float *node = grads;
     double t0 = omp_get_wtime(), waited = 0.0;
     int N = g_size, me = g_rank;
@@ -514,5 +566,41 @@ int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float 
         if (cnt != cnt_stack) free(cnt);
     }
     gr->reduce_s += omp_get_wtime() - t0 - waited;
+    return 0;
+}
+
+int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
+                     const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
+    return reduce_step(gr, grads, fn, NULL, ctx, loss, stop_wish, stop, failed_here, err, errlen);
+}
+
+int grad_reduce_step_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *ctx, float *loss,
+                             const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err,
+                             size_t errlen) {
+    return reduce_step(gr, grads, NULL, fn, ctx, loss, stop_wish, stop, failed_here, err, errlen);
+}
+
+size_t grad_reduce_at_once_floats(int width, size_t n) {
+    int log2w = 0;
+    while ((1 << log2w) < width) log2w++;
+    return (size_t)(width - 1 - log2w) * n;
+}
+
+int grad_reduce_at_once(GradReduce *gr, int width, char *err, size_t errlen) {
+    if (!is_pow2(width) || gr->count % width) {   // a programming error, not a user's
+        snprintf(err, errlen, "%d groups at once do not divide this rank's %d", width, gr->count);
+        return -1;
+    }
+    int extras = (int)(grad_reduce_at_once_floats(width, 1));
+    gr->width = width;
+    gr->leaf = calloc((size_t)width, sizeof *gr->leaf);
+    gr->losses = calloc((size_t)width, sizeof *gr->losses);
+    gr->extra = calloc((size_t)extras + 1, sizeof *gr->extra);
+    int ok = gr->leaf && gr->losses && gr->extra;
+    for (int i = 0; ok && i < extras; i++) ok = (gr->extra[i] = cpu_calloc_big(gr->n, sizeof(float))) != NULL;
+    if (!ok) {
+        snprintf(err, errlen, "out of memory for %d more gradient buffers of %zu MB", extras, gr->n * sizeof(float) >> 20);
+        return -1;   // grad_reduce_free releases what was allocated
+    }
     return 0;
 }

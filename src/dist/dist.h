@@ -67,6 +67,11 @@ int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, s
 // group g (zeroed, forward, backward) into `grads` (n floats) and its loss into *loss; it returns 0,
 // or -1 with a reason in err when the group could not be computed (e.g. an image failed to load).
 typedef int (*GroupFn)(void *ctx, int group, float *grads, float *loss, char *err, size_t errlen);
+// Or `count` consecutive groups at once (grad_reduce_at_once): the gradient of group first + i set into
+// grads[i] (count distinct buffers of n floats), its loss into losses[i], each bitwise what the group
+// alone would give. 0, or -1 with a reason in err.
+typedef int (*GroupsFn)(void *ctx, int first, int count, float *const *grads, float *losses, char *err,
+                        size_t errlen);
 
 typedef struct GradShared GradShared;   // the ranks' buffers in shared memory (dist.c)
 
@@ -80,6 +85,10 @@ typedef struct {
     size_t *slice_off;  // [N + 1] slice boundaries (floats)
     GradShared *shared; // every rank on one machine: the top of the tree is added in shared memory
     float *grads;       // with `shared`: the n floats the step's gradient must land in (shared memory)
+    int width;          // groups computed at once (grad_reduce_at_once); 0: one at a time
+    float **leaf;       // [width] the buffers of a chunk's groups
+    float *losses;      // [width] their losses
+    float **extra;      // width - 1 - log2(width) buffers of n floats beyond the tree's, NULL-terminated
     double reduce_s;    // seconds spent adding groups and exchanging, summed over steps
     double wait_s;      // seconds waiting at the step's first exchange for the slower ranks (not in reduce_s)
 } GradReduce;
@@ -98,7 +107,17 @@ int  grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, cha
 // This rank's part alone: the sum of its groups in the fixed tree into grads (not scaled), the sum of
 // their losses in *loss. 0 ok, -1 when fn failed (err says why).
 int  grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen);
+// The same with gr->width groups at once (grad_reduce_at_once).
+int  grad_reduce_local_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *ctx, double *loss, char *err,
+                               size_t errlen);
 void grad_reduce_free(GradReduce *gr);
+// Groups at once (docs/distributed.md, "Groups at once"): this rank's groups in chunks of `width`
+// consecutive groups (a power of two dividing them), each chunk one GroupsFn call, for
+// grad_reduce_step_at_once. Allocates the gradient buffers this needs beyond the tree's:
+// grad_reduce_at_once_floats(width, n) floats. 0; -1 and err when out of memory (grad_reduce_free
+// still releases everything).
+int  grad_reduce_at_once(GradReduce *gr, int width, char *err, size_t errlen);
+size_t grad_reduce_at_once_floats(int width, size_t n);
 
 // Runs this rank's groups through fn, sums their gradients in the fixed tree, combines the ranks, and
 // leaves in grads (on every rank; grads = grad_reduce_grads(gr, ...)) the gradient of the mean loss
@@ -110,4 +129,9 @@ void grad_reduce_free(GradReduce *gr);
 // set) and "rank R failed" on the others; no rank is left waiting.
 int  grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
+// The same with the groups computed gr->width at a time by fn (after grad_reduce_at_once): the same
+// adds in the same tree, so the same bits.
+int  grad_reduce_step_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *ctx, float *loss,
+                              const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err,
+                              size_t errlen);
 #endif

@@ -11,23 +11,26 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
     gemm_nt_weight(N, OC, C, inp, C, weight, C, out, OC, bias, 0);
 }
 
-// The parameter gradients of both: dweight and dbias, added to or set (param_acc).
-static void linear_param_grads(float *dweight, float *dbias, const float *dout, const float *inp, int N, int C,
-                               int OC, int param_acc) {
+void linear_backward_params(float *dweight, float *dbias, const float *dout, const float *inp, int N, int C,
+                            int OC, int param_acc) {
     gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, param_acc);
     if (dbias) column_sum(dbias, dout, N, OC, param_acc);
+}
+
+void linear_backward_input(float *dinp, const float *dout, const float *weight, int N, int C, int OC) {
+    gemm_nn_weight(N, C, OC, dout, OC, weight, C, dinp, C, 0);
 }
 
 void linear_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, int N, int C, int OC, int param_acc) {
     if (dinp) gemm_nn_weight(N, C, OC, dout, OC, weight, C, dinp, C, 1);
-    linear_param_grads(dweight, dbias, dout, inp, N, C, OC, param_acc);
+    linear_backward_params(dweight, dbias, dout, inp, N, C, OC, param_acc);
 }
 
 void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                          const float *weight, int N, int C, int OC, int param_acc) {
-    gemm_nn_weight(N, C, OC, dout, OC, weight, C, dinp, C, 0);
-    linear_param_grads(dweight, dbias, dout, inp, N, C, OC, param_acc);
+    linear_backward_input(dinp, dout, weight, N, C, OC);
+    linear_backward_params(dweight, dbias, dout, inp, N, C, OC, param_acc);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,12 @@ void linear_backward(float *dinp, float *dweight, float *dbias, const float *dou
 // The same with dinp overwritten (dinp = dout . W) instead of added to.
 void linear_backward_set(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                          const float *weight, int N, int C, int OC, int param_acc);
+// Its two halves: dinp = dout . W; dweight and dbias as above (added to or set). A row of dinp has the
+// same bits whatever rows are computed with it (kernels/gemm.h), so the halves may run over different
+// row ranges (the gradient groups of core/encoder.h).
+void linear_backward_input(float *dinp, const float *dout, const float *weight, int N, int C, int OC);
+void linear_backward_params(float *dweight, float *dbias, const float *dout, const float *inp, int N, int C,
+                            int OC, int param_acc);
 // dbias [OC] += sum over rows of dout [N, OC], rows in ascending order; with accumulate 0, dbias = that
 // sum (the same bits as adding into zeros: kernels/ops.h).
 void column_sum(float *dbias, const float *dout, int N, int OC, int accumulate);
