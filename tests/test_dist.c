@@ -41,7 +41,8 @@ static void draw_images(Ctx *c, int first, int count) {
 
 // Groups [first, first + count) at once (a GroupsFn): one forward of their images, then each group's
 // loss and gradient.
-static int groups_fn(void *ctx, int first, int count, float *const *grads, float *losses, char *err, size_t errlen) {
+static int groups_fn(void *ctx, int first, int count, float *const *grads, const SumTree *tree, float *losses,
+                     char *err, size_t errlen) {
     Ctx *c = ctx;
     c->calls++;
     if (c->fail_group >= first && c->fail_group < first + count) {
@@ -51,7 +52,7 @@ static int groups_fn(void *ctx, int first, int count, float *const *grads, float
     draw_images(c, first * c->per, count * c->per);
     mae_forward(c->all, c->images, c->ids_keep, count * c->per, c->K);
     mae_group_losses(c->all, count, losses);
-    mae_backward_set_groups(c->all, grads, count);
+    mae_backward_set_groups(c->all, grads, count, tree);
     return 0;
 }
 

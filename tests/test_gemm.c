@@ -2,7 +2,7 @@
 // with and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N
 // window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; gemm_tn never reads
 // past its B; the path selection API;
-// gemm_tn split along k; the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
+// gemm_tn split along k; gemm_tn_tree (groups' weight gradients summed in a tree); the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
 // blocking (many k-blocks and slabs).
 #include <omp.h>
 #include <sys/mman.h>
@@ -10,6 +10,7 @@
 #include "check.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
+#include "kernels/sumtree.h"
 #include "kernels/team.h"
 #include "core/rng.h"
 
@@ -320,6 +321,84 @@ static void test_blocking_applied(Rng *rng) {
     gemm_force_blocking(0, 0);
 }
 
+// The pairwise tree over [l, r) as adds; apart: the root's add left out.
+static void pair_tree(SumTree *t, int l, int r, int apart) {
+    if (r - l == 1) return;
+    int m = l + (r - l) / 2;
+    pair_tree(t, l, m, 0);
+    pair_tree(t, m, r, 0);
+    if (!apart) { t->dst[t->nadd] = (unsigned char)l; t->src[t->nadd++] = (unsigned char)m; }
+}
+
+// gemm_tn_tree against its definition: each group's gemm_tn into its own buffer, then sumtree_apply.
+// Odd sizes, N a multiple of 16 (B read in place) or not, ldb a multiple of 1024 floats (B packed),
+// rows per group past one k-block (kc 576 and 384 on these CPUs; with the small blocking many), 1, 2, 4
+// and 8 groups, the whole tree scaled or the root's add apart; the live buffers bitwise, the other
+// buffers' elements outside the product untouched; 1 and 3 threads, alone and in team mode.
+static void test_tn_tree(const char *path, Rng *rng) {
+    static const int shapes[][4] = {{37, 48, 29, 0}, {130, 33, 100, 0}, {61, 1024, 97, 1}, {300, 160, 613, 0},
+                                    {14, 32, 1, 0}, {250, 96, 70, 0}};
+    for (int s = 0; s < 6; s++)
+        for (int n = 1; n <= 8; n *= 2)
+            for (int plan = 0; plan < 2; plan++) {
+                int M = shapes[s][0], N = shapes[s][1], Kg = shapes[s][2], ldb = shapes[s][3] ? 1024 : N + (s & 1);
+                int lda = M + (s % 3), ldc = N + (s & 1) * 5;
+                SumTree t;
+                memset(&t, 0, sizeof t);
+                t.n = n;
+                pair_tree(&t, 0, n, plan == 1 && n > 1);
+                t.scale = plan == 0 ? 1.0f / (float)n : 1.0f;
+                sumtree_finish(&t);
+                long a_len = (long)n * Kg * lda, b_len = (long)n * Kg * ldb, c_len = (long)M * ldc;
+                float *A = alloc_f(a_len), *B = alloc_f(b_len);
+                for (long i = 0; i < a_len; i++) A[i] = rng_normal(rng, 0.0f, 1.0f);
+                for (long i = 0; i < b_len; i++) B[i] = rng_normal(rng, 0.0f, 1.0f);
+                float *want[8], *got[8];
+                for (int g = 0; g < n; g++) {
+                    want[g] = alloc_f(c_len);
+                    for (long i = 0; i < c_len; i++) want[g][i] = -7.0f;
+                    gemm_tn(M, N, Kg, A + (long)g * Kg * lda, lda, B + (long)g * Kg * ldb, ldb, want[g], ldc, 0);
+                }
+                for (int r = 0; r < M; r++) sumtree_apply(&t, want, (size_t)r * ldc, (size_t)N);
+                for (int threads = 1; threads <= 3; threads += 2)
+                    for (int team = 0; team < 2; team++) {
+                        for (int g = 0; g < n; g++) {
+                            got[g] = alloc_f(c_len);
+                            for (long i = 0; i < c_len; i++) got[g][i] = -7.0f;
+                        }
+                        omp_set_num_threads(threads);
+                        if (team) {
+                            #pragma omp parallel
+                            {
+                                team_begin();
+                                gemm_tn_tree(M, N, Kg, A, lda, B, ldb, got, ldc, &t);
+                                team_end();
+                            }
+                        } else {
+                            gemm_tn_tree(M, N, Kg, A, lda, B, ldb, got, ldc, &t);
+                        }
+                        // On the blocked paths the other buffers are not written at all (their pages stay
+                        // untouched: the memory that groups at once save); the ref path uses them as scratch.
+                        int same = 1, pad = 1, blocked = gemm_path() != GEMM_PATH_REF;
+                        for (int g = 0; g < n; g++)
+                            for (int r = 0; r < M; r++)
+                                for (int c = 0; c < ldc; c++) {
+                                    long i = (long)r * ldc + c;
+                                    if (c >= N || (blocked && !t.live[g])) pad &= got[g][i] == -7.0f;
+                                    else if (t.live[g]) same &= !memcmp(&got[g][i], &want[g][i], sizeof(float));
+                                }
+                        CHECK(same && pad, "%s tn tree M=%d N=%d Kg=%d ldb=%d, %d groups (plan %d), %d threads%s: %s", path,
+                              M, N, Kg, ldb, n, plan, threads, team ? " (team)" : "",
+                              same ? "wrote outside its columns or into a buffer that is not live"
+                                   : "live buffers differ from the groups' products summed");
+                        for (int g = 0; g < n; g++) free(got[g]);
+                    }
+                omp_set_num_threads(omp_get_num_procs());
+                for (int g = 0; g < n; g++) free(want[g]);
+                free(A); free(B);
+            }
+}
+
 int main(void) {
     Rng rng;
     rng_seed(&rng, 7);
@@ -338,6 +417,7 @@ int main(void) {
         test_threads(paths[i], &rng);
         test_weights(paths[i], &rng);
         test_tn_b_bounds(paths[i], &rng);
+        test_tn_tree(paths[i], &rng);
         if (gemm_path() != GEMM_PATH_REF) test_split_k(paths[i], &rng);
         printf("path %s: checked\n", paths[i]);
     }
@@ -351,6 +431,7 @@ int main(void) {
         test_path("small blocking", &rng);
         test_threads("small blocking", &rng);
         test_weights("small blocking", &rng);
+        test_tn_tree("small blocking", &rng);
         gemm_force_blocking(0, 0);
         printf("small blocking (kc 40, slab 1024 floats): checked\n");
     }

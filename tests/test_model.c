@@ -277,6 +277,17 @@ static void test_backward_set(void) {
     }
 }
 
+// The pairwise tree over [l, r) as adds (node [l, r) into l); apart: the root's add left out.
+static void pair_plan(SumTree *t, int l, int r, int apart) {
+    if (r - l == 1) return;
+    int m = l + (r - l) / 2;
+    pair_plan(t, l, m, 0);
+    pair_plan(t, m, r, 0);
+    if (apart) return;
+    t->dst[t->nadd] = (unsigned char)l;
+    t->src[t->nadd++] = (unsigned char)m;
+}
+
 // Gradient groups at once: one mae_forward over n groups' images, then mae_group_losses and
 // mae_backward_set_groups give each group bitwise the loss and gradient of a forward and backward of its
 // images alone (3 images per group, 2 and 4 groups, fixed and learned position tables, 1 and 3 threads).
@@ -310,7 +321,7 @@ static void test_groups_at_once(void) {
         for (size_t i = 0; i < np * n; i++) at_once[i] = NAN;
         mae_forward(m, img, keep, B, K);
         mae_group_losses(m, n, loss_once);
-        mae_backward_set_groups(m, bufs, n);
+        mae_backward_set_groups(m, bufs, n, NULL);
         for (int g = 0; g < n; g++) {
             CHECK(!memcmp(&loss_alone[g], &loss_once[g], sizeof(float)), "group %d of %d: loss %.9g alone, %.9g at once",
                   g, n, loss_alone[g], loss_once[g]);
@@ -319,9 +330,34 @@ static void test_groups_at_once(void) {
             CHECK(diff == 0, "group %d of %d at once: gradient bitwise that of its images alone (%zu of %zu differ; "
                   "pos_learned %d, %d threads)", g, n, diff, np, pos_learned, threads);
         }
+        // Summed in a tree inside the backward: the live buffers bitwise the per-group gradients summed
+        // by sumtree_apply. Plans: the whole pairwise tree scaled by 1 / n; the root's add left apart.
+        for (int plan = 0; plan < 2; plan++) {
+            SumTree t;
+            memset(&t, 0, sizeof t);
+            t.n = n;
+            pair_plan(&t, 0, n, plan == 1);
+            t.scale = plan == 0 ? 1.0f / (float)n : 1.0f;
+            sumtree_finish(&t);
+            float *want = malloc(np * 4 * n), *wbuf[4];
+            memcpy(want, alone, np * 4 * n);
+            for (int g = 0; g < n; g++) wbuf[g] = want + (size_t)g * np;
+            sumtree_apply(&t, wbuf, 0, np);
+            for (size_t i = 0; i < np * n; i++) at_once[i] = NAN;
+            mae_forward(m, img, keep, B, K);
+            mae_backward_set_groups(m, bufs, n, &t);
+            for (int g = 0; g < n; g++) {
+                if (!t.live[g]) continue;
+                size_t diff = 0;
+                for (size_t i = 0; i < np; i++) diff += memcmp(&wbuf[g][i], &bufs[g][i], 4) != 0;
+                CHECK(diff == 0, "%d groups summed in the tree (plan %d), buffer %d: bitwise the per-group gradients "
+                      "summed (%zu of %zu differ; %d threads)", n, plan, g, diff, np, threads);
+            }
+            free(want);
+        }
         for (size_t i = 0; i < np * n; i++) at_once[i] = NAN;
         mae_forward(m, img, all, B, L);
-        mae_backward_set_groups(m, bufs, n);
+        mae_backward_set_groups(m, bufs, n, NULL);
         int zero = 1;
         for (size_t i = 0; i < np * n; i++) zero &= at_once[i] == 0.0f;
         CHECK(zero, "groups at once with no removed patch: every group's gradient zero (%d groups)", n);

@@ -107,15 +107,15 @@ static void bench_data(BenchStep *b, int k0, int n) {
 }
 
 // Groups [first, first + count) at once (dist/dist.h GroupsFn): one forward of their images.
-static int bench_groups(void *ctx, int first, int count, float *const *grads, float *losses, char *err,
-                        size_t errlen) {
+static int bench_groups(void *ctx, int first, int count, float *const *grads, const SumTree *tree, float *losses,
+                        char *err, size_t errlen) {
     (void)err; (void)errlen;
     BenchStep *b = ctx;
     bench_data(b, first * b->per, count * b->per);
     mae_set_timings(b->m, &b->mt);
     mae_forward(b->m, b->images, b->ids_keep, count * b->per, b->K);
     mae_group_losses(b->m, count, losses);
-    mae_backward_set_groups(b->m, grads, count);
+    mae_backward_set_groups(b->m, grads, count, tree);
     mae_set_timings(b->m, NULL);
     return 0;
 }

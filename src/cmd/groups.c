@@ -7,6 +7,7 @@
 
 int groups_at_once(const MaeConfig *cfg, int per, int count, size_t other_bytes) {
     int w = count;
+    while (w > SUMTREE_MAX) w /= 2;
     const char *cap = getenv("VITMAE_GROUPS_AT_ONCE");
     if (cap && *cap) {
         long c = strtol(cap, NULL, 10);

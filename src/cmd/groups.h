@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include "core/config.h"
 
-// The largest power of two w <= count (the groups of one micro-batch of this process, G / N / K) whose
+// The largest power of two w <= count (and <= SUMTREE_MAX) (the groups of one micro-batch of this process, G / N / K) whose
 // model (mae_bytes_needed for per * w images), the gradient buffers w groups at once add
 // (grad_reduce_at_once_floats) and other_bytes together need at most half of this machine's memory;
 // 1 when even 2 do not fit, count when memory is unknown. VITMAE_GROUPS_AT_ONCE=M in the environment

@@ -717,21 +717,21 @@ static int train_group(void *ctx, int g, float *grads, float *loss, char *err, s
 }
 
 // The same for groups [first, first + count) at once (dist/dist.h GroupsFn): one forward of their
-// images, then each group's loss and gradient, bitwise those of train_group.
-static int train_groups(void *ctx, int first, int count, float *const *grads, float *losses, char *err,
-                        size_t errlen) {
+// images, then each group's loss and gradient (bitwise those of train_group), summed in the tree.
+static int train_groups(void *ctx, int first, int count, float *const *grads, const SumTree *tree, float *losses,
+                        char *err, size_t errlen) {
     (void)err; (void)errlen;
     Train *t = ctx;
     size_t at = (size_t)(first - t->gr.first) * t->per;
     mae_forward(t->model, t->images + at * t->S * t->S * t->C, t->ids_keep + at * t->K, count * t->per, t->K);
     mae_group_losses(t->model, count, losses);
-    mae_backward_set_groups(t->model, grads, count);
+    mae_backward_set_groups(t->model, grads, count, tree);
     return 0;
 }
 
-static int train_groups_failed(void *ctx, int first, int count, float *const *grads, float *losses, char *err,
-                               size_t errlen) {
-    (void)ctx; (void)first; (void)count; (void)grads; (void)losses; (void)err; (void)errlen;
+static int train_groups_failed(void *ctx, int first, int count, float *const *grads, const SumTree *tree,
+                               float *losses, char *err, size_t errlen) {
+    (void)ctx; (void)first; (void)count; (void)grads; (void)tree; (void)losses; (void)err; (void)errlen;
     return -1;
 }
 

@@ -285,7 +285,7 @@ void clf_backward(Classifier *c) {
     layernorm_backward(c->d_pooled, G + c->fcn_w, G + c->fcn_b, c->d_feat, c->pooled, P + c->fcn_w, c->feat_mean,
                        c->feat_rstd, B, D, 1);
     mean_pool_backward(c->d_enc, c->d_pooled, B, T, D);
-    stack_backward(&c->enc, P, (GradGroups){&G, 1}, &c->scratch, c->d_enc, B, T, 1);
+    stack_backward(&c->enc, P, (GradGroups){&G, 1, NULL}, &c->scratch, c->d_enc, B, T, 1);
     tokens_backward(G + c->cls, e->pos_learned ? G + c->pos : NULL, c->d_enc, c->ids_all, B, L, D);
     float *d_pe = c->scratch.d_small;   // [B*L, D]: the patch rows of d_enc
     #pragma omp parallel for schedule(static)

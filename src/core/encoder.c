@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/encoder.h"
 #include "kernels/droppath.h"
+#include "kernels/gemm.h"
 #include "kernels/ops.h"
 #include "kernels/team.h"
 
@@ -113,6 +114,14 @@ void linear_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, con
                             const float *weight, int N, int C, int OC, int param_acc) {
     if (dinp) linear_backward_input(dinp, dout, weight, N, C, OC);
     int rows = N / G.n;
+    if (G.tree) {   // the weight summed in the tree inside the product; the bias per group
+        float *w[SUMTREE_MAX];
+        for (int g = 0; g < G.n; g++) w[g] = G.buf[g] + wo;
+        gemm_tn_tree(OC, C, rows, dout, OC, inp, C, w, C, G.tree);
+        for (int g = 0; bo != NO_BIAS && g < G.n; g++)
+            column_sum(G.buf[g] + bo, dout + (size_t)g * rows * OC, rows, OC, param_acc);
+        return;
+    }
     for (int g = 0; g < G.n; g++)
         linear_backward_params(G.buf[g] + wo, bo == NO_BIAS ? NULL : G.buf[g] + bo, dout + (size_t)g * rows * OC,
                                inp + (size_t)g * rows * C, rows, C, OC, param_acc);
@@ -126,6 +135,16 @@ void layernorm_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, 
         layernorm_backward(dinp + r0 * C, G.buf[g] + wo, G.buf[g] + bo, dout + r0 * C, inp + r0 * C, weight,
                            mean + r0, rstd + r0, rows, C, param_acc);
     }
+}
+
+static int is_linear_weight(const MaeTensor *t) {
+    size_t len = strlen(t->name);
+    return t->ndim >= 2 && len >= 7 && !strcmp(t->name + len - 7, ".weight");
+}
+
+void grad_groups_sum(GradGroups G, const MaeTensor *tensors, int ntensors) {
+    for (int i = 0; i < ntensors; i++)
+        if (!is_linear_weight(&tensors[i])) sumtree_apply(G.tree, G.buf, tensors[i].offset, tensors[i].numel);
 }
 
 void block_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc, float *dx,

@@ -11,6 +11,7 @@
 #define VITMAE_ENCODER_H
 #include <stddef.h>
 #include "core/config.h"
+#include "kernels/sumtree.h"
 #include "core/posembed.h"
 #include "core/rng.h"
 
@@ -69,7 +70,13 @@ void stack_find_weights(Stack *s, const MaeTensor *t, int nt, const char *prefix
 // alone would leave there. Everything row by row (the products' input gradients, LayerNorm's and
 // GELU's, attention per image) runs over all rows at once: a row's bits do not depend on the rows
 // computed with it. n = 1: one buffer, the plain backward.
-typedef struct { float *const *buf; int n; } GradGroups;
+// With a tree (kernels/sumtree.h), the groups' gradients are also summed in it: the Linear weights'
+// inside their products (gemm_tn_tree: only the tree's live buffers are written), every other tensor's
+// per group and then by grad_groups_sum.
+typedef struct { float *const *buf; int n; const SumTree *tree; } GradGroups;
+// The tree's adds over every tensor that is not a Linear weight (ndim >= 2, named *.weight), after the
+// backward wrote each group's part.
+void grad_groups_sum(GradGroups G, const MaeTensor *tensors, int ntensors);
 
 // Linear backward (kernels/linear.h) with the parameter gradients per group: dinp = dout . W over the
 // N rows (skipped when dinp is NULL), then group g's dweight (at offset wo of buf[g]) and dbias (at bo;

@@ -474,6 +474,7 @@ static void backward_team(Mae *m, GradGroups G, long nrem, double t0, int param_
     TEAM_RUN(patch_rows_body(d_pe, de, B, T, K, D));
     linear_backward_groups(NULL, G, m->patch_w, m->patch_b, d_pe, m->patch_cols, P + m->patch_w, B * K, m->cpp, D,
                            param_acc);
+    if (G.tree) grad_groups_sum(G, m->tensors, m->ntensors);
     lap(m, &t0, &tm->backward_encoder);
 }
 
@@ -484,7 +485,7 @@ static void backward_run(Mae *m, GradGroups G, int param_acc) {
     long nrem = 0;   // removed patches per group: every image has L - K
     if (m->has_decoder_pass)
         for (int r = 0; r < m->B / G.n * m->L; r++) nrem += m->removed[r];
-    if (nrem == 0) {   // no forward, or the loss is the constant 0: a zero gradient
+    if (nrem == 0) {   // no forward, or the loss is the constant 0: a zero gradient (summed: zero too)
         if (!param_acc)
             for (int g = 0; g < G.n; g++) TEAM_RUN(zero_body(G.buf[g], mae_num_params(&m->cfg)));
         return;
@@ -498,9 +499,11 @@ static void backward_run(Mae *m, GradGroups G, int param_acc) {
     }
 }
 
-void mae_backward(Mae *m) { backward_run(m, (GradGroups){&m->grads, 1}, 1); }
-void mae_backward_set(Mae *m) { backward_run(m, (GradGroups){&m->grads, 1}, 0); }
-void mae_backward_set_groups(Mae *m, float *const *grads, int n) { backward_run(m, (GradGroups){grads, n}, 0); }
+void mae_backward(Mae *m) { backward_run(m, (GradGroups){&m->grads, 1, NULL}, 1); }
+void mae_backward_set(Mae *m) { backward_run(m, (GradGroups){&m->grads, 1, NULL}, 0); }
+void mae_backward_set_groups(Mae *m, float *const *grads, int n, const SumTree *tree) {
+    backward_run(m, (GradGroups){grads, n, tree}, 0);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Results

@@ -22,6 +22,7 @@
 #include "core/config.h"
 #include "core/posembed.h"
 #include "core/rng.h"
+#include "kernels/sumtree.h"
 
 // The config (MaeConfig, presets, checks, JSON) and the parameter table (MaeTensor): core/config.h.
 // Bytes mae_init would allocate for (cfg, max_batch): params, grads, AdamW moments, activations.
@@ -81,9 +82,12 @@ void mae_set_timings(Mae *m, MaeTimings *t);   // NULL: timing off (the default)
 // Gradient groups at once (docs/distributed.md, "Groups at once"): after mae_forward of the images of
 // n groups (B / n consecutive images each, n dividing B), group g's loss and gradient are bitwise what
 // mae_forward and mae_backward_set of its images alone would give: losses[g], and its gradient SET
-// into grads[g] (n buffers of mae_num_params floats; the model's own buffer is not touched).
+// into grads[g] (n buffers of mae_num_params floats; the model's own buffer is not touched). With a
+// tree (kernels/sumtree.h, tree->n = n), the gradients are then summed in it: the tree's live buffers
+// hold bitwise what sumtree_apply over the whole per-group gradients leaves there (the others hold
+// scratch).
 void mae_group_losses(const Mae *m, int n, float *losses);
-void mae_backward_set_groups(Mae *m, float *const *grads, int n);
+void mae_backward_set_groups(Mae *m, float *const *grads, int n, const SumTree *tree);
 // Encoder only (for attention maps): CLS + the given patches (len_keep may be L), final norm.
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
 

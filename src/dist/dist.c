@@ -349,6 +349,7 @@ typedef struct {
     // 1: leave the root's halves in dst and node[0]; 2: also leave the root's right child's halves in
     // node[0] and node[1] (it has two groups or more). grad_reduce_step's last pass adds them.
     int root_apart;
+    float fold_scale;   // groups at once: the scaling the chunk's group function applies (1: none)
     char *err;
     size_t errlen;
 } LocalTree;
@@ -367,26 +368,33 @@ static void chunk_buffers(const GradReduce *gr, int l, int r, int level, float *
     chunk_buffers(gr, m, r, level + 1, gr->node[level], leaf, l0);
 }
 
-// local_node's adds over a chunk whose leaves are all computed, leaf i's gradient in leaf[i - l0].
-static double chunk_sum(LocalTree *lt, float **leaf, const float *losses, int l0, int l, int r, int level,
-                        int right_spine) {
+// local_node's adds over a chunk (leaves l0...), as a SumTree: the same adds in the same order (the right
+// spine's kept apart as local_node keeps them).
+static void chunk_plan(const LocalTree *lt, int l0, int l, int r, int level, int right_spine, SumTree *t) {
+    if (r - l == 1) return;
+    int m = l + (r - l) / 2;
+    chunk_plan(lt, l0, l, m, level + 1, 0, t);
+    chunk_plan(lt, l0, m, r, level + 1, right_spine, t);
+    if (!(right_spine && level < lt->root_apart)) {
+        t->dst[t->nadd] = (unsigned char)(l - l0);
+        t->src[t->nadd++] = (unsigned char)(m - l0);
+    }
+}
+
+// The loss of node [l, r): local_node's sums.
+static double chunk_loss(const float *losses, int l0, int l, int r) {
     if (r - l == 1) return losses[l - l0];
     int m = l + (r - l) / 2;
-    double left_loss = chunk_sum(lt, leaf, losses, l0, l, m, level + 1, 0);
-    double right_loss = chunk_sum(lt, leaf, losses, l0, m, r, level + 1, right_spine);
-    if (!(right_spine && level < lt->root_apart)) {
-        double t0 = omp_get_wtime();
-        add_into(leaf[l - l0], leaf[m - l0], lt->gr->n);
-        lt->gr->reduce_s += omp_get_wtime() - t0;
-    }
-    return left_loss + right_loss;
+    double left = chunk_loss(losses, l0, l, m), right = chunk_loss(losses, l0, m, r);
+    return left + right;
 }
 
 // The node [l, r) of gr->width groups computed at once (docs/distributed.md, "Groups at once"): every
 // leaf needs its own buffer. A leaf keeps the one local_node would give it unless a later leaf of the
 // chunk gets the same node[] buffer (local_node reuses it once added); then it takes one of
-// gr->extra. So the right spine keeps node[0], node[1] for grad_reduce_step's last pass, and the adds
-// are local_node's: the same bits.
+// gr->extra. So the right spine keeps node[0], node[1] for grad_reduce_step's last pass. The group
+// function does local_node's adds itself (the tree passed to it), and the scaling too when the chunk is
+// the whole step (lt->fold_scale): the same float operations on the same values, the same bits.
 static void chunk_node(LocalTree *lt, int l, int r, int level, int right_spine, float *dst, double *loss) {
     GradReduce *gr = lt->gr;
     int w = r - l, used_extra = 0;
@@ -394,8 +402,14 @@ static void chunk_node(LocalTree *lt, int l, int r, int level, int right_spine, 
     for (int i = w - 1; i >= 0; i--)
         for (int j = i + 1; j < w; j++)
             if (gr->leaf[j] == gr->leaf[i]) { gr->leaf[i] = gr->extra[used_extra++]; break; }
-    if (lt->many(lt->ctx, l, w, gr->leaf, gr->losses, lt->err, lt->errlen)) { lt->failed = 1; return; }
-    *loss = chunk_sum(lt, gr->leaf, gr->losses, l, l, r, level, right_spine);
+    SumTree t;
+    memset(&t, 0, sizeof t);
+    t.n = w;
+    chunk_plan(lt, l, l, r, level, right_spine, &t);
+    t.scale = lt->fold_scale;
+    sumtree_finish(&t);
+    if (lt->many(lt->ctx, l, w, gr->leaf, &t, gr->losses, lt->err, lt->errlen)) { lt->failed = 1; return; }
+    *loss = chunk_loss(gr->losses, l, l, r);
 }
 
 // The node [l, r) of the tree over this rank's groups, summed into dst: a leaf runs its group with
@@ -423,20 +437,20 @@ static void local_node(LocalTree *lt, int l, int r, int level, int right_spine, 
     *loss = left_loss + right_loss;
 }
 
-static int local_tree(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, void *ctx, int root_apart, double *loss,
-                      char *err, size_t errlen) {
-    LocalTree lt = {gr, fn, many, ctx, 0, root_apart, err, errlen};
+static int local_tree(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, void *ctx, int root_apart,
+                      float fold_scale, double *loss, char *err, size_t errlen) {
+    LocalTree lt = {gr, fn, many, ctx, 0, root_apart, fold_scale, err, errlen};
     local_node(&lt, gr->first, gr->first + gr->count, 0, 1, grads, loss);
     return lt.failed ? -1 : 0;
 }
 
 int grad_reduce_local(GradReduce *gr, float *grads, GroupFn fn, void *ctx, double *loss, char *err, size_t errlen) {
-    return local_tree(gr, grads, fn, NULL, ctx, 0, loss, err, errlen);
+    return local_tree(gr, grads, fn, NULL, ctx, 0, 1.0f, loss, err, errlen);
 }
 
 int grad_reduce_local_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *ctx, double *loss, char *err,
                               size_t errlen) {
-    return local_tree(gr, grads, NULL, fn, ctx, 0, loss, err, errlen);
+    return local_tree(gr, grads, NULL, fn, ctx, 0, 1.0f, loss, err, errlen);
 }
 
 // The top of the tree for the floats [lo, hi) (this rank's slice), in shared memory: rank r's node is
@@ -491,8 +505,15 @@ static int reduce_step(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, 
     // gradients fewer: docs/distributed.md).
     int root_apart = gr->count > 1 && (g_size == 1 || gr->shared);
     if (root_apart && g_size == 1 && gr->count - gr->count / 2 >= 2) root_apart = 2;
+    // One process computing all its groups at once: the group function adds the whole tree and scales
+    // (the last pass below then has nothing left to do).
+    float fold_scale = 1.0f;
+    if (many && g_size == 1 && gr->width == gr->count) {
+        root_apart = 0;
+        fold_scale = 1.0f / (float)gr->groups;
+    }
     double node_loss = 0.0;
-    *failed_here = local_tree(gr, grads, fn, many, ctx, root_apart, &node_loss, err, errlen) != 0;
+    *failed_here = local_tree(gr, grads, fn, many, ctx, root_apart, fold_scale, &node_loss, err, errlen) != 0;
     const float *node = grads;
     double t0 = omp_get_wtime(), waited = 0.0;
     int N = g_size, me = g_rank;
@@ -535,8 +556,9 @@ static int reduce_step(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, 
         #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < gr->n; i++) grads[i] = (grads[i] + right[i]) * scale;
     } else if (N == 1) {
-        // root_apart is 0 only with one group in all (count = groups / N): scale is exactly 1, and the
-        // group's gradient is already the mean. Nothing to do.
+        // root_apart is 0 only with one group in all (count = groups / N: scale is exactly 1, and the
+        // group's gradient is already the mean) or with every group at once (scaled by the group
+        // function). Nothing to do.
     } else if (gr->shared) {
         // Rank i combines slice i of every rank's node and stores it into every rank's gradient;
         // after the barrier every rank holds the whole gradient.
@@ -587,8 +609,9 @@ size_t grad_reduce_at_once_floats(int width, size_t n) {
 }
 
 int grad_reduce_at_once(GradReduce *gr, int width, char *err, size_t errlen) {
-    if (!is_pow2(width) || gr->count % width) {   // a programming error, not a user's
-        snprintf(err, errlen, "%d groups at once do not divide this rank's %d", width, gr->count);
+    if (!is_pow2(width) || gr->count % width || width > SUMTREE_MAX) {   // a programming error, not a user's
+        snprintf(err, errlen, "%d groups at once do not divide this rank's %d (or are more than %d)", width,
+                 gr->count, SUMTREE_MAX);
         return -1;
     }
     int extras = (int)(grad_reduce_at_once_floats(width, 1));

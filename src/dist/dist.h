@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kernels/sumtree.h"
 
 // MPI_Init when launched by mpirun (argc/argv may be updated); on ranks > 0 stdout goes to /dev/null
 // (rank 0 alone reports). 0 ok; -1 and a reason in err when MPI fails to start.
@@ -67,11 +68,14 @@ int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, s
 // group g (zeroed, forward, backward) into `grads` (n floats) and its loss into *loss; it returns 0,
 // or -1 with a reason in err when the group could not be computed (e.g. an image failed to load).
 typedef int (*GroupFn)(void *ctx, int group, float *grads, float *loss, char *err, size_t errlen);
-// Or `count` consecutive groups at once (grad_reduce_at_once): the gradient of group first + i set into
-// grads[i] (count distinct buffers of n floats), its loss into losses[i], each bitwise what the group
-// alone would give. 0, or -1 with a reason in err.
-typedef int (*GroupsFn)(void *ctx, int first, int count, float *const *grads, float *losses, char *err,
-                        size_t errlen);
+// Or `count` consecutive groups at once (grad_reduce_at_once): the gradient of group first + i computed
+// for buffer grads[i] (count distinct buffers of n floats), each bitwise what the group alone would
+// give, then summed in `tree` (kernels/sumtree.h, tree->n = count: the local tree's adds within these
+// groups, and its scaling when they are the whole step): what the tree's live buffers must hold after.
+// mae_backward_set_groups does exactly that. Group first + i's loss into losses[i]. 0, or -1 with a
+// reason in err.
+typedef int (*GroupsFn)(void *ctx, int first, int count, float *const *grads, const SumTree *tree, float *losses,
+                        char *err, size_t errlen);
 
 typedef struct GradShared GradShared;   // the ranks' buffers in shared memory (dist.c)
 

@@ -19,6 +19,7 @@
 #include "kernels/cpu.h"
 #include "kernels/gemm_kernels.h"
 #include "kernels/prof.h"
+#include "kernels/sumtree.h"
 #include "kernels/team.h"
 
 void gemm_nt_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
@@ -727,4 +728,115 @@ void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int l
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate, 0);
     else RUN_REF(gemm_tn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
     PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * K);
+}
+
+// ---- the weight gradients of gradient groups at once, summed in their tree -------------------------
+
+// Rows [m0, m1) x columns [n0, n1) of gemm_tn_tree on the calling thread, in blocks of MC rows x at
+// most 256 columns: every group's product of the block goes into a scratch block of its own (S, kept
+// in L2; k-blocks added there as gemm_block adds them into C, with the same kernels on the same packed
+// operands, so the same bits), then the tree sums the n scratch blocks and the live results are stored:
+// C is written once, by the tree's live buffers only. A is packed once per MC-row block for every
+// group; B read in place under gemm_block's condition, else packed per slab. Returns 0, -1 when out of
+// memory (nothing stored).
+static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int Kg, const float *A, int lda,
+                         const float *B, int ldb, float *const *C, int ldc, const SumTree *t) {
+    const int MR = ker->mr, NR = ker->nr, MC = ker->blk.mc_panels * ker->mr, n = t->n;
+    int kc_base = k_block(Kg, ker->blk.kc), nkb = (Kg + kc_base - 1) / kc_base;
+    int b_in_place = ker->brows && NR == 32 && (n1 - n0) % 16 == 0 && ldb % 1024 != 0;
+    // Column slabs of at most 256 columns whose B (one group's) fits the B slab of the blocking.
+    int nc_cap = (int)(ker->blk.slab_floats / Kg / NR * NR);
+    if (nc_cap > 256) nc_cap = 256;
+    if (nc_cap < NR) nc_cap = NR;
+    long a_block = (long)MC * kc_base, a_group = nkb * a_block;   // one group's packed A: nkb blocks of MC x kc
+    long b_block = (long)kc_base * ((nc_cap + NR - 1) / NR) * NR;  // one k-block of a packed B slab
+    float *apack = alloc_floats(a_group * n);
+    float *bpack = b_in_place ? NULL : alloc_floats(b_block * nkb);
+    float *S = alloc_floats((long)n * MC * nc_cap);
+    if (!apack || !S || (!b_in_place && !bpack)) { free(apack); free(bpack); free(S); return -1; }
+    float *blk[SUMTREE_MAX], *out[SUMTREE_MAX];
+    for (int g = 0; g < n; g++) blk[g] = S + (long)g * MC * nc_cap;
+    for (int ic = m0; ic < m1; ic += MC) {
+        int mc = m1 - ic < MC ? m1 - ic : MC;
+        for (int g = 0; g < n; g++) {
+            Operands op = {A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
+            for (int pc = 0; pc < Kg; pc += kc_base) {
+                int kc = Kg - pc < kc_base ? Kg - pc : kc_base;
+                pack_a(&op, ic, mc, pc, kc, MR, apack + (long)g * a_group + (long)(pc / kc_base) * a_block);
+            }
+        }
+        for (int jc = n0; jc < n1; jc += nc_cap) {
+            int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
+            for (int g = 0; g < n; g++) {
+                Operands op = {A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
+                for (int pc = 0; pc < Kg; pc += kc_base) {
+                    int kc = Kg - pc < kc_base ? Kg - pc : kc_base;
+                    float *bslab = bpack + (long)(pc / kc_base) * b_block;
+                    if (!b_in_place) pack_b(ker, &op, pc, kc, jc, nc, NR, bslab);
+                    for (int ir = 0; ir < mc; ir += MR) {
+                        int mr = mc - ir < MR ? mc - ir : MR;
+                        const float *ap = apack + (long)g * a_group + (long)(pc / kc_base) * a_block + (long)ir * kc;
+                        for (int jr = 0; jr < nc; jr += NR) {
+                            int nr = nc - jr < NR ? nc - jr : NR;
+                            float *cp = blk[g] + (long)ir * nc_cap + jr;
+                            if (b_in_place)
+                                ker->brows(kc, ap, B + ((long)g * Kg + pc) * ldb + jc + jr, ldb, cp, nc_cap, mr, nr,
+                                           pc > 0, NULL);
+                            else
+                                ker->fn(kc, ap, bslab + (long)(jr / NR) * kc * NR, cp, nc_cap, mr, nr, pc > 0, NULL);
+                        }
+                    }
+                }
+                out[g] = C[g] + (long)ic * ldc + jc;
+            }
+            sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc);
+        }
+    }
+    free(apack); free(bpack); free(S);
+    return 0;
+}
+
+// Thread th of nth: its share of MR-row tiles or NR-column tiles; out of
+// memory, each group's part into its own buffer C[g] by the plain loops, then summed there (same bits).
+static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A, int lda, const float *B, int ldb,
+                         float *const *C, int ldc, const SumTree *t, int th, int nth) {
+    long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
+    // As gemm_packed: split the larger of M and N (each thread reads all of the other operand).
+    int split_m = M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
+    long tiles = split_m ? tiles_m : tiles_n, t0 = tiles * th / nth, t1 = tiles * (th + 1) / nth;
+    int m0 = 0, m1 = M, n0 = 0, n1 = N;
+    if (split_m) { m0 = (int)(t0 * ker->mr); m1 = t1 * ker->mr < M ? (int)(t1 * ker->mr) : M; }
+    else { n0 = (int)(t0 * ker->nr); n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N; }
+    if (m0 >= m1 || n0 >= n1) return;
+    if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t) == 0) return;
+    float *out[SUMTREE_MAX];
+    for (int g = 0; g < t->n; g++) {
+        Operands op = {A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
+        gemm_block_plain(&op, m0, m1, n0, n1, Kg, k_block(Kg, ker->blk.kc), C[g], ldc, NULL, 0, &ALL_K);
+        out[g] = C[g] + (long)m0 * ldc + n0;
+    }
+    sumtree_rows(t, out, ldc, out, ldc, m1 - m0, n1 - n0);
+}
+
+void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,
+                  const SumTree *t) {
+    double t0 = PROF_START();
+    Kernel ker;
+    if (M <= 0 || N <= 0) return;
+    if (!pick_kernel(&ker)) {   // the definition: each group alone, then the tree over whole rows
+        for (int g = 0; g < t->n; g++)
+            RUN_REF(gemm_tn_ref(M, N, Kg, A + (long)g * Kg * lda, lda, B + (long)g * Kg * ldb, ldb, C[g], ldc, 0));
+        RUN_REF(sumtree_rows(t, C, ldc, C, ldc, M, N));
+        PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
+        return;
+    }
+    int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (team_mode) {
+        tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), threads);
+        team_barrier();
+    } else {
+        #pragma omp parallel num_threads(threads) if (threads > 1)
+        tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), omp_get_num_threads());
+    }
+    PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
 }

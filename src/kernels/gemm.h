@@ -59,6 +59,16 @@ void gemm_nt_weight(int M, int N, int K, const float *A, int lda, const float *B
 void gemm_nn_weight(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                     float *C, int ldc, int accumulate);
 
+// The weight gradients of n gradient groups summed in their tree (kernels/sumtree.h, t->n groups): group
+// g's product P_g = A_g^T B_g over its Kg rows (A_g = A + g Kg lda, B_g = B + g Kg ldb; bitwise gemm_tn
+// with accumulate 0), then t's adds element by element; the live results (times t->scale) are stored
+// into C[g] ([M, N], ldc); the others' C[g] are not written (the ref path uses them as scratch). Each
+// element is one chain: the same bits as the n products into n buffers followed by sumtree_apply.
+// (docs/distributed.md, "Groups at once")
+typedef struct SumTree SumTree;
+void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,
+                  const SumTree *t);
+
 void gemm_nt_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                  float *C, int ldc, const float *bias, int accumulate);
 void gemm_nn_ref(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
