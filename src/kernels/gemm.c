@@ -732,6 +732,11 @@ void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int l
 
 // ---- the weight gradients of gradient groups at once, summed in their tree -------------------------
 
+// Group g's operands of gemm_tn_tree: opA(i, k) = A[(g Kg + k) lda + i], opB(k, j) = B[(g Kg + k) ldb + j].
+static Operands group_operands(const float *A, int lda, const float *B, int ldb, int Kg, int g) {
+    return (Operands){A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
+}
+
 // Rows [m0, m1) x columns [n0, n1) of gemm_tn_tree on the calling thread, in blocks of MC rows x at
 // most 256 columns: every group's product of the block goes into a scratch block of its own (S, kept
 // in L2; k-blocks added there as gemm_block adds them into C, with the same kernels on the same packed
@@ -758,17 +763,16 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
     for (int g = 0; g < n; g++) blk[g] = S + (long)g * MC * nc_cap;
     for (int ic = m0; ic < m1; ic += MC) {
         int mc = m1 - ic < MC ? m1 - ic : MC;
-        for (int g = 0; g < n; g++) {
-            Operands op = {A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
-            for (int pc = 0; pc < Kg; pc += kc_base) {
-                int kc = Kg - pc < kc_base ? Kg - pc : kc_base;
-                pack_a(&op, ic, mc, pc, kc, MR, apack + (long)g * a_group + (long)(pc / kc_base) * a_block);
-            }
+        for (int g = 0; g < n; g++) {   // every k-block of every group's A, block b at + b a_block
+            Operands op = group_operands(A, lda, B, ldb, Kg, g);
+            for (int b = 0; b < nkb; b++)
+                pack_a(&op, ic, mc, b * kc_base, b < nkb - 1 ? kc_base : Kg - b * kc_base, MR,
+                       apack + (long)g * a_group + (long)b * a_block);
         }
         for (int jc = n0; jc < n1; jc += nc_cap) {
             int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
             for (int g = 0; g < n; g++) {
-                Operands op = {A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
+                Operands op = group_operands(A, lda, B, ldb, Kg, g);
                 for (int pc = 0; pc < Kg; pc += kc_base) {
                     int kc = Kg - pc < kc_base ? Kg - pc : kc_base;
                     float *bslab = bpack + (long)(pc / kc_base) * b_block;
@@ -811,7 +815,7 @@ static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A
     if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t) == 0) return;
     float *out[SUMTREE_MAX];
     for (int g = 0; g < t->n; g++) {
-        Operands op = {A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
+        Operands op = group_operands(A, lda, B, ldb, Kg, g);
         gemm_block_plain(&op, m0, m1, n0, n1, Kg, k_block(Kg, ker->blk.kc), C[g], ldc, NULL, 0, &ALL_K);
         out[g] = C[g] + (long)m0 * ldc + n0;
     }
