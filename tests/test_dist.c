@@ -7,6 +7,7 @@
 #include "core/model.h"
 #include "core/rng.h"
 #include "dist/dist.h"
+#include "cmd/groups.h"
 
 // Reference: node [l, r) = node [l, m) + node [m, r), recursively, in plain C.
 static float tree_ref(const float *v, size_t stride, int l, int r, size_t i) {
@@ -129,6 +130,27 @@ int main(void) {
         CHECK(dist_check_groups(64, 8, 4, 4, err, sizeof err) != 0 && strstr(err, "--accum 4"), "4 x 4 refused: %s", err);
         CHECK(dist_check_groups(64, 6, 1, 1, err, sizeof err) != 0, "6 groups refused (not a power of two)");
         CHECK(dist_check_groups(12, 8, 1, 1, err, sizeof err) != 0, "8 groups of a batch of 12 refused");
+    }
+
+    // 2b. How many groups at once (cmd/groups.h): doubled while the encoder's rows per forward stay below
+    //     the model's width; VITMAE_GROUPS_AT_ONCE sets it instead.
+    {
+        MaeConfig cfg;
+        mae_config_preset(&cfg, "tiny");
+        cfg.img_size = 8; cfg.patch_size = 4; cfg.embed_dim = 64; cfg.depth = 1; cfg.num_heads = 2;
+        cfg.dec_embed_dim = 16; cfg.dec_depth = 1; cfg.dec_num_heads = 2;
+        unsetenv("VITMAE_GROUPS_AT_ONCE");
+        CHECK(groups_at_once(&cfg, 2, 5, 8, 0) == 8, "2 images of 5 tokens a group, width 64: all 8 groups at once (%d)",
+              groups_at_once(&cfg, 2, 5, 8, 0));
+        CHECK(groups_at_once(&cfg, 4, 5, 8, 0) == 4, "4 images of 5 tokens: 4 at once (80 rows >= 64 stops)");
+        CHECK(groups_at_once(&cfg, 13, 5, 8, 0) == 1, "13 images of 5 tokens: one at a time");
+        CHECK(groups_at_once(&cfg, 2, 5, 1, 0) == 1, "one group: 1");
+        setenv("VITMAE_GROUPS_AT_ONCE", "3", 1);
+        CHECK(groups_at_once(&cfg, 13, 5, 8, 0) == 2, "VITMAE_GROUPS_AT_ONCE=3: 2 at once");
+        setenv("VITMAE_GROUPS_AT_ONCE", "64", 1);
+        CHECK(groups_at_once(&cfg, 13, 5, 8, 0) == 8, "VITMAE_GROUPS_AT_ONCE=64, 8 groups: 8");
+        CHECK(groups_at_once(&cfg, 13, 5, 8, (size_t)1 << 62) == 1, "more than half of the memory: one at a time");
+        unsetenv("VITMAE_GROUPS_AT_ONCE");
     }
 
     // 3. The real model: N = 1, 2, 4 ranks and 1 or 2 threads give bitwise the same gradient and loss.

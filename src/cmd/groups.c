@@ -5,21 +5,21 @@
 #include "dist/dist.h"
 #include "kernels/cpu.h"
 
-int groups_at_once(const MaeConfig *cfg, int per, int count, size_t other_bytes) {
-    int w = count;
-    while (w > SUMTREE_MAX) w /= 2;
-    const char *cap = getenv("VITMAE_GROUPS_AT_ONCE");
-    if (cap && *cap) {
-        long c = strtol(cap, NULL, 10);
-        while (w > 1 && w > c) w /= 2;
-    }
+// Whether 2 w groups at once fit in half of the memory (or memory is unknown).
+static int fits(const MaeConfig *cfg, int per, int w, size_t other_bytes) {
     long have = cpu_physical_memory_bytes();
-    if (have <= 0) return w;
-    size_t np = mae_num_params(cfg);
-    for (; w > 1; w /= 2) {
-        double need = (double)mae_bytes_needed(cfg, per * w) + (double)grad_reduce_at_once_floats(w, np) * sizeof(float) +
-                      (double)other_bytes;
-        if (need <= 0.5 * (double)have) break;
-    }
+    if (have <= 0) return 1;
+    double need = (double)mae_bytes_needed(cfg, per * w) +
+                  (double)grad_reduce_at_once_floats(w, mae_num_params(cfg)) * sizeof(float) + (double)other_bytes;
+    return need <= 0.5 * (double)have;
+}
+
+int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes) {
+    const char *env = getenv("VITMAE_GROUPS_AT_ONCE");
+    long cap = env && *env ? strtol(env, NULL, 10) : 0;
+    int w = 1;
+    while (2 * w <= count && 2 * w <= SUMTREE_MAX && fits(cfg, per, 2 * w, other_bytes) &&
+           (cap > 0 ? 2 * w <= cap : (long)per * w * tokens < cfg->embed_dim))
+        w *= 2;
     return w;
 }
