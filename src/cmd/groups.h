@@ -11,7 +11,7 @@
 // (grad_reduce_at_once_floats) and other_bytes need at most half of this machine's memory. Below the
 // width, every product streams a weight larger than its rows for each group, and taking groups together
 // pays (ViT-B/16 at 224, batch 8: 100 rows a group); above it, more rows at once only push a layer's
-// activations out of the cache (tiny32: 272 rows a group, 5-8% slower at once; docs/performance.md,
+// activations out of the cache (tiny32: 272 rows a group, 3-7% slower at once; docs/performance.md,
 // "Gradient groups at once"). VITMAE_GROUPS_AT_ONCE=M in the environment sets w to the largest power of
 // two <= M and count instead (memory still checked). At most SUMTREE_MAX. Results do not depend on w.
 int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes);
