@@ -46,14 +46,16 @@ t "-np 4 exits 0" '[ $rc -eq 0 ]'
 t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'
 # Groups at once (docs/distributed.md): this model's groups have more rows (4 images x 5 tokens) than
 # it is wide (16), so the reference ran them one at a time; VITMAE_GROUPS_AT_ONCE=2 and 4 run them two
-# and four at a time (the tree's adds inside the backward), also as 2 processes of 2 groups each, with
-# the gradients combined in shared memory or as messages: the same bits.
+# and four at a time (the tree's adds inside the backward), with --accum 2 in two chunks of 2, and as
+# 2 processes of 2 groups each, the gradients combined in shared memory or as messages: the same bits.
 t "the reference ran its groups one at a time" 'grep -q "4 gradient groups of 4 images (1 at once)" "$dir/ref.log"'
 for w in 2 4; do
   VITMAE_GROUPS_AT_ONCE=$w "$VITMAE" train $small --steps $steps --threads 2 --out "$dir/w$w" > "$dir/w$w.log" 2>&1; rc=$?
   t "$w groups at once exits 0" '[ $rc -eq 0 ] && grep -q "($w at once)" "$dir/w$w.log"'
   t "$w groups at once: bitwise equal" 'same_run "$dir/ref" "$dir/w$w"'
 done
+VITMAE_GROUPS_AT_ONCE=4 "$VITMAE" train $small --steps $steps --accum 2 --threads 2 --out "$dir/k2w" > "$dir/k2w.log" 2>&1; rc=$?
+t "--accum 2: at most 2 groups at once, in 2 chunks: bitwise equal" '[ $rc -eq 0 ] && grep -q "(2 at once)" "$dir/k2w.log" && same_run "$dir/ref" "$dir/k2w"'
 VITMAE_GROUPS_AT_ONCE=2; export VITMAE_GROUPS_AT_ONCE
 mpi -np 2 -x VITMAE_GROUPS_AT_ONCE "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n2w2" > "$dir/n2w2.log" 2>&1; rc=$?
 t "-np 2, 2 groups at once each: bitwise equal" '[ $rc -eq 0 ] && grep -q "(2 at once)" "$dir/n2w2.log" && same_run "$dir/ref" "$dir/n2w2"'
