@@ -5,7 +5,7 @@
 #include "dist/dist.h"
 #include "kernels/cpu.h"
 
-// Whether 2 w groups at once fit in half of the memory (or memory is unknown).
+// Whether w groups at once fit in half of the memory (or memory is unknown).
 static int fits(const MaeConfig *cfg, int per, int w, size_t other_bytes) {
     long have = cpu_physical_memory_bytes();
     if (have <= 0) return 1;

@@ -157,8 +157,8 @@ void block_backward(const Stack *s, int l, const float *P, GradGroups G, const B
     linear_backward_groups(sc->d_gelu, G, w->fc2w, w->fc2b, dout, a->gelu, P + w->fc2w, N, H, C, param_acc);
     for (int g = 0; g < G.n; g++) {   // GELU's input gradient, and fc1's bias gradient as its column sums
         size_t r0 = (size_t)g * rows * H;
-        gelu_backward_set_colsum(sc->d_fc1 + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0, rows, H,
-                                 param_acc);
+        gelu_backward_set_colsum(sc->d_fc1 + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0,
+                                 rows, H, param_acc);
     }
     linear_backward_groups(sc->d_ln, G, w->fc1w, NO_BIAS, sc->d_fc1, a->ln2, P + w->fc1w, N, C, H, param_acc);
     layernorm_backward_groups(dx, G, w->ln2w, w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C,

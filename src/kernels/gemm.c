@@ -310,6 +310,14 @@ static void *alloc_floats(long n) {
 typedef struct { int kb0, kb1; float *P; long ldp, p_stride; } KBlocks;
 static const KBlocks ALL_K = {0, 1 << 30, NULL, 0, 0};
 
+// tn's B (row-major, an activation used once) is read in place by the brows kernel when every
+// NR-column panel of the block [n0, n1) is 16 or 32 columns wide and its rows are not a multiple of
+// 4 KB apart: packing it would only copy it (per thread, when the threads split M). (Reading tn's A in
+// place too was slower: docs/performance.md, "Tried, not kept".)
+static int tn_b_in_place(const Kernel *ker, int n0, int n1, long ldb) {
+    return ker->brows && ker->nr == 32 && (n1 - n0) % 16 == 0 && ldb % 1024 != 0;
+}
+
 // C rows [m0, m1) x columns [n0, n1) on the calling thread, over the k-blocks kb. Returns 0, or -1 when
 // out of memory.
 static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int n0, int n1, int K,
@@ -325,12 +333,7 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
     // to a buffer with a harmless stride and zero rows below. Otherwise (tn, or no rows kernel) A is
     // packed MC rows at a time.
     int rows_mode = ker->rows && !op->trans_a, in_place = rows_mode && op->lda % 1024 != 0;
-    // tn's B (row-major, an activation used once) is read in place by the brows kernel when every
-    // NR-column panel of the block is 16 or 32 columns wide and its rows are not a multiple of 4 KB apart:
-    // packing it would only copy it (per thread, when the threads split M). (Reading tn's A in place
-    // too was slower: docs/performance.md, "Tried, not kept".)
-    int b_in_place = ker->brows && op->trans_a && !op->trans_b && !op->bpacked && NR == 32 && (n1 - n0) % 16 == 0 &&
-                     op->ldb % 1024 != 0;
+    int b_in_place = op->trans_a && !op->trans_b && !op->bpacked && tn_b_in_place(ker, n0, n1, op->ldb);
     long a_stride = (kc_base + 15) / 16 * 16 + 16;
     if (a_stride % 1024 == 0) a_stride += 16;
     long apack_len = rows_mode ? (long)MR * a_stride : (long)MC * kc_base;
@@ -574,16 +577,32 @@ static PackedB weight_lookup(const Kernel *ker, const Operands *op, int K, int N
     return r;
 }
 
-// Thread t of nth: its share of the MR-row (split_m) or NR-column tiles.
+// Whether threads split C by MR-row tiles (else NR-column tiles): each thread packs all of the operand
+// along the dimension it does not split, so split the larger of M and N, unless it has too few tiles to
+// share out evenly.
+static int split_rows(int M, int N, long tiles_m, long tiles_n) {
+    return M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
+}
+
+// Thread t of nth's share of the MR-row (split_m) or NR-column tiles of C: rows [m0, m1) x columns
+// [n0, n1).
+typedef struct { int m0, m1, n0, n1; } Range;
+static Range part_range(const Kernel *ker, int M, int N, int split_m, long tiles, int t, int nth) {
+    long t0 = tiles * t / nth, t1 = tiles * (t + 1) / nth;
+    Range r = {0, M, 0, N};
+    if (split_m) {
+        r.m0 = (int)(t0 * ker->mr); r.m1 = t1 * ker->mr < M ? (int)(t1 * ker->mr) : M;
+    } else {
+        r.n0 = (int)(t0 * ker->nr); r.n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N;
+    }
+    return r;
+}
+
+// Thread t of nth: its share of the tiles (part_range).
 static void gemm_part(const Kernel *ker, const Operands *op, int M, int N, int K, float *C, int ldc,
                       const float *bias, int accumulate, int split_m, long tiles, int t, int nth) {
-    long t0 = tiles * t / nth, t1 = tiles * (t + 1) / nth;
-    int m0 = 0, m1 = M, n0 = 0, n1 = N;
-    if (split_m) {
-        m0 = (int)(t0 * ker->mr); m1 = t1 * ker->mr < M ? (int)(t1 * ker->mr) : M;
-    } else {
-        n0 = (int)(t0 * ker->nr); n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N;
-    }
+    Range r = part_range(ker, M, N, split_m, tiles, t, nth);
+    int m0 = r.m0, m1 = r.m1, n0 = r.n0, n1 = r.n1;
     if (m0 < m1 && n0 < n1 && gemm_block(ker, op, m0, m1, n0, n1, K, C, ldc, bias, accumulate, &ALL_K))
         gemm_block_plain(op, m0, m1, n0, n1, K, K, C, ldc, bias, accumulate, &ALL_K);
 }
@@ -617,11 +636,10 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
     long by_work = (long)((double)M * N * K / MIN_FMAS_PER_THREAD);
     int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
     if (threads > by_work) threads = by_work > 1 ? (int)by_work : 1;
-    // Each thread packs all of the operand along the dimension it does not split, so split the larger
-    // of M and N, unless it has too few tiles to share out evenly. A B packed once for the step is
-    // packed by no thread: then split M whenever its tiles go round, so that each thread gets about the
-    // rows that the row-wise kernels before and after the product give it.
-    int split_m = M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
+    // split_rows; but a B packed once for the step is packed by no thread: then split M whenever its
+    // tiles go round, so that each thread gets about the rows that the row-wise kernels before and after
+    // the product give it.
+    int split_m = split_rows(M, N, tiles_m, tiles_n);
     if (pb.buf && tiles_m >= 8L * threads) split_m = 1;
     long tiles = split_m ? tiles_m : tiles_n;
     if (threads > tiles) threads = (int)tiles;
@@ -748,7 +766,7 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
                          const float *B, int ldb, float *const *C, int ldc, const SumTree *t) {
     const int MR = ker->mr, NR = ker->nr, MC = ker->blk.mc_panels * ker->mr, n = t->n;
     int kc_base = k_block(Kg, ker->blk.kc), nkb = (Kg + kc_base - 1) / kc_base;
-    int b_in_place = ker->brows && NR == 32 && (n1 - n0) % 16 == 0 && ldb % 1024 != 0;
+    int b_in_place = tn_b_in_place(ker, n0, n1, ldb);
     // Column slabs of at most 256 columns whose B (one group's) fits the B slab of the blocking.
     int nc_cap = (int)(ker->blk.slab_floats / Kg / NR * NR);
     if (nc_cap > 256) nc_cap = 256;
@@ -800,23 +818,21 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
     return 0;
 }
 
-// Thread th of nth: its share of MR-row tiles or NR-column tiles; out of
-// memory, each group's part into its own buffer C[g] by the plain loops, then summed there (same bits).
+// Thread th of nth: its share of the tiles, split as gemm_packed splits them (part_range). Out of memory,
+// each group's part goes into its own buffer C[g] by the plain loops (gemm_part's fallback: the
+// definition's sums, not the kernels' bits), then is summed there.
 static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A, int lda, const float *B, int ldb,
                          float *const *C, int ldc, const SumTree *t, int th, int nth) {
     long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
-    // As gemm_packed: split the larger of M and N (each thread reads all of the other operand).
-    int split_m = M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
-    long tiles = split_m ? tiles_m : tiles_n, t0 = tiles * th / nth, t1 = tiles * (th + 1) / nth;
-    int m0 = 0, m1 = M, n0 = 0, n1 = N;
-    if (split_m) { m0 = (int)(t0 * ker->mr); m1 = t1 * ker->mr < M ? (int)(t1 * ker->mr) : M; }
-    else { n0 = (int)(t0 * ker->nr); n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N; }
+    int split_m = split_rows(M, N, tiles_m, tiles_n);
+    Range r = part_range(ker, M, N, split_m, split_m ? tiles_m : tiles_n, th, nth);
+    int m0 = r.m0, m1 = r.m1, n0 = r.n0, n1 = r.n1;
     if (m0 >= m1 || n0 >= n1) return;
     if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t) == 0) return;
     float *out[SUMTREE_MAX];
     for (int g = 0; g < t->n; g++) {
         Operands op = group_operands(A, lda, B, ldb, Kg, g);
-        gemm_block_plain(&op, m0, m1, n0, n1, Kg, k_block(Kg, ker->blk.kc), C[g], ldc, NULL, 0, &ALL_K);
+        gemm_block_plain(&op, m0, m1, n0, n1, Kg, Kg, C[g], ldc, NULL, 0, &ALL_K);
         out[g] = C[g] + (long)m0 * ldc + n0;
     }
     sumtree_rows(t, out, ldc, out, ldc, m1 - m0, n1 - n0);
