@@ -5,6 +5,7 @@
 #include "kernels/prof.h"
 #include "kernels/team.h"
 #include <math.h>
+#include <omp.h>
 #include "kernels/gemm.h"
 #include "kernels/vecmath.h"
 #include "kernels/x86/attention_avx512.h"
@@ -135,11 +136,13 @@ static void attention_forward_body(float *out, float *att, const float *qkv, flo
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
+    // Each thread's K^T in a region of its own, used again for every head it takes (in L1/L2, where
+    // a region per head would be fresh memory each time); thread th < B * NH when it has any head.
+    float *kt = scratch + (long)omp_get_thread_num() * hd * T;   // [hd][T]
     #pragma omp for schedule(static) nowait
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
-        float *kt = scratch + (long)bh * hd * T;          // [hd][T]
         float *a = att + (long)bh * T * T;                // [T][T]
         if (avx512) {
             attn_head_forward_avx512(out + (long)b * T * C + h * hd, C, a, q, k, v, C3, kt, T, hd, scale);
@@ -174,13 +177,16 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
+    // V^T and dS per thread, not per head (as the forward's K^T): a head's 4 T^2 bytes of dS stay in
+    // the thread's L2 for the next head instead of going out to memory.
+    int th = omp_get_thread_num();
+    float *vt = scratch + (long)th * hd * T, *ds = datt + (long)th * T * T;
     #pragma omp for schedule(static) nowait
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
         float *dq = dqkv + (long)b * T * C3 + h * hd, *dk = dq + C, *dv = dq + 2 * C;
         const float *dy = dout + (long)b * T * C + h * hd, *p = att + (long)bh * T * T;
-        float *vt = scratch + (long)bh * hd * T, *ds = datt + (long)bh * T * T;
         if (avx512) {
             attn_head_backward_avx512(dq, dk, dv, C3, ds, dy, C, q, k, v, C3, p, vt, T, hd, scale, accumulate);
             continue;

@@ -9,7 +9,7 @@
 // att [B, NH, T, T]: softmax(q . k^T * hd^-0.5) over the last dim (cached for backward).
 // out [B, T, C]: per head, att . v, heads concatenated.
 // Parallel over (image, head) pairs; each pair owns its att block and its hd columns of out.
-// scratch [B*T*C] floats (the fast version keeps each head's K^T there).
+// scratch [B*T*C] floats (the fast version keeps each thread's K^T of its current head there).
 void attention_forward(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C, int NH);
 // dqkv [B, T, 3C] += ...; datt [B, NH, T, T] and scratch [B*T*C] are scratch (overwritten).
 void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
