@@ -755,63 +755,104 @@ static Operands group_operands(const float *A, int lda, const float *B, int ldb,
     return (Operands){A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
 }
 
+// Group g's product of rows [ic, ic + mc) x columns [jc, jc + nc) of gemm_tn_tree into its scratch block
+// blk (rows nc_cap apart), k-blocks added there as gemm_block adds them into C: A packed at ap (k-block
+// b at + b a_block, MC x kc each); B packed at bp (k-block b at + b b_block) or, bp NULL, read in place
+// at b_rows (row k at + k ldb: this group's rows, from column jc).
+static void tn_tree_group(const Kernel *ker, int mc, int nc, int Kg, int kc_base, const float *ap, long a_block,
+                          const float *bp, long b_block, const float *b_rows, long ldb, float *blk, int nc_cap) {
+    const int MR = ker->mr, NR = ker->nr;
+    for (int pc = 0; pc < Kg; pc += kc_base) {
+        int kc = Kg - pc < kc_base ? Kg - pc : kc_base;
+        const float *apk = ap + (long)(pc / kc_base) * a_block, *bpk = bp ? bp + (long)(pc / kc_base) * b_block : NULL;
+        for (int ir = 0; ir < mc; ir += MR) {
+            int mr = mc - ir < MR ? mc - ir : MR;
+            for (int jr = 0; jr < nc; jr += NR) {
+                int nr = nc - jr < NR ? nc - jr : NR;
+                float *cp = blk + (long)ir * nc_cap + jr;
+                const float *a = apk + (long)ir * kc;
+                if (bpk) ker->fn(kc, a, bpk + (long)(jr / NR) * kc * NR, cp, nc_cap, mr, nr, pc > 0, NULL);
+                else ker->brows(kc, a, b_rows + (long)pc * ldb + jr, ldb, cp, nc_cap, mr, nr, pc > 0, NULL);
+            }
+        }
+    }
+}
+
+// Rows [ic, ic + mc) of every group's A, every k-block: group g's block b at dst + g a_group + b a_block.
+static void tn_pack_a_groups(const Kernel *ker, int ic, int mc, int Kg, int kc_base, const float *A, int lda,
+                             const float *B, int ldb, int n, float *dst, long a_group, long a_block) {
+    int nkb = (Kg + kc_base - 1) / kc_base;
+    for (int g = 0; g < n; g++) {
+        Operands op = group_operands(A, lda, B, ldb, Kg, g);
+        for (int b = 0; b < nkb; b++)
+            pack_a(&op, ic, mc, b * kc_base, b < nkb - 1 ? kc_base : Kg - b * kc_base, ker->mr,
+                   dst + (long)g * a_group + (long)b * a_block);
+    }
+}
+
 // Rows [m0, m1) x columns [n0, n1) of gemm_tn_tree on the calling thread, in blocks of MC rows x at
 // most 256 columns: every group's product of the block goes into a scratch block of its own (S, kept
-// in L2; k-blocks added there as gemm_block adds them into C, with the same kernels on the same packed
-// operands, so the same bits), then the tree sums the n scratch blocks and the live results are stored:
-// C is written once, by the tree's live buffers only. A is packed once per MC-row block for every
-// group; B read in place under gemm_block's condition, else packed per slab. Returns 0, -1 when out of
-// memory (nothing stored).
+// in L2; the same kernels on the same packed operands as gemm_block, so the same bits), then the tree
+// sums the n scratch blocks and the live results are stored: C is written once, by the tree's live
+// buffers only. With B read in place (gemm_block's condition), A is packed once per MC-row block for
+// every group and the blocks go row block by row block. Otherwise every group's A is packed once for
+// all the rows [m0, m1), and each group's B once per column slab, before that slab's row blocks (B
+// packed per row block cost a pass over B for every 140 rows). Returns 0, -1 when out of memory
+// (nothing stored).
 static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int Kg, const float *A, int lda,
                          const float *B, int ldb, float *const *C, int ldc, const SumTree *t) {
-    const int MR = ker->mr, NR = ker->nr, MC = ker->blk.mc_panels * ker->mr, n = t->n;
+    const int NR = ker->nr, MC = ker->blk.mc_panels * ker->mr, n = t->n;
     int kc_base = k_block(Kg, ker->blk.kc), nkb = (Kg + kc_base - 1) / kc_base;
     int b_in_place = tn_b_in_place(ker, n0, n1, ldb);
     // Column slabs of at most 256 columns whose B (one group's) fits the B slab of the blocking.
     int nc_cap = (int)(ker->blk.slab_floats / Kg / NR * NR);
     if (nc_cap > 256) nc_cap = 256;
     if (nc_cap < NR) nc_cap = NR;
-    long a_block = (long)MC * kc_base, a_group = nkb * a_block;   // one group's packed A: nkb blocks of MC x kc
-    long b_block = (long)kc_base * ((nc_cap + NR - 1) / NR) * NR;  // one k-block of a packed B slab
-    float *apack = alloc_floats(a_group * n);
-    float *bpack = b_in_place ? NULL : alloc_floats(b_block * nkb);
+    int nic = b_in_place ? 1 : (m1 - m0 + MC - 1) / MC;              // row blocks whose A is packed at once
+    long a_block = (long)MC * kc_base, a_group = nkb * a_block;       // one group's packed A of a row block
+    long a_ic = n * a_group;                                          // every group's, of one row block
+    long b_block = (long)kc_base * ((nc_cap + NR - 1) / NR) * NR;     // one k-block of a packed B slab
+    float *apack = alloc_floats(nic * a_ic);
+    float *bpack = b_in_place ? NULL : alloc_floats(n * nkb * b_block);
     float *S = alloc_floats((long)n * MC * nc_cap);
     if (!apack || !S || (!b_in_place && !bpack)) { free(apack); free(bpack); free(S); return -1; }
     float *blk[SUMTREE_MAX], *out[SUMTREE_MAX];
     for (int g = 0; g < n; g++) blk[g] = S + (long)g * MC * nc_cap;
-    for (int ic = m0; ic < m1; ic += MC) {
-        int mc = m1 - ic < MC ? m1 - ic : MC;
-        for (int g = 0; g < n; g++) {   // every k-block of every group's A, block b at + b a_block
-            Operands op = group_operands(A, lda, B, ldb, Kg, g);
-            for (int b = 0; b < nkb; b++)
-                pack_a(&op, ic, mc, b * kc_base, b < nkb - 1 ? kc_base : Kg - b * kc_base, MR,
-                       apack + (long)g * a_group + (long)b * a_block);
+    if (b_in_place) {
+        for (int ic = m0; ic < m1; ic += MC) {
+            int mc = m1 - ic < MC ? m1 - ic : MC;
+            tn_pack_a_groups(ker, ic, mc, Kg, kc_base, A, lda, B, ldb, n, apack, a_group, a_block);
+            for (int jc = n0; jc < n1; jc += nc_cap) {
+                int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
+                for (int g = 0; g < n; g++) {
+                    tn_tree_group(ker, mc, nc, Kg, kc_base, apack + (long)g * a_group, a_block, NULL, 0,
+                                  B + (long)g * Kg * ldb + jc, ldb, blk[g], nc_cap);
+                    out[g] = C[g] + (long)ic * ldc + jc;
+                }
+                sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc);
+            }
         }
+    } else {
+        for (int ic = m0, i = 0; ic < m1; ic += MC, i++)
+            tn_pack_a_groups(ker, ic, m1 - ic < MC ? m1 - ic : MC, Kg, kc_base, A, lda, B, ldb, n,
+                             apack + (long)i * a_ic, a_group, a_block);
         for (int jc = n0; jc < n1; jc += nc_cap) {
             int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
             for (int g = 0; g < n; g++) {
                 Operands op = group_operands(A, lda, B, ldb, Kg, g);
-                for (int pc = 0; pc < Kg; pc += kc_base) {
-                    int kc = Kg - pc < kc_base ? Kg - pc : kc_base;
-                    float *bslab = bpack + (long)(pc / kc_base) * b_block;
-                    if (!b_in_place) pack_b(ker, &op, pc, kc, jc, nc, NR, bslab);
-                    for (int ir = 0; ir < mc; ir += MR) {
-                        int mr = mc - ir < MR ? mc - ir : MR;
-                        const float *ap = apack + (long)g * a_group + (long)(pc / kc_base) * a_block + (long)ir * kc;
-                        for (int jr = 0; jr < nc; jr += NR) {
-                            int nr = nc - jr < NR ? nc - jr : NR;
-                            float *cp = blk[g] + (long)ir * nc_cap + jr;
-                            if (b_in_place)
-                                ker->brows(kc, ap, B + ((long)g * Kg + pc) * ldb + jc + jr, ldb, cp, nc_cap, mr, nr,
-                                           pc > 0, NULL);
-                            else
-                                ker->fn(kc, ap, bslab + (long)(jr / NR) * kc * NR, cp, nc_cap, mr, nr, pc > 0, NULL);
-                        }
-                    }
-                }
-                out[g] = C[g] + (long)ic * ldc + jc;
+                for (int b = 0; b < nkb; b++)
+                    pack_b(ker, &op, b * kc_base, b < nkb - 1 ? kc_base : Kg - b * kc_base, jc, nc, NR,
+                           bpack + ((long)g * nkb + b) * b_block);
             }
-            sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc);
+            for (int ic = m0, i = 0; ic < m1; ic += MC, i++) {
+                int mc = m1 - ic < MC ? m1 - ic : MC;
+                for (int g = 0; g < n; g++) {
+                    tn_tree_group(ker, mc, nc, Kg, kc_base, apack + (long)i * a_ic + (long)g * a_group, a_block,
+                                  bpack + (long)g * nkb * b_block, b_block, NULL, ldb, blk[g], nc_cap);
+                    out[g] = C[g] + (long)ic * ldc + jc;
+                }
+                sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc);
+            }
         }
     }
     free(apack); free(bpack); free(S);
