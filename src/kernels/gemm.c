@@ -16,6 +16,9 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 #include "kernels/cpu.h"
 #include "kernels/gemm_kernels.h"
 #include "kernels/prof.h"
@@ -204,7 +207,7 @@ int gemm_force_blocking(int kc, long slab_floats) {
 // blocking for this kernel's MR on this CPU.
 typedef struct {
     int mr, nr; GemmKernel fn; GemmKernelRows rows; GemmKernelBRows brows;
-    void (*pack32)(const float *src, long ld, int k0, int kc, int x0, int width, float *dst);
+    void (*pack32)(const float *src, long ld, int k0, int kc, int x0, int width, int stream, float *dst);
     GemmBlocking blk;
 } Kernel;
 
@@ -223,8 +226,19 @@ typedef struct {
 //   contiguous: (x, k) at src[(k0+k)*ld + x0+x]   (opA of tn, opB of nn/tn): rows of x are copied
 //   strided:    (x, k) at src[(x0+x)*ld + k0+k]   (opA of nt/nn, opB of nt): a transpose
 // W is a compile-time constant in each instance (see PACK_DISPATCH), so the copies vectorise.
+// Stores of 32 floats (a full panel row, 64-byte aligned) that bypass the caches: for a weight's packed
+// copy, which the products read from memory in any case, a plain store would first read in every line
+// it fills (docs/performance.md, "Weights packed with streaming stores"). The caller fences.
+static inline void stream_row32(float *restrict d, const float *restrict r) {
+#if defined(__SSE__)
+    for (int i = 0; i < 32; i += 4) _mm_stream_ps(d + i, _mm_loadu_ps(r + i));
+#else
+    memcpy(d, r, 32 * sizeof(float));
+#endif
+}
+
 static inline __attribute__((always_inline))
-void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int width, int W,
+void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, int stream,
                        float *restrict dst) {
     for (int k = 0; k < kc; k++) {
         const float *row = src + (long)(k0 + k) * ld + x0;
@@ -235,7 +249,9 @@ void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int wi
             float *d = dst + (long)p * kc * W + (long)k * W;
             const float *r = row + p * W;
             int w = width - p * W;
-            if (w >= W) {
+            if (w >= W && W == 32 && stream) {
+                stream_row32(d, r);
+            } else if (w >= W) {
                 memcpy(d, r, W * sizeof(float)); // constant size: a few vector moves
             } else {
                 memcpy(d, r, (size_t)w * sizeof(float));
@@ -246,8 +262,9 @@ void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int wi
 }
 
 static inline __attribute__((always_inline))
-void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width, int W,
+void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, int stream,
                     float *restrict dst) {
+    (void)stream;   // element by element: plain stores
     for (int p = 0; p * W < width; p++) {
         float *d = dst + (long)p * kc * W;
         int w = width - p * W < W ? width - p * W : W;
@@ -261,15 +278,16 @@ void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width
 }
 
 #define PACK_DISPATCH(fn)                                                                              \
-    static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, float *dst) { \
+    static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, int stream,   \
+                   float *dst) {                                                                       \
         switch (W) {                                                                                   \
-        case 32: fn##_w(src, ld, k0, kc, x0, width, 32, dst); break;                                   \
-        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, dst); break;                                   \
-        case 14: fn##_w(src, ld, k0, kc, x0, width, 14, dst); break;                                   \
-        case 8: fn##_w(src, ld, k0, kc, x0, width, 8, dst); break;                                     \
-        case 6: fn##_w(src, ld, k0, kc, x0, width, 6, dst); break;                                     \
-        case 4: fn##_w(src, ld, k0, kc, x0, width, 4, dst); break;                                     \
-        default: fn##_w(src, ld, k0, kc, x0, width, W, dst); break;                                    \
+        case 32: fn##_w(src, ld, k0, kc, x0, width, 32, stream, dst); break;                           \
+        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, 0, dst); break;                                \
+        case 14: fn##_w(src, ld, k0, kc, x0, width, 14, 0, dst); break;                                \
+        case 8: fn##_w(src, ld, k0, kc, x0, width, 8, 0, dst); break;                                  \
+        case 6: fn##_w(src, ld, k0, kc, x0, width, 6, 0, dst); break;                                  \
+        case 4: fn##_w(src, ld, k0, kc, x0, width, 4, 0, dst); break;                                  \
+        default: fn##_w(src, ld, k0, kc, x0, width, W, 0, dst); break;                                 \
         }                                                                                              \
     }
 PACK_DISPATCH(pack_contiguous)
@@ -277,15 +295,20 @@ PACK_DISPATCH(pack_strided)
 
 // opA rows [i0, i0+mr) x k [k0, k0+kc) into MR-row panels.
 static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, float *dst) {
-    if (op->trans_a) pack_contiguous(op->a, op->lda, k0, kc, i0, mr, MR, dst);
-    else pack_strided(op->a, op->lda, k0, kc, i0, mr, MR, dst);
+    if (op->trans_a) pack_contiguous(op->a, op->lda, k0, kc, i0, mr, MR, 0, dst);
+    else pack_strided(op->a, op->lda, k0, kc, i0, mr, MR, 0, dst);
 }
 
-// opB k [k0, k0+kc) x columns [j0, j0+nc) into NR-column panels.
+// opB k [k0, k0+kc) x columns [j0, j0+nc) into NR-column panels; stream: with streaming stores where
+// the packer has them (a weight's packed copy: pack_b_whole).
+static void pack_b_to(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, int stream,
+                      float *dst) {
+    if (op->trans_b && NR == 32 && ker->pack32) ker->pack32(op->b, op->ldb, k0, kc, j0, nc, stream, dst);
+    else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, stream, dst);
+    else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, stream, dst);
+}
 static void pack_b(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, float *dst) {
-    if (op->trans_b && NR == 32 && ker->pack32) ker->pack32(op->b, op->ldb, k0, kc, j0, nc, dst);
-    else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
-    else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, dst);
+    pack_b_to(ker, op, k0, kc, j0, nc, NR, 0, dst);
 }
 
 // The k-blocking: nblocks blocks of kc_base (the last one shorter), a function of K and kc_max alone.
@@ -504,16 +527,22 @@ static void split_k_fold_body(const SplitK *sk, int M, int N, float *C, int ldc,
 
 // All of opB packed: k-block b (kc_base = k_block(K, kc) wide, the last one shorter) at buf + b * block,
 // its NR-column panel p at + p * kc * NR, as gemm_block would pack it piece by piece. Thread t of nth
-// packs its share of the (block, panel) pieces.
+// packs its share of the (block, panel) pieces. A copy larger than L2 (twice the blocking's B slab)
+// cannot wait there for the product that follows: it is written with streaming stores (stream_row32);
+// a smaller one with plain stores, so that the product finds it in the cache.
 static void pack_b_whole(const Kernel *ker, const Operands *op, int K, int N, float *buf, long block, int t,
                          int nth) {
     int NR = ker->nr, kc_base = k_block(K, ker->blk.kc);
     long nblocks = (K + kc_base - 1) / kc_base, panels = (N + NR - 1) / NR, pieces = nblocks * panels;
+    int stream = nblocks * block > 2 * ker->blk.slab_floats;
     for (long i = pieces * t / nth; i < pieces * (t + 1) / nth; i++) {
         int b = (int)(i / panels), p = (int)(i % panels), pc = b * kc_base, j0 = p * NR;
         int kc = K - pc < kc_base ? K - pc : kc_base, w = N - j0 < NR ? N - j0 : NR;
-        pack_b(ker, op, pc, kc, j0, w, NR, buf + b * block + (long)p * kc * NR);
+        pack_b_to(ker, op, pc, kc, j0, w, NR, stream, buf + b * block + (long)p * kc * NR);
     }
+#if defined(__SSE__)
+    _mm_sfence();   // the streaming stores are seen by the other threads after the barrier that follows
+#endif
 }
 
 // One weight's packed copy; generation: the scope it was last packed in. Its layout follows the

@@ -38,5 +38,6 @@ void gemm_kernel_avx2_rows(int kc, const float *a, long lda, const float *b, flo
                            int mr, int nr, int load_c, const float *bias);
 // The strided packing of gemm.c for 32-wide panels (the AVX-512 NR), transposing 16 x 16 blocks in
 // registers; the same result as the plain copy loop.
-void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, float *dst);
+void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, int stream,
+                                float *dst);
 #endif

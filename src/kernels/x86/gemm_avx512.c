@@ -83,9 +83,10 @@ void gemm_kernel_avx512_brows(int kc, const float *a, const float *b, long ldb, 
 }
 // pack_strided of gemm.c for panels 32 wide: element (x, k) of the source at src[(x0 + x) * ld + k0 + k]
 // goes to dst[p * kc * 32 + k * 32 + x % 32] for panel p = x / 32, rows past `width` zero. Blocks of
-// 16 x 16 are transposed in registers.
+// 16 x 16 are transposed in registers. stream: streaming stores (dst 64-byte aligned; the caller fences).
 __attribute__((target("avx512f,avx512vl,fma")))
-void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, float *dst) {
+void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, int stream,
+                                float *dst) {
     for (int p = 0; p * 32 < width; p++) {
         float *d = dst + (long)p * kc * 32;
         for (int h = 0; h < 2; h++) {
@@ -98,7 +99,8 @@ void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x
                     r[i] = i < nrows ? _mm512_maskz_loadu_ps(km, src + (long)(x0 + xr + i) * ld + k0 + kb)
                                      : _mm512_setzero_ps();
                 transpose16x16_ps(r);
-                for (int j = 0; j < kw; j++) _mm512_storeu_ps(d + (long)(kb + j) * 32 + h * 16, r[j]);
+                if (stream) for (int j = 0; j < kw; j++) _mm512_stream_ps(d + (long)(kb + j) * 32 + h * 16, r[j]);
+                else for (int j = 0; j < kw; j++) _mm512_storeu_ps(d + (long)(kb + j) * 32 + h * 16, r[j]);
             }
         }
     }
@@ -116,7 +118,8 @@ void gemm_kernel_avx512_brows(int kc, const float *a, const float *b, long ldb, 
                               int mr, int nr, int load_c, const float *bias) {
     (void)kc; (void)a; (void)ldb; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
 }
-void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, float *dst) {
-    (void)src; (void)ld; (void)k0; (void)kc; (void)x0; (void)width; (void)dst;
+void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, int stream,
+                                float *dst) {
+    (void)stream; (void)src; (void)ld; (void)k0; (void)kc; (void)x0; (void)width; (void)dst;
 }
 #endif
