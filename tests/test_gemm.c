@@ -266,6 +266,50 @@ static void test_weights(const char *path, Rng *rng) {
     gemm_weights_release();
 }
 
+// Copies rewritten by the weight's update (gemm_weight_copies, kernels/gemm.h). After W changes and its
+// blocks of GEMM_COPY_ROWS rows are written into its copies (in reverse order, by 1 or 3 threads, the
+// last block short), the next scope's gemm_nt_weight / gemm_nn_weight give bitwise gemm_nt / gemm_nn
+// on that W; and they are served from the rewritten copies, not packed again: W changed once more
+// without a rewrite still gives the products of the rewritten W. A copy that fits L2 is left to its
+// first use (no copies), as is a view of only part of W. (Sizes are chosen far from L2's: padding
+// only adds a few columns.)
+static void test_weight_copies(const char *path, Rng *rng, int N, int K) {
+    int M = 37, want_copies = (long)N * K > 2 * gemm_blocking().slab_floats;
+    float *W = alloc_f((long)N * K), *Wr = alloc_f((long)N * K), *A = alloc_f((long)M * K), *D = alloc_f((long)M * N);
+    float *c0 = alloc_f((long)M * N), *c1 = alloc_f((long)M * N), *d0 = alloc_f((long)M * K), *d1 = alloc_f((long)M * K);
+    fill(W, N, K, K, rng, 0.0f); fill(A, M, K, K, rng, 0.0f); fill(D, M, N, N, rng, 0.0f);
+    int has_kernels = gemm_path() != GEMM_PATH_REF;
+    for (int round = 0; round < 3; round++) {
+        if (round) {   // an update of every row, then its copies rewritten
+            for (long i = 0; i < (long)N * K; i++) W[i] = W[i] * -0.5f + 0.25f;
+            GemmCopies c = gemm_weight_copies(W, (long)N * K);
+            CHECK(c.n == (want_copies && has_kernels ? 2 : 0) && (!c.n || c.rows == N),
+                  "%s: W %dx%d has %d copies of %d rows", path, N, K, c.n, c.rows);
+            CHECK(gemm_weight_copies(W, (long)N * K - K).n == 0, "%s: a view of part of W has no copies", path);
+            int blocks = (N + GEMM_COPY_ROWS - 1) / GEMM_COPY_ROWS;
+            #pragma omp parallel for num_threads(round == 1 ? 1 : 3) schedule(dynamic)
+            for (int b = blocks - 1; b >= 0; b--)
+                gemm_weight_copies_rows(&c, b * GEMM_COPY_ROWS, b == blocks - 1 ? N : (b + 1) * GEMM_COPY_ROWS);
+            gemm_weight_copies_fresh(&c);
+            memcpy(Wr, W, sizeof(float) * N * K);
+            if (c.n) for (long i = 0; i < (long)N * K; i++) W[i] += 1.0f;   // not rewritten: the copies stand
+        } else {
+            memcpy(Wr, W, sizeof(float) * N * K);
+        }
+        gemm_weights_begin();
+        gemm_nt(M, N, K, A, K, Wr, K, c0, N, NULL, 0);
+        gemm_nn(M, K, N, D, N, Wr, K, d0, K, 0);
+        gemm_nt_weight(M, N, K, A, K, W, K, c1, N, NULL, 0);
+        gemm_nn_weight(M, K, N, D, N, W, K, d1, K, 0);
+        gemm_weights_end();
+        CHECK(!memcmp(c0, c1, sizeof(float) * M * N) && !memcmp(d0, d1, sizeof(float) * M * K),
+              "%s: products of W %dx%d from its copies, round %d", path, N, K, round);
+        if (round) memcpy(W, Wr, sizeof(float) * N * K);
+    }
+    gemm_weights_release();
+    free(W); free(Wr); free(A); free(D); free(c0); free(c1); free(d0); free(d1);
+}
+
 // The rules of docs/performance.md, "Blocking from the caches", on the caches of the CPUs we run on,
 // unknown caches and out-of-range ones; the cache-size parser; this CPU's blocking follows its caches.
 static void test_blocking_rules(void) {
@@ -416,6 +460,8 @@ int main(void) {
         test_path(paths[i], &rng);
         test_threads(paths[i], &rng);
         test_weights(paths[i], &rng);
+        test_weight_copies(paths[i], &rng, 1100, 700);   // 3 MB: larger than L2 on the CPUs we run on
+        test_weight_copies(paths[i], &rng, 70, 45);
         test_tn_b_bounds(paths[i], &rng);
         test_tn_tree(paths[i], &rng);
         if (gemm_path() != GEMM_PATH_REF) test_split_k(paths[i], &rng);
@@ -431,6 +477,7 @@ int main(void) {
         test_path("small blocking", &rng);
         test_threads("small blocking", &rng);
         test_weights("small blocking", &rng);
+        test_weight_copies("small blocking", &rng, 70, 45);   // 4 KB slabs: "L2" is 8 KB
         test_tn_tree("small blocking", &rng);
         gemm_force_blocking(0, 0);
         printf("small blocking (kc 40, slab 1024 floats): checked\n");

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "core/model.h"
 #include "core/optim.h"
+#include "kernels/gemm.h"
 
 static MaeConfig tiny_config(int pos_learned) {
     MaeConfig c;
@@ -166,6 +167,74 @@ static void test_adamw_closed_form(void) {
     free(p0); free(g); free(m0); free(v0); free(p); free(m); free(v);
 }
 
+// adamw_step with weights that have packed copies (kernels/gemm.h, gemm_weight_copies; forced small
+// blocking makes most weight matrices here larger than "L2"): the parameters bitwise those of an update
+// without copies, at 1 and 3 threads, and the next scope's products served from the copies rewritten
+// by the update (the weights changed again afterwards without a rewrite still give the products of the
+// updated weights, bitwise gemm_nt / gemm_nn on them).
+static void test_adamw_copies(void) {
+    MaeConfig c = tiny_config(1);
+    c.embed_dim = 48; c.num_heads = 4; c.dec_embed_dim = 40; c.dec_num_heads = 4;
+    MaeTensor t[128];
+    int nt = mae_param_table(&c, t, 128);
+    size_t np = mae_num_params(&c);
+    float *p0 = malloc(np * 4), *g = malloc(np * 4), *m0 = malloc(np * 4), *v0 = malloc(np * 4);
+    float *pr = malloc(np * 4), *mr = malloc(np * 4), *vr = malloc(np * 4);
+    float *p = malloc(np * 4), *m = malloc(np * 4), *v = malloc(np * 4);
+    Rng r;
+    rng_seed(&r, 5);
+    for (size_t i = 0; i < np; i++) {
+        p0[i] = rng_normal(&r, 0.0f, 1.0f); g[i] = rng_normal(&r, 0.0f, 1.0f);
+        m0[i] = rng_normal(&r, 0.0f, 0.1f); v0[i] = fabsf(rng_normal(&r, 0.0f, 0.1f));
+    }
+    if (gemm_force_blocking(40, 1024) != 0) { CHECK(0, "small blocking"); return; }
+    memcpy(pr, p0, np * 4); memcpy(mr, m0, np * 4); memcpy(vr, v0, np * 4);
+    adamw_step(t, nt, pr, g, mr, vr, 1e-2f, 0.05f, 3);   // no copies yet: the reference
+    const int M = 9;
+    float *A = malloc(M * 4096 * 4), *y0 = malloc(M * 4096 * 4), *y1 = malloc(M * 4096 * 4);   // widths < 4096
+    for (int i = 0; i < M * 4096; i++) A[i] = rng_normal(&r, 0.0f, 1.0f);
+    for (int th = 1; th <= 3; th += 2) {
+        omp_set_num_threads(th);
+        memcpy(p, p0, np * 4); memcpy(m, m0, np * 4); memcpy(v, v0, np * 4);
+        int weights = 0, with_copies = 0;
+        long big = 2 * gemm_blocking().slab_floats;   // a copy this large does not fit "L2"
+        gemm_weights_begin();   // the products of a step: every weight matrix packed in both layouts
+        for (int k = 0; k < nt; k++) {
+            if (t[k].ndim != 2 || (long)t[k].numel <= big) continue;
+            int rows = t[k].shape[0], cols = t[k].shape[1];
+            gemm_nt_weight(M, rows, cols, A, cols, p + t[k].offset, cols, y0, rows, NULL, 0);
+            gemm_nn_weight(M, cols, rows, A, rows, p + t[k].offset, cols, y0, cols, 0);
+            weights++;
+            with_copies += gemm_weight_copies(p + t[k].offset, (long)t[k].numel).n == 2;
+        }
+        gemm_weights_end();
+        CHECK(weights >= 8 && with_copies == weights, "%d of %d weights have both copies", with_copies, weights);
+        adamw_step(t, nt, p, g, m, v, 1e-2f, 0.05f, 3);
+        CHECK(!memcmp(p, pr, np * 4) && !memcmp(m, mr, np * 4) && !memcmp(v, vr, np * 4),
+              "adamw_step with packed copies at %d threads: bitwise the update without", th);
+        for (size_t i = 0; i < np; i++) p[i] += 1.0f;   // not rewritten: the next scope reads the copies
+        int bad = 0;
+        gemm_weights_begin();
+        for (int k = 0; k < nt; k++) {
+            if (t[k].ndim != 2 || (long)t[k].numel <= big) continue;
+            int rows = t[k].shape[0], cols = t[k].shape[1];
+            gemm_nt(M, rows, cols, A, cols, pr + t[k].offset, cols, y0, rows, NULL, 0);
+            gemm_nt_weight(M, rows, cols, A, cols, p + t[k].offset, cols, y1, rows, NULL, 0);
+            bad += memcmp(y0, y1, (size_t)M * rows * 4) != 0;
+            gemm_nn(M, cols, rows, A, rows, pr + t[k].offset, cols, y0, cols, 0);
+            gemm_nn_weight(M, cols, rows, A, rows, p + t[k].offset, cols, y1, cols, 0);
+            bad += memcmp(y0, y1, (size_t)M * cols * 4) != 0;
+        }
+        gemm_weights_end();
+        CHECK(bad == 0, "%d products after adamw_step (%d threads) not served from the rewritten copies", bad, th);
+        gemm_weights_release();
+    }
+    omp_set_num_threads(2);
+    gemm_force_blocking(0, 0);
+    free(A); free(y0); free(y1);
+    free(p0); free(g); free(m0); free(v0); free(pr); free(mr); free(vr); free(p); free(m); free(v);
+}
+
 static double lr_expected(long s, long total, long warmup, double base, double min_lr) {
     if (s < warmup) return base * s / warmup;
     if (total <= warmup) return base;
@@ -268,6 +337,7 @@ int main(void) {
     omp_set_num_threads(2);
     test_decay_set();
     test_adamw_closed_form();
+    test_adamw_copies();
     test_schedule();
     test_targets_and_loss();
     return check_done();

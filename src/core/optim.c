@@ -1,6 +1,7 @@
 // AdamW, learning-rate schedule and gradient clipping (see optim.h for the math).
 #include <math.h>
 #include "core/optim.h"
+#include "kernels/gemm.h"
 #include <stddef.h>
 
 void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, float decay, float step_size,
@@ -16,14 +17,11 @@ void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, floa
 }
 
 // The same arithmetic, each value read and written once; sqrtf of a non-negative value never sets
-// errno, so __builtin_sqrtf after the explicit >= 0 select vectorises to vsqrtps. Inlined with the
-// betas as constants for adamw_update and adamw_step (the pretraining path), as arguments for
-// adamw_step_groups. The loop is shared among the threads of the enclosing region (no wait at its
-// end: every element is its own update), so a step can run all tensors in one region.
-static inline void adamw_body(float *restrict p, const float *restrict g, float *restrict m, float *restrict v,
-                              long n, float decay, float step_size, float bc2_sqrt, float beta1, float beta2) {
-    #pragma omp for schedule(static) nowait
-    for (long i = 0; i < n; i++) {
+// errno, so __builtin_sqrtf after the explicit >= 0 select vectorises to vsqrtps.
+static inline __attribute__((always_inline))
+void adamw_range(float *restrict p, const float *restrict g, float *restrict m, float *restrict v, long lo, long hi,
+                 float decay, float step_size, float bc2_sqrt, float beta1, float beta2) {
+    for (long i = lo; i < hi; i++) {
         float gi = g[i];
         float pi = p[i] * decay;
         float mi = beta1 * m[i] + (1.0f - beta1) * gi;
@@ -32,6 +30,30 @@ static inline void adamw_body(float *restrict p, const float *restrict g, float 
         m[i] = mi;
         v[i] = vi;
         p[i] = pi - step_size * mi / denom;
+    }
+}
+
+// Inlined with the betas as constants for adamw_update and adamw_step (the pretraining path), as
+// arguments for adamw_step_groups. The loop is shared among the threads of the enclosing region (no
+// wait at its end: every element is its own update), so a step can run all tensors in one region.
+static inline void adamw_body(float *restrict p, const float *restrict g, float *restrict m, float *restrict v,
+                              long n, float decay, float step_size, float bc2_sqrt, float beta1, float beta2) {
+    #pragma omp for schedule(static) nowait   // elements
+    for (long i = 0; i < n; i++) adamw_range(p, g, m, v, i, i + 1, decay, step_size, bc2_sqrt, beta1, beta2);
+}
+
+// A weight with packed copies (kernels/gemm.h, gemm_weight_copies): updated GEMM_COPY_ROWS rows at a
+// time, each block of rows written into the copies while it is in the cache, so that the next step's
+// products need not pack it again from memory (docs/performance.md, "Weights packed by the update").
+static inline void adamw_body_copies(float *restrict p, const float *restrict g, float *restrict m,
+                                     float *restrict v, const GemmCopies *c, long ld, float decay, float step_size,
+                                     float bc2_sqrt) {
+    int blocks = (c->rows + GEMM_COPY_ROWS - 1) / GEMM_COPY_ROWS;
+    #pragma omp for schedule(static) nowait   // blocks of rows
+    for (int blk = 0; blk < blocks; blk++) {
+        int r0 = blk * GEMM_COPY_ROWS, r1 = r0 + GEMM_COPY_ROWS < c->rows ? r0 + GEMM_COPY_ROWS : c->rows;
+        adamw_range(p, g, m, v, (long)r0 * ld, (long)r1 * ld, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
+        gemm_weight_copies_rows(c, r0, r1);
     }
 }
 
@@ -66,8 +88,18 @@ void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, f
         if (!t[k].trainable) continue;
         float decay = t[k].decay ? 1.0f - lr * wd : 1.0f;
         size_t off = t[k].offset;
-        adamw_body(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, step_size, bc2_sqrt,
-                   ADAMW_BETA1, ADAMW_BETA2);
+        GemmCopies c = gemm_weight_copies(params + off, (long)t[k].numel);
+        if (c.n)
+            adamw_body_copies(params + off, grads + off, m + off, v + off, &c, (long)t[k].numel / c.rows, decay,
+                              step_size, bc2_sqrt);
+        else
+            adamw_body(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, step_size, bc2_sqrt,
+                       ADAMW_BETA1, ADAMW_BETA2);
+    }
+    for (int k = 0; k < nt; k++) {   // every row of those weights is written: their copies serve the next step
+        if (!t[k].trainable) continue;
+        GemmCopies c = gemm_weight_copies(params + t[k].offset, (long)t[k].numel);
+        gemm_weight_copies_fresh(&c);
     }
 }
 

@@ -525,16 +525,19 @@ static void split_k_fold_body(const SplitK *sk, int M, int N, float *C, int ldc,
 
 // ---- weights packed once per scope (gemm_weights_begin) -----------------------------------------------
 
+// Whether a packed copy of this many floats is larger than L2 (twice the blocking's B slab).
+static int copy_too_big_for_l2(const Kernel *ker, long floats) { return floats > 2 * ker->blk.slab_floats; }
+
 // All of opB packed: k-block b (kc_base = k_block(K, kc) wide, the last one shorter) at buf + b * block,
 // its NR-column panel p at + p * kc * NR, as gemm_block would pack it piece by piece. Thread t of nth
-// packs its share of the (block, panel) pieces. A copy larger than L2 (twice the blocking's B slab)
-// cannot wait there for the product that follows: it is written with streaming stores (stream_row32);
-// a smaller one with plain stores, so that the product finds it in the cache.
+// packs its share of the (block, panel) pieces. A copy larger than L2 cannot wait there for the
+// product that follows: it is written with streaming stores (stream_row32); a smaller one with plain
+// stores, so that the product finds it in the cache.
 static void pack_b_whole(const Kernel *ker, const Operands *op, int K, int N, float *buf, long block, int t,
                          int nth) {
     int NR = ker->nr, kc_base = k_block(K, ker->blk.kc);
     long nblocks = (K + kc_base - 1) / kc_base, panels = (N + NR - 1) / NR, pieces = nblocks * panels;
-    int stream = nblocks * block > 2 * ker->blk.slab_floats;
+    int stream = copy_too_big_for_l2(ker, nblocks * block);
     for (long i = pieces * t / nth; i < pieces * (t + 1) / nth; i++) {
         int b = (int)(i / panels), p = (int)(i % panels), pc = b * kc_base, j0 = p * NR;
         int kc = K - pc < kc_base ? K - pc : kc_base, w = N - j0 < NR ? N - j0 : NR;
@@ -567,6 +570,71 @@ void gemm_weights_release(void) {
     for (int i = 0; i < cache_len; i++) free(cache[i].buf);
     free(cache);
     cache = NULL; cache_len = cache_cap = 0; cache_bytes = 0; scope_open = 0;
+}
+
+// ---- copies rewritten by the weight's update (gemm_weight_copies, kernels/gemm.h) ------------------------
+
+GemmCopies gemm_weight_copies(const float *W, long numel) {
+    GemmCopies c = {0, 0, {0}};
+    Kernel ker;
+    if (!pick_kernel(&ker) || GEMM_COPY_ROWS % ker.nr) return c;
+    for (int i = 0; i < cache_len && c.n < GEMM_COPIES_MAX; i++) {
+        const PackedWeight *e = &cache[i];
+        int rows = e->trans_b ? e->N : e->K, cols = e->trans_b ? e->K : e->N;
+        if (e->b != W || e->nr != ker.nr || e->ldb != cols || (long)rows * cols != numel || (c.n && rows != c.rows))
+            continue;
+        // A copy that fits L2 is better packed at its first use, where the product finds it in the cache.
+        int kc_base = k_block(e->K, ker.blk.kc);
+        if (!copy_too_big_for_l2(&ker, (long)(e->K + kc_base - 1) / kc_base * e->block)) continue;
+        c.rows = rows;
+        c.idx[c.n++] = i;
+    }
+    return c;
+}
+
+// Rows [k0, k1) of a contiguous-layout copy (B = W, not transposed: row k of W is row k of opB), as
+// pack_b_whole lays them out: k-block b = k / kc_base, panel p at + p * kcb * NR (kcb: the block's
+// height), row k at + (k - b kc_base) * NR.
+static void copy_rows_contiguous(const PackedWeight *e, int kc_base, int k0, int k1, int stream) {
+    const int NR = e->nr, N = e->N;
+    for (int k = k0; k < k1; k++) {
+        int b = k / kc_base, kcb = e->K - b * kc_base < kc_base ? e->K - b * kc_base : kc_base;
+        float *d = e->buf + b * e->block + (long)(k - b * kc_base) * NR;
+        const float *r = e->b + (long)k * e->ldb;
+        for (int j0 = 0; j0 < N; j0 += NR, d += (long)kcb * NR) {
+            int w = N - j0 < NR ? N - j0 : NR;
+            if (w == 32 && stream) stream_row32(d, r + j0);
+            else memcpy(d, r + j0, (size_t)w * sizeof(float));   // the padding keeps the first packing's zeros
+        }
+    }
+}
+
+void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1) {
+    Kernel ker;
+    if (!c->n || r0 >= r1 || !pick_kernel(&ker)) return;
+    for (int i = 0; i < c->n; i++) {
+        const PackedWeight *e = &cache[c->idx[i]];
+        int K = e->K, NR = e->nr, kc_base = k_block(K, ker.blk.kc);
+        long nblocks = (K + kc_base - 1) / kc_base;
+        int stream = copy_too_big_for_l2(&ker, nblocks * e->block);   // as pack_b_whole
+        if (e->trans_b) {   // rows of W are columns of opB: whole NR-wide panels of every k-block
+            Operands op = {NULL, 0, 0, e->b, e->ldb, 1, NULL, 0};
+            for (long b = 0; b < nblocks; b++) {
+                int pc = (int)b * kc_base, kc = K - pc < kc_base ? K - pc : kc_base;
+                float *dst = e->buf + b * e->block + (long)(r0 / NR) * kc * NR;
+                pack_b_to(&ker, &op, pc, kc, r0, r1 - r0, NR, stream, dst);
+            }
+        } else {
+            copy_rows_contiguous(e, kc_base, r0, r1, stream);
+        }
+    }
+#if defined(__SSE__)
+    _mm_sfence();
+#endif
+}
+
+void gemm_weight_copies_fresh(const GemmCopies *c) {
+    for (int i = 0; i < c->n; i++) cache[c->idx[i]].generation = scope_generation + 1;   // the next scope's
 }
 
 // What a GEMM needs to know of its weight's packed copy: buf NULL (pack per call), or the copy and

@@ -54,6 +54,24 @@ void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int l
 void gemm_weights_begin(void);
 void gemm_weights_end(void);
 void gemm_weights_release(void);
+
+// A weight updated in place between scopes (AdamW) can have its packed copies rewritten as it is
+// updated, rows still in the cache, instead of packed again from memory at its first use in the next
+// scope (docs/performance.md, "Weights packed by the update"). For W [rows][ld] (rows * ld == numel):
+//   c = gemm_weight_copies(W, numel)     its copies that hold all of W (c.n 0: none); serial, or on
+//                                        every thread of a region that makes no product meanwhile
+//   gemm_weight_copies_rows(&c, r0, r1)  W's rows [r0, r1) written into them, after those rows
+//                                        changed; r0 a multiple of GEMM_COPY_ROWS, r1 too or = c.rows;
+//                                        any thread, disjoint rows
+//   gemm_weight_copies_fresh(&c)         serial, once every row was written: the copies serve the
+//                                        next scope as if packed at its first use (the same floats).
+// Rows not rewritten must not have changed, or the next scope would read stale copies.
+#define GEMM_COPY_ROWS 32
+#define GEMM_COPIES_MAX 4
+typedef struct { int n, rows, idx[GEMM_COPIES_MAX]; } GemmCopies;
+GemmCopies gemm_weight_copies(const float *W, long numel);
+void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1);
+void gemm_weight_copies_fresh(const GemmCopies *c);
 void gemm_nt_weight(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                     float *C, int ldc, const float *bias, int accumulate);
 void gemm_nn_weight(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
