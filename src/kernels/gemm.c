@@ -525,8 +525,9 @@ static void split_k_fold_body(const SplitK *sk, int M, int N, float *C, int ldc,
 
 // ---- weights packed once per scope (gemm_weights_begin) -----------------------------------------------
 
-// Whether a packed copy of this many floats is larger than L2 (twice the blocking's B slab).
-static int copy_too_big_for_l2(const Kernel *ker, long floats) { return floats > 2 * ker->blk.slab_floats; }
+// Whether this many floats (a packed copy, a product's result) are more than L2 holds (twice the
+// blocking's B slab).
+static int too_big_for_l2(const Kernel *ker, long floats) { return floats > 2 * ker->blk.slab_floats; }
 
 // All of opB packed: k-block b (kc_base = k_block(K, kc) wide, the last one shorter) at buf + b * block,
 // its NR-column panel p at + p * kc * NR, as gemm_block would pack it piece by piece. Thread t of nth
@@ -537,7 +538,7 @@ static void pack_b_whole(const Kernel *ker, const Operands *op, int K, int N, fl
                          int nth) {
     int NR = ker->nr, kc_base = k_block(K, ker->blk.kc);
     long nblocks = (K + kc_base - 1) / kc_base, panels = (N + NR - 1) / NR, pieces = nblocks * panels;
-    int stream = copy_too_big_for_l2(ker, nblocks * block);
+    int stream = too_big_for_l2(ker, nblocks * block);
     for (long i = pieces * t / nth; i < pieces * (t + 1) / nth; i++) {
         int b = (int)(i / panels), p = (int)(i % panels), pc = b * kc_base, j0 = p * NR;
         int kc = K - pc < kc_base ? K - pc : kc_base, w = N - j0 < NR ? N - j0 : NR;
@@ -585,7 +586,7 @@ GemmCopies gemm_weight_copies(const float *W, long numel) {
             continue;
         // A copy that fits L2 is better packed at its first use, where the product finds it in the cache.
         int kc_base = k_block(e->K, ker.blk.kc);
-        if (!copy_too_big_for_l2(&ker, (long)(e->K + kc_base - 1) / kc_base * e->block)) continue;
+        if (!too_big_for_l2(&ker, (long)(e->K + kc_base - 1) / kc_base * e->block)) continue;
         c.rows = rows;
         c.idx[c.n++] = i;
     }
@@ -616,7 +617,7 @@ void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1) {
         const PackedWeight *e = &cache[c->idx[i]];
         int K = e->K, NR = e->nr, kc_base = k_block(K, ker.blk.kc);
         long nblocks = (K + kc_base - 1) / kc_base;
-        int stream = copy_too_big_for_l2(&ker, nblocks * e->block);   // as pack_b_whole
+        int stream = too_big_for_l2(&ker, nblocks * e->block);   // as pack_b_whole
         if (e->trans_b) {   // rows of W are columns of opB: whole NR-wide panels of every k-block
             Operands op = {NULL, 0, 0, e->b, e->ldb, 1, NULL, 0};
             for (long b = 0; b < nblocks; b++) {
@@ -897,7 +898,7 @@ static void tn_pack_a_groups(const Kernel *ker, int ic, int mc, int Kg, int kc_b
 // packed per row block cost a pass over B for every 140 rows). Returns 0, -1 when out of memory
 // (nothing stored).
 static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int Kg, const float *A, int lda,
-                         const float *B, int ldb, float *const *C, int ldc, const SumTree *t) {
+                         const float *B, int ldb, float *const *C, int ldc, const SumTree *t, int stream) {
     const int NR = ker->nr, MC = ker->blk.mc_panels * ker->mr, n = t->n;
     int kc_base = k_block(Kg, ker->blk.kc), nkb = (Kg + kc_base - 1) / kc_base;
     int b_in_place = tn_b_in_place(ker, n0, n1, ldb);
@@ -926,7 +927,7 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
                                   B + (long)g * Kg * ldb + jc, ldb, blk[g], nc_cap);
                     out[g] = C[g] + (long)ic * ldc + jc;
                 }
-                sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc);
+                sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc, stream);
             }
         }
     } else {
@@ -948,7 +949,7 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
                                   bpack + (long)g * nkb * b_block, b_block, NULL, ldb, blk[g], nc_cap);
                     out[g] = C[g] + (long)ic * ldc + jc;
                 }
-                sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc);
+                sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc, stream);
             }
         }
     }
@@ -966,14 +967,22 @@ static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A
     Range r = part_range(ker, M, N, split_m, split_m ? tiles_m : tiles_n, th, nth);
     int m0 = r.m0, m1 = r.m1, n0 = r.n0, n1 = r.n1;
     if (m0 >= m1 || n0 >= n1) return;
-    if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t) == 0) return;
+    // Results larger than L2 are not read again soon (the optimiser reads them after the backward):
+    // streaming stores spare reading each line before it is written (docs/performance.md, "The weight
+    // gradients stored with streaming stores").
+    if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t, too_big_for_l2(ker, (long)M * N)) == 0) {
+#if defined(__SSE__)
+        _mm_sfence();
+#endif
+        return;
+    }
     float *out[SUMTREE_MAX];
     for (int g = 0; g < t->n; g++) {
         Operands op = group_operands(A, lda, B, ldb, Kg, g);
         gemm_block_plain(&op, m0, m1, n0, n1, Kg, Kg, C[g], ldc, NULL, 0, &ALL_K);
         out[g] = C[g] + (long)m0 * ldc + n0;
     }
-    sumtree_rows(t, out, ldc, out, ldc, m1 - m0, n1 - n0);
+    sumtree_rows(t, out, ldc, out, ldc, m1 - m0, n1 - n0, 0);
 }
 
 void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,
@@ -984,7 +993,7 @@ void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B,
     if (!pick_kernel(&ker)) {   // the definition: each group alone, then the tree over whole rows
         for (int g = 0; g < t->n; g++)
             RUN_REF(gemm_tn_ref(M, N, Kg, A + (long)g * Kg * lda, lda, B + (long)g * Kg * ldb, ldb, C[g], ldc, 0));
-        RUN_REF(sumtree_rows(t, C, ldc, C, ldc, M, N));
+        RUN_REF(sumtree_rows(t, C, ldc, C, ldc, M, N, 0));
         PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
         return;
     }

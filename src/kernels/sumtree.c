@@ -1,6 +1,10 @@
 // The adds of a gradient-group tree over buffers: see kernels/sumtree.h.
 #include "kernels/sumtree.h"
 #include "kernels/team.h"
+#include <stdint.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 void sumtree_finish(SumTree *t) {
     for (int g = 0; g < t->n; g++) t->live[g] = 1;
@@ -37,7 +41,8 @@ void sumtree_apply(const SumTree *t, float *const *buf, size_t off, size_t len) 
     TEAM_RUN(apply_body(t, buf, off, len));
 }
 
-void sumtree_rows(const SumTree *t, float *const *src, long ld_src, float *const *dst, long ld_dst, int rows, int cols) {
+void sumtree_rows(const SumTree *t, float *const *src, long ld_src, float *const *dst, long ld_dst, int rows, int cols,
+                  int stream) {
     for (int r = 0; r < rows; r++) {
         float *row[SUMTREE_MAX];
         for (int g = 0; g < t->n; g++) row[g] = src[g] + (long)r * ld_src;
@@ -45,7 +50,18 @@ void sumtree_rows(const SumTree *t, float *const *src, long ld_src, float *const
         for (int g = 0; g < t->n; g++) {
             if (!t->live[g]) continue;
             float *d = dst[g] + (long)r * ld_dst;
-            for (int j = 0; j < cols; j++) d[j] = row[g][j];
+            const float *s = row[g];
+            int j = 0;
+#if defined(__SSE__)
+            if (stream) {   // plain stores up to a 64-byte line, streaming stores for whole lines
+                for (; j < cols && ((uintptr_t)(d + j) & 63); j++) d[j] = s[j];
+                for (; j + 16 <= cols; j += 16)
+                    for (int q = 0; q < 16; q += 4) _mm_stream_ps(d + j + q, _mm_loadu_ps(s + j + q));
+            }
+#else
+            (void)stream;
+#endif
+            for (; j < cols; j++) d[j] = s[j];
         }
     }
 }

@@ -21,6 +21,8 @@ void sumtree_finish(SumTree *t);
 // (kernels/team.h) share the elements.
 void sumtree_apply(const SumTree *t, float *const *buf, size_t off, size_t len);
 // Rows [0, rows) of n [rows, cols] blocks: src[g] rows ld_src apart, the live results (scaled) stored
-// into dst[g] rows ld_dst apart (one thread; src is changed).
-void sumtree_rows(const SumTree *t, float *const *src, long ld_src, float *const *dst, long ld_dst, int rows, int cols);
+// into dst[g] rows ld_dst apart (one thread; src is changed). stream: stored with streaming stores
+// where they fill whole 64-byte lines (for results not read again soon; the caller fences).
+void sumtree_rows(const SumTree *t, float *const *src, long ld_src, float *const *dst, long ld_dst, int rows, int cols,
+                  int stream);
 #endif
