@@ -76,15 +76,20 @@ typedef struct {
     double data;
 } BenchStep;
 
-// x [n] ~ N(0, 1) from r: Box-Muller with both of its outputs (rng_normal uses one per call and would
-// make the synthetic data the step's third-largest cost after the products and attention).
+// x [n] ~ N(0, 1) from r: Marsaglia's polar method in float, both outputs of each accepted pair, the
+// pair's two uniforms from one 64-bit draw (one logf and one sqrtf a pair, no sine or cosine: the
+// double-precision Box-Muller it replaced took 2.4% of a step of the small preset at 224).
 static void normal_fill(Rng *r, float *x, size_t n) {
-    for (size_t i = 0; i < n; i += 2) {
-        double u1 = 1.0 - rng_uniform_double(r), u2 = rng_uniform_double(r);   // u1 in (0, 1]
-        double rad = sqrt(-2.0 * log(u1)), s, c;
-        sincos(2.0 * M_PI * u2, &s, &c);
-        x[i] = (float)(rad * c);
-        if (i + 1 < n) x[i + 1] = (float)(rad * s);
+    size_t i = 0;
+    while (i < n) {
+        uint64_t b = rng_next(r);
+        float u = (float)(b >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        float v = (float)((b >> 16) & 0xFFFFFF) * (2.0f / 16777216.0f) - 1.0f;
+        float s = u * u + v * v;
+        if (s >= 1.0f || s == 0.0f) continue;
+        float f = sqrtf(-2.0f * logf(s) / s);
+        x[i++] = u * f;
+        if (i < n) x[i++] = v * f;
     }
 }
 
