@@ -140,8 +140,10 @@ static int bench_group(void *ctx, int group, float *grads, float *loss, char *er
 
 // --profile: each kind of kernel's time per step, its share of the step and, for the products, its
 // GFLOP/s and fraction of the peak; "other" is the rest of the step (data, the serial glue between
-// kernels, the reduction, AdamW). JSON: `"profile": {"gemm_nt": {...}, ..., "other": {...}}, `.
-static void print_profile(const ProfTotals *pt, int steps, double total, double peak, int json) {
+// kernels, the reduction, AdamW); then the time the threads waited at the team's barrier for each other,
+// summed over threads, and its share of their time. JSON: `"profile": {"gemm_nt": {...}, ..., "other":
+// {...}, "barrier_wait": {...}}, `.
+static void print_profile(const ProfTotals *pt, int steps, double total, double peak, int threads, int json) {
     double rest = total;
     if (json) printf("\"profile\": {");
     else printf("  kernels (ms per step, share of the step, calls per step; products: GFLOP/s, %% of peak):\n");
@@ -158,9 +160,17 @@ static void print_profile(const ProfTotals *pt, int steps, double total, double 
         if (pt->flops[k] > 0) printf("  %7.1f GFLOP/s  %5.1f%%", gf, 100.0 * gf / peak);
         printf("\n");
     }
-    if (json) printf("\"other\": {\"ms\": %.4f, \"share\": %.4f}}, ", 1e3 * rest / steps, rest / total);
-    else printf("    %-22s %8.2f  %5.1f%%  (data, glue between kernels, reduce, optimizer)\n", "other",
-                1e3 * rest / steps, 100.0 * rest / total);
+    double wait = pt->barrier_wait / steps, cpu = total / steps * threads;
+    if (json) {
+        printf("\"other\": {\"ms\": %.4f, \"share\": %.4f}, ", 1e3 * rest / steps, rest / total);
+        printf("\"barrier_wait\": {\"ms\": %.4f, \"share_of_cpu\": %.4f}}, ", 1e3 * wait, cpu > 0 ? wait / cpu : 0.0);
+        return;
+    }
+    printf("    %-22s %8.2f  %5.1f%%  (data, glue between kernels, reduce, optimizer)\n", "other",
+           1e3 * rest / steps, 100.0 * rest / total);
+    if (threads > 1)
+        printf("  barrier waits  %.2f ms per step, summed over the %d threads: %.1f%% of their time\n", 1e3 * wait,
+               threads, cpu > 0 ? 100.0 * wait / cpu : 0.0);
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -314,7 +324,7 @@ int cmd_bench(int argc, char **argv) {
                gflops / peak, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, ");
-        if (profile) print_profile(&pt, steps, ph.total, peak, 1);
+        if (profile) print_profile(&pt, steps, ph.total, peak, threads, 1);
         printf("\"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
                rss / analytic);
     } else {
@@ -341,7 +351,7 @@ int cmd_bench(int argc, char **argv) {
         printf("  phases (ms per step):\n");
         for (int i = 0; i < nphases; i++)
             printf("    %-12s %8.2f  %5.1f%%\n", names[i], 1e3 * vals[i] / steps, 100.0 * vals[i] / ph.total);
-        if (profile) print_profile(&pt, steps, ph.total, peak, 0);
+        if (profile) print_profile(&pt, steps, ph.total, peak, threads, 0);
         printf("  peak memory    %.1f MB (ru_maxrss) vs %.1f MB analytic -> %.2fx\n", rss / 1048576.0,
                analytic / 1048576.0, rss / analytic);
     }

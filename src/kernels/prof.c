@@ -6,12 +6,26 @@
 int prof_on;
 static ProfTotals totals;
 
+// Each thread's barrier waits in a cache line of its own; threads past the last slot share it (the
+// sum may then lose a few adds, never more than their waits).
+#define WAIT_SLOTS 64
+static struct { double s; char pad[56]; } waits[WAIT_SLOTS];
+
 void prof_enable(int on) {
     memset(&totals, 0, sizeof totals);
+    memset(waits, 0, sizeof waits);
     prof_on = on;
 }
 
-void prof_read(ProfTotals *out) { *out = totals; }
+void prof_read(ProfTotals *out) {
+    *out = totals;
+    out->barrier_wait = 0.0;
+    for (int i = 0; i < WAIT_SLOTS; i++) out->barrier_wait += waits[i].s;
+}
+
+void prof_add_wait(int thread, double seconds) {
+    waits[thread >= 0 && thread < WAIT_SLOTS ? thread : WAIT_SLOTS - 1].s += seconds;
+}
 
 const char *prof_name(int k) {
     static const char *const names[PROF_COUNT] = {

@@ -1,5 +1,6 @@
 // Team mode's per-thread state and its barrier (kernels/team.h).
 #include "kernels/team.h"
+#include "kernels/prof.h"
 #include <limits.h>
 #include <omp.h>
 #include <stdatomic.h>
@@ -115,6 +116,7 @@ void team_barrier(void) {
     }
     // Spin, looking at the clock every 32 pauses; past the limit, sleep on gen until the last thread
     // moves it (the futex call returns at once if gen has moved already).
+    double waited_from = prof_on ? omp_get_wtime() : -1.0;
     int limit = team_spin_us();
     double t0 = -1.0;
     for (int spins = 0; atomic_load_explicit(&b->gen, memory_order_acquire) == g; spins++) {
@@ -132,6 +134,7 @@ void team_barrier(void) {
         sched_yield();
 #endif
     }
+    if (waited_from >= 0.0) prof_add_wait(omp_get_thread_num(), omp_get_wtime() - waited_from);
 }
 
 // Thread 0 writes the slot, all meet, the others read it. The next write comes after at least one more
