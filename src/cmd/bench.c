@@ -141,8 +141,8 @@ static int bench_group(void *ctx, int group, float *grads, float *loss, char *er
 // --profile: each kind of kernel's time per step, its share of the step and, for the products, its
 // GFLOP/s and fraction of the peak; "other" is the rest of the step (data, the serial glue between
 // kernels, the reduction, AdamW); then the time the threads waited at the team's barrier for each other,
-// summed over threads, and its share of their time. JSON: `"profile": {"gemm_nt": {...}, ..., "other":
-// {...}, "barrier_wait": {...}}, `.
+// summed over threads, its share of their time and its part in each kind of kernel. JSON: `"profile":
+// {"gemm_nt": {...}, ..., "other": {...}, "barrier_wait": {"ms", "share_of_cpu", "in": {...}}}, `.
 static void print_profile(const ProfTotals *pt, int steps, double total, double peak, int threads, int json) {
     double rest = total;
     if (json) printf("\"profile\": {");
@@ -161,16 +161,24 @@ static void print_profile(const ProfTotals *pt, int steps, double total, double 
         printf("\n");
     }
     double wait = pt->barrier_wait / steps, cpu = total / steps * threads;
+    double between = wait;   // the waits outside every kind of kernel
+    for (int k = 0; k < PROF_COUNT; k++) between -= pt->barrier_wait_in[k] / steps;
     if (json) {
         printf("\"other\": {\"ms\": %.4f, \"share\": %.4f}, ", 1e3 * rest / steps, rest / total);
-        printf("\"barrier_wait\": {\"ms\": %.4f, \"share_of_cpu\": %.4f}}, ", 1e3 * wait, cpu > 0 ? wait / cpu : 0.0);
+        printf("\"barrier_wait\": {\"ms\": %.4f, \"share_of_cpu\": %.4f, \"in\": {", 1e3 * wait,
+               cpu > 0 ? wait / cpu : 0.0);
+        for (int k = 0; k < PROF_COUNT; k++)
+            printf("\"%s\": %.4f, ", prof_key(k), 1e3 * pt->barrier_wait_in[k] / steps);
+        printf("\"between\": %.4f}}}, ", 1e3 * between);
         return;
     }
     printf("    %-22s %8.2f  %5.1f%%  (data, glue between kernels, reduce, optimizer)\n", "other",
            1e3 * rest / steps, 100.0 * rest / total);
-    if (threads > 1)
-        printf("  barrier waits  %.2f ms per step, summed over the %d threads: %.1f%% of their time\n", 1e3 * wait,
-               threads, cpu > 0 ? 100.0 * wait / cpu : 0.0);
+    if (threads <= 1) return;
+    printf("  barrier waits  %.2f ms per step, summed over the %d threads: %.1f%% of their time; in ms:\n   ",
+           1e3 * wait, threads, cpu > 0 ? 100.0 * wait / cpu : 0.0);
+    for (int k = 0; k < PROF_COUNT; k++) printf(" %s %.2f,", prof_key(k), 1e3 * pt->barrier_wait_in[k] / steps);
+    printf(" between kernels %.2f\n", 1e3 * between);
 }
 
 int cmd_bench(int argc, char **argv) {

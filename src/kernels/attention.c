@@ -164,7 +164,7 @@ static void attention_forward_body(float *out, float *att, const float *qkv, flo
 
 void attention_forward(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C, int NH) {
     int avx512 = gemm_path() == GEMM_PATH_AVX512;
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_ATTN_FWD);
     TEAM_RUN(attention_forward_body(out, att, qkv, scratch, B, T, C, NH, avx512));
     PROF_STOP(PROF_ATTN_FWD, t0, 4.0 * B * T * T * C);
 }
@@ -213,7 +213,7 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
 void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                         float *scratch, int B, int T, int C, int NH) {
     int avx512 = gemm_path() == GEMM_PATH_AVX512;
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_ATTN_BWD);
     TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1, avx512));
     PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * T * T * C);
 }
@@ -221,7 +221,7 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
 void attention_backward_set(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                             float *scratch, int B, int T, int C, int NH) {
     int avx512 = gemm_path() == GEMM_PATH_AVX512;
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_ATTN_BWD);
     TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0, avx512));
     PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * T * T * C);
 }

@@ -28,13 +28,13 @@ static void droppath_scale_body(float *dbranch, const float *dout, const float *
 
 void droppath_residual_forward(float *out, const float *branch, const float *x, const float *scale,
                                int B, int T, int C) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_RESIDUAL);
     TEAM_RUN(droppath_residual_forward_body(out, branch, x, scale, B, T, C));
     PROF_STOP(PROF_RESIDUAL, t0, 0);
 }
 
 void droppath_scale(float *dbranch, const float *dout, const float *scale, int B, int T, int C) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_RESIDUAL);
     TEAM_RUN(droppath_scale_body(dbranch, dout, scale, B, T, C));
     PROF_STOP(PROF_RESIDUAL, t0, 0);
 }

@@ -92,7 +92,7 @@ static void gelu_backward_chunks_body(float *dinp, float *part, const float *inp
 }
 
 void gelu_forward(float *out, const float *inp, long N) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_GELU_FWD);
     TEAM_RUN(gelu_forward_body(out, inp, N));
     PROF_STOP(PROF_GELU_FWD, t0, 0);
 }
@@ -100,7 +100,7 @@ void gelu_forward(float *out, const float *inp, long N) {
 void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const float *inp, const float *dout, int N,
                               int C, int bias_acc) {
     int nchunks = (N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS;
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_GELU_BWD);
     TEAM_RUN(gelu_backward_chunks_body(dinp, part, inp, dout, N, C, nchunks));
     PROF_STOP(PROF_GELU_BWD, t0, 0);
     column_sum(dbias, part, nchunks, C, bias_acc);   // a kernel of its own (profiled as a bias gradient)

@@ -682,14 +682,17 @@ static int split_rows(int M, int N, long tiles_m, long tiles_n) {
     return M >= N ? tiles_m >= 4 || tiles_m >= tiles_n : !(tiles_n >= 4 || tiles_n >= tiles_m);
 }
 
-// Thread t of nth's share of the MR-row (split_m) or NR-column tiles of C: rows [m0, m1) x columns
-// [n0, n1).
+// Thread t of nth's share of C: rows [m0, m1) x columns [n0, n1). Split by rows (split_m), each thread
+// gets M / nth rows (the one short tile of each range runs on the micro-kernel's smaller instances):
+// whole MR-row tiles left one thread up to a tile short of the others, which then waited for it at the
+// barrier (docs/performance.md, "Rows shared out evenly"). By columns, whole NR-column tiles. Which
+// thread computes a row does not change its bits.
 typedef struct { int m0, m1, n0, n1; } Range;
 static Range part_range(const Kernel *ker, int M, int N, int split_m, long tiles, int t, int nth) {
     long t0 = tiles * t / nth, t1 = tiles * (t + 1) / nth;
     Range r = {0, M, 0, N};
     if (split_m) {
-        r.m0 = (int)(t0 * ker->mr); r.m1 = t1 * ker->mr < M ? (int)(t1 * ker->mr) : M;
+        r.m0 = (int)((long)M * t / nth); r.m1 = (int)((long)M * (t + 1) / nth);
     } else {
         r.n0 = (int)(t0 * ker->nr); r.n1 = t1 * ker->nr < N ? (int)(t1 * ker->nr) : N;
     }
@@ -803,7 +806,7 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
 
 static void gemm_nt_impl(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                          float *C, int ldc, const float *bias, int accumulate, int weight) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_GEMM_NT);
     Kernel ker;
     Operands op = {A, lda, 0, B, ldb, 1, NULL, 0};
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, bias, accumulate, weight);
@@ -812,7 +815,7 @@ static void gemm_nt_impl(int M, int N, int K, const float *A, int lda, const flo
 }
 static void gemm_nn_impl(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
                          float *C, int ldc, int accumulate, int weight) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_GEMM_NN);
     Kernel ker;
     Operands op = {A, lda, 0, B, ldb, 0, NULL, 0};
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate, weight);
@@ -838,7 +841,7 @@ void gemm_nn_weight(int M, int N, int K, const float *A, int lda, const float *B
 }
 void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, int accumulate) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_GEMM_TN);
     Kernel ker;
     Operands op = {A, lda, 1, B, ldb, 0, NULL, 0};
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate, 0);
@@ -987,7 +990,7 @@ static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A
 
 void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,
                   const SumTree *t) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_GEMM_TN);
     Kernel ker;
     if (M <= 0 || N <= 0) return;
     if (!pick_kernel(&ker)) {   // the definition: each group alone, then the tree over whole rows

@@ -156,14 +156,14 @@ static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, c
 
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                        const float *bias, int N, int C, float eps) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_LN_FWD);
     TEAM_RUN(layernorm_forward_body(out, mean, rstd, inp, weight, bias, N, C, eps));
     PROF_STOP(PROF_LN_FWD, t0, 0);
 }
 
 void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                         const float *weight, const float *mean, const float *rstd, int N, int C, int param_acc) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_LN_BWD);
     TEAM_RUN(layernorm_backward_body(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, param_acc));
     PROF_STOP(PROF_LN_BWD, t0, 0);
 }

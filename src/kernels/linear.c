@@ -67,7 +67,7 @@ static void column_sum_body(float *dbias, const float *dout, int N, int OC, int 
 }
 
 void column_sum(float *dbias, const float *dout, int N, int OC, int accumulate) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_BIAS_GRAD);
     TEAM_RUN(column_sum_body(dbias, dout, N, OC, accumulate));
     PROF_STOP(PROF_BIAS_GRAD, t0, 0);
 }

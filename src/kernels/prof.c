@@ -6,10 +6,11 @@
 int prof_on;
 static ProfTotals totals;
 
-// Each thread's barrier waits in a cache line of its own; threads past the last slot share it (the
-// sum may then lose a few adds, never more than their waits).
+// Each thread's barrier waits, by kernel (slot 0: between kernels), in cache lines of its own; threads
+// past the last slot share it (the sums may then lose a few adds, never more than their waits).
 #define WAIT_SLOTS 64
-static struct { double s; char pad[56]; } waits[WAIT_SLOTS];
+static struct { double s[PROF_COUNT + 1]; } __attribute__((aligned(64))) waits[WAIT_SLOTS];
+_Thread_local int prof_kernel = -1;
 
 void prof_enable(int on) {
     memset(&totals, 0, sizeof totals);
@@ -20,11 +21,17 @@ void prof_enable(int on) {
 void prof_read(ProfTotals *out) {
     *out = totals;
     out->barrier_wait = 0.0;
-    for (int i = 0; i < WAIT_SLOTS; i++) out->barrier_wait += waits[i].s;
+    for (int k = 0; k < PROF_COUNT; k++) out->barrier_wait_in[k] = 0.0;
+    for (int i = 0; i < WAIT_SLOTS; i++)
+        for (int k = 0; k <= PROF_COUNT; k++) {
+            out->barrier_wait += waits[i].s[k];
+            if (k > 0) out->barrier_wait_in[k - 1] += waits[i].s[k];
+        }
 }
 
 void prof_add_wait(int thread, double seconds) {
-    waits[thread >= 0 && thread < WAIT_SLOTS ? thread : WAIT_SLOTS - 1].s += seconds;
+    int k = prof_kernel >= 0 && prof_kernel < PROF_COUNT ? prof_kernel + 1 : 0;
+    waits[thread >= 0 && thread < WAIT_SLOTS ? thread : WAIT_SLOTS - 1].s[k] += seconds;
 }
 
 const char *prof_name(int k) {
@@ -43,7 +50,10 @@ const char *prof_key(int k) {
     return k >= 0 && k < PROF_COUNT ? keys[k] : "?";
 }
 
-double prof_now_thread0(void) { return omp_get_thread_num() == 0 ? omp_get_wtime() : -1.0; }
+double prof_enter(int k) {
+    prof_kernel = k;
+    return omp_get_thread_num() == 0 ? omp_get_wtime() : -1.0;
+}
 
 void prof_add(int k, double t0, double flops) {
     totals.seconds[k] += omp_get_wtime() - t0;

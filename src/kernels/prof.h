@@ -27,6 +27,7 @@ typedef struct {
     double flops[PROF_COUNT];   // counted for the matrix products only (2 per multiply-add)
     long calls[PROF_COUNT];
     double barrier_wait;        // seconds threads spent waiting at the team's barrier, summed over threads
+    double barrier_wait_in[PROF_COUNT];   // the part of it inside each kind of kernel (the rest: between)
 } ProfTotals;
 
 extern int prof_on;
@@ -36,12 +37,20 @@ void prof_read(ProfTotals *out);
 const char *prof_name(int k);      // "gemm_nt (linear fwd)", ...
 const char *prof_key(int k);       // the same as a JSON key: "gemm_nt", ...
 
-double prof_now_thread0(void);     // omp_get_wtime() on thread 0, -1 elsewhere
+// The kind of kernel this thread is in (-1: none), for its barrier waits.
+extern _Thread_local int prof_kernel;
+double prof_enter(int k);          // prof_kernel = k; omp_get_wtime() on thread 0, -1 elsewhere
 void prof_add(int k, double t0, double flops);
-// A thread's wait at the team's barrier (kernels/team.c), any thread: each keeps its own sum.
+// A thread's wait at the team's barrier (kernels/team.c), any thread: each keeps its own sums, by the
+// kernel it is in.
 void prof_add_wait(int thread, double seconds);
 
-// t0 = PROF_START(); ... PROF_STOP(k, t0, flops): the kernel's time, when profiling is on.
-#define PROF_START() (prof_on ? prof_now_thread0() : -1.0)
-#define PROF_STOP(k, t0, flops) do { if ((t0) >= 0.0) prof_add((k), (t0), (flops)); } while (0)
+// t0 = PROF_START(k); ... PROF_STOP(k, t0, flops): the kernel's time, when profiling is on; every
+// thread of a team marks itself inside the kernel in between.
+#define PROF_START(k) (prof_on ? prof_enter(k) : -1.0)
+#define PROF_STOP(k, t0, flops)                          \
+    do {                                                 \
+        if (prof_on) prof_kernel = -1;                   \
+        if ((t0) >= 0.0) prof_add((k), (t0), (flops));   \
+    } while (0)
 #endif

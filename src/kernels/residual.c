@@ -9,7 +9,7 @@ static void residual_forward_body(float *out, const float *a, const float *b, lo
 }
 
 void residual_forward(float *out, const float *a, const float *b, long N) {
-    double t0 = PROF_START();
+    double t0 = PROF_START(PROF_RESIDUAL);
     TEAM_RUN(residual_forward_body(out, a, b, N));
     PROF_STOP(PROF_RESIDUAL, t0, 0);
 }
