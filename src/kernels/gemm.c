@@ -16,12 +16,10 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE__)
-#include <xmmintrin.h>
-#endif
 #include "kernels/cpu.h"
 #include "kernels/gemm_kernels.h"
 #include "kernels/prof.h"
+#include "kernels/stream.h"
 #include "kernels/sumtree.h"
 #include "kernels/team.h"
 
@@ -225,32 +223,23 @@ typedef struct {
 // and the last panel is zero-padded to W. Two source layouts:
 //   contiguous: (x, k) at src[(k0+k)*ld + x0+x]   (opA of tn, opB of nn/tn): rows of x are copied
 //   strided:    (x, k) at src[(x0+x)*ld + k0+k]   (opA of nt/nn, opB of nt): a transpose
-// W is a compile-time constant in each instance (see PACK_DISPATCH), so the copies vectorise.
-// Stores of 32 floats (a full panel row, 64-byte aligned) that bypass the caches: for a weight's packed
-// copy, which the products read from memory in any case, a plain store would first read in every line
-// it fills (docs/performance.md, "Weights packed with streaming stores"). The caller fences.
-static inline void stream_row32(float *restrict d, const float *restrict r) {
-#if defined(__SSE__)
-    for (int i = 0; i < 32; i += 4) _mm_stream_ps(d + i, _mm_loadu_ps(r + i));
-#else
-    memcpy(d, r, 32 * sizeof(float));
-#endif
-}
-
+// W is a compile-time constant in each instance (see PACK_DISPATCH), so the copies vectorise. The
+// panels are pstride k-rows apart (kc when the range is a whole k-block; more when the range is part of
+// one: gemm_weight_copies_rows). stream: a weight's packed copy larger than L2 (kernels/stream.h).
 static inline __attribute__((always_inline))
-void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, int stream,
-                       float *restrict dst) {
+void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,
+                       int stream, float *restrict dst) {
     for (int k = 0; k < kc; k++) {
         const float *row = src + (long)(k0 + k) * ld + x0;
         // Rows are far apart and short: the hardware prefetcher misses them, so fetch 16 rows ahead.
         if (k + 16 < kc)
             for (int x = 0; x < width; x += 16) __builtin_prefetch(row + 16 * ld + x);
         for (int p = 0; p * W < width; p++) {
-            float *d = dst + (long)p * kc * W + (long)k * W;
+            float *d = dst + (long)p * pstride * W + (long)k * W;
             const float *r = row + p * W;
             int w = width - p * W;
-            if (w >= W && W == 32 && stream) {
-                stream_row32(d, r);
+            if (w >= W && stream) {
+                stream_floats(d, r, W);
             } else if (w >= W) {
                 memcpy(d, r, W * sizeof(float)); // constant size: a few vector moves
             } else {
@@ -262,11 +251,11 @@ void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int wi
 }
 
 static inline __attribute__((always_inline))
-void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, int stream,
-                    float *restrict dst) {
+void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,
+                    int stream, float *restrict dst) {
     (void)stream;   // element by element: plain stores
     for (int p = 0; p * W < width; p++) {
-        float *d = dst + (long)p * kc * W;
+        float *d = dst + (long)p * pstride * W;
         int w = width - p * W < W ? width - p * W : W;
         for (int x = 0; x < w; x++) {
             const float *r = src + (long)(x0 + p * W + x) * ld + k0;
@@ -278,16 +267,16 @@ void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width
 }
 
 #define PACK_DISPATCH(fn)                                                                              \
-    static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, int stream,   \
-                   float *dst) {                                                                       \
+    static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,  \
+                   int stream, float *dst) {                                                           \
         switch (W) {                                                                                   \
-        case 32: fn##_w(src, ld, k0, kc, x0, width, 32, stream, dst); break;                           \
-        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, 0, dst); break;                                \
-        case 14: fn##_w(src, ld, k0, kc, x0, width, 14, 0, dst); break;                                \
-        case 8: fn##_w(src, ld, k0, kc, x0, width, 8, 0, dst); break;                                  \
-        case 6: fn##_w(src, ld, k0, kc, x0, width, 6, 0, dst); break;                                  \
-        case 4: fn##_w(src, ld, k0, kc, x0, width, 4, 0, dst); break;                                  \
-        default: fn##_w(src, ld, k0, kc, x0, width, W, 0, dst); break;                                 \
+        case 32: fn##_w(src, ld, k0, kc, x0, width, 32, pstride, stream, dst); break;                  \
+        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, pstride, 0, dst); break;                       \
+        case 14: fn##_w(src, ld, k0, kc, x0, width, 14, pstride, 0, dst); break;                       \
+        case 8: fn##_w(src, ld, k0, kc, x0, width, 8, pstride, 0, dst); break;                         \
+        case 6: fn##_w(src, ld, k0, kc, x0, width, 6, pstride, 0, dst); break;                         \
+        case 4: fn##_w(src, ld, k0, kc, x0, width, 4, pstride, 0, dst); break;                         \
+        default: fn##_w(src, ld, k0, kc, x0, width, W, pstride, 0, dst); break;                        \
         }                                                                                              \
     }
 PACK_DISPATCH(pack_contiguous)
@@ -295,8 +284,8 @@ PACK_DISPATCH(pack_strided)
 
 // opA rows [i0, i0+mr) x k [k0, k0+kc) into MR-row panels.
 static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, float *dst) {
-    if (op->trans_a) pack_contiguous(op->a, op->lda, k0, kc, i0, mr, MR, 0, dst);
-    else pack_strided(op->a, op->lda, k0, kc, i0, mr, MR, 0, dst);
+    if (op->trans_a) pack_contiguous(op->a, op->lda, k0, kc, i0, mr, MR, kc, 0, dst);
+    else pack_strided(op->a, op->lda, k0, kc, i0, mr, MR, kc, 0, dst);
 }
 
 // opB k [k0, k0+kc) x columns [j0, j0+nc) into NR-column panels; stream: with streaming stores where
@@ -304,8 +293,8 @@ static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, f
 static void pack_b_to(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, int stream,
                       float *dst) {
     if (op->trans_b && NR == 32 && ker->pack32) ker->pack32(op->b, op->ldb, k0, kc, j0, nc, stream, dst);
-    else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, stream, dst);
-    else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, stream, dst);
+    else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, kc, stream, dst);
+    else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, kc, stream, dst);
 }
 static void pack_b(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, float *dst) {
     pack_b_to(ker, op, k0, kc, j0, nc, NR, 0, dst);
@@ -532,7 +521,7 @@ static int too_big_for_l2(const Kernel *ker, long floats) { return floats > 2 * 
 // All of opB packed: k-block b (kc_base = k_block(K, kc) wide, the last one shorter) at buf + b * block,
 // its NR-column panel p at + p * kc * NR, as gemm_block would pack it piece by piece. Thread t of nth
 // packs its share of the (block, panel) pieces. A copy larger than L2 cannot wait there for the
-// product that follows: it is written with streaming stores (stream_row32); a smaller one with plain
+// product that follows: it is written with streaming stores (kernels/stream.h); a smaller one with plain
 // stores, so that the product finds it in the cache.
 static void pack_b_whole(const Kernel *ker, const Operands *op, int K, int N, float *buf, long block, int t,
                          int nth) {
@@ -544,9 +533,7 @@ static void pack_b_whole(const Kernel *ker, const Operands *op, int K, int N, fl
         int kc = K - pc < kc_base ? K - pc : kc_base, w = N - j0 < NR ? N - j0 : NR;
         pack_b_to(ker, op, pc, kc, j0, w, NR, stream, buf + b * block + (long)p * kc * NR);
     }
-#if defined(__SSE__)
-    _mm_sfence();   // the streaming stores are seen by the other threads after the barrier that follows
-#endif
+    stream_fence();   // the streaming stores are seen by the other threads after the barrier that follows
 }
 
 // One weight's packed copy; generation: the scope it was last packed in. Its layout follows the
@@ -593,23 +580,6 @@ GemmCopies gemm_weight_copies(const float *W, long numel) {
     return c;
 }
 
-// Rows [k0, k1) of a contiguous-layout copy (B = W, not transposed: row k of W is row k of opB), as
-// pack_b_whole lays them out: k-block b = k / kc_base, panel p at + p * kcb * NR (kcb: the block's
-// height), row k at + (k - b kc_base) * NR.
-static void copy_rows_contiguous(const PackedWeight *e, int kc_base, int k0, int k1, int stream) {
-    const int NR = e->nr, N = e->N;
-    for (int k = k0; k < k1; k++) {
-        int b = k / kc_base, kcb = e->K - b * kc_base < kc_base ? e->K - b * kc_base : kc_base;
-        float *d = e->buf + b * e->block + (long)(k - b * kc_base) * NR;
-        const float *r = e->b + (long)k * e->ldb;
-        for (int j0 = 0; j0 < N; j0 += NR, d += (long)kcb * NR) {
-            int w = N - j0 < NR ? N - j0 : NR;
-            if (w == 32 && stream) stream_row32(d, r + j0);
-            else memcpy(d, r + j0, (size_t)w * sizeof(float));   // the padding keeps the first packing's zeros
-        }
-    }
-}
-
 void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1) {
     Kernel ker;
     if (!c->n || r0 >= r1 || !pick_kernel(&ker)) return;
@@ -617,21 +587,25 @@ void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1) {
         const PackedWeight *e = &cache[c->idx[i]];
         int K = e->K, NR = e->nr, kc_base = k_block(K, ker.blk.kc);
         long nblocks = (K + kc_base - 1) / kc_base;
-        int stream = too_big_for_l2(&ker, nblocks * e->block);   // as pack_b_whole
+        // Every copy here is larger than L2 (gemm_weight_copies): streaming stores, as pack_b_whole's.
         if (e->trans_b) {   // rows of W are columns of opB: whole NR-wide panels of every k-block
             Operands op = {NULL, 0, 0, e->b, e->ldb, 1, NULL, 0};
             for (long b = 0; b < nblocks; b++) {
                 int pc = (int)b * kc_base, kc = K - pc < kc_base ? K - pc : kc_base;
                 float *dst = e->buf + b * e->block + (long)(r0 / NR) * kc * NR;
-                pack_b_to(&ker, &op, pc, kc, r0, r1 - r0, NR, stream, dst);
+                pack_b_to(&ker, &op, pc, kc, r0, r1 - r0, NR, 1, dst);
             }
-        } else {
-            copy_rows_contiguous(e, kc_base, r0, r1, stream);
+        } else {   // rows of W are rows k of opB: the part of each k-block they cover, all its panels
+            for (int k = r0; k < r1;) {
+                int b = k / kc_base, kcb = K - b * kc_base < kc_base ? K - b * kc_base : kc_base;
+                int k_end = b * kc_base + kcb < r1 ? b * kc_base + kcb : r1;
+                pack_contiguous(e->b, e->ldb, k, k_end - k, 0, e->N, NR, kcb, 1,
+                                e->buf + b * e->block + (long)(k - b * kc_base) * NR);
+                k = k_end;
+            }
         }
     }
-#if defined(__SSE__)
-    _mm_sfence();
-#endif
+    stream_fence();
 }
 
 void gemm_weight_copies_fresh(const GemmCopies *c) {
@@ -974,9 +948,7 @@ static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A
     // streaming stores spare reading each line before it is written (docs/performance.md, "The weight
     // gradients stored with streaming stores").
     if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t, too_big_for_l2(ker, (long)M * N)) == 0) {
-#if defined(__SSE__)
-        _mm_sfence();
-#endif
+        stream_fence();
         return;
     }
     float *out[SUMTREE_MAX];

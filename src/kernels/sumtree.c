@@ -1,10 +1,7 @@
 // The adds of a gradient-group tree over buffers: see kernels/sumtree.h.
 #include "kernels/sumtree.h"
+#include "kernels/stream.h"
 #include "kernels/team.h"
-#include <stdint.h>
-#if defined(__SSE__)
-#include <xmmintrin.h>
-#endif
 
 void sumtree_finish(SumTree *t) {
     for (int g = 0; g < t->n; g++) t->live[g] = 1;
@@ -50,18 +47,8 @@ void sumtree_rows(const SumTree *t, float *const *src, long ld_src, float *const
         for (int g = 0; g < t->n; g++) {
             if (!t->live[g]) continue;
             float *d = dst[g] + (long)r * ld_dst;
-            const float *s = row[g];
-            int j = 0;
-#if defined(__SSE__)
-            if (stream) {   // plain stores up to a 64-byte line, streaming stores for whole lines
-                for (; j < cols && ((uintptr_t)(d + j) & 63); j++) d[j] = s[j];
-                for (; j + 16 <= cols; j += 16)
-                    for (int q = 0; q < 16; q += 4) _mm_stream_ps(d + j + q, _mm_loadu_ps(s + j + q));
-            }
-#else
-            (void)stream;
-#endif
-            for (; j < cols; j++) d[j] = s[j];
+            if (stream) stream_floats(d, row[g], cols);
+            else for (int j = 0; j < cols; j++) d[j] = row[g][j];
         }
     }
 }
