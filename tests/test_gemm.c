@@ -443,6 +443,58 @@ static void test_tn_tree(const char *path, Rng *rng) {
             }
 }
 
+// The packing buffers are kept per thread and grown only for a larger request (kernels/gemm.h:
+// gemm_pack_allocs): a second round of the same products, on 1 and 2 threads, every kind (B packed
+// and in place, the tree of groups), allocates nothing; a larger product allocates again.
+static void run_pack_round(const float *A, const float *B, float *C, float **Cg, const SumTree *t, int scale) {
+    int M = 90 * scale, N = 70 * scale, K = 110 * scale;
+    for (int th = 1; th <= 2; th++) {
+        omp_set_num_threads(th);
+        gemm_nt(M, N, K, A, K, B, K, C, N, NULL, 0);
+        gemm_nn(M, N, K, A, K, B, N, C, N, 0);
+        gemm_tn(M, N, K, A, M, B, N, C, N, 0);
+        gemm_tn(M, N, K, A, M, B, 1024, C, N, 1);   // rows 4 KB apart: B packed
+        gemm_tn_tree(M, N, K / 4, A, M, B, N, Cg, N, t);
+    }
+}
+
+static void test_pack_buffers(const char *path, Rng *rng) {
+    long len = 3L << 20;
+    float *A = alloc_f(len), *B = alloc_f(len), *C = alloc_f(len), *Cg[4];
+    for (long i = 0; i < len; i++) { A[i] = rng_normal(rng, 0.0f, 1.0f); B[i] = rng_normal(rng, 0.0f, 1.0f); }
+    for (int g = 0; g < 4; g++) Cg[g] = alloc_f(len / 4);
+    SumTree t;
+    memset(&t, 0, sizeof t);
+    t.n = 4;
+    pair_tree(&t, 0, 4, 0);
+    t.scale = 1.0f;
+    sumtree_finish(&t);
+    run_pack_round(A, B, C, Cg, &t, 1);
+    long a0 = gemm_pack_allocs();
+    run_pack_round(A, B, C, Cg, &t, 1);
+    long a1 = gemm_pack_allocs();
+    CHECK(a1 == a0, "%s: the same products again allocated %ld packing buffers", path, a1 - a0);
+    CHECK(a0 > 0, "%s: no packing buffer counted", path);
+    // Every group's A packed for all of a thread's rows: 400 x 8 x 700 floats or more, more than any test
+    // before.
+    float *Cb[8];
+    for (int g = 0; g < 8; g++) Cb[g] = alloc_f(400 * 32);
+    SumTree t8;
+    memset(&t8, 0, sizeof t8);
+    t8.n = 8;
+    pair_tree(&t8, 0, 8, 0);
+    t8.scale = 1.0f;
+    sumtree_finish(&t8);
+    static int calls;   // a larger one on each path: the buffers outlive a path
+    omp_set_num_threads(1);
+    gemm_tn_tree(400, 32, 700 + 60 * calls++, A, 400, B, 32, Cb, 32, &t8);
+    CHECK(gemm_pack_allocs() > a1, "%s: a larger product allocated no larger buffer", path);
+    omp_set_num_threads(2);
+    free(A); free(B); free(C);
+    for (int g = 0; g < 4; g++) free(Cg[g]);
+    for (int g = 0; g < 8; g++) free(Cb[g]);
+}
+
 int main(void) {
     Rng rng;
     rng_seed(&rng, 7);
@@ -465,6 +517,7 @@ int main(void) {
         test_tn_b_bounds(paths[i], &rng);
         test_tn_tree(paths[i], &rng);
         if (gemm_path() != GEMM_PATH_REF) test_split_k(paths[i], &rng);
+        if (gemm_path() != GEMM_PATH_REF) test_pack_buffers(paths[i], &rng);
         printf("path %s: checked\n", paths[i]);
     }
     gemm_force_kernel(NULL);

@@ -14,6 +14,7 @@
 // chain, so the two differ by float rounding only.
 #include "kernels/gemm.h"
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "kernels/cpu.h"
@@ -316,6 +317,45 @@ static void *alloc_floats(long n) {
     return p;
 }
 
+// Each thread's packing buffers: grown to the largest request seen and kept, so that once a step's
+// shapes have been met the products allocate nothing (no malloc inside a step: docs/performance.md,
+// "Packing buffers kept per thread"). A slot serves one buffer of one product at a time (products do
+// not nest on a thread). Per thread, so the threads of a team or of separate regions never share one;
+// they are freed when their thread exits (a thread-specific key's destructor).
+#define PACK_SLOTS 3
+typedef struct { float *buf[PACK_SLOTS]; long cap[PACK_SLOTS]; } PackScratch;
+static pthread_key_t pack_key;
+static pthread_once_t pack_key_once = PTHREAD_ONCE_INIT;
+static int pack_key_ok;
+static long pack_allocs;   // buffers allocated so far, every thread (gemm_pack_allocs)
+
+static void pack_scratch_free(void *p) {
+    PackScratch *ps = p;
+    for (int i = 0; i < PACK_SLOTS; i++) free(ps->buf[i]);
+    free(ps);
+}
+static void pack_key_make(void) { pack_key_ok = pthread_key_create(&pack_key, pack_scratch_free) == 0; }
+
+// The calling thread's buffer of slot, at least n floats; NULL when out of memory.
+static float *pack_scratch(int slot, long n) {
+    pthread_once(&pack_key_once, pack_key_make);
+    if (!pack_key_ok) return NULL;
+    PackScratch *ps = pthread_getspecific(pack_key);
+    if (!ps) {
+        if (!(ps = calloc(1, sizeof *ps))) return NULL;
+        if (pthread_setspecific(pack_key, ps)) { free(ps); return NULL; }
+    }
+    if (n > ps->cap[slot]) {
+        free(ps->buf[slot]);
+        __atomic_add_fetch(&pack_allocs, 1, __ATOMIC_RELAXED);
+        ps->buf[slot] = alloc_floats(n);
+        ps->cap[slot] = ps->buf[slot] ? n : 0;
+    }
+    return ps->buf[slot];
+}
+
+long gemm_pack_allocs(void) { return __atomic_load_n(&pack_allocs, __ATOMIC_RELAXED); }
+
 // Which k-blocks a gemm_block call sums, and where: blocks [kb0, kb1) of the k-blocking (k_block), each
 // added into C in turn; or, when P is set, block kb0 + i stored alone (as if into a zeroed C, bias
 // included when it is the last block) at P + i * p_stride, rows ldp apart (a split of k: gemm_split_k).
@@ -349,9 +389,9 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
     long a_stride = (kc_base + 15) / 16 * 16 + 16;
     if (a_stride % 1024 == 0) a_stride += 16;
     long apack_len = rows_mode ? (long)MR * a_stride : (long)MC * kc_base;
-    float *apack = alloc_floats(apack_len);
-    float *bpack = op->bpacked || b_in_place ? NULL : alloc_floats((long)kc_base * nc_cap);
-    if (!apack || (!bpack && !op->bpacked && !b_in_place)) { free(apack); free(bpack); return -1; }
+    float *apack = pack_scratch(0, apack_len);
+    float *bpack = op->bpacked || b_in_place ? NULL : pack_scratch(1, (long)kc_base * nc_cap);
+    if (!apack || (!bpack && !op->bpacked && !b_in_place)) return -1;
     for (int jc = n0; jc < n1; jc += nc_cap) {
         int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
         long k_lo = (long)kb->kb0 * kc_base, k_hi = (long)kb->kb1 * kc_base < K ? (long)kb->kb1 * kc_base : K;
@@ -399,8 +439,6 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
             }
         }
     }
-    free(apack);
-    free(bpack);
     return 0;
 }
 
@@ -887,10 +925,10 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
     long a_block = (long)MC * kc_base, a_group = nkb * a_block;       // one group's packed A of a row block
     long a_ic = n * a_group;                                          // every group's, of one row block
     long b_block = (long)kc_base * ((nc_cap + NR - 1) / NR) * NR;     // one k-block of a packed B slab
-    float *apack = alloc_floats(nic * a_ic);
-    float *bpack = b_in_place ? NULL : alloc_floats(n * nkb * b_block);
-    float *S = alloc_floats((long)n * MC * nc_cap);
-    if (!apack || !S || (!b_in_place && !bpack)) { free(apack); free(bpack); free(S); return -1; }
+    float *apack = pack_scratch(0, nic * a_ic);
+    float *bpack = b_in_place ? NULL : pack_scratch(1, n * nkb * b_block);
+    float *S = pack_scratch(2, (long)n * MC * nc_cap);
+    if (!apack || !S || (!b_in_place && !bpack)) return -1;
     float *blk[SUMTREE_MAX], *out[SUMTREE_MAX];
     for (int g = 0; g < n; g++) blk[g] = S + (long)g * MC * nc_cap;
     if (b_in_place) {
@@ -930,7 +968,6 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
             }
         }
     }
-    free(apack); free(bpack); free(S);
     return 0;
 }
 

@@ -37,6 +37,11 @@ GemmBlocking gemm_blocking(void);   // what the current path uses on this CPU ({
 // range (nothing changes then). Call from a serial region.
 int gemm_force_blocking(int kc, long slab_floats);
 
+// How many packing buffers the products have allocated so far, all threads together. Each thread
+// keeps its buffers and grows them only for a larger request, so products of shapes already met
+// allocate nothing (tests/test_gemm.c checks it).
+long gemm_pack_allocs(void);
+
 void gemm_nt(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, const float *bias, int accumulate);
 void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
