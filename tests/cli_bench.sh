@@ -9,6 +9,18 @@ cd "$tmp" || exit 1   # a command that wrongly writes to the working directory w
 out=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --json); rc=$?
 t "bench --json exits 0" '[ $rc -eq 0 ]'
 echo "$out" >"$tmp/b.json"
+t "bench --json: 1 thread on 1 CPU at least" "grep -q '\"cpus_of_threads\": [1-9]' '$tmp/b.json'"
+
+# A binding asked for in the environment (OMP_PROC_BIND) must not leave both threads on one CPU: vitmae
+# then does not run itself again with GOMP_SPINCOUNT set (src/cmd/main.c), which would inherit the one
+# CPU libgomp had pinned its first thread to. Needs 2 CPUs to tell.
+if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
+  for bind in "OMP_PROC_BIND=true" "OMP_PLACES=cores"; do
+    cpus=$(env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY "$bind" "$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 \
+             --steps 1 --warmup 0 --threads 2 --json | grep -o '"cpus_of_threads": [0-9]*' | grep -o '[0-9]*$')
+    t "$bind: the 2 threads may run on 2 CPUs (got ${cpus:-none})" '[ "$cpus" = 2 ]'
+  done
+fi
 for k in img_per_s gflops peak_gflops peak_fraction gflop_per_step peak_rss_bytes analytic_bytes memory_ratio \
          '"data"' '"patch_embed"' '"encoder"' '"decoder"' '"loss"' '"backward"' '"optimizer"'; do
   t "bench --json has $k" "grep -q '$k' '$tmp/b.json'"

@@ -262,6 +262,7 @@ int cmd_bench(int argc, char **argv) {
 
     // Every rank measures its own cores' peak; the job's peak is the sum (ranks of equal machines).
     double peak = cpu_fma_peak_gflops(threads) * nranks;
+    int cpus = cpu_threads_cpus(threads);   // this process's threads (docs/interface.md, "vitmae bench")
     Phases ph = {0};
     double best_step = 1e30, last_loss = 0.0, cpu_total = 0.0;
     BenchStep bs;
@@ -325,11 +326,11 @@ int cmd_bench(int argc, char **argv) {
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
-               "\"peak_fraction\": %.4f, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
+               "\"peak_fraction\": %.4f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
                preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, at_once, accum, exchange, steps, warmup,
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
-               gflops / peak, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
+               gflops / peak, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, ");
         if (profile) print_profile(&pt, steps, ph.total, peak, threads, 1);
@@ -356,6 +357,11 @@ int cmd_bench(int argc, char **argv) {
         printf("  GFLOP/s        %.1f  (%.2f GFLOP per step, analytic)\n", gflops, flops * 1e-9);
         printf("  FMA peak       %.1f GFLOP/s measured at %d thread%s x %d process%s -> %.1f%% of peak\n", peak,
                threads, threads == 1 ? "" : "s", nranks, nranks == 1 ? "" : "es", 100.0 * gflops / peak);
+        if (cpus > 0)
+            printf("  affinity       the %d thread%s may run on %d CPU%s%s\n", threads, threads == 1 ? "" : "s", cpus,
+                   cpus == 1 ? "" : "s",
+                   cpus < threads ? ": fewer CPUs than threads, so threads share CPUs (a binding such as OMP_PROC_BIND "
+                                    "or mpirun's; the peak counts each thread's own CPU time)" : "");
         printf("  phases (ms per step):\n");
         for (int i = 0; i < nphases; i++)
             printf("    %-12s %8.2f  %5.1f%%\n", names[i], 1e3 * vals[i] / steps, 100.0 * vals[i] / ph.total);

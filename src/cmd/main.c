@@ -37,8 +37,13 @@ static void usage(FILE *out) {
 // OMP_WAIT_POLICY=passive next to one busy process. A short spin (1000) keeps nearly all of the
 // quiet-machine speed and loses nothing when the cores are shared. libgomp reads the variable only
 // when it loads, so when the user set neither variable we set it and run ourselves again, once.
+// Not when a binding is asked for (OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY): libgomp applies it
+// as it loads, pinning this thread to the first place, and the process run again would inherit that
+// one CPU as all it may use: every thread on one core, half the speed at 2 threads (docs/design.md,
+// "OpenMP threads on shared cores").
 static void short_omp_spin(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
+    if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY")) return;
     // The path of our own binary (as a tool running us, e.g. valgrind, reports it), not
     // "/proc/self/exe" itself, which would name the tool.
     char self[4096];

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <omp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -154,6 +155,30 @@ double cpu_fma_peak_gflops(int threads) {
         if (g > best) best = g;
     }
     return best;
+}
+
+int cpu_threads_cpus(int threads) {
+#ifdef __linux__
+    if (threads <= 0) threads = omp_get_max_threads();
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    int known = 1;
+    #pragma omp parallel num_threads(threads)
+    {
+        cpu_set_t mine;
+        CPU_ZERO(&mine);
+        int ok = sched_getaffinity(0, sizeof mine, &mine) == 0;   // 0: the calling thread
+        #pragma omp critical
+        {
+            if (ok) CPU_OR(&all, &all, &mine);
+            else known = 0;
+        }
+    }
+    return known ? CPU_COUNT(&all) : 0;
+#else
+    (void)threads;
+    return 0;
+#endif
 }
 
 long cpu_physical_memory_bytes(void) {

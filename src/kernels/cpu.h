@@ -13,6 +13,11 @@ int cpu_has_avx2_fma(void); // AVX2 + FMA
 // ~15 ms. Call from a serial region.
 double cpu_fma_peak_gflops(int threads);
 
+// How many distinct CPUs the threads of a `threads`-thread OpenMP region may run on: the union of
+// their affinity masks (0 when unknown). Fewer than `threads` means threads share a CPU, as when a
+// binding (OMP_PROC_BIND) placed them all on one. Call from a serial region.
+int cpu_threads_cpus(int threads);
+
 // The data caches one core sees, in bytes (0 when unknown): L1 data, L2 (per core on the CPUs we run
 // on) and L3 (the whole slice this core shares). From glibc's sysconf, which reads cpuid on x86, else
 // from Linux's /sys/devices/system/cpu/cpu0/cache. Read once; the GEMM's blocking comes from these
