@@ -458,17 +458,21 @@ static void run_pack_round(const float *A, const float *B, float *C, float **Cg,
     }
 }
 
+static void plain_tree(SumTree *t, int n) {   // n groups added pairwise, no scaling
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    pair_tree(t, 0, n, 0);
+    t->scale = 1.0f;
+    sumtree_finish(t);
+}
+
 static void test_pack_buffers(const char *path, Rng *rng) {
     long len = 3L << 20;
     float *A = alloc_f(len), *B = alloc_f(len), *C = alloc_f(len), *Cg[4];
     for (long i = 0; i < len; i++) { A[i] = rng_normal(rng, 0.0f, 1.0f); B[i] = rng_normal(rng, 0.0f, 1.0f); }
     for (int g = 0; g < 4; g++) Cg[g] = alloc_f(len / 4);
     SumTree t;
-    memset(&t, 0, sizeof t);
-    t.n = 4;
-    pair_tree(&t, 0, 4, 0);
-    t.scale = 1.0f;
-    sumtree_finish(&t);
+    plain_tree(&t, 4);
     run_pack_round(A, B, C, Cg, &t, 1);
     long a0 = gemm_pack_allocs();
     run_pack_round(A, B, C, Cg, &t, 1);
@@ -480,11 +484,7 @@ static void test_pack_buffers(const char *path, Rng *rng) {
     float *Cb[8];
     for (int g = 0; g < 8; g++) Cb[g] = alloc_f(400 * 32);
     SumTree t8;
-    memset(&t8, 0, sizeof t8);
-    t8.n = 8;
-    pair_tree(&t8, 0, 8, 0);
-    t8.scale = 1.0f;
-    sumtree_finish(&t8);
+    plain_tree(&t8, 8);
     static int calls;   // a larger one on each path: the buffers outlive a path
     omp_set_num_threads(1);
     gemm_tn_tree(400, 32, 700 + 60 * calls++, A, 400, B, 32, Cb, 32, &t8);
