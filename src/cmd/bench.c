@@ -360,8 +360,9 @@ int cmd_bench(int argc, char **argv) {
         if (cpus > 0)
             printf("  affinity       the %d thread%s may run on %d CPU%s%s\n", threads, threads == 1 ? "" : "s", cpus,
                    cpus == 1 ? "" : "s",
-                   cpus < threads ? ": fewer CPUs than threads, so threads share CPUs (a binding such as OMP_PROC_BIND "
-                                    "or mpirun's; the peak counts each thread's own CPU time)" : "");
+                   cpus < threads ? ": fewer CPUs than threads, so threads share CPUs (more threads than CPUs, or a "
+                                    "binding such as OMP_PROC_BIND or mpirun's; the peak counts each thread's own "
+                                    "CPU time)" : "");
         printf("  phases (ms per step):\n");
         for (int i = 0; i < nphases; i++)
             printf("    %-12s %8.2f  %5.1f%%\n", names[i], 1e3 * vals[i] / steps, 100.0 * vals[i] / ph.total);
