@@ -267,6 +267,8 @@ void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width
     }
 }
 
+// stream reaches only the 32-wide instances (the AVX-512 NR, where streaming stores were measured:
+// docs/performance.md, "Weights packed with streaming stores"); the other widths store plainly.
 #define PACK_DISPATCH(fn)                                                                              \
     static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,  \
                    int stream, float *dst) {                                                           \
