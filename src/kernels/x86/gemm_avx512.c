@@ -20,6 +20,13 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
 #define DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
     ROWS14(DECL)
 #undef DECL
+    // C's tile, stored (and read, load_c) after the k loop, is fetched now for writing: a tile that is
+    // not in cache (a weight gradient, a fresh activation) then arrives while the FMAs run, instead of
+    // stalling the stores at the end (docs/performance.md, "C fetched before the products").
+    for (int i = 0; i < rows && i < mr; i++) {
+        _mm_prefetch((const char *)(c + (long)i * ldc), _MM_HINT_ET0);
+        if (halves == 2) _mm_prefetch((const char *)(c + (long)i * ldc + 16), _MM_HINT_ET0);
+    }
 #pragma GCC unroll 2
     for (int k = 0; k < kc; k++) {
         // B streams from L2: fetch 8 steps ahead. Past the panel's end this touches the next panel or
