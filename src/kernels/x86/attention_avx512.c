@@ -32,7 +32,7 @@ void mm_tile(int R, int K, const float *A, long ars, long aks, const float *B, l
     }
     // C's rows fetched for writing while the FMAs run, as the GEMM micro-kernel does
     // (docs/performance.md, "C fetched before the products").
-    for (int r = 0; r < R && r < RB; r++)
+    for (int r = 0; r < R; r++)
         for (int v = 0; v < nv; v++) _mm_prefetch((const char *)(C + (long)r * ldc + 16 * v), _MM_HINT_ET0);
     for (int k = 0; k < K; k++) {
         const float *b = B + (long)k * ldb, *a = A + (long)k * aks;

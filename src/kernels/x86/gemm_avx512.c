@@ -23,7 +23,7 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
     // C's tile, stored (and read, load_c) after the k loop, is fetched now for writing: a tile that is
     // not in cache (a weight gradient, a fresh activation) then arrives while the FMAs run, instead of
     // stalling the stores at the end (docs/performance.md, "C fetched before the products").
-    for (int i = 0; i < rows && i < mr; i++) {
+    for (int i = 0; i < mr; i++) {
         _mm_prefetch((const char *)(c + (long)i * ldc), _MM_HINT_ET0);
         if (halves == 2) _mm_prefetch((const char *)(c + (long)i * ldc + 16), _MM_HINT_ET0);
     }
