@@ -1,11 +1,13 @@
 // GELU: the reference loops (*_ref, erff / expf) and the fast versions (erf_approx / exp_approx,
 // kernels/vecmath.h). See kernels/gelu.h.
 #include "kernels/gelu.h"
+#include "kernels/gemm.h"
 #include "kernels/linear.h"
 #include "kernels/prof.h"
 #include <math.h>
 #include "kernels/team.h"
 #include "kernels/vecmath.h"
+#include "kernels/x86/gelu_avx512.h"
 
 // ---------------------------------------------------------------------------------------------
 // Reference
@@ -41,11 +43,19 @@ void exp_approx_array(float *out, const float *inp, long N) {
     for (long i = 0; i < N; i++) out[i] = exp_approx(inp[i]);
 }
 
-static void gelu_forward_body(float *out, const float *inp, long N) {
+// The forward in pieces of GELU_PIECE elements shared out by a static schedule (elementwise: any split
+// gives the same bits). avx512: x86/gelu_avx512.c, the same operations as the loop below.
+#define GELU_PIECE 4096
+static void gelu_forward_body(float *out, const float *inp, long N, int avx512) {
+    long npieces = (N + GELU_PIECE - 1) / GELU_PIECE;
     #pragma omp for schedule(static) nowait
-    for (long i = 0; i < N; i++) {
-        float x = inp[i];
-        out[i] = x * normal_cdf(x, exp_approx(-0.5f * x * x));
+    for (long c = 0; c < npieces; c++) {
+        long i0 = c * GELU_PIECE, i1 = i0 + GELU_PIECE < N ? i0 + GELU_PIECE : N;
+        if (avx512) { gelu_forward_avx512(out + i0, inp + i0, i1 - i0); continue; }
+        for (long i = i0; i < i1; i++) {
+            float x = inp[i];
+            out[i] = x * normal_cdf(x, exp_approx(-0.5f * x * x));
+        }
     }
 }
 
@@ -74,10 +84,16 @@ void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N)
 long gelu_colsum_scratch(int N, int C) { return (long)((N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS) * C; }
 
 static void gelu_backward_chunks_body(float *dinp, float *part, const float *inp, const float *dout, int N,
-                                     int C, int nchunks) {
+                                     int C, int nchunks, int avx512) {
     #pragma omp for schedule(static) nowait
     for (int ch = 0; ch < nchunks; ch++) {
         float *acc = part + (long)ch * C;
+        if (avx512) {
+            int r0 = ch * GELU_CHUNK_ROWS, r1 = r0 + GELU_CHUNK_ROWS < N ? r0 + GELU_CHUNK_ROWS : N;
+            long o = (long)r0 * C;
+            gelu_backward_rows_avx512(dinp + o, acc, inp + o, dout + o, r1 - r0, C);
+            continue;
+        }
         for (int j = 0; j < C; j++) acc[j] = 0.0f;
         int n1 = (ch + 1) * GELU_CHUNK_ROWS < N ? (ch + 1) * GELU_CHUNK_ROWS : N;
         for (int n = ch * GELU_CHUNK_ROWS; n < n1; n++) {
@@ -93,7 +109,7 @@ static void gelu_backward_chunks_body(float *dinp, float *part, const float *inp
 
 void gelu_forward(float *out, const float *inp, long N) {
     double t0 = PROF_START(PROF_GELU_FWD);
-    TEAM_RUN(gelu_forward_body(out, inp, N));
+    TEAM_RUN(gelu_forward_body(out, inp, N, gemm_path() == GEMM_PATH_AVX512));
     PROF_STOP(PROF_GELU_FWD, t0, 0);
 }
 
@@ -101,7 +117,7 @@ void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const floa
                               int C, int bias_acc) {
     int nchunks = (N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS;
     double t0 = PROF_START(PROF_GELU_BWD);
-    TEAM_RUN(gelu_backward_chunks_body(dinp, part, inp, dout, N, C, nchunks));
+    TEAM_RUN(gelu_backward_chunks_body(dinp, part, inp, dout, N, C, nchunks, gemm_path() == GEMM_PATH_AVX512));
     PROF_STOP(PROF_GELU_BWD, t0, 0);
     column_sum(dbias, part, nchunks, C, bias_acc);   // a kernel of its own (profiled as a bias gradient)
 }

@@ -70,7 +70,9 @@ static inline float exp_approx(float x) {
     p = fmaf(p, r, 0.5f);
     p = fmaf(p, r, 1.0f);
     p = fmaf(p, r, 1.0f);
-    int32_t bits = ((int32_t)n + 127) << 23;
+    // A NaN x leaves n NaN, whose conversion to int is undefined in C: take 0 (scale 1; p is NaN
+    // already, so the result is p's NaN, as x86's conversion, INT_MIN, gives too: its shift leaves 1.0).
+    int32_t bits = ((int32_t)(n == n ? n : 0.0f) + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     return p * scale;

@@ -9,13 +9,9 @@
 #include <immintrin.h>
 #include <math.h>
 #include "kernels/x86/transpose_avx512.h"
+#include "kernels/x86/vecmath_avx512.h"
 
-#define TGT __attribute__((target("avx512f,avx512vl,avx512dq,fma")))
 #define RB 6   // rows of C per register tile
-
-static inline TGT __mmask16 tail_mask(int n) {   // the first min(n, 16) lanes
-    return n >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1);
-}
 
 // C[r][j] (+)= sum_k A[r * ars + k * aks] * B[k * ldb + j] for r < R <= RB, j < 16 * (nv - 1) + |last|.
 // Rows past R repeat row R - 1 (computed, not stored).
@@ -81,27 +77,6 @@ static TGT void mm(int M, int N, int K, const float *A, long ars, long aks, cons
             }
         }
     }
-}
-
-// exp_approx of kernels/vecmath.h, 16 lanes: the same operations in the same order, so the same floats
-// (NaN propagates: the clamps keep a NaN input).
-static inline TGT __m512 exp16(__m512 x) {
-    x = _mm512_max_ps(_mm512_set1_ps(-87.0f), x);
-    x = _mm512_min_ps(_mm512_set1_ps(88.0f), x);
-    const __m512 shift = _mm512_set1_ps(12582912.0f);
-    __m512 n = _mm512_sub_ps(_mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), shift), shift);
-    __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693359375f), x);
-    r = _mm512_fmadd_ps(n, _mm512_set1_ps(2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
 }
 
 // Rows per step of the row-wise passes (softmax and its backward): each row is a chain of dependent

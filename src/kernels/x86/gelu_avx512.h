@@ -1,0 +1,13 @@
+// Internal to kernels/gelu.c and x86/gelu_avx512.c: the GELU passes with AVX-512 (called only when the
+// CPU has it and the GEMM path is "avx512"). The same float operations as the portable loops in
+// kernels/gelu.c, so the same bits (tests/test_ops.c); fewer instructions than the compiler's
+// vectorisation of those loops (docs/performance.md, "GELU in AVX-512").
+#ifndef VITMAE_GELU_AVX512_H
+#define VITMAE_GELU_AVX512_H
+
+// out[i] = gelu(inp[i]) for i < n.
+void gelu_forward_avx512(float *out, const float *inp, long n);
+// Rows r < R of C columns (row-major, contiguous): dinp = dout * gelu'(inp), and acc[j] = the sum of
+// column j of that dinp over the R rows in ascending order (acc overwritten).
+void gelu_backward_rows_avx512(float *dinp, float *acc, const float *inp, const float *dout, int R, int C);
+#endif
