@@ -88,15 +88,14 @@ static void gelu_backward_chunks_body(float *dinp, float *part, const float *inp
     #pragma omp for schedule(static) nowait
     for (int ch = 0; ch < nchunks; ch++) {
         float *acc = part + (long)ch * C;
+        int n0 = ch * GELU_CHUNK_ROWS, n1 = n0 + GELU_CHUNK_ROWS < N ? n0 + GELU_CHUNK_ROWS : N;
         if (avx512) {
-            int r0 = ch * GELU_CHUNK_ROWS, r1 = r0 + GELU_CHUNK_ROWS < N ? r0 + GELU_CHUNK_ROWS : N;
-            long o = (long)r0 * C;
-            gelu_backward_rows_avx512(dinp + o, acc, inp + o, dout + o, r1 - r0, C);
+            long o = (long)n0 * C;
+            gelu_backward_rows_avx512(dinp + o, acc, inp + o, dout + o, n1 - n0, C);
             continue;
         }
         for (int j = 0; j < C; j++) acc[j] = 0.0f;
-        int n1 = (ch + 1) * GELU_CHUNK_ROWS < N ? (ch + 1) * GELU_CHUNK_ROWS : N;
-        for (int n = ch * GELU_CHUNK_ROWS; n < n1; n++) {
+        for (int n = n0; n < n1; n++) {
             long o = (long)n * C;
             for (int j = 0; j < C; j++) {
                 float g = dout[o + j] * gelu_grad(inp[o + j]);
