@@ -2,7 +2,7 @@
 // with and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N
 // window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; gemm_tn never reads
 // past its B; the path selection API;
-// gemm_tn split along k; gemm_tn_tree (groups' weight gradients summed in a tree); the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
+// gemm_tn split along k; gemm_tn_sums (a bias gradient in the product's pass); gemm_tn_tree (groups' weight gradients summed in a tree); the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
 // blocking (many k-blocks and slabs).
 #include <omp.h>
 #include <sys/mman.h>
@@ -10,6 +10,7 @@
 #include "check.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
+#include "kernels/linear.h"
 #include "kernels/sumtree.h"
 #include "kernels/team.h"
 #include "core/rng.h"
@@ -223,6 +224,64 @@ static void test_split_k(const char *path, Rng *rng) {
             free(C1); release(&p);
         }
     gemm_force_blocking(0, 0);
+}
+
+// gemm_tn_sums (kernels/gemm.h): C bitwise gemm_tn's; when it says it summed, the sums bitwise those of
+// the definition (one chain from 0 over k ascending, then stored or added) and of column_sum where A has
+// no padding; when not, the sums untouched. Overwrite and accumulate, 1, 2 and 3 threads, alone and in
+// team mode. C split by rows and by columns among threads (one thread stores the sums), K over several
+// k-blocks (one chain across them; split among threads at 2 or 3 where they share out: not summed),
+// A padded (lda > M), K = 1. At 1 thread every fast path must sum; the ref path never does.
+static void test_tn_sums(const char *path, Rng *rng) {
+    static const int shapes[][3] = {{37, 45, 300}, {200, 64, 61}, {20, 300, 130}, {130, 48, 384}, {9, 530, 768},
+                                    {5, 7, 1}};
+    for (int s = 0; s < 6; s++)
+        for (int acc = 0; acc < 2; acc++) {
+            Problem p = make(TN, shapes[s][0], shapes[s][1], shapes[s][2], s & 1 ? 3 : 0, acc, 0, rng);
+            float *want_c = compute(&p, 1), *sums0 = alloc_f(p.M), *want_s = alloc_f(p.M), *S = alloc_f(p.M);
+            fill(sums0, 1, p.M, p.M, rng, 0);
+            for (int i = 0; i < p.M; i++) {
+                float t = 0.0f;
+                for (int k = 0; k < p.K; k++) t += p.A[(long)k * p.lda + i];
+                want_s[i] = acc ? sums0[i] + t : t;
+            }
+            if (p.lda == p.M) {   // the kernel the fused sums replace gives the same bits
+                memcpy(S, sums0, (size_t)p.M * sizeof(float));
+                column_sum(S, p.A, p.K, p.M, acc);
+                CHECK(!memcmp(S, want_s, (size_t)p.M * sizeof(float)), "%s column_sum M=%d K=%d: not the chain",
+                      path, p.M, p.K);
+            }
+            for (int threads = 1; threads <= 3; threads++)
+                for (int team = 0; team < 2; team++) {
+                    float *C = alloc_f(p.c_len);
+                    memcpy(C, p.C0, (size_t)p.c_len * sizeof(float));
+                    memcpy(S, sums0, (size_t)p.M * sizeof(float));
+                    int got[3] = {-1, -1, -1};
+                    #pragma omp parallel num_threads(threads) if (team)
+                    {
+                        if (team) team_begin();
+                        else omp_set_num_threads(threads);
+                        int r = gemm_tn_sums(p.M, p.N, p.K, p.A, p.lda, p.B, p.ldb, C, p.ldc, p.acc, S);
+                        got[omp_get_thread_num()] = r;
+                        if (team) team_end();
+                        else omp_set_num_threads(2);
+                    }
+                    int r = got[0];
+                    for (int t = 1; team && t < threads; t++)
+                        CHECK(got[t] == r, "%s tn_sums M=%d N=%d K=%d: thread %d says %d, thread 0 %d", path, p.M,
+                              p.N, p.K, t, got[t], r);
+                    CHECK(!memcmp(C, want_c, (size_t)p.c_len * sizeof(float)),
+                          "%s tn_sums M=%d N=%d K=%d acc=%d, %d threads%s: C differs from gemm_tn's", path, p.M, p.N,
+                          p.K, acc, threads, team ? " (team)" : "");
+                    if (gemm_path() == GEMM_PATH_REF) CHECK(r == 0, "%s tn_sums: the ref path summed", path);
+                    else if (threads == 1) CHECK(r == 1, "%s tn_sums M=%d N=%d K=%d: 1 thread did not sum", path, p.M, p.N, p.K);
+                    CHECK(!memcmp(S, r ? want_s : sums0, (size_t)p.M * sizeof(float)),
+                          "%s tn_sums M=%d N=%d K=%d acc=%d, %d threads%s (summed %d): sums[0] %.9g, want %.9g", path,
+                          p.M, p.N, p.K, acc, threads, team ? " (team)" : "", r, S[0], r ? want_s[0] : sums0[0]);
+                    free(C);
+                }
+            free(want_c); free(sums0); free(want_s); free(S); release(&p);
+        }
 }
 
 // Weights packed once per scope (gemm_weights_begin): gemm_nt_weight / gemm_nn_weight give bitwise what
@@ -516,6 +575,7 @@ int main(void) {
         test_weight_copies(paths[i], &rng, 70, 45);
         test_tn_b_bounds(paths[i], &rng);
         test_tn_tree(paths[i], &rng);
+        test_tn_sums(paths[i], &rng);
         if (gemm_path() != GEMM_PATH_REF) test_split_k(paths[i], &rng);
         if (gemm_path() != GEMM_PATH_REF) test_pack_buffers(paths[i], &rng);
         printf("path %s: checked\n", paths[i]);
@@ -532,6 +592,7 @@ int main(void) {
         test_weights("small blocking", &rng);
         test_weight_copies("small blocking", &rng, 70, 45);   // 4 KB slabs: "L2" is 8 KB
         test_tn_tree("small blocking", &rng);
+        test_tn_sums("small blocking", &rng);
         gemm_force_blocking(0, 0);
         printf("small blocking (kc 40, slab 1024 floats): checked\n");
     }

@@ -267,6 +267,46 @@ static void test_column_sum(Rng *r) {
         }
 }
 
+// linear_backward_params: the bias gradient (taken inside the weight gradient's product where it can,
+// kernels/gemm.h: gemm_tn_sums) bitwise column_sum's, the weight gradient bitwise gemm_tn's; set and
+// accumulated, at 1, 2 and 3 threads, alone and in team mode. 1040 rows are split along k at 2 threads
+// where they make 2 k-blocks (the bias then by column_sum), 272 and 33 are not.
+static void test_linear_params(Rng *r) {
+    int shapes[][3] = {{272, 192, 576}, {1040, 128, 384}, {33, 7, 129}};   // N, C, OC
+    for (int si = 0; si < 3; si++)
+        for (int acc = 0; acc < 2; acc++) {
+            int N = shapes[si][0], C = shapes[si][1], OC = shapes[si][2];
+            float *dout = randv(r, (long)N * OC, 1.0f), *inp = randv(r, (long)N * C, 1.0f);
+            float *dw0 = randv(r, (long)OC * C, 1.0f), *db0 = randv(r, OC, 1.0f);
+            float *want_w = copyv(dw0, (long)OC * C), *want_b = copyv(db0, OC);
+            omp_set_num_threads(1);
+            gemm_tn(OC, C, N, dout, OC, inp, C, want_w, C, acc);
+            column_sum(want_b, dout, N, OC, acc);
+            for (int threads = 1; threads <= 3; threads++)
+                for (int team = 0; team < 2; team++) {
+                    float *dw = copyv(dw0, (long)OC * C), *db = copyv(db0, OC);
+                    omp_set_num_threads(threads);
+                    if (team) {
+                        #pragma omp parallel num_threads(threads)
+                        {
+                            team_begin();
+                            linear_backward_params(dw, db, dout, inp, N, C, OC, acc);
+                            team_end();
+                        }
+                    } else {
+                        linear_backward_params(dw, db, dout, inp, N, C, OC, acc);
+                    }
+                    CHECK(same(dw, want_w, (long)OC * C) && same(db, want_b, OC),
+                          "linear_backward_params N=%d C=%d OC=%d acc=%d, %d threads%s: weight %s, bias %s", N, C, OC,
+                          acc, threads, team ? " (team)" : "", same(dw, want_w, (long)OC * C) ? "same" : "differs",
+                          same(db, want_b, OC) ? "same" : "differs");
+                    free(dw); free(db);
+                }
+            omp_set_num_threads(2);
+            free(dout); free(inp); free(dw0); free(db0); free(want_w); free(want_b);
+        }
+}
+
 // The fast attention on every path this CPU has: AVX-512 (gemm path "avx512") and portable C.
 static void test_attention(Rng *r) {
     const char *paths[] = {"auto", "portable"};
@@ -487,6 +527,7 @@ int main(void) {
     test_layernorm(&r);
     test_layernorm_lanes(&r);
     test_column_sum(&r);
+    test_linear_params(&r);
     test_attention(&r);
     test_adamw(&r);
     test_masking(&r);

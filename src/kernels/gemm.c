@@ -217,6 +217,7 @@ typedef struct {
     const float *a; long lda; int trans_a;  // trans_a: opA(i,k) = a[k*lda + i], else a[i*lda + k]
     const float *b; long ldb; int trans_b;  // trans_b: opB(k,j) = b[j*ldb + k], else b[k*ldb + j]
     const float *bpacked; long bpacked_block;
+    float *asum;   // gemm_tn_sums: opA's sums over k for each row i (accumulated into when accumulating)
 } Operands;
 
 // Packing. Both operands are packed into panels W wide (W = MR for A, NR for B) holding k in order:
@@ -229,9 +230,11 @@ typedef struct {
 // one: gemm_weight_copies_rows). stream: a weight's packed copy larger than L2 (kernels/stream.h).
 static inline __attribute__((always_inline))
 void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,
-                       int stream, float *restrict dst) {
+                       int stream, float *restrict dst, float *restrict sum) {
     for (int k = 0; k < kc; k++) {
         const float *row = src + (long)(k0 + k) * ld + x0;
+        if (sum)   // the row's elements, just loaded, onto each x's chain (gemm_tn_sums)
+            for (int x = 0; x < width; x++) sum[x] += row[x];
         // Rows are far apart and short: the hardware prefetcher misses them, so fetch 16 rows ahead.
         if (k + 16 < kc)
             for (int x = 0; x < width; x += 16) __builtin_prefetch(row + 16 * ld + x);
@@ -253,8 +256,9 @@ void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int wi
 
 static inline __attribute__((always_inline))
 void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,
-                    int stream, float *restrict dst) {
+                    int stream, float *restrict dst, float *restrict sum) {
     (void)stream;   // element by element: plain stores
+    (void)sum;      // only contiguous panels are summed (gemm_tn's A)
     for (int p = 0; p * W < width; p++) {
         float *d = dst + (long)p * pstride * W;
         int w = width - p * W < W ? width - p * W : W;
@@ -268,27 +272,29 @@ void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width
 }
 
 // stream reaches only the 32-wide instances (the AVX-512 NR, where streaming stores were measured:
-// docs/performance.md, "Weights packed with streaming stores"); the other widths store plainly.
+// docs/performance.md, "Weights packed with streaming stores"); the other widths store plainly. sum
+// (NULL: none): the x range's sums over k, added onto (gemm_tn_sums).
 #define PACK_DISPATCH(fn)                                                                              \
     static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,  \
-                   int stream, float *dst) {                                                           \
+                   int stream, float *dst, float *sum) {                                               \
         switch (W) {                                                                                   \
-        case 32: fn##_w(src, ld, k0, kc, x0, width, 32, pstride, stream, dst); break;                  \
-        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, pstride, 0, dst); break;                       \
-        case 14: fn##_w(src, ld, k0, kc, x0, width, 14, pstride, 0, dst); break;                       \
-        case 8: fn##_w(src, ld, k0, kc, x0, width, 8, pstride, 0, dst); break;                         \
-        case 6: fn##_w(src, ld, k0, kc, x0, width, 6, pstride, 0, dst); break;                         \
-        case 4: fn##_w(src, ld, k0, kc, x0, width, 4, pstride, 0, dst); break;                         \
-        default: fn##_w(src, ld, k0, kc, x0, width, W, pstride, 0, dst); break;                        \
+        case 32: fn##_w(src, ld, k0, kc, x0, width, 32, pstride, stream, dst, sum); break;             \
+        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, pstride, 0, dst, sum); break;                  \
+        case 14: fn##_w(src, ld, k0, kc, x0, width, 14, pstride, 0, dst, sum); break;                  \
+        case 8: fn##_w(src, ld, k0, kc, x0, width, 8, pstride, 0, dst, sum); break;                    \
+        case 6: fn##_w(src, ld, k0, kc, x0, width, 6, pstride, 0, dst, sum); break;                    \
+        case 4: fn##_w(src, ld, k0, kc, x0, width, 4, pstride, 0, dst, sum); break;                    \
+        default: fn##_w(src, ld, k0, kc, x0, width, W, pstride, 0, dst, sum); break;                   \
         }                                                                                              \
     }
 PACK_DISPATCH(pack_contiguous)
 PACK_DISPATCH(pack_strided)
 
-// opA rows [i0, i0+mr) x k [k0, k0+kc) into MR-row panels.
-static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, float *dst) {
-    if (op->trans_a) pack_contiguous(op->a, op->lda, k0, kc, i0, mr, MR, kc, 0, dst);
-    else pack_strided(op->a, op->lda, k0, kc, i0, mr, MR, kc, 0, dst);
+// opA rows [i0, i0+mr) x k [k0, k0+kc) into MR-row panels; sum (NULL: none, else a transposed A's
+// only): each row's elements added onto sum[i - i0] in ascending k.
+static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, float *dst, float *sum) {
+    if (op->trans_a) pack_contiguous(op->a, op->lda, k0, kc, i0, mr, MR, kc, 0, dst, sum);
+    else pack_strided(op->a, op->lda, k0, kc, i0, mr, MR, kc, 0, dst, NULL);
 }
 
 // opB k [k0, k0+kc) x columns [j0, j0+nc) into NR-column panels; stream: with streaming stores where
@@ -296,8 +302,8 @@ static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, f
 static void pack_b_to(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, int stream,
                       float *dst) {
     if (op->trans_b && NR == 32 && ker->pack32) ker->pack32(op->b, op->ldb, k0, kc, j0, nc, stream, dst);
-    else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, kc, stream, dst);
-    else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, kc, stream, dst);
+    else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, kc, stream, dst, NULL);
+    else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, kc, stream, dst, NULL);
 }
 static void pack_b(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, float *dst) {
     pack_b_to(ker, op, k0, kc, j0, nc, NR, 0, dst);
@@ -394,6 +400,12 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
     float *apack = pack_scratch(0, apack_len);
     float *bpack = op->bpacked || b_in_place ? NULL : pack_scratch(1, (long)kc_base * nc_cap);
     if (!apack || (!bpack && !op->bpacked && !b_in_place)) return -1;
+    // gemm_tn_sums: opA's sums over k for rows [m0, m1), one chain per row, taken while the first column
+    // slab packs A (its k-blocks in ascending order); stored by the thread whose columns start at 0.
+    int sums = op->asum && n0 == 0 && !rows_mode;
+    float *asum = sums ? pack_scratch(2, m1 - m0) : NULL;
+    if (sums && !asum) return -1;
+    if (sums) memset(asum, 0, (size_t)(m1 - m0) * sizeof(float));
     for (int jc = n0; jc < n1; jc += nc_cap) {
         int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
         long k_lo = (long)kb->kb0 * kc_base, k_hi = (long)kb->kb1 * kc_base < K ? (long)kb->kb1 * kc_base : K;
@@ -411,7 +423,7 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
             else pack_b(ker, op, pc, kc, jc, nc, NR, bpack);
             for (int ic = m0; ic < m1; ic += MC) {
                 int mc = m1 - ic < MC ? m1 - ic : MC;
-                if (!rows_mode) pack_a(op, ic, mc, pc, kc, MR, apack);
+                if (!rows_mode) pack_a(op, ic, mc, pc, kc, MR, apack, sums && jc == n0 ? asum + (ic - m0) : NULL);
                 for (int ir = 0; ir < mc; ir += MR) {
                     int mr = mc - ir < MR ? mc - ir : MR;
                     const float *ap = apack + (long)ir * kc, *a_rows = NULL;
@@ -441,6 +453,7 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
             }
         }
     }
+    for (int i = 0; sums && i < m1 - m0; i++) op->asum[m0 + i] = accumulate ? op->asum[m0 + i] + asum[i] : asum[i];
     return 0;
 }
 
@@ -465,6 +478,11 @@ static void gemm_block_plain(const Operands *op, int m0, int m1, int n0, int n1,
                 float *c = &Ct[(long)i * ldct + j];
                 *c = !kb->P && (accumulate || pc > 0) ? *c + s : s;
             }
+    }
+    for (int i = m0; op->asum && n0 == 0 && i < m1; i++) {   // gemm_tn_sums (never with a split of k)
+        float s = 0.0f;
+        for (long k = 0; k < K; k++) s += op->trans_a ? op->a[k * op->lda + i] : op->a[(long)i * op->lda + k];
+        op->asum[i] = accumulate ? op->asum[i] + s : s;
     }
 }
 
@@ -629,7 +647,7 @@ void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1) {
         long nblocks = (K + kc_base - 1) / kc_base;
         // Every copy here is larger than L2 (gemm_weight_copies): streaming stores, as pack_b_whole's.
         if (e->trans_b) {   // rows of W are columns of opB: whole NR-wide panels of every k-block
-            Operands op = {NULL, 0, 0, e->b, e->ldb, 1, NULL, 0};
+            Operands op = {NULL, 0, 0, e->b, e->ldb, 1, NULL, 0, NULL};
             for (long b = 0; b < nblocks; b++) {
                 int pc = (int)b * kc_base, kc = K - pc < kc_base ? K - pc : kc_base;
                 float *dst = e->buf + b * e->block + (long)(r0 / NR) * kc * NR;
@@ -640,7 +658,7 @@ void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1) {
                 int b = k / kc_base, kcb = K - b * kc_base < kc_base ? K - b * kc_base : kc_base;
                 int k_end = b * kc_base + kcb < r1 ? b * kc_base + kcb : r1;
                 pack_contiguous(e->b, e->ldb, k, k_end - k, 0, e->N, NR, kcb, 1,
-                                e->buf + b * e->block + (long)(k - b * kc_base) * NR);
+                                e->buf + b * e->block + (long)(k - b * kc_base) * NR, NULL);
                 k = k_end;
             }
         }
@@ -725,10 +743,12 @@ static void gemm_part(const Kernel *ker, const Operands *op, int M, int N, int K
 // Splits C among threads: whole MR-row tiles or NR-column tiles, each thread owning its range; a
 // problem too small to pay for more threads runs on fewer (the caller alone at the least). In team
 // mode (kernels/team.h) the threads are those of the caller's region: the first `threads` of them
-// compute, and all meet at the team's barrier before the next kernel.
-static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, float *C, int ldc,
-                        const float *bias, int accumulate, int weight) {
-    if (M <= 0 || N <= 0) return;
+// compute, and all meet at the team's barrier before the next kernel. Returns 1 when op->asum's sums
+// were taken (gemm_tn_sums: never when the k range is split among threads), else 0; the same on
+// every thread, as the plan follows from the arguments and the thread count alone.
+static int gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, float *C, int ldc,
+                       const float *bias, int accumulate, int weight) {
+    if (M <= 0 || N <= 0) return 0;
     if (K <= 0) { // no products: C = (C or 0) + bias
         if (!team_mode || omp_get_thread_num() == 0)
             for (int i = 0; i < M; i++)
@@ -737,7 +757,7 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
                     *c = accumulate ? *c + s : s;
                 }
         team_barrier();
-        return;
+        return 0;
     }
     // A weight inside a scope: packed by all threads the first time, then read from its packed copy.
     PackedB pb = {NULL, 0, 0};
@@ -770,22 +790,24 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
             float *P = t == 0 ? split_k_scratch(&sk, M, N) : NULL;
             team_broadcast(&P, (int)sizeof P);
             if (P) {
+                op->asum = NULL;   // each thread sees only its k-blocks: no one chain over k
                 for (int v = t; v < sk.n; v += omp_get_num_threads())
                     split_k_part(ker, op, &sk, M, N, K, C, ldc, bias, accumulate, P, v);
                 team_barrier();
                 split_k_fold_body(&sk, M, N, C, ldc, P);
                 team_barrier();
-                return;
+                return 0;
             }
         }
         if (t < threads) gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, t, threads);
         team_barrier();
-        return;
+        return op->asum != NULL;
     }
     op->bpacked = pb.buf; op->bpacked_block = pb.block;
     SplitK sk = split_k_plan(ker, op, M, N, K, threads);
     float *P = sk.n ? split_k_scratch(&sk, M, N) : NULL;
     if (P) {
+        op->asum = NULL;   // the parts see only their k-blocks, as in team mode
         #pragma omp parallel num_threads(sk.n)
         {
             for (int v = omp_get_thread_num(); v < sk.n; v += omp_get_num_threads())
@@ -793,7 +815,7 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
             #pragma omp barrier
             split_k_fold_body(&sk, M, N, C, ldc, P);
         }
-        return;
+        return 0;
     }
     #pragma omp parallel num_threads(threads) if (threads > 1)
     {
@@ -804,6 +826,7 @@ static void gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, fl
         }
         gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, t, nth);
     }
+    return op->asum != NULL;
 }
 
 // The reference path in team mode: the caller's thread 0 runs the plain loops (its own region is nested,
@@ -822,7 +845,7 @@ static void gemm_nt_impl(int M, int N, int K, const float *A, int lda, const flo
                          float *C, int ldc, const float *bias, int accumulate, int weight) {
     double t0 = PROF_START(PROF_GEMM_NT);
     Kernel ker;
-    Operands op = {A, lda, 0, B, ldb, 1, NULL, 0};
+    Operands op = {A, lda, 0, B, ldb, 1, NULL, 0, NULL};
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, bias, accumulate, weight);
     else RUN_REF(gemm_nt_ref(M, N, K, A, lda, B, ldb, C, ldc, bias, accumulate));
     PROF_STOP(PROF_GEMM_NT, t0, 2.0 * M * N * K);
@@ -831,7 +854,7 @@ static void gemm_nn_impl(int M, int N, int K, const float *A, int lda, const flo
                          float *C, int ldc, int accumulate, int weight) {
     double t0 = PROF_START(PROF_GEMM_NN);
     Kernel ker;
-    Operands op = {A, lda, 0, B, ldb, 0, NULL, 0};
+    Operands op = {A, lda, 0, B, ldb, 0, NULL, 0, NULL};
     if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate, weight);
     else RUN_REF(gemm_nn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
     PROF_STOP(PROF_GEMM_NN, t0, 2.0 * M * N * K);
@@ -853,21 +876,27 @@ void gemm_nn_weight(int M, int N, int K, const float *A, int lda, const float *B
                     float *C, int ldc, int accumulate) {
     gemm_nn_impl(M, N, K, A, lda, B, ldb, C, ldc, accumulate, 1);
 }
-void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
-             float *C, int ldc, int accumulate) {
+int gemm_tn_sums(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                 float *C, int ldc, int accumulate, float *sums) {
     double t0 = PROF_START(PROF_GEMM_TN);
     Kernel ker;
-    Operands op = {A, lda, 1, B, ldb, 0, NULL, 0};
-    if (pick_kernel(&ker)) gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate, 0);
+    Operands op = {A, lda, 1, B, ldb, 0, NULL, 0, sums};
+    int summed = 0;
+    if (pick_kernel(&ker)) summed = gemm_packed(&ker, &op, M, N, K, C, ldc, NULL, accumulate, 0);
     else RUN_REF(gemm_tn_ref(M, N, K, A, lda, B, ldb, C, ldc, accumulate));
     PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * K);
+    return summed;
+}
+void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+             float *C, int ldc, int accumulate) {
+    gemm_tn_sums(M, N, K, A, lda, B, ldb, C, ldc, accumulate, NULL);
 }
 
 // ---- the weight gradients of gradient groups at once, summed in their tree -------------------------
 
 // Group g's operands of gemm_tn_tree: opA(i, k) = A[(g Kg + k) lda + i], opB(k, j) = B[(g Kg + k) ldb + j].
 static Operands group_operands(const float *A, int lda, const float *B, int ldb, int Kg, int g) {
-    return (Operands){A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0};
+    return (Operands){A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0, NULL};
 }
 
 // Group g's product of rows [ic, ic + mc) x columns [jc, jc + nc) of gemm_tn_tree into its scratch block
@@ -901,7 +930,7 @@ static void tn_pack_a_groups(const Kernel *ker, int ic, int mc, int Kg, int kc_b
         Operands op = group_operands(A, lda, B, ldb, Kg, g);
         for (int b = 0; b < nkb; b++)
             pack_a(&op, ic, mc, b * kc_base, b < nkb - 1 ? kc_base : Kg - b * kc_base, ker->mr,
-                   dst + (long)g * a_group + (long)b * a_block);
+                   dst + (long)g * a_group + (long)b * a_block, NULL);
     }
 }
 

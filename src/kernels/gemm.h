@@ -48,6 +48,14 @@ void gemm_nn(int M, int N, int K, const float *A, int lda, const float *B, int l
              float *C, int ldc, int accumulate);
 void gemm_tn(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
              float *C, int ldc, int accumulate);
+// gemm_tn, and when it can take them in its own pass over A (it packs A), the sums over k of A's
+// columns too: sums[i] (+)= A[0 lda + i] + A[1 lda + i] + ... + A[(K-1) lda + i] for i < M, one chain
+// from 0 in ascending k, added to sums[i] when accumulate is set: bitwise what kernels/linear.h's
+// column_sum(sums, A, K, M, accumulate) stores (a linear layer's bias gradient: docs/performance.md,
+// "Bias gradients summed while packing"). Returns 1 then; 0 when it did not (sums untouched: the k
+// range is split among threads, K <= 0, or the reference path), the same on every thread of a team.
+int gemm_tn_sums(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                 float *C, int ldc, int accumulate, float *sums);
 
 // Weights packed once per step. Between gemm_weights_begin() and gemm_weights_end() the caller promises
 // that no matrix passed as B to gemm_nt_weight / gemm_nn_weight changes: each is packed whole at its

@@ -13,8 +13,10 @@ void linear_forward(float *out, const float *inp, const float *weight, const flo
 
 void linear_backward_params(float *dweight, float *dbias, const float *dout, const float *inp, int N, int C,
                             int OC, int param_acc) {
-    gemm_tn(OC, C, N, dout, OC, inp, C, dweight, C, param_acc);
-    if (dbias) column_sum(dbias, dout, N, OC, param_acc);
+    // The bias gradient in the product's own pass over dout where it can (docs/performance.md, "Bias
+    // gradients summed while packing"); the same bits as column_sum either way.
+    if (!gemm_tn_sums(OC, C, N, dout, OC, inp, C, dweight, C, param_acc, dbias) && dbias)
+        column_sum(dbias, dout, N, OC, param_acc);
 }
 
 void linear_backward_input(float *dinp, const float *dout, const float *weight, int N, int C, int OC) {
