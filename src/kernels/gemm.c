@@ -479,9 +479,10 @@ static void gemm_block_plain(const Operands *op, int m0, int m1, int n0, int n1,
                 *c = !kb->P && (accumulate || pc > 0) ? *c + s : s;
             }
     }
-    for (int i = m0; op->asum && n0 == 0 && i < m1; i++) {   // gemm_tn_sums (never with a split of k)
+    // gemm_tn_sums (opA transposed, never with a split of k): each row's chain over k.
+    for (int i = m0; op->asum && n0 == 0 && i < m1; i++) {
         float s = 0.0f;
-        for (long k = 0; k < K; k++) s += op->trans_a ? op->a[k * op->lda + i] : op->a[(long)i * op->lda + k];
+        for (long k = 0; k < K; k++) s += op->a[k * op->lda + i];
         op->asum[i] = accumulate ? op->asum[i] + s : s;
     }
 }
