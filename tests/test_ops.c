@@ -3,6 +3,7 @@
 // libm over a dense grid; 1 vs 2 threads bitwise for the fast kernels; team mode (kernels/team.h) bitwise
 // the same as each kernel alone.
 #include <omp.h>
+#include <unistd.h>
 #include "check.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
@@ -201,6 +202,61 @@ static void test_layernorm(Rng *r) {
         }
 }
 
+// The LayerNorm backward hands each column block's parameter-gradient chains from thread to thread
+// (kernels/team.h, team_chain_*): at 1 to 5 threads, alone and in team mode, with fewer rows than
+// threads and with C past the slots' size (then thread 0 alone), dweight / dbias equal the reference
+// bitwise, added and set, and dx equals the one-thread result bitwise. Two calls in a row on
+// different gradients: a flag left set by the first would let the second read stale chains.
+static void test_layernorm_threads(Rng *r) {
+    int sizes[][2] = {{1, 33}, {2, 7}, {3, 192}, {7, 129}, {33, 1}, {100, 768}, {13, 2049}};   // N, C
+    int saved = omp_get_max_threads();
+    for (int si = 0; si < 7; si++) {
+        int N = sizes[si][0], C = sizes[si][1];
+        long NC = (long)N * C;
+        float *x = randv(r, NC, 2.0f), *w = randv(r, C, 1.0f), *bb = randv(r, C, 1.0f);
+        float *dy = randv(r, NC, 1.0f), *dy2 = randv(r, NC, 1.0f);
+        float *m = malloc(N * 4), *s = malloc(N * 4), *o = malloc(NC * 4);
+        layernorm_forward_ref(o, m, s, x, w, bb, N, C, 1e-6f);
+        float *dx0 = randv(r, NC, 1.0f), *dw0 = randv(r, C, 1.0f), *db0 = randv(r, C, 1.0f);
+        float *edw = copyv(dw0, C), *edb = copyv(db0, C), *rdx = copyv(dx0, NC);
+        float *zw = calloc(C, 4), *zb = calloc(C, 4);   // the reference's sums alone for dy2 (added into zeros)
+        layernorm_backward_ref(rdx, edw, edb, dy, x, w, m, s, N, C);
+        layernorm_backward_ref(rdx, zw, zb, dy2, x, w, m, s, N, C);
+        // dx at 1 thread, for dy and dy2: what every thread count must give.
+        float *edx = copyv(dx0, NC), *edx2 = copyv(dx0, NC), *tw = calloc(C, 4), *tb = calloc(C, 4);
+        omp_set_num_threads(1);
+        layernorm_backward(edx, tw, tb, dy, x, w, m, s, N, C, 1);
+        layernorm_backward(edx2, tw, tb, dy2, x, w, m, s, N, C, 1);
+        free(tw); free(tb);
+        for (int threads = 1; threads <= 5; threads++)
+            for (int team = 0; team < 2; team++) {
+                float *dx = copyv(dx0, NC), *dw = copyv(dw0, C), *db = copyv(db0, C), *sw = nanv(C), *sb = nanv(C);
+                float *dxs = copyv(dx0, NC);
+                omp_set_num_threads(threads);
+                #pragma omp parallel if (team)
+                {
+                    if (team) team_begin();
+                    layernorm_backward(dx, dw, db, dy, x, w, m, s, N, C, 1);
+                    layernorm_backward(dxs, sw, sb, dy2, x, w, m, s, N, C, 0);
+                    if (team) team_end();
+                }
+                CHECK(same(dw, edw, C) && same(db, edb, C),
+                      "layernorm_backward %d threads%s N=%d C=%d: dweight / dbias added = the reference, bitwise",
+                      threads, team ? " (team)" : "", N, C);
+                CHECK(same(sw, zw, C) && same(sb, zb, C),
+                      "layernorm_backward %d threads%s N=%d C=%d: dweight / dbias set = the reference's sums, bitwise",
+                      threads, team ? " (team)" : "", N, C);
+                CHECK(same(dx, edx, NC) && same(dxs, edx2, NC),
+                      "layernorm_backward %d threads%s N=%d C=%d: dx = at 1 thread, bitwise", threads,
+                      team ? " (team)" : "", N, C);
+                free(dx); free(dw); free(db); free(sw); free(sb); free(dxs);
+            }
+        omp_set_num_threads(saved);
+        free(x); free(w); free(bb); free(dy); free(dy2); free(m); free(s); free(o); free(dx0); free(dw0); free(db0);
+        free(edx); free(edx2); free(edw); free(edb); free(rdx); free(zw); free(zb);
+    }
+}
+
 // The fast LayerNorm's sums over a row, written out here from their definition (kernels/vecmath.h):
 // 16 lanes, lane j adds elements j, j + 16, ... in ascending order, then the lanes meet in a fixed tree
 // ((a0 + a8) + (a4 + a12)) + ... So the fast kernels must equal this bitwise, whatever vectors they use.
@@ -271,6 +327,40 @@ static void test_column_sum(Rng *r) {
 // kernels/gemm.h: gemm_tn_sums) bitwise column_sum's, the weight gradient bitwise gemm_tn's; set and
 // accumulated, at 1, 2 and 3 threads, alone and in team mode. 1040 rows are split along k at 2 threads
 // where they make 2 k-blocks (the bias then by column_sum), 272 and 33 are not.
+// column_sum carries each column block's chains from thread to thread (kernels/team.h): at 1 to 5
+// threads, alone and in team mode, with fewer rows than threads and with more columns than a slot
+// holds (then thread 0 alone), two calls in a row on different rows (added, then set) equal the
+// reference bitwise.
+static void test_column_sum_threads(Rng *r) {
+    int sizes[][2] = {{1, 33}, {2, 7}, {3, 192}, {7, 129}, {129, 1}, {272, 576}, {13, 4097}};   // N, OC
+    int saved = omp_get_max_threads();
+    for (int si = 0; si < 7; si++) {
+        int N = sizes[si][0], OC = sizes[si][1];
+        float *d = randv(r, (long)N * OC, 1.0f), *d2 = randv(r, (long)N * OC, 1.0f), *a0 = randv(r, OC, 1.0f);
+        float *ea = copyv(a0, OC), *es = calloc(OC, 4);
+        column_sum_accumulate_ref(ea, d, N, OC);
+        column_sum_accumulate_ref(es, d2, N, OC);
+        for (int threads = 1; threads <= 5; threads++)
+            for (int team = 0; team < 2; team++) {
+                float *a = copyv(a0, OC), *sset = nanv(OC);
+                omp_set_num_threads(threads);
+                #pragma omp parallel if (team)
+                {
+                    if (team) team_begin();
+                    column_sum(a, d, N, OC, 1);
+                    column_sum(sset, d2, N, OC, 0);
+                    if (team) team_end();
+                }
+                CHECK(same(a, ea, OC) && same(sset, es, OC),
+                      "column_sum %d threads%s N=%d OC=%d: added and set = the reference, bitwise", threads,
+                      team ? " (team)" : "", N, OC);
+                free(a); free(sset);
+            }
+        omp_set_num_threads(saved);
+        free(d); free(d2); free(a0); free(ea); free(es);
+    }
+}
+
 static void test_linear_params(Rng *r) {
     int shapes[][3] = {{272, 192, 576}, {1040, 128, 384}, {33, 7, 129}};   // N, C, OC
     for (int si = 0; si < 3; si++)
@@ -484,6 +574,40 @@ static void test_team_mode(Rng *r) {
 // team, and must see every slot of this round; then meets again before the next round's writes. A
 // barrier that lets a thread through early, or loses a wake-up (a hang), fails here. Then
 // team_broadcast hands thread 0's value to all.
+// The chains' hand-off (kernels/team.h): each thread of 3 posts its block after a pause long enough
+// that the next one sleeps (past CHAIN_SPIN_US), or not at all (spin -1); the next one must get the
+// values written before the post, every round, and the flags must be clear for the next round.
+static void test_team_chain(void) {
+    int saved = team_spin_us(), spins[] = {-1, 0};
+    for (int si = 0; si < 2; si++) {
+        team_set_spin_us(spins[si]);
+        int bad = 0;
+        #pragma omp parallel num_threads(3) reduction(+ : bad)
+        {
+            team_begin();
+            int t = omp_get_thread_num(), T = omp_get_num_threads();
+            for (int round = 1; round <= 4; round++)
+                for (int blk = 0; blk < 3; blk++) {
+                    float got = 0.0f;
+                    if (t) {
+                        team_chain_take(t, blk);
+                        got = team_chain_slot(t - 1)[blk * 32];
+                        bad += got != (float)(100 * round + 10 * blk + t - 1);
+                    }
+                    if (t < T - 1) {
+                        if (round % 2) usleep(1000);   // the next thread goes to sleep
+                        team_chain_slot(t)[blk * 32] = (float)(100 * round + 10 * blk + t);
+                        team_chain_post(t, blk);
+                    }
+                    team_barrier();
+                }
+            team_end();
+        }
+        CHECK(bad == 0, "team chains, spin %d us: %d stale or missing hand-offs", spins[si], bad);
+    }
+    team_set_spin_us(saved);
+}
+
 static void test_team_barrier(void) {
     int saved = team_spin_us(), spins[] = {-1, 0, 20};
     for (int si = 0; si < 3; si++) {
@@ -526,12 +650,15 @@ int main(void) {
     test_gelu_avx512(&r);
     test_layernorm(&r);
     test_layernorm_lanes(&r);
+    test_layernorm_threads(&r);
     test_column_sum(&r);
+    test_column_sum_threads(&r);
     test_linear_params(&r);
     test_attention(&r);
     test_adamw(&r);
     test_masking(&r);
     test_team_mode(&r);
     test_team_barrier();
+    test_team_chain();
     return check_done();
 }

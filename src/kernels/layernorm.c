@@ -3,6 +3,7 @@
 #include "kernels/layernorm.h"
 #include "kernels/prof.h"
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 #include "kernels/team.h"
 #include "kernels/vecmath.h"
@@ -91,14 +92,10 @@ static void layernorm_forward_body(float *out, float *mean, float *rstd, const f
     }
 }
 
-// The parameter gradients go by column blocks of CB: each thread owns whole blocks and sums rows in
-// ascending order, exactly as the reference (so dweight / dbias equal it bitwise), reading rows
-// contiguously.
-static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                    const float *weight, const float *mean, const float *rstd, int N, int C,
-                                    int param_acc) {
-    #pragma omp for schedule(static) nowait
-    for (int n = 0; n < N; n++) {
+// dx for rows [r0, r1).
+static void layernorm_backward_rows(float *dinp, const float *dout, const float *inp, const float *weight,
+                                    const float *mean, const float *rstd, int r0, int r1, int C) {
+    for (int n = r0; n < r1; n++) {
         const float *x = inp + (long)n * C, *dy = dout + (long)n * C;
         float m = mean[n], s = rstd[n];
         vlanes ag = {0}, agx = {0};
@@ -121,36 +118,69 @@ static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, c
             dx[i] += s * (dy[i] * weight[i] - gmean - xhat * gxmean);
         }
     }
+}
+
+// The column block [c0, c0 + w) of the parameter gradients' chains, carried on over rows [r0, r1) in
+// ascending order: dw[j] and db[j] hold the sums over the rows before r0 and get those rows added, one
+// row at a time, exactly as the reference adds them.
+static void layernorm_backward_params(float *dw, float *db, const float *dout, const float *inp, const float *mean,
+                                      const float *rstd, int r0, int r1, int C, int c0, int w) {
+    if (w == CB) {   // CB / VL vectors of each, in registers
+        vlanes dw0 = lanes_load(dw), dw1 = lanes_load(dw + VL), db0 = lanes_load(db), db1 = lanes_load(db + VL);
+        for (int n = r0; n < r1; n++) {
+            const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
+            float m = mean[n], s = rstd[n];
+            vlanes y0 = lanes_load(dy), y1 = lanes_load(dy + VL);
+            dw0 += y0 * (lanes_load(x) - m) * s;
+            dw1 += y1 * (lanes_load(x + VL) - m) * s;
+            db0 += y0;
+            db1 += y1;
+        }
+        memcpy(dw, &dw0, sizeof dw0); memcpy(dw + VL, &dw1, sizeof dw1);
+        memcpy(db, &db0, sizeof db0); memcpy(db + VL, &db1, sizeof db1);
+        return;
+    }
+    for (int n = r0; n < r1; n++) {
+        const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
+        float m = mean[n], s = rstd[n];
+        for (int j = 0; j < w; j++) {
+            dw[j] += dy[j] * (x[j] - m) * s;
+            db[j] += dy[j];
+        }
+    }
+}
+
+// Rows go to the threads in ascending ranges (team_rows), each thread computing its rows' dx. The
+// parameter gradients are the reference's chains over all rows in ascending order, handed from thread
+// to thread block by block (kernels/team.h, team_chain_*): so they equal the reference bitwise for any
+// thread count, and each thread reads only its own rows, which its dx pass has just read.
+static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                    const float *weight, const float *mean, const float *rstd, int N, int C,
+                                    int param_acc) {
+    int t = omp_get_thread_num(), T = omp_get_num_threads(), r0, r1;
+    if (T > TEAM_CHAIN_THREADS || 2 * C > TEAM_CHAIN_FLOATS) { T = 1; if (t) return; }   // all on thread 0
+    team_rows(N, t, T, &r0, &r1);
+    layernorm_backward_rows(dinp, dout, inp, weight, mean, rstd, r0, r1, C);
+    float *in = t ? team_chain_slot(t - 1) : NULL, *out = team_chain_slot(t);   // dweight's chains, then dbias's
     int nblocks = (C + CB - 1) / CB;
-    #pragma omp for schedule(static) nowait
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;
         float dw[CB] = {0}, db[CB] = {0};
-        if (w == CB) {   // CB / VL vectors of each, in registers
-            vlanes dw0 = {0}, dw1 = {0}, db0 = {0}, db1 = {0};
-            for (int n = 0; n < N; n++) {
-                const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
-                float m = mean[n], s = rstd[n];
-                vlanes y0 = lanes_load(dy), y1 = lanes_load(dy + VL);
-                dw0 += y0 * (lanes_load(x) - m) * s;
-                dw1 += y1 * (lanes_load(x + VL) - m) * s;
-                db0 += y0;
-                db1 += y1;
-            }
-            memcpy(dw, &dw0, sizeof dw0); memcpy(dw + VL, &dw1, sizeof dw1);
-            memcpy(db, &db0, sizeof db0); memcpy(db + VL, &db1, sizeof db1);
-        } else {
-            for (int n = 0; n < N; n++) {
-                const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
-                float m = mean[n], s = rstd[n];
-                for (int j = 0; j < w; j++) {
-                    dw[j] += dy[j] * (x[j] - m) * s;
-                    db[j] += dy[j];
-                }
-            }
+        if (t) {
+            team_chain_take(t, blk);
+            memcpy(dw, in + c0, (size_t)w * sizeof(float));
+            memcpy(db, in + C + c0, (size_t)w * sizeof(float));
         }
-        if (param_acc) for (int j = 0; j < w; j++) { dweight[c0 + j] += dw[j]; dbias[c0 + j] += db[j]; }
-        else for (int j = 0; j < w; j++) { dweight[c0 + j] = dw[j]; dbias[c0 + j] = db[j]; }
+        layernorm_backward_params(dw, db, dout, inp, mean, rstd, r0, r1, C, c0, w);
+        if (t < T - 1) {
+            memcpy(out + c0, dw, (size_t)w * sizeof(float));
+            memcpy(out + C + c0, db, (size_t)w * sizeof(float));
+            team_chain_post(t, blk);
+        } else if (param_acc) {
+            for (int j = 0; j < w; j++) { dweight[c0 + j] += dw[j]; dbias[c0 + j] += db[j]; }
+        } else {
+            for (int j = 0; j < w; j++) { dweight[c0 + j] = dw[j]; dbias[c0 + j] = db[j]; }
+        }
     }
 }
 

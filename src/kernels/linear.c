@@ -1,10 +1,14 @@
 // Linear layers (on the GEMM, kernels/gemm.c) and the column sums of bias gradients: the reference
-// loop (*_ref) and the fast column-block version. See kernels/linear.h.
+// loop (*_ref) and the fast version (column blocks carried from thread to thread). See kernels/linear.h.
 #include "kernels/linear.h"
 #include "kernels/prof.h"
 #include "kernels/gemm.h"
 #include "kernels/team.h"
 #include "kernels/vecmath.h"
+#include <omp.h>
+#include <string.h>
+
+_Static_assert(TEAM_CHAIN_BLOCKS * CB >= TEAM_CHAIN_FLOATS, "a slot's column blocks all have flags (kernels/team.h)");
 
 void linear_forward(float *out, const float *inp, const float *weight, const float *bias,
                     int N, int C, int OC) {
@@ -47,24 +51,40 @@ void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC) {
     }
 }
 
+// Each column one chain over the rows in ascending order (as the reference), carried from thread to
+// thread block by block over their row ranges (kernels/team.h, team_chain_*), so that each thread
+// reads only its own rows: bitwise the same for any thread count.
 static void column_sum_body(float *dbias, const float *dout, int N, int OC, int accumulate) {
+    int t = omp_get_thread_num(), T = omp_get_num_threads(), r0, r1;
+    if (T > TEAM_CHAIN_THREADS || OC > TEAM_CHAIN_FLOATS) { T = 1; if (t) return; }   // all on thread 0
+    team_rows(N, t, T, &r0, &r1);
+    float *in = t ? team_chain_slot(t - 1) : NULL, *out = team_chain_slot(t);
     int nblocks = (OC + CB - 1) / CB;
-    #pragma omp for schedule(static) nowait
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = OC - c0 < CB ? OC - c0 : CB;
         float acc[CB] = {0};
+        if (t) {
+            team_chain_take(t, blk);
+            memcpy(acc, in + c0, (size_t)w * sizeof(float));
+        }
         if (w == CB)   // a constant trip count keeps acc in registers
-            for (int n = 0; n < N; n++) {
+            for (int n = r0; n < r1; n++) {
                 const float *d = dout + (long)n * OC + c0;
                 for (int j = 0; j < CB; j++) acc[j] += d[j];
             }
         else
-            for (int n = 0; n < N; n++) {
+            for (int n = r0; n < r1; n++) {
                 const float *d = dout + (long)n * OC + c0;
                 for (int j = 0; j < w; j++) acc[j] += d[j];
             }
-        if (accumulate) for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
-        else for (int j = 0; j < w; j++) dbias[c0 + j] = acc[j];
+        if (t < T - 1) {
+            memcpy(out + c0, acc, (size_t)w * sizeof(float));
+            team_chain_post(t, blk);
+        } else if (accumulate) {
+            for (int j = 0; j < w; j++) dbias[c0 + j] += acc[j];
+        } else {
+            for (int j = 0; j < w; j++) dbias[c0 + j] = acc[j];
+        }
     }
 }
 

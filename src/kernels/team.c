@@ -74,14 +74,6 @@ static double now_us(void) {
     return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
 }
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 void team_begin(void) {
     TeamBarrier *b;
     #pragma omp single copyprivate(b)
@@ -100,6 +92,38 @@ void team_end(void) {
     team_size = 0;
 }
 
+// Wakes the threads asleep on *word (wait_while below) once it has been changed.
+static void wake_sleepers(atomic_uint *word, atomic_int *sleepers) {
+#ifdef __linux__
+    if (atomic_load(sleepers) > 0) syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+#else
+    (void)word; (void)sleepers;
+#endif
+}
+
+// Returns once *word is no longer `old` (read with acquire). Spins, looking at the clock every 32
+// pauses; past `limit` microseconds (-1: never), sleeps on the word (counted in *sleepers) until the thread that changes
+// it wakes it (the futex call returns at once if the word has moved already). The seq_cst order of
+// "sleepers + 1, then the word read again by the futex call" against "word changed, then sleepers
+// read" means either the waker sees the sleeper or the sleeper sees the change: no wake is lost.
+static void wait_while(atomic_uint *word, unsigned old, atomic_int *sleepers, int limit) {
+    double t0 = -1.0;
+    for (int spins = 0; atomic_load_explicit(word, memory_order_acquire) == old; spins++) {
+        cpu_relax();
+        if (limit < 0 || (spins & 31) != 31) continue;
+        double t = now_us();
+        if (t0 < 0) t0 = t;
+        if (t - t0 < limit) continue;
+#ifdef __linux__
+        atomic_fetch_add(sleepers, 1);
+        while (atomic_load(word) == old) syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, old, NULL, NULL, 0);
+        atomic_fetch_sub(sleepers, 1);
+#else
+        sched_yield();
+#endif
+    }
+}
+
 void team_barrier(void) {
     TeamBarrier *b = bar;
     if (!team_mode || team_size <= 1) return;
@@ -109,31 +133,11 @@ void team_barrier(void) {
     if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) == team_size - 1) {
         atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
         atomic_store(&b->gen, g + 1);
-#ifdef __linux__
-        if (atomic_load(&b->sleepers) > 0) syscall(SYS_futex, &b->gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-#endif
+        wake_sleepers(&b->gen, &b->sleepers);
         return;
     }
-    // Spin, looking at the clock every 32 pauses; past the limit, sleep on gen until the last thread
-    // moves it (the futex call returns at once if gen has moved already).
     double waited_from = prof_on ? omp_get_wtime() : -1.0;
-    int limit = team_spin_us();
-    double t0 = -1.0;
-    for (int spins = 0; atomic_load_explicit(&b->gen, memory_order_acquire) == g; spins++) {
-        cpu_relax();
-        if (limit < 0 || (spins & 31) != 31) continue;
-        double t = now_us();
-        if (t0 < 0) t0 = t;
-        if (t - t0 < limit) continue;
-#ifdef __linux__
-        atomic_fetch_add(&b->sleepers, 1);
-        while (atomic_load(&b->gen) == g)
-            syscall(SYS_futex, &b->gen, FUTEX_WAIT_PRIVATE, g, NULL, NULL, 0);
-        atomic_fetch_sub(&b->sleepers, 1);
-#else
-        sched_yield();
-#endif
-    }
+    wait_while(&b->gen, g, &b->sleepers, team_spin_us());
     if (waited_from >= 0.0) prof_add_wait(omp_get_thread_num(), omp_get_wtime() - waited_from);
 }
 
@@ -144,4 +148,34 @@ void team_broadcast(void *data, int size) {
     if (omp_get_thread_num() == 0) memcpy(bar->bcast, data, (size_t)size);
     team_barrier();
     if (omp_get_thread_num() != 0) memcpy(data, bar->bcast, (size_t)size);
+}
+
+// The chains' slots and flags (team.h): thread t's flags, and the count of threads asleep on one of
+// them, on cache lines of their own. A thread waits for a chain as at the barrier, spinning and then
+// sleeping, but spins for at least CHAIN_SPIN_US: the thread before it is about one column block's
+// sums ahead, so the wait is short unless that thread lost its core, and waking a sleeper costs more
+// than such a wait (with the barrier's 20 us, the bias gradients' pass took 0.41-0.75 ms a step on
+// tiny32 at 2 threads against 0.31-0.38 when spinning: docs/performance.md, "LayerNorm's parameter
+// gradients handed from thread to thread").
+#define CHAIN_SPIN_US 200
+static _Alignas(64) float chain_slot[TEAM_CHAIN_THREADS][TEAM_CHAIN_FLOATS];
+static struct {
+    _Alignas(64) atomic_uint ready[TEAM_CHAIN_BLOCKS];
+    _Alignas(64) atomic_int sleepers;
+} chain_flag[TEAM_CHAIN_THREADS];
+
+float *team_chain_slot(int t) { return chain_slot[t]; }
+
+void team_chain_post(int t, int block) {
+    atomic_store(&chain_flag[t].ready[block], 1u);   // seq_cst: ordered before the read of sleepers
+    wake_sleepers(&chain_flag[t].ready[block], &chain_flag[t].sleepers);
+}
+
+void team_chain_take(int t, int block) {
+    atomic_uint *flag = &chain_flag[t - 1].ready[block];
+    double waited_from = prof_on ? omp_get_wtime() : -1.0;
+    int limit = team_spin_us();
+    wait_while(flag, 0u, &chain_flag[t - 1].sleepers, limit < 0 ? -1 : limit > CHAIN_SPIN_US ? limit : CHAIN_SPIN_US);
+    if (waited_from >= 0.0) prof_add_wait(t, omp_get_wtime() - waited_from);
+    atomic_store_explicit(flag, 0u, memory_order_relaxed);   // ordered before the next post by the team's barrier
 }

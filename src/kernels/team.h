@@ -42,6 +42,37 @@ int team_set_spin_us(int us);
 #define TEAM_BCAST_MAX 64
 void team_broadcast(void *data, int size);
 
+// The CPU's hint that this thread is spinning on a flag (team_barrier's wait, other hand-offs).
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+// Column chains handed from thread to thread. A kernel that sums columns over rows (a bias or LayerNorm
+// parameter gradient: each column one chain, rows in ascending order) can give thread t of T the rows
+// [N t / T, N (t + 1) / T) (team_rows: the rows the products' row split gives it, kernels/gemm.c) and
+// carry each column block's chains across the threads in order: thread t takes the sums over the rows
+// before its own from thread t - 1 (team_chain_take waits until they are posted, then clears the flag),
+// adds its rows, and posts them for thread t + 1 in its slot (team_chain_post); the last thread stores
+// them. The chains are then the one-thread chains, bitwise, and each thread reads only its own rows,
+// which the kernels before it left in its cache (docs/performance.md, "LayerNorm's parameter gradients
+// handed from thread to thread"). Every flag is clear again before the team's next barrier. For
+// T <= TEAM_CHAIN_THREADS, blocks of CB (kernels/vecmath.h) columns, slots of TEAM_CHAIN_FLOATS floats;
+// one team at a time (kernels run on the outermost team; a nested region has one thread).
+#define TEAM_CHAIN_THREADS 64
+#define TEAM_CHAIN_FLOATS 4096
+#define TEAM_CHAIN_BLOCKS 128
+static inline void team_rows(int N, int t, int T, int *r0, int *r1) {
+    *r0 = (int)((long)N * t / T);
+    *r1 = (int)((long)N * (t + 1) / T);
+}
+float *team_chain_slot(int t);            // thread t's slot: TEAM_CHAIN_FLOATS floats, read by thread t + 1
+void team_chain_post(int t, int block);   // thread t: block `block` of its slot is written (release)
+void team_chain_take(int t, int block);   // thread t > 0: waits for thread t - 1's block (acquire), clears it
+
 // Runs `call` (a body with orphaned `omp for ... nowait` loops) on the current team, then meets the
 // team; or runs it on a new region.
 #define TEAM_RUN(call)                                   \

@@ -10,8 +10,9 @@
 #include <string.h>
 
 #define VL 16   // lanes of the partial sums: one AVX-512 vector, two AVX2 vectors
-// Column blocks of the column sums (LayerNorm's parameter gradients, bias gradients): each thread
-// owns whole blocks and sums rows in ascending order.
+// Column blocks of the column sums (LayerNorm's parameter gradients, bias gradients): each column's
+// chain over the rows in ascending order, a block at a time, handed from thread to thread
+// (kernels/team.h, team_chain_*).
 #define CB 32
 _Static_assert(CB == 2 * VL, "the column blocks are two vectors of lanes (kernels/layernorm.c)");
 
