@@ -102,10 +102,11 @@ static void wake_sleepers(atomic_uint *word, atomic_int *sleepers) {
 }
 
 // Returns once *word is no longer `old` (read with acquire). Spins, looking at the clock every 32
-// pauses; past `limit` microseconds (-1: never), sleeps on the word (counted in *sleepers) until the thread that changes
-// it wakes it (the futex call returns at once if the word has moved already). The seq_cst order of
-// "sleepers + 1, then the word read again by the futex call" against "word changed, then sleepers
-// read" means either the waker sees the sleeper or the sleeper sees the change: no wake is lost.
+// pauses; past `limit` microseconds (-1: never), sleeps on the word (counted in *sleepers) until the
+// thread that changes it wakes it (the futex call returns at once if the word has moved already).
+// The seq_cst order of "sleepers + 1, then the word read again by the futex call" against "word
+// changed, then sleepers read" means either the waker sees the sleeper or the sleeper sees the
+// change: no wake is lost.
 static void wait_while(atomic_uint *word, unsigned old, atomic_int *sleepers, int limit) {
     double t0 = -1.0;
     for (int spins = 0; atomic_load_explicit(word, memory_order_acquire) == old; spins++) {
