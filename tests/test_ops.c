@@ -203,12 +203,13 @@ static void test_layernorm(Rng *r) {
 }
 
 // The LayerNorm backward hands each column block's parameter-gradient chains from thread to thread
-// (kernels/team.h, team_chain_*): at 1 to 5 threads, alone and in team mode, with fewer rows than
-// threads and with C past the slots' size (then thread 0 alone), dweight / dbias equal the reference
-// bitwise, added and set, and dx equals the one-thread result bitwise. Two calls in a row on
+// (kernels/team.h, team_chain_*): at 1 to 5 threads and at 66 (past TEAM_CHAIN_THREADS: 64 take part),
+// alone and in team mode, with fewer rows than threads and with C past the slots' size (then thread
+// 0 alone), dweight / dbias equal the reference bitwise, added and set, and dx equals the one-thread
+// result bitwise. Two calls in a row on
 // different gradients: a flag left set by the first would let the second read stale chains.
 static void test_layernorm_threads(Rng *r) {
-    int sizes[][2] = {{1, 33}, {2, 7}, {3, 192}, {7, 129}, {33, 1}, {100, 768}, {13, 2049}};   // N, C
+    int sizes[][2] = {{1, 33}, {2, 7}, {3, 192}, {7, 129}, {33, 1}, {100, 768}, {13, 4097}};   // N, C
     int saved = omp_get_max_threads();
     for (int si = 0; si < 7; si++) {
         int N = sizes[si][0], C = sizes[si][1];
@@ -228,8 +229,9 @@ static void test_layernorm_threads(Rng *r) {
         layernorm_backward(edx, tw, tb, dy, x, w, m, s, N, C, 1);
         layernorm_backward(edx2, tw, tb, dy2, x, w, m, s, N, C, 1);
         free(tw); free(tb);
-        for (int threads = 1; threads <= 5; threads++)
+        for (int ti = 0; ti < 6; ti++)
             for (int team = 0; team < 2; team++) {
+                int threads = (int[]){1, 2, 3, 4, 5, 66}[ti];
                 float *dx = copyv(dx0, NC), *dw = copyv(dw0, C), *db = copyv(db0, C), *sw = nanv(C), *sb = nanv(C);
                 float *dxs = copyv(dx0, NC);
                 omp_set_num_threads(threads);
@@ -328,11 +330,11 @@ static void test_column_sum(Rng *r) {
 // accumulated, at 1, 2 and 3 threads, alone and in team mode. 1040 rows are split along k at 2 threads
 // where they make 2 k-blocks (the bias then by column_sum), 272 and 33 are not.
 // column_sum carries each column block's chains from thread to thread (kernels/team.h): at 1 to 5
-// threads, alone and in team mode, with fewer rows than threads and with more columns than a slot
-// holds (then thread 0 alone), two calls in a row on different rows (added, then set) equal the
-// reference bitwise.
+// threads and at 66 (past TEAM_CHAIN_THREADS), alone and in team mode, with fewer rows than threads
+// and with more columns than a slot holds (then thread 0 alone), two calls in a row on different rows
+// (added, then set) equal the reference bitwise.
 static void test_column_sum_threads(Rng *r) {
-    int sizes[][2] = {{1, 33}, {2, 7}, {3, 192}, {7, 129}, {129, 1}, {272, 576}, {13, 4097}};   // N, OC
+    int sizes[][2] = {{1, 33}, {2, 7}, {3, 192}, {7, 129}, {129, 1}, {272, 576}, {13, 8193}};   // N, OC
     int saved = omp_get_max_threads();
     for (int si = 0; si < 7; si++) {
         int N = sizes[si][0], OC = sizes[si][1];
@@ -340,8 +342,9 @@ static void test_column_sum_threads(Rng *r) {
         float *ea = copyv(a0, OC), *es = calloc(OC, 4);
         column_sum_accumulate_ref(ea, d, N, OC);
         column_sum_accumulate_ref(es, d2, N, OC);
-        for (int threads = 1; threads <= 5; threads++)
+        for (int ti = 0; ti < 6; ti++)
             for (int team = 0; team < 2; team++) {
+                int threads = (int[]){1, 2, 3, 4, 5, 66}[ti];
                 float *a = copyv(a0, OC), *sset = nanv(OC);
                 omp_set_num_threads(threads);
                 #pragma omp parallel if (team)

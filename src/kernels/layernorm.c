@@ -157,11 +157,11 @@ static void layernorm_backward_params(float *dw, float *db, const float *dout, c
 static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                     const float *weight, const float *mean, const float *rstd, int N, int C,
                                     int param_acc) {
-    int t = omp_get_thread_num(), T = omp_get_num_threads(), r0, r1;
-    if (T > TEAM_CHAIN_THREADS || 2 * C > TEAM_CHAIN_FLOATS) { T = 1; if (t) return; }   // all on thread 0
+    int t = omp_get_thread_num(), T = team_chain_threads(2 * C), r0, r1;   // dweight's chains, then dbias's
+    if (t >= T) return;
     team_rows(N, t, T, &r0, &r1);
     layernorm_backward_rows(dinp, dout, inp, weight, mean, rstd, r0, r1, C);
-    float *in = t ? team_chain_slot(t - 1) : NULL, *out = team_chain_slot(t);   // dweight's chains, then dbias's
+    float *in = t ? team_chain_slot(t - 1) : NULL, *out = team_chain_slot(t);
     int nblocks = (C + CB - 1) / CB;
     for (int blk = 0; blk < nblocks; blk++) {
         int c0 = blk * CB, w = C - c0 < CB ? C - c0 : CB;

@@ -55,8 +55,8 @@ void column_sum_accumulate_ref(float *dbias, const float *dout, int N, int OC) {
 // thread block by block over their row ranges (kernels/team.h, team_chain_*), so that each thread
 // reads only its own rows: bitwise the same for any thread count.
 static void column_sum_body(float *dbias, const float *dout, int N, int OC, int accumulate) {
-    int t = omp_get_thread_num(), T = omp_get_num_threads(), r0, r1;
-    if (T > TEAM_CHAIN_THREADS || OC > TEAM_CHAIN_FLOATS) { T = 1; if (t) return; }   // all on thread 0
+    int t = omp_get_thread_num(), T = team_chain_threads(OC), r0, r1;
+    if (t >= T) return;
     team_rows(N, t, T, &r0, &r1);
     float *in = t ? team_chain_slot(t - 1) : NULL, *out = team_chain_slot(t);
     int nblocks = (OC + CB - 1) / CB;

@@ -19,6 +19,7 @@
 // a bound in time rather than in spins, with fewer barriers per kernel, avoids most of those.
 #ifndef VITMAE_TEAM_H
 #define VITMAE_TEAM_H
+#include <omp.h>
 
 // Nonzero on a thread while it is inside a team-mode region (set by team_begin, per thread).
 extern _Thread_local int team_mode;
@@ -59,12 +60,19 @@ static inline void cpu_relax(void) {
 // adds its rows, and posts them for thread t + 1 in its slot (team_chain_post); the last thread stores
 // them. The chains are then the one-thread chains, bitwise, and each thread reads only its own rows,
 // which the kernels before it left in its cache (docs/performance.md, "LayerNorm's parameter gradients
-// handed from thread to thread"). Every flag is clear again before the team's next barrier. For
-// T <= TEAM_CHAIN_THREADS, blocks of CB (kernels/vecmath.h) columns, slots of TEAM_CHAIN_FLOATS floats;
-// one team at a time (kernels run on the outermost team; a nested region has one thread).
+// handed from thread to thread"). Every flag is clear again before the team's next barrier. Blocks
+// of CB (kernels/vecmath.h) columns, slots of TEAM_CHAIN_FLOATS floats; one team at a time (kernels run
+// on the outermost team; a nested region has one thread).
 #define TEAM_CHAIN_THREADS 64
-#define TEAM_CHAIN_FLOATS 4096
-#define TEAM_CHAIN_BLOCKS 128
+#define TEAM_CHAIN_FLOATS 8192
+#define TEAM_CHAIN_BLOCKS 256
+// How many threads of the current region carry chains of `floats` floats a slot (T in the above;
+// thread t takes part when t < T, the others have nothing to do): all of them up to
+// TEAM_CHAIN_THREADS, and only thread 0 when a slot cannot hold the chains.
+static inline int team_chain_threads(int floats) {
+    int T = omp_get_num_threads();
+    return floats > TEAM_CHAIN_FLOATS ? 1 : T < TEAM_CHAIN_THREADS ? T : TEAM_CHAIN_THREADS;
+}
 static inline void team_rows(int N, int t, int T, int *r0, int *r1) {
     *r0 = (int)((long)N * t / T);
     *r1 = (int)((long)N * (t + 1) / T);
