@@ -226,6 +226,32 @@ static void test_split_k(const char *path, Rng *rng) {
     gemm_force_blocking(0, 0);
 }
 
+// gemm_tn packs its B instead of reading it in place where each block of MC rows would read a k-block
+// of B larger than the L2 slab again (kernels/gemm.c, tn_b_rereads): forced here by a slab of 1024
+// floats, M past two row blocks per thread for any MR <= 16, N a multiple of 16 (read in place when the
+// slab holds it). Packing only copies, so C must be bitwise the in-place result (a slab of 1M floats),
+// at 1 and 2 threads, with K split among the threads (200: 4 k-blocks of 50) or not (130: 3 of 44),
+// and within rounding of the reference.
+static void test_tn_b_reread(const char *path, Rng *rng) {
+    static const int shapes[][2] = {{96, 200}, {48, 130}};   // N, K
+    int M = 4 * gemm_blocking().mc_panels * 16 + 5;
+    for (int s = 0; s < 2; s++)
+        for (int acc = 0; acc < 2; acc++) {
+            Problem p = make(TN, M, shapes[s][0], shapes[s][1], 0, acc, 0, rng);
+            CHECK(gemm_force_blocking(64, 1L << 20) == 0, "kc 64, large slab");
+            float *C_in = compute(&p, 1);
+            CHECK(gemm_force_blocking(64, 1024) == 0, "kc 64, slab of 1024 floats");
+            float *C1 = compute(&p, 1), *C2 = compute(&p, 2);
+            size_t bytes = (size_t)p.c_len * sizeof(float);
+            CHECK(!memcmp(C_in, C1, bytes) && !memcmp(C_in, C2, bytes),
+                  "%s tn B packed for its row blocks M=%d N=%d K=%d acc=%d: differs from B in place", path, p.M,
+                  p.N, p.K, acc);
+            compare(&p, C2, path);
+            free(C_in); free(C1); free(C2); release(&p);
+        }
+    gemm_force_blocking(0, 0);
+}
+
 // gemm_tn_sums (kernels/gemm.h): C bitwise gemm_tn's; when it says it summed, the sums bitwise those of
 // the definition (one chain from 0 over k ascending, then stored or added) and of column_sum where A has
 // no padding; when not, the sums untouched. Overwrite and accumulate, 1, 2 and 3 threads, alone and in
@@ -577,6 +603,7 @@ int main(void) {
         test_tn_tree(paths[i], &rng);
         test_tn_sums(paths[i], &rng);
         if (gemm_path() != GEMM_PATH_REF) test_split_k(paths[i], &rng);
+        if (gemm_path() != GEMM_PATH_REF) test_tn_b_reread(paths[i], &rng);
         if (gemm_path() != GEMM_PATH_REF) test_pack_buffers(paths[i], &rng);
         printf("path %s: checked\n", paths[i]);
     }

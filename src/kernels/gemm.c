@@ -378,6 +378,14 @@ static int tn_b_in_place(const Kernel *ker, int n0, int n1, long ldb) {
     return ker->brows && ker->nr == 32 && (n1 - n0) % 16 == 0 && ldb % 1024 != 0;
 }
 
+// ... except in gemm_block when its rows [m0, m1) take more than one block of MC rows and a k-block of
+// B's columns [n0, n1) (kc x (n1 - n0) floats) is larger than the slab that the blocking keeps in L2:
+// each row block would then read B again from beyond L2, rows far apart, where a packed slab stays in
+// L2 (docs/performance.md, "The transposed product's B packed when it leaves L2").
+static int tn_b_rereads(const Kernel *ker, int m0, int m1, int n0, int n1, int kc) {
+    return m1 - m0 > ker->blk.mc_panels * ker->mr && (long)kc * (n1 - n0) > ker->blk.slab_floats;
+}
+
 // C rows [m0, m1) x columns [n0, n1) on the calling thread, over the k-blocks kb. Returns 0, or -1 when
 // out of memory.
 static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int n0, int n1, int K,
@@ -393,7 +401,8 @@ static int gemm_block(const Kernel *ker, const Operands *op, int m0, int m1, int
     // to a buffer with a harmless stride and zero rows below. Otherwise (tn, or no rows kernel) A is
     // packed MC rows at a time.
     int rows_mode = ker->rows && !op->trans_a, in_place = rows_mode && op->lda % 1024 != 0;
-    int b_in_place = op->trans_a && !op->trans_b && !op->bpacked && tn_b_in_place(ker, n0, n1, op->ldb);
+    int b_in_place = op->trans_a && !op->trans_b && !op->bpacked && tn_b_in_place(ker, n0, n1, op->ldb) &&
+                     !tn_b_rereads(ker, m0, m1, n0, n1, kc_base);
     long a_stride = (kc_base + 15) / 16 * 16 + 16;
     if (a_stride % 1024 == 0) a_stride += 16;
     long apack_len = rows_mode ? (long)MR * a_stride : (long)MC * kc_base;
