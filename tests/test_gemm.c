@@ -1,9 +1,10 @@
-// gemm: every path this CPU has (avx512, avx2, portable, ref) against the *_ref loops on odd sizes,
-// with and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N
-// window untouched; 1 and 2 threads bitwise equal; weights packed once per scope; gemm_tn never reads
-// past its B; the path selection API;
-// gemm_tn split along k; gemm_tn_sums (a bias gradient in the product's pass); gemm_tn_tree (groups' weight gradients summed in a tree); the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a small forced
-// blocking (many k-blocks and slabs).
+// gemm: every path this CPU has (avx512, avx2, portable, ref) against the *_ref loops on odd sizes, with
+// and without bias, overwrite and accumulate, padded leading dimensions; C outside its M x N window
+// untouched; 1 and 2 threads bitwise equal; weights packed once per scope; gemm_tn never reads past its B,
+// and packs it where it would leave L2 (bitwise the in-place result); the path selection API; gemm_tn split
+// along k; gemm_tn_sums (a bias gradient in the product's pass); gemm_tn_tree (groups' weight gradients
+// summed in a tree); the blocking rules (kernels/gemm.h: gemm_blocking_for) and every check again under a
+// small forced blocking (many k-blocks and slabs).
 #include <omp.h>
 #include <sys/mman.h>
 #include <unistd.h>
