@@ -21,7 +21,7 @@ if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ]; then
     t "$bind: the 2 threads may run on 2 CPUs (got ${cpus:-none})" '[ "$cpus" = 2 ]'
   done
 fi
-for k in img_per_s gflops peak_gflops peak_fraction gflop_per_step peak_rss_bytes analytic_bytes memory_ratio \
+for k in img_per_s gflops peak_gflops peak_fraction peak_gflops_after gflop_per_step peak_rss_bytes analytic_bytes memory_ratio \
          '"data"' '"patch_embed"' '"encoder"' '"decoder"' '"loss"' '"backward"' '"optimizer"'; do
   t "bench --json has $k" "grep -q '$k' '$tmp/b.json'"
 done
@@ -30,6 +30,10 @@ if command -v python3 >/dev/null 2>&1; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 ok = d["img_per_s"] > 0 and d["gflops"] > 0 and d["len_keep"] == 1 and d["threads"] == 1 and d["batch"] == 2
+# The peak measured again after the steps: the same machine, so of the same order as the first (a
+# quarter to 4 times covers any host's drift; a missing or zero measurement fails).
+if not 0.25 * d["peak_gflops"] < d["peak_gflops_after"] < 4 * d["peak_gflops"]:
+    print("FAILED: peak_gflops_after %r against peak_gflops %r" % (d["peak_gflops_after"], d["peak_gflops"])); ok = False
 # 2x2 patches of 4x4x1, K = 1: by hand from the formula in src/cmd/bench.c
 D, Dd, depth, ddepth, B, K, L, pd = 192, 128, 6, 2, 2, 1, 4, 16
 Te, Td = 1 + K, 1 + L
@@ -46,6 +50,7 @@ fi
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 1); rc=$?
 t "bench text exits 0" '[ $rc -eq 0 ]'
 t "bench text has img/s and peak" 'echo "$out" | grep -q "img/s" && echo "$out" | grep -q "of peak"'
+t "bench text has the peak measured after the steps" 'echo "$out" | grep -Eq "^  peak after +[0-9.]+ GFLOP/s measured again after the steps \([+-][0-9.]+%\)"'
 # --profile: a row per kind of kernel and "other"; the JSON has the same rows, with the products' GFLOP/s.
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --profile); rc=$?
 t "bench --profile exits 0" '[ $rc -eq 0 ]'

@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make bench`: vitmae bench and PyTorch (tools/bench_torch.py, same model, same recipe) at 1 and 2
-# threads on three configurations, one table each with img/s, % of the measured FP32 peak, the phase
-# split and the ratio to PyTorch's best; then `mpirun -np 2` x 1 thread against 1 process x 2 threads
+# threads on three configurations, one table each with img/s, % of the measured FP32 peak (and how far
+# the peak moved from before the steps to after them: beyond a few percent the host's speed changed
+# during the run), the phase split and the ratio to PyTorch's best; then `mpirun -np 2` x 1 thread against 1 process x 2 threads
 # (docs/distributed.md), interleaved. Configurations (BENCH_ROWS, default "tiny32 small224 base224"):
 #   tiny32:   the bench config (tiny, 32x32 RGB, patch 4, batch 64): best of REPEAT (3) runs of STEPS (10)
 #   small224: the small preset at 224x224, patch 16, batch 8: best of MAE_REPEAT (1) runs of MAE_STEPS (2)
@@ -52,14 +53,15 @@ bench_row() {
     done
   fi
   echo
-  printf '%-40s %8s %9s %8s %9s %7s\n' "$name: $rargs" "img/s" "GFLOP/s" "% peak" "vs torch" "mem/x"
+  printf '%-40s %8s %9s %8s %11s %9s %7s\n' "$name: $rargs" "img/s" "GFLOP/s" "% peak" "peak moved" "vs torch" "mem/x"
   for t in 1 2; do
     ips=$(for r in $(seq "$rrep"); do field "$tmp/$name.v$t.$r" img_per_s; done | best)
     f=$(grep -l "\"img_per_s\": $ips," "$tmp/$name".v$t.* | head -n 1)
     eval "v$t=$ips; f$t=$f"
     ratio=$(echo "$ips $tbest" | awk '{ if ($2 > 0) printf "%.2fx", $1 / $2; else print "-" }')
-    printf '%-40s %8.2f %9.1f %7.1f%% %9s %6.2fx\n' "vitmae, $t thread(s)" "$ips" "$(field "$f" gflops)" \
-      "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$ratio" "$(field "$f" memory_ratio)"
+    moved=$(echo "$(field "$f" peak_gflops) $(field "$f" peak_gflops_after)" | awk '{ printf "%+.1f%%", 100 * ($2 / $1 - 1) }')
+    printf '%-40s %8.2f %9.1f %7.1f%% %11s %9s %6.2fx\n' "vitmae, $t thread(s)" "$ips" "$(field "$f" gflops)" \
+      "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$moved" "$ratio" "$(field "$f" memory_ratio)"
   done
   if [ $torch_ok = 1 ]; then
     printf '%-40s %8.2f\n' "torch, 1 thread" "$torch1" "torch, 2 threads" "$torch2"

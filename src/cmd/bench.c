@@ -5,8 +5,9 @@
 // exchanging them, `sync wait` the time rank 0 waited at the step's first exchange for the other
 // ranks to finish their groups (load imbalance: docs/distributed.md).
 // Prints img/s, the achieved GFLOP/s from an analytic FLOP count (flop_count below), the measured FP32
-// FMA peak of the CPU at the same thread count and the fraction of it, and peak memory (ru_maxrss)
-// against the analytic bytes (params, grads, AdamW moments, activation arena, the batch).
+// FMA peak of the CPU at the same thread count (before the steps, and again after them) and the
+// fraction of it, and peak memory (ru_maxrss) against the analytic bytes (params, grads, AdamW
+// moments, activation arena, the batch).
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -181,6 +182,11 @@ static void print_profile(const ProfTotals *pt, int steps, double total, double 
     printf(" between kernels %.2f\n", 1e3 * between);
 }
 
+// A change of the measured peak from before the steps to after them beyond which the text says the
+// cores' speed moved (two measurements back to back differed by up to 2.3% on a busy virtual machine:
+// docs/performance.md, "A fourteenth session").
+#define PEAK_DRIFT 0.05
+
 int cmd_bench(int argc, char **argv) {
     const char *preset = MAE_DEFAULT_PRESET;
     int img = MAE_DEFAULT_IMG, patch = MAE_DEFAULT_PATCH, channels = 3, batch = MAE_DEFAULT_BATCH;
@@ -298,6 +304,12 @@ int cmd_bench(int argc, char **argv) {
     ProfTotals pt;
     prof_read(&pt);
     prof_enable(0);
+    // The peak again, now that the steps are done: on a shared or virtual machine the cores' speed can
+    // move during a run, and then the fraction of the peak measured before says less. The ranks measure
+    // together, as before the steps.
+    if (nranks > 1) dist_barrier();
+    double peak_after = cpu_fma_peak_gflops(threads) * nranks;
+    double drift = peak > 0 ? peak_after / peak - 1.0 : 0.0;
     // The figures are rank 0's; every rank ran the same steps.
     // Shared memory: the gradient lives in the window (the model's own buffer is never touched);
     // messages: a buffer for the received slices.
@@ -326,11 +338,11 @@ int cmd_bench(int argc, char **argv) {
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
-               "\"peak_fraction\": %.4f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
+               "\"peak_fraction\": %.4f, \"peak_gflops_after\": %.2f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
                preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, at_once, accum, exchange, steps, warmup,
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
-               gflops / peak, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
+               gflops / peak, peak_after, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, ");
         if (profile) print_profile(&pt, steps, ph.total, peak, threads, 1);
@@ -357,6 +369,8 @@ int cmd_bench(int argc, char **argv) {
         printf("  GFLOP/s        %.1f  (%.2f GFLOP per step, analytic)\n", gflops, flops * 1e-9);
         printf("  FMA peak       %.1f GFLOP/s measured at %d thread%s x %d process%s -> %.1f%% of peak\n", peak,
                threads, threads == 1 ? "" : "s", nranks, nranks == 1 ? "" : "es", 100.0 * gflops / peak);
+        printf("  peak after     %.1f GFLOP/s measured again after the steps (%+.1f%%)%s\n", peak_after, 100.0 * drift,
+               fabs(drift) > PEAK_DRIFT ? ": the cores' speed moved during the run, so compare runs side by side" : "");
         if (cpus > 0)
             printf("  affinity       the %d thread%s may run on %d CPU%s%s\n", threads, threads == 1 ? "" : "s", cpus,
                    cpus == 1 ? "" : "s",
