@@ -464,7 +464,9 @@ static void pair_tree(SumTree *t, int l, int r, int apart) {
 // Odd sizes, N a multiple of 16 (B read in place) or not, ldb a multiple of 1024 floats (B packed),
 // rows per group past one k-block (kc 576 and 384 on these CPUs; with the small blocking many), 1, 2, 4
 // and 8 groups, the whole tree scaled or the root's add apart; the live buffers bitwise, the other
-// buffers' elements outside the product untouched; 1 and 3 threads, alone and in team mode.
+// buffers' elements outside the product untouched; 1, 2 and 3 threads, alone and in team mode (at 2 and
+// 3 threads the products that fit the threads' L2 go by groups, the others, and every product under the
+// small blocking, by blocks).
 static void test_tn_tree(const char *path, Rng *rng) {
     static const int shapes[][4] = {{37, 48, 29, 0}, {130, 33, 100, 0}, {61, 1024, 97, 1}, {300, 160, 613, 0},
                                     {14, 32, 1, 0}, {250, 96, 70, 0}};
@@ -490,7 +492,7 @@ static void test_tn_tree(const char *path, Rng *rng) {
                     gemm_tn(M, N, Kg, A + (long)g * Kg * lda, lda, B + (long)g * Kg * ldb, ldb, want[g], ldc, 0);
                 }
                 for (int r = 0; r < M; r++) sumtree_apply(&t, want, (size_t)r * ldc, (size_t)N);
-                for (int threads = 1; threads <= 3; threads += 2)
+                for (int threads = 1; threads <= 3; threads++)
                     for (int team = 0; team < 2; team++) {
                         for (int g = 0; g < n; g++) {
                             got[g] = alloc_f(c_len);

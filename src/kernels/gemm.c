@@ -1038,6 +1038,87 @@ static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A
     sumtree_rows(t, out, ldc, out, ldc, m1 - m0, n1 - n0, 0);
 }
 
+// ---- the same, by groups: each thread the products of its own groups, then the tree --------------
+//
+// With 2 or more threads and n groups' products small enough for the threads' L2 (n M N floats at most
+// twice the blocking's slab a thread), every group's product goes whole into a scratch block of its
+// own, computed by the thread (or the threads, by rows) that the group falls to: thread t takes
+// groups [t n / nth, (t + 1) n / nth) (with as many threads as groups, the token rows it wrote in the
+// forward), where the blocks above split C's tiles and every thread reads every group's rows, half of
+// them from another core. Then the team meets and each thread runs the tree over its share of C's rows
+// (docs/performance.md, "The weight gradients of groups at once, by groups"). gemm_block per group: the
+// bits of gemm_tn, as the blocks give them.
+
+// n blocks of M rows, groups_ld apart, grown by one thread while its team waits. One for the process:
+// this path needs 2 or more threads, so only a team or a top-level OpenMP region takes it, and no two
+// of those run products side by side.
+static float *groups_scratch;
+static long groups_scratch_cap;
+
+static long groups_ld(int N) {      // rows of a scratch block: whole lines, not a multiple of 4 KB
+    long ld = (N + 15) / 16 * 16;
+    return ld % 1024 == 0 ? ld + 16 : ld;
+}
+
+static int tn_by_groups(const Kernel *ker, int M, int N, const SumTree *t, int nth) {
+    return nth >= 2 && (long)t->n * M * groups_ld(N) <= 2 * ker->blk.slab_floats * nth;
+}
+
+// The scratch for n blocks of M x groups_ld(N) (NULL when out of memory); one thread at a time.
+static float *groups_scratch_get(int n, int M, int N) {
+    long need = (long)n * M * groups_ld(N);
+    if (need > groups_scratch_cap) {
+        float *p = alloc_floats(need);
+        if (!p) return NULL;
+        __atomic_add_fetch(&pack_allocs, 1, __ATOMIC_RELAXED);
+        free(groups_scratch);
+        groups_scratch = p;
+        groups_scratch_cap = need;
+    }
+    return groups_scratch;
+}
+
+// Thread th of nth (team mode, or an OpenMP team when team is 0): its groups' products into S, then,
+// when all are done, the tree over its rows of C.
+static void tn_groups_part(const Kernel *ker, int M, int N, int Kg, const float *A, int lda, const float *B, int ldb,
+                           float *const *C, int ldc, const SumTree *t, float *S, int th, int nth, int team) {
+    const int n = t->n, MR = ker->mr;
+    long ld = groups_ld(N);
+    int g0, g1, m0 = 0, m1 = M;
+    if (nth <= n) {
+        g0 = (int)((long)n * th / nth);
+        g1 = (int)((long)n * (th + 1) / nth);
+    } else {   // more threads than groups: group th n / nth, its rows shared among that group's threads
+        g0 = (int)((long)th * n / nth);
+        g1 = g0 + 1;
+        int first = (int)(((long)g0 * nth + n - 1) / n), last = (int)(((long)(g0 + 1) * nth + n - 1) / n);
+        long tiles = (M + MR - 1) / MR, q = last - first, i = th - first;
+        m0 = (int)(tiles * i / q * MR);
+        m1 = tiles * (i + 1) / q * MR < M ? (int)(tiles * (i + 1) / q * MR) : M;
+    }
+    for (int g = g0; g < g1 && m0 < m1; g++) {
+        Operands op = group_operands(A, lda, B, ldb, Kg, g);
+        float *Sg = S + (long)g * M * ld;
+        if (gemm_block(ker, &op, m0, m1, 0, N, Kg, Sg, ld, NULL, 0, &ALL_K))
+            gemm_block_plain(&op, m0, m1, 0, N, Kg, Kg, Sg, ld, NULL, 0, &ALL_K);
+    }
+    if (team) team_barrier();
+    else {
+        #pragma omp barrier
+    }
+    int r0 = (int)((long)M * th / nth), r1 = (int)((long)M * (th + 1) / nth);
+    if (r0 >= r1) return;
+    float *src[SUMTREE_MAX], *dst[SUMTREE_MAX];
+    for (int g = 0; g < n; g++) {
+        src[g] = S + (long)g * M * ld + (long)r0 * ld;
+        dst[g] = C[g] + (long)r0 * ldc;
+    }
+    // As in the blocks above: results larger than L2 with streaming stores.
+    int stream = too_big_for_l2(ker, (long)M * N);
+    sumtree_rows(t, src, ld, dst, ldc, r1 - r0, N, stream);
+    if (stream) stream_fence();
+}
+
 void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,
                   const SumTree *t) {
     double t0 = PROF_START(PROF_GEMM_TN);
@@ -1051,6 +1132,30 @@ void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B,
         return;
     }
     int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (tn_by_groups(&ker, M, N, t, threads)) {
+        float *S = NULL;
+        if (team_mode) {   // thread 0 grows the scratch; the others learn where it is
+            if (omp_get_thread_num() == 0) S = groups_scratch_get(t->n, M, N);
+            team_broadcast(&S, sizeof S);
+            if (S) {
+                tn_groups_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, S, omp_get_thread_num(), threads, 1);
+                team_barrier();
+                PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
+                return;
+            }
+        } else if ((S = groups_scratch_get(t->n, M, N))) {
+            #pragma omp parallel num_threads(threads)
+            {
+                int nth = omp_get_num_threads();   // fewer than asked for: still each group once
+                if (nth == threads)
+                    tn_groups_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, S, omp_get_thread_num(), nth, 0);
+                else
+                    tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), nth);
+            }
+            PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
+            return;
+        }
+    }   // out of memory for the scratch: the blocks, below
     if (team_mode) {
         tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), threads);
         team_barrier();
