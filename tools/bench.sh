@@ -2,8 +2,8 @@
 # `make bench`: vitmae bench and PyTorch (tools/bench_torch.py, same model, same recipe) at 1 and 2
 # threads on three configurations, one table each with img/s, % of the measured FP32 peak (and how far
 # the peak moved from before the steps to after them: beyond a few percent the host's speed changed
-# during the run), the phase split and the ratio to PyTorch's best; then `mpirun -np 2` x 1 thread against 1 process x 2 threads
-# (docs/distributed.md), interleaved. Configurations (BENCH_ROWS, default "tiny32 small224 base224"):
+# during the run), the phase split and the ratio to PyTorch's best; then `mpirun -np 2` x 1 thread
+# against 1 process x 2 threads (docs/distributed.md), interleaved. Configurations (BENCH_ROWS, default "tiny32 small224 base224"):
 #   tiny32:   the bench config (tiny, 32x32 RGB, patch 4, batch 64): best of REPEAT (3) runs of STEPS (10)
 #   small224: the small preset at 224x224, patch 16, batch 8: best of MAE_REPEAT (1) runs of MAE_STEPS (2)
 #   base224:  ViT-B/16 at 224 (MAE's own geometry), batch 8: as small224
