@@ -485,11 +485,16 @@ static void test_tn_tree(const char *path, Rng *rng) {
                 float *A = alloc_f(a_len), *B = alloc_f(b_len);
                 for (long i = 0; i < a_len; i++) A[i] = rng_normal(rng, 0.0f, 1.0f);
                 for (long i = 0; i < b_len; i++) B[i] = rng_normal(rng, 0.0f, 1.0f);
-                float *want[8], *got[8];
+                float *want[8], *got[8], *sums[8], want_sums[8][300];
                 for (int g = 0; g < n; g++) {
                     want[g] = alloc_f(c_len);
                     for (long i = 0; i < c_len; i++) want[g][i] = -7.0f;
                     gemm_tn(M, N, Kg, A + (long)g * Kg * lda, lda, B + (long)g * Kg * ldb, ldb, want[g], ldc, 0);
+                    for (int i = 0; i < M; i++) {   // the bias gradient's definition: one chain, ascending k
+                        float acc = 0.0f;
+                        for (int k = 0; k < Kg; k++) acc += A[((long)g * Kg + k) * lda + i];
+                        want_sums[g][i] = acc;
+                    }
                 }
                 for (int r = 0; r < M; r++) sumtree_apply(&t, want, (size_t)r * ldc, (size_t)N);
                 for (int threads = 1; threads <= 3; threads++)
@@ -497,18 +502,42 @@ static void test_tn_tree(const char *path, Rng *rng) {
                         for (int g = 0; g < n; g++) {
                             got[g] = alloc_f(c_len);
                             for (long i = 0; i < c_len; i++) got[g][i] = -7.0f;
+                            sums[g] = alloc_f(M);
+                            for (int i = 0; i < M; i++) sums[g][i] = -7.0f;
                         }
+                        // Every other round asks for the groups' sums over k too (gemm_tn_tree_sums).
+                        int ask = (threads + team) & 1, summed = 0;
                         omp_set_num_threads(threads);
                         if (team) {
                             #pragma omp parallel
                             {
                                 team_begin();
-                                gemm_tn_tree(M, N, Kg, A, lda, B, ldb, got, ldc, &t);
+                                int r = ask ? gemm_tn_tree_sums(M, N, Kg, A, lda, B, ldb, got, ldc, &t, sums)
+                                            : (gemm_tn_tree(M, N, Kg, A, lda, B, ldb, got, ldc, &t), 0);
+                                #pragma omp single
+                                summed = r;
                                 team_end();
                             }
+                        } else if (ask) {
+                            summed = gemm_tn_tree_sums(M, N, Kg, A, lda, B, ldb, got, ldc, &t, sums);
                         } else {
                             gemm_tn_tree(M, N, Kg, A, lda, B, ldb, got, ldc, &t);
                         }
+                        // Taken only where the products go by groups (2 or more threads, a blocked path),
+                        // and there always under the default blocking (these products fit the threads' L2;
+                        // under the small one, the smallest only). Bitwise the definition's chains when
+                        // taken, untouched when not.
+                        int can = ask && threads >= 2 && gemm_path() != GEMM_PATH_REF;
+                        int must = can && strcmp(path, "small blocking") != 0;
+                        int sums_ok = summed ? can : !must;
+                        for (int g = 0; g < n; g++)
+                            for (int i = 0; i < M; i++)
+                                sums_ok &= summed ? !memcmp(&sums[g][i], &want_sums[g][i], sizeof(float))
+                                                  : sums[g][i] == -7.0f;
+                        CHECK(sums_ok, "%s tn tree sums M=%d N=%d Kg=%d, %d groups, %d threads%s: returned %d (asked %d): %s",
+                              path, M, N, Kg, n, threads, team ? " (team)" : "", summed, ask,
+                              (summed ? can : !must) ? "sums differ from the columns' chains or were written"
+                                                      : "taken or not where it should not");
                         // On the blocked paths the other buffers are not written at all (their pages stay
                         // untouched: the memory that groups at once save); the ref path uses them as scratch.
                         int same = 1, pad = 1, blocked = gemm_path() != GEMM_PATH_REF;
@@ -523,7 +552,7 @@ static void test_tn_tree(const char *path, Rng *rng) {
                               M, N, Kg, ldb, n, plan, threads, team ? " (team)" : "",
                               same ? "wrote outside its columns or into a buffer that is not live"
                                    : "live buffers differ from the groups' products summed");
-                        for (int g = 0; g < n; g++) free(got[g]);
+                        for (int g = 0; g < n; g++) { free(got[g]); free(sums[g]); }
                     }
                 omp_set_num_threads(omp_get_num_procs());
                 for (int g = 0; g < n; g++) free(want[g]);

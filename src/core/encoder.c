@@ -114,10 +114,15 @@ void linear_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, con
                             const float *weight, int N, int C, int OC, int param_acc) {
     if (dinp) linear_backward_input(dinp, dout, weight, N, C, OC);
     int rows = N / G.n;
-    if (G.tree) {   // the weight summed in the tree inside the product; the bias per group
-        float *w[SUMTREE_MAX];
-        for (int g = 0; g < G.n; g++) w[g] = G.buf[g] + wo;
-        gemm_tn_tree(OC, C, rows, dout, OC, inp, C, w, C, G.tree);
+    if (G.tree) {   // the weight summed in the tree inside the product; the bias per group, in the
+                    // product's pass where it can (set, so not when adding onto a gradient)
+        float *w[SUMTREE_MAX], *b[SUMTREE_MAX];
+        int want = bo != NO_BIAS && !param_acc;
+        for (int g = 0; g < G.n; g++) {
+            w[g] = G.buf[g] + wo;
+            b[g] = want ? G.buf[g] + bo : NULL;
+        }
+        if (gemm_tn_tree_sums(OC, C, rows, dout, OC, inp, C, w, C, G.tree, want ? b : NULL) && want) return;
         for (int g = 0; bo != NO_BIAS && g < G.n; g++)
             column_sum(G.buf[g] + bo, dout + (size_t)g * rows * OC, rows, OC, param_acc);
         return;

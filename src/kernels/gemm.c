@@ -1078,10 +1078,12 @@ static float *groups_scratch_get(int n, int M, int N) {
     return groups_scratch;
 }
 
-// Thread th of nth (team mode, or an OpenMP team when team is 0): its groups' products into S, then,
-// when all are done, the tree over its rows of C.
+// Thread th of nth (team mode, or an OpenMP team when team is 0): its groups' products into S (and
+// their sums over k into sums[g], unless sums is NULL), then, when all are done, the tree over its rows
+// of C.
 static void tn_groups_part(const Kernel *ker, int M, int N, int Kg, const float *A, int lda, const float *B, int ldb,
-                           float *const *C, int ldc, const SumTree *t, float *S, int th, int nth, int team) {
+                           float *const *C, int ldc, const SumTree *t, float *const *sums, float *S, int th, int nth,
+                           int team) {
     const int n = t->n, MR = ker->mr;
     long ld = groups_ld(N);
     int g0, g1, m0 = 0, m1 = M;
@@ -1098,6 +1100,7 @@ static void tn_groups_part(const Kernel *ker, int M, int N, int Kg, const float 
     }
     for (int g = g0; g < g1 && m0 < m1; g++) {
         Operands op = group_operands(A, lda, B, ldb, Kg, g);
+        op.asum = sums ? sums[g] : NULL;   // gemm_block takes them while it packs A (its columns start at 0)
         float *Sg = S + (long)g * M * ld;
         if (gemm_block(ker, &op, m0, m1, 0, N, Kg, Sg, ld, NULL, 0, &ALL_K))
             gemm_block_plain(&op, m0, m1, 0, N, Kg, Kg, Sg, ld, NULL, 0, &ALL_K);
@@ -1119,17 +1122,17 @@ static void tn_groups_part(const Kernel *ker, int M, int N, int Kg, const float 
     if (stream) stream_fence();
 }
 
-void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,
-                  const SumTree *t) {
+int gemm_tn_tree_sums(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C,
+                      int ldc, const SumTree *t, float *const *sums) {
     double t0 = PROF_START(PROF_GEMM_TN);
     Kernel ker;
-    if (M <= 0 || N <= 0) return;
+    if (M <= 0 || N <= 0) return 0;
     if (!pick_kernel(&ker)) {   // the definition: each group alone, then the tree over whole rows
         for (int g = 0; g < t->n; g++)
             RUN_REF(gemm_tn_ref(M, N, Kg, A + (long)g * Kg * lda, lda, B + (long)g * Kg * ldb, ldb, C[g], ldc, 0));
         RUN_REF(sumtree_rows(t, C, ldc, C, ldc, M, N, 0));
         PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
-        return;
+        return 0;
     }
     int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
     if (tn_by_groups(&ker, M, N, t, threads)) {
@@ -1138,22 +1141,26 @@ void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B,
             if (omp_get_thread_num() == 0) S = groups_scratch_get(t->n, M, N);
             team_broadcast(&S, sizeof S);
             if (S) {
-                tn_groups_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, S, omp_get_thread_num(), threads, 1);
+                tn_groups_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, sums, S, omp_get_thread_num(), threads, 1);
                 team_barrier();
                 PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
-                return;
+                return sums != NULL;
             }
         } else if ((S = groups_scratch_get(t->n, M, N))) {
+            int by_groups = 1;
             #pragma omp parallel num_threads(threads)
             {
                 int nth = omp_get_num_threads();   // fewer than asked for: still each group once
-                if (nth == threads)
-                    tn_groups_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, S, omp_get_thread_num(), nth, 0);
-                else
+                if (nth == threads) {
+                    tn_groups_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, sums, S, omp_get_thread_num(), nth, 0);
+                } else {
+                    #pragma omp single
+                    by_groups = 0;
                     tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), nth);
+                }
             }
             PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
-            return;
+            return by_groups && sums != NULL;
         }
     }   // out of memory for the scratch: the blocks, below
     if (team_mode) {
@@ -1164,4 +1171,10 @@ void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B,
         tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), omp_get_num_threads());
     }
     PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
+    return 0;
+}
+
+void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,
+                  const SumTree *t) {
+    gemm_tn_tree_sums(M, N, Kg, A, lda, B, ldb, C, ldc, t, NULL);
 }
