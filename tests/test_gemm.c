@@ -485,7 +485,7 @@ static void test_tn_tree(const char *path, Rng *rng) {
                 float *A = alloc_f(a_len), *B = alloc_f(b_len);
                 for (long i = 0; i < a_len; i++) A[i] = rng_normal(rng, 0.0f, 1.0f);
                 for (long i = 0; i < b_len; i++) B[i] = rng_normal(rng, 0.0f, 1.0f);
-                float *want[8], *got[8], *sums[8], want_sums[8][300];
+                float *want[8], *got[8], *sums[8], want_sums[8][300];   // M <= 300 in these shapes
                 for (int g = 0; g < n; g++) {
                     want[g] = alloc_f(c_len);
                     for (long i = 0; i < c_len; i++) want[g][i] = -7.0f;
@@ -534,7 +534,8 @@ static void test_tn_tree(const char *path, Rng *rng) {
                             for (int i = 0; i < M; i++)
                                 sums_ok &= summed ? !memcmp(&sums[g][i], &want_sums[g][i], sizeof(float))
                                                   : sums[g][i] == -7.0f;
-                        CHECK(sums_ok, "%s tn tree sums M=%d N=%d Kg=%d, %d groups, %d threads%s: returned %d (asked %d): %s",
+                        CHECK(sums_ok,
+                              "%s tn tree sums M=%d N=%d Kg=%d, %d groups, %d threads%s: returned %d (asked %d): %s",
                               path, M, N, Kg, n, threads, team ? " (team)" : "", summed, ask,
                               (summed ? can : !must) ? "sums differ from the columns' chains or were written"
                                                       : "taken or not where it should not");

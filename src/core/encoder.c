@@ -120,7 +120,7 @@ void linear_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, con
         int want = bo != NO_BIAS && !param_acc;
         for (int g = 0; g < G.n; g++) {
             w[g] = G.buf[g] + wo;
-            b[g] = want ? G.buf[g] + bo : NULL;
+            if (want) b[g] = G.buf[g] + bo;
         }
         if (gemm_tn_tree_sums(OC, C, rows, dout, OC, inp, C, w, C, G.tree, want ? b : NULL) && want) return;
         for (int g = 0; bo != NO_BIAS && g < G.n; g++)

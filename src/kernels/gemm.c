@@ -531,8 +531,22 @@ GemmBlocking gemm_blocking(void) {
 // (kernels/gemm.c's header): the same bits for any split. Used when the blocks share out evenly (nb a
 // multiple of n) and the scratch stays under SPLIT_K_MAX_FLOATS.
 #define SPLIT_K_MAX_FLOATS (4L << 20)
-static float *split_k_buf;   // grown by one thread outside any split, freed by gemm_weights_release
-static long split_k_cap;
+
+// The products' one shared scratch, for a split along k's blocks and for gemm_tn_tree's groups (by
+// groups, below): grown by one thread while its team waits, freed by gemm_weights_release. One for the
+// process: both need 2 or more threads, so only a team or a top-level OpenMP region uses it, and no
+// two of those run products side by side. NULL when out of memory.
+static float *shared_buf;
+static long shared_cap;
+static float *shared_scratch(long need) {
+    if (need > shared_cap) {
+        free(shared_buf);
+        __atomic_add_fetch(&pack_allocs, 1, __ATOMIC_RELAXED);
+        shared_buf = alloc_floats(need);
+        shared_cap = shared_buf ? need : 0;
+    }
+    return shared_buf;
+}
 
 // A split along k: n virtual threads (0: no split), nb k-blocks of kc_base, v = 0 owning the first
 // nb / n; nfold = nb - nb / n blocks go through scratch, each M x N.
@@ -549,15 +563,7 @@ static SplitK split_k_plan(const Kernel *ker, const Operands *op, int M, int N, 
 }
 
 // The scratch of a split (NULL when out of memory). One thread at a time.
-static float *split_k_scratch(const SplitK *sk, int M, int N) {
-    long need = (long)sk->nfold * M * N;
-    if (need > split_k_cap) {
-        free(split_k_buf);
-        split_k_buf = alloc_floats(need);
-        split_k_cap = split_k_buf ? need : 0;
-    }
-    return split_k_buf;
-}
+static float *split_k_scratch(const SplitK *sk, int M, int N) { return shared_scratch((long)sk->nfold * M * N); }
 
 // Virtual thread v's blocks.
 static void split_k_part(const Kernel *ker, const Operands *op, const SplitK *sk, int M, int N, int K, float *C,
@@ -621,8 +627,8 @@ static int scope_open;
 void gemm_weights_begin(void) { scope_generation++; scope_open = 1; }
 void gemm_weights_end(void) { scope_open = 0; }
 void gemm_weights_release(void) {
-    free(split_k_buf);
-    split_k_buf = NULL; split_k_cap = 0;
+    free(shared_buf);
+    shared_buf = NULL; shared_cap = 0;
     for (int i = 0; i < cache_len; i++) free(cache[i].buf);
     free(cache);
     cache = NULL; cache_len = cache_cap = 0; cache_bytes = 0; scope_open = 0;
@@ -1049,12 +1055,6 @@ static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A
 // (docs/performance.md, "The weight gradients of groups at once, by groups"). gemm_block per group: the
 // bits of gemm_tn, as the blocks give them.
 
-// n blocks of M rows, groups_ld apart, grown by one thread while its team waits. One for the process:
-// this path needs 2 or more threads, so only a team or a top-level OpenMP region takes it, and no two
-// of those run products side by side.
-static float *groups_scratch;
-static long groups_scratch_cap;
-
 static long groups_ld(int N) {      // rows of a scratch block: whole lines, not a multiple of 4 KB
     long ld = (N + 15) / 16 * 16;
     return ld % 1024 == 0 ? ld + 16 : ld;
@@ -1064,19 +1064,8 @@ static int tn_by_groups(const Kernel *ker, int M, int N, const SumTree *t, int n
     return nth >= 2 && (long)t->n * M * groups_ld(N) <= 2 * ker->blk.slab_floats * nth;
 }
 
-// The scratch for n blocks of M x groups_ld(N) (NULL when out of memory); one thread at a time.
-static float *groups_scratch_get(int n, int M, int N) {
-    long need = (long)n * M * groups_ld(N);
-    if (need > groups_scratch_cap) {
-        float *p = alloc_floats(need);
-        if (!p) return NULL;
-        __atomic_add_fetch(&pack_allocs, 1, __ATOMIC_RELAXED);
-        free(groups_scratch);
-        groups_scratch = p;
-        groups_scratch_cap = need;
-    }
-    return groups_scratch;
-}
+// The scratch for n blocks of M rows, groups_ld(N) apart (shared_scratch); one thread at a time.
+static float *groups_scratch(int n, int M, int N) { return shared_scratch((long)n * M * groups_ld(N)); }
 
 // Thread th of nth (team mode, or an OpenMP team when team is 0): its groups' products into S (and
 // their sums over k into sums[g], unless sums is NULL), then, when all are done, the tree over its rows
@@ -1138,7 +1127,7 @@ int gemm_tn_tree_sums(int M, int N, int Kg, const float *A, int lda, const float
     if (tn_by_groups(&ker, M, N, t, threads)) {
         float *S = NULL;
         if (team_mode) {   // thread 0 grows the scratch; the others learn where it is
-            if (omp_get_thread_num() == 0) S = groups_scratch_get(t->n, M, N);
+            if (omp_get_thread_num() == 0) S = groups_scratch(t->n, M, N);
             team_broadcast(&S, sizeof S);
             if (S) {
                 tn_groups_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, sums, S, omp_get_thread_num(), threads, 1);
@@ -1146,7 +1135,7 @@ int gemm_tn_tree_sums(int M, int N, int Kg, const float *A, int lda, const float
                 PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
                 return sums != NULL;
             }
-        } else if ((S = groups_scratch_get(t->n, M, N))) {
+        } else if ((S = groups_scratch(t->n, M, N))) {
             int by_groups = 1;
             #pragma omp parallel num_threads(threads)
             {

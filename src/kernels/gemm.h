@@ -37,9 +37,9 @@ GemmBlocking gemm_blocking(void);   // what the current path uses on this CPU ({
 // range (nothing changes then). Call from a serial region.
 int gemm_force_blocking(int kc, long slab_floats);
 
-// How many packing buffers the products have allocated so far, all threads together. Each thread
-// keeps its buffers and grows them only for a larger request, so products of shapes already met
-// allocate nothing (tests/test_gemm.c checks it).
+// How many packing buffers the products have allocated so far, all threads together (with their one
+// shared scratch, for a split of k and for groups' trees). Each buffer is kept and grown only for a
+// larger request, so products of shapes already met allocate nothing (tests/test_gemm.c checks it).
 long gemm_pack_allocs(void);
 
 void gemm_nt(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
