@@ -523,13 +523,11 @@ static void test_tn_tree(const char *path, Rng *rng) {
                         } else {
                             gemm_tn_tree(M, N, Kg, A, lda, B, ldb, got, ldc, &t);
                         }
-                        // Taken only where the products go by groups (2 or more threads, a blocked path),
-                        // and there always under the default blocking (these products fit the threads' L2;
-                        // under the small one, the smallest only). Bitwise the definition's chains when
-                        // taken, untouched when not.
-                        int can = ask && threads >= 2 && gemm_path() != GEMM_PATH_REF;
-                        int must = can && strcmp(path, "small blocking") != 0;
-                        int sums_ok = summed ? can : !must;
+                        // Taken on every blocked path, by groups (2 or more threads, the products that fit
+                        // the threads' L2) or by blocks (1 thread, and the small blocking's larger
+                        // products: C split by rows, or by columns with one thread taking them); not on the
+                        // ref path. Bitwise the definition's chains when taken, untouched when not.
+                        int take = ask && gemm_path() != GEMM_PATH_REF, sums_ok = summed == take;
                         for (int g = 0; g < n; g++)
                             for (int i = 0; i < M; i++)
                                 sums_ok &= summed ? !memcmp(&sums[g][i], &want_sums[g][i], sizeof(float))
@@ -537,8 +535,8 @@ static void test_tn_tree(const char *path, Rng *rng) {
                         CHECK(sums_ok,
                               "%s tn tree sums M=%d N=%d Kg=%d, %d groups, %d threads%s: returned %d (asked %d): %s",
                               path, M, N, Kg, n, threads, team ? " (team)" : "", summed, ask,
-                              (summed ? can : !must) ? "sums differ from the columns' chains or were written"
-                                                      : "taken or not where it should not");
+                              summed == take ? "sums differ from the columns' chains or were written"
+                                             : "taken or not where it should not");
                         // On the blocked paths the other buffers are not written at all (their pages stay
                         // untouched: the memory that groups at once save); the ref path uses them as scratch.
                         int same = 1, pad = 1, blocked = gemm_path() != GEMM_PATH_REF;

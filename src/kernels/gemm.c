@@ -939,14 +939,19 @@ static void tn_tree_group(const Kernel *ker, int mc, int nc, int Kg, int kc_base
 }
 
 // Rows [ic, ic + mc) of every group's A, every k-block: group g's block b at dst + g a_group + b a_block.
+// sums (NULL: none): each row's chain over all of its group's k, ascending, set into sums[g][ic ...]
+// (gemm_block's sums, taken while packing).
 static void tn_pack_a_groups(const Kernel *ker, int ic, int mc, int Kg, int kc_base, const float *A, int lda,
-                             const float *B, int ldb, int n, float *dst, long a_group, long a_block) {
+                             const float *B, int ldb, int n, float *dst, long a_group, long a_block,
+                             float *const *sums) {
     int nkb = (Kg + kc_base - 1) / kc_base;
     for (int g = 0; g < n; g++) {
         Operands op = group_operands(A, lda, B, ldb, Kg, g);
+        float *sum = sums ? sums[g] + ic : NULL;
+        if (sum) memset(sum, 0, (size_t)mc * sizeof(float));
         for (int b = 0; b < nkb; b++)
             pack_a(&op, ic, mc, b * kc_base, b < nkb - 1 ? kc_base : Kg - b * kc_base, ker->mr,
-                   dst + (long)g * a_group + (long)b * a_block, NULL);
+                   dst + (long)g * a_group + (long)b * a_block, sum);
     }
 }
 
@@ -957,10 +962,12 @@ static void tn_pack_a_groups(const Kernel *ker, int ic, int mc, int Kg, int kc_b
 // buffers only. With B read in place (gemm_block's condition), A is packed once per MC-row block for
 // every group and the blocks go row block by row block. Otherwise every group's A is packed once for
 // all the rows [m0, m1), and each group's B once per column slab, before that slab's row blocks (B
-// packed per row block cost a pass over B for every 140 rows). Returns 0, -1 when out of memory
-// (nothing stored).
+// packed per row block cost a pass over B for every 140 rows). sums (NULL: none): each group's sums
+// over k of A's rows [m0, m1), taken while A is packed, by the thread whose columns start at 0.
+// Returns 0, -1 when out of memory (nothing stored).
 static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int Kg, const float *A, int lda,
-                         const float *B, int ldb, float *const *C, int ldc, const SumTree *t, int stream) {
+                         const float *B, int ldb, float *const *C, int ldc, const SumTree *t, float *const *sums,
+                         int stream) {
     const int NR = ker->nr, MC = ker->blk.mc_panels * ker->mr, n = t->n;
     int kc_base = k_block(Kg, ker->blk.kc), nkb = (Kg + kc_base - 1) / kc_base;
     int b_in_place = tn_b_in_place(ker, n0, n1, ldb);
@@ -978,10 +985,11 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
     if (!apack || !S || (!b_in_place && !bpack)) return -1;
     float *blk[SUMTREE_MAX], *out[SUMTREE_MAX];
     for (int g = 0; g < n; g++) blk[g] = S + (long)g * MC * nc_cap;
+    if (n0 != 0) sums = NULL;
     if (b_in_place) {
         for (int ic = m0; ic < m1; ic += MC) {
             int mc = m1 - ic < MC ? m1 - ic : MC;
-            tn_pack_a_groups(ker, ic, mc, Kg, kc_base, A, lda, B, ldb, n, apack, a_group, a_block);
+            tn_pack_a_groups(ker, ic, mc, Kg, kc_base, A, lda, B, ldb, n, apack, a_group, a_block, sums);
             for (int jc = n0; jc < n1; jc += nc_cap) {
                 int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
                 for (int g = 0; g < n; g++) {
@@ -995,7 +1003,7 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
     } else {
         for (int ic = m0, i = 0; ic < m1; ic += MC, i++)
             tn_pack_a_groups(ker, ic, m1 - ic < MC ? m1 - ic : MC, Kg, kc_base, A, lda, B, ldb, n,
-                             apack + (long)i * a_ic, a_group, a_block);
+                             apack + (long)i * a_ic, a_group, a_block, sums);
         for (int jc = n0; jc < n1; jc += nc_cap) {
             int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
             for (int g = 0; g < n; g++) {
@@ -1018,11 +1026,12 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
     return 0;
 }
 
-// Thread th of nth: its share of the tiles, split as gemm_packed splits them (part_range). Out of memory,
-// each group's part goes into its own buffer C[g] by the plain loops (gemm_part's fallback: the
-// definition's sums, not the kernels' bits), then is summed there.
+// Thread th of nth: its share of the tiles, split as gemm_packed splits them (part_range), and, sums not
+// NULL, the groups' sums over k of its rows when its columns start at 0. Out of memory, each group's
+// part goes into its own buffer C[g] by the plain loops (gemm_part's fallback: the definition's sums,
+// not the kernels' bits; the groups' sums, the same chains), then is summed there.
 static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A, int lda, const float *B, int ldb,
-                         float *const *C, int ldc, const SumTree *t, int th, int nth) {
+                         float *const *C, int ldc, const SumTree *t, float *const *sums, int th, int nth) {
     long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
     int split_m = split_rows(M, N, tiles_m, tiles_n);
     Range r = part_range(ker, M, N, split_m, split_m ? tiles_m : tiles_n, th, nth);
@@ -1031,13 +1040,15 @@ static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A
     // Results larger than L2 are not read again soon (the optimiser reads them after the backward):
     // streaming stores spare reading each line before it is written (docs/performance.md, "The weight
     // gradients stored with streaming stores").
-    if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t, too_big_for_l2(ker, (long)M * N)) == 0) {
+    int stream = too_big_for_l2(ker, (long)M * N);
+    if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t, sums, stream) == 0) {
         stream_fence();
         return;
     }
     float *out[SUMTREE_MAX];
     for (int g = 0; g < t->n; g++) {
         Operands op = group_operands(A, lda, B, ldb, Kg, g);
+        if (sums) op.asum = sums[g];   // set where its columns start at 0, as the blocks take them
         gemm_block_plain(&op, m0, m1, n0, n1, Kg, Kg, C[g], ldc, NULL, 0, &ALL_K);
         out[g] = C[g] + (long)m0 * ldc + n0;
     }
@@ -1136,31 +1147,27 @@ int gemm_tn_tree_sums(int M, int N, int Kg, const float *A, int lda, const float
                 return sums != NULL;
             }
         } else if ((S = groups_scratch(t->n, M, N))) {
-            int by_groups = 1;
             #pragma omp parallel num_threads(threads)
             {
                 int nth = omp_get_num_threads();   // fewer than asked for: still each group once
-                if (nth == threads) {
+                if (nth == threads)
                     tn_groups_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, sums, S, omp_get_thread_num(), nth, 0);
-                } else {
-                    #pragma omp single
-                    by_groups = 0;
-                    tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), nth);
-                }
+                else
+                    tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, sums, omp_get_thread_num(), nth);
             }
             PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
-            return by_groups && sums != NULL;
+            return sums != NULL;
         }
     }   // out of memory for the scratch: the blocks, below
     if (team_mode) {
-        tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), threads);
+        tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, sums, omp_get_thread_num(), threads);
         team_barrier();
     } else {
         #pragma omp parallel num_threads(threads) if (threads > 1)
-        tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, omp_get_thread_num(), omp_get_num_threads());
+        tn_tree_part(&ker, M, N, Kg, A, lda, B, ldb, C, ldc, t, sums, omp_get_thread_num(), omp_get_num_threads());
     }
     PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
-    return 0;
+    return sums != NULL;
 }
 
 void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,

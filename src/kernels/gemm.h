@@ -99,10 +99,12 @@ void gemm_nn_weight(int M, int N, int K, const float *A, int lda, const float *B
 typedef struct SumTree SumTree;
 void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C, int ldc,
                   const SumTree *t);
-// The same, and, where it goes by groups (docs/performance.md, "The weight gradients of groups at once,
-// by groups"), each group's sums over its k of A's columns too: sums[g][i] = A_g[0 lda + i] + ... +
+// The same, and each group's sums over its k of A's columns too, taken while A is packed (by groups or
+// by blocks: docs/performance.md, "The weight gradients of groups at once, by groups" and "The bias
+// gradients of groups at once in the tree's pass"): sums[g][i] = A_g[0 lda + i] + ... +
 // A_g[(Kg-1) lda + i], as gemm_tn_sums stores them with accumulate 0 (bitwise column_sum's). Returns 1
-// then; 0 when it did not (sums untouched), the same on every thread of a team.
+// then; 0 on the reference path, which does not take them (sums untouched). The same on every thread
+// of a team.
 int gemm_tn_tree_sums(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C,
                       int ldc, const SumTree *t, float *const *sums);
 
