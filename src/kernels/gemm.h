@@ -103,8 +103,8 @@ void gemm_tn_tree(int M, int N, int Kg, const float *A, int lda, const float *B,
 // by blocks: docs/performance.md, "The weight gradients of groups at once, by groups" and "The bias
 // gradients of groups at once in the tree's pass"): sums[g][i] = A_g[0 lda + i] + ... +
 // A_g[(Kg-1) lda + i], as gemm_tn_sums stores them with accumulate 0 (bitwise column_sum's). Returns 1
-// then; 0 on the reference path, which does not take them (sums untouched). The same on every thread
-// of a team.
+// when it took them (sums not NULL, a blocked path); 0 when not (sums NULL, or the reference path,
+// which leaves them untouched). The same on every thread of a team.
 int gemm_tn_tree_sums(int M, int N, int Kg, const float *A, int lda, const float *B, int ldb, float *const *C,
                       int ldc, const SumTree *t, float *const *sums);
 
