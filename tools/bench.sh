@@ -3,7 +3,8 @@
 # threads on three configurations, one table each with img/s, % of the measured FP32 peak (and how far
 # the peak moved from before the steps to after them: beyond a few percent the host's speed changed
 # during the run), the phase split and the ratio to PyTorch's best; then `mpirun -np 2` x 1 thread
-# against 1 process x 2 threads (docs/distributed.md), interleaved. Configurations (BENCH_ROWS, default "tiny32 small224 base224"):
+# against 1 process x 2 threads (docs/distributed.md), interleaved. Configurations (BENCH_ROWS, default
+# "tiny32 small224 base224"):
 #   tiny32:   the bench config (tiny, 32x32 RGB, patch 4, batch 64): best of REPEAT (3) runs of STEPS (10)
 #   small224: the small preset at 224x224, patch 16, batch 8: best of MAE_REPEAT (1) runs of MAE_STEPS (2)
 #   base224:  ViT-B/16 at 224 (MAE's own geometry), batch 8: as small224
@@ -59,7 +60,8 @@ bench_row() {
     f=$(grep -l "\"img_per_s\": $ips," "$tmp/$name".v$t.* | head -n 1)
     eval "v$t=$ips; f$t=$f"
     ratio=$(echo "$ips $tbest" | awk '{ if ($2 > 0) printf "%.2fx", $1 / $2; else print "-" }')
-    moved=$(echo "$(field "$f" peak_gflops) $(field "$f" peak_gflops_after)" | awk '{ printf "%+.1f%%", 100 * ($2 / $1 - 1) }')
+    moved=$(echo "$(field "$f" peak_gflops) $(field "$f" peak_gflops_after)" |
+      awk '{ if ($1 > 0 && $2 > 0) printf "%+.1f%%", 100 * ($2 / $1 - 1); else print "-" }')
     printf '%-40s %8.2f %9.1f %7.1f%% %11s %9s %6.2fx\n' "vitmae, $t thread(s)" "$ips" "$(field "$f" gflops)" \
       "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$moved" "$ratio" "$(field "$f" memory_ratio)"
   done
