@@ -75,16 +75,18 @@ static void test_erf_exp(void) {
     free(x); free(y);
 }
 
+// gelu_forward_dgelu: the GELU close to the reference, and the gelu'(x) it leaves in x's place close to
+// the reference derivative and bitwise what gelu_backward_set multiplies dout by.
 static void test_gelu(Rng *r) {
     long sizes[] = {1, 7, 33, 129, 1000};
     for (int si = 0; si < 5; si++) {
         long n = sizes[si];
-        float *x = randv(r, n, 3.0f), *dy = randv(r, n, 1.0f);
+        float *x = randv(r, n, 3.0f), *dy = randv(r, n, 1.0f), *xd = copyv(x, n);
         float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
-        gelu_forward(a, x, n);
+        gelu_forward_dgelu(a, xd, n);
         gelu_forward_ref(b, x, n);
         // |gelu error| <= |x| / 2 * erf error + float rounding
-        CHECK(worst(a, b, n, 2e-6, 2e-6) <= 1.0, "gelu_forward n=%ld: %.3g", n, worst(a, b, n, 2e-6, 2e-6));
+        CHECK(worst(a, b, n, 2e-6, 2e-6) <= 1.0, "gelu_forward_dgelu n=%ld: %.3g", n, worst(a, b, n, 2e-6, 2e-6));
         float *g0 = randv(r, n, 1.0f), *g1 = copyv(g0, n);
         gelu_backward(g0, x, dy, n);
         gelu_backward_ref(g1, x, dy, n);
@@ -93,11 +95,18 @@ static void test_gelu(Rng *r) {
         gelu_backward_ref(g1, x, dy, n);
         gelu_backward_set(g0, x, dy, n);
         CHECK(worst(g0, g1, n, 2e-6, 2e-6) <= 1.0, "gelu_backward_set n=%ld", n);
-        free(x); free(dy); free(a); free(b); free(g0); free(g1);
+        for (long i = 0; i < n; i++) a[i] = dy[i] * xd[i];
+        CHECK(same(a, g0, n), "gelu_forward_dgelu n=%ld: dout * its gelu' = gelu_backward_set, bitwise", n);
+        for (long i = 0; i < n; i++) b[i] = 1.0f;
+        memset(g1, 0, n * sizeof(float));
+        gelu_backward_ref(g1, x, b, n);
+        CHECK(worst(xd, g1, n, 2e-6, 2e-6) <= 1.0, "gelu_forward_dgelu n=%ld: gelu' vs reference", n);
+        free(x); free(dy); free(xd); free(a); free(b); free(g0); free(g1);
     }
 }
 
-// The fused GELU backward + bias column sums: dinp bitwise gelu_backward_set; dbias bitwise the sum
+// The fused GELU backward + bias column sums, from the gelu' gelu_forward_dgelu leaves: dinp bitwise
+// gelu_backward_set on x; dbias bitwise the sum
 // in the documented order (kernels/gelu.h: rows within chunks of GELU_CHUNK_ROWS, then the chunks, each
 // in ascending order), written here as plain loops, and close to the reference column sums.
 static void test_gelu_colsum(Rng *r) {
@@ -107,15 +116,20 @@ static void test_gelu_colsum(Rng *r) {
             int N = Ns[ni], C = Cs[ci];
             long n = (long)N * C;
             float *x = randv(r, n, 2.0f), *dy = randv(r, n, 1.0f), *g0 = randv(r, n, 1.0f), *g1 = malloc(n * 4);
-            float *b0 = randv(r, C, 1.0f), *b1 = copyv(b0, C), *b2 = copyv(b0, C);
-            float *part = malloc((size_t)gelu_colsum_scratch(N, C) * 4);
-            gelu_backward_set_colsum(g0, b0, part, x, dy, N, C, 1);
+            float *b0 = randv(r, C, 1.0f), *b1 = copyv(b0, C), *b2 = copyv(b0, C), *xd = copyv(x, n);
+            float *part = malloc((size_t)gelu_colsum_scratch(N, C) * 4), *o = malloc(n * 4);
+            gelu_forward_dgelu(o, xd, n);
+            gelu_backward_set_colsum(g0, b0, part, xd, dy, N, C, 1);
             gelu_backward_set(g1, x, dy, n);
             // bias_acc 0: the bias gradient set over NaNs, bitwise the sums added into zeros.
             float *bset = nanv(C), *bzero = calloc(C, 4), *gs = malloc(n * 4);
-            gelu_backward_set_colsum(gs, bset, part, x, dy, N, C, 0);
-            gelu_backward_set_colsum(gs, bzero, part, x, dy, N, C, 1);
+            gelu_backward_set_colsum(gs, bset, part, xd, dy, N, C, 0);
+            gelu_backward_set_colsum(gs, bzero, part, xd, dy, N, C, 1);
             CHECK(same(bset, bzero, C), "gelu_backward_set_colsum N=%d C=%d: bias set = added into zeros", N, C);
+            // In place (dinp = dout, as the step takes it): the same bits.
+            memcpy(gs, dy, (size_t)n * 4);
+            gelu_backward_set_colsum(gs, bzero, part, xd, gs, N, C, 0);
+            CHECK(same(gs, g1, n) && same(bzero, bset, C), "gelu_backward_set_colsum N=%d C=%d: in place", N, C);
             free(bset); free(bzero); free(gs);
             for (int j = 0; j < C; j++) {
                 float tot = 0.0f;
@@ -129,7 +143,7 @@ static void test_gelu_colsum(Rng *r) {
             column_sum_accumulate_ref(b2, g1, N, C);
             CHECK(same(g0, g1, n) && same(b0, b1, C), "gelu_backward_set_colsum N=%d C=%d", N, C);
             CHECK(worst(b0, b2, C, 1e-5, 1e-5) <= 1.0, "gelu_backward_set_colsum bias vs reference N=%d C=%d", N, C);
-            free(x); free(dy); free(g0); free(g1); free(b0); free(b1); free(b2); free(part);
+            free(x); free(dy); free(g0); free(g1); free(b0); free(b1); free(b2); free(part); free(xd); free(o);
         }
 }
 
@@ -150,19 +164,19 @@ static void test_gelu_avx512(Rng *r) {
             long n = (long)N * C;
             float *x = randv(r, n, 3.0f), *dy = randv(r, n, 1.0f);
             for (long i = 0; i < n; i += 5) x[i] = special[(i / 5) % (long)(sizeof special / sizeof special[0])];
-            float *o[2], *g[2], *b[2], *part = malloc((size_t)gelu_colsum_scratch(N, C) * 4);
+            float *o[2], *d[2], *g[2], *b[2], *part = malloc((size_t)gelu_colsum_scratch(N, C) * 4);
             for (int p = 0; p < 2; p++) {
                 CHECK(gemm_force_kernel(p == 0 ? "portable" : "avx512") == 0, "gemm path %d", p);
-                o[p] = nanv(n); g[p] = nanv(n); b[p] = calloc((size_t)C, sizeof(float));
-                gelu_forward(o[p], x, n);
-                gelu_backward_set_colsum(g[p], b[p], part, x, dy, N, C, 1);
+                o[p] = nanv(n); d[p] = copyv(x, n); g[p] = nanv(n); b[p] = calloc((size_t)C, sizeof(float));
+                gelu_forward_dgelu(o[p], d[p], n);
+                gelu_backward_set_colsum(g[p], b[p], part, d[p], dy, N, C, 1);
             }
             gemm_force_kernel(NULL);
-            CHECK(same(o[0], o[1], n), "gelu_forward avx512 = portable, bitwise, n=%ld", n);
+            CHECK(same(o[0], o[1], n) && same(d[0], d[1], n), "gelu_forward_dgelu avx512 = portable, bitwise, n=%ld", n);
             CHECK(same(g[0], g[1], n) && same(b[0], b[1], C),
                   "gelu_backward_set_colsum avx512 = portable, bitwise, N=%d C=%d", N, C);
             free(x); free(dy); free(part);
-            for (int p = 0; p < 2; p++) { free(o[p]); free(g[p]); free(b[p]); }
+            for (int p = 0; p < 2; p++) { free(o[p]); free(d[p]); free(g[p]); free(b[p]); }
         }
 }
 
@@ -512,7 +526,7 @@ static void test_team_mode(Rng *r) {
             float *lw = randv(r, C, 1.0f), *lb = randv(r, C, 0.1f), *scale = randv(r, 3, 1.0f);
             float *part = malloc((size_t)gelu_colsum_scratch(N, OC) * 4);
             // One run alone (team 0), then one per team size: every output of every kernel.
-            float *out[3][12];
+            float *out[3][13];
             for (int team = 0; team < 3; team++) {
                 float **o = out[team];
                 o[0] = calloc(no, 4); o[1] = calloc(nc, 4); o[2] = calloc(nw, 4);      // nt, nn, tn
@@ -520,6 +534,7 @@ static void test_team_mode(Rng *r) {
                 o[6] = calloc(nc, 4); o[7] = calloc(C, 4); o[8] = calloc(C, 4);        // layernorm bwd
                 o[9] = calloc(no, 4); o[10] = calloc(OC, 4);                           // gelu bwd + colsum
                 o[11] = calloc(no, 4);                                                 // gelu, residual, droppath
+                o[12] = calloc(no, 4);                                                 // gelu'
                 #pragma omp parallel num_threads(team + 1) if (team > 0)
                 {
                     if (team > 0) team_begin();
@@ -528,8 +543,9 @@ static void test_team_mode(Rng *r) {
                     gemm_tn(OC, C, N, dy, OC, x, C, o[2], C, 1);
                     layernorm_forward(o[3], o[4], o[5], x, lw, lb, N, C, 1e-5f);
                     layernorm_backward(o[6], o[7], o[8], o[3], x, lw, o[4], o[5], N, C, 1);
-                    gelu_forward(o[11], o[0], no);
-                    gelu_backward_set_colsum(o[9], o[10], part, o[0], dy, N, OC, 1);
+                    gemm_nt(N, OC, C, x, C, w, C, o[12], OC, bias, 0);   // the GELU's input, then gelu' of it
+                    gelu_forward_dgelu(o[11], o[12], no);
+                    gelu_backward_set_colsum(o[9], o[10], part, o[12], dy, N, OC, 1);
                     column_sum(o[10], dy, N, OC, 1);
                     residual_forward(o[11], o[11], o[9], no);
                     if (N % 3 == 0 && N > 0) droppath_residual_forward(o[11], o[11], o[9], scale, 3, N / 3, OC);
@@ -537,13 +553,13 @@ static void test_team_mode(Rng *r) {
                     if (team > 0) team_end();
                 }
             }
-            long len[12] = {no, nc, nw, nc, N, N, nc, C, C, no, OC, no};
+            long len[13] = {no, nc, nw, nc, N, N, nc, C, C, no, OC, no, no};
             for (int team = 1; team < 3; team++)
-                for (int k = 0; k < 12; k++)
+                for (int k = 0; k < 13; k++)
                     CHECK(same(out[0][k], out[team][k], len[k]), "team mode, %d threads, %s, N=%d C=%d OC=%d: output %d",
                           team + 1, paths[pi], N, C, OC, k);
             for (int team = 0; team < 3; team++)
-                for (int k = 0; k < 12; k++) free(out[team][k]);
+                for (int k = 0; k < 13; k++) free(out[team][k]);
             free(x); free(w); free(bias); free(dy); free(lw); free(lb); free(scale); free(part);
         }
         // Attention: B = 3 images, T = 13 tokens, C = 24, NH = 3.

@@ -126,7 +126,6 @@ static size_t carve_all(Classifier *c, float *base) {
     s->d_qkv = carve(&cv, N * 3 * D);
     s->d_att = carve(&cv, Bm * (size_t)c->cfg.enc.num_heads * T * T);
     s->d_atty = carve(&cv, N * D);
-    s->d_fc1 = carve(&cv, N * Hd);
     s->d_gelu = carve(&cv, N * Hd);
     s->d_small = carve(&cv, N * D);
     s->d_part = carve(&cv, (size_t)gelu_colsum_scratch((int)N, (int)Hd));

@@ -95,7 +95,7 @@ void block_forward(const Stack *s, int l, const float *P, int B, int T) {
     branch_add(s, l, 0, a->mid, x, B, T);
     layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, P + w->ln2w, P + w->ln2b, N, C, s->eps);
     linear_forward(a->fc1, a->ln2, P + w->fc1w, P + w->fc1b, N, C, H);
-    gelu_forward(a->gelu, a->fc1, (long)N * H);
+    gelu_forward_dgelu(a->gelu, a->fc1, (long)N * H);   // a->fc1 now holds gelu'(fc1)
     float *out = s->res[l + 1];
     linear_forward(out, a->gelu, P + w->fc2w, P + w->fc2b, N, H, C);
     branch_add(s, l, 1, out, a->mid, B, T);
@@ -160,12 +160,14 @@ void block_backward(const Stack *s, int l, const float *P, GradGroups G, const B
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
     const float *dout = branch_grad(s, l, 1, sc, dx, B, T);
     linear_backward_groups(sc->d_gelu, G, w->fc2w, w->fc2b, dout, a->gelu, P + w->fc2w, N, H, C, param_acc);
-    for (int g = 0; g < G.n; g++) {   // GELU's input gradient, and fc1's bias gradient as its column sums
+    // GELU's input gradient in place of its output's (a->fc1 holds gelu' since the forward), and fc1's
+    // bias gradient as its column sums (docs/performance.md, "GELU's derivative kept from the forward").
+    for (int g = 0; g < G.n; g++) {
         size_t r0 = (size_t)g * rows * H;
-        gelu_backward_set_colsum(sc->d_fc1 + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0,
+        gelu_backward_set_colsum(sc->d_gelu + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0,
                                  rows, H, param_acc);
     }
-    linear_backward_groups(sc->d_ln, G, w->fc1w, NO_BIAS, sc->d_fc1, a->ln2, P + w->fc1w, N, C, H, param_acc);
+    linear_backward_groups(sc->d_ln, G, w->fc1w, NO_BIAS, sc->d_gelu, a->ln2, P + w->fc1w, N, C, H, param_acc);
     layernorm_backward_groups(dx, G, w->ln2w, w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C,
                               param_acc);
     // Attention branch: mid = x + proj(attn(ln1(x))).

@@ -28,14 +28,14 @@ typedef struct {
     float *atty;                        // [N, C] attention output before proj
     float *mid;                         // [N, C] residual stream after the attention branch
     float *ln2, *ln2_mean, *ln2_rstd;   // [N, C], [N], [N]
-    float *fc1;                         // [N, Hd] pre-GELU
+    float *fc1;                         // [N, Hd] pre-GELU; after the GELU forward, gelu' of it
     float *gelu;                        // [N, Hd]
 } BlockActs;
 
 // Backward scratch shared by every block of a model (sizes for the widest stack, N = B * T rows):
-// d_ln [N, W], d_qkv [N, 3W], d_att [B, NH, T, T], d_atty [N, W], d_fc1 and d_gelu [N, Hd], d_small [N, W],
-// d_part [gelu_colsum_scratch(N, Hd)] (kernels/gelu.h).
-typedef struct { float *d_ln, *d_qkv, *d_att, *d_atty, *d_fc1, *d_gelu, *d_small, *d_part; } BlockScratch;
+// d_ln [N, W], d_qkv [N, 3W], d_att [B, NH, T, T], d_atty [N, W], d_gelu [N, Hd] (the GELU's output gradient,
+// then in its place its input's), d_small [N, W], d_part [gelu_colsum_scratch(N, Hd)] (kernels/gelu.h).
+typedef struct { float *d_ln, *d_qkv, *d_att, *d_atty, *d_gelu, *d_small, *d_part; } BlockScratch;
 
 // One transformer stack (encoder or decoder).
 typedef struct {

@@ -38,7 +38,7 @@ struct Mae {
     float *pred, *target;        // [B*L, pd]
     // backward scratch
     float *d_enc, *d_dec;        // residual-stream gradients [B*(1+L), D], [B*(1+L), Dd]
-    float *d_ln, *d_qkv, *d_att, *d_atty, *d_fc1, *d_gelu, *d_small, *d_part;
+    float *d_ln, *d_qkv, *d_att, *d_atty, *d_gelu, *d_small, *d_part;
     BlockScratch scratch;        // the same pointers, for block_backward
     // shape of the last forward
     int B, K, has_decoder_pass;
@@ -86,14 +86,13 @@ static size_t carve_all(Mae *m, float *base) {
     m->d_qkv = carve(&cv, N * 3 * W);
     m->d_att = carve(&cv, Bm * NH * T * T);
     m->d_atty = carve(&cv, N * W);
-    m->d_fc1 = carve(&cv, N * W * c->mlp_ratio);
     m->d_gelu = carve(&cv, N * W * c->mlp_ratio);
     m->d_small = carve(&cv, N * W);
     m->d_part = carve(&cv, (size_t)gelu_colsum_scratch((int)N, (int)(W * c->mlp_ratio)));
     // The forward attention scratch is the backward's d_small (N * W >= B * T * C for both stacks).
     m->enc.att_scratch = m->d_small;
     m->dec.att_scratch = m->d_small;
-    m->scratch = (BlockScratch){m->d_ln, m->d_qkv, m->d_att, m->d_atty, m->d_fc1, m->d_gelu, m->d_small, m->d_part};
+    m->scratch = (BlockScratch){m->d_ln, m->d_qkv, m->d_att, m->d_atty, m->d_gelu, m->d_small, m->d_part};
     return cv.used;
 }
 

@@ -5,9 +5,9 @@
 #ifndef VITMAE_GELU_AVX512_H
 #define VITMAE_GELU_AVX512_H
 
-// out[i] = gelu(inp[i]) for i < n.
-void gelu_forward_avx512(float *out, const float *inp, long n);
-// Rows r < R of C columns (row-major, contiguous): dinp = dout * gelu'(inp), and acc[j] = the sum of
-// column j of that dinp over the R rows in ascending order (acc overwritten).
-void gelu_backward_rows_avx512(float *dinp, float *acc, const float *inp, const float *dout, int R, int C);
+// For i < n: out[i] = gelu(x), and xd[i], which holds x, = gelu'(x).
+void gelu_forward_avx512(float *out, float *xd, long n);
+// Rows r < R of C columns (row-major, contiguous): dinp = dout * dgelu (dinp may be dout), and acc[j] =
+// the sum of column j of that dinp over the R rows in ascending order (acc overwritten).
+void gelu_backward_rows_avx512(float *dinp, float *acc, const float *dgelu, const float *dout, int R, int C);
 #endif
