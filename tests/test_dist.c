@@ -133,24 +133,38 @@ int main(void) {
     }
 
     // 2b. How many groups at once (cmd/groups.h): doubled while the encoder's rows per forward stay below
-    //     the model's width; VITMAE_GROUPS_AT_ONCE sets it instead.
+    //     the model's width, or at 2 threads or more while they stay within GROUPS_AT_ONCE_ROWS;
+    //     VITMAE_GROUPS_AT_ONCE sets it instead.
     {
         MaeConfig cfg;
         mae_config_preset(&cfg, "tiny");
         cfg.img_size = 8; cfg.patch_size = 4; cfg.embed_dim = 64; cfg.depth = 1; cfg.num_heads = 2;
         cfg.dec_embed_dim = 16; cfg.dec_depth = 1; cfg.dec_num_heads = 2;
         unsetenv("VITMAE_GROUPS_AT_ONCE");
-        CHECK(groups_at_once(&cfg, 2, 5, 8, 0) == 8, "2 images of 5 tokens a group, width 64: all 8 groups at once (%d)",
-              groups_at_once(&cfg, 2, 5, 8, 0));
-        CHECK(groups_at_once(&cfg, 4, 5, 8, 0) == 4, "4 images of 5 tokens: 4 at once (80 rows >= 64 stops)");
-        CHECK(groups_at_once(&cfg, 13, 5, 8, 0) == 1, "13 images of 5 tokens: one at a time");
-        CHECK(groups_at_once(&cfg, 2, 5, 1, 0) == 1, "one group: 1");
+        CHECK(groups_at_once(&cfg, 2, 5, 8, 0, 1) == 8, "2 images of 5 tokens a group, width 64: all 8 groups at once (%d)",
+              groups_at_once(&cfg, 2, 5, 8, 0, 1));
+        CHECK(groups_at_once(&cfg, 4, 5, 8, 0, 1) == 4, "4 images of 5 tokens: 4 at once (80 rows >= 64 stops)");
+        CHECK(groups_at_once(&cfg, 13, 5, 8, 0, 1) == 1, "13 images of 5 tokens: one at a time");
+        CHECK(groups_at_once(&cfg, 2, 5, 1, 0, 1) == 1, "one group: 1");
+        // At 2 threads or more: also while 2 w groups' rows stay within GROUPS_AT_ONCE_ROWS (1200).
+        CHECK(groups_at_once(&cfg, 13, 5, 8, 0, 2) == 8, "13 images of 5 tokens, 2 threads: 8 at once (520 rows)");
+        CHECK(groups_at_once(&cfg, 13, 5, 8, 0, 3) == 8, "13 images of 5 tokens, 3 threads: 8 at once");
+        CHECK(groups_at_once(&cfg, 100, 6, 8, 0, 2) == 2, "600 rows a group, 2 threads: 2 at once (1200 rows; %d)",
+              groups_at_once(&cfg, 100, 6, 8, 0, 2));
+        CHECK(groups_at_once(&cfg, 100, 7, 8, 0, 2) == 1, "700 rows a group, 2 threads: one at a time (1400 > 1200)");
+        CHECK(groups_at_once(&cfg, 100, 6, 8, 0, 1) == 1, "600 rows a group, 1 thread: one at a time");
+        MaeConfig tiny;
+        mae_config_preset(&tiny, "tiny");   // the bench's tiny32: 4 groups of 16 images, 17 tokens
+        CHECK(groups_at_once(&tiny, 16, 17, 4, 0, 2) == 4 && groups_at_once(&tiny, 16, 17, 4, 0, 1) == 1,
+              "tiny32: 4 at once at 2 threads, one at a time at 1");
         setenv("VITMAE_GROUPS_AT_ONCE", "3", 1);
-        CHECK(groups_at_once(&cfg, 13, 5, 8, 0) == 2, "VITMAE_GROUPS_AT_ONCE=3: 2 at once");
+        CHECK(groups_at_once(&cfg, 13, 5, 8, 0, 1) == 2, "VITMAE_GROUPS_AT_ONCE=3: 2 at once");
+        CHECK(groups_at_once(&cfg, 100, 7, 8, 0, 2) == 2, "VITMAE_GROUPS_AT_ONCE=3 at 2 threads: 2 at once");
         setenv("VITMAE_GROUPS_AT_ONCE", "64", 1);
-        CHECK(groups_at_once(&cfg, 13, 5, 8, 0) == 8, "VITMAE_GROUPS_AT_ONCE=64, 8 groups: 8");
-        CHECK(groups_at_once(&cfg, 13, 5, 8, (size_t)1 << 62) == 1, "more than half of the memory: one at a time");
+        CHECK(groups_at_once(&cfg, 13, 5, 8, 0, 1) == 8, "VITMAE_GROUPS_AT_ONCE=64, 8 groups: 8");
+        CHECK(groups_at_once(&cfg, 13, 5, 8, (size_t)1 << 62, 1) == 1, "more than half of the memory: one at a time");
         unsetenv("VITMAE_GROUPS_AT_ONCE");
+        CHECK(groups_at_once(&cfg, 13, 5, 8, (size_t)1 << 62, 2) == 1, "2 threads, more than half of the memory: one at a time");
     }
 
     // 3. The real model: N = 1, 2, 4 ranks and 1 or 2 threads give bitwise the same gradient and loss.

@@ -240,7 +240,7 @@ int cmd_bench(int argc, char **argv) {
     }
     cli_quiet_ranks(0);
     // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does.
-    int at_once = groups_at_once(&cfg, per, 1 + K, groups / nranks / accum, 0);
+    int at_once = groups_at_once(&cfg, per, 1 + K, groups / nranks / accum, 0, threads);
     Mae *m = mae_create(&cfg, per * at_once, err, sizeof err);
     if (!m) { cli_error("bench", "%s", err); return 1; }
     size_t np = mae_num_params(&cfg), npix = (size_t)per * at_once * S * S * C;

@@ -14,12 +14,18 @@ static int fits(const MaeConfig *cfg, int per, int w, size_t other_bytes) {
     return need <= 0.5 * (double)have;
 }
 
-int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes) {
+// Whether taking 2 w groups at once pays by the rows of a forward (cmd/groups.h).
+static int rows_pay(const MaeConfig *cfg, int per, int tokens, int w, int threads) {
+    long rows = (long)per * w * tokens;
+    return rows < cfg->embed_dim || (threads >= 2 && 2 * rows <= GROUPS_AT_ONCE_ROWS);
+}
+
+int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes, int threads) {
     const char *env = getenv("VITMAE_GROUPS_AT_ONCE");
     long cap = env && *env ? strtol(env, NULL, 10) : 0;
     int w = 1;
     while (2 * w <= count && 2 * w <= SUMTREE_MAX && fits(cfg, per, 2 * w, other_bytes) &&
-           (cap > 0 ? 2 * w <= cap : (long)per * w * tokens < cfg->embed_dim))
+           (cap > 0 ? 2 * w <= cap : rows_pay(cfg, per, tokens, w, threads)))
         w *= 2;
     return w;
 }

@@ -7,12 +7,18 @@
 
 // w, a power of two <= count (the groups of one micro-batch of this process, G / N / K): doubled from 1
 // while the encoder's rows per forward (per * w images of `tokens` tokens) stay below the model's width
-// (embed_dim) and 2 w groups' model (mae_bytes_needed for their images), the gradient buffers they add
+// (embed_dim), or, with 2 threads or more, while they would stay within GROUPS_AT_ONCE_ROWS at 2 w; and
+// while 2 w groups' model (mae_bytes_needed for their images), the gradient buffers they add
 // (grad_reduce_at_once_floats) and other_bytes need at most half of this machine's memory. Below the
 // width, every product streams a weight larger than its rows for each group, and taking groups together
-// pays (ViT-B/16 at 224, batch 8: 100 rows a group); above it, more rows at once only push a layer's
-// activations out of the cache (tiny32: 272 rows a group, 3-7% slower at once; docs/performance.md,
-// "Gradient groups at once"). VITMAE_GROUPS_AT_ONCE=M in the environment sets w to the largest power of
-// two <= M and count instead (memory still checked). At most SUMTREE_MAX. Results do not depend on w.
-int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes);
+// pays (ViT-B/16 at 224, batch 8: 100 rows a group; docs/performance.md, "Gradient groups at once").
+// Above it, with threads that meet at a barrier after every product, fewer and larger products pay
+// while they stay small (tiny32, 272 rows a group: all 4 at once at 2 threads); with more rows, or at
+// 1 thread, where no barrier is saved and the weight gradients' tree costs more than the reduction pass
+// it replaces, more rows at once only push a layer's activations out of the cache (docs/performance.md,
+// "Gradient groups at once at 2 threads"). VITMAE_GROUPS_AT_ONCE=M in the environment sets w to the
+// largest power of two <= M and count instead (memory still checked). At most SUMTREE_MAX. threads: the
+// step's OpenMP threads. Results do not depend on w.
+#define GROUPS_AT_ONCE_ROWS 1200
+int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes, int threads);
 #endif

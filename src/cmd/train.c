@@ -547,7 +547,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return report("train", err, 2); }
     // The groups of a micro-batch at once where memory allows (cmd/groups.h): the same bits.
     t->at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, t->rs.grad_groups / t->rs.processes / t->rs.accum,
-                                per_image * (size_t)t->per);
+                                per_image * (size_t)t->per, omp_get_max_threads());
     *data_out = data;
     return 0;
 }
