@@ -273,6 +273,62 @@ static void test_layernorm_threads(Rng *r) {
     }
 }
 
+// layernorm_backward_by_groups: n groups of `rows` rows, each group's dweight / dbias bitwise the
+// reference's chains over that group's rows alone (added onto what the buffer held, and set over NaN),
+// never another group's rows; dx bitwise the one-thread layernorm_backward over all rows. At 1 to 5
+// threads, alone and in team mode, so that both the path where every thread takes whole groups (the
+// threads divide n) and the fallback of n calls run; n = 1 and rows = 1 among the sizes.
+static void test_layernorm_groups(Rng *r) {
+    int sizes[][3] = {{4, 17, 192}, {2, 7, 33}, {6, 1, 129}, {1, 13, 7}, {8, 5, 4097}, {3, 9, 40}};   // n, rows, C
+    int saved = omp_get_max_threads();
+    for (int si = 0; si < 6; si++) {
+        int n = sizes[si][0], rows = sizes[si][1], C = sizes[si][2], N = n * rows;
+        long NC = (long)N * C, nC = (long)n * C;
+        float *x = randv(r, NC, 2.0f), *w = randv(r, C, 1.0f), *bb = randv(r, C, 1.0f), *dy = randv(r, NC, 1.0f);
+        float *m = malloc(N * 4), *s = malloc(N * 4), *o = malloc(NC * 4);
+        layernorm_forward_ref(o, m, s, x, w, bb, N, C, 1e-6f);
+        float *dx0 = randv(r, NC, 1.0f), *pw0 = randv(r, nC, 1.0f), *pb0 = randv(r, nC, 1.0f);
+        // The expected gradients: group g's rows alone through the reference, added onto pw0 / pb0, and
+        // into zeros (what a set must store).
+        float *ew = copyv(pw0, nC), *eb = copyv(pb0, nC), *zw = calloc(nC, 4), *zb = calloc(nC, 4);
+        float *scratch = copyv(dx0, NC);
+        for (int g = 0; g < n; g++) {
+            long r0 = (long)g * rows;
+            layernorm_backward_ref(scratch + r0 * C, ew + g * C, eb + g * C, dy + r0 * C, x + r0 * C, w, m + r0,
+                                   s + r0, rows, C);
+            layernorm_backward_ref(scratch + r0 * C, zw + g * C, zb + g * C, dy + r0 * C, x + r0 * C, w, m + r0,
+                                   s + r0, rows, C);
+        }
+        float *edx = copyv(dx0, NC), *tw = calloc(C, 4), *tb = calloc(C, 4);
+        omp_set_num_threads(1);
+        layernorm_backward(edx, tw, tb, dy, x, w, m, s, N, C, 1);
+        for (int threads = 1; threads <= 5; threads++)
+            for (int team = 0; team < 2; team++)
+                for (int acc = 0; acc < 2; acc++) {
+                    float *dx = copyv(dx0, NC), *pw = acc ? copyv(pw0, nC) : nanv(nC), *pb = acc ? copyv(pb0, nC) : nanv(nC);
+                    float *pwg[16], *pbg[16];
+                    for (int g = 0; g < n; g++) { pwg[g] = pw + g * C; pbg[g] = pb + g * C; }
+                    omp_set_num_threads(threads);
+                    #pragma omp parallel if (team)
+                    {
+                        if (team) team_begin();
+                        layernorm_backward_by_groups(dx, pwg, pbg, dy, x, w, m, s, n, rows, C, acc);
+                        if (team) team_end();
+                    }
+                    CHECK(same(pw, acc ? ew : zw, nC) && same(pb, acc ? eb : zb, nC),
+                          "layernorm_backward_by_groups %d threads%s n=%d rows=%d C=%d %s: each group's dweight / "
+                          "dbias = the reference's chains over its rows, bitwise", threads, team ? " (team)" : "", n,
+                          rows, C, acc ? "added" : "set");
+                    CHECK(same(dx, edx, NC), "layernorm_backward_by_groups %d threads%s n=%d rows=%d C=%d: dx = "
+                          "layernorm_backward at 1 thread, bitwise", threads, team ? " (team)" : "", n, rows, C);
+                    free(dx); free(pw); free(pb);
+                }
+        omp_set_num_threads(saved);
+        free(x); free(w); free(bb); free(dy); free(m); free(s); free(o); free(dx0); free(pw0); free(pb0);
+        free(ew); free(eb); free(zw); free(zb); free(scratch); free(edx); free(tw); free(tb);
+    }
+}
+
 // The fast LayerNorm's sums over a row, written out here from their definition (kernels/vecmath.h):
 // 16 lanes, lane j adds elements j, j + 16, ... in ascending order, then the lanes meet in a fixed tree
 // ((a0 + a8) + (a4 + a12)) + ... So the fast kernels must equal this bitwise, whatever vectors they use.
@@ -670,6 +726,7 @@ int main(void) {
     test_layernorm(&r);
     test_layernorm_lanes(&r);
     test_layernorm_threads(&r);
+    test_layernorm_groups(&r);
     test_column_sum(&r);
     test_column_sum_threads(&r);
     test_linear_params(&r);

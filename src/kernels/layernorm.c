@@ -184,6 +184,27 @@ static void layernorm_backward_body(float *dinp, float *dweight, float *dbias, c
     }
 }
 
+// Groups at once: thread t of T takes groups [t n / T, (t + 1) n / T) whole: their rows' dx, then each
+// column block's chains over a group's rows in ascending order from 0, as one thread alone takes them
+// (layernorm_backward_body at T = 1), stored into the group's gradients.
+static void layernorm_backward_groups_body(float *dinp, float *const *dweight, float *const *dbias,
+                                           const float *dout, const float *inp, const float *weight,
+                                           const float *mean, const float *rstd, int n, int rows, int C,
+                                           int param_acc) {
+    int t = omp_get_thread_num(), T = omp_get_num_threads();
+    for (int g = (int)((long)n * t / T); g < (int)((long)n * (t + 1) / T); g++) {
+        int r0 = g * rows, r1 = r0 + rows;
+        layernorm_backward_rows(dinp, dout, inp, weight, mean, rstd, r0, r1, C);
+        for (int c0 = 0; c0 < C; c0 += CB) {
+            int w = C - c0 < CB ? C - c0 : CB;
+            float dw[CB] = {0}, db[CB] = {0}, *gw = dweight[g] + c0, *gb = dbias[g] + c0;
+            layernorm_backward_params(dw, db, dout, inp, mean, rstd, r0, r1, C, c0, w);
+            if (param_acc) for (int j = 0; j < w; j++) { gw[j] += dw[j]; gb[j] += db[j]; }
+            else for (int j = 0; j < w; j++) { gw[j] = dw[j]; gb[j] = db[j]; }
+        }
+    }
+}
+
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                        const float *bias, int N, int C, float eps) {
     double t0 = PROF_START(PROF_LN_FWD);
@@ -196,4 +217,22 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
     double t0 = PROF_START(PROF_LN_BWD);
     TEAM_RUN(layernorm_backward_body(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C, param_acc));
     PROF_STOP(PROF_LN_BWD, t0, 0);
+}
+
+void layernorm_backward_by_groups(float *dinp, float *const *dweight, float *const *dbias, const float *dout,
+                                  const float *inp, const float *weight, const float *mean, const float *rstd, int n,
+                                  int rows, int C, int param_acc) {
+    int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
+    if (n > 1 && n % threads == 0) {
+        double t0 = PROF_START(PROF_LN_BWD);
+        TEAM_RUN(layernorm_backward_groups_body(dinp, dweight, dbias, dout, inp, weight, mean, rstd, n, rows, C,
+                                                param_acc));
+        PROF_STOP(PROF_LN_BWD, t0, 0);
+        return;
+    }
+    for (int g = 0; g < n; g++) {
+        size_t r0 = (size_t)g * rows;
+        layernorm_backward(dinp + r0 * C, dweight[g], dbias[g], dout + r0 * C, inp + r0 * C, weight, mean + r0,
+                           rstd + r0, rows, C, param_acc);
+    }
 }
