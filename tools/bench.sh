@@ -26,34 +26,14 @@ rows=${BENCH_ROWS:-tiny32 small224 base224}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1"; }
 best() { sort -g | tail -n 1; }
+# The BLAS kernels a PyTorch run used (tools/bench_torch.py picks AVX-512 ones where Debian's OpenBLAS
+# would fall back to generic ones: docs/performance.md), for the footer.
+blas_of() { /usr/bin/python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); k, o = d.get("openblas_kernels"), d.get("openblas_own_choice")
+print(k + ("" if o == k else " (OpenBLAS chose %s for this CPU by itself)" % o) if k else "none (not OpenBLAS)")' "$1"; }
+blas_kernels=-
 torch_ok=0
 /usr/bin/python3 -c 'import torch' 2>/dev/null && torch_ok=1
-# OpenBLAS picks its kernels from the CPU's family and model, and Debian 12's (0.3.21) does not know
-# every CPU these machines have: on Intel family 6 model 207 it says "Core: Prescott" and runs its
-# generic SSE3 kernels, and PyTorch's tiny32 step is 3x slower than with the AVX-512 ones
-# (docs/performance.md, "PyTorch's OpenBLAS on a CPU it does not know"). When OpenBLAS falls back to
-# Prescott on a CPU with AVX-512 (or AVX2 and FMA), name the kernels that CPU runs (SkylakeX, Haswell),
-# so that PyTorch is measured at its best. An OPENBLAS_CORETYPE of your own is kept.
-blas_core=-
-blas_note=
-if [ $torch_ok = 1 ]; then
-  blas_core_of() { OPENBLAS_VERBOSE=2 /usr/bin/python3 -c 'import torch; torch.ones(2, 2) @ torch.ones(2, 2)' 2>&1 |
-    sed -n 's/^Core: //p' | head -n 1; }
-  blas_core=$(blas_core_of)
-  if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ "$blas_core" = Prescott ]; then
-    flags=$(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-    want=
-    case " $flags " in
-      *" avx512f "*) want=SkylakeX ;;
-      *" avx2 "*) case " $flags " in *" fma "*) want=Haswell ;; esac ;;
-    esac
-    if [ -n "$want" ]; then
-      OPENBLAS_CORETYPE=$want; export OPENBLAS_CORETYPE
-      blas_note=" (it chose Prescott for this CPU by itself: OPENBLAS_CORETYPE=$want set)"
-      blas_core=$(blas_core_of)
-    fi
-  fi
-fi
 
 # bench_row NAME ARGS STEPS WARMUP REPEAT: one table.
 bench_row() {
@@ -76,6 +56,7 @@ bench_row() {
     for t in 1 2; do
       v=$(for r in $(seq "$rrep"); do /usr/bin/python3 -c "import json; d=json.load(open('$tmp/$name.t$t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
       eval "torch$t=$v"
+      blas_kernels=$(blas_of "$tmp/$name.t$t.1")
       tbest=$(echo "$tbest $v" | awk '{print ($2 > $1) ? $2 : $1}')
     done
   fi
@@ -109,7 +90,7 @@ done
 echo
 if [ $torch_ok = 1 ]; then
   blas=$(/usr/bin/python3 -c 'import torch; print(torch.__config__.show())' | grep -o 'BLAS_INFO=[a-z]*')
-  echo "(torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $blas, OpenBLAS core $blas_core$blas_note; vs torch = vitmae img/s / torch's best img/s of the row)"
+  echo "(torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $blas, OpenBLAS kernels $blas_kernels; vs torch = vitmae img/s / torch's best img/s of the row)"
 else
   echo "(PyTorch not available: /usr/bin/python3 cannot import torch; install python3-torch to compare)"
 fi

@@ -6,15 +6,55 @@ after warm-up steps, at each thread count given (torch.set_num_threads).
 
 Usage: /usr/bin/python3 tools/bench_torch.py [--preset tiny] [--img 32] [--patch 4] [--channels 3]
        [--batch 64] [--steps 10] [--warmup 2] [--mask-ratio 0.75] [--threads 1,2] [--json]
-Prints img/s per thread count (best and mean over steps); --json: one JSON object.
+Prints img/s per thread count (best and mean over steps) and the BLAS kernels that ran; --json: one JSON
+object.
+
+Debian's torch calls the system BLAS (OpenBLAS, which `make bench` installs). OpenBLAS picks its kernels by
+the CPU's family and model, and Debian 12's does not know every CPU: where it falls back to its generic SSE3
+kernels ("Prescott") on a CPU with AVX-512 (or AVX2 and FMA), this script runs itself again with
+OPENBLAS_CORETYPE=SkylakeX (Haswell), so that PyTorch is timed at its best (docs/performance.md, "PyTorch's
+OpenBLAS on a CPU it does not know"). An OPENBLAS_CORETYPE of your own is kept.
 """
 import argparse
+import ctypes
 import json
 import os
 import sys
 import time
 
-import torch
+
+def openblas_kernels():
+    """The name of the kernels OpenBLAS chose (openblas_get_corename), or None when the BLAS is not OpenBLAS."""
+    try:
+        name = ctypes.CDLL("libblas.so.3").openblas_get_corename
+    except (OSError, AttributeError):
+        return None
+    name.restype = ctypes.c_char_p
+    return name().decode()
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+KERNELS = openblas_kernels()                     # loads OpenBLAS, which reads OPENBLAS_CORETYPE now
+OWN_CHOICE = os.environ.get("VITMAE_OPENBLAS_OWN_CHOICE", KERNELS)   # before a run again
+if KERNELS == "Prescott" and "OPENBLAS_CORETYPE" not in os.environ:
+    flags = cpu_flags()
+    better = "SkylakeX" if "avx512f" in flags else "Haswell" if {"avx2", "fma"} <= flags else None
+    if better:
+        os.environ["OPENBLAS_CORETYPE"] = better
+        os.environ["VITMAE_OPENBLAS_OWN_CHOICE"] = KERNELS
+        os.execv(sys.executable, [sys.executable] + sys.argv)
+
+import torch  # noqa: E402  (after the BLAS's kernels are settled)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference import MaskedAutoencoder, config  # noqa: E402
@@ -73,12 +113,15 @@ def main():
     if args.json:
         print(json.dumps({"torch": torch.__version__, "preset": args.preset, "img": args.img, "patch": args.patch,
                           "channels": args.channels, "batch": args.batch, "steps": args.steps,
-                          "results": results}))
+                          "openblas_kernels": KERNELS, "openblas_own_choice": OWN_CHOICE, "results": results}))
     else:
         for r in results:
             print("torch %s: %d thread%s: %.1f img/s (best step %.1f)" % (
                 torch.__version__, r["threads"], "" if r["threads"] == 1 else "s", r["img_per_s"],
                 r["img_per_s_best_step"]))
+        if KERNELS:
+            print("OpenBLAS kernels: %s%s" % (KERNELS, "" if OWN_CHOICE == KERNELS else
+                                              " (its own choice for this CPU: %s)" % OWN_CHOICE))
 
 
 if __name__ == "__main__":
