@@ -56,9 +56,9 @@ bench_row() {
     for t in 1 2; do
       v=$(for r in $(seq "$rrep"); do /usr/bin/python3 -c "import json; d=json.load(open('$tmp/$name.t$t.$r')); print([x['img_per_s'] for x in d['results'] if x['threads']==$t][0])"; done | best)
       eval "torch$t=$v"
-      blas_kernels=$(blas_of "$tmp/$name.t$t.1")
       tbest=$(echo "$tbest $v" | awk '{print ($2 > $1) ? $2 : $1}')
     done
+    blas_kernels=$(blas_of "$tmp/$name.t1.1")
   fi
   echo
   printf '%-40s %8s %9s %8s %11s %9s %7s\n' "$name: $rargs" "img/s" "GFLOP/s" "% peak" "peak moved" "vs torch" "mem/x"

@@ -134,18 +134,12 @@ void linear_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, con
 
 void layernorm_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, const float *dout, const float *inp,
                                const float *weight, const float *mean, const float *rstd, int N, int C, int param_acc) {
-    int rows = N / G.n;
-    for (int g0 = 0; g0 < G.n; g0 += SUMTREE_MAX) {   // (a tree's groups are at most SUMTREE_MAX)
-        int k = G.n - g0 < SUMTREE_MAX ? G.n - g0 : SUMTREE_MAX;
-        float *w[SUMTREE_MAX], *b[SUMTREE_MAX];
-        for (int g = 0; g < k; g++) {
-            w[g] = G.buf[g0 + g] + wo;
-            b[g] = G.buf[g0 + g] + bo;
-        }
-        size_t r0 = (size_t)g0 * rows;
-        layernorm_backward_by_groups(dinp + r0 * C, w, b, dout + r0 * C, inp + r0 * C, weight, mean + r0, rstd + r0,
-                                     k, rows, C, param_acc);
+    float *w[SUMTREE_MAX], *b[SUMTREE_MAX];   // (groups are at most SUMTREE_MAX, as linear_backward_groups's)
+    for (int g = 0; g < G.n; g++) {
+        w[g] = G.buf[g] + wo;
+        b[g] = G.buf[g] + bo;
     }
+    layernorm_backward_by_groups(dinp, w, b, dout, inp, weight, mean, rstd, G.n, N / G.n, C, param_acc);
 }
 
 static int is_linear_weight(const MaeTensor *t) {

@@ -785,7 +785,7 @@ static int gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, flo
     }
     long tiles_m = (M + ker->mr - 1) / ker->mr, tiles_n = (N + ker->nr - 1) / ker->nr;
     long by_work = (long)((double)M * N * K / MIN_FMAS_PER_THREAD);
-    int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
+    int threads = team_kernel_threads();
     if (threads > by_work) threads = by_work > 1 ? (int)by_work : 1;
     // split_rows; but a B packed once for the step is packed by no thread: then split M whenever its
     // tiles go round, so that each thread gets about the rows that the row-wise kernels before and after
@@ -1134,7 +1134,7 @@ int gemm_tn_tree_sums(int M, int N, int Kg, const float *A, int lda, const float
         PROF_STOP(PROF_GEMM_TN, t0, 2.0 * M * N * Kg * t->n);
         return 0;
     }
-    int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
+    int threads = team_kernel_threads();
     if (tn_by_groups(&ker, M, N, t, threads)) {
         float *S = NULL;
         if (team_mode) {   // thread 0 grows the scratch; the others learn where it is

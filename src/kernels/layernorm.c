@@ -222,7 +222,7 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 void layernorm_backward_by_groups(float *dinp, float *const *dweight, float *const *dbias, const float *dout,
                                   const float *inp, const float *weight, const float *mean, const float *rstd, int n,
                                   int rows, int C, int param_acc) {
-    int threads = team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
+    int threads = team_kernel_threads();
     if (n > 1 && n % threads == 0) {
         double t0 = PROF_START(PROF_LN_BWD);
         TEAM_RUN(layernorm_backward_groups_body(dinp, dweight, dbias, dout, inp, weight, mean, rstd, n, rows, C,

@@ -81,6 +81,12 @@ float *team_chain_slot(int t);            // thread t's slot: TEAM_CHAIN_FLOATS 
 void team_chain_post(int t, int block);   // thread t: block `block` of its slot is written (release)
 void team_chain_take(int t, int block);   // thread t > 0: waits for thread t - 1's block (acquire), clears it
 
+// The threads a kernel called here runs on (TEAM_RUN below): the team's in team mode; 1 inside another
+// OpenMP region (nested regions get one thread); else those of the region it opens.
+static inline int team_kernel_threads(void) {
+    return team_mode ? omp_get_num_threads() : omp_in_parallel() ? 1 : omp_get_max_threads();
+}
+
 // Runs `call` (a body with orphaned `omp for ... nowait` loops) on the current team, then meets the
 // team; or runs it on a new region.
 #define TEAM_RUN(call)                                   \
