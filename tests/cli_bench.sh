@@ -55,13 +55,24 @@ t "bench text has the peak measured after the steps" 'echo "$out" | grep -Eq "^ 
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --profile); rc=$?
 t "bench --profile exits 0" '[ $rc -eq 0 ]'
 t "bench --profile lists the kernels" 'echo "$out" | grep -q "gemm_tn (linear dW)" && echo "$out" | grep -q "layernorm bwd" && echo "$out" | grep -q "^    other"'
-out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --profile --json); rc=$?
+out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --parallel kernels --profile --json); rc=$?
 t "bench --profile --json exits 0 and parses" "[ $rc -eq 0 ] && echo '$out' | /usr/bin/python3 -c 'import json,sys; p=json.load(sys.stdin)[\"profile\"]; sys.exit(0 if p[\"gemm_nt\"][\"calls\"] > 0 and p[\"gemm_nt\"][\"gflops\"] > 0 and \"other\" in p else 1)'"
 # The threads' waits at the team's barrier: some at 2 threads (one of two always arrives first), some of
 # them inside the linear layers' products, the kinds adding up to the whole; none at 1.
 t "bench --profile --json: barrier waits at 2 threads" "echo '$out' | /usr/bin/python3 -c 'import json,sys; w=json.load(sys.stdin)[\"profile\"][\"barrier_wait\"]; sys.exit(0 if w[\"ms\"] > 0 and 0 < w[\"share_of_cpu\"] < 1 and w[\"in\"][\"gemm_nt\"] > 0 and abs(sum(w[\"in\"].values()) - w[\"ms\"]) < 1e-3 else 1)'"
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 1 --profile --json); rc=$?
 t "bench --profile --json: no barrier waits at 1 thread" "[ $rc -eq 0 ] && echo '$out' | /usr/bin/python3 -c 'import json,sys; w=json.load(sys.stdin)[\"profile\"][\"barrier_wait\"]; sys.exit(0 if w[\"ms\"] == 0 else 1)'"
+# --parallel: auto takes the threads as workers where they fit (2 threads, 2 groups), kernels never, and
+# groups refuses 3 threads; the workers' profile is worker 0's.
+for mode in auto kernels groups; do
+  out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --parallel $mode --json); rc=$?
+  want='"parallel": "groups", "workers": 2'; [ $mode = kernels ] && want='"parallel": "kernels", "workers": 0'
+  t "bench --parallel $mode: exits 0, $want" '[ $rc -eq 0 ] && echo "$out" | grep -q "$want"'
+done
+out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --parallel groups --profile); rc=$?
+t "bench --parallel groups --profile: worker 0's kernels" '[ $rc -eq 0 ] && echo "$out" | grep -q "threads as workers: each of the 2 threads its own 1 groups" && echo "$out" | grep -q "worker 0.s kernels" && echo "$out" | grep -q "gemm_nt (linear fwd)"'
+err=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --threads 3 --parallel groups 2>&1 >/dev/null); rc=$?
+t "bench --parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "^vitmae: bench --parallel: groups needs"'
 "$VITMAE" bench --batch 0 2>/dev/null; rc=$?
 t "bench --batch 0 exits 2" '[ $rc -eq 2 ]'
 "$VITMAE" bench --img 30 --patch 4 2>/dev/null; rc=$?

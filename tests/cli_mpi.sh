@@ -32,8 +32,9 @@ steps=6
 losses() { cut -d, -f1-6 "$1/metrics.csv"; }
 same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }
 
-# 1. One process without mpirun is the reference; every split of the batch gives the same bits.
-"$VITMAE" train $small --steps $steps --threads 2 --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?
+# 1. One process without mpirun is the reference (its 2 threads a team in every kernel); every split
+#    of the batch gives the same bits.
+"$VITMAE" train $small --steps $steps --threads 2 --parallel kernels --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?
 t "reference run exits 0" '[ $rc -eq 0 ]'
 mpi -np 2 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n2" > "$dir/n2.log" 2> "$dir/n2.err"; rc=$?
 t "-np 2 exits 0" '[ $rc -eq 0 ]'
@@ -52,12 +53,19 @@ t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'
 t "the reference ran its groups all at once (2 threads)" 'grep -q "4 gradient groups of 4 images (4 at once)" "$dir/ref.log"'
 t "-np 2 at 1 thread ran its groups one at a time" 'grep -q "(1 at once)" "$dir/n2.log"'
 for w in 1 2; do
-  VITMAE_GROUPS_AT_ONCE=$w "$VITMAE" train $small --steps $steps --threads 2 --out "$dir/w$w" > "$dir/w$w.log" 2>&1; rc=$?
+  VITMAE_GROUPS_AT_ONCE=$w "$VITMAE" train $small --steps $steps --threads 2 --parallel kernels --out "$dir/w$w" > "$dir/w$w.log" 2>&1; rc=$?
   t "$w groups at once exits 0" '[ $rc -eq 0 ] && grep -q "($w at once)" "$dir/w$w.log"'
   t "$w groups at once: bitwise equal" 'same_run "$dir/ref" "$dir/w$w"'
 done
-VITMAE_GROUPS_AT_ONCE=4 "$VITMAE" train $small --steps $steps --accum 2 --threads 2 --out "$dir/k2w" > "$dir/k2w.log" 2>&1; rc=$?
+VITMAE_GROUPS_AT_ONCE=4 "$VITMAE" train $small --steps $steps --accum 2 --threads 2 --parallel kernels --out "$dir/k2w" > "$dir/k2w.log" 2>&1; rc=$?
 t "--accum 2: at most 2 groups at once, in 2 chunks: bitwise equal" '[ $rc -eq 0 ] && grep -q "(2 at once)" "$dir/k2w.log" && same_run "$dir/ref" "$dir/k2w"'
+# The 2 threads as workers (the default here: docs/distributed.md, "Threads as workers"), each its 2
+# groups two at a time, or with --accum 2 one at a time; and 4 workers of one group each: the same bits.
+for wk in "2 1 2" "2 2 1" "4 1 1"; do
+  wt=${wk%% *}; wa=$(echo "$wk" | cut -d" " -f2); ww=${wk##* }; wg=$((4 / wt))
+  VITMAE_GROUPS_AT_ONCE=4 "$VITMAE" train $small --steps $steps --threads $wt --accum $wa --out "$dir/wk$wt$wa" > "$dir/wk$wt$wa.log" 2>&1; rc=$?
+  t "$wt threads as workers, --accum $wa: $ww at once, bitwise equal" '[ $rc -eq 0 ] && grep -q "threads as workers: each of the $wt threads takes $wg of the gradient groups ($ww at once)" "$dir/wk$wt$wa.log" && same_run "$dir/ref" "$dir/wk$wt$wa"'
+done
 VITMAE_GROUPS_AT_ONCE=2; export VITMAE_GROUPS_AT_ONCE
 mpi -np 2 -x VITMAE_GROUPS_AT_ONCE "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n2w2" > "$dir/n2w2.log" 2>&1; rc=$?
 t "-np 2, 2 groups at once each: bitwise equal" '[ $rc -eq 0 ] && grep -q "(2 at once)" "$dir/n2w2.log" && same_run "$dir/ref" "$dir/n2w2"'

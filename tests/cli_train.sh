@@ -29,6 +29,15 @@ t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" 
 "$VITMAE" train $small --steps 20 --eval-every 10 --threads 1 --out "$dir/t1" > /dev/null 2>&1
 "$VITMAE" train $small --steps 20 --eval-every 10 --threads 2 --out "$dir/t2" > /dev/null 2>&1
 t "1 and 2 threads: bitwise equal weights" 'same_weights "$dir/t1/checkpoint.safetensors" "$dir/t2/checkpoint.safetensors"'
+# 2 threads as a team in every kernel, and as workers each with its own 2 of the 4 gradient groups
+# (--parallel, docs/interface.md): the same weights again.
+"$VITMAE" train $small --steps 20 --eval-every 10 --threads 2 --parallel kernels --out "$dir/tk" > "$dir/tk.log" 2>&1
+"$VITMAE" train $small --steps 20 --eval-every 10 --threads 2 --parallel groups --out "$dir/tg" > "$dir/tg.log" 2>&1
+t "--parallel groups says so" 'grep -q "threads as workers: each of the 2 threads takes 2 of the gradient groups" "$dir/tg.log"'
+t "--parallel kernels has no workers" '! grep -q "threads as workers" "$dir/tk.log"'
+t "2 threads as a team and as workers: bitwise equal weights" 'same_weights "$dir/t1/checkpoint.safetensors" "$dir/tk/checkpoint.safetensors" && same_weights "$dir/t1/checkpoint.safetensors" "$dir/tg/checkpoint.safetensors"'
+"$VITMAE" train $small --steps 2 --threads 3 --parallel groups --out "$dir/t3w" > "$dir/log" 2>&1; rc=$?
+t "--parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && grep -q "^vitmae: train --parallel: groups needs 2 or more threads, a power of two dividing the 4 gradient groups" "$dir/log" && [ ! -e "$dir/t3w/checkpoint.safetensors" ]'
 "$VITMAE" train $small --steps 20 --eval-every 10 --threads 2 --seed 7 --out "$dir/t3" > /dev/null 2>&1
 t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/t3/checkpoint.safetensors"'
 

@@ -7,6 +7,8 @@
 #include "core/model.h"
 #include "core/rng.h"
 #include "dist/dist.h"
+#include "dist/workers.h"
+#include "kernels/gemm.h"
 #include "cmd/groups.h"
 
 // Reference: node [l, r) = node [l, m) + node [m, r), recursively, in plain C.
@@ -165,6 +167,22 @@ int main(void) {
         CHECK(groups_at_once(&cfg, 13, 5, 8, (size_t)1 << 62, 1) == 1, "more than half of the memory: one at a time");
         unsetenv("VITMAE_GROUPS_AT_ONCE");
         CHECK(groups_at_once(&cfg, 13, 5, 8, (size_t)1 << 62, 2) == 1, "2 threads, more than half of the memory: one at a time");
+        // --parallel (cmd/groups.h): which thread counts take the groups as workers, and their memory.
+        char err[512];
+        int W = -1;
+        CHECK(parallel_check("auto", 4, 1, 2, &W, err, sizeof err) == 0 && W == 2, "auto, 4 groups, 2 threads: 2 workers");
+        CHECK(parallel_check("auto", 4, 1, 3, &W, err, sizeof err) == 0 && W == 0, "auto, 3 threads: the team");
+        CHECK(parallel_check("auto", 4, 1, 1, &W, err, sizeof err) == 0 && W == 0, "auto, 1 thread: the team");
+        CHECK(parallel_check("auto", 4, 4, 2, &W, err, sizeof err) == 0 && W == 0, "auto, --accum 4 of 2 groups a thread: the team");
+        CHECK(parallel_check("kernels", 4, 1, 2, &W, err, sizeof err) == 0 && W == 0, "kernels: the team");
+        CHECK(parallel_check("groups", 8, 2, 4, &W, err, sizeof err) == 0 && W == 4, "groups, 8 groups, 4 threads, --accum 2");
+        CHECK(parallel_check("groups", 4, 1, 8, &W, err, sizeof err) == -1 && strstr(err, "dividing the 4 gradient groups"),
+              "groups, 8 threads for 4 groups refused: %s", err);
+        CHECK(parallel_check("groups", 4, 4, 2, &W, err, sizeof err) == -1 && strstr(err, "--accum 4"),
+              "groups, --accum 4 of 2 groups a thread refused: %s", err);
+        CHECK(parallel_memory(&cfg, 13, 2, 2, 8, 0, 0.5, err, sizeof err) == 0, "2 small workers fit: %s", err);
+        CHECK(parallel_memory(&cfg, 13, 2, 2, 8, (size_t)1 << 62, 0.9, err, sizeof err) == -1 &&
+              strstr(err, "2 threads as workers need ") && strstr(err, "GiB"), "workers beyond the memory: %s", err);
     }
 
     // 3. The real model: N = 1, 2, 4 ranks and 1 or 2 threads give bitwise the same gradient and loss.
@@ -274,6 +292,63 @@ int main(void) {
             grad_reduce_free(&gr);
             c.fail_group = -1;
         }
+        // Threads as workers (dist/workers.h): W = 2 or 4 threads, each its own G / W groups on models
+        // sharing the parameters (mae_create_sharing), one or more at a time, inside a scope of packed
+        // weights (kernels/gemm.h) two steps running: the same gradient bits and loss as one thread alone.
+        // A failing group is reported, not summed.
+        for (int W = 2; W <= 4; W *= 2)
+            for (int width = 1; width <= G / W; width *= 2) {
+                Ctx wc[WORKERS_MAX];
+                void *ctx[WORKERS_MAX];
+                for (int w = 0; w < W; w++) {
+                    wc[w] = c;
+                    wc[w].m = mae_create_sharing(c.m, c.per, err, sizeof err);
+                    wc[w].all = mae_create_sharing(c.m, c.per * width, err, sizeof err);
+                    wc[w].images = malloc((size_t)c.per * width * c.S * c.S * c.C * sizeof(float));
+                    wc[w].noise = malloc((size_t)c.per * width * c.L * sizeof(float));
+                    wc[w].ids_keep = malloc((size_t)c.per * width * c.L * sizeof(int));
+                    CHECK(wc[w].m && wc[w].all && wc[w].images && wc[w].noise && wc[w].ids_keep, "worker %d: %s", w, err);
+                    ctx[w] = &wc[w];
+                }
+                CHECK(grad_workers_fit(G, W) && !grad_workers_fit(G, 3) && !grad_workers_fit(G, 1) &&
+                      !grad_workers_fit(G, 2 * G), "%d workers fit %d groups; 1, 3 and %d do not", W, G, 2 * G);
+                GradWorkers gw;
+                CHECK(grad_workers_init(&gw, G, n, W, width, err, sizeof err) == 0, "%d workers: %s", W, err);
+                omp_set_num_threads(W);
+                for (int step = 0; step < 2; step++) {
+                    float step_loss = 0.0f;
+                    int stop = 0, failed_here = 0;
+                    memset(got, 0xff, n * sizeof(float));   // NaNs: every element must be written
+                    for (int w = 0; w < W; w++) wc[w].calls = 0;
+                    gemm_weights_begin();
+                    int rc = grad_workers_step(&gw, got, group_fn, groups_fn, ctx, &step_loss, NULL, &stop,
+                                               &failed_here, err, sizeof err);
+                    gemm_weights_end();
+                    int calls = 0;
+                    for (int w = 0; w < W; w++) calls += wc[w].calls;
+                    CHECK(rc == 0 && !failed_here && !stop && calls == (width > 1 ? G / width : 0),
+                          "workers: %s (%d calls)", err, calls);
+                    CHECK(memcmp(ref, got, n * sizeof(float)) == 0,
+                          "%d workers, %d groups at once, step %d: the tree's gradient bits", W, width, step);
+                    CHECK(step_loss == (float)loss1, "%d workers, %d at once: the batch loss (%.9g vs %.9g)", W, width,
+                          step_loss, loss1);
+                }
+                for (int w = 0; w < W; w++) wc[w].fail_group = G - 1;
+                float step_loss = 0.0f;
+                int stop = 0, failed_here = 0;
+                int rc = grad_workers_step(&gw, got, group_fn, groups_fn, ctx, &step_loss, NULL, &stop, &failed_here,
+                                           err, sizeof err);
+                char want[64];
+                snprintf(want, sizeof want, "group %d", G - 1);
+                CHECK(rc == -1 && failed_here && strstr(err, want), "%d workers, a failing group: %s", W, err);
+                grad_workers_free(&gw);
+                for (int w = 0; w < W; w++) {
+                    mae_free(wc[w].m); mae_free(wc[w].all);
+                    free(wc[w].images); free(wc[w].noise); free(wc[w].ids_keep);
+                }
+            }
+        gemm_weights_release();
+        omp_set_num_threads(1);
         mae_free(c.all);
         // The batch loss is the mean of the group losses: one forward of all B images agrees to rounding.
         Mae *whole = mae_create(&cfg, B, err, sizeof err);

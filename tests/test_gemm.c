@@ -352,6 +352,91 @@ static void test_weights(const char *path, Rng *rng) {
     gemm_weights_release();
 }
 
+// Worker threads (dist/workers.h: each its own products, in a one-thread team nested in the workers'
+// region) share the packed copies: 1 to 4 workers call gemm_nt_weight / gemm_nn_weight on the same
+// three weights at once, with their own A, three scopes in a row with the weights changed between them.
+// Every product is bitwise gemm_nt / gemm_nn of the weight of its scope, whether the call packed the
+// copy, read it, or packed per call while another worker packed it. Then, in the same scope, the
+// weights are changed behind the cache's back: the workers' products must still be those of the
+// weights as they were, which shows that they read the copies the workers packed.
+static void test_weights_workers(const char *path, Rng *rng) {
+    enum { NW = 3, CALLS = 3 };
+    int sizes[NW][3] = {{33, 129, 400}, {130, 1100, 129}, {272, 576, 192}};
+    float *W[NW], *want_c[NW][4][CALLS], *want_d[NW][4][CALLS], *A[NW][4][CALLS], *D[NW][4][CALLS];
+    for (int w = 0; w < NW; w++) {
+        int M = sizes[w][0], N = sizes[w][1], K = sizes[w][2];
+        W[w] = alloc_f((long)N * K);
+        fill(W[w], N, K, K, rng, 0.0f);
+        for (int t = 0; t < 4; t++)
+            for (int c = 0; c < CALLS; c++) {
+                A[w][t][c] = alloc_f((long)M * K); D[w][t][c] = alloc_f((long)M * N);
+                fill(A[w][t][c], M, K, K, rng, 0.0f); fill(D[w][t][c], M, N, N, rng, 0.0f);
+                want_c[w][t][c] = alloc_f((long)M * N); want_d[w][t][c] = alloc_f((long)M * K);
+            }
+    }
+    for (int workers = 1; workers <= 4; workers++)
+        for (int scope = 0; scope < 4; scope++) {   // scope 3: the weights change inside it
+            if (scope > 0)
+                for (int w = 0; w < NW; w++)
+                    for (long i = 0; i < (long)sizes[w][1] * sizes[w][2]; i++) W[w][i] *= -0.75f;
+            for (int w = 0; w < NW; w++)   // the products of this scope's weights, serially
+                for (int t = 0; t < workers; t++)
+                    for (int c = 0; c < CALLS; c++) {
+                        int M = sizes[w][0], N = sizes[w][1], K = sizes[w][2];
+                        gemm_nt(M, N, K, A[w][t][c], K, W[w], K, want_c[w][t][c], N, NULL, 0);
+                        gemm_nn(M, K, N, D[w][t][c], N, W[w], K, want_d[w][t][c], K, 0);
+                    }
+            gemm_weights_begin();
+            int bad = 0, stale_bad = 0;
+            #pragma omp parallel num_threads(workers) reduction(+ : bad, stale_bad)
+            {
+                int t = omp_get_thread_num();
+                for (int pass = 0; pass < (scope == 3 ? 2 : 1); pass++) {
+                    if (pass == 1) {   // every copy is packed by now: change the weights behind the cache
+                        #pragma omp barrier
+                        #pragma omp single
+                        for (int w = 0; w < NW; w++)
+                            for (long i = 0; i < (long)sizes[w][1] * sizes[w][2]; i++) W[w][i] += 1.0f;
+                    }
+                    #pragma omp parallel num_threads(1)
+                    {
+                        team_begin();
+                        for (int c = 0; c < CALLS; c++)
+                            for (int w = 0; w < NW; w++) {
+                                int M = sizes[w][0], N = sizes[w][1], K = sizes[w][2];
+                                float *cg = alloc_f((long)M * N), *dg = alloc_f((long)M * K);
+                                gemm_nt_weight(M, N, K, A[w][t][c], K, W[w], K, cg, N, NULL, 0);
+                                gemm_nn_weight(M, K, N, D[w][t][c], N, W[w], K, dg, K, 0);
+                                int differs = memcmp(cg, want_c[w][t][c], sizeof(float) * M * N) ||
+                                              memcmp(dg, want_d[w][t][c], sizeof(float) * M * K);
+                                if (pass == 0) bad += differs;
+                                else stale_bad += differs;
+                                free(cg); free(dg);
+                            }
+                        team_end();
+                    }
+                }
+            }
+            gemm_weights_end();
+            CHECK(bad == 0, "%s: %d workers sharing packed weights, scope %d: every product bitwise gemm_nt / gemm_nn "
+                  "(%d differ)", path, workers, scope, bad);
+            if (scope == 3 && gemm_path() != GEMM_PATH_REF)   // the ref path packs nothing
+                CHECK(stale_bad == 0, "%s: %d workers: later calls in the scope read the copies packed before (%d "
+                      "products saw the changed weights)", path, workers, stale_bad);
+            if (scope == 3)   // the next round starts from the weights the copies hold
+                for (int w = 0; w < NW; w++)
+                    for (long i = 0; i < (long)sizes[w][1] * sizes[w][2]; i++) W[w][i] -= 1.0f;
+        }
+    gemm_weights_release();
+    for (int w = 0; w < NW; w++) {
+        free(W[w]);
+        for (int t = 0; t < 4; t++)
+            for (int c = 0; c < CALLS; c++) {
+                free(A[w][t][c]); free(D[w][t][c]); free(want_c[w][t][c]); free(want_d[w][t][c]);
+            }
+    }
+}
+
 // Copies rewritten by the weight's update (gemm_weight_copies, kernels/gemm.h). After W changes and its
 // blocks of GEMM_COPY_ROWS rows are written into its copies (in reverse order, by 1 or 3 threads, the
 // last block short), the next scope's gemm_nt_weight / gemm_nn_weight give bitwise gemm_nt / gemm_nn
@@ -628,6 +713,7 @@ int main(void) {
         test_path(paths[i], &rng);
         test_threads(paths[i], &rng);
         test_weights(paths[i], &rng);
+        test_weights_workers(paths[i], &rng);
         test_weight_copies(paths[i], &rng, 1100, 700);   // 3 MB: larger than L2 on the CPUs we run on
         test_weight_copies(paths[i], &rng, 70, 45);
         test_tn_b_bounds(paths[i], &rng);

@@ -38,9 +38,12 @@ torch_ok=0
 # bench_row NAME ARGS STEPS WARMUP REPEAT: one table.
 bench_row() {
   name=$1; rargs=$2; rsteps=$3; rwarm=$4; rrep=$5
+  # 1 and 2 threads as `train` runs them (--parallel auto: at 2 threads the threads are workers where
+  # the groups allow, docs/interface.md), and 2 threads as a team in every kernel (k2).
   for r in $(seq "$rrep"); do
-    for t in 1 2; do
-      "$bin" bench $rargs --threads "$t" --steps "$rsteps" --warmup "$rwarm" --json >"$tmp/$name.v$t.$r"
+    for t in 1 2 k2; do
+      "$bin" bench $rargs --threads "${t#k}" $( [ "$t" = k2 ] && echo --parallel kernels ) --steps "$rsteps" \
+        --warmup "$rwarm" --json >"$tmp/$name.v$t.$r"
     done
   done
   tbest=0
@@ -62,21 +65,23 @@ bench_row() {
   fi
   echo
   printf '%-40s %8s %9s %8s %11s %9s %7s\n' "$name: $rargs" "img/s" "GFLOP/s" "% peak" "peak moved" "vs torch" "mem/x"
-  for t in 1 2; do
+  for t in 1 2 k2; do
     ips=$(for r in $(seq "$rrep"); do field "$tmp/$name.v$t.$r" img_per_s; done | best)
     f=$(grep -l "\"img_per_s\": $ips," "$tmp/$name".v$t.* | head -n 1)
     eval "v$t=$ips; f$t=$f"
     ratio=$(echo "$ips $tbest" | awk '{ if ($2 > 0) printf "%.2fx", $1 / $2; else print "-" }')
     moved=$(echo "$(field "$f" peak_gflops) $(field "$f" peak_gflops_after)" |
       awk '{ if ($1 > 0 && $2 > 0) printf "%+.1f%%", 100 * ($2 / $1 - 1); else print "-" }')
-    printf '%-40s %8.2f %9.1f %7.1f%% %11s %9s %6.2fx\n' "vitmae, $t thread(s)" "$ips" "$(field "$f" gflops)" \
+    how=""; grep -q '"parallel": "groups"' "$f" && how=", workers"
+    [ "$t" = k2 ] && how=", team"
+    printf '%-40s %8.2f %9.1f %7.1f%% %11s %9s %6.2fx\n' "vitmae, ${t#k} thread(s)$how" "$ips" "$(field "$f" gflops)" \
       "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$moved" "$ratio" "$(field "$f" memory_ratio)"
   done
   if [ $torch_ok = 1 ]; then
     printf '%-40s %8.2f\n' "torch, 1 thread" "$torch1" "torch, 2 threads" "$torch2"
   fi
   /usr/bin/python3 -c "import json; d=json.load(open('$f2')); p=d['phases_s']; print('phases at 2 threads: ' + ', '.join('%s %.1f%%' % (k, 100 * v / d['step_s']) for k, v in p.items()))"
-  echo "thread scaling 1 -> 2: $(echo "$v1 $v2" | awk '{printf "%.2fx", $2 / $1}')   (best of $rrep run(s) each, $rsteps steps after $rwarm warm-up)"
+  echo "thread scaling 1 -> 2: $(echo "$v1 $v2" | awk '{printf "%.2fx", $2 / $1}'), as a team $(echo "$v1 $vk2" | awk '{printf "%.2fx", $2 / $1}')   (best of $rrep run(s) each, $rsteps steps after $rwarm warm-up)"
 }
 
 for row in $rows; do
@@ -94,6 +99,7 @@ if [ $torch_ok = 1 ]; then
 else
   echo "(PyTorch not available: /usr/bin/python3 cannot import torch; install python3-torch to compare)"
 fi
+echo "workers: --parallel groups, each thread its own gradient groups (the default where they fit); team: --parallel kernels, every thread in every kernel (docs/interface.md)"
 echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-unset}"
 echo "CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), family $(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -n 1) model $(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(nproc) cores"
 echo

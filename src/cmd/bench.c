@@ -26,6 +26,7 @@
 #include "core/rng.h"
 #include "core/masking.h"
 #include "dist/dist.h"
+#include "dist/workers.h"
 
 // FLOPs of one training step (forward + backward) for B images, K visible patches of L:
 //   a Linear over M tokens, in -> out: forward 2*M*in*out (one multiply-add = 2 flops); backward
@@ -194,6 +195,7 @@ int cmd_bench(int argc, char **argv) {
     float mask_ratio = (float)MAE_DEFAULT_MASK_RATIO;
     int groups = 0, accum = 1;
     long seed = 0;
+    const char *parallel = "auto";
     Flag f[] = {
         {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
         {"--img", FLAG_INT, &img, 1, 8192, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
@@ -209,6 +211,7 @@ int cmd_bench(int argc, char **argv) {
         {"--seed", FLAG_LONG, &seed, 0, 9e18, NULL, "random seed of the synthetic data (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
         {"--profile", FLAG_BOOL, &profile, 0, 0, NULL, "time per kind of kernel (ms per step, share of the step)", NULL, 0},
+        {"--parallel", FLAG_CHOICE, &parallel, 0, 0, "auto|kernels|groups", "how the threads share a step (default auto, as train)", NULL, 0},
     };
     cli_quiet_ranks(1);   // every rank meets a bad flag alike: rank 0 says it once
     int rc = cli_parse("bench", "[flags]", f, (int)(sizeof f / sizeof f[0]), argc, argv, NULL, 0, NULL);
@@ -226,6 +229,12 @@ int cmd_bench(int argc, char **argv) {
     int per = batch / groups, nranks = dist_size();
     if (threads > 0) omp_set_num_threads(threads);
     threads = omp_get_max_threads();
+    // Threads as workers (dist/workers.h): W, or 0 for the team.
+    int W = 0;
+    if (parallel_check(parallel, groups, accum, threads, &W, gerr, sizeof gerr)) {
+        cli_error("bench --parallel", "%s", gerr);
+        return 2;
+    }
 
     MaeConfig cfg;
     mae_config_preset(&cfg, preset);
@@ -239,25 +248,60 @@ int cmd_bench(int argc, char **argv) {
         return 2;
     }
     cli_quiet_ranks(0);
-    // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does.
-    int at_once = groups_at_once(&cfg, per, 1 + K, groups / nranks / accum, 0, threads);
+    // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does; a worker
+    // is one thread.
+    size_t np = mae_num_params(&cfg);
+    int at_once = W ? groups_at_once(&cfg, per, 1 + K, groups / W / accum, grad_workers_floats(groups, np, W, 1) * sizeof(float),
+                                     1)
+                    : groups_at_once(&cfg, per, 1 + K, groups / nranks / accum, 0, threads);
+    if (W && parallel_memory(&cfg, per, at_once, W, groups, 0, strcmp(parallel, "auto") ? 0.9 : 0.5, gerr, sizeof gerr)) {
+        if (strcmp(parallel, "auto")) {
+            cli_error("bench --parallel groups", "%s", gerr);
+            return 2;
+        }
+        W = 0;   // the team then, which needs less
+        at_once = groups_at_once(&cfg, per, 1 + K, groups / nranks / accum, 0, threads);
+    }
+    int nw = W ? W : 1;   // models and batch buffers: one per worker
+    BenchStep bs[WORKERS_MAX];
+    void *ctx[WORKERS_MAX];
+    memset(bs, 0, sizeof bs);
+    size_t npix = (size_t)per * at_once * S * S * C;
     Mae *m = mae_create(&cfg, per * at_once, err, sizeof err);
     if (!m) { cli_error("bench", "%s", err); return 1; }
-    size_t np = mae_num_params(&cfg), npix = (size_t)per * at_once * S * S * C;
-    float *exp_avg = cpu_calloc_big(np, sizeof(float)), *exp_avg_sq = cpu_calloc_big(np, sizeof(float));
-    float *images = malloc(npix * sizeof(float)), *noise = malloc((size_t)per * at_once * L * sizeof(float));
-    int *ids_keep = malloc((size_t)per * at_once * (K > 0 ? K : 1) * sizeof(int));
-    int *mask_scratch = malloc(2 * (size_t)L * sizeof(int));
-    GradReduce gr;
-    int gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
-    if (gr_ok && at_once > 1 && grad_reduce_at_once(&gr, at_once, err, sizeof err)) {
-        grad_reduce_free(&gr);
-        gr_ok = 0;
+    int ok = 1;
+    for (int w = 0; w < nw && ok; w++) {
+        BenchStep *b = &bs[w];
+        b->m = w ? mae_create_sharing(m, per * at_once, err, sizeof err) : m;
+        b->per = per; b->S = S; b->C = C; b->L = L; b->K = K; b->seed = seed;
+        b->images = malloc(npix * sizeof(float));
+        b->noise = malloc((size_t)per * at_once * L * sizeof(float));
+        b->ids_keep = malloc((size_t)per * at_once * (K > 0 ? K : 1) * sizeof(int));
+        b->mask_scratch = malloc(2 * (size_t)L * sizeof(int));
+        ok = b->m && b->images && b->noise && b->ids_keep && b->mask_scratch;
+        ctx[w] = b;
     }
-    if (!exp_avg || !exp_avg_sq || !images || !noise || !ids_keep || !mask_scratch || !gr_ok) {
+    float *exp_avg = cpu_calloc_big(np, sizeof(float)), *exp_avg_sq = cpu_calloc_big(np, sizeof(float));
+    GradReduce gr;
+    GradWorkers gw;
+    memset(&gr, 0, sizeof gr);
+    memset(&gw, 0, sizeof gw);
+    int gr_ok = 0;
+    if (ok && W) {
+        gr_ok = grad_workers_init(&gw, groups, np, W, at_once, err, sizeof err) == 0;
+    } else if (ok) {
+        gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
+        if (gr_ok && at_once > 1 && grad_reduce_at_once(&gr, at_once, err, sizeof err)) gr_ok = 0;
+    }
+    if (!exp_avg || !exp_avg_sq || !gr_ok) {
         cli_error("bench", "out of memory");
-        mae_free(m); free(exp_avg); free(exp_avg_sq); free(images); free(noise); free(ids_keep); free(mask_scratch);
-        if (gr_ok) grad_reduce_free(&gr);
+        for (int w = 0; w < nw; w++) {
+            if (w) mae_free(bs[w].m);
+            free(bs[w].images); free(bs[w].noise); free(bs[w].ids_keep); free(bs[w].mask_scratch);
+        }
+        mae_free(m); free(exp_avg); free(exp_avg_sq);
+        grad_reduce_free(&gr);
+        grad_workers_free(&gw);
         return 1;
     }
     Rng rng;
@@ -271,26 +315,29 @@ int cmd_bench(int argc, char **argv) {
     int cpus = cpu_threads_cpus(threads);   // this process's threads (docs/interface.md, "vitmae bench")
     Phases ph = {0};
     double best_step = 1e30, last_loss = 0.0, cpu_total = 0.0;
-    BenchStep bs;
-    memset(&bs, 0, sizeof bs);
-    bs.m = m; bs.per = per; bs.S = S; bs.C = C; bs.L = L; bs.K = K; bs.seed = seed;
-    bs.images = images; bs.noise = noise; bs.ids_keep = ids_keep; bs.mask_scratch = mask_scratch;
     for (int s = 0; s < warmup + steps; s++) {
-        memset(&bs.mt, 0, sizeof bs.mt);
-        bs.data = 0;
-        bs.step = s;
+        for (int w = 0; w < nw; w++) {
+            memset(&bs[w].mt, 0, sizeof bs[w].mt);
+            bs[w].data = 0;
+            bs[w].step = s;
+        }
         gr.reduce_s = gr.wait_s = 0;
+        gw.reduce_s = gw.wait_s = 0;
         if (s == warmup && profile) prof_enable(1);   // the timed steps only
         double c0 = cpu_seconds();
         double t0 = omp_get_wtime();
         float loss = 0.0f;
         int stop = 0, failed_here = 0;
-        float *grads = grad_reduce_grads(&gr, mae_grads(m));
+        float *grads = W ? mae_grads(m) : grad_reduce_grads(&gr, mae_grads(m));
         gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
-        if (at_once > 1)
-            grad_reduce_step_at_once(&gr, grads, bench_groups, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
+        if (W)
+            grad_workers_step(&gw, grads, bench_group, bench_groups, ctx, &loss, NULL, &stop, &failed_here, err,
+                              sizeof err);
+        else if (at_once > 1)
+            grad_reduce_step_at_once(&gr, grads, bench_groups, &bs[0], &loss, NULL, &stop, &failed_here, err,
+                                     sizeof err);
         else
-            grad_reduce_step(&gr, grads, bench_group, &bs, &loss, NULL, &stop, &failed_here, err, sizeof err);
+            grad_reduce_step(&gr, grads, bench_group, &bs[0], &loss, NULL, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
         last_loss = loss;
         double t3 = omp_get_wtime();
@@ -298,7 +345,9 @@ int cmd_bench(int argc, char **argv) {
         double t4 = omp_get_wtime();
         if (s < warmup) continue;
         cpu_total += cpu_seconds() - c0;
-        phases_add(&ph, bs.data, &bs.mt, gr.reduce_s, gr.wait_s, t4 - t3, t4 - t0);
+        // Workers: worker 0's phases (the others ran theirs side by side), its wait for them at the meeting.
+        phases_add(&ph, bs[0].data, &bs[0].mt, W ? gw.reduce_s : gr.reduce_s, W ? gw.wait_s : gr.wait_s, t4 - t3,
+                   t4 - t0);
         if (t4 - t0 < best_step) best_step = t4 - t0;
     }
     ProfTotals pt;
@@ -314,17 +363,23 @@ int cmd_bench(int argc, char **argv) {
     // Shared memory: the gradient lives in the window (the model's own buffer is never touched);
     // messages: a buffer for the received slices.
     const char *exchange = nranks == 1 ? "none" : gr.shared ? "shared memory" : "messages";
-    size_t tree_bytes = (size_t)gr.depth * np * sizeof(float) + (nranks > 1 && !gr.shared ? np / nranks * sizeof(float) : 0)
-                        + grad_reduce_at_once_floats(at_once, np) * sizeof(float);
+    size_t tree_bytes = W ? grad_workers_floats(groups, np, W, at_once) * sizeof(float)
+                          : (size_t)gr.depth * np * sizeof(float) + (nranks > 1 && !gr.shared ? np / nranks * sizeof(float) : 0)
+                                + grad_reduce_at_once_floats(at_once, np) * sizeof(float);
     grad_reduce_free(&gr);
+    grad_workers_free(&gw);
     double flops = flop_count(&cfg, batch, K);
     double img_s = batch * (double)steps / ph.total, img_s_best = batch / best_step;
     double gflops = flops * steps / ph.total * 1e-9;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double rss = (double)ru.ru_maxrss * 1024.0;
-    double analytic = (double)mae_bytes_needed(&cfg, per * at_once) + (double)tree_bytes
-                      + (double)(npix + (size_t)per * L) * sizeof(float) + (double)per * K * sizeof(int);
+    // Each worker's model beyond the first: its activations and masks (mae_bytes_needed less the
+    // parameters, gradients and moments it does not have).
+    double worker_model = (double)mae_bytes_needed(&cfg, per * at_once) - 4.0 * (double)np * sizeof(float);
+    double analytic = (double)mae_bytes_needed(&cfg, per * at_once) + (double)tree_bytes + (nw - 1) * worker_model
+                      + nw * ((double)(npix + (size_t)per * at_once * L) * sizeof(float)
+                              + (double)per * at_once * K * sizeof(int));
     const char *names[] = {"data", "patch_embed", "encoder", "decoder", "loss", "backward", "reduce", "sync_wait",
                            "optimizer"};
     double vals[] = {ph.data, ph.patch_embed, ph.encoder, ph.decoder, ph.loss, ph.backward, ph.reduce, ph.sync_wait,
@@ -334,18 +389,18 @@ int cmd_bench(int argc, char **argv) {
     GemmBlocking blk = gemm_blocking();
     if (json) {
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
-               "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
+               "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"parallel\": \"%s\", \"workers\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"peak_gflops_after\": %.2f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
-               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, nranks, groups, at_once, accum, exchange, steps, warmup,
+               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, W ? "groups" : "kernels", W, nranks, groups, at_once, accum, exchange, steps, warmup,
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
                gflops / peak, peak_after, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, ");
-        if (profile) print_profile(&pt, steps, ph.total, peak, threads, 1);
+        if (profile) print_profile(&pt, steps, ph.total, W ? peak / threads : peak, W ? 1 : threads, 1);
         printf("\"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
                rss / analytic);
     } else {
@@ -355,6 +410,9 @@ int cmd_bench(int argc, char **argv) {
         printf("  %d process%s, %d gradient groups of %d images, %d per process (%d at once)%s%s\n", nranks,
                nranks == 1 ? "" : "es", groups, per, groups / nranks, at_once, nranks > 1 ? ", combined through " : "",
                nranks > 1 ? exchange : "");
+        if (W)
+            printf("  threads as workers: each of the %d threads its own %d groups, one-thread kernels (--parallel "
+                   "groups)\n", W, groups / W);
         printf("  caches L1d %ld KB, L2 %ld KB, L3 %ld KB -> blocking kc %d, B slab %ld KB, A block %d panels\n",
                caches.l1d >> 10, caches.l2 >> 10, caches.l3 >> 10, blk.kc, blk.slab_floats * 4 >> 10, blk.mc_panels);
         printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);
@@ -380,12 +438,17 @@ int cmd_bench(int argc, char **argv) {
         printf("  phases (ms per step):\n");
         for (int i = 0; i < nphases; i++)
             printf("    %-12s %8.2f  %5.1f%%\n", names[i], 1e3 * vals[i] / steps, 100.0 * vals[i] / ph.total);
-        if (profile) print_profile(&pt, steps, ph.total, peak, threads, 0);
+        if (profile && W) printf("  worker 0's kernels (its groups, on its own thread; %% of one thread's peak):\n");
+        if (profile) print_profile(&pt, steps, ph.total, W ? peak / threads : peak, W ? 1 : threads, 0);
         printf("  peak memory    %.1f MB (ru_maxrss) vs %.1f MB analytic -> %.2fx\n", rss / 1048576.0,
                analytic / 1048576.0, rss / analytic);
     }
+    for (int w = 0; w < nw; w++) {
+        if (w) mae_free(bs[w].m);
+        free(bs[w].images); free(bs[w].noise); free(bs[w].ids_keep); free(bs[w].mask_scratch);
+    }
     mae_free(m);
     gemm_weights_release();
-    free(exp_avg); free(exp_avg_sq); free(images); free(noise); free(ids_keep); free(mask_scratch);
+    free(exp_avg); free(exp_avg_sq);
     return 0;
 }

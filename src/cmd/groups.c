@@ -1,8 +1,11 @@
 // The number of gradient groups a step runs at once: see cmd/groups.h.
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cmd/groups.h"
 #include "core/model.h"
 #include "dist/dist.h"
+#include "dist/workers.h"
 #include "kernels/cpu.h"
 
 // Whether w groups at once fit in half of the memory (or memory is unknown).
@@ -28,4 +31,34 @@ int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t 
            (cap > 0 ? 2 * w <= cap : rows_pay(cfg, per, tokens, w, threads)))
         w *= 2;
     return w;
+}
+
+int parallel_memory(const MaeConfig *cfg, int per, int width, int workers, int groups, size_t other_bytes,
+                    double fraction, char *err, size_t errlen) {
+    long have = cpu_physical_memory_bytes();
+    size_t np = mae_num_params(cfg);
+    // Worker 0's model is the run's; the others hold activations only (no parameters, gradients or moments).
+    double model = (double)mae_bytes_needed(cfg, per * width), weights = 4.0 * (double)np * sizeof(float);
+    double need = model + (workers - 1) * (model - weights) +
+                  (double)grad_workers_floats(groups, np, workers, width) * sizeof(float) + (double)other_bytes;
+    if (have <= 0 || need <= fraction * (double)have) return 0;
+    snprintf(err, errlen, "%d threads as workers need %.0f bytes (%.2f GiB); this machine has %.2f GiB (--parallel "
+             "kernels needs less)", workers, need, need / 1073741824.0, have / 1073741824.0);
+    return -1;
+}
+
+int parallel_check(const char *mode, int groups, int accum, int threads, int *workers, char *err, size_t errlen) {
+    *workers = 0;
+    if (!strcmp(mode, "kernels")) return 0;
+    int fits = dist_size() == 1 && grad_workers_fit(groups, threads) && groups / threads % accum == 0;
+    if (fits) *workers = threads;
+    if (fits || !strcmp(mode, "auto")) return 0;
+    if (dist_size() > 1)
+        snprintf(err, errlen, "groups runs in one process (under mpirun each process runs its groups on its threads)");
+    else if (!grad_workers_fit(groups, threads))
+        snprintf(err, errlen, "groups needs 2 or more threads, a power of two dividing the %d gradient groups (%d thread%s)",
+                 groups, threads, threads == 1 ? "" : "s");
+    else
+        snprintf(err, errlen, "groups needs --accum %d to divide each thread's %d groups", accum, groups / threads);
+    return -1;
 }

@@ -51,6 +51,7 @@ typedef struct {
     const char *data, *out, *resume, *init, *val, *store, *preset, *channels, *pos, *augment, *pixel_norm;
     int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads, overwrite;
     int prefetch, loader_threads, groups, accum;
+    const char *parallel;
     float blr, epochs;
     long cache_mb, max_pixels;
 } Args;
@@ -137,7 +138,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     r->mask_ratio = (float)MAE_DEFAULT_MASK_RATIO; r->wd = (float)DEFAULT_WD; r->val_frac = (float)DEFAULT_VAL_FRAC;
     r->total_steps = DEFAULT_STEPS; r->batch = MAE_DEFAULT_BATCH;
     r->warmup = -1; r->log_every = DEFAULT_LOG_EVERY; r->keep = DEFAULT_KEEP; r->val_max = DEFAULT_VAL_MAX;
-    a->store = "auto"; a->prefetch = 2; a->loader_threads = 1; a->accum = 1;
+    a->store = "auto"; a->prefetch = 2; a->loader_threads = 1; a->accum = 1; a->parallel = "auto";
     Flag f[] = {
         {"--data", FLAG_STR, &a->data, 0, 0, NULL, "folder of images (searched recursively)", "DIR", 0},
         {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder (default runs/<timestamp>)", "RUN", 0},
@@ -173,6 +174,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--clip", FLAG_FLOAT, &r->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
         {"--seed", FLAG_LONG, &r->seed, 0, 9e18, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (auto: groups where they fit; the same results)", NULL, 0},
         {"--val-frac", FLAG_FLOAT, &r->val_frac, 0.0, 0.9, NULL, "held-out fraction, by a hash of the path (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
         {"--val-max", FLAG_INT, &r->val_max, 1, 1000000, NULL, "at most this many held-out images per evaluation (default " MAE_STR(DEFAULT_VAL_MAX) ")", "N", 0},
         {"--eval-every", FLAG_LONG, &r->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
@@ -379,6 +381,8 @@ static void train_free(Train *t) {
     free(t->batch_items); free(t->order.perm[0]); free(t->order.perm[1]); free(t->removed); free(t->patch_err);
     free(t->exp_avg); free(t->exp_avg_sq);
     grad_reduce_free(&t->gr);
+    grad_workers_free(&t->gw);
+    for (int w = 1; w < WORKERS_MAX; w++) mae_free(t->runner[w].model);
     free(t->train_idx); free(t->val_idx);
     if (t->model) mae_free(t->model);
     gemm_weights_release();
@@ -548,6 +552,28 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     // The groups of a micro-batch at once where memory allows (cmd/groups.h): the same bits.
     t->at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, t->rs.grad_groups / t->rs.processes / t->rs.accum,
                                 per_image * (size_t)t->per, omp_get_max_threads());
+    // Threads as workers (dist/workers.h): each a thread of its own, taking its groups as one thread would.
+    if (parallel_check(a->parallel, t->rs.grad_groups, t->rs.accum, omp_get_max_threads(), &t->workers, err,
+                       sizeof err)) {
+        ckpt_free(init);
+        return report("train --parallel", err, 2);
+    }
+    if (t->workers) {
+        size_t np = mae_num_params(&t->cfg);
+        int at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, t->rs.grad_groups / t->workers / t->rs.accum,
+                                     per_image * (size_t)t->per +
+                                         grad_workers_floats(t->rs.grad_groups, np, t->workers, 1) * sizeof(float), 1);
+        int is_auto = !strcmp(a->parallel, "auto");
+        if (parallel_memory(&t->cfg, t->per, at_once, t->workers, t->rs.grad_groups, per_image * (size_t)t->per,
+                            is_auto ? 0.5 : 0.9, err, sizeof err) == 0) {
+            t->at_once = at_once;
+        } else if (is_auto) {
+            t->workers = 0;   // the team then, which needs less
+        } else {
+            ckpt_free(init);
+            return report("train --parallel groups", err, 2);
+        }
+    }
     *data_out = data;
     return 0;
 }
@@ -618,13 +644,21 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     ckpt_free(&init);
     if (!rc) {
         t->tensors = mae_tensors(t->model, &t->ntensors);
-        if (alloc_buffers(t)) rc = report("train", "out of memory for the batch buffers", 1);
+        t->runner[0] = (TrainRunner){t, t->model};
+        for (int w = 1; w < t->workers && !rc; w++) {   // the workers' models: their own activations
+            t->runner[w] = (TrainRunner){t, mae_create_sharing(t->model, t->per * t->at_once, err, sizeof err)};
+            if (!t->runner[w].model) rc = report("train", err, 1);
+        }
+        if (rc) {
+        } else if (alloc_buffers(t)) rc = report("train", "out of memory for the batch buffers", 1);
         else if (rank == 0 && train_out_pick_samples(t, err, sizeof err)) rc = report(NULL, err, 1);
     }
     if ((rc = agree(rc))) return rc;
     // The reduction's buffers: collective under mpirun (one machine: a shared-memory window).
-    if (grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err) ||
-        (t->at_once > 1 && grad_reduce_at_once(&t->gr, t->at_once, err, sizeof err)))
+    if (t->workers ? grad_workers_init(&t->gw, t->rs.grad_groups, mae_num_params(&t->cfg), t->workers, t->at_once, err,
+                                       sizeof err)
+                   : grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err) ||
+                         (t->at_once > 1 && grad_reduce_at_once(&t->gr, t->at_once, err, sizeof err)))
         rc = report("train", err, 1);
     if ((rc = agree(rc))) return rc;
 
@@ -647,6 +681,9 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         printf("  %d gradient groups of %d images (%d at once), %d process%s x %d micro-batch%s\n", t->rs.grad_groups,
                t->per, t->at_once, dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum,
                t->rs.accum == 1 ? "" : "es");
+    if (t->workers)
+        printf("  threads as workers: each of the %d threads takes %d of the gradient groups (%d at once)\n",
+               t->workers, t->rs.grad_groups / t->workers, t->at_once);
     printf("  run folder %s\n", t->run_dir);
     fflush(stdout);
     return 0;
@@ -703,16 +740,18 @@ static int train_group_failed(void *ctx, int g, float *grads, float *loss, char 
     return -1;
 }
 
-// Gradient group g of the step in t->images (dist/dist.h GroupFn): forward and backward of its images
-// with the gradient landing in grads.
+// Gradient group g of the step in t->images (dist/dist.h GroupFn, ctx a TrainRunner): forward and
+// backward of its images with the gradient landing in grads. t->images holds this process's groups
+// from t->gr.first (0 with workers: one process).
 static int train_group(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
     (void)err; (void)errlen;
-    Train *t = ctx;
+    TrainRunner *run = ctx;
+    Train *t = run->t;
     size_t first = (size_t)(g - t->gr.first) * t->per;
-    float *own = mae_use_grads(t->model, grads);
-    *loss = mae_forward(t->model, t->images + first * t->S * t->S * t->C, t->ids_keep + first * t->K, t->per, t->K);
-    mae_backward_set(t->model);   // sets every element of grads: no zeroing first
-    mae_use_grads(t->model, own);
+    float *own = mae_use_grads(run->model, grads);
+    *loss = mae_forward(run->model, t->images + first * t->S * t->S * t->C, t->ids_keep + first * t->K, t->per, t->K);
+    mae_backward_set(run->model);   // sets every element of grads: no zeroing first
+    mae_use_grads(run->model, own);
     return 0;
 }
 
@@ -721,11 +760,12 @@ static int train_group(void *ctx, int g, float *grads, float *loss, char *err, s
 static int train_groups(void *ctx, int first, int count, float *const *grads, const SumTree *tree, float *losses,
                         char *err, size_t errlen) {
     (void)err; (void)errlen;
-    Train *t = ctx;
+    TrainRunner *run = ctx;
+    Train *t = run->t;
     size_t at = (size_t)(first - t->gr.first) * t->per;
-    mae_forward(t->model, t->images + at * t->S * t->S * t->C, t->ids_keep + at * t->K, count * t->per, t->K);
-    mae_group_losses(t->model, count, losses);
-    mae_backward_set_groups(t->model, grads, count, tree);
+    mae_forward(run->model, t->images + at * t->S * t->S * t->C, t->ids_keep + at * t->K, count * t->per, t->K);
+    mae_group_losses(run->model, count, losses);
+    mae_backward_set_groups(run->model, grads, count, tree);
     return 0;
 }
 
@@ -790,6 +830,8 @@ int cmd_train(int argc, char **argv) {
     double interval_loss = 0;
     int interval_n = 0;
     uint64_t keys[4096];
+    void *runners[WORKERS_MAX];   // the workers' contexts
+    for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
     int B = r->batch;
     for (int k = 0; k < B; k++) keys[k] = (uint64_t)k;
     if (r->step == 0) {   // the untrained model's validation loss: where the curves start
@@ -810,12 +852,16 @@ int cmd_train(int argc, char **argv) {
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;
-        float *grads = grad_reduce_grads(&t->gr, mae_grads(t->model));
+        float *grads = t->workers ? mae_grads(t->model) : grad_reduce_grads(&t->gr, mae_grads(t->model));
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
-        int reduce_rc = t->at_once > 1
-            ? grad_reduce_step_at_once(&t->gr, grads, load_failed ? train_groups_failed : train_groups, t, &loss,
-                                       &stop_requested, &stop, &failed_here, err, sizeof err)
-            : grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, t, &loss,
+        int reduce_rc = t->workers
+            ? grad_workers_step(&t->gw, grads, load_failed ? train_group_failed : train_group,
+                                load_failed ? train_groups_failed : train_groups, runners, &loss, &stop_requested,
+                                &stop, &failed_here, err, sizeof err)
+            : t->at_once > 1
+            ? grad_reduce_step_at_once(&t->gr, grads, load_failed ? train_groups_failed : train_groups, &t->runner[0],
+                                       &loss, &stop_requested, &stop, &failed_here, err, sizeof err)
+            : grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, &t->runner[0], &loss,
                                &stop_requested, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
         if (reduce_rc) {

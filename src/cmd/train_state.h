@@ -14,6 +14,7 @@
 #include "core/model.h"
 #include "data/dataset.h"
 #include "dist/dist.h"
+#include "dist/workers.h"
 #include "io/checkpoint.h"
 #include "cmd/log.h"         // History
 #include "cmd/runfolder.h"   // run_resume_path, run_remove_stale_temp_files
@@ -64,6 +65,13 @@ int  run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSt
 
 #define TRAIN_SAMPLE_IMAGES 8
 
+// One model's run of a step's gradient groups (the GroupFn / GroupsFn context of cmd/train.c): the
+// run's model on the team, or worker w's (dist/workers.h) on its thread.
+typedef struct TrainRunner {
+    struct Train *t;
+    Mae *model;
+} TrainRunner;
+
 typedef struct Train {
     RunState rs;
     Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
@@ -83,6 +91,9 @@ typedef struct Train {
     int at_once;                   // gradient groups per forward and backward (cmd/groups.h); the
                                    // model holds at_once * per images
     GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
+    int workers;                   // threads as workers (--parallel groups, dist/workers.h); 0: the team
+    GradWorkers gw;                // their groups and reduction (instead of gr)
+    TrainRunner runner[WORKERS_MAX];   // [0]: the run's model; [w]: worker w's, sharing its parameters
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;

@@ -17,7 +17,8 @@ struct Mae {
     int max_batch, L, pd, cpp;   // patches, patch-vector length, conv fan-in C*P*P
     MaeTensor *tensors;
     int ntensors;
-    float *params, *grads;
+    float *params, *grads;       // grads NULL on a model sharing another's parameters
+    int owns_params;             // 0: params belong to the model it was made from (mae_create_sharing)
     float *arena;                // 64-byte aligned, inside arena_alloc
     void *arena_alloc;           // calloc'd: pages are zero and only touched when a pass uses them
     size_t arena_floats;
@@ -123,7 +124,8 @@ int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *
     return -1;
 }
 
-Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
+// mae_create, or with `shared` (another model's parameters) mae_create_sharing.
+static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, char *err, size_t errlen) {
     if (mae_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }
     Mae *m = calloc(1, sizeof *m);
@@ -133,8 +135,9 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     m->ntensors = mae_param_table(cfg, NULL, 0);
     m->tensors = calloc((size_t)m->ntensors, sizeof *m->tensors);
     size_t np = mae_num_params(cfg);
-    m->params = cpu_calloc_big(np ? np : 1, sizeof(float));
-    m->grads = cpu_calloc_big(np ? np : 1, sizeof(float));
+    m->owns_params = shared == NULL;
+    m->params = shared ? shared : cpu_calloc_big(np ? np : 1, sizeof(float));
+    m->grads = shared ? NULL : cpu_calloc_big(np ? np : 1, sizeof(float));
     stack_setup(&m->enc, cfg->depth, cfg->embed_dim, cfg->num_heads, cfg->embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     stack_setup(&m->dec, cfg->dec_depth, cfg->dec_embed_dim, cfg->dec_num_heads, cfg->dec_embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     int stacks_ok = stack_alloc(&m->enc) == 0 && stack_alloc(&m->dec) == 0;
@@ -145,7 +148,7 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     // so inference (encoder only, no backward scratch) never touches most of the arena.
     m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
-    if (!m->tensors || !m->params || !m->grads || !stacks_ok || !m->ids_keep || !m->removed || !m->arena) {
+    if (!m->tensors || !m->params || (m->owns_params && !m->grads) || !stacks_ok || !m->ids_keep || !m->removed || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  m->arena_floats * sizeof(float) >> 20, max_batch);
         mae_free(m);
@@ -165,9 +168,18 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
     return m;
 }
 
+Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
+    return mae_make(cfg, max_batch, NULL, err, errlen);
+}
+
+Mae *mae_create_sharing(Mae *base, int max_batch, char *err, size_t errlen) {
+    return mae_make(&base->cfg, max_batch, base->params, err, errlen);
+}
+
 void mae_free(Mae *m) {
     if (!m) return;
-    free(m->tensors); free(m->params); free(m->grads); free(m->arena_alloc);
+    if (m->owns_params) { free(m->params); free(m->grads); }
+    free(m->tensors); free(m->arena_alloc);
     stack_free(&m->enc); stack_free(&m->dec);
     free(m->ids_keep); free(m->removed);
     free(m);

@@ -38,6 +38,12 @@ typedef struct Mae Mae;   // defined in model.c; fields below are read through a
 // Allocates parameters (zero), gradients (zero) and the activation arena for batches up to
 // max_batch with any len_keep <= L. Returns NULL and a reason in err on failure.
 Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
+// A second model over base's parameters (read, never copied; base must outlive it) with an activation
+// arena of its own for batches up to max_batch and no gradient buffer of its own: for a worker thread
+// that runs its own gradient groups while others run theirs (dist/workers.h) through mae_forward,
+// mae_group_losses and mae_backward_set_groups (or mae_use_grads first, then mae_backward_set).
+// NULL and a reason in err on failure.
+Mae *mae_create_sharing(Mae *base, int max_batch, char *err, size_t errlen);
 void mae_free(Mae *m);
 const MaeConfig *mae_config(const Mae *m);
 float *mae_params(Mae *m);           // [mae_num_params]

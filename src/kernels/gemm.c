@@ -616,6 +616,7 @@ typedef struct {
     const float *b; long ldb; int trans_b, K, N, nr;
     long generation, block;
     float *buf;
+    int filling;   // a worker thread is packing it (weight_lookup's nested case)
 } PackedWeight;
 
 #define WEIGHT_CACHE_MAX_BYTES (2L << 30)   // beyond this, weights are packed per call as before
@@ -687,14 +688,40 @@ void gemm_weight_copies_fresh(const GemmCopies *c) {
 }
 
 // What a GEMM needs to know of its weight's packed copy: buf NULL (pack per call), or the copy and
-// whether this call must fill it first.
-typedef struct { float *buf; long block; int fill; } PackedB;
+// whether this call must fill it first (then, called from a worker, `entry` is its index in the cache,
+// for weight_filled).
+typedef struct { float *buf; long block; int fill, entry; } PackedB;
 _Static_assert(sizeof(PackedB) <= TEAM_BCAST_MAX, "team_broadcast carries a PackedB");
 
-// Finds or makes the packed copy of opB (one thread at a time).
+// Worker threads (dist/workers.h: each in a region nested in the workers', running its own products
+// beside the others) look up under this lock. A copy that is fresh in this scope is read by all; one
+// that is not is claimed by the first worker to ask, which packs it alone (its `filling` set) and then
+// marks it fresh (weight_filled); a worker that asks meanwhile packs per call rather than wait. The lock
+// orders the packing before every read of the copy.
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static PackedB weight_lookup_locked(const Kernel *ker, const Operands *op, int K, int N, int worker);
+
+// Finds or makes the packed copy of opB (one thread at a time, or a worker thread: see cache_lock).
 static PackedB weight_lookup(const Kernel *ker, const Operands *op, int K, int N) {
-    PackedB r = {NULL, 0, 0};
-    if (!scope_open) return r;
+    if (!scope_open) return (PackedB){NULL, 0, 0, -1};
+    if (omp_get_level() < 2) return weight_lookup_locked(ker, op, K, N, 0);
+    pthread_mutex_lock(&cache_lock);
+    PackedB r = weight_lookup_locked(ker, op, K, N, 1);
+    pthread_mutex_unlock(&cache_lock);
+    return r;
+}
+
+// A worker has packed cache entry i: fresh for this scope.
+static void weight_filled(int i) {
+    pthread_mutex_lock(&cache_lock);
+    cache[i].generation = scope_generation;
+    cache[i].filling = 0;
+    pthread_mutex_unlock(&cache_lock);
+}
+
+static PackedB weight_lookup_locked(const Kernel *ker, const Operands *op, int K, int N, int worker) {
+    PackedB r = {NULL, 0, 0, -1};
     PackedWeight *e = NULL;
     for (int i = 0; i < cache_len && !e; i++) {
         PackedWeight *c = &cache[i];
@@ -715,11 +742,17 @@ static PackedB weight_lookup(const Kernel *ker, const Operands *op, int K, int N
         float *buf = alloc_floats(nblocks * block);
         if (!buf) return r;
         e = &cache[cache_len++];
-        *e = (PackedWeight){op->b, op->ldb, op->trans_b, K, N, ker->nr, 0, block, buf};
+        *e = (PackedWeight){op->b, op->ldb, op->trans_b, K, N, ker->nr, 0, block, buf, 0};
         cache_bytes += bytes;
     }
     r.buf = e->buf; r.block = e->block; r.fill = e->generation != scope_generation;
-    e->generation = scope_generation;
+    if (!worker) {
+        e->generation = scope_generation;
+    } else if (r.fill) {   // stale: this worker packs it, unless another already does
+        if (e->filling) return (PackedB){NULL, 0, 0, -1};
+        e->filling = 1;
+        r.entry = (int)(e - cache);
+    }
     return r;
 }
 
@@ -776,7 +809,8 @@ static int gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, flo
         return 0;
     }
     // A weight inside a scope: packed by all threads the first time, then read from its packed copy.
-    PackedB pb = {NULL, 0, 0};
+    // The copies are the process's, shared with worker threads beside this one (cache_lock).
+    PackedB pb = {NULL, 0, 0, -1};
     if (team_mode && weight) {   // thread 0 looks up (the cache is not shared-safe), every thread gets its answer
         if (omp_get_thread_num() == 0) pb = weight_lookup(ker, op, K, N);
         team_broadcast(&pb, (int)sizeof pb);
@@ -799,6 +833,7 @@ static int gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, flo
         if (pb.fill) {
             pack_b_whole(ker, op, K, N, pb.buf, pb.block, t, omp_get_num_threads());
             team_barrier();
+            if (pb.entry >= 0 && t == 0) weight_filled(pb.entry);
         }
         op->bpacked = pb.buf; op->bpacked_block = pb.block;
         SplitK sk = split_k_plan(ker, op, M, N, K, threads);
@@ -839,6 +874,7 @@ static int gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, flo
         if (pb.fill) {
             pack_b_whole(ker, op, K, N, pb.buf, pb.block, t, nth);
             #pragma omp barrier
+            if (pb.entry >= 0 && t == 0) weight_filled(pb.entry);
         }
         gemm_part(ker, op, M, N, K, C, ldc, bias, accumulate, split_m, tiles, t, nth);
     }

@@ -63,7 +63,10 @@ int gemm_tn_sums(int M, int N, int K, const float *A, int lda, const float *B, i
 // runs forward and backward once per gradient group with the same weights). Outside a scope, and on
 // the ref path, they are gemm_nt / gemm_nn. Results are bitwise those of gemm_nt / gemm_nn (packing is a
 // copy). The copies are kept for the next scope (at most 2 GiB; beyond that weights are packed per
-// call); gemm_weights_release() frees them. Call the three from a serial region.
+// call); gemm_weights_release() frees them. Call the three from a serial region. Worker threads
+// (dist/workers.h: products in one-thread regions nested in the workers' region, side by side) share
+// the copies: a stale copy is packed by the first worker that needs it, and the others pack per call
+// until it is fresh (docs/distributed.md, "Threads as workers").
 void gemm_weights_begin(void);
 void gemm_weights_end(void);
 void gemm_weights_release(void);

@@ -50,9 +50,12 @@ const char *prof_key(int k) {
     return k >= 0 && k < PROF_COUNT ? keys[k] : "?";
 }
 
+// Thread 0 of the kernel's team keeps time; among worker threads (dist/workers.h: each in a region of
+// its own inside the workers' region) only worker 0, so that the totals are one worker's, unraced.
 double prof_enter(int k) {
     prof_kernel = k;
-    return omp_get_thread_num() == 0 ? omp_get_wtime() : -1.0;
+    int keeper = omp_get_thread_num() == 0 && (omp_get_level() < 2 || omp_get_ancestor_thread_num(1) == 0);
+    return keeper ? omp_get_wtime() : -1.0;
 }
 
 void prof_add(int k, double t0, double flops) {

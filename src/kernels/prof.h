@@ -1,6 +1,7 @@
 // Per-kernel profile of a training step (`vitmae bench --profile`): wall time, calls and FLOPs per
 // kind of kernel, summed while profiling is on. Off by default; then each kernel pays one load and
-// one branch. Only thread 0 of a team (or the serial caller) keeps time: a kernel's time runs from its
+// one branch. Only thread 0 of a team (or the serial caller; with threads as workers, dist/workers.h,
+// worker 0 alone) keeps time: a kernel's time runs from its
 // entry to its return, the wait for the slowest thread included, so the kernels of a step add up to
 // the step minus the serial glue between them. Every thread adds the time it waits at the team's
 // barrier for the others (the cost of uneven work and of a thread held up, per step and thread).

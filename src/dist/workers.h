@@ -1,0 +1,52 @@
+// Threads as workers (docs/performance.md, "Threads as workers"; docs/distributed.md, "Threads as
+// workers"): in one process, W threads each take their own share of a step's gradient groups through
+// the forward and backward with the one-thread kernels, on a model of their own that shares the
+// parameters (core/model.h, mae_create_sharing), and meet once a step, to add their nodes of the
+// groups' tree. Against the team (every thread in every kernel, kernels/team.h), the threads meet once
+// instead of at every kernel's end: a core that the host holds up holds up the others only there.
+//
+// The same bits. Worker w of W owns groups [w G/W, (w + 1) G/W): a node of the fixed pairwise tree
+// of dist.h, which it sums alone (grad_reduce_local / _at_once: the same adds as one process makes
+// there), and the W worker nodes are added in the top of that tree (tree_sum_floats's order), then
+// scaled by 1 / G, exactly as N processes of dist.h add their rank nodes. So the gradient, the loss and
+// the weights are bitwise those of one thread, of a team of any size and of any number of processes.
+//
+// One process only: under mpirun every rank runs its groups on its team (dist.h).
+#ifndef VITMAE_WORKERS_H
+#define VITMAE_WORKERS_H
+#include <signal.h>
+#include <stddef.h>
+#include "dist/dist.h"
+
+#define WORKERS_MAX 64
+
+typedef struct {
+    int workers;                    // W
+    int width;                      // groups each worker computes at once (1: one at a time)
+    GradReduce part[WORKERS_MAX];   // worker w's groups and its local tree's buffers
+    float *node[WORKERS_MAX];       // worker w's node (node[0]: the caller's gradient, set per step)
+    char err[WORKERS_MAX][512];     // worker w's reason when its groups failed
+    double reduce_s;                // seconds adding the groups' gradients (workers' and top), summed over steps
+    double wait_s;                  // seconds worker 0 waited for the others at the meeting, summed over steps
+} GradWorkers;
+
+// Whether `workers` threads can share the `groups` groups of one process as workers: 2 or more
+// threads, a power of two dividing groups, at most WORKERS_MAX, and one process.
+int grad_workers_fit(int groups, int workers);
+
+// Buffers for W workers over G groups of n-float gradients, each computing `width` of its G / W groups
+// at once (a power of two dividing them; 1: one at a time). 0; -1 and err when out of memory
+// (grad_workers_free still releases what was allocated).
+int grad_workers_init(GradWorkers *gw, int groups, size_t n, int workers, int width, char *err, size_t errlen);
+void grad_workers_free(GradWorkers *gw);
+// Floats of gradient buffers grad_workers_init allocates (the caller's gradient not counted).
+size_t grad_workers_floats(int groups, size_t n, int workers, int width);
+
+// One step, as grad_reduce_step / _at_once: worker w runs its groups through `many` (width > 1) or `fn`
+// with ctx[w] (each worker's own model and batch buffers), in a region of W threads where every kernel
+// it calls runs on that thread alone; then the workers add their nodes, scale, and leave the gradient
+// of the mean loss in grads (n floats, worker 0's node) and the batch loss in *loss. stop_wish (may be
+// NULL) read once: *stop. Returns 0; -1 when a worker's group failed (*failed_here set, err says why).
+int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, void *const *ctx, float *loss,
+                      const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
+#endif
