@@ -70,7 +70,7 @@ for mode in auto kernels groups; do
   t "bench --parallel $mode: exits 0, $want" '[ $rc -eq 0 ] && echo "$out" | grep -q "$want"'
 done
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --parallel groups --profile); rc=$?
-t "bench --parallel groups --profile: worker 0's kernels" '[ $rc -eq 0 ] && echo "$out" | grep -q "threads as workers: each of the 2 threads its own 1 groups" && echo "$out" | grep -q "worker 0.s kernels" && echo "$out" | grep -q "gemm_nt (linear fwd)"'
+t "bench --parallel groups --profile: worker 0's kernels" '[ $rc -eq 0 ] && echo "$out" | grep -q "threads as workers: each of the 2 threads takes 1 of the gradient groups (1 at once)" && echo "$out" | grep -q "worker 0.s kernels" && echo "$out" | grep -q "gemm_nt (linear fwd)"'
 err=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --threads 3 --parallel groups 2>&1 >/dev/null); rc=$?
 t "bench --parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "^vitmae: bench --parallel: groups needs"'
 "$VITMAE" bench --batch 0 2>/dev/null; rc=$?

@@ -411,8 +411,8 @@ int cmd_bench(int argc, char **argv) {
                nranks == 1 ? "" : "es", groups, per, groups / nranks, at_once, nranks > 1 ? ", combined through " : "",
                nranks > 1 ? exchange : "");
         if (W)
-            printf("  threads as workers: each of the %d threads its own %d groups, one-thread kernels (--parallel "
-                   "groups)\n", W, groups / W);
+            printf("  threads as workers: each of the %d threads takes %d of the gradient groups (%d at once), "
+                   "one-thread kernels\n", W, groups / W, at_once);
         printf("  caches L1d %ld KB, L2 %ld KB, L3 %ld KB -> blocking kc %d, B slab %ld KB, A block %d panels\n",
                caches.l1d >> 10, caches.l2 >> 10, caches.l3 >> 10, blk.kc, blk.slab_floats * 4 >> 10, blk.mc_panels);
         printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);

@@ -811,7 +811,7 @@ static int gemm_packed(const Kernel *ker, Operands *op, int M, int N, int K, flo
     // A weight inside a scope: packed by all threads the first time, then read from its packed copy.
     // The copies are the process's, shared with worker threads beside this one (cache_lock).
     PackedB pb = {NULL, 0, 0, -1};
-    if (team_mode && weight) {   // thread 0 looks up (the cache is not shared-safe), every thread gets its answer
+    if (team_mode && weight) {   // thread 0 looks up (a team's threads do not look up side by side), all get its answer
         if (omp_get_thread_num() == 0) pb = weight_lookup(ker, op, K, N);
         team_broadcast(&pb, (int)sizeof pb);
     } else if (weight) {
