@@ -951,12 +951,13 @@ static Operands group_operands(const float *A, int lda, const float *B, int ldb,
     return (Operands){A + (long)g * Kg * lda, lda, 1, B + (long)g * Kg * ldb, ldb, 0, NULL, 0, NULL};
 }
 
-// Group g's product of rows [ic, ic + mc) x columns [jc, jc + nc) of gemm_tn_tree into its scratch block
-// blk (rows nc_cap apart), k-blocks added there as gemm_block adds them into C: A packed at ap (k-block
-// b at + b a_block, MC x kc each); B packed at bp (k-block b at + b b_block) or, bp NULL, read in place
-// at b_rows (row k at + k ldb: this group's rows, from column jc).
+// Group g's product of rows [ic, ic + mc) x columns [jc, jc + nc) of gemm_tn_tree into blk (rows ld_blk
+// apart), k-blocks added there as gemm_block adds them into C, and onto what blk holds when onto is set:
+// A packed at ap (k-block b at + b a_block, MC x kc each); B packed at bp (k-block b at + b b_block) or,
+// bp NULL, read in place at b_rows (row k at + k ldb: this group's rows, from column jc).
 static void tn_tree_group(const Kernel *ker, int mc, int nc, int Kg, int kc_base, const float *ap, long a_block,
-                          const float *bp, long b_block, const float *b_rows, long ldb, float *blk, int nc_cap) {
+                          const float *bp, long b_block, const float *b_rows, long ldb, float *blk, long ld_blk,
+                          int onto) {
     const int MR = ker->mr, NR = ker->nr;
     for (int pc = 0; pc < Kg; pc += kc_base) {
         int kc = Kg - pc < kc_base ? Kg - pc : kc_base;
@@ -965,13 +966,61 @@ static void tn_tree_group(const Kernel *ker, int mc, int nc, int Kg, int kc_base
             int mr = mc - ir < MR ? mc - ir : MR;
             for (int jr = 0; jr < nc; jr += NR) {
                 int nr = nc - jr < NR ? nc - jr : NR;
-                float *cp = blk + (long)ir * nc_cap + jr;
+                float *cp = blk + (long)ir * ld_blk + jr;
                 const float *a = apk + (long)ir * kc;
-                if (bpk) ker->fn(kc, a, bpk + (long)(jr / NR) * kc * NR, cp, nc_cap, mr, nr, pc > 0, NULL);
-                else ker->brows(kc, a, b_rows + (long)pc * ldb + jr, ldb, cp, nc_cap, mr, nr, pc > 0, NULL);
+                if (bpk) ker->fn(kc, a, bpk + (long)(jr / NR) * kc * NR, cp, ld_blk, mr, nr, pc > 0 || onto, NULL);
+                else ker->brows(kc, a, b_rows + (long)pc * ldb + jr, ldb, cp, ld_blk, mr, nr, pc > 0 || onto, NULL);
             }
         }
     }
+}
+
+// One block (mc rows x nc columns) of every group's product, summed in the tree: the live groups' results
+// go straight into their C[g] (out[g], rows ldc apart), the others' into scratch blocks (blk[g], rows
+// nc_cap apart, kept in L2). With one k-block per group, an add of a group whose product is not computed
+// yet is that product taken onto the destination by the kernel itself (its load of C: dst + P_src, the
+// add's own float add); an add of a subtree's result is a pass over the block. Then the live results
+// are scaled in place. The same adds in the same order as sumtree_apply over the n products, so the same
+// bits, with no block written twice and no pass over the groups' blocks to add and store them
+// (docs/performance.md, "The tree's adds in the kernels' stores").
+typedef struct {
+    const Kernel *ker;
+    int mc, nc, Kg, kc_base, nc_cap;
+    const float *apack; long a_group, a_block;   // group g's packed A at apack + g a_group
+    const float *bpack; long b_group, b_block;   // group g's packed B at bpack + g b_group, or ...
+    const float *b_rows; long ldb, b_rows_group; // ... (bpack NULL) read in place at b_rows + g b_rows_group
+} TnBlock;
+
+static void tn_block_tree(const TnBlock *q, const SumTree *t, float *const *blk, float *const *out, long ldc) {
+    const int n = t->n;
+    float *buf[SUMTREE_MAX];
+    long ld[SUMTREE_MAX];
+    for (int g = 0; g < n; g++) {
+        buf[g] = t->live[g] ? out[g] : blk[g];
+        ld[g] = t->live[g] ? ldc : q->nc_cap;
+    }
+    // Group g's product into buf[d] (onto: added onto what buf[d] holds).
+#define TN_GROUP(g, d, onto)                                                                                      tn_tree_group(q->ker, q->mc, q->nc, q->Kg, q->kc_base, q->apack + (long)(g) * q->a_group, q->a_block,                       q->bpack ? q->bpack + (long)(g) * q->b_group : NULL, q->b_block,                                              q->b_rows ? q->b_rows + (long)(g) * q->b_rows_group : NULL, q->ldb, buf[d], ld[d], onto)
+    int fold = q->Kg <= q->kc_base;   // one k-block: the kernel's load of C is the chain's only add of C
+    unsigned char done[SUMTREE_MAX] = {0};
+    for (int i = 0; i < t->nadd; i++) {
+        int d = t->dst[i], s = t->src[i];
+        if (!done[d]) { TN_GROUP(d, d, 0); done[d] = 1; }
+        if (!done[s] && fold) { TN_GROUP(s, d, 1); done[s] = 1; continue; }
+        if (!done[s]) { TN_GROUP(s, s, 0); done[s] = 1; }
+        for (int r = 0; r < q->mc; r++) {
+            float *restrict dr = buf[d] + r * ld[d];
+            const float *restrict sr = buf[s] + r * ld[s];
+            for (int j = 0; j < q->nc; j++) dr[j] += sr[j];
+        }
+    }
+    for (int g = 0; g < n; g++) {
+        if (!done[g]) TN_GROUP(g, g, 0);   // a group no add takes: a tree of one
+        if (!t->live[g] || t->scale == 1.0f) continue;
+        for (int r = 0; r < q->mc; r++)
+            for (int j = 0; j < q->nc; j++) buf[g][r * ld[g] + j] *= t->scale;
+    }
+#undef TN_GROUP
 }
 
 // Rows [ic, ic + mc) of every group's A, every k-block: group g's block b at dst + g a_group + b a_block.
@@ -992,18 +1041,16 @@ static void tn_pack_a_groups(const Kernel *ker, int ic, int mc, int Kg, int kc_b
 }
 
 // Rows [m0, m1) x columns [n0, n1) of gemm_tn_tree on the calling thread, in blocks of MC rows x at
-// most 256 columns: every group's product of the block goes into a scratch block of its own (S, kept
-// in L2; the same kernels on the same packed operands as gemm_block, so the same bits), then the tree
-// sums the n scratch blocks and the live results are stored: C is written once, by the tree's live
-// buffers only. With B read in place (gemm_block's condition), A is packed once per MC-row block for
-// every group and the blocks go row block by row block. Otherwise every group's A is packed once for
+// most 256 columns, each summed in the tree by tn_block_tree (the live results straight into C, the
+// other groups' products in scratch blocks of their own, S, kept in L2; the same kernels on the same
+// packed operands as gemm_block, so the same bits). With B read in place (gemm_block's condition), A
+// is packed once per MC-row block for every group and the blocks go row block by row block. Otherwise every group's A is packed once for
 // all the rows [m0, m1), and each group's B once per column slab, before that slab's row blocks (B
 // packed per row block cost a pass over B for every 140 rows). sums (NULL: none): each group's sums
 // over k of A's rows [m0, m1), taken while A is packed, by the thread whose columns start at 0.
 // Returns 0, -1 when out of memory (nothing stored).
 static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int Kg, const float *A, int lda,
-                         const float *B, int ldb, float *const *C, int ldc, const SumTree *t, float *const *sums,
-                         int stream) {
+                         const float *B, int ldb, float *const *C, int ldc, const SumTree *t, float *const *sums) {
     const int NR = ker->nr, MC = ker->blk.mc_panels * ker->mr, n = t->n;
     int kc_base = k_block(Kg, ker->blk.kc), nkb = (Kg + kc_base - 1) / kc_base;
     int b_in_place = tn_b_in_place(ker, n0, n1, ldb);
@@ -1028,12 +1075,10 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
             tn_pack_a_groups(ker, ic, mc, Kg, kc_base, A, lda, B, ldb, n, apack, a_group, a_block, sums);
             for (int jc = n0; jc < n1; jc += nc_cap) {
                 int nc = n1 - jc < nc_cap ? n1 - jc : nc_cap;
-                for (int g = 0; g < n; g++) {
-                    tn_tree_group(ker, mc, nc, Kg, kc_base, apack + (long)g * a_group, a_block, NULL, 0,
-                                  B + (long)g * Kg * ldb + jc, ldb, blk[g], nc_cap);
-                    out[g] = C[g] + (long)ic * ldc + jc;
-                }
-                sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc, stream);
+                TnBlock q = {ker, mc, nc, Kg, kc_base, nc_cap, apack, a_group, a_block, NULL, 0, 0,
+                             B + jc, ldb, (long)Kg * ldb};
+                for (int g = 0; g < n; g++) out[g] = C[g] + (long)ic * ldc + jc;
+                tn_block_tree(&q, t, blk, out, ldc);
             }
         }
     } else {
@@ -1050,12 +1095,10 @@ static int tn_tree_block(const Kernel *ker, int m0, int m1, int n0, int n1, int 
             }
             for (int ic = m0, i = 0; ic < m1; ic += MC, i++) {
                 int mc = m1 - ic < MC ? m1 - ic : MC;
-                for (int g = 0; g < n; g++) {
-                    tn_tree_group(ker, mc, nc, Kg, kc_base, apack + (long)i * a_ic + (long)g * a_group, a_block,
-                                  bpack + (long)g * nkb * b_block, b_block, NULL, ldb, blk[g], nc_cap);
-                    out[g] = C[g] + (long)ic * ldc + jc;
-                }
-                sumtree_rows(t, blk, nc_cap, out, ldc, mc, nc, stream);
+                TnBlock q = {ker, mc, nc, Kg, kc_base, nc_cap, apack + (long)i * a_ic, a_group, a_block,
+                             bpack, nkb * b_block, b_block, NULL, ldb, 0};
+                for (int g = 0; g < n; g++) out[g] = C[g] + (long)ic * ldc + jc;
+                tn_block_tree(&q, t, blk, out, ldc);
             }
         }
     }
@@ -1073,14 +1116,7 @@ static void tn_tree_part(const Kernel *ker, int M, int N, int Kg, const float *A
     Range r = part_range(ker, M, N, split_m, split_m ? tiles_m : tiles_n, th, nth);
     int m0 = r.m0, m1 = r.m1, n0 = r.n0, n1 = r.n1;
     if (m0 >= m1 || n0 >= n1) return;
-    // Results larger than L2 are not read again soon (the optimiser reads them after the backward):
-    // streaming stores spare reading each line before it is written (docs/performance.md, "The weight
-    // gradients stored with streaming stores").
-    int stream = too_big_for_l2(ker, (long)M * N);
-    if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t, sums, stream) == 0) {
-        stream_fence();
-        return;
-    }
+    if (tn_tree_block(ker, m0, m1, n0, n1, Kg, A, lda, B, ldb, C, ldc, t, sums) == 0) return;
     float *out[SUMTREE_MAX];
     for (int g = 0; g < t->n; g++) {
         Operands op = group_operands(A, lda, B, ldb, Kg, g);
@@ -1152,7 +1188,9 @@ static void tn_groups_part(const Kernel *ker, int M, int N, int Kg, const float 
         src[g] = S + (long)g * M * ld + (long)r0 * ld;
         dst[g] = C[g] + (long)r0 * ldc;
     }
-    // As in the blocks above: results larger than L2 with streaming stores.
+    // Results larger than L2 are not read again soon (the optimiser reads them after the backward):
+    // streaming stores spare reading each line before it is written (docs/performance.md, "The weight
+    // gradients stored with streaming stores").
     int stream = too_big_for_l2(ker, (long)M * N);
     sumtree_rows(t, src, ld, dst, ldc, r1 - r0, N, stream);
     if (stream) stream_fence();
