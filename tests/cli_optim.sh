@@ -7,7 +7,8 @@
 # 3. the first step of a run without warm-up, from its checkpoint: AdamW moments m = 0.1 g,
 #    v = 0.05 g^2, and weights p0 (1 - lr wd [weight matrices]) - lr g / (|g| + 1e-8) (bias-corrected
 #    step 1), p0 from the --lr 0 run;
-# 4. --clip below the gradient norm changes the run, far above it does not;
+# 4. --clip below the gradient norm changes the run, far above it does not, and with the threads as
+#    workers it gives a team's weights;
 # 5. a run resumed with a non-zero seed ends with bitwise the weights of the uninterrupted run;
 # 6. the held-out images never reach the optimiser: replacing them (same names, so the same split)
 #    leaves the trained weights bitwise the same, in pretraining and in fine-tuning.
@@ -89,6 +90,10 @@ train clip --steps 2 --warmup-steps 0 --lr 0.01 --clip 1e-6
 train bigclip --steps 2 --warmup-steps 0 --lr 0.01 --clip 1e5
 t "--clip 1e-6 changes the weights" '! same_weights "$dir/clip/checkpoint.safetensors" "$dir/noclip/checkpoint.safetensors"'
 t "--clip 1e5 leaves the run as it is" 'same_weights "$dir/bigclip/checkpoint.safetensors" "$dir/noclip/checkpoint.safetensors"'
+# The threads as workers clip the whole gradient, summed first (their top of the tree is left to
+# AdamW's pass only without --clip): the same weights as a team's run.
+train clipk --steps 2 --warmup-steps 0 --lr 0.01 --clip 1e-6 --parallel kernels
+t "--clip with the threads as workers: the team's weights" 'grep -q "threads as workers" "$dir/clip.log" && same_weights "$dir/clip/checkpoint.safetensors" "$dir/clipk/checkpoint.safetensors"'
 
 # 5. Resume with a seed other than the default: masks and crops continue the same streams.
 train seeded --steps 4 --seed 5 --augment crop --lr 0.01 --ckpt-every 2 --keep 5

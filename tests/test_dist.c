@@ -8,6 +8,7 @@
 #include "core/rng.h"
 #include "dist/dist.h"
 #include "dist/workers.h"
+#include "kernels/sumtree.h"
 #include "kernels/gemm.h"
 #include "cmd/groups.h"
 
@@ -295,7 +296,8 @@ int main(void) {
         // Threads as workers (dist/workers.h): W = 2 or 4 threads, each its own G / W groups on models
         // sharing the parameters (mae_create_sharing), one or more at a time, inside a scope of packed
         // weights (kernels/gemm.h) two steps running: the same gradient bits and loss as one thread alone.
-        // A failing group is reported, not summed.
+        // A third step leaves the top of the tree to the caller (defer_top): its nodes unsummed, then
+        // grad_workers_top_tree's adds give the same bits. A failing group is reported, not summed.
         for (int W = 2; W <= 4; W *= 2)
             for (int width = 1; width <= G / W; width *= 2) {
                 Ctx wc[WORKERS_MAX];
@@ -315,15 +317,23 @@ int main(void) {
                 GradWorkers gw;
                 CHECK(grad_workers_init(&gw, G, n, W, width, err, sizeof err) == 0, "%d workers: %s", W, err);
                 omp_set_num_threads(W);
-                for (int step = 0; step < 2; step++) {
+                for (int step = 0; step < 3; step++) {
                     float step_loss = 0.0f;
                     int stop = 0, failed_here = 0;
                     memset(got, 0xff, n * sizeof(float));   // NaNs: every element must be written
                     for (int w = 0; w < W; w++) wc[w].calls = 0;
+                    gw.defer_top = step == 2;
                     gemm_weights_begin();
                     int rc = grad_workers_step(&gw, got, group_fn, groups_fn, ctx, &step_loss, NULL, &stop,
                                                &failed_here, err, sizeof err);
                     gemm_weights_end();
+                    if (gw.defer_top) {
+                        CHECK(memcmp(ref, got, n * sizeof(float)) != 0, "%d workers, %d at once: the top deferred",
+                              W, width);
+                        SumTree top;
+                        grad_workers_top_tree(&gw, &top);
+                        sumtree_apply(&top, gw.node, 0, n);
+                    }
                     int calls = 0;
                     for (int w = 0; w < W; w++) calls += wc[w].calls;
                     CHECK(rc == 0 && !failed_here && !stop && calls == (width > 1 ? G / width : 0),
@@ -333,6 +343,7 @@ int main(void) {
                     CHECK(step_loss == (float)loss1, "%d workers, %d at once: the batch loss (%.9g vs %.9g)", W, width,
                           step_loss, loss1);
                 }
+                gw.defer_top = 0;
                 for (int w = 0; w < W; w++) wc[w].fail_group = G - 1;
                 float step_loss = 0.0f;
                 int stop = 0, failed_here = 0;

@@ -14,6 +14,7 @@
 #include "core/model.h"
 #include "core/optim.h"
 #include "kernels/gemm.h"
+#include "kernels/sumtree.h"
 
 static MaeConfig tiny_config(int pos_learned) {
     MaeConfig c;
@@ -235,6 +236,88 @@ static void test_adamw_copies(void) {
     free(p0); free(g); free(m0); free(v0); free(pr); free(mr); free(vr); free(p); free(m); free(v);
 }
 
+// adamw_step_tree: the gradient as the live result of a tree over n buffers (the workers' top of the
+// tree, dist/workers.h: pairwise, scaled by 1 / G), summed range by range inside AdamW's pass. Against
+// sumtree_apply over the buffers followed by adamw_step: parameters and moments bitwise, and the live
+// buffer holding the summed gradient over every trainable tensor; with and without packed copies (the
+// copies' row blocks take their ranges there), at 1 and 3 threads, 1, 2 and 4 buffers.
+static void test_adamw_tree(void) {
+    MaeConfig c = tiny_config(1);
+    c.embed_dim = 48; c.num_heads = 4; c.dec_embed_dim = 40; c.dec_num_heads = 4;
+    MaeTensor t[128];
+    int nt = mae_param_table(&c, t, 128);
+    size_t np = mae_num_params(&c);
+    float *p0 = malloc(np * 4), *m0 = malloc(np * 4), *v0 = malloc(np * 4), *node0[4], *node[4], *want[4];
+    float *pr = malloc(np * 4), *mr = malloc(np * 4), *vr = malloc(np * 4);
+    float *p = malloc(np * 4), *m = malloc(np * 4), *v = malloc(np * 4);
+    Rng r;
+    rng_seed(&r, 11);
+    for (size_t i = 0; i < np; i++) {
+        p0[i] = rng_normal(&r, 0.0f, 1.0f);
+        m0[i] = rng_normal(&r, 0.0f, 0.1f); v0[i] = fabsf(rng_normal(&r, 0.0f, 0.1f));
+    }
+    for (int w = 0; w < 4; w++) {
+        node0[w] = malloc(np * 4); node[w] = malloc(np * 4); want[w] = malloc(np * 4);
+        for (size_t i = 0; i < np; i++) node0[w][i] = rng_normal(&r, 0.0f, 1.0f);
+    }
+    const int M = 9;
+    float *A = malloc(M * 4096 * 4), *y = malloc(M * 4096 * 4);
+    for (int i = 0; i < M * 4096; i++) A[i] = rng_normal(&r, 0.0f, 1.0f);
+    for (int copies = 0; copies < 2; copies++)
+        for (int W = 1; W <= 4; W *= 2)
+            for (int th = 1; th <= 3; th += 2) {
+                SumTree tr;
+                memset(&tr, 0, sizeof tr);
+                tr.n = W;
+                for (int step = 1; step < W; step *= 2)
+                    for (int j = 0; j + step < W; j += 2 * step) {
+                        tr.dst[tr.nadd] = (unsigned char)j;
+                        tr.src[tr.nadd++] = (unsigned char)(j + step);
+                    }
+                tr.scale = 1.0f / (float)(2 * W);
+                sumtree_finish(&tr);
+                for (int w = 0; w < W; w++) memcpy(want[w], node0[w], np * 4);
+                sumtree_apply(&tr, want, 0, np);   // the reference: the whole tree first, then AdamW
+                memcpy(pr, p0, np * 4); memcpy(mr, m0, np * 4); memcpy(vr, v0, np * 4);
+                adamw_step(t, nt, pr, want[0], mr, vr, 1e-2f, 0.05f, 3);
+                omp_set_num_threads(th);
+                for (int w = 0; w < W; w++) memcpy(node[w], node0[w], np * 4);
+                memcpy(p, p0, np * 4); memcpy(m, m0, np * 4); memcpy(v, v0, np * 4);
+                if (copies) {   // small blocking: the weight matrices get packed copies, rewritten by the update
+                    if (gemm_force_blocking(40, 1024) != 0) { CHECK(0, "small blocking"); return; }
+                    int weights = 0, with_copies = 0;
+                    gemm_weights_begin();
+                    for (int k = 0; k < nt; k++) {
+                        if (t[k].ndim != 2 || (long)t[k].numel <= 2 * gemm_blocking().slab_floats) continue;
+                        int rows = t[k].shape[0], cols = t[k].shape[1];
+                        gemm_nt_weight(M, rows, cols, A, cols, p + t[k].offset, cols, y, rows, NULL, 0);
+                        gemm_nn_weight(M, cols, rows, A, rows, p + t[k].offset, cols, y, cols, 0);
+                        weights++;
+                        with_copies += gemm_weight_copies(p + t[k].offset, (long)t[k].numel).n == 2;
+                    }
+                    gemm_weights_end();
+                    CHECK(weights >= 8 && with_copies == weights, "tree: %d of %d weights have both copies",
+                          with_copies, weights);
+                }
+                adamw_step_tree(t, nt, p, &tr, node, m, v, 1e-2f, 0.05f, 3);
+                int grad_ok = 1;
+                for (int k = 0; k < nt; k++)
+                    if (t[k].trainable)
+                        grad_ok &= !memcmp(node[0] + t[k].offset, want[0] + t[k].offset, t[k].numel * 4);
+                CHECK(!memcmp(p, pr, np * 4) && !memcmp(m, mr, np * 4) && !memcmp(v, vr, np * 4) && grad_ok,
+                      "adamw_step_tree, %d buffers, %d threads%s: bitwise the tree then adamw_step (%s)", W, th,
+                      copies ? ", packed copies" : "", grad_ok ? "the update differs" : "the summed gradient differs");
+                if (copies) {
+                    gemm_weights_release();
+                    gemm_force_blocking(0, 0);
+                }
+            }
+    omp_set_num_threads(2);
+    for (int w = 0; w < 4; w++) { free(node0[w]); free(node[w]); free(want[w]); }
+    free(A); free(y);
+    free(p0); free(m0); free(v0); free(pr); free(mr); free(vr); free(p); free(m); free(v);
+}
+
 static double lr_expected(long s, long total, long warmup, double base, double min_lr) {
     if (s < warmup) return base * s / warmup;
     if (total <= warmup) return base;
@@ -338,6 +421,7 @@ int main(void) {
     test_decay_set();
     test_adamw_closed_form();
     test_adamw_copies();
+    test_adamw_tree();
     test_schedule();
     test_targets_and_loss();
     return check_done();

@@ -27,6 +27,7 @@
 #include "core/masking.h"
 #include "dist/dist.h"
 #include "dist/workers.h"
+#include "kernels/sumtree.h"
 
 // FLOPs of one training step (forward + backward) for B images, K visible patches of L:
 //   a Linear over M tokens, in -> out: forward 2*M*in*out (one multiply-add = 2 flops); backward
@@ -330,6 +331,7 @@ int cmd_bench(int argc, char **argv) {
         int stop = 0, failed_here = 0;
         float *grads = W ? mae_grads(m) : grad_reduce_grads(&gr, mae_grads(m));
         gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
+        gw.defer_top = W > 0;   // the top of the workers' tree in AdamW's pass, as train does without --clip
         if (W)
             grad_workers_step(&gw, grads, bench_group, bench_groups, ctx, &loss, NULL, &stop, &failed_here, err,
                               sizeof err);
@@ -341,7 +343,13 @@ int cmd_bench(int argc, char **argv) {
         gemm_weights_end();
         last_loss = loss;
         double t3 = omp_get_wtime();
-        adamw_step(tensors, nt, mae_params(m), grads, exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
+        if (gw.defer_top) {
+            SumTree top;
+            grad_workers_top_tree(&gw, &top);
+            adamw_step_tree(tensors, nt, mae_params(m), &top, gw.node, exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
+        } else {
+            adamw_step(tensors, nt, mae_params(m), grads, exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
+        }
         double t4 = omp_get_wtime();
         if (s < warmup) continue;
         cpu_total += cpu_seconds() - c0;

@@ -2,6 +2,7 @@
 #include <math.h>
 #include "core/optim.h"
 #include "kernels/gemm.h"
+#include "kernels/sumtree.h"
 #include <stddef.h>
 
 void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, float decay, float step_size,
@@ -42,18 +43,43 @@ static inline void adamw_body(float *restrict p, const float *restrict g, float 
     for (long i = 0; i < n; i++) adamw_range(p, g, m, v, i, i + 1, decay, step_size, bc2_sqrt, beta1, beta2);
 }
 
+// The gradient as the live result of a tree over n buffers (kernels/sumtree.h; NULL: as given): each
+// range of elements is summed just before AdamW updates it, while the pass has it in the cache
+// (docs/performance.md, "The workers' top of the tree in AdamW's pass"). at: the buffers at the tensor's
+// offset; root: the tree's live buffer, which holds the gradient afterwards.
+typedef struct { const SumTree *tree; float *at[SUMTREE_MAX]; int root; } GradTree;
+
+static inline const float *grad_of(const GradTree *gt, const float *g, long lo, long hi) {
+    if (!gt) return g;
+    sumtree_range(gt->tree, gt->at, (size_t)lo, (size_t)hi);
+    return gt->at[gt->root];
+}
+
 // A weight with packed copies (kernels/gemm.h, gemm_weight_copies): updated GEMM_COPY_ROWS rows at a
 // time, each block of rows written into the copies while it is in the cache, so that the next step's
 // products need not pack it again from memory (docs/performance.md, "Weights packed by the update").
 static inline void adamw_body_copies(float *restrict p, const float *restrict g, float *restrict m,
                                      float *restrict v, const GemmCopies *c, long ld, float decay, float step_size,
-                                     float bc2_sqrt) {
+                                     float bc2_sqrt, const GradTree *gt) {
     int blocks = (c->rows + GEMM_COPY_ROWS - 1) / GEMM_COPY_ROWS;
     #pragma omp for schedule(static) nowait   // blocks of rows
     for (int blk = 0; blk < blocks; blk++) {
         int r0 = blk * GEMM_COPY_ROWS, r1 = r0 + GEMM_COPY_ROWS < c->rows ? r0 + GEMM_COPY_ROWS : c->rows;
-        adamw_range(p, g, m, v, (long)r0 * ld, (long)r1 * ld, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
+        long lo = (long)r0 * ld, hi = (long)r1 * ld;
+        adamw_range(p, grad_of(gt, g, lo, hi), m, v, lo, hi, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
         gemm_weight_copies_rows(c, r0, r1);
+    }
+}
+
+// adamw_body with the gradient summed by a tree, in chunks of whole cache lines.
+static inline void adamw_body_tree(float *restrict p, float *restrict m, float *restrict v, long n, float decay,
+                                   float step_size, float bc2_sqrt, const GradTree *gt) {
+    const long chunk = 2048;
+    long nchunks = (n + chunk - 1) / chunk;
+    #pragma omp for schedule(static) nowait   // chunks
+    for (long c = 0; c < nchunks; c++) {
+        long lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
+        adamw_range(p, grad_of(gt, NULL, lo, hi), m, v, lo, hi, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
     }
 }
 
@@ -78,22 +104,35 @@ void adamw_step_groups(const MaeTensor *t, int nt, const float *lr_scale, float 
     }
 }
 
-void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, float *m, float *v,
-                float lr, float wd, long step) {
+// adamw_step, and with the gradient given by a tree (tree not NULL: bufs; grads unused).
+static void adamw_step_any(const MaeTensor *t, int nt, float *params, const float *grads, const SumTree *tree,
+                           float *const *bufs, float *m, float *v, float lr, float wd, long step) {
     float bc1 = 1.0f - powf(ADAMW_BETA1, (float)step);
     float bc2_sqrt = sqrtf(1.0f - powf(ADAMW_BETA2, (float)step));
     float step_size = lr / bc1;
+    int root = 0;
+    while (tree && root < tree->n - 1 && !tree->live[root]) root++;
     #pragma omp parallel   // one region for every tensor (not one per tensor: docs/performance.md)
     for (int k = 0; k < nt; k++) {
         if (!t[k].trainable) continue;
         float decay = t[k].decay ? 1.0f - lr * wd : 1.0f;
         size_t off = t[k].offset;
+        GradTree gt_k, *gt = NULL;
+        if (tree) {
+            gt_k.tree = tree;
+            gt_k.root = root;
+            for (int i = 0; i < tree->n; i++) gt_k.at[i] = bufs[i] + off;
+            gt = &gt_k;
+        }
+        const float *g = tree ? NULL : grads + off;
         GemmCopies c = gemm_weight_copies(params + off, (long)t[k].numel);
         if (c.n)
-            adamw_body_copies(params + off, grads + off, m + off, v + off, &c, (long)t[k].numel / c.rows, decay,
-                              step_size, bc2_sqrt);
+            adamw_body_copies(params + off, g, m + off, v + off, &c, (long)t[k].numel / c.rows, decay, step_size,
+                              bc2_sqrt, gt);
+        else if (gt)
+            adamw_body_tree(params + off, m + off, v + off, (long)t[k].numel, decay, step_size, bc2_sqrt, gt);
         else
-            adamw_body(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, step_size, bc2_sqrt,
+            adamw_body(params + off, g, m + off, v + off, (long)t[k].numel, decay, step_size, bc2_sqrt,
                        ADAMW_BETA1, ADAMW_BETA2);
     }
     for (int k = 0; k < nt; k++) {   // every row of those weights is written: their copies serve the next step
@@ -101,6 +140,16 @@ void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, f
         GemmCopies c = gemm_weight_copies(params + t[k].offset, (long)t[k].numel);
         gemm_weight_copies_fresh(&c);
     }
+}
+
+void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, float *m, float *v,
+                float lr, float wd, long step) {
+    adamw_step_any(t, nt, params, grads, NULL, NULL, m, v, lr, wd, step);
+}
+
+void adamw_step_tree(const MaeTensor *t, int nt, float *params, const SumTree *tree, float *const *bufs, float *m,
+                     float *v, float lr, float wd, long step) {
+    adamw_step_any(t, nt, params, NULL, tree, bufs, m, v, lr, wd, step);
 }
 
 float lr_at(long step, long total, long warmup, float base, float min_lr) {

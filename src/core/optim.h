@@ -15,6 +15,16 @@
 void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, float *m, float *v,
                 float lr, float wd, long step);
 
+// The same with the gradient given as a tree's result over n buffers (kernels/sumtree.h, one live
+// buffer): each range of elements is summed (the tree's adds, then its scale) just before it is
+// updated, while AdamW's pass has it in the cache, rather than in a pass of its own (the threads as
+// workers' top of the tree: dist/workers.h). Afterwards the live buffer holds the gradient of every
+// trainable tensor; the other tensors' elements are left as they were. The same bits as
+// sumtree_apply followed by adamw_step.
+typedef struct SumTree SumTree;
+void adamw_step_tree(const MaeTensor *t, int nt, float *params, const SumTree *tree, float *const *bufs, float *m,
+                     float *v, float lr, float wd, long step);
+
 // The same with a learning rate per tensor (lr * lr_scale[k], also in the decoupled decay
 // 1 - lr * lr_scale[k] * wd, as torch's param groups with MAE's util/lr_decay.py) and the betas as
 // arguments (fine-tuning uses torch's defaults 0.9, 0.999).

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "dist/workers.h"
 #include "kernels/cpu.h"
+#include "kernels/sumtree.h"
 
 static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -96,7 +97,7 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
         #pragma omp barrier
         int any_failed = 0;
         for (int w = 0; w < W; w++) any_failed |= failed[w];
-        if (!any_failed) {
+        if (!any_failed && !gw->defer_top) {
             double t0 = omp_get_wtime();
             // Thread th adds its slice of every node: slices of whole 64-byte lines.
             size_t lo = ((size_t)th * n / nth) & ~(size_t)15, hi = th == nth - 1 ? n : ((size_t)(th + 1) * n / nth) & ~(size_t)15;
@@ -121,4 +122,17 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
     *stop = stop_wish && *stop_wish;
     *loss = (float)(tree_sum_doubles(node_loss, W) / gw->part[0].groups);
     return *failed_here ? -1 : 0;
+}
+
+void grad_workers_top_tree(const GradWorkers *gw, SumTree *t) {
+    const int W = gw->workers;
+    t->n = W;
+    t->nadd = 0;
+    for (int step = 1; step < W; step *= 2)   // top_of_tree's order
+        for (int j = 0; j + step < W; j += 2 * step) {
+            t->dst[t->nadd] = (unsigned char)j;
+            t->src[t->nadd++] = (unsigned char)(j + step);
+        }
+    t->scale = 1.0f / (float)gw->part[0].groups;
+    sumtree_finish(t);
 }

@@ -28,6 +28,7 @@ typedef struct {
     char err[WORKERS_MAX][512];     // worker w's reason when its groups failed
     double reduce_s;                // seconds adding the groups' gradients (workers' and top), summed over steps
     double wait_s;                  // seconds worker 0 waited for the others at the meeting, summed over steps
+    int defer_top;                  // set by the caller: steps leave the top of the tree to it (below)
 } GradWorkers;
 
 // Whether `workers` threads can share the `groups` groups of one process as workers: 2 or more
@@ -49,4 +50,11 @@ size_t grad_workers_floats(int groups, size_t n, int workers, int width);
 // NULL) read once: *stop. Returns 0; -1 when a worker's group failed (*failed_here set, err says why).
 int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, void *const *ctx, float *loss,
                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
+
+// The top of the tree as adds over the W worker nodes (node[0] live, scaled by 1 / G): with defer_top
+// set, a step leaves the nodes unsummed and the caller sums them with this tree, inside AdamW's pass
+// (core/optim.h, adamw_step_tree: each range while it is in the cache, where no gradient clipping
+// needs the whole gradient first) or with sumtree_apply. The same adds as the step's own.
+typedef struct SumTree SumTree;
+void grad_workers_top_tree(const GradWorkers *gw, SumTree *t);
 #endif

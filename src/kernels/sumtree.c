@@ -8,8 +8,7 @@ void sumtree_finish(SumTree *t) {
     for (int i = 0; i < t->nadd; i++) t->live[t->src[i]] = 0;
 }
 
-// Elements [a, b) of every buffer at off.
-static void apply_range(const SumTree *t, float *const *buf, size_t a, size_t b) {
+void sumtree_range(const SumTree *t, float *const *buf, size_t a, size_t b) {
     for (int i = 0; i < t->nadd; i++) {
         float *d = buf[t->dst[i]];
         const float *s = buf[t->src[i]];
@@ -29,7 +28,7 @@ static void apply_body(const SumTree *t, float *const *buf, size_t off, size_t l
     #pragma omp for schedule(static) nowait
     for (long c = 0; c < nchunks; c++) {
         size_t a = (size_t)c * chunk, b = a + chunk < len ? a + chunk : len;
-        apply_range(t, at, a, b);
+        sumtree_range(t, at, a, b);
     }
 }
 
@@ -43,7 +42,7 @@ void sumtree_rows(const SumTree *t, float *const *src, long ld_src, float *const
     for (int r = 0; r < rows; r++) {
         float *row[SUMTREE_MAX];
         for (int g = 0; g < t->n; g++) row[g] = src[g] + (long)r * ld_src;
-        apply_range(t, row, 0, (size_t)cols);
+        sumtree_range(t, row, 0, (size_t)cols);
         for (int g = 0; g < t->n; g++) {
             if (!t->live[g]) continue;
             float *d = dst[g] + (long)r * ld_dst;

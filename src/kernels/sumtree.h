@@ -20,6 +20,8 @@ void sumtree_finish(SumTree *t);
 // The tree over floats [off, off + len) of the n buffers, in place; the threads of the caller's team
 // (kernels/team.h) share the elements.
 void sumtree_apply(const SumTree *t, float *const *buf, size_t off, size_t len);
+// The tree over floats [a, b) of the n buffers, in place, on the calling thread alone.
+void sumtree_range(const SumTree *t, float *const *buf, size_t a, size_t b);
 // Rows [0, rows) of n [rows, cols] blocks: src[g] rows ld_src apart, the live results (scaled) stored
 // into dst[g] rows ld_dst apart (one thread; src is changed). stream: stored with streaming stores
 // where they fill whole 64-byte lines (for results not read again soon; the caller fences).
