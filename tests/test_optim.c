@@ -168,17 +168,44 @@ static void test_adamw_closed_form(void) {
     free(p0); free(g); free(m0); free(v0); free(p); free(m); free(v);
 }
 
+// The parameter table of a small model whose weight matrices, under the forced small blocking, mostly
+// get packed copies (t: room for 128 tensors). Returns the parameter count.
+static size_t small_table(MaeTensor *t, int *nt) {
+    MaeConfig c = tiny_config(1);
+    c.embed_dim = 48; c.num_heads = 4; c.dec_embed_dim = 40; c.dec_num_heads = 4;
+    *nt = mae_param_table(&c, t, 128);
+    return mae_num_params(&c);
+}
+
+// The products of a step in a scope of packed weights (kernels/gemm.h): every weight matrix whose copy
+// does not fit "L2" used by gemm_nt_weight and gemm_nn_weight (A: M x 4096 inputs, y: the outputs), so
+// that it gets both packed copies. Returns how many such weights; *with_copies: how many have both.
+static int pack_copies(const MaeTensor *t, int nt, float *p, const float *A, int M, float *y, int *with_copies) {
+    int weights = 0;
+    long big = 2 * gemm_blocking().slab_floats;   // a copy this large does not fit "L2"
+    *with_copies = 0;
+    gemm_weights_begin();
+    for (int k = 0; k < nt; k++) {
+        if (t[k].ndim != 2 || (long)t[k].numel <= big) continue;
+        int rows = t[k].shape[0], cols = t[k].shape[1];
+        gemm_nt_weight(M, rows, cols, A, cols, p + t[k].offset, cols, y, rows, NULL, 0);
+        gemm_nn_weight(M, cols, rows, A, rows, p + t[k].offset, cols, y, cols, 0);
+        weights++;
+        *with_copies += gemm_weight_copies(p + t[k].offset, (long)t[k].numel).n == 2;
+    }
+    gemm_weights_end();
+    return weights;
+}
+
 // adamw_step with weights that have packed copies (kernels/gemm.h, gemm_weight_copies; forced small
 // blocking makes most weight matrices here larger than "L2"): the parameters bitwise those of an update
 // without copies, at 1 and 3 threads, and the next scope's products served from the copies rewritten
 // by the update (the weights changed again afterwards without a rewrite still give the products of the
 // updated weights, bitwise gemm_nt / gemm_nn on them).
 static void test_adamw_copies(void) {
-    MaeConfig c = tiny_config(1);
-    c.embed_dim = 48; c.num_heads = 4; c.dec_embed_dim = 40; c.dec_num_heads = 4;
     MaeTensor t[128];
-    int nt = mae_param_table(&c, t, 128);
-    size_t np = mae_num_params(&c);
+    int nt;
+    size_t np = small_table(t, &nt);
     float *p0 = malloc(np * 4), *g = malloc(np * 4), *m0 = malloc(np * 4), *v0 = malloc(np * 4);
     float *pr = malloc(np * 4), *mr = malloc(np * 4), *vr = malloc(np * 4);
     float *p = malloc(np * 4), *m = malloc(np * 4), *v = malloc(np * 4);
@@ -197,18 +224,8 @@ static void test_adamw_copies(void) {
     for (int th = 1; th <= 3; th += 2) {
         omp_set_num_threads(th);
         memcpy(p, p0, np * 4); memcpy(m, m0, np * 4); memcpy(v, v0, np * 4);
-        int weights = 0, with_copies = 0;
-        long big = 2 * gemm_blocking().slab_floats;   // a copy this large does not fit "L2"
-        gemm_weights_begin();   // the products of a step: every weight matrix packed in both layouts
-        for (int k = 0; k < nt; k++) {
-            if (t[k].ndim != 2 || (long)t[k].numel <= big) continue;
-            int rows = t[k].shape[0], cols = t[k].shape[1];
-            gemm_nt_weight(M, rows, cols, A, cols, p + t[k].offset, cols, y0, rows, NULL, 0);
-            gemm_nn_weight(M, cols, rows, A, rows, p + t[k].offset, cols, y0, cols, 0);
-            weights++;
-            with_copies += gemm_weight_copies(p + t[k].offset, (long)t[k].numel).n == 2;
-        }
-        gemm_weights_end();
+        int with_copies, weights = pack_copies(t, nt, p, A, M, y0, &with_copies);
+        long big = 2 * gemm_blocking().slab_floats;   // the weights with copies, as pack_copies picks them
         CHECK(weights >= 8 && with_copies == weights, "%d of %d weights have both copies", with_copies, weights);
         adamw_step(t, nt, p, g, m, v, 1e-2f, 0.05f, 3);
         CHECK(!memcmp(p, pr, np * 4) && !memcmp(m, mr, np * 4) && !memcmp(v, vr, np * 4),
@@ -242,11 +259,9 @@ static void test_adamw_copies(void) {
 // buffer holding the summed gradient over every trainable tensor; with and without packed copies (the
 // copies' row blocks take their ranges there), at 1 and 3 threads, 1, 2 and 4 buffers.
 static void test_adamw_tree(void) {
-    MaeConfig c = tiny_config(1);
-    c.embed_dim = 48; c.num_heads = 4; c.dec_embed_dim = 40; c.dec_num_heads = 4;
     MaeTensor t[128];
-    int nt = mae_param_table(&c, t, 128);
-    size_t np = mae_num_params(&c);
+    int nt;
+    size_t np = small_table(t, &nt);
     float *p0 = malloc(np * 4), *m0 = malloc(np * 4), *v0 = malloc(np * 4), *node0[4], *node[4], *want[4];
     float *pr = malloc(np * 4), *mr = malloc(np * 4), *vr = malloc(np * 4);
     float *p = malloc(np * 4), *m = malloc(np * 4), *v = malloc(np * 4);
@@ -285,17 +300,7 @@ static void test_adamw_tree(void) {
                 memcpy(p, p0, np * 4); memcpy(m, m0, np * 4); memcpy(v, v0, np * 4);
                 if (copies) {   // small blocking: the weight matrices get packed copies, rewritten by the update
                     if (gemm_force_blocking(40, 1024) != 0) { CHECK(0, "small blocking"); return; }
-                    int weights = 0, with_copies = 0;
-                    gemm_weights_begin();
-                    for (int k = 0; k < nt; k++) {
-                        if (t[k].ndim != 2 || (long)t[k].numel <= 2 * gemm_blocking().slab_floats) continue;
-                        int rows = t[k].shape[0], cols = t[k].shape[1];
-                        gemm_nt_weight(M, rows, cols, A, cols, p + t[k].offset, cols, y, rows, NULL, 0);
-                        gemm_nn_weight(M, cols, rows, A, rows, p + t[k].offset, cols, y, cols, 0);
-                        weights++;
-                        with_copies += gemm_weight_copies(p + t[k].offset, (long)t[k].numel).n == 2;
-                    }
-                    gemm_weights_end();
+                    int with_copies, weights = pack_copies(t, nt, p, A, M, y, &with_copies);
                     CHECK(weights >= 8 && with_copies == weights, "tree: %d of %d weights have both copies",
                           with_copies, weights);
                 }
