@@ -71,6 +71,11 @@ for mode in auto kernels groups; do
 done
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --parallel groups --profile); rc=$?
 t "bench --parallel groups --profile: worker 0's kernels" '[ $rc -eq 0 ] && echo "$out" | grep -q "threads as workers: each of the 2 threads takes 1 of the gradient groups (1 at once)" && echo "$out" | grep -q "worker 0.s kernels" && echo "$out" | grep -q "gemm_nt (linear fwd)"'
+# A worker's groups at once go by the rule of the workers' thread count (cmd/groups.h): tiny32's groups
+# of 272 encoder rows, more than the model's width (192) but 544 two at a time, within
+# GROUPS_AT_ONCE_ROWS: 2 at once on each of the 2 workers (one thread's rule would take one at a time).
+out=$("$VITMAE" bench --steps 1 --warmup 0 --threads 2 --json); rc=$?
+t "bench tiny32, 2 threads as workers: each takes its 2 groups at once" '[ $rc -eq 0 ] && echo "$out" | grep -q "\"workers\": 2" && echo "$out" | grep -q "\"at_once\": 2"'
 err=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --threads 3 --parallel groups 2>&1 >/dev/null); rc=$?
 t "bench --parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "^vitmae: bench --parallel: groups needs"'
 "$VITMAE" bench --batch 0 2>/dev/null; rc=$?

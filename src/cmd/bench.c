@@ -249,11 +249,11 @@ int cmd_bench(int argc, char **argv) {
         return 2;
     }
     cli_quiet_ranks(0);
-    // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does; a worker
-    // is one thread.
+    // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does; workers by
+    // the rule for their number of threads.
     size_t np = mae_num_params(&cfg);
-    int at_once = W ? groups_at_once(&cfg, per, 1 + K, groups / W / accum, grad_workers_floats(groups, np, W, 1) * sizeof(float),
-                                     1)
+    int at_once = W ? groups_at_once(&cfg, per, 1 + K, groups / W / accum,
+                                     grad_workers_floats(groups, np, W, 1) * sizeof(float), W)
                     : groups_at_once(&cfg, per, 1 + K, groups / nranks / accum, 0, threads);
     if (W && parallel_memory(&cfg, per, at_once, W, groups, 0, strcmp(parallel, "auto") ? 0.9 : 0.5, gerr, sizeof gerr)) {
         if (strcmp(parallel, "auto")) {

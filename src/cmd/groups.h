@@ -16,9 +16,12 @@
 // while they stay small (tiny32, 272 rows a group: all 4 at once at 2 threads); with more rows, or at
 // 1 thread, where no barrier is saved and the weight gradients' tree costs more than the reduction pass
 // it replaces, more rows at once only push a layer's activations out of the cache (docs/performance.md,
-// "Gradient groups at once at 2 threads"). VITMAE_GROUPS_AT_ONCE=M in the environment sets w to the
-// largest power of two <= M and count instead (memory still checked). At most SUMTREE_MAX. threads: the
-// step's OpenMP threads. Results do not depend on w.
+// "Gradient groups at once at 2 threads"). Threads as workers (dist/workers.h) go by the rule of their
+// number of threads, though each worker is one thread: its groups at once spare it the adding of their
+// gradients after the backward, and their weight gradients' tree costs no pass of its own
+// (docs/performance.md, "A worker's groups at once"). VITMAE_GROUPS_AT_ONCE=M in the environment sets
+// w to the largest power of two <= M and count instead (memory still checked). At most SUMTREE_MAX.
+// threads: the step's OpenMP threads (the workers' count for workers). Results do not depend on w.
 #define GROUPS_AT_ONCE_ROWS 1200
 int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes, int threads);
 

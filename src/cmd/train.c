@@ -563,7 +563,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         size_t np = mae_num_params(&t->cfg);
         int at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, t->rs.grad_groups / t->workers / t->rs.accum,
                                      per_image * (size_t)t->per +
-                                         grad_workers_floats(t->rs.grad_groups, np, t->workers, 1) * sizeof(float), 1);
+                                         grad_workers_floats(t->rs.grad_groups, np, t->workers, 1) * sizeof(float),
+                                     t->workers);   // a worker takes its groups as the threads' rule says (cmd/groups.h)
         int is_auto = !strcmp(a->parallel, "auto");
         if (parallel_memory(&t->cfg, t->per, at_once, t->workers, t->rs.grad_groups, per_image * (size_t)t->per,
                             is_auto ? 0.5 : 0.9, err, sizeof err) == 0) {
