@@ -27,7 +27,6 @@
 #include "core/masking.h"
 #include "dist/dist.h"
 #include "dist/workers.h"
-#include "kernels/sumtree.h"
 
 // FLOPs of one training step (forward + backward) for B images, K visible patches of L:
 //   a Linear over M tokens, in -> out: forward 2*M*in*out (one multiply-add = 2 flops); backward
@@ -290,6 +289,7 @@ int cmd_bench(int argc, char **argv) {
     int gr_ok = 0;
     if (ok && W) {
         gr_ok = grad_workers_init(&gw, groups, np, W, at_once, err, sizeof err) == 0;
+        gw.defer_top = 1;   // the top of the workers' tree in AdamW's pass, as train does without --clip
     } else if (ok) {
         gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
         if (gr_ok && at_once > 1 && grad_reduce_at_once(&gr, at_once, err, sizeof err)) gr_ok = 0;
@@ -331,7 +331,6 @@ int cmd_bench(int argc, char **argv) {
         int stop = 0, failed_here = 0;
         float *grads = W ? mae_grads(m) : grad_reduce_grads(&gr, mae_grads(m));
         gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
-        gw.defer_top = W > 0;   // the top of the workers' tree in AdamW's pass, as train does without --clip
         if (W)
             grad_workers_step(&gw, grads, bench_group, bench_groups, ctx, &loss, NULL, &stop, &failed_here, err,
                               sizeof err);
@@ -343,13 +342,7 @@ int cmd_bench(int argc, char **argv) {
         gemm_weights_end();
         last_loss = loss;
         double t3 = omp_get_wtime();
-        if (gw.defer_top) {
-            SumTree top;
-            grad_workers_top_tree(&gw, &top);
-            adamw_step_tree(tensors, nt, mae_params(m), &top, gw.node, exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
-        } else {
-            adamw_step(tensors, nt, mae_params(m), grads, exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
-        }
+        grad_workers_adamw(&gw, tensors, nt, mae_params(m), grads, exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
         double t4 = omp_get_wtime();
         if (s < warmup) continue;
         cpu_total += cpu_seconds() - c0;

@@ -35,7 +35,6 @@
 #include "cmd/runfolder.h"
 #include "cmd/train_out.h"
 #include "cmd/train_state.h"
-#include "kernels/sumtree.h"
 #include "core/masking.h"
 #include "core/model.h"
 #include "core/optim.h"
@@ -663,6 +662,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                          (t->at_once > 1 && grad_reduce_at_once(&t->gr, t->at_once, err, sizeof err)))
         rc = report("train", err, 1);
     if ((rc = agree(rc))) return rc;
+    // Workers leave the top of their tree to AdamW's pass unless clipping needs the whole gradient first.
+    t->gw.defer_top = t->workers && t->rs.clip == 0;
 
     // 5. Rank 0 writes config.json and opens metrics.csv.
     if (rank == 0) {
@@ -856,8 +857,6 @@ int cmd_train(int argc, char **argv) {
         int failed_here = 0;
         float *grads = t->workers ? mae_grads(t->model) : grad_reduce_grads(&t->gr, mae_grads(t->model));
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
-        // Workers leave the top of their tree to AdamW's pass unless clipping needs the whole gradient.
-        t->gw.defer_top = t->workers && r->clip == 0;
         int reduce_rc = t->workers
             ? grad_workers_step(&t->gw, grads, load_failed ? train_group_failed : train_group,
                                 load_failed ? train_groups_failed : train_groups, runners, &loss, &stop_requested,
@@ -882,15 +881,8 @@ int cmd_train(int argc, char **argv) {
             break;
         }
         if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
-        if (t->gw.defer_top) {
-            SumTree top;
-            grad_workers_top_tree(&t->gw, &top);
-            adamw_step_tree(t->tensors, t->ntensors, mae_params(t->model), &top, t->gw.node, t->exp_avg,
-                            t->exp_avg_sq, lr, r->wd, step + 1);
-        } else {
-            adamw_step(t->tensors, t->ntensors, mae_params(t->model), grads, t->exp_avg,
-                       t->exp_avg_sq, lr, r->wd, step + 1);
-        }
+        grad_workers_adamw(&t->gw, t->tensors, t->ntensors, mae_params(t->model), grads, t->exp_avg, t->exp_avg_sq,
+                           lr, r->wd, step + 1);
         r->step++;
         double t1 = now_seconds();
         interval_busy += t1 - t0;

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dist/workers.h"
+#include "core/optim.h"
 #include "kernels/cpu.h"
-#include "kernels/sumtree.h"
+
+#define TOP_BLOCK 1024
 
 static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -51,29 +53,12 @@ int grad_workers_init(GradWorkers *gw, int groups, size_t n, int workers, int wi
     return 0;
 }
 
-// The top of the tree over the W worker nodes for the floats [lo, hi), in place in node[0] (the
-// order of tree_sum_floats: node[j] += node[j + step] for step = 1, 2, 4, ...), then scaled: the adds
-// of dist.c's rank combination, so the same bits. Blocks of TOP_BLOCK floats keep the W rows in L1.
-#define TOP_BLOCK 1024
-static void top_of_tree(float *const *node, int W, size_t lo, size_t hi, float scale) {
-    for (size_t at = lo; at < hi; at += TOP_BLOCK) {
-        size_t len = hi - at < TOP_BLOCK ? hi - at : TOP_BLOCK;
-        for (int step = 1; step < W; step *= 2)
-            for (int j = 0; j + step < W; j += 2 * step) {
-                float *restrict x = node[j] + at;
-                const float *restrict y = node[j + step] + at;
-                for (size_t i = 0; i < len; i++) x[i] += y[i];
-            }
-        float *restrict x = node[0] + at;
-        for (size_t i = 0; i < len; i++) x[i] *= scale;
-    }
-}
-
 int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, void *const *ctx, float *loss,
                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
     const int W = gw->workers;
     const size_t n = gw->part[0].n;
-    const float scale = 1.0f / (float)gw->part[0].groups;   // a power of two: exact
+    SumTree top;
+    grad_workers_top_tree(gw, &top);
     double node_loss[WORKERS_MAX];
     int failed[WORKERS_MAX];
     double done_at[WORKERS_MAX];
@@ -99,9 +84,10 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
         for (int w = 0; w < W; w++) any_failed |= failed[w];
         if (!any_failed && !gw->defer_top) {
             double t0 = omp_get_wtime();
-            // Thread th adds its slice of every node: slices of whole 64-byte lines.
+            // Thread th adds its slice of every node (slices of whole 64-byte lines), in blocks of
+            // TOP_BLOCK floats that keep the W rows in L1.
             size_t lo = ((size_t)th * n / nth) & ~(size_t)15, hi = th == nth - 1 ? n : ((size_t)(th + 1) * n / nth) & ~(size_t)15;
-            top_of_tree(gw->node, W, lo, hi, scale);
+            for (size_t at = lo; at < hi; at += TOP_BLOCK) sumtree_range(&top, gw->node, at, hi - at < TOP_BLOCK ? hi : at + TOP_BLOCK);
             #pragma omp barrier
             if (th == 0) t_add = omp_get_wtime() - t0;
         }
@@ -124,15 +110,29 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
     return *failed_here ? -1 : 0;
 }
 
+// The top of the tree over the W worker nodes: node[j] += node[j + step] for step = 1, 2, 4, ... (the
+// order of tree_sum_floats), then node[0] scaled by 1 / G (a power of two: exact): the adds of dist.c's
+// rank combination, so the same bits.
 void grad_workers_top_tree(const GradWorkers *gw, SumTree *t) {
     const int W = gw->workers;
     t->n = W;
     t->nadd = 0;
-    for (int step = 1; step < W; step *= 2)   // top_of_tree's order
+    for (int step = 1; step < W; step *= 2)
         for (int j = 0; j + step < W; j += 2 * step) {
             t->dst[t->nadd] = (unsigned char)j;
             t->src[t->nadd++] = (unsigned char)(j + step);
         }
     t->scale = 1.0f / (float)gw->part[0].groups;
     sumtree_finish(t);
+}
+
+void grad_workers_adamw(const GradWorkers *gw, const MaeTensor *t, int nt, float *params, const float *grads, float *m,
+                        float *v, float lr, float wd, long step) {
+    if (!gw->defer_top) {
+        adamw_step(t, nt, params, grads, m, v, lr, wd, step);
+        return;
+    }
+    SumTree top;
+    grad_workers_top_tree(gw, &top);
+    adamw_step_tree(t, nt, params, &top, gw->node, m, v, lr, wd, step);
 }

@@ -16,6 +16,7 @@
 #define VITMAE_WORKERS_H
 #include <signal.h>
 #include <stddef.h>
+#include "core/config.h"
 #include "dist/dist.h"
 
 #define WORKERS_MAX 64
@@ -28,7 +29,7 @@ typedef struct {
     char err[WORKERS_MAX][512];     // worker w's reason when its groups failed
     double reduce_s;                // seconds adding the groups' gradients (workers' and top), summed over steps
     double wait_s;                  // seconds worker 0 waited for the others at the meeting, summed over steps
-    int defer_top;                  // set by the caller: steps leave the top of the tree to it (below)
+    int defer_top;                  // set by the caller: steps leave the top of the tree to grad_workers_adamw
 } GradWorkers;
 
 // Whether `workers` threads can share the `groups` groups of one process as workers: 2 or more
@@ -51,10 +52,14 @@ size_t grad_workers_floats(int groups, size_t n, int workers, int width);
 int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, void *const *ctx, float *loss,
                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
 
-// The top of the tree as adds over the W worker nodes (node[0] live, scaled by 1 / G): with defer_top
-// set, a step leaves the nodes unsummed and the caller sums them with this tree, inside AdamW's pass
-// (core/optim.h, adamw_step_tree: each range while it is in the cache, where no gradient clipping
-// needs the whole gradient first) or with sumtree_apply. The same adds as the step's own.
-typedef struct SumTree SumTree;
+// The top of the tree as adds over the W worker nodes (node[0] live, scaled by 1 / G): the step's own
+// adds, or, with defer_top set, the caller's: a step then leaves the nodes unsummed, to be summed inside
+// AdamW's pass (grad_workers_adamw: each range while it is in the cache, where no gradient clipping
+// needs the whole gradient first) or with sumtree_apply.
 void grad_workers_top_tree(const GradWorkers *gw, SumTree *t);
+// AdamW (core/optim.h) on the step's gradient: adamw_step on grads, or, with defer_top set (gw->node
+// holding the last step's unsummed nodes), adamw_step_tree over the nodes with the top tree. A GradWorkers
+// that is all zeros (no workers) takes the first.
+void grad_workers_adamw(const GradWorkers *gw, const MaeTensor *t, int nt, float *params, const float *grads, float *m,
+                        float *v, float lr, float wd, long step);
 #endif
