@@ -47,8 +47,27 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 fi
+# The timed steps' times, in order, and their quartiles (linear interpolation between ranks, as
+# numpy's default): recomputed here from the list; their mean is step_s, their least the best step.
+out=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 6 --warmup 1 --threads 1 --json); rc=$?
+t "bench --json --steps 6 exits 0" '[ $rc -eq 0 ]'
+echo "$out" >"$tmp/q.json"
+t "bench --json: the step times and their quartiles" "/usr/bin/python3 - '$tmp/q.json' <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d['step_times_s']
+def q(p):
+    s = sorted(v); at = p * (len(s) - 1); i = int(at)
+    return s[-1] if i >= len(s) - 1 else s[i] + (at - i) * (s[i + 1] - s[i])
+ok = len(v) == 6 and all(x > 0 for x in v)
+ok = ok and all(abs(d[k] - q(p)) <= 2e-6 for k, p in (('step_s_q1', 0.25), ('step_s_median', 0.5), ('step_s_q3', 0.75)))
+ok = ok and abs(sum(v) / len(v) - d['step_s']) <= 2e-6 and abs(min(v) - d['batch'] / d['img_per_s_best_step']) <= 1e-3 * min(v)
+if not ok: print('FAILED: step times', v, d['step_s_q1'], d['step_s_median'], d['step_s_q3'], d['step_s'])
+sys.exit(0 if ok else 1)
+PY"
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 1); rc=$?
 t "bench text exits 0" '[ $rc -eq 0 ]'
+t "bench text has the steps' median and middle half" 'echo "$out" | grep -Eq "^  step +[0-9.]+ ms mean; median [0-9.]+, middle half [0-9.]+-[0-9.]+ ms"'
 t "bench text has img/s and peak" 'echo "$out" | grep -q "img/s" && echo "$out" | grep -q "of peak"'
 t "bench text has the peak measured after the steps" 'echo "$out" | grep -Eq "^  peak after +[0-9.]+ GFLOP/s measured again after the steps \([+-][0-9.]+%\)"'
 # --profile: a row per kind of kernel and "other"; the JSON has the same rows, with the products' GFLOP/s.

@@ -2,9 +2,10 @@
 # `make bench`: vitmae bench and PyTorch (tools/bench_torch.py, same model, same recipe) at 1 and 2
 # threads on three configurations, one table each with img/s, % of the measured FP32 peak (and how far
 # the peak moved from before the steps to after them: beyond a few percent the host's speed changed
-# during the run), the phase split and the ratio to PyTorch's best; then `mpirun -np 2` x 1 thread
-# against 1 process x 2 threads (docs/distributed.md), interleaved. Configurations (BENCH_ROWS, default
-# "tiny32 small224 base224"):
+# during the run; and the spread of its step times, which shows what the peak's two short checks miss:
+# steps slowed by memory or caches shared with other jobs), the phase split and the ratio to PyTorch's
+# best; then `mpirun -np 2` x 1 thread against 1 process x 2 threads (docs/distributed.md),
+# interleaved. Configurations (BENCH_ROWS, default "tiny32 small224 base224"):
 #   tiny32:   the bench config (tiny, 32x32 RGB, patch 4, batch 64): best of REPEAT (3) runs of STEPS (10)
 #   small224: the small preset at 224x224, patch 16, batch 8: best of MAE_REPEAT (1) runs of MAE_STEPS (2)
 #   base224:  ViT-B/16 at 224 (MAE's own geometry), batch 8: as small224
@@ -64,7 +65,7 @@ bench_row() {
     blas_kernels=$(blas_of "$tmp/$name.t1.1")
   fi
   echo
-  printf '%-40s %8s %9s %8s %11s %9s %7s\n' "$name: $rargs" "img/s" "GFLOP/s" "% peak" "peak moved" "vs torch" "mem/x"
+  printf '%-40s %8s %9s %8s %11s %12s %9s %7s\n' "$name: $rargs" "img/s" "GFLOP/s" "% peak" "peak moved" "step spread" "vs torch" "mem/x"
   for t in 1 2 k2; do
     ips=$(for r in $(seq "$rrep"); do field "$tmp/$name.v$t.$r" img_per_s; done | best)
     f=$(grep -l "\"img_per_s\": $ips," "$tmp/$name".v$t.* | head -n 1)
@@ -72,10 +73,14 @@ bench_row() {
     ratio=$(echo "$ips $tbest" | awk '{ if ($2 > 0) printf "%.2fx", $1 / $2; else print "-" }')
     moved=$(echo "$(field "$f" peak_gflops) $(field "$f" peak_gflops_after)" |
       awk '{ if ($1 > 0 && $2 > 0) printf "%+.1f%%", 100 * ($2 / $1 - 1); else print "-" }')
+    # The middle half of the run's step times, as a fraction of their median (vitmae bench: steps do
+    # the same work, so a wide spread is the host's).
+    spread=$(echo "$(field "$f" step_s_q1) $(field "$f" step_s_median) $(field "$f" step_s_q3)" |
+      awk '{ if ($2 > 0) printf "%.1f%%", 100 * ($3 - $1) / $2; else print "-" }')
     how=""; grep -q '"parallel": "groups"' "$f" && how=", workers"
     [ "$t" = k2 ] && how=", team"
-    printf '%-40s %8.2f %9.1f %7.1f%% %11s %9s %6.2fx\n' "vitmae, ${t#k} thread(s)$how" "$ips" "$(field "$f" gflops)" \
-      "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$moved" "$ratio" "$(field "$f" memory_ratio)"
+    printf '%-40s %8.2f %9.1f %7.1f%% %11s %12s %9s %6.2fx\n' "vitmae, ${t#k} thread(s)$how" "$ips" "$(field "$f" gflops)" \
+      "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$moved" "$spread" "$ratio" "$(field "$f" memory_ratio)"
   done
   if [ $torch_ok = 1 ]; then
     printf '%-40s %8.2f\n' "torch, 1 thread" "$torch1" "torch, 2 threads" "$torch2"

@@ -188,6 +188,26 @@ static void print_profile(const ProfTotals *pt, int steps, double total, double 
 // docs/performance.md, "A fourteenth session").
 #define PEAK_DRIFT 0.05
 
+// The timed steps' spread: their middle half (first to third quartile) wider than this fraction of
+// their median. Every step does the same work, so a wide spread is the host's doing: a busy machine
+// slowed some steps (memory or caches shared with other jobs) while the FMA peak, measured in a few
+// milliseconds of register-only work, did not move (docs/performance.md, "A twentieth session").
+#define STEP_SPREAD 0.10
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// The p-quantile (0 <= p <= 1) of n >= 1 sorted values, interpolated linearly between the two nearest
+// ranks (numpy's default): position p (n - 1).
+static double quantile_sorted(const double *v, int n, double p) {
+    double at = p * (n - 1);
+    int i = (int)at;
+    if (i >= n - 1) return v[n - 1];
+    return v[i] + (at - i) * (v[i + 1] - v[i]);
+}
+
 int cmd_bench(int argc, char **argv) {
     const char *preset = MAE_DEFAULT_PRESET;
     int img = MAE_DEFAULT_IMG, patch = MAE_DEFAULT_PATCH, channels = 3, batch = MAE_DEFAULT_BATCH;
@@ -282,6 +302,7 @@ int cmd_bench(int argc, char **argv) {
         ctx[w] = b;
     }
     float *exp_avg = cpu_calloc_big(np, sizeof(float)), *exp_avg_sq = cpu_calloc_big(np, sizeof(float));
+    double *step_s = malloc((size_t)steps * sizeof(double));   // each timed step's wall time, in order
     GradReduce gr;
     GradWorkers gw;
     memset(&gr, 0, sizeof gr);
@@ -294,13 +315,13 @@ int cmd_bench(int argc, char **argv) {
         gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
         if (gr_ok && at_once > 1 && grad_reduce_at_once(&gr, at_once, err, sizeof err)) gr_ok = 0;
     }
-    if (!exp_avg || !exp_avg_sq || !gr_ok) {
+    if (!exp_avg || !exp_avg_sq || !step_s || !gr_ok) {
         cli_error("bench", "out of memory");
         for (int w = 0; w < nw; w++) {
             if (w) mae_free(bs[w].m);
             free(bs[w].images); free(bs[w].noise); free(bs[w].ids_keep); free(bs[w].mask_scratch);
         }
-        mae_free(m); free(exp_avg); free(exp_avg_sq);
+        mae_free(m); free(exp_avg); free(exp_avg_sq); free(step_s);
         grad_reduce_free(&gr);
         grad_workers_free(&gw);
         return 1;
@@ -350,6 +371,7 @@ int cmd_bench(int argc, char **argv) {
         phases_add(&ph, bs[0].data, &bs[0].mt, W ? gw.reduce_s : gr.reduce_s, W ? gw.wait_s : gr.wait_s, t4 - t3,
                    t4 - t0);
         if (t4 - t0 < best_step) best_step = t4 - t0;
+        step_s[s - warmup] = t4 - t0;
     }
     ProfTotals pt;
     prof_read(&pt);
@@ -370,6 +392,17 @@ int cmd_bench(int argc, char **argv) {
     grad_reduce_free(&gr);
     grad_workers_free(&gw);
     double flops = flop_count(&cfg, batch, K);
+    // The steps' quartiles, from a sorted copy (step_s keeps their order for --json).
+    double *sorted = malloc((size_t)steps * sizeof(double)), q1 = 0, med = 0, q3 = 0;
+    if (sorted) {
+        memcpy(sorted, step_s, (size_t)steps * sizeof(double));
+        qsort(sorted, (size_t)steps, sizeof(double), cmp_double);
+        q1 = quantile_sorted(sorted, steps, 0.25);
+        med = quantile_sorted(sorted, steps, 0.5);
+        q3 = quantile_sorted(sorted, steps, 0.75);
+        free(sorted);
+    }
+    double spread = med > 0 ? (q3 - q1) / med : 0.0;
     double img_s = batch * (double)steps / ph.total, img_s_best = batch / best_step;
     double gflops = flops * steps / ph.total * 1e-9;
     struct rusage ru;
@@ -393,14 +426,16 @@ int cmd_bench(int argc, char **argv) {
                "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"parallel\": \"%s\", \"workers\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
-               "\"step_s\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
+               "\"step_s\": %.6f, \"step_s_q1\": %.6f, \"step_s_median\": %.6f, \"step_s_q3\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"peak_gflops_after\": %.2f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
                preset, img, patch, channels, batch, (double)mask_ratio, K, threads, W ? "groups" : "kernels", W, nranks, groups, at_once, accum, exchange, steps, warmup,
-               gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
+               gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, q1, med, q3, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
                gflops / peak, peak_after, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
-        printf("}, ");
+        printf("}, \"step_times_s\": [");
+        for (int i = 0; i < steps; i++) printf("%s%.6f", i ? ", " : "", step_s[i]);
+        printf("], ");
         if (profile) print_profile(&pt, steps, ph.total, W ? peak / threads : peak, W ? 1 : threads, 1);
         printf("\"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
                rss / analytic);
@@ -418,7 +453,10 @@ int cmd_bench(int argc, char **argv) {
                caches.l1d >> 10, caches.l2 >> 10, caches.l3 >> 10, blk.kc, blk.slab_floats * 4 >> 10, blk.mc_panels);
         printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);
         printf("  img/s          %.1f  (best step %.1f)\n", img_s, img_s_best);
-        printf("  step           %.1f ms\n", 1e3 * ph.total / steps);
+        printf("  step           %.1f ms mean; median %.1f, middle half %.1f-%.1f ms%s\n", 1e3 * ph.total / steps,
+               1e3 * med, 1e3 * q1, 1e3 * q3,
+               spread > STEP_SPREAD ? ": the steps' speed varied during the run (the host's doing: they all do "
+                                      "the same work), so compare runs side by side" : "");
         // At 1 thread, CPU time leaves out the time the OS gave to other jobs: img/s on a quiet core
         // (spinning OpenMP threads count as busy, so at 2+ threads it is only an upper bound of work).
         printf("  CPU time       %.1f ms per step (all threads)%s", 1e3 * cpu_total / steps, threads == 1 ? "" : "\n");
@@ -450,6 +488,6 @@ int cmd_bench(int argc, char **argv) {
     }
     mae_free(m);
     gemm_weights_release();
-    free(exp_avg); free(exp_avg_sq);
+    free(exp_avg); free(exp_avg_sq); free(step_s);
     return 0;
 }
