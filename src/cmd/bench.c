@@ -302,7 +302,8 @@ int cmd_bench(int argc, char **argv) {
         ctx[w] = b;
     }
     float *exp_avg = cpu_calloc_big(np, sizeof(float)), *exp_avg_sq = cpu_calloc_big(np, sizeof(float));
-    double *step_s = malloc((size_t)steps * sizeof(double));   // each timed step's wall time, in order
+    // Each timed step's wall time, in order, then room for a sorted copy (the quartiles).
+    double *step_s = malloc(2 * (size_t)steps * sizeof(double));
     GradReduce gr;
     GradWorkers gw;
     memset(&gr, 0, sizeof gr);
@@ -393,16 +394,11 @@ int cmd_bench(int argc, char **argv) {
     grad_workers_free(&gw);
     double flops = flop_count(&cfg, batch, K);
     // The steps' quartiles, from a sorted copy (step_s keeps their order for --json).
-    double *sorted = malloc((size_t)steps * sizeof(double)), q1 = 0, med = 0, q3 = 0;
-    if (sorted) {
-        memcpy(sorted, step_s, (size_t)steps * sizeof(double));
-        qsort(sorted, (size_t)steps, sizeof(double), cmp_double);
-        q1 = quantile_sorted(sorted, steps, 0.25);
-        med = quantile_sorted(sorted, steps, 0.5);
-        q3 = quantile_sorted(sorted, steps, 0.75);
-        free(sorted);
-    }
-    double spread = med > 0 ? (q3 - q1) / med : 0.0;
+    double *sorted = step_s + steps;
+    memcpy(sorted, step_s, (size_t)steps * sizeof(double));
+    qsort(sorted, (size_t)steps, sizeof(double), cmp_double);
+    double q1 = quantile_sorted(sorted, steps, 0.25), med = quantile_sorted(sorted, steps, 0.5);
+    double q3 = quantile_sorted(sorted, steps, 0.75), spread = med > 0 ? (q3 - q1) / med : 0.0;
     double img_s = batch * (double)steps / ph.total, img_s_best = batch / best_step;
     double gflops = flops * steps / ph.total * 1e-9;
     struct rusage ru;
