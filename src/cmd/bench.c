@@ -189,9 +189,10 @@ static void print_profile(const ProfTotals *pt, int steps, double total, double 
 #define PEAK_DRIFT 0.05
 
 // The timed steps' spread: their middle half (first to third quartile) wider than this fraction of
-// their median. Every step does the same work, so a wide spread is the host's doing: a busy machine
-// slowed some steps (memory or caches shared with other jobs) while the FMA peak, measured in a few
-// milliseconds of register-only work, did not move (docs/performance.md, "A twentieth session").
+// their median. Every step does the same work, so after the warm-up a wide spread is the host's doing:
+// a busy machine slowed some steps (memory or caches shared with other jobs) while the FMA peak,
+// measured in a few milliseconds of register-only work, did not move (docs/performance.md, "A twentieth
+// session"). Without warm-up steps the first step also packs the weights and touches fresh memory.
 #define STEP_SPREAD 0.10
 
 static int cmp_double(const void *a, const void *b) {
@@ -337,7 +338,7 @@ int cmd_bench(int argc, char **argv) {
     double peak = cpu_fma_peak_gflops(threads) * nranks;
     int cpus = cpu_threads_cpus(threads);   // this process's threads (docs/interface.md, "vitmae bench")
     Phases ph = {0};
-    double best_step = 1e30, last_loss = 0.0, cpu_total = 0.0;
+    double last_loss = 0.0, cpu_total = 0.0;
     for (int s = 0; s < warmup + steps; s++) {
         for (int w = 0; w < nw; w++) {
             memset(&bs[w].mt, 0, sizeof bs[w].mt);
@@ -371,7 +372,6 @@ int cmd_bench(int argc, char **argv) {
         // Workers: worker 0's phases (the others ran theirs side by side), its wait for them at the meeting.
         phases_add(&ph, bs[0].data, &bs[0].mt, W ? gw.reduce_s : gr.reduce_s, W ? gw.wait_s : gr.wait_s, t4 - t3,
                    t4 - t0);
-        if (t4 - t0 < best_step) best_step = t4 - t0;
         step_s[s - warmup] = t4 - t0;
     }
     ProfTotals pt;
@@ -399,7 +399,7 @@ int cmd_bench(int argc, char **argv) {
     qsort(sorted, (size_t)steps, sizeof(double), cmp_double);
     double q1 = quantile_sorted(sorted, steps, 0.25), med = quantile_sorted(sorted, steps, 0.5);
     double q3 = quantile_sorted(sorted, steps, 0.75), spread = med > 0 ? (q3 - q1) / med : 0.0;
-    double img_s = batch * (double)steps / ph.total, img_s_best = batch / best_step;
+    double img_s = batch * (double)steps / ph.total, img_s_best = batch / sorted[0];
     double gflops = flops * steps / ph.total * 1e-9;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -451,8 +451,8 @@ int cmd_bench(int argc, char **argv) {
         printf("  img/s          %.1f  (best step %.1f)\n", img_s, img_s_best);
         printf("  step           %.1f ms mean; median %.1f, middle half %.1f-%.1f ms%s\n", 1e3 * ph.total / steps,
                1e3 * med, 1e3 * q1, 1e3 * q3,
-               spread > STEP_SPREAD ? ": the steps' speed varied during the run (the host's doing: they all do "
-                                      "the same work), so compare runs side by side" : "");
+               spread > STEP_SPREAD ? ": the steps' speed varied during the run (they all do the same work: a busy "
+                                      "host, or too few --warmup steps), so compare runs side by side" : "");
         // At 1 thread, CPU time leaves out the time the OS gave to other jobs: img/s on a quiet core
         // (spinning OpenMP threads count as busy, so at 2+ threads it is only an upper bound of work).
         printf("  CPU time       %.1f ms per step (all threads)%s", 1e3 * cpu_total / steps, threads == 1 ? "" : "\n");
