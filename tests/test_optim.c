@@ -257,7 +257,11 @@ static void test_adamw_copies(void) {
 // tree, dist/workers.h: pairwise, scaled by 1 / G), summed range by range inside AdamW's pass. Against
 // sumtree_apply over the buffers followed by adamw_step: parameters and moments bitwise, and the live
 // buffer holding the summed gradient over every trainable tensor; with and without packed copies (the
-// copies' row blocks take their ranges there), at 1 and 3 threads, 1, 2 and 4 buffers.
+// copies' row blocks take their ranges there), at 1 and 3 threads, 1, 2 and 4 buffers. And with the
+// weight matrices updated first by adamw_tree_rows, 64 rows a call, the calls shared by 2 threads in
+// descending order (as the workers take them beside their backward, dist/workers.h), then the rest by
+// adamw_step_tree skipping them: the same bits, and the next scope's products served from the copies
+// the row updates rewrote.
 static void test_adamw_tree(void) {
     MaeTensor t[128];
     int nt;
@@ -278,6 +282,8 @@ static void test_adamw_tree(void) {
     const int M = 9;
     float *A = malloc(M * 4096 * 4), *y = malloc(M * 4096 * 4);
     for (int i = 0; i < M * 4096; i++) A[i] = rng_normal(&r, 0.0f, 1.0f);
+    unsigned char *skip = calloc((size_t)nt, 1);
+    for (int early = 0; early < 2; early++)
     for (int copies = 0; copies < 2; copies++)
         for (int W = 1; W <= 4; W *= 2)
             for (int th = 1; th <= 3; th += 2) {
@@ -304,20 +310,57 @@ static void test_adamw_tree(void) {
                     CHECK(weights >= 8 && with_copies == weights, "tree: %d of %d weights have both copies",
                           with_copies, weights);
                 }
-                adamw_step_tree(t, nt, p, &tr, node, m, v, 1e-2f, 0.05f, 3);
+                int rowed = 0;
+                for (int k = 0; k < nt; k++) rowed += skip[k] = early && t[k].ndim == 2;
+                if (early) {
+                    #pragma omp parallel num_threads(2)
+                    {
+                        int me = omp_get_thread_num(), call = 0;
+                        for (int k = nt - 1; k >= 0; k--) {
+                            if (!skip[k]) continue;
+                            int rows = t[k].shape[0];
+                            for (int r0 = (rows - 1) / 64 * 64; r0 >= 0; r0 -= 64, call++)
+                                if (call % 2 == me)
+                                    adamw_tree_rows(&t[k], p, &tr, node, m, v, 1e-2f, 0.05f, 3, r0,
+                                                    r0 + 64 < rows ? r0 + 64 : rows);
+                        }
+                    }
+                    CHECK(rowed >= 8, "%d weight matrices updated by rows", rowed);
+                }
+                adamw_step_tree(t, nt, p, &tr, node, m, v, 1e-2f, 0.05f, 3, skip);
                 int grad_ok = 1;
                 for (int k = 0; k < nt; k++)
                     if (t[k].trainable)
                         grad_ok &= !memcmp(node[0] + t[k].offset, want[0] + t[k].offset, t[k].numel * 4);
                 CHECK(!memcmp(p, pr, np * 4) && !memcmp(m, mr, np * 4) && !memcmp(v, vr, np * 4) && grad_ok,
-                      "adamw_step_tree, %d buffers, %d threads%s: bitwise the tree then adamw_step (%s)", W, th,
-                      copies ? ", packed copies" : "", grad_ok ? "the update differs" : "the summed gradient differs");
+                      "adamw_step_tree%s, %d buffers, %d threads%s: bitwise the tree then adamw_step (%s)",
+                      early ? " after adamw_tree_rows" : "", W, th, copies ? ", packed copies" : "",
+                      grad_ok ? "the update differs" : "the summed gradient differs");
                 if (copies) {
+                    for (size_t i = 0; i < np; i++) p[i] += 1.0f;   // not rewritten: the next scope reads the copies
+                    int bad = 0;
+                    long big = 2 * gemm_blocking().slab_floats;
+                    gemm_weights_begin();
+                    for (int k = 0; k < nt; k++) {
+                        if (t[k].ndim != 2 || (long)t[k].numel <= big) continue;
+                        int rows = t[k].shape[0], cols = t[k].shape[1];
+                        gemm_nt(M, rows, cols, A, cols, pr + t[k].offset, cols, y, rows, NULL, 0);
+                        gemm_nt_weight(M, rows, cols, A, cols, p + t[k].offset, cols, y + (size_t)M * 2048, rows,
+                                       NULL, 0);
+                        bad += memcmp(y, y + (size_t)M * 2048, (size_t)M * rows * 4) != 0;
+                        gemm_nn(M, cols, rows, A, rows, pr + t[k].offset, cols, y, cols, 0);
+                        gemm_nn_weight(M, cols, rows, A, rows, p + t[k].offset, cols, y + (size_t)M * 2048, cols, 0);
+                        bad += memcmp(y, y + (size_t)M * 2048, (size_t)M * cols * 4) != 0;
+                    }
+                    gemm_weights_end();
+                    CHECK(bad == 0, "tree%s, %d buffers, %d threads: %d products not served from the rewritten copies",
+                          early ? " after adamw_tree_rows" : "", W, th, bad);
                     gemm_weights_release();
                     gemm_force_blocking(0, 0);
                 }
             }
     omp_set_num_threads(2);
+    free(skip);
     for (int w = 0; w < 4; w++) { free(node0[w]); free(node[w]); free(want[w]); }
     free(A); free(y);
     free(p0); free(m0); free(v0); free(pr); free(mr); free(vr); free(p); free(m); free(v);

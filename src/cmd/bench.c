@@ -313,6 +313,9 @@ int cmd_bench(int argc, char **argv) {
     if (ok && W) {
         gr_ok = grad_workers_init(&gw, groups, np, W, at_once, err, sizeof err) == 0;
         gw.defer_top = 1;   // the top of the workers' tree in AdamW's pass, as train does without --clip
+        Mae *models[WORKERS_MAX];
+        for (int w = 0; w < W; w++) models[w] = bs[w].m;
+        if (gr_ok && grad_workers_early_init(&gw, models, err, sizeof err)) gr_ok = 0;
     } else if (ok) {
         gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
         if (gr_ok && at_once > 1 && grad_reduce_at_once(&gr, at_once, err, sizeof err)) gr_ok = 0;
@@ -346,13 +349,14 @@ int cmd_bench(int argc, char **argv) {
             bs[w].step = s;
         }
         gr.reduce_s = gr.wait_s = 0;
-        gw.reduce_s = gw.wait_s = 0;
+        gw.reduce_s = gw.wait_s = gw.early_s = 0;
         if (s == warmup && profile) prof_enable(1);   // the timed steps only
         double c0 = cpu_seconds();
         double t0 = omp_get_wtime();
         float loss = 0.0f;
         int stop = 0, failed_here = 0;
         float *grads = W ? mae_grads(m) : grad_reduce_grads(&gr, mae_grads(m));
+        if (W) grad_workers_plan_adamw(&gw, tensors, nt, mae_params(m), exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
         gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
         if (W)
             grad_workers_step(&gw, grads, bench_group, bench_groups, ctx, &loss, NULL, &stop, &failed_here, err,
@@ -369,9 +373,10 @@ int cmd_bench(int argc, char **argv) {
         double t4 = omp_get_wtime();
         if (s < warmup) continue;
         cpu_total += cpu_seconds() - c0;
-        // Workers: worker 0's phases (the others ran theirs side by side), its wait for them at the meeting.
-        phases_add(&ph, bs[0].data, &bs[0].mt, W ? gw.reduce_s : gr.reduce_s, W ? gw.wait_s : gr.wait_s, t4 - t3,
-                   t4 - t0);
+        // Workers: worker 0's phases (the others ran theirs side by side), its wait for them at the meeting,
+        // its updates beside the step.
+        phases_add(&ph, bs[0].data, &bs[0].mt, W ? gw.reduce_s : gr.reduce_s, W ? gw.wait_s : gr.wait_s,
+                   t4 - t3 + gw.early_s, t4 - t0);
         step_s[s - warmup] = t4 - t0;
     }
     ProfTotals pt;

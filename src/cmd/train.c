@@ -662,8 +662,15 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                          (t->at_once > 1 && grad_reduce_at_once(&t->gr, t->at_once, err, sizeof err)))
         rc = report("train", err, 1);
     if ((rc = agree(rc))) return rc;
-    // Workers leave the top of their tree to AdamW's pass unless clipping needs the whole gradient first.
+    // Workers leave the top of their tree to AdamW's pass unless clipping needs the whole gradient first,
+    // and then update each block's weights beside the backward once every worker is done with them.
     t->gw.defer_top = t->workers && t->rs.clip == 0;
+    if (t->gw.defer_top) {
+        Mae *models[WORKERS_MAX];
+        for (int w = 0; w < t->workers; w++) models[w] = t->runner[w].model;
+        if (grad_workers_early_init(&t->gw, models, err, sizeof err)) rc = report("train", err, 1);
+    }
+    if ((rc = agree(rc))) return rc;
 
     // 5. Rank 0 writes config.json and opens metrics.csv.
     if (rank == 0) {
@@ -856,6 +863,9 @@ int cmd_train(int argc, char **argv) {
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;
         float *grads = t->workers ? mae_grads(t->model) : grad_reduce_grads(&t->gr, mae_grads(t->model));
+        if (t->workers)   // AdamW's arguments, for the blocks the workers update beside their backward
+            grad_workers_plan_adamw(&t->gw, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
+                                    lr, r->wd, step + 1);
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
         int reduce_rc = t->workers
             ? grad_workers_step(&t->gw, grads, load_failed ? train_group_failed : train_group,

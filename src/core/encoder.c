@@ -1,5 +1,6 @@
 // Transformer blocks and the encoder input, shared by the MAE and the classifier (see encoder.h).
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,10 @@ void stack_forward(const Stack *s, const float *P, int B, int T) {
 void stack_backward(const Stack *s, const float *P, GradGroups G, const BlockScratch *sc, float *dx, int B, int T,
                     int param_acc) {
     if (team_mode) {   // on the caller's team (core/model.c: mae_backward), or on the one opened below
-        for (int l = s->depth - 1; l >= 0; l--) block_backward(s, l, P, G, sc, dx, B, T, param_acc);
+        for (int l = s->depth - 1; l >= 0; l--) {
+            block_backward(s, l, P, G, sc, dx, B, T, param_acc);
+            if (s->block_done && omp_get_num_threads() == 1) s->block_done(s->block_done_ctx, s->unit_base + s->depth - 1 - l);
+        }
         return;
     }
     #pragma omp parallel

@@ -37,6 +37,9 @@ typedef struct {
 // then in its place its input's), d_small [N, W], d_part [gelu_colsum_scratch(N, Hd)] (kernels/gelu.h).
 typedef struct { float *d_ln, *d_qkv, *d_att, *d_atty, *d_gelu, *d_small, *d_part; } BlockScratch;
 
+// Called after a block's backward, with the block's place in the backward's order (its `unit`).
+typedef void (*BlockDoneFn)(void *ctx, int unit);
+
 // One transformer stack (encoder or decoder).
 typedef struct {
     int depth, C, NH, hidden;
@@ -46,6 +49,9 @@ typedef struct {
     float **res;             // [depth + 1] residual streams [N, C]; res[0] input, res[depth] output
     float *att_scratch;      // [N, C] attention's per-head K^T (forward)
     const float *drop_scale; // NULL, or [depth][2][B] drop-path factors (see the file comment)
+    BlockDoneFn block_done;  // NULL, or called by a one-thread team after block l's backward with unit
+    void *block_done_ctx;    //   unit_base + depth - 1 - l (stack_backward)
+    int unit_base;
 } Stack;
 
 // Walks an arena: with base == NULL it only counts floats, otherwise it hands out pointers
@@ -98,7 +104,8 @@ void block_backward(const Stack *s, int l, const float *P, GradGroups G, const B
 // Every block in turn, forward (res[0] -> res[depth]) or backward (blocks depth-1 .. 0, dx as in
 // block_backward), inside one OpenMP parallel region whose threads share each kernel's loops
 // (kernels/team.h): the same results as calling the blocks one by one. Called inside a team already
-// (team mode), they run the blocks on that team.
+// (team mode), they run the blocks on that team. On a team of one thread, the backward calls
+// s->block_done (when set) after each block.
 void stack_forward(const Stack *s, const float *P, int B, int T);
 void stack_backward(const Stack *s, const float *P, GradGroups G, const BlockScratch *sc, float *dx, int B, int T,
                     int param_acc);

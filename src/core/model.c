@@ -516,6 +516,25 @@ void mae_backward_set_groups(Mae *m, float *const *grads, int n, const SumTree *
     backward_run(m, (GradGroups){grads, n, tree}, 0);
 }
 
+int mae_backward_units(const Mae *m) { return m->dec.depth + m->enc.depth; }
+
+void mae_set_block_done(Mae *m, void (*fn)(void *ctx, int unit), void *ctx) {
+    m->dec.block_done = m->enc.block_done = fn;
+    m->dec.block_done_ctx = m->enc.block_done_ctx = ctx;
+    m->dec.unit_base = 0;
+    m->enc.unit_base = m->dec.depth;
+}
+
+void mae_unit_weights(const Mae *m, int unit, int idx[MAE_UNIT_WEIGHTS]) {
+    int dec = unit < m->dec.depth;
+    const Stack *s = dec ? &m->dec : &m->enc;
+    const BlockOffsets *w = &s->w[s->depth - 1 - (dec ? unit : unit - m->dec.depth)];
+    size_t at[MAE_UNIT_WEIGHTS] = {w->qkvw, w->projw, w->fc1w, w->fc2w};
+    for (int i = 0; i < MAE_UNIT_WEIGHTS; i++)
+        for (int k = 0; k < m->ntensors; k++)
+            if (m->tensors[k].offset == at[i]) idx[i] = k;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Results
 

@@ -94,6 +94,16 @@ void mae_set_timings(Mae *m, MaeTimings *t);   // NULL: timing off (the default)
 // scratch).
 void mae_group_losses(const Mae *m, int n, float *losses);
 void mae_backward_set_groups(Mae *m, float *const *grads, int n, const SumTree *tree);
+// The backward's blocks as units in the order it finishes them: the decoder's blocks from the last
+// (unit 0) to the first, then the encoder's from the last to the first; mae_backward_units of them.
+// A backward run inside another parallel region (a worker's, dist/workers.h) calls fn(ctx, unit)
+// after each unit, once the gradients of the unit's Linear weights are final in the buffers the
+// backward writes them to (with a tree: its live buffers); fn NULL: none (the default).
+// mae_unit_weights: the indices in mae_tensors of unit's Linear weights (qkv, proj, fc1, fc2).
+#define MAE_UNIT_WEIGHTS 4
+int  mae_backward_units(const Mae *m);
+void mae_set_block_done(Mae *m, void (*fn)(void *ctx, int unit), void *ctx);
+void mae_unit_weights(const Mae *m, int unit, int idx[MAE_UNIT_WEIGHTS]);
 // Encoder only (for attention maps): CLS + the given patches (len_keep may be L), final norm.
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
 

@@ -58,17 +58,21 @@ static inline const float *grad_of(const GradTree *gt, const float *g, long lo, 
 // A weight with packed copies (kernels/gemm.h, gemm_weight_copies): updated GEMM_COPY_ROWS rows at a
 // time, each block of rows written into the copies while it is in the cache, so that the next step's
 // products need not pack it again from memory (docs/performance.md, "Weights packed by the update").
+static inline void adamw_copies_block(float *restrict p, const float *restrict g, float *restrict m,
+                                      float *restrict v, const GemmCopies *c, long ld, int blk, float decay,
+                                      float step_size, float bc2_sqrt, const GradTree *gt) {
+    int r0 = blk * GEMM_COPY_ROWS, r1 = r0 + GEMM_COPY_ROWS < c->rows ? r0 + GEMM_COPY_ROWS : c->rows;
+    long lo = (long)r0 * ld, hi = (long)r1 * ld;
+    adamw_range(p, grad_of(gt, g, lo, hi), m, v, lo, hi, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
+    gemm_weight_copies_rows(c, r0, r1);
+}
+
 static inline void adamw_body_copies(float *restrict p, const float *restrict g, float *restrict m,
                                      float *restrict v, const GemmCopies *c, long ld, float decay, float step_size,
                                      float bc2_sqrt, const GradTree *gt) {
     int blocks = (c->rows + GEMM_COPY_ROWS - 1) / GEMM_COPY_ROWS;
     #pragma omp for schedule(static) nowait   // blocks of rows
-    for (int blk = 0; blk < blocks; blk++) {
-        int r0 = blk * GEMM_COPY_ROWS, r1 = r0 + GEMM_COPY_ROWS < c->rows ? r0 + GEMM_COPY_ROWS : c->rows;
-        long lo = (long)r0 * ld, hi = (long)r1 * ld;
-        adamw_range(p, grad_of(gt, g, lo, hi), m, v, lo, hi, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
-        gemm_weight_copies_rows(c, r0, r1);
-    }
+    for (int blk = 0; blk < blocks; blk++) adamw_copies_block(p, g, m, v, c, ld, blk, decay, step_size, bc2_sqrt, gt);
 }
 
 // adamw_body with the gradient summed by a tree, in chunks of whole cache lines.
@@ -104,26 +108,36 @@ void adamw_step_groups(const MaeTensor *t, int nt, const float *lr_scale, float 
     }
 }
 
-// adamw_step, and with the gradient given by a tree (tree not NULL: bufs; grads unused).
+// The tree's live buffer that holds the result (the first live one), and a tensor's view of the tree.
+static int tree_root(const SumTree *tree) {
+    int root = 0;
+    while (tree && root < tree->n - 1 && !tree->live[root]) root++;
+    return root;
+}
+
+static GradTree *tree_at(GradTree *gt, const SumTree *tree, int root, float *const *bufs, size_t off) {
+    if (!tree) return NULL;
+    gt->tree = tree;
+    gt->root = root;
+    for (int i = 0; i < tree->n; i++) gt->at[i] = bufs[i] + off;
+    return gt;
+}
+
+// adamw_step, and with the gradient given by a tree (tree not NULL: bufs; grads unused); tensors with
+// skip[k] set (skip may be NULL) are left as they are.
 static void adamw_step_any(const MaeTensor *t, int nt, float *params, const float *grads, const SumTree *tree,
-                           float *const *bufs, float *m, float *v, float lr, float wd, long step) {
+                           float *const *bufs, float *m, float *v, float lr, float wd, long step,
+                           const unsigned char *skip) {
     float bc1 = 1.0f - powf(ADAMW_BETA1, (float)step);
     float bc2_sqrt = sqrtf(1.0f - powf(ADAMW_BETA2, (float)step));
     float step_size = lr / bc1;
-    int root = 0;
-    while (tree && root < tree->n - 1 && !tree->live[root]) root++;
+    int root = tree_root(tree);
     #pragma omp parallel   // one region for every tensor (not one per tensor: docs/performance.md)
     for (int k = 0; k < nt; k++) {
-        if (!t[k].trainable) continue;
+        if (!t[k].trainable || (skip && skip[k])) continue;
         float decay = t[k].decay ? 1.0f - lr * wd : 1.0f;
         size_t off = t[k].offset;
-        GradTree gt_k, *gt = NULL;
-        if (tree) {
-            gt_k.tree = tree;
-            gt_k.root = root;
-            for (int i = 0; i < tree->n; i++) gt_k.at[i] = bufs[i] + off;
-            gt = &gt_k;
-        }
+        GradTree gt_k, *gt = tree_at(&gt_k, tree, root, bufs, off);
         const float *g = tree ? NULL : grads + off;
         GemmCopies c = gemm_weight_copies(params + off, (long)t[k].numel);
         if (c.n)
@@ -144,12 +158,32 @@ static void adamw_step_any(const MaeTensor *t, int nt, float *params, const floa
 
 void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, float *m, float *v,
                 float lr, float wd, long step) {
-    adamw_step_any(t, nt, params, grads, NULL, NULL, m, v, lr, wd, step);
+    adamw_step_any(t, nt, params, grads, NULL, NULL, m, v, lr, wd, step, NULL);
 }
 
 void adamw_step_tree(const MaeTensor *t, int nt, float *params, const SumTree *tree, float *const *bufs, float *m,
-                     float *v, float lr, float wd, long step) {
-    adamw_step_any(t, nt, params, NULL, tree, bufs, m, v, lr, wd, step);
+                     float *v, float lr, float wd, long step, const unsigned char *skip) {
+    adamw_step_any(t, nt, params, NULL, tree, bufs, m, v, lr, wd, step, skip);
+}
+
+void adamw_tree_rows(const MaeTensor *tk, float *params, const SumTree *tree, float *const *bufs, float *m, float *v,
+                     float lr, float wd, long step, int r0, int r1) {
+    if (!tk->trainable) return;
+    float bc1 = 1.0f - powf(ADAMW_BETA1, (float)step);
+    float bc2_sqrt = sqrtf(1.0f - powf(ADAMW_BETA2, (float)step));
+    float decay = tk->decay ? 1.0f - lr * wd : 1.0f;
+    size_t off = tk->offset;
+    long rows = tk->shape[0], ld = (long)tk->numel / rows;
+    GradTree gt_k, *gt = tree_at(&gt_k, tree, tree_root(tree), bufs, off);
+    GemmCopies c = gemm_weight_copies(params + off, (long)tk->numel);
+    if (c.n) {   // the blocks of rows adamw_body_copies takes, whole
+        for (int blk = r0 / GEMM_COPY_ROWS; blk * GEMM_COPY_ROWS < r1; blk++)
+            adamw_copies_block(params + off, NULL, m + off, v + off, &c, ld, blk, decay, lr / bc1, bc2_sqrt, gt);
+    } else {
+        long lo = (long)r0 * ld, hi = (long)r1 * ld;
+        adamw_range(params + off, grad_of(gt, NULL, lo, hi), m + off, v + off, lo, hi, decay, lr / bc1, bc2_sqrt,
+                    ADAMW_BETA1, ADAMW_BETA2);
+    }
 }
 
 float lr_at(long step, long total, long warmup, float base, float min_lr) {

@@ -20,10 +20,18 @@ void adamw_step(const MaeTensor *t, int nt, float *params, const float *grads, f
 // updated, while AdamW's pass has it in the cache, rather than in a pass of its own (the threads as
 // workers' top of the tree: dist/workers.h). Afterwards the live buffer holds the gradient of every
 // trainable tensor; the other tensors' elements are left as they were. The same bits as
-// sumtree_apply followed by adamw_step.
+// sumtree_apply followed by adamw_step. Tensors with skip[k] set (skip may be NULL) are left as they
+// are: adamw_tree_rows updated them already this step.
 typedef struct SumTree SumTree;
 void adamw_step_tree(const MaeTensor *t, int nt, float *params, const SumTree *tree, float *const *bufs, float *m,
-                     float *v, float lr, float wd, long step);
+                     float *v, float lr, float wd, long step, const unsigned char *skip);
+// adamw_step_tree's update of one tensor's rows [r0, r1) (shape[0] rows; r0 a multiple of
+// GEMM_COPY_ROWS, kernels/gemm.h) on the calling thread alone, writing them into the weight's packed
+// copies too: a tensor updated by such calls over all its rows, from any threads in any order, is
+// bitwise what adamw_step_tree makes of it, and adamw_step_tree marks its copies fresh after
+// (the workers' AdamW beside the backward, dist/workers.h).
+void adamw_tree_rows(const MaeTensor *tk, float *params, const SumTree *tree, float *const *bufs, float *m, float *v,
+                     float lr, float wd, long step, int r0, int r1);
 
 // The same with a learning rate per tensor (lr * lr_scale[k], also in the decoupled decay
 // 1 - lr * lr_scale[k] * wd, as torch's param groups with MAE's util/lr_decay.py) and the betas as

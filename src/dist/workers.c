@@ -1,13 +1,41 @@
 // Threads as workers: each thread its own gradient groups, one meeting a step (dist/workers.h).
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "dist/workers.h"
 #include "core/optim.h"
 #include "kernels/cpu.h"
+#include "kernels/stream.h"
+#include "kernels/team.h"
 
 #define TOP_BLOCK 1024
+#define PIECE_ROWS 64   // a multiple of GEMM_COPY_ROWS (adamw_tree_rows)
+
+typedef struct { GradWorkers *gw; int w; } WorkerHook;
+
+// AdamW beside the backward (workers.h). Unit u's pieces: for each of its weights in turn, its rows in
+// runs of PIECE_ROWS.
+struct EarlyAdamW {
+    int units;
+    int (*weights)[MAE_UNIT_WEIGHTS];   // [units] tensor indices (mae_unit_weights)
+    int *pieces;                        // [units]
+    atomic_int *claimed;                // [units] pieces handed out this step (may run past pieces[u])
+    atomic_int progress[WORKERS_MAX];   // units worker w has finished this step
+    atomic_int returned[WORKERS_MAX];   // worker w's groups are done (or failed)
+    int active;                         // this step updates beside the backward
+    int planned;                        // grad_workers_plan_adamw set the arguments below for the next step
+    const MaeTensor *t;
+    int nt;
+    float *params, *m, *v, lr, wd;
+    long step;
+    SumTree top;
+    unsigned char *skip;                // [nt_all] tensors updated beside the last step
+    int nt_all;                         // the model's tensors
+    WorkerHook hook[WORKERS_MAX];
+};
 
 static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
@@ -19,6 +47,13 @@ void grad_workers_free(GradWorkers *gw) {
     for (int w = 0; w < gw->workers; w++) {
         grad_reduce_free(&gw->part[w]);
         if (w > 0) free(gw->node[w]);
+    }
+    if (gw->early) {
+        free(gw->early->weights);
+        free(gw->early->pieces);
+        free(gw->early->claimed);
+        free(gw->early->skip);
+        free(gw->early);
     }
     memset(gw, 0, sizeof *gw);
 }
@@ -53,6 +88,103 @@ int grad_workers_init(GradWorkers *gw, int groups, size_t n, int workers, int wi
     return 0;
 }
 
+// ---- AdamW beside the backward: the step's side (workers.h) -------------------------------------------
+
+// Piece p of unit u: its weight and rows.
+static void piece_rows(const EarlyAdamW *e, int u, int p, int *k, int *r0, int *r1) {
+    *k = *r0 = *r1 = 0;
+    for (int i = 0; i < MAE_UNIT_WEIGHTS; i++) {
+        *k = e->weights[u][i];
+        int rows = e->t[*k].shape[0], n = (rows + PIECE_ROWS - 1) / PIECE_ROWS;
+        if (p < n) {
+            *r0 = p * PIECE_ROWS;
+            *r1 = *r0 + PIECE_ROWS < rows ? *r0 + PIECE_ROWS : rows;
+            return;
+        }
+        p -= n;
+    }
+}
+
+// Updates pieces of the units every worker has finished, as long as any is left; with `wait`, also
+// waits (spinning, then sleeping 50 us at a time) for the other workers to finish more units, until
+// every unit is handed out or a worker has returned short of the last one. Returns the seconds spent
+// updating.
+static double early_take(GradWorkers *gw, int wait) {
+    EarlyAdamW *e = gw->early;
+    const int W = gw->workers;
+    int lo = 0, spin_us = team_spin_us();
+    double idle_since = -1.0, busy = 0.0;
+    for (;;) {
+        int ready = e->units, stalled = 0;
+        for (int x = 0; x < W; x++) {
+            int p = atomic_load_explicit(&e->progress[x], memory_order_acquire);
+            ready = p < ready ? p : ready;
+            stalled |= p < e->units && atomic_load_explicit(&e->returned[x], memory_order_acquire);
+        }
+        int took = 0;
+        double t0 = omp_get_wtime();
+        for (int u = lo; u < ready; u++) {
+            if (atomic_load_explicit(&e->claimed[u], memory_order_relaxed) >= e->pieces[u]) {
+                if (u == lo) lo++;
+                continue;
+            }
+            for (int p; (p = atomic_fetch_add_explicit(&e->claimed[u], 1, memory_order_relaxed)) < e->pieces[u];) {
+                int k, r0, r1;
+                piece_rows(e, u, p, &k, &r0, &r1);
+                adamw_tree_rows(&e->t[k], e->params, &e->top, gw->node, e->m, e->v, e->lr, e->wd, e->step, r0, r1);
+                took = 1;
+            }
+        }
+        if (took) busy += omp_get_wtime() - t0;
+        if (!wait || ready == e->units || stalled) return busy;
+        if (took) { idle_since = -1.0; continue; }
+        double now = omp_get_wtime();
+        if (idle_since < 0) idle_since = now;
+        if (spin_us >= 0 && (now - idle_since) * 1e6 > spin_us) {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        } else {
+            cpu_relax();
+        }
+    }
+}
+
+// The hook on worker w's model (core/model.h, mae_set_block_done): its unit is finished. It updates
+// nothing itself: pieces taken between a worker's blocks made the step slower (docs/performance.md,
+// "AdamW beside the backward").
+static void early_block_done(void *ctx, int unit) {
+    WorkerHook *h = ctx;
+    EarlyAdamW *e = h->gw->early;
+    if (!e->active) return;
+    stream_fence();   // the unit's gradients, stored with streaming stores too, before its progress
+    atomic_store_explicit(&e->progress[h->w], unit + 1, memory_order_release);
+}
+
+static void early_begin(GradWorkers *gw) {
+    EarlyAdamW *e = gw->early;
+    e->active = e->planned;
+    e->planned = 0;
+    if (!e->active) return;
+    for (int w = 0; w < gw->workers; w++) {
+        atomic_store(&e->progress[w], 0);
+        atomic_store(&e->returned[w], 0);
+    }
+    for (int u = 0; u < e->units; u++) atomic_store(&e->claimed[u], 0);
+    grad_workers_top_tree(gw, &e->top);
+}
+
+// After the step's meeting: the weights of every unit whose pieces were all handed out are updated, for
+// grad_workers_adamw to skip (none when the step did not update beside its backward).
+static void early_end(GradWorkers *gw) {
+    EarlyAdamW *e = gw->early;
+    memset(e->skip, 0, (size_t)e->nt_all);
+    if (!e->active) return;
+    e->active = 0;
+    for (int u = 0; u < e->units; u++)
+        if (atomic_load(&e->claimed[u]) >= e->pieces[u])
+            for (int i = 0; i < MAE_UNIT_WEIGHTS; i++) e->skip[e->weights[u][i]] = 1;
+}
+
 int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, void *const *ctx, float *loss,
                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
     const int W = gw->workers;
@@ -64,6 +196,8 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
     double done_at[WORKERS_MAX];
     gw->node[0] = grads;
     double t_add = 0.0;
+    EarlyAdamW *e = gw->early;
+    if (e) early_begin(gw);
     #pragma omp parallel num_threads(W)
     {
         int th = omp_get_thread_num(), nth = omp_get_num_threads();
@@ -77,8 +211,17 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
                                                                             gw->err[w], sizeof gw->err[w])
                                                : grad_reduce_local(gr, gw->node[w], fn, ctx[w], &node_loss[w],
                                                                    gw->err[w], sizeof gw->err[w])) != 0;
+            if (e && e->active) atomic_store_explicit(&e->returned[w], 1, memory_order_release);
         }
+        // Pieces of the finished blocks until none is left, rather than waiting here (on a thread that
+        // runs several workers one after the other, the others' blocks are not waited for). The time
+        // spent waiting for them counts as waiting at the meeting.
+        double returned_at = omp_get_wtime(), busy = e && e->active ? early_take(gw, nth == W) : 0.0;
         done_at[th] = omp_get_wtime();
+        if (th == 0) {
+            gw->early_s += busy;
+            gw->wait_s += done_at[0] - returned_at - busy;
+        }
         #pragma omp barrier
         int any_failed = 0;
         for (int w = 0; w < W; w++) any_failed |= failed[w];
@@ -97,6 +240,7 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
             gw->wait_s += last - done_at[0];
         }
     }
+    if (e) early_end(gw);
     gw->reduce_s += t_add;
     for (int w = 0; w < W; w++) gw->reduce_s += gw->part[w].reduce_s / W;   // the workers' own adds, side by side
     *failed_here = 0;
@@ -134,5 +278,51 @@ void grad_workers_adamw(const GradWorkers *gw, const MaeTensor *t, int nt, float
     }
     SumTree top;
     grad_workers_top_tree(gw, &top);
-    adamw_step_tree(t, nt, params, &top, gw->node, m, v, lr, wd, step);
+    EarlyAdamW *e = gw->early;
+    adamw_step_tree(t, nt, params, &top, gw->node, m, v, lr, wd, step, e ? e->skip : NULL);
+    if (e) memset(e->skip, 0, (size_t)e->nt_all);   // a second call, or one without a step, updates them all
 }
+
+// ---- AdamW beside the backward ---------------------------------------------------------------------
+
+int grad_workers_early_init(GradWorkers *gw, Mae *const *models, char *err, size_t errlen) {
+    const int W = gw->workers;
+    const GradReduce *gr = &gw->part[0];
+    if (!gw->defer_top || gr->count != (gw->width > 1 ? gw->width : 1)) return 0;
+    EarlyAdamW *e = calloc(1, sizeof *e);
+    int nt, units = mae_backward_units(models[0]);
+    const MaeTensor *t = mae_tensors(models[0], &nt);
+    if (e) {
+        gw->early = e;
+        e->units = units;
+        e->weights = calloc((size_t)units + 1, sizeof *e->weights);
+        e->pieces = calloc((size_t)units + 1, sizeof *e->pieces);
+        e->claimed = calloc((size_t)units + 1, sizeof *e->claimed);
+        e->skip = calloc((size_t)nt + 1, 1);
+        e->nt_all = nt;
+    }
+    if (!e || !e->weights || !e->pieces || !e->claimed || !e->skip) {
+        snprintf(err, errlen, "out of memory for the workers' update tables");
+        return -1;
+    }
+    for (int u = 0; u < units; u++) {
+        mae_unit_weights(models[0], u, e->weights[u]);
+        for (int i = 0; i < MAE_UNIT_WEIGHTS; i++) e->pieces[u] += (t[e->weights[u][i]].shape[0] + PIECE_ROWS - 1) / PIECE_ROWS;
+    }
+    for (int w = 0; w < W; w++) {
+        e->hook[w] = (WorkerHook){gw, w};
+        mae_set_block_done(models[w], early_block_done, &e->hook[w]);
+    }
+    return 0;
+}
+
+void grad_workers_plan_adamw(GradWorkers *gw, const MaeTensor *t, int nt, float *params, float *m, float *v, float lr,
+                             float wd, long step) {
+    EarlyAdamW *e = gw->early;
+    if (!e) return;
+    e->planned = 1;
+    e->t = t; e->nt = nt;
+    e->params = params; e->m = m; e->v = v;
+    e->lr = lr; e->wd = wd; e->step = step;
+}
+

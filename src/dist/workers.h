@@ -17,9 +17,12 @@
 #include <signal.h>
 #include <stddef.h>
 #include "core/config.h"
+#include "core/model.h"
 #include "dist/dist.h"
 
 #define WORKERS_MAX 64
+
+typedef struct EarlyAdamW EarlyAdamW;   // AdamW beside the backward (workers.c)
 
 typedef struct {
     int workers;                    // W
@@ -30,6 +33,9 @@ typedef struct {
     double reduce_s;                // seconds adding the groups' gradients (workers' and top), summed over steps
     double wait_s;                  // seconds worker 0 waited for the others at the meeting, summed over steps
     int defer_top;                  // set by the caller: steps leave the top of the tree to grad_workers_adamw
+    EarlyAdamW *early;              // grad_workers_early_init's tables (NULL: none)
+    double early_s;                 // seconds worker 0 updated weights in the step (grad_workers_early_init),
+                                    // summed over steps
 } GradWorkers;
 
 // Whether `workers` threads can share the `groups` groups of one process as workers: 2 or more
@@ -62,4 +68,29 @@ void grad_workers_top_tree(const GradWorkers *gw, SumTree *t);
 // that is all zeros (no workers) takes the first.
 void grad_workers_adamw(const GradWorkers *gw, const MaeTensor *t, int nt, float *params, const float *grads, float *m,
                         float *v, float lr, float wd, long step);
+
+// AdamW beside the backward (docs/performance.md, "AdamW beside the backward"). The backward finishes
+// the model's blocks one by one (core/model.h, mae_backward_units), and once every worker has finished
+// block u, the gradients of its Linear weights are final in the workers' nodes. A worker done with its
+// groups before the others does not wait for them at the meeting: it takes pieces (64 rows of one
+// weight) of the blocks every worker has finished, sums them in the top of the tree and updates them
+// (core/optim.h, adamw_tree_rows), while the others finish their last blocks; then every worker takes
+// pieces until none is left. Pieces are handed out on demand, so which worker updates a row varies, but
+// a row's update reads nothing but that row: the weights are bitwise those of grad_workers_adamw after
+// the step. grad_workers_adamw then updates the rest (the biases, LayerNorms, embeddings and heads,
+// summed at the backward's end) and marks every rewritten packed copy fresh.
+//
+// grad_workers_early_init: with the top deferred (defer_top: no clipping, which needs the whole gradient
+// first) and every worker's groups computed at once in one call (width == G / W), puts the hook on
+// models[w], the model worker w's groups run on, and allocates the tables; otherwise leaves gw->early
+// NULL. 0; -1 and err when out of memory. grad_workers_free releases them: the models then run no
+// backward until their hooks are cleared (mae_set_block_done with NULL) or they are freed too.
+// grad_workers_plan_adamw, before grad_workers_step: its AdamW's arguments (those grad_workers_adamw
+// gets after it). grad_workers_step then updates blocks as above; grad_workers_adamw skips them.
+// A step whose worker fails does so before its backward (dist.h: a group that cannot be computed), so
+// before any update. A non-finite loss is found after the step: its blocks are updated by then, and the
+// caller stops without saving them (cmd/train.c).
+int grad_workers_early_init(GradWorkers *gw, Mae *const *models, char *err, size_t errlen);
+void grad_workers_plan_adamw(GradWorkers *gw, const MaeTensor *t, int nt, float *params, float *m, float *v, float lr,
+                             float wd, long step);
 #endif

@@ -637,10 +637,20 @@ void gemm_weights_release(void) {
 
 // ---- copies rewritten by the weight's update (gemm_weight_copies, kernels/gemm.h) ------------------------
 
+// Worker threads (dist/workers.h: each in a region nested in the workers', running its own products
+// beside the others) look up under this lock. A copy that is fresh in this scope is read by all; one
+// that is not is claimed by the first worker to ask, which packs it alone (its `filling` set) and then
+// marks it fresh (weight_filled); a worker that asks meanwhile packs per call rather than wait. The lock
+// orders the packing before every read of the copy.
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+// The three below take it too: a worker may update a weight beside another worker's products, which
+// can add entries to the table (dist/workers.h, AdamW beside the backward).
+
 GemmCopies gemm_weight_copies(const float *W, long numel) {
     GemmCopies c = {0, 0, {0}};
     Kernel ker;
     if (!pick_kernel(&ker) || GEMM_COPY_ROWS % ker.nr) return c;
+    pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < cache_len && c.n < GEMM_COPIES_MAX; i++) {
         const PackedWeight *e = &cache[i];
         int rows = e->trans_b ? e->N : e->K, cols = e->trans_b ? e->K : e->N;
@@ -652,14 +662,19 @@ GemmCopies gemm_weight_copies(const float *W, long numel) {
         c.rows = rows;
         c.idx[c.n++] = i;
     }
+    pthread_mutex_unlock(&cache_lock);
     return c;
 }
 
 void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1) {
     Kernel ker;
     if (!c->n || r0 >= r1 || !pick_kernel(&ker)) return;
+    PackedWeight copy[GEMM_COPIES_MAX];   // the entries as they are now: the table may grow meanwhile
+    pthread_mutex_lock(&cache_lock);
+    for (int i = 0; i < c->n; i++) copy[i] = cache[c->idx[i]];
+    pthread_mutex_unlock(&cache_lock);
     for (int i = 0; i < c->n; i++) {
-        const PackedWeight *e = &cache[c->idx[i]];
+        const PackedWeight *e = &copy[i];
         int K = e->K, NR = e->nr, kc_base = k_block(K, ker.blk.kc);
         long nblocks = (K + kc_base - 1) / kc_base;
         // Every copy here is larger than L2 (gemm_weight_copies): streaming stores, as pack_b_whole's.
@@ -684,7 +699,9 @@ void gemm_weight_copies_rows(const GemmCopies *c, int r0, int r1) {
 }
 
 void gemm_weight_copies_fresh(const GemmCopies *c) {
+    pthread_mutex_lock(&cache_lock);
     for (int i = 0; i < c->n; i++) cache[c->idx[i]].generation = scope_generation + 1;   // the next scope's
+    pthread_mutex_unlock(&cache_lock);
 }
 
 // What a GEMM needs to know of its weight's packed copy: buf NULL (pack per call), or the copy and
@@ -693,12 +710,6 @@ void gemm_weight_copies_fresh(const GemmCopies *c) {
 typedef struct { float *buf; long block; int fill, entry; } PackedB;
 _Static_assert(sizeof(PackedB) <= TEAM_BCAST_MAX, "team_broadcast carries a PackedB");
 
-// Worker threads (dist/workers.h: each in a region nested in the workers', running its own products
-// beside the others) look up under this lock. A copy that is fresh in this scope is read by all; one
-// that is not is claimed by the first worker to ask, which packs it alone (its `filling` set) and then
-// marks it fresh (weight_filled); a worker that asks meanwhile packs per call rather than wait. The lock
-// orders the packing before every read of the copy.
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static PackedB weight_lookup_locked(const Kernel *ker, const Operands *op, int K, int N, int worker);
 

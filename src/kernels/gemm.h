@@ -74,14 +74,15 @@ void gemm_weights_release(void);
 // A weight updated in place between scopes (AdamW) can have its packed copies rewritten as it is
 // updated, rows still in the cache, instead of packed again from memory at its first use in the next
 // scope (docs/performance.md, "Weights packed by the update"). For W [rows][ld] (rows * ld == numel):
-//   c = gemm_weight_copies(W, numel)     its copies that hold all of W (c.n 0: none); serial, or on
-//                                        every thread of a region that makes no product meanwhile
+//   c = gemm_weight_copies(W, numel)     its copies that hold all of W (c.n 0: none); any thread,
+//                                        also beside other threads' products of other weights
 //   gemm_weight_copies_rows(&c, r0, r1)  W's rows [r0, r1) written into them, after those rows
 //                                        changed; r0 a multiple of GEMM_COPY_ROWS, r1 too or = c.rows;
 //                                        any thread, disjoint rows
-//   gemm_weight_copies_fresh(&c)         serial, once every row was written: the copies serve the
-//                                        next scope as if packed at its first use (the same floats).
-// Rows not rewritten must not have changed, or the next scope would read stale copies.
+//   gemm_weight_copies_fresh(&c)         once every row was written: the copies serve the next
+//                                        scope as if packed at its first use (the same floats).
+// Rows not rewritten must not have changed, or the next scope would read stale copies. A weight is
+// rewritten only once the current scope's products are done with it.
 #define GEMM_COPY_ROWS 32
 #define GEMM_COPIES_MAX 4
 typedef struct { int n, rows, idx[GEMM_COPIES_MAX]; } GemmCopies;
