@@ -195,6 +195,10 @@ static void print_profile(const ProfTotals *pt, int steps, double total, double 
 // session"). Without warm-up steps the first step also packs the weights and touches fresh memory.
 #define STEP_SPREAD 0.10
 
+// AdamW's learning rate and weight decay in the timed steps (the update's cost does not depend on them).
+#define BENCH_LR 1e-4f
+#define BENCH_WD 0.05f
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -356,7 +360,7 @@ int cmd_bench(int argc, char **argv) {
         float loss = 0.0f;
         int stop = 0, failed_here = 0;
         float *grads = W ? mae_grads(m) : grad_reduce_grads(&gr, mae_grads(m));
-        if (W) grad_workers_plan_adamw(&gw, tensors, nt, mae_params(m), exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
+        if (W) grad_workers_plan_adamw(&gw, exp_avg, exp_avg_sq, BENCH_LR, BENCH_WD, s + 1);
         gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
         if (W)
             grad_workers_step(&gw, grads, bench_group, bench_groups, ctx, &loss, NULL, &stop, &failed_here, err,
@@ -369,7 +373,7 @@ int cmd_bench(int argc, char **argv) {
         gemm_weights_end();
         last_loss = loss;
         double t3 = omp_get_wtime();
-        grad_workers_adamw(&gw, tensors, nt, mae_params(m), grads, exp_avg, exp_avg_sq, 1e-4f, 0.05f, s + 1);
+        grad_workers_adamw(&gw, tensors, nt, mae_params(m), grads, exp_avg, exp_avg_sq, BENCH_LR, BENCH_WD, s + 1);
         double t4 = omp_get_wtime();
         if (s < warmup) continue;
         cpu_total += cpu_seconds() - c0;

@@ -864,8 +864,7 @@ int cmd_train(int argc, char **argv) {
         int failed_here = 0;
         float *grads = t->workers ? mae_grads(t->model) : grad_reduce_grads(&t->gr, mae_grads(t->model));
         if (t->workers)   // AdamW's arguments, for the blocks the workers update beside their backward
-            grad_workers_plan_adamw(&t->gw, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
-                                    lr, r->wd, step + 1);
+            grad_workers_plan_adamw(&t->gw, t->exp_avg, t->exp_avg_sq, lr, r->wd, step + 1);
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
         int reduce_rc = t->workers
             ? grad_workers_step(&t->gw, grads, load_failed ? train_group_failed : train_group,

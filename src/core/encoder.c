@@ -198,7 +198,8 @@ void stack_backward(const Stack *s, const float *P, GradGroups G, const BlockScr
     if (team_mode) {   // on the caller's team (core/model.c: mae_backward), or on the one opened below
         for (int l = s->depth - 1; l >= 0; l--) {
             block_backward(s, l, P, G, sc, dx, B, T, param_acc);
-            if (s->block_done && omp_get_num_threads() == 1) s->block_done(s->block_done_ctx, s->unit_base + s->depth - 1 - l);
+            if (s->block_done && omp_get_num_threads() == 1)
+                s->block_done(s->block_done_ctx, s->unit_base + s->depth - 1 - l);
         }
         return;
     }

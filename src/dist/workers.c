@@ -27,13 +27,13 @@ struct EarlyAdamW {
     atomic_int returned[WORKERS_MAX];   // worker w's groups are done (or failed)
     int active;                         // this step updates beside the backward
     int planned;                        // grad_workers_plan_adamw set the arguments below for the next step
-    const MaeTensor *t;
-    int nt;
-    float *params, *m, *v, lr, wd;
+    float *m, *v, lr, wd;
     long step;
+    const MaeTensor *t;                 // the model's tensors (nt) and parameters
+    int nt;
+    float *params;
     SumTree top;
-    unsigned char *skip;                // [nt_all] tensors updated beside the last step
-    int nt_all;                         // the model's tensors
+    unsigned char *skip;                // [nt] tensors updated beside the last step
     WorkerHook hook[WORKERS_MAX];
 };
 
@@ -177,7 +177,7 @@ static void early_begin(GradWorkers *gw) {
 // grad_workers_adamw to skip (none when the step did not update beside its backward).
 static void early_end(GradWorkers *gw) {
     EarlyAdamW *e = gw->early;
-    memset(e->skip, 0, (size_t)e->nt_all);
+    memset(e->skip, 0, (size_t)e->nt);
     if (!e->active) return;
     e->active = 0;
     for (int u = 0; u < e->units; u++)
@@ -280,7 +280,7 @@ void grad_workers_adamw(const GradWorkers *gw, const MaeTensor *t, int nt, float
     grad_workers_top_tree(gw, &top);
     EarlyAdamW *e = gw->early;
     adamw_step_tree(t, nt, params, &top, gw->node, m, v, lr, wd, step, e ? e->skip : NULL);
-    if (e) memset(e->skip, 0, (size_t)e->nt_all);   // a second call, or one without a step, updates them all
+    if (e) memset(e->skip, 0, (size_t)e->nt);   // a second call, or one without a step, updates them all
 }
 
 // ---- AdamW beside the backward ---------------------------------------------------------------------
@@ -290,16 +290,16 @@ int grad_workers_early_init(GradWorkers *gw, Mae *const *models, char *err, size
     const GradReduce *gr = &gw->part[0];
     if (!gw->defer_top || gr->count != (gw->width > 1 ? gw->width : 1)) return 0;
     EarlyAdamW *e = calloc(1, sizeof *e);
-    int nt, units = mae_backward_units(models[0]);
-    const MaeTensor *t = mae_tensors(models[0], &nt);
+    int units = mae_backward_units(models[0]);
     if (e) {
         gw->early = e;
         e->units = units;
+        e->t = mae_tensors(models[0], &e->nt);
+        e->params = mae_params(models[0]);
         e->weights = calloc((size_t)units + 1, sizeof *e->weights);
         e->pieces = calloc((size_t)units + 1, sizeof *e->pieces);
         e->claimed = calloc((size_t)units + 1, sizeof *e->claimed);
-        e->skip = calloc((size_t)nt + 1, 1);
-        e->nt_all = nt;
+        e->skip = calloc((size_t)e->nt + 1, 1);
     }
     if (!e || !e->weights || !e->pieces || !e->claimed || !e->skip) {
         snprintf(err, errlen, "out of memory for the workers' update tables");
@@ -307,7 +307,8 @@ int grad_workers_early_init(GradWorkers *gw, Mae *const *models, char *err, size
     }
     for (int u = 0; u < units; u++) {
         mae_unit_weights(models[0], u, e->weights[u]);
-        for (int i = 0; i < MAE_UNIT_WEIGHTS; i++) e->pieces[u] += (t[e->weights[u][i]].shape[0] + PIECE_ROWS - 1) / PIECE_ROWS;
+        for (int i = 0; i < MAE_UNIT_WEIGHTS; i++)
+            e->pieces[u] += (e->t[e->weights[u][i]].shape[0] + PIECE_ROWS - 1) / PIECE_ROWS;
     }
     for (int w = 0; w < W; w++) {
         e->hook[w] = (WorkerHook){gw, w};
@@ -316,13 +317,11 @@ int grad_workers_early_init(GradWorkers *gw, Mae *const *models, char *err, size
     return 0;
 }
 
-void grad_workers_plan_adamw(GradWorkers *gw, const MaeTensor *t, int nt, float *params, float *m, float *v, float lr,
-                             float wd, long step) {
+void grad_workers_plan_adamw(GradWorkers *gw, float *m, float *v, float lr, float wd, long step) {
     EarlyAdamW *e = gw->early;
     if (!e) return;
     e->planned = 1;
-    e->t = t; e->nt = nt;
-    e->params = params; e->m = m; e->v = v;
+    e->m = m; e->v = v;
     e->lr = lr; e->wd = wd; e->step = step;
 }
 

@@ -82,15 +82,16 @@ void grad_workers_adamw(const GradWorkers *gw, const MaeTensor *t, int nt, float
 //
 // grad_workers_early_init: with the top deferred (defer_top: no clipping, which needs the whole gradient
 // first) and every worker's groups computed at once in one call (width == G / W), puts the hook on
-// models[w], the model worker w's groups run on, and allocates the tables; otherwise leaves gw->early
-// NULL. 0; -1 and err when out of memory. grad_workers_free releases them: the models then run no
-// backward until their hooks are cleared (mae_set_block_done with NULL) or they are freed too.
-// grad_workers_plan_adamw, before grad_workers_step: its AdamW's arguments (those grad_workers_adamw
-// gets after it). grad_workers_step then updates blocks as above; grad_workers_adamw skips them.
+// models[w], the model worker w's groups run on (models[0] holds the parameters the others share), and
+// allocates the tables; otherwise leaves gw->early NULL. 0; -1 and err when out of memory.
+// grad_workers_free releases them: the models then run no backward until their hooks are cleared
+// (mae_set_block_done with NULL) or they are freed too.
+// grad_workers_plan_adamw, before grad_workers_step: its AdamW's moments and settings (those
+// grad_workers_adamw gets after it; the tensors and parameters are models[0]'s). grad_workers_step
+// then updates blocks as above; grad_workers_adamw skips them.
 // A step whose worker fails does so before its backward (dist.h: a group that cannot be computed), so
 // before any update. A non-finite loss is found after the step: its blocks are updated by then, and the
 // caller stops without saving them (cmd/train.c).
 int grad_workers_early_init(GradWorkers *gw, Mae *const *models, char *err, size_t errlen);
-void grad_workers_plan_adamw(GradWorkers *gw, const MaeTensor *t, int nt, float *params, float *m, float *v, float lr,
-                             float wd, long step);
+void grad_workers_plan_adamw(GradWorkers *gw, float *m, float *v, float lr, float wd, long step);
 #endif
