@@ -13,17 +13,22 @@
 // at b + k * b_ks: packed (NR) or unpacked (ldb).
 // halves = 2: the full 32 columns; halves = 1: only the first 16 (an edge tile with nr <= 16, which
 // would otherwise spend half its FMAs on zero padding). Same arithmetic per element either way.
+// spread: C's lines are fetched one per k step over the first steps instead of all at once.
 static inline __attribute__((always_inline, target("avx512f,avx512vl,fma")))
 void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const float *restrict b, long b_ks,
                    float *restrict c, long ldc, int mr, int nr, int load_c, const float *restrict bias,
-                   const int halves, const int rows) {
+                   const int halves, const int rows, const int spread) {
 #define DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
     ROWS14(DECL)
 #undef DECL
     // C's tile, stored (and read, load_c) after the k loop, is fetched now for writing: a tile that is
     // not in cache (a weight gradient, a fresh activation) then arrives while the FMAs run, instead of
-    // stalling the stores at the end (docs/performance.md, "C fetched before the products").
-    for (int i = 0; i < mr; i++) {
+    // stalling the stores at the end (docs/performance.md, "C fetched before the products"). For the
+    // weight gradients (packed A: gemm_tn), one line per k step over the first 2 mr steps instead: 1-2%
+    // faster there, the 28 lines at once likely crowding the fill buffers that A's and B's loads need;
+    // no gain measured for the rows kernel (docs/performance.md, "C's lines one per step").
+    int spread_c = spread && kc >= 2 * mr;
+    for (int i = 0; !spread_c && i < mr; i++) {
         _mm_prefetch((const char *)(c + (long)i * ldc), _MM_HINT_ET0);
         if (halves == 2) _mm_prefetch((const char *)(c + (long)i * ldc + 16), _MM_HINT_ET0);
     }
@@ -33,6 +38,7 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
         // harmless memory (prefetches never fault).
         _mm_prefetch((const char *)(b + 8 * b_ks), _MM_HINT_T0);
         _mm_prefetch((const char *)(b + 8 * b_ks + 16), _MM_HINT_T0);
+        if (spread_c && k < 2 * mr) _mm_prefetch((const char *)(c + (long)(k >> 1) * ldc + 16 * (k & 1)), _MM_HINT_ET0);
         __m512 b0 = _mm512_loadu_ps(b), b1 = halves == 2 ? _mm512_loadu_ps(b + 16) : b0;
 #define STEP(i) if (i < rows) { __m512 ai = _mm512_set1_ps(a[(i) * a_rs]); c##i##_0 = _mm512_fmadd_ps(ai, b0, c##i##_0); \
         if (halves == 2) c##i##_1 = _mm512_fmadd_ps(ai, b1, c##i##_1); }
@@ -56,37 +62,37 @@ void kernel_avx512(int kc, const float *restrict a, long a_rs, long a_cs, const 
 
 // The instances: halves (1 or 2) x computed rows (4, 7, 10 or 14, the fewest that hold mr). Rows past
 // mr are zero padding in A (gemm.c packs or copies edge panels with zero rows), computed and not stored.
-#define DISPATCH(A_RS, A_CS, B_KS)                                                                      \
+#define DISPATCH(A_RS, A_CS, B_KS, S)                                                                   \
     do {                                                                                             \
         int h = nr <= 16 ? 1 : 2, r = mr <= 4 ? 4 : mr <= 7 ? 7 : mr <= 10 ? 10 : 14;                \
         switch (h * 100 + r) {                                                                       \
-        case 104: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 4); break;  \
-        case 107: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 7); break;  \
-        case 110: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 10); break; \
-        case 114: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 14); break; \
-        case 204: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 4); break;  \
-        case 207: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 7); break;  \
-        case 210: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 10); break; \
-        default: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 14); break;  \
+        case 104: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 4, S); break;  \
+        case 107: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 7, S); break;  \
+        case 110: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 10, S); break; \
+        case 114: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 1, 14, S); break; \
+        case 204: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 4, S); break;  \
+        case 207: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 7, S); break;  \
+        case 210: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 10, S); break; \
+        default: kernel_avx512(kc, a, A_RS, A_CS, b, B_KS, c, ldc, mr, nr, load_c, bias, 2, 14, S); break;  \
         }                                                                                            \
     } while (0)
 
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                  int load_c, const float *bias) {
-    DISPATCH(1, GEMM_AVX512_MR, GEMM_AVX512_NR);
+    DISPATCH(1, GEMM_AVX512_MR, GEMM_AVX512_NR, 1);
 }
 
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                       int mr, int nr, int load_c, const float *bias) {
-    DISPATCH(lda, 1, GEMM_AVX512_NR);
+    DISPATCH(lda, 1, GEMM_AVX512_NR, 0);
 }
 
 __attribute__((target("avx512f,avx512vl,fma")))
 void gemm_kernel_avx512_brows(int kc, const float *a, const float *b, long ldb, float *c, long ldc,
                               int mr, int nr, int load_c, const float *bias) {
-    DISPATCH(1, GEMM_AVX512_MR, ldb);
+    DISPATCH(1, GEMM_AVX512_MR, ldb, 1);
 }
 // pack_strided of gemm.c for panels 32 wide: element (x, k) of the source at src[(x0 + x) * ld + k0 + k]
 // goes to dst[p * kc * 32 + k * 32 + x % 32] for panel p = x / 32, rows past `width` zero. Blocks of
