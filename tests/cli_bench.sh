@@ -105,6 +105,29 @@ t "bench --batch 0 exits 2" '[ $rc -eq 2 ]'
 t "bench with img not divisible by patch exits 2" '[ $rc -eq 2 ]'
 "$VITMAE" bench --frobnicate 2>/dev/null; rc=$?
 t "bench unknown flag exits 2" '[ $rc -eq 2 ]'
+# make bench's table (tools/bench.sh) divides a row's best run by the highest peak that any of the
+# row's runs at that thread count measured, not by that run's own check. A stand-in for vitmae prints
+# the JSON fields the table reads: at 1 thread the faster run's own check read the peak low (40, so
+# 150% of it), the other run's 100; at 2 threads the team's runs measured the highest peak, 250.
+cat >"$tmp/fake" <<'SH'
+#!/bin/sh
+n=$(cat "$(dirname "$0")/count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n >"$(dirname "$0")/count"
+par=groups; case "$*" in *kernels*|*"--threads 1"*) par=kernels ;; esac
+case "$*" in
+  *"--threads 1"*) [ $((n % 6)) = 1 ] && set -- 10 50 100 100 || set -- 12 60 40 45 ;;
+  *kernels*) set -- 15 75 250 240 ;;
+  *) [ $((n % 6)) = 2 ] && set -- 20 100 200 210 || set -- 18 90 150 160 ;;
+esac
+echo "{\"parallel\": \"$par\", \"img_per_s\": $1, \"gflops\": $2, \"peak_gflops\": $3, \"peak_fraction\": 0.0, \"peak_gflops_after\": $4, \"step_s\": 1.0, \"step_s_q1\": 1.0, \"step_s_median\": 1.0, \"step_s_q3\": 1.0, \"memory_ratio\": 1.0, \"phases_s\": {\"data\": 0.5}}"
+SH
+chmod +x "$tmp/fake"
+out=$(cd "$VITMAE_ROOT" && BENCH_ROWS=small224 MAE_REPEAT=2 BENCH_TORCH=0 sh tools/bench.sh "$tmp/fake"); rc=$?
+t "make bench's table: exits 0" '[ $rc -eq 0 ]'
+t "make bench's table: 1 thread at 60% of the row's highest peak (not 150% of the run's own)" \
+  'echo "$out" | grep -Eq "^vitmae, 1 thread\(s\) +12\.00 +60\.0 +60\.0% "'
+t "make bench's table: 2 threads at 40% and the team at 30% of the 2-thread runs' highest peak" \
+  'echo "$out" | grep -Eq "^vitmae, 2 thread\(s\), workers +20\.00 +100\.0 +40\.0% " &&
+   echo "$out" | grep -Eq "^vitmae, 2 thread\(s\), team +15\.00 +75\.0 +30\.0% "'
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli bench ok"
 exit $fail

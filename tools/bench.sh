@@ -1,17 +1,18 @@
 #!/bin/sh
 # `make bench`: vitmae bench and PyTorch (tools/bench_torch.py, same model, same recipe) at 1 and 2
-# threads on three configurations, one table each with img/s, % of the measured FP32 peak (and how far
-# the peak moved from before the steps to after them: beyond a few percent the host's speed changed
-# during the run; and the spread of its step times, which shows what the peak's two short checks miss:
-# steps slowed by memory or caches shared with other jobs), the phase split and the ratio to PyTorch's
-# best; then `mpirun -np 2` x 1 thread against 1 process x 2 threads (docs/distributed.md),
-# interleaved. Configurations (BENCH_ROWS, default "tiny32 small224 base224"):
+# threads on three configurations, one table each with img/s, % of the measured FP32 peak (the highest
+# that the row's runs at that thread count measured; how far each run's peak moved from before its
+# steps to after them: beyond a few percent the host's speed changed during the run; and the spread of
+# its step times, which shows what the peak's short checks miss: steps slowed by memory or caches
+# shared with other jobs), the phase split and the ratio to PyTorch's best; then `mpirun -np 2` x 1
+# thread against 1 process x 2 threads (docs/distributed.md), interleaved. Configurations (BENCH_ROWS,
+# default "tiny32 small224 base224"):
 #   tiny32:   the bench config (tiny, 32x32 RGB, patch 4, batch 64): best of REPEAT (3) runs of STEPS (10)
 #   small224: the small preset at 224x224, patch 16, batch 8: best of MAE_REPEAT (1) runs of MAE_STEPS (2)
 #   base224:  ViT-B/16 at 224 (MAE's own geometry), batch 8: as small224
 # Each figure is the best of its runs: on shared cores the best run is the least disturbed one.
 # Usage: tools/bench.sh [VITMAE_BIN]   env: REPEAT, STEPS, MAE_REPEAT, MAE_STEPS, BENCH_ROWS, BENCH_ARGS
-# (BENCH_ARGS replaces tiny32's configuration).
+# (BENCH_ARGS replaces tiny32's configuration), BENCH_TORCH=0 (no PyTorch rows, as where it is missing).
 set -e
 # Idle OpenMP threads spin only briefly before they sleep (both vitmae and PyTorch use libgomp). On
 # cores shared with other jobs a long-spinning thread holds a core its teammate needs at the next
@@ -34,7 +35,7 @@ d = json.load(open(sys.argv[1])); k, o = d.get("openblas_kernels"), d.get("openb
 print(k + ("" if o == k else " (OpenBLAS chose %s for this CPU by itself)" % o) if k else "none (not OpenBLAS)")' "$1"; }
 blas_kernels=-
 torch_ok=0
-/usr/bin/python3 -c 'import torch' 2>/dev/null && torch_ok=1
+[ "${BENCH_TORCH:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null && torch_ok=1
 
 # bench_row NAME ARGS STEPS WARMUP REPEAT: one table.
 bench_row() {
@@ -77,10 +78,16 @@ bench_row() {
     # the same work, so a wide spread is the host's).
     spread=$(echo "$(field "$f" step_s_q1) $(field "$f" step_s_median) $(field "$f" step_s_q3)" |
       awk '{ if ($2 > 0) printf "%.1f%%", 100 * ($3 - $1) / $2; else print "-" }')
+    # % of peak against the highest peak that any of the row's runs at this thread count measured,
+    # before or after its steps (2 threads: the workers' and the team's runs): a run whose own check
+    # read the peak low (a busy moment) cannot show more of the peak than the cores gave at their best.
+    pk=$(for g in "$tmp/$name".v${t#k}.* $( [ "${t#k}" = 2 ] && echo "$tmp/$name".vk2.* ); do
+      field "$g" peak_gflops; field "$g" peak_gflops_after; done | best)
     how=""; grep -q '"parallel": "groups"' "$f" && how=", workers"
     [ "$t" = k2 ] && how=", team"
     printf '%-40s %8.2f %9.1f %7.1f%% %11s %12s %9s %6.2fx\n' "vitmae, ${t#k} thread(s)$how" "$ips" "$(field "$f" gflops)" \
-      "$(echo "$(field "$f" peak_fraction)" | awk '{print 100 * $1}')" "$moved" "$spread" "$ratio" "$(field "$f" memory_ratio)"
+      "$(echo "$(field "$f" gflops) $pk" | awk '{print ($2 > 0) ? 100 * $1 / $2 : 0}')" "$moved" "$spread" "$ratio" \
+      "$(field "$f" memory_ratio)"
   done
   if [ $torch_ok = 1 ]; then
     printf '%-40s %8.2f\n' "torch, 1 thread" "$torch1" "torch, 2 threads" "$torch2"
