@@ -2,8 +2,10 @@
 // kernels/attention.c only when the CPU has AVX-512 and the GEMM path is "avx512"). The same math as
 // the portable loops in kernels/attention.c: small products by a register-blocked kernel (6 rows x up to 64 columns of C in zmm
 // registers, one FMA chain per element over k ascending), the softmax and its backward per row with
-// masked vectors, SR rows side by side, exp by the same polynomial as exp_approx. The forward gives
-// the portable loops' bits (tests/test_ops.c); the backward's row dot products fuse multiply and add.
+// masked vectors, SR rows side by side, exp by the same polynomial as exp_approx. Rows of up to
+// FUSED_MAX_T take the softmax (and its backward) on the registers of their product's tile instead.
+// The forward gives the portable loops' bits (tests/test_ops.c); the backward's row dot products fuse
+// multiply and add.
 #include "kernels/x86/attention_avx512.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -161,11 +163,159 @@ static TGT void transpose_head(float *dst, const float *src, long ld, int T, int
     }
 }
 
+// Rows [0, R) of one head's P = softmax(scale S), S = A B (A(r, k) = A[r * ars + k], B = [K][T]),
+// R <= TR, T <= 16 NV, for the product and the softmax at once: the tile of S in registers (one FMA
+// chain per element over k ascending, as mm_tile), then softmax_rows' operations on those registers
+// in the same order, so the same bits as the product stored and passed over three times
+// (docs/performance.md, "Attention: the softmax on the product's registers").
+static inline __attribute__((always_inline)) TGT
+void softmax_tile(int R, int K, const float *A, long ars, const float *B, int T, float *P, float scale,
+                  const int TR, const int NV) {
+    __mmask16 last = tail_mask(T - 16 * (NV - 1));
+    __m512 x[8][5];   // TR <= 8, NV <= 5 (fixed sizes: a VLA would live in memory)
+    long ro[TR];
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; r++) {
+        ro[r] = (long)(r < R ? r : R - 1) * ars;
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++) x[r][v] = _mm512_setzero_ps();
+    }
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(P + (long)r * T + 16 * v), _MM_HINT_ET0);
+    for (int k = 0; k < K; k++) {
+        const float *b = B + (long)k * T;
+        __m512 bv[5];
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++)
+            bv[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(last, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < TR; r++) {
+            __m512 ar = _mm512_set1_ps(A[ro[r] + k]);
+#pragma GCC unroll 5
+            for (int v = 0; v < NV; v++) x[r][v] = _mm512_fmadd_ps(ar, bv[v], x[r][v]);
+        }
+    }
+    // Rows side by side in each pass (as softmax_rows), so that their chains overlap.
+    __m512 vs = _mm512_set1_ps(scale), mx[8], sum[8];
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; r++) { mx[r] = _mm512_set1_ps(-INFINITY); sum[r] = _mm512_setzero_ps(); }
+#pragma GCC unroll 5
+    for (int v = 0; v < NV; v++) {
+        __mmask16 m = v == NV - 1 ? last : (__mmask16)0xFFFF;
+#pragma GCC unroll 8
+        for (int r = 0; r < TR; r++) {
+            x[r][v] = _mm512_mul_ps(x[r][v], vs);
+            mx[r] = _mm512_mask_max_ps(mx[r], m, mx[r], x[r][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; r++) mx[r] = _mm512_set1_ps(_mm512_reduce_max_ps(mx[r]));
+#pragma GCC unroll 5
+    for (int v = 0; v < NV; v++) {
+        __mmask16 m = v == NV - 1 ? last : (__mmask16)0xFFFF;
+#pragma GCC unroll 8
+        for (int r = 0; r < TR; r++) {
+            x[r][v] = exp16(_mm512_sub_ps(x[r][v], mx[r]));
+            sum[r] = _mm512_mask_add_ps(sum[r], m, sum[r], x[r][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; r++) sum[r] = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum[r]));
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; r++)
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++)
+            if (r < R)   // rows past R repeat row R - 1
+                _mm512_mask_storeu_ps(P + (long)r * T + 16 * v, v == NV - 1 ? last : (__mmask16)0xFFFF,
+                                      _mm512_mul_ps(x[r][v], sum[r]));
+}
+
+// The same for the softmax's backward: rows [0, R) of dS = P * (dP - rowsum(P * dP)) * scale with
+// dP = A B in registers, as softmax_backward_rows does on dP stored.
+static inline __attribute__((always_inline)) TGT
+void softmax_backward_tile(int R, int K, const float *A, long ars, const float *B, int T, const float *P,
+                           float *dS, float scale, const int TR, const int NV) {
+    __mmask16 last = tail_mask(T - 16 * (NV - 1));
+    __m512 x[8][5];   // TR <= 8, NV <= 5 (fixed sizes: a VLA would live in memory)
+    long ro[TR];
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; r++) {
+        ro[r] = (long)(r < R ? r : R - 1) * ars;
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++) x[r][v] = _mm512_setzero_ps();
+    }
+    for (int k = 0; k < K; k++) {
+        const float *b = B + (long)k * T;
+        __m512 bv[5];
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++)
+            bv[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(last, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < TR; r++) {
+            __m512 ar = _mm512_set1_ps(A[ro[r] + k]);
+#pragma GCC unroll 5
+            for (int v = 0; v < NV; v++) x[r][v] = _mm512_fmadd_ps(ar, bv[v], x[r][v]);
+        }
+    }
+    __m512 vs = _mm512_set1_ps(scale);
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; r++) {
+        const float *p = P + (long)(r < R ? r : R - 1) * T;
+        __m512 acc = _mm512_setzero_ps();
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++) {
+            __mmask16 m = v == NV - 1 ? last : (__mmask16)0xFFFF;
+            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, p + 16 * v), x[r][v], acc);
+        }
+        __m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(acc));
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++) {
+            __mmask16 m = v == NV - 1 ? last : (__mmask16)0xFFFF;
+            __m512 d = _mm512_sub_ps(x[r][v], dot);
+            if (r < R)
+                _mm512_mask_storeu_ps(dS + (long)r * T + 16 * v, m,
+                                  _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, p + 16 * v), d), vs));
+        }
+    }
+}
+
+// Rows of a tile by the width of a row: RB x NV accumulators (at most 20 of the 32 registers).
+#define TILE_ROWS(NV) ((NV) <= 1 ? 8 : (NV) <= 3 ? 6 : 4)
+#define FUSED_MAX_T 80   // rows of up to 5 vectors; longer ones take mm and the row passes
+
+// Every row of P = softmax(scale A B) (back = 0) or of dS (back = 1, P given), T <= FUSED_MAX_T.
+static TGT void softmax_fused(int back, int T, int K, const float *A, long ars, const float *B, float *out,
+                              const float *P, float scale) {
+    int nv = (T + 15) / 16, rb = TILE_ROWS(nv);
+    for (int r0 = 0; r0 < T; r0 += rb) {
+        int R = T - r0 < rb ? T - r0 : rb;
+        const float *a = A + r0 * ars;
+        float *o = out + (long)r0 * T;
+        const float *p = P + (long)r0 * T;
+#define SOFTMAX_CASE(NV)                                                                            \
+        case NV:                                                                                    \
+            if (back) softmax_backward_tile(R, K, a, ars, B, T, p, o, scale, TILE_ROWS(NV), NV);   \
+            else softmax_tile(R, K, a, ars, B, T, o, scale, TILE_ROWS(NV), NV);                     \
+            break;
+        switch (nv) {
+        SOFTMAX_CASE(1)
+        SOFTMAX_CASE(2)
+        SOFTMAX_CASE(3)
+        SOFTMAX_CASE(4)
+        SOFTMAX_CASE(5)
+        }
+#undef SOFTMAX_CASE
+    }
+}
+
 TGT void attn_head_forward_avx512(float *out, long ldo, float *att, const float *q, const float *k,
                                   const float *v, long ldq, float *kt, int T, int hd, float scale) {
     transpose_head(kt, k, ldq, T, hd);
-    mm(T, T, hd, q, ldq, 1, kt, T, att, T, 0);          // S = Q K^T
-    softmax_all(att, T, scale);
+    if (T <= FUSED_MAX_T) softmax_fused(0, T, hd, q, ldq, kt, att, NULL, scale);   // P = softmax(scale Q K^T)
+    else {
+        mm(T, T, hd, q, ldq, 1, kt, T, att, T, 0);      // S = Q K^T
+        softmax_all(att, T, scale);
+    }
     mm(T, hd, T, att, T, 1, v, ldq, out, ldo, 0);       // O = P V
 }
 
@@ -174,10 +324,13 @@ TGT void attn_head_backward_avx512(float *dq, float *dk, float *dv, long lddq, f
                                    const float *p, float *vt, int T, int hd, float scale,
                                    int accumulate) {
     transpose_head(vt, v, ldq, T, hd);
-    mm(T, T, hd, dy, ldy, 1, vt, T, ds, T, 0);          // dP = dO V^T
-    int t = 0;                                          // dS = P * (dP - rowsum(P * dP)) * scale
-    for (; t + SR <= T; t += SR) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, SR);
-    for (; t < T; t++) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, 1);
+    if (T <= FUSED_MAX_T) softmax_fused(1, T, hd, dy, ldy, vt, ds, p, scale);   // dS from dP = dO V^T
+    else {
+        mm(T, T, hd, dy, ldy, 1, vt, T, ds, T, 0);      // dP = dO V^T
+        int t = 0;                                      // dS = P * (dP - rowsum(P * dP)) * scale
+        for (; t + SR <= T; t += SR) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, SR);
+        for (; t < T; t++) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, 1);
+    }
     mm(T, hd, T, p, 1, T, dy, ldy, dv, lddq, accumulate);         // dV (+)= P^T dO
     mm(T, hd, T, ds, T, 1, k, ldq, dq, lddq, accumulate);         // dQ (+)= dS K
     mm(T, hd, T, ds, 1, T, q, ldq, dk, lddq, accumulate);         // dK (+)= dS^T Q
