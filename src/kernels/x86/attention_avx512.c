@@ -15,36 +15,45 @@
 
 #define RB 6   // rows of C per register tile
 
+// x[r][v] = sum_k A[r * ars + k * aks] * B[k * ldb + 16 v + lane] for r < TR <= 8, v < NV <= 5, lanes
+// of the last vector past `last` zero: a tile of rows [0, R) of A B in registers (rows past R repeat
+// row R - 1), one FMA chain per element over k ascending. The tile's destination `out` (R rows, ldo
+// apart) is fetched for writing while the FMAs run, as the GEMM micro-kernel does (docs/performance.md,
+// "C fetched before the products"). x has fixed sizes: a variable-length array would live in memory.
+static inline __attribute__((always_inline)) TGT
+void tile_product(__m512 x[8][5], int R, int K, const float *A, long ars, long aks, const float *B, long ldb,
+                  float *out, long ldo, const int TR, const int NV, __mmask16 last) {
+    long ro[8];
+#pragma GCC unroll 8
+    for (int r = 0; r < TR; r++) {
+        ro[r] = (long)(r < R ? r : R - 1) * ars;
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++) x[r][v] = _mm512_setzero_ps();
+    }
+    for (int r = 0; r < R; r++)
+        for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(out + (long)r * ldo + 16 * v), _MM_HINT_ET0);
+    for (int k = 0; k < K; k++) {
+        const float *b = B + (long)k * ldb, *a = A + (long)k * aks;
+        __m512 bv[5];
+#pragma GCC unroll 5
+        for (int v = 0; v < NV; v++)
+            bv[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(last, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
+#pragma GCC unroll 8
+        for (int r = 0; r < TR; r++) {
+            __m512 ar = _mm512_set1_ps(a[ro[r]]);
+#pragma GCC unroll 5
+            for (int v = 0; v < NV; v++) x[r][v] = _mm512_fmadd_ps(ar, bv[v], x[r][v]);
+        }
+    }
+}
+
 // C[r][j] (+)= sum_k A[r * ars + k * aks] * B[k * ldb + j] for r < R <= RB, j < 16 * (nv - 1) + |last|.
 // Rows past R repeat row R - 1 (computed, not stored).
 static inline __attribute__((always_inline)) TGT
 void mm_tile(int R, int K, const float *A, long ars, long aks, const float *B, long ldb, float *C,
              long ldc, int accumulate, const int nv, __mmask16 last) {
-    __m512 acc[RB][4];
-    long ro[RB];
-#pragma GCC unroll 6
-    for (int r = 0; r < RB; r++) {
-        ro[r] = (long)(r < R ? r : R - 1) * ars;
-#pragma GCC unroll 4
-        for (int v = 0; v < nv; v++) acc[r][v] = _mm512_setzero_ps();
-    }
-    // C's rows fetched for writing while the FMAs run, as the GEMM micro-kernel does
-    // (docs/performance.md, "C fetched before the products").
-    for (int r = 0; r < R; r++)
-        for (int v = 0; v < nv; v++) _mm_prefetch((const char *)(C + (long)r * ldc + 16 * v), _MM_HINT_ET0);
-    for (int k = 0; k < K; k++) {
-        const float *b = B + (long)k * ldb, *a = A + (long)k * aks;
-        __m512 bv[4];
-#pragma GCC unroll 4
-        for (int v = 0; v < nv; v++)
-            bv[v] = v == nv - 1 ? _mm512_maskz_loadu_ps(last, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
-#pragma GCC unroll 6
-        for (int r = 0; r < RB; r++) {
-            __m512 ar = _mm512_set1_ps(a[ro[r]]);
-#pragma GCC unroll 4
-            for (int v = 0; v < nv; v++) acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
-        }
-    }
+    __m512 acc[8][5];
+    tile_product(acc, R, K, A, ars, aks, B, ldb, C, ldc, RB, nv, last);
 #pragma GCC unroll 6
     for (int r = 0; r < RB; r++) {
         if (r >= R) break;
@@ -172,29 +181,8 @@ static inline __attribute__((always_inline)) TGT
 void softmax_tile(int R, int K, const float *A, long ars, const float *B, int T, float *P, float scale,
                   const int TR, const int NV) {
     __mmask16 last = tail_mask(T - 16 * (NV - 1));
-    __m512 x[8][5];   // TR <= 8, NV <= 5 (fixed sizes: a VLA would live in memory)
-    long ro[TR];
-#pragma GCC unroll 8
-    for (int r = 0; r < TR; r++) {
-        ro[r] = (long)(r < R ? r : R - 1) * ars;
-#pragma GCC unroll 5
-        for (int v = 0; v < NV; v++) x[r][v] = _mm512_setzero_ps();
-    }
-    for (int r = 0; r < R; r++)
-        for (int v = 0; v < NV; v++) _mm_prefetch((const char *)(P + (long)r * T + 16 * v), _MM_HINT_ET0);
-    for (int k = 0; k < K; k++) {
-        const float *b = B + (long)k * T;
-        __m512 bv[5];
-#pragma GCC unroll 5
-        for (int v = 0; v < NV; v++)
-            bv[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(last, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
-#pragma GCC unroll 8
-        for (int r = 0; r < TR; r++) {
-            __m512 ar = _mm512_set1_ps(A[ro[r] + k]);
-#pragma GCC unroll 5
-            for (int v = 0; v < NV; v++) x[r][v] = _mm512_fmadd_ps(ar, bv[v], x[r][v]);
-        }
-    }
+    __m512 x[8][5];
+    tile_product(x, R, K, A, ars, 1, B, T, P, T, TR, NV, last);
     // Rows side by side in each pass (as softmax_rows), so that their chains overlap.
     __m512 vs = _mm512_set1_ps(scale), mx[8], sum[8];
 #pragma GCC unroll 8
@@ -236,27 +224,8 @@ static inline __attribute__((always_inline)) TGT
 void softmax_backward_tile(int R, int K, const float *A, long ars, const float *B, int T, const float *P,
                            float *dS, float scale, const int TR, const int NV) {
     __mmask16 last = tail_mask(T - 16 * (NV - 1));
-    __m512 x[8][5];   // TR <= 8, NV <= 5 (fixed sizes: a VLA would live in memory)
-    long ro[TR];
-#pragma GCC unroll 8
-    for (int r = 0; r < TR; r++) {
-        ro[r] = (long)(r < R ? r : R - 1) * ars;
-#pragma GCC unroll 5
-        for (int v = 0; v < NV; v++) x[r][v] = _mm512_setzero_ps();
-    }
-    for (int k = 0; k < K; k++) {
-        const float *b = B + (long)k * T;
-        __m512 bv[5];
-#pragma GCC unroll 5
-        for (int v = 0; v < NV; v++)
-            bv[v] = v == NV - 1 ? _mm512_maskz_loadu_ps(last, b + 16 * v) : _mm512_loadu_ps(b + 16 * v);
-#pragma GCC unroll 8
-        for (int r = 0; r < TR; r++) {
-            __m512 ar = _mm512_set1_ps(A[ro[r] + k]);
-#pragma GCC unroll 5
-            for (int v = 0; v < NV; v++) x[r][v] = _mm512_fmadd_ps(ar, bv[v], x[r][v]);
-        }
-    }
+    __m512 x[8][5];
+    tile_product(x, R, K, A, ars, 1, B, T, dS, T, TR, NV, last);
     __m512 vs = _mm512_set1_ps(scale);
 #pragma GCC unroll 8
     for (int r = 0; r < TR; r++) {
