@@ -478,7 +478,7 @@ static void test_attention(Rng *r) {
     int Ts[] = {1, 7, 17, 33, 65, 80, 81};
     int shapes[][2] = {{12, 3}, {33, 3}, {64, 2}, {192, 3}, {140, 2}};   // C, NH: hd 4, 11, 32, 64, 70
     for (int pi = 0; pi < 2; pi++)
-    for (int ti = 0; ti < 7; ti++)
+    for (int ti = 0; ti < (int)(sizeof Ts / sizeof Ts[0]); ti++)
         for (int si = 0; si < 5; si++) {
             CHECK(gemm_force_kernel(paths[pi]) == 0, "gemm path %s", paths[pi]);
             int B = 2, T = Ts[ti], C = shapes[si][0], NH = shapes[si][1];

@@ -248,7 +248,7 @@ void softmax_backward_tile(int R, int K, const float *A, long ars, const float *
     }
 }
 
-// Rows of a tile by the width of a row: RB x NV accumulators (at most 20 of the 32 registers).
+// Rows of a tile by the width of a row: TILE_ROWS(NV) x NV accumulators (at most 20 of the 32 registers).
 #define TILE_ROWS(NV) ((NV) <= 1 ? 8 : (NV) <= 3 ? 6 : 4)
 #define FUSED_MAX_T 80   // rows of up to 5 vectors; longer ones take mm and the row passes
 
