@@ -477,9 +477,9 @@ static void test_attention(Rng *r) {
     // product stored and the row passes (kernels/x86/attention_avx512.c).
     int Ts[] = {1, 7, 17, 33, 65, 80, 81};
     int shapes[][2] = {{12, 3}, {33, 3}, {64, 2}, {192, 3}, {140, 2}};   // C, NH: hd 4, 11, 32, 64, 70
-    for (int pi = 0; pi < 2; pi++)
+    for (int pi = 0; pi < (int)(sizeof paths / sizeof paths[0]); pi++)
     for (int ti = 0; ti < (int)(sizeof Ts / sizeof Ts[0]); ti++)
-        for (int si = 0; si < 5; si++) {
+        for (int si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++) {
             CHECK(gemm_force_kernel(paths[pi]) == 0, "gemm path %s", paths[pi]);
             int B = 2, T = Ts[ti], C = shapes[si][0], NH = shapes[si][1];
             long nq = (long)B * T * 3 * C, no = (long)B * T * C, na = (long)B * NH * T * T;
