@@ -147,37 +147,43 @@ static void test_gelu_colsum(Rng *r) {
         }
 }
 
-// The AVX-512 GELU passes (x86/gelu_avx512.c) against the portable loops: bitwise, forward and the
-// backward with its column sums, on odd sizes (vector tails) and with the special values among the
-// inputs (NaN, infinities, signed zeros, the exp clamp's edge |x| ~ 13.19, huge and tiny values).
-static void test_gelu_avx512(Rng *r) {
-    if (gemm_path() != GEMM_PATH_AVX512) {
-        printf("gelu avx512 vs portable: skipped (path %s)\n", gemm_kernel_name());
-        return;
-    }
+// The vector GELU passes (x86/gelu_avx512.c, x86/gelu_avx2.c) against the portable loops: bitwise,
+// forward and the backward with its column sums, on odd sizes (vector tails) and with the special values
+// among the inputs (NaN, infinities, signed zeros, the exp clamp's edge |x| ~ 13.19, huge and tiny
+// values). Each path this CPU has (an AVX-512 CPU has both).
+static void test_gelu_vector(Rng *r) {
+    const char *paths[] = {"avx512", "avx2"};
     const float special[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 13.19f, -13.19f, 13.2f, -13.2f, 1e30f,
                              -1e30f, 1e-30f, -1e-30f, 1e-45f, 5.0f, -5.0f, 0.5f, -0.5f};
-    int Ns[] = {1, 7, 9, 17, 100}, Cs[] = {1, 7, 16, 33, 129, 768};
-    for (int ni = 0; ni < 5; ni++)
-        for (int ci = 0; ci < 6; ci++) {
-            int N = Ns[ni], C = Cs[ci];
-            long n = (long)N * C;
-            float *x = randv(r, n, 3.0f), *dy = randv(r, n, 1.0f);
-            for (long i = 0; i < n; i += 5) x[i] = special[(i / 5) % (long)(sizeof special / sizeof special[0])];
-            float *o[2], *d[2], *g[2], *b[2], *part = malloc((size_t)gelu_colsum_scratch(N, C) * 4);
-            for (int p = 0; p < 2; p++) {
-                CHECK(gemm_force_kernel(p == 0 ? "portable" : "avx512") == 0, "gemm path %d", p);
-                o[p] = nanv(n); d[p] = copyv(x, n); g[p] = nanv(n); b[p] = calloc((size_t)C, sizeof(float));
-                gelu_forward_dgelu(o[p], d[p], n);
-                gelu_backward_set_colsum(g[p], b[p], part, d[p], dy, N, C, 1);
-            }
-            gemm_force_kernel(NULL);
-            CHECK(same(o[0], o[1], n) && same(d[0], d[1], n), "gelu_forward_dgelu avx512 = portable, bitwise, n=%ld", n);
-            CHECK(same(g[0], g[1], n) && same(b[0], b[1], C),
-                  "gelu_backward_set_colsum avx512 = portable, bitwise, N=%d C=%d", N, C);
-            free(x); free(dy); free(part);
-            for (int p = 0; p < 2; p++) { free(o[p]); free(d[p]); free(g[p]); free(b[p]); }
+    int Ns[] = {1, 7, 9, 17, 100}, Cs[] = {1, 7, 8, 16, 33, 129, 768};
+    for (int pi = 0; pi < (int)(sizeof paths / sizeof paths[0]); pi++) {
+        if (gemm_force_kernel(paths[pi]) != 0) {
+            printf("gelu %s vs portable: skipped (this CPU lacks it)\n", paths[pi]);
+            continue;
         }
+        gemm_force_kernel(NULL);
+        for (int ni = 0; ni < (int)(sizeof Ns / sizeof Ns[0]); ni++)
+            for (int ci = 0; ci < (int)(sizeof Cs / sizeof Cs[0]); ci++) {
+                int N = Ns[ni], C = Cs[ci];
+                long n = (long)N * C;
+                float *x = randv(r, n, 3.0f), *dy = randv(r, n, 1.0f);
+                for (long i = 0; i < n; i += 5) x[i] = special[(i / 5) % (long)(sizeof special / sizeof special[0])];
+                float *o[2], *d[2], *g[2], *b[2], *part = malloc((size_t)gelu_colsum_scratch(N, C) * 4);
+                for (int p = 0; p < 2; p++) {
+                    CHECK(gemm_force_kernel(p == 0 ? "portable" : paths[pi]) == 0, "gemm path %d", p);
+                    o[p] = nanv(n); d[p] = copyv(x, n); g[p] = nanv(n); b[p] = calloc((size_t)C, sizeof(float));
+                    gelu_forward_dgelu(o[p], d[p], n);
+                    gelu_backward_set_colsum(g[p], b[p], part, d[p], dy, N, C, 1);
+                }
+                gemm_force_kernel(NULL);
+                CHECK(same(o[0], o[1], n) && same(d[0], d[1], n), "gelu_forward_dgelu %s = portable, bitwise, n=%ld",
+                      paths[pi], n);
+                CHECK(same(g[0], g[1], n) && same(b[0], b[1], C),
+                      "gelu_backward_set_colsum %s = portable, bitwise, N=%d C=%d", paths[pi], N, C);
+                free(x); free(dy); free(part);
+                for (int p = 0; p < 2; p++) { free(o[p]); free(d[p]); free(g[p]); free(b[p]); }
+            }
+    }
 }
 
 static void test_layernorm(Rng *r) {
@@ -724,7 +730,7 @@ int main(void) {
     test_erf_exp();
     test_gelu(&r);
     test_gelu_colsum(&r);
-    test_gelu_avx512(&r);
+    test_gelu_vector(&r);
     test_layernorm(&r);
     test_layernorm_lanes(&r);
     test_layernorm_threads(&r);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include "kernels/team.h"
 #include "kernels/vecmath.h"
+#include "kernels/x86/gelu_avx2.h"
 #include "kernels/x86/gelu_avx512.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -53,14 +54,16 @@ static inline float gelu_grad(float x) {
 }
 
 // The forward in pieces of GELU_PIECE elements shared out by a static schedule (elementwise: any split
-// gives the same bits). avx512: x86/gelu_avx512.c, the same operations as the loop below.
+// gives the same bits). path GEMM_PATH_AVX512 / GEMM_PATH_AVX2: x86/gelu_avx512.c / x86/gelu_avx2.c, the
+// same operations as the loop below.
 #define GELU_PIECE 4096
-static void gelu_forward_body(float *out, float *xd, long N, int avx512) {
+static void gelu_forward_body(float *out, float *xd, long N, int path) {
     long npieces = (N + GELU_PIECE - 1) / GELU_PIECE;
     #pragma omp for schedule(static) nowait
     for (long c = 0; c < npieces; c++) {
         long i0 = c * GELU_PIECE, i1 = i0 + GELU_PIECE < N ? i0 + GELU_PIECE : N;
-        if (avx512) { gelu_forward_avx512(out + i0, xd + i0, i1 - i0); continue; }
+        if (path == GEMM_PATH_AVX512) { gelu_forward_avx512(out + i0, xd + i0, i1 - i0); continue; }
+        if (path == GEMM_PATH_AVX2) { gelu_forward_avx2(out + i0, xd + i0, i1 - i0); continue; }
         for (long i = i0; i < i1; i++) {
             float x = xd[i], e = exp_approx(-0.5f * x * x), cdf = normal_cdf(x, e);
             out[i] = x * cdf;
@@ -88,14 +91,15 @@ void gelu_backward_set(float *dinp, const float *inp, const float *dout, long N)
 long gelu_colsum_scratch(int N, int C) { return (long)((N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS) * C; }
 
 static void gelu_backward_chunks_body(float *dinp, float *part, const float *dgelu, const float *dout, int N,
-                                     int C, int nchunks, int avx512) {
+                                     int C, int nchunks, int path) {
     #pragma omp for schedule(static) nowait
     for (int ch = 0; ch < nchunks; ch++) {
         float *acc = part + (long)ch * C;
         int n0 = ch * GELU_CHUNK_ROWS, n1 = n0 + GELU_CHUNK_ROWS < N ? n0 + GELU_CHUNK_ROWS : N;
-        if (avx512) {
-            long o = (long)n0 * C;
-            gelu_backward_rows_avx512(dinp + o, acc, dgelu + o, dout + o, n1 - n0, C);
+        long o0 = (long)n0 * C;
+        if (path == GEMM_PATH_AVX512 || path == GEMM_PATH_AVX2) {
+            (path == GEMM_PATH_AVX512 ? gelu_backward_rows_avx512 : gelu_backward_rows_avx2)(dinp + o0, acc, dgelu + o0,
+                                                                                            dout + o0, n1 - n0, C);
             continue;
         }
         for (int j = 0; j < C; j++) acc[j] = 0.0f;
@@ -112,7 +116,7 @@ static void gelu_backward_chunks_body(float *dinp, float *part, const float *dge
 
 void gelu_forward_dgelu(float *out, float *x_dgelu, long N) {
     double t0 = PROF_START(PROF_GELU_FWD);
-    TEAM_RUN(gelu_forward_body(out, x_dgelu, N, gemm_path() == GEMM_PATH_AVX512));
+    TEAM_RUN(gelu_forward_body(out, x_dgelu, N, gemm_path()));
     PROF_STOP(PROF_GELU_FWD, t0, 0);
 }
 
@@ -120,7 +124,7 @@ void gelu_backward_set_colsum(float *dinp, float *dbias, float *part, const floa
                               int C, int bias_acc) {
     int nchunks = (N + GELU_CHUNK_ROWS - 1) / GELU_CHUNK_ROWS;
     double t0 = PROF_START(PROF_GELU_BWD);
-    TEAM_RUN(gelu_backward_chunks_body(dinp, part, dgelu, dout, N, C, nchunks, gemm_path() == GEMM_PATH_AVX512));
+    TEAM_RUN(gelu_backward_chunks_body(dinp, part, dgelu, dout, N, C, nchunks, gemm_path()));
     PROF_STOP(PROF_GELU_BWD, t0, 0);
     column_sum(dbias, part, nchunks, C, bias_acc);   // a kernel of its own (profiled as a bias gradient)
 }

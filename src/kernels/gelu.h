@@ -1,7 +1,7 @@
 // GELU, exact (erf form): the reference (*_ref, with erff/expf) and the fast versions (with
 // erf_approx / exp_approx, kernels/vecmath.h) side by side in kernels/gelu.c, the fast passes also in
-// AVX-512 (x86/gelu_avx512.c, the same bits); tests/test_ops.c compares them on odd sizes and checks
-// the approximations on a dense grid.
+// AVX-512 and in AVX2 (x86/gelu_avx512.c, x86/gelu_avx2.c, the same bits); tests/test_ops.c compares
+// them on odd sizes and checks the approximations on a dense grid.
 #ifndef VITMAE_GELU_H
 #define VITMAE_GELU_H
 

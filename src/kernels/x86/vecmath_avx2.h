@@ -1,0 +1,79 @@
+// Internal to the AVX2 files (attention_avx2.c, gelu_avx2.c): the target attribute, tail masks, the
+// exp and erfc approximations of kernels/vecmath.h in 8 lanes, and the 16-lane sum of kernels/vecmath.h
+// (lanes_sum) on two vectors. Each does the same float operations in the same order as its scalar twin
+// there, so the same bits (tests/test_ops.c).
+#ifndef VITMAE_VECMATH_AVX2_H
+#define VITMAE_VECMATH_AVX2_H
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+
+#define TGT2 __attribute__((target("avx2,fma")))
+
+// The first min(max(n, 0), 8) lanes set (all bits), the rest clear: for the masked loads (which read
+// zeros there and touch no memory) and the masked stores.
+static const int32_t tail8_bits[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+static inline TGT2 __m256i tail8(int n) {
+    n = n < 0 ? 0 : n > 8 ? 8 : n;
+    return _mm256_loadu_si256((const __m256i *)(tail8_bits + 8 - n));
+}
+
+// exp_approx: the clamps as max / min with the constant first keep a NaN input (the second operand is
+// returned when either is NaN), as the scalar `x < -87 ? -87 : x` does.
+static inline TGT2 __m256 exp8(__m256 x) {
+    x = _mm256_max_ps(_mm256_set1_ps(-87.0f), x);
+    x = _mm256_min_ps(_mm256_set1_ps(88.0f), x);
+    const __m256 shift = _mm256_set1_ps(12582912.0f);
+    __m256 n = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), shift), shift);
+    __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693359375f), x);
+    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+// erfc_abs: erfc(|z|) from e^{-z^2} by Abramowitz & Stegun 7.1.26.
+static inline TGT2 __m256 erfc_abs8(__m256 z, __m256 e_minus_z2) {
+    __m256 az = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), z);
+    __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), az, _mm256_set1_ps(1.0f)));
+    __m256 p = _mm256_set1_ps(1.061405429f);
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
+    return _mm256_mul_ps(_mm256_mul_ps(p, t), e_minus_z2);
+}
+
+// normal_cdf: Phi(x) from e^{-x^2/2}; 0.5 erfc(|x| / sqrt 2) for x < 0, 1 minus it otherwise.
+static inline TGT2 __m256 normal_cdf8(__m256 x, __m256 e_half) {
+    __m256 q = _mm256_mul_ps(_mm256_set1_ps(0.5f),
+                             erfc_abs8(_mm256_mul_ps(x, _mm256_set1_ps((float)M_SQRT1_2)), e_half));
+    __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+    return _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), q), q, neg);
+}
+
+// lanes_sum (kernels/vecmath.h) of the 16 lanes lo (lanes 0-7) and hi (8-15): lane j + lane j + 8,
+// then j + j + 4, then (0 + 2) + (1 + 3). The AVX-512 files' _mm512_reduce_add_ps adds in this order too.
+static inline TGT2 float lanes16_sum(__m256 lo, __m256 hi) {
+    __m256 s8 = _mm256_add_ps(lo, hi);
+    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+    __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));   // (0 + 2), (1 + 3)
+    return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// The largest of 8 lanes (max is exact: any order gives it).
+static inline TGT2 float lanes8_max(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+}
+#endif
+#endif
