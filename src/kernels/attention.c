@@ -1,6 +1,7 @@
 // Attention: the reference loops (*_ref) and the fast version the model calls (per (image, head)
-// small matrix products by one register-blocked kernel, or the AVX-512 kernels of
-// kernels/x86/attention_avx512.c on the "avx512" GEMM path). See kernels/attention.h.
+// small matrix products by one register-blocked kernel, or the vector kernels of
+// kernels/x86/attention_avx512.c and kernels/x86/attention_avx2.c on the "avx512" and "avx2" GEMM
+// paths). See kernels/attention.h.
 #include "kernels/attention.h"
 #include "kernels/prof.h"
 #include "kernels/team.h"
@@ -8,6 +9,7 @@
 #include <omp.h>
 #include "kernels/gemm.h"
 #include "kernels/vecmath.h"
+#include "kernels/x86/attention_avx2.h"
 #include "kernels/x86/attention_avx512.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -132,7 +134,7 @@ static void transpose_head(float *dst, const float *src, long ld, int T, int hd)
 }
 
 static void attention_forward_body(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C,
-                                   int NH, int avx512) {
+                                   int NH, int path) {
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
@@ -144,8 +146,9 @@ static void attention_forward_body(float *out, float *att, const float *qkv, flo
         int b = bh / NH, h = bh % NH;
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
         float *a = att + (long)bh * T * T;                // [T][T]
-        if (avx512) {
-            attn_head_forward_avx512(out + (long)b * T * C + h * hd, C, a, q, k, v, C3, kt, T, hd, scale);
+        if (path == GEMM_PATH_AVX512 || path == GEMM_PATH_AVX2) {
+            (path == GEMM_PATH_AVX512 ? attn_head_forward_avx512 : attn_head_forward_avx2)(
+                out + (long)b * T * C + h * hd, C, a, q, k, v, C3, kt, T, hd, scale);
             continue;
         }
         transpose_head(kt, k, C3, T, hd);
@@ -163,9 +166,9 @@ static void attention_forward_body(float *out, float *att, const float *qkv, flo
 }
 
 void attention_forward(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C, int NH) {
-    int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    int path = gemm_path();
     double t0 = PROF_START(PROF_ATTN_FWD);
-    TEAM_RUN(attention_forward_body(out, att, qkv, scratch, B, T, C, NH, avx512));
+    TEAM_RUN(attention_forward_body(out, att, qkv, scratch, B, T, C, NH, path));
     PROF_STOP(PROF_ATTN_FWD, t0, 4.0 * B * T * T * C);
 }
 
@@ -173,7 +176,7 @@ void attention_forward(float *out, float *att, const float *qkv, float *scratch,
 // dV += P^T dO; dQ += dS K; dK += dS^T Q.
 static void attention_backward_impl(float *dqkv, float *datt, const float *dout, const float *qkv,
                                     const float *att, float *scratch, int B, int T, int C, int NH,
-                                    int accumulate, int avx512) {
+                                    int accumulate, int path) {
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
@@ -187,8 +190,9 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
         const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
         float *dq = dqkv + (long)b * T * C3 + h * hd, *dk = dq + C, *dv = dq + 2 * C;
         const float *dy = dout + (long)b * T * C + h * hd, *p = att + (long)bh * T * T;
-        if (avx512) {
-            attn_head_backward_avx512(dq, dk, dv, C3, ds, dy, C, q, k, v, C3, p, vt, T, hd, scale, accumulate);
+        if (path == GEMM_PATH_AVX512 || path == GEMM_PATH_AVX2) {
+            (path == GEMM_PATH_AVX512 ? attn_head_backward_avx512 : attn_head_backward_avx2)(
+                dq, dk, dv, C3, ds, dy, C, q, k, v, C3, p, vt, T, hd, scale, accumulate);
             continue;
         }
         transpose_head(vt, v, C3, T, hd);
@@ -212,16 +216,16 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
 
 void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                         float *scratch, int B, int T, int C, int NH) {
-    int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    int path = gemm_path();
     double t0 = PROF_START(PROF_ATTN_BWD);
-    TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1, avx512));
+    TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1, path));
     PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * T * T * C);
 }
 
 void attention_backward_set(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                             float *scratch, int B, int T, int C, int NH) {
-    int avx512 = gemm_path() == GEMM_PATH_AVX512;
+    int path = gemm_path();
     double t0 = PROF_START(PROF_ATTN_BWD);
-    TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0, avx512));
+    TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0, path));
     PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * T * T * C);
 }

@@ -1,6 +1,7 @@
 // Multi-head self-attention core: the reference (*_ref, the definition) and the fast version (per
-// (image, head) register-blocked products; with AVX-512 on the "avx512" GEMM path,
-// kernels/x86/attention_avx512.c) side by side in kernels/attention.c; tests/test_ops.c compares them.
+// (image, head) register-blocked products; with AVX-512 or AVX2 on the "avx512" or "avx2" GEMM path,
+// kernels/x86/attention_avx512.c and attention_avx2.c) side by side in kernels/attention.c;
+// tests/test_ops.c compares them.
 #ifndef VITMAE_ATTENTION_H
 #define VITMAE_ATTENTION_H
 
