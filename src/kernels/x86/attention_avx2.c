@@ -97,36 +97,48 @@ static TGT2 void mm(int M, int N, int K, const float *A, long ars, long aks, con
 #define SR 4
 
 // Rows r < R (R <= SR, ld apart): row[s] = softmax(row * scale)[s] for s < T. Piece s / 8 of a row
-// adds into sum[r][(s / 8) % 2]: the 16 lanes of row_sum.
+// adds into sum[r][(s / 8) % 2]: the 16 lanes of row_sum. Whole pieces go by plain loads and stores,
+// the row's last piece, when cut, by masked ones (AMD's masked stores take many cycles each).
 AI void softmax_rows(float *row, long ld, int T, float scale, const int R) {
     __m256 vs = _mm256_set1_ps(scale), ninf = _mm256_set1_ps(-INFINITY), mx[SR], sum[SR][2], vmax[SR], inv[SR];
+    int nf = T & ~7, ht = (nf / 8) & 1;   // the whole pieces' elements; the cut piece's half
+    __m256i m = tail8(T - nf);
+    __m256 mf = _mm256_castsi256_ps(m);
     for (int r = 0; r < R; r++) { mx[r] = ninf; sum[r][0] = sum[r][1] = _mm256_setzero_ps(); }
-    for (int s = 0; s < T; s += 8) {
-        __m256i m = tail8(T - s);
-        __m256 mf = _mm256_castsi256_ps(m);
+    for (int s = 0; s < nf; s += 8)
         for (int r = 0; r < R; r++) {
-            __m256 x = _mm256_mul_ps(_mm256_maskload_ps(row + r * ld + s, m), vs);
-            _mm256_maskstore_ps(row + r * ld + s, m, x);
+            __m256 x = _mm256_mul_ps(_mm256_loadu_ps(row + r * ld + s), vs);
+            _mm256_storeu_ps(row + r * ld + s, x);
+            mx[r] = _mm256_max_ps(mx[r], x);
+        }
+    if (nf < T)
+        for (int r = 0; r < R; r++) {
+            __m256 x = _mm256_mul_ps(_mm256_maskload_ps(row + r * ld + nf, m), vs);
+            _mm256_maskstore_ps(row + r * ld + nf, m, x);
             mx[r] = _mm256_max_ps(mx[r], _mm256_blendv_ps(ninf, x, mf));
         }
-    }
     for (int r = 0; r < R; r++) vmax[r] = _mm256_set1_ps(lanes8_max(mx[r]));
-    for (int s = 0; s < T; s += 8) {
-        __m256i m = tail8(T - s);
-        __m256 mf = _mm256_castsi256_ps(m);
+    for (int s = 0; s < nf; s += 8) {
         int h = (s / 8) & 1;
         for (int r = 0; r < R; r++) {
-            __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(row + r * ld + s, m), vmax[r]));
-            _mm256_maskstore_ps(row + r * ld + s, m, e);
-            sum[r][h] = _mm256_add_ps(sum[r][h], _mm256_and_ps(e, mf));
+            __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(row + r * ld + s), vmax[r]));
+            _mm256_storeu_ps(row + r * ld + s, e);
+            sum[r][h] = _mm256_add_ps(sum[r][h], e);
         }
     }
+    if (nf < T)
+        for (int r = 0; r < R; r++) {
+            __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(row + r * ld + nf, m), vmax[r]));
+            _mm256_maskstore_ps(row + r * ld + nf, m, e);
+            sum[r][ht] = _mm256_add_ps(sum[r][ht], _mm256_and_ps(e, mf));
+        }
     for (int r = 0; r < R; r++) inv[r] = _mm256_set1_ps(1.0f / lanes16_sum(sum[r][0], sum[r][1]));
-    for (int s = 0; s < T; s += 8) {
-        __m256i m = tail8(T - s);
+    for (int s = 0; s < nf; s += 8)
         for (int r = 0; r < R; r++)
-            _mm256_maskstore_ps(row + r * ld + s, m, _mm256_mul_ps(_mm256_maskload_ps(row + r * ld + s, m), inv[r]));
-    }
+            _mm256_storeu_ps(row + r * ld + s, _mm256_mul_ps(_mm256_loadu_ps(row + r * ld + s), inv[r]));
+    if (nf < T)
+        for (int r = 0; r < R; r++)
+            _mm256_maskstore_ps(row + r * ld + nf, m, _mm256_mul_ps(_mm256_maskload_ps(row + r * ld + nf, m), inv[r]));
 }
 
 // Every row of att [T][T], SR at a time.
@@ -137,25 +149,33 @@ static TGT2 void softmax_all(float *att, int T, float scale) {
 }
 
 // dS = P * (dP - rowsum(P * dP)) * scale for rows r < R (R <= SR) of p and ds (ld apart), dP in ds.
+// Whole pieces by plain loads and stores, as softmax_rows.
 AI void softmax_backward_rows(float *ds, const float *p, long ld, int T, float scale, const int R) {
     __m256 vs = _mm256_set1_ps(scale), acc[SR][2], dot[SR];
+    int nf = T & ~7, ht = (nf / 8) & 1;
+    __m256i m = tail8(T - nf);
     for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    for (int s = 0; s < T; s += 8) {
-        __m256i m = tail8(T - s);
+    for (int s = 0; s < nf; s += 8) {
         int h = (s / 8) & 1;
         for (int r = 0; r < R; r++)
-            acc[r][h] = _mm256_fmadd_ps(_mm256_maskload_ps(p + r * ld + s, m), _mm256_maskload_ps(ds + r * ld + s, m),
-                                        acc[r][h]);
+            acc[r][h] = _mm256_fmadd_ps(_mm256_loadu_ps(p + r * ld + s), _mm256_loadu_ps(ds + r * ld + s), acc[r][h]);
     }
+    if (nf < T)
+        for (int r = 0; r < R; r++)
+            acc[r][ht] = _mm256_fmadd_ps(_mm256_maskload_ps(p + r * ld + nf, m), _mm256_maskload_ps(ds + r * ld + nf, m),
+                                         acc[r][ht]);
     for (int r = 0; r < R; r++) dot[r] = _mm256_set1_ps(lanes16_sum(acc[r][0], acc[r][1]));
-    for (int s = 0; s < T; s += 8) {
-        __m256i m = tail8(T - s);
+    for (int s = 0; s < nf; s += 8)
         for (int r = 0; r < R; r++) {
-            __m256 d = _mm256_sub_ps(_mm256_maskload_ps(ds + r * ld + s, m), dot[r]);
-            _mm256_maskstore_ps(ds + r * ld + s, m,
-                                _mm256_mul_ps(_mm256_mul_ps(_mm256_maskload_ps(p + r * ld + s, m), d), vs));
+            __m256 d = _mm256_sub_ps(_mm256_loadu_ps(ds + r * ld + s), dot[r]);
+            _mm256_storeu_ps(ds + r * ld + s, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(p + r * ld + s), d), vs));
         }
-    }
+    if (nf < T)
+        for (int r = 0; r < R; r++) {
+            __m256 d = _mm256_sub_ps(_mm256_maskload_ps(ds + r * ld + nf, m), dot[r]);
+            _mm256_maskstore_ps(ds + r * ld + nf, m,
+                                _mm256_mul_ps(_mm256_mul_ps(_mm256_maskload_ps(p + r * ld + nf, m), d), vs));
+        }
 }
 
 // On entry r[i] holds row i of an 8 x 8 block; on exit r[j] holds its column j.
