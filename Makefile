@@ -13,10 +13,7 @@ PKGS     := libpng zlib libjpeg libcjson libexif libwebp cairo fontconfig ompi-c
 # Xeon: the transposed product's B in place, full-width vectors"). No effect on CPUs without AVX-512.
 ARCH     ?= -march=native -mprefer-vector-width=512
 OPT      ?= -O3 $(ARCH)
-# -Wno-psabi: on a CPU without AVX-512, GCC notes that kernels/vecmath.h's 16-lane vector type would
-# be passed differently by AVX-512 code; those functions are static inline, inside one object, so no
-# call crosses that boundary. Left on, the note broke `make test` (warnings as errors) on such CPUs.
-WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wno-psabi
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
 STD      := -std=c11 -D_GNU_SOURCE -fopenmp -fno-math-errno
 # -fno-math-errno: sqrtf and friends inline and vectorise (nothing reads errno after math). It is
 # not the fast-math family: IEEE results are unchanged.

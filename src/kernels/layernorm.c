@@ -78,12 +78,12 @@ static void layernorm_forward_body(float *out, float *mean, float *rstd, const f
         vlanes acc = {0};
         int i = 0;
         for (; i + VL <= C; i += VL) {
-            vlanes d = lanes_load(x + i) - m;
+            vlanes d = LANES_AT(x + i) - m;
             acc += d * d;
         }
         float tail[VL];
         for (int j = 0; i + j < C; j++) { float d = x[i + j] - m; tail[j] = d * d; }
-        float v = lanes_total(acc, tail, C - i) / (float)C;
+        float v = lanes_total(&acc, tail, C - i) / (float)C;
         float s = 1.0f / sqrtf(v + eps);   // rstd
         float *o = out + (long)n * C;
         for (i = 0; i < C; i++) o[i] = (x[i] - m) * s * weight[i] + bias[i];
@@ -101,9 +101,9 @@ static void layernorm_backward_rows(float *dinp, const float *dout, const float 
         vlanes ag = {0}, agx = {0};
         int i = 0;
         for (; i + VL <= C; i += VL) {
-            vlanes g = lanes_load(dy + i) * lanes_load(weight + i);
+            vlanes g = LANES_AT(dy + i) * LANES_AT(weight + i);
             ag += g;
-            agx += g * ((lanes_load(x + i) - m) * s);
+            agx += g * ((LANES_AT(x + i) - m) * s);
         }
         float tg[VL], tgx[VL];
         for (int j = 0; i + j < C; j++) {
@@ -111,7 +111,7 @@ static void layernorm_backward_rows(float *dinp, const float *dout, const float 
             tg[j] = g;
             tgx[j] = g * ((x[i + j] - m) * s);
         }
-        float gmean = lanes_total(ag, tg, C - i) / (float)C, gxmean = lanes_total(agx, tgx, C - i) / (float)C;
+        float gmean = lanes_total(&ag, tg, C - i) / (float)C, gxmean = lanes_total(&agx, tgx, C - i) / (float)C;
         float *dx = dinp + (long)n * C;
         for (i = 0; i < C; i++) {
             float xhat = (x[i] - m) * s;
@@ -126,13 +126,13 @@ static void layernorm_backward_rows(float *dinp, const float *dout, const float 
 static void layernorm_backward_params(float *dw, float *db, const float *dout, const float *inp, const float *mean,
                                       const float *rstd, int r0, int r1, int C, int c0, int w) {
     if (w == CB) {   // CB / VL vectors of each, in registers
-        vlanes dw0 = lanes_load(dw), dw1 = lanes_load(dw + VL), db0 = lanes_load(db), db1 = lanes_load(db + VL);
+        vlanes dw0 = LANES_AT(dw), dw1 = LANES_AT(dw + VL), db0 = LANES_AT(db), db1 = LANES_AT(db + VL);
         for (int n = r0; n < r1; n++) {
             const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
             float m = mean[n], s = rstd[n];
-            vlanes y0 = lanes_load(dy), y1 = lanes_load(dy + VL);
-            dw0 += y0 * (lanes_load(x) - m) * s;
-            dw1 += y1 * (lanes_load(x + VL) - m) * s;
+            vlanes y0 = LANES_AT(dy), y1 = LANES_AT(dy + VL);
+            dw0 += y0 * (LANES_AT(x) - m) * s;
+            dw1 += y1 * (LANES_AT(x + VL) - m) * s;
             db0 += y0;
             db1 += y1;
         }

@@ -29,19 +29,19 @@ static inline float lanes_sum(const float *acc) {
 // `float acc[VL]`, GCC spilled them to the stack every step and the LayerNorm backward ran 4x slower
 // (docs/performance.md, "Row sums in vector registers"). Lane j is element j of the vector: the same
 // sums as the array, bitwise.
+// No function takes or returns one by value: built without AVX-512, GCC would note (-Wpsabi) that
+// such a 64-byte vector crosses calls differently in AVX-512 code, and `make test` treats notes as errors.
 typedef float vlanes __attribute__((vector_size(VL * sizeof(float))));
+typedef float vlanes_at __attribute__((vector_size(VL * sizeof(float)), aligned(sizeof(float))));
 
-static inline vlanes lanes_load(const float *p) {
-    vlanes v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
+// The VL floats at p (any float alignment) as lanes.
+#define LANES_AT(p) (*(const vlanes_at *)(p))
 
 // The lanes' total: the C % VL elements of a row past its last full vector (at tail, ntail of them)
 // added to lanes 0 .. ntail - 1, then the fixed tree of lanes_sum.
-static inline float lanes_total(vlanes acc, const float *tail, int ntail) {
+static inline float lanes_total(const vlanes *acc, const float *tail, int ntail) {
     float a[VL];
-    memcpy(a, &acc, sizeof a);
+    memcpy(a, acc, sizeof a);
     for (int j = 0; j < ntail; j++) a[j] += tail[j];
     return lanes_sum(a);
 }
@@ -49,8 +49,8 @@ static inline float lanes_total(vlanes acc, const float *tail, int ntail) {
 static inline float row_sum(const float *x, int C) {
     vlanes acc = {0};
     int i = 0;
-    for (; i + VL <= C; i += VL) acc += lanes_load(x + i);
-    return lanes_total(acc, x + i, C - i);
+    for (; i + VL <= C; i += VL) acc += LANES_AT(x + i);
+    return lanes_total(&acc, x + i, C - i);
 }
 
 // exp(x) = 2^n e^r with n = round(x / ln 2) (round-to-nearest by the 1.5 * 2^23 trick), r = x - n ln 2
