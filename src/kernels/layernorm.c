@@ -75,15 +75,16 @@ static void layernorm_forward_body(float *out, float *mean, float *rstd, const f
     for (int n = 0; n < N; n++) {
         const float *x = inp + (long)n * C;
         float m = row_sum(x, C) / (float)C;
-        vlanes acc = {0};
+        vpiece acc[NP] = {{0}};
         int i = 0;
-        for (; i + VL <= C; i += VL) {
-            vlanes d = LANES_AT(x + i) - m;
-            acc += d * d;
-        }
+        for (; i + VL <= C; i += VL)
+            for (int k = 0; k < NP; k++) {
+                vpiece d = PIECE_AT(x + i + k * VP) - m;
+                acc[k] += d * d;
+            }
         float tail[VL];
         for (int j = 0; i + j < C; j++) { float d = x[i + j] - m; tail[j] = d * d; }
-        float v = lanes_total(&acc, tail, C - i) / (float)C;
+        float v = lanes_total(acc, tail, C - i) / (float)C;
         float s = 1.0f / sqrtf(v + eps);   // rstd
         float *o = out + (long)n * C;
         for (i = 0; i < C; i++) o[i] = (x[i] - m) * s * weight[i] + bias[i];
@@ -98,20 +99,22 @@ static void layernorm_backward_rows(float *dinp, const float *dout, const float 
     for (int n = r0; n < r1; n++) {
         const float *x = inp + (long)n * C, *dy = dout + (long)n * C;
         float m = mean[n], s = rstd[n];
-        vlanes ag = {0}, agx = {0};
+        vpiece ag[NP] = {{0}}, agx[NP] = {{0}};
         int i = 0;
-        for (; i + VL <= C; i += VL) {
-            vlanes g = LANES_AT(dy + i) * LANES_AT(weight + i);
-            ag += g;
-            agx += g * ((LANES_AT(x + i) - m) * s);
-        }
+        for (; i + VL <= C; i += VL)
+            for (int k = 0; k < NP; k++) {
+                int e = i + k * VP;
+                vpiece g = PIECE_AT(dy + e) * PIECE_AT(weight + e);
+                ag[k] += g;
+                agx[k] += g * ((PIECE_AT(x + e) - m) * s);
+            }
         float tg[VL], tgx[VL];
         for (int j = 0; i + j < C; j++) {
             float g = dy[i + j] * weight[i + j];
             tg[j] = g;
             tgx[j] = g * ((x[i + j] - m) * s);
         }
-        float gmean = lanes_total(&ag, tg, C - i) / (float)C, gxmean = lanes_total(&agx, tgx, C - i) / (float)C;
+        float gmean = lanes_total(ag, tg, C - i) / (float)C, gxmean = lanes_total(agx, tgx, C - i) / (float)C;
         float *dx = dinp + (long)n * C;
         for (i = 0; i < C; i++) {
             float xhat = (x[i] - m) * s;
@@ -125,19 +128,21 @@ static void layernorm_backward_rows(float *dinp, const float *dout, const float 
 // row at a time, exactly as the reference adds them.
 static void layernorm_backward_params(float *dw, float *db, const float *dout, const float *inp, const float *mean,
                                       const float *rstd, int r0, int r1, int C, int c0, int w) {
-    if (w == CB) {   // CB / VL vectors of each, in registers
-        vlanes dw0 = LANES_AT(dw), dw1 = LANES_AT(dw + VL), db0 = LANES_AT(db), db1 = LANES_AT(db + VL);
+    if (w == CB) {   // CB / VP pieces of each, in registers
+        vpiece vdw[CB / VP], vdb[CB / VP];
+        memcpy(vdw, dw, sizeof vdw);
+        memcpy(vdb, db, sizeof vdb);
         for (int n = r0; n < r1; n++) {
             const float *dy = dout + (long)n * C + c0, *x = inp + (long)n * C + c0;
             float m = mean[n], s = rstd[n];
-            vlanes y0 = LANES_AT(dy), y1 = LANES_AT(dy + VL);
-            dw0 += y0 * (LANES_AT(x) - m) * s;
-            dw1 += y1 * (LANES_AT(x + VL) - m) * s;
-            db0 += y0;
-            db1 += y1;
+            for (int k = 0; k < CB / VP; k++) {
+                vpiece y = PIECE_AT(dy + k * VP);
+                vdw[k] += y * (PIECE_AT(x + k * VP) - m) * s;
+                vdb[k] += y;
+            }
         }
-        memcpy(dw, &dw0, sizeof dw0); memcpy(dw + VL, &dw1, sizeof dw1);
-        memcpy(db, &db0, sizeof db0); memcpy(db + VL, &db1, sizeof db1);
+        memcpy(dw, vdw, sizeof vdw);
+        memcpy(db, vdb, sizeof vdb);
         return;
     }
     for (int n = r0; n < r1; n++) {

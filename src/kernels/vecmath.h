@@ -24,22 +24,33 @@ static inline float lanes_sum(const float *acc) {
     return (s4[0] + s4[2]) + (s4[1] + s4[3]);
 }
 
-// The VL lanes as one vector value (the GCC / Clang vector extension: one AVX-512 register, two AVX2
-// ones, four SSE ones), so that the partial sums stay in registers across a row: kept as an array
-// `float acc[VL]`, GCC spilled them to the stack every step and the LayerNorm backward ran 4x slower
-// (docs/performance.md, "Row sums in vector registers"). Lane j is element j of the vector: the same
-// sums as the array, bitwise.
-// No function takes or returns one by value: built without AVX-512, GCC would note (-Wpsabi) that
-// such a 64-byte vector crosses calls differently in AVX-512 code, and `make test` treats notes as errors.
-typedef float vlanes __attribute__((vector_size(VL * sizeof(float))));
-typedef float vlanes_at __attribute__((vector_size(VL * sizeof(float)), aligned(sizeof(float))));
+// The VL lanes as NP pieces of VP lanes, a piece being the widest vector register the build targets
+// (one AVX-512 register, two AVX2 ones, four SSE ones): `vpiece acc[NP]`, lane j of the VL being lane
+// j % VP of piece j / VP. So the partial sums stay in registers across a row. Kept as an array `float
+// acc[VL]`, GCC spilled them to the stack every step and the LayerNorm backward ran 4x slower
+// (docs/performance.md, "Row sums in vector registers"); kept as one 64-byte vector, they stayed in
+// memory wherever the target has no 64-byte register (GCC gives such a vector no machine mode), and
+// the LayerNorm ran 8x slower on AVX2 ("LayerNorm's lanes in the target's own vectors"). The same sums
+// either way, bitwise. The piece loops (k < NP) are complete-unrolled, the arrays kept in registers.
+// No function takes or returns a piece by value (GCC's -Wpsabi notes on such calls; `make test` treats
+// notes as errors).
+#if defined(__AVX512F__)
+#define VP 16
+#elif defined(__AVX__)
+#define VP 8
+#else
+#define VP 4
+#endif
+#define NP (VL / VP)
+typedef float vpiece __attribute__((vector_size(VP * sizeof(float))));
+typedef float vpiece_at __attribute__((vector_size(VP * sizeof(float)), aligned(sizeof(float))));
 
-// The VL floats at p (any float alignment) as lanes.
-#define LANES_AT(p) (*(const vlanes_at *)(p))
+// The VP floats at p (any float alignment) as a piece.
+#define PIECE_AT(p) (*(const vpiece_at *)(p))
 
-// The lanes' total: the C % VL elements of a row past its last full vector (at tail, ntail of them)
-// added to lanes 0 .. ntail - 1, then the fixed tree of lanes_sum.
-static inline float lanes_total(const vlanes *acc, const float *tail, int ntail) {
+// The lanes' total: the C % VL elements of a row past its last full VL (at tail, ntail of them) added
+// to lanes 0 .. ntail - 1, then the fixed tree of lanes_sum.
+static inline float lanes_total(const vpiece *acc, const float *tail, int ntail) {
     float a[VL];
     memcpy(a, acc, sizeof a);
     for (int j = 0; j < ntail; j++) a[j] += tail[j];
@@ -47,10 +58,11 @@ static inline float lanes_total(const vlanes *acc, const float *tail, int ntail)
 }
 
 static inline float row_sum(const float *x, int C) {
-    vlanes acc = {0};
+    vpiece acc[NP] = {{0}};
     int i = 0;
-    for (; i + VL <= C; i += VL) acc += LANES_AT(x + i);
-    return lanes_total(&acc, x + i, C - i);
+    for (; i + VL <= C; i += VL)
+        for (int k = 0; k < NP; k++) acc[k] += PIECE_AT(x + i + k * VP);
+    return lanes_total(acc, x + i, C - i);
 }
 
 // exp(x) = 2^n e^r with n = round(x / ln 2) (round-to-nearest by the 1.5 * 2^23 trick), r = x - n ln 2
