@@ -128,6 +128,33 @@ t "make bench's table: 1 thread at 60% of the row's highest peak (not 150% of th
 t "make bench's table: 2 threads at 40% and the team at 30% of the 2-thread runs' highest peak" \
   'echo "$out" | grep -Eq "^vitmae, 2 thread\(s\), workers +20\.00 +100\.0 +40\.0% " &&
    echo "$out" | grep -Eq "^vitmae, 2 thread\(s\), team +15\.00 +75\.0 +30\.0% "'
+# PyTorch on a BLAS that is not OpenBLAS (Debian's reference BLAS: tens of times slower) is said in the
+# table. A stand-in for the Python that runs PyTorch answers bench.sh's questions: torch imports, and
+# bench_torch.py's JSON names the OpenBLAS kernels, or null where libblas.so.3 is not OpenBLAS.
+cat >"$tmp/py" <<'SH'
+#!/bin/sh
+case "$*" in
+  *bench_torch.py*)
+    t=1 v=1.5; case "$*" in *"--threads 2"*) t=2 v=2.5 ;; esac
+    echo "{\"torch\": \"0\", \"openblas_kernels\": $KERNELS, \"openblas_own_choice\": $KERNELS, \"results\": [{\"threads\": $t, \"img_per_s\": $v}]}" ;;
+  *__config__*) echo "BLAS_INFO=generic" ;;
+  *__version__*) echo "0-standin" ;;
+esac
+exit 0
+SH
+chmod +x "$tmp/py"
+for k in null '"Zen"'; do
+  rm -f "$tmp/count"
+  out=$(cd "$VITMAE_ROOT" && KERNELS=$k BENCH_TORCH_PYTHON="$tmp/py" BENCH_ROWS=small224 MAE_REPEAT=1 sh tools/bench.sh "$tmp/fake"); rc=$?
+  if [ "$k" = null ]; then rc_null=$rc; out_null=$out; else rc_zen=$rc; out_zen=$out; fi
+done
+t "make bench's table with PyTorch: exits 0" '[ $rc_null -eq 0 ] && [ $rc_zen -eq 0 ]'
+t "make bench's table with PyTorch: a row compares with its best thread count (10.00 / 2.50 = 4.00x)" \
+  'echo "$out_zen" | grep -Eq "^vitmae, 1 thread\(s\) +10\.00 .* 4\.00x "'
+t "make bench's table: PyTorch on a BLAS that is not OpenBLAS is said, once" \
+  '[ "$(echo "$out_null" | grep -c "^bench.sh: warning: PyTorch ran on a BLAS that is not OpenBLAS")" -eq 1 ]'
+t "make bench's table: PyTorch on OpenBLAS is not warned about, and its kernels are named" \
+  '! echo "$out_zen" | grep -q "warning" && echo "$out_zen" | grep -q "OpenBLAS kernels Zen;"'
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli bench ok"
 exit $fail

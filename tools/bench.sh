@@ -12,7 +12,8 @@
 #   base224:  ViT-B/16 at 224 (MAE's own geometry), batch 8: as small224
 # Each figure is the best of its runs: on shared cores the best run is the least disturbed one.
 # Usage: tools/bench.sh [VITMAE_BIN]   env: REPEAT, STEPS, MAE_REPEAT, MAE_STEPS, BENCH_ROWS, BENCH_ARGS
-# (BENCH_ARGS replaces tiny32's configuration), BENCH_TORCH=0 (no PyTorch rows, as where it is missing).
+# (BENCH_ARGS replaces tiny32's configuration), BENCH_TORCH=0 (no PyTorch rows, as where it is missing),
+# BENCH_TORCH_PYTHON (the Python that runs PyTorch, default /usr/bin/python3; the tests give a stand-in).
 set -e
 # Idle OpenMP threads spin only briefly before they sleep (both vitmae and PyTorch use libgomp). On
 # cores shared with other jobs a long-spinning thread holds a core its teammate needs at the next
@@ -35,7 +36,8 @@ d = json.load(open(sys.argv[1])); k, o = d.get("openblas_kernels"), d.get("openb
 print(k + ("" if o == k else " (OpenBLAS chose %s for this CPU by itself)" % o) if k else "none (not OpenBLAS)")' "$1"; }
 blas_kernels=-
 torch_ok=0
-[ "${BENCH_TORCH:-1}" != 0 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null && torch_ok=1
+torch_py=${BENCH_TORCH_PYTHON:-/usr/bin/python3}
+[ "${BENCH_TORCH:-1}" != 0 ] && "$torch_py" -c 'import torch' 2>/dev/null && torch_ok=1
 
 # bench_row NAME ARGS STEPS WARMUP REPEAT: one table.
 bench_row() {
@@ -54,7 +56,7 @@ bench_row() {
     # (a "1 thread" run measured 188% CPU): one process per thread count, with OpenBLAS told the same.
     for r in $(seq "$rrep"); do
       for t in 1 2; do
-        OPENBLAS_NUM_THREADS=$t /usr/bin/python3 tools/bench_torch.py $rargs --threads $t --steps "$rsteps" \
+        OPENBLAS_NUM_THREADS=$t "$torch_py" tools/bench_torch.py $rargs --threads $t --steps "$rsteps" \
           --warmup "$rwarm" --json >"$tmp/$name.t$t.$r"
       done
     done
@@ -106,10 +108,16 @@ for row in $rows; do
 done
 echo
 if [ $torch_ok = 1 ]; then
-  blas=$(/usr/bin/python3 -c 'import torch; print(torch.__config__.show())' | grep -o 'BLAS_INFO=[a-z]*')
-  echo "(torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)'), $blas, OpenBLAS kernels $blas_kernels; vs torch = vitmae img/s / torch's best img/s of the row)"
+  blas=$("$torch_py" -c 'import torch; print(torch.__config__.show())' | grep -o 'BLAS_INFO=[a-z]*')
+  echo "(torch $("$torch_py" -c 'import torch; print(torch.__version__)'), $blas, OpenBLAS kernels $blas_kernels; vs torch = vitmae img/s / torch's best img/s of the row)"
+  # Debian's torch calls whatever libblas.so.3 is installed: without OpenBLAS, the reference BLAS, which
+  # ran tiny32 at 6.87 img/s where OpenBLAS gave 118.93 (docs/performance.md), so the ratios would
+  # read 20x or more. Said in the table, where the figures are.
+  case $blas_kernels in none*)
+    echo "bench.sh: warning: PyTorch ran on a BLAS that is not OpenBLAS (Debian's reference BLAS is tens of times slower): its img/s and the vs torch column are not PyTorch at its best; install libopenblas0-pthread (make bench does) and run again" ;;
+  esac
 else
-  echo "(PyTorch not available: /usr/bin/python3 cannot import torch; install python3-torch to compare)"
+  echo "(PyTorch not available: $torch_py cannot import torch; install python3-torch to compare)"
 fi
 echo "workers: --parallel groups, each thread its own gradient groups (the default where they fit); team: --parallel kernels, every thread in every kernel (docs/interface.md)"
 echo "OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-unset}"
