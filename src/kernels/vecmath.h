@@ -32,8 +32,8 @@ static inline float lanes_sum(const float *acc) {
 // memory wherever the target has no 64-byte register (GCC gives such a vector no machine mode), and
 // the LayerNorm ran 8x slower on AVX2 ("LayerNorm's lanes in the target's own vectors"). The same sums
 // either way, bitwise. The piece loops (k < NP) are complete-unrolled, the arrays kept in registers.
-// No function takes or returns a piece by value (GCC's -Wpsabi notes on such calls; `make test` treats
-// notes as errors).
+// (A piece is never wider than the target's registers, so GCC's -Wpsabi note about wider vectors
+// crossing calls, which `make test` would treat as an error, cannot arise.)
 #if defined(__AVX512F__)
 #define VP 16
 #elif defined(__AVX__)
