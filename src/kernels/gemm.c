@@ -231,6 +231,8 @@ typedef struct {
 static inline __attribute__((always_inline))
 void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,
                        int stream, float *restrict dst, float *restrict sum) {
+    const int full = width / W, rest = width - full * W;
+    const long pstep = pstride * W;   // one panel to the next
     for (int k = 0; k < kc; k++) {
         const float *row = src + (long)(k0 + k) * ld + x0;
         if (sum)   // the row's elements, just loaded, onto each x's chain (gemm_tn_sums)
@@ -238,18 +240,16 @@ void pack_contiguous_w(const float *src, long ld, int k0, int kc, int x0, int wi
         // Rows are far apart and short: the hardware prefetcher misses them, so fetch 16 rows ahead.
         if (k + 16 < kc)
             for (int x = 0; x < width; x += 16) __builtin_prefetch(row + 16 * ld + x);
-        for (int p = 0; p * W < width; p++) {
-            float *d = dst + (long)p * pstride * W + (long)k * W;
-            const float *r = row + p * W;
-            int w = width - p * W;
-            if (w >= W && stream) {
-                stream_floats(d, r, W);
-            } else if (w >= W) {
-                memcpy(d, r, W * sizeof(float)); // constant size: a few vector moves
-            } else {
-                memcpy(d, r, (size_t)w * sizeof(float));
-                memset(d + w, 0, (size_t)(W - w) * sizeof(float));
-            }
+        // The whole panels in a loop of their own (one constant-size copy each), then the cut one.
+        float *d = dst + (long)k * W;
+        const float *r = row;
+        if (stream)
+            for (int p = 0; p < full; p++, d += pstep, r += W) stream_floats(d, r, W);
+        else
+            for (int p = 0; p < full; p++, d += pstep, r += W) memcpy(d, r, W * sizeof(float));
+        if (rest) {
+            memcpy(d, r, (size_t)rest * sizeof(float));
+            memset(d + rest, 0, (size_t)(W - rest) * sizeof(float));
         }
     }
 }
