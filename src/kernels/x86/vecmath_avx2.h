@@ -19,46 +19,62 @@ static inline TGT2 __m256i tail8(int n) {
     return _mm256_loadu_si256((const __m256i *)(tail8_bits + 8 - n));
 }
 
-// exp_approx: the clamps as max / min with the constant first keep a NaN input (the second operand is
-// returned when either is NaN), as the scalar `x < -87 ? -87 : x` does.
-static inline TGT2 __m256 exp8(__m256 x) {
-    x = _mm256_max_ps(_mm256_set1_ps(-87.0f), x);
-    x = _mm256_min_ps(_mm256_set1_ps(88.0f), x);
+// The functions below take n <= 8 vectors at once (n a constant where they are inlined) and go stage
+// by stage across them: each vector's operations are the single-vector ones in the same order (so the
+// same bits for any n), but n independent chains lie side by side in the instruction stream. One chain
+// alone is a long run of dependent operations that fills the core's scheduler while it waits; n of them
+// give it work for every cycle (the GELU forward: docs/performance.md, "Chains side by side").
+#define AI2 static inline __attribute__((always_inline)) TGT2
+#define EACH _Pragma("GCC unroll 8") for (int j = 0; j < n; j++)
+
+// exp_approx on x[0 .. n): the clamps as max / min with the constant first keep a NaN input (the
+// second operand is returned when either is NaN), as the scalar `x < -87 ? -87 : x` does.
+AI2 void exp8_n(__m256 *x, const int n) {
     const __m256 shift = _mm256_set1_ps(12582912.0f);
-    __m256 n = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), shift), shift);
-    __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693359375f), x);
-    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+    __m256 k[8], r[8], p[8];
+    EACH x[j] = _mm256_max_ps(_mm256_set1_ps(-87.0f), x[j]);
+    EACH x[j] = _mm256_min_ps(_mm256_set1_ps(88.0f), x[j]);
+    EACH k[j] = _mm256_sub_ps(_mm256_add_ps(_mm256_mul_ps(x[j], _mm256_set1_ps(1.44269504088896341f)), shift), shift);
+    EACH r[j] = _mm256_fmadd_ps(k[j], _mm256_set1_ps(-0.693359375f), x[j]);
+    EACH r[j] = _mm256_fmadd_ps(k[j], _mm256_set1_ps(2.12194440e-4f), r[j]);
+    EACH p[j] = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 5040.0f), r[j], _mm256_set1_ps(1.0f / 720.0f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(1.0f / 120.0f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(1.0f / 24.0f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(1.0f / 6.0f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(0.5f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(1.0f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], r[j], _mm256_set1_ps(1.0f));
+    EACH x[j] = _mm256_mul_ps(p[j], _mm256_castsi256_ps(_mm256_slli_epi32(
+                    _mm256_add_epi32(_mm256_cvtps_epi32(k[j]), _mm256_set1_epi32(127)), 23)));
+}
+static inline TGT2 __m256 exp8(__m256 x) {
+    exp8_n(&x, 1);
+    return x;
 }
 
-// erfc_abs: erfc(|z|) from e^{-z^2} by Abramowitz & Stegun 7.1.26.
-static inline TGT2 __m256 erfc_abs8(__m256 z, __m256 e_minus_z2) {
-    __m256 az = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), z);
-    __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), az, _mm256_set1_ps(1.0f)));
-    __m256 p = _mm256_set1_ps(1.061405429f);
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.453152027f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.421413741f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
-    return _mm256_mul_ps(_mm256_mul_ps(p, t), e_minus_z2);
+// erfc_abs: out[j] = erfc(|z[j]|) from e[j] = e^{-z[j]^2}, by Abramowitz & Stegun 7.1.26.
+AI2 void erfc_abs8_n(__m256 *out, const __m256 *z, const __m256 *e, const int n) {
+    __m256 t[8], p[8];
+    EACH t[j] = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f),
+                              _mm256_andnot_ps(_mm256_set1_ps(-0.0f), z[j]), _mm256_set1_ps(1.0f)));
+    EACH p[j] = _mm256_fmadd_ps(_mm256_set1_ps(1.061405429f), t[j], _mm256_set1_ps(-1.453152027f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], t[j], _mm256_set1_ps(1.421413741f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], t[j], _mm256_set1_ps(-0.284496736f));
+    EACH p[j] = _mm256_fmadd_ps(p[j], t[j], _mm256_set1_ps(0.254829592f));
+    EACH out[j] = _mm256_mul_ps(_mm256_mul_ps(p[j], t[j]), e[j]);
 }
 
-// normal_cdf: Phi(x) from e^{-x^2/2}; 0.5 erfc(|x| / sqrt 2) for x < 0, 1 minus it otherwise.
-static inline TGT2 __m256 normal_cdf8(__m256 x, __m256 e_half) {
-    __m256 q = _mm256_mul_ps(_mm256_set1_ps(0.5f),
-                             erfc_abs8(_mm256_mul_ps(x, _mm256_set1_ps((float)M_SQRT1_2)), e_half));
-    __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-    return _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), q), q, neg);
+// normal_cdf: out[j] = Phi(x[j]) from e[j] = e^{-x[j]^2/2}; 0.5 erfc(|x| / sqrt 2) for x < 0, 1 minus it
+// otherwise.
+AI2 void normal_cdf8_n(__m256 *out, const __m256 *x, const __m256 *e, const int n) {
+    __m256 z[8];
+    EACH z[j] = _mm256_mul_ps(x[j], _mm256_set1_ps((float)M_SQRT1_2));
+    erfc_abs8_n(out, z, e, n);
+    EACH out[j] = _mm256_mul_ps(_mm256_set1_ps(0.5f), out[j]);
+    EACH out[j] = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), out[j]), out[j],
+                                   _mm256_cmp_ps(x[j], _mm256_setzero_ps(), _CMP_LT_OQ));
 }
+#undef EACH
 
 // lanes_sum (kernels/vecmath.h) of the 16 lanes lo (lanes 0-7) and hi (8-15): lane j + lane j + 8,
 // then j + j + 4, then (0 + 2) + (1 + 3). The AVX-512 files' _mm512_reduce_add_ps adds in this order too.
