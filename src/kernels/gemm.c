@@ -202,11 +202,11 @@ int gemm_force_blocking(int kc, long slab_floats) {
     return 0;
 }
 
-// rows and brows may be NULL; pack32 (NULL: the plain loop) packs strided 32-wide panels. blk: the
+// rows and brows may be NULL; pack_t (NULL: the plain loop) packs strided NR-wide panels of B. blk: the
 // blocking for this kernel's MR on this CPU.
 typedef struct {
     int mr, nr; GemmKernel fn; GemmKernelRows rows; GemmKernelBRows brows;
-    void (*pack32)(const float *src, long ld, int k0, int kc, int x0, int width, int stream, float *dst);
+    void (*pack_t)(const float *src, long ld, int k0, int kc, int x0, int width, int stream, float *dst);
     GemmBlocking blk;
 } Kernel;
 
@@ -279,7 +279,7 @@ void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width
                    int stream, float *dst, float *sum) {                                               \
         switch (W) {                                                                                   \
         case 32: fn##_w(src, ld, k0, kc, x0, width, 32, pstride, stream, dst, sum); break;             \
-        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, pstride, 0, dst, sum); break;                  \
+        case 16: fn##_w(src, ld, k0, kc, x0, width, 16, pstride, stream, dst, sum); break;             \
         case 14: fn##_w(src, ld, k0, kc, x0, width, 14, pstride, 0, dst, sum); break;                  \
         case 8: fn##_w(src, ld, k0, kc, x0, width, 8, pstride, 0, dst, sum); break;                    \
         case 6: fn##_w(src, ld, k0, kc, x0, width, 6, pstride, 0, dst, sum); break;                    \
@@ -301,7 +301,7 @@ static void pack_a(const Operands *op, int i0, int mr, int k0, int kc, int MR, f
 // the packer has them (a weight's packed copy: pack_b_whole).
 static void pack_b_to(const Kernel *ker, const Operands *op, int k0, int kc, int j0, int nc, int NR, int stream,
                       float *dst) {
-    if (op->trans_b && NR == 32 && ker->pack32) ker->pack32(op->b, op->ldb, k0, kc, j0, nc, stream, dst);
+    if (op->trans_b && NR == ker->nr && ker->pack_t) ker->pack_t(op->b, op->ldb, k0, kc, j0, nc, stream, dst);
     else if (op->trans_b) pack_strided(op->b, op->ldb, k0, kc, j0, nc, NR, kc, stream, dst, NULL);
     else pack_contiguous(op->b, op->ldb, k0, kc, j0, nc, NR, kc, stream, dst, NULL);
 }
@@ -503,7 +503,8 @@ static int pick_kernel(Kernel *ker) {
                          gemm_kernel_avx512_brows, gemm_pack_strided32_avx512, {0, 0, 0}};
         break;
     case GEMM_PATH_AVX2:
-        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows, NULL, NULL, {0, 0, 0}};
+        *ker = (Kernel){GEMM_AVX2_MR, GEMM_AVX2_NR, gemm_kernel_avx2, gemm_kernel_avx2_rows, NULL,
+                         gemm_pack_strided16_avx2, {0, 0, 0}};
         break;
     case GEMM_PATH_PORTABLE:
         *ker = (Kernel){PORTABLE_MR, PORTABLE_NR, gemm_kernel_portable, NULL, NULL, NULL, {0, 0, 0}};

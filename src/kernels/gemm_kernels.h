@@ -40,4 +40,7 @@ void gemm_kernel_avx2_rows(int kc, const float *a, long lda, const float *b, flo
 // registers; the same result as the plain copy loop.
 void gemm_pack_strided32_avx512(const float *src, long ld, int k0, int kc, int x0, int width, int stream,
                                 float *dst);
+// The same for 16-wide panels (the AVX2 NR), transposing 8 x 8 blocks in registers.
+void gemm_pack_strided16_avx2(const float *src, long ld, int k0, int kc, int x0, int width, int stream,
+                              float *dst);
 #endif

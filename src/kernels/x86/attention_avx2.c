@@ -178,25 +178,6 @@ AI void softmax_backward_rows(float *ds, const float *p, long ld, int T, float s
         }
 }
 
-// On entry r[i] holds row i of an 8 x 8 block; on exit r[j] holds its column j.
-AI void transpose8x8(__m256 r[8]) {
-    __m256 t[8], u[8];
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);       // rows 2i, 2i+1: columns 0 1 | 4 5
-        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);   // columns 2 3 | 6 7
-    }
-    for (int g = 0; g < 2; g++) {   // rows 4g .. 4g + 3: u[4g + m] holds columns m | m + 4
-        u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
-        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
-    }
-    for (int m = 0; m < 4; m++) {
-        r[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20);
-        r[m + 4] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
-    }
-}
-
 // dst[i][s] = src[s * ld + i] for s < T, i < hd: 8 x 8 blocks transposed in registers, the edges one
 // element at a time.
 static TGT2 void transpose_head(float *dst, const float *src, long ld, int T, int hd) {

@@ -4,6 +4,7 @@
 #include "kernels/gemm_kernels.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#include "kernels/x86/vecmath_avx2.h"
 
 #define ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
 
@@ -62,6 +63,44 @@ void gemm_kernel_avx2_rows(int kc, const float *a, long lda, const float *b, flo
                       int mr, int nr, int load_c, const float *bias) {
     kernel_avx2(kc, a, lda, 1, b, c, ldc, mr, nr, load_c, bias);
 }
+// pack_strided of gemm.c for panels 16 wide: element (x, k) of the source at src[(x0 + x) * ld + k0 + k]
+// goes to dst[p * kc * 16 + k * 16 + x % 16] for panel p = x / 16, rows past `width` zero. Each 8-step
+// block of k is two 8 x 8 blocks (the panel's halves) transposed in registers, then stored k by k, the
+// two halves of each 64-byte line one after the other. stream: streaming stores (dst 64-byte aligned;
+// the caller fences), each line written whole by two neighbouring stores.
+TGT2 void gemm_pack_strided16_avx2(const float *src, long ld, int k0, int kc, int x0, int width, int stream,
+                                   float *dst) {
+    for (int p = 0; p * 16 < width; p++) {
+        float *d = dst + (long)p * kc * 16;
+        int nrows = width - p * 16 > 16 ? 16 : width - p * 16;
+        const float *s0 = src + (long)(x0 + p * 16) * ld + k0;
+        for (int kb = 0; kb < kc; kb += 8) {
+            int kw = kc - kb < 8 ? kc - kb : 8;
+            __m256i km = tail8(kw);
+            __m256 r[2][8];
+            for (int h = 0; h < 2; h++) {
+                for (int i = 0; i < 8; i++) {
+                    const float *row = s0 + (long)(h * 8 + i) * ld + kb;
+                    r[h][i] = h * 8 + i >= nrows ? _mm256_setzero_ps()
+                              : kw == 8      ? _mm256_loadu_ps(row)
+                                             : _mm256_maskload_ps(row, km);
+                }
+                transpose8x8(r[h]);
+            }
+            float *dk = d + (long)kb * 16;
+            if (stream)
+                for (int j = 0; j < kw; j++) {
+                    _mm256_stream_ps(dk + j * 16, r[0][j]);
+                    _mm256_stream_ps(dk + j * 16 + 8, r[1][j]);
+                }
+            else
+                for (int j = 0; j < kw; j++) {
+                    _mm256_storeu_ps(dk + j * 16, r[0][j]);
+                    _mm256_storeu_ps(dk + j * 16 + 8, r[1][j]);
+                }
+        }
+    }
+}
 #else
 void gemm_kernel_avx2(int kc, const float *a, const float *b, float *c, long ldc, int mr, int nr,
                       int load_c, const float *bias) {
@@ -70,5 +109,9 @@ void gemm_kernel_avx2(int kc, const float *a, const float *b, float *c, long ldc
 void gemm_kernel_avx2_rows(int kc, const float *a, long lda, const float *b, float *c, long ldc,
                         int mr, int nr, int load_c, const float *bias) {
     (void)kc; (void)a; (void)lda; (void)b; (void)c; (void)ldc; (void)mr; (void)nr; (void)load_c; (void)bias;
+}
+void gemm_pack_strided16_avx2(const float *src, long ld, int k0, int kc, int x0, int width, int stream,
+                              float *dst) {
+    (void)stream; (void)src; (void)ld; (void)k0; (void)kc; (void)x0; (void)width; (void)dst;
 }
 #endif

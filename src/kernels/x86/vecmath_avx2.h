@@ -1,7 +1,8 @@
-// Internal to the AVX2 files (attention_avx2.c, gelu_avx2.c): the target attribute, tail masks, the
-// exp and erfc approximations of kernels/vecmath.h in 8 lanes, and the 16-lane sum of kernels/vecmath.h
-// (lanes_sum) on two vectors. Each does the same float operations in the same order as its scalar twin
-// there, so the same bits (tests/test_ops.c).
+// Internal to the AVX2 files (attention_avx2.c, gelu_avx2.c, gemm_avx2.c): the target attribute, tail
+// masks, the exp and erfc approximations of kernels/vecmath.h in 8 lanes, the 16-lane sum of
+// kernels/vecmath.h (lanes_sum) on two vectors, and an 8 x 8 transpose in registers. Each arithmetic
+// one does the same float operations in the same order as its scalar twin there, so the same bits
+// (tests/test_ops.c).
 #ifndef VITMAE_VECMATH_AVX2_H
 #define VITMAE_VECMATH_AVX2_H
 #if defined(__x86_64__) || defined(__i386__)
@@ -83,6 +84,25 @@ static inline TGT2 float lanes16_sum(__m256 lo, __m256 hi) {
     __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
     __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));   // (0 + 2), (1 + 3)
     return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// On entry r[i] holds row i of an 8 x 8 block; on exit r[j] holds its column j.
+static inline __attribute__((always_inline)) TGT2 void transpose8x8(__m256 r[8]) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);       // rows 2i, 2i+1: columns 0 1 | 4 5
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);   // columns 2 3 | 6 7
+    }
+    for (int g = 0; g < 2; g++) {   // rows 4g .. 4g + 3: u[4g + m] holds columns m | m + 4
+        u[4 * g + 0] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+        u[4 * g + 1] = _mm256_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+        u[4 * g + 2] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+        u[4 * g + 3] = _mm256_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+    }
+    for (int m = 0; m < 4; m++) {
+        r[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20);
+        r[m + 4] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
+    }
 }
 
 // The largest of 8 lanes (max is exact: any order gives it).
