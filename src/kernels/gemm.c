@@ -271,8 +271,9 @@ void pack_strided_w(const float *src, long ld, int k0, int kc, int x0, int width
     }
 }
 
-// stream reaches only the 32-wide instances (the AVX-512 NR, where streaming stores were measured:
-// docs/performance.md, "Weights packed with streaming stores"); the other widths store plainly. sum
+// stream reaches only the 32- and 16-wide instances (the AVX-512 and AVX2 NR, where streaming stores
+// were measured: docs/performance.md, "Weights packed with streaming stores" and "A transposed B packed
+// in registers on AVX2"); the other widths store plainly. sum
 // (NULL: none): the x range's sums over k, added onto (gemm_tn_sums).
 #define PACK_DISPATCH(fn)                                                                              \
     static void fn(const float *src, long ld, int k0, int kc, int x0, int width, int W, long pstride,  \
