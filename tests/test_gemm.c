@@ -29,7 +29,9 @@ static void run(int product, int ref, int M, int N, int K, const float *A, int l
 }
 
 // One problem with its own buffers. Operand padding holds NaN, so reading past a row shows up;
-// C padding holds a sentinel that must survive.
+// C padding holds a sentinel that must survive: the columns past N, and GUARD_ROWS rows below the M
+// rows (a tile stored past its last row lands there, where it fails the check instead of corrupting
+// the heap).
 typedef struct {
     int product, M, N, K, lda, ldb, ldc, acc, has_bias;
     long a_len, b_len, c_len;
@@ -37,6 +39,7 @@ typedef struct {
 } Problem;
 
 #define SENTINEL 12345.0f
+#define GUARD_ROWS 16   // more than any micro-kernel's MR - 1
 
 static float *alloc_f(long n) {
     float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
@@ -62,11 +65,12 @@ static Problem make(int product, int M, int N, int K, int pad, int acc, int has_
     if (product == TN) { arows = K; acols = M; } else { arows = M; acols = K; }
     if (product == NT) { brows = N; bcols = K; } else { brows = K; bcols = N; }
     p.lda = (int)acols + pad; p.ldb = (int)bcols + (pad ? pad + 3 : 0);
-    p.a_len = arows * p.lda; p.b_len = brows * p.ldb; p.c_len = (long)M * p.ldc;
+    p.a_len = arows * p.lda; p.b_len = brows * p.ldb; p.c_len = (long)(M + GUARD_ROWS) * p.ldc;
     p.A = alloc_f(p.a_len); p.B = alloc_f(p.b_len); p.C0 = alloc_f(p.c_len);
     fill(p.A, arows, acols, p.lda, rng, NAN);
     fill(p.B, brows, bcols, p.ldb, rng, NAN);
     fill(p.C0, M, N, p.ldc, rng, SENTINEL);
+    for (long x = (long)M * p.ldc; x < p.c_len; x++) p.C0[x] = SENTINEL;
     if (has_bias && product == NT) { p.bias = alloc_f(N); fill(p.bias, 1, N, N, rng, 0); }
     p.absA = abs_copy(p.A, p.a_len); p.absB = abs_copy(p.B, p.b_len);
     p.absC0 = abs_copy(p.C0, p.c_len); p.absbias = abs_copy(p.bias, N);
@@ -98,15 +102,15 @@ static int compare(const Problem *p, const float *C, const char *path) {
     run(p->product, 1, p->M, p->N, p->K, p->A, p->lda, p->B, p->ldb, R, p->ldc, p->bias, p->acc);
     run(p->product, 1, p->M, p->N, p->K, p->absA, p->lda, p->absB, p->ldb, S, p->ldc, p->absbias, 1);
     int bad = 0;
-    for (long i = 0; i < p->M && bad < 3; i++)
+    for (long i = 0; i < p->M + GUARD_ROWS && bad < 3; i++)
         for (long j = 0; j < p->ldc && bad < 3; j++) {
             long x = i * p->ldc + j;
-            int ok;
-            if (j >= p->N) ok = C[x] == SENTINEL;
+            int ok, outside = i >= p->M || j >= p->N;
+            if (outside) ok = C[x] == SENTINEL;
             else ok = fabsf(C[x] - R[x]) <= 2.0f * (p->K + 2) * 0x1p-24f * S[x] + 1e-30f;
             CHECK(ok, "%s %s M=%d N=%d K=%d acc=%d bias=%d: C[%ld,%ld]=%.9g want %.9g (scale %.3g)",
                   path, product_name[p->product], p->M, p->N, p->K, p->acc, p->bias != NULL, i, j,
-                  C[x], j < p->N ? R[x] : SENTINEL, S[x]);
+                  C[x], outside ? SENTINEL : R[x], S[x]);
             bad += !ok;
         }
     free(R); free(S);
@@ -510,6 +514,21 @@ static void test_blocking_rules(void) {
     CHECK(c.l1d == 0 || (c.l1d >= 4096 && c.l1d <= (1 << 20)), "L1d %ld plausible", c.l1d);
     CHECK(c.l2 == 0 || c.l2 >= c.l1d, "L2 %ld >= L1d %ld", c.l2, c.l1d);
     printf("caches: L1d %ld, L2 %ld, L3 %ld bytes\n", c.l1d, c.l2, c.l3);
+    // L3 is the slice /sys says cpu0 shares, where /sys has one (kernels/cpu.h).
+    for (int i = 0; i < 16; i++) {
+        char path[96], text[64] = "";
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        int level = f && fgets(text, sizeof text, f) ? atoi(text) : 0;
+        if (f) fclose(f);
+        if (level != 3) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        long want = f && fgets(text, sizeof text, f) ? cpu_parse_cache_size(text) : 0;
+        if (f) fclose(f);
+        CHECK(!want || c.l3 == want, "L3 %ld is /sys's %ld (index%d)", c.l3, want, i);
+        break;
+    }
     if (gemm_force_kernel("avx512") == 0 || gemm_force_kernel("avx2") == 0 || gemm_force_kernel("portable") == 0) {
         GemmBlocking b = gemm_blocking(), r = gemm_blocking_for(c.l1d, c.l2, gemm_path() == GEMM_PATH_AVX512 ? 14
                                                                             : gemm_path() == GEMM_PATH_AVX2 ? 6 : 4);
