@@ -19,8 +19,9 @@ double cpu_fma_peak_gflops(int threads);
 int cpu_threads_cpus(int threads);
 
 // The data caches one core sees, in bytes (0 when unknown): L1 data, L2 (per core on the CPUs we run
-// on) and L3 (the whole slice this core shares). From glibc's sysconf, which reads cpuid on x86, else
-// from Linux's /sys/devices/system/cpu/cpu0/cache. Read once; the GEMM's blocking comes from these
+// on) and L3 (the whole slice this core shares). L1d and L2 from glibc's sysconf, which reads cpuid on
+// x86, else from Linux's /sys/devices/system/cpu/cpu0/cache; L3 from /sys first (glibc can give the
+// package's total), else sysconf. Read once; the GEMM's blocking comes from L1d and L2
 // (kernels/gemm.h: gemm_blocking).
 typedef struct { long l1d, l2, l3; } CpuCaches;
 CpuCaches cpu_caches(void);
