@@ -87,7 +87,7 @@ static inline TGT2 float lanes16_sum(__m256 lo, __m256 hi) {
 }
 
 // On entry r[i] holds row i of an 8 x 8 block; on exit r[j] holds its column j.
-static inline __attribute__((always_inline)) TGT2 void transpose8x8(__m256 r[8]) {
+AI2 void transpose8x8(__m256 r[8]) {
     __m256 t[8], u[8];
     for (int i = 0; i < 4; i++) {
         t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);       // rows 2i, 2i+1: columns 0 1 | 4 5
