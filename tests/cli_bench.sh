@@ -1,6 +1,7 @@
 #!/bin/sh
 # `vitmae bench`: a tiny run prints JSON with the documented fields, the analytic FLOP count matches
-# the formula for the tiny preset at 32x32x3 / patch 4 / batch 64 / mask 0.75, bad flags exit 2.
+# the formula for the tiny preset at 32x32x3 / patch 4 / batch 64 / mask 0.75, bad flags exit 2; the
+# gates that choose the kernels' path check every feature those kernels are compiled for.
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch tmp
@@ -155,6 +156,21 @@ t "make bench's table: PyTorch on a BLAS that is not OpenBLAS is said, once" \
   '[ "$(echo "$out_null" | grep -c "^bench.sh: warning: PyTorch ran on a BLAS that is not OpenBLAS")" -eq 1 ]'
 t "make bench's table: PyTorch on OpenBLAS is not warned about, and its kernels are named" \
   '! echo "$out_zen" | grep -q "warning" && echo "$out_zen" | grep -q "OpenBLAS kernels Zen;"'
+# Every instruction-set feature an x86 kernel file is compiled for (its target attributes) is checked
+# by the gate that chooses its path (kernels/cpu.c: cpu_has_avx512 for the *avx512* files,
+# cpu_has_avx2_fma for the *avx2* ones): a CPU, or a hypervisor, that offers the one without the other
+# would otherwise run an instruction it lacks (SIGILL) instead of falling back to the next path.
+src="$VITMAE_ROOT/src/kernels"
+for isa in avx512:cpu_has_avx512 avx2:cpu_has_avx2_fma; do
+  files=$(ls "$src"/x86/*"${isa%%:*}"*.[ch])
+  feats=$(grep -ho 'target("[^"]*")' $files | sed 's/^target("//; s/")$//' | tr ',' '\n' | sort -u)
+  gate=$(sed -n "/^int ${isa#*:}(void)/,/^}/p" "$src/cpu.c")
+  t "the ${isa%%:*} files name their features (got: $(echo $feats))" '[ -n "$feats" ] && [ -n "$gate" ]'
+  for f in $feats; do
+    t "${isa#*:} checks $f, which the ${isa%%:*} files are compiled for" \
+      "echo \"\$gate\" | grep -q '__builtin_cpu_supports(\"$f\")'"
+  done
+done
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli bench ok"
 exit $fail

@@ -17,10 +17,14 @@
 #define CPU_X86 0
 #endif
 
+// Each gate checks every feature its files are compiled for (their target attributes; tests/cli_bench.sh
+// compares the two lists): gelu_avx512.c's 16-lane andnot is AVX512DQ, and a hypervisor may offer F
+// and VL without it. libgcc's answers include the OS's saving of the registers (XCR0).
 int cpu_has_avx512(void) {
 #if CPU_X86
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma");
 #else
     return 0;
 #endif

@@ -4,7 +4,7 @@
 #define VITMAE_CPU_H
 #include <stddef.h>
 
-int cpu_has_avx512(void);   // AVX-512F + VL (and the OS saves zmm state)
+int cpu_has_avx512(void);   // AVX-512F + VL + DQ and FMA (and the OS saves zmm state)
 int cpu_has_avx2_fma(void); // AVX2 + FMA
 
 // Measured FP32 peak in GFLOP/s for `threads` threads (<= 0: omp_get_max_threads()), 2 flops per FMA
