@@ -93,18 +93,25 @@ void adamw_update(float *restrict p, const float *restrict g, float *restrict m,
     adamw_body(p, g, m, v, n, decay, step_size, bc2_sqrt, ADAMW_BETA1, ADAMW_BETA2);
 }
 
+// Step `step`'s bias corrections (optim.h): bc1 = 1 - beta1^step, and sqrt(1 - beta2^step), which
+// divides sqrt(v).
+typedef struct { float bc1, bc2_sqrt; } AdamwBias;
+static AdamwBias adamw_bias(float beta1, float beta2, long step) {
+    AdamwBias b = {1.0f - powf(beta1, (float)step), sqrtf(1.0f - powf(beta2, (float)step))};
+    return b;
+}
+
 void adamw_step_groups(const MaeTensor *t, int nt, const float *lr_scale, float *params, const float *grads,
                        float *m, float *v, float lr, float wd, float beta1, float beta2, long step) {
-    float bc1 = 1.0f - powf(beta1, (float)step);
-    float bc2_sqrt = sqrtf(1.0f - powf(beta2, (float)step));
+    AdamwBias bc = adamw_bias(beta1, beta2, step);
     #pragma omp parallel   // one region for every tensor, as adamw_step
     for (int k = 0; k < nt; k++) {
         if (!t[k].trainable) continue;
         float lr_k = lr * lr_scale[k];
         float decay = t[k].decay ? 1.0f - lr_k * wd : 1.0f;
         size_t off = t[k].offset;
-        adamw_body(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, lr_k / bc1, bc2_sqrt,
-                   beta1, beta2);
+        adamw_body(params + off, grads + off, m + off, v + off, (long)t[k].numel, decay, lr_k / bc.bc1,
+                   bc.bc2_sqrt, beta1, beta2);
     }
 }
 
@@ -128,9 +135,8 @@ static GradTree *tree_at(GradTree *gt, const SumTree *tree, int root, float *con
 static void adamw_step_any(const MaeTensor *t, int nt, float *params, const float *grads, const SumTree *tree,
                            float *const *bufs, float *m, float *v, float lr, float wd, long step,
                            const unsigned char *skip) {
-    float bc1 = 1.0f - powf(ADAMW_BETA1, (float)step);
-    float bc2_sqrt = sqrtf(1.0f - powf(ADAMW_BETA2, (float)step));
-    float step_size = lr / bc1;
+    AdamwBias bc = adamw_bias(ADAMW_BETA1, ADAMW_BETA2, step);
+    float step_size = lr / bc.bc1, bc2_sqrt = bc.bc2_sqrt;
     int root = tree_root(tree);
     #pragma omp parallel   // one region for every tensor (not one per tensor: docs/performance.md)
     for (int k = 0; k < nt; k++) {
@@ -169,8 +175,8 @@ void adamw_step_tree(const MaeTensor *t, int nt, float *params, const SumTree *t
 void adamw_tree_rows(const MaeTensor *tk, float *params, const SumTree *tree, float *const *bufs, float *m, float *v,
                      float lr, float wd, long step, int r0, int r1) {
     if (!tk->trainable) return;
-    float bc1 = 1.0f - powf(ADAMW_BETA1, (float)step);
-    float bc2_sqrt = sqrtf(1.0f - powf(ADAMW_BETA2, (float)step));
+    AdamwBias bc = adamw_bias(ADAMW_BETA1, ADAMW_BETA2, step);
+    float step_size = lr / bc.bc1, bc2_sqrt = bc.bc2_sqrt;
     float decay = tk->decay ? 1.0f - lr * wd : 1.0f;
     size_t off = tk->offset;
     long rows = tk->shape[0], ld = (long)tk->numel / rows;
@@ -178,10 +184,10 @@ void adamw_tree_rows(const MaeTensor *tk, float *params, const SumTree *tree, fl
     GemmCopies c = gemm_weight_copies(params + off, (long)tk->numel);
     if (c.n) {   // the blocks of rows adamw_body_copies takes, whole
         for (int blk = r0 / GEMM_COPY_ROWS; blk * GEMM_COPY_ROWS < r1; blk++)
-            adamw_copies_block(params + off, NULL, m + off, v + off, &c, ld, blk, decay, lr / bc1, bc2_sqrt, gt);
+            adamw_copies_block(params + off, NULL, m + off, v + off, &c, ld, blk, decay, step_size, bc2_sqrt, gt);
     } else {
         long lo = (long)r0 * ld, hi = (long)r1 * ld;
-        adamw_range(params + off, grad_of(gt, NULL, lo, hi), m + off, v + off, lo, hi, decay, lr / bc1, bc2_sqrt,
+        adamw_range(params + off, grad_of(gt, NULL, lo, hi), m + off, v + off, lo, hi, decay, step_size, bc2_sqrt,
                     ADAMW_BETA1, ADAMW_BETA2);
     }
 }
