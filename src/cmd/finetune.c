@@ -43,11 +43,12 @@
 #define FT_BETA2 0.999f
 
 typedef struct {
-    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *store;
-    int from_scratch, img, patch, dim, depth, heads, prefetch, loader_threads;
+    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm;
+    int from_scratch, img, patch, dim, depth, heads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
-    long steps, warmup, seed, eval_every, ckpt_every, log_every, cache_mb, max_pixels;
+    long steps, warmup, seed, eval_every, ckpt_every, log_every;
     int batch, threads, keep, val_max;
+    LoaderFlags lf;   // --cache-mb, --store, --prefetch, --loader-threads, --max-pixels (cmd/runfolder.h)
 } Args;
 
 // What a checkpoint carries to continue the run exactly (train_state JSON).
@@ -237,8 +238,8 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->preset = "tiny"; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
     a->img = 32; a->patch = 4; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
     a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = 0.05f; a->steps = 1000; a->batch = 64; a->warmup = -1;
-    a->log_every = 10; a->keep = 2; a->cache_mb = 2048; a->val_max = 1000;
-    a->store = "auto"; a->prefetch = 2; a->loader_threads = 1;
+    a->log_every = 10; a->keep = 2; a->val_max = 1000;
+    loader_flags_init(&a->lf);
     Flag f[] = {
         {"--ckpt", FLAG_STR, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint: its encoder starts the classifier", "FILE", 0},
         {"--from-scratch", FLAG_BOOL, &a->from_scratch, 0, 0, NULL, "random init with the model flags below (the baseline)", NULL, 0},
@@ -276,14 +277,11 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--ckpt-every", FLAG_LONG, &a->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
         {"--keep", FLAG_INT, &a->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default 2)", "N", 0},
         {"--log-every", FLAG_LONG, &a->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default 10)", "N", 0},
-        {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep decoded images in memory up to this size (default 2048)", "MB", 0},
-        {"--store", FLAG_STR, &a->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
-        {"--prefetch", FLAG_INT, &a->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
-        {"--loader-threads", FLAG_INT, &a->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
-        {"--max-pixels", FLAG_LONG, &a->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
     };
     int nflags = (int)(sizeof f / sizeof f[0]);
     memcpy(flags, f, sizeof f);
+    loader_flags_table(&a->lf, flags + nflags);   // the caller's table holds 64
+    nflags += LOADER_FLAGS;
     *nflags_out = nflags;
     int rc = cli_parse("finetune", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
     if (rc != CLI_OK) return rc;
@@ -301,7 +299,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
 
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     char err[1024];
-    DatasetOptions opt = {.max_pixels = t->a.max_pixels, .work_size = 2 * img, .cache_mb = t->a.cache_mb};
+    DatasetOptions opt = {.max_pixels = t->a.lf.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb};
     if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     for (int i = 0; i < ds->nskipped && i < 20; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);
@@ -461,7 +459,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
-    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->store, a->cache_mb, err, sizeof err)) {
+    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, sizeof err)) {
         cli_error("finetune --store", "%s", err);
         return 1;
     }
@@ -489,7 +487,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
 
     // The model, the step's batch and the --prefetch batches the loader holds ahead of it.
     size_t need = clf_bytes_needed(&t->cfg, r->batch) +
-                  (size_t)(1 + a->prefetch) * r->batch * t->S * t->S * t->C * sizeof(float);
+                  (size_t)(1 + a->lf.prefetch) * r->batch * t->S * t->S * t->C * sizeof(float);
     long have = cpu_physical_memory_bytes();
     if (have > 0 && (double)need > 0.9 * (double)have) {
         cli_error("finetune", "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
@@ -629,7 +627,7 @@ int cmd_finetune(int argc, char **argv) {
     augment_parse(r->augment, &aug);
     // Batches are made ahead in the background (data/loader.h); each is a function of (items, seed,
     // step) alone, so the depth and the loader threads change when the work is done, not the result.
-    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, r->batch, t->a.prefetch, t->a.loader_threads};
+    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, r->batch, t->a.lf.prefetch, t->a.lf.loader_threads};
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
     if (!ld) {
         cli_error("finetune", "%s", err);
@@ -646,7 +644,7 @@ int cmd_finetune(int argc, char **argv) {
     while (r->step < r->total_steps && !stop_requested) {
         double t0 = now_seconds();
         long step = r->step;
-        queue_ahead(t, ld, &queued, step, t->a.prefetch);
+        queue_ahead(t, ld, &queued, step, t->a.lf.prefetch);
         step_items(t, step);
         if (loader_pop(ld, (uint64_t)step, t->images, NULL, err, sizeof err)) {
             progress_end(&prog, stdout);

@@ -145,3 +145,18 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
     }
     return dataset_set_store(ds, dir, err, errlen);
 }
+
+void loader_flags_init(LoaderFlags *l) {
+    l->store = "auto"; l->cache_mb = DEFAULT_CACHE_MB; l->max_pixels = 0; l->prefetch = 2; l->loader_threads = 1;
+}
+
+void loader_flags_table(LoaderFlags *l, Flag *f) {
+    const Flag t[LOADER_FLAGS] = {
+        {"--cache-mb", FLAG_LONG, &l->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
+        {"--store", FLAG_STR, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
+        {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
+        {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
+        {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
+    };
+    memcpy(f, t, sizeof t);
+}

@@ -1,10 +1,11 @@
 // Run folders are never lost (docs/data.md "Run folders"): recognising a folder that holds a run,
 // and moving a run aside whole for `train --overwrite`. Also what `train` and `finetune` share about
-// their run folders: snapshot files, leftovers of killed writes, --resume paths, and the pixel
-// normalisation chosen when a run starts.
+// their run folders: snapshot files, leftovers of killed writes, --resume paths, the pixel
+// normalisation chosen when a run starts, and the flags of their data pipeline.
 #ifndef VITMAE_RUNFOLDER_H
 #define VITMAE_RUNFOLDER_H
 #include <stddef.h>
+#include "cmd/cli.h"
 #include "core/model.h"
 #include "data/dataset.h"
 
@@ -34,4 +35,17 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 // ~/.cache/vitmae/work) when the working images of the items idx[0..n) need more than cache_mb, and
 // prints that it does. 0 ok, -1 with err (the store folder cannot be used).
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen);
+
+// The data pipeline's flags, the same in train and finetune (docs/data.md): --cache-mb, --store,
+// --prefetch, --loader-threads, --max-pixels. loader_flags_init sets the defaults;
+// loader_flags_table writes their LOADER_FLAGS entries, pointing into l, at f[0 .. LOADER_FLAGS).
+typedef struct {
+    const char *store;
+    long cache_mb, max_pixels;   // max_pixels 0: the dataset's default (data/dataset.h)
+    int prefetch, loader_threads;
+} LoaderFlags;
+#define LOADER_FLAGS 5
+#define DEFAULT_CACHE_MB 2048
+void loader_flags_init(LoaderFlags *l);
+void loader_flags_table(LoaderFlags *l, Flag *f);
 #endif

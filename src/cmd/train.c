@@ -48,12 +48,12 @@
 
 // The flags that are not part of the run state; the others are parsed straight into RunState.
 typedef struct {
-    const char *data, *out, *resume, *init, *val, *store, *preset, *channels, *pos, *augment, *pixel_norm;
+    const char *data, *out, *resume, *init, *val, *preset, *channels, *pos, *augment, *pixel_norm;
     int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads, overwrite;
-    int prefetch, loader_threads, groups, accum;
+    int groups, accum;
     const char *parallel;
     float blr, epochs;
-    long cache_mb, max_pixels;
+    LoaderFlags lf;   // --cache-mb, --store, --prefetch, --loader-threads, --max-pixels (cmd/runfolder.h)
 } Args;
 
 // Defaults of the run flags (the model's are in core/config.h); the help text is built from the
@@ -65,7 +65,6 @@ typedef struct {
 #define DEFAULT_VAL_MAX 1000
 #define DEFAULT_LOG_EVERY 10
 #define DEFAULT_KEEP 2
-#define DEFAULT_CACHE_MB 2048
 
 static volatile sig_atomic_t stop_requested = 0;
 static int output_is_mpirun = 0;
@@ -134,11 +133,11 @@ static const char *SYNOPSIS = "--data DIR [--out RUN] [flags]";
 static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, int *nflags_out) {
     memset(a, 0, sizeof *a);
     a->preset = MAE_DEFAULT_PRESET; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
-    a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = (float)DEFAULT_BLR; a->cache_mb = DEFAULT_CACHE_MB;
+    a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = (float)DEFAULT_BLR;
     r->mask_ratio = (float)MAE_DEFAULT_MASK_RATIO; r->wd = (float)DEFAULT_WD; r->val_frac = (float)DEFAULT_VAL_FRAC;
     r->total_steps = DEFAULT_STEPS; r->batch = MAE_DEFAULT_BATCH;
     r->warmup = -1; r->log_every = DEFAULT_LOG_EVERY; r->keep = DEFAULT_KEEP; r->val_max = DEFAULT_VAL_MAX;
-    a->store = "auto"; a->prefetch = 2; a->loader_threads = 1; a->accum = 1; a->parallel = "auto";
+    loader_flags_init(&a->lf); a->accum = 1; a->parallel = "auto";
     Flag f[] = {
         {"--data", FLAG_STR, &a->data, 0, 0, NULL, "folder of images (searched recursively)", "DIR", 0},
         {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder (default runs/<timestamp>)", "RUN", 0},
@@ -182,14 +181,11 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--keep", FLAG_INT, &r->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default " MAE_STR(DEFAULT_KEEP) ")", "N", 0},
         {"--log-every", FLAG_LONG, &r->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default " MAE_STR(DEFAULT_LOG_EVERY) ")", "N", 0},
         {"--sample-every", FLAG_LONG, &r->sample_every, 1, 1e12, NULL, "reconstruction samples every N steps (default: as --eval-every)", "N", 0},
-        {"--cache-mb", FLAG_LONG, &a->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
-        {"--store", FLAG_STR, &a->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
-        {"--prefetch", FLAG_INT, &a->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
-        {"--loader-threads", FLAG_INT, &a->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
-        {"--max-pixels", FLAG_LONG, &a->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
     };
     int nflags = (int)(sizeof f / sizeof f[0]);
     memcpy(flags, f, sizeof f);
+    loader_flags_table(&a->lf, flags + nflags);   // the caller's table holds 64
+    nflags += LOADER_FLAGS;
     *nflags_out = nflags;
     int rc = cli_parse("train", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
     if (rc != CLI_OK) return rc;
@@ -352,7 +348,7 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, ch
 
 // --store: the on-disk store of working images of the training images (cmd/runfolder.h).
 static int use_store(Train *t, const Args *a, char *err, size_t errlen) {
-    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->store, a->cache_mb, err, errlen);
+    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, errlen);
 }
 
 // Allocates every buffer the steps use, once.
@@ -459,7 +455,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;
 
     // The data: headers read now, pixels decoded when first needed (docs/data.md).
-    DatasetOptions opt = {.max_pixels = a->max_pixels, .work_size = 2 * img, .cache_mb = a->cache_mb, .lazy = 1};
+    DatasetOptions opt = {.max_pixels = a->lf.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
     if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return report(data, err, 1); }
     for (int i = 0; i < t->ds.nskipped && i < 20 && dist_rank() == 0; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", t->ds.skipped[i].path, t->ds.skipped[i].reason);
@@ -472,7 +468,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     const char *val = a->val ? a->val : resuming && t->rs.val[0] ? t->rs.val : NULL;
     if (val) {
-        opt.cache_mb = a->cache_mb / 8;   // validation images are few and read at every evaluation
+        opt.cache_mb = a->lf.cache_mb / 8;   // validation images are few and read at every evaluation
         if (dataset_scan(val, &opt, &t->val_ds, err, sizeof err)) { ckpt_free(init); return report(val, err, 1); }
         if (t->val_ds.n == 0) {
             ckpt_free(init);
@@ -546,7 +542,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     int depth = 0;
     while ((1 << depth) < t->rs.grad_groups / t->rs.processes) depth++;
     size_t tree = ((size_t)depth + (t->rs.processes > 1)) * mae_num_params(&t->cfg) * sizeof(float);
-    size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->prefetch) * sizeof(float) * t->share / t->per +
+    size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->lf.prefetch) * sizeof(float) * t->share / t->per +
                        (tree + (size_t)t->per - 1) / (size_t)t->per;
     if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return report("train", err, 2); }
     // The groups of a micro-batch at once where memory allows (cmd/groups.h): the same bits.
@@ -817,7 +813,7 @@ int cmd_train(int argc, char **argv) {
     Augment aug = AUGMENT_CROP;
     augment_parse(t->rs.augment, &aug);
     char err[8192];
-    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.prefetch, a.loader_threads};
+    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.lf.prefetch, a.lf.loader_threads};
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
     if ((rc = agree(ld ? 0 : report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }
     deferring = 0;
@@ -856,7 +852,7 @@ int cmd_train(int argc, char **argv) {
     while (rc == 0 && r->step < r->total_steps && !stop) {
         double t0 = now_seconds(), waited = 0;
         long step = r->step;
-        queue_ahead(t, ld, &queued, step, a.prefetch);
+        queue_ahead(t, ld, &queued, step, a.lf.prefetch);
         // This process's images; a failure is carried into the exchange below as the groups' failure.
         int load_failed = load_train_batch(t, ld, step, keys, &waited, err, sizeof err) != 0;
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
