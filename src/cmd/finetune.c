@@ -278,9 +278,10 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--keep", FLAG_INT, &a->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default 2)", "N", 0},
         {"--log-every", FLAG_LONG, &a->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default 10)", "N", 0},
     };
+    _Static_assert(sizeof f / sizeof f[0] + LOADER_FLAGS <= 64, "cmd_finetune's table of flags holds 64");
     int nflags = (int)(sizeof f / sizeof f[0]);
     memcpy(flags, f, sizeof f);
-    loader_flags_table(&a->lf, flags + nflags);   // the caller's table holds 64
+    loader_flags_table(&a->lf, flags + nflags);
     nflags += LOADER_FLAGS;
     *nflags_out = nflags;
     int rc = cli_parse("finetune", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);

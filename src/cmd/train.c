@@ -182,9 +182,10 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--log-every", FLAG_LONG, &r->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default " MAE_STR(DEFAULT_LOG_EVERY) ")", "N", 0},
         {"--sample-every", FLAG_LONG, &r->sample_every, 1, 1e12, NULL, "reconstruction samples every N steps (default: as --eval-every)", "N", 0},
     };
+    _Static_assert(sizeof f / sizeof f[0] + LOADER_FLAGS <= 64, "cmd_train's table of flags holds 64");
     int nflags = (int)(sizeof f / sizeof f[0]);
     memcpy(flags, f, sizeof f);
-    loader_flags_table(&a->lf, flags + nflags);   // the caller's table holds 64
+    loader_flags_table(&a->lf, flags + nflags);
     nflags += LOADER_FLAGS;
     *nflags_out = nflags;
     int rc = cli_parse("train", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
