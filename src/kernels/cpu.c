@@ -231,7 +231,7 @@ static int read_line(const char *path, char *buf, int len) {
 }
 
 // The size of cpu0's cache of `level` holding data (type Data or Unified) from /sys; 0 when absent.
-static long sys_cache_size(int level) {
+long cpu_sys_cache_size(int level) {
     for (int i = 0; i < 16; i++) {
         char path[96], buf[64];
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
@@ -258,12 +258,12 @@ static void caches_init(void) {
     c.l1d = sysconf_size(_SC_LEVEL1_DCACHE_SIZE);
     c.l2 = sysconf_size(_SC_LEVEL2_CACHE_SIZE);
 #endif
-    if (!c.l1d) c.l1d = sys_cache_size(1);
-    if (!c.l2) c.l2 = sys_cache_size(2);
+    if (!c.l1d) c.l1d = cpu_sys_cache_size(1);
+    if (!c.l2) c.l2 = cpu_sys_cache_size(2);
     // L3 the other way round: glibc gives the package's whole L3 on some AMD hosts (320 MiB on a Zen 4
     // VM whose /sys and lscpu say 32 MiB), where /sys gives the slice cpu0 shares. Only shown (vitmae
     // bench's header); the blocking uses L1d and L2.
-    c.l3 = sys_cache_size(3);
+    c.l3 = cpu_sys_cache_size(3);
 #if defined(_SC_LEVEL3_CACHE_SIZE)
     if (!c.l3) c.l3 = sysconf_size(_SC_LEVEL3_CACHE_SIZE);
 #endif

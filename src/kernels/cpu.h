@@ -27,6 +27,8 @@ typedef struct { long l1d, l2, l3; } CpuCaches;
 CpuCaches cpu_caches(void);
 // Parses a /sys cache size ("32K", "1024K", "32M", "512"): bytes, or 0 when it is not one.
 long cpu_parse_cache_size(const char *text);
+// The size /sys gives for cpu0's data (or unified) cache of this level, in bytes; 0 when it has none.
+long cpu_sys_cache_size(int level);
 
 // Physical memory in bytes (0 when unknown): commands refuse, before allocating, what cannot fit.
 long cpu_physical_memory_bytes(void);
