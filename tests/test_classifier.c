@@ -202,6 +202,43 @@ static void gradcheck(int pos_learned, uint64_t seed) {
     clf_free(c);
 }
 
+// A forward-only classifier (clf_create_forward, as `vitmae classify` runs) gives bitwise the training
+// classifier's loss, logits, probabilities and features, with and without labels; it has no gradient
+// buffer and no attention maps to give.
+static void forward_only_checks(void) {
+    Rng rng;
+    rng_seed(&rng, 5);
+    int B = 3, labels[3] = {2, 0, 1};
+    float *img = NULL;
+    Classifier *c = tiny(B, 1, 3, &rng, &img);
+    if (!c) return;
+    char err[256];
+    Classifier *f = clf_create_forward(clf_config(c), B, err, sizeof err);
+    CHECK(f != NULL, "create forward-only: %s", err);
+    if (f) {
+        memcpy(clf_params(f), clf_params(c), clf_num_params(clf_config(c)) * sizeof(float));
+        for (int labelled = 0; labelled < 2; labelled++) {
+            double lc = clf_forward(c, img, labelled ? labels : NULL, B, 0.1f, NULL);
+            double lf = clf_forward(f, img, labelled ? labels : NULL, B, 0.1f, NULL);
+            CHECK(!memcmp(&lc, &lf, sizeof lc), "forward-only loss %.17g = %.17g", lf, lc);
+            CHECK(!memcmp(clf_logits(c), clf_logits(f), sizeof(float) * B * 3), "forward-only logits bitwise");
+            CHECK(!memcmp(clf_probs(c), clf_probs(f), sizeof(float) * B * 3), "forward-only probabilities bitwise");
+            CHECK(!memcmp(clf_features(c), clf_features(f), sizeof(float) * B * 8), "forward-only features bitwise");
+        }
+        CHECK(clf_grads(f) == NULL && clf_attention(f, 2) == NULL && clf_attention(c, 0) != NULL,
+              "forward-only: no gradients, no attention maps");
+        ClassifierConfig d = *clf_config(c);
+        d.enc.depth++;
+        size_t more = clf_bytes_needed_forward(&d, B) - clf_bytes_needed_forward(clf_config(c), B);
+        size_t rows = (size_t)B * (1 + mae_num_patches(&d.enc)), params = clf_num_params(&d) - clf_num_params(clf_config(c));
+        CHECK(more == (params + ((rows * 8 + 15) & ~(size_t)15)) * sizeof(float),
+              "a block more: %zu bytes more, its parameters and one residual stream", more);
+    }
+    free(img);
+    clf_free(c);
+    clf_free(f);
+}
+
 static void drop_path_checks(void) {
     Rng rng;
     rng_seed(&rng, 9);
@@ -336,6 +373,7 @@ int main(int argc, char **argv) {
     gradcheck(1, 1);
     gradcheck(0, 2);
     drop_path_checks();
+    forward_only_checks();
     checkpoint_checks();
     return check_done();
 }

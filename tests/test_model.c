@@ -366,10 +366,73 @@ static void test_groups_at_once(void) {
     }
 }
 
+// A forward-only model (mae_create_forward) gives bitwise what the training model gives: the loss,
+// predictions and targets of a masked forward, and the latent and every block's output of the encoder
+// over every patch, at 1 and 3 threads. It has no gradient buffer and no attention maps to give, and
+// its arena does not grow by a block's activations with depth: one more block adds its parameters
+// and one residual stream [B * (1 + L), C] per stack, no more.
+static void test_forward_only(void) {
+    for (int threads = 1; threads <= 3; threads += 2) {
+        omp_set_num_threads(threads);
+        MaeConfig c = small_config();
+        c.depth = 3; c.dec_depth = 2;
+        int B = 3, L = mae_num_patches(&c), K = mae_len_keep(&c, 0.75f), D = c.embed_dim, pd = mae_patch_dim(&c);
+        char err[256];
+        Mae *full = mae_create(&c, B, err, sizeof err), *fwd = mae_create_forward(&c, B, err, sizeof err);
+        CHECK(full && fwd, "create: %s", err);
+        if (!full || !fwd) { mae_free(full); mae_free(fwd); return; }
+        Rng r;
+        rng_seed(&r, 41);
+        mae_init_weights(full, &r);
+        size_t np = mae_num_params(&c);
+        memcpy(mae_params(fwd), mae_params(full), np * sizeof(float));
+        float *img = malloc(sizeof(float) * B * 16 * 16 * 3);
+        int *keep = malloc(sizeof(int) * B * L), *all = malloc(sizeof(int) * B * L);
+        fill_batch(&r, &c, B, img, keep, K);
+        for (int i = 0; i < B * L; i++) all[i] = i % L;
+        float lf = mae_forward(full, img, keep, B, K), lo = mae_forward(fwd, img, keep, B, K);
+        CHECK(!memcmp(&lf, &lo, sizeof lf), "forward-only loss %.9g = %.9g (%d threads)", lo, lf, threads);
+        CHECK(!memcmp(mae_pred(full), mae_pred(fwd), sizeof(float) * B * L * pd), "forward-only predictions bitwise");
+        CHECK(!memcmp(mae_target(full), mae_target(fwd), sizeof(float) * B * L * pd), "forward-only targets bitwise");
+        CHECK(!memcmp(mae_latent(full), mae_latent(fwd), sizeof(float) * B * (1 + K) * D),
+              "forward-only latent bitwise (masked)");
+        mae_forward_encoder(full, img, all, B, L);
+        mae_forward_encoder(fwd, img, all, B, L);
+        for (int l = 0; l < c.depth; l++)
+            CHECK(!memcmp(mae_block_output(full, l), mae_block_output(fwd, l), sizeof(float) * B * (1 + L) * D),
+                  "forward-only block %d output bitwise (%d threads)", l, threads);
+        CHECK(!memcmp(mae_latent(full), mae_latent(fwd), sizeof(float) * B * (1 + L) * D),
+              "forward-only latent bitwise (every patch)");
+        CHECK(mae_grads(fwd) == NULL && mae_attention(fwd, c.depth - 1) == NULL && mae_attention(full, 0) != NULL,
+              "forward-only: no gradients, no attention maps");
+        free(img); free(keep); free(all);
+        mae_free(full); mae_free(fwd);
+    }
+    MaeConfig a = small_config(), b = a;
+    b.depth++; b.dec_depth++;
+    int B = 5;
+    size_t rows = (size_t)B * (1 + mae_num_patches(&a));
+    size_t res = ((rows * a.embed_dim + 15) & ~(size_t)15) + ((rows * a.dec_embed_dim + 15) & ~(size_t)15);
+    size_t params = (mae_num_params(&b) - mae_num_params(&a)) * sizeof(float);
+    size_t grown = mae_bytes_needed_forward(&b, B) - mae_bytes_needed_forward(&a, B);
+    CHECK(grown == params + res * sizeof(float), "a block more: %zu bytes more, its parameters %zu and a residual "
+          "stream per stack %zu", grown, params, res * sizeof(float));
+    CHECK(mae_bytes_needed(&b, B) - mae_bytes_needed(&a, B) > 4 * params + 4 * res * sizeof(float),
+          "the training model grows by a block's activations");
+    MaeConfig v;
+    mae_config_preset(&v, "base");
+    v.img_size = 224; v.patch_size = 16;
+    size_t tr = mae_bytes_needed(&v, 64), fo = mae_bytes_needed_forward(&v, 64);
+    printf("ViT-B/16 at 224, batch 64: %.2f GiB to train, %.2f GiB forward only\n", tr / 1073741824.0,
+           fo / 1073741824.0);
+    CHECK(fo * 4 < tr, "ViT-B/16 at batch 64: forward only %zu bytes, under a quarter of training's %zu", fo, tr);
+}
+
 int main(void) {
     test_threads_bitwise();
     test_backward_set();
     test_groups_at_once();
+    test_forward_only();
     test_masking();
     test_init();
     test_schedule_and_clip();

@@ -1,6 +1,6 @@
 // Shared plumbing of the commands: output folders and stems (cmd/output.c), the mask-ratio rule and
-// the seeded masks (core/masking.c), the memory rule (core/model.c), the huge-page advice for big
-// arrays (kernels/cpu.c).
+// the seeded masks (core/masking.c), the memory rule (core/model.c, and inference's in infer/infer.c),
+// the huge-page advice for big arrays (kernels/cpu.c).
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -8,6 +8,7 @@
 #include "cmd/output.h"
 #include "core/masking.h"
 #include "core/model.h"
+#include "infer/infer.h"
 #include "kernels/cpu.h"
 
 static void test_mkdir(void) {
@@ -96,6 +97,20 @@ static void test_memory(void) {
     CHECK(mae_memory_check(&c, 4096, (size_t)1 << 40, err, sizeof err) == -1 &&
           strstr(err, "batch 4096 at 32x32 needs ") && strstr(err, "this machine has"),
           "4 PiB of images does not fit: %s", err);
+    // Inference sizes a forward-only model (core/model.h mae_create_forward): at the smallest ViT-B/16
+    // batch that training could not hold here, embed / reconstruct / eval still run.
+    MaeConfig v;
+    mae_config_preset(&v, "base");
+    v.img_size = 224; v.patch_size = 16;
+    size_t per = (size_t)224 * 224 * 3;
+    long have = cpu_physical_memory_bytes();
+    int B = 1;
+    while (have > 0 && B < 4096 && mae_memory_check(&v, B, sizeof(float) * per * 3, err, sizeof err) == 0) B++;
+    if (have > 0 && B < 4096) {
+        CHECK(infer_memory_check(&v, B, per, err, sizeof err) == 0,
+              "batch %d of ViT-B/16 forward only fits %.1f GiB: %s", B, have / 1073741824.0, err);
+        CHECK(mae_bytes_needed_forward(&v, B) * 4 < mae_bytes_needed(&v, B), "forward only under a quarter");
+    }
 }
 
 // The VmFlags of the mapping of /proc/self/smaps that holds address a ("" when none is found).

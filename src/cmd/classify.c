@@ -111,7 +111,7 @@ int cmd_classify(int argc, char **argv) {
     free(pos);
     int B = batch < in.n ? batch : (in.n ? in.n : 1);
     size_t per = (size_t)S * S * C;
-    Classifier *m = clf_create(cfg, B, err, sizeof err);
+    Classifier *m = clf_create_forward(cfg, B, err, sizeof err);
     float *images = malloc(per * B * sizeof(float)), *probs = malloc((size_t)B * K * sizeof(float));
     int *ok = malloc((size_t)B * sizeof(int)), *order = malloc((size_t)K * sizeof(int));
     char (*errs)[512] = malloc((size_t)B * sizeof *errs);

@@ -98,7 +98,7 @@ int cmd_eval(int argc, char **argv) {
         dataset_free(&ds); ckpt_free(&ck);
         return mem;
     }
-    Mae *m = mae_create(cfg, B, err, sizeof err);
+    Mae *m = mae_create_forward(cfg, B, err, sizeof err);
     float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);
     float *recon = malloc(sizeof(float) * per * B), *patch_err = malloc(sizeof(float) * (size_t)L * B);
     int *ids_keep = malloc(sizeof(int) * (size_t)K * B), *items = malloc(sizeof(int) * B);

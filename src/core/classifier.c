@@ -15,7 +15,8 @@ struct Classifier {
     int max_batch, L, T, cpp, nc;
     MaeTensor *tensors;
     int ntensors;
-    float *params, *grads;
+    float *params, *grads;       // grads NULL on a forward-only classifier (clf_create_forward)
+    int forward_only;
     void *arena_alloc;
     size_t arena_floats;
     size_t cls, pos, patch_w, patch_b, fcn_w, fcn_b, head_w, head_b;
@@ -115,10 +116,14 @@ static size_t carve_all(Classifier *c, float *base) {
     size_t N = Bm * T, Hd = D * (size_t)c->cfg.enc.mlp_ratio, K = (size_t)c->nc;
     c->patch_cols = carve(&cv, Bm * L * c->cpp);
     c->patch_emb = carve(&cv, Bm * L * D);
-    stack_carve(&cv, &c->enc, (int)Bm, (int)T);
+    stack_carve(&cv, &c->enc, (int)Bm, (int)T, c->forward_only);
     c->pooled = carve(&cv, Bm * D);
     c->feat = carve(&cv, Bm * D); c->feat_mean = carve(&cv, Bm); c->feat_rstd = carve(&cv, Bm);
     c->logits = carve(&cv, Bm * K); c->probs = carve(&cv, Bm * K);
+    if (c->forward_only) {   // the attention's scratch only (d_small's size); no backward
+        c->enc.att_scratch = carve(&cv, N * D);
+        return cv.used;
+    }
     c->d_enc = carve(&cv, N * D);
     c->d_logits = carve(&cv, Bm * K); c->d_feat = carve(&cv, Bm * D); c->d_pooled = carve(&cv, Bm * D);
     BlockScratch *s = &c->scratch;
@@ -133,38 +138,41 @@ static size_t carve_all(Classifier *c, float *base) {
     return cv.used;
 }
 
-static void setup_shape(Classifier *c, const ClassifierConfig *cfg, int max_batch) {
-    c->cfg = *cfg; c->max_batch = max_batch;
+static void setup_shape(Classifier *c, const ClassifierConfig *cfg, int max_batch, int forward_only) {
+    c->cfg = *cfg; c->max_batch = max_batch; c->forward_only = forward_only;
     c->L = mae_num_patches(&cfg->enc); c->T = c->L + 1; c->cpp = mae_patch_dim(&cfg->enc); c->nc = cfg->num_classes;
     const MaeConfig *e = &cfg->enc;
     stack_setup(&c->enc, e->depth, e->embed_dim, e->num_heads, e->embed_dim * e->mlp_ratio, e->ln_eps);
 }
 
-size_t clf_bytes_needed(const ClassifierConfig *cfg, int max_batch) {
+static size_t bytes_needed(const ClassifierConfig *cfg, int max_batch, int forward_only) {
     Classifier c;
     memset(&c, 0, sizeof c);
-    setup_shape(&c, cfg, max_batch);
-    return 4 * clf_num_params(cfg) * sizeof(float) + carve_all(&c, NULL) * sizeof(float)
+    setup_shape(&c, cfg, max_batch, forward_only);
+    return (forward_only ? 1 : 4) * clf_num_params(cfg) * sizeof(float) + carve_all(&c, NULL) * sizeof(float)
            + (size_t)max_batch * (c.L + 1) * sizeof(int);
 }
 
-Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen) {
+size_t clf_bytes_needed(const ClassifierConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 0); }
+size_t clf_bytes_needed_forward(const ClassifierConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 1); }
+
+static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_only, char *err, size_t errlen) {
     if (clf_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }
     Classifier *c = calloc(1, sizeof *c);
     if (!c) { snprintf(err, errlen, "out of memory"); return NULL; }
-    setup_shape(c, cfg, max_batch);
+    setup_shape(c, cfg, max_batch, forward_only);
     c->ntensors = clf_param_table(cfg, NULL, 0);
     c->tensors = calloc((size_t)c->ntensors, sizeof *c->tensors);
     size_t np = clf_num_params(cfg);
     c->params = cpu_calloc_big(np, sizeof(float));
-    c->grads = cpu_calloc_big(np, sizeof(float));
+    c->grads = forward_only ? NULL : cpu_calloc_big(np, sizeof(float));
     int stack_ok = stack_alloc(&c->enc) == 0;
     c->ids_all = malloc((size_t)max_batch * c->L * sizeof(int));
     c->labels = calloc((size_t)max_batch, sizeof(int));
     c->arena_floats = carve_all(c, NULL);
     c->arena_alloc = calloc(c->arena_floats + 16, sizeof(float));
-    if (!c->tensors || !c->params || !c->grads || !stack_ok || !c->ids_all || !c->labels || !c->arena_alloc) {
+    if (!c->tensors || !c->params || (!forward_only && !c->grads) || !stack_ok || !c->ids_all || !c->labels || !c->arena_alloc) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  c->arena_floats * sizeof(float) >> 20, max_batch);
         clf_free(c);
@@ -182,6 +190,14 @@ Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, si
     c->head_w = tensor_offset(t, nt, "head.weight"); c->head_b = tensor_offset(t, nt, "head.bias");
     stack_find_weights(&c->enc, t, nt, "blocks");
     return c;
+}
+
+Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen) {
+    return make(cfg, max_batch, 0, err, errlen);
+}
+
+Classifier *clf_create_forward(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen) {
+    return make(cfg, max_batch, 1, err, errlen);
 }
 
 void clf_free(Classifier *c) {
@@ -206,7 +222,7 @@ const float *clf_logits(const Classifier *c) { return c->logits; }
 const float *clf_probs(const Classifier *c) { return c->probs; }
 const float *clf_features(const Classifier *c) { return c->feat; }
 const float *clf_attention(const Classifier *c, int layer) {
-    return layer >= 0 && layer < c->enc.depth ? c->enc.acts[layer].att : NULL;
+    return !c->forward_only && layer >= 0 && layer < c->enc.depth ? c->enc.acts[layer].att : NULL;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -274,6 +290,10 @@ double clf_forward(Classifier *c, const float *images, const int *labels, int B,
 
 void clf_backward(Classifier *c) {
     if (!c->has_labels) return;
+    if (c->forward_only) {   // a caller's bug, not bad input: the model has nowhere to put a backward
+        fprintf(stderr, "vitmae: internal error: backward on a forward-only classifier\n");
+        abort();
+    }
     const MaeConfig *e = &c->cfg.enc;
     const float *P = c->params;
     float *G = c->grads;

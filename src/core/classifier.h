@@ -26,6 +26,7 @@ int clf_config_check(const ClassifierConfig *cfg, char *err, size_t errlen);
 int clf_param_table(const ClassifierConfig *cfg, MaeTensor *out, int cap);
 size_t clf_num_params(const ClassifierConfig *cfg);
 size_t clf_bytes_needed(const ClassifierConfig *cfg, int max_batch);
+size_t clf_bytes_needed_forward(const ClassifierConfig *cfg, int max_batch);   // clf_create_forward's
 
 // MAE's util/lr_decay.py: layer id 0 for cls_token, pos_embed, patch_embed.*; i + 1 for blocks.i.*;
 // depth + 1 for the rest (fc_norm, head).
@@ -35,6 +36,11 @@ void clf_lr_scales(const ClassifierConfig *cfg, float layer_decay, float *out);
 
 typedef struct Classifier Classifier;
 Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen);
+// For inference (classify): clf_forward gives bitwise what clf_create's classifier gives, without a
+// gradient buffer or backward scratch and with one block's activations that every block overwrites
+// (as core/model.h mae_create_forward). clf_attention gives NULL and clf_grads NULL; clf_backward
+// after a labelled forward is a bug and aborts.
+Classifier *clf_create_forward(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen);
 void clf_free(Classifier *c);
 const ClassifierConfig *clf_config(const Classifier *c);
 float *clf_params(Classifier *c);

@@ -34,14 +34,18 @@ void stack_free(Stack *s) {
     s->w = NULL; s->acts = NULL; s->res = NULL;
 }
 
-void stack_carve(Carver *cv, Stack *s, int Bmax, int T) {
+void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int forward_only) {
     size_t N = (size_t)Bmax * T, C = (size_t)s->C, Hd = (size_t)s->hidden;
     for (int l = 0; l <= s->depth; l++) {
         float *p = carve(cv, N * C);
         if (s->res) s->res[l] = p;
     }
+    BlockActs a;
     for (int l = 0; l < s->depth; l++) {
-        BlockActs a;
+        if (forward_only && l > 0) {   // every block on block 0's activations
+            if (s->acts) s->acts[l] = a;
+            continue;
+        }
         a.ln1 = carve(cv, N * C); a.ln1_mean = carve(cv, N); a.ln1_rstd = carve(cv, N);
         a.qkv = carve(cv, N * 3 * C);
         a.att = carve(cv, (size_t)Bmax * s->NH * T * T);

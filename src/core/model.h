@@ -32,12 +32,21 @@ size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
 // than 90% of physical memory. 0 when it fits (or memory is unknown); -1 and err
 // "batch B at SxS needs N bytes (G GiB); this machine has H GiB" when not.
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
+// The same for a forward-only model (mae_create_forward): parameters and its smaller arena.
+size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);
+int mae_memory_check_forward(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 
 typedef struct Mae Mae;   // defined in model.c; fields below are read through accessors
 
 // Allocates parameters (zero), gradients (zero) and the activation arena for batches up to
 // max_batch with any len_keep <= L. Returns NULL and a reason in err on failure.
 Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
+// A model for inference (embed, probe, reconstruct, eval): mae_forward and mae_forward_encoder give
+// bitwise what mae_create's model gives, from no gradient buffer, no backward scratch and one block's
+// activations per stack that every block overwrites (docs/design.md, "Forward-only models"). It has
+// no attention maps to give (mae_attention: NULL; `vitmae attention` uses mae_create) and its
+// mae_grads is NULL; calling a backward on it is a bug and aborts.
+Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
 // A second model over base's parameters (read, never copied; base must outlive it) with an activation
 // arena of its own for batches up to max_batch and no gradient buffer of its own: for a worker thread
 // that runs its own gradient groups while others run theirs (dist/workers.h) through mae_forward,

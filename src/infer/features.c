@@ -56,7 +56,7 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
     size_t per = (size_t)fm->S * fm->S * fm->C, T = (size_t)fm->L + 1, B = (size_t)max_batch;
     int mem = infer_memory_check(cfg, max_batch, per, err, errlen);
     if (mem) { *status = mem; ckpt_free(&ck); free(fm); return NULL; }
-    fm->m = mae_create(cfg, max_batch, err, errlen);
+    fm->m = mae_create_forward(cfg, max_batch, err, errlen);
     fm->all_patches = malloc(B * fm->L * sizeof *fm->all_patches);
     fm->norm_images = malloc(B * per * sizeof *fm->norm_images);
     fm->tokens = malloc(B * T * fm->D * sizeof *fm->tokens);
@@ -78,7 +78,7 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
             features_close(fm);
             return NULL;
         }
-        Classifier *c = clf_create(&cc.cfg, 1, err, errlen);
+        Classifier *c = clf_create_forward(&cc.cfg, 1, err, errlen);
         if (c) {
             memcpy(clf_params(c), cc.params, clf_num_params(&cc.cfg) * sizeof(float));
             memcpy(fm->fc_norm, clf_tensor(c, "fc_norm.weight"), (size_t)fm->D * sizeof(float));

@@ -68,9 +68,9 @@ float infer_batch(Mae *m, const float *images, float *norm_scratch, const int *i
 
 int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_t errlen) {
     size_t extra = sizeof(float) * per * 3;   // images, normalised images, reconstructions
-    if (mae_memory_check(cfg, B, extra, err, errlen) == 0) return 0;
+    if (mae_memory_check_forward(cfg, B, extra, err, errlen) == 0) return 0;
     char one[256];
-    int smaller = B > 1 && mae_memory_check(cfg, 1, extra, one, sizeof one) == 0;
+    int smaller = B > 1 && mae_memory_check_forward(cfg, 1, extra, one, sizeof one) == 0;
     size_t n = strlen(err);
     if (smaller && n < errlen) snprintf(err + n, errlen - n, " (use a smaller --batch)");
     return smaller ? 2 : 1;

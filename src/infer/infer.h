@@ -24,9 +24,10 @@ int infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_ke
 //   loss [B]            model units: mean over removed patches of the per-patch MSE between prediction
 //                       and target (over all patches when K == L), in double
 // Returns what mae_forward returned (the batch's masked loss).
-// Refuses, before allocating, a batch of B images of per floats each that needs more than 90% of
-// physical memory: fills err with the bytes and returns 2 when a smaller --batch would fit, 1 when
-// even batch 1 would not; 0 when it fits. The command prints err.
+// Refuses, before allocating, a batch of B images of per floats each whose forward-only model
+// (core/model.h mae_create_forward) and buffers need more than 90% of physical memory: fills err
+// with the bytes and returns 2 when a smaller --batch would fit, 1 when even batch 1 would not; 0
+// when it fits. The command prints err.
 int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_t errlen);
 
 float infer_batch(Mae *m, const float *images, float *norm_scratch, const int *ids_keep,
