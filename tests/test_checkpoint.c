@@ -221,6 +221,15 @@ static void test_round_trip(void) {
         CHECK(ck.has_decoder == 1, "has decoder");
         ckpt_free(&ck);
     }
+    // Weights only (every command but resuming): the same parameters and train state, no moments.
+    rc = ckpt_load_weights(path, &ck, err, sizeof err);
+    CHECK(rc == 0, "weights-only load: %s", err);
+    if (rc == 0) {
+        CHECK(memcmp(&ck.cfg, &cfg, sizeof cfg) == 0 && memcmp(ck.params, p, n * 4) == 0, "weights only: params bitwise");
+        CHECK(!ck.exp_avg && !ck.exp_avg_sq && ck.train_state && !strcmp(ck.train_state, ts) && ck.has_decoder == 1,
+              "weights only: train_state and decoder, no moments");
+        ckpt_free(&ck);
+    }
     // The file is a plain safetensors file with our metadata and MAE's names, in table order.
     StFile *f = st_open(path, err, sizeof err);
     CHECK(f != NULL, "st_open: %s", err);
@@ -382,6 +391,8 @@ static void expect_load_fails(const char *path, const char *want, const char *wh
     CHECK(ckpt_load(path, &ck, err, sizeof err) != 0, "%s: loaded", what);
     CHECK(strstr(err, want) != NULL && strstr(err, path) == err, "%s: reason '%s' lacks '%s'", what, err, want);
     CHECK(ck.params == NULL && ck.train_state == NULL, "%s: nothing left allocated", what);
+    char err2[512] = "";   // the weights-only load makes every check too (the moments' included)
+    CHECK(ckpt_load_weights(path, &ck, err2, sizeof err2) != 0 && !strcmp(err2, err), "%s: weights only: '%s'", what, err2);
 }
 
 static void test_checkpoint_rules(void) {

@@ -323,6 +323,10 @@ static void checkpoint_checks(void) {
     CHECK(ck.exp_avg && !memcmp(ck.exp_avg, m, np * sizeof(float)) && !memcmp(ck.exp_avg_sq, v, np * sizeof(float)), "moments bitwise");
     CHECK(ck.train_state && !strcmp(ck.train_state, "{\"step\":3}"), "train state kept");
     clf_ckpt_free(&ck);
+    CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) == 0, "weights-only load: %s", err);
+    CHECK(ck.params && !memcmp(ck.params, clf_params(c), np * sizeof(float)) && !ck.exp_avg && !ck.exp_avg_sq &&
+          ck.train_state && ck.cfg.num_classes == 3, "weights only: parameters bitwise, train state, no moments");
+    clf_ckpt_free(&ck);
     Checkpoint enc;
     CHECK(ckpt_load(path, &enc, err, sizeof err) == 0, "the MAE loader reads a classifier: %s", err);
     if (enc.params) {
@@ -345,6 +349,8 @@ static void checkpoint_checks(void) {
     const char *no_head[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\",\"c\"]}"};
     CHECK(st_write(path, &one, 1, keys, no_head, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "missing tensor"), "missing tensors: %s", err);
+    CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && strstr(err, "missing tensor"),
+          "weights only, missing tensors: %s", err);
     CHECK(st_write(path, &one, 1, keys, no_head, 2, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "fine-tune it first"), "no head: %s", err);
     const char *one_class[3] = {"vitmae", cj, "{\"num_classes\":1,\"classes\":[\"a\"]}"};

@@ -519,7 +519,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         rng_seed(&init, (uint64_t)r->seed);
         clf_init_weights(t->model, &init);
         if (a->ckpt) {   // the pretrained encoder replaces the random one
-            if (ckpt_load(a->ckpt, &pre, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+            if (ckpt_load_weights(a->ckpt, &pre, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
             int nt = mae_param_table(&pre.cfg, NULL, 0);
             MaeTensor *tab = malloc((size_t)nt * sizeof *tab);
             if (!tab) { ckpt_free(&pre); cli_error("finetune", "out of memory"); return 1; }

@@ -257,7 +257,7 @@ int cmd_probe(int argc, char **argv) {
     int S = img, Cin = 0;
     if (pixels && ckpt_path) {
         Checkpoint ck;
-        if (ckpt_load(ckpt_path, &ck, err, sizeof err)) { cli_error("probe", "%s", err); goto out; }
+        if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error("probe", "%s", err); goto out; }
         if (!img) S = ck.cfg.img_size;
         if (!channels_s) Cin = ck.cfg.in_chans;
         ckpt_free(&ck);

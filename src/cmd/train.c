@@ -447,7 +447,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
     if (a->init) {
-        if (ckpt_load(a->init, init, err, sizeof err)) return report(NULL, err, 1);
+        if (ckpt_load_weights(a->init, init, err, sizeof err)) return report(NULL, err, 1);
         if (!init->has_decoder) {
             ckpt_free(init);
             return report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", 1);

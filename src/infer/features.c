@@ -47,7 +47,7 @@ int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t
 FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, char *err, size_t errlen) {
     *status = 1;
     Checkpoint ck;
-    if (ckpt_load(ckpt_path, &ck, err, errlen)) return NULL;
+    if (ckpt_load_weights(ckpt_path, &ck, err, errlen)) return NULL;
     const MaeConfig *cfg = &ck.cfg;
     FeatureModel *fm = calloc(1, sizeof *fm);
     if (!fm) { snprintf(err, errlen, "out of memory"); ckpt_free(&ck); return NULL; }
@@ -72,7 +72,7 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
     if (ck.classifier) {   // its fc_norm, for features as timm's forward_head(pre_logits=True)
         ClfCheckpoint cc;
         fm->fc_norm = malloc(2 * (size_t)fm->D * sizeof *fm->fc_norm);
-        if (!fm->fc_norm || clf_ckpt_load(ckpt_path, &cc, err, errlen)) {
+        if (!fm->fc_norm || clf_ckpt_load_weights(ckpt_path, &cc, err, errlen)) {
             if (!fm->fc_norm) snprintf(err, errlen, "out of memory");
             ckpt_free(&ck);
             features_close(fm);

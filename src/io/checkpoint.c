@@ -88,16 +88,23 @@ static int take(const StFile *f, const char *path, const char *name, const MaeTe
     return 0;
 }
 
-int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) {
+static int from_st(const StFile *f, Checkpoint *out, int moments, char *err, size_t errlen);
+
+static int load(const char *path, Checkpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     StFile *f = st_open(path, err, errlen);
     if (!f) return -1;
-    int rc = ckpt_from_st(f, out, err, errlen);
+    int rc = from_st(f, out, moments, err, errlen);
     st_close(f);
     return rc;
 }
 
-int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
+int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, 1, err, errlen); }
+int ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, 0, err, errlen); }
+int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) { return from_st(f, out, 1, err, errlen); }
+
+// moments 0: the AdamW moments are checked (names, shapes) but not copied (ckpt_load_weights).
+static int from_st(const StFile *f, Checkpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const char *path = st_name(f);
     MaeTensor *tab = NULL;
@@ -172,9 +179,11 @@ int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) {
     const char *ts = out->classifier ? NULL : st_meta(f, "train_state");
     if (ts) {
         out->train_state = strdup(ts);
-        out->exp_avg = calloc(np ? np : 1, sizeof(float));
-        out->exp_avg_sq = calloc(np ? np : 1, sizeof(float));
-        if (!out->train_state || !out->exp_avg || !out->exp_avg_sq) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+        if (moments) {
+            out->exp_avg = calloc(np ? np : 1, sizeof(float));
+            out->exp_avg_sq = calloc(np ? np : 1, sizeof(float));
+        }
+        if (!out->train_state || (moments && (!out->exp_avg || !out->exp_avg_sq))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
         for (int i = 0; i < n; i++) {
             if (tab[i].decoder && !out->has_decoder) continue;
             char name[96];

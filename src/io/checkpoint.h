@@ -25,6 +25,10 @@ typedef struct {
 // Loads and validates (names, shapes, dtype, config, crc32). A one-line reason naming the file on
 // failure. The caller builds the model with mae_create(&ck.cfg, ...) and copies params in.
 int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
+// The same checks (the AdamW moments' names and shapes included) without copying the moments:
+// exp_avg and exp_avg_sq stay NULL (train_state is kept). For every use but resuming a run: a
+// training checkpoint is 3x its weights, and inference need not hold the other 2x.
+int  ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
 // ckpt_load's checks on a file already opened (e.g. by `vitmae info`, which also reads its metadata).
 int  ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen);

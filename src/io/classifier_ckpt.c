@@ -74,7 +74,8 @@ static int take(const StFile *f, const char *name, const MaeTensor *t, float *ds
     return 0;
 }
 
-int clf_ckpt_from_st(const StFile *f, ClfCheckpoint *out, char *err, size_t errlen) {
+// moments 0: the AdamW moments are checked (names, shapes) but not copied (clf_ckpt_load_weights).
+static int from_st(const StFile *f, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const char *path = st_name(f), *cfg_json = st_meta(f, "config"), *cj = st_meta(f, "classifier");
     const char *format = st_meta(f, "format");
@@ -116,9 +117,11 @@ int clf_ckpt_from_st(const StFile *f, ClfCheckpoint *out, char *err, size_t errl
     const char *ts = st_meta(f, "train_state");
     if (ts) {
         out->train_state = strdup(ts);
-        out->exp_avg = calloc(np, sizeof(float));
-        out->exp_avg_sq = calloc(np, sizeof(float));
-        if (!out->train_state || !out->exp_avg || !out->exp_avg_sq) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+        if (moments) {
+            out->exp_avg = calloc(np, sizeof(float));
+            out->exp_avg_sq = calloc(np, sizeof(float));
+        }
+        if (!out->train_state || (moments && (!out->exp_avg || !out->exp_avg_sq))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
         char name[128];
         for (int k = 0; k < n; k++) {
             snprintf(name, sizeof name, "optimizer.exp_avg.%s", tab[k].name);
@@ -135,11 +138,16 @@ out:
     return rc;
 }
 
-int clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen) {
+int clf_ckpt_from_st(const StFile *f, ClfCheckpoint *out, char *err, size_t errlen) { return from_st(f, out, 1, err, errlen); }
+
+static int load(const char *path, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     StFile *f = st_open(path, err, errlen);
     if (!f) return -1;
-    int rc = clf_ckpt_from_st(f, out, err, errlen);
+    int rc = from_st(f, out, moments, err, errlen);
     st_close(f);
     return rc;
 }
+
+int clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen) { return load(path, out, 1, err, errlen); }
+int clf_ckpt_load_weights(const char *path, ClfCheckpoint *out, char *err, size_t errlen) { return load(path, out, 0, err, errlen); }

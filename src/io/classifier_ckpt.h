@@ -25,6 +25,9 @@ int  clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *c
 // Loads and checks everything (config, class names, every tensor's name and shape, moments when a
 // train state is present). A one-line reason naming the file on failure.
 int  clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen);
+// The same checks without copying the moments (exp_avg and exp_avg_sq stay NULL; train_state is
+// kept), as io/checkpoint.h ckpt_load_weights: for `vitmae classify` and features, not for resuming.
+int  clf_ckpt_load_weights(const char *path, ClfCheckpoint *out, char *err, size_t errlen);
 int  clf_ckpt_from_st(const StFile *f, ClfCheckpoint *out, char *err, size_t errlen);
 void clf_ckpt_free(ClfCheckpoint *c);
 #endif
