@@ -1,10 +1,9 @@
 #!/bin/sh
 # Requests that cannot fit in memory are refused before anything is allocated, naming the bytes they
 # would need: train and bench (huge image and batch: usage error, exit 2), finetune (the batches its
-# loader holds ahead), and reconstruct / eval /
-# attention on a small
-# checkpoint whose image size makes the activations huge (L = 65,536 patches: exit 1, the model itself
-# cannot fit at batch 1). Refusals are immediate and write nothing.
+# loader holds ahead), and reconstruct / eval / attention / embed / classify on a small checkpoint whose
+# image size makes the activations huge (L = 65,536 patches: attention maps of 17 GB a head; exit 1,
+# the model itself cannot fit at batch 1, even forward only). Refusals are immediate and write nothing.
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -12,6 +11,7 @@ scratch dir
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/data" --count 8 --size 16 --seed 1 >/dev/null || { echo "synth failed"; exit 1; }
 "$VITMAE_TOOLS/hostile" ckpt "$dir/big.safetensors" 2048 8 || { echo "hostile ckpt failed"; exit 1; }
+"$VITMAE_TOOLS/hostile" clf "$dir/bigc.safetensors" 2048 8 || { echo "hostile clf failed"; exit 1; }
 cp "$(find "$dir/data" -name '*.png' | head -n 1)" "$dir/in.png"
 
 bytes_line() { grep -E "^vitmae: $1: .*needs [0-9]+ bytes \([0-9.]+ GiB\).*this machine has [0-9.]+ GiB" "$dir/err" > /dev/null; }
@@ -33,6 +33,14 @@ t "eval: names the bytes ($(cat "$dir/err"))" 'bytes_line eval'
 t "attention: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "attention: names the bytes ($(cat "$dir/err"))" 'bytes_line attention'
 t "attention: nothing written" '[ ! -e "$dir/a" ]'
+"$VITMAE" embed --ckpt "$dir/big.safetensors" --out "$dir/e.npy" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+t "embed: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
+t "embed: names the bytes ($(cat "$dir/err"))" 'bytes_line embed'
+t "embed: nothing written" '[ ! -e "$dir/e.npy" ] && [ ! -e "$dir/e.txt" ]'
+"$VITMAE" classify --ckpt "$dir/bigc.safetensors" "$dir/in.png" > "$dir/out" 2> "$dir/err"; rc=$?
+t "classify: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
+t "classify: names the bytes ($(cat "$dir/err"))" 'bytes_line classify'
+t "classify: nothing printed" '[ ! -s "$dir/out" ]'
 
 "$VITMAE" bench --img 2048 --patch 8 --batch 4096 > /dev/null 2> "$dir/err"; rc=$?
 t "bench: huge image and batch: exit 2 ($rc)" '[ $rc -eq 2 ]'

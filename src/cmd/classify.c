@@ -111,6 +111,15 @@ int cmd_classify(int argc, char **argv) {
     free(pos);
     int B = batch < in.n ? batch : (in.n ? in.n : 1);
     size_t per = (size_t)S * S * C;
+    // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would).
+    size_t extra = (per + (size_t)K) * sizeof(float);   // an image and its probabilities
+    if (clf_memory_check_forward(cfg, B, extra, err, sizeof err)) {
+        char one[256];
+        int smaller = B > 1 && clf_memory_check_forward(cfg, 1, extra, one, sizeof one) == 0;
+        cli_error("classify", "%s%s", err, smaller ? " (use a smaller --batch)" : "");
+        inputs_free(&in); clf_ckpt_free(&ck);
+        return smaller ? 2 : 1;
+    }
     Classifier *m = clf_create_forward(cfg, B, err, sizeof err);
     float *images = malloc(per * B * sizeof(float)), *probs = malloc((size_t)B * K * sizeof(float));
     int *ok = malloc((size_t)B * sizeof(int)), *order = malloc((size_t)K * sizeof(int));

@@ -124,21 +124,21 @@ static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int forward_only
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 0); }
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 1); }
 
-static int memory_check(const MaeConfig *cfg, int B, size_t need, char *err, size_t errlen) {
+int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen) {
     long have = cpu_physical_memory_bytes();
     if (!(have > 0 && (double)need > 0.9 * (double)have)) return 0;
-    int S = cfg->img_size;
     snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB", B, S, S,
              need, need / 1073741824.0, have / 1073741824.0);
     return -1;
 }
 
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
-    return memory_check(cfg, B, mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B, err, errlen);
+    return mae_memory_check_bytes(mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B, B, cfg->img_size, err, errlen);
 }
 
 int mae_memory_check_forward(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
-    return memory_check(cfg, B, mae_bytes_needed_forward(cfg, B) + extra_per_image * (size_t)B, err, errlen);
+    return mae_memory_check_bytes(mae_bytes_needed_forward(cfg, B) + extra_per_image * (size_t)B, B, cfg->img_size, err,
+                                  errlen);
 }
 
 // mae_create (forward_only 0), mae_create_forward (1), or with `shared` (another model's parameters)

@@ -35,6 +35,8 @@ int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *
 // The same for a forward-only model (mae_create_forward): parameters and its smaller arena.
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);
 int mae_memory_check_forward(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
+// The rule itself, for need bytes at batch B of S x S images (the classifier's check uses it too).
+int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen);
 
 typedef struct Mae Mae;   // defined in model.c; fields below are read through accessors
 
