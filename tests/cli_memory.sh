@@ -1,9 +1,10 @@
 #!/bin/sh
 # Requests that cannot fit in memory are refused before anything is allocated, naming the bytes they
 # would need: train and bench (huge image and batch: usage error, exit 2), finetune (the batches its
-# loader holds ahead), and reconstruct / eval / attention / embed / classify on a small checkpoint whose
-# image size makes the activations huge (L = 65,536 patches: attention maps of 17 GB a head; exit 1,
-# the model itself cannot fit at batch 1, even forward only). Refusals are immediate and write nothing.
+# loader holds ahead), and reconstruct / eval / attention / embed / classify / probe on a small
+# checkpoint whose image size makes the activations huge (L = 65,536 patches: attention maps of 17 GB
+# a head; exit 1, the model itself cannot fit at batch 1, even forward only). Refusals are immediate
+# and write nothing; embed and probe check the batch they will run (no more images than they have).
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -36,6 +37,7 @@ t "attention: nothing written" '[ ! -e "$dir/a" ]'
 "$VITMAE" embed --ckpt "$dir/big.safetensors" --out "$dir/e.npy" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
 t "embed: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "embed: names the bytes ($(cat "$dir/err"))" 'bytes_line embed'
+t "embed: one image is checked at batch 1, not --batch's 64" 'grep -q "batch 1 at 2048x2048" "$dir/err"'
 t "embed: nothing written" '[ ! -e "$dir/e.npy" ] && [ ! -e "$dir/e.txt" ]'
 "$VITMAE" classify --ckpt "$dir/bigc.safetensors" "$dir/in.png" > "$dir/out" 2> "$dir/err"; rc=$?
 t "classify: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
@@ -55,5 +57,10 @@ fb=$(awk -v m="$mem" 'BEGIN { b = int(m / 16 / (1024 * 1024 * 3 * 4)); print b <
 t "finetune: --prefetch 64 batches of $fb cannot fit: exit 2 ($rc)" '[ $rc -eq 2 ]'
 t "finetune: names the bytes ($(cat "$dir/err"))" 'bytes_line finetune'
 t "finetune: nothing written" '[ ! -e "$dir/f" ]'
+# probe's model holds the larger of its two sets, not --batch (64) images.
+ncls=$(find "$dir/cls" -name '*.png' | wc -l)
+"$VITMAE" probe --ckpt "$dir/big.safetensors" --train "$dir/cls" --test "$dir/cls" > /dev/null 2> "$dir/err"; rc=$?
+t "probe: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
+t "probe: names the bytes at batch $ncls ($(cat "$dir/err"))" 'bytes_line probe && grep -q "batch $ncls at 2048x2048" "$dir/err"'
 [ $fail -eq 0 ] && echo "cli memory ok"
 exit $fail

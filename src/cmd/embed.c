@@ -160,6 +160,9 @@ int cmd_embed(int argc, char **argv) {
     status = 1;
     char err[2048];
     int open_status;
+    if (collect(inputs, ninputs, &in)) goto out;
+    // The model holds one batch: no more images than there are (the memory check counts what runs).
+    if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
     fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
     if (!fm) { cli_error("embed", "%s", err); status = open_status; goto out; }
     const MaeConfig *cfg = features_config(fm);
@@ -168,7 +171,6 @@ int cmd_embed(int argc, char **argv) {
         status = 2;
         goto out;
     }
-    if (collect(inputs, ninputs, &in)) goto out;
     int D = features_dim(fm);
     feats = malloc((size_t)in.n * D * sizeof *feats);
     if (!feats) { cli_error("embed", "out of memory (%ld x %d features)", in.n, D); goto out; }

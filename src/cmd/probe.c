@@ -255,6 +255,12 @@ int cmd_probe(int argc, char **argv) {
     ProbeResult res[NPROBES] = {{0}};
     LinearProbe lp = {0};
     int S = img, Cin = 0;
+    if ((status = labelled_scan("probe --train", train_dir, NULL, &train))) goto out;
+    if ((status = labelled_scan("probe --test", test_dir, &train, &test))) goto out;
+    status = 1;
+    // The model holds one batch: no more images than the larger set has (the memory check counts what runs).
+    long most = train.n > test.n ? train.n : test.n;
+    if (most < batch) batch = most > 0 ? (int)most : 1;
     if (pixels && ckpt_path) {
         Checkpoint ck;
         if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error("probe", "%s", err); goto out; }
@@ -271,9 +277,6 @@ int cmd_probe(int argc, char **argv) {
             goto out;
         }
     }
-    if ((status = labelled_scan("probe --train", train_dir, NULL, &train))) goto out;
-    if ((status = labelled_scan("probe --test", test_dir, &train, &test))) goto out;
-    status = 1;
     if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
                              : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
     int C = train.ds.nclasses;
