@@ -16,6 +16,7 @@
 #include "cmd/output.h"
 #include "core/classifier.h"
 #include "data/image.h"
+#include "infer/infer.h"
 #include "infer/recon.h"
 #include "io/classifier_ckpt.h"
 
@@ -113,12 +114,12 @@ int cmd_classify(int argc, char **argv) {
     size_t per = (size_t)S * S * C;
     // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would).
     size_t extra = (per + (size_t)K) * sizeof(float);   // an image and its probabilities
-    if (clf_memory_check_forward(cfg, B, extra, err, sizeof err)) {
-        char one[256];
-        int smaller = B > 1 && clf_memory_check_forward(cfg, 1, extra, one, sizeof one) == 0;
-        cli_error("classify", "%s%s", err, smaller ? " (use a smaller --batch)" : "");
+    int mem = infer_memory_refusal(clf_bytes_needed_forward(cfg, B) + extra * (size_t)B,
+                                   clf_bytes_needed_forward(cfg, 1) + extra, B, S, err, sizeof err);
+    if (mem) {
+        cli_error("classify", "%s", err);
         inputs_free(&in); clf_ckpt_free(&ck);
-        return smaller ? 2 : 1;
+        return mem;
     }
     Classifier *m = clf_create_forward(cfg, B, err, sizeof err);
     float *images = malloc(per * B * sizeof(float)), *probs = malloc((size_t)B * K * sizeof(float));

@@ -156,11 +156,6 @@ static size_t bytes_needed(const ClassifierConfig *cfg, int max_batch, int forwa
 size_t clf_bytes_needed(const ClassifierConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 0); }
 size_t clf_bytes_needed_forward(const ClassifierConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 1); }
 
-int clf_memory_check_forward(const ClassifierConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
-    return mae_memory_check_bytes(clf_bytes_needed_forward(cfg, B) + extra_per_image * (size_t)B, B, cfg->enc.img_size,
-                                  err, errlen);
-}
-
 static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_only, char *err, size_t errlen) {
     if (clf_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }

@@ -27,9 +27,6 @@ int clf_param_table(const ClassifierConfig *cfg, MaeTensor *out, int cap);
 size_t clf_num_params(const ClassifierConfig *cfg);
 size_t clf_bytes_needed(const ClassifierConfig *cfg, int max_batch);
 size_t clf_bytes_needed_forward(const ClassifierConfig *cfg, int max_batch);   // clf_create_forward's
-// The memory rule of core/model.h (mae_memory_check) for clf_create_forward at batch B plus
-// extra_per_image bytes an image: 0 fits (or memory unknown), -1 and err with the bytes when not.
-int clf_memory_check_forward(const ClassifierConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 
 // MAE's util/lr_decay.py: layer id 0 for cls_token, pos_embed, patch_embed.*; i + 1 for blocks.i.*;
 // depth + 1 for the rest (fc_norm, head).

@@ -136,11 +136,6 @@ int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *
     return mae_memory_check_bytes(mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B, B, cfg->img_size, err, errlen);
 }
 
-int mae_memory_check_forward(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
-    return mae_memory_check_bytes(mae_bytes_needed_forward(cfg, B) + extra_per_image * (size_t)B, B, cfg->img_size, err,
-                                  errlen);
-}
-
 // mae_create (forward_only 0), mae_create_forward (1), or with `shared` (another model's parameters)
 // mae_create_sharing.
 static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int forward_only, char *err, size_t errlen) {

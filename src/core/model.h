@@ -32,10 +32,9 @@ size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
 // than 90% of physical memory. 0 when it fits (or memory is unknown); -1 and err
 // "batch B at SxS needs N bytes (G GiB); this machine has H GiB" when not.
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
-// The same for a forward-only model (mae_create_forward): parameters and its smaller arena.
+// The bytes of a forward-only model (mae_create_forward): parameters and its smaller arena.
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);
-int mae_memory_check_forward(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
-// The rule itself, for need bytes at batch B of S x S images (the classifier's check uses it too).
+// The rule itself, for need bytes at batch B of S x S images (inference's checks use it: infer/infer.h).
 int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen);
 
 typedef struct Mae Mae;   // defined in model.c; fields below are read through accessors

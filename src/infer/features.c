@@ -12,6 +12,7 @@
 #include "data/image.h"
 #include "kernels/ops.h"
 #include "core/classifier.h"
+#include "core/encoder.h"
 
 struct FeatureModel {
     Mae *m;
@@ -78,15 +79,17 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
             features_close(fm);
             return NULL;
         }
-        Classifier *c = clf_create_forward(&cc.cfg, 1, err, errlen);
-        if (c) {
-            memcpy(clf_params(c), cc.params, clf_num_params(&cc.cfg) * sizeof(float));
-            memcpy(fm->fc_norm, clf_tensor(c, "fc_norm.weight"), (size_t)fm->D * sizeof(float));
-            memcpy(fm->fc_norm + fm->D, clf_tensor(c, "fc_norm.bias"), (size_t)fm->D * sizeof(float));
-            clf_free(c);
+        // The two tensors by their offsets in the classifier's table (no model is built for them).
+        int nt = clf_param_table(&cc.cfg, NULL, 0);
+        MaeTensor *t = malloc((size_t)nt * sizeof *t);
+        if (t) {
+            clf_param_table(&cc.cfg, t, nt);
+            memcpy(fm->fc_norm, cc.params + tensor_offset(t, nt, "fc_norm.weight"), (size_t)fm->D * sizeof(float));
+            memcpy(fm->fc_norm + fm->D, cc.params + tensor_offset(t, nt, "fc_norm.bias"), (size_t)fm->D * sizeof(float));
+            free(t);
         }
         clf_ckpt_free(&cc);
-        if (!c) { ckpt_free(&ck); features_close(fm); return NULL; }
+        if (!t) { snprintf(err, errlen, "out of memory"); ckpt_free(&ck); features_close(fm); return NULL; }
     }
     ckpt_free(&ck);
     for (size_t b = 0; b < B; b++)

@@ -66,12 +66,17 @@ float infer_batch(Mae *m, const float *images, float *norm_scratch, const int *i
     return batch_loss;
 }
 
-int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_t errlen) {
-    size_t extra = sizeof(float) * per * 3;   // images, normalised images, reconstructions
-    if (mae_memory_check_forward(cfg, B, extra, err, errlen) == 0) return 0;
+int infer_memory_refusal(size_t need, size_t need_one, int B, int S, char *err, size_t errlen) {
+    if (mae_memory_check_bytes(need, B, S, err, errlen) == 0) return 0;
     char one[256];
-    int smaller = B > 1 && mae_memory_check_forward(cfg, 1, extra, one, sizeof one) == 0;
+    int smaller = B > 1 && mae_memory_check_bytes(need_one, 1, S, one, sizeof one) == 0;
     size_t n = strlen(err);
     if (smaller && n < errlen) snprintf(err + n, errlen - n, " (use a smaller --batch)");
     return smaller ? 2 : 1;
+}
+
+int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_t errlen) {
+    size_t extra = sizeof(float) * per * 3;   // images, normalised images, reconstructions
+    return infer_memory_refusal(mae_bytes_needed_forward(cfg, B) + extra * (size_t)B,
+                                mae_bytes_needed_forward(cfg, 1) + extra, B, cfg->img_size, err, errlen);
 }
