@@ -299,6 +299,162 @@ static void test_round_trip(void) {
     free(p); free(m); free(v);
 }
 
+// The whole-file reader's answer for path: st_open, then ckpt_from_st on the file in memory.
+static int load_whole(const char *path, Checkpoint *ck, char *err, size_t errlen) {
+    memset(ck, 0, sizeof *ck);
+    StFile *f = st_open(path, err, errlen);
+    if (!f) return -1;
+    int rc = ckpt_from_st(f, 1, ck, err, errlen);
+    st_close(f);
+    return rc;
+}
+
+// Reading the header, then the data straight into their places (st_open_header, st_take, st_fill:
+// every checkpoint reader's way in): the same tensors as a whole-file read; damage anywhere in the
+// data found, in tensors nobody takes too; and for a damaged checkpoint, the same answer, reason
+// included, as the whole-file reader.
+static void test_streamed(void) {
+    char err[512], err2[512];
+    // A tensor larger than the reader's 4 MiB buffer, read through it in pieces, between two taken.
+    size_t nb = (5u << 20) / 4 + 13;
+    float *big = malloc(nb * 4), a[7], c[5], got_a[7], got_c[5];
+    fill(big, nb, 4); fill(a, 7, 5); fill(c, 5, 6);
+    StTensor t[3] = {{"a", 1, {7, 0, 0, 0}, a}, {"big", 1, {(int64_t)nb, 0, 0, 0}, big}, {"c", 1, {5, 0, 0, 0}, c}};
+    const char *path = path_in("big.safetensors");
+    CHECK(st_write(path, t, 3, NULL, NULL, 0, err, sizeof err) == 0, "write: %s", err);
+    StFile *f = st_open_header(path, err, sizeof err);
+    CHECK(f != NULL, "st_open_header: %s", err);
+    if (f) {
+        int nd = -1;
+        int64_t sh[4];
+        int ia = st_find(f, "a", NULL, NULL), ic = st_find(f, "c", &nd, sh);
+        CHECK(ia >= 0 && ic >= 0 && nd == 1 && sh[0] == 5 && st_find(f, "nope", NULL, NULL) < 0, "st_find");
+        CHECK(st_get(f, "a", NULL, NULL) == NULL, "no data in memory before st_fill");
+        memset(got_a, 0, sizeof got_a); memset(got_c, 0, sizeof got_c);
+        st_take(f, ic, got_c);
+        st_take(f, ia, got_a);
+        CHECK(st_fill(f, err, sizeof err) == 0, "st_fill: %s", err);
+        CHECK(!memcmp(got_a, a, sizeof a) && !memcmp(got_c, c, sizeof c), "taken tensors bitwise");
+        st_close(f);
+    }
+    // A header that lists its tensors in another order than their data: each still gets its own bytes.
+    {
+        size_t ol;
+        uint8_t *ob = make_st("{\"x\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[8,20]},"
+                              "\"y\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 20, &ol);
+        const char *op = path_in("order.safetensors");
+        spit(op, ob, ol);
+        StFile *whole = st_open(op, err, sizeof err), *hdr = st_open_header(op, err2, sizeof err2);
+        CHECK(whole && hdr, "out-of-order file: '%s' / '%s'", err, err2);
+        if (whole && hdr) {
+            float x[3] = {0}, y[2] = {0};
+            st_take(hdr, st_find(hdr, "x", NULL, NULL), x);
+            st_take(hdr, st_find(hdr, "y", NULL, NULL), y);
+            CHECK(st_fill(hdr, err, sizeof err) == 0, "st_fill: %s", err);
+            CHECK(!memcmp(x, st_get(whole, "x", NULL, NULL), sizeof x) && !memcmp(y, st_get(whole, "y", NULL, NULL), sizeof y),
+                  "each tensor its own bytes, whatever the header's order");
+        }
+        st_close(whole); st_close(hdr);
+        free(ob);
+    }
+    size_t len;
+    uint8_t *bytes = slurp(path, &len);
+    // A byte of the big tensor past the reader's first 4 MiB: found, with the whole reader's reason.
+    bytes[len - 5 * 4 - 100] ^= 0x01;
+    const char *bad = path_in("big-bad.safetensors");
+    spit(bad, bytes, len);
+    f = st_open_header(bad, err, sizeof err);
+    CHECK(f != NULL, "header of a file with damaged data: %s", err);
+    if (f) {
+        st_take(f, st_find(f, "a", NULL, NULL), got_a);
+        CHECK(st_fill(f, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"), "untaken damage found: %s", err);
+        st_close(f);
+    }
+    StFile *g = st_open(bad, err2, sizeof err2);
+    CHECK(g == NULL && !strcmp(err, err2), "the whole reader's reason '%s'", err2);
+    st_close(g);
+    // st_verify: the crc32 alone, the places left as they were.
+    f = st_open_header(bad, err, sizeof err);
+    if (f) {
+        memset(got_a, 0, sizeof got_a);
+        st_take(f, st_find(f, "a", NULL, NULL), got_a);
+        strcpy(err, "untouched");
+        CHECK(st_verify(f, err, sizeof err) != 0 && strstr(err, "crc32 mismatch"), "st_verify: %s", err);
+        CHECK(got_a[3] == 0.0f && got_a[4] == 0.0f, "st_verify fills nothing");
+        st_close(f);
+    }
+    f = st_open_header(path, err, sizeof err);
+    if (f) {
+        strcpy(err, "untouched");
+        CHECK(st_verify(f, err, sizeof err) == 0 && !strcmp(err, "untouched"), "st_verify of a sound file: %s", err);
+        st_close(f);
+    }
+    // A file shortened between the header and the data: refused, never a partial read taken as whole.
+    f = st_open_header(path, err, sizeof err);
+    if (f) {
+        st_take(f, st_find(f, "c", NULL, NULL), got_c);
+        CHECK(truncate(path, (off_t)(len - 3)) == 0, "truncate");
+        CHECK(st_fill(f, err, sizeof err) != 0 && strstr(err, "file shrank while reading"), "shortened file: %s", err);
+        st_close(f);
+    }
+    free(bytes); free(big);
+
+    // A resumable checkpoint: byte flips anywhere, and cuts. Both readers that go through the header
+    // (ckpt_load, ckpt_load_weights) give the whole-file reader's answer, word for word; every flip
+    // in the data (the moments included, which ckpt_load_weights does not keep) is refused.
+    MaeConfig cfg;
+    small_config(&cfg);
+    size_t n = mae_num_params(&cfg);
+    float *p = malloc(n * 4), *m = malloc(n * 4), *v = malloc(n * 4);
+    fill(p, n, 7); fill(m, n, 8); fill(v, n, 9);
+    path = path_in("st.safetensors");
+    write_ckpt(path, &cfg, p, "{\"step\":5}", m, v);
+    bytes = slurp(path, &len);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
+    const char *dmg = path_in("st-dmg.safetensors");
+    uint32_t s = 11;
+    int same = 0, data_flips = 0, data_refused = 0, moment_flips = 0;
+    for (int k = 0; k < 300; k++) {
+        s = s * 1664525u + 1013904223u;
+        size_t at = k == 0 ? len - 1 : (s >> 8) % len;
+        uint8_t old = bytes[at];
+        bytes[at] ^= (uint8_t)(1u << (s % 8));
+        spit(dmg, bytes, len);
+        Checkpoint w, h, hw;
+        int rw = load_whole(dmg, &w, err, sizeof err);
+        int rh = ckpt_load(dmg, &h, err2, sizeof err2);
+        char err3[512];
+        int rhw = ckpt_load_weights(dmg, &hw, err3, sizeof err3);
+        int agree = (rw != 0) == (rh != 0) && (rw != 0) == (rhw != 0) && (!rw || (!strcmp(err, err2) && !strcmp(err, err3)));
+        if (!rw && !rh && !rhw)
+            agree = !memcmp(w.params, h.params, n * 4) && !memcmp(w.params, hw.params, n * 4) &&
+                    !memcmp(w.exp_avg, h.exp_avg, n * 4) && !memcmp(w.exp_avg_sq, h.exp_avg_sq, n * 4);
+        CHECK(agree, "flip of byte %zu: whole '%s', ckpt_load '%s', weights only '%s'", at, rw ? err : "ok",
+              rh ? err2 : "ok", rhw ? err3 : "ok");
+        same += agree;
+        if (at >= 8 + hlen) {
+            data_flips++;
+            data_refused += rhw != 0 && strstr(err3, "crc32 mismatch (file damaged)") != NULL;
+            moment_flips += at >= 8 + hlen + n * 4;   // past the parameters: in a moment
+        }
+        ckpt_free(&w); ckpt_free(&h); ckpt_free(&hw);
+        bytes[at] = old;
+    }
+    CHECK(same == 300, "%d of 300 flips answered alike", same);
+    CHECK(data_flips > 100 && moment_flips > 50 && data_refused == data_flips,
+          "flips in the data: %d, in the moments %d, refused by the crc32 %d", data_flips, moment_flips, data_refused);
+    for (size_t cut = 0; cut < len; cut += cut < 16 || len - cut < 16 ? 1 : 61) {
+        spit(dmg, bytes, cut);
+        Checkpoint w, h;
+        int rw = load_whole(dmg, &w, err, sizeof err);
+        int rh = ckpt_load_weights(dmg, &h, err2, sizeof err2);
+        CHECK(rw != 0 && rh != 0 && !strcmp(err, err2), "cut at %zu: whole '%s', weights only '%s'", cut, err, err2);
+        ckpt_free(&w); ckpt_free(&h);
+    }
+    free(bytes); free(p); free(m); free(v);
+}
+
 static void test_config_json(void) {
     MaeConfig cfg, back;
     small_config(&cfg);
@@ -581,6 +737,7 @@ int main(void) {
     test_generic_format();
     test_config_json();
     test_round_trip();
+    test_streamed();
     test_checkpoint_rules();
     test_torch_fixture();
     test_atomic_write();

@@ -300,6 +300,17 @@ static void drop_path_checks(void) {
 
 // Classifier checkpoints: a round trip keeps every value, the class names and the moments; the MAE
 // loader reads the encoder (norm 1 / 0, no decoder, no train state); damaged files are refused.
+// The file's last byte, xor 0x10, in place.
+static void flip_last_byte(const char *path) {
+    FILE *fp = fopen(path, "r+b");
+    CHECK(fp && fseek(fp, -1, SEEK_END) == 0, "open %s", path);
+    if (!fp) return;
+    int ch = fgetc(fp);
+    fseek(fp, -1, SEEK_END);
+    fputc(ch ^ 0x10, fp);
+    fclose(fp);
+}
+
 static void checkpoint_checks(void) {
     Rng rng;
     rng_seed(&rng, 21);
@@ -339,6 +350,21 @@ static void checkpoint_checks(void) {
         mae_free(mae);
     }
     ckpt_free(&enc);
+    // Damage in a moment's bytes (the file's last tensor), which a weights-only read does not keep,
+    // is still found by the crc32, by every reader.
+    {
+        flip_last_byte(path);
+        CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"),
+              "weights only, a moment's byte flipped: %s", err);
+        CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"),
+              "a moment's byte flipped: %s", err);
+        StFile *f = st_open_header(path, err, sizeof err);
+        CHECK(f != NULL, "header of a damaged file: %s", err);
+        Checkpoint mae_ck;
+        if (f) CHECK(ckpt_from_st(f, 0, &mae_ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"),
+                     "the MAE reader names the damage: %s", err);
+        st_close(f);
+    }
     // A pretraining checkpoint is not a classifier; damaged classifier metadata or tensors are refused.
     StTensor one = {"head.bias", 1, {3, 0, 0, 0}, m};
     const char *keys[3] = {"format", "config", "classifier"};
@@ -353,6 +379,10 @@ static void checkpoint_checks(void) {
           "weights only, missing tensors: %s", err);
     CHECK(st_write(path, &one, 1, keys, no_head, 2, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "fine-tune it first"), "no head: %s", err);
+    flip_last_byte(path);   // damaged data are the reason given, before anything else wrong with the file
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"), "no head, damaged: %s", err);
+    CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"),
+          "weights only, no head, damaged: %s", err);
     const char *one_class[3] = {"vitmae", cj, "{\"num_classes\":1,\"classes\":[\"a\"]}"};
     CHECK(st_write(path, &one, 1, keys, one_class, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "num_classes"), "one class: %s", err);

@@ -359,16 +359,15 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
     Checkpoint ck;
     memset(&ck, 0, sizeof ck);
     if (a->ckpt) {
-        StFile *f = st_open(a->ckpt, err, sizeof err);
+        StFile *f = st_open_header(a->ckpt, err, sizeof err);
         if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
         int is_clf = clf_ckpt_is_classifier(f);
-        int rc = is_clf ? 0 : ckpt_from_st(f, &ck, err, sizeof err);
         st_close(f);
         if (is_clf) {
             cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
             return 2;
         }
-        if (rc) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        if (ckpt_load_weights(a->ckpt, &ck, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
         *e = ck.cfg;
         ckpt_free(&ck);
         snprintf(t->rs.init, sizeof t->rs.init, "%s", a->ckpt);
@@ -398,10 +397,10 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (resuming) {
         char path[4096], dir[4096];
         run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
-        StFile *f = st_open(path, err, sizeof err);
+        StFile *f = st_open_header(path, err, sizeof err);
         if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
         int is_clf = clf_ckpt_is_classifier(f);
-        int lrc = is_clf ? clf_ckpt_from_st(f, &t->resumed, err, sizeof err) : 0;
+        int lrc = is_clf ? clf_ckpt_from_st(f, 1, &t->resumed, err, sizeof err) : 0;
         st_close(f);
         if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
         if (lrc) { fprintf(stderr, "vitmae: %s\n", err); return 1; }

@@ -180,11 +180,11 @@ int cmd_info(int argc, char **argv) {
     if (npos != 1) { cli_error("info", "expected one checkpoint FILE (see vitmae info --help)"); return 2; }
     const char *path = pos[0];
     char err[512];
-    StFile *f = st_open(path, err, sizeof err);
+    StFile *f = st_open_header(path, err, sizeof err);
     if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
     if (clf_ckpt_is_classifier(f)) {
         ClfCheckpoint cc;
-        int rc = clf_ckpt_from_st(f, &cc, err, sizeof err);
+        int rc = clf_ckpt_from_st(f, 0, &cc, err, sizeof err);
         if (rc) fprintf(stderr, "vitmae: %s\n", err);
         else rc = print_classifier(path, &cc, st_meta(f, "crc32"), json);
         clf_ckpt_free(&cc);
@@ -192,7 +192,7 @@ int cmd_info(int argc, char **argv) {
         return rc ? 1 : 0;
     }
     Checkpoint ck;
-    if (ckpt_from_st(f, &ck, err, sizeof err)) {
+    if (ckpt_from_st(f, 0, &ck, err, sizeof err)) {
         fprintf(stderr, "vitmae: %s\n", err);
         st_close(f);
         return 1;

@@ -65,14 +65,14 @@ void ckpt_free(Checkpoint *c) {
     memset(c, 0, sizeof *c);
 }
 
-// Copies tensor `name` (shape of t) into dst + t->offset (dst NULL: checks only). 0 ok, 1 absent,
-// -1 wrong shape.
-static int take(const StFile *f, const char *path, const char *name, const MaeTensor *t, float *dst,
+// Tensor `name` (shape of t) into dst + t->offset, now or at st_fill (dst NULL: checks only). 0 ok,
+// 1 absent, -1 wrong shape.
+static int take(StFile *f, const char *path, const char *name, const MaeTensor *t, float *dst,
                 char *err, size_t errlen) {
     int nd;
     int64_t sh[4];
-    const float *src = st_get(f, name, &nd, sh);
-    if (!src) return 1;
+    int at = st_find(f, name, &nd, sh);
+    if (at < 0) return 1;
     int same = nd == t->ndim;
     for (int k = 0; same && k < nd; k++) same = sh[k] == t->shape[k];
     if (!same) {
@@ -84,15 +84,15 @@ static int take(const StFile *f, const char *path, const char *name, const MaeTe
         snprintf(err, errlen, "%s: tensor '%s' has shape %s, the config needs %s", path, name, got, want);
         return -1;
     }
-    if (dst) memcpy(dst + t->offset, src, t->numel * sizeof(float));
+    if (dst) st_take(f, at, dst + t->offset);
     return 0;
 }
 
-static int from_st(const StFile *f, Checkpoint *out, int moments, char *err, size_t errlen);
+static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t errlen);
 
 static int load(const char *path, Checkpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    StFile *f = st_open(path, err, errlen);
+    StFile *f = st_open_header(path, err, errlen);   // the data straight into out's arrays
     if (!f) return -1;
     int rc = from_st(f, out, moments, err, errlen);
     st_close(f);
@@ -101,10 +101,10 @@ static int load(const char *path, Checkpoint *out, int moments, char *err, size_
 
 int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, 1, err, errlen); }
 int ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, 0, err, errlen); }
-int ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen) { return from_st(f, out, 1, err, errlen); }
+int ckpt_from_st(StFile *f, int moments, Checkpoint *out, char *err, size_t errlen) { return from_st(f, out, moments, err, errlen); }
 
 // moments 0: the AdamW moments are checked (names, shapes) but not copied (ckpt_load_weights).
-static int from_st(const StFile *f, Checkpoint *out, int moments, char *err, size_t errlen) {
+static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const char *path = st_name(f);
     MaeTensor *tab = NULL;
@@ -171,11 +171,6 @@ static int from_st(const StFile *f, Checkpoint *out, int moments, char *err, siz
         goto out;
     }
     out->has_decoder = dec_present > 0 || dec_total == 0;
-    if (out->classifier) {
-        for (int i = 0; i < n; i++)
-            if (!strcmp(tab[i].name, "norm.weight")) for (size_t j = 0; j < tab[i].numel; j++) out->params[tab[i].offset + j] = 1.0f;
-        out->has_decoder = 0;
-    }
     const char *ts = out->classifier ? NULL : st_meta(f, "train_state");
     if (ts) {
         out->train_state = strdup(ts);
@@ -198,9 +193,19 @@ static int from_st(const StFile *f, Checkpoint *out, int moments, char *err, siz
             }
         }
     }
+    if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
+    if (out->classifier) {
+        for (int i = 0; i < n; i++)
+            if (!strcmp(tab[i].name, "norm.weight")) for (size_t j = 0; j < tab[i].numel; j++) out->params[tab[i].offset + j] = 1.0f;
+        out->has_decoder = 0;
+    }
     rc = 0;
 out:
     free(tab);
-    if (rc) { st_one_line(err); ckpt_free(out); }
+    if (rc) {
+        st_verify(f, err, errlen);   // damaged data are the reason given, whatever else is wrong
+        st_one_line(err);
+        ckpt_free(out);
+    }
     return rc;
 }

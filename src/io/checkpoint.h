@@ -30,6 +30,8 @@ int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
 // training checkpoint is 3x its weights, and inference need not hold the other 2x.
 int  ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
-// ckpt_load's checks on a file already opened (e.g. by `vitmae info`, which also reads its metadata).
-int  ckpt_from_st(const StFile *f, Checkpoint *out, char *err, size_t errlen);
+// ckpt_load's checks on a file already opened (st_open_header, or st_open; e.g. by `vitmae info`,
+// which also reads its metadata): with the moments copied (moments 1, as ckpt_load) or not (0, as
+// ckpt_load_weights).
+int  ckpt_from_st(StFile *f, int moments, Checkpoint *out, char *err, size_t errlen);
 #endif

@@ -61,21 +61,22 @@ void clf_ckpt_free(ClfCheckpoint *c) {
     memset(c, 0, sizeof *c);
 }
 
-// Copies tensor `name` with the table entry's shape into dst + offset. 0 ok, -1 (err) missing or misshapen.
-static int take(const StFile *f, const char *name, const MaeTensor *t, float *dst, char *err, size_t errlen) {
+// Tensor `name` with the table entry's shape into dst + offset, now or at st_fill (dst NULL: checks
+// only). 0 ok, -1 (err) missing or misshapen.
+static int take(StFile *f, const char *name, const MaeTensor *t, float *dst, char *err, size_t errlen) {
     int nd;
     int64_t sh[4];
-    const float *src = st_get(f, name, &nd, sh);
-    if (!src) { snprintf(err, errlen, "%s: missing tensor '%s'", st_name(f), name); return -1; }
+    int at = st_find(f, name, &nd, sh);
+    if (at < 0) { snprintf(err, errlen, "%s: missing tensor '%s'", st_name(f), name); return -1; }
     int same = nd == t->ndim;
     for (int k = 0; same && k < nd; k++) same = sh[k] == t->shape[k];
     if (!same) { snprintf(err, errlen, "%s: tensor '%s' does not have the shape the config needs", st_name(f), name); return -1; }
-    if (dst) memcpy(dst + t->offset, src, t->numel * sizeof(float));
+    if (dst) st_take(f, at, dst + t->offset);
     return 0;
 }
 
 // moments 0: the AdamW moments are checked (names, shapes) but not copied (clf_ckpt_load_weights).
-static int from_st(const StFile *f, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
+static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const char *path = st_name(f), *cfg_json = st_meta(f, "config"), *cj = st_meta(f, "classifier");
     const char *format = st_meta(f, "format");
@@ -130,6 +131,7 @@ static int from_st(const StFile *f, ClfCheckpoint *out, int moments, char *err, 
             if (take(f, name, &tab[k], out->exp_avg_sq, err, errlen)) goto out;
         }
     }
+    if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
     rc = 0;
 out:
     cJSON_Delete(o);
@@ -138,11 +140,18 @@ out:
     return rc;
 }
 
-int clf_ckpt_from_st(const StFile *f, ClfCheckpoint *out, char *err, size_t errlen) { return from_st(f, out, 1, err, errlen); }
+// Damaged data are the reason given for a refusal, whatever else is wrong with the file (st_verify).
+static int from_st(StFile *f, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
+    int rc = check_and_take(f, out, moments, err, errlen);
+    if (rc) st_verify(f, err, errlen);
+    return rc;
+}
+
+int clf_ckpt_from_st(StFile *f, int moments, ClfCheckpoint *out, char *err, size_t errlen) { return from_st(f, out, moments, err, errlen); }
 
 static int load(const char *path, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    StFile *f = st_open(path, err, errlen);
+    StFile *f = st_open_header(path, err, errlen);   // the data straight into out's arrays
     if (!f) return -1;
     int rc = from_st(f, out, moments, err, errlen);
     st_close(f);

@@ -28,6 +28,8 @@ int  clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errle
 // The same checks without copying the moments (exp_avg and exp_avg_sq stay NULL; train_state is
 // kept), as io/checkpoint.h ckpt_load_weights: for `vitmae classify` and features, not for resuming.
 int  clf_ckpt_load_weights(const char *path, ClfCheckpoint *out, char *err, size_t errlen);
-int  clf_ckpt_from_st(const StFile *f, ClfCheckpoint *out, char *err, size_t errlen);
+// clf_ckpt_load's checks on a file already opened (st_open_header, or st_open): with the moments
+// copied (moments 1, as clf_ckpt_load) or not (0, as clf_ckpt_load_weights).
+int  clf_ckpt_from_st(StFile *f, int moments, ClfCheckpoint *out, char *err, size_t errlen);
 void clf_ckpt_free(ClfCheckpoint *c);
 #endif

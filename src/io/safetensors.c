@@ -5,12 +5,18 @@
 // The header maps tensor name -> {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}
 // (offsets relative to the data section) plus "__metadata__": {string: string}.
 //
-// Reading trusts nothing: the file is read whole, every length and offset is checked against
-// the bytes actually there before it is used, and the tensors must tile the data section exactly
-// (no overlap, no hole), as the safetensors reference implementation requires. Because every
-// tensor is F32 and they tile the section from offset 0, every begin is a multiple of 4; the
-// file is placed in memory so that the data section starts 64-byte aligned, which makes each
-// tensor a properly aligned float array without a second copy.
+// Reading trusts nothing: every length and offset is checked against the bytes actually there
+// before it is used, and the tensors must tile the data section exactly (no overlap, no hole), as
+// the safetensors reference implementation requires. Because every tensor is F32 and they tile the
+// section from offset 0, every begin is a multiple of 4. Two ways in:
+//   st_open / st_open_mem: the file is read whole, placed in memory so that the data section starts
+//     64-byte aligned (each tensor a properly aligned float array without a second copy), and its
+//     crc32 checked before the caller sees it.
+//   st_open_header: the header alone; the caller names where each tensor it wants goes (st_take),
+//     then st_fill reads the data section once, in order, straight into those places and the rest
+//     through a small buffer, checking the crc32 over all of it. A checkpoint's reader wants the
+//     weights, not the AdamW moments that make up two thirds of a training checkpoint, so it neither
+//     holds the whole file nor copies the weights twice (docs/design.md, Checkpoints).
 #include "io/safetensors.h"
 
 #include <cjson/cJSON.h>
@@ -49,9 +55,10 @@ static char *xstrdup(const char *s) {
     return d;
 }
 
-// zlib's crc32 over any length (its length argument is a uInt).
-static uint32_t crc32_of(const uint8_t *p, size_t n) {
-    uLong crc = crc32(0L, Z_NULL, 0);
+// zlib's crc32 of crc's bytes followed by p[0..n) (its length argument is a uInt); crc32_of(0, ...)
+// starts afresh.
+static uint32_t crc32_of(uint32_t crc0, const uint8_t *p, size_t n) {
+    uLong crc = crc0;
     while (n > 0) {
         uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
         crc = crc32(crc, p, chunk);
@@ -70,15 +77,24 @@ typedef struct {
     uint64_t begin, end;   // within the data section
 } StEntry;
 
+// Where a file's data are: in memory (st_open, st_open_mem), still on disk (st_open_header), or
+// read into the caller's places (after st_fill).
+enum { ST_IN_MEMORY, ST_ON_DISK, ST_FILLED };
+
 struct StFile {
     char *path;
-    uint8_t *alloc;        // owns the bytes; file starts at alloc + shift
-    const uint8_t *data;   // data section (ST_ALIGN-aligned)
+    uint8_t *alloc;        // owns the bytes; file starts at alloc + shift (header only: the header)
+    const uint8_t *data;   // data section (ST_ALIGN-aligned); NULL unless ST_IN_MEMORY
     uint64_t data_len;
     int n;
     StEntry *t;
     int nmeta;
     char **meta_keys, **meta_vals;
+    int state;             // ST_IN_MEMORY, ST_ON_DISK, ST_FILLED
+    int fd;                // ST_ON_DISK: the open file, at the data section's first byte; else -1
+    float **dst;           // ST_ON_DISK: where st_fill puts tensor i (NULL: read for the crc only)
+    int has_crc;           // the header's crc32, parsed (parse_crc)
+    uint32_t crc;
 };
 
 void st_close(StFile *f) {
@@ -86,7 +102,8 @@ void st_close(StFile *f) {
     for (int i = 0; i < f->n; i++) free(f->t[i].name);
     for (int i = 0; i < f->nmeta; i++) { free(f->meta_keys[i]); free(f->meta_vals[i]); }
     free(f->t); free(f->meta_keys); free(f->meta_vals);
-    free(f->alloc); free(f->path);
+    free(f->alloc); free(f->path); free(f->dst);
+    if (f->fd >= 0) close(f->fd);
     free(f);
 }
 
@@ -100,15 +117,21 @@ const char *st_meta(const StFile *f, const char *key) {
     return NULL;
 }
 
-const float *st_get(const StFile *f, const char *name, int *ndim, int64_t shape[4]) {
+int st_find(const StFile *f, const char *name, int *ndim, int64_t shape[4]) {
     for (int i = 0; i < f->n; i++) {
         const StEntry *e = &f->t[i];
         if (strcmp(e->name, name) != 0) continue;
         if (ndim) *ndim = e->ndim;
         if (shape) for (int k = 0; k < 4; k++) shape[k] = k < e->ndim ? e->shape[k] : 0;
-        return (const float *)(const void *)(f->data + e->begin);
+        return i;
     }
-    return NULL;
+    return -1;
+}
+
+const float *st_get(const StFile *f, const char *name, int *ndim, int64_t shape[4]) {
+    int i = st_find(f, name, ndim, shape);
+    if (i < 0 || f->state != ST_IN_MEMORY) return NULL;
+    return (const float *)(const void *)(f->data + f->t[i].begin);
 }
 
 // A JSON number that is an exact non-negative integer no larger than 2^53.
@@ -241,7 +264,8 @@ static int parse_metadata(StFile *f, const cJSON *meta, char *err, size_t errlen
     return 0;
 }
 
-static int check_crc(StFile *f, char *err, size_t errlen) {
+// The header's crc32 (8 hex digits) into f->crc, f->has_crc; absent is fine (converted files).
+static int parse_crc(StFile *f, char *err, size_t errlen) {
     const char *s = st_meta(f, "crc32");
     if (!s) return 0;
     char *end = NULL;
@@ -250,12 +274,15 @@ static int check_crc(StFile *f, char *err, size_t errlen) {
         fail(err, errlen, "%s: crc32 '%.16s' is not 8 hex digits", f->path, s);
         return -1;
     }
-    uint32_t got = crc32_of(f->data, (size_t)f->data_len);
-    if (got != (uint32_t)want) {
-        fail(err, errlen, "%s: crc32 mismatch (file damaged): header says %08lx, data has %08x", f->path, want, got);
-        return -1;
-    }
+    f->has_crc = 1;
+    f->crc = (uint32_t)want;
     return 0;
+}
+
+static int crc_matches(const StFile *f, uint32_t got, char *err, size_t errlen) {
+    if (!f->has_crc || got == f->crc) return 0;
+    fail(err, errlen, "%s: crc32 mismatch (file damaged): header says %08x, data has %08x", f->path, f->crc, got);
+    return -1;
 }
 
 // Names in a hostile header may hold control characters; a reason stays one printable line.
@@ -264,12 +291,14 @@ void st_one_line(char *err) {
         if (*p < 0x20 || *p == 0x7f) *p = '?';
 }
 
-// Parses the header of the file whose bytes are f->alloc + shift .. + len and fills f.
+// Parses the header of a file of len bytes whose first 8 + header-length bytes are at `bytes` and
+// fills f. The data section follows them in memory when f->state is ST_IN_MEMORY (its crc32 is then
+// checked here); for ST_ON_DISK it is still in the file, and st_fill checks it.
 static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, size_t errlen) {
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
     const char *hdr = (const char *)bytes + 8;
-    f->data = bytes + 8 + hlen;
+    f->data = f->state == ST_IN_MEMORY ? bytes + 8 + hlen : NULL;
     f->data_len = (uint64_t)len - 8 - hlen;
     cJSON *root = NULL;
     const char *end = NULL;
@@ -300,32 +329,41 @@ static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, si
         f->n++;
     }
     if (check_layout(f, err, errlen)) goto out;
-    if (check_crc(f, err, errlen)) goto out;
+    if (parse_crc(f, err, errlen)) goto out;
+    if (f->state == ST_IN_MEMORY && crc_matches(f, crc32_of(0, f->data, (size_t)f->data_len), err, errlen)) goto out;
     rc = 0;
 out:
     cJSON_Delete(root);
     return rc;
 }
 
-// Validates the 8-byte length against len; on success allocates f->alloc so that the data
-// section of a copy placed at the returned pointer is ST_ALIGN-aligned.
-static uint8_t *place(StFile *f, const uint8_t first8[8], size_t len, char *err, size_t errlen) {
+// Validates the 8-byte header length against the file's len bytes: 0 and *hlen, or -1.
+static int header_len(const StFile *f, const uint8_t first8[8], size_t len, uint64_t *out, char *err, size_t errlen) {
     if (len < 8) {
         fail(err, errlen, "%s: file too short (%zu bytes; a safetensors file starts with an 8-byte header length)", f->path, len);
-        return NULL;
+        return -1;
     }
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | first8[i];
     if (hlen > ST_MAX_HEADER) {
         fail(err, errlen, "%s: header length %llu is too large (limit %u; not a safetensors file?)", f->path,
              (unsigned long long)hlen, ST_MAX_HEADER);
-        return NULL;
+        return -1;
     }
     if (hlen > len - 8) {
         fail(err, errlen, "%s: truncated header (header length %llu, file has %zu bytes after it)", f->path,
              (unsigned long long)hlen, len - 8);
-        return NULL;
+        return -1;
     }
+    *out = hlen;
+    return 0;
+}
+
+// Validates the 8-byte length against len; on success allocates f->alloc so that the data
+// section of a copy placed at the returned pointer is ST_ALIGN-aligned.
+static uint8_t *place(StFile *f, const uint8_t first8[8], size_t len, char *err, size_t errlen) {
+    uint64_t hlen;
+    if (header_len(f, first8, len, &hlen, err, errlen)) return NULL;
     if (len > SIZE_MAX - 2 * ST_ALIGN) { fail(err, errlen, "%s: file too large", f->path); return NULL; }
     f->alloc = malloc(len + ST_ALIGN + 1);
     if (!f->alloc) { fail(err, errlen, "%s: out of memory reading %zu bytes", f->path, len); return NULL; }
@@ -336,7 +374,7 @@ static uint8_t *place(StFile *f, const uint8_t first8[8], size_t len, char *err,
 
 static StFile *new_file(const char *name, char *err, size_t errlen) {
     StFile *f = calloc(1, sizeof *f);
-    if (f) f->path = xstrdup(name ? name : "(memory)");
+    if (f) { f->path = xstrdup(name ? name : "(memory)"); f->fd = -1; f->state = ST_IN_MEMORY; }
     if (!f || !f->path) { free(f); fail(err, errlen, "%s: out of memory", name ? name : "(memory)"); return NULL; }
     return f;
 }
@@ -363,16 +401,25 @@ static int read_full(int fd, uint8_t *p, size_t n) {
     return 0;
 }
 
+// Opens path for reading: 0, the descriptor and the file's size, or -1 (err). Both ways in use it.
+static int open_regular(const char *path, int *fd_out, size_t *len, char *err, size_t errlen) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    if (fstat(fd, &st) != 0) fail(err, errlen, "%s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode)) fail(err, errlen, "%s: not a regular file", path);
+    else if ((uint64_t)st.st_size > SIZE_MAX / 2) fail(err, errlen, "%s: file too large", path);
+    else { *fd_out = fd; *len = (size_t)st.st_size; return 0; }
+    close(fd);
+    return -1;
+}
+
 StFile *st_open(const char *path, char *err, size_t errlen) {
     StFile *f = new_file(path, err, errlen);
     if (!f) return NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); st_close(f); return NULL; }
-    if (fstat(fd, &st) != 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); goto bad; }
-    if (!S_ISREG(st.st_mode)) { fail(err, errlen, "%s: not a regular file", path); goto bad; }
-    if ((uint64_t)st.st_size > SIZE_MAX / 2) { fail(err, errlen, "%s: file too large", path); goto bad; }
-    size_t len = (size_t)st.st_size;
+    size_t len;
+    int fd;
+    if (open_regular(path, &fd, &len, err, errlen)) { st_close(f); return NULL; }
     uint8_t first8[8] = {0};
     if (len >= 8 && read_full(fd, first8, 8) != 0) { fail(err, errlen, "%s: read failed: %s", path, strerror(errno)); goto bad; }
     uint8_t *at = place(f, first8, len, err, errlen);
@@ -391,6 +438,77 @@ bad:
     st_close(f);
     return NULL;
 }
+
+StFile *st_open_header(const char *path, char *err, size_t errlen) {
+    StFile *f = new_file(path, err, errlen);
+    if (!f) return NULL;
+    size_t len;
+    int fd;
+    if (open_regular(path, &fd, &len, err, errlen)) { st_close(f); return NULL; }
+    f->fd = fd;   // st_close closes it
+    f->state = ST_ON_DISK;
+    uint8_t first8[8] = {0};
+    uint64_t hlen;
+    if (len >= 8 && read_full(fd, first8, 8) != 0) { fail(err, errlen, "%s: read failed: %s", path, strerror(errno)); goto bad; }
+    if (header_len(f, first8, len, &hlen, err, errlen)) goto bad;
+    f->alloc = malloc((size_t)hlen + 9);
+    if (!f->alloc) { fail(err, errlen, "%s: out of memory", path); goto bad; }
+    memcpy(f->alloc, first8, 8);
+    int r = read_full(fd, f->alloc + 8, (size_t)hlen);
+    if (r != 0) { fail(err, errlen, "%s: %s", path, r == -2 ? "file shrank while reading" : strerror(errno)); goto bad; }
+    if (parse_file(f, f->alloc, len, err, errlen)) { st_one_line(err); goto bad; }
+    f->dst = calloc((size_t)f->n + 1, sizeof *f->dst);
+    if (!f->dst) { fail(err, errlen, "%s: out of memory", path); goto bad; }
+    return f;
+bad:
+    st_close(f);
+    return NULL;
+}
+
+void st_take(StFile *f, int i, float *dst) {
+    const StEntry *e = &f->t[i];
+    if (f->state == ST_IN_MEMORY) memcpy(dst, f->data + e->begin, (size_t)(e->end - e->begin));
+    else if (f->state == ST_ON_DISK) f->dst[i] = dst;
+    else abort();   // after st_fill the data are gone: a caller's bug (io/safetensors.h)
+}
+
+// Reads the data section of a file from st_open_header once, in order: each tensor into its st_take
+// place when `places`, else (and for tensors without one) through a small buffer; checks the crc32.
+static int read_data(StFile *f, int places, char *err, size_t errlen) {
+    if (f->state != ST_ON_DISK) return 0;
+    f->state = ST_FILLED;
+    enum { CHUNK = 4 << 20 };
+    StEntry **order = malloc((size_t)f->n * sizeof *order + 1);
+    uint8_t *buf = malloc(CHUNK);
+    int rc = -1;
+    if (!order || !buf) { fail(err, errlen, "%s: out of memory", f->path); goto out; }
+    for (int i = 0; i < f->n; i++) order[i] = &f->t[i];
+    qsort(order, (size_t)f->n, sizeof *order, cmp_entry_offset);   // check_layout: they tile the section
+    uint32_t crc = 0;
+    for (int k = 0; k < f->n; k++) {
+        const StEntry *e = order[k];
+        size_t left = (size_t)(e->end - e->begin);
+        uint8_t *to = places ? (uint8_t *)f->dst[e - f->t] : NULL;
+        while (left > 0) {
+            size_t n = to ? left : left < CHUNK ? left : CHUNK;
+            uint8_t *p = to ? to : buf;
+            int r = read_full(f->fd, p, n);
+            if (r != 0) { fail(err, errlen, "%s: %s", f->path, r == -2 ? "file shrank while reading" : strerror(errno)); goto out; }
+            if (f->has_crc) crc = crc32_of(crc, p, n);
+            left -= n;
+            if (to) to += n;
+        }
+    }
+    rc = crc_matches(f, crc, err, errlen);
+out:
+    close(f->fd);
+    f->fd = -1;
+    free(order); free(buf);
+    return rc;
+}
+
+int st_fill(StFile *f, char *err, size_t errlen) { return read_data(f, 1, err, errlen); }
+int st_verify(StFile *f, char *err, size_t errlen) { return read_data(f, 0, err, errlen); }
 
 // ---------------------------------------------------------------------------------------------
 // Writing

@@ -21,14 +21,34 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
              char *err, size_t errlen);
 
 typedef struct StFile StFile;
-// Reads and validates the whole file. NULL and a one-line reason naming the file on failure.
+// Reads and validates the whole file (crc32 included). NULL and a one-line reason naming the file on
+// failure.
 StFile *st_open(const char *path, char *err, size_t errlen);
+// Reads and validates the header alone (lengths, offsets, dtypes, shapes, layout, the crc32's text);
+// the data stay in the file. Name where each wanted tensor goes with st_take, then st_fill reads the
+// data section once and checks its crc32. st_get finds no data in such a file.
+StFile *st_open_header(const char *path, char *err, size_t errlen);
 // Same, from memory (for fuzzing); name is used in messages.
 StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err, size_t errlen);
 void st_close(StFile *f);
 int st_count(const StFile *f);
-// The tensor called name, or NULL. ndim/shape are filled when non-NULL.
+// The index of the tensor called name, or -1. ndim/shape are filled when non-NULL.
+int st_find(const StFile *f, const char *name, int *ndim, int64_t shape[4]);
+// The data of the tensor called name, or NULL (absent, or a file opened by st_open_header).
 const float *st_get(const StFile *f, const char *name, int *ndim, int64_t shape[4]);
+// Tensor i's data into dst (4 x its elements bytes): now for a file in memory, at st_fill for one
+// opened by st_open_header. Calling it after st_fill on such a file is a caller's bug (abort).
+void st_take(StFile *f, int i, float *dst);
+// For a file opened by st_open_header: reads the whole data section in order, the tensors named by
+// st_take into their places and the rest through a small buffer, and checks the crc32 over all of
+// it (a file damaged or shortened since it was opened is refused; the places then hold part of the
+// data). 0, or -1 and a reason naming the file. Once only; for a file in memory it does nothing.
+int st_fill(StFile *f, char *err, size_t errlen);
+// The same reading for the crc32 alone, st_take's places left untouched: for a reader that refuses
+// the file before st_fill, so that damaged data are the reason it gives, as st_open gives it before
+// anything else. 0 with err untouched (also for a file in memory, or one already read), or -1 with
+// err replaced by the reason.
+int st_verify(StFile *f, char *err, size_t errlen);
 const char *st_tensor_name(const StFile *f, int i);
 const char *st_meta(const StFile *f, const char *key);   // NULL if absent
 const char *st_name(const StFile *f);                    // the path (or name) it was opened as

@@ -1,32 +1,69 @@
 // libFuzzer target: the safetensors reader (st_open_mem) and the vitmae checkpoint checks
-// (ckpt_from_st: metadata, config, names, shapes, crc32) on arbitrary bytes.
+// (ckpt_from_st: metadata, config, names, shapes, crc32) on arbitrary bytes; and the same bytes as a
+// file read from its header into place (st_open_header, as ckpt_load and ckpt_load_weights read),
+// which must give the same answer, reason and parameters included.
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "io/checkpoint.h"
 
+// The reason without its leading "<name>: ".
+static const char *why(const char *err, const char *name) {
+    size_t n = strlen(name);
+    return !strncmp(err, name, n) && !strncmp(err + n, ": ", 2) ? err + n + 2 : err;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    char err[512];
+    char err[512], err2[512];
     StFile *f = st_open_mem(data, size, "fuzz", err, sizeof err);
+    Checkpoint ck;
+    int rc = -1;
     if (!f) {
         if (strchr(err, '\n')) __builtin_trap();   // reasons are one line
-        return 0;
+    } else {
+        for (int i = 0; i < st_count(f); i++) {
+            int nd;
+            int64_t shape[4];
+            const char *name = st_tensor_name(f, i);
+            const float *p = st_get(f, name, &nd, shape);
+            if (!p) __builtin_trap();
+            int64_t n = 1;
+            for (int k = 0; k < nd; k++) n *= shape[k];
+            volatile float sink = 0;
+            if (n > 0) sink += p[0] + p[n - 1];      // every element lies inside the data section
+            (void)sink;
+        }
+        (void)st_meta(f, "format");
+        rc = ckpt_from_st(f, 1, &ck, err, sizeof err);
+        if (rc && strchr(err, '\n')) __builtin_trap();
+        st_close(f);
     }
-    for (int i = 0; i < st_count(f); i++) {
-        int nd;
-        int64_t shape[4];
-        const char *name = st_tensor_name(f, i);
-        const float *p = st_get(f, name, &nd, shape);
-        if (!p) __builtin_trap();
-        int64_t n = 1;
-        for (int k = 0; k < nd; k++) n *= shape[k];
-        volatile float sink = 0;
-        if (n > 0) sink += p[0] + p[n - 1];      // every element lies inside the data section
-        (void)sink;
+    // The same bytes as a file, read from the header into place.
+    int fd = memfd_create("fuzz", 0);
+    if (fd < 0) { if (!rc) ckpt_free(&ck); return 0; }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    if (size && write(fd, data, size) != (ssize_t)size) __builtin_trap();
+    Checkpoint ck2;
+    int rc2 = -1;
+    StFile *g = st_open_header(path, err2, sizeof err2);
+    if (g) {
+        rc2 = ckpt_from_st(g, 1, &ck2, err2, sizeof err2);
+        st_close(g);
     }
-    (void)st_meta(f, "format");
-    Checkpoint ck;
-    if (ckpt_from_st(f, &ck, err, sizeof err) == 0) ckpt_free(&ck);
-    else if (strchr(err, '\n')) __builtin_trap();
-    st_close(f);
+    if ((rc != 0) != (rc2 != 0)) __builtin_trap();                              // the same answer
+    if (rc && strcmp(why(err, "fuzz"), why(err2, path))) __builtin_trap();       // the same reason
+    if (!rc) {
+        size_t np = mae_num_params(&ck.cfg);
+        if (memcmp(ck.params, ck2.params, np * sizeof(float))) __builtin_trap();  // the same weights
+        if (!ck.exp_avg != !ck2.exp_avg) __builtin_trap();
+        if (ck.exp_avg && (memcmp(ck.exp_avg, ck2.exp_avg, np * 4) || memcmp(ck.exp_avg_sq, ck2.exp_avg_sq, np * 4)))
+            __builtin_trap();
+        ckpt_free(&ck);
+        ckpt_free(&ck2);
+    }
+    close(fd);
     return 0;
 }
