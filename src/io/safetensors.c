@@ -414,48 +414,55 @@ static int open_regular(const char *path, int *fd_out, size_t *len, char *err, s
     return -1;
 }
 
-StFile *st_open(const char *path, char *err, size_t errlen) {
+// read_full with its reason: 0, or -1 and "<path>: file shrank while reading" or the system's reason.
+static int read_or_fail(int fd, uint8_t *p, size_t n, const char *path, char *err, size_t errlen) {
+    int r = read_full(fd, p, n);
+    if (r != 0) fail(err, errlen, "%s: %s", path, r == -2 ? "file shrank while reading" : strerror(errno));
+    return r != 0 ? -1 : 0;
+}
+
+// Both ways in start alike: a new StFile for path, the file open (*fd), its size and first 8 bytes
+// (zeros past a shorter file's end). NULL (err) with nothing left open.
+static StFile *open_start(const char *path, int *fd, size_t *len, uint8_t first8[8], char *err, size_t errlen) {
     StFile *f = new_file(path, err, errlen);
     if (!f) return NULL;
-    size_t len;
+    if (open_regular(path, fd, len, err, errlen)) { st_close(f); return NULL; }
+    memset(first8, 0, 8);
+    if (*len >= 8 && read_or_fail(*fd, first8, 8, path, err, errlen)) { close(*fd); st_close(f); return NULL; }
+    return f;
+}
+
+StFile *st_open(const char *path, char *err, size_t errlen) {
     int fd;
-    if (open_regular(path, &fd, &len, err, errlen)) { st_close(f); return NULL; }
-    uint8_t first8[8] = {0};
-    if (len >= 8 && read_full(fd, first8, 8) != 0) { fail(err, errlen, "%s: read failed: %s", path, strerror(errno)); goto bad; }
+    size_t len;
+    uint8_t first8[8];
+    StFile *f = open_start(path, &fd, &len, first8, err, errlen);
+    if (!f) return NULL;
     uint8_t *at = place(f, first8, len, err, errlen);
-    if (!at) goto bad;
-    memcpy(at, first8, 8);
-    int r = read_full(fd, at + 8, len - 8);
-    if (r != 0) {
-        fail(err, errlen, "%s: %s", path, r == -2 ? "file shrank while reading" : strerror(errno));
-        goto bad;
+    int bad = !at;
+    if (at) {
+        memcpy(at, first8, 8);
+        bad = read_or_fail(fd, at + 8, len - 8, path, err, errlen);
     }
     close(fd);
-    if (parse_file(f, at, len, err, errlen)) { st_one_line(err); st_close(f); return NULL; }
+    if (bad || parse_file(f, at, len, err, errlen)) { st_one_line(err); st_close(f); return NULL; }
     return f;
-bad:
-    close(fd);
-    st_close(f);
-    return NULL;
 }
 
 StFile *st_open_header(const char *path, char *err, size_t errlen) {
-    StFile *f = new_file(path, err, errlen);
-    if (!f) return NULL;
-    size_t len;
     int fd;
-    if (open_regular(path, &fd, &len, err, errlen)) { st_close(f); return NULL; }
-    f->fd = fd;   // st_close closes it
+    size_t len;
+    uint8_t first8[8];
+    StFile *f = open_start(path, &fd, &len, first8, err, errlen);
+    if (!f) return NULL;
+    f->fd = fd;   // st_close closes it; st_fill reads on from the data section's first byte
     f->state = ST_ON_DISK;
-    uint8_t first8[8] = {0};
     uint64_t hlen;
-    if (len >= 8 && read_full(fd, first8, 8) != 0) { fail(err, errlen, "%s: read failed: %s", path, strerror(errno)); goto bad; }
     if (header_len(f, first8, len, &hlen, err, errlen)) goto bad;
     f->alloc = malloc((size_t)hlen + 9);
     if (!f->alloc) { fail(err, errlen, "%s: out of memory", path); goto bad; }
     memcpy(f->alloc, first8, 8);
-    int r = read_full(fd, f->alloc + 8, (size_t)hlen);
-    if (r != 0) { fail(err, errlen, "%s: %s", path, r == -2 ? "file shrank while reading" : strerror(errno)); goto bad; }
+    if (read_or_fail(fd, f->alloc + 8, (size_t)hlen, path, err, errlen)) goto bad;
     if (parse_file(f, f->alloc, len, err, errlen)) { st_one_line(err); goto bad; }
     f->dst = calloc((size_t)f->n + 1, sizeof *f->dst);
     if (!f->dst) { fail(err, errlen, "%s: out of memory", path); goto bad; }
@@ -492,8 +499,7 @@ static int read_data(StFile *f, int places, char *err, size_t errlen) {
         while (left > 0) {
             size_t n = to ? left : left < CHUNK ? left : CHUNK;
             uint8_t *p = to ? to : buf;
-            int r = read_full(f->fd, p, n);
-            if (r != 0) { fail(err, errlen, "%s: %s", f->path, r == -2 ? "file shrank while reading" : strerror(errno)); goto out; }
+            if (read_or_fail(f->fd, p, n, f->path, err, errlen)) goto out;
             if (f->has_crc) crc = crc32_of(crc, p, n);
             left -= n;
             if (to) to += n;
