@@ -405,8 +405,36 @@ static void test_forward_only(void) {
               "forward-only latent bitwise (every patch)");
         CHECK(mae_grads(fwd) == NULL && mae_attention(fwd, c.depth - 1) == NULL && mae_attention(full, 0) != NULL,
               "forward-only: no gradients, no attention maps");
+        // Over parameters handed to it (a checkpoint's): taken as they are, not copied; the same bits.
+        float *given = malloc(np * sizeof(float));
+        memcpy(given, mae_params(full), np * sizeof(float));
+        Mae *with = mae_create_forward_with(&c, B, given, err, sizeof err);
+        CHECK(with && mae_params(with) == given, "mae_create_forward_with takes the parameters as they are: %s", err);
+        if (with) {
+            float lw = mae_forward(with, img, keep, B, K);
+            CHECK(!memcmp(&lw, &lf, sizeof lf) && !memcmp(mae_pred(full), mae_pred(with), sizeof(float) * B * L * pd),
+                  "forward over given parameters bitwise (%d threads)", threads);
+            mae_free(with);   // frees `given` too
+        } else {
+            free(given);
+        }
         free(img); free(keep); free(all);
         mae_free(full); mae_free(fwd);
+    }
+    // A model that cannot be made leaves the parameters handed to it with the caller (were they freed,
+    // glibc would stop the free below as a double free). Not under the sanitizers, whose allocator
+    // stops at the refused terabytes of activations themselves.
+    if (!getenv("VITMAE_SANITIZED")) {
+        MaeConfig c = small_config();
+        size_t np = mae_num_params(&c);
+        float *given = calloc(np, sizeof(float));
+        char err[256];
+        Mae *none = mae_create_forward_with(&c, 1 << 30, given, err, sizeof err);
+        CHECK(none == NULL, "a billion images of activations: refused");
+        mae_free(none);
+        given[np - 1] = 1.0f;   // still the caller's: written and freed here
+        CHECK(given[np - 1] == 1.0f, "parameters kept");
+        free(given);
     }
     MaeConfig a = small_config(), b = a;
     b.depth++; b.dec_depth++;

@@ -98,7 +98,8 @@ int cmd_eval(int argc, char **argv) {
         dataset_free(&ds); ckpt_free(&ck);
         return mem;
     }
-    Mae *m = mae_create_forward(cfg, B, err, sizeof err);
+    Mae *m = mae_create_forward_with(cfg, B, ck.params, err, sizeof err);   // the weights without a copy
+    if (m) ck.params = NULL;
     float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);
     float *recon = malloc(sizeof(float) * per * B), *patch_err = malloc(sizeof(float) * (size_t)L * B);
     int *ids_keep = malloc(sizeof(int) * (size_t)K * B), *items = malloc(sizeof(int) * B);
@@ -110,7 +111,6 @@ int cmd_eval(int argc, char **argv) {
         status = 1;
         goto done;
     }
-    memcpy(mae_params(m), ck.params, sizeof(float) * mae_num_params(cfg));
 
     double loss_sum = 0, mse_sum = 0;
     for (int i0 = 0; i0 < ds.n; i0 += B) {

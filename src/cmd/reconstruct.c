@@ -207,7 +207,8 @@ int cmd_reconstruct(int argc, char **argv) {
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
         return mem;
     }
-    Mae *m = mae_create_forward(cfg, B, err, sizeof err);
+    Mae *m = mae_create_forward_with(cfg, B, ck.params, err, sizeof err);   // the weights without a copy
+    if (m) ck.params = NULL;
     float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);
     float *recon = malloc(sizeof(float) * per * B), *patch_err = malloc(sizeof(float) * (size_t)L * B);
     int *ids_keep = malloc(sizeof(int) * (size_t)K * B), *status = malloc(sizeof(int) * B);
@@ -221,7 +222,6 @@ int cmd_reconstruct(int argc, char **argv) {
         failed = -1;
         goto done;
     }
-    memcpy(mae_params(m), ck.params, sizeof(float) * mae_num_params(cfg));
 
     // Panel size: --scale K is img_size x K (nearest unless --upsample is given), else --display.
     int side = scale ? S * scale : display ? display : (S > 256 ? S : 256);

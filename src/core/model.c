@@ -136,9 +136,10 @@ int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *
     return mae_memory_check_bytes(mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B, B, cfg->img_size, err, errlen);
 }
 
-// mae_create (forward_only 0), mae_create_forward (1), or with `shared` (another model's parameters)
-// mae_create_sharing.
-static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int forward_only, char *err, size_t errlen) {
+// mae_create (forward_only 0), mae_create_forward (1), or with `shared`: another model's parameters
+// (mae_create_sharing), or parameters the model takes over when `adopt` (mae_create_forward_with).
+static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int adopt, int forward_only, char *err,
+                     size_t errlen) {
     if (mae_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }
     Mae *m = calloc(1, sizeof *m);
@@ -148,7 +149,7 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int for
     m->ntensors = mae_param_table(cfg, NULL, 0);
     m->tensors = calloc((size_t)m->ntensors, sizeof *m->tensors);
     size_t np = mae_num_params(cfg);
-    m->owns_params = shared == NULL;
+    m->owns_params = shared == NULL || adopt;
     m->params = shared ? shared : cpu_calloc_big(np ? np : 1, sizeof(float));
     m->grads = shared || forward_only ? NULL : cpu_calloc_big(np ? np : 1, sizeof(float));
     stack_setup(&m->enc, cfg->depth, cfg->embed_dim, cfg->num_heads, cfg->embed_dim * cfg->mlp_ratio, cfg->ln_eps);
@@ -164,6 +165,7 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int for
     if (!m->tensors || !m->params || (m->owns_params && !forward_only && !m->grads) || !stacks_ok || !m->ids_keep || !m->removed || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  m->arena_floats * sizeof(float) >> 20, max_batch);
+        if (adopt) m->params = NULL;   // still the caller's
         mae_free(m);
         return NULL;
     }
@@ -182,15 +184,19 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int for
 }
 
 Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
-    return mae_make(cfg, max_batch, NULL, 0, err, errlen);
+    return mae_make(cfg, max_batch, NULL, 0, 0, err, errlen);
 }
 
 Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
-    return mae_make(cfg, max_batch, NULL, 1, err, errlen);
+    return mae_make(cfg, max_batch, NULL, 0, 1, err, errlen);
+}
+
+Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
+    return mae_make(cfg, max_batch, params, 1, 1, err, errlen);
 }
 
 Mae *mae_create_sharing(Mae *base, int max_batch, char *err, size_t errlen) {
-    return mae_make(&base->cfg, max_batch, base->params, 0, err, errlen);
+    return mae_make(&base->cfg, max_batch, base->params, 0, 0, err, errlen);
 }
 
 void mae_free(Mae *m) {

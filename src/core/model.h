@@ -48,6 +48,10 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
 // no attention maps to give (mae_attention: NULL; `vitmae attention` uses mae_create) and its
 // mae_grads is NULL; calling a backward on it is a bug and aborts.
 Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
+// The same over parameters the caller has (mae_num_params(cfg) floats from malloc or calloc, e.g. a
+// checkpoint's Checkpoint.params): the model takes them as they are, without a copy, and frees them
+// in mae_free. On failure (NULL) they stay the caller's.
+Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
 // A second model over base's parameters (read, never copied; base must outlive it) with an activation
 // arena of its own for batches up to max_batch and no gradient buffer of its own: for a worker thread
 // that runs its own gradient groups while others run theirs (dist/workers.h) through mae_forward,

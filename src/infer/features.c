@@ -57,7 +57,8 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
     size_t per = (size_t)fm->S * fm->S * fm->C, T = (size_t)fm->L + 1, B = (size_t)max_batch;
     int mem = infer_memory_check(cfg, max_batch, per, err, errlen);
     if (mem) { *status = mem; ckpt_free(&ck); free(fm); return NULL; }
-    fm->m = mae_create_forward(cfg, max_batch, err, errlen);
+    fm->m = mae_create_forward_with(cfg, max_batch, ck.params, err, errlen);   // the weights without a copy
+    if (fm->m) ck.params = NULL;
     fm->all_patches = malloc(B * fm->L * sizeof *fm->all_patches);
     fm->norm_images = malloc(B * per * sizeof *fm->norm_images);
     fm->tokens = malloc(B * T * fm->D * sizeof *fm->tokens);
@@ -69,7 +70,6 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
         features_close(fm);
         return NULL;
     }
-    memcpy(mae_params(fm->m), ck.params, mae_num_params(cfg) * sizeof(float));
     if (ck.classifier) {   // its fc_norm, for features as timm's forward_head(pre_logits=True)
         ClfCheckpoint cc;
         fm->fc_norm = malloc(2 * (size_t)fm->D * sizeof *fm->fc_norm);

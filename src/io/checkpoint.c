@@ -3,6 +3,7 @@
 // resumable files the train_state JSON and the AdamW moments.
 #include "io/checkpoint.h"
 #include <cjson/cJSON.h>
+#include "kernels/cpu.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,7 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
         goto out;
     }
     size_t np = mae_num_params(&out->cfg);
-    out->params = calloc(np ? np : 1, sizeof(float));
+    out->params = cpu_calloc_big(np ? np : 1, sizeof(float));   // as a model's own (mae_create_forward_with takes it)
     if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     // Encoder-only files (decoder dropped, as MAE's fine-tuning checkpoints) have no decoder tensor.
     int dec_total = 0, dec_present = 0;
