@@ -227,6 +227,26 @@ static void forward_only_checks(void) {
         }
         CHECK(clf_grads(f) == NULL && clf_attention(f, 2) == NULL && clf_attention(c, 0) != NULL,
               "forward-only: no gradients, no attention maps");
+        // Over parameters handed to it (a checkpoint's, in classify): taken as they are; the same bits.
+        size_t np = clf_num_params(clf_config(c));
+        float *given = malloc(np * sizeof(float));
+        memcpy(given, clf_params(c), np * sizeof(float));
+        Classifier *w = clf_create_forward_with(clf_config(c), B, given, err, sizeof err);
+        CHECK(w && clf_params(w) == given, "clf_create_forward_with takes the parameters as they are: %s", err);
+        if (w) {
+            double lc = clf_forward(c, img, labels, B, 0.1f, NULL), lw = clf_forward(w, img, labels, B, 0.1f, NULL);
+            CHECK(!memcmp(&lc, &lw, sizeof lc) && !memcmp(clf_probs(c), clf_probs(w), sizeof(float) * B * 3),
+                  "forward over given parameters bitwise");
+            clf_free(w);   // frees `given` too
+        } else {
+            free(given);
+        }
+        if (!getenv("VITMAE_SANITIZED")) {   // refused: the parameters stay the caller's (as test_model)
+            float *mine = calloc(np, sizeof(float));
+            CHECK(clf_create_forward_with(clf_config(c), 1 << 30, mine, err, sizeof err) == NULL, "a billion images: refused");
+            mine[np - 1] = 1.0f;
+            free(mine);
+        }
         ClassifierConfig d = *clf_config(c);
         d.enc.depth++;
         size_t more = clf_bytes_needed_forward(&d, B) - clf_bytes_needed_forward(clf_config(c), B);

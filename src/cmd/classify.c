@@ -121,7 +121,8 @@ int cmd_classify(int argc, char **argv) {
         inputs_free(&in); clf_ckpt_free(&ck);
         return mem;
     }
-    Classifier *m = clf_create_forward(cfg, B, err, sizeof err);
+    Classifier *m = clf_create_forward_with(cfg, B, ck.params, err, sizeof err);   // the weights without a copy
+    if (m) ck.params = NULL;
     float *images = malloc(per * B * sizeof(float)), *probs = malloc((size_t)B * K * sizeof(float));
     int *ok = malloc((size_t)B * sizeof(int)), *order = malloc((size_t)K * sizeof(int));
     char (*errs)[512] = malloc((size_t)B * sizeof *errs);
@@ -131,7 +132,6 @@ int cmd_classify(int argc, char **argv) {
         rc = 1;
         goto out;
     }
-    memcpy(clf_params(m), ck.params, clf_num_params(cfg) * sizeof(float));
     long labelled = 0, correct = 0;
     char buf[64];
     for (int b0 = 0; b0 < in.n; b0 += B) {

@@ -156,7 +156,9 @@ static size_t bytes_needed(const ClassifierConfig *cfg, int max_batch, int forwa
 size_t clf_bytes_needed(const ClassifierConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 0); }
 size_t clf_bytes_needed_forward(const ClassifierConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 1); }
 
-static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_only, char *err, size_t errlen) {
+// given: parameters the classifier takes over (clf_create_forward_with), else its own, zero.
+static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_only, float *given, char *err,
+                        size_t errlen) {
     if (clf_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }
     Classifier *c = calloc(1, sizeof *c);
@@ -165,7 +167,7 @@ static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_
     c->ntensors = clf_param_table(cfg, NULL, 0);
     c->tensors = calloc((size_t)c->ntensors, sizeof *c->tensors);
     size_t np = clf_num_params(cfg);
-    c->params = cpu_calloc_big(np, sizeof(float));
+    c->params = given ? given : cpu_calloc_big(np, sizeof(float));
     c->grads = forward_only ? NULL : cpu_calloc_big(np, sizeof(float));
     int stack_ok = stack_alloc(&c->enc) == 0;
     c->ids_all = malloc((size_t)max_batch * c->L * sizeof(int));
@@ -175,6 +177,7 @@ static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_
     if (!c->tensors || !c->params || (!forward_only && !c->grads) || !stack_ok || !c->ids_all || !c->labels || !c->arena_alloc) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  c->arena_floats * sizeof(float) >> 20, max_batch);
+        if (given) c->params = NULL;   // still the caller's
         clf_free(c);
         return NULL;
     }
@@ -193,11 +196,15 @@ static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_
 }
 
 Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen) {
-    return make(cfg, max_batch, 0, err, errlen);
+    return make(cfg, max_batch, 0, NULL, err, errlen);
 }
 
 Classifier *clf_create_forward(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen) {
-    return make(cfg, max_batch, 1, err, errlen);
+    return make(cfg, max_batch, 1, NULL, err, errlen);
+}
+
+Classifier *clf_create_forward_with(const ClassifierConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
+    return make(cfg, max_batch, 1, params, err, errlen);
 }
 
 void clf_free(Classifier *c) {

@@ -41,6 +41,9 @@ Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, si
 // (as core/model.h mae_create_forward). clf_attention gives NULL and clf_grads NULL; clf_backward
 // after a labelled forward is a bug and aborts.
 Classifier *clf_create_forward(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen);
+// The same over parameters the caller has (clf_num_params(cfg) floats from malloc or calloc: a
+// checkpoint's), taken without a copy and freed by clf_free; on failure (NULL) they stay the caller's.
+Classifier *clf_create_forward_with(const ClassifierConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
 void clf_free(Classifier *c);
 const ClassifierConfig *clf_config(const Classifier *c);
 float *clf_params(Classifier *c);

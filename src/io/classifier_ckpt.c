@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/classifier_ckpt.h"
+#include "kernels/cpu.h"
 
 int clf_ckpt_is_classifier(const StFile *f) { return st_meta(f, "classifier") != NULL; }
 
@@ -111,7 +112,7 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
     for (int k = 0; k < n; k++)   // names and shapes before anything config-sized is allocated
         if (take(f, tab[k].name, &tab[k], NULL, err, errlen)) goto out;
     size_t np = clf_num_params(&out->cfg);
-    out->params = malloc(np * sizeof(float));
+    out->params = cpu_calloc_big(np, sizeof(float));   // as a classifier's own (clf_create_forward_with takes it)
     if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     for (int k = 0; k < n; k++)
         if (take(f, tab[k].name, &tab[k], out->params, err, errlen)) goto out;
