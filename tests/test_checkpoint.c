@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "check.h"
 #include "io/checkpoint.h"
 #include "core/model.h"
@@ -321,7 +322,21 @@ static void test_streamed(void) {
     fill(big, nb, 4); fill(a, 7, 5); fill(c, 5, 6);
     StTensor t[3] = {{"a", 1, {7, 0, 0, 0}, a}, {"big", 1, {(int64_t)nb, 0, 0, 0}, big}, {"c", 1, {5, 0, 0, 0}, c}};
     const char *path = path_in("big.safetensors");
+    // The crc32 written is zlib's over the data section (the writer takes it tensor by tensor).
     CHECK(st_write(path, t, 3, NULL, NULL, 0, err, sizeof err) == 0, "write: %s", err);
+    {
+        size_t blen;
+        uint8_t *b = slurp(path, &blen);
+        uint64_t h = 0;
+        for (int i = 7; i >= 0; i--) h = (h << 8) | b[i];
+        uLong want = crc32(crc32(0L, Z_NULL, 0), b + 8 + h, (uInt)(blen - 8 - h));
+        StFile *w = st_open(path, err, sizeof err);
+        char hex[16];
+        snprintf(hex, sizeof hex, "%08lx", want);
+        CHECK(w && !strcmp(st_meta(w, "crc32"), hex), "crc32 %s, zlib over the data section %s", w ? st_meta(w, "crc32") : err, hex);
+        st_close(w);
+        free(b);
+    }
     StFile *f = st_open_header(path, err, sizeof err);
     CHECK(f != NULL, "st_open_header: %s", err);
     if (f) {

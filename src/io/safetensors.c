@@ -623,18 +623,11 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
             if (t->shape[k] < 0) { fail(err, errlen, "%s: tensor '%s' has a negative dimension", path, t->name); return -1; }
         if (!t->data && tensor_numel(t)) { fail(err, errlen, "%s: tensor '%s' has no data", path, t->name); return -1; }
     }
-    uLong crc = crc32(0L, Z_NULL, 0);
-    for (int i = 0; i < ntensors; i++) {
-        const uint8_t *p = (const uint8_t *)tensors[i].data;
-        size_t n = 4 * tensor_numel(&tensors[i]);
-        while (n > 0) {
-            uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-            crc = crc32(crc, p, chunk);
-            p += chunk; n -= chunk;
-        }
-    }
+    uint32_t crc = 0;
+    for (int i = 0; i < ntensors; i++)
+        crc = crc32_of(crc, (const uint8_t *)tensors[i].data, 4 * tensor_numel(&tensors[i]));
     char crc_hex[16];
-    snprintf(crc_hex, sizeof crc_hex, "%08lx", (unsigned long)(crc & 0xffffffffUL));
+    snprintf(crc_hex, sizeof crc_hex, "%08lx", (unsigned long)crc);
     char *json = build_header(tensors, ntensors, meta_keys, meta_vals, nmeta, crc_hex, err, errlen);
     if (!json) return -1;
 
