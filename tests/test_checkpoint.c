@@ -219,7 +219,7 @@ static void test_round_trip(void) {
         CHECK(ck.exp_avg && memcmp(ck.exp_avg, m, n * 4) == 0, "exp_avg bitwise");
         CHECK(ck.exp_avg_sq && memcmp(ck.exp_avg_sq, v, n * 4) == 0, "exp_avg_sq bitwise");
         CHECK(ck.train_state && !strcmp(ck.train_state, ts), "train_state");
-        CHECK(ck.has_decoder == 1, "has decoder");
+        CHECK(ck.has_decoder == 1 && !ck.classifier && !ck.fc_norm, "has decoder; not a classifier, no fc_norm");
         ckpt_free(&ck);
     }
     // Weights only (every command but resuming): the same parameters and train state, no moments.

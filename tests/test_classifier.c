@@ -365,6 +365,9 @@ static void checkpoint_checks(void) {
         memcpy(mae_params(mae), enc.params, mae_num_params(&enc.cfg) * sizeof(float));
         const float *nw = mae_tensor(mae, "norm.weight"), *q = mae_tensor(mae, "blocks.1.attn.qkv.weight");
         CHECK(enc.classifier && !enc.has_decoder && !enc.train_state, "classifier, no decoder, no train state");
+        CHECK(enc.fc_norm && !memcmp(enc.fc_norm, clf_tensor(c, "fc_norm.weight"), 8 * sizeof(float)) &&
+              !memcmp(enc.fc_norm + 8, clf_tensor(c, "fc_norm.bias"), 8 * sizeof(float)),
+              "the MAE loader gives the classifier's fc_norm, weight then bias");
         CHECK(nw[0] == 1.0f && nw[7] == 1.0f && mae_tensor(mae, "norm.bias")[3] == 0.0f, "norm is weight 1, bias 0");
         CHECK(!memcmp(q, clf_tensor(c, "blocks.1.attn.qkv.weight"), 3 * 8 * 8 * sizeof(float)), "blocks copied");
         mae_free(mae);

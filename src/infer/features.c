@@ -8,11 +8,8 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
-#include "io/classifier_ckpt.h"
 #include "data/image.h"
 #include "kernels/ops.h"
-#include "core/classifier.h"
-#include "core/encoder.h"
 
 struct FeatureModel {
     Mae *m;
@@ -70,27 +67,8 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
         features_close(fm);
         return NULL;
     }
-    if (ck.classifier) {   // its fc_norm, for features as timm's forward_head(pre_logits=True)
-        ClfCheckpoint cc;
-        fm->fc_norm = malloc(2 * (size_t)fm->D * sizeof *fm->fc_norm);
-        if (!fm->fc_norm || clf_ckpt_load_weights(ckpt_path, &cc, err, errlen)) {
-            if (!fm->fc_norm) snprintf(err, errlen, "out of memory");
-            ckpt_free(&ck);
-            features_close(fm);
-            return NULL;
-        }
-        // The two tensors by their offsets in the classifier's table (no model is built for them).
-        int nt = clf_param_table(&cc.cfg, NULL, 0);
-        MaeTensor *t = malloc((size_t)nt * sizeof *t);
-        if (t) {
-            clf_param_table(&cc.cfg, t, nt);
-            memcpy(fm->fc_norm, cc.params + tensor_offset(t, nt, "fc_norm.weight"), (size_t)fm->D * sizeof(float));
-            memcpy(fm->fc_norm + fm->D, cc.params + tensor_offset(t, nt, "fc_norm.bias"), (size_t)fm->D * sizeof(float));
-            free(t);
-        }
-        clf_ckpt_free(&cc);
-        if (!t) { snprintf(err, errlen, "out of memory"); ckpt_free(&ck); features_close(fm); return NULL; }
-    }
+    fm->fc_norm = ck.fc_norm;   // a classifier's, for features as timm's forward_head(pre_logits=True); else NULL
+    ck.fc_norm = NULL;
     ckpt_free(&ck);
     for (size_t b = 0; b < B; b++)
         for (int l = 0; l < fm->L; l++) fm->all_patches[b * fm->L + l] = l;

@@ -62,7 +62,7 @@ out:
 
 void ckpt_free(Checkpoint *c) {
     if (!c) return;
-    free(c->params); free(c->train_state); free(c->exp_avg); free(c->exp_avg_sq);
+    free(c->params); free(c->train_state); free(c->exp_avg); free(c->exp_avg_sq); free(c->fc_norm);
     memset(c, 0, sizeof *c);
 }
 
@@ -172,6 +172,19 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
         goto out;
     }
     out->has_decoder = dec_present > 0 || dec_total == 0;
+    if (out->classifier) {   // its fc_norm too, in the same pass: the pooled features' norm (infer/features.c)
+        size_t D = (size_t)out->cfg.embed_dim;
+        MaeTensor fn = {.ndim = 1, .shape = {(int)D}, .numel = D};
+        out->fc_norm = malloc(2 * D * sizeof(float));
+        if (!out->fc_norm) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+        for (int k = 0; k < 2; k++) {
+            const char *name = k ? "fc_norm.bias" : "fc_norm.weight";
+            fn.offset = k * D;
+            int r = take(f, path, name, &fn, out->fc_norm, err, errlen);
+            if (r < 0) goto out;
+            if (r == 1) { snprintf(err, errlen, "%s: missing tensor '%s'", path, name); goto out; }
+        }
+    }
     const char *ts = out->classifier ? NULL : st_meta(f, "train_state");
     if (ts) {
         out->train_state = strdup(ts);

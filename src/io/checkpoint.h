@@ -21,9 +21,11 @@ typedef struct {
     char *train_state;         // malloc'd JSON or NULL
     float *exp_avg, *exp_avg_sq;   // malloc'd [mae_num_params] or NULL
     int classifier;            // 1: a fine-tuned classifier's encoder (no `norm` in the file: 1 / 0 here; no decoder)
+    float *fc_norm;            // classifier: malloc'd fc_norm weight then bias [2 * embed_dim] (pooled features' norm); else NULL
 } Checkpoint;
 // Loads and validates (names, shapes, dtype, config, crc32). A one-line reason naming the file on
-// failure. The caller builds the model with mae_create(&ck.cfg, ...) and copies params in.
+// failure. The caller builds the model with mae_create(&ck.cfg, ...) and copies params in, or hands
+// them to mae_create_forward_with (inference).
 int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
 // The same checks (the AdamW moments' names and shapes included) without copying the moments:
 // exp_avg and exp_avg_sq stay NULL (train_state is kept). For every use but resuming a run: a
