@@ -689,11 +689,15 @@ int cmd_attention(int argc, char **argv) {
 
     status = 1;
     if (threads > 0) omp_set_num_threads(threads);
-    // Memory: refuse before allocating what cannot fit (one image at a time).
-    if (mae_memory_check(cfg, 1, 0, err, sizeof err)) { cli_error("attention", "%s", err); goto out; }
-    m = mae_create(cfg, 1, err, sizeof err);
+    // Memory: refuse before allocating what cannot fit (one image at a time). The model runs the
+    // encoder only, keeps each layer's maps and takes the checkpoint's weights as its own (no copy).
+    if (mae_memory_check_bytes(mae_bytes_needed_attention(cfg, 1), 1, S, err, sizeof err)) {
+        cli_error("attention", "%s", err);
+        goto out;
+    }
+    m = mae_create_attention_with(cfg, 1, ck.params, err, sizeof err);
     if (!m) { cli_error("attention", "%s", err); goto out; }
-    memcpy(mae_params(m), ck.params, mae_num_params(cfg) * sizeof(float));
+    ck.params = NULL;   // the model's now
     if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention", "%s", err); goto out; }
 
     int failures = 0;

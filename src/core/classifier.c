@@ -116,7 +116,7 @@ static size_t carve_all(Classifier *c, float *base) {
     size_t N = Bm * T, Hd = D * (size_t)c->cfg.enc.mlp_ratio, K = (size_t)c->nc;
     c->patch_cols = carve(&cv, Bm * L * c->cpp);
     c->patch_emb = carve(&cv, Bm * L * D);
-    stack_carve(&cv, &c->enc, (int)Bm, (int)T, c->forward_only);
+    stack_carve(&cv, &c->enc, (int)Bm, (int)T, c->forward_only ? STACK_FORWARD : STACK_TRAIN);
     c->pooled = carve(&cv, Bm * D);
     c->feat = carve(&cv, Bm * D); c->feat_mean = carve(&cv, Bm); c->feat_rstd = carve(&cv, Bm);
     c->logits = carve(&cv, Bm * K); c->probs = carve(&cv, Bm * K);

@@ -34,7 +34,7 @@ void stack_free(Stack *s) {
     s->w = NULL; s->acts = NULL; s->res = NULL;
 }
 
-void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int forward_only) {
+void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int kind) {
     size_t N = (size_t)Bmax * T, C = (size_t)s->C, Hd = (size_t)s->hidden;
     for (int l = 0; l <= s->depth; l++) {
         float *p = carve(cv, N * C);
@@ -42,7 +42,8 @@ void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int forward_only) {
     }
     BlockActs a;
     for (int l = 0; l < s->depth; l++) {
-        if (forward_only && l > 0) {   // every block on block 0's activations
+        if (kind != STACK_TRAIN && l > 0) {   // every block on block 0's activations
+            if (kind == STACK_FORWARD_ATT) a.att = carve(cv, (size_t)Bmax * s->NH * T * T);   // but its own maps
             if (s->acts) s->acts[l] = a;
             continue;
         }

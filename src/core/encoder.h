@@ -63,11 +63,14 @@ void stack_setup(Stack *s, int depth, int C, int NH, int hidden, float eps);
 // Allocates the per-block tables (w, acts, res); 0 ok, -1 out of memory. stack_free releases them.
 int  stack_alloc(Stack *s);
 void stack_free(Stack *s);
-// Carves residual streams and block activations for Bmax images of T tokens. forward_only: one set of
-// block activations that every block overwrites in turn (a stack that never runs backward: inference
-// needs 1 / depth of the activations; docs/design.md, "Forward-only models"); every residual stream
-// still has its own rows.
-void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int forward_only);
+// What stack_carve lays out: STACK_TRAIN, every block's activations (the backward reads them);
+// STACK_FORWARD, one set of block activations that every block overwrites in turn (a stack that never
+// runs backward: inference needs 1 / depth of the activations; docs/design.md, "Forward-only models");
+// STACK_FORWARD_ATT, the same but every block keeps its own attention maps (`vitmae attention`).
+// Every residual stream has its own rows in all three.
+enum { STACK_TRAIN = 0, STACK_FORWARD = 1, STACK_FORWARD_ATT = 2 };
+// Carves residual streams and block activations for Bmax images of T tokens, as `kind` says.
+void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int kind);
 // Offset of tensor `name` in a parameter table; aborts when absent (a layout bug, not bad input).
 size_t tensor_offset(const MaeTensor *t, int nt, const char *name);
 // Fills s->w from the table's "<prefix>.<i>.*" tensors.

@@ -19,7 +19,8 @@ struct Mae {
     int ntensors;
     float *params, *grads;       // grads NULL on a model sharing another's parameters
     int owns_params;             // 0: params belong to the model it was made from (mae_create_sharing)
-    int forward_only;            // mae_create_forward: no grads, no backward scratch, one block's activations
+    int kind;                    // STACK_TRAIN; STACK_FORWARD (mae_create_forward): no grads, no backward
+                                 // scratch, one block's activations; STACK_FORWARD_ATT: and each layer's maps
     float *arena;                // 64-byte aligned, inside arena_alloc
     void *arena_alloc;           // calloc'd: pages are zero and only touched when a pass uses them
     size_t arena_floats;
@@ -72,17 +73,17 @@ static size_t carve_all(Mae *m, float *base) {
     size_t D = (size_t)c->embed_dim, Dd = (size_t)c->dec_embed_dim;
     m->patch_cols = carve(&cv, Bm * L * m->cpp);
     m->patch_emb = carve(&cv, Bm * L * D);
-    stack_carve(&cv, &m->enc, (int)Bm, (int)T, m->forward_only);
+    stack_carve(&cv, &m->enc, (int)Bm, (int)T, m->kind);
     m->latent = carve(&cv, Bm * T * D); m->norm_mean = carve(&cv, Bm * T); m->norm_rstd = carve(&cv, Bm * T);
     m->dec_emb = carve(&cv, Bm * T * Dd);
-    stack_carve(&cv, &m->dec, (int)Bm, (int)T, m->forward_only);
+    stack_carve(&cv, &m->dec, (int)Bm, (int)T, m->kind == STACK_TRAIN ? STACK_TRAIN : STACK_FORWARD);
     m->dec_patches = carve(&cv, Bm * L * Dd);
     m->dec_ln = carve(&cv, Bm * L * Dd); m->dec_mean = carve(&cv, Bm * L); m->dec_rstd = carve(&cv, Bm * L);
     m->pred = carve(&cv, Bm * L * m->pd);
     m->target = carve(&cv, Bm * L * m->pd);
     size_t W = max_sz(D, Dd), NH = (size_t)(c->num_heads > c->dec_num_heads ? c->num_heads : c->dec_num_heads);
     size_t N = Bm * T;
-    if (m->forward_only) {   // the attention's scratch only (d_small's size); no backward
+    if (m->kind != STACK_TRAIN) {   // the attention's scratch only (d_small's size); no backward
         m->enc.att_scratch = m->dec.att_scratch = carve(&cv, N * W);
         return cv.used;
     }
@@ -103,10 +104,10 @@ static size_t carve_all(Mae *m, float *base) {
 }
 
 // Sizes only: a Mae with counts but no allocations.
-static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int forward_only) {
+static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
     Mae m;
     memset(&m, 0, sizeof m);
-    m.cfg = *cfg; m.max_batch = max_batch; m.forward_only = forward_only;
+    m.cfg = *cfg; m.max_batch = max_batch; m.kind = kind;
     m.L = mae_num_patches(cfg); m.pd = mae_patch_dim(cfg);
     m.cpp = m.pd;
     stack_setup(&m.enc, cfg->depth, cfg->embed_dim, cfg->num_heads, cfg->embed_dim * cfg->mlp_ratio, cfg->ln_eps);
@@ -115,14 +116,17 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int forward_
 }
 
 // Parameters (and for training their gradients and AdamW's two moments), activations, masks.
-static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int forward_only) {
+static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
     size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg);
-    return (forward_only ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, forward_only) * sizeof(float)
+    return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, kind) * sizeof(float)
            + (size_t)max_batch * L * (sizeof(int) + 1);
 }
 
-size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 0); }
-size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 1); }
+size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_TRAIN); }
+size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_FORWARD); }
+size_t mae_bytes_needed_attention(const MaeConfig *cfg, int max_batch) {
+    return bytes_needed(cfg, max_batch, STACK_FORWARD_ATT);
+}
 
 int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen) {
     long have = cpu_physical_memory_bytes();
@@ -136,33 +140,33 @@ int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *
     return mae_memory_check_bytes(mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B, B, cfg->img_size, err, errlen);
 }
 
-// mae_create (forward_only 0), mae_create_forward (1), or with `shared`: another model's parameters
+// mae_create (kind STACK_TRAIN), mae_create_forward (STACK_FORWARD), or with `shared`: another model's parameters
 // (mae_create_sharing), or parameters the model takes over when `adopt` (mae_create_forward_with).
-static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int adopt, int forward_only, char *err,
+static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int adopt, int kind, char *err,
                      size_t errlen) {
     if (mae_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }
     Mae *m = calloc(1, sizeof *m);
     if (!m) { snprintf(err, errlen, "out of memory"); return NULL; }
-    m->cfg = *cfg; m->max_batch = max_batch; m->forward_only = forward_only;
+    m->cfg = *cfg; m->max_batch = max_batch; m->kind = kind;
     m->L = mae_num_patches(cfg); m->pd = mae_patch_dim(cfg); m->cpp = m->pd;
     m->ntensors = mae_param_table(cfg, NULL, 0);
     m->tensors = calloc((size_t)m->ntensors, sizeof *m->tensors);
     size_t np = mae_num_params(cfg);
     m->owns_params = shared == NULL || adopt;
     m->params = shared ? shared : cpu_calloc_big(np ? np : 1, sizeof(float));
-    m->grads = shared || forward_only ? NULL : cpu_calloc_big(np ? np : 1, sizeof(float));
+    m->grads = shared || kind != STACK_TRAIN ? NULL : cpu_calloc_big(np ? np : 1, sizeof(float));
     stack_setup(&m->enc, cfg->depth, cfg->embed_dim, cfg->num_heads, cfg->embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     stack_setup(&m->dec, cfg->dec_depth, cfg->dec_embed_dim, cfg->dec_num_heads, cfg->dec_embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     int stacks_ok = stack_alloc(&m->enc) == 0 && stack_alloc(&m->dec) == 0;
     m->ids_keep = calloc((size_t)max_batch * m->L, sizeof(int));
     m->removed = calloc((size_t)max_batch * m->L, 1);
-    m->arena_floats = arena_floats_for(cfg, max_batch, forward_only);
+    m->arena_floats = arena_floats_for(cfg, max_batch, kind);
     // calloc, not aligned_alloc + memset: a large calloc maps fresh zero pages without writing them,
     // so inference (encoder only, no backward scratch) never touches most of the arena.
     m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
-    if (!m->tensors || !m->params || (m->owns_params && !forward_only && !m->grads) || !stacks_ok || !m->ids_keep || !m->removed || !m->arena) {
+    if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok || !m->ids_keep || !m->removed || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  m->arena_floats * sizeof(float) >> 20, max_batch);
         if (adopt) m->params = NULL;   // still the caller's
@@ -184,19 +188,23 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
 }
 
 Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
-    return mae_make(cfg, max_batch, NULL, 0, 0, err, errlen);
+    return mae_make(cfg, max_batch, NULL, 0, STACK_TRAIN, err, errlen);
 }
 
 Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
-    return mae_make(cfg, max_batch, NULL, 0, 1, err, errlen);
+    return mae_make(cfg, max_batch, NULL, 0, STACK_FORWARD, err, errlen);
 }
 
 Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
-    return mae_make(cfg, max_batch, params, 1, 1, err, errlen);
+    return mae_make(cfg, max_batch, params, 1, STACK_FORWARD, err, errlen);
+}
+
+Mae *mae_create_attention_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
+    return mae_make(cfg, max_batch, params, 1, STACK_FORWARD_ATT, err, errlen);
 }
 
 Mae *mae_create_sharing(Mae *base, int max_batch, char *err, size_t errlen) {
-    return mae_make(&base->cfg, max_batch, base->params, 0, 0, err, errlen);
+    return mae_make(&base->cfg, max_batch, base->params, 0, STACK_TRAIN, err, errlen);
 }
 
 void mae_free(Mae *m) {
@@ -516,7 +524,7 @@ static void backward_team(Mae *m, GradGroups G, long nrem, double t0, int param_
 // between kernels instead of leaving a parallel region after each and being woken for the next (the
 // decoder and encoder stacks run on this team).
 static void backward_run(Mae *m, GradGroups G, int param_acc) {
-    if (m->forward_only) {   // a caller's bug, not bad input: the model has nowhere to put a backward
+    if (m->kind != STACK_TRAIN) {   // a caller's bug, not bad input: the model has nowhere to put a backward
         fprintf(stderr, "vitmae: internal error: backward on a forward-only model\n");
         abort();
     }
@@ -569,7 +577,7 @@ const float *mae_pred(const Mae *m) { return m->pred; }
 const float *mae_target(const Mae *m) { return m->target; }
 const float *mae_latent(const Mae *m) { return m->latent; }
 const float *mae_attention(const Mae *m, int layer) {
-    return !m->forward_only && layer >= 0 && layer < m->enc.depth ? m->enc.acts[layer].att : NULL;
+    return m->kind != STACK_FORWARD && layer >= 0 && layer < m->enc.depth ? m->enc.acts[layer].att : NULL;
 }
 const float *mae_block_output(const Mae *m, int layer) {
     return layer >= 0 && layer < m->enc.depth ? m->enc.res[layer + 1] : NULL;
