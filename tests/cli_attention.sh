@@ -26,6 +26,22 @@ for l in 0 1 2; do
   t "cls L$l mean = raw row" '"$chk" map "$tmp/a/attn_input.attn.npy" row $l mean 0 "$tmp/a/attn_input/layer0$l-mean.npy"'
 done
 
+# --- threads: the maps are drawn and written side by side, the same files at any thread count -----
+for n in 1 3; do
+  "$VITMAE" attention --ckpt "$ck" --out "$tmp/th$n" --threads $n --raw --layer all --mask-ratio 0.25 "$img" >/dev/null 2>&1
+done
+t "15 maps at 1 thread" '[ $(ls "$tmp/th1/attn_input" | grep -c "png$") -eq 15 ]'
+t "the same files at 1 and 3 threads" 'diff -r "$tmp/th1" "$tmp/th3" >/dev/null'
+# Two maps that cannot be written, for two reasons: the first in order (head 1's) is the one named,
+# whichever thread met it first, and no montage is written for that image.
+mkdir -p "$tmp/bad/attn_input/layer02-head01.png"
+ln -s "$tmp/nowhere/x.png" "$tmp/bad/attn_input/layer02-head03.png"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/bad" --threads 3 "$img" >/dev/null 2>"$tmp/err"; rc=$?
+t "a map that cannot be written: exit 1 (got $rc)" '[ $rc -eq 1 ]'
+t "the first map that failed is named ($(head -n 1 "$tmp/err"))" \
+  'grep -q "^vitmae: .*attn_input.png: .*/bad/attn_input/layer02-head01.png: is a directory$" "$tmp/err"'
+t "no montage for that image" '[ ! -e "$tmp/bad/attn_input.attn.png" ]'
+
 # --- rollout and patch maps against a direct computation from the raw attention -----------------
 run --out "$tmp/r" --raw --layer all --mode rollout "$img"
 for l in 0 1 2; do

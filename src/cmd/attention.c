@@ -265,17 +265,50 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
                           "head", head_s, "query", query_s, "min", min_s, "max", max_s,
                           "normalize", NORMALIZE_NAMES[p->normalize], "colour_scale", scale_s,
                           "mask_ratio", mask_s, NULL};
-    char path[4096];
+    char path[4096], why[256];
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
-    int rc = png_write(path, cv.px, cv.w, cv.h, 3, text, err, errlen);
+    int rc = png_write(path, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
     canvas_free(&cv);
-    if (rc) return -1;
-    if (job->raw) {
+    if (!rc && job->raw) {
         snprintf(path, sizeof path, "%s/%s.npy", dir, name);
         int64_t shape[2] = {g, g};
-        if (npy_write(path, grid, "<f4", 2, shape, err, errlen)) return -1;
+        rc = npy_write(path, grid, "<f4", 2, shape, why, sizeof why);
     }
-    return 0;
+    if (rc) snprintf(err, errlen, "%s: %s", path, why);   // which of the image's files, and why
+    return rc ? -1 : 0;
+}
+
+// Every map's own overlay file (write_map), the maps shared out over the threads: encoding those PNGs
+// is most of this command's time per image. Each thread draws in scratch of its own; files do not
+// depend on which thread wrote them. On failure the first map, in order, that failed gives err.
+static int write_maps(const Job *job, const char *dir, const Display *big, const float *grids, const int *layer_of,
+                      const int *head_of, const double (*range)[2], int ntiles, char *err, size_t errlen) {
+    const MaeConfig *cfg = job->cfg;
+    int g = cfg->img_size / cfg->patch_size, L = g * g, nth = omp_get_max_threads();
+    if (nth > ntiles) nth = ntiles > 0 ? ntiles : 1;
+    size_t up_n = (size_t)big->dw * big->dh, errsz = 4096 + 300;
+    float *cells = malloc((size_t)nth * L * sizeof *cells), *ups = malloc((size_t)nth * up_n * sizeof *ups);
+    char *errs = malloc((size_t)ntiles * errsz + 1);
+    int *failed = calloc((size_t)ntiles + 1, sizeof *failed);
+    if (!cells || !ups || !errs || !failed) {
+        free(cells); free(ups); free(errs); free(failed);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(nth)
+    for (int t = 0; t < ntiles; t++) {
+        int th = omp_get_thread_num();
+        char name[128];
+        map_name(job->plan, layer_of[t], head_of[t], name, sizeof name);
+        failed[t] = write_map(job, dir, name, layer_of[t], head_of[t], big, grids + (size_t)t * L, range[t][0],
+                              range[t][1], cells + (size_t)th * L, ups + (size_t)th * up_n, errs + (size_t)t * errsz,
+                              errsz) != 0;
+    }
+    int rc = 0;
+    for (int t = 0; t < ntiles && !rc; t++)
+        if (failed[t]) { snprintf(err, errlen, "%s", errs + (size_t)t * errsz); rc = -1; }
+    free(cells); free(ups); free(errs); free(failed);
+    return rc;
 }
 
 static int add_written(Written *w, const char *rel, float lo, float hi, double vmin, double vmax) {
@@ -322,13 +355,14 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     float *norm = malloc((size_t)S * S * C * sizeof *norm);
     float *row = malloc((size_t)T * sizeof *row), *grids = malloc((size_t)ntiles * L * sizeof *grids);
     int *layer_of = malloc((size_t)ntiles * sizeof *layer_of), *head_of = malloc((size_t)ntiles * sizeof *head_of);
+    double (*range)[2] = malloc((size_t)ntiles * sizeof *range);   // each map's colour scale, vmin and vmax
     float *cell = malloc((size_t)L * sizeof *cell);
     float *mat = malloc(TT * sizeof *mat), *work = malloc(TT * sizeof *work);
     float *rollout = p->mode == MODE_ROLLOUT ? malloc((size_t)p->nspec * TT * sizeof *rollout) : NULL;
     char *dir = join(job->out_dir, w->stem);
     float *up = NULL;
     Canvas cv = {0, 0, NULL};
-    if (!norm || !row || !grids || !layer_of || !head_of || !cell || !mat || !work || !dir ||
+    if (!norm || !row || !grids || !layer_of || !head_of || !range || !cell || !mat || !work || !dir ||
         (p->mode == MODE_ROLLOUT && !rollout)) {
         snprintf(err, errlen, "out of memory");
         goto done;
@@ -385,30 +419,33 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     canvas_fill(&cv, WHITE);
     canvas_text(&cv, pad, pad, wrapped, BLACK, ts);
 
-    nmaps = 0;
     for (t = 0; t < ntiles; t++) {
         const float *grid = grids + (size_t)t * L;
         double vmin, vmax;
         attn_map_scale((int)p->normalize, grids, layer_of, ntiles, t, L, &vmin, &vmax);
+        range[t][0] = vmin; range[t][1] = vmax;
         int x, y;
         montage_tile_origin(&mo, t, &x, &y);
-        char label[64], name[128];
+        char label[64];
         tile_label(p, layer_of[t], head_of[t], label, sizeof label);
         canvas_text(&cv, x, y - mo.label_h, label, BLACK, ts);
         draw_map(&cv, x, y, &small, cfg, grid, p, vmin, vmax, cell, up);
         ColorBar cb = {p->cmap, vmin, vmax, 1.0 / T, "uniform", ts, {BLACK[0], BLACK[1], BLACK[2]}};
         viz_colorbar(&cv, x, y + mo.tile_h + 2, mo.tile_w, bar, 0, &cb);
-
+    }
+    if (write_maps(job, dir, &big, grids, layer_of, head_of, (const double (*)[2])range, ntiles, err, errlen)) goto done;
+    nmaps = 0;
+    for (t = 0; t < ntiles; t++) {
+        char rel[4096], name[128];
         map_name(p, layer_of[t], head_of[t], name, sizeof name);
-        if (write_map(job, dir, name, layer_of[t], head_of[t], &big, grid, vmin, vmax, cell, up, err, errlen)) {
+        snprintf(rel, sizeof rel, "%s/%s.png", w->stem, name);
+        float lo, hi;
+        attn_grid_range(grids + (size_t)t * L, L, &lo, &hi);
+        if (add_written(w, rel, lo, hi, range[t][0], range[t][1])) {
+            snprintf(err, errlen, "out of memory");
             nmaps = -1;
             goto done;
         }
-        char rel[4096];
-        snprintf(rel, sizeof rel, "%s/%s.png", w->stem, name);
-        float lo, hi;
-        attn_grid_range(grid, L, &lo, &hi);
-        if (add_written(w, rel, lo, hi, vmin, vmax)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
         nmaps++;
     }
 
@@ -443,7 +480,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
 done:
     canvas_free(&cv);
     free(big.px); free(small.px);
-    free(norm); free(row); free(grids); free(layer_of); free(head_of); free(cell); free(up); free(mat); free(work);
+    free(norm); free(row); free(grids); free(layer_of); free(head_of); free(range); free(cell); free(up); free(mat);
+    free(work);
     free(rollout); free(dir);
     return nmaps;
 }
