@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "check.h"
 #include "data/dataset.h"
 
@@ -398,14 +399,21 @@ static void test_store(void) {
     dataset_free(&fresh);
     dataset_free(&s2);
     // A damaged store file (its last pixel byte flipped: the CRC no longer matches) is ignored and
-    // rewritten, never trusted.
+    // rewritten, never trusted. Before that, each file's CRC field is zlib's crc32 of its pixels.
     DIR *d = opendir(store);
     struct dirent *de;
-    int damaged = 0;
+    int damaged = 0, crc_ok = 0;
     while (d && (de = readdir(d))) {
         if (!strstr(de->d_name, ".work")) continue;
         FILE *f = fopen(at(store, de->d_name), "r+b");
         if (!f) continue;
+        uint8_t buf[1 << 16];
+        size_t len = fread(buf, 1, sizeof buf, f);
+        uint32_t klen = len >= 28 ? (uint32_t)buf[24] | (uint32_t)buf[25] << 8 | (uint32_t)buf[26] << 16 | (uint32_t)buf[27] << 24 : 0;
+        uint32_t field = len >= 28 ? (uint32_t)buf[20] | (uint32_t)buf[21] << 8 | (uint32_t)buf[22] << 16 | (uint32_t)buf[23] << 24 : 0;
+        if (len > 28 + klen && len < sizeof buf &&
+            field == (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf + 28 + klen, (uInt)(len - 28 - klen)))
+            crc_ok++;
         fseek(f, -1, SEEK_END);
         int c = fgetc(f);
         fseek(f, -1, SEEK_END);
@@ -416,6 +424,7 @@ static void test_store(void) {
     if (d) closedir(d);
     put_png(root, "cats/x.png", 8, 8, 1, 5);
     CHECK(damaged == good + 1, "damaged %d store files", damaged);
+    CHECK(crc_ok == damaged, "%d of %d store files carry zlib's crc32 of their pixels", crc_ok, damaged);
     if (dataset_scan(root, &with, &s2, err, sizeof err) == 0) {
         memset(b1, 0, sizeof(float) * n * per);
         dataset_load_batch(&ref, items, n, S, 3, AUGMENT_CROP, 3, 4, b0, err, sizeof err);

@@ -9,6 +9,7 @@ have_pc() { pkg-config --exists "$1" 2>/dev/null; }
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 have_pc libpng   || need="$need libpng-dev"
 have_pc zlib     || need="$need zlib1g-dev"
+have_pc libdeflate || need="$need libdeflate-dev"   # the checkpoints' crc32
 have_pc libjpeg  || need="$need libjpeg62-turbo-dev"
 have_pc libcjson || need="$need libcjson-dev"
 have_pc libexif  || need="$need libexif-dev"

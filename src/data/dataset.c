@@ -9,7 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #define MAX_DEPTH 64
 
@@ -546,7 +546,7 @@ static int store_read(const char *file, const char *key, int T, WorkImage *out) 
     size_t n = (size_t)w * h * c;
     uint8_t *px = ok ? malloc(n) : NULL;
     ok = ok && px && fread(px, 1, n, f) == n && fgetc(f) == EOF &&
-         (uint32_t)crc32(crc32(0L, Z_NULL, 0), px, (uInt)n) == get_u32(head + 20);
+         libdeflate_crc32(0, px, n) == get_u32(head + 20);
     fclose(f);
     if (!ok) { free(px); return -1; }
     *out = (WorkImage){px, (int)w, (int)h, (int)c};
@@ -566,7 +566,7 @@ static int store_write(const char *file, const char *key, const WorkImage *wi) {
     put_u32(head + 8, (uint32_t)wi->w);
     put_u32(head + 12, (uint32_t)wi->h);
     put_u32(head + 16, (uint32_t)wi->c);
-    put_u32(head + 20, (uint32_t)crc32(crc32(0L, Z_NULL, 0), wi->px, (uInt)n));
+    put_u32(head + 20, libdeflate_crc32(0, wi->px, n));
     put_u32(head + 24, (uint32_t)klen);
     int bad = fwrite(head, 1, sizeof head, f) != sizeof head || fwrite(key, 1, klen, f) != klen ||
               fwrite(wi->px, 1, n, f) != n;
