@@ -80,6 +80,21 @@ t "seed changes the masks" '[ "$(echo "$ev2" | grep masked_mse)" != "$(echo "$ev
 rec2=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r4" --mask-ratio 0.5 --seed 3 --threads 2 --batch 2 "$tmp/syn")
 t "threads 1 and 2, batch 16 and 2: same output" '[ "$rec" = "$rec2" ]'
 t "same panel bytes" 'cmp -s "$tmp/r3/00003.recon.png" "$tmp/r4/00003.recon.png"'
+# The files of a batch are written side by side: every file the same at 3 threads as at 1.
+rec3=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r6" --mask-ratio 0.5 --seed 3 --threads 3 --raw "$tmp/syn")
+"$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r7" --mask-ratio 0.5 --seed 3 --threads 1 --raw "$tmp/syn" >/dev/null
+t "threads 3: same lines" '[ "$rec" = "$rec3" ]'
+t "threads 1 and 3: the same files" '[ "$(ls "$tmp/r6" | wc -l)" -eq 21 ] && diff -r "$tmp/r6" "$tmp/r7" >/dev/null'
+# Two panels that cannot be written (a folder in their place): both named, in input order, the
+# other five written and printed, exit 1.
+mkdir -p "$tmp/r8/00001.recon.png" "$tmp/r8/00004.recon.png"
+out=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r8" --mask-ratio 0.5 --seed 3 --threads 3 "$tmp/syn" 2>"$tmp/err8"); rc=$?
+t "unwritable panels: exit 1 ($rc)" '[ $rc -eq 1 ]'
+first=$(echo "$rec" | grep -o "^0000[14]" | head -n 1)   # the one of the two that comes first in input order
+t "both named, $first's first ($(tr '\n' '|' < "$tmp/err8"))" \
+  '[ "$(grep -c "^vitmae: .*recon.png: is a directory$" "$tmp/err8")" -eq 2 ] && [ -n "$first" ] &&
+   head -n 1 "$tmp/err8" | grep -q "/$first.recon.png: "'
+t "the other five written and printed" '[ "$(echo "$out" | grep -c "^0000[0-9] masked_mse=")" -eq 5 ] && [ -s "$tmp/r8/00006.recon.png" ]'
 
 # Stem collisions: a/x.png and b/x.png -> x and x-1, in input order.
 mkdir -p "$tmp/a" "$tmp/b"

@@ -78,31 +78,47 @@ typedef struct {
     float mask_ratio;
 } Outputs;
 
-// Panel PNG and, with --raw, the two .npy files of one image. 0 ok, -1 (reported).
-static int write_outputs(const Outputs *o, const MaeConfig *cfg, const Input *in, const float *orig,
-                         const float *recon, const uint8_t *removed, const float *patch_err, double mse) {
-    char err[512], path[4200], title[600];
-    Canvas row;
-    int S = cfg->img_size, g = S / cfg->patch_size;
+// Why one image's outputs failed: what the message is about (the input or a file) and the reason,
+// kept until the batch's lines are printed in order.
+typedef struct { char who[4200], why[512]; } Failure;
+
+static int fail_at(Failure *f, const char *who, const char *why) {
+    snprintf(f->who, sizeof f->who, "%s", who);
+    snprintf(f->why, sizeof f->why, "%s", why);
+    return -1;
+}
+
+// The panel of one image (original | masked | raw prediction | + visible | error map) into *row.
+// Drawn one image at a time: the title's text goes through cairo and fontconfig. 0 ok, -1 and *f.
+static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const float *orig,
+                       const float *recon, const uint8_t *removed, const float *patch_err, double mse, Canvas *row,
+                       Failure *f) {
+    char err[512], title[600];
     snprintf(title, sizeof title, "%.300s: %.0f%% of the patches removed, PSNR %.2f dB on them", in->stem,
              100.0 * o->mask_ratio, psnr_from_mse(mse));
     PanelOptions po = {o->side, o->bilinear, 1, 0.0f, title};
-    if (panel_recon_row(&row, cfg, orig, recon, removed, patch_err, &po, err, sizeof err)) {
-        cli_error(in->path, "%s", err);
-        return -1;
-    }
+    if (panel_recon_row(row, cfg, orig, recon, removed, patch_err, &po, err, sizeof err))
+        return fail_at(f, in->path, err);
+    return 0;
+}
+
+// The panel's PNG and, with --raw, the two .npy files of one image: plain encoding and writing, so
+// a batch's images are written side by side (most of this command's time on a small model is
+// zlib's deflate in the PNGs). 0 ok, -1 and *f.
+static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
+                        const float *recon, const uint8_t *removed, Failure *f) {
+    char err[512], path[4200];
+    int S = cfg->img_size, g = S / cfg->patch_size;
     snprintf(path, sizeof path, "%s/%s.recon.png", o->out_dir, in->stem);
     const char *text[] = {"Software", "vitmae reconstruct", "Source", in->path, NULL};
-    int rc = png_write(path, row.px, row.w, row.h, 3, text, err, sizeof err);
-    canvas_free(&row);
-    if (rc) { cli_error(path, "%s", err); return -1; }
+    if (png_write(path, row->px, row->w, row->h, 3, text, err, sizeof err)) return fail_at(f, path, err);
     if (!o->raw) return 0;
     int64_t shape[3] = {S, S, cfg->in_chans};
     snprintf(path, sizeof path, "%s/%s.recon.npy", o->out_dir, in->stem);
-    if (npy_write(path, recon, "<f4", 3, shape, err, sizeof err)) { cli_error("reconstruct", "%s", err); return -1; }
+    if (npy_write(path, recon, "<f4", 3, shape, err, sizeof err)) return fail_at(f, "reconstruct", err);
     int64_t mshape[2] = {g, g};
     snprintf(path, sizeof path, "%s/%s.mask.npy", o->out_dir, in->stem);
-    if (npy_write(path, removed, "|u1", 2, mshape, err, sizeof err)) { cli_error("reconstruct", "%s", err); return -1; }
+    if (npy_write(path, removed, "|u1", 2, mshape, err, sizeof err)) return fail_at(f, "reconstruct", err);
     return 0;
 }
 
@@ -216,8 +232,10 @@ int cmd_reconstruct(int argc, char **argv) {
     uint8_t *removed = malloc((size_t)L * B);
     double *mse = malloc(sizeof(double) * B), *loss = malloc(sizeof(double) * B);
     char *errs = malloc((size_t)B * 512);
+    Canvas *rows = calloc((size_t)B, sizeof *rows);
+    Failure *fails = malloc(sizeof *fails * (size_t)B);
     if (!m || !images || !norm || !recon || !patch_err || !ids_keep || !status || !slot || !removed || !mse ||
-        !loss || !errs) {
+        !loss || !errs || !rows || !fails) {
         cli_error("reconstruct", "%s", m ? "out of memory" : err);
         failed = -1;
         goto done;
@@ -252,10 +270,20 @@ int cmd_reconstruct(int argc, char **argv) {
         }
         if (!nb) continue;
         infer_batch(m, images, norm, ids_keep, removed, nb, K, recon, patch_err, mse, loss);
+        // Panels drawn in turn, their files written side by side, then each image's line or message
+        // in input order: the output does not depend on the thread count.
+        for (int b = 0; b < nb; b++)
+            status[b] = draw_output(&outs, cfg, &inputs.v[slot[b]], images + per * b, recon + per * b,
+                                    removed + (size_t)L * b, patch_err + (size_t)L * b, mse[b], &rows[b], &fails[b]);
+        #pragma omp parallel for schedule(dynamic)
+        for (int b = 0; b < nb; b++)
+            if (!status[b])
+                status[b] = write_output(&outs, cfg, &inputs.v[slot[b]], &rows[b], recon + per * b,
+                                         removed + (size_t)L * b, &fails[b]);
         for (int b = 0; b < nb; b++) {
             const Input *in = &inputs.v[slot[b]];
-            if (write_outputs(&outs, cfg, in, images + per * b, recon + per * b, removed + (size_t)L * b,
-                              patch_err + (size_t)L * b, mse[b])) { failed++; continue; }
+            canvas_free(&rows[b]);
+            if (status[b]) { cli_error(fails[b].who, "%s", fails[b].why); failed++; continue; }
             printf("%s masked_mse=%.6g psnr=%.2fdB\n", in->stem, mse[b], psnr_from_mse(mse[b]));
             fflush(stdout);
             mse_sum += mse[b];
@@ -272,7 +300,7 @@ int cmd_reconstruct(int argc, char **argv) {
 done:
     mae_free(m);
     free(images); free(norm); free(recon); free(patch_err); free(ids_keep); free(status); free(slot);
-    free(removed); free(mse); free(loss); free(errs);
+    free(removed); free(mse); free(loss); free(errs); free(rows); free(fails);
     inputs_free(&inputs);
     free(file_removed);
     ckpt_free(&ck);
