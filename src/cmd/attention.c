@@ -433,7 +433,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         ColorBar cb = {p->cmap, vmin, vmax, 1.0 / T, "uniform", ts, {BLACK[0], BLACK[1], BLACK[2]}};
         viz_colorbar(&cv, x, y + mo.tile_h + 2, mo.tile_w, bar, 0, &cb);
     }
-    if (write_maps(job, dir, &big, grids, layer_of, head_of, (const double (*)[2])range, ntiles, err, errlen)) goto done;
+    if (write_maps(job, dir, &big, grids, layer_of, head_of, (const double (*)[2])range, ntiles, err, errlen))
+        goto done;
     nmaps = 0;
     for (t = 0; t < ntiles; t++) {
         char rel[4096], name[128];

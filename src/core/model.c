@@ -140,8 +140,9 @@ int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *
     return mae_memory_check_bytes(mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B, B, cfg->img_size, err, errlen);
 }
 
-// mae_create (kind STACK_TRAIN), mae_create_forward (STACK_FORWARD), or with `shared`: another model's parameters
-// (mae_create_sharing), or parameters the model takes over when `adopt` (mae_create_forward_with).
+// mae_create (kind STACK_TRAIN), mae_create_forward (STACK_FORWARD), or with `shared`: another
+// model's parameters (mae_create_sharing), or parameters the model takes over when `adopt`
+// (mae_create_forward_with; mae_create_attention_with, STACK_FORWARD_ATT).
 static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int adopt, int kind, char *err,
                      size_t errlen) {
     if (mae_config_check(cfg, err, errlen)) return NULL;
