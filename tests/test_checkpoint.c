@@ -337,6 +337,20 @@ static void test_streamed(void) {
         st_close(w);
         free(b);
     }
+    {
+        // An empty tensor given without data, between two others, adds nothing to the crc32 (it
+        // does not start it afresh): the file reads back whole and from its header.
+        StTensor e[3] = {{"a", 1, {7, 0, 0, 0}, a}, {"none", 2, {0, 3, 0, 0}, NULL}, {"c", 1, {5, 0, 0, 0}, c}};
+        const char *ep = path_in("empty.safetensors");
+        CHECK(st_write(ep, e, 3, NULL, NULL, 0, err, sizeof err) == 0, "write with an empty tensor: %s", err);
+        StFile *w = st_open(ep, err, sizeof err);
+        CHECK(w != NULL, "an empty tensor in the middle: read whole: %s", err);
+        st_close(w);
+        w = st_open_header(ep, err, sizeof err);
+        int ok = w && st_verify(w, err, sizeof err) == 0;
+        CHECK(ok, "an empty tensor in the middle: read from the header: %s", err);
+        st_close(w);
+    }
     StFile *f = st_open_header(path, err, sizeof err);
     CHECK(f != NULL, "st_open_header: %s", err);
     if (f) {

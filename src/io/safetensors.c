@@ -57,8 +57,9 @@ static char *xstrdup(const char *s) {
 
 // The CRC-32 of crc's bytes followed by p[0..n) (zlib's and gzip's crc32, the same value), by
 // libdeflate, whose carry-less-multiply code runs 3-4x zlib's speed here (docs/performance.md,
-// "The crc32 by libdeflate"); crc32_of(0, ...) starts afresh.
-static uint32_t crc32_of(uint32_t crc0, const uint8_t *p, size_t n) { return libdeflate_crc32(crc0, p, n); }
+// "The crc32 by libdeflate"); crc32_of(0, ...) starts afresh. No bytes leave crc0 as it is: given a
+// NULL p (an empty tensor's data), libdeflate_crc32 would return its initial value instead.
+static uint32_t crc32_of(uint32_t crc0, const uint8_t *p, size_t n) { return n ? libdeflate_crc32(crc0, p, n) : crc0; }
 
 // ---------------------------------------------------------------------------------------------
 // Reading
