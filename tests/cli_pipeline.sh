@@ -46,5 +46,17 @@ t "--val: validation rows" '[ $(awk -F, "NR > 1 && \$5 != \"\"" "$dir/v/metrics.
 # A tiny held-out split warns.
 "$VITMAE" train $small --val-frac 0.05 --steps 2 --threads 2 --out "$dir/tiny" > /dev/null 2> "$dir/tiny.err"
 t "tiny split warns with the count" 'grep -q "warning: only [0-9] validation image.*pass --val DIR" "$dir/tiny.err"'
+# A batch none of whose files decodes (every file broken past its header, found while training) stops
+# the run: exit 1 and one line that says why, with the threads as a team or as workers (whose groups
+# once reported the failure with an empty reason).
+"$VITMAE_TOOLS/synth" "$dir/broken" --count 8 --size 16 --seed 5 >/dev/null
+for f in $(find "$dir/broken" -name "*.png"); do head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"; done
+for p in kernels groups; do
+  "$VITMAE" train --data "$dir/broken" --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 \
+    --dec-heads 2 --batch 8 --steps 2 --val-frac 0 --pixel-norm none --threads 2 --parallel $p --out "$dir/b$p" \
+    > /dev/null 2> "$dir/b$p.err"; rc=$?
+  t "no image of a batch decodes, --parallel $p: exit 1, one line with the reason ($(head -c 200 "$dir/b$p.err"))" \
+    '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/b$p.err")" -eq 1 ] && grep -q "^vitmae: no image of this batch decodes (the last: .*broken/.*png)$" "$dir/b$p.err" && [ ! -e "$dir/b$p/checkpoint.safetensors" ]'
+done
 [ $fail -eq 0 ] && echo "cli pipeline ok"
 exit $fail

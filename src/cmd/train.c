@@ -741,9 +741,10 @@ static int load_train_batch(Train *t, Loader *ld, long step, const uint64_t *key
     return 0;
 }
 
-// A step whose images could not be loaded: every group reports the failure (err already says why).
+// A step whose images could not be loaded: every group reports the failure and why (t->load_err).
 static int train_group_failed(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
-    (void)ctx; (void)g; (void)grads; (void)loss; (void)err; (void)errlen;
+    (void)g; (void)grads; (void)loss;
+    snprintf(err, errlen, "%s", ((TrainRunner *)ctx)->t->load_err);
     return -1;
 }
 
@@ -778,7 +779,8 @@ static int train_groups(void *ctx, int first, int count, float *const *grads, co
 
 static int train_groups_failed(void *ctx, int first, int count, float *const *grads, const SumTree *tree,
                                float *losses, char *err, size_t errlen) {
-    (void)ctx; (void)first; (void)count; (void)grads; (void)tree; (void)losses; (void)err; (void)errlen;
+    (void)first; (void)count; (void)grads; (void)tree; (void)losses;
+    snprintf(err, errlen, "%s", ((TrainRunner *)ctx)->t->load_err);
     return -1;
 }
 
@@ -855,7 +857,7 @@ int cmd_train(int argc, char **argv) {
         long step = r->step;
         queue_ahead(t, ld, &queued, step, a.lf.prefetch);
         // This process's images; a failure is carried into the exchange below as the groups' failure.
-        int load_failed = load_train_batch(t, ld, step, keys, &waited, err, sizeof err) != 0;
+        int load_failed = load_train_batch(t, ld, step, keys, &waited, t->load_err, sizeof t->load_err) != 0;
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;

@@ -93,6 +93,7 @@ typedef struct Train {
     GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
     int workers;                   // threads as workers (--parallel groups, dist/workers.h); 0: the team
     GradWorkers gw;                // their groups and reduction (instead of gr)
+    char load_err[1024];           // why the step's images could not be loaded (its groups report it)
     TrainRunner runner[WORKERS_MAX];   // [0]: the run's model; [w]: worker w's, sharing its parameters
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.
