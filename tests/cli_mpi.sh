@@ -1,7 +1,7 @@
 #!/bin/sh
 # `mpirun -np N ./vitmae train` (docs/distributed.md): bitwise the same weights, AdamW moments and
-# metrics.csv losses for 1, 2 and 4 processes, --accum 2 and 4, 2 processes x --accum 2, and across a
-# resume with another process count; N and K recorded; refusals (N or K that cannot keep that, a rank
+# metrics.csv losses for 1, 2 and 4 processes, --accum 2 and 4, 2 processes x --accum 2, each
+# process's threads as workers, and across a resume with another process count; N and K recorded; refusals (N or K that cannot keep that, a rank
 # seeing another file list); SIGINT / SIGUSR1 to mpirun; SIGKILL of one rank; the streaming data
 # pipeline (--val, --store, --init, a broken file) and the run-folder guard under mpirun. Tiny model,
 # few steps.
@@ -84,6 +84,24 @@ t "-np 2 --accum 2: bitwise equal" 'same_run "$dir/ref" "$dir/n2k2"'
 t "other --groups: other bits (the test can tell)" '! same_weights "$dir/ref/checkpoint.safetensors" "$dir/g8/checkpoint.safetensors"'
 mpi -np 2 "$VITMAE" train $small --steps $steps --groups 8 --threads 1 --out "$dir/n2g8" > /dev/null 2>&1; rc=$?
 t "-np 2 --groups 8 (4 groups per process): bitwise equal to one process" '[ $rc -eq 0 ] && same_run "$dir/g8" "$dir/n2g8"'
+# Each process's threads as workers (docs/distributed.md, "Threads as workers"), the default where
+# they fit: 2 processes x 2 threads take a group each (the second worker's gradient is the process's
+# right half in shared memory, added in the ranks' pass), 2 x 4 threads with --groups 8 one each (the
+# workers' adds in the process's tree but its root's), in shared memory or as messages; with --clip
+# (no weights updated beside the backward under mpirun): the same bits as one process.
+for red in shared messages; do
+  for wk in "2 4 ref" "4 8 g8"; do
+    wt=${wk%% *}; wg=$(echo "$wk" | cut -d" " -f2); wr=${wk##* }
+    VITMAE_REDUCE=$red mpi -np 2 -x VITMAE_REDUCE "$VITMAE" train $small --groups $wg --steps $steps --threads $wt --out "$dir/pw$wt$red" > "$dir/pw$wt$red.log" 2>&1; rc=$?
+    t "-np 2 x $wt threads as workers, --groups $wg, $red: bitwise equal to one process" '[ $rc -eq 0 ] && grep -q "threads as workers: each of the $wt threads takes 1 of the gradient groups" "$dir/pw$wt$red.log" && same_run "$dir/$wr" "$dir/pw$wt$red"'
+  done
+done
+"$VITMAE" train $small --steps $steps --clip 0.05 --threads 1 --out "$dir/c1" > /dev/null 2>&1
+mpi -np 2 "$VITMAE" train $small --steps $steps --clip 0.05 --threads 2 --out "$dir/c2" > "$dir/c2.log" 2>&1; rc=$?
+t "-np 2 x 2 threads as workers, --clip: bitwise equal to one process" '[ $rc -eq 0 ] && grep -q "threads as workers" "$dir/c2.log" && same_run "$dir/c1" "$dir/c2"'
+t "--clip changes the bits (the test can tell)" '! same_weights "$dir/ref/checkpoint.safetensors" "$dir/c1/checkpoint.safetensors"'
+mpi -np 2 "$VITMAE" train $small --steps $steps --threads 4 --parallel groups --out "$dir/pw4x" > /dev/null 2> "$dir/pw4x.err"; rc=$?
+t "--parallel groups, 4 threads for a process's 2 groups: exit 2, one line" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/pw4x.err")" -eq 1 ] && grep -q "a power of two dividing the 2 gradient groups of each process (4 threads)" "$dir/pw4x.err" && [ ! -e "$dir/pw4x" ]'
 # One machine combines the ranks' gradients in shared memory; across machines they go as messages
 # (docs/distributed.md). VITMAE_REDUCE=messages forces the messages here: the same bits.
 for n in 2 4; do
@@ -93,6 +111,7 @@ done
 bench="bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 1"
 t "bench -np 2: combined through shared memory" 'mpi -np 2 "$VITMAE" $bench 2>&1 | grep -q "combined through shared memory"'
 t "bench -np 2, VITMAE_REDUCE=messages: through messages" 'VITMAE_REDUCE=messages mpi -np 2 "$VITMAE" $bench 2>&1 | grep -q "combined through messages"'
+t "bench -np 2 x 2 threads: workers over each process's 2 groups" 'mpi -np 2 "$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 2 2>&1 | grep -q "threads as workers: each of the 2 threads takes 1 of the gradient groups (1 at once)"'
 
 # 2. N, K and G are recorded.
 t "config.json records processes, accum, grad_groups" 'grep -q "\"processes\":[[:space:]]*2" "$dir/n2k2/config.json" && grep -q "\"accum\":[[:space:]]*2" "$dir/n2k2/config.json" && grep -q "\"grad_groups\":[[:space:]]*4" "$dir/n2k2/config.json"'

@@ -315,7 +315,7 @@ int main(void) {
                 CHECK(grad_workers_fit(G, W) && !grad_workers_fit(G, 3) && !grad_workers_fit(G, 1) &&
                       !grad_workers_fit(G, 2 * G), "%d workers fit %d groups; 1, 3 and %d do not", W, G, 2 * G);
                 GradWorkers gw;
-                CHECK(grad_workers_init(&gw, G, n, W, width, err, sizeof err) == 0, "%d workers: %s", W, err);
+                CHECK(grad_workers_init(&gw, NULL, G, n, W, width, err, sizeof err) == 0, "%d workers: %s", W, err);
                 omp_set_num_threads(W);
                 for (int step = 0; step < 3; step++) {
                     float step_loss = 0.0f;

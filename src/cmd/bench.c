@@ -276,16 +276,17 @@ int cmd_bench(int argc, char **argv) {
     // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does; workers by
     // the rule for their number of threads.
     size_t np = mae_num_params(&cfg);
-    int at_once = W ? groups_at_once(&cfg, per, 1 + K, groups / W / accum,
-                                     grad_workers_floats(groups, np, W, 1) * sizeof(float), W)
-                    : groups_at_once(&cfg, per, 1 + K, groups / nranks / accum, 0, threads);
-    if (W && parallel_memory(&cfg, per, at_once, W, groups, 0, strcmp(parallel, "auto") ? 0.9 : 0.5, gerr, sizeof gerr)) {
+    int mine = groups / nranks;   // this process's groups
+    int at_once = W ? groups_at_once(&cfg, per, 1 + K, mine / W / accum,
+                                     grad_workers_floats(mine, np, W, 1) * sizeof(float), W)
+                    : groups_at_once(&cfg, per, 1 + K, mine / accum, 0, threads);
+    if (W && parallel_memory(&cfg, per, at_once, W, mine, 0, strcmp(parallel, "auto") ? 0.9 : 0.5, gerr, sizeof gerr)) {
         if (strcmp(parallel, "auto")) {
             cli_error("bench --parallel groups", "%s", gerr);
             return 2;
         }
         W = 0;   // the team then, which needs less
-        at_once = groups_at_once(&cfg, per, 1 + K, groups / nranks / accum, 0, threads);
+        at_once = groups_at_once(&cfg, per, 1 + K, mine / accum, 0, threads);
     }
     int nw = W ? W : 1;   // models and batch buffers: one per worker
     BenchStep bs[WORKERS_MAX];
@@ -315,8 +316,10 @@ int cmd_bench(int argc, char **argv) {
     memset(&gw, 0, sizeof gw);
     int gr_ok = 0;
     if (ok && W) {
-        gr_ok = grad_workers_init(&gw, groups, np, W, at_once, err, sizeof err) == 0;
-        gw.defer_top = 1;   // the top of the workers' tree in AdamW's pass, as train does without --clip
+        // Under mpirun the processes' exchange (dist/workers.h), before the workers' buffers.
+        gr_ok = (nranks == 1 || grad_reduce_init_top(&gr, groups, np, err, sizeof err) == 0) &&
+                grad_workers_init(&gw, nranks > 1 ? &gr : NULL, groups, np, W, at_once, err, sizeof err) == 0;
+        gw.defer_top = nranks == 1;   // the top of the workers' tree in AdamW's pass, as train does without --clip
         Mae *models[WORKERS_MAX];
         for (int w = 0; w < W; w++) models[w] = bs[w].m;
         if (gr_ok && grad_workers_early_init(&gw, models, err, sizeof err)) gr_ok = 0;
@@ -359,7 +362,7 @@ int cmd_bench(int argc, char **argv) {
         double t0 = omp_get_wtime();
         float loss = 0.0f;
         int stop = 0, failed_here = 0;
-        float *grads = W ? mae_grads(m) : grad_reduce_grads(&gr, mae_grads(m));
+        float *grads = grad_reduce_grads(&gr, mae_grads(m));
         if (W) grad_workers_plan_adamw(&gw, exp_avg, exp_avg_sq, BENCH_LR, BENCH_WD, s + 1);
         gemm_weights_begin();   // as train: each weight packed once per step (kernels/gemm.h)
         if (W)
@@ -396,8 +399,9 @@ int cmd_bench(int argc, char **argv) {
     // Shared memory: the gradient lives in the window (the model's own buffer is never touched);
     // messages: a buffer for the received slices.
     const char *exchange = nranks == 1 ? "none" : gr.shared ? "shared memory" : "messages";
-    size_t tree_bytes = W ? grad_workers_floats(groups, np, W, at_once) * sizeof(float)
-                          : (size_t)gr.depth * np * sizeof(float) + (nranks > 1 && !gr.shared ? np / nranks * sizeof(float) : 0)
+    size_t received = nranks > 1 && !gr.shared ? np / nranks * sizeof(float) : 0;
+    size_t tree_bytes = W ? (grad_workers_floats(mine, np, W, at_once) - (gw.borrowed ? np : 0)) * sizeof(float) + received
+                          : (size_t)gr.depth * np * sizeof(float) + received
                                 + grad_reduce_at_once_floats(at_once, np) * sizeof(float);
     grad_reduce_free(&gr);
     grad_workers_free(&gw);
@@ -453,7 +457,7 @@ int cmd_bench(int argc, char **argv) {
                nranks > 1 ? exchange : "");
         if (W)
             printf("  threads as workers: each of the %d threads takes %d of the gradient groups (%d at once), "
-                   "one-thread kernels\n", W, groups / W, at_once);
+                   "one-thread kernels\n", W, mine / W, at_once);
         printf("  caches L1d %ld KB, L2 %ld KB, L3 %ld KB -> blocking kc %d, B slab %ld KB, A block %d panels\n",
                caches.l1d >> 10, caches.l2 >> 10, caches.l3 >> 10, blk.kc, blk.slab_floats * 4 >> 10, blk.mc_panels);
         printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);

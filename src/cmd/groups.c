@@ -50,15 +50,14 @@ int parallel_memory(const MaeConfig *cfg, int per, int width, int workers, int g
 int parallel_check(const char *mode, int groups, int accum, int threads, int *workers, char *err, size_t errlen) {
     *workers = 0;
     if (!strcmp(mode, "kernels")) return 0;
-    int fits = dist_size() == 1 && grad_workers_fit(groups, threads) && groups / threads % accum == 0;
+    int procs = dist_size(), mine = groups / procs;
+    int fits = grad_workers_fit(mine, threads) && mine / threads % accum == 0;
     if (fits) *workers = threads;
     if (fits || !strcmp(mode, "auto")) return 0;
-    if (dist_size() > 1)
-        snprintf(err, errlen, "groups runs in one process (under mpirun each process runs its groups on its threads)");
-    else if (!grad_workers_fit(groups, threads))
-        snprintf(err, errlen, "groups needs 2 or more threads, a power of two dividing the %d gradient groups (%d thread%s)",
-                 groups, threads, threads == 1 ? "" : "s");
+    if (!grad_workers_fit(mine, threads))
+        snprintf(err, errlen, "groups needs 2 or more threads, a power of two dividing the %d gradient groups%s (%d thread%s)",
+                 mine, procs > 1 ? " of each process" : "", threads, threads == 1 ? "" : "s");
     else
-        snprintf(err, errlen, "groups needs --accum %d to divide each thread's %d groups", accum, groups / threads);
+        snprintf(err, errlen, "groups needs --accum %d to divide each thread's %d groups", accum, mine / threads);
     return -1;
 }

@@ -27,12 +27,13 @@ int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t 
 
 // --parallel (docs/interface.md, "Threads"): "kernels", every thread in every kernel (the team,
 // kernels/team.h): *workers = 0; "groups", each of the `threads` threads its own gradient groups
-// (dist/workers.h): *workers = threads, which needs one process and a power of two of threads, 2 or
-// more, that divides the groups with --accum dividing each thread's share, else -1 and the reason in err
-// (a usage error); "auto", groups where they fit, else kernels. Results do not depend on it.
+// (dist/workers.h): *workers = threads, which needs a power of two of threads, 2 or more, that divides
+// the process's groups (groups / dist_size()) with --accum dividing each thread's share, else -1 and
+// the reason in err (a usage error); "auto", groups where they fit, else kernels. Results do not depend
+// on it.
 int parallel_check(const char *mode, int groups, int accum, int threads, int *workers, char *err, size_t errlen);
-// Whether `workers` threads as workers, each taking `width` groups of `per` images at once (the models,
-// the workers' gradient buffers: grad_workers_floats) and other_bytes fit in `fraction` of this
+// Whether `workers` threads as workers over a process's `groups` groups, each taking `width` groups of
+// `per` images at once (the models, the workers' gradient buffers: grad_workers_floats) and other_bytes fit in `fraction` of this
 // machine's memory (or memory is unknown): 0; else -1 and "T threads as workers need N bytes ..." in
 // err. auto takes the workers only within half of the memory; groups is refused beyond 90%, the memory
 // rule of every command (core/model.h, mae_memory_check).

@@ -557,12 +557,13 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     if (t->workers) {
         size_t np = mae_num_params(&t->cfg);
-        int at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, t->rs.grad_groups / t->workers / t->rs.accum,
+        int mine = t->rs.grad_groups / t->rs.processes;   // this process's groups
+        int at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, mine / t->workers / t->rs.accum,
                                      per_image * (size_t)t->per +
-                                         grad_workers_floats(t->rs.grad_groups, np, t->workers, 1) * sizeof(float),
+                                         grad_workers_floats(mine, np, t->workers, 1) * sizeof(float),
                                      t->workers);   // a worker takes its groups as the threads' rule says (cmd/groups.h)
         int is_auto = !strcmp(a->parallel, "auto");
-        if (parallel_memory(&t->cfg, t->per, at_once, t->workers, t->rs.grad_groups, per_image * (size_t)t->per,
+        if (parallel_memory(&t->cfg, t->per, at_once, t->workers, mine, per_image * (size_t)t->per,
                             is_auto ? 0.5 : 0.9, err, sizeof err) == 0) {
             t->at_once = at_once;
         } else if (is_auto) {
@@ -653,15 +654,20 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     }
     if ((rc = agree(rc))) return rc;
     // The reduction's buffers: collective under mpirun (one machine: a shared-memory window).
-    if (t->workers ? grad_workers_init(&t->gw, t->rs.grad_groups, mae_num_params(&t->cfg), t->workers, t->at_once, err,
-                                       sizeof err)
-                   : grad_reduce_init(&t->gr, t->rs.grad_groups, mae_num_params(&t->cfg), err, sizeof err) ||
+    // Under mpirun, workers' processes combine their nodes as the team's do (dist/workers.h).
+    size_t np = mae_num_params(&t->cfg);
+    int ranks = dist_size() > 1;
+    if (t->workers ? (ranks && grad_reduce_init_top(&t->gr, t->rs.grad_groups, np, err, sizeof err)) ||
+                         grad_workers_init(&t->gw, ranks ? &t->gr : NULL, t->rs.grad_groups, np, t->workers,
+                                           t->at_once, err, sizeof err)
+                   : grad_reduce_init(&t->gr, t->rs.grad_groups, np, err, sizeof err) ||
                          (t->at_once > 1 && grad_reduce_at_once(&t->gr, t->at_once, err, sizeof err)))
         rc = report("train", err, 1);
     if ((rc = agree(rc))) return rc;
-    // Workers leave the top of their tree to AdamW's pass unless clipping needs the whole gradient first,
-    // and then update each block's weights beside the backward once every worker is done with them.
-    t->gw.defer_top = t->workers && t->rs.clip == 0;
+    // One process's workers leave the top of their tree to AdamW's pass unless clipping needs the whole
+    // gradient first, and then update each block's weights beside the backward once every worker is done
+    // with them.
+    t->gw.defer_top = t->workers && t->rs.clip == 0 && !ranks;
     if (t->gw.defer_top) {
         Mae *models[WORKERS_MAX];
         for (int w = 0; w < t->workers; w++) models[w] = t->runner[w].model;
@@ -690,7 +696,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                t->rs.accum == 1 ? "" : "es");
     if (t->workers)
         printf("  threads as workers: each of the %d threads takes %d of the gradient groups (%d at once)\n",
-               t->workers, t->rs.grad_groups / t->workers, t->at_once);
+               t->workers, t->rs.grad_groups / t->rs.processes / t->workers, t->at_once);
     printf("  run folder %s\n", t->run_dir);
     fflush(stdout);
     return 0;
@@ -750,7 +756,7 @@ static int train_group_failed(void *ctx, int g, float *grads, float *loss, char 
 
 // Gradient group g of the step in t->images (dist/dist.h GroupFn, ctx a TrainRunner): forward and
 // backward of its images with the gradient landing in grads. t->images holds this process's groups
-// from t->gr.first (0 with workers: one process).
+// from t->gr.first (0 in one process).
 static int train_group(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
     (void)err; (void)errlen;
     TrainRunner *run = ctx;
@@ -861,7 +867,7 @@ int cmd_train(int argc, char **argv) {
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;
-        float *grads = t->workers ? mae_grads(t->model) : grad_reduce_grads(&t->gr, mae_grads(t->model));
+        float *grads = grad_reduce_grads(&t->gr, mae_grads(t->model));
         if (t->workers)   // AdamW's arguments, for the blocks the workers update beside their backward
             grad_workers_plan_adamw(&t->gw, t->exp_avg, t->exp_avg_sq, lr, r->wd, step + 1);
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)

@@ -90,9 +90,10 @@ typedef struct Train {
     int share;                     // images of this process per step (gr.count * per)
     int at_once;                   // gradient groups per forward and backward (cmd/groups.h); the
                                    // model holds at_once * per images
-    GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h)
+    GradReduce gr;                 // this process's groups and the step's reduction (dist/dist.h); with
+                                   // workers under mpirun only the processes' exchange
     int workers;                   // threads as workers (--parallel groups, dist/workers.h); 0: the team
-    GradWorkers gw;                // their groups and reduction (instead of gr)
+    GradWorkers gw;                // their groups and reduction
     char load_err[1024];           // why the step's images could not be loaded (its groups report it)
     TrainRunner runner[WORKERS_MAX];   // [0]: the run's model; [w]: worker w's, sharing its parameters
     char run_dir[4096], ckpt_path[4200];

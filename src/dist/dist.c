@@ -272,8 +272,10 @@ static GradShared *shared_create(GradReduce *gr) {
     return sh;
 }
 
-int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
-    int rc = grad_reduce_init_as(gr, groups, n, g_rank, g_size, err, errlen);
+static int init_as(GradReduce *gr, int groups, size_t n, int r, int N, int own_tree, char *err, size_t errlen);
+
+static int init(GradReduce *gr, int groups, size_t n, int own_tree, char *err, size_t errlen) {
+    int rc = init_as(gr, groups, n, g_rank, g_size, own_tree, err, errlen);
     if (!g_active || g_size == 1) return rc;
     // Collective from here: a rank that failed still attends.
     int ok = rc == 0, all_ok = 0;
@@ -298,9 +300,23 @@ int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t err
     return 0;
 }
 
+int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
+    return init(gr, groups, n, 1, err, errlen);
+}
+
+int grad_reduce_init_top(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
+    return init(gr, groups, n, 0, err, errlen);
+}
+
 float *grad_reduce_grads(const GradReduce *gr, float *own) { return gr->shared ? gr->grads : own; }
 
 int grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen) {
+    return init_as(gr, groups, n, r, N, 1, err, errlen);
+}
+
+// own_tree 0: no buffers for the rank's own tree (its node[] stays NULL but for node[0] under shared
+// memory, grad_reduce_init_top).
+static int init_as(GradReduce *gr, int groups, size_t n, int r, int N, int own_tree, char *err, size_t errlen) {
     memset(gr, 0, sizeof *gr);
     gr->groups = groups;
     gr->count = groups / N;
@@ -310,7 +326,7 @@ int grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char
     gr->node = calloc((size_t)gr->depth + 1, sizeof *gr->node);
     gr->slice_off = calloc((size_t)N + 1, sizeof *gr->slice_off);
     int ok = gr->node && gr->slice_off;
-    for (int i = 0; ok && i < gr->depth; i++) ok = (gr->node[i] = cpu_calloc_big(n, sizeof(float))) != NULL;
+    for (int i = 0; ok && own_tree && i < gr->depth; i++) ok = (gr->node[i] = cpu_calloc_big(n, sizeof(float))) != NULL;
     // Slices of the gradient, one per rank, boundaries at multiples of 16 floats (64 bytes).
     for (int i = 0; ok && i <= N; i++) gr->slice_off[i] = i == N ? n : ((size_t)i * n / N) & ~(size_t)15;
     if (ok && N > 1) {
@@ -494,26 +510,12 @@ static void shared_combine(const GradShared *sh, int N, size_t lo, size_t hi, fl
     free(all_rows);
 }
 
-static int reduce_step(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, void *ctx, float *loss,
-                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
-    if (gr->shared && grads != gr->grads) {   // a programming error, not a user's
-        fprintf(stderr, "vitmae: rank %d: grad_reduce_step: grads must be grad_reduce_grads()\n", g_rank);
-        dist_abort(70);
-    }
-    // One process or shared memory: the local root add is fused into the pass that follows; with one
-    // process and three groups or more, the add of the root's right child too (one pass over the
-    // gradients fewer: docs/distributed.md).
-    int root_apart = gr->count > 1 && (g_size == 1 || gr->shared);
-    if (root_apart && g_size == 1 && gr->count - gr->count / 2 >= 2) root_apart = 2;
-    // One process computing all its groups at once: the group function adds the whole tree and scales
-    // (the last pass below then has nothing left to do).
-    float fold_scale = 1.0f;
-    if (many && g_size == 1 && gr->width == gr->count) {
-        root_apart = 0;
-        fold_scale = 1.0f / (float)gr->groups;
-    }
-    double node_loss = 0.0;
-    *failed_here = local_tree(gr, grads, fn, many, ctx, root_apart, fold_scale, &node_loss, err, errlen) != 0;
+// The ranks' part of a step, once this rank's node is summed: the status exchange, then the top of the
+// tree (docs/distributed.md). The node is in grads; under shared memory with two groups or more its
+// halves are in grads and node[0] (grad_reduce_right); one process leaves its root apart as root_apart
+// says (reduce_step).
+static int combine(GradReduce *gr, float *grads, int root_apart, double node_loss, float *loss,
+                   const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
     const float *node = grads;
     double t0 = omp_get_wtime(), waited = 0.0;
     int N = g_size, me = g_rank;
@@ -589,6 +591,43 @@ static int reduce_step(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, 
     }
     gr->reduce_s += omp_get_wtime() - t0 - waited;
     return 0;
+}
+
+static int reduce_step(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, void *ctx, float *loss,
+                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
+    if (gr->shared && grads != gr->grads) {   // a programming error, not a user's
+        fprintf(stderr, "vitmae: rank %d: grad_reduce_step: grads must be grad_reduce_grads()\n", g_rank);
+        dist_abort(70);
+    }
+    // One process or shared memory: the local root add is fused into the pass that follows; with one
+    // process and three groups or more, the add of the root's right child too (one pass over the
+    // gradients fewer: docs/distributed.md).
+    int root_apart = gr->count > 1 && (g_size == 1 || gr->shared);
+    if (root_apart && g_size == 1 && gr->count - gr->count / 2 >= 2) root_apart = 2;
+    // One process computing all its groups at once: the group function adds the whole tree and scales
+    // (the last pass below then has nothing left to do).
+    float fold_scale = 1.0f;
+    if (many && g_size == 1 && gr->width == gr->count) {
+        root_apart = 0;
+        fold_scale = 1.0f / (float)gr->groups;
+    }
+    double node_loss = 0.0;
+    *failed_here = local_tree(gr, grads, fn, many, ctx, root_apart, fold_scale, &node_loss, err, errlen) != 0;
+    return combine(gr, grads, root_apart, node_loss, loss, stop_wish, stop, failed_here, err, errlen);
+}
+
+float *grad_reduce_right(const GradReduce *gr) { return gr->shared && gr->depth > 0 ? gr->node[0] : NULL; }
+
+int grad_reduce_combine(GradReduce *gr, float *grads, double node_loss, float *loss,
+                        const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err,
+                        size_t errlen) {
+    if (g_size == 1 || (gr->shared && grads != gr->grads)) {   // a programming error, not a user's
+        fprintf(stderr, "vitmae: rank %d: grad_reduce_combine: one process, or grads not grad_reduce_grads()\n",
+                g_rank);
+        dist_abort(70);
+    }
+    return combine(gr, grads, grad_reduce_right(gr) != NULL, node_loss, loss, stop_wish, stop, failed_here, err,
+                   errlen);
 }
 
 int grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,

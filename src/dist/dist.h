@@ -106,6 +106,10 @@ int  grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t er
 // The buffer the step's gradient lands in: gr->grads under shared memory, else `own` (the caller's n
 // floats). Pass it to grad_reduce_step and read the gradient there.
 float *grad_reduce_grads(const GradReduce *gr, float *own);
+// The same for a rank whose own groups are summed elsewhere (its threads as workers, dist/workers.h):
+// no buffers for its local tree, only the exchange's (and node[0] under shared memory: see
+// grad_reduce_right). Collective as grad_reduce_init.
+int  grad_reduce_init_top(GradReduce *gr, int groups, size_t n, char *err, size_t errlen);
 // The same for rank r of N (tests build every rank's share in one process).
 int  grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen);
 // This rank's part alone: the sum of its groups in the fixed tree into grads (not scaled), the sum of
@@ -133,6 +137,18 @@ size_t grad_reduce_at_once_floats(int width, size_t n);
 // set) and "rank R failed" on the others; no rank is left waiting.
 int  grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
+// The ranks' part of grad_reduce_step alone, for a rank that summed its node of the tree itself (its
+// threads as workers, dist/workers.h), under mpirun with 2 processes or more: the node is in grads
+// (grad_reduce_grads), not scaled, and where grad_reduce_right gives a buffer its root's two halves are
+// in grads and that buffer, not added (under shared memory the add is part of the ranks' pass);
+// node_loss is the sum of its groups' losses (tree_sum_doubles's order); *failed_here in: this rank's
+// groups failed (err says why). Then as grad_reduce_step.
+int  grad_reduce_combine(GradReduce *gr, float *grads, double node_loss, float *loss,
+                         const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err,
+                         size_t errlen);
+// Where the rank's node leaves the right half of its root for grad_reduce_combine: node[0] under shared
+// memory with two groups or more per rank; NULL when the node is to be whole in grads.
+float *grad_reduce_right(const GradReduce *gr);
 // The same with the groups computed gr->width at a time by fn (after grad_reduce_at_once): the same
 // adds in the same tree, so the same bits.
 int  grad_reduce_step_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *ctx, float *loss,

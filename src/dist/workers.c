@@ -39,14 +39,14 @@ struct EarlyAdamW {
 
 static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
-int grad_workers_fit(int groups, int workers) {
-    return workers >= 2 && workers <= WORKERS_MAX && is_pow2(workers) && groups % workers == 0 && dist_size() == 1;
+int grad_workers_fit(int count, int workers) {
+    return workers >= 2 && workers <= WORKERS_MAX && is_pow2(workers) && count % workers == 0;
 }
 
 void grad_workers_free(GradWorkers *gw) {
     for (int w = 0; w < gw->workers; w++) {
         grad_reduce_free(&gw->part[w]);
-        if (w > 0) free(gw->node[w]);
+        if (w > 0 && w != gw->borrowed) free(gw->node[w]);
     }
     if (gw->early) {
         free(gw->early->weights);
@@ -58,29 +58,37 @@ void grad_workers_free(GradWorkers *gw) {
     memset(gw, 0, sizeof *gw);
 }
 
-size_t grad_workers_floats(int groups, size_t n, int workers, int width) {
-    int count = groups / workers, depth = 0;
+size_t grad_workers_floats(int count, size_t n, int workers, int width) {
+    int depth = 0;
+    count /= workers;
     while ((1 << depth) < count) depth++;
     size_t per_worker = (size_t)depth * n + (width > 1 ? grad_reduce_at_once_floats(width, n) : 0);
     return (size_t)workers * per_worker + (size_t)(workers - 1) * n;
 }
 
-int grad_workers_init(GradWorkers *gw, int groups, size_t n, int workers, int width, char *err, size_t errlen) {
+int grad_workers_init(GradWorkers *gw, GradReduce *rank, int groups, size_t n, int workers, int width, char *err,
+                      size_t errlen) {
     memset(gw, 0, sizeof *gw);
-    if (!grad_workers_fit(groups, workers)) {   // a programming error: callers ask grad_workers_fit first
-        snprintf(err, errlen, "%d workers cannot share %d gradient groups", workers, groups);
+    int mine = rank ? rank->count : groups, first = rank ? rank->first : 0;
+    if (!grad_workers_fit(mine, workers)) {   // a programming error: callers ask grad_workers_fit first
+        snprintf(err, errlen, "%d workers cannot share %d gradient groups", workers, mine);
         return -1;
     }
     gw->workers = workers;
     gw->width = width;
-    int count = groups / workers;
+    gw->rank = rank;
+    if (rank && grad_reduce_right(rank)) {   // the right half of the process's root: the rank's buffer
+        gw->borrowed = workers / 2;
+        gw->node[gw->borrowed] = grad_reduce_right(rank);
+    }
+    int count = mine / workers;
     for (int w = 0; w < workers; w++) {
-        // Worker w's share is a rank's share of dist.h (count groups from w * count), with no exchange.
+        // Worker w's share is a rank's share of dist.h (count groups from first + w * count), with no exchange.
         if (grad_reduce_init_as(&gw->part[w], count, n, 0, 1, err, errlen)) return -1;
         gw->part[w].groups = groups;
-        gw->part[w].first = w * count;
+        gw->part[w].first = first + w * count;
         if (width > 1 && grad_reduce_at_once(&gw->part[w], width, err, errlen)) return -1;
-        if (w > 0 && !(gw->node[w] = cpu_calloc_big(n, sizeof(float)))) {
+        if (w > 0 && w != gw->borrowed && !(gw->node[w] = cpu_calloc_big(n, sizeof(float)))) {
             snprintf(err, errlen, "out of memory for a worker's gradient buffer of %zu MB", n * sizeof(float) >> 20);
             return -1;
         }
@@ -196,7 +204,8 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
     double done_at[WORKERS_MAX];
     gw->node[0] = grads;
     double t_add = 0.0;
-    EarlyAdamW *e = gw->early;
+    EarlyAdamW *e = gw->rank ? NULL : gw->early;   // one process only (workers.h)
+    const int defer = gw->defer_top && !gw->rank;
     if (e) early_begin(gw);
     #pragma omp parallel num_threads(W)
     {
@@ -225,7 +234,7 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
         #pragma omp barrier
         int any_failed = 0;
         for (int w = 0; w < W; w++) any_failed |= failed[w];
-        if (!any_failed && !gw->defer_top) {
+        if (!any_failed && !defer && (top.nadd > 0 || top.scale != 1.0f)) {
             double t0 = omp_get_wtime();
             // Thread th adds its slice of every node (slices of whole 64-byte lines), in blocks of
             // TOP_BLOCK floats that keep the W rows in L1.
@@ -249,6 +258,15 @@ int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, 
             *failed_here = 1;
             snprintf(err, errlen, "%s", gw->err[w]);
         }
+    if (gw->rank) {   // the ranks combine their nodes (dist.h), as after their own trees
+        GradReduce *gr = gw->rank;
+        double reduce0 = gr->reduce_s, wait0 = gr->wait_s;
+        int rc = grad_reduce_combine(gr, grads, tree_sum_doubles(node_loss, W), loss, stop_wish, stop, failed_here,
+                                     err, errlen);
+        gw->reduce_s += gr->reduce_s - reduce0;
+        gw->wait_s += gr->wait_s - wait0;
+        return rc;
+    }
     *stop = stop_wish && *stop_wish;
     *loss = (float)(tree_sum_doubles(node_loss, W) / gw->part[0].groups);
     return *failed_here ? -1 : 0;
@@ -263,16 +281,17 @@ void grad_workers_top_tree(const GradWorkers *gw, SumTree *t) {
     t->nadd = 0;
     for (int step = 1; step < W; step *= 2)
         for (int j = 0; j + step < W; j += 2 * step) {
+            if (gw->borrowed && step == W / 2) break;   // the root's add: the ranks' pass does it
             t->dst[t->nadd] = (unsigned char)j;
             t->src[t->nadd++] = (unsigned char)(j + step);
         }
-    t->scale = 1.0f / (float)gw->part[0].groups;
+    t->scale = gw->rank ? 1.0f : 1.0f / (float)gw->part[0].groups;   // the ranks' pass scales
     sumtree_finish(t);
 }
 
 void grad_workers_adamw(const GradWorkers *gw, const MaeTensor *t, int nt, float *params, const float *grads, float *m,
                         float *v, float lr, float wd, long step) {
-    if (!gw->defer_top) {
+    if (!gw->defer_top || gw->rank) {
         adamw_step(t, nt, params, grads, m, v, lr, wd, step);
         return;
     }
@@ -288,7 +307,7 @@ void grad_workers_adamw(const GradWorkers *gw, const MaeTensor *t, int nt, float
 int grad_workers_early_init(GradWorkers *gw, Mae *const *models, char *err, size_t errlen) {
     const int W = gw->workers;
     const GradReduce *gr = &gw->part[0];
-    if (!gw->defer_top || gr->count != (gw->width > 1 ? gw->width : 1)) return 0;
+    if (!gw->defer_top || gw->rank || gr->count != (gw->width > 1 ? gw->width : 1)) return 0;
     EarlyAdamW *e = calloc(1, sizeof *e);
     int units = mae_backward_units(models[0]);
     if (e) {

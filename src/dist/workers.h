@@ -11,7 +11,13 @@
 // scaled by 1 / G, exactly as N processes of dist.h add their rank nodes. So the gradient, the loss and
 // the weights are bitwise those of one thread, of a team of any size and of any number of processes.
 //
-// One process only: under mpirun every rank runs its groups on its team (dist.h).
+// Under mpirun (2 processes or more) a process's W workers share its own node of the tree (dist.h: the
+// groups [first, first + count) of its GradReduce, made by grad_reduce_init_top): worker w takes
+// [first + w count/W, first + (w + 1) count/W), the W worker nodes are added in the top of the
+// process's tree, not scaled, and the ranks combine their nodes as they do after their own trees
+// (grad_reduce_combine); under shared memory the root's two halves go to the ranks' pass unadded, as
+// the ranks' own trees leave them. AdamW beside the backward and the deferred top (defer_top) are for
+// one process only: the whole gradient exists only after the ranks' exchange.
 #ifndef VITMAE_WORKERS_H
 #define VITMAE_WORKERS_H
 #include <signal.h>
@@ -26,39 +32,48 @@ typedef struct EarlyAdamW EarlyAdamW;   // AdamW beside the backward (workers.c)
 
 typedef struct {
     int workers;                    // W
+    GradReduce *rank;               // under mpirun: the process's reduction (grad_reduce_init_top); NULL: one process
+    int borrowed;                   // w > 0 whose node is the rank's right half (grad_reduce_right); 0: none
     int width;                      // groups each worker computes at once (1: one at a time)
     GradReduce part[WORKERS_MAX];   // worker w's groups and its local tree's buffers
     float *node[WORKERS_MAX];       // worker w's node (node[0]: the caller's gradient, set per step)
     char err[WORKERS_MAX][512];     // worker w's reason when its groups failed
     double reduce_s;                // seconds adding the groups' gradients (workers' and top), summed over steps
     double wait_s;                  // seconds worker 0 waited for the others at the meeting, summed over steps
-    int defer_top;                  // set by the caller: steps leave the top of the tree to grad_workers_adamw
+    int defer_top;                  // set by the caller (one process only): steps leave the top of the tree to
+                                    // grad_workers_adamw
     EarlyAdamW *early;              // grad_workers_early_init's tables (NULL: none)
     double early_s;                 // seconds worker 0 updated weights in the step (grad_workers_early_init),
                                     // summed over steps
 } GradWorkers;
 
-// Whether `workers` threads can share the `groups` groups of one process as workers: 2 or more
-// threads, a power of two dividing groups, at most WORKERS_MAX, and one process.
-int grad_workers_fit(int groups, int workers);
+// Whether `workers` threads can share a process's `count` gradient groups as workers: 2 or more
+// threads, a power of two dividing count, at most WORKERS_MAX.
+int grad_workers_fit(int count, int workers);
 
-// Buffers for W workers over G groups of n-float gradients, each computing `width` of its G / W groups
-// at once (a power of two dividing them; 1: one at a time). 0; -1 and err when out of memory
-// (grad_workers_free still releases what was allocated).
-int grad_workers_init(GradWorkers *gw, int groups, size_t n, int workers, int width, char *err, size_t errlen);
+// Buffers for W workers over a process's groups of n-float gradients, each computing `width` of its
+// groups at once (a power of two dividing them; 1: one at a time): all G groups in one process (rank
+// NULL), or under mpirun those of rank (grad_reduce_init_top, G groups in all; it must outlive gw).
+// 0; -1 and err when out of memory (grad_workers_free still releases what was allocated).
+int grad_workers_init(GradWorkers *gw, GradReduce *rank, int groups, size_t n, int workers, int width, char *err,
+                      size_t errlen);
 void grad_workers_free(GradWorkers *gw);
-// Floats of gradient buffers grad_workers_init allocates (the caller's gradient not counted).
-size_t grad_workers_floats(int groups, size_t n, int workers, int width);
+// Floats of gradient buffers grad_workers_init allocates for a process's `count` groups (the caller's
+// gradient not counted; under shared memory one buffer fewer is needed).
+size_t grad_workers_floats(int count, size_t n, int workers, int width);
 
 // One step, as grad_reduce_step / _at_once: worker w runs its groups through `many` (width > 1) or `fn`
 // with ctx[w] (each worker's own model and batch buffers), in a region of W threads where every kernel
 // it calls runs on that thread alone; then the workers add their nodes, scale, and leave the gradient
 // of the mean loss in grads (n floats, worker 0's node) and the batch loss in *loss. stop_wish (may be
 // NULL) read once: *stop. Returns 0; -1 when a worker's group failed (*failed_here set, err says why).
+// Under mpirun the ranks then combine their nodes (grad_reduce_combine: grads must be
+// grad_reduce_grads(rank, ...)), and -1 also when another rank failed, as grad_reduce_step.
 int grad_workers_step(GradWorkers *gw, float *grads, GroupFn fn, GroupsFn many, void *const *ctx, float *loss,
                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
 
-// The top of the tree as adds over the W worker nodes (node[0] live, scaled by 1 / G): the step's own
+// The top of the tree as adds over the W worker nodes (node[0] live, scaled by 1 / G; under mpirun not
+// scaled, and node[W / 2] left apart where the ranks' pass adds it, grad_reduce_right): the step's own
 // adds, or, with defer_top set, the caller's: a step then leaves the nodes unsummed, to be summed inside
 // AdamW's pass (grad_workers_adamw: each range while it is in the cache, where no gradient clipping
 // needs the whole gradient first) or with sumtree_apply.
