@@ -1,5 +1,5 @@
 // Threads as workers (docs/performance.md, "Threads as workers"; docs/distributed.md, "Threads as
-// workers"): in one process, W threads each take their own share of a step's gradient groups through
+// workers"): in a process, W threads each take their own share of a step's gradient groups through
 // the forward and backward with the one-thread kernels, on a model of their own that shares the
 // parameters (core/model.h, mae_create_sharing), and meet once a step, to add their nodes of the
 // groups' tree. Against the team (every thread in every kernel, kernels/team.h), the threads meet once
