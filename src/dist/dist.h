@@ -3,7 +3,7 @@
 //
 // MPI starts only when the program was launched by mpirun (OMPI_COMM_WORLD_SIZE or PMI_SIZE in the
 // environment): a plain `./vitmae` never calls MPI_Init and runs as rank 0 of 1. Every function here
-// works without MPI as the one-process case (no communication).
+// works without MPI as the one-process case (no communication), but grad_reduce_combine (2 or more).
 //
 // The reduction. A step's global batch of B images is cut into G gradient groups of B / G images
 // (G a power of two, recorded with the run). The gradient of a group is computed alone (one forward
@@ -106,11 +106,11 @@ int  grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t er
 // The buffer the step's gradient lands in: gr->grads under shared memory, else `own` (the caller's n
 // floats). Pass it to grad_reduce_step and read the gradient there.
 float *grad_reduce_grads(const GradReduce *gr, float *own);
-// The same for a rank whose own groups are summed elsewhere (its threads as workers, dist/workers.h):
-// no buffers for its local tree, only the exchange's (and node[0] under shared memory: see
-// grad_reduce_right). Collective as grad_reduce_init.
+// grad_reduce_init for a rank whose own groups are summed elsewhere (its threads as workers,
+// dist/workers.h): no buffers for its local tree, only the exchange's (and node[0] under shared memory:
+// see grad_reduce_right). Collective as grad_reduce_init.
 int  grad_reduce_init_top(GradReduce *gr, int groups, size_t n, char *err, size_t errlen);
-// The same for rank r of N (tests build every rank's share in one process).
+// grad_reduce_init's buffers for rank r of N, without MPI (tests build every rank's share in one process).
 int  grad_reduce_init_as(GradReduce *gr, int groups, size_t n, int r, int N, char *err, size_t errlen);
 // This rank's part alone: the sum of its groups in the fixed tree into grads (not scaled), the sum of
 // their losses in *loss. 0 ok, -1 when fn failed (err says why).
@@ -137,6 +137,11 @@ size_t grad_reduce_at_once_floats(int width, size_t n);
 // set) and "rank R failed" on the others; no rank is left waiting.
 int  grad_reduce_step(GradReduce *gr, float *grads, GroupFn fn, void *ctx, float *loss,
                       const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen);
+// The same with the groups computed gr->width at a time by fn (after grad_reduce_at_once): the same
+// adds in the same tree, so the same bits.
+int  grad_reduce_step_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *ctx, float *loss,
+                              const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err,
+                              size_t errlen);
 // The ranks' part of grad_reduce_step alone, for a rank that summed its node of the tree itself (its
 // threads as workers, dist/workers.h), under mpirun with 2 processes or more: the node is in grads
 // (grad_reduce_grads), not scaled, and where grad_reduce_right gives a buffer its root's two halves are
@@ -149,9 +154,4 @@ int  grad_reduce_combine(GradReduce *gr, float *grads, double node_loss, float *
 // Where the rank's node leaves the right half of its root for grad_reduce_combine: node[0] under shared
 // memory with two groups or more per rank; NULL when the node is to be whole in grads.
 float *grad_reduce_right(const GradReduce *gr);
-// The same with the groups computed gr->width at a time by fn (after grad_reduce_at_once): the same
-// adds in the same tree, so the same bits.
-int  grad_reduce_step_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *ctx, float *loss,
-                              const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err,
-                              size_t errlen);
 #endif
