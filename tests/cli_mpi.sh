@@ -125,6 +125,8 @@ mpi -np 4 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --out "$d
 t "resume -np 1 -> 4 exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || tail -n 20 "$dir/r14.log"
 t "resume -np 1 -> 4: bitwise equal" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/r14/checkpoint.safetensors"'
+mpi -np 2 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --out "$dir/r1w" --threads 2 > "$dir/r1w.log" 2>&1; rc=$?
+t "resume -np 1 -> 2 processes x 2 threads as workers: bitwise equal" '[ $rc -eq 0 ] && grep -q "threads as workers" "$dir/r1w.log" && same_weights "$dir/ref/checkpoint.safetensors" "$dir/r1w/checkpoint.safetensors"'
 
 # 4. Refusals: one line from rank 0, exit 2; nothing written.
 mpi -np 3 "$VITMAE" train $small --steps 2 --out "$dir/bad3" > /dev/null 2> "$dir/bad3.err"; rc=$?
