@@ -36,21 +36,38 @@ t "the same files at 1 and 3 threads" 'diff -r "$tmp/th1" "$tmp/th3" >/dev/null'
 # whichever thread met it first, and no montage is written for that image.
 mkdir -p "$tmp/bad/attn_input/layer02-head01.png"
 ln -s "$tmp/nowhere/x.png" "$tmp/bad/attn_input/layer02-head03.png"
-"$VITMAE" attention --ckpt "$ck" --out "$tmp/bad" --threads 3 "$img" >/dev/null 2>"$tmp/err"; rc=$?
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/bad" --threads 3 --force "$img" >/dev/null 2>"$tmp/err"; rc=$?
 t "a map that cannot be written: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "the first map that failed is named ($(head -n 1 "$tmp/err"))" \
   'grep -q "^vitmae: .*attn_input.png: .*/bad/attn_input/layer02-head01.png: is a directory$" "$tmp/err"'
 t "no montage for that image" '[ ! -e "$tmp/bad/attn_input.attn.png" ]'
+
+# An earlier run's files are replaced only with --force (docs/interface.md, "Earlier results"): a
+# second run into a folder is refused before anything is written (exit 2, one line naming index.html,
+# or, the index gone, the first of the image's files); --force replaces them.
+run --out "$tmp/e" --head mean "$img"; rc=$?
+cp "$tmp/e/attn_input.attn.png" "$tmp/e.before.png"
+run --out "$tmp/e" --head 0 "$img"; rc=$?
+t "a second run into a folder: exit 2, one line naming its index" '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qx "vitmae: $tmp/e/index.html: already exists (use --force to replace it)" "$tmp/err"'
+t "... the earlier files left as they were" 'cmp -s "$tmp/e.before.png" "$tmp/e/attn_input.attn.png" && [ ! -e "$tmp/e/attn_input/layer02-head00.png" ]'
+rm "$tmp/e/index.html"
+run --out "$tmp/e" --head 0 "$img"; rc=$?
+t "the index gone: the image's montage is named" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/e/attn_input.attn.png: already exists (use --force to replace it)" "$tmp/err"'
+rm "$tmp/e/attn_input.attn.png"
+run --out "$tmp/e" --head 0 "$img"; rc=$?
+t "then its folder of maps" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/e/attn_input: already exists (use --force to replace it)" "$tmp/err"'
+run --out "$tmp/e" --head 0 --force "$img"; rc=$?
+t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/e/attn_input.attn.png" ] && [ -s "$tmp/e/index.html" ] && [ -s "$tmp/e/attn_input/layer02-head00.png" ]'
 
 # --- rollout and patch maps against a direct computation from the raw attention -----------------
 run --out "$tmp/r" --raw --layer all --mode rollout "$img"
 for l in 0 1 2; do
   t "rollout L$l mean" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout $l mean 0 "$tmp/r/attn_input/rollout-layer0$l-mean.npy"'
 done
-run --out "$tmp/r" --raw --layer 1 --mode rollout --head max --query 2,1 "$img"
+run --out "$tmp/r" --raw --layer 1 --mode rollout --head max --query 2,1 --force "$img"
 # patch (2, 1) is grid index 1 * 4 + 2 = 6, token 7
 t "rollout max query" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 1 max 7 "$tmp/r/attn_input/rollout-patch02x01-layer01-max.npy"'
-run --out "$tmp/r" --raw --layer 2 --mode rollout --head 3 "$img"
+run --out "$tmp/r" --raw --layer 2 --mode rollout --head 3 --force "$img"
 t "rollout one head" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 2 3 0 "$tmp/r/attn_input/rollout-layer02-head03.npy"'
 run --out "$tmp/p" --raw --layer 0 --mode patch --query 3,2 --head max "$img"
 t "patch mode row of token 12" '"$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 12 "$tmp/p/attn_input/patch03x02-layer00-max.npy"'

@@ -82,6 +82,22 @@ t "per-class table" '[ "$(grep -c "^  [a-z]" "$tmp/out")" -eq 4 ]'
 png_magic() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d " \n")" = "89504e470d0a1a0a" ]; }
 t "confusion-knn.png" 'png_magic "$tmp/cm/confusion-knn.png"'
 t "confusion-linear.png" 'png_magic "$tmp/cm/confusion-linear.png"'
+# An earlier run's matrices are replaced only with --force (docs/interface.md, "Earlier results"),
+# checked before the probes run; a matrix this run does not write is not in the way.
+cp "$tmp/cm/confusion-knn.png" "$tmp/knn.before.png"
+bad "probe --out holding an earlier run" 2 "cm/confusion-knn.png: already exists (use --force to replace it)" \
+  probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/cm"
+t "the earlier matrix left as it was" 'cmp -s "$tmp/knn.before.png" "$tmp/cm/confusion-knn.png"'
+rm "$tmp/cm/confusion-knn.png"
+probe --out "$tmp/cm"; rc=$?
+t "only the kNN matrix written: the earlier linear one is not in the way" '[ $rc -eq 0 ] && png_magic "$tmp/cm/confusion-knn.png"'
+rm "$tmp/cm/confusion-knn.png"
+bad "probe --linear, an earlier linear matrix" 2 "cm/confusion-linear.png: already exists (use --force to replace it)" \
+  probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear --out "$tmp/cm"
+t "refused before the probes ran: no kNN matrix written" '[ ! -e "$tmp/cm/confusion-knn.png" ]'
+echo "not a picture" > "$tmp/cm/confusion-linear.png"
+probe --linear --linear-epochs 5 --force --out "$tmp/cm"; rc=$?
+t "--force replaces them" '[ $rc -eq 0 ] && png_magic "$tmp/cm/confusion-linear.png" && png_magic "$tmp/cm/confusion-knn.png"'
 probe --json; rc=$?
 t "json exits 0" '[ $rc -eq 0 ]'
 py() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $1" "$tmp/out"; }

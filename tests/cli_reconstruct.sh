@@ -33,6 +33,21 @@ t "recon.npy header" 'head -c 128 "$tmp/r1/flat.recon.npy" | grep -q "'"'"'shape
 # The checkpoint's mask ratio 0.75: 12 of the 16 mask bytes are 1.
 ones=$(tail -c 16 "$tmp/r1/flat.mask.npy" | od -An -tu1 | tr -s ' ' '\n' | grep -c '^1$')
 t "12 of 16 patches removed (got $ones)" '[ "$ones" -eq 12 ]'
+# An earlier run's files are replaced only with --force (docs/interface.md, "Earlier results"): the
+# same run again is refused before anything is written (exit 2, one line naming the first file that
+# exists), --raw's files count too, and --force replaces them.
+cp "$tmp/r1/flat.recon.png" "$tmp/flat.before.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --mask-ratio 0.5 "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "an earlier panel: exit 2, one line" '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qx "vitmae: $tmp/r1/flat.recon.png: already exists (use --force to replace it)" "$tmp/err"'
+t "an earlier panel: left as it was" 'cmp -s "$tmp/flat.before.png" "$tmp/r1/flat.recon.png"'
+rm "$tmp/r1/flat.recon.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "without --raw the earlier .npy files are not in the way" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ]'
+rm "$tmp/r1/flat.recon.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "an earlier --raw file: exit 2, named" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/r1/flat.recon.npy: already exists (use --force to replace it)" "$tmp/err" && [ ! -e "$tmp/r1/flat.recon.png" ]'
+out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw --force "$tmp/flat/flat.png"); rc=$?
+t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ] && echo "$out" | grep -qx "flat masked_mse=0.25 psnr=6.02dB"'
 # --scale 2 and the mask ratio 0: every patch is scored, said in a note.
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r2" --scale 2 --mask-ratio 0 "$tmp/flat/flat.png"); rc=$?
 t "ratio 0 exits 0" '[ $rc -eq 0 ]'
@@ -88,7 +103,7 @@ t "threads 1 and 3: the same files" '[ "$(ls "$tmp/r6" | wc -l)" -eq 21 ] && dif
 # Two panels that cannot be written (a folder in their place): both named, in input order, the
 # other five written and printed, exit 1.
 mkdir -p "$tmp/r8/00001.recon.png" "$tmp/r8/00004.recon.png"
-out=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r8" --mask-ratio 0.5 --seed 3 --threads 3 "$tmp/syn" 2>"$tmp/err8"); rc=$?
+out=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r8" --mask-ratio 0.5 --seed 3 --threads 3 --force "$tmp/syn" 2>"$tmp/err8"); rc=$?
 t "unwritable panels: exit 1 ($rc)" '[ $rc -eq 1 ]'
 first=$(echo "$rec" | grep -o "^0000[14]" | head -n 1)   # the one of the two that comes first in input order
 t "both named, $first's first ($(tr '\n' '|' < "$tmp/err8"))" \

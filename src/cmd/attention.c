@@ -595,18 +595,44 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
 static const char *SYNOPSIS =
     "--ckpt FILE [--out DIR] [--mode cls|patch|rollout] [--layer N|last|all] [--head N|mean|max|all]\n"
     "       [--query X,Y] [--normalize layer|map|none] [--colormap NAME] [--alpha A]\n"
-    "       [--upsample bilinear|nearest] [--display N] [--scale K] [--raw] [--mask-ratio R --seed S] INPUT...\n"
+    "       [--upsample bilinear|nearest] [--display N] [--scale K] [--raw] [--mask-ratio R --seed S] [--force]\n"
+    "       INPUT...\n"
     "Attention maps of the encoder drawn over each photo (files, or folders scanned recursively):\n"
-    "DIR/<stem>.attn.png (montage), DIR/<stem>/<map>.png (one overlay per map), DIR/index.html;\n"
+    "DIR/<stem>.attn.png (montage), DIR/<stem>/<map>.png (one overlay per map), DIR/index.html (an earlier\n"
+    "run's files in DIR are replaced only with --force);\n"
     "--raw adds DIR/<stem>.attn.npy [depth, heads, 1+L, 1+L] and DIR/<stem>/<map>.npy [gh, gw].\n"
     "The map covers the part of the photo the model saw (its centre crop, outlined when the photo is not\n"
     "square). Photos larger than --display are shrunk to it; smaller ones are enlarged by whole pixels.";
+
+// Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"): 1 after
+// naming the first of DIR/index.html and each image's files (the stems every input would get) that
+// exists; else 0.
+static int refuse_earlier(const char *out_dir, char *const *paths, int npaths, int raw, int masked) {
+    char path[8192];
+    snprintf(path, sizeof path, "%s/index.html", out_dir);
+    if (output_refuse_existing(path, 0)) return 1;
+    StemSet stems = {NULL, 0, 0, 2};
+    int refused = 0;
+    for (int i = 0; i < npaths && !refused; i++) {
+        char *stem = infer_stem(paths[i]);
+        const char *s = stem ? stem_set_claim(&stems, stem) : NULL;
+        free(stem);
+        if (!s) break;   // out of memory: the writes will say so
+        static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy"};
+        for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && !refused; k++) {
+            snprintf(path, sizeof path, "%s/%s%s", out_dir, s, kinds[k]);
+            refused = output_refuse_existing(path, 0);
+        }
+    }
+    stem_set_free(&stems);
+    return refused;
+}
 
 int cmd_attention(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_dir = "attention", *layer_s = "last", *head_s = "all", *query_s = NULL;
     const char *mode_s = "cls", *cmap_s = "viridis", *upsample_s = "bilinear", *normalize_s = "layer";
     float alpha = 0.6f, mask_ratio = 0.0f;
-    int scale = 0, display = 512, raw = 0, threads = 0;
+    int scale = 0, display = 512, raw = 0, threads = 0, force = 0;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine)", "FILE", 0},
@@ -625,6 +651,7 @@ int cmd_attention(int argc, char **argv) {
          "longest side of an overlay in pixels (default 512; montage tiles up to 256)", "N", 0},
         {"--scale", FLAG_INT, &scale, 1, 64, NULL, "draw photos K times their own size instead (nearest)", "K", 0},
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write the attention (.attn.npy) and each map (.npy)", NULL, 0},
+        {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace files of an earlier run in DIR", NULL, 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL, "remove patches as MAE does (default 0: none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9.2e18, NULL, "mask seed: one mask for every image (default 0)", "S", 0},
         {"--threads", FLAG_INT, &threads, 0, 1024, NULL, "OpenMP threads (default: all)", "N", 0},
@@ -743,6 +770,7 @@ int cmd_attention(int argc, char **argv) {
     paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures);
     written = calloc((size_t)(npaths ? npaths : 1), sizeof *written);
     if (!written) { cli_error("attention", "out of memory"); goto out; }
+    if (!force && refuse_earlier(out_dir, paths, npaths, raw, K < L)) { status = 2; goto out; }
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed};
     int nimages = 0, nmaps = 0;
     struct timespec t0, t1;

@@ -16,6 +16,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/count_progress.h"
+#include "cmd/output.h"
 #include "data/dataset.h"
 #include "infer/features.h"
 #include "io/npy.h"
@@ -109,11 +110,6 @@ static char *list_text(const Inputs *in, size_t *len) {
     return buf;
 }
 
-static int exists(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 int cmd_embed(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_path = NULL, *pool_s = "cls", *layer_s = "last";
     int batch = 64, threads = 0, force = 0;
@@ -151,10 +147,7 @@ int cmd_embed(int argc, char **argv) {
     txt_path = strdup(out_path);
     if (!txt_path) { cli_error("embed", "out of memory"); status = 1; goto out; }
     memcpy(txt_path + olen - 4, ".txt", 4);
-    if (!force && (exists(out_path) || exists(txt_path))) {
-        cli_error(exists(out_path) ? out_path : txt_path, "already exists (use --force to replace it)");
-        goto out;
-    }
+    if (output_refuse_existing(out_path, force) || output_refuse_existing(txt_path, force)) goto out;
     if (threads > 0) omp_set_num_threads(threads);
 
     status = 1;

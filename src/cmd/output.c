@@ -9,6 +9,17 @@
 #include "cmd/cli.h"
 #include "data/dataset.h"
 
+int output_exists(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+int output_refuse_existing(const char *path, int force) {
+    if (force || !output_exists(path)) return 0;
+    cli_error(path, "already exists (use --force to replace it)");
+    return 1;
+}
+
 int output_mkdir_p(const char *path, char *err, size_t errlen) {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {

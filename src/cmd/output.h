@@ -8,6 +8,13 @@
 // and errno set (ENOTDIR when path exists and is not a folder, ENAMETOOLONG when too long).
 int output_mkdir_p(const char *path, char *err, size_t errlen);
 
+// Earlier results are not replaced without the user's say (docs/interface.md, "Earlier results"): a
+// command that writes named files checks them first and, unless given --force, refuses (exit 2) with
+// "vitmae: PATH: already exists (use --force to replace it)". output_refuse_existing returns 1 after
+// printing that line when path names anything (a file, a folder, a link) and force is 0; else 0.
+int output_exists(const char *path);
+int output_refuse_existing(const char *path, int force);
+
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.
 int output_check_writable(const char *dir, char *err, size_t errlen);

@@ -202,7 +202,7 @@ static void print_text(const ProbeResult *res, const Dataset *classes, long ntes
 int cmd_probe(int argc, char **argv) {
     const char *ckpt_path = NULL, *train_dir = NULL, *test_dir = NULL, *out_dir = NULL;
     const char *pool_s = "cls", *layer_s = "last", *channels_s = NULL;
-    int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0;
+    int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0, force = 0;
     float temperature = 0.07f;
     LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
     long seed = 0;
@@ -224,12 +224,13 @@ int cmd_probe(int argc, char **argv) {
         {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL, "linear probe: order of the training rows (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object: knn_top1, linear_top1, classes, per_class, ...", NULL, 0},
         {"--out", FLAG_STR, &out_dir, 0, 0, NULL, "write confusion-knn.png (and confusion-linear.png) into this folder", "DIR", 0},
+        {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace the confusion matrices of an earlier run in --out", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE --train DIR --test DIR [--knn K] [--temperature T] [--linear] [--pixels] "
-                           "[--json] [--out DIR] [flags]";
+                           "[--json] [--out DIR [--force]] [flags]";
     int npos = 0;
     int rc = cli_parse("probe", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);
     if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;
@@ -237,6 +238,12 @@ int cmd_probe(int argc, char **argv) {
     if (!ckpt_path && !(pixels && img)) {
         cli_error("probe", pixels ? "--pixels needs --ckpt FILE or --img S for the view size" : "--ckpt FILE is required");
         return 2;
+    }
+    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results").
+    for (int p = 0; out_dir && p < NPROBES; p++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/confusion-%s.png", out_dir, probe_key[p]);
+        if ((p == PROBE_KNN || linear) && output_refuse_existing(path, force)) return 2;
     }
     if (!pixels && (img || channels_s)) {
         cli_error("probe", "--img and --channels set the view of --pixels; the encoder's view comes from --ckpt");

@@ -126,7 +126,7 @@ int cmd_reconstruct(int argc, char **argv) {
     const char *ckpt_path = NULL, *mask_path = NULL, *out_dir = "recon";
     float mask_ratio = 0.75f;
     long seed = 0;
-    int scale = 0, display = 0, raw = 0, threads = 0, batch = 16;
+    int scale = 0, display = 0, raw = 0, threads = 0, batch = 16, force = 0;
     const char *upsample_s = "bilinear";
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
@@ -144,12 +144,14 @@ int cmd_reconstruct(int argc, char **argv) {
         {"--scale", FLAG_INT, &scale, 1, 64, NULL,
          "panels of img_size x K pixels, nearest unless --upsample says otherwise (instead of --display)", "K", 0},
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write <stem>.recon.npy and <stem>.mask.npy", NULL, 0},
+        {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace files of an earlier run in DIR", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 16)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE [--mask-ratio R] [--seed S] [--mask MASK.png] [--out DIR] "
-                           "[--display N] [--upsample bilinear|nearest] [--scale K] [--raw] [--batch B] [--threads T] INPUT...";
+                           "[--display N] [--upsample bilinear|nearest] [--scale K] [--raw] [--force] [--batch B] [--threads T] "
+                           "INPUT...";
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
     if (!pos) { cli_error("reconstruct", "out of memory"); return 1; }
     int npos = 0;
@@ -203,6 +205,17 @@ int cmd_reconstruct(int argc, char **argv) {
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
+    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results").
+    for (int i = 0; i < inputs.n; i++) {
+        static const char *const kinds[] = {"recon.png", "recon.npy", "mask.npy"};
+        for (int k = 0; k < (raw ? 3 : 1); k++) {
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s.%s", out_dir, inputs.v[i].stem, kinds[k]);
+            if (output_refuse_existing(path, force)) {
+                inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2;
+            }
+        }
+    }
     if (inputs.n > 0 && output_mkdir_p(out_dir, err, sizeof err)) {
         cli_error(out_dir, "cannot create the output folder: %s", strerror(errno));
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
