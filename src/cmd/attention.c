@@ -605,26 +605,17 @@ static const char *SYNOPSIS =
     "square). Photos larger than --display are shrunk to it; smaller ones are enlarged by whole pixels.";
 
 // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"): 1 after
-// naming the first of DIR/index.html and each image's files (the stems every input would get) that
-// exists; else 0.
-static int refuse_earlier(const char *out_dir, char *const *paths, int npaths, int raw, int masked) {
+// naming the first of DIR/index.html and each image's files that exists; else 0.
+static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked) {
     char path[8192];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
-    if (output_refuse_existing(path, 0)) return 1;
-    StemSet stems = {NULL, 0, 0, 2};
-    int refused = 0;
-    for (int i = 0; i < npaths && !refused; i++) {
-        char *stem = infer_stem(paths[i]);
-        const char *s = stem ? stem_set_claim(&stems, stem) : NULL;
-        free(stem);
-        if (!s) break;   // out of memory: the writes will say so
-        static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy"};
+    int refused = output_refuse_existing(path, 0);
+    static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy"};
+    for (int i = 0; i < n && !refused; i++)
         for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && !refused; k++) {
-            snprintf(path, sizeof path, "%s/%s%s", out_dir, s, kinds[k]);
+            snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
             refused = output_refuse_existing(path, 0);
         }
-    }
-    stem_set_free(&stems);
     return refused;
 }
 
@@ -770,7 +761,14 @@ int cmd_attention(int argc, char **argv) {
     paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures);
     written = calloc((size_t)(npaths ? npaths : 1), sizeof *written);
     if (!written) { cli_error("attention", "out of memory"); goto out; }
-    if (!force && refuse_earlier(out_dir, paths, npaths, raw, K < L)) { status = 2; goto out; }
+    // Every input's stem in input order, as reconstruct names them (docs/interface.md, "Stems").
+    for (int i = 0; i < npaths; i++) {
+        char *stem = infer_stem(paths[i]);
+        written[i].stem = stem ? stem_set_claim(&stems, stem) : NULL;
+        free(stem);
+        if (!written[i].stem) { cli_error("attention", "out of memory"); goto out; }
+    }
+    if (!force && refuse_earlier(out_dir, written, npaths, raw, K < L)) { status = 2; goto out; }
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed};
     int nimages = 0, nmaps = 0;
     struct timespec t0, t1;
@@ -786,10 +784,7 @@ int cmd_attention(int argc, char **argv) {
         }
         Written *w = &written[i];
         w->source = strdup(paths[i]);
-        char *stem = infer_stem(paths[i]);
-        w->stem = stem ? stem_set_claim(&stems, stem) : NULL;
-        free(stem);
-        if (!w->source || !w->stem) { cli_error("attention", "out of memory"); failures++; image_free(&photo); continue; }
+        if (!w->source) { cli_error("attention", "out of memory"); failures++; image_free(&photo); continue; }
         int n = attend_one(&job, m, &photo, view, w, err, sizeof err);
         image_free(&photo);
         if (n < 0) { cli_error(paths[i], "%s", err); failures++; continue; }
