@@ -7,7 +7,7 @@
 # few steps.
 set -u
 fail=0
-. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights, wait_step, saved_step
 scratch dir
 cd "$dir" || exit 1
 # OpenMPI keeps its session directory (ompi.<host>.<uid>/pid.<mpirun pid>/, with the shared-memory
@@ -168,10 +168,6 @@ ulong=5000; [ "${VITMAE_SANITIZED:-0}" = 1 ] && ulong=600
 lsmall="$small --eval-every 100000 --sample-every 100000 --ckpt-every 100000"
 "$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
 "$VITMAE" train $lsmall --steps $ulong --threads 1 --out "$dir/uref" > /dev/null 2>&1
-wait_step() {   # wait until run folder $1 has a metrics row for step $2 (at most 120 s: a loaded machine)
-  i=0; while [ $i -lt 1200 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-}
-saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
 ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $ulong --threads 1 \
   --out "$dir/usr1" > "$dir/usr1.log" 2>&1 &
 pid=$!

@@ -15,3 +15,9 @@ scratch() {
 data_of() { python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; sys.stdout.buffer.write(b[8+n:])' "$1"; }
 # 0 when two checkpoints hold bitwise the same tensors (scratch files in $dir).
 same_weights() { data_of "$1" > "$dir/a.bin"; data_of "$2" > "$dir/b.bin"; cmp -s "$dir/a.bin" "$dir/b.bin"; }
+# wait_step RUN STEP: waits until run folder RUN has a metrics.csv row for STEP (at most 120 s: a
+# loaded machine). saved_step CKPT: the step a checkpoint holds (empty when it does not load).
+wait_step() {
+  i=0; while [ $i -lt 1200 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+}
+saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }

@@ -12,16 +12,44 @@
 static int quiet_ranks = 0;
 void cli_quiet_ranks(int on) { quiet_ranks = on; }
 
-void cli_error(const char *what, const char *fmt, ...) {
+// While deferring (cli_defer), the first message waits here for cli_agree.
+static int deferring = 0;
+static char pending[8400];
+void cli_defer(int on) { deferring = on && dist_active(); }
+
+static void print_line(const char *line) {
     int rank = dist_rank();
-    if (rank > 0 && quiet_ranks) return;
+    if (rank > 0) fprintf(stderr, "vitmae: rank %d: %s\n", rank, line);
+    else fprintf(stderr, "vitmae: %s\n", line);
+}
+
+void cli_error(const char *what, const char *fmt, ...) {
+    if (dist_rank() > 0 && quiet_ranks && !deferring) return;
+    char line[8400];
+    size_t at = what ? (size_t)snprintf(line, sizeof line, "%s: ", what) : 0;
+    if (at >= sizeof line) at = sizeof line - 1;
     va_list ap;
     va_start(ap, fmt);
-    if (rank > 0) fprintf(stderr, "vitmae: rank %d: %s: ", rank, what);
-    else fprintf(stderr, "vitmae: %s: ", what);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line + at, sizeof line - at, fmt, ap);
     va_end(ap);
+    if (deferring) { if (!pending[0]) snprintf(pending, sizeof pending, "%s", line); return; }
+    print_line(line);
+}
+
+int cli_report(const char *what, const char *why, int code) {
+    cli_error(what, "%s", why);
+    return code;
+}
+
+int cli_agree(int rc) {
+    int rc0 = rc, any = rc;
+    if (dist_active()) {
+        dist_bcast(&rc0, sizeof rc0, 0);
+        any = dist_max_int(rc);
+    }
+    if (rc && pending[0] && (dist_rank() == 0 || rc0 == 0)) print_line(pending);
+    pending[0] = 0;
+    return any;
 }
 
 Flag *cli_flag(Flag *flags, int nflags, const char *name) {

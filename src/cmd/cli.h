@@ -29,6 +29,17 @@ Flag *cli_flag(Flag *flags, int nflags, const char *name);   // lookup (for ->se
 // Prints `vitmae: <what>: <why>` (printf-style why) to stderr. Under mpirun, ranks other than 0
 // print `vitmae: rank R: <what>: <why>`, or nothing while cli_quiet_ranks(1) is in force (errors
 // every rank meets alike, such as a bad flag, are then reported once, by rank 0).
+// what may be NULL when the message names what failed itself: `vitmae: <why>`.
 void cli_error(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_quiet_ranks(int on);
+// cli_error(what, "%s", why), returning code: `return cli_report("train", err, 1);`.
+int cli_report(const char *what, const char *why, int code);
+// Setup under mpirun, in phases (docs/distributed.md): while cli_defer(1) is in force (it does
+// nothing without mpirun), cli_error keeps a rank's first message instead of printing it, and
+// cli_agree(rc) ends the phase: every rank learns the largest rc, rank 0 prints its kept message,
+// another rank prints its own only when rank 0 did not fail, so a failure every rank meets (a
+// missing folder) is printed once and a rank's own (its memory, its copy of the data) is named. A
+// collective call is then never half attended. cli_agree is collective; it returns the largest rc.
+void cli_defer(int on);
+int cli_agree(int rc);
 #endif

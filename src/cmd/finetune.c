@@ -11,11 +11,16 @@
 // of the k-th image of step s from (seed, s, k), its drop-path draws from (seed ^ DROP, s, k). The
 // training state is (step, parameters, AdamW moments): resume continues bit for bit and any thread
 // count gives the same run.
+//
+// Many processes (mpirun, docs/distributed.md), as train: a step's batch is G gradient groups
+// (--groups, fixed when the run starts), each group's gradient computed alone and the G summed in a
+// fixed pairwise tree (dist/dist.h), so any process count N dividing G gives bitwise the same run.
+// Each rank loads and computes its own groups; every rank then holds the same gradient and applies
+// the same AdamW; rank 0 alone validates, writes the run folder and prints.
 #include <cJSON.h>
 #include <fcntl.h>
 #include <math.h>
 #include <omp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +35,7 @@
 #include "cmd/train_state.h"   // run_epoch_order (the data order, as train)
 #include "core/classifier.h"
 #include "core/optim.h"
+#include "dist/dist.h"
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "infer/recon.h"
@@ -47,14 +53,14 @@ typedef struct {
     int from_scratch, img, patch, dim, depth, heads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
-    int batch, threads, keep, val_max;
+    int batch, groups, threads, keep, val_max;
     LoaderFlags lf;   // --cache-mb, --store, --prefetch, --loader-threads, --max-pixels (cmd/runfolder.h)
 } Args;
 
 // What a checkpoint carries to continue the run exactly (train_state JSON).
 typedef struct {
     long step, total_steps, warmup, seed, eval_every, ckpt_every, log_every;
-    int batch, keep, val_max;
+    int batch, groups, keep, val_max;   // groups: 1 in runs from before gradient groups
     float lr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac;
     char augment[16], data[4096], val[4096], init[4096];
     double elapsed_s;
@@ -70,7 +76,10 @@ typedef struct {
     ClfCheckpoint resumed;      // owns the class names when resuming
     ClassifierConfig cfg;
     Classifier *model;
-    float *exp_avg, *exp_avg_sq, *lr_scale, *drop;
+    float *exp_avg, *exp_avg_sq, *lr_scale, *drop_all, *drop;   // drop path: the batch's, one group's
+    GradReduce gr;              // the step's gradient groups (this rank's: gr.first, gr.count)
+    int per, share;             // images per group; this process's images per step
+    char load_err[1024];        // why this process's images of the step did not load
     const MaeTensor *tensors;
     int ntensors, S, C;
     char run_dir[4096], ckpt_path[4200];
@@ -80,9 +89,6 @@ typedef struct {
     FILE *metrics;
     History hist;
 } FineTune;
-
-static volatile sig_atomic_t stop_requested = 0;
-static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
@@ -96,6 +102,7 @@ static char *ft_state_to_json(const FtState *r) {
         {"smoothing", r->smoothing}, {"clip", r->clip}, {"val_frac", r->val_frac}, {"val_max", r->val_max},
         {"eval_every", (double)r->eval_every}, {"ckpt_every", (double)r->ckpt_every},
         {"log_every", (double)r->log_every}, {"keep", r->keep}, {"elapsed_s", r->elapsed_s},
+        {"groups", r->groups},
     };
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) cJSON_AddNumberToObject(o, nums[i].k, nums[i].v);
     cJSON_AddStringToObject(o, "augment", r->augment);
@@ -131,6 +138,8 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     r->layer_decay = (float)v[8]; r->drop_path = (float)v[9]; r->smoothing = (float)v[10]; r->clip = (float)v[11];
     r->val_frac = (float)v[12]; r->val_max = (int)v[13]; r->eval_every = (long)v[14]; r->ckpt_every = (long)v[15];
     r->log_every = (long)v[16]; r->keep = (int)v[17]; r->elapsed_s = v[18];
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "groups");   // absent before gradient groups: 1
+    r->groups = cJSON_IsNumber(g) && g->valuedouble >= 1 && g->valuedouble <= 4096 ? (int)g->valuedouble : 1;
     const char *skeys[] = {"augment", "data", "val", "init"};
     char *dst[] = {r->augment, r->data, r->val, r->init};
     size_t dn[] = {sizeof r->augment, sizeof r->data, sizeof r->val, sizeof r->init};
@@ -162,8 +171,8 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
     double loss_sum = 0;
     long correct = 0;
     int K = t->cfg.num_classes;
-    for (int b0 = 0; b0 < nval; b0 += t->rs.batch) {
-        int n = nval - b0 < t->rs.batch ? nval - b0 : t->rs.batch;
+    for (int b0 = 0; b0 < nval; b0 += t->per) {   // the model holds one gradient group's images
+        int n = nval - b0 < t->per ? nval - b0 : t->per;
         for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; t->labels[k] = t->val_label[b0 + k]; }
         if (dataset_load_batch(val_set(t), t->batch_items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->images, err, errlen))
             return -1;
@@ -259,7 +268,8 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop: random resized crop + flip)", NULL, 0},
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
-        {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step (default 64)", "B", 0},
+        {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step, over all processes (default 64)", "B", 0},
+        {"--groups", FLAG_INT, &a->groups, 1, 4096, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes with N | G", "G", 0},
         {"--lr", FLAG_FLOAT, &a->lr, 0.0, 10.0, NULL, "learning rate of the head (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 1e-3)", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6)", "LR", 0},
@@ -302,14 +312,14 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     char err[1024];
     DatasetOptions opt = {.max_pixels = t->a.lf.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb};
     if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
-    for (int i = 0; i < ds->nskipped && i < 20; i++)
+    for (int i = 0; i < ds->nskipped && i < 20 && dist_rank() == 0; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);
     if (ds->n == 0) { cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored); return 1; }
     if (ds->nclasses == 0) {
         cli_error(dir, "no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)");
         return 2;
     }
-    if (ds->nroot) fprintf(stderr, "vitmae: %s: %d image(s) directly in the folder have no class and are not used\n", dir, ds->nroot);
+    if (ds->nroot && dist_rank() == 0) fprintf(stderr, "vitmae: %s: %d image(s) directly in the folder have no class and are not used\n", dir, ds->nroot);
     return 0;
 }
 
@@ -360,14 +370,14 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
     memset(&ck, 0, sizeof ck);
     if (a->ckpt) {
         StFile *f = st_open_header(a->ckpt, err, sizeof err);
-        if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        if (!f) { cli_error(NULL, "%s", err); return 1; }
         int is_clf = clf_ckpt_is_classifier(f);
         st_close(f);
         if (is_clf) {
             cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
             return 2;
         }
-        if (ckpt_load_weights(a->ckpt, &ck, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        if (ckpt_load_weights(a->ckpt, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
         *e = ck.cfg;
         ckpt_free(&ck);
         snprintf(t->rs.init, sizeof t->rs.init, "%s", a->ckpt);
@@ -387,7 +397,10 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
     return 0;
 }
 
-static int setup(FineTune *t, Flag *flags, int nflags) {
+// Setup, phase 1 (each rank alone): the checkpoint to resume or start from, the data, the model and its
+// weights, the gradient groups against this job's process count, memory, buffers. Reports its failure
+// (deferred under mpirun) and returns the exit code.
+static int setup_local(FineTune *t, Flag *flags, int nflags) {
     Args *a = &t->a;
     FtState *r = &t->rs;
     char err[1024];
@@ -398,12 +411,12 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         char path[4096], dir[4096];
         run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
         StFile *f = st_open_header(path, err, sizeof err);
-        if (!f) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        if (!f) { cli_error(NULL, "%s", err); return 1; }
         int is_clf = clf_ckpt_is_classifier(f);
         int lrc = is_clf ? clf_ckpt_from_st(f, 1, &t->resumed, err, sizeof err) : 0;
         st_close(f);
         if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
-        if (lrc) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+        if (lrc) { cli_error(NULL, "%s", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
         if (ft_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }
         t->cfg = t->resumed.cfg;
@@ -459,10 +472,6 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
-    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, sizeof err)) {
-        cli_error("finetune --store", "%s", err);
-        return 1;
-    }
 
     if (!resuming) {
         r->batch = a->batch;
@@ -478,30 +487,43 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         r->ckpt_every = a->ckpt_every ? a->ckpt_every : r->eval_every;
         r->log_every = a->log_every;
         r->keep = a->keep;
+        r->groups = a->groups ? a->groups : dist_default_groups(r->batch);
     } else {
+        if (a->groups && a->groups != r->groups) {
+            cli_error("finetune --groups", "%d: this run sums each step as %d gradient group%s, fixed when it started "
+                      "so that it continues bitwise (leave --groups out)", a->groups, r->groups, r->groups == 1 ? "" : "s");
+            return 2;
+        }
         if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = a->log_every;
         if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = a->eval_every;
         if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = a->ckpt_every;
         if (cli_flag(flags, nflags, "--keep")->seen) r->keep = a->keep;
     }
 
-    // The model, the step's batch and the --prefetch batches the loader holds ahead of it.
-    size_t need = clf_bytes_needed(&t->cfg, r->batch) +
-                  (size_t)(1 + a->lf.prefetch) * r->batch * t->S * t->S * t->C * sizeof(float);
+    // The gradient groups: fixed for the run; this job's N processes must divide them.
+    if (dist_check_groups(r->batch, r->groups, dist_size(), 1, err, sizeof err)) {
+        cli_error("finetune", "%s", err);
+        return 2;
+    }
+    t->per = r->batch / r->groups;
+    t->share = r->batch / dist_size();
+    int depth = 0;
+    while ((1 << depth) < r->groups / dist_size()) depth++;
+
+    // The model (one group's images), this process's images of a step and the --prefetch batches the
+    // loader holds ahead of it, the gradient tree's buffers (and with N > 1 the received slices of one).
+    size_t need = clf_bytes_needed(&t->cfg, t->per) +
+                  (size_t)(1 + a->lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
+                  ((size_t)depth + (dist_size() > 1)) * clf_num_params(&t->cfg) * sizeof(float);
     long have = cpu_physical_memory_bytes();
     if (have > 0 && (double)need > 0.9 * (double)have) {
         cli_error("finetune", "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
                   need, need / 1073741824.0, r->batch, t->S, t->S, have / 1073741824.0);
         return 2;
     }
-    if (output_mkdir_p(t->run_dir, err, sizeof err) || output_check_writable(t->run_dir, err, sizeof err)) {
-        cli_error("finetune --out", "%s", err);
-        return 1;
-    }
-    run_remove_stale_temp_files(t->run_dir);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
 
-    t->model = clf_create(&t->cfg, r->batch, err, sizeof err);
+    t->model = clf_create(&t->cfg, t->per, err, sizeof err);
     if (!t->model) { cli_error("finetune", "%s", err); return 1; }
     size_t np = clf_num_params(&t->cfg);
     if (resuming) {
@@ -509,16 +531,11 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         t->exp_avg = t->resumed.exp_avg; t->exp_avg_sq = t->resumed.exp_avg_sq;
         t->resumed.exp_avg = t->resumed.exp_avg_sq = NULL;
     } else {
-        if (a->from_scratch &&
-            pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
-            cli_error("finetune", "%s", err);
-            return 1;
-        }
         Rng init;
         rng_seed(&init, (uint64_t)r->seed);
         clf_init_weights(t->model, &init);
         if (a->ckpt) {   // the pretrained encoder replaces the random one
-            if (ckpt_load_weights(a->ckpt, &pre, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); return 1; }
+            if (ckpt_load_weights(a->ckpt, &pre, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
             int nt = mae_param_table(&pre.cfg, NULL, 0);
             MaeTensor *tab = malloc((size_t)nt * sizeof *tab);
             if (!tab) { ckpt_free(&pre); cli_error("finetune", "out of memory"); return 1; }
@@ -532,40 +549,95 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         if (!t->exp_avg || !t->exp_avg_sq) { cli_error("finetune", "out of memory for the AdamW moments"); return 1; }
     }
     t->tensors = clf_tensors(t->model, &t->ntensors);
-    size_t B = (size_t)r->batch;
+    size_t B = (size_t)r->batch, most = (size_t)(t->share > t->per ? t->share : t->per);
     t->lr_scale = malloc((size_t)t->ntensors * sizeof(float));
-    t->drop = malloc((size_t)t->cfg.enc.depth * 2 * B * sizeof(float));
-    t->images = malloc(B * t->S * t->S * t->C * sizeof(float));
+    t->drop_all = malloc((size_t)t->cfg.enc.depth * 2 * B * sizeof(float));
+    t->drop = malloc((size_t)t->cfg.enc.depth * 2 * t->per * sizeof(float));
+    t->images = malloc(most * t->S * t->S * t->C * sizeof(float));
     t->batch_items = malloc(B * sizeof(int));
     t->labels = malloc(B * sizeof(int));
     t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.epoch[0] = t->order.epoch[1] = -1;
-    if (!t->lr_scale || !t->drop || !t->images || !t->batch_items || !t->labels || !t->order.perm[0] || !t->order.perm[1]) {
+    if (!t->lr_scale || !t->drop_all || !t->drop || !t->images || !t->batch_items || !t->labels || !t->order.perm[0] ||
+        !t->order.perm[1]) {
         cli_error("finetune", "out of memory for the batch buffers");
         return 1;
     }
     clf_lr_scales(&t->cfg, r->layer_decay, t->lr_scale);
+    return 0;
+}
 
+// Setup, phase 3 (rank 0 alone): the run folder, the store of working images, the pixel statistics of a
+// model from scratch, metrics.csv.
+static int setup_run_folder(FineTune *t) {
+    Args *a = &t->a;
+    FtState *r = &t->rs;
+    char err[1024];
+    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, sizeof err)) {
+        cli_error("finetune --store", "%s", err);
+        return 1;
+    }
+    if (!a->resume && a->from_scratch &&
+        pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
+        cli_error("finetune", "%s", err);
+        return 1;
+    }
+    if (output_mkdir_p(t->run_dir, err, sizeof err) || output_check_writable(t->run_dir, err, sizeof err)) {
+        cli_error("finetune --out", "%s", err);
+        return 1;
+    }
+    run_remove_stale_temp_files(t->run_dir);
     char metrics[4200];
     snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);
-    t->metrics = metrics_open_header(metrics, resuming ? r->step : 0, FINETUNE_METRICS_HEADER, err, sizeof err);
+    t->metrics = metrics_open_header(metrics, a->resume ? r->step : 0, FINETUNE_METRICS_HEADER, err, sizeof err);
     if (!t->metrics) { cli_error("finetune", "%s", err); return 1; }
-    if (resuming) history_load(&t->hist, metrics);
+    if (a->resume) history_load(&t->hist, metrics);
+    return 0;
+}
 
+// Flags -> a model, data and a run folder ready for the first step (or the resumed one). Prints its own
+// failure and returns the exit code. Under mpirun it runs in phases that end with cli_agree: every rank
+// leaves at the same phase, and a collective is never half attended.
+static int setup(FineTune *t, Flag *flags, int nflags) {
+    FtState *r = &t->rs;
+    char err[1024];
+    int rank = dist_rank(), rc;
+    cli_defer(1);
+    if ((rc = cli_agree(setup_local(t, flags, nflags)))) return rc;
+    // 2. Every rank must see the same training files (scan order): a rank on another filesystem stops here.
+    cli_defer(0);
+    int same = dist_check_same_list((const char *const *)&t->ds.items[0].rel, sizeof(DataItem), t->ds.n,
+                                    "file list", err, sizeof err);
+    if (same == -2 || (same == -1 && rank == 0)) cli_error("data", "%s", err);
+    if (same) return 1;
+    cli_defer(1);
+    if ((rc = cli_agree(rank == 0 ? setup_run_folder(t) : 0))) return rc;
+    dist_bcast(t->cfg.enc.pixel_mean, sizeof t->cfg.enc.pixel_mean, 0);
+    dist_bcast(t->cfg.enc.pixel_std, sizeof t->cfg.enc.pixel_std, 0);
+    // 4. The reduction's buffers: collective under mpirun (one machine: a shared-memory window).
+    if (grad_reduce_init(&t->gr, r->groups, clf_num_params(&t->cfg), err, sizeof err)) rc = cli_report("finetune", err, 1);
+    if ((rc = cli_agree(rc))) return rc;
+    cli_defer(0);
+
+    size_t np = clf_num_params(&t->cfg);
     printf("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters\n",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
     printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %d threads\n"
            "  run folder %s\n", r->total_steps, r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path, r->smoothing,
            r->augment, omp_get_max_threads(), t->run_dir);
+    if (dist_size() > 1 || r->groups > 1)
+        printf("  %d gradient groups of %d images, %d process%s\n", r->groups, t->per, dist_size(),
+               dist_size() == 1 ? "" : "es");
     fflush(stdout);
     return 0;
 }
 
 static void finetune_free(FineTune *t) {
     free(t->images); free(t->batch_items); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
-    free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop);
+    free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop_all); free(t->drop);
+    grad_reduce_free(&t->gr);
     free(t->train_idx); free(t->val_idx); free(t->val_label);
     if (t->model) clf_free(t->model);
     if (t->metrics) fclose(t->metrics);
@@ -596,12 +668,39 @@ static void step_items(FineTune *t, long step) {
     }
 }
 
-// Queues the steps up to step + depth - 1 (at most the last one) on the loader.
+// Queues the steps up to step + depth - 1 (at most the last one) on the loader: this process's share,
+// the images of its gradient groups.
 static void queue_ahead(FineTune *t, Loader *ld, long *queued, long step, int depth) {
+    int k0 = t->gr.first * t->per;
     for (; *queued < t->rs.total_steps && *queued < step + depth; (*queued)++) {
         step_items(t, *queued);
-        loader_push(ld, (uint64_t)*queued, t->batch_items, t->rs.batch, 0, t->rs.batch);
+        loader_push(ld, (uint64_t)*queued, t->batch_items, t->rs.batch, k0, k0 + t->share);
     }
+}
+
+// Gradient group g of the step (dist/dist.h GroupFn, ctx the FineTune): forward and backward of its
+// images (t->images holds this process's groups from gr.first), with their labels and drop-path
+// factors, the gradient landing in grads.
+static int finetune_group(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
+    (void)err; (void)errlen;
+    FineTune *t = ctx;
+    int per = t->per, B = t->rs.batch, first = g * per;
+    size_t at = (size_t)(g - t->gr.first) * per * t->S * t->S * t->C;
+    for (int u = 0; u < 2 * t->cfg.enc.depth; u++)   // [depth][2][B] -> this group's [depth][2][per]
+        memcpy(t->drop + (size_t)u * per, t->drop_all + (size_t)u * B + first, (size_t)per * sizeof(float));
+    float *own = clf_use_grads(t->model, grads);
+    clf_zero_grads(t->model);
+    *loss = (float)clf_forward(t->model, t->images + at, t->labels + first, per, t->rs.smoothing, t->drop);
+    clf_backward(t->model);
+    clf_use_grads(t->model, own);
+    return 0;
+}
+
+// A step whose images could not be loaded: every group reports the failure and why.
+static int finetune_group_failed(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
+    (void)g; (void)grads; (void)loss;
+    snprintf(err, errlen, "%s", ((FineTune *)ctx)->load_err);
+    return -1;
 }
 
 int cmd_finetune(int argc, char **argv) {
@@ -609,17 +708,16 @@ int cmd_finetune(int argc, char **argv) {
     if (!t) { cli_error("finetune", "out of memory"); return 1; }
     Flag flags[64];
     int nflags = 0;
+    cli_quiet_ranks(1);   // every rank parses the same flags: rank 0 reports a bad one
+    cli_defer(1);
     int rc = parse_args(argc, argv, &t->a, flags, &nflags);
+    cli_quiet_ranks(0);
+    if (rc == CLI_USAGE) cli_agree(rc);
+    cli_defer(0);
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
     if (t->a.threads) omp_set_num_threads(t->a.threads);
     rc = setup(t, flags, nflags);
     if (rc) { finetune_free(t); free(t); return rc; }
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 
     char err[1024];
     FtState *r = &t->rs;
@@ -627,44 +725,51 @@ int cmd_finetune(int argc, char **argv) {
     augment_parse(r->augment, &aug);
     // Batches are made ahead in the background (data/loader.h); each is a function of (items, seed,
     // step) alone, so the depth and the loader threads change when the work is done, not the result.
-    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, r->batch, t->a.lf.prefetch, t->a.lf.loader_threads};
+    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, t->share, t->a.lf.prefetch, t->a.lf.loader_threads};
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
-    if (!ld) {
-        cli_error("finetune", "%s", err);
+    if ((rc = cli_agree(ld ? 0 : cli_report("finetune", err, 1)))) {
+        loader_free(ld);
         finetune_free(t);
         free(t);
-        return 1;
+        return rc;
     }
+    run_catch_stop_signals();
+
+    int rank0 = dist_rank() == 0, stop = 0;
     long queued = r->step;
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
     double session_start = now_seconds(), interval_busy = 0, interval_loss = 0;
     int interval_n = 0, B = r->batch;
-    float *params = clf_params(t->model), *grads = clf_grads(t->model);
-    while (r->step < r->total_steps && !stop_requested) {
+    float *params = clf_params(t->model);
+    while (rc == 0 && r->step < r->total_steps && !stop) {
         double t0 = now_seconds();
         long step = r->step;
         queue_ahead(t, ld, &queued, step, t->a.lf.prefetch);
         step_items(t, step);
-        if (loader_pop(ld, (uint64_t)step, t->images, NULL, err, sizeof err)) {
+        // This process's images; a failure is carried into the exchange below as its groups' failure.
+        int load_failed = loader_pop(ld, (uint64_t)step, t->images, NULL, t->load_err, sizeof t->load_err) != 0;
+        if (!load_failed) pixels_normalise(&t->cfg.enc, t->images, (long)t->share * t->S * t->S);
+        clf_drop_path_factors(&t->cfg, r->drop_path, (uint64_t)r->seed ^ SALT_DROP, (uint64_t)step, B, t->drop_all);
+        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
+        // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
+        int failed_here = 0;
+        float *grads = grad_reduce_grads(&t->gr, clf_grads(t->model));
+        if (grad_reduce_step(&t->gr, grads, load_failed ? finetune_group_failed : finetune_group, t, &loss,
+                             &run_stop_requested, &stop, &failed_here, err, sizeof err)) {
             progress_end(&prog, stdout);
-            fprintf(stderr, "vitmae: %s\n", err);
+            if (failed_here) cli_error(NULL, "%s", err);   // the failing rank names the cause
             rc = 1;
             break;
         }
-        pixels_normalise(&t->cfg.enc, t->images, (long)B * t->S * t->S);
-        clf_drop_path_factors(&t->cfg, r->drop_path, (uint64_t)r->seed ^ SALT_DROP, (uint64_t)step, B, t->drop);
-        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr);
-        clf_zero_grads(t->model);
-        double loss = clf_forward(t->model, t->images, t->labels, B, r->smoothing, t->drop);
-        if (!isfinite(loss)) {
+        if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
             progress_end(&prog, stdout);
-            cli_error("finetune", "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
-                      isnan(loss) ? "NaN" : "infinite", step + 1, lr, t->ckpt_path);
+            if (rank0)
+                cli_error("finetune", "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
+                          isnan(loss) ? "NaN" : "infinite", step + 1, lr, t->ckpt_path);
             rc = 1;
             break;
         }
-        clf_backward(t->model);
         if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
         adamw_step_groups(t->tensors, t->ntensors, t->lr_scale, params, grads, t->exp_avg, t->exp_avg_sq, lr, r->wd,
                           FT_BETA1, FT_BETA2, step + 1);
@@ -682,38 +787,31 @@ int cmd_finetune(int argc, char **argv) {
             MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
                               interval_busy > 0 ? interval_n * B / interval_busy : NAN,
                               r->elapsed_s + (t1 - session_start)};
-            if (periodic_outputs(t, &row, do_eval, err, sizeof err)) {
-                progress_end(&prog, stdout);
-                cli_error("finetune", "%s", err);
-                rc = 1;
-                break;
-            }
+            if (rank0 && periodic_outputs(t, &row, do_eval, err, sizeof err)) rc = cli_report("finetune", err, 1);
+            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val top-1 %.2f%% (%d images)", r->step,
                                  row.val_loss, 100.0 * row.val_psnr, t->nval < r->val_max ? t->nval : r->val_max);
             interval_loss = 0; interval_n = 0; interval_busy = 0;
         }
-        if (r->step % r->ckpt_every == 0 && !last) {
+        if (r->step % r->ckpt_every == 0 && !last && !stop) {
             r->elapsed_s += now_seconds() - session_start;
             session_start = now_seconds();
-            if (save_checkpoint(t, err, sizeof err)) {
-                progress_end(&prog, stdout);
-                fprintf(stderr, "vitmae: %s\n", err);
-                rc = 1;
-                break;
-            }
+            if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
+            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
     progress_end(&prog, stdout);
     loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
-        if (save_checkpoint(t, err, sizeof err)) { fprintf(stderr, "vitmae: %s\n", err); rc = 1; }
-        else if (stop_requested && r->step < r->total_steps)
+        if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
+        else if (stop && r->step < r->total_steps)
             printf("interrupted at step %ld of %ld; saved %s (continue with --resume %s)\n", r->step, r->total_steps,
                    t->ckpt_path, t->run_dir);
         else
             printf("done: %ld steps in %.1f s; checkpoint %s\n", r->step, r->elapsed_s, t->ckpt_path);
+        rc = dist_max_int(rc);
     }
     finetune_free(t);
     free(t);

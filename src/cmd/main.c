@@ -66,11 +66,12 @@ int main(int argc, char **argv) {
     if (dist_init(&argc, &argv, err, sizeof err)) { cli_error("mpi", "%s", err); return 1; }
     for (const Command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
-            // Only train and bench share their work between processes; the others would each do it all.
-            if (dist_size() > 1 && strcmp(c->name, "train") && strcmp(c->name, "bench")) {
+            // Only train, finetune and bench share their work between processes; the others would each
+            // do it all.
+            if (dist_size() > 1 && strcmp(c->name, "train") && strcmp(c->name, "finetune") && strcmp(c->name, "bench")) {
                 if (dist_rank() == 0)
-                    fprintf(stderr, "vitmae: %s: runs in one process; under mpirun only train and bench use "
-                            "several (run it without mpirun)\n", c->name);
+                    fprintf(stderr, "vitmae: %s: runs in one process; under mpirun only train, finetune and bench "
+                            "use several (run it without mpirun)\n", c->name);
                 dist_finalize();
                 return 2;
             }

@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
+#include "dist/dist.h"
 
 int run_folder_has_run(const char *dir) {
     DIR *d = opendir(dir);
@@ -159,4 +161,26 @@ void loader_flags_table(LoaderFlags *l, Flag *f) {
         {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
     };
     memcpy(f, t, sizeof t);
+}
+
+volatile sig_atomic_t run_stop_requested = 0;
+static int output_is_mpirun = 0;
+
+static void on_stop_signal(int sig) {
+    (void)sig;
+    run_stop_requested = 1;
+    if (output_is_mpirun) {
+        int fl = fcntl(STDOUT_FILENO, F_GETFL);
+        if (fl != -1) fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+    }
+}
+
+void run_catch_stop_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    output_is_mpirun = dist_active();
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
 }

@@ -4,6 +4,7 @@
 // normalisation chosen when a run starts, and the flags of their data pipeline.
 #ifndef VITMAE_RUNFOLDER_H
 #define VITMAE_RUNFOLDER_H
+#include <signal.h>
 #include <stddef.h>
 #include "cmd/cli.h"
 #include "core/model.h"
@@ -35,6 +36,15 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 // ~/.cache/vitmae/work) when the working images of the items idx[0..n) need more than cache_mb, and
 // prints that it does. 0 ok, -1 with err (the store folder cannot be used).
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen);
+
+// A run's stop signals: SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
+// docs/distributed.md) set run_stop_requested; the run finishes its step, saves and exits 0. Under
+// mpirun, rank 0's stdout is a pseudo-terminal that mpirun reads; after SIGINT/SIGTERM mpirun stops
+// reading, so a progress line could block rank 0 until mpirun kills it: once a stop is asked, output
+// there never blocks (lines that do not fit are dropped, the checkpoint is still written). A terminal
+// of our own is left alone: its O_NONBLOCK flag would be the shell's too.
+extern volatile sig_atomic_t run_stop_requested;
+void run_catch_stop_signals(void);
 
 // The data pipeline's flags, the same in train and finetune (docs/data.md): --cache-mb, --store,
 // --prefetch, --loader-threads, --max-pixels. loader_flags_init sets the defaults;

@@ -19,10 +19,8 @@
 // at fixed points (the end of each setup phase, each step's exchange, after rank 0's outputs), so a
 // failure anywhere ends every rank at the same point and none waits for ever.
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <omp.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,52 +63,6 @@ typedef struct {
 #define DEFAULT_VAL_MAX 1000
 #define DEFAULT_LOG_EVERY 10
 #define DEFAULT_KEEP 2
-
-static volatile sig_atomic_t stop_requested = 0;
-static int output_is_mpirun = 0;
-// Under mpirun, rank 0's stdout is a pseudo-terminal that mpirun reads; after SIGINT/SIGTERM mpirun
-// stops reading (it waits before it signals the ranks, docs/distributed.md), so a progress line could
-// block rank 0 until mpirun kills it. Once a stop is asked, output never blocks: lines that do not
-// fit are dropped, the checkpoint is still written. (A terminal of our own is left alone: its
-// O_NONBLOCK flag would be the shell's too.)
-static void on_signal(int sig) {
-    (void)sig;
-    stop_requested = 1;
-    if (output_is_mpirun) {
-        int fl = fcntl(STDOUT_FILENO, F_GETFL);
-        if (fl != -1) fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
-    }
-}
-
-// The one way this command reports a failure: `vitmae: <what>: <why>` (or `vitmae: <why>` when the
-// message already names what failed; ranks > 0 add `rank R: `). Returns the exit code. While setup
-// runs under mpirun the message waits for agree(), so that a failure every rank meets is printed once.
-static int deferring = 0;
-static char pending[8400];
-static int report(const char *what, const char *why, int code) {
-    char line[8400];
-    if (what) snprintf(line, sizeof line, "%s: %s", what, why);
-    else snprintf(line, sizeof line, "%s", why);
-    if (deferring) { if (!pending[0]) snprintf(pending, sizeof pending, "%s", line); return code; }
-    if (dist_rank() > 0) fprintf(stderr, "vitmae: rank %d: %s\n", dist_rank(), line);
-    else fprintf(stderr, "vitmae: %s\n", line);
-    return code;
-}
-
-// The end of a setup phase: every rank learns whether any failed (the exit code is the largest).
-// Rank 0 prints its own failure; another rank prints its failure only when rank 0 did not fail.
-static int agree(int rc) {
-    int rc0 = rc, any = rc;
-    if (dist_active()) {
-        dist_bcast(&rc0, sizeof rc0, 0);
-        any = dist_max_int(rc);
-    }
-    deferring = 0;
-    if (rc && pending[0] && (dist_rank() == 0 || rc0 == 0)) report(NULL, pending, rc);
-    pending[0] = 0;
-    deferring = dist_active();
-    return any;
-}
 
 // Test hook, kept out of the step loop: VITMAE_FAULT_NAN_STEP=N turns the loss of step N (1-based)
 // into a NaN, so tests/cli_train.sh can check the NaN stop without a diverging run.
@@ -190,10 +142,10 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     *nflags_out = nflags;
     int rc = cli_parse("train", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
     if (rc != CLI_OK) return rc;
-    if (!a->data && !a->resume) return report("train", "--data DIR is required (see vitmae train --help)", CLI_USAGE);
+    if (!a->data && !a->resume) return cli_report("train", "--data DIR is required (see vitmae train --help)", CLI_USAGE);
     char why[256];
-    if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return report("train --mask-ratio", why, CLI_USAGE);
-    if (a->init && a->resume) return report("train --init", "a new run from a checkpoint's weights; it cannot be combined with --resume", CLI_USAGE);
+    if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return cli_report("train --mask-ratio", why, CLI_USAGE);
+    if (a->init && a->resume) return cli_report("train --init", "a new run from a checkpoint's weights; it cannot be combined with --resume", CLI_USAGE);
     return CLI_OK;
 }
 
@@ -402,9 +354,9 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         char path[4096];
         run_resume_path(a->resume, path, sizeof path, resumed_dir, 4096);
         Checkpoint ck;
-        if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return report(NULL, err, 1);
+        if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return cli_report(NULL, err, 1);
         int rc = resumed_run_state(t, &given, flags, nflags, err, sizeof err);
-        if (rc) { ckpt_free(&ck); return report(NULL, err, rc); }
+        if (rc) { ckpt_free(&ck); return cli_report(NULL, err, rc); }
         t->cfg = ck.cfg;
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : resumed_dir);
         struct stat st;
@@ -412,23 +364,23 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
             snprintf(err, sizeof err, "train --resume %s: the run's data folder %s is gone (%s); pass --data DIR",
                      a->resume, t->rs.data, strerror(errno));
             ckpt_free(&ck);
-            return report(NULL, err, CLI_USAGE);
+            return cli_report(NULL, err, CLI_USAGE);
         }
         if (!data) data = t->rs.data;
         if (!a->val && t->rs.val[0] && stat(t->rs.val, &st) != 0) {
             snprintf(err, sizeof err, "train --resume %s: the run's validation folder %s is gone (%s); pass --val DIR",
                      a->resume, t->rs.val, strerror(errno));
             ckpt_free(&ck);
-            return report(NULL, err, CLI_USAGE);
+            return cli_report(NULL, err, CLI_USAGE);
         }
         // The model holds one gradient group's images (a G the checkpoint cannot have had is refused).
         if (dist_check_groups(t->rs.batch, t->rs.grad_groups, 1, 1, err, sizeof err)) {
             ckpt_free(&ck);
-            return report(path, err, 1);
+            return cli_report(path, err, 1);
         }
         t->per = t->rs.batch / t->rs.grad_groups;
         t->model = mae_create(&t->cfg, t->per, err, sizeof err);
-        if (!t->model) { ckpt_free(&ck); return report("train", err, 1); }
+        if (!t->model) { ckpt_free(&ck); return cli_report("train", err, 1); }
         size_t np = mae_num_params(&t->cfg);
         memcpy(mae_params(t->model), ck.params, np * sizeof(float));
         t->exp_avg = ck.exp_avg; t->exp_avg_sq = ck.exp_avg_sq;
@@ -447,17 +399,17 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
     if (a->init) {
-        if (ckpt_load_weights(a->init, init, err, sizeof err)) return report(NULL, err, 1);
+        if (ckpt_load_weights(a->init, init, err, sizeof err)) return cli_report(NULL, err, 1);
         if (!init->has_decoder) {
             ckpt_free(init);
-            return report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", 1);
+            return cli_report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", 1);
         }
     }
     int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;
 
     // The data: headers read now, pixels decoded when first needed (docs/data.md).
     DatasetOptions opt = {.max_pixels = a->lf.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
-    if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return report(data, err, 1); }
+    if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return cli_report(data, err, 1); }
     for (int i = 0; i < t->ds.nskipped && i < 20 && dist_rank() == 0; i++)
         fprintf(stderr, "vitmae: skipped %s: %s\n", t->ds.skipped[i].path, t->ds.skipped[i].reason);
     if (t->ds.nskipped > 20 && dist_rank() == 0)
@@ -465,24 +417,24 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (t->ds.n == 0) {
         ckpt_free(init);
         snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
-        return report(data, err, 1);
+        return cli_report(data, err, 1);
     }
     const char *val = a->val ? a->val : resuming && t->rs.val[0] ? t->rs.val : NULL;
     if (val) {
         opt.cache_mb = a->lf.cache_mb / 8;   // validation images are few and read at every evaluation
-        if (dataset_scan(val, &opt, &t->val_ds, err, sizeof err)) { ckpt_free(init); return report(val, err, 1); }
+        if (dataset_scan(val, &opt, &t->val_ds, err, sizeof err)) { ckpt_free(init); return cli_report(val, err, 1); }
         if (t->val_ds.n == 0) {
             ckpt_free(init);
             snprintf(err, sizeof err, "no decodable image for --val (%d skipped, %d ignored)", t->val_ds.nskipped,
                      t->val_ds.nignored);
-            return report(val, err, 1);
+            return cli_report(val, err, 1);
         }
         t->vds = &t->val_ds;
         int *none = NULL, nnone = 0;   // every image of --data trains
-        if (dataset_split(&t->ds, 0.0, &t->train_idx, &t->ntrain, &none, &nnone)) { ckpt_free(init); return report("train", "out of memory", 1); }
+        if (dataset_split(&t->ds, 0.0, &t->train_idx, &t->ntrain, &none, &nnone)) { ckpt_free(init); return cli_report("train", "out of memory", 1); }
         free(none);
         t->val_idx = malloc(sizeof(int) * (size_t)t->val_ds.n);
-        if (!t->val_idx) { ckpt_free(init); return report("train", "out of memory", 1); }
+        if (!t->val_idx) { ckpt_free(init); return cli_report("train", "out of memory", 1); }
         for (int i = 0; i < t->val_ds.n; i++) t->val_idx[i] = i;
         t->nval = t->val_ds.n;
     } else {
@@ -490,7 +442,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (dataset_split(&t->ds, t->rs.val_frac, &t->train_idx, &t->ntrain, &t->val_idx, &t->nval) || t->ntrain == 0) {
             ckpt_free(init);
             snprintf(err, sizeof err, "no training image left after holding out %g for validation", t->rs.val_frac);
-            return report(data, err, 1);
+            return cli_report(data, err, 1);
         }
         if (t->nval > 0 && t->nval < 8 && dist_rank() == 0)
             fprintf(stderr, "vitmae: warning: only %d validation image%s (--val-frac %g of %d): the validation loss "
@@ -499,7 +451,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     if (resuming) {
         int rc = extend_run(t, a, &given, flags, nflags, err, sizeof err);
-        if (rc) return report(NULL, err, rc);
+        if (rc) return cli_report(NULL, err, rc);
         if (a->data) {   // a moved folder: remember where it is now
             char *abs = realpath(a->data, NULL);
             if (abs) snprintf(t->rs.data, sizeof t->rs.data, "%s", abs);
@@ -515,7 +467,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (!resuming) {
         int rc = build_config(t, a, flags, nflags, err, sizeof err);
         if (rc == 0 && a->init) rc = init_config(t, a, init, flags, nflags, err, sizeof err);
-        if (rc) { ckpt_free(init); return report(NULL, err, rc); }
+        if (rc) { ckpt_free(init); return cli_report(NULL, err, rc); }
         new_run_state(t, a, flags, nflags, data);
     }
     t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
@@ -526,13 +478,13 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         snprintf(err, sizeof err, "%d: this run sums each step as %d gradient groups, fixed when it started so that "
                  "it continues bitwise (leave --groups out)", a->groups, t->rs.grad_groups);
         ckpt_free(init);
-        return report("train --groups", err, CLI_USAGE);
+        return cli_report("train --groups", err, CLI_USAGE);
     }
     t->rs.processes = dist_size();
     t->rs.accum = a->accum;
     if (dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, sizeof err)) {
         ckpt_free(init);
-        return report("train", err, CLI_USAGE);
+        return cli_report("train", err, CLI_USAGE);
     }
     t->per = t->rs.batch / t->rs.grad_groups;
     t->share = t->rs.batch / t->rs.processes;
@@ -545,7 +497,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     size_t tree = ((size_t)depth + (t->rs.processes > 1)) * mae_num_params(&t->cfg) * sizeof(float);
     size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->lf.prefetch) * sizeof(float) * t->share / t->per +
                        (tree + (size_t)t->per - 1) / (size_t)t->per;
-    if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return report("train", err, 2); }
+    if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return cli_report("train", err, 2); }
     // The groups of a micro-batch at once where memory allows (cmd/groups.h): the same bits.
     t->at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, t->rs.grad_groups / t->rs.processes / t->rs.accum,
                                 per_image * (size_t)t->per, omp_get_max_threads());
@@ -553,7 +505,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (parallel_check(a->parallel, t->rs.grad_groups, t->rs.accum, omp_get_max_threads(), &t->workers, err,
                        sizeof err)) {
         ckpt_free(init);
-        return report("train --parallel", err, 2);
+        return cli_report("train --parallel", err, 2);
     }
     if (t->workers) {
         size_t np = mae_num_params(&t->cfg);
@@ -570,7 +522,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
             t->workers = 0;   // the team then, which needs less
         } else {
             ckpt_free(init);
-            return report("train --parallel groups", err, 2);
+            return cli_report("train --parallel groups", err, 2);
         }
     }
     *data_out = data;
@@ -580,37 +532,37 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
 
 // Flags -> a model, data and a run folder ready for the first step (or the resumed one).
 // Prints its own failure and returns the exit code. Under mpirun it runs in phases that end with
-// agree(): every rank leaves at the same phase, and a collective is never half attended.
+// cli_agree(): every rank leaves at the same phase, and a collective is never half attended.
 static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     char err[8192], resumed_dir[4096] = "";
     int resuming = a->resume != NULL, rank = dist_rank(), rc = 0;
     const char *data = NULL;
     Checkpoint init;
     memset(&init, 0, sizeof init);
-    deferring = dist_active();
-    if ((rc = agree(setup_local(t, a, flags, nflags, &init, resumed_dir, &data)))) { ckpt_free(&init); return rc; }
+    cli_defer(1);
+    if ((rc = cli_agree(setup_local(t, a, flags, nflags, &init, resumed_dir, &data)))) { ckpt_free(&init); return rc; }
 
     // 2. Every rank must see the same files (scan order): a rank on another filesystem stops here.
-    deferring = 0;
+    cli_defer(0);
     int same = dist_check_same_list((const char *const *)&t->ds.items[0].rel, sizeof(DataItem), t->ds.n,
                                     "file list", err, sizeof err);
-    if (same == -2 || (same == -1 && rank == 0)) report("data", err, 1);
+    if (same == -2 || (same == -1 && rank == 0)) cli_report("data", err, 1);
     if (same) { ckpt_free(&init); return 1; }
-    deferring = dist_active();
+    cli_defer(1);
 
     // 3. Rank 0: the run folder (never written into when it holds another run, docs/data.md "Run
     //    folders"), the store of working images, the pixel statistics.
     if (rank == 0) {
         rc = guard_run_folder(t, a, resumed_dir, err, sizeof err);
-        if (rc) report(NULL, err, rc);
-        else if (train_out_prepare(t->run_dir, err, sizeof err)) rc = report("train --out", err, 1);
+        if (rc) cli_report(NULL, err, rc);
+        else if (train_out_prepare(t->run_dir, err, sizeof err)) rc = cli_report("train --out", err, 1);
         if (!rc) run_remove_stale_temp_files(t->run_dir);
-        if (!rc && use_store(t, a, err, sizeof err)) rc = report("train --store", err, 1);
+        if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
         if (!rc && !resuming && !a->init &&
             pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
-            rc = report("train", err, 1);
+            rc = cli_report("train", err, 1);
     }
-    if ((rc = agree(rc))) { ckpt_free(&init); return rc; }
+    if ((rc = cli_agree(rc))) { ckpt_free(&init); return rc; }
     dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
     dist_bcast(t->cfg.pixel_std, sizeof t->cfg.pixel_std, 0);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
@@ -618,14 +570,14 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     // 4. Every rank: the model (at_once gradient groups' images at a time), moments, buffers, reduction.
     if (resuming && t->at_once > 1) {   // the resumed model was made for one group: make it for at_once
         Mae *m = mae_create(&t->cfg, t->per * t->at_once, err, sizeof err);
-        if (!m) rc = report("train", err, 1);
+        if (!m) rc = cli_report("train", err, 1);
         else memcpy(mae_params(m), mae_params(t->model), mae_num_params(&t->cfg) * sizeof(float));
         mae_free(t->model);
         t->model = m;
     }
     if (!resuming) {
         t->model = mae_create(&t->cfg, t->per * t->at_once, err, sizeof err);
-        if (!t->model) rc = report("train", err, 1);
+        if (!t->model) rc = cli_report("train", err, 1);
         size_t np = mae_num_params(&t->cfg);
         if (!rc && a->init) {
             memcpy(mae_params(t->model), init.params, np * sizeof(float));
@@ -637,7 +589,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         if (!rc) {
             t->exp_avg = cpu_calloc_big(np, sizeof(float));
             t->exp_avg_sq = cpu_calloc_big(np, sizeof(float));
-            if (!t->exp_avg || !t->exp_avg_sq) rc = report("train", "out of memory for the AdamW moments", 1);
+            if (!t->exp_avg || !t->exp_avg_sq) rc = cli_report("train", "out of memory for the AdamW moments", 1);
         }
     }
     ckpt_free(&init);
@@ -646,13 +598,13 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         t->runner[0] = (TrainRunner){t, t->model};
         for (int w = 1; w < t->workers && !rc; w++) {   // the workers' models: their own activations
             t->runner[w] = (TrainRunner){t, mae_create_sharing(t->model, t->per * t->at_once, err, sizeof err)};
-            if (!t->runner[w].model) rc = report("train", err, 1);
+            if (!t->runner[w].model) rc = cli_report("train", err, 1);
         }
         if (rc) {
-        } else if (alloc_buffers(t)) rc = report("train", "out of memory for the batch buffers", 1);
-        else if (rank == 0 && train_out_pick_samples(t, err, sizeof err)) rc = report(NULL, err, 1);
+        } else if (alloc_buffers(t)) rc = cli_report("train", "out of memory for the batch buffers", 1);
+        else if (rank == 0 && train_out_pick_samples(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
     }
-    if ((rc = agree(rc))) return rc;
+    if ((rc = cli_agree(rc))) return rc;
     // The reduction's buffers: collective under mpirun (one machine: a shared-memory window).
     // Under mpirun, workers' processes combine their nodes as the team's do (dist/workers.h).
     size_t np = mae_num_params(&t->cfg);
@@ -662,8 +614,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                                            t->at_once, err, sizeof err)
                    : grad_reduce_init(&t->gr, t->rs.grad_groups, np, err, sizeof err) ||
                          (t->at_once > 1 && grad_reduce_at_once(&t->gr, t->at_once, err, sizeof err)))
-        rc = report("train", err, 1);
-    if ((rc = agree(rc))) return rc;
+        rc = cli_report("train", err, 1);
+    if ((rc = cli_agree(rc))) return rc;
     // One process's workers leave the top of their tree to AdamW's pass unless clipping needs the whole
     // gradient first, and then update each block's weights beside the backward once every worker is done
     // with them.
@@ -671,17 +623,17 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (t->gw.defer_top) {
         Mae *models[WORKERS_MAX];
         for (int w = 0; w < t->workers; w++) models[w] = t->runner[w].model;
-        if (grad_workers_early_init(&t->gw, models, err, sizeof err)) rc = report("train", err, 1);
+        if (grad_workers_early_init(&t->gw, models, err, sizeof err)) rc = cli_report("train", err, 1);
     }
-    if ((rc = agree(rc))) return rc;
+    if ((rc = cli_agree(rc))) return rc;
 
     // 5. Rank 0 writes config.json and opens metrics.csv.
     if (rank == 0) {
-        if (train_out_config(t, err, sizeof err)) rc = report("train", err, 1);
-        else if (train_out_open_metrics(t, resuming, err, sizeof err)) rc = report("train", err, 1);
+        if (train_out_config(t, err, sizeof err)) rc = cli_report("train", err, 1);
+        else if (train_out_open_metrics(t, resuming, err, sizeof err)) rc = cli_report("train", err, 1);
     }
-    if ((rc = agree(rc))) return rc;
-    deferring = 0;
+    if ((rc = cli_agree(rc))) return rc;
+    cli_defer(0);
 
     int threads = omp_get_max_threads();
     printf("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters\n",
@@ -805,16 +757,16 @@ static void note_bottleneck(Train *t, Progress *prog, double waited, double busy
 
 int cmd_train(int argc, char **argv) {
     Train *t = calloc(1, sizeof *t);
-    if (!t) return report("train", "out of memory", 1);
+    if (!t) return cli_report("train", "out of memory", 1);
     Args a;
     Flag flags[64];
     int nflags = 0;
     cli_quiet_ranks(1);   // every rank parses the same flags: rank 0 reports a bad one
-    deferring = dist_active();
+    cli_defer(1);
     int rc = parse_args(argc, argv, &a, &t->rs, flags, &nflags);
     cli_quiet_ranks(0);
-    if (rc == CLI_USAGE) agree(rc);
-    deferring = 0;
+    if (rc == CLI_USAGE) cli_agree(rc);
+    cli_defer(0);
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
     if (a.threads) omp_set_num_threads(a.threads);
     rc = setup(t, &a, flags, nflags);
@@ -824,16 +776,10 @@ int cmd_train(int argc, char **argv) {
     char err[8192];
     LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.lf.prefetch, a.lf.loader_threads};
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
-    if ((rc = agree(ld ? 0 : report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }
-    deferring = 0;
+    if ((rc = cli_agree(ld ? 0 : cli_report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }
+    cli_defer(0);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL);   // mpirun forwards SIGUSR1 to every rank (docs/distributed.md)
-    output_is_mpirun = dist_active();
+    run_catch_stop_signals();
 
     RunState *r = &t->rs;
     int rank0 = dist_rank() == 0, stop = 0;
@@ -851,7 +797,7 @@ int cmd_train(int argc, char **argv) {
     for (int k = 0; k < B; k++) keys[k] = (uint64_t)k;
     if (r->step == 0) {   // the untrained model's validation loss: where the curves start
         MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
-        if (rank0 && train_out_step(t, &row, 1, 0, err, sizeof err)) rc = report("train", err, 1);
+        if (rank0 && train_out_step(t, &row, 1, 0, err, sizeof err)) rc = cli_report("train", err, 1);
         else if (rank0 && isfinite(row.val_loss))
             progress_message(&prog, stdout, "step 0: val loss %.4f, val PSNR %.2f dB (masked patches)",
                              row.val_loss, row.val_psnr);
@@ -873,17 +819,17 @@ int cmd_train(int argc, char **argv) {
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
         int reduce_rc = t->workers
             ? grad_workers_step(&t->gw, grads, load_failed ? train_group_failed : train_group,
-                                load_failed ? train_groups_failed : train_groups, runners, &loss, &stop_requested,
+                                load_failed ? train_groups_failed : train_groups, runners, &loss, &run_stop_requested,
                                 &stop, &failed_here, err, sizeof err)
             : t->at_once > 1
             ? grad_reduce_step_at_once(&t->gr, grads, load_failed ? train_groups_failed : train_groups, &t->runner[0],
-                                       &loss, &stop_requested, &stop, &failed_here, err, sizeof err)
+                                       &loss, &run_stop_requested, &stop, &failed_here, err, sizeof err)
             : grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, &t->runner[0], &loss,
-                               &stop_requested, &stop, &failed_here, err, sizeof err);
+                               &run_stop_requested, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
         if (reduce_rc) {
             progress_end(&prog, stdout);
-            rc = failed_here ? report(NULL, err, 1) : 1;   // the failing rank names the cause
+            rc = failed_here ? cli_report(NULL, err, 1) : 1;   // the failing rank names the cause
             break;
         }
         loss = test_hook_nan_loss(step + 1, loss);
@@ -891,7 +837,7 @@ int cmd_train(int argc, char **argv) {
             progress_end(&prog, stdout);
             snprintf(err, sizeof err, "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
                      isnan(loss) ? "NaN" : "infinite", step + 1, lr, t->ckpt_path);
-            rc = rank0 ? report("train", err, 1) : 1;
+            rc = rank0 ? cli_report("train", err, 1) : 1;
             break;
         }
         if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
@@ -914,7 +860,7 @@ int cmd_train(int argc, char **argv) {
             MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
                               interval_busy > 0 ? interval_n * B / interval_busy : NAN,
                               r->elapsed_s + (t1 - session_start)};
-            if (rank0 && train_out_step(t, &row, do_eval, do_samples, err, sizeof err)) rc = report("train", err, 1);
+            if (rank0 && train_out_step(t, &row, do_eval, do_samples, err, sizeof err)) rc = cli_report("train", err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
@@ -926,7 +872,7 @@ int cmd_train(int argc, char **argv) {
             r->elapsed_s += now_seconds() - session_start;
             session_start = now_seconds();
             if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                             t->exp_avg_sq, err, sizeof err)) rc = report(NULL, err, 1);
+                                             t->exp_avg_sq, err, sizeof err)) rc = cli_report(NULL, err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
@@ -942,7 +888,7 @@ int cmd_train(int argc, char **argv) {
         r->elapsed_s += now_seconds() - session_start;
         if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
                                          t->exp_avg_sq, err, sizeof err))
-            rc = report(NULL, err, 1);
+            rc = cli_report(NULL, err, 1);
         else if (stop && r->step < r->total_steps)
             printf("interrupted at step %ld of %ld; saved %s (continue with --resume %s)\n", r->step,
                    r->total_steps, t->ckpt_path, t->run_dir);

@@ -218,6 +218,7 @@ void clf_free(Classifier *c) {
 const ClassifierConfig *clf_config(const Classifier *c) { return &c->cfg; }
 float *clf_params(Classifier *c) { return c->params; }
 float *clf_grads(Classifier *c) { return c->grads; }
+float *clf_use_grads(Classifier *c, float *grads) { float *old = c->grads; c->grads = grads; return old; }
 const MaeTensor *clf_tensors(const Classifier *c, int *count) { if (count) *count = c->ntensors; return c->tensors; }
 float *clf_tensor(Classifier *c, const char *name) {
     for (int i = 0; i < c->ntensors; i++)

@@ -51,6 +51,9 @@ float *clf_grads(Classifier *c);
 const MaeTensor *clf_tensors(const Classifier *c, int *count);
 float *clf_tensor(Classifier *c, const char *name);
 void clf_zero_grads(Classifier *c);
+// Points the classifier's gradient at another buffer of clf_num_params floats (a gradient group's,
+// dist/dist.h) and returns the one it had: clf_zero_grads and clf_backward then work there.
+float *clf_use_grads(Classifier *c, float *grads);
 
 // Random init (the --from-scratch model, and the head of a fine-tuned one): the MAE's rules for the
 // encoder (core/encoder.h vit_init_tensors), fc_norm 1/0, then head.weight ~ N(0, 2e-5) truncated at

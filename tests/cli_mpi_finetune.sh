@@ -1,0 +1,126 @@
+#!/bin/sh
+# `mpirun -np N ./vitmae finetune` (docs/distributed.md, docs/encoder.md): bitwise the same weights,
+# AdamW moments and metrics.csv losses for 1, 2 and 4 processes, in shared memory and as messages,
+# and across a resume with another process count; the gradient groups recorded and a fine-tuning run
+# from before them resumed as it was; refusals (N that cannot keep that, other --groups on resume, a
+# usage error, a folder that does not decode) as one line; SIGUSR1 to mpirun. Tiny model, few steps.
+set -u
+fail=0
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights, wait_step, saved_step
+scratch dir
+cd "$dir" || exit 1
+TMPDIR="$dir/tmp"; mkdir -p "$TMPDIR"; export TMPDIR   # OpenMPI's session folder: see tests/cli_mpi.sh
+command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
+OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1   # as root OpenMPI needs these two
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"   # OpenMPI's own allocations are not ours to free
+mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
+
+"$VITMAE_TOOLS/synth" "$dir/data" --count 60 --size 16 --classes 3 --seed 5 >/dev/null || { echo "synth failed"; exit 1; }
+model="--img 16 --patch 4 --dim 16 --depth 2 --heads 2"
+"$VITMAE" train --data "$dir/data" $model --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --steps 4 \
+  --threads 2 --out "$dir/pre" > /dev/null 2>&1 || { echo "pretraining failed"; exit 1; }
+pre="$dir/pre/checkpoint.safetensors"
+# Drop path on (its draws follow each image's place in the batch) and label smoothing: every group
+# must take its own images' labels and factors.
+ft="--ckpt $pre --data $dir/data --batch 16 --lr 2e-3 --warmup-steps 2 --drop-path 0.3 --val-frac 0.2 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
+steps=6
+
+losses() { cut -d, -f1-6 "$1/metrics.csv"; }
+same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }
+
+# 1. One process without mpirun is the reference: 4 gradient groups of 4 images (the default for a
+#    batch of 16), its 2 threads in every kernel. Every split of the groups gives the same bits.
+"$VITMAE" finetune $ft --steps $steps --threads 2 --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?
+t "reference run exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$dir/ref.log"
+t "the reference says its groups" 'grep -q "4 gradient groups of 4 images, 1 process$" "$dir/ref.log"'
+mpi -np 2 "$VITMAE" finetune $ft --steps $steps --threads 1 --out "$dir/n2" > "$dir/n2.log" 2> "$dir/n2.err"; rc=$?
+t "-np 2 exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || cat "$dir/n2.log" "$dir/n2.err"
+t "-np 2: bitwise equal weights, moments and losses" 'same_run "$dir/ref" "$dir/n2"'
+t "-np 2: nothing on stderr" '[ ! -s "$dir/n2.err" ]'
+t "-np 2: one report (rank 0)" '[ "$(grep -c "^done:" "$dir/n2.log")" -eq 1 ] && grep -q "2 processes" "$dir/n2.log"'
+mpi -np 4 "$VITMAE" finetune $ft --steps $steps --threads 1 --out "$dir/n4" > "$dir/n4.log" 2>&1; rc=$?
+t "-np 4 exits 0" '[ $rc -eq 0 ]'
+t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'
+VITMAE_REDUCE=messages mpi -np 2 "$VITMAE" finetune $ft --steps $steps --threads 1 --out "$dir/msg" > /dev/null 2>&1; rc=$?
+t "-np 2, the gradients as messages: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/msg"'
+"$VITMAE" finetune $ft --steps $steps --threads 1 --groups 1 --out "$dir/g1" > /dev/null 2>&1; rc=$?
+t "--groups 1 runs (one group: the batch as one)" '[ $rc -eq 0 ]'
+# The 4 groups are the batch's images, labels and drop-path draws cut in 4: the same losses as the
+# batch as one (train and validation), up to the sums' rounding (6 decimals printed; 2e-6 allowed).
+t "--groups 1 and 4: the same losses within 2e-6" 'paste -d, "$dir/ref/metrics.csv" "$dir/g1/metrics.csv" | awk -F, "
+  NR > 1 { for (c = 4; c <= 5; c++) { d = \$c - \$(c + 8); if (d < 0) d = -d; if (\$c != \"\" && d > 2e-6) bad = 1; n++ } }
+  END { exit !(n == 12 && !bad) }"'
+
+# 2. The groups are recorded in the checkpoint's training state.
+t "train_state records the groups" 'python3 - "$dir/n2/checkpoint.safetensors" <<PY
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+s = json.loads(h["__metadata__"]["train_state"]); assert s["groups"] == 4, s
+PY'
+
+# 3. Resume across process counts: a 1-process snapshot under 2 processes, a 2-process one under 1.
+mpi -np 2 "$VITMAE" finetune --resume "$dir/ref/checkpoint-3.safetensors" --out "$dir/r12" --threads 1 > "$dir/r12.log" 2>&1; rc=$?
+t "resume 1 -> 2 processes exits 0" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || tail -n 20 "$dir/r12.log"
+t "resume 1 -> 2 processes: bitwise equal to the uninterrupted run" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/r12/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/n2/checkpoint-3.safetensors" --out "$dir/r21" --threads 2 > /dev/null 2>&1; rc=$?
+t "resume 2 -> 1 process: bitwise equal" '[ $rc -eq 0 ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/r21/checkpoint.safetensors"'
+# A run from before gradient groups (its train_state has no "groups") continues as one group: the
+# --groups 1 run's snapshot with the key taken out resumes to that run's end.
+python3 - "$dir/g1/checkpoint-3.safetensors" "$dir/old.safetensors" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+s = json.loads(h["__metadata__"]["train_state"]); del s["groups"]
+h["__metadata__"]["train_state"] = json.dumps(s)
+hb = json.dumps(h).encode(); hb += b" " * (-len(hb) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PY
+crc_ok=$("$VITMAE" info "$dir/old.safetensors" > /dev/null 2>&1 && echo 1 || echo 0)
+"$VITMAE" finetune --resume "$dir/old.safetensors" --data "$dir/data" --out "$dir/rold" --threads 2 > "$dir/rold.log" 2>&1; rc=$?
+t "a run without recorded groups resumes (info reads it: $crc_ok)" '[ $rc -eq 0 ]'
+[ $rc -eq 0 ] || tail -n 5 "$dir/rold.log"
+t "... as one group: bitwise equal to the --groups 1 run" 'same_weights "$dir/g1/checkpoint.safetensors" "$dir/rold/checkpoint.safetensors"'
+
+# 4. Refusals: one line from rank 0, exit 2, no run folder.
+mpi -np 3 "$VITMAE" finetune $ft --steps 2 --out "$dir/bad3" > /dev/null 2> "$dir/bad3.err"; rc=$?
+t "-np 3 with 4 groups: exit 2, one line naming the process count" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/bad3.err")" -eq 1 ] && grep -q "3 processes" "$dir/bad3.err"'
+t "-np 3: no run folder" '[ ! -e "$dir/bad3" ]'
+mpi -np 2 "$VITMAE" finetune $ft --steps 2 --groups 1 --out "$dir/badg" > /dev/null 2> "$dir/badg.err"; rc=$?
+t "-np 2 with --groups 1: exit 2, one line" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/badg.err")" -eq 1 ] && [ ! -e "$dir/badg" ]'
+"$VITMAE" finetune --resume "$dir/ref" --groups 8 --out "$dir/badr" > /dev/null 2> "$dir/badr.err"; rc=$?
+t "resume with other --groups: exit 2, names the run's groups" '[ $rc -eq 2 ] && grep -q "4 gradient groups" "$dir/badr.err"'
+mpi -np 2 "$VITMAE" finetune --ckpt "$pre" --steps 2 --out "$dir/nodata" > /dev/null 2> "$dir/nodata.err"; rc=$?
+t "a usage error under mpirun: exit 2, one line from rank 0" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/nodata.err")" -eq 1 ] && ! grep -q "rank 1" "$dir/nodata.err"'
+mpi -np 2 "$VITMAE" finetune $ft --steps 2 --out "$dir/ref" > /dev/null 2> "$dir/again.err"; rc=$?
+t "--out holding a run under mpirun: exit 2, one line, the run unchanged" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/again.err")" -eq 1 ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/r21/checkpoint.safetensors"'
+
+# 5. A folder where no image decodes (every file cut past its header), which every rank meets alike:
+#    exit 1, the reason once, the skipped files listed once (by rank 0), no run folder.
+cp -r "$dir/data" "$dir/cut"
+for f in "$dir"/cut/*/*.png; do head -c 60 "$f" > "$f.tmp" && mv "$f.tmp" "$f"; done
+mpi -np 2 "$VITMAE" finetune --from-scratch $model --data "$dir/cut" --batch 16 --steps 2 --threads 1 --out "$dir/cutrun" \
+  > /dev/null 2> "$dir/cut.err"; rc=$?
+t "no image decodes under mpirun: exit 1, the reason once" '[ $rc -eq 1 ] && [ "$(grep -c "no decodable image" "$dir/cut.err")" -eq 1 ]'
+t "... the skipped files listed once, no run folder" '[ "$(grep -c "^vitmae: skipped" "$dir/cut.err")" -eq 20 ] && [ ! -e "$dir/cutrun" ]'
+
+# 6. SIGUSR1 to mpirun: every rank finishes its step, rank 0 saves, all exit 0, and the run resumes to
+#    the end of the uninterrupted one. The run must still be going when the signal lands.
+long=3000; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=400
+lft="$ft --eval-every 100000 --ckpt-every 100000"
+"$VITMAE" finetune $lft --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
+ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" finetune $lft --steps $long --threads 1 \
+  --out "$dir/usr1" > "$dir/usr1.log" 2>&1 &
+pid=$!
+wait_step "$dir/usr1" 3
+kill -USR1 $pid; wait $pid; rc=$?
+t "SIGUSR1 to mpirun: exit 0" '[ $rc -eq 0 ]'
+t "SIGUSR1: rank 0 says how to resume" 'grep -q "interrupted at step" "$dir/usr1.log"'
+saved=$(saved_step "$dir/usr1/checkpoint.safetensors")
+t "SIGUSR1: saved mid-run (step ${saved:-none} of $long)" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt $long ]'
+"$VITMAE" finetune --resume "$dir/usr1" --threads 1 > /dev/null 2>&1; rc=$?
+t "SIGUSR1: the resumed run equals the uninterrupted one" '[ $rc -eq 0 ] && same_weights "$dir/lref/checkpoint.safetensors" "$dir/usr1/checkpoint.safetensors"'
+[ $fail -eq 0 ] && echo "cli mpi finetune ok"
+exit $fail
