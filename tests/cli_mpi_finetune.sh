@@ -1,7 +1,7 @@
 #!/bin/sh
 # `mpirun -np N ./vitmae finetune` (docs/distributed.md, docs/encoder.md): bitwise the same weights,
 # AdamW moments and metrics.csv losses for 1, 2 and 4 processes, in shared memory and as messages,
-# and across a resume with another process count; the gradient groups recorded and a fine-tuning run
+# each process's threads as workers or sharing every kernel, and across a resume with another process count; the gradient groups recorded and a fine-tuning run
 # from before them resumed as it was; refusals (N that cannot keep that, other --groups on resume, a
 # usage error, a folder that does not decode) as one line; SIGUSR1 to mpirun. Tiny model, few steps.
 set -u
@@ -31,7 +31,7 @@ same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors
 
 # 1. One process without mpirun is the reference: 4 gradient groups of 4 images (the default for a
 #    batch of 16), its 2 threads in every kernel. Every split of the groups gives the same bits.
-"$VITMAE" finetune $ft --steps $steps --threads 2 --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?
+"$VITMAE" finetune $ft --steps $steps --threads 2 --parallel kernels --out "$dir/ref" > "$dir/ref.log" 2>&1; rc=$?
 t "reference run exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/ref.log"
 t "the reference says its groups" 'grep -q "4 gradient groups of 4 images, 1 process$" "$dir/ref.log"'
@@ -46,6 +46,16 @@ t "-np 4 exits 0" '[ $rc -eq 0 ]'
 t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'
 VITMAE_REDUCE=messages mpi -np 2 "$VITMAE" finetune $ft --steps $steps --threads 1 --out "$dir/msg" > /dev/null 2>&1; rc=$?
 t "-np 2, the gradients as messages: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/msg"'
+# A process's threads as workers (the default where they fit), each its own groups on a model of its
+# own: 1 process x 2 and x 4 threads, 2 processes x 2 threads (a group each): the same bits.
+"$VITMAE" finetune $ft --steps $steps --threads 2 --parallel groups --out "$dir/wk2" > "$dir/wk2.log" 2>&1; rc=$?
+t "2 threads as workers: bitwise equal" '[ $rc -eq 0 ] && grep -q "threads as workers: each of the 2 threads takes 2" "$dir/wk2.log" && same_run "$dir/ref" "$dir/wk2"'
+"$VITMAE" finetune $ft --steps $steps --threads 4 --parallel groups --out "$dir/wk4" > /dev/null 2>&1; rc=$?
+t "4 threads as workers: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/wk4"'
+mpi -np 2 "$VITMAE" finetune $ft --steps $steps --threads 2 --out "$dir/n2w" > "$dir/n2w.log" 2>&1; rc=$?
+t "-np 2 x 2 threads as workers: bitwise equal" '[ $rc -eq 0 ] && grep -q "each of the 2 threads takes 1" "$dir/n2w.log" && same_run "$dir/ref" "$dir/n2w"'
+"$VITMAE" finetune $ft --steps 2 --threads 3 --parallel groups --out "$dir/wk3" > /dev/null 2> "$dir/wk3.err"; rc=$?
+t "--parallel groups with 3 threads: exit 2, one line" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae: finetune --parallel" "$dir/wk3.err")" -eq 1 ] && [ ! -e "$dir/wk3" ]'
 "$VITMAE" finetune $ft --steps $steps --threads 1 --groups 1 --out "$dir/g1" > /dev/null 2>&1; rc=$?
 t "--groups 1 runs (one group: the batch as one)" '[ $rc -eq 0 ]'
 # The 4 groups are the batch's images, labels and drop-path draws cut in 4: the same losses as the

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/groups.h"     // parallel_check (--parallel, as train)
 #include "cmd/log.h"
 #include "cmd/output.h"
 #include "cmd/runfolder.h"
@@ -36,6 +37,7 @@
 #include "core/classifier.h"
 #include "core/optim.h"
 #include "dist/dist.h"
+#include "dist/workers.h"
 #include "data/dataset.h"
 #include "data/loader.h"
 #include "infer/recon.h"
@@ -49,7 +51,7 @@
 #define FT_BETA2 0.999f
 
 typedef struct {
-    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm;
+    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel;
     int from_scratch, img, patch, dim, depth, heads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
@@ -66,7 +68,17 @@ typedef struct {
     double elapsed_s;
 } FtState;
 
+typedef struct FineTune FineTune;
+
+// What one thread computes a gradient group with: the model it runs on (worker 0: the model; the other
+// workers: a model of their own that shares its parameters) and its drop-path factors.
 typedef struct {
+    FineTune *t;
+    Classifier *model;
+    float *drop;   // [depth][2][per] one group's factors
+} FtRunner;
+
+struct FineTune {
     Args a;
     FtState rs;
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
@@ -76,8 +88,11 @@ typedef struct {
     ClfCheckpoint resumed;      // owns the class names when resuming
     ClassifierConfig cfg;
     Classifier *model;
-    float *exp_avg, *exp_avg_sq, *lr_scale, *drop_all, *drop;   // drop path: the batch's, one group's
+    float *exp_avg, *exp_avg_sq, *lr_scale, *drop_all;   // drop_all: the batch's drop-path factors
     GradReduce gr;              // the step's gradient groups (this rank's: gr.first, gr.count)
+    int workers;                // threads as workers (dist/workers.h), 0: the threads share every kernel
+    GradWorkers gw;
+    FtRunner runner[WORKERS_MAX];   // [0]: the model's; [w]: worker w's
     int per, share;             // images per group; this process's images per step
     char load_err[1024];        // why this process's images of the step did not load
     const MaeTensor *tensors;
@@ -88,7 +103,7 @@ typedef struct {
     EpochOrder order;
     FILE *metrics;
     History hist;
-} FineTune;
+};
 
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
@@ -247,7 +262,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->preset = "tiny"; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
     a->img = 32; a->patch = 4; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
     a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = 0.05f; a->steps = 1000; a->batch = 64; a->warmup = -1;
-    a->log_every = 10; a->keep = 2; a->val_max = 1000;
+    a->log_every = 10; a->keep = 2; a->val_max = 1000; a->parallel = "auto";
     loader_flags_init(&a->lf);
     Flag f[] = {
         {"--ckpt", FLAG_STR, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint: its encoder starts the classifier", "FILE", 0},
@@ -281,6 +296,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--clip", FLAG_FLOAT, &a->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
         {"--seed", FLAG_LONG, &a->seed, 0, 9e18, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (auto: groups where they fit; the same results)", NULL, 0},
         {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, 0.9, NULL, "held-out fraction of --data when --val is absent (default 0.05)", "F", 0},
         {"--val-max", FLAG_INT, &a->val_max, 1, 10000000, NULL, "at most this many validation images per evaluation (default 1000)", "N", 0},
         {"--eval-every", FLAG_LONG, &a->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
@@ -509,6 +525,11 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     t->share = r->batch / dist_size();
     int depth = 0;
     while ((1 << depth) < r->groups / dist_size()) depth++;
+    // Threads as workers (dist/workers.h): each a thread of its own with its own activations.
+    if (parallel_check(a->parallel, r->groups, 1, omp_get_max_threads(), &t->workers, err, sizeof err)) {
+        cli_error("finetune --parallel", "%s", err);
+        return 2;
+    }
 
     // The model (one group's images), this process's images of a step and the --prefetch batches the
     // loader holds ahead of it, the gradient tree's buffers (and with N > 1 the received slices of one).
@@ -516,6 +537,20 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                   (size_t)(1 + a->lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
                   ((size_t)depth + (dist_size() > 1)) * clf_num_params(&t->cfg) * sizeof(float);
     long have = cpu_physical_memory_bytes();
+    if (t->workers) {   // the other workers' activations and the workers' gradient buffers
+        size_t np = clf_num_params(&t->cfg), mine = (size_t)r->groups / dist_size();
+        size_t more = (size_t)(t->workers - 1) * (clf_bytes_needed(&t->cfg, t->per) - 4 * np * sizeof(float)) +
+                      grad_workers_floats((int)mine, np, t->workers, 1) * sizeof(float);
+        int is_auto = !strcmp(a->parallel, "auto");
+        if (have <= 0 || (double)(need + more) <= (is_auto ? 0.5 : 0.9) * (double)have) need += more;
+        else if (is_auto) t->workers = 0;   // the threads share every kernel then, which needs less
+        else {
+            cli_error("finetune --parallel groups", "%d threads as workers need %zu bytes (%.2f GiB); this machine has "
+                      "%.2f GiB (--parallel kernels needs less)", t->workers, need + more, (need + more) / 1073741824.0,
+                      have / 1073741824.0);
+            return 2;
+        }
+    }
     if (have > 0 && (double)need > 0.9 * (double)have) {
         cli_error("finetune", "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
                   need, need / 1073741824.0, r->batch, t->S, t->S, have / 1073741824.0);
@@ -552,14 +587,20 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     size_t B = (size_t)r->batch, most = (size_t)(t->share > t->per ? t->share : t->per);
     t->lr_scale = malloc((size_t)t->ntensors * sizeof(float));
     t->drop_all = malloc((size_t)t->cfg.enc.depth * 2 * B * sizeof(float));
-    t->drop = malloc((size_t)t->cfg.enc.depth * 2 * t->per * sizeof(float));
+    t->runner[0] = (FtRunner){t, t->model, malloc((size_t)t->cfg.enc.depth * 2 * t->per * sizeof(float))};
+    for (int w = 1; w < t->workers; w++) {   // the workers' models: their own activations
+        t->runner[w] = (FtRunner){t, clf_create_sharing(t->model, t->per, err, sizeof err),
+                                  malloc((size_t)t->cfg.enc.depth * 2 * t->per * sizeof(float))};
+        if (!t->runner[w].model) { cli_error("finetune", "%s", err); return 1; }
+        if (!t->runner[w].drop) { cli_error("finetune", "out of memory for the batch buffers"); return 1; }
+    }
     t->images = malloc(most * t->S * t->S * t->C * sizeof(float));
     t->batch_items = malloc(B * sizeof(int));
     t->labels = malloc(B * sizeof(int));
     t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.epoch[0] = t->order.epoch[1] = -1;
-    if (!t->lr_scale || !t->drop_all || !t->drop || !t->images || !t->batch_items || !t->labels || !t->order.perm[0] ||
+    if (!t->lr_scale || !t->drop_all || !t->runner[0].drop || !t->images || !t->batch_items || !t->labels || !t->order.perm[0] ||
         !t->order.perm[1]) {
         cli_error("finetune", "out of memory for the batch buffers");
         return 1;
@@ -616,7 +657,13 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     dist_bcast(t->cfg.enc.pixel_mean, sizeof t->cfg.enc.pixel_mean, 0);
     dist_bcast(t->cfg.enc.pixel_std, sizeof t->cfg.enc.pixel_std, 0);
     // 4. The reduction's buffers: collective under mpirun (one machine: a shared-memory window).
-    if (grad_reduce_init(&t->gr, r->groups, clf_num_params(&t->cfg), err, sizeof err)) rc = cli_report("finetune", err, 1);
+    // Under mpirun, workers' processes combine their nodes as the team's do (dist/workers.h).
+    size_t n = clf_num_params(&t->cfg);
+    int ranks = dist_size() > 1;
+    if (t->workers ? (ranks && grad_reduce_init_top(&t->gr, r->groups, n, err, sizeof err)) ||
+                         grad_workers_init(&t->gw, ranks ? &t->gr : NULL, r->groups, n, t->workers, 1, err, sizeof err)
+                   : grad_reduce_init(&t->gr, r->groups, n, err, sizeof err))
+        rc = cli_report("finetune", err, 1);
     if ((rc = cli_agree(rc))) return rc;
     cli_defer(0);
 
@@ -630,14 +677,22 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (dist_size() > 1 || r->groups > 1)
         printf("  %d gradient groups of %d images, %d process%s\n", r->groups, t->per, dist_size(),
                dist_size() == 1 ? "" : "es");
+    if (t->workers)
+        printf("  threads as workers: each of the %d threads takes %d of the gradient groups\n", t->workers,
+               r->groups / dist_size() / t->workers);
     fflush(stdout);
     return 0;
 }
 
 static void finetune_free(FineTune *t) {
     free(t->images); free(t->batch_items); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
-    free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop_all); free(t->drop);
+    free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop_all);
+    grad_workers_free(&t->gw);
     grad_reduce_free(&t->gr);
+    for (int w = 0; w < WORKERS_MAX; w++) {
+        free(t->runner[w].drop);
+        if (w > 0) clf_free(t->runner[w].model);   // before the model whose parameters they share
+    }
     free(t->train_idx); free(t->val_idx); free(t->val_label);
     if (t->model) clf_free(t->model);
     if (t->metrics) fclose(t->metrics);
@@ -678,28 +733,29 @@ static void queue_ahead(FineTune *t, Loader *ld, long *queued, long step, int de
     }
 }
 
-// Gradient group g of the step (dist/dist.h GroupFn, ctx the FineTune): forward and backward of its
+// Gradient group g of the step (dist/dist.h GroupFn, ctx an FtRunner): forward and backward of its
 // images (t->images holds this process's groups from gr.first), with their labels and drop-path
-// factors, the gradient landing in grads.
+// factors, on the runner's model, the gradient landing in grads.
 static int finetune_group(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
     (void)err; (void)errlen;
-    FineTune *t = ctx;
+    FtRunner *run = ctx;
+    FineTune *t = run->t;
     int per = t->per, B = t->rs.batch, first = g * per;
     size_t at = (size_t)(g - t->gr.first) * per * t->S * t->S * t->C;
     for (int u = 0; u < 2 * t->cfg.enc.depth; u++)   // [depth][2][B] -> this group's [depth][2][per]
-        memcpy(t->drop + (size_t)u * per, t->drop_all + (size_t)u * B + first, (size_t)per * sizeof(float));
-    float *own = clf_use_grads(t->model, grads);
-    clf_zero_grads(t->model);
-    *loss = (float)clf_forward(t->model, t->images + at, t->labels + first, per, t->rs.smoothing, t->drop);
-    clf_backward(t->model);
-    clf_use_grads(t->model, own);
+        memcpy(run->drop + (size_t)u * per, t->drop_all + (size_t)u * B + first, (size_t)per * sizeof(float));
+    float *own = clf_use_grads(run->model, grads);
+    clf_zero_grads(run->model);
+    *loss = (float)clf_forward(run->model, t->images + at, t->labels + first, per, t->rs.smoothing, run->drop);
+    clf_backward(run->model);
+    clf_use_grads(run->model, own);
     return 0;
 }
 
 // A step whose images could not be loaded: every group reports the failure and why.
 static int finetune_group_failed(void *ctx, int g, float *grads, float *loss, char *err, size_t errlen) {
     (void)g; (void)grads; (void)loss;
-    snprintf(err, errlen, "%s", ((FineTune *)ctx)->load_err);
+    snprintf(err, errlen, "%s", ((FtRunner *)ctx)->t->load_err);
     return -1;
 }
 
@@ -742,6 +798,8 @@ int cmd_finetune(int argc, char **argv) {
     double session_start = now_seconds(), interval_busy = 0, interval_loss = 0;
     int interval_n = 0, B = r->batch;
     float *params = clf_params(t->model);
+    void *runners[WORKERS_MAX];   // the workers' contexts
+    for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
     while (rc == 0 && r->step < r->total_steps && !stop) {
         double t0 = now_seconds();
         long step = r->step;
@@ -755,8 +813,11 @@ int cmd_finetune(int argc, char **argv) {
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;
         float *grads = grad_reduce_grads(&t->gr, clf_grads(t->model));
-        if (grad_reduce_step(&t->gr, grads, load_failed ? finetune_group_failed : finetune_group, t, &loss,
-                             &run_stop_requested, &stop, &failed_here, err, sizeof err)) {
+        GroupFn fn = load_failed ? finetune_group_failed : finetune_group;
+        if (t->workers ? grad_workers_step(&t->gw, grads, fn, NULL, runners, &loss, &run_stop_requested, &stop,
+                                           &failed_here, err, sizeof err)
+                       : grad_reduce_step(&t->gr, grads, fn, &t->runner[0], &loss, &run_stop_requested, &stop,
+                                          &failed_here, err, sizeof err)) {
             progress_end(&prog, stdout);
             if (failed_here) cli_error(NULL, "%s", err);   // the failing rank names the cause
             rc = 1;

@@ -17,6 +17,7 @@ struct Classifier {
     int ntensors;
     float *params, *grads;       // grads NULL on a forward-only classifier (clf_create_forward)
     int forward_only;
+    int shares_params;           // 1: params are another classifier's (clf_create_sharing), grads the caller's
     void *arena_alloc;
     size_t arena_floats;
     size_t cls, pos, patch_w, patch_b, fcn_w, fcn_b, head_w, head_b;
@@ -156,9 +157,10 @@ static size_t bytes_needed(const ClassifierConfig *cfg, int max_batch, int forwa
 size_t clf_bytes_needed(const ClassifierConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 0); }
 size_t clf_bytes_needed_forward(const ClassifierConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, 1); }
 
-// given: parameters the classifier takes over (clf_create_forward_with), else its own, zero.
-static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_only, float *given, char *err,
-                        size_t errlen) {
+// given: parameters the classifier takes over (clf_create_forward_with), or with `shared` set another
+// classifier's (clf_create_sharing: no gradient of its own either), else its own, zero.
+static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_only, float *given, int shared,
+                        char *err, size_t errlen) {
     if (clf_config_check(cfg, err, errlen)) return NULL;
     if (max_batch < 1) { snprintf(err, errlen, "batch size %d must be >= 1", max_batch); return NULL; }
     Classifier *c = calloc(1, sizeof *c);
@@ -168,13 +170,14 @@ static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_
     c->tensors = calloc((size_t)c->ntensors, sizeof *c->tensors);
     size_t np = clf_num_params(cfg);
     c->params = given ? given : cpu_calloc_big(np, sizeof(float));
-    c->grads = forward_only ? NULL : cpu_calloc_big(np, sizeof(float));
+    c->shares_params = shared;
+    c->grads = forward_only || shared ? NULL : cpu_calloc_big(np, sizeof(float));
     int stack_ok = stack_alloc(&c->enc) == 0;
     c->ids_all = malloc((size_t)max_batch * c->L * sizeof(int));
     c->labels = calloc((size_t)max_batch, sizeof(int));
     c->arena_floats = carve_all(c, NULL);
     c->arena_alloc = calloc(c->arena_floats + 16, sizeof(float));
-    if (!c->tensors || !c->params || (!forward_only && !c->grads) || !stack_ok || !c->ids_all || !c->labels || !c->arena_alloc) {
+    if (!c->tensors || !c->params || (!forward_only && !shared && !c->grads) || !stack_ok || !c->ids_all || !c->labels || !c->arena_alloc) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  c->arena_floats * sizeof(float) >> 20, max_batch);
         if (given) c->params = NULL;   // still the caller's
@@ -196,20 +199,25 @@ static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_
 }
 
 Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen) {
-    return make(cfg, max_batch, 0, NULL, err, errlen);
+    return make(cfg, max_batch, 0, NULL, 0, err, errlen);
+}
+
+Classifier *clf_create_sharing(Classifier *c, int max_batch, char *err, size_t errlen) {
+    return make(&c->cfg, max_batch, 0, c->params, 1, err, errlen);
 }
 
 Classifier *clf_create_forward(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen) {
-    return make(cfg, max_batch, 1, NULL, err, errlen);
+    return make(cfg, max_batch, 1, NULL, 0, err, errlen);
 }
 
 Classifier *clf_create_forward_with(const ClassifierConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
-    return make(cfg, max_batch, 1, params, err, errlen);
+    return make(cfg, max_batch, 1, params, 0, err, errlen);
 }
 
 void clf_free(Classifier *c) {
     if (!c) return;
-    free(c->tensors); free(c->params); free(c->grads); free(c->arena_alloc);
+    free(c->tensors); free(c->grads); free(c->arena_alloc);
+    if (!c->shares_params) free(c->params);
     stack_free(&c->enc);
     free(c->ids_all); free(c->labels);
     free(c);

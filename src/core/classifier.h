@@ -44,6 +44,10 @@ Classifier *clf_create_forward(const ClassifierConfig *cfg, int max_batch, char 
 // The same over parameters the caller has (clf_num_params(cfg) floats from malloc or calloc: a
 // checkpoint's), taken without a copy and freed by clf_free; on failure (NULL) they stay the caller's.
 Classifier *clf_create_forward_with(const ClassifierConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
+// A training classifier over c's parameters, with activations of its own and no gradient buffer:
+// the caller points it at one with clf_use_grads before a backward (threads as workers, dist/workers.h).
+// c must outlive it; clf_free leaves the parameters to c.
+Classifier *clf_create_sharing(Classifier *c, int max_batch, char *err, size_t errlen);
 void clf_free(Classifier *c);
 const ClassifierConfig *clf_config(const Classifier *c);
 float *clf_params(Classifier *c);
