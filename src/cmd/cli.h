@@ -28,7 +28,8 @@ void cli_print_usage(const char *command, const char *synopsis, const Flag *flag
 Flag *cli_flag(Flag *flags, int nflags, const char *name);   // lookup (for ->seen)
 // Prints `vitmae: <what>: <why>` (printf-style why) to stderr. Under mpirun, ranks other than 0
 // print `vitmae: rank R: <what>: <why>`, or nothing while cli_quiet_ranks(1) is in force (errors
-// every rank meets alike, such as a bad flag, are then reported once, by rank 0).
+// every rank meets alike, such as a bad flag, are then reported once, by rank 0), unless cli_defer
+// (below) keeps the message.
 // what may be NULL when the message names what failed itself: `vitmae: <why>`.
 void cli_error(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_quiet_ranks(int on);

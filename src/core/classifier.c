@@ -216,8 +216,8 @@ Classifier *clf_create_forward_with(const ClassifierConfig *cfg, int max_batch, 
 
 void clf_free(Classifier *c) {
     if (!c) return;
-    free(c->tensors); free(c->grads); free(c->arena_alloc);
-    if (!c->shares_params) free(c->params);
+    free(c->tensors); free(c->arena_alloc);
+    if (!c->shares_params) { free(c->params); free(c->grads); }   // a sharing one's grads are the caller's
     stack_free(&c->enc);
     free(c->ids_all); free(c->labels);
     free(c);
