@@ -7,7 +7,7 @@
 # few steps.
 set -u
 fail=0
-. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights, wait_step, saved_step
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights, wait_step, saved_step, usr1_stop
 scratch dir
 cd "$dir" || exit 1
 # OpenMPI keeps its session directory (ompi.<host>.<uid>/pid.<mpirun pid>/, with the shared-memory
@@ -168,15 +168,7 @@ ulong=5000; [ "${VITMAE_SANITIZED:-0}" = 1 ] && ulong=600
 lsmall="$small --eval-every 100000 --sample-every 100000 --ckpt-every 100000"
 "$VITMAE" train $lsmall --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
 "$VITMAE" train $lsmall --steps $ulong --threads 1 --out "$dir/uref" > /dev/null 2>&1
-ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps $ulong --threads 1 \
-  --out "$dir/usr1" > "$dir/usr1.log" 2>&1 &
-pid=$!
-wait_step "$dir/usr1" 3
-kill -USR1 $pid; wait $pid; rc=$?
-t "SIGUSR1 to mpirun: exit 0" '[ $rc -eq 0 ]'
-t "SIGUSR1: rank 0 says how to resume" 'grep -q "interrupted at step" "$dir/usr1.log"'
-saved=$(saved_step "$dir/usr1/checkpoint.safetensors")
-t "SIGUSR1: saved mid-run (step ${saved:-none} of $ulong)" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt $ulong ]'
+usr1_stop train $ulong $lsmall
 "$VITMAE" train --resume "$dir/usr1" --threads 2 > /dev/null 2>&1; rc=$?
 t "SIGUSR1: resume exits 0" '[ $rc -eq 0 ]'
 t "SIGUSR1: resumed run equals the uninterrupted one" 'same_weights "$dir/uref/checkpoint.safetensors" "$dir/usr1/checkpoint.safetensors"'

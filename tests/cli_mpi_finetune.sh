@@ -6,7 +6,7 @@
 # usage error, a folder that does not decode) as one line; SIGUSR1 to mpirun. Tiny model, few steps.
 set -u
 fail=0
-. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights, wait_step, saved_step
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights, wait_step, saved_step, usr1_stop
 scratch dir
 cd "$dir" || exit 1
 TMPDIR="$dir/tmp"; mkdir -p "$TMPDIR"; export TMPDIR   # OpenMPI's session folder: see tests/cli_mpi.sh
@@ -121,15 +121,7 @@ t "... the skipped files listed once, no run folder" '[ "$(grep -c "^vitmae: ski
 long=3000; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=400
 lft="$ft --eval-every 100000 --ckpt-every 100000"
 "$VITMAE" finetune $lft --steps $long --threads 1 --out "$dir/lref" > /dev/null 2>&1
-ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" finetune $lft --steps $long --threads 1 \
-  --out "$dir/usr1" > "$dir/usr1.log" 2>&1 &
-pid=$!
-wait_step "$dir/usr1" 3
-kill -USR1 $pid; wait $pid; rc=$?
-t "SIGUSR1 to mpirun: exit 0" '[ $rc -eq 0 ]'
-t "SIGUSR1: rank 0 says how to resume" 'grep -q "interrupted at step" "$dir/usr1.log"'
-saved=$(saved_step "$dir/usr1/checkpoint.safetensors")
-t "SIGUSR1: saved mid-run (step ${saved:-none} of $long)" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt $long ]'
+usr1_stop finetune $long $lft
 "$VITMAE" finetune --resume "$dir/usr1" --threads 1 > /dev/null 2>&1; rc=$?
 t "SIGUSR1: the resumed run equals the uninterrupted one" '[ $rc -eq 0 ] && same_weights "$dir/lref/checkpoint.safetensors" "$dir/usr1/checkpoint.safetensors"'
 [ $fail -eq 0 ] && echo "cli mpi finetune ok"
