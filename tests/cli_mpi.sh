@@ -7,30 +7,16 @@
 # few steps.
 set -u
 fail=0
-. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights, wait_step, saved_step, usr1_stop
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, same_weights, same_run, mpi_setup, mpi, usr1_stop, ...
 scratch dir
 cd "$dir" || exit 1
-# OpenMPI keeps its session directory (ompi.<host>.<uid>/pid.<mpirun pid>/, with the shared-memory
-# reduction's segment) under TMPDIR, and can leave it behind when a rank is killed (section 7): keep
-# it inside this test's folder, which the EXIT trap removes.
-TMPDIR="$dir/tmp"; mkdir -p "$TMPDIR"; export TMPDIR
-command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
-# As root OpenMPI needs these two.
-OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-# OpenMPI's own allocations are not ours to free: no leak report for the runs under mpirun (ASan).
-mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
-mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
+mpi_setup   # TMPDIR, OpenMPI as root, $mpi_asan, mpi (tests/lib.sh)
 
 "$VITMAE_TOOLS/synth" "$dir/data" --count 48 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
 # --val-frac 0.2 holds out 9 of the 48 images: enough that train does not warn about a noisy
 # validation loss (stderr must stay empty).
 small="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --lr 3e-3 --warmup-steps 2 --val-frac 0.2 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
 steps=6
-
-# The losses of metrics.csv (step, epoch, lr, loss, val_loss, val_psnr; img/s and time vary).
-losses() { cut -d, -f1-6 "$1/metrics.csv"; }
-same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }
 
 # 1. One process without mpirun is the reference (its 2 threads a team in every kernel); every split
 #    of the batch gives the same bits.

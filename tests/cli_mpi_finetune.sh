@@ -6,15 +6,10 @@
 # usage error, a folder that does not decode) as one line; SIGUSR1 to mpirun. Tiny model, few steps.
 set -u
 fail=0
-. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights, wait_step, saved_step, usr1_stop
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, same_weights, same_run, mpi_setup, mpi, usr1_stop, ...
 scratch dir
 cd "$dir" || exit 1
-TMPDIR="$dir/tmp"; mkdir -p "$TMPDIR"; export TMPDIR   # OpenMPI's session folder: see tests/cli_mpi.sh
-command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
-OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1   # as root OpenMPI needs these two
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"   # OpenMPI's own allocations are not ours to free
-mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
+mpi_setup   # TMPDIR, OpenMPI as root, $mpi_asan, mpi (tests/lib.sh)
 
 "$VITMAE_TOOLS/synth" "$dir/data" --count 60 --size 16 --classes 3 --seed 5 >/dev/null || { echo "synth failed"; exit 1; }
 model="--img 16 --patch 4 --dim 16 --depth 2 --heads 2"
@@ -25,9 +20,6 @@ pre="$dir/pre/checkpoint.safetensors"
 # must take its own images' labels and factors.
 ft="--ckpt $pre --data $dir/data --batch 16 --lr 2e-3 --warmup-steps 2 --drop-path 0.3 --val-frac 0.2 --eval-every 3 --ckpt-every 3 --log-every 1 --keep 5"
 steps=6
-
-losses() { cut -d, -f1-6 "$1/metrics.csv"; }
-same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }
 
 # 1. One process without mpirun is the reference: 4 gradient groups of 4 images (the default for a
 #    batch of 16), its 2 threads in every kernel. Every split of the groups gives the same bits.

@@ -15,6 +15,27 @@ scratch() {
 data_of() { python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; sys.stdout.buffer.write(b[8+n:])' "$1"; }
 # 0 when two checkpoints hold bitwise the same tensors (scratch files in $dir).
 same_weights() { data_of "$1" > "$dir/a.bin"; data_of "$2" > "$dir/b.bin"; cmp -s "$dir/a.bin" "$dir/b.bin"; }
+# The losses of a run's metrics.csv (its first 6 columns: step, epoch, lr, loss and the two validation
+# figures; img/s and time vary). same_run A B: 0 when two run folders end with bitwise the same tensors
+# and the same losses.
+losses() { cut -d, -f1-6 "$1/metrics.csv"; }
+same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }
+
+# mpi_setup (after scratch dir): what a test of runs under mpirun needs. OpenMPI keeps its session
+# directory (ompi.<host>.<uid>/pid.<mpirun pid>/, with the shared-memory reduction's segment) under
+# TMPDIR, and can leave it behind when a rank is killed: it goes inside the test's folder, which the
+# EXIT trap removes. As root OpenMPI needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM). OpenMPI's own allocations
+# are not ours to free: $mpi_asan (ASAN_OPTIONS without the leak report) for every run under mpirun.
+# mpi ARGS...: mpirun --oversubscribe --bind-to none ARGS with it.
+mpi_setup() {
+  TMPDIR="$dir/tmp"; mkdir -p "$TMPDIR"; export TMPDIR
+  command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
+  OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+  mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
+}
+mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
+
 # wait_step RUN STEP: waits until run folder RUN has a metrics.csv row for STEP (at most 120 s: a
 # loaded machine). saved_step CKPT: the step a checkpoint holds (empty when it does not load).
 wait_step() {
@@ -23,10 +44,10 @@ wait_step() {
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
 # usr1_stop CMD STEPS ARGS...: `mpirun -np 2 $VITMAE CMD ARGS --steps STEPS --threads 1 --out $dir/usr1`
 # in the background, SIGUSR1 to mpirun once step 3 is logged (mpirun forwards it at once); checks that
-# every process exits 0, rank 0 says how to resume and saved a checkpoint mid-run. ($mpi_asan: the
-# caller's ASAN_OPTIONS for runs under mpirun.)
+# every process exits 0, rank 0 says how to resume and saved a checkpoint mid-run (after mpi_setup).
 usr1_stop() {
   _cmd=$1; _steps=$2; shift 2
+  # mpirun itself in the background, not through mpi: $! must be mpirun's pid, not a subshell's.
   ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" "$_cmd" "$@" --steps "$_steps" \
     --threads 1 --out "$dir/usr1" > "$dir/usr1.log" 2>&1 &
   _pid=$!

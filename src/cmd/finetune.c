@@ -18,7 +18,6 @@
 // Each rank loads and computes its own groups; every rank then holds the same gradient and applies
 // the same AdamW; rank 0 alone validates, writes the run folder and prints.
 #include <cJSON.h>
-#include <fcntl.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
