@@ -83,6 +83,8 @@ static double step_as(Ctx *c, int G, int N, size_t n, float *out) {
         GradReduce gr;
         if (grad_reduce_init_as(&gr, G, n, r, N, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(2); }
         CHECK(gr.first == r * G / N && gr.count == G / N, "rank %d of %d owns groups [%d, +%d)", r, N, gr.first, gr.count);
+        CHECK(grad_reduce_floats(G, N, n) == ((size_t)gr.depth + (N > 1)) * n,
+              "grad_reduce_floats(%d, %d) counts the %d tree nodes init allocates and the slices", G, N, gr.depth);
         CHECK(grad_reduce_local(&gr, ranks + (size_t)r * n, group_fn, c, &losses[r], err, sizeof err) == 0, "%s", err);
         grad_reduce_free(&gr);
     }
@@ -124,6 +126,9 @@ int main(void) {
         char err[512];
         CHECK(dist_default_groups(64) == 4 && dist_default_groups(12) == 4 && dist_default_groups(6) == 2 &&
               dist_default_groups(7) == 1, "default groups");
+        CHECK(grad_reduce_floats(8, 2, 100) == 300 && grad_reduce_floats(4, 1, 100) == 200 &&
+              grad_reduce_floats(4, 4, 100) == 100 && grad_reduce_floats(1, 1, 100) == 0,
+              "grad_reduce_floats: log2(G / N) nodes, plus one gradient of slices when N > 1");
         CHECK(dist_check_groups(64, 8, 1, 1, err, sizeof err) == 0, "8 groups, 1 process");
         CHECK(dist_check_groups(64, 8, 2, 4, err, sizeof err) == 0, "8 groups, 2 processes x 4");
         CHECK(dist_check_groups(64, 8, 4, 2, err, sizeof err) == 0, "8 groups, 4 processes x 2");

@@ -522,8 +522,6 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     }
     t->per = r->batch / r->groups;
     t->share = r->batch / dist_size();
-    int depth = 0;
-    while ((1 << depth) < r->groups / dist_size()) depth++;
     // Threads as workers (dist/workers.h): each a thread of its own with its own activations.
     if (parallel_check(a->parallel, r->groups, 1, omp_get_max_threads(), &t->workers, err, sizeof err)) {
         cli_error("finetune --parallel", "%s", err);
@@ -534,7 +532,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     // loader holds ahead of it, the gradient tree's buffers (and with N > 1 the received slices of one).
     size_t need = clf_bytes_needed(&t->cfg, t->per) +
                   (size_t)(1 + a->lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
-                  ((size_t)depth + (dist_size() > 1)) * clf_num_params(&t->cfg) * sizeof(float);
+                  grad_reduce_floats(r->groups, dist_size(), clf_num_params(&t->cfg)) * sizeof(float);
     long have = cpu_physical_memory_bytes();
     if (t->workers) {   // the other workers' activations and the workers' gradient buffers
         size_t np = clf_num_params(&t->cfg), mine = (size_t)r->groups / dist_size();
@@ -657,16 +655,15 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     dist_bcast(t->cfg.enc.pixel_std, sizeof t->cfg.enc.pixel_std, 0);
     // 4. The reduction's buffers: collective under mpirun (one machine: a shared-memory window).
     // Under mpirun, workers' processes combine their nodes as the team's do (dist/workers.h).
-    size_t n = clf_num_params(&t->cfg);
+    size_t np = clf_num_params(&t->cfg);
     int ranks = dist_size() > 1;
-    if (t->workers ? (ranks && grad_reduce_init_top(&t->gr, r->groups, n, err, sizeof err)) ||
-                         grad_workers_init(&t->gw, ranks ? &t->gr : NULL, r->groups, n, t->workers, 1, err, sizeof err)
-                   : grad_reduce_init(&t->gr, r->groups, n, err, sizeof err))
+    if (t->workers ? (ranks && grad_reduce_init_top(&t->gr, r->groups, np, err, sizeof err)) ||
+                         grad_workers_init(&t->gw, ranks ? &t->gr : NULL, r->groups, np, t->workers, 1, err, sizeof err)
+                   : grad_reduce_init(&t->gr, r->groups, np, err, sizeof err))
         rc = cli_report("finetune", err, 1);
     if ((rc = cli_agree(rc))) return rc;
     cli_defer(0);
 
-    size_t np = clf_num_params(&t->cfg);
     printf("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters\n",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);

@@ -492,9 +492,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     // Memory: refuse before allocating what cannot fit. The model holds one group (per images);
     // pixels, images and the prefetched batches hold this process's share; the reduction holds
     // log2(G / N) gradients and, with N > 1, the received slices of one (dist/dist.h).
-    int depth = 0;
-    while ((1 << depth) < t->rs.grad_groups / t->rs.processes) depth++;
-    size_t tree = ((size_t)depth + (t->rs.processes > 1)) * mae_num_params(&t->cfg) * sizeof(float);
+    size_t tree = grad_reduce_floats(t->rs.grad_groups, t->rs.processes, mae_num_params(&t->cfg)) * sizeof(float);
     size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->lf.prefetch) * sizeof(float) * t->share / t->per +
                        (tree + (size_t)t->per - 1) / (size_t)t->per;
     if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return cli_report("train", err, 2); }
