@@ -129,6 +129,9 @@ int main(void) {
         CHECK(grad_reduce_floats(8, 2, 100) == 300 && grad_reduce_floats(4, 1, 100) == 200 &&
               grad_reduce_floats(4, 4, 100) == 100 && grad_reduce_floats(1, 1, 100) == 0,
               "grad_reduce_floats: log2(G / N) nodes, plus one gradient of slices when N > 1");
+        CHECK(grad_workers_floats(8, 100, 2, 1) == 500 && grad_workers_floats(4, 100, 1, 1) == 200 &&
+              grad_workers_floats(4, 100, 4, 1) == 300,
+              "grad_workers_floats: log2(G / W) nodes a worker, plus a gradient for each worker but the first");
         CHECK(dist_check_groups(64, 8, 1, 1, err, sizeof err) == 0, "8 groups, 1 process");
         CHECK(dist_check_groups(64, 8, 2, 4, err, sizeof err) == 0, "8 groups, 2 processes x 4");
         CHECK(dist_check_groups(64, 8, 4, 2, err, sizeof err) == 0, "8 groups, 4 processes x 2");

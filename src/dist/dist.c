@@ -300,15 +300,14 @@ static int init(GradReduce *gr, int groups, size_t n, int own_tree, char *err, s
     return 0;
 }
 
-// The levels of the pairwise tree over count items: log2(count), count a power of two.
-static int tree_depth(int count) {
+int dist_tree_depth(int count) {
     int depth = 0;
     while ((1 << depth) < count) depth++;
     return depth;
 }
 
 size_t grad_reduce_floats(int groups, int N, size_t n) {
-    return ((size_t)tree_depth(groups / N) + (N > 1)) * n;
+    return ((size_t)dist_tree_depth(groups / N) + (N > 1)) * n;
 }
 
 int grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen) {
@@ -333,7 +332,7 @@ static int init_as(GradReduce *gr, int groups, size_t n, int r, int N, int own_t
     gr->count = groups / N;
     gr->first = r * gr->count;
     gr->n = n;
-    gr->depth = tree_depth(gr->count);
+    gr->depth = dist_tree_depth(gr->count);
     gr->node = calloc((size_t)gr->depth + 1, sizeof *gr->node);
     gr->slice_off = calloc((size_t)N + 1, sizeof *gr->slice_off);
     int ok = gr->node && gr->slice_off;

@@ -103,6 +103,9 @@ typedef struct {
 // shared-memory window (docs/distributed.md); VITMAE_REDUCE=messages in the environment forces the
 // message exchange used across machines.
 int  grad_reduce_init(GradReduce *gr, int groups, size_t n, char *err, size_t errlen);
+// The levels of the pairwise tree over count items: log2(count), count a power of two (as the
+// reduction's and the workers' trees have).
+int  dist_tree_depth(int count);
 // Floats of gradient buffers grad_reduce_init allocates for G groups over N processes: log2(G / N)
 // tree nodes and, with N > 1, the received slices of one gradient (the caller's gradient not counted).
 size_t grad_reduce_floats(int groups, int N, size_t n);

@@ -59,10 +59,8 @@ void grad_workers_free(GradWorkers *gw) {
 }
 
 size_t grad_workers_floats(int count, size_t n, int workers, int width) {
-    int depth = 0;
-    count /= workers;
-    while ((1 << depth) < count) depth++;
-    size_t per_worker = (size_t)depth * n + (width > 1 ? grad_reduce_at_once_floats(width, n) : 0);
+    size_t per_worker = (size_t)dist_tree_depth(count / workers) * n +
+                        (width > 1 ? grad_reduce_at_once_floats(width, n) : 0);
     return (size_t)workers * per_worker + (size_t)(workers - 1) * n;
 }
 
