@@ -137,7 +137,7 @@ cat >"$tmp/py" <<'SH'
 case "$*" in
   *bench_torch.py*)
     t=1 v=1.5; case "$*" in *"--threads 2"*) t=2 v=2.5 ;; esac
-    echo "{\"torch\": \"0\", \"openblas_kernels\": $KERNELS, \"openblas_own_choice\": $KERNELS, \"results\": [{\"threads\": $t, \"img_per_s\": $v}]}" ;;
+    echo "{\"torch\": \"0\", \"openblas_kernels\": $KERNELS, \"openblas_own_choice\": $KERNELS, \"openblas_narrower_than_cpu\": ${NARROWER:-false}, \"results\": [{\"threads\": $t, \"img_per_s\": $v}]}" ;;
   *__config__*) echo "BLAS_INFO=generic" ;;
   *__version__*) echo "0-standin" ;;
 esac
@@ -156,6 +156,27 @@ t "make bench's table: PyTorch on a BLAS that is not OpenBLAS is said, once" \
   '[ "$(echo "$out_null" | grep -c "^bench.sh: warning: PyTorch ran on a BLAS that is not OpenBLAS")" -eq 1 ]'
 t "make bench's table: PyTorch on OpenBLAS is not warned about, and its kernels are named" \
   '! echo "$out_zen" | grep -q "warning" && echo "$out_zen" | grep -q "OpenBLAS kernels Zen;"'
+# An OPENBLAS_CORETYPE in the environment that holds PyTorch to narrower kernels than the CPU's (one of
+# our virtual machines had OPENBLAS_CORETYPE=Haswell on an AVX-512 Zen 5) is kept, and said in the table.
+out_narrow=$(cd "$VITMAE_ROOT" && OPENBLAS_CORETYPE=Haswell NARROWER=true KERNELS='"Haswell"' BENCH_TORCH_PYTHON="$tmp/py" \
+  BENCH_ROWS=small224 MAE_REPEAT=1 sh tools/bench.sh "$tmp/fake"); rc=$?
+t "make bench's table: PyTorch held to narrower kernels by OPENBLAS_CORETYPE is said, once" \
+  '[ $rc -eq 0 ] && [ "$(echo "$out_narrow" | grep -c "^bench.sh: warning: OPENBLAS_CORETYPE=Haswell held PyTorch to narrower kernels")" -eq 1 ]'
+# Which kernels tools/bench_torch.py runs PyTorch with, by the kernels OpenBLAS chose and the CPU's flags
+# (the module imports without torch; its choice is a function of the two).
+kernels_out=$(cd "$VITMAE_ROOT/tools" && /usr/bin/python3 -c '
+import bench_torch as b
+avx512 = {"avx512f", "avx512vl", "avx2", "fma"}; avx2 = {"avx2", "fma"}
+for chosen, flags in [("Prescott", avx512), ("Haswell", avx512), ("Zen", avx512), ("Cooperlake", avx512),
+                      ("SkylakeX", avx512), ("Prescott", avx2), ("Haswell", avx2), ("Zen", avx2),
+                      ("Prescott", {"sse3"}), (None, avx512), ("Haswell", {"avx512f", "avx2", "fma"})]:
+    print(chosen, b.wider_kernels(chosen, flags))' 2>&1)
+t "bench_torch.py: AVX-512 kernels where OpenBLAS chose narrower ones on an AVX-512 CPU" \
+  'echo "$kernels_out" | grep -qx "Prescott SkylakeX" && echo "$kernels_out" | grep -qx "Haswell SkylakeX" &&
+   echo "$kernels_out" | grep -qx "Zen SkylakeX" && echo "$kernels_out" | grep -qx "Cooperlake None" &&
+   echo "$kernels_out" | grep -qx "SkylakeX None"'
+t "bench_torch.py: AVX2 kernels where OpenBLAS chose SSE ones on an AVX2 CPU, and no change past what the CPU has" \
+  '[ "$(echo "$kernels_out" | sed -n 6,11p | tr "\n" "|")" = "Prescott Haswell|Haswell None|Zen None|Prescott None|None None|Haswell None|" ]'
 # Every instruction-set feature an x86 kernel file is compiled for (its target attributes) is checked
 # by the gate that chooses its path (kernels/cpu.c: cpu_has_avx512 for the *avx512* files,
 # cpu_has_avx2_fma for the *avx2* ones): a CPU, or a hypervisor, that offers the one without the other

@@ -34,6 +34,9 @@ best() { sort -g | tail -n 1; }
 blas_of() { /usr/bin/python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); k, o = d.get("openblas_kernels"), d.get("openblas_own_choice")
 print(k + ("" if o == k else " (OpenBLAS chose %s for this CPU by itself)" % o) if k else "none (not OpenBLAS)")' "$1"; }
+# Whether an OPENBLAS_CORETYPE in the environment held PyTorch to kernels narrower than the CPU's vectors.
+narrower_of() { /usr/bin/python3 -c 'import json, sys; print(1 if json.load(open(sys.argv[1])).get("openblas_narrower_than_cpu") else 0)' "$1"; }
+blas_narrower=0
 blas_kernels=-
 torch_ok=0
 torch_py=${BENCH_TORCH_PYTHON:-/usr/bin/python3}
@@ -66,6 +69,7 @@ bench_row() {
       tbest=$(echo "$tbest $v" | awk '{print ($2 > $1) ? $2 : $1}')
     done
     blas_kernels=$(blas_of "$tmp/$name.t1.1")
+    blas_narrower=$(narrower_of "$tmp/$name.t1.1")
   fi
   echo
   printf '%-40s %8s %9s %8s %11s %12s %9s %7s\n' "$name: $rargs" "img/s" "GFLOP/s" "% peak" "peak moved" "step spread" "vs torch" "mem/x"
@@ -116,6 +120,12 @@ if [ $torch_ok = 1 ]; then
   case $blas_kernels in none*)
     echo "bench.sh: warning: PyTorch ran on a BLAS that is not OpenBLAS (Debian's reference BLAS is tens of times slower): its img/s and the vs torch column are not PyTorch at its best; install libopenblas0-pthread (make bench does) and run again" ;;
   esac
+  # An OPENBLAS_CORETYPE in the environment is kept (tools/bench_torch.py), even where it names kernels
+  # narrower than the CPU's: a virtual machine of ours had OPENBLAS_CORETYPE=Haswell on an AVX-512 Zen 5,
+  # which made PyTorch 1.4-1.8x slower (docs/performance.md). Said in the table, where the figures are.
+  if [ "$blas_narrower" = 1 ]; then
+    echo "bench.sh: warning: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-?} held PyTorch to narrower kernels than this CPU's vectors: its img/s and the vs torch column are not PyTorch at its best; unset OPENBLAS_CORETYPE and run again"
+  fi
 else
   echo "(PyTorch not available: $torch_py cannot import torch; install python3-torch to compare)"
 fi

@@ -10,15 +10,18 @@ Prints img/s per thread count (best and mean over steps) and the BLAS kernels th
 object.
 
 Debian's torch calls the system BLAS (OpenBLAS, which `make bench` installs). OpenBLAS picks its kernels by
-the CPU's family and model, and Debian 12's does not know every CPU: where it falls back to its generic SSE3
-kernels ("Prescott") on a CPU with AVX-512 (or AVX2 and FMA), this script runs itself again with
-OPENBLAS_CORETYPE=SkylakeX (Haswell), so that PyTorch is timed at its best (docs/performance.md, "PyTorch's
-OpenBLAS on a CPU it does not know"). An OPENBLAS_CORETYPE of your own is kept.
+the CPU's family and model, and Debian 12's does not know every CPU: where it chooses kernels narrower than
+the CPU's vectors (its generic SSE3 "Prescott" on an Intel Xeon model 207), this script runs itself again
+with OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell (AVX2 and FMA), so that PyTorch is timed at its best
+(docs/performance.md, "PyTorch's OpenBLAS on a CPU it does not know"). An OPENBLAS_CORETYPE of your own is
+kept; where it holds PyTorch to narrower kernels than the CPU's, the output says so and names the kernels
+OpenBLAS would have chosen (openblas_narrower_than_cpu, openblas_own_choice in --json).
 """
 import argparse
 import ctypes
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -44,22 +47,61 @@ def cpu_flags():
     return set()
 
 
-KERNELS = openblas_kernels()                     # loads OpenBLAS, which reads OPENBLAS_CORETYPE now
-OWN_CHOICE = os.environ.get("VITMAE_OPENBLAS_OWN_CHOICE", KERNELS)   # before a run again
-if KERNELS == "Prescott" and "OPENBLAS_CORETYPE" not in os.environ:
-    flags = cpu_flags()
-    better = "SkylakeX" if "avx512f" in flags else "Haswell" if {"avx2", "fma"} <= flags else None
-    if better:
-        os.environ["OPENBLAS_CORETYPE"] = better
-        os.environ["VITMAE_OPENBLAS_OWN_CHOICE"] = KERNELS
-        os.execv(sys.executable, [sys.executable] + sys.argv)
+AVX512_KERNELS = {"SkylakeX", "Cooperlake", "SapphireRapids"}    # OpenBLAS's names (openblas_get_corename)
+AVX2_KERNELS = AVX512_KERNELS | {"Haswell", "Zen"}
 
-import torch  # noqa: E402  (after the BLAS's kernels are settled)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference import MaskedAutoencoder, config  # noqa: E402
+def wider_kernels(chosen, flags):
+    """The OPENBLAS_CORETYPE to run with instead of the kernels OpenBLAS chose (None: keep its choice), given
+    the CPU's flags from /proc/cpuinfo: its AVX-512 kernels where the CPU has AVX-512 and OpenBLAS chose
+    narrower ones, its AVX2 ones where the CPU has AVX2 and FMA and OpenBLAS chose older ones."""
+    if chosen is None:                            # not OpenBLAS
+        return None
+    if {"avx512f", "avx512vl"} <= flags and chosen not in AVX512_KERNELS:
+        return "SkylakeX"
+    if {"avx2", "fma"} <= flags and chosen not in AVX2_KERNELS:
+        return "Haswell"
+    return None
 
-torch.set_default_dtype(torch.float32)   # reference.py sets float64 for its fixtures; we time float32
+
+KERNELS = OWN_CHOICE = None   # set by settle_kernels()
+NARROWER = False              # the kernels that ran are narrower than the CPU's vectors (OPENBLAS_CORETYPE said so)
+
+
+def own_choice():
+    """The kernels OpenBLAS chooses for this CPU by itself, asked in a child Python without OPENBLAS_CORETYPE
+    (None where that fails)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    code = ("import sys; sys.path.insert(0, %r); import bench_torch; print(bench_torch.openblas_kernels())"
+            % os.path.dirname(os.path.abspath(__file__)))
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = out.stdout.strip()
+    return name if out.returncode == 0 and name and name != "None" else None
+
+
+def settle_kernels():
+    """Asks OpenBLAS which kernels it chose (this loads it, and it reads OPENBLAS_CORETYPE then). Where the
+    user set no OPENBLAS_CORETYPE and they are narrower than the CPU's, runs this script again with wider
+    ones; where the user's OPENBLAS_CORETYPE holds it to narrower ones, keeps them and says so (NARROWER).
+    Must run before torch is imported."""
+    global KERNELS, OWN_CHOICE, NARROWER
+    KERNELS = openblas_kernels()
+    better = wider_kernels(KERNELS, cpu_flags())
+    if "VITMAE_OPENBLAS_OWN_CHOICE" in os.environ:      # run again by the branch below
+        OWN_CHOICE = os.environ["VITMAE_OPENBLAS_OWN_CHOICE"]
+    elif "OPENBLAS_CORETYPE" in os.environ:             # the user's (or the environment's) choice, kept
+        OWN_CHOICE = own_choice() or KERNELS
+    else:
+        OWN_CHOICE = KERNELS
+        if better:
+            os.environ["OPENBLAS_CORETYPE"] = better
+            os.environ["VITMAE_OPENBLAS_OWN_CHOICE"] = KERNELS
+            os.execv(sys.executable, [sys.executable] + sys.argv)
+    NARROWER = better is not None
+
 
 PRESETS = {  # docs/interface.md section 3
     "tiny": dict(embed_dim=192, depth=6, num_heads=3, decoder_embed_dim=128, decoder_depth=2, decoder_num_heads=4),
@@ -97,6 +139,12 @@ def run(args, threads):
 
 
 def main():
+    global torch, MaskedAutoencoder, config
+    settle_kernels()
+    import torch  # after the BLAS's kernels are settled
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from reference import MaskedAutoencoder, config
+    torch.set_default_dtype(torch.float32)   # reference.py sets float64 for its fixtures; we time float32
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--preset", default="tiny", choices=sorted(PRESETS))
     ap.add_argument("--img", type=int, default=32)
@@ -113,7 +161,8 @@ def main():
     if args.json:
         print(json.dumps({"torch": torch.__version__, "preset": args.preset, "img": args.img, "patch": args.patch,
                           "channels": args.channels, "batch": args.batch, "steps": args.steps,
-                          "openblas_kernels": KERNELS, "openblas_own_choice": OWN_CHOICE, "results": results}))
+                          "openblas_kernels": KERNELS, "openblas_own_choice": OWN_CHOICE,
+                          "openblas_narrower_than_cpu": NARROWER, "results": results}))
     else:
         for r in results:
             print("torch %s: %d thread%s: %.1f img/s (best step %.1f)" % (
@@ -122,6 +171,9 @@ def main():
         if KERNELS:
             print("OpenBLAS kernels: %s%s" % (KERNELS, "" if OWN_CHOICE == KERNELS else
                                               " (its own choice for this CPU: %s)" % OWN_CHOICE))
+            if NARROWER:
+                print("warning: OPENBLAS_CORETYPE=%s holds PyTorch to narrower kernels than this CPU's vectors; "
+                      "unset it to time PyTorch at its best" % os.environ.get("OPENBLAS_CORETYPE"))
 
 
 if __name__ == "__main__":
