@@ -193,6 +193,8 @@ gallery-check: vitmae $(TOOLS)
 bench: vitmae build/tools/bench_data
 	@sh tools/install-deps.sh build python3-torch libopenblas0-pthread || \
 	  echo "vitmae: bench: PyTorch / OpenBLAS missing; the table may lack torch or show a slow torch"
+	@sh tools/install-deps.sh build gnome-backgrounds || \
+	  echo "vitmae: bench: Debian's wallpapers (gnome-backgrounds) missing; the data pipeline part needs BENCH_DATA=DIR"
 	@sh tools/bench.sh ./vitmae
 	@sh tools/bench_pipeline.sh ./vitmae build/tools/bench_data
 
