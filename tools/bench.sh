@@ -122,7 +122,8 @@ if [ $torch_ok = 1 ]; then
   esac
   # An OPENBLAS_CORETYPE in the environment is kept (tools/bench_torch.py), even where it names kernels
   # narrower than the CPU's: a virtual machine of ours had OPENBLAS_CORETYPE=Haswell on an AVX-512 Zen 5,
-  # which made PyTorch 1.4-1.8x slower (docs/performance.md). Said in the table, where the figures are.
+  # which made PyTorch 1.3-2x slower there (docs/performance.md, "A fortieth session"). Said in the
+  # table, where the figures are.
   if [ "$blas_narrower" = 1 ]; then
     echo "bench.sh: warning: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-?} held PyTorch to narrower kernels than this CPU's vectors: its img/s and the vs torch column are not PyTorch at its best; unset OPENBLAS_CORETYPE and run again"
   fi
