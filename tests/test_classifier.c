@@ -19,6 +19,7 @@
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
 #include "core/classifier.h"
+#include "core/encoder.h"
 #include "core/optim.h"
 #include "kernels/droppath.h"
 
@@ -275,6 +276,17 @@ static void drop_path_checks(void) {
     memcpy(logits0, clf_logits(c), sizeof logits0);
     double l1 = clf_forward(c, img, labels, B, 0.1f, ones);
     CHECK(l0 == l1 && !memcmp(logits0, clf_logits(c), sizeof logits0), "factors of 1 change nothing");
+    // Factors that drop some branches and scale the others, in passes of one image (core/encoder.h,
+    // block_forward: each pass takes its own images' factors) and in one pass: the same bits.
+    float some[4 * 2 * 2];
+    for (int i = 0; i < depth * 2 * B; i++) some[i] = i % 3 == 1 ? 0.0f : 1.0f / 0.7f;
+    double lw = clf_forward(c, img, labels, B, 0.1f, some);
+    memcpy(logits0, clf_logits(c), sizeof logits0);
+    stack_forward_force_images(1);
+    double lp = clf_forward(c, img, labels, B, 0.1f, some);
+    stack_forward_force_images(0);
+    CHECK(lw == lp && !memcmp(logits0, clf_logits(c), sizeof logits0),
+          "drop path in passes of one image: loss %.9g vs %.9g, logits bitwise", lp, lw);
     // Determinism: the same (seed, step) gives the same factors; another step other ones.
     float a[4 * 2 * 2], b[4 * 2 * 2], d[4 * 2 * 2];
     clf_drop_path_factors(cfg, 0.5f, 7, 3, B, a);

@@ -2,6 +2,7 @@
 // masking semantics, initialisation statistics, schedule and clipping, and that training learns.
 #include <omp.h>
 #include "check.h"
+#include "core/encoder.h"
 #include "core/model.h"
 #include "core/optim.h"
 
@@ -65,6 +66,47 @@ static void test_threads_bitwise(void) {
     }
     omp_set_num_threads(omp_get_num_procs());
     free(g1); free(p1); free(g2); free(p2);
+}
+
+// The forward in passes of a few images (core/encoder.h, block_forward): the rule, and the same bits
+// as one pass over all images for the loss, every prediction and every gradient (the backward reads the
+// activations the passes wrote), with passes that divide the batch and passes that do not, on 1 and 2
+// threads.
+static void test_forward_passes(void) {
+    long l2 = 1L << 20;
+    CHECK(stack_forward_images(32, 65, 128, 512, l2, 1) == 3, "tiny decoder, 1 MiB L2: 3 images a pass (%d)",
+          stack_forward_images(32, 65, 128, 512, l2, 1));
+    CHECK(stack_forward_images(32, 65, 128, 512, 2 * l2, 1) == 7, "tiny decoder, 2 MiB L2: 7 images a pass");
+    CHECK(stack_forward_images(32, 17, 192, 768, l2, 1) == 32, "tiny encoder: 9 images are 153 rows < C = 192: one pass");
+    CHECK(stack_forward_images(4, 197, 512, 2048, l2, 1) == 4, "ViT-B decoder: one image fills more than half of L2");
+    CHECK(stack_forward_images(2, 65, 128, 512, l2, 1) == 2, "3 images a pass of 2 images: one pass");
+    CHECK(stack_forward_images(32, 65, 128, 512, l2, 2) == 32, "a team of 2 threads: one pass");
+    CHECK(stack_forward_images(32, 65, 128, 512, 0, 1) == 32, "L2 unknown: one pass");
+    stack_forward_force_images(5);
+    CHECK(stack_forward_images(32, 65, 128, 512, l2, 2) == 5, "forced: 5 images a pass on any team");
+    CHECK(stack_forward_images(4, 65, 128, 512, l2, 2) == 4, "forced past B: B");
+    stack_forward_force_images(0);
+    CHECK(stack_forward_images(32, 65, 128, 512, l2, 2) == 32, "force 0: the rule again");
+
+    MaeConfig c = small_config();
+    size_t np = mae_num_params(&c);
+    int B = 5;
+    float *g0 = malloc(np * 4), *p0 = malloc(np * 4), *g = malloc(np * 4), *p = malloc(np * 4);
+    float l0 = one_step(1, g0, p0);
+    int images[3] = {1, 2, 3};
+    for (int th = 1; th <= 2; th++)
+        for (int i = 0; i < 3; i++) {
+            stack_forward_force_images(images[i]);
+            float l = one_step(th, g, p);
+            stack_forward_force_images(0);
+            CHECK(!memcmp(&l, &l0, sizeof l), "passes of %d of %d images, %d thread(s): loss %.9g vs %.9g", images[i], B,
+                  th, l, l0);
+            CHECK(!memcmp(g, g0, np * 4), "passes of %d of %d images, %d thread(s): gradients bitwise", images[i], B, th);
+            CHECK(!memcmp(p, p0, np * 4), "passes of %d of %d images, %d thread(s): weights after AdamW bitwise",
+                  images[i], B, th);
+        }
+    omp_set_num_threads(omp_get_num_procs());
+    free(g0); free(p0); free(g); free(p);
 }
 
 static void test_masking(void) {
@@ -486,6 +528,7 @@ static void test_forward_only(void) {
 
 int main(void) {
     test_threads_bitwise();
+    test_forward_passes();
     test_backward_set();
     test_groups_at_once();
     test_forward_only();

@@ -15,6 +15,7 @@
 #include "check.h"
 #include "fixture_check.h"
 #include "io/checkpoint.h"
+#include "core/encoder.h"
 #include "core/model.h"
 #include "core/optim.h"
 
@@ -134,6 +135,12 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 2; i++) {
             snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[i]);
             run_fixture(path);
+            // Again with the blocks' forward in passes of one image (core/encoder.h, block_forward),
+            // as a one-thread run takes it on larger models.
+            printf("passes of one image: ");
+            stack_forward_force_images(1);
+            run_fixture(path);
+            stack_forward_force_images(0);
         }
     }
     return check_done();

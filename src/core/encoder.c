@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/encoder.h"
+#include "kernels/cpu.h"
 #include "kernels/droppath.h"
 #include "kernels/gemm.h"
 #include "kernels/ops.h"
@@ -81,30 +82,57 @@ void stack_find_weights(Stack *s, const MaeTensor *t, int nt, const char *prefix
     }
 }
 
-// The residual add of one branch: out = x + branch, or x + drop_scale * branch.
-static void branch_add(const Stack *s, int l, int branch, float *out, const float *x, int B, int T) {
+// The residual add of one branch for images [b0, b0 + B) of the Ball in the step: out = x + branch, or
+// x + drop_scale * branch (out and x at those images' rows).
+static void branch_add(const Stack *s, int l, int branch, float *out, const float *x, int b0, int B, int Ball,
+                       int T) {
     if (s->drop_scale)
-        droppath_residual_forward(out, out, x, s->drop_scale + ((size_t)l * 2 + branch) * B, B, T, s->C);
+        droppath_residual_forward(out, out, x, s->drop_scale + ((size_t)l * 2 + branch) * Ball + b0, B, T, s->C);
     else
         residual_forward(out, out, x, (long)B * T * s->C);
 }
 
-void block_forward(const Stack *s, int l, const float *P, int B, int T) {
+// Block l's forward for images [b0, b0 + B) of the Ball in the step: every kernel of the forward works
+// row by row, or per image (attention), so a pass over some images gives their rows the bits of a pass
+// over all.
+static void block_forward_images(const Stack *s, int l, const float *P, int b0, int B, int Ball, int T) {
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
     int N = B * T, C = s->C, H = s->hidden;
-    const float *x = s->res[l];
-    layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, x, P + w->ln1w, P + w->ln1b, N, C, s->eps);
-    linear_forward(a->qkv, a->ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
-    attention_forward(a->atty, a->att, a->qkv, s->att_scratch, B, T, C, s->NH);
-    linear_forward(a->mid, a->atty, P + w->projw, P + w->projb, N, C, C);
-    branch_add(s, l, 0, a->mid, x, B, T);
-    layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->mid, P + w->ln2w, P + w->ln2b, N, C, s->eps);
-    linear_forward(a->fc1, a->ln2, P + w->fc1w, P + w->fc1b, N, C, H);
-    gelu_forward_dgelu(a->gelu, a->fc1, (long)N * H);   // a->fc1 now holds gelu'(fc1)
-    float *out = s->res[l + 1];
-    linear_forward(out, a->gelu, P + w->fc2w, P + w->fc2b, N, H, C);
-    branch_add(s, l, 1, out, a->mid, B, T);
+    size_t r0 = (size_t)b0 * T;
+    const float *x = s->res[l] + r0 * C;
+    float *ln1 = a->ln1 + r0 * C, *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + r0 * C, *mid = a->mid + r0 * C;
+    float *ln2 = a->ln2 + r0 * C, *fc1 = a->fc1 + r0 * H, *gelu = a->gelu + r0 * H, *out = s->res[l + 1] + r0 * C;
+    layernorm_forward(ln1, a->ln1_mean + r0, a->ln1_rstd + r0, x, P + w->ln1w, P + w->ln1b, N, C, s->eps);
+    linear_forward(qkv, ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
+    attention_forward(atty, a->att + (size_t)b0 * s->NH * T * T, qkv, s->att_scratch, B, T, C, s->NH);
+    linear_forward(mid, atty, P + w->projw, P + w->projb, N, C, C);
+    branch_add(s, l, 0, mid, x, b0, B, Ball, T);
+    layernorm_forward(ln2, a->ln2_mean + r0, a->ln2_rstd + r0, mid, P + w->ln2w, P + w->ln2b, N, C, s->eps);
+    linear_forward(fc1, ln2, P + w->fc1w, P + w->fc1b, N, C, H);
+    gelu_forward_dgelu(gelu, fc1, (long)N * H);   // fc1 now holds gelu'(fc1)
+    linear_forward(out, gelu, P + w->fc2w, P + w->fc2b, N, H, C);
+    branch_add(s, l, 1, out, mid, b0, B, Ball, T);
+}
+
+static int forced_images;   // stack_forward_force_images (0: the rule)
+
+void stack_forward_force_images(int images) { __atomic_store_n(&forced_images, images < 0 ? 0 : images, __ATOMIC_RELAXED); }
+
+int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads) {
+    int forced = __atomic_load_n(&forced_images, __ATOMIC_RELAXED);
+    if (forced > 0) return forced < B ? forced : B;
+    if (threads != 1 || l2 <= 0) return B;
+    long widest = 3L * C > hidden ? 3L * C : hidden;
+    long per = l2 / 2 / (4L * T * widest);   // images whose widest activation fills half of L2
+    // A pass reads the block's weights again (4 C (4 C + 2 hidden) bytes); with at least C rows it keeps
+    // more bytes of activations in L2 than that.
+    return per < 1 || per >= B || per * T < C ? B : (int)per;
+}
+
+void block_forward(const Stack *s, int l, const float *P, int B, int T) {
+    int n = stack_forward_images(B, T, s->C, s->hidden, cpu_caches().l2, omp_get_num_threads());
+    for (int b0 = 0; b0 < B; b0 += n) block_forward_images(s, l, P, b0, B - b0 < n ? B - b0 : n, B, T);
 }
 
 // The gradient reaching a branch's output: dx itself, or drop_scale * dx in sc->d_ln (free at the

@@ -100,8 +100,18 @@ void linear_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, con
 void layernorm_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, const float *dout, const float *inp,
                                const float *weight, const float *mean, const float *rstd, int N, int C, int param_acc);
 
-// Block l: s->res[l] -> s->res[l + 1] for B images of T tokens.
+// Block l: s->res[l] -> s->res[l + 1] for B images of T tokens, in passes of stack_forward_images(B, T,
+// C, hidden, this CPU's L2, the team's threads) images, each pass through the whole block: on one
+// thread (a worker, or a 1-thread run), a pass's activations are still in L2 when the block's next
+// kernel reads them (docs/performance.md, "The forward in passes of a few images"). The bits do not
+// depend on the passes: every forward kernel works row by row or per image.
 void block_forward(const Stack *s, int l, const float *P, int B, int T);
+// Images per pass: B on a team of more than one thread or where l2 is unknown; else the most images
+// whose widest activation (T rows of max(3 C, hidden) floats each) fits half of l2, or B when that is
+// none, B or more, or fewer than C rows (a pass reads the block's weights again). stack_forward_force_images(n > 0) makes it min(n, B) on any team (tests and
+// timing); 0 restores the rule.
+int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads);
+void stack_forward_force_images(int images);
 // On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G's
 // buffers (per group, B / G.n images each), or are set there when param_acc is 0 (kernels/ops.h).
 void block_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc, float *dx,
