@@ -77,9 +77,10 @@ static void test_forward_passes(void) {
     CHECK(stack_forward_images(32, 65, 128, 512, l2, 1) == 3, "tiny decoder, 1 MiB L2: 3 images a pass (%d)",
           stack_forward_images(32, 65, 128, 512, l2, 1));
     CHECK(stack_forward_images(32, 65, 128, 512, 2 * l2, 1) == 7, "tiny decoder, 2 MiB L2: 7 images a pass");
-    CHECK(stack_forward_images(32, 17, 192, 768, l2, 1) == 32, "tiny encoder: 9 images are 153 rows < C = 192: one pass");
+    CHECK(stack_forward_images(32, 17, 192, 768, l2, 1) == 32,
+          "tiny encoder: 9 images are 153 rows, fewer than C = 192: one pass");
     CHECK(stack_forward_images(4, 197, 512, 2048, l2, 1) == 4, "ViT-B decoder: one image fills more than half of L2");
-    CHECK(stack_forward_images(2, 65, 128, 512, l2, 1) == 2, "3 images a pass of 2 images: one pass");
+    CHECK(stack_forward_images(2, 65, 128, 512, l2, 1) == 2, "2 images, fewer than a pass holds: one pass");
     CHECK(stack_forward_images(32, 65, 128, 512, l2, 2) == 32, "a team of 2 threads: one pass");
     CHECK(stack_forward_images(32, 65, 128, 512, 0, 1) == 32, "L2 unknown: one pass");
     stack_forward_force_images(5);
@@ -99,9 +100,10 @@ static void test_forward_passes(void) {
             stack_forward_force_images(images[i]);
             float l = one_step(th, g, p);
             stack_forward_force_images(0);
-            CHECK(!memcmp(&l, &l0, sizeof l), "passes of %d of %d images, %d thread(s): loss %.9g vs %.9g", images[i], B,
-                  th, l, l0);
-            CHECK(!memcmp(g, g0, np * 4), "passes of %d of %d images, %d thread(s): gradients bitwise", images[i], B, th);
+            CHECK(!memcmp(&l, &l0, sizeof l), "passes of %d of %d images, %d thread(s): loss %.9g vs %.9g",
+                  images[i], B, th, l, l0);
+            CHECK(!memcmp(g, g0, np * 4), "passes of %d of %d images, %d thread(s): gradients bitwise",
+                  images[i], B, th);
             CHECK(!memcmp(p, p0, np * 4), "passes of %d of %d images, %d thread(s): weights after AdamW bitwise",
                   images[i], B, th);
         }
@@ -415,7 +417,12 @@ static void test_groups_at_once(void) {
 // and one residual stream [B * (1 + L), C] per stack, no more. mae_create_attention_with's model
 // gives every encoder layer's attention maps bitwise as the training model does, for their bytes.
 static void test_forward_only(void) {
-    for (int threads = 1; threads <= 3; threads += 2) {
+    // threads 1 and 3; then 1 thread with every block's forward in passes of 2 of the 3 images
+    // (core/encoder.h: a forward-only model's blocks share one set of activations, which each pass
+    // writes in part; test_forward_passes checks the training model's passes against one pass).
+    for (int run = 0; run < 3; run++) {
+        int threads = run == 1 ? 3 : 1;
+        stack_forward_force_images(run == 2 ? 2 : 0);
         omp_set_num_threads(threads);
         MaeConfig c = small_config();
         c.depth = 3; c.dec_depth = 2;
@@ -486,6 +493,7 @@ static void test_forward_only(void) {
         free(img); free(keep); free(all);
         mae_free(full); mae_free(fwd);
     }
+    stack_forward_force_images(0);
     // A model that cannot be made leaves the parameters handed to it with the caller (were they freed,
     // glibc would stop the free below as a double free). Not under the sanitizers, whose allocator
     // stops at the refused terabytes of activations themselves.

@@ -117,7 +117,9 @@ static void block_forward_images(const Stack *s, int l, const float *P, int b0, 
 
 static int forced_images;   // stack_forward_force_images (0: the rule)
 
-void stack_forward_force_images(int images) { __atomic_store_n(&forced_images, images < 0 ? 0 : images, __ATOMIC_RELAXED); }
+void stack_forward_force_images(int images) {
+    __atomic_store_n(&forced_images, images < 0 ? 0 : images, __ATOMIC_RELAXED);
+}
 
 int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads) {
     int forced = __atomic_load_n(&forced_images, __ATOMIC_RELAXED);

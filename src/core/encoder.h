@@ -108,8 +108,9 @@ void layernorm_backward_groups(float *dinp, GradGroups G, size_t wo, size_t bo, 
 void block_forward(const Stack *s, int l, const float *P, int B, int T);
 // Images per pass: B on a team of more than one thread or where l2 is unknown; else the most images
 // whose widest activation (T rows of max(3 C, hidden) floats each) fits half of l2, or B when that is
-// none, B or more, or fewer than C rows (a pass reads the block's weights again). stack_forward_force_images(n > 0) makes it min(n, B) on any team (tests and
-// timing); 0 restores the rule.
+// none, B or more, or fewer than C rows (a pass reads the block's weights again).
+// stack_forward_force_images(n > 0) makes it min(n, B) on any team (tests and timing); 0 restores the
+// rule.
 int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads);
 void stack_forward_force_images(int images);
 // On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G's
