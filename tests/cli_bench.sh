@@ -98,6 +98,14 @@ t "bench --parallel groups --profile: worker 0's kernels" '[ $rc -eq 0 ] && echo
 # GROUPS_AT_ONCE_ROWS: 2 at once on each of the 2 workers (one thread's rule would take one at a time).
 out=$("$VITMAE" bench --steps 1 --warmup 0 --threads 2 --json); rc=$?
 t "bench tiny32, 2 threads as workers: each takes its 2 groups at once" '[ $rc -eq 0 ] && echo "$out" | grep -q "\"workers\": 2" && echo "$out" | grep -q "\"at_once\": 2"'
+# Each block's forward in passes (core/encoder.h): these images are a few rows, so one pass; with
+# VITMAE_FORWARD_IMAGES=2 (docs/interface.md) two images a pass, on a worker and on a team alike.
+out=$("$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 1); rc=$?
+t "bench: the block forward in one pass of a few rows" '[ $rc -eq 0 ] && echo "$out" | grep -q "block forward in passes of 4 (encoder) and 4 (decoder) of the 4 images at once"'
+for mode in groups kernels; do
+  out=$(VITMAE_FORWARD_IMAGES=2 "$VITMAE" bench --img 8 --patch 4 --batch 8 --steps 1 --warmup 0 --threads 2 --parallel $mode); rc=$?
+  t "bench --parallel $mode, VITMAE_FORWARD_IMAGES=2: passes of 2 images" '[ $rc -eq 0 ] && echo "$out" | grep -q "block forward in passes of 2 (encoder) and 2 (decoder) of the [48] images at once"'
+done
 err=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --threads 3 --parallel groups 2>&1 >/dev/null); rc=$?
 t "bench --parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "^vitmae: bench --parallel: groups needs"'
 "$VITMAE" bench --batch 0 2>/dev/null; rc=$?

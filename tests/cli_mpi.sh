@@ -58,6 +58,12 @@ t "-np 2, 2 groups at once each: bitwise equal" '[ $rc -eq 0 ] && grep -q "(2 at
 VITMAE_REDUCE=messages mpi -np 2 -x VITMAE_GROUPS_AT_ONCE -x VITMAE_REDUCE "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n2w2m" > /dev/null 2>&1; rc=$?
 t "-np 2, 2 groups at once each, messages: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/n2w2m"'
 unset VITMAE_GROUPS_AT_ONCE
+# The blocks' forward in passes of one image (docs/interface.md, VITMAE_FORWARD_IMAGES; this model's
+# images are few rows, so the default takes one pass): on the workers and on a team, the same bits.
+VITMAE_FORWARD_IMAGES=1 "$VITMAE" train $small --steps $steps --threads 2 --out "$dir/fp1" > /dev/null 2>&1; rc=$?
+t "forward in passes of one image, 2 workers: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/fp1"'
+VITMAE_FORWARD_IMAGES=3 "$VITMAE" train $small --steps $steps --threads 2 --parallel kernels --out "$dir/fp3" > /dev/null 2>&1; rc=$?
+t "forward in passes of 3 images, a team of 2: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/fp3"'
 for k in 2 4; do
   "$VITMAE" train $small --steps $steps --accum $k --threads 1 --out "$dir/k$k" > /dev/null 2>&1; rc=$?
   t "--accum $k exits 0" '[ $rc -eq 0 ]'

@@ -21,6 +21,7 @@
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
 #include "kernels/prof.h"
+#include "core/encoder.h"
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/rng.h"
@@ -460,6 +461,13 @@ int cmd_bench(int argc, char **argv) {
                    "one-thread kernels\n", W, mine / W, at_once);
         printf("  caches L1d %ld KB, L2 %ld KB, L3 %ld KB -> blocking kc %d, B slab %ld KB, A block %d panels\n",
                caches.l1d >> 10, caches.l2 >> 10, caches.l3 >> 10, blk.kc, blk.slab_floats * 4 >> 10, blk.mc_panels);
+        // Each block's forward in passes (core/encoder.h): a stack takes per * at_once images on a team
+        // of one thread (a worker) or of `threads`.
+        int bw = per * at_once, team = W ? 1 : threads;
+        printf("  block forward in passes of %d (encoder) and %d (decoder) of the %d images at once\n",
+               stack_forward_images(bw, 1 + K, cfg.embed_dim, cfg.embed_dim * cfg.mlp_ratio, caches.l2, team),
+               stack_forward_images(bw, 1 + L, cfg.dec_embed_dim, cfg.dec_embed_dim * cfg.mlp_ratio, caches.l2,
+                                    team), bw);
         printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);
         printf("  img/s          %.1f  (best step %.1f)\n", img_s, img_s_best);
         printf("  step           %.1f ms mean; median %.1f, middle half %.1f-%.1f ms%s\n", 1e3 * ph.total / steps,
