@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "cmd/commands.h"
 #include "cmd/cli.h"
+#include "core/encoder.h"
 #include "dist/dist.h"
 
 typedef struct { const char *name; int (*run)(int, char **); const char *what; } Command;
@@ -64,6 +65,12 @@ int main(int argc, char **argv) {
     // Under mpirun every rank runs the command (docs/distributed.md); without it nothing changes.
     char err[256];
     if (dist_init(&argc, &argv, err, sizeof err)) { cli_error("mpi", "%s", err); return 1; }
+    // VITMAE_FORWARD_IMAGES=M, a count from 1 up: each block's forward in passes of M images (speed only;
+    // docs/interface.md); anything else leaves the rule (core/encoder.h).
+    const char *fi = getenv("VITMAE_FORWARD_IMAGES");
+    char *end = NULL;
+    long images = fi && *fi ? strtol(fi, &end, 10) : 0;
+    if (end && !*end && images >= 1 && images <= 1L << 30) stack_forward_force_images((int)images);
     for (const Command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
             // Only train, finetune and bench share their work between processes; the others would each

@@ -115,27 +115,14 @@ static void block_forward_images(const Stack *s, int l, const float *P, int b0, 
     branch_add(s, l, 1, out, mid, b0, B, Ball, T);
 }
 
-static int forced_images;   // stack_forward_force_images (0: none)
-static int env_images = -1;  // VITMAE_FORWARD_IMAGES, read once (-1: not yet; 0: unset or not a count)
+static int forced_images;   // stack_forward_force_images (0: the rule)
 
 void stack_forward_force_images(int images) {
     __atomic_store_n(&forced_images, images < 0 ? 0 : images, __ATOMIC_RELAXED);
 }
 
-static int env_images_value(void) {
-    int v = __atomic_load_n(&env_images, __ATOMIC_RELAXED);
-    if (v >= 0) return v;
-    const char *e = getenv("VITMAE_FORWARD_IMAGES");
-    char *end = NULL;
-    long n = e && *e ? strtol(e, &end, 10) : 0;
-    v = end && !*end && n >= 1 && n <= 1L << 30 ? (int)n : 0;
-    __atomic_store_n(&env_images, v, __ATOMIC_RELAXED);
-    return v;
-}
-
 int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads) {
     int forced = __atomic_load_n(&forced_images, __ATOMIC_RELAXED);
-    if (!forced) forced = env_images_value();
     if (forced > 0) return forced < B ? forced : B;
     if (threads != 1 || l2 <= 0) return B;
     long widest = 3L * C > hidden ? 3L * C : hidden;

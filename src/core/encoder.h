@@ -109,9 +109,8 @@ void block_forward(const Stack *s, int l, const float *P, int B, int T);
 // Images per pass: B on a team of more than one thread or where l2 is unknown; else the most images
 // whose widest activation (T rows of max(3 C, hidden) floats each) fits half of l2, or B when that is
 // none, B or more, or fewer than C rows (a pass reads the block's weights again).
-// stack_forward_force_images(n > 0), else VITMAE_FORWARD_IMAGES=n in the environment (a count from 1
-// up; docs/interface.md), makes it min(n, B) on any team (tests and timing);
-// stack_forward_force_images(0) gives the choice back to the environment or the rule.
+// stack_forward_force_images(n > 0) makes it min(n, B) on any team (tests, and `vitmae` for
+// VITMAE_FORWARD_IMAGES=n: cmd/main.c, docs/interface.md); 0 restores the rule.
 int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads);
 void stack_forward_force_images(int images);
 // On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G's
