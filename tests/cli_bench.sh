@@ -43,6 +43,10 @@ fwd = depth * (2 * B * Te * 12 * D * D + 4 * B * Te * Te * D) + ddepth * (2 * B 
 want = (3 * fwd - 2 * B * K * pd * D) * 1e-9
 if abs(d["flop_per_step"] * 1e-9 - want) > 1e-9 * want:
     print("FAILED: flop_per_step %r want %r" % (d["flop_per_step"], want * 1e9)); ok = False
+# the step skips the last decoder block's proj, fc1 and fc2 on CLS + K visible rows, and decoder_pred on K
+skip = 3 * (2 * B * (1 + K) * 9 * Dd * Dd + 2 * B * K * Dd * pd)
+if abs(d["flop_done_per_step"] - (want * 1e9 - skip)) > 1e-9 * want * 1e9:
+    print("FAILED: flop_done_per_step %r want %r" % (d["flop_done_per_step"], want * 1e9 - skip)); ok = False
 if not ok:
     print("FAILED: bench json", d)
 sys.exit(0 if ok else 1)

@@ -54,7 +54,7 @@ static int groups_fn(void *ctx, int first, int count, float *const *grads, const
         return -1;
     }
     draw_images(c, first * c->per, count * c->per);
-    mae_forward(c->all, c->images, c->ids_keep, count * c->per, c->K);
+    mae_train_forward(c->all, c->images, c->ids_keep, count * c->per, c->K);
     mae_group_losses(c->all, count, losses);
     mae_backward_set_groups(c->all, grads, count, tree);
     return 0;
@@ -67,7 +67,7 @@ static int group_fn(void *ctx, int g, float *grads, float *loss, char *err, size
     draw_images(c, g * c->per, c->per);
     float *own = mae_use_grads(c->m, grads);
     mae_zero_grads(c->m);
-    *loss = mae_forward(c->m, c->images, c->ids_keep, c->per, c->K);
+    *loss = mae_train_forward(c->m, c->images, c->ids_keep, c->per, c->K);
     mae_backward(c->m);
     mae_use_grads(c->m, own);
     return 0;
@@ -384,7 +384,7 @@ int main(void) {
         }
         mae_masking_from_noise(noise, B, c.L, c.K, keep);
         mae_zero_grads(whole);
-        float whole_loss = mae_forward(whole, imgs, keep, B, c.K);
+        float whole_loss = mae_train_forward(whole, imgs, keep, B, c.K);
         mae_backward(whole);
         CHECK_CLOSE(loss1, whole_loss, 1e-6, 1e-5, "grouped loss vs one batch");
         double maxd = 0;

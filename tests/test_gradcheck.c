@@ -13,12 +13,12 @@
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
 
-static int check_config(int norm_pix, int pos_learned, int channels, uint64_t seed) {
+static int check_config(int norm_pix, int pos_learned, int channels, int dec_depth, uint64_t seed) {
     MaeConfig c;
     mae_config_preset(&c, "tiny");
     c.img_size = 8; c.patch_size = 2; c.in_chans = channels;
     c.embed_dim = 8; c.depth = 2; c.num_heads = 2;
-    c.dec_embed_dim = 12; c.dec_depth = 1; c.dec_num_heads = 3;
+    c.dec_embed_dim = 12; c.dec_depth = dec_depth; c.dec_num_heads = 3;
     c.norm_pix_loss = norm_pix; c.pos_learned = pos_learned;
     char err[256];
     int B = 2, L = mae_num_patches(&c), K = mae_len_keep(&c, 0.5f);
@@ -43,7 +43,7 @@ static int check_config(int norm_pix, int pos_learned, int channels, uint64_t se
     mae_masking_from_noise(noise, B, L, K, keep);
 
     mae_zero_grads(m);
-    mae_forward(m, img, keep, B, K);
+    mae_train_forward(m, img, keep, B, K);
     mae_backward(m);
     float *g = malloc(sizeof(float) * np);
     memcpy(g, mae_grads(m), sizeof(float) * np);
@@ -79,20 +79,24 @@ static int check_config(int norm_pix, int pos_learned, int channels, uint64_t se
         }
     }
     CHECK(bad == 0, "%d of %d coordinates off (norm_pix %d, pos_learned %d)", bad, checked, norm_pix, pos_learned);
-    printf("%s kernels, norm_pix=%d pos_learned=%d C=%d: %d coordinates, worst |d|/tol = %.3f (%s)\n",
-           gemm_kernel_name(), norm_pix, pos_learned, channels, checked, worst, worst_name);
+    printf("%s kernels, norm_pix=%d pos_learned=%d C=%d, %d decoder blocks: %d coordinates, worst |d|/tol = %.3f (%s)\n",
+           gemm_kernel_name(), norm_pix, pos_learned, channels, dec_depth, checked, worst, worst_name);
     free(g); free(img); free(noise); free(keep);
     mae_free(m);
     return 0;
 }
 
 int main(void) {
-    check_config(1, 1, 3, 1);
-    check_config(0, 0, 1, 2);
+    // The decoder's last block runs on the removed rows only (core/model.h, mae_train_forward): with one
+    // block, two (the block below it takes the full rows' gradient), and none (decoder_norm's rows).
+    check_config(1, 1, 3, 1, 1);
+    check_config(0, 0, 1, 1, 2);
+    check_config(1, 1, 3, 2, 5);
+    check_config(1, 0, 3, 0, 4);
     const char *san = getenv("VITMAE_SANITIZED");
     if (!(san && !strcmp(san, "1"))) {
         CHECK(gemm_force_kernel("portable") == 0, "portable kernels");
-        check_config(1, 1, 3, 3);
+        check_config(1, 1, 3, 1, 3);
         gemm_force_kernel(NULL);
     }
     return check_done();

@@ -42,7 +42,7 @@ static float one_step(int threads, float *grads_out, float *params_out) {
     float *mo = calloc(np, sizeof(float)), *v = calloc(np, sizeof(float));
     int nt; const MaeTensor *t = mae_tensors(m, &nt);
     mae_zero_grads(m);
-    float loss = mae_forward(m, img, keep, B, K);
+    float loss = mae_train_forward(m, img, keep, B, K);
     mae_backward(m);
     memcpy(grads_out, mae_grads(m), np * sizeof(float));
     grad_clip(t, nt, mae_grads(m), 0.5f);
@@ -247,7 +247,7 @@ static void test_learns(void) {
     int nt; const MaeTensor *t = mae_tensors(m, &nt);
     for (int s = 0; s < 30; s++) {
         mae_zero_grads(m);
-        float loss = mae_forward(m, img, keep, B, K);
+        float loss = mae_train_forward(m, img, keep, B, K);
         mae_backward(m);
         adamw_step(t, nt, mae_params(m), mae_grads(m), mo, v, lr_at(s, 30, 3, 5e-3f, 0.0f), 0.05f, s + 1);
         if (s == 0) first = loss;
@@ -301,7 +301,7 @@ static void test_backward_set(void) {
         size_t np = mae_num_params(&c);
         float *set = malloc(np * 4), *added = malloc(np * 4);
         for (size_t i = 0; i < np; i++) set[i] = NAN;
-        mae_forward(m, img, keep, B, K);
+        mae_train_forward(m, img, keep, B, K);
         float *own = mae_use_grads(m, added);
         mae_zero_grads(m);
         mae_backward(m);
@@ -358,12 +358,12 @@ static void test_groups_at_once(void) {
         for (int g = 0; g < n; g++) {
             bufs[g] = at_once + (size_t)g * np;
             mae_use_grads(m, alone + (size_t)g * np);
-            loss_alone[g] = mae_forward(m, img + (size_t)g * Bg * per, keep + (size_t)g * Bg * K, Bg, K);
+            loss_alone[g] = mae_train_forward(m, img + (size_t)g * Bg * per, keep + (size_t)g * Bg * K, Bg, K);
             mae_backward_set(m);
         }
         mae_use_grads(m, own);
         for (size_t i = 0; i < np * n; i++) at_once[i] = NAN;
-        mae_forward(m, img, keep, B, K);
+        mae_train_forward(m, img, keep, B, K);
         mae_group_losses(m, n, loss_once);
         mae_backward_set_groups(m, bufs, n, NULL);
         for (int g = 0; g < n; g++) {
@@ -388,7 +388,7 @@ static void test_groups_at_once(void) {
             for (int g = 0; g < n; g++) wbuf[g] = want + (size_t)g * np;
             sumtree_apply(&t, wbuf, 0, np);
             for (size_t i = 0; i < np * n; i++) at_once[i] = NAN;
-            mae_forward(m, img, keep, B, K);
+            mae_train_forward(m, img, keep, B, K);
             mae_backward_set_groups(m, bufs, n, &t);
             for (int g = 0; g < n; g++) {
                 if (!t.live[g]) continue;
@@ -416,6 +416,65 @@ static void test_groups_at_once(void) {
 // its arena does not grow by a block's activations with depth: one more block adds its parameters
 // and one residual stream [B * (1 + L), C] per stack, no more. mae_create_attention_with's model
 // gives every encoder layer's attention maps bitwise as the training model does, for their bytes.
+// mae_train_forward (core/model.h): the decoder's last block past its attention, decoder_norm and
+// decoder_pred on the removed patches' rows only. Its loss and each group's are bitwise mae_forward's,
+// its predictions bitwise the removed rows of mae_forward's, in order, with 0, 1 and 2 decoder blocks,
+// on 1 and 3 threads, in one pass and in passes of 2 of the 3 images; with no patch removed it is
+// mae_forward. (Its gradient: tests/test_gradcheck.c and tests/test_parity.c.)
+static void test_train_forward(void) {
+    for (int run = 0; run < 4; run++)
+        for (int dec_depth = 0; dec_depth <= 2; dec_depth++) {
+            int threads = run == 1 || run == 3 ? 3 : 1;
+            stack_forward_force_images(run >= 2 ? 2 : 0);
+            omp_set_num_threads(threads);
+            MaeConfig c = small_config();
+            c.dec_depth = dec_depth;
+            int B = 3, L = mae_num_patches(&c), K = mae_len_keep(&c, 0.75f), pd = mae_patch_dim(&c);
+            char err[256];
+            Mae *m = mae_create(&c, B, err, sizeof err);
+            CHECK(m != NULL, "create: %s", err);
+            if (!m) return;
+            Rng r;
+            rng_seed(&r, 43 + dec_depth);
+            mae_init_weights(m, &r);
+            float *img = malloc(sizeof(float) * B * 16 * 16 * 3), *pred = malloc(sizeof(float) * B * L * pd);
+            float *target = malloc(sizeof(float) * B * L * pd);
+            int *keep = malloc(sizeof(int) * B * L), *all = malloc(sizeof(int) * B * L);
+            fill_batch(&r, &c, B, img, keep, K);
+            for (int i = 0; i < B * L; i++) all[i] = i % L;
+            float lf = mae_forward(m, img, keep, B, K), gf[3], gt[3];
+            mae_group_losses(m, B, gf);
+            memcpy(pred, mae_pred(m), sizeof(float) * B * L * pd);
+            memcpy(target, mae_target(m), sizeof(float) * B * L * pd);
+            float lt = mae_train_forward(m, img, keep, B, K);
+            mae_group_losses(m, B, gt);
+            CHECK(!memcmp(&lt, &lf, sizeof lf) && !memcmp(gt, gf, sizeof gf),
+                  "training forward's loss %.9g and each image's bitwise mae_forward's %.9g (%d decoder blocks, "
+                  "%d threads, run %d)", lt, lf, dec_depth, threads, run);
+            CHECK(!memcmp(mae_target(m), target, sizeof(float) * B * L * pd), "training forward's targets: every patch");
+            int bad = 0, k = 0;
+            for (int b = 0; b < B; b++)
+                for (int l = 0; l < L; l++) {
+                    int kept = 0;
+                    for (int j = 0; j < K; j++) kept |= keep[b * K + j] == l;
+                    if (!kept && memcmp(mae_pred(m) + (size_t)k++ * pd, pred + ((size_t)b * L + l) * pd,
+                                        sizeof(float) * pd))
+                        bad++;
+                }
+            CHECK(k == B * (L - K) && bad == 0, "training forward's predictions: %d of the %d removed rows differ "
+                  "(%d decoder blocks, %d threads, run %d)", bad, k, dec_depth, threads, run);
+            lf = mae_forward(m, img, all, B, L);
+            memcpy(pred, mae_pred(m), sizeof(float) * B * L * pd);
+            lt = mae_train_forward(m, img, all, B, L);
+            CHECK(lt == 0.0f && lf == 0.0f && !memcmp(mae_pred(m), pred, sizeof(float) * B * L * pd),
+                  "no patch removed: mae_train_forward is mae_forward");
+            free(img); free(pred); free(target); free(keep); free(all);
+            mae_free(m);
+        }
+    stack_forward_force_images(0);
+    omp_set_num_threads(omp_get_num_procs());
+}
+
 static void test_forward_only(void) {
     // threads 1 and 3; then 1 thread with every block's forward in passes of 2 of the 3 images
     // (core/encoder.h: a forward-only model's blocks share one set of activations, which each pass
@@ -537,6 +596,7 @@ static void test_forward_only(void) {
 int main(void) {
     test_threads_bitwise();
     test_forward_passes();
+    test_train_forward();
     test_backward_set();
     test_groups_at_once();
     test_forward_only();

@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
     for (int s = 0; s <= steps; s++) {
         mae_zero_grads(m);
         double t0 = omp_get_wtime();
-        float loss = mae_forward(m, img, keep, B, K);
+        float loss = mae_train_forward(m, img, keep, B, K);
         double t1 = omp_get_wtime();
         mae_backward(m);
         double t2 = omp_get_wtime();

@@ -50,6 +50,16 @@ static double flop_count(const MaeConfig *c, int B, int K) {
     return 3.0 * fwd - patch;   // backward 2x everything except the patch embedding's missing dx
 }
 
+// Of those, the ones a step leaves out: it runs the decoder's last block past its attention (proj, fc1,
+// fc2) and decoder_pred on the removed patches' rows only, so the 1 + K rows of CLS and visible patches
+// (K rows of decoder_pred) are skipped, forward and backward (core/model.h, mae_train_forward).
+static double flop_skipped(const MaeConfig *c, int B, int K) {
+    double L = mae_num_patches(c), pd = mae_patch_dim(c), Dd = c->dec_embed_dim, r = c->mlp_ratio;
+    if (K >= L) return 0.0;   // no patch removed: the full forward
+    double block = c->dec_depth > 0 ? 2.0 * B * (1.0 + K) * (Dd * Dd + 2 * Dd * r * Dd) : 0.0;
+    return 3.0 * (block + 2.0 * B * K * Dd * pd);
+}
+
 // CPU seconds of the whole process (all threads), which keep still while the OS runs other jobs.
 static double cpu_seconds(void) {
     struct timespec ts;
@@ -121,7 +131,7 @@ static int bench_groups(void *ctx, int first, int count, float *const *grads, co
     BenchStep *b = ctx;
     bench_data(b, first * b->per, count * b->per);
     mae_set_timings(b->m, &b->mt);
-    mae_forward(b->m, b->images, b->ids_keep, count * b->per, b->K);
+    mae_train_forward(b->m, b->images, b->ids_keep, count * b->per, b->K);
     mae_group_losses(b->m, count, losses);
     mae_backward_set_groups(b->m, grads, count, tree);
     mae_set_timings(b->m, NULL);
@@ -134,7 +144,7 @@ static int bench_group(void *ctx, int group, float *grads, float *loss, char *er
     bench_data(b, group * b->per, b->per);
     mae_set_timings(b->m, &b->mt);
     float *own = mae_use_grads(b->m, grads);
-    *loss = mae_forward(b->m, b->images, b->ids_keep, b->per, b->K);
+    *loss = mae_train_forward(b->m, b->images, b->ids_keep, b->per, b->K);
     mae_backward_set(b->m);
     mae_use_grads(b->m, own);
     mae_set_timings(b->m, NULL);
@@ -406,7 +416,7 @@ int cmd_bench(int argc, char **argv) {
                                 + grad_reduce_at_once_floats(at_once, np) * sizeof(float);
     grad_reduce_free(&gr);
     grad_workers_free(&gw);
-    double flops = flop_count(&cfg, batch, K);
+    double flops = flop_count(&cfg, batch, K), flops_done = flops - flop_skipped(&cfg, batch, K);
     // The steps' quartiles, from a sorted copy (step_s keeps their order for --json).
     double *sorted = step_s + steps;
     memcpy(sorted, step_s, (size_t)steps * sizeof(double));
@@ -436,11 +446,11 @@ int cmd_bench(int argc, char **argv) {
                "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"parallel\": \"%s\", \"workers\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
-               "\"step_s\": %.6f, \"step_s_q1\": %.6f, \"step_s_median\": %.6f, \"step_s_q3\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
+               "\"step_s\": %.6f, \"step_s_q1\": %.6f, \"step_s_median\": %.6f, \"step_s_q3\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"flop_done_per_step\": %.0f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"peak_gflops_after\": %.2f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
                preset, img, patch, channels, batch, (double)mask_ratio, K, threads, W ? "groups" : "kernels", W, nranks, groups, at_once, accum, exchange, steps, warmup,
-               gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, q1, med, q3, cpu_total / steps, flops, flops * 1e-9, gflops, peak,
+               gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, q1, med, q3, cpu_total / steps, flops, flops * 1e-9, flops_done, gflops, peak,
                gflops / peak, peak_after, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, \"step_times_s\": [");
@@ -480,7 +490,8 @@ int cmd_bench(int argc, char **argv) {
         if (threads == 1)
             printf(" -> %.1f img/s, %.1f%% of peak per CPU second\n", (double)batch / nranks * steps / cpu_total,
                    100.0 * flops * steps / cpu_total * 1e-9 / peak);
-        printf("  GFLOP/s        %.1f  (%.2f GFLOP per step, analytic)\n", gflops, flops * 1e-9);
+        printf("  GFLOP/s        %.1f  (%.2f GFLOP per step, analytic: the model's; the step computes %.2f of them)\n",
+               gflops, flops * 1e-9, flops_done * 1e-9);
         printf("  FMA peak       %.1f GFLOP/s measured at %d thread%s x %d process%s -> %.1f%% of peak\n", peak,
                threads, threads == 1 ? "" : "s", nranks, nranks == 1 ? "" : "es", 100.0 * gflops / peak);
         printf("  peak after     %.1f GFLOP/s measured again after the steps (%+.1f%%)%s\n", peak_after, 100.0 * drift,

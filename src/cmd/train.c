@@ -713,7 +713,7 @@ static int train_group(void *ctx, int g, float *grads, float *loss, char *err, s
     Train *t = run->t;
     size_t first = (size_t)(g - t->gr.first) * t->per;
     float *own = mae_use_grads(run->model, grads);
-    *loss = mae_forward(run->model, t->images + first * t->S * t->S * t->C, t->ids_keep + first * t->K, t->per, t->K);
+    *loss = mae_train_forward(run->model, t->images + first * t->S * t->S * t->C, t->ids_keep + first * t->K, t->per, t->K);
     mae_backward_set(run->model);   // sets every element of grads: no zeroing first
     mae_use_grads(run->model, own);
     return 0;
@@ -727,7 +727,7 @@ static int train_groups(void *ctx, int first, int count, float *const *grads, co
     TrainRunner *run = ctx;
     Train *t = run->t;
     size_t at = (size_t)(first - t->gr.first) * t->per;
-    mae_forward(run->model, t->images + at * t->S * t->S * t->C, t->ids_keep + at * t->K, count * t->per, t->K);
+    mae_train_forward(run->model, t->images + at * t->S * t->S * t->C, t->ids_keep + at * t->K, count * t->per, t->K);
     mae_group_losses(run->model, count, losses);
     mae_backward_set_groups(run->model, grads, count, tree);
     return 0;

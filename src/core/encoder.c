@@ -115,6 +115,63 @@ static void block_forward_images(const Stack *s, int l, const float *P, int b0, 
     branch_add(s, l, 1, out, mid, b0, B, Ball, T);
 }
 
+static void rows_gather_body(float *dst, const float *src, const int *rows, int n, int C, int add) {
+    #pragma omp for schedule(static) nowait
+    for (int i = 0; i < n; i++) {
+        float *d = dst + (size_t)i * C;
+        const float *x = src + (size_t)rows[i] * C;
+        if (add) for (int c = 0; c < C; c++) d[c] += x[c];
+        else memcpy(d, x, (size_t)C * sizeof(float));
+    }
+}
+
+static void rows_scatter_body(float *dst, const float *src, const int *rows, int B, int T, int keep, int C) {
+    #pragma omp for schedule(static) nowait
+    for (int b = 0; b < B; b++) {
+        int next = b * T;   // the first row of this image not yet written
+        for (int i = b * keep; i < (b + 1) * keep; i++) {
+            if (rows[i] > next) memset(dst + (size_t)next * C, 0, (size_t)(rows[i] - next) * C * sizeof(float));
+            memcpy(dst + (size_t)rows[i] * C, src + (size_t)i * C, (size_t)C * sizeof(float));
+            next = rows[i] + 1;
+        }
+        if (next < (b + 1) * T) memset(dst + (size_t)next * C, 0, (size_t)((b + 1) * T - next) * C * sizeof(float));
+    }
+}
+
+// The last block's forward with s->keep_rows for images [b0, b0 + B): LayerNorm, qkv and attention
+// over every row, the rest over the kept rows (see Stack). The attention's output goes to the pass's
+// full rows of a->mid until it is gathered: the kept rows of the passes before end at or before this
+// pass's first full row (b0 keep_n <= b0 T), and this pass's own are written only after its gather.
+static void block_forward_kept(const Stack *s, int l, const float *P, int b0, int B, int T) {
+    const BlockOffsets *w = &s->w[l];
+    const BlockActs *a = &s->acts[l];
+    int N = B * T, C = s->C, H = s->hidden, Nk = B * s->keep_n;
+    size_t r0 = (size_t)b0 * T, k0 = (size_t)b0 * s->keep_n;
+    const int *rows = s->keep_rows + k0;
+    float *ln1 = a->ln1 + r0 * C, *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + k0 * C, *mid = a->mid + k0 * C;
+    float *ln2 = a->ln2 + k0 * C, *fc1 = a->fc1 + k0 * H, *gelu = a->gelu + k0 * H, *out = s->res[l + 1] + k0 * C;
+    layernorm_forward(ln1, a->ln1_mean + r0, a->ln1_rstd + r0, s->res[l] + r0 * C, P + w->ln1w, P + w->ln1b, N, C,
+                      s->eps);
+    linear_forward(qkv, ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
+    attention_forward(a->mid + r0 * C, a->att + (size_t)b0 * s->NH * T * T, qkv, s->att_scratch, B, T, C, s->NH);
+    rows_gather(atty, a->mid, rows, Nk, C, 0);
+    linear_forward(mid, atty, P + w->projw, P + w->projb, Nk, C, C);
+    rows_gather(mid, s->res[l], rows, Nk, C, 1);   // mid = proj + x, as residual_forward
+    layernorm_forward(ln2, a->ln2_mean + k0, a->ln2_rstd + k0, mid, P + w->ln2w, P + w->ln2b, Nk, C, s->eps);
+    linear_forward(fc1, ln2, P + w->fc1w, P + w->fc1b, Nk, C, H);
+    gelu_forward_dgelu(gelu, fc1, (long)Nk * H);   // fc1 now holds gelu'(fc1)
+    linear_forward(out, gelu, P + w->fc2w, P + w->fc2b, Nk, H, C);
+    residual_forward(out, out, mid, (long)Nk * C);
+}
+
+void rows_gather(float *dst, const float *src, const int *rows, int n, int C, int add) {
+    TEAM_RUN(rows_gather_body(dst, src, rows, n, C, add));
+}
+
+void rows_scatter(float *dst, const float *src, const int *rows, int B, int T, int keep, int C) {
+    TEAM_RUN(rows_scatter_body(dst, src, rows, B, T, keep, C));
+}
+
 static int forced_images;   // stack_forward_force_images (0: the rule)
 
 void stack_forward_force_images(int images) {
@@ -134,7 +191,12 @@ int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads) 
 
 void block_forward(const Stack *s, int l, const float *P, int B, int T) {
     int n = stack_forward_images(B, T, s->C, s->hidden, cpu_caches().l2, omp_get_num_threads());
-    for (int b0 = 0; b0 < B; b0 += n) block_forward_images(s, l, P, b0, B - b0 < n ? B - b0 : n, B, T);
+    int kept = s->keep_rows && l == s->depth - 1;
+    for (int b0 = 0; b0 < B; b0 += n) {
+        int nb = B - b0 < n ? B - b0 : n;
+        if (kept) block_forward_kept(s, l, P, b0, nb, T);
+        else block_forward_images(s, l, P, b0, nb, B, T);
+    }
 }
 
 // The gradient reaching a branch's output: dx itself, or drop_scale * dx in sc->d_ln (free at the
@@ -188,8 +250,38 @@ void grad_groups_sum(GradGroups G, const MaeTensor *tensors, int ntensors) {
         if (!is_linear_weight(&tensors[i])) sumtree_apply(G.tree, G.buf, tensors[i].offset, tensors[i].numel);
 }
 
+// The last block's backward with s->keep_rows (see Stack): the MLP branch and proj over the kept rows,
+// then their gradients scattered to full rows (zero elsewhere) for the attention and qkv over all.
+static void block_backward_kept(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc,
+                                float *dx, int B, int T, int param_acc) {
+    const BlockOffsets *w = &s->w[l];
+    const BlockActs *a = &s->acts[l];
+    int N = B * T, C = s->C, H = s->hidden, Nk = B * s->keep_n, rows = Nk / G.n;
+    float *dk = sc->d_atty;   // d(output) at the kept rows; after LayerNorm 2's backward, d(mid) there
+    linear_backward_groups(sc->d_gelu, G, w->fc2w, w->fc2b, dk, a->gelu, P + w->fc2w, Nk, H, C, param_acc);
+    for (int g = 0; g < G.n; g++) {
+        size_t r0 = (size_t)g * rows * H;
+        gelu_backward_set_colsum(sc->d_gelu + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0,
+                                 rows, H, param_acc);
+    }
+    linear_backward_groups(sc->d_ln, G, w->fc1w, NO_BIAS, sc->d_gelu, a->ln2, P + w->fc1w, Nk, C, H, param_acc);
+    layernorm_backward_groups(dk, G, w->ln2w, w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, Nk,
+                              C, param_acc);
+    rows_scatter(dx, dk, s->keep_rows, B, T, s->keep_n, C);   // the residual's part of d(input)
+    linear_backward_groups(sc->d_ln, G, w->projw, w->projb, dk, a->atty, P + w->projw, Nk, C, C, param_acc);
+    rows_scatter(sc->d_atty, sc->d_ln, s->keep_rows, B, T, s->keep_n, C);
+    attention_backward_set(sc->d_qkv, sc->d_att, sc->d_atty, a->qkv, a->att, sc->d_small, B, T, C, s->NH);
+    linear_backward_groups(sc->d_ln, G, w->qkvw, w->qkvb, sc->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C, param_acc);
+    layernorm_backward_groups(dx, G, w->ln1w, w->ln1b, sc->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N,
+                              C, param_acc);
+}
+
 void block_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc, float *dx,
                     int B, int T, int param_acc) {
+    if (s->keep_rows && l == s->depth - 1) {
+        block_backward_kept(s, l, P, G, sc, dx, B, T, param_acc);
+        return;
+    }
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
     int N = B * T, C = s->C, H = s->hidden, rows = N / G.n;

@@ -52,6 +52,16 @@ typedef struct {
     BlockDoneFn block_done;  // NULL, or called by a one-thread team after block l's backward with unit
     void *block_done_ctx;    //   unit_base + depth - 1 - l (stack_backward)
     int unit_base;
+    // NULL, or the rows whose output the last block computes: keep_n of each image's T, as full-row
+    // indices (b * T + t), ascending. The last block then runs LayerNorm, qkv and attention on every row
+    // (the kept rows attend to all) and the rest (proj, the residual adds, the MLP) on the kept rows only,
+    // in the kept-row layout [B * keep_n, C]: res[depth] and the last block's atty, mid, ln2 (with its
+    // mean and rstd), fc1 and gelu hold the kept rows, one after another. Its backward takes d(output)
+    // at the kept rows in sc->d_atty ([B * keep_n, C], used up) instead of dx, and writes dx (the
+    // MAE decoder in a training step: core/model.h, mae_train_forward; docs/design.md, "The decoder's
+    // last block on the removed patches"). No drop path with it.
+    const int *keep_rows;
+    int keep_n;
 } Stack;
 
 // Walks an arena: with base == NULL it only counts floats, otherwise it hands out pointers
@@ -113,10 +123,18 @@ void block_forward(const Stack *s, int l, const float *P, int B, int T);
 // VITMAE_FORWARD_IMAGES=n: cmd/main.c, docs/interface.md); 0 restores the rule.
 int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads);
 void stack_forward_force_images(int images);
-// On entry dx holds d(block output); on exit d(block input). Parameter grads accumulate into G's
+// On entry dx holds d(block output) (for the last block with keep_rows, sc->d_atty holds it: see Stack);
+// on exit dx holds d(block input). Parameter grads accumulate into G's
 // buffers (per group, B / G.n images each), or are set there when param_acc is 0 (kernels/ops.h).
 void block_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc, float *dx,
                     int B, int T, int param_acc);
+
+// Rows of a full layout gathered into the kept-row layout (see Stack.keep_rows): dst[i] = src[rows[i]]
+// (add: dst[i] += src[rows[i]]) for the n rows of C floats. And back: dst [B * T, C] gets src's row i at
+// rows[i] (keep of each image's T, ascending within the image) and zeros in every other row. Both
+// team-aware (kernels/team.h).
+void rows_gather(float *dst, const float *src, const int *rows, int n, int C, int add);
+void rows_scatter(float *dst, const float *src, const int *rows, int B, int T, int keep, int C);
 
 // Every block in turn, forward (res[0] -> res[depth]) or backward (blocks depth-1 .. 0, dx as in
 // block_backward), inside one OpenMP parallel region whose threads share each kernel's loops

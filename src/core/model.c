@@ -26,6 +26,8 @@ struct Mae {
     size_t arena_floats;
     int *ids_keep;               // [max_batch, L] of the last forward
     unsigned char *removed;      // [max_batch, L] 1 = patch masked out
+    int *rem_rows, *dec_rows;    // [max_batch, L - K] each removed patch's row b L + l of the targets, and
+                                 //   its decoder row b (1 + L) + 1 + l: image by image, ascending
     // tensor offsets outside the blocks
     size_t cls, pos, patch_w, patch_b, norm_w, norm_b, dembed_w, dembed_b, mask_token, dpos,
            dnorm_w, dnorm_b, dpred_w, dpred_b;
@@ -44,7 +46,8 @@ struct Mae {
     float *d_ln, *d_qkv, *d_att, *d_atty, *d_gelu, *d_small, *d_part;
     BlockScratch scratch;        // the same pointers, for block_backward
     // shape of the last forward
-    int B, K, has_decoder_pass;
+    int B, K, has_decoder_pass;  // has_decoder_pass: 0 none (mae_forward_encoder), 1 mae_forward,
+                                 //   2 mae_train_forward (the decoder's last block on the removed rows)
     float loss;
     MaeTimings *timing;          // NULL: no timing
 };
@@ -119,7 +122,7 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
     size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg);
     return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, kind) * sizeof(float)
-           + (size_t)max_batch * L * (sizeof(int) + 1);
+           + (size_t)max_batch * L * (3 * sizeof(int) + 1);
 }
 
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_TRAIN); }
@@ -162,12 +165,15 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     int stacks_ok = stack_alloc(&m->enc) == 0 && stack_alloc(&m->dec) == 0;
     m->ids_keep = calloc((size_t)max_batch * m->L, sizeof(int));
     m->removed = calloc((size_t)max_batch * m->L, 1);
+    m->rem_rows = calloc((size_t)max_batch * m->L, sizeof(int));
+    m->dec_rows = calloc((size_t)max_batch * m->L, sizeof(int));
     m->arena_floats = arena_floats_for(cfg, max_batch, kind);
     // calloc, not aligned_alloc + memset: a large calloc maps fresh zero pages without writing them,
     // so inference (encoder only, no backward scratch) never touches most of the arena.
     m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
-    if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok || !m->ids_keep || !m->removed || !m->arena) {
+    if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok || !m->ids_keep || !m->removed || !m->rem_rows || !m->dec_rows
+        || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  m->arena_floats * sizeof(float) >> 20, max_batch);
         if (adopt) m->params = NULL;   // still the caller's
@@ -213,7 +219,7 @@ void mae_free(Mae *m) {
     if (m->owns_params) { free(m->params); free(m->grads); }
     free(m->tensors); free(m->arena_alloc);
     stack_free(&m->enc); stack_free(&m->dec);
-    free(m->ids_keep); free(m->removed);
+    free(m->ids_keep); free(m->removed); free(m->rem_rows); free(m->dec_rows);
     free(m);
 }
 
@@ -271,14 +277,21 @@ static void encoder_team(Mae *m, const float *images, const int *ids_keep, int B
     lap(m, t0, &tm->encoder);
 }
 
-// The serial part before the encoder's team: which patches each image keeps.
+// The serial part before the encoder's team: which patches each image keeps, and the rows of those
+// it removes.
 static void set_kept(Mae *m, const int *ids_keep, int B, int K) {
     int L = m->L;
     m->B = B; m->K = K;
+    int n = 0;
     for (int b = 0; b < B; b++) {
         memcpy(m->ids_keep + (size_t)b * K, ids_keep + (size_t)b * K, (size_t)K * sizeof(int));
         memset(m->removed + (size_t)b * L, 1, (size_t)L);
         for (int j = 0; j < K; j++) m->removed[(size_t)b * L + ids_keep[(size_t)b * K + j]] = 0;
+        for (int l = 0; l < L; l++)
+            if (m->removed[(size_t)b * L + l]) {
+                m->rem_rows[n] = b * L + l;
+                m->dec_rows[n++] = b * (1 + L) + 1 + l;
+            }
     }
 }
 
@@ -344,6 +357,8 @@ static void dec_patches_body(Mae *m, const float *xo, int B, int L, int Td, int 
 
 // Encoder, decoder and targets on one team (kernels/team.h), as mae_backward: the threads wait at the
 // team's barrier between kernels instead of leaving a region after each.
+// With m->dec.keep_rows set (mae_train_forward), the decoder's last block, decoder_norm and
+// decoder_pred run on the removed patches' rows only: their outputs are [B * (L - K), .] in that order.
 static void forward_team(Mae *m, const float *images, const int *ids_keep, int B, int K, double t0) {
     const MaeConfig *c = &m->cfg;
     const float *P = m->params;
@@ -353,25 +368,34 @@ static void forward_team(Mae *m, const float *images, const int *ids_keep, int B
     linear_forward(m->dec_emb, m->latent, P + m->dembed_w, P + m->dembed_b, B * T, D, Dd);
     TEAM_RUN(dec_tokens_body(m, m->dec.res[0], P + m->dpos, P + m->mask_token, ids_keep, B, K, T, L, Td, Dd));
     stack_forward(&m->dec, P, B, Td);
-    // decoder_norm and decoder_pred on the patch rows only (the CLS prediction is dropped anyway).
-    TEAM_RUN(dec_patches_body(m, m->dec.res[m->dec.depth], B, L, Td, Dd));
-    layernorm_forward(m->dec_ln, m->dec_mean, m->dec_rstd, m->dec_patches, P + m->dnorm_w, P + m->dnorm_b,
-                      B * L, Dd, c->ln_eps);
-    linear_forward(m->pred, m->dec_ln, P + m->dpred_w, P + m->dpred_b, B * L, Dd, pd);
+    // decoder_norm and decoder_pred on the patch rows only (the CLS prediction is dropped anyway), or on
+    // the removed ones, which the last block left one after another.
+    const float *rows = m->dec.res[m->dec.depth];
+    int n = m->dec.keep_rows ? B * (L - K) : B * L;
+    if (!m->dec.keep_rows) {
+        TEAM_RUN(dec_patches_body(m, rows, B, L, Td, Dd));
+        rows = m->dec_patches;
+    } else if (m->dec.depth == 0) {   // no block to leave them there
+        rows_gather(m->dec_patches, rows, m->dec_rows, n, Dd, 0);
+        rows = m->dec_patches;
+    }
+    layernorm_forward(m->dec_ln, m->dec_mean, m->dec_rstd, rows, P + m->dnorm_w, P + m->dnorm_b, n, Dd, c->ln_eps);
+    linear_forward(m->pred, m->dec_ln, P + m->dpred_w, P + m->dpred_b, n, Dd, pd);
     lap(m, &t0, &tm->decoder);
     TEAM_RUN(make_targets_body(m, images, B));
     lap(m, &t0, &tm->loss);   // the targets count as the loss's, with the sum after the team
 }
 
-// The loss of the patch rows [r0, r1) of the last forward: the mean over their removed patches of the
-// per-patch mean squared error, summed in row order (0 when none is removed).
+// The loss of the patch rows [r0, r1) of the last forward (whole images): the mean over their removed
+// patches of the per-patch mean squared error, summed in row order (0 when none is removed).
 static float rows_loss(const Mae *m, int r0, int r1) {
     int pd = m->pd;
     double total = 0.0;
     long nrem = 0;
+    size_t k = (size_t)(r0 / m->L) * (m->L - m->K);   // mae_train_forward: the removed rows' predictions
     for (int r = r0; r < r1; r++) {
         if (!m->removed[r]) continue;
-        const float *p = m->pred + (size_t)r * pd, *t = m->target + (size_t)r * pd;
+        const float *p = m->pred + (m->has_decoder_pass == 2 ? k++ : (size_t)r) * pd, *t = m->target + (size_t)r * pd;
         double s = 0.0;
         for (int i = 0; i < pd; i++) { double d = (double)p[i] - t[i]; s += d * d; }
         total += s / pd;
@@ -380,10 +404,13 @@ static float rows_loss(const Mae *m, int r0, int r1) {
     return nrem ? (float)(total / nrem) : 0.0f;
 }
 
-float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
+static float forward_run(Mae *m, const float *images, const int *ids_keep, int B, int len_keep, int train) {
     int K = len_keep;
     set_kept(m, ids_keep, B, K);
-    m->has_decoder_pass = 1;
+    // With no removed patch the loss reads nothing: the full pass, whose backward is the zero gradient.
+    m->has_decoder_pass = train && K < m->L ? 2 : 1;
+    m->dec.keep_rows = m->has_decoder_pass == 2 ? m->dec_rows : NULL;
+    m->dec.keep_n = m->L - K;
     double t0 = m->timing ? omp_get_wtime() : 0.0;
     #pragma omp parallel
     {
@@ -398,6 +425,14 @@ float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int l
     return m->loss;
 }
 
+float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
+    return forward_run(m, images, ids_keep, B, len_keep, 0);
+}
+
+float mae_train_forward(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
+    return forward_run(m, images, ids_keep, B, len_keep, 1);
+}
+
 void mae_group_losses(const Mae *m, int n, float *losses) {
     int rows = m->B / n * m->L;
     for (int g = 0; g < n; g++) losses[g] = rows_loss(m, g * rows, (g + 1) * rows);
@@ -407,21 +442,14 @@ void mae_group_losses(const Mae *m, int n, float *losses) {
 // Backward
 
 // The backward's own loops, as team bodies (kernels/team.h: orphaned loops run through TEAM_RUN).
-// d loss / d pred = 2 (pred - target) / (pd * n_removed) on removed patches.
+// d loss / d pred = 2 (pred - target) / (pd * n_removed), for the removed patches' rows of
+// mae_train_forward's predictions.
 static void dpred_body(const Mae *m, float *dpred, float coef, int rows) {
     int pd = m->pd;
     #pragma omp for schedule(static) nowait
-    for (int r = 0; r < rows; r++)
-        for (int i = 0; i < pd; i++)
-            dpred[(size_t)r * pd + i] = m->removed[r] ? coef * (m->pred[(size_t)r * pd + i] - m->target[(size_t)r * pd + i]) : 0.0f;
-}
-
-// The patch rows of the decoder stream gradient from d_patches; the CLS row's prediction is dropped.
-static void dec_rows_body(float *dd, const float *d_patches, int B, int L, int Td, int Dd) {
-    #pragma omp for schedule(static) nowait
-    for (int b = 0; b < B; b++) {
-        memset(dd + (size_t)b * Td * Dd, 0, (size_t)Dd * sizeof(float));
-        memcpy(dd + ((size_t)b * Td + 1) * Dd, d_patches + (size_t)b * L * Dd, (size_t)L * Dd * sizeof(float));
+    for (int r = 0; r < rows; r++) {
+        const float *p = m->pred + (size_t)r * pd, *t = m->target + (size_t)m->rem_rows[r] * pd;
+        for (int i = 0; i < pd; i++) dpred[(size_t)r * pd + i] = coef * (p[i] - t[i]);
     }
 }
 
@@ -482,18 +510,20 @@ static void backward_team(Mae *m, GradGroups G, long nrem, double t0, int param_
     MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     if (!param_acc)
         for (int g = 0; g < G.n; g++) TEAM_RUN(token_grads_zero_body(m, G.buf[g]));
-    float *dpred = m->d_ln;   // [B*L, pd]
-    TEAM_RUN(dpred_body(m, dpred, (float)(2.0 / ((double)pd * nrem)), B * L));
-    float *d_decln = m->d_small;   // [B*L, Dd]
-    linear_backward_groups(d_decln, G, m->dpred_w, m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, B * L, Dd, pd,
+    int n = B * (L - K);   // the removed patches' rows, the only ones the loss reads
+    float *dpred = m->d_ln;   // [n, pd]
+    TEAM_RUN(dpred_body(m, dpred, (float)(2.0 / ((double)pd * nrem)), n));
+    float *d_decln = m->d_small;   // [n, Dd]
+    linear_backward_groups(d_decln, G, m->dpred_w, m->dpred_b, dpred, m->dec_ln, P + m->dpred_w, n, Dd, pd,
                            param_acc);
-    // decoder_norm backward, then into the patch rows of the decoder stream gradient (CLS row 0).
+    // decoder_norm backward into d_atty, where the decoder's last block takes its output gradient at the
+    // removed rows (core/encoder.h, Stack.keep_rows); it writes the decoder stream gradient dd.
     float *dd = m->d_dec;
-    float *d_patches = m->d_atty;   // [B*L, Dd] scratch, free until the blocks run
-    TEAM_RUN(zero_body(d_patches, (size_t)B * L * Dd));
-    layernorm_backward_groups(d_patches, G, m->dnorm_w, m->dnorm_b, d_decln, m->dec_patches, P + m->dnorm_w,
-                              m->dec_mean, m->dec_rstd, B * L, Dd, param_acc);
-    TEAM_RUN(dec_rows_body(dd, d_patches, B, L, Td, Dd));
+    TEAM_RUN(zero_body(m->d_atty, (size_t)n * Dd));
+    layernorm_backward_groups(m->d_atty, G, m->dnorm_w, m->dnorm_b, d_decln,
+                              m->dec.depth ? m->dec.res[m->dec.depth] : m->dec_patches, P + m->dnorm_w, m->dec_mean,
+                              m->dec_rstd, n, Dd, param_acc);
+    if (m->dec.depth == 0) rows_scatter(dd, m->d_atty, m->dec_rows, B, Td, L - K, Dd);
     stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td, param_acc);
     for (int g = 0; g < G.n; g++)
         TEAM_RUN(dec_input_body(m->removed + (size_t)g * Bg * L, c->pos_learned ? G.buf[g] + m->dpos : NULL,
@@ -536,6 +566,10 @@ static void backward_run(Mae *m, GradGroups G, int param_acc) {
         if (!param_acc)
             for (int g = 0; g < G.n; g++) TEAM_RUN(zero_body(G.buf[g], mae_num_params(&m->cfg)));
         return;
+    }
+    if (m->has_decoder_pass != 2) {   // a caller's bug: the backward reads what mae_train_forward keeps
+        fprintf(stderr, "vitmae: internal error: backward after mae_forward, not mae_train_forward\n");
+        abort();
     }
     double t0 = m->timing ? omp_get_wtime() : 0.0;
     #pragma omp parallel

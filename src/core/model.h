@@ -60,7 +60,7 @@ Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params,
 Mae *mae_create_attention_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
 // A second model over base's parameters (read, never copied; base must outlive it) with an activation
 // arena of its own for batches up to max_batch and no gradient buffer of its own: for a worker thread
-// that runs its own gradient groups while others run theirs (dist/workers.h) through mae_forward,
+// that runs its own gradient groups while others run theirs (dist/workers.h) through mae_train_forward,
 // mae_group_losses and mae_backward_set_groups (or mae_use_grads first, then mae_backward_set).
 // NULL and a reason in err on failure.
 Mae *mae_create_sharing(Mae *base, int max_batch, char *err, size_t errlen);
@@ -90,10 +90,19 @@ typedef struct {
 } MaeTimings;
 
 // Full forward: encoder on CLS + visible patches, decoder, loss. Returns the mean over removed
-// patches of the per-patch MSE (0 when no patch is removed). Caches what backward needs.
+// patches of the per-patch MSE (0 when no patch is removed); mae_pred holds every patch's prediction.
 float mae_forward(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
-// Backward of the last mae_forward: ADDS d(loss)/d(param) into the gradient buffer (zero it
-// with mae_zero_grads first). Frozen position embeddings get no gradient.
+// The forward of a training step: the same loss, bitwise, and what the backward needs. Nothing the
+// loss reads depends on the decoder's last block's output at the CLS and visible rows, so that block
+// (past its attention), decoder_norm and decoder_pred run on the removed patches' rows only
+// (docs/design.md, "The decoder's last block on the removed patches"): mae_pred then holds
+// [B, L - len_keep, P*P*C], each image's removed patches in ascending order, bitwise those rows of
+// mae_forward's. With len_keep == L it is mae_forward.
+float mae_train_forward(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
+// Backward of the last mae_train_forward: ADDS d(loss)/d(param) into the gradient buffer (zero it
+// with mae_zero_grads first). Frozen position embeddings get no gradient. After mae_forward_encoder
+// (no loss) or a forward with no removed patch the gradient is 0; after mae_forward with removed
+// patches it is a caller's bug (the program stops with an internal error).
 void mae_backward(Mae *m);
 // The same gradient SET into the buffer (every element written, none read; frozen position
 // embeddings' get 0): bitwise what mae_zero_grads then mae_backward leave there, without the pass that
@@ -105,9 +114,9 @@ void mae_zero_grads(Mae *m);
 // in their own buffer without a copy). Give the model its own buffer back before mae_free.
 float *mae_use_grads(Mae *m, float *grads);
 void mae_set_timings(Mae *m, MaeTimings *t);   // NULL: timing off (the default)
-// Gradient groups at once (docs/distributed.md, "Groups at once"): after mae_forward of the images of
-// n groups (B / n consecutive images each, n dividing B), group g's loss and gradient are bitwise what
-// mae_forward and mae_backward_set of its images alone would give: losses[g], and its gradient SET
+// Gradient groups at once (docs/distributed.md, "Groups at once"): after mae_train_forward of the images
+// of n groups (B / n consecutive images each, n dividing B), group g's loss and gradient are bitwise what
+// mae_train_forward and mae_backward_set of its images alone would give: losses[g], and its gradient SET
 // into grads[g] (n buffers of mae_num_params floats; the model's own buffer is not touched). With a
 // tree (kernels/sumtree.h, tree->n = n), the gradients are then summed in it: the tree's live buffers
 // hold bitwise what sumtree_apply over the whole per-group gradients leaves there (the others hold
@@ -128,7 +137,7 @@ void mae_unit_weights(const Mae *m, int unit, int idx[MAE_UNIT_WEIGHTS]);
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
 
 // Results of the last forward.
-const float *mae_pred(const Mae *m);          // [B, L, P*P*C] (mae_forward only)
+const float *mae_pred(const Mae *m);          // [B, L, P*P*C] (after mae_train_forward: see there)
 const float *mae_target(const Mae *m);        // [B, L, P*P*C] targets (norm-pix applied if set)
 const float *mae_latent(const Mae *m);        // [B, 1+K, D] encoder output after norm
 const float *mae_attention(const Mae *m, int layer);  // [B, heads, 1+K, 1+K] encoder layer
