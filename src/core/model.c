@@ -463,12 +463,18 @@ static void dec_input_body(const unsigned char *removed, float *gpos, float *gmt
             for (int b = 0; b < B; b++)
                 for (int i = 0; i < Dd; i++) gpos[(size_t)t * Dd + i] += dd[((size_t)b * Td + t) * Dd + i];
     }
+    // Threads own blocks of 16 columns and read the rows in order (each column's sum as a loop over the
+    // rows per column would give it, without a pass over every row per column).
     #pragma omp for schedule(static) nowait
-    for (int i = 0; i < Dd; i++) {
-        float s = 0.0f;
-        for (int r = 0; r < B * L; r++)
-            if (removed[r]) s += dd[((size_t)(r / L) * Td + 1 + r % L) * Dd + i];
-        gmt[i] += s;
+    for (int i0 = 0; i0 < Dd; i0 += 16) {
+        int n = Dd - i0 < 16 ? Dd - i0 : 16;
+        float s[16] = {0};
+        for (int r = 0; r < B * L; r++) {
+            if (!removed[r]) continue;
+            const float *row = dd + ((size_t)(r / L) * Td + 1 + r % L) * Dd + i0;
+            for (int i = 0; i < n; i++) s[i] += row[i];
+        }
+        for (int i = 0; i < n; i++) gmt[i0 + i] += s[i];
     }
 }
 
