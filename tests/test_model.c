@@ -337,8 +337,12 @@ static void pair_plan(SumTree *t, int l, int r, int apart) {
 // images alone (3 images per group, 2 and 4 groups, fixed and learned position tables, 1 and 3 threads).
 // A zero gradient per group when no patch is removed.
 static void test_groups_at_once(void) {
-    for (int variant = 0; variant < 8; variant++) {
-        int pos_learned = variant & 1, threads = variant & 2 ? 3 : 1, n = variant & 4 ? 4 : 2, Bg = 3, B = n * Bg;
+    // Groups of 3 images (12 mask tokens each of 16 positions): the first decoder block's backward takes
+    // the mask tokens' rows once (core/encoder.h, Stack.dup_src); groups of 1 image: its forward over
+    // the groups at once does, but the backward does not, nor the forward of one group alone.
+    for (int variant = 0; variant < 16; variant++) {
+        int pos_learned = variant & 1, threads = variant & 2 ? 3 : 1, n = variant & 4 ? 4 : 2;
+        int Bg = variant & 8 ? 1 : 3, B = n * Bg;
         omp_set_num_threads(threads);
         MaeConfig c = small_config();
         c.pos_learned = pos_learned;
@@ -422,6 +426,21 @@ static void test_groups_at_once(void) {
 // on 1 and 3 threads, in one pass and in passes of 2 of the 3 images; with no patch removed it is
 // mae_forward. (Its gradient: tests/test_gradcheck.c and tests/test_parity.c.)
 static void test_train_forward(void) {
+    // The first decoder block takes the mask tokens' rows once only where that is fewer rows: the rule.
+    Stack st;
+    stack_setup(&st, 2, 128, 4, 512, 1e-6f);
+    int src = -1;
+    st.dup_src = &src; st.dup_n = 64; st.dup_own = 17;   // tiny32: 64 positions, 1 + 16 own rows of 65
+    CHECK(stack_dup_forward(&st, 32, 65) && stack_dup_backward(&st, 32, 65, 2),
+          "tiny32: 32 images, 2 groups of 16: 64 shared rows for 1536 mask tokens");
+    CHECK(!stack_dup_backward(&st, 32, 65, 32) && stack_dup_forward(&st, 32, 65),
+          "groups of one image: 64 shared rows for 48 mask tokens, not in the backward");
+    CHECK(!stack_dup_forward(&st, 1, 65) && !stack_dup_backward(&st, 1, 65, 1), "one image: neither");
+    st.dup_n = 196; st.dup_own = 50;   // ViT-B/16 at 224
+    CHECK(!stack_dup_backward(&st, 4, 197, 4) && stack_dup_backward(&st, 4, 197, 2),
+          "ViT-B/16: groups of 1 image no (196 > 147), of 2 yes (196 < 294)");
+    st.dup_src = NULL;
+    CHECK(!stack_dup_forward(&st, 32, 65), "no shared rows: no");
     for (int run = 0; run < 4; run++)
         for (int dec_depth = 0; dec_depth <= 2; dec_depth++) {
             int threads = run == 1 || run == 3 ? 3 : 1;

@@ -58,6 +58,8 @@ void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int kind) {
         a.gelu = carve(cv, N * Hd);
         if (s->acts) s->acts[l] = a;
     }
+    // The first block's shared rows (Stack.dup_src): their qkv, LayerNorm 1 output, mean and rstd.
+    if (kind == STACK_TRAIN) s->dup_qkv = carve(cv, (size_t)T * (4 * C + 2));
 }
 
 size_t tensor_offset(const MaeTensor *t, int nt, const char *name) {
@@ -92,6 +94,63 @@ static void branch_add(const Stack *s, int l, int branch, float *out, const floa
         residual_forward(out, out, x, (long)B * T * s->C);
 }
 
+int stack_dup_forward(const Stack *s, int B, int T) {
+    return s->dup_src && s->depth > 0 && s->dup_n < (long)B * (T - s->dup_own);
+}
+
+int stack_dup_backward(const Stack *s, int B, int T, int groups) {
+    return stack_dup_forward(s, B, T) && s->dup_n < (long)(B / groups) * (T - s->dup_own);
+}
+
+// The qkv rows of images [b0, b0 + B) from their own rows' (own: [B dup_own, 3C], in order) and the
+// shared rows' (Stack.dup_src).
+static void dup_expand_body(const Stack *s, float *qkv, const float *own, int b0, int B, int T) {
+    size_t row = 3 * (size_t)s->C;
+    #pragma omp for schedule(static) nowait
+    for (int b = 0; b < B; b++) {
+        const float *o = own + (size_t)b * s->dup_own * row;
+        for (int t = 0; t < T; t++) {
+            int r = (b0 + b) * T + t, u = s->dup_src[r];
+            memcpy(qkv + ((size_t)b * T + t) * row, u < 0 ? o : s->dup_qkv + (size_t)u * row, row * sizeof(float));
+            if (u < 0) o += row;
+        }
+    }
+}
+
+// LayerNorm 1 and qkv of images [b0, b0 + B) (rows r0 = b0 T on): on every row, or, where the first
+// block shares rows, on their own rows (gathered into the pass's rows of a->mid, qkv'd into its rows of
+// a->fc1, both written later in the pass) and copied out with the shared rows' (computed once, by
+// block_forward).
+static void block_front_forward(const Stack *s, int l, const float *P, int b0, int B, int Ball, int T) {
+    const BlockOffsets *w = &s->w[l];
+    const BlockActs *a = &s->acts[l];
+    int C = s->C;
+    size_t r0 = (size_t)b0 * T;
+    if (l == 0 && stack_dup_forward(s, Ball, T)) {
+        int n = B * s->dup_own;
+        size_t k0 = (size_t)b0 * s->dup_own;
+        float *x = a->mid + r0 * C, *own = a->fc1 + r0 * s->hidden;
+        rows_gather(x, s->res[0], s->dup_own_rows + k0, n, C, 0);
+        layernorm_forward(a->ln1 + k0 * C, a->ln1_mean + k0, a->ln1_rstd + k0, x, P + w->ln1w, P + w->ln1b, n, C,
+                          s->eps);
+        linear_forward(own, a->ln1 + k0 * C, P + w->qkvw, P + w->qkvb, n, C, 3 * C);
+        TEAM_RUN(dup_expand_body(s, a->qkv + r0 * 3 * C, own, b0, B, T));
+        return;
+    }
+    layernorm_forward(a->ln1 + r0 * C, a->ln1_mean + r0, a->ln1_rstd + r0, s->res[l] + r0 * C, P + w->ln1w,
+                      P + w->ln1b, B * T, C, s->eps);
+    linear_forward(a->qkv + r0 * 3 * C, a->ln1 + r0 * C, P + w->qkvw, P + w->qkvb, B * T, C, 3 * C);
+}
+
+// The shared rows' LayerNorm 1 and qkv, once for the block's forward (Stack.dup_src).
+static void dup_shared_forward(const Stack *s, const float *P) {
+    const BlockOffsets *w = &s->w[0];
+    int C = s->C, n = s->dup_n;
+    float *ln = s->dup_qkv + (size_t)n * 3 * C, *mean = ln + (size_t)n * C, *rstd = mean + n;
+    layernorm_forward(ln, mean, rstd, s->dup_rows, P + w->ln1w, P + w->ln1b, n, C, s->eps);
+    linear_forward(s->dup_qkv, ln, P + w->qkvw, P + w->qkvb, n, C, 3 * C);
+}
+
 // Block l's forward for images [b0, b0 + B) of the Ball in the step: every kernel of the forward works
 // row by row, or per image (attention), so a pass over some images gives their rows the bits of a pass
 // over all.
@@ -101,10 +160,9 @@ static void block_forward_images(const Stack *s, int l, const float *P, int b0, 
     int N = B * T, C = s->C, H = s->hidden;
     size_t r0 = (size_t)b0 * T;
     const float *x = s->res[l] + r0 * C;
-    float *ln1 = a->ln1 + r0 * C, *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + r0 * C, *mid = a->mid + r0 * C;
+    float *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + r0 * C, *mid = a->mid + r0 * C;
     float *ln2 = a->ln2 + r0 * C, *fc1 = a->fc1 + r0 * H, *gelu = a->gelu + r0 * H, *out = s->res[l + 1] + r0 * C;
-    layernorm_forward(ln1, a->ln1_mean + r0, a->ln1_rstd + r0, x, P + w->ln1w, P + w->ln1b, N, C, s->eps);
-    linear_forward(qkv, ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
+    block_front_forward(s, l, P, b0, B, Ball, T);
     attention_forward(atty, a->att + (size_t)b0 * s->NH * T * T, qkv, s->att_scratch, B, T, C, s->NH);
     linear_forward(mid, atty, P + w->projw, P + w->projb, N, C, C);
     branch_add(s, l, 0, mid, x, b0, B, Ball, T);
@@ -142,17 +200,15 @@ static void rows_scatter_body(float *dst, const float *src, const int *rows, int
 // over every row, the rest over the kept rows (see Stack). The attention's output goes to the pass's
 // full rows of a->mid until it is gathered: the kept rows of the passes before end at or before this
 // pass's first full row (b0 keep_n <= b0 T), and this pass's own are written only after its gather.
-static void block_forward_kept(const Stack *s, int l, const float *P, int b0, int B, int T) {
+static void block_forward_kept(const Stack *s, int l, const float *P, int b0, int B, int Ball, int T) {
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
-    int N = B * T, C = s->C, H = s->hidden, Nk = B * s->keep_n;
+    int C = s->C, H = s->hidden, Nk = B * s->keep_n;
     size_t r0 = (size_t)b0 * T, k0 = (size_t)b0 * s->keep_n;
     const int *rows = s->keep_rows + k0;
-    float *ln1 = a->ln1 + r0 * C, *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + k0 * C, *mid = a->mid + k0 * C;
+    float *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + k0 * C, *mid = a->mid + k0 * C;
     float *ln2 = a->ln2 + k0 * C, *fc1 = a->fc1 + k0 * H, *gelu = a->gelu + k0 * H, *out = s->res[l + 1] + k0 * C;
-    layernorm_forward(ln1, a->ln1_mean + r0, a->ln1_rstd + r0, s->res[l] + r0 * C, P + w->ln1w, P + w->ln1b, N, C,
-                      s->eps);
-    linear_forward(qkv, ln1, P + w->qkvw, P + w->qkvb, N, C, 3 * C);
+    block_front_forward(s, l, P, b0, B, Ball, T);
     attention_forward(a->mid + r0 * C, a->att + (size_t)b0 * s->NH * T * T, qkv, s->att_scratch, B, T, C, s->NH);
     rows_gather(atty, a->mid, rows, Nk, C, 0);
     linear_forward(mid, atty, P + w->projw, P + w->projb, Nk, C, C);
@@ -192,9 +248,10 @@ int stack_forward_images(int B, int T, int C, int hidden, long l2, int threads) 
 void block_forward(const Stack *s, int l, const float *P, int B, int T) {
     int n = stack_forward_images(B, T, s->C, s->hidden, cpu_caches().l2, omp_get_num_threads());
     int kept = s->keep_rows && l == s->depth - 1;
+    if (l == 0 && stack_dup_forward(s, B, T)) dup_shared_forward(s, P);
     for (int b0 = 0; b0 < B; b0 += n) {
         int nb = B - b0 < n ? B - b0 : n;
-        if (kept) block_forward_kept(s, l, P, b0, nb, T);
+        if (kept) block_forward_kept(s, l, P, b0, nb, B, T);
         else block_forward_images(s, l, P, b0, nb, B, T);
     }
 }
@@ -250,13 +307,88 @@ void grad_groups_sum(GradGroups G, const MaeTensor *tensors, int ntensors) {
         if (!is_linear_weight(&tensors[i])) sumtree_apply(G.tree, G.buf, tensors[i].offset, tensors[i].numel);
 }
 
+// Each gradient group's rows of the first block's shared-row backward (Stack.dup_src): its images' own
+// rows, then the dup_n shared rows. A gets their qkv gradients (a shared row's: the sum over the
+// group's rows that share it, in ascending row order), X their inputs, dxd zeros.
+static void dup_sums_body(const Stack *s, float *A, float *X, float *dxd, const float *dqkv, int B, int T, int groups) {
+    int C = s->C, W3 = 3 * C, Bg = B / groups, own = Bg * s->dup_own, ng = own + s->dup_n, nblk = (W3 + 15) / 16;
+    #pragma omp for schedule(static) nowait
+    for (int task = 0; task < groups * nblk; task++) {   // (group, 16 columns): each column's sums in row order
+        int g = task / nblk, c0 = task % nblk * 16, nc = W3 - c0 < 16 ? W3 - c0 : 16, j = 0;
+        float *Ag = A + (size_t)g * ng * W3, *shared = Ag + (size_t)own * W3;
+        for (int u = 0; u < s->dup_n; u++) memset(shared + (size_t)u * W3 + c0, 0, (size_t)nc * sizeof(float));
+        for (int r = g * Bg * T; r < (g + 1) * Bg * T; r++) {
+            const float *d = dqkv + (size_t)r * W3 + c0;
+            int u = s->dup_src[r];
+            if (u < 0) {
+                memcpy(Ag + (size_t)j++ * W3 + c0, d, (size_t)nc * sizeof(float));
+            } else {
+                float *o = shared + (size_t)u * W3 + c0;
+                for (int i = 0; i < nc; i++) o[i] += d[i];
+            }
+        }
+    }
+    #pragma omp for schedule(static) nowait
+    for (int i = 0; i < groups * ng; i++) {
+        int g = i / ng, k = i % ng;
+        const float *src = k < own ? s->res[0] + (size_t)s->dup_own_rows[(size_t)g * own + k] * C
+                                   : s->dup_rows + (size_t)(k - own) * C;
+        memcpy(X + (size_t)i * C, src, (size_t)C * sizeof(float));
+        memset(dxd + (size_t)i * C, 0, (size_t)C * sizeof(float));
+    }
+}
+
+// The input gradients of dup_sums_body's rows: an own row's added to dx at its row, a shared row's into
+// Stack.dup_grad (group by group).
+static void dup_spread_body(const Stack *s, float *dx, const float *dxd, int B, int groups) {
+    int C = s->C, own = B / groups * s->dup_own, ng = own + s->dup_n;
+    #pragma omp for schedule(static) nowait
+    for (int i = 0; i < groups * ng; i++) {
+        int g = i / ng, k = i % ng;
+        const float *d = dxd + (size_t)i * C;
+        if (k < own) {
+            float *o = dx + (size_t)s->dup_own_rows[(size_t)g * own + k] * C;
+            for (int c = 0; c < C; c++) o[c] += d[c];
+        } else {
+            memcpy(s->dup_grad + ((size_t)g * s->dup_n + k - own) * C, d, (size_t)C * sizeof(float));
+        }
+    }
+}
+
+// qkv's and LayerNorm 1's backward (sc->d_qkv holds qkv's output gradient; LayerNorm 1's input gradient
+// is added to dx): over every row, or, in a first block that shares rows, over each group's own and
+// shared rows (Stack.dup_src). The forward kept LayerNorm 1 of the own rows only there: it is computed
+// again, on the rows the backward takes (bitwise, row by row).
+static void block_front_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc,
+                                 float *dx, int B, int T, int param_acc) {
+    const BlockOffsets *w = &s->w[l];
+    const BlockActs *a = &s->acts[l];
+    int N = B * T, C = s->C;
+    if (l == 0 && stack_dup_backward(s, B, T, G.n)) {
+        int Nd = G.n * (B / G.n * s->dup_own + s->dup_n);
+        float *A = sc->d_gelu, *X = sc->d_atty, *dxd = sc->d_small;   // free once the attention's backward ran
+        TEAM_RUN(dup_sums_body(s, A, X, dxd, sc->d_qkv, B, T, G.n));
+        layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, X, P + w->ln1w, P + w->ln1b, Nd, C, s->eps);
+        linear_backward_groups(sc->d_ln, G, w->qkvw, w->qkvb, A, a->ln1, P + w->qkvw, Nd, C, 3 * C, param_acc);
+        layernorm_backward_groups(dxd, G, w->ln1w, w->ln1b, sc->d_ln, X, P + w->ln1w, a->ln1_mean, a->ln1_rstd, Nd,
+                                  C, param_acc);
+        TEAM_RUN(dup_spread_body(s, dx, dxd, B, G.n));
+        return;
+    }
+    if (l == 0 && stack_dup_forward(s, B, T))
+        layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, s->res[0], P + w->ln1w, P + w->ln1b, N, C, s->eps);
+    linear_backward_groups(sc->d_ln, G, w->qkvw, w->qkvb, sc->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C, param_acc);
+    layernorm_backward_groups(dx, G, w->ln1w, w->ln1b, sc->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N,
+                              C, param_acc);
+}
+
 // The last block's backward with s->keep_rows (see Stack): the MLP branch and proj over the kept rows,
 // then their gradients scattered to full rows (zero elsewhere) for the attention and qkv over all.
 static void block_backward_kept(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc,
                                 float *dx, int B, int T, int param_acc) {
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
-    int N = B * T, C = s->C, H = s->hidden, Nk = B * s->keep_n, rows = Nk / G.n;
+    int C = s->C, H = s->hidden, Nk = B * s->keep_n, rows = Nk / G.n;
     float *dk = sc->d_atty;   // d(output) at the kept rows; after LayerNorm 2's backward, d(mid) there
     linear_backward_groups(sc->d_gelu, G, w->fc2w, w->fc2b, dk, a->gelu, P + w->fc2w, Nk, H, C, param_acc);
     for (int g = 0; g < G.n; g++) {
@@ -271,9 +403,7 @@ static void block_backward_kept(const Stack *s, int l, const float *P, GradGroup
     linear_backward_groups(sc->d_ln, G, w->projw, w->projb, dk, a->atty, P + w->projw, Nk, C, C, param_acc);
     rows_scatter(sc->d_atty, sc->d_ln, s->keep_rows, B, T, s->keep_n, C);
     attention_backward_set(sc->d_qkv, sc->d_att, sc->d_atty, a->qkv, a->att, sc->d_small, B, T, C, s->NH);
-    linear_backward_groups(sc->d_ln, G, w->qkvw, w->qkvb, sc->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C, param_acc);
-    layernorm_backward_groups(dx, G, w->ln1w, w->ln1b, sc->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N,
-                              C, param_acc);
+    block_front_backward(s, l, P, G, sc, dx, B, T, param_acc);
 }
 
 void block_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc, float *dx,
@@ -302,9 +432,7 @@ void block_backward(const Stack *s, int l, const float *P, GradGroups G, const B
     dout = branch_grad(s, l, 0, sc, dx, B, T);
     linear_backward_groups(sc->d_atty, G, w->projw, w->projb, dout, a->atty, P + w->projw, N, C, C, param_acc);
     attention_backward_set(sc->d_qkv, sc->d_att, sc->d_atty, a->qkv, a->att, sc->d_small, B, T, C, s->NH);
-    linear_backward_groups(sc->d_ln, G, w->qkvw, w->qkvb, sc->d_qkv, a->ln1, P + w->qkvw, N, C, 3 * C, param_acc);
-    layernorm_backward_groups(dx, G, w->ln1w, w->ln1b, sc->d_ln, s->res[l], P + w->ln1w, a->ln1_mean, a->ln1_rstd, N,
-                              C, param_acc);
+    block_front_backward(s, l, P, G, sc, dx, B, T, param_acc);
 }
 
 void stack_forward(const Stack *s, const float *P, int B, int T) {

@@ -62,6 +62,23 @@ typedef struct {
     // last block on the removed patches"). No drop path with it.
     const int *keep_rows;
     int keep_n;
+    // NULL, or rows of the first block's input that equal one of a few shared rows (the MAE decoder's
+    // mask tokens, mask_token + pos, in a training step): dup_src[r] (r < B T) is -1 for a row of its
+    // own, else the index u < dup_n of the shared row dup_rows[u] ([dup_n, C]) that row r equals,
+    // bitwise. Every image has dup_own rows of its own, listed in dup_own_rows ([B dup_own], full-row
+    // indices, ascending). Where that saves rows (stack_dup_forward / stack_dup_backward), the first
+    // block's LayerNorm 1 and qkv run on each image's own rows and on each shared row once, and its qkv
+    // rows are copied out to the rows that share them. Its backward then sums each gradient group's
+    // qkv gradients of the rows that share a row, runs qkv's and LayerNorm 1's backward on the group's
+    // own rows and its dup_n shared rows, and adds the own rows' input gradient to dx; at the shared
+    // rows dx keeps the residual's part only, and dup_grad ([groups, dup_n, C]) gets, for each group
+    // and shared row, the LayerNorm 1 part summed over the rows that share it (docs/design.md, "The
+    // decoder's mask tokens once"). The bits of every forward row are those of the plain block's.
+    const int *dup_src, *dup_own_rows;
+    const float *dup_rows;
+    int dup_n, dup_own;
+    float *dup_grad;
+    float *dup_qkv;          // [T, 3C] the shared rows' qkv (carved for STACK_TRAIN; dup_n <= T)
 } Stack;
 
 // Walks an arena: with base == NULL it only counts floats, otherwise it hands out pointers
@@ -128,6 +145,12 @@ void stack_forward_force_images(int images);
 // buffers (per group, B / G.n images each), or are set there when param_acc is 0 (kernels/ops.h).
 void block_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc, float *dx,
                     int B, int T, int param_acc);
+
+// Whether the first block's forward / backward (with G.n gradient groups) shares rows (Stack.dup_src):
+// only where the shared rows are fewer than the rows that share them, B (T - dup_own) in the forward and
+// B / groups (T - dup_own) in each group's backward.
+int stack_dup_forward(const Stack *s, int B, int T);
+int stack_dup_backward(const Stack *s, int B, int T, int groups);
 
 // Rows of a full layout gathered into the kept-row layout (see Stack.keep_rows): dst[i] = src[rows[i]]
 // (add: dst[i] += src[rows[i]]) for the n rows of C floats. And back: dst [B * T, C] gets src's row i at

@@ -28,6 +28,9 @@ struct Mae {
     unsigned char *removed;      // [max_batch, L] 1 = patch masked out
     int *rem_rows, *dec_rows;    // [max_batch, L - K] each removed patch's row b L + l of the targets, and
                                  //   its decoder row b (1 + L) + 1 + l: image by image, ascending
+    int *dec_src, *dec_own;      // the decoder input's mask-token rows for its first block (Stack.dup_src):
+                                 //   [max_batch, 1 + L] l for the row of a removed patch l, else -1; and
+                                 //   [max_batch, 1 + K] each image's other rows (CLS, visible), ascending
     // tensor offsets outside the blocks
     size_t cls, pos, patch_w, patch_b, norm_w, norm_b, dembed_w, dembed_b, mask_token, dpos,
            dnorm_w, dnorm_b, dpred_w, dpred_b;
@@ -41,6 +44,7 @@ struct Mae {
     float *dec_patches;          // [B*L, Dd] decoder output rows without CLS
     float *dec_ln, *dec_mean, *dec_rstd;     // [B*L, Dd], [B*L], [B*L]
     float *pred, *target;        // [B*L, pd]
+    float *dec_shared;           // [L, Dd] mask_token + decoder_pos_embed[1 + l] (mae_train_forward)
     // backward scratch
     float *d_enc, *d_dec;        // residual-stream gradients [B*(1+L), D], [B*(1+L), Dd]
     float *d_ln, *d_qkv, *d_att, *d_atty, *d_gelu, *d_small, *d_part;
@@ -103,6 +107,7 @@ static size_t carve_all(Mae *m, float *base) {
     m->enc.att_scratch = m->d_small;
     m->dec.att_scratch = m->d_small;
     m->scratch = (BlockScratch){m->d_ln, m->d_qkv, m->d_att, m->d_atty, m->d_gelu, m->d_small, m->d_part};
+    m->dec_shared = carve(&cv, L * Dd);
     return cv.used;
 }
 
@@ -122,7 +127,7 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
     size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg);
     return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, kind) * sizeof(float)
-           + (size_t)max_batch * L * (3 * sizeof(int) + 1);
+           + (size_t)max_batch * L * (3 * sizeof(int) + 1) + 2 * (size_t)max_batch * (L + 1) * sizeof(int);
 }
 
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_TRAIN); }
@@ -167,13 +172,15 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     m->removed = calloc((size_t)max_batch * m->L, 1);
     m->rem_rows = calloc((size_t)max_batch * m->L, sizeof(int));
     m->dec_rows = calloc((size_t)max_batch * m->L, sizeof(int));
+    m->dec_src = calloc((size_t)max_batch * (m->L + 1), sizeof(int));
+    m->dec_own = calloc((size_t)max_batch * (m->L + 1), sizeof(int));
     m->arena_floats = arena_floats_for(cfg, max_batch, kind);
     // calloc, not aligned_alloc + memset: a large calloc maps fresh zero pages without writing them,
     // so inference (encoder only, no backward scratch) never touches most of the arena.
     m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
     if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok || !m->ids_keep || !m->removed || !m->rem_rows || !m->dec_rows
-        || !m->arena) {
+        || !m->dec_src || !m->dec_own || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  m->arena_floats * sizeof(float) >> 20, max_batch);
         if (adopt) m->params = NULL;   // still the caller's
@@ -220,6 +227,7 @@ void mae_free(Mae *m) {
     free(m->tensors); free(m->arena_alloc);
     stack_free(&m->enc); stack_free(&m->dec);
     free(m->ids_keep); free(m->removed); free(m->rem_rows); free(m->dec_rows);
+    free(m->dec_src); free(m->dec_own);
     free(m);
 }
 
@@ -282,16 +290,23 @@ static void encoder_team(Mae *m, const float *images, const int *ids_keep, int B
 static void set_kept(Mae *m, const int *ids_keep, int B, int K) {
     int L = m->L;
     m->B = B; m->K = K;
-    int n = 0;
+    int n = 0, own = 0;
     for (int b = 0; b < B; b++) {
         memcpy(m->ids_keep + (size_t)b * K, ids_keep + (size_t)b * K, (size_t)K * sizeof(int));
         memset(m->removed + (size_t)b * L, 1, (size_t)L);
         for (int j = 0; j < K; j++) m->removed[(size_t)b * L + ids_keep[(size_t)b * K + j]] = 0;
-        for (int l = 0; l < L; l++)
+        m->dec_src[b * (1 + L)] = -1;
+        m->dec_own[own++] = b * (1 + L);
+        for (int l = 0; l < L; l++) {
+            int r = b * (1 + L) + 1 + l;
             if (m->removed[(size_t)b * L + l]) {
                 m->rem_rows[n] = b * L + l;
-                m->dec_rows[n++] = b * (1 + L) + 1 + l;
+                m->dec_rows[n++] = r;
+            } else {
+                m->dec_own[own++] = r;
             }
+            m->dec_src[r] = m->removed[(size_t)b * L + l] ? l : -1;
+        }
     }
 }
 
@@ -349,6 +364,14 @@ static void dec_tokens_body(const Mae *m, float *xd, const float *dpos, const fl
     }
 }
 
+// The rows every removed patch's decoder token equals: mask_token + decoder_pos_embed[1 + l], the sum
+// dec_tokens_body makes.
+static void dec_shared_body(float *shared, const float *dpos, const float *mtok, int L, int Dd) {
+    #pragma omp for schedule(static) nowait
+    for (int l = 0; l < L; l++)
+        for (int i = 0; i < Dd; i++) shared[(size_t)l * Dd + i] = mtok[i] + dpos[(size_t)(1 + l) * Dd + i];
+}
+
 static void dec_patches_body(Mae *m, const float *xo, int B, int L, int Td, int Dd) {
     #pragma omp for schedule(static) nowait
     for (int b = 0; b < B; b++)
@@ -367,6 +390,7 @@ static void forward_team(Mae *m, const float *images, const int *ids_keep, int B
     MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
     linear_forward(m->dec_emb, m->latent, P + m->dembed_w, P + m->dembed_b, B * T, D, Dd);
     TEAM_RUN(dec_tokens_body(m, m->dec.res[0], P + m->dpos, P + m->mask_token, ids_keep, B, K, T, L, Td, Dd));
+    if (m->dec.dup_src) TEAM_RUN(dec_shared_body(m->dec_shared, P + m->dpos, P + m->mask_token, L, Dd));
     stack_forward(&m->dec, P, B, Td);
     // decoder_norm and decoder_pred on the patch rows only (the CLS prediction is dropped anyway), or on
     // the removed ones, which the last block left one after another.
@@ -411,6 +435,13 @@ static float forward_run(Mae *m, const float *images, const int *ids_keep, int B
     m->has_decoder_pass = train && K < m->L ? 2 : 1;
     m->dec.keep_rows = m->has_decoder_pass == 2 ? m->dec_rows : NULL;
     m->dec.keep_n = m->L - K;
+    // and its first block computes the mask tokens' LayerNorm 1 and qkv once (Stack.dup_src)
+    m->dec.dup_src = m->has_decoder_pass == 2 ? m->dec_src : NULL;
+    m->dec.dup_own_rows = m->dec_own;
+    m->dec.dup_rows = m->dec_shared;
+    m->dec.dup_n = m->L;
+    m->dec.dup_own = 1 + K;
+    m->dec.dup_grad = m->dec_patches;
     double t0 = m->timing ? omp_get_wtime() : 0.0;
     #pragma omp parallel
     {
@@ -454,14 +485,18 @@ static void dpred_body(const Mae *m, float *dpred, float coef, int rows) {
 }
 
 // Decoder input: pos (summed over images in order) and mask token (over removed patches in order) of
-// the B images whose removed flags start at `removed`.
-static void dec_input_body(const unsigned char *removed, float *gpos, float *gmt, const float *dd, int B, int L, int Td,
-                           int Dd) {
+// the B images whose removed flags start at `removed`; shared (NULL: none) [L, Dd], the rest of the
+// gradient at each patch's mask-token rows, summed over them (Stack.dup_grad), added after.
+static void dec_input_body(const unsigned char *removed, float *gpos, float *gmt, const float *dd, const float *shared,
+                           int B, int L, int Td, int Dd) {
     if (gpos) {
         #pragma omp for schedule(static) nowait
-        for (int t = 0; t < Td; t++)
+        for (int t = 0; t < Td; t++) {
             for (int b = 0; b < B; b++)
                 for (int i = 0; i < Dd; i++) gpos[(size_t)t * Dd + i] += dd[((size_t)b * Td + t) * Dd + i];
+            if (shared && t > 0)
+                for (int i = 0; i < Dd; i++) gpos[(size_t)t * Dd + i] += shared[(size_t)(t - 1) * Dd + i];
+        }
     }
     // Threads own blocks of 16 columns and read the rows in order (each column's sum as a loop over the
     // rows per column would give it, without a pass over every row per column).
@@ -474,6 +509,8 @@ static void dec_input_body(const unsigned char *removed, float *gpos, float *gmt
             const float *row = dd + ((size_t)(r / L) * Td + 1 + r % L) * Dd + i0;
             for (int i = 0; i < n; i++) s[i] += row[i];
         }
+        for (int l = 0; shared && l < L; l++)   // 0 where no image removed l
+            for (int i = 0; i < n; i++) s[i] += shared[(size_t)l * Dd + i0 + i];
         for (int i = 0; i < n; i++) gmt[i0 + i] += s[i];
     }
 }
@@ -531,9 +568,11 @@ static void backward_team(Mae *m, GradGroups G, long nrem, double t0, int param_
                               m->dec_rstd, n, Dd, param_acc);
     if (m->dec.depth == 0) rows_scatter(dd, m->d_atty, m->dec_rows, B, Td, L - K, Dd);
     stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td, param_acc);
+    int shared = stack_dup_backward(&m->dec, B, Td, G.n);
     for (int g = 0; g < G.n; g++)
         TEAM_RUN(dec_input_body(m->removed + (size_t)g * Bg * L, c->pos_learned ? G.buf[g] + m->dpos : NULL,
-                                G.buf[g] + m->mask_token, dd + (size_t)g * Bg * Td * Dd, Bg, L, Td, Dd));
+                                G.buf[g] + m->mask_token, dd + (size_t)g * Bg * Td * Dd,
+                                shared ? m->dec_patches + (size_t)g * L * Dd : NULL, Bg, L, Td, Dd));
     float *d_emb = m->d_small;   // [B*T, Dd]
     TEAM_RUN(dec_emb_body(m, d_emb, dd, B, T, K, Td, Dd));
     float *dlatent = m->d_atty;   // [B*T, D]
