@@ -50,14 +50,28 @@ static double flop_count(const MaeConfig *c, int B, int K) {
     return 3.0 * fwd - patch;   // backward 2x everything except the patch embedding's missing dx
 }
 
-// Of those, the ones a step leaves out: it runs the decoder's last block past its attention (proj, fc1,
-// fc2) and decoder_pred on the removed patches' rows only, so the 1 + K rows of CLS and visible patches
-// (K rows of decoder_pred) are skipped, forward and backward (core/model.h, mae_train_forward).
-static double flop_skipped(const MaeConfig *c, int B, int K) {
-    double L = mae_num_patches(c), pd = mae_patch_dim(c), Dd = c->dec_embed_dim, r = c->mlp_ratio;
-    if (K >= L) return 0.0;   // no patch removed: the full forward
+// Of those, the ones a step leaves out (docs/design.md, "The decoder's last block on the removed patches"
+// and "The decoder's mask tokens once"):
+//   - the decoder's last block past its attention (proj, fc1, fc2) and decoder_pred run on the removed
+//     patches' rows only: the 1 + K rows of CLS and visible patches (K rows of decoder_pred) skipped,
+//     forward and backward;
+//   - the first decoder block's qkv takes the B' (L - K) mask tokens of a forward of B' images as L rows
+//     where L is fewer (forward), and a group's (per images) likewise (its two backward products).
+// A step's forwards take `at_once` groups of `per` images (the last one the groups left over).
+static double flop_skipped(const MaeConfig *c, int B, int K, int per, int at_once) {
+    double L = mae_num_patches(c), pd = mae_patch_dim(c), Dd = c->dec_embed_dim, r = c->mlp_ratio, R = L - K;
+    if (R <= 0) return 0.0;   // no patch removed: the full forward
     double block = c->dec_depth > 0 ? 2.0 * B * (1.0 + K) * (Dd * Dd + 2 * Dd * r * Dd) : 0.0;
-    return 3.0 * (block + 2.0 * B * K * Dd * pd);
+    double skip = 3.0 * (block + 2.0 * B * K * Dd * pd);
+    if (c->dec_depth == 0 || per < 1 || at_once < 1) return skip;
+    double qkv = 2.0 * Dd * 3 * Dd;   // one row's qkv, forward
+    int groups = B / per;
+    for (int g = 0; g < groups; g += at_once) {
+        double n = (double)per * (groups - g < at_once ? groups - g : at_once);
+        if (L < n * R) skip += (n * R - L) * qkv;
+    }
+    if (L < per * R) skip += groups * 2.0 * (per * R - L) * qkv;
+    return skip;
 }
 
 // CPU seconds of the whole process (all threads), which keep still while the OS runs other jobs.
@@ -416,7 +430,7 @@ int cmd_bench(int argc, char **argv) {
                                 + grad_reduce_at_once_floats(at_once, np) * sizeof(float);
     grad_reduce_free(&gr);
     grad_workers_free(&gw);
-    double flops = flop_count(&cfg, batch, K), flops_done = flops - flop_skipped(&cfg, batch, K);
+    double flops = flop_count(&cfg, batch, K), flops_done = flops - flop_skipped(&cfg, batch, K, per, at_once);
     // The steps' quartiles, from a sorted copy (step_s keeps their order for --json).
     double *sorted = step_s + steps;
     memcpy(sorted, step_s, (size_t)steps * sizeof(double));
