@@ -382,23 +382,35 @@ static void block_front_backward(const Stack *s, int l, const float *P, GradGrou
                               C, param_acc);
 }
 
+// The MLP branch's backward over N rows, out = mid + fc2(gelu(fc1(ln2(mid)))): dout is d(branch output),
+// and LayerNorm 2's input gradient is added to dx (which may be dout).
+static void mlp_backward(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc,
+                         const float *dout, float *dx, int N, int param_acc) {
+    const BlockOffsets *w = &s->w[l];
+    const BlockActs *a = &s->acts[l];
+    int C = s->C, H = s->hidden, rows = N / G.n;
+    linear_backward_groups(sc->d_gelu, G, w->fc2w, w->fc2b, dout, a->gelu, P + w->fc2w, N, H, C, param_acc);
+    // GELU's input gradient in place of its output's (a->fc1 holds gelu' since the forward), and fc1's
+    // bias gradient as its column sums (docs/performance.md, "GELU's derivative kept from the forward").
+    for (int g = 0; g < G.n; g++) {
+        size_t r0 = (size_t)g * rows * H;
+        gelu_backward_set_colsum(sc->d_gelu + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0,
+                                 rows, H, param_acc);
+    }
+    linear_backward_groups(sc->d_ln, G, w->fc1w, NO_BIAS, sc->d_gelu, a->ln2, P + w->fc1w, N, C, H, param_acc);
+    layernorm_backward_groups(dx, G, w->ln2w, w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C,
+                              param_acc);
+}
+
 // The last block's backward with s->keep_rows (see Stack): the MLP branch and proj over the kept rows,
 // then their gradients scattered to full rows (zero elsewhere) for the attention and qkv over all.
 static void block_backward_kept(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc,
                                 float *dx, int B, int T, int param_acc) {
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
-    int C = s->C, H = s->hidden, Nk = B * s->keep_n, rows = Nk / G.n;
+    int C = s->C, Nk = B * s->keep_n;
     float *dk = sc->d_atty;   // d(output) at the kept rows; after LayerNorm 2's backward, d(mid) there
-    linear_backward_groups(sc->d_gelu, G, w->fc2w, w->fc2b, dk, a->gelu, P + w->fc2w, Nk, H, C, param_acc);
-    for (int g = 0; g < G.n; g++) {
-        size_t r0 = (size_t)g * rows * H;
-        gelu_backward_set_colsum(sc->d_gelu + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0,
-                                 rows, H, param_acc);
-    }
-    linear_backward_groups(sc->d_ln, G, w->fc1w, NO_BIAS, sc->d_gelu, a->ln2, P + w->fc1w, Nk, C, H, param_acc);
-    layernorm_backward_groups(dk, G, w->ln2w, w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, Nk,
-                              C, param_acc);
+    mlp_backward(s, l, P, G, sc, dk, dk, Nk, param_acc);
     rows_scatter(dx, dk, s->keep_rows, B, T, s->keep_n, C);   // the residual's part of d(input)
     linear_backward_groups(sc->d_ln, G, w->projw, w->projb, dk, a->atty, P + w->projw, Nk, C, C, param_acc);
     rows_scatter(sc->d_atty, sc->d_ln, s->keep_rows, B, T, s->keep_n, C);
@@ -414,22 +426,11 @@ void block_backward(const Stack *s, int l, const float *P, GradGroups G, const B
     }
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
-    int N = B * T, C = s->C, H = s->hidden, rows = N / G.n;
+    int N = B * T, C = s->C;
     // MLP branch: out = mid + fc2(gelu(fc1(ln2(mid)))).
-    const float *dout = branch_grad(s, l, 1, sc, dx, B, T);
-    linear_backward_groups(sc->d_gelu, G, w->fc2w, w->fc2b, dout, a->gelu, P + w->fc2w, N, H, C, param_acc);
-    // GELU's input gradient in place of its output's (a->fc1 holds gelu' since the forward), and fc1's
-    // bias gradient as its column sums (docs/performance.md, "GELU's derivative kept from the forward").
-    for (int g = 0; g < G.n; g++) {
-        size_t r0 = (size_t)g * rows * H;
-        gelu_backward_set_colsum(sc->d_gelu + r0, G.buf[g] + w->fc1b, sc->d_part, a->fc1 + r0, sc->d_gelu + r0,
-                                 rows, H, param_acc);
-    }
-    linear_backward_groups(sc->d_ln, G, w->fc1w, NO_BIAS, sc->d_gelu, a->ln2, P + w->fc1w, N, C, H, param_acc);
-    layernorm_backward_groups(dx, G, w->ln2w, w->ln2b, sc->d_ln, a->mid, P + w->ln2w, a->ln2_mean, a->ln2_rstd, N, C,
-                              param_acc);
+    mlp_backward(s, l, P, G, sc, branch_grad(s, l, 1, sc, dx, B, T), dx, N, param_acc);
     // Attention branch: mid = x + proj(attn(ln1(x))).
-    dout = branch_grad(s, l, 0, sc, dx, B, T);
+    const float *dout = branch_grad(s, l, 0, sc, dx, B, T);
     linear_backward_groups(sc->d_atty, G, w->projw, w->projb, dout, a->atty, P + w->projw, N, C, C, param_acc);
     attention_backward_set(sc->d_qkv, sc->d_att, sc->d_atty, a->qkv, a->att, sc->d_small, B, T, C, s->NH);
     block_front_backward(s, l, P, G, sc, dx, B, T, param_acc);
