@@ -439,6 +439,14 @@ static void test_train_forward(void) {
     st.dup_n = 196; st.dup_own = 50;   // ViT-B/16 at 224
     CHECK(!stack_dup_backward(&st, 4, 197, 4) && stack_dup_backward(&st, 4, 197, 2),
           "ViT-B/16: groups of 1 image no (196 > 147), of 2 yes (196 < 294)");
+    st.dup_n = 64; st.dup_own = 49;   // tiny32 at mask ratio 0.25 with an MLP of width C (mlp_ratio 1)
+    st.hidden = 128;
+    CHECK(!stack_dup_forward(&st, 32, 65), "own rows' qkv (49 x 384 floats) wider than a pass's fc1 rows (65 x 128)");
+    st.hidden = 512;
+    CHECK(stack_dup_forward(&st, 32, 65) && stack_dup_backward(&st, 32, 65, 2), "the same with mlp_ratio 4: yes");
+    st.hidden = 300;   // 49 x 384 <= 65 x 300 forward; backward rows 2 x (16 x 49 + 64) x 384 > 32 x 65 x 300
+    CHECK(stack_dup_forward(&st, 32, 65) && !stack_dup_backward(&st, 32, 65, 2),
+          "an MLP of 300: the forward's scratch holds the rows, the backward's does not");
     st.dup_src = NULL;
     CHECK(!stack_dup_forward(&st, 32, 65), "no shared rows: no");
     for (int run = 0; run < 4; run++)

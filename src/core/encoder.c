@@ -94,12 +94,18 @@ static void branch_add(const Stack *s, int l, int branch, float *out, const floa
         residual_forward(out, out, x, (long)B * T * s->C);
 }
 
+// Besides fewer rows, the scratch must hold them: the forward's own rows' qkv go to a pass's rows of
+// a->fc1 (dup_own 3 C floats an image against T hidden), the backward's rows' qkv gradients to
+// sc->d_gelu (B T rows of at least hidden floats).
 int stack_dup_forward(const Stack *s, int B, int T) {
-    return s->dup_src && s->depth > 0 && s->dup_n < (long)B * (T - s->dup_own);
+    return s->dup_src && s->depth > 0 && s->dup_n < (long)B * (T - s->dup_own)
+           && (long)s->dup_own * 3 * s->C <= (long)T * s->hidden;
 }
 
 int stack_dup_backward(const Stack *s, int B, int T, int groups) {
-    return stack_dup_forward(s, B, T) && s->dup_n < (long)(B / groups) * (T - s->dup_own);
+    long rows = (long)groups * (B / groups * s->dup_own + s->dup_n);
+    return stack_dup_forward(s, B, T) && s->dup_n < (long)(B / groups) * (T - s->dup_own)
+           && rows * 3 * s->C <= (long)B * T * s->hidden;
 }
 
 // The qkv rows of images [b0, b0 + B) from their own rows' (own: [B dup_own, 3C], in order) and the

@@ -148,7 +148,9 @@ void block_backward(const Stack *s, int l, const float *P, GradGroups G, const B
 
 // Whether the first block's forward / backward (with G.n gradient groups) shares rows (Stack.dup_src):
 // only where the shared rows are fewer than the rows that share them, B (T - dup_own) in the forward and
-// B / groups (T - dup_own) in each group's backward.
+// B / groups (T - dup_own) in each group's backward, and where the block's scratch holds the rows' qkv
+// (dup_own 3 C <= T hidden; the backward's rows times 3 C <= B T hidden: an MLP narrower than 3 C can
+// fail these).
 int stack_dup_forward(const Stack *s, int B, int T);
 int stack_dup_backward(const Stack *s, int B, int T, int groups);
 

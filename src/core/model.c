@@ -127,7 +127,8 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
     size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg);
     return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, kind) * sizeof(float)
-           + (size_t)max_batch * L * (3 * sizeof(int) + 1) + 2 * (size_t)max_batch * (L + 1) * sizeof(int);
+           + (size_t)max_batch * L * (3 * sizeof(int) + 1)      // ids_keep, removed, rem_rows, dec_rows
+           + 2 * (size_t)max_batch * (L + 1) * sizeof(int);       // dec_src, dec_own
 }
 
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_TRAIN); }
@@ -179,8 +180,8 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     // so inference (encoder only, no backward scratch) never touches most of the arena.
     m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
-    if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok || !m->ids_keep || !m->removed || !m->rem_rows || !m->dec_rows
-        || !m->dec_src || !m->dec_own || !m->arena) {
+    if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok
+        || !m->ids_keep || !m->removed || !m->rem_rows || !m->dec_rows || !m->dec_src || !m->dec_own || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  m->arena_floats * sizeof(float) >> 20, max_batch);
         if (adopt) m->params = NULL;   // still the caller's
@@ -435,7 +436,8 @@ static float forward_run(Mae *m, const float *images, const int *ids_keep, int B
     m->has_decoder_pass = train && K < m->L ? 2 : 1;
     m->dec.keep_rows = m->has_decoder_pass == 2 ? m->dec_rows : NULL;
     m->dec.keep_n = m->L - K;
-    // and its first block computes the mask tokens' LayerNorm 1 and qkv once (Stack.dup_src)
+    // The decoder's first block takes the mask tokens' LayerNorm 1 and qkv once per position (Stack.dup_src).
+    // Their input gradients, summed per group and position, go to dec_patches (free in a training step).
     m->dec.dup_src = m->has_decoder_pass == 2 ? m->dec_src : NULL;
     m->dec.dup_own_rows = m->dec_own;
     m->dec.dup_rows = m->dec_shared;
