@@ -317,10 +317,10 @@ void grad_groups_sum(GradGroups G, const MaeTensor *tensors, int ntensors) {
 // rows, then the dup_n shared rows. A gets their qkv gradients (a shared row's: the sum over the
 // group's rows that share it, in ascending row order), X their inputs, dxd zeros.
 static void dup_sums_body(const Stack *s, float *A, float *X, float *dxd, const float *dqkv, int B, int T, int groups) {
-    int C = s->C, W3 = 3 * C, Bg = B / groups, own = Bg * s->dup_own, ng = own + s->dup_n, nblk = (W3 + 15) / 16;
+    int C = s->C, W3 = 3 * C, Bg = B / groups, own = Bg * s->dup_own, ng = own + s->dup_n, nblk = (W3 + 127) / 128;
     #pragma omp for schedule(static) nowait
-    for (int task = 0; task < groups * nblk; task++) {   // (group, 16 columns): each column's sums in row order
-        int g = task / nblk, c0 = task % nblk * 16, nc = W3 - c0 < 16 ? W3 - c0 : 16, j = 0;
+    for (int task = 0; task < groups * nblk; task++) {   // (group, 128 columns): each column's sums in row order
+        int g = task / nblk, c0 = task % nblk * 128, nc = W3 - c0 < 128 ? W3 - c0 : 128, j = 0;
         float *Ag = A + (size_t)g * ng * W3, *shared = Ag + (size_t)own * W3;
         for (int u = 0; u < s->dup_n; u++) memset(shared + (size_t)u * W3 + c0, 0, (size_t)nc * sizeof(float));
         for (int r = g * Bg * T; r < (g + 1) * Bg * T; r++) {
