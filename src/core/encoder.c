@@ -157,25 +157,35 @@ static void dup_shared_forward(const Stack *s, const float *P) {
     linear_forward(s->dup_qkv, ln, P + w->qkvw, P + w->qkvb, n, C, 3 * C);
 }
 
+// The MLP branch over N rows from row r0 of the block's activations: out = fc2(gelu(fc1(ln2(mid)))),
+// the residual added by the caller.
+static void mlp_forward(const Stack *s, int l, const float *P, size_t r0, int N, float *out) {
+    const BlockOffsets *w = &s->w[l];
+    const BlockActs *a = &s->acts[l];
+    int C = s->C, H = s->hidden;
+    float *ln2 = a->ln2 + r0 * C, *fc1 = a->fc1 + r0 * H, *gelu = a->gelu + r0 * H;
+    layernorm_forward(ln2, a->ln2_mean + r0, a->ln2_rstd + r0, a->mid + r0 * C, P + w->ln2w, P + w->ln2b, N, C,
+                      s->eps);
+    linear_forward(fc1, ln2, P + w->fc1w, P + w->fc1b, N, C, H);
+    gelu_forward_dgelu(gelu, fc1, (long)N * H);   // fc1 now holds gelu'(fc1)
+    linear_forward(out, gelu, P + w->fc2w, P + w->fc2b, N, H, C);
+}
+
 // Block l's forward for images [b0, b0 + B) of the Ball in the step: every kernel of the forward works
 // row by row, or per image (attention), so a pass over some images gives their rows the bits of a pass
 // over all.
 static void block_forward_images(const Stack *s, int l, const float *P, int b0, int B, int Ball, int T) {
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
-    int N = B * T, C = s->C, H = s->hidden;
+    int N = B * T, C = s->C;
     size_t r0 = (size_t)b0 * T;
     const float *x = s->res[l] + r0 * C;
-    float *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + r0 * C, *mid = a->mid + r0 * C;
-    float *ln2 = a->ln2 + r0 * C, *fc1 = a->fc1 + r0 * H, *gelu = a->gelu + r0 * H, *out = s->res[l + 1] + r0 * C;
+    float *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + r0 * C, *mid = a->mid + r0 * C, *out = s->res[l + 1] + r0 * C;
     block_front_forward(s, l, P, b0, B, Ball, T);
     attention_forward(atty, a->att + (size_t)b0 * s->NH * T * T, qkv, s->att_scratch, B, T, C, s->NH);
     linear_forward(mid, atty, P + w->projw, P + w->projb, N, C, C);
     branch_add(s, l, 0, mid, x, b0, B, Ball, T);
-    layernorm_forward(ln2, a->ln2_mean + r0, a->ln2_rstd + r0, mid, P + w->ln2w, P + w->ln2b, N, C, s->eps);
-    linear_forward(fc1, ln2, P + w->fc1w, P + w->fc1b, N, C, H);
-    gelu_forward_dgelu(gelu, fc1, (long)N * H);   // fc1 now holds gelu'(fc1)
-    linear_forward(out, gelu, P + w->fc2w, P + w->fc2b, N, H, C);
+    mlp_forward(s, l, P, r0, N, out);
     branch_add(s, l, 1, out, mid, b0, B, Ball, T);
 }
 
@@ -209,20 +219,16 @@ static void rows_scatter_body(float *dst, const float *src, const int *rows, int
 static void block_forward_kept(const Stack *s, int l, const float *P, int b0, int B, int Ball, int T) {
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
-    int C = s->C, H = s->hidden, Nk = B * s->keep_n;
+    int C = s->C, Nk = B * s->keep_n;
     size_t r0 = (size_t)b0 * T, k0 = (size_t)b0 * s->keep_n;
     const int *rows = s->keep_rows + k0;
-    float *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + k0 * C, *mid = a->mid + k0 * C;
-    float *ln2 = a->ln2 + k0 * C, *fc1 = a->fc1 + k0 * H, *gelu = a->gelu + k0 * H, *out = s->res[l + 1] + k0 * C;
+    float *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + k0 * C, *mid = a->mid + k0 * C, *out = s->res[l + 1] + k0 * C;
     block_front_forward(s, l, P, b0, B, Ball, T);
     attention_forward(a->mid + r0 * C, a->att + (size_t)b0 * s->NH * T * T, qkv, s->att_scratch, B, T, C, s->NH);
     rows_gather(atty, a->mid, rows, Nk, C, 0);
     linear_forward(mid, atty, P + w->projw, P + w->projb, Nk, C, C);
     rows_gather(mid, s->res[l], rows, Nk, C, 1);   // mid = proj + x, as residual_forward
-    layernorm_forward(ln2, a->ln2_mean + k0, a->ln2_rstd + k0, mid, P + w->ln2w, P + w->ln2b, Nk, C, s->eps);
-    linear_forward(fc1, ln2, P + w->fc1w, P + w->fc1b, Nk, C, H);
-    gelu_forward_dgelu(gelu, fc1, (long)Nk * H);   // fc1 now holds gelu'(fc1)
-    linear_forward(out, gelu, P + w->fc2w, P + w->fc2b, Nk, H, C);
+    mlp_forward(s, l, P, k0, Nk, out);
     residual_forward(out, out, mid, (long)Nk * C);
 }
 

@@ -78,7 +78,7 @@ typedef struct {
     const float *dup_rows;
     int dup_n, dup_own;
     float *dup_grad;
-    float *dup_qkv;          // [T, 3C] the shared rows' qkv (carved for STACK_TRAIN; dup_n <= T)
+    float *dup_qkv;          // [T (4C + 2)]: the shared rows' qkv, LayerNorm 1, mean, rstd (STACK_TRAIN; dup_n <= T)
 } Stack;
 
 // Walks an arena: with base == NULL it only counts floats, otherwise it hands out pointers

@@ -26,8 +26,8 @@ struct Mae {
     size_t arena_floats;
     int *ids_keep;               // [max_batch, L] of the last forward
     unsigned char *removed;      // [max_batch, L] 1 = patch masked out
-    int *rem_rows, *dec_rows;    // [max_batch, L - K] each removed patch's row b L + l of the targets, and
-                                 //   its decoder row b (1 + L) + 1 + l: image by image, ascending
+    int *dec_rows;               // [max_batch, L - K] each removed patch l's decoder row b (1 + L) + 1 + l:
+                                 //   image by image, ascending
     int *dec_src, *dec_own;      // the decoder input's mask-token rows for its first block (Stack.dup_src):
                                  //   [max_batch, 1 + L] l for the row of a removed patch l, else -1; and
                                  //   [max_batch, 1 + K] each image's other rows (CLS, visible), ascending
@@ -127,7 +127,7 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
     size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg);
     return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, kind) * sizeof(float)
-           + (size_t)max_batch * L * (3 * sizeof(int) + 1)      // ids_keep, removed, rem_rows, dec_rows
+           + (size_t)max_batch * L * (2 * sizeof(int) + 1)      // ids_keep, removed, dec_rows
            + 2 * (size_t)max_batch * (L + 1) * sizeof(int);       // dec_src, dec_own
 }
 
@@ -171,7 +171,6 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     int stacks_ok = stack_alloc(&m->enc) == 0 && stack_alloc(&m->dec) == 0;
     m->ids_keep = calloc((size_t)max_batch * m->L, sizeof(int));
     m->removed = calloc((size_t)max_batch * m->L, 1);
-    m->rem_rows = calloc((size_t)max_batch * m->L, sizeof(int));
     m->dec_rows = calloc((size_t)max_batch * m->L, sizeof(int));
     m->dec_src = calloc((size_t)max_batch * (m->L + 1), sizeof(int));
     m->dec_own = calloc((size_t)max_batch * (m->L + 1), sizeof(int));
@@ -181,7 +180,7 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
     if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok
-        || !m->ids_keep || !m->removed || !m->rem_rows || !m->dec_rows || !m->dec_src || !m->dec_own || !m->arena) {
+        || !m->ids_keep || !m->removed || !m->dec_rows || !m->dec_src || !m->dec_own || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
                  m->arena_floats * sizeof(float) >> 20, max_batch);
         if (adopt) m->params = NULL;   // still the caller's
@@ -199,6 +198,13 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     m->dpred_w = find_offset(m, "decoder_pred.weight"); m->dpred_b = find_offset(m, "decoder_pred.bias");
     stack_find_weights(&m->enc, m->tensors, m->ntensors, "blocks");
     stack_find_weights(&m->dec, m->tensors, m->ntensors, "decoder_blocks");
+    // What the decoder's first block shares in a training step (Stack.dup_src, set by mae_train_forward):
+    // the L mask-token rows; their input gradients, summed per group and position, go to dec_patches
+    // (free in a training step).
+    m->dec.dup_own_rows = m->dec_own;
+    m->dec.dup_rows = m->dec_shared;
+    m->dec.dup_n = m->L;
+    m->dec.dup_grad = m->dec_patches;
     return m;
 }
 
@@ -227,7 +233,7 @@ void mae_free(Mae *m) {
     if (m->owns_params) { free(m->params); free(m->grads); }
     free(m->tensors); free(m->arena_alloc);
     stack_free(&m->enc); stack_free(&m->dec);
-    free(m->ids_keep); free(m->removed); free(m->rem_rows); free(m->dec_rows);
+    free(m->ids_keep); free(m->removed); free(m->dec_rows);
     free(m->dec_src); free(m->dec_own);
     free(m);
 }
@@ -300,12 +306,8 @@ static void set_kept(Mae *m, const int *ids_keep, int B, int K) {
         m->dec_own[own++] = b * (1 + L);
         for (int l = 0; l < L; l++) {
             int r = b * (1 + L) + 1 + l;
-            if (m->removed[(size_t)b * L + l]) {
-                m->rem_rows[n] = b * L + l;
-                m->dec_rows[n++] = r;
-            } else {
-                m->dec_own[own++] = r;
-            }
+            if (m->removed[(size_t)b * L + l]) m->dec_rows[n++] = r;
+            else m->dec_own[own++] = r;
             m->dec_src[r] = m->removed[(size_t)b * L + l] ? l : -1;
         }
     }
@@ -436,14 +438,9 @@ static float forward_run(Mae *m, const float *images, const int *ids_keep, int B
     m->has_decoder_pass = train && K < m->L ? 2 : 1;
     m->dec.keep_rows = m->has_decoder_pass == 2 ? m->dec_rows : NULL;
     m->dec.keep_n = m->L - K;
-    // The decoder's first block takes the mask tokens' LayerNorm 1 and qkv once per position (Stack.dup_src).
-    // Their input gradients, summed per group and position, go to dec_patches (free in a training step).
+    // and its first block takes the mask tokens' LayerNorm 1 and qkv once per position (Stack.dup_src)
     m->dec.dup_src = m->has_decoder_pass == 2 ? m->dec_src : NULL;
-    m->dec.dup_own_rows = m->dec_own;
-    m->dec.dup_rows = m->dec_shared;
-    m->dec.dup_n = m->L;
     m->dec.dup_own = 1 + K;
-    m->dec.dup_grad = m->dec_patches;
     double t0 = m->timing ? omp_get_wtime() : 0.0;
     #pragma omp parallel
     {
@@ -481,7 +478,8 @@ static void dpred_body(const Mae *m, float *dpred, float coef, int rows) {
     int pd = m->pd;
     #pragma omp for schedule(static) nowait
     for (int r = 0; r < rows; r++) {
-        const float *p = m->pred + (size_t)r * pd, *t = m->target + (size_t)m->rem_rows[r] * pd;
+        int d = m->dec_rows[r], b = d / (1 + m->L);   // its target: row b L + l of d = b (1 + L) + 1 + l
+        const float *p = m->pred + (size_t)r * pd, *t = m->target + (size_t)(d - b - 1) * pd;
         for (int i = 0; i < pd; i++) dpred[(size_t)r * pd + i] = coef * (p[i] - t[i]);
     }
 }
