@@ -43,10 +43,11 @@ fwd = depth * (2 * B * Te * 12 * D * D + 4 * B * Te * Te * D) + ddepth * (2 * B 
 want = (3 * fwd - 2 * B * K * pd * D) * 1e-9
 if abs(d["flop_per_step"] * 1e-9 - want) > 1e-9 * want:
     print("FAILED: flop_per_step %r want %r" % (d["flop_per_step"], want * 1e9)); ok = False
-# the step skips the last decoder block's proj, fc1 and fc2 on CLS + K visible rows, and decoder_pred on K;
+# the step skips the last decoder block's attention queries, proj, fc1 and fc2 on CLS + K visible rows, and
+# decoder_pred on K;
 # and the first decoder block's qkv on the mask tokens beyond the L positions, in each forward of
 # at_once groups and each group's backward, where there are more mask tokens than positions
-skip = 3 * (2 * B * (1 + K) * 9 * Dd * Dd + 2 * B * K * Dd * pd)
+skip = 3 * (2 * B * (1 + K) * 9 * Dd * Dd + 4 * B * (1 + K) * Td * Dd + 2 * B * K * Dd * pd)
 per, R, qkv = B // d["groups"], L - K, 2 * Dd * 3 * Dd
 for g in range(0, d["groups"], d["at_once"]):
     n = per * min(d["at_once"], d["groups"] - g)
@@ -67,7 +68,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 Dd, B, K, L, pd, ddepth = 128, 4, 1, 4, 16, 2
 R, qkv = L - K, 2 * Dd * 3 * Dd
-skip = 3 * (2 * B * (1 + K) * 9 * Dd * Dd + 2 * B * K * Dd * pd) + (B * R - L) * qkv + 2 * (B * R - L) * qkv
+skip = 3 * (2 * B * (1 + K) * 9 * Dd * Dd + 4 * B * (1 + K) * (1 + L) * Dd + 2 * B * K * Dd * pd) + (B * R - L) * qkv + 2 * (B * R - L) * qkv
 ok = d["groups"] == 1 and abs(d["flop_per_step"] - skip - d["flop_done_per_step"]) < 1e-9 * d["flop_per_step"]
 if not ok:
     print("FAILED: one group of 4: flop_done_per_step %r want %r" % (d["flop_done_per_step"], d["flop_per_step"] - skip))

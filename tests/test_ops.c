@@ -476,6 +476,62 @@ static void test_linear_params(Rng *r) {
         }
 }
 
+// The attention of some query rows only (attention_forward_rows / attention_backward_rows_set: the MAE
+// decoder's last block in training) on the path chosen: Tq = T - T / 4 rows of each image, picked at
+// random, ascending. Each query row's output and map are bitwise the full attention's rows; dk and dv
+// are bitwise the full backward's with dout zero at the other rows, dq its rows at the queries; the
+// backward leaves dqkv's q part as it was.
+static void test_attention_rows(Rng *r, int B, int T, int C, int NH, const float *qkv, const float *dout,
+                                float *scratch) {
+    int Tq = T - T / 4, C3 = 3 * C, *rows = malloc(sizeof(int) * (size_t)B * Tq), pick[128];
+    for (int b = 0; b < B; b++) {   // Tq of the T rows: a partial shuffle, then in ascending order
+        for (int t = 0; t < T; t++) pick[t] = t;
+        for (int i = 0; i < Tq; i++) {
+            int j = i + (int)(rng_uniform(r) * (float)(T - i)), x = pick[i];
+            if (j >= T) j = T - 1;
+            pick[i] = pick[j]; pick[j] = x;
+        }
+        for (int i = 0, n = 0; i < T; i++)
+            for (int k = 0; k < Tq; k++)
+                if (pick[k] == i) rows[b * Tq + n++] = i;
+    }
+    long no = (long)B * T * C, na = (long)B * NH * T * T, nq = 3 * no, nr = (long)B * Tq * C;
+    float *o = malloc(no * 4), *a = malloc(na * 4), *d = malloc(nq * 4), *da = malloc(na * 4);
+    float *q = malloc(nr * 4), *or = malloc(nr * 4), *ar = malloc((long)B * NH * Tq * T * 4), *dor = malloc(nr * 4);
+    float *dq = randv(r, nr, 1e3f), *dr = randv(r, nq, 1e3f), *dr0 = copyv(dr, nq), *dz = calloc((size_t)no, 4);
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < Tq; i++) {
+            long t = (long)b * T + rows[b * Tq + i], k = (long)b * Tq + i;
+            memcpy(q + k * C, qkv + t * C3, (size_t)C * 4);
+            memcpy(dor + k * C, dout + t * C, (size_t)C * 4);
+            memcpy(dz + t * C, dout + t * C, (size_t)C * 4);
+        }
+    attention_forward(o, a, qkv, scratch, B, T, C, NH);
+    attention_forward_rows(or, ar, q, qkv, scratch, B, Tq, T, C, NH);
+    attention_backward_set(d, da, dz, qkv, a, scratch, B, T, C, NH);
+    attention_backward_rows_set(dq, dr, da, dor, q, qkv, ar, scratch, B, Tq, T, C, NH);
+    int out_ok = 1, att_ok = 1, dq_ok = 1, dkv_ok = 1, q_kept = 1;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < Tq; i++) {
+            long t = (long)b * T + rows[b * Tq + i], k = (long)b * Tq + i;
+            out_ok &= same(or + k * C, o + t * C, C);
+            dq_ok &= same(dq + k * C, d + t * C3, C);
+            for (int h = 0; h < NH; h++)
+                att_ok &= same(ar + (((long)b * NH + h) * Tq + i) * T, a + (((long)b * NH + h) * T + t % T) * T, T);
+        }
+    for (long t = 0; t < (long)B * T; t++) {
+        dkv_ok &= same(dr + t * C3 + C, d + t * C3 + C, 2 * C);
+        q_kept &= same(dr + t * C3, dr0 + t * C3, C);
+    }
+    CHECK(out_ok && att_ok, "attention_forward_rows %s T=%d Tq=%d C=%d NH=%d: out %s, att %s", gemm_kernel_name(), T,
+          Tq, C, NH, out_ok ? "same" : "differs", att_ok ? "same" : "differs");
+    CHECK(dq_ok && dkv_ok && q_kept, "attention_backward_rows_set %s T=%d Tq=%d C=%d NH=%d: dq %s, dk dv %s, q part %s",
+          gemm_kernel_name(), T, Tq, C, NH, dq_ok ? "same" : "differs", dkv_ok ? "same" : "differ",
+          q_kept ? "kept" : "written");
+    free(rows); free(o); free(a); free(d); free(da); free(q); free(or); free(ar); free(dor); free(dq); free(dr);
+    free(dr0); free(dz);
+}
+
 // The fast attention on every path this CPU has: AVX-512 (gemm path "avx512"), AVX2 ("avx2", which an
 // AVX-512 CPU has too) and portable C.
 static void test_attention(Rng *r) {
@@ -553,6 +609,7 @@ static void test_attention(Rng *r) {
                 CHECK(same(d4, d5, nq), "attention backward avx2 = avx512, bitwise, T=%d C=%d NH=%d", T, C, NH);
                 free(d4); free(d5);
             }
+            test_attention_rows(r, B, T, C, NH, qkv, dout, scratch);
             free(qkv); free(dout); free(scratch); free(o0); free(o1); free(a0); free(a1);
             free(d0); free(d1); free(da0); free(da1); free(d2); free(d3);
         }

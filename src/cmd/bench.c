@@ -52,16 +52,17 @@ static double flop_count(const MaeConfig *c, int B, int K) {
 
 // Of those, the ones a step leaves out (docs/design.md, "The decoder's last block on the removed patches"
 // and "The decoder's mask tokens once"):
-//   - the decoder's last block past its attention (proj, fc1, fc2) and decoder_pred run on the removed
-//     patches' rows only: the 1 + K rows of CLS and visible patches (K rows of decoder_pred) skipped,
-//     forward and backward;
+//   - the decoder's last block past its qkv (the attention's queries, proj, fc1, fc2) and decoder_pred
+//     run on the removed patches' rows only: the 1 + K rows of CLS and visible patches (K rows of
+//     decoder_pred) skipped, forward and backward (the attention's 4 (1 + K) (1 + L) Dd an image);
 //   - the first decoder block's qkv takes the B' (L - K) mask tokens of a forward of B' images as L rows
 //     where L is fewer (forward), and a group's (per images) likewise (its two backward products).
 // A step's forwards take `at_once` groups of `per` images (the last one the groups left over).
 static double flop_skipped(const MaeConfig *c, int B, int K, int per, int at_once) {
     double L = mae_num_patches(c), pd = mae_patch_dim(c), Dd = c->dec_embed_dim, r = c->mlp_ratio, R = L - K;
     if (R <= 0) return 0.0;   // no patch removed: the full forward
-    double block = c->dec_depth > 0 ? 2.0 * B * (1.0 + K) * (Dd * Dd + 2 * Dd * r * Dd) : 0.0;
+    double block = c->dec_depth > 0 ? 2.0 * B * (1.0 + K) * (Dd * Dd + 2 * Dd * r * Dd) + 4.0 * B * (1.0 + K) * (1.0 + L) * Dd
+                                    : 0.0;
     double skip = 3.0 * (block + 2.0 * B * K * Dd * pd);
     if (c->dec_depth == 0 || per < 1 || at_once < 1) return skip;
     double qkv = 2.0 * Dd * 3 * Dd;   // one row's qkv, forward

@@ -136,7 +136,7 @@ static void block_front_forward(const Stack *s, int l, const float *P, int b0, i
         int n = B * s->dup_own;
         size_t k0 = (size_t)b0 * s->dup_own;
         float *x = a->mid + r0 * C, *own = a->fc1 + r0 * s->hidden;
-        rows_gather(x, s->res[0], s->dup_own_rows + k0, n, C, 0);
+        rows_gather(x, s->res[0], C, s->dup_own_rows + k0, n, C, 0);
         layernorm_forward(a->ln1 + k0 * C, a->ln1_mean + k0, a->ln1_rstd + k0, x, P + w->ln1w, P + w->ln1b, n, C,
                           s->eps);
         linear_forward(own, a->ln1 + k0 * C, P + w->qkvw, P + w->qkvb, n, C, 3 * C);
@@ -189,33 +189,34 @@ static void block_forward_images(const Stack *s, int l, const float *P, int b0, 
     branch_add(s, l, 1, out, mid, b0, B, Ball, T);
 }
 
-static void rows_gather_body(float *dst, const float *src, const int *rows, int n, int C, int add) {
+static void rows_gather_body(float *dst, const float *src, long lds, const int *rows, int n, int C, int add) {
     #pragma omp for schedule(static) nowait
     for (int i = 0; i < n; i++) {
         float *d = dst + (size_t)i * C;
-        const float *x = src + (size_t)rows[i] * C;
+        const float *x = src + (size_t)rows[i] * lds;
         if (add) for (int c = 0; c < C; c++) d[c] += x[c];
         else memcpy(d, x, (size_t)C * sizeof(float));
     }
 }
 
-static void rows_scatter_body(float *dst, const float *src, const int *rows, int B, int T, int keep, int C) {
+static void rows_scatter_body(float *dst, long ldd, const float *src, const int *rows, int B, int T, int keep,
+                              int C) {
     #pragma omp for schedule(static) nowait
     for (int b = 0; b < B; b++) {
-        int next = b * T;   // the first row of this image not yet written
-        for (int i = b * keep; i < (b + 1) * keep; i++) {
-            if (rows[i] > next) memset(dst + (size_t)next * C, 0, (size_t)(rows[i] - next) * C * sizeof(float));
-            memcpy(dst + (size_t)rows[i] * C, src + (size_t)i * C, (size_t)C * sizeof(float));
-            next = rows[i] + 1;
+        const int *r = rows + (size_t)b * keep;
+        for (int t = b * T, i = 0; t < (b + 1) * T; t++) {
+            float *d = dst + (size_t)t * ldd;
+            if (i < keep && r[i] == t) memcpy(d, src + ((size_t)b * keep + i++) * C, (size_t)C * sizeof(float));
+            else memset(d, 0, (size_t)C * sizeof(float));
         }
-        if (next < (b + 1) * T) memset(dst + (size_t)next * C, 0, (size_t)((b + 1) * T - next) * C * sizeof(float));
     }
 }
 
-// The last block's forward with s->keep_rows for images [b0, b0 + B): LayerNorm, qkv and attention
-// over every row, the rest over the kept rows (see Stack). The attention's output goes to the pass's
-// full rows of a->mid until it is gathered: the kept rows of the passes before end at or before this
-// pass's first full row (b0 keep_n <= b0 T), and this pass's own are written only after its gather.
+// The last block's forward with s->keep_rows for images [b0, b0 + B): LayerNorm and qkv over every
+// row, the attention of the kept rows' queries on every row's keys and values, the rest over the kept
+// rows (see Stack). The queries are gathered into the pass's full rows of a->mid: the kept rows of the
+// passes before end at or before this pass's first full row (b0 keep_n <= b0 T), and this pass's own
+// are written by proj, after the attention.
 static void block_forward_kept(const Stack *s, int l, const float *P, int b0, int B, int Ball, int T) {
     const BlockOffsets *w = &s->w[l];
     const BlockActs *a = &s->acts[l];
@@ -223,21 +224,22 @@ static void block_forward_kept(const Stack *s, int l, const float *P, int b0, in
     size_t r0 = (size_t)b0 * T, k0 = (size_t)b0 * s->keep_n;
     const int *rows = s->keep_rows + k0;
     float *qkv = a->qkv + r0 * 3 * C, *atty = a->atty + k0 * C, *mid = a->mid + k0 * C, *out = s->res[l + 1] + k0 * C;
+    float *q = a->mid + r0 * C;
     block_front_forward(s, l, P, b0, B, Ball, T);
-    attention_forward(a->mid + r0 * C, a->att + (size_t)b0 * s->NH * T * T, qkv, s->att_scratch, B, T, C, s->NH);
-    rows_gather(atty, a->mid, rows, Nk, C, 0);
+    rows_gather(q, a->qkv, 3L * C, rows, Nk, C, 0);
+    attention_forward_rows(atty, a->att + k0 * s->NH * T, q, qkv, s->att_scratch, B, s->keep_n, T, C, s->NH);
     linear_forward(mid, atty, P + w->projw, P + w->projb, Nk, C, C);
-    rows_gather(mid, s->res[l], rows, Nk, C, 1);   // mid = proj + x, as residual_forward
+    rows_gather(mid, s->res[l], C, rows, Nk, C, 1);   // mid = proj + x, as residual_forward
     mlp_forward(s, l, P, k0, Nk, out);
     residual_forward(out, out, mid, (long)Nk * C);
 }
 
-void rows_gather(float *dst, const float *src, const int *rows, int n, int C, int add) {
-    TEAM_RUN(rows_gather_body(dst, src, rows, n, C, add));
+void rows_gather(float *dst, const float *src, long lds, const int *rows, int n, int C, int add) {
+    TEAM_RUN(rows_gather_body(dst, src, lds, rows, n, C, add));
 }
 
-void rows_scatter(float *dst, const float *src, const int *rows, int B, int T, int keep, int C) {
-    TEAM_RUN(rows_scatter_body(dst, src, rows, B, T, keep, C));
+void rows_scatter(float *dst, long ldd, const float *src, const int *rows, int B, int T, int keep, int C) {
+    TEAM_RUN(rows_scatter_body(dst, ldd, src, rows, B, T, keep, C));
 }
 
 static int forced_images;   // stack_forward_force_images (0: the rule)
@@ -415,7 +417,9 @@ static void mlp_backward(const Stack *s, int l, const float *P, GradGroups G, co
 }
 
 // The last block's backward with s->keep_rows (see Stack): the MLP branch and proj over the kept rows,
-// then their gradients scattered to full rows (zero elsewhere) for the attention and qkv over all.
+// the attention's from the kept rows' queries (gathered again into sc->d_gelu, free after the MLP's
+// backward; their gradient in sc->d_atty, free after proj's), then qkv's and LayerNorm 1's over every
+// row, with the query gradient scattered into qkv's (zero at the other rows).
 static void block_backward_kept(const Stack *s, int l, const float *P, GradGroups G, const BlockScratch *sc,
                                 float *dx, int B, int T, int param_acc) {
     const BlockOffsets *w = &s->w[l];
@@ -423,10 +427,13 @@ static void block_backward_kept(const Stack *s, int l, const float *P, GradGroup
     int C = s->C, Nk = B * s->keep_n;
     float *dk = sc->d_atty;   // d(output) at the kept rows; after LayerNorm 2's backward, d(mid) there
     mlp_backward(s, l, P, G, sc, dk, dk, Nk, param_acc);
-    rows_scatter(dx, dk, s->keep_rows, B, T, s->keep_n, C);   // the residual's part of d(input)
+    rows_scatter(dx, C, dk, s->keep_rows, B, T, s->keep_n, C);   // the residual's part of d(input)
     linear_backward_groups(sc->d_ln, G, w->projw, w->projb, dk, a->atty, P + w->projw, Nk, C, C, param_acc);
-    rows_scatter(sc->d_atty, sc->d_ln, s->keep_rows, B, T, s->keep_n, C);
-    attention_backward_set(sc->d_qkv, sc->d_att, sc->d_atty, a->qkv, a->att, sc->d_small, B, T, C, s->NH);
+    float *q = sc->d_gelu, *dq = sc->d_atty;
+    rows_gather(q, a->qkv, 3L * C, s->keep_rows, Nk, C, 0);
+    attention_backward_rows_set(dq, sc->d_qkv, sc->d_att, sc->d_ln, q, a->qkv, a->att, sc->d_small, B, s->keep_n, T,
+                                C, s->NH);
+    rows_scatter(sc->d_qkv, 3L * C, dq, s->keep_rows, B, T, s->keep_n, C);
     block_front_backward(s, l, P, G, sc, dx, B, T, param_acc);
 }
 

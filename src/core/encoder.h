@@ -53,10 +53,11 @@ typedef struct {
     void *block_done_ctx;    //   unit_base + depth - 1 - l (stack_backward)
     int unit_base;
     // NULL, or the rows whose output the last block computes: keep_n of each image's T, as full-row
-    // indices (b * T + t), ascending. The last block then runs LayerNorm, qkv and attention on every row
-    // (the kept rows attend to all) and the rest (proj, the residual adds, the MLP) on the kept rows only,
-    // in the kept-row layout [B * keep_n, C]: res[depth] and the last block's atty, mid, ln2 (with its
-    // mean and rstd), fc1 and gelu hold the kept rows, one after another. Its backward takes d(output)
+    // indices (b * T + t), ascending. The last block then runs LayerNorm and qkv on every row, the
+    // attention for the kept rows' queries on every row's keys and values, and the rest (proj, the
+    // residual adds, the MLP) on the kept rows only, in the kept-row layout [B * keep_n, C]: res[depth]
+    // and the last block's atty, mid, ln2 (with its mean and rstd), fc1 and gelu hold the kept rows, one
+    // after another, and its att the kept rows' maps ([B, NH, keep_n, T]). Its backward takes d(output)
     // at the kept rows in sc->d_atty ([B * keep_n, C], used up) instead of dx, and writes dx (the
     // MAE decoder in a training step: core/model.h, mae_train_forward; docs/design.md, "The decoder's
     // last block on the removed patches"). No drop path with it.
@@ -155,11 +156,11 @@ int stack_dup_forward(const Stack *s, int B, int T);
 int stack_dup_backward(const Stack *s, int B, int T, int groups);
 
 // Rows of a full layout gathered into the kept-row layout (see Stack.keep_rows): dst[i] = src[rows[i]]
-// (add: dst[i] += src[rows[i]]) for the n rows of C floats. And back: dst [B * T, C] gets src's row i at
-// rows[i] (keep of each image's T, ascending within the image) and zeros in every other row. Both
-// team-aware (kernels/team.h).
-void rows_gather(float *dst, const float *src, const int *rows, int n, int C, int add);
-void rows_scatter(float *dst, const float *src, const int *rows, int B, int T, int keep, int C);
+// (add: dst[i] += src[rows[i]]) for the n rows of C floats (dst's rows C apart, src's lds). And back:
+// dst [B * T rows, ldd apart] gets src's row i at rows[i] (keep of each image's T, ascending within the
+// image) and zeros in every other row, C floats of each. Both team-aware (kernels/team.h).
+void rows_gather(float *dst, const float *src, long lds, const int *rows, int n, int C, int add);
+void rows_scatter(float *dst, long ldd, const float *src, const int *rows, int B, int T, int keep, int C);
 
 // Every block in turn, forward (res[0] -> res[depth]) or backward (blocks depth-1 .. 0, dx as in
 // block_backward), inside one OpenMP parallel region whose threads share each kernel's loops

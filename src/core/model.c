@@ -403,7 +403,7 @@ static void forward_team(Mae *m, const float *images, const int *ids_keep, int B
         TEAM_RUN(dec_patches_body(m, rows, B, L, Td, Dd));
         rows = m->dec_patches;
     } else if (m->dec.depth == 0) {   // no block to leave them there
-        rows_gather(m->dec_patches, rows, m->dec_rows, n, Dd, 0);
+        rows_gather(m->dec_patches, rows, Dd, m->dec_rows, n, Dd, 0);
         rows = m->dec_patches;
     }
     layernorm_forward(m->dec_ln, m->dec_mean, m->dec_rstd, rows, P + m->dnorm_w, P + m->dnorm_b, n, Dd, c->ln_eps);
@@ -566,7 +566,7 @@ static void backward_team(Mae *m, GradGroups G, long nrem, double t0, int param_
     layernorm_backward_groups(m->d_atty, G, m->dnorm_w, m->dnorm_b, d_decln,
                               m->dec.depth ? m->dec.res[m->dec.depth] : m->dec_patches, P + m->dnorm_w, m->dec_mean,
                               m->dec_rstd, n, Dd, param_acc);
-    if (m->dec.depth == 0) rows_scatter(dd, m->d_atty, m->dec_rows, B, Td, L - K, Dd);
+    if (m->dec.depth == 0) rows_scatter(dd, Dd, m->d_atty, m->dec_rows, B, Td, L - K, Dd);
     stack_backward(&m->dec, P, G, &m->scratch, dd, B, Td, param_acc);
     int shared = stack_dup_backward(&m->dec, B, Td, G.n);
     for (int g = 0; g < G.n; g++)

@@ -133,8 +133,10 @@ static void transpose_head(float *dst, const float *src, long ld, int T, int hd)
         for (int i = 0; i < hd; i++) dst[(long)i * T + s] = src[s * ld + i];
 }
 
-static void attention_forward_body(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C,
-                                   int NH, int path) {
+// Per (image, head): Tq query rows (q0's, ldqq apart; the qkv buffer's own in a square attention, Tq = T)
+// on the image's T key and value rows of qkv; out [B, Tq, C], att [B, NH, Tq, T].
+static void attention_forward_body(float *out, float *att, const float *q0, long ldqq, const float *qkv,
+                                   float *scratch, int B, int Tq, int T, int C, int NH, int path) {
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
@@ -144,16 +146,16 @@ static void attention_forward_body(float *out, float *att, const float *qkv, flo
     #pragma omp for schedule(static) nowait
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
-        const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
-        float *a = att + (long)bh * T * T;                // [T][T]
+        const float *q = q0 + (long)b * Tq * ldqq + h * hd, *k = qkv + (long)b * T * C3 + C + h * hd, *v = k + C;
+        float *a = att + (long)bh * Tq * T, *o = out + (long)b * Tq * C + h * hd;   // a: [Tq][T]
         if (path == GEMM_PATH_AVX512 || path == GEMM_PATH_AVX2) {
             (path == GEMM_PATH_AVX512 ? attn_head_forward_avx512 : attn_head_forward_avx2)(
-                out + (long)b * T * C + h * hd, C, a, q, k, v, C3, kt, T, hd, scale);
+                o, C, a, q, ldqq, k, v, C3, kt, Tq, T, hd, scale);
             continue;
         }
         transpose_head(kt, k, C3, T, hd);
-        rows_mm(T, T, hd, q, C3, 1, kt, T, a, T, 0);      // S = Q K^T
-        for (int t = 0; t < T; t++) {
+        rows_mm(Tq, T, hd, q, ldqq, 1, kt, T, a, T, 0);   // S = Q K^T
+        for (int t = 0; t < Tq; t++) {
             float *row = a + (long)t * T;
             float maxv = -INFINITY;
             for (int s = 0; s < T; s++) { row[s] *= scale; maxv = row[s] > maxv ? row[s] : maxv; }
@@ -161,22 +163,31 @@ static void attention_forward_body(float *out, float *att, const float *qkv, flo
             float inv = 1.0f / row_sum(row, T);
             for (int s = 0; s < T; s++) row[s] *= inv;
         }
-        rows_mm(T, hd, T, a, T, 1, v, C3, out + (long)b * T * C + h * hd, C, 0);   // O = P V
+        rows_mm(Tq, hd, T, a, T, 1, v, C3, o, C, 0);      // O = P V
     }
 }
 
 void attention_forward(float *out, float *att, const float *qkv, float *scratch, int B, int T, int C, int NH) {
     int path = gemm_path();
     double t0 = PROF_START(PROF_ATTN_FWD);
-    TEAM_RUN(attention_forward_body(out, att, qkv, scratch, B, T, C, NH, path));
+    TEAM_RUN(attention_forward_body(out, att, qkv, 3L * C, qkv, scratch, B, T, T, C, NH, path));
     PROF_STOP(PROF_ATTN_FWD, t0, 4.0 * B * T * T * C);
 }
 
+void attention_forward_rows(float *out, float *att, const float *q, const float *qkv, float *scratch, int B, int Tq,
+                            int T, int C, int NH) {
+    int path = gemm_path();
+    double t0 = PROF_START(PROF_ATTN_FWD);
+    TEAM_RUN(attention_forward_body(out, att, q, C, qkv, scratch, B, Tq, T, C, NH, path));
+    PROF_STOP(PROF_ATTN_FWD, t0, 4.0 * B * Tq * T * C);
+}
+
 // Per (image, head), P = att, dO = dout: dP = dO V^T; dS = P * (dP - rowsum(P * dP)) * scale;
-// dV += P^T dO; dQ += dS K; dK += dS^T Q.
-static void attention_backward_impl(float *dqkv, float *datt, const float *dout, const float *qkv,
-                                    const float *att, float *scratch, int B, int T, int C, int NH,
-                                    int accumulate, int path) {
+// dV += P^T dO; dQ += dS K; dK += dS^T Q. Query rows and dQ as the forward's q0 (dq0's rows lddqq
+// apart, [B, Tq] of them), dK and dV in dqkv's rows.
+static void attention_backward_impl(float *dq0, long lddqq, float *dqkv, float *datt, const float *dout,
+                                    const float *q0, long ldqq, const float *qkv, const float *att, float *scratch,
+                                    int B, int Tq, int T, int C, int NH, int accumulate, int path) {
     int hd = C / NH;
     long C3 = 3L * C;
     float scale = 1.0f / sqrtf((float)hd);
@@ -187,17 +198,17 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
     #pragma omp for schedule(static) nowait
     for (int bh = 0; bh < B * NH; bh++) {
         int b = bh / NH, h = bh % NH;
-        const float *q = qkv + (long)b * T * C3 + h * hd, *k = q + C, *v = q + 2 * C;
-        float *dq = dqkv + (long)b * T * C3 + h * hd, *dk = dq + C, *dv = dq + 2 * C;
-        const float *dy = dout + (long)b * T * C + h * hd, *p = att + (long)bh * T * T;
+        const float *q = q0 + (long)b * Tq * ldqq + h * hd, *k = qkv + (long)b * T * C3 + C + h * hd, *v = k + C;
+        float *dq = dq0 + (long)b * Tq * lddqq + h * hd, *dk = dqkv + (long)b * T * C3 + C + h * hd, *dv = dk + C;
+        const float *dy = dout + (long)b * Tq * C + h * hd, *p = att + (long)bh * Tq * T;
         if (path == GEMM_PATH_AVX512 || path == GEMM_PATH_AVX2) {
             (path == GEMM_PATH_AVX512 ? attn_head_backward_avx512 : attn_head_backward_avx2)(
-                dq, dk, dv, C3, ds, dy, C, q, k, v, C3, p, vt, T, hd, scale, accumulate);
+                dq, lddqq, dk, dv, C3, ds, dy, C, q, ldqq, k, v, C3, p, vt, Tq, T, hd, scale, accumulate);
             continue;
         }
         transpose_head(vt, v, C3, T, hd);
-        rows_mm(T, T, hd, dy, C, 1, vt, T, ds, T, 0);     // dP
-        for (int t = 0; t < T; t++) {
+        rows_mm(Tq, T, hd, dy, C, 1, vt, T, ds, T, 0);    // dP
+        for (int t = 0; t < Tq; t++) {
             const float *pr = p + (long)t * T;
             float *dr = ds + (long)t * T;
             float acc[VL] = {0};
@@ -208,9 +219,9 @@ static void attention_backward_impl(float *dqkv, float *datt, const float *dout,
             float dot = lanes_sum(acc);
             for (s = 0; s < T; s++) dr[s] = pr[s] * (dr[s] - dot) * scale;
         }
-        rows_mm(T, hd, T, p, 1, T, dy, C, dv, C3, accumulate);      // dV (+)= P^T dO
-        rows_mm(T, hd, T, ds, T, 1, k, C3, dq, C3, accumulate);     // dQ (+)= dS K
-        rows_mm(T, hd, T, ds, 1, T, q, C3, dk, C3, accumulate);     // dK (+)= dS^T Q
+        rows_mm(T, hd, Tq, p, 1, T, dy, C, dv, C3, accumulate);     // dV (+)= P^T dO
+        rows_mm(Tq, hd, T, ds, T, 1, k, C3, dq, lddqq, accumulate); // dQ (+)= dS K
+        rows_mm(T, hd, Tq, ds, 1, T, q, ldqq, dk, C3, accumulate);  // dK (+)= dS^T Q
     }
 }
 
@@ -218,7 +229,8 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
                         float *scratch, int B, int T, int C, int NH) {
     int path = gemm_path();
     double t0 = PROF_START(PROF_ATTN_BWD);
-    TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 1, path));
+    TEAM_RUN(attention_backward_impl(dqkv, 3L * C, dqkv, datt, dout, qkv, 3L * C, qkv, att, scratch, B, T, T, C, NH, 1,
+                                      path));
     PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * T * T * C);
 }
 
@@ -226,6 +238,16 @@ void attention_backward_set(float *dqkv, float *datt, const float *dout, const f
                             float *scratch, int B, int T, int C, int NH) {
     int path = gemm_path();
     double t0 = PROF_START(PROF_ATTN_BWD);
-    TEAM_RUN(attention_backward_impl(dqkv, datt, dout, qkv, att, scratch, B, T, C, NH, 0, path));
+    TEAM_RUN(attention_backward_impl(dqkv, 3L * C, dqkv, datt, dout, qkv, 3L * C, qkv, att, scratch, B, T, T, C, NH, 0,
+                                      path));
     PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * T * T * C);
+}
+
+void attention_backward_rows_set(float *dq, float *dqkv, float *datt, const float *dout, const float *q,
+                                 const float *qkv, const float *att, float *scratch, int B, int Tq, int T, int C,
+                                 int NH) {
+    int path = gemm_path();
+    double t0 = PROF_START(PROF_ATTN_BWD);
+    TEAM_RUN(attention_backward_impl(dq, C, dqkv, datt, dout, q, C, qkv, att, scratch, B, Tq, T, C, NH, 0, path));
+    PROF_STOP(PROF_ATTN_BWD, t0, 8.0 * B * Tq * T * C);
 }

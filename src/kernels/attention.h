@@ -20,6 +20,19 @@ void attention_backward(float *dqkv, float *datt, const float *dout, const float
 void attention_backward_set(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,
                             float *scratch, int B, int T, int C, int NH);
 
+// The attention of some query rows only: per image, Tq query rows (q [B, Tq, C], heads as in qkv's q
+// part) attend to all T rows of qkv's keys and values ([B, T, 3C]; its q part is not read). out
+// [B, Tq, C] and att [B, NH, Tq, T] as above, each query row's bits those of its row in
+// attention_forward. The backward sets dq [B, Tq, C] and dqkv's k and v parts (its q part is left as
+// it is). Where the query rows are some of qkv's own rows in their order, dk and dv are bitwise
+// attention_backward_set's with dout zero at the other rows (their terms there are exact zeros), and
+// dq is its rows at the queries (tests/test_ops.c). datt and scratch as above.
+void attention_forward_rows(float *out, float *att, const float *q, const float *qkv, float *scratch, int B, int Tq,
+                            int T, int C, int NH);
+void attention_backward_rows_set(float *dq, float *dqkv, float *datt, const float *dout, const float *q,
+                                 const float *qkv, const float *att, float *scratch, int B, int Tq, int T, int C,
+                                 int NH);
+
 // Reference versions (the definitions; layouts as above).
 void attention_forward_ref(float *out, float *att, const float *qkv, int B, int T, int C, int NH);
 void attention_backward_ref(float *dqkv, float *datt, const float *dout, const float *qkv, const float *att,

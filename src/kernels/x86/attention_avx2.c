@@ -142,10 +142,10 @@ AI void softmax_rows(float *row, long ld, int T, float scale, const int R) {
 }
 
 // Every row of att [T][T], SR at a time.
-static TGT2 void softmax_all(float *att, int T, float scale) {
+static TGT2 void softmax_all(float *att, int Tq, int T, float scale) {
     int t = 0;
-    for (; t + SR <= T; t += SR) softmax_rows(att + (long)t * T, T, T, scale, SR);
-    for (; t < T; t++) softmax_rows(att + (long)t * T, T, T, scale, 1);
+    for (; t + SR <= Tq; t += SR) softmax_rows(att + (long)t * T, T, T, scale, SR);
+    for (; t < Tq; t++) softmax_rows(att + (long)t * T, T, T, scale, 1);
 }
 
 // dS = P * (dP - rowsum(P * dP)) * scale for rows r < R (R <= SR) of p and ds (ld apart), dP in ds.
@@ -264,12 +264,12 @@ AI void softmax_backward_tile(int R, int K, const float *A, long ars, const floa
 #define TILE_ROWS(NV) ((NV) <= 1 ? 8 : (NV) == 2 ? 6 : (NV) == 3 ? 4 : (NV) == 4 ? 3 : 2)
 #define FUSED_MAX_T 40   // rows of up to 5 vectors; longer ones take mm and the row passes
 
-// Every row of P = softmax(scale A B) (back = 0) or of dS (back = 1, P given), T <= FUSED_MAX_T.
-static TGT2 void softmax_fused(int back, int T, int K, const float *A, long ars, const float *B, float *out,
+// The Tq rows of P = softmax(scale A B) ([Tq][T], back = 0) or of dS (back = 1, P given), T <= FUSED_MAX_T.
+static TGT2 void softmax_fused(int back, int Tq, int T, int K, const float *A, long ars, const float *B, float *out,
                                const float *P, float scale) {
     int nv = (T + 7) / 8, rb = TILE_ROWS(nv);
-    for (int r0 = 0; r0 < T; r0 += rb) {
-        int R = T - r0 < rb ? T - r0 : rb;
+    for (int r0 = 0; r0 < Tq; r0 += rb) {
+        int R = Tq - r0 < rb ? Tq - r0 : rb;
         const float *a = A + r0 * ars;
         float *o = out + (long)r0 * T;
         const float *p = P + (long)r0 * T;
@@ -289,42 +289,42 @@ static TGT2 void softmax_fused(int back, int T, int K, const float *A, long ars,
     }
 }
 
-TGT2 void attn_head_forward_avx2(float *out, long ldo, float *att, const float *q, const float *k, const float *v,
-                                 long ldq, float *kt, int T, int hd, float scale) {
+TGT2 void attn_head_forward_avx2(float *out, long ldo, float *att, const float *q, long ldqq, const float *k,
+                              const float *v, long ldq, float *kt, int Tq, int T, int hd, float scale) {
     transpose_head(kt, k, ldq, T, hd);
-    if (T <= FUSED_MAX_T) softmax_fused(0, T, hd, q, ldq, kt, att, NULL, scale);   // P = softmax(scale Q K^T)
+    if (T <= FUSED_MAX_T) softmax_fused(0, Tq, T, hd, q, ldqq, kt, att, NULL, scale);   // P = softmax(scale Q K^T)
     else {
-        mm(T, T, hd, q, ldq, 1, kt, T, att, T, 0);      // S = Q K^T
-        softmax_all(att, T, scale);
+        mm(Tq, T, hd, q, ldqq, 1, kt, T, att, T, 0);    // S = Q K^T
+        softmax_all(att, Tq, T, scale);
     }
-    mm(T, hd, T, att, T, 1, v, ldq, out, ldo, 0);       // O = P V
+    mm(Tq, hd, T, att, T, 1, v, ldq, out, ldo, 0);      // O = P V
 }
 
-TGT2 void attn_head_backward_avx2(float *dq, float *dk, float *dv, long lddq, float *ds, const float *dy, long ldy,
-                                  const float *q, const float *k, const float *v, long ldq, const float *p, float *vt,
-                                  int T, int hd, float scale, int accumulate) {
+TGT2 void attn_head_backward_avx2(float *dq, long lddqq, float *dk, float *dv, long lddq, float *ds, const float *dy,
+                               long ldy, const float *q, long ldqq, const float *k, const float *v, long ldq,
+                               const float *p, float *vt, int Tq, int T, int hd, float scale, int accumulate) {
     transpose_head(vt, v, ldq, T, hd);
-    if (T <= FUSED_MAX_T) softmax_fused(1, T, hd, dy, ldy, vt, ds, p, scale);   // dS from dP = dO V^T
+    if (T <= FUSED_MAX_T) softmax_fused(1, Tq, T, hd, dy, ldy, vt, ds, p, scale);   // dS from dP = dO V^T
     else {
-        mm(T, T, hd, dy, ldy, 1, vt, T, ds, T, 0);      // dP = dO V^T
+        mm(Tq, T, hd, dy, ldy, 1, vt, T, ds, T, 0);     // dP = dO V^T
         int t = 0;                                      // dS = P * (dP - rowsum(P * dP)) * scale
-        for (; t + SR <= T; t += SR) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, SR);
-        for (; t < T; t++) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, 1);
+        for (; t + SR <= Tq; t += SR) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, SR);
+        for (; t < Tq; t++) softmax_backward_rows(ds + (long)t * T, p + (long)t * T, T, T, scale, 1);
     }
-    mm(T, hd, T, p, 1, T, dy, ldy, dv, lddq, accumulate);         // dV (+)= P^T dO
-    mm(T, hd, T, ds, T, 1, k, ldq, dq, lddq, accumulate);         // dQ (+)= dS K
-    mm(T, hd, T, ds, 1, T, q, ldq, dk, lddq, accumulate);         // dK (+)= dS^T Q
+    mm(T, hd, Tq, p, 1, T, dy, ldy, dv, lddq, accumulate);        // dV (+)= P^T dO
+    mm(Tq, hd, T, ds, T, 1, k, ldq, dq, lddqq, accumulate);       // dQ (+)= dS K
+    mm(T, hd, Tq, ds, 1, T, q, ldqq, dk, lddq, accumulate);       // dK (+)= dS^T Q
 }
 #else   // never called off x86: kernels/attention.c calls these on the "avx2" path alone
-void attn_head_forward_avx2(float *out, long ldo, float *att, const float *q, const float *k, const float *v,
-                            long ldq, float *kt, int T, int hd, float scale) {
-    (void)out; (void)ldo; (void)att; (void)q; (void)k; (void)v; (void)ldq; (void)kt; (void)T; (void)hd;
-    (void)scale;
+void attn_head_forward_avx2(float *out, long ldo, float *att, const float *q, long ldqq, const float *k,
+                              const float *v, long ldq, float *kt, int Tq, int T, int hd, float scale) {
+    (void)out; (void)ldo; (void)att; (void)q; (void)ldqq; (void)k; (void)v; (void)ldq; (void)kt; (void)Tq; (void)T;
+    (void)hd; (void)scale;
 }
-void attn_head_backward_avx2(float *dq, float *dk, float *dv, long lddq, float *ds, const float *dy, long ldy,
-                             const float *q, const float *k, const float *v, long ldq, const float *p, float *vt,
-                             int T, int hd, float scale, int accumulate) {
-    (void)dq; (void)dk; (void)dv; (void)lddq; (void)ds; (void)dy; (void)ldy; (void)q; (void)k; (void)v;
-    (void)ldq; (void)p; (void)vt; (void)T; (void)hd; (void)scale; (void)accumulate;
+void attn_head_backward_avx2(float *dq, long lddqq, float *dk, float *dv, long lddq, float *ds, const float *dy,
+                               long ldy, const float *q, long ldqq, const float *k, const float *v, long ldq,
+                               const float *p, float *vt, int Tq, int T, int hd, float scale, int accumulate) {
+    (void)dq; (void)lddqq; (void)dk; (void)dv; (void)lddq; (void)ds; (void)dy; (void)ldy; (void)q; (void)ldqq;
+    (void)k; (void)v; (void)ldq; (void)p; (void)vt; (void)Tq; (void)T; (void)hd; (void)scale; (void)accumulate;
 }
 #endif
