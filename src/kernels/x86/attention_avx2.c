@@ -141,7 +141,7 @@ AI void softmax_rows(float *row, long ld, int T, float scale, const int R) {
             _mm256_maskstore_ps(row + r * ld + nf, m, _mm256_mul_ps(_mm256_maskload_ps(row + r * ld + nf, m), inv[r]));
 }
 
-// Every row of att [T][T], SR at a time.
+// Every row of att [Tq][T], SR at a time.
 static TGT2 void softmax_all(float *att, int Tq, int T, float scale) {
     int t = 0;
     for (; t + SR <= Tq; t += SR) softmax_rows(att + (long)t * T, T, T, scale, SR);

@@ -126,7 +126,7 @@ void softmax_rows(float *row, long ld, int T, float scale, const int R) {
     }
 }
 
-// Every row of att [T][T], SR at a time.
+// Every row of att [Tq][T], SR at a time.
 static TGT void softmax_all(float *att, int Tq, int T, float scale) {
     int t = 0;
     for (; t + SR <= Tq; t += SR) softmax_rows(att + (long)t * T, T, T, scale, SR);
