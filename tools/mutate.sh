@@ -6,7 +6,8 @@
 # Usage: tools/mutate.sh [LIST]          (LIST default tests/mutants.txt)
 #   MUTANTS="name1 name2"  only these mutants;  MUTATE_JOBS=N  make -j (default 2);
 #   MUTATE_TESTS="build/tests/test_x tests/cli_y.sh"  only these tests, in this order (e.g. to see
-#   whether a new test kills a mutant); MUTATE_VERBOSE=1  show how the killing test failed.
+#   whether a new test kills a mutant); MUTATE_VERBOSE=1  show how the killing test failed;
+#   MUTATE_CHECK=1  only whether every mutant applies, nothing built or run (seconds: tests/cli_mutants.sh).
 #
 # LIST: one mutant a line, four fields separated by " :: ":
 #   name :: file :: original text :: replacement
@@ -23,6 +24,32 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 list=$(realpath "${1:-$root/tests/mutants.txt}")
 jobs=${MUTATE_JOBS:-2}
 only=${MUTANTS:-}
+sep=' :: '
+# A list line's fields: name, file, original text, replacement.
+read_mutant() {
+  name=${1%%"$sep"*}; rest=${1#*"$sep"}
+  file=${rest%%"$sep"*}; rest=${rest#*"$sep"}
+  orig=${rest%%"$sep"*}; repl=${rest#*"$sep"}
+}
+# How many times text $2 occurs in file $1 (0 when there is no such file): the mutant applies at 1.
+occurrences() {
+  if [ -f "$1" ]; then
+    ORIG="$2" awk '{ s = $0; while ((i = index(s, ENVIRON["ORIG"])) > 0) { n++; s = substr(s, i + length(ENVIRON["ORIG"])) } } END { print n + 0 }' "$1"
+  else echo 0; fi
+}
+no_apply() { printf '%-14s %-34s (%s: original text found %s times)\n' DOES-NOT-APPLY "$name" "$file" "$1"; }
+
+if [ "${MUTATE_CHECK:-0}" = 1 ]; then
+  n=0; bad=0
+  while IFS= read -r line || [ -n "$line" ]; do
+    case $line in ''|'#'*) continue ;; esac
+    read_mutant "$line"; n=$((n + 1))
+    count=$(occurrences "$root/$file" "$orig")
+    [ "$count" -eq 1 ] || { bad=$((bad + 1)); no_apply "$count"; }
+  done < "$list"
+  echo "mutate: $n mutants, $bad do not apply"
+  [ $bad -eq 0 ]; exit
+fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-mutate.XXXXXX") || exit 1
 trap 'rm -rf "$scratch"' EXIT
 trap 'exit 130' HUP INT TERM
@@ -68,21 +95,17 @@ echo "mutate: baseline passed in $(elapsed) s ($(echo "$order" | wc -l) tests, p
 
 killed=0; survived=0; invalid=0; noapply=0; total=0; killers=""
 survivors=""; invalids=""; noapplies=""
-sep=' :: '
 while IFS= read -r line || [ -n "$line" ]; do
   case $line in ''|'#'*) continue ;; esac
-  name=${line%%"$sep"*}; rest=${line#*"$sep"}
-  file=${rest%%"$sep"*}; rest=${rest#*"$sep"}
-  orig=${rest%%"$sep"*}; repl=${rest#*"$sep"}
+  read_mutant "$line"
   if [ -n "$only" ]; then case " $only " in *" $name "*) ;; *) continue ;; esac; fi
   total=$((total + 1))
   t0=$(date +%s)
   target="$tree/$file"
-  count=0
-  [ -f "$target" ] && count=$(ORIG="$orig" awk '{ s = $0; while ((i = index(s, ENVIRON["ORIG"])) > 0) { n++; s = substr(s, i + length(ENVIRON["ORIG"])) } } END { print n + 0 }' "$target")
+  count=$(occurrences "$target" "$orig")
   if [ "$count" -ne 1 ]; then
     noapply=$((noapply + 1)); noapplies="$noapplies $name"
-    printf '%-14s %-34s (%s: original text found %s times)\n' DOES-NOT-APPLY "$name" "$file" "$count"
+    no_apply "$count"
     continue
   fi
   cp -p "$target" "$scratch/original"
