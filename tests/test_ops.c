@@ -483,7 +483,8 @@ static void test_linear_params(Rng *r) {
 // backward leaves dqkv's q part as it was.
 static void test_attention_rows(Rng *r, int B, int T, int C, int NH, const float *qkv, const float *dout,
                                 float *scratch) {
-    int Tq = T - T / 4, C3 = 3 * C, *rows = malloc(sizeof(int) * (size_t)B * Tq), pick[128];
+    int Tq = T - T / 4, C3 = 3 * C, *rows = malloc(sizeof(int) * (size_t)B * Tq);
+    int *pick = malloc(sizeof(int) * (size_t)T);
     for (int b = 0; b < B; b++) {   // Tq of the T rows: a partial shuffle, then in ascending order
         for (int t = 0; t < T; t++) pick[t] = t;
         for (int i = 0; i < Tq; i++) {
@@ -528,7 +529,7 @@ static void test_attention_rows(Rng *r, int B, int T, int C, int NH, const float
     CHECK(dq_ok && dkv_ok && q_kept, "attention_backward_rows_set %s T=%d Tq=%d C=%d NH=%d: dq %s, dk dv %s, q part %s",
           gemm_kernel_name(), T, Tq, C, NH, dq_ok ? "same" : "differs", dkv_ok ? "same" : "differ",
           q_kept ? "kept" : "written");
-    free(rows); free(o); free(a); free(d); free(da); free(q); free(or); free(ar); free(dor); free(dq); free(dr);
+    free(rows); free(pick); free(o); free(a); free(d); free(da); free(q); free(or); free(ar); free(dor); free(dq); free(dr);
     free(dr0); free(dz);
 }
 

@@ -61,8 +61,8 @@ static double flop_count(const MaeConfig *c, int B, int K) {
 static double flop_skipped(const MaeConfig *c, int B, int K, int per, int at_once) {
     double L = mae_num_patches(c), pd = mae_patch_dim(c), Dd = c->dec_embed_dim, r = c->mlp_ratio, R = L - K;
     if (R <= 0) return 0.0;   // no patch removed: the full forward
-    double block = c->dec_depth > 0 ? 2.0 * B * (1.0 + K) * (Dd * Dd + 2 * Dd * r * Dd) + 4.0 * B * (1.0 + K) * (1.0 + L) * Dd
-                                    : 0.0;
+    double own = B * (1.0 + K);   // the CLS and visible rows of the B images
+    double block = c->dec_depth > 0 ? 2.0 * own * (Dd * Dd + 2 * Dd * r * Dd) + 4.0 * own * (1.0 + L) * Dd : 0.0;
     double skip = 3.0 * (block + 2.0 * B * K * Dd * pd);
     if (c->dec_depth == 0 || per < 1 || at_once < 1) return skip;
     double qkv = 2.0 * Dd * 3 * Dd;   // one row's qkv, forward
