@@ -161,6 +161,22 @@ done
 t "index links every PNG" '[ $missing -eq 0 ]'
 t "index link count" '[ $(grep -o "<figure><a href=" "$tmp/d/index.html" | wc -l) -eq 5 ]'
 
+# Stems that would name a file outside --out or another image's file (docs/interface.md, "Stems"):
+# "...png" (stem "..") and "..png" (".") write as image, image-2; x.attn.png.png's folder of maps and
+# x.png's montage cannot both be x.attn.png; index.html.png's folder cannot be the index.
+mkdir -p "$tmp/odd" "$tmp/up/sub"
+cp "$img" "$tmp/odd/...png"; cp "$img" "$tmp/odd/..png"
+cp "$img" "$tmp/odd/x.attn.png.png"; cp "$img" "$tmp/odd/x.png"; cp "$img" "$tmp/odd/index.html.png"
+echo precious >"$tmp/up/layer02-head00.png"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/up/sub" --force "$tmp/odd/...png" "$tmp/odd/..png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "stems . and ..: exit 0 (got $rc)" '[ $rc -eq 0 ]'
+t "stems . and ..: nothing written outside --out" '[ "$(cat "$tmp/up/layer02-head00.png")" = precious ] && [ $(ls "$tmp/up" | wc -l) -eq 2 ] && [ -d "$tmp/up/sub" ]'
+t "stems . and ..: image and image-2" '[ -f "$tmp/up/sub/image.attn.png" ] && [ -f "$tmp/up/sub/image-2/layer02-head00.png" ]'
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/clash" "$tmp/odd/x.attn.png.png" "$tmp/odd/x.png" "$tmp/odd/index.html.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "clashing stems: exit 0 (got $rc: $(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ]'
+t "clashing stems: a folder and a montage apart" '[ -d "$tmp/clash/x.attn.png" ] && [ -f "$tmp/clash/x-2.attn.png" ] && [ -d "$tmp/clash/x-2" ]'
+t "clashing stems: the index is a file" '[ -f "$tmp/clash/index.html" ] && [ -f "$tmp/clash/index.html-2.attn.png" ]'
+
 # The montage holds its tiles and nothing else: rollout of 3 layers is one row of 3 tiles of 256 px
 # (16 px photo enlarged 16 times), 10 px apart and around: 10 + 3 * (256 + 10) = 808.
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/mr" --mode rollout --layer all "$img" >/dev/null 2>&1

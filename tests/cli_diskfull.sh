@@ -1,7 +1,7 @@
 #!/bin/sh
 # Out of space while writing a checkpoint: a clear one-line error, exit 1, the previous checkpoint
 # intact (loads, same step) and no temporary file left behind. Two ways to run out:
-#  1. a file-size limit (ulimit -f, SIGXFSZ ignored so write() fails with EFBIG): works for any user;
+#  1. a file-size limit (ulimit -f; vitmae ignores SIGXFSZ, so write() fails with EFBIG): any user;
 #  2. a small tmpfs (real ENOSPC), when mount works here (root); skipped, and said so, otherwise.
 set -u
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -20,7 +20,7 @@ temp_files() { ls -a "$1" | grep -c '\.tmp-\|\.link\.'; }
 #    file-size limit: the step-20 checkpoint cannot be written.
 VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $small --steps 40 --ckpt-every 10 --eval-every 10 --out "$dir/run" > /dev/null 2>&1
 t "setup: a checkpoint at step 10" '[ "$(step_of "$dir/run/checkpoint.safetensors")" = 10 ]'
-(trap '' XFSZ; ulimit -f 512 && exec "$VITMAE" train --resume "$dir/run" --threads 1) > "$dir/out" 2> "$dir/err"; rc=$?
+(ulimit -f 512 && exec "$VITMAE" train --resume "$dir/run" --threads 1) > "$dir/out" 2> "$dir/err"; rc=$?
 t "file-size limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "file-size limit: one clear line naming the file and the cause ($(tail -n 1 "$dir/err"))" \
   'tail -n 1 "$dir/err" | grep -q "^vitmae: .*checkpoint.*safetensors: write failed: File too large (previous file left intact)$"'
@@ -33,21 +33,38 @@ t "file-size limit: once space is back, the resume finishes (step 40)" '[ $rc -e
 #     the PNG fits in, the .npy: each a clear error naming the file and the cause, exit 1.
 "$VITMAE_TOOLS/mkckpt" ckpt "$dir/small.safetensors" --img 32 --patch 4 > /dev/null
 "$VITMAE_TOOLS/mkckpt" png "$dir/in.png" --size 32 > /dev/null
-(trap '' XFSZ; ulimit -f 4 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --scale 8 --out "$dir/rec1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+(ulimit -f 4 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --scale 8 --out "$dir/rec1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "reconstruct panel over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "reconstruct panel over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*rec1/in.recon.png: file too large$" "$dir/err"'
 t "reconstruct panel over the limit: no partial file" '[ ! -e "$dir/rec1/in.recon.png" ]'
 # 24 blocks of 512 bytes = 12288: the panel (about 9 KB with its captions) fits, the .npy
 # (32 * 32 * 3 * 4 + 128 = 12416 bytes) does not.
-(trap '' XFSZ; ulimit -f 24 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --scale 1 --out "$dir/rec2" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+(ulimit -f 24 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --scale 1 --out "$dir/rec2" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "reconstruct .npy over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "reconstruct .npy over the limit: one clear line ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: reconstruct: .*rec2/in.recon.npy: File too large$" "$dir/err"'
 t "reconstruct .npy over the limit: no partial file" '[ ! -e "$dir/rec2/in.recon.npy" ] && [ "$(ls -a "$dir/rec2" | grep -c tmp)" -eq 0 ]'
 
 # 1c. attention outputs under a file-size limit: exit 1, a line naming the cause.
-(trap '' XFSZ; ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+(ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "attention over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "attention over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*: file too large$" "$dir/err"'
+
+# 1c. embed writes FEATS.npy and FEATS.txt as a pair: under a 512-byte limit the list of 30 images
+#     fits and their features (30 x 32 floats) do not, so --force leaves the earlier pair of 2 images as
+#     it was, and a first run leaves nothing that would refuse its retry.
+mkdir -p "$dir/emb2" "$dir/emb30" "$dir/e"
+for i in 1 2; do cp "$dir/in.png" "$dir/emb2/a$i.png"; done
+for i in $(seq 1 30); do cp "$dir/in.png" "$dir/emb30/b$i.png"; done
+"$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/f.npy" "$dir/emb2" > /dev/null 2>&1
+t "embed: the first pair (2 rows)" '[ "$(wc -l < "$dir/e/f.txt")" -eq 2 ]'
+cp "$dir/e/f.npy" "$dir/f2.npy"
+(ulimit -f 1 && exec "$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/f.npy" --force "$dir/emb30") > /dev/null 2> "$dir/err"; rc=$?
+t "embed --force over the limit: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qi "^vitmae: .*f.npy: file too large$" "$dir/err"'
+t "embed --force over the limit: the earlier pair as it was" '[ "$(wc -l < "$dir/e/f.txt")" -eq 2 ] && cmp -s "$dir/e/f.npy" "$dir/f2.npy"'
+t "embed --force over the limit: no temporary file left" '[ "$(ls -a "$dir/e" | grep -c tmp)" -eq 0 ]'
+(ulimit -f 1 && exec "$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/g.npy" "$dir/emb30") > /dev/null 2>&1
+"$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/g.npy" "$dir/emb30" > /dev/null 2> "$dir/err"; rc=$?
+t "embed: a failed first run leaves nothing, its retry works ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/e/g.txt")" -eq 30 ]'
 
 # 2. A 1400 KB tmpfs: checkpoints 10 and 20 fit (the latest is a hard link to its snapshot), 30 does not.
 mkdir "$dir/full"

@@ -21,6 +21,10 @@ im = Image.fromarray(rgb)
 for k in range(1, 9):
     ex = Image.Exif(); ex[0x0112] = k
     im.save(f"{d}/orient{k}.jpg", quality=95, exif=ex.tobytes())
+# Orientation 6 stored as a LONG (type 4) instead of the standard's SHORT, as some writers do.
+import struct
+tiff = b"II*\0" + struct.pack("<IH", 8, 1) + struct.pack("<HHII", 0x0112, 4, 1, 6) + struct.pack("<I", 0)
+im.save(f"{d}/orient6long.jpg", quality=95, exif=b"Exif\0\0" + tiff)
 im.save(f"{d}/progressive.jpg", quality=90, progressive=True)
 im.convert("L").save(f"{d}/grey.jpg", quality=90)
 im.convert("CMYK").save(f"{d}/cmyk.jpg", quality=90)
@@ -30,7 +34,7 @@ rgba = np.dstack([rgb, (x * 3 % 256).astype(np.uint8)])
 Image.fromarray(rgba, "RGBA").save(f"{d}/alpha.webp", lossless=True)
 PY
 t "PIL wrote the files" '[ -f "$dir/alpha.webp" ]'
-for f in orient1 orient2 orient3 orient4 orient5 orient6 orient7 orient8 progressive grey cmyk lossy lossless alpha; do
+for f in orient1 orient2 orient3 orient4 orient5 orient6 orient6long orient7 orient8 progressive grey cmyk lossy lossless alpha; do
   src=$(ls "$dir/$f".*)
   "$VITMAE_TOOLS/imgdump" "$src" "$dir/$f.npy" 2>"$dir/err"
   t "$f decodes ($(cat "$dir/err"))" '[ $? -eq 0 ]'
@@ -53,7 +57,7 @@ for npy in sorted(glob.glob(d + "/*.npy")):
 PY
 )
 echo "$out"
-t "14 files compared with PIL" '[ $(echo "$out" | grep -c ": ok worst") -eq 14 ]'
+t "15 files compared with PIL" '[ $(echo "$out" | grep -c ": ok worst") -eq 15 ]'
 t "no mismatch" '! echo "$out" | grep -q "bad\|shape"'
 # Reduced-size JPEG decode (DCT scaling): 40x24 with shorter side >= 12 decodes at 4/8 = 20x12.
 "$VITMAE_TOOLS/imgdump" "$dir/progressive.jpg" "$dir/half.npy" --reduced 12

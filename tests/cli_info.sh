@@ -90,6 +90,11 @@ PY
   "$VITMAE" info "$tmp/resume.safetensors" 2>"$tmp/err"; rc=$?
   t "damaged data exits 1" '[ $rc -eq 1 ] && grep -q "crc32 mismatch (file damaged)" "$tmp/err"'
 fi
+# A FIFO named as a checkpoint is refused at once, not waited on for a writer.
+mkfifo "$tmp/fifo.safetensors"
+timeout 20 "$VITMAE" info "$tmp/fifo.safetensors" > /dev/null 2> "$tmp/err"; rc=$?
+t "a FIFO: exit 1, one line, no wait (got $rc: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "fifo.safetensors: not a regular file" "$tmp/err"'
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli info ok"
 exit $fail

@@ -72,5 +72,36 @@ def params(p):
     b = open(p, \"rb\").read(); n = struct.unpack(\"<Q\", b[:8])[0]; h = json.loads(b[8:8 + n]); d = b[8 + n:]
     return {k: d[v[\"data_offsets\"][0]:v[\"data_offsets\"][1]] for k, v in h.items() if k != \"__metadata__\" and not k.startswith(\"optimizer.\")}
 a, b = params(sys.argv[1]), params(sys.argv[2]); sys.exit(0 if a == b and len(a) > 10 else 1)" "$dir/first.safetensors" "$dir/init0/checkpoint.safetensors"'
+
+# Resuming a checkpoint of another run into a run folder would mix the two runs: refused, exit 2, the
+# folder's run untouched; a copy of the folder's own checkpoint still resumes there.
+"$VITMAE" train $small --data "$dir/moved" --steps 6 --seed 7 --out "$dir/seven" > /dev/null 2>&1
+mkdir -p "$dir/mix" && cp "$dir/first.safetensors" "$dir/mix/checkpoint.safetensors"
+cp "$dir/seven/checkpoint.safetensors" "$dir/mix/other.safetensors"
+"$VITMAE" train --resume "$dir/mix/other.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+t "another run's checkpoint into a run folder: exit 2, one line ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*other.safetensors: not a checkpoint of the run in .*mix" "$dir/err"'
+t "another run's checkpoint: the folder's run untouched" 'cmp -s "$dir/mix/checkpoint.safetensors" "$dir/first.safetensors" && [ ! -e "$dir/mix/metrics.csv" ]'
+cp "$dir/first.safetensors" "$dir/mix/own.safetensors"
+"$VITMAE" train --resume "$dir/mix/own.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+t "a copy of the folder's own checkpoint resumes there ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ]'
+
+# A train_state edited by hand (the checksum covers the data, not the header): a cadence of 0 or
+# 0.5, or a mask ratio of 1.75, is refused in one line, never a crash.
+for edit in ckpt_every=0 log_every=0.5 mask_ratio=1.75; do
+  rm -rf "$dir/ed" && mkdir "$dir/ed"
+  python3 - "$dir/first.safetensors" "$dir/ed/checkpoint.safetensors" "$edit" <<'PY'
+import sys, struct, json
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n]); key, value = sys.argv[3].split("=")
+st = json.loads(h["__metadata__"]["train_state"]); assert key in st; st[key] = float(value)
+h["__metadata__"]["train_state"] = json.dumps(st)
+hb = json.dumps(h).encode()
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PY
+  "$VITMAE" train --resume "$dir/ed" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+  t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*train_state: .$(echo $edit | cut -d= -f1). missing or out of range" "$dir/err"'
+done
 [ $fail -eq 0 ] && echo "cli runfolder ok"
 exit $fail

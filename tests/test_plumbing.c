@@ -37,7 +37,7 @@ static void test_mkdir(void) {
 }
 
 static void test_stems(void) {
-    StemSet r = {NULL, 0, 0, 1}, a = {NULL, 0, 0, 2};
+    StemSet r = {.first_suffix = 1}, a = {.first_suffix = 2};
     const char *r1 = stem_set_claim(&r, "x"), *r2 = stem_set_claim(&r, "x"), *r3 = stem_set_claim(&r, "x");
     const char *r4 = stem_set_claim(&r, "x-1");
     CHECK(r1 && !strcmp(r1, "x") && r2 && !strcmp(r2, "x-1") && r3 && !strcmp(r3, "x-2"),
@@ -48,8 +48,21 @@ static void test_stems(void) {
           "from 2: x, x-2; y untouched (got %s %s %s)", a1, a2, a3);
     const char *e = stem_set_claim(&a, "");
     CHECK(e && !strcmp(e, "image"), "an empty stem is 'image' (got %s)", e);
+    const char *d1 = stem_set_claim(&r, ".."), *d2 = stem_set_claim(&r, ".");
+    CHECK(d1 && !strcmp(d1, "image") && d2 && !strcmp(d2, "image-1"), ".. and . are 'image' (got %s %s)", d1, d2);
     stem_set_free(&r);
     stem_set_free(&a);
+    // Names by suffix: x's "x.attn.png" is x.attn.png's folder ""; "index.html" is reserved.
+    static const char *const suf[] = {".attn.png", "", ".attn.npy", NULL}, *const res[] = {"index.html", NULL};
+    StemSet s = {.first_suffix = 2, .suffixes = suf, .reserved = res};
+    const char *s1 = stem_set_claim(&s, "x"), *s2 = stem_set_claim(&s, "x.attn.png"), *s3 = stem_set_claim(&s, "index.html");
+    const char *s4 = stem_set_claim(&s, "x.attn"), *s5 = stem_set_claim(&s, "y.attn.png");
+    CHECK(s1 && !strcmp(s1, "x") && s2 && !strcmp(s2, "x.attn.png-2") && s3 && !strcmp(s3, "index.html-2"),
+          "clashing names move on (got %s %s %s)", s1, s2, s3);
+    CHECK(s4 && !strcmp(s4, "x.attn") && s5 && !strcmp(s5, "y.attn.png"), "names that do not meet stay (got %s %s)", s4, s5);
+    const char *s6 = stem_set_claim(&s, "y");   // y.attn.png is y.attn.png's folder
+    CHECK(s6 && !strcmp(s6, "y-2"), "an earlier folder takes a later montage's name (got %s)", s6);
+    stem_set_free(&s);
 }
 
 static void test_mask_ratio(void) {

@@ -606,11 +606,14 @@ static const char *SYNOPSIS =
 
 // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"): 1 after
 // naming the first of DIR/index.html and each image's files that exists; else 0.
+// What each image writes beside DIR/index.html: DIR/<stem><kind> (the folder of maps for "").
+static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy", NULL};
+static const char *const index_name[] = {"index.html", NULL};
+
 static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked) {
     char path[8192];
-    snprintf(path, sizeof path, "%s/index.html", out_dir);
+    snprintf(path, sizeof path, "%s/%s", out_dir, index_name[0]);
     int refused = output_refuse_existing(path, 0);
-    static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy"};
     for (int i = 0; i < n && !refused; i++)
         for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && !refused; k++) {
             snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
@@ -660,7 +663,7 @@ int cmd_attention(int argc, char **argv) {
     char **paths = NULL;
     int npaths = 0;
     Written *written = NULL;
-    StemSet stems = {NULL, 0, 0, 2};
+    StemSet stems = {NULL, 0, 0, 2, kinds, index_name};
     int *keep = NULL;
     uint8_t *removed = NULL;
     float *view = NULL;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/count_progress.h"
@@ -178,10 +179,23 @@ int cmd_embed(int argc, char **argv) {
     list = list_text(&in, &len);
     if (!list) { cli_error("embed", "out of memory"); goto out; }
     int64_t shape[2] = {in.n, D};
-    // The list first: a FEATS.npy on disk always comes with its FEATS.txt.
-    if (file_write_atomic(txt_path, list, len, err, sizeof err) ||
-        npy_write(out_path, feats, "<f4", 2, shape, err, sizeof err)) {
+    // The two files are replaced together: the list is written under a temporary name, then the
+    // features, then the list renamed into place. A failed write leaves the earlier pair (or none).
+    char txt_tmp[4200];
+    snprintf(txt_tmp, sizeof txt_tmp, "%s.tmp.%ld", txt_path, (long)getpid());
+    if (file_write_atomic(txt_tmp, list, len, err, sizeof err)) {   // err: "<txt_tmp>: why"
+        size_t tl = strlen(txt_tmp);
+        cli_error(txt_path, "%s", strncmp(err, txt_tmp, tl) == 0 && err[tl] == ':' ? err + tl + 2 : err);
+        goto out;
+    }
+    if (npy_write(out_path, feats, "<f4", 2, shape, err, sizeof err)) {
+        unlink(txt_tmp);
         cli_error("embed", "%s", err);
+        goto out;
+    }
+    if (rename(txt_tmp, txt_path) != 0) {
+        cli_error(txt_path, "%s (the features were written to %s)", strerror(errno), out_path);
+        unlink(txt_tmp);
         goto out;
     }
     printf("%ld images -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s\n", in.n, out_path, in.n, D,

@@ -93,7 +93,7 @@ struct FineTune {
     GradWorkers gw;
     FtRunner runner[WORKERS_MAX];   // [0]: the model's; [w]: worker w's
     int per, share;             // images per group; this process's images per step
-    char load_err[1024];        // why this process's images of the step did not load
+    char load_err[4096 + 1024];        // why this process's images of the step did not load
     const MaeTensor *tensors;
     int ntensors, S, C;
     char run_dir[4096], ckpt_path[4200];
@@ -441,6 +441,11 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         int same_dir = stat(t->run_dir, &so) == 0 && stat(dir, &sd) == 0 && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
         if (a->out && !same_dir && run_folder_has_run(a->out)) {
             cli_error("finetune --out", "%s already holds another run (a resumed run goes to its own folder or a new one)", a->out);
+            return 2;
+        }
+        if ((!a->out || same_dir) && run_folder_foreign_checkpoint(path, dir)) {
+            cli_error("finetune --resume", "%s: not a checkpoint of the run in %s (its model, seed or batch differ from "
+                      "%s/checkpoint.safetensors); continue it in a folder of its own with --out DIR", path, dir, dir);
             return 2;
         }
         if (a->data) snprintf(r->data, sizeof r->data, "%s", a->data);

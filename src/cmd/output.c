@@ -67,9 +67,29 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
     return 0;
 }
 
+// 1 when a + sa is b + sb.
+static int names_meet(const char *a, const char *sa, const char *b, const char *sb) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la + strlen(sa) != lb + strlen(sb)) return 0;
+    // Compare the two concatenations character by character.
+    size_t n = la + strlen(sa);
+    for (size_t i = 0; i < n; i++) {
+        char ca = i < la ? a[i] : sa[i - la], cb = i < lb ? b[i] : sb[i - lb];
+        if (ca != cb) return 0;
+    }
+    return 1;
+}
+
 static int stem_taken(const StemSet *s, const char *name) {
+    static const char *const plain[] = {"", NULL};
+    const char *const *suf = s->suffixes ? s->suffixes : plain;
     for (int i = 0; i < s->n; i++)
-        if (!strcmp(s->names[i], name)) return 1;
+        for (int a = 0; suf[a]; a++)
+            for (int b = 0; suf[b]; b++)
+                if (names_meet(name, suf[a], s->names[i], suf[b])) return 1;
+    for (int r = 0; s->reserved && s->reserved[r]; r++)
+        for (int a = 0; suf[a]; a++)
+            if (names_meet(name, suf[a], s->reserved[r], "")) return 1;
     return 0;
 }
 
@@ -80,7 +100,8 @@ const char *stem_set_claim(StemSet *s, const char *stem) {
         if (!v) return NULL;
         s->names = v; s->cap = cap;
     }
-    const char *base = *stem ? stem : "image";
+    // "." and ".." would name the output folder or its parent (DIR/.. is outside DIR).
+    const char *base = *stem && strcmp(stem, ".") && strcmp(stem, "..") ? stem : "image";
     size_t n = strlen(base) + 24;
     char *name = malloc(n);
     if (!name) return NULL;

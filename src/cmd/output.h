@@ -20,13 +20,19 @@ int output_refuse_existing(const char *path, int force);
 int output_check_writable(const char *dir, char *err, size_t errlen);
 
 // The stems used so far by one command: every input writes DIR/<stem>.*, so no two inputs may share
-// one. The first input keeps its stem ("image" when the name leaves nothing); a later one with a
-// taken stem gets "<stem>-<k>" for the first free k counting from first_suffix (reconstruct counts
-// from 1: x, x-1, x-2; attention from 2: x, x-2, x-3; both are pinned by tests/cli_*.sh).
+// one. The first input keeps its stem ("image" when the name leaves nothing, or only "." or ".."); a
+// later one with a taken stem gets "<stem>-<k>" for the first free k counting from first_suffix
+// (reconstruct counts from 1: x, x-1, x-2; attention from 2: x, x-2, x-3; both are pinned by
+// tests/cli_*.sh). When the command names its files by suffixes (NULL-terminated; "" for a folder
+// DIR/<stem>), a stem is also taken when one of its names is another stem's name or one of the
+// command's own files (reserved, NULL-terminated, e.g. "index.html"): x.png and x.attn.png.png cannot
+// both write DIR/x.attn.png (docs/interface.md, "Stems").
 typedef struct {
     char **names;
     int n, cap;
     int first_suffix;
+    const char *const *suffixes;   // NULL: the names are DIR/<stem>.<kind>, which never meet
+    const char *const *reserved;
 } StemSet;
 // The unique stem for stem, owned by the set (valid until stem_set_free); NULL when out of memory.
 const char *stem_set_claim(StemSet *s, const char *stem);

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
+#include <cJSON.h>
 #include "dist/dist.h"
+#include "io/safetensors.h"
 
 int run_folder_has_run(const char *dir) {
     DIR *d = opendir(dir);
@@ -183,4 +185,37 @@ void run_catch_stop_signals(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+}
+
+// 1 when metadata key is the same text in both files (or absent from both).
+static int same_meta(const StFile *f, const StFile *g, const char *key) {
+    const char *a = st_meta(f, key), *b = st_meta(g, key);
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+// 1 when train_state's number `key` is the same in both files (or absent from both).
+static int same_state_number(const StFile *f, const StFile *g, const char *key) {
+    const char *a = st_meta(f, "train_state"), *b = st_meta(g, "train_state");
+    if (!a || !b) return a == b;
+    cJSON *x = cJSON_Parse(a), *y = cJSON_Parse(b);
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(x, key), *v = cJSON_GetObjectItemCaseSensitive(y, key);
+    int same = (!u && !v) || (cJSON_IsNumber(u) && cJSON_IsNumber(v) && u->valuedouble == v->valuedouble);
+    cJSON_Delete(x);
+    cJSON_Delete(y);
+    return same;
+}
+
+int run_folder_foreign_checkpoint(const char *file, const char *dir) {
+    char latest[4200];
+    snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
+    struct stat a, b;
+    if (stat(latest, &b) != 0) return 0;
+    if (stat(file, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return 0;   // the run's own
+    char err[256];
+    StFile *f = st_open_header(file, err, sizeof err), *g = f ? st_open_header(latest, err, sizeof err) : NULL;
+    int foreign = f && g && !(same_meta(f, g, "config") && same_meta(f, g, "classifier") &&
+                              same_state_number(f, g, "seed") && same_state_number(f, g, "batch"));
+    if (f) st_close(f);
+    if (g) st_close(g);
+    return foreign;
 }

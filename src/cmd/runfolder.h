@@ -26,6 +26,11 @@ void prune_snapshots(const char *dir, int keep);
 int  publish_latest(const char *snapshot, const char *latest, const char *dir);
 // --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir gets the run folder.
 void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
+// 1 when the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's
+// checkpoint.safetensors is another file and the two differ in their model ("config" and
+// "classifier" metadata) or in train_state's seed or batch. 0 otherwise, also when dir has no
+// checkpoint.safetensors or it cannot be read (resuming an older snapshot is how a run recovers).
+int run_folder_foreign_checkpoint(const char *file, const char *dir);
 // --pixel-norm dataset|imagenet|none into cfg->pixel_mean / pixel_std ("dataset": measured on the
 // evaluation views of the items idx[0..n)). 0 ok, -1 with a reason.
 int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const int *idx, int n, char *err,

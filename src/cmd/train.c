@@ -284,6 +284,14 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, ch
         int same = x && y && !strcmp(x, y);
         free(x);
         free(y);
+        char path[4096], dir[4096];
+        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
+        if (same && run_folder_foreign_checkpoint(path, t->run_dir)) {
+            snprintf(err, errlen, "train --resume %s: not a checkpoint of the run in %s (its model, seed or batch "
+                     "differ from %s/checkpoint.safetensors); continue it in a folder of its own with --out DIR",
+                     a->resume, t->run_dir, t->run_dir);
+            return CLI_USAGE;
+        }
         if (same) return 0;
     }
     if (!run_folder_has_run(t->run_dir)) return 0;
@@ -472,6 +480,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
     t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
+    if (t->K < 1) {   // a resumed train_state edited by hand (a new run's ratio was checked above)
+        ckpt_free(init);
+        return cli_report(NULL, "train --resume: the run's mask ratio leaves no visible patch", 1);
+    }
 
     // The gradient groups: fixed for the run; this job's N processes and --accum K must divide them.
     if (resuming && a->groups && a->groups != t->rs.grad_groups) {
@@ -680,18 +692,10 @@ static void queue_ahead(Train *t, Loader *ld, long *queued, long step, int depth
 static int load_train_batch(Train *t, Loader *ld, long step, const uint64_t *keys, double *waited,
                             char *err, size_t errlen) {
     int B = t->share, k0 = t->gr.first * t->per;
-    if (loader_pop(ld, (uint64_t)step, t->images, waited, err, errlen)) return -1;
-    DataSkip broken[8];
-    int nb;
-    while ((nb = dataset_take_broken(&t->ds, broken, 8)) > 0)
-        for (int i = 0; i < nb; i++) {
-            char who[32] = "";
-            if (dist_rank() > 0) snprintf(who, sizeof who, "rank %d: ", dist_rank());
-            fprintf(stderr, "vitmae: %sskipped %s: %s (found while training; replaced by another image of its batch)\n",
-                    who, broken[i].path, broken[i].reason);
-            free(broken[i].path);
-            free(broken[i].reason);
-        }
+    int rc = loader_pop(ld, (uint64_t)step, t->images, waited, err, errlen);
+    // Reported before a failure too: a batch that is broken through and through names every file.
+    train_out_report_broken(&t->ds, "training; replaced by another image of its batch");
+    if (rc) return -1;
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
     masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys + k0, B, t->L, t->K, t->noise, t->ids_keep);
     return 0;

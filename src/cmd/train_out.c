@@ -9,6 +9,7 @@
 #include "cmd/output.h"
 #include "cmd/train_state.h"
 #include "core/masking.h"
+#include "dist/dist.h"
 #include "infer/recon.h"
 #include "io/files.h"
 #include "viz/panel.h"
@@ -49,6 +50,19 @@ int train_out_config(Train *t, char *err, size_t errlen) {
     return rc;
 }
 
+void train_out_report_broken(const Dataset *ds, const char *what) {
+    DataSkip broken[8];
+    int nb;
+    while ((nb = dataset_take_broken(ds, broken, 8)) > 0)
+        for (int i = 0; i < nb; i++) {
+            char who[32] = "";
+            if (dist_rank() > 0) snprintf(who, sizeof who, "rank %d: ", dist_rank());
+            fprintf(stderr, "vitmae: %sskipped %s: %s (found while %s)\n", who, broken[i].path, broken[i].reason, what);
+            free(broken[i].path);
+            free(broken[i].reason);
+        }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Validation: masked loss (model units) and PSNR (pixel units) on the held-out images, with the
 // same mask for image i at every evaluation.
@@ -61,6 +75,7 @@ static int load_eval_batch(Train *t, const Dataset *ds, const int *items, int n,
     return 0;
 }
 
+// Images found broken while validating are left out of it (docs/data.md) and reported once.
 static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, size_t errlen) {
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
     *val_loss = NAN; *val_psnr = NAN;
@@ -68,11 +83,15 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     double loss_sum = 0, mse_sum = 0;
     size_t img_floats = (size_t)t->S * t->S * t->C;
     uint64_t keys[4096];
+    int pos[4096], used = 0, rc = 0;
     // In chunks of one gradient group: the same numbers for any process count (cmd/train_state.h).
-    for (int b0 = 0; b0 < nval; b0 += t->per) {
-        int n = nval - b0 < t->per ? nval - b0 : t->per;
-        for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; keys[k] = (uint64_t)(b0 + k); }
-        if (load_eval_batch(t, t->vds, t->batch_items, n, err, errlen)) return -1;
+    for (int b0 = 0, end; b0 < nval && !rc; ) {
+        int n = dataset_next_chunk(t->vds, t->val_idx, nval, b0, t->per, pos, &end);
+        if (n == 0) { b0 = end; continue; }
+        for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[pos[k]]; keys[k] = (uint64_t)(used + k); }
+        rc = load_eval_batch(t, t->vds, t->batch_items, n, err, errlen);
+        if (dataset_any_broken(t->vds, t->batch_items, n)) { rc = 0; continue; }   // the chunk again, without it
+        if (rc) break;
         masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
         float loss = mae_forward(t->model, t->images, t->ids_keep, n, t->K);
         loss_sum += (double)loss * n;
@@ -83,9 +102,15 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
             recon_pixels(&t->cfg, pred + (size_t)k * t->L * pd, t->images + k * img_floats, t->removed, t->recon);
             mse_sum += recon_masked_mse(&t->cfg, t->recon, t->pixels + k * img_floats, t->removed, NULL);
         }
+        used += n;
+        b0 = end;
     }
-    *val_loss = loss_sum / nval;
-    *val_psnr = psnr_from_mse(mse_sum / nval);
+    train_out_report_broken(t->vds, "validating; left out of the validation");
+    if (rc) return -1;
+    if (used > 0) {
+        *val_loss = loss_sum / used;
+        *val_psnr = psnr_from_mse(mse_sum / used);
+    }
     return 0;
 }
 

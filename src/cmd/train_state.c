@@ -16,33 +16,36 @@
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
 
-// The fields of train_state in file order: one table for writing and reading.
+// The fields of train_state in file order: one table for writing and reading, with the range a
+// reader accepts (the flags' ranges, cmd/train.c; counts whole numbers), so that a checkpoint edited
+// by hand is refused with one line instead of dividing by a zero cadence (docs/interface.md).
 typedef enum { F_LONG, F_INT, F_FLOAT, F_DOUBLE, F_TEXT } FieldKind;
 static const struct {
     const char *key;
     FieldKind kind;
     size_t offset;
+    double lo, hi;
 } FIELDS[] = {
-    {"step", F_LONG, offsetof(RunState, step)},
-    {"total_steps", F_LONG, offsetof(RunState, total_steps)},
-    {"warmup_steps", F_LONG, offsetof(RunState, warmup)},
-    {"seed", F_LONG, offsetof(RunState, seed)},
-    {"batch", F_INT, offsetof(RunState, batch)},
-    {"lr", F_FLOAT, offsetof(RunState, lr)},
-    {"min_lr", F_FLOAT, offsetof(RunState, min_lr)},
-    {"weight_decay", F_FLOAT, offsetof(RunState, wd)},
-    {"clip", F_FLOAT, offsetof(RunState, clip)},
-    {"mask_ratio", F_FLOAT, offsetof(RunState, mask_ratio)},
-    {"val_frac", F_FLOAT, offsetof(RunState, val_frac)},
-    {"val_max", F_INT, offsetof(RunState, val_max)},
-    {"augment", F_TEXT, offsetof(RunState, augment)},
-    {"data", F_TEXT, offsetof(RunState, data)},
-    {"eval_every", F_LONG, offsetof(RunState, eval_every)},
-    {"ckpt_every", F_LONG, offsetof(RunState, ckpt_every)},
-    {"log_every", F_LONG, offsetof(RunState, log_every)},
-    {"sample_every", F_LONG, offsetof(RunState, sample_every)},
-    {"keep", F_INT, offsetof(RunState, keep)},
-    {"elapsed_s", F_DOUBLE, offsetof(RunState, elapsed_s)},
+    {"step", F_LONG, offsetof(RunState, step), 0, 1e12},
+    {"total_steps", F_LONG, offsetof(RunState, total_steps), 1, 1e12},
+    {"warmup_steps", F_LONG, offsetof(RunState, warmup), 0, 1e12},
+    {"seed", F_LONG, offsetof(RunState, seed), -9.2e18, 9.2e18},
+    {"batch", F_INT, offsetof(RunState, batch), 1, 4096},
+    {"lr", F_FLOAT, offsetof(RunState, lr), 0, 10},
+    {"min_lr", F_FLOAT, offsetof(RunState, min_lr), 0, 10},
+    {"weight_decay", F_FLOAT, offsetof(RunState, wd), 0, 10},
+    {"clip", F_FLOAT, offsetof(RunState, clip), 0, 1e6},
+    {"mask_ratio", F_FLOAT, offsetof(RunState, mask_ratio), 0, 0.99999994},
+    {"val_frac", F_FLOAT, offsetof(RunState, val_frac), 0, 0.9},
+    {"val_max", F_INT, offsetof(RunState, val_max), 1, 1000000},
+    {"augment", F_TEXT, offsetof(RunState, augment), 0, 0},
+    {"data", F_TEXT, offsetof(RunState, data), 0, 0},
+    {"eval_every", F_LONG, offsetof(RunState, eval_every), 1, 1e12},
+    {"ckpt_every", F_LONG, offsetof(RunState, ckpt_every), 1, 1e12},
+    {"log_every", F_LONG, offsetof(RunState, log_every), 1, 1e12},
+    {"sample_every", F_LONG, offsetof(RunState, sample_every), 1, 1e12},
+    {"keep", F_INT, offsetof(RunState, keep), 0, 100000},
+    {"elapsed_s", F_DOUBLE, offsetof(RunState, elapsed_s), 0, 1e15},
 };
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
@@ -93,8 +96,9 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     for (int i = 0; i < NFIELDS; i++) {
         if (FIELDS[i].kind == F_TEXT) continue;
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, FIELDS[i].key);
-        double lo = FIELDS[i].offset == offsetof(RunState, seed) ? -9.3e18 : 0;
-        if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= 9.3e18)) {
+        int whole = FIELDS[i].kind == F_LONG || FIELDS[i].kind == F_INT;
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= FIELDS[i].lo && v->valuedouble <= FIELDS[i].hi) ||
+            (whole && v->valuedouble != (double)(long long)v->valuedouble)) {
             snprintf(err, errlen, "train_state: '%s' missing or out of range", FIELDS[i].key);
             cJSON_Delete(o);
             return -1;

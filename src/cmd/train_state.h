@@ -94,7 +94,7 @@ typedef struct Train {
                                    // workers under mpirun only the processes' exchange
     int workers;                   // threads as workers (--parallel groups, dist/workers.h); 0: the team
     GradWorkers gw;                // their groups and reduction
-    char load_err[1024];           // why the step's images could not be loaded (its groups report it)
+    char load_err[4096 + 1024];           // why the step's images could not be loaded (its groups report it)
     TrainRunner runner[WORKERS_MAX];   // [0]: the run's model; [w]: worker w's, sharing its parameters
     char run_dir[4096], ckpt_path[4200];
     // Buffers sized once before the first step.

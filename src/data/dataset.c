@@ -628,6 +628,24 @@ static int is_broken(const Dataset *ds, int i) {
     return b;
 }
 
+int dataset_is_broken(const Dataset *ds, int i) {
+    return ds->lazy && ds->shared && i >= 0 && i < ds->n && is_broken(ds, i);
+}
+
+int dataset_next_chunk(const Dataset *ds, const int *list, int n, int start, int max, int *pos, int *end) {
+    int m = 0, p = start;
+    for (; p < n && m < max; p++)
+        if (!dataset_is_broken(ds, list[p])) pos[m++] = p;
+    *end = p;
+    return m;
+}
+
+int dataset_any_broken(const Dataset *ds, const int *items, int n) {
+    for (int k = 0; k < n; k++)
+        if (dataset_is_broken(ds, items[k])) return 1;
+    return 0;
+}
+
 int dataset_take_broken(const Dataset *ds, DataSkip *out, int max) {
     DataShared *sh = ds->shared;
     int n = 0;
@@ -648,37 +666,37 @@ int dataset_take_broken(const Dataset *ds, DataSkip *out, int max) {
 // Views
 
 // The source image of item i as floats: its working image (work_size > 0) or a fresh full decode.
-static int item_source(const Dataset *ds, int i, Image *im, char *err, size_t errlen) {
-    char why[256] = "";
+// On failure why holds the reason alone; the callers name the file.
+static int item_source(const Dataset *ds, int i, Image *im, char *why, size_t whylen) {
     if (ds->work_size > 0) {
         WorkImage wi;
         int owned;
-        if (work_image(ds, i, &wi, &owned, why, sizeof why)) {
-            snprintf(err, errlen, "%s: %s", ds->items[i].path, why);
-            return -1;
-        }
+        if (work_image(ds, i, &wi, &owned, why, whylen)) return -1;
         size_t n = (size_t)wi.w * wi.h * wi.c;
         im->px = malloc(sizeof(float) * (n ? n : 1));
         if (im->px)
             for (size_t k = 0; k < n; k++) im->px[k] = (float)wi.px[k] / 255.0f;
         if (owned) free(wi.px);
-        if (!im->px) { snprintf(err, errlen, "%s: out of memory", ds->items[i].path); return -1; }
+        if (!im->px) { snprintf(why, whylen, "out of memory"); return -1; }
         im->w = wi.w;
         im->h = wi.h;
         im->c = wi.c;
         return 0;
     }
-    if (image_load(ds->items[i].path, ds->max_pixels, im, why, sizeof why)) {
-        snprintf(err, errlen, "%s: %s", ds->items[i].path, why);
-        return -1;
-    }
-    return 0;
+    return image_load(ds->items[i].path, ds->max_pixels, im, why, whylen);
+}
+
+// "PATH: why" for item i into err.
+static int item_error(const Dataset *ds, int i, const char *why, char *err, size_t errlen) {
+    snprintf(err, errlen, "%s: %s", ds->items[i].path, why[0] ? why : "cannot decode");
+    return -1;
 }
 
 int dataset_working_image(const Dataset *ds, int i, Image *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (i < 0 || i >= ds->n) { snprintf(err, errlen, "item %d out of range", i); return -1; }
-    return item_source(ds, i, out, err, errlen);
+    char why[256] = "";
+    return item_source(ds, i, out, why, sizeof why) ? item_error(ds, i, why, err, errlen) : 0;
 }
 
 // The 8-bit-rounded view in the source's channels (tmp [size][size][c]) converted into out.
@@ -688,13 +706,13 @@ static void finish_view(float *tmp, int size, int c, int channels, float *out) {
     image_convert_channels(tmp, c, out, channels, n);
 }
 
-int dataset_train_view(const Dataset *ds, int i, int size, int channels, Augment aug, Rng *rng,
-                       float *out, char *err, size_t errlen) {
-    if (i < 0 || i >= ds->n) { snprintf(err, errlen, "item %d out of range", i); return -1; }
+// Item i's view (0 <= i < n); on failure why holds the reason alone.
+static int item_view(const Dataset *ds, int i, int size, int channels, Augment aug, Rng *rng, float *out, char *why,
+                     size_t whylen) {
     Image im;
-    if (item_source(ds, i, &im, err, errlen)) return -1;
+    if (item_source(ds, i, &im, why, whylen)) return -1;
     float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
-    if (!tmp) { image_free(&im); snprintf(err, errlen, "%s: out of memory", ds->items[i].path); return -1; }
+    if (!tmp) { image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
     if (aug == AUGMENT_CROP) image_random_resized_crop(&im, size, im.c, rng, tmp);
     else image_eval_view(&im, size, im.c, tmp);
     finish_view(tmp, size, im.c, channels, out);
@@ -704,6 +722,13 @@ int dataset_train_view(const Dataset *ds, int i, int size, int channels, Augment
     return 0;
 }
 
+int dataset_train_view(const Dataset *ds, int i, int size, int channels, Augment aug, Rng *rng,
+                       float *out, char *err, size_t errlen) {
+    if (i < 0 || i >= ds->n) { snprintf(err, errlen, "item %d out of range", i); return -1; }
+    char why[256] = "";
+    return item_view(ds, i, size, channels, aug, rng, out, why, sizeof why) ? item_error(ds, i, why, err, errlen) : 0;
+}
+
 int dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *out, char *err, size_t errlen) {
     return dataset_train_view(ds, i, size, channels, AUGMENT_NONE, NULL, out, err, errlen);
 }
@@ -711,19 +736,28 @@ int dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *o
 // Image k of items[0 .. n), drawn with the random stream of batch image key.
 static int keyed_image(const Dataset *ds, const int *items, int n, int k, int key, int size, int channels, Augment aug,
                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+    char why[256] = "";
     for (int t = 0; t < n; t++) {
         int item = items[(k + t) % n];
+        if (item < 0 || item >= ds->n) { snprintf(err, errlen, "item %d out of range", item); return -1; }
         Rng r;
         rng_derive(&r, seed, step, (uint64_t)key);
-        if (ds->lazy && item >= 0 && item < ds->n && is_broken(ds, item)) continue;
-        char why[512];
-        if (dataset_train_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) return 0;
-        if (!ds->lazy || item < 0 || item >= ds->n) { snprintf(err, errlen, "%s", why); return -1; }
-        // why is "PATH: reason": keep the reason.
-        size_t pl = strlen(ds->items[item].path);
-        mark_broken(ds, item, strncmp(why, ds->items[item].path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why);
+        if (ds->lazy && is_broken(ds, item)) continue;
+        if (item_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) return 0;
+        if (!ds->lazy) return item_error(ds, item, why, err, errlen);
+        mark_broken(ds, item, why);
     }
-    snprintf(err, errlen, "no image of this batch decodes (the last: %s)", ds->items[items[k]].path);
+    // Every image of the batch is broken past its header (each one now marked): nothing to put in
+    // image k's place.
+    int item = items[k];
+    pthread_mutex_lock(&ds->shared->lock);
+    const char *why_k = ds->shared->broken[item] ? ds->shared->broken[item] : "cannot decode";
+    if (n == 1)
+        snprintf(err, errlen, "%s: %s; its batch has no other image to take its place", ds->items[item].path, why_k);
+    else
+        snprintf(err, errlen, "%s: %s; no image of its batch decodes to take its place (all %d are broken)",
+                 ds->items[item].path, why_k, n);
+    pthread_mutex_unlock(&ds->shared->lock);
     return -1;
 }
 
@@ -738,16 +772,17 @@ static int load_images(const Dataset *ds, const int *items, int n, int k0, int k
     if (k0 < 0 || k1 > n || k0 > k1) { snprintf(err, errlen, "batch range [%d, %d) outside [0, %d)", k0, k1, n); return -1; }
     int m = k1 - k0;
     int *status = calloc(m > 0 ? (size_t)m : 1, sizeof *status);
-    char *errs = calloc(m > 0 ? (size_t)m : 1, 512);
+    enum { ERRLEN = 4096 + 512 };   // a path and its reason
+    char *errs = calloc(m > 0 ? (size_t)m : 1, ERRLEN);
     if (!status || !errs) { free(status); free(errs); snprintf(err, errlen, "out of memory"); return -1; }
     size_t per = (size_t)size * size * channels;
     #pragma omp parallel for schedule(dynamic, 1)
     for (int j = 0; j < m; j++)
         status[j] = keyed_image(ds, items, n, k0 + j, key_base + k0 + j, size, channels, aug, seed, step,
-                                out + (size_t)j * per, errs + (size_t)j * 512, 512);
+                                out + (size_t)j * per, errs + (size_t)j * ERRLEN, ERRLEN);
     int rc = 0;
     for (int j = 0; j < m && !rc; j++)
-        if (status[j]) { snprintf(err, errlen, "%s", errs + (size_t)j * 512); rc = -1; }
+        if (status[j]) { snprintf(err, errlen, "%s", errs + (size_t)j * ERRLEN); rc = -1; }
     free(status);
     free(errs);
     return rc;
@@ -797,12 +832,11 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, dou
         #pragma omp for schedule(dynamic, 4)
         for (int k = 0; k < m; k++) {
             int item = idx[(size_t)k * n / m];
-            if (!view) { status[k] = -1; snprintf(errs + (size_t)k * 256, 256, "out of memory"); continue; }
-            status[k] = dataset_eval_view(ds, item, size, channels, view, errs + (size_t)k * 256, 256);
+            char *why = errs + (size_t)k * 256;   // the reason alone
+            if (!view) { status[k] = -1; snprintf(why, 256, "out of memory"); continue; }
+            status[k] = item_view(ds, item, size, channels, AUGMENT_NONE, NULL, view, why, 256);
             if (status[k] && ds->lazy) {   // broken past its header: left out of the statistics
-                const char *why = errs + (size_t)k * 256;
-                size_t pl = strlen(ds->items[item].path);
-                mark_broken(ds, item, strncmp(why, ds->items[item].path, pl) == 0 && why[pl] == ':' ? why + pl + 2 : why);
+                mark_broken(ds, item, why);
                 status[k] = 1;
             }
             if (status[k]) continue;
@@ -818,7 +852,7 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, dou
     }
     int rc = 0, used = 0;
     for (int k = 0; k < m && !rc; k++) {
-        if (status[k] < 0) { snprintf(err, errlen, "%s", errs + (size_t)k * 256); rc = -1; }
+        if (status[k] < 0) rc = item_error(ds, idx[(size_t)k * n / m], errs + (size_t)k * 256, err, errlen);
         used += status[k] == 0;
     }
     if (!rc && used == 0) { snprintf(err, errlen, "no image decodes for the pixel statistics"); rc = -1; }

@@ -138,6 +138,16 @@ int  dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int 
 // dataset_load_range over the whole batch (k0 = 0, k1 = n).
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+// 1 when item i of a lazy dataset has been found broken past its header (by a load or the pixel
+// statistics); 0 otherwise, and always 0 for other datasets.
+int  dataset_is_broken(const Dataset *ds, int i);
+// Validation in chunks that leave broken images out: the positions p of list[start .. n) whose items
+// are not known broken, up to max of them, into pos (ascending); *end is one past the last position
+// looked at. Returns how many. A chunk whose load then finds one of its items broken is formed again
+// (dataset_any_broken), so that the chunks are the same whatever was known before.
+int  dataset_next_chunk(const Dataset *ds, const int *list, int n, int start, int max, int *pos, int *end);
+// 1 when any of items[0 .. n) is known broken (dataset_is_broken).
+int  dataset_any_broken(const Dataset *ds, const int *items, int n);
 // Items found broken since the last call (each reported once), in scan order: up to max entries
 // {path, reason} copied (malloc'ed strings, the caller frees them). Returns how many.
 int  dataset_take_broken(const Dataset *ds, DataSkip *out, int max);

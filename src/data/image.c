@@ -220,10 +220,15 @@ static int jpeg_exif_orientation(j_decompress_ptr ci) {
         exif_data_load_data(ed, m->data, m->data_length);
         int orientation = 1;
         ExifEntry *e = exif_content_get_entry(ed->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
-        if (e && e->format == EXIF_FORMAT_SHORT && e->components >= 1 && e->size >= 2) {
-            int v = exif_get_short(e->data, exif_data_get_byte_order(ed));
-            if (v >= 1 && v <= 8) orientation = v;
+        // The standard says SHORT; some writers store a LONG (or a BYTE), which PIL reads as well.
+        ExifByteOrder bo = exif_data_get_byte_order(ed);
+        long v = 0;
+        if (e && e->components >= 1) {
+            if (e->format == EXIF_FORMAT_SHORT && e->size >= 2) v = exif_get_short(e->data, bo);
+            else if (e->format == EXIF_FORMAT_LONG && e->size >= 4) v = (long)exif_get_long(e->data, bo);
+            else if (e->format == EXIF_FORMAT_BYTE && e->size >= 1) v = e->data[0];
         }
+        if (v >= 1 && v <= 8) orientation = (int)v;
         exif_data_unref(ed);
         return orientation;
     }

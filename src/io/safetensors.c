@@ -397,7 +397,9 @@ static int read_full(int fd, uint8_t *p, size_t n) {
 
 // Opens path for reading: 0, the descriptor and the file's size, or -1 (err). Both ways in use it.
 static int open_regular(const char *path, int *fd_out, size_t *len, char *err, size_t errlen) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before fstat could refuse it
+    // (for a regular file the flag changes nothing).
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     if (fd < 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
     if (fstat(fd, &st) != 0) fail(err, errlen, "%s: %s", path, strerror(errno));
