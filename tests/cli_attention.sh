@@ -177,6 +177,15 @@ t "clashing stems: exit 0 (got $rc: $(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ]'
 t "clashing stems: a folder and a montage apart" '[ -d "$tmp/clash/x.attn.png" ] && [ -f "$tmp/clash/x-2.attn.png" ] && [ -d "$tmp/clash/x-2" ]'
 t "clashing stems: the index is a file" '[ -f "$tmp/clash/index.html" ] && [ -f "$tmp/clash/index.html-2.attn.png" ]'
 
+# An --out so long that the maps' names would pass the 4096-byte path limit: the image is refused in one
+# line, and no map is written under a name cut short.
+long="$tmp/long"
+while [ ${#long} -lt 4000 ]; do long="$long/$(printf "%0200d" 0)"; done
+mkdir -p "$long"
+"$VITMAE" attention --ckpt "$ck" --out "$long/out" "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "output names past the path limit: exit 1, one line ($(head -c 60 "$tmp/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "attn_input.png: the output names .* would pass the 4096-byte path limit" "$tmp/err"'
+t "output names past the path limit: no map written" '[ ! -e "$long/out/attn_input" ]'
+
 # The montage holds its tiles and nothing else: rollout of 3 layers is one row of 3 tiles of 256 px
 # (16 px photo enlarged 16 times), 10 px apart and around: 10 + 3 * (256 + 10) = 808.
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/mr" --mode rollout --layer all "$img" >/dev/null 2>&1

@@ -137,6 +137,24 @@ t "that run is untouched too" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
 err "classify a pretraining checkpoint" 1 "fine-tune" "$VITMAE" classify --ckpt "$pre" "$dir/data"
 err "resume without state" 1 "resume" "$VITMAE" finetune --resume "$pre"
 t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && [ ! -e "$dir/e3" ] && [ ! -e "$dir/e4" ]'
+# Flags that decide the weights or the schedule are refused on resume, never ignored; the cadence
+# flags apply.
+for f in "--lr 0.5" "--batch 32" "--seed 7" "--steps 250" "--smoothing 0.2" "--augment none"; do
+  err "resume with $f" 2 "${f%% *} cannot change when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" $f
+done
+t "no run folder for refused resumes" '[ ! -e "$dir/e6" ]'
+# A checkpoint of another run resumed into a run folder would mix the two: refused.
+cp "$dir/t2/checkpoint-6.safetensors" "$dir/run/other.safetensors"
+before=$(ls -l "$dir/run" | md5sum)
+err "another run's checkpoint in a run folder" 2 "not a checkpoint of the run in" "$VITMAE" finetune --resume "$dir/run/other.safetensors"
+t "the run is untouched" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
+rm "$dir/run/other.safetensors"
+# --overwrite moves a run aside whole (a folder killed before its first checkpoint holds only
+# metrics.csv: refused without it, moved with it).
+mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"
+err "a folder with only metrics.csv" 2 "overwrite" "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k"
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?
+t "--overwrite: exit 0, the old run moved whole" '[ $rc -eq 0 ] && [ -s "$dir/k/checkpoint.safetensors" ] && [ -f "$dir/k.old-1/metrics.csv" ] && [ "$(wc -l < "$dir/k.old-1/metrics.csv")" -eq 1 ]'
 
 [ $fail -eq 0 ] && echo "cli finetune ok"
 exit $fail

@@ -137,14 +137,16 @@ t "resume with other --groups: exit 2" '[ $rc -eq 2 ] && grep -q "groups" "$dir/
 mpi -np 2 "$VITMAE" info "$dir/ref/checkpoint.safetensors" > /dev/null 2> "$dir/info2.err"; rc=$?
 t "other commands refuse to run on several processes (exit 2, one line)" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/info2.err")" -eq 1 ]'
 
-# 5. A rank that sees another file list (here: rank 1 is given a copy without one file) stops the
-#    run, naming itself and the file.
-cp -r "$dir/data" "$dir/data1"
-gone=$(cd "$dir/data1" && find . -name '*.png' | sort | sed -n 5p | sed 's|^\./||')
-rm "$dir/data1/$gone"
-other=$(echo "$small" | sed "s|--data $dir/data|--data $dir/data1|")
-mpi -np 1 "$VITMAE" train $small --steps 2 --out "$dir/lists" : -np 1 "$VITMAE" train $other --steps 2 --out "$dir/lists" \
-  > /dev/null 2> "$dir/lists.err"; rc=$?
+# 5. A rank that sees another file list stops the run, naming itself and the file. Here the same
+#    command line (a relative --data) runs in two working directories, as on two machines without a
+#    shared filesystem: rank 1's copy lacks one file.
+mkdir -p "$dir/w0" "$dir/w1"
+cp -r "$dir/data" "$dir/w0/data" && cp -r "$dir/data" "$dir/w1/data"
+gone=$(cd "$dir/w1/data" && find . -name '*.png' | sort | sed -n 5p | sed 's|^\./||')
+rm "$dir/w1/data/$gone"
+rel=$(echo "$small" | sed "s|--data $dir/data|--data data|")
+mpi -np 1 -wdir "$dir/w0" "$VITMAE" train $rel --steps 2 --out "$dir/lists" : \
+  -np 1 -wdir "$dir/w1" "$VITMAE" train $rel --steps 2 --out "$dir/lists" > /dev/null 2> "$dir/lists.err"; rc=$?
 t "different file lists: exit 1" '[ $rc -eq 1 ]'
 t "different file lists: rank 1 names itself" 'grep -q "^vitmae: rank 1: data: rank 1 sees a different file list" "$dir/lists.err"'
 t "different file lists: the first differing file is named" 'grep "^vitmae: rank 1" "$dir/lists.err" | grep -q "$(basename "$gone")"'
@@ -227,5 +229,13 @@ t "--init under -np 2: bitwise equal" 'same_run "$dir/iref" "$dir/in2"'
 mpi -np 2 "$VITMAE" train $pipe --steps 2 --out "$dir/pn2" > /dev/null 2> "$dir/guard.err"; rc=$?
 t "run-folder guard under -np 2: exit 2, one line from rank 0" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/guard.err")" -eq 1 ] && grep -q "already holds a run" "$dir/guard.err"'
 
+# An MPMD launch with another --steps on rank 1: refused before any work (it used to wait forever at
+# the step rank 0 never took), exit 2, rank 1 naming the difference; nothing written.
+ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$VITMAE" train $small --steps 4 \
+  --threads 1 --out "$dir/mpmd" : -np 1 "$VITMAE" train $small --steps 6 --threads 1 --out "$dir/mpmd" \
+  > /dev/null 2> "$dir/mpmd.err"; rc=$?
+t "different command lines: exit 2 ($rc), rank 1 names the difference" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: entry [0-9]* is .6. here and .4. on rank 0" "$dir/mpmd.err"'
+t "different command lines: nothing written" '[ ! -e "$dir/mpmd" ]'
 [ $fail -eq 0 ] && echo "cli mpi ok"
 exit $fail

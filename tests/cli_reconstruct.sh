@@ -167,6 +167,13 @@ t "reconstruct --help" '"$VITMAE" reconstruct --help | grep -q -- "--mask-ratio"
 t "eval --help" '"$VITMAE" eval --help | grep -q -- "--json"'
 t "listed in vitmae --help" '"$VITMAE" --help | grep -q "reconstruct" && "$VITMAE" --help | grep -q "eval"'
 
+# A file name with a newline and an escape character stays inside its one error line, written out.
+mkdir -p "$tmp/nl"
+printf 'not an image' > "$tmp/nl/$(printf 'evil\nvitmae: fake\033[2J').png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/nlout" "$tmp/nl" > /dev/null 2> "$tmp/err"
+t "control characters written out in messages ($(head -n 1 "$tmp/err"))" \
+  '[ "$(grep -c "evil" "$tmp/err")" -eq 1 ] && grep -qF "evil\\nvitmae: fake\\x1b[2J.png: " "$tmp/err" && ! grep -q "^vitmae: fake" "$tmp/err"'
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"
 exit $fail

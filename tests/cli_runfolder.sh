@@ -82,6 +82,18 @@ cp "$dir/seven/checkpoint.safetensors" "$dir/mix/other.safetensors"
 t "another run's checkpoint into a run folder: exit 2, one line ($(head -n 1 "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*other.safetensors: not a checkpoint of the run in .*mix" "$dir/err"'
 t "another run's checkpoint: the folder's run untouched" 'cmp -s "$dir/mix/checkpoint.safetensors" "$dir/first.safetensors" && [ ! -e "$dir/mix/metrics.csv" ]'
+# Runs from before run ids: told apart by their model, seed and batch.
+rm -rf "$dir/mix0" && mkdir -p "$dir/mix0"
+for pair in "first.safetensors mix0/checkpoint.safetensors" "seven/checkpoint.safetensors mix0/other.safetensors"; do
+  python3 - "$dir/${pair% *}" "$dir/${pair#* }" <<'PY'
+import sys, struct, json
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+st = json.loads(h["__metadata__"]["train_state"]); del st["run_id"]; h["__metadata__"]["train_state"] = json.dumps(st)
+hb = json.dumps(h).encode(); open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PY
+done
+"$VITMAE" train --resume "$dir/mix0/other.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+t "a run from before run ids: another seed is another run (exit 2: $(head -n 1 "$dir/err"))" '[ $rc -eq 2 ] && grep -q "not a checkpoint of the run in" "$dir/err"'
 cp "$dir/first.safetensors" "$dir/mix/own.safetensors"
 "$VITMAE" train --resume "$dir/mix/own.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
 t "a copy of the folder's own checkpoint resumes there ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ]'
@@ -103,5 +115,14 @@ PY
   t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*train_state: .$(echo $edit | cut -d= -f1). missing or out of range" "$dir/err"'
 done
+# An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
+# written (it used to write config.json and metrics.csv, then fail at the first checkpoint).
+long="$dir/long"
+while [ ${#long} -lt 3990 ]; do long="$long/$(printf "%0200d" 0)"; done
+long=$(printf "%.4030s" "$long"); mkdir -p "$long"
+"$VITMAE" train $small --data "$dir/moved" --steps 2 --out "$long/r" > /dev/null 2>"$dir/err"; rc=$?
+t "--out past the path limit: exit 1, one line ($(tail -c 120 "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out: a folder name of [0-9]* bytes is too long for a run folder" "$dir/err"'
+t "--out past the path limit: nothing written" '[ ! -e "$long/r" ]'
 [ $fail -eq 0 ] && echo "cli runfolder ok"
 exit $fail

@@ -84,6 +84,7 @@ static void build_tree(void) {
     symlink("l2.png", at(root, "dogs/l1.png"));
     symlink("l1.png", at(root, "dogs/l2.png"));
     symlink("..", at(root, "dogs/loop"));                   // a folder loop
+    symlink("../dogs", at(root, "cats/more"));              // a class folder linked from another class
     mkdirs(root, "empty_class");
     put_text(root, "empty_class/readme.md", "no images here\n");
 }
@@ -96,7 +97,7 @@ static void test_scan(void) {
     if (rc) return;
     CHECK(ds.n == 9, "ok = %d, want 9", ds.n);
     CHECK(ds.nskipped == 4, "skipped = %d, want 4", ds.nskipped);
-    CHECK(ds.nignored == 3, "ignored = %d, want 3 (notes.txt, readme.md, the loop folder)", ds.nignored);
+    CHECK(ds.nignored == 4, "ignored = %d, want 4 (notes.txt, readme.md, the loop folder, cats/more)", ds.nignored);
     const char *want_rel[9] = {"B_class/10.png", "B_class/2.png", "a_root.png", "cats/sub/deeper/z.PNG",
                                "cats/sub/y.jpeg", "cats/x.png", "cats/\xff.png", "dogs/d.png",
                                "dogs/fake.png/inner.png"};

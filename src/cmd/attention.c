@@ -786,6 +786,15 @@ int cmd_attention(int argc, char **argv) {
             continue;
         }
         Written *w = &written[i];
+        // DIR/<stem>/<map>.png and the temporary names beside it must fit the system's 4096-byte
+        // paths: a name cut short would write one map over another.
+        if (strlen(out_dir) + strlen(w->stem) + 64 >= 4096) {
+            cli_error(paths[i], "the output names %s/%s/... would pass the 4096-byte path limit (a shorter --out)",
+                      out_dir, w->stem);
+            failures++;
+            image_free(&photo);
+            continue;
+        }
         w->source = strdup(paths[i]);
         if (!w->source) { cli_error("attention", "out of memory"); failures++; image_free(&photo); continue; }
         int n = attend_one(&job, m, &photo, view, w, err, sizeof err);

@@ -17,10 +17,37 @@ static int deferring = 0;
 static char pending[8400];
 void cli_defer(int on) { deferring = on && dist_active(); }
 
+// "vitmae: " + prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH), so
+// that a file name holding a newline or a terminal escape stays inside its one line; written with
+// one call, so that lines of several processes sharing stderr do not interleave.
+static void put_line(const char *prefix, const char *line) {
+    char out[4 * 8400 + 64];
+    size_t n = (size_t)snprintf(out, sizeof out, "vitmae: %s", prefix);
+    for (const unsigned char *p = (const unsigned char *)line; *p && n + 8 < sizeof out; p++) {
+        if (*p >= 0x20 && *p != 0x7f) out[n++] = (char)*p;
+        else if (*p == '\n') { out[n++] = '\\'; out[n++] = 'n'; }
+        else if (*p == '\t') { out[n++] = '\\'; out[n++] = 't'; }
+        else if (*p == '\r') { out[n++] = '\\'; out[n++] = 'r'; }
+        else n += (size_t)snprintf(out + n, sizeof out - n, "\\x%02x", *p);
+    }
+    out[n++] = '\n';
+    out[n] = 0;
+    fputs(out, stderr);
+}
+
 static void print_line(const char *line) {
-    int rank = dist_rank();
-    if (rank > 0) fprintf(stderr, "vitmae: rank %d: %s\n", rank, line);
-    else fprintf(stderr, "vitmae: %s\n", line);
+    char prefix[32] = "";
+    if (dist_rank() > 0) snprintf(prefix, sizeof prefix, "rank %d: ", dist_rank());
+    put_line(prefix, line);
+}
+
+void cli_message(const char *fmt, ...) {
+    char line[8400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    put_line("", line);
 }
 
 void cli_error(const char *what, const char *fmt, ...) {

@@ -51,7 +51,7 @@
 
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel;
-    int from_scratch, img, patch, dim, depth, heads;
+    int from_scratch, overwrite, img, patch, dim, depth, heads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
     int batch, groups, threads, keep, val_max;
@@ -65,6 +65,7 @@ typedef struct {
     float lr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac;
     char augment[16], data[4096], val[4096], init[4096];
     double elapsed_s;
+    char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
 } FtState;
 
 typedef struct FineTune FineTune;
@@ -123,6 +124,7 @@ static char *ft_state_to_json(const FtState *r) {
     cJSON_AddStringToObject(o, "data", r->data);
     cJSON_AddStringToObject(o, "val", r->val);
     cJSON_AddStringToObject(o, "init", r->init);
+    if (r->run_id[0]) cJSON_AddStringToObject(o, "run_id", r->run_id);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
     char *s = cJSON_PrintUnformatted(o);
@@ -162,6 +164,8 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
         snprintf(dst[i], dn[i], "%s", x->valuestring);
     }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");   // absent in older runs
+    if (cJSON_IsString(id)) snprintf(r->run_id, sizeof r->run_id, "%s", id->valuestring);
     cJSON_Delete(o);
     Augment aug;
     if (augment_parse(r->augment, &aug) || r->batch < 1 || r->step > r->total_steps || r->eval_every < 1 ||
@@ -270,6 +274,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--val", FLAG_STR, &a->val, 0, 0, NULL, "validation images in class folders (default: --val-frac of --data)", "DIR", 0},
         {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder, not holding a run (default runs/finetune-<timestamp>)", "RUN", 0},
         {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
+        {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
         {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default tiny)", NULL, 0},
         {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "--from-scratch image size (default 32)", "N", 0},
         {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "--from-scratch patch size (default 4)", "N", 0},
@@ -328,7 +333,7 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     DatasetOptions opt = {.max_pixels = t->a.lf.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb};
     if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     for (int i = 0; i < ds->nskipped && i < 20 && dist_rank() == 0; i++)
-        fprintf(stderr, "vitmae: skipped %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);
+        cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
     if (ds->n == 0) { cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored); return 1; }
     if (ds->nclasses == 0) {
         cli_error(dir, "no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)");
@@ -465,9 +470,18 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             snprintf(t->run_dir, sizeof t->run_dir, "runs/finetune-%s", stamp);
         }
         if (run_folder_has_run(t->run_dir)) {
-            cli_error("finetune --out", "%s already holds a run (continue it with --resume %s, or choose another folder)",
-                      t->run_dir, t->run_dir);
-            return 2;
+            if (!a->overwrite) {
+                cli_error("finetune --out", "%s already holds a run (continue it with --resume %s, choose another "
+                          "folder, or --overwrite to move the old run aside to %s.old-N)", t->run_dir, t->run_dir,
+                          t->run_dir);
+                return 2;
+            }
+            char moved[4200];
+            if (dist_rank() == 0 && run_folder_move_aside(t->run_dir, moved, sizeof moved, err, sizeof err)) {
+                cli_error("finetune --overwrite", "%s", err);
+                return 1;
+            }
+            if (dist_rank() == 0) printf("--overwrite: the old run in %s was moved to %s\n", t->run_dir, moved);
         }
     }
 
@@ -503,12 +517,27 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         r->min_lr = a->min_lr; r->wd = a->wd; r->layer_decay = a->layer_decay; r->drop_path = a->drop_path;
         r->smoothing = a->smoothing; r->clip = a->clip; r->val_max = a->val_max;
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
+        run_new_id(r->run_id, sizeof r->run_id);
         r->eval_every = a->eval_every ? a->eval_every : (r->total_steps >= 10 ? r->total_steps / 10 : 1);
         r->ckpt_every = a->ckpt_every ? a->ckpt_every : r->eval_every;
         r->log_every = a->log_every;
         r->keep = a->keep;
         r->groups = a->groups ? a->groups : dist_default_groups(r->batch);
     } else {
+        // Flags that decide the weights or the schedule cannot change (docs/encoder.md): refused,
+        // never ignored.
+        static const char *const fixed[] = {
+            "--preset", "--img", "--patch", "--channels", "--dim", "--depth", "--heads", "--pos", "--pixel-norm",
+            "--augment", "--steps", "--epochs", "--batch", "--lr", "--blr", "--min-lr", "--warmup-steps", "--wd",
+            "--layer-decay", "--drop-path", "--smoothing", "--clip", "--seed", "--val-frac", NULL,
+        };
+        for (int i = 0; fixed[i]; i++)
+            if (cli_flag(flags, nflags, fixed[i])->seen) {
+                cli_error("finetune --resume", "%s cannot change when a run resumes (the run's own value applies; "
+                          "start a new run with --ckpt for another)", fixed[i]);
+                return 2;
+            }
+        if (cli_flag(flags, nflags, "--val-max")->seen) r->val_max = a->val_max;
         if (a->groups && a->groups != r->groups) {
             cli_error("finetune --groups", "%d: this run sums each step as %d gradient group%s, fixed when it started "
                       "so that it continues bitwise (leave --groups out)", a->groups, r->groups, r->groups == 1 ? "" : "s");
@@ -626,7 +655,8 @@ static int setup_run_folder(FineTune *t) {
         cli_error("finetune", "%s", err);
         return 1;
     }
-    if (output_mkdir_p(t->run_dir, err, sizeof err) || output_check_writable(t->run_dir, err, sizeof err)) {
+    if (run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_p(t->run_dir, err, sizeof err) ||
+        output_check_writable(t->run_dir, err, sizeof err)) {
         cli_error("finetune --out", "%s", err);
         return 1;
     }

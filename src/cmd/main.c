@@ -76,6 +76,15 @@ int main(int argc, char **argv) {
     char *end = NULL;
     long images = fi && *fi ? strtol(fi, &end, 10) : 0;
     if (end && !*end && images >= 1 && images <= 1L << 30) stack_forward_force_images((int)images);
+    // Every rank must run the same command line (docs/distributed.md): an MPMD launch with other
+    // flags on one rank would otherwise train apart, or wait forever at a step the others never take.
+    int same = dist_check_same_list((const char *const *)(argv + 1), sizeof *argv, argc - 1, "command line", err,
+                                    sizeof err);
+    if (same) {
+        if (same == -2 || dist_rank() == 0) cli_error("mpi", "%s", err);
+        dist_finalize();
+        return 2;
+    }
     for (const Command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
             // Only train, finetune and bench share their work between processes; the others would each

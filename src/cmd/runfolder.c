@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 #include <cJSON.h>
@@ -193,13 +195,30 @@ static int same_meta(const StFile *f, const StFile *g, const char *key) {
     return a == b || (a && b && !strcmp(a, b));
 }
 
-// 1 when train_state's number `key` is the same in both files (or absent from both).
-static int same_state_number(const StFile *f, const StFile *g, const char *key) {
+void run_new_id(char *id, size_t n) {
+    static unsigned counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t z = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    z ^= (uint64_t)getpid() << 40 ^ (uint64_t)__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) << 20;
+    z += 0x9e3779b97f4a7c15u;   // splitmix64's finaliser spreads the bits
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    z ^= z >> 31;
+    snprintf(id, n, "%016llx", (unsigned long long)z);
+}
+
+// 1 when train_state's member `key` is the same in both files (or absent from both); *both: whether
+// both files have it.
+static int same_state_item(const StFile *f, const StFile *g, const char *key, int *both) {
     const char *a = st_meta(f, "train_state"), *b = st_meta(g, "train_state");
+    *both = 0;
     if (!a || !b) return a == b;
     cJSON *x = cJSON_Parse(a), *y = cJSON_Parse(b);
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(x, key), *v = cJSON_GetObjectItemCaseSensitive(y, key);
-    int same = (!u && !v) || (cJSON_IsNumber(u) && cJSON_IsNumber(v) && u->valuedouble == v->valuedouble);
+    *both = u && v;
+    int same = (!u && !v) || (cJSON_IsNumber(u) && cJSON_IsNumber(v) && u->valuedouble == v->valuedouble) ||
+               (cJSON_IsString(u) && cJSON_IsString(v) && !strcmp(u->valuestring, v->valuestring));
     cJSON_Delete(x);
     cJSON_Delete(y);
     return same;
@@ -213,9 +232,21 @@ int run_folder_foreign_checkpoint(const char *file, const char *dir) {
     if (stat(file, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return 0;   // the run's own
     char err[256];
     StFile *f = st_open_header(file, err, sizeof err), *g = f ? st_open_header(latest, err, sizeof err) : NULL;
-    int foreign = f && g && !(same_meta(f, g, "config") && same_meta(f, g, "classifier") &&
-                              same_state_number(f, g, "seed") && same_state_number(f, g, "batch"));
+    int foreign = 0, both, b2;
+    if (f && g) {
+        int same_id = same_state_item(f, g, "run_id", &both);
+        if (both) foreign = !same_id;
+        else foreign = !(same_meta(f, g, "config") && same_meta(f, g, "classifier") &&
+                         same_state_item(f, g, "seed", &b2) && same_state_item(f, g, "batch", &b2));
+    }
     if (f) st_close(f);
     if (g) st_close(g);
     return foreign;
+}
+
+int run_folder_names_fit(const char *dir, char *err, size_t errlen) {
+    if (strlen(dir) + 80 < 4096) return 0;
+    snprintf(err, errlen, "a folder name of %zu bytes is too long for a run folder: the names of its checkpoints "
+             "would pass the 4096-byte path limit", strlen(dir));
+    return -1;
 }

@@ -17,6 +17,10 @@ int run_folder_has_run(const char *dir);
 // stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);
 
+// 0 when the names a run writes in dir (the longest: a snapshot's temporary name,
+// ".checkpoint-<step>.safetensors.tmp-XXXXXX", and samples/step-<step>.png's) fit the system's
+// 4096-byte paths; else -1 with err. Checked before a run writes anything.
+int run_folder_names_fit(const char *dir, char *err, size_t errlen);
 // Removes ".checkpoint*.safetensors.tmp-*" and ".checkpoint.link.*" left by killed writes.
 void run_remove_stale_temp_files(const char *dir);
 // Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.
@@ -26,10 +30,14 @@ void prune_snapshots(const char *dir, int keep);
 int  publish_latest(const char *snapshot, const char *latest, const char *dir);
 // --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir gets the run folder.
 void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
+// A new run's id (train_state's run_id, kept by every resume): 16 hex digits from the clock, the
+// process and a counter, so that two runs never share one.
+void run_new_id(char *id, size_t n);
 // 1 when the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's
-// checkpoint.safetensors is another file and the two differ in their model ("config" and
-// "classifier" metadata) or in train_state's seed or batch. 0 otherwise, also when dir has no
-// checkpoint.safetensors or it cannot be read (resuming an older snapshot is how a run recovers).
+// checkpoint.safetensors is another file and the two have different run ids (runs from before run
+// ids: differ in their model, "config" and "classifier" metadata, or train_state's seed or batch).
+// 0 otherwise, also when dir has no checkpoint.safetensors or it cannot be read (resuming an older
+// snapshot is how a run recovers).
 int run_folder_foreign_checkpoint(const char *file, const char *dir);
 // --pixel-norm dataset|imagenet|none into cfg->pixel_mean / pixel_std ("dataset": measured on the
 // evaluation views of the items idx[0..n)). 0 ok, -1 with a reason.

@@ -184,6 +184,7 @@ static void new_run_state(Train *t, const Args *a, Flag *flags, int nflags, cons
     if (r->warmup < 0) r->warmup = (long)(0.05 * r->total_steps);
     if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = a->blr * r->batch / 256.0f;
     snprintf(r->augment, sizeof r->augment, "%s", a->augment);
+    run_new_id(r->run_id, sizeof r->run_id);
     char *abs = realpath(data, NULL);   // resuming from another directory finds the folder again
     snprintf(r->data, sizeof r->data, "%s", abs ? abs : data);
     free(abs);
@@ -419,7 +420,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     DatasetOptions opt = {.max_pixels = a->lf.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
     if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return cli_report(data, err, 1); }
     for (int i = 0; i < t->ds.nskipped && i < 20 && dist_rank() == 0; i++)
-        fprintf(stderr, "vitmae: skipped %s: %s\n", t->ds.skipped[i].path, t->ds.skipped[i].reason);
+        cli_message("skipped %s: %s", t->ds.skipped[i].path, t->ds.skipped[i].reason);
     if (t->ds.nskipped > 20 && dist_rank() == 0)
         fprintf(stderr, "vitmae: ... and %d more skipped (vitmae data lists them)\n", t->ds.nskipped - 20);
     if (t->ds.n == 0) {

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cmd/cli.h"
 #include "cmd/output.h"
+#include "cmd/runfolder.h"
 #include "cmd/train_state.h"
 #include "core/masking.h"
 #include "dist/dist.h"
@@ -20,6 +22,7 @@
 // The run folder
 
 int train_out_prepare(const char *run_dir, char *err, size_t errlen) {
+    if (run_folder_names_fit(run_dir, err, errlen)) return -1;
     char samples[4200];
     snprintf(samples, sizeof samples, "%s/samples", run_dir);
     if (output_mkdir_p(run_dir, err, errlen) || output_mkdir_p(samples, err, errlen)) return -1;
@@ -57,7 +60,7 @@ void train_out_report_broken(const Dataset *ds, const char *what) {
         for (int i = 0; i < nb; i++) {
             char who[32] = "";
             if (dist_rank() > 0) snprintf(who, sizeof who, "rank %d: ", dist_rank());
-            fprintf(stderr, "vitmae: %sskipped %s: %s (found while %s)\n", who, broken[i].path, broken[i].reason, what);
+            cli_message("%sskipped %s: %s (found while %s)", who, broken[i].path, broken[i].reason, what);
             free(broken[i].path);
             free(broken[i].reason);
         }

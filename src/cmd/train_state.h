@@ -35,6 +35,7 @@ typedef struct {
     char data[4096];    // absolute path of the training folder
     char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions
+    char run_id[24];    // made when the run starts, kept by every resume (run_new_id); "" in older runs
 } RunState;
 
 char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memory

@@ -156,13 +156,27 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     }
     closedir(d);
     if (nnames) qsort(names, (size_t)nnames, sizeof *names, cmp_str);
+    // The class folders are claimed first, in sorted order, so that a link below one class to another
+    // class's folder finds it visited: an image's class is the first-level folder it sits in
+    // (docs/interface.md), never the folder of a link to it. A second first-level link to one folder
+    // is left out (claimed[i] = -1).
+    signed char *claimed = depth == 0 && nnames ? calloc((size_t)nnames, 1) : NULL;
+    if (depth == 0 && nnames && !claimed) wk->oom = 1;
+    for (int i = 0; claimed && i < nnames && !wk->oom; i++) {
+        char *full = join(path, names[i]);
+        struct stat st;
+        if (!full) { wk->oom = 1; break; }
+        if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) claimed[i] = visit(wk, &st) ? -1 : 1;
+        free(full);
+    }
     for (int i = 0; i < nnames && !wk->oom; i++) {
         char *full = join(path, names[i]), *sub = join(rel, names[i]);
         if (!full || !sub) { free(full); free(sub); wk->oom = 1; break; }
         struct stat st;
         int is_dir = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
         if (is_dir) {
-            if (depth + 1 >= MAX_DEPTH || visit(wk, &st)) { wk->nignored++; free(full); free(sub); continue; }
+            int seen = claimed ? claimed[i] != 1 : visit(wk, &st);
+            if (depth + 1 >= MAX_DEPTH || seen) { wk->nignored++; free(full); free(sub); continue; }
             const char *sub_cls = cls;
             if (depth == 0) {
                 if (grow((void **)&wk->dirnames, &wk->capdirnames, wk->ndirnames + 1, sizeof *wk->dirnames)) {
@@ -189,6 +203,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     }
     for (int i = 0; i < nnames; i++) free(names[i]);
     free(names);
+    free(claimed);
     return 0;
 }
 

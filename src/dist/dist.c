@@ -130,7 +130,7 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing here (%d entries here, %d on rank 0)",
                      g_rank, what, p, n, n0);
     } else {
-        snprintf(err, errlen, "rank %d sees a different %s than this rank (its message names the file)", first_bad, what);
+        snprintf(err, errlen, "rank %d sees a different %s than this rank (its message names the first difference)", first_bad, what);
     }
     free(blob);
     return rc;
