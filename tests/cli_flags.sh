@@ -53,6 +53,8 @@ for cmd in $cmds; do
       usage_error "$cmd $flag: non-numeric names the range" "$valid" "$cmd" "$flag" abc
       usage_error "$cmd $flag: empty" "$flag" "$cmd" "$flag="
       usage_error "$cmd $flag: trailing junk" "$flag" "$cmd" "$flag" 3x
+      usage_error "$cmd $flag: a leading space" "$flag" "$cmd" "$flag" " $lo"
+      usage_error "$cmd $flag: hexadecimal" "$flag" "$cmd" "$flag" 0x1
       below=$(awk -v v="$lo" 'BEGIN { printf "%.17g", v - 1 }')
       above=$(awk -v v="$hi" 'BEGIN { printf "%.17g", v * 2 + 1 }')
       [ "$kind" = integer ] && above=$(awk -v v="$hi" 'BEGIN { printf "%.0f", v * 2 + 1 }')

@@ -167,6 +167,14 @@ t "reconstruct --help" '"$VITMAE" reconstruct --help | grep -q -- "--mask-ratio"
 t "eval --help" '"$VITMAE" eval --help | grep -q -- "--json"'
 t "listed in vitmae --help" '"$VITMAE" --help | grep -q "reconstruct" && "$VITMAE" --help | grep -q "eval"'
 
+# --force replaces a link at an output's name; it never writes through it to the file it points to.
+mkdir -p "$tmp/lnk" "$tmp/lnkout" && "$mk" png "$tmp/lnk/p.png" --size 16 > /dev/null
+echo precious > "$tmp/outside.png"
+ln -s "$tmp/outside.png" "$tmp/lnkout/p.recon.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/lnkout" --force "$tmp/lnk/p.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "--force over a link: exit 0 ($(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ]'
+t "--force over a link: the linked file untouched, the link replaced" '[ "$(cat "$tmp/outside.png")" = precious ] && [ ! -L "$tmp/lnkout/p.recon.png" ] && [ -s "$tmp/lnkout/p.recon.png" ]'
+
 # A file name with a newline and an escape character stays inside its one error line, written out.
 mkdir -p "$tmp/nl"
 printf 'not an image' > "$tmp/nl/$(printf 'evil\nvitmae: fake\033[2J').png"

@@ -115,6 +115,22 @@ PY
   t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*train_state: .$(echo $edit | cut -d= -f1). missing or out of range" "$dir/err"'
 done
+# A checkpoint between two metrics rows carries the losses since the last row: resumed from it, the
+# next row averages the same steps as in the uninterrupted run (loss column bitwise equal).
+"$VITMAE" train $small --data "$dir/moved" --steps 8 --log-every 4 --eval-every 4 --sample-every 4 --ckpt-every 3 \
+  --keep 5 --out "$dir/rows" > /dev/null 2>&1
+cp -r "$dir/rows" "$dir/rows2"
+"$VITMAE" train --resume "$dir/rows2/checkpoint-6.safetensors" --data "$dir/moved" > /dev/null 2>&1; rc=$?
+t "resumed between rows: the rows' losses as uninterrupted ($(cut -d, -f1,4 "$dir/rows2/metrics.csv" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(cut -d, -f1,4 "$dir/rows/metrics.csv")" = "$(cut -d, -f1,4 "$dir/rows2/metrics.csv")" ] && [ "$(tail -n 1 "$dir/rows2/metrics.csv" | cut -d, -f1)" = 8 ]'
+
+# A metrics.csv whose last row was cut short (a kill, an edit): the resumed run drops that row rather
+# than gluing its next row onto it.
+cp -r "$dir/seven" "$dir/seven2"
+m="$dir/seven2/metrics.csv"; head -c $(($(wc -c < "$m") - 5)) "$m" > "$dir/cut.csv" && mv "$dir/cut.csv" "$m"
+"$VITMAE" train --resume "$dir/seven2" --data "$dir/moved" --steps 8 > /dev/null 2>&1; rc=$?
+t "a cut metrics row: the resume exits 0, every row whole" '[ $rc -eq 0 ] && awk -F, "NF != 8 { bad = 1 } END { exit bad }" "$m" && [ "$(tail -n 1 "$m" | cut -d, -f1)" = 8 ]'
+
 # An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
 # written (it used to write config.json and metrics.csv, then fail at the first checkpoint).
 long="$dir/long"

@@ -648,7 +648,7 @@ int cmd_attention(int argc, char **argv) {
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace files of an earlier run in DIR", NULL, 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL, "remove patches as MAE does (default 0: none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, 9.2e18, NULL, "mask seed: one mask for every image (default 0)", "S", 0},
-        {"--threads", FLAG_INT, &threads, 0, 1024, NULL, "OpenMP threads (default: all)", "N", 0},
+        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     int nflags = (int)(sizeof flags / sizeof flags[0]);
@@ -806,8 +806,9 @@ int cmd_attention(int argc, char **argv) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    int index_ok = write_index(out_dir, ckpt_path, &plan, written, npaths, err, sizeof err) == 0;
-    if (!index_ok) { cli_error("attention", "%s", err); failures++; }
+    // No page for a run that drew nothing: it would only stand in the way of the retry (--force).
+    int index_ok = nimages > 0 && write_index(out_dir, ckpt_path, &plan, written, npaths, err, sizeof err) == 0;
+    if (!index_ok && nimages > 0) { cli_error("attention", "%s", err); failures++; }
     printf("attention: %d image%s, %d maps in %.2f s (%.2f images/s)", nimages, nimages == 1 ? "" : "s", nmaps,
            secs, secs > 0 ? nimages / secs : 0.0);
     if (index_ok) printf("; index %s/index.html", out_dir);

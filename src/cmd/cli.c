@@ -1,6 +1,7 @@
 // Flag parsing for every command: numbers are checked in full (no trailing junk, no overflow)
 // and against the flag's range before any work starts.
 #include "cmd/cli.h"
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -98,6 +99,12 @@ static int choice_ok(const char *choices, const char *v) {
     return 0;
 }
 
+// A number as a user writes one: it starts with a digit, a sign or a point (strtod and strtoll would
+// also skip leading spaces, and strtod read hexadecimal "0x10").
+static int plain_number(const char *v) {
+    return (isdigit((unsigned char)v[0]) || v[0] == '-' || v[0] == '+' || v[0] == '.') && !strpbrk(v, "xX");
+}
+
 static int set_value(const char *command, Flag *f, const char *v) {
     char what[128];
     snprintf(what, sizeof what, "%s %s", command, f->name);
@@ -107,7 +114,7 @@ static int set_value(const char *command, Flag *f, const char *v) {
     case FLAG_INT:
     case FLAG_LONG: {
         long long x = strtoll(v, &end, 10);
-        if (!*v || *end || errno) {
+        if (!*v || *end || errno || !plain_number(v)) {
             cli_error(what, "'%s' is not an integer in [%.0f, %.0f]", v, f->min, f->max);
             return CLI_USAGE;
         }
@@ -120,7 +127,7 @@ static int set_value(const char *command, Flag *f, const char *v) {
     }
     case FLAG_FLOAT: {
         double x = strtod(v, &end);
-        if (!*v || *end || errno || !isfinite(x)) {
+        if (!*v || *end || errno || !isfinite(x) || !plain_number(v)) {
             cli_error(what, "'%s' is not a number in [%g, %g]", v, f->min, f->max);
             return CLI_USAGE;
         }

@@ -22,7 +22,8 @@ void format_duration(double s, char *buf, size_t n) {
     else snprintf(buf, n, "%lds", t);
 }
 
-// Keeps the header and the rows whose step <= keep; returns the kept text (malloc'd) or NULL.
+// Keeps the header and the whole rows (ending in a newline: a row cut short by a kill or by hand is
+// dropped, not continued by the next one) whose step <= keep; returns the kept text (malloc'd) or NULL.
 static char *kept_rows(FILE *f, long keep) {
     size_t cap = 4096, len = 0;
     char *out = malloc(cap), line[1024];
@@ -37,8 +38,8 @@ static char *kept_rows(FILE *f, long keep) {
             keep_line = end != line && *end == ',' && step <= keep;
         }
         first = 0;
-        if (!keep_line) continue;
         size_t l = strlen(line);
+        if (!keep_line || l == 0 || line[l - 1] != '\n') continue;
         if (len + l + 1 > cap) {
             cap = 2 * (len + l + 1);
             char *bigger = realloc(out, cap);

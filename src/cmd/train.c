@@ -791,8 +791,10 @@ int cmd_train(int argc, char **argv) {
     double session_start = now_seconds(), interval_busy = 0, interval_wait = 0, last_note = -1e9;
     long queued = r->step, first_step = r->step;
     double total_wait = 0;
-    double interval_loss = 0;
-    int interval_n = 0;
+    // The loss of the steps since the last metrics row, carried through a checkpoint (a run stopped
+    // between rows resumes with them), and the steps timed in this session since that row.
+    double interval_loss = r->log_loss_sum;
+    int interval_n = (int)r->log_steps, interval_timed = 0;
     uint64_t keys[4096];
     void *runners[WORKERS_MAX];   // the workers' contexts
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
@@ -853,7 +855,8 @@ int cmd_train(int argc, char **argv) {
         total_wait += waited;
         interval_loss += loss;
         interval_n++;
-        progress_update(&prog, stdout, r->step, loss, lr, interval_busy > 0 ? interval_n * B / interval_busy : 0);
+        interval_timed++;
+        progress_update(&prog, stdout, r->step, loss, lr, interval_busy > 0 ? interval_timed * B / interval_busy : 0);
 
         int last = r->step == r->total_steps;
         int do_log = r->step % r->log_every == 0 || last;
@@ -861,19 +864,20 @@ int cmd_train(int argc, char **argv) {
         int do_samples = r->step % r->sample_every == 0 || last;
         if (do_log || do_eval || do_samples) {
             MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
-                              interval_busy > 0 ? interval_n * B / interval_busy : NAN,
+                              interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
                               r->elapsed_s + (t1 - session_start)};
             if (rank0 && train_out_step(t, &row, do_eval, do_samples, err, sizeof err)) rc = cli_report("train", err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
                                  r->step, row.val_loss, row.val_psnr);
-            if (do_log) note_bottleneck(t, &prog, interval_wait, interval_busy, interval_n, &last_note);
-            interval_loss = 0; interval_n = 0; interval_busy = 0; interval_wait = 0;
+            if (do_log) note_bottleneck(t, &prog, interval_wait, interval_busy, interval_timed, &last_note);
+            interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0; interval_wait = 0;
         }
         if (r->step % r->ckpt_every == 0 && !last && !stop) {
             r->elapsed_s += now_seconds() - session_start;
             session_start = now_seconds();
+            r->log_loss_sum = interval_loss; r->log_steps = interval_n;
             if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
                                              t->exp_avg_sq, err, sizeof err)) rc = cli_report(NULL, err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
@@ -889,6 +893,7 @@ int cmd_train(int argc, char **argv) {
            st.cache_bytes / 1048576.0, steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0);
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
+        r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
                                          t->exp_avg_sq, err, sizeof err))
             rc = cli_report(NULL, err, 1);

@@ -36,6 +36,8 @@ typedef struct {
     char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions
     char run_id[24];    // made when the run starts, kept by every resume (run_new_id); "" in older runs
+    double log_loss_sum;   // the losses of the steps since the last metrics row (none in older runs)
+    long log_steps;        // and how many: the next row after a resume averages them too
 } RunState;
 
 char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memory

@@ -539,10 +539,16 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
         set_err(err, errlen, "bad image shape for PNG");
         return -1;
     }
+    // Written under a temporary name beside path, then renamed over it: a failed write leaves an
+    // earlier file as it was, and a link at path is replaced, never written through.
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
     PngWrite *pw = calloc(1, sizeof *pw);
-    if (!pw) { set_err(err, errlen, "out of memory"); return -1; }
-    pw->f = fopen(path, "wb");
-    if (!pw->f) { errno_reason(errno, err, errlen); free(pw); return -1; }
+    if (!pw || !tmp) { set_err(err, errlen, "out of memory"); free(pw); free(tmp); return -1; }
+    static unsigned serial;   // threads of one process write PNGs side by side
+    snprintf(tmp, plen + 32, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+    pw->f = fopen(tmp, "wb");
+    if (!pw->f) { errno_reason(errno, err, errlen); free(pw); free(tmp); return -1; }
     errno = 0;
     int rc = png_encode(pw, px, w, h, c, text);
     // A failed write inside libpng reads "Write Error"; the file's errno says why (disk full, ...).
@@ -550,8 +556,10 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
     else if (rc) set_err(err, errlen, pw->msg);
     if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
-    if (rc) remove(path);
+    if (rc == 0 && rename(tmp, path) != 0) { errno_reason(errno, err, errlen); rc = -1; }
+    if (rc) remove(tmp);
     free(pw);
+    free(tmp);
     return rc;
 }
 
