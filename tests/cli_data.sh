@@ -63,6 +63,15 @@ t "missing DIR exits 2" '[ $rc -eq 2 ]'
 t "--max-pixels below every image: nothing usable, exit 1" '[ $rc -eq 1 ]'
 "$VITMAE" data --help >/dev/null; rc=$?
 t "--help exits 0" '[ $rc -eq 0 ]'
+# A large file of another kind named .png (here 1.5 GB of zeros, sparse): refused by its first bytes,
+# not read into memory whole (it took 1.5 GB and 4 s).
+mkdir -p "$dir/big"
+truncate -s 1500M "$dir/big/video.png" && "$VITMAE_TOOLS/mkckpt" png "$dir/big/ok.png" --size 16 > /dev/null
+kb=$(python3 -c 'import resource, subprocess, sys
+subprocess.run([sys.argv[1], "data", sys.argv[2]], stdout=open(sys.argv[3], "w"), stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$VITMAE" "$dir/big" "$dir/big.out")
+t "a 1.5 GB non-image: skipped as not an image, in under 200 MB ($kb KB)" \
+  'grep -q "video.png: not a PNG, JPEG or WebP file" "$dir/big.out" && [ "$kb" -lt 200000 ]'
 rm -rf "$dir"
 [ $fail -eq 0 ] && echo "cli data ok"
 exit $fail

@@ -370,6 +370,12 @@ static int is_webp(const uint8_t *buf, size_t len) {
     return len >= 12 && memcmp(buf, "RIFF", 4) == 0 && memcmp(buf + 8, "WEBP", 4) == 0;
 }
 
+// 1 when the first len bytes could begin a PNG, a JPEG or a WebP file: the dispatch of decode_mem.
+static int known_magic(const uint8_t *buf, size_t len) {
+    return memcmp(buf, png_magic, len < 8 ? len : 8) == 0 || memcmp(buf, "\xff\xd8\xff", len < 3 ? len : 3) == 0 ||
+           is_webp(buf, len);
+}
+
 static int decode_mem(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (len == 0) { set_err(err, errlen, "empty file"); return -1; }
@@ -422,6 +428,11 @@ static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, i
     if (!S_ISREG(st.st_mode)) { set_err(err, errlen, "not a regular file"); close(fd); return -1; }
     if (st.st_size == 0) { set_err(err, errlen, "empty file"); close(fd); return -1; }
     if (st.st_size > MAX_FILE_BYTES) { set_err(err, errlen, "file larger than 2 GiB"); close(fd); return -1; }
+    // The first bytes decide whether it can be an image at all: a large file of another kind (a video
+    // named .png) is refused without reading it into memory.
+    uint8_t head[12];
+    ssize_t nh = pread(fd, head, sizeof head, 0);
+    if (nh > 0 && !known_magic(head, (size_t)nh)) { set_err(err, errlen, "not a PNG, JPEG or WebP file"); close(fd); return -1; }
     size_t want = (size_t)st.st_size, got = 0;
     *whole = 1;
     if (limit > 0 && want > (size_t)limit) { want = (size_t)limit; *whole = 0; }
