@@ -186,6 +186,17 @@ mkdir -p "$long"
 t "output names past the path limit: exit 1, one line ($(head -c 60 "$tmp/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "attn_input.png: the output names .* would pass the 4096-byte path limit" "$tmp/err"'
 t "output names past the path limit: no map written, no index" '[ ! -e "$long/out/attn_input" ] && [ ! -e "$long/out/index.html" ]'
 
+# Selections are written as numbers: a leading space or a plus sign is refused, as for every number flag.
+for sel in "--layer= 1" "--layer=+1" "--head=+1" "--query=1,+2" "--query= 1,2"; do
+  mode=cls; case "$sel" in --query*) mode=patch ;; esac
+  "$VITMAE" attention --ckpt "$ck" --out "$tmp/sel" --mode $mode "$sel" "$img" > /dev/null 2> "$tmp/err"; rc=$?
+  t "selection '$sel': exit 2, one line naming it ($(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q -- "${sel%%=*}: .* is not" "$tmp/err"'
+done
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/sel" --mode patch --query=1,2 --layer=1 --head=1 "$img" > /dev/null 2>&1
+t "the same selections written plainly run" '[ $? -eq 0 ]'
+
+
 # The montage holds its tiles and nothing else: rollout of 3 layers is one row of 3 tiles of 256 px
 # (16 px photo enlarged 16 times), 10 px apart and around: 10 + 3 * (256 + 10) = 808.
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/mr" --mode rollout --layer all "$img" >/dev/null 2>&1
@@ -232,6 +243,7 @@ usage "vitmae: attention --query: not used by --mode cls" --query 1,1
 usage "vitmae: attention --mode: 'foo' is not one of cls|patch|rollout" --mode foo
 usage "vitmae: attention --colormap: 'jet' is not one of viridis|inferno|magma|cividis|turbo|gray" --colormap jet
 usage "vitmae: attention --alpha: 1.5 is out of range [0, 1]" --alpha 1.5
+usage "vitmae: attention --alpha: 1.0000001 is out of range [0, 1]" --alpha 1.0000001
 usage "vitmae: attention --upsample: 'cubic' is not one of bilinear|nearest" --upsample cubic
 usage "is masked out by --mask-ratio 0.75 --seed 5" --mode patch --query $(
   # a removed patch of the seed-5 mask above

@@ -89,9 +89,13 @@ assert abs(d["top1"] - hits / 151) < 1e-5, (d["top1"], hits)
 PY'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/data/circle/00000.png" > "$dir/one.json"
 t "a file inside a class folder gets that label" 'grep -q "\"label\":[[:space:]]*\"circle\"" "$dir/one.json"'
+# A folder INPUT whose sub-folder is not one of the model's classes labels nothing (label null, top1 null).
+mkdir -p "$dir/unl/sub" && cp "$dir/data/circle/00000.png" "$dir/unl/sub/b.png"
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/unl" > "$dir/unl.json"
+t "a folder that is not a class labels nothing" 'python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"images\"][0][\"label\"] is None and d[\"top1\"] is None, d" "$dir/unl.json"'
 
 # 6. The encoder's other users read a classifier.
-t "info --json says classifier" '"$VITMAE" info --json "$dir/run/checkpoint.safetensors" | grep -q "\"kind\":[[:space:]]*\"classifier\""'
+t "info --json says classifier, with every documented field" '"$VITMAE" info --json "$dir/run/checkpoint.safetensors" | python3 -c "import json, sys; d = json.load(sys.stdin); assert d[\"kind\"] == \"classifier\" and d[\"decoder_params\"] == 0 and all(k in d for k in (\"file\", \"config\", \"params\", \"encoder_params\", \"has_decoder\", \"crc32\", \"train_state\")), d"'
 "$VITMAE" attention --ckpt "$dir/run/checkpoint.safetensors" --out "$dir/att" "$dir/data/circle/00000.png" > /dev/null 2>&1; rc=$?
 t "attention reads a classifier" '[ $rc -eq 0 ] && [ -s "$dir/att/00000.attn.png" ]'
 
@@ -136,6 +140,7 @@ err "resume into another run" 2 "holds another run" "$VITMAE" finetune --resume 
 t "that run is untouched too" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
 err "classify a pretraining checkpoint" 1 "fine-tune" "$VITMAE" classify --ckpt "$pre" "$dir/data"
 err "resume without state" 1 "resume" "$VITMAE" finetune --resume "$pre"
+err "train --resume of a fine-tuning run" 1 "a fine-tuned classifier.s checkpoint (continue it with vitmae finetune --resume)" "$VITMAE" train --resume "$dir/run"
 t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && [ ! -e "$dir/e3" ] && [ ! -e "$dir/e4" ]'
 # Flags that decide the weights or the schedule are refused on resume, never ignored; the cadence
 # flags apply.

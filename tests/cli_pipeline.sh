@@ -46,6 +46,9 @@ t "--val: validation rows" '[ $(awk -F, "NR > 1 && \$5 != \"\"" "$dir/v/metrics.
 # A tiny held-out split warns.
 "$VITMAE" train $small --val-frac 0.05 --steps 2 --threads 2 --out "$dir/tiny" > /dev/null 2> "$dir/tiny.err"
 t "tiny split warns with the count" 'grep -q "warning: only [0-9] validation image.*pass --val DIR" "$dir/tiny.err"'
+# ... but only once the run starts: a refusal on the same data stays one line.
+"$VITMAE" train $small --val-frac 0.05 --steps 2 --accum 8 --threads 2 --out "$dir/tiny2" > /dev/null 2> "$dir/tiny2.err"; rc=$?
+t "a refusal on a tiny split: exit 2, one line ($(head -n 1 "$dir/tiny2.err"))" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/tiny2.err")" -eq 1 ]'
 # A batch none of whose files decodes (every file broken past its header, found while training) stops
 # the run: exit 1 and one line that says why, with the threads as a team or as workers (whose groups
 # once reported the failure with an empty reason).

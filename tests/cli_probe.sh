@@ -109,6 +109,12 @@ t "json: linear_top1 with --linear" 'py "assert 0 <= j[\"linear_top1\"] <= 1 and
 t "json identical for --threads 1 and 2" 'cmp -s "$tmp/j1" "$tmp/out"'
 "$VITMAE" probe --pixels --img 16 --json --linear --linear-epochs 5 --train "$tmp/train" --test "$tmp/test" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "--pixels --img without --ckpt" '[ $rc -eq 0 ] && py "assert j[\"features\"] == \"pixels\" and 0 <= j[\"linear_top1\"] <= 1"'
+# Wide rows, few of them: 2 images of 2500 x 2500 grey pixels (6.25 million values a row) fit; the
+# linear probe's predictions once asked for 1024 such rows at a time (25 GB) and said out of memory.
+mkdir -p "$tmp/two/p" "$tmp/two/q"
+cp "$(ls "$tmp"/train/circle/*.png | head -n 1)" "$tmp/two/p/"; cp "$(ls "$tmp"/train/square/*.png | head -n 1)" "$tmp/two/q/"
+"$VITMAE" probe --pixels --img 2500 --channels 1 --json --linear --linear-epochs 1 --train "$tmp/two" --test "$tmp/two" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "--pixels --img 2500 --linear on 2 images ($(head -c 100 "$tmp/err"))" '[ $rc -eq 0 ] && py "assert 0 <= j[\"linear_top1\"] <= 1"'
 probe --pixels --json
 t "--pixels with --ckpt: view from the checkpoint" 'py "assert j[\"features\"] == \"pixels\""'
 

@@ -62,6 +62,8 @@ t "--init keeps the model (dim 32)" '"$VITMAE" info "$dir/init/checkpoint.safete
 t "--init starts at step 0 of its own run" '[ "$(tail -n 1 "$dir/init/metrics.csv" | cut -d, -f1)" = 3 ]'
 "$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --img 32 --out "$dir/init2" > /dev/null 2>"$dir/err"; rc=$?
 t "--init with another --img: exit 2" '[ $rc -eq 2 ] && grep -q "\-\-img 32 disagrees with the checkpoint.s 16" "$dir/err"'
+"$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --preset base --out "$dir/init3" > /dev/null 2>"$dir/err"; rc=$?
+t "--init with another --preset names the preset and its value ($(cat "$dir/err"))" '[ $rc -eq 2 ] && grep -q "\-\-preset base sets \-\-dim 768, which disagrees with the checkpoint.s 32" "$dir/err"'
 "$VITMAE" train --init "$dir/first.safetensors" --resume "$dir/r" > /dev/null 2>&1; rc=$?
 t "--init with --resume: exit 2" '[ $rc -eq 2 ]'
 # The weights really come from the checkpoint: --init with lr 0 (and no decay) keeps them bit for bit.

@@ -62,6 +62,25 @@ t "NaN loss exits 1" '[ $rc -eq 1 ]'
 t "NaN loss names the step" 'grep -q "NaN at step 15" "$dir/nan.err"'
 t "checkpoint of step 10 intact after NaN" '"$VITMAE" info "$dir/nan/checkpoint.safetensors" --json | grep -q "\"step\":[[:space:]]*10,"'
 
+# 5b. Weights gone NaN while the loss is still finite (a learning rate of 10, decay of 10): the
+#     checkpoint is not written, exit 1, naming the tensor; the last checkpoint written stays good.
+"$VITMAE" train $small --steps 8 --lr 10 --min-lr 10 --wd 10 --warmup-steps 0 --ckpt-every 1 --eval-every 1 \
+  --dim 8 --heads 2 --dec-dim 8 --dec-heads 2 --depth 1 --img 8 --batch 4 --out "$dir/div" > /dev/null 2> "$dir/div.err"; rc=$?
+t "diverged weights: exit 1, not written ($(grep -v skipped "$dir/div.err" | head -n 1))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: .*div/checkpoint-[0-9]*.safetensors: not written: tensor .* holds NaN or infinite values" "$dir/div.err"'
+t "diverged weights: the latest checkpoint loads" '"$VITMAE" info "$dir/div/checkpoint.safetensors" > /dev/null'
+# A checkpoint holding a NaN weight (crc32 made to match) is refused when read, not used for NaN results.
+python3 - "$dir/nan/checkpoint.safetensors" "$dir/nanw.safetensors" <<'PY'
+import sys, struct, json, zlib
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); d = bytearray(b[8 + n:])
+o = h["blocks.0.attn.qkv.weight"]["data_offsets"][0]; d[o:o + 4] = struct.pack("<f", float("nan"))
+h["__metadata__"]["crc32"] = "%08x" % zlib.crc32(bytes(d))
+hb = json.dumps(h).encode(); open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + bytes(d))
+PY
+"$VITMAE" info "$dir/nanw.safetensors" > /dev/null 2> "$dir/nanw.err"; rc=$?
+t "a NaN weight in a checkpoint: refused, exit 1 ($(head -n 1 "$dir/nanw.err"))" \
+  '[ $rc -eq 1 ] && grep -q "nanw.safetensors: tensor .blocks.0.attn.qkv.weight. holds NaN or infinite values" "$dir/nanw.err"'
+
 # 6. Usage errors (exit 2) before any work; an unwritable output folder is exit 1.
 usage() { "$VITMAE" train $small --steps 5 --out "$dir/u" "$@" > /dev/null 2> "$dir/u.err"; echo $?; }
 t "--batch 0 is a usage error" '[ $(usage --batch 0) -eq 2 ] && grep -q -- "--batch" "$dir/u.err"'

@@ -38,6 +38,18 @@ static void fill(float *p, size_t n, uint32_t seed) {
     if (n > 3) { p[0] = -0.0f; p[1] = 1e-40f; p[2] = 3.4e38f; }
 }
 
+// The same, finite: a checkpoint never holds NaN or infinite values (ckpt_save and the readers refuse
+// them; test_nonfinite), so what goes through them is made finite by clearing an exponent bit.
+static void fill_finite(float *p, size_t n, uint32_t seed) {
+    fill(p, n, seed);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &p[i], 4);
+        if (((bits >> 23) & 0xff) == 0xff) bits &= ~(1u << 30);
+        memcpy(&p[i], &bits, 4);
+    }
+}
+
 static char *path_in(const char *name) {
     static char buf[8][600];
     static int k;
@@ -205,7 +217,7 @@ static void test_round_trip(void) {
     small_config(&cfg);
     size_t n = mae_num_params(&cfg);
     float *p = malloc(n * 4), *m = malloc(n * 4), *v = malloc(n * 4);
-    fill(p, n, 1); fill(m, n, 2); fill(v, n, 3);
+    fill_finite(p, n, 1); fill_finite(m, n, 2); fill_finite(v, n, 3);
     const char *ts = "{\"step\":123,\"rng\":[1,2,3],\"data_pos\":7}";
     const char *path = path_in("rt.safetensors");
     write_ckpt(path, &cfg, p, ts, m, v);
@@ -435,7 +447,7 @@ static void test_streamed(void) {
     small_config(&cfg);
     size_t n = mae_num_params(&cfg);
     float *p = malloc(n * 4), *m = malloc(n * 4), *v = malloc(n * 4);
-    fill(p, n, 7); fill(m, n, 8); fill(v, n, 9);
+    fill_finite(p, n, 7); fill_finite(m, n, 8); fill_finite(v, n, 9);
     path = path_in("st.safetensors");
     write_ckpt(path, &cfg, p, "{\"step\":5}", m, v);
     bytes = slurp(path, &len);
@@ -585,7 +597,7 @@ static void test_checkpoint_rules(void) {
     small_config(&cfg);
     size_t n = mae_num_params(&cfg);
     float *p = malloc(n * 4);
-    fill(p, n, 9);
+    fill_finite(p, n, 9);
     char *cj = mae_config_to_json(&cfg);
     const char *path = path_in("custom.safetensors");
 
@@ -691,12 +703,51 @@ static int count_temp_files(const char *dir) {
     return n;
 }
 
+// A checkpoint never holds NaN or infinite values: ckpt_save refuses them naming the tensor (nothing
+// written), and a file that holds one (written tensor by tensor) is refused when read, weights or
+// moments alike.
+static void test_nonfinite(void) {
+    MaeConfig cfg;
+    small_config(&cfg);
+    size_t n = mae_num_params(&cfg);
+    MaeTensor tab[64];
+    int nt = mae_param_table(&cfg, tab, 64);
+    float *p = malloc(n * 4);
+    fill_finite(p, n, 21);
+    size_t at = 0;
+    for (int i = 0; i < nt; i++) if (!strcmp(tab[i].name, "blocks.0.norm1.bias")) at = tab[i].offset + 1;
+    char err[512];
+    const char *path = path_in("nonfinite.safetensors");
+    for (int kind = 0; kind < 3; kind++) {
+        float bad = kind == 0 ? NAN : kind == 1 ? INFINITY : -INFINITY;
+        p[at] = bad;
+        CHECK(ckpt_save(path, &cfg, p, NULL, NULL, NULL, err, sizeof err) == -1 &&
+              strstr(err, "not written: tensor 'blocks.0.norm1.bias' holds NaN or infinite values") &&
+              access(path, F_OK) != 0, "ckpt_save refuses %g: %s", (double)bad, err);
+        char *cj = mae_config_to_json(&cfg);
+        write_custom(path, &cfg, p, DROP_NONE, cj, "vitmae", NULL);
+        free(cj);
+        Checkpoint ck;
+        CHECK(ckpt_load_weights(path, &ck, err, sizeof err) == -1 &&
+              strstr(err, "tensor 'blocks.0.norm1.bias' holds NaN or infinite values"), "load refuses %g: %s", (double)bad, err);
+        unlink(path);
+    }
+    p[at] = 0.5f;
+    char *cj = mae_config_to_json(&cfg);
+    write_custom(path, &cfg, p, DROP_NONE, cj, "vitmae", NULL);
+    Checkpoint ck;
+    CHECK(ckpt_load_weights(path, &ck, err, sizeof err) == 0, "finite again: loads (%s)", err);
+    ckpt_free(&ck);
+    free(cj);
+    free(p);
+}
+
 static void test_atomic_write(void) {
     MaeConfig cfg;
     small_config(&cfg);
     size_t n = mae_num_params(&cfg);
     float *a = malloc(n * 4), *b = malloc(n * 4);
-    fill(a, n, 11); fill(b, n, 12);
+    fill_finite(a, n, 11); fill_finite(b, n, 12);
     char err[512];
 
     // Into a folder that does not exist: an error naming the path, nothing created.
@@ -769,6 +820,7 @@ int main(void) {
     test_streamed();
     test_checkpoint_rules();
     test_torch_fixture();
+    test_nonfinite();
     test_atomic_write();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

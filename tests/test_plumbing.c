@@ -75,6 +75,11 @@ static void test_mask_ratio(void) {
     CHECK(mask_ratio_check(-0.1f, 0, err, sizeof err) == -1, "negative is refused");
     CHECK(mask_ratio_check(0.99f, 0, err, sizeof err) == 0, "range only when L is unknown");
     CHECK(mask_len_keep(16, 0.75f) == 4 && mask_len_keep(196, 0.75f) == 49, "int(L * (1 - R))");
+    // Python's int(L * (1 - R)) for the decimal R written, not for the float nearest it.
+    CHECK(mask_len_keep(25, 0.2f) == 20 && mask_len_keep(100, 0.1f) == 90 && mask_len_keep(100, 0.3f) == 70 &&
+          mask_len_keep(100, 0.4f) == 60 && mask_len_keep(49, 0.6f) == 19, "as Python: 20 90 70 60 19 (got %d %d %d %d %d)",
+          mask_len_keep(25, 0.2f), mask_len_keep(100, 0.1f), mask_len_keep(100, 0.3f), mask_len_keep(100, 0.4f),
+          mask_len_keep(49, 0.6f));
 }
 
 static void test_seeded_masks(void) {

@@ -12,6 +12,7 @@
 // Colours follow --normalize (src/viz/attnmap.h, attn_map_scale): by default 0 .. the largest value
 // in the layer, so a colour never claims more than the weight it stands for; every bar is labelled
 // with its scale's ends and marks uniform attention, 1/T.
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -79,7 +80,8 @@ static int parse_selection(const char *s, const char *const *words, int nwords, 
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < INT_MIN || v > INT_MAX) return -1;
+    // Digits, with a minus at most (strtol would also skip spaces and take a plus: docs/interface.md).
+    if (!*s || *end || errno || v < INT_MIN || v > INT_MAX || !(isdigit((unsigned char)s[0]) || s[0] == '-')) return -1;
     *is_number = 1; *n = (int)v;
     return 0;
 }
@@ -89,10 +91,12 @@ static int parse_query(const char *s, int *x, int *y) {
     char *end;
     errno = 0;
     long a = strtol(s, &end, 10);
-    if (end == s || *end != ',' || errno || a < INT_MIN || a > INT_MAX) return -1;
+    if (end == s || *end != ',' || errno || a < INT_MIN || a > INT_MAX || !(isdigit((unsigned char)s[0]) || s[0] == '-'))
+        return -1;
     const char *t = end + 1;
     long b = strtol(t, &end, 10);
-    if (end == t || *end || errno || b < INT_MIN || b > INT_MAX) return -1;
+    if (end == t || *end || errno || b < INT_MIN || b > INT_MAX || !(isdigit((unsigned char)t[0]) || t[0] == '-'))
+        return -1;
     *x = (int)a; *y = (int)b;
     return 0;
 }

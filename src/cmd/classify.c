@@ -61,11 +61,18 @@ typedef struct {
     int K;
 } GatherCtx;
 
-// The label of an input: its class folder from the scan, else its parent folder when that is a class.
+// The label of an input: its class folder from the scan when that is one of the model's classes (a
+// folder of another name labels nothing), else, for an image not in a class folder, its parent folder
+// when that is a class.
 static int gather_add(void *ctx, const char *path, const char *cls) {
     GatherCtx *g = ctx;
     char buf[4096];
-    return input_add(g->list, path, cls ? cls : parent_class(path, g->classes, g->K, buf, sizeof buf));
+    if (cls) {
+        int known = 0;
+        for (int k = 0; k < g->K && !known; k++) known = !strcmp(g->classes[k], cls);
+        return input_add(g->list, path, known ? cls : NULL);
+    }
+    return input_add(g->list, path, parent_class(path, g->classes, g->K, buf, sizeof buf));
 }
 
 static int gather(char **pos, int npos, char *const *classes, int K, InputList *list, int *failed) {

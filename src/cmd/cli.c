@@ -132,7 +132,7 @@ static int set_value(const char *command, Flag *f, const char *v) {
             return CLI_USAGE;
         }
         if (x < f->min || x > f->max) {
-            cli_error(what, "%g is out of range [%g, %g]", x, f->min, f->max);
+            cli_error(what, "%s is out of range [%g, %g]", v, f->min, f->max);   // as written: 1.0000001 is not "1"
             return CLI_USAGE;
         }
         *(float *)f->dst = (float)x;

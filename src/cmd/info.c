@@ -138,6 +138,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         for (int i = 0; names && i < cc->cfg.num_classes; i++) cJSON_AddItemToArray(names, cJSON_CreateString(cc->classes[i]));
         cJSON_AddNumberToObject(o, "params", (double)total);
         cJSON_AddNumberToObject(o, "encoder_params", (double)(total - head));
+        cJSON_AddNumberToObject(o, "decoder_params", 0);   // every field of docs/interface.md's list
         cJSON_AddNumberToObject(o, "head_params", (double)head);
         cJSON_AddBoolToObject(o, "has_decoder", 0);
         cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");

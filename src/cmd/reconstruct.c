@@ -308,7 +308,7 @@ int cmd_reconstruct(int argc, char **argv) {
         printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
                nok == 1 ? "" : "s");
     }
-    if (failed) fprintf(stderr, "vitmae: reconstruct: %d input%s failed\n", failed, failed == 1 ? "" : "s");
+    if (failed > 1) cli_error("reconstruct", "%d inputs failed", failed);   // one failure: its own line says it
 
 done:
     mae_free(m);

@@ -255,9 +255,12 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
         int seen = cli_flag(flags, nflags, shape[i].flag)->seen || (preset && i >= 3);
         if (seen && shape[i].given != shape[i].ckpt) {
-            snprintf(err, errlen, "train --init %s: %s %d disagrees with the checkpoint's %d (--init keeps its model)",
-                     a->init, preset && !cli_flag(flags, nflags, shape[i].flag)->seen ? "--preset" : shape[i].flag,
-                     shape[i].given, shape[i].ckpt);
+            if (preset && !cli_flag(flags, nflags, shape[i].flag)->seen)   // the preset's value, named as such
+                snprintf(err, errlen, "train --init %s: --preset %s sets %s %d, which disagrees with the checkpoint's "
+                         "%d (--init keeps its model)", a->init, a->preset, shape[i].flag, shape[i].given, shape[i].ckpt);
+            else
+                snprintf(err, errlen, "train --init %s: %s %d disagrees with the checkpoint's %d (--init keeps its model)",
+                         a->init, shape[i].flag, shape[i].given, shape[i].ckpt);
             return CLI_USAGE;
         }
     }
@@ -453,10 +456,6 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
             snprintf(err, sizeof err, "no training image left after holding out %g for validation", t->rs.val_frac);
             return cli_report(data, err, 1);
         }
-        if (t->nval > 0 && t->nval < 8 && dist_rank() == 0)
-            fprintf(stderr, "vitmae: warning: only %d validation image%s (--val-frac %g of %d): the validation loss "
-                    "will be noisy; pass --val DIR or a larger --val-frac\n", t->nval, t->nval == 1 ? "" : "s",
-                    t->rs.val_frac, t->ds.n);
     }
     if (resuming) {
         int rc = extend_run(t, a, &given, flags, nflags, err, sizeof err);
@@ -646,6 +645,10 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if ((rc = cli_agree(rc))) return rc;
     cli_defer(0);
 
+    // Said once the run is sure to start, so that a refusal stays one line.
+    if (t->vds == &t->ds && t->nval > 0 && t->nval < 8 && rank == 0)
+        cli_message("warning: only %d validation image%s (--val-frac %g of %d): the validation loss will be noisy; "
+                    "pass --val DIR or a larger --val-frac", t->nval, t->nval == 1 ? "" : "s", t->rs.val_frac, t->ds.n);
     int threads = omp_get_max_threads();
     printf("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters\n",
            t->ntrain, t->nval, data, a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,

@@ -156,8 +156,12 @@ int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, s
     memset(ck, 0, sizeof *ck);
     if (ckpt_load(path, ck, err, errlen)) return -1;
     if (!ck->train_state || !ck->exp_avg || !ck->exp_avg_sq || !ck->has_decoder) {
+        int clf = ck->classifier;
         ckpt_free(ck);
-        snprintf(err, errlen, "%s: cannot resume: no training state in this checkpoint (it loads for inference only)", path);
+        if (clf) snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
+                          "finetune --resume)", path);
+        else snprintf(err, errlen, "%s: cannot resume: no training state in this checkpoint (it loads for inference "
+                      "only)", path);
         return -1;
     }
     char why[1024];

@@ -3,6 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+int mask_len_keep(int L, float ratio) {
+    double r = ratio;
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {   // 9 significant digits always give the float back
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)ratio);
+        double d = strtod(buf, NULL);
+        if ((float)d == ratio) { r = d; break; }
+    }
+    return (int)(L * (1.0 - r));
+}
+
 int mask_ratio_check(float ratio, int L, char *err, size_t errlen) {
     if (!mask_ratio_in_range(ratio)) {
         snprintf(err, errlen, "%g leaves no visible patch (must be < 1)", (double)ratio);

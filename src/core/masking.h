@@ -12,8 +12,10 @@
 
 #define MASK_RATIO_FLAG_MAX 1.0
 
-// Visible patches of L at ratio R, as MAE: int(L * (1 - R)).
-static inline int mask_len_keep(int L, float ratio) { return (int)(L * (1.0 - (double)ratio)); }
+// Visible patches of L at ratio R, as MAE: int(L * (1 - R)) in double, with R the decimal the user
+// wrote: the float ratio is read back as the shortest decimal that gives the same float (0.2f is 0.2,
+// not 0.200000003, whose 25 * (1 - R) = 19.99... would keep 19 of 25 where MAE keeps 20).
+int mask_len_keep(int L, float ratio);
 static inline int mask_ratio_in_range(float ratio) { return ratio >= 0.0f && ratio < 1.0f; }
 // 0 when ratio follows the rule for L patches (L < 1: the range only, before L is known); else -1
 // and err says why ("R leaves no visible patch ...").

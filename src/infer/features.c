@@ -1,4 +1,5 @@
 // Frozen encoder features (features.h): the evaluation view -> encoder on every patch -> norm -> pool.
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -34,7 +35,7 @@ int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < 0 || v >= depth) {
+    if (!*s || *end || errno || v < 0 || v >= depth || !isdigit((unsigned char)s[0])) {   // no spaces or '+'
         snprintf(err, errlen, "'%.100s' is not 'last' or a block of this encoder (0..%d)", s, depth - 1);
         return -1;
     }

@@ -213,7 +213,8 @@ done:
 int probe_linear_predict(const LinearProbe *p, const float *x, long n, int *pred, char *err, size_t errlen) {
     enum { CHUNK = 1024 };
     int C = p->nclasses, dim = p->dim;
-    float *xn = malloc((size_t)CHUNK * dim * sizeof *xn), *logits = malloc((size_t)CHUNK * C * sizeof *logits);
+    size_t rows = n < CHUNK ? (size_t)(n > 0 ? n : 1) : CHUNK;   // a few wide rows (raw pixels) need no 1024
+    float *xn = malloc(rows * dim * sizeof *xn), *logits = malloc(rows * C * sizeof *logits);
     if (!xn || !logits) {
         free(xn); free(logits);
         snprintf(err, errlen, "out of memory");

@@ -7,6 +7,12 @@
 #include "core/model.h"
 #include "io/safetensors.h"
 
+// 0 when the tensors of tab (n entries, laid out in params and, when not NULL, in the moments m and
+// v) hold finite values only; else -1 and err "<path>: tensor NAME holds NaN or infinite values". A
+// loaded model with NaN weights would give NaN results with exit 0 (docs/interface.md, section 4).
+int ckpt_check_finite(const char *path, const MaeTensor *tab, int n, const float *params, const float *m,
+                      const float *v, char *err, size_t errlen);
+
 // Saves parameters (laid out as mae_param_table says) under MAE's names, metadata format and
 // config, and, when train_state (a JSON string) is non-NULL, that state and the AdamW moments
 // optimizer.exp_avg.<name> / optimizer.exp_avg_sq.<name> (each laid out like the parameters).

@@ -606,6 +606,20 @@ static int fsync_dir_of(const char *path) {
     return rc;
 }
 
+int st_check_finite(const char *path, const StTensor *tensors, int ntensors, char *err, size_t errlen) {
+    for (int i = 0; i < ntensors; i++) {
+        size_t n = tensor_numel(&tensors[i]), bad = 0;
+        const float *x = tensors[i].data;
+        for (size_t k = 0; k < n && x; k++) bad |= !isfinite(x[k]);   // no early exit: vectorises
+        if (bad) {
+            fail(err, errlen, "%s: not written: tensor '%s' holds NaN or infinite values (the model diverged)", path,
+                 tensors[i].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int st_write(const char *path, const StTensor *tensors, int ntensors,
              const char *const *meta_keys, const char *const *meta_vals, int nmeta,
              char *err, size_t errlen) {
