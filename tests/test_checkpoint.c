@@ -199,6 +199,13 @@ static void test_generic_format(void) {
                        "\"__metadata__\":{\"crc32\":\"00000000\"}}", 8, "crc32 mismatch (file damaged)", "wrong crc");
     expect_hdr_refused("{\"a\\nb\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
                        "tensor 'a?b' has dtype F16", "control character in a name");
+    // A key given twice means two things to two readers (cJSON keeps the first, Python the last).
+    expect_hdr_refused("{\"__metadata__\":{\"format\":\"vitmae\",\"format\":\"other\"}}", 0,
+                       "key 'format' appears twice", "metadata key twice");
+    expect_hdr_refused("{\"__metadata__\":{\"config\":\"{\\\"depth\\\":1,\\\"depth\\\":2}\"}}", 0,
+                       "key 'depth' of __metadata__ 'config' appears twice", "a key twice inside a metadata value");
+    expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
+                       "key 'dtype' appears twice", "a tensor's field twice");
     // A NUL byte inside the header: cJSON stops there; the rest is not whitespace.
     static const uint8_t nul[14] = {6, 0, 0, 0, 0, 0, 0, 0, '{', '}', 0, ' ', ' ', ' '};
     expect_refused(nul, sizeof nul, "malformed JSON header", "NUL in header");

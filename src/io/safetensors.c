@@ -201,11 +201,7 @@ static int cmp_entry_offset(const void *a, const void *b) {
     if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
     return x->end < y->end ? -1 : x->end > y->end;
 }
-static int cmp_entry_name(const void *a, const void *b) {
-    return strcmp((*(const StEntry *const *)a)->name, (*(const StEntry *const *)b)->name);
-}
-
-// Tensors must tile the data section: no overlap, no hole, no trailing bytes; names unique.
+// Tensors must tile the data section: no overlap, no hole, no trailing bytes.
 static int check_layout(StFile *f, char *err, size_t errlen) {
     if (f->n == 0) {
         if (f->data_len) { fail(err, errlen, "%s: %llu data bytes but no tensors", f->path, (unsigned long long)f->data_len); return -1; }
@@ -214,13 +210,7 @@ static int check_layout(StFile *f, char *err, size_t errlen) {
     StEntry **p = malloc((size_t)f->n * sizeof *p);
     if (!p) { fail(err, errlen, "%s: out of memory", f->path); return -1; }
     for (int i = 0; i < f->n; i++) p[i] = &f->t[i];
-    int rc = 0;
-    qsort(p, (size_t)f->n, sizeof *p, cmp_entry_name);
-    for (int i = 1; i < f->n && !rc; i++)
-        if (strcmp(p[i - 1]->name, p[i]->name) == 0) {
-            fail(err, errlen, "%s: tensor '%s' appears twice in the header", f->path, p[i]->name);
-            rc = -1;
-        }
+    int rc = 0;   // (a name given twice is refused with the header's other repeated keys)
     qsort(p, (size_t)f->n, sizeof *p, cmp_entry_offset);
     uint64_t pos = 0;
     for (int i = 0; i < f->n && !rc; i++) {
@@ -288,6 +278,18 @@ void st_one_line(char *err) {
 // Parses the header of a file of len bytes whose first 8 + header-length bytes are at `bytes` and
 // fills f. The data section follows them in memory when f->state is ST_IN_MEMORY (its crc32 is then
 // checked here); for ST_ON_DISK it is still in the file, and st_fill checks it.
+// The first key that one object of o (at any depth) holds twice, or NULL.
+static const char *dup_key(const cJSON *o) {
+    for (const cJSON *c = o ? o->child : NULL; c; c = c->next) {
+        if (cJSON_IsObject(o) && c->string)
+            for (const cJSON *b = o->child; b != c; b = b->next)
+                if (b->string && !strcmp(b->string, c->string)) return c->string;
+        const char *d = dup_key(c);
+        if (d) return d;
+    }
+    return NULL;
+}
+
 static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, size_t errlen) {
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
@@ -309,13 +311,24 @@ static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, si
             goto out;
         }
     if (!cJSON_IsObject(root)) { fail(err, errlen, "%s: header is not a JSON object", f->path); goto out; }
+    // A key given twice means two things to two readers (cJSON keeps the first, Python's json the
+    // last): refused, in the header and in the JSON that metadata values hold (config, train_state).
+    const char *dup = dup_key(root);
+    char inner_dup[200];
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+    for (const cJSON *m = cJSON_IsObject(meta) ? meta->child : NULL; m && !dup; m = m->next) {
+        if (!cJSON_IsString(m) || m->valuestring[0] != '{') continue;
+        cJSON *inner = cJSON_Parse(m->valuestring);
+        const char *d = inner ? dup_key(inner) : NULL;
+        if (d) { snprintf(inner_dup, sizeof inner_dup, "%.80s' of __metadata__ '%.80s", d, m->string); dup = inner_dup; }
+        cJSON_Delete(inner);
+    }
+    if (dup) { fail(err, errlen, "%s: header: key '%s' appears twice", f->path, dup); goto out; }
     int n = cJSON_GetArraySize(root);
     f->t = calloc((size_t)n + 1, sizeof *f->t);
     if (!f->t) { fail(err, errlen, "%s: out of memory", f->path); goto out; }
-    int seen_meta = 0;
     for (const cJSON *it = root->child; it; it = it->next) {
-        if (strcmp(it->string, "__metadata__") == 0) {
-            if (seen_meta++) { fail(err, errlen, "%s: __metadata__ appears twice", f->path); goto out; }
+        if (strcmp(it->string, "__metadata__") == 0) {   // once: dup_key above
             if (parse_metadata(f, it, err, errlen)) goto out;
             continue;
         }
