@@ -48,6 +48,13 @@ t "reconstruct .npy over the limit: no partial file" '[ ! -e "$dir/rec2/in.recon
 (ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "attention over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "attention over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*: file too large$" "$dir/err"'
+# With a limit that lets the first maps through and stops a later one, nothing of the image stays
+# (it used to keep its first maps, so that the retry needed --force), and the retry then runs.
+(ulimit -f 16 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att2" --raw "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+t "attention failing half-way: exit 1, nothing of the image left ($(ls "$dir/att2" 2>/dev/null | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ ! -e "$dir/att2/in" ] && [ -z "$(ls "$dir/att2" 2>/dev/null)" ]'
+"$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att2" --raw "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+t "attention failing half-way: the retry runs without --force ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ -s "$dir/att2/in.attn.png" ]'
 
 # 1c. embed writes FEATS.npy and FEATS.txt as a pair: under a 512-byte limit the list of 30 images
 #     fits and their features (30 x 32 floats) do not, so --force leaves the earlier pair of 2 images as

@@ -59,6 +59,14 @@ t "--store on a file: no run folder" '[ ! -e "$dir/t6" ]'
 t "resume exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+# A checkpoint between two metrics rows carries the losses since the last row: the resumed run's rows
+# read the same losses as the uninterrupted run's.
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 8 --log-every 4 --eval-every 4 --ckpt-every 3 --keep 5 --out "$dir/rows" > /dev/null 2>&1
+mkdir -p "$dir/rows2" && cp "$dir/rows/checkpoint-6.safetensors" "$dir/rows2/"
+cp "$dir/rows/metrics.csv" "$dir/rows2/"
+"$VITMAE" finetune --resume "$dir/rows2/checkpoint-6.safetensors" > /dev/null 2>&1; rc=$?
+t "resumed between rows: the rows' losses as uninterrupted ($(cut -d, -f1,4 "$dir/rows2/metrics.csv" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(cut -d, -f1,4 "$dir/rows/metrics.csv")" = "$(cut -d, -f1,4 "$dir/rows2/metrics.csv")" ] && [ "$(tail -n 1 "$dir/rows2/metrics.csv" | cut -d, -f1)" = 8 ]'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --seed 5 --out "$dir/t3" > /dev/null 2>&1
 t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/t3/checkpoint.safetensors"'
 

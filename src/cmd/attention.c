@@ -13,6 +13,7 @@
 // in the layer, so a colour never claims more than the weight it stands for; every bar is labelled
 // with its scale's ends and marks uniform attention, 1/T.
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include "viz/attnmap.h"
@@ -614,6 +616,30 @@ static const char *SYNOPSIS =
 static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy", NULL};
 static const char *const index_name[] = {"index.html", NULL};
 
+// Removes an image's files (DIR/<stem><kind>, and the maps in DIR/<stem>/ with that folder when it is
+// left empty): nothing of an image that failed half-way stays behind. Its names were free when the run
+// started, or --force gave them to this run.
+static void remove_image_files(const char *out_dir, const char *stem) {
+    char path[8192];
+    for (int k = 0; kinds[k]; k++) {
+        snprintf(path, sizeof path, "%s/%s%s", out_dir, stem, kinds[k]);
+        if (kinds[k][0]) unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/%s", out_dir, stem);
+    DIR *d = opendir(path);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && (!strcmp(e->d_name + l - 4, ".png") || !strcmp(e->d_name + l - 4, ".npy"))) {
+            char f[8448];
+            snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+            unlink(f);
+        }
+    }
+    closedir(d);
+    rmdir(path);
+}
+
 static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", out_dir, index_name[0]);
@@ -803,7 +829,12 @@ int cmd_attention(int argc, char **argv) {
         if (!w->source) { cli_error("attention", "out of memory"); failures++; image_free(&photo); continue; }
         int n = attend_one(&job, m, &photo, view, w, err, sizeof err);
         image_free(&photo);
-        if (n < 0) { cli_error(paths[i], "%s", err); failures++; continue; }
+        if (n < 0) {   // what the image wrote goes again, so that a retry needs no --force
+            cli_error(paths[i], "%s", err);
+            failures++;
+            remove_image_files(out_dir, w->stem);
+            continue;
+        }
         printf("%s: %d map%s -> %s/%s\n", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
         nimages++;
         nmaps += n;

@@ -66,6 +66,8 @@ typedef struct {
     char augment[16], data[4096], val[4096], init[4096];
     double elapsed_s;
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
+    double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
+    long log_steps;
 } FtState;
 
 typedef struct FineTune FineTune;
@@ -125,6 +127,10 @@ static char *ft_state_to_json(const FtState *r) {
     cJSON_AddStringToObject(o, "val", r->val);
     cJSON_AddStringToObject(o, "init", r->init);
     if (r->run_id[0]) cJSON_AddStringToObject(o, "run_id", r->run_id);
+    if (r->log_steps > 0) {
+        cJSON_AddNumberToObject(o, "log_loss_sum", r->log_loss_sum);
+        cJSON_AddNumberToObject(o, "log_steps", (double)r->log_steps);
+    }
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
     char *s = cJSON_PrintUnformatted(o);
@@ -166,6 +172,12 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     }
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");   // absent in older runs
     if (cJSON_IsString(id)) snprintf(r->run_id, sizeof r->run_id, "%s", id->valuestring);
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(o, "log_loss_sum"), *ln = cJSON_GetObjectItemCaseSensitive(o, "log_steps");
+    if (cJSON_IsNumber(ls) && cJSON_IsNumber(ln) && isfinite(ls->valuedouble) && ln->valuedouble >= 1 &&
+        ln->valuedouble <= 1e9 && ln->valuedouble == (double)(long)ln->valuedouble) {
+        r->log_loss_sum = ls->valuedouble;
+        r->log_steps = (long)ln->valuedouble;
+    }
     cJSON_Delete(o);
     Augment aug;
     if (augment_parse(r->augment, &aug) || r->batch < 1 || r->step > r->total_steps || r->eval_every < 1 ||
@@ -826,8 +838,9 @@ int cmd_finetune(int argc, char **argv) {
     long queued = r->step;
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
-    double session_start = now_seconds(), interval_busy = 0, interval_loss = 0;
-    int interval_n = 0, B = r->batch;
+    // The loss since the last metrics row, carried through a checkpoint; the steps timed this session.
+    double session_start = now_seconds(), interval_busy = 0, interval_loss = r->log_loss_sum;
+    int interval_n = (int)r->log_steps, interval_timed = 0, B = r->batch;
     float *params = clf_params(t->model);
     void *runners[WORKERS_MAX];   // the workers' contexts
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
@@ -870,25 +883,27 @@ int cmd_finetune(int argc, char **argv) {
         interval_busy += t1 - t0;
         interval_loss += loss;
         interval_n++;
-        progress_update(&prog, stdout, r->step, loss, lr, interval_busy > 0 ? interval_n * B / interval_busy : 0);
+        interval_timed++;
+        progress_update(&prog, stdout, r->step, loss, lr, interval_busy > 0 ? interval_timed * B / interval_busy : 0);
 
         int last = r->step == r->total_steps;
         int do_log = r->step % r->log_every == 0 || last;
         int do_eval = r->step % r->eval_every == 0 || last;
         if (do_log || do_eval) {
             MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
-                              interval_busy > 0 ? interval_n * B / interval_busy : NAN,
+                              interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
                               r->elapsed_s + (t1 - session_start)};
             if (rank0 && periodic_outputs(t, &row, do_eval, err, sizeof err)) rc = cli_report("finetune", err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val top-1 %.2f%% (%d images)", r->step,
                                  row.val_loss, 100.0 * row.val_psnr, t->nval < r->val_max ? t->nval : r->val_max);
-            interval_loss = 0; interval_n = 0; interval_busy = 0;
+            interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0;
         }
         if (r->step % r->ckpt_every == 0 && !last && !stop) {
             r->elapsed_s += now_seconds() - session_start;
             session_start = now_seconds();
+            r->log_loss_sum = interval_loss; r->log_steps = interval_n;
             if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
@@ -897,6 +912,7 @@ int cmd_finetune(int argc, char **argv) {
     loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
+        r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
         else if (stop && r->step < r->total_steps)
             printf("interrupted at step %ld of %ld; saved %s (continue with --resume %s)\n", r->step, r->total_steps,
