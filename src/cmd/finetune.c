@@ -127,10 +127,7 @@ static char *ft_state_to_json(const FtState *r) {
     cJSON_AddStringToObject(o, "val", r->val);
     cJSON_AddStringToObject(o, "init", r->init);
     if (r->run_id[0]) cJSON_AddStringToObject(o, "run_id", r->run_id);
-    if (r->log_steps > 0) {
-        cJSON_AddNumberToObject(o, "log_loss_sum", r->log_loss_sum);
-        cJSON_AddNumberToObject(o, "log_steps", (double)r->log_steps);
-    }
+    run_log_interval_to_json(o, r->log_loss_sum, r->log_steps);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
     char *s = cJSON_PrintUnformatted(o);
@@ -172,12 +169,7 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     }
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");   // absent in older runs
     if (cJSON_IsString(id)) snprintf(r->run_id, sizeof r->run_id, "%s", id->valuestring);
-    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(o, "log_loss_sum"), *ln = cJSON_GetObjectItemCaseSensitive(o, "log_steps");
-    if (cJSON_IsNumber(ls) && cJSON_IsNumber(ln) && isfinite(ls->valuedouble) && ln->valuedouble >= 1 &&
-        ln->valuedouble <= 1e9 && ln->valuedouble == (double)(long)ln->valuedouble) {
-        r->log_loss_sum = ls->valuedouble;
-        r->log_steps = (long)ln->valuedouble;
-    }
+    run_log_interval_from_json(o, &r->log_loss_sum, &r->log_steps);
     cJSON_Delete(o);
     Augment aug;
     if (augment_parse(r->augment, &aug) || r->batch < 1 || r->step > r->total_steps || r->eval_every < 1 ||

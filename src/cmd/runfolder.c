@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -193,6 +194,24 @@ void run_catch_stop_signals(void) {
 static int same_meta(const StFile *f, const StFile *g, const char *key) {
     const char *a = st_meta(f, key), *b = st_meta(g, key);
     return a == b || (a && b && !strcmp(a, b));
+}
+
+void run_log_interval_to_json(cJSON *state, double sum, long steps) {
+    if (steps <= 0) return;
+    cJSON_AddNumberToObject(state, "log_loss_sum", sum);
+    cJSON_AddNumberToObject(state, "log_steps", (double)steps);
+}
+
+void run_log_interval_from_json(const cJSON *state, double *sum, long *steps) {
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(state, "log_loss_sum");
+    const cJSON *ln = cJSON_GetObjectItemCaseSensitive(state, "log_steps");
+    *sum = 0;
+    *steps = 0;
+    if (cJSON_IsNumber(ls) && cJSON_IsNumber(ln) && isfinite(ls->valuedouble) && ln->valuedouble >= 1 &&
+        ln->valuedouble <= 1e9 && ln->valuedouble == (double)(long)ln->valuedouble) {
+        *sum = ls->valuedouble;
+        *steps = (long)ln->valuedouble;
+    }
 }
 
 void run_new_id(char *id, size_t n) {
