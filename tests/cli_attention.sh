@@ -193,8 +193,8 @@ for sel in "--layer= 1" "--layer=+1" "--head=+1" "--query=1,+2" "--query= 1,2"; 
   t "selection '$sel': exit 2, one line naming it ($(cat "$tmp/err"))" \
     '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q -- "${sel%%=*}: .* is not" "$tmp/err"'
 done
-"$VITMAE" attention --ckpt "$ck" --out "$tmp/sel" --mode patch --query=1,2 --layer=1 --head=1 "$img" > /dev/null 2>&1
-t "the same selections written plainly run" '[ $? -eq 0 ]'
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/sel" --mode patch --query=1,2 --layer=1 --head=1 "$img" > /dev/null 2>&1; rc=$?
+t "the same selections written plainly run" '[ $rc -eq 0 ]'
 
 
 # The montage holds its tiles and nothing else: rollout of 3 layers is one row of 3 tiles of 256 px

@@ -36,8 +36,8 @@ PY
 t "PIL wrote the files" '[ -f "$dir/alpha.webp" ]'
 for f in orient1 orient2 orient3 orient4 orient5 orient6 orient6long orient7 orient8 progressive grey cmyk lossy lossless alpha; do
   src=$(ls "$dir/$f".*)
-  "$VITMAE_TOOLS/imgdump" "$src" "$dir/$f.npy" 2>"$dir/err"
-  t "$f decodes ($(cat "$dir/err"))" '[ $? -eq 0 ]'
+  "$VITMAE_TOOLS/imgdump" "$src" "$dir/$f.npy" 2>"$dir/err"; rc=$?
+  t "$f decodes ($(cat "$dir/err"))" '[ $rc -eq 0 ]'
 done
 out=$(/usr/bin/python3 - "$dir" <<'PY'
 import sys, glob, os, numpy as np

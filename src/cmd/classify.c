@@ -106,7 +106,7 @@ int cmd_classify(int argc, char **argv) {
 
     char err[1024];
     ClfCheckpoint ck;
-    if (clf_ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_message("%s", err); free(pos); return 1; }
+    if (clf_ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }
     const ClassifierConfig *cfg = &ck.cfg;
     int K = cfg->num_classes, S = cfg->enc.img_size, C = cfg->enc.in_chans;
     if (top > K) top = K;

@@ -48,7 +48,7 @@ void cli_message(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    put_line("", line);
+    print_line(line);
 }
 
 void cli_error(const char *what, const char *fmt, ...) {

@@ -33,8 +33,9 @@ Flag *cli_flag(Flag *flags, int nflags, const char *name);   // lookup (for ->se
 // what may be NULL when the message names what failed itself: `vitmae: <why>`.
 void cli_error(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_quiet_ranks(int on);
-// One line "vitmae: <message>" on stderr from this process whatever its rank (a warning, a skipped
-// file); as cli_error, control characters in it are written out (\n, \t, \xHH).
+// One line "vitmae: [rank R: ]<message>" on stderr from this process whatever its rank and
+// cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
+// out (\n, \t, \xHH).
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // cli_error(what, "%s", why), returning code: `return cli_report("train", err, 1);`.
 int cli_report(const char *what, const char *why, int code);

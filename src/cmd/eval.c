@@ -63,7 +63,7 @@ int cmd_eval(int argc, char **argv) {
     if (threads > 0) omp_set_num_threads(threads);
 
     Checkpoint ck;
-    if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_message("%s", err); return 1; }   // err names the file
+    if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }   // err names the file
     if (!ck.has_decoder) {
         cli_error(ckpt_path, "encoder-only checkpoint (no decoder tensors): eval needs the decoder");
         ckpt_free(&ck); return 1;

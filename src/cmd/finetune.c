@@ -126,8 +126,7 @@ static char *ft_state_to_json(const FtState *r) {
     cJSON_AddStringToObject(o, "data", r->data);
     cJSON_AddStringToObject(o, "val", r->val);
     cJSON_AddStringToObject(o, "init", r->init);
-    if (r->run_id[0]) cJSON_AddStringToObject(o, "run_id", r->run_id);
-    run_log_interval_to_json(o, r->log_loss_sum, r->log_steps);
+    run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
     char *s = cJSON_PrintUnformatted(o);
@@ -167,9 +166,7 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
         snprintf(dst[i], dn[i], "%s", x->valuestring);
     }
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");   // absent in older runs
-    if (cJSON_IsString(id)) snprintf(r->run_id, sizeof r->run_id, "%s", id->valuestring);
-    run_log_interval_from_json(o, &r->log_loss_sum, &r->log_steps);
+    run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps);
     cJSON_Delete(o);
     Augment aug;
     if (augment_parse(r->augment, &aug) || r->batch < 1 || r->step > r->total_steps || r->eval_every < 1 ||

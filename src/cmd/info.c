@@ -182,11 +182,11 @@ int cmd_info(int argc, char **argv) {
     const char *path = pos[0];
     char err[512];
     StFile *f = st_open_header(path, err, sizeof err);
-    if (!f) { cli_message("%s", err); return 1; }
+    if (!f) { cli_error(NULL, "%s", err); return 1; }
     if (clf_ckpt_is_classifier(f)) {
         ClfCheckpoint cc;
         int rc = clf_ckpt_from_st(f, 0, &cc, err, sizeof err);
-        if (rc) cli_message("%s", err);
+        if (rc) cli_error(NULL, "%s", err);
         else rc = print_classifier(path, &cc, st_meta(f, "crc32"), json);
         clf_ckpt_free(&cc);
         st_close(f);
@@ -194,7 +194,7 @@ int cmd_info(int argc, char **argv) {
     }
     Checkpoint ck;
     if (ckpt_from_st(f, 0, &ck, err, sizeof err)) {
-        cli_message("%s", err);
+        cli_error(NULL, "%s", err);
         st_close(f);
         return 1;
     }

@@ -196,13 +196,16 @@ static int same_meta(const StFile *f, const StFile *g, const char *key) {
     return a == b || (a && b && !strcmp(a, b));
 }
 
-void run_log_interval_to_json(cJSON *state, double sum, long steps) {
+void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps) {
+    if (run_id[0]) cJSON_AddStringToObject(state, "run_id", run_id);
     if (steps <= 0) return;
     cJSON_AddNumberToObject(state, "log_loss_sum", sum);
     cJSON_AddNumberToObject(state, "log_steps", (double)steps);
 }
 
-void run_log_interval_from_json(const cJSON *state, double *sum, long *steps) {
+void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps) {
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(state, "run_id");
+    snprintf(run_id, idlen, "%s", cJSON_IsString(id) ? id->valuestring : "");
     const cJSON *ls = cJSON_GetObjectItemCaseSensitive(state, "log_loss_sum");
     const cJSON *ln = cJSON_GetObjectItemCaseSensitive(state, "log_steps");
     *sum = 0;
@@ -227,20 +230,11 @@ void run_new_id(char *id, size_t n) {
     snprintf(id, n, "%016llx", (unsigned long long)z);
 }
 
-// 1 when train_state's member `key` is the same in both files (or absent from both); *both: whether
-// both files have it.
-static int same_state_item(const StFile *f, const StFile *g, const char *key, int *both) {
-    const char *a = st_meta(f, "train_state"), *b = st_meta(g, "train_state");
-    *both = 0;
-    if (!a || !b) return a == b;
-    cJSON *x = cJSON_Parse(a), *y = cJSON_Parse(b);
+// 1 when member key is the same in both train_states x and y (or absent from both).
+static int same_item(const cJSON *x, const cJSON *y, const char *key) {
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(x, key), *v = cJSON_GetObjectItemCaseSensitive(y, key);
-    *both = u && v;
-    int same = (!u && !v) || (cJSON_IsNumber(u) && cJSON_IsNumber(v) && u->valuedouble == v->valuedouble) ||
-               (cJSON_IsString(u) && cJSON_IsString(v) && !strcmp(u->valuestring, v->valuestring));
-    cJSON_Delete(x);
-    cJSON_Delete(y);
-    return same;
+    return (!u && !v) || (cJSON_IsNumber(u) && cJSON_IsNumber(v) && u->valuedouble == v->valuedouble) ||
+           (cJSON_IsString(u) && cJSON_IsString(v) && !strcmp(u->valuestring, v->valuestring));
 }
 
 int run_folder_foreign_checkpoint(const char *file, const char *dir) {
@@ -251,12 +245,17 @@ int run_folder_foreign_checkpoint(const char *file, const char *dir) {
     if (stat(file, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return 0;   // the run's own
     char err[256];
     StFile *f = st_open_header(file, err, sizeof err), *g = f ? st_open_header(latest, err, sizeof err) : NULL;
-    int foreign = 0, both, b2;
+    int foreign = 0;
     if (f && g) {
-        int same_id = same_state_item(f, g, "run_id", &both);
-        if (both) foreign = !same_id;
-        else foreign = !(same_meta(f, g, "config") && same_meta(f, g, "classifier") &&
-                         same_state_item(f, g, "seed", &b2) && same_state_item(f, g, "batch", &b2));
+        const char *ta = st_meta(f, "train_state"), *tb = st_meta(g, "train_state");
+        cJSON *x = ta ? cJSON_Parse(ta) : NULL, *y = tb ? cJSON_Parse(tb) : NULL;
+        if (cJSON_GetObjectItemCaseSensitive(x, "run_id") && cJSON_GetObjectItemCaseSensitive(y, "run_id"))
+            foreign = !same_item(x, y, "run_id");
+        else   // runs from before run ids
+            foreign = !(same_meta(f, g, "config") && same_meta(f, g, "classifier") && same_item(x, y, "seed") &&
+                        same_item(x, y, "batch"));
+        cJSON_Delete(x);
+        cJSON_Delete(y);
     }
     if (f) st_close(f);
     if (g) st_close(g);

@@ -425,7 +425,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     for (int i = 0; i < t->ds.nskipped && i < 20 && dist_rank() == 0; i++)
         cli_message("skipped %s: %s", t->ds.skipped[i].path, t->ds.skipped[i].reason);
     if (t->ds.nskipped > 20 && dist_rank() == 0)
-        fprintf(stderr, "vitmae: ... and %d more skipped (vitmae data lists them)\n", t->ds.nskipped - 20);
+        cli_message("... and %d more skipped (vitmae data lists them)", t->ds.nskipped - 20);
     if (t->ds.n == 0) {
         ckpt_free(init);
         snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);

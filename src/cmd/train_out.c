@@ -11,7 +11,6 @@
 #include "cmd/runfolder.h"
 #include "cmd/train_state.h"
 #include "core/masking.h"
-#include "dist/dist.h"
 #include "infer/recon.h"
 #include "io/files.h"
 #include "viz/panel.h"
@@ -58,9 +57,7 @@ void train_out_report_broken(const Dataset *ds, const char *what) {
     int nb;
     while ((nb = dataset_take_broken(ds, broken, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            char who[32] = "";
-            if (dist_rank() > 0) snprintf(who, sizeof who, "rank %d: ", dist_rank());
-            cli_message("%sskipped %s: %s (found while %s)", who, broken[i].path, broken[i].reason, what);
+            cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason, what);
             free(broken[i].path);
             free(broken[i].reason);
         }

@@ -77,8 +77,7 @@ char *run_state_to_json(const RunState *r) {
         else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
     }
     if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
-    if (r->run_id[0]) cJSON_AddStringToObject(o, "run_id", r->run_id);
-    run_log_interval_to_json(o, r->log_loss_sum, r->log_steps);
+    run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps);
     // Gradient groups G (fixed for the run) and the process count N and --accum K of the session
     // that wrote it (a record: any N, K with N K | G continue it bitwise, docs/distributed.md).
     cJSON_AddNumberToObject(o, "grad_groups", r->grad_groups);
@@ -120,9 +119,7 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     snprintf(r->data, sizeof r->data, "%s", data->valuestring);
     const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "val");   // absent: a held-out split
     if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "run_id");   // absent in older runs
-    if (cJSON_IsString(id)) snprintf(r->run_id, sizeof r->run_id, "%s", id->valuestring);
-    run_log_interval_from_json(o, &r->log_loss_sum, &r->log_steps);
+    run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps);
     // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");
     const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "processes"), *nk = cJSON_GetObjectItemCaseSensitive(o, "accum");

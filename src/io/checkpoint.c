@@ -55,24 +55,27 @@ int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const
         }
     const char *keys[3] = {"format", "config", "train_state"};
     const char *vals[3] = {"vitmae", cfg_json, train_state};
-    rc = st_check_finite(path, st, nt, err, errlen);
-    if (rc == 0) rc = st_write(path, st, nt, keys, vals, train_state ? 3 : 2, err, errlen);
+    if (ckpt_check_finite(tab, n, params, train_state ? exp_avg : NULL, train_state ? exp_avg_sq : NULL, why,
+                          sizeof why))
+        snprintf(err, errlen, "%s: not written: %s (the model diverged)", path, why);
+    else
+        rc = st_write(path, st, nt, keys, vals, train_state ? 3 : 2, err, errlen);
 out:
     free(cfg_json); free(names); free(st); free(tab);
     return rc;
 }
 
-int ckpt_check_finite(const char *path, const MaeTensor *tab, int n, const float *params, const float *m,
-                      const float *v, char *err, size_t errlen) {
+int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const float *m, const float *v, char *why,
+                      size_t whylen) {
     const float *arrays[3] = {params, m, v};
     const char *prefix[3] = {"", "optimizer.exp_avg.", "optimizer.exp_avg_sq."};
     for (int a = 0; a < 3; a++)
         for (int i = 0; arrays[a] && i < n; i++) {
             const float *x = arrays[a] + tab[i].offset;
             int bad = 0;
-            for (size_t k = 0; k < tab[i].numel; k++) bad |= !isfinite(x[k]);
+            for (size_t k = 0; k < tab[i].numel; k++) bad |= !isfinite(x[k]);   // no early exit: vectorises
             if (bad) {
-                snprintf(err, errlen, "%s: tensor '%s%s' holds NaN or infinite values", path, prefix[a], tab[i].name);
+                snprintf(why, whylen, "tensor '%s%s' holds NaN or infinite values", prefix[a], tab[i].name);
                 return -1;
             }
         }
@@ -227,7 +230,10 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
         }
     }
     if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
-    if (ckpt_check_finite(path, tab, n, out->params, out->exp_avg, out->exp_avg_sq, err, errlen)) goto out;
+    if (ckpt_check_finite(tab, n, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        goto out;
+    }
     if (out->classifier) {
         for (int i = 0; i < n; i++)
             if (!strcmp(tab[i].name, "norm.weight")) for (size_t j = 0; j < tab[i].numel; j++) out->params[tab[i].offset + j] = 1.0f;

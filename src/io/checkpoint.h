@@ -8,10 +8,11 @@
 #include "io/safetensors.h"
 
 // 0 when the tensors of tab (n entries, laid out in params and, when not NULL, in the moments m and
-// v) hold finite values only; else -1 and err "<path>: tensor NAME holds NaN or infinite values". A
-// loaded model with NaN weights would give NaN results with exit 0 (docs/interface.md, section 4).
-int ckpt_check_finite(const char *path, const MaeTensor *tab, int n, const float *params, const float *m,
-                      const float *v, char *err, size_t errlen);
+// v) hold finite values only; else -1 and why "tensor NAME holds NaN or infinite values". A checkpoint
+// never holds such values: the writers refuse them (a diverged model) and the readers too, since a
+// model with NaN weights would give NaN results with exit 0 (docs/interface.md, section 4).
+int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const float *m, const float *v, char *why,
+                      size_t whylen);
 
 // Saves parameters (laid out as mae_param_table says) under MAE's names, metadata format and
 // config, and, when train_state (a JSON string) is non-NULL, that state and the AdamW moments

@@ -49,8 +49,11 @@ int clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *cl
     }
     const char *keys[4] = {"format", "config", "classifier", "train_state"};
     const char *vals[4] = {"vitmae", cfg_json, clf_json, train_state};
-    rc = st_check_finite(path, st, nt, err, errlen);
-    if (rc == 0) rc = st_write(path, st, nt, keys, vals, train_state ? 4 : 3, err, errlen);
+    if (ckpt_check_finite(tab, n, params, train_state ? exp_avg : NULL, train_state ? exp_avg_sq : NULL, why,
+                          sizeof why))
+        snprintf(err, errlen, "%s: not written: %s (the model diverged)", path, why);
+    else
+        rc = st_write(path, st, nt, keys, vals, train_state ? 4 : 3, err, errlen);
 out:
     free(tab); free(st); free(names); free(cfg_json); free(clf_json);
     return rc;
@@ -134,7 +137,10 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
         }
     }
     if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
-    if (ckpt_check_finite(st_name(f), tab, n, out->params, out->exp_avg, out->exp_avg_sq, err, errlen)) goto out;
+    if (ckpt_check_finite(tab, n, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", st_name(f), why);
+        goto out;
+    }
     rc = 0;
 out:
     cJSON_Delete(o);

@@ -275,9 +275,6 @@ void st_one_line(char *err) {
         if (*p < 0x20 || *p == 0x7f) *p = '?';
 }
 
-// Parses the header of a file of len bytes whose first 8 + header-length bytes are at `bytes` and
-// fills f. The data section follows them in memory when f->state is ST_IN_MEMORY (its crc32 is then
-// checked here); for ST_ON_DISK it is still in the file, and st_fill checks it.
 // The first key that one object of o (at any depth) holds twice, or NULL.
 static const char *dup_key(const cJSON *o) {
     for (const cJSON *c = o ? o->child : NULL; c; c = c->next) {
@@ -289,6 +286,10 @@ static const char *dup_key(const cJSON *o) {
     }
     return NULL;
 }
+
+// Parses the header of a file of len bytes whose first 8 + header-length bytes are at `bytes` and
+// fills f. The data section follows them in memory when f->state is ST_IN_MEMORY (its crc32 is then
+// checked here); for ST_ON_DISK it is still in the file, and st_fill checks it.
 
 static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, size_t errlen) {
     uint64_t hlen = 0;
@@ -617,20 +618,6 @@ static int fsync_dir_of(const char *path) {
     if (rc != 0 && (errno == EINVAL || errno == EROFS)) rc = 0;
     close(dfd);
     return rc;
-}
-
-int st_check_finite(const char *path, const StTensor *tensors, int ntensors, char *err, size_t errlen) {
-    for (int i = 0; i < ntensors; i++) {
-        size_t n = tensor_numel(&tensors[i]), bad = 0;
-        const float *x = tensors[i].data;
-        for (size_t k = 0; k < n && x; k++) bad |= !isfinite(x[k]);   // no early exit: vectorises
-        if (bad) {
-            fail(err, errlen, "%s: not written: tensor '%s' holds NaN or infinite values (the model diverged)", path,
-                 tensors[i].name);
-            return -1;
-        }
-    }
-    return 0;
 }
 
 int st_write(const char *path, const StTensor *tensors, int ntensors,

@@ -20,10 +20,6 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
              const char *const *meta_keys, const char *const *meta_vals, int nmeta,
              char *err, size_t errlen);
 
-// 0 when every value of the tensors is finite; else -1 and err "<path>: not written: tensor NAME holds
-// NaN or infinite values" (a checkpoint never stores a diverged model: docs/interface.md, section 4).
-int st_check_finite(const char *path, const StTensor *tensors, int ntensors, char *err, size_t errlen);
-
 typedef struct StFile StFile;
 // Reads and validates the whole file (crc32 included). NULL and a one-line reason naming the file on
 // failure.
