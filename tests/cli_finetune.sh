@@ -169,5 +169,32 @@ err "a folder with only metrics.csv" 2 "overwrite" "$VITMAE" finetune --ckpt "$p
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?
 t "--overwrite: exit 0, the old run moved whole" '[ $rc -eq 0 ] && [ -s "$dir/k/checkpoint.safetensors" ] && [ -f "$dir/k.old-1/metrics.csv" ] && [ "$(wc -l < "$dir/k.old-1/metrics.csv")" -eq 1 ]'
 
+# Names that are not UTF-8 (docs/interface.md, "Names that are not UTF-8"). A class folder's name is
+# refused by finetune and probe (it would be written into the classifier and JSON, where it can only
+# be UTF-8); a folder or file name elsewhere reaches JSON and checkpoint headers with U+FFFD in place
+# of its odd bytes, so Python's json (strict UTF-8 on bytes) reads every one of them.
+x=$(printf '\377')
+mkdir -p "$dir/u8/circle" "$dir/u8/sq$x" "$dir/u8root$x/circle" "$dir/u8root$x/square"
+for f in $(ls "$dir/data/circle" | head -n 8); do
+  cp "$dir/data/circle/$f" "$dir/u8/circle/"; cp "$dir/data/circle/$f" "$dir/u8root$x/circle/c$x$f"
+done
+for f in $(ls "$dir/data/square" | head -n 8); do cp "$dir/data/square/$f" "$dir/u8/sq$x/"; cp "$dir/data/square/$f" "$dir/u8root$x/square/"; done
+err "finetune: a class folder not UTF-8" 2 "class folder 'sq" "$VITMAE" finetune --ckpt "$pre" --data "$dir/u8" --out "$dir/e7"
+t "finetune: it says why" 'grep -q ": its name is not UTF-8 (" "$dir/err"'
+t "finetune: no run folder for it" '[ ! -e "$dir/e7" ]'
+err "probe: a class folder not UTF-8" 2 "class folder 'sq" "$VITMAE" probe --ckpt "$pre" --train "$dir/u8" --test "$dir/data"
+t "probe: it says why" 'grep -q ": its name is not UTF-8 (" "$dir/err"'
+strict_json() { python3 -c 'import json, sys; d = json.loads(open(sys.argv[1], "rb").read()); assert sys.argv[2].replace("<FFFD>", "\ufffd") in json.dumps(d, ensure_ascii=False), d' "$1" "$2"; }
+header_json() { python3 -c 'import json, struct, sys; b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); print(h["__metadata__"]["train_state"])' "$1" > "$dir/ts.json" && strict_json "$dir/ts.json" "$2"; }
+"$VITMAE" train --data "$dir/u8root$x" $model --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --steps 2 --out "$dir/u8pre" > /dev/null 2>&1; rc=$?
+t "train from a folder not UTF-8: exit 0, its checkpoint header reads as UTF-8 JSON (U+FFFD)" '[ $rc -eq 0 ] && header_json "$dir/u8pre/checkpoint.safetensors" "u8root<FFFD>"'
+t "... and its config.json" 'strict_json "$dir/u8pre/config.json" "u8root<FFFD>"'
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/u8root$x" --batch 8 --steps 2 --out "$dir/u8ft" > /dev/null 2>&1; rc=$?
+t "finetune from it: exit 0, the classifier's header reads as UTF-8 JSON" '[ $rc -eq 0 ] && header_json "$dir/u8ft/checkpoint.safetensors" "u8root<FFFD>"'
+"$VITMAE" info --json "$dir/u8ft/checkpoint.safetensors" > "$dir/u8info.json"
+t "info --json of it reads as UTF-8 JSON" 'strict_json "$dir/u8info.json" "u8root<FFFD>"'
+"$VITMAE" classify --ckpt "$dir/u8ft/checkpoint.safetensors" --json "$dir/u8root$x/circle" > "$dir/u8cls.json"; rc=$?
+t "classify --json of names not UTF-8: exit 0, reads as UTF-8 JSON, labels kept" '[ $rc -eq 0 ] && strict_json "$dir/u8cls.json" "c<FFFD>$(ls "$dir/data/circle" | head -n 1)" && grep -q "\"label\":[[:space:]]*\"circle\"" "$dir/u8cls.json"'
+
 [ $fail -eq 0 ] && echo "cli finetune ok"
 exit $fail

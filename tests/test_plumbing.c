@@ -1,6 +1,6 @@
 // Shared plumbing of the commands: output folders and stems (cmd/output.c), the mask-ratio rule and
 // the seeded masks (core/masking.c), the memory rule (core/model.c, and inference's in infer/infer.c),
-// the huge-page advice for big arrays (kernels/cpu.c).
+// the huge-page advice for big arrays (kernels/cpu.c), names that are not UTF-8 in JSON (io/utf8.c).
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -9,6 +9,7 @@
 #include "core/masking.h"
 #include "core/model.h"
 #include "infer/infer.h"
+#include "io/utf8.h"
 #include "kernels/cpu.h"
 
 static void test_mkdir(void) {
@@ -189,6 +190,44 @@ static void test_huge_pages(void) {
     free(f);
 }
 
+// Valid UTF-8 passes unchanged; what is not becomes U+FFFD (EF BF BD), one for each maximal subpart, as
+// Python's bytes.decode("utf-8", "replace") writes it (each expectation here is Python's); a JSON text
+// with such a string prints clean.
+static void test_utf8(void) {
+    static const struct { const char *in, *out; int valid; } cases[] = {
+        {"plain.png", "plain.png", 1},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x88", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x88", 1},   // 2, 3, 4 bytes
+        {"a\xff" "b", "a\xef\xbf\xbd" "b", 0},                  // never a UTF-8 byte
+        {"\xc3", "\xef\xbf\xbd", 0},                         // a sequence cut short at the end
+        {"\xc3(", "\xef\xbf\xbd(", 0},                       // ... or by an ASCII byte
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd", 0},      // overlong '/'
+        {"\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 0},   // overlong, 3 bytes
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 0},   // a surrogate (U+D800)
+        {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 0},   // past U+10FFFF
+        {"\xf4\x8f\xbf\xbf", "\xf4\x8f\xbf\xbf", 1},      // U+10FFFF itself
+        {"\xe9t\xe9", "\xef\xbf\xbdt\xef\xbf\xbd", 0},    // Latin-1 "ete"
+        {"\xe2\x82", "\xef\xbf\xbd", 0},                     // a 3-byte sequence cut short: one U+FFFD
+        {"\xf0\x9f\x90(", "\xef\xbf\xbd(", 0},               // a 4-byte one cut short by '('
+        {"\xe2\x82\xe2\x82\xac", "\xef\xbf\xbd\xe2\x82\xac", 0},   // then a whole one
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *c = utf8_clean(cases[i].in);
+        CHECK(c && strcmp(c, cases[i].out) == 0, "utf8_clean of case %zu", i);
+        CHECK(utf8_valid(cases[i].in) == cases[i].valid, "utf8_valid of case %zu", i);
+        CHECK(c && utf8_valid(c), "the cleaned case %zu is valid", i);
+        free(c);
+    }
+    char *names[] = {"cats", "dogs", "b\xe9tes", "x\xff"};
+    CHECK(utf8_first_invalid(names, 2) == -1, "all valid");
+    CHECK(utf8_first_invalid(names, 4) == 2, "the first invalid name");
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "path", "runs/\xff\\\"x");
+    char *s = json_print_utf8(o, 0);
+    CHECK(s && strcmp(s, "{\"path\":\"runs/\xef\xbf\xbd\\\\\\\"x\"}") == 0, "JSON printed clean: %s", s ? s : "(null)");
+    free(s);
+    cJSON_Delete(o);
+}
+
 int main(void) {
     test_mkdir();
     test_stems();
@@ -196,5 +235,6 @@ int main(void) {
     test_seeded_masks();
     test_memory();
     test_huge_pages();
+    test_utf8();
     return check_done();
 }

@@ -19,6 +19,7 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "io/classifier_ckpt.h"
+#include "io/utf8.h"
 
 typedef struct { char *path, *label; } Input;
 typedef struct { Input *v; int n, cap; } InputList;
@@ -190,7 +191,7 @@ int cmd_classify(int argc, char **argv) {
     if (json) {
         if (labelled) { fmt6(buf, sizeof buf, (double)correct / labelled); cJSON_AddItemToObject(root, "top1", cJSON_CreateRaw(buf)); }
         else cJSON_AddNullToObject(root, "top1");
-        char *s = cJSON_Print(root);
+        char *s = json_print_utf8(root, 1);
         if (s) printf("%s\n", s);
         free(s);
     } else if (labelled) {

@@ -9,41 +9,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "data/dataset.h"
-
-// Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid (overlong, surrogate, > U+10FFFF).
-static int utf8_len(const unsigned char *s) {
-    if (s[0] < 0x80) return 1;
-    int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? (s[0] < 0xf0 ? 3 : 0) : s[0] >= 0xc2 ? 2 : 0;
-    if (!n) return 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80) return 0;
-    if (n == 3 && s[0] == 0xe0 && s[1] < 0xa0) return 0;
-    if (n == 3 && s[0] == 0xed && s[1] >= 0xa0) return 0;
-    if (n == 4 && s[0] == 0xf0 && s[1] < 0x90) return 0;
-    if (n == 4 && s[0] == 0xf4 && s[1] >= 0x90) return 0;
-    return n;
-}
-
-// File names are bytes; JSON is UTF-8: invalid bytes become U+FFFD. Returns a malloc'ed string.
-static char *utf8_clean(const char *s) {
-    size_t len = strlen(s);
-    char *o = malloc(len * 3 + 1), *p = o;
-    if (!o) return NULL;
-    const unsigned char *u = (const unsigned char *)s;
-    while (*u) {
-        int n = utf8_len(u);
-        if (n) { memcpy(p, u, (size_t)n); p += n; u += n; }
-        else { memcpy(p, "\xef\xbf\xbd", 3); p += 3; u++; }
-    }
-    *p = 0;
-    return o;
-}
-
-static void add_clean_string(cJSON *obj, const char *key, const char *value) {
-    char *v = utf8_clean(value);
-    cJSON_AddStringToObject(obj, key, v ? v : "");
-    free(v);
-}
+#include "io/utf8.h"
 
 #define UNIFORM_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
 
@@ -54,29 +20,27 @@ static int print_json(const Dataset *ds) {
     cJSON_AddNumberToObject(root, "ignored", ds->nignored);
     cJSON *classes = cJSON_AddObjectToObject(root, "classes");
     for (int i = 0; i < ds->nclasses; i++) {
-        char *name = utf8_clean(ds->class_names[i]);
-        cJSON_AddNumberToObject(classes, name ? name : "", ds->class_counts[i]);
-        free(name);
+        cJSON_AddNumberToObject(classes, ds->class_names[i], ds->class_counts[i]);
     }
     cJSON *skipped = cJSON_AddArrayToObject(root, "skipped_files");
     for (int i = 0; i < ds->nskipped; i++) {
         cJSON *s = cJSON_CreateObject();
-        add_clean_string(s, "path", ds->skipped[i].path);
-        add_clean_string(s, "reason", ds->skipped[i].reason);
+        cJSON_AddStringToObject(s, "path", ds->skipped[i].path);
+        cJSON_AddStringToObject(s, "reason", ds->skipped[i].reason);
         cJSON_AddItemToArray(skipped, s);
     }
     cJSON *ignored = cJSON_AddArrayToObject(root, "ignored_files");
     for (int i = 0; i < ds->nignored_files; i++) {
         cJSON *s = cJSON_CreateObject();
-        add_clean_string(s, "path", ds->ignored[i].path);
-        add_clean_string(s, "reason", ds->ignored[i].reason);
+        cJSON_AddStringToObject(s, "path", ds->ignored[i].path);
+        cJSON_AddStringToObject(s, "reason", ds->ignored[i].reason);
         cJSON_AddItemToArray(ignored, s);
     }
     cJSON *warnings = cJSON_AddArrayToObject(root, "warnings");
     for (int i = 0; i < ds->n; i++) {
         if (!ds->items[i].uniform) continue;
         cJSON *s = cJSON_CreateObject();
-        add_clean_string(s, "path", ds->items[i].path);
+        cJSON_AddStringToObject(s, "path", ds->items[i].path);
         cJSON_AddStringToObject(s, "warning", UNIFORM_WARNING);
         cJSON_AddItemToArray(warnings, s);
     }
@@ -88,7 +52,7 @@ static int print_json(const Dataset *ds) {
     cJSON_AddNumberToObject(size, "max_w", ds->max_w);
     cJSON_AddNumberToObject(size, "max_h", ds->max_h);
     cJSON_AddBoolToObject(root, "greyscale", ds->all_grey);
-    char *text = cJSON_Print(root);
+    char *text = json_print_utf8(root, 1);
     cJSON_Delete(root);
     if (!text) return -1;
     puts(text);

@@ -16,6 +16,7 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "core/masking.h"
+#include "io/utf8.h"
 
 static void print_json(int n, double loss, double mse, double psnr, double ratio, long seed) {
     cJSON *root = cJSON_CreateObject();
@@ -27,7 +28,7 @@ static void print_json(int n, double loss, double mse, double psnr, double ratio
     snprintf(r, sizeof r, "%g", ratio);
     cJSON_AddNumberToObject(root, "mask_ratio", strtod(r, NULL));
     cJSON_AddNumberToObject(root, "seed", (double)seed);
-    char *text = cJSON_Print(root);
+    char *text = json_print_utf8(root, 1);
     cJSON_Delete(root);
     if (text) puts(text);
     cJSON_free(text);

@@ -42,6 +42,7 @@
 #include "infer/recon.h"
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
+#include "io/utf8.h"
 #include "kernels/cpu.h"
 #include "viz/viz.h"
 
@@ -129,7 +130,7 @@ static char *ft_state_to_json(const FtState *r) {
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = json_print_utf8(o, 0);
     cJSON_Delete(o);
     return s;
 }
@@ -340,6 +341,8 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
         cli_error(dir, "no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)");
         return 2;
     }
+    int bad = utf8_first_invalid(ds->class_names, ds->nclasses);
+    if (bad >= 0) { cli_error(dir, UTF8_CLASS_REFUSAL, ds->class_names[bad]); return 2; }
     if (ds->nroot && dist_rank() == 0) fprintf(stderr, "vitmae: %s: %d image(s) directly in the folder have no class and are not used\n", dir, ds->nroot);
     return 0;
 }

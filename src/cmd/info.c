@@ -10,6 +10,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "core/model.h"
+#include "io/utf8.h"
 
 typedef struct { size_t encoder, decoder; } ParamCounts;
 
@@ -58,7 +59,7 @@ static void print_train_state(const char *state) {
     } else {
         printf("  train state  (AdamW moments present; can resume)\n");
         for (const cJSON *it = ts->child; it; it = it->next) {
-            char *v = cJSON_PrintUnformatted(it);
+            char *v = json_print_utf8(it, 0);
             if (!v) continue;
             size_t len = strlen(v);
             printf("    %-14s %.100s%s\n", it->string, v, len > 100 ? "..." : "");
@@ -101,7 +102,7 @@ static void add_config(cJSON *o, const MaeConfig *c) {
 
 // Prints o (indented) on stdout and frees it. Returns the exit status.
 static int emit_json(const char *path, cJSON *o) {
-    char *s = cJSON_Print(o);
+    char *s = json_print_utf8(o, 1);
     cJSON_Delete(o);
     if (!s) { cli_error(path, "out of memory"); return 1; }
     printf("%s\n", s);

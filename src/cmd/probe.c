@@ -22,6 +22,7 @@
 #include "infer/probe.h"
 #include "io/checkpoint.h"
 #include "io/files.h"
+#include "io/utf8.h"
 #include "viz/confusion.h"
 
 enum { PROBE_KNN, PROBE_LINEAR, NPROBES };
@@ -58,6 +59,8 @@ static int labelled_scan(const char *flag, const char *dir, const Labelled *clas
         cli_error(flag, "%s has no class sub-folders with images: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
         return 2;
     }
+    int bad = utf8_first_invalid(ds->class_names, ds->nclasses);
+    if (bad >= 0) { cli_error(dir, UTF8_CLASS_REFUSAL, ds->class_names[bad]); return 2; }
     if (ds->nroot > 0)
         cli_error(dir, "%d image%s directly in the folder ha%s no class (left out)", ds->nroot,
                   ds->nroot == 1 ? "" : "s", ds->nroot == 1 ? "s" : "ve");
@@ -172,7 +175,7 @@ static void print_json(const ProbeResult *res, const Dataset *classes, long ntra
         }
         cJSON_AddNumberToObject(o, "images", (double)n);
     }
-    char *text = cJSON_Print(root);
+    char *text = json_print_utf8(root, 1);
     cJSON_Delete(root);
     if (text) puts(text);
     cJSON_free(text);

@@ -13,6 +13,7 @@
 #include "core/masking.h"
 #include "infer/recon.h"
 #include "io/files.h"
+#include "io/utf8.h"
 #include "viz/panel.h"
 #include "viz/viz.h"
 
@@ -37,7 +38,7 @@ int train_out_config(Train *t, char *err, size_t errlen) {
     cJSON_AddNumberToObject(o, "train_images", t->ntrain);
     cJSON_AddNumberToObject(o, "val_images", t->nval);
     cJSON_AddNumberToObject(o, "parameters", (double)mae_num_params(&t->cfg));
-    char *text = cJSON_Print(o);
+    char *text = json_print_utf8(o, 1);
     cJSON_Delete(o);
     free(model_json);
     free(state);

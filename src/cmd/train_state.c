@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "core/rng.h"
 #include "data/dataset.h"
+#include "io/utf8.h"
 
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
@@ -86,7 +87,7 @@ char *run_state_to_json(const RunState *r) {
     // The data position and every random stream follow from (seed, step): see cmd/train_state.h.
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = json_print_utf8(o, 0);
     cJSON_Delete(o);
     return s;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/classifier_ckpt.h"
+#include "io/utf8.h"
 #include "kernels/cpu.h"
 
 int clf_ckpt_is_classifier(const StFile *f) { return st_meta(f, "classifier") != NULL; }
@@ -14,7 +15,7 @@ static char *classifier_json(const ClassifierConfig *cfg, char *const *classes) 
     cJSON *names = cJSON_AddArrayToObject(o, "classes");
     for (int i = 0; names && i < cfg->num_classes; i++) cJSON_AddItemToArray(names, cJSON_CreateString(classes[i]));
     cJSON_AddStringToObject(o, "global_pool", "avg");
-    char *s = cJSON_PrintUnformatted(o);
+    char *s = json_print_utf8(o, 0);
     cJSON_Delete(o);
     return s;
 }

@@ -18,6 +18,7 @@
 //     weights, not the AdamW moments that make up two thirds of a training checkpoint, so it neither
 //     holds the whole file nor copies the weights twice (docs/design.md, Checkpoints).
 #include "io/safetensors.h"
+#include "io/utf8.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -579,7 +580,7 @@ static char *build_header(const StTensor *ts, int nt, const char *const *keys, c
         if (!cJSON_AddStringToObject(meta, keys[i], vals[i])) goto oom;
     }
     if (!cJSON_AddStringToObject(meta, "crc32", crc_hex)) goto oom;
-    char *s = cJSON_PrintUnformatted(root);
+    char *s = json_print_utf8(root, 0);
     cJSON_Delete(root);
     if (!s) { fail(err, errlen, "out of memory"); return NULL; }
     return s;

@@ -1,0 +1,56 @@
+// UTF-8 checks and the JSON printer every writer uses (see utf8.h).
+#include <stdlib.h>
+#include <string.h>
+#include "io/utf8.h"
+
+// The sequence at s: its length n (1-4) when it is valid UTF-8, else -m, where m (1-3) is the length of
+// its longest start that could still begin a valid sequence (the "maximal subpart" that Unicode and
+// Python's errors="replace" turn into one U+FFFD). Overlong forms, surrogates and code points past
+// U+10FFFF are invalid: their second byte is out of the lead byte's range.
+static int seq_len(const unsigned char *s) {
+    if (s[0] < 0x80) return 1;
+    int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    if (!n) return -1;
+    unsigned lo = s[0] == 0xe0 ? 0xa0 : s[0] == 0xf0 ? 0x90 : 0x80;
+    unsigned hi = s[0] == 0xed ? 0x9f : s[0] == 0xf4 ? 0x8f : 0xbf;
+    for (int i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+        if (s[i] < lo || s[i] > hi) return -i;
+    return n;
+}
+
+int utf8_valid(const char *s) {
+    for (const unsigned char *u = (const unsigned char *)s; *u;) {
+        int n = seq_len(u);
+        if (n < 0) return 0;
+        u += n;
+    }
+    return 1;
+}
+
+int utf8_first_invalid(char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (!utf8_valid(names[i])) return i;
+    return -1;
+}
+
+char *utf8_clean(const char *s) {
+    size_t len = strlen(s);
+    char *o = malloc(len * 3 + 1), *p = o;
+    if (!o) return NULL;
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        int n = seq_len(u);
+        if (n > 0) { memcpy(p, u, (size_t)n); p += n; u += n; }
+        else { memcpy(p, "\xef\xbf\xbd", 3); p += 3; u -= n; }
+    }
+    *p = 0;
+    return o;
+}
+
+char *json_print_utf8(const cJSON *o, int formatted) {
+    char *s = formatted ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
+    if (!s || utf8_valid(s)) return s;
+    char *c = utf8_clean(s);
+    cJSON_free(s);
+    return c;
+}

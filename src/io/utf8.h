@@ -1,0 +1,24 @@
+// Names are bytes; JSON is UTF-8. File and folder names reach JSON (outputs, checkpoint headers) as
+// whatever bytes the file system holds, and cJSON copies bytes of 0x80 and above as they are, so a name
+// that is not UTF-8 would make a file that Python's json and the safetensors library refuse. Every JSON
+// text vitmae writes is printed by json_print_utf8: bytes that are not part of valid UTF-8 become
+// U+FFFD, as Python's errors="replace" writes them (docs/interface.md, "Names that are not UTF-8").
+#ifndef VITMAE_UTF8_H
+#define VITMAE_UTF8_H
+#include <cJSON.h>
+
+// 1 when s is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), else 0.
+int utf8_valid(const char *s);
+// The index of the first of names[0..n) that is not valid UTF-8, or -1 when all are.
+int utf8_first_invalid(char *const *names, int n);
+// What finetune and probe say of such a class folder (its name goes into checkpoints and JSON, and a
+// name changed there would no longer match the folder's); the %s is the folder's name.
+#define UTF8_CLASS_REFUSAL "class folder '%s': its name is not UTF-8 (classifiers and JSON outputs hold class names as UTF-8 text); rename the folder"
+// A malloc'ed copy of s with what is not valid UTF-8 replaced by U+FFFD, as Python's
+// bytes.decode("utf-8", "replace") replaces it (one U+FFFD for each maximal subpart); NULL when out of
+// memory.
+char *utf8_clean(const char *s);
+// cJSON_Print (formatted) or cJSON_PrintUnformatted of o, then utf8_clean'ed; malloc'ed, NULL when
+// out of memory. Free with free().
+char *json_print_utf8(const cJSON *o, int formatted);
+#endif
