@@ -169,6 +169,16 @@ err "a folder with only metrics.csv" 2 "overwrite" "$VITMAE" finetune --ckpt "$p
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?
 t "--overwrite: exit 0, the old run moved whole" '[ $rc -eq 0 ] && [ -s "$dir/k/checkpoint.safetensors" ] && [ -f "$dir/k.old-1/metrics.csv" ] && [ "$(wc -l < "$dir/k.old-1/metrics.csv")" -eq 1 ]'
 
+# Relative --data and --val are recorded as absolute paths: the run resumes from any directory, and
+# names the folder when it is gone (as train does, docs/data.md "Run folders").
+cp -r "$dir/data" "$dir/dcopy"
+(cd "$dir" && "$VITMAE" finetune --ckpt "$pre" --data dcopy --val dcopy --batch 16 --steps 4 --ckpt-every 2 --out rel > /dev/null 2>&1); rc=$?
+(cd / && "$VITMAE" finetune --resume "$dir/rel/checkpoint-2.safetensors" --out "$dir/rel2" > /dev/null 2> "$dir/rel2.err"); rc2=$?
+t "relative --data and --val: resumed from another directory ($(head -c 200 "$dir/rel2.err"))" \
+  '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && same_weights "$dir/rel/checkpoint.safetensors" "$dir/rel2/checkpoint.safetensors"'
+rm -rf "$dir/dcopy"
+err "resume with the data folder gone" 2 "the run.s data folder $dir/dcopy is gone .*; pass --data DIR" "$VITMAE" finetune --resume "$dir/rel/checkpoint-2.safetensors" --out "$dir/rel3"
+
 # Names that are not UTF-8 (docs/interface.md, "Names that are not UTF-8"). A class folder's name is
 # refused by finetune and probe (it would be written into the classifier and JSON, where it can only
 # be UTF-8); a folder or file name elsewhere reaches JSON and checkpoint headers with U+FFFD in place

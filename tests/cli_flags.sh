@@ -66,6 +66,8 @@ for cmd in $cmds; do
         usage_error "$cmd $flag: inf" "$flag" "$cmd" "$flag" inf
       else
         usage_error "$cmd $flag: fraction for an integer" "$flag" "$cmd" "$flag" 1.5
+        # One past the maximum, exactly (64-bit shell arithmetic): 2^53 + 1 is not 2^53.
+        usage_error "$cmd $flag: one above range ($((hi + 1)))" "$valid" "$cmd" "$flag" "$((hi + 1))"
       fi
     else
       choices=$(printf '%s\n' "$line" | awk '{ print $2 }')

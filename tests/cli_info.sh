@@ -40,6 +40,8 @@ out=$("$VITMAE" info "$fx/torch_small_encoder.safetensors" --json); rc=$?
 t "encoder-only exits 0" '[ $rc -eq 0 ]'
 t "encoder-only has no decoder" 'echo "$out" | grep -q "\"has_decoder\":[[:space:]]*false"'
 t "encoder-only params" 'echo "$out" | grep -q "\"params\":[[:space:]]*4384,"'
+t "encoder-only, as text: what it serves (docs/encoder.md)" \
+  '"$VITMAE" info "$fx/torch_small_encoder.safetensors" | grep -q "not in this file: encoder-only: for attention, embed, probe, finetune --ckpt"'
 
 out=$("$VITMAE" info "$fx/torch_small.safetensors"); rc=$?
 t "text form exits 0" '[ $rc -eq 0 ]'

@@ -101,6 +101,17 @@ train seeded --steps 4 --seed 5 --augment crop --lr 0.01 --ckpt-every 2 --keep 5
 t "resume exits 0" '[ $rc -eq 0 ]'
 t "resumed --seed 5 run ends bitwise as the uninterrupted one" \
   'same_weights "$dir/resumed/checkpoint.safetensors" "$dir/seeded/checkpoint.safetensors"'
+# The largest seed (2^53 - 1, 16 digits; docs/interface.md, "Seeds"): stored with every digit, so the
+# resumed run is the uninterrupted one; eval --json and config.json print it whole.
+big=9007199254740991
+train bigseed --steps 4 --seed $big --augment crop --lr 0.01 --ckpt-every 2 --keep 5
+"$VITMAE" train --resume "$dir/bigseed/checkpoint-2.safetensors" --out "$dir/bigresumed" > /dev/null 2>&1; rc=$?
+t "--seed $big: the resumed run ends bitwise as the uninterrupted one" \
+  '[ $rc -eq 0 ] && same_weights "$dir/bigresumed/checkpoint.safetensors" "$dir/bigseed/checkpoint.safetensors"'
+t "--seed $big: config.json and the checkpoint hold it whole" \
+  'grep -q "\"seed\":[[:space:]]*$big," "$dir/bigseed/config.json" && "$VITMAE" info "$dir/bigseed/checkpoint.safetensors" | grep -q "^ *seed  *$big$"'
+t "--seed $big: eval --json prints it whole" \
+  '"$VITMAE" eval --ckpt "$dir/bigseed/checkpoint.safetensors" --data "$dir/data" --seed $big --json | grep -q "\"seed\":[[:space:]]*$big$"'
 
 # 6. Held-out images do not influence the weights.
 "$VITMAE_TOOLS/synth" "$dir/other" --count 24 --size 8 --seed 9 >/dev/null || { echo "synth failed"; exit 1; }

@@ -31,6 +31,16 @@ for v in $variants; do
   t "$v: bitwise the same weights as the reference" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/$v/checkpoint.safetensors"'
   t "$v: the broken file reported" 'grep -q "skipped .*circle/.*found while" "$dir/$v.err"'
 done
+# --store auto (the default) in a cache folder that cannot be made: one warning line, no store, the
+# same run.
+: > "$dir/afile"
+XDG_CACHE_HOME="$dir/afile/x" run autobad --threads 2 --cache-mb 0; rc=$?
+t "--store auto, no usable folder: exit 0, one warning line" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: --store auto: .*afile/x: Not a directory; going on without a store" "$dir/autobad.err")" -eq 1 ]'
+t "--store auto, no usable folder: bitwise the same weights" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/autobad/checkpoint.safetensors"'
+"$VITMAE" train $small --store "$dir/afile" --out "$dir/storefile" > /dev/null 2> "$dir/storefile.err"; rc=$?
+t "--store on a file: exit 1, one line, no run folder left" \
+  '[ $rc -eq 1 ] && [ "$(grep -c . "$dir/storefile.err")" -eq 1 ] && grep -q "^vitmae: train --store: " "$dir/storefile.err" && [ ! -e "$dir/storefile" ]'
 t "first store run decodes and writes working images" 'grep -q "working images: [1-9][0-9]* decoded, [0-9]* read from the store ([1-9]" "$dir/store1.log"'
 t "second store run reads them back, decodes nothing" 'grep -q "working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/store2.log"'
 t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'
@@ -77,6 +87,53 @@ t "a broken validation file: reported once" \
   '[ "$(grep -c "skipped .*val13/zz_broken.png: .*found while validating; left out of the validation" "$dir/rval13.err")" -eq 1 ]'
 t "a broken validation file: the same validation as without it" \
   '[ -n "$(cut -d, -f5,6 "$dir/rval/metrics.csv" | grep "[0-9]")" ] && [ "$(cut -d, -f5,6 "$dir/rval/metrics.csv")" = "$(cut -d, -f5,6 "$dir/rval13/metrics.csv")" ]'
+
+# A file broken past its header is reported with the wording of its split, whichever pass finds it
+# (--val-frac: the training folder's own held-out part; the split's rule from docs/interface.md):
+# here one training and one held-out file, in a run with no cache, whose pixel statistics and
+# validation meet both. And with every held-out image broken, no sample image decodes: the run still
+# ends with its checkpoint, and the samples are left out.
+"$VITMAE_TOOLS/synth" "$dir/split" --count 24 --size 24 --seed 6 >/dev/null
+pick=$(cd "$dir/split" && find . -name "*.png" | sed 's|^\./||' | sort | python3 -c '
+import sys
+def key(p):
+    h = 0xcbf29ce484222325
+    for b in p.encode():
+        h = ((h ^ b) * 0x100000001b3) % 2**64
+    return h % 10000
+names = [l.strip() for l in sys.stdin]
+val = [n for n in names if key(n) < 2000]
+print(val[0] if val else "", [n for n in names if key(n) >= 2000][0])')
+vf=${pick% *}; tf=${pick#* }
+for f in $vf $tf; do head -c 80 "$dir/split/$f" > "$dir/cut.png" && mv "$dir/cut.png" "$dir/split/$f"; done
+"$VITMAE" train $small --data "$dir/split" --cache-mb 0 --store none --threads 2 --out "$dir/rsplit" > /dev/null 2> "$dir/rsplit.err"; rc=$?
+t "split wording: exit 0" '[ $rc -eq 0 ] && [ -n "$vf" ]'
+t "split wording: the held-out file ($vf) as validating" \
+  '[ "$(grep -c "skipped .*split/$vf: .*(found while validating; left out of the validation)$" "$dir/rsplit.err")" -eq 1 ]'
+t "split wording: the training file ($tf) as training" \
+  '[ "$(grep -c "skipped .*split/$tf: .*(found while training; replaced by another image of its batch)$" "$dir/rsplit.err")" -eq 1 ]'
+mkdir -p "$dir/allbad"
+head -c 80 "$(ls "$dir"/val/*/*.png | head -n 1)" > "$dir/allbad/x.png"
+"$VITMAE" train $small --val "$dir/allbad" --threads 2 --out "$dir/rallbad" > /dev/null 2> "$dir/rallbad.err"; rc=$?
+t "every held-out image broken: exit 0 with a checkpoint ($(head -c 300 "$dir/rallbad.err"))" \
+  '[ $rc -eq 0 ] && [ -s "$dir/rallbad/checkpoint.safetensors" ] && [ -z "$(ls "$dir/rallbad/samples")" ]'
+t "every held-out image broken: reported once, as validating" \
+  '[ "$(grep -c "skipped .*allbad/x.png: .*found while validating" "$dir/rallbad.err")" -eq 1 ] && [ "$(grep -vc "^vitmae: skipped " "$dir/rallbad.err")" -eq 0 ]'
+
+# Sample images that break during the run (their files cut short after they were picked, no cache):
+# left out of the samples from then on, reported once each; the run goes on (SIGINT ends it, exit 0).
+cp -r "$dir/val" "$dir/valcut"
+"$VITMAE" train $small --val "$dir/valcut" --steps 1000000 --eval-every 1000000 --sample-every 2 --cache-mb 0 \
+  --store none --threads 2 --out "$dir/rcut" > /dev/null 2> "$dir/rcut.err" &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/rcut/samples/step-2.png" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+for f in "$dir"/valcut/*/*.png; do head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"; done
+i=0; while [ $i -lt 1200 ] && ! grep -q "valcut/.*found while validating" "$dir/rcut.err" && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid 2>/dev/null; wait $pid; rc=$?
+t "sample images broken mid-run: exit 0 ($(grep -v "skipped" "$dir/rcut.err" | head -c 300))" \
+  '[ $rc -eq 0 ] && [ -s "$dir/rcut/checkpoint.safetensors" ] && [ "$(grep -vc "^vitmae: skipped " "$dir/rcut.err")" -eq 0 ]'
+t "sample images broken mid-run: reported, each once" \
+  '[ -n "$(grep "valcut/" "$dir/rcut.err")" ] && [ "$(grep "valcut/" "$dir/rcut.err" | wc -l)" -eq "$(grep "valcut/" "$dir/rcut.err" | sort -u | wc -l)" ]'
 
 # The reason survives a long path (a broken file below 550 characters of folders).
 long="$dir/data/circle/$(printf "%0200d" 0)/$(printf "%0200d" 1)/$(printf "%0150d" 2)"

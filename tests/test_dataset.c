@@ -466,12 +466,12 @@ static void test_broken_late(void) {
     dataset_train_view(&d1, 5, S, 3, AUGMENT_CROP, &r, want, err, sizeof err);
     CHECK(!memcmp(b1 + per, want, sizeof want), "image 1 is item 5 with image 1's random stream");
     DataSkip sk[4];
-    int nb = dataset_take_broken(&d1, sk, 4);
+    int nb = dataset_take_broken(&d1, sk, NULL, 4);
     CHECK(nb == 1 && strstr(sk[0].path, "bad.png") && strstr(sk[0].reason, "truncated PNG data") &&
           !strstr(sk[0].reason, "bad.png"), "reported: %s", nb ? sk[0].reason : "none");
     for (int i = 0; i < nb; i++) { free(sk[i].path); free(sk[i].reason); }
     dataset_load_batch(&d1, items, 4, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err);
-    CHECK(dataset_take_broken(&d1, sk, 4) == 0 && !memcmp(b1, b2, sizeof b1), "reported once; same batch again");
+    CHECK(dataset_take_broken(&d1, sk, NULL, 4) == 0 && !memcmp(b1, b2, sizeof b1), "reported once; same batch again");
     int only[1] = {2};
     CHECK(dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err) == -1 &&
           strstr(err, "bad.png: truncated PNG data; its batch has no other image to take its place"), "a batch of broken files: %s", err);

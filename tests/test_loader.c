@@ -72,7 +72,7 @@ int main(void) {
                 CHECK(same, "depth %d, %d threads, cache %ld MB: batches equal dataset_load_batch", depths[di],
                       threads[ti], cache[ci]);
                 DataSkip sk[2];
-                int nb = dataset_take_broken(&ds, sk, 2);
+                int nb = dataset_take_broken(&ds, sk, NULL, 2);
                 CHECK(nb == 1 && strstr(sk[0].path, "03.png"), "the broken file is reported (%d)", nb);
                 for (int i = 0; i < nb; i++) { free(sk[i].path); free(sk[i].reason); }
                 loader_free(l);

@@ -1,6 +1,6 @@
 // Shared plumbing of the commands: output folders and stems (cmd/output.c), the mask-ratio rule and
 // the seeded masks (core/masking.c), the memory rule (core/model.c, and inference's in infer/infer.c),
-// the huge-page advice for big arrays (kernels/cpu.c), names that are not UTF-8 in JSON (io/utf8.c).
+// the huge-page advice for big arrays (kernels/cpu.c), names that are not UTF-8 in JSON (io/json.c).
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include "core/masking.h"
 #include "core/model.h"
 #include "infer/infer.h"
-#include "io/utf8.h"
+#include "io/json.h"
 #include "kernels/cpu.h"
 
 static void test_mkdir(void) {
@@ -224,6 +224,20 @@ static void test_utf8(void) {
     cJSON_AddStringToObject(o, "path", "runs/\xff\\\"x");
     char *s = json_print_utf8(o, 0);
     CHECK(s && strcmp(s, "{\"path\":\"runs/\xef\xbf\xbd\\\\\\\"x\"}") == 0, "JSON printed clean: %s", s ? s : "(null)");
+    free(s);
+    cJSON_Delete(o);
+    // Whole numbers from 10^15 to 2^53 with every digit, at any depth; others as cJSON prints them.
+    o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "seed", 9007199254740991.0);
+    cJSON *arr = cJSON_AddArrayToObject(o, "a");
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber(-1234567890123456.0));
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber(9007199254740992.0));
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber(999999999999999.0));
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber(0.5));
+    cJSON_AddItemToArray(arr, cJSON_CreateNumber(1e17));
+    s = json_print_utf8(o, 0);
+    CHECK(s && strcmp(s, "{\"seed\":9007199254740991,\"a\":[-1234567890123456,9007199254740992,999999999999999,0.5,1e+17]}") == 0,
+          "whole numbers exact: %s", s ? s : "(null)");
     free(s);
     cJSON_Delete(o);
 }

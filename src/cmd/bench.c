@@ -259,7 +259,7 @@ int cmd_bench(int argc, char **argv) {
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) ")", "R", 0},
-        {"--seed", FLAG_LONG, &seed, 0, 9e18, NULL, "random seed of the synthetic data (default 0)", "S", 0},
+        {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL, "random seed of the synthetic data (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
         {"--profile", FLAG_BOOL, &profile, 0, 0, NULL, "time per kind of kernel (ms per step, share of the step)", NULL, 0},
         {"--parallel", FLAG_CHOICE, &parallel, 0, 0, "auto|kernels|groups", "how the threads share a step (default auto, as train)", NULL, 0},

@@ -19,7 +19,7 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "io/classifier_ckpt.h"
-#include "io/utf8.h"
+#include "io/json.h"
 
 typedef struct { char *path, *label; } Input;
 typedef struct { Input *v; int n, cap; } InputList;

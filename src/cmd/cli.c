@@ -3,6 +3,7 @@
 #include "cmd/cli.h"
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,6 +106,13 @@ static int plain_number(const char *v) {
     return (isdigit((unsigned char)v[0]) || v[0] == '-' || v[0] == '+' || v[0] == '.') && !strpbrk(v, "xX");
 }
 
+// A flag's bound (a double in the table) as the whole number it allows: compared as a double, a value
+// just past a large bound (9007199254740993 against 2^53) would round onto it and pass.
+static long long whole_bound(double b, int upper) {
+    b = upper ? floor(b) : ceil(b);
+    return b >= 0x1p63 ? LLONG_MAX : b <= -0x1p63 ? LLONG_MIN : (long long)b;
+}
+
 static int set_value(const char *command, Flag *f, const char *v) {
     char what[128];
     snprintf(what, sizeof what, "%s %s", command, f->name);
@@ -118,7 +126,7 @@ static int set_value(const char *command, Flag *f, const char *v) {
             cli_error(what, "'%s' is not an integer in [%.0f, %.0f]", v, f->min, f->max);
             return CLI_USAGE;
         }
-        if (x < f->min || x > f->max) {
+        if (x < whole_bound(f->min, 0) || x > whole_bound(f->max, 1)) {
             cli_error(what, "%lld is out of range [%.0f, %.0f]", x, f->min, f->max);
             return CLI_USAGE;
         }

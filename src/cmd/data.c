@@ -9,7 +9,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "data/dataset.h"
-#include "io/utf8.h"
+#include "io/json.h"
 
 #define UNIFORM_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
 

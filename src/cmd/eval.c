@@ -16,7 +16,8 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "core/masking.h"
-#include "io/utf8.h"
+#include "core/rng.h"
+#include "io/json.h"
 
 static void print_json(int n, double loss, double mse, double psnr, double ratio, long seed) {
     cJSON *root = cJSON_CreateObject();
@@ -44,7 +45,7 @@ int cmd_eval(int argc, char **argv) {
         {"--data", FLAG_STR, &data_dir, 0, 0, NULL, "folder of images, scanned recursively (required)", "DIR", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
          "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
-        {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL,
+        {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL,
          "masks from this seed and each image's stem, as reconstruct (default 0)", "S", 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},

@@ -18,6 +18,7 @@
 // Each rank loads and computes its own groups; every rank then holds the same gradient and applies
 // the same AdamW; rank 0 alone validates, writes the run folder and prints.
 #include <cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include "cmd/train_state.h"   // run_epoch_order (the data order, as train)
 #include "core/classifier.h"
 #include "core/optim.h"
+#include "core/rng.h"
 #include "dist/dist.h"
 #include "dist/workers.h"
 #include "data/dataset.h"
@@ -42,7 +44,7 @@
 #include "infer/recon.h"
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
-#include "io/utf8.h"
+#include "io/json.h"
 #include "kernels/cpu.h"
 #include "viz/viz.h"
 
@@ -300,7 +302,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--drop-path", FLAG_FLOAT, &a->drop_path, 0.0, 0.99, NULL, "stochastic depth rate of the last block (default 0.1)", "P", 0},
         {"--smoothing", FLAG_FLOAT, &a->smoothing, 0.0, 0.99, NULL, "label smoothing (default 0.1)", "S", 0},
         {"--clip", FLAG_FLOAT, &a->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
-        {"--seed", FLAG_LONG, &a->seed, 0, 9e18, NULL, "random seed (default 0)", "S", 0},
+        {"--seed", FLAG_LONG, &a->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (auto: groups where they fit; the same results)", NULL, 0},
         {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, 0.9, NULL, "held-out fraction of --data when --val is absent (default 0.05)", "F", 0},
@@ -457,12 +459,22 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                       "%s/checkpoint.safetensors); continue it in a folder of its own with --out DIR", path, dir, dir);
             return 2;
         }
-        if (a->data) snprintf(r->data, sizeof r->data, "%s", a->data);
-        if (a->val) snprintf(r->val, sizeof r->val, "%s", a->val);
+        if (a->data) run_abs_path(r->data, sizeof r->data, a->data);
+        if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
+        struct stat sx;   // as train: a folder that moved is given again
+        if (!a->data && stat(r->data, &sx) != 0) {
+            cli_error(NULL, "finetune --resume %s: the run's data folder %s is gone (%s); pass --data DIR", path, r->data, strerror(errno));
+            return 2;
+        }
+        if (!a->val && r->val[0] && stat(r->val, &sx) != 0) {
+            cli_error(NULL, "finetune --resume %s: the run's validation folder %s is gone (%s); pass --val DIR", path, r->val, strerror(errno));
+            return 2;
+        }
         printf("resuming %s at step %ld of %ld\n", path, r->step, r->total_steps);
     } else {
-        snprintf(r->data, sizeof r->data, "%s", a->data);
-        snprintf(r->val, sizeof r->val, "%s", a->val ? a->val : "");
+        run_abs_path(r->data, sizeof r->data, a->data);   // absolute: --resume from any directory
+        if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
+        else r->val[0] = 0;
         r->val_frac = a->val_frac;
         if (a->out) snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
         else {

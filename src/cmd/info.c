@@ -10,7 +10,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "core/model.h"
-#include "io/utf8.h"
+#include "io/json.h"
 
 typedef struct { size_t encoder, decoder; } ParamCounts;
 
@@ -58,7 +58,7 @@ static void print_train_state(const char *state) {
         printf("  train state  %.200s\n", state);
     } else {
         printf("  train state  (AdamW moments present; can resume)\n");
-        for (const cJSON *it = ts->child; it; it = it->next) {
+        for (cJSON *it = ts->child; it; it = it->next) {
             char *v = json_print_utf8(it, 0);
             if (!v) continue;
             size_t len = strlen(v);
@@ -75,7 +75,7 @@ static void print_text(const char *path, const Checkpoint *ck, const char *crc, 
     printf("%s\n", path);
     printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d\n", c->embed_dim, c->depth, c->num_heads, c->mlp_ratio);
     printf("  decoder      dim %d, depth %d, heads %d%s\n", c->dec_embed_dim, c->dec_depth, c->dec_num_heads,
-           ck->has_decoder ? "" : "  (not in this file: encoder-only, `attention` only)");
+           ck->has_decoder ? "" : "  (not in this file: encoder-only: for attention, embed, probe, finetune --ckpt)");
     printf("  input        %dx%d, %d channel%s, patch %d (%d patches)\n", c->img_size, c->img_size, c->in_chans,
            c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c));
     printf("  training     mask ratio %g, norm_pix_loss %s, pos_embed %s, layer_norm_eps %g\n", (double)c->mask_ratio,

@@ -16,13 +16,14 @@
 #include "cmd/commands.h"
 #include "cmd/output.h"
 #include "cmd/count_progress.h"
+#include "core/rng.h"
 #include "data/dataset.h"
 #include "data/image.h"
 #include "infer/features.h"
 #include "infer/probe.h"
 #include "io/checkpoint.h"
 #include "io/files.h"
-#include "io/utf8.h"
+#include "io/json.h"
 #include "viz/confusion.h"
 
 enum { PROBE_KNN, PROBE_LINEAR, NPROBES };
@@ -224,7 +225,7 @@ int cmd_probe(int argc, char **argv) {
         {"--linear-epochs", FLAG_INT, &lopt.epochs, 1, 100000, NULL, "linear probe: passes over the training features (default 100)", "E", 0},
         {"--linear-batch", FLAG_INT, &lopt.batch, 1, 1 << 20, NULL, "linear probe: rows per SGD step (default 256)", "B", 0},
         {"--linear-lr", FLAG_FLOAT, &lopt.lr, 1e-9, 1e6, NULL, "linear probe: peak learning rate, cosine to 0 (default 0.1)", "LR", 0},
-        {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL, "linear probe: order of the training rows (default 0)", "S", 0},
+        {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL, "linear probe: order of the training rows (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object: knn_top1, linear_top1, classes, per_class, ...", NULL, 0},
         {"--out", FLAG_STR, &out_dir, 0, 0, NULL, "write confusion-knn.png (and confusion-linear.png) into this folder", "DIR", 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace the confusion matrices of an earlier run in --out", NULL, 0},

@@ -21,6 +21,7 @@
 #include "viz/panel.h"
 #include "infer/recon.h"
 #include "core/masking.h"
+#include "core/rng.h"
 
 typedef struct {
     char *path;   // as given, or found under a folder
@@ -132,7 +133,7 @@ int cmd_reconstruct(int argc, char **argv) {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
          "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
-        {"--seed", FLAG_LONG, &seed, 0, 9.007199254740992e15, NULL,
+        {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL,
          "random masks from this seed and each image's stem (default 0)", "S", 0},
         {"--mask", FLAG_STR, &mask_path, 0, 0, NULL,
          "one mask for every image: patches whose mean luminance is >= 0.5 are removed", "MASK.png", 0},

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cJSON.h>
+#include "cmd/cli.h"
 #include "dist/dist.h"
 #include "io/safetensors.h"
 
@@ -145,8 +146,14 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
         if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
         else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
         else return 0;
+        if (dataset_set_store(ds, dir, err, errlen)) {   // the default asks for no folder: go on without it
+            cli_message("--store auto: %s; going on without a store (each epoch decodes its images again; "
+                        "--store DIR chooses a folder)", err);
+            return 0;
+        }
         printf("working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s\n",
                need / 1048576.0, cache_mb, dir);
+        return 0;
     } else {
         snprintf(dir, sizeof dir, "%s", store);
     }
@@ -267,4 +274,10 @@ int run_folder_names_fit(const char *dir, char *err, size_t errlen) {
     snprintf(err, errlen, "a folder name of %zu bytes is too long for a run folder: the names of its checkpoints "
              "would pass the 4096-byte path limit", strlen(dir));
     return -1;
+}
+
+void run_abs_path(char *dst, size_t n, const char *path) {
+    char *abs = realpath(path, NULL);
+    snprintf(dst, n, "%s", abs ? abs : path);
+    free(abs);
 }

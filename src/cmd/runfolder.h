@@ -17,6 +17,10 @@ int run_folder_has_run(const char *dir);
 // Renames dir to dir.old-N, the first N >= 1 not taken (never replacing anything), so the old run
 // stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);
+// Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
+// its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
+// folders").
+void run_abs_path(char *dst, size_t n, const char *path);
 
 // 0 when the names a run writes in dir (the longest: a snapshot's temporary name,
 // ".checkpoint-<step>.safetensors.tmp-XXXXXX", and samples/step-<step>.png's) fit the system's
@@ -53,7 +57,8 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 // --store auto|none|DIR (docs/data.md, "The store of working images"): none keeps working images in
 // the memory cache only; DIR keeps them in that folder; auto uses $XDG_CACHE_HOME/vitmae/work (or
 // ~/.cache/vitmae/work) when the working images of the items idx[0..n) need more than cache_mb, and
-// prints that it does. 0 ok, -1 with err (the store folder cannot be used).
+// prints that it does (a folder auto cannot use: one warning line, and no store). 0 ok, -1 with err
+// (the --store DIR given cannot be used).
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen);
 
 // A run's stop signals: SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,

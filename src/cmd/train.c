@@ -123,7 +123,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--warmup-steps", FLAG_LONG, &r->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run)", "N", 0},
         {"--wd", FLAG_FLOAT, &r->wd, 0.0, 10.0, NULL, "AdamW weight decay on weight matrices (default " MAE_STR(DEFAULT_WD) ")", "WD", 0},
         {"--clip", FLAG_FLOAT, &r->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
-        {"--seed", FLAG_LONG, &r->seed, 0, 9e18, NULL, "random seed (default 0)", "S", 0},
+        {"--seed", FLAG_LONG, &r->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (auto: groups where they fit; the same results)", NULL, 0},
         {"--val-frac", FLAG_FLOAT, &r->val_frac, 0.0, 0.9, NULL, "held-out fraction, by a hash of the path (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
@@ -185,9 +185,7 @@ static void new_run_state(Train *t, const Args *a, Flag *flags, int nflags, cons
     if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = a->blr * r->batch / 256.0f;
     snprintf(r->augment, sizeof r->augment, "%s", a->augment);
     run_new_id(r->run_id, sizeof r->run_id);
-    char *abs = realpath(data, NULL);   // resuming from another directory finds the folder again
-    snprintf(r->data, sizeof r->data, "%s", abs ? abs : data);
-    free(abs);
+    run_abs_path(r->data, sizeof r->data, data);
     if (!r->eval_every) r->eval_every = r->total_steps >= 10 ? r->total_steps / 10 : 1;
     if (!r->ckpt_every) r->ckpt_every = r->eval_every;
     if (!r->sample_every) r->sample_every = r->eval_every;
@@ -460,17 +458,9 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (resuming) {
         int rc = extend_run(t, a, &given, flags, nflags, err, sizeof err);
         if (rc) return cli_report(NULL, err, rc);
-        if (a->data) {   // a moved folder: remember where it is now
-            char *abs = realpath(a->data, NULL);
-            if (abs) snprintf(t->rs.data, sizeof t->rs.data, "%s", abs);
-            free(abs);
-        }
+        if (a->data) run_abs_path(t->rs.data, sizeof t->rs.data, a->data);   // a moved folder: where it is now
     }
-    if (val) {
-        char *abs = realpath(val, NULL);
-        snprintf(t->rs.val, sizeof t->rs.val, "%s", abs ? abs : val);
-        free(abs);
-    }
+    if (val) run_abs_path(t->rs.val, sizeof t->rs.val, val);
 
     if (!resuming) {
         int rc = build_config(t, a, flags, nflags, err, sizeof err);
@@ -560,17 +550,18 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (same) { ckpt_free(&init); return 1; }
     cli_defer(1);
 
-    // 3. Rank 0: the run folder (never written into when it holds another run, docs/data.md "Run
-    //    folders"), the store of working images, the pixel statistics.
+    // 3. Rank 0: the run folder checked (never written into when it holds another run, docs/data.md
+    //    "Run folders"), the store of working images, the pixel statistics, then the run folder made
+    //    (a run that cannot start leaves none behind).
     if (rank == 0) {
         rc = guard_run_folder(t, a, resumed_dir, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
-        else if (train_out_prepare(t->run_dir, err, sizeof err)) rc = cli_report("train --out", err, 1);
-        if (!rc) run_remove_stale_temp_files(t->run_dir);
         if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
         if (!rc && !resuming && !a->init &&
             pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
             rc = cli_report("train", err, 1);
+        if (!rc && train_out_prepare(t->run_dir, err, sizeof err)) rc = cli_report("train --out", err, 1);
+        if (!rc) run_remove_stale_temp_files(t->run_dir);
     }
     if ((rc = cli_agree(rc))) { ckpt_free(&init); return rc; }
     dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
@@ -698,7 +689,7 @@ static int load_train_batch(Train *t, Loader *ld, long step, const uint64_t *key
     int B = t->share, k0 = t->gr.first * t->per;
     int rc = loader_pop(ld, (uint64_t)step, t->images, waited, err, errlen);
     // Reported before a failure too: a batch that is broken through and through names every file.
-    train_out_report_broken(&t->ds, "training; replaced by another image of its batch");
+    train_out_report_broken(t, &t->ds);
     if (rc) return -1;
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
     masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys + k0, B, t->L, t->K, t->noise, t->ids_keep);

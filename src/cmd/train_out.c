@@ -13,7 +13,7 @@
 #include "core/masking.h"
 #include "infer/recon.h"
 #include "io/files.h"
-#include "io/utf8.h"
+#include "io/json.h"
 #include "viz/panel.h"
 #include "viz/viz.h"
 
@@ -53,12 +53,24 @@ int train_out_config(Train *t, char *err, size_t errlen) {
     return rc;
 }
 
-void train_out_report_broken(const Dataset *ds, const char *what) {
+// 1 when item i of ds is a held-out image: ds is the --val folder, or the training folder's own
+// held-out part (--val-frac) holds i.
+static int held_out(const Train *t, const Dataset *ds, int i) {
+    if (ds != &t->ds) return 1;
+    if (t->vds != &t->ds) return 0;
+    for (int k = 0; k < t->nval; k++)
+        if (t->val_idx[k] == i) return 1;
+    return 0;
+}
+
+void train_out_report_broken(const Train *t, const Dataset *ds) {
     DataSkip broken[8];
-    int nb;
-    while ((nb = dataset_take_broken(ds, broken, 8)) > 0)
+    int items[8], nb;
+    while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason, what);
+            cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason,
+                        held_out(t, ds, items[i]) ? "validating; left out of the validation"
+                                                  : "training; replaced by another image of its batch");
             free(broken[i].path);
             free(broken[i].reason);
         }
@@ -106,7 +118,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
         used += n;
         b0 = end;
     }
-    train_out_report_broken(t->vds, "validating; left out of the validation");
+    train_out_report_broken(t, t->vds);
     if (rc) return -1;
     if (used > 0) {
         *val_loss = loss_sum / used;
@@ -129,36 +141,49 @@ int train_out_pick_samples(Train *t, char *err, size_t errlen) {
     int want = total < TRAIN_SAMPLE_IMAGES ? total : TRAIN_SAMPLE_IMAGES;
     // Candidates: first the positions spread over the split (scan order groups images by class, so
     // every class has a chance to show), then the rest in order; at most 8 per panel row are tried.
-    int tries = want * 8 < total ? want * 8 : total, spread = want;
+    int tries = want * 8 < total ? want * 8 : total, spread = want, flat[TRAIN_SAMPLE_IMAGES], nflat = 0;
     t->nsample = 0;
     for (int c = 0; c < tries && t->nsample < want; c++) {
         int pos = c < spread ? (int)((long)c * total / spread) : c - spread;
         int item = src[pos], dup = 0;
         for (int k = 0; k < t->nsample; k++) dup |= t->sample_idx[k] == item;
+        for (int k = 0; k < nflat; k++) dup |= flat[k] == item;
         if (dup) continue;
         if (dataset_load_batch(t->sds, &item, 1, t->S, t->C, AUGMENT_NONE, 0, 0, t->pixels, err, errlen)) {
             if (t->sds->lazy) continue;   // broken past its header: not shown
             return -1;
         }
         if (!is_flat(t->pixels, (size_t)t->S * t->S, t->C)) t->sample_idx[t->nsample++] = item;
+        else if (nflat < want) flat[nflat++] = item;
     }
-    // Every candidate flat: show the spread ones anyway.
-    for (int k = t->nsample; k < want; k++) t->sample_idx[t->nsample++] = src[(long)k * total / want];
+    // Too few that are not flat: the flat ones that decode fill the rows (none: no sample panels).
+    for (int k = 0; k < nflat && t->nsample < want; k++) t->sample_idx[t->nsample++] = flat[k];
     return 0;
 }
 
 // RUN/samples/step-<step>.png: the images train_out_pick_samples chose, with fixed masks, one
 // five-panel row each.
+// An image that broke since it was picked (a file changed during the run) is left out from then on.
 static int write_samples(Train *t, long step, char *err, size_t errlen) {
     int n = t->nsample;
+    if (n == 0) return 0;
     uint64_t keys[TRAIN_SAMPLE_IMAGES];
     for (int k = 0; k < n; k++) { t->batch_items[k] = t->sample_idx[k]; keys[k] = (uint64_t)k; }
-    if (load_eval_batch(t, t->sds, t->batch_items, n, err, errlen)) return -1;
+    int rc = load_eval_batch(t, t->sds, t->batch_items, n, err, errlen);
+    if (dataset_any_broken(t->sds, t->batch_items, n)) {   // (a lazy load shows another image in its place)
+        int m = 0;
+        for (int k = 0; k < n; k++)
+            if (!dataset_is_broken(t->sds, t->sample_idx[k])) t->sample_idx[m++] = t->sample_idx[k];
+        t->nsample = m;
+        train_out_report_broken(t, t->sds);
+        return write_samples(t, step, err, errlen);
+    }
+    if (rc) return -1;
     masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
     size_t pd = (size_t)mae_patch_dim(&t->cfg), img_floats = (size_t)t->S * t->S * t->C;
     Canvas rows[TRAIN_SAMPLE_IMAGES];
     memset(rows, 0, sizeof rows);
-    int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, rc = 0, k0 = 0;
+    int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, k0 = 0;
     const float *pred = NULL;
     for (int k = 0; k < n && rc == 0; k++) {
         if (k % t->per == 0) {   // the model takes one gradient group's images at a time

@@ -19,7 +19,9 @@ int train_out_pick_samples(Train *t, char *err, size_t errlen);
 // The outputs of one logged step: validation (do_eval: fills row's val_loss and val_psnr), the
 // metrics row, samples (do_samples) and curves (do_eval).
 int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char *err, size_t errlen);
-// Reports once each file of ds found broken since the last call, one stderr line each:
-// "vitmae: [rank R: ]skipped PATH: REASON (found while WHAT)" (docs/data.md).
-void train_out_report_broken(const Dataset *ds, const char *what);
+// Reports once each file of ds (the training or the validation dataset) found broken since the last
+// call, one stderr line each, worded by the split the image is in, whichever pass found it:
+// "vitmae: [rank R: ]skipped PATH: REASON (found while training; replaced by another image of its
+// batch)" or "(found while validating; left out of the validation)" (docs/data.md).
+void train_out_report_broken(const Train *t, const Dataset *ds);
 #endif

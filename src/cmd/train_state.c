@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include "core/rng.h"
 #include "data/dataset.h"
-#include "io/utf8.h"
+#include "io/json.h"
 
 // ---------------------------------------------------------------------------------------------
 // train_state JSON

@@ -6,6 +6,11 @@
 
 typedef struct { uint64_t s[4]; } Rng;
 
+// The largest --seed any command takes, 2^53: every JSON reader (Python's, cJSON's) holds a whole
+// number up to it exactly, so a seed stored in a checkpoint or printed comes back as itself
+// (docs/interface.md, "Seeds").
+#define RNG_SEED_MAX 9007199254740992.0
+
 void     rng_seed(Rng *r, uint64_t seed);
 uint64_t rng_next(Rng *r);
 float    rng_uniform(Rng *r);                 // [0, 1), 24 random bits

@@ -661,7 +661,7 @@ int dataset_any_broken(const Dataset *ds, const int *items, int n) {
     return 0;
 }
 
-int dataset_take_broken(const Dataset *ds, DataSkip *out, int max) {
+int dataset_take_broken(const Dataset *ds, DataSkip *out, int *items, int max) {
     DataShared *sh = ds->shared;
     int n = 0;
     if (!sh) return 0;
@@ -670,6 +670,7 @@ int dataset_take_broken(const Dataset *ds, DataSkip *out, int max) {
         if (!sh->broken[i] || sh->taken[i]) continue;
         out[n].path = strdup(ds->items[i].path);
         out[n].reason = strdup(sh->broken[i]);
+        if (items) items[n] = i;
         sh->taken[i] = 1;
         n++;
     }

@@ -149,8 +149,9 @@ int  dataset_next_chunk(const Dataset *ds, const int *list, int n, int start, in
 // 1 when any of items[0 .. n) is known broken (dataset_is_broken).
 int  dataset_any_broken(const Dataset *ds, const int *items, int n);
 // Items found broken since the last call (each reported once), in scan order: up to max entries
-// {path, reason} copied (malloc'ed strings, the caller frees them). Returns how many.
-int  dataset_take_broken(const Dataset *ds, DataSkip *out, int max);
+// {path, reason} copied (malloc'ed strings, the caller frees them), and their item indices in items
+// (when not NULL). Returns how many.
+int  dataset_take_broken(const Dataset *ds, DataSkip *out, int *items, int max);
 
 // Per-channel mean and standard deviation (population) of the evaluation views of up to `limit`
 // items (limit <= 0: 10,000) of idx, picked evenly: idx[k * n / m] for k < m = min(n, limit), m

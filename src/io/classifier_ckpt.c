@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/classifier_ckpt.h"
-#include "io/utf8.h"
+#include "io/json.h"
 #include "kernels/cpu.h"
 
 int clf_ckpt_is_classifier(const StFile *f) { return st_meta(f, "classifier") != NULL; }

@@ -18,7 +18,7 @@
 //     weights, not the AdamW moments that make up two thirds of a training checkpoint, so it neither
 //     holds the whole file nor copies the weights twice (docs/design.md, Checkpoints).
 #include "io/safetensors.h"
-#include "io/utf8.h"
+#include "io/json.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,7 +1,9 @@
-// UTF-8 checks and the JSON printer every writer uses (see utf8.h).
+// UTF-8 checks, whole numbers and the JSON printer every writer uses (see json.h).
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io/utf8.h"
+#include "io/json.h"
 
 // The sequence at s: its length n (1-4) when it is valid UTF-8, else -m, where m (1-3) is the length of
 // its longest start that could still begin a valid sequence (the "maximal subpart" that Unicode and
@@ -47,7 +49,26 @@ char *utf8_clean(const char *s) {
     return o;
 }
 
-char *json_print_utf8(const cJSON *o, int formatted) {
+// cJSON prints a number with 15 significant digits when they read back within a rounding error of
+// it, so 9007199254740991 came out as 9.00719925474099e+15. Each whole number from 10^15 to 2^53 (the
+// largest every double holds exactly) becomes a raw item with all its digits, in place.
+static void exact_wholes(cJSON *x) {
+    double d = x->valuedouble;
+    if (cJSON_IsNumber(x) && d == floor(d) && fabs(d) >= 1e15 && fabs(d) <= 9007199254740992.0) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%lld", (long long)d);
+        char *text = cJSON_malloc(strlen(buf) + 1);
+        if (text) {   // (else printed as cJSON prints it)
+            strcpy(text, buf);
+            x->type = cJSON_Raw;
+            x->valuestring = text;
+        }
+    }
+    for (cJSON *c = x->child; c; c = c->next) exact_wholes(c);
+}
+
+char *json_print_utf8(cJSON *o, int formatted) {
+    exact_wholes(o);
     char *s = formatted ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
     if (!s || utf8_valid(s)) return s;
     char *c = utf8_clean(s);

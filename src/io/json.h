@@ -1,10 +1,17 @@
+// The JSON text vitmae writes (outputs, config.json, checkpoint headers): UTF-8, and whole numbers
+// exact.
+//
 // Names are bytes; JSON is UTF-8. File and folder names reach JSON (outputs, checkpoint headers) as
 // whatever bytes the file system holds, and cJSON copies bytes of 0x80 and above as they are, so a name
 // that is not UTF-8 would make a file that Python's json and the safetensors library refuse. Every JSON
 // text vitmae writes is printed by json_print_utf8: bytes that are not part of valid UTF-8 become
 // U+FFFD, as Python's errors="replace" writes them (docs/interface.md, "Names that are not UTF-8").
-#ifndef VITMAE_UTF8_H
-#define VITMAE_UTF8_H
+//
+// Whole numbers (steps, seeds) up to 2^53 are written with all their digits: cJSON alone prints 15
+// significant digits when they read back within a rounding error, so a seed of 16 digits came back
+// as another seed (docs/interface.md, "Seeds").
+#ifndef VITMAE_JSON_H
+#define VITMAE_JSON_H
 #include <cJSON.h>
 
 // 1 when s is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), else 0.
@@ -18,7 +25,8 @@ int utf8_first_invalid(char *const *names, int n);
 // bytes.decode("utf-8", "replace") replaces it (one U+FFFD for each maximal subpart); NULL when out of
 // memory.
 char *utf8_clean(const char *s);
-// cJSON_Print (formatted) or cJSON_PrintUnformatted of o, then utf8_clean'ed; malloc'ed, NULL when
-// out of memory. Free with free().
-char *json_print_utf8(const cJSON *o, int formatted);
+// cJSON_Print (formatted) or cJSON_PrintUnformatted of o, with every whole number of o from 10^15 to
+// 2^53 turned into a raw item of its digits first (o is changed so), then utf8_clean'ed; malloc'ed,
+// NULL when out of memory. Free with free().
+char *json_print_utf8(cJSON *o, int formatted);
 #endif
