@@ -44,7 +44,7 @@ static int print_json(const Dataset *ds) {
         cJSON_AddStringToObject(s, "warning", UNIFORM_WARNING);
         cJSON_AddItemToArray(warnings, s);
     }
-    // Extras beyond the keys of docs/interface.md section 5: unclassified images, the size range, greyscale.
+    // The folder as a whole (docs/interface.md section 5): unclassified images, the size range, greyscale.
     cJSON_AddNumberToObject(root, "unclassified", ds->nroot);
     cJSON *size = cJSON_AddObjectToObject(root, "size");
     cJSON_AddNumberToObject(size, "min_w", ds->min_w);
@@ -89,7 +89,7 @@ int cmd_data(int argc, char **argv) {
     int json = 0, threads = 0;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
-        {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print JSON: ok, skipped, ignored, classes, skipped_files", NULL, 0},
+        {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print JSON: ok, skipped, ignored, classes, skipped_files, ignored_files, warnings, ...", NULL, 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 1e15, NULL,
          "refuse images with more pixels than N (default 67108864)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads decoding (default: all cores)", "T", 0},

@@ -54,7 +54,7 @@ int run_folder_foreign_checkpoint(const char *file, const char *dir);
 int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const int *idx, int n, char *err,
                     size_t errlen);
 
-// --store auto|none|DIR (docs/data.md, "The store of working images"): none keeps working images in
+// --store auto|none|DIR (docs/data.md, "Cache, store and prefetch"): none keeps working images in
 // the memory cache only; DIR keeps them in that folder; auto uses $XDG_CACHE_HOME/vitmae/work (or
 // ~/.cache/vitmae/work) when the working images of the items idx[0..n) need more than cache_mb, and
 // prints that it does (a folder auto cannot use: one warning line, and no store). 0 ok, -1 with err
