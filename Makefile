@@ -6,7 +6,7 @@
 # objects), tools/*.c are developer tools.
 
 CC       ?= cc
-PKGS     := libpng zlib libdeflate libjpeg libcjson libexif libwebp cairo fontconfig ompi-c
+PKGS     := libpng zlib libdeflate libjpeg libcjson libexif libwebp libwebpdemux cairo fontconfig ompi-c
 # -mprefer-vector-width=512: GCC's tuning for the AVX-512 Intel CPUs keeps loops it vectorises at 256
 # bits; full-width vectors make the elementwise kernels (GELU, LayerNorm, ...) faster there. Each
 # element gets the same operations either way, so results are unchanged (docs/performance.md, "Intel

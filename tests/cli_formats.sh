@@ -1,7 +1,10 @@
 #!/bin/sh
 # Decoding against PIL (python3-pil), within 1 level of 255: EXIF orientations 1-8 (PIL's
-# ImageOps.exif_transpose), WebP lossy / lossless / with alpha, CMYK JPEG (Adobe), progressive JPEG,
-# greyscale JPEG. Files are written here by PIL; build/tools/imgdump gives vitmae's decode.
+# ImageOps.exif_transpose) in JPEG, PNG (eXIf chunk, XMP) and WebP (EXIF chunk; lossy and lossless),
+# orientation tags in every type and byte order (those PIL applies and those it ignores), repeated
+# tags, WebP lossy / lossless / with alpha, CMYK JPEG (Adobe), progressive JPEG, greyscale JPEG; each
+# file's decode and its header probe's size. Files are written here by PIL; build/tools/imgdump gives
+# vitmae's decode (and, with --probe, image_probe's size).
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 fail=0
 if ! /usr/bin/python3 -c 'import PIL, numpy; from PIL import features; assert features.check("webp")' 2>/dev/null; then
@@ -32,36 +35,134 @@ im.save(f"{d}/lossy.webp", quality=80)
 im.save(f"{d}/lossless.webp", lossless=True)
 rgba = np.dstack([rgb, (x * 3 % 256).astype(np.uint8)])
 Image.fromarray(rgba, "RGBA").save(f"{d}/alpha.webp", lossless=True)
+for k in range(1, 9):
+    ex = Image.Exif(); ex[0x0112] = k
+    im.save(f"{d}/orient{k}.png", exif=ex.tobytes())
+    im.save(f"{d}/orient{k}.webp", quality=80, exif=ex.tobytes())
+    im.save(f"{d}/orient{k}lossless.webp", lossless=True, exif=ex.tobytes())
+# IFD0 orientation entries written by hand: (tag, type, count, value bytes), in either byte order.
+import io, zlib
+def tiff(entries, be=False):
+    e = ">" if be else "<"
+    out, extra = (b"MM\0*" if be else b"II*\0") + struct.pack(e + "IH", 8, len(entries)), b""
+    for tag, typ, count, value in entries:
+        if len(value) <= 4:
+            out += struct.pack(e + "HHI", tag, typ, count) + value.ljust(4, b"\0")
+        else:
+            out += struct.pack(e + "HHII", tag, typ, count, 8 + 2 + 12 * len(entries) + 4 + len(extra))
+            extra += value
+    return out + struct.pack(e + "I", 0) + extra
+def quirks(e):
+    return {
+        "byte6": [(0x112, 1, 1, b"\6")],          # PIL reads b'\x06': not applied
+        "ascii6": [(0x112, 2, 2, b"6\0")],         # '6': not applied
+        "rational6": [(0x112, 5, 1, struct.pack(e + "II", 6, 1))],
+        "rational12_2": [(0x112, 5, 1, struct.pack(e + "II", 12, 2))],
+        "rational13_2": [(0x112, 5, 1, struct.pack(e + "II", 13, 2))],   # 6.5: not applied
+        "rational6_0": [(0x112, 5, 1, struct.pack(e + "II", 6, 0))],     # nan: not applied
+        "sbyte6": [(0x112, 6, 1, b"\6")],
+        "undefined6": [(0x112, 7, 1, b"\6")],      # bytes: not applied
+        "sshort6": [(0x112, 8, 1, struct.pack(e + "h", 6))],
+        "sshort-6": [(0x112, 8, 1, struct.pack(e + "h", -6))],
+        "slong8": [(0x112, 9, 1, struct.pack(e + "i", 8))],
+        "srational-6_-1": [(0x112, 10, 1, struct.pack(e + "ii", -6, -1))],
+        "float5": [(0x112, 11, 1, struct.pack(e + "f", 5.0))],
+        "double7": [(0x112, 12, 1, struct.pack(e + "d", 7.0))],
+        "short6x2": [(0x112, 3, 2, struct.pack(e + "HH", 6, 3))],        # the first value
+        "short9": [(0x112, 3, 1, struct.pack(e + "H", 9))],
+        "long65542": [(0x112, 4, 1, struct.pack(e + "I", 65536 + 6))],
+        "twice6_3": [(0x112, 3, 1, struct.pack(e + "H", 6)), (0x112, 3, 1, struct.pack(e + "H", 3))],
+        "twice6_8": [(0x112, 3, 1, struct.pack(e + "H", 6)), (0x112, 4, 1, struct.pack(e + "I", 8))],
+        "twice6_byte3": [(0x112, 3, 1, struct.pack(e + "H", 6)), (0x112, 1, 1, b"\3")],
+        "twice6_9": [(0x112, 3, 1, struct.pack(e + "H", 6)), (0x112, 3, 1, struct.pack(e + "H", 9))],
+        "twice6_type14": [(0x112, 3, 1, struct.pack(e + "H", 6)), (0x112, 14, 1, struct.pack(e + "H", 3))],
+        "thrice5_6_type14": [(0x112, 3, 1, struct.pack(e + "H", 5)), (0x112, 3, 1, struct.pack(e + "H", 6)),
+                             (0x112, 14, 1, struct.pack(e + "H", 3))],
+    }
+for be in (False, True):
+    for name, entries in quirks(">" if be else "<").items():
+        t = tiff(entries, be)
+        tag = f"q{name}{'be' if be else 'le'}"
+        im.save(f"{d}/{tag}.jpg", quality=95, exif=b"Exif\0\0" + t)
+        if be: continue
+        im.save(f"{d}/{tag}.png", exif=b"Exif\0\0" + t)
+        im.save(f"{d}/{tag}.webp", lossless=True, exif=t)     # without the "Exif\0\0" PIL writes
+# PNG chunks placed by hand: two eXIf (PIL keeps the last), XMP's tiff:Orientation (read when EXIF has
+# no orientation), an eXIf after the image data (read by the decode; the probe stops at the pixels).
+def chunk(kind, data): return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+b = io.BytesIO(); im.save(b, "PNG"); png = b.getvalue()
+i, j = png.index(b"IDAT") - 4, png.index(b"IEND") - 4
+ex = lambda k: chunk(b"eXIf", tiff([(0x112, 3, 1, struct.pack("<H", k))]))
+xmp = lambda s: chunk(b"iTXt", b"XML:com.adobe.xmp\0\0\0\0\0" + s)
+def put(name, data): open(f"{d}/{name}.png", "wb").write(data)
+put("png_exif6_exif8", png[:i] + ex(6) + ex(8) + png[i:])
+put("png_exif6_after3", png[:i] + ex(6) + png[i:j] + ex(3) + png[j:])
+put("png_xmp6", png[:i] + xmp(b'<rdf:Description tiff:Orientation="6"/>') + png[i:])
+put("png_xmp8_element", png[:i] + xmp(b"<tiff:Orientation>8</tiff:Orientation>") + png[i:])
+put("png_xmp6_exif9", png[:i] + ex(9) + xmp(b'<rdf:Description tiff:Orientation="6"/>') + png[i:])
+put("png_xmp_a_then6", png[:i] + xmp(b'tiff:Orientation="a" tiff:Orientation>6<') + png[i:])
+put("postidat_exif6", png[:j] + ex(6) + png[j:])
 PY
-t "PIL wrote the files" '[ -f "$dir/alpha.webp" ]'
-for f in orient1 orient2 orient3 orient4 orient5 orient6 orient6long orient7 orient8 progressive grey cmyk lossy lossless alpha; do
-  src=$(ls "$dir/$f".*)
+t "PIL wrote the files" '[ -f "$dir/alpha.webp" ] && [ -f "$dir/postidat_exif6.png" ]'
+nfiles=0
+for src in "$dir"/*.jpg "$dir"/*.png "$dir"/*.webp; do
+  f=$(basename "$src")
   "$VITMAE_TOOLS/imgdump" "$src" "$dir/$f.npy" 2>"$dir/err"; rc=$?
   t "$f decodes ($(cat "$dir/err"))" '[ $rc -eq 0 ]'
+  probe=$("$VITMAE_TOOLS/imgdump" "$src" --probe 2>"$dir/err"); rc=$?
+  t "$f probes ($(cat "$dir/err"))" '[ $rc -eq 0 ]'
+  echo "$f $probe" >> "$dir/probes"
+  nfiles=$((nfiles + 1))
 done
 out=$(/usr/bin/python3 - "$dir" <<'PY'
-import sys, glob, os, numpy as np
+import sys, glob, os, warnings, numpy as np
 from PIL import Image, ImageOps
+warnings.simplefilter("ignore")   # "tag 274 had too many entries": a case here
 d = sys.argv[1]
+probes = dict(line.split() for line in open(f"{d}/probes"))
 for npy in sorted(glob.glob(d + "/*.npy")):
     name = os.path.basename(npy)[:-4]
-    src = glob.glob(f"{d}/{name}.jpg") + glob.glob(f"{d}/{name}.webp")
-    im = ImageOps.exif_transpose(Image.open(src[0]))
+    im = ImageOps.exif_transpose(Image.open(f"{d}/{name}"))
     ref = np.asarray(im.convert("L" if im.mode in ("L", "LA") else "RGB"), dtype=np.float64)
     if ref.ndim == 2: ref = ref[:, :, None]
     got = np.load(npy).astype(np.float64) * 255
     if got.shape != ref.shape:
         print(f"{name}: shape {got.shape} != PIL {ref.shape}"); continue
+    # The header probe stops at a PNG's image data: an eXIf after it is seen by the decode only.
+    h, w = ref.shape[1::-1] if name.startswith("postidat_") else ref.shape[:2]
+    if probes[name] != f"{w}x{h}x{ref.shape[2]}":
+        print(f"{name}: probe {probes[name]} != PIL {w}x{h}x{ref.shape[2]}"); continue
     worst = np.abs(got - ref).max()
     print(f"{name}: {'ok' if worst <= 1.0 else 'bad'} worst {worst:.3f} levels")
 PY
 )
 echo "$out"
-t "15 files compared with PIL" '[ $(echo "$out" | grep -c ": ok worst") -eq 15 ]'
-t "no mismatch" '! echo "$out" | grep -q "bad\|shape"'
+t "$nfiles files compared with PIL" '[ $(echo "$out" | grep -c ": ok worst") -eq $nfiles ] && [ $nfiles -ge 120 ]'
+t "no mismatch" '! echo "$out" | grep -q "bad\|shape\|probe"'
 # Reduced-size JPEG decode (DCT scaling): 40x24 with shorter side >= 12 decodes at 4/8 = 20x12.
 "$VITMAE_TOOLS/imgdump" "$dir/progressive.jpg" "$dir/half.npy" --reduced 12
 shape=$(/usr/bin/python3 -c 'import numpy, sys; print(numpy.load(sys.argv[1]).shape)' "$dir/half.npy")
 t "reduced decode is 12x20 ($shape)" '[ "$shape" = "(12, 20, 3)" ]'
+# Reduced decodes keep the orientation: a JPEG at 4/8 (against PIL's draft, the same DCT scaling), a
+# PNG and a WebP at full size.
+for f in orient6.jpg orient8.png orient5lossless.webp; do
+  "$VITMAE_TOOLS/imgdump" "$dir/$f" "$dir/reduced-$f.npy" --reduced 12 2>"$dir/err"; rc=$?
+  t "$f reduced decode ($(cat "$dir/err"))" '[ $rc -eq 0 ]'
+done
+out=$(/usr/bin/python3 - "$dir" <<'PY'
+import sys, numpy as np
+from PIL import Image, ImageOps
+d = sys.argv[1]
+for f in ("orient6.jpg", "orient8.png", "orient5lossless.webp"):
+    im = Image.open(f"{d}/{f}")
+    if f.endswith(".jpg"): im.draft("RGB", (20, 12))
+    ref = np.asarray(ImageOps.exif_transpose(im).convert("RGB"), dtype=np.float64)
+    got = np.load(f"{d}/reduced-{f}.npy").astype(np.float64) * 255
+    ok = got.shape == ref.shape and np.abs(got - ref).max() <= 1.0
+    print(f"{f}: {'ok' if ok else 'bad'} {got.shape} PIL {ref.shape}")
+PY
+)
+echo "$out"
+t "reduced decodes oriented as PIL" '[ $(echo "$out" | grep -c ": ok") -eq 3 ]'
 [ $fail -eq 0 ] && echo "cli formats ok"
 exit $fail

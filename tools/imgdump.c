@@ -1,5 +1,6 @@
 // imgdump FILE OUT.npy [--reduced MIN_SHORT]: the decoded image as vitmae sees it (image_load, or
-// image_load_reduced), float32 [h, w, c] in [0, 1]. For tests that compare decoders with PIL.
+// image_load_reduced), float32 [h, w, c] in [0, 1]. imgdump FILE --probe: the header probe's size
+// (image_probe), printed as WIDTHxHEIGHTxCHANNELS. For tests that compare decoders with PIL.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,8 +8,15 @@
 #include "io/npy.h"
 
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[2], "--probe")) {
+        int w, h, c;
+        char err[256];
+        if (image_probe(argv[1], 0, &w, &h, &c, err, sizeof err)) { fprintf(stderr, "imgdump: %s: %s\n", argv[1], err); return 1; }
+        printf("%dx%dx%d\n", w, h, c);
+        return 0;
+    }
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--reduced"))) {
-        fprintf(stderr, "usage: imgdump FILE OUT.npy [--reduced MIN_SHORT]\n");
+        fprintf(stderr, "usage: imgdump FILE OUT.npy [--reduced MIN_SHORT] | imgdump FILE --probe\n");
         return 2;
     }
     Image im;

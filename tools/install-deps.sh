@@ -14,6 +14,7 @@ have_pc libjpeg  || need="$need libjpeg62-turbo-dev"
 have_pc libcjson || need="$need libcjson-dev"
 have_pc libexif  || need="$need libexif-dev"
 have_pc libwebp  || need="$need libwebp-dev"
+have_pc libwebpdemux || need="$need libwebp-dev"   # the EXIF chunk (orientation)
 # Text and lines in the pictures: cairo, fonts through fontconfig, and the font itself (DejaVu Sans).
 have_pc cairo      || need="$need libcairo2-dev"
 have_pc fontconfig || need="$need libfontconfig-dev"

@@ -1,5 +1,5 @@
-// Image decode (libpng, libjpeg-turbo with libexif for the orientation, libwebp), PNG encode, and
-// geometry on float HWC images.
+// Image decode (libpng, libjpeg-turbo, libwebp and its demux API; libexif for the EXIF orientation),
+// PNG encode, and geometry on float HWC images.
 //
 // Error handling with the two C libraries: both report errors through a callback that must not
 // return, so the callback longjmps back to the decoder function that called setjmp. Everything the
@@ -17,6 +17,7 @@
 #include <jerror.h>
 #include <libexif/exif-data.h>
 #include <webp/decode.h>
+#include <webp/demux.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -62,6 +63,106 @@ void image_free(Image *im) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// EXIF orientation, as PIL 9.4's ImageOps.exif_transpose reads it (docs/data.md, "Files")
+
+// The orientation PIL applies for one IFD0 entry: the first value when it equals a whole number 2..8.
+// PIL turns SHORT, LONG, SBYTE, SSHORT, SLONG, RATIONAL, SRATIONAL, FLOAT and DOUBLE into numbers
+// (6/1 and 6.0 equal 6; 13/2 and n/0 match nothing); BYTE, ASCII and UNDEFINED it keeps as bytes or
+// text, which exif_transpose ignores. 1 means "leave as decoded".
+static int exif_entry_orientation(const ExifEntry *e, ExifByteOrder bo) {
+    unsigned unit = exif_format_get_size(e->format);
+    if (e->components < 1 || unit == 0 || e->size < unit) return 1;
+    const unsigned char *d = e->data;
+    double v;
+    switch (e->format) {
+    case EXIF_FORMAT_SHORT: v = exif_get_short(d, bo); break;
+    case EXIF_FORMAT_LONG: v = exif_get_long(d, bo); break;
+    case EXIF_FORMAT_SBYTE: v = (int8_t)d[0]; break;
+    case EXIF_FORMAT_SSHORT: v = exif_get_sshort(d, bo); break;
+    case EXIF_FORMAT_SLONG: v = exif_get_slong(d, bo); break;
+    case EXIF_FORMAT_RATIONAL: {
+        ExifRational q = exif_get_rational(d, bo);
+        if (q.denominator == 0 || q.numerator % q.denominator) return 1;
+        v = q.numerator / q.denominator;
+        break;
+    }
+    case EXIF_FORMAT_SRATIONAL: {
+        ExifSRational q = exif_get_srational(d, bo);
+        long long n = q.numerator, m = q.denominator;
+        if (m == 0 || n % m) return 1;
+        v = (double)(n / m);
+        break;
+    }
+    case EXIF_FORMAT_FLOAT: {
+        uint32_t bits = exif_get_long(d, bo);
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        v = f;
+        break;
+    }
+    case EXIF_FORMAT_DOUBLE: {
+        uint64_t hi = exif_get_long(d + (bo == EXIF_BYTE_ORDER_MOTOROLA ? 0 : 4), bo);
+        uint64_t lo = exif_get_long(d + (bo == EXIF_BYTE_ORDER_MOTOROLA ? 4 : 0), bo);
+        uint64_t bits = hi << 32 | lo;
+        memcpy(&v, &bits, sizeof v);
+        break;
+    }
+    default: return 1;
+    }
+    return v >= 2 && v <= 8 && v == (int)v ? (int)v : 1;
+}
+
+// Loads block ("Exif\0\0" + a TIFF header and IFDs) with libexif: 0 when IFD0 has no orientation
+// entry libexif could read, else the orientation PIL applies (1..8).
+static int exif_load_orientation(const uint8_t *block, size_t len) {
+    ExifData *ed = exif_data_new();
+    if (!ed) return 0;
+    exif_data_unset_option(ed, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
+    exif_data_unset_option(ed, EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS);
+    exif_data_load_data(ed, block, (unsigned)len);
+    ExifEntry *e = exif_content_get_entry(ed->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
+    int orientation = e ? exif_entry_orientation(e, exif_data_get_byte_order(ed)) : 0;
+    exif_data_unref(ed);
+    return orientation;
+}
+
+#define EXIF_HIDDEN_TAG 0xffff   // a tag nothing reads, written over the orientation copies set aside
+
+// The orientation of an EXIF block, tiff pointing at its TIFF header ("II*\0" or "MM\0*"): 0 when
+// IFD0 has no orientation entry, else 1..8 as above. libexif keeps the first of two entries with the
+// same tag, PIL the last one it can read: so when IFD0 names the orientation more than once, the
+// block is loaded once per copy, from the last back, with the other copies' tags renamed, until one
+// loads. Only IFD0's table of tags is looked at here; libexif reads the values.
+static int exif_orientation(const uint8_t *tiff, size_t len) {
+    if (len > UINT_MAX - 6) return 0;
+    uint8_t *block = malloc(len + 6);
+    if (!block) return 0;
+    memcpy(block, "Exif\0\0", 6);
+    memcpy(block + 6, tiff, len);
+    size_t at[64];   // the offsets in block of IFD0's orientation tags
+    int n = 0;
+    if (len >= 8 && (!memcmp(tiff, "II", 2) || !memcmp(tiff, "MM", 2))) {
+        ExifByteOrder bo = tiff[0] == 'I' ? EXIF_BYTE_ORDER_INTEL : EXIF_BYTE_ORDER_MOTOROLA;
+        size_t ifd0 = exif_get_long(tiff + 4, bo);
+        size_t count = ifd0 <= len - 2 ? exif_get_short(tiff + ifd0, bo) : 0;
+        for (size_t i = 0; i < count && ifd0 + 2 + 12 * (i + 1) <= len && n < 64; i++)
+            if (exif_get_short(tiff + ifd0 + 2 + 12 * i, bo) == EXIF_TAG_ORIENTATION) at[n++] = 6 + ifd0 + 2 + 12 * i;
+    }
+    int orientation = 0;
+    if (n <= 1) orientation = exif_load_orientation(block, len + 6);
+    for (int k = n - 1; n > 1 && k >= 0 && orientation == 0; k--) {
+        for (int i = 0; i < n; i++) {
+            uint16_t tag = i == k ? EXIF_TAG_ORIENTATION : EXIF_HIDDEN_TAG;
+            block[at[i]] = (uint8_t)(block[6] == 'I' ? tag & 0xff : tag >> 8);
+            block[at[i] + 1] = (uint8_t)(block[6] == 'I' ? tag >> 8 : tag & 0xff);
+        }
+        orientation = exif_load_orientation(block, len + 6);
+    }
+    free(block);
+    return orientation;
+}
+
+// ---------------------------------------------------------------------------------------------
 // PNG decode
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -75,6 +176,10 @@ typedef struct {
     png_infop info;
     uint8_t *rows;   // one row, or the whole image when interlaced
     float *px;
+    uint8_t *exif;   // the eXIf chunk PIL reads (png_on_chunk), exif_len bytes
+    size_t exif_len;
+    int past_head;   // png_read_info has returned: what comes now follows the image data
+    int head_exif;   // an eXIf came before the image data
 } PngRead;
 
 static void png_on_error(png_structp png, png_const_charp msg) {
@@ -97,6 +202,45 @@ static void png_read_cleanup(PngRead *r) {
     r->info = NULL;
     free(r->rows);
     r->rows = NULL;
+    free(r->exif);
+    r->exif = NULL;
+}
+
+// eXIf chunks come here (png_set_keep_unknown_chunks) rather than to libpng, which keeps the first:
+// PIL keeps the last one before the image data or, when there is none there, the last one after it.
+static int png_on_chunk(png_structp png, png_unknown_chunkp ch) {
+    PngRead *r = png_get_user_chunk_ptr(png);
+    if (memcmp(ch->name, "eXIf", 4) != 0) return 0;
+    if (r->past_head && r->head_exif) return 1;
+    uint8_t *copy = malloc(ch->size ? ch->size : 1);
+    if (!copy) png_error(png, "out of memory");
+    if (ch->size) memcpy(copy, ch->data, ch->size);
+    free(r->exif);
+    r->exif = copy;
+    r->exif_len = ch->size;
+    return 1;
+}
+
+// The orientation PIL applies to a PNG (1..8): the eXIf chunk's, or, when that names none, the digit
+// after the first `tiff:Orientation="` or `tiff:Orientation>` in the last "XML:com.adobe.xmp" text
+// chunk read so far (PIL's getexif, Image.py).
+static int png_orientation(PngRead *r) {
+    int orientation = r->exif ? exif_orientation(r->exif, r->exif_len) : 0;
+    if (orientation) return orientation;
+    png_textp text = NULL;
+    int ntext = 0;
+    png_get_text(r->png, r->info, &text, &ntext);
+    const char *xmp = NULL;
+    for (int i = 0; i < ntext; i++)
+        if (text[i].key && text[i].text && !strcmp(text[i].key, "XML:com.adobe.xmp")) xmp = text[i].text;
+    for (const char *p = xmp; p && (p = strstr(p, "tiff:Orientation")) != NULL; p++) {
+        const char *q = p + strlen("tiff:Orientation");
+        if (q[0] == '=' && q[1] == '"') q += 2;
+        else if (q[0] == '>') q += 1;
+        else continue;
+        if (*q >= '0' && *q <= '9') return *q >= '2' && *q <= '8' ? *q - '0' : 1;
+    }
+    return 1;
 }
 
 // Decodes into r->px; returns 0 with *out filled, or -1 with r->msg set. Owns nothing but *r.
@@ -112,14 +256,20 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     r->info = png_create_info_struct(r->png);
     if (!r->info) { snprintf(r->msg, sizeof r->msg, "out of memory"); png_read_cleanup(r); return -1; }
     png_set_read_fn(r->png, r, png_read_mem);
+    png_set_keep_unknown_chunks(r->png, PNG_HANDLE_CHUNK_ALWAYS, (png_const_bytep)"eXIf", 1);
+    png_set_read_user_chunk_fn(r->png, r, png_on_chunk);
     png_read_info(r->png, r->info);
+    r->past_head = 1;
+    r->head_exif = r->exif != NULL;
+    // The header probe stops here, so it sees only what precedes the image data (docs/data.md).
+    int orientation = png_orientation(r);
 
     png_uint_32 w = png_get_image_width(r->png, r->info), h = png_get_image_height(r->png, r->info);
     int color_type = png_get_color_type(r->png, r->info), bit_depth = png_get_bit_depth(r->png, r->info);
     if (pixel_limit_exceeded(w, h, o->max_pixels, r->msg, sizeof r->msg)) { png_read_cleanup(r); return -1; }
     if (o->header_only) {
-        out->w = (int)w;
-        out->h = (int)h;
+        out->w = (int)(orientation >= 5 ? h : w);
+        out->h = (int)(orientation >= 5 ? w : h);
         out->c = (color_type & PNG_COLOR_MASK_COLOR) ? 3 : 1;
         png_read_cleanup(r);
         return 0;
@@ -162,13 +312,20 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
                         : (float)row[s] / 255.0f;
                 }
         }
-    png_read_end(r->png, NULL);   // checks the CRCs and chunks that follow the pixels
+    png_read_end(r->png, r->info);   // checks the CRCs and reads the chunks that follow the pixels
+    // Without an eXIf before the image data, PIL reads the chunks after it too (PngImagePlugin's getexif).
+    if (!r->head_exif) orientation = png_orientation(r);
     png_read_cleanup(r);
     out->w = (int)w;
     out->h = (int)h;
     out->c = c;
     out->px = r->px;
     r->px = NULL;
+    if (orientation != 1 && image_orient(out, orientation) != 0) {
+        image_free(out);
+        snprintf(r->msg, sizeof r->msg, "out of memory");
+        return -1;
+    }
     return 0;
 }
 
@@ -208,29 +365,12 @@ static void jpeg_read_cleanup(JpegRead *r) {
     r->row = NULL;
 }
 
-// The EXIF orientation (tag 0x0112 of IFD0, 1..8) from the APP1 "Exif" markers saved by libjpeg,
-// parsed by libexif; 1 when absent or out of range (as PIL's ImageOps.exif_transpose).
+// The EXIF orientation (1..8) from the first APP1 "Exif" marker saved by libjpeg, as PIL reads it.
 static int jpeg_exif_orientation(j_decompress_ptr ci) {
     for (jpeg_saved_marker_ptr m = ci->marker_list; m; m = m->next) {
         if (m->marker != JPEG_APP0 + 1 || m->data_length < 6 || memcmp(m->data, "Exif\0\0", 6) != 0) continue;
-        ExifData *ed = exif_data_new();
-        if (!ed) return 1;
-        exif_data_unset_option(ed, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
-        exif_data_unset_option(ed, EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS);
-        exif_data_load_data(ed, m->data, m->data_length);
-        int orientation = 1;
-        ExifEntry *e = exif_content_get_entry(ed->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
-        // The standard says SHORT; some writers store a LONG (or a BYTE), which PIL reads as well.
-        ExifByteOrder bo = exif_data_get_byte_order(ed);
-        long v = 0;
-        if (e && e->components >= 1) {
-            if (e->format == EXIF_FORMAT_SHORT && e->size >= 2) v = exif_get_short(e->data, bo);
-            else if (e->format == EXIF_FORMAT_LONG && e->size >= 4) v = (long)exif_get_long(e->data, bo);
-            else if (e->format == EXIF_FORMAT_BYTE && e->size >= 1) v = e->data[0];
-        }
-        if (v >= 1 && v <= 8) orientation = (int)v;
-        exif_data_unref(ed);
-        return orientation;
+        int orientation = exif_orientation(m->data + 6, m->data_length - 6);
+        return orientation ? orientation : 1;
     }
     return 1;
 }
@@ -343,6 +483,31 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
 // ---------------------------------------------------------------------------------------------
 // WebP decode (libwebp): always RGB for us (alpha dropped, as PIL's convert('RGB')).
 
+// The orientation of a WebP (1..8) from its first EXIF chunk, found with libwebp's demux API as PIL
+// finds it (its decoder is libwebp's too); the chunk's "Exif\0\0" prefix, which PIL writes, is optional.
+// -1 when data is a prefix of the file that ends before that chunk may come: the header probe reads
+// the whole file then. A whole file the demuxer refuses (cut short) is refused, as PIL refuses it.
+static int webp_orientation(const uint8_t *buf, size_t len, int header_only) {
+    WebPData data = {buf, len};
+    WebPDemuxState state;
+    WebPDemuxer *dmux = header_only ? WebPDemuxPartial(&data, &state) : WebPDemux(&data);
+    if (!dmux) return -1;
+    int orientation = 1;
+    WebPChunkIterator it;
+    if (WebPDemuxGetChunk(dmux, "EXIF", 1, &it)) {
+        const uint8_t *tiff = it.chunk.bytes;
+        size_t n = it.chunk.size;
+        if (n >= 6 && !memcmp(tiff, "Exif\0\0", 6)) tiff += 6, n -= 6;
+        orientation = exif_orientation(tiff, n);
+        if (orientation == 0) orientation = 1;
+        WebPDemuxReleaseChunkIterator(&it);
+    } else if (header_only && state != WEBP_DEMUX_DONE && (WebPDemuxGetI(dmux, WEBP_FF_FORMAT_FLAGS) & EXIF_FLAG)) {
+        orientation = -1;
+    }
+    WebPDemuxDelete(dmux);
+    return orientation;
+}
+
 static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     WebPBitstreamFeatures f;
     VP8StatusCode st = WebPGetFeatures(buf, len, &f);
@@ -351,7 +516,12 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     if (f.has_animation) { set_err(err, errlen, "animated WebP is not supported"); return -1; }
     if (f.width <= 0 || f.height <= 0) { set_err(err, errlen, "corrupt WebP data"); return -1; }
     if (pixel_limit_exceeded((unsigned long)f.width, (unsigned long)f.height, o->max_pixels, err, errlen)) return -1;
-    if (o->header_only) { out->w = f.width; out->h = f.height; out->c = 3; return 0; }
+    int orientation = webp_orientation(buf, len, o->header_only);
+    if (orientation < 0) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
+    if (o->header_only) {
+        *out = (Image){orientation >= 5 ? f.height : f.width, orientation >= 5 ? f.width : f.height, 3, NULL};
+        return 0;
+    }
     int w = 0, h = 0;
     uint8_t *rgb = WebPDecodeRGB(buf, len, &w, &h);
     if (!rgb) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
@@ -360,6 +530,11 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     for (size_t i = 0; i < (size_t)w * h * 3; i++) px[i] = (float)rgb[i] / 255.0f;
     WebPFree(rgb);
     *out = (Image){w, h, 3, px};
+    if (orientation != 1 && image_orient(out, orientation) != 0) {
+        image_free(out);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
     return 0;
 }
 
