@@ -155,6 +155,7 @@ t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && 
 for f in "--lr 0.5" "--batch 32" "--seed 7" "--steps 250" "--smoothing 0.2" "--augment none"; do
   err "resume with $f" 2 "${f%% *} cannot change when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" $f
 done
+err "resume adding --val to a --val-frac run" 2 "--val cannot be added when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --val "$dir/data"
 t "no run folder for refused resumes" '[ ! -e "$dir/e6" ]'
 # A checkpoint of another run resumed into a run folder would mix the two: refused.
 cp "$dir/t2/checkpoint-6.safetensors" "$dir/run/other.safetensors"
@@ -168,6 +169,12 @@ mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"
 err "a folder with only metrics.csv" 2 "overwrite" "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k"
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?
 t "--overwrite: exit 0, the old run moved whole" '[ $rc -eq 0 ] && [ -s "$dir/k/checkpoint.safetensors" ] && [ -f "$dir/k.old-1/metrics.csv" ] && [ "$(wc -l < "$dir/k.old-1/metrics.csv")" -eq 1 ]'
+
+# A stop signal while the run starts (VITMAE_FAULT_STOP_IN_SETUP raises SIGUSR1 there): the run ends
+# after its first step, saved, exit 0 (it used to die of the signal).
+VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" finetune --ckpt "$pre" $ft --steps 50 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?
+t "a stop signal during start-up: exit 0 ($rc), saved at step 1" \
+  '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of 50" "$dir/early.log" && "$VITMAE" info "$dir/early/checkpoint.safetensors" | grep -q "^ *step  *1$"'
 
 # Relative --data and --val are recorded as absolute paths: the run resumes from any directory, and
 # names the folder when it is gone (as train does, docs/data.md "Run folders").

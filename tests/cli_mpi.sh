@@ -237,5 +237,52 @@ ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "
 t "different command lines: exit 2 ($rc), rank 1 names the difference" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: entry [0-9]* is .6. here and .4. on rank 0" "$dir/mpmd.err"'
 t "different command lines: nothing written" '[ ! -e "$dir/mpmd" ]'
+# What one rank alone has, found by the forty-fifth session's tries (each used to crash, hang or
+# train another model; docs/distributed.md, "Semantics"):
+# - VITMAE_REDUCE=messages on one rank only: the ranks agree on messages, the same bits.
+for side in 0 1; do
+  if [ $side = 0 ]; then
+    ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -x VITMAE_REDUCE=messages "$VITMAE" train $small \
+      --steps $steps --threads 1 --out "$dir/red$side" : -np 1 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/red$side" > /dev/null 2>&1; rc=$?
+  else
+    ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$VITMAE" train $small --steps $steps --threads 1 \
+      --out "$dir/red$side" : -np 1 -x VITMAE_REDUCE=messages "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/red$side" > /dev/null 2>&1; rc=$?
+  fi
+  t "VITMAE_REDUCE=messages on rank $side only: exit 0 ($rc), bitwise the reference" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/red$side"'
+done
+# - Another checkpoint on one rank (each machine its own copy): --init and --resume refused, exit 1,
+#   the differing rank named; nothing trained.
+mkdir -p "$dir/k0" "$dir/k1"
+cp "$dir/ref/checkpoint.safetensors" "$dir/k0/init.safetensors"; cp "$dir/ref/checkpoint-3.safetensors" "$dir/k1/init.safetensors"
+rel=$(echo "$small" | sed "s|--data $dir/data|--data $dir/data --init init.safetensors|")
+ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -wdir "$dir/k0" "$VITMAE" train $rel --steps 2 --threads 1 \
+  --out "$dir/kinit" : -np 1 -wdir "$dir/k1" "$VITMAE" train $rel --steps 2 --threads 1 --out "$dir/kinit" > /dev/null 2> "$dir/kinit.err"; rc=$?
+t "--init, another file on rank 1: exit 1 ($rc), rank 1 named, no run folder" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: rank 1 sees a different starting checkpoint than rank 0" "$dir/kinit.err" && [ ! -e "$dir/kinit" ]'
+cp -r "$dir/ref" "$dir/k0/run"; cp -r "$dir/ref" "$dir/k1/run"; cp "$dir/ref/checkpoint-3.safetensors" "$dir/k1/run/checkpoint.safetensors"
+ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -wdir "$dir/k0" "$VITMAE" train --resume run --steps 9 --threads 1 \
+  : -np 1 -wdir "$dir/k1" "$VITMAE" train --resume run --steps 9 --threads 1 > /dev/null 2> "$dir/kres.err"; rc=$?
+t "--resume, a stale copy on rank 1: exit 1 ($rc), not a hang, rank 1 named, nothing written" \
+  '[ $rc -eq 1 ] && grep -q "different starting checkpoint than rank 0: entry 1 is .step 3, .* here and .step 6, " "$dir/kres.err" && same_weights "$dir/ref/checkpoint.safetensors" "$dir/k0/run/checkpoint.safetensors"'
+# - A file size limit below the gradient window's file (ulimit -f): the ranks use messages instead
+#   of waiting in the window for ever; the run ends with the documented full-disk line, exit 1.
+#   (The limit on the ranks alone, through a wrapper: mpirun itself is not ours to limit. 450 KB: below
+#   this model's window file, 2 ranks x 2 halves x 43600 floats, and below its checkpoint too.)
+printf '#!/bin/bash\nulimit -f 450\nexec "%s" "$@"\n' "$VITMAE" > "$dir/fsz.sh" && chmod +x "$dir/fsz.sh"
+ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$dir/fsz.sh" train --data "$dir/data" --img 16 \
+  --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --val-frac 0.2 --ckpt-every 3 \
+  --steps 6 --threads 1 --out "$dir/fsz" > /dev/null 2> "$dir/fsz.err"; rc=$?
+t "ulimit -f below the window: exit 1 ($rc), not a hang, a write refused by name" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: .*fsz/checkpoint-3.safetensors: write failed: File too large" "$dir/fsz.err"'
+# - Usage said once: --help, no command, an unknown command.
+t "--help under -np 2: once" '[ "$(mpi -np 2 "$VITMAE" --help | grep -c "^usage")" -eq 1 ]'
+t "no command under -np 2: once" '[ "$(mpi -np 2 "$VITMAE" 2>&1 | grep -c "^usage")" -eq 1 ]'
+t "unknown command under -np 2: one line" '[ "$(mpi -np 2 "$VITMAE" bogus 2>&1 | grep -c "^vitmae: bogus: unknown command")" -eq 1 ]'
+# - A stop signal while the ranks start (VITMAE_FAULT_STOP_IN_SETUP raises SIGUSR1 there): every rank
+#   ends after the first step, saved, exit 0.
+mpi -np 2 -x VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?
+t "SIGUSR1 during start-up: exit 0 ($rc), saved at step 1" \
+  '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of $steps" "$dir/early.log" && [ "$(saved_step "$dir/early/checkpoint.safetensors")" = 1 ]'
+
 [ $fail -eq 0 ] && echo "cli mpi ok"
 exit $fail

@@ -49,6 +49,10 @@ t "--steps on resume extends the run to 9" '[ "$(tail -n 1 "$dir/r/metrics.csv" 
 t "--steps below the step reached: exit 2" '[ $rc -eq 2 ] && grep -q "the run is at step 9" "$dir/err"'
 "$VITMAE" train --resume "$dir/r" --batch 4 > /dev/null 2>"$dir/err"; rc=$?
 t "--batch on resume refused" '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch cannot change" "$dir/err"'
+# A run that holds out --val-frac of its folder: a --val folder on resume would give those images back
+# to training (another run): refused.
+"$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?
+t "--val added on resume refused" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --val cannot be added when a run resumes" "$dir/err"'
 mv "$dir/work/data" "$dir/moved"
 "$VITMAE" train --resume "$dir/r" --steps 10 > /dev/null 2>"$dir/err"; rc=$?
 t "data gone: exit 2 naming the folder and --data" '[ $rc -eq 2 ] && grep -q "data folder .*/work/data is gone.*pass --data DIR" "$dir/err"'

@@ -55,6 +55,11 @@ kill -INT $pid; wait $pid; rc=$?
 t "SIGINT exits 0" '[ $rc -eq 0 ]'
 t "SIGINT leaves a loadable checkpoint" '"$VITMAE" info "$dir/int/checkpoint.safetensors" > /dev/null'
 t "SIGINT says how to resume" 'grep -q "resume" "$dir/int.log"'
+# A stop signal while the run starts (VITMAE_FAULT_STOP_IN_SETUP raises SIGUSR1 there): the run ends
+# after its first step, saved, exit 0 (it used to die of the signal).
+VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps 50 --threads 1 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?
+t "a stop signal during start-up: exit 0 ($rc), saved at step 1" \
+  '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of 50" "$dir/early.log" && [ "$(saved_step "$dir/early/checkpoint.safetensors")" = 1 ]'
 
 # 5. A NaN loss stops the run: exit 1, the step named, the last good checkpoint intact.
 VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/nan" > /dev/null 2> "$dir/nan.err"; rc=$?

@@ -459,6 +459,11 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                       "%s/checkpoint.safetensors); continue it in a folder of its own with --out DIR", path, dir, dir);
             return 2;
         }
+        if (a->val && !r->val[0]) {   // as train: the held-out images would go back to training
+            cli_error("finetune --resume", "--val cannot be added when a run resumes (the run holds out --val-frac %g "
+                      "of its folder; a --val folder would give those images back to training)", r->val_frac);
+            return 2;
+        }
         if (a->data) run_abs_path(r->data, sizeof r->data, a->data);
         if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
         struct stat sx;   // as train: a folder that moved is given again
@@ -692,6 +697,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     FtState *r = &t->rs;
     char err[1024];
     int rank = dist_rank(), rc;
+    run_test_hook_stop_in_setup();
     cli_defer(1);
     if ((rc = cli_agree(setup_local(t, flags, nflags)))) return rc;
     // 2. Every rank must see the same training files (scan order): a rank on another filesystem stops here.
@@ -700,6 +706,9 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
                                     "file list", err, sizeof err);
     if (same == -2 || (same == -1 && rank == 0)) cli_error("data", "%s", err);
     if (same) return 1;
+    // ... and start from the same weights (--resume, --ckpt: each rank read its own copy).
+    const float *start[3] = {clf_params(t->model), t->exp_avg, t->exp_avg_sq};
+    if (run_check_same_start(r->step, start, 3, clf_num_params(&t->cfg))) return 1;
     cli_defer(1);
     if ((rc = cli_agree(rank == 0 ? setup_run_folder(t) : 0))) return rc;
     dist_bcast(t->cfg.enc.pixel_mean, sizeof t->cfg.enc.pixel_mean, 0);
@@ -819,6 +828,7 @@ int cmd_finetune(int argc, char **argv) {
     cli_defer(0);
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
     if (t->a.threads) omp_set_num_threads(t->a.threads);
+    run_catch_stop_signals();
     rc = setup(t, flags, nflags);
     if (rc) { finetune_free(t); free(t); return rc; }
 
@@ -836,7 +846,6 @@ int cmd_finetune(int argc, char **argv) {
         free(t);
         return rc;
     }
-    run_catch_stop_signals();
 
     int rank0 = dist_rank() == 0, stop = 0;
     long queued = r->step;

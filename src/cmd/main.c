@@ -57,19 +57,21 @@ static void short_omp_spin(char **argv) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { usage(stderr); return 2; }
     // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which every writer reports in
     // one line and cleans up after, instead of the signal killing the process mid-file
     // (docs/interface.md, section 4).
     signal(SIGXFSZ, SIG_IGN);
     short_omp_spin(argv);
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        usage(stdout);
-        return 0;
-    }
-    // Under mpirun every rank runs the command (docs/distributed.md); without it nothing changes.
+    // Under mpirun every rank runs the command (docs/distributed.md); without it nothing changes. The
+    // usage and the unknown command are then said once, by rank 0 (the others' stdout is /dev/null).
     char err[256];
     if (dist_init(&argc, &argv, err, sizeof err)) { cli_error("mpi", "%s", err); return 1; }
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        if (argc < 2 && dist_rank() == 0) usage(stderr);
+        else if (argc >= 2) usage(stdout);
+        dist_finalize();
+        return argc < 2 ? 2 : 0;
+    }
     // VITMAE_FORWARD_IMAGES=M, a count from 1 up: each block's forward in passes of M images (speed only;
     // docs/interface.md); anything else leaves the rule (core/encoder.h).
     const char *fi = getenv("VITMAE_FORWARD_IMAGES");
@@ -100,7 +102,7 @@ int main(int argc, char **argv) {
             dist_finalize();
             return rc;
         }
+    if (dist_rank() == 0) fprintf(stderr, "vitmae: %s: unknown command (see vitmae --help)\n", argv[1]);
     dist_finalize();
-    fprintf(stderr, "vitmae: %s: unknown command (see vitmae --help)\n", argv[1]);
     return 2;
 }

@@ -197,6 +197,11 @@ void run_catch_stop_signals(void) {
     sigaction(SIGUSR1, &sa, NULL);
 }
 
+void run_test_hook_stop_in_setup(void) {
+    const char *v = getenv("VITMAE_FAULT_STOP_IN_SETUP");
+    if (v && !strcmp(v, "1")) raise(SIGUSR1);
+}
+
 // 1 when metadata key is the same text in both files (or absent from both).
 static int same_meta(const StFile *f, const StFile *g, const char *key) {
     const char *a = st_meta(f, key), *b = st_meta(g, key);
@@ -280,4 +285,18 @@ void run_abs_path(char *dst, size_t n, const char *path) {
     char *abs = realpath(path, NULL);
     snprintf(dst, n, "%s", abs ? abs : path);
     free(abs);
+}
+
+int run_check_same_start(long step, const float *const *arrays, int na, size_t n) {
+    if (dist_size() == 1) return 0;
+    uint64_t h = DIST_HASH_START;
+    for (int i = 0; i < na; i++)
+        if (arrays[i]) h = dist_hash_bytes(arrays[i], n * sizeof(float), h);
+    char ident[96], err[1024];
+    snprintf(ident, sizeof ident, "step %ld, weights and moments hashed to %016llx", step, (unsigned long long)h);
+    const char *list[1] = {ident};
+    int same = dist_check_same_list(list, sizeof *list, 1, "starting checkpoint", err, sizeof err);
+    if (same == -2 || (same == -1 && dist_rank() == 0))
+        cli_message("%s (every process must load the same checkpoint file)", err);
+    return same ? 1 : 0;
 }

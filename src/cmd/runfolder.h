@@ -17,6 +17,12 @@ int run_folder_has_run(const char *dir);
 // Renames dir to dir.old-N, the first N >= 1 not taken (never replacing anything), so the old run
 // stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);
+// Under mpirun every rank loads its own copy of a checkpoint (--resume, --init, finetune --ckpt): a
+// stale copy on one machine would train another model, or hang the job at its end. The step and a
+// hash of the n floats of each of arrays[0..na) (NULL ones left out) are compared with rank 0's
+// (docs/distributed.md, "Semantics"). 0 when every rank agrees (and with one process); else 1 after
+// one line naming the first differing rank.
+int run_check_same_start(long step, const float *const *arrays, int na, size_t n);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").
@@ -67,8 +73,13 @@ int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long c
 // reading, so a progress line could block rank 0 until mpirun kills it: once a stop is asked, output
 // there never blocks (lines that do not fit are dropped, the checkpoint is still written). A terminal
 // of our own is left alone: its O_NONBLOCK flag would be the shell's too.
+// Installed before the run's start-up (scanning, loading, the reduction's set-up): a signal then ends
+// the run after its first step, as one during the run does.
 extern volatile sig_atomic_t run_stop_requested;
 void run_catch_stop_signals(void);
+// Test hook: VITMAE_FAULT_STOP_IN_SETUP=1 raises SIGUSR1 when a run's start-up begins, as a
+// scheduler's early warning that lands while the run starts (tests/cli_train.sh, tests/cli_mpi.sh).
+void run_test_hook_stop_in_setup(void);
 
 // The data pipeline's flags, the same in train and finetune (docs/data.md): --cache-mb, --store,
 // --prefetch, --loader-threads, --max-pixels. loader_flags_init sets the defaults;

@@ -209,6 +209,13 @@ static int resumed_run_state(Train *t, const RunState *given, Flag *flags, int n
                      "start a new run from these weights with --init CHECKPOINT", WEIGHT_FLAGS[i]);
             return CLI_USAGE;
         }
+    // A run that held out --val-frac of its folder: a --val folder now would give the held-out images
+    // back to training (another run). A run with --val DIR may be given its folder's new place.
+    if (cli_flag(flags, nflags, "--val")->seen && !r->val[0]) {
+        snprintf(err, errlen, "train --resume: --val cannot be added when a run resumes (the run holds out "
+                 "--val-frac %g of its folder; a --val folder would give those images back to training)", r->val_frac);
+        return CLI_USAGE;
+    }
     if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = given->log_every;
     if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = given->eval_every;
     if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = given->ckpt_every;
@@ -539,6 +546,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     const char *data = NULL;
     Checkpoint init;
     memset(&init, 0, sizeof init);
+    run_test_hook_stop_in_setup();
     cli_defer(1);
     if ((rc = cli_agree(setup_local(t, a, flags, nflags, &init, resumed_dir, &data)))) { ckpt_free(&init); return rc; }
 
@@ -548,6 +556,10 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                                     "file list", err, sizeof err);
     if (same == -2 || (same == -1 && rank == 0)) cli_report("data", err, 1);
     if (same) { ckpt_free(&init); return 1; }
+    // ... and start from the same weights (a fresh run's come from the seed, the same everywhere).
+    size_t nparams = mae_num_params(&t->cfg);
+    const float *start[3] = {resuming ? mae_params(t->model) : init.params, t->exp_avg, t->exp_avg_sq};
+    if ((resuming || a->init) && run_check_same_start(t->rs.step, start, 3, nparams)) { ckpt_free(&init); return 1; }
     cli_defer(1);
 
     // 3. Rank 0: the run folder checked (never written into when it holds another run, docs/data.md
@@ -766,6 +778,7 @@ int cmd_train(int argc, char **argv) {
     cli_defer(0);
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
     if (a.threads) omp_set_num_threads(a.threads);
+    run_catch_stop_signals();
     rc = setup(t, &a, flags, nflags);
     if (rc) { train_free(t); free(t); return rc; }
     Augment aug = AUGMENT_CROP;
@@ -775,8 +788,6 @@ int cmd_train(int argc, char **argv) {
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
     if ((rc = cli_agree(ld ? 0 : cli_report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }
     cli_defer(0);
-
-    run_catch_stop_signals();
 
     RunState *r = &t->rs;
     int rank0 = dist_rank() == 0, stop = 0;

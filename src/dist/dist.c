@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include "dist/dist.h"
 #include "kernels/cpu.h"
@@ -80,6 +81,18 @@ static uint64_t list_hash(const char *const *items, size_t stride, int n) {
         const unsigned char *p = (const unsigned char *)*(const char *const *)((const char *)items + (size_t)k * stride);
         do { h ^= *p; h *= 0x100000001b3ull; } while (*p++);
     }
+    return h;
+}
+
+uint64_t dist_hash_bytes(const void *p, size_t bytes, uint64_t h) {
+    const unsigned char *b = p;
+    size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < bytes; i++) h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
 }
 
@@ -213,12 +226,16 @@ static void shared_free(GradShared *sh) {
     free(sh);
 }
 
-// The shared window, or NULL (then the ranks exchange messages): not every rank on one machine,
-// VITMAE_REDUCE=messages, too little room in /dev/shm (where OpenMPI backs the window) or MPI could
-// not make it. Collective over the job; every rank gets the same answer.
+// The shared window, or NULL (then the ranks exchange messages): VITMAE_REDUCE=messages on any rank,
+// not every rank on one machine, too little room in /dev/shm (where OpenMPI backs the window), a file
+// size limit (ulimit -f) below the window's file, or MPI could not make it. Collective over the job;
+// every rank gets the same answer. (OpenMPI's window does not fail on every rank when one rank's
+// ftruncate of its file fails: the others wait in it for ever. So the limits are checked first.)
 static GradShared *shared_create(GradReduce *gr) {
     const char *mode = getenv("VITMAE_REDUCE");
-    if (mode && !strcmp(mode, "messages")) return NULL;
+    int want = !(mode && !strcmp(mode, "messages")), all_want = 0;
+    MPI_Allreduce(&want, &all_want, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_want) return NULL;
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     int node_size = 0;
@@ -228,8 +245,12 @@ static GradShared *shared_create(GradReduce *gr) {
     MPI_Aint bytes = (MPI_Aint)((size_t)halves * stride * sizeof(float));
     struct statvfs fs;
     double room = statvfs("/dev/shm", &fs) == 0 ? (double)fs.f_bavail * fs.f_frsize : 0.0;
-    // Several jobs may share /dev/shm: ask for twice what the window needs.
-    int ok = node_size == g_size && room >= 2.0 * (double)bytes * g_size, all_ok = 0;
+    // Several jobs may share /dev/shm: ask for twice what the window needs. The file size limit must
+    // allow the window's whole file (all ranks' segments, with room for its bookkeeping).
+    struct rlimit fsize;
+    int fits = getrlimit(RLIMIT_FSIZE, &fsize) != 0 || fsize.rlim_cur == RLIM_INFINITY ||
+               (double)fsize.rlim_cur >= 2.0 * (double)bytes * g_size + 1048576.0;
+    int ok = node_size == g_size && room >= 2.0 * (double)bytes * g_size && fits, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     GradShared *sh = all_ok ? calloc(1, sizeof *sh) : NULL;
     if (sh) {

@@ -48,6 +48,10 @@ void dist_barrier(void);
 // differing rank (err names it and the first differing entry) and -1 on the others (err names the
 // first differing rank).
 int  dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen);
+// A 64-bit hash of bytes (FNV-1a over 8-byte words, then the tail bytes) continuing from h (start
+// from DIST_HASH_START): which rank holds other weights, not a digest against tampering.
+#define DIST_HASH_START 0xcbf29ce484222325ull
+uint64_t dist_hash_bytes(const void *p, size_t bytes, uint64_t h);
 
 // The pairwise tree over `count` items (a power of two) of n floats, item i at items + i * stride:
 // item 0 becomes the sum, added as node [l, r) = node [l, m) + node [m, r), m = (l + r) / 2.
