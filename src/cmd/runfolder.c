@@ -170,7 +170,7 @@ void loader_flags_table(LoaderFlags *l, Flag *f) {
         {"--store", FLAG_STR, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
         {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
-        {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, 1e12, NULL, "skip images larger than this (default 64 megapixels)", "N", 0},
+        {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, 1e12, NULL, "skip images with more pixels than this (default 67108864 = 2^26)", "N", 0},
     };
     memcpy(f, t, sizeof t);
 }
