@@ -53,6 +53,8 @@ t "--batch on resume refused" '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume
 # to training (another run): refused.
 "$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?
 t "--val added on resume refused" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --val cannot be added when a run resumes" "$dir/err"'
+"$VITMAE" train --resume "$dir/r" --steps 10 --overwrite > /dev/null 2>"$dir/err"; rc=$?
+t "--overwrite with --resume refused" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --overwrite: .*cannot be combined with --resume" "$dir/err"'
 mv "$dir/work/data" "$dir/moved"
 "$VITMAE" train --resume "$dir/r" --steps 10 > /dev/null 2>"$dir/err"; rc=$?
 t "data gone: exit 2 naming the folder and --data" '[ $rc -eq 2 ] && grep -q "data folder .*/work/data is gone.*pass --data DIR" "$dir/err"'

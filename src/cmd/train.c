@@ -146,6 +146,8 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     char why[256];
     if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return cli_report("train --mask-ratio", why, CLI_USAGE);
     if (a->init && a->resume) return cli_report("train --init", "a new run from a checkpoint's weights; it cannot be combined with --resume", CLI_USAGE);
+    if (a->overwrite && a->resume)
+        return cli_report("train --overwrite", "moves a run aside to start a new one; a resumed run continues its own folder, so it cannot be combined with --resume", CLI_USAGE);
     return CLI_OK;
 }
 
