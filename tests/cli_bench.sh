@@ -227,6 +227,12 @@ for isa in avx512:cpu_has_avx512 avx2:cpu_has_avx2_fma; do
       "echo \"\$gate\" | grep -q '__builtin_cpu_supports(\"$f\")'"
   done
 done
+# --channels is 1 or 3 (its --help showed a range 1 to 3 that 2 was refused from): a choice, as
+# docs/interface.md says.
+"$VITMAE" bench --channels 2 --steps 1 > /dev/null 2> "$tmp.err"; rc=$?
+t "--channels 2: exit 2, one line naming the choices" '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp.err")" -eq 1 ] && grep -q "^vitmae: bench --channels: .2. is not one of 1|3$" "$tmp.err"'
+t "--help shows --channels 1|3" '"$VITMAE" bench --help | grep -q "^  --channels 1|3 "'
+rm -f "$tmp.err"
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli bench ok"
 exit $fail

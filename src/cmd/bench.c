@@ -242,6 +242,7 @@ static double quantile_sorted(const double *v, int n, double p) {
 int cmd_bench(int argc, char **argv) {
     const char *preset = MAE_DEFAULT_PRESET;
     int img = MAE_DEFAULT_IMG, patch = MAE_DEFAULT_PATCH, channels = 3, batch = MAE_DEFAULT_BATCH;
+    const char *channels_choice = "3";
     int steps = 10, warmup = 2, threads = 0, json = 0, profile = 0;
     float mask_ratio = (float)MAE_DEFAULT_MASK_RATIO;
     int groups = 0, accum = 1;
@@ -251,7 +252,7 @@ int cmd_bench(int argc, char **argv) {
         {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
         {"--img", FLAG_INT, &img, 1, 8192, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
         {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
-        {"--channels", FLAG_INT, &channels, 1, 3, NULL, "1 grey or 3 RGB (default 3)", "C", 0},
+        {"--channels", FLAG_CHOICE, &channels_choice, 0, 0, "1|3", "1 grey or 3 RGB (default 3)", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--groups", FLAG_INT, &groups, 1, 4096, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
         {"--accum", FLAG_INT, &accum, 1, 4096, NULL, "micro-batches per process (checked as train does)", "K", 0},
@@ -268,7 +269,7 @@ int cmd_bench(int argc, char **argv) {
     int rc = cli_parse("bench", "[flags]", f, (int)(sizeof f / sizeof f[0]), argc, argv, NULL, 0, NULL);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
-    if (channels == 2) { cli_error("bench --channels", "must be 1 or 3"); return 2; }
+    channels = atoi(channels_choice);   // "1" or "3", checked while parsing
     char err[256];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     if (!groups) groups = dist_default_groups(batch);
