@@ -74,6 +74,9 @@ typedef struct {
 // ---------------------------------------------------------------------------------------------
 // Flag values
 
+// Digits, with a minus at most: strtol would also skip spaces and take a plus (docs/interface.md).
+static int starts_integer(const char *s) { return isdigit((unsigned char)s[0]) || s[0] == '-'; }
+
 // A selection flag: a number (*is_number = 1, *n), or one of the words (*word = its index).
 // Returns 0, or -1 when s is neither.
 static int parse_selection(const char *s, const char *const *words, int nwords, int *is_number, int *n, int *word) {
@@ -82,8 +85,7 @@ static int parse_selection(const char *s, const char *const *words, int nwords, 
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    // Digits, with a minus at most (strtol would also skip spaces and take a plus: docs/interface.md).
-    if (!*s || *end || errno || v < INT_MIN || v > INT_MAX || !(isdigit((unsigned char)s[0]) || s[0] == '-')) return -1;
+    if (!*s || *end || errno || v < INT_MIN || v > INT_MAX || !starts_integer(s)) return -1;
     *is_number = 1; *n = (int)v;
     return 0;
 }
@@ -93,12 +95,10 @@ static int parse_query(const char *s, int *x, int *y) {
     char *end;
     errno = 0;
     long a = strtol(s, &end, 10);
-    if (end == s || *end != ',' || errno || a < INT_MIN || a > INT_MAX || !(isdigit((unsigned char)s[0]) || s[0] == '-'))
-        return -1;
+    if (end == s || *end != ',' || errno || a < INT_MIN || a > INT_MAX || !starts_integer(s)) return -1;
     const char *t = end + 1;
     long b = strtol(t, &end, 10);
-    if (end == t || *end || errno || b < INT_MIN || b > INT_MAX || !(isdigit((unsigned char)t[0]) || t[0] == '-'))
-        return -1;
+    if (end == t || *end || errno || b < INT_MIN || b > INT_MAX || !starts_integer(t)) return -1;
     *x = (int)a; *y = (int)b;
     return 0;
 }

@@ -18,7 +18,6 @@
 // Each rank loads and computes its own groups; every rank then holds the same gradient and applies
 // the same AdamW; rank 0 alone validates, writes the run folder and prints.
 #include <cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -463,22 +462,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                       "%s/checkpoint.safetensors); continue it in a folder of its own with --out DIR", path, dir, dir);
             return 2;
         }
-        if (a->val && !r->val[0]) {   // as train: the held-out images would go back to training
-            cli_error("finetune --resume", "--val cannot be added when a run resumes (the run holds out --val-frac %g "
-                      "of its folder; a --val folder would give those images back to training)", r->val_frac);
-            return 2;
-        }
-        if (a->data) run_abs_path(r->data, sizeof r->data, a->data);
+        int rc = run_resume_check_folders("finetune", path, r->data, r->val, r->val_frac, a->data, a->val, err, sizeof err);
+        if (rc) { cli_error(NULL, "%s", err); return rc; }
+        if (a->data) run_abs_path(r->data, sizeof r->data, a->data);   // a moved folder: where it is now
         if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
-        struct stat sx;   // as train: a folder that moved is given again
-        if (!a->data && stat(r->data, &sx) != 0) {
-            cli_error(NULL, "finetune --resume %s: the run's data folder %s is gone (%s); pass --data DIR", path, r->data, strerror(errno));
-            return 2;
-        }
-        if (!a->val && r->val[0] && stat(r->val, &sx) != 0) {
-            cli_error(NULL, "finetune --resume %s: the run's validation folder %s is gone (%s); pass --val DIR", path, r->val, strerror(errno));
-            return 2;
-        }
         printf("resuming %s at step %ld of %ld\n", path, r->step, r->total_steps);
     } else {
         run_abs_path(r->data, sizeof r->data, a->data);   // absolute: --resume from any directory

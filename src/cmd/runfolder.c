@@ -281,6 +281,27 @@ int run_folder_names_fit(const char *dir, char *err, size_t errlen) {
     return -1;
 }
 
+int run_resume_check_folders(const char *command, const char *ckpt, const char *data, const char *val, double val_frac,
+                             const char *given_data, const char *given_val, char *err, size_t errlen) {
+    struct stat st;
+    if (given_val && !val[0]) {
+        snprintf(err, errlen, "%s --resume %s: --val cannot be added when a run resumes (the run holds out --val-frac %g "
+                 "of its folder; a --val folder would give those images back to training)", command, ckpt, val_frac);
+        return CLI_USAGE;
+    }
+    if (!given_data && stat(data, &st) != 0) {
+        snprintf(err, errlen, "%s --resume %s: the run's data folder %s is gone (%s); pass --data DIR", command, ckpt,
+                 data, strerror(errno));
+        return CLI_USAGE;
+    }
+    if (!given_val && val[0] && stat(val, &st) != 0) {
+        snprintf(err, errlen, "%s --resume %s: the run's validation folder %s is gone (%s); pass --val DIR", command,
+                 ckpt, val, strerror(errno));
+        return CLI_USAGE;
+    }
+    return 0;
+}
+
 void run_abs_path(char *dst, size_t n, const char *path) {
     char *abs = realpath(path, NULL);
     snprintf(dst, n, "%s", abs ? abs : path);

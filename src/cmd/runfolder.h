@@ -23,6 +23,14 @@ int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *e
 // (docs/distributed.md, "Semantics"). 0 when every rank agrees (and with one process); else 1 after
 // one line naming the first differing rank.
 int run_check_same_start(long step, const float *const *arrays, int na, size_t n);
+// The folders a resumed run reads, checked before it starts (docs/data.md, "Run folders"): a --val
+// folder given to a run that held out a fraction of its data (its held-out images would go back to
+// training: another run), and a recorded data or validation folder that is gone when no new place is
+// given. data and val are the run's recorded folders ("" val: a held-out split); given_data and
+// given_val the flags (NULL when not given). 0, or CLI_USAGE with the whole message in err
+// ("COMMAND --resume CKPT: ...").
+int run_resume_check_folders(const char *command, const char *ckpt, const char *data, const char *val, double val_frac,
+                             const char *given_data, const char *given_val, char *err, size_t errlen);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

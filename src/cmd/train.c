@@ -211,13 +211,6 @@ static int resumed_run_state(Train *t, const RunState *given, Flag *flags, int n
                      "start a new run from these weights with --init CHECKPOINT", WEIGHT_FLAGS[i]);
             return CLI_USAGE;
         }
-    // A run that held out --val-frac of its folder: a --val folder now would give the held-out images
-    // back to training (another run). A run with --val DIR may be given its folder's new place.
-    if (cli_flag(flags, nflags, "--val")->seen && !r->val[0]) {
-        snprintf(err, errlen, "train --resume: --val cannot be added when a run resumes (the run holds out "
-                 "--val-frac %g of its folder; a --val folder would give those images back to training)", r->val_frac);
-        return CLI_USAGE;
-    }
     if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = given->log_every;
     if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = given->eval_every;
     if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = given->ckpt_every;
@@ -378,20 +371,12 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (rc) { ckpt_free(&ck); return cli_report(NULL, err, rc); }
         t->cfg = ck.cfg;
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : resumed_dir);
-        struct stat st;
-        if (!data && stat(t->rs.data, &st) != 0) {
-            snprintf(err, sizeof err, "train --resume %s: the run's data folder %s is gone (%s); pass --data DIR",
-                     a->resume, t->rs.data, strerror(errno));
+        if ((rc = run_resume_check_folders("train", a->resume, t->rs.data, t->rs.val, t->rs.val_frac, data, a->val,
+                                           err, sizeof err))) {
             ckpt_free(&ck);
-            return cli_report(NULL, err, CLI_USAGE);
+            return cli_report(NULL, err, rc);
         }
         if (!data) data = t->rs.data;
-        if (!a->val && t->rs.val[0] && stat(t->rs.val, &st) != 0) {
-            snprintf(err, sizeof err, "train --resume %s: the run's validation folder %s is gone (%s); pass --val DIR",
-                     a->resume, t->rs.val, strerror(errno));
-            ckpt_free(&ck);
-            return cli_report(NULL, err, CLI_USAGE);
-        }
         // The model holds one gradient group's images (a G the checkpoint cannot have had is refused).
         if (dist_check_groups(t->rs.batch, t->rs.grad_groups, 1, 1, err, sizeof err)) {
             ckpt_free(&ck);

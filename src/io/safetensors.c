@@ -276,12 +276,31 @@ void st_one_line(char *err) {
         if (*p < 0x20 || *p == 0x7f) *p = '?';
 }
 
-// The first key that one object of o (at any depth) holds twice, or NULL.
+static int cmp_key(const void *a, const void *b) {
+    return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+static const char DUP_KEY_OOM[] = "";   // dup_key's answer when it could not look
+
+// A key that one object of o (at any depth) holds twice, or NULL; DUP_KEY_OOM when out of memory.
+// Each object's keys are sorted, not compared pairwise: a header of 100 MB may hold millions of keys.
 static const char *dup_key(const cJSON *o) {
+    if (cJSON_IsObject(o) && o->child && o->child->next) {
+        size_t n = 0;
+        for (const cJSON *c = o->child; c; c = c->next) n += c->string != NULL;
+        const cJSON **keys = malloc(n * sizeof *keys);
+        if (!keys) return DUP_KEY_OOM;
+        n = 0;
+        for (const cJSON *c = o->child; c; c = c->next)
+            if (c->string) keys[n++] = c;
+        qsort(keys, n, sizeof *keys, cmp_key);
+        const char *dup = NULL;
+        for (size_t i = 1; i < n && !dup; i++)
+            if (!strcmp(keys[i - 1]->string, keys[i]->string)) dup = keys[i]->string;
+        free(keys);
+        if (dup) return dup;
+    }
     for (const cJSON *c = o ? o->child : NULL; c; c = c->next) {
-        if (cJSON_IsObject(o) && c->string)
-            for (const cJSON *b = o->child; b != c; b = b->next)
-                if (b->string && !strcmp(b->string, c->string)) return c->string;
         const char *d = dup_key(c);
         if (d) return d;
     }
@@ -322,9 +341,11 @@ static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, si
         if (!cJSON_IsString(m) || m->valuestring[0] != '{') continue;
         cJSON *inner = cJSON_Parse(m->valuestring);
         const char *d = inner ? dup_key(inner) : NULL;
-        if (d) { snprintf(inner_dup, sizeof inner_dup, "%.80s' of __metadata__ '%.80s", d, m->string); dup = inner_dup; }
+        if (d == DUP_KEY_OOM) dup = d;
+        else if (d) { snprintf(inner_dup, sizeof inner_dup, "%.80s' of __metadata__ '%.80s", d, m->string); dup = inner_dup; }
         cJSON_Delete(inner);
     }
+    if (dup == DUP_KEY_OOM) { fail(err, errlen, "%s: out of memory", f->path); goto out; }
     if (dup) { fail(err, errlen, "%s: header: key '%s' appears twice", f->path, dup); goto out; }
     int n = cJSON_GetArraySize(root);
     f->t = calloc((size_t)n + 1, sizeof *f->t);
