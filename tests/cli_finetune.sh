@@ -171,6 +171,17 @@ err "a folder with only metrics.csv" 2 "overwrite" "$VITMAE" finetune --ckpt "$p
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?
 t "--overwrite: exit 0, the old run moved whole" '[ $rc -eq 0 ] && [ -s "$dir/k/checkpoint.safetensors" ] && [ -f "$dir/k.old-1/metrics.csv" ] && [ "$(wc -l < "$dir/k.old-1/metrics.csv")" -eq 1 ]'
 
+# A run folder serves one process at a time (docs/data.md, "Run folders"): while busy trains, resuming
+# it or --overwrite of it is refused (exit 1, one line) and the folder stays where it is.
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 1000000000 --log-every 1 --out "$dir/busy" > "$dir/busy.log" 2>&1 &
+busy=$!
+wait_step "$dir/busy" 1
+err "resume of a run still training" 1 "finetune: .*/busy: in use by another vitmae process" "$VITMAE" finetune --resume "$dir/busy"
+err "--overwrite of a run still training" 1 "in use by another vitmae process" "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/busy" --overwrite
+t "--overwrite of a run still training: nothing moved" '[ ! -e "$dir/busy.old-1" ]'
+kill -TERM $busy; wait $busy; rc=$?
+t "the running run ends as asked (exit $rc)" '[ $rc -eq 0 ] && grep -q "interrupted at step" "$dir/busy.log"'
+
 # A stop signal while the run starts (VITMAE_FAULT_STOP_IN_SETUP raises SIGUSR1 there): the run ends
 # after its first step, saved, exit 0 (it used to die of the signal).
 VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" finetune --ckpt "$pre" $ft --steps 50 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?

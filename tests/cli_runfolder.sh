@@ -148,5 +148,29 @@ long=$(printf "%.4030s" "$long"); mkdir -p "$long"
 t "--out past the path limit: exit 1, one line ($(tail -c 120 "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out: a folder name of [0-9]* bytes is too long for a run folder" "$dir/err"'
 t "--out past the path limit: nothing written" '[ ! -e "$long/r" ]'
+# 5. A run folder serves one process at a time (docs/data.md, "Run folders"). While a run trains in
+# busy, another train given busy to resume or to --overwrite is refused (exit 1, one line) and leaves
+# the running run's folder where it is; once it has ended, it resumes. Two runs started at once into
+# one new folder: one trains, the other is refused (before the lock, both trained into it).
+"$VITMAE" train $small --data "$dir/moved" --steps 1000000000 --log-every 1 --out "$dir/busy" > "$dir/busy.log" 2>&1 &
+busy=$!
+wait_step "$dir/busy" 1
+"$VITMAE" train --resume "$dir/busy" > /dev/null 2>"$dir/err"; rc=$?
+t "resume of a run still training: exit 1, one line ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train: .*/busy: in use by another vitmae process" "$dir/err"'
+"$VITMAE" train $small --data "$dir/moved" --steps 2 --overwrite --out "$dir/busy" > /dev/null 2>"$dir/err"; rc=$?
+t "--overwrite of a run still training: exit 1, nothing moved ($rc)" \
+  '[ $rc -eq 1 ] && grep -q "in use by another vitmae process" "$dir/err" && [ ! -e "$dir/busy.old-1" ]'
+kill -TERM $busy; wait $busy; rc=$?
+saved=$(saved_step "$dir/busy/checkpoint.safetensors")
+t "the running run ends as asked and saves (exit $rc, step ${saved:-none})" '[ $rc -eq 0 ] && [ -n "$saved" ]'
+"$VITMAE" train --resume "$dir/busy" --steps $((saved + 1)) > /dev/null 2>"$dir/err"; rc=$?
+t "once it has ended it resumes ($rc)" '[ $rc -eq 0 ]'
+"$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/twin" > "$dir/twin1.log" 2>&1 &
+twin=$!
+"$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/twin" > "$dir/twin2.log" 2>&1; rc2=$?
+wait $twin; rc1=$?
+t "two runs started at once into one folder: one trains, one is refused ($rc1, $rc2)" \
+  '[ $((rc1 + rc2)) -ge 1 ] && { [ $rc1 -eq 0 ] || [ $rc2 -eq 0 ]; } && grep -q "^vitmae: train.*\(in use by another vitmae process\|already holds a run\)" "$dir/twin1.log" "$dir/twin2.log"'
 [ $fail -eq 0 ] && echo "cli runfolder ok"
 exit $fail

@@ -102,6 +102,7 @@ struct FineTune {
     const MaeTensor *tensors;
     int ntensors, S, C;
     char run_dir[4096], ckpt_path[4200];
+    int own_folder;             // resuming into the run's own folder
     float *images;
     int *batch_items, *labels;
     EpochOrder order;
@@ -439,6 +440,11 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     if (resuming) {
         char path[4096], dir[4096];
         run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
+        // The folder the run goes on in, held before its checkpoint is read (cmd/runfolder.h).
+        if (dist_rank() == 0 && run_folder_lock(a->out ? a->out : dir, err, sizeof err)) {
+            cli_error("finetune", "%s", err);
+            return 1;
+        }
         StFile *f = st_open_header(path, err, sizeof err);
         if (!f) { cli_error(NULL, "%s", err); return 1; }
         int is_clf = clf_ckpt_is_classifier(f);
@@ -453,6 +459,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : dir);
         struct stat so, sd;
         int same_dir = stat(t->run_dir, &so) == 0 && stat(dir, &sd) == 0 && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
+        t->own_folder = !a->out || same_dir;
         if (a->out && !same_dir && run_folder_has_run(a->out)) {
             cli_error("finetune --out", "%s already holds another run (a resumed run goes to its own folder or a new one)", a->out);
             return 2;
@@ -481,6 +488,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
             snprintf(t->run_dir, sizeof t->run_dir, "runs/finetune-%s", stamp);
         }
+        if (dist_rank() == 0 && run_folder_lock(t->run_dir, err, sizeof err)) { cli_error("finetune", "%s", err); return 1; }
         if (run_folder_has_run(t->run_dir)) {
             if (!a->overwrite) {
                 cli_error("finetune --out", "%s already holds a run (continue it with --resume %s, choose another "
@@ -671,6 +679,14 @@ static int setup_run_folder(FineTune *t) {
         output_check_writable(t->run_dir, err, sizeof err)) {
         cli_error("finetune --out", "%s", err);
         return 1;
+    }
+    // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
+    // another process is either still running (its lock) or has left its files.
+    if (run_folder_lock(t->run_dir, err, sizeof err)) { cli_error("finetune", "%s", err); return 1; }
+    if (!t->own_folder && run_folder_has_run(t->run_dir)) {
+        cli_error("finetune --out", "%s already holds a run (started by another process meanwhile); choose another "
+                  "folder", t->run_dir);
+        return 2;
     }
     run_remove_stale_temp_files(t->run_dir);
     char metrics[4200];

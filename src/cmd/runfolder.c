@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <string.h>
@@ -31,6 +32,31 @@ int run_folder_has_run(const char *dir) {
     }
     closedir(d);
     return found;
+}
+
+// The folder this process holds (one run per process), released when the process ends.
+static int held_fd = -1;
+
+int run_folder_lock(const char *dir, char *err, size_t errlen) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return 0;   // not made yet (or not a folder: making it fails with its own reason)
+    struct stat held, now;
+    if (held_fd >= 0 && fstat(held_fd, &held) == 0 && fstat(fd, &now) == 0 && held.st_dev == now.st_dev &&
+        held.st_ino == now.st_ino) {
+        close(fd);
+        return 0;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        if (e != EWOULDBLOCK) return 0;   // a filesystem without locks: go on as before
+        snprintf(err, errlen, "%s: in use by another vitmae process (a run in it has not ended); wait for it to end, "
+                 "or choose another folder", dir);
+        return 1;
+    }
+    if (held_fd >= 0) close(held_fd);
+    held_fd = fd;
+    return 0;
 }
 
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen) {

@@ -31,6 +31,15 @@ int run_check_same_start(long step, const float *const *arrays, int na, size_t n
 // ("COMMAND --resume CKPT: ...").
 int run_resume_check_folders(const char *command, const char *ckpt, const char *data, const char *val, double val_frac,
                              const char *given_data, const char *given_val, char *err, size_t errlen);
+// A run folder serves one process at a time (docs/data.md, "Run folders"): rank 0 of train or finetune
+// holds an advisory lock (flock) on the folder itself from before it checks the folder until the
+// process ends, so a second run given the same folder (to start, resume or --overwrite it) is refused
+// rather than writing into the first one's files or moving them away. Locks dir when it exists (0 when
+// it does not: the run calls again once it has made it); a folder this process holds already stays
+// held, and taking another releases the first (the old run moved aside by --overwrite). 0 ok (also
+// where the filesystem has no locks); 1 with the reason in err ("DIR: in use by ...") when another
+// process holds it.
+int run_folder_lock(const char *dir, char *err, size_t errlen);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

@@ -281,8 +281,22 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
     return 0;
 }
 
-// The run folder must not hold another run: refused (exit 2), or with --overwrite moved aside whole.
-static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, char *err, size_t errlen) {
+// The refusal of an --out folder that holds a run (docs/data.md, "Run folders"): exit 2.
+static int holds_run(const Train *t, char *err, size_t errlen) {
+    snprintf(err, errlen, "train --out %s: the folder already holds a run; pass --resume %s to continue it, "
+             "another --out folder, or --overwrite to move the old run aside (to %s.old-N)",
+             t->run_dir, t->run_dir, t->run_dir);
+    return CLI_USAGE;
+}
+
+// The run folder must not be in another process's use (exit 1) nor hold another run: refused (exit 2),
+// or with --overwrite moved aside whole. *own: resuming into the run's own folder.
+static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, int *own, char *err, size_t errlen) {
+    char why[4400];
+    if (run_folder_lock(t->run_dir, why, sizeof why)) {   // another process's run: left alone
+        snprintf(err, errlen, "train: %s", why);
+        return 1;
+    }
     if (resumed_dir[0]) {   // resuming into the run's own folder is what --resume is for
         char *x = realpath(resumed_dir, NULL), *y = realpath(t->run_dir, NULL);
         int same = x && y && !strcmp(x, y);
@@ -296,15 +310,10 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, ch
                      a->resume, t->run_dir, t->run_dir);
             return CLI_USAGE;
         }
-        if (same) return 0;
+        if (same) { *own = 1; return 0; }
     }
     if (!run_folder_has_run(t->run_dir)) return 0;
-    if (!a->overwrite) {
-        snprintf(err, errlen, "train --out %s: the folder already holds a run; pass --resume %s to continue it, "
-                 "another --out folder, or --overwrite to move the old run aside (to %s.old-N)",
-                 t->run_dir, t->run_dir, t->run_dir);
-        return CLI_USAGE;
-    }
+    if (!a->overwrite) return holds_run(t, err, errlen);
     char moved[4200];
     if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, errlen)) return 1;
     printf("--overwrite: the old run in %s was moved to %s\n", t->run_dir, moved);
@@ -365,6 +374,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (resuming) {
         char path[4096];
         run_resume_path(a->resume, path, sizeof path, resumed_dir, 4096);
+        // The folder the run goes on in, held before its checkpoint is read: a run still training there
+        // is refused as such (cmd/runfolder.h), not for a checkpoint it has yet to write.
+        if (dist_rank() == 0 && run_folder_lock(a->out ? a->out : resumed_dir, err, sizeof err))
+            return cli_report("train", err, 1);
         Checkpoint ck;
         if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return cli_report(NULL, err, 1);
         int rc = resumed_run_state(t, &given, flags, nflags, err, sizeof err);
@@ -553,13 +566,21 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     //    "Run folders"), the store of working images, the pixel statistics, then the run folder made
     //    (a run that cannot start leaves none behind).
     if (rank == 0) {
-        rc = guard_run_folder(t, a, resumed_dir, err, sizeof err);
+        int own = 0;   // resuming into the run's own folder
+        rc = guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
         if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
         if (!rc && !resuming && !a->init &&
             pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
             rc = cli_report("train", err, 1);
         if (!rc && train_out_prepare(t->run_dir, err, sizeof err)) rc = cli_report("train --out", err, 1);
+        // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
+        // another process is either still running (its lock) or has left its files.
+        if (!rc && run_folder_lock(t->run_dir, err, sizeof err)) rc = cli_report("train", err, 1);
+        if (!rc && !own && run_folder_has_run(t->run_dir)) {
+            rc = holds_run(t, err, sizeof err);
+            cli_report(NULL, err, rc);
+        }
         if (!rc) run_remove_stale_temp_files(t->run_dir);
     }
     if ((rc = cli_agree(rc))) { ckpt_free(&init); return rc; }
