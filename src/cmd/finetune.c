@@ -682,6 +682,7 @@ static int setup_run_folder(FineTune *t) {
     }
     // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
     // another process is either still running (its lock) or has left its files.
+    run_test_hook_wait_before_lock();
     if (run_folder_lock(t->run_dir, err, sizeof err)) { cli_error("finetune", "%s", err); return 1; }
     if (!t->own_folder && run_folder_has_run(t->run_dir)) {
         cli_error("finetune --out", "%s already holds a run (started by another process meanwhile); choose another "

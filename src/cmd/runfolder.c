@@ -228,6 +228,12 @@ void run_test_hook_stop_in_setup(void) {
     if (v && !strcmp(v, "1")) raise(SIGUSR1);
 }
 
+void run_test_hook_wait_before_lock(void) {
+    const char *v = getenv("VITMAE_FAULT_WAIT_BEFORE_LOCK");
+    struct stat st;
+    for (int i = 0; v && *v && i < 1200 && stat(v, &st) != 0; i++) nanosleep(&(struct timespec){0, 100000000}, NULL);
+}
+
 // 1 when metadata key is the same text in both files (or absent from both).
 static int same_meta(const StFile *f, const StFile *g, const char *key) {
     const char *a = st_meta(f, key), *b = st_meta(g, key);

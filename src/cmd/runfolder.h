@@ -97,6 +97,10 @@ void run_catch_stop_signals(void);
 // Test hook: VITMAE_FAULT_STOP_IN_SETUP=1 raises SIGUSR1 when a run's start-up begins, as a
 // scheduler's early warning that lands while the run starts (tests/cli_train.sh, tests/cli_mpi.sh).
 void run_test_hook_stop_in_setup(void);
+// Test hook: VITMAE_FAULT_WAIT_BEFORE_LOCK=PATH makes a run that has made its folder wait (at most 120 s)
+// until PATH exists before it locks the folder and looks at it again, so that another run can come
+// and go meanwhile (tests/cli_runfolder.sh).
+void run_test_hook_wait_before_lock(void);
 
 // The data pipeline's flags, the same in train and finetune (docs/data.md): --cache-mb, --store,
 // --prefetch, --loader-threads, --max-pixels. loader_flags_init sets the defaults;

@@ -576,6 +576,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         if (!rc && train_out_prepare(t->run_dir, err, sizeof err)) rc = cli_report("train --out", err, 1);
         // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
         // another process is either still running (its lock) or has left its files.
+        if (!rc) run_test_hook_wait_before_lock();
         if (!rc && run_folder_lock(t->run_dir, err, sizeof err)) rc = cli_report("train", err, 1);
         if (!rc && !own && run_folder_has_run(t->run_dir)) {
             rc = holds_run(t, err, sizeof err);
