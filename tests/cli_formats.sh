@@ -78,6 +78,15 @@ def quirks(e):
         "twice6_type14": [(0x112, 3, 1, struct.pack(e + "H", 6)), (0x112, 14, 1, struct.pack(e + "H", 3))],
         "thrice5_6_type14": [(0x112, 3, 1, struct.pack(e + "H", 5)), (0x112, 3, 1, struct.pack(e + "H", 6)),
                              (0x112, 14, 1, struct.pack(e + "H", 3))],
+        # TIFF types IFD (13, read as LONG) and LONG8 (16, 8 bytes at an offset), which libexif drops
+        "ifd6": [(0x112, 13, 1, struct.pack(e + "I", 6))],
+        "ifd6x2": [(0x112, 13, 2, struct.pack(e + "II", 6, 3))],
+        "ifd0values": [(0x112, 13, 0, b"")],                              # no value: no orientation
+        "long8_6": [(0x112, 16, 1, struct.pack(e + "Q", 6))],
+        "long8_2p32plus6": [(0x112, 16, 1, struct.pack(e + "Q", 2**32 + 6))],   # not 6
+        "twice3_ifd6": [(0x112, 3, 1, struct.pack(e + "H", 3)), (0x112, 13, 1, struct.pack(e + "I", 6))],
+        "twice_ifd6_3": [(0x112, 13, 1, struct.pack(e + "I", 6)), (0x112, 3, 1, struct.pack(e + "H", 3))],
+        "twice_long8_5_type14": [(0x112, 16, 1, struct.pack(e + "Q", 5)), (0x112, 14, 1, struct.pack(e + "H", 3))],
     }
 for be in (False, True):
     for name, entries in quirks(">" if be else "<").items():

@@ -127,34 +127,61 @@ static int exif_load_orientation(const uint8_t *block, size_t len) {
 }
 
 #define EXIF_HIDDEN_TAG 0xffff   // a tag nothing reads, written over the orientation copies set aside
+#define EXIF_FORMAT_IFD 13       // TIFF types PIL reads (as LONG and as an 8-byte LONG8) and libexif drops
+#define EXIF_FORMAT_LONG8 16
+
+// The orientation PIL applies for an IFD0 entry of type IFD or LONG8 at entry (a 12-byte entry of
+// the TIFF at tiff): 0 when PIL cannot read its values (none, or past the end), else 1..8 as above.
+static int exif_wide_orientation(const uint8_t *tiff, size_t len, size_t entry, ExifByteOrder bo) {
+    int format = exif_get_short(tiff + entry + 2, bo);
+    uint64_t count = exif_get_long(tiff + entry + 4, bo), unit = format == EXIF_FORMAT_IFD ? 4 : 8;
+    size_t at = entry + 8;
+    if (count == 0) return 0;
+    if (count * unit > 4) {
+        at = exif_get_long(tiff + entry + 8, bo);
+        if (at > len || count * unit > len - at) return 0;
+    }
+    uint64_t v = exif_get_long(tiff + at, bo);
+    if (format == EXIF_FORMAT_LONG8) {
+        uint64_t second = exif_get_long(tiff + at + 4, bo);
+        v = bo == EXIF_BYTE_ORDER_MOTOROLA ? v << 32 | second : second << 32 | v;
+    }
+    return v >= 2 && v <= 8 ? (int)v : 1;
+}
 
 // The orientation of an EXIF block, tiff pointing at its TIFF header ("II*\0" or "MM\0*"): 0 when
 // IFD0 has no orientation entry, else 1..8 as above. libexif keeps the first of two entries with the
 // same tag, PIL the last one it can read: so when IFD0 names the orientation more than once, the
 // block is loaded once per copy, from the last back, with the other copies' tags renamed, until one
-// loads. Only IFD0's table of tags is looked at here; libexif reads the values.
+// loads. Only IFD0's table of tags is looked at here; libexif reads the values, except those of
+// types IFD and LONG8, which it drops and PIL reads (exif_wide_orientation).
 static int exif_orientation(const uint8_t *tiff, size_t len) {
     if (len > UINT_MAX - 6) return 0;
     uint8_t *block = malloc(len + 6);
     if (!block) return 0;
     memcpy(block, "Exif\0\0", 6);
     memcpy(block + 6, tiff, len);
-    size_t at[64];   // the offsets in block of IFD0's orientation tags
+    size_t at[64];   // the offsets in tiff of IFD0's orientation entries
     int n = 0;
+    ExifByteOrder bo = len >= 1 && tiff[0] == 'I' ? EXIF_BYTE_ORDER_INTEL : EXIF_BYTE_ORDER_MOTOROLA;
     if (len >= 8 && (!memcmp(tiff, "II", 2) || !memcmp(tiff, "MM", 2))) {
-        ExifByteOrder bo = tiff[0] == 'I' ? EXIF_BYTE_ORDER_INTEL : EXIF_BYTE_ORDER_MOTOROLA;
         size_t ifd0 = exif_get_long(tiff + 4, bo);
         size_t count = ifd0 <= len - 2 ? exif_get_short(tiff + ifd0, bo) : 0;
         for (size_t i = 0; i < count && ifd0 + 2 + 12 * (i + 1) <= len && n < 64; i++)
-            if (exif_get_short(tiff + ifd0 + 2 + 12 * i, bo) == EXIF_TAG_ORIENTATION) at[n++] = 6 + ifd0 + 2 + 12 * i;
+            if (exif_get_short(tiff + ifd0 + 2 + 12 * i, bo) == EXIF_TAG_ORIENTATION) at[n++] = ifd0 + 2 + 12 * i;
     }
     int orientation = 0;
-    if (n <= 1) orientation = exif_load_orientation(block, len + 6);
-    for (int k = n - 1; n > 1 && k >= 0 && orientation == 0; k--) {
-        for (int i = 0; i < n; i++) {
+    if (n == 0) orientation = exif_load_orientation(block, len + 6);
+    for (int k = n - 1; k >= 0 && orientation == 0; k--) {
+        int format = exif_get_short(tiff + at[k] + 2, bo);
+        if (format == EXIF_FORMAT_IFD || format == EXIF_FORMAT_LONG8) {
+            orientation = exif_wide_orientation(tiff, len, at[k], bo);
+            continue;
+        }
+        for (int i = 0; n > 1 && i < n; i++) {
             uint16_t tag = i == k ? EXIF_TAG_ORIENTATION : EXIF_HIDDEN_TAG;
-            block[at[i]] = (uint8_t)(block[6] == 'I' ? tag & 0xff : tag >> 8);
-            block[at[i] + 1] = (uint8_t)(block[6] == 'I' ? tag >> 8 : tag & 0xff);
+            block[6 + at[i]] = (uint8_t)(bo == EXIF_BYTE_ORDER_INTEL ? tag & 0xff : tag >> 8);
+            block[6 + at[i] + 1] = (uint8_t)(bo == EXIF_BYTE_ORDER_INTEL ? tag >> 8 : tag & 0xff);
         }
         orientation = exif_load_orientation(block, len + 6);
     }
