@@ -1,4 +1,4 @@
-// Image decode (libpng, libjpeg-turbo, libwebp and its demux API; libexif for the EXIF orientation),
+// Image decode (libpng, libjpeg-turbo, libwebp and its demux API; libexif and zlib for the EXIF orientation),
 // PNG encode, and geometry on float HWC images.
 //
 // Error handling with the two C libraries: both report errors through a callback that must not
@@ -18,6 +18,7 @@
 #include <libexif/exif-data.h>
 #include <webp/decode.h>
 #include <webp/demux.h>
+#include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,8 +53,16 @@ static int pixel_limit_exceeded(unsigned long w, unsigned long h, long max_pixel
 }
 
 // What a decode is asked for: the pixel limit, a shorter side the result may shrink to (JPEG DCT
-// scaling; 0 = full size), or only the header (size and channels, no pixels).
-typedef struct { long max_pixels; int min_short; int header_only; } DecodeOpts;
+// scaling; 0 = full size), or only the header (size and channels, no pixels). A probe given only the
+// first bytes of a file also has the file open (fd, file_size bytes; else fd is -1): a PNG's metadata
+// chunks after the image data are read from it.
+typedef struct {
+    long max_pixels;
+    int min_short;
+    int header_only;
+    int fd;
+    uint64_t file_size;
+} DecodeOpts;
 
 void image_free(Image *im) {
     if (!im) return;
@@ -190,9 +199,336 @@ static int exif_orientation(const uint8_t *tiff, size_t len) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// PNG decode
+// PNG EXIF orientation, as PIL 9.4 reads a PNG's metadata (PngImagePlugin.py; Image.py getexif)
+//
+// PIL keeps a dictionary of the chunks it has read, each later chunk replacing an earlier one of the
+// same key: "exif" (an eXIf chunk, or a tEXt/zTXt/iTXt text chunk with that keyword), "Raw profile type
+// exif" (hex text, as ImageMagick writes it) and "XML:com.adobe.xmp". It reads the chunks before the
+// image data and, when no "exif" is among them, the chunks after it too. Then the orientation comes
+// from "exif", else from the hex profile, else (when the EXIF names none) from the XMP.
 
 static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+#define PNG_TEXT_MAX (1u << 20)   // PIL refuses a compressed text that inflates past 1 MiB (MAX_TEXT_CHUNK)
+
+typedef struct {
+    uint8_t *value;   // NULL: PIL has no such key
+    size_t len;
+    int text;         // "exif" from a zTXt or iTXt chunk: a string, which PIL fails to load as EXIF
+} PngKey;
+
+typedef struct {
+    PngKey exif, raw, xmp;
+    int past_idat;    // the chunks now come after the image data
+} PngMeta;
+
+static void png_key_set(PngKey *k, const uint8_t *v, size_t n, int text) {
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy) return;   // out of memory: the key keeps its earlier value
+    if (n) memcpy(copy, v, n);
+    free(k->value);
+    *k = (PngKey){copy, n, text};
+}
+
+static void png_meta_free(PngMeta *m) {
+    free(m->exif.value);
+    free(m->raw.value);
+    free(m->xmp.value);
+}
+
+// Python's strict UTF-8 decoding succeeds on s (no overlong forms, surrogates or code points past
+// U+10FFFF): PIL drops an iTXt chunk that fails it.
+static int utf8_valid(const uint8_t *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        uint32_t c = s[i], min;
+        size_t more;
+        if (c < 0x80) { i++; continue; }
+        if ((c & 0xe0) == 0xc0) more = 1, c &= 0x1f, min = 0x80;
+        else if ((c & 0xf0) == 0xe0) more = 2, c &= 0x0f, min = 0x800;
+        else if ((c & 0xf8) == 0xf0) more = 3, c &= 0x07, min = 0x10000;
+        else return 0;
+        if (n - i <= more) return 0;
+        for (size_t j = 1; j <= more; j++) {
+            if ((s[i + j] & 0xc0) != 0x80) return 0;
+            c = c << 6 | (s[i + j] & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+        i += more + 1;
+    }
+    return 1;
+}
+
+// Inflates a text chunk's zlib stream as PIL does (zlib.decompressobj, at most PNG_TEXT_MAX bytes):
+// 0 with *out (malloc'd, *outlen bytes; a stream cut short gives what it holds), 1 when the data is
+// not zlib (zlib.error), 2 when PIL refuses it (more than PNG_TEXT_MAX bytes, or out of memory here).
+static int png_inflate(const uint8_t *in, size_t n, uint8_t **out, size_t *outlen) {
+    *out = NULL;
+    *outlen = 0;
+    if (n > UINT_MAX) return 2;
+    uint8_t *buf = malloc(PNG_TEXT_MAX + 1);
+    if (!buf) return 2;
+    z_stream z = {0};
+    if (inflateInit(&z) != Z_OK) { free(buf); return 2; }
+    z.next_in = (Bytef *)(uintptr_t)in;
+    z.avail_in = (uInt)n;
+    z.next_out = buf;
+    z.avail_out = PNG_TEXT_MAX + 1;
+    int rc = inflate(&z, Z_FINISH);
+    size_t got = PNG_TEXT_MAX + 1 - z.avail_out;
+    inflateEnd(&z);
+    if (got > PNG_TEXT_MAX) rc = 2;
+    else if (rc == Z_STREAM_END || rc == Z_BUF_ERROR || rc == Z_OK) rc = 0;   // Z_BUF_ERROR: input ends early
+    else rc = 1;
+    if (rc) { free(buf); return rc; }
+    *out = buf;
+    *outlen = got;
+    return 0;
+}
+
+// 1 when key (keylen bytes) is one of the keys PIL's orientation reads.
+static int png_key_wanted(const uint8_t *key, size_t keylen) {
+    static const char *const wanted[] = {"exif", "Raw profile type exif", "XML:com.adobe.xmp"};
+    for (int i = 0; i < 3; i++)
+        if (keylen == strlen(wanted[i]) && !memcmp(key, wanted[i], keylen)) return 1;
+    return 0;
+}
+
+static void png_meta_text(PngMeta *m, const uint8_t *key, size_t keylen, const uint8_t *v, size_t n, int text) {
+    if (!png_key_wanted(key, keylen)) return;
+    PngKey *k = key[0] == 'e' ? &m->exif : key[0] == 'R' ? &m->raw : &m->xmp;
+    png_key_set(k, v, n, key[0] == 'e' && text);
+}
+
+// One chunk (type, n bytes of data), as PIL's PngStream reads it (chunk_eXIf, chunk_tEXt, ...).
+static void png_meta_chunk(PngMeta *m, const uint8_t *type, const uint8_t *d, size_t n) {
+    if (!memcmp(type, "eXIf", 4)) {   // PIL's value: "Exif\0\0" and the chunk
+        uint8_t *block = malloc(n + 6);
+        if (!block) return;
+        memcpy(block, "Exif\0\0", 6);
+        memcpy(block + 6, d, n);
+        png_key_set(&m->exif, block, n + 6, 0);
+        free(block);
+        return;
+    }
+    const uint8_t *nul = memchr(d, 0, n);
+    size_t keylen = nul ? (size_t)(nul - d) : n;
+    const uint8_t *v = nul ? nul + 1 : d + n;
+    size_t vn = nul ? n - keylen - 1 : 0;
+    if (keylen == 0 || !png_key_wanted(d, keylen)) return;
+    if (!memcmp(type, "tEXt", 4)) {
+        png_meta_text(m, d, keylen, v, vn, 0);
+    } else if (!memcmp(type, "zTXt", 4)) {
+        if (vn && v[0] != 0) return;   // an unknown compression method: PIL fails on the chunk
+        uint8_t *text;
+        size_t len;
+        int rc = png_inflate(vn ? v + 1 : v, vn ? vn - 1 : 0, &text, &len);
+        if (rc == 2) return;
+        png_meta_text(m, d, keylen, text, rc == 1 ? 0 : len, 1);   // not zlib: PIL keeps an empty text
+        free(text);
+    } else if (!memcmp(type, "iTXt", 4)) {
+        // keyword \0 flag method language \0 translated keyword \0 text
+        if (!nul || vn < 2) return;
+        int compressed = v[0] != 0, method = v[1];
+        const uint8_t *lang = v + 2, *end = v + vn;
+        const uint8_t *lang_end = memchr(lang, 0, (size_t)(end - lang));
+        const uint8_t *tk_end = lang_end ? memchr(lang_end + 1, 0, (size_t)(end - lang_end - 1)) : NULL;
+        if (!tk_end || (compressed && method != 0)) return;
+        if (!utf8_valid(lang, (size_t)(lang_end - lang)) || !utf8_valid(lang_end + 1, (size_t)(tk_end - lang_end - 1)))
+            return;
+        const uint8_t *t = tk_end + 1;
+        size_t tn = (size_t)(end - t);
+        uint8_t *text = NULL;
+        if (compressed) {
+            if (png_inflate(t, tn, &text, &tn)) return;
+            t = text;
+        }
+        if (utf8_valid(t, tn)) png_meta_text(m, d, keylen, t, tn, 1);
+        free(text);
+    }
+}
+
+// PIL's bytes.fromhex("".join(text.split("\n")[3:])): the profile after its first three lines
+// (ImageMagick writes "\nexif\n<length>\n"; the length is not read), as hex digit pairs with other
+// whitespace allowed between the pairs. 0 with *out (malloc'd), -1 where PIL raises ValueError.
+static int png_raw_profile(const PngKey *k, uint8_t **out, size_t *outlen) {
+    const uint8_t *s = k->value, *end = k->value + k->len;
+    for (int lines = 0; s < end && lines < 3; s++) lines += *s == '\n';
+    uint8_t *b = malloc((size_t)(end - s) / 2 + 1);
+    if (!b) return -1;
+    size_t n = 0;
+    int half = -1;   // the first digit of a pair, once read
+    for (; s < end; s++) {
+        int c = *s, digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (c == '\n') continue;   // the lines were joined
+        if (half < 0 && (c == ' ' || (c >= '\t' && c <= '\r'))) continue;
+        if (digit < 0) { free(b); return -1; }
+        if (half < 0) half = digit;
+        else b[n++] = (uint8_t)(half << 4 | digit), half = -1;
+    }
+    if (half >= 0) { free(b); return -1; }
+    *out = b;
+    *outlen = n;
+    return 0;
+}
+
+// The orientation PIL applies (1..8) from what m holds (Image.getexif, ImageOps.exif_transpose).
+// Where PIL raises instead (an "exif" text, a profile that is not hex), the image stays as decoded.
+static int png_meta_orientation(const PngMeta *m) {
+    int orientation = 0;
+    const uint8_t *exif = m->exif.value;
+    size_t len = m->exif.len;
+    uint8_t *raw = NULL;
+    if (m->exif.value && m->exif.text && len) return 1;
+    if (!m->exif.value && m->raw.value) {
+        if (png_raw_profile(&m->raw, &raw, &len)) return 1;
+        exif = raw;
+    }
+    if (exif && len >= 6 && !memcmp(exif, "Exif\0\0", 6)) exif += 6, len -= 6;
+    if (exif && len) orientation = exif_orientation(exif, len);
+    free(raw);
+    if (orientation) return orientation;
+    // The digit after the first `tiff:Orientation="` or `tiff:Orientation>` (PIL's regular expression).
+    if (!m->xmp.value) return 1;
+    const uint8_t *x = m->xmp.value, *end = x + m->xmp.len;
+    static const char pat[] = "tiff:Orientation";
+    const size_t plen = sizeof pat - 1;
+    for (; (size_t)(end - x) > plen; x++) {
+        if (memcmp(x, pat, plen)) continue;
+        const uint8_t *q = x + plen;
+        if (end - q >= 3 && q[0] == '=' && q[1] == '"') q += 2;
+        else if (end - q >= 2 && q[0] == '>') q += 1;
+        else continue;
+        if (*q >= '0' && *q <= '9') return *q >= '2' && *q <= '8' ? *q - '0' : 1;
+    }
+    return 1;
+}
+
+// Where a PNG's bytes are: buf holds [base, base + len) of the file; the rest, for a probe, is read
+// from fd (-1: none) up to size.
+typedef struct {
+    const uint8_t *buf;
+    uint64_t base;
+    size_t len;
+    int fd;
+    uint64_t size;
+} PngSource;
+
+// n bytes at off: a pointer into buf, else into *tmp (read from fd into memory the caller frees);
+// NULL when the file ends first.
+static const uint8_t *png_bytes(const PngSource *s, uint64_t off, size_t n, uint8_t **tmp) {
+    *tmp = NULL;
+    if (off >= s->base && off - s->base <= s->len && n <= s->len - (off - s->base)) return s->buf + (off - s->base);
+    if (s->fd < 0 || off > s->size || n > s->size - off) return NULL;
+    uint8_t *b = malloc(n ? n : 1);
+    size_t got = 0;
+    while (b && got < n) {
+        ssize_t r = pread(s->fd, b + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (!b || got < n) { free(b); return NULL; }
+    *tmp = b;
+    return b;
+}
+
+static uint32_t be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int png_type_ok(const uint8_t *t) {
+    for (int i = 0; i < 4; i++)
+        if (!((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z'))) return 0;
+    return 1;
+}
+
+#define PNG_TAIL_BYTES (256u << 10)
+
+// A probe's way past the image data, which can be tens of MiB in 8 KiB IDAT chunks (reading each
+// chunk's header would read most of the file from disk): the chunks from pos to the end, found from
+// the end. A PNG ends with IEND, and the chunk before a found one is the one whose length says it
+// ends there and whose CRC agrees (a false match needs two 32-bit fields to agree by chance). When
+// that walk back, within the file's last PNG_TAIL_BYTES, reaches an IDAT or pos itself, *tail holds
+// those bytes and the offset to read on from is returned; else 0 (a last IDAT larger than that,
+// bytes after IEND, a broken chunk), and the chunks are read one by one.
+static uint64_t png_tail(const PngSource *s, uint64_t pos, PngSource *tail) {
+    if (s->fd < 0 || pos >= s->size || s->size - pos < 12) return 0;
+    size_t n = s->size - pos < PNG_TAIL_BYTES ? (size_t)(s->size - pos) : PNG_TAIL_BYTES;
+    uint64_t base = s->size - n;
+    const PngSource file = {NULL, 0, 0, s->fd, s->size};
+    uint8_t *b;
+    if (!png_bytes(&file, base, n, &b)) return 0;
+    static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    size_t end = n - 12;   // where the chunk looked for ends, in b
+    uint64_t from = 0;
+    int ok = !memcmp(b + end, iend, 12);
+    while (ok && !from) {
+        if (base + end == pos) { from = pos; break; }
+        if (end < 12) { ok = 0; break; }
+        size_t p = end - 12;
+        while (ok && !(be32(b + p) == end - p - 12 && png_type_ok(b + p + 4) &&
+                       crc32(0, b + p + 4, (uInt)(end - p - 8)) == be32(b + end - 4)))
+            ok = p-- > 0;
+        if (ok && !memcmp(b + p + 4, "IDAT", 4)) from = base + p;
+        end = p;
+    }
+    if (!from) { free(b); return 0; }
+    *tail = (PngSource){b, base, n, -1, s->size};
+    return from;
+}
+
+// The orientation PIL applies to the PNG in s (1..8), from its chunks in file order.
+static int png_orientation(const PngSource *s) {
+    PngMeta m = {0};
+    PngSource tail = {0};
+    const PngSource *src = s;
+    int tail_tried = 0;
+    uint64_t pos = 8;
+    for (;;) {
+        if (!tail_tried && m.past_idat && s->fd >= 0 && (pos < s->base || pos - s->base + 8 > s->len)) {
+            tail_tried = 1;
+            uint64_t from = png_tail(s, pos, &tail);
+            if (from) src = &tail, pos = from;
+            else posix_fadvise(s->fd, 0, 0, POSIX_FADV_RANDOM);   // headers only: no read-ahead between
+        }
+        uint8_t *tmp;
+        const uint8_t *head = png_bytes(src, pos, 8, &tmp);
+        if (!head) break;
+        uint8_t type[4];
+        uint32_t len = be32(head);
+        memcpy(type, head + 4, 4);
+        free(tmp);
+        if (len > 0x7fffffffu || !png_type_ok(type) || !memcmp(type, "IEND", 4)) break;
+        if (!memcmp(type, "IDAT", 4) && !m.past_idat) {
+            m.past_idat = 1;
+            if (m.exif.value) break;   // PIL reads nothing after the image data then
+        }
+        int text = !memcmp(type, "tEXt", 4) || !memcmp(type, "zTXt", 4) || !memcmp(type, "iTXt", 4);
+        if (text || !memcmp(type, "eXIf", 4)) {
+            // A text chunk is read whole only for a key PIL's orientation reads (at most 79 bytes).
+            size_t peek = len < 80 ? len : 80;
+            const uint8_t *d = text ? png_bytes(src, pos + 8, peek, &tmp) : NULL;
+            if (text && !d) break;
+            const uint8_t *nul = d ? memchr(d, 0, peek) : NULL;
+            int wanted = !text || ((nul || len <= 80) && png_key_wanted(d, nul ? (size_t)(nul - d) : len));
+            if (text) free(tmp);
+            if (wanted) {
+                if (!(d = png_bytes(src, pos + 8, len, &tmp))) break;
+                png_meta_chunk(&m, type, d, len);
+                free(tmp);
+            }
+        }
+        pos += 12 + (uint64_t)len;
+    }
+    int orientation = png_meta_orientation(&m);
+    png_meta_free(&m);
+    free((void *)(uintptr_t)tail.buf);
+    return orientation;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PNG decode
 
 typedef struct {
     const uint8_t *buf;
@@ -203,10 +539,6 @@ typedef struct {
     png_infop info;
     uint8_t *rows;   // one row, or the whole image when interlaced
     float *px;
-    uint8_t *exif;   // the eXIf chunk PIL reads (png_on_chunk), exif_len bytes
-    size_t exif_len;
-    int past_head;   // png_read_info has returned: what comes now follows the image data
-    int head_exif;   // an eXIf came before the image data
 } PngRead;
 
 static void png_on_error(png_structp png, png_const_charp msg) {
@@ -229,45 +561,6 @@ static void png_read_cleanup(PngRead *r) {
     r->info = NULL;
     free(r->rows);
     r->rows = NULL;
-    free(r->exif);
-    r->exif = NULL;
-}
-
-// eXIf chunks come here (png_set_keep_unknown_chunks) rather than to libpng, which keeps the first:
-// PIL keeps the last one before the image data or, when there is none there, the last one after it.
-static int png_on_chunk(png_structp png, png_unknown_chunkp ch) {
-    PngRead *r = png_get_user_chunk_ptr(png);
-    if (memcmp(ch->name, "eXIf", 4) != 0) return 0;
-    if (r->past_head && r->head_exif) return 1;
-    uint8_t *copy = malloc(ch->size ? ch->size : 1);
-    if (!copy) png_error(png, "out of memory");
-    if (ch->size) memcpy(copy, ch->data, ch->size);
-    free(r->exif);
-    r->exif = copy;
-    r->exif_len = ch->size;
-    return 1;
-}
-
-// The orientation PIL applies to a PNG (1..8): the eXIf chunk's, or, when that names none, the digit
-// after the first `tiff:Orientation="` or `tiff:Orientation>` in the last "XML:com.adobe.xmp" text
-// chunk read so far (PIL's getexif, Image.py).
-static int png_orientation(PngRead *r) {
-    int orientation = r->exif ? exif_orientation(r->exif, r->exif_len) : 0;
-    if (orientation) return orientation;
-    png_textp text = NULL;
-    int ntext = 0;
-    png_get_text(r->png, r->info, &text, &ntext);
-    const char *xmp = NULL;
-    for (int i = 0; i < ntext; i++)
-        if (text[i].key && text[i].text && !strcmp(text[i].key, "XML:com.adobe.xmp")) xmp = text[i].text;
-    for (const char *p = xmp; p && (p = strstr(p, "tiff:Orientation")) != NULL; p++) {
-        const char *q = p + strlen("tiff:Orientation");
-        if (q[0] == '=' && q[1] == '"') q += 2;
-        else if (q[0] == '>') q += 1;
-        else continue;
-        if (*q >= '0' && *q <= '9') return *q >= '2' && *q <= '8' ? *q - '0' : 1;
-    }
-    return 1;
 }
 
 // Decodes into r->px; returns 0 with *out filled, or -1 with r->msg set. Owns nothing but *r.
@@ -283,17 +576,17 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     r->info = png_create_info_struct(r->png);
     if (!r->info) { snprintf(r->msg, sizeof r->msg, "out of memory"); png_read_cleanup(r); return -1; }
     png_set_read_fn(r->png, r, png_read_mem);
-    png_set_keep_unknown_chunks(r->png, PNG_HANDLE_CHUNK_ALWAYS, (png_const_bytep)"eXIf", 1);
-    png_set_read_user_chunk_fn(r->png, r, png_on_chunk);
+    // The metadata PIL reads are read by png_orientation; libpng skips them.
+    png_set_keep_unknown_chunks(r->png, PNG_HANDLE_CHUNK_NEVER, (png_const_bytep)"eXIf\0tEXt\0zTXt\0iTXt", 4);
     png_read_info(r->png, r->info);
-    r->past_head = 1;
-    r->head_exif = r->exif != NULL;
-    // The header probe stops here, so it sees only what precedes the image data (docs/data.md).
-    int orientation = png_orientation(r);
 
     png_uint_32 w = png_get_image_width(r->png, r->info), h = png_get_image_height(r->png, r->info);
     int color_type = png_get_color_type(r->png, r->info), bit_depth = png_get_bit_depth(r->png, r->info);
     if (pixel_limit_exceeded(w, h, o->max_pixels, r->msg, sizeof r->msg)) { png_read_cleanup(r); return -1; }
+    // The probe and the decode see the same chunks, to the end of the file (a probe reads past its
+    // first bytes from o->fd).
+    const PngSource src = {r->buf, 0, r->len, o->fd, o->file_size};
+    int orientation = png_orientation(&src);
     if (o->header_only) {
         out->w = (int)(orientation >= 5 ? h : w);
         out->h = (int)(orientation >= 5 ? w : h);
@@ -339,9 +632,7 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
                         : (float)row[s] / 255.0f;
                 }
         }
-    png_read_end(r->png, r->info);   // checks the CRCs and reads the chunks that follow the pixels
-    // Without an eXIf before the image data, PIL reads the chunks after it too (PngImagePlugin's getexif).
-    if (!r->head_exif) orientation = png_orientation(r);
+    png_read_end(r->png, r->info);   // checks the CRCs of the chunks that follow the pixels
     png_read_cleanup(r);
     out->w = (int)w;
     out->h = (int)h;
@@ -609,7 +900,7 @@ static int decode_mem(const uint8_t *buf, size_t len, const DecodeOpts *o, Image
 }
 
 int image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, char *err, size_t errlen) {
-    DecodeOpts o = {max_pixels, 0, 0};
+    DecodeOpts o = {.max_pixels = max_pixels, .fd = -1};
     return decode_mem(buf, len, &o, out, err, errlen);
 }
 
@@ -617,10 +908,13 @@ int image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, 
 #define PROBE_BYTES (1L << 20)   // a header read first; markers before a JPEG's frame rarely pass 1 MiB
 
 // Reads up to `limit` bytes of path (limit <= 0: the whole file) into *buf; *whole = 1 when that
-// is the whole file.
-static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, int *whole, char *err, size_t errlen) {
+// is the whole file. With rest, a file not read whole stays open there (rest->fd, rest->file_size;
+// the caller closes it); rest->fd is -1 otherwise.
+static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, int *whole, DecodeOpts *rest,
+                     char *err, size_t errlen) {
     *buf = NULL;
     *len = 0;
+    if (rest) rest->fd = -1;
     // O_NONBLOCK: opening a FIFO named x.png must not hang; fstat then refuses it.
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) { errno_reason(errno, err, errlen); return -1; }
@@ -647,40 +941,48 @@ static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, i
         if (n == 0) { *whole = 1; break; }   // the file shrank since fstat: decode what is there
         got += (size_t)n;
     }
-    close(fd);
+    if (rest && !*whole) {
+        rest->fd = fd;
+        rest->file_size = (uint64_t)st.st_size;
+    } else {
+        close(fd);
+    }
     *buf = b;
     *len = got;
     return 0;
 }
 
-static int load_path(const char *path, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
+static int load_path(const char *path, const DecodeOpts *opts, Image *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
+    DecodeOpts o = *opts;
     uint8_t *buf;
     size_t len;
     int whole;
-    if (read_file(path, o->header_only ? PROBE_BYTES : 0, &buf, &len, &whole, err, errlen)) return -1;
-    int rc = decode_mem(buf, len, o, out, err, errlen);
+    if (read_file(path, o.header_only ? PROBE_BYTES : 0, &buf, &len, &whole, &o, err, errlen)) return -1;
+    int rc = decode_mem(buf, len, &o, out, err, errlen);
     free(buf);
+    if (o.fd >= 0) close(o.fd);
+    o.fd = -1;
     if (rc == 0 || whole) return rc;
     // The header did not fit in the first bytes read: the whole file.
-    if (read_file(path, 0, &buf, &len, &whole, err, errlen)) return -1;
-    rc = decode_mem(buf, len, o, out, err, errlen);
+    if (read_file(path, 0, &buf, &len, &whole, NULL, err, errlen)) return -1;
+    rc = decode_mem(buf, len, &o, out, err, errlen);
     free(buf);
     return rc;
 }
 
 int image_load(const char *path, long max_pixels, Image *out, char *err, size_t errlen) {
-    DecodeOpts o = {max_pixels, 0, 0};
+    DecodeOpts o = {.max_pixels = max_pixels, .fd = -1};
     return load_path(path, &o, out, err, errlen);
 }
 
 int image_load_reduced(const char *path, long max_pixels, int min_short, Image *out, char *err, size_t errlen) {
-    DecodeOpts o = {max_pixels, min_short, 0};
+    DecodeOpts o = {.max_pixels = max_pixels, .min_short = min_short, .fd = -1};
     return load_path(path, &o, out, err, errlen);
 }
 
 int image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char *err, size_t errlen) {
-    DecodeOpts o = {max_pixels, 0, 1};
+    DecodeOpts o = {.max_pixels = max_pixels, .header_only = 1, .fd = -1};
     Image im;
     int rc = load_path(path, &o, &im, err, errlen);
     *w = im.w;
