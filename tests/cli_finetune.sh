@@ -149,6 +149,15 @@ t "that run is untouched too" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
 err "classify a pretraining checkpoint" 1 "fine-tune" "$VITMAE" classify --ckpt "$pre" "$dir/data"
 err "resume without state" 1 "resume" "$VITMAE" finetune --resume "$pre"
 err "train --resume of a fine-tuning run" 1 "a fine-tuned classifier.s checkpoint (continue it with vitmae finetune --resume)" "$VITMAE" train --resume "$dir/run"
+# A refused flag stays one line on a folder with a file the scan skips (the skipped lines used to come
+# first, so the usage error was the last of several lines); a run that starts still names the file.
+mkdir -p "$dir/skip/circle" "$dir/skip/square"
+cp "$dir/data/circle/00000.png" "$dir/skip/circle/"; cp "$dir/data/square/00001.png" "$dir/skip/square/"
+printf 'not an image' > "$dir/skip/circle/junk.png"
+err "skipped file, then --img not a multiple of --patch" 2 "img_size 7 is not a multiple of patch_size 4" "$VITMAE" finetune --from-scratch --img 7 --data "$dir/skip" --out "$dir/e1"
+err "skipped file, then groups that do not divide the batch" 2 "gradient groups" "$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --batch 3 --groups 2 --out "$dir/e1"
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --val-frac 0 --batch 2 --steps 1 --threads 2 --out "$dir/skipped" > /dev/null 2> "$dir/err"; rc=$?
+t "skipped file, a run that starts: exit 0, the file named" '[ $rc -eq 0 ] && grep -q "^vitmae: skipped .*skip/circle/junk.png: " "$dir/err"'
 t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && [ ! -e "$dir/e3" ] && [ ! -e "$dir/e4" ]'
 # Flags that decide the weights or the schedule are refused on resume, never ignored; the cadence
 # flags apply.

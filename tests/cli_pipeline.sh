@@ -59,6 +59,16 @@ t "tiny split warns with the count" 'grep -q "warning: only [0-9] validation ima
 # ... but only once the run starts: a refusal on the same data stays one line.
 "$VITMAE" train $small --val-frac 0.05 --steps 2 --accum 8 --threads 2 --out "$dir/tiny2" > /dev/null 2> "$dir/tiny2.err"; rc=$?
 t "a refusal on a tiny split: exit 2, one line ($(head -n 1 "$dir/tiny2.err"))" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/tiny2.err")" -eq 1 ]'
+# ... and so on a folder with a file the scan skips: a refused flag, or a run folder that holds a run,
+# is one line (the skipped lines came first), and a run that starts still names the file.
+mkdir -p "$dir/skipdata/a" && cp "$dir"/val/*/*.png "$dir/skipdata/a/" && printf 'not an image' > "$dir/skipdata/a/junk.png"
+for f in "--img 7" "--batch 3 --groups 2" "--out $dir/tiny"; do
+  "$VITMAE" train $small --data "$dir/skipdata" --steps 1 --threads 2 --out "$dir/skip1" $f > /dev/null 2> "$dir/skip1.err"; rc=$?
+  t "a skipped file, then a refusal ($f): exit 2, one line ($(head -n 1 "$dir/skip1.err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/skip1.err")" -eq 1 ] && [ ! -e "$dir/skip1" ]'
+done
+"$VITMAE" train $small --data "$dir/skipdata" --steps 1 --threads 2 --out "$dir/skip2" > /dev/null 2> "$dir/skip2.err"; rc=$?
+t "a skipped file, a run that starts: exit 0, the file named" '[ $rc -eq 0 ] && grep -q "^vitmae: skipped .*skipdata/a/junk.png: " "$dir/skip2.err"'
 # A batch none of whose files decodes (every file broken past its header, found while training) stops
 # the run: exit 1 and one line that says why, with the threads as a team or as workers (whose groups
 # once reported the failure with an empty reason).

@@ -336,20 +336,39 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
 // ---------------------------------------------------------------------------------------------
 // Setup
 
+// What the scan of dir skipped or left out, each with its reason (rank 0). Printed once the flags have
+// passed every check, or with the failure it explains (no image, one class): a usage error stays one
+// line, not the last of a list of skipped files.
+static void report_skipped(const char *dir, const Dataset *ds, int unclassified) {
+    for (int i = 0; i < ds->nskipped && i < 20 && dist_rank() == 0; i++)
+        cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
+    if (ds->nskipped > 20 && dist_rank() == 0)
+        cli_message("... and %d more skipped (vitmae data lists them)", ds->nskipped - 20);
+    if (unclassified && ds->nroot && dist_rank() == 0) fprintf(stderr, "vitmae: %s: %d image(s) directly in the folder have no class and are not used\n", dir, ds->nroot);
+}
+
+// Both folders' reports (the --val folder's when it was scanned).
+static void report_data(const FineTune *t) {
+    report_skipped(t->rs.data, &t->ds, 1);
+    if (t->rs.val[0]) report_skipped(t->rs.val, &t->vds, 1);
+}
+
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     char err[1024];
     DatasetOptions opt = {.max_pixels = t->a.lf.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb};
     if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
-    for (int i = 0; i < ds->nskipped && i < 20 && dist_rank() == 0; i++)
-        cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
-    if (ds->n == 0) { cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored); return 1; }
+    if (ds->n == 0) {
+        report_skipped(dir, ds, 0);
+        cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
+        return 1;
+    }
     if (ds->nclasses == 0) {
+        report_skipped(dir, ds, 0);
         cli_error(dir, "no class folders: fine-tuning needs DIR/<class>/<image> (one sub-folder per class)");
         return 2;
     }
     int bad = utf8_first_invalid(ds->class_names, ds->nclasses);
     if (bad >= 0) { cli_error(dir, UTF8_CLASS_REFUSAL, ds->class_names[bad]); return 2; }
-    if (ds->nroot && dist_rank() == 0) fprintf(stderr, "vitmae: %s: %d image(s) directly in the folder have no class and are not used\n", dir, ds->nroot);
     return 0;
 }
 
@@ -363,7 +382,7 @@ static int split(FineTune *t) {
     }
     t->train_idx = tr; t->ntrain = 0;
     for (int i = 0; i < ntr; i++) if (ds->items[tr[i]].cls >= 0) t->train_idx[t->ntrain++] = tr[i];
-    if (t->ntrain == 0) { cli_error(t->rs.data, "no training image left after holding out %g for validation", t->rs.val_frac); free(va); return 1; }
+    if (t->ntrain == 0) { report_data(t); cli_error(t->rs.data, "no training image left after holding out %g for validation", t->rs.val_frac); free(va); return 1; }
     const Dataset *vs = val_set(t);
     if (t->vds.n) {   // every image of the --val folder, its class mapped by name
         free(va);
@@ -382,6 +401,7 @@ static int split(FineTune *t) {
         for (int k = 0; k < t->cfg.num_classes && mapped < 0; k++)
             if (!strcmp(vs->class_names[c], t->classes[k])) mapped = k;
         if (mapped < 0) {
+            report_data(t);
             cli_error(vs->root, "class '%s' is not among the %d training classes", vs->class_names[c], t->cfg.num_classes);
             return 2;
         }
@@ -514,6 +534,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     if (!resuming) {
         if (a->from_scratch && (rc = build_model(t, flags, nflags))) return rc;
         if (t->ds.nclasses < 2) {
+            report_data(t);
             cli_error(r->data, "only one class ('%s'): a classifier needs at least 2 class folders", t->ds.class_names[0]);
             return 2;
         }
@@ -522,7 +543,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     } else {
         int same = t->ds.nclasses == t->cfg.num_classes;
         for (int k = 0; same && k < t->cfg.num_classes; k++) same = !strcmp(t->ds.class_names[k], t->classes[k]);
-        if (!same) { cli_error(r->data, "its classes differ from the checkpoint's %d classes", t->cfg.num_classes); return 1; }
+        if (!same) { report_data(t); cli_error(r->data, "its classes differ from the checkpoint's %d classes", t->cfg.num_classes); return 1; }
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
@@ -666,6 +687,7 @@ static int setup_run_folder(FineTune *t) {
     Args *a = &t->a;
     FtState *r = &t->rs;
     char err[1024];
+    report_data(t);   // every flag has passed its checks by now
     if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, sizeof err)) {
         cli_error("finetune --store", "%s", err);
         return 1;
