@@ -156,8 +156,15 @@ cp "$dir/data/circle/00000.png" "$dir/skip/circle/"; cp "$dir/data/square/00001.
 printf 'not an image' > "$dir/skip/circle/junk.png"
 err "skipped file, then --img not a multiple of --patch" 2 "img_size 7 is not a multiple of patch_size 4" "$VITMAE" finetune --from-scratch --img 7 --data "$dir/skip" --out "$dir/e1"
 err "skipped file, then groups that do not divide the batch" 2 "gradient groups" "$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --batch 3 --groups 2 --out "$dir/e1"
-"$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --val-frac 0 --batch 2 --steps 1 --threads 2 --out "$dir/skipped" > /dev/null 2> "$dir/err"; rc=$?
-t "skipped file, a run that starts: exit 0, the file named" '[ $rc -eq 0 ] && grep -q "^vitmae: skipped .*skip/circle/junk.png: " "$dir/err"'
+# --ckpt's model is the checkpoint's: model flags that disagree with it were silently ignored (a
+# 16-pixel model fine-tuned when --img 32 was asked for); refused as train --init refuses them, while
+# flags that agree are accepted (the run below).
+err "--ckpt with another --img" 2 "finetune --img: 32 disagrees with the checkpoint's 16" "$VITMAE" finetune --ckpt "$pre" $ft --img 32 --out "$dir/e1"
+err "--ckpt with a --preset" 2 "finetune --preset: small sets --dim 384, which disagrees with the checkpoint's 32" "$VITMAE" finetune --ckpt "$pre" $ft --preset small --out "$dir/e1"
+err "--ckpt with --pos fixed" 2 "finetune --pos: fixed disagrees" "$VITMAE" finetune --ckpt "$pre" $ft --pos fixed --out "$dir/e1"
+err "--ckpt with --pixel-norm" 2 "finetune --pixel-norm: cannot be given with --ckpt" "$VITMAE" finetune --ckpt "$pre" $ft --pixel-norm none --out "$dir/e1"
+"$VITMAE" finetune --ckpt "$pre" $model --channels auto --data "$dir/skip" --val-frac 0 --batch 2 --steps 1 --threads 2 --out "$dir/skipped" > /dev/null 2> "$dir/err"; rc=$?
+t "skipped file, a run that starts (--ckpt with model flags that agree): exit 0, the file named" '[ $rc -eq 0 ] && grep -q "^vitmae: skipped .*skip/circle/junk.png: " "$dir/err"'
 t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && [ ! -e "$dir/e3" ] && [ ! -e "$dir/e4" ]'
 # Flags that decide the weights or the schedule are refused on resume, never ignored; the cadence
 # flags apply.

@@ -411,6 +411,46 @@ static int split(FineTune *t) {
     return 0;
 }
 
+// --ckpt: the model is the checkpoint's. The model flags (--from-scratch's) given with it must agree
+// with it, as train --init's do, and --pixel-norm cannot change: refused (exit 2), never ignored.
+static int ckpt_model_flags(const Args *a, const MaeConfig *c, Flag *flags, int nflags) {
+    MaeConfig p;   // the preset's sizes, for a --preset given without its own --dim/--depth/--heads
+    mae_config_preset(&p, a->preset);
+    int chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : c->in_chans;   // auto: any
+    struct { const char *flag; int given, ckpt, from_preset; } shape[] = {
+        {"--img", a->img, c->img_size, 0}, {"--patch", a->patch, c->patch_size, 0},
+        {"--channels", chans, c->in_chans, 0}, {"--dim", a->dim ? a->dim : p.embed_dim, c->embed_dim, !a->dim},
+        {"--depth", a->depth ? a->depth : p.depth, c->depth, !a->depth},
+        {"--heads", a->heads ? a->heads : p.num_heads, c->num_heads, !a->heads},
+        {"--pos", strcmp(a->pos, "learned") == 0, c->pos_learned, 0},
+    };
+    int preset = cli_flag(flags, nflags, "--preset")->seen;
+    for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
+        int seen = cli_flag(flags, nflags, shape[i].flag)->seen;
+        if (!(seen || (preset && shape[i].from_preset)) || shape[i].given == shape[i].ckpt) continue;
+        if (i == 6)
+            cli_error("finetune --pos", "%s disagrees with the checkpoint's %s position embeddings (--ckpt keeps "
+                      "its model; the model flags are --from-scratch's)", a->pos, c->pos_learned ? "learned" : "fixed");
+        else if (!seen)
+            cli_error("finetune --preset", "%s sets %s %d, which disagrees with the checkpoint's %d (--ckpt keeps its "
+                      "model; the model flags are --from-scratch's)", a->preset, shape[i].flag, shape[i].given,
+                      shape[i].ckpt);
+        else {
+            char what[64];
+            snprintf(what, sizeof what, "finetune %s", shape[i].flag);
+            cli_error(what, "%d disagrees with the checkpoint's %d (--ckpt keeps its model; the model flags "
+                      "are --from-scratch's)", shape[i].given, shape[i].ckpt);
+        }
+        return 2;
+    }
+    if (cli_flag(flags, nflags, "--pixel-norm")->seen) {
+        cli_error("finetune --pixel-norm", "cannot be given with --ckpt: the encoder was trained with the checkpoint's "
+                  "pixel statistics, which fine-tuning keeps");
+        return 2;
+    }
+    return 0;
+}
+
 // The encoder of a pretraining checkpoint, or a fresh one from train's model flags.
 static int build_model(FineTune *t, Flag *flags, int nflags) {
     Args *a = &t->a;
@@ -430,6 +470,8 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         if (ckpt_load_weights(a->ckpt, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
         *e = ck.cfg;
         ckpt_free(&ck);
+        int rc = ckpt_model_flags(a, e, flags, nflags);
+        if (rc) return rc;
         snprintf(t->rs.init, sizeof t->rs.init, "%s", a->ckpt);
     } else {
         mae_config_preset(e, a->preset);
