@@ -94,6 +94,9 @@ t "dim not divisible by heads" '[ $(usage --dim 36 --heads 5) -eq 2 ] && grep -q
 t "dim not divisible by 4" '[ $(usage --dim 30 --heads 2) -eq 2 ] && grep -q "sin-cos" "$dir/u.err"'
 t "a model too big for memory names the bytes" '[ $(usage --preset base --img 1024 --patch 4 --batch 4096) -eq 2 ] && grep -q "bytes" "$dir/u.err"'
 t "unknown flag" '[ $(usage --frobnicate 1) -eq 2 ]'
+# A ratio that removes no patch: the loss over removed patches has no term (MAE's is 0 / 0); such a run
+# trained nothing with loss 0 and printed 'val PSNR inf dB'. One removed patch is enough.
+t "--mask-ratio 0 removes no patch: exit 2, one line" '[ $(usage --mask-ratio 0) -eq 2 ] && [ "$(wc -l < "$dir/u.err")" -eq 1 ] && grep -q "^vitmae: train --mask-ratio: 0 removes no patch of" "$dir/u.err"'
 t "missing --data" '"$VITMAE" train --steps 5 2>/dev/null; [ $? -eq 2 ]'
 t "nothing written on usage errors" '[ ! -e "$dir/u" ]'
 touch "$dir/file"

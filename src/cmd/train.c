@@ -154,6 +154,16 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
 // ---------------------------------------------------------------------------------------------
 // Setup
 
+// A ratio that removes no patch leaves the loss (the mean over removed patches; MAE's is 0 / 0) without
+// a term: every step would train nothing and the validation PSNR be infinite. A usage error.
+static int removes_none(const MaeConfig *c, char *err, size_t errlen) {
+    int L = mae_num_patches(c);
+    if (mae_len_keep(c, c->mask_ratio) < L) return 0;
+    snprintf(err, errlen, "train --mask-ratio: %g removes no patch of %d (int(L * (1 - R)) = %d): the loss is over "
+             "removed patches", (double)c->mask_ratio, L, L);
+    return CLI_USAGE;
+}
+
 // The model of a new run: preset, then the flags. err holds `<what>: <why>`.
 static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *err, size_t errlen) {
     MaeConfig *c = &t->cfg;
@@ -175,7 +185,7 @@ static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *
         snprintf(err, errlen, "train --mask-ratio: %s", why);
         return CLI_USAGE;
     }
-    return 0;
+    return removes_none(c, err, errlen);
 }
 
 // The run state of a new run: the flags, with the defaults that depend on the data.
@@ -277,6 +287,7 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
         snprintf(err, errlen, "train --mask-ratio: %g leaves no visible patch of %d", m.mask_ratio, mae_num_patches(&m));
         return CLI_USAGE;
     }
+    if (removes_none(&m, err, errlen)) return CLI_USAGE;
     t->cfg = m;
     return 0;
 }
