@@ -159,6 +159,7 @@ err "skipped file, then groups that do not divide the batch" 2 "gradient groups"
 # --ckpt's model is the checkpoint's: model flags that disagree with it were silently ignored (a
 # 16-pixel model fine-tuned when --img 32 was asked for); refused as train --init refuses them, while
 # flags that agree are accepted (the run below).
+err "--steps with --epochs (--steps was ignored)" 2 "finetune --epochs: give --steps N or --epochs E, not both" "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --epochs 1 --out "$dir/e1"
 err "--ckpt with another --img" 2 "finetune --img: 32 disagrees with the checkpoint's 16" "$VITMAE" finetune --ckpt "$pre" $ft --img 32 --out "$dir/e1"
 err "--ckpt with a --preset" 2 "finetune --preset: small sets --dim 384, which disagrees with the checkpoint's 32" "$VITMAE" finetune --ckpt "$pre" $ft --preset small --out "$dir/e1"
 err "--ckpt with --pos fixed" 2 "finetune --pos: fixed disagrees" "$VITMAE" finetune --ckpt "$pre" $ft --pos fixed --out "$dir/e1"

@@ -96,6 +96,8 @@ t "a model too big for memory names the bytes" '[ $(usage --preset base --img 10
 t "unknown flag" '[ $(usage --frobnicate 1) -eq 2 ]'
 # A ratio that removes no patch: the loss over removed patches has no term (MAE's is 0 / 0); such a run
 # trained nothing with loss 0 and printed 'val PSNR inf dB'. One removed patch is enough.
+# --epochs is instead of --steps: given both, --epochs was used and --steps silently ignored.
+t "--steps with --epochs: exit 2, one line" '[ $(usage --epochs 1) -eq 2 ] && [ "$(wc -l < "$dir/u.err")" -eq 1 ] && grep -q "^vitmae: train --epochs: give --steps N or --epochs E, not both" "$dir/u.err"'
 t "--mask-ratio 0 removes no patch: exit 2, one line" '[ $(usage --mask-ratio 0) -eq 2 ] && [ "$(wc -l < "$dir/u.err")" -eq 1 ] && grep -q "^vitmae: train --mask-ratio: 0 removes no patch of" "$dir/u.err"'
 t "missing --data" '"$VITMAE" train --steps 5 2>/dev/null; [ $? -eq 2 ]'
 t "nothing written on usage errors" '[ ! -e "$dir/u" ]'

@@ -326,6 +326,10 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         return CLI_USAGE;
     }
     if (!a->data && !a->resume) { cli_error("finetune", "--data DIR is required (see vitmae finetune --help)"); return CLI_USAGE; }
+    if (cli_flag(flags, nflags, "--steps")->seen && cli_flag(flags, nflags, "--epochs")->seen) {   // one would be ignored
+        cli_error("finetune --epochs", "give --steps N or --epochs E, not both");
+        return CLI_USAGE;
+    }
     if (a->overwrite && a->resume) {
         cli_error("finetune --overwrite", "moves a run aside to start a new one; a resumed run continues its own folder, so it cannot be combined with --resume");
         return CLI_USAGE;
