@@ -144,6 +144,11 @@ t "--mask-ratio 1 exits 2" '[ $rc -eq 2 ]'
 "$mk" png "$tmp/black.png" --size 3 --value 0 || fail=1
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r8" --mask "$tmp/black.png" "$tmp/flat/flat.png"); rc=$?
 t "black mask exits 0, nothing removed" '[ $rc -eq 0 ] && echo "$out" | grep -q "no patch removed"'
+# --mask with --mask-ratio or --seed: the random mask's flags were silently ignored.
+for f in "--mask-ratio 0.5" "--seed 3"; do
+  "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r8m" --mask "$tmp/black.png" $f "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
+  t "--mask with $f: exit 2, one line, nothing written" '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: reconstruct --mask: one mask for every image; --mask-ratio and --seed" "$tmp/err" && [ ! -e "$tmp/r8m" ]'
+done
 
 # Encoder-only checkpoints are refused by both commands.
 "$VITMAE" reconstruct --ckpt "$fx/torch_small_encoder.safetensors" --out "$tmp/r9" "$tmp/flat/flat.png" 2>"$tmp/err"; rc=$?

@@ -161,6 +161,10 @@ int cmd_reconstruct(int argc, char **argv) {
     if (!ckpt_path) { cli_error("reconstruct", "--ckpt FILE is required"); free(pos); return 2; }
     if (npos == 0) { cli_error("reconstruct", "no INPUT (image files or folders)"); free(pos); return 2; }
     if (scale && display) { cli_error("reconstruct --scale", "give --scale K or --display N, not both"); free(pos); return 2; }
+    if (mask_path && (cli_flag(flags, nflags, "--mask-ratio")->seen || cli_flag(flags, nflags, "--seed")->seen)) {
+        cli_error("reconstruct --mask", "one mask for every image; --mask-ratio and --seed make random masks instead (give one or the other)");
+        free(pos); return 2;
+    }
     char err[1024];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) {
         cli_error("reconstruct --mask-ratio", "%s", err);
