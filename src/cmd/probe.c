@@ -253,6 +253,17 @@ int cmd_probe(int argc, char **argv) {
         cli_error("probe", "--img and --channels set the view of --pixels; the encoder's view comes from --ckpt");
         return 2;
     }
+    // Flags the run would not use are refused, never ignored.
+    if (pixels && (cli_flag(flags, nflags, "--pool")->seen || cli_flag(flags, nflags, "--layer")->seen)) {
+        cli_error("probe --pixels", "probes the raw pixels; --pool and --layer choose encoder features (give one or the other)");
+        return 2;
+    }
+    static const char *const linear_flags[] = {"--linear-epochs", "--linear-batch", "--linear-lr", "--seed", NULL};
+    for (int i = 0; !linear && linear_flags[i]; i++)
+        if (cli_flag(flags, nflags, linear_flags[i])->seen) {
+            cli_error("probe", "%s sets the linear probe, which runs with --linear only", linear_flags[i]);
+            return 2;
+        }
     lopt.seed = (uint64_t)seed;
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
