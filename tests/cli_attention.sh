@@ -241,6 +241,7 @@ usage "vitmae: attention --query: '1' is not X,Y" --mode patch --query 1
 usage "vitmae: attention --query: --mode patch needs --query X,Y" --mode patch
 usage "vitmae: attention --query: not used by --mode cls" --query 1,1
 usage "vitmae: attention --scale: give --scale K or --display N, not both" --scale 2 --display 100
+usage "vitmae: attention --seed: draws the mask of --mask-ratio R; without a ratio above 0 nothing is masked" --seed 5
 usage "vitmae: attention --mode: 'foo' is not one of cls|patch|rollout" --mode foo
 usage "vitmae: attention --colormap: 'jet' is not one of viridis|inferno|magma|cividis|turbo|gray" --colormap jet
 usage "vitmae: attention --alpha: 1.5 is out of range [0, 1]" --alpha 1.5

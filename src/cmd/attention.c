@@ -711,6 +711,10 @@ int cmd_attention(int argc, char **argv) {
     if (query_s && parse_query(query_s, &qx, &qy)) { cli_error("attention --query", "'%s' is not X,Y (patch grid coordinates)", query_s); goto out; }
     if (plan.mode == MODE_PATCH && !query_s) { cli_error("attention --query", "--mode patch needs --query X,Y"); goto out; }
     if (plan.mode == MODE_CLS && query_s) { cli_error("attention --query", "not used by --mode cls (use --mode patch or rollout)"); goto out; }
+    if (mask_ratio == 0 && cli_flag(flags, nflags, "--seed")->seen) {   // it would be ignored
+        cli_error("attention --seed", "draws the mask of --mask-ratio R; without a ratio above 0 nothing is masked");
+        goto out;
+    }
     if (scale && cli_flag(flags, nflags, "--display")->seen) {   // one of the two sizes is drawn, as in reconstruct
         cli_error("attention --scale", "give --scale K or --display N, not both");
         goto out;
