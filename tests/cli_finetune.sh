@@ -188,6 +188,10 @@ err "a folder with only metrics.csv" 2 "overwrite" "$VITMAE" finetune --ckpt "$p
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?
 t "--overwrite: exit 0, the old run moved whole" '[ $rc -eq 0 ] && [ -s "$dir/k/checkpoint.safetensors" ] && [ -f "$dir/k.old-1/metrics.csv" ] && [ "$(wc -l < "$dir/k.old-1/metrics.csv")" -eq 1 ]'
 
+# eval and reconstruct need a decoder: a classifier is named as such (it said "encoder-only").
+err "eval of a classifier" 1 "checkpoint.safetensors: a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder" "$VITMAE" eval --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data"
+err "reconstruct of a classifier" 1 "a fine-tuned classifier's checkpoint (no decoder tensors): reconstruct needs" "$VITMAE" reconstruct --ckpt "$dir/run/checkpoint.safetensors" "$dir/data/circle/00000.png" --out "$dir/rec"
+
 # A run folder serves one process at a time (docs/data.md, "Run folders"): while busy trains, resuming
 # it or --overwrite of it is refused (exit 1, one line) and the folder stays where it is.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 1000000000 --log-every 1 --out "$dir/busy" > "$dir/busy.log" 2>&1 &

@@ -175,7 +175,8 @@ int cmd_reconstruct(int argc, char **argv) {
     Checkpoint ck;
     if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }   // err names the file
     if (!ck.has_decoder) {
-        cli_error(ckpt_path, "encoder-only checkpoint (no decoder tensors): reconstruct needs the decoder");
+        cli_error(ckpt_path, "%s (no decoder tensors): reconstruct needs the decoder",
+                  ck.classifier ? "a fine-tuned classifier's checkpoint" : "encoder-only checkpoint");
         ckpt_free(&ck); free(pos); return 1;
     }
     const MaeConfig *cfg = &ck.cfg;
