@@ -44,6 +44,14 @@ t "--store on a file: exit 1, one line, no run folder left" \
 t "first store run decodes and writes working images" 'grep -q "working images: [1-9][0-9]* decoded, [0-9]* read from the store ([1-9]" "$dir/store1.log"'
 t "second store run reads them back, decodes nothing" 'grep -q "working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/store2.log"'
 t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'
+# Store files that are FIFOs (or anything but a regular file) are misses, decoded again and
+# rewritten: opening a FIFO used to block the run for ever (SIGTERM could not end it either).
+cp -r "$dir/store" "$dir/fifostore"
+for f in "$dir"/fifostore/*.work; do rm -f "$f" && mkfifo "$f"; done
+timeout -s KILL 60 "$VITMAE" train $small --out "$dir/fifo" --threads 2 --cache-mb 0 --store "$dir/fifostore" > "$dir/fifo.log" 2> "$dir/fifo.err"; rc=$?
+t "store files that are FIFOs: exit 0, no hang (rc $rc)" '[ $rc -eq 0 ]'
+t "store files that are FIFOs: bitwise the same weights" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/fifo/checkpoint.safetensors"'
+t "store files that are FIFOs: rewritten as files" '[ -z "$(find "$dir/fifostore" -type p)" ] && grep -q "working images: [1-9][0-9]* decoded" "$dir/fifo.log"'
 # --cache-mb 0 with --store auto keeps the store under XDG_CACHE_HOME, never elsewhere.
 run auto --threads 2 --cache-mb 0
 t "--store auto with no cache: the store in XDG_CACHE_HOME" '[ -d "$dir/xdg/vitmae/work" ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/auto/checkpoint.safetensors"'

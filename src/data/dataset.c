@@ -2,6 +2,7 @@
 #include "data/dataset.h"
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -545,8 +546,13 @@ static uint32_t get_u32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[
 static void put_u32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24); }
 
 static int store_read(const char *file, const char *key, int T, WorkImage *out) {
-    FILE *f = fopen(file, "rb");
-    if (!f) return -1;
+    // O_NONBLOCK and a regular file only: a FIFO (or a device) under a store file's name would
+    // otherwise block the read for ever; anything but a regular file is a miss, and rewritten.
+    int fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat sb;
+    FILE *f = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? fdopen(fd, "rb") : NULL;
+    if (!f) { close(fd); return -1; }
     uint8_t head[28];
     size_t klen = strlen(key);
     int ok = fread(head, 1, sizeof head, f) == sizeof head && !memcmp(head, "VMWK", 4) &&
