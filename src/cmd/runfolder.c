@@ -80,23 +80,59 @@ static int cmp_long(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
-// ".checkpoint*.safetensors.tmp-XXXXXX" and save_checkpoint's ".checkpoint.link.<pid>". Removed when
-// a run starts or resumes in the folder, so repeated crashes do not fill the disk.
-void run_remove_stale_temp_files(const char *dir) {
+// 1 when n is "<base>.tmp.<pid>" or "<base>.tmp.<pid>.<serial>": the temporary name under which
+// file_write_atomic and png_write write `base` before renaming it into place.
+static int is_output_temp(const char *n, const char *base) {
+    size_t lb = strlen(base);
+    if (strncmp(n, base, lb) || strncmp(n + lb, ".tmp.", 5)) return 0;
+    const char *p = n + lb + 5;
+    for (int part = 0; part < 2; part++) {
+        if (*p < '0' || *p > '9') return 0;
+        while (*p >= '0' && *p <= '9') p++;
+        if (!*p) return 1;
+        if (*p++ != '.') return 0;
+    }
+    return 0;
+}
+
+// 1 when n is a temporary name of samples/step-<step>.png.
+static int is_sample_temp(const char *n) {
+    long step;
+    int used = 0;
+    char base[64];
+    if (sscanf(n, "step-%ld.png%n", &step, &used) != 1 || used <= 0 || used >= (int)sizeof base) return 0;
+    snprintf(base, sizeof base, "%.*s", used, n);
+    return is_output_temp(n, base);
+}
+
+static void remove_matching(const char *dir, int samples) {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
     while ((e = readdir(d))) {
         const char *n = e->d_name;
-        int tmp = strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL;
-        int lnk = strncmp(n, ".checkpoint.link.", 17) == 0;
-        if (!tmp && !lnk) continue;
+        int stale;
+        if (samples) stale = is_sample_temp(n);
+        else stale = (strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL) ||
+                     strncmp(n, ".checkpoint.link.", 17) == 0 || is_output_temp(n, "config.json") ||
+                     is_output_temp(n, "curves.png");
+        if (!stale) continue;
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", dir, n);
         unlink(path);
     }
     closedir(d);
+}
+
+// Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
+// ".checkpoint*.safetensors.tmp-XXXXXX", save_checkpoint's ".checkpoint.link.<pid>", and the
+// "NAME.tmp.<pid>[.<serial>]" of config.json, curves.png and samples/step-<step>.png. Removed when a
+// run starts or resumes in the folder, so repeated crashes do not fill the disk or the folder.
+void run_remove_stale_temp_files(const char *dir) {
+    remove_matching(dir, 0);
+    char samples[4400];
+    snprintf(samples, sizeof samples, "%s/samples", dir);
+    remove_matching(samples, 1);
 }
 
 void prune_snapshots(const char *dir, int keep) {
