@@ -29,6 +29,25 @@ t "file-size limit: no temporary file left" '[ "$(temp_files "$dir/run")" -eq 0 
 "$VITMAE" train --resume "$dir/run" --threads 1 > /dev/null 2>&1; rc=$?
 t "file-size limit: once space is back, the resume finishes (step 40)" '[ $rc -eq 0 ] && [ "$(step_of "$dir/run/checkpoint.safetensors")" = 40 ]'
 
+# 1a. A resume rewrites metrics.csv (rows past the checkpoint's step dropped): under a 2 KB limit
+#     (config.json fits, the 2.9 KB metrics.csv does not) the rewrite fails, and the file must stay
+#     whole (rewritten in place, it was cut to the limit: the rows of steps the checkpoint had passed,
+#     lost for good). A PNG output over the limit names its file (it said "file too large", no file).
+"$VITMAE" train $small --steps 60 --log-every 1 --eval-every 30 --out "$dir/rows" > /dev/null 2>&1
+cp "$dir/rows/metrics.csv" "$dir/rows.csv"
+(ulimit -f 4 && exec "$VITMAE" train --resume "$dir/rows" --steps 70 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
+t "metrics.csv over the limit on resume: exit 1, one line naming it ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train: .*rows/metrics.csv: File too large$" "$dir/err"'
+t "metrics.csv over the limit on resume: every row kept, no temporary file" \
+  'cmp -s "$dir/rows.csv" "$dir/rows/metrics.csv" && [ "$(ls -a "$dir/rows" | grep -c tmp)" -eq 0 ]'
+(ulimit -f 40 && exec "$VITMAE" train --resume "$dir/rows" --steps 90 --ckpt-every 1000 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
+t "a sample panel over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: train: .*rows/samples/step-90.png: file too large$" "$dir/err"'
+(ulimit -f 20 && exec "$VITMAE" finetune --ckpt "$dir/rows/checkpoint.safetensors" --data "$dir/data" --batch 16 --steps 4 \
+  --eval-every 2 --threads 1 --out "$dir/ft") > /dev/null 2> "$dir/err"; rc=$?
+t "finetune's curves over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: finetune: .*ft/curves.png: file too large$" "$dir/err"'
+
 # 1b. reconstruct outputs under a file-size limit: the panel PNG (scale 8: ~100 KB) and, with a limit
 #     the PNG fits in, the .npy: each a clear error naming the file and the cause, exit 1.
 "$VITMAE_TOOLS/mkckpt" ckpt "$dir/small.safetensors" --img 32 --patch 4 > /dev/null

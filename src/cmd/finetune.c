@@ -22,6 +22,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -837,7 +838,11 @@ static void finetune_free(FineTune *t) {
 // Validation and curves at a step; appends the row to metrics.csv (val_top1 in the sixth column).
 static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, char *err, size_t errlen) {
     if (do_eval && evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
-    if (metrics_write(t->metrics, row)) { snprintf(err, errlen, "%s/metrics.csv: write failed", t->run_dir); return -1; }
+    errno = 0;
+    if (metrics_write(t->metrics, row)) {
+        snprintf(err, errlen, "%s/metrics.csv: write failed: %s", t->run_dir, errno ? strerror(errno) : "I/O error");
+        return -1;
+    }
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);
     if (do_eval && write_curves(t, err, errlen)) return -1;
     return 0;

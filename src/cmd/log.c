@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "io/files.h"
 
 double now_seconds(void) {
     struct timespec ts;
@@ -62,14 +63,16 @@ FILE *metrics_open_header(const char *path, long keep_until_step, const char *he
         FILE *old = fopen(path, "r");
         if (old) { kept = kept_rows(old, keep_until_step); fclose(old); }
     }
-    FILE *f = fopen(path, kept ? "w" : "a");
+    // The kept rows replace the file atomically (a temporary file, then rename): rewriting it in
+    // place lost every row past the failure point when the rewrite failed (a full disk, a file-size
+    // limit) or was killed, rows the checkpoint had already passed.
+    if (kept && file_write_atomic(path, kept, strlen(kept), err, errlen)) { free(kept); return NULL; }
+    free(kept);
+    FILE *f = fopen(path, "a");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open for writing: %s", path, strerror(errno));
-        free(kept);
         return NULL;
     }
-    if (kept) fputs(kept, f);
-    free(kept);
     fseek(f, 0, SEEK_END);
     if (ftell(f) == 0) fprintf(f, "%s\n", header);
     if (fflush(f) != 0) {

@@ -115,7 +115,7 @@ static void remove_matching(const char *dir, int samples) {
         if (samples) stale = is_sample_temp(n);
         else stale = (strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL) ||
                      strncmp(n, ".checkpoint.link.", 17) == 0 || is_output_temp(n, "config.json") ||
-                     is_output_temp(n, "curves.png");
+                     is_output_temp(n, "curves.png") || is_output_temp(n, "metrics.csv");
         if (!stale) continue;
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", dir, n);
@@ -126,8 +126,9 @@ static void remove_matching(const char *dir, int samples) {
 
 // Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
 // ".checkpoint*.safetensors.tmp-XXXXXX", save_checkpoint's ".checkpoint.link.<pid>", and the
-// "NAME.tmp.<pid>[.<serial>]" of config.json, curves.png and samples/step-<step>.png. Removed when a
-// run starts or resumes in the folder, so repeated crashes do not fill the disk or the folder.
+// "NAME.tmp.<pid>[.<serial>]" of config.json, metrics.csv, curves.png and samples/step-<step>.png.
+// Removed when a run starts or resumes in the folder, so repeated crashes do not fill the disk or
+// the folder.
 void run_remove_stale_temp_files(const char *dir) {
     remove_matching(dir, 0);
     char samples[4400];

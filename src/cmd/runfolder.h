@@ -50,7 +50,8 @@ void run_abs_path(char *dst, size_t n, const char *path);
 // 4096-byte paths; else -1 with err. Checked before a run writes anything.
 int run_folder_names_fit(const char *dir, char *err, size_t errlen);
 // Removes ".checkpoint*.safetensors.tmp-*", ".checkpoint.link.*" and the temporary names of
-// config.json, curves.png and samples/step-N.png ("NAME.tmp.<pid>[.<serial>]") left by killed writes.
+// config.json, metrics.csv, curves.png and samples/step-N.png ("NAME.tmp.<pid>[.<serial>]") left
+// by killed writes.
 void run_remove_stale_temp_files(const char *dir);
 // Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.
 void prune_snapshots(const char *dir, int keep);

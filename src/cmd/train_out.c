@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include "cmd/cli.h"
 #include "cmd/output.h"
@@ -208,7 +209,9 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
         snprintf(path, sizeof path, "%s/samples/step-%ld.png", t->run_dir, step);
         snprintf(stepbuf, sizeof stepbuf, "%ld", step);
         const char *text[] = {"Software", "vitmae", "step", stepbuf, NULL};
-        rc = png_write(path, sheet.px, sheet.w, sheet.h, 3, text, err, errlen);
+        char why[256];
+        rc = png_write(path, sheet.px, sheet.w, sheet.h, 3, text, why, sizeof why);
+        if (rc) snprintf(err, errlen, "%s: %s", path, why);
     }
     canvas_free(&sheet);
     for (int k = 0; k < n; k++) canvas_free(&rows[k]);
@@ -252,7 +255,11 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char 
     if (do_eval) {
         if (evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
     }
-    if (metrics_write(t->metrics, row)) { snprintf(err, errlen, "%s/metrics.csv: write failed", t->run_dir); return -1; }
+    errno = 0;
+    if (metrics_write(t->metrics, row)) {
+        snprintf(err, errlen, "%s/metrics.csv: write failed: %s", t->run_dir, errno ? strerror(errno) : "I/O error");
+        return -1;
+    }
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);
     if (do_samples && write_samples(t, row->step, err, errlen)) return -1;
     if (do_eval && write_curves(t, err, errlen)) return -1;

@@ -732,7 +732,9 @@ int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, 
         rc = viz_plot(&c, 0, y, w, panels[i].h, panels[i].series, panels[i].nseries, panels[i].opt);
     if (rc == 0) {
         const char *text[] = {"Software", "vitmae", NULL};
-        rc = png_write(path, c.px, c.w, c.h, 3, text, err, errlen);
+        char why[256];
+        rc = png_write(path, c.px, c.w, c.h, 3, text, why, sizeof why);
+        if (rc) snprintf(err, errlen, "%s: %s", path, why);   // which file: a run writes several
     } else {
         snprintf(err, errlen, "curves: plot box too small");
     }
