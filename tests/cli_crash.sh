@@ -71,9 +71,9 @@ t "the final checkpoint reached step $steps" '"$VITMAE" info "$dir/run/checkpoin
 t "killed-and-resumed run equals the uninterrupted one, bitwise (seed $seed)" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/run/checkpoint.safetensors"'
 leftovers=$(ls -a "$dir/run" "$dir/run/samples" | grep -c '\.tmp-\|\.link\.\|\.tmp\.')
 t "temporary files of killed writes are removed on resume ($leftovers left)" '[ "$leftovers" -eq 0 ]'
-# The temporary names of config.json, metrics.csv, curves.png and the sample panels that a kill leaves (their writes
-# are rare in the run above, so planted here as kills left them) go too; they piled up, one per kill.
-# Names that only look alike stay.
+# The temporary names of config.json, metrics.csv, curves.png and the sample panels that a kill
+# leaves (their writes are rare in the run above, so planted here as kills left them) go too; they
+# piled up, one per kill. Names that only look alike stay.
 for f in curves.png.tmp.4242.3 config.json.tmp.4242 metrics.csv.tmp.4242 samples/step-8.png.tmp.4242.12 \
          .checkpoint-9.safetensors.tmp-AbC123 curves.png.tmp.notes samples/step-8.png.tmp.x mine.tmp.1; do
   : > "$dir/run/$f"

@@ -246,5 +246,19 @@ t "info --json of it reads as UTF-8 JSON" 'strict_json "$dir/u8info.json" "u8roo
 "$VITMAE" classify --ckpt "$dir/u8ft/checkpoint.safetensors" --json "$dir/u8root$x/circle" > "$dir/u8cls.json"; rc=$?
 t "classify --json of names not UTF-8: exit 0, reads as UTF-8 JSON, labels kept" '[ $rc -eq 0 ] && strict_json "$dir/u8cls.json" "c<FFFD>$(ls "$dir/data/circle" | head -n 1)" && grep -q "\"label\":[[:space:]]*\"circle\"" "$dir/u8cls.json"'
 
+# The data folder renamed during the run (no cache, no store): one line that says the folder is gone,
+# exit 1 (it named one of its files as "no such file"), the last checkpoint kept.
+cp -r "$dir/data" "$dir/moving"
+"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/moving" --steps 1000000 --eval-every 1000000 --ckpt-every 2 \
+  --cache-mb 0 --store none --out "$dir/fmove" > /dev/null 2> "$dir/fmove.err" &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/fmove/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+mv "$dir/moving" "$dir/moved"
+i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/fmove.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/fmove.err")" -eq 1 ] && grep -q "^vitmae: .*/moving: the data folder is gone (moved or deleted during the run)$" "$dir/fmove.err"'
+t "data folder moved mid-run: a checkpoint kept" '"$VITMAE" info "$dir/fmove/checkpoint.safetensors" > /dev/null 2>&1'
+
 [ $fail -eq 0 ] && echo "cli finetune ok"
 exit $fail

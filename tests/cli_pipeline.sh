@@ -153,6 +153,23 @@ t "sample images broken mid-run: exit 0 ($(grep -v "skipped" "$dir/rcut.err" | h
 t "sample images broken mid-run: reported, each once" \
   '[ -n "$(grep "valcut/" "$dir/rcut.err")" ] && [ "$(grep "valcut/" "$dir/rcut.err" | wc -l)" -eq "$(grep "valcut/" "$dir/rcut.err" | sort -u | wc -l)" ]'
 
+# The data folder renamed during the run (no cache, no store: every batch reads files): one line that
+# says the folder is gone, exit 1, the last checkpoint kept, no "skipped" line per file (it reported
+# each file of the batches it tried, then said "no image of its batch decodes ... all 8 are broken").
+cp -r "$dir/val" "$dir/moving"
+"$VITMAE" train $small --data "$dir/moving" --val "$dir/val" --steps 1000000 --eval-every 1000000 --ckpt-every 2 --cache-mb 0 \
+  --store none --threads 2 --out "$dir/rmove" > /dev/null 2> "$dir/rmove.err" &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/rmove/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+mv "$dir/moving" "$dir/moved"
+i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/rmove.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/rmove.err")" -eq 1 ] && grep -q "^vitmae: .*/moving: the data folder is gone (moved or deleted during the run)$" "$dir/rmove.err"'
+"$VITMAE" train --resume "$dir/rmove" --data "$dir/moved" --steps $(($(saved_step "$dir/rmove/checkpoint.safetensors") + 1)) \
+  --threads 2 > /dev/null 2>&1; rc=$?
+t "data folder moved mid-run: the run resumes with --data at its new place" '[ $rc -eq 0 ]'
+
 # The reason survives a long path (a broken file below 550 characters of folders).
 long="$dir/data/circle/$(printf "%0200d" 0)/$(printf "%0200d" 1)/$(printf "%0150d" 2)"
 mkdir -p "$long" && cp "$dir/val13/zz_broken.png" "$long/x.png"

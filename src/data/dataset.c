@@ -755,6 +755,22 @@ int dataset_eval_view(const Dataset *ds, int i, int size, int channels, float *o
     return dataset_train_view(ds, i, size, channels, AUGMENT_NONE, NULL, out, err, errlen);
 }
 
+// 0 while the data folder is still there; else -1 with err naming it. A read that fails because the
+// whole folder went away (renamed, deleted, unmounted during the run) is not a broken file: marking
+// each image broken flooded stderr with one "skipped" line per file, trained on what the cache still
+// held, and ended with "no image of its batch decodes", as if the images were corrupt.
+static int root_check(const Dataset *ds, char *err, size_t errlen) {
+    struct stat st;
+    if (!ds->root) return 0;
+    int e = stat(ds->root, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    if (!e) return 0;
+    if (e == ENOENT || e == ENOTDIR)
+        snprintf(err, errlen, "%s: the data folder is gone (moved or deleted during the run)", ds->root);
+    else
+        snprintf(err, errlen, "%s: the data folder cannot be reached: %s", ds->root, strerror(e));
+    return -1;
+}
+
 // Image k of items[0 .. n), drawn with the random stream of batch image key.
 static int keyed_image(const Dataset *ds, const int *items, int n, int k, int key, int size, int channels, Augment aug,
                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
@@ -766,6 +782,7 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
         rng_derive(&r, seed, step, (uint64_t)key);
         if (ds->lazy && is_broken(ds, item)) continue;
         if (item_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) return 0;
+        if (root_check(ds, err, errlen)) return -1;
         if (!ds->lazy) return item_error(ds, item, why, err, errlen);
         mark_broken(ds, item, why);
     }
