@@ -30,6 +30,22 @@ mkdir "$dir/other" && echo notes > "$dir/other/notes.txt"
 "$VITMAE" train $small --steps 2 --out "$dir/other" > /dev/null 2>&1; rc=$?
 t "a folder without a run takes a new one" '[ $rc -eq 0 ] && [ -s "$dir/other/checkpoint.safetensors" ]'
 
+# A run killed before its first checkpoint leaves config.json and metrics.csv: --out says it holds a run
+# with nothing to resume (it said "pass --resume", and --resume then failed with "No such file"); its
+# --resume says to start again with --overwrite; a folder whose checkpoint.safetensors is gone names
+# its newest snapshot.
+mkdir -p "$dir/early" && cp "$dir/run/config.json" "$dir/early/" && head -n 1 "$dir/run/metrics.csv" > "$dir/early/metrics.csv"
+"$VITMAE" train $small --steps 4 --out "$dir/early" > /dev/null 2> "$dir/err"; rc=$?
+t "killed before its first checkpoint, --out: exit 2, one line, --overwrite and no --resume ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out .*/early: the folder holds a run that stopped before its first checkpoint (nothing to resume); pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
+"$VITMAE" train --resume "$dir/early" > /dev/null 2> "$dir/err"; rc=$?
+t "killed before its first checkpoint, --resume: exit 2, one line ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/early: the run stopped before its first checkpoint, so there is nothing to resume; start it again with --out .*/early --overwrite$" "$dir/err"'
+mkdir -p "$dir/snaps" && cp "$dir/first.safetensors" "$dir/snaps/checkpoint-6.safetensors" && cp "$dir/run/config.json" "$dir/snaps/"
+"$VITMAE" train --resume "$dir/snaps" > /dev/null 2> "$dir/err"; rc=$?
+t "checkpoint.safetensors gone, a snapshot left: exit 2, the snapshot named ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume .*/snaps: no checkpoint.safetensors in the folder; resume its newest snapshot with --resume .*/snaps/checkpoint-6.safetensors$" "$dir/err"'
+
 # 2. --overwrite: the old run moved aside whole to run.old-1, the new folder holds only the new run.
 "$VITMAE" train $small --steps 4 --seed 9 --out "$dir/run" --overwrite > "$dir/log" 2>&1; rc=$?
 t "--overwrite exits 0" '[ $rc -eq 0 ]'

@@ -512,6 +512,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             cli_error("finetune", "%s", err);
             return 1;
         }
+        if (run_resume_missing("finetune", a->resume, err, sizeof err)) { cli_error(NULL, "%s", err); return 2; }
         StFile *f = st_open_header(path, err, sizeof err);
         if (!f) { cli_error(NULL, "%s", err); return 1; }
         int is_clf = clf_ckpt_is_classifier(f);
@@ -557,6 +558,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         }
         if (dist_rank() == 0 && run_folder_lock(t->run_dir, err, sizeof err)) { cli_error("finetune", "%s", err); return 1; }
         if (run_folder_has_run(t->run_dir)) {
+            if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir)) {   // --resume would find nothing
+                cli_error("finetune --out", "%s holds a run that stopped before its first checkpoint (nothing to "
+                          "resume); pass --overwrite to move it aside (to %s.old-N) and start again, or another "
+                          "folder", t->run_dir, t->run_dir);
+                return 2;
+            }
             if (!a->overwrite) {
                 cli_error("finetune --out", "%s already holds a run (continue it with --resume %s, choose another "
                           "folder, or --overwrite to move the old run aside to %s.old-N)", t->run_dir, t->run_dir,

@@ -136,6 +136,44 @@ void run_remove_stale_temp_files(const char *dir) {
     remove_matching(samples, 1);
 }
 
+// The newest RUN/checkpoint-<step>.safetensors, or -1.
+static long newest_snapshot(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    long best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long s;
+        char tail[64];
+        if (sscanf(e->d_name, "checkpoint-%ld%63s", &s, tail) == 2 && !strcmp(tail, ".safetensors") && s > best) best = s;
+    }
+    closedir(d);
+    return best;
+}
+
+int run_folder_has_checkpoint(const char *dir) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
+    return access(path, F_OK) == 0 || newest_snapshot(dir) >= 0;
+}
+
+int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
+    struct stat st;
+    char path[4400];
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
+    if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
+    long snap = newest_snapshot(arg);
+    if (snap >= 0)
+        snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot "
+                 "with --resume %s/checkpoint-%ld.safetensors", cmd, arg, arg, snap);
+    else if (run_folder_has_run(arg))
+        snprintf(err, errlen, "%s --resume %s: the run stopped before its first checkpoint, so there is nothing to "
+                 "resume; start it again with --out %s --overwrite", cmd, arg, arg);
+    else
+        snprintf(err, errlen, "%s --resume %s: no run in this folder (no checkpoint.safetensors)", cmd, arg);
+    return 1;
+}
+
 void prune_snapshots(const char *dir, int keep) {
     DIR *d = opendir(dir);
     if (!d) return;

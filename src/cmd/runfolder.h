@@ -53,6 +53,12 @@ int run_folder_names_fit(const char *dir, char *err, size_t errlen);
 // config.json, metrics.csv, curves.png and samples/step-N.png ("NAME.tmp.<pid>[.<serial>]") left
 // by killed writes.
 void run_remove_stale_temp_files(const char *dir);
+// 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot.
+int run_folder_has_checkpoint(const char *dir);
+// --resume of an existing folder without checkpoint.safetensors: 1 with err (prefixed by cmd) saying
+// what to do: resume its newest snapshot, or (a run killed before its first checkpoint) start again
+// with --overwrite; 0 otherwise (a file, a missing path or a folder with a checkpoint: loaded as usual).
+int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen);
 // Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.
 void prune_snapshots(const char *dir, int keep);
 // Makes `latest` a hard link to the snapshot file, swapped in atomically (link to a temporary name,

@@ -326,6 +326,12 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         if (same) { *own = 1; return 0; }
     }
     if (!run_folder_has_run(t->run_dir)) return 0;
+    if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir)) {   // --resume would find nothing
+        snprintf(err, errlen, "train --out %s: the folder holds a run that stopped before its first checkpoint "
+                 "(nothing to resume); pass --overwrite to move it aside (to %s.old-N) and start again, or "
+                 "another --out folder", t->run_dir, t->run_dir);
+        return CLI_USAGE;
+    }
     if (!a->overwrite) return holds_run(t, err, errlen);
     char moved[4200];
     if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, errlen)) return 1;
@@ -402,6 +408,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (dist_rank() == 0 && run_folder_lock(a->out ? a->out : resumed_dir, err, sizeof err))
             return cli_report("train", err, 1);
         Checkpoint ck;
+        if (run_resume_missing("train", a->resume, err, sizeof err)) return cli_report(NULL, err, CLI_USAGE);
         if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return cli_report(NULL, err, 1);
         int rc = resumed_run_state(t, &given, flags, nflags, err, sizeof err);
         if (rc) { ckpt_free(&ck); return cli_report(NULL, err, rc); }
