@@ -812,6 +812,7 @@ int cmd_attention(int argc, char **argv) {
     if (!force && refuse_earlier(out_dir, written, npaths, raw, K < L)) { status = 2; goto out; }
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed};
     int nimages = 0, nmaps = 0;
+    char gone[4096] = "";   // an input folder that went away during the run (cmd/output.h)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < npaths; i++) {
@@ -819,7 +820,7 @@ int cmd_attention(int argc, char **argv) {
         if (image_load(paths[i], max_pixels, &photo, err, sizeof err) ||
             image_view(&photo, S, cfg->in_chans, view, err, sizeof err)) {
             if (photo.px) image_free(&photo);
-            cli_error(paths[i], "%s", err);
+            if (!output_input_gone(paths[i], gone, sizeof gone)) cli_error(paths[i], "%s", err);
             failures++;
             continue;
         }

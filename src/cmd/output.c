@@ -117,6 +117,23 @@ void stem_set_free(StemSet *s) {
     memset(s, 0, sizeof *s);
 }
 
+int output_input_gone(const char *path, char *last, size_t n) {
+    size_t ll = strlen(last);
+    if (ll && !strncmp(path, last, ll) && path[ll] == '/') return 1;
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return 0;
+    int gone = 0;
+    for (char *slash; (slash = strrchr(dir, '/')) && slash != dir;) {
+        *slash = 0;
+        struct stat st;
+        if (stat(dir, &st) == 0 || errno != ENOENT) break;
+        snprintf(last, n, "%s", dir);   // missing: its parent may be too
+        gone = 1;
+    }
+    if (gone) cli_error(last, "the folder is gone (moved or deleted during the run)");
+    return gone;
+}
+
 int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char *path, const char *cls),
                          void *ctx, int *failed) {
     for (int i = 0; i < npos; i++) {

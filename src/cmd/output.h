@@ -44,4 +44,11 @@ void stem_set_free(StemSet *s);
 // *failed. Returns 0, or -1 as soon as add does (out of memory).
 int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char *path, const char *cls),
                          void *ctx, int *failed);
+// An input that failed to load because a folder above it went away during the run (renamed,
+// deleted): 1, and the topmost missing folder is reported once (cli_error: "DIR: the folder is gone
+// (moved or deleted during the run)"); a later input below the folder reported last returns 1
+// silently. `last` (n bytes, "" at first) keeps that folder. 0: no folder above it is missing (the
+// caller reports the input's own error). A folder of thousands of images renamed mid-run gave a
+// "no such file" line per image.
+int output_input_gone(const char *path, char *last, size_t n);
 #endif

@@ -266,6 +266,7 @@ int cmd_reconstruct(int argc, char **argv) {
     Outputs outs = {out_dir, side, bilinear, raw, (float)(L - K) / (float)L};
     double mse_sum = 0;
     int nok = 0;
+    char gone[4096] = "";   // an input folder that went away during the run (cmd/output.h)
     for (int i0 = 0; i0 < inputs.n; i0 += B) {
         int n = inputs.n - i0 < B ? inputs.n - i0 : B;
         // Views land in batch order; the ones that fail to load are left out of the forward pass.
@@ -274,7 +275,12 @@ int cmd_reconstruct(int argc, char **argv) {
             status[k] = image_load_view(inputs.v[i0 + k].path, 0, S, C, images + per * k, errs + (size_t)k * 512, 512);
         int nb = 0;
         for (int k = 0; k < n; k++) {
-            if (status[k]) { cli_error(inputs.v[i0 + k].path, "%s", errs + (size_t)k * 512); failed++; continue; }
+            if (status[k]) {
+                if (!output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
+                    cli_error(inputs.v[i0 + k].path, "%s", errs + (size_t)k * 512);
+                failed++;
+                continue;
+            }
             if (nb != k) memmove(images + per * nb, images + per * k, sizeof(float) * per);
             uint8_t *rm = removed + (size_t)L * nb;
             if (file_removed) {
