@@ -48,6 +48,13 @@ t "--threads is accepted" '[ $rc -eq 0 ]'
 t "text form lists classes" 'echo "$out" | grep -q "circle *4"'
 t "text form lists the skipped reason" 'echo "$out" | grep -q "cut.png: truncated PNG data"'
 
+# A folder nested past the 64-level limit is listed as skipped, not left out without a word.
+deep="$dir/deep/a"; for i in $(seq 1 70); do deep="$deep/x"; done
+mkdir -p "$deep" && cp "$dir/set/square/00001.png" "$deep/" && cp "$dir/set/square/00001.png" "$dir/deep/a/"
+out=$("$VITMAE" data "$dir/deep"); rc=$?
+t "a folder 70 levels deep: exit 0, listed as skipped ($(echo "$out" | head -n 1))" \
+  '[ $rc -eq 0 ] && echo "$out" | grep -q "1 ok, 1 skipped" && echo "$out" | grep -q "/x/x: folder nested more than 64 levels deep: not searched$"'
+
 mkdir "$dir/empty"
 "$VITMAE" data "$dir/empty" >/dev/null 2>"$dir/err"; rc=$?
 t "empty folder exits 1" '[ $rc -eq 1 ]'

@@ -177,7 +177,13 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         int is_dir = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
         if (is_dir) {
             int seen = claimed ? claimed[i] != 1 : visit(wk, &st);
-            if (depth + 1 >= MAX_DEPTH || seen) { wk->nignored++; free(full); free(sub); continue; }
+            if (seen) { wk->nignored++; free(full); free(sub); continue; }
+            if (depth + 1 >= MAX_DEPTH) {   // listed, not silently left out: it may hold images
+                char why[96];
+                snprintf(why, sizeof why, "folder nested more than %d levels deep: not searched", MAX_DEPTH);
+                add_candidate(wk, full, sub, cls, strdup(why));
+                continue;
+            }
             const char *sub_cls = cls;
             if (depth == 0) {
                 if (grow((void **)&wk->dirnames, &wk->capdirnames, wk->ndirnames + 1, sizeof *wk->dirnames)) {

@@ -3,7 +3,7 @@
 // on-disk store of working images.
 //
 // Scan: files and folders are visited in sorted byte-wise (strcmp) order; symbolic links are followed,
-// each directory is entered once (symlink loops end there), at most 64 levels deep. A file named
+// each directory is entered once (symlink loops end there), at most 64 levels deep (a deeper folder is "skipped", not searched). A file named
 // *.png, *.jpg, *.jpeg or *.webp (any case) is a candidate, anything else is "ignored"; ignored files
 // that look like images by their name (SVG, GIF, TIFF, HEIC, ...) are listed with the reason. Every
 // candidate is fully decoded (in parallel, OpenMP) so truncated files are found now, unless the scan
