@@ -253,6 +253,16 @@ t "info --json of it reads as UTF-8 JSON" 'strict_json "$dir/u8info.json" "u8roo
 "$VITMAE" classify --ckpt "$dir/u8ft/checkpoint.safetensors" --json "$dir/u8root$x/circle" > "$dir/u8cls.json"; rc=$?
 t "classify --json of names not UTF-8: exit 0, reads as UTF-8 JSON, labels kept" '[ $rc -eq 0 ] && strict_json "$dir/u8cls.json" "c<FFFD>$(ls "$dir/data/circle" | head -n 1)" && grep -q "\"label\":[[:space:]]*\"circle\"" "$dir/u8cls.json"'
 
+# A resume on a folder whose images changed since the checkpoint: one warning line, exit 0.
+cp -r "$dir/data" "$dir/grow"
+"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/grow" --steps 6 --ckpt-every 2 --keep 5 --out "$dir/fgrow" > /dev/null 2>&1
+"$VITMAE" finetune --resume "$dir/fgrow/checkpoint-2.safetensors" --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "finetune, same images on resume: no warning ($(cat "$dir/err"))" '[ $rc -eq 0 ] && [ ! -s "$dir/err" ]'
+rm "$(find "$dir/grow" -name "*.png" | head -n 1)"
+"$VITMAE" finetune --resume "$dir/fgrow/checkpoint-4.safetensors" --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "finetune, an image removed before a resume: exit 0, one warning line ($(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: warning: finetune --resume: the images of .*/grow are not those the run was checkpointed with (149 usable now, 150 then" "$dir/err"'
+
 # The data folder renamed during the run (no cache, no store): one line that says the folder is gone,
 # exit 1 (it named one of its files as "no such file"), the last checkpoint kept.
 cp -r "$dir/data" "$dir/moving"

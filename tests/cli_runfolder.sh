@@ -155,6 +155,20 @@ m="$dir/seven2/metrics.csv"; head -c $(($(wc -c < "$m") - 5)) "$m" > "$dir/cut.c
 "$VITMAE" train --resume "$dir/seven2" --data "$dir/moved" --steps 8 > /dev/null 2>&1; rc=$?
 t "a cut metrics row: the resume exits 0, every row whole" '[ $rc -eq 0 ] && awk -F, "NF != 8 { bad = 1 } END { exit bad }" "$m" && [ "$(tail -n 1 "$m" | cut -d, -f1)" = 8 ]'
 
+# A resume on a folder whose images changed since the checkpoint (an image added): exit 0, one warning
+# line with the counts (it went on in silence, another run than the uninterrupted one); the resume
+# after it, on the same images, says nothing.
+cp -r "$dir/moved" "$dir/grow"
+"$VITMAE" train $small --data "$dir/grow" --steps 4 --out "$dir/g" > /dev/null 2>&1
+"$VITMAE" train --resume "$dir/g" --steps 5 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "same images on resume: no warning ($(cat "$dir/err"))" '[ $rc -eq 0 ] && [ ! -s "$dir/err" ]'
+cp "$(find "$dir/grow" -name "*.png" | head -n 1)" "$dir/grow/added.png"
+"$VITMAE" train --resume "$dir/g" --steps 6 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "an image added before a resume: exit 0, one warning line ($(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: warning: train --resume: the images of .*/grow are not those the run was checkpointed with (41 usable now, 40 then: .*uninterrupted run would have$" "$dir/err"'
+"$VITMAE" train --resume "$dir/g" --steps 7 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "the next resume on the same images: no warning" '[ $rc -eq 0 ] && [ ! -s "$dir/err" ]'
+
 # An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
 # written (it used to write config.json and metrics.csv, then fail at the first checkpoint).
 long="$dir/long"

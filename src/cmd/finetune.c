@@ -71,6 +71,7 @@ typedef struct {
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
     long log_steps;
+    char images[40];   // as train's: the images trained on (run_data_signature); "" in older runs
 } FtState;
 
 typedef struct FineTune FineTune;
@@ -109,6 +110,7 @@ struct FineTune {
     EpochOrder order;
     FILE *metrics;
     History hist;
+    char images_changed[1024];   // a resume on other images: the warning said once the run starts
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -130,6 +132,7 @@ static char *ft_state_to_json(const FtState *r) {
     cJSON_AddStringToObject(o, "data", r->data);
     cJSON_AddStringToObject(o, "val", r->val);
     cJSON_AddStringToObject(o, "init", r->init);
+    if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
@@ -171,6 +174,8 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         snprintf(dst[i], dn[i], "%s", x->valuestring);
     }
     run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps);
+    const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
+    if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
     cJSON_Delete(o);
     Augment aug;
     if (augment_parse(r->augment, &aug) || r->batch < 1 || r->step > r->total_steps || r->eval_every < 1 ||
@@ -601,6 +606,13 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
+    // The images this session trains on, against those of the checkpoint (said once the run starts).
+    char images[40];
+    run_data_signature(&t->ds, t->vds.n ? &t->vds : NULL, images, sizeof images);
+    if (!resuming || !run_data_changed("finetune", r->data, r->images, images, t->images_changed,
+                                       sizeof t->images_changed))
+        t->images_changed[0] = 0;
+    snprintf(r->images, sizeof r->images, "%s", images);
 
     if (!resuming) {
         r->batch = a->batch;
@@ -808,6 +820,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if ((rc = cli_agree(rc))) return rc;
     cli_defer(0);
 
+    if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     printf("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters\n",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);

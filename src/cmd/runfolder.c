@@ -336,6 +336,37 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
     }
 }
 
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    long count = 0;
+    const Dataset *sets[2] = {ds, val};
+    for (int s = 0; s < 2; s++) {
+        if (!sets[s]) continue;
+        for (int i = 0; i < sets[s]->n; i++) {
+            const DataItem *it = &sets[s]->items[i];
+            int dims[3] = {it->w, it->h, s};
+            h = fnv_bytes(h, it->rel, strlen(it->rel) + 1);
+            h = fnv_bytes(h, dims, sizeof dims);
+        }
+        count += sets[s]->n;
+    }
+    snprintf(sig, n, "%ld:%016llx", count, (unsigned long long)h);
+}
+
+int run_data_changed(const char *cmd, const char *data, const char *was, const char *now, char *msg, size_t n) {
+    if (!was[0] || !strcmp(was, now)) return 0;
+    snprintf(msg, n, "warning: %s --resume: the images of %s are not those the run was checkpointed with "
+             "(%ld usable now, %ld then: files added, removed, renamed or resized); it goes on with them, so it "
+             "will not end as the uninterrupted run would have", cmd, data, atol(now), atol(was));
+    return 1;
+}
+
 void run_new_id(char *id, size_t n) {
     static unsigned counter;
     struct timespec ts;

@@ -74,6 +74,14 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
 // A new run's id (train_state's run_id, kept by every resume): 16 hex digits from the clock, the
 // process and a counter, so that two runs never share one.
 void run_new_id(char *id, size_t n);
+// The images a run trains and validates on, as "<count>:<16 hex digits>" (a hash of each usable
+// item's relative path and header size, the training folder's then the --val folder's; val may be
+// NULL): recorded in train_state as "images", so that a resume on a folder whose images changed
+// since (files added, removed, renamed, resized) says so. sig holds 40 bytes.
+void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t n);
+// The resumed run's recorded signature `was` against the images now (`now`): 0 when the same (or
+// none was recorded: older runs); else 1 with the warning line for cli_message in msg.
+int run_data_changed(const char *cmd, const char *data, const char *was, const char *now, char *msg, size_t n);
 // 1 when the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's
 // checkpoint.safetensors is another file and the two have different run ids (runs from before run
 // ids: differ in their model, "config" and "classifier" metadata, or train_state's seed or batch).

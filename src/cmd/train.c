@@ -503,6 +503,13 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (rc) { ckpt_free(init); return cli_report(NULL, err, rc); }
         new_run_state(t, a, flags, nflags, data);
     }
+    // The images this session trains on, against those of the checkpoint (said once the run starts).
+    char images[40];
+    run_data_signature(&t->ds, t->vds == &t->val_ds ? &t->val_ds : NULL, images, sizeof images);
+    if (!resuming || !run_data_changed("train", data, t->rs.images, images, t->images_changed,
+                                       sizeof t->images_changed))
+        t->images_changed[0] = 0;
+    snprintf(t->rs.images, sizeof t->rs.images, "%s", images);
     t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
     t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
     if (t->K < 1) {   // a resumed train_state edited by hand (a new run's ratio was checked above)
@@ -687,6 +694,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     cli_defer(0);
 
     // Said once the run is sure to start, so that a refusal stays one line.
+    if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->vds == &t->ds && t->nval > 0 && t->nval < 8 && rank == 0)
         cli_message("warning: only %d validation image%s (--val-frac %g of %d): the validation loss will be noisy; "
                     "pass --val DIR or a larger --val-frac", t->nval, t->nval == 1 ? "" : "s", t->rs.val_frac, t->ds.n);

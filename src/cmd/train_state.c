@@ -78,6 +78,7 @@ char *run_state_to_json(const RunState *r) {
         else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
     }
     if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
+    if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps);
     // Gradient groups G (fixed for the run) and the process count N and --accum K of the session
     // that wrote it (a record: any N, K with N K | G continue it bitwise, docs/distributed.md).
@@ -120,6 +121,8 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     snprintf(r->data, sizeof r->data, "%s", data->valuestring);
     const cJSON *val = cJSON_GetObjectItemCaseSensitive(o, "val");   // absent: a held-out split
     if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
+    const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
+    if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
     run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps);
     // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");

@@ -38,6 +38,7 @@ typedef struct {
     char run_id[24];    // made when the run starts, kept by every resume (run_new_id); "" in older runs
     double log_loss_sum;   // the losses of the steps since the last metrics row (none in older runs)
     long log_steps;        // and how many: the next row after a resume averages them too
+    char images[40];       // the images trained on (run_data_signature); "" in older runs
 } RunState;
 
 char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memory
@@ -108,5 +109,6 @@ typedef struct Train {
     float *patch_err;
     FILE *metrics;
     History hist;
+    char images_changed[1024];   // a resume on other images: the warning said once the run starts
 } Train;
 #endif
