@@ -117,9 +117,9 @@ void stem_set_free(StemSet *s) {
     memset(s, 0, sizeof *s);
 }
 
-int output_input_gone(const char *path, char *last, size_t n) {
+int output_gone_folder(const char *path, char *last, size_t n) {
     size_t ll = strlen(last);
-    if (ll && !strncmp(path, last, ll) && path[ll] == '/') return 1;
+    if (ll && !strncmp(path, last, ll) && path[ll] == '/') return 2;
     char dir[4096];
     if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return 0;
     int gone = 0;
@@ -130,8 +130,13 @@ int output_input_gone(const char *path, char *last, size_t n) {
         snprintf(last, n, "%s", dir);   // missing: its parent may be too
         gone = 1;
     }
-    if (gone) cli_error(last, "the folder is gone (moved or deleted during the run)");
     return gone;
+}
+
+int output_input_gone(const char *path, char *last, size_t n) {
+    int gone = output_gone_folder(path, last, n);
+    if (gone == 1) cli_error(last, "the folder is gone (moved or deleted during the run)");
+    return gone != 0;
 }
 
 int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char *path, const char *cls),

@@ -51,4 +51,7 @@ int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char 
 // caller reports the input's own error). A folder of thousands of images renamed mid-run gave a
 // "no such file" line per image.
 int output_input_gone(const char *path, char *last, size_t n);
+// The test of output_input_gone without the report: 1 when a folder above path is missing (the
+// topmost one now in last), 2 when path is below `last` already, 0 otherwise.
+int output_gone_folder(const char *path, char *last, size_t n);
 #endif

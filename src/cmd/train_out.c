@@ -64,12 +64,17 @@ static int held_out(const Train *t, const Dataset *ds, int i) {
     return 0;
 }
 
-void train_out_report_broken(const Train *t, const Dataset *ds) {
+void train_out_report_broken(Train *t, const Dataset *ds) {
     DataSkip broken[8];
     int items[8], nb;
     while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason,
+            int gone = !strcmp(broken[i].reason, "no such file") ?
+                       output_gone_folder(broken[i].path, t->gone_dir, sizeof t->gone_dir) : 0;
+            if (gone == 1)
+                cli_message("skipped %s: the folder is gone (moved or deleted during the run); its images are left "
+                            "out from now on", t->gone_dir);
+            else if (!gone) cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason,
                         held_out(t, ds, items[i]) ? "validating; left out of the validation"
                                                   : "training; replaced by another image of its batch");
             free(broken[i].path);

@@ -22,6 +22,9 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char 
 // Reports once each file of ds (the training or the validation dataset) found broken since the last
 // call, one stderr line each, worded by the split the image is in, whichever pass found it:
 // "vitmae: [rank R: ]skipped PATH: REASON (found while training; replaced by another image of its
-// batch)" or "(found while validating; left out of the validation)" (docs/data.md).
-void train_out_report_broken(const Train *t, const Dataset *ds);
+// batch)" or "(found while validating; left out of the validation)" (docs/data.md). Files of a folder
+// that went away during the run (a class folder deleted, renamed) are one line for the folder:
+// "vitmae: skipped DIR: the folder is gone (moved or deleted during the run); its images are left
+// out from now on" (it was a line per image: thousands for a large class).
+void train_out_report_broken(Train *t, const Dataset *ds);
 #endif
