@@ -170,19 +170,22 @@ t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/rmove.err"))
   --threads 2 > /dev/null 2>&1; rc=$?
 t "data folder moved mid-run: the run resumes with --data at its new place" '[ $rc -eq 0 ]'
 
-# A class folder deleted during the run: one line for the folder, not one per image; the run goes on
-# (SIGINT ends it, exit 0).
+# Two class folders deleted during the run: one line for each folder, not one per image (nor one each
+# time the batches switch between them); the run goes on (SIGINT ends it, exit 0).
+# Two small folders of 4 images each go (a batch all of them, which would stop the run, is unlikely).
 cp -r "$dir/data" "$dir/clsgone" && find "$dir/clsgone" -name "*.png" -size -100c -exec rm {} +   # the broken file
+mkdir "$dir/clsgone/gone1" "$dir/clsgone/gone2"
+for k in 1 2; do for f in $(ls "$dir"/clsgone/square/*.png | head -n 4); do cp "$f" "$dir/clsgone/gone$k/"; done; done
 "$VITMAE" train $small --data "$dir/clsgone" --val "$dir/val" --steps 1000000 --eval-every 1000000 --ckpt-every 2 \
   --cache-mb 0 --store none --threads 2 --out "$dir/rcls" > /dev/null 2> "$dir/rcls.err" &
 pid=$!
 i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/rcls/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-rm -rf "$dir/clsgone/circle"
-i=0; while [ $i -lt 600 ] && ! grep -q "clsgone/circle" "$dir/rcls.err" && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-sleep 0.5   # more batches meet more of its images
+rm -rf "$dir/clsgone/gone1" "$dir/clsgone/gone2"
+i=0; while [ $i -lt 600 ] && [ "$(grep -c "clsgone/" "$dir/rcls.err")" -lt 2 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5   # more batches meet more of their images
 kill -INT $pid 2>/dev/null; wait $pid; rc=$?
-t "a class folder deleted mid-run: exit 0, one line for the folder ($(head -n 3 "$dir/rcls.err" | tr "\n" "|"))" \
-  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/rcls.err")" -eq 1 ] && grep -q "^vitmae: skipped .*/clsgone/circle: the folder is gone (moved or deleted during the run); its images are left out from now on$" "$dir/rcls.err"'
+t "class folders deleted mid-run: exit 0, one line for each folder ($(head -n 3 "$dir/rcls.err" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/rcls.err")" -eq 2 ] && grep -q "^vitmae: skipped .*/clsgone/gone1: the folder is gone (moved or deleted during the run); its images are left out from now on$" "$dir/rcls.err" && grep -q "^vitmae: skipped .*/clsgone/gone2: the folder is gone" "$dir/rcls.err"'
 
 # The reason survives a long path (a broken file below 550 characters of folders).
 long="$dir/data/circle/$(printf "%0200d" 0)/$(printf "%0200d" 1)/$(printf "%0150d" 2)"

@@ -812,7 +812,7 @@ int cmd_attention(int argc, char **argv) {
     if (!force && refuse_earlier(out_dir, written, npaths, raw, K < L)) { status = 2; goto out; }
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed};
     int nimages = 0, nmaps = 0;
-    char gone[4096] = "";   // an input folder that went away during the run (cmd/output.h)
+    char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int i = 0; i < npaths; i++) {

@@ -117,26 +117,36 @@ void stem_set_free(StemSet *s) {
     memset(s, 0, sizeof *s);
 }
 
-int output_gone_folder(const char *path, char *last, size_t n) {
-    size_t ll = strlen(last);
-    if (ll && !strncmp(path, last, ll) && path[ll] == '/') return 2;
-    char dir[4096];
-    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return 0;
-    int gone = 0;
-    for (char *slash; (slash = strrchr(dir, '/')) && slash != dir;) {
+int output_gone_folder(const char *path, char *gone, size_t n, const char **dir) {
+    char *end = gone;
+    for (; *end; end += strlen(end) + 1) {
+        size_t l = strlen(end);
+        if (!strncmp(path, end, l) && path[l] == '/') return 2;
+    }
+    char top[4096], d[4096];
+    if (snprintf(d, sizeof d, "%s", path) >= (int)sizeof d) return 0;
+    top[0] = 0;
+    for (char *slash; (slash = strrchr(d, '/')) && slash != d;) {
         *slash = 0;
         struct stat st;
-        if (stat(dir, &st) == 0 || errno != ENOENT) break;
-        snprintf(last, n, "%s", dir);   // missing: its parent may be too
-        gone = 1;
+        if (stat(d, &st) == 0 || errno != ENOENT) break;
+        snprintf(top, sizeof top, "%s", d);   // missing: its parent may be too
     }
-    return gone;
+    if (!top[0]) return 0;
+    size_t l = strlen(top);
+    if ((size_t)(end - gone) + l + 2 > n) end = gone;   // no room left: the list starts again
+    if (l + 2 > n) return 0;
+    memcpy(end, top, l + 1);
+    end[l + 1] = 0;
+    *dir = end;
+    return 1;
 }
 
-int output_input_gone(const char *path, char *last, size_t n) {
-    int gone = output_gone_folder(path, last, n);
-    if (gone == 1) cli_error(last, "the folder is gone (moved or deleted during the run)");
-    return gone != 0;
+int output_input_gone(const char *path, char *gone, size_t n) {
+    const char *dir = NULL;
+    int g = output_gone_folder(path, gone, n, &dir);
+    if (g == 1) cli_error(dir, "the folder is gone (moved or deleted during the run)");
+    return g != 0;
 }
 
 int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char *path, const char *cls),

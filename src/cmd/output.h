@@ -46,12 +46,13 @@ int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char 
                          void *ctx, int *failed);
 // An input that failed to load because a folder above it went away during the run (renamed,
 // deleted): 1, and the topmost missing folder is reported once (cli_error: "DIR: the folder is gone
-// (moved or deleted during the run)"); a later input below the folder reported last returns 1
-// silently. `last` (n bytes, "" at first) keeps that folder. 0: no folder above it is missing (the
-// caller reports the input's own error). A folder of thousands of images renamed mid-run gave a
-// "no such file" line per image.
-int output_input_gone(const char *path, char *last, size_t n);
-// The test of output_input_gone without the report: 1 when a folder above path is missing (the
-// topmost one now in last), 2 when path is below `last` already, 0 otherwise.
-int output_gone_folder(const char *path, char *last, size_t n);
+// (moved or deleted during the run)"); a later input below a folder already reported returns 1
+// silently. `gone` (n bytes, zeroed at first) lists the folders reported (NUL-separated, an empty
+// name ends it). 0: no folder above it is missing (the caller reports the input's own error). A
+// folder of thousands of images renamed mid-run gave a "no such file" line per image.
+int output_input_gone(const char *path, char *gone, size_t n);
+// The test of output_input_gone without the report: 1 when a folder above path is missing and not
+// yet listed (now listed, *dir pointing at its name in the list), 2 when path is below a listed
+// folder, 0 otherwise.
+int output_gone_folder(const char *path, char *gone, size_t n, const char **dir);
 #endif

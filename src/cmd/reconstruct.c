@@ -266,7 +266,7 @@ int cmd_reconstruct(int argc, char **argv) {
     Outputs outs = {out_dir, side, bilinear, raw, (float)(L - K) / (float)L};
     double mse_sum = 0;
     int nok = 0;
-    char gone[4096] = "";   // an input folder that went away during the run (cmd/output.h)
+    char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     for (int i0 = 0; i0 < inputs.n; i0 += B) {
         int n = inputs.n - i0 < B ? inputs.n - i0 : B;
         // Views land in batch order; the ones that fail to load are left out of the forward pass.

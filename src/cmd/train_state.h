@@ -110,6 +110,6 @@ typedef struct Train {
     FILE *metrics;
     History hist;
     char images_changed[1024];   // a resume on other images: the warning said once the run starts
-    char gone_dir[4096];         // the folder of images last reported gone (cmd/train_out.h)
+    char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
 } Train;
 #endif
