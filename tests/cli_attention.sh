@@ -255,20 +255,20 @@ t "no output for usage errors" '[ ! -e "$tmp/u" ]'
 "$VITMAE" attention --help >"$tmp/out"; rc=$?
 t "help exits 0" '[ $rc -eq 0 ] && grep -q -- "--mode cls|patch|rollout" "$tmp/out"'
 
-rm -rf "$tmp"
-# A folder of 200 images renamed while attention reads it: one line for the folder (it printed a
-# "no such file" line per image), exit 1.
+# A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command
+# there): one line for the folder (it printed a "no such file" line per image), exit 1.
 mkdir -p "$tmp/many/a"
 cp "$img" "$tmp/many/a/0.png"
-python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.png" % i) for i in range(1, 200)]' "$tmp/many/a"
-"$VITMAE" attention --ckpt "$ck" --threads 2 --out "$tmp/amany" "$tmp/many" > "$tmp/many.out" 2> "$tmp/many.err" &
+python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.png" % i) for i in range(1, 20)]' "$tmp/many/a"
+VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" attention --ckpt "$ck" --out "$tmp/amany" "$tmp/many" \
+  > "$tmp/many.out" 2> "$tmp/many.err" &
 pid=$!
-# The first image's maps written (about 50 ms an image: the rest takes seconds), the folder goes.
-i=0; while [ $i -lt 1200 ] && [ -z "$(ls "$tmp/amany" 2>/dev/null)" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-mv "$tmp/many" "$tmp/many2"
+i=0; while [ $i -lt 1200 ] && [ ! -e "$tmp/hold" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+mv "$tmp/many" "$tmp/many2"; rm -f "$tmp/hold"
 wait $pid; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 1 ] && grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" "$tmp/many.err"'
 
+rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"
 exit $fail

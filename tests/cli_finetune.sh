@@ -263,6 +263,19 @@ rm "$(find "$dir/grow" -name "*.png" | head -n 1)"
 t "finetune, an image removed before a resume: exit 0, one warning line ($(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: warning: finetune --resume: the images of .*/grow are not those the run was checkpointed with (149 usable now, 150 then" "$dir/err"'
 
+# classify: an input folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds
+# it there) is one line, not a "no such file" line per image; exit 1.
+mkdir -p "$dir/cls/a"
+for f in $(find "$dir/data" -name "*.png" | head -n 30); do cp "$f" "$dir/cls/a/"; done
+VITMAE_FAULT_HOLD_AFTER_SCAN="$dir/hold" "$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/cls" \
+  > /dev/null 2> "$dir/cls.err" &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/hold" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+mv "$dir/cls" "$dir/cls2"; rm -f "$dir/hold"
+wait $pid; rc=$?
+t "classify, input folder renamed mid-run: exit 1, one line ($(head -n 3 "$dir/cls.err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/cls.err")" -eq 1 ] && grep -q "^vitmae: .*/cls: the folder is gone (moved or deleted during the run)$" "$dir/cls.err"'
+
 # The data folder renamed during the run (no cache, no store): one line that says the folder is gone,
 # exit 1 (it named one of its files as "no such file"), the last checkpoint kept.
 cp -r "$dir/data" "$dir/moving"

@@ -187,18 +187,20 @@ printf 'not an image' > "$tmp/nl/$(printf 'evil\nvitmae: fake\033[2J').png"
 t "control characters written out in messages ($(head -n 1 "$tmp/err"))" \
   '[ "$(grep -c "evil" "$tmp/err")" -eq 1 ] && grep -qF "evil\\nvitmae: fake\\x1b[2J.png: " "$tmp/err" && ! grep -q "^vitmae: fake" "$tmp/err"'
 
-# A folder of 6000 images renamed while reconstruct reads it: one line for the folder (it printed a
-# "no such file" line per image), the images not done counted in the tally, exit 1.
+# A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command
+# there): one line for the folder (it printed a "no such file" line per image), its images counted in
+# the tally, exit 1.
 mkdir -p "$tmp/many/a"
 "$mk" png "$tmp/many/a/0.png" --size 16 --value 0.3 > /dev/null
-python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.png" % i) for i in range(1, 6000)]' "$tmp/many/a"
-"$VITMAE" reconstruct --ckpt "$tmp/const.st" --scale 4 --threads 2 --out "$tmp/rmany" "$tmp/many" > "$tmp/many.out" 2> "$tmp/many.err" &
+python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.png" % i) for i in range(1, 50)]' "$tmp/many/a"
+VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rmany" "$tmp/many" \
+  > "$tmp/many.out" 2> "$tmp/many.err" &
 pid=$!
-i=0; while [ $i -lt 1200 ] && [ ! -s "$tmp/many.out" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-mv "$tmp/many" "$tmp/many2"
+i=0; while [ $i -lt 1200 ] && [ ! -e "$tmp/hold" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+mv "$tmp/many" "$tmp/many2"; rm -f "$tmp/hold"
 wait $pid; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: reconstruct: [0-9]* inputs failed$"'
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: reconstruct: 50 inputs failed$"'
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"

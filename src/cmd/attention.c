@@ -800,6 +800,7 @@ int cmd_attention(int argc, char **argv) {
 
     int failures = 0;
     paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures);
+    output_test_hook_hold_after_scan();
     written = calloc((size_t)(npaths ? npaths : 1), sizeof *written);
     if (!written) { cli_error("attention", "out of memory"); goto out; }
     // Every input's stem in input order, as reconstruct names them (docs/interface.md, "Stems").

@@ -141,7 +141,7 @@ int cmd_classify(int argc, char **argv) {
         goto out;
     }
     long labelled = 0, correct = 0;
-    char buf[64];
+    char buf[64], gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     for (int b0 = 0; b0 < in.n; b0 += B) {
         int n = in.n - b0 < B ? in.n - b0 : B;
         #pragma omp parallel for schedule(dynamic, 1)
@@ -150,7 +150,11 @@ int cmd_classify(int argc, char **argv) {
         // Failed images are reported and left out; the rest are packed to the front of the batch.
         int packed = 0;
         for (int k = 0; k < n; k++) {
-            if (!ok[k]) { cli_error(in.v[b0 + k].path, "%s", errs[k]); failed++; continue; }
+            if (!ok[k]) {
+                if (!output_input_gone(in.v[b0 + k].path, gone, sizeof gone)) cli_error(in.v[b0 + k].path, "%s", errs[k]);
+                failed++;
+                continue;
+            }
             if (packed != k) memmove(images + (size_t)packed * per, images + (size_t)k * per, per * sizeof(float));
             ok[packed++] = b0 + k;
         }

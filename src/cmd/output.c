@@ -1,10 +1,12 @@
 // Output folders, stems and the writable probe (see cmd/output.h).
 #include "cmd/output.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "cmd/cli.h"
 #include "data/dataset.h"
@@ -142,6 +144,15 @@ int output_gone_folder(const char *path, char *gone, size_t n, const char **dir)
     return 1;
 }
 
+void output_test_hook_hold_after_scan(void) {
+    const char *f = getenv("VITMAE_FAULT_HOLD_AFTER_SCAN");
+    if (!f || !*f) return;
+    int fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+    struct timespec tick = {0, 10000000};
+    for (int i = 0; i < 6000 && access(f, F_OK) == 0; i++) nanosleep(&tick, NULL);
+}
+
 int output_input_gone(const char *path, char *gone, size_t n) {
     const char *dir = NULL;
     int g = output_gone_folder(path, gone, n, &dir);
@@ -169,5 +180,6 @@ int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char 
         }
         dataset_free(&ds);
     }
+    output_test_hook_hold_after_scan();
     return 0;
 }
