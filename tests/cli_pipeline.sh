@@ -48,7 +48,7 @@ t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'
 # rewritten: opening a FIFO used to block the run for ever (SIGTERM could not end it either).
 cp -r "$dir/store" "$dir/fifostore"
 for f in "$dir"/fifostore/*.work; do rm -f "$f" && mkfifo "$f"; done
-timeout -s KILL 60 "$VITMAE" train $small --out "$dir/fifo" --threads 2 --cache-mb 0 --store "$dir/fifostore" > "$dir/fifo.log" 2> "$dir/fifo.err"; rc=$?
+timeout -s KILL 30 "$VITMAE" train $small --out "$dir/fifo" --threads 2 --cache-mb 0 --store "$dir/fifostore" > "$dir/fifo.log" 2> "$dir/fifo.err"; rc=$?
 t "store files that are FIFOs: exit 0, no hang (rc $rc)" '[ $rc -eq 0 ]'
 t "store files that are FIFOs: bitwise the same weights" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/fifo/checkpoint.safetensors"'
 t "store files that are FIFOs: rewritten as files" '[ -z "$(find "$dir/fifostore" -type p)" ] && grep -q "working images: [1-9][0-9]* decoded" "$dir/fifo.log"'
