@@ -41,6 +41,17 @@ t "a map that cannot be written: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "the first map that failed is named ($(head -n 1 "$tmp/err"))" \
   'grep -q "^vitmae: .*attn_input.png: .*/bad/attn_input/layer02-head01.png: is a directory$" "$tmp/err"'
 t "no montage for that image" '[ ! -e "$tmp/bad/attn_input.attn.png" ]'
+# A map that cannot be written at all (over a file-size limit; its montage, about 29 KB, would fit,
+# the 512 px map is about 36 KB): exit 1, named, and nothing of the image left, no montage either.
+(ulimit -f 66 && exec "$VITMAE" attention --ckpt "$ck" --out "$tmp/lim" --head 0 "$img") >/dev/null 2>"$tmp/err"; rc=$?
+t "a map over the file-size limit: exit 1, named ($(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: .*attn_input.png: .*/lim/attn_input/layer02-head00.png: file too large$" "$tmp/err"'
+t "a map over the file-size limit: nothing of the image left ($(ls "$tmp/lim" | tr "\n" " "))" '[ -z "$(ls "$tmp/lim")" ]'
+# Of the layer's five maps (about 21, 25, 21, 36 and 24 KB: heads 0-3, then the mean) three are over a
+# 22 KB limit: the first of them in order, head 1's, is named, whichever thread met its limit first.
+(ulimit -f 44 && exec "$VITMAE" attention --ckpt "$ck" --out "$tmp/lim2" --threads 3 "$img") >/dev/null 2>"$tmp/err"; rc=$?
+t "three maps over the file-size limit: the first in order named ($(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: .*attn_input.png: .*/lim2/attn_input/layer02-head01.png: file too large$" "$tmp/err" && [ -z "$(ls "$tmp/lim2")" ]'
 
 # An earlier run's files are replaced only with --force (docs/interface.md, "Earlier results"): a
 # second run into a folder is refused before anything is written (exit 2, one line naming index.html,
@@ -58,6 +69,30 @@ run --out "$tmp/e" --head 0 "$img"; rc=$?
 t "then its folder of maps" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/e/attn_input: already exists (use --force to replace it)" "$tmp/err"'
 run --out "$tmp/e" --head 0 --force "$img"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/e/attn_input.attn.png" ] && [ -s "$tmp/e/index.html" ] && [ -s "$tmp/e/attn_input/layer02-head00.png" ]'
+# Two commands at once into one folder: both find the names free; the one that waits before it writes
+# (VITMAE_FAULT_WAIT_BEFORE_PUBLISH, docs/testing.md) while the other draws the same image exits 1 with
+# one line, and the other's files stay whole, none of the first's among them (it used to replace the
+# montage and the page silently and add its maps, exit 0).
+racer() {  # go-file, out folder, flags...: a waiting attention run of the fixture image
+  go=$1; dir=$2; shift 2
+  VITMAE_FAULT_WAIT_BEFORE_PUBLISH="$go" "$VITMAE" attention --ckpt "$ck" --out "$dir" "$@" "$img" >/dev/null 2>"$tmp/race.err" &
+  racer=$!
+  i=0; while [ $i -lt 600 ] && [ ! -d "$dir" ]; do sleep 0.1; i=$((i + 1)); done   # made once its check passed
+}
+racer "$tmp/go1" "$tmp/race" --head mean
+run --out "$tmp/race" --head 0 "$img"; rc1=$?
+cp "$tmp/race/attn_input.attn.png" "$tmp/race.montage"; cp "$tmp/race/index.html" "$tmp/race.index"
+touch "$tmp/go1"; wait $racer; rc2=$?
+t "racing another: the later one exits 1, one line ($rc1, $rc2: $(cat "$tmp/race.err"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/race/attn_input.attn.png: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err"'
+t "racing another: the other's files whole, none of this run's ($(ls "$tmp/race/attn_input" | tr "\n" " "))" \
+  'cmp -s "$tmp/race/attn_input.attn.png" "$tmp/race.montage" && cmp -s "$tmp/race/index.html" "$tmp/race.index" && [ "$(ls "$tmp/race/attn_input")" = layer02-head00.png ] && [ "$(ls "$tmp/race" | wc -l)" -eq 3 ]'
+# Only the page written meanwhile: the image's files are this run's, the page the other's, exit 1.
+racer "$tmp/go2" "$tmp/race2" --head mean
+echo "another page" > "$tmp/race2/index.html"
+touch "$tmp/go2"; wait $racer; rc=$?
+t "the page taken meanwhile: exit 1, one line naming it, the page untouched ($(cat "$tmp/race.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/race2/index.html: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err" && [ "$(cat "$tmp/race2/index.html")" = "another page" ] && [ -s "$tmp/race2/attn_input/layer02-mean.png" ] && ! ls "$tmp/race2" | grep -q "\.tmp\."'
 
 # --- rollout and patch maps against a direct computation from the raw attention -----------------
 run --out "$tmp/r" --raw --layer all --mode rollout "$img"
@@ -206,10 +241,12 @@ t "rollout montage: one row of 3 tiles" '[ "$(od -An -tu1 -j16 -N4 "$tmp/mr/attn
 t "layers x heads montage: 5 columns" '[ "$(od -An -tu1 -j16 -N4 "$tmp/mh/attn_input.attn.png" | tr -s " ")" = " 0 0 5 60" ]'
 
 # Messages only for files written: index.html that cannot be written is an error, never announced.
-mkdir -p "$tmp/ro/index.html.tmp"
-"$VITMAE" attention --ckpt "$ck" --out "$tmp/ro" --head mean "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+# (A folder that is not empty in its place, which even --force cannot replace; temporary files have
+# names of their own, so a folder at index.html.tmp no longer stands in the way.)
+mkdir -p "$tmp/ro/index.html/kept" "$tmp/ro/index.html.tmp"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/ro" --head mean --force "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "unwritable index exits 1" '[ $rc -eq 1 ] && grep -q "^vitmae: attention: .*index.html" "$tmp/err"'
-t "unwritable index not announced" '! grep -q "index.html" "$tmp/out" && [ ! -e "$tmp/ro/index.html" ]'
+t "unwritable index not announced" '! grep -q "index.html" "$tmp/out" && [ -d "$tmp/ro/index.html/kept" ] && ! ls "$tmp/ro" | grep -q "\.tmp\."'
 t "the written montage is announced" 'grep -q "attn_input.attn.png" "$tmp/out" && [ -f "$tmp/ro/attn_input.attn.png" ]'
 
 # A photo too large to draw at --scale K is refused with a reason (no crash, no huge allocation).

@@ -37,6 +37,43 @@ t "existing: file untouched" '[ "$(cksum <"$tmp/f.npy")" = "$sum" ]'
 "$VITMAE" embed --ckpt "$ck" --pool mean --force --out "$tmp/f.npy" "$tmp/train" >/dev/null 2>&1; rc=$?
 t "--force replaces" '[ $rc -eq 0 ] && [ "$(cksum <"$tmp/f.npy")" != "$sum" ]'
 
+# --- embed: two commands at once with the same outputs ----------------------------------------------
+# Both find FEATS.npy / FEATS.txt free before computing. The first waits before it publishes its pair
+# (VITMAE_FAULT_WAIT_BEFORE_PUBLISH, docs/testing.md) until the second has written its own: the first
+# then exits 1 with one line and leaves the second's pair whole (it used to replace it silently, exit 0).
+# wait_staged NAME: until a temporary file of NAME is in $tmp (the waiting command has computed).
+wait_staged() { i=0; while [ $i -lt 600 ] && ! ls "$tmp" | grep -q "^$1\.tmp\."; do sleep 0.1; i=$((i + 1)); done; }
+race() {  # go-file, args of the waiting embed...
+  go=$1; shift
+  VITMAE_FAULT_WAIT_BEFORE_PUBLISH="$go" "$VITMAE" embed --ckpt "$ck" "$@" >/dev/null 2>"$tmp/race.err" &
+  racer=$!
+  wait_staged race.txt
+}
+race "$tmp/go1" --out "$tmp/race.npy" "$tmp/train"
+"$VITMAE" embed --ckpt "$ck" --pool mean --out "$tmp/race.npy" "$tmp/test" >/dev/null 2>&1; rc1=$?
+cp "$tmp/race.npy" "$tmp/first.npy"; cp "$tmp/race.txt" "$tmp/first.txt"
+touch "$tmp/go1"; wait $racer; rc2=$?
+t "embed racing another: the later publisher exits 1, one line ($rc1, $rc2: $(cat "$tmp/race.err"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 1 ] && [ "$(wc -l <"$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/race.npy: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err"'
+t "embed racing another: the other's pair whole ($(npy_shape "$tmp/race.npy"), $(wc -l <"$tmp/race.txt") names)" \
+  'cmp -s "$tmp/race.npy" "$tmp/first.npy" && cmp -s "$tmp/race.txt" "$tmp/first.txt" && [ "$(npy_shape "$tmp/race.npy")" = "($n_test, 32)" ] && [ "$(wc -l <"$tmp/race.txt")" -eq $n_test ]'
+t "embed racing another: no temporary file left" '! ls "$tmp" | grep -q "\.tmp\."'
+# Only FEATS.txt written meanwhile: the pair stays one run's, so the features published first go again.
+rm -f "$tmp/race.npy" "$tmp/race.txt"
+race "$tmp/go2" --out "$tmp/race.npy" "$tmp/train"
+echo "someone else's list" > "$tmp/race.txt"
+touch "$tmp/go2"; wait $racer; rc=$?
+t "embed: FEATS.txt taken meanwhile: exit 1, one line naming it ($(cat "$tmp/race.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/race.txt: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err"'
+t "embed: FEATS.txt taken meanwhile: no FEATS.npy without its list, the list untouched" \
+  '[ ! -e "$tmp/race.npy" ] && [ "$(cat "$tmp/race.txt")" = "someone else'"'"'s list" ] && ! ls "$tmp" | grep -q "\.tmp\."'
+# With --force the waiting command replaces the pair, as the user said.
+race "$tmp/go3" --force --out "$tmp/race.npy" "$tmp/train"
+"$VITMAE" embed --ckpt "$ck" --force --out "$tmp/race.npy" "$tmp/test" >/dev/null 2>&1
+touch "$tmp/go3"; wait $racer; rc=$?
+t "embed --force racing another: exit 0, its own pair" \
+  '[ $rc -eq 0 ] && [ "$(npy_shape "$tmp/race.npy")" = "($n_train, 32)" ] && [ "$(wc -l <"$tmp/race.txt")" -eq $n_train ]'
+
 # --- embed: determinism, pool, layer ------------------------------------------------------------
 "$VITMAE" embed --ckpt "$ck" --threads 1 --batch 5 --out "$tmp/t1.npy" "$tmp/train" >/dev/null 2>&1
 "$VITMAE" embed --ckpt "$ck" --threads 2 --out "$tmp/t2.npy" "$tmp/train" >/dev/null 2>&1
@@ -98,6 +135,20 @@ t "refused before the probes ran: no kNN matrix written" '[ ! -e "$tmp/cm/confus
 echo "not a picture" > "$tmp/cm/confusion-linear.png"
 probe --linear --linear-epochs 5 --force --out "$tmp/cm"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && png_magic "$tmp/cm/confusion-linear.png" && png_magic "$tmp/cm/confusion-knn.png"'
+# Two at once into one --out: the one that waited before publishing (VITMAE_FAULT_WAIT_BEFORE_PUBLISH)
+# while the other wrote its matrix exits 1 with one line, the other's matrix untouched.
+mkdir "$tmp/cm2"
+VITMAE_FAULT_WAIT_BEFORE_PUBLISH="$tmp/go5" "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \
+  --out "$tmp/cm2" >/dev/null 2>"$tmp/race.err" &
+racer=$!
+i=0; while [ $i -lt 600 ] && ! ls "$tmp/cm2" | grep -q "^confusion-knn\.png\.tmp\."; do sleep 0.1; i=$((i + 1)); done
+"$VITMAE" probe --pixels --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/cm2" >/dev/null 2>&1; rc1=$?
+cp "$tmp/cm2/confusion-knn.png" "$tmp/knn.first.png"
+touch "$tmp/go5"; wait $racer; rc2=$?
+t "probe --out racing another: the later publisher exits 1, one line ($rc1, $rc2: $(cat "$tmp/race.err"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 1 ] && [ "$(wc -l <"$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/cm2/confusion-knn.png: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err"'
+t "probe --out racing another: the other's matrix untouched, no temporary file" \
+  'cmp -s "$tmp/cm2/confusion-knn.png" "$tmp/knn.first.png" && [ "$(ls "$tmp/cm2")" = confusion-knn.png ]'
 probe --json; rc=$?
 t "json exits 0" '[ $rc -eq 0 ]'
 py() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $1" "$tmp/out"; }

@@ -48,6 +48,30 @@ rm "$tmp/r1/flat.recon.png"
 t "an earlier --raw file: exit 2, named" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/r1/flat.recon.npy: already exists (use --force to replace it)" "$tmp/err" && [ ! -e "$tmp/r1/flat.recon.png" ]'
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw --force "$tmp/flat/flat.png"); rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ] && echo "$out" | grep -qx "flat masked_mse=0.25 psnr=6.02dB"'
+# Two commands at once into one folder: both find the names free before computing; the one that waits
+# before publishing (VITMAE_FAULT_WAIT_BEFORE_PUBLISH, docs/testing.md) while the other writes the same
+# image's files exits 1 with one line and leaves the other's three files whole (it used to replace
+# them silently, exit 0); an image's files are all one run's, also when only one of them was taken.
+racer() {  # go-file, out folder: a waiting reconstruct --raw --mask-ratio 0.5 of flat.png
+  VITMAE_FAULT_WAIT_BEFORE_PUBLISH="$1" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$2" --raw --mask-ratio 0.5 \
+    "$tmp/flat/flat.png" >/dev/null 2>"$tmp/race.err" &
+  racer=$!
+  i=0; while [ $i -lt 600 ] && ! ls "$2" 2>/dev/null | grep -q "^flat\.mask\.npy\.tmp\."; do sleep 0.1; i=$((i + 1)); done
+}
+racer "$tmp/go1" "$tmp/r9"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r9" --raw "$tmp/flat/flat.png" >/dev/null 2>&1; rc1=$?
+mkdir "$tmp/r9.first"; cp "$tmp/r9"/flat.* "$tmp/r9.first/"
+touch "$tmp/go1"; wait $racer; rc2=$?
+t "racing another: the later publisher exits 1, one line ($rc1, $rc2: $(cat "$tmp/race.err"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/r9/flat.recon.png: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err"'
+t "racing another: the other's files whole, no temporary file" \
+  'cmp -s "$tmp/r9/flat.recon.png" "$tmp/r9.first/flat.recon.png" && cmp -s "$tmp/r9/flat.recon.npy" "$tmp/r9.first/flat.recon.npy" &&
+   cmp -s "$tmp/r9/flat.mask.npy" "$tmp/r9.first/flat.mask.npy" && [ "$(ls "$tmp/r9" | wc -l)" -eq 3 ]'
+racer "$tmp/go2" "$tmp/r10"
+echo "another command's mask" > "$tmp/r10/flat.mask.npy"
+touch "$tmp/go2"; wait $racer; rc=$?
+t "only the mask taken meanwhile: exit 1 naming it, none of this run's files left ($(ls "$tmp/r10" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: $tmp/r10/flat.mask.npy: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err" && [ "$(ls "$tmp/r10")" = flat.mask.npy ]'
 # --scale 2 and the mask ratio 0: every patch is scored, said in a note.
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r2" --scale 2 --mask-ratio 0 "$tmp/flat/flat.png"); rc=$?
 t "ratio 0 exits 0" '[ $rc -eq 0 ]'

@@ -1,8 +1,11 @@
-// npy: exact header bytes, alignment, data round trip, and failures that leave nothing behind.
+// npy: exact header bytes, alignment, data round trip, and failures that leave nothing behind; the
+// publishing of staged outputs (io/files.h): nothing replaced without replace, a group all or nothing.
 #include <dirent.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "check.h"
+#include "io/files.h"
 #include "io/npy.h"
 
 static long read_file(const char *path, unsigned char *buf, size_t cap) {
@@ -24,6 +27,74 @@ static void check_header(const unsigned char *hdr, long total, const char *dict,
     int spaces = 1;
     for (long i = 10 + (long)n; i < total - 1; i++) spaces &= hdr[i] == ' ';
     CHECK(spaces && hdr[total - 1] == '\n', "padding spaces then newline");
+}
+
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+// Stages the 6 floats for path in g (npy_write_to under file_tmp_name's name).
+static void stage(FileGroup *g, const char *path, const float *data) {
+    char tmp[700], err[256];
+    int64_t n = 6;
+    CHECK(file_tmp_name(path, tmp, sizeof tmp) == 0 && strstr(tmp, ".tmp."), "temporary name %s", tmp);
+    CHECK(npy_write_to(tmp, path, data, "<f4", 1, &n, err, sizeof err) == 0, "staged: %s", err);
+    CHECK(file_group_add(g, tmp, path) == 0, "added");
+}
+
+static int stray_temporaries(const char *dir) {
+    DIR *d = opendir(dir);
+    int stray = 0;
+    for (struct dirent *e; d && (e = readdir(d));) stray += strstr(e->d_name, ".tmp.") != NULL;
+    if (d) closedir(d);
+    return stray;
+}
+
+static void test_publish(const char *dir) {
+    char a[600], b[600], err[1200];
+    float data[6] = {1, 2, 3, 4, 5, 6};
+    snprintf(a, sizeof a, "%s/a.npy", dir);
+    snprintf(b, sizeof b, "%s/b.txt", dir);
+    FileGroup g = {0};
+    stage(&g, a, data);
+    stage(&g, b, data);
+    CHECK(file_group_publish(&g, 0, err, sizeof err) == 0 && file_size(a) == 152 && file_size(b) == 152, "pair published: %s", err);
+    CHECK(g.n == 0 && g.tmps == NULL, "the group is freed");
+    // The first name taken: nothing replaced, nothing of this group left.
+    stage(&g, a, data);
+    stage(&g, b, data);
+    unlink(b);
+    CHECK(file_group_publish(&g, 0, err, sizeof err) == FILE_TAKEN, "a taken name: FILE_TAKEN");
+    CHECK(strstr(err, "a.npy: exists now (written by another command meanwhile); pass --force to replace it") != NULL, "%s", err);
+    CHECK(file_size(a) == 152 && file_size(b) == -1, "the taken file kept, the rest of the group not published");
+    // The second name taken: the first, published, goes again (only this group's file).
+    unlink(a);
+    FILE *f = fopen(b, "w");
+    if (f) { fputs("theirs", f); fclose(f); }
+    stage(&g, a, data);
+    stage(&g, b, data);
+    CHECK(file_group_publish(&g, 0, err, sizeof err) == FILE_TAKEN && strstr(err, "b.txt: exists now"), "%s", err);
+    CHECK(file_size(a) == -1 && file_size(b) == 6, "the group's first file removed again, the other's kept");
+    // replace (--force): published over what is there.
+    stage(&g, a, data);
+    stage(&g, b, data);
+    CHECK(file_group_publish(&g, 1, err, sizeof err) == 0 && file_size(a) == 152 && file_size(b) == 152, "replaced: %s", err);
+    // A failure that is not a taken name: a folder in the second's place.
+    unlink(b);
+    char inner[700];
+    snprintf(inner, sizeof inner, "%s/x", b);
+    CHECK(mkdir(b, 0777) == 0 && mkdir(inner, 0777) == 0, "a folder at b.txt");
+    unlink(a);
+    stage(&g, a, data);
+    stage(&g, b, data);
+    CHECK(file_group_publish(&g, 1, err, sizeof err) == -1 && strstr(err, "b.txt: "), "a folder in the way: %s", err);
+    CHECK(file_size(a) == -1, "all or nothing: the first removed again");
+    // A group given up.
+    stage(&g, a, data);
+    file_group_discard(&g);
+    CHECK(file_size(a) == -1 && stray_temporaries(dir) == 0, "no temporary file left");
+    rmdir(inner); rmdir(b); unlink(a);
 }
 
 int main(void) {
@@ -103,5 +174,8 @@ int main(void) {
     if (d) closedir(d);
     remove(dir);
     CHECK(files == 3 && !stray, "no temporary or partial files (%d files)", files);
+    const char *pub = check_tmpdir();
+    test_publish(pub);
+    remove(pub);
     return check_done();
 }

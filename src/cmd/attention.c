@@ -13,8 +13,8 @@
 // in the layer, so a colour never claims more than the weight it stands for; every bar is labelled
 // with its scale's ends and marks uniform attention, 1/T.
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
@@ -34,6 +34,7 @@
 #include "viz/text.h"
 #include "data/image.h"
 #include "core/model.h"
+#include "io/files.h"
 #include "io/npy.h"
 #include "infer/infer.h"
 #include "infer/recon.h"
@@ -245,11 +246,16 @@ typedef struct {
     int raw;
     float mask_ratio;
     long seed;
+    int replace;   // --force: publish over files that exist (io/files.h)
 } Job;
 
-// Writes one map's overlay PNG (and .npy with --raw). name is without extension.
+enum { STAGED_LEN = 4096 + FILE_TMP_EXTRA };
+
+// Writes one map's overlay PNG (and .npy with --raw) under temporary names, given in staged[0] and
+// staged[1] (STAGED_LEN bytes each; left empty for a file not written). name is without extension.
 static int write_map(const Job *job, const char *dir, const char *name, int layer, int head, const Display *d,
-                     const float *grid, double vmin, double vmax, float *cell, float *up, char *err, size_t errlen) {
+                     const float *grid, double vmin, double vmax, float *cell, float *up, char *staged,
+                     char *err, size_t errlen) {
     const MaeConfig *cfg = job->cfg;
     const Plan *p = job->plan;
     int g = cfg->img_size / cfg->patch_size;
@@ -273,12 +279,16 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
                           "mask_ratio", mask_s, NULL};
     char path[4096], why[256];
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
-    int rc = png_write(path, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
+    file_tmp_name(path, staged, STAGED_LEN);
+    int rc = png_write_to(staged, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
     canvas_free(&cv);
+    if (rc) staged[0] = 0;
     if (!rc && job->raw) {
         snprintf(path, sizeof path, "%s/%s.npy", dir, name);
         int64_t shape[2] = {g, g};
-        rc = npy_write(path, grid, "<f4", 2, shape, why, sizeof why);
+        file_tmp_name(path, staged + STAGED_LEN, STAGED_LEN);
+        rc = npy_write_to(staged + STAGED_LEN, path, grid, "<f4", 2, shape, why, sizeof why);
+        if (rc) staged[STAGED_LEN] = 0;
     }
     if (rc) snprintf(err, errlen, "%s: %s", path, why);   // which of the image's files, and why
     return rc ? -1 : 0;
@@ -286,9 +296,11 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
 
 // Every map's own overlay file (write_map), the maps shared out over the threads: encoding those PNGs
 // is most of this command's time per image. Each thread draws in scratch of its own; files do not
-// depend on which thread wrote them. On failure the first map, in order, that failed gives err.
+// depend on which thread wrote them. They are added to files in map order. On failure the first map,
+// in order, that failed gives err, and the maps' temporary files are removed.
 static int write_maps(const Job *job, const char *dir, const Display *big, const float *grids, const int *layer_of,
-                      const int *head_of, const double (*range)[2], int ntiles, char *err, size_t errlen) {
+                      const int *head_of, const double (*range)[2], int ntiles, FileGroup *files, char *err,
+                      size_t errlen) {
     const MaeConfig *cfg = job->cfg;
     int g = cfg->img_size / cfg->patch_size, L = g * g, nth = omp_get_max_threads();
     if (nth > ntiles) nth = ntiles > 0 ? ntiles : 1;
@@ -296,8 +308,9 @@ static int write_maps(const Job *job, const char *dir, const Display *big, const
     float *cells = malloc((size_t)nth * L * sizeof *cells), *ups = malloc((size_t)nth * up_n * sizeof *ups);
     char *errs = malloc((size_t)ntiles * errsz + 1);
     int *failed = calloc((size_t)ntiles + 1, sizeof *failed);
-    if (!cells || !ups || !errs || !failed) {
-        free(cells); free(ups); free(errs); free(failed);
+    char *staged = calloc((size_t)ntiles * 2 + 1, STAGED_LEN);   // per map: its .png's and .npy's temporary names
+    if (!cells || !ups || !errs || !failed || !staged) {
+        free(cells); free(ups); free(errs); free(failed); free(staged);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -307,13 +320,24 @@ static int write_maps(const Job *job, const char *dir, const Display *big, const
         char name[128];
         map_name(job->plan, layer_of[t], head_of[t], name, sizeof name);
         failed[t] = write_map(job, dir, name, layer_of[t], head_of[t], big, grids + (size_t)t * L, range[t][0],
-                              range[t][1], cells + (size_t)th * L, ups + (size_t)th * up_n, errs + (size_t)t * errsz,
-                              errsz) != 0;
+                              range[t][1], cells + (size_t)th * L, ups + (size_t)th * up_n,
+                              staged + (size_t)t * 2 * STAGED_LEN, errs + (size_t)t * errsz, errsz) != 0;
     }
     int rc = 0;
     for (int t = 0; t < ntiles && !rc; t++)
         if (failed[t]) { snprintf(err, errlen, "%s", errs + (size_t)t * errsz); rc = -1; }
-    free(cells); free(ups); free(errs); free(failed);
+    for (int t = 0; t < ntiles; t++) {
+        char name[128], path[4096 + 160];
+        map_name(job->plan, layer_of[t], head_of[t], name, sizeof name);
+        for (int k = 0; k < 2; k++) {
+            const char *tmp = staged + ((size_t)t * 2 + k) * STAGED_LEN;
+            if (!tmp[0]) continue;
+            snprintf(path, sizeof path, "%s/%s.%s", dir, name, k ? "npy" : "png");
+            if (rc) unlink(tmp);
+            else if (file_group_add(files, tmp, path)) { snprintf(err, errlen, "out of memory"); rc = -1; }
+        }
+    }
+    free(cells); free(ups); free(errs); free(failed); free(staged);
     return rc;
 }
 
@@ -345,10 +369,13 @@ static void montage_caption(const Plan *p, const char *stem, const Display *d, i
              p->K < p->L ? " Grey squares: masked patches." : "");
 }
 
-// Runs the encoder on one view and writes every file of this image. Returns the number of maps
-// written, or -1 with err.
-static int attend_one(const Job *job, Mae *m, const Image *photo, const float *view, Written *w, char *err,
-                      size_t errlen) {
+// Runs the encoder on one view and writes every file of this image, under temporary names, then
+// publishes them together (io/files.h): without --force nothing is replaced, so
+// the image's files are all this run's or all another command's that wrote them meanwhile (then
+// *taken is 1). Returns the number of maps written, or -1 with err; on failure nothing of the image is
+// left (its folder of maps goes when this call made it and it is empty).
+static int attend_one(const Job *job, Mae *m, const Image *photo, const float *view, Written *w, int *taken,
+                      char *err, size_t errlen) {
     const MaeConfig *cfg = job->cfg;
     const Plan *p = job->plan;
     int S = cfg->img_size, C = cfg->in_chans, g = S / cfg->patch_size, L = g * g;
@@ -368,6 +395,9 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     char *dir = join(job->out_dir, w->stem);
     float *up = NULL;
     Canvas cv = {0, 0, NULL};
+    FileGroup files = {0};
+    int made_dir = 0;
+    *taken = 0;
     if (!norm || !row || !grids || !layer_of || !head_of || !range || !cell || !mat || !work || !dir ||
         (p->mode == MODE_ROLLOUT && !rollout)) {
         snprintf(err, errlen, "out of memory");
@@ -407,6 +437,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
 
     // The montage: tiles in rows of a layer's heads (or, one map per layer, a grid of layers),
     // each with its label above and its colour bar under it.
+    file_publish_test_hook();   // the folder of maps is an output too (io/files.h)
+    made_dir = !output_exists(dir);
     if (output_mkdir_p(dir, err, errlen)) goto done;
     double ts = small.dw >= 160 ? 13.0 : 11.0;
     int pad = 10, lh = text_line_height(ts), bar = 8;
@@ -439,7 +471,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         ColorBar cb = {p->cmap, vmin, vmax, 1.0 / T, "uniform", ts, {BLACK[0], BLACK[1], BLACK[2]}};
         viz_colorbar(&cv, x, y + mo.tile_h + 2, mo.tile_w, bar, 0, &cb);
     }
-    if (write_maps(job, dir, &big, grids, layer_of, head_of, (const double (*)[2])range, ntiles, err, errlen))
+    if (write_maps(job, dir, &big, grids, layer_of, head_of, (const double (*)[2])range, ntiles, &files, err, errlen))
         goto done;
     nmaps = 0;
     for (t = 0; t < ntiles; t++) {
@@ -456,17 +488,19 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         nmaps++;
     }
 
-    char path[4096];
+    // Files are added in the same order by every run (maps, montage, raw), so that between two runs
+    // on one image the first name they share settles which run's files the image keeps.
+    char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/%s.attn.png", job->out_dir, w->stem);
     char layers_s[32], mask_s[48];
     snprintf(layers_s, sizeof layers_s, "%d-%d", p->layer_first, p->layer_last);
     snprintf(mask_s, sizeof mask_s, "%g", (double)job->mask_ratio);
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layers", layers_s,
                           "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, NULL};
-    if (png_write(path, cv.px, cv.w, cv.h, 3, text, err, errlen)) { nmaps = -1; goto done; }
-    size_t n = strlen(w->stem) + 16;
-    w->montage = malloc(n);
-    if (w->montage) snprintf(w->montage, n, "%s.attn.png", w->stem);
+    file_tmp_name(path, tmp, sizeof tmp);
+    if (png_write_to(tmp, cv.px, cv.w, cv.h, 3, text, err, errlen)) { nmaps = -1; goto done; }
+    if (file_group_add(&files, tmp, path)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
+
 
     if (job->raw) {
         // Every layer, copied out of the model's cache only here: [depth, heads, T, T].
@@ -475,16 +509,30 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         for (int l = 0; l < depth; l++) memcpy(all + (size_t)l * H * TT, mae_attention(m, l), (size_t)H * TT * sizeof *all);
         int64_t shape[4] = {depth, H, T, T};
         snprintf(path, sizeof path, "%s/%s.attn.npy", job->out_dir, w->stem);
-        int rc = npy_write(path, all, "<f4", 4, shape, err, errlen);
+        file_tmp_name(path, tmp, sizeof tmp);
+        int rc = npy_write_to(tmp, path, all, "<f4", 4, shape, err, errlen);
         free(all);
-        if (rc) { nmaps = -1; goto done; }
+        if (rc || file_group_add(&files, tmp, path)) { if (!rc) snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
         if (p->K < L) {
             int64_t mshape[2] = {g, g};
             snprintf(path, sizeof path, "%s/%s.mask.npy", job->out_dir, w->stem);
-            if (npy_write(path, p->removed, "|u1", 2, mshape, err, errlen)) { nmaps = -1; goto done; }
+            file_tmp_name(path, tmp, sizeof tmp);
+            if (npy_write_to(tmp, path, p->removed, "|u1", 2, mshape, err, errlen)) { nmaps = -1; goto done; }
+            if (file_group_add(&files, tmp, path)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
         }
     }
+    if (nmaps >= 0) {
+        int pub = file_group_publish(&files, job->replace, err, errlen);
+        if (pub) { *taken = pub == FILE_TAKEN; nmaps = -1; }
+    }
+    if (nmaps >= 0) {
+        size_t n = strlen(w->stem) + 16;
+        w->montage = malloc(n);
+        if (w->montage) snprintf(w->montage, n, "%s.attn.png", w->stem);
+    }
 done:
+    file_group_discard(&files);   // what was not published (nothing once it was)
+    if (nmaps < 0 && made_dir) rmdir(dir);   // only when empty: another command's maps stay
     canvas_free(&cv);
     free(big.px); free(small.px);
     free(norm); free(row); free(grids); free(layer_of); free(head_of); free(range); free(cell); free(up); free(mat);
@@ -544,13 +592,19 @@ static void html_value(FILE *f, double v) {
     fputs(b, f);
 }
 
-static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, int n,
+// DIR/index.html, published as io/files.h says (replace: --force). 0, FILE_TAKEN or -1, with err.
+static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, int n, int replace,
                        char *err, size_t errlen) {
-    char path[4096], tmp[4200];
+    char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) { snprintf(err, errlen, "%.2000s: %s", tmp, strerror(errno)); return -1; }
+    file_tmp_name(path, tmp, sizeof tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        snprintf(err, errlen, "%.2000s: %s", path, strerror(errno));
+        if (fd >= 0) { close(fd); unlink(tmp); }
+        return -1;
+    }
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vitmae attention</title>\n"
           "<style>body{font-family:sans-serif;max-width:72em;margin:1em auto;padding:0 1em;line-height:1.4}"
           " img{max-width:100%;height:auto} .maps{display:flex;flex-wrap:wrap;gap:1em}"
@@ -591,8 +645,11 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
         fputs("</div>\n", f);
     }
     fputs("</body></html>\n", f);
-    if (fclose(f) || rename(tmp, path)) { snprintf(err, errlen, "%.2000s: %s", path, strerror(errno)); remove(tmp); return -1; }
-    return 0;
+    int bad = ferror(f);
+    if (fclose(f) || bad) { snprintf(err, errlen, "%.2000s: %s", path, strerror(bad ? EIO : errno)); unlink(tmp); return -1; }
+    FileGroup page = {0};
+    if (file_group_add(&page, tmp, path)) { file_group_discard(&page); snprintf(err, errlen, "out of memory"); return -1; }
+    return file_group_publish(&page, replace, err, errlen);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -615,30 +672,6 @@ static const char *SYNOPSIS =
 // What each image writes beside DIR/index.html: DIR/<stem><kind> (the folder of maps for "").
 static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy", NULL};
 static const char *const index_name[] = {"index.html", NULL};
-
-// Removes an image's files (DIR/<stem><kind>, and the maps in DIR/<stem>/ with that folder when it is
-// left empty): nothing of an image that failed half-way stays behind. Its names were free when the run
-// started, or --force gave them to this run.
-static void remove_image_files(const char *out_dir, const char *stem) {
-    char path[8192];
-    for (int k = 0; kinds[k]; k++) {
-        snprintf(path, sizeof path, "%s/%s%s", out_dir, stem, kinds[k]);
-        if (kinds[k][0]) unlink(path);
-    }
-    snprintf(path, sizeof path, "%s/%s", out_dir, stem);
-    DIR *d = opendir(path);
-    if (!d) return;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t l = strlen(e->d_name);
-        if (l > 4 && (!strcmp(e->d_name + l - 4, ".png") || !strcmp(e->d_name + l - 4, ".npy"))) {
-            char f[8448];
-            snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-            unlink(f);
-        }
-    }
-    closedir(d);
-    rmdir(path);
-}
 
 static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked) {
     char path[8192];
@@ -796,7 +829,6 @@ int cmd_attention(int argc, char **argv) {
     m = mae_create_attention_with(cfg, 1, ck.params, err, sizeof err);
     if (!m) { cli_error("attention", "%s", err); goto out; }
     ck.params = NULL;   // the model's now
-    if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention", "%s", err); goto out; }
 
     int failures = 0;
     paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures);
@@ -811,12 +843,14 @@ int cmd_attention(int argc, char **argv) {
         if (!written[i].stem) { cli_error("attention", "out of memory"); goto out; }
     }
     if (!force && refuse_earlier(out_dir, written, npaths, raw, K < L)) { status = 2; goto out; }
-    Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed};
-    int nimages = 0, nmaps = 0;
+    // DIR is made once the check has passed: a refused run leaves nothing.
+    if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention", "%s", err); goto out; }
+    Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force};
+    int nimages = 0, nmaps = 0, taken = 0;
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int i = 0; i < npaths; i++) {
+    for (int i = 0; i < npaths && !taken; i++) {
         Image photo;
         if (image_load(paths[i], max_pixels, &photo, err, sizeof err) ||
             image_view(&photo, S, cfg->in_chans, view, err, sizeof err)) {
@@ -837,23 +871,24 @@ int cmd_attention(int argc, char **argv) {
         }
         w->source = strdup(paths[i]);
         if (!w->source) { cli_error("attention", "out of memory"); failures++; image_free(&photo); continue; }
-        int n = attend_one(&job, m, &photo, view, w, err, sizeof err);
+        int n = attend_one(&job, m, &photo, view, w, &taken, err, sizeof err);
         image_free(&photo);
-        if (n < 0) {   // what the image wrote goes again, so that a retry needs no --force
-            cli_error(paths[i], "%s", err);
-            failures++;
-            remove_image_files(out_dir, w->stem);
-            continue;
-        }
+        // Nothing of a failed image stays, so that a retry needs no --force. Files another command
+        // wrote meanwhile stay its own, and this run stops: that command is writing in DIR.
+        if (n < 0 && taken) { cli_error(NULL, "%s", err); failures++; break; }
+        if (n < 0) { cli_error(paths[i], "%s", err); failures++; continue; }
         printf("%s: %d map%s -> %s/%s\n", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
         nimages++;
         nmaps += n;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    // No page for a run that drew nothing: it would only stand in the way of the retry (--force).
-    int index_ok = nimages > 0 && write_index(out_dir, ckpt_path, &plan, written, npaths, err, sizeof err) == 0;
-    if (!index_ok && nimages > 0) { cli_error("attention", "%s", err); failures++; }
+    // No page for a run that drew nothing: it would only stand in the way of the retry (--force); nor
+    // for one that met another command's files (its page is that command's).
+    int index_rc = nimages > 0 && !taken ? write_index(out_dir, ckpt_path, &plan, written, npaths, force, err, sizeof err) : -2;
+    int index_ok = index_rc == 0;
+    if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }
+    else if (index_rc == -1) { cli_error("attention", "%s", err); failures++; }
     printf("attention: %d image%s, %d maps in %.2f s (%.2f images/s)", nimages, nimages == 1 ? "" : "s", nmaps,
            secs, secs > 0 ? nimages / secs : 0.0);
     if (index_ok) printf("; index %s/index.html", out_dir);

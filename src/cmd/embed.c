@@ -5,8 +5,9 @@
 //               a tab, its class (first-level sub-folder of a folder INPUT) or nothing
 // Images: each INPUT is a file or a folder scanned like `vitmae data` (recursive, sorted); a file of a
 // folder that does not decode is reported and left out; a file named on the command line that does
-// not decode is an error. Both files are written atomically; existing ones are replaced only with
-// --force. In FEATS.txt a backslash, tab or newline in a name is written \\, \t, \n.
+// not decode is an error. Both files are written atomically and published as a pair; existing ones are
+// replaced only with --force, also when another command wrote them while this one computed. In
+// FEATS.txt a backslash, tab or newline in a name is written \\, \t, \n.
 #include <errno.h>
 #include <omp.h>
 #include <stdio.h>
@@ -179,23 +180,28 @@ int cmd_embed(int argc, char **argv) {
     list = list_text(&in, &len);
     if (!list) { cli_error("embed", "out of memory"); goto out; }
     int64_t shape[2] = {in.n, D};
-    // The two files are replaced together: the list is written under a temporary name, then the
-    // features, then the list renamed into place. A failed write leaves the earlier pair (or none).
-    char txt_tmp[4200];
-    snprintf(txt_tmp, sizeof txt_tmp, "%s.tmp.%ld", txt_path, (long)getpid());
-    if (file_write_atomic(txt_tmp, list, len, err, sizeof err)) {   // err: "<txt_tmp>: why"
-        size_t tl = strlen(txt_tmp);
-        cli_error(txt_path, "%s", strncmp(err, txt_tmp, tl) == 0 && err[tl] == ':' ? err + tl + 2 : err);
-        goto out;
-    }
-    if (npy_write(out_path, feats, "<f4", 2, shape, err, sizeof err)) {
-        unlink(txt_tmp);
+    // The two files are published together (io/files.h), FEATS.npy first: a pair is always one run's.
+    // Without --force nothing is replaced: another command that wrote either file since the check
+    // above keeps its pair, and this run exits 1. A failed write leaves the earlier pair (or none).
+    size_t tlen = olen + FILE_TMP_EXTRA;
+    char *npy_tmp = malloc(tlen), *txt_tmp = malloc(tlen);
+    FileGroup pair = {0};
+    int wrote = npy_tmp && txt_tmp && !file_tmp_name(out_path, npy_tmp, tlen) && !file_tmp_name(txt_path, txt_tmp, tlen);
+    if (!wrote) snprintf(err, sizeof err, "out of memory");
+    else if (npy_write_to(npy_tmp, out_path, feats, "<f4", 2, shape, err, sizeof err)) wrote = 0;
+    else if (file_group_add(&pair, npy_tmp, out_path)) { snprintf(err, sizeof err, "out of memory"); wrote = 0; }
+    else if (file_write_to(txt_tmp, txt_path, list, len, err, sizeof err)) wrote = 0;
+    else if (file_group_add(&pair, txt_tmp, txt_path)) { snprintf(err, sizeof err, "out of memory"); wrote = 0; }
+    free(npy_tmp); free(txt_tmp);
+    if (!wrote) {
+        file_group_discard(&pair);
         cli_error("embed", "%s", err);
         goto out;
     }
-    if (rename(txt_tmp, txt_path) != 0) {
-        cli_error(txt_path, "%s (the features were written to %s)", strerror(errno), out_path);
-        unlink(txt_tmp);
+    int pub = file_group_publish(&pair, force, err, sizeof err);
+    if (pub) {
+        if (pub == FILE_TAKEN) cli_error(NULL, "%s", err);   // "PATH: exists now ...; pass --force"
+        else cli_error("embed", "%s", err);
         goto out;
     }
     printf("%ld images -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s\n", in.n, out_path, in.n, D,

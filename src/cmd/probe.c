@@ -121,10 +121,11 @@ static double class_top1(const ProbeResult *r, int c, int C, long *count) {
     return n ? (double)r->confusion[(size_t)c * C + c] / n : NAN;
 }
 
-// DIR/confusion-<probe>.png; png_write removes a partial file on failure.
+// DIR/confusion-<probe>.png, written under a temporary name added to files (published with the
+// others by the caller); png_write_to removes a partial file on failure.
 static int write_confusion(const char *dir, int p, const ProbeResult *r, long ntest, const Dataset *classes,
-                           const char *what, char *err, size_t errlen) {
-    char title[256], path[4096], why[512];
+                           const char *what, FileGroup *files, char *err, size_t errlen) {
+    char title[256], path[4096], why[512], tmp[4096 + FILE_TMP_EXTRA];
     snprintf(title, sizeof title, "%s, %s: top-1 %.4f (%ld/%ld)", p == PROBE_KNN ? "kNN" : "linear probe", what,
              r->top1, r->correct, ntest);
     snprintf(path, sizeof path, "%s/confusion-%s.png", dir, probe_key[p]);
@@ -137,8 +138,10 @@ static int write_confusion(const char *dir, int p, const ProbeResult *r, long nt
     char text_what[256];
     snprintf(text_what, sizeof text_what, "%s %s", probe_key[p], what);
     const char *text[] = {"Description", text_what, NULL};
-    int rc = png_write(path, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
+    file_tmp_name(path, tmp, sizeof tmp);
+    int rc = png_write_to(tmp, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
     canvas_free(&cv);
+    if (!rc && file_group_add(files, tmp, path)) { snprintf(why, sizeof why, "out of memory"); rc = -1; }
     if (rc) snprintf(err, errlen, "%.2000s: %s", path, why);
     return rc;
 }
@@ -349,10 +352,16 @@ int cmd_probe(int argc, char **argv) {
     else print_text(res, &train.ds, test.n);
     if (out_dir) {
         if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("probe --out", "%s", err); goto out; }
+        // Published together (io/files.h): without --force nothing is replaced, also when another
+        // command wrote one of them while this one computed; the matrices are then that command's.
+        FileGroup files = {0};
         for (int p = 0; p < NPROBES; p++)
-            if (res[p].ran && write_confusion(out_dir, p, &res[p], test.n, &train.ds, what, err, sizeof err)) {
+            if (res[p].ran && write_confusion(out_dir, p, &res[p], test.n, &train.ds, what, &files, err, sizeof err)) {
+                file_group_discard(&files);
                 cli_error("probe", "%s", err); goto out;
             }
+        int pub = file_group_publish(&files, force, err, sizeof err);
+        if (pub) { cli_error(pub == FILE_TAKEN ? NULL : "probe", "%s", err); goto out; }
         if (!json) printf("confusion matrices in %s/\n", out_dir);
     }
     status = 0;

@@ -17,6 +17,7 @@
 #include "data/image.h"
 #include "infer/infer.h"
 #include "data/mask.h"
+#include "io/files.h"
 #include "io/npy.h"
 #include "viz/panel.h"
 #include "infer/recon.h"
@@ -81,7 +82,7 @@ typedef struct {
 
 // Why one image's outputs failed: what the message is about (the input or a file) and the reason,
 // kept until the batch's lines are printed in order.
-typedef struct { char who[4200], why[512]; } Failure;
+typedef struct { char who[4700], why[512]; } Failure;
 
 static int fail_at(Failure *f, const char *who, const char *why) {
     snprintf(f->who, sizeof f->who, "%s", who);
@@ -105,22 +106,37 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 
 // The panel's PNG and, with --raw, the two .npy files of one image: plain encoding and writing, so
 // a batch's images are written side by side (most of this command's time on a small model is
-// zlib's deflate in the PNGs). 0 ok, -1 and *f.
+// zlib's deflate in the PNGs). The files are written under temporary names, then published together,
+// the panel first (io/files.h): without --force (replace 0) nothing is replaced, so an image's files
+// are all this run's or all another command's that wrote them meanwhile. 0 ok, -1 and *f, or
+// FILE_TAKEN and *f (who: the whole line, as for a file that could not be published).
 static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
-                        const float *recon, const uint8_t *removed, Failure *f) {
-    char err[512], path[4200];
+                        const float *recon, const uint8_t *removed, int replace, Failure *f) {
+    char err[4600], path[4200], tmp[4200 + FILE_TMP_EXTRA];
     int S = cfg->img_size, g = S / cfg->patch_size;
+    FileGroup files = {0};
     snprintf(path, sizeof path, "%s/%s.recon.png", o->out_dir, in->stem);
     const char *text[] = {"Software", "vitmae reconstruct", "Source", in->path, NULL};
-    if (png_write(path, row->px, row->w, row->h, 3, text, err, sizeof err)) return fail_at(f, path, err);
-    if (!o->raw) return 0;
-    int64_t shape[3] = {S, S, cfg->in_chans};
-    snprintf(path, sizeof path, "%s/%s.recon.npy", o->out_dir, in->stem);
-    if (npy_write(path, recon, "<f4", 3, shape, err, sizeof err)) return fail_at(f, "reconstruct", err);
-    int64_t mshape[2] = {g, g};
-    snprintf(path, sizeof path, "%s/%s.mask.npy", o->out_dir, in->stem);
-    if (npy_write(path, removed, "|u1", 2, mshape, err, sizeof err)) return fail_at(f, "reconstruct", err);
-    return 0;
+    file_tmp_name(path, tmp, sizeof tmp);
+    if (png_write_to(tmp, row->px, row->w, row->h, 3, text, err, sizeof err)) return fail_at(f, path, err);
+    if (file_group_add(&files, tmp, path)) { file_group_discard(&files); return fail_at(f, "reconstruct", "out of memory"); }
+    if (o->raw) {
+        int64_t shape[3] = {S, S, cfg->in_chans}, mshape[2] = {g, g};
+        snprintf(path, sizeof path, "%s/%s.recon.npy", o->out_dir, in->stem);
+        file_tmp_name(path, tmp, sizeof tmp);
+        int bad = npy_write_to(tmp, path, recon, "<f4", 3, shape, err, sizeof err);
+        if (!bad && (bad = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
+        if (!bad) {
+            snprintf(path, sizeof path, "%s/%s.mask.npy", o->out_dir, in->stem);
+            file_tmp_name(path, tmp, sizeof tmp);
+            bad = npy_write_to(tmp, path, removed, "|u1", 2, mshape, err, sizeof err);
+            if (!bad && (bad = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
+        }
+        if (bad) { file_group_discard(&files); return fail_at(f, "reconstruct", err); }
+    }
+    int rc = file_group_publish(&files, replace, err, sizeof err);   // err: "PATH: why"
+    if (rc) fail_at(f, err, "");
+    return rc;
 }
 
 int cmd_reconstruct(int argc, char **argv) {
@@ -265,9 +281,9 @@ int cmd_reconstruct(int argc, char **argv) {
     int bilinear = cli_flag(flags, nflags, "--upsample")->seen ? !strcmp(upsample_s, "bilinear") : !scale;
     Outputs outs = {out_dir, side, bilinear, raw, (float)(L - K) / (float)L};
     double mse_sum = 0;
-    int nok = 0;
+    int nok = 0, taken = 0;   // taken: another command wrote one of the files meanwhile; stop there
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
-    for (int i0 = 0; i0 < inputs.n; i0 += B) {
+    for (int i0 = 0; i0 < inputs.n && !taken; i0 += B) {
         int n = inputs.n - i0 < B ? inputs.n - i0 : B;
         // Views land in batch order; the ones that fail to load are left out of the forward pass.
         #pragma omp parallel for schedule(dynamic)
@@ -304,10 +320,17 @@ int cmd_reconstruct(int argc, char **argv) {
         for (int b = 0; b < nb; b++)
             if (!status[b])
                 status[b] = write_output(&outs, cfg, &inputs.v[slot[b]], &rows[b], recon + per * b,
-                                         removed + (size_t)L * b, &fails[b]);
+                                         removed + (size_t)L * b, force, &fails[b]);
         for (int b = 0; b < nb; b++) {
             const Input *in = &inputs.v[slot[b]];
             canvas_free(&rows[b]);
+            if (status[b] == FILE_TAKEN) {   // the first such line; then the run stops (below)
+                if (!taken) cli_error(NULL, "%s", fails[b].who);
+                failed += !taken;
+                taken = 1;
+                continue;
+            }
+            if (status[b] && !fails[b].why[0]) { cli_error(NULL, "%s", fails[b].who); failed++; continue; }
             if (status[b]) { cli_error(fails[b].who, "%s", fails[b].why); failed++; continue; }
             printf("%s masked_mse=%.6g psnr=%.2fdB\n", in->stem, mse[b], psnr_from_mse(mse[b]));
             fflush(stdout);

@@ -1048,22 +1048,22 @@ static int png_encode(PngWrite *w, const uint8_t *px, int width, int height, int
     return 0;
 }
 
-int png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
-              char *err, size_t errlen) {
+int png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
+                 char *err, size_t errlen) {
     if (w <= 0 || h <= 0 || (c != 1 && c != 3 && c != 4)) {
         set_err(err, errlen, "bad image shape for PNG");
         return -1;
     }
-    // Written under a temporary name beside path, then renamed over it: a failed write leaves an
-    // earlier file as it was, and a link at path is replaced, never written through.
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
     PngWrite *pw = calloc(1, sizeof *pw);
-    if (!pw || !tmp) { set_err(err, errlen, "out of memory"); free(pw); free(tmp); return -1; }
-    static unsigned serial;   // threads of one process write PNGs side by side
-    snprintf(tmp, plen + 32, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
-    pw->f = fopen(tmp, "wb");
-    if (!pw->f) { errno_reason(errno, err, errlen); free(pw); free(tmp); return -1; }
+    if (!pw) { set_err(err, errlen, "out of memory"); return -1; }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    pw->f = fd < 0 ? NULL : fdopen(fd, "wb");
+    if (!pw->f) {
+        errno_reason(errno, err, errlen);
+        if (fd >= 0) { close(fd); unlink(tmp); }
+        free(pw);
+        return -1;
+    }
     errno = 0;
     int rc = png_encode(pw, px, w, h, c, text);
     // A failed write inside libpng reads "Write Error"; the file's errno says why (disk full, ...).
@@ -1071,9 +1071,22 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
     else if (rc) set_err(err, errlen, pw->msg);
     if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
-    if (rc == 0 && rename(tmp, path) != 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (rc) remove(tmp);
     free(pw);
+    return rc;
+}
+
+int png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
+              char *err, size_t errlen) {
+    // Written under a temporary name beside path, then renamed over it: a failed write leaves an
+    // earlier file as it was, and a link at path is replaced, never written through.
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
+    if (!tmp) { set_err(err, errlen, "out of memory"); return -1; }
+    static unsigned serial;   // threads of one process write PNGs side by side
+    snprintf(tmp, plen + 32, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+    int rc = png_write_to(tmp, px, w, h, c, text, err, errlen);
+    if (rc == 0 && rename(tmp, path) != 0) { errno_reason(errno, err, errlen); remove(tmp); rc = -1; }
     free(tmp);
     return rc;
 }

@@ -46,6 +46,10 @@ int  image_orient(Image *im, int orientation);
 // an earlier file as it was; a link at path is replaced, not written through. 0 ok, -1 error.
 int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
                char *err, size_t errlen);
+// The same PNG written to a new file at exactly tmp (O_EXCL), removed on failure: a command's output
+// staged under io/files.h's temporary name and published with the others (file_group_publish).
+int  png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
+                  char *err, size_t errlen);
 
 // A file as the model sees it at inference: image_load, the evaluation view in the file's own
 // channels, rounded to 8-bit levels (as the dataset's views), then converted to `channels`.

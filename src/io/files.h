@@ -1,10 +1,52 @@
-// Files and folders: small files written whole and atomically (a temporary file in the same folder,
-// fsync, rename: on failure nothing is left behind and the previous file at path, if any, is intact).
-// Output folders are cmd/output.h's.
+// Files: small files written whole and atomically (a temporary file in the same folder, fsync,
+// rename: on failure nothing is left behind and the previous file at path, if any, is intact), and
+// the publishing of a command's outputs: files written under temporary names, then moved to their
+// names together, replacing nothing unless the user said so (--force). Output folders are cmd/output.h's.
 #ifndef VITMAE_FILES_H
 #define VITMAE_FILES_H
 #include <stddef.h>
 
-// Writes len bytes of data to path. 0 ok, -1 with "PATH: reason" in err.
+// Writes len bytes of data to path, replacing what is there. 0 ok, -1 with "PATH: reason" in err.
 int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+// Writes len bytes of data to a new file at exactly tmp (O_EXCL), fsync'd, bound for path
+// (file_group_publish moves it there); on failure tmp is removed. 0 ok, -1 with "PATH: reason".
+int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+// The temporary name beside path that a file bound for path is written under first:
+// "PATH.tmp.<pid>.<serial>", unique in this process (threads included). tmp holds at least
+// strlen(path) + FILE_TMP_EXTRA bytes; -1 (tmp empty) when it is too small.
+enum { FILE_TMP_EXTRA = 48 };
+int file_tmp_name(const char *path, char *tmp, size_t tmplen);
+
+// A command's outputs, each written whole under its temporary name (file_tmp_name), published
+// together by file_group_publish. Names are copied.
+typedef struct {
+    char **tmps, **paths;
+    int n, cap;
+} FileGroup;
+// Adds tmp -> path. 0, or -1 when out of memory (then tmp is removed and the caller reports it).
+int file_group_add(FileGroup *g, const char *tmp, const char *path);
+// Removes the temporary files not published and frees the group (for a run that gives up).
+void file_group_discard(FileGroup *g);
+
+// Moves every tmp to its path, in the order added, then frees the group (it may be used again).
+// replace = 1 (--force): rename(2), replacing what is at path. replace = 0: a path that exists is
+// never replaced (renameat2 with RENAME_NOREPLACE; link + unlink where the file system lacks it):
+// another command may have written it since this one checked it before computing. The group is all
+// or nothing: on any failure the temporary files are removed, and so are the files this call had
+// published (each only while it is still this call's), so that a group never mixes with another
+// command's: with replace = 0, what is at the paths stays as that command left it (the first path
+// decides between two groups that share it); with replace = 1, the files they had replaced are gone,
+// as when the run had failed before. Returns
+//   0               all published;
+//   FILE_TAKEN      a path exists (replace = 0): err "PATH: exists now (written by another command
+//                   meanwhile); pass --force to replace it";
+//   -1              err "PATH: reason".
+// Test hook: VITMAE_FAULT_WAIT_BEFORE_PUBLISH=PATH waits (at most 120 s) until PATH exists before
+// publishing (docs/testing.md, "Fault injection"), so that a test can run a second command meanwhile.
+// A command that makes a folder for its outputs first calls file_publish_test_hook itself, before it.
+enum { FILE_TAKEN = 1 };
+int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
+void file_publish_test_hook(void);
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "io/files.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npy.c writes host memory as little-endian data"
@@ -71,8 +72,8 @@ static int write_all(int fd, const void *p, size_t n) {
     return 0;
 }
 
-int npy_write(const char *path, const void *data, const char *descr, int ndim,
-              const int64_t *shape, char *err, size_t errlen) {
+int npy_write_to(const char *tmp, const char *path, const void *data, const char *descr, int ndim,
+                 const int64_t *shape, char *err, size_t errlen) {
     char header[1024];
     int hn = npy_header(header, sizeof header, descr, ndim, shape, err, errlen);
     if (hn < 0) return -1;
@@ -89,26 +90,34 @@ int npy_write(const char *path, const void *data, const char *descr, int ndim,
         snprintf(err, errlen, "%s: no data", path);
         return -1;
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp) { snprintf(err, errlen, "%s: out of memory", path); return -1; }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        free(tmp);
         return -1;
     }
     int failed = write_all(fd, header, (size_t)hn) || write_all(fd, data, nbytes) || fsync(fd);
     int saved = errno;
     if (close(fd) && !failed) { failed = 1; saved = errno; }
-    if (!failed && rename(tmp, path)) { failed = 1; saved = errno; }
     if (failed) {
         unlink(tmp);
         snprintf(err, errlen, "%s: %s", path, strerror(saved));
-        free(tmp);
         return -1;
     }
-    free(tmp);
     return 0;
+}
+
+int npy_write(const char *path, const void *data, const char *descr, int ndim,
+              const int64_t *shape, char *err, size_t errlen) {
+    size_t tlen = strlen(path) + FILE_TMP_EXTRA;
+    char *tmp = malloc(tlen);
+    if (!tmp) { snprintf(err, errlen, "%s: out of memory", path); return -1; }
+    file_tmp_name(path, tmp, tlen);
+    int rc = npy_write_to(tmp, path, data, descr, ndim, shape, err, errlen);
+    if (!rc && rename(tmp, path)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        unlink(tmp);
+        rc = -1;
+    }
+    free(tmp);
+    return rc;
 }
