@@ -70,14 +70,14 @@ t "then its folder of maps" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/e/attn_inpu
 run --out "$tmp/e" --head 0 --force "$img"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/e/attn_input.attn.png" ] && [ -s "$tmp/e/index.html" ] && [ -s "$tmp/e/attn_input/layer02-head00.png" ]'
 # Two commands at once into one folder: both find the names free; the one that waits before it writes
-# (VITMAE_FAULT_WAIT_BEFORE_PUBLISH, docs/testing.md) while the other draws the same image exits 1 with
+# (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) while the other draws the same image exits 1 with
 # one line, and the other's files stay whole, none of the first's among them (it used to replace the
 # montage and the page silently and add its maps, exit 0).
 racer() {  # go-file, out folder, flags...: a waiting attention run of the fixture image
   go=$1; dir=$2; shift 2
-  VITMAE_FAULT_WAIT_BEFORE_PUBLISH="$go" "$VITMAE" attention --ckpt "$ck" --out "$dir" "$@" "$img" >/dev/null 2>"$tmp/race.err" &
+  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$go" "$VITMAE" attention --ckpt "$ck" --out "$dir" "$@" "$img" >/dev/null 2>"$tmp/race.err" &
   racer=$!
-  i=0; while [ $i -lt 600 ] && [ ! -d "$dir" ]; do sleep 0.1; i=$((i + 1)); done   # made once its check passed
+  wait_gate "$go" $racer   # its check passed, its folder made
 }
 racer "$tmp/go1" "$tmp/race" --head mean
 run --out "$tmp/race" --head 0 "$img"; rc1=$?
@@ -300,8 +300,8 @@ python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.
 VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" attention --ckpt "$ck" --out "$tmp/amany" "$tmp/many" \
   > "$tmp/many.out" 2> "$tmp/many.err" &
 pid=$!
-i=0; while [ $i -lt 1200 ] && [ ! -e "$tmp/hold" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-mv "$tmp/many" "$tmp/many2"; rm -f "$tmp/hold"
+wait_gate "$tmp/hold" $pid
+mv "$tmp/many" "$tmp/many2"; touch "$tmp/hold"
 wait $pid; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 1 ] && grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" "$tmp/many.err"'

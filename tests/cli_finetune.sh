@@ -270,8 +270,8 @@ for f in $(find "$dir/data" -name "*.png" | head -n 30); do cp "$f" "$dir/cls/a/
 VITMAE_FAULT_HOLD_AFTER_SCAN="$dir/hold" "$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/cls" \
   > /dev/null 2> "$dir/cls.err" &
 pid=$!
-i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/hold" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-mv "$dir/cls" "$dir/cls2"; rm -f "$dir/hold"
+wait_gate "$dir/hold" $pid
+mv "$dir/cls" "$dir/cls2"; touch "$dir/hold"
 wait $pid; rc=$?
 t "classify, input folder renamed mid-run: exit 1, one line ($(head -n 3 "$dir/cls.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/cls.err")" -eq 1 ] && grep -q "^vitmae: .*/cls: the folder is gone (moved or deleted during the run)$" "$dir/cls.err"'

@@ -39,15 +39,13 @@ t "--force replaces" '[ $rc -eq 0 ] && [ "$(cksum <"$tmp/f.npy")" != "$sum" ]'
 
 # --- embed: two commands at once with the same outputs ----------------------------------------------
 # Both find FEATS.npy / FEATS.txt free before computing. The first waits before it publishes its pair
-# (VITMAE_FAULT_WAIT_BEFORE_PUBLISH, docs/testing.md) until the second has written its own: the first
+# (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) until the second has written its own: the first
 # then exits 1 with one line and leaves the second's pair whole (it used to replace it silently, exit 0).
-# wait_staged NAME: until a temporary file of NAME is in $tmp (the waiting command has computed).
-wait_staged() { i=0; while [ $i -lt 600 ] && ! ls "$tmp" | grep -q "^$1\.tmp\."; do sleep 0.1; i=$((i + 1)); done; }
 race() {  # go-file, args of the waiting embed...
   go=$1; shift
-  VITMAE_FAULT_WAIT_BEFORE_PUBLISH="$go" "$VITMAE" embed --ckpt "$ck" "$@" >/dev/null 2>"$tmp/race.err" &
+  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$go" "$VITMAE" embed --ckpt "$ck" "$@" >/dev/null 2>"$tmp/race.err" &
   racer=$!
-  wait_staged race.txt
+  wait_gate "$go" $racer
 }
 race "$tmp/go1" --out "$tmp/race.npy" "$tmp/train"
 "$VITMAE" embed --ckpt "$ck" --pool mean --out "$tmp/race.npy" "$tmp/test" >/dev/null 2>&1; rc1=$?
@@ -135,13 +133,13 @@ t "refused before the probes ran: no kNN matrix written" '[ ! -e "$tmp/cm/confus
 echo "not a picture" > "$tmp/cm/confusion-linear.png"
 probe --linear --linear-epochs 5 --force --out "$tmp/cm"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && png_magic "$tmp/cm/confusion-linear.png" && png_magic "$tmp/cm/confusion-knn.png"'
-# Two at once into one --out: the one that waited before publishing (VITMAE_FAULT_WAIT_BEFORE_PUBLISH)
+# Two at once into one --out: the one that waited before publishing (VITMAE_FAULT_HOLD_BEFORE_PUBLISH)
 # while the other wrote its matrix exits 1 with one line, the other's matrix untouched.
 mkdir "$tmp/cm2"
-VITMAE_FAULT_WAIT_BEFORE_PUBLISH="$tmp/go5" "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go5" "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \
   --out "$tmp/cm2" >/dev/null 2>"$tmp/race.err" &
 racer=$!
-i=0; while [ $i -lt 600 ] && ! ls "$tmp/cm2" | grep -q "^confusion-knn\.png\.tmp\."; do sleep 0.1; i=$((i + 1)); done
+wait_gate "$tmp/go5" $racer
 "$VITMAE" probe --pixels --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/cm2" >/dev/null 2>&1; rc1=$?
 cp "$tmp/cm2/confusion-knn.png" "$tmp/knn.first.png"
 touch "$tmp/go5"; wait $racer; rc2=$?

@@ -49,14 +49,14 @@ t "an earlier --raw file: exit 2, named" '[ $rc -eq 2 ] && grep -qx "vitmae: $tm
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw --force "$tmp/flat/flat.png"); rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ] && echo "$out" | grep -qx "flat masked_mse=0.25 psnr=6.02dB"'
 # Two commands at once into one folder: both find the names free before computing; the one that waits
-# before publishing (VITMAE_FAULT_WAIT_BEFORE_PUBLISH, docs/testing.md) while the other writes the same
+# before publishing (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) while the other writes the same
 # image's files exits 1 with one line and leaves the other's three files whole (it used to replace
 # them silently, exit 0); an image's files are all one run's, also when only one of them was taken.
 racer() {  # go-file, out folder: a waiting reconstruct --raw --mask-ratio 0.5 of flat.png
-  VITMAE_FAULT_WAIT_BEFORE_PUBLISH="$1" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$2" --raw --mask-ratio 0.5 \
+  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$1" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$2" --raw --mask-ratio 0.5 \
     "$tmp/flat/flat.png" >/dev/null 2>"$tmp/race.err" &
   racer=$!
-  i=0; while [ $i -lt 600 ] && ! ls "$2" 2>/dev/null | grep -q "^flat\.mask\.npy\.tmp\."; do sleep 0.1; i=$((i + 1)); done
+  wait_gate "$1" $racer
 }
 racer "$tmp/go1" "$tmp/r9"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r9" --raw "$tmp/flat/flat.png" >/dev/null 2>&1; rc1=$?
@@ -220,8 +220,8 @@ python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.
 VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rmany" "$tmp/many" \
   > "$tmp/many.out" 2> "$tmp/many.err" &
 pid=$!
-i=0; while [ $i -lt 1200 ] && [ ! -e "$tmp/hold" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-mv "$tmp/many" "$tmp/many2"; rm -f "$tmp/hold"
+wait_gate "$tmp/hold" $pid
+mv "$tmp/many" "$tmp/many2"; touch "$tmp/hold"
 wait $pid; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: reconstruct: 50 inputs failed$"'

@@ -202,13 +202,13 @@ twin=$!
 wait $twin; rc1=$?
 t "two runs started at once into one folder: one trains, one is refused ($rc1, $rc2)" \
   '[ $((rc1 + rc2)) -ge 1 ] && { [ $rc1 -eq 0 ] || [ $rc2 -eq 0 ]; } && grep -q "^vitmae: train.*\(in use by another vitmae process\|already holds a run\)" "$dir/twin1.log" "$dir/twin2.log"'
-# A run that found its new folder empty, then waited before locking it (VITMAE_FAULT_WAIT_BEFORE_LOCK)
+# A run that found its new folder empty, then waited before locking it (VITMAE_FAULT_HOLD_BEFORE_LOCK)
 # while another run trained there and ended: it looks again once it holds the folder, and is refused
 # as a folder that holds a run (exit 2); the other run's files are untouched.
-VITMAE_FAULT_WAIT_BEFORE_LOCK="$dir/go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/late" \
+VITMAE_FAULT_HOLD_BEFORE_LOCK="$dir/go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/late" \
   > /dev/null 2>"$dir/late.err" &
 late=$!
-i=0; while [ $i -lt 600 ] && [ ! -d "$dir/late/samples" ]; do sleep 0.1; i=$((i + 1)); done
+wait_gate "$dir/go" $late
 "$VITMAE" train $small --data "$dir/moved" --steps 2 --out "$dir/late" > /dev/null 2>&1; rc1=$?
 cp "$dir/late/checkpoint.safetensors" "$dir/late.first"
 touch "$dir/go"; wait $late; rc2=$?

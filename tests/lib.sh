@@ -36,6 +36,10 @@ mpi_setup() {
 }
 mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
 
+# Test gates (docs/testing.md, "Fault injection"): a command run with VITMAE_FAULT_HOLD_<POINT>=PATH
+# makes PATH.held when it reaches that point and waits there until PATH exists. wait_gate PATH PID:
+# until the command PID is at its gate (or has ended; at most 120 s); `touch PATH` lets it go on.
+wait_gate() { _i=0; while [ $_i -lt 1200 ] && [ ! -e "$1.held" ] && kill -0 "$2" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done; }
 # wait_step RUN STEP: waits until run folder RUN has a metrics.csv row for STEP (at most 120 s: a
 # loaded machine). saved_step CKPT: the step a checkpoint holds (empty when it does not load).
 wait_step() {

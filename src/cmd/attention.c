@@ -437,7 +437,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
 
     // The montage: tiles in rows of a layer's heads (or, one map per layer, a grid of layers),
     // each with its label above and its colour bar under it.
-    file_publish_test_hook();   // the folder of maps is an output too (io/files.h)
+    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");   // the folder of maps is an output too (io/files.h)
     made_dir = !output_exists(dir);
     if (output_mkdir_p(dir, err, errlen)) goto done;
     double ts = small.dw >= 160 ? 13.0 : 11.0;
@@ -832,7 +832,7 @@ int cmd_attention(int argc, char **argv) {
 
     int failures = 0;
     paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures);
-    output_test_hook_hold_after_scan();
+    file_test_gate("VITMAE_FAULT_HOLD_AFTER_SCAN");   // tests: folders changed between the scan and the reads
     written = calloc((size_t)(npaths ? npaths : 1), sizeof *written);
     if (!written) { cli_error("attention", "out of memory"); goto out; }
     // Every input's stem in input order, as reconstruct names them (docs/interface.md, "Stems").

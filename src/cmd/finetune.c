@@ -44,6 +44,7 @@
 #include "infer/recon.h"
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
+#include "io/files.h"
 #include "io/json.h"
 #include "kernels/cpu.h"
 #include "viz/viz.h"
@@ -350,10 +351,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
 // passed every check, or with the failure it explains (no image, one class): a usage error stays one
 // line, not the last of a list of skipped files.
 static void report_skipped(const char *dir, const Dataset *ds, int unclassified) {
-    for (int i = 0; i < ds->nskipped && i < 20 && dist_rank() == 0; i++)
-        cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
-    if (ds->nskipped > 20 && dist_rank() == 0)
-        cli_message("... and %d more skipped (vitmae data lists them)", ds->nskipped - 20);
+    run_report_skipped(ds);
     if (unclassified && ds->nroot && dist_rank() == 0) fprintf(stderr, "vitmae: %s: %d image(s) directly in the folder have no class and are not used\n", dir, ds->nroot);
 }
 
@@ -770,7 +768,7 @@ static int setup_run_folder(FineTune *t) {
     }
     // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
     // another process is either still running (its lock) or has left its files.
-    run_test_hook_wait_before_lock();
+    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
     if (run_folder_lock(t->run_dir, err, sizeof err)) { cli_error("finetune", "%s", err); return 1; }
     if (!t->own_folder && run_folder_has_run(t->run_dir)) {
         cli_error("finetune --out", "%s already holds a run (started by another process meanwhile); choose another "

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cmd/cli.h"
 #include "data/dataset.h"
+#include "io/files.h"
 
 int output_exists(const char *path) {
     struct stat st;
@@ -144,15 +145,6 @@ int output_gone_folder(const char *path, char *gone, size_t n, const char **dir)
     return 1;
 }
 
-void output_test_hook_hold_after_scan(void) {
-    const char *f = getenv("VITMAE_FAULT_HOLD_AFTER_SCAN");
-    if (!f || !*f) return;
-    int fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd >= 0) close(fd);
-    struct timespec tick = {0, 10000000};
-    for (int i = 0; i < 6000 && access(f, F_OK) == 0; i++) nanosleep(&tick, NULL);
-}
-
 int output_input_gone(const char *path, char *gone, size_t n) {
     const char *dir = NULL;
     int g = output_gone_folder(path, gone, n, &dir);
@@ -180,6 +172,6 @@ int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char 
         }
         dataset_free(&ds);
     }
-    output_test_hook_hold_after_scan();
+    file_test_gate("VITMAE_FAULT_HOLD_AFTER_SCAN");   // tests: folders changed between the scan and the reads
     return 0;
 }

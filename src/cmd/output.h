@@ -51,10 +51,6 @@ int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char 
 // name ends it). 0: no folder above it is missing (the caller reports the input's own error). A
 // folder of thousands of images renamed mid-run gave a "no such file" line per image.
 int output_input_gone(const char *path, char *gone, size_t n);
-// Test hook: VITMAE_FAULT_HOLD_AFTER_SCAN=FILE makes the command create FILE once its inputs are
-// gathered and wait (at most 60 s) until FILE is removed, so that a test changes the folders between
-// the scan and the reads (tests/cli_reconstruct.sh, cli_attention.sh, cli_finetune.sh).
-void output_test_hook_hold_after_scan(void);
 // The test of output_input_gone without the report: 1 when a folder above path is missing and not
 // yet listed (now listed, *dir pointing at its name in the list), 2 when path is below a listed
 // folder, 0 otherwise.

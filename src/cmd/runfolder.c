@@ -303,11 +303,6 @@ void run_test_hook_stop_in_setup(void) {
     if (v && !strcmp(v, "1")) raise(SIGUSR1);
 }
 
-void run_test_hook_wait_before_lock(void) {
-    const char *v = getenv("VITMAE_FAULT_WAIT_BEFORE_LOCK");
-    struct stat st;
-    for (int i = 0; v && *v && i < 1200 && stat(v, &st) != 0; i++) nanosleep(&(struct timespec){0, 100000000}, NULL);
-}
 
 // 1 when metadata key is the same text in both files (or absent from both).
 static int same_meta(const StFile *f, const StFile *g, const char *key) {
@@ -336,14 +331,8 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
     }
 }
 
-static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = DIST_HASH_START;
     long count = 0;
     const Dataset *sets[2] = {ds, val};
     for (int s = 0; s < 2; s++) {
@@ -351,8 +340,8 @@ void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t
         for (int i = 0; i < sets[s]->n; i++) {
             const DataItem *it = &sets[s]->items[i];
             int dims[3] = {it->w, it->h, s};
-            h = fnv_bytes(h, it->rel, strlen(it->rel) + 1);
-            h = fnv_bytes(h, dims, sizeof dims);
+            h = dist_hash_bytes(it->rel, strlen(it->rel) + 1, h);
+            h = dist_hash_bytes(dims, sizeof dims, h);
         }
         count += sets[s]->n;
     }
@@ -438,6 +427,13 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
         return CLI_USAGE;
     }
     return 0;
+}
+
+void run_report_skipped(const Dataset *ds) {
+    for (int i = 0; i < ds->nskipped && i < 20 && dist_rank() == 0; i++)
+        cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
+    if (ds->nskipped > 20 && dist_rank() == 0)
+        cli_message("... and %d more skipped (vitmae data lists them)", ds->nskipped - 20);
 }
 
 void run_abs_path(char *dst, size_t n, const char *path) {

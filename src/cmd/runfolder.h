@@ -40,6 +40,10 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
 // where the filesystem has no locks); 1 with the reason in err ("DIR: in use by ...") when another
 // process holds it.
 int run_folder_lock(const char *dir, char *err, size_t errlen);
+// The files a scan skipped, each with its reason, at most 20 and a count of the rest (rank 0). train and
+// finetune print them once the flags have passed every check (the run folder's included), or with the
+// failure they explain (no image left): a usage error stays one line, not the last of a list.
+void run_report_skipped(const Dataset *ds);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").
@@ -113,10 +117,6 @@ void run_catch_stop_signals(void);
 // Test hook: VITMAE_FAULT_STOP_IN_SETUP=1 raises SIGUSR1 when a run's start-up begins, as a
 // scheduler's early warning that lands while the run starts (tests/cli_train.sh, tests/cli_mpi.sh).
 void run_test_hook_stop_in_setup(void);
-// Test hook: VITMAE_FAULT_WAIT_BEFORE_LOCK=PATH makes a run that has made its folder wait (at most 120 s)
-// until PATH exists before it locks the folder and looks at it again, so that another run can come
-// and go meanwhile (tests/cli_runfolder.sh).
-void run_test_hook_wait_before_lock(void);
 
 // The data pipeline's flags, the same in train and finetune (docs/data.md): --cache-mb, --store,
 // --prefetch, --loader-threads, --max-pixels. loader_flags_init sets the defaults;

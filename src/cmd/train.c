@@ -41,6 +41,7 @@
 #include "data/loader.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
+#include "io/files.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
 
@@ -381,16 +382,6 @@ static void train_free(Train *t) {
     dataset_free(&t->val_ds);
 }
 
-// The files the scan skipped, each with its reason (rank 0). Printed once the flags have passed every
-// check (the run folder's included), or with the failure they explain (no image left): a usage error
-// stays one line, not the last of a list of skipped files.
-static void report_skipped(const Dataset *ds) {
-    for (int i = 0; i < ds->nskipped && i < 20 && dist_rank() == 0; i++)
-        cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
-    if (ds->nskipped > 20 && dist_rank() == 0)
-        cli_message("... and %d more skipped (vitmae data lists them)", ds->nskipped - 20);
-}
-
 // Setup, phase 1 (each rank alone): the checkpoint to resume or --init, the data, the model config,
 // the gradient groups against this job's process count and --accum, memory. Reports its failure
 // (deferred under mpirun) and returns the exit code.
@@ -458,7 +449,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     DatasetOptions opt = {.max_pixels = a->lf.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
     if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return cli_report(data, err, 1); }
     if (t->ds.n == 0) {
-        report_skipped(&t->ds);
+        run_report_skipped(&t->ds);
         ckpt_free(init);
         snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
         return cli_report(data, err, 1);
@@ -484,7 +475,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     } else {
         t->vds = &t->ds;
         if (dataset_split(&t->ds, t->rs.val_frac, &t->train_idx, &t->ntrain, &t->val_idx, &t->nval) || t->ntrain == 0) {
-            report_skipped(&t->ds);
+            run_report_skipped(&t->ds);
             ckpt_free(init);
             snprintf(err, sizeof err, "no training image left after holding out %g for validation", t->rs.val_frac);
             return cli_report(data, err, 1);
@@ -604,7 +595,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         int own = 0;   // resuming into the run's own folder
         rc = guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
-        else report_skipped(&t->ds);
+        else run_report_skipped(&t->ds);
         if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
         if (!rc && !resuming && !a->init &&
             pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
@@ -612,7 +603,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         if (!rc && train_out_prepare(t->run_dir, err, sizeof err)) rc = cli_report("train --out", err, 1);
         // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
         // another process is either still running (its lock) or has left its files.
-        if (!rc) run_test_hook_wait_before_lock();
+        if (!rc) file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
         if (!rc && run_folder_lock(t->run_dir, err, sizeof err)) rc = cli_report("train", err, 1);
         if (!rc && !own && run_folder_has_run(t->run_dir)) {
             rc = holds_run(t, err, sizeof err);

@@ -95,10 +95,18 @@ static int move_noreplace(const char *tmp, const char *path) {
     return rename(tmp, path) ? errno : 0;
 }
 
-void file_publish_test_hook(void) {
-    const char *v = getenv("VITMAE_FAULT_WAIT_BEFORE_PUBLISH");
-    struct stat st;
-    for (int i = 0; v && *v && i < 1200 && stat(v, &st) != 0; i++) nanosleep(&(struct timespec){0, 100000000}, NULL);
+void file_test_gate(const char *env) {
+    const char *path = getenv(env);
+    if (!path || !*path || access(path, F_OK) == 0) return;
+    size_t n = strlen(path) + sizeof ".held";
+    char *held = malloc(n);
+    if (!held) return;
+    snprintf(held, n, "%s.held", path);
+    int fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+    free(held);
+    struct timespec tick = {0, 10000000};
+    for (int i = 0; i < 12000 && access(path, F_OK) != 0; i++) nanosleep(&tick, NULL);
 }
 
 // errno as a short lowercase reason ("is a directory"), as data/image.c's png_write says them.
@@ -109,7 +117,7 @@ static const char *reason(int e, char *buf, size_t n) {
 }
 
 int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
-    file_publish_test_hook();
+    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");
     int k = 0, e = 0;
     struct stat *mine = calloc((size_t)(g->n ? g->n : 1), sizeof *mine);   // what each published name is
     if (!mine) { snprintf(err, errlen, "out of memory"); file_group_discard(g); return -1; }

@@ -43,10 +43,15 @@ void file_group_discard(FileGroup *g);
 //   FILE_TAKEN      a path exists (replace = 0): err "PATH: exists now (written by another command
 //                   meanwhile); pass --force to replace it";
 //   -1              err "PATH: reason".
-// Test hook: VITMAE_FAULT_WAIT_BEFORE_PUBLISH=PATH waits (at most 120 s) until PATH exists before
-// publishing (docs/testing.md, "Fault injection"), so that a test can run a second command meanwhile.
-// A command that makes a folder for its outputs first calls file_publish_test_hook itself, before it.
+// Test gate VITMAE_FAULT_HOLD_BEFORE_PUBLISH (file_test_gate) before publishing, so that a test can run
+// a second command meanwhile. A command that makes a folder for its outputs passes the gate itself,
+// before it.
 enum { FILE_TAKEN = 1 };
 int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
-void file_publish_test_hook(void);
+
+// The commands' test gates (docs/testing.md, "Fault injection"): when the environment variable env
+// names a file PATH that does not exist, the command makes PATH.held and waits (at most 120 s) until
+// PATH exists; once it does, the gate lets every later pass through. A test waits for PATH.held (the
+// command has reached the gate), does what it tries meanwhile, then makes PATH.
+void file_test_gate(const char *env);
 #endif
