@@ -299,10 +299,7 @@ cp "$img" "$tmp/many/a/0.png"
 python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.png" % i) for i in range(1, 20)]' "$tmp/many/a"
 VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" attention --ckpt "$ck" --out "$tmp/amany" "$tmp/many" \
   > "$tmp/many.out" 2> "$tmp/many.err" &
-pid=$!
-wait_gate "$tmp/hold" $pid
-mv "$tmp/many" "$tmp/many2"; touch "$tmp/hold"
-wait $pid; rc=$?
+moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 1 ] && grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" "$tmp/many.err"'
 

@@ -269,10 +269,7 @@ mkdir -p "$dir/cls/a"
 for f in $(find "$dir/data" -name "*.png" | head -n 30); do cp "$f" "$dir/cls/a/"; done
 VITMAE_FAULT_HOLD_AFTER_SCAN="$dir/hold" "$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/cls" \
   > /dev/null 2> "$dir/cls.err" &
-pid=$!
-wait_gate "$dir/hold" $pid
-mv "$dir/cls" "$dir/cls2"; touch "$dir/hold"
-wait $pid; rc=$?
+moved_at_gate "$dir/hold" $! "$dir/cls" "$dir/cls2"; rc=$?
 t "classify, input folder renamed mid-run: exit 1, one line ($(head -n 3 "$dir/cls.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/cls.err")" -eq 1 ] && grep -q "^vitmae: .*/cls: the folder is gone (moved or deleted during the run)$" "$dir/cls.err"'
 

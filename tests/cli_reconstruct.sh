@@ -219,10 +219,7 @@ mkdir -p "$tmp/many/a"
 python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.png" % i) for i in range(1, 50)]' "$tmp/many/a"
 VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rmany" "$tmp/many" \
   > "$tmp/many.out" 2> "$tmp/many.err" &
-pid=$!
-wait_gate "$tmp/hold" $pid
-mv "$tmp/many" "$tmp/many2"; touch "$tmp/hold"
-wait $pid; rc=$?
+moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: reconstruct: 50 inputs failed$"'
 

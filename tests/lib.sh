@@ -40,6 +40,9 @@ mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
 # makes PATH.held when it reaches that point and waits there until PATH exists. wait_gate PATH PID:
 # until the command PID is at its gate (or has ended; at most 120 s); `touch PATH` lets it go on.
 wait_gate() { _i=0; while [ $_i -lt 1200 ] && [ ! -e "$1.held" ] && kill -0 "$2" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done; }
+# moved_at_gate GATE PID FROM TO: the command PID (started in the background with a gate at GATE)
+# waits there while FROM is renamed to TO, then goes on; returns its exit status.
+moved_at_gate() { wait_gate "$1" "$2"; mv "$3" "$4"; touch "$1"; wait "$2"; }
 # wait_step RUN STEP: waits until run folder RUN has a metrics.csv row for STEP (at most 120 s: a
 # loaded machine). saved_step CKPT: the step a checkpoint holds (empty when it does not load).
 wait_step() {
