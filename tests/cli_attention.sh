@@ -291,6 +291,12 @@ usage "is masked out by --mask-ratio 0.75 --seed 5" --mode patch --query $(
 t "no output for usage errors" '[ ! -e "$tmp/u" ]'
 "$VITMAE" attention --help >"$tmp/out"; rc=$?
 t "help exits 0" '[ $rc -eq 0 ] && grep -q -- "--mode cls|patch|rollout" "$tmp/out"'
+# A file name with a newline stays inside its one line of the report on stdout, written out.
+mkdir -p "$tmp/nl"
+cp "$img" "$tmp/nl/$(printf 'ok\nfake').png"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/nlout" "$tmp/nl" > "$tmp/nl.out" 2> /dev/null; rc=$?
+t "control characters written out on stdout ($rc: $(head -n 2 "$tmp/nl.out" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c " -> " "$tmp/nl.out")" -eq 1 ] && grep -qF "ok\\nfake.png: " "$tmp/nl.out"'
 
 # A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command
 # there): one line for the folder (it printed a "no such file" line per image), exit 1.

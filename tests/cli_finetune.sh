@@ -262,6 +262,12 @@ rm "$(find "$dir/grow" -name "*.png" | head -n 1)"
 "$VITMAE" finetune --resume "$dir/fgrow/checkpoint-4.safetensors" --threads 2 > /dev/null 2> "$dir/err"; rc=$?
 t "finetune, an image removed before a resume: exit 0, one warning line ($(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: warning: finetune --resume: the images of .*/grow are not those the run was checkpointed with (149 usable now, 150 then" "$dir/err"'
+# classify's report on stdout: a file name with a newline stays inside its one line, written out.
+mkdir -p "$dir/nlc"
+cp "$dir/data/circle/00000.png" "$dir/nlc/$(printf 'ok\nfake: square').png"
+"$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/nlc" > "$dir/nlc.out" 2> /dev/null; rc=$?
+t "classify: control characters written out on stdout ($rc: $(head -n 2 "$dir/nlc.out" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/nlc.out")" -eq 2 ] && grep -qF "ok\\nfake: square.png: " "$dir/nlc.out"'
 
 # classify: an input folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds
 # it there) is one line, not a "no such file" line per image; exit 1.

@@ -210,6 +210,12 @@ printf 'not an image' > "$tmp/nl/$(printf 'evil\nvitmae: fake\033[2J').png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/nlout" "$tmp/nl" > /dev/null 2> "$tmp/err"
 t "control characters written out in messages ($(head -n 1 "$tmp/err"))" \
   '[ "$(grep -c "evil" "$tmp/err")" -eq 1 ] && grep -qF "evil\\nvitmae: fake\\x1b[2J.png: " "$tmp/err" && ! grep -q "^vitmae: fake" "$tmp/err"'
+# ... and in the report on stdout: one line per image, the name written out (it printed the newline).
+mkdir -p "$tmp/nl2"
+"$mk" png "$tmp/nl2/$(printf 'ok\nfake 0').png" --size 16 > /dev/null
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/nl2out" "$tmp/nl2" > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "control characters written out on stdout ($rc: $(head -n 2 "$tmp/out" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 2 ] && grep -qF "ok\\nfake 0 masked_mse=" "$tmp/out"'
 
 # A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command
 # there): one line for the folder (it printed a "no such file" line per image), its images counted in

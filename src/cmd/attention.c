@@ -877,7 +877,7 @@ int cmd_attention(int argc, char **argv) {
         // wrote meanwhile stay its own, and this run stops: that command is writing in DIR.
         if (n < 0 && taken) { cli_error(NULL, "%s", err); failures++; break; }
         if (n < 0) { cli_error(paths[i], "%s", err); failures++; continue; }
-        printf("%s: %d map%s -> %s/%s\n", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
+        cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
         nimages++;
         nmaps += n;
     }

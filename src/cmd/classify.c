@@ -184,11 +184,17 @@ int cmd_classify(int argc, char **argv) {
                 cJSON_AddItemToObject(o, "top", t);
                 cJSON_AddItemToArray(arr, o);
             } else {
-                printf("%s: %s", x->path, ck.classes[order[0]]);
-                if (x->label) printf(" (label %s%s)", x->label, strcmp(x->label, ck.classes[order[0]]) ? ", wrong" : "");
-                printf(" |");
-                for (int j = 0; j < top; j++) { fmt6(buf, sizeof buf, p[order[j]]); printf(" %s %s", ck.classes[order[j]], buf); }
-                printf("\n");
+                char line[8400];
+                int at = snprintf(line, sizeof line, "%s: %s", x->path, ck.classes[order[0]]);
+                if (x->label && at < (int)sizeof line)
+                    at += snprintf(line + at, sizeof line - (size_t)at, " (label %s%s)", x->label,
+                                   strcmp(x->label, ck.classes[order[0]]) ? ", wrong" : "");
+                if (at < (int)sizeof line) at += snprintf(line + at, sizeof line - (size_t)at, " |");
+                for (int j = 0; j < top && at < (int)sizeof line; j++) {
+                    fmt6(buf, sizeof buf, p[order[j]]);
+                    at += snprintf(line + at, sizeof line - (size_t)at, " %s %s", ck.classes[order[j]], buf);
+                }
+                cli_out("%s", line);
             }
         }
     }

@@ -19,12 +19,12 @@ static int deferring = 0;
 static char pending[8400];
 void cli_defer(int on) { deferring = on && dist_active(); }
 
-// "vitmae: " + prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH), so
+// prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH), so
 // that a file name holding a newline or a terminal escape stays inside its one line; written with
 // one call, so that lines of several processes sharing stderr do not interleave.
-static void put_line(const char *prefix, const char *line) {
+static void put_line(FILE *f, const char *prefix, const char *line) {
     char out[4 * 8400 + 64];
-    size_t n = (size_t)snprintf(out, sizeof out, "vitmae: %s", prefix);
+    size_t n = (size_t)snprintf(out, sizeof out, "%s", prefix);
     for (const unsigned char *p = (const unsigned char *)line; *p && n + 8 < sizeof out; p++) {
         if (*p >= 0x20 && *p != 0x7f) out[n++] = (char)*p;
         else if (*p == '\n') { out[n++] = '\\'; out[n++] = 'n'; }
@@ -34,13 +34,22 @@ static void put_line(const char *prefix, const char *line) {
     }
     out[n++] = '\n';
     out[n] = 0;
-    fputs(out, stderr);
+    fputs(out, f);
 }
 
 static void print_line(const char *line) {
-    char prefix[32] = "";
-    if (dist_rank() > 0) snprintf(prefix, sizeof prefix, "rank %d: ", dist_rank());
-    put_line(prefix, line);
+    char prefix[32] = "vitmae: ";
+    if (dist_rank() > 0) snprintf(prefix, sizeof prefix, "vitmae: rank %d: ", dist_rank());
+    put_line(stderr, prefix, line);
+}
+
+void cli_out(const char *fmt, ...) {
+    char line[8400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    put_line(stdout, "", line);
 }
 
 void cli_message(const char *fmt, ...) {

@@ -37,6 +37,9 @@ void cli_quiet_ranks(int on);
 // cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
 // out (\n, \t, \xHH).
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
+// out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.
+void cli_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // cli_error(what, "%s", why), returning code: `return cli_report("train", err, 1);`.
 int cli_report(const char *what, const char *why, int code);
 // Setup under mpirun, in phases (docs/distributed.md): while cli_defer(1) is in force (it does

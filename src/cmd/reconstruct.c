@@ -332,7 +332,7 @@ int cmd_reconstruct(int argc, char **argv) {
             }
             if (status[b] && !fails[b].why[0]) { cli_error(NULL, "%s", fails[b].who); failed++; continue; }
             if (status[b]) { cli_error(fails[b].who, "%s", fails[b].why); failed++; continue; }
-            printf("%s masked_mse=%.6g psnr=%.2fdB\n", in->stem, mse[b], psnr_from_mse(mse[b]));
+            cli_out("%s masked_mse=%.6g psnr=%.2fdB", in->stem, mse[b], psnr_from_mse(mse[b]));
             fflush(stdout);
             mse_sum += mse[b];
             nok++;
