@@ -79,6 +79,14 @@ subprocess.run([sys.argv[1], "data", sys.argv[2]], stdout=open(sys.argv[3], "w")
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$VITMAE" "$dir/big" "$dir/big.out")
 t "a 1.5 GB non-image: skipped as not an image, in under 200 MB ($kb KB)" \
   'grep -q "video.png: not a PNG, JPEG or WebP file" "$dir/big.out" && [ "$kb" -lt 200000 ]'
+# Names with a newline stay inside their lines of the text report, written out (a class folder, a
+# skipped file).
+mkdir -p "$dir/nl/$(printf 'cls\nfake')"
+cp "$dir/set/circle/00000.png" "$dir/nl/$(printf 'cls\nfake')/"
+printf 'not a png' > "$dir/nl/$(printf 'cls\nfake')/$(printf 'bad\nfake').png"
+"$VITMAE" data "$dir/nl" > "$dir/nl.out" 2>&1; rc=$?
+t "data: names with a newline written out ($rc: $(tr "\n" "|" < "$dir/nl.out"))" \
+  '[ $rc -eq 0 ] && grep -qF "  cls\\nfake " "$dir/nl.out" && grep -qF "cls\\nfake/bad\\nfake.png: not a PNG" "$dir/nl.out" && ! grep -q "^fake" "$dir/nl.out"'
 rm -rf "$dir"
 [ $fail -eq 0 ] && echo "cli data ok"
 exit $fail

@@ -60,28 +60,30 @@ static int print_json(const Dataset *ds) {
     return 0;
 }
 
+// The report on stdout: every line that holds a name goes through cli_out, so a folder or file name
+// with a newline or a terminal escape stays inside its line, written out (as on stderr).
 static void print_text(const Dataset *ds, const char *dir) {
-    printf("%s: %d ok, %d skipped, %d ignored\n", dir, ds->n, ds->nskipped, ds->nignored);
+    cli_out("%s: %d ok, %d skipped, %d ignored", dir, ds->n, ds->nskipped, ds->nignored);
     if (ds->n)
         printf("sizes: %dx%d to %dx%d (min and max width x height), %s\n", ds->min_w, ds->min_h,
                ds->max_w, ds->max_h, ds->all_grey ? "all greyscale" : "colour");
     if (ds->nclasses) {
         printf("classes (%d):\n", ds->nclasses);
-        for (int i = 0; i < ds->nclasses; i++) printf("  %-24s %d\n", ds->class_names[i], ds->class_counts[i]);
+        for (int i = 0; i < ds->nclasses; i++) cli_out("  %-24s %d", ds->class_names[i], ds->class_counts[i]);
     }
-    if (ds->nroot) printf("unclassified (directly in %s): %d\n", dir, ds->nroot);
+    if (ds->nroot) cli_out("unclassified (directly in %s): %d", dir, ds->nroot);
     if (ds->nskipped) {
         printf("skipped:\n");
-        for (int i = 0; i < ds->nskipped; i++) printf("  %s: %s\n", ds->skipped[i].path, ds->skipped[i].reason);
+        for (int i = 0; i < ds->nskipped; i++) cli_out("  %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
     }
     if (ds->nignored_files) {
         printf("ignored (they look like images):\n");
-        for (int i = 0; i < ds->nignored_files; i++) printf("  %s: %s\n", ds->ignored[i].path, ds->ignored[i].reason);
+        for (int i = 0; i < ds->nignored_files; i++) cli_out("  %s: %s", ds->ignored[i].path, ds->ignored[i].reason);
     }
     if (ds->nuniform) {
         printf("warnings:\n");
         for (int i = 0; i < ds->n; i++)
-            if (ds->items[i].uniform) printf("  %s: %s\n", ds->items[i].path, UNIFORM_WARNING);
+            if (ds->items[i].uniform) cli_out("  %s: %s", ds->items[i].path, UNIFORM_WARNING);
     }
 }
 
