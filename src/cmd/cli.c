@@ -37,28 +37,38 @@ static void put_line(FILE *f, const char *prefix, const char *line) {
     fputs(out, f);
 }
 
+// "vitmae: " on stderr, "vitmae: rank R: " from the ranks after the first.
+static const char *stderr_prefix(char *buf, size_t n) {
+    if (dist_rank() > 0) snprintf(buf, n, "vitmae: rank %d: ", dist_rank());
+    else snprintf(buf, n, "vitmae: ");
+    return buf;
+}
+
 static void print_line(const char *line) {
-    char prefix[32] = "vitmae: ";
-    if (dist_rank() > 0) snprintf(prefix, sizeof prefix, "vitmae: rank %d: ", dist_rank());
-    put_line(stderr, prefix, line);
+    char prefix[32];
+    put_line(stderr, stderr_prefix(prefix, sizeof prefix), line);
+}
+
+// put_line of a formatted line.
+static void put_formatted(FILE *f, const char *prefix, const char *fmt, va_list ap) {
+    char line[8400];
+    vsnprintf(line, sizeof line, fmt, ap);
+    put_line(f, prefix, line);
 }
 
 void cli_out(const char *fmt, ...) {
-    char line[8400];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    put_formatted(stdout, "", fmt, ap);
     va_end(ap);
-    put_line(stdout, "", line);
 }
 
 void cli_message(const char *fmt, ...) {
-    char line[8400];
+    char prefix[32];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    put_formatted(stderr, stderr_prefix(prefix, sizeof prefix), fmt, ap);
     va_end(ap);
-    print_line(line);
 }
 
 void cli_error(const char *what, const char *fmt, ...) {
