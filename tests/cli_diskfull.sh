@@ -92,6 +92,23 @@ t "embed --force over the limit: no temporary file left" '[ "$(ls -a "$dir/e" | 
 "$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/g.npy" "$dir/emb30" > /dev/null 2> "$dir/err"; rc=$?
 t "embed: a failed first run leaves nothing, its retry works ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/e/g.txt")" -eq 30 ]'
 
+# 1d. Reports written on stdout (`info --json > FILE`, `eval --json`, `data`) cut short by the limit
+#     or a full device exited 0: the user's file held half a report and nothing said so. Now one line
+#     names standard output and the cause, exit 1.
+(ulimit -f 1 && exec "$VITMAE" info "$dir/small.safetensors" --json > "$dir/info.json") 2> "$dir/err"; rc=$?
+t "info --json > FILE over the limit: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: info: standard output: file too large$" "$dir/err"'
+if [ -c /dev/full ]; then
+  for cmd in "info $dir/small.safetensors --json" "data $dir/emb30" "eval --ckpt $dir/small.safetensors --data $dir/emb30 --json" "embed --help"; do
+    name=${cmd%% *}
+    "$VITMAE" $cmd > /dev/full 2> "$dir/err"; rc=$?
+    t "$name > /dev/full: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: $name: standard output: no space left on device$" "$dir/err"'
+  done
+  "$VITMAE" --help > /dev/full 2> "$dir/err"; rc=$?
+  t "--help > /dev/full: exit 1 ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && grep -q "^vitmae: standard output: no space left on device$" "$dir/err"'
+  "$VITMAE" info "$dir/missing.safetensors" > /dev/full 2> "$dir/err"; rc=$?
+  t "a failing command keeps its own exit status ($rc)" '[ $rc -eq 1 ] && grep -q "missing.safetensors" "$dir/err"'
+fi
+
 # 2. A 1400 KB tmpfs: checkpoints 10 and 20 fit (the latest is a hard link to its snapshot), 30 does not.
 mkdir "$dir/full"
 if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then

@@ -107,5 +107,14 @@ t "unwritable output folder exits 1" '[ $rc -eq 1 ] && grep -q "file" "$dir/w.er
 mkdir "$dir/empty"
 "$VITMAE" train --data "$dir/empty" --steps 5 --out "$dir/e" > /dev/null 2> "$dir/e.err"; rc=$?
 t "a folder with no image exits 1" '[ $rc -eq 1 ] && grep -q "no decodable image" "$dir/e.err"'
+# A run with stdout and stderr closed by its caller (`>&- 2>&-`): its first files took their numbers,
+# and the skipped-file line, the warnings and the progress lines went into metrics.csv and the rest.
+mkdir "$dir/closed"
+for f in $(find "$dir/data" -name '*.png' | sort | head -n 20); do cp "$f" "$dir/closed/"; done
+printf 'not a png' > "$dir/closed/broken.png"
+"$VITMAE" train --data "$dir/closed" --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 4 --steps 2 --out "$dir/cl" >&- 2>&-; rc=$?
+t "stdout and stderr closed: the run ends with exit 0 ($rc)" '[ $rc -eq 0 ]'
+t "stdout and stderr closed: metrics.csv holds only its header and rows" '[ -s "$dir/cl/metrics.csv" ] && ! grep -v "^step,\|^[0-9]" "$dir/cl/metrics.csv" > /dev/null'
+t "stdout and stderr closed: no message in any file of the run" '! grep -rl "skipped\|vitmae: \|done: " "$dir/cl" > /dev/null'
 [ $fail -eq 0 ] && echo "cli train ok"
 exit $fail

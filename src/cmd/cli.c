@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dist/dist.h"
+#include "io/files.h"
 
 static int quiet_ranks = 0;
 void cli_quiet_ranks(int on) { quiet_ranks = on; }
@@ -98,6 +99,18 @@ int cli_agree(int rc) {
     if (rc && pending[0] && (dist_rank() == 0 || rc0 == 0)) print_line(pending);
     pending[0] = 0;
     return any;
+}
+
+volatile sig_atomic_t cli_stdout_lossy = 0;
+
+int cli_stdout_done(const char *what, int rc) {
+    errno = 0;
+    int e = fflush(stdout) ? (errno ? errno : -1) : ferror(stdout) ? -1 : 0;
+    if (!e || cli_stdout_lossy) return rc;
+    char why[128];
+    if (e > 0) cli_error(what, "standard output: %s", file_reason(e, why, sizeof why));
+    else cli_error(what, "standard output: a write to it failed");
+    return rc ? rc : 1;
 }
 
 Flag *cli_flag(Flag *flags, int nflags, const char *name) {

@@ -2,6 +2,7 @@
 // line `vitmae: <command> <flag>: <why>` to stderr and make the command exit 2.
 #ifndef VITMAE_CLI_H
 #define VITMAE_CLI_H
+#include <signal.h>
 
 typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_BOOL, FLAG_CHOICE } FlagType;
 
@@ -40,6 +41,14 @@ void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
 // out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.
 void cli_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// Ends a command's output: flushes stdout and, when anything written to it was lost (a full disk
+// under `> FILE`, /dev/full), says so in one line, `vitmae: <what>: standard output: <why>`, and
+// returns 1 in place of a 0 rc (any other rc is kept): a report cut short never exits 0
+// (docs/interface.md, section 4).
+int cli_stdout_done(const char *what, int rc);
+// Set (from a signal handler) where stdout may drop lines by design: rank 0's stdout under mpirun
+// once a stop is asked (cmd/runfolder.h, run_catch_stop_signals); cli_stdout_done then says nothing.
+extern volatile sig_atomic_t cli_stdout_lossy;
 // cli_error(what, "%s", why), returning code: `return cli_report("train", err, 1);`.
 int cli_report(const char *what, const char *why, int code);
 // Setup under mpirun, in phases (docs/distributed.md): while cli_defer(1) is in force (it does

@@ -1,4 +1,6 @@
 // vitmae: pretrain a ViT masked autoencoder on the CPU. Dispatches to one command per file.
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +58,20 @@ static void short_omp_spin(char **argv) {
     execv(self, argv);   // returns only on failure: go on with the defaults
 }
 
+// A standard stream closed by the caller (`2>&-`, `>&-`) would give its number to the next file we
+// open, and every message and report line would then go into that file: a run's metrics.csv or a
+// checkpoint. Such a stream reads or writes /dev/null instead (docs/interface.md, section 4).
+static void std_streams_open(void) {
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n < 0) _exit(1);   // nowhere to say it: stderr is one of the closed
+        if (n != fd) { dup2(n, fd); close(n); }
+    }
+}
+
 int main(int argc, char **argv) {
+    std_streams_open();
     // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which every writer reports in
     // one line and cleans up after, instead of the signal killing the process mid-file
     // (docs/interface.md, section 4).
@@ -69,8 +84,9 @@ int main(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         if (argc < 2 && dist_rank() == 0) usage(stderr);
         else if (argc >= 2) usage(stdout);
+        int rc = cli_stdout_done(NULL, argc < 2 ? 2 : 0);
         dist_finalize();
-        return argc < 2 ? 2 : 0;
+        return rc;
     }
     // VITMAE_FORWARD_IMAGES=M, a count from 1 up: each block's forward in passes of M images (speed only;
     // docs/interface.md); anything else leaves the rule (core/encoder.h).
@@ -98,7 +114,7 @@ int main(int argc, char **argv) {
                 dist_finalize();
                 return 2;
             }
-            int rc = c->run(argc - 1, argv + 1);
+            int rc = cli_stdout_done(c->name, c->run(argc - 1, argv + 1));
             dist_finalize();
             return rc;
         }

@@ -285,6 +285,7 @@ static void on_stop_signal(int sig) {
     if (output_is_mpirun) {
         int fl = fcntl(STDOUT_FILENO, F_GETFL);
         if (fl != -1) fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+        cli_stdout_lossy = 1;   // lines that do not fit are dropped from now on, and that is no failure
     }
 }
 
@@ -292,6 +293,9 @@ void run_catch_stop_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
+    // A write to stdout (a pipe, a terminal) that the signal lands in goes on where it was instead of
+    // failing with EINTR: that would drop the line, and the run would end saying its stdout failed.
+    sa.sa_flags = SA_RESTART;
     output_is_mpirun = dist_active();
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

@@ -109,8 +109,7 @@ void file_test_gate(const char *env) {
     for (int i = 0; i < 12000 && access(path, F_OK) != 0; i++) nanosleep(&tick, NULL);
 }
 
-// errno as a short lowercase reason ("is a directory"), as data/image.c's png_write says them.
-static const char *reason(int e, char *buf, size_t n) {
+const char *file_reason(int e, char *buf, size_t n) {
     snprintf(buf, n, "%s", strerror(e));
     if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z')) buf[0] = (char)(buf[0] - 'A' + 'a');
     return buf;
@@ -134,7 +133,7 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
             snprintf(err, errlen, "%.2000s: exists now (written by another command meanwhile); pass --force to replace it",
                      g->paths[k]);
         else
-            snprintf(err, errlen, "%.2000s: %s", g->paths[k], reason(e, why, sizeof why));
+            snprintf(err, errlen, "%.2000s: %s", g->paths[k], file_reason(e, why, sizeof why));
         for (int i = k; i < g->n; i++) unlink(g->tmps[i]);
         // All or nothing: the files this call published go again, each only while it is still this
         // command's (the same file), never another's. (With replace, what they replaced is gone.)

@@ -54,4 +54,7 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
 // PATH exists; once it does, the gate lets every later pass through. A test waits for PATH.held (the
 // command has reached the gate), does what it tries meanwhile, then makes PATH.
 void file_test_gate(const char *env);
+// errno as a short lowercase reason ("is a directory", "no space left on device"), as
+// data/image.c's png_write says them; written into buf, which it returns.
+const char *file_reason(int e, char *buf, size_t n);
 #endif
