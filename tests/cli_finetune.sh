@@ -293,5 +293,19 @@ t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/fmove.err"))
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/fmove.err")" -eq 1 ] && grep -q "^vitmae: .*/moving: the data folder is gone (moved or deleted during the run)$" "$dir/fmove.err"'
 t "data folder moved mid-run: a checkpoint kept" '"$VITMAE" info "$dir/fmove/checkpoint.safetensors" > /dev/null 2>&1'
 
+# No --out: runs/finetune-<YYYYmmdd-HHMMSS>. Runs started together by a script took one name and all
+# but one failed; the name now goes on to <stamp>-2, -3, ...
+mkdir "$dir/dflt" && cd "$dir/dflt" || exit 1
+for k in 1 2; do
+  VITMAE_FAULT_HOLD_AFTER_SCAN="$dir/go$k" "$VITMAE" finetune --ckpt "$pre" $ft --steps 1 > "$dir/d$k.log" 2>&1 &
+  eval "pid$k=\$!"
+done
+wait_gate "$dir/go1" $pid1; wait_gate "$dir/go2" $pid2
+touch "$dir/go1" "$dir/go2"
+wait $pid1; rc1=$?; wait $pid2; rc2=$?
+t "two finetunes without --out at once: both exit 0 ($rc1 $rc2: $(cat "$dir/d1.log" "$dir/d2.log" | grep vitmae: | head -n 1))" '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]'
+t "... each in a folder of its own ($(ls runs | tr "\n" " "))" '[ "$(ls runs/finetune-*/checkpoint.safetensors | wc -l)" -eq 2 ] && [ "$(ls runs | wc -l)" -eq 2 ]'
+cd "$dir" && rm -rf "$dir/dflt"
+
 [ $fail -eq 0 ] && echo "cli finetune ok"
 exit $fail

@@ -215,5 +215,30 @@ touch "$dir/go"; wait $late; rc2=$?
 t "a run that comes to its folder after another has trained there: exit 2 ($rc1, $rc2: $(cat "$dir/late.err"))" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 2 ] && grep -q "^vitmae: train --out .*/late: the folder already holds a run" "$dir/late.err"'
 t "... and the other run's checkpoint is untouched" 'cmp -s "$dir/late/checkpoint.safetensors" "$dir/late.first"'
+# No --out: runs/<YYYYmmdd-HHMMSS>. A run started in a second that already had a run (a loop of short
+# runs) was refused ("holds a run; pass --resume"), and runs started together by a script took one
+# name: all but one failed. The name now goes on to <stamp>-2, -3, ...
+mkdir "$dir/dflt" && cd "$dir/dflt" || exit 1
+now=$(date +%s)
+for s in 0 1 2 3 4 5 6 7 8 9; do   # for each of the next seconds (whichever the command starts in):
+  stamp=$(date -d "@$((now + s))" +%Y%m%d-%H%M%S)   # a folder of notes, and a run in <stamp>-2
+  mkdir -p "runs/$stamp" "runs/$stamp-2" && echo notes > "runs/$stamp/notes.txt" && echo '{}' > "runs/$stamp-2/config.json"
+done
+"$VITMAE" train $small --data "$dir/moved" --steps 1 > "$dir/d.log" 2> "$dir/d.err"; rc=$?
+t "no --out, its second's folders taken: exit 0 ($rc: $(tail -n 1 "$dir/d.err"))" '[ $rc -eq 0 ]'
+t "... its run in <stamp>-3 ($(ls runs | tr "\n" " "))" '[ "$(ls -d runs/*-3/checkpoint.safetensors | wc -l)" -eq 1 ] && [ "$(ls runs | wc -l)" -eq 21 ]'
+t "... the other folders as they were" '[ "$(find runs -type f | wc -l)" -eq "$(($(find runs/*-3 -type f | wc -l) + 20))" ]'
+rm -rf runs
+for k in 1 2 3; do
+  VITMAE_FAULT_HOLD_AFTER_SCAN="$dir/go$k" "$VITMAE" train $small --data "$dir/moved" --steps 1 > "$dir/d$k.log" 2>&1 &
+  eval "pid$k=\$!"
+done
+wait_gate "$dir/go1" $pid1; wait_gate "$dir/go2" $pid2; wait_gate "$dir/go3" $pid3
+touch "$dir/go1" "$dir/go2" "$dir/go3"
+wait $pid1; rc1=$?; wait $pid2; rc2=$?; wait $pid3; rc3=$?
+t "three runs without --out at once: all exit 0 ($rc1 $rc2 $rc3: $(cat "$dir/d1.log" "$dir/d2.log" "$dir/d3.log" | grep vitmae: | head -n 1))" '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ]'
+t "... each in a folder of its own ($(ls runs | tr "\n" " "))" '[ "$(ls runs/*/checkpoint.safetensors | wc -l)" -eq 3 ] && [ "$(ls runs | wc -l)" -eq 3 ]'
+cd "$dir/work" && rm -rf "$dir/dflt"
+
 [ $fail -eq 0 ] && echo "cli runfolder ok"
 exit $fail

@@ -106,6 +106,7 @@ struct FineTune {
     int ntensors, S, C;
     char run_dir[4096], ckpt_path[4200];
     int own_folder;             // resuming into the run's own folder
+    int named;                  // no --out: run_dir is runs/finetune-<stamp>[-k], free when the run started
     float *images;
     int *batch_items, *labels;
     EpochOrder order;
@@ -283,7 +284,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--from-scratch", FLAG_BOOL, &a->from_scratch, 0, 0, NULL, "random init with the model flags below (the baseline)", NULL, 0},
         {"--data", FLAG_STR, &a->data, 0, 0, NULL, "training images in class folders DIR/<class>/...", "DIR", 0},
         {"--val", FLAG_STR, &a->val, 0, 0, NULL, "validation images in class folders (default: --val-frac of --data)", "DIR", 0},
-        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder, not holding a run (default runs/finetune-<timestamp>)", "RUN", 0},
+        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder, not holding a run (default a new runs/finetune-<timestamp>[-N])", "RUN", 0},
         {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
         {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default tiny)", NULL, 0},
@@ -551,16 +552,13 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         else r->val[0] = 0;
         r->val_frac = a->val_frac;
         if (a->out) snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
-        else {
-            time_t now = time(NULL);
-            struct tm tm;
-            localtime_r(&now, &tm);
-            char stamp[64];
-            strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-            snprintf(t->run_dir, sizeof t->run_dir, "runs/finetune-%s", stamp);
+        else run_folder_default("finetune-", t->run_dir, sizeof t->run_dir);
+        t->named = !a->out;   // nothing to guard: a run that takes the name meanwhile is met in setup_run_folder
+        if (!t->named && dist_rank() == 0 && run_folder_lock(t->run_dir, err, sizeof err)) {
+            cli_error("finetune", "%s", err);
+            return 1;
         }
-        if (dist_rank() == 0 && run_folder_lock(t->run_dir, err, sizeof err)) { cli_error("finetune", "%s", err); return 1; }
-        if (run_folder_has_run(t->run_dir)) {
+        if (!t->named && run_folder_has_run(t->run_dir)) {
             if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir)) {   // --resume would find nothing
                 cli_error("finetune --out", "%s holds a run that stopped before its first checkpoint (nothing to "
                           "resume); pass --overwrite to move it aside (to %s.old-N) and start again, or another "
@@ -692,7 +690,6 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                   need, need / 1073741824.0, r->batch, t->S, t->S, have / 1073741824.0);
         return 2;
     }
-    snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
 
     t->model = clf_create(&t->cfg, t->per, err, sizeof err);
     if (!t->model) { cli_error("finetune", "%s", err); return 1; }
@@ -761,16 +758,20 @@ static int setup_run_folder(FineTune *t) {
         cli_error("finetune", "%s", err);
         return 1;
     }
-    if (run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_p(t->run_dir, err, sizeof err) ||
-        output_check_writable(t->run_dir, err, sizeof err)) {
-        cli_error("finetune --out", "%s", err);
-        return 1;
-    }
-    // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
-    // another process is either still running (its lock) or has left its files.
-    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
-    if (run_folder_lock(t->run_dir, err, sizeof err)) { cli_error("finetune", "%s", err); return 1; }
-    if (!t->own_folder && run_folder_has_run(t->run_dir)) {
+    for (;;) {
+        if (run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_p(t->run_dir, err, sizeof err) ||
+            output_check_writable(t->run_dir, err, sizeof err)) {
+            cli_error("finetune --out", "%s", err);
+            return 1;
+        }
+        // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
+        // another process is either still running (its lock) or has left its files; a default name
+        // then goes on to the next of its series (cmd/runfolder.h).
+        file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
+        int taken = run_folder_lock(t->run_dir, err, sizeof err);
+        if (!taken && (t->own_folder || !run_folder_has_run(t->run_dir))) break;
+        if (t->named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
+        if (taken) { cli_error("finetune", "%s", err); return 1; }
         cli_error("finetune --out", "%s already holds a run (started by another process meanwhile); choose another "
                   "folder", t->run_dir);
         return 2;
@@ -805,6 +806,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (run_check_same_start(r->step, start, 3, clf_num_params(&t->cfg))) return 1;
     cli_defer(1);
     if ((rc = cli_agree(rank == 0 ? setup_run_folder(t) : 0))) return rc;
+    dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
+    snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
     dist_bcast(t->cfg.enc.pixel_mean, sizeof t->cfg.enc.pixel_mean, 0);
     dist_bcast(t->cfg.enc.pixel_std, sizeof t->cfg.enc.pixel_std, 0);
     // 4. The reduction's buffers: collective under mpirun (one machine: a shared-memory window).

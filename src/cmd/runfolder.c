@@ -59,6 +59,36 @@ int run_folder_lock(const char *dir, char *err, size_t errlen) {
     return 0;
 }
 
+// The series run_folder_default started (one per process): runs/<prefix><stamp>, and the k of its
+// name (1: the base itself, k >= 2: base-k).
+static char default_base[256];
+static int default_k;
+
+// The first of base (k = 1), base-2, base-3, ... from k = from that does not exist (lstat), into dir.
+static int first_free(char *dir, size_t n, int from) {
+    struct stat st;
+    for (default_k = from; default_k <= 999; default_k++) {
+        if (default_k == 1) snprintf(dir, n, "%s", default_base);
+        else snprintf(dir, n, "%s-%d", default_base, default_k);
+        if (lstat(dir, &st) != 0) return 0;
+    }
+    return -1;
+}
+
+void run_folder_default(const char *prefix, char *dir, size_t n) {
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[64];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(default_base, sizeof default_base, "runs/%s%s", prefix, stamp);
+    if (first_free(dir, n, 1)) snprintf(dir, n, "%s", default_base);   // all taken: the refusals name it
+}
+
+int run_folder_default_next(char *dir, size_t n) {
+    return default_base[0] ? first_free(dir, n, default_k + 1) : -1;
+}
+
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen) {
     char base[4096];
     snprintf(base, sizeof base, "%s", dir);

@@ -40,6 +40,14 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
 // where the filesystem has no locks); 1 with the reason in err ("DIR: in use by ...") when another
 // process holds it.
 int run_folder_lock(const char *dir, char *err, size_t errlen);
+// A new run's folder when --out is not given (docs/interface.md, section 5): runs/<prefix><stamp>
+// with the local time's YYYYmmdd-HHMMSS, or, when that path exists, the first of <name>-2, -3, ...
+// that does not, written into dir. Two runs that started in the same second can still pick one name:
+// the one that then finds it locked or holding a run takes the next with run_folder_default_next.
+void run_folder_default(const char *prefix, char *dir, size_t n);
+// The next free name of the series run_folder_default started, into dir; 0, or -1 past 999 (or
+// with no series).
+int run_folder_default_next(char *dir, size_t n);
 // The files a scan skipped, each with its reason, at most 20 and a count of the rest (rank 0). train and
 // finetune print them once the flags have passed every check (the run folder's included), or with the
 // failure they explain (no image left): a usage error stays one line, not the last of a list.

@@ -93,7 +93,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     loader_flags_init(&a->lf); a->accum = 1; a->parallel = "auto";
     Flag f[] = {
         {"--data", FLAG_STR, &a->data, 0, 0, NULL, "folder of images (searched recursively)", "DIR", 0},
-        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder (default runs/<timestamp>)", "RUN", 0},
+        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder (default a new runs/<timestamp>[-N])", "RUN", 0},
         {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
         {"--init", FLAG_STR, &a->init, 0, 0, NULL, "a new run starting from this checkpoint's weights (and model config)", "CKPT", 0},
@@ -428,12 +428,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     } else if (a->out) {
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
     } else {
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        char stamp[64];
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        snprintf(t->run_dir, sizeof t->run_dir, "runs/%s", stamp);
+        run_folder_default("", t->run_dir, sizeof t->run_dir);
     }
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
     if (a->init) {
@@ -593,25 +588,34 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     //    (a run that cannot start leaves none behind).
     if (rank == 0) {
         int own = 0;   // resuming into the run's own folder
-        rc = guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
+        // No --out: a name that was free when the run started (run_folder_default), so nothing to guard;
+        // another run that takes it meanwhile sends this one to the next name of the series, below.
+        int named = !resuming && !a->out;
+        rc = named ? 0 : guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
         else run_report_skipped(&t->ds);
         if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
         if (!rc && !resuming && !a->init &&
             pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
             rc = cli_report("train", err, 1);
-        if (!rc && train_out_prepare(t->run_dir, err, sizeof err)) rc = cli_report("train --out", err, 1);
-        // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
-        // another process is either still running (its lock) or has left its files.
-        if (!rc) file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
-        if (!rc && run_folder_lock(t->run_dir, err, sizeof err)) rc = cli_report("train", err, 1);
-        if (!rc && !own && run_folder_has_run(t->run_dir)) {
-            rc = holds_run(t, err, sizeof err);
-            cli_report(NULL, err, rc);
+        while (!rc) {
+            if (train_out_prepare(t->run_dir, err, sizeof err)) { rc = cli_report("train --out", err, 1); break; }
+            // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
+            // another process is either still running (its lock) or has left its files.
+            file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
+            int taken = run_folder_lock(t->run_dir, err, sizeof err);
+            if (!taken && (own || !run_folder_has_run(t->run_dir))) break;
+            if (named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
+            if (taken) rc = cli_report("train", err, 1);
+            else {
+                rc = holds_run(t, err, sizeof err);
+                cli_report(NULL, err, rc);
+            }
         }
         if (!rc) run_remove_stale_temp_files(t->run_dir);
     }
     if ((rc = cli_agree(rc))) { ckpt_free(&init); return rc; }
+    dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
     dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
     dist_bcast(t->cfg.pixel_std, sizeof t->cfg.pixel_std, 0);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
