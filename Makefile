@@ -48,7 +48,7 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity demo finetune-demo bench bench-data fixtures clean deps fuzz fmnist \
+.PHONY: all test test-fast test-san test-parity parity-sweep demo finetune-demo bench bench-data fixtures clean deps fuzz fmnist \
         valgrind build-fast mutate gallery-check
 all: vitmae $(TOOLS)
 
@@ -222,6 +222,14 @@ fixtures:
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity
 	VITMAE_ROOT=$(CURDIR) build/tests/test_parity
+
+# PyTorch parity over PARITY_SWEEP_COUNT random model configurations drawn from PARITY_SWEEP_SEED
+# (tools/parity_sweep.py; docs/testing.md, "PyTorch parity"). Needs /usr/bin/python3 with torch; run on
+# demand, not part of `make test` (40 configurations: a few minutes on 2 cores).
+PARITY_SWEEP_COUNT ?= 40
+PARITY_SWEEP_SEED  ?= 1
+parity-sweep: build/tests/test_parity vitmae
+	/usr/bin/python3 tools/parity_sweep.py --count $(PARITY_SWEEP_COUNT) --seed $(PARITY_SWEEP_SEED)
 
 clean:
 	rm -rf build vitmae

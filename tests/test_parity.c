@@ -11,23 +11,37 @@
 // of all logits), and a few other weights happen to have |grad| < 1e-6. Those weights (the key bias,
 // and reference gradient 0 < |g| < 1e-6) are held after 3 steps only to |w3 - w0| <= 1.01 * sum(lr) * (1 + wd |w0|);
 // their gradients themselves are still compared tightly (1e-5 + 1e-4 |ref|).
-// Prints the worst tensor (largest |d| / tolerance) per fixture; any miss fails the process.
+// Gradient groups at once (docs/distributed.md): when a power of two n > 1 divides the batch, the n groups'
+// gradients from one training forward (mae_backward_set_groups), summed in the pairwise tree and scaled by
+// 1 / n as a step sums them, against the same reference gradients and tolerances.
+// Prints the worst tensor (largest |d| / tolerance) per fixture, and the largest |d| and |d| / |ref|
+// (over |ref| >= 1e-2) of any compared value; any miss fails the process.
+// Arguments: fixture paths to run instead of the committed ones (tools/parity_sweep.py writes them).
 #include "check.h"
 #include "fixture_check.h"
 #include "io/checkpoint.h"
 #include "core/encoder.h"
 #include "core/model.h"
 #include "core/optim.h"
+#include "dist/dist.h"
 
 static const StFile *fx;
 static double worst_ratio[2];       // [0] forward and gradients, [1] after the AdamW steps
 static char worst_name[2][128];
+static double worst_abs, worst_rel;   // largest |d|, and |d| / |ref| where |ref| >= 1e-2
 
 static const float *need(const char *name, size_t numel) { return fixture_need(fx, name, numel); }
 
 // Element-wise comparison of got[lo, hi) with the fixture tensor; records the worst ratio.
 static void compare(const char *name, const float *got, size_t numel, double atol, double rtol) {
     double w = fixture_compare(fx, name, got, numel, atol, rtol);
+    int nd; int64_t sh[4];
+    const float *want = st_get(fx, name, &nd, sh);
+    for (size_t i = 0; want && i < numel; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (d > worst_abs || d != d) worst_abs = d;
+        if (fabs(want[i]) >= 1e-2 && (d / fabs(want[i]) > worst_rel || d != d)) worst_rel = d / fabs(want[i]);
+    }
     int kind = !strncmp(name, "step3.", 6);
     if (w > worst_ratio[kind]) { worst_ratio[kind] = w; snprintf(worst_name[kind], sizeof worst_name[kind], "%s", name); }
 }
@@ -40,6 +54,7 @@ static void run_fixture(const char *path) {
     fx = f;
     memset(worst_ratio, 0, sizeof worst_ratio);
     memset(worst_name, 0, sizeof worst_name);
+    worst_abs = worst_rel = 0.0;
     MaeConfig cfg;
     const char *cj = st_meta(f, "config");
     CHECK(cj && mae_config_from_json(cj, &cfg, err, sizeof err) == 0, "config: %s", cj ? err : "missing");
@@ -93,6 +108,30 @@ static void run_fixture(const char *path) {
         snprintf(name, sizeof name, "grad.%s", t[k].name);
         compare(name, mae_grads(m) + t[k].offset, t[k].numel, 1e-5, 1e-4);
     }
+    size_t np = mae_num_params(&cfg);
+    int groups = 1;
+    while (B % (2 * groups) == 0 && 2 * groups <= SUMTREE_MAX) groups *= 2;
+    float *gbuf = groups > 1 ? malloc(sizeof(float) * np * groups) : NULL;
+    CHECK(groups == 1 || gbuf, "%d gradient buffers", groups);
+    if (gbuf) {   // the step's gradient from groups at once: sum in the pairwise tree, times 1 / n
+        float *gptr[SUMTREE_MAX], glosses[SUMTREE_MAX];
+        for (int g = 0; g < groups; g++) gptr[g] = gbuf + np * g;
+        float gl = mae_train_forward(m, images, ref_keep, B, K);
+        CHECK(!memcmp(&gl, &loss, sizeof loss), "training forward over %d groups: the same loss", groups);
+        mae_group_losses(m, groups, glosses);
+        mae_backward_set_groups(m, gptr, groups, NULL);
+        tree_sum_floats(gbuf, np, groups, np);
+        for (size_t i = 0; i < np; i++) gbuf[i] *= 1.0f / (float)groups;
+        double lsum = 0.0;
+        for (int g = 0; g < groups; g++) lsum += glosses[g];
+        float gmean = (float)(lsum / groups);
+        compare("loss", &gmean, 1, 1e-6, 1e-5);
+        for (int k = 0; k < nt; k++) {
+            snprintf(name, sizeof name, "grad.%s", t[k].name);
+            compare(name, gbuf + t[k].offset, t[k].numel, 1e-5, 1e-4);
+        }
+        free(gbuf);
+    }
 
     // Three AdamW steps with the fixture's schedule, on the same batch.
     const char *oj = st_meta(f, "optimizer");
@@ -106,7 +145,6 @@ static void run_fixture(const char *path) {
         sscanf(strstr(oj, "\"steps\":") + 8, "%ld", &steps);
     }
     CHECK(steps == 3, "3 optimiser steps in the fixture");
-    size_t np = mae_num_params(&cfg);
     float *mom = calloc(np, sizeof(float)), *vel = calloc(np, sizeof(float)), losses[3] = {0};
     double lr_sum = 0.0;
     for (long s = 0; s < steps && s < 3; s++) {
@@ -121,8 +159,9 @@ static void run_fixture(const char *path) {
     // Elements whose gradient is at round-off level are held to AdamW's lr bound (tests/fixture_check.h).
     size_t n_bound = fixture_check_step3(fx, t, nt, params, NULL, lr_sum, wd, compare);
     printf("%s: B=%d L=%d K=%d loss %.7f; worst |d|/tol: %s %.3f, %s %.3f (%zu round-off-gradient "
-           "weights held to the lr bound)\n", path, B, L, K, (double)loss, worst_name[0], worst_ratio[0],
-           worst_name[1], worst_ratio[1], n_bound);
+           "weights held to the lr bound); groups %d; max |d| %.3g, max |d|/|ref| %.3g\n", path, B, L, K,
+           (double)loss, worst_name[0], worst_ratio[0], worst_name[1], worst_ratio[1], n_bound, groups, worst_abs,
+           worst_rel);
     free(mom); free(vel); free(keep); free(ref_keep);
     mae_free(m);
     st_close(f);
@@ -131,20 +170,21 @@ static void run_fixture(const char *path) {
 int main(int argc, char **argv) {
     const char *root = getenv("VITMAE_ROOT");
     char path[1024];
-    if (argc > 1) {
-        for (int i = 1; i < argc; i++) run_fixture(argv[i]);
-    } else {
-        const char *names[] = {"parity_rgb.safetensors", "parity_grey.safetensors"};
-        for (int i = 0; i < 2; i++) {
-            snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[i]);
-            run_fixture(path);
-            // Again with the blocks' forward in passes of one image (core/encoder.h, block_forward),
-            // as a one-thread run takes it on larger models.
-            printf("passes of one image: ");
-            stack_forward_force_images(1);
-            run_fixture(path);
-            stack_forward_force_images(0);
-        }
+    const char *names[] = {"parity_rgb.safetensors", "parity_grey.safetensors", "parity_odd.safetensors"};
+    int n = argc > 1 ? argc - 1 : 3;
+    for (int i = 0; i < n; i++) {
+        if (argc > 1) snprintf(path, sizeof path, "%s", argv[1 + i]);
+        else snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[i]);
+        run_fixture(path);
+        // Again with the blocks' forward in passes of one image (core/encoder.h, block_forward),
+        // as a one-thread run takes it on larger models (VITMAE_FORWARD_IMAGES=M, as vitmae reads it:
+        // passes of M images instead; tools/parity_sweep.py).
+        const char *fi = getenv("VITMAE_FORWARD_IMAGES");
+        int images = fi && atoi(fi) >= 1 ? atoi(fi) : 1;
+        printf("passes of %d image%s: ", images, images > 1 ? "s" : "");
+        stack_forward_force_images(images);
+        run_fixture(path);
+        stack_forward_force_images(0);
     }
     return check_done();
 }

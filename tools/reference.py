@@ -173,12 +173,16 @@ class MaskedAutoencoder(nn.Module):
         target = self.patch_vectors(images)
         if self.cfg["norm_pix_loss"]:
             mean = target.mean(dim=-1, keepdim=True)
-            var = target.var(dim=-1, keepdim=True)          # unbiased
+            # Unbiased; a patch of one value (patch 1, grey) has variance 0 here, as in vitmae (torch: NaN).
+            var = target.var(dim=-1, keepdim=True) if target.shape[2] > 1 else torch.zeros_like(mean)
             target = (target - mean) / (var + 1e-6) ** 0.5
         removed = torch.ones(B, L)
         removed.scatter_(1, ids_keep, 0.0)
         per_patch = ((pred - target) ** 2).mean(dim=-1)
-        loss = (per_patch * removed).sum() / removed.sum()
+        if removed.sum() > 0:
+            loss = (per_patch * removed).sum() / removed.sum()
+        else:                                               # mask ratio 0: loss 0, as in vitmae (MAE: NaN)
+            loss = (per_patch * removed).sum()
         return loss, pred, target
 
 
@@ -198,7 +202,22 @@ def f32(t):
     return t.detach().float().double()
 
 
-def make_fixture(path, cfg, batch, seed, opt):
+def pixel_images(batch, S, C):
+    """Image-like inputs in [0, 1]: 8-bit levels in flat squares (patches of zero variance), flat squares
+    with one pixel a level off (tiny variance), and noise, as photos and Fashion-MNIST have them."""
+    img = torch.randint(0, 256, (batch, S, S, C)).double()
+    for b in range(batch):
+        for _ in range(3):
+            y, x = torch.randint(0, S, (2,)).tolist()
+            h, w = torch.randint(1, S + 1, (2,)).tolist()
+            img[b, y:y + h, x:x + w, :] = float(torch.randint(0, 256, (1,)).item())
+            img[b, y, x, 0] = min(img[b, y, x, 0].item() + 1.0, 255.0)
+    return img / 255.0
+
+
+def make_fixture(path, cfg, batch, seed, opt, images_kind="randn", quiet=False):
+    """images_kind: "randn" (standard normal pixels) or "pixels" (pixel_images normalised by the
+    config's pixel_mean / pixel_std, as the data loader does)."""
     torch.manual_seed(seed)
     model = MaskedAutoencoder(cfg)
     model.init_weights()
@@ -210,7 +229,12 @@ def make_fixture(path, cfg, batch, seed, opt):
     S, C, P = cfg["img_size"], cfg["in_chans"], cfg["patch_size"]
     L = (S // P) ** 2
     K = int(L * (1.0 - cfg["mask_ratio"]))
-    images = f32(torch.randn(batch, S, S, C))
+    if images_kind == "pixels":
+        mean = torch.tensor(cfg["pixel_mean"], dtype=torch.float32).double()
+        std = torch.tensor(cfg["pixel_std"], dtype=torch.float32).double()
+        images = f32(((f32(pixel_images(batch, S, C)) - mean) / std).float())
+    else:
+        images = f32(torch.randn(batch, S, S, C))
     noise = f32(torch.rand(batch, L))
     ids_keep = torch.argsort(noise, dim=1)[:, :K]
 
@@ -258,6 +282,8 @@ def make_fixture(path, cfg, batch, seed, opt):
     meta = {"format": "vitmae-parity", "config": json.dumps(cfg),
             "optimizer": json.dumps(opt)}
     safetensors_io.write(path, tensors, meta)
+    if quiet:
+        return
     print("%s: loss %.6f, %d parameter tensors, step losses %s" % (
         path, loss.item(), len(names), ", ".join("%.6f" % v for v in step_losses)))
 
@@ -285,6 +311,15 @@ def main():
                         decoder_embed_dim=12, decoder_depth=2, decoder_num_heads=2, norm_pix_loss=False,
                         mask_ratio=0.6, pos_embed="fixed"),
                  batch=2, seed=2, opt=opt)
+    # (c) shapes the two above never take (tools/parity_sweep.py draws many more): head dim 1 (12 heads of
+    # 12), one visible patch of 16, no decoder block and a decoder wider than the encoder, 2 px RGB patches,
+    # 8-bit images in [0, 1] (--pixel-norm none) with flat patches (norm-pix of zero and tiny variance), 4 images
+    # (4 gradient groups at once).
+    make_fixture(os.path.join(out, "parity_odd.safetensors"),
+                 config(img_size=8, patch_size=2, in_chans=3, embed_dim=12, depth=1, num_heads=12,
+                        decoder_embed_dim=20, decoder_depth=0, decoder_num_heads=1, norm_pix_loss=True,
+                        mask_ratio=0.90625, pos_embed="learned"),
+                 batch=4, seed=3, opt=opt, images_kind="pixels")
 
 
 if __name__ == "__main__":
