@@ -137,8 +137,10 @@ err=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --threads 3 --parall
 t "bench --parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "^vitmae: bench --parallel: groups needs"'
 "$VITMAE" bench --batch 0 2>/dev/null; rc=$?
 t "bench --batch 0 exits 2" '[ $rc -eq 2 ]'
-"$VITMAE" bench --img 30 --patch 4 2>/dev/null; rc=$?
-t "bench with img not divisible by patch exits 2" '[ $rc -eq 2 ]'
+err=$("$VITMAE" bench --img 30 --patch 4 2>&1 >/dev/null); rc=$?
+t "bench with img not divisible by patch exits 2, naming the flags ($err)" '[ $rc -eq 2 ] && [ "$err" = "vitmae: bench: --img 30 is not a multiple of --patch 4" ]'
+err=$("$VITMAE" bench --img 8 --patch 4 --batch 4 --accum 8 2>&1 >/dev/null); rc=$?
+t "bench --accum 8 of 4 groups: exit 2, names --accum, no process count ($err)" '[ $rc -eq 2 ] && echo "$err" | grep -q "^vitmae: bench --accum: 8 micro-batches cannot share the 4 gradient groups of a step evenly" && ! echo "$err" | grep -q process'
 "$VITMAE" bench --frobnicate 2>/dev/null; rc=$?
 t "bench unknown flag exits 2" '[ $rc -eq 2 ]'
 # make bench's table (tools/bench.sh) divides a row's best run by the highest peak that any of the

@@ -128,7 +128,7 @@ t "-np 3: no run folder" '[ ! -e "$dir/bad3" ]'
 mpi -np 2 "$VITMAE" train --steps 2 --out "$dir/nodata" > /dev/null 2> "$dir/nodata.err"; rc=$?
 t "a usage error under mpirun: exit 2, one line from rank 0" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/nodata.err")" -eq 1 ] && ! grep -q "rank 1" "$dir/nodata.err"'
 "$VITMAE" train $small --steps 2 --accum 3 --out "$dir/badk" > /dev/null 2> "$dir/badk.err"; rc=$?
-t "--accum 3: exit 2" '[ $rc -eq 2 ] && grep -q "accum 3" "$dir/badk.err"'
+t "--accum 3: exit 2, naming the flag and value" '[ $rc -eq 2 ] && grep -q "^vitmae: train --accum: 3 micro-batches" "$dir/badk.err"'
 "$VITMAE" train $small --steps 2 --batch 12 --groups 8 --out "$dir/badg" > /dev/null 2> "$dir/badg.err"; rc=$?
 t "--groups 8 of a batch of 12: exit 2" '[ $rc -eq 2 ]'
 "$VITMAE" train --resume "$dir/ref" --groups 8 --out "$dir/badr" > /dev/null 2> "$dir/badr.err"; rc=$?

@@ -86,6 +86,10 @@ t "--init starts at step 0 of its own run" '[ "$(tail -n 1 "$dir/init/metrics.cs
 t "--init with another --img: exit 2" '[ $rc -eq 2 ] && grep -q "\-\-img 32 disagrees with the checkpoint.s 16" "$dir/err"'
 "$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --preset base --out "$dir/init3" > /dev/null 2>"$dir/err"; rc=$?
 t "--init with another --preset names the preset and its value ($(cat "$dir/err"))" '[ $rc -eq 2 ] && grep -q "\-\-preset base sets \-\-dim 768, which disagrees with the checkpoint.s 32" "$dir/err"'
+# A shape flag that the default preset's heads do not divide was checked against the preset before the
+# checkpoint: "train: embed_dim 8 is not divisible by num_heads 3", heads the --init run never has.
+"$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --dim 8 --out "$dir/init4" > /dev/null 2>"$dir/err"; rc=$?
+t "--init with a --dim the preset's heads do not divide: the disagreement ($(cat "$dir/err"))" '[ $rc -eq 2 ] && grep -q "^vitmae: train --init .*: --dim 8 disagrees with the checkpoint.s 32" "$dir/err"'
 "$VITMAE" train --init "$dir/first.safetensors" --resume "$dir/r" > /dev/null 2>&1; rc=$?
 t "--init with --resume: exit 2" '[ $rc -eq 2 ]'
 # The weights really come from the checkpoint: --init with lr 0 (and no decay) keeps them bit for bit.

@@ -92,6 +92,13 @@ t "--batch 0 is a usage error" '[ $(usage --batch 0) -eq 2 ] && grep -q -- "--ba
 t "image not a multiple of the patch" '[ $(usage --img 18) -eq 2 ] && grep -q "multiple" "$dir/u.err"'
 t "dim not divisible by heads" '[ $(usage --dim 36 --heads 5) -eq 2 ] && grep -q "divisible" "$dir/u.err"'
 t "dim not divisible by 4" '[ $(usage --dim 30 --heads 2) -eq 2 ] && grep -q "sin-cos" "$dir/u.err"'
+# The model errors name the flags the user typed, not the config's keys ("embed_dim 36 is not divisible
+# by num_heads 5"); --groups and --accum errors name their flag, and a one-process run is not told of
+# "each of the 1 processes".
+t "model error names --dim and --heads" '[ $(usage --dim 36 --heads 5) -eq 2 ] && grep -q "^vitmae: train: --dim 36 is not divisible by --heads 5$" "$dir/u.err"'
+t "model error names --img and --patch" '[ $(usage --img 18) -eq 2 ] && grep -q "^vitmae: train: --img 18 is not a multiple of --patch 4$" "$dir/u.err"'
+t "--groups error names --groups" '[ $(usage --groups 3) -eq 2 ] && grep -q "^vitmae: train --groups: 3 gradient groups: must be a power of two that divides the batch (16)$" "$dir/u.err"'
+t "--accum error in one process: no process count" '[ $(usage --accum 8 --groups 4) -eq 2 ] && grep -q "^vitmae: train --accum: 8 micro-batches cannot share the 4 gradient groups of a step evenly" "$dir/u.err" && ! grep -q process "$dir/u.err"'
 t "a model too big for memory names the bytes" '[ $(usage --preset base --img 1024 --patch 4 --batch 4096) -eq 2 ] && grep -q "bytes" "$dir/u.err"'
 t "unknown flag" '[ $(usage --frobnicate 1) -eq 2 ]'
 # A ratio that removes no patch: the loss over removed patches has no term (MAE's is 0 / 0); such a run

@@ -138,7 +138,9 @@ int main(void) {
         CHECK(dist_check_groups(64, 8, 3, 1, err, sizeof err) != 0 && strstr(err, "3 processes"), "3 processes refused: %s", err);
         CHECK(dist_check_groups(48, 16, 16, 1, err, sizeof err) == 0, "16 groups of 3, 16 processes");
         CHECK(dist_check_groups(64, 4, 8, 1, err, sizeof err) != 0 && strstr(err, "--groups"), "8 processes, 4 groups: %s", err);
-        CHECK(dist_check_groups(64, 8, 4, 4, err, sizeof err) != 0 && strstr(err, "--accum 4"), "4 x 4 refused: %s", err);
+        CHECK(dist_check_groups(64, 8, 4, 4, err, sizeof err) != 0 && strstr(err, "4 micro-batches cannot share the 2 gradient groups each of the 4 processes"), "4 x 4 refused: %s", err);
+        CHECK(dist_check_groups(64, 4, 1, 8, err, sizeof err) == DIST_BAD_ACCUM && !strstr(err, "processes")
+              && strstr(err, "8 micro-batches cannot share the 4 gradient groups of a step"), "1 process, --accum 8: %s", err);
         CHECK(dist_check_groups(64, 6, 1, 1, err, sizeof err) != 0, "6 groups refused (not a power of two)");
         CHECK(dist_check_groups(12, 8, 1, 1, err, sizeof err) != 0, "8 groups of a batch of 12 refused");
     }

@@ -274,8 +274,9 @@ int cmd_bench(int argc, char **argv) {
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     if (!groups) groups = dist_default_groups(batch);
     char gerr[512];
-    if (dist_check_groups(batch, groups, dist_size(), accum, gerr, sizeof gerr)) {
-        cli_error("bench", "%s", gerr);
+    int bad = dist_check_groups(batch, groups, dist_size(), accum, gerr, sizeof gerr);
+    if (bad) {
+        cli_error(bad == DIST_BAD_ACCUM ? "bench --accum" : bad == DIST_BAD_GROUPS ? "bench --groups" : "bench", "%s", gerr);
         return 2;
     }
     int per = batch / groups, nranks = dist_size();
@@ -291,7 +292,7 @@ int cmd_bench(int argc, char **argv) {
     MaeConfig cfg;
     mae_config_preset(&cfg, preset);
     cfg.img_size = img; cfg.patch_size = patch; cfg.in_chans = channels; cfg.mask_ratio = mask_ratio;
-    if (mae_config_check(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
+    if (mae_config_check_flags(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
     int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
     if (mask_ratio_check(mask_ratio, L, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     // Memory: refuse before allocating what cannot fit.

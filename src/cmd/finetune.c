@@ -492,6 +492,7 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         e->in_chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : (t->ds.all_grey ? 1 : 3);
         snprintf(t->rs.init, sizeof t->rs.init, "scratch");
         (void)flags; (void)nflags;
+        if (mae_config_check_flags(e, err, sizeof err)) { cli_error("finetune", "%s", err); return 2; }
     }
     t->cfg.num_classes = 2;   // checked for real once the classes are known
     if (clf_config_check(&t->cfg, err, sizeof err)) { cli_error("finetune", "%s", err); return 2; }
@@ -653,8 +654,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     }
 
     // The gradient groups: fixed for the run; this job's N processes must divide them.
-    if (dist_check_groups(r->batch, r->groups, dist_size(), 1, err, sizeof err)) {
-        cli_error("finetune", "%s", err);
+    int bad = dist_check_groups(r->batch, r->groups, dist_size(), 1, err, sizeof err);
+    if (bad) {
+        cli_error(bad == DIST_BAD_GROUPS ? "finetune --groups" : "finetune", "%s", err);
         return 2;
     }
     t->per = r->batch / r->groups;

@@ -182,8 +182,9 @@ static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *
     c->norm_pix_loss = a->norm_pix;
     c->pos_learned = strcmp(a->pos, "learned") == 0;
     c->in_chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : (t->ds.all_grey ? 1 : 3);
+    if (a->init) return 0;   // the checkpoint's model: init_config checks the flags against it
     char why[256];
-    if (mae_config_check(c, why, sizeof why)) { snprintf(err, errlen, "train: %s", why); return CLI_USAGE; }
+    if (mae_config_check_flags(c, why, sizeof why)) { snprintf(err, errlen, "train: %s", why); return CLI_USAGE; }
     if (mask_ratio_check(c->mask_ratio, mae_num_patches(c), why, sizeof why)) {
         snprintf(err, errlen, "train --mask-ratio: %s", why);
         return CLI_USAGE;
@@ -512,9 +513,11 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     t->rs.processes = dist_size();
     t->rs.accum = a->accum;
-    if (dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, sizeof err)) {
+    int bad = dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, sizeof err);
+    if (bad) {   // G itself fails only when --groups gave it (a default or a resumed run's G divides the batch)
         ckpt_free(init);
-        return cli_report("train", err, CLI_USAGE);
+        return cli_report(bad == DIST_BAD_ACCUM ? "train --accum" : bad == DIST_BAD_GROUPS ? "train --groups" : "train",
+                          err, CLI_USAGE);
     }
     t->per = t->rs.batch / t->rs.grad_groups;
     t->share = t->rs.batch / t->rs.processes;

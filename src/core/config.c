@@ -31,31 +31,46 @@ int mae_config_preset(MaeConfig *cfg, const char *name) {
     return -1;
 }
 
-int mae_config_check(const MaeConfig *c, char *err, size_t n) {
+// The names a message gives the sizes: the config's keys (a checkpoint's) or the flags that set them
+// (a new run's model, in the user's terms).
+typedef struct { const char *img, *patch, *chans, *dim, *ddim, *depth, *ddepth, *heads, *dheads, *mask; } SizeNames;
+static const SizeNames CONFIG_NAMES = {"img_size", "patch_size", "in_chans", "embed_dim", "decoder_embed_dim", "depth",
+                                       "decoder_depth", "num_heads", "decoder_num_heads", "mask_ratio"};
+static const SizeNames FLAG_NAMES = {"--img", "--patch", "--channels", "--dim", "--dec-dim", "--depth", "--dec-depth",
+                                     "--heads", "--dec-heads", "--mask-ratio"};
+
+static int check_named(const MaeConfig *c, const SizeNames *w, char *err, size_t n) {
 #define BAD(...) do { snprintf(err, n, __VA_ARGS__); return -1; } while (0)
-    if (c->img_size < 1 || c->img_size > 8192) BAD("img_size %d is out of range [1, 8192]", c->img_size);
-    if (c->patch_size < 1 || c->patch_size > c->img_size) BAD("patch_size %d is out of range [1, %d]", c->patch_size, c->img_size);
-    if (c->img_size % c->patch_size) BAD("img_size %d is not a multiple of patch_size %d", c->img_size, c->patch_size);
-    if (c->in_chans != 1 && c->in_chans != 3) BAD("in_chans %d must be 1 or 3", c->in_chans);
-    if (c->embed_dim < 1 || c->embed_dim > 16384) BAD("embed_dim %d is out of range [1, 16384]", c->embed_dim);
-    if (c->dec_embed_dim < 1 || c->dec_embed_dim > 16384) BAD("decoder_embed_dim %d is out of range [1, 16384]", c->dec_embed_dim);
-    if (c->depth < 1 || c->depth > 256) BAD("depth %d is out of range [1, 256]", c->depth);
-    if (c->dec_depth < 0 || c->dec_depth > 256) BAD("decoder_depth %d is out of range [0, 256]", c->dec_depth);
-    if (c->num_heads < 1 || c->embed_dim % c->num_heads) BAD("embed_dim %d is not divisible by num_heads %d", c->embed_dim, c->num_heads);
-    if (c->dec_num_heads < 1 || c->dec_embed_dim % c->dec_num_heads) BAD("decoder_embed_dim %d is not divisible by decoder_num_heads %d", c->dec_embed_dim, c->dec_num_heads);
+    if (c->img_size < 1 || c->img_size > 8192) BAD("%s %d is out of range [1, 8192]", w->img, c->img_size);
+    if (c->patch_size < 1 || c->patch_size > c->img_size) BAD("%s %d is out of range [1, %d]", w->patch, c->patch_size, c->img_size);
+    if (c->img_size % c->patch_size) BAD("%s %d is not a multiple of %s %d", w->img, c->img_size, w->patch, c->patch_size);
+    if (c->in_chans != 1 && c->in_chans != 3) BAD("%s %d must be 1 or 3", w->chans, c->in_chans);
+    if (c->embed_dim < 1 || c->embed_dim > 16384) BAD("%s %d is out of range [1, 16384]", w->dim, c->embed_dim);
+    if (c->dec_embed_dim < 1 || c->dec_embed_dim > 16384) BAD("%s %d is out of range [1, 16384]", w->ddim, c->dec_embed_dim);
+    if (c->depth < 1 || c->depth > 256) BAD("%s %d is out of range [1, 256]", w->depth, c->depth);
+    if (c->dec_depth < 0 || c->dec_depth > 256) BAD("%s %d is out of range [0, 256]", w->ddepth, c->dec_depth);
+    if (c->num_heads < 1 || c->embed_dim % c->num_heads) BAD("%s %d is not divisible by %s %d", w->dim, c->embed_dim, w->heads, c->num_heads);
+    if (c->dec_num_heads < 1 || c->dec_embed_dim % c->dec_num_heads) BAD("%s %d is not divisible by %s %d", w->ddim, c->dec_embed_dim, w->dheads, c->dec_num_heads);
     // The 2D sin-cos table splits the dimension in 4 (sin/cos for each of 2 axes).
-    if (c->embed_dim % 4) BAD("embed_dim %d is not divisible by 4 (2D sin-cos position table)", c->embed_dim);
-    if (c->dec_embed_dim % 4) BAD("decoder_embed_dim %d is not divisible by 4 (2D sin-cos position table)", c->dec_embed_dim);
+    if (c->embed_dim % 4) BAD("%s %d is not divisible by 4 (2D sin-cos position table)", w->dim, c->embed_dim);
+    if (c->dec_embed_dim % 4) BAD("%s %d is not divisible by 4 (2D sin-cos position table)", w->ddim, c->dec_embed_dim);
     if (c->mlp_ratio < 1 || c->mlp_ratio > 64) BAD("mlp_ratio %d is out of range [1, 64]", c->mlp_ratio);
-    if (!mask_ratio_in_range(c->mask_ratio)) BAD("mask_ratio %g is out of range [0, 1)", c->mask_ratio);
+    if (!mask_ratio_in_range(c->mask_ratio)) BAD("%s %g is out of range [0, 1)", w->mask, c->mask_ratio);
     if (!(c->ln_eps > 0.0f)) BAD("layer_norm_eps %g must be > 0", c->ln_eps);
     for (int i = 0; i < c->in_chans; i++)
         if (!(c->pixel_std[i] > 0.0f)) BAD("pixel_std[%d] %g must be > 0", i, c->pixel_std[i]);
     long L = (long)mae_num_patches(c);
-    if (L > 65536) BAD("%ld patches is too many (at most 65536)", L);
+    if (L > 65536) {
+        if (w == &FLAG_NAMES)
+            BAD("%s %d / %s %d gives %ld patches, too many (at most 65536)", w->img, c->img_size, w->patch, c->patch_size, L);
+        BAD("%ld patches is too many (at most 65536)", L);
+    }
     return 0;
 #undef BAD
 }
+
+int mae_config_check(const MaeConfig *c, char *err, size_t n) { return check_named(c, &CONFIG_NAMES, err, n); }
+int mae_config_check_flags(const MaeConfig *c, char *err, size_t n) { return check_named(c, &FLAG_NAMES, err, n); }
 
 // ---------------------------------------------------------------------------------------------
 // The parameter table

@@ -34,6 +34,9 @@ typedef struct {
 int mae_config_preset(MaeConfig *cfg, const char *name);
 // Returns 0 when the config is usable; otherwise -1 and a one-line reason in err.
 int mae_config_check(const MaeConfig *cfg, char *err, size_t errlen);
+// The same check for a model made from command-line flags: the reason names the flags (`--dim 16 is
+// not divisible by --heads 3`), not the config's keys.
+int mae_config_check_flags(const MaeConfig *cfg, char *err, size_t errlen);
 static inline int mae_num_patches(const MaeConfig *c) {
     int g = c->img_size / c->patch_size; return g * g;
 }

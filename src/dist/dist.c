@@ -163,25 +163,29 @@ int dist_default_groups(int batch) {
 int dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen) {
     if (!is_pow2(groups) || batch % groups) {
         snprintf(err, errlen, "%d gradient groups: must be a power of two that divides the batch (%d)", groups, batch);
-        return -1;
+        return DIST_BAD_GROUPS;
     }
     if (!is_pow2(procs)) {
         snprintf(err, errlen, "%d processes: each must own a whole subtree of the fixed pairwise tree over the "
                  "%d gradient groups (bitwise equal results for any process count), so the count must be a "
                  "power of two dividing %d", procs, groups, groups);
-        return -1;
+        return DIST_BAD_PROCS;
     }
     if (groups % procs) {
         snprintf(err, errlen, "%d processes cannot share the %d gradient groups of a step evenly, which bitwise "
                  "equal results need; use a process count that divides %d, or start the run with more groups "
                  "(--groups)", procs, groups, groups);
-        return -1;
+        return DIST_BAD_PROCS;
     }
-    if ((groups / procs) % accum) {
-        snprintf(err, errlen, "--accum %d: each of the %d processes has %d gradient group%s per step, which %d "
-                 "micro-batches cannot share evenly; use an --accum that divides %d, or more groups (--groups)",
-                 accum, procs, groups / procs, groups / procs == 1 ? "" : "s", accum, groups / procs);
-        return -1;
+    int mine = groups / procs;
+    if (mine % accum) {
+        char whose[96];   // one process: the step's groups; several: each one's share
+        if (procs == 1) snprintf(whose, sizeof whose, "the %d gradient group%s of a step", mine, mine == 1 ? "" : "s");
+        else snprintf(whose, sizeof whose, "the %d gradient group%s each of the %d processes has per step", mine,
+                      mine == 1 ? "" : "s", procs);
+        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use an --accum that divides %d, or more "
+                 "groups (--groups)", accum, whose, mine);
+        return DIST_BAD_ACCUM;
     }
     return 0;
 }

@@ -65,7 +65,10 @@ double tree_sum_doubles(const double *v, int count);
 int  dist_default_groups(int batch);
 // Checks that G groups of `batch` images can be shared by `procs` processes in `accum` micro-batches
 // each with the guarantee above: G a power of two dividing batch, procs * accum dividing G.
-// 0 ok; -1 and a one-line reason in err (a usage error).
+// 0 ok; otherwise (a usage error) a one-line reason in err and which rule failed, so that the command
+// names the flag: DIST_BAD_GROUPS (G itself: --groups), DIST_BAD_PROCS (the process count: mpirun -np),
+// DIST_BAD_ACCUM (--accum).
+enum { DIST_BAD_GROUPS = -1, DIST_BAD_PROCS = -2, DIST_BAD_ACCUM = -3 };
 int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen);
 
 // One step's gradient over this rank's groups. The caller's group function computes the gradient of
