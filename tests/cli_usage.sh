@@ -49,5 +49,38 @@ sed 's/--val-max//g' "$doc" > "$tmp/no-flag.md"
 t "a flag whose name begins another's (--val) is still found" \
   'undocumented_flags "$tmp/no-flag.md" | grep -qx "train --val-max" && ! undocumented_flags "$tmp/no-flag.md" | grep -qx "train --val"'
 
+# The same thing said the same way by every command: a missing required flag or INPUT points to the
+# command's --help (reconstruct, eval, classify and probe did not; "no INPUT" had three wordings), and
+# a checkpoint that cannot be read is named first, "vitmae: PATH: why", as reconstruct, eval, classify,
+# info, train and finetune say it (embed, probe and attention put "embed: " before the file).
+"$VITMAE_TOOLS/synth" "$tmp/imgs" --count 2 --size 8 --classes 2 > /dev/null || fail=1
+# args_of CMD: what CMD needs besides --ckpt (one image folder).
+args_of() {
+  case $1 in
+    eval) echo "--data $tmp/imgs" ;; probe) echo "--train $tmp/imgs --test $tmp/imgs" ;;
+    embed) echo "--out $tmp/o.npy $tmp/imgs" ;; *) echo "$tmp/imgs" ;;
+  esac
+}
+for cmd in reconstruct eval classify probe embed attention; do
+  "$VITMAE" $cmd $(args_of $cmd) 2>"$tmp/err" >/dev/null; rc=$?
+  t "$cmd without --ckpt: exit 2, one line pointing to its --help ($(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd: --ckpt FILE is required (see vitmae $cmd --help)" ]'
+  "$VITMAE" $cmd --ckpt "$tmp/none.safetensors" $(args_of $cmd) 2>"$tmp/err" >/dev/null; rc=$?
+  t "$cmd --ckpt of a missing file: exit 1, the file named first ($(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/none.safetensors: No such file or directory" ]'
+done
+for cmd in reconstruct classify embed attention; do
+  extra=; [ $cmd = embed ] && extra="--out $tmp/o.npy"
+  "$VITMAE" $cmd --ckpt "$tmp/none.safetensors" $extra 2>"$tmp/err" >/dev/null; rc=$?
+  t "$cmd without INPUT: exit 2, one wording ($(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd: no INPUT: give image files or folders (see vitmae $cmd --help)" ]'
+done
+"$VITMAE" eval --ckpt "$tmp/none.safetensors" 2>"$tmp/err"; rc=$?
+t "eval without --data: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: eval: --data DIR is required (see vitmae eval --help)" ]'
+"$VITMAE" embed --ckpt "$tmp/none.safetensors" "$tmp/imgs" 2>"$tmp/err"; rc=$?
+t "embed without --out: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: embed: --out FEATS.npy is required (see vitmae embed --help)" ]'
+"$VITMAE" data 2>"$tmp/err"; rc=$?
+t "data without DIR: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: data: missing DIR: give the folder to check (see vitmae data --help)" ]'
+
 [ $fail -eq 0 ] && echo "cli usage ok"
 exit $fail

@@ -738,7 +738,7 @@ int cmd_attention(int argc, char **argv) {
     int layer_num, layer_v = 0, layer_word = 0, head_num, head_v = 0, head_word = 0, qx = 0, qy = 0;
     plan.mode = !strcmp(mode_s, "cls") ? MODE_CLS : !strcmp(mode_s, "patch") ? MODE_PATCH : MODE_ROLLOUT;
     if (!ckpt_path) { cli_error("attention", "--ckpt FILE is required (see vitmae attention --help)"); goto out; }
-    if (ninputs == 0) { cli_error("attention", "no INPUT image or folder given"); goto out; }
+    if (ninputs == 0) { cli_error("attention", "no INPUT: give image files or folders (see vitmae attention --help)"); goto out; }
     if (parse_selection(layer_s, layer_words, 2, &layer_num, &layer_v, &layer_word)) { cli_error("attention --layer", "'%s' is not a layer (N, last or all)", layer_s); goto out; }
     if (parse_selection(head_s, head_words, 3, &head_num, &head_v, &head_word)) { cli_error("attention --head", "'%s' is not a head (N, mean, max or all)", head_s); goto out; }
     if (query_s && parse_query(query_s, &qx, &qy)) { cli_error("attention --query", "'%s' is not X,Y (patch grid coordinates)", query_s); goto out; }
@@ -755,7 +755,7 @@ int cmd_attention(int argc, char **argv) {
 
     char err[4096];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
-    if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error("attention", "%s", err); status = 1; goto out; }
+    if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); status = 1; goto out; }   // err names the file
     const MaeConfig *cfg = &ck.cfg;
     int depth = cfg->depth, H = cfg->num_heads, S = cfg->img_size, g = S / cfg->patch_size, L = g * g;
     if (layer_num && (layer_v < 0 || layer_v >= depth)) {

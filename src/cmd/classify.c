@@ -101,8 +101,8 @@ int cmd_classify(int argc, char **argv) {
     int rc = cli_parse("classify", "--ckpt FILE [--top K] [--json] [--batch B] [--threads T] INPUT...", flags, nflags,
                        argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
-    if (!ckpt_path) { cli_error("classify", "--ckpt FILE is required"); free(pos); return 2; }
-    if (npos == 0) { cli_error("classify", "no INPUT (image files or folders)"); free(pos); return 2; }
+    if (!ckpt_path) { cli_error("classify", "--ckpt FILE is required (see vitmae classify --help)"); free(pos); return 2; }
+    if (npos == 0) { cli_error("classify", "no INPUT: give image files or folders (see vitmae classify --help)"); free(pos); return 2; }
     if (threads > 0) omp_set_num_threads(threads);
 
     char err[1024];

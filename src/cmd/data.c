@@ -103,7 +103,7 @@ int cmd_data(int argc, char **argv) {
     int rc = cli_parse("data", synopsis, flags, nflags, argc, argv, pos, 1, &npos);
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
-    if (npos != 1) { cli_error("data", "missing DIR (usage: vitmae data %s)", synopsis); return 2; }
+    if (npos != 1) { cli_error("data", "missing DIR: give the folder to check (see vitmae data --help)"); return 2; }
 
     if (threads) omp_set_num_threads(threads);
     const char *dir = pos[0];

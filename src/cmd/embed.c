@@ -137,13 +137,13 @@ int cmd_embed(int argc, char **argv) {
     if (rc != CLI_OK) { status = rc == CLI_HELP ? 0 : 2; goto out; }
     status = 2;
     if (!ckpt_path) { cli_error("embed", "--ckpt FILE is required (see vitmae embed --help)"); goto out; }
-    if (!out_path) { cli_error("embed", "--out FEATS.npy is required"); goto out; }
+    if (!out_path) { cli_error("embed", "--out FEATS.npy is required (see vitmae embed --help)"); goto out; }
     size_t olen = strlen(out_path);
     if (olen < 5 || strcmp(out_path + olen - 4, ".npy")) {
         cli_error("embed --out", "'%s' must end in .npy (FEATS.txt is written beside it)", out_path);
         goto out;
     }
-    if (ninputs == 0) { cli_error("embed", "no INPUT: give image files or folders"); goto out; }
+    if (ninputs == 0) { cli_error("embed", "no INPUT: give image files or folders (see vitmae embed --help)"); goto out; }
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
     txt_path = strdup(out_path);
@@ -159,7 +159,7 @@ int cmd_embed(int argc, char **argv) {
     // The model holds one batch: no more images than there are (the memory check counts what runs).
     if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
     fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
-    if (!fm) { cli_error("embed", "%s", err); status = open_status; goto out; }
+    if (!fm) { cli_error(output_subject("embed", ckpt_path, err), "%s", err); status = open_status; goto out; }
     const MaeConfig *cfg = features_config(fm);
     if (features_layer_parse(layer_s, cfg->depth, &spec.layer, err, sizeof err)) {
         cli_error("embed --layer", "%s", err);

@@ -57,8 +57,8 @@ int cmd_eval(int argc, char **argv) {
     int npos = 0;
     int rc = cli_parse("eval", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);
     if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;
-    if (!ckpt_path) { cli_error("eval", "--ckpt FILE is required"); return 2; }
-    if (!data_dir) { cli_error("eval", "--data DIR is required"); return 2; }
+    if (!ckpt_path) { cli_error("eval", "--ckpt FILE is required (see vitmae eval --help)"); return 2; }
+    if (!data_dir) { cli_error("eval", "--data DIR is required (see vitmae eval --help)"); return 2; }
     int ratio_seen = cli_flag(flags, nflags, "--mask-ratio")->seen;
     char err[1024];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("eval --mask-ratio", "%s", err); return 2; }

@@ -58,6 +58,11 @@ int output_mkdir_p(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+const char *output_subject(const char *cmd, const char *path, const char *err) {
+    size_t n = strlen(path);
+    return !strncmp(err, path, n) && err[n] == ':' ? NULL : cmd;
+}
+
 int output_check_writable(const char *dir, char *err, size_t errlen) {
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());

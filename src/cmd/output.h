@@ -15,6 +15,10 @@ int output_mkdir_p(const char *path, char *err, size_t errlen);
 int output_exists(const char *path);
 int output_refuse_existing(const char *path, int force);
 
+// The what for cli_error(what, "%s", err) of a library's message: NULL when err already begins with
+// "path: " (it names the file, as "vitmae: PATH: why" should), else cmd.
+const char *output_subject(const char *cmd, const char *path, const char *err);
+
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.
 int output_check_writable(const char *dir, char *err, size_t errlen);

@@ -243,7 +243,7 @@ int cmd_probe(int argc, char **argv) {
     if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;
     if (!train_dir || !test_dir) { cli_error("probe", "--train DIR and --test DIR are required (see vitmae probe --help)"); return 2; }
     if (!ckpt_path && !(pixels && img)) {
-        cli_error("probe", pixels ? "--pixels needs --ckpt FILE or --img S for the view size" : "--ckpt FILE is required");
+        cli_error("probe", pixels ? "--pixels needs --ckpt FILE or --img S for the view size" : "--ckpt FILE is required (see vitmae probe --help)");
         return 2;
     }
     // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results").
@@ -288,14 +288,14 @@ int cmd_probe(int argc, char **argv) {
     if (most < batch) batch = most > 0 ? (int)most : 1;
     if (pixels && ckpt_path) {
         Checkpoint ck;
-        if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error("probe", "%s", err); goto out; }
+        if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); goto out; }   // err names the file
         if (!img) S = ck.cfg.img_size;
         if (!channels_s) Cin = ck.cfg.in_chans;
         ckpt_free(&ck);
     } else if (!pixels) {
         int open_status;
         fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
-        if (!fm) { cli_error("probe", "%s", err); status = open_status; goto out; }
+        if (!fm) { cli_error(output_subject("probe", ckpt_path, err), "%s", err); status = open_status; goto out; }
         if (features_layer_parse(layer_s, features_config(fm)->depth, &spec.layer, err, sizeof err)) {
             cli_error("probe --layer", "%s", err);
             status = 2;

@@ -174,8 +174,8 @@ int cmd_reconstruct(int argc, char **argv) {
     int npos = 0;
     int rc = cli_parse("reconstruct", synopsis, flags, nflags, argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
-    if (!ckpt_path) { cli_error("reconstruct", "--ckpt FILE is required"); free(pos); return 2; }
-    if (npos == 0) { cli_error("reconstruct", "no INPUT (image files or folders)"); free(pos); return 2; }
+    if (!ckpt_path) { cli_error("reconstruct", "--ckpt FILE is required (see vitmae reconstruct --help)"); free(pos); return 2; }
+    if (npos == 0) { cli_error("reconstruct", "no INPUT: give image files or folders (see vitmae reconstruct --help)"); free(pos); return 2; }
     if (scale && display) { cli_error("reconstruct --scale", "give --scale K or --display N, not both"); free(pos); return 2; }
     if (mask_path && (cli_flag(flags, nflags, "--mask-ratio")->seen || cli_flag(flags, nflags, "--seed")->seen)) {
         cli_error("reconstruct --mask", "one mask for every image; --mask-ratio and --seed make random masks instead (give one or the other)");

@@ -36,8 +36,9 @@ typedef struct {
 typedef struct FeatureModel FeatureModel;
 
 // Loads a checkpoint for features (a file without decoder tensors is fine). NULL with a one-line
-// reason naming the file on failure; *status gets 1 (runtime: unreadable, bad file, out of memory)
-// or 2 (max_batch too large for memory: a smaller batch would fit).
+// reason on failure, `PATH: why` when the file cannot be used (its memory check and out of memory have
+// no subject: the command names itself); *status gets 1 (runtime: unreadable, bad file, out of
+// memory) or 2 (max_batch too large for memory: a smaller batch would fit).
 FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, char *err, size_t errlen);
 void features_close(FeatureModel *fm);
 const MaeConfig *features_config(const FeatureModel *fm);
