@@ -185,11 +185,15 @@ rm "$dir/run/other.safetensors"
 # metrics.csv: refused without it, moved with it).
 mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"
 err "a folder with only metrics.csv" 2 "overwrite" "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k"
+# A folder that holds a run: train's words (finetune said "finetune --out: DIR already holds a run
+# (continue it with ..., choose another folder, ...)"), and to a resumed run no --overwrite advice.
+err "a folder that holds a run: train's message" 2 "finetune --out .*/run: the folder already holds a run; pass --resume .*/run to continue it, another --out folder, or --overwrite to move the old run aside (to .*/run.old-N)$" \
+  "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/run"
 # ... and says so, not "continue it with --resume" (which then failed on a checkpoint that is not there);
 # --resume of that folder says what to do instead.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" > /dev/null 2> "$dir/err"
 t "a folder with only metrics.csv: --out says it stopped before its first checkpoint, no --resume advice ($(cat "$dir/err"))" \
-  'grep -q "^vitmae: finetune --out: .*/k holds a run that stopped before its first checkpoint (nothing to resume); pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
+  'grep -q "^vitmae: finetune --out .*/k: the folder holds a run that stopped before its first checkpoint (nothing to resume); pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
 err "--resume of a folder with only metrics.csv" 2 "finetune --resume .*/k: the run stopped before its first checkpoint, so there is nothing to resume; start it again with --out .*/k --overwrite" \
   "$VITMAE" finetune --resume "$dir/k"
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?

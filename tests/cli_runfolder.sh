@@ -23,6 +23,11 @@ rows=$(wc -l < "$dir/run/metrics.csv")
 t "existing run: exit 2 ($rc)" '[ $rc -eq 2 ]'
 t "message names --resume, another --out and --overwrite" 'grep -q "^vitmae: train --out .*/run: the folder already holds a run; pass --resume .*/run to continue it, another --out folder, or --overwrite" "$dir/err"'
 t "the old checkpoint is untouched" 'cmp -s "$dir/run/checkpoint.safetensors" "$dir/first.safetensors"'
+# A resumed run given another run's folder was told to "pass ... --overwrite", which --resume refuses.
+mkdir -p "$dir/another" && cp "$dir/run/metrics.csv" "$dir/another/"
+"$VITMAE" train --resume "$dir/first.safetensors" --out "$dir/another" > /dev/null 2>"$dir/err"; rc=$?
+t "--resume into another run's folder: exit 2, no --overwrite advice ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --out .*/another: the folder already holds another run; a resumed run continues in its own folder or in a new --out folder$" "$dir/err"'
 t "the old metrics are untouched" '[ $(wc -l < "$dir/run/metrics.csv") -eq $rows ]'
 t "nothing else written" '[ ! -e "$dir/run.old-1" ] && [ ! -e "$dir/run/checkpoint-4.safetensors" ]'
 # A folder with only unrelated files is not a run.

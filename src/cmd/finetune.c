@@ -534,8 +534,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         int same_dir = stat(t->run_dir, &so) == 0 && stat(dir, &sd) == 0 && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
         t->own_folder = !a->out || same_dir;
         if (a->out && !same_dir && run_folder_has_run(a->out)) {
-            cli_error("finetune --out", "%s already holds another run (a resumed run goes to its own folder or a new one)", a->out);
-            return 2;
+            return cli_report(NULL, err, run_folder_refusal("finetune", a->out, RUN_HOLDS_OTHER, err, sizeof err));
         }
         if ((!a->out || same_dir) && run_folder_foreign_checkpoint(path, dir)) {
             cli_error("finetune --resume", "%s: not a checkpoint of the run in %s (its model, seed or batch differ from "
@@ -560,18 +559,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             return 1;
         }
         if (!t->named && run_folder_has_run(t->run_dir)) {
-            if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir)) {   // --resume would find nothing
-                cli_error("finetune --out", "%s holds a run that stopped before its first checkpoint (nothing to "
-                          "resume); pass --overwrite to move it aside (to %s.old-N) and start again, or another "
-                          "folder", t->run_dir, t->run_dir);
-                return 2;
-            }
-            if (!a->overwrite) {
-                cli_error("finetune --out", "%s already holds a run (continue it with --resume %s, choose another "
-                          "folder, or --overwrite to move the old run aside to %s.old-N)", t->run_dir, t->run_dir,
-                          t->run_dir);
-                return 2;
-            }
+            if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir))   // --resume would find nothing
+                return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, sizeof err));
+            if (!a->overwrite)
+                return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_RUN, err, sizeof err));
             char moved[4200];
             if (dist_rank() == 0 && run_folder_move_aside(t->run_dir, moved, sizeof moved, err, sizeof err)) {
                 cli_error("finetune --overwrite", "%s", err);
@@ -774,9 +765,7 @@ static int setup_run_folder(FineTune *t) {
         if (!taken && (t->own_folder || !run_folder_has_run(t->run_dir))) break;
         if (t->named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
         if (taken) { cli_error("finetune", "%s", err); return 1; }
-        cli_error("finetune --out", "%s already holds a run (started by another process meanwhile); choose another "
-                  "folder", t->run_dir);
-        return 2;
+        return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err));
     }
     run_remove_stale_temp_files(t->run_dir);
     char metrics[4200];

@@ -89,6 +89,23 @@ int run_folder_default_next(char *dir, size_t n) {
     return default_base[0] ? first_free(dir, n, default_k + 1) : -1;
 }
 
+int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
+    if (why == RUN_HOLDS_NO_CHECKPOINT)
+        snprintf(err, errlen, "%s --out %s: the folder holds a run that stopped before its first checkpoint (nothing "
+                 "to resume); pass --overwrite to move it aside (to %s.old-N) and start again, or another --out "
+                 "folder", cmd, dir, dir);
+    else if (why == RUN_HOLDS_OTHER)
+        snprintf(err, errlen, "%s --out %s: the folder already holds another run; a resumed run continues in its own "
+                 "folder or in a new --out folder", cmd, dir);
+    else if (why == RUN_HOLDS_MEANWHILE)
+        snprintf(err, errlen, "%s --out %s: the folder already holds a run (started by another process meanwhile); "
+                 "choose another --out folder", cmd, dir);
+    else
+        snprintf(err, errlen, "%s --out %s: the folder already holds a run; pass --resume %s to continue it, another "
+                 "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, dir, dir);
+    return CLI_USAGE;
+}
+
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen) {
     char base[4096];
     snprintf(base, sizeof base, "%s", dir);

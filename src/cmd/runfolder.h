@@ -14,6 +14,14 @@
 // 1 when dir holds a run: checkpoint.safetensors, checkpoint-<step>.safetensors, metrics.csv or
 // config.json. 0 when it does not (or does not exist).
 int run_folder_has_run(const char *dir);
+// Why --out DIR is refused when it holds a run (docs/data.md, "Run folders"), one message for train and
+// finetune: "CMD --out DIR: the folder ...", saying what to do instead. why: RUN_HOLDS_RUN (a new run:
+// --resume, another --out or --overwrite), RUN_HOLDS_NO_CHECKPOINT (a new run; the old one stopped
+// before its first checkpoint: --overwrite or another --out), RUN_HOLDS_OTHER (a resumed run given
+// another run's folder: its own folder or a new one; --overwrite does not go with --resume),
+// RUN_HOLDS_MEANWHILE (a run started there by another process since the first check). Returns CLI_USAGE.
+enum { RUN_HOLDS_RUN, RUN_HOLDS_NO_CHECKPOINT, RUN_HOLDS_OTHER, RUN_HOLDS_MEANWHILE };
+int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen);
 // Renames dir to dir.old-N, the first N >= 1 not taken (never replacing anything), so the old run
 // stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);

@@ -296,14 +296,6 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
     return 0;
 }
 
-// The refusal of an --out folder that holds a run (docs/data.md, "Run folders"): exit 2.
-static int holds_run(const Train *t, char *err, size_t errlen) {
-    snprintf(err, errlen, "train --out %s: the folder already holds a run; pass --resume %s to continue it, "
-             "another --out folder, or --overwrite to move the old run aside (to %s.old-N)",
-             t->run_dir, t->run_dir, t->run_dir);
-    return CLI_USAGE;
-}
-
 // The run folder must not be in another process's use (exit 1) nor hold another run: refused (exit 2),
 // or with --overwrite moved aside whole. *own: resuming into the run's own folder.
 static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, int *own, char *err, size_t errlen) {
@@ -328,13 +320,10 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         if (same) { *own = 1; return 0; }
     }
     if (!run_folder_has_run(t->run_dir)) return 0;
-    if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir)) {   // --resume would find nothing
-        snprintf(err, errlen, "train --out %s: the folder holds a run that stopped before its first checkpoint "
-                 "(nothing to resume); pass --overwrite to move it aside (to %s.old-N) and start again, or "
-                 "another --out folder", t->run_dir, t->run_dir);
-        return CLI_USAGE;
-    }
-    if (!a->overwrite) return holds_run(t, err, errlen);
+    if (resumed_dir[0]) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_OTHER, err, errlen);
+    if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir))   // --resume would find nothing
+        return run_folder_refusal("train", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, errlen);
+    if (!a->overwrite) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_RUN, err, errlen);
     char moved[4200];
     if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, errlen)) return 1;
     printf("--overwrite: the old run in %s was moved to %s\n", t->run_dir, moved);
@@ -604,14 +593,15 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         while (!rc) {
             if (train_out_prepare(t->run_dir, err, sizeof err)) { rc = cli_report("train --out", err, 1); break; }
             // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
-            // another process is either still running (its lock) or has left its files.
+            // another process is either still running (its lock) or has left its files; a default name
+            // then goes on to the next of its series (cmd/runfolder.h).
             file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
             int taken = run_folder_lock(t->run_dir, err, sizeof err);
             if (!taken && (own || !run_folder_has_run(t->run_dir))) break;
             if (named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
             if (taken) rc = cli_report("train", err, 1);
             else {
-                rc = holds_run(t, err, sizeof err);
+                rc = run_folder_refusal("train", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err);
                 cli_report(NULL, err, rc);
             }
         }
