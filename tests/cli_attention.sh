@@ -240,6 +240,11 @@ t "rollout montage: one row of 3 tiles" '[ "$(od -An -tu1 -j16 -N4 "$tmp/mr/attn
 # 3 layers x (4 heads + mean): 5 columns = 10 + 5 * 266 = 1340.
 t "layers x heads montage: 5 columns" '[ "$(od -An -tu1 -j16 -N4 "$tmp/mh/attn_input.attn.png" | tr -s " ")" = " 0 0 5 60" ]'
 
+# An --out that cannot be made: "attention --out: cannot create the output folder: ...", as reconstruct
+# and probe say it (it said "attention: DIR: Not a directory").
+"$VITMAE" attention --ckpt "$ck" --out "$img/a" "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "--out under a file: exit 1, reconstruct's words ($(cat "$tmp/err"))" '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: attention --out: cannot create the output folder: $img/a: Not a directory" ]'
+
 # Messages only for files written: index.html that cannot be written is an error, never announced.
 # (A folder that is not empty in its place, which even --force cannot replace; temporary files have
 # names of their own, so a folder at index.html.tmp no longer stands in the way.)

@@ -97,6 +97,14 @@ bad "embed --layer x" 2 "last" embed --ckpt "$ck" --layer x --out "$tmp/x.npy" "
 bad "embed --pool max" 2 "cls|mean" embed --ckpt "$ck" --pool max --out "$tmp/x.npy" "$tmp/train"
 bad "embed --out x.bin" 2 ".npy" embed --ckpt "$ck" --out "$tmp/x.bin" "$tmp/train"
 bad "embed no --ckpt" 2 "ckpt" embed --out "$tmp/x.npy" "$tmp/train"
+# An output folder that cannot be made or written: one wording, "CMD --out: ...", found before the
+# work. embed computed every feature before it found that FEATS.npy's folder did not exist
+# ("vitmae: embed: DIR/x.npy: No such file or directory"); probe printed its results, then failed.
+bad "embed --out in a missing folder" 1 "^vitmae: embed --out: $tmp/nodir: cannot write in this folder: No such file or directory$" \
+  embed --ckpt "$ck" --out "$tmp/nodir/x.npy" "$tmp/train"
+bad "probe --out under a file" 1 "^vitmae: probe --out: cannot create the output folder: $tmp/train/circle/.*: Not a directory$" \
+  probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/train/circle/$(ls "$tmp/train/circle" | head -n 1)/p"
+t "probe --out under a file: before the work (no result printed)" '[ ! -s "$tmp/out" ]'
 bad "embed no INPUT" 2 "INPUT" embed --ckpt "$ck" --out "$tmp/x.npy"
 bad "embed missing input" 1 "No such file" embed --ckpt "$ck" --out "$tmp/x.npy" "$tmp/nothing"
 printf 'not a checkpoint' >"$tmp/bad.safetensors"

@@ -150,6 +150,13 @@ int cmd_embed(int argc, char **argv) {
     if (!txt_path) { cli_error("embed", "out of memory"); status = 1; goto out; }
     memcpy(txt_path + olen - 4, ".txt", 4);
     if (output_refuse_existing(out_path, force) || output_refuse_existing(txt_path, force)) goto out;
+    // The folder FEATS.npy goes to must take files: found before the work, not after it (exit 1).
+    char *slash = strrchr(txt_path, '/');
+    if (slash) *slash = 0;
+    char werr[4400];
+    int unwritable = output_check_writable(slash ? (*txt_path ? txt_path : "/") : ".", werr, sizeof werr);
+    if (slash) *slash = '/';
+    if (unwritable) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
     if (threads > 0) omp_set_num_threads(threads);
 
     status = 1;

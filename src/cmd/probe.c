@@ -302,6 +302,12 @@ int cmd_probe(int argc, char **argv) {
             goto out;
         }
     }
+    // The --out folder is made before the work, as reconstruct and attention make theirs: a folder that
+    // cannot be made is found before the features are computed.
+    if (out_dir && output_mkdir_p(out_dir, err, sizeof err)) {
+        cli_error("probe --out", "cannot create the output folder: %s", err);
+        goto out;
+    }
     if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
                              : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
     int C = train.ds.nclasses;
@@ -351,7 +357,6 @@ int cmd_probe(int argc, char **argv) {
     if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", k, temperature);
     else print_text(res, &train.ds, test.n);
     if (out_dir) {
-        if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("probe --out", "%s", err); goto out; }
         // Published together (io/files.h): without --force nothing is replaced, also when another
         // command wrote one of them while this one computed; the matrices are then that command's.
         FileGroup files = {0};

@@ -239,7 +239,7 @@ int cmd_reconstruct(int argc, char **argv) {
         }
     }
     if (inputs.n > 0 && output_mkdir_p(out_dir, err, sizeof err)) {
-        cli_error(out_dir, "cannot create the output folder: %s", strerror(errno));
+        cli_error("reconstruct --out", "cannot create the output folder: %s", err);
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
 
