@@ -174,6 +174,11 @@ cp "$(ls "$tmp"/train/circle/*.png | head -n 1)" "$tmp/two/p/"; cp "$(ls "$tmp"/
 t "--pixels --img 2500 --linear on 2 images ($(head -c 100 "$tmp/err"))" '[ $rc -eq 0 ] && py "assert 0 <= j[\"linear_top1\"] <= 1"'
 probe --pixels --json
 t "--pixels with --ckpt: view from the checkpoint" 'py "assert j[\"features\"] == \"pixels\""'
+# --img and --channels given with --ckpt take the place of its view; --help said they were for
+# "--pixels without --ckpt" only.
+"$VITMAE" probe --pixels --ckpt "$ck" --img 8 --channels 1 --train "$tmp/train" --test "$tmp/test" >"$tmp/out" 2>&1; rc=$?
+t "--pixels --ckpt --img 8 --channels 1: an 8x8x1 view" '[ $rc -eq 0 ] && grep -q "^probe: pixels 8x8x1 (dim 64)" "$tmp/out"'
+t "--help says so" '"$VITMAE" probe --help | grep -- "--img S" | grep -q "default: --ckpt.s img_size; required without --ckpt" && "$VITMAE" probe --help | grep -- "--channels C" | grep -q "default --ckpt.s channels, else auto"'
 
 # --- probe: bad input ---------------------------------------------------------------------------
 mkdir -p "$tmp/flat" "$tmp/oneclass/circle" "$tmp/extra/hexagon"

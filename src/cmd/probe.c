@@ -214,15 +214,15 @@ int cmd_probe(int argc, char **argv) {
     LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
     long seed = 0;
     Flag flags[] = {
-        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine); with --pixels it sets the view size", "FILE", 0},
+        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine); with --pixels its view unless --img/--channels say otherwise", "FILE", 0},
         {"--train", FLAG_STR, &train_dir, 0, 0, NULL, "labelled training folder: DIR/<class>/<image> (required)", "DIR", 0},
         {"--test", FLAG_STR, &test_dir, 0, 0, NULL, "labelled test folder, classes a subset of --train's (required)", "DIR", 0},
         {"--knn", FLAG_INT, &k, 1, 100000, NULL, "neighbours that vote (default 20)", "K", 0},
         {"--temperature", FLAG_FLOAT, &temperature, 1e-6, 1e6, NULL, "kNN vote weight exp(cosine / T) (default 0.07)", "T", 0},
         {"--linear", FLAG_BOOL, &linear, 0, 0, NULL, "also train and score a linear probe (BatchNorm without affine + linear)", NULL, 0},
         {"--pixels", FLAG_BOOL, &pixels, 0, 0, NULL, "probe the raw pixels of the evaluation view instead of encoder features", NULL, 0},
-        {"--img", FLAG_INT, &img, 1, 4096, NULL, "--pixels without --ckpt: view size in pixels", "S", 0},
-        {"--channels", FLAG_CHOICE, &channels_s, 0, 0, "1|3|auto", "--pixels without --ckpt: 1, 3 or auto (1 when every image is grey; default)", "C", 0},
+        {"--img", FLAG_INT, &img, 1, 4096, NULL, "--pixels: view size in pixels (default: --ckpt's img_size; required without --ckpt)", "S", 0},
+        {"--channels", FLAG_CHOICE, &channels_s, 0, 0, "1|3|auto", "--pixels: 1, 3 or auto (1 when every image is grey); default --ckpt's channels, else auto", "C", 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens", "P", 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N", 0},
         {"--linear-epochs", FLAG_INT, &lopt.epochs, 1, 100000, NULL, "linear probe: passes over the training features (default 100)", "E", 0},
