@@ -115,6 +115,11 @@ t "nothing written after errors" '[ ! -e "$tmp/x.npy" ] && [ ! -e "$tmp/x.txt" ]
 mkdir -p "$tmp/mixed/a"; cp "$tmp/train/circle/00000.png" "$tmp/mixed/a/"; cp "$tmp/broken.png" "$tmp/mixed/a/"
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/m.npy" "$tmp/mixed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "a broken file in a folder is skipped" '[ $rc -eq 0 ] && grep -q "broken.png" "$tmp/err" && [ "$(npy_shape "$tmp/m.npy")" = "(1, 32)" ]'
+# ... in train's words, "skipped PATH: why" (embed, probe and eval said "PATH: why (skipped)").
+t "embed: the skipped file in train's words ($(cat "$tmp/err"))" 'grep -q "^vitmae: skipped $tmp/mixed/a/broken.png: not a PNG, JPEG or WebP file$" "$tmp/err"'
+mkdir -p "$tmp/mixed/b"; cp "$tmp/train/square/00001.png" "$tmp/mixed/b/"
+"$VITMAE" probe --ckpt "$ck" --train "$tmp/mixed" --test "$tmp/mixed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe: the skipped file in train's words ($(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: skipped $tmp/mixed/a/broken.png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 2 ]'
 
 # --- probe: text, json, files -------------------------------------------------------------------
 probe() { "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" "$@" >"$tmp/out" 2>"$tmp/err"; }

@@ -89,6 +89,9 @@ t "--display 100 panel ($size)" 'set -- $size; [ $rc -eq 0 ] && [ $1 -ge 545 ] &
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rs" --display 100 --scale 2 "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "--display with --scale is a usage error" '[ $rc -eq 2 ] && [ $(wc -l <"$tmp/err") -eq 1 ] && grep -q "not both" "$tmp/err" && [ ! -e "$tmp/rs" ]'
 # eval on the same folder: the same numbers, and the loss in model units.
+printf 'not an image' > "$tmp/broken.png"; mkdir -p "$tmp/flatb"; cp "$tmp/flat/"* "$tmp/broken.png" "$tmp/flatb/"
+"$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flatb" >/dev/null 2>"$tmp/err"; rc=$?
+t "eval: a skipped file in train's words, not 'PATH: why (skipped)' ($(cat "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(cat "$tmp/err")" = "vitmae: skipped $tmp/flatb/broken.png: not a PNG, JPEG or WebP file" ]'
 js=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat" --json); rc=$?
 t "eval exits 0" '[ $rc -eq 0 ]'
 for k in images loss masked_mse psnr mask_ratio seed; do

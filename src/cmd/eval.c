@@ -85,7 +85,7 @@ int cmd_eval(int argc, char **argv) {
         cli_error(data_dir, "%s", err); ckpt_free(&ck); return 1;
     }
     for (int k = 0; k < ds.nskipped; k++)
-        cli_error(ds.skipped[k].path, "%s (skipped)", ds.skipped[k].reason);
+        cli_error(NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
     if (ds.n == 0) {
         cli_error(data_dir, "no decodable image");
         dataset_free(&ds); ckpt_free(&ck); return 1;

@@ -55,7 +55,7 @@ static int labelled_scan(const char *flag, const char *dir, const Labelled *clas
     }
     if (dataset_scan(dir, NULL, &out->ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     const Dataset *ds = &out->ds;
-    for (int k = 0; k < ds->nskipped; k++) cli_error(ds->skipped[k].path, "%s (skipped)", ds->skipped[k].reason);
+    for (int k = 0; k < ds->nskipped; k++) cli_error(NULL, "skipped %s: %s", ds->skipped[k].path, ds->skipped[k].reason);   // as train says it
     if (ds->nclasses == 0) {
         cli_error(flag, "%s has no class sub-folders with images: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
         return 2;
