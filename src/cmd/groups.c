@@ -58,6 +58,8 @@ int parallel_check(const char *mode, int groups, int accum, int threads, int *wo
         snprintf(err, errlen, "groups needs 2 or more threads, a power of two dividing the %d gradient groups%s (%d thread%s)",
                  mine, procs > 1 ? " of each process" : "", threads, threads == 1 ? "" : "s");
     else
-        snprintf(err, errlen, "groups needs --accum %d to divide each thread's %d groups", accum, mine / threads);
+        snprintf(err, errlen, "groups gives each of the %d threads %d gradient group%s per step, which --accum %d "
+                 "micro-batches cannot share evenly; use an --accum that divides %d, fewer --threads or --parallel "
+                 "kernels", threads, mine / threads, mine / threads == 1 ? "" : "s", accum, mine / threads);
     return -1;
 }
