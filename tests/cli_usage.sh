@@ -75,6 +75,17 @@ for cmd in reconstruct classify embed attention; do
   t "$cmd without INPUT: exit 2, one wording ($(cat "$tmp/err"))" \
     '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd: no INPUT: give image files or folders (see vitmae $cmd --help)" ]'
 done
+# A folder without an image: train's and data's words in every command ("no decodable image", "no
+# decodable image in this folder" and "no image in this folder" before).
+mkdir -p "$tmp/empty"; echo notes > "$tmp/empty/notes.txt"
+"$VITMAE_TOOLS/hostile" ckpt "$tmp/m.safetensors" 8 4 && "$VITMAE_TOOLS/hostile" clf "$tmp/c.safetensors" 8 4 || fail=1
+for cmd in reconstruct eval classify embed attention; do
+  case $cmd in eval) a="--data $tmp/empty" ;; embed) a="--out $tmp/e.npy $tmp/empty" ;; *) a="--out $tmp/o $tmp/empty" ;; esac
+  ck="$tmp/m.safetensors"; [ $cmd = classify ] && { ck="$tmp/c.safetensors"; a="$tmp/empty"; }
+  "$VITMAE" $cmd --ckpt "$ck" $a 2>"$tmp/err" >/dev/null; rc=$?
+  t "$cmd of a folder without an image: exit 1, data's words ($(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/empty: no decodable image (0 skipped, 1 ignored)" ]'
+done
 "$VITMAE" eval --ckpt "$tmp/none.safetensors" 2>"$tmp/err"; rc=$?
 t "eval without --data: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: eval: --data DIR is required (see vitmae eval --help)" ]'
 "$VITMAE" embed --ckpt "$tmp/none.safetensors" "$tmp/imgs" 2>"$tmp/err"; rc=$?

@@ -158,7 +158,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
             if (dataset_scan(inputs[i], &opt, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); (*failures)++; continue; }
             scanned = 1;
             for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failures)++; }
-            if (ds.n == 0) { cli_error(inputs[i], "no decodable image in this folder"); (*failures)++; }
+            if (ds.n == 0) { cli_error(inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); (*failures)++; }
             add = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *add);
             for (int k = 0; add && k < ds.n; k++) add[nadd++] = ds.items[k].path;
         } else {

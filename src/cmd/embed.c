@@ -69,7 +69,7 @@ static int collect(char **inputs, int ninputs, Inputs *in) {
         if (dataset_scan(inputs[i], NULL, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); return 1; }
         for (int k = 0; k < ds.nskipped; k++)
             cli_error(NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
-        if (ds.n == 0) { cli_error(inputs[i], "no decodable image in this folder"); dataset_free(&ds); return 1; }
+        if (ds.n == 0) { cli_error(inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); dataset_free(&ds); return 1; }
         for (int k = 0; k < ds.n; k++) {
             const DataItem *it = &ds.items[k];
             if (inputs_add(in, it->path, it->rel, it->cls >= 0 ? ds.class_names[it->cls] : "")) {

@@ -87,7 +87,7 @@ int cmd_eval(int argc, char **argv) {
     for (int k = 0; k < ds.nskipped; k++)
         cli_error(NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
     if (ds.n == 0) {
-        cli_error(data_dir, "no decodable image");
+        cli_error(data_dir, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
         dataset_free(&ds); ckpt_free(&ck); return 1;
     }
 

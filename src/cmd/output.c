@@ -170,7 +170,7 @@ int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char 
         char err[512];
         if (dataset_scan(pos[i], NULL, &ds, err, sizeof err)) { cli_error(pos[i], "%s", err); (*failed)++; continue; }
         for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
-        if (ds.n == 0 && ds.nskipped == 0) { cli_error(pos[i], "no image in this folder"); (*failed)++; }
+        if (ds.n == 0 && ds.nskipped == 0) { cli_error(pos[i], "no decodable image (0 skipped, %d ignored)", ds.nignored); (*failed)++; }
         for (int k = 0; k < ds.n; k++) {
             const DataItem *it = &ds.items[k];
             if (add(ctx, it->path, it->cls >= 0 ? ds.class_names[it->cls] : NULL)) { dataset_free(&ds); return -1; }
