@@ -48,7 +48,7 @@ static int labelled_scan(const char *flag, const char *dir, const Labelled *clas
     char err[1024];
     memset(out, 0, sizeof *out);
     struct stat st;
-    if (stat(dir, &st)) { cli_error(dir, "%s", strerror(errno)); return errno == ENOENT ? 2 : 1; }
+    if (stat(dir, &st)) { cli_error(dir, "%s", strerror(errno)); return 1; }   // as every command: a runtime failure
     if (!S_ISDIR(st.st_mode)) {
         cli_error(flag, "%s is not a folder: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
         return 2;
