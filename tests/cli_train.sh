@@ -127,5 +127,19 @@ printf 'not a png' > "$dir/closed/broken.png"
 t "stdout and stderr closed: the run ends with exit 0 ($rc)" '[ $rc -eq 0 ]'
 t "stdout and stderr closed: metrics.csv holds only its header and rows" '[ -s "$dir/cl/metrics.csv" ] && ! grep -v "^step,\|^[0-9]" "$dir/cl/metrics.csv" > /dev/null'
 t "stdout and stderr closed: no message in any file of the run" '! grep -rl "skipped\|vitmae: \|done: " "$dir/cl" > /dev/null'
+# A stop signal landing while a progress line waits for room in a full pipe (`vitmae train | slow`):
+# the write failed with EINTR, the line was lost and the run ended with exit 1 (its stdout had failed).
+# The handler now lets the write go on (SA_RESTART): once the reader reads, the run saves, exit 0.
+mkfifo "$dir/pipe"
+{ sleep 3; cat; } < "$dir/pipe" > "$dir/piped.log" &
+reader=$!
+"$VITMAE" train --data "$dir/closed" --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 \
+  --batch 4 --steps 1000000 --log-every 1 --eval-every 1000000 --ckpt-every 1000000 --out "$dir/piped" > "$dir/pipe" 2> /dev/null &
+vp=$!
+i=0; while [ $i -lt 100 ] && ! cat /proc/$vp/wchan 2>/dev/null | grep -q pipe_write; do sleep 0.05; i=$((i + 1)); done
+blocked=$(cat /proc/$vp/wchan 2>/dev/null)
+kill -TERM $vp; wait $vp; rc=$?; wait $reader
+t "SIGTERM while stdout's pipe is full ($blocked): exit 0 ($rc)" '[ $rc -eq 0 ]'
+t "... its last line says where it stopped" 'tail -n 1 "$dir/piped.log" | grep -q "^interrupted at step [0-9]* of 1000000; saved"'
 [ $fail -eq 0 ] && echo "cli train ok"
 exit $fail
