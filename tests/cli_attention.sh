@@ -314,6 +314,17 @@ moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 1 ] && grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" "$tmp/many.err"'
 
+# An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
+# line before the work, exit 1 (it printed a "permission denied" line per image).
+chmod 755 "$tmp"; mkdir -p "$tmp/rofolder"; chmod 555 "$tmp/rofolder"
+if as_user_can "$ck" "$tmp/many2/a/0.png"; then
+  as_user "$VITMAE" attention --ckpt "$ck" --out "$tmp/rofolder" "$tmp/many2" > /dev/null 2> "$tmp/rofolder.err"; rc=$?
+  t "read-only --out: exit 1, one line ($(head -n 3 "$tmp/rofolder.err" | tr "\n" "|"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/rofolder.err")" -eq 1 ] && grep -qx "vitmae: attention --out: $tmp/rofolder: cannot write in this folder: Permission denied" "$tmp/rofolder.err"'
+else
+  echo "note: read-only --out check skipped (no ordinary user can read the test's files)"
+fi
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"
 exit $fail

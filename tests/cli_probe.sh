@@ -209,5 +209,20 @@ bad "probe missing folder" 1 "No such file" probe --ckpt "$ck" --train "$tmp/not
 printf x >"$tmp/afile"
 bad "probe --out is a file" 1 "afile" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/afile"
 
+# An output folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user) is
+# refused before the features are computed (embed named it after every image's features; probe printed
+# its first line and computed both sets first).
+chmod 755 "$tmp"; mkdir -p "$tmp/ro"; chmod 555 "$tmp/ro"
+if as_user_can "$ck" "$tmp/train/circle/00000.png"; then
+  as_user "$VITMAE" embed --ckpt "$ck" --out "$tmp/ro/x.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  t "embed into a read-only folder: exit 1, one line first ($(head -n 2 "$tmp/err" | tr "\n" "|"))" \
+    '[ $rc -eq 1 ] && one_line && grep -qx "vitmae: embed --out: $tmp/ro: cannot write in this folder: Permission denied" "$tmp/err"'
+  as_user "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/ro/p" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  t "probe --out in a read-only folder: exit 1, one line, before the work ($(head -n 2 "$tmp/err" | tr "\n" "|"))" \
+    '[ $rc -eq 1 ] && one_line && grep -qx "vitmae: probe --out: cannot create the output folder: $tmp/ro/p: Permission denied" "$tmp/err" && [ ! -s "$tmp/out" ]'
+else
+  echo "note: read-only output folder checks skipped (no ordinary user can read the test's files)"
+fi
+
 [ $fail -eq 0 ] && echo "all probe/embed CLI checks passed"
 exit $fail

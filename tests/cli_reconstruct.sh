@@ -234,6 +234,17 @@ moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: reconstruct: 50 inputs failed$"'
 
+# An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
+# line before the work, exit 1 (it printed a "permission denied" line per image, each after its work).
+chmod 755 "$tmp"; mkdir -p "$tmp/ro"; chmod 555 "$tmp/ro"
+if as_user_can "$tmp/const.st" "$tmp/many2/a/0.png"; then
+  as_user "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/ro" "$tmp/many2" > /dev/null 2> "$tmp/ro.err"; rc=$?
+  t "read-only --out: exit 1, one line ($(head -n 3 "$tmp/ro.err" | tr "\n" "|"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/ro.err")" -eq 1 ] && grep -qx "vitmae: reconstruct --out: $tmp/ro: cannot write in this folder: Permission denied" "$tmp/ro.err"'
+else
+  echo "note: read-only --out check skipped (no ordinary user can read the test's files)"
+fi
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"
 exit $fail

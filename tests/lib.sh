@@ -65,3 +65,10 @@ usr1_stop() {
   _saved=$(saved_step "$dir/usr1/checkpoint.safetensors")
   t "SIGUSR1: saved mid-run (step ${_saved:-none} of $_steps)" '[ -n "$_saved" ] && [ "$_saved" -gt 0 ] && [ "$_saved" -lt $_steps ]'
 }
+
+# Permission checks need an ordinary user: root reads and writes anywhere. as_user CMD ARGS... runs
+# CMD as nobody (setpriv) when the test runs as root, as itself otherwise; the test's files must be
+# open to that user (chmod 755 on the way to them). as_user_can FILE...: 0 when that user can read
+# $VITMAE and every FILE (else the test says it skips its permission checks).
+as_user() { if [ "$(id -u)" -eq 0 ]; then setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; else "$@"; fi; }
+as_user_can() { as_user sh -c 'test -x "$0" && for f in "$@"; do test -r "$f" || exit 1; done' "$VITMAE" "$@" 2>/dev/null; }

@@ -21,6 +21,7 @@ for t in "$@"; do
   [ -e "$t" ] || continue
   name=$(basename "$t"); path=$(realpath "$t")
   scratch=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-run.XXXXXX") || exit 1
+  chmod 755 "$scratch"   # the permission checks run commands as an ordinary user (tests/lib.sh, as_user)
   mkdir "$scratch/cwd" "$scratch/tmp"
   log="$scratch/log"
   limit=""

@@ -845,6 +845,8 @@ int cmd_attention(int argc, char **argv) {
     if (!force && refuse_earlier(out_dir, written, npaths, raw, K < L)) { status = 2; goto out; }
     // DIR is made once the check has passed: a refused run leaves nothing.
     if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
+    // A folder that does not take files (read-only) is one line now, not one per image.
+    if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force};
     int nimages = 0, nmaps = 0, taken = 0;
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)

@@ -68,9 +68,12 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
     snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());
     FILE *f = fopen(probe, "w");
     if (!f) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(errno)); return -1; }
+    errno = 0;
     int bad = fputs("ok\n", f) < 0;
-    bad |= fclose(f) != 0;
+    bad |= fclose(f) != 0;   // a full disk shows here, when the buffered byte is written
+    int saved = errno;
     unlink(probe);
+    if (bad && saved) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(saved)); return -1; }
     if (bad) { snprintf(err, errlen, "%s: cannot write in this folder", dir); return -1; }
     return 0;
 }

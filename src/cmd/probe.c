@@ -303,9 +303,13 @@ int cmd_probe(int argc, char **argv) {
         }
     }
     // The --out folder is made before the work, as reconstruct and attention make theirs: a folder that
-    // cannot be made is found before the features are computed.
+    // cannot be made, or does not take files, is found before the features are computed.
     if (out_dir && output_mkdir_p(out_dir, err, sizeof err)) {
         cli_error("probe --out", "cannot create the output folder: %s", err);
+        goto out;
+    }
+    if (out_dir && output_check_writable(out_dir, err, sizeof err)) {
+        cli_error("probe --out", "%s", err);
         goto out;
     }
     if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)

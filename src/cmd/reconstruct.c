@@ -242,6 +242,11 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_error("reconstruct --out", "cannot create the output folder: %s", err);
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
+    // A folder that does not take files (read-only) is one line now, not one per image at its end.
+    if (inputs.n > 0 && output_check_writable(out_dir, err, sizeof err)) {
+        cli_error("reconstruct --out", "%s", err);
+        inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
+    }
 
     if (cfg->norm_pix_loss)
         printf("note: norm-pix checkpoint: each removed patch is de-normalised with the mean and variance "
