@@ -314,6 +314,19 @@ moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 1 ] && grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" "$tmp/many.err"'
 
+# SIGTERM in the middle of a run (once an image's maps are out): every image's files are there whole
+# or not at all, with no temporary file and no folder of maps left empty (it left the temporary files
+# of the image it was writing, and that image's folder). env --default-signal: see cli_reconstruct.sh.
+env --default-signal "$VITMAE" attention --ckpt "$ck" --out "$tmp/sigterm" --raw --threads 2 "$tmp/many2" > /dev/null 2>&1 &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ -z "$(ls "$tmp/sigterm" 2>/dev/null | grep 'attn.npy$')" ] && kill -0 $pid 2>/dev/null; do
+  sleep 0.05; i=$((i + 1)); done
+kill -TERM $pid; wait $pid; rc=$?
+left=$(find "$tmp/sigterm" -name "*.tmp.*" -o -type d -empty | head -n 3 | tr "\n" " ")
+counts=$(for d in "$tmp/sigterm"/*/; do [ -d "$d" ] && ls "$d" | wc -l; done | sort -u | tr "\n" " ")
+t "SIGTERM mid-run: ended by it ($rc), nothing half-written (left: $left; files per folder of maps: $counts)" \
+  '[ $rc -eq 143 ] && [ -z "$left" ] && [ "$(echo $counts)" = "$(ls "$tmp/sigterm/0" | wc -l)" ]'
+
 # An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
 # line before the work, exit 1 (it printed a "permission denied" line per image).
 chmod 755 "$tmp"; mkdir -p "$tmp/rofolder"; chmod 555 "$tmp/rofolder"

@@ -234,6 +234,23 @@ moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: reconstruct: 50 inputs failed$"'
 
+# A stop signal while an image's files are written under temporary names (held at the publishing
+# gate): the command ends by that signal (exit 128 + its number), removes its temporary files (it left
+# each PATH.tmp.<pid>.<n> for good), and the same command then runs without --force. env
+# --default-signal: a background job of sh starts with SIGINT ignored, which vitmae leaves alone.
+for sig in INT:130 TERM:143 HUP:129; do
+  name=${sig%:*}; want=${sig#*:}
+  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go$name" env --default-signal "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
+    --out "$tmp/sig$name" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
+  pid=$!
+  wait_gate "$tmp/go$name" $pid
+  kill -$name $pid; wait $pid; rc=$?
+  t "SIG$name while writing: ended by it ($rc), no temporary file left ($(ls "$tmp/sig$name" | tr "\n" " "))" \
+    '[ $rc -eq $want ] && [ -z "$(ls -A "$tmp/sig$name")" ]'
+  "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/sig$name" --raw "$tmp/flat/flat.png" > /dev/null 2>&1; rc=$?
+  t "SIG$name: the same command again without --force" '[ $rc -eq 0 ] && [ "$(ls "$tmp/sig$name" | wc -l)" -eq 3 ]'
+done
+
 # An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
 # line before the work, exit 1 (it printed a "permission denied" line per image, each after its work).
 chmod 755 "$tmp"; mkdir -p "$tmp/ro"; chmod 555 "$tmp/ro"

@@ -280,7 +280,7 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
     char path[4096], why[256];
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
     file_tmp_name(path, staged, STAGED_LEN);
-    int rc = png_write_to(staged, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
+    int rc = output_png_to(staged, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
     canvas_free(&cv);
     if (rc) staged[0] = 0;
     if (!rc && job->raw) {
@@ -333,7 +333,7 @@ static int write_maps(const Job *job, const char *dir, const Display *big, const
             const char *tmp = staged + ((size_t)t * 2 + k) * STAGED_LEN;
             if (!tmp[0]) continue;
             snprintf(path, sizeof path, "%s/%s.%s", dir, name, k ? "npy" : "png");
-            if (rc) unlink(tmp);
+            if (rc) file_tmp_remove(tmp);
             else if (file_group_add(files, tmp, path)) { snprintf(err, errlen, "out of memory"); rc = -1; }
         }
     }
@@ -438,8 +438,10 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     // The montage: tiles in rows of a layer's heads (or, one map per layer, a grid of layers),
     // each with its label above and its colour bar under it.
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");   // the folder of maps is an output too (io/files.h)
-    made_dir = !output_exists(dir);
-    if (output_mkdir_p(dir, err, errlen)) goto done;
+    int mk = file_mkdir_tracked(dir);   // kept until published: a stop signal removes it while empty
+    if (mk < 0) { snprintf(err, errlen, "%s: %s", dir, strerror(errno)); goto done; }
+    made_dir = mk == 0;
+    if (!made_dir && output_mkdir_p(dir, err, errlen)) goto done;   // there already: it must be a folder
     double ts = small.dw >= 160 ? 13.0 : 11.0;
     int pad = 10, lh = text_line_height(ts), bar = 8;
     int cols = p->nspec > 1 ? p->nspec : montage_auto_cols(ntiles);
@@ -498,7 +500,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layers", layers_s,
                           "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, NULL};
     file_tmp_name(path, tmp, sizeof tmp);
-    if (png_write_to(tmp, cv.px, cv.w, cv.h, 3, text, err, errlen)) { nmaps = -1; goto done; }
+    if (output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, err, errlen)) { nmaps = -1; goto done; }
     if (file_group_add(&files, tmp, path)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
 
 
@@ -533,6 +535,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
 done:
     file_group_discard(&files);   // what was not published (nothing once it was)
     if (nmaps < 0 && made_dir) rmdir(dir);   // only when empty: another command's maps stay
+    if (made_dir) file_tmp_forget(dir);
     canvas_free(&cv);
     free(big.px); free(small.px);
     free(norm); free(row); free(grids); free(layer_of); free(head_of); free(range); free(cell); free(up); free(mat);
@@ -598,11 +601,13 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
     file_tmp_name(path, tmp, sizeof tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = file_tmp_create(tmp);
     FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
         snprintf(err, errlen, "%.2000s: %s", path, strerror(errno));
-        if (fd >= 0) { close(fd); unlink(tmp); }
+        if (fd >= 0) close(fd);
+        if (fd >= 0) file_tmp_remove(tmp);
+        else file_tmp_forget(tmp);
         return -1;
     }
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vitmae attention</title>\n"
@@ -646,7 +651,7 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     }
     fputs("</body></html>\n", f);
     int bad = ferror(f);
-    if (fclose(f) || bad) { snprintf(err, errlen, "%.2000s: %s", path, strerror(bad ? EIO : errno)); unlink(tmp); return -1; }
+    if (fclose(f) || bad) { snprintf(err, errlen, "%.2000s: %s", path, strerror(bad ? EIO : errno)); file_tmp_remove(tmp); return -1; }
     FileGroup page = {0};
     if (file_group_add(&page, tmp, path)) { file_group_discard(&page); snprintf(err, errlen, "out of memory"); return -1; }
     return file_group_publish(&page, replace, err, errlen);
@@ -847,6 +852,7 @@ int cmd_attention(int argc, char **argv) {
     if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
     // A folder that does not take files (read-only) is one line now, not one per image.
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
+    file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file nor an image's unfinished folder (io/files.h)
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force};
     int nimages = 0, nmaps = 0, taken = 0;
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)

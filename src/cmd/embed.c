@@ -157,6 +157,7 @@ int cmd_embed(int argc, char **argv) {
     int unwritable = output_check_writable(slash ? (*txt_path ? txt_path : "/") : ".", werr, sizeof werr);
     if (slash) *slash = '/';
     if (unwritable) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
+    file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
     if (threads > 0) omp_set_num_threads(threads);
 
     status = 1;

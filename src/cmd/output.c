@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cmd/cli.h"
 #include "data/dataset.h"
+#include "data/image.h"
 #include "io/files.h"
 
 int output_exists(const char *path) {
@@ -61,6 +62,15 @@ int output_mkdir_p(const char *path, char *err, size_t errlen) {
 const char *output_subject(const char *cmd, const char *path, const char *err) {
     size_t n = strlen(path);
     return !strncmp(err, path, n) && err[n] == ':' ? NULL : cmd;
+}
+
+int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c, const char *const *text,
+                  char *err, size_t errlen) {
+    int fd = file_tmp_create(tmp);
+    int rc = png_write_fd(fd, px, w, h, c, text, err, errlen);
+    if (rc && fd >= 0) file_tmp_remove(tmp);
+    else if (rc) file_tmp_forget(tmp);
+    return rc;
 }
 
 int output_check_writable(const char *dir, char *err, size_t errlen) {

@@ -19,6 +19,11 @@ int output_refuse_existing(const char *path, int force);
 // "path: " (it names the file, as "vitmae: PATH: why" should), else cmd.
 const char *output_subject(const char *cmd, const char *path, const char *err);
 
+// png_write_to (data/image.h) of a command's staged output: the file made by file_tmp_create, so that a
+// stop signal removes it (io/files.h); removed on failure.
+int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c, const char *const *text,
+                  char *err, size_t errlen);
+
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.
 int output_check_writable(const char *dir, char *err, size_t errlen);

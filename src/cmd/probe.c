@@ -122,7 +122,7 @@ static double class_top1(const ProbeResult *r, int c, int C, long *count) {
 }
 
 // DIR/confusion-<probe>.png, written under a temporary name added to files (published with the
-// others by the caller); png_write_to removes a partial file on failure.
+// others by the caller); output_png_to removes a partial file on failure.
 static int write_confusion(const char *dir, int p, const ProbeResult *r, long ntest, const Dataset *classes,
                            const char *what, FileGroup *files, char *err, size_t errlen) {
     char title[256], path[4096], why[512], tmp[4096 + FILE_TMP_EXTRA];
@@ -139,7 +139,7 @@ static int write_confusion(const char *dir, int p, const ProbeResult *r, long nt
     snprintf(text_what, sizeof text_what, "%s %s", probe_key[p], what);
     const char *text[] = {"Description", text_what, NULL};
     file_tmp_name(path, tmp, sizeof tmp);
-    int rc = png_write_to(tmp, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
+    int rc = output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
     canvas_free(&cv);
     if (!rc && file_group_add(files, tmp, path)) { snprintf(why, sizeof why, "out of memory"); rc = -1; }
     if (rc) snprintf(err, errlen, "%.2000s: %s", path, why);
@@ -312,6 +312,7 @@ int cmd_probe(int argc, char **argv) {
         cli_error("probe --out", "%s", err);
         goto out;
     }
+    if (out_dir) file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
     if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
                              : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
     int C = train.ds.nclasses;

@@ -118,7 +118,7 @@ static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in,
     snprintf(path, sizeof path, "%s/%s.recon.png", o->out_dir, in->stem);
     const char *text[] = {"Software", "vitmae reconstruct", "Source", in->path, NULL};
     file_tmp_name(path, tmp, sizeof tmp);
-    if (png_write_to(tmp, row->px, row->w, row->h, 3, text, err, sizeof err)) return fail_at(f, path, err);
+    if (output_png_to(tmp, row->px, row->w, row->h, 3, text, err, sizeof err)) return fail_at(f, path, err);
     if (file_group_add(&files, tmp, path)) { file_group_discard(&files); return fail_at(f, "reconstruct", "out of memory"); }
     if (o->raw) {
         int64_t shape[3] = {S, S, cfg->in_chans}, mshape[2] = {g, g};
@@ -247,6 +247,7 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_error("reconstruct --out", "%s", err);
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
+    file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
 
     if (cfg->norm_pix_loss)
         printf("note: norm-pix checkpoint: each removed patch is de-normalised with the mean and variance "

@@ -1050,17 +1050,25 @@ static int png_encode(PngWrite *w, const uint8_t *px, int width, int height, int
 
 int png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
                  char *err, size_t errlen) {
+    int fd = w <= 0 || h <= 0 || (c != 1 && c != 3 && c != 4) ? -2 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int rc = png_write_fd(fd, px, w, h, c, text, err, errlen);
+    if (rc && fd >= 0) remove(tmp);
+    return rc;
+}
+
+int png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *const *text, char *err, size_t errlen) {
     if (w <= 0 || h <= 0 || (c != 1 && c != 3 && c != 4)) {
         set_err(err, errlen, "bad image shape for PNG");
+        if (fd >= 0) close(fd);
         return -1;
     }
+    if (fd < 0) { errno_reason(errno, err, errlen); return -1; }
     PngWrite *pw = calloc(1, sizeof *pw);
-    if (!pw) { set_err(err, errlen, "out of memory"); return -1; }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    pw->f = fd < 0 ? NULL : fdopen(fd, "wb");
+    if (!pw) { set_err(err, errlen, "out of memory"); close(fd); return -1; }
+    pw->f = fdopen(fd, "wb");
     if (!pw->f) {
         errno_reason(errno, err, errlen);
-        if (fd >= 0) { close(fd); unlink(tmp); }
+        close(fd);
         free(pw);
         return -1;
     }
@@ -1071,7 +1079,6 @@ int png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const 
     else if (rc) set_err(err, errlen, pw->msg);
     if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
-    if (rc) remove(tmp);
     free(pw);
     return rc;
 }

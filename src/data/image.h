@@ -50,6 +50,9 @@ int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const c
 // staged under io/files.h's temporary name and published with the others (file_group_publish).
 int  png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
                   char *err, size_t errlen);
+// The same PNG written to fd, a file just made for it (closed here, left in place on failure), or
+// fd -1 when making it failed: err then says why, from errno, as png_write_to says it.
+int  png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *const *text, char *err, size_t errlen);
 
 // A file as the model sees it at inference: image_load, the evaluation view in the file's own
 // channels, rounded to 8-bit levels (as the dataset's views), then converted to `channels`.

@@ -1,6 +1,8 @@
 // Atomic whole-file writes and the publishing of a command's outputs (files.h).
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,17 +11,159 @@
 #include <sys/stat.h>
 #include "io/files.h"
 
+// ---------------------------------------------------------------------------------------------
+// The names a stop signal removes (files.h). A signal handler may run on any thread at any moment, so
+// it takes no lock and calls nothing but unlink, rmdir, sigaction and raise: the names sit in a list
+// that is only ever pushed onto, whose nodes are reused, never freed. A node is FREE, BUSY (being
+// filled), LIVE (a name kept) or DYING (taken by the handler). The creation of a kept file or folder
+// and a group's publishing are critical sections: stop_state counts the threads inside them, and its
+// STOPPING bit is set by the first stop signal. A signal that finds a thread inside waits for the last
+// one to leave, which then ends the process; a thread that would enter after it waits for the end. So
+// a file is either made before the cleanup looks for it or not made, and a group is published whole.
+enum { NODE_FREE, NODE_BUSY, NODE_LIVE, NODE_DYING };
+typedef struct KeptName {
+    struct KeptName *next;
+    int state, is_dir;
+    size_t cap;
+    char name[];
+} KeptName;
+static KeptName *kept;
+static int keeping;                 // set once by file_cleanup_on_stop_signals
+static unsigned stop_state;         // STOPPING | the number of threads inside a critical section
+static int stop_signal;
+#define STOPPING (1u << 30)
+
+static void keep_name(const char *name, int is_dir) {
+    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
+    size_t n = strlen(name) + 1;
+    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {
+        int expect = NODE_FREE;
+        if (k->cap >= n &&
+            __atomic_compare_exchange_n(&k->state, &expect, NODE_BUSY, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            memcpy(k->name, name, n);
+            k->is_dir = is_dir;
+            __atomic_store_n(&k->state, NODE_LIVE, __ATOMIC_SEQ_CST);
+            return;
+        }
+    }
+    size_t cap = n < 256 ? 256 : n;
+    KeptName *k = malloc(sizeof *k + cap);
+    if (!k) return;   // out of memory: a stop signal leaves this one file behind
+    k->cap = cap;
+    k->is_dir = is_dir;
+    memcpy(k->name, name, n);
+    k->state = NODE_LIVE;
+    k->next = __atomic_load_n(&kept, __ATOMIC_SEQ_CST);
+    while (!__atomic_compare_exchange_n(&kept, &k->next, k, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+}
+
+void file_tmp_forget(const char *name) {
+    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
+    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {
+        int expect = NODE_LIVE;
+        if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_LIVE && !strcmp(k->name, name) &&
+            __atomic_compare_exchange_n(&k->state, &expect, NODE_FREE, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            return;
+    }
+}
+
+void file_tmp_remove(const char *tmp) {
+    unlink(tmp);
+    file_tmp_forget(tmp);
+}
+
+// The cleanup, then the signal's own end (async-signal-safe): files first, then the folders they were in.
+static void end_by_signal(int sig) {
+    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {
+        int expect = NODE_LIVE;
+        if (__atomic_compare_exchange_n(&k->state, &expect, NODE_DYING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+            !k->is_dir)
+            unlink(k->name);
+    }
+    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next)
+        if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_DYING && k->is_dir) rmdir(k->name);   // when empty
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+static void on_stop_signal(int sig) {
+    int saved = errno;
+    __atomic_store_n(&stop_signal, sig, __ATOMIC_SEQ_CST);
+    unsigned old = __atomic_fetch_or(&stop_state, STOPPING, __ATOMIC_SEQ_CST);
+    // A second signal while the first one's end is under way, or threads inside a critical section
+    // (the last one out ends the process): nothing more here.
+    if (!(old & STOPPING) && !(old & ~STOPPING)) end_by_signal(sig);
+    errno = saved;
+}
+
+static void stop_enter(void) {
+    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
+    if (__atomic_fetch_add(&stop_state, 1, __ATOMIC_SEQ_CST) & STOPPING) {
+        __atomic_fetch_sub(&stop_state, 1, __ATOMIC_SEQ_CST);   // the signal did not count this thread
+        for (;;) pause();   // the process is ending
+    }
+}
+
+static void stop_leave(void) {
+    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
+    unsigned old = __atomic_fetch_sub(&stop_state, 1, __ATOMIC_SEQ_CST);
+    if ((old & STOPPING) && (old & ~STOPPING) == 1) end_by_signal(__atomic_load_n(&stop_signal, __ATOMIC_SEQ_CST));
+}
+
+void file_cleanup_on_stop_signals(void) {
+    __atomic_store_n(&keeping, 1, __ATOMIC_SEQ_CST);
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) || old.sa_handler == SIG_IGN) continue;   // nohup, a background job
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop_signal;
+        sa.sa_flags = SA_RESTART | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+int file_tmp_create(const char *tmp) {
+    stop_enter();
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int saved = errno;
+    stop_leave();
+    errno = saved;
+    return fd;
+}
+
+int file_mkdir_tracked(const char *dir) {
+    stop_enter();
+    keep_name(dir, 1);
+    int rc = mkdir(dir, 0777) == 0 ? 0 : errno == EEXIST ? 1 : -1;
+    int saved = errno;
+    if (rc) file_tmp_forget(dir);
+    stop_leave();
+    errno = saved;
+    return rc;
+}
+
 int file_tmp_name(const char *path, char *tmp, size_t tmplen) {
     static unsigned serial;   // threads of one process stage files side by side
     unsigned k = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
     int n = snprintf(tmp, tmplen, "%s.tmp.%ld.%u", path, (long)getpid(), k);
     if (n < 0 || (size_t)n >= tmplen) { if (tmplen) tmp[0] = 0; return -1; }
+    keep_name(tmp, 0);
     return 0;
 }
 
 int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen) {
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) { snprintf(err, errlen, "%.2000s: %s", path, strerror(errno)); return -1; }
+    int fd = file_tmp_create(tmp);
+    if (fd < 0) { snprintf(err, errlen, "%.2000s: %s", path, strerror(errno)); file_tmp_forget(tmp); return -1; }
     int failed = 0, saved = 0;
     const char *p = data;
     for (size_t done = 0; done < len && !failed;) {
@@ -31,7 +175,7 @@ int file_write_to(const char *tmp, const char *path, const void *data, size_t le
     if (!failed && fsync(fd)) { failed = 1; saved = errno; }
     if (close(fd) && !failed) { failed = 1; saved = errno; }
     if (failed) {
-        unlink(tmp);
+        file_tmp_remove(tmp);
         snprintf(err, errlen, "%.2000s: %s", path, strerror(saved));
     }
     return failed ? -1 : 0;
@@ -48,6 +192,7 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *err,
         unlink(tmp);
         rc = -1;
     }
+    file_tmp_forget(tmp);
     free(tmp);
     return rc;
 }
@@ -59,11 +204,11 @@ int file_group_add(FileGroup *g, const char *tmp, const char *path) {
         if (t) g->tmps = t;
         char **p = realloc(g->paths, (size_t)cap * sizeof *p);
         if (p) g->paths = p;
-        if (!t || !p) { unlink(tmp); return -1; }
+        if (!t || !p) { file_tmp_remove(tmp); return -1; }
         g->cap = cap;
     }
     char *t = strdup(tmp), *p = strdup(path);
-    if (!t || !p) { free(t); free(p); unlink(tmp); return -1; }
+    if (!t || !p) { free(t); free(p); file_tmp_remove(tmp); return -1; }
     g->tmps[g->n] = t;
     g->paths[g->n++] = p;
     return 0;
@@ -76,7 +221,7 @@ static void group_free(FileGroup *g) {
 }
 
 void file_group_discard(FileGroup *g) {
-    for (int i = 0; i < g->n; i++) unlink(g->tmps[i]);
+    for (int i = 0; i < g->n; i++) file_tmp_remove(g->tmps[i]);
     group_free(g);
 }
 
@@ -120,10 +265,12 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     int k = 0, e = 0;
     struct stat *mine = calloc((size_t)(g->n ? g->n : 1), sizeof *mine);   // what each published name is
     if (!mine) { snprintf(err, errlen, "out of memory"); file_group_discard(g); return -1; }
+    stop_enter();   // a stop signal now waits for the group to be published whole (or undone)
     for (; k < g->n; k++) {
         if (lstat(g->tmps[k], &mine[k])) { e = errno; break; }
         if ((e = replace ? (rename(g->tmps[k], g->paths[k]) ? errno : 0) : move_noreplace(g->tmps[k], g->paths[k])))
             break;
+        file_tmp_forget(g->tmps[k]);
     }
     int rc = 0;
     char why[128];
@@ -134,7 +281,7 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
                      g->paths[k]);
         else
             snprintf(err, errlen, "%.2000s: %s", g->paths[k], file_reason(e, why, sizeof why));
-        for (int i = k; i < g->n; i++) unlink(g->tmps[i]);
+        for (int i = k; i < g->n; i++) file_tmp_remove(g->tmps[i]);
         // All or nothing: the files this call published go again, each only while it is still this
         // command's (the same file), never another's. (With replace, what they replaced is gone.)
         for (int i = 0; i < k; i++) {
@@ -143,6 +290,7 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
                 unlink(g->paths[i]);
         }
     }
+    stop_leave();
     free(mine);
     group_free(g);
     return rc;

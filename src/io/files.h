@@ -13,6 +13,25 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *err,
 // (file_group_publish moves it there); on failure tmp is removed. 0 ok, -1 with "PATH: reason".
 int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen);
 
+// Stop signals in the commands that publish outputs (embed, probe --out, reconstruct, attention):
+// after file_cleanup_on_stop_signals, SIGINT, SIGTERM, SIGHUP and SIGQUIT (each unless ignored, as
+// under nohup) remove this process's temporary files (named by file_tmp_name, made by
+// file_tmp_create) and the folders it made with file_mkdir_tracked that are still empty, let a
+// file_group_publish under way finish (a group is published whole or not at all), then end the
+// process by the same signal (exit status 128 + its number). The names are kept where the handler
+// reads them without locks; a name is kept from file_tmp_name until file_tmp_forget (files.c's own
+// functions forget the names they publish or remove).
+void file_cleanup_on_stop_signals(void);
+// Creates tmp (O_EXCL, 0666 less the umask) for writing: the fd, or -1 with errno set. A stop
+// signal never finds it half made: created before the cleanup sees it, or not at all.
+int file_tmp_create(const char *tmp);
+// tmp is renamed or removed: its name is no longer kept. file_tmp_remove: unlink, then forget.
+void file_tmp_forget(const char *tmp);
+void file_tmp_remove(const char *tmp);
+// mkdir(dir, 0777), kept for the stop signals' cleanup (removed there when empty) until
+// file_tmp_forget(dir). 0 made, 1 it was there already (not kept), -1 errno set.
+int file_mkdir_tracked(const char *dir);
+
 // The temporary name beside path that a file bound for path is written under first:
 // "PATH.tmp.<pid>.<serial>", unique in this process (threads included). tmp holds at least
 // strlen(path) + FILE_TMP_EXTRA bytes; -1 (tmp empty) when it is too small.

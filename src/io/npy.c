@@ -90,16 +90,17 @@ int npy_write_to(const char *tmp, const char *path, const void *data, const char
         snprintf(err, errlen, "%s: no data", path);
         return -1;
     }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = file_tmp_create(tmp);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        file_tmp_forget(tmp);
         return -1;
     }
     int failed = write_all(fd, header, (size_t)hn) || write_all(fd, data, nbytes) || fsync(fd);
     int saved = errno;
     if (close(fd) && !failed) { failed = 1; saved = errno; }
     if (failed) {
-        unlink(tmp);
+        file_tmp_remove(tmp);
         snprintf(err, errlen, "%s: %s", path, strerror(saved));
         return -1;
     }
@@ -118,6 +119,7 @@ int npy_write(const char *path, const void *data, const char *descr, int ndim,
         unlink(tmp);
         rc = -1;
     }
+    file_tmp_forget(tmp);
     free(tmp);
     return rc;
 }
