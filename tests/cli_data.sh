@@ -87,6 +87,16 @@ printf 'not a png' > "$dir/nl/$(printf 'cls\nfake')/$(printf 'bad\nfake').png"
 "$VITMAE" data "$dir/nl" > "$dir/nl.out" 2>&1; rc=$?
 t "data: names with a newline written out ($rc: $(tr "\n" "|" < "$dir/nl.out"))" \
   '[ $rc -eq 0 ] && grep -qF "  cls\\nfake " "$dir/nl.out" && grep -qF "cls\\nfake/bad\\nfake.png: not a PNG" "$dir/nl.out" && ! grep -q "^fake" "$dir/nl.out"'
+
+# Threads that cannot be made (here stacks larger than the address space, OMP_STACKSIZE; a process
+# limit, ulimit -u, fails the same way): one line and exit 1, as for any command (libgomp ended the
+# process with an empty line and its own "libgomp: Thread creation failed"). A stack size that fits
+# runs.
+OMP_STACKSIZE=100000G "$VITMAE" data "$dir/set" --threads 3 > /dev/null 2> "$dir/err"; rc=$?
+t "threads that cannot be made: exit 1, one line ($rc: $(tr "\n" "|" < "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: data: cannot start 3 threads: " "$dir/err"'
+OMP_STACKSIZE=4M "$VITMAE" data "$dir/set" --threads 3 > /dev/null 2> "$dir/err"; rc=$?
+t "a stack size that fits runs ($rc: $(tr "\n" "|" < "$dir/err"))" '[ $rc -eq 0 ] && [ ! -s "$dir/err" ]'
 rm -rf "$dir"
 [ $fail -eq 0 ] && echo "cli data ok"
 exit $fail

@@ -41,6 +41,7 @@
 #include "core/rng.h"
 #include "viz/viz.h"
 #include "core/masking.h"
+#include "kernels/cpu.h"
 
 typedef enum { MODE_CLS, MODE_PATCH, MODE_ROLLOUT } Mode;
 typedef enum { NORM_LAYER = ATTN_SCALE_LAYER, NORM_MAP = ATTN_SCALE_MAP, NORM_NONE = ATTN_SCALE_NONE } Normalize;
@@ -760,6 +761,7 @@ int cmd_attention(int argc, char **argv) {
 
     char err[4096];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
+    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("attention", "%s", err); status = 1; goto out; }
     if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); status = 1; goto out; }   // err names the file
     const MaeConfig *cfg = &ck.cfg;
     int depth = cfg->depth, H = cfg->num_heads, S = cfg->img_size, g = S / cfg->patch_size, L = g * g;
@@ -824,7 +826,6 @@ int cmd_attention(int argc, char **argv) {
     plan.keep = keep; plan.K = K; plan.removed = removed; plan.L = L;
 
     status = 1;
-    if (threads > 0) omp_set_num_threads(threads);
     // Memory: refuse before allocating what cannot fit (one image at a time). The model runs the
     // encoder only, keeps each layer's maps and takes the checkpoint's weights as its own (no copy).
     if (mae_memory_check_bytes(mae_bytes_needed_attention(cfg, 1), 1, S, err, sizeof err)) {

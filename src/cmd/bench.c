@@ -280,7 +280,7 @@ int cmd_bench(int argc, char **argv) {
         return 2;
     }
     int per = batch / groups, nranks = dist_size();
-    if (threads > 0) omp_set_num_threads(threads);
+    if (cpu_start_threads(threads, gerr, sizeof gerr)) { cli_error("bench", "%s", gerr); return 1; }
     threads = omp_get_max_threads();
     // Threads as workers (dist/workers.h): W, or 0 for the team.
     int W = 0;

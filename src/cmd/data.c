@@ -10,6 +10,7 @@
 #include "cmd/commands.h"
 #include "data/dataset.h"
 #include "io/json.h"
+#include "kernels/cpu.h"
 
 #define UNIFORM_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
 
@@ -105,10 +106,10 @@ int cmd_data(int argc, char **argv) {
     if (rc != CLI_OK) return 2;
     if (npos != 1) { cli_error("data", "missing DIR: give the folder to check (see vitmae data --help)"); return 2; }
 
-    if (threads) omp_set_num_threads(threads);
     const char *dir = pos[0];
     Dataset ds;
     char err[256];
+    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("data", "%s", err); return 1; }
     DatasetOptions opt = {.max_pixels = max_pixels};
     if (dataset_scan(dir, &opt, &ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     if (json) {

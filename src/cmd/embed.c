@@ -23,6 +23,7 @@
 #include "infer/features.h"
 #include "io/npy.h"
 #include "io/files.h"
+#include "kernels/cpu.h"
 
 typedef struct {
     char **paths;     // as image_load reads them
@@ -158,10 +159,9 @@ int cmd_embed(int argc, char **argv) {
     if (slash) *slash = '/';
     if (unwritable) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
     file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
-    if (threads > 0) omp_set_num_threads(threads);
-
     status = 1;
     char err[2048];
+    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("embed", "%s", err); goto out; }
     int open_status;
     if (collect(inputs, ninputs, &in)) goto out;
     // The model holds one batch: no more images than there are (the memory check counts what runs).

@@ -18,6 +18,7 @@
 #include "core/masking.h"
 #include "core/rng.h"
 #include "io/json.h"
+#include "kernels/cpu.h"
 
 static void print_json(int n, double loss, double mse, double psnr, double ratio, long seed) {
     cJSON *root = cJSON_CreateObject();
@@ -62,7 +63,7 @@ int cmd_eval(int argc, char **argv) {
     int ratio_seen = cli_flag(flags, nflags, "--mask-ratio")->seen;
     char err[1024];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("eval --mask-ratio", "%s", err); return 2; }
-    if (threads > 0) omp_set_num_threads(threads);
+    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("eval", "%s", err); return 1; }
 
     Checkpoint ck;
     if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }   // err names the file

@@ -920,7 +920,10 @@ int cmd_finetune(int argc, char **argv) {
     if (rc == CLI_USAGE) cli_agree(rc);
     cli_defer(0);
     if (rc != CLI_OK) { free(t); return rc == CLI_HELP ? 0 : 2; }
-    if (t->a.threads) omp_set_num_threads(t->a.threads);
+    char terr[512];
+    int trc = cpu_start_threads(t->a.threads, terr, sizeof terr) ? 1 : 0;
+    if (trc) cli_error("finetune", "%s", terr);
+    if ((trc = cli_agree(trc))) { free(t); return trc; }   // every rank leaves (docs/distributed.md)
     run_catch_stop_signals();
     rc = setup(t, flags, nflags);
     if (rc) { finetune_free(t); free(t); return rc; }

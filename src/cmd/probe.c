@@ -25,6 +25,7 @@
 #include "io/files.h"
 #include "io/json.h"
 #include "viz/confusion.h"
+#include "kernels/cpu.h"
 
 enum { PROBE_KNN, PROBE_LINEAR, NPROBES };
 static const char *const probe_key[NPROBES] = {"knn", "linear"};
@@ -270,10 +271,9 @@ int cmd_probe(int argc, char **argv) {
     lopt.seed = (uint64_t)seed;
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
-    if (threads > 0) omp_set_num_threads(threads);
-
     int status = 1;
     char err[2048], what[256];
+    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("probe", "%s", err); return 1; }
     FeatureModel *fm = NULL;
     Labelled train = {0}, test = {0};
     float *ftrain = NULL, *ftest = NULL;

@@ -23,6 +23,7 @@
 #include "infer/recon.h"
 #include "core/masking.h"
 #include "core/rng.h"
+#include "kernels/cpu.h"
 
 typedef struct {
     char *path;   // as given, or found under a folder
@@ -186,7 +187,7 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_error("reconstruct --mask-ratio", "%s", err);
         free(pos); return 2;
     }
-    if (threads > 0) omp_set_num_threads(threads);
+    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("reconstruct", "%s", err); free(pos); return 1; }
 
     Checkpoint ck;
     if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }   // err names the file

@@ -84,9 +84,11 @@ Loader *loader_create(const Dataset *ds, const LoaderOptions *o, char *err, size
     pthread_cond_init(&l->work, NULL);
     pthread_cond_init(&l->ready, NULL);
     for (int i = 0; i < o->threads; i++) {
-        if (pthread_create(&l->threads[i], NULL, worker, l) != 0) {
+        int rc = pthread_create(&l->threads[i], NULL, worker, l);
+        if (rc != 0) {
             loader_free(l);
-            snprintf(err, errlen, "cannot start loader threads");
+            snprintf(err, errlen, "cannot start %d loader thread%s: %s (a limit on processes, ulimit -u, or no memory for "
+                     "their stacks)", o->threads, o->threads == 1 ? "" : "s", strerror(rc));
             return NULL;
         }
         l->nthreads++;

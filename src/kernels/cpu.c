@@ -1,5 +1,7 @@
 // CPU feature detection, the FMA peak measurement, and the choice of GEMM path.
 #include "kernels/cpu.h"
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -274,4 +276,70 @@ CpuCaches cpu_caches(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, caches_init);
     return caches_read;
+}
+
+// libgomp's reading of OMP_STACKSIZE / GOMP_STACKSIZE (libgomp/env.c, parse_stacksize): a whole
+// number with an optional unit B, K, M or G (default K), spaces around; 0 when unset or not one
+// (libgomp then says so and keeps the default, as the probe below does).
+static size_t gomp_stacksize(const char *name) {
+    const char *s = getenv(name);
+    if (!s) return 0;
+    while (isspace((unsigned char)*s)) s++;
+    if (!*s) return 0;
+    errno = 0;
+    char *end;
+    unsigned long v = strtoul(s, &end, 10), shift = 10;
+    if (errno || end == s) return 0;
+    while (isspace((unsigned char)*end)) end++;
+    if (*end) {
+        switch (tolower((unsigned char)*end)) {
+        case 'b': shift = 0; break;
+        case 'k': break;
+        case 'm': shift = 20; break;
+        case 'g': shift = 30; break;
+        default: return 0;
+        }
+        end++;
+        while (isspace((unsigned char)*end)) end++;
+        if (*end) return 0;
+    }
+    if (((v << shift) >> shift) != v) return 0;
+    return (size_t)(v << shift);
+}
+
+static pthread_mutex_t hold_threads = PTHREAD_MUTEX_INITIALIZER;
+static void *held_thread(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&hold_threads);   // every probe thread lives until all are made
+    pthread_mutex_unlock(&hold_threads);
+    return NULL;
+}
+
+int cpu_start_threads(int threads, char *err, size_t errlen) {
+    if (threads > 0) omp_set_num_threads(threads);
+    int n = omp_get_max_threads();
+    if (n > 1) {
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        size_t stack = gomp_stacksize("OMP_STACKSIZE");
+        if (!stack) stack = gomp_stacksize("GOMP_STACKSIZE");
+        if (stack) pthread_attr_setstacksize(&attr, stack);   // refused (too small or large): the default, as libgomp
+        pthread_t *t = malloc((size_t)(n - 1) * sizeof *t);
+        if (!t) { pthread_attr_destroy(&attr); snprintf(err, errlen, "cannot start %d threads: out of memory", n); return -1; }
+        pthread_mutex_lock(&hold_threads);
+        int made = 0, rc = 0;
+        while (made < n - 1 && (rc = pthread_create(&t[made], &attr, held_thread, NULL)) == 0) made++;
+        pthread_mutex_unlock(&hold_threads);
+        for (int i = 0; i < made; i++) pthread_join(t[i], NULL);
+        free(t);
+        pthread_attr_destroy(&attr);
+        if (rc) {
+            snprintf(err, errlen, "cannot start %d threads: %s (a limit on processes, ulimit -u, or no memory for "
+                     "their stacks; fewer --threads need less)", n, strerror(rc));
+            return -1;
+        }
+    }
+    #pragma omp parallel
+    { }   // libgomp's threads, made now, while they fit; it keeps them for the later regions
+    return 0;
 }

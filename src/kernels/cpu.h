@@ -30,6 +30,13 @@ long cpu_parse_cache_size(const char *text);
 // The size /sys gives for cpu0's data (or unified) cache of this level, in bytes; 0 when it has none.
 long cpu_sys_cache_size(int level);
 
+// Sets the OpenMP thread count (threads > 0; else the default, every core) and starts libgomp's
+// threads now. libgomp ends the process with its own "libgomp: Thread creation failed" when it cannot
+// make a thread (a process limit, ulimit -u; no memory for the stacks under ulimit -v); so first the
+// same number of threads, of the stack size libgomp gives its own (OMP_STACKSIZE, GOMP_STACKSIZE), are
+// made here and let go, then an empty parallel region makes libgomp's, which it keeps for the run.
+// 0, or -1 with err "cannot start T threads: <reason> (...)" and none started.
+int cpu_start_threads(int threads, char *err, size_t errlen);
 // Physical memory in bytes (0 when unknown): commands refuse, before allocating, what cannot fit.
 long cpu_physical_memory_bytes(void);
 
