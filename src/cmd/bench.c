@@ -322,7 +322,8 @@ int cmd_bench(int argc, char **argv) {
     memset(bs, 0, sizeof bs);
     size_t npix = (size_t)per * at_once * S * S * C;
     Mae *m = mae_create(&cfg, per * at_once, err, sizeof err);
-    if (!m) { cli_error("bench", "%s", err); return 1; }
+    char msg[1024];   // a model that did not fit, in terms of --batch (cmd/groups.h)
+    if (!m) { groups_oom_message(msg, sizeof msg, err, batch, per * at_once, W); cli_error("bench", "%s", msg); return 1; }
     int ok = 1;
     for (int w = 0; w < nw && ok; w++) {
         BenchStep *b = &bs[w];

@@ -685,7 +685,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     }
 
     t->model = clf_create(&t->cfg, t->per, err, sizeof err);
-    if (!t->model) { cli_error("finetune", "%s", err); return 1; }
+    char msg[1024];   // a model that did not fit, in terms of --batch (cmd/groups.h)
+    if (!t->model) { groups_oom_message(msg, sizeof msg, err, r->batch, t->per, t->workers); cli_error("finetune", "%s", msg); return 1; }
     size_t np = clf_num_params(&t->cfg);
     if (resuming) {
         memcpy(clf_params(t->model), t->resumed.params, np * sizeof(float));
@@ -717,7 +718,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     for (int w = 1; w < t->workers; w++) {   // the workers' models: their own activations
         t->runner[w] = (FtRunner){t, clf_create_sharing(t->model, t->per, err, sizeof err),
                                   malloc((size_t)t->cfg.enc.depth * 2 * t->per * sizeof(float))};
-        if (!t->runner[w].model) { cli_error("finetune", "%s", err); return 1; }
+        if (!t->runner[w].model) { groups_oom_message(msg, sizeof msg, err, r->batch, t->per, t->workers); cli_error("finetune", "%s", msg); return 1; }
         if (!t->runner[w].drop) { cli_error("finetune", "out of memory for the batch buffers"); return 1; }
     }
     t->images = malloc(most * t->S * t->S * t->C * sizeof(float));

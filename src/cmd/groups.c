@@ -63,3 +63,13 @@ int parallel_check(const char *mode, int groups, int accum, int threads, int *wo
                  "kernels", threads, mine / threads, mine / threads == 1 ? "" : "s", accum, mine / threads);
     return -1;
 }
+
+void groups_oom_message(char *out, size_t n, const char *err, int batch, int images, int workers) {
+    if (workers > 1)
+        snprintf(out, n, "%s: --batch %d runs as %d threads of %d image%s at a time, each with activations of its own",
+                 err, batch, workers, images, images == 1 ? "" : "s");
+    else if (images != batch)
+        snprintf(out, n, "%s: --batch %d runs %d image%s at a time", err, batch, images, images == 1 ? "" : "s");
+    else
+        snprintf(out, n, "%s", err);
+}

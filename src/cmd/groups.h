@@ -25,6 +25,11 @@
 #define GROUPS_AT_ONCE_ROWS 1200
 int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes, int threads);
 
+// A model's out-of-memory message err (mae_create, clf_create: "... for N images at a time") in the
+// terms of the user, who asked for --batch B: how B comes to `images` at a time, and that each of
+// `workers` threads (when more than 1) holds its own. Written to out.
+void groups_oom_message(char *out, size_t n, const char *err, int batch, int images, int workers);
+
 // --parallel (docs/interface.md, "Threads"): "kernels", every thread in every kernel (the team,
 // kernels/team.h): *workers = 0; "groups", each of the `threads` threads its own gradient groups
 // (dist/workers.h): *workers = threads, which needs a power of two of threads, 2 or more, that divides

@@ -296,6 +296,13 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
     return 0;
 }
 
+// A model that did not fit (mae_create's err), said in terms of --batch (cmd/groups.h): exit 1.
+static int model_oom(const Train *t, const char *err, int images, int workers) {
+    char msg[1024];
+    groups_oom_message(msg, sizeof msg, err, (int)t->rs.batch, images, workers);
+    return cli_report("train", msg, 1);
+}
+
 // The run folder must not be in another process's use (exit 1) nor hold another run: refused (exit 2),
 // or with --overwrite moved aside whole. *own: resuming into the run's own folder.
 static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, int *own, char *err, size_t errlen) {
@@ -408,7 +415,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         }
         t->per = t->rs.batch / t->rs.grad_groups;
         t->model = mae_create(&t->cfg, t->per, err, sizeof err);
-        if (!t->model) { ckpt_free(&ck); return cli_report("train", err, 1); }
+        if (!t->model) { ckpt_free(&ck); return model_oom(t, err, t->per, 0); }
         size_t np = mae_num_params(&t->cfg);
         memcpy(mae_params(t->model), ck.params, np * sizeof(float));
         t->exp_avg = ck.exp_avg; t->exp_avg_sq = ck.exp_avg_sq;
@@ -616,14 +623,14 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     // 4. Every rank: the model (at_once gradient groups' images at a time), moments, buffers, reduction.
     if (resuming && t->at_once > 1) {   // the resumed model was made for one group: make it for at_once
         Mae *m = mae_create(&t->cfg, t->per * t->at_once, err, sizeof err);
-        if (!m) rc = cli_report("train", err, 1);
+        if (!m) rc = model_oom(t, err, t->per * t->at_once, t->workers);
         else memcpy(mae_params(m), mae_params(t->model), mae_num_params(&t->cfg) * sizeof(float));
         mae_free(t->model);
         t->model = m;
     }
     if (!resuming) {
         t->model = mae_create(&t->cfg, t->per * t->at_once, err, sizeof err);
-        if (!t->model) rc = cli_report("train", err, 1);
+        if (!t->model) rc = model_oom(t, err, t->per * t->at_once, t->workers);
         size_t np = mae_num_params(&t->cfg);
         if (!rc && a->init) {
             memcpy(mae_params(t->model), init.params, np * sizeof(float));
@@ -644,7 +651,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         t->runner[0] = (TrainRunner){t, t->model};
         for (int w = 1; w < t->workers && !rc; w++) {   // the workers' models: their own activations
             t->runner[w] = (TrainRunner){t, mae_create_sharing(t->model, t->per * t->at_once, err, sizeof err)};
-            if (!t->runner[w].model) rc = cli_report("train", err, 1);
+            if (!t->runner[w].model) rc = model_oom(t, err, t->per * t->at_once, t->workers);
         }
         if (rc) {
         } else if (alloc_buffers(t)) rc = cli_report("train", "out of memory for the batch buffers", 1);

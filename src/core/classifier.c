@@ -178,8 +178,8 @@ static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_
     c->arena_floats = carve_all(c, NULL);
     c->arena_alloc = calloc(c->arena_floats + 16, sizeof(float));
     if (!c->tensors || !c->params || (!forward_only && !shared && !c->grads) || !stack_ok || !c->ids_all || !c->labels || !c->arena_alloc) {
-        snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
-                 c->arena_floats * sizeof(float) >> 20, max_batch);
+        snprintf(err, errlen, "out of memory (%zu MB of activations for %d image%s at a time)",
+                 (c->arena_floats * sizeof(float) + (1u << 20) - 1) >> 20, max_batch, max_batch == 1 ? "" : "s");
         if (given) c->params = NULL;   // still the caller's
         clf_free(c);
         return NULL;

@@ -181,8 +181,8 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
     if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok
         || !m->ids_keep || !m->removed || !m->dec_rows || !m->dec_src || !m->dec_own || !m->arena) {
-        snprintf(err, errlen, "out of memory (%zu MB of activations for batch %d)",
-                 m->arena_floats * sizeof(float) >> 20, max_batch);
+        snprintf(err, errlen, "out of memory (%zu MB of activations for %d image%s at a time)",
+                 (m->arena_floats * sizeof(float) + (1u << 20) - 1) >> 20, max_batch, max_batch == 1 ? "" : "s");
         if (adopt) m->params = NULL;   // still the caller's
         mae_free(m);
         return NULL;
