@@ -146,5 +146,12 @@ t "... its last line says where it stopped" 'tail -n 1 "$dir/piped.log" | grep -
 OMP_STACKSIZE=100000G "$VITMAE" train $small --steps 2 --threads 3 --out "$dir/nothreads" > /dev/null 2> "$dir/t.err"; rc=$?
 t "threads that cannot be made: exit 1, one line, no run folder ($rc: $(tr "\n" "|" < "$dir/t.err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/t.err")" -eq 1 ] && grep -q "^vitmae: train: cannot start 3 threads: " "$dir/t.err" && [ ! -e "$dir/nothreads" ]'
+# A small stack limit (ulimit -s; 160 KB are needed): a soft limit is raised (it was a SIGSEGV at 128
+# KB and below); a hard one refused in one line, exit 1, before anything is made.
+(ulimit -S -s 64 && exec "$VITMAE" train $small --steps 2 --threads 2 --out "$dir/stack") > /dev/null 2> "$dir/s.err"; rc=$?
+t "a soft stack limit of 64 KB is raised ($rc: $(tr "\n" "|" < "$dir/s.err"))" '[ $rc -eq 0 ] && [ -s "$dir/stack/checkpoint.safetensors" ]'
+(ulimit -s 64 && exec "$VITMAE" train $small --steps 2 --threads 2 --out "$dir/stack2") > /dev/null 2> "$dir/s.err"; rc=$?
+t "a hard stack limit of 64 KB: exit 1, one line ($rc: $(tr "\n" "|" < "$dir/s.err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/s.err")" = "vitmae: the stack size limit is 64 KB (ulimit -s, hard limit 64 KB); vitmae needs at least 256 KB" ] && [ ! -e "$dir/stack2" ]'
 [ $fail -eq 0 ] && echo "cli train ok"
 exit $fail

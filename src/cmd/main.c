@@ -10,6 +10,7 @@
 #include "cmd/cli.h"
 #include "core/encoder.h"
 #include "dist/dist.h"
+#include "kernels/cpu.h"
 
 typedef struct { const char *name; int (*run)(int, char **); const char *what; } Command;
 
@@ -76,6 +77,13 @@ int main(int argc, char **argv) {
     // one line and cleans up after, instead of the signal killing the process mid-file
     // (docs/interface.md, section 4).
     signal(SIGXFSZ, SIG_IGN);
+    // A small stack limit (ulimit -s) is raised before anything deep runs or a thread is made (and
+    // before short_omp_spin runs us again, which then starts with it): below it, a SIGSEGV.
+    char stack_err[256];
+    if (cpu_ensure_stack(stack_err, sizeof stack_err)) {   // said without cli_error, whose line buffer would not fit
+        fprintf(stderr, "vitmae: %s\n", stack_err);
+        return 1;
+    }
     short_omp_spin(argv);
     // Under mpirun every rank runs the command (docs/distributed.md); without it nothing changes. The
     // usage and the unknown command are then said once, by rank 0 (the others' stdout is /dev/null).

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <omp.h>
 #include <pthread.h>
@@ -341,5 +342,32 @@ int cpu_start_threads(int threads, char *err, size_t errlen) {
     }
     #pragma omp parallel
     { }   // libgomp's threads, made now, while they fit; it keeps them for the later regions
+    return 0;
+}
+
+int cpu_ensure_stack(char *err, size_t errlen) {
+    struct rlimit r;
+    if (getrlimit(RLIMIT_STACK, &r) || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= CPU_STACK_RAISE_BELOW) return 0;
+    rlim_t want = r.rlim_max != RLIM_INFINITY && r.rlim_max < CPU_STACK_WANT ? r.rlim_max : CPU_STACK_WANT;
+    if (want < CPU_STACK_MIN) {
+        snprintf(err, errlen, "the stack size limit is %lu KB (ulimit -s, hard limit %lu KB); vitmae needs at least %d KB",
+                 (unsigned long)(r.rlim_cur >> 10), (unsigned long)(r.rlim_max >> 10), CPU_STACK_MIN >> 10);
+        return -1;
+    }
+    r.rlim_cur = want;
+    if (setrlimit(RLIMIT_STACK, &r)) {
+        snprintf(err, errlen, "cannot raise the stack size limit (ulimit -s) to %lu KB: %s", (unsigned long)(want >> 10),
+                 strerror(errno));
+        return -1;
+    }
+    // The main thread's stack grows to the new limit; threads take their size from the default
+    // attributes, which glibc set from the old limit when the process started.
+    pthread_attr_t a;
+    size_t size = 0;
+    if (pthread_getattr_default_np(&a) == 0) {
+        if (pthread_attr_getstacksize(&a, &size) == 0 && size < (size_t)want && pthread_attr_setstacksize(&a, (size_t)want) == 0)
+            pthread_setattr_default_np(&a);
+        pthread_attr_destroy(&a);
+    }
     return 0;
 }

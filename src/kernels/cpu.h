@@ -30,6 +30,12 @@ long cpu_parse_cache_size(const char *text);
 // The size /sys gives for cpu0's data (or unified) cache of this level, in bytes; 0 when it has none.
 long cpu_sys_cache_size(int level);
 
+// A stack size limit (ulimit -s) below what vitmae's threads need (160 KB measured for the deepest
+// command, ViT-B training; a SIGSEGV below it) is raised, for this process and the threads it makes,
+// to 8 MB or the hard limit when that is less; called first thing in main. 0, or -1 with err naming
+// the limit when even the hard limit is below CPU_STACK_MIN.
+enum { CPU_STACK_MIN = 256 << 10, CPU_STACK_RAISE_BELOW = 1 << 20, CPU_STACK_WANT = 8 << 20 };
+int cpu_ensure_stack(char *err, size_t errlen);
 // Sets the OpenMP thread count (threads > 0; else the default, every core) and starts libgomp's
 // threads now. libgomp ends the process with its own "libgomp: Thread creation failed" when it cannot
 // make a thread (a process limit, ulimit -u; no memory for the stacks under ulimit -v); so first the
