@@ -193,5 +193,21 @@ mkdir -p "$long" && cp "$dir/val13/zz_broken.png" "$long/x.png"
 reason=$(sed -n 's/^vitmae: skipped [^:]*: \(.*\) (found while .*/\1/p' "$dir/ref.err" | head -n 1)
 "$VITMAE" train $small --threads 2 --out "$dir/long" > /dev/null 2> "$dir/long.err"
 t "long path: the reason is kept ($reason)" '[ -n "$reason" ] && grep -qF "skipped $long/x.png: $reason (found while " "$dir/long.err"'
+
+# An image this process lacks the memory to decode during the run (ulimit -v 150 MB; a flat 4096x4096
+# RGB PNG decodes to 200 MB of floats; the scan reads headers only) stops the run with one line naming
+# it, exit 1: it was "skipped ... out of memory (found while training; replaced by another image of its
+# batch)", exit 0, a run on other images than the folder's. ASan cannot run under ulimit -v.
+if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then
+  echo "note: the ulimit -v check is skipped under the sanitizers (ASan cannot run under ulimit -v)"
+else
+  mkdir -p "$dir/mem" && for i in 1 2 3 4 5 6; do "$VITMAE_TOOLS/mkckpt" png "$dir/mem/$i.png" --size 16 --value 0.$i > /dev/null; done
+  "$VITMAE_TOOLS/mkckpt" png "$dir/mem/huge.png" --size 4096 > /dev/null
+  (ulimit -v 150000 && exec "$VITMAE" train --data "$dir/mem" --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 \
+    --dec-depth 1 --dec-heads 2 --batch 4 --steps 6 --val-frac 0 --pixel-norm imagenet --threads 1 --out "$dir/mem.run") \
+    > /dev/null 2> "$dir/mem.err"; rc=$?
+  t "an image too large for this process's memory stops the run: exit 1, named, not skipped ($rc: $(tr "\n" "|" < "$dir/mem.err"))" \
+    '[ $rc -eq 1 ] && grep -q "^vitmae: .*/mem/huge.png: out of memory (a limit of this process, such as ulimit -v or ulimit -n, not a broken image)$" "$dir/mem.err" && ! grep -q "skipped" "$dir/mem.err"'
+fi
 [ $fail -eq 0 ] && echo "cli pipeline ok"
 exit $fail

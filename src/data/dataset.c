@@ -271,6 +271,13 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     int ncand = rc == 0 ? wk.ncand : 0;
     #pragma omp parallel for schedule(dynamic, 4)
     for (int i = 0; i < ncand; i++) decode_one(&wk.cand[i], ds->max_pixels, o.lazy, &dec[i]);
+    // A file this process lacked the memory (or the open files) to read is not a broken file: the scan
+    // fails, naming it, instead of listing it as skipped (the same folder then gave other images).
+    for (int i = 0; rc == 0 && i < ncand; i++)
+        if (dec[i].reason && image_why_is_resource(dec[i].reason)) {
+            snprintf(err, errlen, "%s: %s " DATASET_RESOURCE_NOTE, wk.cand[i].path, dec[i].reason);
+            rc = -1;
+        }
 
     // Items, classes (first-level folders in sorted order, kept when they hold a usable image), skips.
     int nok = 0, nskip = 0;
@@ -789,6 +796,10 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
         if (ds->lazy && is_broken(ds, item)) continue;
         if (item_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) return 0;
         if (root_check(ds, err, errlen)) return -1;
+        if (image_why_is_resource(why)) {   // not the file's fault: the run stops rather than drop it
+            snprintf(err, errlen, "%s: %s " DATASET_RESOURCE_NOTE, ds->items[item].path, why);
+            return -1;
+        }
         if (!ds->lazy) return item_error(ds, item, why, err, errlen);
         mark_broken(ds, item, why);
     }
@@ -880,7 +891,10 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, dou
             char *why = errs + (size_t)k * 256;   // the reason alone
             if (!view) { status[k] = -1; snprintf(why, 256, "out of memory"); continue; }
             status[k] = item_view(ds, item, size, channels, AUGMENT_NONE, NULL, view, why, 256);
-            if (status[k] && ds->lazy) {   // broken past its header: left out of the statistics
+            if (status[k] && image_why_is_resource(why)) {   // the process's limit, not the file's fault
+                size_t l = strlen(why);
+                snprintf(why + l, 256 - l, " " DATASET_RESOURCE_NOTE);
+            } else if (status[k] && ds->lazy) {   // broken past its header: left out of the statistics
                 mark_broken(ds, item, why);
                 status[k] = 1;
             }

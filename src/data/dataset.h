@@ -162,6 +162,9 @@ int  dataset_take_broken(const Dataset *ds, DataSkip *out, int *items, int max);
 // The images measured: idx picked evenly, at most limit of them and at most as many as fit
 // pixel_budget (<= 0: DATASET_STATS_PIXELS) decoded pixels at the mean of their header sizes, but
 // at least DATASET_STATS_MIN: a folder of large photos measures a few dozen of them.
+// Said after a file's reason when the process, not the file, failed (data/image.h,
+// image_why_is_resource): the scan and a training batch then fail instead of skipping the file.
+#define DATASET_RESOURCE_NOTE "(a limit of this process, such as ulimit -v or ulimit -n, not a broken image)"
 #define DATASET_STATS_PIXELS 2.0e8
 #define DATASET_STATS_MIN 16
 int  dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, double pixel_budget, int size,

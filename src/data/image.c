@@ -1405,3 +1405,11 @@ int image_view(const Image *im, int size, int channels, float *out, char *err, s
     free(tmp);
     return 0;
 }
+
+int image_why_is_resource(const char *why) {
+    static const char *const kinds[] = {"out of memory", "cannot allocate memory", "insufficient memory",
+                                        "too many open files", NULL};
+    for (int i = 0; why && kinds[i]; i++)
+        if (strstr(why, kinds[i])) return 1;
+    return 0;
+}

@@ -34,6 +34,11 @@ int  image_load_reduced(const char *path, long max_pixels, int min_short, Image 
 // The size (after EXIF orientation) and channels (1 or 3, as image_load would give) from the header
 // alone, without decoding pixels; the pixel limit is checked. A file whose pixel data is broken
 // probes fine and fails later in image_load.
+// 1 when a decode's reason (err of image_load, image_probe) is this process running out of memory or
+// of open files (ulimit -v, ulimit -n), which says nothing about the file: a caller stops instead of
+// skipping the image as broken (the same file decodes once memory allows). Hostile files never
+// give these reasons (tests/test_hostile.c); sizes beyond --max-pixels are refused by name first.
+int  image_why_is_resource(const char *why);
 int  image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char *err, size_t errlen);
 // Applies EXIF orientation 2..8 in place (1 and anything else: unchanged), as PIL's exif_transpose:
 // 2 mirror, 3 rotate 180, 4 flip vertically, 5 transpose, 6 rotate 90 clockwise, 7 transverse,
