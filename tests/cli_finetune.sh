@@ -310,6 +310,10 @@ wait $pid1; rc1=$?; wait $pid2; rc2=$?
 t "two finetunes without --out at once: both exit 0 ($rc1 $rc2: $(cat "$dir/d1.log" "$dir/d2.log" | grep vitmae: | head -n 1))" '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]'
 t "... each in a folder of its own ($(ls runs | tr "\n" " "))" '[ "$(ls runs/finetune-*/checkpoint.safetensors | wc -l)" -eq 2 ] && [ "$(ls runs | wc -l)" -eq 2 ]'
 cd "$dir" && rm -rf "$dir/dflt"
+# --max-pixels, the flag that an image's "exceeds --max-pixels" names (classify had none: "unknown flag").
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --max-pixels 100 "$dir/data/circle/00000.png" > /dev/null 2> "$dir/mp.err"; rc=$?
+t "classify --max-pixels 100: the image refused by name, exit 1 ($rc: $(head -n 1 "$dir/mp.err"))" \
+  '[ $rc -eq 1 ] && grep -q "00000.png: image [0-9]*x[0-9]* exceeds --max-pixels 100$" "$dir/mp.err"'
 
 [ $fail -eq 0 ] && echo "cli finetune ok"
 exit $fail

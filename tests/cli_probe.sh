@@ -209,6 +209,15 @@ bad "probe missing folder" 1 "No such file" probe --ckpt "$ck" --train "$tmp/not
 printf x >"$tmp/afile"
 bad "probe --out is a file" 1 "afile" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/afile"
 
+# --max-pixels, the flag that an image's "exceeds --max-pixels" names (embed and probe had none:
+# "unknown flag", exit 2): a 16x16 image over a limit of 100 pixels is refused by name.
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/mp.npy" --max-pixels 100 "$tmp/train/circle/00000.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed --max-pixels 100: exit 1, the image named ($rc: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && one_line && grep -q "00000.png: image 16x16 exceeds --max-pixels 100$" "$tmp/err" && [ ! -e "$tmp/mp.npy" ]'
+"$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --max-pixels 100 >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe --max-pixels 100: the images skipped by name ($rc: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -ne 0 ] && grep -q "^vitmae: skipped .*circle/00000.png: image 16x16 exceeds --max-pixels 100$" "$tmp/err"'
+
 # An output folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user) is
 # refused before the features are computed (embed named it after every image's features; probe printed
 # its first line and computed both sets first).

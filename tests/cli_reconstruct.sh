@@ -234,6 +234,15 @@ moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: reconstruct: 50 inputs failed$"'
 
+# --max-pixels, the flag that an image's "exceeds --max-pixels" names (reconstruct and eval had none:
+# "unknown flag", exit 2): a 16x16 image over a limit of 100 pixels is refused by name.
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/mp" --max-pixels 100 "$tmp/flat/flat.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "reconstruct --max-pixels 100: exit 1, the image named ($rc: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -q "flat.png: image 16x16 exceeds --max-pixels 100$" "$tmp/err"'
+"$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat" --max-pixels 100 > /dev/null 2> "$tmp/err"; rc=$?
+t "eval --max-pixels 100: the image skipped by name, none left, exit 1 ($rc: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: skipped .*flat.png: image 16x16 exceeds --max-pixels 100$" "$tmp/err"'
+
 # A stop signal while an image's files are written under temporary names (held at the publishing
 # gate): the command ends by that signal (exit 128 + its number), removes its temporary files (it left
 # each PATH.tmp.<pid>.<n> for good), and the same command then runs without --force. env

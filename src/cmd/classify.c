@@ -77,9 +77,9 @@ static int gather_add(void *ctx, const char *path, const char *cls) {
     return input_add(g->list, path, parent_class(path, g->classes, g->K, buf, sizeof buf));
 }
 
-static int gather(char **pos, int npos, char *const *classes, int K, InputList *list, int *failed) {
+static int gather(char **pos, int npos, long max_pixels, char *const *classes, int K, InputList *list, int *failed) {
     GatherCtx g = {list, classes, K};
-    return output_gather_inputs(pos, npos, gather_add, &g, failed);
+    return output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed);
 }
 
 // p with 6 significant digits, as JSON and text print it.
@@ -88,12 +88,14 @@ static void fmt6(char *buf, size_t n, double p) { snprintf(buf, n, "%.6g", p); }
 int cmd_classify(int argc, char **argv) {
     const char *ckpt_path = NULL;
     int top = 5, json = 0, batch = 32, threads = 0;
+    long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "fine-tuned classifier checkpoint (vitmae finetune; required)", "FILE", 0},
         {"--top", FLAG_INT, &top, 1, 100000, NULL, "classes listed per image, most probable first (default 5)", "K", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object instead of text", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
@@ -113,7 +115,7 @@ int cmd_classify(int argc, char **argv) {
     if (top > K) top = K;
     int failed = 0;
     InputList in = {0};
-    if (gather(pos, npos, ck.classes, K, &in, &failed)) {
+    if (gather(pos, npos, max_pixels, ck.classes, K, &in, &failed)) {
         cli_error("classify", "out of memory");
         inputs_free(&in); clf_ckpt_free(&ck); free(pos); return 1;
     }
@@ -146,7 +148,7 @@ int cmd_classify(int argc, char **argv) {
         int n = in.n - b0 < B ? in.n - b0 : B;
         #pragma omp parallel for schedule(dynamic, 1)
         for (int k = 0; k < n; k++)
-            ok[k] = image_load_view(in.v[b0 + k].path, 0, S, C, images + (size_t)k * per, errs[k], sizeof errs[k]) == 0;
+            ok[k] = image_load_view(in.v[b0 + k].path, max_pixels, S, C, images + (size_t)k * per, errs[k], sizeof errs[k]) == 0;
         // Failed images are reported and left out; the rest are packed to the front of the batch.
         int packed = 0;
         for (int k = 0; k < n; k++) {

@@ -57,8 +57,9 @@ static void inputs_free(Inputs *in) {
 }
 
 // Files of every INPUT. Returns 0, 1 (runtime failure, printed).
-static int collect(char **inputs, int ninputs, Inputs *in) {
+static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in) {
     char err[1024];
+    DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
         if (stat(inputs[i], &st)) { cli_error(inputs[i], "%s", strerror(errno)); return 1; }
@@ -67,7 +68,7 @@ static int collect(char **inputs, int ninputs, Inputs *in) {
             continue;
         }
         Dataset ds;
-        if (dataset_scan(inputs[i], NULL, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); return 1; }
+        if (dataset_scan(inputs[i], &opt, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); return 1; }
         for (int k = 0; k < ds.nskipped; k++)
             cli_error(NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
         if (ds.n == 0) { cli_error(inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); dataset_free(&ds); return 1; }
@@ -116,6 +117,7 @@ static char *list_text(const Inputs *in, size_t *len) {
 int cmd_embed(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_path = NULL, *pool_s = "cls", *layer_s = "last";
     int batch = 64, threads = 0, force = 0;
+    long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine) (required)", "FILE", 0},
         {"--out", FLAG_STR, &out_path, 0, 0, NULL, "features file, ending in .npy; FEATS.txt is written beside it (required)", "FEATS.npy", 0},
@@ -124,6 +126,7 @@ int cmd_embed(int argc, char **argv) {
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace FEATS.npy / FEATS.txt when they exist", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE --out FEATS.npy [--pool cls|mean] [--layer N|last] [--force] [--batch B] [--threads T] INPUT...";
@@ -163,7 +166,7 @@ int cmd_embed(int argc, char **argv) {
     char err[2048];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("embed", "%s", err); goto out; }
     int open_status;
-    if (collect(inputs, ninputs, &in)) goto out;
+    if (collect(inputs, ninputs, max_pixels, &in)) goto out;
     // The model holds one batch: no more images than there are (the memory check counts what runs).
     if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
     fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
@@ -179,7 +182,7 @@ int cmd_embed(int argc, char **argv) {
     if (!feats) { cli_error("embed", "out of memory (%ld x %d features)", in.n, D); goto out; }
     CountProgress prog;
     count_progress_init(&prog, "embed");
-    if (features_of_files(fm, &spec, 0, 0, (const char *const *)in.paths, in.n, batch, feats, count_progress,
+    if (features_of_files(fm, &spec, 0, 0, max_pixels, (const char *const *)in.paths, in.n, batch, feats, count_progress,
                           &prog, err, sizeof err)) {
         cli_error("embed", "%s", err);
         goto out;

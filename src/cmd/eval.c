@@ -39,7 +39,7 @@ static void print_json(int n, double loss, double mse, double psnr, double ratio
 int cmd_eval(int argc, char **argv) {
     const char *ckpt_path = NULL, *data_dir = NULL;
     float mask_ratio = 0.75f;
-    long seed = 0;
+    long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     int batch = 32, threads = 0, json = 0;
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
@@ -52,6 +52,7 @@ int cmd_eval(int argc, char **argv) {
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL,
          "print JSON: images, loss, masked_mse, psnr, mask_ratio, seed", NULL, 0},
+        {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE --data DIR [--mask-ratio R] [--seed S] [--batch B] [--threads T] [--json]";
@@ -82,7 +83,8 @@ int cmd_eval(int argc, char **argv) {
     }
 
     Dataset ds;
-    if (dataset_scan(data_dir, NULL, &ds, err, sizeof err)) {
+    DatasetOptions opt = {.max_pixels = max_pixels};
+    if (dataset_scan(data_dir, &opt, &ds, err, sizeof err)) {
         cli_error(data_dir, "%s", err); ckpt_free(&ck); return 1;
     }
     for (int k = 0; k < ds.nskipped; k++)

@@ -170,8 +170,9 @@ int output_input_gone(const char *path, char *gone, size_t n) {
     return g != 0;
 }
 
-int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char *path, const char *cls),
+int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void *ctx, const char *path, const char *cls),
                          void *ctx, int *failed) {
+    DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < npos; i++) {
         struct stat st;
         if (stat(pos[i], &st)) { cli_error(pos[i], "%s", strerror(errno)); (*failed)++; continue; }
@@ -181,7 +182,7 @@ int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char 
         }
         Dataset ds;
         char err[512];
-        if (dataset_scan(pos[i], NULL, &ds, err, sizeof err)) { cli_error(pos[i], "%s", err); (*failed)++; continue; }
+        if (dataset_scan(pos[i], &opt, &ds, err, sizeof err)) { cli_error(pos[i], "%s", err); (*failed)++; continue; }
         for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
         if (ds.n == 0 && ds.nskipped == 0) { cli_error(pos[i], "no decodable image (0 skipped, %d ignored)", ds.nignored); (*failed)++; }
         for (int k = 0; k < ds.n; k++) {

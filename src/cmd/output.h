@@ -47,11 +47,11 @@ typedef struct {
 const char *stem_set_claim(StemSet *s, const char *stem);
 void stem_set_free(StemSet *s);
 // The image files named by the INPUT arguments pos[0..npos): a file as itself, a folder scanned like
-// `vitmae data` (data/dataset.h). Calls add(ctx, path, cls) for each image in order, cls being the
+// `vitmae data` (data/dataset.h; images of more than max_pixels skipped, 0: the default). Calls add(ctx, path, cls) for each image in order, cls being the
 // class folder the scan found it in, or NULL (a file given directly, or a flat folder). Inputs that do
 // not exist, files the scan skips and folders without images are reported (cli_error) and counted in
 // *failed. Returns 0, or -1 as soon as add does (out of memory).
-int output_gather_inputs(char **pos, int npos, int (*add)(void *ctx, const char *path, const char *cls),
+int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void *ctx, const char *path, const char *cls),
                          void *ctx, int *failed);
 // An input that failed to load because a folder above it went away during the run (renamed,
 // deleted): 1, and the topmost missing folder is reported once (cli_error: "DIR: the folder is gone

@@ -45,8 +45,9 @@ static void labelled_free(Labelled *l) {
 
 // Scans dir and keeps the images that sit in class sub-folders. classes: the training classes to map
 // onto (NULL for the training folder itself). Returns 0, or the exit status after printing the error.
-static int labelled_scan(const char *flag, const char *dir, const Labelled *classes, Labelled *out) {
+static int labelled_scan(const char *flag, const char *dir, long max_pixels, const Labelled *classes, Labelled *out) {
     char err[1024];
+    DatasetOptions opt = {.max_pixels = max_pixels};
     memset(out, 0, sizeof *out);
     struct stat st;
     if (stat(dir, &st)) { cli_error(dir, "%s", strerror(errno)); return 1; }   // as every command: a runtime failure
@@ -54,7 +55,7 @@ static int labelled_scan(const char *flag, const char *dir, const Labelled *clas
         cli_error(flag, "%s is not a folder: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
         return 2;
     }
-    if (dataset_scan(dir, NULL, &out->ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
+    if (dataset_scan(dir, &opt, &out->ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     const Dataset *ds = &out->ds;
     for (int k = 0; k < ds->nskipped; k++) cli_error(NULL, "skipped %s: %s", ds->skipped[k].path, ds->skipped[k].reason);   // as train says it
     if (ds->nclasses == 0) {
@@ -213,7 +214,7 @@ int cmd_probe(int argc, char **argv) {
     int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0, force = 0;
     float temperature = 0.07f;
     LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
-    long seed = 0;
+    long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine); with --pixels its view unless --img/--channels say otherwise", "FILE", 0},
         {"--train", FLAG_STR, &train_dir, 0, 0, NULL, "labelled training folder: DIR/<class>/<image> (required)", "DIR", 0},
@@ -235,6 +236,7 @@ int cmd_probe(int argc, char **argv) {
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace the confusion matrices of an earlier run in --out", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE --train DIR --test DIR [--knn K] [--temperature T] [--linear] [--pixels] "
@@ -280,8 +282,8 @@ int cmd_probe(int argc, char **argv) {
     ProbeResult res[NPROBES] = {{0}};
     LinearProbe lp = {0};
     int S = img, Cin = 0;
-    if ((status = labelled_scan("probe --train", train_dir, NULL, &train))) goto out;
-    if ((status = labelled_scan("probe --test", test_dir, &train, &test))) goto out;
+    if ((status = labelled_scan("probe --train", train_dir, max_pixels, NULL, &train))) goto out;
+    if ((status = labelled_scan("probe --test", test_dir, max_pixels, &train, &test))) goto out;
     status = 1;
     // The model holds one batch: no more images than the larger set has (the memory check counts what runs).
     long most = train.n > test.n ? train.n : test.n;
@@ -334,11 +336,11 @@ int cmd_probe(int argc, char **argv) {
     if (!ftrain || !ftest) { cli_error("probe", "out of memory (%ld x %ld features)", train.n + test.n, dim); goto out; }
     CountProgress prog;
     count_progress_init(&prog, "probe: train features");
-    if (features_of_files(fm, &spec, S, Cin, train.paths, train.n, batch, ftrain, count_progress, &prog, err, sizeof err)) {
+    if (features_of_files(fm, &spec, S, Cin, max_pixels, train.paths, train.n, batch, ftrain, count_progress, &prog, err, sizeof err)) {
         cli_error("probe", "%s", err); goto out;
     }
     count_progress_init(&prog, "probe: test features");
-    if (features_of_files(fm, &spec, S, Cin, test.paths, test.n, batch, ftest, count_progress, &prog, err, sizeof err)) {
+    if (features_of_files(fm, &spec, S, Cin, max_pixels, test.paths, test.n, batch, ftest, count_progress, &prog, err, sizeof err)) {
         cli_error("probe", "%s", err); goto out;
     }
 

@@ -70,8 +70,8 @@ static int gather_add(void *list, const char *path, const char *cls) {
     return input_add(list, path);
 }
 
-static int gather_inputs(char **pos, int npos, InputList *list, int *failed) {
-    if (output_gather_inputs(pos, npos, gather_add, list, failed)) return -1;
+static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list, int *failed) {
+    if (output_gather_inputs(pos, npos, max_pixels, gather_add, list, failed)) return -1;
     return assign_stems(list);
 }
 
@@ -143,7 +143,7 @@ static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in,
 int cmd_reconstruct(int argc, char **argv) {
     const char *ckpt_path = NULL, *mask_path = NULL, *out_dir = "recon";
     float mask_ratio = 0.75f;
-    long seed = 0;
+    long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     int scale = 0, display = 0, raw = 0, threads = 0, batch = 16, force = 0;
     const char *upsample_s = "bilinear";
     Flag flags[] = {
@@ -165,6 +165,7 @@ int cmd_reconstruct(int argc, char **argv) {
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace files of an earlier run in DIR", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 16)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE [--mask-ratio R] [--seed S] [--mask MASK.png] [--out DIR] "
@@ -223,7 +224,7 @@ int cmd_reconstruct(int argc, char **argv) {
     int failed = 0;
     InputList inputs = {0};
     inputs.stems.first_suffix = 1;
-    if (gather_inputs(pos, npos, &inputs, &failed)) {
+    if (gather_inputs(pos, npos, max_pixels, &inputs, &failed)) {
         cli_error("reconstruct", "out of memory");
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
@@ -295,7 +296,7 @@ int cmd_reconstruct(int argc, char **argv) {
         // Views land in batch order; the ones that fail to load are left out of the forward pass.
         #pragma omp parallel for schedule(dynamic)
         for (int k = 0; k < n; k++)
-            status[k] = image_load_view(inputs.v[i0 + k].path, 0, S, C, images + per * k, errs + (size_t)k * 512, 512);
+            status[k] = image_load_view(inputs.v[i0 + k].path, max_pixels, S, C, images + per * k, errs + (size_t)k * 512, 512);
         int nb = 0;
         for (int k = 0; k < n; k++) {
             if (status[k]) {

@@ -123,7 +123,7 @@ void features_batch(FeatureModel *fm, const float *images, int B, const Features
     if (head_norm) layernorm_forward(out, fm->ln_mean, fm->ln_rstd, pooled, fm->fc_norm, fm->fc_norm + D, B, D, cfg->ln_eps);
 }
 
-int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels,
+int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels, long max_pixels,
                       const char *const *paths, long n, int batch, float *out,
                       FeaturesProgress progress, void *ctx, char *err, size_t errlen) {
     if (fm) { size = fm->S; channels = fm->C; }
@@ -146,7 +146,7 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
         float *dst = fm ? views : out + (size_t)i0 * dim;
         #pragma omp parallel for schedule(dynamic, 1)
         for (int k = 0; k < B; k++)
-            bad[k] = image_load_view(paths[i0 + k], 0, size, channels, dst + (size_t)k * per, why[k], sizeof why[k]);
+            bad[k] = image_load_view(paths[i0 + k], max_pixels, size, channels, dst + (size_t)k * per, why[k], sizeof why[k]);
         for (int k = 0; k < B; k++)
             if (bad[k]) {
                 snprintf(err, errlen, "%.2000s: %s", paths[i0 + k], why[k]);

@@ -54,7 +54,8 @@ typedef void (*FeaturesProgress)(void *ctx, long done, long total);
 // parallel): fm != NULL: features_batch rows [n][D]; fm == NULL: pixel features [n][size*size*channels]
 // (size, channels used only then). batch: images per forward pass (<= max_batch of fm).
 // Returns 0, or -1 with "PATH: reason" for the first file (in order) that does not decode.
-int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels,
+// max_pixels: an image with more pixels is refused unread (0: the default, data/image.h).
+int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels, long max_pixels,
                       const char *const *paths, long n, int batch, float *out,
                       FeaturesProgress progress, void *ctx, char *err, size_t errlen);
 #endif
