@@ -209,6 +209,21 @@ bad "probe missing folder" 1 "No such file" probe --ckpt "$ck" --train "$tmp/not
 printf x >"$tmp/afile"
 bad "probe --out is a file" 1 "afile" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/afile"
 
+# SIGTERM while the files are written under temporary names (held at the publishing gate): ended by it,
+# no temporary file left (embed left FEATS.npy.tmp.<pid>.1 and FEATS.txt.tmp.<pid>.2; probe --out its
+# matrices'), as in cli_reconstruct.sh.
+for c in embed probe; do
+  mkdir -p "$tmp/sig$c"
+  if [ $c = embed ]; then set -- embed --ckpt "$ck" --out "$tmp/sig$c/f.npy" "$tmp/train"
+  else set -- probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/sig$c"; fi
+  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go$c" "$VITMAE" "$@" > /dev/null 2>&1 &
+  pid=$!
+  wait_gate "$tmp/go$c" $pid
+  kill -TERM $pid; wait $pid; rc=$?
+  t "$c: SIGTERM while writing: ended by it ($rc), no temporary file left ($(ls "$tmp/sig$c" | tr "\n" " "))" \
+    '[ $rc -eq 143 ] && [ -z "$(ls -A "$tmp/sig$c")" ]'
+done
+
 # --max-pixels, the flag that an image's "exceeds --max-pixels" names (embed and probe had none:
 # "unknown flag", exit 2): a 16x16 image over a limit of 100 pixels is refused by name.
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/mp.npy" --max-pixels 100 "$tmp/train/circle/00000.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
