@@ -130,6 +130,17 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
   "$VITMAE" attention --ckpt "$dir/small.safetensors" --raw --out "$dir/full/att" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
   t "attention on a full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
   t "attention on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -qi "^vitmae: .*: no space left on device" "$dir/err"'
+  # Many images into a disk with 12 KB left (the folder takes a file; no image's files fit): the command
+  # stops at the first image that does not fit, one line for it and one for the stop (it computed every
+  # image left and printed a line for each).
+  mkdir -p "$dir/six" && for i in 1 2 3 4 5 6; do cp "$dir/in.png" "$dir/six/$i.png"; done
+  rm -f "$dir/full/filler"
+  head -c $((($(df -k "$dir/full" | awk 'NR == 2 { print $4 }') - 12) * 1024)) /dev/zero > "$dir/full/filler" 2> /dev/null
+  for c in reconstruct attention; do
+    "$VITMAE" $c --ckpt "$dir/small.safetensors" --out "$dir/full/$c-six" "$dir/six" > /dev/null 2> "$dir/err"; rc=$?
+    t "$c of six images on a full disk: exit 1, two lines, stopped ($rc: $(tr "\n" "|" < "$dir/err"))" \
+      '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 2 ] && grep -qi "^vitmae: .*: no space left on device$" "$dir/err" && tail -n 1 "$dir/err" | grep -q "^vitmae: $c: stopped: $dir/full/$c-six takes no more files (0 of 6 images written)$"'
+  done
   umount "$dir/full"
   tmpfs="tmpfs case run"
 else

@@ -73,6 +73,13 @@ int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c,
     return rc;
 }
 
+int output_folder_full(const char *err) {
+    static const int full[] = {ENOSPC, EDQUOT, EROFS};
+    for (size_t i = 0; err && i < sizeof full / sizeof *full; i++)
+        if (strcasestr(err, strerror(full[i]))) return 1;
+    return 0;
+}
+
 int output_check_writable(const char *dir, char *err, size_t errlen) {
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());

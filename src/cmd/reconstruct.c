@@ -290,8 +290,9 @@ int cmd_reconstruct(int argc, char **argv) {
     Outputs outs = {out_dir, side, bilinear, raw, (float)(L - K) / (float)L};
     double mse_sum = 0;
     int nok = 0, taken = 0;   // taken: another command wrote one of the files meanwhile; stop there
+    int full = 0;             // the output folder took no more files (cmd/output.h): stop there too
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
-    for (int i0 = 0; i0 < inputs.n && !taken; i0 += B) {
+    for (int i0 = 0; i0 < inputs.n && !taken && !full; i0 += B) {
         int n = inputs.n - i0 < B ? inputs.n - i0 : B;
         // Views land in batch order; the ones that fail to load are left out of the forward pass.
         #pragma omp parallel for schedule(dynamic)
@@ -338,8 +339,18 @@ int cmd_reconstruct(int argc, char **argv) {
                 taken = 1;
                 continue;
             }
-            if (status[b] && !fails[b].why[0]) { cli_error(NULL, "%s", fails[b].who); failed++; continue; }
-            if (status[b]) { cli_error(fails[b].who, "%s", fails[b].why); failed++; continue; }
+            if (status[b]) {   // one line for a full folder, not one per image of the batch that met it
+                int dest = output_folder_full(fails[b].why[0] ? fails[b].why : fails[b].who);
+                if (full && dest) {
+                } else if (!fails[b].why[0]) {
+                    cli_error(NULL, "%s", fails[b].who);
+                } else {
+                    cli_error(fails[b].who, "%s", fails[b].why);
+                }
+                failed += !(full && dest);
+                full |= dest;
+                continue;
+            }
             cli_out("%s masked_mse=%.6g psnr=%.2fdB", in->stem, mse[b], psnr_from_mse(mse[b]));
             fflush(stdout);
             mse_sum += mse[b];
@@ -351,7 +362,10 @@ int cmd_reconstruct(int argc, char **argv) {
         printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
                nok == 1 ? "" : "s");
     }
-    if (failed > 1) cli_error("reconstruct", "%d inputs failed", failed);   // one failure: its own line says it
+    if (full)
+        cli_error("reconstruct", "stopped: %s takes no more files (%d of %d images written)", out_dir, nok, inputs.n);
+    else if (failed > 1)
+        cli_error("reconstruct", "%d inputs failed", failed);   // one failure: its own line says it
 
 done:
     mae_free(m);
