@@ -243,6 +243,20 @@ t "reconstruct --max-pixels 100: exit 1, the image named ($rc: $(head -n 1 "$tmp
 t "eval --max-pixels 100: the image skipped by name, none left, exit 1 ($rc: $(head -n 1 "$tmp/err"))" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: skipped .*flat.png: image 16x16 exceeds --max-pixels 100$" "$tmp/err"'
 
+# Out of memory (ulimit -v 150 MB; flat 4096x4096 RGB PNGs decode to 200 MB of floats each): the
+# command stops at the first image, one line for it and one for the stop, not a line per image (the
+# memory does not come back for the next one). ASan cannot run under ulimit -v: skipped there.
+if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then
+  echo "note: the ulimit -v check is skipped under the sanitizers (ASan cannot run under ulimit -v)"
+else
+  "$mk" png "$tmp/huge1.png" --size 4096 > /dev/null && cp "$tmp/huge1.png" "$tmp/huge2.png" && cp "$tmp/huge1.png" "$tmp/huge3.png"
+  (ulimit -v 150000 && exec "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/oom" --threads 1 \
+    "$tmp/huge1.png" "$tmp/huge2.png" "$tmp/huge3.png") > /dev/null 2> "$tmp/err"; rc=$?
+  t "out of memory: stopped at the first image, two lines ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 2 ] && grep -q "huge1.png: out of memory" "$tmp/err" && tail -n 1 "$tmp/err" | grep -qx "vitmae: reconstruct: stopped: this process is out of memory or open files (0 of 3 images written)"'
+  rm -f "$tmp"/huge?.png
+fi
+
 # A stop signal while an image's files are written under temporary names (held at the publishing
 # gate): the command ends by that signal (exit 128 + its number), removes its temporary files (it left
 # each PATH.tmp.<pid>.<n> for good), and the same command then runs without --force. env

@@ -855,7 +855,7 @@ int cmd_attention(int argc, char **argv) {
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
     file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file nor an image's unfinished folder (io/files.h)
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force};
-    int nimages = 0, nmaps = 0, taken = 0, full = 0;   // full: the output folder took no more files (cmd/output.h)
+    int nimages = 0, nmaps = 0, taken = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -866,6 +866,7 @@ int cmd_attention(int argc, char **argv) {
             if (photo.px) image_free(&photo);
             if (!output_input_gone(paths[i], gone, sizeof gone)) cli_error(paths[i], "%s", err);
             failures++;
+            full = image_why_is_resource(err) ? OUTPUT_STOP_MEMORY : 0;
             continue;
         }
         Written *w = &written[i];
@@ -885,7 +886,7 @@ int cmd_attention(int argc, char **argv) {
         // Nothing of a failed image stays, so that a retry needs no --force. Files another command
         // wrote meanwhile stay its own, and this run stops: that command is writing in DIR.
         if (n < 0 && taken) { cli_error(NULL, "%s", err); failures++; break; }
-        if (n < 0) { cli_error(paths[i], "%s", err); failures++; full = output_folder_full(err); continue; }
+        if (n < 0) { cli_error(paths[i], "%s", err); failures++; full = output_stop_kind(err); continue; }
         cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
         nimages++;
         nmaps += n;
@@ -894,8 +895,11 @@ int cmd_attention(int argc, char **argv) {
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     // No page for a run that drew nothing: it would only stand in the way of the retry (--force); nor
     // for one that met another command's files (its page is that command's).
-    if (full)
+    if (full == OUTPUT_STOP_FULL)
         cli_error("attention", "stopped: %s takes no more files (%d of %d images written)", out_dir, nimages, npaths);
+    else if (full)
+        cli_error("attention", "stopped: this process is out of memory or open files (%d of %d images written)", nimages,
+                  npaths);
     int index_rc = nimages > 0 && !taken && !full ? write_index(out_dir, ckpt_path, &plan, written, npaths, force, err, sizeof err) : -2;
     int index_ok = index_rc == 0;
     if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }

@@ -73,11 +73,11 @@ int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c,
     return rc;
 }
 
-int output_folder_full(const char *err) {
+int output_stop_kind(const char *err) {
     static const int full[] = {ENOSPC, EDQUOT, EROFS};
     for (size_t i = 0; err && i < sizeof full / sizeof *full; i++)
-        if (strcasestr(err, strerror(full[i]))) return 1;
-    return 0;
+        if (strcasestr(err, strerror(full[i]))) return OUTPUT_STOP_FULL;
+    return image_why_is_resource(err) ? OUTPUT_STOP_MEMORY : 0;
 }
 
 int output_check_writable(const char *dir, char *err, size_t errlen) {

@@ -24,10 +24,13 @@ const char *output_subject(const char *cmd, const char *path, const char *err);
 int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c, const char *const *text,
                   char *err, size_t errlen);
 
-// 1 when a write's reason (err) says the output folder takes no more files at all: a full disk, a
-// quota, a read-only file system. reconstruct and attention then stop at that image (one line) rather
-// than compute every image left and fail each the same way (a line per image).
-int output_folder_full(const char *err);
+// Whether a failure's reason (err) stops reconstruct and attention at that image (one line, then the
+// stop) rather than let them compute every image left and fail each the same way, a line per image:
+// OUTPUT_STOP_FULL, the output folder takes no more files (a full disk, a quota, a read-only file
+// system); OUTPUT_STOP_MEMORY, this process is out of memory or open files (data/image.h,
+// image_why_is_resource); 0, the image's own failure.
+enum { OUTPUT_STOP_FULL = 1, OUTPUT_STOP_MEMORY = 2 };
+int output_stop_kind(const char *err);
 
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.

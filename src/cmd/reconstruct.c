@@ -290,7 +290,7 @@ int cmd_reconstruct(int argc, char **argv) {
     Outputs outs = {out_dir, side, bilinear, raw, (float)(L - K) / (float)L};
     double mse_sum = 0;
     int nok = 0, taken = 0;   // taken: another command wrote one of the files meanwhile; stop there
-    int full = 0;             // the output folder took no more files (cmd/output.h): stop there too
+    int full = 0;             // OUTPUT_STOP_*: the output folder or the memory ran out (cmd/output.h): stop there too
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     for (int i0 = 0; i0 < inputs.n && !taken && !full; i0 += B) {
         int n = inputs.n - i0 < B ? inputs.n - i0 : B;
@@ -301,9 +301,11 @@ int cmd_reconstruct(int argc, char **argv) {
         int nb = 0;
         for (int k = 0; k < n; k++) {
             if (status[k]) {
-                if (!output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
+                int memory = output_stop_kind(errs + (size_t)k * 512) == OUTPUT_STOP_MEMORY ? OUTPUT_STOP_MEMORY : 0;
+                if (!(full && memory) && !output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
                     cli_error(inputs.v[i0 + k].path, "%s", errs + (size_t)k * 512);
-                failed++;
+                failed += !(full && memory);
+                if (!full) full = memory;
                 continue;
             }
             if (nb != k) memmove(images + per * nb, images + per * k, sizeof(float) * per);
@@ -339,16 +341,16 @@ int cmd_reconstruct(int argc, char **argv) {
                 taken = 1;
                 continue;
             }
-            if (status[b]) {   // one line for a full folder, not one per image of the batch that met it
-                int dest = output_folder_full(fails[b].why[0] ? fails[b].why : fails[b].who);
-                if (full && dest) {
+            if (status[b]) {   // one line for what stops the run, not one per image of the batch that met it
+                int kind = output_stop_kind(fails[b].why[0] ? fails[b].why : fails[b].who);
+                if (full && kind) {
                 } else if (!fails[b].why[0]) {
                     cli_error(NULL, "%s", fails[b].who);
                 } else {
                     cli_error(fails[b].who, "%s", fails[b].why);
                 }
-                failed += !(full && dest);
-                full |= dest;
+                failed += !(full && kind);
+                if (!full) full = kind;
                 continue;
             }
             cli_out("%s masked_mse=%.6g psnr=%.2fdB", in->stem, mse[b], psnr_from_mse(mse[b]));
@@ -362,8 +364,11 @@ int cmd_reconstruct(int argc, char **argv) {
         printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
                nok == 1 ? "" : "s");
     }
-    if (full)
+    if (full == OUTPUT_STOP_FULL)
         cli_error("reconstruct", "stopped: %s takes no more files (%d of %d images written)", out_dir, nok, inputs.n);
+    else if (full)
+        cli_error("reconstruct", "stopped: this process is out of memory or open files (%d of %d images written)", nok,
+                  inputs.n);
     else if (failed > 1)
         cli_error("reconstruct", "%d inputs failed", failed);   // one failure: its own line says it
 
