@@ -59,6 +59,23 @@ kill -INT $pid; wait $pid; rc=$?
 t "SIGINT exits 0" '[ $rc -eq 0 ]'
 t "SIGINT leaves a loadable checkpoint" '"$VITMAE" info "$dir/int/checkpoint.safetensors" > /dev/null'
 t "SIGINT says how to resume" 'grep -q "resume" "$dir/int.log"'
+# SIGHUP (its terminal closed) and SIGXCPU (a CPU-time limit's warning) killed a run without saving:
+# now they stop it as SIGINT does; under nohup (SIGHUP ignored) SIGHUP leaves the run going.
+for sig in HUP XCPU; do
+  "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/sig$sig" > "$dir/sig$sig.log" 2>&1 &
+  pid=$!
+  i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/sig$sig.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  kill -$sig $pid; wait $pid; rc=$?
+  t "SIG$sig: exit 0 ($rc), saved mid-run, says how to resume" \
+    '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/sig$sig.log" && [ "$(saved_step "$dir/sig$sig/checkpoint.safetensors")" -gt 0 ]'
+done
+nohup "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/nohup" > "$dir/nohup.log" 2>&1 &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/nohup.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -HUP $pid; sleep 1
+t "under nohup, SIGHUP leaves the run going" 'kill -0 $pid 2>/dev/null && ! grep -q "^interrupted" "$dir/nohup.log"'
+kill -TERM $pid; wait $pid; rc=$?
+t "... and SIGTERM then stops it, exit 0 ($rc)" '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/nohup.log"'
 # A stop signal while the run starts (VITMAE_FAULT_STOP_IN_SETUP raises SIGUSR1 there): the run ends
 # after its first step, saved, exit 0 (it used to die of the signal).
 VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps 50 --threads 1 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?

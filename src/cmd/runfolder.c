@@ -327,8 +327,8 @@ volatile sig_atomic_t run_stop_requested = 0;
 static int output_is_mpirun = 0;
 
 static void on_stop_signal(int sig) {
-    (void)sig;
     run_stop_requested = 1;
+    if (sig == SIGHUP) cli_stdout_lossy = 1;   // the terminal is gone: lines to it fail, and that is no failure
     if (output_is_mpirun) {
         int fl = fcntl(STDOUT_FILENO, F_GETFL);
         if (fl != -1) fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
@@ -347,6 +347,11 @@ void run_catch_stop_signals(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+    // A CPU-time limit's first warning (ulimit -t, a batch system's) stops the run as SIGTERM does, and
+    // so does the end of its terminal (SIGHUP), unless the run was started to outlive it (nohup: ignored).
+    sigaction(SIGXCPU, &sa, NULL);
+    struct sigaction old;
+    if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(SIGHUP, &sa, NULL);
 }
 
 void run_test_hook_stop_in_setup(void) {

@@ -121,7 +121,8 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen);
 
 // A run's stop signals: SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
-// docs/distributed.md) set run_stop_requested; the run finishes its step, saves and exits 0. Under
+// docs/distributed.md), SIGXCPU (a CPU-time limit's warning) and SIGHUP (unless ignored, as nohup
+// leaves it) set run_stop_requested; the run finishes its step, saves and exits 0. Under
 // mpirun, rank 0's stdout is a pseudo-terminal that mpirun reads; after SIGINT/SIGTERM mpirun stops
 // reading, so a progress line could block rank 0 until mpirun kills it: once a stop is asked, output
 // there never blocks (lines that do not fit are dropped, the checkpoint is still written). A terminal
