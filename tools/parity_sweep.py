@@ -179,12 +179,7 @@ def torch_f32_ratios(path, names):
         got["loss"], got["pred"], got["target"] = loss.detach().reshape(1), pred.detach(), target.detach()
         for n, p in model.named_parameters():
             got["grad." + n] = p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
-        decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim >= 2
-                 and n not in ("cls_token", "mask_token", "pos_embed", "decoder_pos_embed")]
-        no_decay = [p for n, p in model.named_parameters() if p.requires_grad and not any(p is q for q in decay)]
-        optim = torch.optim.AdamW([{"params": decay, "weight_decay": opt["wd"]},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=opt["lr"], betas=(0.9, 0.95), eps=1e-8)
+        optim = reference.adamw(model, opt)
         losses = []
         for step in range(opt["steps"]):
             for group in optim.param_groups:

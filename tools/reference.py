@@ -215,6 +215,16 @@ def pixel_images(batch, S, C):
     return img / 255.0
 
 
+def adamw(model, opt):
+    """MAE's AdamW (betas 0.9, 0.95; eps 1e-8), weight decay on weight matrices (>= 2 dims) only."""
+    decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim >= 2
+             and n not in ("cls_token", "mask_token", "pos_embed", "decoder_pos_embed")]
+    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and not any(p is q for q in decay)]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": opt["wd"]},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=opt["lr"], betas=(0.9, 0.95), eps=1e-8)
+
+
 def make_fixture(path, cfg, batch, seed, opt, images_kind="randn", quiet=False):
     """images_kind: "randn" (standard normal pixels) or "pixels" (pixel_images normalised by the
     config's pixel_mean / pixel_std, as the data loader does)."""
@@ -247,13 +257,8 @@ def make_fixture(path, cfg, batch, seed, opt, images_kind="randn", quiet=False):
     grads = {n: (p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p))
              for n, p in model.named_parameters()}
 
-    # Three AdamW steps on the same batch, weight decay on weight matrices (>= 2 dims) only.
-    decay = [p for n, p in model.named_parameters() if p.requires_grad and p.ndim >= 2
-             and n not in ("cls_token", "mask_token", "pos_embed", "decoder_pos_embed")]
-    no_decay = [p for n, p in model.named_parameters() if p.requires_grad and not any(p is q for q in decay)]
-    optim = torch.optim.AdamW([{"params": decay, "weight_decay": opt["wd"]},
-                               {"params": no_decay, "weight_decay": 0.0}],
-                              lr=opt["lr"], betas=(0.9, 0.95), eps=1e-8)
+    # Three AdamW steps on the same batch.
+    optim = adamw(model, opt)
     step_losses = []
     for s in range(opt["steps"]):
         lr = lr_at(s, opt["total"], opt["warmup"], opt["lr"], opt["min_lr"])
