@@ -297,6 +297,16 @@ t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/fmove.err"))
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/fmove.err")" -eq 1 ] && grep -q "^vitmae: .*/moving: the data folder is gone (moved or deleted during the run)$" "$dir/fmove.err"'
 t "data folder moved mid-run: a checkpoint kept" '"$VITMAE" info "$dir/fmove/checkpoint.safetensors" > /dev/null 2>&1'
 
+# --out on the other command's run folder: the refusal told to pass --resume DIR, which the command
+# then refused (a classifier's checkpoint to train, a pretraining one to finetune); it names the command.
+cp "$dir/run/metrics.csv" "$dir/run.metrics"
+"$VITMAE" train --data "$dir/data" $model --steps 1 --out "$dir/run" > /dev/null 2> "$dir/other.err"; rc=$?
+t "train --out on a fine-tuning run: exit 2, names finetune --resume ($rc: $(cat "$dir/other.err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --out .*/run: the folder already holds a fine-tuning run (continue it with vitmae finetune --resume .*/run); pass another --out folder, or --overwrite" "$dir/other.err" && cmp -s "$dir/run/metrics.csv" "$dir/run.metrics"'
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 1 --out "$dir/pre" > /dev/null 2> "$dir/other.err"; rc=$?
+t "finetune --out on a pretraining run: exit 2, names train --resume ($rc: $(cat "$dir/other.err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: finetune --out .*/pre: the folder already holds a pretraining run (continue it with vitmae train --resume .*/pre)" "$dir/other.err" && [ -s "$pre" ]'
+
 # No --out: runs/finetune-<YYYYmmdd-HHMMSS>. Runs started together by a script took one name and all
 # but one failed; the name now goes on to <stamp>-2, -3, ...
 mkdir "$dir/dflt" && cd "$dir/dflt" || exit 1

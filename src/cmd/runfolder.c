@@ -89,8 +89,26 @@ int run_folder_default_next(char *dir, size_t n) {
     return default_base[0] ? first_free(dir, n, default_k + 1) : -1;
 }
 
+// The command whose run a folder holds, from its metrics.csv header (train's ends its validation
+// columns with val_psnr, finetune's with val_top1): "train", "finetune", or NULL when it cannot tell.
+static const char *run_folder_kind(const char *dir) {
+    char path[4400], head[256];
+    snprintf(path, sizeof path, "%s/metrics.csv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    const char *kind = NULL;
+    if (fgets(head, sizeof head, f)) kind = strstr(head, ",val_top1,") ? "finetune" : strstr(head, ",val_psnr,") ? "train" : NULL;
+    fclose(f);
+    return kind;
+}
+
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
-    if (why == RUN_HOLDS_NO_CHECKPOINT)
+    const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
+    if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
+        snprintf(err, errlen, "%s --out %s: the folder already holds a %s run (continue it with vitmae %s --resume %s); "
+                 "pass another --out folder, or --overwrite to move it aside (to %s.old-N)", cmd, dir,
+                 strcmp(kind, "train") ? "fine-tuning" : "pretraining", kind, dir, dir);
+    else if (why == RUN_HOLDS_NO_CHECKPOINT)
         snprintf(err, errlen, "%s --out %s: the folder holds a run that stopped before its first checkpoint (nothing "
                  "to resume); pass --overwrite to move it aside (to %s.old-N) and start again, or another --out "
                  "folder", cmd, dir, dir);
