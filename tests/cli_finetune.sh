@@ -288,11 +288,7 @@ t "classify, input folder renamed mid-run: exit 1, one line ($(head -n 3 "$dir/c
 cp -r "$dir/data" "$dir/moving"
 "$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/moving" --steps 1000000 --eval-every 1000000 --ckpt-every 2 \
   --cache-mb 0 --store none --out "$dir/fmove" > /dev/null 2> "$dir/fmove.err" &
-pid=$!
-i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/fmove/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-mv "$dir/moving" "$dir/moved"
-i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+moved_mid_run $! "$dir/fmove" "$dir/moving" "$dir/moved"
 t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/fmove.err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/fmove.err")" -eq 1 ] && grep -q "^vitmae: .*/moving: the data folder is gone (moved or deleted during the run)$" "$dir/fmove.err"'
 t "data folder moved mid-run: a checkpoint kept" '"$VITMAE" info "$dir/fmove/checkpoint.safetensors" > /dev/null 2>&1'

@@ -159,11 +159,7 @@ t "sample images broken mid-run: reported, each once" \
 cp -r "$dir/val" "$dir/moving"
 "$VITMAE" train $small --data "$dir/moving" --val "$dir/val" --steps 1000000 --eval-every 1000000 --ckpt-every 2 --cache-mb 0 \
   --store none --threads 2 --out "$dir/rmove" > /dev/null 2> "$dir/rmove.err" &
-pid=$!
-i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/rmove/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-mv "$dir/moving" "$dir/moved"
-i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+moved_mid_run $! "$dir/rmove" "$dir/moving" "$dir/moved"
 t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/rmove.err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/rmove.err")" -eq 1 ] && grep -q "^vitmae: .*/moving: the data folder is gone (moved or deleted during the run)$" "$dir/rmove.err"'
 "$VITMAE" train --resume "$dir/rmove" --data "$dir/moved" --steps $(($(saved_step "$dir/rmove/checkpoint.safetensors") + 1)) \

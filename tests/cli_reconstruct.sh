@@ -276,14 +276,8 @@ done
 
 # An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
 # line before the work, exit 1 (it printed a "permission denied" line per image, each after its work).
-chmod 755 "$tmp"; mkdir -p "$tmp/ro"; chmod 555 "$tmp/ro"
-if as_user_can "$tmp/const.st" "$tmp/many2/a/0.png"; then
-  as_user "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/ro" "$tmp/many2" > /dev/null 2> "$tmp/ro.err"; rc=$?
-  t "read-only --out: exit 1, one line ($(head -n 3 "$tmp/ro.err" | tr "\n" "|"))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/ro.err")" -eq 1 ] && grep -qx "vitmae: reconstruct --out: $tmp/ro: cannot write in this folder: Permission denied" "$tmp/ro.err"'
-else
-  echo "note: read-only --out check skipped (no ordinary user can read the test's files)"
-fi
+chmod 755 "$tmp"
+readonly_out reconstruct "$tmp/const.st" "$tmp/many2" "$tmp/many2/a/0.png" "$tmp/ro"
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"

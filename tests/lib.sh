@@ -48,6 +48,15 @@ moved_at_gate() { wait_gate "$1" "$2"; mv "$3" "$4"; touch "$1"; wait "$2"; }
 wait_step() {
   i=0; while [ $i -lt 1200 ] && ! grep -q "^$2," "$1/metrics.csv" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 }
+# moved_mid_run PID RUN FROM TO: once the run in RUN (the command PID, started in the background) has
+# its first checkpoint, renames its data folder FROM to TO, waits for the command to end (60 s at most,
+# then kills it) and sets rc to its exit status.
+moved_mid_run() {
+  _i=0; while [ $_i -lt 1200 ] && [ ! -e "$2/checkpoint.safetensors" ] && kill -0 "$1" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done
+  mv "$3" "$4"
+  _i=0; while [ $_i -lt 600 ] && kill -0 "$1" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done
+  kill -KILL "$1" 2>/dev/null; wait "$1"; rc=$?
+}
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
 # usr1_stop CMD STEPS ARGS...: `mpirun -np 2 $VITMAE CMD ARGS --steps STEPS --threads 1 --out $dir/usr1`
 # in the background, SIGUSR1 to mpirun once step 3 is logged (mpirun forwards it at once); checks that
@@ -72,3 +81,14 @@ usr1_stop() {
 # $VITMAE and every FILE (else the test says it skips its permission checks).
 as_user() { if [ "$(id -u)" -eq 0 ]; then setpriv --reuid 65534 --regid 65534 --clear-groups "$@"; else "$@"; fi; }
 as_user_can() { as_user sh -c 'test -x "$0" && for f in "$@"; do test -r "$f" || exit 1; done' "$VITMAE" "$@" 2>/dev/null; }
+# readonly_out CMD CKPT INPUT READABLE DIR: `CMD --ckpt CKPT --out DIR INPUT` as that user, DIR made
+# read-only: exit 1 and the one line "vitmae: CMD --out: DIR: cannot write in this folder: Permission
+# denied", before the work (skipped, and said, when that user cannot read CKPT and the file READABLE).
+readonly_out() {
+  _ro_cmd=$1; _ro_dir=$5
+  mkdir -p "$_ro_dir"; chmod 555 "$_ro_dir"
+  if ! as_user_can "$2" "$4"; then echo "note: read-only --out check skipped (no ordinary user can read the test's files)"; return; fi
+  as_user "$VITMAE" "$1" --ckpt "$2" --out "$_ro_dir" "$3" > /dev/null 2> "$_ro_dir.err"; rc=$?
+  t "$1: read-only --out: exit 1, one line ($(head -n 3 "$_ro_dir.err" | tr "\n" "|"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$_ro_dir.err")" -eq 1 ] && grep -qx "vitmae: $_ro_cmd --out: $_ro_dir: cannot write in this folder: Permission denied" "$_ro_dir.err"'
+}

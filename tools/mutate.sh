@@ -51,6 +51,7 @@ if [ "${MUTATE_CHECK:-0}" = 1 ]; then
   [ $bad -eq 0 ]; exit
 fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-mutate.XXXXXX") || exit 1
+chmod 755 "$scratch"   # the permission checks run the mutated vitmae as an ordinary user (tests/lib.sh, as_user)
 trap 'rm -rf "$scratch"' EXIT
 trap 'exit 130' HUP INT TERM
 tree="$scratch/tree"

@@ -895,11 +895,7 @@ int cmd_attention(int argc, char **argv) {
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     // No page for a run that drew nothing: it would only stand in the way of the retry (--force); nor
     // for one that met another command's files (its page is that command's).
-    if (full == OUTPUT_STOP_FULL)
-        cli_error("attention", "stopped: %s takes no more files (%d of %d images written)", out_dir, nimages, npaths);
-    else if (full)
-        cli_error("attention", "stopped: this process is out of memory or open files (%d of %d images written)", nimages,
-                  npaths);
+    output_report_stop("attention", full, out_dir, nimages, npaths);
     int index_rc = nimages > 0 && !taken && !full ? write_index(out_dir, ckpt_path, &plan, written, npaths, force, err, sizeof err) : -2;
     int index_ok = index_rc == 0;
     if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }

@@ -80,6 +80,13 @@ int output_stop_kind(const char *err) {
     return image_why_is_resource(err) ? OUTPUT_STOP_MEMORY : 0;
 }
 
+void output_report_stop(const char *cmd, int kind, const char *out_dir, int written, int total) {
+    if (kind == OUTPUT_STOP_FULL)
+        cli_error(cmd, "stopped: %s takes no more files (%d of %d images written)", out_dir, written, total);
+    else if (kind)
+        cli_error(cmd, "stopped: this process is out of memory or open files (%d of %d images written)", written, total);
+}
+
 int output_check_writable(const char *dir, char *err, size_t errlen) {
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());

@@ -19,7 +19,7 @@ int output_refuse_existing(const char *path, int force);
 // "path: " (it names the file, as "vitmae: PATH: why" should), else cmd.
 const char *output_subject(const char *cmd, const char *path, const char *err);
 
-// png_write_to (data/image.h) of a command's staged output: the file made by file_tmp_create, so that a
+// A PNG (data/image.h, png_write_fd) at a command's staged name tmp, made by file_tmp_create so that a
 // stop signal removes it (io/files.h); removed on failure.
 int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c, const char *const *text,
                   char *err, size_t errlen);
@@ -31,6 +31,9 @@ int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c,
 // image_why_is_resource); 0, the image's own failure.
 enum { OUTPUT_STOP_FULL = 1, OUTPUT_STOP_MEMORY = 2 };
 int output_stop_kind(const char *err);
+// The line that ends such a run: "CMD: stopped: DIR takes no more files (W of T images written)", or
+// "... this process is out of memory or open files (...)"; nothing for kind 0.
+void output_report_stop(const char *cmd, int kind, const char *out_dir, int written, int total);
 
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.

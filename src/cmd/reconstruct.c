@@ -364,12 +364,8 @@ int cmd_reconstruct(int argc, char **argv) {
         printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
                nok == 1 ? "" : "s");
     }
-    if (full == OUTPUT_STOP_FULL)
-        cli_error("reconstruct", "stopped: %s takes no more files (%d of %d images written)", out_dir, nok, inputs.n);
-    else if (full)
-        cli_error("reconstruct", "stopped: this process is out of memory or open files (%d of %d images written)", nok,
-                  inputs.n);
-    else if (failed > 1)
+    output_report_stop("reconstruct", full, out_dir, nok, inputs.n);
+    if (!full && failed > 1)
         cli_error("reconstruct", "%d inputs failed", failed);   // one failure: its own line says it
 
 done:

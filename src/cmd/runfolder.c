@@ -377,7 +377,6 @@ void run_test_hook_stop_in_setup(void) {
     if (v && !strcmp(v, "1")) raise(SIGUSR1);
 }
 
-
 // 1 when metadata key is the same text in both files (or absent from both).
 static int same_meta(const StFile *f, const StFile *g, const char *key) {
     const char *a = st_meta(f, key), *b = st_meta(g, key);

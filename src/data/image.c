@@ -1048,8 +1048,9 @@ static int png_encode(PngWrite *w, const uint8_t *px, int width, int height, int
     return 0;
 }
 
-int png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
-                 char *err, size_t errlen) {
+// png_write's staging: a new file at exactly tmp (O_EXCL), removed on failure.
+static int png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
+                        char *err, size_t errlen) {
     int fd = w <= 0 || h <= 0 || (c != 1 && c != 3 && c != 4) ? -2 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     int rc = png_write_fd(fd, px, w, h, c, text, err, errlen);
     if (rc && fd >= 0) remove(tmp);

@@ -31,14 +31,14 @@ void image_free(Image *im);
 // shorter side is still >= min_short (before orientation; 0 = full size). Other formats: full size.
 // Cheaper by about the square of the scale; the pixels are the scaled decoder's, not a resize's.
 int  image_load_reduced(const char *path, long max_pixels, int min_short, Image *out, char *err, size_t errlen);
-// The size (after EXIF orientation) and channels (1 or 3, as image_load would give) from the header
-// alone, without decoding pixels; the pixel limit is checked. A file whose pixel data is broken
-// probes fine and fails later in image_load.
 // 1 when a decode's reason (err of image_load, image_probe) is this process running out of memory or
 // of open files (ulimit -v, ulimit -n), which says nothing about the file: a caller stops instead of
 // skipping the image as broken (the same file decodes once memory allows). Hostile files never
 // give these reasons (tests/test_hostile.c); sizes beyond --max-pixels are refused by name first.
 int  image_why_is_resource(const char *why);
+// The size (after EXIF orientation) and channels (1 or 3, as image_load would give) from the header
+// alone, without decoding pixels; the pixel limit is checked. A file whose pixel data is broken
+// probes fine and fails later in image_load.
 int  image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char *err, size_t errlen);
 // Applies EXIF orientation 2..8 in place (1 and anything else: unchanged), as PIL's exif_transpose:
 // 2 mirror, 3 rotate 180, 4 flip vertically, 5 transpose, 6 rotate 90 clockwise, 7 transverse,
@@ -51,12 +51,9 @@ int  image_orient(Image *im, int orientation);
 // an earlier file as it was; a link at path is replaced, not written through. 0 ok, -1 error.
 int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
                char *err, size_t errlen);
-// The same PNG written to a new file at exactly tmp (O_EXCL), removed on failure: a command's output
-// staged under io/files.h's temporary name and published with the others (file_group_publish).
-int  png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
-                  char *err, size_t errlen);
 // The same PNG written to fd, a file just made for it (closed here, left in place on failure), or
-// fd -1 when making it failed: err then says why, from errno, as png_write_to says it.
+// fd -1 when making it failed: err then says why, from errno (a command's staged output: the caller
+// makes the file under io/files.h's temporary name and publishes it with the others).
 int  png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *const *text, char *err, size_t errlen);
 
 // A file as the model sees it at inference: image_load, the evaluation view in the file's own

@@ -161,16 +161,19 @@ int file_tmp_name(const char *path, char *tmp, size_t tmplen) {
     return 0;
 }
 
-int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen) {
+int file_write_parts_to(const char *tmp, const char *path, const void *const *parts, const size_t *lens, int n,
+                        char *err, size_t errlen) {
     int fd = file_tmp_create(tmp);
     if (fd < 0) { snprintf(err, errlen, "%.2000s: %s", path, strerror(errno)); file_tmp_forget(tmp); return -1; }
     int failed = 0, saved = 0;
-    const char *p = data;
-    for (size_t done = 0; done < len && !failed;) {
-        ssize_t w = write(fd, p + done, len - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) { failed = 1; saved = w < 0 ? errno : EIO; }
-        else done += (size_t)w;
+    for (int i = 0; i < n && !failed; i++) {
+        const char *p = parts[i];
+        for (size_t done = 0; done < lens[i] && !failed;) {
+            ssize_t w = write(fd, p + done, lens[i] - done);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) { failed = 1; saved = w < 0 ? errno : EIO; }
+            else done += (size_t)w;
+        }
     }
     if (!failed && fsync(fd)) { failed = 1; saved = errno; }
     if (close(fd) && !failed) { failed = 1; saved = errno; }
@@ -181,12 +184,17 @@ int file_write_to(const char *tmp, const char *path, const void *data, size_t le
     return failed ? -1 : 0;
 }
 
-int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    return file_write_parts_to(tmp, path, &data, &len, 1, err, errlen);
+}
+
+int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
+                            size_t errlen) {
     size_t tlen = strlen(path) + FILE_TMP_EXTRA;
     char *tmp = malloc(tlen);
     if (!tmp) { snprintf(err, errlen, "%.2000s: out of memory", path); return -1; }
     file_tmp_name(path, tmp, tlen);
-    int rc = file_write_to(tmp, path, data, len, err, errlen);
+    int rc = file_write_parts_to(tmp, path, parts, lens, n, err, errlen);
     if (!rc && rename(tmp, path)) {
         snprintf(err, errlen, "%.2000s: %s", path, strerror(errno));
         unlink(tmp);
@@ -195,6 +203,10 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *err,
     file_tmp_forget(tmp);
     free(tmp);
     return rc;
+}
+
+int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen) {
+    return file_write_parts_atomic(path, &data, &len, 1, err, errlen);
 }
 
 int file_group_add(FileGroup *g, const char *tmp, const char *path) {

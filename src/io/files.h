@@ -12,6 +12,11 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *err,
 // Writes len bytes of data to a new file at exactly tmp (O_EXCL), fsync'd, bound for path
 // (file_group_publish moves it there); on failure tmp is removed. 0 ok, -1 with "PATH: reason".
 int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen);
+// The same two, of the n buffers parts[i] (lens[i] bytes each) one after another (a header, then data).
+int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
+                            size_t errlen);
+int file_write_parts_to(const char *tmp, const char *path, const void *const *parts, const size_t *lens, int n,
+                        char *err, size_t errlen);
 
 // Stop signals in the commands that publish outputs (embed, probe --out, reconstruct, attention):
 // after file_cleanup_on_stop_signals, SIGINT, SIGTERM, SIGHUP and SIGQUIT (each unless ignored, as

@@ -1,12 +1,8 @@
 // NumPy .npy writer, format 1.0 (numpy/lib/format.py documents the layout).
 #include "io/npy.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "io/files.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -61,22 +57,12 @@ int npy_header(char *buf, size_t cap, const char *descr, int ndim, const int64_t
     return (int)total;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-    const char *c = p;
-    while (n) {
-        ssize_t k = write(fd, c, n > (1u << 30) ? (1u << 30) : n);
-        if (k < 0) { if (errno == EINTR) continue; return -1; }
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-int npy_write_to(const char *tmp, const char *path, const void *data, const char *descr, int ndim,
-                 const int64_t *shape, char *err, size_t errlen) {
-    char header[1024];
-    int hn = npy_header(header, sizeof header, descr, ndim, shape, err, errlen);
-    if (hn < 0) return -1;
+// The header (into header, its length in *hn) and the data's byte count of an array bound for path
+// (named in err). 0, or -1 with err.
+static int npy_parts(const char *path, const void *data, const char *descr, int ndim, const int64_t *shape,
+                     char *header, size_t cap, size_t *hn, size_t *nbytes, char *err, size_t errlen) {
+    int n = npy_header(header, cap, descr, ndim, shape, err, errlen);
+    if (n < 0) return -1;
     size_t count = 1, isz = item_size(descr);
     for (int d = 0; d < ndim; d++) {
         if (shape[d] != 0 && count > SIZE_MAX / isz / (uint64_t)shape[d]) {
@@ -85,41 +71,29 @@ int npy_write_to(const char *tmp, const char *path, const void *data, const char
         }
         count *= (size_t)shape[d];
     }
-    size_t nbytes = count * isz;
-    if (nbytes && !data) {
+    *hn = (size_t)n;
+    *nbytes = count * isz;
+    if (*nbytes && !data) {
         snprintf(err, errlen, "%s: no data", path);
-        return -1;
-    }
-    int fd = file_tmp_create(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        file_tmp_forget(tmp);
-        return -1;
-    }
-    int failed = write_all(fd, header, (size_t)hn) || write_all(fd, data, nbytes) || fsync(fd);
-    int saved = errno;
-    if (close(fd) && !failed) { failed = 1; saved = errno; }
-    if (failed) {
-        file_tmp_remove(tmp);
-        snprintf(err, errlen, "%s: %s", path, strerror(saved));
         return -1;
     }
     return 0;
 }
 
+int npy_write_to(const char *tmp, const char *path, const void *data, const char *descr, int ndim,
+                 const int64_t *shape, char *err, size_t errlen) {
+    char header[1024];
+    size_t lens[2];
+    if (npy_parts(path, data, descr, ndim, shape, header, sizeof header, &lens[0], &lens[1], err, errlen)) return -1;
+    const void *parts[2] = {header, data};
+    return file_write_parts_to(tmp, path, parts, lens, 2, err, errlen);
+}
+
 int npy_write(const char *path, const void *data, const char *descr, int ndim,
               const int64_t *shape, char *err, size_t errlen) {
-    size_t tlen = strlen(path) + FILE_TMP_EXTRA;
-    char *tmp = malloc(tlen);
-    if (!tmp) { snprintf(err, errlen, "%s: out of memory", path); return -1; }
-    file_tmp_name(path, tmp, tlen);
-    int rc = npy_write_to(tmp, path, data, descr, ndim, shape, err, errlen);
-    if (!rc && rename(tmp, path)) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        unlink(tmp);
-        rc = -1;
-    }
-    file_tmp_forget(tmp);
-    free(tmp);
-    return rc;
+    char header[1024];
+    size_t lens[2];
+    if (npy_parts(path, data, descr, ndim, shape, header, sizeof header, &lens[0], &lens[1], err, errlen)) return -1;
+    const void *parts[2] = {header, data};
+    return file_write_parts_atomic(path, parts, lens, 2, err, errlen);
 }
