@@ -108,7 +108,7 @@ test-fast: build-fast
 
 test-san: vitmae $(TOOLS) build/san/vitmae $(SAN_TESTS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+	  LSAN_OPTIONS='suppressions="$(CURDIR)/tests/lsan.supp":print_suppressions=0' \
 	  VITMAE_SANITIZED=1 sh tests/run.sh build/san/tests build/san/vitmae build/tools
 
 # libFuzzer targets tests/fuzz/fuzz_<name>.c, built with clang (installed by tools/install-deps.sh when
@@ -221,7 +221,7 @@ fixtures:
 
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity
-	VITMAE_ROOT=$(CURDIR) build/tests/test_parity
+	VITMAE_ROOT="$(CURDIR)" build/tests/test_parity
 
 # PyTorch parity over PARITY_SWEEP_COUNT random model configurations drawn from PARITY_SWEEP_SEED
 # (tools/parity_sweep.py; docs/testing.md, "PyTorch parity"). Needs /usr/bin/python3 with torch; run on

@@ -220,8 +220,7 @@ t "bench_torch.py: AVX2 kernels where OpenBLAS chose SSE ones on an AVX2 CPU, an
 # would otherwise run an instruction it lacks (SIGILL) instead of falling back to the next path.
 src="$VITMAE_ROOT/src/kernels"
 for isa in avx512:cpu_has_avx512 avx2:cpu_has_avx2_fma; do
-  files=$(ls "$src"/x86/*"${isa%%:*}"*.[ch])
-  feats=$(grep -ho 'target("[^"]*")' $files | sed 's/^target("//; s/")$//' | tr ',' '\n' | sort -u)
+  feats=$(grep -ho 'target("[^"]*")' "$src"/x86/*"${isa%%:*}"*.[ch] | sed 's/^target("//; s/")$//' | tr ',' '\n' | sort -u)
   gate=$(sed -n "/^int ${isa#*:}(void)/,/^}/p" "$src/cpu.c")
   t "the ${isa%%:*} files name their features (got: $(echo $feats))" '[ -n "$feats" ] && [ -n "$gate" ]'
   for f in $feats; do

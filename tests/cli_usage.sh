@@ -93,5 +93,18 @@ t "embed without --out: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/e
 "$VITMAE" data 2>"$tmp/err"; rc=$?
 t "data without DIR: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: data: missing DIR: give the folder to check (see vitmae data --help)" ]'
 
+# A checkout whose path has a space (`~/My projects/vitmae`): make test's sanitizer pass hands
+# LeakSanitizer its suppressions file by path in LSAN_OPTIONS; unquoted, the shell split the line at
+# the space and the pass stopped with "ace/main/tests/lsan.supp:print_suppressions=0: not found". The
+# recipe `make -n` prints for such a CURDIR, run with printenv in place of the tests, must give the
+# whole path in the quotes the sanitizers' option parser reads.
+space="$tmp/a b"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" test-san CURDIR="$space" 2>"$tmp/err" |
+  awk '/^ASAN_OPTIONS=/ { on = 1 } on { print } on && /tests\/run\.sh/ { exit }' |
+  sed 's|sh tests/run\.sh .*$|printenv LSAN_OPTIONS|' > "$tmp/recipe"
+got=$(sh "$tmp/recipe" 2>&1)
+t "make test-san in a path with a space: LSAN_OPTIONS whole (got: $got)" \
+  '[ "$got" = "suppressions=\"$space/tests/lsan.supp\":print_suppressions=0" ]'
+
 [ $fail -eq 0 ] && echo "cli usage ok"
 exit $fail
