@@ -67,6 +67,15 @@ t "tiny split warns with the count" 'grep -q "warning: only [0-9] validation ima
 # ... but only once the run starts: a refusal on the same data stays one line.
 "$VITMAE" train $small --val-frac 0.05 --steps 2 --accum 8 --threads 2 --out "$dir/tiny2" > /dev/null 2> "$dir/tiny2.err"; rc=$?
 t "a refusal on a tiny split: exit 2, one line ($(head -n 1 "$dir/tiny2.err"))" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/tiny2.err")" -eq 1 ]'
+# A small folder whose every image falls in the held-out part (keys 6874, 2237, 7988 < 9000 at
+# --val-frac 0.9): the one with the largest key trains (docs/interface.md, "Validation split"); it
+# was refused with "no training image left".
+mkdir -p "$dir/held/a"
+i=0; for f in $(ls "$dir"/val/*/*.png | head -n 3); do cp "$f" "$dir/held/a/$i.png"; i=$((i + 1)); done
+"$VITMAE" train $small --data "$dir/held" --val-frac 0.9 --steps 1 --threads 2 --out "$dir/held.run" > /dev/null 2> "$dir/held.err"; rc=$?
+t "every image held out at --val-frac 0.9: exit 0 ($(head -n 1 "$dir/held.err"))" '[ $rc -eq 0 ]'
+t "every image held out: a/2.png (the largest key) trains, 2 validate" \
+  'grep -q "\"train_images\":[[:space:]]*1," "$dir/held.run/config.json" && grep -q "\"val_images\":[[:space:]]*2," "$dir/held.run/config.json"'
 # ... and so on a folder with a file the scan skips: a refused flag, or a run folder that holds a run,
 # is one line (the skipped lines came first), and a run that starts still names the file.
 mkdir -p "$dir/skipdata/a" && cp "$dir"/val/*/*.png "$dir/skipdata/a/" && printf 'not an image' > "$dir/skipdata/a/junk.png"

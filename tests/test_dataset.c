@@ -255,6 +255,15 @@ static void test_split_boundary(void) {
     if (dataset_split(&ds, 0.0501, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
     CHECK(nv == 3 && nt == 1 && tr[0] == 2, "at 0.0501 (threshold 501) only key 501 trains");
     free(tr); free(va);
+    // Every key below the threshold: the largest one (501) still trains, the rest are held out.
+    if (dataset_split(&ds, 0.9, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nt == 1 && tr[0] == 2 && nv == 3 && va[0] == 0 && va[1] == 1 && va[2] == 3,
+          "at 0.9 every key is held out but the largest, which trains (got %d train, %d val)", nt, nv);
+    free(tr); free(va);
+    ds.n = 1;   // one image: it trains, nothing is held out
+    if (dataset_split(&ds, 0.9, &tr, &nt, &va, &nv)) { CHECK(0, "split failed"); return; }
+    CHECK(nt == 1 && nv == 0, "one image at 0.9 trains (got %d train, %d val)", nt, nv);
+    free(tr); free(va);
 }
 
 static int same_views(const Dataset *x, const Dataset *y, int i, int S, int ch, int aug) {

@@ -393,14 +393,20 @@ int dataset_split(const Dataset *ds, double val_frac, int **train, int *ntrain, 
     *val = malloc(sizeof(int) * (ds->n ? (size_t)ds->n : 1));
     *ntrain = *nval = 0;
     if (!*train || !*val) { free(*train); free(*val); *train = *val = NULL; return -1; }
-    int best = -1;
-    uint64_t best_key = UINT64_MAX;
+    int best = -1, worst = -1;
+    uint64_t best_key = UINT64_MAX, worst_key = 0;
     for (int i = 0; i < ds->n; i++) {
         uint64_t key = dataset_path_hash(ds->items[i].rel) % 10000;
         if (key < best_key) { best_key = key; best = i; }
+        if (worst < 0 || key > worst_key) { worst_key = key; worst = i; }
         if (dataset_held_out(key, val_frac)) (*val)[(*nval)++] = i;
     }
     if (*nval == 0 && val_frac > 0 && ds->n >= 2) (*val)[(*nval)++] = best;
+    if (*nval > 0 && *nval == ds->n) {   // every image held out: the largest residue trains
+        int k = 0;
+        for (int v = 0; v < *nval; v++) if ((*val)[v] != worst) (*val)[k++] = (*val)[v];
+        *nval = k;
+    }
     for (int i = 0, v = 0; i < ds->n; i++) {
         if (v < *nval && (*val)[v] == i) { v++; continue; }
         (*train)[(*ntrain)++] = i;

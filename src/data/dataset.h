@@ -105,7 +105,8 @@ void dataset_free(Dataset *ds);
 // FNV-1a 64-bit hash of the relative path's bytes (offset basis 0xcbf29ce484222325, prime
 // 0x100000001b3). An item is in the validation split when hash % 10000 < round(val_frac * 10000);
 // when that leaves validation empty although val_frac > 0 and n >= 2, the item with the smallest
-// hash % 10000 (first in scan order) goes to validation. Index lists are in scan order, malloc'ed.
+// hash % 10000 (first in scan order) goes to validation; when it leaves training empty, the item
+// with the largest (first in scan order) trains. Index lists are in scan order, malloc'ed.
 uint64_t dataset_path_hash(const char *rel);
 // The rule above for one item: 1 when key = dataset_path_hash(rel) % 10000 is held out at val_frac
 // (key < round(val_frac * 10000)), else 0.
