@@ -165,6 +165,13 @@ t "json exits 0" '[ $rc -eq 0 ]'
 py() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $1" "$tmp/out"; }
 t "json: knn_top1 in [0, 1], no linear_top1" 'py "assert 0 <= j[\"knn_top1\"] <= 1 and \"linear_top1\" not in j"'
 t "json: classes and per_class" 'py "assert j[\"classes\"] == [\"circle\", \"square\", \"stripes\", \"triangle\"]; assert set(j[\"per_class\"]) == set(j[\"classes\"]); assert all(0 <= v[\"knn_top1\"] <= 1 and v[\"images\"] > 0 for v in j[\"per_class\"].values())"'
+# K larger than the training set is cut to its size (docs/encoder.md): the JSON gives the K used, as
+# the text does (it gave the K asked for).
+probe --json --knn 100000; rc=$?
+t "json: --knn above the training set: knn_k is its size ($n_train), exit 0" \
+  '[ $rc -eq 0 ] && py "assert j[\"knn_k\"] == j[\"train_images\"] == $n_train, j[\"knn_k\"]"'
+probe --knn 100000
+t "text: --knn above the training set: k $n_train (of $n_train)" 'grep -qx "knn: k $n_train (of $n_train), T 0.07" "$tmp/out"'
 probe --json --linear --linear-epochs 5 --threads 1; cp "$tmp/out" "$tmp/j1"
 probe --json --linear --linear-epochs 5 --threads 2
 t "json: linear_top1 with --linear" 'py "assert 0 <= j[\"linear_top1\"] <= 1 and j[\"features\"] == \"encoder\""'

@@ -349,7 +349,8 @@ int cmd_probe(int argc, char **argv) {
         cli_error("probe", "%s", err); goto out;
     }
     res[PROBE_KNN].ran = 1;
-    if (!json) printf("knn: k %d (of %ld), T %g\n", k < train.n ? k : (int)train.n, train.n, temperature);
+    int k_used = k < train.n ? k : (int)train.n;   // K larger than the training set is cut to its size
+    if (!json) printf("knn: k %d (of %ld), T %g\n", k_used, train.n, temperature);
     if (linear) {
         if (probe_linear_train(ftrain, train.labels, train.n, (int)dim, C, &lopt, &lp, err, sizeof err) ||
             probe_linear_predict(&lp, ftest, test.n, res[PROBE_LINEAR].pred, err, sizeof err)) {
@@ -361,7 +362,7 @@ int cmd_probe(int argc, char **argv) {
                    lopt.epochs, lopt.batch, lopt.momentum, lopt.lr, lp.last_epoch_loss);
     }
     for (int p = 0; p < NPROBES; p++) if (res[p].ran) score(&res[p], &test, C);
-    if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", k, temperature);
+    if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", k_used, temperature);
     else print_text(res, &train.ds, test.n);
     if (out_dir) {
         // Published together (io/files.h): without --force nothing is replaced, also when another
