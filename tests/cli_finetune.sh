@@ -171,6 +171,7 @@ t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && 
 # flags apply.
 for f in "--lr 0.5" "--batch 32" "--seed 7" "--steps 250" "--smoothing 0.2" "--augment none"; do
   err "resume with $f" 2 "${f%% *} cannot change when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" $f
+  t "resume with $f: nothing on stdout (it said 'resuming ... at step 6')" '[ ! -s "$dir/out" ]'
 done
 err "--overwrite with --resume" 2 "cannot be combined with --resume" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --overwrite
 err "resume adding --val to a --val-frac run" 2 "--val cannot be added when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --val "$dir/data"

@@ -66,8 +66,14 @@ cd "$dir" || exit 1
 "$VITMAE" train --resume "$dir/r" --steps 9 --threads 2 > "$dir/log" 2>"$dir/err"; rc=$?
 t "resume from another directory exits 0 ($(cat "$dir/err"))" '[ $rc -eq 0 ]'
 t "--steps on resume extends the run to 9" '[ "$(tail -n 1 "$dir/r/metrics.csv" | cut -d, -f1)" = 9 ] && grep -q "goes on to step 9" "$dir/log"'
-"$VITMAE" train --resume "$dir/r" --steps 5 > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" train --resume "$dir/r" --steps 5 > "$dir/out" 2>"$dir/err"; rc=$?
 t "--steps below the step reached: exit 2" '[ $rc -eq 2 ] && grep -q "the run is at step 9" "$dir/err"'
+# A refused resume is its one line: no "resuming ... at step 9" on stdout before it, nor "the run goes
+# on to step 12" for a longer run refused later (--accum).
+t "--steps below the step reached: nothing on stdout ($(head -c 200 "$dir/out"))" '[ ! -s "$dir/out" ]'
+"$VITMAE" train --resume "$dir/r" --steps 12 --accum 3 > "$dir/out" 2>"$dir/err"; rc=$?
+t "--steps 12 --accum 3 on resume: exit 2, one line, nothing on stdout ($(head -c 200 "$dir/out"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --accum: 3" "$dir/err" && [ ! -s "$dir/out" ]'
 "$VITMAE" train --resume "$dir/r" --batch 4 > /dev/null 2>"$dir/err"; rc=$?
 t "--batch on resume refused" '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch cannot change" "$dir/err"'
 # A run that holds out --val-frac of its folder: a --val folder on resume would give those images back

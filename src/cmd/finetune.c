@@ -113,6 +113,7 @@ struct FineTune {
     FILE *metrics;
     History hist;
     char images_changed[1024];   // a resume on other images: the warning said once the run starts
+    char resuming[4096 + 512];   // "resuming ...": said once the run starts
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -545,7 +546,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (rc) { cli_error(NULL, "%s", err); return rc; }
         if (a->data) run_abs_path(r->data, sizeof r->data, a->data);   // a moved folder: where it is now
         if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
-        printf("resuming %s at step %ld of %ld\n", path, r->step, r->total_steps);
+        snprintf(t->resuming, sizeof t->resuming, "resuming %s at step %ld of %ld\n", path, r->step, r->total_steps);
     } else {
         run_abs_path(r->data, sizeof r->data, a->data);   // absolute: --resume from any directory
         if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
@@ -813,6 +814,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if ((rc = cli_agree(rc))) return rc;
     cli_defer(0);
 
+    fputs(t->resuming, stdout);   // said once the run is sure to start, so that a refusal stays one line
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     printf("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters\n",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,

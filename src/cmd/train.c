@@ -247,9 +247,10 @@ static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flag
                  "(asked for %ld in total)", r->step, total);
         return CLI_USAGE;
     }
+    size_t at = strlen(t->resuming);
     if (total != r->total_steps)
-        printf("the run goes on to step %ld (was %ld): the learning rate follows the %ld-step schedule from step %ld\n",
-               total, r->total_steps, total, r->step);
+        snprintf(t->resuming + at, sizeof t->resuming - at, "the run goes on to step %ld (was %ld): the learning rate "
+                 "follows the %ld-step schedule from step %ld\n", total, r->total_steps, total, r->step);
     r->total_steps = total;
     return 0;
 }
@@ -421,7 +422,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         t->exp_avg = ck.exp_avg; t->exp_avg_sq = ck.exp_avg_sq;
         ck.exp_avg = ck.exp_avg_sq = NULL;
         ckpt_free(&ck);
-        printf("resuming %s at step %ld of %ld\n", path, t->rs.step, t->rs.total_steps);
+        snprintf(t->resuming, sizeof t->resuming, "resuming %s at step %ld of %ld\n", path, t->rs.step, t->rs.total_steps);
     } else if (a->out) {
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
     } else {
@@ -689,6 +690,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     cli_defer(0);
 
     // Said once the run is sure to start, so that a refusal stays one line.
+    fputs(t->resuming, stdout);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->vds == &t->ds && t->nval > 0 && t->nval < 8 && rank == 0)
         cli_message("warning: only %d validation image%s (--val-frac %g of %d): the validation loss will be noisy; "
