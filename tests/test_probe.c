@@ -153,6 +153,26 @@ static void test_knn_ties(void) {
           "k 2: equal votes go to the lower class, got %d", pred);
 }
 
+// A small --temperature (down to the flag's 1e-6): exp(cos / T) overflows double below T = 1 / 709,
+// and every class with a neighbour then tied at inf (the lower class won). The votes are the same up
+// to a common factor, so the nearest neighbour wins, and equal neighbours add up.
+static void test_knn_small_temperature(void) {
+    const float s = 0.14106736f;   // (0.99, s): cosine 0.99 with (1, 0)
+    const float train[] = {0.99f, s, 1, 0, 0.99f, s}, test[] = {1, 0};
+    const int labels[] = {0, 1, 0};
+    const float twice[] = {1, 0, 1, 0, 1, 0};
+    const int labels2[] = {1, 0, 1};
+    char err[256];
+    const float temps[] = {1e-3f, 1e-4f, 1e-6f};
+    for (int i = 0; i < 3; i++) {
+        int pred = -1;
+        CHECK(probe_knn(train, labels, 3, test, 1, 2, 2, 3, temps[i], &pred, err, sizeof err) == 0 && pred == 1,
+              "T %g: the nearest neighbour (class 1, cosine 1) beats two at 0.99 (class 0), got %d", temps[i], pred);
+        CHECK(probe_knn(twice, labels2, 3, test, 1, 2, 2, 3, temps[i], &pred, err, sizeof err) == 0 && pred == 1,
+              "T %g: two equal nearest neighbours (class 1) beat one (class 0), got %d", temps[i], pred);
+    }
+}
+
 static void test_linear(const StFile *ref) {
     int n = 70, m = 30, d = 9, C = 4;
     const float *tr = get(ref, "knn.train", (long)n * d), *te = get(ref, "knn.test", (long)m * d);
@@ -203,6 +223,7 @@ int main(void) {
         test_features(ref);
         test_knn(ref);
         test_knn_ties();
+    test_knn_small_temperature();
         test_linear(ref);
         st_close(ref);
     }

@@ -71,9 +71,12 @@ int probe_knn(const float *train, const int *train_labels, long ntrain, const fl
                     }
                     best_sim[pos] = v; best_idx[pos] = j;
                 }
+                // exp(sim / T) over exp(best / T), a factor common to every vote: the ranking is
+                // DINO's, and a small T (below 1 / 709 for cosines near 1) cannot overflow every
+                // vote to inf, which made all classes with a neighbour tie.
                 for (int c = 0; c < nclasses; c++) votes[c] = 0;
                 for (int i = 0; i < have; i++)
-                    votes[train_labels[best_idx[i]]] += exp((double)best_sim[i] / temperature);
+                    votes[train_labels[best_idx[i]]] += exp(((double)best_sim[i] - best_sim[0]) / temperature);
                 int arg = 0;
                 for (int c = 1; c < nclasses; c++) if (votes[c] > votes[arg]) arg = c;
                 pred[t0 + r] = arg;
