@@ -15,12 +15,18 @@ cd "$dir" || exit 1   # a command that wrongly writes to the working directory w
 "$VITMAE_TOOLS/hostile" clf "$dir/bigc.safetensors" 2048 8 || { echo "hostile clf failed"; exit 1; }
 cp "$(find "$dir/data" -name '*.png' | head -n 1)" "$dir/in.png"
 
-bytes_line() { grep -E "^vitmae: $1: .*needs [0-9]+ bytes \([0-9.]+ GiB\).*this machine has [0-9.]+ GiB" "$dir/err" > /dev/null; }
+bytes_line() { grep -E "^vitmae: $1: .*needs [0-9]+ bytes \([0-9.]+ GiB(\)|, of which [0-9.]+ GiB for the [0-9]+ parameters[^)]*\)).*this machine has [0-9.]+ GiB" "$dir/err" > /dev/null; }
 
 "$VITMAE" train --data "$dir/data" --preset base --img 1024 --patch 4 --batch 4096 --out "$dir/t" > /dev/null 2> "$dir/err"; rc=$?
 t "train: huge model and batch: exit 2 ($rc)" '[ $rc -eq 2 ]'
 t "train: names the bytes ($(cat "$dir/err"))" 'grep -q "needs [0-9]* bytes" "$dir/err"'
 t "train: nothing written" '[ ! -e "$dir/t" ]'
+# Said in terms of --batch (a gradient group of 1024 images was "batch 1024"), with the share of the
+# parameters, which no batch changes: a model too large at --batch 1 (3 TB of parameters) says so.
+t "train: the line says --batch 4096 runs 1024 images at a time" 'grep -q "^vitmae: train: batch 1024 at 1024x1024 needs .*: --batch 4096 runs 1024 images at a time$" "$dir/err"'
+"$VITMAE" train --data "$dir/data" --img 16 --patch 4 --dim 16384 --heads 1 --depth 64 --batch 1 --out "$dir/t" > /dev/null 2> "$dir/err"; rc=$?
+t "train: a model too large at --batch 1: exit 2, one line naming the parameters' share ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "GiB, of which [0-9.]* GiB for the [0-9]* parameters, their gradients and AdamW moments at any batch); this machine has" "$dir/err"'
 
 "$VITMAE" reconstruct --ckpt "$dir/big.safetensors" --out "$dir/r" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
 t "reconstruct: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
@@ -47,6 +53,7 @@ t "classify: nothing printed" '[ ! -s "$dir/out" ]'
 "$VITMAE" bench --img 2048 --patch 8 --batch 4096 > /dev/null 2> "$dir/err"; rc=$?
 t "bench: huge image and batch: exit 2 ($rc)" '[ $rc -eq 2 ]'
 t "bench: names the bytes ($(cat "$dir/err"))" 'bytes_line bench'
+t "bench: the line says --batch 4096 runs 1024 images at a time" 'grep -q "^vitmae: bench: batch 1024 at 2048x2048 needs .*: --batch 4096 runs 1024 images at a time$" "$dir/err"'
 # finetune counts the batches its loader holds ahead (--prefetch): one batch of 1024x1024 images is a
 # sixteenth of this machine's memory, so 1 + 64 of them cannot fit.
 "$VITMAE_TOOLS/synth" "$dir/cls" --count 6 --size 16 --classes 2 --seed 1 >/dev/null || { echo "synth failed"; exit 1; }

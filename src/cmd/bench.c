@@ -297,7 +297,9 @@ int cmd_bench(int argc, char **argv) {
     if (mask_ratio_check(mask_ratio, L, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     // Memory: refuse before allocating what cannot fit.
     if (mae_memory_check(&cfg, per, sizeof(float) * ((size_t)S * S * C + (size_t)L), err, sizeof err)) {
-        cli_error("bench", "%s", err);
+        char msg[1024];   // said in terms of --batch (cmd/groups.h)
+        groups_oom_message(msg, sizeof msg, err, batch, per, 0);
+        cli_error("bench", "%s", msg);
         return 2;
     }
     cli_quiet_ranks(0);

@@ -525,7 +525,12 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     size_t tree = grad_reduce_floats(t->rs.grad_groups, t->rs.processes, mae_num_params(&t->cfg)) * sizeof(float);
     size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->lf.prefetch) * sizeof(float) * t->share / t->per +
                        (tree + (size_t)t->per - 1) / (size_t)t->per;
-    if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) { ckpt_free(init); return cli_report("train", err, 2); }
+    if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) {   // said in terms of --batch
+        char msg[1024];
+        groups_oom_message(msg, sizeof msg, err, (int)t->rs.batch, t->per, 0);
+        ckpt_free(init);
+        return cli_report("train", msg, 2);
+    }
     // The groups of a micro-batch at once where memory allows (cmd/groups.h): the same bits.
     t->at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, t->rs.grad_groups / t->rs.processes / t->rs.accum,
                                 per_image * (size_t)t->per, omp_get_max_threads());

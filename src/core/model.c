@@ -146,7 +146,15 @@ int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen) 
 }
 
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
-    return mae_memory_check_bytes(mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B, B, cfg->img_size, err, errlen);
+    size_t need = mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B;
+    if (mae_memory_check_bytes(need, B, cfg->img_size, err, errlen) == 0) return 0;
+    // The share no batch size changes: the parameters with their gradients and AdamW's two moments.
+    size_t np = mae_num_params(cfg), params = 4 * np * sizeof(float);
+    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB, of which %.2f GiB for the %zu parameters, "
+             "their gradients and AdamW moments at any batch); this machine has %.2f GiB", B, cfg->img_size,
+             cfg->img_size, need, need / 1073741824.0, params / 1073741824.0, np,
+             cpu_physical_memory_bytes() / 1073741824.0);
+    return -1;
 }
 
 // mae_create (kind STACK_TRAIN), mae_create_forward (STACK_FORWARD), or with `shared`: another

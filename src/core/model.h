@@ -30,7 +30,8 @@ size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
 // The memory rule of every command: a run of batch B that needs mae_bytes_needed(cfg, B) plus
 // extra_per_image bytes for each image is refused, before anything is allocated, when that is more
 // than 90% of physical memory. 0 when it fits (or memory is unknown); -1 and err
-// "batch B at SxS needs N bytes (G GiB); this machine has H GiB" when not.
+// "batch B at SxS needs N bytes (G GiB, of which P GiB for the N parameters, their gradients and
+// AdamW moments at any batch); this machine has H GiB" when not.
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 // The bytes of a forward-only model (mae_create_forward): parameters and its smaller arena.
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);
