@@ -104,6 +104,7 @@ run --out "$tmp/r" --raw --layer 1 --mode rollout --head max --query 2,1 --force
 t "rollout max query" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 1 max 7 "$tmp/r/attn_input/rollout-patch02x01-layer01-max.npy"'
 run --out "$tmp/r" --raw --layer 2 --mode rollout --head 3 --force "$img"
 t "rollout one head" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 2 3 0 "$tmp/r/attn_input/rollout-layer02-head03.npy"'
+t "one map: the summary says 1 map, not 1 maps ($(tail -n 1 "$tmp/out"))" 'grep -q "^attention: 1 image, 1 map in " "$tmp/out"'
 run --out "$tmp/p" --raw --layer 0 --mode patch --query 3,2 --head max "$img"
 t "patch mode row of token 12" '"$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 12 "$tmp/p/attn_input/patch03x02-layer00-max.npy"'
 # A wrong reference must fail (the checker can fail).
