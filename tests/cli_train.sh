@@ -127,6 +127,14 @@ t "unknown flag" '[ $(usage --frobnicate 1) -eq 2 ]'
 # --epochs is instead of --steps: given both, --epochs was used and --steps silently ignored.
 t "--steps with --epochs: exit 2, one line" '[ $(usage --epochs 1) -eq 2 ] && [ "$(wc -l < "$dir/u.err")" -eq 1 ] && grep -q "^vitmae: train --epochs: give --steps N or --epochs E, not both" "$dir/u.err"'
 t "--mask-ratio 0 removes no patch: exit 2, one line" '[ $(usage --mask-ratio 0) -eq 2 ] && [ "$(wc -l < "$dir/u.err")" -eq 1 ] && grep -q "^vitmae: train --mask-ratio: 0 removes no patch of" "$dir/u.err"'
+# One patch (--img equal to --patch): no ratio both keeps and removes a patch, and each refusal sent
+# the user to the other side ("0.75 leaves no visible patch of 1", "0 removes no patch of 1"); one
+# line names the geometry, whatever --mask-ratio.
+for r in 0.75 0; do
+  rc=$(usage --img 16 --patch 16 --mask-ratio $r)
+  t "--img 16 --patch 16 --mask-ratio $r: exit 2, one line naming one patch ($(cat "$dir/u.err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/u.err")" -eq 1 ] && grep -q "^vitmae: train --patch: 16 makes one patch of the 16x16 image; pretraining needs at least 2" "$dir/u.err"'
+done
 t "missing --data" '"$VITMAE" train --steps 5 2>/dev/null; [ $? -eq 2 ]'
 t "nothing written on usage errors" '[ ! -e "$dir/u" ]'
 touch "$dir/file"

@@ -185,6 +185,11 @@ static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *
     if (a->init) return 0;   // the checkpoint's model: init_config checks the flags against it
     char why[256];
     if (mae_config_check_flags(c, why, sizeof why)) { snprintf(err, errlen, "train: %s", why); return CLI_USAGE; }
+    if (mae_num_patches(c) == 1) {   // no --mask-ratio both keeps and removes a patch of one
+        snprintf(err, errlen, "train --patch: %d makes one patch of the %dx%d image; pretraining needs at least 2 "
+                 "(patches seen and patches to predict): a smaller --patch or a larger --img", c->patch_size, c->img_size, c->img_size);
+        return CLI_USAGE;
+    }
     if (mask_ratio_check(c->mask_ratio, mae_num_patches(c), why, sizeof why)) {
         snprintf(err, errlen, "train --mask-ratio: %s", why);
         return CLI_USAGE;
