@@ -433,8 +433,8 @@ int main(int argc, char **argv) {
         for (int i = 1; i < argc; i++) run_fixture(argv[i]);
         return check_done();
     }
-    const char *names[] = {"classifier_rgb.safetensors", "classifier_grey.safetensors"};
-    for (int i = 0; i < 2; i++) {
+    const char *names[] = {"classifier_rgb.safetensors", "classifier_grey.safetensors", "classifier_edge.safetensors"};
+    for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[i]);
         run_fixture(path);
     }

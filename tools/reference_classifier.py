@@ -164,6 +164,12 @@ def main():
                  config(img_size=12, patch_size=3, in_chans=1, embed_dim=12, depth=2, num_heads=2,
                         pos_embed="fixed"),
                  num_classes=5, batch=4, seed=4, opt=opt)
+    # (c) the edges: one patch (img = patch), head_dim 1, batch 1, 2 classes, label smoothing 0.99,
+    # layer decay 0 (every layer but the head frozen: lr scale 0 ** k) and no weight decay.
+    edge = dict(opt, smoothing=0.99, layer_decay=0.0, wd=0.0)
+    make_fixture(os.path.join(out, "classifier_edge.safetensors"),
+                 config(img_size=4, patch_size=4, in_chans=1, embed_dim=4, depth=1, num_heads=4),
+                 num_classes=2, batch=1, seed=5, opt=edge)
 
 
 if __name__ == "__main__":
