@@ -114,6 +114,7 @@ struct FineTune {
     History hist;
     char images_changed[1024];   // a resume on other images: the warning said once the run starts
     char resuming[4096 + 512];   // "resuming ...": said once the run starts
+    char untrained[1024];        // classes whose every image is held out: the warning said once the run starts
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -393,6 +394,28 @@ static int split(FineTune *t) {
     t->train_idx = tr; t->ntrain = 0;
     for (int i = 0; i < ntr; i++) if (ds->items[tr[i]].cls >= 0) t->train_idx[t->ntrain++] = tr[i];
     if (t->ntrain == 0) { report_data(t); cli_error(t->rs.data, "no training image left after holding out %g for validation", t->rs.val_frac); free(va); return 1; }
+    // A class whose every image went to validation (one image a class: the split's rule) trains nothing.
+    int *count = calloc((size_t)ds->nclasses, sizeof *count), none = 0;
+    if (!count) { cli_error("finetune", "out of memory"); free(va); return 1; }
+    for (int i = 0; i < t->ntrain; i++) count[ds->items[t->train_idx[i]].cls]++;
+    size_t n = 0;
+    t->untrained[0] = 0;
+    for (int c = 0; c < ds->nclasses; c++) {
+        if (count[c]) continue;
+        none++;
+        if (n < sizeof t->untrained)
+            n += (size_t)snprintf(t->untrained + n, sizeof t->untrained - n, "%s'%s'", none > 1 ? ", " : "",
+                                  ds->class_names[c]);
+    }
+    free(count);
+    if (none) {   // the names were cut short at the buffer's end: the count says how many
+        char names[sizeof t->untrained];
+        snprintf(names, sizeof names, "%s", t->untrained);
+        snprintf(t->untrained, sizeof t->untrained, "warning: %d class%s of %s ha%s no training image (%.700s): "
+                 "--val-frac %g held out every image of %s; pass --val DIR or a smaller --val-frac (0: none held out)", none,
+                 none == 1 ? "" : "es", t->rs.data, none == 1 ? "s" : "ve", names, t->rs.val_frac,
+                 none == 1 ? "it" : "them");
+    }
     const Dataset *vs = val_set(t);
     if (t->vds.n) {   // every image of the --val folder, its class mapped by name
         free(va);
@@ -816,6 +839,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
 
     fputs(t->resuming, stdout);   // said once the run is sure to start, so that a refusal stays one line
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
+    if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);
     printf("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters\n",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
