@@ -74,6 +74,8 @@ mkdir -p "$dir/held/a"
 i=0; for f in $(ls "$dir"/val/*/*.png | head -n 3); do cp "$f" "$dir/held/a/$i.png"; i=$((i + 1)); done
 "$VITMAE" train $small --data "$dir/held" --val-frac 0.9 --steps 1 --threads 2 --out "$dir/held.run" > /dev/null 2> "$dir/held.err"; rc=$?
 t "every image held out at --val-frac 0.9: exit 0 ($(head -n 1 "$dir/held.err"))" '[ $rc -eq 0 ]'
+t "every image held out: the small split's warning asks for no --val-frac above the largest ($(cat "$dir/held.err"))" \
+  'grep -q "warning: only 2 validation images (--val-frac 0.9 of 3): .*; pass --val DIR$" "$dir/held.err"'
 t "every image held out: a/2.png (the largest key) trains, 2 validate" \
   'grep -q "\"train_images\":[[:space:]]*1," "$dir/held.run/config.json" && grep -q "\"val_images\":[[:space:]]*2," "$dir/held.run/config.json"'
 # ... and so on a folder with a file the scan skips: a refused flag, or a run folder that holds a run,

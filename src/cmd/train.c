@@ -58,6 +58,7 @@ typedef struct {
 // Defaults of the run flags (the model's are in core/config.h); the help text is built from the
 // same macros, so it cannot drift from the values.
 #define DEFAULT_STEPS 1000
+#define VAL_FRAC_MAX 0.9
 #define DEFAULT_BLR 3e-3
 #define DEFAULT_WD 0.05
 #define DEFAULT_VAL_FRAC 0.05
@@ -127,7 +128,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--seed", FLAG_LONG, &r->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (auto: groups where they fit; the same results)", NULL, 0},
-        {"--val-frac", FLAG_FLOAT, &r->val_frac, 0.0, 0.9, NULL, "held-out fraction, by a hash of the path (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
+        {"--val-frac", FLAG_FLOAT, &r->val_frac, 0.0, VAL_FRAC_MAX, NULL, "held-out fraction, by a hash of the path (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
         {"--val-max", FLAG_INT, &r->val_max, 1, 1000000, NULL, "at most this many held-out images per evaluation (default " MAE_STR(DEFAULT_VAL_MAX) ")", "N", 0},
         {"--eval-every", FLAG_LONG, &r->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
         {"--ckpt-every", FLAG_LONG, &r->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
@@ -704,7 +705,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->vds == &t->ds && t->nval > 0 && t->nval < 8 && rank == 0)
         cli_message("warning: only %d validation image%s (--val-frac %g of %d): the validation loss will be noisy; "
-                    "pass --val DIR or a larger --val-frac", t->nval, t->nval == 1 ? "" : "s", t->rs.val_frac, t->ds.n);
+                    "pass --val DIR%s", t->nval, t->nval == 1 ? "" : "s", t->rs.val_frac, t->ds.n,
+                    t->rs.val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");   // none above the largest
     int threads = omp_get_max_threads();
     printf("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters\n",
            t->ntrain, t->nval, data, a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
