@@ -138,6 +138,8 @@ cp "$dir/data/circle/00000.png" "$dir/flat/"; cp "$dir/data/circle/00000.png" "$
 cp "$dir/data/circle/00000.png" "$dir/val/hexagon/"
 err "no class folders" 2 "class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/flat" --out "$dir/e1"
 err "one class" 2 "one class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/one" --out "$dir/e2"
+t "one class: the line names --data, as probe's names --train ($(cat "$dir/err"))" \
+  'grep -q "^vitmae: finetune --data: $dir/one has one class only ('"'"'only'"'"'): a classifier needs at least 2 class folders$" "$dir/err"'
 # One image a class: the split holds one out (b/0.png, the smaller hash key) and class b trains on
 # nothing, which went unsaid; the run goes on with a warning naming the class.
 mkdir -p "$dir/pair/a" "$dir/pair/b"
@@ -146,6 +148,8 @@ cp "$dir/data/circle/00000.png" "$dir/pair/a/0.png"; cp "$dir/data/square/00001.
 t "one image a class: exit 0, a warning naming class b ($(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae: warning: 1 class of .*/pair has no training image ('"'"'b'"'"'): --val-frac 0.05 held out every image of it" "$dir/err"'
 err "val class unknown" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/val" --out "$dir/e3"
+t "val class unknown: the line names --val, as probe's names --test ($(cat "$dir/err"))" \
+  'grep -q "^vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes$" "$dir/err"'
 err "ckpt of a classifier" 2 "resume" "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --out "$dir/e4"
 err "neither ckpt nor scratch" 2 "from-scratch" "$VITMAE" finetune --data "$dir/data" --out "$dir/e5"
 before=$(ls -l "$dir/run" | md5sum)

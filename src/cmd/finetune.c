@@ -435,7 +435,8 @@ static int split(FineTune *t) {
             if (!strcmp(vs->class_names[c], t->classes[k])) mapped = k;
         if (mapped < 0) {
             report_data(t);
-            cli_error(vs->root, "class '%s' is not among the %d training classes", vs->class_names[c], t->cfg.num_classes);
+            cli_error("finetune --val", "class '%s' of %s is not among the %d training classes", vs->class_names[c],
+                      vs->root, t->cfg.num_classes);
             return 2;
         }
         t->val_idx[t->nval] = va[i];
@@ -606,7 +607,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (a->from_scratch && (rc = build_model(t, flags, nflags))) return rc;
         if (t->ds.nclasses < 2) {
             report_data(t);
-            cli_error(r->data, "only one class ('%s'): a classifier needs at least 2 class folders", t->ds.class_names[0]);
+            cli_error("finetune --data", "%s has one class only ('%s'): a classifier needs at least 2 class folders",
+                      r->data, t->ds.class_names[0]);
             return 2;
         }
         t->cfg.num_classes = t->ds.nclasses;
