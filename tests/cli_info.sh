@@ -47,6 +47,10 @@ out=$("$VITMAE" info "$fx/torch_small.safetensors"); rc=$?
 t "text form exits 0" '[ $rc -eq 0 ]'
 t "text form params" 'echo "$out" | grep -q "params *5,984 (encoder 4,384, decoder 1,600)"'
 t "text form crc absent" 'echo "$out" | grep -q "crc32 *absent"'
+t "text form input: 16 px of 4 px patches are 16 patches" 'echo "$out" | grep -q "input *16x16, 3 channels, patch 4 (16 patches)$"'
+# One patch (img = patch): "1 patch", not "1 patches".
+"$VITMAE_TOOLS/mkckpt" ckpt "$tmp/one.safetensors" --img 4 --patch 4 --channels 1 --mask-ratio 0 || fail=1
+t "one patch: the input line says 1 patch" '"$VITMAE" info "$tmp/one.safetensors" | grep -q "input *4x4, 1 channel, patch 4 (1 patch)$"'
 
 # A damaged copy: one byte of the JSON header changed, then truncated data.
 cp "$fx/torch_small.safetensors" "$tmp/bad.safetensors"

@@ -76,8 +76,8 @@ static void print_text(const char *path, const Checkpoint *ck, const char *crc, 
     printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d\n", c->embed_dim, c->depth, c->num_heads, c->mlp_ratio);
     printf("  decoder      dim %d, depth %d, heads %d%s\n", c->dec_embed_dim, c->dec_depth, c->dec_num_heads,
            ck->has_decoder ? "" : "  (not in this file: encoder-only: for attention, embed, probe, finetune --ckpt)");
-    printf("  input        %dx%d, %d channel%s, patch %d (%d patches)\n", c->img_size, c->img_size, c->in_chans,
-           c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c));
+    printf("  input        %dx%d, %d channel%s, patch %d (%d patch%s)\n", c->img_size, c->img_size, c->in_chans,
+           c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c), mae_num_patches(c) == 1 ? "" : "es");
     printf("  training     mask ratio %g, norm_pix_loss %s, pos_embed %s, layer_norm_eps %g\n", (double)c->mask_ratio,
            c->norm_pix_loss ? "true" : "false", c->pos_learned ? "learned" : "fixed", (double)c->ln_eps);
     printf("  pixels      ");
@@ -151,8 +151,9 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     printf("%s\n", path);
     printf("  kind         classifier (vitmae finetune): global average pool, fc_norm, head\n");
     printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d\n", c->embed_dim, c->depth, c->num_heads, c->mlp_ratio);
-    printf("  input        %dx%d, %d channel%s, patch %d (%d patches), pos_embed %s\n", c->img_size, c->img_size,
-           c->in_chans, c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c), c->pos_learned ? "learned" : "fixed");
+    printf("  input        %dx%d, %d channel%s, patch %d (%d patch%s), pos_embed %s\n", c->img_size, c->img_size,
+           c->in_chans, c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c), mae_num_patches(c) == 1 ? "" : "es",
+           c->pos_learned ? "learned" : "fixed");
     printf("  pixels      ");
     print_channels(" mean", c->pixel_mean, c->in_chans);
     print_channels(" std", c->pixel_std, c->in_chans);
