@@ -222,6 +222,29 @@ mkdir -p "$tmp/nl2"
 t "control characters written out on stdout ($rc: $(head -n 2 "$tmp/out" | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 2 ] && grep -qF "ok\\nfake 0 masked_mse=" "$tmp/out"'
 
+# The panel's Source chunk names the input as a PNG reader (PIL, exiftool) reads it back: a name that
+# is not ASCII in an iTXt chunk (UTF-8), not in a tEXt chunk, which readers take as Latin-1 ("é" came
+# back as "Ã©"); bytes that are not UTF-8 as U+FFFD. png_texts PNG: "key=value" per text chunk, decoded
+# as PIL decodes them.
+png_texts() { python3 -c '
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read(); i = 8
+while i < len(b):
+    n, kind = struct.unpack(">I4s", b[i:i + 8]); d = b[i + 8:i + 8 + n]; i += 12 + n
+    if kind == b"tEXt": k, v = d.split(b"\0", 1); print(k.decode("latin-1") + "=" + v.decode("latin-1"))
+    if kind == b"iTXt":
+        k, r = d.split(b"\0", 1); v = r[2:].split(b"\0", 2)[2]
+        print(k.decode("latin-1") + "=" + (zlib.decompress(v) if r[0] else v).decode("utf-8"))
+' "$1"; }
+mkdir -p "$tmp/é日本"
+"$mk" png "$tmp/é日本/q\"<&.png" --size 16 > /dev/null
+"$mk" png "$tmp/é日本/$(printf 'x\377y').png" --size 16 > /dev/null
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/u8out" "$tmp/é日本" > /dev/null 2> "$tmp/err"; rc=$?
+t "a UTF-8 name read back from the panel's Source ($rc: $(png_texts "$tmp/u8out/q\"<&.recon.png" | grep Source))" \
+  '[ $rc -eq 0 ] && png_texts "$tmp/u8out/q\"<&.recon.png" | grep -qxF "Source=$tmp/é日本/q\"<&.png"'
+t "a name that is not UTF-8: U+FFFD in the panel's Source ($(png_texts "$tmp/u8out/$(printf 'x\377y').recon.png" | grep Source))" \
+  'png_texts "$tmp/u8out/$(printf "x\377y").recon.png" | grep -qxF "Source=$tmp/é日本/x�y.png"'
+
 # A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command
 # there): one line for the folder (it printed a "no such file" line per image), its images counted in
 # the tally, exit 1.

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "io/json.h"
 
 static void set_err(char *err, size_t errlen, const char *msg) {
     if (err && errlen) snprintf(err, errlen, "%s", msg);
@@ -238,7 +239,7 @@ static void png_meta_free(PngMeta *m) {
 
 // Python's strict UTF-8 decoding succeeds on s (no overlong forms, surrogates or code points past
 // U+10FFFF): PIL drops an iTXt chunk that fails it.
-static int utf8_valid(const uint8_t *s, size_t n) {
+static int utf8_valid_n(const uint8_t *s, size_t n) {
     for (size_t i = 0; i < n;) {
         uint32_t c = s[i], min;
         size_t more;
@@ -333,7 +334,7 @@ static void png_meta_chunk(PngMeta *m, const uint8_t *type, const uint8_t *d, si
         const uint8_t *lang_end = memchr(lang, 0, (size_t)(end - lang));
         const uint8_t *tk_end = lang_end ? memchr(lang_end + 1, 0, (size_t)(end - lang_end - 1)) : NULL;
         if (!tk_end || (compressed && method != 0)) return;
-        if (!utf8_valid(lang, (size_t)(lang_end - lang)) || !utf8_valid(lang_end + 1, (size_t)(tk_end - lang_end - 1)))
+        if (!utf8_valid_n(lang, (size_t)(lang_end - lang)) || !utf8_valid_n(lang_end + 1, (size_t)(tk_end - lang_end - 1)))
             return;
         const uint8_t *t = tk_end + 1;
         size_t tn = (size_t)(end - t);
@@ -342,7 +343,7 @@ static void png_meta_chunk(PngMeta *m, const uint8_t *type, const uint8_t *d, si
             if (png_inflate(t, tn, &text, &tn)) return;
             t = text;
         }
-        if (utf8_valid(t, tn)) png_meta_text(m, d, keylen, t, tn, 1);
+        if (utf8_valid_n(t, tn)) png_meta_text(m, d, keylen, t, tn, 1);
         free(text);
     }
 }
@@ -999,6 +1000,8 @@ typedef struct {
     png_structp png;
     png_infop info;
     png_text *texts;
+    char **utf8;      // the iTXt values, as UTF-8 (utf8_clean)
+    int ntext;
     jmp_buf jb;
     char msg[200];
 } PngWrite;
@@ -1015,6 +1018,32 @@ static void png_write_cleanup(PngWrite *w) {
     w->info = NULL;
     free(w->texts);
     w->texts = NULL;
+    for (int i = 0; w->utf8 && i < w->ntext; i++) free(w->utf8[i]);
+    free(w->utf8);
+    w->utf8 = NULL;
+}
+
+// A text chunk's value: tEXt when it is ASCII; else iTXt, the one text chunk that holds UTF-8 (a tEXt
+// is Latin-1, so PIL and exiftool read a UTF-8 name there as mojibake: "é" as "Ã©"), with bytes that
+// are not UTF-8 written as U+FFFD, as JSON outputs write them (docs/interface.md, "Names that are not
+// UTF-8"). 0 ok, -1 out of memory.
+static int png_text_set(PngWrite *w, int i, const char *key, const char *value) {
+    png_text *t = &w->texts[i];
+    t->key = (png_charp)(uintptr_t)key;   // libpng does not modify them
+    t->compression = PNG_TEXT_COMPRESSION_NONE;
+    t->text = (png_charp)(uintptr_t)value;
+    t->text_length = strlen(value);
+    const unsigned char *u = (const unsigned char *)value;
+    while (*u && *u < 0x80) u++;
+    if (!*u) return 0;
+    if (!(w->utf8[i] = utf8_clean(value))) return -1;
+    t->compression = PNG_ITXT_COMPRESSION_NONE;
+    t->text = w->utf8[i];
+    t->text_length = 0;
+    t->itxt_length = strlen(w->utf8[i]);
+    t->lang = NULL;
+    t->lang_key = NULL;
+    return 0;
 }
 
 static int png_encode(PngWrite *w, const uint8_t *px, int width, int height, int c, const char *const *text) {
@@ -1031,13 +1060,11 @@ static int png_encode(PngWrite *w, const uint8_t *px, int width, int height, int
     while (text && text[2 * ntext] && text[2 * ntext + 1]) ntext++;
     if (ntext) {
         w->texts = calloc((size_t)ntext, sizeof *w->texts);
-        if (!w->texts) { snprintf(w->msg, sizeof w->msg, "out of memory"); png_write_cleanup(w); return -1; }
-        for (int i = 0; i < ntext; i++) {
-            w->texts[i].compression = PNG_TEXT_COMPRESSION_NONE;
-            w->texts[i].key = (png_charp)(uintptr_t)text[2 * i];   // libpng does not modify them
-            w->texts[i].text = (png_charp)(uintptr_t)text[2 * i + 1];
-            w->texts[i].text_length = strlen(text[2 * i + 1]);
-        }
+        w->utf8 = calloc((size_t)ntext, sizeof *w->utf8);
+        w->ntext = ntext;
+        int ok = w->texts && w->utf8;
+        for (int i = 0; ok && i < ntext; i++) ok = png_text_set(w, i, text[2 * i], text[2 * i + 1]) == 0;
+        if (!ok) { snprintf(w->msg, sizeof w->msg, "out of memory"); png_write_cleanup(w); return -1; }
         png_set_text(w->png, w->info, w->texts, ntext);
     }
     png_write_info(w->png, w->info);
