@@ -285,6 +285,16 @@ cp "$dir/data/circle/00000.png" "$dir/nlc/$(printf 'ok\nfake: square').png"
 t "classify: control characters written out on stdout ($rc: $(head -n 2 "$dir/nlc.out" | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/nlc.out")" -eq 2 ] && grep -qF "ok\\nfake: square.png: " "$dir/nlc.out"'
 
+# classify's line lists every one of --top K classes: it was cut at 8400 bytes without a word (40 of
+# 60 classes named 200 bytes long).
+mkdir -p "$dir/wide"
+for k in $(seq 10 69); do mkdir "$dir/wide/$k$(printf "%0198d" 0)"; cp "$dir/data/circle/00000.png" "$dir/wide/$k$(printf "%0198d" 0)/"; done
+"$VITMAE" finetune --from-scratch --img 16 --patch 8 --dim 8 --depth 1 --heads 1 --data "$dir/wide" --batch 4 --steps 1 \
+  --threads 1 --out "$dir/wideft" > /dev/null 2>&1
+"$VITMAE" classify --ckpt "$dir/wideft/checkpoint.safetensors" --top 60 "$dir/wide/10$(printf "%0198d" 0)/00000.png" > "$dir/wide.out"; rc=$?
+t "classify --top 60 of 60 long class names: the whole line ($rc: $(sed "s/.*| //" "$dir/wide.out" | wc -w) words after |)" \
+  '[ $rc -eq 0 ] && [ "$(head -n 1 "$dir/wide.out" | sed "s/.*| //" | wc -w)" -eq 120 ] && [ "$(head -n 1 "$dir/wide.out" | sed "s/.*| //" | tr " " "\n" | grep -c "^[1-6][0-9]0*$")" -eq 60 ]'
+
 # classify: an input folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds
 # it there) is one line, not a "no such file" line per image; exit 1.
 mkdir -p "$dir/cls/a"

@@ -186,17 +186,28 @@ int cmd_classify(int argc, char **argv) {
                 cJSON_AddItemToObject(o, "top", t);
                 cJSON_AddItemToArray(arr, o);
             } else {
-                char line[8400];
-                int at = snprintf(line, sizeof line, "%s: %s", x->path, ck.classes[order[0]]);
-                if (x->label && at < (int)sizeof line)
-                    at += snprintf(line + at, sizeof line - (size_t)at, " (label %s%s)", x->label,
-                                   strcmp(x->label, ck.classes[order[0]]) ? ", wrong" : "");
-                if (at < (int)sizeof line) at += snprintf(line + at, sizeof line - (size_t)at, " |");
-                for (int j = 0; j < top && at < (int)sizeof line; j++) {
-                    fmt6(buf, sizeof buf, p[order[j]]);
-                    at += snprintf(line + at, sizeof line - (size_t)at, " %s %s", ck.classes[order[j]], buf);
+                // The whole line, however many classes --top lists (a fixed buffer cut it short).
+                char *line = NULL;
+                size_t len = 0;
+                FILE *ls = open_memstream(&line, &len);
+                if (ls) {
+                    fprintf(ls, "%s: %s", x->path, ck.classes[order[0]]);
+                    if (x->label)
+                        fprintf(ls, " (label %s%s)", x->label, strcmp(x->label, ck.classes[order[0]]) ? ", wrong" : "");
+                    fprintf(ls, " |");
+                    for (int j = 0; j < top; j++) {
+                        fmt6(buf, sizeof buf, p[order[j]]);
+                        fprintf(ls, " %s %s", ck.classes[order[j]], buf);
+                    }
+                }
+                if (!ls || fclose(ls) || !line) {
+                    free(line);
+                    cli_error("classify", "out of memory");
+                    rc = 1;
+                    goto out;
                 }
                 cli_out("%s", line);
+                free(line);
             }
         }
     }

@@ -22,20 +22,26 @@ void cli_defer(int on) { deferring = on && dist_active(); }
 
 // prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH), so
 // that a file name holding a newline or a terminal escape stays inside its one line; written with
-// one call, so that lines of several processes sharing stderr do not interleave.
+// one call, so that lines of several processes sharing stderr do not interleave. A line of any length
+// is written whole (classify's line of --top 1000 classes is longer than any fixed buffer); only when
+// memory runs out is it cut to the buffer on the stack.
 static void put_line(FILE *f, const char *prefix, const char *line) {
-    char out[4 * 8400 + 64];
-    size_t n = (size_t)snprintf(out, sizeof out, "%s", prefix);
-    for (const unsigned char *p = (const unsigned char *)line; *p && n + 8 < sizeof out; p++) {
+    char stack[4 * 8400 + 64], *out = stack;
+    size_t cap = strlen(prefix) + 4 * strlen(line) + 16;
+    if (cap > sizeof stack && !(out = malloc(cap))) out = stack;
+    if (out == stack) cap = sizeof stack;
+    size_t n = (size_t)snprintf(out, cap, "%s", prefix);
+    for (const unsigned char *p = (const unsigned char *)line; *p && n + 8 < cap; p++) {
         if (*p >= 0x20 && *p != 0x7f) out[n++] = (char)*p;
         else if (*p == '\n') { out[n++] = '\\'; out[n++] = 'n'; }
         else if (*p == '\t') { out[n++] = '\\'; out[n++] = 't'; }
         else if (*p == '\r') { out[n++] = '\\'; out[n++] = 'r'; }
-        else n += (size_t)snprintf(out + n, sizeof out - n, "\\x%02x", *p);
+        else n += (size_t)snprintf(out + n, cap - n, "\\x%02x", *p);
     }
     out[n++] = '\n';
     out[n] = 0;
     fputs(out, f);
+    if (out != stack) free(out);
 }
 
 // "vitmae: " on stderr, "vitmae: rank R: " from the ranks after the first.
@@ -52,9 +58,14 @@ static void print_line(const char *line) {
 
 // put_line of a formatted line.
 static void put_formatted(FILE *f, const char *prefix, const char *fmt, va_list ap) {
-    char line[8400];
-    vsnprintf(line, sizeof line, fmt, ap);
-    put_line(f, prefix, line);
+    char line[8400], *whole = NULL;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    if (n >= (int)sizeof line && (whole = malloc((size_t)n + 1))) vsnprintf(whole, (size_t)n + 1, fmt, again);
+    va_end(again);
+    put_line(f, prefix, whole ? whole : line);
+    free(whole);
 }
 
 void cli_out(const char *fmt, ...) {
