@@ -23,6 +23,16 @@ t "a metrics row per evaluation (step 0 + every 30 steps: $evals)" '[ "$evals" -
 first=$(awk -F, 'NR > 1 && $5 != "" { print $5; exit }' "$dir/run/metrics.csv")
 last=$(awk -F, 'NR > 1 && $5 != "" { v = $5 } END { print v }' "$dir/run/metrics.csv")
 t "val loss falls below 60% of its first value ($first -> $last)" 'awk -v a="$first" -v b="$last" "BEGIN { exit !(b < 0.6 * a) }"'
+# metrics.csv's losses read back exactly: a row of one step (--log-every 1) holds that step's float32
+# loss, which Python's csv + float() get back bit for bit ("%.6f" wrote 0.637567 for 0.63756698...).
+"$VITMAE" train $small --steps 3 --log-every 1 --eval-every 3 --threads 2 --out "$dir/lg" > /dev/null 2>&1; rc=$?
+t "metrics.csv: each step's loss read back is a float32, exactly ($rc: $(cut -d, -f4 "$dir/lg/metrics.csv" | tr "\n" " "))" '[ $rc -eq 0 ] && python3 - "$dir/lg/metrics.csv" <<PY
+import csv, struct, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["loss"]]
+assert len(rows) == 3, rows
+for r in rows:
+    v = float(r["loss"]); assert struct.unpack("f", struct.pack("f", v))[0] == v and repr(v) in (r["loss"], r["loss"] + ".0"), r
+PY'
 t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
 
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.
