@@ -93,7 +93,7 @@ for im in imgs:
     assert all(len(repr(p).replace("0.", "").lstrip("0").replace(".", "")) <= 7 for _, p in im["top"]), im
     assert im["top"][0][1] >= im["top"][1][1] >= im["top"][2][1]
 hits = sum(im["top"][0][0] == im["label"] for im in imgs)
-assert abs(d["top1"] - hits / 151) < 1e-5, (d["top1"], hits)
+assert d["top1"] == hits / 151, (d["top1"], hits)   # every digit (it had 6: 0.708609 for 107 of 151)
 PY'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/data/circle/00000.png" > "$dir/one.json"
 t "a file inside a class folder gets that label" 'grep -q "\"label\":[[:space:]]*\"circle\"" "$dir/one.json"'

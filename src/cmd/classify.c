@@ -212,7 +212,9 @@ int cmd_classify(int argc, char **argv) {
         }
     }
     if (json) {
-        if (labelled) { fmt6(buf, sizeof buf, (double)correct / labelled); cJSON_AddItemToObject(root, "top1", cJSON_CreateRaw(buf)); }
+        // top1 as the JSON of probe and eval prints numbers: every digit that reads back (6 digits
+        // gave 0.220588 for 15 of 68, which no longer equals 15 / 68).
+        if (labelled) cJSON_AddNumberToObject(root, "top1", (double)correct / labelled);
         else cJSON_AddNullToObject(root, "top1");
         char *s = json_print_utf8(root, 1);
         if (s) printf("%s\n", s);
