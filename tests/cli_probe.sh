@@ -192,6 +192,17 @@ t "--pixels with --ckpt: view from the checkpoint" 'py "assert j[\"features\"] =
 t "--pixels --ckpt --img 8 --channels 1: an 8x8x1 view" '[ $rc -eq 0 ] && grep -q "^probe: pixels 8x8x1 (dim 64)" "$tmp/out"'
 t "--help says so" '"$VITMAE" probe --help | grep -- "--img S" | grep -q "default: --ckpt.s img_size; required without --ckpt" && "$VITMAE" probe --help | grep -- "--channels C" | grep -q "default --ckpt.s channels, else auto"'
 
+# The per-class table, a row per class: a class folder's tab or newline written out (\t, \n), as in
+# data's report (the newline split the row in two), and a name longer than the column whole (its first
+# 30 bytes were printed: two classes alike in them read as one).
+long=$(printf "%040d" 0)
+for c in "$(printf 'ta\tb')" "$(printf 'nl\nx')" "${long}a" "${long}b"; do
+  mkdir -p "$tmp/odd/$c"; cp $(ls "$tmp"/train/circle/*.png | head -n 2) "$tmp/odd/$c/"
+done
+"$VITMAE" probe --pixels --img 8 --train "$tmp/odd" --test "$tmp/odd" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe's table: a row per class, names written out whole ($rc: $(sed -n "/^per class/,\$p" "$tmp/out" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && [ "$(sed -n "/^per class/,\$p" "$tmp/out" | wc -l)" -eq 5 ] && grep -q "^  ta\\\\tb  *[0-9.]*  *2$" "$tmp/out" && grep -q "^  nl\\\\nx  *[0-9.]*  *2$" "$tmp/out" && grep -q "^  ${long}a  *[0-9.]*  *2$" "$tmp/out" && grep -q "^  ${long}b  *[0-9.]*  *2$" "$tmp/out"'
+
 # --- probe: bad input ---------------------------------------------------------------------------
 mkdir -p "$tmp/flat" "$tmp/oneclass/circle" "$tmp/extra/hexagon"
 cp "$tmp/train/circle/00000.png" "$tmp/flat/"; cp "$tmp/train/circle/00000.png" "$tmp/oneclass/circle/"

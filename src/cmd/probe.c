@@ -137,7 +137,7 @@ static int write_confusion(const char *dir, int p, const ProbeResult *r, long nt
         snprintf(err, errlen, "%.2000s: %s", path, why);
         return -1;
     }
-    char text_what[256];
+    char text_what[4500];
     snprintf(text_what, sizeof text_what, "%s %s", probe_key[p], what);
     const char *text[] = {"Description", text_what, NULL};
     file_tmp_name(path, tmp, sizeof tmp);
@@ -195,16 +195,20 @@ static void print_text(const ProbeResult *res, const Dataset *classes, long ntes
     printf("per class:%*s", 22, "");
     for (int p = 0; p < NPROBES; p++) if (res[p].ran) printf(" %7s", probe_key[p]);
     printf("  images\n");
+    // A row per class through cli_out, as data's report: a class name's control characters written
+    // out (a tab or a newline in it made a row of two lines or of an extra column), and the whole name,
+    // not its first 30 bytes (two classes alike in those read as one).
     for (int c = 0; c < C; c++) {
-        printf("  %-30.30s", classes->class_names[c]);
+        char nums[64 * NPROBES + 16];
+        int at = 0;
         long n = 0;
         for (int p = 0; p < NPROBES; p++) {
             if (!res[p].ran) continue;
             double a = class_top1(&res[p], c, C, &n);
-            if (isnan(a)) printf(" %7s", "-");
-            else printf(" %7.4f", a);
+            if (isnan(a)) at += snprintf(nums + at, sizeof nums - (size_t)at, " %7s", "-");
+            else at += snprintf(nums + at, sizeof nums - (size_t)at, " %7.4f", a);
         }
-        printf("  %6ld\n", n);
+        cli_out("  %-30s%s  %6ld", classes->class_names[c], nums, n);
     }
 }
 
@@ -274,7 +278,7 @@ int cmd_probe(int argc, char **argv) {
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
     int status = 1;
-    char err[2048], what[256];
+    char err[2048], what[4400];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("probe", "%s", err); return 1; }
     FeatureModel *fm = NULL;
     Labelled train = {0}, test = {0};
@@ -323,7 +327,7 @@ int cmd_probe(int argc, char **argv) {
                      spec.pool == FEATURES_POOL_MEAN ? "s" : "", spec.layer, features_config(fm)->depth - 1, ckpt_path);
     else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
     if (!json)
-        printf("probe: %s (dim %ld); train %ld images, test %ld, %d classes\n", what, dim, train.n, test.n, C);
+        cli_out("probe: %s (dim %ld); train %ld images, test %ld, %d classes", what, dim, train.n, test.n, C);
     fflush(stdout);
 
     ftrain = malloc((size_t)train.n * dim * sizeof *ftrain);
@@ -375,7 +379,7 @@ int cmd_probe(int argc, char **argv) {
             }
         int pub = file_group_publish(&files, force, err, sizeof err);
         if (pub) { cli_error(pub == FILE_TAKEN ? NULL : "probe", "%s", err); goto out; }
-        if (!json) printf("confusion matrices in %s/\n", out_dir);
+        if (!json) cli_out("confusion matrices in %s/", out_dir);
     }
     status = 0;
 
