@@ -222,6 +222,15 @@ mkdir -p "$tmp/nl2"
 t "control characters written out on stdout ($rc: $(head -n 2 "$tmp/out" | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 2 ] && grep -qF "ok\\nfake 0 masked_mse=" "$tmp/out"'
 
+# A backslash in a name is written \\: "a\nb" (a backslash and n) read as "a<newline>b" (both printed
+# a\nb), in the line on stdout and in messages.
+mkdir -p "$tmp/bs"
+"$mk" png "$tmp/bs/a\\nb.png" --size 16 --value 0.2 > /dev/null
+printf 'not an image' > "$tmp/bs/c\\d.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/bsout" "$tmp/bs" > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "a backslash written \\\\ on stdout and stderr ($rc: $(head -n 1 "$tmp/out"); $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -qxF "a\\\\nb masked_mse=0.25 psnr=6.02dB" "$tmp/out" && grep -qF "/bs/c\\\\d.png: " "$tmp/err"'
+
 # The panel's Source chunk names the input as a PNG reader (PIL, exiftool) reads it back: a name that
 # is not ASCII in an iTXt chunk (UTF-8), not in a tEXt chunk, which readers take as Latin-1 ("é" came
 # back as "Ã©"); bytes that are not UTF-8 as U+FFFD. png_texts PNG: "key=value" per text chunk, decoded

@@ -21,7 +21,9 @@ static char pending[8400];
 void cli_defer(int on) { deferring = on && dist_active(); }
 
 // prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH), so
-// that a file name holding a newline or a terminal escape stays inside its one line; written with
+// that a file name holding a newline or a terminal escape stays inside its one line, and a backslash
+// as \\, so that the line reads back one way (a name holding "\n" itself is not one holding a
+// newline; FEATS.txt writes names so too); written with
 // one call, so that lines of several processes sharing stderr do not interleave. A line of any length
 // is written whole (classify's line of --top 1000 classes is longer than any fixed buffer); only when
 // memory runs out is it cut to the buffer on the stack.
@@ -32,7 +34,8 @@ static void put_line(FILE *f, const char *prefix, const char *line) {
     if (out == stack) cap = sizeof stack;
     size_t n = (size_t)snprintf(out, cap, "%s", prefix);
     for (const unsigned char *p = (const unsigned char *)line; *p && n + 8 < cap; p++) {
-        if (*p >= 0x20 && *p != 0x7f) out[n++] = (char)*p;
+        if (*p == '\\') { out[n++] = '\\'; out[n++] = '\\'; }
+        else if (*p >= 0x20 && *p != 0x7f) out[n++] = (char)*p;
         else if (*p == '\n') { out[n++] = '\\'; out[n++] = 'n'; }
         else if (*p == '\t') { out[n++] = '\\'; out[n++] = 't'; }
         else if (*p == '\r') { out[n++] = '\\'; out[n++] = 'r'; }

@@ -36,7 +36,7 @@ void cli_error(const char *what, const char *fmt, ...) __attribute__((format(pri
 void cli_quiet_ranks(int on);
 // One line "vitmae: [rank R: ]<message>" on stderr from this process whatever its rank and
 // cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
-// out (\n, \t, \xHH).
+// out (\n, \t, \xHH; a backslash \\).
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
 // out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.
