@@ -28,6 +28,23 @@ t "txt line: path<TAB>class" '[ "$(head -n 1 "$tmp/f.txt")" = "$(printf "circle/
 t "txt classes from folders" '[ "$(cut -f2 "$tmp/f.txt" | sort -u | tr "\n" " ")" = "circle square stripes triangle " ]'
 t "no temporary files left" '[ "$(ls "$tmp" | grep -c tmp)" -eq 0 ]'
 
+# FEATS.txt read as docs/encoder.md reads it (Python's open(), whose universal newlines end a line at
+# a carriage return too): a row per image, and the names back by undoing \\, \t, \n, \r. A \r was
+# written as it is: 2 images read as 7 rows.
+mkdir -p "$tmp/odd_e/$(printf 'k\rc')"
+cp "$tmp/train/circle/00000.png" "$tmp/odd_e/$(printf 'k\rc')/$(printf 'x\ry')".png
+cp "$tmp/train/circle/00000.png" "$tmp/odd_e/$(printf 'k\rc')/$(printf 'b\\\\n\tt\nu')".png
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/odd_e.npy" "$tmp/odd_e" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "FEATS.txt with a carriage return, tab, newline and backslash in names: a row per image, names back ($rc)" '[ $rc -eq 0 ] && python3 - "$tmp/odd_e" <<PY
+import os, re, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1] + ".txt", errors="surrogateescape")]
+assert len(rows) == 2 and all(len(r) == 2 for r in rows), rows
+back = lambda s: re.sub(r"\\\\(.)", lambda m: {"\\\\": "\\\\", "t": "\t", "n": "\n", "r": "\r"}[m.group(1)], s)
+names = sorted(os.path.join(c, f) for c in os.listdir(sys.argv[1]) for f in os.listdir(os.path.join(sys.argv[1], c)))
+assert sorted(back(r[0]) for r in rows) == names and {back(r[1]) for r in rows} == {"k\rc"}, (rows, names)
+PY'
+rm -f "$tmp/odd_e.npy" "$tmp/odd_e.txt"
+
 # --- embed: never overwrite without --force ---------------------------------------------------------
 sum=$(cksum <"$tmp/f.npy")
 "$VITMAE" embed --ckpt "$ck" --pool mean --out "$tmp/f.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?

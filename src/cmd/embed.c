@@ -7,7 +7,7 @@
 // folder that does not decode is reported and left out; a file named on the command line that does
 // not decode is an error. Both files are written atomically and published as a pair; existing ones are
 // replaced only with --force, also when another command wrote them while this one computed. In
-// FEATS.txt a backslash, tab or newline in a name is written \\, \t, \n.
+// FEATS.txt a backslash, tab, newline or carriage return in a name is written \\, \t, \n, \r.
 #include <errno.h>
 #include <omp.h>
 #include <stdio.h>
@@ -94,7 +94,10 @@ static void put(char **buf, size_t *len, size_t *cap, const char *s, int escape)
             if (!b) { free(*buf); *buf = NULL; return; }
             *buf = b;
         }
-        const char *e = !escape ? NULL : *s == '\\' ? "\\\\" : *s == '\t' ? "\\t" : *s == '\n' ? "\\n" : NULL;
+        // \r too: Python's text files (open() and its universal newlines, as docs/encoder.md reads
+        // FEATS.txt) end a line at a carriage return as at a newline.
+        const char *e = !escape ? NULL : *s == '\\' ? "\\\\" : *s == '\t' ? "\\t" : *s == '\n' ? "\\n"
+                      : *s == '\r' ? "\\r" : NULL;
         if (e) { (*buf)[(*len)++] = e[0]; (*buf)[(*len)++] = e[1]; }
         else (*buf)[(*len)++] = *s;
     }
