@@ -196,6 +196,30 @@ for f in $(cd "$tmp/d" && find . -name '*.png' | sed 's|^\./||; s/ /@SP@/g'); do
 done
 t "index links every PNG" '[ $missing -eq 0 ]'
 t "index link count" '[ $(grep -o "<figure><a href=" "$tmp/d/index.html" | wc -l) -eq 5 ]'
+# index.html read back as a browser or Python reads it: UTF-8 (its <meta charset>; a name that is not
+# UTF-8 was written as its bytes, and the page did not decode), every link and picture an existing
+# file, and each name as its text (U+FFFD for the bytes that are not UTF-8).
+mkdir -p "$tmp/hn"
+for n in "$(printf 'bad\377x')" "é日本" "<b>\"q'&amp;" "h#q?p%20"; do cp "$img" "$tmp/hn/$n.png"; done
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/hnout" --head mean "$tmp/hn" >/dev/null 2>&1; rc=$?
+t "index.html of odd names: UTF-8, links resolve, names read back ($rc)" '[ $rc -eq 0 ] && python3 - "$tmp/hnout" <<PY
+import os, sys, urllib.parse
+from html.parser import HTMLParser
+d = sys.argv[1]
+page = open(os.path.join(d, "index.html"), "rb").read().decode("utf-8")
+class P(HTMLParser):
+    def __init__(s): super().__init__(); s.links, s.h2, s.tag = [], [], None
+    def handle_starttag(s, tag, attrs):
+        s.tag = tag; s.links += [v for k, v in attrs if k in ("href", "src")]
+    def handle_data(s, x):
+        if s.tag == "h2" and x.strip(): s.h2.append(x)
+p = P(); p.feed(page)
+assert len(p.links) == 16, p.links
+for l in p.links:
+    u = urllib.parse.urlsplit(l)
+    assert not (u.scheme or u.query or u.fragment) and os.path.exists(os.fsencode(os.path.join(d, urllib.parse.unquote(u.path, errors="surrogateescape")))), l
+assert sorted(p.h2) == sorted(["bad\ufffdx", "é日本", "<b>\"q\x27&amp;", "h#q?p%20"]), p.h2
+PY'
 
 # Stems that would name a file outside --out or another image's file (docs/interface.md, "Stems"):
 # "...png" (stem "..") and "..png" (".") write as image, image-2; x.attn.png.png's folder of maps and

@@ -35,6 +35,7 @@
 #include "data/image.h"
 #include "core/model.h"
 #include "io/files.h"
+#include "io/json.h"
 #include "io/npy.h"
 #include "infer/infer.h"
 #include "infer/recon.h"
@@ -548,8 +549,13 @@ done:
 // ---------------------------------------------------------------------------------------------
 // index.html
 
-static void html_text(FILE *f, const char *s) {
-    for (; *s; s++) {
+// Text of the page (names, the checkpoint's path), escaped; the page is UTF-8 (its <meta charset>), so
+// bytes of a name that are not UTF-8 are written as U+FFFD, as in JSON (docs/interface.md, "Names that
+// are not UTF-8"): as they were, the page was not UTF-8, and readers that decode it as such (Python's
+// html.parser after .decode(), an XHTML tool) refused it. Links keep the bytes, percent-encoded.
+static void html_text(FILE *f, const char *text) {
+    char *clean = utf8_clean(text);
+    for (const char *s = clean ? clean : text; *s; s++) {
         switch (*s) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
@@ -559,6 +565,7 @@ static void html_text(FILE *f, const char *s) {
         default: fputc(*s, f);
         }
     }
+    free(clean);
 }
 
 // A relative URL: every byte outside A-Z a-z 0-9 - . _ ~ / percent-encoded.
