@@ -104,6 +104,7 @@ t "a folder that is not a class labels nothing" 'python3 -c "import json, sys; d
 
 # 6. The encoder's other users read a classifier.
 t "info --json says classifier, with every documented field" '"$VITMAE" info --json "$dir/run/checkpoint.safetensors" | python3 -c "import json, sys; d = json.load(sys.stdin); assert d[\"kind\"] == \"classifier\" and d[\"decoder_params\"] == 0 and all(k in d for k in (\"file\", \"config\", \"params\", \"encoder_params\", \"has_decoder\", \"crc32\", \"train_state\")), d"'
+t "info --json: the float settings of train_state read back as typed (--lr 2e-3 read 0.0020000000949949026)" '"$VITMAE" info --json "$dir/run/checkpoint.safetensors" | python3 -c "import json, sys; s = json.load(sys.stdin)[\"train_state\"]; assert (s[\"lr\"], s[\"weight_decay\"], s[\"layer_decay\"], s[\"drop_path\"], s[\"smoothing\"], s[\"min_lr\"]) == (0.002, 0.05, 0.75, 0.1, 0.1, 1e-6), s"'
 "$VITMAE" attention --ckpt "$dir/run/checkpoint.safetensors" --out "$dir/att" "$dir/data/circle/00000.png" > /dev/null 2>&1; rc=$?
 t "attention reads a classifier" '[ $rc -eq 0 ] && [ -s "$dir/att/00000.attn.png" ]'
 

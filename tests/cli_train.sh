@@ -33,6 +33,14 @@ assert len(rows) == 3, rows
 for r in rows:
     v = float(r["loss"]); assert struct.unpack("f", struct.pack("f", v))[0] == v and repr(v) in (r["loss"], r["loss"] + ".0"), r
 PY'
+# config.json and the checkpoint's train_state hold the float settings as the floats the flags gave:
+# json.load of them equals the number typed (--lr 3e-3 read 0.0030000000260770321, --wd 0.05
+# 0.05000000074505806: the float widened to a double and printed whole).
+t "config.json: --lr, --wd, --val-frac, --mask-ratio read back as typed" 'python3 - "$dir/lg/config.json" <<PY
+import json, sys
+t = json.load(open(sys.argv[1]))["train"]
+assert (t["lr"], t["weight_decay"], t["val_frac"], t["mask_ratio"], t["min_lr"]) == (0.003, 0.05, 0.1, 0.75, 0), t
+PY'
 t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
 
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.

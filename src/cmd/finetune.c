@@ -122,16 +122,20 @@ struct FineTune {
 
 static char *ft_state_to_json(const FtState *r) {
     cJSON *o = cJSON_CreateObject();
-    const struct { const char *k; double v; } nums[] = {
-        {"step", (double)r->step}, {"total_steps", (double)r->total_steps}, {"warmup_steps", (double)r->warmup},
-        {"seed", (double)r->seed}, {"batch", r->batch}, {"lr", r->lr}, {"min_lr", r->min_lr},
-        {"weight_decay", r->wd}, {"layer_decay", r->layer_decay}, {"drop_path", r->drop_path},
-        {"smoothing", r->smoothing}, {"clip", r->clip}, {"val_frac", r->val_frac}, {"val_max", r->val_max},
-        {"eval_every", (double)r->eval_every}, {"ckpt_every", (double)r->ckpt_every},
-        {"log_every", (double)r->log_every}, {"keep", r->keep}, {"elapsed_s", r->elapsed_s},
-        {"groups", r->groups},
+    // The float settings as the floats they are (config_float_json: 0.05, not 0.05000000074505806).
+    const struct { const char *k; double v; int is_float; } nums[] = {
+        {"step", (double)r->step, 0}, {"total_steps", (double)r->total_steps, 0}, {"warmup_steps", (double)r->warmup, 0},
+        {"seed", (double)r->seed, 0}, {"batch", r->batch, 0}, {"lr", r->lr, 1}, {"min_lr", r->min_lr, 1},
+        {"weight_decay", r->wd, 1}, {"layer_decay", r->layer_decay, 1}, {"drop_path", r->drop_path, 1},
+        {"smoothing", r->smoothing, 1}, {"clip", r->clip, 1}, {"val_frac", r->val_frac, 1}, {"val_max", r->val_max, 0},
+        {"eval_every", (double)r->eval_every, 0}, {"ckpt_every", (double)r->ckpt_every, 0},
+        {"log_every", (double)r->log_every, 0}, {"keep", r->keep, 0}, {"elapsed_s", r->elapsed_s, 0},
+        {"groups", r->groups, 0},
     };
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) cJSON_AddNumberToObject(o, nums[i].k, nums[i].v);
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        if (nums[i].is_float) cJSON_AddItemToObject(o, nums[i].k, config_float_json((float)nums[i].v));
+        else cJSON_AddNumberToObject(o, nums[i].k, nums[i].v);
+    }
     cJSON_AddStringToObject(o, "augment", r->augment);
     cJSON_AddStringToObject(o, "data", r->data);
     cJSON_AddStringToObject(o, "val", r->val);

@@ -75,6 +75,7 @@ char *run_state_to_json(const RunState *r) {
     cJSON *o = cJSON_CreateObject();
     for (int i = 0; i < NFIELDS; i++) {
         if (FIELDS[i].kind == F_TEXT) cJSON_AddStringToObject(o, FIELDS[i].key, (const char *)r + FIELDS[i].offset);
+        else if (FIELDS[i].kind == F_FLOAT) cJSON_AddItemToObject(o, FIELDS[i].key, config_float_json((float)field_get(r, i)));
         else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
     }
     if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given

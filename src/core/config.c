@@ -161,13 +161,12 @@ void pixels_denormalise(const MaeConfig *cfg, float *px, long n) {
 // ---------------------------------------------------------------------------------------------
 // The config as JSON
 
-// The shortest decimal that reads back as the same float (so 0.485f prints as 0.485).
-static cJSON *float_json(float x) {
+cJSON *config_float_json(float x) {
     char buf[48];
     if (!isfinite(x)) return cJSON_CreateNull();
     for (int prec = 6; prec <= 9; prec++) {
         snprintf(buf, sizeof buf, "%.*g", prec, (double)x);
-        if (strtof(buf, NULL) == x) break;
+        if (strtof(buf, NULL) == x && (float)strtod(buf, NULL) == x) break;
     }
     return cJSON_CreateRaw(buf);
 }
@@ -177,7 +176,7 @@ char *mae_config_to_json(const MaeConfig *c) {
     if (!o) return NULL;
     int ok = 1;
 #define INT(key, v) ok &= cJSON_AddNumberToObject(o, key, (double)(v)) != NULL
-#define FLT(key, v) do { cJSON *x_ = float_json(v); ok &= x_ && cJSON_AddItemToObject(o, key, x_); } while (0)
+#define FLT(key, v) do { cJSON *x_ = config_float_json(v); ok &= x_ && cJSON_AddItemToObject(o, key, x_); } while (0)
     INT("img_size", c->img_size);
     INT("patch_size", c->patch_size);
     INT("in_chans", c->in_chans);
@@ -195,7 +194,7 @@ char *mae_config_to_json(const MaeConfig *c) {
     cJSON *mean = cJSON_AddArrayToObject(o, "pixel_mean"), *std = cJSON_AddArrayToObject(o, "pixel_std");
     ok &= mean && std;
     for (int i = 0; ok && i < C; i++) {
-        cJSON *m = float_json(c->pixel_mean[i]), *s = float_json(c->pixel_std[i]);
+        cJSON *m = config_float_json(c->pixel_mean[i]), *s = config_float_json(c->pixel_std[i]);
         ok &= m && s;
         if (m) cJSON_AddItemToArray(mean, m);
         if (s) cJSON_AddItemToArray(std, s);

@@ -68,5 +68,10 @@ void pixels_denormalise(const MaeConfig *cfg, float *px, long n_pixels);
 // Config <-> the JSON string stored under checkpoint metadata "config" (floats as the shortest
 // decimal that reads back as the same float). from_json checks every field and mae_config_check.
 char *mae_config_to_json(const MaeConfig *cfg);           // malloc'd; NULL when out of memory
+// A float as JSON: the shortest decimal that reads back as the same float (0.05f as 0.05, not the
+// double 0.05000000074505806, which a reader compares with 0.05 in vain), through strtof and through
+// strtod then a cast, as cJSON reads it back; null when not finite. The config's floats and the
+// float settings of train_state (cmd/train_state.c, cmd/finetune.c) are written so.
+struct cJSON *config_float_json(float x);
 int   mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen);
 #endif
