@@ -189,6 +189,8 @@ t "json: --knn above the training set: knn_k is its size ($n_train), exit 0" \
   '[ $rc -eq 0 ] && py "assert j[\"knn_k\"] == j[\"train_images\"] == $n_train, j[\"knn_k\"]"'
 probe --knn 100000
 t "text: --knn above the training set: k $n_train (of $n_train)" 'grep -qx "knn: k $n_train (of $n_train), T 0.07" "$tmp/out"'
+probe --json --temperature 0.1234567 --knn 3; rc=$?
+t "json: knn_temperature as typed, to its last digit (\"%g\" gave 0.123457)" '[ $rc -eq 0 ] && py "assert (j[\"knn_temperature\"], j[\"knn_k\"]) == (0.1234567, 3), j"'
 probe --json --linear --linear-epochs 5 --threads 1; cp "$tmp/out" "$tmp/j1"
 probe --json --linear --linear-epochs 5 --threads 2
 t "json: linear_top1 with --linear" 'py "assert 0 <= j[\"linear_top1\"] <= 1 and j[\"features\"] == \"encoder\""'

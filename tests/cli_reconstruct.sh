@@ -102,6 +102,10 @@ t "eval loss 4" 'echo "$js" | grep -Eq "\"loss\":[[:space:]]*(4|3\.99999[0-9]*|4
 psnr=$(echo "$js" | sed -n 's/.*"psnr":[[:space:]]*\([^,]*\),.*/\1/p')
 t "eval psnr $psnr = 10 log10(4)" 'awk -v p="$psnr" "BEGIN { d = p - 6.0205999133; exit !(d < 1e-5 && d > -1e-5) }"'
 t "eval mask_ratio 0.75" 'echo "$js" | grep -Eq "\"mask_ratio\":[[:space:]]*0\.75,"'
+# ... as the flag was typed, to its last digit ("%g" gave 0.123457 for --mask-ratio 0.1234567).
+js=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat" --mask-ratio 0.1234567 --json); rc=$?
+t "eval --mask-ratio 0.1234567: mask_ratio read back as typed ($rc: $(echo "$js" | grep mask_ratio))" \
+  '[ $rc -eq 0 ] && echo "$js" | python3 -c "import json, sys; assert json.load(sys.stdin)[\"mask_ratio\"] == 0.1234567"'
 
 # Eval agrees with reconstruct's mean on the same images, mask ratio and seed (a random model).
 "$mk" ckpt "$tmp/rand.st" --img 16 --patch 4 --channels 3 --norm-pix --mean 0.4 --std 0.3 --seed 5 || fail=1

@@ -26,9 +26,9 @@ static void print_json(int n, double loss, double mse, double psnr, double ratio
     cJSON_AddNumberToObject(root, "loss", loss);
     cJSON_AddNumberToObject(root, "masked_mse", mse);
     cJSON_AddNumberToObject(root, "psnr", psnr);   // cJSON writes +inf (mse 0) as null
-    char r[32];   // the float flag as the user wrote it (0.6, not 0.60000002384)
-    snprintf(r, sizeof r, "%g", ratio);
-    cJSON_AddNumberToObject(root, "mask_ratio", strtod(r, NULL));
+    // The float flag as the user wrote it (0.6, not 0.60000002384; 0.1234567, not "%g"'s 0.123457),
+    // the decimal that masking reads it as (core/masking.c).
+    cJSON_AddItemToObject(root, "mask_ratio", config_float_json((float)ratio));
     cJSON_AddNumberToObject(root, "seed", (double)seed);
     char *text = json_print_utf8(root, 1);
     cJSON_Delete(root);

@@ -154,10 +154,9 @@ static void print_json(const ProbeResult *res, const Dataset *classes, long ntra
     cJSON_AddStringToObject(root, "features", features);
     cJSON_AddNumberToObject(root, "train_images", (double)ntrain);
     cJSON_AddNumberToObject(root, "test_images", (double)ntest);
-    char t[32];   // the float flag as the user wrote it
-    snprintf(t, sizeof t, "%g", temperature);
     cJSON_AddNumberToObject(root, "knn_k", k);
-    cJSON_AddNumberToObject(root, "knn_temperature", strtod(t, NULL));
+    // The float flag as the user wrote it (0.07, not 0.070000000298; 0.1234567, not "%g"'s 0.123457).
+    cJSON_AddItemToObject(root, "knn_temperature", config_float_json(temperature));
     for (int p = 0; p < NPROBES; p++) {
         if (!res[p].ran) continue;
         char key[32];
