@@ -296,6 +296,15 @@ for k in $(seq 10 69); do mkdir "$dir/wide/$k$(printf "%0198d" 0)"; cp "$dir/dat
 t "classify --top 60 of 60 long class names: the whole line ($rc: $(sed "s/.*| //" "$dir/wide.out" | wc -w) words after |)" \
   '[ $rc -eq 0 ] && [ "$(head -n 1 "$dir/wide.out" | sed "s/.*| //" | wc -w)" -eq 120 ] && [ "$(head -n 1 "$dir/wide.out" | sed "s/.*| //" | tr " " "\n" | grep -c "^[1-6][0-9]0*$")" -eq 60 ]'
 
+# info's report of a classifier whose class folder has a newline: its classes line written out, whole.
+mkdir -p "$dir/nlcls/$(printf 'a\nb')" "$dir/nlcls/c"
+cp "$dir/data/circle/00000.png" "$dir/nlcls/$(printf 'a\nb')/"; cp "$dir/data/square/$(ls "$dir/data/square" | head -n 1)" "$dir/nlcls/c/"
+"$VITMAE" finetune --from-scratch --img 16 --patch 8 --dim 8 --depth 1 --heads 1 --data "$dir/nlcls" --val-frac 0 --batch 2 --steps 1 \
+  --threads 1 --out "$dir/nlft" > /dev/null 2>&1
+"$VITMAE" info "$dir/nlft/checkpoint.safetensors" > "$dir/nlinfo.out"; rc=$?
+t "info: a class name with a newline written out on its classes line ($rc: $(grep classes "$dir/nlinfo.out"))" \
+  '[ $rc -eq 0 ] && grep -qxF "  classes      2: a\\nb, c" "$dir/nlinfo.out"'
+
 # classify: an input folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds
 # it there) is one line, not a "no such file" line per image; exit 1.
 mkdir -p "$dir/cls/a"

@@ -7,6 +7,12 @@ scratch tmp
 cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 fx="$VITMAE_ROOT/tests/fixtures"
 
+# The report's first line names the file with its control characters written out, as every name in a
+# report: a newline in the name split it in two.
+cp "$fx/torch_small.safetensors" "$tmp/$(printf 'a\nb').safetensors"
+"$VITMAE" info "$tmp/$(printf 'a\nb').safetensors" > "$tmp/nl.out"; rc=$?
+t "info of a name with a newline: the name written out on one line" '[ $rc -eq 0 ] && [ "$(head -n 1 "$tmp/nl.out")" = "$tmp/a\\nb.safetensors" ] && [ "$(sed -n 2p "$tmp/nl.out" | cut -c1-9)" = "  encoder" ]'
+
 out=$("$VITMAE" info "$fx/torch_small.safetensors" --json); rc=$?
 t "info --json exits 0" '[ $rc -eq 0 ]'
 echo "$out" >"$tmp/info.json"

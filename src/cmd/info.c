@@ -72,7 +72,7 @@ static void print_train_state(const char *state) {
 static void print_text(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
     const MaeConfig *c = &ck->cfg;
     char a[40], b[40], t[40];
-    printf("%s\n", path);
+    cli_out("%s", path);   // its control characters written out, as every name in a report
     printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d\n", c->embed_dim, c->depth, c->num_heads, c->mlp_ratio);
     printf("  decoder      dim %d, depth %d, heads %d%s\n", c->dec_embed_dim, c->dec_depth, c->dec_num_heads,
            ck->has_decoder ? "" : "  (not in this file: encoder-only: for attention, embed, probe, finetune --ckpt)");
@@ -148,7 +148,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         return emit_json(path, o);
     }
     char a[40], b[40], t[40];
-    printf("%s\n", path);
+    cli_out("%s", path);   // its control characters written out, as every name in a report
     printf("  kind         classifier (vitmae finetune): global average pool, fc_norm, head\n");
     printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d\n", c->embed_dim, c->depth, c->num_heads, c->mlp_ratio);
     printf("  input        %dx%d, %d channel%s, patch %d (%d patch%s), pos_embed %s\n", c->img_size, c->img_size,
@@ -157,9 +157,19 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     printf("  pixels      ");
     print_channels(" mean", c->pixel_mean, c->in_chans);
     print_channels(" std", c->pixel_std, c->in_chans);
-    printf("\n  classes      %d:", cc->cfg.num_classes);
-    for (int i = 0; i < cc->cfg.num_classes && i < 50; i++) printf("%s %s", i ? "," : "", cc->classes[i]);
-    printf("%s\n", cc->cfg.num_classes > 50 ? ", ..." : "");
+    printf("\n");
+    // The classes through cli_out: a class folder's newline or tab written out, not splitting the line.
+    char *line = NULL;
+    size_t len = 0;
+    FILE *ls = open_memstream(&line, &len);
+    if (ls) {
+        fprintf(ls, "  classes      %d:", cc->cfg.num_classes);
+        for (int i = 0; i < cc->cfg.num_classes && i < 50; i++) fprintf(ls, "%s %s", i ? "," : "", cc->classes[i]);
+        fprintf(ls, "%s", cc->cfg.num_classes > 50 ? ", ..." : "");
+    }
+    if (!ls || fclose(ls) || !line) { free(line); cli_error(path, "out of memory"); return 1; }
+    cli_out("%s", line);
+    free(line);
     printf("  params       %s (encoder %s, fc_norm + head %s)\n", grouped(total, t, sizeof t),
            grouped(total - head, a, sizeof a), grouped(head, b, sizeof b));
     printf("  has decoder  no\n");
