@@ -173,6 +173,17 @@ t "masked exits 0" '[ $rc -eq 0 ]'
 t "masked attention [3, 4, 5, 5], rows sum to 1" '"$chk" rows "$tmp/m/attn_input.attn.npy" 3 4 5'
 t "masked patches grey, visible not" '"$chk" masked "$tmp/m/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 8'
 t "unmasked run has no grey patch" '! "$chk" masked "$tmp/a/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 64 >/dev/null'
+# The PNG text chunks as a reader takes them: mask_ratio a number (a map's held "0.75 seed 5", which
+# float() refuses), the seed its own chunk, in the maps and the montage alike.
+png_text() { python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read(); i = 8; kv = {}
+while i < len(b):
+    n, kind = struct.unpack(">I4s", b[i:i + 8]); d = b[i + 8:i + 8 + n]; i += 12 + n
+    if kind == b"tEXt": k, v = d.split(b"\0", 1); kv[k.decode("latin-1")] = v.decode("latin-1")
+print(float(kv["mask_ratio"]), int(kv["seed"]))' "$1"; }
+t "masked: mask_ratio and seed chunks read as numbers ($(png_text "$tmp/m/attn_input/layer02-mean.png" 2>&1 | tail -n 1))" \
+  '[ "$(png_text "$tmp/m/attn_input/layer02-mean.png")" = "0.75 5" ] && [ "$(png_text "$tmp/m/attn_input.attn.png")" = "0.75 5" ]'
 
 # --- folders, any size, grey images, duplicate stems, a bad file, index.html ----------------------
 mkdir -p "$tmp/in/x" "$tmp/in/y"

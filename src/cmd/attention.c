@@ -266,7 +266,7 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
     draw_map(&cv, 0, 0, d, cfg, grid, p, vmin, vmax, cell, up);
     float lo, hi;
     attn_grid_range(grid, g * g, &lo, &hi);
-    char layer_s[16], head_s[24], min_s[32], max_s[32], query_s[32], mask_s[48], scale_s[80];
+    char layer_s[16], head_s[24], min_s[32], max_s[32], query_s[32], mask_s[48], seed_s[32], scale_s[80];
     snprintf(layer_s, sizeof layer_s, "%d", layer);
     head_name(head, head_s, sizeof head_s);
     if (head >= 0) snprintf(head_s, sizeof head_s, "%d", head);
@@ -274,11 +274,14 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
     snprintf(max_s, sizeof max_s, "%.9g", (double)hi);
     snprintf(scale_s, sizeof scale_s, "%.9g %.9g", vmin, vmax);
     snprintf(query_s, sizeof query_s, p->has_query ? "%d,%d" : "cls", p->qx, p->qy);
-    snprintf(mask_s, sizeof mask_s, "%g seed %ld", (double)job->mask_ratio, job->seed);
+    // mask_ratio a number, as the flag was typed (it held "0.5 seed 3", which float() refuses); the
+    // seed of the mask a chunk of its own.
+    config_float_text(job->mask_ratio, mask_s, sizeof mask_s);
+    snprintf(seed_s, sizeof seed_s, "%ld", job->seed);
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layer", layer_s,
                           "head", head_s, "query", query_s, "min", min_s, "max", max_s,
                           "normalize", NORMALIZE_NAMES[p->normalize], "colour_scale", scale_s,
-                          "mask_ratio", mask_s, NULL};
+                          "mask_ratio", mask_s, "seed", seed_s, NULL};
     char path[4096], why[256];
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
     file_tmp_name(path, staged, STAGED_LEN);
@@ -498,9 +501,11 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     snprintf(path, sizeof path, "%s/%s.attn.png", job->out_dir, w->stem);
     char layers_s[32], mask_s[48];
     snprintf(layers_s, sizeof layers_s, "%d-%d", p->layer_first, p->layer_last);
-    snprintf(mask_s, sizeof mask_s, "%g", (double)job->mask_ratio);
+    char seed_s[32];
+    config_float_text(job->mask_ratio, mask_s, sizeof mask_s);
+    snprintf(seed_s, sizeof seed_s, "%ld", job->seed);
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layers", layers_s,
-                          "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, NULL};
+                          "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, "seed", seed_s, NULL};
     file_tmp_name(path, tmp, sizeof tmp);
     if (output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, err, errlen)) { nmaps = -1; goto done; }
     if (file_group_add(&files, tmp, path)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }

@@ -161,13 +161,17 @@ void pixels_denormalise(const MaeConfig *cfg, float *px, long n) {
 // ---------------------------------------------------------------------------------------------
 // The config as JSON
 
+void config_float_text(float x, char *buf, size_t n) {
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(buf, n, "%.*g", prec, (double)x);
+        if (strtof(buf, NULL) == x && (float)strtod(buf, NULL) == x) break;
+    }
+}
+
 cJSON *config_float_json(float x) {
     char buf[48];
     if (!isfinite(x)) return cJSON_CreateNull();
-    for (int prec = 6; prec <= 9; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, (double)x);
-        if (strtof(buf, NULL) == x && (float)strtod(buf, NULL) == x) break;
-    }
+    config_float_text(x, buf, sizeof buf);
     return cJSON_CreateRaw(buf);
 }
 

@@ -73,5 +73,7 @@ char *mae_config_to_json(const MaeConfig *cfg);           // malloc'd; NULL when
 // strtod then a cast, as cJSON reads it back; null when not finite. The config's floats and the
 // float settings of train_state (cmd/train_state.c, cmd/finetune.c) are written so.
 struct cJSON *config_float_json(float x);
+// The same decimal as text (buf of 32 bytes or more), for a finite x: PNG text chunks.
+void config_float_text(float x, char *buf, size_t n);
 int   mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen);
 #endif
