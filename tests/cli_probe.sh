@@ -45,6 +45,12 @@ assert sorted(back(r[0]) for r in rows) == names and {back(r[1]) for r in rows} 
 PY'
 rm -f "$tmp/odd_e.npy" "$tmp/odd_e.txt"
 
+# The summary line names FEATS.npy with its control characters written out (a newline split it).
+mkdir -p "$tmp/$(printf 'o\nd')"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/$(printf 'o\nd')/f.npy" "$tmp/train/circle/00000.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed's summary: one line, the folder's newline written out ($rc)" '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -qF "o\\nd/f.npy [1, 32]" "$tmp/out"'
+rm -rf "$tmp/$(printf 'o\nd')"
+
 # --- embed: never overwrite without --force ---------------------------------------------------------
 sum=$(cksum <"$tmp/f.npy")
 "$VITMAE" embed --ckpt "$ck" --pool mean --out "$tmp/f.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?

@@ -41,6 +41,11 @@ import json, sys
 t = json.load(open(sys.argv[1]))["train"]
 assert (t["lr"], t["weight_decay"], t["val_frac"], t["mask_ratio"], t["min_lr"]) == (0.003, 0.05, 0.1, 0.75, 0), t
 PY'
+# The lines naming the run folder write its control characters out ("run folder", "done: ... checkpoint"):
+# a newline in --out split them.
+"$VITMAE" train $small --steps 1 --threads 2 --out "$dir/$(printf 'r\nf')" > "$dir/nl.out" 2>&1; rc=$?
+t "a run folder with a newline: written out in every line that names it ($rc)" \
+  '[ $rc -eq 0 ] && [ "$(grep -cF "r\\nf" "$dir/nl.out")" -ge 2 ] && ! grep -q "^f" "$dir/nl.out"'
 t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
 
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.

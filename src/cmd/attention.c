@@ -912,10 +912,9 @@ int cmd_attention(int argc, char **argv) {
     int index_ok = index_rc == 0;
     if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }
     else if (index_rc == -1) { cli_error("attention", "%s", err); failures++; }
-    printf("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)", nimages, nimages == 1 ? "" : "s", nmaps,
-           nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0);
-    if (index_ok) printf("; index %s/index.html", out_dir);
-    printf("\n");
+    cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s", nimages, nimages == 1 ? "" : "s", nmaps,
+            nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, index_ok ? "; index " : "",
+            index_ok ? out_dir : "", index_ok ? "/index.html" : "");
     status = failures ? 1 : 0;
 out:
     for (int i = 0; written && i < npaths; i++) {

@@ -218,7 +218,7 @@ int cmd_embed(int argc, char **argv) {
         else cli_error("embed", "%s", err);
         goto out;
     }
-    printf("%ld images -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s\n", in.n, out_path, in.n, D,
+    cli_out("%ld images -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s", in.n, out_path, in.n, D,
            features_pool_name(spec.pool), spec.layer, cfg->depth - 1, txt_path);
     status = 0;
 

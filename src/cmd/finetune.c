@@ -574,7 +574,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (rc) { cli_error(NULL, "%s", err); return rc; }
         if (a->data) run_abs_path(r->data, sizeof r->data, a->data);   // a moved folder: where it is now
         if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
-        snprintf(t->resuming, sizeof t->resuming, "resuming %s at step %ld of %ld\n", path, r->step, r->total_steps);
+        snprintf(t->resuming, sizeof t->resuming, "resuming %s at step %ld of %ld", path, r->step, r->total_steps);
     } else {
         run_abs_path(r->data, sizeof r->data, a->data);   // absolute: --resume from any directory
         if (a->val) run_abs_path(r->val, sizeof r->val, a->val);
@@ -597,7 +597,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                 cli_error("finetune --overwrite", "%s", err);
                 return 1;
             }
-            if (dist_rank() == 0) printf("--overwrite: the old run in %s was moved to %s\n", t->run_dir, moved);
+            if (dist_rank() == 0) cli_out("--overwrite: the old run in %s was moved to %s", t->run_dir, moved);
         }
     }
 
@@ -843,10 +843,10 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if ((rc = cli_agree(rc))) return rc;
     cli_defer(0);
 
-    fputs(t->resuming, stdout);   // said once the run is sure to start, so that a refusal stays one line
+    if (t->resuming[0]) cli_out("%s", t->resuming);   // said once the run is sure to start, so that a refusal stays one line
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);
-    printf("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters\n",
+    cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
     printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %d thread%s\n"
@@ -1057,10 +1057,10 @@ int cmd_finetune(int argc, char **argv) {
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
         else if (stop && r->step < r->total_steps)
-            printf("interrupted at step %ld of %ld; saved %s (continue with --resume %s)\n", r->step, r->total_steps,
+            cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step, r->total_steps,
                    t->ckpt_path, t->run_dir);
         else
-            printf("done: %ld steps in %.1f s; checkpoint %s\n", r->step, r->elapsed_s, t->ckpt_path);
+            cli_out("done: %ld steps in %.1f s; checkpoint %s", r->step, r->elapsed_s, t->ckpt_path);
         rc = dist_max_int(rc);
     }
     finetune_free(t);

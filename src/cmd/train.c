@@ -253,10 +253,9 @@ static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flag
                  "(asked for %ld in total)", r->step, total);
         return CLI_USAGE;
     }
-    size_t at = strlen(t->resuming);
     if (total != r->total_steps)
-        snprintf(t->resuming + at, sizeof t->resuming - at, "the run goes on to step %ld (was %ld): the learning rate "
-                 "follows the %ld-step schedule from step %ld\n", total, r->total_steps, total, r->step);
+        snprintf(t->goes_on, sizeof t->goes_on, "the run goes on to step %ld (was %ld): the learning rate "
+                 "follows the %ld-step schedule from step %ld", total, r->total_steps, total, r->step);
     r->total_steps = total;
     return 0;
 }
@@ -340,7 +339,7 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
     if (!a->overwrite) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_RUN, err, errlen);
     char moved[4200];
     if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, errlen)) return 1;
-    printf("--overwrite: the old run in %s was moved to %s\n", t->run_dir, moved);
+    cli_out("--overwrite: the old run in %s was moved to %s", t->run_dir, moved);
     return 0;
 }
 
@@ -428,7 +427,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         t->exp_avg = ck.exp_avg; t->exp_avg_sq = ck.exp_avg_sq;
         ck.exp_avg = ck.exp_avg_sq = NULL;
         ckpt_free(&ck);
-        snprintf(t->resuming, sizeof t->resuming, "resuming %s at step %ld of %ld\n", path, t->rs.step, t->rs.total_steps);
+        snprintf(t->resuming, sizeof t->resuming, "resuming %s at step %ld of %ld", path, t->rs.step, t->rs.total_steps);
     } else if (a->out) {
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
     } else {
@@ -701,14 +700,15 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     cli_defer(0);
 
     // Said once the run is sure to start, so that a refusal stays one line.
-    fputs(t->resuming, stdout);
+    if (t->resuming[0]) cli_out("%s", t->resuming);   // the path written out as every line's (cli_out)
+    if (t->goes_on[0]) cli_out("%s", t->goes_on);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->vds == &t->ds && t->nval > 0 && t->nval < 8 && rank == 0)
         cli_message("warning: only %d validation image%s (--val-frac %g of %d): the validation loss will be noisy; "
                     "pass --val DIR%s", t->nval, t->nval == 1 ? "" : "s", t->rs.val_frac, t->ds.n,
                     t->rs.val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");   // none above the largest
     int threads = omp_get_max_threads();
-    printf("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters\n",
+    cli_out("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters",
            t->ntrain, t->nval, data, a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
            t->cfg.patch_size, mae_num_params(&t->cfg));
     printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d thread%s\n",
@@ -721,7 +721,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (t->workers)
         printf("  threads as workers: each of the %d threads takes %d of the gradient groups (%d at once)\n",
                t->workers, t->rs.grad_groups / t->rs.processes / t->workers, t->at_once);
-    printf("  run folder %s\n", t->run_dir);
+    cli_out("  run folder %s", t->run_dir);
     fflush(stdout);
     return 0;
 }
@@ -961,10 +961,10 @@ int cmd_train(int argc, char **argv) {
                                          t->exp_avg_sq, err, sizeof err))
             rc = cli_report(NULL, err, 1);
         else if (stop && r->step < r->total_steps)
-            printf("interrupted at step %ld of %ld; saved %s (continue with --resume %s)\n", r->step,
+            cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step,
                    r->total_steps, t->ckpt_path, t->run_dir);
         else
-            printf("done: %ld steps in %.1f s; checkpoint %s\n", r->step, r->elapsed_s, t->ckpt_path);
+            cli_out("done: %ld steps in %.1f s; checkpoint %s", r->step, r->elapsed_s, t->ckpt_path);
         rc = dist_max_int(rc);
     }
     train_free(t);
