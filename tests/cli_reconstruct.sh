@@ -257,6 +257,14 @@ t "a UTF-8 name read back from the panel's Source ($rc: $(png_texts "$tmp/u8out/
   '[ $rc -eq 0 ] && png_texts "$tmp/u8out/q\"<&.recon.png" | grep -qxF "Source=$tmp/é日本/q\"<&.png"'
 t "a name that is not UTF-8: U+FFFD in the panel's Source ($(png_texts "$tmp/u8out/$(printf 'x\377y').recon.png" | grep Source))" \
   'png_texts "$tmp/u8out/$(printf "x\377y").recon.png" | grep -qxF "Source=$tmp/é日本/x�y.png"'
+# ... and its title line is drawn, the name with U+FFFD (cairo draws nothing of a string that is not
+# UTF-8: the panel had no title). title_ink PNG: the spread of the values of its first 12 rows.
+title_ink() { "$VITMAE_TOOLS/imgdump" "$1" "$tmp/title.npy" && python3 -c '
+import array, ast, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<H", b[8:10])[0]; h, w, c = ast.literal_eval(b[10:10 + n].decode())["shape"]
+a = array.array("f"); a.frombytes(b[10 + n:10 + n + 12 * w * c * 4]); print("%.3f" % (max(a) - min(a)))' "$tmp/title.npy"; }
+ink=$(title_ink "$tmp/u8out/$(printf 'x\377y').recon.png")
+t "a name that is not UTF-8: the panel's title line drawn (spread $ink of its rows)" 'awk -v s="$ink" "BEGIN { exit !(s > 0.3) }"'
 
 # A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command
 # there): one line for the folder (it printed a "no such file" line per image), its images counted in

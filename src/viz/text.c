@@ -5,8 +5,18 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/json.h"
 
 static const char FONT_FAMILY[] = "DejaVu Sans";
+
+// s[0..len) as a string for cairo, with what is not UTF-8 as U+FFFD (io/json.h, utf8_clean): cairo
+// draws nothing of a string that is not UTF-8, so a file name of other bytes took the whole title
+// line of a reconstruct panel with it. malloc'ed; NULL when out of memory.
+static char *line_copy(const char *s, size_t len) {
+    char *raw = strndup(s, len), *clean = raw ? utf8_clean(raw) : NULL;
+    free(raw);
+    return clean;
+}
 
 // A context over surface s with our font at `size`: grey anti-aliasing (one coverage value per
 // pixel, which is what the blend takes), light hinting, advances rounded to whole pixels so a
@@ -35,7 +45,7 @@ static void measure(const char *s, size_t len, double size, double *ascent, int 
     if (advance) {
         *advance = 0;
         if (len) {
-            char *line = strndup(s, len);
+            char *line = line_copy(s, len);
             if (line) {
                 cairo_text_extents_t te;
                 cairo_text_extents(cr, line, &te);
@@ -110,7 +120,7 @@ static int draw_line(Canvas *c, int x, int y, const char *s, size_t len, const u
     // Nothing to draw when the box misses the canvas (also keeps absurd coordinates cheap).
     if ((long)x - pad >= c->w || (long)y - pad >= c->h || (long)x + w - pad <= 0 || (long)y + h - pad <= 0)
         return (int)ceil(adv);
-    char *line = strndup(s, len);
+    char *line = line_copy(s, len);
     if (!line) return (int)ceil(adv);
     cairo_surface_t *sf = cairo_image_surface_create(CAIRO_FORMAT_A8, w, h);
     if (cairo_surface_status(sf) == CAIRO_STATUS_SUCCESS) {

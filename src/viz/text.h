@@ -5,7 +5,8 @@
 //
 // Sizes are in pixels: `size` is the font's em size (12 reads well on screen), a line of text is
 // text_line_height(size) pixels tall, and (x, y) of a text is the top-left of its first line's box.
-// Everything clips to the canvas. Text is UTF-8; '\n' starts a new line at x.
+// Everything clips to the canvas. Text is UTF-8 (bytes that are not UTF-8, as in a file name, are
+// drawn as U+FFFD); '\n' starts a new line at x.
 #ifndef VITMAE_TEXT_H
 #define VITMAE_TEXT_H
 #include <stddef.h>
