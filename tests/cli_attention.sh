@@ -232,6 +232,15 @@ for l in p.links:
 assert sorted(p.h2) == sorted(["bad\ufffdx", "é日本", "<b>\"q\x27&amp;", "h#q?p%20"]), p.h2
 PY'
 
+# A name near the 255-byte limit: the stem cut to 200 bytes, before a character, and every file
+# written (it wrote nothing: "file name too long").
+mkdir -p "$tmp/longn"
+e120=$(python3 -c 'print("\u00e9" * 120)'); e100=$(python3 -c 'print("\u00e9" * 100)')
+cp "$img" "$tmp/longn/$e120.png"
+run --out "$tmp/longout" --raw --head mean "$tmp/longn"; rc=$?
+t "a 244-byte name: stem cut to 100 characters, files written ($rc: $(head -c 80 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ -s "$tmp/longout/$e100.attn.png" ] && [ -s "$tmp/longout/$e100.attn.npy" ] && [ -s "$tmp/longout/$e100/layer02-mean.png" ]'
+
 # Stems that would name a file outside --out or another image's file (docs/interface.md, "Stems"):
 # "...png" (stem "..") and "..png" (".") write as image, image-2; x.attn.png.png's folder of maps and
 # x.png's montage cannot both be x.attn.png; index.html.png's folder cannot be the index.

@@ -226,6 +226,15 @@ mkdir -p "$tmp/nl2"
 t "control characters written out on stdout ($rc: $(head -n 2 "$tmp/out" | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 2 ] && grep -qF "ok\\nfake 0 masked_mse=" "$tmp/out"'
 
+# A name near the file system's 255-byte limit: its stem is cut to 200 bytes, so that its outputs and
+# their temporary names fit (it wrote nothing: "file name too long"); two cut alike take -1 as usual.
+mkdir -p "$tmp/longn"
+z200=$(printf "%0200d" 0)
+"$mk" png "$tmp/longn/a.png" --size 16 --value 0.2 > /dev/null && cp "$tmp/longn/a.png" "$tmp/longn/${z200}9.png"
+mv "$tmp/longn/a.png" "$tmp/longn/${z200}$(printf "%051d" 0).png"   # 255 bytes: mkckpt's own temporary name would not fit
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/longout" --raw "$tmp/longn" > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "names of 251 and 201 bytes: stems cut to 200, every file written ($rc: $(cut -c1-80 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(cd "$tmp/longout" && ls "$z200".* "$z200"-1.* | wc -l)" -eq 6 ] && [ "$(ls "$tmp/longout" | wc -l)" -eq 6 ]'
 # A backslash in a name is written \\: "a\nb" (a backslash and n) read as "a<newline>b" (both printed
 # a\nb), in the line on stdout and in messages.
 mkdir -p "$tmp/bs"

@@ -136,8 +136,18 @@ const char *stem_set_claim(StemSet *s, const char *stem) {
         s->names = v; s->cap = cap;
     }
     // "." and ".." would name the output folder or its parent (DIR/.. is outside DIR).
-    const char *base = *stem && strcmp(stem, ".") && strcmp(stem, "..") ? stem : "image";
-    size_t n = strlen(base) + 24;
+    const char *whole = *stem && strcmp(stem, ".") && strcmp(stem, "..") ? stem : "image";
+    // A stem past STEM_MAX bytes is cut there, before a character (not inside a UTF-8 sequence): a
+    // file name near the 255-byte limit wrote nothing ("x.recon.png: file name too long").
+    size_t len = strlen(whole);
+    if (len > STEM_MAX) {
+        len = STEM_MAX;
+        while (len > 0 && ((unsigned char)whole[len] & 0xc0) == 0x80) len--;
+    }
+    char base[STEM_MAX + 1];
+    memcpy(base, whole, len);
+    base[len] = 0;
+    size_t n = len + 24;
     char *name = malloc(n);
     if (!name) return NULL;
     snprintf(name, n, "%s", base);

@@ -40,13 +40,17 @@ void output_report_stop(const char *cmd, int kind, const char *out_dir, int writ
 int output_check_writable(const char *dir, char *err, size_t errlen);
 
 // The stems used so far by one command: every input writes DIR/<stem>.*, so no two inputs may share
-// one. The first input keeps its stem ("image" when the name leaves nothing, or only "." or ".."); a
+// one. A stem is cut to its first STEM_MAX bytes (at a character boundary), so that each output name
+// ("<stem>-<k>.recon.png") and its temporary name (io/files.h, FILE_TMP_EXTRA: ".tmp.<pid>.<n>", at
+// most 23 bytes) stay within the 255 bytes of a file name: 200 + 6 + 10 + 23 = 239.
+// The first input keeps its stem ("image" when the name leaves nothing, or only "." or ".."); a
 // later one with a taken stem gets "<stem>-<k>" for the first free k counting from first_suffix
 // (reconstruct counts from 1: x, x-1, x-2; attention from 2: x, x-2, x-3; both are pinned by
 // tests/cli_*.sh). When the command names its files by suffixes (NULL-terminated; "" for a folder
 // DIR/<stem>), a stem is also taken when one of its names is another stem's name or one of the
 // command's own files (reserved, NULL-terminated, e.g. "index.html"): x.png and x.attn.png.png cannot
 // both write DIR/x.attn.png (docs/interface.md, "Stems").
+enum { STEM_MAX = 200 };
 typedef struct {
     char **names;
     int n, cap;
