@@ -9,6 +9,8 @@ cd "$tmp" || exit 1   # a command that wrongly writes to the working directory w
 
 out=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --json); rc=$?
 t "bench --json exits 0" '[ $rc -eq 0 ]'
+out2=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --mask-ratio 0.1234567 --json); rc=$?
+t "bench --json: mask_ratio as typed, to its last digit (\"%g\" gave 0.123457)" '[ $rc -eq 0 ] && echo "$out2" | python3 -c "import json, sys; assert json.load(sys.stdin)[\"mask_ratio\"] == 0.1234567"'
 echo "$out" >"$tmp/b.json"
 t "bench --json: 1 thread on 1 CPU at least" "grep -q '\"cpus_of_threads\": [1-9]' '$tmp/b.json'"
 

@@ -461,15 +461,17 @@ int cmd_bench(int argc, char **argv) {
     const int nphases = (int)(sizeof vals / sizeof vals[0]);
     CpuCaches caches = cpu_caches();
     GemmBlocking blk = gemm_blocking();
+    char mask_s[48];   // the flag as typed (config_float_json's decimal; "%g" cut 0.1234567 to 0.123457)
+    config_float_text(mask_ratio, mask_s, sizeof mask_s);
     if (json) {
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
-               "\"mask_ratio\": %g, \"len_keep\": %d, \"threads\": %d, \"parallel\": \"%s\", \"workers\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
+               "\"mask_ratio\": %s, \"len_keep\": %d, \"threads\": %d, \"parallel\": \"%s\", \"workers\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"step_s_q1\": %.6f, \"step_s_median\": %.6f, \"step_s_q3\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"flop_done_per_step\": %.0f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"peak_gflops_after\": %.2f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
-               preset, img, patch, channels, batch, (double)mask_ratio, K, threads, W ? "groups" : "kernels", W, nranks, groups, at_once, accum, exchange, steps, warmup,
+               preset, img, patch, channels, batch, mask_s, K, threads, W ? "groups" : "kernels", W, nranks, groups, at_once, accum, exchange, steps, warmup,
                gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, q1, med, q3, cpu_total / steps, flops, flops * 1e-9, flops_done, gflops, peak,
                gflops / peak, peak_after, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
