@@ -201,5 +201,11 @@ t "a soft stack limit of 64 KB is raised ($rc: $(tr "\n" "|" < "$dir/s.err"))" '
 (ulimit -s 64 && exec "$VITMAE" train $small --steps 2 --threads 2 --out "$dir/stack2") > /dev/null 2> "$dir/s.err"; rc=$?
 t "a hard stack limit of 64 KB: exit 1, one line ($rc: $(tr "\n" "|" < "$dir/s.err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$dir/s.err")" = "vitmae: the stack size limit is 64 KB (ulimit -s, hard limit 64 KB); vitmae needs at least 256 KB" ] && [ ! -e "$dir/stack2" ]'
+# Paths as the user meant them (docs/interface.md, section 1): --out "DIR/" and "a//b/./" printed and
+# recorded "DIR//checkpoint.safetensors", "./d//x/."; names built from them are now clean.
+"$VITMAE" train $small --data "$dir//data/./" --steps 1 --threads 2 --out "$dir/slash//run/" > "$dir/slash.log" 2>&1; rc=$?
+t "trailing '/', '//' and '.' in --out and --data: exit 0, clean names ($rc: $(grep -e '//' -e '/\./' "$dir/slash.log" | head -n 1))" \
+  '[ $rc -eq 0 ] && grep -q "checkpoint $dir/slash/run/checkpoint.safetensors$" "$dir/slash.log" && grep -q "from $dir/data;" "$dir/slash.log" && ! grep -q -e "//" -e "/\./" "$dir/slash.log"'
+
 [ $fail -eq 0 ] && echo "cli train ok"
 exit $fail

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include "check.h"
+#include "cmd/cli.h"
 #include "cmd/output.h"
 #include "core/masking.h"
 #include "core/model.h"
@@ -35,6 +36,22 @@ static void test_mkdir(void) {
     CHECK(output_mkdir_p(path, err, sizeof err) == -1 && errno == ENOTDIR && strstr(err, "/file/sub: "),
           "below a file: errno %d, %s", errno, err);
     CHECK(output_check_writable(tmp, err, sizeof err) == 0, "tmp takes files: %s", err);
+}
+
+// Paths as the user meant them (cmd/cli.h, cli_clean_path): "out/" made "out//checkpoint.safetensors"
+// in every name built from it.
+static void test_paths(void) {
+    static const char *const cases[][2] = {
+        {"out/", "out"}, {"a//b///c", "a/b/c"}, {"./a/./b/.", "./a/b"}, {"a/..", "a/.."}, {"/", "/"},
+        {"//", "/"}, {"/./", "/"}, {".", "."}, {"./", "."}, {"-x/", "-x"}, {"a/.b/..c/", "a/.b/..c"},
+        {"../x//", "../x"}, {"a/./", "a"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char p[64];
+        snprintf(p, sizeof p, "%s", cases[i][0]);
+        cli_clean_path(p);
+        CHECK(!strcmp(p, cases[i][1]), "clean '%s': '%s', want '%s'", cases[i][0], p, cases[i][1]);
+    }
 }
 
 static void test_stems(void) {
@@ -244,6 +261,7 @@ static void test_utf8(void) {
 
 int main(void) {
     test_mkdir();
+    test_paths();
     test_stems();
     test_mask_ratio();
     test_seeded_masks();

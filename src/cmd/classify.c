@@ -90,7 +90,7 @@ int cmd_classify(int argc, char **argv) {
     int top = 5, json = 0, batch = 32, threads = 0;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
-        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "fine-tuned classifier checkpoint (vitmae finetune; required)", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "fine-tuned classifier checkpoint (vitmae finetune; required)", "FILE", 0},
         {"--top", FLAG_INT, &top, 1, 100000, NULL, "classes listed per image, most probable first (default 5)", "K", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object instead of text", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},

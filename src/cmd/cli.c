@@ -133,6 +133,22 @@ Flag *cli_flag(Flag *flags, int nflags, const char *name) {
     return NULL;
 }
 
+void cli_clean_path(char *p) {
+    char *w = p;
+    for (const char *r = p; *r;) {
+        if (*r == '/') {
+            if (w == p || w[-1] != '/') *w++ = '/';
+            r++;
+        } else if (w > p && w[-1] == '/' && r[0] == '.' && (r[1] == '/' || !r[1])) {
+            r++;   // a "." component after the first: names nothing
+        } else {
+            *w++ = *r++;
+        }
+    }
+    while (w > p + 1 && w[-1] == '/') w--;
+    *w = 0;
+}
+
 static int choice_ok(const char *choices, const char *v) {
     size_t n = strlen(v);
     const char *p = choices;
@@ -193,7 +209,9 @@ static int set_value(const char *command, Flag *f, const char *v) {
         return CLI_OK;
     }
     case FLAG_STR:
+    case FLAG_PATH:
         if (!*v) { cli_error(what, "empty value"); return CLI_USAGE; }
+        if (f->type == FLAG_PATH) cli_clean_path((char *)v);   // v points into argv, which is ours to change
         *(const char **)f->dst = v;
         return CLI_OK;
     case FLAG_CHOICE:
@@ -260,6 +278,7 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             cli_error(command, max_positional ? "too many arguments ('%s')" : "unexpected argument '%s'", a);
             return CLI_USAGE;
         }
+        cli_clean_path(argv[i]);
         positional[np++] = argv[i];
     }
     if (npositional) *npositional = np;

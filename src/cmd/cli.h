@@ -4,7 +4,8 @@
 #define VITMAE_CLI_H
 #include <signal.h>
 
-typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_BOOL, FLAG_CHOICE } FlagType;
+// FLAG_PATH: a file or folder name, a string written back clean (cli_clean_path) into argv.
+typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_BOOL, FLAG_CHOICE } FlagType;
 
 typedef struct {
     const char *name;      // "--batch"
@@ -20,13 +21,20 @@ typedef struct {
 enum { CLI_OK = 0, CLI_HELP = -1, CLI_USAGE = 2 };
 
 // Parses argv[1..] (argv[0] is the command name). Arguments that are not flags are collected in
-// positional (argv order, at most max_positional; more is a usage error). "--flag=value" and
+// positional (argv order, at most max_positional; more is a usage error); they are file and folder
+// names, cleaned in place as FLAG_PATH values are. "--flag=value" and
 // "--flag value" both work. Returns CLI_OK, CLI_HELP (usage printed to stdout) or CLI_USAGE
 // (one-line error printed to stderr).
 int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,
               int argc, char **argv, char **positional, int max_positional, int *npositional);
 void cli_print_usage(const char *command, const char *synopsis, const Flag *flags, int nflags);
 Flag *cli_flag(Flag *flags, int nflags, const char *name);   // lookup (for ->seen)
+// A path as the user meant it, written without what names nothing (docs/interface.md, section 1):
+// runs of '/' become one, "." components after the first go ("a/./b" is "a/b", "./a" stays), and so do
+// trailing '/' ("/" stays "/"). ".." is kept: through a link it is not the lexical parent. In place
+// (the result is never longer), so that a folder given as "out/" does not make "out//checkpoint..."
+// in every name and message built from it.
+void cli_clean_path(char *p);
 // Prints `vitmae: <what>: <why>` (printf-style why) to stderr. Under mpirun, ranks other than 0
 // print `vitmae: rank R: <what>: <why>`, or nothing while cli_quiet_ranks(1) is in force (errors
 // every rank meets alike, such as a bad flag, are then reported once, by rank 0), unless cli_defer

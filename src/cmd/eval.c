@@ -42,8 +42,8 @@ int cmd_eval(int argc, char **argv) {
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     int batch = 32, threads = 0, json = 0;
     Flag flags[] = {
-        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
-        {"--data", FLAG_STR, &data_dir, 0, 0, NULL, "folder of images, scanned recursively (required)", "DIR", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
+        {"--data", FLAG_PATH, &data_dir, 0, 0, NULL, "folder of images, scanned recursively (required)", "DIR", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
          "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL,

@@ -286,12 +286,12 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->log_every = 10; a->keep = 2; a->val_max = 1000; a->parallel = "auto";
     loader_flags_init(&a->lf);
     Flag f[] = {
-        {"--ckpt", FLAG_STR, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint: its encoder starts the classifier", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint: its encoder starts the classifier", "FILE", 0},
         {"--from-scratch", FLAG_BOOL, &a->from_scratch, 0, 0, NULL, "random init with the model flags below (the baseline)", NULL, 0},
-        {"--data", FLAG_STR, &a->data, 0, 0, NULL, "training images in class folders DIR/<class>/...", "DIR", 0},
-        {"--val", FLAG_STR, &a->val, 0, 0, NULL, "validation images in class folders (default: --val-frac of --data)", "DIR", 0},
-        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder, not holding a run (default a new runs/finetune-<timestamp>[-N])", "RUN", 0},
-        {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
+        {"--data", FLAG_PATH, &a->data, 0, 0, NULL, "training images in class folders DIR/<class>/...", "DIR", 0},
+        {"--val", FLAG_PATH, &a->val, 0, 0, NULL, "validation images in class folders (default: --val-frac of --data)", "DIR", 0},
+        {"--out", FLAG_PATH, &a->out, 0, 0, NULL, "run folder, not holding a run (default a new runs/finetune-<timestamp>[-N])", "RUN", 0},
+        {"--resume", FLAG_PATH, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
         {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default tiny)", NULL, 0},
         {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "--from-scratch image size (default 32)", "N", 0},

@@ -219,9 +219,9 @@ int cmd_probe(int argc, char **argv) {
     LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
-        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine); with --pixels its view unless --img/--channels say otherwise", "FILE", 0},
-        {"--train", FLAG_STR, &train_dir, 0, 0, NULL, "labelled training folder: DIR/<class>/<image> (required)", "DIR", 0},
-        {"--test", FLAG_STR, &test_dir, 0, 0, NULL, "labelled test folder, classes a subset of --train's (required)", "DIR", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine); with --pixels its view unless --img/--channels say otherwise", "FILE", 0},
+        {"--train", FLAG_PATH, &train_dir, 0, 0, NULL, "labelled training folder: DIR/<class>/<image> (required)", "DIR", 0},
+        {"--test", FLAG_PATH, &test_dir, 0, 0, NULL, "labelled test folder, classes a subset of --train's (required)", "DIR", 0},
         {"--knn", FLAG_INT, &k, 1, 100000, NULL, "neighbours that vote (default 20)", "K", 0},
         {"--temperature", FLAG_FLOAT, &temperature, 1e-6, 1e6, NULL, "kNN vote weight exp(cosine / T) (default 0.07)", "T", 0},
         {"--linear", FLAG_BOOL, &linear, 0, 0, NULL, "also train and score a linear probe (BatchNorm without affine + linear)", NULL, 0},
@@ -235,7 +235,7 @@ int cmd_probe(int argc, char **argv) {
         {"--linear-lr", FLAG_FLOAT, &lopt.lr, 1e-9, 1e6, NULL, "linear probe: peak learning rate, cosine to 0 (default 0.1)", "LR", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL, "linear probe: order of the training rows (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object: knn_top1, linear_top1, classes, per_class, ...", NULL, 0},
-        {"--out", FLAG_STR, &out_dir, 0, 0, NULL, "write confusion-knn.png (and confusion-linear.png) into this folder", "DIR", 0},
+        {"--out", FLAG_PATH, &out_dir, 0, 0, NULL, "write confusion-knn.png (and confusion-linear.png) into this folder", "DIR", 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace the confusion matrices of an earlier run in --out", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},

@@ -147,14 +147,14 @@ int cmd_reconstruct(int argc, char **argv) {
     int scale = 0, display = 0, raw = 0, threads = 0, batch = 16, force = 0;
     const char *upsample_s = "bilinear";
     Flag flags[] = {
-        {"--ckpt", FLAG_STR, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
          "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL,
          "random masks from this seed and each image's stem (default 0)", "S", 0},
-        {"--mask", FLAG_STR, &mask_path, 0, 0, NULL,
+        {"--mask", FLAG_PATH, &mask_path, 0, 0, NULL,
          "one mask for every image: patches whose mean luminance is >= 0.5 are removed", "MASK.png", 0},
-        {"--out", FLAG_STR, &out_dir, 0, 0, NULL, "output folder, created if needed (default ./recon)", "DIR", 0},
+        {"--out", FLAG_PATH, &out_dir, 0, 0, NULL, "output folder, created if needed (default ./recon)", "DIR", 0},
         {"--display", FLAG_INT, &display, 16, 4096, NULL,
          "side of each panel in pixels (default max(256, img_size))", "N", 0},
         {"--upsample", FLAG_CHOICE, &upsample_s, 0, 0, "bilinear|nearest",

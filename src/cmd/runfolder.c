@@ -312,6 +312,7 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
         if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
         else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
         else return 0;
+        cli_clean_path(dir);   // HOME=/ or a trailing '/': "/.cache/...", not "//.cache/..."
         if (dataset_set_store(ds, dir, err, errlen)) {   // the default asks for no folder: go on without it
             cli_message("--store auto: %s; going on without a store (each epoch decodes its images again; "
                         "--store DIR chooses a folder)", err);
@@ -333,7 +334,7 @@ void loader_flags_init(LoaderFlags *l) {
 void loader_flags_table(LoaderFlags *l, Flag *f) {
     const Flag t[LOADER_FLAGS] = {
         {"--cache-mb", FLAG_LONG, &l->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
-        {"--store", FLAG_STR, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
+        {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
         {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
         {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, 1e12, NULL, "skip images with more pixels than this (default 67108864 = 2^26)", "N", 0},

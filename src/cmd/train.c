@@ -93,12 +93,12 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     r->warmup = -1; r->log_every = DEFAULT_LOG_EVERY; r->keep = DEFAULT_KEEP; r->val_max = DEFAULT_VAL_MAX;
     loader_flags_init(&a->lf); a->accum = 1; a->parallel = "auto";
     Flag f[] = {
-        {"--data", FLAG_STR, &a->data, 0, 0, NULL, "folder of images (searched recursively)", "DIR", 0},
-        {"--out", FLAG_STR, &a->out, 0, 0, NULL, "run folder (default a new runs/<timestamp>[-N])", "RUN", 0},
-        {"--resume", FLAG_STR, &a->resume, 0, 0, NULL, "continue a run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
+        {"--data", FLAG_PATH, &a->data, 0, 0, NULL, "folder of images (searched recursively)", "DIR", 0},
+        {"--out", FLAG_PATH, &a->out, 0, 0, NULL, "run folder (default a new runs/<timestamp>[-N])", "RUN", 0},
+        {"--resume", FLAG_PATH, &a->resume, 0, 0, NULL, "continue a run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
-        {"--init", FLAG_STR, &a->init, 0, 0, NULL, "a new run starting from this checkpoint's weights (and model config)", "CKPT", 0},
-        {"--val", FLAG_STR, &a->val, 0, 0, NULL, "validate on this folder instead of holding out --val-frac", "DIR", 0},
+        {"--init", FLAG_PATH, &a->init, 0, 0, NULL, "a new run starting from this checkpoint's weights (and model config)", "CKPT", 0},
+        {"--val", FLAG_PATH, &a->val, 0, 0, NULL, "validate on this folder instead of holding out --val-frac", "DIR", 0},
         {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
         {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
         {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
