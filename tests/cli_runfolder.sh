@@ -255,5 +255,37 @@ t "three runs without --out at once: all exit 0 ($rc1 $rc2 $rc3: $(cat "$dir/d1.
 t "... each in a folder of its own ($(ls runs | tr "\n" " "))" '[ "$(ls runs/*/checkpoint.safetensors | wc -l)" -eq 3 ] && [ "$(ls runs | wc -l)" -eq 3 ]'
 cd "$dir/work" && rm -rf "$dir/dflt"
 
+# Paths that meet (docs/interface.md): a run folder inside its data folder trained on its own sample
+# panels and curves.png at the next scan (a resume said "the images changed" and went on with them); a
+# data folder inside the run folder went away with the old run under --overwrite ("no image decodes").
+# Each is one line, exit 2, before anything is written; also through a link and from the data folder.
+cp -r "$dir/moved" "$dir/meet" && ln -s "$dir/meet" "$dir/meetlink"
+meet_refused() {   # NAME NEEDLE ARGS...: exit 2, one line holding NEEDLE, no run folder made
+  _name=$1; _needle=$2; shift 2
+  "$VITMAE" "$@" > /dev/null 2> "$dir/meet.err"; rc=$?
+  t "$_name: exit 2, one line ($rc: $(head -n 2 "$dir/meet.err" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/meet.err")" -eq 1 ] && grep -q "^vitmae: $_needle" "$dir/meet.err"'
+}
+meet="--img 16 --patch 4 --dim 32 --depth 1 --heads 2 --batch 8 --threads 2 --steps 1"
+meet_refused "train --out inside --data" "train --out: $dir/meet/run is inside the data folder $dir/meet: the run's sample panels and curves.png would be read as images" \
+  train $meet --data "$dir/meet" --out "$dir/meet/run"
+t "... nothing made there" '[ ! -e "$dir/meet/run" ]'
+meet_refused "train --out equal to --data" "train --out: $dir/meet is the same folder as the data folder" train $meet --data "$dir/meet" --out "$dir/meet"
+meet_refused "train --out inside --data through a link" "train --out: $dir/meet/run is inside the data folder $dir/meetlink:" \
+  train $meet --data "$dir/meetlink" --out "$dir/meet/run"
+meet_refused "train --out inside --val" "train --out: $dir/meet/circle/run is inside the --val folder $dir/meet/circle:" \
+  train $meet --data "$dir/moved" --val "$dir/meet/circle" --out "$dir/meet/circle/run"
+(cd "$dir/meet" && "$VITMAE" train $meet --data . > /dev/null 2> "$dir/meet.err"); rc=$?
+t "train --data . without --out: the default run folder refused ($rc: $(cat "$dir/meet.err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train: the default run folder runs/[0-9-]* is inside the data folder \.:" "$dir/meet.err" && [ ! -e "$dir/meet/runs" ]'
+meet_refused "finetune --out inside --data" "finetune --out: $dir/meet/ft is inside the data folder $dir/meet: the run's curves.png" \
+  finetune --from-scratch $meet --data "$dir/meet" --out "$dir/meet/ft"
+"$VITMAE" train $meet --data "$dir/meet" --out "$dir/mrun" > /dev/null 2>&1
+meet_refused "train --resume RUN --data RUN" "train --resume: $dir/mrun is the same folder as the data folder" train --resume "$dir/mrun" --data "$dir/mrun"
+cp -r "$dir/meet" "$dir/mrun/imgs"
+meet_refused "train --out RUN --overwrite, --data inside RUN" "train --out: $dir/mrun holds the data folder $dir/mrun/imgs (--overwrite would move it away" \
+  train $meet --data "$dir/mrun/imgs" --out "$dir/mrun" --overwrite
+t "... the run and its images stay where they were" '[ ! -e "$dir/mrun.old-1" ] && [ -s "$dir/mrun/checkpoint.safetensors" ] && [ -d "$dir/mrun/imgs" ]'
+
 [ $fail -eq 0 ] && echo "cli runfolder ok"
 exit $fail

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "check.h"
 #include "cmd/cli.h"
 #include "cmd/output.h"
@@ -38,8 +39,8 @@ static void test_mkdir(void) {
     CHECK(output_check_writable(tmp, err, sizeof err) == 0, "tmp takes files: %s", err);
 }
 
-// Paths as the user meant them (cmd/cli.h, cli_clean_path): "out/" made "out//checkpoint.safetensors"
-// in every name built from it.
+// Paths as the user meant them (cmd/cli.h, cli_clean_path) and paths that meet (cmd/output.h,
+// output_path_within): "out/" made "out//checkpoint.safetensors" in every name built from it.
 static void test_paths(void) {
     static const char *const cases[][2] = {
         {"out/", "out"}, {"a//b///c", "a/b/c"}, {"./a/./b/.", "./a/b"}, {"a/..", "a/.."}, {"/", "/"},
@@ -52,6 +53,28 @@ static void test_paths(void) {
         cli_clean_path(p);
         CHECK(!strcmp(p, cases[i][1]), "clean '%s': '%s', want '%s'", cases[i][0], p, cases[i][1]);
     }
+    const char *tmp = check_tmpdir();
+    char d[1024], in[1200], link[1200], up[1200];
+    snprintf(d, sizeof d, "%s/meet/data", tmp);
+    char err[1024];
+    CHECK(output_mkdir_p(d, err, sizeof err) == 0, "mkdir: %s", err);
+    snprintf(in, sizeof in, "%s/run/not/yet", d);   // does not exist yet
+    CHECK(output_path_within(in, d) == 1, "a folder still to be made inside data");
+    CHECK(output_path_within(d, d) == 1, "the same folder");
+    CHECK(output_path_within(d, in) == 0, "data is not inside its own subfolder");
+    snprintf(up, sizeof up, "%s/../datax", d);
+    CHECK(output_path_within(up, d) == 0, "a sibling that shares a prefix is not inside");
+    snprintf(link, sizeof link, "%s/meet/link", tmp);
+    CHECK(symlink(d, link) == 0, "symlink");
+    snprintf(in, sizeof in, "%s/run", link);
+    CHECK(output_path_within(in, d) == 1, "inside through a link");
+    snprintf(in, sizeof in, "%s/meet/data/sub/..//", tmp);
+    CHECK(output_path_within(d, in) == 1 && output_path_within(in, d) == 1, "'sub/..' of a missing sub, '//'");
+    char cwd[1024];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL && chdir(d) == 0, "chdir");
+    CHECK(output_path_within("runs/x", ".") == 1 && output_path_within("runs/x", d) == 1, "relative to the working directory");
+    CHECK(output_path_within("../x", ".") == 0, "'..' of the working directory");
+    CHECK(chdir(cwd) == 0, "chdir back");
 }
 
 static void test_stems(void) {

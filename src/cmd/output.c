@@ -102,6 +102,50 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
     return 0;
 }
 
+// path made absolute with its links resolved into out (n bytes): realpath when it exists, else its
+// parent's resolution followed by its last component ("." and ".." of a name that does not exist
+// yet taken lexically: the system would fail on them anyway). 0 ok, -1 when it cannot be resolved.
+static int resolve_path(const char *path, char *out, size_t n) {
+    char buf[8192];
+    if (path[0] == '/') {
+        if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -1;
+    } else {
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd)) return -1;
+        if (snprintf(buf, sizeof buf, "%s/%s", cwd, path) >= (int)sizeof buf) return -1;
+    }
+    cli_clean_path(buf);
+    char *r = realpath(buf, NULL);
+    if (r) {
+        int fits = snprintf(out, n, "%s", r) < (int)n;
+        free(r);
+        return fits ? 0 : -1;
+    }
+    if (errno != ENOENT && errno != ENOTDIR) return -1;
+    char *slash = strrchr(buf, '/');
+    if (!slash || !slash[1]) return -1;   // "/" itself resolves
+    const char *leaf = slash + 1;
+    char parent[8192];
+    snprintf(parent, sizeof parent, "%.*s", slash == buf ? 1 : (int)(slash - buf), buf);
+    if (resolve_path(parent, out, n)) return -1;
+    if (!strcmp(leaf, ".")) return 0;
+    if (!strcmp(leaf, "..")) {
+        char *up = strrchr(out, '/');
+        if (up) up[up == out] = 0;
+        return 0;
+    }
+    size_t len = strlen(out);
+    return snprintf(out + len, n - len, "%s%s", len > 1 ? "/" : "", leaf) < (int)(n - len) ? 0 : -1;
+}
+
+int output_path_within(const char *inner, const char *outer) {
+    char in[4096], out[4096];
+    if (resolve_path(inner, in, sizeof in) || resolve_path(outer, out, sizeof out)) return 0;
+    size_t n = strlen(out);
+    if (n == 1) return 1;   // everything is below "/"
+    return !strncmp(in, out, n) && (in[n] == 0 || in[n] == '/');
+}
+
 // 1 when a + sa is b + sb.
 static int names_meet(const char *a, const char *sa, const char *b, const char *sb) {
     size_t la = strlen(a), lb = strlen(b);

@@ -35,6 +35,12 @@ int output_stop_kind(const char *err);
 // "... this process is out of memory or open files (...)"; nothing for kind 0.
 void output_report_stop(const char *cmd, int kind, const char *out_dir, int written, int total);
 
+// 1 when inner is the folder outer or lies below it, 0 otherwise (docs/interface.md, "Paths that
+// meet"). Both are resolved as the system would (links followed, relative to the working directory);
+// a path that does not exist yet (an output folder still to be made) as its deepest existing
+// folder followed by the rest of its name. 0 when either cannot be resolved at all.
+int output_path_within(const char *inner, const char *outer);
+
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.
 int output_check_writable(const char *dir, char *err, size_t errlen);

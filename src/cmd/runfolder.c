@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cJSON.h>
 #include "cmd/cli.h"
+#include "cmd/output.h"
 #include "dist/dist.h"
 #include "io/safetensors.h"
 
@@ -508,6 +509,31 @@ void run_report_skipped(const Dataset *ds) {
         cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
     if (ds->nskipped > 20 && dist_rank() == 0)
         cli_message("... and %d more skipped (vitmae data lists them)", ds->nskipped - 20);
+}
+
+int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,
+                        char *err, size_t errlen) {
+    const char *dirs[2] = {data, val}, *names[2] = {"data folder", "--val folder"};
+    const char *which = flag ? "" : "the default run folder ";
+    // The PNGs a run writes: train's sample panels and both commands' curves.png.
+    const char *pngs = !strcmp(cmd, "train") ? "the run's sample panels and curves.png" : "the run's curves.png";
+    for (int k = 0; k < 2; k++) {
+        if (!dirs[k]) continue;
+        if (output_path_within(run_dir, dirs[k])) {
+            snprintf(err, errlen, "%s%s%s: %s%s is %s the %s %s: %s would be read as images by the next scan (a "
+                     "--resume, the next run); give a run folder outside it with --out", cmd, flag ? " " : "",
+                     flag ? flag : "", which, run_dir,
+                     output_path_within(dirs[k], run_dir) ? "the same folder as" : "inside", names[k], dirs[k], pngs);
+            return CLI_USAGE;
+        }
+        if (output_path_within(dirs[k], run_dir)) {
+            snprintf(err, errlen, "%s%s%s: %s%s holds the %s %s (--overwrite would move it away with the run, and the "
+                     "run's files would land among its images); keep the images outside the run folder", cmd,
+                     flag ? " " : "", flag ? flag : "", which, run_dir, names[k], dirs[k]);
+            return CLI_USAGE;
+        }
+    }
+    return 0;
 }
 
 void run_abs_path(char *dst, size_t n, const char *path) {

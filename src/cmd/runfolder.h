@@ -22,6 +22,14 @@ int run_folder_has_run(const char *dir);
 // RUN_HOLDS_MEANWHILE (a run started there by another process since the first check). Returns CLI_USAGE.
 enum { RUN_HOLDS_RUN, RUN_HOLDS_NO_CHECKPOINT, RUN_HOLDS_OTHER, RUN_HOLDS_MEANWHILE };
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen);
+// The run folder and the folders a run reads must not hold one another (docs/interface.md, "Paths
+// that meet"): a run folder inside (or equal to) the data or --val folder would feed the run's sample
+// panels and curves.png back as images at the next scan (a resume, the next run); a data folder
+// inside the run folder would be moved away with the run by --overwrite. flag: the flag that named the
+// run folder ("--out", "--resume"; NULL: the default one). 0, or CLI_USAGE with "CMD FLAG: RUN ..." in
+// err. val may be NULL.
+int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,
+                        char *err, size_t errlen);
 // Renames dir to dir.old-N, the first N >= 1 not taken (never replacing anything), so the old run
 // stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);

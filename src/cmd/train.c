@@ -414,6 +414,11 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
             return cli_report(NULL, err, rc);
         }
         if (!data) data = t->rs.data;
+        if ((rc = run_folder_overlaps("train", a->out ? "--out" : "--resume", t->run_dir, data,
+                                      a->val ? a->val : t->rs.val[0] ? t->rs.val : NULL, err, sizeof err))) {
+            ckpt_free(&ck);
+            return cli_report(NULL, err, rc);
+        }
         // The model holds one gradient group's images (a G the checkpoint cannot have had is refused).
         if (dist_check_groups(t->rs.batch, t->rs.grad_groups, 1, 1, err, sizeof err)) {
             ckpt_free(&ck);
@@ -432,6 +437,12 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out);
     } else {
         run_folder_default("", t->run_dir, sizeof t->run_dir);
+    }
+    // The run folder and the image folders must not hold one another (cmd/runfolder.h).
+    const char *val = a->val ? a->val : resuming && t->rs.val[0] ? t->rs.val : NULL;
+    if (!resuming) {
+        int rc = run_folder_overlaps("train", a->out ? "--out" : NULL, t->run_dir, data, val, err, sizeof err);
+        if (rc) return cli_report(NULL, err, rc);
     }
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
     if (a->init) {
@@ -452,7 +463,6 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
         return cli_report(data, err, 1);
     }
-    const char *val = a->val ? a->val : resuming && t->rs.val[0] ? t->rs.val : NULL;
     if (val) {
         opt.cache_mb = a->lf.cache_mb / 8;   // validation images are few and read at every evaluation
         if (dataset_scan(val, &opt, &t->val_ds, err, sizeof err)) { ckpt_free(init); return cli_report(val, err, 1); }
