@@ -211,6 +211,12 @@ err "--resume of a folder with only metrics.csv" 2 "finetune --resume .*/k: the 
   "$VITMAE" finetune --resume "$dir/k"
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?
 t "--overwrite: exit 0, the old run moved whole" '[ $rc -eq 0 ] && [ -s "$dir/k/checkpoint.safetensors" ] && [ -f "$dir/k.old-1/metrics.csv" ] && [ "$(wc -l < "$dir/k.old-1/metrics.csv")" -eq 1 ]'
+# --ckpt inside the run that --overwrite moves aside: the old run was moved before --ckpt was read
+# ("vitmae: RUN/checkpoint.safetensors: No such file or directory", exit 1, the old run moved anyway).
+cp -r "$dir/pre" "$dir/pre2"
+"$VITMAE" finetune --ckpt "$dir/pre2/checkpoint.safetensors" $ft --steps 2 --out "$dir/pre2" --overwrite > "$dir/out" 2>&1; rc=$?
+t "--ckpt RUN/checkpoint.safetensors --out RUN --overwrite: exit 0 ($rc: $(grep vitmae: "$dir/out" | head -n 1))" \
+  '[ $rc -eq 0 ] && [ -s "$dir/pre2/checkpoint.safetensors" ] && cmp -s "$dir/pre2.old-1/checkpoint.safetensors" "$pre"'
 
 # eval and reconstruct need a decoder: a classifier is named as such (it said "encoder-only").
 err "eval of a classifier" 1 "checkpoint.safetensors: a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder" "$VITMAE" eval --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data"

@@ -107,6 +107,7 @@ struct FineTune {
     char run_dir[4096], ckpt_path[4200];
     int own_folder;             // resuming into the run's own folder
     int named;                  // no --out: run_dir is runs/finetune-<stamp>[-k], free when the run started
+    int move_aside;             // --overwrite of a folder that holds a run: moved to RUN.old-N before the new run
     float *images;
     int *batch_items, *labels;
     EpochOrder order;
@@ -596,12 +597,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                 return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, sizeof err));
             if (!a->overwrite)
                 return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_RUN, err, sizeof err));
-            char moved[4200];
-            if (dist_rank() == 0 && run_folder_move_aside(t->run_dir, moved, sizeof moved, err, sizeof err)) {
-                cli_error("finetune --overwrite", "%s", err);
-                return 1;
-            }
-            if (dist_rank() == 0) cli_out("--overwrite: the old run in %s was moved to %s", t->run_dir, moved);
+            t->move_aside = 1;   // once every rank has read --ckpt, which may lie in the old run (setup_run_folder)
         }
     }
 
@@ -777,6 +773,14 @@ static int setup_run_folder(FineTune *t) {
     FtState *r = &t->rs;
     char err[1024];
     report_data(t);   // every flag has passed its checks by now
+    if (t->move_aside) {   // after --ckpt is read: `--ckpt RUN/checkpoint.safetensors --out RUN --overwrite`
+        char moved[4200];
+        if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, sizeof err)) {
+            cli_error("finetune --overwrite", "%s", err);
+            return 1;
+        }
+        cli_out("--overwrite: the old run in %s was moved to %s", t->run_dir, moved);
+    }
     if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, sizeof err)) {
         cli_error("finetune --store", "%s", err);
         return 1;
