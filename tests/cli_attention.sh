@@ -377,6 +377,13 @@ t "SIGTERM mid-run: ended by it ($rc), nothing half-written (left: $left; files 
 chmod 755 "$tmp"
 readonly_out attention "$ck" "$tmp/many2" "$tmp/many2/a/0.png" "$tmp/rofolder"
 
+# --out inside an input folder (docs/interface.md, "Paths that meet"): its montages and maps would be
+# inputs of the next run. One line, exit 2.
+mkdir -p "$tmp/meet" && cp "$img" "$tmp/meet/"
+run --out "$tmp/meet/att" "$tmp/meet"; rc=$?
+t "attention --out inside its input folder: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/att is inside the input folder $tmp/meet: " "$tmp/err" && [ ! -e "$tmp/meet/att" ]'
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"
 exit $fail

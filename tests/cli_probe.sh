@@ -291,5 +291,13 @@ else
   echo "note: read-only output folder checks skipped (no ordinary user can read the test's files)"
 fi
 
+# probe --out inside --train or --test (docs/interface.md, "Paths that meet"): confusion-knn.png made a
+# class folder of its own there, a class more at the next probe. One line, exit 2, nothing made.
+for d in train test; do
+  "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/$d/cm" > /dev/null 2> "$tmp/meet.err"; rc=$?
+  t "probe --out inside --$d: exit 2, one line ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: probe --out: $tmp/$d/cm is inside the input folder $tmp/$d: " "$tmp/meet.err" && [ ! -e "$tmp/$d/cm" ]'
+done
+
 [ $fail -eq 0 ] && echo "all probe/embed CLI checks passed"
 exit $fail

@@ -332,6 +332,19 @@ done
 chmod 755 "$tmp"
 readonly_out reconstruct "$tmp/const.st" "$tmp/many2" "$tmp/many2/a/0.png" "$tmp/ro"
 
+# Paths that meet (docs/interface.md): --out inside (or equal to) an input folder fed the command its own
+# panels as inputs on the next run (--force: 00.recon.recon.png, ...). One line, exit 2, nothing made;
+# an input file there is fine (the folder is not scanned).
+mkdir -p "$tmp/meet" && cp "$tmp/flat/flat.png" "$tmp/meet/a.png" && ln -s "$tmp/meet" "$tmp/meetlink"
+for o in "$tmp/meet/rec" "$tmp/meet" "$tmp/meetlink/rec"; do
+  "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$o" "$tmp/meet" > /dev/null 2> "$tmp/meet.err"; rc=$?
+  t "reconstruct --out $o of input $tmp/meet: exit 2, one line ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: reconstruct --out: $o is \(inside \)\?the input folder $tmp/meet: its images would be read as inputs by the next run" "$tmp/meet.err"'
+done
+t "... nothing written there" '[ "$(ls "$tmp/meet")" = a.png ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/meet" "$tmp/meet/a.png" > /dev/null 2>&1; rc=$?
+t "an input file beside --out is fine" '[ $rc -eq 0 ] && [ -s "$tmp/meet/a.recon.png" ]'
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"
 exit $fail

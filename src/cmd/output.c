@@ -121,7 +121,7 @@ static int resolve_path(const char *path, char *out, size_t n) {
         free(r);
         return fits ? 0 : -1;
     }
-    if (errno != ENOENT && errno != ENOTDIR) return -1;
+    if (errno != ENOENT) return -1;   // below a file (ENOTDIR): no folder, said when it is made
     char *slash = strrchr(buf, '/');
     if (!slash || !slash[1]) return -1;   // "/" itself resolves
     const char *leaf = slash + 1;
@@ -144,6 +144,18 @@ int output_path_within(const char *inner, const char *outer) {
     size_t n = strlen(out);
     if (n == 1) return 1;   // everything is below "/"
     return !strncmp(in, out, n) && (in[n] == 0 || in[n] == '/');
+}
+
+int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *const *inputs, int n) {
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(inputs[i], &st) != 0 || !S_ISDIR(st.st_mode) || !output_path_within(out_dir, inputs[i])) continue;
+        cli_error(cmd, "%s is %sthe input folder %s: its images would be read as inputs by the next run (with "
+                  "--force, or once more images are added); choose an --out folder outside it", out_dir,
+                  output_path_within(inputs[i], out_dir) ? "" : "inside ", inputs[i]);
+        return CLI_USAGE;
+    }
+    return 0;
 }
 
 // 1 when a + sa is b + sb.

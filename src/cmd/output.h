@@ -41,6 +41,13 @@ void output_report_stop(const char *cmd, int kind, const char *out_dir, int writ
 // folder followed by the rest of its name. 0 when either cannot be resolved at all.
 int output_path_within(const char *inner, const char *outer);
 
+// The --out folder of reconstruct, attention and probe must not be, or lie in, a folder the command
+// reads (inputs[0..n): the INPUT arguments, or probe's --train and --test; files among them are left
+// alone): its images would be read as inputs by the next run (with --force, or once more images come).
+// 0, or CLI_USAGE after one line "CMD --out: OUT is inside the input folder DIR: ..." (docs/interface.md,
+// "Paths that meet").
+int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *const *inputs, int n);
+
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.
 int output_check_writable(const char *dir, char *err, size_t errlen);

@@ -252,6 +252,8 @@ int cmd_probe(int argc, char **argv) {
         cli_error("probe", pixels ? "--pixels needs --ckpt FILE or --img S for the view size" : "--ckpt FILE is required (see vitmae probe --help)");
         return 2;
     }
+    char *const read_dirs[2] = {(char *)train_dir, (char *)test_dir};
+    if (out_dir && output_refuse_inside_inputs("probe --out", out_dir, read_dirs, 2)) return 2;
     // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results").
     for (int p = 0; out_dir && p < NPROBES; p++) {
         char path[4200];
