@@ -291,6 +291,21 @@ else
   echo "note: read-only output folder checks skipped (no ordinary user can read the test's files)"
 fi
 
+# embed --out FEATS.npy that is the checkpoint it reads (a checkpoint named .npy, also given through a
+# link; FEATS.txt too): --force replaced the checkpoint with the features. One line, exit 2, kept. (A
+# link at --out is replaced itself, docs/interface.md: its target stays, so that is not refused.)
+cp "$ck" "$tmp/ck.npy" && ln -s "$tmp/ck.npy" "$tmp/cklink.npy" && cp "$ck" "$tmp/ck2.txt"
+for pair in "ck.npy ck.npy" "cklink.npy ck.npy" "ck2.txt ck2.npy"; do
+  mc=${pair% *}; mo=${pair#* }
+  "$VITMAE" embed --ckpt "$tmp/$mc" --out "$tmp/$mo" --force "$tmp/test" > /dev/null 2> "$tmp/meet.err"; rc=$?
+  t "embed --ckpt $mc --out $mo --force: exit 2, one line, the checkpoint kept ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: embed --out: $tmp/.* is the checkpoint --ckpt reads" "$tmp/meet.err" && cmp -s "$tmp/$mc" "$ck"'
+done
+
+"$VITMAE" embed --ckpt "$tmp/ck.npy" --out "$tmp/cklink.npy" --force "$tmp/test" > /dev/null 2>&1; rc=$?
+t "embed --out on a link to its --ckpt, --force: the link replaced, the checkpoint kept ($rc)" \
+  '[ $rc -eq 0 ] && [ ! -L "$tmp/cklink.npy" ] && cmp -s "$tmp/ck.npy" "$ck"'
+
 # probe --out inside --train or --test (docs/interface.md, "Paths that meet"): confusion-knn.png made a
 # class folder of its own there, a class more at the next probe. One line, exit 2, nothing made.
 for d in train test; do

@@ -156,6 +156,13 @@ int cmd_embed(int argc, char **argv) {
     txt_path = strdup(out_path);
     if (!txt_path) { cli_error("embed", "out of memory"); status = 1; goto out; }
     memcpy(txt_path + olen - 4, ".txt", 4);
+    const char *outs[2] = {out_path, txt_path};   // neither may be the checkpoint it reads (--force would destroy it)
+    for (int k = 0; k < 2; k++)
+        if (output_replaces(outs[k], ckpt_path)) {
+            cli_error("embed --out", "%s is the checkpoint --ckpt reads; the features would replace it (also with "
+                      "--force): choose another name", outs[k]);
+            goto out;
+        }
     if (output_refuse_existing(out_path, force) || output_refuse_existing(txt_path, force)) goto out;
     // The folder FEATS.npy goes to must take files: found before the work, not after it (exit 1).
     char *slash = strrchr(txt_path, '/');

@@ -158,6 +158,21 @@ int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *cons
     return 0;
 }
 
+int output_replaces(const char *out, const char *in) {
+    char name[4096], parent[4096], where[4200], *target = realpath(in, NULL);
+    if (!target) return 0;
+    snprintf(name, sizeof name, "%s", out);
+    cli_clean_path(name);
+    char *slash = strrchr(name, '/');
+    const char *leaf = slash ? slash + 1 : name;
+    if (slash) *slash = 0;
+    int same = resolve_path(slash ? (*name ? name : "/") : ".", parent, sizeof parent) == 0 &&
+               snprintf(where, sizeof where, "%s/%s", strcmp(parent, "/") ? parent : "", leaf) < (int)sizeof where &&
+               !strcmp(where, target);
+    free(target);
+    return same;
+}
+
 // 1 when a + sa is b + sb.
 static int names_meet(const char *a, const char *sa, const char *b, const char *sb) {
     size_t la = strlen(a), lb = strlen(b);

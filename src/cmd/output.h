@@ -48,6 +48,11 @@ int output_path_within(const char *inner, const char *outer);
 // "Paths that meet").
 int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *const *inputs, int n);
 
+// 1 when publishing a file at out (renamed onto its name) would replace the file that the existing
+// path in names (through links: a link at out is replaced itself, its target stays; a link at in is
+// followed), else 0. Such an output (embed's FEATS.npy on its --ckpt) is refused, also with --force.
+int output_replaces(const char *out, const char *in);
+
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.
 int output_check_writable(const char *dir, char *err, size_t errlen);
