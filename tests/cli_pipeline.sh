@@ -52,6 +52,15 @@ timeout -s KILL 30 "$VITMAE" train $small --out "$dir/fifo" --threads 2 --cache-
 t "store files that are FIFOs: exit 0, no hang (rc $rc)" '[ $rc -eq 0 ]'
 t "store files that are FIFOs: bitwise the same weights" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/fifo/checkpoint.safetensors"'
 t "store files that are FIFOs: rewritten as files" '[ -z "$(find "$dir/fifostore" -type p)" ] && grep -q "working images: [1-9][0-9]* decoded" "$dir/fifo.log"'
+# ... and without XDG_CACHE_HOME and HOME it went on without a store silently (docs/data.md: one line).
+(unset HOME XDG_CACHE_HOME; run nohome --threads 2 --cache-mb 0); rc=$?
+t "--store auto, neither XDG_CACHE_HOME nor HOME: exit 0, one warning line ($rc: $(grep -c "store" "$dir/nohome.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: --store auto: neither XDG_CACHE_HOME nor HOME is set; going on without a store" "$dir/nohome.err")" -eq 1 ]'
+# A store folder is made 0777 less the umask, as every folder vitmae makes (it was 0755: a group's
+# store under umask 002 did not take the group's files).
+(umask 002; run umask002 --threads 2 --cache-mb 0 --store "$dir/gstore/work"); rc=$?
+t "--store folders under umask 002: 775 ($rc: $(stat -c %a "$dir/gstore" "$dir/gstore/work" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(stat -c %a "$dir/gstore")" = 775 ] && [ "$(stat -c %a "$dir/gstore/work")" = 775 ]'
 # --cache-mb 0 with --store auto keeps the store under XDG_CACHE_HOME, never elsewhere.
 run auto --threads 2 --cache-mb 0
 t "--store auto with no cache: the store in XDG_CACHE_HOME" '[ -d "$dir/xdg/vitmae/work" ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/auto/checkpoint.safetensors"'

@@ -312,7 +312,11 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
         if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
         else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
-        else return 0;
+        else {   // no folder to use: said, as when the folder cannot be made (docs/data.md)
+            cli_message("--store auto: neither XDG_CACHE_HOME nor HOME is set; going on without a store (each epoch "
+                        "decodes its images again; --store DIR chooses a folder)");
+            return 0;
+        }
         cli_clean_path(dir);   // HOME=/ or a trailing '/': "/.cache/...", not "//.cache/..."
         if (dataset_set_store(ds, dir, err, errlen)) {   // the default asks for no folder: go on without it
             cli_message("--store auto: %s; going on without a store (each epoch decodes its images again; "
