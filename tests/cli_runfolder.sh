@@ -287,5 +287,19 @@ meet_refused "train --out RUN --overwrite, --data inside RUN" "train --out: $dir
   train $meet --data "$dir/mrun/imgs" --out "$dir/mrun" --overwrite
 t "... the run and its images stay where they were" '[ ! -e "$dir/mrun.old-1" ] && [ -s "$dir/mrun/checkpoint.safetensors" ] && [ -d "$dir/mrun/imgs" ]'
 
+# A read-only working directory without --out (as an ordinary user: tests/lib.sh as_user): the default
+# run folder is no flag's, and the line said "vitmae: train --out: runs: Permission denied".
+chmod 755 "$dir" "$dir/moved" && mkdir -p "$dir/rocwd" && chmod 555 "$dir/rocwd"
+if as_user_can "$dir/moved/circle/$(ls "$dir/moved/circle" | head -n 1)"; then
+  for c in train "finetune --from-scratch"; do
+    (cd "$dir/rocwd" && as_user "$VITMAE" $c $meet --data "$dir/moved" --store none > /dev/null 2> "$dir/ro.err"); rc=$?
+    c=${c% *}
+    t "$c in a read-only working directory, no --out: exit 1, one line naming the default folder ($rc: $(cat "$dir/ro.err"))" \
+      '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/ro.err")" -eq 1 ] && grep -q "^vitmae: $c: cannot make the default run folder runs/[-a-z0-9]*: runs: Permission denied (pass --out DIR)$" "$dir/ro.err"'
+  done
+else
+  echo "note: read-only working directory check skipped (no ordinary user can read the test's files)"
+fi
+
 [ $fail -eq 0 ] && echo "cli runfolder ok"
 exit $fail

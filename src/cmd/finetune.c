@@ -793,7 +793,8 @@ static int setup_run_folder(FineTune *t) {
     for (;;) {
         if (run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_p(t->run_dir, err, sizeof err) ||
             output_check_writable(t->run_dir, err, sizeof err)) {
-            cli_error("finetune --out", "%s", err);
+            if (t->named) cli_error("finetune", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
+            else cli_error("finetune --out", "%s", err);
             return 1;
         }
         // The folder made (or found) is locked, then checked again: a run started into it meanwhile by

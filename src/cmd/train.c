@@ -619,7 +619,11 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
             pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
             rc = cli_report("train", err, 1);
         while (!rc) {
-            if (train_out_prepare(t->run_dir, err, sizeof err)) { rc = cli_report("train --out", err, 1); break; }
+            if (train_out_prepare(t->run_dir, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)
+                if (named) cli_error("train", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
+                rc = named ? 1 : cli_report("train --out", err, 1);
+                break;
+            }
             // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
             // another process is either still running (its lock) or has left its files; a default name
             // then goes on to the next of its series (cmd/runfolder.h).
