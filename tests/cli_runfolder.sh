@@ -286,6 +286,11 @@ cp -r "$dir/meet" "$dir/mrun/imgs"
 meet_refused "train --out RUN --overwrite, --data inside RUN" "train --out: $dir/mrun holds the data folder $dir/mrun/imgs (--overwrite would move it away" \
   train $meet --data "$dir/mrun/imgs" --out "$dir/mrun" --overwrite
 t "... the run and its images stay where they were" '[ ! -e "$dir/mrun.old-1" ] && [ -s "$dir/mrun/checkpoint.safetensors" ] && [ -d "$dir/mrun/imgs" ]'
+# ... also when the data folder is a link inside the run folder to images elsewhere: the scan's paths
+# went through RUN/imgs, which --overwrite moved away ("the folder is gone" mid-run).
+rm -rf "$dir/mrun/imgs" && ln -s "$dir/meet" "$dir/mrun/imgs"
+meet_refused "train --out RUN --overwrite, --data a link in RUN" "train --out: $dir/mrun holds the data folder $dir/mrun/imgs" \
+  train $meet --data "$dir/mrun/imgs" --out "$dir/mrun" --overwrite
 
 # A read-only working directory without --out (as an ordinary user: tests/lib.sh as_user): the default
 # run folder is no flag's, and the line said "vitmae: train --out: runs: Permission denied".

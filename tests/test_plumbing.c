@@ -68,6 +68,12 @@ static void test_paths(void) {
     CHECK(symlink(d, link) == 0, "symlink");
     snprintf(in, sizeof in, "%s/run", link);
     CHECK(output_path_within(in, d) == 1, "inside through a link");
+    char far[1200], run[1200];   // RUN/imgs, imgs a link to a folder elsewhere: in RUN as written
+    snprintf(far, sizeof far, "%s/meet/far", tmp);
+    snprintf(run, sizeof run, "%s/imgs", d);
+    CHECK(output_mkdir_p(far, err, sizeof err) == 0 && symlink(far, run) == 0, "link to a folder elsewhere");
+    CHECK(output_path_within(run, d) == 1 && output_path_within(far, d) == 0, "a link inside is inside");
+    CHECK(output_path_within(d, run) == 0, "... and does not hold its folder");
     snprintf(in, sizeof in, "%s/meet/data/sub/..//", tmp);
     CHECK(output_path_within(d, in) == 1 && output_path_within(in, d) == 1, "'sub/..' of a missing sub, '//'");
     char cwd[1024];

@@ -138,12 +138,36 @@ static int resolve_path(const char *path, char *out, size_t n) {
     return snprintf(out + len, n - len, "%s%s", len > 1 ? "/" : "", leaf) < (int)(n - len) ? 0 : -1;
 }
 
-int output_path_within(const char *inner, const char *outer) {
-    char in[4096], out[4096];
-    if (resolve_path(inner, in, sizeof in) || resolve_path(outer, out, sizeof out)) return 0;
+// 1 when the resolved path in is out or below it.
+static int resolved_within(const char *in, const char *out) {
     size_t n = strlen(out);
     if (n == 1) return 1;   // everything is below "/"
     return !strncmp(in, out, n) && (in[n] == 0 || in[n] == '/');
+}
+
+int output_path_within(const char *inner, const char *outer) {
+    char in[4096], out[4096], name[8192];
+    if (resolve_path(outer, out, sizeof out) || resolve_path(inner, in, sizeof in)) return 0;   // below a file: no folder
+    if (resolved_within(in, out)) return 1;
+    // Each folder on inner's way as written, then inner itself: "RUN/imgs" with imgs a link elsewhere
+    // still lies in RUN (moving RUN takes the link; a scan of RUN follows it).
+    if (inner[0] == '/') snprintf(name, sizeof name, "%s", inner);
+    else if (!getcwd(in, sizeof in) || snprintf(name, sizeof name, "%s/%s", in, inner) >= (int)sizeof name) return 0;
+    cli_clean_path(name);
+    // A prefix followed by ".." is not on the way ("d/../x" is not in d): start after the last one.
+    char *start = name + 1;
+    for (char *q = strstr(name, "/.."); q; q = strstr(q + 1, "/.."))
+        if (q[3] == '/' || !q[3]) start = q + 3;
+    for (char *p = start;; p++) {
+        if (*p && *p != '/') continue;
+        char c = *p;
+        *p = 0;
+        int ok = resolve_path(name, in, sizeof in) == 0;
+        *p = c;
+        if (!ok) return 0;
+        if (resolved_within(in, out)) return 1;
+        if (!c) return 0;
+    }
 }
 
 int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *const *inputs, int n) {

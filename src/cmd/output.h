@@ -36,9 +36,11 @@ int output_stop_kind(const char *err);
 void output_report_stop(const char *cmd, int kind, const char *out_dir, int written, int total);
 
 // 1 when inner is the folder outer or lies below it, 0 otherwise (docs/interface.md, "Paths that
-// meet"). Both are resolved as the system would (links followed, relative to the working directory);
+// meet"). Paths are resolved as the system would (links followed, relative to the working directory);
 // a path that does not exist yet (an output folder still to be made) as its deepest existing
-// folder followed by the rest of its name. 0 when either cannot be resolved at all.
+// folder followed by the rest of its name. inner also lies in outer when a folder on its way, as
+// written, does ("RUN/imgs" with imgs a link to elsewhere lies in RUN). 0 when either cannot be
+// resolved at all.
 int output_path_within(const char *inner, const char *outer);
 
 // The --out folder of reconstruct, attention and probe must not be, or lie in, a folder the command
