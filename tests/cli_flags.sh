@@ -45,6 +45,8 @@ for cmd in $cmds; do
       continue
     fi
     usage_error "$cmd $flag: missing value at the end" "$flag" "$cmd" "$flag"
+    # ... or before another flag: "--out --force" made a folder named --force (and forced nothing).
+    usage_error "$cmd $flag: missing value before --help" "flag $flag needs a value (the next argument, --help, is a flag" "$cmd" "$flag" --help
     range=$(printf '%s\n' "$line" | sed -n 's/.*(\(integer\|number\) \([^ ]*\) to \([^ ]*\))$/\1 \2 \3/p')
     if [ -n "$range" ]; then
       set -- $range; kind=$1; lo=$2; hi=$3

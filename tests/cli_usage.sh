@@ -105,6 +105,14 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" test-san CU
 got=$(sh "$tmp/recipe" 2>&1)
 t "make test-san in a path with a space: LSAN_OPTIONS whole (got: $got)" \
   '[ "$got" = "suppressions=\"$space/tests/lsan.supp\":print_suppressions=0" ]'
+# A value left out before another flag: "--out --force" took "--force" as the folder's name (a folder
+# named --force made, nothing forced). One line, exit 2, nothing made; "--out=--force" still names one.
+"$VITMAE" attention --ckpt "$VITMAE_ROOT/tests/fixtures/attn_model.safetensors" --out --force "$VITMAE_ROOT/tests/fixtures/attn_input.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "attention --out --force IMAGE: exit 2, one line, no folder named --force ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention: flag --out needs a value (the next argument, --force, is a flag; a file so named is written --out=--force or --out ./--force)$" "$tmp/err" && [ ! -e "$tmp/--force" ]'
+"$VITMAE" data --json --max-pixels --json "$tmp" > /dev/null 2> "$tmp/err"; rc=$?
+t "data --max-pixels --json: exit 2, the flag named ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: data: flag --max-pixels needs a value (the next argument, --json, is a flag)$" "$tmp/err"'
 
 [ $fail -eq 0 ] && echo "cli usage ok"
 exit $fail

@@ -242,6 +242,16 @@ void cli_print_usage(const char *command, const char *synopsis, const Flag *flag
     }
 }
 
+// 1 when v is "--help" or one of the flags (with or without "=value").
+static int is_flag_of(Flag *flags, int nflags, const char *v) {
+    if (strncmp(v, "--", 2)) return 0;
+    size_t len = strcspn(v, "=");
+    if (len == 6 && !strncmp(v, "--help", 6)) return 1;
+    for (int i = 0; i < nflags; i++)
+        if (strlen(flags[i].name) == len && !strncmp(flags[i].name, v, len)) return 1;
+    return 0;
+}
+
 int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,
               int argc, char **argv, char **positional, int max_positional, int *npositional) {
     int np = 0;
@@ -270,6 +280,16 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             }
             const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v) { cli_error(command, "flag %s needs a value", name); return CLI_USAGE; }
+            // "--out --force": the value left out, the next flag taken as a folder named "--force" (and
+            // --force not given). A name may begin with '-' (--data -x); one that is this command's
+            // flag is written --out=--force or --out ./--force.
+            if (!eq && is_flag_of(flags, nflags, v)) {
+                if (f->type == FLAG_PATH)
+                    cli_error(command, "flag %s needs a value (the next argument, %s, is a flag; a file so named is "
+                              "written %s=%s or %s ./%s)", name, v, name, v, name, v);
+                else cli_error(command, "flag %s needs a value (the next argument, %s, is a flag)", name, v);
+                return CLI_USAGE;
+            }
             int rc = set_value(command, f, v);
             if (rc != CLI_OK) return rc;
             continue;
