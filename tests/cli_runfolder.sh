@@ -281,7 +281,7 @@ t "train --data . without --out: the default run folder refused ($rc: $(cat "$di
 meet_refused "finetune --out inside --data" "finetune --out: $dir/meet/ft is inside the data folder $dir/meet: the run's curves.png" \
   finetune --from-scratch $meet --data "$dir/meet" --out "$dir/meet/ft"
 "$VITMAE" train $meet --data "$dir/meet" --out "$dir/mrun" > /dev/null 2>&1
-meet_refused "train --resume RUN --data RUN" "train --resume: $dir/mrun is the same folder as the data folder" train --resume "$dir/mrun" --data "$dir/mrun"
+meet_refused "train --resume RUN --data RUN" "train --resume: $dir/mrun is the same folder as the data folder .*; move the run folder out of it, then resume it there$" train --resume "$dir/mrun" --data "$dir/mrun"
 cp -r "$dir/meet" "$dir/mrun/imgs"
 meet_refused "train --out RUN --overwrite, --data inside RUN" "train --out: $dir/mrun holds the data folder $dir/mrun/imgs (--overwrite would move it away" \
   train $meet --data "$dir/mrun/imgs" --out "$dir/mrun" --overwrite

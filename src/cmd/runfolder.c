@@ -524,10 +524,12 @@ int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, 
     for (int k = 0; k < 2; k++) {
         if (!dirs[k]) continue;
         if (output_path_within(run_dir, dirs[k])) {
+            // A resumed run's folder already holds such files: it moves out before it goes on.
+            int resumed = flag && !strcmp(flag, "--resume");
             snprintf(err, errlen, "%s%s%s: %s%s is %s the %s %s: %s would be read as images by the next scan (a "
-                     "--resume, the next run); give a run folder outside it with --out", cmd, flag ? " " : "",
-                     flag ? flag : "", which, run_dir,
-                     output_path_within(dirs[k], run_dir) ? "the same folder as" : "inside", names[k], dirs[k], pngs);
+                     "--resume, the next run); %s", cmd, flag ? " " : "", flag ? flag : "", which, run_dir,
+                     output_path_within(dirs[k], run_dir) ? "the same folder as" : "inside", names[k], dirs[k], pngs,
+                     resumed ? "move the run folder out of it, then resume it there" : "give a run folder outside it with --out");
             return CLI_USAGE;
         }
         if (output_path_within(dirs[k], run_dir)) {
