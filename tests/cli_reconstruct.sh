@@ -341,6 +341,12 @@ for o in "$tmp/meet/rec" "$tmp/meet" "$tmp/meetlink/rec"; do
   t "reconstruct --out $o of input $tmp/meet: exit 2, one line ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
     '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: reconstruct --out: $o is \(inside \)\?the input folder $tmp/meet: its images would be read as inputs by the next run" "$tmp/meet.err"'
 done
+# A hostile --out of 1500 folders still to be made: resolved in a loop (a recursion of 16 KB a level
+# overflowed the stack: SIGSEGV).
+deep="$tmp/meet/$(awk 'BEGIN { for (i = 0; i < 1500; i++) printf "a/"; print "a" }')"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$deep" "$tmp/meet" > /dev/null 2> "$tmp/meet.err"; rc=$?
+t "reconstruct --out 1500 missing folders deep in its input folder: exit 2, one line ($rc)" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "is inside the input folder $tmp/meet: " "$tmp/meet.err"'
 t "... nothing written there" '[ "$(ls "$tmp/meet")" = a.png ]'
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/meet" "$tmp/meet/a.png" > /dev/null 2>&1; rc=$?
 t "an input file beside --out is fine" '[ $rc -eq 0 ] && [ -s "$tmp/meet/a.recon.png" ]'

@@ -102,9 +102,10 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
     return 0;
 }
 
-// path made absolute with its links resolved into out (n bytes): realpath when it exists, else its
-// parent's resolution followed by its last component ("." and ".." of a name that does not exist
-// yet taken lexically: the system would fail on them anyway). 0 ok, -1 when it cannot be resolved.
+// path made absolute with its links resolved into out (n bytes): realpath of its longest existing
+// part, then the rest of its components ("." and ".." of names that do not exist yet taken lexically:
+// the system would fail on them anyway). A loop, not a recursion: a hostile --out of thousands of
+// missing components costs no stack. 0 ok, -1 when it cannot be resolved (below a file: no folder).
 static int resolve_path(const char *path, char *out, size_t n) {
     char buf[8192];
     if (path[0] == '/') {
@@ -115,27 +116,37 @@ static int resolve_path(const char *path, char *out, size_t n) {
         if (snprintf(buf, sizeof buf, "%s/%s", cwd, path) >= (int)sizeof buf) return -1;
     }
     cli_clean_path(buf);
-    char *r = realpath(buf, NULL);
-    if (r) {
-        int fits = snprintf(out, n, "%s", r) < (int)n;
-        free(r);
-        return fits ? 0 : -1;
+    char *cut = buf + strlen(buf);   // buf[0, cut) is tried; the components after cut do not exist
+    for (;;) {
+        char c = *cut;
+        *cut = 0;
+        char *r = realpath(buf, NULL);
+        int e = errno;
+        *cut = c;
+        if (r) {
+            int fits = snprintf(out, n, "%s", r) < (int)n;
+            free(r);
+            if (!fits) return -1;
+            break;
+        }
+        if (e != ENOENT) return -1;   // below a file (ENOTDIR): no folder, said when it is made
+        char *slash = cut - 1;
+        while (slash > buf && *slash != '/') slash--;
+        cut = slash > buf ? slash : buf + 1;   // "/" itself always resolves
     }
-    if (errno != ENOENT) return -1;   // below a file (ENOTDIR): no folder, said when it is made
-    char *slash = strrchr(buf, '/');
-    if (!slash || !slash[1]) return -1;   // "/" itself resolves
-    const char *leaf = slash + 1;
-    char parent[8192];
-    snprintf(parent, sizeof parent, "%.*s", slash == buf ? 1 : (int)(slash - buf), buf);
-    if (resolve_path(parent, out, n)) return -1;
-    if (!strcmp(leaf, ".")) return 0;
-    if (!strcmp(leaf, "..")) {
-        char *up = strrchr(out, '/');
-        if (up) up[up == out] = 0;
-        return 0;
+    for (char *p = cut; *p;) {
+        while (*p == '/') p++;
+        size_t len = strcspn(p, "/"), at = strlen(out);
+        if (!len) break;
+        if (len == 2 && !strncmp(p, "..", 2)) {
+            char *up = strrchr(out, '/');
+            if (up) up[up == out] = 0;
+        } else if (!(len == 1 && *p == '.')) {
+            if (snprintf(out + at, n - at, "%s%.*s", at > 1 ? "/" : "", (int)len, p) >= (int)(n - at)) return -1;
+        }
+        p += len;
     }
-    size_t len = strlen(out);
-    return snprintf(out + len, n - len, "%s%s", len > 1 ? "/" : "", leaf) < (int)(n - len) ? 0 : -1;
+    return 0;
 }
 
 // 1 when the resolved path in is out or below it.
@@ -158,15 +169,18 @@ int output_path_within(const char *inner, const char *outer) {
     char *start = name + 1;
     for (char *q = strstr(name, "/.."); q; q = strstr(q + 1, "/.."))
         if (q[3] == '/' || !q[3]) start = q + 3;
+    // Only existing folders can be links: the first prefix that does not exist ends the walk (the
+    // rest was resolved with inner above).
     for (char *p = start;; p++) {
         if (*p && *p != '/') continue;
         char c = *p;
         *p = 0;
-        int ok = resolve_path(name, in, sizeof in) == 0;
+        char *r = realpath(name, NULL);
         *p = c;
-        if (!ok) return 0;
-        if (resolved_within(in, out)) return 1;
-        if (!c) return 0;
+        int within = r && resolved_within(r, out);
+        free(r);
+        if (within) return 1;
+        if (!r || !c) return 0;
     }
 }
 
