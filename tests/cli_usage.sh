@@ -1,6 +1,6 @@
 #!/bin/sh
 # The top-level command line: help, unknown commands, exit statuses, and every flag of every command
-# named in docs/interface.md.
+# named in docs/interface.md; and the docs' examples: their flags, make targets and variables, the test table.
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch tmp
@@ -48,6 +48,62 @@ t "a flag missing from docs/interface.md is found" 'undocumented_flags "$tmp/no-
 sed 's/--val-max//g' "$doc" > "$tmp/no-flag.md"
 t "a flag whose name begins another's (--val) is still found" \
   'undocumented_flags "$tmp/no-flag.md" | grep -qx "train --val-max" && ! undocumented_flags "$tmp/no-flag.md" | grep -qx "train --val"'
+
+# The other direction: every flag a command line in README.md or docs/*.md gives a command (`vitmae
+# CMD ... --flag`, `./vitmae` and lines continued with a backslash too) is one of CMD's --help flags,
+# so an example copied from the docs is not refused as an unknown flag. example_flags FILE... prints
+# "FILE: CMD --flag" for each flag that CMD lacks; a bare `--` ends the flags (`vitmae data --
+# --odd-name`).
+example_flags() {
+  for cmd in $("$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }'); do
+    printf '%s' "$cmd "; "$VITMAE" "$cmd" --help | awk '/^  --/ { printf "%s ", $1 }'; echo
+  done > "$tmp/cmdflags"
+  awk -v flagsfile="$tmp/cmdflags" '
+    BEGIN { while ((getline line < flagsfile) > 0) { n = split(line, w, " "); for (i = 2; i <= n; i++) ok[w[1] " " w[i]] = 1; known[w[1]] = 1 } }
+    FNR == 1 { held = "" }
+    /\\$/ { held = held substr($0, 1, length($0) - 1) " "; next }
+    {
+      text = held $0; held = ""
+      while (match(text, /vitmae [a-z]+/)) {
+        cmd = substr(text, RSTART + 7, RLENGTH - 7); text = substr(text, RSTART + RLENGTH)
+        if (!(cmd in known)) continue
+        rest = text; sub(/[`|;)].*$/, "", rest)
+        n = split(rest, w, /[ \t]+/)
+        for (i = 1; i <= n; i++) {
+          if (w[i] == "--") break
+          if (w[i] !~ /^--[a-z]/) continue
+          f = w[i]; sub(/[^a-z0-9-].*$/, "", f)
+          if (!((cmd " " f) in ok) && f != "--help") print FILENAME ": " cmd " " f
+        }
+      }
+    }' "$@"
+}
+bad=$(example_flags "$VITMAE_ROOT/README.md" "$VITMAE_ROOT"/docs/*.md)
+t "every flag of a command line in README.md and docs/*.md is in that command's --help (unknown: $(echo $bad))" '[ -z "$bad" ]'
+printf 'run it:\n\n    ./vitmae train --data d --out r \\\n        --warmup-epochs 2\n    vitmae data -- --odd-name\n' > "$tmp/example.md"
+t "an example flag the command lacks is found (also on a continued line), one after -- is not" \
+  '[ "$(example_flags "$tmp/example.md")" = "$tmp/example.md: train --warmup-epochs" ]'
+# Every make target the docs name (`make TARGET`, or a code line beginning `make TARGET`) is a rule of
+# the Makefile, and every VAR of a `make ... VAR=value` example is read by the Makefile or the tools it
+# runs (docs/data.md said `make bench-data DATA=DIR`, which the target ignores: BENCH_DATA).
+make_examples() { grep -ohE '`make [^`]*`|^ *make [a-z].*$' "$@" | tr -d '`' | sed 's/#.*//; s/^ *//'; }
+doc_targets=$(make_examples "$VITMAE_ROOT/README.md" "$VITMAE_ROOT"/docs/*.md | awk '$2 ~ /^[a-z][a-z-]*$/ { print $2 }' | sort -u)
+missing_targets=$(for x in $doc_targets; do grep -q "^$x:" "$VITMAE_ROOT/Makefile" || echo "$x"; done)
+t "every make target the docs name is in the Makefile (missing: $(echo $missing_targets))" '[ -n "$doc_targets" ] && [ -z "$missing_targets" ]'
+make_vars() { make_examples "$@" | grep -oE '(^| )[A-Z][A-Z0-9_]*=' | tr -d ' =' | sort -u; }
+unread_vars() { for v in $(make_vars "$@"); do grep -qw -- "$v" "$VITMAE_ROOT/Makefile" "$VITMAE_ROOT"/tools/*.sh || echo "$v"; done; }
+bad_vars=$(unread_vars "$VITMAE_ROOT/README.md" "$VITMAE_ROOT"/docs/*.md)
+t "every VAR= of a make example in the docs is read by the Makefile or tools/*.sh (unread: $(echo $bad_vars))" '[ -z "$bad_vars" ]'
+printf 'Try `make bench-data DATA=DIR` or\n\n    make demo DEMO_STEPS=5\n' > "$tmp/example.md"
+t "a make variable nothing reads is found, one the demo reads is not" '[ "$(unread_vars "$tmp/example.md")" = DATA ]'
+# docs/testing.md's table names every test program and script (tests/test_*.c, tests/cli_*.sh; the
+# fuzz replays as `test_fuzz_*`).
+awk '/^\| test \| what it checks \|/ { on = 1 } on && !/^\|/ { exit } on { print $0 }' "$VITMAE_ROOT/docs/testing.md" |
+  cut -d'|' -f2 > "$tmp/tested"
+untabled=$(for f in "$VITMAE_ROOT"/tests/test_*.c "$VITMAE_ROOT"/tests/cli_*.sh; do
+  n=$(basename "$f"); n=${n%.*}; case $n in test_fuzz_*) n='test_fuzz_\*' ;; esac
+  grep -q "\`$n\`" "$tmp/tested" || echo "$n"; done)
+t "every test is in docs/testing.md's table (missing: $(echo $untabled))" '[ -s "$tmp/tested" ] && [ -z "$untabled" ]'
 
 # The same thing said the same way by every command: a missing required flag or INPUT points to the
 # command's --help (reconstruct, eval, classify and probe did not; "no INPUT" had three wordings), and
