@@ -39,6 +39,14 @@ undocumented_flags() {
     done
   done < "$tmp/cmds"
 }
+# Each flag of a --help gives its default (section 1): every flag of numbers or of a choice says it
+# ("default", or "(preset)" for the model's sizes), but for the two that replace another (--epochs for
+# --steps, --scale for --display). train's and finetune's --channels and --parallel and bench's --accum
+# named none.
+no_default=$("$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | while read -r cmd; do
+  "$VITMAE" "$cmd" --help | awk -v cmd="$cmd" '/^  --/ && ($2 ~ /[|]/ || /\((integer|number) |\(one of /) && !/default|\(preset\)/ &&
+    $1 != "--epochs" && $1 != "--scale" { print cmd " " $1 }'; done)
+t "every --help flag of numbers or choices gives its default (none: $(echo $no_default))" '[ -z "$no_default" ]'
 doc="$VITMAE_ROOT/docs/interface.md"
 missing=$(undocumented_flags "$doc")
 t "every --help flag is in its command's part of docs/interface.md (missing: $(echo $missing))" '[ -z "$missing" ]'

@@ -255,7 +255,7 @@ int cmd_bench(int argc, char **argv) {
         {"--channels", FLAG_CHOICE, &channels_choice, 0, 0, "1|3", "1 grey or 3 RGB (default 3)", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--groups", FLAG_INT, &groups, 1, 4096, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
-        {"--accum", FLAG_INT, &accum, 1, 4096, NULL, "micro-batches per process (checked as train does)", "K", 0},
+        {"--accum", FLAG_INT, &accum, 1, 4096, NULL, "micro-batches per process (default 1; checked as train does)", "K", 0},
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},

@@ -339,7 +339,7 @@ void loader_flags_init(LoaderFlags *l) {
 void loader_flags_table(LoaderFlags *l, Flag *f) {
     const Flag t[LOADER_FLAGS] = {
         {"--cache-mb", FLAG_LONG, &l->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
-        {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb), none, or a folder (docs/data.md)", "DIR", 0},
+        {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb; the default), none, or a folder (docs/data.md)", "DIR", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
         {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
         {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, 1e12, NULL, "skip images with more pixels than this (default 67108864 = 2^26)", "N", 0},
