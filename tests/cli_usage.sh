@@ -94,7 +94,13 @@ t "an example flag the command lacks is found (also on a continued line), one af
 # Every make target the docs name (`make TARGET`, or a code line beginning `make TARGET`) is a rule of
 # the Makefile, and every VAR of a `make ... VAR=value` example is read by the Makefile or the tools it
 # runs (docs/data.md said `make bench-data DATA=DIR`, which the target ignores: BENCH_DATA).
-make_examples() { grep -ohE '`make [^`]*`|^ *make [a-z].*$' "$@" | tr -d '`' | sed 's/#.*//; s/^ *//'; }
+# make_examples FILE...: `make ...` spans, and the lines of code blocks (fenced, or indented 4 spaces)
+# that begin with make (a line of prose that begins so is not one).
+make_examples() {
+  awk '/^ *```/ { code = !code; next }
+    { line = $0; while (match(line, /`make [^`]*`/)) { print substr(line, RSTART + 1, RLENGTH - 2); line = substr(line, RSTART + RLENGTH) } }
+    (code || /^    /) && /^ *make [a-z]/ { sub(/#.*/, ""); sub(/^ */, ""); print }' "$@"
+}
 doc_targets=$(make_examples "$VITMAE_ROOT/README.md" "$VITMAE_ROOT"/docs/*.md | awk '$2 ~ /^[a-z][a-z-]*$/ { print $2 }' | sort -u)
 missing_targets=$(for x in $doc_targets; do grep -q "^$x:" "$VITMAE_ROOT/Makefile" || echo "$x"; done)
 t "every make target the docs name is in the Makefile (missing: $(echo $missing_targets))" '[ -n "$doc_targets" ] && [ -z "$missing_targets" ]'
@@ -102,7 +108,7 @@ make_vars() { make_examples "$@" | grep -oE '(^| )[A-Z][A-Z0-9_]*=' | tr -d ' ='
 unread_vars() { for v in $(make_vars "$@"); do grep -qw -- "$v" "$VITMAE_ROOT/Makefile" "$VITMAE_ROOT"/tools/*.sh || echo "$v"; done; }
 bad_vars=$(unread_vars "$VITMAE_ROOT/README.md" "$VITMAE_ROOT"/docs/*.md)
 t "every VAR= of a make example in the docs is read by the Makefile or tools/*.sh (unread: $(echo $bad_vars))" '[ -z "$bad_vars" ]'
-printf 'Try `make bench-data DATA=DIR` or\n\n    make demo DEMO_STEPS=5\n' > "$tmp/example.md"
+printf 'Try `make bench-data DATA=DIR` or\n\n    make demo DEMO_STEPS=5\n\nmake it X=1 so.\n```sh\nmake mutate MUTANTS="a b"   # X=2\n```\n' > "$tmp/example.md"
 t "a make variable nothing reads is found, one the demo reads is not" '[ "$(unread_vars "$tmp/example.md")" = DATA ]'
 # docs/testing.md's table names every test program and script (tests/test_*.c, tests/cli_*.sh; the
 # fuzz replays as `test_fuzz_*`).
