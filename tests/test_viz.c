@@ -8,6 +8,10 @@
 #include "check.h"
 #include "viz/text.h"
 #include "viz/viz.h"
+#include "data/image.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static const uint8_t *px(const Canvas *c, int x, int y) { return c->px + ((size_t)y * c->w + x) * 3; }
 
@@ -409,6 +413,110 @@ static void test_plot(void) {
     canvas_free(&c);
 }
 
+// The y axis of a plot in rows [y0, y1): the leftmost column with an unbroken run of ink (40, 40, 40)
+// at least `run` long. -1 when none.
+static int axis_column(const Canvas *c, int y0, int y1, int run) {
+    for (int x = 0; x < c->w; x++) {
+        int n = 0;
+        for (int y = y0; y < y1; y++) {
+            n = is_rgb(px(c, x, y), 40, 40, 40) ? n + 1 : 0;
+            if (n >= run) return x;
+        }
+    }
+    return -1;
+}
+
+// Loss curves as a user reads them: a log axis says so, a short range gets enough ticks to read a
+// value, and the stacked panels of curves.png put a step at the same x in each.
+static void test_plot_reading(void) {
+    char err[256];
+    Canvas c;
+    CHECK(canvas_create(&c, 420, 320, err, sizeof err) == 0, "canvas");
+    const uint8_t white[3] = {255, 255, 255};
+    canvas_fill(&c, white);
+    // Values near 3.7 (a 45-class fine-tune's loss): the axis spans 2..5.
+    double x[3] = {0, 30, 60}, y[3] = {3.9, 3.75, 3.6};
+    PlotSeries s = {.label = "train loss", .x = x, .y = y, .n = 3};
+    PlotOptions o = {.title = "loss", .xlabel = "step", .ylabel = "loss", .log_y = 1};
+    CHECK(viz_plot(&c, 10, 10, 400, 300, &s, 1, &o) == 0, "plot drawn");
+    // The y caption's line (title line, then it): ink past "loss" means "(log scale)" follows.
+    int lh = text_line_height(11), cy = 10 + 6 + lh + 3, x0 = 16 + text_width("loss", 11) + 4;
+    int ink = 0;
+    for (int yy = cy; yy < cy + lh; yy++)
+        for (int xx = x0; xx < 16 + text_width("loss (log scale)", 11); xx++) ink += px(&c, xx, yy)[0] < 128;
+    CHECK(ink > 20, "a log y axis is captioned as one (%d dark pixels after \"loss\")", ink);
+    // Tick marks left of the y axis, 3 pixels long: count the rows that have one.
+    int ax = axis_column(&c, 10, 310, 150), ticks = 0;
+    CHECK(ax > 12, "y axis found (column %d)", ax);
+    for (int yy = 10; ax > 12 && yy < 310; yy++) ticks += is_rgb(px(&c, ax - 2, yy), 40, 40, 40);
+    CHECK(ticks >= 4, "2..5 on a log axis: %d ticks (2, 3, 4, 5 wanted; 2 and 5 alone leave 3.7 unreadable)", ticks);
+    canvas_free(&c);
+
+    // curves.png: the loss panel starts at step 0 (the first validation), the lr panel at step 10
+    // (the first logged step), and their tick labels differ in width ("5" against "0.0004").
+    double lx[2] = {0, 60}, ly[2] = {3, 0.6}, rx[2] = {10, 60}, ry[2] = {4e-4, 8e-4};
+    PlotSeries loss = {.label = "val loss", .x = lx, .y = ly, .n = 2};
+    PlotSeries lr = {.label = "learning rate", .x = rx, .y = ry, .n = 2, .has_rgb = 1, .rgb = {0, 158, 115}};
+    PlotOptions lo = {"loss", "step", "loss", 1}, lro = {"learning rate", "step", "lr", 0};
+    const PlotPanel panels[2] = {{440, &loss, 1, &lo}, {200, &lr, 1, &lro}};
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/test_viz_curves_%d.png", (int)getpid());
+    CHECK(viz_plot_png(path, 960, panels, 2, err, sizeof err) == 0, "curves written: %s", err);
+    Image im = {0};
+    if (image_load(path, 1L << 24, &im, err, sizeof err) == 0 && im.c == 3 && im.w == 960 && im.h == 640) {
+        Canvas r;
+        CHECK(canvas_create(&r, im.w, im.h, err, sizeof err) == 0, "canvas");
+        for (size_t i = 0; i < (size_t)im.w * im.h * 3; i++) r.px[i] = (uint8_t)lround(im.px[i] * 255);
+        int a0 = axis_column(&r, 0, 440, 150), a1 = axis_column(&r, 440, 640, 60);
+        CHECK(a0 > 0 && a0 == a1, "stacked panels: y axes at columns %d and %d (one x scale for both)", a0, a1);
+        // The lr line starts at step 10, a sixth of the way along the shared 0..60 axis.
+        int first = -1;
+        for (int xx = 0; xx < r.w && first < 0; xx++)
+            for (int yy = 440; yy < 640; yy++) {
+                const uint8_t *p = px(&r, xx, yy);
+                if (abs(p[0] - 0) < 20 && abs(p[1] - 158) < 20 && abs(p[2] - 115) < 20 && yy > 500) { first = xx; break; }
+            }
+        CHECK(first - a1 > (960 - a1) / 8, "lr panel: step 10 drawn at column %d, axis at %d (0..60 shared with the loss panel)",
+              first, a1);
+        canvas_free(&r);
+    } else {
+        CHECK(0, "curves read back: %s (%dx%dx%d)", err, im.w, im.h, im.c);
+    }
+    free(im.px);
+    im = (Image){0};
+    // Both end at step 120: the loss panel (text scale 2) wanted fewer x ticks than the lr panel and
+    // its nice axis ran to 150 where the lr panel's ran to 120, so step 120 sat at 80% of the width in
+    // one and at the end in the other. Each line's last column must be the same.
+    double ex[2] = {0, 120}, fx[2] = {10, 120}, fy[2] = {8e-4, 4e-4};   // both lines end low, below the legends
+    PlotSeries loss2 = {.label = "val loss", .x = ex, .y = ly, .n = 2, .has_rgb = 1, .rgb = {213, 94, 0}};
+    PlotSeries lr2 = {.label = "learning rate", .x = fx, .y = fy, .n = 2, .has_rgb = 1, .rgb = {0, 158, 115}};
+    const PlotPanel panels2[2] = {{440, &loss2, 1, &lo}, {200, &lr2, 1, &lro}};
+    CHECK(viz_plot_png(path, 960, panels2, 2, err, sizeof err) == 0, "curves written: %s", err);
+    if (image_load(path, 1L << 24, &im, err, sizeof err) == 0 && im.c == 3 && im.w == 960 && im.h == 640) {
+        Canvas r;
+        CHECK(canvas_create(&r, im.w, im.h, err, sizeof err) == 0, "canvas");
+        for (size_t i = 0; i < (size_t)im.w * im.h * 3; i++) r.px[i] = (uint8_t)lround(im.px[i] * 255);
+        // The rightmost column of each line's colour in the lower part of its panel (the legend's swatch,
+        // of the same colour, is top right).
+        int last[2] = {-1, -1};
+        const int y0[2] = {250, 560}, y1[2] = {430, 640};
+        const uint8_t *rgb[2] = {loss2.rgb, lr2.rgb};
+        for (int k = 0; k < 2; k++)
+            for (int xx = 0; xx < r.w; xx++)
+                for (int yy = y0[k]; yy < y1[k]; yy++) {
+                    const uint8_t *p = px(&r, xx, yy);
+                    if (abs(p[0] - rgb[k][0]) < 20 && abs(p[1] - rgb[k][1]) < 20 && abs(p[2] - rgb[k][2]) < 20) { last[k] = xx; break; }
+                }
+        CHECK(last[0] > 0 && abs(last[0] - last[1]) <= 2,
+              "stacked panels, steps 0..120: step 120 ends the loss line at column %d and the lr line at %d", last[0], last[1]);
+        canvas_free(&r);
+    } else {
+        CHECK(0, "curves read back: %s (%dx%dx%d)", err, im.w, im.h, im.c);
+    }
+    free(im.px);
+    unlink(path);
+}
+
 int main(void) {
     test_canvas();
     test_colormaps();
@@ -418,5 +526,6 @@ int main(void) {
     test_colorbar_patches();
     test_text();
     test_plot();
+    test_plot_reading();
     return check_done();
 }

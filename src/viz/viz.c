@@ -533,6 +533,22 @@ static void axis_log(Axis *a, double vmin, double vmax, int want) {
                 double t = m125[k] * pow(10, e);
                 if (t >= lo * (1 - 1e-9) && t <= hi * (1 + 1e-9)) a->ticks[a->nticks++] = t;
             }
+        // Less than a decade can leave two ticks (2 and 5 around values near 3.7): then every
+        // integer multiple (2, 3, 4, 5) where they fit.
+        int n19 = 0;
+        for (int e = e0; e <= e1; e++)
+            for (int k = 1; k <= 9; k++) {
+                double t = k * pow(10, e);
+                n19 += t >= lo * (1 - 1e-9) && t <= hi * (1 + 1e-9);
+            }
+        if (a->nticks < 3 && n19 <= want + 1 && n19 <= MAX_TICKS) {
+            a->nticks = 0;
+            for (int e = e0; e <= e1; e++)
+                for (int k = 1; k <= 9; k++) {
+                    double t = k * pow(10, e);
+                    if (t >= lo * (1 - 1e-9) && t <= hi * (1 + 1e-9)) a->ticks[a->nticks++] = t;
+                }
+        }
     } else {
         int every = (decades + want - 1) / want;
         for (int e = e0; e <= e1 && a->nticks < MAX_TICKS; e += every) {
@@ -585,17 +601,34 @@ static int point_ok(const PlotSeries *s, int i, int log_y) {
     return isfinite(x) && isfinite(y) && (!log_y || y > 0);
 }
 
-int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
-             const PlotOptions *opt) {
+// What the panels of one figure share (viz_plot_png): the x range and the left and right edges of the
+// plot area, so that a step sits at the same x in every panel.
+typedef struct {
+    int has_x;          // the x axis covers [xmin, xmax] (besides the panel's own points)
+    double xmin, xmax;
+    int left, right;    // least margins of the plot area from the box's left and right sides
+    int xwant;          // ticks wanted on the x axis (0: the panel's own), so that every panel's axis
+                        // runs over the same nice range: 0..150 in one and 0..120 in another put
+                        // step 100 at different x
+} PlotShare;
+
+typedef struct {
+    int ts, lh, pad, npoints;
+    double fs;
+    int top, bottom, left, right, ph, pw;
+    Axis ax, ay;
+    char ylabel[256];
+} PlotLayout;
+
+// Where everything of a plot in the box (x, y, w, h) goes. 0, or -1 when the box is too small.
+static int plot_layout(PlotLayout *L, int x, int y, int w, int h, const PlotSeries *series, int nseries,
+                       const PlotOptions *opt, const PlotShare *sh) {
     if (w < 120 || h < 80) return -1;
-    static const PlotOptions no_opt = {0};
-    if (!opt) opt = &no_opt;
-    const uint8_t white[3] = {255, 255, 255}, ink[3] = {40, 40, 40}, grid[3] = {225, 225, 225},
-                  frame[3] = {160, 160, 160};
-    int ts = w >= 800 && h >= 400 ? 2 : 1;   // scale of the geometry (pads, ticks, pen)
-    double fs = ts == 2 ? 15.0 : 11.0;      // text size, pixels
-    int lh = text_line_height(fs), pad = 6 * ts;
-    canvas_fill_rect(c, x, y, w, h, white);
+    L->ts = w >= 800 && h >= 400 ? 2 : 1;   // scale of pads, ticks, pen
+    L->fs = L->ts == 2 ? 15.0 : 11.0;                                // text size, pixels
+    L->lh = text_line_height(L->fs);
+    L->pad = 6 * L->ts;
+    int ts = L->ts, lh = L->lh, pad = L->pad;
 
     // Data range over drawable points.
     double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
@@ -610,39 +643,71 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
             if (py > ymax) ymax = py;
             npoints++;
         }
+    L->npoints = npoints;
     if (!npoints) { xmin = 0; xmax = 1; ymin = opt->log_y ? 1 : 0; ymax = opt->log_y ? 10 : 1; }
+    if (sh && sh->has_x) {
+        if (!npoints || sh->xmin < xmin) xmin = sh->xmin;
+        if (!npoints || sh->xmax > xmax) xmax = sh->xmax;
+    }
+
+    // The y axis caption; a log axis says so (its ticks alone would pass for a linear one).
+    if (opt->log_y)
+        snprintf(L->ylabel, sizeof L->ylabel, "%.200s%slog scale", opt->ylabel ? opt->ylabel : "",
+                 opt->ylabel && *opt->ylabel ? " (" : "");
+    else snprintf(L->ylabel, sizeof L->ylabel, "%.200s", opt->ylabel ? opt->ylabel : "");
+    if (opt->log_y && opt->ylabel && *opt->ylabel) strcat(L->ylabel, ")");
 
     // Layout: title, ylabel caption, plot area, x tick labels, xlabel.
     int top = y + pad;
     if (opt->title && *opt->title) top += lh + pad / 2;
-    if (opt->ylabel && *opt->ylabel) top += lh + pad / 2;
+    if (L->ylabel[0]) top += lh + pad / 2;
     int bottom = y + h - pad - lh - 4 * ts;   // x tick labels under the axis
     if (opt->xlabel && *opt->xlabel) bottom -= lh;
     int ph = bottom - top;
-    Axis ax, ay;
     if (ph < 20) return -1;
-    if (opt->log_y) axis_log(&ay, ymin, ymax, ph / (28 * ts));
-    else axis_linear(&ay, ymin, ymax, ph / (28 * ts));
+    if (opt->log_y) axis_log(&L->ay, ymin, ymax, ph / (28 * ts));
+    else axis_linear(&L->ay, ymin, ymax, ph / (28 * ts));
     char label[64];
     int ylab_w = 0;
-    for (int k = 0; k < ay.nticks; k++) {
-        fmt_tick(label, sizeof label, ay.ticks[k], &ay);
-        int tw = text_width(label, fs);
+    for (int k = 0; k < L->ay.nticks; k++) {
+        fmt_tick(label, sizeof label, L->ay.ticks[k], &L->ay);
+        int tw = text_width(label, L->fs);
         if (tw > ylab_w) ylab_w = tw;
     }
-    int left = x + pad + ylab_w + 6 * ts, right = x + w - pad - 4 * ts;
+    int lm = pad + ylab_w + 6 * ts, rm = pad + 4 * ts;
+    if (sh && sh->left > lm) lm = sh->left;
+    if (sh && sh->right > rm) rm = sh->right;
+    int left = x + lm, right = x + w - rm;
     int pw = right - left;
     if (pw < 20) return -1;
-    axis_linear(&ax, xmin, xmax, pw / (70 * ts));
+    axis_linear(&L->ax, xmin, xmax, sh && sh->xwant ? sh->xwant : pw / (70 * ts));
+    L->top = top; L->bottom = bottom; L->left = left; L->right = right;
+    L->ph = ph; L->pw = pw;
+    return 0;
+}
+
+static int plot_draw(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
+                     const PlotOptions *opt, const PlotShare *sh) {
+    static const PlotOptions no_opt = {0};
+    if (!opt) opt = &no_opt;
+    PlotLayout L;
+    if (plot_layout(&L, x, y, w, h, series, nseries, opt, sh)) return -1;
+    const uint8_t white[3] = {255, 255, 255}, ink[3] = {40, 40, 40}, grid[3] = {225, 225, 225},
+                  frame[3] = {160, 160, 160};
+    int ts = L.ts, lh = L.lh, pad = L.pad, top = L.top, bottom = L.bottom, left = L.left, right = L.right;
+    int ph = L.ph, pw = L.pw, npoints = L.npoints;
+    double fs = L.fs;
+    const Axis ax = L.ax, ay = L.ay;
+    canvas_fill_rect(c, x, y, w, h, white);
+    char label[64];
 
     if (opt->title && *opt->title)
         canvas_text(c, x + (w - text_width(opt->title, fs)) / 2, y + pad, opt->title, ink, fs);
-    if (opt->ylabel && *opt->ylabel)
-        canvas_text(c, x + pad, top - lh - pad / 2, opt->ylabel, ink, fs);
+    if (L.ylabel[0])
+        canvas_text(c, x + pad, top - lh - pad / 2, L.ylabel, ink, fs);
     if (opt->xlabel && *opt->xlabel)
         canvas_text(c, left + (pw - text_width(opt->xlabel, fs)) / 2, bottom + 4 * ts + lh + 2,
                   opt->xlabel, ink, fs);
-
     // Grid, ticks and their labels.
     for (int k = 0; k < ay.nticks; k++) {
         int py = bottom - 1 - frac_to_px(axis_frac(&ay, ay.ticks[k]), ph);
@@ -720,16 +785,53 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
     return 0;
 }
 
+int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
+             const PlotOptions *opt) {
+    return plot_draw(c, x, y, w, h, series, nseries, opt, NULL);
+}
+
 int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, char *err, size_t errlen) {
     int h = 0;
     for (int i = 0; i < npanels; i++) h += panels[i].h;
     Canvas c = {0};
     if (canvas_create(&c, w, h, err, errlen)) return -1;
     static const uint8_t white[3] = {255, 255, 255};
+    static const PlotOptions no_opt = {0};
     canvas_fill(&c, white);
+    // The panels share one x range (the union of their points) and the edges of the plot area (the
+    // widest margins), so that a step is at the same x in every panel.
+    PlotShare sh = {0, INFINITY, -INFINITY, 0, 0, 0};
+    for (int i = 0; i < npanels; i++) {
+        const PlotOptions *o = panels[i].opt ? panels[i].opt : &no_opt;
+        for (int s = 0; s < panels[i].nseries; s++)
+            for (int k = 0; k < panels[i].series[s].n; k++) {
+                if (!point_ok(&panels[i].series[s], k, o->log_y)) continue;
+                double px = panels[i].series[s].x[k];
+                if (px < sh.xmin) sh.xmin = px;
+                if (px > sh.xmax) sh.xmax = px;
+                sh.has_x = 1;
+            }
+    }
     int rc = 0;
+    for (int i = 0, y = 0; i < npanels && rc == 0; y += panels[i].h, i++) {
+        PlotLayout L;
+        const PlotOptions *o = panels[i].opt ? panels[i].opt : &no_opt;
+        rc = plot_layout(&L, 0, y, w, panels[i].h, panels[i].series, panels[i].nseries, o, &sh);
+        if (rc == 0 && L.left > sh.left) sh.left = L.left;
+        if (rc == 0 && w - L.right > sh.right) sh.right = w - L.right;
+    }
+    // One x axis for all: the fewest ticks any panel wants with the shared margins (its labels fit in
+    // every panel), so that the axes end at the same nice step.
+    for (int i = 0, y = 0; i < npanels && rc == 0; y += panels[i].h, i++) {
+        PlotLayout L;
+        const PlotOptions *o = panels[i].opt ? panels[i].opt : &no_opt;
+        rc = plot_layout(&L, 0, y, w, panels[i].h, panels[i].series, panels[i].nseries, o, &sh);
+        int want = rc == 0 ? L.pw / (70 * L.ts) : 0;
+        if (rc == 0 && (i == 0 || want < sh.xwant)) sh.xwant = want;
+    }
+    if (rc == 0 && sh.xwant < 2) sh.xwant = 2;
     for (int i = 0, y = 0; i < npanels && rc == 0; y += panels[i].h, i++)
-        rc = viz_plot(&c, 0, y, w, panels[i].h, panels[i].series, panels[i].nseries, panels[i].opt);
+        rc = plot_draw(&c, 0, y, w, panels[i].h, panels[i].series, panels[i].nseries, panels[i].opt, &sh);
     if (rc == 0) {
         const char *text[] = {"Software", "vitmae", NULL};
         char why[256];

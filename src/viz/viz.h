@@ -109,8 +109,9 @@ typedef struct {
 // The palette used when has_rgb is 0 (Okabe-Ito colours, distinct for colour-blind readers).
 void viz_palette(int index, uint8_t rgb[3]);
 // Draws a plot filling the box (x, y, w, h): white background, title, axes with "nice" tick
-// labels (1, 2, 5 x 10^k; decades on a log axis), light grid, series as anti-aliased lines, and a
-// legend (top right). Text is 15 px when the box is at least 800 x 400, else 11 px. With no drawable point the
+// labels (1, 2, 5 x 10^k; decades on a log axis; 1..9 x 10^k where 1, 2, 5 leave two ticks and
+// the height has room), light grid, series as anti-aliased lines, and a legend (top right). A log y
+// axis is captioned "<ylabel> (log scale)". Text is 15 px when the box is at least 800 x 400, else 11 px. With no drawable point the
 // axes span [0, 1] and "no data" is written. opt may be NULL. Returns 0, or -1 (nothing drawn)
 // when the box is too small (< 120 x 80). For RUN/curves.png: loss plot (log_y) above a short lr
 // plot, two calls on one canvas.
@@ -125,6 +126,7 @@ typedef struct {
     const PlotOptions *opt;
 } PlotPanel;
 // Stacks the panels (top to bottom, each w wide) on a white canvas and writes it as an RGB PNG
-// at path (RUN/curves.png of train and finetune). Returns 0, or -1 with err filled.
+// at path (RUN/curves.png of train and finetune). The panels share one x range (the union of their
+// points) and the left and right edges of their plot areas, so a step is at the same x in each. Returns 0, or -1 with err filled.
 int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, char *err, size_t errlen);
 #endif
