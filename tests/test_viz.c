@@ -8,6 +8,7 @@
 #include "check.h"
 #include "viz/text.h"
 #include "viz/viz.h"
+#include "viz/confusion.h"
 #include "data/image.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -517,6 +518,105 @@ static void test_plot_reading(void) {
     unlink(path);
 }
 
+// The longest run of "inked" pixels (darker than 160 in red) along a line of the canvas, gaps of up
+// to `gap` pixels bridged: from (x, y) n steps of (dx, dy).
+static int ink_run(const Canvas *c, int x, int y, int dx, int dy, int n, int gap) {
+    int best = 0, run = 0, blank = gap + 1;
+    for (int k = 0; k < n; k++, x += dx, y += dy) {
+        int ink = x >= 0 && y >= 0 && x < c->w && y < c->h && px(c, x, y)[0] < 160;
+        if (ink) { run = blank <= gap && run ? run + blank + 1 : 1; blank = 0; }
+        else blank++;
+        if (run > best) best = run;
+    }
+    return best;
+}
+
+// The grid of a confusion matrix: its grey frame (90, 90, 90) is the first row with a run of that
+// grey at least `min_len` long. Gives the grid's left and top (inside the frame) and its width.
+static int find_grid(const Canvas *c, int min_len, int *gx, int *gy, int *gw) {
+    for (int y = 0; y < c->h; y++)
+        for (int x = 0, run = 0; x < c->w; x++) {
+            run = is_rgb(px(c, x, y), 90, 90, 90) ? run + 1 : 0;
+            if (run >= min_len) {
+                int x1 = x;
+                while (x1 + 1 < c->w && is_rgb(px(c, x1 + 1, y), 90, 90, 90)) x1++;
+                *gx = x - run + 2; *gy = y + 1; *gw = x1 - (x - run + 1) - 1;
+                return 0;
+            }
+        }
+    return -1;
+}
+
+// Confusion matrices with many classes and long names, read as a user reads them.
+static void test_confusion_labels(void) {
+    enum { N = 100 };
+    static long counts[N * N];
+    static char name_buf[N][64];
+    const char *names[N];
+    for (int i = 0; i < N; i++) {
+        counts[(size_t)i * N + i] = 3;
+        snprintf(name_buf[i], sizeof name_buf[i], "class_%02d", i);
+        names[i] = name_buf[i];
+    }
+    // 31 characters: cut to 24, the 24th a narrow 'i'; and one of 2-byte characters, cut by bytes
+    // inside a character before.
+    names[0] = "abcdefghijklmnopqrstuvwiiiiiiii";
+    names[7] = "a\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
+               "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
+               "\xC3\xA9\xC3\xA9";   // a + 25 x e-acute
+    char err[256];
+    Canvas cv;
+    int n = 45, gx, gy, gw, lh = text_line_height(11);
+    CHECK(viz_confusion(&cv, counts, n, names, "kNN: top-1", err, sizeof err) == 0, "45 classes drawn: %s", err);
+    if (cv.px && find_grid(&cv, 200, &gx, &gy, &gw) == 0) {
+        int cell = gw / n;
+        CHECK(cell * n == gw, "grid %d wide for %d classes", gw, n);
+        // Column indices 12..44 over the columns: no pixel row of the header holds indices run
+        // together ("101112..." read as one number).
+        int longest = 0;
+        for (int y = gy - 2 - 2 * lh; y < gy - 1; y++) {
+            int r = ink_run(&cv, gx + 12 * cell, y, 1, 0, (n - 12) * cell, 3);
+            if (r > longest) longest = r;
+        }
+        CHECK(longest < 2 * cell, "45 classes: column indices stand apart (longest run of ink %d px, cells %d px)",
+              longest, cell);
+        // Row labels end 6 pixels left of the grid: their left edge is where the text says.
+        const char *want[2] = {"0 abcdefghijklmnopqrstuvwi\xE2\x80\xA6",
+                               "7 a\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
+                               "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
+                               "\xC3\xA9\xC3\xA9\xC3\xA9\xE2\x80\xA6"};
+        const int rows[2] = {0, 7};
+        for (int k = 0; k < 2; k++) {
+            int left = -1, y0 = gy + rows[k] * cell + (cell - lh) / 2;
+            for (int x = 0; x < gx - 6 && left < 0; x++)
+                for (int y = y0; y < y0 + lh; y++)
+                    if (px(&cv, x, y)[0] < 160) { left = x; break; }
+            int expect = gx - 6 - text_width(want[k], 11);
+            CHECK(abs(left - expect) <= 2, "row %d: a name cut to 24 characters ends in an ellipsis (label from x %d, "
+                  "\"%s\" from %d)", rows[k], left, want[k], expect);
+        }
+    } else {
+        CHECK(0, "45 classes: grid found");
+    }
+    canvas_free(&cv);
+
+    // 100 classes, 4-pixel rows: labels every few rows, not 13-pixel lines every 4 pixels.
+    n = N;
+    CHECK(viz_confusion(&cv, counts, n, names, "kNN: top-1", err, sizeof err) == 0, "100 classes drawn: %s", err);
+    if (cv.px && find_grid(&cv, 300, &gx, &gy, &gw) == 0) {
+        int longest = 0;
+        for (int x = gx - 40; x < gx - 6; x++) {
+            int r = ink_run(&cv, x, gy - lh, 0, 1, gw + 2 * lh, 1);
+            if (r > longest) longest = r;
+        }
+        CHECK(longest < 2 * lh, "100 classes: row labels stand apart (longest run of ink %d px, a line %d px)",
+              longest, lh);
+    } else {
+        CHECK(0, "100 classes: grid found");
+    }
+    canvas_free(&cv);
+}
+
 int main(void) {
     test_canvas();
     test_colormaps();
@@ -527,5 +627,6 @@ int main(void) {
     test_text();
     test_plot();
     test_plot_reading();
+    test_confusion_labels();
     return check_done();
 }

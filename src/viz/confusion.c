@@ -8,6 +8,19 @@
 enum { NAME_MAX_CHARS = 24 };
 static const double TEXT_SIZE = 11;   // pixels (text.h)
 
+// "i name" for a row, the name cut to NAME_MAX_CHARS characters (not bytes: a cut never splits a
+// UTF-8 sequence) and ended with an ellipsis when cut, so that a cut name does not pass for a whole one.
+static void row_label(char *out, size_t n, int i, const char *name) {
+    size_t b = 0;
+    int chars = 0;
+    while (name[b] && chars < NAME_MAX_CHARS) {
+        b++;
+        while ((name[b] & 0xC0) == 0x80) b++;   // continuation bytes of the same character
+        chars++;
+    }
+    snprintf(out, n, "%d %.*s%s", i, (int)b, name, name[b] ? "\xE2\x80\xA6" : "");
+}
+
 int viz_confusion(Canvas *out, const long *counts, int n, const char *const *names, const char *title,
                   char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -15,13 +28,20 @@ int viz_confusion(Canvas *out, const long *counts, int n, const char *const *nam
     // Cells shrink with many classes; counts are written only where they fit.
     int cell = n <= 20 ? 34 : n <= 60 ? 14 : 4;
     int pad = 10, label_w = 0, lh = text_line_height(TEXT_SIZE);
-    char label[64];
+    char label[160];
     for (int i = 0; i < n; i++) {
-        snprintf(label, sizeof label, "%d %.*s", i, NAME_MAX_CHARS, names[i]);
+        row_label(label, sizeof label, i, names[i]);
         int w = text_width(label, TEXT_SIZE);
         if (w > label_w) label_w = w;
     }
-    int title_h = lh * 2, head_h = cell >= 14 ? lh + 4 : 0;
+    // Rows are labelled every row_every-th where a line of text is taller than a cell. Column
+    // indices take `lines` staggered lines (column j on line j % lines) where they are wider than
+    // a cell, and are written every col_every-th column where even that is not enough.
+    snprintf(label, sizeof label, "%d", n - 1);
+    int idx_w = text_width(label, TEXT_SIZE) + 3;
+    int row_every = (lh + cell - 1) / cell, span = (idx_w + cell - 1) / cell;
+    int lines = span <= 2 ? span : 1, col_every = span <= 2 ? 1 : span;
+    int title_h = lh * 2, head_h = lines * lh + 4;
     int gx = pad + label_w + 6, gy = pad + title_h + lh + head_h;
     int bar_x = gx + n * cell + 14, bar_w = 14;
     int W = bar_x + bar_w + 3 + viz_colorbar_label_width(0, 1, TEXT_SIZE) + pad;
@@ -37,11 +57,18 @@ int viz_confusion(Canvas *out, const long *counts, int n, const char *const *nam
     for (int i = 0; i < n; i++) {
         long row = 0;
         for (int j = 0; j < n; j++) row += counts[(size_t)i * n + j];
-        snprintf(label, sizeof label, "%d %.*s", i, NAME_MAX_CHARS, names[i]);
-        canvas_text(out, gx - 6 - text_width(label, TEXT_SIZE), gy + i * cell + (cell - lh) / 2, label, black, TEXT_SIZE);
-        if (head_h) {
+        if (i % row_every == 0) {
+            row_label(label, sizeof label, i, names[i]);
+            canvas_text(out, gx - 6 - text_width(label, TEXT_SIZE), gy + i * cell + (cell - lh) / 2, label, black,
+                        TEXT_SIZE);
+            if (row_every > 1) canvas_fill_rect(out, gx - 4, gy + i * cell + cell / 2, 3, 1, grey);
+        }
+        if (i % col_every == 0) {
             snprintf(label, sizeof label, "%d", i);
-            canvas_text(out, gx + i * cell + (cell - text_width(label, TEXT_SIZE)) / 2, gy - head_h + 2, label, black, TEXT_SIZE);
+            int lx = gx + i * cell + (cell - text_width(label, TEXT_SIZE)) / 2;
+            if (lx < gx - 6) lx = gx - 6;
+            canvas_text(out, lx, gy - head_h + 2 + (i % lines) * lh, label, black, TEXT_SIZE);
+            if (col_every > 1) canvas_fill_rect(out, gx + i * cell + cell / 2, gy - 4, 1, 3, grey);
         }
         for (int j = 0; j < n; j++) {
             long v = counts[(size_t)i * n + j];

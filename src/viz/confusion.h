@@ -1,6 +1,9 @@
 // A confusion matrix as a picture: rows = true class, columns = predicted class, each cell coloured by
 // the fraction of its row (viridis, 0..1, with a colour bar) and, when it fits, labelled with its count.
-// Rows are labelled "index name" on the left, columns by index on top; a title line above.
+// Rows are labelled "index name" on the left (names cut to 24 characters, ending in an ellipsis when
+// cut), columns by index on top; a title line above. Where a line of text is taller than a cell,
+// every k-th row is labelled (with a tick); where an index is wider than a cell, the column indices
+// take two staggered lines, or, wider still, every k-th column is labelled (with a tick).
 #ifndef VITMAE_CONFUSION_H
 #define VITMAE_CONFUSION_H
 #include <stddef.h>
