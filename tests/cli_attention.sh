@@ -207,6 +207,24 @@ for f in $(cd "$tmp/d" && find . -name '*.png' | sed 's|^\./||; s/ /@SP@/g'); do
 done
 t "index links every PNG" '[ $missing -eq 0 ]'
 t "index link count" '[ $(grep -o "<figure><a href=" "$tmp/d/index.html" | wc -l) -eq 5 ]'
+# Each map on the page has its colour scale: a bar of the colour map used (turbo ends in dark red, so
+# "brighter colours = more attention", all the page said before, was false for it), with uniform
+# attention (1/17 here: 16 patches and CLS) marked where it lies on the scale.
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/turbo" --colormap turbo --layer 0 "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "index: each map's colour bar, of the colour map named ($rc)" '[ $rc -eq 0 ] && python3 - "$tmp/turbo/index.html" <<PY
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+assert "turbo colour map" in page and "brighter" not in page, "colour map not named"
+figs = re.findall(r"<figure>.*?</figure>", page)
+assert len(figs) == 5, len(figs)
+for f in figs:
+    lo, hi = map(float, re.search(r"colours ([0-9.e-]+) to ([0-9.e-]+)", f).groups())
+    bar = re.search(r"linear-gradient\\(to right,(#[0-9a-f]{6})(?:,#[0-9a-f]{6})*,(#[0-9a-f]{6})\\)", f)
+    assert bar and bar.groups() == ("#30123b", "#7a0403"), f
+    mark = re.search(r"class=\"mark\" style=\"left:([0-9.]+)%", f)
+    want = 100 * (1 / 17 - lo) / (hi - lo)
+    assert mark and abs(float(mark.group(1)) - want) < 1.5, (f, want)
+PY'
 # index.html read back as a browser or Python reads it: UTF-8 (its <meta charset>; a name that is not
 # UTF-8 was written as its bytes, and the page did not decode), every link and picture an existing
 # file, and each name as its text (U+FFFD for the bytes that are not UTF-8).

@@ -608,6 +608,23 @@ static void html_value(FILE *f, double v) {
     fputs(b, f);
 }
 
+// The colour scale of a map on the page: a bar of the colour map from vmin (left) to vmax (right),
+// as a CSS gradient through 17 entries of its table, with uniform attention (u) marked where it
+// lies inside, as on the montage's bars.
+static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u) {
+    const uint8_t *t = colormap_table(cmap);
+    if (!t) return;
+    fputs("<span class=\"bar\" style=\"background:linear-gradient(to right", f);
+    for (int k = 0; k <= 16; k++) {
+        int i = k * 255 / 16;
+        fprintf(f, ",#%02x%02x%02x", t[3 * i], t[3 * i + 1], t[3 * i + 2]);
+    }
+    fputs(")\">", f);
+    if (vmax > vmin && u >= vmin && u <= vmax)
+        fprintf(f, "<span class=\"mark\" style=\"left:%.1f%%\"></span>", 100.0 * (u - vmin) / (vmax - vmin));
+    fputs("</span>", f);
+}
+
 // DIR/index.html, published as io/files.h says (replace: --force). 0, FILE_TAKEN or -1, with err.
 static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, int n, int replace,
                        char *err, size_t errlen) {
@@ -627,6 +644,9 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
           "<style>body{font-family:sans-serif;max-width:72em;margin:1em auto;padding:0 1em;line-height:1.4}"
           " img{max-width:100%;height:auto} .maps{display:flex;flex-wrap:wrap;gap:1em}"
           " figure{margin:0;width:16em} figure img{width:100%} figcaption{font-size:90%}"
+          " .bar{display:block;position:relative;height:0.8em;margin:0.2em 0}"
+          " .mark{position:absolute;top:-0.15em;width:1px;height:1.1em;background:#fff;"
+          "border:solid #000;border-width:0 1px}"
           " .broken{color:#b00;font-weight:bold}</style>\n", f);
     fputs(INDEX_SCRIPT, f);
     fputs("</head><body>\n<h1>vitmae attention</h1>\n<p>Checkpoint ", f);
@@ -635,15 +655,18 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     if (p->mode == MODE_CLS) fputs(": where the CLS token (the image summary) looks", f);
     else if (p->mode == MODE_PATCH) fprintf(f, ": where patch (%d,%d) (outlined in red) looks", p->qx, p->qy);
     else fputs(": attention rollout (attention through all layers up to the one shown)", f);
-    fputs(".</p>\n<p>Each picture is the photograph with the attention over it: brighter colours = more "
-          "attention. ", f);
+    // The colour map's low end is not always the darker one (turbo ends in dark red): the page names
+    // the map and draws its bar under every map.
+    fprintf(f, ".</p>\n<p>Each picture is the photograph with the attention over it, coloured with the %s colour "
+            "map: from the left end of the bar under the picture (least attention) to its right end (most). ",
+            colormap_name(p->cmap));
     if (p->normalize == NORM_LAYER)
         fputs("Colours run from 0 to the largest value in the layer, one scale per layer, so tiles of a "
               "layer compare directly. ", f);
     else if (p->normalize == NORM_MAP)
         fputs("Each map is stretched to its own min..max (--normalize map): small differences look large. ", f);
     else fputs("Colours are the attention weights on 0..1 (--normalize none). ", f);
-    fputs("Uniform attention would be 1/(number of tokens), marked on every colour bar. Where the photo is "
+    fputs("Uniform attention would be 1/(number of tokens), marked in white on every colour bar. Where the photo is "
           "not square, the model saw only the outlined centre square; the rest is dimmed.</p>\n", f);
     for (int i = 0; i < n; i++) {
         if (!w[i].montage) continue;
@@ -658,6 +681,7 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
             fputs("\"></a><figcaption>", f); html_text(f, slash ? slash + 1 : w[i].maps[k]);
             fputs("<br>values ", f); html_value(f, w[i].ranges[k][0]); fputs(" to ", f); html_value(f, w[i].ranges[k][1]);
             fputs("; colours ", f); html_value(f, w[i].ranges[k][2]); fputs(" to ", f); html_value(f, w[i].ranges[k][3]);
+            html_colorbar(f, p->cmap, w[i].ranges[k][2], w[i].ranges[k][3], 1.0 / (1 + p->K));
             fputs("</figcaption></figure>\n", f);
         }
         fputs("</div>\n", f);
