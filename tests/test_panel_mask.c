@@ -79,6 +79,8 @@ static int px_eq(const Canvas *c, int x, int y, int r, int g, int b) {
     return p[0] == r && p[1] == g && p[2] == b;
 }
 
+static const uint8_t *px_at(const Canvas *c, int x, int y) { return c->px + ((size_t)y * c->w + x) * 3; }
+
 static void test_panels(void) {
     MaeConfig cfg;
     mae_config_preset(&cfg, "tiny");
@@ -95,19 +97,28 @@ static void test_panels(void) {
     CHECK(panel_recon_row(&row, &cfg, orig, recon, removed, perr, &po, err, sizeof err) == 0, "%s", err);
     int s = S * scale, step = s + PANEL_GAP;
     double ts = panel_text_size(s);
-    // The documented size: vmax = max patch error = 0.15; the head holds the most lines any caption
-    // needs wrapped to 24 px (the short captions: the panel is narrower than PANEL_FULL_CAPTIONS).
+    // The documented size: vmax = max patch error = 0.15. The panels (24 px) are narrower than the
+    // short captions' words ("original" is wider): one caption for the row, wrapped to its width.
     int want_w = 5 * s + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, 0.15f, ts) + PANEL_GAP;
     char wrapped[256];
-    const char *short_caps[5] = {"original", "masked 75%", "raw prediction", "+ visible", "error"};
-    int lines = 0;
-    for (int k = 0; k < 5; k++) {
-        int n = text_wrap(short_caps[k], ts, s, wrapped, sizeof wrapped);
-        if (n > lines) lines = n;
-    }
+    const char *row_cap = "left to right: original, masked 75%, raw prediction, + visible, error";
+    CHECK(text_width("original", ts) > s, "\"original\" is wider than a 24 px panel");
+    int lines = text_wrap(row_cap, ts, want_w - PANEL_GAP, wrapped, sizeof wrapped);
     int top = lines * text_line_height(ts) + PANEL_GAP;
-    CHECK(lines == 2, "short captions wrap to 2 lines at 24 px (%d)", lines);
+    CHECK(lines == 3, "the row's caption wraps to 3 lines in 176 px (%d)", lines);
     CHECK(row.w == want_w && row.h == top + s, "row %dx%d, want %dx%d", row.w, row.h, want_w, top + s);
+    // The head shows exactly that caption (before, "original" ran over the masked panel's "masked").
+    {
+        Canvas ref;
+        CHECK(canvas_create(&ref, row.w, top, err, sizeof err) == 0, "%s", err);
+        canvas_fill(&ref, PANEL_BG);
+        canvas_text(&ref, 0, 0, wrapped, (const uint8_t[3]){225, 225, 225}, ts);
+        int diff = 0;
+        for (int y = 0; y < top && ref.px; y++)
+            for (int x = 0; x < row.w; x++) diff += memcmp(px_at(&row, x, y), px_at(&ref, x, y), 3) != 0;
+        CHECK(ref.px && diff == 0, "24 px panels: the head is the row's caption (%d pixels differ)", diff);
+        canvas_free(&ref);
+    }
     int w2, h2;
     panel_recon_row_size(&cfg, removed, perr, &po, &w2, &h2);
     CHECK(w2 == row.w && h2 == row.h, "panel_recon_row_size %dx%d", w2, h2);

@@ -25,8 +25,11 @@ double panel_text_size(int side) { return side >= 160 ? 13.0 : 11.0; }
 
 // The five captions, each wrapped to the panel's side; returns the most lines any of them takes.
 // Panels narrower than PANEL_FULL_CAPTIONS get the short forms (the long ones would be a column of
-// single words).
-static int captions(const MaeConfig *cfg, const uint8_t *removed, int side, char wrapped[NPANELS][CAPTION_MAX]) {
+// single words). Panels narrower than a word of those ("original" at --scale 1 of a 28-pixel model)
+// get one caption for the row instead, wrapped to row_w, in wrapped[0] (the words ran into the next
+// panel's caption).
+static int captions(const MaeConfig *cfg, const uint8_t *removed, int side, int row_w,
+                    char wrapped[NPANELS][CAPTION_MAX]) {
     int L = mae_num_patches(cfg), nrem = 0;
     for (int l = 0; l < L; l++) nrem += removed[l] != 0;
     int full = side >= PANEL_FULL_CAPTIONS, pct = (int)(100.0 * nrem / L + 0.5);
@@ -37,12 +40,18 @@ static int captions(const MaeConfig *cfg, const uint8_t *removed, int side, char
                                  full ? "raw prediction (visible patches are not trained)" : "raw prediction",
                                  full ? "prediction + visible patches" : "+ visible",
                                  full ? "squared error per patch" : "error"};
-    int most = 0;
+    int most = 0, fits = 1;
+    double ts = panel_text_size(side);
     for (int k = 0; k < NPANELS; k++) {
-        int n = text_wrap(text[k], panel_text_size(side), side, wrapped[k], CAPTION_MAX);
+        int n = text_wrap(text[k], ts, side, wrapped[k], CAPTION_MAX);
         if (n > most) most = n;
+        fits = fits && text_width(wrapped[k], ts) <= side;
     }
-    return most;
+    if (fits) return most;
+    char row[CAPTION_MAX];
+    snprintf(row, sizeof row, "left to right: %s, %s, %s, %s, %s", text[0], text[1], text[2], text[3], text[4]);
+    for (int k = 1; k < NPANELS; k++) wrapped[k][0] = 0;
+    return text_wrap(row, ts, row_w, wrapped[0], CAPTION_MAX);
 }
 
 // Row width before the head, and the head's height (title and captions).
@@ -62,7 +71,7 @@ static void row_geometry(const MaeConfig *cfg, const uint8_t *removed, const flo
         int n = text_wrap(o->title, ts, *w - PANEL_GAP, title ? title : buf, title ? title_len : sizeof buf);
         *head += n * lh + PANEL_GAP;
     }
-    *head += captions(cfg, removed, S, wrapped) * lh + PANEL_GAP;
+    *head += captions(cfg, removed, S, *w - PANEL_GAP, wrapped) * lh + PANEL_GAP;
 }
 
 void panel_recon_row_size(const MaeConfig *cfg, const uint8_t *removed, const float *patch_err,
