@@ -401,6 +401,16 @@ mkdir -p "$tmp/meet" && cp "$img" "$tmp/meet/"
 run --out "$tmp/meet/att" "$tmp/meet"; rc=$?
 t "attention --out inside its input folder: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/att is inside the input folder $tmp/meet: " "$tmp/err" && [ ! -e "$tmp/meet/att" ]'
+# An output that is an input (b's montage meet/b.attn.png given as an input; an input in the folder
+# of a's maps) is refused before any work, also with --force: it was replaced.
+cp "$img" "$tmp/meet/b.png" && cp "$img" "$tmp/meet/b.attn.png" && mkdir -p "$tmp/meet/c" && cp "$img" "$tmp/meet/c/x.png"
+cp "$img" "$tmp/meet/c.png"
+run --out "$tmp/meet" --force "$tmp/meet/b.png" "$tmp/meet/b.attn.png"; rc=$?
+t "attention output = input: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/b.attn.png is the input $tmp/meet/b.attn.png: " "$tmp/err" && cmp -s "$img" "$tmp/meet/b.attn.png"'
+run --out "$tmp/meet" --force "$tmp/meet/c.png" "$tmp/meet/c/x.png"; rc=$?
+t "attention folder of maps holds an input: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/c holds the input $tmp/meet/c/x.png: " "$tmp/err" && [ "$(ls "$tmp/meet/c")" = x.png ]'
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"

@@ -350,6 +350,17 @@ t "reconstruct --out 1500 missing folders deep in its input folder: exit 2, one 
 t "... nothing written there" '[ "$(ls "$tmp/meet")" = a.png ]'
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/meet" "$tmp/meet/a.png" > /dev/null 2>&1; rc=$?
 t "an input file beside --out is fine" '[ $rc -eq 0 ] && [ -s "$tmp/meet/a.recon.png" ]'
+# An output that is one of the inputs (a's panel meet/a.recon.png, given as an input too; also
+# through a link) is refused before any work, also with --force: it replaced the input.
+ln -s "$tmp/meet/a.recon.png" "$tmp/alink.png"
+cp "$tmp/meet/a.recon.png" "$tmp/before.png"
+for in2 in "$tmp/meet/a.recon.png" "$tmp/alink.png"; do
+  "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/meet" --force --batch 1 "$tmp/meet/a.png" "$in2" \
+    > /dev/null 2> "$tmp/meet.err"; rc=$?
+  t "reconstruct output = input $in2: exit 2, one line ($rc: $(head -n 2 "$tmp/meet.err" | tr "\n" "|"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: reconstruct --out: $tmp/meet/a.recon.png is the input $in2: " "$tmp/meet.err"'
+  t "... the input unchanged, nothing written" 'cmp -s "$tmp/before.png" "$tmp/meet/a.recon.png" && [ ! -e "$tmp/meet/a.recon.recon.png" ]'
+done
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"

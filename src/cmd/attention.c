@@ -727,6 +727,29 @@ static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw,
     return refused;
 }
 
+// An input is never replaced, also with --force (docs/interface.md, "Paths that meet"): 1 after naming
+// the first output that is an input file, or a folder of maps that holds one; else 0.
+static int refuse_inputs(const char *out_dir, const Written *w, char *const *paths, int n, int raw, int masked) {
+    char path[8192];
+    OutputInputs ids = {0};
+    int j, folder = 0;
+    snprintf(path, sizeof path, "%s/%s", out_dir, index_name[0]);
+    j = output_input_named(&ids, paths, n, path);
+    for (int i = 0; i < n && j < 0; i++)
+        for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && j < 0; k++) {
+            snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
+            folder = !*kinds[k];
+            j = folder ? output_input_in(&ids, paths, n, path) : output_input_named(&ids, paths, n, path);
+        }
+    output_inputs_free(&ids);
+    if (j < 0) return 0;
+    if (folder)
+        cli_error("attention --out", "%s holds the input %s: this run writes its maps there (another --out)", path, paths[j]);
+    else
+        cli_error("attention --out", "%s is the input %s: this run's output would replace it (another --out)", path, paths[j]);
+    return 1;
+}
+
 int cmd_attention(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_dir = "attention", *layer_s = "last", *head_s = "all", *query_s = NULL;
     const char *mode_s = "cls", *cmap_s = "viridis", *upsample_s = "bilinear", *normalize_s = "layer";
@@ -885,7 +908,8 @@ int cmd_attention(int argc, char **argv) {
         free(stem);
         if (!written[i].stem) { cli_error("attention", "out of memory"); goto out; }
     }
-    if (!force && refuse_earlier(out_dir, written, npaths, raw, K < L)) { status = 2; goto out; }
+    if (refuse_inputs(out_dir, written, paths, npaths, raw, K < L) ||
+        (!force && refuse_earlier(out_dir, written, npaths, raw, K < L))) { status = 2; goto out; }
     // DIR is made once the check has passed: a refused run leaves nothing.
     if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
     // A folder that does not take files (read-only) is one line now, not one per image.

@@ -211,6 +211,60 @@ int output_replaces(const char *out, const char *in) {
     return same;
 }
 
+static int file_id_cmp(const void *a, const void *b) {
+    const OutputFileId *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino) return x->ino < y->ino ? -1 : 1;
+    return 0;
+}
+
+// Each input as its entry (lstat), the file it names (stat) and the folder it lies in. Out of memory
+// leaves the lists empty: nothing is found (the check is a guard, not a step the run needs).
+static void inputs_make(OutputInputs *s, char *const *paths, int n) {
+    s->made = 1;
+    s->files = malloc(sizeof *s->files * 2 * (size_t)(n ? n : 1));
+    s->dirs = malloc(sizeof *s->dirs * (size_t)(n ? n : 1));
+    if (!s->files || !s->dirs) { free(s->files); free(s->dirs); s->files = s->dirs = NULL; return; }
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (lstat(paths[i], &st) == 0) s->files[s->nfiles++] = (OutputFileId){st.st_dev, st.st_ino, i};
+        if (S_ISLNK(st.st_mode) && stat(paths[i], &st) == 0) s->files[s->nfiles++] = (OutputFileId){st.st_dev, st.st_ino, i};
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", paths[i]);
+        char *slash = strrchr(dir, '/');
+        if (slash) slash[slash == dir] = 0;
+        if (stat(slash ? dir : ".", &st) == 0) s->dirs[s->ndirs++] = (OutputFileId){st.st_dev, st.st_ino, i};
+    }
+    qsort(s->files, (size_t)s->nfiles, sizeof *s->files, file_id_cmp);
+    qsort(s->dirs, (size_t)s->ndirs, sizeof *s->dirs, file_id_cmp);
+}
+
+static int inputs_find(const OutputFileId *v, int n, const struct stat *st) {
+    OutputFileId key = {st->st_dev, st->st_ino, 0};
+    const OutputFileId *hit = n ? bsearch(&key, v, (size_t)n, sizeof *v, file_id_cmp) : NULL;
+    return hit ? hit->i : -1;
+}
+
+int output_input_named(OutputInputs *s, char *const *paths, int n, const char *out) {
+    struct stat st;
+    if (lstat(out, &st) != 0) return -1;
+    if (!s->made) inputs_make(s, paths, n);
+    return inputs_find(s->files, s->nfiles, &st);
+}
+
+int output_input_in(OutputInputs *s, char *const *paths, int n, const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return -1;
+    if (!s->made) inputs_make(s, paths, n);
+    return inputs_find(s->dirs, s->ndirs, &st);
+}
+
+void output_inputs_free(OutputInputs *s) {
+    free(s->files);
+    free(s->dirs);
+    memset(s, 0, sizeof *s);
+}
+
 // 1 when a + sa is b + sb.
 static int names_meet(const char *a, const char *sa, const char *b, const char *sb) {
     size_t la = strlen(a), lb = strlen(b);

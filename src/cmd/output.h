@@ -55,6 +55,20 @@ int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *cons
 // followed), else 0. Such an output (embed's FEATS.npy on its --ckpt) is refused, also with --force.
 int output_replaces(const char *out, const char *in);
 
+// The inputs that an output would replace (docs/interface.md, "Paths that meet"): `reconstruct --out r
+// r/y.png r/y.recon.png --force` wrote y's panel over the input r/y.recon.png. The inputs' files are
+// known by device and inode, found when first asked (an output that does not exist asks nothing).
+typedef struct { unsigned long long dev, ino; int i; } OutputFileId;
+typedef struct { OutputFileId *files, *dirs; int nfiles, ndirs, made; } OutputInputs;
+// The index of the input (paths[0..n)) that the existing directory entry out is, or -1: out is the
+// input's file, or the file an input names through a link (a link at out is replaced itself: it is
+// compared as the link).
+int output_input_named(OutputInputs *s, char *const *paths, int n, const char *out);
+// The index of an input that lies directly in the existing folder dir (attention's DIR/<stem>, where
+// its maps go), or -1.
+int output_input_in(OutputInputs *s, char *const *paths, int n, const char *dir);
+void output_inputs_free(OutputInputs *s);
+
 // Creates and removes a probe file in dir: -1 with err "<dir>: cannot write in this folder..." when
 // the folder does not take files.
 int output_check_writable(const char *dir, char *err, size_t errlen);

@@ -230,17 +230,31 @@ int cmd_reconstruct(int argc, char **argv) {
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
-    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results").
-    for (int i = 0; i < inputs.n; i++) {
+    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"),
+    // and an input never, also with --force ("Paths that meet"): it may not have been read yet.
+    char **in_paths = malloc(sizeof *in_paths * (size_t)(inputs.n ? inputs.n : 1));
+    if (!in_paths) {
+        cli_error("reconstruct", "out of memory");
+        inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
+    }
+    for (int i = 0; i < inputs.n; i++) in_paths[i] = inputs.v[i].path;
+    OutputInputs in_ids = {0};
+    int refused = 0;
+    for (int i = 0; i < inputs.n && !refused; i++) {
         static const char *const kinds[] = {"recon.png", "recon.npy", "mask.npy"};
-        for (int k = 0; k < (raw ? 3 : 1); k++) {
+        for (int k = 0; k < (raw ? 3 : 1) && !refused; k++) {
             char path[8192];
             snprintf(path, sizeof path, "%s/%s.%s", out_dir, inputs.v[i].stem, kinds[k]);
-            if (output_refuse_existing(path, force)) {
-                inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2;
-            }
+            int j = output_input_named(&in_ids, in_paths, inputs.n, path);
+            if (j >= 0)
+                cli_error("reconstruct --out", "%s is the input %s: the output of %s would replace it "
+                          "(another --out)", path, in_paths[j], inputs.v[i].path);
+            refused = j >= 0 || output_refuse_existing(path, force);
         }
     }
+    output_inputs_free(&in_ids);
+    free(in_paths);
+    if (refused) { inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2; }
     if (inputs.n > 0 && output_mkdir_p(out_dir, err, sizeof err)) {
         cli_error("reconstruct --out", "cannot create the output folder: %s", err);
         inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
