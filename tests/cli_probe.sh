@@ -50,6 +50,13 @@ mkdir -p "$tmp/$(printf 'o\nd')"
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/$(printf 'o\nd')/f.npy" "$tmp/train/circle/00000.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "embed's summary: one line, the folder's newline written out ($rc)" '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -qF "o\\nd/f.npy [1, 32]" "$tmp/out"'
 rm -rf "$tmp/$(printf 'o\nd')"
+# A name the system takes (251 + ".npy" = 255 bytes) but whose temporary name "NAME.tmp.<pid>.<n>" it
+# would not: the staged name is cut to fit (it failed, "File name too long", after the work).
+long=$(awk 'BEGIN { for (i = 0; i < 251; i++) printf "l"; print "" }')
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/$long.npy" "$tmp/train/circle/00000.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed --out a 255-byte name ($rc: $(head -c 300 "$tmp/err"))" '[ $rc -eq 0 ] && [ -s "$tmp/$long.npy" ] && [ -s "$tmp/$long.txt" ]'
+t "... no temporary file left" '[ -z "$(ls "$tmp" | grep "\.tmp\.")" ]'
+rm -f "$tmp/$long.npy" "$tmp/$long.txt"
 
 # --- embed: never overwrite without --force ---------------------------------------------------------
 sum=$(cksum <"$tmp/f.npy")

@@ -155,7 +155,14 @@ int file_mkdir_tracked(const char *dir) {
 int file_tmp_name(const char *path, char *tmp, size_t tmplen) {
     static unsigned serial;   // threads of one process stage files side by side
     unsigned k = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
-    int n = snprintf(tmp, tmplen, "%s.tmp.%ld.%u", path, (long)getpid(), k);
+    char suffix[48];
+    int ns = snprintf(suffix, sizeof suffix, ".tmp.%ld.%u", (long)getpid(), k);
+    // The name within the 255 bytes of a file name: a long one's leaf is cut to make room (the
+    // serial keeps it unique), else a name the system takes could not be written ("File name too long").
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash + 1 - path) : 0, leaf = strlen(path) - dir;
+    if (leaf + (size_t)ns > 255) leaf = 255 - (size_t)ns;
+    int n = snprintf(tmp, tmplen, "%.*s%s", (int)(dir + leaf), path, suffix);
     if (n < 0 || (size_t)n >= tmplen) { if (tmplen) tmp[0] = 0; return -1; }
     keep_name(tmp, 0);
     return 0;

@@ -38,7 +38,8 @@ void file_tmp_remove(const char *tmp);
 int file_mkdir_tracked(const char *dir);
 
 // The temporary name beside path that a file bound for path is written under first:
-// "PATH.tmp.<pid>.<serial>", unique in this process (threads included). tmp holds at least
+// "PATH.tmp.<pid>.<serial>", unique in this process (threads included); when that file name would pass
+// 255 bytes, PATH's last part is cut to fit (a name of 250 bytes is written too). tmp holds at least
 // strlen(path) + FILE_TMP_EXTRA bytes; -1 (tmp empty) when it is too small.
 enum { FILE_TMP_EXTRA = 48 };
 int file_tmp_name(const char *path, char *tmp, size_t tmplen);
