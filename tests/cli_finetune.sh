@@ -217,6 +217,11 @@ cp -r "$dir/pre" "$dir/pre2"
 "$VITMAE" finetune --ckpt "$dir/pre2/checkpoint.safetensors" $ft --steps 2 --out "$dir/pre2" --overwrite > "$dir/out" 2>&1; rc=$?
 t "--ckpt RUN/checkpoint.safetensors --out RUN --overwrite: exit 0 ($rc: $(grep vitmae: "$dir/out" | head -n 1))" \
   '[ $rc -eq 0 ] && [ -s "$dir/pre2/checkpoint.safetensors" ] && cmp -s "$dir/pre2.old-1/checkpoint.safetensors" "$pre"'
+# ... and its start line and record name --ckpt where it is now (they said pre2/checkpoint.safetensors,
+# the new run's own file).
+t "... the start line names --ckpt where it is now ($(grep "^vitmae finetune" "$dir/out"))" \
+  'grep -q "^vitmae finetune: .* from $dir/pre2.old-1/checkpoint.safetensors; " "$dir/out"'
+t "... so does the run's record" '"$VITMAE" info "$dir/pre2/checkpoint.safetensors" | grep -q "init.*$dir/pre2.old-1/checkpoint.safetensors"'
 
 # eval and reconstruct need a decoder: a classifier is named as such (it said "encoder-only").
 err "eval of a classifier" 1 "checkpoint.safetensors: a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder" "$VITMAE" eval --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data"

@@ -93,6 +93,12 @@ t "resume with --data at the new place" '[ $rc -eq 0 ]'
 t "--init exits 0" '[ $rc -eq 0 ]'
 t "--init keeps the model (dim 32)" '"$VITMAE" info "$dir/init/checkpoint.safetensors" --json | grep -q "\"embed_dim\":[[:space:]]*32"'
 t "--init starts at step 0 of its own run" '[ "$(tail -n 1 "$dir/init/metrics.csv" | cut -d, -f1)" = 3 ]'
+# --init RUN/checkpoint.safetensors --out RUN --overwrite: the start line names where the checkpoint
+# is once the old run has moved aside (it named RUN/checkpoint.safetensors, the new run's file).
+"$VITMAE" train --init "$dir/init/checkpoint.safetensors" --data "$dir/moved" --steps 1 --batch 8 --threads 2 \
+  --out "$dir/init" --overwrite > "$dir/log" 2>&1; rc=$?
+t "--init inside the run --overwrite moves: the start line names it where it is now ($rc: $(grep "^vitmae train" "$dir/log"))" \
+  '[ $rc -eq 0 ] && grep -q "^vitmae train: .* model $dir/init.old-1/checkpoint.safetensors " "$dir/log"'
 "$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --img 32 --out "$dir/init2" > /dev/null 2>"$dir/err"; rc=$?
 t "--init with another --img: exit 2" '[ $rc -eq 2 ] && grep -q "\-\-img 32 disagrees with the checkpoint.s 16" "$dir/err"'
 "$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --preset base --out "$dir/init3" > /dev/null 2>"$dir/err"; rc=$?

@@ -141,6 +141,16 @@ int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *e
     return -1;
 }
 
+int run_path_below(const char *path, const char *dir, char *rest, size_t restlen) {
+    char *p = realpath(path, NULL), *d = realpath(dir, NULL);
+    size_t n = d ? strlen(d) : 0;
+    int below = p && d && !strncmp(p, d, n) && p[n] == '/' && strlen(p + n) < restlen;
+    if (below) snprintf(rest, restlen, "%s", p + n);
+    free(p);
+    free(d);
+    return below;
+}
+
 static int cmp_long(const void *a, const void *b) {
     long x = *(const long *)a, y = *(const long *)b;
     return (x > y) - (x < y);

@@ -337,9 +337,11 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
     if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir))   // --resume would find nothing
         return run_folder_refusal("train", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, errlen);
     if (!a->overwrite) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_RUN, err, errlen);
-    char moved[4200];
+    char moved[4200], rest[4096];
+    int init_in = a->init && run_path_below(a->init, t->run_dir, rest, sizeof rest);
     if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, errlen)) return 1;
     cli_out("--overwrite: the old run in %s was moved to %s", t->run_dir, moved);
+    if (init_in) snprintf(t->init_moved, sizeof t->init_moved, "%s%s", moved, rest);   // where --init is now
     return 0;
 }
 
@@ -723,7 +725,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                     t->rs.val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");   // none above the largest
     int threads = omp_get_max_threads();
     cli_out("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters",
-           t->ntrain, t->nval, data, a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
+           t->ntrain, t->nval, data, t->init_moved[0] ? t->init_moved : a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
            t->cfg.patch_size, mae_num_params(&t->cfg));
     printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d thread%s\n",
            t->rs.total_steps, t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
