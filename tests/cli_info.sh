@@ -87,7 +87,7 @@ for name in list(tensors):
     shape, data = tensors[name]
     tensors["optimizer.exp_avg." + name] = (shape, [0.5] * len(data))
     tensors["optimizer.exp_avg_sq." + name] = (shape, [0.25] * len(data))
-meta["train_state"] = '{"step": 42, "epoch": 3, "rng": [1, 2]}'
+meta["train_state"] = '{"step": 42, "epoch": 3, "rng": [1, 2], "data": "/d' + 'x' * 300 + '/end"}'
 st.write(sys.argv[2], tensors, meta)
 PY
   out=$("$VITMAE" info "$tmp/resume.safetensors" --json); rc=$?
@@ -96,6 +96,8 @@ PY
   t "train_state step" 'echo "$out" | grep -q "\"step\":[[:space:]]*42"'
   out=$("$VITMAE" info "$tmp/resume.safetensors"); rc=$?
   t "text train state" 'echo "$out" | grep -q "step *42" && echo "$out" | grep -q "crc32 .*verified"'
+  # A value is written whole (a long --data path was cut at 100 bytes, "...").
+  t "text train state: a 306-byte data path whole" 'echo "$out" | grep -q "data *\"/dx*/end\"$"'
   # One data byte changed: refused by the crc32.
   size=$(wc -c <"$tmp/resume.safetensors")
   printf 'Z' | dd of="$tmp/resume.safetensors" bs=1 seek=$((size - 5)) conv=notrunc 2>/dev/null

@@ -55,14 +55,13 @@ static void print_train_state(const char *state) {
     }
     cJSON *ts = cJSON_Parse(state);
     if (!cJSON_IsObject(ts)) {
-        printf("  train state  %.200s\n", state);
+        cli_out("  train state  %s", state);   // not JSON: as it is, its control characters written out
     } else {
         printf("  train state  (AdamW moments present; can resume)\n");
         for (cJSON *it = ts->child; it; it = it->next) {
             char *v = json_print_utf8(it, 0);
             if (!v) continue;
-            size_t len = strlen(v);
-            printf("    %-14s %.100s%s\n", it->string, v, len > 100 ? "..." : "");
+            printf("    %-14s %s\n", it->string, v);   // whole: a long --data path is read in full
             free(v);
         }
     }
