@@ -139,6 +139,9 @@ err=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --threads 3 --parall
 t "bench --parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "^vitmae: bench --parallel: groups needs"'
 "$VITMAE" bench --batch 0 2>/dev/null; rc=$?
 t "bench --batch 0 exits 2" '[ $rc -eq 2 ]'
+# A ratio that removes no patch is refused as train refuses it (bench timed a loss over no patch: 0).
+err=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --mask-ratio 0 2>&1 >/dev/null); rc=$?
+t "bench --mask-ratio 0: exit 2, as train ($rc: $err)" '[ $rc -eq 2 ] && echo "$err" | grep -q "^vitmae: bench --mask-ratio: 0 removes no patch of 4 "'
 err=$("$VITMAE" bench --img 30 --patch 4 2>&1 >/dev/null); rc=$?
 t "bench with img not divisible by patch exits 2, naming the flags ($err)" '[ $rc -eq 2 ] && [ "$err" = "vitmae: bench: --img 30 is not a multiple of --patch 4" ]'
 err=$("$VITMAE" bench --img 8 --patch 4 --batch 4 --accum 8 2>&1 >/dev/null); rc=$?

@@ -295,6 +295,11 @@ int cmd_bench(int argc, char **argv) {
     if (mae_config_check_flags(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
     int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
     if (mask_ratio_check(mask_ratio, L, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
+    if (K == L) {   // train refuses it: its steps would time a loss of 0 / 0 (reported as 0)
+        cli_error("bench --mask-ratio", "%g removes no patch of %d (int(L * (1 - R)) = %d): the loss is over "
+                  "removed patches, as train refuses it", (double)mask_ratio, L, L);
+        return 2;
+    }
     // Memory: refuse before allocating what cannot fit.
     if (mae_memory_check(&cfg, per, sizeof(float) * ((size_t)S * S * C + (size_t)L), err, sizeof err)) {
         char msg[1024];   // said in terms of --batch (cmd/groups.h)
