@@ -135,6 +135,9 @@ usage() { "$VITMAE" train $small --steps 5 --out "$dir/u" "$@" > /dev/null 2> "$
 t "--batch 0 is a usage error" '[ $(usage --batch 0) -eq 2 ] && grep -q -- "--batch" "$dir/u.err"'
 t "image not a multiple of the patch" '[ $(usage --img 18) -eq 2 ] && grep -q "multiple" "$dir/u.err"'
 t "dim not divisible by heads" '[ $(usage --dim 36 --heads 5) -eq 2 ] && grep -q "divisible" "$dir/u.err"'
+# --dec-depth 0: no decoder block, so no head count to divide --dec-dim (it was refused).
+t "--dec-depth 0 takes any --dec-heads ($(cat "$dir/u.err"))" '[ $(usage --dec-depth 0 --dec-heads 3 --steps 1) -eq 0 ] && "$VITMAE" info "$dir/u/checkpoint.safetensors" | grep -q "decoder .*depth 0, heads 3"'
+rm -rf "$dir/u"
 t "dim not divisible by 4" '[ $(usage --dim 30 --heads 2) -eq 2 ] && grep -q "sin-cos" "$dir/u.err"'
 # The model errors name the flags the user typed, not the config's keys ("embed_dim 36 is not divisible
 # by num_heads 5"); --groups and --accum errors name their flag, and a one-process run is not told of

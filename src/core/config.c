@@ -50,7 +50,8 @@ static int check_named(const MaeConfig *c, const SizeNames *w, char *err, size_t
     if (c->depth < 1 || c->depth > 256) BAD("%s %d is out of range [1, 256]", w->depth, c->depth);
     if (c->dec_depth < 0 || c->dec_depth > 256) BAD("%s %d is out of range [0, 256]", w->ddepth, c->dec_depth);
     if (c->num_heads < 1 || c->embed_dim % c->num_heads) BAD("%s %d is not divisible by %s %d", w->dim, c->embed_dim, w->heads, c->num_heads);
-    if (c->dec_num_heads < 1 || c->dec_embed_dim % c->dec_num_heads) BAD("%s %d is not divisible by %s %d", w->ddim, c->dec_embed_dim, w->dheads, c->dec_num_heads);
+    // Without decoder blocks (depth 0) no attention uses the decoder's heads: any count is taken.
+    if (c->dec_num_heads < 1 || (c->dec_depth > 0 && c->dec_embed_dim % c->dec_num_heads)) BAD("%s %d is not divisible by %s %d", w->ddim, c->dec_embed_dim, w->dheads, c->dec_num_heads);
     // The 2D sin-cos table splits the dimension in 4 (sin/cos for each of 2 axes).
     if (c->embed_dim % 4) BAD("%s %d is not divisible by 4 (2D sin-cos position table)", w->dim, c->embed_dim);
     if (c->dec_embed_dim % 4) BAD("%s %d is not divisible by 4 (2D sin-cos position table)", w->ddim, c->dec_embed_dim);

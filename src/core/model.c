@@ -88,7 +88,7 @@ static size_t carve_all(Mae *m, float *base) {
     m->dec_ln = carve(&cv, Bm * L * Dd); m->dec_mean = carve(&cv, Bm * L); m->dec_rstd = carve(&cv, Bm * L);
     m->pred = carve(&cv, Bm * L * m->pd);
     m->target = carve(&cv, Bm * L * m->pd);
-    size_t W = max_sz(D, Dd), NH = (size_t)(c->num_heads > c->dec_num_heads ? c->num_heads : c->dec_num_heads);
+    size_t W = max_sz(D, Dd), NH = (size_t)(c->dec_depth > 0 && c->dec_num_heads > c->num_heads ? c->dec_num_heads : c->num_heads);
     size_t N = Bm * T;
     if (m->kind != STACK_TRAIN) {   // the attention's scratch only (d_small's size); no backward
         m->enc.att_scratch = m->dec.att_scratch = carve(&cv, N * W);
