@@ -408,6 +408,19 @@ static void test_plot(void) {
     CHECK(viz_plot(&c, 10, 10, 400, 300, ext + 1, 1, NULL) == 0, "overflowing range plot");
     CHECK(count_rgb(&c, guard, 10, 10, 410, 310, 0) == 420 * 320 - 400 * 300, "overflow: in the box");
 
+    // A series with nothing to draw (no validation: val loss of no point, or only NaN) has no legend
+    // entry: the plot is the one of the other series alone (curves.png listed "val loss").
+    Canvas alone = {0};
+    CHECK(canvas_create(&alone, 420, 320, err, sizeof err) == 0, "canvas");
+    double nan_y[3] = {NAN, NAN, NAN};
+    PlotSeries two[3] = {s[0], {.label = "val loss", .x = x, .y = y2, .n = 0}, {.label = "nan", .x = x, .y = nan_y, .n = 3}};
+    canvas_fill(&c, guard);
+    canvas_fill(&alone, guard);
+    CHECK(viz_plot(&c, 10, 10, 400, 300, two, 3, &o) == 0 && viz_plot(&alone, 10, 10, 400, 300, two, 1, &o) == 0,
+          "plots drawn");
+    CHECK(memcmp(c.px, alone.px, (size_t)420 * 320 * 3) == 0, "a series without points: no legend entry");
+    canvas_free(&alone);
+
     canvas_fill(&c, guard);
     CHECK(viz_plot(&c, 0, 0, 100, 60, s, 1, &o) == -1, "too small refused");
     CHECK(count_rgb(&c, guard, 0, 0, 420, 320, 1) == 420 * 320, "refused plot draws nothing");

@@ -601,6 +601,14 @@ static int point_ok(const PlotSeries *s, int i, int log_y) {
     return isfinite(x) && isfinite(y) && (!log_y || y > 0);
 }
 
+// A series is in the legend when it has a label and drew at least one point.
+static int in_legend(const PlotSeries *s, int log_y) {
+    if (!s->label || !*s->label) return 0;
+    for (int i = 0; i < s->n; i++)
+        if (point_ok(s, i, log_y)) return 1;
+    return 0;
+}
+
 // What the panels of one figure share (viz_plot_png): the x range and the left and right edges of the
 // plot area, so that a step sits at the same x in every panel.
 typedef struct {
@@ -758,10 +766,11 @@ static int plot_draw(Canvas *c, int x, int y, int w, int h, const PlotSeries *se
         canvas_text(c, left + (pw - text_width(msg, fs)) / 2, top + ph / 2 - lh / 2, msg, ink, fs);
     }
 
-    // Legend, top right inside the plot area.
+    // Legend, top right inside the plot area: the series that drew something (a run without
+    // validation has no "val loss" entry).
     int nleg = 0, legw = 0;
     for (int s = 0; s < nseries; s++)
-        if (series[s].label && *series[s].label) {
+        if (in_legend(&series[s], opt->log_y)) {
             nleg++;
             int tw = text_width(series[s].label, fs);
             if (tw > legw) legw = tw;
@@ -773,7 +782,7 @@ static int plot_draw(Canvas *c, int x, int y, int w, int h, const PlotSeries *se
         canvas_rect(c, bx, by, bw, bh, 1, frame);
         int row = 0;
         for (int s = 0; s < nseries; s++) {
-            if (!series[s].label || !*series[s].label) continue;
+            if (!in_legend(&series[s], opt->log_y)) continue;
             uint8_t col[3];
             if (series[s].has_rgb) memcpy(col, series[s].rgb, 3); else viz_palette(s, col);
             int ly = by + pad / 2 + row * lh;
