@@ -822,9 +822,19 @@ static int train_groups_failed(void *ctx, int first, int count, float *const *gr
     return -1;
 }
 
-// A log line when steps wait for images more than a fifth of the time (at most once a minute).
-static void note_bottleneck(Train *t, Progress *prog, double waited, double busy, int steps, double *last_note) {
-    if (steps == 0 || busy <= 0 || waited < 0.2 * busy || now_seconds() - *last_note < 60) return;
+// A log line when steps wait for images more than a fifth of the time (at most once a minute), judged
+// on at least NOTE_MIN_STEPS steps after a session's first (which waits for the loader to start): a
+// one-step run was told "the data pipeline is the bottleneck ... (0 ms per step)". The evidence
+// (*waited, *busy over *steps) accumulates over log lines until there is enough, then starts again.
+enum { NOTE_MIN_STEPS = 8 };
+static void note_bottleneck(Train *t, Progress *prog, double *waited_sum, double *busy_sum, int *steps_sum,
+                            double *last_note) {
+    double waited = *waited_sum, busy = *busy_sum;
+    int steps = *steps_sum;
+    if (steps < NOTE_MIN_STEPS) return;
+    *waited_sum = *busy_sum = 0;
+    *steps_sum = 0;
+    if (busy <= 0 || waited < 0.2 * busy || now_seconds() - *last_note < 60) return;
     DataStats st;
     dataset_stats(&t->ds, &st);
     progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%.0f ms per "
@@ -868,6 +878,8 @@ int cmd_train(int argc, char **argv) {
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
     double session_start = now_seconds(), interval_busy = 0, interval_wait = 0, last_note = -1e9;
+    double note_wait = 0, note_busy = 0;   // note_bottleneck's evidence: the steps after a session's first
+    int note_steps = -1;
     long queued = r->step, first_step = r->step;
     double total_wait = 0;
     // The loss of the steps since the last metrics row, carried through a checkpoint (a run stopped
@@ -931,6 +943,8 @@ int cmd_train(int argc, char **argv) {
         double t1 = now_seconds();
         interval_busy += t1 - t0;
         interval_wait += waited;
+        if (note_steps < 0) note_steps = 0;   // the session's first step: the loader was starting
+        else { note_wait += waited; note_busy += t1 - t0; note_steps++; }
         total_wait += waited;
         interval_loss += loss;
         interval_n++;
@@ -950,7 +964,7 @@ int cmd_train(int argc, char **argv) {
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
                                  r->step, row.val_loss, row.val_psnr);
-            if (do_log) note_bottleneck(t, &prog, interval_wait, interval_busy, interval_timed, &last_note);
+            if (do_log) note_bottleneck(t, &prog, &note_wait, &note_busy, &note_steps, &last_note);
             interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0; interval_wait = 0;
         }
         if (r->step % r->ckpt_every == 0 && !last && !stop) {
