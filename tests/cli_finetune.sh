@@ -35,6 +35,7 @@ PY'
 # 2. From scratch, validated on its own training folder: it learns the shapes.
 "$VITMAE" finetune --from-scratch $model $ft --val "$dir/data" --augment none --steps $steps --eval-every $steps --out "$dir/scratch" > "$dir/log" 2>&1; rc=$?
 t "from scratch exits 0" '[ $rc -eq 0 ]'
+t "... warned that --val is its training folder" 'grep -q "^vitmae: warning: --val $dir/data is --data $dir/data: its images also train; the results measure fit, not generalisation$" "$dir/log"'
 top1=$(awk -F, 'NR > 1 && $6 != "" { v = $6 } END { print v }' "$dir/scratch/metrics.csv")
 t "it learns (top-1 on the training folder $top1 > $min_top1)" 'awk -v a="$top1" -v w="$min_top1" "BEGIN { exit !(a > w) }"'
 

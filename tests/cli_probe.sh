@@ -150,6 +150,7 @@ t "embed: the skipped file in train's words ($(cat "$tmp/err"))" 'grep -q "^vitm
 mkdir -p "$tmp/mixed/b"; cp "$tmp/train/square/00001.png" "$tmp/mixed/b/"
 "$VITMAE" probe --ckpt "$ck" --train "$tmp/mixed" --test "$tmp/mixed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "probe: the skipped file in train's words ($(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: skipped $tmp/mixed/a/broken.png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 2 ]'
+t "probe --test equal to --train: one warning" '[ "$(grep -c "^vitmae: warning: --test $tmp/mixed is --train $tmp/mixed: its images also fit the probes; the results measure fit" "$tmp/err")" -eq 1 ]'
 
 # --- probe: text, json, files -------------------------------------------------------------------
 probe() { "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" "$@" >"$tmp/out" 2>"$tmp/err"; }

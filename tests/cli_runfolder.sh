@@ -281,6 +281,17 @@ meet_refused "train --out inside --data through a link" "train --out: $dir/meet/
   train $meet --data "$dir/meetlink" --out "$dir/meet/run"
 meet_refused "train --out inside --val" "train --out: $dir/meet/circle/run is inside the --val folder $dir/meet/circle:" \
   train $meet --data "$dir/moved" --val "$dir/meet/circle" --out "$dir/meet/circle/run"
+# A --val folder inside the data folder is taken as given (its images also train), with one warning
+# line (it was silent); a --val folder apart has none.
+"$VITMAE" train $meet --data "$dir/meet" --val "$dir/meet/circle" --out "$dir/valin" > /dev/null 2> "$dir/meet.err"; rc=$?
+t "train --val inside --data: runs, one warning ($rc: $(cat "$dir/meet.err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/meet.err")" -eq 1 ] && grep -q "^vitmae: warning: --val $dir/meet/circle is inside --data $dir/meet: its images also train; the results measure fit, not generalisation$" "$dir/meet.err"'
+"$VITMAE" train $meet --data "$dir/meet/circle" --val "$dir/meet" --out "$dir/valout" > /dev/null 2> "$dir/meet.err"; rc=$?
+t "train --data inside --val: one warning ($rc: $(cat "$dir/meet.err"))" \
+  '[ $rc -eq 0 ] && grep -q "^vitmae: warning: --data $dir/meet/circle is inside --val $dir/meet: its images are also held out;" "$dir/meet.err"'
+"$VITMAE" train $meet --data "$dir/moved" --val "$dir/meet/circle" --out "$dir/valapart" > /dev/null 2> "$dir/meet.err"; rc=$?
+t "train --val apart: no warning ($rc)" '[ $rc -eq 0 ] && ! grep -q warning "$dir/meet.err"'
+rm -rf "$dir/valin" "$dir/valout" "$dir/valapart"
 (cd "$dir/meet" && "$VITMAE" train $meet --data . > /dev/null 2> "$dir/meet.err"); rc=$?
 t "train --data . without --out: the default run folder refused ($rc: $(cat "$dir/meet.err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: train: the default run folder runs/[0-9-]* is inside the data folder \.:" "$dir/meet.err" && [ ! -e "$dir/meet/runs" ]'

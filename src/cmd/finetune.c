@@ -858,6 +858,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (t->resuming[0]) cli_out("%s", t->resuming);   // said once the run is sure to start, so that a refusal stays one line
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);
+    if (rank == 0 && r->val[0]) output_warn_overlap("--data", r->data, "--val", r->val, "train");
     cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);

@@ -265,6 +265,18 @@ void output_inputs_free(OutputInputs *s) {
     memset(s, 0, sizeof *s);
 }
 
+int output_warn_overlap(const char *flag_a, const char *a, const char *flag_b, const char *b, const char *what) {
+    if (!a || !b || !*a || !*b) return 0;
+    int b_in_a = output_path_within(b, a), a_in_b = output_path_within(a, b);
+    if (b_in_a)
+        cli_message("warning: %s %s is %s%s %s: its images also %s; the results measure fit, not generalisation",
+                    flag_b, b, a_in_b ? "" : "inside ", flag_a, a, what);
+    else if (a_in_b)
+        cli_message("warning: %s %s is inside %s %s: its images are also held out; the results measure fit, not "
+                    "generalisation", flag_a, a, flag_b, b);
+    return b_in_a || a_in_b;
+}
+
 // 1 when a + sa is b + sb.
 static int names_meet(const char *a, const char *sa, const char *b, const char *sb) {
     size_t la = strlen(a), lb = strlen(b);

@@ -43,6 +43,13 @@ void output_report_stop(const char *cmd, int kind, const char *out_dir, int writ
 // resolved at all.
 int output_path_within(const char *inner, const char *outer);
 
+// A held-out folder (train's and finetune's --val, probe's --test: flag_b, b) that is, or lies in, the
+// training folder (flag_a, a), or holds it, is taken as given (tests/cli_finetune.sh validates on its
+// training folder to measure fit), with one warning line (cli_message): "warning: --val B is inside
+// --data A: its images also train; the results measure fit, not generalisation" (what: "train"), or
+// "... --data A is inside --val B: its images are also held out; ...". 1 when warned.
+int output_warn_overlap(const char *flag_a, const char *a, const char *flag_b, const char *b, const char *what);
+
 // The --out folder of reconstruct, attention and probe must not be, or lie in, a folder the command
 // reads (inputs[0..n): the INPUT arguments, or probe's --train and --test; files among them are left
 // alone): its images would be read as inputs by the next run (with --force, or once more images come).

@@ -320,6 +320,8 @@ int cmd_probe(int argc, char **argv) {
         goto out;
     }
     if (out_dir) file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
+    // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
+    output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");
     if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
                              : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
     int C = train.ds.nclasses;
