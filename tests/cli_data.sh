@@ -37,6 +37,18 @@ ok = (d["ok"] == 11 and d["skipped"] == 2 and d["ignored"] == 3 and d["classes"]
       and [rel(f) for f in d["warnings"]] == ["flat.png"] and "same colour" in d["warnings"][0]["warning"])
 print("ok" if ok else "bad: %r" % d)' 2>&1)
 t "JSON counts, classes, skipped files ($check)" '[ "$check" = ok ]'
+# Class folders whose names differ only in bytes that are not UTF-8 (a\xff, a\xfe: both "a\uFFFD"
+# in JSON) and one named "a\uFFFD (2)": each keeps a key of its own, the later ones "<key> (N)" (they
+# were duplicate keys, and Python's json kept one count).
+for c in "a$(printf '\377')" "a$(printf '\376')" "a$(printf '\357\277\275') (2)"; do
+  mkdir -p "$dir/dup/$c" && cp "$dir/set/circle/00000.png" "$dir/dup/$c/x.png"
+done
+cp "$dir/set/circle/00003.png" "$dir/dup/a$(printf '\377')/y.png"
+check=$("$VITMAE" data --json "$dir/dup" 2>&1 | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("ok" if d["classes"] == {"a\ufffd (2)": 1, "a\ufffd": 1, "a\ufffd (3)": 2} else "bad: %r" % d["classes"])' 2>&1)
+t "data --json: names alike in JSON keep a key each ($check)" '[ "$check" = ok ]'
 
 out=$("$VITMAE" data "$dir/set"); rc=$?
 t "text form exits 0" '[ $rc -eq 0 ]'

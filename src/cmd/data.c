@@ -19,9 +19,22 @@ static int print_json(const Dataset *ds) {
     cJSON_AddNumberToObject(root, "ok", ds->n);
     cJSON_AddNumberToObject(root, "skipped", ds->nskipped);
     cJSON_AddNumberToObject(root, "ignored", ds->nignored);
+    // One key per class folder: a name that is not UTF-8 is written with U+FFFD (io/json.h), so two
+    // folders whose names differ only in such bytes would share a key (Python's json keeps one of
+    // them); a later one takes the first free "<key> (2)", "<key> (3)", ... (docs/interface.md).
     cJSON *classes = cJSON_AddObjectToObject(root, "classes");
     for (int i = 0; i < ds->nclasses; i++) {
-        cJSON_AddNumberToObject(classes, ds->class_names[i], ds->class_counts[i]);
+        char *key = utf8_clean(ds->class_names[i]);
+        for (int k = 2; key && cJSON_GetObjectItemCaseSensitive(classes, key); k++) {
+            char *base = utf8_clean(ds->class_names[i]);
+            size_t len = base ? strlen(base) + 24 : 0;
+            free(key);
+            key = base ? malloc(len) : NULL;
+            if (key) snprintf(key, len, "%s (%d)", base, k);
+            free(base);
+        }
+        if (!key || !cJSON_AddNumberToObject(classes, key, ds->class_counts[i])) { free(key); cJSON_Delete(root); return -1; }
+        free(key);
     }
     cJSON *skipped = cJSON_AddArrayToObject(root, "skipped_files");
     for (int i = 0; i < ds->nskipped; i++) {
