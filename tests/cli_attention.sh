@@ -136,6 +136,20 @@ t "png text layer/head" 'grep -aq "layer=2" "$tmp/text" && grep -aq "head=1" "$t
 t "png text min/max" 'grep -aq "min=[0-9]" "$tmp/text" && grep -aq "max=[0-9]" "$tmp/text"'
 # Default --display 512: the 16 px photo enlarged by whole pixels, 32 times.
 t "default display 512 = 16 x 32" '[ "$(od -An -tu1 -j16 -N8 "$tmp/a/attn_input/layer02-mean.png" | tr -s " ")" = " 0 0 2 0 0 0 2 0" ]'
+# A photo of 1 x 400 pixels: its montage tiles are 1 px wide, but each cell keeps room for its label and
+# bar (120 px here) and the header wraps at 360 px: the montage was 45 px wide, the labels over one
+# another and the header a word a line, cut off.
+python3 -c 'import struct, sys, zlib
+w, h = 1, 400
+raw = b"".join(b"\0" + bytes((y % 256, 90, 200)) for y in range(h))
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                              + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))' "$tmp/thin.png"
+run --out "$tmp/thin" "$tmp/thin.png"; rc=$?
+mw=$(od -An -tu1 -j16 -N8 "$tmp/thin/thin.attn.png" | awk '{print $3*256+$4}')
+mh=$(od -An -tu1 -j16 -N8 "$tmp/thin/thin.attn.png" | awk '{print $7*256+$8}')
+t "a 1 x 400 photo: the montage holds its labels and header ($rc: ${mw}x$mh)" \
+  '[ $rc -eq 0 ] && [ "$mw" -eq $((10 + 5 * (120 + 10))) ] && [ "$mh" -lt 600 ]'
 
 # --- every mode and selection writes the documented files, and only those ----------------------
 files() { (cd "$1" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' ' '); }

@@ -128,7 +128,7 @@ static void test_montage(void) {
         int cols = montage_auto_cols(n), rows = n / cols;
         CHECK(n % cols == 0 && cols >= rows, "%d tiles: %d columns", n, cols);
         Montage m;
-        CHECK(montage_plan(&m, n, 0, 70, 50, 15, 20, 33, 10, err, sizeof err) == 0, "%s", err);
+        CHECK(montage_plan(&m, n, 0, 70, 50, 15, 20, 33, 10, 0, 0, err, sizeof err) == 0, "%s", err);
         // The montage is exactly its cells: the last tile's cell ends a pad before the edges.
         int x, y;
         montage_tile_origin(&m, n - 1, &x, &y);
@@ -139,9 +139,19 @@ static void test_montage(void) {
     CHECK(montage_auto_cols(3) == 3 && montage_auto_cols(12) == 4 && montage_auto_cols(6) == 3 &&
           montage_auto_cols(16) == 4 && montage_auto_cols(7) == 7, "columns for 3, 12, 6, 16, 7 tiles");
     Montage m;
-    CHECK(montage_plan(&m, 12, 5, 10, 10, 0, 0, 0, 0, err, sizeof err) == -1, "5 columns of 12 refused");
-    CHECK(montage_plan(&m, 0, 0, 10, 10, 0, 0, 0, 0, err, sizeof err) == -1, "no tile refused");
-    CHECK(montage_plan(&m, 4, 4, 30000, 10, 0, 0, 0, 1, err, sizeof err) == -1, "too wide refused");
+    // Narrow tiles (a photo of 1 x 4000 pixels): cells of min_cell_w, the picture centred in its cell,
+    // the montage at least min_w wide.
+    CHECK(montage_plan(&m, 4, 4, 3, 200, 15, 20, 33, 10, 120, 0, err, sizeof err) == 0 && m.cell_w == 120 &&
+          m.tile_x == 58 && m.w == 10 + 4 * 130, "narrow tiles: cells of 120 (%d, %d, %d)", m.cell_w, m.tile_x, m.w);
+    int cx, cy, tx, ty;
+    montage_cell_origin(&m, 1, &cx, &cy);
+    montage_tile_origin(&m, 1, &tx, &ty);
+    CHECK(cx == 140 && cy == 43 && tx == 198 && ty == 58, "narrow tiles: cell (%d, %d), picture (%d, %d)", cx, cy, tx, ty);
+    CHECK(montage_plan(&m, 1, 1, 3, 200, 15, 20, 33, 10, 120, 380, err, sizeof err) == 0 && m.w == 380 && m.cell_w == 120,
+          "a montage at least min_w wide (%d)", m.w);
+    CHECK(montage_plan(&m, 12, 5, 10, 10, 0, 0, 0, 0, 0, 0, err, sizeof err) == -1, "5 columns of 12 refused");
+    CHECK(montage_plan(&m, 0, 0, 10, 10, 0, 0, 0, 0, 0, 0, err, sizeof err) == -1, "no tile refused");
+    CHECK(montage_plan(&m, 4, 4, 30000, 10, 0, 0, 0, 1, 0, 0, err, sizeof err) == -1, "too wide refused");
 }
 
 // The labels of a horizontal bar drawn for [vmin, vmax] are exactly the text of those two values:

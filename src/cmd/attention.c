@@ -374,6 +374,9 @@ static void montage_caption(const Plan *p, const char *stem, const Display *d, i
              p->K < p->L ? " Grey squares: masked patches." : "");
 }
 
+// The narrowest montage cell (its colour bar and the bar's numbers) and header text, in pixels.
+enum { MONTAGE_MIN_BAR_W = 120, MONTAGE_MIN_TEXT_W = 360 };
+
 // Runs the encoder on one view and writes every file of this image, under temporary names, then
 // publishes them together (io/files.h): without --force nothing is replaced, so
 // the image's files are all this run's or all another command's that wrote them meanwhile (then
@@ -450,15 +453,25 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     double ts = small.dw >= 160 ? 13.0 : 11.0;
     int pad = 10, lh = text_line_height(ts), bar = 8;
     int cols = p->nspec > 1 ? p->nspec : montage_auto_cols(ntiles);
+    // A cell holds its label and its bar's numbers however narrow the photo (1 x 4000 pixels: tiles 1 px
+    // wide), and the header wraps at no fewer than MONTAGE_MIN_TEXT_W pixels.
+    int min_cell = MONTAGE_MIN_BAR_W;
+    for (t = 0; t < ntiles; t++) {
+        char label[64];
+        tile_label(p, layer_of[t], head_of[t], label, sizeof label);
+        int lw = text_width(label, ts) + 4;
+        if (lw > min_cell) min_cell = lw;
+    }
+    int min_w = MONTAGE_MIN_TEXT_W + 2 * pad;
     Montage mo;
     if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2, 0, pad,
-                     err, errlen))
+                     min_cell, min_w, err, errlen))
         goto done;
     char caption[1024], wrapped[2048];
     montage_caption(p, w->stem, &small, T, caption, sizeof caption);
     int head_lines = text_wrap(caption, ts, mo.w - 2 * pad, wrapped, sizeof wrapped);
     if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2,
-                     pad + head_lines * lh, pad, err, errlen) ||
+                     pad + head_lines * lh, pad, min_cell, min_w, err, errlen) ||
         canvas_create(&cv, mo.w, mo.h, err, errlen))
         goto done;
     canvas_fill(&cv, WHITE);
@@ -469,14 +482,15 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         double vmin, vmax;
         attn_map_scale((int)p->normalize, grids, layer_of, ntiles, t, L, &vmin, &vmax);
         range[t][0] = vmin; range[t][1] = vmax;
-        int x, y;
+        int x, y, cx, cy;
         montage_tile_origin(&mo, t, &x, &y);
+        montage_cell_origin(&mo, t, &cx, &cy);
         char label[64];
         tile_label(p, layer_of[t], head_of[t], label, sizeof label);
-        canvas_text(&cv, x, y - mo.label_h, label, BLACK, ts);
+        canvas_text(&cv, cx, cy, label, BLACK, ts);
         draw_map(&cv, x, y, &small, cfg, grid, p, vmin, vmax, cell, up);
         ColorBar cb = {p->cmap, vmin, vmax, 1.0 / T, "uniform", ts, {BLACK[0], BLACK[1], BLACK[2]}};
-        viz_colorbar(&cv, x, y + mo.tile_h + 2, mo.tile_w, bar, 0, &cb);
+        viz_colorbar(&cv, cx, y + mo.tile_h + 2, mo.cell_w, bar, 0, &cb);
     }
     if (write_maps(job, dir, &big, grids, layer_of, head_of, (const double (*)[2])range, ntiles, &files, err, errlen))
         goto done;

@@ -126,9 +126,10 @@ int montage_auto_cols(int n) {
 }
 
 int montage_plan(Montage *m, int n, int cols, int tile_w, int tile_h, int label_h, int bar_h, int head_h,
-                 int pad, char *err, size_t errlen) {
+                 int pad, int min_cell_w, int min_w, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
-    if (n < 1 || tile_w < 1 || tile_h < 1 || label_h < 0 || bar_h < 0 || head_h < 0 || pad < 0) {
+    if (n < 1 || tile_w < 1 || tile_h < 1 || label_h < 0 || bar_h < 0 || head_h < 0 || pad < 0 || min_cell_w < 0 ||
+        min_w < 0 || min_cell_w > VIZ_MAX_SIDE || min_w > VIZ_MAX_SIDE) {
         snprintf(err, errlen, "montage of %d tiles of %dx%d: bad sizes", n, tile_w, tile_h);
         return -1;
     }
@@ -137,8 +138,10 @@ int montage_plan(Montage *m, int n, int cols, int tile_w, int tile_h, int label_
     m->n = n; m->cols = cols; m->rows = n / cols;
     m->tile_w = tile_w; m->tile_h = tile_h; m->label_h = label_h; m->bar_h = bar_h;
     m->head_h = head_h; m->pad = pad;
-    m->cell_w = tile_w; m->cell_h = label_h + tile_h + bar_h;
+    m->cell_w = tile_w > min_cell_w ? tile_w : min_cell_w; m->cell_h = label_h + tile_h + bar_h;
+    m->tile_x = (m->cell_w - tile_w) / 2;
     long w = pad + (long)cols * (m->cell_w + pad), h = head_h + pad + (long)m->rows * (m->cell_h + pad);
+    if (w < min_w) w = min_w;
     if (w > VIZ_MAX_SIDE || h > VIZ_MAX_SIDE) {
         snprintf(err, errlen, "montage of %d x %d tiles too large (%ld x %ld pixels)", cols, m->rows, w, h);
         return -1;
@@ -147,8 +150,14 @@ int montage_plan(Montage *m, int n, int cols, int tile_w, int tile_h, int label_
     return 0;
 }
 
-void montage_tile_origin(const Montage *m, int i, int *x, int *y) {
+void montage_cell_origin(const Montage *m, int i, int *x, int *y) {
     int col = i % m->cols, row = i / m->cols;
     *x = m->pad + col * (m->cell_w + m->pad);
-    *y = m->head_h + m->pad + row * (m->cell_h + m->pad) + m->label_h;
+    *y = m->head_h + m->pad + row * (m->cell_h + m->pad);
+}
+
+void montage_tile_origin(const Montage *m, int i, int *x, int *y) {
+    montage_cell_origin(m, i, x, y);
+    *x += m->tile_x;
+    *y += m->label_h;
 }

@@ -34,21 +34,26 @@ void overlay_draw(Canvas *c, int x, int y, const float *photo, int dw, int dh, i
                   double vmin, double vmax, int cmap, float alpha, const double box[4], int outline);
 
 // A montage: n tiles in a grid of cols x rows cells, each cell a label above a picture and a
-// colour bar under it, below a header. All sizes in pixels:
-//   cell_w = tile_w, cell_h = label_h + tile_h + bar_h
-//   w = pad + cols * (cell_w + pad),  h = head_h + pad + rows * (cell_h + pad)
-//   tile i at column i % cols, row i / cols; its picture at
-//   (pad + col * (cell_w + pad), head_h + pad + row * (cell_h + pad) + label_h)
+// colour bar under it, below a header. A cell is at least min_cell_w wide and the montage at least
+// min_w (room for the labels, the bar's numbers and the header's text: a photo of 1 x 4000 pixels made
+// tiles 1 px wide, labels drawn over one another and a header of a word a line); a narrower picture
+// is centred in its cell. All sizes in pixels:
+//   cell_w = max(tile_w, min_cell_w), cell_h = label_h + tile_h + bar_h, tile_x = (cell_w - tile_w) / 2
+//   w = max(pad + cols * (cell_w + pad), min_w),  h = head_h + pad + rows * (cell_h + pad)
+//   cell i at column i % cols, row i / cols, from (pad + col * (cell_w + pad), head_h + pad + row *
+//   (cell_h + pad)): its label there, its picture tile_x right and label_h below, its bar (cell_w
+//   wide) under the picture.
 // Every cell holds a tile: n = cols * rows.
 typedef struct {
-    int n, cols, rows, tile_w, tile_h, label_h, bar_h, head_h, pad, cell_w, cell_h, w, h;
+    int n, cols, rows, tile_w, tile_h, label_h, bar_h, head_h, pad, cell_w, cell_h, tile_x, w, h;
 } Montage;
 // Columns for n tiles without an empty cell: the smallest divisor of n that is >= sqrt(n)
 // (a square when n is one; wider than tall otherwise; one row when n is prime).
 int  montage_auto_cols(int n);
 // Fills m. cols must divide n (0 = montage_auto_cols). 0 ok, -1 with err (bad sizes, too large).
 int  montage_plan(Montage *m, int n, int cols, int tile_w, int tile_h, int label_h, int bar_h, int head_h,
-                  int pad, char *err, size_t errlen);
-// Top-left of tile i's picture.
+                  int pad, int min_cell_w, int min_w, char *err, size_t errlen);
+// Top-left of tile i's cell (its label) and of its picture.
+void montage_cell_origin(const Montage *m, int i, int *x, int *y);
 void montage_tile_origin(const Montage *m, int i, int *x, int *y);
 #endif
