@@ -32,6 +32,13 @@ assert h["head.weight"]["shape"] == [3, 32]
 c = json.loads(h["__metadata__"]["classifier"]); assert c["classes"] == ["circle", "square", "triangle"], c
 PY'
 
+# The start lines as train's (cli_train.sh): the run folder's control characters written out (its
+# "run folder" line printed a newline of --out raw, splitting the line), and "1 step", not "1 steps".
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 1 --out "$dir/$(printf 'f\nt')" > "$dir/nl.out" 2>&1; rc=$?
+t "a run folder with a newline: written out in every line that names it ($rc)" \
+  '[ $rc -eq 0 ] && grep -q "^  run folder .*f\\\\nt$" "$dir/nl.out" && ! grep -q "^t" "$dir/nl.out"'
+t "a one-step run: '1 step of batch 16'" 'grep -q "^  1 step of batch 16, " "$dir/nl.out"'
+
 # 2. From scratch, validated on its own training folder: it learns the shapes.
 "$VITMAE" finetune --from-scratch $model $ft --val "$dir/data" --augment none --steps $steps --eval-every $steps --out "$dir/scratch" > "$dir/log" 2>&1; rc=$?
 t "from scratch exits 0" '[ $rc -eq 0 ]'

@@ -46,6 +46,7 @@ PY'
 "$VITMAE" train $small --steps 1 --threads 2 --out "$dir/$(printf 'r\nf')" > "$dir/nl.out" 2>&1; rc=$?
 t "a run folder with a newline: written out in every line that names it ($rc)" \
   '[ $rc -eq 0 ] && [ "$(grep -cF "r\\nf" "$dir/nl.out")" -ge 2 ] && ! grep -q "^f" "$dir/nl.out"'
+t "a one-step run: '1 step of batch'" 'grep -q "^  1 step of batch " "$dir/nl.out"'
 t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
 
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.

@@ -729,8 +729,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     cli_out("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters",
            t->ntrain, t->nval, data, t->init_moved[0] ? t->init_moved : a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
            t->cfg.patch_size, mae_num_params(&t->cfg));
-    printf("  %ld steps of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d thread%s\n",
-           t->rs.total_steps, t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
+    printf("  %ld step%s of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d thread%s\n",
+           t->rs.total_steps, t->rs.total_steps == 1 ? "" : "s", t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
            t->rs.augment, t->cfg.pixel_mean[0], t->cfg.pixel_std[0], threads, threads == 1 ? "" : "s");
     if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
         printf("  %d gradient groups of %d images (%d at once), %d process%s x %d micro-batch%s\n", t->rs.grad_groups,
