@@ -774,15 +774,11 @@ static int setup_run_folder(FineTune *t) {
     char err[1024];
     report_data(t);   // every flag has passed its checks by now
     if (t->move_aside) {   // after --ckpt is read: `--ckpt RUN/checkpoint.safetensors --out RUN --overwrite`
-        char moved[4200], rest[4096];
-        int init_in = a->ckpt && run_path_below(a->ckpt, t->run_dir, rest, sizeof rest);
-        if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, sizeof err)) {
+        // --ckpt moved with it: the start line and the run's record name where it is now.
+        if (run_folder_overwrite(t->run_dir, a->ckpt, r->init, sizeof r->init, err, sizeof err)) {
             cli_error("finetune --overwrite", "%s", err);
             return 1;
         }
-        cli_out("--overwrite: the old run in %s was moved to %s", t->run_dir, moved);
-        // --ckpt moved with it: the start line and the run's record name where it is now.
-        if (init_in) snprintf(r->init, sizeof r->init, "%.*s%s", (int)(sizeof r->init - 1 - strlen(rest)), moved, rest);
     }
     if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, sizeof err)) {
         cli_error("finetune --store", "%s", err);

@@ -141,7 +141,8 @@ int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *e
     return -1;
 }
 
-int run_path_below(const char *path, const char *dir, char *rest, size_t restlen) {
+// 1 when path's resolved name lies below dir's, with the rest of it ("/checkpoint.safetensors") in rest.
+static int path_below(const char *path, const char *dir, char *rest, size_t restlen) {
     char *p = realpath(path, NULL), *d = realpath(dir, NULL);
     size_t n = d ? strlen(d) : 0;
     int below = p && d && !strncmp(p, d, n) && p[n] == '/' && strlen(p + n) < restlen;
@@ -149,6 +150,15 @@ int run_path_below(const char *path, const char *dir, char *rest, size_t restlen
     free(p);
     free(d);
     return below;
+}
+
+int run_folder_overwrite(const char *dir, const char *file, char *file_now, size_t nowlen, char *err, size_t errlen) {
+    char moved[4200], rest[4096];
+    int inside = file && path_below(file, dir, rest, sizeof rest) && strlen(rest) < nowlen;
+    if (run_folder_move_aside(dir, moved, sizeof moved, err, errlen)) return -1;
+    cli_out("--overwrite: the old run in %s was moved to %s", dir, moved);
+    if (inside) snprintf(file_now, nowlen, "%.*s%s", (int)(nowlen - 1 - strlen(rest)), moved, rest);
+    return 0;
 }
 
 static int cmp_long(const void *a, const void *b) {

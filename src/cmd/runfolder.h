@@ -33,11 +33,11 @@ int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, 
 // Renames dir to dir.old-N, the first N >= 1 not taken (never replacing anything), so the old run
 // stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);
-// A file that lies in dir (--init or finetune --ckpt RUN/checkpoint.safetensors with --out RUN
-// --overwrite) is elsewhere once dir is moved aside: before the move, run_path_below gives 1 and the
-// rest of path's resolved name below dir ("/checkpoint.safetensors"), else 0; after it, the file is
-// MOVED + rest.
-int run_path_below(const char *path, const char *dir, char *rest, size_t restlen);
+// --overwrite of a run folder: moves dir aside (run_folder_move_aside) and says where on stdout. A
+// file that lay in it (--init, or finetune --ckpt RUN/checkpoint.safetensors with --out RUN;
+// may be NULL) is elsewhere then: its new name goes into file_now (nowlen bytes), which is left
+// alone when the file lay outside dir. 0 ok; -1 with err.
+int run_folder_overwrite(const char *dir, const char *file, char *file_now, size_t nowlen, char *err, size_t errlen);
 // Under mpirun every rank loads its own copy of a checkpoint (--resume, --init, finetune --ckpt): a
 // stale copy on one machine would train another model, or hang the job at its end. The step and a
 // hash of the n floats of each of arrays[0..na) (NULL ones left out) are compared with rank 0's

@@ -338,12 +338,8 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
     if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir))   // --resume would find nothing
         return run_folder_refusal("train", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, errlen);
     if (!a->overwrite) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_RUN, err, errlen);
-    char moved[4200], rest[4096];
-    int init_in = a->init && run_path_below(a->init, t->run_dir, rest, sizeof rest);
-    if (run_folder_move_aside(t->run_dir, moved, sizeof moved, err, errlen)) return 1;
-    cli_out("--overwrite: the old run in %s was moved to %s", t->run_dir, moved);
-    if (init_in) snprintf(t->init_moved, sizeof t->init_moved, "%s%s", moved, rest);   // where --init is now
-    return 0;
+    // --init moved with the old run: init_moved says where it is now.
+    return run_folder_overwrite(t->run_dir, a->init, t->init_moved, sizeof t->init_moved, err, errlen) ? 1 : 0;
 }
 
 // --store: the on-disk store of working images of the training images (cmd/runfolder.h).
