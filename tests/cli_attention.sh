@@ -199,6 +199,15 @@ print(float(kv["mask_ratio"]), int(kv["seed"]))' "$1"; }
 t "masked: mask_ratio and seed chunks read as numbers ($(png_text "$tmp/m/attn_input/layer02-mean.png" 2>&1 | tail -n 1))" \
   '[ "$(png_text "$tmp/m/attn_input/layer02-mean.png")" = "0.75 5" ] && [ "$(png_text "$tmp/m/attn_input.attn.png")" = "0.75 5" ]'
 
+# A long name in a one-tile montage (380 px wide): the caption's first word was a line of its own
+# running past the right edge; now shortened in its middle to end inside the 10-pixel margin, blank in
+# the caption's first line (rows 10..21).
+long=a_very_long_file_name_of_a_photograph_taken_2024-05-01_at_the_beach_number_0001_and_more
+cp "$img" "$tmp/$long.png"
+run --out "$tmp/long" --head 0 "$tmp/$long.png"; rc=$?
+ink=$(edge_ink "$tmp/long/$long.attn.png" 10 22 10 "$tmp/right.npy")
+t "a long name in a one-tile montage: its caption ends inside the picture (exit $rc, spread $ink at the right edge)" '[ $rc -eq 0 ] && [ "$ink" = "0.000" ]'
+
 # --- folders, any size, grey images, duplicate stems, a bad file, index.html ----------------------
 mkdir -p "$tmp/in/x" "$tmp/in/y"
 "$VITMAE_TOOLS/synth" "$tmp/in/x" --count 2 --size 37 >/dev/null

@@ -274,6 +274,14 @@ b = open(sys.argv[1], "rb").read(); n = struct.unpack("<H", b[8:10])[0]; h, w, c
 a = array.array("f"); a.frombytes(b[10 + n:10 + n + 12 * w * c * 4]); print("%.3f" % (max(a) - min(a)))' "$tmp/title.npy"; }
 ink=$(title_ink "$tmp/u8out/$(printf 'x\377y').recon.png")
 t "a name that is not UTF-8: the panel's title line drawn (spread $ink of its rows)" 'awk -v s="$ink" "BEGIN { exit !(s > 0.3) }"'
+# A long name in a narrow panel: the title's first word was one line of its own running past the right
+# edge (clipped there); now shortened in its middle ("a_very_lon...mber_0001:") to end before the
+# row's last PANEL_GAP (4) columns, blank in the title's first line (rows 0..11).
+long=a_very_long_file_name_of_a_photograph_taken_2024-05-01_at_the_beach_number_0001
+cp "$tmp/flat/flat.png" "$tmp/$long.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/longname" --display 16 "$tmp/$long.png" > /dev/null 2> "$tmp/err"; rc=$?
+ink=$(edge_ink "$tmp/longname/$long.recon.png" 0 12 4 "$tmp/right.npy")
+t "a long name in a 16-pixel panel: its title ends inside the picture (exit $rc, spread $ink at the right edge)" '[ $rc -eq 0 ] && [ "$ink" = "0.000" ]'
 
 # A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command
 # there): one line for the folder (it printed a "no such file" line per image), its images counted in

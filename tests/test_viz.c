@@ -9,6 +9,7 @@
 #include "viz/text.h"
 #include "viz/viz.h"
 #include "viz/confusion.h"
+#include "io/json.h"
 #include "data/image.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,6 +333,22 @@ static void test_text(void) {
     CHECK(text_wrap("one\ntwo", 12, 1000, out, sizeof out) == 2 && !strcmp(out, "one\ntwo"), "explicit break: %s", out);
     CHECK(text_wrap("", 12, 100, out, sizeof out) == 0 && !out[0], "wrap empty");
     CHECK(text_wrap("abcdefgh", 12, 100, out, 4) == 0 && !out[0], "too long for the buffer: nothing cut mid-word");
+    // Names: a word wider than the line is shortened in its middle, its start and extension kept, so
+    // that it fits (text_wrap gives it a line of its own that runs past the edge); the rest wraps as
+    // text_wrap wraps it.
+    const char *name = "a_very_long_file_name_of_a_photograph_taken_at_the_beach_0001.png: 75% removed";
+    int n = text_wrap_names(name, 11, 120, out, sizeof out);
+    char *nl = strchr(out, '\n');
+    CHECK(n == 2 && nl && !strcmp(nl + 1, "75% removed"), "names: two lines (%d: %s)", n, out);
+    if (nl) *nl = 0;
+    CHECK(text_width(out, 11) <= 120 && text_width(out, 11) > 100, "names: the long word fits, nearly filling the line (%d px: %s)",
+          text_width(out, 11), out);
+    CHECK(!strncmp(out, "a_very", 6) && strstr(out, "\xE2\x80\xA6") && strlen(out) > 10 &&
+          !strcmp(out + strlen(out) - 8, "001.png:"), "names: start, ellipsis, end with the extension (%s)", out);
+    CHECK(text_wrap_names("aaa bbb ccc", 12, w2, out, sizeof out) == 2 && !strcmp(out, "aaa bbb\nccc"), "names: short words as text_wrap (%s)", out);
+    n = text_wrap_names("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9.txt", 12, 40, out, sizeof out);
+    CHECK(n == 1 && utf8_valid(out) && text_width(out, 12) <= 40 && strstr(out, ".txt"), "names: cut between UTF-8 characters (%s)", out);
+    CHECK(text_wrap_names("wwwwwwwwww", 12, 1, out, sizeof out) == 1 && !strcmp(out, "\xE2\x80\xA6"), "names: no room: the ellipsis alone (%s)", out);
 
     // An anti-aliased line: covers its path, leaves the rest alone.
     canvas_fill(&c, k0);

@@ -469,7 +469,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         goto done;
     char caption[1024], wrapped[2048];
     montage_caption(p, w->stem, &small, T, caption, sizeof caption);
-    int head_lines = text_wrap(caption, ts, mo.w - 2 * pad, wrapped, sizeof wrapped);
+    int head_lines = text_wrap_names(caption, ts, mo.w - 2 * pad, wrapped, sizeof wrapped);
     if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2,
                      pad + head_lines * lh, pad, min_cell, min_w, err, errlen) ||
         canvas_create(&cv, mo.w, mo.h, err, errlen))

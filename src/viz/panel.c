@@ -68,7 +68,7 @@ static void row_geometry(const MaeConfig *cfg, const uint8_t *removed, const flo
     int lh = text_line_height(ts);
     if (o->title && *o->title) {
         char buf[CAPTION_MAX];
-        int n = text_wrap(o->title, ts, *w - PANEL_GAP, title ? title : buf, title ? title_len : sizeof buf);
+        int n = text_wrap_names(o->title, ts, *w - PANEL_GAP, title ? title : buf, title ? title_len : sizeof buf);
         *head += n * lh + PANEL_GAP;
     }
     *head += captions(cfg, removed, S, *w - PANEL_GAP, wrapped) * lh + PANEL_GAP;

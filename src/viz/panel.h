@@ -4,7 +4,8 @@
 // Geometry of one row (S = opt->side, all sizes in pixels; lh = text_line_height(panel_text_size(S))):
 //   head    = labels ? title lines * lh + (title ? PANEL_GAP : 0) + caption lines * lh + PANEL_GAP : 0
 //             (captions wrap to S; "caption lines" is the most any panel needs; the title wraps to
-//             the row's width; where a caption word is wider than S, one caption for the row,
+//             width - PANEL_GAP, a word wider than that shortened in its middle, text_wrap_names;
+//             where a caption word is wider than S, one caption for the row,
 //             "left to right: original, masked 75%, ...", wrapped to width - PANEL_GAP, instead)
 //   panel k = S x S at (k * (S + PANEL_GAP), head), k = 0..4
 //   bar     = PANEL_BAR_W x S at (5 * (S + PANEL_GAP), head), its max and min printed right of it

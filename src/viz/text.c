@@ -183,6 +183,76 @@ int text_wrap(const char *s, double size, int max_w, char *out, size_t outlen) {
     return lines;
 }
 
+// Byte offsets of the n characters of word[0..len) (UTF-8 lead bytes; a stray continuation byte
+// goes with the character before it) into starts[0..len]; starts[n] = len. Returns n.
+static size_t char_starts(const char *word, size_t len, size_t *starts) {
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (i == 0 || ((unsigned char)word[i] & 0xC0) != 0x80) starts[n++] = i;
+    starts[n] = len;
+    return n;
+}
+
+static const char ELLIPSIS[] = "\xE2\x80\xA6";   // U+2026
+enum { EXT_MAX_CHARS = 12 };
+
+// word[0..len) with all but `keep` of its n characters cut from its middle, an ellipsis in their
+// place: the end keeps half of them, and at least the extension (ext characters) while one is left
+// for the start. Written to out (room for len + sizeof ELLIPSIS). Returns its length.
+static size_t shorten_word(const char *word, const size_t *starts, size_t n, size_t keep, size_t ext, char *out) {
+    size_t tail = keep / 2;
+    if (ext > tail) tail = keep > 0 && ext > keep - 1 ? keep - 1 : ext;
+    size_t head = keep - tail, hb = starts[head], tb = starts[n - tail];
+    memcpy(out, word, hb);
+    memcpy(out + hb, ELLIPSIS, sizeof ELLIPSIS - 1);
+    memcpy(out + hb + sizeof ELLIPSIS - 1, word + tb, starts[n] - tb);
+    return hb + sizeof ELLIPSIS - 1 + (starts[n] - tb);
+}
+
+int text_wrap_names(const char *s, double size, int max_w, char *out, size_t outlen) {
+    size_t len = strlen(s);
+    // A shortened word loses a character or more and gains the ellipsis (3 bytes): 2 bytes more at
+    // most, and there are at most len / 2 + 1 words.
+    char *fit = malloc(2 * len + 4);
+    size_t *starts = malloc((len + 1) * sizeof *starts);
+    char *word_out = malloc(len + sizeof ELLIPSIS);
+    if (!fit || !starts || !word_out) {
+        free(fit); free(starts); free(word_out);
+        return text_wrap(s, size, max_w, out, outlen);   // out of memory: the names as they are
+    }
+    size_t n = 0;
+    for (const char *p = s; *p;) {
+        size_t wl = strcspn(p, " \n");
+        if (!wl) { fit[n++] = *p++; continue; }
+        if (line_width(p, wl, size) <= max_w) {
+            memcpy(fit + n, p, wl);
+            n += wl;
+            p += wl;
+            continue;
+        }
+        // The extension: from the word's last '.' (not its first character) on, when short enough to
+        // be one (".png", ".jpeg:"); a dot early in a long word is not.
+        size_t nc = char_starts(p, wl, starts), ext = 0;
+        const char *dot = memrchr(p, '.', wl);
+        for (size_t k = 0; dot && dot > p && k < nc; k++) ext += p + starts[k] >= dot;
+        if (ext > EXT_MAX_CHARS) ext = 0;
+        // The most characters that fit (the width grows with them): a binary search over keep.
+        size_t lo = 0, hi = nc - 1;
+        while (lo < hi) {
+            size_t mid = (lo + hi + 1) / 2;
+            size_t ml = shorten_word(p, starts, nc, mid, ext, word_out);
+            if (line_width(word_out, ml, size) <= max_w) lo = mid;
+            else hi = mid - 1;
+        }
+        n += shorten_word(p, starts, nc, lo, ext, fit + n);
+        p += wl;
+    }
+    fit[n] = 0;
+    int lines = text_wrap(fit, size, max_w, out, outlen);
+    free(fit); free(starts); free(word_out);
+    return lines;
+}
+
 void canvas_polyline(Canvas *c, const double *x, const double *y, int n, double width, const uint8_t rgb[3]) {
     if (n < 1 || !(width > 0)) return;
     double x0 = INFINITY, y0 = INFINITY, x1 = -INFINITY, y1 = -INFINITY;

@@ -25,6 +25,12 @@ int  canvas_text(Canvas *c, int x, int y, const char *s, const uint8_t rgb[3], d
 // a line of its own), written to out with '\n' between lines (cut to outlen). Returns the number
 // of lines (0 for "").
 int  text_wrap(const char *s, double size, int max_w, char *out, size_t outlen);
+// text_wrap for text that names things (a picture's title: a file name): a word wider than max_w is
+// shortened in its middle to fit, its start and its end kept around an ellipsis (U+2026), the end
+// at least as long as the word's extension ("a_very_long_n\xE2\x80\xA6mber_0001.png"), so that the
+// names of two pictures still tell them apart where text_wrap's line of its own ran past the
+// picture's edge. Cuts fall between UTF-8 characters. Returns the number of lines.
+int  text_wrap_names(const char *s, double size, int max_w, char *out, size_t outlen);
 // An open anti-aliased path through n points (x[i], y[i]) in pixel coordinates (pixel centres at
 // k + 0.5), `width` pixels wide, round joins. n = 1 draws a dot of that diameter.
 void canvas_polyline(Canvas *c, const double *x, const double *y, int n, double width, const uint8_t rgb[3]);
