@@ -281,6 +281,38 @@ static void test_colorbar_patches(void) {
     CHECK(!is_rgb(px(&c, 6, 10 + 100), 255, 255, 255), "no mark elsewhere");
     canvas_free(&c);
 
+    // Labels never overlap: a vertical bar shorter than two lines (reconstruct --display 16: "0.158"
+    // and "0" were drawn over each other) and a horizontal bar narrower than both labels side by side
+    // write the max alone, where it goes; a bar with room writes both.
+    Canvas bar, want;
+    const uint8_t k0[3] = {0, 0, 0};
+    int lh = text_line_height(11);
+    CHECK(canvas_create(&bar, 200, 60, err, sizeof err) == 0 && canvas_create(&want, 200, 60, err, sizeof err) == 0, "canvases");
+    ColorBar sb = {CMAP_VIRIDIS, 0.0, 0.158, NAN, NULL, 11, {255, 255, 255}};
+    for (int h = 16; h <= 2 * lh; h += 2 * lh - 16) {
+        canvas_fill(&bar, k0);
+        canvas_fill(&want, k0);
+        viz_colorbar(&bar, 2, 4, 8, h, 1, &sb);
+        canvas_text(&want, 13, 4, "0.158", sb.text_rgb, 11);
+        if (h >= 2 * lh) canvas_text(&want, 13, 4 + h - lh, "0", sb.text_rgb, 11);
+        int same = 1;
+        for (int y = 0; y < bar.h; y++) same &= !memcmp(px(&bar, 13, y), px(&want, 13, y), (size_t)(bar.w - 13) * 3);
+        CHECK(same, "vertical bar %d px tall (lines of %d px): %s", h, lh, h < 2 * lh ? "the max alone" : "both labels");
+    }
+    sb.vmin = 0.000123; sb.vmax = 0.000456;
+    int hw = text_width("0.000456", 11), lw = text_width("0.000123", 11);
+    for (int w = hw + 10; w <= lw + hw + 4; w += lw + hw + 4 - (hw + 10)) {
+        canvas_fill(&bar, k0);
+        canvas_fill(&want, k0);
+        viz_colorbar(&bar, 2, 4, w, 8, 0, &sb);
+        canvas_text(&want, 2 + w - hw, 14, "0.000456", sb.text_rgb, 11);
+        if (w >= lw + hw + 4) canvas_text(&want, 2, 14, "0.000123", sb.text_rgb, 11);
+        CHECK(!memcmp(bar.px + (size_t)14 * bar.w * 3, want.px + (size_t)14 * want.w * 3, (size_t)(bar.h - 14) * bar.w * 3),
+              "horizontal bar %d px wide (labels %d + %d px): %s", w, lw, hw, w < lw + hw + 4 ? "the max alone" : "both labels");
+    }
+    canvas_free(&bar);
+    canvas_free(&want);
+
     float img[4 * 4 * 3];
     for (int i = 0; i < 48; i++) img[i] = 0.9f;
     const uint8_t removed[4] = {1, 0, 0, 1};

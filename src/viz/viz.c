@@ -397,6 +397,8 @@ int viz_colorbar_label_width(double vmin, double vmax, double size) {
 
 int viz_colorbar_height(int bar_h, double size) { return bar_h + 2 + text_line_height(size); }
 
+enum { COLORBAR_LABEL_GAP = 4 };   // pixels between two labels side by side
+
 void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const ColorBar *b) {
     if (w < 1 || h < 1) return;
     uint8_t col[3];
@@ -420,9 +422,12 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
     int has_mark = isfinite(b->mark) && range > 0 && b->mark >= b->vmin && b->mark <= b->vmax;
     double f = has_mark ? (b->mark - b->vmin) / range : 0;
     static const uint8_t edge[3] = {0, 0, 0}, light[3] = {255, 255, 255};
+    // Where the two end labels would overlap (a bar shorter than two lines, or narrower than both
+    // labels side by side), only the max is written: the min of a scale is its plain end (0 for the
+    // error and attention bars), the max what a reader looks up.
     if (vertical) {
         canvas_text(c, x + w + 3, y, hi, b->text_rgb, b->text_size);
-        canvas_text(c, x + w + 3, y + h - lh, lo, b->text_rgb, b->text_size);
+        if (h >= 2 * lh) canvas_text(c, x + w + 3, y + h - lh, lo, b->text_rgb, b->text_size);
         if (has_mark) {
             int my = y + (int)lround((1 - f) * (h - 1));
             canvas_fill_rect(c, x - 2, my - 1, w + 4, 3, edge);
@@ -430,9 +435,10 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
         }
     } else {
         int ty = y + h + 2;
-        canvas_text(c, x, ty, lo, b->text_rgb, b->text_size);
-        int hw = text_width(hi, b->text_size);
-        canvas_text(c, x + w - hw, ty, hi, b->text_rgb, b->text_size);
+        int hw = text_width(hi, b->text_size), lw = text_width(lo, b->text_size);
+        if (lw + COLORBAR_LABEL_GAP + hw > w) lw = 0;
+        else canvas_text(c, x, ty, lo, b->text_rgb, b->text_size);
+        canvas_text(c, x + w - hw > x ? x + w - hw : x, ty, hi, b->text_rgb, b->text_size);
         if (has_mark) {
             int mx = x + (int)lround(f * (w - 1));
             canvas_fill_rect(c, mx - 1, y - 2, 3, h + 4, edge);
@@ -440,8 +446,7 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
             // Its label, centred under the mark, only where it clears the end labels.
             if (b->mark_label && *b->mark_label) {
                 int mw = text_width(b->mark_label, b->text_size), lx = mx - mw / 2;
-                int lw = text_width(lo, b->text_size);
-                if (lx > x + lw + 4 && lx + mw < x + w - hw - 4)
+                if (lx > x + lw + COLORBAR_LABEL_GAP && lx + mw < x + w - hw - COLORBAR_LABEL_GAP)
                     canvas_text(c, lx, ty, b->mark_label, b->text_rgb, b->text_size);
             }
         }

@@ -80,7 +80,9 @@ typedef struct {
 } ColorBar;
 // Draws the bar in the box (x, y, w, h): vertical (max at the top, labels right of the bar from
 // x + w + 3, the max's line level with the bar's top, the min's with its bottom) or horizontal (min at the left; labels in a line under the bar,
-// from y + h + 2: min left-aligned, max right-aligned).
+// from y + h + 2: min left-aligned, max right-aligned). Labels never overlap: where the bar is
+// shorter than two lines (vertical) or narrower than both labels and 4 pixels (horizontal), the max
+// alone is written, at its place.
 void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const ColorBar *b);
 // Width of the wider end label of a vertical bar, and the height a horizontal bar of bar_h takes
 // with its labels (bar_h + 2 + a text line).
