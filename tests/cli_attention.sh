@@ -205,7 +205,7 @@ t "masked: mask_ratio and seed chunks read as numbers ($(png_text "$tmp/m/attn_i
 long=a_very_long_file_name_of_a_photograph_taken_2024-05-01_at_the_beach_number_0001_and_more
 cp "$img" "$tmp/$long.png"
 run --out "$tmp/long" --head 0 "$tmp/$long.png"; rc=$?
-ink=$(edge_ink "$tmp/long/$long.attn.png" 10 22 10 "$tmp/right.npy")
+ink=$(ink "$tmp/long/$long.attn.png" -10 0 10 22 "$tmp/right.npy")
 t "a long name in a one-tile montage: its caption ends inside the picture (exit $rc, spread $ink at the right edge)" '[ $rc -eq 0 ] && [ "$ink" = "0.000" ]'
 
 # --- folders, any size, grey images, duplicate stems, a bad file, index.html ----------------------

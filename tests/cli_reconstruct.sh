@@ -280,7 +280,7 @@ t "a name that is not UTF-8: the panel's title line drawn (spread $ink of its ro
 long=a_very_long_file_name_of_a_photograph_taken_2024-05-01_at_the_beach_number_0001
 cp "$tmp/flat/flat.png" "$tmp/$long.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/longname" --display 16 "$tmp/$long.png" > /dev/null 2> "$tmp/err"; rc=$?
-ink=$(edge_ink "$tmp/longname/$long.recon.png" 0 12 4 "$tmp/right.npy")
+ink=$(ink "$tmp/longname/$long.recon.png" -4 0 0 12 "$tmp/right.npy")
 t "a long name in a 16-pixel panel: its title ends inside the picture (exit $rc, spread $ink at the right edge)" '[ $rc -eq 0 ] && [ "$ink" = "0.000" ]'
 
 # A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command

@@ -18,6 +18,11 @@ for f in checkpoint.safetensors config.json metrics.csv curves.png samples/step-
   t "writes $f" '[ -s "$dir/run/$f" ]'
 done
 t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_psnr,img_per_s,elapsed_s" ]'
+# The sample sheet has a title line, as reconstruct's panels have (it had captions only): its first
+# line runs across the gap between the first two panels (128 px each at --img 16: columns 128..131),
+# where captions, wrapped to their panel, never reach.
+gap=$(ink "$dir/run/samples/step-30.png" 128 132 0 12 "$dir/sheet.npy")
+t "samples/step-30.png: a title line over the panels (spread $gap in the first gap)" 'awk -v s="$gap" "BEGIN { exit !(s > 0.3) }"'
 evals=$(awk -F, 'NR > 1 && $5 != "" { n++ } END { print n + 0 }' "$dir/run/metrics.csv")
 t "a metrics row per evaluation (step 0 + every 30 steps: $evals)" '[ "$evals" -eq $((steps / 30 + 1)) ]'
 first=$(awk -F, 'NR > 1 && $5 != "" { print $5; exit }' "$dir/run/metrics.csv")

@@ -58,14 +58,16 @@ moved_mid_run() {
   kill -KILL "$1" 2>/dev/null; wait "$1"; rc=$?
 }
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
-# edge_ink PNG Y0 Y1 COLS NPY: the spread (max - min, 0..1) of the values of the last COLS columns of rows
-# Y0..Y1-1 of PNG (NPY: a scratch file): 0.000 where nothing is drawn there on a plain background.
-edge_ink() { "$VITMAE_TOOLS/imgdump" "$1" "$5" && python3 -c '
+# ink PNG X0 X1 Y0 Y1 NPY: the spread (max - min, 0..1) of the values in columns X0..X1-1 of rows Y0..Y1-1
+# of PNG, as Python's slices take them (-4 0: the last 4 columns); NPY: a scratch file. 0.000 where
+# nothing is drawn there on a plain background.
+ink() { "$VITMAE_TOOLS/imgdump" "$1" "$6" && python3 -c '
 import array, ast, struct, sys
 b = open(sys.argv[1], "rb").read(); n = struct.unpack("<H", b[8:10])[0]; h, w, c = ast.literal_eval(b[10:10 + n].decode())["shape"]
-y0, y1, cols = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+x0, x1, y0, y1 = (int(v) for v in sys.argv[2:6])
 a = array.array("f"); a.frombytes(b[10 + n:10 + n + y1 * w * c * 4])
-v = [a[(y * w + x) * c + k] for y in range(y0, y1) for x in range(w - cols, w) for k in range(c)]; print("%.3f" % (max(v) - min(v)))' "$5" "$2" "$3" "$4"; }
+v = [a[(y * w + x) * c + k] for y in range(y0, y1) for x in list(range(w))[x0:x1 or None] for k in range(c)]
+print("%.3f" % (max(v) - min(v)))' "$6" "$2" "$3" "$4" "$5"; }
 # usr1_stop CMD STEPS ARGS...: `mpirun -np 2 $VITMAE CMD ARGS --steps STEPS --threads 1 --out $dir/usr1`
 # in the background, SIGUSR1 to mpirun once step 3 is logged (mpirun forwards it at once); checks that
 # every process exits 0, rank 0 says how to resume and saved a checkpoint mid-run (after mpi_setup).

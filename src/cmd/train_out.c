@@ -169,7 +169,7 @@ int train_out_pick_samples(Train *t, char *err, size_t errlen) {
 }
 
 // RUN/samples/step-<step>.png: the images train_out_pick_samples chose, with fixed masks, one
-// five-panel row each.
+// five-panel row each, under a title line.
 // An image that broke since it was picked (a file changed during the run) is left out from then on.
 static int write_samples(Train *t, long step, char *err, size_t errlen) {
     int n = t->nsample;
@@ -192,6 +192,12 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
     memset(rows, 0, sizeof rows);
     int scale = t->S >= 128 ? 1 : (128 + t->S - 1) / t->S, k0 = 0;
     const float *pred = NULL;
+    // The sheet's title, above the first row's captions, as reconstruct's panel has one: which step,
+    // which images, how much of them is removed.
+    char title[200];
+    snprintf(title, sizeof title, "step %ld of %ld: %s images, %.0f%% of the patches removed (the same images and "
+             "masks at every step)", step, t->rs.total_steps, t->nval ? "validation" : "training",
+             100.0 * (t->L - t->K) / t->L);
     for (int k = 0; k < n && rc == 0; k++) {
         if (k % t->per == 0) {   // the model takes one gradient group's images at a time
             int m = n - k < t->per ? n - k : t->per;
@@ -204,7 +210,7 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
         recon_masked_mse(&t->cfg, t->recon, t->pixels + k * img_floats, t->removed, t->patch_err);
         // Nearest: the model's own pixels, and a sheet a tenth the size of a smooth one (a run
         // keeps one per --sample-every).
-        PanelOptions po = {t->S * scale, 0, k == 0, 0.0f, NULL};
+        PanelOptions po = {t->S * scale, 0, k == 0, 0.0f, title};
         rc = panel_recon_row(&rows[k], &t->cfg, t->pixels + k * img_floats, t->recon, t->removed,
                              t->patch_err, &po, err, errlen);
     }
