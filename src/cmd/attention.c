@@ -575,13 +575,18 @@ done:
 static void html_text(FILE *f, const char *text) {
     char *clean = utf8_clean(text);
     for (const char *s = clean ? clean : text; *s; s++) {
+        char esc[5];
         switch (*s) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
+        default:
+            // Control characters (a browser shows them as nothing, or as a box; a newline as a space)
+            // and the backslash as the command's stdout line writes them (cli_escape_byte).
+            if (cli_escape_byte((unsigned char)*s, esc)) fputs(esc, f);
+            else fputc(*s, f);
         }
     }
     free(clean);

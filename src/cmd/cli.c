@@ -27,6 +27,18 @@ void cli_defer(int on) { deferring = on && dist_active(); }
 // one call, so that lines of several processes sharing stderr do not interleave. A line of any length
 // is written whole (classify's line of --top 1000 classes is longer than any fixed buffer); only when
 // memory runs out is it cut to the buffer on the stack.
+size_t cli_escape_byte(unsigned char c, char out[5]) {
+    if (c >= 0x20 && c != 0x7f && c != '\\') return 0;
+    if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+        out[0] = '\\';
+        out[1] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        out[2] = 0;
+        return 2;
+    }
+    snprintf(out, 5, "\\x%02x", c);
+    return 4;
+}
+
 static void put_line(FILE *f, const char *prefix, const char *line) {
     char stack[4 * 8400 + 64], *out = stack;
     size_t cap = strlen(prefix) + 4 * strlen(line) + 16;
@@ -34,12 +46,9 @@ static void put_line(FILE *f, const char *prefix, const char *line) {
     if (out == stack) cap = sizeof stack;
     size_t n = (size_t)snprintf(out, cap, "%s", prefix);
     for (const unsigned char *p = (const unsigned char *)line; *p && n + 8 < cap; p++) {
-        if (*p == '\\') { out[n++] = '\\'; out[n++] = '\\'; }
-        else if (*p >= 0x20 && *p != 0x7f) out[n++] = (char)*p;
-        else if (*p == '\n') { out[n++] = '\\'; out[n++] = 'n'; }
-        else if (*p == '\t') { out[n++] = '\\'; out[n++] = 't'; }
-        else if (*p == '\r') { out[n++] = '\\'; out[n++] = 'r'; }
-        else n += (size_t)snprintf(out + n, cap - n, "\\x%02x", *p);
+        size_t e = cli_escape_byte(*p, out + n);
+        if (e) n += e;
+        else out[n++] = (char)*p;
     }
     out[n++] = '\n';
     out[n] = 0;

@@ -3,6 +3,7 @@
 #ifndef VITMAE_CLI_H
 #define VITMAE_CLI_H
 #include <signal.h>
+#include <stddef.h>
 
 // FLAG_PATH: a file or folder name, a string written back clean (cli_clean_path) into argv.
 typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_BOOL, FLAG_CHOICE } FlagType;
@@ -46,6 +47,10 @@ void cli_quiet_ranks(int on);
 // cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
 // out (\n, \t, \xHH; a backslash \\).
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// How those lines write byte c: \n, \t, \r or \xHH for a control character (below 0x20, and 0x7f),
+// \\ for a backslash, into out (NUL-ended), returning its length; 0 (out untouched) for a byte written
+// as it is. attention's index.html writes names so too.
+size_t cli_escape_byte(unsigned char c, char out[5]);
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
 // out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.
 void cli_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
