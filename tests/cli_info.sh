@@ -78,7 +78,7 @@ t "unknown flag is a usage error" '[ $rc -eq 2 ]'
 # A resumable file written by tools/safetensors_io.py (with its crc32, train_state and moments):
 # the Python writer and the C reader agree on the format and the checksum.
 if command -v python3 >/dev/null 2>&1; then
-  python3 - "$fx/torch_small.safetensors" "$tmp/resume.safetensors" <<'PY'
+  python3 - "$fx/torch_small.safetensors" "$tmp/resume.safetensors" "$tmp/oddkey.safetensors" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
 import safetensors_io as st
@@ -89,6 +89,8 @@ for name in list(tensors):
     tensors["optimizer.exp_avg_sq." + name] = (shape, [0.25] * len(data))
 meta["train_state"] = '{"step": 42, "epoch": 3, "rng": [1, 2], "data": "/d' + 'x' * 300 + '/end"}'
 st.write(sys.argv[2], tensors, meta)
+meta["train_state"] = '{"step": 42, "a\\nb\\u001b[31m": "c\\nd\\u001b[0m"}'   # an edited key and value
+st.write(sys.argv[3], tensors, meta)
 PY
   out=$("$VITMAE" info "$tmp/resume.safetensors" --json); rc=$?
   t "resumable file exits 0" '[ $rc -eq 0 ]'
@@ -98,6 +100,11 @@ PY
   t "text train state" 'echo "$out" | grep -q "step *42" && echo "$out" | grep -q "crc32 .*verified"'
   # A value is written whole (a long --data path was cut at 100 bytes, "...").
   t "text train state: a 306-byte data path whole" 'echo "$out" | grep -q "data *\"/dx*/end\"$"'
+  # A key is written as its value is, JSON-escaped (it was written raw: a newline split the line, an
+  # escape sequence reached the terminal).
+  "$VITMAE" info "$tmp/oddkey.safetensors" > "$tmp/oddkey.out"; rc=$?
+  t "text train state: a key with a newline and an escape written out (exit $rc; its last line: $(tail -n 1 "$tmp/oddkey.out" | od -An -c | tr -s " \n" " "))" \
+    '[ $rc -eq 0 ] && tail -n 1 "$tmp/oddkey.out" | grep -qxF "    a\\nb\\u001b[31m \"c\\nd\\u001b[0m\"" && ! grep -q "$(printf "\033")" "$tmp/oddkey.out"'
   # One data byte changed: refused by the crc32.
   size=$(wc -c <"$tmp/resume.safetensors")
   printf 'Z' | dd of="$tmp/resume.safetensors" bs=1 seek=$((size - 5)) conv=notrunc 2>/dev/null

@@ -47,7 +47,22 @@ static void print_channels(const char *label, const float *v, int C) {
     printf("]");
 }
 
-// The train state as text: one line per key.
+// A key of the train state as its value is written, JSON-escaped (a newline as \n, an escape as
+// \u001b, what is not UTF-8 as U+FFFD), without the quotes. malloc'ed; NULL when out of memory.
+static char *key_text(const char *key) {
+    cJSON *k = cJSON_CreateString(key);
+    char *q = k ? json_print_utf8(k, 0) : NULL;
+    cJSON_Delete(k);
+    size_t n = q ? strlen(q) : 0;
+    if (n >= 2 && q[0] == '"' && q[n - 1] == '"') {
+        memmove(q, q + 1, n - 2);
+        q[n - 2] = 0;
+    }
+    return q;
+}
+
+// The train state as text: one line per key, the key and its value written as JSON writes them (an
+// edited checkpoint can hold a key with a newline or an escape sequence).
 static void print_train_state(const char *state) {
     if (!state) {
         printf("  train state  none (inference only; cannot resume)\n");
@@ -59,10 +74,10 @@ static void print_train_state(const char *state) {
     } else {
         printf("  train state  (AdamW moments present; can resume)\n");
         for (cJSON *it = ts->child; it; it = it->next) {
-            char *v = json_print_utf8(it, 0);
-            if (!v) continue;
-            printf("    %-14s %s\n", it->string, v);   // whole: a long --data path is read in full
+            char *v = json_print_utf8(it, 0), *k = key_text(it->string);
+            if (v && k) printf("    %-14s %s\n", k, v);   // whole: a long --data path is read in full
             free(v);
+            free(k);
         }
     }
     cJSON_Delete(ts);
