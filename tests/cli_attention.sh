@@ -69,6 +69,14 @@ run --out "$tmp/e" --head 0 "$img"; rc=$?
 t "then its folder of maps" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/e/attn_input: already exists (use --force to replace it)" "$tmp/err"'
 run --out "$tmp/e" --head 0 --force "$img"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/e/attn_input.attn.png" ] && [ -s "$tmp/e/index.html" ] && [ -s "$tmp/e/attn_input/layer02-head00.png" ]'
+# A folder where a file goes (index.html, a montage): --force cannot replace it; refused before any
+# map is computed, exit 2, one line (each failed after the work, exit 1).
+for f in index.html attn_input.attn.png; do
+  rm -rf "$tmp/fd"; mkdir -p "$tmp/fd/$f"
+  run --out "$tmp/fd" --force "$img"; rc=$?
+  t "--force onto a folder $f: exit 2, one line ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/$f: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -e "$tmp/fd/attn_input" ]'
+done
 # Two commands at once into one folder: both find the names free; the one that waits before it writes
 # (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) while the other draws the same image exits 1 with
 # one line, and the other's files stay whole, none of the first's among them (it used to replace the
@@ -341,10 +349,12 @@ t "layers x heads montage: 5 columns" '[ "$(od -An -tu1 -j16 -N4 "$tmp/mh/attn_i
 t "--out under a file: exit 1, reconstruct's words ($(cat "$tmp/err"))" '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: attention --out: cannot create the output folder: $img/a: Not a directory" ]'
 
 # Messages only for files written: index.html that cannot be written is an error, never announced.
-# (A folder that is not empty in its place, which even --force cannot replace; temporary files have
-# names of their own, so a folder at index.html.tmp no longer stands in the way.)
-mkdir -p "$tmp/ro/index.html/kept" "$tmp/ro/index.html.tmp"
-"$VITMAE" attention --ckpt "$ck" --out "$tmp/ro" --head mean --force "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+# (A folder that is not empty in its place, which even --force cannot replace, made while the command
+# computes: one there at the start is refused before the work, above; temporary files have names of
+# their own, so a folder at index.html.tmp no longer stands in the way.)
+mkdir -p "$tmp/ro/index.html.tmp"
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/ro.go" "$VITMAE" attention --ckpt "$ck" --out "$tmp/ro" --head mean --force "$img" >"$tmp/out" 2>"$tmp/err" &
+pid=$!; wait_gate "$tmp/ro.go" $pid; mkdir -p "$tmp/ro/index.html/kept"; touch "$tmp/ro.go"; wait $pid; rc=$?
 t "unwritable index exits 1" '[ $rc -eq 1 ] && grep -q "^vitmae: attention: .*index.html" "$tmp/err"'
 t "unwritable index not announced" '! grep -q "index.html" "$tmp/out" && [ -d "$tmp/ro/index.html/kept" ] && ! ls "$tmp/ro" | grep -q "\.tmp\."'
 t "the written montage is announced" 'grep -q "attn_input.attn.png" "$tmp/out" && [ -f "$tmp/ro/attn_input.attn.png" ]'

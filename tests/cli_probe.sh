@@ -66,6 +66,15 @@ t "existing: one line naming --force" 'one_line && grep -q -- "--force" "$tmp/er
 t "existing: file untouched" '[ "$(cksum <"$tmp/f.npy")" = "$sum" ]'
 "$VITMAE" embed --ckpt "$ck" --pool mean --force --out "$tmp/f.npy" "$tmp/train" >/dev/null 2>&1; rc=$?
 t "--force replaces" '[ $rc -eq 0 ] && [ "$(cksum <"$tmp/f.npy")" != "$sum" ]'
+# A folder where FEATS.npy (or FEATS.txt) goes: --force cannot replace it; refused before any image is
+# encoded, exit 2, one line (it failed after all the work, exit 1: "embed: ...: is a directory").
+mkdir -p "$tmp/dirout/f.npy" "$tmp/dirout/g.txt"
+for o in f g; do
+  "$VITMAE" embed --ckpt "$ck" --force --out "$tmp/dirout/$o.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  x=npy; [ $o = g ] && x=txt
+  t "--force onto a folder $o.$x: exit 2 before the work, one line ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/dirout/$o.$x: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -s "$tmp/out" ]'
+done
 
 # --- embed: two commands at once with the same outputs ----------------------------------------------
 # Both find FEATS.npy / FEATS.txt free before computing. The first waits before it publishes its pair

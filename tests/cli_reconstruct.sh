@@ -133,16 +133,25 @@ rec3=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r6" --mask-ratio 
 "$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r7" --mask-ratio 0.5 --seed 3 --threads 1 --raw "$tmp/syn" >/dev/null
 t "threads 3: same lines" '[ "$rec" = "$rec3" ]'
 t "threads 1 and 3: the same files" '[ "$(ls "$tmp/r6" | wc -l)" -eq 21 ] && diff -r "$tmp/r6" "$tmp/r7" >/dev/null'
-# Two panels that cannot be written (a folder in their place): both named, in input order, the
-# other five written and printed, exit 1.
-mkdir -p "$tmp/r8/00001.recon.png" "$tmp/r8/00004.recon.png"
-out=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r8" --mask-ratio 0.5 --seed 3 --threads 3 --force "$tmp/syn" 2>"$tmp/err8"); rc=$?
+# Two panels that cannot be written (a folder in their place, made while the command computes: one
+# there at the start is refused before the work, below): both named, in input order, the other five
+# written and printed, exit 1.
+mkdir -p "$tmp/r8"
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go8" "$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r8" --mask-ratio 0.5 \
+  --seed 3 --threads 3 --force "$tmp/syn" >"$tmp/out8" 2>"$tmp/err8" &
+pid=$!; wait_gate "$tmp/go8" $pid; mkdir -p "$tmp/r8/00001.recon.png" "$tmp/r8/00004.recon.png"; touch "$tmp/go8"; wait $pid; rc=$?
+out=$(cat "$tmp/out8")
 t "unwritable panels: exit 1 ($rc)" '[ $rc -eq 1 ]'
 first=$(echo "$rec" | grep -o "^0000[14]" | head -n 1)   # the one of the two that comes first in input order
 t "both named, $first's first ($(tr '\n' '|' < "$tmp/err8"))" \
   '[ "$(grep -c "^vitmae: .*recon.png: is a directory$" "$tmp/err8")" -eq 2 ] && [ -n "$first" ] &&
    head -n 1 "$tmp/err8" | grep -q "/$first.recon.png: "'
 t "the other five written and printed" '[ "$(echo "$out" | grep -c "^0000[0-9] masked_mse=")" -eq 5 ] && [ -s "$tmp/r8/00006.recon.png" ]'
+# A folder there at the start: --force cannot replace it; one line (the first in input order), exit 2,
+# before any image is read.
+"$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r8" --mask-ratio 0.5 --seed 3 --force "$tmp/syn" >"$tmp/out8" 2>"$tmp/err8"; rc=$?
+t "--force onto a folder: exit 2 before the work, one line ($rc: $(head -n 1 "$tmp/err8"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err8")" = "vitmae: $tmp/r8/$first.recon.png: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -s "$tmp/out8" ]'
 
 # Stem collisions: a/x.png and b/x.png -> x and x-1, in input order.
 mkdir -p "$tmp/a" "$tmp/b"

@@ -729,19 +729,21 @@ static const char *SYNOPSIS =
     "square). Photos larger than --display are shrunk to it; smaller ones are enlarged by whole pixels.";
 
 // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"): 1 after
-// naming the first of DIR/index.html and each image's files that exists; else 0.
+// naming the first of DIR/index.html and each image's files that exists (with --force, the first
+// that is a folder: nothing can be published over it); else 0.
 // What each image writes beside DIR/index.html: DIR/<stem><kind> (the folder of maps for "").
 static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy", NULL};
 static const char *const index_name[] = {"index.html", NULL};
 
-static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked) {
+static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked, int force) {
     char path[8192];
     snprintf(path, sizeof path, "%s/%s", out_dir, index_name[0]);
-    int refused = output_refuse_existing(path, 0);
+    int refused = output_refuse_existing(path, force);
     for (int i = 0; i < n && !refused; i++)
         for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && !refused; k++) {
+            if (force && !*kinds[k]) continue;   // the folder of maps: a folder, which --force keeps
             snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
-            refused = output_refuse_existing(path, 0);
+            refused = output_refuse_existing(path, force);
         }
     return refused;
 }
@@ -928,7 +930,7 @@ int cmd_attention(int argc, char **argv) {
         if (!written[i].stem) { cli_error("attention", "out of memory"); goto out; }
     }
     if (refuse_inputs(out_dir, written, paths, npaths, raw, K < L) ||
-        (!force && refuse_earlier(out_dir, written, npaths, raw, K < L))) { status = 2; goto out; }
+        refuse_earlier(out_dir, written, npaths, raw, K < L, force)) { status = 2; goto out; }
     // DIR is made once the check has passed: a refused run leaves nothing.
     if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
     // A folder that does not take files (read-only) is one line now, not one per image.

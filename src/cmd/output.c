@@ -19,7 +19,15 @@ int output_exists(const char *path) {
 }
 
 int output_refuse_existing(const char *path, int force) {
-    if (force || !output_exists(path)) return 0;
+    struct stat st;
+    if (lstat(path, &st) != 0) return 0;
+    // A folder in a file's place: --force cannot replace it (the rename that publishes the file
+    // fails), and that was found only after all the work.
+    if (force && S_ISDIR(st.st_mode)) {
+        cli_error(path, "is a folder: --force replaces files, not folders (choose another name)");
+        return 1;
+    }
+    if (force) return 0;
     cli_error(path, "already exists (use --force to replace it)");
     return 1;
 }
