@@ -27,8 +27,8 @@ int main(void) {
     fclose(f);
     char *s = slurp(path);
     CHECK(!strncmp(s, METRICS_HEADER "\n", strlen(METRICS_HEADER) + 1), "header first: %s", s);
-    CHECK(strstr(s, "\n10,0.5000,0.001,0.25,,,100.00,2.00\n"), "row with empty val fields: %s", s);
-    CHECK(strstr(s, "\n20,0.5000,0.001,0.25,0.2,15.5,100.00,2.00\n"), "row with val: %s", s);
+    CHECK(strstr(s, "\n10,0.5,0.001,0.25,,,100.00,2.00\n"), "row with empty val fields: %s", s);
+    CHECK(strstr(s, "\n20,0.5,0.001,0.25,0.2,15.5,100.00,2.00\n"), "row with val: %s", s);
 
     // Resume from step 20: the row for step 30 goes, a new row for 30 follows.
     f = metrics_open(path, 20, err, sizeof err);
@@ -41,10 +41,10 @@ int main(void) {
     for (char *p = s; (p = strstr(p, "step,")); p++) headers++;
     for (char *p = s; (p = strstr(p, "\n30,")); p++) rows30++;
     CHECK(headers == 1, "one header after resume (%d)", headers);
-    CHECK(rows30 == 1 && strstr(s, "\n30,0.5000,0.001,0.125,"), "stale row dropped, new one kept: %s", s);
+    CHECK(rows30 == 1 && strstr(s, "\n30,0.5,0.001,0.125,"), "stale row dropped, new one kept: %s", s);
     // The row of the resumed step itself stays (its checkpoint holds that step's weights), as do the
     // rows before it: exactly the rows with step <= the resumed step.
-    CHECK(strstr(s, "\n10,0.5000,") && strstr(s, "\n20,0.5000,0.001,0.25,0.2,"),
+    CHECK(strstr(s, "\n10,0.5,") && strstr(s, "\n20,0.5,0.001,0.25,0.2,"),
           "rows up to and including the resumed step kept: %s", s);
 
     // The rows come back for the curves of a resumed run: 3 training rows, 2 with validation.
@@ -68,13 +68,36 @@ int main(void) {
     metrics_write(f, &x);
     fclose(f);
     s = slurp(path);
-    CHECK(strstr(s, "\n40,0.5000,0.3333333333333333,1.2345678901234568e-05,0.10000000149011612,12.345678901234567,"),
+    CHECK(strstr(s, "\n40,0.5,0.3333333333333333,1.2345678901234568e-05,0.10000000149011612,12.345678901234567,"),
           "the shortest digits that read back: %s", s);
     History e = {0};
     history_load(&e, path);
     CHECK(e.n == 1 && e.nval == 1 && e.lr[0] == x.lr && e.loss[0] == x.loss && e.val_loss[0] == x.val_loss &&
           e.val_extra[0] == x.val_psnr, "read back exactly: %s", s);
     history_free(&e);
+
+    // The epoch too: steps of 64 images through an epoch of 2,000,000 are 0.000032 epochs apart, and
+    // "%.4f" wrote the same value on rows that are not (1.0000 for steps 31250 and 31251).
+    snprintf(path, sizeof path, "%s/epoch.csv", check_tmpdir());
+    f = metrics_open(path, -1, err, sizeof err);
+    CHECK(f != NULL, "open: %s", err);
+    double epochs[3];
+    for (int k = 0; k < 3; k++) {
+        long step = 31250 + k;
+        epochs[k] = (double)step * 64 / 2000000;
+        MetricsRow er = {step, epochs[k], 1e-4, 0.5, NAN, NAN, 1.0, 1.0};
+        metrics_write(f, &er);
+    }
+    fclose(f);
+    s = slurp(path);
+    char *row = strchr(s, '\n');
+    int exact = 1;
+    for (int k = 0; k < 3 && row; k++) {
+        char *comma = strchr(row + 1, ',');
+        exact &= comma && strtod(comma + 1, NULL) == epochs[k];
+        row = strchr(row + 1, '\n');
+    }
+    CHECK(exact, "each row's epoch reads back as its own value: %s", s);
 
     char d[32];
     format_duration(3725, d, sizeof d);

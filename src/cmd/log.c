@@ -89,7 +89,7 @@ static void field(FILE *f, double v, const char *fmt) {
 }
 
 // The shortest "%.Ng" that reads back as v (as Python's repr): the values a user compares between
-// runs (the learning rate, the losses, val_psnr / val_top1) come back from the file exactly, so two
+// runs (the epoch, the learning rate, the losses, val_psnr / val_top1) come back from the file exactly, so two
 // runs that are bitwise the same read the same and two that are not read apart ("%.6f" showed 0.000012
 // for a loss of 1.2345e-5, and one digit of a fourth of a loss of 0.0003 when the runs differed there).
 static void field_exact(FILE *f, double v) {
@@ -105,7 +105,7 @@ static void field_exact(FILE *f, double v) {
 
 int metrics_write(FILE *f, const MetricsRow *r) {
     fprintf(f, "%ld", r->step);
-    field(f, r->epoch, "%.4f");
+    field_exact(f, r->epoch);   // 4 decimals wrote one value for the steps of 1/10000 of an epoch
     field_exact(f, r->lr);
     field_exact(f, r->loss);
     field_exact(f, r->val_loss);
