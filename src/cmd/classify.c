@@ -187,9 +187,8 @@ int cmd_classify(int argc, char **argv) {
                 cJSON_AddItemToArray(arr, o);
             } else {
                 // The whole line, however many classes --top lists (a fixed buffer cut it short).
-                char *line = NULL;
-                size_t len = 0;
-                FILE *ls = open_memstream(&line, &len);
+                CliLine line;
+                FILE *ls = cli_line_open(&line);
                 if (ls) {
                     fprintf(ls, "%s: %s", x->path, ck.classes[order[0]]);
                     if (x->label)
@@ -200,14 +199,11 @@ int cmd_classify(int argc, char **argv) {
                         fprintf(ls, " %s %s", ck.classes[order[j]], buf);
                     }
                 }
-                if (!ls || fclose(ls) || !line) {
-                    free(line);
+                if (cli_line_out(&line)) {
                     cli_error("classify", "out of memory");
                     rc = 1;
                     goto out;
                 }
-                cli_out("%s", line);
-                free(line);
             }
         }
     }

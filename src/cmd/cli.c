@@ -87,6 +87,22 @@ void cli_out(const char *fmt, ...) {
     va_end(ap);
 }
 
+FILE *cli_line_open(CliLine *l) {
+    l->text = NULL;
+    l->len = 0;
+    l->f = open_memstream(&l->text, &l->len);
+    return l->f;
+}
+
+int cli_line_out(CliLine *l) {
+    int bad = !l->f || fclose(l->f) || !l->text;
+    l->f = NULL;
+    if (!bad) cli_out("%s", l->text);
+    free(l->text);
+    l->text = NULL;
+    return bad ? -1 : 0;
+}
+
 void cli_message(const char *fmt, ...) {
     char prefix[32];
     va_list ap;

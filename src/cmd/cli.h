@@ -4,6 +4,7 @@
 #define VITMAE_CLI_H
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 
 // FLAG_PATH: a file or folder name, a string written back clean (cli_clean_path) into argv.
 typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_BOOL, FLAG_CHOICE } FlagType;
@@ -54,6 +55,16 @@ size_t cli_escape_byte(unsigned char c, char out[5]);
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
 // out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.
 void cli_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// A stdout line built piece by piece (classify's line of --top N classes, info's class list), of any
+// length, then written by cli_out:
+//   CliLine l;
+//   FILE *f = cli_line_open(&l);           // NULL when out of memory (cli_line_out then says so)
+//   if (f) fprintf(f, ...);
+//   if (cli_line_out(&l)) -> out of memory, nothing written
+typedef struct { FILE *f; char *text; size_t len; } CliLine;
+FILE *cli_line_open(CliLine *l);
+// Closes the line, writes it through cli_out and frees it. 0, or -1 (out of memory: nothing written).
+int cli_line_out(CliLine *l);
 // Ends a command's output: flushes stdout and, when anything written to it was lost (a full disk
 // under `> FILE`, /dev/full), says so in one line, `vitmae: <what>: standard output: <why>`, and
 // returns 1 in place of a 0 rc (any other rc is kept): a report cut short never exits 0

@@ -173,17 +173,14 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     print_channels(" std", c->pixel_std, c->in_chans);
     printf("\n");
     // The classes through cli_out: a class folder's newline or tab written out, not splitting the line.
-    char *line = NULL;
-    size_t len = 0;
-    FILE *ls = open_memstream(&line, &len);
+    CliLine line;
+    FILE *ls = cli_line_open(&line);
     if (ls) {
         fprintf(ls, "  classes      %d:", cc->cfg.num_classes);
         for (int i = 0; i < cc->cfg.num_classes && i < 50; i++) fprintf(ls, "%s %s", i ? "," : "", cc->classes[i]);
         fprintf(ls, "%s", cc->cfg.num_classes > 50 ? ", ..." : "");
     }
-    if (!ls || fclose(ls) || !line) { free(line); cli_error(path, "out of memory"); return 1; }
-    cli_out("%s", line);
-    free(line);
+    if (cli_line_out(&line)) { cli_error(path, "out of memory"); return 1; }
     printf("  params       %s (encoder %s, fc_norm + head %s)\n", grouped(total, t, sizeof t),
            grouped(total - head, a, sizeof a), grouped(head, b, sizeof b));
     printf("  has decoder  no\n");

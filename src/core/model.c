@@ -137,24 +137,27 @@ size_t mae_bytes_needed_attention(const MaeConfig *cfg, int max_batch) {
     return bytes_needed(cfg, max_batch, STACK_FORWARD_ATT);
 }
 
-int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen) {
+// The rule and its one message: share (NULL or "") is said after the GiB of need, inside the brackets.
+static int memory_refusal(size_t need, int B, int S, const char *share, char *err, size_t errlen) {
     long have = cpu_physical_memory_bytes();
     if (!(have > 0 && (double)need > 0.9 * (double)have)) return 0;
-    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB); this machine has %.2f GiB", B, S, S,
-             need, need / 1073741824.0, have / 1073741824.0);
+    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB%s); this machine has %.2f GiB", B, S, S,
+             need, need / 1073741824.0, share ? share : "", have / 1073741824.0);
     return -1;
+}
+
+int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen) {
+    return memory_refusal(need, B, S, NULL, err, errlen);
 }
 
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
     size_t need = mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B;
-    if (mae_memory_check_bytes(need, B, cfg->img_size, err, errlen) == 0) return 0;
     // The share no batch size changes: the parameters with their gradients and AdamW's two moments.
     size_t np = mae_num_params(cfg), params = 4 * np * sizeof(float);
-    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB, of which %.2f GiB for the %zu parameters, "
-             "their gradients and AdamW moments at any batch); this machine has %.2f GiB", B, cfg->img_size,
-             cfg->img_size, need, need / 1073741824.0, params / 1073741824.0, np,
-             cpu_physical_memory_bytes() / 1073741824.0);
-    return -1;
+    char share[160];
+    snprintf(share, sizeof share, ", of which %.2f GiB for the %zu parameters, their gradients and AdamW moments "
+             "at any batch", params / 1073741824.0, np);
+    return memory_refusal(need, B, cfg->img_size, share, err, errlen);
 }
 
 // mae_create (kind STACK_TRAIN), mae_create_forward (STACK_FORWARD), or with `shared`: another
