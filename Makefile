@@ -49,8 +49,34 @@ DEPS_STAMP := build/.deps-ok
 Q := $(if $(V),,@)
 
 .PHONY: all test test-fast test-san test-parity parity-sweep demo finetune-demo bench bench-data fixtures clean deps fuzz fmnist \
-        valgrind build-fast mutate gallery-check
+        valgrind build-fast mutate gallery-check install uninstall FORCE
 all: vitmae $(TOOLS)
+
+# The version (`vitmae --version`, and "vitmae_version" in checkpoints and config.json): `git describe
+# --always --dirty` when this folder is the top of a git checkout, else VERSION (a copy of the source
+# without git, or inside another project's repository). Only src/core/version.c holds it; build/version.txt
+# is rewritten only when the text changes, so a commit or an edit rebuilds that one object and relinks,
+# and a make with nothing changed does nothing. Characters other than letters, digits and ._+- are dropped.
+VERSION  := 0.1.0
+GIT_VERSION   := $(shell p=$$(git rev-parse --show-prefix 2>/dev/null) && [ -z "$$p" ] && git describe --always --dirty 2>/dev/null)
+BUILD_VERSION := $(or $(shell printf '%s' '$(subst ','',$(or $(GIT_VERSION),$(VERSION)))' | tr -cd 'A-Za-z0-9._+-'),unknown)
+VERSION_OBJS  := $(foreach d,build/obj build/san/obj build/fuzz/obj build/vg/obj,$(d)/core/version.o)
+$(VERSION_OBJS): VERSION_DEFS = -DVITMAE_VERSION='"$(BUILD_VERSION)"'
+$(VERSION_OBJS): build/version.txt
+build/version.txt: FORCE
+	@mkdir -p build
+	@[ "$$(cat $@ 2>/dev/null)" = '$(BUILD_VERSION)' ] || echo '$(BUILD_VERSION)' > $@
+FORCE:
+
+# `make install` copies the one file vitmae needs, the binary, to $(DESTDIR)$(PREFIX)/bin (it reads
+# nothing else of this folder at run time); `make uninstall` removes it.
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+install: vitmae
+	install -d '$(DESTDIR)$(BINDIR)'
+	install -m 755 vitmae '$(DESTDIR)$(BINDIR)/vitmae'
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/vitmae'
 
 # Installs missing Debian packages (when root) or prints the exact command (when not).
 $(DEPS_STAMP): tools/install-deps.sh
@@ -62,7 +88,7 @@ deps: $(DEPS_STAMP)
 build/obj/%.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(VERSION_DEFS) -c $< -o $@
 build/libvitmae.a: $(OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
@@ -81,7 +107,7 @@ build/tools/%: tools/%.c build/libvitmae.a
 build/san/obj/%.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
-	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(SAN_CFLAGS) $(VERSION_DEFS) -c $< -o $@
 build/san/libvitmae.a: $(SAN_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^
@@ -130,7 +156,7 @@ build/fuzz/.deps-ok: tools/install-deps.sh
 	@touch $@
 build/fuzz/obj/%.o: src/%.c $(HDRS) | build/fuzz/.deps-ok $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(VERSION_DEFS) -c $< -o $@
 build/fuzz/libvitmae.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -153,7 +179,7 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 VG_OBJ := $(LIB_SRC:src/%.c=build/vg/obj/%.o)
 build/vg/obj/%.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc -c $< -o $@
+	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc $(VERSION_DEFS) -c $< -o $@
 build/vg/vitmae: $(MAIN_SRC) $(VG_OBJ)
 	$(CC) $(STD) -O1 -g $(WARN) $(PKG_CFLAGS) -Isrc $^ $(LDLIBS) -o $@
 valgrind: build/vg/vitmae $(TOOLS)

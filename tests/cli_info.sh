@@ -127,6 +127,39 @@ open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + bytes(4 * n))' "$t
 timeout 60 "$VITMAE" info "$tmp/many.safetensors" > /dev/null 2> "$tmp/err"; rc=$?
 t "200,000 tensors in a header: answered, not a hang (got $rc: $(head -c 200 "$tmp/err"))" \
   '[ $rc -eq 1 ] && grep -q "many.safetensors: no .config." "$tmp/err"'
+
+# The version that wrote a file (docs/interface.md, sections 1 and 4): train's checkpoints and
+# config.json and finetune's classifier record "vitmae_version", info shows it (text and --json); a file
+# without it (PyTorch's, older vitmae's) loads and says "unknown" / null; it lives in the header alone
+# (another value there leaves the data and its crc32 as they are).
+ver=$("$VITMAE" --version | head -n 1 | cut -d' ' -f2)
+"$VITMAE_TOOLS/synth" "$tmp/vimgs" --count 8 --size 16 --classes 2 > /dev/null || fail=1
+"$VITMAE" train --data "$tmp/vimgs" --img 16 --patch 8 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 \
+  --dec-heads 1 --steps 2 --batch 4 --val-frac 0 --threads 1 --out "$tmp/vrun" > /dev/null 2>&1; rc=$?
+"$VITMAE" finetune --ckpt "$tmp/vrun/checkpoint.safetensors" --data "$tmp/vimgs" --steps 1 --batch 4 --val-frac 0 \
+  --threads 1 --out "$tmp/vft" > /dev/null 2>&1 || rc=1
+meta_version() { python3 -c 'import json, struct, sys; b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; print(json.loads(b[8:8 + n])["__metadata__"].get("vitmae_version"))' "$1"; }
+t "train and finetune ran ($rc)" '[ $rc -eq 0 ] && [ -n "$ver" ]'
+t "checkpoint metadata vitmae_version is --version's ($ver)" '[ "$(meta_version "$tmp/vrun/checkpoint.safetensors")" = "$ver" ]'
+t "config.json vitmae_version" 'python3 -c "import json, sys; assert json.load(open(sys.argv[1]))[\"vitmae_version\"] == sys.argv[2]" "$tmp/vrun/config.json" "$ver"'
+t "classifier checkpoint vitmae_version" '[ "$(meta_version "$tmp/vft/checkpoint.safetensors")" = "$ver" ]'
+t "info: written by vitmae $ver" '"$VITMAE" info "$tmp/vrun/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
+t "info of a classifier: written by" '"$VITMAE" info "$tmp/vft/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
+t "info --json: vitmae_version" '"$VITMAE" info --json "$tmp/vrun/checkpoint.safetensors" | python3 -c "import json, sys; assert json.load(sys.stdin)[\"vitmae_version\"] == sys.argv[1]" "$ver"'
+t "info of PyTorch's file: written by unknown" \
+  '"$VITMAE" info "$fx/torch_small.safetensors" | grep -qx "  written by   unknown (no vitmae_version: an older vitmae, or another program)"'
+t "info --json of PyTorch's file: vitmae_version null" \
+  '"$VITMAE" info --json "$fx/torch_small.safetensors" | python3 -c "import json, sys; d = json.load(sys.stdin); assert \"vitmae_version\" in d and d[\"vitmae_version\"] is None"'
+python3 - "$tmp/vrun/checkpoint.safetensors" "$tmp/other.safetensors" <<'PY' || fail=1
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+h["__metadata__"]["vitmae_version"] = "other\n1"
+t = json.dumps(h).encode(); t += b" " * (-len(t) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(t)) + t + b[8 + n:])
+PY
+"$VITMAE" info "$tmp/other.safetensors" > "$tmp/other.out"; rc=$?
+t "another vitmae_version: the same data loads, crc32 verified, the value written out on one line" \
+  '[ $rc -eq 0 ] && grep -q "(verified)" "$tmp/other.out" && grep -qx "  written by   vitmae other\\\\n1" "$tmp/other.out" && same_weights "$tmp/other.safetensors" "$tmp/vrun/checkpoint.safetensors"'
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli info ok"
 exit $fail

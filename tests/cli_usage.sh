@@ -184,5 +184,78 @@ t "attention --out --force IMAGE: exit 2, one line, no folder named --force ($rc
 t "data --max-pixels --json: exit 2, the flag named ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: data: flag --max-pixels needs a value (the next argument, --json, is a flag)$" "$tmp/err"'
 
+# The version (docs/interface.md, section 1, "Version"): `vitmae --version` and `vitmae version` print it
+# and the vector paths, exit 0; it was "unknown command". Not a flag of the commands (as git's), and
+# `version` takes no arguments.
+"$VITMAE" --version > "$tmp/ver" 2> "$tmp/err"; rc=$?
+t "--version: exit 0, two lines, nothing on stderr ($rc: $(head -c 300 "$tmp/ver"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/ver")" -eq 2 ] && [ ! -s "$tmp/err" ]'
+t "--version: 'vitmae VERSION' first ($(head -n 1 "$tmp/ver"))" 'head -n 1 "$tmp/ver" | grep -Eq "^vitmae [A-Za-z0-9._+-]+$"'
+t "--version: the paths built in and the one this CPU runs, as bench names it" \
+  'sed -n 2p "$tmp/ver" | grep -Eq "^matrix products: avx512 avx2 portable ref built in, this CPU runs (avx512|avx2|portable); other code built for "'
+VITMAE_GEMM=ref "$VITMAE" --version > "$tmp/ver-ref"
+t "--version: VITMAE_GEMM=ref is the path it names" 'grep -q "this CPU runs ref;" "$tmp/ver-ref"'
+[ -s "$VITMAE_ROOT/build/version.txt" ] && \
+  t "--version: the version make built in (build/version.txt: $(cat "$VITMAE_ROOT/build/version.txt"))" \
+    '[ "$(head -n 1 "$tmp/ver")" = "vitmae $(cat "$VITMAE_ROOT/build/version.txt")" ]'
+"$VITMAE" version > "$tmp/ver2"; rc=$?
+t "version: exit 0, what --version prints" '[ $rc -eq 0 ] && cmp -s "$tmp/ver" "$tmp/ver2"'
+"$VITMAE" version --json > /dev/null 2> "$tmp/err"; rc=$?
+t "version with an argument: exit 2, one line" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: version: takes no arguments" ]'
+"$VITMAE" train --version > /dev/null 2> "$tmp/err"; rc=$?
+t "train --version: an unknown flag of train, exit 2" '[ $rc -eq 2 ] && grep -q "^vitmae: train: unknown flag .--version." "$tmp/err"'
+t "--help names --version" '"$VITMAE" --help | grep -q -- "--version"'
+"$VITMAE" --version > /dev/full 2> "$tmp/err"; rc=$?
+t "--version > /dev/full: exit 1, said" '[ $rc -eq 1 ] && grep -q "^vitmae: version: standard output: " "$tmp/err"'
+
+# The Makefile's version: `git describe --always --dirty` of a git checkout, else its VERSION; a commit or
+# an edit rebuilds core/version.o, and a make with nothing changed rebuilds nothing. Checked on a copy of
+# the sources in a git repository of its own, building that one object.
+ver=$tmp/vercopy
+mkdir -p "$ver/tools" && cp -R "$VITMAE_ROOT/src" "$VITMAE_ROOT/Makefile" "$ver/" && cp "$VITMAE_ROOT/tools/install-deps.sh" "$ver/tools/"
+mkdir -p "$ver/build" && touch "$ver/build/.deps-ok"   # what `make` installs is there: the suite runs on it
+vmake() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$ver" "$@" build/obj/core/version.o > /dev/null 2>&1; }
+built_version() { grep -ao "$1" "$ver/build/obj/core/version.o" | head -n 1; }
+(cd "$ver" && git init -q . && git add -A && git -c user.name=t -c user.email=t@t commit -q -m one) 2>/dev/null
+head=$(git -C "$ver" rev-parse --short HEAD 2>/dev/null)
+if [ -n "$head" ]; then
+  vmake; rc=$?
+  t "make in a git checkout: version.o holds git describe ($head)" '[ $rc -eq 0 ] && [ "$(built_version "$head[a-z-]*")" = "$head" ]'
+  stamp=$(stat -c %Y.%y "$ver/build/obj/core/version.o"); sleep 1; vmake
+  t "make again, nothing changed: version.o not rebuilt" '[ "$(stat -c %Y.%y "$ver/build/obj/core/version.o")" = "$stamp" ]'
+  echo "# an edit" >> "$ver/Makefile"; vmake
+  t "make after an edit of a tracked file: version.o holds $head-dirty" '[ "$(built_version "$head-dirty")" = "$head-dirty" ]'
+  (cd "$ver" && git -c user.name=t -c user.email=t@t commit -q -am two); head2=$(git -C "$ver" rev-parse --short HEAD); vmake
+  t "make after a commit: version.o holds the new commit $head2" '[ "$(built_version "$head2[a-z-]*")" = "$head2" ]'
+  rm -rf "$ver/.git"; vmake VERSION=7.7.7
+  t "make outside git: the Makefile's VERSION (make VERSION=7.7.7)" '[ "$(built_version "7\.7\.7")" = "7.7.7" ]'
+else
+  echo "FAILED: git could not make a repository in $ver (git is needed for the version check)"; fail=1
+fi
+
+# make install / uninstall (README, docs/interface.md section 1, "Install"): the binary to
+# $(DESTDIR)$(PREFIX)/bin, nothing else; -o vitmae installs the binary as built, without rebuilding it.
+stage=$tmp/stage
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -o vitmae -C "$VITMAE_ROOT" install DESTDIR="$stage" PREFIX=/opt/v \
+  > /dev/null 2> "$tmp/err"; rc=$?
+t "make install DESTDIR PREFIX: exit 0, the binary in DESTDIR/PREFIX/bin, executable ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ -x "$stage/opt/v/bin/vitmae" ] && cmp -s "$stage/opt/v/bin/vitmae" "$VITMAE_ROOT/vitmae"'
+t "make install: nothing else installed ($(cd "$stage" && find . -type f | tr "\n" " "))" \
+  '[ "$(cd "$stage" && find . -type f)" = "./opt/v/bin/vitmae" ]'
+# The installed copy reads nothing of the checkout: with the checkout hidden (a mount namespace, as
+# root), from /, it trains, and info reads what it wrote; as a non-root user the checkout stays visible.
+mkdir -p "$stage/imgs/a" "$stage/imgs/b" && cp "$VITMAE_ROOT/tests/fixtures/attn_input.png" "$stage/imgs/a/x.png" &&
+  cp "$VITMAE_ROOT/tests/fixtures/attn_input.png" "$stage/imgs/b/y.png"
+installed_run='cd / && "$0/opt/v/bin/vitmae" train --data "$0/imgs" --img 16 --patch 8 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --steps 2 --batch 2 --val-frac 0 --threads 1 --out "$0/run" > "$0/train.log" 2>&1 && "$0/opt/v/bin/vitmae" info "$0/run/checkpoint.safetensors" > "$0/info.txt" && "$0/opt/v/bin/vitmae" --version > "$0/ver.txt"'
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+  unshare -m sh -c 'mount -t tmpfs none "$1" && [ ! -e "$1/Makefile" ] && sh -c "$2" "$0"' "$stage" "$VITMAE_ROOT" "$installed_run"; rc=$?
+else
+  sh -c "$installed_run" "$stage"; rc=$?
+fi
+t "the installed copy, checkout hidden, from /: trains, info reads it ($rc: $(tail -n 2 "$stage/train.log" 2>/dev/null))" \
+  '[ $rc -eq 0 ] && grep -q "written by   vitmae " "$stage/info.txt" && [ "$(head -n 1 "$stage/ver.txt")" = "$(head -n 1 "$tmp/ver")" ]'
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$VITMAE_ROOT" uninstall DESTDIR="$stage" PREFIX=/opt/v > /dev/null 2>&1; rc=$?
+t "make uninstall: exit 0, the binary gone" '[ $rc -eq 0 ] && [ ! -e "$stage/opt/v/bin/vitmae" ]'
+
 [ $fail -eq 0 ] && echo "cli usage ok"
 exit $fail

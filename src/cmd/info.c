@@ -83,7 +83,18 @@ static void print_train_state(const char *state) {
     cJSON_Delete(ts);
 }
 
-static void print_text(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
+// The program that wrote the file (its "vitmae_version"), through cli_out: the file's text, its control
+// characters written out. Files of vitmae before the version was recorded, and PyTorch's, have none.
+static void print_written_by(const char *version) {
+    if (version) cli_out("  written by   vitmae %s", version);
+    else printf("  written by   unknown (no vitmae_version: an older vitmae, or another program)\n");
+}
+
+static void add_version(cJSON *o, const char *version) {
+    cJSON_AddItemToObject(o, "vitmae_version", version ? cJSON_CreateString(version) : cJSON_CreateNull());
+}
+
+static void print_text(const char *path, const Checkpoint *ck, const char *crc, const char *version, ParamCounts pc) {
     const MaeConfig *c = &ck->cfg;
     char a[40], b[40], t[40];
     cli_out("%s", path);   // its control characters written out, as every name in a report
@@ -103,6 +114,7 @@ static void print_text(const char *path, const Checkpoint *ck, const char *crc, 
     printf("  has decoder  %s\n", ck->has_decoder ? "yes" : "no");
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
+    print_written_by(version);
     print_train_state(ck->train_state);
 }
 
@@ -124,7 +136,7 @@ static int emit_json(const char *path, cJSON *o) {
     return 0;
 }
 
-static int print_json(const char *path, const Checkpoint *ck, const char *crc, ParamCounts pc) {
+static int print_json(const char *path, const Checkpoint *ck, const char *crc, const char *version, ParamCounts pc) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "file", path);
     add_config(o, &ck->cfg);
@@ -133,6 +145,7 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, P
     cJSON_AddNumberToObject(o, "decoder_params", (double)pc.decoder);
     cJSON_AddBoolToObject(o, "has_decoder", ck->has_decoder);
     cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
+    add_version(o, version);
     cJSON *ts = ck->train_state ? cJSON_Parse(ck->train_state) : NULL;
     if (ck->train_state && !ts) ts = cJSON_CreateString(ck->train_state);
     cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
@@ -140,7 +153,7 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, P
 }
 
 // A fine-tuned classifier (vitmae finetune): encoder shape, classes, parameter counts, train state.
-static int print_classifier(const char *path, const ClfCheckpoint *cc, const char *crc, int json) {
+static int print_classifier(const char *path, const ClfCheckpoint *cc, const char *crc, const char *version, int json) {
     const MaeConfig *c = &cc->cfg.enc;
     size_t total = clf_num_params(&cc->cfg), head = (size_t)(cc->cfg.num_classes + 2) * c->embed_dim + cc->cfg.num_classes;
     if (json) {
@@ -157,6 +170,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         cJSON_AddNumberToObject(o, "head_params", (double)head);
         cJSON_AddBoolToObject(o, "has_decoder", 0);
         cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
+        add_version(o, version);
         cJSON *ts = cc->train_state ? cJSON_Parse(cc->train_state) : NULL;
         cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
         return emit_json(path, o);
@@ -186,6 +200,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     printf("  has decoder  no\n");
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
+    print_written_by(version);
     print_train_state(cc->train_state);
     return 0;
 }
@@ -210,7 +225,7 @@ int cmd_info(int argc, char **argv) {
         ClfCheckpoint cc;
         int rc = clf_ckpt_from_st(f, 0, &cc, err, sizeof err);
         if (rc) cli_error(NULL, "%s", err);
-        else rc = print_classifier(path, &cc, st_meta(f, "crc32"), json);
+        else rc = print_classifier(path, &cc, st_meta(f, "crc32"), st_meta(f, "vitmae_version"), json);
         clf_ckpt_free(&cc);
         st_close(f);
         return rc ? 1 : 0;
@@ -222,10 +237,10 @@ int cmd_info(int argc, char **argv) {
         return 1;
     }
     ParamCounts pc = count_params(&ck);
-    const char *crc = st_meta(f, "crc32");
+    const char *crc = st_meta(f, "crc32"), *version = st_meta(f, "vitmae_version");
     int rc;
-    if (json) rc = print_json(path, &ck, crc, pc);
-    else { print_text(path, &ck, crc, pc); rc = 0; }
+    if (json) rc = print_json(path, &ck, crc, version, pc);
+    else { print_text(path, &ck, crc, version, pc); rc = 0; }
     ckpt_free(&ck);
     st_close(f);
     return rc;

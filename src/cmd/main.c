@@ -9,8 +9,10 @@
 #include "cmd/commands.h"
 #include "cmd/cli.h"
 #include "core/encoder.h"
+#include "core/version.h"
 #include "dist/dist.h"
 #include "kernels/cpu.h"
+#include "kernels/gemm.h"
 
 typedef struct { const char *name; int (*run)(int, char **); const char *what; } Command;
 
@@ -34,6 +36,31 @@ static void usage(FILE *out) {
     fprintf(out, "usage: vitmae COMMAND [flags]   (vitmae COMMAND --help for its flags)\n\ncommands:\n");
     for (const Command *c = commands; c->name; c++)
         fprintf(out, "  %-12s %s\n", c->name, c->what);
+    fprintf(out, "\nvitmae --version (or vitmae version): the version and the vector paths this CPU runs\n");
+}
+
+// The vectors the compiler was allowed for the code outside the matrix products (ARCH in the Makefile:
+// -march=native by default): a binary built for AVX-512 stops with SIGILL on a CPU without it.
+static const char *compiled_for(void) {
+#if defined(__AVX512F__)
+    return "AVX-512";
+#elif defined(__AVX2__)
+    return "AVX2";
+#elif defined(__x86_64__)
+    return "x86-64 (SSE2)";
+#else
+    return "this architecture's base";
+#endif
+}
+
+// `vitmae --version`, `vitmae version`: the version (core/version.h), then the matrix-product paths every
+// build holds (the vector ones run only on a CPU that has them) and the one this CPU runs, as bench names
+// it (VITMAE_GEMM may pick another).
+static int print_version(void) {
+    printf("vitmae %s\n", vitmae_version());
+    printf("matrix products: avx512 avx2 portable ref built in, this CPU runs %s; other code built for %s\n",
+           gemm_kernel_name(), compiled_for());
+    return 0;
 }
 
 // libgomp's threads spin for a long time at every barrier before they sleep (GOMP_SPINCOUNT
@@ -93,6 +120,15 @@ int main(int argc, char **argv) {
         if (argc < 2 && dist_rank() == 0) usage(stderr);
         else if (argc >= 2) usage(stdout);
         int rc = cli_stdout_done(NULL, argc < 2 ? 2 : 0);
+        dist_finalize();
+        return rc;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        int rc;
+        if (argc > 2) {   // like --help: a top-level request, not a command's flag (docs/interface.md, section 1)
+            if (dist_rank() == 0) fprintf(stderr, "vitmae: %s: takes no arguments\n", argv[1]);
+            rc = 2;
+        } else rc = cli_stdout_done("version", print_version());
         dist_finalize();
         return rc;
     }

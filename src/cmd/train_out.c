@@ -12,6 +12,7 @@
 #include "cmd/runfolder.h"
 #include "cmd/train_state.h"
 #include "core/masking.h"
+#include "core/version.h"
 #include "infer/recon.h"
 #include "io/files.h"
 #include "io/json.h"
@@ -34,6 +35,7 @@ int train_out_config(Train *t, char *err, size_t errlen) {
     char *model_json = mae_config_to_json(&t->cfg);
     char *state = run_state_to_json(&t->rs);
     cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "vitmae_version", vitmae_version());   // the program that wrote the run
     cJSON_AddItemToObject(o, "model", cJSON_Parse(model_json ? model_json : "{}"));
     cJSON_AddItemToObject(o, "train", cJSON_Parse(state ? state : "{}"));
     cJSON_AddNumberToObject(o, "train_images", t->ntrain);

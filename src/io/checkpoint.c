@@ -3,6 +3,7 @@
 // resumable files the train_state JSON and the AdamW moments.
 #include "io/checkpoint.h"
 #include <cjson/cJSON.h>
+#include "core/version.h"
 #include "kernels/cpu.h"
 #include <math.h>
 #include <stdio.h>
@@ -53,13 +54,15 @@ int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const
             st[n + i] = st_of(&tab[i], names[i], exp_avg);
             st[2 * n + i] = st_of(&tab[i], names[n + i], exp_avg_sq);
         }
-    const char *keys[3] = {"format", "config", "train_state"};
-    const char *vals[3] = {"vitmae", cfg_json, train_state};
+    // vitmae_version: the program that wrote the file (docs/interface.md, section 4); header only, so the
+    // tensors' bytes are the same whoever wrote them.
+    const char *keys[4] = {"format", "vitmae_version", "config", "train_state"};
+    const char *vals[4] = {"vitmae", vitmae_version(), cfg_json, train_state};
     if (ckpt_check_finite(tab, n, params, train_state ? exp_avg : NULL, train_state ? exp_avg_sq : NULL, why,
                           sizeof why))
         snprintf(err, errlen, "%s: not written: %s (the model diverged)", path, why);
     else
-        rc = st_write(path, st, nt, keys, vals, train_state ? 3 : 2, err, errlen);
+        rc = st_write(path, st, nt, keys, vals, train_state ? 4 : 3, err, errlen);
 out:
     free(cfg_json); free(names); free(st); free(tab);
     return rc;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/version.h"
 #include "io/classifier_ckpt.h"
 #include "io/json.h"
 #include "kernels/cpu.h"
@@ -48,13 +49,13 @@ int clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *cl
             s->data = base + tab[i].offset;
         }
     }
-    const char *keys[4] = {"format", "config", "classifier", "train_state"};
-    const char *vals[4] = {"vitmae", cfg_json, clf_json, train_state};
+    const char *keys[5] = {"format", "vitmae_version", "config", "classifier", "train_state"};
+    const char *vals[5] = {"vitmae", vitmae_version(), cfg_json, clf_json, train_state};
     if (ckpt_check_finite(tab, n, params, train_state ? exp_avg : NULL, train_state ? exp_avg_sq : NULL, why,
                           sizeof why))
         snprintf(err, errlen, "%s: not written: %s (the model diverged)", path, why);
     else
-        rc = st_write(path, st, nt, keys, vals, train_state ? 4 : 3, err, errlen);
+        rc = st_write(path, st, nt, keys, vals, train_state ? 5 : 4, err, errlen);
 out:
     free(tab); free(st); free(names); free(cfg_json); free(clf_json);
     return rc;
