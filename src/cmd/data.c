@@ -121,7 +121,7 @@ int cmd_data(int argc, char **argv) {
 
     const char *dir = pos[0];
     Dataset ds;
-    char err[256];
+    char err[512];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("data", "%s", err); return 1; }
     DatasetOptions opt = {.max_pixels = max_pixels};
     if (dataset_scan(dir, &opt, &ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }

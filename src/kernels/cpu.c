@@ -335,8 +335,20 @@ int cpu_start_threads(int threads, char *err, size_t errlen) {
         free(t);
         pthread_attr_destroy(&attr);
         if (rc) {
-            snprintf(err, errlen, "cannot start %d threads: %s (a limit on processes, ulimit -u, or no memory for "
-                     "their stacks; fewer --threads need less)", n, strerror(rc));
+            // The variables that set the count or the stack size, when the environment did: a user who gave
+            // no --threads, or forgot an OMP_STACKSIZE in the shell, is told what to change.
+            const char *count = getenv("OMP_NUM_THREADS"), *stack_var = NULL;
+            if (stack) stack_var = gomp_stacksize("OMP_STACKSIZE") ? "OMP_STACKSIZE" : "GOMP_STACKSIZE";
+            char from[100] = "", size[100] = "";
+            if (threads <= 0 && count && *count)
+                snprintf(from, sizeof from, "OMP_NUM_THREADS=%.24s asks for them, --threads T overrides it; ", count);
+            if (stack_var) snprintf(size, sizeof size, "a stack of %s=%.24s each; ", stack_var, getenv(stack_var));
+            if (from[0] || size[0])
+                snprintf(err, errlen, "cannot start %d threads: %s (%s%sor a limit on processes, ulimit -u)", n,
+                         strerror(rc), from, size);
+            else
+                snprintf(err, errlen, "cannot start %d threads: %s (a limit on processes, ulimit -u, or no memory for "
+                         "their stacks; fewer --threads need less)", n, strerror(rc));
             return -1;
         }
     }
