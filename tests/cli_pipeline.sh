@@ -56,6 +56,16 @@ t "store files that are FIFOs: rewritten as files" '[ -z "$(find "$dir/fifostore
 (unset HOME XDG_CACHE_HOME; run nohome --threads 2 --cache-mb 0); rc=$?
 t "--store auto, neither XDG_CACHE_HOME nor HOME: exit 0, one warning line ($rc: $(grep -c "store" "$dir/nohome.err"))" \
   '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: --store auto: neither XDG_CACHE_HOME nor HOME is set; going on without a store" "$dir/nohome.err")" -eq 1 ]'
+# A relative XDG_CACHE_HOME (or HOME) made the store in the working directory (`XDG_CACHE_HOME=cache`:
+# ./cache/vitmae/work, a new store wherever a run starts); the XDG spec says such a value is ignored:
+# HOME's .cache then, and with HOME relative too, no store, one line.
+mkdir -p "$dir/cwd" "$dir/home"
+(cd "$dir/cwd" && XDG_CACHE_HOME=relcache HOME="$dir/home" run relxdg --threads 2 --cache-mb 0); rc=$?
+t "--store auto, XDG_CACHE_HOME relative: the store in HOME/.cache, nothing in the working directory ($rc: $(ls "$dir/cwd" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -d "$dir/home/.cache/vitmae/work" ] && [ -z "$(ls -A "$dir/cwd")" ]'
+(cd "$dir/cwd" && XDG_CACHE_HOME=relcache HOME=relhome run relboth --threads 2 --cache-mb 0); rc=$?
+t "--store auto, both relative: no store, one line, nothing in the working directory ($rc: $(ls "$dir/cwd" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: --store auto: neither XDG_CACHE_HOME nor HOME is an absolute path; going on without a store" "$dir/relboth.err")" -eq 1 ] && [ -z "$(ls -A "$dir/cwd")" ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/relboth/checkpoint.safetensors"'
 # A store folder is made 0777 less the umask, as every folder vitmae makes (it was 0755: a group's
 # store under umask 002 did not take the group's files).
 (umask 002; run umask002 --threads 2 --cache-mb 0 --store "$dir/gstore/work"); rc=$?

@@ -329,12 +329,15 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
     if (!strcmp(store, "auto")) {
         size_t need = dataset_working_bytes(ds, idx, n);
         if (need <= (size_t)cache_mb * 1024 * 1024) return 0;
+        // Absolute paths only, as the XDG base directory spec asks: a relative XDG_CACHE_HOME (or HOME) would
+        // put the store in whatever folder the run started in, a new one each time.
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-        if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
-        else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
+        if (xdg && *xdg == '/') snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
+        else if (home && *home == '/') snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
         else {   // no folder to use: said, as when the folder cannot be made (docs/data.md)
-            cli_message("--store auto: neither XDG_CACHE_HOME nor HOME is set; going on without a store (each epoch "
-                        "decodes its images again; --store DIR chooses a folder)");
+            cli_message("--store auto: neither XDG_CACHE_HOME nor HOME is %s; going on without a store (each epoch "
+                        "decodes its images again; --store DIR chooses a folder)",
+                        (xdg && *xdg) || (home && *home) ? "an absolute path" : "set");
             return 0;
         }
         cli_clean_path(dir);   // HOME=/ or a trailing '/': "/.cache/...", not "//.cache/..."
