@@ -216,5 +216,23 @@ t "a hard stack limit of 64 KB: exit 1, one line ($rc: $(tr "\n" "|" < "$dir/s.e
 t "trailing '/', '//' and '.' in --out and --data: exit 0, clean names ($rc: $(grep -e '//' -e '/\./' "$dir/slash.log" | head -n 1))" \
   '[ $rc -eq 0 ] && grep -q "checkpoint $dir/slash/run/checkpoint.safetensors$" "$dir/slash.log" && grep -q "from $dir/data;" "$dir/slash.log" && ! grep -q -e "//" -e "/\./" "$dir/slash.log"'
 
+# On a terminal (a pty from `script`) the progress bar fits the terminal's width: it was about 80
+# characters (85 for a long run) whatever the width, so on a narrower terminal (or an 80-column one)
+# each redraw wrapped, and \r went back to the wrapped part only, leaving a line per step. Every
+# \r-separated piece is now at most COLUMNS - 1 wide (the bar narrowed, then left out, then the text cut).
+if command -v script > /dev/null 2>&1; then
+  for cols in 40 12; do
+    script -q -c "stty cols $cols; '$VITMAE' train $small --steps 4 --log-every 1 --eval-every 4 --threads 1 --out '$dir/tty$cols'" \
+      /dev/null < /dev/null > "$dir/tty$cols.txt" 2>&1; rc=$?
+    widest=$(tr '\r' '\n' < "$dir/tty$cols.txt" | grep -a "^\[[#.]*\] [0-9]*/4 \|^[0-9]/4 \|^[0-9]/4$" | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }')
+    drawn=$(tr '\r' '\n' < "$dir/tty$cols.txt" | grep -ac "^\[[#.]*\] [0-9]*/4 \|^[0-9]/4")
+    t "progress bar on a terminal $cols wide: at most $((cols - 1)) characters (widest $widest, $drawn drawn, rc $rc)" \
+      '[ $rc -eq 0 ] && [ "$drawn" -ge 4 ] && [ "$widest" -le $((cols - 1)) ]'
+  done
+  t "... 40 wide: a narrower bar, the step, loss and ETA whole" 'tr "\r" "\n" < "$dir/tty40.txt" | grep -aq "^\[[#.]*\] 4/4 loss [0-9.]* ETA [0-9]*s *$"'
+else
+  echo "FAILED: script (util-linux, Debian's bsdutils) not found: the terminal checks need it"; fail=1
+fi
+
 [ $fail -eq 0 ] && echo "cli train ok"
 exit $fail

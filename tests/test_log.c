@@ -1,4 +1,6 @@
 // metrics.csv: header, row format, empty fields for NaN, truncation of rows past a resumed step.
+#include <fcntl.h>
+#include <unistd.h>
 #include "check.h"
 #include "cmd/log.h"
 
@@ -118,5 +120,32 @@ int main(void) {
     p.t_start = 0.0;
     progress_eta(&p, 41, 5.0);
     CHECK_CLOSE(progress_eta(&p, 51, 6.0), 0.1 * 49, 1e-9, 0, "resumed ETA");
+
+    // The terminal progress line fits cols - 1 (a wider one wrapped, and each \r redraw left a line):
+    // a long run on 80 columns was 85 characters.
+    char line[512];
+    int len = progress_line(line, sizeof line, 80, 999999, 1000000, 0.1234, 1.5e-4, 1234, "27h46m");
+    CHECK(len == (int)strlen(line) && len <= 79 && line[0] == '[', "80 columns, a long run: %d: %s", len, line);
+    CHECK(strstr(line, "999999/1000000 loss 0.1234 lr 1.50e-04 1234 img/s ETA 27h46m") != NULL, "whole text: %s", line);
+    len = progress_line(line, sizeof line, 200, 5, 10, 0.5, 1e-3, 10, "1s");
+    CHECK(len <= 199 && !strncmp(line, "[############............] 5/10 ", 32), "wide: the 24-wide bar: %s", line);
+    len = progress_line(line, sizeof line, 40, 5, 10, 0.5, 1e-3, 10, "1s");
+    CHECK(len <= 39 && line[0] == '[' && strstr(line, "] 5/10 loss 0.5000 ETA 1s"), "40 columns: short text: %s", line);
+    for (int cols = 0; cols <= 90; cols++) {
+        len = progress_line(line, sizeof line, cols, 999999, 1000000, 0.1234, 1.5e-4, 1234, "27h46m");
+        CHECK(len == (int)strlen(line) && len <= (cols > 0 ? cols - 1 : 0), "%d columns: %d", cols, len);
+    }
+    CHECK(progress_line(line, 8, 80, 5, 10, 0.5, 1e-3, 10, "1s") <= 7, "a small buffer");
+    // The width: the terminal's, else COLUMNS when a whole number 1..10000, else 80.
+    int fd = open("/dev/null", O_WRONLY);
+    const char *cases[][2] = {{"50", "50"}, {"", "80"}, {"junk", "80"}, {"0", "80"}, {"-5", "80"}, {"99999999999", "80"},
+                              {"12x", "80"}, {" 30", "80"}, {"10000", "10000"}, {"10001", "80"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv("COLUMNS", cases[i][0], 1);
+        CHECK(terminal_columns(fd) == atoi(cases[i][1]), "COLUMNS='%s': %d", cases[i][0], terminal_columns(fd));
+    }
+    unsetenv("COLUMNS");
+    CHECK(terminal_columns(fd) == 80, "no COLUMNS, not a terminal: 80");
+    close(fd);
     return check_done();
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "io/files.h"
@@ -184,6 +185,51 @@ double progress_eta(Progress *p, long step, double now) {
          : done > 0 ? (now - p->t_start) / done * (p->total - step) : NAN;
 }
 
+enum { TERMINAL_MAX_COLUMNS = 10000 };
+
+int terminal_columns(int fd) {
+    struct winsize ws;
+    if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col < TERMINAL_MAX_COLUMNS ? ws.ws_col : TERMINAL_MAX_COLUMNS;
+    const char *c = getenv("COLUMNS");
+    char *end = NULL;
+    long v = c && *c >= '0' && *c <= '9' ? strtol(c, &end, 10) : 0;
+    return end && !*end && v >= 1 && v <= TERMINAL_MAX_COLUMNS ? (int)v : 80;
+}
+
+int progress_line(char *buf, size_t n, int cols, long step, long total, double loss, double lr, double imgs_per_s,
+                  const char *eta) {
+    if (n == 0) return 0;
+    // The whole text, then a short one (step, loss, ETA) for narrow terminals.
+    char text[2][200];
+    int tl[2];
+    tl[0] = snprintf(text[0], sizeof text[0], "%ld/%ld loss %.4f lr %.2e %.0f img/s ETA %s", step, total, loss, lr,
+                     imgs_per_s, eta);
+    tl[1] = snprintf(text[1], sizeof text[1], "%ld/%ld loss %.4f ETA %s", step, total, loss, eta);
+    for (int i = 0; i < 2; i++) tl[i] = tl[i] < 0 ? 0 : tl[i] >= (int)sizeof text[i] ? (int)sizeof text[i] - 1 : tl[i];
+    int room = cols - 1;                          // never the last column
+    if (room > (int)n - 1) room = (int)n - 1;
+    if (room < 0) room = 0;
+    for (int i = 0; i < 2; i++) {
+        int width = room - tl[i] - 3;             // "[" bar "] " text
+        if (width > 24) width = 24;
+        if (width < 5) continue;                  // no room for a bar worth the name
+        int fill = total > 0 ? (int)((double)step / total * width) : 0;
+        int k = 0;
+        buf[k++] = '[';
+        for (int b = 0; b < width; b++) buf[k++] = b < fill ? '#' : '.';
+        buf[k++] = ']';
+        buf[k++] = ' ';
+        memcpy(buf + k, text[i], (size_t)tl[i]);
+        k += tl[i];
+        buf[k] = 0;
+        return k;
+    }
+    int i = tl[0] <= room ? 0 : 1, k = tl[i] < room ? tl[i] : room;   // the text alone, cut to fit
+    memcpy(buf, text[i], (size_t)k);
+    buf[k] = 0;
+    return k;
+}
+
 void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
     double now = now_seconds(), elapsed = now - p->t_start;
     double eta = progress_eta(p, step, now);
@@ -191,14 +237,16 @@ void progress_update(Progress *p, FILE *out, long step, double loss, double lr, 
     format_duration(eta, eta_s, sizeof eta_s);
     format_duration(elapsed, el_s, sizeof el_s);
     if (p->tty) {
-        int width = 24, fill = p->total > 0 ? (int)((double)step / p->total * width) : 0;
-        char bar[32];
-        for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
-        bar[width] = 0;
-        fprintf(out, "\r[%s] %ld/%ld loss %.4f lr %.2e %.0f img/s ETA %s   ", bar, step, p->total,
-                loss, lr, imgs_per_s, eta_s);
+        // Fitted to the terminal's width, read at each draw (it may be resized): a line wider than the
+        // terminal wraps, and each \r then returns to the wrapped part, leaving a line per step.
+        char line[TERMINAL_MAX_COLUMNS + 1];
+        int len = progress_line(line, sizeof line, terminal_columns(fileno(out)), step, p->total, loss, lr,
+                                imgs_per_s, eta_s);
+        int blank = p->drawn && p->drawn_len > len ? p->drawn_len - len : 0;   // what the last line leaves
+        fprintf(out, "\r%s%*s", line, blank, "");
         fflush(out);
         p->drawn = 1;
+        p->drawn_len = len;
     } else if (step % p->log_every == 0 || step == p->total) {
         fprintf(out, "step %ld/%ld loss %.4f lr %.3e %.1f img/s elapsed %s ETA %s\n", step, p->total,
                 loss, lr, imgs_per_s, el_s, eta_s);
@@ -207,7 +255,7 @@ void progress_update(Progress *p, FILE *out, long step, double loss, double lr, 
 }
 
 void progress_message(Progress *p, FILE *out, const char *fmt, ...) {
-    if (p->tty && p->drawn) { fputc('\n', out); p->drawn = 0; }
+    if (p->tty && p->drawn) { fputc('\n', out); p->drawn = 0; p->drawn_len = 0; }
     va_list ap;
     va_start(ap, fmt);
     vfprintf(out, fmt, ap);
@@ -217,6 +265,6 @@ void progress_message(Progress *p, FILE *out, const char *fmt, ...) {
 }
 
 void progress_end(Progress *p, FILE *out) {
-    if (p->tty && p->drawn) { fputc('\n', out); p->drawn = 0; }
+    if (p->tty && p->drawn) { fputc('\n', out); p->drawn = 0; p->drawn_len = 0; }
     fflush(out);
 }

@@ -43,6 +43,7 @@ typedef struct {
     double t_first;     // when the first step after t_start finished (0: not yet)
     long step_first;    // its step
     int drawn;
+    int drawn_len;      // characters of the line last drawn (the next one blanks what it leaves)
 } Progress;
 
 double now_seconds(void);   // monotonic clock
@@ -55,6 +56,16 @@ void progress_update(Progress *p, FILE *out, long step, double loss, double lr, 
 // steps after the first one once there are any, else the first step's; NaN before any step.
 // Records the first step's time on its first call after progress_init/progress_restart.
 double progress_eta(Progress *p, long step, double now);
+// The terminal's width on fd: the terminal's own (TIOCGWINSZ), else COLUMNS when it is a whole number
+// from 1 to 10000, else 80.
+int terminal_columns(int fd);
+// The progress bar's line for a terminal `cols` wide, in at most cols - 1 characters (a line that
+// reached the last column would wrap on some terminals, and each redraw with \r would then leave a
+// line behind): "[####....] step/total loss L lr LR N img/s ETA T", the bar narrowed (24 at most) or left
+// out to fit, the lr and img/s left out before it, and the text cut when even that is too long. Returns
+// its length.
+int progress_line(char *buf, size_t n, int cols, long step, long total, double loss, double lr, double imgs_per_s,
+                  const char *eta);
 void progress_message(Progress *p, FILE *out, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void progress_end(Progress *p, FILE *out);
 // "1h02m", "3m05s", "12s"
