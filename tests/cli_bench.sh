@@ -128,6 +128,14 @@ t "bench --parallel groups --profile: worker 0's kernels" '[ $rc -eq 0 ] && echo
 out=$("$VITMAE" bench --steps 1 --warmup 0 --threads 2 --json); rc=$?
 t "bench tiny32, 2 threads as workers: each takes its 2 groups at once" '[ $rc -eq 0 ] && echo "$out" | grep -q "\"workers\": 2" && echo "$out" | grep -q "\"at_once\": 2"'
 # Each block's forward in passes (core/encoder.h): these images are a few rows, so one pass; with
+# VITMAE_GROUPS_AT_ONCE=M (docs/interface.md) is a whole number read in full; anything else leaves the
+# rule (4 groups at once here), as for the other variables: "2x" was taken as 2, "1e3" as 1.
+for v in 2 2x 1e3 " 2" junk -1 99999999999999999999; do
+  want=4; [ "$v" = 2 ] && want=2
+  out=$(VITMAE_GROUPS_AT_ONCE="$v" "$VITMAE" bench --img 8 --patch 4 --batch 8 --steps 1 --warmup 0 --threads 1); rc=$?
+  t "VITMAE_GROUPS_AT_ONCE='$v': $want at once ($rc: $(echo "$out" | grep -o "([0-9]* at once)"))" \
+    '[ $rc -eq 0 ] && echo "$out" | grep -q "4 gradient groups of 2 images, 4 per process ($want at once)"'
+done
 # VITMAE_FORWARD_IMAGES=2 (docs/interface.md) two images a pass, on a worker and on a team alike.
 out=$("$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 1); rc=$?
 t "bench: the block forward in one pass of a few rows" '[ $rc -eq 0 ] && echo "$out" | grep -q "block forward in passes of 4 (encoder) and 4 (decoder) of the 4 images at once"'
