@@ -73,6 +73,8 @@ static int print_version(void) {
 // as it loads, pinning this thread to the first place, and the process run again would inherit that
 // one CPU as all it may use: every thread on one core, half the speed at 2 threads (docs/design.md,
 // "OpenMP threads on shared cores").
+#define REEXEC_STDERR "VITMAE_REEXEC_STDERR"
+
 static void short_omp_spin(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
     if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY")) return;
@@ -83,7 +85,33 @@ static void short_omp_spin(char **argv) {
     if (n <= 0 || n >= (ssize_t)sizeof self - 1) return;
     self[n] = 0;
     if (setenv("GOMP_SPINCOUNT", "1000", 1)) return;
-    execv(self, argv);   // returns only on failure: go on with the defaults
+    // libgomp's lines about variables it cannot read (`libgomp: Invalid value for environment variable
+    // OMP_NUM_THREADS`) were said once, as this process loaded; the run again would say each twice. So it
+    // starts with stderr on /dev/null, and stderr_back, first thing in main, takes the real one back from
+    // the descriptor named in REEXEC_STDERR with this process id (exec keeps it; a value inherited from
+    // another process names another id and is dropped).
+    int saved = fcntl(2, F_DUPFD, 10), null = saved >= 0 ? open("/dev/null", O_WRONLY) : -1;
+    char mark[64];
+    snprintf(mark, sizeof mark, "%ld:%d", (long)getpid(), saved);
+    int quiet = null >= 0 && !setenv(REEXEC_STDERR, mark, 1) && dup2(null, 2) == 2;
+    if (null >= 0) close(null);
+    execv(self, argv);   // returns only on failure: go on with the defaults, stderr as it was
+    if (quiet) dup2(saved, 2);
+    if (saved >= 0) close(saved);
+    unsetenv(REEXEC_STDERR);
+}
+
+// The stderr that short_omp_spin set aside for the run again (see there).
+static void stderr_back(void) {
+    const char *mark = getenv(REEXEC_STDERR);
+    if (!mark) return;
+    long pid = 0;
+    int fd = -1;
+    if (sscanf(mark, "%ld:%d", &pid, &fd) == 2 && pid == (long)getpid() && fd > 2 && fcntl(fd, F_GETFD) >= 0) {
+        dup2(fd, 2);
+        close(fd);
+    }
+    unsetenv(REEXEC_STDERR);
 }
 
 // A standard stream closed by the caller (`2>&-`, `>&-`) would give its number to the next file we
@@ -99,6 +127,7 @@ static void std_streams_open(void) {
 }
 
 int main(int argc, char **argv) {
+    stderr_back();
     std_streams_open();
     // Past a file-size limit (ulimit -f) a write then fails with EFBIG, which every writer reports in
     // one line and cleans up after, instead of the signal killing the process mid-file
