@@ -28,6 +28,10 @@ t "-np 2 exits 0" '[ $rc -eq 0 ]'
 t "-np 2: bitwise equal weights, moments and losses" 'same_run "$dir/ref" "$dir/n2"'
 t "-np 2: nothing on stderr" '[ ! -s "$dir/n2.err" ]'
 t "-np 2: one progress report (rank 0)" '[ "$(grep -c "^done:" "$dir/n2.log")" -eq 1 ]'
+# mpirun hands each rank a terminal of its own (a pty it copies to its stdout): the rank took it for the
+# user's and drew \r progress bars into the log file; its output is a file here, so plain lines.
+t "-np 2 > file: plain progress lines, no carriage-return bars (docs/interface.md, section 5; lines with one: $(grep -c "$(printf '\r')" "$dir/n2.log"))" \
+  '! grep -q "$(printf "\r")" "$dir/n2.log" && [ "$(grep -c "^step [1-6]/6 loss " "$dir/n2.log")" -eq 6 ]'
 mpi -np 4 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n4" > "$dir/n4.log" 2>&1; rc=$?
 t "-np 4 exits 0" '[ $rc -eq 0 ]'
 t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'

@@ -2,10 +2,11 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "cmd/count_progress.h"
+#include "cmd/log.h"
 
 void count_progress_init(CountProgress *p, const char *label) {
     p->label = label;
-    p->tty = isatty(2);
+    p->tty = progress_on_terminal(2);
     p->last_tenth = 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include "io/files.h"
@@ -162,9 +163,16 @@ void history_free(History *h) {
     memset(h, 0, sizeof *h);
 }
 
+int progress_on_terminal(int fd) {
+    // tcgetsid succeeds only on the calling process's controlling terminal. mpirun gives each rank a
+    // terminal of its own (a pty whose output it copies to its stdout, a log file as often as not), which
+    // isatty alone takes for the user's: `mpirun ... > log` filled the log with \r bars.
+    return isatty(fd) && tcgetsid(fd) != (pid_t)-1;
+}
+
 void progress_init(Progress *p, FILE *out, long step_start, long total, long log_every) {
     memset(p, 0, sizeof *p);
-    p->tty = isatty(fileno(out));
+    p->tty = progress_on_terminal(fileno(out));
     p->total = total;
     p->log_every = log_every > 0 ? log_every : 1;
     p->t_start = now_seconds();

@@ -56,6 +56,9 @@ void progress_update(Progress *p, FILE *out, long step, double loss, double lr, 
 // steps after the first one once there are any, else the first step's; NaN before any step.
 // Records the first step's time on its first call after progress_init/progress_restart.
 double progress_eta(Progress *p, long step, double now);
+// 1 when fd is the user's terminal: a terminal that is this process's controlling one. Progress is
+// redrawn with \r only there (train, finetune; embed's and probe's counts on stderr).
+int progress_on_terminal(int fd);
 // The terminal's width on fd: the terminal's own (TIOCGWINSZ), else COLUMNS when it is a whole number
 // from 1 to 10000, else 80.
 int terminal_columns(int fd);
