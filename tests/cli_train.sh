@@ -230,6 +230,17 @@ if command -v script > /dev/null 2>&1; then
       '[ $rc -eq 0 ] && [ "$drawn" -ge 4 ] && [ "$widest" -le $((cols - 1)) ]'
   done
   t "... 40 wide: a narrower bar, the step, loss and ETA whole" 'tr "\r" "\n" < "$dir/tty40.txt" | grep -aq "^\[[#.]*\] 4/4 loss [0-9.]* ETA [0-9]*s *$"'
+  # A message while the bar is drawn (a file found broken mid-run, on stderr, the same terminal) went
+  # on the bar's line, "... ETA 0svitmae: skipped ..."; the bar's line is now ended first. Every 6th
+  # image broken past its header (found as its batch is made), the pixel statistics not measured (they
+  # would find them all before the first step).
+  "$VITMAE_TOOLS/synth" "$dir/brk" --count 96 --size 16 --seed 5 > /dev/null
+  for f in $(ls "$dir"/brk/*/*.png | awk 'NR % 6 == 0'); do head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"; done
+  script -q -c "stty cols 100; '$VITMAE' train --data '$dir/brk' --img 16 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 8 --steps 12 --val-frac 0 --pixel-norm imagenet --threads 1 --out '$dir/ttybrk'" \
+    /dev/null < /dev/null > "$dir/ttybrk.txt" 2>&1; rc=$?
+  skips=$(grep -ac "vitmae: skipped" "$dir/ttybrk.txt"); glued=$(tr -d '\r' < "$dir/ttybrk.txt" | grep -a "vitmae: skipped" | grep -avc "^vitmae: skipped")
+  t "a message while the bar is drawn starts a line of its own ($skips skipped lines, $glued after a bar, rc $rc)" \
+    '[ $rc -eq 0 ] && [ "$skips" -ge 3 ] && [ "$glued" -eq 0 ]'
 else
   echo "FAILED: script (util-linux, Debian's bsdutils) not found: the terminal checks need it"; fail=1
 fi

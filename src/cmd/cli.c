@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cmd/log.h"
 #include "dist/dist.h"
 #include "io/files.h"
 
@@ -52,6 +53,7 @@ static void put_line(FILE *f, const char *prefix, const char *line) {
     }
     out[n++] = '\n';
     out[n] = 0;
+    progress_break_line(f);   // a line of its own, not after a progress bar on the terminal
     fputs(out, f);
     if (out != stack) free(out);
 }

@@ -16,6 +16,7 @@ void count_progress(void *ctx, long done, long total) {
     if (p->tty) {
         fprintf(stderr, "\r%s: %ld/%ld images", p->label, done, total);
         if (done == total) fputc('\n', stderr);
+        progress_set_open(done == total ? NULL : stderr);   // a message meanwhile starts a line of its own
     } else {
         int tenth = (int)(done * 10 / total);
         if (tenth > p->last_tenth) {
