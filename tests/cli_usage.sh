@@ -257,5 +257,26 @@ t "the installed copy, checkout hidden, from /: trains, info reads it ($rc: $(ta
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$VITMAE_ROOT" uninstall DESTDIR="$stage" PREFIX=/opt/v > /dev/null 2>&1; rc=$?
 t "make uninstall: exit 0, the binary gone" '[ $rc -eq 0 ] && [ ! -e "$stage/opt/v/bin/vitmae" ]'
 
+# A locale with a decimal comma (LC_ALL=de_DE.UTF-8) changes nothing: vitmae never calls setlocale, so
+# flags read `--lr 0.001` and every number is written with a point (a library or a change that set the
+# locale from the environment would write "0,001" into metrics.csv and JSON, and read --lr as 0). The
+# locale is made here from Debian's locale sources (the locales package), in the test's folder.
+if command -v localedef > /dev/null 2>&1 && mkdir -p "$tmp/loc" && localedef -i de_DE -f UTF-8 "$tmp/loc/de_DE.UTF-8" > /dev/null 2>&1; then
+  mkdir -p "$tmp/lc/a" "$tmp/lc/b"
+  cp "$VITMAE_ROOT/tests/fixtures/attn_input.png" "$tmp/lc/a/x.png"; cp "$VITMAE_ROOT/tests/fixtures/attn_input.png" "$tmp/lc/b/y.png"
+  lc_train() { "$VITMAE" train --data "$tmp/lc" --img 16 --patch 8 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 \
+    --dec-heads 1 --steps 2 --batch 2 --val-frac 0 --lr 0.001 --wd 0.05 --threads 1 --out "$1" > /dev/null 2>&1; }
+  lc_train "$tmp/lc-c"; rc=$?
+  LOCPATH="$tmp/loc" LC_ALL=de_DE.UTF-8 LANG=de_DE.UTF-8 lc_train "$tmp/lc-de"; rc2=$?
+  t "LC_ALL=de_DE.UTF-8: train --lr 0.001 runs, the same weights and metrics.csv losses ($rc $rc2)" \
+    '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && same_weights "$tmp/lc-c/checkpoint.safetensors" "$tmp/lc-de/checkpoint.safetensors" && [ "$(cut -d, -f1-6 "$tmp/lc-c/metrics.csv")" = "$(cut -d, -f1-6 "$tmp/lc-de/metrics.csv")" ]'
+  t "LC_ALL=de_DE.UTF-8: metrics.csv lr written with a point" 'grep -q "^1,[0-9.]*,0\.001" "$tmp/lc-de/metrics.csv"'
+  "$VITMAE" info --json "$VITMAE_ROOT/tests/fixtures/torch_small.safetensors" > "$tmp/lc-c.json"
+  LOCPATH="$tmp/loc" LC_ALL=de_DE.UTF-8 "$VITMAE" info --json "$VITMAE_ROOT/tests/fixtures/torch_small.safetensors" > "$tmp/lc-de.json"
+  t "LC_ALL=de_DE.UTF-8: info --json the same text" 'cmp -s "$tmp/lc-c.json" "$tmp/lc-de.json"'
+else
+  echo "cli usage: no decimal-comma locale could be made (localedef, Debian's locales): the locale checks skipped"
+fi
+
 [ $fail -eq 0 ] && echo "cli usage ok"
 exit $fail
