@@ -75,6 +75,14 @@ cp "$dir/rows/metrics.csv" "$dir/rows2/"
 "$VITMAE" finetune --resume "$dir/rows2/checkpoint-6.safetensors" > /dev/null 2>&1; rc=$?
 t "resumed between rows: the rows' losses as uninterrupted ($(cut -d, -f1,4 "$dir/rows2/metrics.csv" | tr "\n" " "))" \
   '[ $rc -eq 0 ] && [ "$(cut -d, -f1,4 "$dir/rows/metrics.csv")" = "$(cut -d, -f1,4 "$dir/rows2/metrics.csv")" ] && [ "$(tail -n 1 "$dir/rows2/metrics.csv" | cut -d, -f1)" = 8 ]'
+# The run keeps its --max-pixels (which decides the usable images): a plain resume took the default
+# again, trained on the images the run had skipped and warned that the files had changed.
+"$VITMAE_TOOLS/synth" "$dir/big" --count 3 --size 24 --classes 3 --seed 9 > /dev/null
+cp -r "$dir/data" "$dir/mpdata" && for f in "$dir"/big/*/*.png; do c=${f%/*}; cp "$f" "$dir/mpdata/${c##*/}/big.png"; done
+"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/mpdata" --max-pixels 300 --steps 3 --out "$dir/mp" > /dev/null 2>&1
+"$VITMAE" finetune --resume "$dir/mp" --threads 2 > /dev/null 2> "$dir/mp.err"; rc=$?
+t "finetune --resume keeps the run's --max-pixels: no warning ($(grep -v exceeds "$dir/mp.err"))" \
+  '[ $rc -eq 0 ] && ! grep -q warning "$dir/mp.err" && [ "$(grep -c "exceeds --max-pixels 300$" "$dir/mp.err")" -eq 3 ]'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --seed 5 --out "$dir/t3" > /dev/null 2>&1
 t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/t3/checkpoint.safetensors"'
 

@@ -190,6 +190,20 @@ t "an image added before a resume: exit 0, one warning line ($(cat "$dir/err"))"
 "$VITMAE" train --resume "$dir/g" --steps 7 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
 t "the next resume on the same images: no warning" '[ $rc -eq 0 ] && [ ! -s "$dir/err" ]'
 
+# --max-pixels decides which images are usable, so the run keeps it: a plain resume of a run started with
+# --max-pixels took the default again, trained on the images the run had skipped and warned that the
+# files had changed. Given on resume, it applies (and the warning names it).
+mkdir -p "$dir/big" && "$VITMAE_TOOLS/synth" "$dir/big" --count 3 --size 24 --seed 9 > /dev/null
+cp -r "$dir/moved" "$dir/mixed" && for f in "$dir"/big/*/*.png; do cp "$f" "$dir/mixed/big-$(basename "$f")"; done
+"$VITMAE" train $small --data "$dir/mixed" --max-pixels 300 --steps 4 --out "$dir/mp" > /dev/null 2> "$dir/err"; rc=$?
+t "--max-pixels 300: the three 24x24 images skipped ($(grep -c exceeds "$dir/err"))" '[ $rc -eq 0 ] && [ "$(grep -c "exceeds --max-pixels 300$" "$dir/err")" -eq 3 ]'
+"$VITMAE" train --resume "$dir/mp" --steps 5 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "a resume keeps the run's --max-pixels: the same images, no warning ($(grep -v exceeds "$dir/err"))" \
+  '[ $rc -eq 0 ] && ! grep -q warning "$dir/err" && [ "$(grep -c "exceeds --max-pixels 300$" "$dir/err")" -eq 3 ] && grep -q "\"max_pixels\":[[:space:]]*300," "$dir/mp/config.json"'
+"$VITMAE" train --resume "$dir/mp" --steps 6 --threads 2 --max-pixels 1000 > /dev/null 2> "$dir/err"; rc=$?
+t "--max-pixels given on resume applies, the warning names it ($(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "(43 usable now, 40 then: .*or another --max-pixels)" "$dir/err"'
+
 # An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
 # written (it used to write config.json and metrics.csv, then fail at the first checkpoint).
 long="$dir/long"

@@ -73,6 +73,7 @@ typedef struct {
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
     long log_steps;
     char images[40];   // as train's: the images trained on (run_data_signature); "" in older runs
+    long max_pixels;   // as train's: --max-pixels, kept by a resume that does not give it; 0: the default
 } FtState;
 
 typedef struct FineTune FineTune;
@@ -142,7 +143,7 @@ static char *ft_state_to_json(const FtState *r) {
     cJSON_AddStringToObject(o, "val", r->val);
     cJSON_AddStringToObject(o, "init", r->init);
     if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
-    run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps);
+    run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps, r->max_pixels);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
     char *s = json_print_utf8(o, 0);
@@ -182,7 +183,7 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
         snprintf(dst[i], dn[i], "%s", x->valuestring);
     }
-    run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps);
+    run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels);
     const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
     if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
     cJSON_Delete(o);
@@ -371,7 +372,7 @@ static void report_data(const FineTune *t) {
 
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     char err[1024];
-    DatasetOptions opt = {.max_pixels = t->a.lf.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb};
+    DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb};
     if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     if (ds->n == 0) {
         report_skipped(dir, ds, 0);
@@ -601,6 +602,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         }
     }
 
+    // --max-pixels decides which images are usable: the run's own unless given again (docs/data.md).
+    if (!resuming || cli_flag(flags, nflags, "--max-pixels")->seen) r->max_pixels = a->lf.max_pixels;
     // The model's shape first (the image size decides the cache), then the data.
     if (!resuming && a->ckpt) { int rc = build_model(t, flags, nflags); if (rc) return rc; }
     int img = resuming || a->ckpt ? t->cfg.enc.img_size : a->img;

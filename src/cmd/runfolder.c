@@ -412,16 +412,21 @@ static int same_meta(const StFile *f, const StFile *g, const char *key) {
     return a == b || (a && b && !strcmp(a, b));
 }
 
-void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps) {
+void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps, long max_pixels) {
     if (run_id[0]) cJSON_AddStringToObject(state, "run_id", run_id);
+    if (max_pixels > 0) cJSON_AddNumberToObject(state, "max_pixels", (double)max_pixels);
     if (steps <= 0) return;
     cJSON_AddNumberToObject(state, "log_loss_sum", sum);
     cJSON_AddNumberToObject(state, "log_steps", (double)steps);
 }
 
-void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps) {
+void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
+                                long *max_pixels) {
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(state, "run_id");
     snprintf(run_id, idlen, "%s", cJSON_IsString(id) ? id->valuestring : "");
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(state, "max_pixels");   // the flag's range
+    *max_pixels = cJSON_IsNumber(mp) && mp->valuedouble >= 1 && mp->valuedouble <= 1e12 &&
+                  mp->valuedouble == (double)(long)mp->valuedouble ? (long)mp->valuedouble : 0;
     const cJSON *ls = cJSON_GetObjectItemCaseSensitive(state, "log_loss_sum");
     const cJSON *ln = cJSON_GetObjectItemCaseSensitive(state, "log_steps");
     *sum = 0;
@@ -453,8 +458,9 @@ void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t
 int run_data_changed(const char *cmd, const char *data, const char *was, const char *now, char *msg, size_t n) {
     if (!was[0] || !strcmp(was, now)) return 0;
     snprintf(msg, n, "warning: %s --resume: the images of %s are not those the run was checkpointed with "
-             "(%ld usable now, %ld then: files added, removed, renamed or resized); it goes on with them, so it "
-             "will not end as the uninterrupted run would have", cmd, data, atol(now), atol(was));
+             "(%ld usable now, %ld then: files added, removed, renamed or resized, or another --max-pixels); it "
+             "goes on with them, so it will not end as the uninterrupted run would have", cmd, data, atol(now),
+             atol(was));
     return 1;
 }
 

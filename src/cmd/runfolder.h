@@ -101,9 +101,11 @@ int  publish_latest(const char *snapshot, const char *latest, const char *dir);
 void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
 // What train's and finetune's train_state share (docs/interface.md, section 4): run_id (written when
 // set; "" when absent, in older runs), and log_loss_sum and log_steps, the losses of the steps since
-// the last metrics row (written when there are any; 0, 0 when absent or unsound).
-void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps);
-void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps);
+// the last metrics row (written when there are any; 0, 0 when absent or unsound), and max_pixels, the
+// run's --max-pixels (written when set; 0, the default, when absent, in older runs, or unsound).
+void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps, long max_pixels);
+void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
+                                long *max_pixels);
 // A new run's id (train_state's run_id, kept by every resume): 16 hex digits from the clock, the
 // process and a counter, so that two runs never share one.
 void run_new_id(char *id, size_t n);

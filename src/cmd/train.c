@@ -453,8 +453,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;
 
+    // --max-pixels decides which images are usable: the run's own unless given again (docs/data.md).
+    if (!resuming || cli_flag(flags, nflags, "--max-pixels")->seen) t->rs.max_pixels = a->lf.max_pixels;
     // The data: headers read now, pixels decoded when first needed (docs/data.md).
-    DatasetOptions opt = {.max_pixels = a->lf.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
+    DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
     if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return cli_report(data, err, 1); }
     if (t->ds.n == 0) {
         run_report_skipped(&t->ds);

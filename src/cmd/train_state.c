@@ -80,7 +80,7 @@ char *run_state_to_json(const RunState *r) {
     }
     if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
     if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
-    run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps);
+    run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps, r->max_pixels);
     // Gradient groups G (fixed for the run) and the process count N and --accum K of the session
     // that wrote it (a record: any N, K with N K | G continue it bitwise, docs/distributed.md).
     cJSON_AddNumberToObject(o, "grad_groups", r->grad_groups);
@@ -124,7 +124,7 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
     const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
     if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
-    run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps);
+    run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels);
     // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");
     const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "processes"), *nk = cJSON_GetObjectItemCaseSensitive(o, "accum");

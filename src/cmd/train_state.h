@@ -39,6 +39,8 @@ typedef struct {
     double log_loss_sum;   // the losses of the steps since the last metrics row (none in older runs)
     long log_steps;        // and how many: the next row after a resume averages them too
     char images[40];       // the images trained on (run_data_signature); "" in older runs
+    long max_pixels;       // --max-pixels, which decides the usable images: kept by a resume that
+                           // does not give it; 0 in older runs (the default)
 } RunState;
 
 char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memory
