@@ -203,6 +203,16 @@ t "a resume keeps the run's --max-pixels: the same images, no warning ($(grep -v
 "$VITMAE" train --resume "$dir/mp" --steps 6 --threads 2 --max-pixels 1000 > /dev/null 2> "$dir/err"; rc=$?
 t "--max-pixels given on resume applies, the warning names it ($(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "(43 usable now, 40 then: .*or another --max-pixels)" "$dir/err"'
+# A run on a --val folder of its own: the start line gave both counts as "from DATA", and a resume's
+# warning counted the --val folder's images as DATA's ("43 usable now" of a 40-image folder).
+mkdir -p "$dir/vfold" && cp "$dir"/big/*/*.png "$dir/vfold/"
+"$VITMAE" train $small --data "$dir/moved" --val "$dir/vfold" --steps 2 --out "$dir/vr" > "$dir/out" 2> /dev/null; rc=$?
+t "--val: the start line names each count's folder ($(head -n 1 "$dir/out"))" \
+  '[ $rc -eq 0 ] && grep -q "^vitmae train: 40 train images from $dir/moved, 3 val from $dir/vfold; model " "$dir/out"'
+cp "$(find "$dir/moved" -name "*.png" | head -n 1)" "$dir/vfold/added.png"
+"$VITMAE" train --resume "$dir/vr" --steps 3 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "--val: the resume's warning names both folders, the counts theirs together ($(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "the images of $dir/moved and of --val $dir/vfold are not those the run was checkpointed with (44 usable now, 43 then, the two folders together: " "$dir/err"'
 
 # An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
 # written (it used to write config.json and metrics.csv, then fail at the first checkpoint).

@@ -630,8 +630,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     // The images this session trains on, against those of the checkpoint (said once the run starts).
     char images[40];
     run_data_signature(&t->ds, t->vds.n ? &t->vds : NULL, images, sizeof images);
-    if (!resuming || !run_data_changed("finetune", r->data, r->images, images, t->images_changed,
-                                       sizeof t->images_changed))
+    if (!resuming || !run_data_changed("finetune", r->data, r->val[0] ? r->val : NULL, r->images, images,
+                                       t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;
     snprintf(r->images, sizeof r->images, "%s", images);
 

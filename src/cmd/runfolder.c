@@ -455,12 +455,14 @@ void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t
     snprintf(sig, n, "%ld:%016llx", count, (unsigned long long)h);
 }
 
-int run_data_changed(const char *cmd, const char *data, const char *was, const char *now, char *msg, size_t n) {
+int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
+                     size_t n) {
     if (!was[0] || !strcmp(was, now)) return 0;
-    snprintf(msg, n, "warning: %s --resume: the images of %s are not those the run was checkpointed with "
-             "(%ld usable now, %ld then: files added, removed, renamed or resized, or another --max-pixels); it "
-             "goes on with them, so it will not end as the uninterrupted run would have", cmd, data, atol(now),
-             atol(was));
+    // The counts are of both folders when the run validates on a --val folder of its own.
+    snprintf(msg, n, "warning: %s --resume: the images of %s%s%s are not those the run was checkpointed with "
+             "(%ld usable now, %ld then%s: files added, removed, renamed or resized, or another --max-pixels); it "
+             "goes on with them, so it will not end as the uninterrupted run would have", cmd, data,
+             val ? " and of --val " : "", val ? val : "", atol(now), atol(was), val ? ", the two folders together" : "");
     return 1;
 }
 

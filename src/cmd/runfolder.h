@@ -115,8 +115,10 @@ void run_new_id(char *id, size_t n);
 // since (files added, removed, renamed, resized) says so. sig holds 40 bytes.
 void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t n);
 // The resumed run's recorded signature `was` against the images now (`now`): 0 when the same (or
-// none was recorded: older runs); else 1 with the warning line for cli_message in msg.
-int run_data_changed(const char *cmd, const char *data, const char *was, const char *now, char *msg, size_t n);
+// none was recorded: older runs); else 1 with the warning line for cli_message in msg, naming data
+// and the --val folder val (NULL for a held-out split), whose images the counts include.
+int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
+                     size_t n);
 // 1 when the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's
 // checkpoint.safetensors is another file and the two have different run ids (runs from before run
 // ids: differ in their model, "config" and "classifier" metadata, or train_state's seed or batch).

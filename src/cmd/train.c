@@ -506,8 +506,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     // The images this session trains on, against those of the checkpoint (said once the run starts).
     char images[40];
     run_data_signature(&t->ds, t->vds == &t->val_ds ? &t->val_ds : NULL, images, sizeof images);
-    if (!resuming || !run_data_changed("train", data, t->rs.images, images, t->images_changed,
-                                       sizeof t->images_changed))
+    if (!resuming || !run_data_changed("train", data, t->vds == &t->val_ds ? val : NULL, t->rs.images, images,
+                                       t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;
     snprintf(t->rs.images, sizeof t->rs.images, "%s", images);
     t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
@@ -724,8 +724,14 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                     "pass --val DIR%s", t->nval, t->nval == 1 ? "" : "s", t->rs.val_frac, t->ds.n,
                     t->rs.val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");   // none above the largest
     int threads = omp_get_max_threads();
-    cli_out("vitmae train: %d train / %d val images from %s; model %s %dx%dx%d patch %d, %zu parameters",
-           t->ntrain, t->nval, data, t->init_moved[0] ? t->init_moved : a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
+    // With a --val folder, each count with its folder (the held-out split's both come from --data).
+    char counts[8400];
+    if (t->vds == &t->val_ds)
+        snprintf(counts, sizeof counts, "%d train images from %s, %d val from %s", t->ntrain, data, t->nval,
+                 a->val ? a->val : t->rs.val);
+    else
+        snprintf(counts, sizeof counts, "%d train / %d val images from %s", t->ntrain, t->nval, data);
+    cli_out("vitmae train: %s; model %s %dx%dx%d patch %d, %zu parameters", counts, t->init_moved[0] ? t->init_moved : a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
            t->cfg.patch_size, mae_num_params(&t->cfg));
     printf("  %ld step%s of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d thread%s\n",
            t->rs.total_steps, t->rs.total_steps == 1 ? "" : "s", t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
