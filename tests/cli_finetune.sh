@@ -32,6 +32,16 @@ assert h["head.weight"]["shape"] == [3, 32]
 c = json.loads(h["__metadata__"]["classifier"]); assert c["classes"] == ["circle", "square", "triangle"], c
 PY'
 
+# The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone).
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 10 --log-every 5 --eval-every 100 --out "$dir/ml" > "$dir/ml.log" 2>&1; rc=$?
+t "the log lines' losses are metrics.csv's ($(grep "^step [0-9]*/" "$dir/ml.log" | cut -d" " -f2,4 | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && python3 - "$dir/ml" <<PY
+import csv, re, sys
+logged = {int(m.group(1)): m.group(2) for m in re.finditer(r"^step (\d+)/\d+ loss (\S+) ", open(sys.argv[1] + ".log").read(), re.M)}
+rows = {int(r["step"]): "%.4f" % float(r["loss"]) for r in csv.DictReader(open(sys.argv[1] + "/metrics.csv")) if r["loss"]}
+assert set(logged) == {5, 10} and all(logged[s] == rows[s] for s in logged), (logged, rows)
+PY'
+
 # The start lines as train's (cli_train.sh): the run folder's control characters written out (its
 # "run folder" line printed a newline of --out raw, splitting the line), and "1 step", not "1 steps".
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 1 --out "$dir/$(printf 'f\nt')" > "$dir/nl.out" 2>&1; rc=$?

@@ -80,6 +80,19 @@ t "resume exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 
+# The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone,
+# so the two disagreed at every row), also across a resume between rows.
+"$VITMAE" train $small --steps 10 --log-every 5 --eval-every 100 --ckpt-every 3 --keep 5 --threads 2 --out "$dir/ml" > "$dir/ml.log" 2>&1
+"$VITMAE" train --resume "$dir/ml/checkpoint-3.safetensors" --out "$dir/ml2" --threads 2 > "$dir/ml2.log" 2>&1; rc=$?
+t "the log lines' losses are metrics.csv's ($(grep "^step [0-9]*/" "$dir/ml.log" | cut -d" " -f2,4 | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && python3 - "$dir/ml" "$dir/ml2" <<PY
+import csv, re, sys
+for run in sys.argv[1:]:
+    logged = {int(m.group(1)): m.group(2) for m in re.finditer(r"^step (\d+)/\d+ loss (\S+) ", open(run + ".log").read(), re.M)}
+    rows = {int(r["step"]): "%.4f" % float(r["loss"]) for r in csv.DictReader(open(run + "/metrics.csv")) if r["loss"]}
+    assert set(logged) == {5, 10} and all(logged[s] == rows[s] for s in logged), (run, logged, rows)
+PY'
+
 # 4. SIGINT saves a loadable checkpoint and exits 0; resuming it finishes the run.
 "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
 pid=$!

@@ -1039,7 +1039,9 @@ int cmd_finetune(int argc, char **argv) {
         interval_loss += loss;
         interval_n++;
         interval_timed++;
-        progress_update(&prog, stdout, r->step, loss, lr, interval_busy > 0 ? interval_timed * B / interval_busy : 0);
+        // The loss shown is the mean since the last metrics row: the number the row will hold.
+        progress_update(&prog, stdout, r->step, interval_loss / interval_n, lr,
+                        interval_busy > 0 ? interval_timed * B / interval_busy : 0);
 
         int last = r->step == r->total_steps;
         int do_log = r->step % r->log_every == 0 || last;
