@@ -279,6 +279,27 @@ static void test_colorbar_patches(void) {
     viz_colorbar(&c, 2, 10, 10, 257, 1, &cb);
     CHECK(is_rgb(px(&c, 6, 10 + 192), 255, 255, 255), "mark at 0.25 from the bottom");
     CHECK(!is_rgb(px(&c, 6, 10 + 100), 255, 255, 255), "no mark elsewhere");
+    // A mark beyond the scale (a layer whose every weight is below uniform attention) was not drawn at
+    // all, though the caption promises it on every bar: a white arrow at that end, pointing out.
+    CHECK(viz_colorbar_mark_beyond(&cb) == 0, "0.25 on 0..1: inside");
+    for (int v = 0; v < 2; v++)
+        for (int side = -1; side <= 1; side += 2) {
+            canvas_fill(&c, (const uint8_t[3]){0, 0, 0});
+            cb.mark = side > 0 ? 2.0 : -1.0;
+            CHECK(viz_colorbar_mark_beyond(&cb) == side, "mark %g on 0..1: beyond %d", cb.mark, side);
+            int x0 = 2, y0 = 10, w = v ? 10 : 60, h = v ? 200 : 8;
+            viz_colorbar(&c, x0, y0, w, h, v, &cb);
+            // The arrow's tip on the end's centre line, its base's middle white, the far end no mark.
+            int tip_x = v ? x0 + w / 2 : side > 0 ? x0 + w - 1 : x0, tip_y = !v ? y0 + h / 2 : side > 0 ? y0 : y0 + h - 1;
+            int base_x = v ? tip_x : tip_x - side * 3, base_y = v ? tip_y + side * 3 : tip_y;
+            int far_x = v ? tip_x : tip_x - side * (w - 1), far_y = v ? tip_y + side * (h - 1) : tip_y;
+            CHECK(is_rgb(px(&c, tip_x, tip_y), 255, 255, 255) && is_rgb(px(&c, base_x, base_y), 255, 255, 255),
+                  "%s bar, mark %g: a white arrow at that end", v ? "vertical" : "horizontal", cb.mark);
+            CHECK(!is_rgb(px(&c, far_x, far_y), 255, 255, 255), "%s bar, mark %g: none at the other end",
+                  v ? "vertical" : "horizontal", cb.mark);
+        }
+    cb.mark = NAN;
+    CHECK(viz_colorbar_mark_beyond(&cb) == 0, "no mark: not beyond");
     canvas_free(&c);
 
     // Labels never overlap: a vertical bar shorter than two lines (reconstruct --display 16: "0.158"

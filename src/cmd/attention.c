@@ -360,7 +360,8 @@ static int add_written(Written *w, const char *rel, float lo, float hi, double v
 }
 
 // The montage's header: what the tiles show and how to read their colours.
-static void montage_caption(const Plan *p, const char *stem, const Display *d, int T, char *buf, size_t n) {
+static void montage_caption(const Plan *p, const char *stem, const Display *d, int T, int beyond, char *buf,
+                            size_t n) {
     char qdesc[48] = "the CLS token", u[32];
     if (p->has_query) snprintf(qdesc, sizeof qdesc, "patch (%d,%d)", p->qx, p->qy);
     viz_format_value(1.0 / T, u, sizeof u);
@@ -368,8 +369,10 @@ static void montage_caption(const Plan *p, const char *stem, const Display *d, i
         p->normalize == NORM_LAYER ? "Colour = attention weight, from 0 to the largest weight in the layer (one scale per layer, its ends on each bar)."
       : p->normalize == NORM_MAP ? "Each tile is stretched to its own min..max (the ends of its bar): small differences look large."
                                  : "Colour = attention weight on 0..1.";
-    snprintf(buf, n, "%s: %s%s over the patches.\n%s The white mark on a bar is uniform attention, 1/%d = %s.%s%s",
+    // beyond: some bar's scale ends short of uniform attention, which its end then marks with an arrow.
+    snprintf(buf, n, "%s: %s%s over the patches.\n%s The white mark on a bar is uniform attention, 1/%d = %s%s.%s%s",
              stem, p->mode == MODE_ROLLOUT ? "attention rollout of " : "attention of ", qdesc, scale, T, u,
+             beyond ? " (a white arrow at a bar's end: uniform attention lies beyond that end of its scale)" : "",
              d->cropped ? " The model saw the outlined square (its centre crop); the rest of the photo is dimmed." : "",
              p->K < p->L ? " Grey squares: masked patches." : "");
 }
@@ -467,8 +470,14 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2, 0, pad,
                      min_cell, min_w, err, errlen))
         goto done;
+    int beyond = 0;   // a bar whose scale ends short of uniform attention (viz_colorbar_mark_beyond)
+    for (t = 0; t < ntiles; t++) {
+        ColorBar cb = {p->cmap, 0, 0, 1.0 / T, NULL, ts, {0, 0, 0}};
+        attn_map_scale((int)p->normalize, grids, layer_of, ntiles, t, L, &cb.vmin, &cb.vmax);
+        if (viz_colorbar_mark_beyond(&cb)) beyond = 1;
+    }
     char caption[1024], wrapped[2048];
-    montage_caption(p, w->stem, &small, T, caption, sizeof caption);
+    montage_caption(p, w->stem, &small, T, beyond, caption, sizeof caption);
     int head_lines = text_wrap_names(caption, ts, mo.w - 2 * pad, wrapped, sizeof wrapped);
     if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2,
                      pad + head_lines * lh, pad, min_cell, min_w, err, errlen) ||
@@ -642,6 +651,12 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
     if (vmax > vmin && u >= vmin && u <= vmax)
         fprintf(f, "<span class=\"mark\" style=\"left:%.1f%%\"></span>", 100.0 * (u - vmin) / (vmax - vmin));
     fputs("</span>", f);
+    // Beyond the scale, said in words (the montage's bars draw an arrow at that end).
+    if (vmax > vmin && (u > vmax || u < vmin)) {
+        fputs("uniform (", f);
+        html_value(f, u);
+        fputs(u > vmax ? ") lies above this scale: every value is below it" : ") lies below this scale: every value is above it", f);
+    }
 }
 
 // DIR/index.html, published as io/files.h says (replace: --force). 0, FILE_TAKEN or -1, with err.
@@ -685,7 +700,8 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     else if (p->normalize == NORM_MAP)
         fputs("Each map is stretched to its own min..max (--normalize map): small differences look large. ", f);
     else fputs("Colours are the attention weights on 0..1 (--normalize none). ", f);
-    fputs("Uniform attention would be 1/(number of tokens), marked in white on every colour bar. Where the photo is "
+    fputs("Uniform attention would be 1/(number of tokens), marked in white on every colour bar (or said under it "
+          "where it lies beyond the bar's scale). Where the photo is "
           "not square, the model saw only the outlined centre square; the rest is dimmed.</p>\n", f);
     for (int i = 0; i < n; i++) {
         if (!w[i].montage) continue;

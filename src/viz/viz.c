@@ -399,6 +399,11 @@ int viz_colorbar_height(int bar_h, double size) { return bar_h + 2 + text_line_h
 
 enum { COLORBAR_LABEL_GAP = 4 };   // pixels between two labels side by side
 
+int viz_colorbar_mark_beyond(const ColorBar *b) {
+    if (!isfinite(b->mark) || !(b->vmax > b->vmin)) return 0;
+    return b->mark > b->vmax ? 1 : b->mark < b->vmin ? -1 : 0;
+}
+
 void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const ColorBar *b) {
     if (w < 1 || h < 1) return;
     uint8_t col[3];
@@ -422,6 +427,30 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
     int has_mark = isfinite(b->mark) && range > 0 && b->mark >= b->vmin && b->mark <= b->vmax;
     double f = has_mark ? (b->mark - b->vmin) / range : 0;
     static const uint8_t edge[3] = {0, 0, 0}, light[3] = {255, 255, 255};
+    // A mark beyond an end (every value of the scale below uniform attention, or above it): a white
+    // arrow with a dark edge at that end, pointing out of the bar, so that the mark is never silently
+    // missing (viz_colorbar_mark_beyond).
+    int beyond = viz_colorbar_mark_beyond(b);
+    if (beyond) {
+        int len = vertical ? w + 4 : h + 4, deep = (len + 1) / 2;   // the arrow's base and depth
+        // Its base's dark edge, one line inside the arrow's first.
+        if (vertical) canvas_fill_rect(c, x - 3, beyond > 0 ? y + deep : y + h - deep - 1, w + 6, 1, edge);
+        else canvas_fill_rect(c, beyond > 0 ? x + w - deep - 1 : x + deep, y - 3, 1, h + 6, edge);
+        for (int i = 0; i < deep; i++) {
+            int half = (len - 1) / 2 - i * (len - 1) / 2 / (deep > 1 ? deep - 1 : 1);
+            int mid = vertical ? x + w / 2 : y + h / 2;
+            // Column (row) i from the arrow's base outwards: its tip lies on the bar's end.
+            int at = vertical ? (beyond > 0 ? y + deep - 1 - i : y + h - deep + i)
+                              : (beyond > 0 ? x + w - deep + i : x + deep - 1 - i);
+            if (vertical) {
+                canvas_fill_rect(c, mid - half - 1, at, 2 * half + 3, 1, edge);
+                canvas_fill_rect(c, mid - half, at, 2 * half + 1, 1, light);
+            } else {
+                canvas_fill_rect(c, at, mid - half - 1, 1, 2 * half + 3, edge);
+                canvas_fill_rect(c, at, mid - half, 1, 2 * half + 1, light);
+            }
+        }
+    }
     // Where the two end labels would overlap (a bar shorter than two lines, or narrower than both
     // labels side by side), only the max is written: the min of a scale is its plain end (0 for the
     // error and attention bars), the max what a reader looks up.

@@ -70,7 +70,8 @@ void viz_overlay(Canvas *dst, int x, int y, const float *img, int W, int H, int 
                  const float *map01, int cmap, float alpha, int scale);
 // A colour bar: the colours of cmap from vmin to vmax, labelled with those two values
 // (viz_format_value), and `mark` (e.g. the uniform-attention level) drawn as a white line with a
-// dark edge across the bar when it lies in [vmin, vmax] (NaN: no mark).
+// dark edge across the bar when it lies in [vmin, vmax], as a white arrow with a dark edge at the
+// end it lies beyond otherwise, pointing out of the bar (NaN: no mark).
 typedef struct {
     int cmap;
     double vmin, vmax, mark;
@@ -84,6 +85,8 @@ typedef struct {
 // shorter than two lines (vertical) or narrower than both labels and 4 pixels (horizontal), the max
 // alone is written, at its place.
 void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const ColorBar *b);
+// 1 when the bar's mark lies above vmax, -1 below vmin, 0 inside, NaN or an empty scale.
+int  viz_colorbar_mark_beyond(const ColorBar *b);
 // Width of the wider end label of a vertical bar, and the height a horizontal bar of bar_h takes
 // with its labels (bar_h + 2 + a text line).
 int  viz_colorbar_label_width(double vmin, double vmax, double size);
