@@ -474,6 +474,10 @@ static void test_broken_late(void) {
     rng_derive(&r, 9, 3, 1);
     dataset_train_view(&d1, 5, S, 3, AUGMENT_CROP, &r, want, err, sizeof err);
     CHECK(!memcmp(b1 + per, want, sizeof want), "image 1 is item 5 with image 1's random stream");
+    // Which item each image is, for its class label (finetune): image 1 is item 5's, the others their own.
+    CHECK(dataset_batch_item(&d1, items, 4, 0) == 0 && dataset_batch_item(&d1, items, 4, 1) == 5 &&
+          dataset_batch_item(&d1, items, 4, 2) == 5 && dataset_batch_item(&d1, items, 4, 3) == 7,
+          "the items the images are: 0 5 5 7");
     DataSkip sk[4];
     int nb = dataset_take_broken(&d1, sk, NULL, 4);
     CHECK(nb == 1 && strstr(sk[0].path, "bad.png") && strstr(sk[0].reason, "truncated PNG data") &&

@@ -117,6 +117,8 @@ struct FineTune {
     char images_changed[1024];   // a resume on other images: the warning said once the run starts
     char resuming[4096 + 512];   // "resuming ...": said once the run starts
     char untrained[1024];        // classes whose every image is held out: the warning said once the run starts
+    char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
+    int val_used;                // the validation images the last evaluation scored (broken ones left out)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -201,6 +203,29 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
 
 static const Dataset *val_set(const FineTune *t) { return t->vds.n ? &t->vds : &t->ds; }
 
+// The files found broken past their headers since the last report (lazy scans: docs/data.md), as
+// train reports them (cmd/train_out.h): a training image was replaced by another of its batch, a
+// validation image left out.
+static void report_broken(FineTune *t, const Dataset *ds) {
+    DataSkip broken[8];
+    int items[8], nb;
+    while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
+        for (int i = 0; i < nb; i++) {
+            int held = ds != &t->ds;
+            for (int k = 0; !held && ds == val_set(t) && k < t->nval; k++) held = t->val_idx[k] == items[i];
+            const char *dir = NULL;
+            int gone = !strcmp(broken[i].reason, "no such file") ?
+                       output_gone_folder(broken[i].path, t->gone_dirs, sizeof t->gone_dirs, &dir) : 0;
+            if (gone == 1)
+                cli_message("skipped %s: the folder is gone (moved or deleted during the run); its images are left "
+                            "out from now on", dir);
+            else if (!gone) cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason,
+                        held ? "validating; left out of the validation" : "training; replaced by another image of its batch");
+            free(broken[i].path);
+            free(broken[i].reason);
+        }
+}
+
 // Loss (plain cross-entropy, as MAE's evaluate) and top-1 over up to val_max validation images.
 static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, size_t errlen) {
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
@@ -208,12 +233,18 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
     if (nval == 0) return 0;
     double loss_sum = 0;
     long correct = 0;
-    int K = t->cfg.num_classes;
-    for (int b0 = 0; b0 < nval; b0 += t->per) {   // the model holds one gradient group's images
-        int n = nval - b0 < t->per ? nval - b0 : t->per;
-        for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[b0 + k]; t->labels[k] = t->val_label[b0 + k]; }
-        if (dataset_load_batch(val_set(t), t->batch_items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->images, err, errlen))
-            return -1;
+    int K = t->cfg.num_classes, pos[4096], used = 0, rc = 0;
+    // In chunks of one gradient group (the model holds that many images), leaving out the images found
+    // broken past their headers, as train's validation (cmd/train_out.c).
+    for (int b0 = 0, end; b0 < nval && !rc; ) {
+        int n = dataset_next_chunk(val_set(t), t->val_idx, nval, b0, t->per, pos, &end);
+        if (n == 0) { b0 = end; continue; }
+        for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[pos[k]]; t->labels[k] = t->val_label[pos[k]]; }
+        rc = dataset_load_batch(val_set(t), t->batch_items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->images, err, errlen);
+        if (dataset_any_broken(val_set(t), t->batch_items, n)) { rc = 0; continue; }   // the chunk again, without it
+        if (rc) break;
+        b0 = end;
+        used += n;
         pixels_normalise(&t->cfg.enc, t->images, (long)n * t->S * t->S);
         loss_sum += clf_forward(t->model, t->images, t->labels, n, 0.0f, NULL) * n;
         const float *logits = clf_logits(t->model);
@@ -223,8 +254,13 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
             correct += best == t->labels[k];
         }
     }
-    *val_loss = loss_sum / nval;
-    *val_top1 = (double)correct / nval;
+    report_broken(t, val_set(t));
+    if (rc) return -1;
+    t->val_used = used;
+    if (used > 0) {
+        *val_loss = loss_sum / used;
+        *val_top1 = (double)correct / used;
+    }
     return 0;
 }
 
@@ -372,7 +408,10 @@ static void report_data(const FineTune *t) {
 
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     char err[1024];
-    DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb};
+    // Headers only (docs/data.md, "Training reads lazily"): a photo decodes once, when a batch or an
+    // evaluation first needs it, not also here.
+    DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb,
+                          .lazy = 1};
     if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     if (ds->n == 0) {
         report_skipped(dir, ds, 0);
@@ -1006,7 +1045,11 @@ int cmd_finetune(int argc, char **argv) {
         step_items(t, step);
         // This process's images; a failure is carried into the exchange below as its groups' failure.
         int load_failed = loader_pop(ld, (uint64_t)step, t->images, NULL, t->load_err, sizeof t->load_err) != 0;
+        report_broken(t, &t->ds);   // before a failure too: a batch broken through and through names every file
         if (!load_failed) pixels_normalise(&t->cfg.enc, t->images, (long)t->share * t->S * t->S);
+        // An image found broken was replaced by another of its batch: the label is that image's.
+        for (int k = t->gr.first * t->per; k < t->gr.first * t->per + t->share; k++)
+            t->labels[k] = t->ds.items[dataset_batch_item(&t->ds, t->batch_items, B, k)].cls;
         clf_drop_path_factors(&t->cfg, r->drop_path, (uint64_t)r->seed ^ SALT_DROP, (uint64_t)step, B, t->drop_all);
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
@@ -1054,7 +1097,7 @@ int cmd_finetune(int argc, char **argv) {
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val top-1 %.2f%% (%d images)", r->step,
-                                 row.val_loss, 100.0 * row.val_psnr, t->nval < r->val_max ? t->nval : r->val_max);
+                                 row.val_loss, 100.0 * row.val_psnr, t->val_used);
             interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0;
         }
         if (r->step % r->ckpt_every == 0 && !last && !stop) {

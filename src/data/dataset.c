@@ -825,6 +825,12 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
     return -1;
 }
 
+int dataset_batch_item(const Dataset *ds, const int *items, int n, int k) {
+    for (int t = 0; ds->lazy && t < n; t++)
+        if (!dataset_is_broken(ds, items[(k + t) % n])) return items[(k + t) % n];
+    return items[k];
+}
+
 int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
     return keyed_image(ds, items, n, k, k, size, channels, aug, seed, step, out, err, errlen);

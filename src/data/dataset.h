@@ -142,6 +142,10 @@ int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, in
 // 1 when item i of a lazy dataset has been found broken past its header (by a load or the pixel
 // statistics); 0 otherwise, and always 0 for other datasets.
 int  dataset_is_broken(const Dataset *ds, int i);
+// The item whose image a load of items[0 .. n) put at position k: items[k], or where that was found
+// broken, the item that took its place (the first of items[k + 1], ... wrapping, not known broken),
+// e.g. for its class label. Asked after the load: the items passed over are then known broken.
+int  dataset_batch_item(const Dataset *ds, const int *items, int n, int k);
 // Validation in chunks that leave broken images out: the positions p of list[start .. n) whose items
 // are not known broken, up to max of them, into pos (ascending); *end is one past the last position
 // looked at. Returns how many. A chunk whose load then finds one of its items broken is formed again
