@@ -93,6 +93,16 @@ for run in sys.argv[1:]:
     assert set(logged) == {5, 10} and all(logged[s] == rows[s] for s in logged), (run, logged, rows)
 PY'
 
+# config.json's train state follows the checkpoints (it was the state when the session began: a
+# finished 10-step run said "step": 0, "elapsed_s": 0; a resumed one the step it resumed at).
+t "config.json: the train state of the last checkpoint ($(grep -h "\"step\"" "$dir/ml/config.json" "$dir/ml2/config.json" | tr -d "\t\n"))" \
+  'python3 - "$dir/ml/config.json" "$dir/ml2/config.json" <<PY
+import json, sys
+for f in sys.argv[1:]:
+    tr = json.load(open(f))["train"]
+    assert tr["step"] == 10 and tr["total_steps"] == 10 and tr["elapsed_s"] > 0, (f, tr["step"], tr["elapsed_s"])
+PY'
+
 # 4. SIGINT saves a loadable checkpoint and exits 0; resuming it finishes the run.
 "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
 pid=$!
