@@ -1033,8 +1033,9 @@ int cmd_finetune(int argc, char **argv) {
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
     // The loss since the last metrics row, carried through a checkpoint; the steps timed this session.
-    double session_start = now_seconds(), interval_busy = 0, interval_loss = r->log_loss_sum;
+    double session_start = now_seconds(), interval_busy = 0, interval_loss = r->log_loss_sum, total_wait = 0;
     int interval_n = (int)r->log_steps, interval_timed = 0, B = r->batch;
+    long first_step = r->step;
     float *params = clf_params(t->model);
     void *runners[WORKERS_MAX];   // the workers' contexts
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
@@ -1044,7 +1045,9 @@ int cmd_finetune(int argc, char **argv) {
         queue_ahead(t, ld, &queued, step, t->a.lf.prefetch);
         step_items(t, step);
         // This process's images; a failure is carried into the exchange below as its groups' failure.
-        int load_failed = loader_pop(ld, (uint64_t)step, t->images, NULL, t->load_err, sizeof t->load_err) != 0;
+        double waited = 0;
+        int load_failed = loader_pop(ld, (uint64_t)step, t->images, &waited, t->load_err, sizeof t->load_err) != 0;
+        total_wait += waited;
         report_broken(t, &t->ds);   // before a failure too: a batch broken through and through names every file
         if (!load_failed) pixels_normalise(&t->cfg.enc, t->images, (long)t->share * t->S * t->S);
         // An image found broken was replaced by another of its batch: the label is that image's.
@@ -1110,6 +1113,13 @@ int cmd_finetune(int argc, char **argv) {
     }
     progress_end(&prog, stdout);
     loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
+    DataStats st;   // where the working images came from, as train's last lines say (docs/data.md)
+    dataset_stats(&t->ds, &st);
+    long steps_run = r->step - first_step;
+    if (rank0)
+        printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "
+               "steps waited %.1f ms each for images\n", st.decoded, st.store_hits, st.store_writes, st.cache_hits,
+               st.cache_bytes / 1048576.0, steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0);
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
