@@ -121,6 +121,13 @@ for p in kernels groups; do
   t "--parallel $p: each broken file reported once before it" '[ "$(grep "^vitmae: skipped .*found while training" "$dir/b$p.err" | sort -u | wc -l)" -eq 8 ]'
 done
 
+# The same folder with the pixel statistics measured (the default --pixel-norm): they meet every file
+# first; the run stopped with "no image decodes for the pixel statistics" alone, naming none of them.
+"$VITMAE" train --data "$dir/broken" --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 \
+  --dec-heads 2 --batch 8 --steps 2 --val-frac 0 --threads 2 --out "$dir/bstats" > /dev/null 2> "$dir/bstats.err"; rc=$?
+t "no image decodes for the pixel statistics: exit 1, each file named before the reason ($(tail -n 1 "$dir/bstats.err"))" \
+  '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae: skipped .*broken/[a-z]*/[^/]*\.png: [a-zA-Z]" "$dir/bstats.err")" -eq 8 ] && [ "$(wc -l < "$dir/bstats.err")" -eq 9 ] && tail -n 1 "$dir/bstats.err" | grep -q "^vitmae: train: no image decodes for the pixel statistics$" && [ ! -e "$dir/bstats" ]'
+
 # Validation leaves a file broken past its header out (docs/data.md): a --val folder of 12 images
 # and one broken, alone in the last chunk of one gradient group, gives the same validation as the
 # 12 alone, and the file is reported once.

@@ -828,6 +828,7 @@ static int setup_run_folder(FineTune *t) {
     }
     if (!a->resume && a->from_scratch &&
         pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
+        run_report_broken(&t->ds);   // the files that failed, before the failure they explain
         cli_error("finetune", "%s", err);
         return 1;
     }

@@ -546,6 +546,20 @@ void run_report_skipped(const Dataset *ds) {
         cli_message("... and %d more skipped (vitmae data lists them)", ds->nskipped - 20);
 }
 
+void run_report_broken(const Dataset *ds) {
+    DataSkip sk[20];
+    int n = dataset_take_broken(ds, sk, NULL, 20), more = 0;
+    DataSkip rest[64];
+    for (int m; (m = dataset_take_broken(ds, rest, NULL, 64)) > 0; more += m)
+        for (int i = 0; i < m; i++) { free(rest[i].path); free(rest[i].reason); }
+    for (int i = 0; i < n; i++) {
+        if (dist_rank() == 0) cli_message("skipped %s: %s", sk[i].path, sk[i].reason);
+        free(sk[i].path);
+        free(sk[i].reason);
+    }
+    if (more && dist_rank() == 0) cli_message("... and %d more skipped (vitmae data lists them)", more);
+}
+
 int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,
                         char *err, size_t errlen) {
     const char *dirs[2] = {data, val}, *names[2] = {"data folder", "--val folder"};

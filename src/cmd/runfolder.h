@@ -73,6 +73,10 @@ int run_folder_default_next(char *dir, size_t n);
 // finetune print them once the flags have passed every check (the run folder's included), or with the
 // failure they explain (no image left): a usage error stays one line, not the last of a list.
 void run_report_skipped(const Dataset *ds);
+// The files of a lazy dataset found broken past their headers and not reported yet, as
+// run_report_skipped lists them (rank 0; the first 20, then a count): said before a failure they
+// explain, e.g. no image decoding for the pixel statistics.
+void run_report_broken(const Dataset *ds);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

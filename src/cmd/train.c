@@ -617,8 +617,10 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         else run_report_skipped(&t->ds);
         if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
         if (!rc && !resuming && !a->init &&
-            pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err))
+            pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
+            run_report_broken(&t->ds);   // the files that failed, before the failure they explain
             rc = cli_report("train", err, 1);
+        }
         while (!rc) {
             if (train_out_prepare(t->run_dir, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)
                 if (named) cli_error("train", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
