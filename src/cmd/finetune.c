@@ -1033,6 +1033,7 @@ int cmd_finetune(int argc, char **argv) {
     long queued = r->step;
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
+    prog.elapsed_before = r->elapsed_s;   // a resumed run's log counts its earlier sessions too
     // The loss since the last metrics row, carried through a checkpoint; the steps timed this session.
     double session_start = now_seconds(), interval_busy = 0, interval_loss = r->log_loss_sum, total_wait = 0;
     int interval_n = (int)r->log_steps, interval_timed = 0, B = r->batch;

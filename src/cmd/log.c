@@ -252,7 +252,7 @@ int progress_line(char *buf, size_t n, int cols, long step, long total, double l
 }
 
 void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
-    double now = now_seconds(), elapsed = now - p->t_start;
+    double now = now_seconds(), elapsed = p->elapsed_before + (now - p->t_start);
     double eta = progress_eta(p, step, now);
     char eta_s[32], el_s[32];
     format_duration(eta, eta_s, sizeof eta_s);

@@ -43,6 +43,8 @@ typedef struct {
     double t_first;     // when the first step after t_start finished (0: not yet)
     long step_first;    // its step
     int drawn_len;      // characters of the line last drawn (the next one blanks what it leaves)
+    double elapsed_before;   // the run's training time before this session (a resumed run's), set by
+                             // the caller: the elapsed shown is the run's, as metrics.csv's elapsed_s
 } Progress;
 
 double now_seconds(void);   // monotonic clock

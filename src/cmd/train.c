@@ -885,6 +885,7 @@ int cmd_train(int argc, char **argv) {
     int rank0 = dist_rank() == 0, stop = 0;
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
+    prog.elapsed_before = r->elapsed_s;   // a resumed run's log counts its earlier sessions too
     double session_start = now_seconds(), interval_busy = 0, interval_wait = 0, last_note = -1e9;
     double note_wait = 0, note_busy = 0;   // note_bottleneck's evidence: the steps after a session's first
     int note_steps = -1;
