@@ -491,6 +491,22 @@ static void test_plot(void) {
     CHECK(memcmp(c.px, alone.px, (size_t)420 * 320 * 3) == 0, "a series without points: no legend entry");
     canvas_free(&alone);
 
+    // A line that rises to the top right (a validation top-1 curve): the legend, always top right, hid
+    // its end; it now takes the corner that covers the least of the lines.
+    double up_x[2] = {0, 100}, up_y[2] = {0, 1};
+    PlotSeries rising = {.label = "val top-1", .x = up_x, .y = up_y, .n = 2, .has_rgb = 1, .rgb = {213, 94, 0}};
+    canvas_fill(&c, guard);
+    CHECK(viz_plot(&c, 10, 10, 400, 300, &rising, 1, NULL) == 0, "rising line plotted");
+    // Its end runs through the top right; the legend's text (dark) is no longer drawn over it there.
+    int dark = 0, line = 0;
+    for (int yy = 15; yy < 60; yy++)
+        for (int xx = 300; xx < 400; xx++) {
+            const uint8_t *q = px(&c, xx, yy);
+            dark += q[0] < 100 && q[1] < 100 && q[2] < 100;
+            line += abs(q[0] - 213) < 40 && abs(q[1] - 94) < 40 && q[2] < 60;
+        }
+    CHECK(dark == 0 && line > 20, "the rising line's end in view, top right: %d legend pixels, %d of the line", dark, line);
+
     canvas_fill(&c, guard);
     CHECK(viz_plot(&c, 0, 0, 100, 60, s, 1, &o) == -1, "too small refused");
     CHECK(count_rgb(&c, guard, 0, 0, 420, 320, 1) == 420 * 320, "refused plot draws nothing");

@@ -800,8 +800,9 @@ static int plot_draw(Canvas *c, int x, int y, int w, int h, const PlotSeries *se
         canvas_text(c, left + (pw - text_width(msg, fs)) / 2, top + ph / 2 - lh / 2, msg, ink, fs);
     }
 
-    // Legend, top right inside the plot area: the series that drew something (a run without
-    // validation has no "val loss" entry).
+    // Legend, inside the plot area in the corner where it covers the least of the lines drawn (top
+    // right unless another corner covers less: a top-1 curve that rises to the top right keeps its
+    // end in view): the series that drew something (a run without validation has no "val loss" entry).
     int nleg = 0, legw = 0;
     for (int s = 0; s < nseries; s++)
         if (in_legend(&series[s], opt->log_y)) {
@@ -812,6 +813,18 @@ static int plot_draw(Canvas *c, int x, int y, int w, int h, const PlotSeries *se
     if (nleg) {
         int sample = 14 * ts, bw = legw + sample + 4 * pad / 2 + 2, bh = nleg * lh + pad;
         int bx = right - bw - pad, by = top + pad;
+        long least = -1;
+        for (int corner = 0; corner < 4; corner++) {   // top right, top left, bottom right, bottom left
+            int cx = corner % 2 ? left + pad + 1 : right - bw - pad, cy = corner < 2 ? top + pad : bottom - 1 - bh - pad;
+            long ink_px = 0;   // pixels of the lines: neither the background nor a grid line
+            for (int yy = cy; yy < cy + bh; yy++)
+                for (int xx = cx; xx < cx + bw; xx++) {
+                    if (xx < 0 || yy < 0 || xx >= c->w || yy >= c->h) continue;
+                    const uint8_t *q = c->px + ((size_t)yy * c->w + xx) * 3;
+                    ink_px += memcmp(q, white, 3) && memcmp(q, grid, 3);
+                }
+            if (least < 0 || ink_px < least) { least = ink_px; bx = cx; by = cy; }
+        }
         canvas_fill_rect(c, bx, by, bw, bh, white);
         canvas_rect(c, bx, by, bw, bh, 1, frame);
         int row = 0;

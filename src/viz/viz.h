@@ -115,7 +115,8 @@ typedef struct {
 void viz_palette(int index, uint8_t rgb[3]);
 // Draws a plot filling the box (x, y, w, h): white background, title, axes with "nice" tick
 // labels (1, 2, 5 x 10^k; decades on a log axis; 1..9 x 10^k where 1, 2, 5 leave two ticks and
-// the height has room), light grid, series as anti-aliased lines, and a legend (top right). A log y
+// the height has room), light grid, series as anti-aliased lines, and a legend (top right, or the
+// corner that covers the fewest pixels of the lines, top right on a tie). A log y
 // axis is captioned "<ylabel> (log scale)". Text is 15 px when the box is at least 800 x 400, else 11 px. With no drawable point the
 // axes span [0, 1] and "no data" is written. opt may be NULL. Returns 0, or -1 (nothing drawn)
 // when the box is too small (< 120 x 80). For RUN/curves.png: loss plot (log_y) above a short lr
