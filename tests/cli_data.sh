@@ -122,6 +122,20 @@ t "... and the command's own line after it, on the same stderr ($rc: $(tr "\n" "
   '[ $rc -eq 1 ] && [ "$(grep -c "Invalid value" "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*none: " "$dir/err"'
 env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT VITMAE_REEXEC_STDERR="1:1" "$VITMAE" data "$dir/none" > /dev/null 2> "$dir/err"; rc=$?
 t "a VITMAE_REEXEC_STDERR left in the environment changes nothing ($rc: $(cat "$dir/err"))" '[ $rc -eq 1 ] && grep -q "^vitmae: .*none: " "$dir/err"'
+# The dynamic loader run by hand (`ld.so ./vitmae ...`): /proc/self/exe is the loader, and the run again
+# handed it our arguments as its own: --version printed ld.so's version, a command ended with exit 127
+# and ld.so's line lost with the stderr set aside. It runs once, as vitmae.
+ldso=$(readelf -l "$VITMAE" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
+if [ -x "$ldso" ]; then
+  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$ldso" "$VITMAE" --version > "$dir/ldso.out" 2> "$dir/err"; rc=$?
+  t "$ldso vitmae --version: vitmae's version ($rc: $(head -n 1 "$dir/ldso.out"))" \
+    '[ $rc -eq 0 ] && [ "$(head -n 1 "$dir/ldso.out")" = "$("$VITMAE" --version | head -n 1)" ]'
+  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$ldso" "$VITMAE" data "$dir/none" > /dev/null 2> "$dir/err"; rc=$?
+  t "$ldso vitmae data MISSING: the command's exit 1 and line ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && grep -q "^vitmae: .*none: " "$dir/err"'
+else
+  echo "FAILED: no dynamic loader named in $VITMAE (readelf -l, binutils)"; fail=1
+fi
 # ... and the line names the variables that asked for it: the count came from OMP_NUM_THREADS when no
 # --threads was given (the line said "fewer --threads need less" to a user who gave none), the stack
 # from OMP_STACKSIZE; with --threads the count is the flag's, and OMP_NUM_THREADS is not blamed.

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include "cmd/commands.h"
 #include "cmd/cli.h"
@@ -78,6 +79,12 @@ static int print_version(void) {
 static void short_omp_spin(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
     if (getenv("OMP_PROC_BIND") || getenv("OMP_PLACES") || getenv("GOMP_CPU_AFFINITY")) return;
+    // Nor when the dynamic loader was run by hand (`/lib64/ld-linux-x86-64.so.2 ./vitmae ...`, to pick
+    // libraries with --library-path or a glibc of its own): no interpreter was loaded for the file the
+    // kernel ran (AT_BASE 0), which is the loader, and /proc/self/exe names it. Run again, it took our
+    // first argument for the program to load: `vitmae --version` printed ld.so's version, and any command
+    // ended with exit 127 and ld.so's "cannot open shared object file" on the stderr set aside below.
+    if (getauxval(AT_BASE) == 0) return;
     // The path of our own binary (as a tool running us, e.g. valgrind, reports it), not
     // "/proc/self/exe" itself, which would name the tool.
     char self[4096];
