@@ -56,16 +56,21 @@ all: vitmae $(TOOLS)
 # --always --dirty` when this folder is the top of a git checkout, else VERSION (a copy of the source
 # without git, or inside another project's repository). Only src/core/version.c holds it; build/version.txt
 # is rewritten only when the text changes, so a commit or an edit rebuilds that one object and relinks,
-# and a make with nothing changed does nothing. Characters other than letters, digits and ._+- are dropped.
+# and a make with nothing changed does nothing (`make -q` says it is up to date, `make -n` lists nothing:
+# the file is out of date only when its text differs). Characters other than letters, digits and ._+- are
+# dropped.
 VERSION  := 0.1.0
 GIT_VERSION   := $(shell p=$$(git rev-parse --show-prefix 2>/dev/null) && [ -z "$$p" ] && git describe --always --dirty 2>/dev/null)
 BUILD_VERSION := $(or $(shell printf '%s' '$(subst ','',$(or $(GIT_VERSION),$(VERSION)))' | tr -cd 'A-Za-z0-9._+-'),unknown)
 VERSION_OBJS  := $(foreach d,build/obj build/san/obj build/fuzz/obj build/vg/obj,$(d)/core/version.o)
 $(VERSION_OBJS): VERSION_DEFS = -DVITMAE_VERSION='"$(BUILD_VERSION)"'
 $(VERSION_OBJS): build/version.txt
+ifneq ($(shell cat build/version.txt 2>/dev/null),$(BUILD_VERSION))
 build/version.txt: FORCE
+endif
+build/version.txt:
 	@mkdir -p build
-	@[ "$$(cat $@ 2>/dev/null)" = '$(BUILD_VERSION)' ] || echo '$(BUILD_VERSION)' > $@
+	@echo '$(BUILD_VERSION)' > $@
 FORCE:
 
 # `make install` copies the one file vitmae needs, the binary, to $(DESTDIR)$(PREFIX)/bin (it reads

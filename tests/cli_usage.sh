@@ -223,10 +223,19 @@ if [ -n "$head" ]; then
   t "make in a git checkout: version.o holds git describe ($head)" '[ $rc -eq 0 ] && [ "$(built_version "$head[a-z-]*")" = "$head" ]'
   stamp=$(stat -c %Y.%y "$ver/build/obj/core/version.o"); sleep 1; vmake
   t "make again, nothing changed: version.o not rebuilt" '[ "$(stat -c %Y.%y "$ver/build/obj/core/version.o")" = "$stamp" ]'
+  # ... and make says so: -q exits 0 and -n lists nothing (the version file's rule ran at every make, so -q
+  # said out of date and -n listed the object, the library, vitmae and every test to be built again).
+  env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -q -C "$ver" build/obj/core/version.o > /dev/null 2>&1; rc=$?
+  qn=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$ver" build/obj/core/version.o 2>&1)
+  t "make -q, nothing changed: up to date, exit 0 ($rc); make -n lists nothing ($(printf '%s' "$qn" | head -c 200))" \
+    '[ $rc -eq 0 ] && [ -z "$qn" ]'
   echo "# an edit" >> "$ver/Makefile"; vmake
   t "make after an edit of a tracked file: version.o holds $head-dirty" '[ "$(built_version "$head-dirty")" = "$head-dirty" ]'
   (cd "$ver" && git -c user.name=t -c user.email=t@t commit -q -am two); head2=$(git -C "$ver" rev-parse --short HEAD); vmake
   t "make after a commit: version.o holds the new commit $head2" '[ "$(built_version "$head2[a-z-]*")" = "$head2" ]'
+  (cd "$ver" && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m three)
+  env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -q -C "$ver" build/obj/core/version.o > /dev/null 2>&1; rc=$?
+  t "make -q after another commit: out of date, exit 1 ($rc)" '[ $rc -eq 1 ]'
   rm -rf "$ver/.git"; vmake VERSION=7.7.7
   t "make outside git: the Makefile's VERSION (make VERSION=7.7.7)" '[ "$(built_version "7\.7\.7")" = "7.7.7" ]'
 else
