@@ -117,6 +117,19 @@ PY
 t "a resumed run's log line gives the run's elapsed ($(grep "^step 5/" "$dir/hour.log"))" \
   '[ $rc -eq 0 ] && grep -q "^step 5/10 .* elapsed 1h00m ETA " "$dir/hour.log" && awk -F, "\$1 == 5 && \$8 >= 3600 { ok = 1 } END { exit !ok }" "$dir/hour/metrics.csv"'
 
+# ... also when a resumed session ends before its first checkpoint (here a NaN at its first step): it
+# wrote the session's settings at its start (--steps 20, --ckpt-every 4), so config.json said a 20-step
+# run while the checkpoint, which a plain --resume goes on from, is the 10-step one.
+cp -R "$dir/ml" "$dir/mlnan"
+VITMAE_FAULT_NAN_STEP=11 "$VITMAE" train --resume "$dir/mlnan" --steps 20 --ckpt-every 4 --threads 2 > "$dir/mlnan.log" 2>&1; rc=$?
+"$VITMAE" info --json "$dir/mlnan/checkpoint.safetensors" > "$dir/mlnan.info" 2>&1
+t "a resumed session stopped before its first checkpoint: config.json's train state is the checkpoint's ($rc: $(grep -h "total_steps" "$dir/mlnan/config.json" | tr -d "\t\n"))" \
+  '[ $rc -eq 1 ] && python3 - "$dir/mlnan/config.json" "$dir/mlnan.info" <<PY
+import json, sys
+tr, ck = json.load(open(sys.argv[1]))["train"], json.load(open(sys.argv[2]))["train_state"]
+assert tr == ck and tr["total_steps"] == 10, [(k, tr.get(k), ck.get(k)) for k in set(tr) | set(ck) if tr.get(k) != ck.get(k)]
+PY'
+
 # 4. SIGINT saves a loadable checkpoint and exits 0; resuming it finishes the run.
 "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
 pid=$!

@@ -403,6 +403,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         Checkpoint ck;
         if (run_resume_missing("train", a->resume, err, sizeof err)) return cli_report(NULL, err, CLI_USAGE);
         if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return cli_report(NULL, err, 1);
+        t->rs_resumed = t->rs;
         int rc = resumed_run_state(t, &given, flags, nflags, err, sizeof err);
         if (rc) { ckpt_free(&ck); return cli_report(NULL, err, rc); }
         t->cfg = ck.cfg;
@@ -708,9 +709,11 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     }
     if ((rc = cli_agree(rc))) return rc;
 
-    // 5. Rank 0 writes config.json and opens metrics.csv.
+    // 5. Rank 0 writes config.json and opens metrics.csv. A resumed run's config.json holds the state of the
+    // checkpoint it resumed from until the session writes one: killed before that, the run is that
+    // checkpoint (a plain --resume goes on with its --steps, not this session's).
     if (rank == 0) {
-        if (train_out_config(t, err, sizeof err)) rc = cli_report("train", err, 1);
+        if (train_out_config(t, resuming ? &t->rs_resumed : &t->rs, err, sizeof err)) rc = cli_report("train", err, 1);
         else if (train_out_open_metrics(t, resuming, err, sizeof err)) rc = cli_report("train", err, 1);
     }
     if ((rc = cli_agree(rc))) return rc;
@@ -984,7 +987,7 @@ int cmd_train(int argc, char **argv) {
             r->log_loss_sum = interval_loss; r->log_steps = interval_n;
             // config.json follows the checkpoint: its train state is the latest checkpoint's.
             if (rank0 && (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                              t->exp_avg_sq, err, sizeof err) || train_out_config(t, err, sizeof err)))
+                                              t->exp_avg_sq, err, sizeof err) || train_out_config(t, &t->rs, err, sizeof err)))
                 rc = cli_report(NULL, err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
@@ -1001,7 +1004,7 @@ int cmd_train(int argc, char **argv) {
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         if (rank0 && (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                          t->exp_avg_sq, err, sizeof err) || train_out_config(t, err, sizeof err)))
+                                          t->exp_avg_sq, err, sizeof err) || train_out_config(t, &t->rs, err, sizeof err)))
             rc = cli_report(NULL, err, 1);
         else if (stop && r->step < r->total_steps)
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step,

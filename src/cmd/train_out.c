@@ -31,9 +31,9 @@ int train_out_prepare(const char *run_dir, char *err, size_t errlen) {
     return output_check_writable(run_dir, err, errlen);
 }
 
-int train_out_config(Train *t, char *err, size_t errlen) {
+int train_out_config(Train *t, const RunState *rs, char *err, size_t errlen) {
     char *model_json = mae_config_to_json(&t->cfg);
-    char *state = run_state_to_json(&t->rs);
+    char *state = run_state_to_json(rs);
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "vitmae_version", vitmae_version());   // the program that wrote the run
     cJSON_AddItemToObject(o, "model", cJSON_Parse(model_json ? model_json : "{}"));

@@ -8,8 +8,8 @@
 
 // Creates RUN and RUN/samples and checks that RUN takes files, before any training.
 int train_out_prepare(const char *run_dir, char *err, size_t errlen);
-// RUN/config.json: the model config, the run state and the split sizes.
-int train_out_config(Train *t, char *err, size_t errlen);
+// RUN/config.json: the model config, the run state rs (the latest checkpoint's) and the split sizes.
+int train_out_config(Train *t, const RunState *rs, char *err, size_t errlen);
 // Opens RUN/metrics.csv (a resumed run drops the rows after its step and reloads the rest into the
 // history).
 int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen);

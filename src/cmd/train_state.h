@@ -80,6 +80,9 @@ typedef struct TrainRunner {
 
 typedef struct Train {
     RunState rs;
+    RunState rs_resumed;           // on resume: the state as its checkpoint holds it, before the session's
+                                   // flags (--steps, cadences, --max-pixels, a moved --data): config.json's
+                                   // until the session writes a checkpoint of its own
     Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
     const Dataset *vds;            // what val_idx indexes: &ds or &val_ds
     int *train_idx, ntrain, *val_idx, nval;
