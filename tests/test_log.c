@@ -1,5 +1,6 @@
 // metrics.csv: header, row format, empty fields for NaN, truncation of rows past a resumed step.
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 #include "check.h"
 #include "cmd/log.h"
@@ -120,6 +121,23 @@ int main(void) {
     p.t_start = 0.0;
     progress_eta(&p, 41, 5.0);
     CHECK_CLOSE(progress_eta(&p, 51, 6.0), 0.1 * 49, 1e-9, 0, "resumed ETA");
+    // The log line's elapsed counts from progress_init, as metrics.csv's elapsed_s counts the session:
+    // progress_restart, which train calls after step 0's validation so that the ETA counts steps only,
+    // restarted the elapsed too ('step 20/20 ... elapsed 0s' beside a row of 2.46 s, that validation).
+    FILE *lf = tmpfile();
+    CHECK(lf != NULL, "tmpfile");
+    if (lf) {
+        progress_init(&p, lf, 0, 10, 5);
+        struct timespec wait = {0, 700000000};
+        nanosleep(&wait, NULL);   // step 0's validation
+        progress_restart(&p);
+        progress_update(&p, lf, 5, 0.5, 1e-3, 10);
+        char got[256] = "";
+        rewind(lf);
+        if (!fgets(got, sizeof got, lf)) got[0] = 0;
+        fclose(lf);
+        CHECK(strstr(got, " elapsed 1s ETA ") != NULL, "elapsed from progress_init, not the restart: %s", got);
+    }
 
     // The terminal progress line fits cols - 1 (a wider one wrapped, and each \r redraw left a line):
     // a long run on 80 columns was 85 characters.

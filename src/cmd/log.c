@@ -188,7 +188,7 @@ void progress_init(Progress *p, FILE *out, long step_start, long total, long log
     p->tty = progress_on_terminal(fileno(out));
     p->total = total;
     p->log_every = log_every > 0 ? log_every : 1;
-    p->t_start = now_seconds();
+    p->t_start = p->t_session = now_seconds();
     p->step_start = step_start;
 }
 
@@ -252,7 +252,7 @@ int progress_line(char *buf, size_t n, int cols, long step, long total, double l
 }
 
 void progress_update(Progress *p, FILE *out, long step, double loss, double lr, double imgs_per_s) {
-    double now = now_seconds(), elapsed = p->elapsed_before + (now - p->t_start);
+    double now = now_seconds(), elapsed = p->elapsed_before + (now - p->t_session);
     double eta = progress_eta(p, step, now);
     char eta_s[32], el_s[32];
     format_duration(eta, eta_s, sizeof eta_s);

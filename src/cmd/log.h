@@ -38,7 +38,9 @@ void history_free(History *h);
 typedef struct {
     int tty;            // 1: redraw one line with \r; 0: a plain line every log_every steps
     long total, log_every;
-    double t_start;     // seconds (monotonic) when the run (or resume) began
+    double t_start;     // seconds (monotonic) when the run (or resume) began; progress_restart moves it
+    double t_session;   // when progress_init ran: the elapsed shown counts from it (not moved by a restart,
+                        // which is the ETA's alone), as the caller's session clock for metrics.csv does
     long step_start;    // step at t_start, for the rate
     double t_first;     // when the first step after t_start finished (0: not yet)
     long step_first;    // its step
