@@ -716,6 +716,51 @@ static void test_confusion_labels(void) {
     canvas_free(&cv);
 }
 
+// The first word of the text in rows y0..y0+lh from column x on: the columns from its first inked one
+// until a gap of more than 2 blank columns (letters of one word stand closer).
+static int word_extent(const Canvas *c, int x, int y0, int lh, int *first) {
+    int last = -1, blank = 0;
+    *first = -1;
+    for (; x < c->w; x++) {
+        int ink = 0;
+        for (int y = y0; y < y0 + lh && y < c->h; y++) ink |= px(c, x, y)[0] < 160;
+        if (ink) { if (*first < 0) *first = x; last = x; blank = 0; }
+        else if (*first >= 0 && ++blank > 2) break;
+    }
+    return *first < 0 ? 0 : last - *first + 1;
+}
+
+// Two classes with short names: the grid is narrower than the texts around it. The caption under it
+// was cut at the right edge and "true" ran into "predicted ->" ("truepredicted ->").
+static void test_confusion_narrow(void) {
+    long counts[4] = {5, 0, 0, 5};
+    const char *names[2] = {"a", "b"};
+    char err[256];
+    Canvas cv;
+    int gx, gy, gw, lh = text_line_height(11), pad = 10, first;
+    CHECK(viz_confusion(&cv, counts, 2, names, "kNN, test: top-1 1.0000 (5/5)", err, sizeof err) == 0,
+          "2 classes drawn: %s", err);
+    if (cv.px && find_grid(&cv, 60, &gx, &gy, &gw) == 0) {
+        int cap_y = gy + gw + 1 + 4, right = -1;
+        for (int x = 0; x < cv.w; x++)
+            for (int y = cap_y; y < cap_y + lh && y < cv.h; y++)
+                if (px(&cv, x, y)[0] < 160) right = x;
+        int want = text_width("colour: fraction of the true class", 11);
+        CHECK(right >= 0 && abs(right - (gx - 1) + 1 - want) <= 3 && right < cv.w - 3,
+              "2 classes: the caption whole (ink to column %d of %d, from %d: %d px of %d)", right, cv.w, gx - 1,
+              right - (gx - 1) + 1, want);
+        // "true", then a space at least as wide as a word's before "predicted".
+        int head_y = pad + 2 * lh, w = word_extent(&cv, 0, head_y, lh, &first), next;
+        word_extent(&cv, first + w, head_y, lh, &next);
+        CHECK(w > 0 && w <= text_width("true", 11) + 1 && next - (first + w) >= 6,
+              "2 classes: \"true\" stands apart from \"predicted ->\" (\"true\" %d px from column %d, the next word "
+              "from %d)", w, first, next);
+    } else {
+        CHECK(0, "2 classes: grid found");
+    }
+    canvas_free(&cv);
+}
+
 int main(void) {
     test_canvas();
     test_colormaps();
@@ -727,5 +772,6 @@ int main(void) {
     test_plot();
     test_plot_reading();
     test_confusion_labels();
+    test_confusion_narrow();
     return check_done();
 }

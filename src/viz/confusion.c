@@ -45,14 +45,22 @@ int viz_confusion(Canvas *out, const long *counts, int n, const char *const *nam
     int gx = pad + label_w + 6, gy = pad + title_h + lh + head_h;
     int bar_x = gx + n * cell + 14, bar_w = 14;
     int W = bar_x + bar_w + 3 + viz_colorbar_label_width(0, 1, TEXT_SIZE) + pad;
-    int min_w = pad + text_width(title, TEXT_SIZE) + pad;
-    if (W < min_w) W = min_w;
+    // The texts set the width where the grid is narrow (two classes with short names): the title, the
+    // axis words ("predicted ->" over the grid, clear of "true" over the row labels) and the caption under
+    // the grid (it was cut at the right edge, and "true" ran into "predicted").
+    static const char *caption = "colour: fraction of the true class";
+    int pred_x = pad + text_width("true", TEXT_SIZE) + 8;
+    if (pred_x < gx) pred_x = gx;
+    int min_w[3] = {pad + text_width(title, TEXT_SIZE) + pad, pred_x + text_width("predicted ->", TEXT_SIZE) + pad,
+                    gx + text_width(caption, TEXT_SIZE) + pad};
+    for (int k = 0; k < 3; k++)
+        if (W < min_w[k]) W = min_w[k];
     int H = gy + n * cell + pad + lh;
     if (canvas_create(out, W, H, err, errlen)) return -1;
     const uint8_t white[3] = {255, 255, 255}, black[3] = {0, 0, 0}, grey[3] = {90, 90, 90};
     canvas_fill(out, white);
     canvas_text(out, pad, pad, title, black, TEXT_SIZE);
-    canvas_text(out, gx, pad + title_h, "predicted ->", grey, TEXT_SIZE);
+    canvas_text(out, pred_x, pad + title_h, "predicted ->", grey, TEXT_SIZE);
     canvas_text(out, pad, pad + title_h, "true", grey, TEXT_SIZE);
     for (int i = 0; i < n; i++) {
         long row = 0;
@@ -86,6 +94,6 @@ int viz_confusion(Canvas *out, const long *counts, int n, const char *const *nam
     canvas_rect(out, gx - 1, gy - 1, n * cell + 2, n * cell + 2, 1, grey);
     ColorBar bar = {CMAP_VIRIDIS, 0.0, 1.0, NAN, NULL, TEXT_SIZE, {0, 0, 0}};
     viz_colorbar(out, bar_x, gy, bar_w, n * cell, 1, &bar);
-    canvas_text(out, gx, gy + n * cell + 4, "colour: fraction of the true class", grey, TEXT_SIZE);
+    canvas_text(out, gx, gy + n * cell + 4, caption, grey, TEXT_SIZE);
     return 0;
 }
