@@ -475,9 +475,11 @@ static void test_broken_late(void) {
     dataset_train_view(&d1, 5, S, 3, AUGMENT_CROP, &r, want, err, sizeof err);
     CHECK(!memcmp(b1 + per, want, sizeof want), "image 1 is item 5 with image 1's random stream");
     // Which item each image is, for its class label (finetune): image 1 is item 5's, the others their own.
-    CHECK(dataset_batch_item(&d1, items, 4, 0) == 0 && dataset_batch_item(&d1, items, 4, 1) == 5 &&
-          dataset_batch_item(&d1, items, 4, 2) == 5 && dataset_batch_item(&d1, items, 4, 3) == 7,
-          "the items the images are: 0 5 5 7");
+    int is[4] = {-1, -1, -1, -1};
+    for (int k = 0; k < 4; k++)
+        dataset_batch_image(&d1, items, 4, k, S, 3, AUGMENT_CROP, 9, 3, want, &is[k], err, sizeof err);
+    CHECK(is[0] == 0 && is[1] == 5 && is[2] == 5 && is[3] == 7, "the items the images are: 0 5 5 7 (%d %d %d %d)",
+          is[0], is[1], is[2], is[3]);
     DataSkip sk[4];
     int nb = dataset_take_broken(&d1, sk, NULL, 4);
     CHECK(nb == 1 && strstr(sk[0].path, "bad.png") && strstr(sk[0].reason, "truncated PNG data") &&

@@ -111,6 +111,7 @@ struct FineTune {
     int move_aside;             // --overwrite of a folder that holds a run: moved to RUN.old-N before the new run
     float *images;
     int *batch_items, *labels;
+    int *used;                  // [B] the item whose image each of this process's is (loader_pop)
     EpochOrder order;
     FILE *metrics;
     History hist;
@@ -795,11 +796,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     }
     t->images = malloc(most * t->S * t->S * t->C * sizeof(float));
     t->batch_items = malloc(B * sizeof(int));
+    t->used = malloc(B * sizeof(int));
     t->labels = malloc(B * sizeof(int));
     t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.epoch[0] = t->order.epoch[1] = -1;
-    if (!t->lr_scale || !t->drop_all || !t->runner[0].drop || !t->images || !t->batch_items || !t->labels || !t->order.perm[0] ||
+    if (!t->lr_scale || !t->drop_all || !t->runner[0].drop || !t->images || !t->batch_items || !t->used || !t->labels || !t->order.perm[0] ||
         !t->order.perm[1]) {
         cli_error("finetune", "out of memory for the batch buffers");
         return 1;
@@ -916,7 +918,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
 }
 
 static void finetune_free(FineTune *t) {
-    free(t->images); free(t->batch_items); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
+    free(t->images); free(t->batch_items); free(t->used); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
     free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop_all);
     grad_workers_free(&t->gw);
     grad_reduce_free(&t->gr);
@@ -1048,13 +1050,14 @@ int cmd_finetune(int argc, char **argv) {
         step_items(t, step);
         // This process's images; a failure is carried into the exchange below as its groups' failure.
         double waited = 0;
-        int load_failed = loader_pop(ld, (uint64_t)step, t->images, &waited, t->load_err, sizeof t->load_err) != 0;
+        int load_failed = loader_pop(ld, (uint64_t)step, t->images, t->used, &waited, t->load_err, sizeof t->load_err) != 0;
         total_wait += waited;
         report_broken(t, &t->ds);   // before a failure too: a batch broken through and through names every file
         if (!load_failed) pixels_normalise(&t->cfg.enc, t->images, (long)t->share * t->S * t->S);
-        // An image found broken was replaced by another of its batch: the label is that image's.
-        for (int k = t->gr.first * t->per; k < t->gr.first * t->per + t->share; k++)
-            t->labels[k] = t->ds.items[dataset_batch_item(&t->ds, t->batch_items, B, k)].cls;
+        // An image found broken was replaced by another of its batch: the label is that image's, as the
+        // loader recorded it when it made the image (asked now, a file found broken since by a batch
+        // made ahead would give the image of one item the label of another).
+        for (int j = 0; !load_failed && j < t->share; j++) t->labels[t->gr.first * t->per + j] = t->ds.items[t->used[j]].cls;
         clf_drop_path_factors(&t->cfg, r->drop_path, (uint64_t)r->seed ^ SALT_DROP, (uint64_t)step, B, t->drop_all);
         float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.

@@ -781,7 +781,7 @@ static void queue_ahead(Train *t, Loader *ld, long *queued, long step, int depth
 static int load_train_batch(Train *t, Loader *ld, long step, const uint64_t *keys, double *waited,
                             char *err, size_t errlen) {
     int B = t->share, k0 = t->gr.first * t->per;
-    int rc = loader_pop(ld, (uint64_t)step, t->images, waited, err, errlen);
+    int rc = loader_pop(ld, (uint64_t)step, t->images, NULL, waited, err, errlen);
     // Reported before a failure too: a batch that is broken through and through names every file.
     train_out_report_broken(t, &t->ds);
     if (rc) return -1;

@@ -792,9 +792,10 @@ static int root_check(const Dataset *ds, char *err, size_t errlen) {
     return -1;
 }
 
-// Image k of items[0 .. n), drawn with the random stream of batch image key.
+// Image k of items[0 .. n), drawn with the random stream of batch image key; *used (may be NULL): the
+// item whose image it is (items[k], or the one that took the place of a broken items[k]).
 static int keyed_image(const Dataset *ds, const int *items, int n, int k, int key, int size, int channels, Augment aug,
-                       uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
+                       uint64_t seed, uint64_t step, float *out, int *used, char *err, size_t errlen) {
     char why[256] = "";
     for (int t = 0; t < n; t++) {
         int item = items[(k + t) % n];
@@ -802,7 +803,10 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
         Rng r;
         rng_derive(&r, seed, step, (uint64_t)key);
         if (ds->lazy && is_broken(ds, item)) continue;
-        if (item_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) return 0;
+        if (item_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) {
+            if (used) *used = item;
+            return 0;
+        }
         if (root_check(ds, err, errlen)) return -1;
         if (image_why_is_resource(why)) {   // not the file's fault: the run stops rather than drop it
             snprintf(err, errlen, "%s: %s " DATASET_RESOURCE_NOTE, ds->items[item].path, why);
@@ -825,15 +829,9 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
     return -1;
 }
 
-int dataset_batch_item(const Dataset *ds, const int *items, int n, int k) {
-    for (int t = 0; ds->lazy && t < n; t++)
-        if (!dataset_is_broken(ds, items[(k + t) % n])) return items[(k + t) % n];
-    return items[k];
-}
-
 int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
-                        uint64_t seed, uint64_t step, float *out, char *err, size_t errlen) {
-    return keyed_image(ds, items, n, k, k, size, channels, aug, seed, step, out, err, errlen);
+                        uint64_t seed, uint64_t step, float *out, int *item, char *err, size_t errlen) {
+    return keyed_image(ds, items, n, k, k, size, channels, aug, seed, step, out, item, err, errlen);
 }
 
 // Images k0 .. k1 - 1 of items[0 .. n) in parallel; image k uses the random stream of key_base + k.
@@ -849,7 +847,7 @@ static int load_images(const Dataset *ds, const int *items, int n, int k0, int k
     #pragma omp parallel for schedule(dynamic, 1)
     for (int j = 0; j < m; j++)
         status[j] = keyed_image(ds, items, n, k0 + j, key_base + k0 + j, size, channels, aug, seed, step,
-                                out + (size_t)j * per, errs + (size_t)j * ERRLEN, ERRLEN);
+                                out + (size_t)j * per, NULL, errs + (size_t)j * ERRLEN, ERRLEN);
     int rc = 0;
     for (int j = 0; j < m && !rc; j++)
         if (status[j]) { snprintf(err, errlen, "%s", errs + (size_t)j * ERRLEN); rc = -1; }

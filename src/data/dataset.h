@@ -134,18 +134,17 @@ int  dataset_train_view(const Dataset *ds, int i, int size, int channels, Augmen
 int  dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
                         Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
 // Image k of the batch alone, as dataset_load_range makes it (no OpenMP inside but the geometry's).
+// *item (may be NULL): the item whose image it is, items[k] or the one that took its place, e.g. for
+// its class label. Known only here, when the image is made: asked later, which items are known
+// broken may have changed (a file that broke since, found by another load).
 int  dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
-                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
+                         uint64_t seed, uint64_t step, float *out, int *item, char *err, size_t errlen);
 // dataset_load_range over the whole batch (k0 = 0, k1 = n).
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
 // 1 when item i of a lazy dataset has been found broken past its header (by a load or the pixel
 // statistics); 0 otherwise, and always 0 for other datasets.
 int  dataset_is_broken(const Dataset *ds, int i);
-// The item whose image a load of items[0 .. n) put at position k: items[k], or where that was found
-// broken, the item that took its place (the first of items[k + 1], ... wrapping, not known broken),
-// e.g. for its class label. Asked after the load: the items passed over are then known broken.
-int  dataset_batch_item(const Dataset *ds, const int *items, int n, int k);
 // Validation in chunks that leave broken images out: the positions p of list[start .. n) whose items
 // are not known broken, up to max of them, into pos (ascending); *end is one past the last position
 // looked at. Returns how many. A chunk whose load then finds one of its items broken is formed again

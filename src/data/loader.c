@@ -15,6 +15,7 @@ typedef struct {
     int fail_k;              // first failing image (batch order), -1 none
     char err[512];
     float *out;              // [max_images][size][size][channels]
+    int *used;               // [max_images] the item whose image each is (dataset_batch_image)
 } Slot;
 
 struct Loader {
@@ -52,7 +53,7 @@ static void *worker(void *arg) {
         pthread_mutex_unlock(&l->lock);
         char err[512];
         int rc = dataset_batch_image(l->ds, s->items, s->n, s->k0 + j, l->o.size, l->o.channels, l->o.aug, l->o.seed,
-                                     s->step, s->out + (size_t)j * l->per, err, sizeof err);
+                                     s->step, s->out + (size_t)j * l->per, s->used + j, err, sizeof err);
         pthread_mutex_lock(&l->lock);
         if (rc && (s->fail_k < 0 || j < s->fail_k)) { s->fail_k = j; snprintf(s->err, sizeof s->err, "%s", err); }
         if (++s->done == s->k1 - s->k0) pthread_cond_broadcast(&l->ready);
@@ -77,7 +78,8 @@ Loader *loader_create(const Dataset *ds, const LoaderOptions *o, char *err, size
     for (int i = 0; ok && i < o->depth; i++) {
         l->slots[i].items = malloc(sizeof(int) * 1);
         l->slots[i].out = malloc(sizeof(float) * l->per * o->max_images);
-        ok = l->slots[i].items && l->slots[i].out;
+        l->slots[i].used = malloc(sizeof(int) * (size_t)o->max_images);
+        ok = l->slots[i].items && l->slots[i].out && l->slots[i].used;
     }
     if (!ok) { loader_free(l); snprintf(err, errlen, "out of memory for %d prefetched batches", o->depth); return NULL; }
     pthread_mutex_init(&l->lock, NULL);
@@ -118,7 +120,7 @@ int loader_push(Loader *l, uint64_t step, const int *items, int n, int k0, int k
     return 0;
 }
 
-int loader_pop(Loader *l, uint64_t step, float *out, double *waited_s, char *err, size_t errlen) {
+int loader_pop(Loader *l, uint64_t step, float *out, int *items, double *waited_s, char *err, size_t errlen) {
     double t0 = now_s();
     pthread_mutex_lock(&l->lock);
     Slot *s = &l->slots[l->head];
@@ -132,7 +134,10 @@ int loader_pop(Loader *l, uint64_t step, float *out, double *waited_s, char *err
     if (waited_s) *waited_s = now_s() - t0;
     int rc = 0;
     if (s->fail_k >= 0) { snprintf(err, errlen, "%s", s->err); rc = -1; }
-    else memcpy(out, s->out, sizeof(float) * l->per * (size_t)(s->k1 - s->k0));
+    else {
+        memcpy(out, s->out, sizeof(float) * l->per * (size_t)(s->k1 - s->k0));
+        if (items) memcpy(items, s->used, sizeof(int) * (size_t)(s->k1 - s->k0));
+    }
     pthread_mutex_lock(&l->lock);
     l->head = (l->head + 1) % l->o.depth;
     l->count--;
@@ -159,7 +164,11 @@ void loader_free(Loader *l) {
         pthread_cond_destroy(&l->work);
         pthread_cond_destroy(&l->ready);
     }
-    for (int i = 0; l->slots && i < l->o.depth; i++) { free(l->slots[i].items); free(l->slots[i].out); }
+    for (int i = 0; l->slots && i < l->o.depth; i++) {
+        free(l->slots[i].items);
+        free(l->slots[i].out);
+        free(l->slots[i].used);
+    }
     free(l->slots);
     free(l->threads);
     free(l);
