@@ -46,6 +46,14 @@ t "finetune: a file broken past its header found while training and while valida
 t "finetune: the validation counts the images it scored ($(grep "val top-1" "$dir/lz.out"))" 'grep -q "^step 10: val loss .*(2 images)$" "$dir/lz.out"'
 t "finetune ends with train's line of where working images came from ($(grep "^working" "$dir/lz.out"))" \
   'grep -q "^working images: 149 decoded, 0 read from the store (0 written), [0-9]* from the cache ([0-9]* MB); steps waited [0-9.]* ms each for images$" "$dir/lz.out"'
+# A class whose every file is broken past its header: the decoding scan left it out (no image, no
+# class); read lazily it stays in the head, never trained, its batch places given to other classes'
+# images, and the run said nothing of it but the files. Now a warning names the class, once.
+cp -r "$dir/data" "$dir/allbad" && mkdir "$dir/allbad/dots"
+for i in 1 2 3; do head -c 80 "$dir/data/circle/00000.png" > "$dir/allbad/dots/$i.png"; done
+"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/allbad" --val "$dir/lazyval" --steps 10 --eval-every 10 --out "$dir/ab" > /dev/null 2> "$dir/ab.err"; rc=$?
+t "finetune: a class whose every training file is broken is named, once ($rc: $(grep -v skipped "$dir/ab.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "warning: class" "$dir/ab.err")" -eq 1 ] && grep -q "^vitmae: warning: class .dots. of $dir/allbad has no training image that decodes (its 3 are broken past the header): it is never trained" "$dir/ab.err"'
 
 # The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone).
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 10 --log-every 5 --eval-every 100 --out "$dir/ml" > "$dir/ml.log" 2>&1; rc=$?

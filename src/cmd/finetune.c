@@ -120,6 +120,7 @@ struct FineTune {
     char untrained[1024];        // classes whose every image is held out: the warning said once the run starts
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
     int val_used;                // the validation images the last evaluation scored (broken ones left out)
+    signed char *class_seen;     // [classes] 1: a training image of it decodes; -1: none does (warned)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -204,6 +205,31 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
 
 static const Dataset *val_set(const FineTune *t) { return t->vds.n ? &t->vds : &t->ds; }
 
+// A training image of class c found broken past its header: does any of the class's training images
+// decode? The scan reads headers only, so a class whose every file is broken (which a full decode at
+// the scan dropped) is only found now: it stays in the head, never trained, its batch places taken by
+// other classes' images; said once. Decodes until one image of the class does (most often the next),
+// once a class, so any rank that meets a broken file of the class says it, whatever it met before.
+static void check_class(FineTune *t, int c) {
+    if (c < 0 || c >= t->ds.nclasses || !t->class_seen || t->class_seen[c]) return;
+    int n = 0;
+    for (int k = 0; k < t->ntrain; k++) {
+        int i = t->train_idx[k];
+        if (t->ds.items[i].cls != c) continue;
+        n++;
+        char err[1024];
+        Image im;
+        if (dataset_is_broken(&t->ds, i) || dataset_working_image(&t->ds, i, &im, err, sizeof err)) continue;
+        image_free(&im);
+        t->class_seen[c] = 1;
+        return;
+    }
+    t->class_seen[c] = -1;
+    cli_message("warning: class '%s' of %s has no training image that decodes (its %d %s broken past the header): "
+                "it is never trained, and its images' places in the batches go to other classes' images", t->ds.class_names[c],
+                t->rs.data, n, n == 1 ? "is" : "are");
+}
+
 // The files found broken past their headers since the last report (lazy scans: docs/data.md), as
 // train reports them (cmd/train_out.h): a training image was replaced by another of its batch, a
 // validation image left out.
@@ -222,6 +248,7 @@ static void report_broken(FineTune *t, const Dataset *ds) {
                             "out from now on", dir);
             else if (!gone) cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason,
                         held ? "validating; left out of the validation" : "training; replaced by another image of its batch");
+            if (!held && ds == &t->ds) check_class(t, t->ds.items[items[i]].cls);
             free(broken[i].path);
             free(broken[i].reason);
         }
@@ -797,11 +824,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     t->images = malloc(most * t->S * t->S * t->C * sizeof(float));
     t->batch_items = malloc(B * sizeof(int));
     t->used = malloc(B * sizeof(int));
+    t->class_seen = calloc((size_t)t->ds.nclasses + 1, 1);
     t->labels = malloc(B * sizeof(int));
     t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.epoch[0] = t->order.epoch[1] = -1;
-    if (!t->lr_scale || !t->drop_all || !t->runner[0].drop || !t->images || !t->batch_items || !t->used || !t->labels || !t->order.perm[0] ||
+    if (!t->lr_scale || !t->drop_all || !t->runner[0].drop || !t->images || !t->batch_items || !t->used || !t->class_seen || !t->labels || !t->order.perm[0] ||
         !t->order.perm[1]) {
         cli_error("finetune", "out of memory for the batch buffers");
         return 1;
@@ -918,7 +946,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
 }
 
 static void finetune_free(FineTune *t) {
-    free(t->images); free(t->batch_items); free(t->used); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
+    free(t->images); free(t->batch_items); free(t->used); free(t->class_seen); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
     free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop_all);
     grad_workers_free(&t->gw);
     grad_reduce_free(&t->gr);
