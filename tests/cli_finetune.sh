@@ -46,6 +46,13 @@ t "finetune: a file broken past its header found while training and while valida
 t "finetune: the validation counts the images it scored ($(grep "val top-1" "$dir/lz.out"))" 'grep -q "^step 10: val loss .*(2 images)$" "$dir/lz.out"'
 t "finetune ends with train's line of where working images came from ($(grep "^working" "$dir/lz.out"))" \
   'grep -q "^working images: 149 decoded, 0 read from the store (0 written), [0-9]* from the cache ([0-9]* MB); steps waited [0-9.]* ms each for images$" "$dir/lz.out"'
+# Every validation image broken: the run goes on without validation, and says so once (its val
+# columns empty), besides each file's line.
+mkdir -p "$dir/valbad/circle" && head -c 80 "$dir/data/circle/00000.png" > "$dir/valbad/circle/a.png"
+"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/data" --val "$dir/valbad" --steps 4 --eval-every 2 --out "$dir/vb" > "$dir/vb.out" 2> "$dir/vb.err"; rc=$?
+t "finetune: every validation image broken, one warning, val columns empty ($rc: $(grep -v "skipped" "$dir/vb.err" | head -c 300))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: warning: none of the 1 validation image decodes (it is broken past the header): the run goes on without validation; metrics.csv.s val_loss and val_top1 stay empty$" "$dir/vb.err")" -eq 1 ] &&
+   [ "$(grep -vc "^vitmae: skipped " "$dir/vb.err")" -eq 1 ] && [ -z "$(cut -d, -f5,6 "$dir/vb/metrics.csv" | tail -n +2 | tr -d ",\n")" ]'
 # A class whose every file is broken past its header: the decoding scan left it out (no image, no
 # class); read lazily it stays in the head, never trained, its batch places given to other classes'
 # images, and the run said nothing of it but the files. Now a warning names the class, once.

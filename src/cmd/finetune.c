@@ -120,6 +120,7 @@ struct FineTune {
     char untrained[1024];        // classes whose every image is held out: the warning said once the run starts
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
     int val_used;                // the validation images the last evaluation scored (broken ones left out)
+    int val_none_said;           // run_report_no_validation's once
     signed char *class_seen;     // [classes] 1: a training image of it decodes; -1: none does (warned)
 };
 
@@ -285,6 +286,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
     report_broken(t, val_set(t));
     if (rc) return -1;
     t->val_used = used;
+    if (used == 0) run_report_no_validation(&t->val_none_said, nval, "val_loss and val_top1");
     if (used > 0) {
         *val_loss = loss_sum / used;
         *val_top1 = (double)correct / used;

@@ -560,6 +560,14 @@ void run_report_broken(const Dataset *ds) {
     if (more && dist_rank() == 0) cli_message("... and %d more skipped (vitmae data lists them)", more);
 }
 
+void run_report_no_validation(int *said, int n, const char *cols) {
+    if (*said) return;
+    *said = 1;
+    cli_message("warning: none of the %d validation image%s decodes (%s broken past the header): the run goes on "
+                "without validation; metrics.csv's %s stay empty", n, n == 1 ? "" : "s", n == 1 ? "it is" : "each is",
+                cols);
+}
+
 int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,
                         char *err, size_t errlen) {
     const char *dirs[2] = {data, val}, *names[2] = {"data folder", "--val folder"};

@@ -77,6 +77,10 @@ void run_report_skipped(const Dataset *ds);
 // run_report_skipped lists them (rank 0; the first 20, then a count): said before a failure they
 // explain, e.g. no image decoding for the pixel statistics.
 void run_report_broken(const Dataset *ds);
+// An evaluation found each of its n validation images broken past its header (every one reported by
+// then, each with its reason): the run goes on without validation. Said once a run (*said set), so
+// that empty validation columns (cols: their names in metrics.csv) and a missing curve are explained.
+void run_report_no_validation(int *said, int n, const char *cols);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

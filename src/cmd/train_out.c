@@ -129,6 +129,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     }
     train_out_report_broken(t, t->vds);
     if (rc) return -1;
+    if (used == 0) run_report_no_validation(&t->val_none_said, nval, "val_loss and val_psnr");
     if (used > 0) {
         *val_loss = loss_sum / used;
         *val_psnr = psnr_from_mse(mse_sum / used);
