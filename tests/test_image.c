@@ -231,6 +231,26 @@ static void test_png_write(void) {
         image_free(&im);
         if (c == 3) check_text_chunks(path);
     }
+    // Noise (opaque for c=4): every row's Paeth predictor takes each of its three neighbours somewhere.
+    enum { NW = 37, NH = 11 };
+    static uint8_t noise[NW * NH * 4];
+    uint32_t r = 12345;
+    for (int i = 0; i < NW * NH * 4; i++) { r = r * 1103515245u + 12345u; noise[i] = (uint8_t)(r >> 23); }
+    for (int c = 1; c <= 4; c++) {
+        if (c == 2) continue;
+        for (int p = 0; c == 4 && p < NW * NH; p++) noise[p * 4 + 3] = 255;
+        char *path = tpath("noise.png"), err[256] = "";
+        int rc = png_write(path, noise, NW, NH, c, NULL, err, sizeof err);
+        Image im;
+        if (!rc) rc = image_load(path, 0, &im, err, sizeof err);
+        CHECK(rc == 0, "png_write noise c=%d: %s", c, err);
+        if (rc) continue;
+        int want_c = c == 1 ? 1 : 3, bad = 0;
+        for (int p = 0; p < NW * NH && im.c == want_c; p++)
+            for (int k = 0; k < want_c; k++) bad += im.px[p * want_c + k] != noise[p * c + k] / 255.0f;
+        CHECK(im.c == want_c && bad == 0, "png_write noise c=%d round trip: %d samples differ", c, bad);
+        image_free(&im);
+    }
     char err[256] = "";
     CHECK(png_write(tpath("no-such-dir/x.png"), px, W, H, 3, NULL, err, sizeof err) == -1 && err[0],
           "writing into a missing folder fails with a reason (%s)", err);
