@@ -241,14 +241,7 @@ static void report_broken(FineTune *t, const Dataset *ds) {
         for (int i = 0; i < nb; i++) {
             int held = ds != &t->ds;
             for (int k = 0; !held && ds == val_set(t) && k < t->nval; k++) held = t->val_idx[k] == items[i];
-            const char *dir = NULL;
-            int gone = !strcmp(broken[i].reason, "no such file") ?
-                       output_gone_folder(broken[i].path, t->gone_dirs, sizeof t->gone_dirs, &dir) : 0;
-            if (gone == 1)
-                cli_message("skipped %s: the folder is gone (moved or deleted during the run); its images are left "
-                            "out from now on", dir);
-            else if (!gone) cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason,
-                        held ? "validating; left out of the validation" : "training; replaced by another image of its batch");
+            run_report_broken_file(broken[i].path, broken[i].reason, held, t->gone_dirs, sizeof t->gone_dirs);
             if (!held && ds == &t->ds) check_class(t, t->ds.items[items[i]].cls);
             free(broken[i].path);
             free(broken[i].reason);

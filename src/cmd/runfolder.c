@@ -568,6 +568,17 @@ void run_report_no_validation(int *said, int n, const char *cols) {
                 cols);
 }
 
+void run_report_broken_file(const char *path, const char *reason, int held, char *gone_dirs, size_t n) {
+    const char *dir = NULL;
+    int gone = !strcmp(reason, "no such file") ? output_gone_folder(path, gone_dirs, n, &dir) : 0;
+    if (gone == 1)
+        cli_message("skipped %s: the folder is gone (moved or deleted during the run); its images are left out from "
+                    "now on", dir);
+    else if (!gone)
+        cli_message("skipped %s: %s (found while %s)", path, reason,
+                    held ? "validating; left out of the validation" : "training; replaced by another image of its batch");
+}
+
 int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,
                         char *err, size_t errlen) {
     const char *dirs[2] = {data, val}, *names[2] = {"data folder", "--val folder"};

@@ -81,6 +81,11 @@ void run_report_broken(const Dataset *ds);
 // then, each with its reason): the run goes on without validation. Said once a run (*said set), so
 // that empty validation columns (cols: their names in metrics.csv) and a missing curve are explained.
 void run_report_no_validation(int *said, int n, const char *cols);
+// One file of a lazy dataset found broken past its header during a run (dataset_take_broken's path and
+// reason), said as train and finetune say it: "skipped PATH: REASON (found while validating; ...)" or
+// "(found while training; ...)" as held says, or, for a file whose folder is gone, the folder once
+// (gone_dirs, of n bytes: the folders said so far, cmd/output.h's output_gone_folder).
+void run_report_broken_file(const char *path, const char *reason, int held, char *gone_dirs, size_t n);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

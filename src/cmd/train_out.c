@@ -71,15 +71,8 @@ void train_out_report_broken(Train *t, const Dataset *ds) {
     int items[8], nb;
     while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            const char *dir = NULL;
-            int gone = !strcmp(broken[i].reason, "no such file") ?
-                       output_gone_folder(broken[i].path, t->gone_dirs, sizeof t->gone_dirs, &dir) : 0;
-            if (gone == 1)
-                cli_message("skipped %s: the folder is gone (moved or deleted during the run); its images are left "
-                            "out from now on", dir);
-            else if (!gone) cli_message("skipped %s: %s (found while %s)", broken[i].path, broken[i].reason,
-                        held_out(t, ds, items[i]) ? "validating; left out of the validation"
-                                                  : "training; replaced by another image of its batch");
+            run_report_broken_file(broken[i].path, broken[i].reason, held_out(t, ds, items[i]), t->gone_dirs,
+                                   sizeof t->gone_dirs);
             free(broken[i].path);
             free(broken[i].reason);
         }
