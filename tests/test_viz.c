@@ -402,6 +402,8 @@ static void test_text(void) {
     n = text_wrap_names("\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9.txt", 12, 40, out, sizeof out);
     CHECK(n == 1 && utf8_valid(out) && text_width(out, 12) <= 40 && strstr(out, ".txt"), "names: cut between UTF-8 characters (%s)", out);
     CHECK(text_wrap_names("wwwwwwwwww", 12, 1, out, sizeof out) == 1 && !strcmp(out, "\xE2\x80\xA6"), "names: no room: the ellipsis alone (%s)", out);
+    // ... also for a name with an extension (keeping the extension needs one character of room at least).
+    CHECK(text_wrap_names("wwwwwwwwww.png", 12, 1, out, sizeof out) == 1 && !strcmp(out, "\xE2\x80\xA6"), "names: no room, an extension: the ellipsis alone (%s)", out);
 
     // An anti-aliased line: covers its path, leaves the rest alone.
     canvas_fill(&c, k0);

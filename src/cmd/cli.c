@@ -21,13 +21,7 @@ static int deferring = 0;
 static char pending[8400];
 void cli_defer(int on) { deferring = on && dist_active(); }
 
-// prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH), so
-// that a file name holding a newline or a terminal escape stays inside its one line, and a backslash
-// as \\, so that the line reads back one way (a name holding "\n" itself is not one holding a
-// newline; FEATS.txt writes names so too); written with
-// one call, so that lines of several processes sharing stderr do not interleave. A line of any length
-// is written whole (classify's line of --top 1000 classes is longer than any fixed buffer); only when
-// memory runs out is it cut to the buffer on the stack.
+// The rule of put_line below, a byte at a time (cli.h).
 size_t cli_escape_byte(unsigned char c, char out[5]) {
     if (c >= 0x20 && c != 0x7f && c != '\\') return 0;
     if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
@@ -40,6 +34,13 @@ size_t cli_escape_byte(unsigned char c, char out[5]) {
     return 4;
 }
 
+// prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH), so
+// that a file name holding a newline or a terminal escape stays inside its one line, and a backslash
+// as \\, so that the line reads back one way (a name holding "\n" itself is not one holding a
+// newline; FEATS.txt writes a backslash, tab, newline and carriage return so too); written with
+// one call, so that lines of several processes sharing stderr do not interleave. A line of any length
+// is written whole (classify's line of --top 1000 classes is longer than any fixed buffer); only when
+// memory runs out is it cut to the buffer on the stack.
 static void put_line(FILE *f, const char *prefix, const char *line) {
     char stack[4 * 8400 + 64], *out = stack;
     size_t cap = strlen(prefix) + 4 * strlen(line) + 16;

@@ -1141,13 +1141,7 @@ int cmd_finetune(int argc, char **argv) {
     }
     progress_end(&prog, stdout);
     loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
-    DataStats st;   // where the working images came from, as train's last lines say (docs/data.md)
-    dataset_stats(&t->ds, &st);
-    long steps_run = r->step - first_step;
-    if (rank0)
-        printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "
-               "steps waited %.1f ms each for images\n", st.decoded, st.store_hits, st.store_writes, st.cache_hits,
-               st.cache_bytes / 1048576.0, steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0);
+    if (rank0) run_report_working_images(&t->ds, r->step - first_step, total_wait);   // as train's
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;

@@ -568,6 +568,14 @@ void run_report_no_validation(int *said, int n, const char *cols) {
                 cols);
 }
 
+void run_report_working_images(const Dataset *ds, long steps_run, double total_wait) {
+    DataStats st;
+    dataset_stats(ds, &st);
+    printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "
+           "steps waited %.1f ms each for images\n", st.decoded, st.store_hits, st.store_writes, st.cache_hits,
+           st.cache_bytes / 1048576.0, steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0);
+}
+
 void run_report_broken_file(const char *path, const char *reason, int held, char *gone_dirs, size_t n) {
     const char *dir = NULL;
     int gone = !strcmp(reason, "no such file") ? output_gone_folder(path, gone_dirs, n, &dir) : 0;

@@ -81,6 +81,10 @@ void run_report_broken(const Dataset *ds);
 // then, each with its reason): the run goes on without validation. Said once a run (*said set), so
 // that empty validation columns (cols: their names in metrics.csv) and a missing curve are explained.
 void run_report_no_validation(int *said, int n, const char *cols);
+// The line that ends train's and finetune's runs on stdout (docs/data.md): where the working images of ds
+// came from (decoded, the store, the cache) and how long the steps_run steps of this session waited for
+// them, total_wait seconds in all.
+void run_report_working_images(const Dataset *ds, long steps_run, double total_wait);
 // One file of a lazy dataset found broken past its header during a run (dataset_take_broken's path and
 // reason), said as train and finetune say it: "skipped PATH: REASON (found while validating; ...)" or
 // "(found while training; ...)" as held says, or, for a file whose folder is gone, the folder once

@@ -994,12 +994,7 @@ int cmd_train(int argc, char **argv) {
     }
     progress_end(&prog, stdout);
     loader_free(ld);
-    DataStats st;
-    dataset_stats(&t->ds, &st);
-    long steps_run = r->step - first_step;
-    printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "
-           "steps waited %.1f ms each for images\n", st.decoded, st.store_hits, st.store_writes, st.cache_hits,
-           st.cache_bytes / 1048576.0, steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0);
+    run_report_working_images(&t->ds, r->step - first_step, total_wait);
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;

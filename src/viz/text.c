@@ -198,10 +198,11 @@ enum { EXT_MAX_CHARS = 12 };
 
 // word[0..len) with all but `keep` of its n characters cut from its middle, an ellipsis in their
 // place: the end keeps half of them, and at least the extension (ext characters) while one is left
-// for the start. Written to out (room for len + sizeof ELLIPSIS). Returns its length.
+// for the start (keep 0: the ellipsis alone). Written to out (room for len + sizeof ELLIPSIS).
+// Returns its length.
 static size_t shorten_word(const char *word, const size_t *starts, size_t n, size_t keep, size_t ext, char *out) {
     size_t tail = keep / 2;
-    if (ext > tail) tail = keep > 0 && ext > keep - 1 ? keep - 1 : ext;
+    if (ext > tail) tail = ext < keep ? ext : keep > 0 ? keep - 1 : 0;
     size_t head = keep - tail, hb = starts[head], tb = starts[n - tail];
     memcpy(out, word, hb);
     memcpy(out + hb, ELLIPSIS, sizeof ELLIPSIS - 1);
