@@ -41,6 +41,15 @@ blas_kernels=-
 torch_ok=0
 torch_py=${BENCH_TORCH_PYTHON:-/usr/bin/python3}
 [ "${BENCH_TORCH:-1}" != 0 ] && "$torch_py" -c 'import torch' 2>/dev/null && torch_ok=1
+# Debian's torch calls whatever libblas.so.3 is installed: without OpenBLAS, the reference BLAS, which
+# ran tiny32 at 6.87 img/s where OpenBLAS gave 118.93 and would take hours on ViT-B/16's rows
+# (docs/performance.md), for ratios of 20x or more. So PyTorch is timed only on OpenBLAS; without it
+# the rows go without PyTorch, and the table says why.
+torch_blas=-
+if [ $torch_ok = 1 ]; then
+  torch_blas=$("$torch_py" tools/bench_torch.py --blas 2>/dev/null) || torch_blas=none
+  case $torch_blas in ""|none) torch_ok=0 ;; esac
+fi
 
 # bench_row NAME ARGS STEPS WARMUP REPEAT: one table.
 bench_row() {
@@ -114,12 +123,6 @@ echo
 if [ $torch_ok = 1 ]; then
   blas=$("$torch_py" -c 'import torch; print(torch.__config__.show())' | grep -o 'BLAS_INFO=[a-z]*')
   echo "(torch $("$torch_py" -c 'import torch; print(torch.__version__)'), $blas, OpenBLAS kernels $blas_kernels; vs torch = vitmae img/s / torch's best img/s of the row)"
-  # Debian's torch calls whatever libblas.so.3 is installed: without OpenBLAS, the reference BLAS, which
-  # ran tiny32 at 6.87 img/s where OpenBLAS gave 118.93 (docs/performance.md), so the ratios would
-  # read 20x or more. Said in the table, where the figures are.
-  case $blas_kernels in none*)
-    echo "bench.sh: warning: PyTorch ran on a BLAS that is not OpenBLAS (Debian's reference BLAS is tens of times slower): its img/s and the vs torch column are not PyTorch at its best; install libopenblas0-pthread (make bench does) and run again" ;;
-  esac
   # An OPENBLAS_CORETYPE in the environment is kept (tools/bench_torch.py), even where it names kernels
   # narrower than the CPU's: a virtual machine of ours had OPENBLAS_CORETYPE=Haswell on an AVX-512 Zen 5,
   # which made PyTorch 1.3-2x slower there (docs/performance.md, "A fortieth session"). Said in the
@@ -127,6 +130,8 @@ if [ $torch_ok = 1 ]; then
   if [ "$blas_narrower" = 1 ]; then
     echo "bench.sh: warning: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-?} held PyTorch to narrower kernels than this CPU's vectors: its img/s and the vs torch column are not PyTorch at its best; unset OPENBLAS_CORETYPE and run again"
   fi
+elif [ "$torch_blas" = none ]; then
+  echo "bench.sh: warning: PyTorch not timed: its BLAS (libblas.so.3) is not OpenBLAS, and Debian's reference BLAS is tens of times slower; install libopenblas0-pthread (make bench does) and run again"
 else
   echo "(PyTorch not available: $torch_py cannot import torch; install python3-torch to compare)"
 fi

@@ -7,7 +7,8 @@ after warm-up steps, at each thread count given (torch.set_num_threads).
 Usage: /usr/bin/python3 tools/bench_torch.py [--preset tiny] [--img 32] [--patch 4] [--channels 3]
        [--batch 64] [--steps 10] [--warmup 2] [--mask-ratio 0.75] [--threads 1,2] [--json]
 Prints img/s per thread count (best and mean over steps) and the BLAS kernels that ran; --json: one JSON
-object.
+object. `bench_torch.py --blas` only prints the OpenBLAS kernels that libblas.so.3 would choose, or
+"none" where that library is not OpenBLAS (tools/bench.sh asks before it times anything).
 
 Debian's torch calls the system BLAS (OpenBLAS, which `make bench` installs). OpenBLAS picks its kernels by
 the CPU's family and model, and Debian 12's does not know every CPU: where it chooses kernels narrower than
@@ -140,6 +141,9 @@ def run(args, threads):
 
 def main():
     global torch, MaskedAutoencoder, config
+    if sys.argv[1:] == ["--blas"]:     # without torch: which BLAS PyTorch would run on
+        print(openblas_kernels() or "none")
+        return
     settle_kernels()
     import torch  # after the BLAS's kernels are settled
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
