@@ -78,6 +78,7 @@ PY'
 t "a run folder with a newline: written out in every line that names it ($rc)" \
   '[ $rc -eq 0 ] && grep -q "^  run folder .*f\\\\nt$" "$dir/nl.out" && ! grep -q "^t" "$dir/nl.out"'
 t "a one-step run: '1 step of batch 16'" 'grep -q "^  1 step of batch 16, " "$dir/nl.out"'
+t "a one-step run ends 'done: 1 step in', not '1 steps' ($(grep "^done" "$dir/nl.out"))" 'grep -q "^done: 1 step in " "$dir/nl.out"'
 
 # 2. From scratch, validated on its own training folder: it learns the shapes.
 "$VITMAE" finetune --from-scratch $model $ft --val "$dir/data" --augment none --steps $steps --eval-every $steps --out "$dir/scratch" > "$dir/log" 2>&1; rc=$?
@@ -201,9 +202,11 @@ t "one class: the line names --data, as probe's names --train ($(cat "$dir/err")
 # nothing, which went unsaid; the run goes on with a warning naming the class.
 mkdir -p "$dir/pair/a" "$dir/pair/b"
 cp "$dir/data/circle/00000.png" "$dir/pair/a/0.png"; cp "$dir/data/square/00001.png" "$dir/pair/b/0.png"
-"$VITMAE" finetune --ckpt "$pre" --data "$dir/pair" --batch 2 --steps 1 --threads 2 --out "$dir/pair.run" > /dev/null 2> "$dir/err"; rc=$?
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/pair" --batch 2 --steps 1 --threads 2 --out "$dir/pair.run" > "$dir/pair.out" 2> "$dir/err"; rc=$?
 t "one image a class: exit 0, a warning naming class b ($(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae: warning: 1 class of .*/pair has no training image ('"'"'b'"'"'): --val-frac 0.05 held out every image of it" "$dir/err"'
+t "groups of one image and one validation image: 'of 1 image, ', '(1 image)' ($(grep -e "groups of" -e "val top-1" "$dir/pair.out" | tr "\n" "|"))" \
+  'grep -q "^  2 gradient groups of 1 image, " "$dir/pair.out" && grep -q "val top-1 .* (1 image)$" "$dir/pair.out"'
 err "val class unknown" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/val" --out "$dir/e3"
 t "val class unknown: the line names --val, as probe's names --test ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes$" "$dir/err"'

@@ -49,6 +49,7 @@ rm -f "$tmp/odd_e.npy" "$tmp/odd_e.txt"
 mkdir -p "$tmp/$(printf 'o\nd')"
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/$(printf 'o\nd')/f.npy" "$tmp/train/circle/00000.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "embed's summary: one line, the folder's newline written out ($rc)" '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 1 ] && grep -qF "o\\nd/f.npy [1, 32]" "$tmp/out"'
+t "embed's summary of one image: '1 image -> ', not '1 images' ($(cat "$tmp/out"))" 'grep -q "^1 image -> " "$tmp/out"'
 rm -rf "$tmp/$(printf 'o\nd')"
 # A name the system takes (251 + ".npy" = 255 bytes) but whose temporary name "NAME.tmp.<pid>.<n>" it
 # would not: the staged name is cut to fit (it failed, "File name too long", after the work).

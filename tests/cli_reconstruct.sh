@@ -98,6 +98,9 @@ for k in images loss masked_mse psnr mask_ratio seed; do
   t "eval JSON has $k" 'echo "$js" | grep -q "\"$k\":"'
 done
 t "eval images 1" 'echo "$js" | grep -Eq "\"images\":[[:space:]]*1,"'
+out=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat"); rc=$?
+t "eval of one image: '1 image, mask_ratio', not '1 images' ($rc: $(echo "$out" | head -n 1))" \
+  '[ $rc -eq 0 ] && echo "$out" | grep -q "^1 image, mask_ratio "'
 t "eval loss 4" 'echo "$js" | grep -Eq "\"loss\":[[:space:]]*(4|3\.99999[0-9]*|4\.00000[0-9]*),"'
 psnr=$(echo "$js" | sed -n 's/.*"psnr":[[:space:]]*\([^,]*\),.*/\1/p')
 t "eval psnr $psnr = 10 log10(4)" 'awk -v p="$psnr" "BEGIN { d = p - 6.0205999133; exit !(d < 1e-5 && d > -1e-5) }"'

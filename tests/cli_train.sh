@@ -52,6 +52,11 @@ PY'
 t "a run folder with a newline: written out in every line that names it ($rc)" \
   '[ $rc -eq 0 ] && [ "$(grep -cF "r\\nf" "$dir/nl.out")" -ge 2 ] && ! grep -q "^f" "$dir/nl.out"'
 t "a one-step run: '1 step of batch'" 'grep -q "^  1 step of batch " "$dir/nl.out"'
+t "a one-step run ends 'done: 1 step in', not '1 steps' ($(grep "^done" "$dir/nl.out"))" 'grep -q "^done: 1 step in " "$dir/nl.out"'
+# A gradient group of one image (--batch 4, 4 groups) is "of 1 image", not "of 1 images".
+"$VITMAE" train $small --batch 4 --steps 1 --threads 1 --out "$dir/one" > "$dir/one.out" 2>&1; rc=$?
+t "groups of one image: '4 gradient groups of 1 image (' ($rc: $(grep "gradient groups" "$dir/one.out"))" \
+  '[ $rc -eq 0 ] && grep -q "^  4 gradient groups of 1 image (" "$dir/one.out"'
 t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
 
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.

@@ -490,9 +490,9 @@ int cmd_bench(int argc, char **argv) {
         printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %g (%d of %d patches visible), %d thread%s, "
                "gemm %s\n", preset, img, img, channels, patch, batch, (double)mask_ratio, K, L, threads,
                threads == 1 ? "" : "s", gemm_kernel_name());
-        printf("  %d process%s, %d gradient groups of %d images, %d per process (%d at once)%s%s\n", nranks,
-               nranks == 1 ? "" : "es", groups, per, groups / nranks, at_once, nranks > 1 ? ", combined through " : "",
-               nranks > 1 ? exchange : "");
+        printf("  %d process%s, %d gradient groups of %d image%s, %d per process (%d at once)%s%s\n", nranks,
+               nranks == 1 ? "" : "es", groups, per, per == 1 ? "" : "s", groups / nranks, at_once,
+               nranks > 1 ? ", combined through " : "", nranks > 1 ? exchange : "");
         if (W)
             printf("  threads as workers: each of the %d threads takes %d of the gradient groups (%d at once), "
                    "one-thread kernels\n", W, mine / W, at_once);

@@ -225,8 +225,8 @@ int cmd_embed(int argc, char **argv) {
         else cli_error("embed", "%s", err);
         goto out;
     }
-    cli_out("%ld images -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s", in.n, out_path, in.n, D,
-           features_pool_name(spec.pool), spec.layer, cfg->depth - 1, txt_path);
+    cli_out("%ld image%s -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s", in.n, in.n == 1 ? "" : "s", out_path,
+            in.n, D, features_pool_name(spec.pool), spec.layer, cfg->depth - 1, txt_path);
     status = 0;
 
 out:

@@ -141,8 +141,8 @@ int cmd_eval(int argc, char **argv) {
     if (json) {
         print_json(ds.n, mean_loss, mean_mse, psnr, mask_ratio, seed);
     } else {
-        printf("%d images, mask_ratio %g (%d of %d patches removed), seed %ld%s\n", ds.n, mask_ratio, L - K, L,
-               seed, K == L ? ": no patch removed, scores are over all patches" : "");
+        printf("%d image%s, mask_ratio %g (%d of %d patches removed), seed %ld%s\n", ds.n, ds.n == 1 ? "" : "s",
+               mask_ratio, L - K, L, seed, K == L ? ": no patch removed, scores are over all patches" : "");
         printf("loss=%.6g masked_mse=%.6g psnr=%.2fdB\n", mean_loss, mean_mse, psnr);
     }
 

@@ -931,8 +931,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
            r->smoothing, r->augment, omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
     cli_out("  run folder %s", t->run_dir);   // written out as train's: a newline in --out stays in its line
     if (dist_size() > 1 || r->groups > 1)
-        printf("  %d gradient groups of %d images, %d process%s\n", r->groups, t->per, dist_size(),
-               dist_size() == 1 ? "" : "es");
+        printf("  %d gradient groups of %d image%s, %d process%s\n", r->groups, t->per, t->per == 1 ? "" : "s",
+               dist_size(), dist_size() == 1 ? "" : "es");
     if (t->workers)
         printf("  threads as workers: each of the %d threads takes %d of the gradient groups\n", t->workers,
                r->groups / dist_size() / t->workers);
@@ -1127,8 +1127,8 @@ int cmd_finetune(int argc, char **argv) {
             if (rank0 && periodic_outputs(t, &row, do_eval, err, sizeof err)) rc = cli_report("finetune", err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
-                progress_message(&prog, stdout, "step %ld: val loss %.4f, val top-1 %.2f%% (%d images)", r->step,
-                                 row.val_loss, 100.0 * row.val_psnr, t->val_used);
+                progress_message(&prog, stdout, "step %ld: val loss %.4f, val top-1 %.2f%% (%d image%s)", r->step,
+                                 row.val_loss, 100.0 * row.val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
             interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0;
         }
         if (r->step % r->ckpt_every == 0 && !last && !stop) {
@@ -1150,7 +1150,8 @@ int cmd_finetune(int argc, char **argv) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step, r->total_steps,
                    t->ckpt_path, t->run_dir);
         else
-            cli_out("done: %ld steps in %.1f s; checkpoint %s", r->step, r->elapsed_s, t->ckpt_path);
+            cli_out("done: %ld step%s in %.1f s; checkpoint %s", r->step, r->step == 1 ? "" : "s", r->elapsed_s,
+                    t->ckpt_path);
         rc = dist_max_int(rc);
     }
     finetune_free(t);

@@ -742,8 +742,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
            t->rs.total_steps, t->rs.total_steps == 1 ? "" : "s", t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
            t->rs.augment, t->cfg.pixel_mean[0], t->cfg.pixel_std[0], threads, threads == 1 ? "" : "s");
     if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
-        printf("  %d gradient groups of %d images (%d at once), %d process%s x %d micro-batch%s\n", t->rs.grad_groups,
-               t->per, t->at_once, dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum,
+        printf("  %d gradient groups of %d image%s (%d at once), %d process%s x %d micro-batch%s\n", t->rs.grad_groups,
+               t->per, t->per == 1 ? "" : "s", t->at_once, dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum,
                t->rs.accum == 1 ? "" : "es");
     if (t->workers)
         printf("  threads as workers: each of the %d threads takes %d of the gradient groups (%d at once)\n",
@@ -1005,7 +1005,8 @@ int cmd_train(int argc, char **argv) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step,
                    r->total_steps, t->ckpt_path, t->run_dir);
         else
-            cli_out("done: %ld steps in %.1f s; checkpoint %s", r->step, r->elapsed_s, t->ckpt_path);
+            cli_out("done: %ld step%s in %.1f s; checkpoint %s", r->step, r->step == 1 ? "" : "s", r->elapsed_s,
+                    t->ckpt_path);
         rc = dist_max_int(rc);
     }
     train_free(t);
