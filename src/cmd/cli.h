@@ -68,7 +68,7 @@ int cli_line_out(CliLine *l);
 // Ends a command's output: flushes stdout and, when anything written to it was lost (a full disk
 // under `> FILE`, /dev/full), says so in one line, `vitmae: <what>: standard output: <why>`, and
 // returns 1 in place of a 0 rc (any other rc is kept): a report cut short never exits 0
-// (docs/interface.md, section 4).
+// (docs/interface.md, section 1, "Standard output").
 int cli_stdout_done(const char *what, int rc);
 // Set (from a signal handler) where stdout may drop lines by design: rank 0's stdout under mpirun
 // once a stop is asked (cmd/runfolder.h, run_catch_stop_signals); cli_stdout_done then says nothing.

@@ -123,7 +123,7 @@ static void stderr_back(void) {
 
 // A standard stream closed by the caller (`2>&-`, `>&-`) would give its number to the next file we
 // open, and every message and report line would then go into that file: a run's metrics.csv or a
-// checkpoint. Such a stream reads or writes /dev/null instead (docs/interface.md, section 4).
+// checkpoint. Such a stream reads or writes /dev/null instead (docs/interface.md, section 1, "Standard output").
 static void std_streams_open(void) {
     for (int fd = 0; fd <= 2; fd++) {
         if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
