@@ -80,6 +80,12 @@ t "--batch on resume refused" '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume
 # to training (another run): refused.
 "$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?
 t "--val added on resume refused" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*: --val cannot be added when a run resumes" "$dir/err"'
+# A run of --val-frac 0 held nothing out: its refusal said "holds out --val-frac 0 of its folder; a --val
+# folder would give those images back to training", images there are none of.
+"$VITMAE" train $small --data "$dir/work/data" --val-frac 0 --steps 2 --out "$dir/nv" > /dev/null 2>&1
+"$VITMAE" train --resume "$dir/nv" --steps 4 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?
+t "--val added on resume of a --val-frac 0 run: refused, saying it has no validation ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*: --val cannot be added when a run resumes (the run has no validation: it started with --val-frac 0 and no --val)$" "$dir/err"'
 "$VITMAE" train --resume "$dir/r" --steps 10 --overwrite > /dev/null 2>"$dir/err"; rc=$?
 t "--overwrite with --resume refused" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --overwrite: .*cannot be combined with --resume" "$dir/err"'
 mv "$dir/work/data" "$dir/moved"

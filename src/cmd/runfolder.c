@@ -522,8 +522,14 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
                              const char *given_data, const char *given_val, char *err, size_t errlen) {
     struct stat st;
     if (given_val && !val[0]) {
-        snprintf(err, errlen, "%s --resume %s: --val cannot be added when a run resumes (the run holds out --val-frac %g "
-                 "of its folder; a --val folder would give those images back to training)", command, ckpt, val_frac);
+        // A run of --val-frac 0 held nothing out: "give those images back" would name images there are none of.
+        if (val_frac == 0)
+            snprintf(err, errlen, "%s --resume %s: --val cannot be added when a run resumes (the run has no validation: "
+                     "it started with --val-frac 0 and no --val)", command, ckpt);
+        else
+            snprintf(err, errlen, "%s --resume %s: --val cannot be added when a run resumes (the run holds out "
+                     "--val-frac %g of its folder; a --val folder would give those images back to training)", command,
+                     ckpt, val_frac);
         return CLI_USAGE;
     }
     if (!given_data && stat(data, &st) != 0) {
