@@ -74,6 +74,9 @@ t "--store folders under umask 002: 775 ($rc: $(stat -c %a "$dir/gstore" "$dir/g
 # --cache-mb 0 with --store auto keeps the store under XDG_CACHE_HOME, never elsewhere.
 run auto --threads 2 --cache-mb 0
 t "--store auto with no cache: the store in XDG_CACHE_HOME" '[ -d "$dir/xdg/vitmae/work" ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/auto/checkpoint.safetensors"'
+# The line that says so gives a small set's size in MB with two digits ("need 0 MB, more than --cache-mb 0").
+t "--store auto with no cache: the need said in two digits below 10 MB ($(grep "^working images need" "$dir/auto.log"))" \
+  'grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work$" "$dir/auto.log"'
 
 # --val DIR: every --data image trains, the val folder validates; config.json says so.
 "$VITMAE" train $small --val "$dir/val" --threads 2 --out "$dir/v" > "$dir/v.log" 2>&1; rc=$?

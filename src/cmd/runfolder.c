@@ -346,8 +346,11 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
                         "--store DIR chooses a folder)", err);
             return 0;
         }
-        printf("working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s\n",
-               need / 1048576.0, cache_mb, dir);
+        // Two digits below 10 MB: "%.0f" said "need 0 MB, more than --cache-mb 0" of a small set.
+        double mb = need / 1048576.0;
+        printf(mb < 10 ? "working images need %.2g MB, more than --cache-mb %ld: keeping them in the store %s\n"
+                       : "working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s\n",
+               mb, cache_mb, dir);
         return 0;
     } else {
         snprintf(dir, sizeof dir, "%s", store);
