@@ -268,6 +268,8 @@ bad "probe --seed without --linear" 2 "probe: --seed sets the linear probe" prob
 # A folder that is not there is exit 1, as in data, train, finetune, eval and embed (probe said 2).
 bad "probe missing folder" 1 "No such file" probe --ckpt "$ck" --train "$tmp/nothing" --test "$tmp/test"
 printf x >"$tmp/afile"
+# A file where a folder goes is exit 1 too, as data, train, finetune and eval's "not a folder" (probe said 2).
+bad "probe --train a file" 1 "^vitmae: probe --train: $tmp/afile is not a folder" probe --ckpt "$ck" --train "$tmp/afile" --test "$tmp/test"
 bad "probe --out is a file" 1 "afile" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/afile"
 
 # SIGTERM while the files are written under temporary names (held at the publishing gate): ended by it,

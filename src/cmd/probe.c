@@ -51,9 +51,9 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     memset(out, 0, sizeof *out);
     struct stat st;
     if (stat(dir, &st)) { cli_error(dir, "%s", strerror(errno)); return 1; }   // as every command: a runtime failure
-    if (!S_ISDIR(st.st_mode)) {
+    if (!S_ISDIR(st.st_mode)) {   // exit 1, as data, train, finetune and eval say "not a folder"
         cli_error(flag, "%s is not a folder: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
-        return 2;
+        return 1;
     }
     if (dataset_scan(dir, &opt, &out->ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     const Dataset *ds = &out->ds;
