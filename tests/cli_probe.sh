@@ -28,6 +28,12 @@ t "txt line: path<TAB>class" '[ "$(head -n 1 "$tmp/f.txt")" = "$(printf "circle/
 t "txt classes from folders" '[ "$(cut -f2 "$tmp/f.txt" | sort -u | tr "\n" " ")" = "circle square stripes triangle " ]'
 t "no temporary files left" '[ "$(ls "$tmp" | grep -c tmp)" -eq 0 ]'
 
+# `vitmae embed ... | head`: stdout's reader gone. SIGPIPE ended embed at its summary line (exit 141);
+# now the line is dropped, one line on stderr says so, the pair is written whole, exit 0.
+closed_pipe stdout "$tmp/pipe.err" "$VITMAE" embed --ckpt "$ck" --out "$tmp/fp.npy" "$tmp/train"; rc=$?
+t "embed, stdout's reader gone: FEATS.npy and FEATS.txt whole, exit 0 ($rc: $(cat "$tmp/pipe.err"))" \
+  '[ $rc -eq 0 ] && cmp -s "$tmp/f.npy" "$tmp/fp.npy" && cmp -s "$tmp/f.txt" "$tmp/fp.txt" && [ $(grep -c "standard output: its reader has gone" "$tmp/pipe.err") -eq 1 ]'
+
 # FEATS.txt read as docs/encoder.md reads it (Python's open(), whose universal newlines end a line at
 # a carriage return too): a row per image, and the names back by undoing \\, \t, \n, \r. A \r was
 # written as it is: 2 images read as 7 rows.

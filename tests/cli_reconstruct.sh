@@ -33,6 +33,14 @@ t "recon.npy header" 'head -c 128 "$tmp/r1/flat.recon.npy" | grep -q "'"'"'shape
 # The checkpoint's mask ratio 0.75: 12 of the 16 mask bytes are 1.
 ones=$(tail -c 16 "$tmp/r1/flat.mask.npy" | od -An -tu1 | tr -s ' ' '\n' | grep -c '^1$')
 t "12 of 16 patches removed (got $ones)" '[ "$ones" -eq 12 ]'
+# stdout's reader gone (`vitmae reconstruct ... | head -1`): SIGPIPE killed the command at its first
+# flush of lines (exit 141; with more lines than a pipe's buffer, before its last images). Now the
+# lines are dropped, one line on stderr says so, every image is written, exit 0.
+mkdir -p "$tmp/three"
+for k in 1 2 3; do cp "$tmp/flat/flat.png" "$tmp/three/f$k.png"; done
+closed_pipe stdout "$tmp/pipe.err" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rpipe" "$tmp/three"; rc=$?
+t "stdout's reader gone: every image written, exit 0 ($rc: $(cat "$tmp/pipe.err"))" \
+  '[ $rc -eq 0 ] && [ $(ls "$tmp/rpipe" | grep -c "^f[123]\.recon\.png$") -eq 3 ] && [ $(ls "$tmp/rpipe" | wc -l) -eq 3 ] && [ "$(cat "$tmp/pipe.err")" = "vitmae: reconstruct: standard output: its reader has gone (a closed pipe, as after | head); its lines are dropped from here on and the command goes on" ]'
 # An earlier run's files are replaced only with --force (docs/interface.md, "Earlier results"): the
 # same run again is refused before anything is written (exit 2, one line naming the first file that
 # exists), --raw's files count too, and --force replaces them.

@@ -135,6 +135,36 @@ tr, ck = json.load(open(sys.argv[1]))["train"], json.load(open(sys.argv[2]))["tr
 assert tr == ck and tr["total_steps"] == 10, [(k, tr.get(k), ck.get(k)) for k in set(tr) | set(ck) if tr.get(k) != ck.get(k)]
 PY'
 
+# A kill between a checkpoint's rename and config.json's rewrite leaves config.json one checkpoint
+# behind (written here by hand: ml's config.json with checkpoint-3's state). info trusts the checkpoint
+# and says config.json is stale, once, on stderr (it said nothing); a resume rewrites it from the
+# checkpoint as it starts (here the session then stops at a NaN before its own first checkpoint).
+cp -R "$dir/ml" "$dir/mlstale"
+"$VITMAE" info --json "$dir/ml/checkpoint-3.safetensors" > "$dir/ml3.info" 2>&1
+python3 - "$dir/mlstale/config.json" "$dir/ml3.info" <<PY
+import json, sys
+c = json.load(open(sys.argv[1])); c["train"] = json.load(open(sys.argv[2]))["train_state"]
+open(sys.argv[1], "w").write(json.dumps(c, indent=1) + "\n")
+PY
+"$VITMAE" info "$dir/mlstale/checkpoint.safetensors" > "$dir/stale.out" 2> "$dir/stale.err"; rc=$?
+t "a stale config.json: info says so in one warning, the checkpoint's step on stdout ($rc: $(cat "$dir/stale.err"))" \
+  '[ $rc -eq 0 ] && [ $(wc -l < "$dir/stale.err") -eq 1 ] && grep -q "^    step  *10$" "$dir/stale.out" && [ "$(cat "$dir/stale.err")" = "vitmae: warning: $dir/mlstale/config.json describes step 3 of 10, not this checkpoint'"'"'s step 10 of 10 (the run stopped between writing the checkpoint and config.json): the checkpoint is the run'"'"'s state; train --resume $dir/mlstale goes on from it and rewrites config.json" ]'
+"$VITMAE" info --json "$dir/mlstale/checkpoint.safetensors" > "$dir/stale.json" 2> "$dir/stale.err"; rc=$?
+t "... and with --json: the same warning on stderr, the JSON whole" \
+  '[ $rc -eq 0 ] && grep -q "describes step 3 of 10" "$dir/stale.err" && python3 -c "import json,sys; assert json.load(open(sys.argv[1]))[\"train_state\"][\"step\"] == 10" "$dir/stale.json"'
+"$VITMAE" info "$dir/mlstale/checkpoint-9.safetensors" > /dev/null 2> "$dir/snap.err"; rc1=$?
+"$VITMAE" info "$dir/ml/checkpoint.safetensors" > /dev/null 2> "$dir/fresh.err"; rc2=$?
+t "no warning for a snapshot (an earlier state by design) nor a config.json that follows its checkpoint" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ ! -s "$dir/snap.err" ] && [ ! -s "$dir/fresh.err" ]'
+VITMAE_FAULT_NAN_STEP=11 "$VITMAE" train --resume "$dir/mlstale" --steps 20 --threads 2 > "$dir/mlstale.log" 2>&1; rc=$?
+"$VITMAE" info --json "$dir/mlstale/checkpoint.safetensors" > "$dir/mlstale.info" 2>&1
+t "a resume rewrites a stale config.json from the checkpoint ($rc: $(grep -h "\"step\"" "$dir/mlstale/config.json" | tr -d "\t\n"))" \
+  '[ $rc -eq 1 ] && python3 - "$dir/mlstale/config.json" "$dir/mlstale.info" <<PY
+import json, sys
+tr, ck = json.load(open(sys.argv[1]))["train"], json.load(open(sys.argv[2]))["train_state"]
+assert tr == ck and tr["step"] == 10, [(k, tr.get(k), ck.get(k)) for k in set(tr) | set(ck) if tr.get(k) != ck.get(k)]
+PY'
+
 # 4. SIGINT saves a loadable checkpoint and exits 0; resuming it finishes the run.
 "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
 pid=$!
@@ -143,13 +173,17 @@ kill -INT $pid; wait $pid; rc=$?
 t "SIGINT exits 0" '[ $rc -eq 0 ]'
 t "SIGINT leaves a loadable checkpoint" '"$VITMAE" info "$dir/int/checkpoint.safetensors" > /dev/null'
 t "SIGINT says how to resume" 'grep -q "resume" "$dir/int.log"'
-# SIGHUP (its terminal closed) and SIGXCPU (a CPU-time limit's warning) killed a run without saving:
-# now they stop it as SIGINT does; under nohup (SIGHUP ignored) SIGHUP leaves the run going.
-for sig in HUP XCPU; do
+# SIGHUP (its terminal closed) and SIGXCPU (a CPU-time limit's warning) killed a run without saving,
+# and SIGQUIT (Ctrl-\) dumped core without saving (in a script's background job, where the shell
+# ignores it, it did nothing): now they stop it as SIGINT does, and so does SIGTERM; under nohup
+# (SIGHUP ignored) SIGHUP leaves the run going. A run still going 60 s after its signal is killed.
+for sig in HUP XCPU TERM QUIT; do
   "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/sig$sig" > "$dir/sig$sig.log" 2>&1 &
   pid=$!
   i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/sig$sig.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-  kill -$sig $pid; wait $pid; rc=$?
+  kill -$sig $pid
+  i=0; while [ $i -lt 600 ] && [ -r /proc/$pid/stat ] && ! grep -q ") Z" /proc/$pid/stat; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
   t "SIG$sig: exit 0 ($rc), saved mid-run, says how to resume" \
     '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/sig$sig.log" && [ "$(saved_step "$dir/sig$sig/checkpoint.safetensors")" -gt 0 ]'
 done
@@ -160,6 +194,15 @@ kill -HUP $pid; sleep 1
 t "under nohup, SIGHUP leaves the run going" 'kill -0 $pid 2>/dev/null && ! grep -q "^interrupted" "$dir/nohup.log"'
 kill -TERM $pid; wait $pid; rc=$?
 t "... and SIGTERM then stops it, exit 0 ($rc)" '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/nohup.log"'
+# A closed pipe (`vitmae train ... | head -3`) killed the run by SIGPIPE at its next line, unsaved:
+# now stdout's lines are dropped, one line on stderr says so, and the run trains and saves, exit 0;
+# a closed stderr (here at the small-split warning) likewise, without a word.
+closed_pipe stdout "$dir/pipeout.err" "$VITMAE" train $small --steps 12 --log-every 1 --threads 1 --out "$dir/pipeout"; rc=$?
+t "stdout's reader gone: the run goes on and saves, exit 0 ($rc: $(cat "$dir/pipeout.err"))" \
+  '[ $rc -eq 0 ] && [ "$(saved_step "$dir/pipeout/checkpoint.safetensors")" = 12 ] && [ $(grep -c "standard output" "$dir/pipeout.err") -eq 1 ] && grep -q "^vitmae: train: standard output: its reader has gone (a closed pipe, as after | head); its lines are dropped from here on and the run goes on$" "$dir/pipeout.err"'
+closed_pipe stderr "$dir/pipe2.log" "$VITMAE" train $small --val-frac 0.02 --steps 12 --threads 1 --out "$dir/pipe2"; rc=$?
+t "stderr's reader gone: the run goes on and saves, exit 0 ($rc)" \
+  '[ $rc -eq 0 ] && [ "$(saved_step "$dir/pipe2/checkpoint.safetensors")" = 12 ] && grep -q "^done: 12 steps" "$dir/pipe2.log"'
 # A stop signal while the run starts (VITMAE_FAULT_STOP_IN_SETUP raises SIGUSR1 there): the run ends
 # after its first step, saved, exit 0 (it used to die of the signal).
 VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps 50 --threads 1 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?

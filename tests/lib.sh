@@ -102,3 +102,15 @@ readonly_out() {
   t "$1: read-only --out: exit 1, one line ($(head -n 3 "$_ro_dir.err" | tr "\n" "|"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$_ro_dir.err")" -eq 1 ] && grep -qx "vitmae: $_ro_cmd --out: $_ro_dir: cannot write in this folder: Permission denied" "$_ro_dir.err"'
 }
+# closed_pipe STREAM LOG CMD...: runs CMD with STREAM (stdout or stderr) a pipe whose reader has gone,
+# as `CMD | head -3` leaves it once head has its lines, and the other stream into LOG; returns CMD's
+# exit status (128 + N when signal N ended it: 141 for SIGPIPE).
+closed_pipe() {
+  python3 -c '
+import os, subprocess, sys
+stream, log, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+r, w = os.pipe(); os.close(r)
+with open(log, "wb") as other:
+    p = subprocess.run(argv, stdout=w if stream == "stdout" else other, stderr=w if stream == "stderr" else other)
+sys.exit(128 - p.returncode if p.returncode < 0 else p.returncode)' "$@"
+}

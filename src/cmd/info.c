@@ -2,9 +2,12 @@
 // decoder), whether it has a decoder, its crc32 status and its train state. The file goes
 // through every check `ckpt_load` makes, so a file info accepts is one the other commands load.
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
 #include "cmd/cli.h"
@@ -205,6 +208,65 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     return 0;
 }
 
+// The text of a small regular file (a run's config.json), malloc'ed and NUL-ended; NULL when it is
+// missing, not a plain file (a FIFO would block the read), larger than 16 MB or unreadable.
+static char *read_small_file(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    char *text = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (16 << 20) &&
+        (text = malloc((size_t)st.st_size + 1))) {
+        ssize_t n = read(fd, text, (size_t)st.st_size);
+        if (n < 0) { free(text); text = NULL; }
+        else text[n] = 0;
+    }
+    close(fd);
+    return text;
+}
+
+// A step count of a train state for the warning below ("?" when absent).
+static const char *state_step(const cJSON *state, const char *key, char *buf, size_t n) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(state, key);
+    if (cJSON_IsNumber(v)) snprintf(buf, n, "%.0f", v->valuedouble);
+    else snprintf(buf, n, "?");
+    return buf;
+}
+
+// A run folder's config.json follows its checkpoint.safetensors, written just after it
+// (docs/interface.md, section 5): a run killed between the two writes leaves config.json one
+// checkpoint behind. When path is a run's latest checkpoint and its folder's config.json, of the same
+// run, holds another train state, one warning says so and what to trust. info only reads: a run
+// resumed with train --resume rewrites config.json from the checkpoint as it starts.
+static void warn_stale_config(const char *path, const char *train_state) {
+    if (!train_state) return;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strcmp(base, "checkpoint.safetensors")) return;   // a snapshot is an earlier state by design
+    size_t dirlen = (size_t)(base - path);
+    char cfg_path[4400];
+    if (dirlen + sizeof "config.json" > sizeof cfg_path) return;
+    snprintf(cfg_path, sizeof cfg_path, "%.*sconfig.json", (int)dirlen, path);
+    char *text = read_small_file(cfg_path);
+    cJSON *cfg = text ? cJSON_Parse(text) : NULL, *ck = cJSON_Parse(train_state);
+    free(text);
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(cfg, "train");
+    const cJSON *id_cfg = cJSON_GetObjectItemCaseSensitive(tr, "run_id"), *id_ck = cJSON_GetObjectItemCaseSensitive(ck, "run_id");
+    int same_run = cJSON_IsString(id_cfg) && cJSON_IsString(id_ck) ? !strcmp(id_cfg->valuestring, id_ck->valuestring)
+                                                                    : !id_cfg && !id_ck;
+    if (cJSON_IsObject(tr) && cJSON_IsObject(ck) && same_run && !cJSON_Compare(tr, ck, 1)) {
+        char a[32], b[32], c[32], d[32];
+        cli_message("warning: %s describes step %s of %s, not this checkpoint's step %s of %s (the run stopped "
+                    "between writing the checkpoint and config.json): the checkpoint is the run's state; "
+                    "train --resume %.*s goes on from it and rewrites config.json", cfg_path,
+                    state_step(tr, "step", a, sizeof a), state_step(tr, "total_steps", b, sizeof b),
+                    state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d),
+                    dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
+    }
+    cJSON_Delete(cfg);
+    cJSON_Delete(ck);
+}
+
 int cmd_info(int argc, char **argv) {
     int json = 0;
     Flag flags[] = {
@@ -241,6 +303,7 @@ int cmd_info(int argc, char **argv) {
     int rc;
     if (json) rc = print_json(path, &ck, crc, version, pc);
     else { print_text(path, &ck, crc, version, pc); rc = 0; }
+    warn_stale_config(path, ck.train_state);
     ckpt_free(&ck);
     st_close(f);
     return rc;

@@ -9,6 +9,7 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include "cmd/cli.h"
 #include "io/files.h"
 
 double now_seconds(void) {
@@ -266,12 +267,14 @@ void progress_update(Progress *p, FILE *out, long step, double loss, double lr, 
         int blank = open_bar == out && p->drawn_len > len ? p->drawn_len - len : 0;   // what the last line leaves
         fprintf(out, "\r%s%*s", line, blank, "");
         fflush(out);
+        cli_stream_check(out);
         open_bar = out;
         p->drawn_len = len;
     } else if (step % p->log_every == 0 || step == p->total) {
         fprintf(out, "step %ld/%ld loss %.4f lr %.3e %.1f img/s elapsed %s ETA %s\n", step, p->total,
                 loss, lr, imgs_per_s, el_s, eta_s);
         fflush(out);
+        cli_stream_check(out);
     }
 }
 
@@ -283,9 +286,11 @@ void progress_message(Progress *p, FILE *out, const char *fmt, ...) {
     va_end(ap);
     fputc('\n', out);
     fflush(out);
+    cli_stream_check(out);
 }
 
 void progress_end(Progress *p, FILE *out) {
     if (p->tty) progress_break_line(out);
     fflush(out);
+    cli_stream_check(out);
 }

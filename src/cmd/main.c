@@ -15,22 +15,22 @@
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
 
-typedef struct { const char *name; int (*run)(int, char **); const char *what; } Command;
+typedef struct { const char *name; int (*run)(int, char **); const char *what; int writes_files; } Command;
 
 static const Command commands[] = {
     // Each command registers here as it lands (one line each, sorted as in --help).
-    {"train", cmd_train, "pretrain a masked autoencoder on a folder of images"},
-    {"reconstruct", cmd_reconstruct, "mask images, reconstruct them, write panels and masked MSE / PSNR"},
-    {"attention", cmd_attention, "attention maps of the encoder drawn over images (cls, patch, rollout)"},
-    {"data", cmd_data, "check a folder of images: counts, classes, sizes, skipped files"},
-    {"info", cmd_info, "the config, parameter count and train state of a checkpoint"},
-    {"eval", cmd_eval, "masked loss and PSNR of a checkpoint over a folder, fixed masks"},
-    {"embed", cmd_embed, "encoder features of images (cls or mean pooling) as .npy, one row per image"},
-    {"probe", cmd_probe, "kNN and linear-probe accuracy of the encoder's features (or raw pixels)"},
-    {"finetune", cmd_finetune, "fine-tune a classifier from a pretrained encoder (or from scratch) on class folders"},
-    {"classify", cmd_classify, "predicted class and top-K probabilities of images with a fine-tuned classifier"},
-    {"bench", cmd_bench, "training-step speed on synthetic data: img/s, GFLOP/s, % of FMA peak, phases"},
-    {NULL, NULL, NULL},
+    {"train", cmd_train, "pretrain a masked autoencoder on a folder of images", 1},
+    {"reconstruct", cmd_reconstruct, "mask images, reconstruct them, write panels and masked MSE / PSNR", 1},
+    {"attention", cmd_attention, "attention maps of the encoder drawn over images (cls, patch, rollout)", 1},
+    {"data", cmd_data, "check a folder of images: counts, classes, sizes, skipped files", 0},
+    {"info", cmd_info, "the config, parameter count and train state of a checkpoint", 0},
+    {"eval", cmd_eval, "masked loss and PSNR of a checkpoint over a folder, fixed masks", 0},
+    {"embed", cmd_embed, "encoder features of images (cls or mean pooling) as .npy, one row per image", 1},
+    {"probe", cmd_probe, "kNN and linear-probe accuracy of the encoder's features (or raw pixels)", 1},
+    {"finetune", cmd_finetune, "fine-tune a classifier from a pretrained encoder (or from scratch) on class folders", 1},
+    {"classify", cmd_classify, "predicted class and top-K probabilities of images with a fine-tuned classifier", 0},
+    {"bench", cmd_bench, "training-step speed on synthetic data: img/s, GFLOP/s, % of FMA peak, phases", 0},
+    {NULL, NULL, NULL, 0},
 };
 
 static void usage(FILE *out) {
@@ -194,6 +194,10 @@ int main(int argc, char **argv) {
                 dist_finalize();
                 return 2;
             }
+            // A closed pipe on stdout or stderr (`| head`) must not kill a command with its work unsaved:
+            // those that write files drop the stream and go on (cmd/cli.h, cli_stream_check); the others,
+            // which write nothing, end at once by SIGPIPE, as `grep ... | head` does.
+            if (c->writes_files) cli_ignore_sigpipe(c->name);
             int rc = cli_stdout_done(c->name, c->run(argc - 1, argv + 1));
             dist_finalize();
             return rc;

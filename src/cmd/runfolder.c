@@ -397,6 +397,9 @@ void run_catch_stop_signals(void) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+    // Ctrl-\ (SIGQUIT) as Ctrl-C: its default, a core dump, would lose the steps since the last
+    // checkpoint; a run that must end at once still takes SIGKILL, and its last checkpoint is whole.
+    sigaction(SIGQUIT, &sa, NULL);
     // A CPU-time limit's first warning (ulimit -t, a batch system's) stops the run as SIGTERM does, and
     // so does the end of its terminal (SIGHUP), unless the run was started to outlive it (nohup: ignored).
     sigaction(SIGXCPU, &sa, NULL);

@@ -154,7 +154,7 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 // (the --store DIR given cannot be used).
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen);
 
-// A run's stop signals: SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
+// A run's stop signals: SIGINT, SIGQUIT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
 // docs/distributed.md), SIGXCPU (a CPU-time limit's warning) and SIGHUP (unless ignored, as nohup
 // leaves it) set run_stop_requested; the run finishes its step, saves and exits 0. Under
 // mpirun, rank 0's stdout is a pseudo-terminal that mpirun reads; after SIGINT/SIGTERM mpirun stops
