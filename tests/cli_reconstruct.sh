@@ -239,6 +239,14 @@ printf 'not an image' > "$tmp/nl/$(printf 'evil\nvitmae: fake\033[2J').png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/nlout" "$tmp/nl" > /dev/null 2> "$tmp/err"
 t "control characters written out in messages ($(head -n 1 "$tmp/err"))" \
   '[ "$(grep -c "evil" "$tmp/err")" -eq 1 ] && grep -qF "evil\\nvitmae: fake\\x1b[2J.png: " "$tmp/err" && ! grep -q "^vitmae: fake" "$tmp/err"'
+# A C1 control (U+009B, UTF-8 C2 9B: CSI to a terminal, as ESC [ is) went out raw on stderr and stdout;
+# now written out as its two bytes, \xc2\x9b, as C0 controls are; other UTF-8 (an e acute) stays as it is.
+mkdir -p "$tmp/c1" "$tmp/c1b"
+printf 'not an image' > "$tmp/c1/$(printf 'bad\302\2332J').png"
+"$mk" png "$tmp/c1b/$(printf 'ok\302\2332J \303\251').png" --size 16 > /dev/null
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/c1out" "$tmp/c1" "$tmp/c1b" > "$tmp/out" 2> "$tmp/err"
+t "a C1 control written out on stderr and stdout ($(head -n 1 "$tmp/err"); $(head -n 1 "$tmp/out"))" \
+  'grep -qF "bad\\xc2\\x9b2J.png: " "$tmp/err" && grep -qF "$(printf "ok\\\\xc2\\\\x9b2J \303\251 masked_mse=")" "$tmp/out" && ! LC_ALL=C grep -q "$(printf "\302\233")" "$tmp/err" "$tmp/out"'
 # ... and in the report on stdout: one line per image, the name written out (it printed the newline).
 mkdir -p "$tmp/nl2"
 "$mk" png "$tmp/nl2/$(printf 'ok\nfake 0').png" --size 16 > /dev/null

@@ -272,6 +272,34 @@ static void test_utf8(void) {
     CHECK(s && strcmp(s, "{\"path\":\"runs/\xef\xbf\xbd\\\\\\\"x\"}") == 0, "JSON printed clean: %s", s ? s : "(null)");
     free(s);
     cJSON_Delete(o);
+    // C1 controls (U+0080..U+009F) as \u0080..\u009f, which read back as the same string; U+00A0 and
+    // other characters of 0xc2 as they are (cJSON copied them all raw: U+009B steers a terminal as ESC [).
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "data", "d\xc2\x9b" "2J\xc2\x80\xc2\x9f|\xc2\xa0\xc3\xa9");
+    s = json_print_utf8(o, 0);
+    CHECK(s && strcmp(s, "{\"data\":\"d\\u009b2J\\u0080\\u009f|\xc2\xa0\xc3\xa9\"}") == 0, "C1 controls escaped: %s",
+          s ? s : "(null)");
+    cJSON *back = s ? cJSON_Parse(s) : NULL;
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(back, "data");
+    CHECK(cJSON_IsString(d) && strcmp(d->valuestring, "d\xc2\x9b" "2J\xc2\x80\xc2\x9f|\xc2\xa0\xc3\xa9") == 0,
+          "... and read back as the same string");
+    cJSON_Delete(back);
+    free(s);
+    cJSON_Delete(o);
+    // The terminal lines' rule (cli_escape_at): a C1 control as its two bytes written out, another
+    // character of 0xc2 as it is, whole; a byte of 0x80..0x9F outside valid UTF-8 written out, other
+    // such bytes (Latin-1 names) as they are; C0 controls and the backslash as before.
+    struct { const char *in, *out; size_t used; } esc[] = {
+        {"\xc2\x9b[2J", "\\xc2\\x9b", 2}, {"\xc2\x80", "\\xc2\\x80", 2}, {"\xc2\x9f", "\\xc2\\x9f", 2},
+        {"\xc2\xa0", "", 2}, {"\xc3\xa9", "", 2}, {"\xc2", "", 1}, {"\x1b[", "\\x1b", 1}, {"\n", "\\n", 1},
+        {"\\", "\\\\", 1}, {"\x9b", "\\x9b", 1}, {"\xe9t", "", 1}, {"\xe2\x82\xac", "", 3}, {"a", "", 1},
+    };
+    for (size_t i = 0; i < sizeof esc / sizeof *esc; i++) {
+        char out[9] = "";
+        size_t used = 0, n = cli_escape_at(esc[i].in, out, &used);
+        CHECK(n == strlen(esc[i].out) && (!n || strcmp(out, esc[i].out) == 0) && used == esc[i].used,
+              "cli_escape_at case %zu: %zu bytes '%s', used %zu", i, n, n ? out : "", used);
+    }
     // Whole numbers from 10^15 to 2^53 with every digit, at any depth; others as cJSON prints them.
     o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "seed", 9007199254740991.0);

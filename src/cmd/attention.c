@@ -584,7 +584,8 @@ done:
 static void html_text(FILE *f, const char *text) {
     char *clean = utf8_clean(text);
     for (const char *s = clean ? clean : text; *s; s++) {
-        char esc[5];
+        char esc[9];
+        size_t used;
         switch (*s) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
@@ -593,9 +594,10 @@ static void html_text(FILE *f, const char *text) {
         case '\'': fputs("&#39;", f); break;
         default:
             // Control characters (a browser shows them as nothing, or as a box; a newline as a space)
-            // and the backslash as the command's stdout line writes them (cli_escape_byte).
-            if (cli_escape_byte((unsigned char)*s, esc)) fputs(esc, f);
-            else fputc(*s, f);
+            // and the backslash as the command's stdout line writes them (cli_escape_at).
+            if (cli_escape_at(s, esc, &used)) fputs(esc, f);
+            else fwrite(s, 1, used, f);
+            s += used - 1;
         }
     }
     free(clean);

@@ -16,6 +16,7 @@
 #include "cmd/log.h"
 #include "dist/dist.h"
 #include "io/files.h"
+#include "io/json.h"
 
 static int quiet_ranks = 0;
 void cli_quiet_ranks(int on) { quiet_ranks = on; }
@@ -25,21 +26,32 @@ static int deferring = 0;
 static char pending[8400];
 void cli_defer(int on) { deferring = on && dist_active(); }
 
-// The rule of put_line below, a byte at a time (cli.h).
-size_t cli_escape_byte(unsigned char c, char out[5]) {
-    if (c >= 0x20 && c != 0x7f && c != '\\') return 0;
+// The rule of put_line below, a character at a time (cli.h).
+size_t cli_escape_at(const char *text, char out[9], size_t *used) {
+    const unsigned char *p = (const unsigned char *)text;
+    unsigned char c = p[0];
+    int n = utf8_seq_len(text);
+    *used = n > 1 ? (size_t)n : 1;
+    if (n == 2 && c == 0xc2 && p[1] <= 0x9f) {   // a C1 control, U+0080..U+009F in UTF-8
+        snprintf(out, 9, "\\xc2\\x%02x", p[1]);
+        return 8;
+    }
+    if (n > 1) return 0;   // another character: printable
+    // A byte of 0x80..0x9F outside a valid sequence: a C1 control to an 8-bit terminal.
+    if (c >= 0x20 && c != 0x7f && c != '\\' && (n == 1 || c < 0x80 || c > 0x9f)) return 0;
     if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
         out[0] = '\\';
         out[1] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
         out[2] = 0;
         return 2;
     }
-    snprintf(out, 5, "\\x%02x", c);
+    snprintf(out, 9, "\\x%02x", c);
     return 4;
 }
 
-// prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH), so
-// that a file name holding a newline or a terminal escape stays inside its one line, and a backslash
+// prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH; a C1 control,
+// U+0080..U+009F, as its two bytes \xc2\xHH: a terminal takes U+009B as ESC [), so that a file name
+// holding a newline or a terminal escape stays inside its one line, and a backslash
 // as \\, so that the line reads back one way (a name holding "\n" itself is not one holding a
 // newline; FEATS.txt writes a backslash, tab, newline and carriage return so too); written with
 // one call, so that lines of several processes sharing stderr do not interleave. A line of any length
@@ -51,10 +63,11 @@ static void put_line(FILE *f, const char *prefix, const char *line) {
     if (cap > sizeof stack && !(out = malloc(cap))) out = stack;
     if (out == stack) cap = sizeof stack;
     size_t n = (size_t)snprintf(out, cap, "%s", prefix);
-    for (const unsigned char *p = (const unsigned char *)line; *p && n + 8 < cap; p++) {
-        size_t e = cli_escape_byte(*p, out + n);
+    for (const char *p = line; *p && n + 12 < cap;) {
+        size_t used, e = cli_escape_at(p, out + n, &used);
         if (e) n += e;
-        else out[n++] = (char)*p;
+        else { memcpy(out + n, p, used); n += used; }
+        p += used;
     }
     out[n++] = '\n';
     out[n] = 0;

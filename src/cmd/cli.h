@@ -48,10 +48,14 @@ void cli_quiet_ranks(int on);
 // cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
 // out (\n, \t, \xHH; a backslash \\).
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-// How those lines write byte c: \n, \t, \r or \xHH for a control character (below 0x20, and 0x7f),
-// \\ for a backslash, into out (NUL-ended), returning its length; 0 (out untouched) for a byte written
-// as it is. attention's index.html writes names so too.
-size_t cli_escape_byte(unsigned char c, char out[5]);
+// How those lines write the character at text: \n, \t, \r or \xHH for a control character (a byte
+// below 0x20, and 0x7f), \xc2\xHH for a C1 control (U+0080..U+009F, the two bytes C2 80..C2 9F of
+// UTF-8, which a terminal obeys as it obeys ESC: U+009B is ESC [), \xHH for a byte of 0x80..0x9F
+// that is not part of valid UTF-8 (an 8-bit terminal's C1 control), \\ for a backslash, into out
+// (NUL-ended), returning its length; 0 (out untouched) when the *used bytes at text (a character,
+// 1 to 4 bytes) are written as they are. *used: the bytes of text it stands for. attention's
+// index.html writes names so too.
+size_t cli_escape_at(const char *text, char out[9], size_t *used);
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
 // out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.
 void cli_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -20,6 +20,8 @@ static int seq_len(const unsigned char *s) {
     return n;
 }
 
+int utf8_seq_len(const char *s) { return seq_len((const unsigned char *)s); }
+
 int utf8_valid(const char *s) {
     for (const unsigned char *u = (const unsigned char *)s; *u;) {
         int n = seq_len(u);
@@ -67,11 +69,36 @@ static void exact_wholes(cJSON *x) {
     for (cJSON *c = x->child; c; c = c->next) exact_wholes(c);
 }
 
+// C1 controls (U+0080..U+009F, bytes C2 80..C2 9F), which cJSON copies as they are (JSON asks only C0
+// ones to be escaped), written as \u0080..\u009f: the same JSON value, and a report printed on a
+// terminal (info's train state, data --json) cannot steer it (U+009B is ESC [), as Python's
+// json.dumps writes them. Outside strings JSON text is ASCII, so every such pair is inside one.
+// Frees s; malloc'ed, NULL when out of memory.
+static char *escape_c1(char *s) {
+    size_t n = 0, len = strlen(s);
+    for (size_t i = 0; i + 1 < len; i++) n += (unsigned char)s[i] == 0xc2 && (unsigned char)s[i + 1] >= 0x80 &&
+                                             (unsigned char)s[i + 1] <= 0x9f;
+    if (!n) return s;
+    char *o = malloc(len + 4 * n + 1), *p = o;
+    if (o) {
+        for (size_t i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)s[i], d = (unsigned char)s[i + 1];
+            if (c == 0xc2 && d >= 0x80 && d <= 0x9f) { p += sprintf(p, "\\u%04x", d); i++; }
+            else *p++ = (char)c;
+        }
+        *p = 0;
+    }
+    free(s);
+    return o;
+}
+
 char *json_print_utf8(cJSON *o, int formatted) {
     exact_wholes(o);
     char *s = formatted ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
-    if (!s || utf8_valid(s)) return s;
-    char *c = utf8_clean(s);
-    cJSON_free(s);
-    return c;
+    if (s && !utf8_valid(s)) {
+        char *c = utf8_clean(s);
+        cJSON_free(s);
+        s = c;
+    }
+    return s ? escape_c1(s) : NULL;
 }

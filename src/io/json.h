@@ -16,6 +16,9 @@
 
 // 1 when s is valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), else 0.
 int utf8_valid(const char *s);
+// The UTF-8 sequence at s (s[0] not NUL): its length (1-4) when valid, else minus the length of its
+// longest start that could begin a valid one (1-3: the bytes one U+FFFD replaces).
+int utf8_seq_len(const char *s);
 // The index of the first of names[0..n) that is not valid UTF-8, or -1 when all are.
 int utf8_first_invalid(char *const *names, int n);
 // What finetune and probe say of such a class folder (its name goes into checkpoints and JSON, and a
