@@ -137,6 +137,30 @@ static void test_panels(void) {
     int x15 = 4 * step + 3 * 2 * scale + 1, y15 = top + 3 * 2 * scale + 1;   // patch 15 (max error)
     CHECK(px_eq(&row, x15, y15, col[0], col[1], col[2]), "error map: the largest error is the top colour");
     CHECK(px_eq(&row, 5 * step, top, col[0], col[1], col[2]), "colour bar top");
+    // The error map's scale and colours are the scored patches' (the removed ones, as the loss and the
+    // PSNR): a visible patch's error (its untrained raw prediction) set the top of the scale, here 0.9
+    // against the removed patches' 0.15, and was drawn in colour; it is now flat grey.
+    {
+        float perr2[16];
+        memcpy(perr2, perr, sizeof perr2);
+        perr2[12] = 0.9f;   // patch 12 (row 3, column 0) is visible
+        Canvas r2;
+        CHECK(panel_recon_row(&r2, &cfg, orig, recon, removed, perr2, &po, err, sizeof err) == 0, "%s", err);
+        int top2 = r2.h - s, x12 = 4 * step + 1, y12 = top2 + 3 * 2 * scale + 1;
+        colormap_color(CMAP_VIRIDIS, 0.01f / 0.15f, col);
+        CHECK(px_eq(&r2, 4 * step + v1, top2 + 1, col[0], col[1], col[2]), "a visible patch's error is not in the scale");
+        colormap_color(CMAP_VIRIDIS, 1.0f, col);
+        CHECK(px_eq(&r2, x15, top2 + 3 * 2 * scale + 1, col[0], col[1], col[2]), "the largest removed error is the top colour");
+        CHECK(px_eq(&r2, x12, y12, 128, 128, 128) && px_eq(&r2, 4 * step + v0, top2 + 1, 128, 128, 128),
+              "visible patches grey in the error map");
+        canvas_free(&r2);
+        // Nothing removed (--mask-ratio 0): every patch is scored, so every patch is in the scale.
+        uint8_t none[16] = {0};
+        CHECK(panel_recon_row(&r2, &cfg, orig, recon, none, perr2, &po, err, sizeof err) == 0, "%s", err);
+        top2 = r2.h - s;
+        CHECK(px_eq(&r2, x12, top2 + 3 * 2 * scale + 1, col[0], col[1], col[2]), "nothing removed: patch 12 is the top colour");
+        canvas_free(&r2);
+    }
     CHECK(px_eq(&row, s + 1, top + 5, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]), "gap is background");
     int ink = 0;
     for (int y = 0; y < top; y++) for (int x = 2 * step; x < 2 * step + s; x++) ink += !px_eq(&row, x, y, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]);

@@ -11,13 +11,24 @@ static const uint8_t CAPTION_RGB[3] = {225, 225, 225};
 
 enum { NPANELS = 5, CAPTION_MAX = 512 };
 
-// The top of the error colour scale.
-static float error_scale_max(const MaeConfig *cfg, const float *patch_err, float err_max) {
+// 1 when patch l is scored: a removed patch, or every patch when none is removed (--mask-ratio 0), as
+// the loss and the PSNR count them (docs/interface.md, reconstruct). A visible patch's error is that of
+// the raw prediction, which the loss never trained (the third panel's speckled squares).
+// all_scored: no patch is removed (scores_all below).
+static int scored(const uint8_t *removed, int all_scored, int l) { return all_scored || removed[l]; }
+static int scores_all(const uint8_t *removed, int L) {
+    for (int l = 0; l < L; l++)
+        if (removed[l]) return 0;
+    return 1;
+}
+
+// The top of the error colour scale: the largest error of a scored patch.
+static float error_scale_max(const MaeConfig *cfg, const uint8_t *removed, const float *patch_err, float err_max) {
     if (err_max > 0) return err_max;
-    int L = mae_num_patches(cfg);
+    int L = mae_num_patches(cfg), all = scores_all(removed, L);
     float m = 0;
     for (int l = 0; l < L; l++)
-        if (patch_err[l] > m) m = patch_err[l];   // NaN never wins
+        if (patch_err[l] > m && scored(removed, all, l)) m = patch_err[l];   // NaN never wins
     return m > 0 ? m : 1.0f;
 }
 
@@ -39,7 +50,8 @@ static int captions(const MaeConfig *cfg, const uint8_t *removed, int side, int 
     const char *text[NPANELS] = {"original", masked,
                                  full ? "raw prediction (visible patches are not trained)" : "raw prediction",
                                  full ? "prediction + visible patches" : "+ visible",
-                                 full ? "squared error per patch" : "error"};
+                                 full ? (nrem > 0 && nrem < L ? "squared error per removed patch" : "squared error per patch")
+                                      : "error"};
     int most = 0, fits = 1;
     double ts = panel_text_size(side);
     for (int k = 0; k < NPANELS; k++) {
@@ -60,7 +72,7 @@ static void row_geometry(const MaeConfig *cfg, const uint8_t *removed, const flo
                          char *title, size_t title_len) {
     int S = o->side > 0 ? o->side : 1;
     double ts = panel_text_size(S);
-    float vmax = error_scale_max(cfg, patch_err, o->err_max);
+    float vmax = error_scale_max(cfg, removed, patch_err, o->err_max);
     *w = NPANELS * S + NPANELS * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, vmax, ts) + PANEL_GAP;
     *head = 0;
     if (title) title[0] = 0;
@@ -126,13 +138,14 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
     }
     canvas_blit_resized(dst, 3 * step, head, work, W, W, C, S, S, bl);
 
-    // Error map: per-patch MSE over [0, vmax], one colour per patch.
-    float vmax = error_scale_max(cfg, patch_err, opt->err_max);
+    // Error map: per-patch MSE over [0, vmax], one colour per scored patch; the others (the visible
+    // patches, whose error the loss does not measure) flat grey, as the masked panel's removed ones.
+    float vmax = error_scale_max(cfg, removed, patch_err, opt->err_max);
     for (int l = 0; l < L; l++) {
         float v = patch_err[l] / vmax;
         grid[l] = v != v ? 0.0f : v < 0 ? 0.0f : v > 1 ? 1.0f : v;
     }
-    float *up = realloc(work, sizeof(float) * (size_t)S * S);
+    float *up = realloc(work, sizeof(float) * (size_t)S * S * 2);
     if (!up) {
         snprintf(err, errlen, "out of memory for a %d x %d panel", w, h);
         free(work); free(grid); canvas_free(dst);
@@ -140,6 +153,14 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
     }
     viz_upsample(grid, g, g, up, S, S, 0);
     viz_overlay(dst, 4 * step, head, NULL, S, S, 1, up, CMAP_VIRIDIS, 1.0f, 1);
+    int all = scores_all(removed, L);
+    for (int l = 0; l < L; l++) grid[l] = !scored(removed, all, l);
+    float *unscored = up + (size_t)S * S;
+    viz_upsample(grid, g, g, unscored, S, S, 0);   // the same nearest cells as the colours
+    for (int y = 0; y < S; y++)
+        for (int x = 0; x < S; x++)
+            if (unscored[(size_t)y * S + x] > 0.5f)
+                memset(dst->px + ((size_t)(head + y) * dst->w + 4 * step + x) * 3, 128, 3);
     double ts = panel_text_size(S);
     ColorBar bar = {CMAP_VIRIDIS, 0.0, vmax, NAN, NULL, ts, {CAPTION_RGB[0], CAPTION_RGB[1], CAPTION_RGB[2]}};
     viz_colorbar(dst, NPANELS * step, head, PANEL_BAR_W, S, 1, &bar);

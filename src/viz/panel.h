@@ -11,7 +11,8 @@
 //   bar     = PANEL_BAR_W x S at (5 * (S + PANEL_GAP), head), its max and min printed right of it
 //   width   = 5 * S + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0, vmax, size) + PANEL_GAP
 //   height  = head + S
-// where vmax is the colour scale's top (err_max when > 0, else the largest patch error, else 1).
+// where vmax is the colour scale's top (err_max when > 0, else the largest error of a removed patch, or
+// of any patch when none is removed, else 1).
 // Background dark grey (PANEL_BG), text light grey.
 #ifndef VITMAE_PANEL_H
 #define VITMAE_PANEL_H
@@ -41,10 +42,12 @@ double panel_text_size(int side);
 // One row of five panels for one image: original | masked (removed patches grey 0.5) | raw
 // prediction (clipped; every patch, so the visible ones show the untrained prediction) | prediction
 // with the visible patches pasted from the original | per-patch error map (viridis over the patch
-// grid, with a colour bar and its min/max). orig and recon are pixel units [H][W][C]
+// grid, with a colour bar and its min/max; the visible patches grey 0.5 when some are removed: the
+// loss scores only the removed ones). orig and recon are pixel units [H][W][C]
 // (C = cfg->in_chans); removed [L] (1 = removed); patch_err [L] per-patch MSE. Captions: "original",
 // "masked 75% (12 of 16 patches)", "raw prediction (visible patches are not trained)",
-// "prediction + visible patches", "squared error per patch"; for panels narrower than
+// "prediction + visible patches", "squared error per removed patch" ("squared error per patch" when
+// none or every patch is removed); for panels narrower than
 // PANEL_FULL_CAPTIONS "original", "masked 75%", "raw prediction", "+ visible", "error". Creates
 // *dst (caller frees with canvas_free). 0 ok, -1 with err.
 int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const float *recon,
