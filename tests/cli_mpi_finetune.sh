@@ -109,6 +109,18 @@ mpi -np 2 "$VITMAE" finetune --from-scratch $model --data "$dir/cut" --batch 16 
 t "no image decodes under mpirun: exit 1, the reason once" '[ $rc -eq 1 ] && [ "$(grep -c "no image decodes for the pixel statistics" "$dir/cut.err")" -eq 1 ]'
 t "... the skipped files listed once, no run folder" '[ "$(grep -c "^vitmae: skipped" "$dir/cut.err")" -eq 20 ] && [ ! -e "$dir/cutrun" ]'
 
+# 5b. Files broken past their headers found while training, a whole class among them: each rank that
+#    met one said it (and the class's warning), up to 4 times under -np 4; rank 0 now says each once,
+#    the lines of one process (docs/distributed.md, "Semantics").
+"$VITMAE_TOOLS/synth" "$dir/bdata" --count 60 --size 24 --classes 3 --seed 5 >/dev/null
+for k in 1 12; do f=$(ls "$dir"/bdata/*/*.png | sed -n ${k}p); head -c 80 "$f" > "$f.tmp" && mv "$f.tmp" "$f"; done
+for f in "$dir"/bdata/triangle/*.png; do head -c 80 "$f" > "$f.tmp" && mv "$f.tmp" "$f"; done
+bft="--ckpt $pre --data $dir/bdata --batch 16 --val-frac 0.2 --steps 6 --threads 1"
+"$VITMAE" finetune $bft --out "$dir/b1" > /dev/null 2> "$dir/b1.err"
+mpi -np 4 "$VITMAE" finetune $bft --out "$dir/b4" > /dev/null 2> "$dir/b4.err"; rc=$?
+t "broken files, -np 4: exit 0, each said once as one process says them ($(grep -c "^vitmae:" "$dir/b4.err") lines)" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "class .triangle. .* has no training image that decodes" "$dir/b1.err")" -eq 1 ] && [ "$(sort "$dir/b1.err")" = "$(sort "$dir/b4.err")" ]'
+
 # 6. SIGUSR1 to mpirun: every rank finishes its step, rank 0 saves, all exit 0, and the run resumes to
 #    the end of the uninterrupted one. The run must still be going when the signal lands.
 long=3000; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=400

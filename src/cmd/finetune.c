@@ -119,6 +119,7 @@ struct FineTune {
     char resuming[4096 + 512];   // "resuming ...": said once the run starts
     char untrained[1024];        // classes whose every image is held out: the warning said once the run starts
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
+    BrokenNotes notes;           // training files found broken, said once for the job (cmd/runfolder.h)
     int val_used;                // the validation images the last evaluation scored (broken ones left out)
     int val_none_said;           // run_report_no_validation's once
     signed char *class_seen;     // [classes] 1: a training image of it decodes; -1: none does (warned)
@@ -234,15 +235,30 @@ static void check_class(FineTune *t, int c) {
 // The files found broken past their headers since the last report (lazy scans: docs/data.md), as
 // train reports them (cmd/train_out.h): a training image was replaced by another of its batch, a
 // validation image left out.
+static int held_out(const FineTune *t, const Dataset *ds, int item) {
+    int held = ds != &t->ds;
+    for (int k = 0; !held && ds == val_set(t) && k < t->nval; k++) held = t->val_idx[k] == item;
+    return held;
+}
+
+// A training set's file said broken (run_broken_share's callback): its class checked.
+static void broken_said(void *ctx, int item) {
+    FineTune *t = ctx;
+    if (!held_out(t, &t->ds, item)) check_class(t, t->ds.items[item].cls);
+}
+
+// Under mpirun a training file found broken is said once for the job, by rank 0 (cmd/runfolder.h).
 static void report_broken(FineTune *t, const Dataset *ds) {
     DataSkip broken[8];
     int items[8], nb;
     while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            int held = ds != &t->ds;
-            for (int k = 0; !held && ds == val_set(t) && k < t->nval; k++) held = t->val_idx[k] == items[i];
-            run_report_broken_file(broken[i].path, broken[i].reason, held, t->gone_dirs, sizeof t->gone_dirs);
-            if (!held && ds == &t->ds) check_class(t, t->ds.items[items[i]].cls);
+            int held = held_out(t, ds, items[i]);
+            if (ds != &t->ds)
+                run_report_broken_file(broken[i].path, broken[i].reason, held, -1, t->gone_dirs, sizeof t->gone_dirs);
+            else if (run_broken_note(&t->notes, t->ds.n, items[i], broken[i].path, broken[i].reason, held, t->gone_dirs,
+                                     sizeof t->gone_dirs))
+                broken_said(t, items[i]);
             free(broken[i].path);
             free(broken[i].reason);
         }
@@ -956,6 +972,7 @@ static void finetune_free(FineTune *t) {
     clf_ckpt_free(&t->resumed);
     dataset_free(&t->ds);
     dataset_free(&t->vds);
+    run_broken_free(&t->notes);
 }
 
 // Validation and curves at a step; appends the row to metrics.csv (val_top1 in the sixth column).
@@ -1087,10 +1104,14 @@ int cmd_finetune(int argc, char **argv) {
         int failed_here = 0;
         float *grads = grad_reduce_grads(&t->gr, clf_grads(t->model));
         GroupFn fn = load_failed ? finetune_group_failed : finetune_group;
-        if (t->workers ? grad_workers_step(&t->gw, grads, fn, NULL, runners, &loss, &run_stop_requested, &stop,
-                                           &failed_here, err, sizeof err)
-                       : grad_reduce_step(&t->gr, grads, fn, &t->runner[0], &loss, &run_stop_requested, &stop,
-                                          &failed_here, err, sizeof err)) {
+        t->gr.notes_here = run_broken_kept(&t->notes);   // files this rank found broken, for rank 0 to say
+        int reduce_rc = t->workers ? grad_workers_step(&t->gw, grads, fn, NULL, runners, &loss, &run_stop_requested,
+                                                       &stop, &failed_here, err, sizeof err)
+                                   : grad_reduce_step(&t->gr, grads, fn, &t->runner[0], &loss, &run_stop_requested,
+                                                      &stop, &failed_here, err, sizeof err);
+        if (dist_size() > 1 && t->gr.notes_any)   // collective: every rank learnt it at the exchange
+            run_broken_share(&t->notes, t->ds.n, t->gone_dirs, sizeof t->gone_dirs, broken_said, t);
+        if (reduce_rc) {
             progress_end(&prog, stdout);
             if (failed_here) cli_error(NULL, "%s", err);   // the failing rank names the cause
             rc = 1;
@@ -1141,7 +1162,7 @@ int cmd_finetune(int argc, char **argv) {
     }
     progress_end(&prog, stdout);
     loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
-    if (rank0) run_report_working_images(&t->ds, r->step - first_step, total_wait);   // as train's
+    run_report_working_images(&t->ds, r->step - first_step, total_wait);   // as train's (collective under mpirun)
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;

@@ -583,20 +583,119 @@ void run_report_no_validation(int *said, int n, const char *cols) {
 void run_report_working_images(const Dataset *ds, long steps_run, double total_wait) {
     DataStats st;
     dataset_stats(ds, &st);
-    printf("working images: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "
-           "steps waited %.1f ms each for images\n", st.decoded, st.store_hits, st.store_writes, st.cache_hits,
-           st.cache_bytes / 1048576.0, steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0);
+    int N = dist_size();
+    double wait_ms = steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0;
+    if (N > 1) {   // the job's counts: every process's summed, the wait of the one that waited most
+        uint64_t stack[64], *all = N <= 64 ? stack : malloc((size_t)N * sizeof *all);
+        if (!all) dist_abort(1);
+        long *counts[4] = {&st.decoded, &st.store_hits, &st.store_writes, &st.cache_hits};
+        for (int c = 0; c < 4; c++) {
+            dist_allgather_u64((uint64_t)*counts[c], all);
+            *counts[c] = 0;
+            for (int r = 0; r < N; r++) *counts[c] += (long)all[r];
+        }
+        dist_allgather_u64((uint64_t)st.cache_bytes, all);
+        st.cache_bytes = 0;
+        for (int r = 0; r < N; r++) st.cache_bytes += (size_t)all[r];
+        uint64_t bits;
+        memcpy(&bits, &wait_ms, sizeof bits);
+        dist_allgather_u64(bits, all);
+        for (int r = 0; r < N; r++) {
+            double w;
+            memcpy(&w, &all[r], sizeof w);
+            if (w > wait_ms) wait_ms = w;
+        }
+        if (all != stack) free(all);
+    }
+    char procs[48] = "";
+    if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
+    printf("working images%s: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "
+           "steps waited %.1f ms each for images%s\n", procs, st.decoded, st.store_hits, st.store_writes, st.cache_hits,
+           st.cache_bytes / 1048576.0, wait_ms, N > 1 ? " (the process that waited most)" : "");
 }
 
-void run_report_broken_file(const char *path, const char *reason, int held, char *gone_dirs, size_t n) {
+void run_report_broken_file(const char *path, const char *reason, int held, int rank, char *gone_dirs, size_t n) {
     const char *dir = NULL;
     int gone = !strcmp(reason, "no such file") ? output_gone_folder(path, gone_dirs, n, &dir) : 0;
+    char on[48] = "";
+    if (rank >= 0) snprintf(on, sizeof on, "on rank %d, ", rank);
     if (gone == 1)
-        cli_message("skipped %s: the folder is gone (moved or deleted during the run); its images are left out from "
-                    "now on", dir);
+        cli_message("skipped %s: the folder is gone (%smoved or deleted during the run); its images are left out from "
+                    "now on", dir, on);
     else if (!gone)
-        cli_message("skipped %s: %s (found while %s)", path, reason,
+        cli_message("skipped %s: %s (%sfound while %s)", path, reason, on,
                     held ? "validating; left out of the validation" : "training; replaced by another image of its batch");
+}
+
+// Rank 0 under mpirun: says item's find (by rank `rank`) unless the same reason was said for it before.
+static int broken_say(BrokenNotes *bn, int nitems, int rank, int item, const char *path, const char *reason,
+                      int held, char *gone_dirs, size_t n) {
+    if (item < 0 || item >= nitems) return 0;
+    if (!bn->said) {
+        bn->said = calloc((size_t)nitems, sizeof *bn->said);
+        if (!bn->said) { run_report_broken_file(path, reason, held, -1, gone_dirs, n); return 1; }
+        bn->nitems = nitems;
+    }
+    if (bn->said[item]) {
+        if (!strcmp(bn->said[item], reason)) return 0;
+        run_report_broken_file(path, reason, held, rank, gone_dirs, n);   // this rank found it otherwise
+        return 1;
+    }
+    bn->said[item] = strdup(reason);
+    run_report_broken_file(path, reason, held, -1, gone_dirs, n);
+    return 1;
+}
+
+// A kept find: rank, item and held as 3 int32, then path and reason, each with its zero.
+static void broken_keep(BrokenNotes *bn, int item, const char *path, const char *reason, int held, char *gone_dirs,
+                        size_t n) {
+    size_t lp = strlen(path) + 1, lr = strlen(reason) + 1, need = 12 + lp + lr;
+    if (bn->len + need > bn->cap) {
+        size_t cap = bn->cap ? bn->cap : 4096;
+        while (cap < bn->len + need) cap *= 2;
+        char *p = realloc(bn->kept, cap);
+        // Out of memory for a line: this rank says it itself, as before the job said each once.
+        if (!p) { run_report_broken_file(path, reason, held, -1, gone_dirs, n); return; }
+        bn->kept = p;
+        bn->cap = cap;
+    }
+    int32_t head[3] = {dist_rank(), item, held};
+    memcpy(bn->kept + bn->len, head, sizeof head);
+    memcpy(bn->kept + bn->len + 12, path, lp);
+    memcpy(bn->kept + bn->len + 12 + lp, reason, lr);
+    bn->len += need;
+}
+
+int run_broken_note(BrokenNotes *bn, int nitems, int item, const char *path, const char *reason, int held,
+                    char *gone_dirs, size_t n) {
+    if (dist_size() == 1) { run_report_broken_file(path, reason, held, -1, gone_dirs, n); return 1; }
+    if (dist_rank() == 0) return broken_say(bn, nitems, 0, item, path, reason, held, gone_dirs, n);
+    broken_keep(bn, item, path, reason, held, gone_dirs, n);
+    return 0;
+}
+
+int run_broken_kept(const BrokenNotes *bn) { return bn->len > 0; }
+
+void run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, void (*said)(void *ctx, int item),
+                      void *ctx) {
+    size_t total = 0;
+    char *all = dist_gather_bytes(bn->kept, bn->len, &total);
+    bn->len = 0;
+    for (size_t at = 0; all && dist_rank() == 0 && at + 12 < total;) {
+        int32_t head[3];
+        memcpy(head, all + at, sizeof head);
+        const char *path = all + at + 12, *reason = path + strlen(path) + 1;
+        at = (size_t)(reason + strlen(reason) + 1 - all);
+        if (broken_say(bn, nitems, head[0], head[1], path, reason, head[2], gone_dirs, n) && said) said(ctx, head[1]);
+    }
+    free(all);
+}
+
+void run_broken_free(BrokenNotes *bn) {
+    for (int i = 0; bn->said && i < bn->nitems; i++) free(bn->said[i]);
+    free(bn->said);
+    free(bn->kept);
+    memset(bn, 0, sizeof *bn);
 }
 
 int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,

@@ -83,13 +83,41 @@ void run_report_broken(const Dataset *ds);
 void run_report_no_validation(int *said, int n, const char *cols);
 // The line that ends train's and finetune's runs on stdout (docs/data.md): where the working images of ds
 // came from (decoded, the store, the cache) and how long the steps_run steps of this session waited for
-// them, total_wait seconds in all.
+// them, total_wait seconds in all. Under mpirun collective (every rank calls it): the processes' counts
+// summed and the longest wait, said by rank 0.
 void run_report_working_images(const Dataset *ds, long steps_run, double total_wait);
 // One file of a lazy dataset found broken past its header during a run (dataset_take_broken's path and
 // reason), said as train and finetune say it: "skipped PATH: REASON (found while validating; ...)" or
 // "(found while training; ...)" as held says, or, for a file whose folder is gone, the folder once
-// (gone_dirs, of n bytes: the folders said so far, cmd/output.h's output_gone_folder).
-void run_report_broken_file(const char *path, const char *reason, int held, char *gone_dirs, size_t n);
+// (gone_dirs, of n bytes: the folders said so far, cmd/output.h's output_gone_folder). rank >= 0: the
+// rank that found it so, said in the line ("(on rank R, found while ...)"); -1: none named.
+void run_report_broken_file(const char *path, const char *reason, int held, int rank, char *gone_dirs, size_t n);
+// The training set's files found broken during a run, said once for the job (docs/distributed.md,
+// "Semantics"). Under mpirun every rank that meets a broken file finds it (a rank decodes the
+// replacements of its share, which may lie in another's), so a rank other than 0 keeps its finds;
+// the step's status exchange tells every rank that some rank holds any (GradReduce.notes_here and
+// notes_any), and run_broken_share then sends them to rank 0, which says each file once: the first
+// find plainly, a later one with another reason (a copy that differs on another machine) with the
+// rank that found it. One process says each find at once (dataset_take_broken gives each once).
+typedef struct {
+    char **said;      // rank 0 under mpirun: [nitems] the reason said for item i, NULL when none yet
+    int nitems;
+    char *kept;       // another rank: its finds not sent yet, as records (runfolder.c)
+    size_t len, cap;
+} BrokenNotes;
+// Item `item` of the training set (nitems items) found broken (path, reason; held: a held-out image):
+// said now (one process, or rank 0 unless the same reason was said before) or kept for rank 0.
+// Returns 1 when it was said now (the caller's own follow-up runs then: finetune's class check).
+int  run_broken_note(BrokenNotes *bn, int nitems, int item, const char *path, const char *reason, int held,
+                     char *gone_dirs, size_t n);
+// 1 when this rank keeps finds that rank 0 has not said (for GradReduce.notes_here).
+int  run_broken_kept(const BrokenNotes *bn);
+// Collective under mpirun, on every rank after a step whose exchange set GradReduce.notes_any (a failed
+// step's too): the kept finds go to rank 0, which says them as run_broken_note does, calling said(ctx,
+// item) for each said (said may be NULL).
+void run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, void (*said)(void *ctx, int item),
+                      void *ctx);
+void run_broken_free(BrokenNotes *bn);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

@@ -382,6 +382,7 @@ static void train_free(Train *t) {
     history_free(&t->hist);
     dataset_free(&t->ds);
     dataset_free(&t->val_ds);
+    run_broken_free(&t->notes);
 }
 
 // Setup, phase 1 (each rank alone): the checkpoint to resume or --init, the data, the model config,
@@ -922,6 +923,7 @@ int cmd_train(int argc, char **argv) {
         // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
         int failed_here = 0;
         float *grads = grad_reduce_grads(&t->gr, mae_grads(t->model));
+        t->gr.notes_here = run_broken_kept(&t->notes);   // files this rank found broken, for rank 0 to say
         if (t->workers)   // AdamW's arguments, for the blocks the workers update beside their backward
             grad_workers_plan_adamw(&t->gw, t->exp_avg, t->exp_avg_sq, lr, r->wd, step + 1);
         gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
@@ -935,6 +937,8 @@ int cmd_train(int argc, char **argv) {
             : grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, &t->runner[0], &loss,
                                &run_stop_requested, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
+        if (dist_size() > 1 && t->gr.notes_any)   // collective: every rank learnt it at the exchange
+            run_broken_share(&t->notes, t->ds.n, t->gone_dirs, sizeof t->gone_dirs, NULL, NULL);
         if (reduce_rc) {
             progress_end(&prog, stdout);
             rc = failed_here ? cli_report(NULL, err, 1) : 1;   // the failing rank names the cause

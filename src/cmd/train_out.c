@@ -71,8 +71,11 @@ void train_out_report_broken(Train *t, const Dataset *ds) {
     int items[8], nb;
     while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            run_report_broken_file(broken[i].path, broken[i].reason, held_out(t, ds, items[i]), t->gone_dirs,
-                                   sizeof t->gone_dirs);
+            if (ds == &t->ds)   // under mpirun: said once for the job, by rank 0
+                run_broken_note(&t->notes, t->ds.n, items[i], broken[i].path, broken[i].reason, held_out(t, ds, items[i]),
+                                t->gone_dirs, sizeof t->gone_dirs);
+            else
+                run_report_broken_file(broken[i].path, broken[i].reason, 1, -1, t->gone_dirs, sizeof t->gone_dirs);
             free(broken[i].path);
             free(broken[i].reason);
         }

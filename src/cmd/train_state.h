@@ -120,5 +120,6 @@ typedef struct Train {
     char goes_on[256];           // "the run goes on to step ...": a new length, said after it
     char init_moved[8400];       // --init's checkpoint once --overwrite moved it aside with the old run
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
+    BrokenNotes notes;           // training files found broken, said once for the job (cmd/runfolder.h)
 } Train;
 #endif

@@ -69,6 +69,43 @@ void dist_bcast(void *buf, size_t bytes, int root) {
     }
 }
 
+char *dist_gather_bytes(const void *mine, size_t n, size_t *total) {
+    *total = 0;
+    if (!g_active || g_size == 1) {   // one process: its own bytes
+        char *out = malloc(n + 1);
+        if (!out) dist_abort(1);
+        if (n) memcpy(out, mine, n);
+        out[n] = 0;
+        *total = n;
+        return out;
+    }
+    // A few lines of text a step at most: int counts (a rank's part over 1 GiB is a programming error).
+    if (n > ((size_t)1 << 30)) dist_abort(70);
+    int len = (int)n, stack[2 * 64], *counts = NULL, *disp = NULL;
+    if (g_rank == 0) {
+        counts = g_size <= 64 ? stack : malloc((size_t)g_size * 2 * sizeof(int));
+        if (!counts) dist_abort(1);
+        disp = counts + g_size;
+    }
+    MPI_Gather(&len, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    char *out = NULL;
+    if (g_rank == 0) {
+        size_t sum = 0;
+        for (int r = 0; r < g_size; r++) {
+            if (sum + (size_t)counts[r] > ((size_t)1 << 30)) dist_abort(70);
+            disp[r] = (int)sum;
+            sum += (size_t)counts[r];
+        }
+        out = malloc(sum + 1);
+        if (!out) dist_abort(1);
+        out[sum] = 0;
+        *total = sum;
+    }
+    MPI_Gatherv(mine, len, MPI_BYTE, out, counts, disp, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (counts && counts != stack) free(counts);
+    return out;
+}
+
 void dist_barrier(void) {
     if (g_active) MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -554,26 +591,29 @@ static int combine(GradReduce *gr, float *grads, int root_apart, double node_los
     const float *node = grads;
     double t0 = omp_get_wtime(), waited = 0.0;
     int N = g_size, me = g_rank;
-    // Status first (loss, failure, stop wish of every rank), so that no rank enters the gradient
-    // exchange when another cannot: a failure or a stop is seen by all ranks at the same step.
-    double status[3] = {node_loss, (double)*failed_here, stop_wish && *stop_wish ? 1.0 : 0.0};
-    double stack_status[3 * 64], *all = N <= 64 ? stack_status : malloc((size_t)N * 3 * sizeof(double));
+    // Status first (loss, failure, stop wish and held notes of every rank), so that no rank enters the
+    // gradient exchange when another cannot: a failure or a stop is seen by all ranks at the same step.
+    double status[4] = {node_loss, (double)*failed_here, stop_wish && *stop_wish ? 1.0 : 0.0,
+                        gr->notes_here ? 1.0 : 0.0};
+    double stack_status[4 * 64], *all = N <= 64 ? stack_status : malloc((size_t)N * 4 * sizeof(double));
     double rank_loss_stack[64], *rank_loss = N <= 64 ? rank_loss_stack : malloc((size_t)N * sizeof(double));
     if (!all || !rank_loss) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived
     if (gr->shared) MPI_Win_sync(gr->shared->win);   // this rank's gradient stores, before the others read
     // This exchange is where a rank that finished its groups first waits for the others.
     double tw = omp_get_wtime();
-    if (g_active) MPI_Allgather(status, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, MPI_COMM_WORLD);
+    if (g_active) MPI_Allgather(status, 4, MPI_DOUBLE, all, 4, MPI_DOUBLE, MPI_COMM_WORLD);
     else memcpy(all, status, sizeof status);
     waited = omp_get_wtime() - tw;
     gr->wait_s += waited;
     if (gr->shared) MPI_Win_sync(gr->shared->win);
     int failed_rank = -1;
     *stop = 0;
+    gr->notes_any = 0;
     for (int i = 0; i < N; i++) {
-        rank_loss[i] = all[3 * i];
-        if (all[3 * i + 1] != 0.0 && failed_rank < 0) failed_rank = i;
-        if (all[3 * i + 2] != 0.0) *stop = 1;
+        rank_loss[i] = all[4 * i];
+        if (all[4 * i + 1] != 0.0 && failed_rank < 0) failed_rank = i;
+        if (all[4 * i + 2] != 0.0) *stop = 1;
+        if (all[4 * i + 3] != 0.0) gr->notes_any = 1;
     }
     *loss = (float)(tree_sum_doubles(rank_loss, N) / gr->groups);
     if (all != stack_status) free(all);

@@ -41,6 +41,9 @@ void dist_allgather_u64(uint64_t v, uint64_t *all);
 // Rank root's bytes to every rank. The sizes must match on every rank.
 void dist_bcast(void *buf, size_t bytes, int root);
 void dist_barrier(void);
+// Every rank's n bytes, concatenated in rank order on rank 0 (malloc'ed, *total bytes and a zero
+// after them; the caller frees it); NULL on the other ranks. Collective. Without MPI: a copy of mine.
+char *dist_gather_bytes(const void *mine, size_t n, size_t *total);
 
 // Every rank must hold the same list of n strings (e.g. the dataset's files, in scan order). Compares
 // a hash of each rank's list with rank 0's; where one differs, rank 0 sends its list and that rank
@@ -102,6 +105,8 @@ typedef struct {
     float **extra;      // width - 1 - log2(width) buffers of n floats beyond the tree's, NULL-terminated
     double reduce_s;    // seconds spent adding groups and exchanging, summed over steps
     double wait_s;      // seconds waiting at the step's first exchange for the slower ranks (not in reduce_s)
+    int notes_here;     // in: this rank holds lines for rank 0 to say (files found broken, cmd/runfolder.h)
+    int notes_any;      // out, after a step's exchange (also a failed one): some rank held such lines
 } GradReduce;
 
 // Buffers for G groups of n-float gradients shared by dist_size() processes (checked before).
