@@ -138,6 +138,11 @@ t "--groups 8 of a batch of 12: exit 2" '[ $rc -eq 2 ]'
 "$VITMAE" train --resume "$dir/ref" --groups 8 --out "$dir/badr" > /dev/null 2> "$dir/badr.err"; rc=$?
 t "resume with other --groups: exit 2" '[ $rc -eq 2 ] && grep -q "groups" "$dir/badr.err"'
 
+# A resumed run's groups are its own (fixed when it started): a process count that cannot share them
+# is refused naming the counts that can, not --groups (which a resume refuses to change).
+mpi -np 3 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --out "$dir/r13" --threads 1 > /dev/null 2> "$dir/r13.err"; rc=$?
+t "resume under -np 3 of a 4-group run: exit 2, one line naming the counts that resume it" \
+  '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/r13.err")" -eq 1 ] && grep -q "^vitmae: train: 3 processes: this run sums each step as 4 gradient groups, fixed when it started (--groups), .*: resume it without mpirun or with mpirun -np 2 or 4$" "$dir/r13.err" && [ ! -e "$dir/r13" ]'
 mpi -np 2 "$VITMAE" info "$dir/ref/checkpoint.safetensors" > /dev/null 2> "$dir/info2.err"; rc=$?
 t "other commands refuse to run on several processes (exit 2, one line)" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/info2.err")" -eq 1 ]'
 

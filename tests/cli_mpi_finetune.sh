@@ -94,6 +94,9 @@ mpi -np 2 "$VITMAE" finetune $ft --steps 2 --groups 1 --out "$dir/badg" > /dev/n
 t "-np 2 with --groups 1: exit 2, one line" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/badg.err")" -eq 1 ] && [ ! -e "$dir/badg" ]'
 "$VITMAE" finetune --resume "$dir/ref" --groups 8 --out "$dir/badr" > /dev/null 2> "$dir/badr.err"; rc=$?
 t "resume with other --groups: exit 2, names the run's groups" '[ $rc -eq 2 ] && grep -q "4 gradient groups" "$dir/badr.err"'
+mpi -np 8 "$VITMAE" finetune --resume "$dir/ref" --threads 1 > /dev/null 2> "$dir/r18.err"; rc=$?
+t "resume under -np 8 of a 4-group run: exit 2, naming the counts that resume it" \
+  '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/r18.err")" -eq 1 ] && grep -q "^vitmae: finetune: 8 processes: this run sums each step as 4 gradient groups, .*: resume it without mpirun or with mpirun -np 2 or 4$" "$dir/r18.err"'
 mpi -np 2 "$VITMAE" finetune --ckpt "$pre" --steps 2 --out "$dir/nodata" > /dev/null 2> "$dir/nodata.err"; rc=$?
 t "a usage error under mpirun: exit 2, one line from rank 0" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/nodata.err")" -eq 1 ] && ! grep -q "rank 1" "$dir/nodata.err"'
 mpi -np 2 "$VITMAE" finetune $ft --steps 2 --out "$dir/ref" > /dev/null 2> "$dir/again.err"; rc=$?

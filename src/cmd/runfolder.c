@@ -691,6 +691,20 @@ void run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, vo
     free(all);
 }
 
+void run_resume_procs_refusal(char *err, size_t errlen, int procs, int groups) {
+    char counts[256] = "";
+    size_t at = 0;
+    for (int c = 2; c <= groups && at < sizeof counts - 32; c *= 2)   // the powers of two dividing G
+        at += (size_t)snprintf(counts + at, sizeof counts - at, "%s%d", c == 2 ? "" : 2 * c > groups ? " or " : ", ", c);
+    if (groups < 2)
+        snprintf(err, errlen, "%d processes: this run sums each step as 1 gradient group, fixed when it started "
+                 "(--groups), which one process computes: resume it without mpirun (or with mpirun -np 1)", procs);
+    else
+        snprintf(err, errlen, "%d processes: this run sums each step as %d gradient groups, fixed when it started "
+                 "(--groups), and each process must own a power-of-two share of them for bitwise equal results: "
+                 "resume it without mpirun or with mpirun -np %s", procs, groups, counts);
+}
+
 void run_broken_free(BrokenNotes *bn) {
     for (int i = 0; bn->said && i < bn->nitems; i++) free(bn->said[i]);
     free(bn->said);
