@@ -145,6 +145,18 @@ t "resume under -np 3 of a 4-group run: exit 2, one line naming the counts that 
   '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/r13.err")" -eq 1 ] && grep -q "^vitmae: train: 3 processes: this run sums each step as 4 gradient groups, fixed when it started (--groups), .*: resume it without mpirun or with mpirun -np 2 or 4$" "$dir/r13.err" && [ ! -e "$dir/r13" ]'
 mpi -np 2 "$VITMAE" info "$dir/ref/checkpoint.safetensors" > /dev/null 2> "$dir/info2.err"; rc=$?
 t "other commands refuse to run on several processes (exit 2, one line)" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/info2.err")" -eq 1 ]'
+# Every command that does not share its work (docs/interface.md, section 7), given real inputs and
+# outputs: refused before any work, one line from rank 0, nothing written (two ranks would each write
+# the same files).
+ck="$dir/ref/checkpoint.safetensors"; one=$(ls "$dir"/data/*/*.png | head -n 1)
+for c in "embed --ckpt $ck --out $dir/one/f.npy $one" "probe --ckpt $ck --train $dir/data --test $dir/data --out $dir/one/probe" \
+         "classify --ckpt $ck $one" "eval --ckpt $ck --data $dir/data" "reconstruct --ckpt $ck --out $dir/one/rec $one" \
+         "attention --ckpt $ck --out $dir/one/attn $one" "data $dir/data"; do
+  mkdir -p "$dir/one"
+  mpi -np 2 "$VITMAE" $c > "$dir/one.out" 2> "$dir/one.err"; rc=$?
+  t "${c%% *} under -np 2: exit 2 ($rc), one line, nothing written" \
+    '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/one.err")" -eq 1 ] && grep -q "^vitmae: ${c%% *}: runs in one process" "$dir/one.err" && [ -z "$(ls -A "$dir/one")" ] && [ ! -s "$dir/one.out" ]'
+done
 
 # 5. A rank that sees another file list stops the run, naming itself and the file. Here the same
 #    command line (a relative --data) runs in two working directories, as on two machines without a
@@ -182,6 +194,11 @@ OMPI_MCA_odls_base_sigkill_timeout=5 ASAN_OPTIONS=$mpi_asan mpirun --oversubscri
   train $lsmall --steps 100000 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
 pid=$!
 wait_step "$dir/int" 3
+#    The same job started again into the running one's folder (a user who starts it twice): its rank 0
+#    finds the folder locked, exit 1, one line; the running job goes on (docs/distributed.md).
+mpi -np 2 "$VITMAE" train $lsmall --steps 100000 --threads 1 --out "$dir/int" > /dev/null 2> "$dir/int2.err"; rc=$?
+t "a second job into a running job's --out: exit 1 ($rc), one line, the first goes on" \
+  '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/int2.err")" -eq 1 ] && grep -q "^vitmae: train: .*/int: in use by another vitmae process" "$dir/int2.err" && kill -0 $pid'
 start=$(date +%s)
 kill -INT $pid; wait $pid
 t "SIGINT to mpirun: the job ends within 30 s" '[ $(($(date +%s) - start)) -le 30 ]'
