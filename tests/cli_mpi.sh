@@ -143,6 +143,9 @@ t "resume with other --groups: exit 2" '[ $rc -eq 2 ] && grep -q "groups" "$dir/
 mpi -np 3 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --out "$dir/r13" --threads 1 > /dev/null 2> "$dir/r13.err"; rc=$?
 t "resume under -np 3 of a 4-group run: exit 2, one line naming the counts that resume it" \
   '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/r13.err")" -eq 1 ] && grep -q "^vitmae: train: 3 processes: this run sums each step as 4 gradient groups, fixed when it started (--groups), .*: resume it without mpirun or with mpirun -np 2 or 4$" "$dir/r13.err" && [ ! -e "$dir/r13" ]'
+mpi -np 2 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --accum 4 --out "$dir/r1k" --threads 1 > /dev/null 2> "$dir/r1k.err"; rc=$?
+t "resume under -np 2 --accum 4 of a 4-group run: exit 2, one line naming the --accum that can, not --groups" \
+  '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/r1k.err")" -eq 1 ] && grep -q "^vitmae: train --accum: 4 micro-batches cannot share the 2 gradient groups each of the 2 processes has per step evenly, and this run.s 4 gradient groups are fixed since it started (--groups): use an --accum that divides 2$" "$dir/r1k.err" && [ ! -e "$dir/r1k" ]'
 mpi -np 2 "$VITMAE" info "$dir/ref/checkpoint.safetensors" > /dev/null 2> "$dir/info2.err"; rc=$?
 t "other commands refuse to run on several processes (exit 2, one line)" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/info2.err")" -eq 1 ]'
 # Every command that does not share its work (docs/interface.md, section 7), given real inputs and

@@ -757,7 +757,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
 
     // The gradient groups: fixed for the run; this job's N processes must divide them.
     int bad = dist_check_groups(r->batch, r->groups, dist_size(), 1, err, sizeof err);
-    if (bad == DIST_BAD_PROCS && resuming) run_resume_procs_refusal(err, sizeof err, dist_size(), r->groups);
+    if (bad != 0 && bad != DIST_BAD_GROUPS && resuming) run_resume_groups_refusal(err, sizeof err, bad, dist_size(), 1, r->groups);
     if (bad) {
         cli_error(bad == DIST_BAD_GROUPS ? "finetune --groups" : "finetune", "%s", err);
         return 2;

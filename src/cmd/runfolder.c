@@ -691,7 +691,17 @@ void run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, vo
     free(all);
 }
 
-void run_resume_procs_refusal(char *err, size_t errlen, int procs, int groups) {
+void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int accum, int groups) {
+    if (bad == DIST_BAD_ACCUM) {
+        int mine = groups / procs;
+        char whose[96];
+        if (procs == 1) snprintf(whose, sizeof whose, "the %d gradient group%s of a step", mine, mine == 1 ? "" : "s");
+        else snprintf(whose, sizeof whose, "the %d gradient group%s each of the %d processes has per step", mine,
+                      mine == 1 ? "" : "s", procs);
+        snprintf(err, errlen, "%d micro-batches cannot share %s evenly, and this run's %d gradient groups are fixed "
+                 "since it started (--groups): use an --accum that divides %d", accum, whose, groups, mine);
+        return;
+    }
     char counts[256] = "";
     size_t at = 0;
     for (int c = 2; c <= groups && at < sizeof counts - 32; c *= 2)   // the powers of two dividing G

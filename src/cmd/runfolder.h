@@ -118,10 +118,11 @@ int  run_broken_kept(const BrokenNotes *bn);
 void run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, void (*said)(void *ctx, int item),
                       void *ctx);
 void run_broken_free(BrokenNotes *bn);
-// A resumed run whose gradient groups this job's process count cannot share (dist_check_groups's
-// DIST_BAD_PROCS): the groups are the run's, fixed when it started, so the line names the process
-// counts that resume it instead of --groups. Into err (errlen bytes); procs: this job's count.
-void run_resume_procs_refusal(char *err, size_t errlen, int procs, int groups);
+// A resumed run whose gradient groups this job's process count or --accum cannot share
+// (dist_check_groups's DIST_BAD_PROCS or DIST_BAD_ACCUM, `bad`): the groups are the run's, fixed when
+// it started, so the line names the process counts (or micro-batch counts) that resume it instead of
+// --groups. Into err (errlen bytes); procs, accum: this job's.
+void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int accum, int groups);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

@@ -530,7 +530,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     t->rs.accum = a->accum;
     int bad = dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, sizeof err);
     if (bad) {   // G itself fails only when --groups gave it (a default or a resumed run's G divides the batch)
-        if (bad == DIST_BAD_PROCS && resuming) run_resume_procs_refusal(err, sizeof err, dist_size(), t->rs.grad_groups);
+        if (bad != DIST_BAD_GROUPS && resuming)
+            run_resume_groups_refusal(err, sizeof err, bad, dist_size(), t->rs.accum, t->rs.grad_groups);
         ckpt_free(init);
         return cli_report(bad == DIST_BAD_ACCUM ? "train --accum" : bad == DIST_BAD_GROUPS ? "train --groups" : "train",
                           err, CLI_USAGE);
