@@ -232,9 +232,8 @@ static void check_class(FineTune *t, int c) {
                 t->rs.data, n, n == 1 ? "is" : "are");
 }
 
-// The files found broken past their headers since the last report (lazy scans: docs/data.md), as
-// train reports them (cmd/train_out.h): a training image was replaced by another of its batch, a
-// validation image left out.
+// 1 when item of ds is a held-out image: ds is the --val folder, or the training folder's own
+// held-out part (--val-frac) holds it.
 static int held_out(const FineTune *t, const Dataset *ds, int item) {
     int held = ds != &t->ds;
     for (int k = 0; !held && ds == val_set(t) && k < t->nval; k++) held = t->val_idx[k] == item;
@@ -247,7 +246,10 @@ static void broken_said(void *ctx, int item) {
     if (!held_out(t, &t->ds, item)) check_class(t, t->ds.items[item].cls);
 }
 
-// Under mpirun a training file found broken is said once for the job, by rank 0 (cmd/runfolder.h).
+// The files found broken past their headers since the last report (lazy scans: docs/data.md), as
+// train reports them (cmd/train_out.h): a training image was replaced by another of its batch, a
+// validation image left out. Under mpirun a training file is said once for the job, by rank 0
+// (cmd/runfolder.h).
 static void report_broken(FineTune *t, const Dataset *ds) {
     DataSkip broken[8];
     int items[8], nb;
