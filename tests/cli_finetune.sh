@@ -237,6 +237,16 @@ err "--ckpt with --pos fixed" 2 "finetune --pos: fixed disagrees" "$VITMAE" fine
 err "--ckpt with --pixel-norm" 2 "finetune --pixel-norm: cannot be given with --ckpt" "$VITMAE" finetune --ckpt "$pre" $ft --pixel-norm none --out "$dir/e1"
 "$VITMAE" finetune --ckpt "$pre" $model --channels auto --data "$dir/skip" --val-frac 0 --batch 2 --steps 1 --threads 2 --out "$dir/skipped" > /dev/null 2> "$dir/err"; rc=$?
 t "skipped file, a run that starts (--ckpt with model flags that agree): exit 0, the file named" '[ $rc -eq 0 ] && grep -q "^vitmae: skipped .*skip/circle/junk.png: " "$dir/err"'
+# Images directly in --data: one warning, its folder's name written out (finetune printed the name raw,
+# a terminal escape in it obeyed; probe says it in the same words).
+mkdir -p "$dir/ro$(printf '\033')t/circle" "$dir/ro$(printf '\033')t/square"
+cp "$dir/data/circle/00000.png" "$dir/ro$(printf '\033')t/circle/"; cp "$dir/data/square/00001.png" "$dir/ro$(printf '\033')t/square/"
+cp "$dir/data/circle/00000.png" "$dir/ro$(printf '\033')t/a.png"; cp "$dir/data/square/00001.png" "$dir/ro$(printf '\033')t/b.png"
+"$VITMAE" finetune --ckpt "$pre" $model --channels auto --data "$dir/ro$(printf '\033')t" --val-frac 0 --batch 2 --steps 1 --out "$dir/rootimg" > /dev/null 2> "$dir/err"; rc=$?
+t "images directly in --data: one warning, the name written out ($(grep -a directly "$dir/err"))" '[ $rc -eq 0 ] &&
+  [ "$(grep -c "^vitmae: warning: $dir/ro\\\\x1bt: 2 images directly in the folder have no class and are not used$" "$dir/err")" -eq 1 ] &&
+  ! grep -q "$(printf "\033")" "$dir/err"'
+rm -rf "$dir/ro$(printf '\033')t" "$dir/rootimg"
 t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && [ ! -e "$dir/e3" ] && [ ! -e "$dir/e4" ]'
 # Flags that decide the weights or the schedule are refused on resume, never ignored; the cadence
 # flags apply.

@@ -167,6 +167,17 @@ mkdir -p "$tmp/mixed/b"; cp "$tmp/train/square/00001.png" "$tmp/mixed/b/"
 "$VITMAE" probe --ckpt "$ck" --train "$tmp/mixed" --test "$tmp/mixed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "probe: the skipped file in train's words ($(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: skipped $tmp/mixed/a/broken.png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 2 ]'
 t "probe --test equal to --train: one warning" '[ "$(grep -c "^vitmae: warning: --test $tmp/mixed is --train $tmp/mixed: its images also fit the probes; the results measure fit" "$tmp/err")" -eq 1 ]'
+# Images directly in a folder of classes: one warning, in finetune's words, the folder's name written
+# out (it printed "vitmae: DIR: 1 image directly in the folder has no class (left out)", an error's
+# form, and finetune wrote the name raw).
+mkdir -p "$tmp/ro$(printf '\033')t/a" "$tmp/ro$(printf '\033')t/b"
+cp "$tmp/train/circle/00000.png" "$tmp/ro$(printf '\033')t/a/"; cp "$tmp/train/square/00001.png" "$tmp/ro$(printf '\033')t/b/"
+cp "$tmp/train/circle/00000.png" "$tmp/ro$(printf '\033')t/loose.png"
+"$VITMAE" probe --ckpt "$ck" --train "$tmp/ro$(printf '\033')t" --test "$tmp/mixed" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe: an image directly in --train, one warning ($(grep -a directly "$tmp/err"))" '[ $rc -eq 0 ] &&
+  [ "$(grep -c "^vitmae: warning: $tmp/ro\\\\x1bt: 1 image directly in the folder has no class and is not used$" "$tmp/err")" -eq 1 ] &&
+  ! grep -q "$(printf "\033")" "$tmp/err"'
+rm -rf "$tmp/ro$(printf '\033')t"
 
 # --- probe: text, json, files -------------------------------------------------------------------
 probe() { "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" "$@" >"$tmp/out" 2>"$tmp/err"; }

@@ -438,7 +438,9 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
 // line, not the last of a list of skipped files.
 static void report_skipped(const char *dir, const Dataset *ds, int unclassified) {
     run_report_skipped(ds);
-    if (unclassified && ds->nroot && dist_rank() == 0) fprintf(stderr, "vitmae: %s: %d image(s) directly in the folder have no class and are not used\n", dir, ds->nroot);
+    if (unclassified && ds->nroot && dist_rank() == 0)
+        cli_message("warning: %s: " ROOT_IMAGES_UNUSED, dir, ds->nroot, ds->nroot == 1 ? "" : "s",
+                    ds->nroot == 1 ? "has" : "have", ds->nroot == 1 ? "is" : "are");
 }
 
 // Both folders' reports (the --val folder's when it was scanned).

@@ -65,8 +65,8 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     int bad = utf8_first_invalid(ds->class_names, ds->nclasses);
     if (bad >= 0) { cli_error(dir, UTF8_CLASS_REFUSAL, ds->class_names[bad]); return 2; }
     if (ds->nroot > 0)
-        cli_error(dir, "%d image%s directly in the folder ha%s no class (left out)", ds->nroot,
-                  ds->nroot == 1 ? "" : "s", ds->nroot == 1 ? "s" : "ve");
+        cli_message("warning: %s: " ROOT_IMAGES_UNUSED, dir, ds->nroot, ds->nroot == 1 ? "" : "s",
+                    ds->nroot == 1 ? "has" : "have", ds->nroot == 1 ? "is" : "are");
     if (!classes && ds->nclasses < 2) {
         cli_error(flag, "%s has one class only (%s): a probe needs at least two", dir, ds->class_names[0]);
         return 2;
