@@ -10,10 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
-#include "cmd/log.h"
 #include "dist/dist.h"
 #include "io/files.h"
 #include "io/json.h"
@@ -75,39 +73,6 @@ static void put_line(FILE *f, const char *prefix, const char *line) {
     fputs(out, f);
     if (out != stack) free(out);
     cli_stream_check(f);
-}
-
-// cli_stream_check (cli.h): the command that ignores SIGPIPE, and the streams found gone.
-static const char *sigpipe_command;
-static int stream_gone[3];
-
-void cli_ignore_sigpipe(const char *command) {
-    sigpipe_command = command;
-    signal(SIGPIPE, SIG_IGN);
-}
-
-// 1 when nobody reads fd any more: the read end of its pipe is closed (poll's POLLERR), or the
-// terminal or socket hung up (POLLHUP). A file, a full disk, /dev/full: 0.
-static int reader_gone(int fd) {
-    struct pollfd p = {fd, POLLOUT, 0};
-    return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
-}
-
-void cli_stream_check(FILE *f) {
-    int fd = fileno(f);
-    if (!sigpipe_command || !ferror(f) || fd < 1 || fd > 2 || stream_gone[fd] || !reader_gone(fd)) return;
-    stream_gone[fd] = 1;
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null >= 0) {
-        fflush(f);   // what stdio still holds fails once more and is dropped
-        dup2(null, fd);
-        close(null);
-    }
-    clearerr(f);
-    if (fd == 1 && !stream_gone[2])
-        cli_message("%s: standard output: its reader has gone (a closed pipe, as after | head); its lines are "
-                    "dropped from here on and the %s goes on", sigpipe_command,
-                    !strcmp(sigpipe_command, "train") || !strcmp(sigpipe_command, "finetune") ? "run" : "command");
 }
 
 // "vitmae: " on stderr, "vitmae: rank R: " from the ranks after the first.
@@ -200,7 +165,7 @@ int cli_stdout_done(const char *what, int rc) {
     errno = 0;
     int e = fflush(stdout) ? (errno ? errno : -1) : ferror(stdout) ? -1 : 0;
     cli_stream_check(stdout);
-    if (!e || cli_stdout_lossy || stream_gone[1]) return rc;
+    if (!e || cli_stdout_lossy || cli_stream_gone(1)) return rc;
     char why[128];
     if (e > 0) cli_error(what, "standard output: %s", file_reason(e, why, sizeof why));
     else cli_error(what, "standard output: a write to it failed");

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include "cmd/streams.h"
 
 // FLAG_PATH: a file or folder name, a string written back clean (cli_clean_path) into argv.
 typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_BOOL, FLAG_CHOICE } FlagType;
@@ -77,19 +78,6 @@ int cli_line_out(CliLine *l);
 // returns 1 in place of a 0 rc (any other rc is kept): a report cut short never exits 0
 // (docs/interface.md, section 1, "Standard output").
 int cli_stdout_done(const char *what, int rc);
-// A standard stream (stdout or stderr) whose reader has gone: a pipe whose other end was closed
-// (`vitmae train ... | head -3`), a hung-up terminal. The commands that write files ignore SIGPIPE
-// (cli_ignore_sigpipe), so such a write fails (EPIPE) instead of killing them with their work
-// unsaved; cli_stream_check(f), after a write to f, finds that failure and from then on sends the
-// stream to /dev/null: its later lines are dropped, the work goes on and its files are written as
-// usual, and the command's exit status is its own (a reader that stops reading asked for no more,
-// as with `grep ... | head`). Said once on stderr for stdout (`vitmae: <command>: standard output:
-// its reader has gone ...`), when stderr still works; a gone stderr is dropped in silence.
-// A write that failed otherwise (a full disk) is left to cli_stdout_done.
-void cli_stream_check(FILE *f);
-// SIGPIPE ignored, for the command name (cli_stream_check's line); main calls it for the commands that
-// write files: train, finetune, reconstruct, attention, embed, probe (docs/interface.md, section 1).
-void cli_ignore_sigpipe(const char *command);
 // Set (from a signal handler) where stdout may drop lines by design: rank 0's stdout under mpirun
 // once a stop is asked (cmd/runfolder.h, run_catch_stop_signals); cli_stdout_done then says nothing.
 extern volatile sig_atomic_t cli_stdout_lossy;

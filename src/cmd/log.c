@@ -9,7 +9,7 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
-#include "cmd/cli.h"
+#include "cmd/streams.h"
 #include "io/files.h"
 
 double now_seconds(void) {
@@ -164,19 +164,6 @@ void history_free(History *h) {
     memset(h, 0, sizeof *h);
 }
 
-// The stream a progress bar is drawn on and left open (no newline after it yet), or NULL. One at a time:
-// a command draws one bar. Kept here rather than in Progress, so a message from anywhere can end it.
-static FILE *open_bar;
-
-void progress_break_line(FILE *f) {
-    if (!open_bar || (f != open_bar && !isatty(fileno(f)))) return;
-    fputc('\n', open_bar);
-    fflush(open_bar);
-    open_bar = NULL;
-}
-
-void progress_set_open(FILE *f) { open_bar = f; }
-
 int progress_on_terminal(int fd) {
     // tcgetsid succeeds only on the calling process's controlling terminal. mpirun gives each rank a
     // terminal of its own (a pty whose output it copies to its stdout, a log file as often as not), which
@@ -264,11 +251,11 @@ void progress_update(Progress *p, FILE *out, long step, double loss, double lr, 
         char line[TERMINAL_MAX_COLUMNS + 1];
         int len = progress_line(line, sizeof line, terminal_columns(fileno(out)), step, p->total, loss, lr,
                                 imgs_per_s, eta_s);
-        int blank = open_bar == out && p->drawn_len > len ? p->drawn_len - len : 0;   // what the last line leaves
+        int blank = progress_open() == out && p->drawn_len > len ? p->drawn_len - len : 0;   // what the last line leaves
         fprintf(out, "\r%s%*s", line, blank, "");
         fflush(out);
         cli_stream_check(out);
-        open_bar = out;
+        progress_set_open(out);
         p->drawn_len = len;
     } else if (step % p->log_every == 0 || step == p->total) {
         fprintf(out, "step %ld/%ld loss %.4f lr %.3e %.1f img/s elapsed %s ETA %s\n", step, p->total,

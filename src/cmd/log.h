@@ -3,6 +3,7 @@
 #ifndef VITMAE_LOG_H
 #define VITMAE_LOG_H
 #include <stdio.h>
+#include "cmd/streams.h"
 
 #define METRICS_HEADER "step,epoch,lr,loss,val_loss,val_psnr,img_per_s,elapsed_s"
 
@@ -59,13 +60,6 @@ void progress_update(Progress *p, FILE *out, long step, double loss, double lr, 
 // steps after the first one once there are any, else the first step's; NaN before any step.
 // Records the first step's time on its first call after progress_init/progress_restart.
 double progress_eta(Progress *p, long step, double now);
-// Ends the progress line drawn on the terminal, if one is open, before another line goes to f (a message
-// on stderr, a report line on stdout), so that line starts a line of its own instead of following the bar;
-// the next progress_update draws the bar anew below it. Nothing when no bar is open or f is neither the
-// bar's stream nor a terminal (stderr to a file leaves the bar as it is).
-void progress_break_line(FILE *f);
-// A progress line of another drawer (count_progress.h) left open on f, or ended (NULL).
-void progress_set_open(FILE *f);
 // 1 when fd is the user's terminal: a terminal that is this process's controlling one. Progress is
 // redrawn with \r only there (train, finetune; embed's and probe's counts on stderr).
 int progress_on_terminal(int fd);

@@ -195,7 +195,7 @@ int main(int argc, char **argv) {
                 return 2;
             }
             // A closed pipe on stdout or stderr (`| head`) must not kill a command with its work unsaved:
-            // those that write files drop the stream and go on (cmd/cli.h, cli_stream_check); the others,
+            // those that write files drop the stream and go on (cmd/streams.h, cli_stream_check); the others,
             // which write nothing, end at once by SIGPIPE, as `grep ... | head` does.
             if (c->writes_files) cli_ignore_sigpipe(c->name);
             int rc = cli_stdout_done(c->name, c->run(argc - 1, argv + 1));
