@@ -75,16 +75,9 @@ static void put_line(FILE *f, const char *prefix, const char *line) {
     cli_stream_check(f);
 }
 
-// "vitmae: " on stderr, "vitmae: rank R: " from the ranks after the first.
-static const char *stderr_prefix(char *buf, size_t n) {
-    if (dist_rank() > 0) snprintf(buf, n, "vitmae: rank %d: ", dist_rank());
-    else snprintf(buf, n, "vitmae: ");
-    return buf;
-}
-
 static void print_line(const char *line) {
     char prefix[32];
-    put_line(stderr, stderr_prefix(prefix, sizeof prefix), line);
+    put_line(stderr, cli_stderr_prefix(prefix, sizeof prefix), line);
 }
 
 // put_line of a formatted line.
@@ -126,7 +119,7 @@ void cli_message(const char *fmt, ...) {
     char prefix[32];
     va_list ap;
     va_start(ap, fmt);
-    put_formatted(stderr, stderr_prefix(prefix, sizeof prefix), fmt, ap);
+    put_formatted(stderr, cli_stderr_prefix(prefix, sizeof prefix), fmt, ap);
     va_end(ap);
 }
 

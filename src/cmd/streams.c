@@ -31,6 +31,12 @@ void cli_ignore_sigpipe(const char *command) {
     signal(SIGPIPE, SIG_IGN);
 }
 
+const char *cli_stderr_prefix(char *buf, size_t n) {
+    if (dist_rank() > 0) snprintf(buf, n, "vitmae: rank %d: ", dist_rank());
+    else snprintf(buf, n, "vitmae: ");
+    return buf;
+}
+
 int cli_stream_gone(int fd) { return fd >= 1 && fd <= 2 && stream_gone[fd]; }
 
 // 1 when nobody reads fd any more: the read end of its pipe is closed (poll's POLLERR), or the
@@ -54,10 +60,10 @@ void cli_stream_check(FILE *f) {
     if (fd == 1 && !stream_gone[2]) {
         // cli_message's form (cmd/cli.h), written here: the command's name is one of ours, nothing to escape.
         progress_break_line(stderr);
-        char rank[32] = "";
-        if (dist_rank() > 0) snprintf(rank, sizeof rank, "rank %d: ", dist_rank());
-        fprintf(stderr, "vitmae: %s%s: standard output: its reader has gone (a closed pipe, as after | head); its "
-                "lines are dropped from here on and the %s goes on\n", rank, sigpipe_command,
+        char prefix[32];
+        fprintf(stderr, "%s%s: standard output: its reader has gone (a closed pipe, as after | head); its "
+                "lines are dropped from here on and the %s goes on\n", cli_stderr_prefix(prefix, sizeof prefix),
+                sigpipe_command,
                 !strcmp(sigpipe_command, "train") || !strcmp(sigpipe_command, "finetune") ? "run" : "command");
         cli_stream_check(stderr);
     }
