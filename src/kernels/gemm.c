@@ -117,22 +117,38 @@ int gemm_force_kernel(const char *name) {
     return 0;
 }
 
-// ---- portable micro-kernel: plain C, 4 x 8 (the compiler vectorises the j loop) -------------------------
+// ---- portable micro-kernel: plain C, 4 x 8 -----------------------------------------------------------------
 
 #define PORTABLE_MR 4
 #define PORTABLE_NR 8
 
+// The tile's sums in 4-float vectors (GCC's vector extension; every target has 16-byte vectors), two a
+// row. Kept as an array `float acc[4][8]`, GCC spilled them to the stack every k and the path ran
+// several times slower than this (the same trap as vecmath.h's lanes; docs/performance.md, "The
+// portable path's tile in registers"). Each element is still acc += a * b, a multiply then an add,
+// for k in order: the same bits as the plain loops.
+typedef float v4f __attribute__((vector_size(4 * sizeof(float))));
+
 static void gemm_kernel_portable(int kc, const float *restrict a, const float *restrict b,
                                  float *restrict c, long ldc, int mr, int nr, int load_c,
                                  const float *restrict bias) {
-    float acc[PORTABLE_MR][PORTABLE_NR] = {{0}};
-    for (int k = 0; k < kc; k++, a += PORTABLE_MR, b += PORTABLE_NR)
-        for (int i = 0; i < PORTABLE_MR; i++)
-            for (int j = 0; j < PORTABLE_NR; j++) acc[i][j] += a[i] * b[j];
+    v4f acc[PORTABLE_MR][2] = {{{0}}};
+    for (int k = 0; k < kc; k++, a += PORTABLE_MR, b += PORTABLE_NR) {
+        v4f b0, b1;
+        memcpy(&b0, b, sizeof b0);
+        memcpy(&b1, b + 4, sizeof b1);
+        for (int i = 0; i < PORTABLE_MR; i++) {
+            v4f ai = {a[i], a[i], a[i], a[i]};
+            acc[i][0] += ai * b0;
+            acc[i][1] += ai * b1;
+        }
+    }
     for (int i = 0; i < mr; i++) {
+        float row[PORTABLE_NR];
+        memcpy(row, acc[i], sizeof row);
         float *cr = c + (long)i * ldc;
         for (int j = 0; j < nr; j++) {
-            float t = acc[i][j];
+            float t = row[j];
             if (bias) t += bias[j];
             cr[j] = load_c ? cr[j] + t : t;
         }
