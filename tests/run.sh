@@ -6,21 +6,23 @@
 # another; a test that leaves anything in either (output, temporary files) fails, so no test can
 # write into the repository or leave files behind. Each test exits 0 on success; the last line is
 # "N passed, N failed".
-# Environment: VITMAE_STOP_FIRST=1 stops at the first failure (tools/mutate.sh);
-# VITMAE_TEST_TIMEOUT=S (per test, seconds; tools/mutate.sh): a test still running after S fails.
+# Tests run VITMAE_TEST_JOBS at a time (default 2; docs/testing.md): most of a command-line test's
+# time is spent waiting (mpirun's start and teardown, a signal's grace, a child's exit), so two side
+# by side keep both cores busy. Their lines are printed in the list's order whatever order they end in.
+# Environment: VITMAE_STOP_FIRST=1 stops at the first failure (tools/mutate.sh; one test at a time
+# unless VITMAE_TEST_JOBS says otherwise); VITMAE_TEST_TIMEOUT=S (per test, seconds; tools/mutate.sh):
+# a test still running after S fails.
 # OpenMP threads sleep at barriers (OMP_WAIT_POLICY=passive) unless the caller chose a policy: the
 # test programs run thousands of tiny parallel regions, and on shared cores libgomp's default spin
 # made test_gradcheck 16x slower (21 s against 1.3 s at load 15 on 2 cores). Results do not change.
 if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then OMP_WAIT_POLICY=passive; export OMP_WAIT_POLICY; fi
-bindir=$1; VITMAE=$(realpath "$2"); VITMAE_TOOLS=$(realpath "$3"); export VITMAE VITMAE_TOOLS
-shift 3
-VITMAE_ROOT=$(pwd); export VITMAE_ROOT
-[ $# -eq 0 ] && set -- "$bindir"/test_* tests/cli_*.sh
-pass=0; fail=0; failed=""
-for t in "$@"; do
-  [ -e "$t" ] || continue
+
+# run_one RESULTS N: runs the list's Nth test and leaves its report in RESULTS/N.out and its status in
+# RESULTS/N.rc (written last: the file the printer waits for).
+run_one() {
+  t=$(sed -n "${2}p" "$1/list")
   name=$(basename "$t"); path=$(realpath "$t")
-  scratch=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-run.XXXXXX") || exit 1
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-run.XXXXXX") || { echo 1 > "$1/$2.rc"; return; }
   chmod 755 "$scratch"   # the permission checks run commands as an ordinary user (tests/lib.sh, as_user)
   mkdir "$scratch/cwd" "$scratch/tmp"
   log="$scratch/log"
@@ -28,8 +30,8 @@ for t in "$@"; do
   [ -n "${VITMAE_TEST_TIMEOUT:-}" ] && limit="timeout -k 5 $VITMAE_TEST_TIMEOUT"
   start=$(date +%s.%N)
   case "$t" in
-    *.sh) (cd "$scratch/cwd" && TMPDIR="$scratch/tmp" $limit sh "$path") >"$log" 2>&1 ;;
-    *)    (cd "$scratch/cwd" && TMPDIR="$scratch/tmp" $limit "$path") >"$log" 2>&1 ;;
+    *.sh) (cd "$scratch/cwd" && TMPDIR="$scratch/tmp" $limit sh "$path") >"$log" 2>&1 < /dev/null ;;
+    *)    (cd "$scratch/cwd" && TMPDIR="$scratch/tmp" $limit "$path") >"$log" 2>&1 < /dev/null ;;
   esac
   rc=$?
   secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
@@ -39,15 +41,58 @@ for t in "$@"; do
     rc=99
   fi
   if [ $rc -eq 0 ]; then
-    pass=$((pass + 1)); echo "PASS $name (${secs} s; $(tail -n 1 "$log"))"
+    echo "PASS $name (${secs} s; $(tail -n 1 "$log"))"
   else
-    fail=$((fail + 1)); failed="$failed $name"
     [ $rc -eq 124 ] && echo "timed out after ${VITMAE_TEST_TIMEOUT:-?} s" >>"$log"
     echo "FAIL $name (exit $rc, ${secs} s)"; sed 's/^/    /' "$log" | tail -n 40
-  fi
+  fi > "$1/$2.out"
   rm -rf "$scratch"
-  [ $rc -ne 0 ] && [ "${VITMAE_STOP_FIRST:-0}" = 1 ] && break
+  echo $rc > "$1/$2.rc.tmp" && mv "$1/$2.rc.tmp" "$1/$2.rc"
+}
+if [ "${1:-}" = --one ]; then run_one "$2" "$3"; exit 0; fi   # one worker's test (xargs, below)
+
+bindir=$1; VITMAE=$(realpath "$2"); VITMAE_TOOLS=$(realpath "$3"); export VITMAE VITMAE_TOOLS
+shift 3
+VITMAE_ROOT=$(pwd); export VITMAE_ROOT
+[ $# -eq 0 ] && set -- "$bindir"/test_* tests/cli_*.sh
+jobs=${VITMAE_TEST_JOBS:-2}
+[ "${VITMAE_STOP_FIRST:-0}" = 1 ] && jobs=${VITMAE_TEST_JOBS:-1}
+case "$jobs" in ''|*[!0-9]*|0) echo "tests/run.sh: VITMAE_TEST_JOBS: not a count >= 1 ($jobs)"; exit 2 ;; esac
+results=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-results.XXXXXX") || exit 1
+trap 'rm -rf "$results"' EXIT
+trap 'exit 130' INT TERM
+n=0
+for t in "$@"; do [ -e "$t" ] && { echo "$t"; n=$((n + 1)); }; done > "$results/list"
+workers=""
+if [ "$jobs" -gt 1 ]; then
+  # The tests by number, $jobs at a time; each number names its line of the list (paths may hold spaces).
+  # The mpirun tests start first: the longest, so the others fill the other core beside them rather
+  # than leave one of them running alone at the end.
+  { grep -n 'mpi[^/]*$' "$results/list"; grep -vn 'mpi[^/]*$' "$results/list"; } | cut -d: -f1 |
+    xargs -P "$jobs" -n 1 sh "$0" --one "$results" &
+  workers=$!
+fi
+pass=0; fail=0; failed=""
+i=1
+while [ $i -le $n ]; do
+  if [ -z "$workers" ]; then
+    run_one "$results" $i
+  else
+    while [ ! -e "$results/$i.rc" ] && kill -0 $workers 2>/dev/null; do sleep 0.2; done
+  fi
+  cat "$results/$i.out" 2>/dev/null
+  rc=$(cat "$results/$i.rc" 2>/dev/null || echo lost)
+  name=$(basename "$(sed -n "${i}p" "$results/list")")
+  if [ "$rc" = 0 ]; then
+    pass=$((pass + 1))
+  else
+    [ "$rc" = lost ] && echo "FAIL $name (its worker ended without a report)"
+    fail=$((fail + 1)); failed="$failed $name"
+    [ "${VITMAE_STOP_FIRST:-0}" = 1 ] && break
+  fi
+  i=$((i + 1))
 done
+[ -n "$workers" ] && { kill $workers 2>/dev/null; wait $workers 2>/dev/null; }
 [ -n "$failed" ] && echo "failed:$failed"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

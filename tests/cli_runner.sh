@@ -1,0 +1,47 @@
+#!/bin/sh
+# tests/run.sh itself (docs/testing.md): tests side by side (VITMAE_TEST_JOBS, default 2) or one at a
+# time, their reports printed in the list's order whatever order they end in, a failure's output shown
+# and counted, a test that leaves files behind failed, the exit status, VITMAE_STOP_FIRST.
+set -u
+fail=0
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch
+scratch dir
+cd "$dir" || exit 1
+mkdir tests
+# slow: waits (at most $WAIT tenths of a second) for fast's mark, so it passes only when the two run side by side; it ends
+# after fast. fast: marks, and passes at once. bad: fails with a line of its own. litter: passes but
+# leaves a file in its working folder.
+cat > tests/cli_a_slow.sh <<'T'
+i=0; while [ ! -e "$MARK" ] && [ $i -lt "$WAIT" ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$MARK" ] || { echo "the other test never ran beside this one"; exit 1; }
+echo "slow ok"
+T
+printf 'touch "$MARK"; echo "fast ok"\n' > tests/cli_b_fast.sh
+printf 'echo "something went wrong here"; exit 3\n' > tests/cli_c_bad.sh
+printf 'touch left.txt; echo "litter ok"\n' > tests/cli_d_litter.sh
+# The runner's settings come from each call below, not from the suite that runs this test (tools/mutate.sh
+# runs it with VITMAE_STOP_FIRST and VITMAE_TEST_TIMEOUT set).
+unset VITMAE_STOP_FIRST VITMAE_TEST_TIMEOUT VITMAE_TEST_JOBS
+WAIT=300   # 30 s: ample for the fast test to start beside it on a loaded machine (it ends at the mark)
+runner() { MARK="$dir/mark" WAIT=$WAIT sh "$VITMAE_ROOT/tests/run.sh" "$dir/none" "$VITMAE" "$VITMAE_TOOLS" "$@" > "$dir/out" 2>&1; }
+
+rm -f mark; runner tests/cli_a_slow.sh tests/cli_b_fast.sh tests/cli_c_bad.sh tests/cli_d_litter.sh; rc=$?
+t "2 at a time: exit 1 with failures" '[ $rc -eq 1 ]'
+t "2 at a time: the slow test saw the fast one beside it" 'grep -q "^PASS cli_a_slow.sh (.*; slow ok)$" out'
+t "2 at a time: reports in the list's order" \
+  '[ "$(grep -o "^[A-Z]* cli_[a-z_]*.sh" out | tr "\n" " ")" = "PASS cli_a_slow.sh PASS cli_b_fast.sh FAIL cli_c_bad.sh FAIL cli_d_litter.sh " ]'
+t "a failure shows its exit status and its output, indented" 'grep -q "^FAIL cli_c_bad.sh (exit 3, " out && grep -q "^    something went wrong here$" out'
+t "a test that leaves a file behind fails, naming it" 'grep -q "^FAIL cli_d_litter.sh (exit 99, " out && grep -q "^    left files behind .*cwd/left.txt" out'
+t "the counts and the failed list" 'grep -q "^failed: cli_c_bad.sh cli_d_litter.sh$" out && [ "$(tail -n 1 out)" = "2 passed, 2 failed" ]'
+
+rm -f mark; WAIT=20; VITMAE_TEST_JOBS=1 runner tests/cli_a_slow.sh tests/cli_b_fast.sh; rc=$?
+t "one at a time (VITMAE_TEST_JOBS=1): the slow test waits alone and fails" \
+  '[ $rc -eq 1 ] && grep -q "^    the other test never ran beside this one$" out && [ "$(tail -n 1 out)" = "1 passed, 1 failed" ]'
+rm -f mark; VITMAE_TEST_JOBS=1 runner tests/cli_b_fast.sh tests/cli_a_slow.sh; rc=$?
+t "one at a time, in order: both pass, exit 0" '[ $rc -eq 0 ] && [ "$(tail -n 1 out)" = "2 passed, 0 failed" ]'
+VITMAE_STOP_FIRST=1 runner tests/cli_c_bad.sh tests/cli_b_fast.sh; rc=$?
+t "VITMAE_STOP_FIRST=1: stops at the first failure" '[ $rc -eq 1 ] && ! grep -q cli_b_fast out && [ "$(tail -n 1 out)" = "0 passed, 1 failed" ]'
+VITMAE_TEST_JOBS=0 runner tests/cli_b_fast.sh; rc=$?
+t "VITMAE_TEST_JOBS=0 refused" '[ $rc -eq 2 ] && grep -q "VITMAE_TEST_JOBS: not a count" out'
+[ $fail -eq 0 ] && echo "cli runner ok"
+exit $fail
