@@ -231,6 +231,7 @@ err "skipped file, then groups that do not divide the batch" 2 "finetune --group
 # 16-pixel model fine-tuned when --img 32 was asked for); refused as train --init refuses them, while
 # flags that agree are accepted (the run below).
 err "--steps with --epochs (--steps was ignored)" 2 "finetune --epochs: give --steps N or --epochs E, not both" "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --epochs 1 --out "$dir/e1"
+err "--val with --val-frac (--val-frac was ignored)" 2 "finetune --val-frac: give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains and --val-frac would be ignored$" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/data" --val-frac 0.2 --out "$dir/e1"
 err "--ckpt with another --img" 2 "finetune --img: 32 disagrees with the checkpoint's 16" "$VITMAE" finetune --ckpt "$pre" $ft --img 32 --out "$dir/e1"
 err "--ckpt with a --preset" 2 "finetune --preset: small sets --dim 384, which disagrees with the checkpoint's 32" "$VITMAE" finetune --ckpt "$pre" $ft --preset small --out "$dir/e1"
 err "--ckpt with --pos fixed" 2 "finetune --pos: fixed disagrees" "$VITMAE" finetune --ckpt "$pre" $ft --pos fixed --out "$dir/e1"
@@ -256,6 +257,10 @@ for f in "--lr 0.5" "--batch 32" "--seed 7" "--steps 250" "--smoothing 0.2" "--a
 done
 err "--overwrite with --resume" 2 "cannot be combined with --resume" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --overwrite
 err "resume adding --val to a --val-frac run" 2 "--val cannot be added when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --val "$dir/data"
+err "resume with --val and --val-frac" 2 "finetune --val-frac: give --val DIR or --val-frac F, not both" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --val "$dir/data" --val-frac 0.05
+before_scratch=$(ls -l --time-style=full-iso "$dir/scratch" | md5sum)
+err "resume of a --val run with --val-frac" 2 "finetune --resume: --val-frac cannot change when a run resumes" "$VITMAE" finetune --resume "$dir/scratch" --val-frac 0.1
+t "the --val run is untouched" '[ "$(ls -l --time-style=full-iso "$dir/scratch" | md5sum)" = "$before_scratch" ]'
 t "no run folder for refused resumes" '[ ! -e "$dir/e6" ]'
 # A checkpoint of another run resumed into a run folder would mix the two: refused.
 cp "$dir/t2/checkpoint-6.safetensors" "$dir/run/other.safetensors"

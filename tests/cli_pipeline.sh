@@ -14,7 +14,9 @@ cd "$dir" || exit 1
 # One file broken past its header: the scan reads headers only, so it is found while training.
 f=$(ls "$dir"/data/circle/*.png | head -n 1)
 head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"
-small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --steps 8 --eval-every 4 --val-frac 0.2"
+# $small holds out --val-frac of --data; $base, for runs given --val DIR (the two together are refused).
+base="--data $dir/data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --steps 8 --eval-every 4"
+small="$base --val-frac 0.2"
 
 run() { name=$1; shift; "$VITMAE" train $small --out "$dir/$name" "$@" > "$dir/$name.log" 2> "$dir/$name.err"; }
 run ref --threads 2; rc=$?
@@ -79,7 +81,7 @@ t "--store auto with no cache: the need said in two digits below 10 MB ($(grep "
   'grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work$" "$dir/auto.log"'
 
 # --val DIR: every --data image trains, the val folder validates; config.json says so.
-"$VITMAE" train $small --val "$dir/val" --threads 2 --out "$dir/v" > "$dir/v.log" 2>&1; rc=$?
+"$VITMAE" train $base --val "$dir/val" --threads 2 --out "$dir/v" > "$dir/v.log" 2>&1; rc=$?
 t "--val exits 0" '[ $rc -eq 0 ]'
 t "--val: 12 val images, 48 train" 'grep -q "\"val_images\":[[:space:]]*12" "$dir/v/config.json" && grep -q "\"train_images\":[[:space:]]*48" "$dir/v/config.json"'
 t "--val: validation rows" '[ $(awk -F, "NR > 1 && \$5 != \"\"" "$dir/v/metrics.csv" | wc -l) -ge 2 ]'
@@ -137,7 +139,7 @@ t "no image decodes for the pixel statistics: exit 1, each file named before the
 cp -r "$dir/val" "$dir/val13"
 head -c 80 "$(ls "$dir"/val13/*/*.png | tail -n 1)" > "$dir/val13/zz_broken.png"
 for v in val val13; do
-  "$VITMAE" train $small --val "$dir/$v" --batch 12 --threads 2 --out "$dir/r$v" > "$dir/r$v.log" 2> "$dir/r$v.err"
+  "$VITMAE" train $base --val "$dir/$v" --batch 12 --threads 2 --out "$dir/r$v" > "$dir/r$v.log" 2> "$dir/r$v.err"
   echo $? > "$dir/r$v.rc"
 done
 t "a broken validation file: exit 0 ($(head -c 200 "$dir/rval13.err"))" '[ "$(cat "$dir/rval13.rc")" = 0 ]'
@@ -172,7 +174,7 @@ t "split wording: the training file ($tf) as training" \
   '[ "$(grep -c "skipped .*split/$tf: .*(found while training; replaced by another image of its batch)$" "$dir/rsplit.err")" -eq 1 ]'
 mkdir -p "$dir/allbad"
 head -c 80 "$(ls "$dir"/val/*/*.png | head -n 1)" > "$dir/allbad/x.png"
-"$VITMAE" train $small --val "$dir/allbad" --threads 2 --out "$dir/rallbad" > /dev/null 2> "$dir/rallbad.err"; rc=$?
+"$VITMAE" train $base --val "$dir/allbad" --threads 2 --out "$dir/rallbad" > /dev/null 2> "$dir/rallbad.err"; rc=$?
 t "every held-out image broken: exit 0 with a checkpoint ($(head -c 300 "$dir/rallbad.err"))" \
   '[ $rc -eq 0 ] && [ -s "$dir/rallbad/checkpoint.safetensors" ] && [ -z "$(ls "$dir/rallbad/samples")" ]'
 t "every held-out image broken: reported once, as validating" \
@@ -185,7 +187,7 @@ t "every held-out image broken: one warning that the run goes on without validat
 # Sample images that break during the run (their files cut short after they were picked, no cache):
 # left out of the samples from then on, reported once each; the run goes on (SIGINT ends it, exit 0).
 cp -r "$dir/val" "$dir/valcut"
-"$VITMAE" train $small --val "$dir/valcut" --steps 1000000 --eval-every 1000000 --sample-every 2 --cache-mb 0 \
+"$VITMAE" train $base --val "$dir/valcut" --steps 1000000 --eval-every 1000000 --sample-every 2 --cache-mb 0 \
   --store none --threads 2 --out "$dir/rcut" > /dev/null 2> "$dir/rcut.err" &
 pid=$!
 i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/rcut/samples/step-2.png" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
@@ -201,7 +203,7 @@ t "sample images broken mid-run: reported, each once" \
 # says the folder is gone, exit 1, the last checkpoint kept, no "skipped" line per file (it reported
 # each file of the batches it tried, then said "no image of its batch decodes ... all 8 are broken").
 cp -r "$dir/val" "$dir/moving"
-"$VITMAE" train $small --data "$dir/moving" --val "$dir/val" --steps 1000000 --eval-every 1000000 --ckpt-every 2 --cache-mb 0 \
+"$VITMAE" train $base --data "$dir/moving" --val "$dir/val" --steps 1000000 --eval-every 1000000 --ckpt-every 2 --cache-mb 0 \
   --store none --threads 2 --out "$dir/rmove" > /dev/null 2> "$dir/rmove.err" &
 moved_mid_run $! "$dir/rmove" "$dir/moving" "$dir/moved"
 t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/rmove.err"))" \
@@ -216,7 +218,7 @@ t "data folder moved mid-run: the run resumes with --data at its new place" '[ $
 cp -r "$dir/data" "$dir/clsgone" && find "$dir/clsgone" -name "*.png" -size -100c -exec rm {} +   # the broken file
 mkdir "$dir/clsgone/gone1" "$dir/clsgone/gone2"
 for k in 1 2; do for f in $(ls "$dir"/clsgone/square/*.png | head -n 4); do cp "$f" "$dir/clsgone/gone$k/"; done; done
-"$VITMAE" train $small --data "$dir/clsgone" --val "$dir/val" --steps 1000000 --eval-every 1000000 --ckpt-every 2 \
+"$VITMAE" train $base --data "$dir/clsgone" --val "$dir/val" --steps 1000000 --eval-every 1000000 --ckpt-every 2 \
   --cache-mb 0 --store none --threads 2 --out "$dir/rcls" > /dev/null 2> "$dir/rcls.err" &
 pid=$!
 i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/rcls/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done

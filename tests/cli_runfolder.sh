@@ -11,7 +11,9 @@ export XDG_CACHE_HOME="$dir/xdg"
 mkdir -p "$dir/work" && cd "$dir/work" || exit 1
 "$VITMAE_TOOLS/synth" data --count 40 --size 16 --seed 5 >/dev/null || { echo "synth failed"; exit 1; }
 # A relative --data path: resuming from another directory must still find it.
-small="--data data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --threads 2 --val-frac 0.2"
+# $small holds out --val-frac of --data; $base, for runs given --val DIR (the two together are refused).
+base="--data data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --threads 2"
+small="$base --val-frac 0.2"
 
 "$VITMAE" train $small --steps 6 --out "$dir/run" > "$dir/log" 2>&1; rc=$?
 t "first run exits 0" '[ $rc -eq 0 ]'
@@ -86,6 +88,36 @@ t "--val added on resume refused" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -e
 "$VITMAE" train --resume "$dir/nv" --steps 4 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?
 t "--val added on resume of a --val-frac 0 run: refused, saying it has no validation ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*: --val cannot be added when a run resumes (the run has no validation: it started with --val-frac 0 and no --val)$" "$dir/err"'
+# --val DIR with --val-frac F: --val-frac was ignored without a word (every --data image trained, as
+# with --val alone); now refused before anything is written (docs/data.md, "Validation"), a new run's
+# folder (--out, or the default runs/...) not made; on a resume too. A run on a --val folder resumed
+# with --val-frac is refused as every flag that decides the weights is, and the reverse (above) as --val
+# added; the run folder is left as it was.
+pair="^vitmae: train --val-frac: give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains and --val-frac would be ignored$"
+"$VITMAE_TOOLS/synth" "$dir/vval" --count 6 --size 16 --seed 8 > /dev/null
+"$VITMAE" train $base --data "$dir/work/data" --val "$dir/vval" --val-frac 0.1 --steps 2 --out "$dir/pair" > "$dir/out" 2> "$dir/err"; rc=$?
+t "train --val with --val-frac: exit 2, one line naming both ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "$pair" "$dir/err"'
+t "train --val with --val-frac: nothing written" '[ ! -e "$dir/pair" ] && [ ! -s "$dir/out" ]'
+mkdir -p "$dir/pairdefault"
+(cd "$dir/pairdefault" && "$VITMAE" train $base --data "$dir/work/data" --val-frac 0 --val "$dir/vval" --steps 2 > /dev/null 2> "$dir/err"); rc=$?
+t "train --val-frac 0 with --val, no --out: exit 2, no runs/ folder made ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -q "$pair" "$dir/err" && [ -z "$(ls -A "$dir/pairdefault")" ]'
+"$VITMAE" train $base --data "$dir/work/data" --val "$dir/vval" --steps 2 --out "$dir/vrun" > /dev/null 2>&1; rc=$?
+t "a run on a --val folder" '[ $rc -eq 0 ] && [ -s "$dir/vrun/checkpoint.safetensors" ]'
+before=$(ls -lR --time-style=full-iso "$dir/vrun" "$dir/r"; cksum "$dir/vrun"/* "$dir/r"/* 2> /dev/null)
+"$VITMAE" train --resume "$dir/vrun" --steps 4 --val-frac 0.1 > "$dir/out" 2> "$dir/err"; rc=$?
+t "--val-frac on resume of a --val run: exit 2, one line ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --val-frac cannot change when a run resumes" "$dir/err" && [ ! -s "$dir/out" ]'
+"$VITMAE" train --resume "$dir/vrun" --steps 4 --val "$dir/vval" --val-frac 0.1 > "$dir/out" 2> "$dir/err"; rc=$?
+t "--val with --val-frac on resume: exit 2, the pair's line ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "$pair" "$dir/err" && [ ! -s "$dir/out" ]'
+"$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/vval" --val-frac 0.2 > "$dir/out" 2> "$dir/err"; rc=$?
+t "--val with --val-frac on resume of a --val-frac run: exit 2, the pair's line ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "$pair" "$dir/err"'
+"$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/vval" > /dev/null 2> "$dir/err"
+after=$(ls -lR --time-style=full-iso "$dir/vrun" "$dir/r"; cksum "$dir/vrun"/* "$dir/r"/* 2> /dev/null)
+t "the refused resumes left both run folders as they were" '[ "$before" = "$after" ]'
 "$VITMAE" train --resume "$dir/r" --steps 10 --overwrite > /dev/null 2>"$dir/err"; rc=$?
 t "--overwrite with --resume refused" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --overwrite: .*cannot be combined with --resume" "$dir/err"'
 mv "$dir/work/data" "$dir/moved"
@@ -212,7 +244,7 @@ t "--max-pixels given on resume applies, the warning names it ($(cat "$dir/err")
 # A run on a --val folder of its own: the start line gave both counts as "from DATA", and a resume's
 # warning counted the --val folder's images as DATA's ("43 usable now" of a 40-image folder).
 mkdir -p "$dir/vfold" && cp "$dir"/big/*/*.png "$dir/vfold/"
-"$VITMAE" train $small --data "$dir/moved" --val "$dir/vfold" --steps 2 --out "$dir/vr" > "$dir/out" 2> /dev/null; rc=$?
+"$VITMAE" train $base --data "$dir/moved" --val "$dir/vfold" --steps 2 --out "$dir/vr" > "$dir/out" 2> /dev/null; rc=$?
 t "--val: the start line names each count's folder ($(head -n 1 "$dir/out"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae train: 40 train images from $dir/moved, 3 val from $dir/vfold; model " "$dir/out"'
 cp "$(find "$dir/moved" -name "*.png" | head -n 1)" "$dir/vfold/added.png"

@@ -52,6 +52,10 @@ void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // The warning of probe and finetune for images directly in a folder of class sub-folders, after
 // "warning: DIR: ": the count, "s" or "", "has"/"have", "is"/"are" (docs/encoder.md).
 #define ROOT_IMAGES_UNUSED "%d image%s directly in the folder %s no class and %s not used"
+// train's and finetune's refusal of --val DIR with --val-frac F, which it would ignore (docs/data.md,
+// "Validation"), after "<command> --val-frac: ".
+#define VAL_PAIR_REFUSAL "give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains " \
+    "and --val-frac would be ignored"
 // How those lines write the character at text: \n, \t, \r or \xHH for a control character (a byte
 // below 0x20, and 0x7f), \xc2\xHH for a C1 control (U+0080..U+009F, the two bytes C2 80..C2 9F of
 // UTF-8, which a terminal obeys as it obeys ESC: U+009B is ESC [), \xHH for a byte of 0x80..0x9F

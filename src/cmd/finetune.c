@@ -423,6 +423,8 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         cli_error("finetune --epochs", "give --steps N or --epochs E, not both");
         return CLI_USAGE;
     }
+    if (a->val && cli_flag(flags, nflags, "--val-frac")->seen)   // one would be ignored (docs/data.md, "Validation")
+        return cli_report("finetune --val-frac", VAL_PAIR_REFUSAL, CLI_USAGE);
     if (a->overwrite && a->resume) {
         cli_error("finetune --overwrite", "moves a run aside to start a new one; a resumed run continues its own folder, so it cannot be combined with --resume");
         return CLI_USAGE;

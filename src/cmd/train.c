@@ -148,6 +148,8 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     if (!a->data && !a->resume) return cli_report("train", "--data DIR is required (see vitmae train --help)", CLI_USAGE);
     if (cli_flag(flags, nflags, "--steps")->seen && cli_flag(flags, nflags, "--epochs")->seen)   // one would be ignored
         return cli_report("train --epochs", "give --steps N or --epochs E, not both", CLI_USAGE);
+    if (a->val && cli_flag(flags, nflags, "--val-frac")->seen)   // one would be ignored (docs/data.md, "Validation")
+        return cli_report("train --val-frac", VAL_PAIR_REFUSAL, CLI_USAGE);
     char why[256];
     if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return cli_report("train --mask-ratio", why, CLI_USAGE);
     if (a->init && a->resume) return cli_report("train --init", "a new run from a checkpoint's weights; it cannot be combined with --resume", CLI_USAGE);
