@@ -2,7 +2,8 @@
 # `mpirun -np N ./vitmae train` (docs/distributed.md): bitwise the same weights, AdamW moments and
 # metrics.csv losses for 1, 2 and 4 processes, --accum 2 and 4, 2 processes x --accum 2, each
 # process's threads as workers, and across a resume with another process count; N and K recorded; refusals (N or K that cannot keep that, a rank
-# seeing another file list); SIGINT / SIGUSR1 to mpirun; SIGKILL of one rank; the streaming data
+# seeing another file list); SIGINT / SIGUSR1 to mpirun; SIGKILL of one rank; a stop signal to one rank
+# only, and one rank's data gone mid-run (each ends, under timeout); the streaming data
 # pipeline (--val, --store, --init, a broken file) and the run-folder guard under mpirun. Tiny model,
 # few steps.
 set -u
@@ -235,6 +236,41 @@ t "SIGKILL of a rank: the last checkpoint loads" '"$VITMAE" info "$dir/kill/chec
 "$VITMAE" train --resume "$dir/kill" --threads 2 > /dev/null 2>&1; rc=$?
 t "SIGKILL of a rank: resume exits 0" '[ $rc -eq 0 ]'
 t "SIGKILL of a rank: resumed run equals the uninterrupted one" 'same_weights "$dir/lref/checkpoint.safetensors" "$dir/kill/checkpoint.safetensors"'
+# 7b. A stop signal to one rank only (a `kill` of one process, a scheduler that signals one): the
+#     ranks agree on the stop at the next step's status exchange, finish that step together, rank 0
+#     saves, every rank and mpirun exit 0 (docs/distributed.md, "Faults"). Under `timeout`: a rank left
+#     waiting in a collective fails the test instead of hanging it.
+for sig in INT TERM; do
+  ASAN_OPTIONS=$mpi_asan timeout 60 mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps 100000 \
+    --threads 1 --out "$dir/one$sig" > "$dir/one$sig.log" 2> "$dir/one$sig.err" &
+  pid=$!
+  wait_step "$dir/one$sig" 3
+  r1=$(rank_pid "$dir/one$sig" 1)
+  t "SIG$sig to rank 1 only: found rank 1's process" '[ -n "$r1" ]'
+  [ -n "$r1" ] && kill -$sig "$r1"
+  wait $pid; rc=$?
+  saved=$(saved_step "$dir/one$sig/checkpoint.safetensors")
+  t "SIG$sig to rank 1 only: the job ends, exit 0 ($rc), nothing on stderr ($(head -c 300 "$dir/one$sig.err"))" \
+    '[ $rc -eq 0 ] && [ ! -s "$dir/one$sig.err" ] && grep -q "^interrupted at step $saved of 100000; saved " "$dir/one$sig.log"'
+  t "SIG$sig to rank 1 only: rank 0 saved mid-run (step ${saved:-none})" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt 100000 ]'
+done
+# 7c. A rank that fails at run time where the others do not (each rank its own copy of the data, as
+#     without a shared filesystem; rank 1's moved away mid-run, its images read afresh each step with no
+#     cache): every rank learns it at the step's exchange, rank 1 names the cause, all exit 1 at once;
+#     the last checkpoint stays loadable.
+mkdir -p "$dir/f0" "$dir/f1"; cp -r "$dir/data" "$dir/f0/data"; cp -r "$dir/data" "$dir/f1/data"
+frel=$(echo "$lsmall" | sed "s|--data $dir/data|--data data|")
+ASAN_OPTIONS=$mpi_asan timeout 60 mpirun --oversubscribe --bind-to none \
+  -np 1 -wdir "$dir/f0" "$VITMAE" train $frel --steps 100000 --ckpt-every 2 --cache-mb 0 --store none --threads 1 --out "$dir/fail" : \
+  -np 1 -wdir "$dir/f1" "$VITMAE" train $frel --steps 100000 --ckpt-every 2 --cache-mb 0 --store none --threads 1 --out "$dir/fail" \
+  > /dev/null 2> "$dir/fail.err" &
+pid=$!
+wait_step "$dir/fail" 3
+mv "$dir/f1/data" "$dir/f1/moved"   # at once: a removal file by file would first show single files gone
+wait $pid; rc=$?
+t "rank 1's data gone mid-run: exit 1 ($rc), not a hang, rank 1 names the cause ($(grep "^vitmae:" "$dir/fail.err" | head -c 300))" \
+  '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/fail.err")" -eq 1 ] && grep -q "^vitmae: rank 1: data: the data folder is gone (moved or deleted during the run)$" "$dir/fail.err"'
+t "rank 1's data gone mid-run: the last checkpoint loads" '[ -n "$(saved_step "$dir/fail/checkpoint.safetensors")" ]'
 
 # 8. The streaming data pipeline under mpirun (docs/data.md): each rank loads its share through its
 #    prefetching loader; with a file broken past its header (replaced inside its batch), --val DIR,

@@ -57,6 +57,15 @@ moved_mid_run() {
   _i=0; while [ $_i -lt 600 ] && kill -0 "$1" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done
   kill -KILL "$1" 2>/dev/null; wait "$1"; rc=$?
 }
+# rank_pid OUT R: the pid of rank R of the mpirun job whose command line holds the argument OUT (its
+# --out), read from /proc (no procps on a minimal system); empty when there is none.
+rank_pid() {
+  for _s in /proc/[0-9]*/environ; do
+    _c=${_s#/proc/}; _c=${_c%/environ}
+    tr '\0' '\n' < "/proc/$_c/cmdline" 2>/dev/null | grep -qx -- "$1" || continue
+    tr '\0' '\n' < "$_s" 2>/dev/null | grep -q "^OMPI_COMM_WORLD_RANK=$2$" && { echo "$_c"; return 0; }
+  done
+}
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
 # ink PNG X0 X1 Y0 Y1 NPY: the spread (max - min, 0..1) of the values in columns X0..X1-1 of rows Y0..Y1-1
 # of PNG, as Python's slices take them (-4 0: the last 4 columns); NPY: a scratch file. 0.000 where
