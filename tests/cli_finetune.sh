@@ -198,6 +198,16 @@ err "no class folders" 2 "class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/f
 err "one class" 2 "one class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/one" --out "$dir/e2"
 t "one class: the line names --data, as probe's names --train ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --data: $dir/one has one class only ('"'"'only'"'"'): a classifier needs at least 2 class folders$" "$dir/err"'
+# Folders named as the user typed them (docs/interface.md, section 1, "Paths": ./one/ is ./one), as
+# train, probe and data name them: finetune's errors on --data and --val named the absolute path
+# (/abs/cwd/afile.png: not a folder), which it records for --resume.
+cp "$dir/data/circle/00000.png" "$dir/afile.png"
+for case in "--data afile.png|afile.png: not a folder" "--data data --val afile.png|afile.png: not a folder" \
+            "--data ./one/|finetune --data: ./one has one class only" "--data data --val ./val|finetune --val: class 'hexagon' of ./val is not among"; do
+  (cd "$dir" && "$VITMAE" finetune --ckpt "$pre" ${case%%|*} --out "$dir/e1" > /dev/null 2> "$dir/err"); rc=$?
+  t "finetune ${case%%|*}: the name as typed, one line ($rc: $(cat "$dir/err"))" \
+    '[ $rc -ne 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: ${case#*|}" "$dir/err"'
+done
 # One image a class: the split holds one out (b/0.png, the smaller hash key) and class b trains on
 # nothing, which went unsaid; the run goes on with a warning naming the class.
 mkdir -p "$dir/pair/a" "$dir/pair/b"

@@ -89,6 +89,10 @@ typedef struct {
 struct FineTune {
     Args a;
     FtState rs;
+    // The folders as the user named them (--data, --val; on resume without them, the run's recorded
+    // absolute paths): scanned under these names and named so in every message, as train names them;
+    // rs holds them absolute, so that a run resumes from any directory.
+    const char *data_dir, *val_dir;   // val_dir NULL without a --val folder
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
     int *train_idx, ntrain, *val_idx, nval;
     int *val_label;             // [nval] class of val_idx[i] in the training classes
@@ -229,7 +233,7 @@ static void check_class(FineTune *t, int c) {
     t->class_seen[c] = -1;
     cli_message("warning: class '%s' of %s has no training image that decodes (its %d %s broken past the header): "
                 "it is never trained, and its images' places in the batches go to other classes' images", t->ds.class_names[c],
-                t->rs.data, n, n == 1 ? "is" : "are");
+                t->data_dir, n, n == 1 ? "is" : "are");
 }
 
 // 1 when item of ds is a held-out image: ds is the --val folder, or the training folder's own
@@ -447,8 +451,8 @@ static void report_skipped(const char *dir, const Dataset *ds, int unclassified)
 
 // Both folders' reports (the --val folder's when it was scanned).
 static void report_data(const FineTune *t) {
-    report_skipped(t->rs.data, &t->ds, 1);
-    if (t->rs.val[0]) report_skipped(t->rs.val, &t->vds, 1);
+    report_skipped(t->data_dir, &t->ds, 1);
+    if (t->val_dir) report_skipped(t->val_dir, &t->vds, 1);
 }
 
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
@@ -483,7 +487,7 @@ static int split(FineTune *t) {
     }
     t->train_idx = tr; t->ntrain = 0;
     for (int i = 0; i < ntr; i++) if (ds->items[tr[i]].cls >= 0) t->train_idx[t->ntrain++] = tr[i];
-    if (t->ntrain == 0) { report_data(t); cli_error(t->rs.data, "no training image left after holding out %g for validation", t->rs.val_frac); free(va); return 1; }
+    if (t->ntrain == 0) { report_data(t); cli_error(t->data_dir, "no training image left after holding out %g for validation", t->rs.val_frac); free(va); return 1; }
     // A class whose every image went to validation (one image a class: the split's rule) trains nothing.
     int *count = calloc((size_t)ds->nclasses, sizeof *count), none = 0;
     if (!count) { cli_error("finetune", "out of memory"); free(va); return 1; }
@@ -503,7 +507,7 @@ static int split(FineTune *t) {
         snprintf(names, sizeof names, "%s", t->untrained);
         snprintf(t->untrained, sizeof t->untrained, "warning: %d class%s of %s ha%s no training image (%.700s): "
                  "--val-frac %g held out every image of %s; pass --val DIR or a smaller --val-frac (0: none held out)", none,
-                 none == 1 ? "" : "es", t->rs.data, none == 1 ? "s" : "ve", names, t->rs.val_frac,
+                 none == 1 ? "" : "es", t->data_dir, none == 1 ? "s" : "ve", names, t->rs.val_frac,
                  none == 1 ? "it" : "them");
     }
     const Dataset *vs = val_set(t);
@@ -691,15 +695,17 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     // The model's shape first (the image size decides the cache), then the data.
     if (!resuming && a->ckpt) { int rc = build_model(t, flags, nflags); if (rc) return rc; }
     int img = resuming || a->ckpt ? t->cfg.enc.img_size : a->img;
-    int rc = scan(r->data, t, img, &t->ds);
+    t->data_dir = a->data ? a->data : r->data;
+    t->val_dir = !r->val[0] ? NULL : a->val ? a->val : r->val;
+    int rc = scan(t->data_dir, t, img, &t->ds);
     if (rc) return rc;
-    if (r->val[0] && (rc = scan(r->val, t, img, &t->vds))) return rc;
+    if (t->val_dir && (rc = scan(t->val_dir, t, img, &t->vds))) return rc;
     if (!resuming) {
         if (a->from_scratch && (rc = build_model(t, flags, nflags))) return rc;
         if (t->ds.nclasses < 2) {
             report_data(t);
             cli_error("finetune --data", "%s has one class only ('%s'): a classifier needs at least 2 class folders",
-                      r->data, t->ds.class_names[0]);
+                      t->data_dir, t->ds.class_names[0]);
             return 2;
         }
         t->cfg.num_classes = t->ds.nclasses;
@@ -707,14 +713,14 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     } else {
         int same = t->ds.nclasses == t->cfg.num_classes;
         for (int k = 0; same && k < t->cfg.num_classes; k++) same = !strcmp(t->ds.class_names[k], t->classes[k]);
-        if (!same) { report_data(t); cli_error(r->data, "its classes differ from the checkpoint's %d classes", t->cfg.num_classes); return 1; }
+        if (!same) { report_data(t); cli_error(t->data_dir, "its classes differ from the checkpoint's %d classes", t->cfg.num_classes); return 1; }
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
     // The images this session trains on, against those of the checkpoint (said once the run starts).
     char images[40];
     run_data_signature(&t->ds, t->vds.n ? &t->vds : NULL, images, sizeof images);
-    if (!resuming || !run_data_changed("finetune", r->data, r->val[0] ? r->val : NULL, r->images, images,
+    if (!resuming || !run_data_changed("finetune", t->data_dir, t->val_dir, r->images, images,
                                        t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;
     snprintf(r->images, sizeof r->images, "%s", images);
@@ -945,7 +951,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (t->resuming[0]) cli_out("%s", t->resuming);   // said once the run is sure to start, so that a refusal stays one line
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);
-    if (rank == 0 && r->val[0]) output_warn_overlap("--data", r->data, "--val", r->val, "train");
+    if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");
     cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
