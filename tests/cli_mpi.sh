@@ -271,6 +271,18 @@ wait $pid; rc=$?
 t "rank 1's data gone mid-run: exit 1 ($rc), not a hang, rank 1 names the cause ($(grep "^vitmae:" "$dir/fail.err" | head -c 300))" \
   '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/fail.err")" -eq 1 ] && grep -q "^vitmae: rank 1: data: the data folder is gone (moved or deleted during the run)$" "$dir/fail.err"'
 t "rank 1's data gone mid-run: the last checkpoint loads" '[ -n "$(saved_step "$dir/fail/checkpoint.safetensors")" ]'
+# 7d. The "data pipeline is the bottleneck" note is the job's: a step waits for the slowest process, and
+#     rank 0 judged on its own waits alone. Rank 1's copy of the data holds 800x800 photos under the
+#     names of rank 0's 16x16 images (each rank its own folder), decoded afresh each step (no cache, no
+#     store): rank 1 waits for images most of each step, rank 0 hardly at all.
+mkdir -p "$dir/s0" "$dir/s1"
+"$VITMAE_TOOLS/synth" "$dir/s0/data" --count 16 --size 16 --seed 3 > /dev/null
+"$VITMAE_TOOLS/synth" "$dir/s1/data" --count 16 --size 800 --seed 3 > /dev/null
+slow="--data data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --val-frac 0 --steps 10 --log-every 10 --eval-every 100 --sample-every 100 --ckpt-every 100 --cache-mb 0 --store none --threads 1 --out $dir/slow"
+ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -wdir "$dir/s0" "$VITMAE" train $slow : \
+  -np 1 -wdir "$dir/s1" "$VITMAE" train $slow > "$dir/slow.log" 2> "$dir/slow.err"; rc=$?
+t "rank 1 waits for its images: the note says so, for the process that waited most, the images of both ($rc: $(grep bottleneck "$dir/slow.log" | cut -c1-200))" \
+  '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9]* ms per step) for images (the process that waited most); working images so far (2 processes together): [0-9]* decoded, " "$dir/slow.log"'
 
 # 8. The streaming data pipeline under mpirun (docs/data.md): each rank loads its share through its
 #    prefetching loader; with a file broken past its header (replaced inside its batch), --val DIR,

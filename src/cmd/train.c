@@ -842,7 +842,11 @@ static int train_groups_failed(void *ctx, int first, int count, float *const *gr
 // on at least NOTE_MIN_STEPS steps after a session's first (which waits for the loader to start): a
 // one-step run was told "the data pipeline is the bottleneck ... (0 ms per step)". The evidence
 // (*waited, *busy over *steps) accumulates over log lines until there is enough, then starts again.
+// Under mpirun a step waits for the slowest process, so the job's evidence is the process's that waited
+// the largest share of its time, and the working images are every process's together (docs/data.md,
+// "Cache, store and prefetch"); collective: every rank holds the same *steps at the same log line.
 enum { NOTE_MIN_STEPS = 8 };
+enum { NOTE_FIGURES = 7 };   // per process: waited, busy, then the DataStats counts below
 static void note_bottleneck(Train *t, Progress *prog, double *waited_sum, double *busy_sum, int *steps_sum,
                             double *last_note) {
     double waited = *waited_sum, busy = *busy_sum;
@@ -850,14 +854,37 @@ static void note_bottleneck(Train *t, Progress *prog, double *waited_sum, double
     if (steps < NOTE_MIN_STEPS) return;
     *waited_sum = *busy_sum = 0;
     *steps_sum = 0;
-    if (busy <= 0 || waited < 0.2 * busy || now_seconds() - *last_note < 60) return;
     DataStats st;
     dataset_stats(&t->ds, &st);
+    int N = dist_size();
+    if (N > 1) {
+        double mine[NOTE_FIGURES] = {waited, busy, (double)st.decoded, (double)st.store_hits, (double)st.cache_hits,
+                                     (double)st.cache_bytes, (double)st.cache_budget};
+        double stack[NOTE_FIGURES * 64], *all = N <= 64 ? stack : malloc((size_t)N * sizeof mine);
+        if (!all) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived
+        dist_allgather_doubles(mine, NOTE_FIGURES, all);
+        double sum[NOTE_FIGURES] = {0};
+        int most = 0;   // the process that waited the largest share of its time
+        for (int i = 0; i < N; i++) {
+            const double *f = all + (size_t)i * NOTE_FIGURES;
+            const double *m = all + (size_t)most * NOTE_FIGURES;
+            if (f[1] > 0 && (m[1] <= 0 || f[0] / f[1] > m[0] / m[1])) most = i;
+            for (int k = 2; k < NOTE_FIGURES; k++) sum[k] += f[k];
+        }
+        waited = all[(size_t)most * NOTE_FIGURES];
+        busy = all[(size_t)most * NOTE_FIGURES + 1];
+        st.decoded = (long)sum[2]; st.store_hits = (long)sum[3]; st.cache_hits = (long)sum[4];
+        st.cache_bytes = (size_t)sum[5]; st.cache_budget = (size_t)sum[6];
+        if (all != stack) free(all);
+    }
+    if (busy <= 0 || waited < 0.2 * busy || now_seconds() - *last_note < 60) return;
+    char procs[48] = "";
+    if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
     progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%.0f ms per "
-                     "step) for images; working images so far: %ld decoded, %ld from the store, %ld cache hits "
+                     "step) for images%s; working images so far%s: %ld decoded, %ld from the store, %ld cache hits "
                      "(cache %.0f of %.0f MB); see --cache-mb, --store, --loader-threads (docs/data.md)",
-                     100 * waited / busy, 1e3 * waited / steps, st.decoded, st.store_hits, st.cache_hits,
-                     st.cache_bytes / 1048576.0, st.cache_budget / 1048576.0);
+                     100 * waited / busy, 1e3 * waited / steps, N > 1 ? " (the process that waited most)" : "", procs,
+                     st.decoded, st.store_hits, st.cache_hits, st.cache_bytes / 1048576.0, st.cache_budget / 1048576.0);
     *last_note = now_seconds();
 }
 
