@@ -34,20 +34,29 @@ closed_pipe stdout "$tmp/pipe.err" "$VITMAE" embed --ckpt "$ck" --out "$tmp/fp.n
 t "embed, stdout's reader gone: FEATS.npy and FEATS.txt whole, exit 0 ($rc: $(cat "$tmp/pipe.err"))" \
   '[ $rc -eq 0 ] && cmp -s "$tmp/f.npy" "$tmp/fp.npy" && cmp -s "$tmp/f.txt" "$tmp/fp.txt" && [ $(grep -c "standard output: its reader has gone" "$tmp/pipe.err") -eq 1 ]'
 
-# FEATS.txt read as docs/encoder.md reads it (Python's open(), whose universal newlines end a line at
-# a carriage return too): a row per image, and the names back by undoing \\, \t, \n, \r. A \r was
-# written as it is: 2 images read as 7 rows.
+# FEATS.txt read back as docs/encoder.md reads it: a row per image, and the names os.listdir gives. A \r
+# was written as it is (2 images read as 7 rows by Python's universal newlines); then the other control
+# bytes were: a terminal escape (ESC [) obeyed by `cat FEATS.txt`, \v, \f and \x1c, which Python's
+# str.splitlines() ends a line at, the C1 control U+0085 (NEL), and a stray byte 0x9b (an 8-bit
+# terminal's ESC [). They are now written as the per-image lines write them (\xHH, \xc2\x85); other
+# bytes as they are (U+00E9, a Latin-1 byte 0xE9 that is not UTF-8).
 mkdir -p "$tmp/odd_e/$(printf 'k\rc')"
 cp "$tmp/train/circle/00000.png" "$tmp/odd_e/$(printf 'k\rc')/$(printf 'x\ry')".png
 cp "$tmp/train/circle/00000.png" "$tmp/odd_e/$(printf 'k\rc')/$(printf 'b\\\\n\tt\nu')".png
+cp "$tmp/train/circle/00000.png" "$tmp/odd_e/$(printf 'k\rc')/$(printf 'e\033[31m\v\f\034\302\205\233_\303\251\351')".png
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/odd_e.npy" "$tmp/odd_e" >"$tmp/out" 2>"$tmp/err"; rc=$?
-t "FEATS.txt with a carriage return, tab, newline and backslash in names: a row per image, names back ($rc)" '[ $rc -eq 0 ] && python3 - "$tmp/odd_e" <<PY
+t "FEATS.txt with control characters, C1 controls and stray bytes in names: a row per image, no control byte but tab and newline, names back ($rc: $(od -c "$tmp/odd_e.txt" | head -n 8 | tr -s " " | tr "\n" "|"))" '[ $rc -eq 0 ] && python3 - "$tmp/odd_e" <<PY
 import os, re, sys
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1] + ".txt", errors="surrogateescape")]
-assert len(rows) == 2 and all(len(r) == 2 for r in rows), rows
-back = lambda s: re.sub(r"\\\\(.)", lambda m: {"\\\\": "\\\\", "t": "\t", "n": "\n", "r": "\r"}[m.group(1)], s)
+data = open(sys.argv[1] + ".txt", "rb").read()
+bad = [b for b in data if (b < 0x20 and b not in b"\t\n") or 0x7f <= b <= 0x9f]   # no name here has such a UTF-8 byte
+assert not bad, bad
+assert b"\xc3\xa9\xe9.png" in data, data   # U+00E9 and the Latin-1 byte, as they are
+unescape = lambda b: re.sub(rb"\\\\(x[0-9a-f]{2}|[\\\\tnr])", lambda m: bytes([int(m[1][1:], 16)]) if m[1][:1] == b"x"
+                            else {b"\\\\": b"\\\\", b"t": b"\t", b"n": b"\n", b"r": b"\r"}[m[1]], b)
+rows = [[os.fsdecode(unescape(f)) for f in line.split(b"\t")] for line in data.split(b"\n")[:-1]]
+assert len(rows) == 3 and all(len(r) == 2 for r in rows), rows
 names = sorted(os.path.join(c, f) for c in os.listdir(sys.argv[1]) for f in os.listdir(os.path.join(sys.argv[1], c)))
-assert sorted(back(r[0]) for r in rows) == names and {back(r[1]) for r in rows} == {"k\rc"}, (rows, names)
+assert sorted(r[0] for r in rows) == names and {r[1] for r in rows} == {"k\rc"}, (rows, names)
 PY'
 rm -f "$tmp/odd_e.npy" "$tmp/odd_e.txt"
 

@@ -51,7 +51,7 @@ size_t cli_escape_at(const char *text, char out[9], size_t *used) {
 // U+0080..U+009F, as its two bytes \xc2\xHH: a terminal takes U+009B as ESC [), so that a file name
 // holding a newline or a terminal escape stays inside its one line, and a backslash
 // as \\, so that the line reads back one way (a name holding "\n" itself is not one holding a
-// newline; FEATS.txt writes a backslash, tab, newline and carriage return so too); written with
+// newline; embed's FEATS.txt writes names by the same rule, cli_escape_at); written with
 // one call, so that lines of several processes sharing stderr do not interleave. A line of any length
 // is written whole (classify's line of --top 1000 classes is longer than any fixed buffer); only when
 // memory runs out is it cut to the buffer on the stack.

@@ -62,7 +62,7 @@ void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // that is not part of valid UTF-8 (an 8-bit terminal's C1 control), \\ for a backslash, into out
 // (NUL-ended), returning its length; 0 (out untouched) when the *used bytes at text (a character,
 // 1 to 4 bytes) are written as they are. *used: the bytes of text it stands for. attention's
-// index.html writes names so too.
+// index.html and embed's FEATS.txt write names so too.
 size_t cli_escape_at(const char *text, char out[9], size_t *used);
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
 // out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.

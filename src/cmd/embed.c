@@ -7,7 +7,9 @@
 // folder that does not decode is reported and left out; a file named on the command line that does
 // not decode is an error. Both files are written atomically and published as a pair; existing ones are
 // replaced only with --force, also when another command wrote them while this one computed. In
-// FEATS.txt a backslash, tab, newline or carriage return in a name is written \\, \t, \n, \r.
+// FEATS.txt names are written as the per-image lines of the commands write them (cli_escape_at:
+// \\, \t, \n, \r, \xHH for the other control bytes, C1 controls and stray bytes 0x80..0x9F), so
+// that a row is one line and reads back one way (docs/encoder.md gives the reader).
 #include <errno.h>
 #include <omp.h>
 #include <stdio.h>
@@ -85,21 +87,25 @@ static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in) {
     return 0;
 }
 
-// Appends s to buf (grown as needed); with escape, \\, tab and newline become \\\\, \\t, \\n.
+// Appends s to buf (grown as needed); with escape, its characters as cli_escape_at writes them (a tab
+// or newline in a name would split its row, a carriage return too for Python's universal newlines, and
+// a terminal escape would steer `cat FEATS.txt`).
 static void put(char **buf, size_t *len, size_t *cap, const char *s, int escape) {
-    for (; *s && *buf; s++) {
-        if (*len + 3 > *cap) {
+    while (*s && *buf) {
+        if (*len + 10 > *cap) {
             *cap = *cap * 2 + 256;
             char *b = realloc(*buf, *cap);
             if (!b) { free(*buf); *buf = NULL; return; }
             *buf = b;
         }
-        // \r too: Python's text files (open() and its universal newlines, as docs/encoder.md reads
-        // FEATS.txt) end a line at a carriage return as at a newline.
-        const char *e = !escape ? NULL : *s == '\\' ? "\\\\" : *s == '\t' ? "\\t" : *s == '\n' ? "\\n"
-                      : *s == '\r' ? "\\r" : NULL;
-        if (e) { (*buf)[(*len)++] = e[0]; (*buf)[(*len)++] = e[1]; }
-        else (*buf)[(*len)++] = *s;
+        char esc[9];
+        size_t used = 1, n = escape ? cli_escape_at(s, esc, &used) : 0;
+        if (n) {
+            memcpy(*buf + *len, esc, n);
+            *len += n;
+        }
+        for (size_t k = 0; k < used && *s; k++, s++)
+            if (!n) (*buf)[(*len)++] = *s;
     }
 }
 
