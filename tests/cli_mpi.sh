@@ -241,15 +241,8 @@ t "SIGKILL of a rank: resumed run equals the uninterrupted one" 'same_weights "$
 #     saves, every rank and mpirun exit 0 (docs/distributed.md, "Faults"). Under `timeout`: a rank left
 #     waiting in a collective fails the test instead of hanging it.
 for sig in INT TERM; do
-  ASAN_OPTIONS=$mpi_asan timeout 60 mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $lsmall --steps 100000 \
-    --threads 1 --out "$dir/one$sig" > "$dir/one$sig.log" 2> "$dir/one$sig.err" &
-  pid=$!
-  wait_step "$dir/one$sig" 3
-  r1=$(rank_pid "$dir/one$sig" 1)
+  one_rank_signal $sig "$dir/one$sig" train $lsmall --steps 100000 --threads 1
   t "SIG$sig to rank 1 only: found rank 1's process" '[ -n "$r1" ]'
-  [ -n "$r1" ] && kill -$sig "$r1"
-  wait $pid; rc=$?
-  saved=$(saved_step "$dir/one$sig/checkpoint.safetensors")
   t "SIG$sig to rank 1 only: the job ends, exit 0 ($rc), nothing on stderr ($(head -c 300 "$dir/one$sig.err"))" \
     '[ $rc -eq 0 ] && [ ! -s "$dir/one$sig.err" ] && grep -q "^interrupted at step $saved of 100000; saved " "$dir/one$sig.log"'
   t "SIG$sig to rank 1 only: rank 0 saved mid-run (step ${saved:-none})" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt 100000 ]'

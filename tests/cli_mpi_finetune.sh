@@ -135,15 +135,8 @@ t "SIGUSR1: the resumed run equals the uninterrupted one" '[ $rc -eq 0 ] && same
 # 7. SIGTERM to rank 1 only: the ranks agree on the stop at the next step's exchange, rank 0 saves,
 #    all exit 0 (docs/distributed.md, "Faults"); under `timeout`, so that a rank left waiting fails the
 #    test instead of hanging it.
-ASAN_OPTIONS=$mpi_asan timeout 60 mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" finetune $lft --steps 100000 \
-  --threads 1 --out "$dir/one" > "$dir/one.log" 2> "$dir/one.err" &
-pid=$!
-wait_step "$dir/one" 3
-r1=$(rank_pid "$dir/one" 1)
+one_rank_signal TERM "$dir/one" finetune $lft --steps 100000 --threads 1
 t "SIGTERM to rank 1 only: found rank 1's process" '[ -n "$r1" ]'
-[ -n "$r1" ] && kill -TERM "$r1"
-wait $pid; rc=$?
-saved=$(saved_step "$dir/one/checkpoint.safetensors")
 t "SIGTERM to rank 1 only: the job ends, exit 0 ($rc), saved mid-run (step ${saved:-none}), nothing on stderr ($(head -c 300 "$dir/one.err"))" \
   '[ $rc -eq 0 ] && [ ! -s "$dir/one.err" ] && [ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt 100000 ] && grep -q "^interrupted at step $saved of 100000; saved " "$dir/one.log"'
 [ $fail -eq 0 ] && echo "cli mpi finetune ok"

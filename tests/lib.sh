@@ -57,13 +57,29 @@ moved_mid_run() {
   _i=0; while [ $_i -lt 600 ] && kill -0 "$1" 2>/dev/null; do sleep 0.1; _i=$((_i + 1)); done
   kill -KILL "$1" 2>/dev/null; wait "$1"; rc=$?
 }
+# one_rank_signal SIG OUT COMMAND ARGS...: vitmae COMMAND ARGS --out OUT as 2 processes (mpirun, under
+# `timeout 60`, so that a rank left waiting fails the test instead of hanging it), SIG sent to rank 1
+# only once step 3 is in OUT/metrics.csv. Sets r1 (rank 1's pid; empty when it was not found), rc (the
+# job's exit status) and saved (the step of OUT's checkpoint; empty when none loads). Logs: OUT.log,
+# OUT.err.
+one_rank_signal() {
+  _sig=$1; _out=$2; shift 2
+  ASAN_OPTIONS=$mpi_asan timeout 60 mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" "$@" --out "$_out" \
+    > "$_out.log" 2> "$_out.err" &
+  _pid=$!
+  wait_step "$_out" 3
+  r1=$(rank_pid "$_out" 1)
+  [ -n "$r1" ] && kill -"$_sig" "$r1"
+  wait $_pid; rc=$?
+  saved=$(saved_step "$_out/checkpoint.safetensors")
+}
 # rank_pid OUT R: the pid of rank R of the mpirun job whose command line holds the argument OUT (its
 # --out), read from /proc (no procps on a minimal system); empty when there is none.
 rank_pid() {
   for _s in /proc/[0-9]*/environ; do
     _c=${_s#/proc/}; _c=${_c%/environ}
-    tr '\0' '\n' < "/proc/$_c/cmdline" 2>/dev/null | grep -qx -- "$1" || continue
-    tr '\0' '\n' < "$_s" 2>/dev/null | grep -q "^OMPI_COMM_WORLD_RANK=$2$" && { echo "$_c"; return 0; }
+    { tr '\0' '\n' < "/proc/$_c/cmdline"; } 2>/dev/null | grep -qx -- "$1" || continue
+    { tr '\0' '\n' < "$_s"; } 2>/dev/null | grep -q "^OMPI_COMM_WORLD_RANK=$2$" && { echo "$_c"; return 0; }
   done
 }
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
