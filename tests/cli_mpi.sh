@@ -277,6 +277,16 @@ ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -
 t "rank 1 waits for its images: the note says so, for the process that waited most, the images of both ($rc: $(grep bottleneck "$dir/slow.log" | cut -c1-200))" \
   '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9]* ms per step) for images (the process that waited most); working images so far (2 processes together): [0-9]* decoded, " "$dir/slow.log"'
 
+# 7e. The working images' line counts every process's images: with no cache and no store each image
+#     is decoded by the process whose share it is, so 2 processes together decode what one decodes.
+cnt="--data $dir/data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --steps 4 --val-frac 0 --cache-mb 0 --store none --threads 1"
+"$VITMAE" train $cnt --out "$dir/cnt1" > "$dir/cnt1.log" 2>&1
+mpi -np 2 "$VITMAE" train $cnt --out "$dir/cnt2" > "$dir/cnt2.log" 2>&1
+d1=$(sed -n 's/^working images: \([0-9]*\) decoded, .*/\1/p' "$dir/cnt1.log")
+d2=$(sed -n 's/^working images (2 processes together): \([0-9]*\) decoded, .*/\1/p' "$dir/cnt2.log")
+t "working images: 2 processes together decoded what one did (${d1:-none} / ${d2:-none})" \
+  '[ -n "$d1" ] && [ "$d1" -gt 0 ] && [ "$d1" = "$d2" ]'
+
 # 8. The streaming data pipeline under mpirun (docs/data.md): each rank loads its share through its
 #    prefetching loader; with a file broken past its header (replaced inside its batch), --val DIR,
 #    an on-disk store and --init, 2 processes give the same bits as one.

@@ -580,33 +580,39 @@ void run_report_no_validation(int *said, int n, const char *cols) {
                 cols);
 }
 
+// The counts of DataStats that run_job_data_stats sums, as doubles (exact: integers below 2^53).
+enum { JOB_COUNTS = 6 };
+
+double *run_job_data_stats(DataStats *st, const double *f, int nf) {
+    int N = dist_size(), w = JOB_COUNTS + nf;
+    double *row = malloc((size_t)w * sizeof *row), *rows = malloc((size_t)N * w * sizeof *rows),
+           *figs = malloc((size_t)N * (nf ? nf : 1) * sizeof *figs);
+    if (!row || !rows || !figs) dist_abort(1);   // a few bytes a process: nothing to go on with
+    double *c = row;
+    *c++ = (double)st->decoded; *c++ = (double)st->store_hits; *c++ = (double)st->store_writes;
+    *c++ = (double)st->cache_hits; *c++ = (double)st->cache_bytes; *c++ = (double)st->cache_budget;
+    memcpy(c, f, (size_t)nf * sizeof *f);
+    dist_allgather_doubles(row, w, rows);
+    double sum[JOB_COUNTS] = {0};
+    for (int r = 0; r < N; r++) {
+        for (int k = 0; k < JOB_COUNTS; k++) sum[k] += rows[(size_t)r * w + k];
+        memcpy(figs + (size_t)r * nf, rows + (size_t)r * w + JOB_COUNTS, (size_t)nf * sizeof *figs);
+    }
+    st->decoded = (long)sum[0]; st->store_hits = (long)sum[1]; st->store_writes = (long)sum[2];
+    st->cache_hits = (long)sum[3]; st->cache_bytes = (size_t)sum[4]; st->cache_budget = (size_t)sum[5];
+    free(row);
+    free(rows);
+    return figs;
+}
+
 void run_report_working_images(const Dataset *ds, long steps_run, double total_wait) {
     DataStats st;
     dataset_stats(ds, &st);
     int N = dist_size();
     double wait_ms = steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0;
-    if (N > 1) {   // the job's counts: every process's summed, the wait of the one that waited most
-        uint64_t stack[64], *all = N <= 64 ? stack : malloc((size_t)N * sizeof *all);
-        if (!all) dist_abort(1);
-        long *counts[4] = {&st.decoded, &st.store_hits, &st.store_writes, &st.cache_hits};
-        for (int c = 0; c < 4; c++) {
-            dist_allgather_u64((uint64_t)*counts[c], all);
-            *counts[c] = 0;
-            for (int r = 0; r < N; r++) *counts[c] += (long)all[r];
-        }
-        dist_allgather_u64((uint64_t)st.cache_bytes, all);
-        st.cache_bytes = 0;
-        for (int r = 0; r < N; r++) st.cache_bytes += (size_t)all[r];
-        uint64_t bits;
-        memcpy(&bits, &wait_ms, sizeof bits);
-        dist_allgather_u64(bits, all);
-        for (int r = 0; r < N; r++) {
-            double w;
-            memcpy(&w, &all[r], sizeof w);
-            if (w > wait_ms) wait_ms = w;
-        }
-        if (all != stack) free(all);
-    }
+    double *waits = run_job_data_stats(&st, &wait_ms, 1);   // the job's counts; the longest wait is the job's
+    for (int r = 0; r < N; r++) if (waits[r] > wait_ms) wait_ms = waits[r];
+    free(waits);
     char procs[48] = "";
     if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
     printf("working images%s: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%.0f MB); "

@@ -86,6 +86,11 @@ void run_report_no_validation(int *said, int n, const char *cols);
 // them, total_wait seconds in all. Under mpirun collective (every rank calls it): the processes' counts
 // summed and the longest wait, said by rank 0.
 void run_report_working_images(const Dataset *ds, long steps_run, double total_wait);
+// The job's working images (collective under mpirun, every rank calls it at the same point): st's
+// counts become every process's summed (one process: as they are), and the figures f[0..nf) each
+// process gives come back in rank order, dist_size() rows of nf (malloc'ed; free it). One exchange
+// serves both: run_report_working_images (each process's wait) and train's bottleneck note.
+double *run_job_data_stats(DataStats *st, const double *f, int nf);
 // One file of a lazy dataset found broken past its header during a run (dataset_take_broken's path and
 // reason), said as train and finetune say it: "skipped PATH: REASON (found while validating; ...)" or
 // "(found while training; ...)" as held says, or, for a file whose folder is gone, the folder once

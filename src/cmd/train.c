@@ -846,7 +846,6 @@ static int train_groups_failed(void *ctx, int first, int count, float *const *gr
 // the largest share of its time, and the working images are every process's together (docs/data.md,
 // "Cache, store and prefetch"); collective: every rank holds the same *steps at the same log line.
 enum { NOTE_MIN_STEPS = 8 };
-enum { NOTE_FIGURES = 7 };   // per process: waited, busy, then the DataStats counts below
 static void note_bottleneck(Train *t, Progress *prog, double *waited_sum, double *busy_sum, int *steps_sum,
                             double *last_note) {
     double waited = *waited_sum, busy = *busy_sum;
@@ -857,26 +856,15 @@ static void note_bottleneck(Train *t, Progress *prog, double *waited_sum, double
     DataStats st;
     dataset_stats(&t->ds, &st);
     int N = dist_size();
-    if (N > 1) {
-        double mine[NOTE_FIGURES] = {waited, busy, (double)st.decoded, (double)st.store_hits, (double)st.cache_hits,
-                                     (double)st.cache_bytes, (double)st.cache_budget};
-        double stack[NOTE_FIGURES * 64], *all = N <= 64 ? stack : malloc((size_t)N * sizeof mine);
-        if (!all) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived
-        dist_allgather_doubles(mine, NOTE_FIGURES, all);
-        double sum[NOTE_FIGURES] = {0};
-        int most = 0;   // the process that waited the largest share of its time
-        for (int i = 0; i < N; i++) {
-            const double *f = all + (size_t)i * NOTE_FIGURES;
-            const double *m = all + (size_t)most * NOTE_FIGURES;
-            if (f[1] > 0 && (m[1] <= 0 || f[0] / f[1] > m[0] / m[1])) most = i;
-            for (int k = 2; k < NOTE_FIGURES; k++) sum[k] += f[k];
-        }
-        waited = all[(size_t)most * NOTE_FIGURES];
-        busy = all[(size_t)most * NOTE_FIGURES + 1];
-        st.decoded = (long)sum[2]; st.store_hits = (long)sum[3]; st.cache_hits = (long)sum[4];
-        st.cache_bytes = (size_t)sum[5]; st.cache_budget = (size_t)sum[6];
-        if (all != stack) free(all);
+    double mine[2] = {waited, busy}, *all = run_job_data_stats(&st, mine, 2);
+    int most = 0;   // the process that waited the largest share of its time
+    for (int i = 1; i < N; i++) {
+        const double *f = all + 2 * i, *m = all + 2 * most;
+        if (f[1] > 0 && (m[1] <= 0 || f[0] / f[1] > m[0] / m[1])) most = i;
     }
+    waited = all[2 * most];
+    busy = all[2 * most + 1];
+    free(all);
     if (busy <= 0 || waited < 0.2 * busy || now_seconds() - *last_note < 60) return;
     char procs[48] = "";
     if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
