@@ -194,5 +194,6 @@ int main(int argc, char **argv) {
         }
         printf("\n");
     }
+    free((void *)cold_buf);
     return 0;
 }
