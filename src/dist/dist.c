@@ -53,7 +53,8 @@ int dist_max_int(int v) {
     return out;
 }
 
-void dist_allgather_u64(uint64_t v, uint64_t *all) {
+// Every rank's 64-bit value, gathered in rank order into all[dist_size()] (dist_check_same_list's hashes).
+static void allgather_u64(uint64_t v, uint64_t *all) {
     if (!g_active) { all[0] = v; return; }
     MPI_Allgather(&v, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
 }
@@ -143,7 +144,7 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
     uint64_t mine = list_hash(items, stride, n), all_stack[64];
     uint64_t *all = g_size <= 64 ? all_stack : malloc((size_t)g_size * sizeof *all);
     if (!all) dist_abort(1);
-    dist_allgather_u64(mine, all);
+    allgather_u64(mine, all);
     int first_bad = -1;
     for (int r = 1; r < g_size && first_bad < 0; r++) if (all[r] != all[0]) first_bad = r;
     int i_differ = all[g_rank] != all[0];

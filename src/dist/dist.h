@@ -36,8 +36,6 @@ int  dist_active(void);  // 1 when MPI runs (even with one process)
 
 // The largest value of v over the ranks, returned on every rank.
 int  dist_max_int(int v);
-// Every rank's 64-bit value, gathered in rank order into all[dist_size()].
-void dist_allgather_u64(uint64_t v, uint64_t *all);
 // Every rank's n doubles (the same n on every rank), gathered in rank order into all[n * dist_size()].
 void dist_allgather_doubles(const double *mine, int n, double *all);
 // Rank root's bytes to every rank. The sizes must match on every rank.
