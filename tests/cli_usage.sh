@@ -13,6 +13,17 @@ t "unknown command exits 2" '[ $rc -eq 2 ]'
 t "unknown command message" 'grep -q "^vitmae: frobnicate: unknown command" "$tmp/err"'
 "$VITMAE" 2>/dev/null; rc=$?
 t "no command exits 2" '[ $rc -eq 2 ]'
+# `vitmae help COMMAND` is `vitmae COMMAND --help` (it printed the list of commands for any word); an
+# unknown word is an unknown command, two words a usage error.
+"$VITMAE" help train > "$tmp/h1" 2>&1; rc=$?
+"$VITMAE" train --help > "$tmp/h2" 2>&1
+t "help train: train's --help, exit 0 ($rc: $(head -n 1 "$tmp/h1"))" '[ $rc -eq 0 ] && cmp -s "$tmp/h1" "$tmp/h2"'
+"$VITMAE" help frobnicate > /dev/null 2> "$tmp/err"; rc=$?
+t "help frobnicate: exit 2, unknown command ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: frobnicate: unknown command (see vitmae --help)" ]'
+"$VITMAE" help train probe > /dev/null 2> "$tmp/err"; rc=$?
+t "help with two words: exit 2, one line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: help: takes one command (vitmae help COMMAND)" ]'
 # tools/fresh_debian.sh (docs/testing.md) refuses before it bootstraps anything: no DIR, or a DIR that
 # exists (it would write a whole system into it).
 sh "$VITMAE_ROOT/tools/fresh_debian.sh" 2>"$tmp/err"; rc=$?

@@ -11,6 +11,7 @@
 #include "core/masking.h"
 #include "core/model.h"
 #include "infer/infer.h"
+#include "io/files.h"
 #include "io/json.h"
 #include "kernels/cpu.h"
 
@@ -314,10 +315,61 @@ static void test_utf8(void) {
           "whole numbers exact: %s", s ? s : "(null)");
     free(s);
     cJSON_Delete(o);
+    // Numbers that are not whole with the fewest digits that read back as the same double: cJSON
+    // printed 0.1 + 0.2 as 0.3 and a resumed run's loss sum 1-2 units in the last place off.
+    double exact[] = {0.1 + 0.2, 8.0215833783149713, 1.0188942730426787, -2.5e-300, 0.1, 1.0 / 3.0, 5e-324};
+    const char *want[] = {"0.30000000000000004", "8.021583378314972", "1.0188942730426787", "-2.5e-300", "0.1",
+                          "0.3333333333333333", "5e-324"};
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+        o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "x", exact[i]);
+        s = json_print_utf8(o, 0);
+        cJSON *b = s ? cJSON_Parse(s) : NULL;
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(b, "x");
+        char text[64];
+        snprintf(text, sizeof text, "{\"x\":%s}", want[i]);
+        CHECK(s && strcmp(s, text) == 0 && cJSON_IsNumber(x) && x->valuedouble == exact[i],
+              "number %zu printed %s, read back exactly", i, s ? s : "(null)");
+        cJSON_Delete(b);
+        free(s);
+        cJSON_Delete(o);
+    }
+}
+
+// file_open_regular: a FIFO at a run's file name (metrics.csv) is refused at once, for reading and for
+// appending, where fopen waited for a writer (a resumed run hung, deaf to SIGTERM); a regular file opens.
+static void test_open_regular(void) {
+    const char *tmp = check_tmpdir();
+    char fifo[600], plain[600], err[700];
+    snprintf(fifo, sizeof fifo, "%s/metrics.csv", tmp);
+    snprintf(plain, sizeof plain, "%s/plain.csv", tmp);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    alarm(20);   // a wait on the FIFO ends the test instead of hanging it
+    for (int i = 0; i < 2; i++) {
+        err[0] = 0;
+        FILE *f = file_open_regular(fifo, i ? "a" : "r", err, sizeof err);
+        char want[700];
+        snprintf(want, sizeof want, "%s: not a regular file", fifo);
+        CHECK(!f && errno == EINVAL && !strcmp(err, want), "a FIFO refused for %s: '%s'", i ? "append" : "read", err);
+        if (f) fclose(f);
+    }
+    alarm(0);
+    FILE *f = file_open_regular(plain, "r", err, sizeof err);
+    CHECK(!f && errno == ENOENT, "a missing file: ENOENT for read");
+    if (f) fclose(f);
+    f = file_open_regular(plain, "a", err, sizeof err);
+    CHECK(f && fputs("x\n", f) >= 0 && fclose(f) == 0, "a new file made for append: %s", err);
+    f = file_open_regular(plain, "a", err, sizeof err);
+    CHECK(f && fputs("y\n", f) >= 0 && fclose(f) == 0, "appended to: %s", err);
+    char line[8] = "";
+    f = file_open_regular(plain, "r", err, sizeof err);
+    CHECK(f && fread(line, 1, 4, f) == 4 && !memcmp(line, "x\ny\n", 4), "read back both lines");
+    if (f) fclose(f);
 }
 
 int main(void) {
     test_mkdir();
+    test_open_regular();
     test_paths();
     test_stems();
     test_mask_ratio();

@@ -62,8 +62,9 @@ FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t err
 
 FILE *metrics_open_header(const char *path, long keep_until_step, const char *header, char *err, size_t errlen) {
     char *kept = NULL;
-    if (keep_until_step >= 0) {
-        FILE *old = fopen(path, "r");
+    if (keep_until_step >= 0) {   // a FIFO at the name is refused, not waited on (file_open_regular)
+        FILE *old = file_open_regular(path, "r", err, errlen);
+        if (!old && errno != ENOENT) return NULL;
         if (old) { kept = kept_rows(old, keep_until_step); fclose(old); }
     }
     // The kept rows replace the file atomically (a temporary file, then rename): rewriting it in
@@ -71,11 +72,8 @@ FILE *metrics_open_header(const char *path, long keep_until_step, const char *he
     // limit) or was killed, rows the checkpoint had already passed.
     if (kept && file_write_atomic(path, kept, strlen(kept), err, errlen)) { free(kept); return NULL; }
     free(kept);
-    FILE *f = fopen(path, "a");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open for writing: %s", path, strerror(errno));
-        return NULL;
-    }
+    FILE *f = file_open_regular(path, "a", err, errlen);
+    if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     if (ftell(f) == 0) fprintf(f, "%s\n", header);
     if (fflush(f) != 0) {
@@ -137,7 +135,8 @@ void history_add(History *h, double step, double loss, double lr, double val_los
 }
 
 void history_load(History *h, const char *path) {
-    FILE *f = fopen(path, "r");
+    char err[64];
+    FILE *f = file_open_regular(path, "r", err, sizeof err);
     if (!f) return;
     char line[1024];
     if (!fgets(line, sizeof line, f)) { fclose(f); return; }

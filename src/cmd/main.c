@@ -152,6 +152,16 @@ int main(int argc, char **argv) {
     // usage and the unknown command are then said once, by rank 0 (the others' stdout is /dev/null).
     char err[256];
     if (dist_init(&argc, &argv, err, sizeof err)) { cli_error("mpi", "%s", err); return 1; }
+    // `vitmae help COMMAND` is `vitmae COMMAND --help`, as git's and go's help take a command.
+    char *help_argv[4] = {argv[0], NULL, "--help", NULL};
+    if (argc == 3 && !strcmp(argv[1], "help") && argv[2][0] != '-') {
+        help_argv[1] = argv[2];
+        argv = help_argv;
+    } else if (argc > 3 && !strcmp(argv[1], "help")) {
+        if (dist_rank() == 0) fprintf(stderr, "vitmae: help: takes one command (vitmae help COMMAND)\n");
+        dist_finalize();
+        return 2;
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         if (argc < 2 && dist_rank() == 0) usage(stderr);
         else if (argc >= 2) usage(stdout);

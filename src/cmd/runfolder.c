@@ -17,6 +17,7 @@
 #include "cmd/cli.h"
 #include "cmd/output.h"
 #include "dist/dist.h"
+#include "io/files.h"
 #include "io/safetensors.h"
 
 int run_folder_has_run(const char *dir) {
@@ -95,7 +96,7 @@ int run_folder_default_next(char *dir, size_t n) {
 static const char *run_folder_kind(const char *dir) {
     char path[4400], head[256];
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
-    FILE *f = fopen(path, "r");
+    FILE *f = file_open_regular(path, "r", head, sizeof head);
     if (!f) return NULL;
     const char *kind = NULL;
     if (fgets(head, sizeof head, f)) kind = strstr(head, ",val_top1,") ? "finetune" : strstr(head, ",val_psnr,") ? "train" : NULL;

@@ -273,6 +273,35 @@ void file_test_gate(const char *env) {
     for (int i = 0; i < 12000 && access(path, F_OK) != 0; i++) nanosleep(&tick, NULL);
 }
 
+FILE *file_open_regular(const char *path, const char *mode, char *err, size_t errlen) {
+    int append = mode[0] == 'a';
+    char why[128];
+    int fd = open(path, (append ? O_WRONLY | O_APPEND | O_CREAT : O_RDONLY) | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) {   // ENXIO: a FIFO without a reader, opened for writing
+        int e = errno == ENXIO ? EINVAL : errno;
+        snprintf(err, errlen, "%s: %s", path, e == EINVAL ? "not a regular file" : file_reason(e, why, sizeof why));
+        errno = e;
+        return NULL;
+    }
+    struct stat st = {0};
+    int flags = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flags == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
+        int e = S_ISREG(st.st_mode) ? errno : EINVAL;
+        snprintf(err, errlen, "%s: %s", path, e == EINVAL ? "not a regular file" : file_reason(e, why, sizeof why));
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    FILE *f = fdopen(fd, mode);
+    if (!f) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", path, file_reason(e, why, sizeof why));
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 const char *file_reason(int e, char *buf, size_t n) {
     snprintf(buf, n, "%s", strerror(e));
     if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z')) buf[0] = (char)(buf[0] - 'A' + 'a');

@@ -5,6 +5,7 @@
 #ifndef VITMAE_FILES_H
 #define VITMAE_FILES_H
 #include <stddef.h>
+#include <stdio.h>
 
 // Writes len bytes of data to path, replacing what is there. 0 ok, -1 with "PATH: reason" in err.
 int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
@@ -79,6 +80,12 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
 // PATH exists; once it does, the gate lets every later pass through. A test waits for PATH.held (the
 // command has reached the gate), does what it tries meanwhile, then makes PATH.
 void file_test_gate(const char *env);
+// fopen(path, mode) ("r" or "a") of a regular file only: opened without waiting (O_NONBLOCK, then
+// cleared), so that a FIFO or a device under the name of a run's own file (metrics.csv) is refused
+// with "not a regular file" instead of blocking the command before its signals can end it. NULL with
+// errno set (ENOENT for a missing file under "r", EINVAL for one that is not regular) and "PATH:
+// reason" in err.
+FILE *file_open_regular(const char *path, const char *mode, char *err, size_t errlen);
 // errno as a short lowercase reason ("is a directory", "no space left on device"), as
 // data/image.c's png_write says them; written into buf, which it returns.
 const char *file_reason(int e, char *buf, size_t n);

@@ -52,13 +52,23 @@ char *utf8_clean(const char *s) {
 }
 
 // cJSON prints a number with 15 significant digits when they read back within a rounding error of
-// it, so 9007199254740991 came out as 9.00719925474099e+15. Each whole number from 10^15 to 2^53 (the
-// largest every double holds exactly) becomes a raw item with all its digits, in place.
-static void exact_wholes(cJSON *x) {
+// it: 9007199254740991 came out as 9.00719925474099e+15, and a sum carried across a resume
+// (config.json's log_loss_sum) as another double, 1-2 units in the last place off, so the resumed
+// run's next metrics row differed from the uninterrupted run's. Each whole number from 10^15 to 2^53
+// (the largest every double holds exactly) becomes a raw item with all its digits, and each finite
+// number that is not whole a raw item with the fewest significant digits that read back as exactly
+// it (as Python's repr), in place. Smaller whole numbers cJSON prints exactly itself.
+static void exact_numbers(cJSON *x) {
     double d = x->valuedouble;
-    if (cJSON_IsNumber(x) && d == floor(d) && fabs(d) >= 1e15 && fabs(d) <= 9007199254740992.0) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%lld", (long long)d);
+    int whole = d == floor(d);
+    if (cJSON_IsNumber(x) && isfinite(d) && (!whole || (fabs(d) >= 1e15 && fabs(d) <= 9007199254740992.0))) {
+        char buf[40];
+        if (whole) snprintf(buf, sizeof buf, "%lld", (long long)d);
+        else
+            for (int digits = 1; digits <= 17; digits++) {
+                snprintf(buf, sizeof buf, "%.*g", digits, d);
+                if (strtod(buf, NULL) == d) break;
+            }
         char *text = cJSON_malloc(strlen(buf) + 1);
         if (text) {   // (else printed as cJSON prints it)
             strcpy(text, buf);
@@ -66,7 +76,7 @@ static void exact_wholes(cJSON *x) {
             x->valuestring = text;
         }
     }
-    for (cJSON *c = x->child; c; c = c->next) exact_wholes(c);
+    for (cJSON *c = x->child; c; c = c->next) exact_numbers(c);
 }
 
 // C1 controls (U+0080..U+009F, bytes C2 80..C2 9F), which cJSON copies as they are (JSON asks only C0
@@ -93,7 +103,7 @@ static char *escape_c1(char *s) {
 }
 
 char *json_print_utf8(cJSON *o, int formatted) {
-    exact_wholes(o);
+    exact_numbers(o);
     char *s = formatted ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
     if (s && !utf8_valid(s)) {
         char *c = utf8_clean(s);

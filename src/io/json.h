@@ -7,9 +7,11 @@
 // text vitmae writes is printed by json_print_utf8: bytes that are not part of valid UTF-8 become
 // U+FFFD, as Python's errors="replace" writes them (docs/interface.md, "Names that are not UTF-8").
 //
-// Whole numbers (steps, seeds) up to 2^53 are written with all their digits: cJSON alone prints 15
+// Numbers read back exactly: whole numbers (steps, seeds) up to 2^53 with all their digits, others
+// with the fewest digits that read back as the same double (as Python's repr). cJSON alone prints 15
 // significant digits when they read back within a rounding error, so a seed of 16 digits came back
-// as another seed (docs/interface.md, "Seeds").
+// as another seed (docs/interface.md, "Seeds"), and a resumed run's carried loss sum as another
+// double.
 #ifndef VITMAE_JSON_H
 #define VITMAE_JSON_H
 #include <cJSON.h>
@@ -29,7 +31,8 @@ int utf8_first_invalid(char *const *names, int n);
 // memory.
 char *utf8_clean(const char *s);
 // cJSON_Print (formatted) or cJSON_PrintUnformatted of o, with every whole number of o from 10^15 to
-// 2^53 turned into a raw item of its digits first (o is changed so), then utf8_clean'ed; malloc'ed,
+// 2^53 and every finite one that is not whole turned into a raw item of its exact digits first (o is
+// changed so), then utf8_clean'ed; malloc'ed,
 // NULL when out of memory. Free with free().
 char *json_print_utf8(cJSON *o, int formatted);
 #endif
