@@ -69,6 +69,32 @@ run --out "$tmp/e" --head 0 "$img"; rc=$?
 t "then its folder of maps" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/e/attn_input: already exists (use --force to replace it)" "$tmp/err"'
 run --out "$tmp/e" --head 0 --force "$img"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/e/attn_input.attn.png" ] && [ -s "$tmp/e/index.html" ] && [ -s "$tmp/e/attn_input/layer02-head00.png" ]'
+# --force over a run of another selection: the image's folder of maps ends up holding the new run's
+# maps only (the earlier run's, of another --layer or --mode, stayed beside them: two runs mixed in
+# one folder, and a --raw run's arrays beside maps drawn without --raw), and a file of the user's in
+# it stays (only names attention writes go). A run that fails, or is stopped by a signal, before its
+# image is published leaves the earlier files as they were.
+run --out "$tmp/fm" --raw --mask-ratio 0.25 "$img"
+echo mine > "$tmp/fm/attn_input/notes.txt"; echo mine > "$tmp/fm/attn_input/layer02-mean.jpg"
+cp -r "$tmp/fm" "$tmp/fm.before"
+(ulimit -f 66 && exec "$VITMAE" attention --ckpt "$ck" --out "$tmp/fm" --force --layer 0 --head 0 "$img") >/dev/null 2>"$tmp/err"; rc=$?
+t "--force, a map over the file-size limit: exit 1, the earlier files as they were ($rc: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -q "/fm/attn_input/layer00-head00.png: file too large$" "$tmp/err" && diff -r "$tmp/fm.before" "$tmp/fm" >/dev/null'
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/fm.go" env --default-signal "$VITMAE" attention --ckpt "$ck" --out "$tmp/fm" \
+  --force --layer 0 --head 0 "$img" >/dev/null 2>&1 &
+pid=$!; wait_gate "$tmp/fm.go" $pid; kill -TERM $pid; wait $pid; rc=$?
+t "--force, SIGTERM before publishing: the earlier files as they were ($rc)" '[ $rc -eq 143 ] && diff -r "$tmp/fm.before" "$tmp/fm" >/dev/null'
+run --out "$tmp/fm" --force --layer 0 --head mean "$img"; rc=$?
+t "--force with another --layer: the new run's maps only, the user's file kept ($rc: $(LC_ALL=C ls "$tmp/fm/attn_input" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(LC_ALL=C ls "$tmp/fm/attn_input" | tr "\n" " ")" = "layer00-mean.png layer02-mean.jpg notes.txt " ]'
+t "... and none of the earlier run's arrays ($(LC_ALL=C ls "$tmp/fm" | tr "\n" " "))" \
+  '[ "$(LC_ALL=C ls "$tmp/fm" | tr "\n" " ")" = "attn_input attn_input.attn.png index.html " ]'
+run --out "$tmp/fm" --force --mode patch --query 1,1 --head 0 "$img"; rc=$?
+t "--force, patch maps after cls maps: the patch maps only ($rc: $(LC_ALL=C ls "$tmp/fm/attn_input" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(LC_ALL=C ls "$tmp/fm/attn_input" | tr "\n" " ")" = "layer02-mean.jpg notes.txt patch01x01-layer02-head00.png " ]'
+run --out "$tmp/fm" --force --mode rollout --query 0,0 --head 1 "$img"; rc=$?
+t "--force, rollout maps after patch maps: the rollout maps only ($rc: $(LC_ALL=C ls "$tmp/fm/attn_input" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(LC_ALL=C ls "$tmp/fm/attn_input" | tr "\n" " ")" = "layer02-mean.jpg notes.txt rollout-patch00x00-layer02-head01.png " ]'
 # A folder where a file goes (index.html, a montage): --force cannot replace it; refused before any
 # map is computed, exit 2, one line (each failed after the work, exit 1).
 for f in index.html attn_input.attn.png; do

@@ -124,6 +124,32 @@ static void map_name(const Plan *p, int layer, int head, char *buf, size_t n) {
              head_name(head, h, sizeof h));
 }
 
+// s past "<prefix><two or more digits>" (map_name's %02d), or NULL when s does not begin so.
+static const char *past_number(const char *s, const char *prefix) {
+    size_t n = strlen(prefix);
+    if (!s || strncmp(s, prefix, n)) return NULL;
+    const char *d = s + n;
+    while (isdigit((unsigned char)*d)) d++;
+    return d - (s + n) >= 2 ? d : NULL;
+}
+
+// Whether name is a map's file as map_name names them in any mode, .png or .npy: the files of an
+// earlier run that --force removes from an image's folder of maps; any other file there is the user's
+// and stays (docs/interface.md, section 5, attention's --force).
+static int is_map_file(const char *name) {
+    const char *s = name;
+    if (!strncmp(s, "rollout-", 8)) s += 8;
+    if (!strncmp(s, "patch", 5)) {
+        s = past_number(past_number(s, "patch"), "x");
+        if (!s || *s++ != '-') return 0;
+    }
+    s = past_number(s, "layer");
+    if (!s || *s++ != '-') return 0;
+    const char *ext = past_number(s, "head");
+    if (!ext) ext = !strncmp(s, "mean", 4) ? s + 4 : !strncmp(s, "max", 3) ? s + 3 : NULL;
+    return ext && (!strcmp(ext, ".png") || !strcmp(ext, ".npy"));
+}
+
 // Tile label in the montage: "layer 5 head 0", "layer 5 mean", "layer 5 rollout mean".
 static void tile_label(const Plan *p, int layer, int head, char *buf, size_t n) {
     char h[24];
@@ -383,8 +409,10 @@ enum { MONTAGE_MIN_BAR_W = 120, MONTAGE_MIN_TEXT_W = 360 };
 // Runs the encoder on one view and writes every file of this image, under temporary names, then
 // publishes them together (io/files.h): without --force nothing is replaced, so
 // the image's files are all this run's or all another command's that wrote them meanwhile (then
-// *taken is 1). Returns the number of maps written, or -1 with err; on failure nothing of the image is
-// left (its folder of maps goes when this call made it and it is empty).
+// *taken is 1); with --force the earlier run's maps and arrays of the image that this run does not
+// write go in the same step (file_group_sweep), so they are all this run's. Returns the number of
+// maps written, or -1 with err; on failure nothing of the image is left (its folder of maps goes
+// when this call made it and it is empty).
 static int attend_one(const Job *job, Mae *m, const Image *photo, const float *view, Written *w, int *taken,
                       char *err, size_t errlen) {
     const MaeConfig *cfg = job->cfg;
@@ -552,6 +580,14 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
             if (npy_write_to(tmp, path, p->removed, "|u1", 2, mshape, err, errlen)) { nmaps = -1; goto done; }
             if (file_group_add(&files, tmp, path)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
         }
+    }
+    // With --force the image's files are this run's only: an earlier run's maps of another selection
+    // in its folder, and its arrays where this run writes none, go as the group is published.
+    static const char *const arrays[] = {".attn.npy", ".mask.npy"};
+    if (nmaps >= 0 && file_group_sweep(&files, dir, is_map_file)) { snprintf(err, errlen, "out of memory"); nmaps = -1; }
+    for (int a = 0; a < 2 && nmaps >= 0; a++) {
+        snprintf(path, sizeof path, "%s/%s%s", job->out_dir, w->stem, arrays[a]);
+        if (file_group_sweep(&files, path, NULL)) { snprintf(err, errlen, "out of memory"); nmaps = -1; }
     }
     if (nmaps >= 0) {
         int pub = file_group_publish(&files, job->replace, err, errlen);

@@ -1,4 +1,5 @@
 // Atomic whole-file writes and the publishing of a command's outputs (files.h).
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -233,9 +234,20 @@ int file_group_add(FileGroup *g, const char *tmp, const char *path) {
     return 0;
 }
 
+int file_group_sweep(FileGroup *g, const char *path, int (*ours)(const char *name)) {
+    FileSweep *s = realloc(g->sweeps, (size_t)(g->nsweeps + 1) * sizeof *s);
+    if (!s) return -1;
+    g->sweeps = s;
+    char *p = strdup(path);
+    if (!p) return -1;
+    g->sweeps[g->nsweeps++] = (FileSweep){p, ours};
+    return 0;
+}
+
 static void group_free(FileGroup *g) {
     for (int i = 0; i < g->n; i++) { free(g->tmps[i]); free(g->paths[i]); }
-    free(g->tmps); free(g->paths);
+    for (int i = 0; i < g->nsweeps; i++) free(g->sweeps[i].path);
+    free(g->tmps); free(g->paths); free(g->sweeps);
     memset(g, 0, sizeof *g);
 }
 
@@ -308,6 +320,35 @@ const char *file_reason(int e, char *buf, size_t n) {
     return buf;
 }
 
+// path removed when it is a regular file that the group did not publish (file_group_sweep): 0, or errno.
+static int sweep_file(const FileGroup *g, const char *path) {
+    for (int i = 0; i < g->n; i++)
+        if (!strcmp(g->paths[i], path)) return 0;
+    struct stat st;
+    if (lstat(path, &st) || !S_ISREG(st.st_mode)) return 0;
+    return unlink(path) && errno != ENOENT ? errno : 0;
+}
+
+// The earlier run's files of one sweep (file_group_sweep): 0, or errno with the file (or folder) that
+// failed in at (n bytes).
+static int sweep(const FileGroup *g, const FileSweep *s, char *at, size_t n) {
+    snprintf(at, n, "%s", s->path);
+    if (!s->ours) return sweep_file(g, s->path);
+    DIR *d = opendir(s->path);
+    if (!d) return errno == ENOENT || errno == ENOTDIR ? 0 : errno;
+    int e = 0;
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (!de) { e = errno; break; }
+        if (!s->ours(de->d_name)) continue;
+        if (snprintf(at, n, "%s/%s", s->path, de->d_name) >= (int)n) { e = ENAMETOOLONG; break; }
+        if ((e = sweep_file(g, at))) break;
+    }
+    closedir(d);
+    return e;
+}
+
 int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");
     int k = 0, e = 0;
@@ -321,14 +362,17 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
         file_tmp_forget(g->tmps[k]);
     }
     int rc = 0;
-    char why[128];
-    if (k < g->n) {
+    char why[128], at[4400];
+    // Published whole: the earlier run's files that it did not replace go too, inside the critical
+    // section (a stop signal finds the group published and those files gone, or neither).
+    for (int s = 0; k == g->n && replace && s < g->nsweeps && !e; s++) e = sweep(g, &g->sweeps[s], at, sizeof at);
+    if (k < g->n || e) {
         rc = e == EEXIST && !replace ? FILE_TAKEN : -1;
         if (rc == FILE_TAKEN)
             snprintf(err, errlen, "%.2000s: exists now (written by another command meanwhile); pass --force to replace it",
                      g->paths[k]);
         else
-            snprintf(err, errlen, "%.2000s: %s", g->paths[k], file_reason(e, why, sizeof why));
+            snprintf(err, errlen, "%.2000s: %s", k < g->n ? g->paths[k] : at, file_reason(e, why, sizeof why));
         for (int i = k; i < g->n; i++) file_tmp_remove(g->tmps[i]);
         // All or nothing: the files this call published go again, each only while it is still this
         // command's (the same file), never another's. (With replace, what they replaced is gone.)

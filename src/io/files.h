@@ -48,11 +48,27 @@ int file_tmp_name(const char *path, char *tmp, size_t tmplen);
 // A command's outputs, each written whole under its temporary name (file_tmp_name), published
 // together by file_group_publish. Names are copied.
 typedef struct {
+    char *path;
+    int (*ours)(const char *name);
+} FileSweep;
+typedef struct {
     char **tmps, **paths;
     int n, cap;
+    FileSweep *sweeps;   // file_group_sweep
+    int nsweeps;
 } FileGroup;
 // Adds tmp -> path. 0, or -1 when out of memory (then tmp is removed and the caller reports it).
 int file_group_add(FileGroup *g, const char *tmp, const char *path);
+// The files of an earlier run that the group replaces as a whole (--force), so that what is left
+// never mixes two runs: once file_group_publish with replace = 1 has published every file, it
+// removes those of them that the group did not publish: path itself (ours NULL), or, with ours, every
+// file directly in the folder path whose name ours(name) says is one the command writes there (a
+// user's own file stays). Only regular files go (a link or a folder stays), compared with the group's
+// paths as spelled ("DIR/name"). This is part of the group's all or nothing: a file that cannot be
+// removed fails the group as a file that cannot be published does, and a stop signal finds all of it
+// done or none. With replace = 0 nothing is removed (what is there is another command's). 0, or -1
+// when out of memory.
+int file_group_sweep(FileGroup *g, const char *path, int (*ours)(const char *name));
 // Removes the temporary files not published and frees the group (for a run that gives up).
 void file_group_discard(FileGroup *g);
 
@@ -64,7 +80,8 @@ void file_group_discard(FileGroup *g);
 // published (each only while it is still this call's), so that a group never mixes with another
 // command's: with replace = 0, what is at the paths stays as that command left it (the first path
 // decides between two groups that share it); with replace = 1, the files they had replaced are gone,
-// as when the run had failed before. Returns
+// as when the run had failed before. With replace = 1, the earlier run's files of file_group_sweep go
+// once every file is published (and the group fails when one of them cannot). Returns
 //   0               all published;
 //   FILE_TAKEN      a path exists (replace = 0): err "PATH: exists now (written by another command
 //                   meanwhile); pass --force to replace it";
