@@ -255,6 +255,11 @@ t "bad input reported" 'grep -q "^vitmae: $tmp/in/broken.png: " "$tmp/err"'
 t "others written" '[ $(find "$tmp/d" -name "*.attn.png" | wc -l) -eq 5 ]'
 t "duplicate stem gets -2" '[ -f "$tmp/d/a b&c.attn.png" ] && [ -f "$tmp/d/a b&c-2.attn.png" ]'
 t "index escapes names" 'grep -q "href=\"a%20b%26c.attn.png\"" "$tmp/d/index.html" && grep -q "a b&amp;c" "$tmp/d/index.html"'
+# The same run again is refused in its one line: the bad input's line waits until the outputs pass
+# their checks (docs/interface.md, "Earlier results"; it came first).
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/d" --head mean "$tmp/in" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "the same run again, a bad input among them: exit 2, one line ($(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/d/index.html: already exists (use --force to replace it)" ]'
 # Every PNG written is linked from index.html (percent-encoded relative path).
 enc() { printf '%s' "$1" | sed 's/%/%25/g; s/ /%20/g; s/&/%26/g'; }
 missing=0

@@ -237,6 +237,9 @@ cp "$dir/data/circle/00000.png" "$dir/skip/circle/"; cp "$dir/data/square/00001.
 printf 'not an image' > "$dir/skip/circle/junk.png"
 err "skipped file, then --img not a multiple of --patch" 2 "finetune: --img 7 is not a multiple of --patch 4" "$VITMAE" finetune --from-scratch --img 7 --data "$dir/skip" --out "$dir/e1"
 err "skipped file, then groups that do not divide the batch" 2 "finetune --groups: 2 gradient groups" "$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --batch 3 --groups 2 --out "$dir/e1"
+# ... and so is a run folder that cannot be made (exit 1): the skipped lines wait until it is made.
+printf 'a file' > "$dir/plain"
+err "skipped file, then an --out that is a plain file" 1 "finetune --out: $dir/plain: not a folder" "$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --batch 2 --out "$dir/plain"
 # --ckpt's model is the checkpoint's: model flags that disagree with it were silently ignored (a
 # 16-pixel model fine-tuned when --img 32 was asked for); refused as train --init refuses them, while
 # flags that agree are accepted (the run below).

@@ -36,6 +36,10 @@ t "reconstruct: no panel written" '[ ! -e "$dir/r/in.recon.png" ]'
 "$VITMAE" eval --ckpt "$dir/big.safetensors" --data "$dir/data" > /dev/null 2> "$dir/err"; rc=$?
 t "eval: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "eval: names the bytes ($(cat "$dir/err"))" 'bytes_line eval'
+# ... in its one line also when the folder holds a file the scan skips (its line came first).
+cp -r "$dir/data" "$dir/dataj" && printf 'not an image' > "$dir/dataj/junk.png"
+"$VITMAE" eval --ckpt "$dir/big.safetensors" --data "$dir/dataj" > /dev/null 2> "$dir/err"; rc=$?
+t "eval, a skipped file: exit 1, one line ($rc: $(head -n 1 "$dir/err" | head -c 100))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && bytes_line eval'
 "$VITMAE" attention --ckpt "$dir/big.safetensors" --out "$dir/a" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
 t "attention: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "attention: names the bytes ($(cat "$dir/err"))" 'bytes_line attention'

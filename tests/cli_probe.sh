@@ -176,6 +176,12 @@ mkdir -p "$tmp/mixed/b"; cp "$tmp/train/square/00001.png" "$tmp/mixed/b/"
 "$VITMAE" probe --ckpt "$ck" --train "$tmp/mixed" --test "$tmp/mixed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "probe: the skipped file in train's words ($(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: skipped $tmp/mixed/a/broken.png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 2 ]'
 t "probe --test equal to --train: one warning" '[ "$(grep -c "^vitmae: warning: --test $tmp/mixed is --train $tmp/mixed: its images also fit the probes; the results measure fit" "$tmp/err")" -eq 1 ]'
+# A refused run on a folder with a skipped file is its one line (the skipped lines came first): --layer
+# out of range, an --out that cannot be made.
+bad "embed --layer 3, a skipped file" 2 "^vitmae: embed --layer: " embed --ckpt "$ck" --layer 3 --out "$tmp/m3.npy" "$tmp/mixed"
+bad "probe --layer 3, a skipped file" 2 "^vitmae: probe --layer: " probe --ckpt "$ck" --layer 3 --train "$tmp/mixed" --test "$tmp/mixed"
+bad "probe --out under a file, a skipped file" 1 "^vitmae: probe --out: cannot create the output folder: " \
+  probe --ckpt "$ck" --train "$tmp/mixed" --test "$tmp/mixed" --out "$tmp/broken.png/p"
 # Images directly in a folder of classes: one warning, in finetune's words, the folder's name written
 # out (it printed "vitmae: DIR: 1 image directly in the folder has no class (left out)", an error's
 # form, and finetune wrote the name raw).

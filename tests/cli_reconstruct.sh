@@ -50,6 +50,18 @@ t "--out under a file: exit 1, the flag and the folder named ($(cat "$tmp/err"))
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --mask-ratio 0.5 "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "an earlier panel: exit 2, one line" '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qx "vitmae: $tmp/r1/flat.recon.png: already exists (use --force to replace it)" "$tmp/err"'
 t "an earlier panel: left as it was" 'cmp -s "$tmp/flat.before.png" "$tmp/r1/flat.recon.png"'
+# ... also when an INPUT folder holds a file that cannot be read: a refused run is its one line (that
+# file's line came first), as is an --out that cannot be made; a run that goes ahead names the file.
+mkdir -p "$tmp/flatj" && cp "$tmp/flat/flat.png" "$tmp/flatj/" && printf 'not an image' > "$tmp/flatj/junk.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --mask-ratio 0.5 "$tmp/flatj" >/dev/null 2>"$tmp/err"; rc=$?
+t "an earlier panel, an input folder with an unreadable file: exit 2, one line ($(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/r1/flat.recon.png: already exists (use --force to replace it)" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/flat/flat.png/r" "$tmp/flatj" >/dev/null 2>"$tmp/err"; rc=$?
+t "--out under a file, an input folder with an unreadable file: exit 1, one line ($(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: reconstruct --out: cannot create the output folder: $tmp/flat/flat.png/r: Not a directory" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rj" "$tmp/flatj" >/dev/null 2>"$tmp/err"; rc=$?
+t "a run that goes ahead: exit 1, the unreadable file named, the other written ($(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/flatj/junk.png: not a PNG, JPEG or WebP file" ] && [ -s "$tmp/rj/flat.recon.png" ]'
 rm "$tmp/r1/flat.recon.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "without --raw the earlier .npy files are not in the way" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ]'

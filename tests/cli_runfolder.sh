@@ -253,11 +253,13 @@ t "--val: the resume's warning names both folders, the counts theirs together ($
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "the images of $dir/moved and of --val $dir/vfold are not those the run was checkpointed with (44 usable now, 43 then, the two folders together: " "$dir/err"'
 
 # An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
-# written (it used to write config.json and metrics.csv, then fail at the first checkpoint).
+# written (it used to write config.json and metrics.csv, then fail at the first checkpoint), in one
+# line: the data folder's skipped file is said only by a run that starts (it came first).
+cp -r "$dir/moved" "$dir/movedj" && printf 'not an image' > "$dir/movedj/junk.png"
 long="$dir/long"
 while [ ${#long} -lt 3990 ]; do long="$long/$(printf "%0200d" 0)"; done
 long=$(printf "%.4030s" "$long"); mkdir -p "$long"
-"$VITMAE" train $small --data "$dir/moved" --steps 2 --out "$long/r" > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" train $small --data "$dir/movedj" --steps 2 --out "$long/r" > /dev/null 2>"$dir/err"; rc=$?
 t "--out past the path limit: exit 1, one line ($(tail -c 120 "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out: a folder name of [0-9]* bytes is too long for a run folder" "$dir/err"'
 t "--out past the path limit: nothing written" '[ ! -e "$long/r" ]'
@@ -287,16 +289,17 @@ t "two runs started at once into one folder: one trains, one is refused ($rc1, $
   '[ $((rc1 + rc2)) -ge 1 ] && { [ $rc1 -eq 0 ] || [ $rc2 -eq 0 ]; } && grep -q "^vitmae: train.*\(in use by another vitmae process\|already holds a run\)" "$dir/twin1.log" "$dir/twin2.log"'
 # A run that found its new folder empty, then waited before locking it (VITMAE_FAULT_HOLD_BEFORE_LOCK)
 # while another run trained there and ended: it looks again once it holds the folder, and is refused
-# as a folder that holds a run (exit 2); the other run's files are untouched.
-VITMAE_FAULT_HOLD_BEFORE_LOCK="$dir/go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/late" \
+# as a folder that holds a run (exit 2, one line: its data folder's skipped file is not said, as a
+# refused run's never is); the other run's files are untouched.
+VITMAE_FAULT_HOLD_BEFORE_LOCK="$dir/go" "$VITMAE" train $small --data "$dir/movedj" --steps 3 --out "$dir/late" \
   > /dev/null 2>"$dir/late.err" &
 late=$!
 wait_gate "$dir/go" $late
 "$VITMAE" train $small --data "$dir/moved" --steps 2 --out "$dir/late" > /dev/null 2>&1; rc1=$?
 cp "$dir/late/checkpoint.safetensors" "$dir/late.first"
 touch "$dir/go"; wait $late; rc2=$?
-t "a run that comes to its folder after another has trained there: exit 2 ($rc1, $rc2: $(cat "$dir/late.err"))" \
-  '[ $rc1 -eq 0 ] && [ $rc2 -eq 2 ] && grep -q "^vitmae: train --out .*/late: the folder already holds a run" "$dir/late.err"'
+t "a run that comes to its folder after another has trained there: exit 2, one line ($rc1, $rc2: $(cat "$dir/late.err" | tr "\n" "|"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 2 ] && [ "$(wc -l < "$dir/late.err")" -eq 1 ] && grep -q "^vitmae: train --out .*/late: the folder already holds a run" "$dir/late.err"'
 t "... and the other run's checkpoint is untouched" 'cmp -s "$dir/late/checkpoint.safetensors" "$dir/late.first"'
 # No --out: runs/<YYYYmmdd-HHMMSS>. A run started in a second that already had a run (a loop of short
 # runs) was refused ("holds a run; pass --resume"), and runs started together by a script took one

@@ -169,13 +169,14 @@ static char *join(const char *a, const char *b) {
 }
 
 // Input files: each INPUT is a file, or a folder scanned like `data` (recursively, sorted).
-// Unusable inputs are reported and counted in *failures.
-static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *npaths, int *failures) {
+// Unusable inputs are counted in *failures, their lines kept in *held (said once the outputs pass their
+// checks: a refused run prints its one line only).
+static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *npaths, int *failures, CliHeld *held) {
     char **paths = NULL;
     int n = 0, cap = 0;
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
-        if (stat(inputs[i], &st)) { cli_error(inputs[i], "%s", strerror(errno)); (*failures)++; continue; }
+        if (stat(inputs[i], &st)) { cli_hold(held, inputs[i], "%s", strerror(errno)); (*failures)++; continue; }
         const char **add = NULL;
         int nadd = 0;
         Dataset ds;
@@ -183,10 +184,10 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
         if (S_ISDIR(st.st_mode)) {
             char err[512];
             DatasetOptions opt = {.max_pixels = max_pixels};
-            if (dataset_scan(inputs[i], &opt, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); (*failures)++; continue; }
+            if (dataset_scan(inputs[i], &opt, &ds, err, sizeof err)) { cli_hold(held, inputs[i], "%s", err); (*failures)++; continue; }
             scanned = 1;
-            for (int k = 0; k < ds.nskipped; k++) { cli_error(ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failures)++; }
-            if (ds.n == 0) { cli_error(inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); (*failures)++; }
+            for (int k = 0; k < ds.nskipped; k++) { cli_hold(held, ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failures)++; }
+            if (ds.n == 0) { cli_hold(held, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); (*failures)++; }
             add = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *add);
             for (int k = 0; add && k < ds.n; k++) add[nadd++] = ds.items[k].path;
         } else {
@@ -867,6 +868,7 @@ int cmd_attention(int argc, char **argv) {
     int npaths = 0;
     Written *written = NULL;
     StemSet stems = {NULL, 0, 0, 2, kinds, index_name};
+    CliHeld held = {0};
     int *keep = NULL;
     uint8_t *removed = NULL;
     float *view = NULL;
@@ -972,7 +974,7 @@ int cmd_attention(int argc, char **argv) {
     ck.params = NULL;   // the model's now
 
     int failures = 0;
-    paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures);
+    paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures, &held);
     file_test_gate("VITMAE_FAULT_HOLD_AFTER_SCAN");   // tests: folders changed between the scan and the reads
     written = calloc((size_t)(npaths ? npaths : 1), sizeof *written);
     if (!written) { cli_error("attention", "out of memory"); goto out; }
@@ -989,6 +991,7 @@ int cmd_attention(int argc, char **argv) {
     if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
     // A folder that does not take files (read-only) is one line now, not one per image.
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
+    cli_held_say(&held);   // the run goes ahead: the inputs that cannot be read
     file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file nor an image's unfinished folder (io/files.h)
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force};
     int nimages = 0, nmaps = 0, taken = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
@@ -1049,6 +1052,7 @@ out:
     }
     free(written);
     stem_set_free(&stems);
+    cli_held_free(&held);
     for (int i = 0; i < npaths; i++) free(paths[i]);
     free(paths);
     free(keep); free(removed); free(view);

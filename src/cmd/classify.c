@@ -77,9 +77,10 @@ static int gather_add(void *ctx, const char *path, const char *cls) {
     return input_add(g->list, path, parent_class(path, g->classes, g->K, buf, sizeof buf));
 }
 
-static int gather(char **pos, int npos, long max_pixels, char *const *classes, int K, InputList *list, int *failed) {
+static int gather(char **pos, int npos, long max_pixels, char *const *classes, int K, InputList *list, int *failed,
+                  CliHeld *held) {
     GatherCtx g = {list, classes, K};
-    return output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed);
+    return output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed, held);
 }
 
 // p with 6 significant digits, as JSON and text print it.
@@ -115,9 +116,10 @@ int cmd_classify(int argc, char **argv) {
     if (top > K) top = K;
     int failed = 0;
     InputList in = {0};
-    if (gather(pos, npos, max_pixels, ck.classes, K, &in, &failed)) {
+    CliHeld held = {0};   // the inputs that cannot be read, said once the memory check has passed
+    if (gather(pos, npos, max_pixels, ck.classes, K, &in, &failed, &held)) {
         cli_error("classify", "out of memory");
-        inputs_free(&in); clf_ckpt_free(&ck); free(pos); return 1;
+        cli_held_free(&held); inputs_free(&in); clf_ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
     int B = batch < in.n ? batch : (in.n ? in.n : 1);
@@ -128,9 +130,11 @@ int cmd_classify(int argc, char **argv) {
                                    clf_bytes_needed_forward(cfg, 1) + extra, B, S, err, sizeof err);
     if (mem) {
         cli_error("classify", "%s", err);
-        inputs_free(&in); clf_ckpt_free(&ck);
+        cli_held_free(&held); inputs_free(&in); clf_ckpt_free(&ck);
         return mem;
     }
+    cli_held_say(&held);
+    cli_held_free(&held);
     Classifier *m = clf_create_forward_with(cfg, B, ck.params, err, sizeof err);   // the weights without a copy
     if (m) ck.params = NULL;
     float *images = malloc(per * B * sizeof(float)), *probs = malloc((size_t)B * K * sizeof(float));

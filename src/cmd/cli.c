@@ -123,6 +123,37 @@ void cli_message(const char *fmt, ...) {
     va_end(ap);
 }
 
+void cli_hold(CliHeld *h, const char *what, const char *fmt, ...) {
+    char *why = NULL, *line = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&why, fmt, ap);
+    va_end(ap);
+    if (n < 0) why = NULL;
+    if (why && (what ? asprintf(&line, "%s: %s", what, why) : asprintf(&line, "%s", why)) < 0) line = NULL;
+    free(why);
+    if (line && h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 16;
+        char **lines = realloc(h->lines, (size_t)cap * sizeof *lines);
+        if (lines) { h->lines = lines; h->cap = cap; }
+    }
+    if (line && h->n < h->cap) { h->lines[h->n++] = line; return; }
+    if (line) cli_message("%s", line);   // no room to keep it: said now rather than lost
+    else cli_error(what, "(a message lost: out of memory)");
+    free(line);
+}
+
+void cli_held_say(CliHeld *h) {
+    for (int i = 0; i < h->n; i++) { cli_message("%s", h->lines[i]); free(h->lines[i]); }
+    h->n = 0;
+}
+
+void cli_held_free(CliHeld *h) {
+    for (int i = 0; i < h->n; i++) free(h->lines[i]);
+    free(h->lines);
+    memset(h, 0, sizeof *h);
+}
+
 void cli_error(const char *what, const char *fmt, ...) {
     if (dist_rank() > 0 && quiet_ranks && !deferring) return;
     char line[8400];

@@ -49,6 +49,18 @@ void cli_quiet_ranks(int on);
 // cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
 // out (\n, \t, \xHH; a backslash \\).
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// Lines a command holds back until it is sure to go ahead (docs/interface.md, section 5, "Checked
+// first": a refused run prints its one line only), such as the files a folder's scan skipped:
+//   CliHeld held = {0};
+//   cli_hold(&held, path, "%s", reason);   // kept, as cli_error(path, "%s", reason) would print it
+//   ... the outputs checked: a refusal calls cli_held_free alone (the lines are never said) ...
+//   cli_held_say(&held);                   // printed in order, then forgotten; also before a failure they explain
+//   cli_held_free(&held);
+// A line that cannot be kept (out of memory) is printed at once.
+typedef struct { char **lines; int n, cap; } CliHeld;
+void cli_hold(CliHeld *h, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void cli_held_say(CliHeld *h);
+void cli_held_free(CliHeld *h);
 // The warning of probe and finetune for images directly in a folder of class sub-folders, after
 // "warning: DIR: ": the count, "s" or "", "has"/"have", "is"/"are" (docs/encoder.md).
 #define ROOT_IMAGES_UNUSED "%d image%s directly in the folder %s no class and %s not used"

@@ -58,8 +58,10 @@ static void inputs_free(Inputs *in) {
     free(in->paths); free(in->rels); free(in->classes);
 }
 
-// Files of every INPUT. Returns 0, 1 (runtime failure, printed).
-static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in) {
+// Files of every INPUT. Returns 0, 1 (runtime failure, printed). The files a scan skipped are kept in
+// *held, said once the checkpoint and --layer have passed their checks (a refused run prints its one
+// line only), or before the failure they explain (a folder with no decodable image).
+static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliHeld *held) {
     char err[1024];
     DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < ninputs; i++) {
@@ -72,8 +74,13 @@ static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in) {
         Dataset ds;
         if (dataset_scan(inputs[i], &opt, &ds, err, sizeof err)) { cli_error(inputs[i], "%s", err); return 1; }
         for (int k = 0; k < ds.nskipped; k++)
-            cli_error(NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
-        if (ds.n == 0) { cli_error(inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); dataset_free(&ds); return 1; }
+            cli_hold(held, NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
+        if (ds.n == 0) {
+            cli_held_say(held);
+            cli_error(inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+            dataset_free(&ds);
+            return 1;
+        }
         for (int k = 0; k < ds.n; k++) {
             const DataItem *it = &ds.items[k];
             if (inputs_add(in, it->path, it->rel, it->cls >= 0 ? ds.class_names[it->cls] : "")) {
@@ -143,6 +150,7 @@ int cmd_embed(int argc, char **argv) {
     if (!inputs) { cli_error("embed", "out of memory"); return 1; }
     int ninputs = 0, status = 0;
     Inputs in = {0};
+    CliHeld held = {0};
     FeatureModel *fm = NULL;
     float *feats = NULL;
     char *list = NULL, *txt_path = NULL;
@@ -182,7 +190,7 @@ int cmd_embed(int argc, char **argv) {
     char err[2048];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("embed", "%s", err); goto out; }
     int open_status;
-    if (collect(inputs, ninputs, max_pixels, &in)) goto out;
+    if (collect(inputs, ninputs, max_pixels, &in, &held)) goto out;
     // The model holds one batch: no more images than there are (the memory check counts what runs).
     if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
     fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
@@ -193,6 +201,7 @@ int cmd_embed(int argc, char **argv) {
         status = 2;
         goto out;
     }
+    cli_held_say(&held);   // the run goes ahead
     int D = features_dim(fm);
     feats = malloc((size_t)in.n * D * sizeof *feats);
     if (!feats) { cli_error("embed", "out of memory (%ld x %d features)", in.n, D); goto out; }
@@ -238,6 +247,7 @@ int cmd_embed(int argc, char **argv) {
 out:
     features_close(fm);
     inputs_free(&in);
+    cli_held_free(&held);
     free(inputs); free(feats); free(list); free(txt_path);
     return status;
 }

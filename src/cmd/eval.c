@@ -87,9 +87,13 @@ int cmd_eval(int argc, char **argv) {
     if (dataset_scan(data_dir, &opt, &ds, err, sizeof err)) {
         cli_error(data_dir, "%s", err); ckpt_free(&ck); return 1;
     }
-    for (int k = 0; k < ds.nskipped; k++)
-        cli_error(NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
+    // The files the scan skipped, as train says them: before the failure they explain, else once the
+    // memory check has passed (a refused run prints its one line only).
+    CliHeld held = {0};
+    for (int k = 0; k < ds.nskipped; k++) cli_hold(&held, NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);
     if (ds.n == 0) {
+        cli_held_say(&held);
+        cli_held_free(&held);
         cli_error(data_dir, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
         dataset_free(&ds); ckpt_free(&ck); return 1;
     }
@@ -101,9 +105,11 @@ int cmd_eval(int argc, char **argv) {
     int mem = infer_memory_check(cfg, B, per, mem_err, sizeof mem_err);
     if (mem) cli_error("eval", "%s", mem_err);
     if (mem) {
-        dataset_free(&ds); ckpt_free(&ck);
+        cli_held_free(&held); dataset_free(&ds); ckpt_free(&ck);
         return mem;
     }
+    cli_held_say(&held);
+    cli_held_free(&held);
     Mae *m = mae_create_forward_with(cfg, B, ck.params, err, sizeof err);   // the weights without a copy
     if (m) ck.params = NULL;
     float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);

@@ -439,9 +439,9 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
 // ---------------------------------------------------------------------------------------------
 // Setup
 
-// What the scan of dir skipped or left out, each with its reason (rank 0). Printed once the flags have
-// passed every check, or with the failure it explains (no image, one class): a usage error stays one
-// line, not the last of a list of skipped files.
+// What the scan of dir skipped or left out, each with its reason (rank 0). Printed once the flags and
+// the run folder have passed every check, or with the failure it explains (no image, one class): a
+// refused run stays one line, not the last of a list of skipped files.
 static void report_skipped(const char *dir, const Dataset *ds, int unclassified) {
     run_report_skipped(ds);
     if (unclassified && ds->nroot && dist_rank() == 0)
@@ -863,12 +863,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
 }
 
 // Setup, phase 3 (rank 0 alone): the run folder, the store of working images, the pixel statistics of a
-// model from scratch, metrics.csv.
+// model from scratch, metrics.csv. What the scans skipped is said once the run folder is made and
+// locked, or before the failure it explains: a refused run prints its one line only.
 static int setup_run_folder(FineTune *t) {
     Args *a = &t->a;
     FtState *r = &t->rs;
     char err[1024];
-    report_data(t);   // every flag has passed its checks by now
     if (t->move_aside) {   // after --ckpt is read: `--ckpt RUN/checkpoint.safetensors --out RUN --overwrite`
         // --ckpt moved with it: the start line and the run's record name where it is now.
         if (run_folder_overwrite(t->run_dir, a->ckpt, r->init, sizeof r->init, err, sizeof err)) {
@@ -882,6 +882,7 @@ static int setup_run_folder(FineTune *t) {
     }
     if (!a->resume && a->from_scratch &&
         pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
+        report_data(t);
         run_report_broken(&t->ds);   // the files that failed, before the failure they explain
         cli_error("finetune", "%s", err);
         return 1;
@@ -903,6 +904,7 @@ static int setup_run_folder(FineTune *t) {
         if (taken) { cli_error("finetune", "%s", err); return 1; }
         return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err));
     }
+    report_data(t);   // the run folder is its own now: the run goes ahead
     run_remove_stale_temp_files(t->run_dir);
     char metrics[4200];
     snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);

@@ -3,6 +3,7 @@
 #ifndef VITMAE_OUTPUT_H
 #define VITMAE_OUTPUT_H
 #include <stddef.h>
+#include "cmd/cli.h"
 
 // mkdir -p with mode 0777 (the umask decides, as for mkdir(1)). 0 ok; -1 with err "<folder>: <why>"
 // and errno set (ENOTDIR when path exists and is not a folder, ENAMETOOLONG when too long).
@@ -107,10 +108,11 @@ void stem_set_free(StemSet *s);
 // The image files named by the INPUT arguments pos[0..npos): a file as itself, a folder scanned like
 // `vitmae data` (data/dataset.h; images of more than max_pixels skipped, 0: the default). Calls add(ctx, path, cls) for each image in order, cls being the
 // class folder the scan found it in, or NULL (a file given directly, or a flat folder). Inputs that do
-// not exist, files the scan skips and folders without images are reported (cli_error) and counted in
-// *failed. Returns 0, or -1 as soon as add does (out of memory).
+// not exist, files the scan skips and folders without images are counted in *failed and their lines
+// kept in *held (cmd/cli.h), for the caller to say once its outputs have passed their checks (a
+// refused run prints its one line only). Returns 0, or -1 as soon as add does (out of memory).
 int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void *ctx, const char *path, const char *cls),
-                         void *ctx, int *failed);
+                         void *ctx, int *failed, CliHeld *held);
 // An input that failed to load because a folder above it went away during the run (renamed,
 // deleted): 1, and the topmost missing folder is reported once (cli_error: "DIR: the folder is gone
 // (moved or deleted during the run)"); a later input below a folder already reported returns 1

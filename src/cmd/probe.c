@@ -45,7 +45,11 @@ static void labelled_free(Labelled *l) {
 
 // Scans dir and keeps the images that sit in class sub-folders. classes: the training classes to map
 // onto (NULL for the training folder itself). Returns 0, or the exit status after printing the error.
-static int labelled_scan(const char *flag, const char *dir, long max_pixels, const Labelled *classes, Labelled *out) {
+// The files the scan skipped and the warning of images outside the classes are kept in *held: said
+// once the run's checks have passed (a refused run prints its one line only), or before a failure
+// they may explain (no class, one class, a class the training folder lacks).
+static int labelled_scan(const char *flag, const char *dir, long max_pixels, const Labelled *classes, Labelled *out,
+                         CliHeld *held) {
     char err[1024];
     DatasetOptions opt = {.max_pixels = max_pixels};
     memset(out, 0, sizeof *out);
@@ -57,17 +61,19 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     }
     if (dataset_scan(dir, &opt, &out->ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
     const Dataset *ds = &out->ds;
-    for (int k = 0; k < ds->nskipped; k++) cli_error(NULL, "skipped %s: %s", ds->skipped[k].path, ds->skipped[k].reason);   // as train says it
+    for (int k = 0; k < ds->nskipped; k++) cli_hold(held, NULL, "skipped %s: %s", ds->skipped[k].path, ds->skipped[k].reason);   // as train says it
     if (ds->nclasses == 0) {
+        cli_held_say(held);
         cli_error(flag, "%s has no class sub-folders with images: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
         return 2;
     }
     int bad = utf8_first_invalid(ds->class_names, ds->nclasses);
     if (bad >= 0) { cli_error(dir, UTF8_CLASS_REFUSAL, ds->class_names[bad]); return 2; }
     if (ds->nroot > 0)
-        cli_message("warning: %s: " ROOT_IMAGES_UNUSED, dir, ds->nroot, ds->nroot == 1 ? "" : "s",
-                    ds->nroot == 1 ? "has" : "have", ds->nroot == 1 ? "is" : "are");
+        cli_hold(held, NULL, "warning: %s: " ROOT_IMAGES_UNUSED, dir, ds->nroot, ds->nroot == 1 ? "" : "s",
+                 ds->nroot == 1 ? "has" : "have", ds->nroot == 1 ? "is" : "are");
     if (!classes && ds->nclasses < 2) {
+        cli_held_say(held);
         cli_error(flag, "%s has one class only (%s): a probe needs at least two", dir, ds->class_names[0]);
         return 2;
     }
@@ -83,6 +89,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
         for (int t = 0; t < classes->ds.nclasses; t++)
             if (!strcmp(ds->class_names[c], classes->ds.class_names[t])) map[c] = t;
         if (map[c] < 0) {
+            cli_held_say(held);
             cli_error(flag, "class '%s' of %s is not a class of the training folder %s", ds->class_names[c], dir,
                       classes->ds.root);
             free(map);
@@ -283,12 +290,13 @@ int cmd_probe(int argc, char **argv) {
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("probe", "%s", err); return 1; }
     FeatureModel *fm = NULL;
     Labelled train = {0}, test = {0};
+    CliHeld held = {0};   // what the scans skipped, said once every check has passed
     float *ftrain = NULL, *ftest = NULL;
     ProbeResult res[NPROBES] = {{0}};
     LinearProbe lp = {0};
     int S = img, Cin = 0;
-    if ((status = labelled_scan("probe --train", train_dir, max_pixels, NULL, &train))) goto out;
-    if ((status = labelled_scan("probe --test", test_dir, max_pixels, &train, &test))) goto out;
+    if ((status = labelled_scan("probe --train", train_dir, max_pixels, NULL, &train, &held))) goto out;
+    if ((status = labelled_scan("probe --test", test_dir, max_pixels, &train, &test, &held))) goto out;
     status = 1;
     // The model holds one batch: no more images than the larger set has (the memory check counts what runs).
     long most = train.n > test.n ? train.n : test.n;
@@ -321,6 +329,7 @@ int cmd_probe(int argc, char **argv) {
     }
     if (out_dir) file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
     // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
+    cli_held_say(&held);
     output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");
     if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
                              : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
@@ -389,6 +398,7 @@ int cmd_probe(int argc, char **argv) {
 out:
     features_close(fm);
     labelled_free(&train); labelled_free(&test);
+    cli_held_free(&held);
     free(ftrain); free(ftest);
     for (int p = 0; p < NPROBES; p++) { free(res[p].pred); free(res[p].confusion); }
     probe_linear_free(&lp);

@@ -64,14 +64,14 @@ static int assign_stems(InputList *l) {
 }
 
 // Every INPUT as a list of image files. Folders are scanned like `vitmae data`; files that cannot
-// be read there, and inputs that do not exist, are reported and counted in *failed.
+// be read there, and inputs that do not exist, are counted in *failed, their lines kept in *held.
 static int gather_add(void *list, const char *path, const char *cls) {
     (void)cls;
     return input_add(list, path);
 }
 
-static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list, int *failed) {
-    if (output_gather_inputs(pos, npos, max_pixels, gather_add, list, failed)) return -1;
+static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list, int *failed, CliHeld *held) {
+    if (output_gather_inputs(pos, npos, max_pixels, gather_add, list, failed, held)) return -1;
     return assign_stems(list);
 }
 
@@ -225,9 +225,12 @@ int cmd_reconstruct(int argc, char **argv) {
     int failed = 0;
     InputList inputs = {0};
     inputs.stems.first_suffix = 1;
-    if (gather_inputs(pos, npos, max_pixels, &inputs, &failed)) {
+    // The lines of inputs that cannot be read wait until the outputs and the memory have passed their
+    // checks: a refused run prints its one line only (docs/interface.md, "Earlier results").
+    CliHeld held = {0};
+    if (gather_inputs(pos, npos, max_pixels, &inputs, &failed, &held)) {
         cli_error("reconstruct", "out of memory");
-        inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
+        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
     // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"),
@@ -235,7 +238,7 @@ int cmd_reconstruct(int argc, char **argv) {
     char **in_paths = malloc(sizeof *in_paths * (size_t)(inputs.n ? inputs.n : 1));
     if (!in_paths) {
         cli_error("reconstruct", "out of memory");
-        inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
+        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
     for (int i = 0; i < inputs.n; i++) in_paths[i] = inputs.v[i].path;
     OutputInputs in_ids = {0};
@@ -254,22 +257,17 @@ int cmd_reconstruct(int argc, char **argv) {
     }
     output_inputs_free(&in_ids);
     free(in_paths);
-    if (refused) { inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2; }
+    if (refused) { cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2; }
     if (inputs.n > 0 && output_mkdir_p(out_dir, err, sizeof err)) {
         cli_error("reconstruct --out", "cannot create the output folder: %s", err);
-        inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
+        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
     // A folder that does not take files (read-only) is one line now, not one per image at its end.
     if (inputs.n > 0 && output_check_writable(out_dir, err, sizeof err)) {
         cli_error("reconstruct --out", "%s", err);
-        inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
+        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
     file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
-
-    if (cfg->norm_pix_loss)
-        printf("note: norm-pix checkpoint: each removed patch is de-normalised with the mean and variance "
-               "of the visible patches (its own are unknown)\n");
-    if (K == L) printf("note: no patch removed: masked_mse is the MSE over all patches\n");
 
     int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
     size_t per = (size_t)S * S * C;
@@ -278,9 +276,16 @@ int cmd_reconstruct(int argc, char **argv) {
     int mem = infer_memory_check(cfg, B, per, mem_err, sizeof mem_err);
     if (mem) cli_error("reconstruct", "%s", mem_err);
     if (mem) {
-        inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
+        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
         return mem;
     }
+    // The run goes ahead: the inputs that cannot be read are said, then the notes.
+    cli_held_say(&held);
+    cli_held_free(&held);
+    if (cfg->norm_pix_loss)
+        printf("note: norm-pix checkpoint: each removed patch is de-normalised with the mean and variance "
+               "of the visible patches (its own are unknown)\n");
+    if (K == L) printf("note: no patch removed: masked_mse is the MSE over all patches\n");
     Mae *m = mae_create_forward_with(cfg, B, ck.params, err, sizeof err);   // the weights without a copy
     if (m) ck.params = NULL;
     float *images = malloc(sizeof(float) * per * B), *norm = malloc(sizeof(float) * per * B);

@@ -612,7 +612,9 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
 
     // 3. Rank 0: the run folder checked (never written into when it holds another run, docs/data.md
     //    "Run folders"), the store of working images, the pixel statistics, then the run folder made
-    //    (a run that cannot start leaves none behind).
+    //    (a run that cannot start leaves none behind). The files the scan skipped are said once the
+    //    run folder is made and locked, or before the failure they explain: a refused run prints its
+    //    one line only (docs/interface.md, section 5, "Checked first").
     if (rank == 0) {
         int own = 0;   // resuming into the run's own folder
         // No --out: a name that was free when the run started (run_folder_default), so nothing to guard;
@@ -620,10 +622,10 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         int named = !resuming && !a->out;
         rc = named ? 0 : guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
-        else run_report_skipped(&t->ds);
         if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
         if (!rc && !resuming && !a->init &&
             pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
+            run_report_skipped(&t->ds);
             run_report_broken(&t->ds);   // the files that failed, before the failure they explain
             rc = cli_report("train", err, 1);
         }
@@ -646,7 +648,10 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                 cli_report(NULL, err, rc);
             }
         }
-        if (!rc) run_remove_stale_temp_files(t->run_dir);
+        if (!rc) {
+            run_report_skipped(&t->ds);
+            run_remove_stale_temp_files(t->run_dir);
+        }
     }
     if ((rc = cli_agree(rc))) { ckpt_free(&init); return rc; }
     dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
