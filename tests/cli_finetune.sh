@@ -208,6 +208,11 @@ for case in "--data afile.png|afile.png: not a folder" "--data data --val afile.
   t "finetune ${case%%|*}: the name as typed, one line ($rc: $(cat "$dir/err"))" \
     '[ $rc -ne 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: ${case#*|}" "$dir/err"'
 done
+# The --val overlap warning names both folders as typed too (train's named the absolute paths it records).
+(cd "$dir" && "$VITMAE" finetune --ckpt "$pre" --data data --val ./data/ --batch 16 --steps 1 --threads 2 --out "$dir/valrel" > /dev/null 2> "$dir/err"); rc=$?
+t "finetune --val equal to --data, relative names: the warning names them as given ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && grep -q "^vitmae: warning: --val ./data is --data data: its images also train; the results measure fit, not generalisation$" "$dir/err"'
+rm -rf "$dir/valrel"
 # One image a class: the split holds one out (b/0.png, the smaller hash key) and class b trains on
 # nothing, which went unsaid; the run goes on with a warning naming the class.
 mkdir -p "$dir/pair/a" "$dir/pair/b"

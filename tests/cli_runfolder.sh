@@ -351,6 +351,16 @@ meet_refused "train --out inside --val" "train --out: $dir/meet/circle/run is in
 "$VITMAE" train $meet --data "$dir/meet" --val "$dir/meet/circle" --out "$dir/valin" > /dev/null 2> "$dir/meet.err"; rc=$?
 t "train --val inside --data: runs, one warning ($rc: $(cat "$dir/meet.err"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/meet.err")" -eq 1 ] && grep -q "^vitmae: warning: --val $dir/meet/circle is inside --data $dir/meet: its images also train; the results measure fit, not generalisation$" "$dir/meet.err"'
+# ... naming the folders as the user gave them, not the absolute paths the run records for --resume
+# (docs/interface.md, section 1, "Paths"; it said "--val /abs/meet/circle is inside --data /abs/meet");
+# a resume given neither names the recorded paths.
+(cd "$dir" && "$VITMAE" train $meet --data meet --val ./meet/circle/ --out "$dir/valrel" > /dev/null 2> "$dir/meet.err"); rc=$?
+t "train --val inside --data, relative names: the warning names them as given ($rc: $(cat "$dir/meet.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/meet.err")" = "vitmae: warning: --val ./meet/circle is inside --data meet: its images also train; the results measure fit, not generalisation" ]'
+"$VITMAE" train --resume "$dir/valrel" --steps 2 > /dev/null 2> "$dir/meet.err"; rc=$?
+t "... its resume without --data or --val names the recorded paths ($rc: $(cat "$dir/meet.err"))" \
+  '[ $rc -eq 0 ] && grep -q "^vitmae: warning: --val $dir/meet/circle is inside --data $dir/meet: its images also train" "$dir/meet.err"'
+rm -rf "$dir/valrel"
 "$VITMAE" train $meet --data "$dir/meet/circle" --val "$dir/meet" --out "$dir/valout" > /dev/null 2> "$dir/meet.err"; rc=$?
 t "train --data inside --val: one warning ($rc: $(cat "$dir/meet.err"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae: warning: --data $dir/meet/circle is inside --val $dir/meet: its images are also held out;" "$dir/meet.err"'

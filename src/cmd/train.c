@@ -733,7 +733,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (t->resuming[0]) cli_out("%s", t->resuming);   // the path written out as every line's (cli_out)
     if (t->goes_on[0]) cli_out("%s", t->goes_on);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
-    if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", t->rs.data, "--val", t->rs.val, "train");
+    // The folders as the user gave them (t->rs records them absolute; docs/interface.md, section 1, "Paths").
+    if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");
     if (t->vds == &t->ds && t->nval > 0 && t->nval < 8 && rank == 0)
         cli_message("warning: only %d validation image%s (--val-frac %g of %d): the validation loss will be noisy; "
                     "pass --val DIR%s", t->nval, t->nval == 1 ? "" : "s", t->rs.val_frac, t->ds.n,
