@@ -70,6 +70,12 @@ rm "$tmp/r1/flat.recon.png"
 t "an earlier --raw file: exit 2, named" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/r1/flat.recon.npy: already exists (use --force to replace it)" "$tmp/err" && [ ! -e "$tmp/r1/flat.recon.png" ]'
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw --force "$tmp/flat/flat.png"); rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ] && echo "$out" | grep -qx "flat masked_mse=0.25 psnr=6.02dB"'
+# ... and a --force run without --raw removes the earlier --raw run's arrays of the image: they stayed
+# beside the new panel, two runs mixed (a user's other file stays).
+[ -s "$tmp/r1/flat.recon.npy" ] && [ -s "$tmp/r1/flat.mask.npy" ] && echo mine > "$tmp/r1/flat.notes.npy"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --force "$tmp/flat/flat.png" > /dev/null 2>&1; rc=$?
+t "--force without --raw: the earlier run's arrays gone, the panel and the user's file there ($rc: $(ls "$tmp/r1" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(ls "$tmp/r1" | tr "\n" " ")" = "flat.notes.npy flat.recon.png " ]'
 # Two commands at once into one folder: both find the names free before computing; the one that waits
 # before publishing (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) while the other writes the same
 # image's files exits 1 with one line and leaves the other's three files whole (it used to replace

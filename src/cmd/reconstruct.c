@@ -109,7 +109,8 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 // a batch's images are written side by side (most of this command's time on a small model is
 // zlib's deflate in the PNGs). The files are written under temporary names, then published together,
 // the panel first (io/files.h): without --force (replace 0) nothing is replaced, so an image's files
-// are all this run's or all another command's that wrote them meanwhile. 0 ok, -1 and *f, or
+// are all this run's or all another command's that wrote them meanwhile; with --force a run without
+// --raw removes an earlier run's arrays of the image in the same step (file_group_sweep). 0 ok, -1 and *f, or
 // FILE_TAKEN and *f (who: the whole line, as for a file that could not be published).
 static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
                         const float *recon, const uint8_t *removed, int replace, Failure *f) {
@@ -134,6 +135,15 @@ static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in,
             if (!bad && (bad = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
         }
         if (bad) { file_group_discard(&files); return fail_at(f, "reconstruct", err); }
+    } else {   // an earlier --raw run's arrays go with --force, so the image's files are this run's only
+        static const char *const arrays[] = {"recon.npy", "mask.npy"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(path, sizeof path, "%s/%s.%s", o->out_dir, in->stem, arrays[k]);
+            if (file_group_sweep(&files, path, NULL)) {
+                file_group_discard(&files);
+                return fail_at(f, "reconstruct", "out of memory");
+            }
+        }
     }
     int rc = file_group_publish(&files, replace, err, sizeof err);   // err: "PATH: why"
     if (rc) fail_at(f, err, "");
