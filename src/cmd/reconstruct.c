@@ -268,6 +268,17 @@ int cmd_reconstruct(int argc, char **argv) {
     output_inputs_free(&in_ids);
     free(in_paths);
     if (refused) { cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2; }
+    int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
+    size_t per = (size_t)S * S * C;
+    // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would), and
+    // before the output folder is made (a refused run leaves none behind).
+    char mem_err[256];
+    int mem = infer_memory_check(cfg, B, per, mem_err, sizeof mem_err);
+    if (mem) cli_error("reconstruct", "%s", mem_err);
+    if (mem) {
+        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
+        return mem;
+    }
     if (inputs.n > 0 && output_mkdir_p(out_dir, err, sizeof err)) {
         cli_error("reconstruct --out", "cannot create the output folder: %s", err);
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
@@ -279,16 +290,6 @@ int cmd_reconstruct(int argc, char **argv) {
     }
     file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
 
-    int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
-    size_t per = (size_t)S * S * C;
-    // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would).
-    char mem_err[256];
-    int mem = infer_memory_check(cfg, B, per, mem_err, sizeof mem_err);
-    if (mem) cli_error("reconstruct", "%s", mem_err);
-    if (mem) {
-        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
-        return mem;
-    }
     // The run goes ahead: the inputs that cannot be read are said, then the notes.
     cli_held_say(&held);
     cli_held_free(&held);
