@@ -66,6 +66,26 @@ mkdir -p "$deep" && cp "$dir/set/square/00001.png" "$deep/" && cp "$dir/set/squa
 out=$("$VITMAE" data "$dir/deep"); rc=$?
 t "a folder 70 levels deep: exit 0, listed as skipped ($(echo "$out" | head -n 1))" \
   '[ $rc -eq 0 ] && echo "$out" | grep -q "1 ok, 1 skipped" && echo "$out" | grep -q "/x/x: folder nested more than 64 levels deep: not searched$"'
+# Paths past the system's 4095 bytes (made relative to their folder, as no path can name them): an
+# image whose path is too long to open, and a folder (with an image) too long to search, are each
+# listed as skipped with that reason (the folder was counted as ignored, named nowhere). Folders of 250
+# bytes a name, as deep as the last one's path still fits.
+seg=$(printf '%0250d' 0 | tr 0 y)
+mkdir -p "$dir/long/ok" && cp "$dir/set/square/00001.png" "$dir/long/ok/"
+(p="$dir/long/b"; mkdir "$p" && cd "$p" || exit 1
+ while [ $((${#p} + 1 + 250)) -lt 4096 ]; do mkdir "$seg" && cd "$seg" && p="$p/$seg" || exit 1; done
+ cp "$dir/set/square/00001.png" "$seg.png" && mkdir "$seg" && cp "$dir/set/square/00001.png" "$seg/x.png")
+out=$("$VITMAE" data "$dir/long"); rc=$?
+t "paths past 4095 bytes: exit 0, a file and a folder listed as skipped ($rc: $(echo "$out" | cut -c 1-80,4000- | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && echo "$out" | grep -q ": 1 ok, 2 skipped, 0 ignored$" && [ "$(echo "$out" | grep -c "yyyy\.png: path longer than 4095 bytes (the system limit): not opened$")" -eq 1 ] && [ "$(echo "$out" | grep -c "yyyy: folder path longer than 4095 bytes (the system limit): not searched$")" -eq 1 ]'
+check=$("$VITMAE" data --json "$dir/long" 2>&1 | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+why = sorted((len(f["path"]) > 4095, f["path"].endswith(".png"), f["reason"].split(":")[0]) for f in d["skipped_files"])
+print("ok" if (d["ok"], d["skipped"], d["ignored"], d["ignored_files"]) == (1, 2, 0, []) and why == [
+    (True, False, "folder path longer than 4095 bytes (the system limit)"),
+    (True, True, "path longer than 4095 bytes (the system limit)")] else "bad: %r" % ((d, why),))' 2>&1 | cut -c 1-300)
+t "data --json: both in skipped_files ($check)" '[ "$check" = ok ]'
 
 mkdir "$dir/empty"
 "$VITMAE" data "$dir/empty" >/dev/null 2>"$dir/err"; rc=$?

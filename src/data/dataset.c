@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,18 @@ static int visit(Walk *wk, const struct stat *st) {
     return 0;
 }
 
+// stat() of dir/name, whose joined path full may pass PATH_MAX (4095 bytes and a NUL): such an
+// entry is looked at relative to its folder, so that it can be listed for what it is (a folder not
+// searched, an image not opened) instead of being taken for a file of another kind.
+static int stat_entry(const char *dir, const char *name, const char *full, struct stat *st) {
+    if (strlen(full) < PATH_MAX) return stat(full, st);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int rc = fstatat(fd, name, st, 0);
+    close(fd);
+    return rc;
+}
+
 // Visits dir (path on disk, rel relative to the root, "" for the root) in sorted order.
 static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls, int depth, char *err, size_t errlen) {
     DIR *d = opendir(path);
@@ -167,20 +180,23 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         char *full = join(path, names[i]);
         struct stat st;
         if (!full) { wk->oom = 1; break; }
-        if (stat(full, &st) == 0 && S_ISDIR(st.st_mode)) claimed[i] = visit(wk, &st) ? -1 : 1;
+        if (stat_entry(path, names[i], full, &st) == 0 && S_ISDIR(st.st_mode)) claimed[i] = visit(wk, &st) ? -1 : 1;
         free(full);
     }
     for (int i = 0; i < nnames && !wk->oom; i++) {
         char *full = join(path, names[i]), *sub = join(rel, names[i]);
         if (!full || !sub) { free(full); free(sub); wk->oom = 1; break; }
         struct stat st;
-        int is_dir = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
+        int is_dir = stat_entry(path, names[i], full, &st) == 0 && S_ISDIR(st.st_mode);
+        // No path can name it (open, opendir and the decoders take paths): listed as skipped, with why.
+        int too_long = strlen(full) >= PATH_MAX;
         if (is_dir) {
             int seen = claimed ? claimed[i] != 1 : visit(wk, &st);
             if (seen) { wk->nignored++; free(full); free(sub); continue; }
-            if (depth + 1 >= MAX_DEPTH) {   // listed, not silently left out: it may hold images
+            if (too_long || depth + 1 >= MAX_DEPTH) {   // listed, not silently left out: it may hold images
                 char why[96];
-                snprintf(why, sizeof why, "folder nested more than %d levels deep: not searched", MAX_DEPTH);
+                if (too_long) snprintf(why, sizeof why, "folder path longer than %d bytes (the system limit): not searched", PATH_MAX - 1);
+                else snprintf(why, sizeof why, "folder nested more than %d levels deep: not searched", MAX_DEPTH);
                 add_candidate(wk, full, sub, cls, strdup(why));
                 continue;
             }
@@ -196,7 +212,9 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             free(full);
             free(sub);
         } else if (is_candidate_name(names[i])) {
-            add_candidate(wk, full, sub, cls, NULL);   // broken links and loops fail at decode
+            char why[96] = "";
+            if (too_long) snprintf(why, sizeof why, "path longer than %d bytes (the system limit): not opened", PATH_MAX - 1);
+            add_candidate(wk, full, sub, cls, why[0] ? strdup(why) : NULL);   // broken links and loops fail at decode
         } else {
             wk->nignored++;
             const char *why = ignored_image_reason(names[i]);
