@@ -176,7 +176,37 @@ else
   mkdir -p "$dir/mem/a" && cp "$dir/set/circle/00000.png" "$dir/mem/a/" && "$VITMAE_TOOLS/mkckpt" png "$dir/mem/a/huge.png" --size 4096 > /dev/null
   (ulimit -v 150000 && exec "$VITMAE" data "$dir/mem" --threads 1) > /dev/null 2> "$dir/err"; rc=$?
   t "data: a file too large for this process's memory: exit 1, one line, not called broken ($rc: $(tr "\n" "|" < "$dir/err"))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/mem: .*/mem/a/huge.png: out of memory (a limit of this process, such as ulimit -v or ulimit -n, not a broken image)$" "$dir/err"'
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/mem/a/huge.png: image 4096x4096: out of memory for its pixels (201338880 bytes, 0.2 GiB, under ulimit -v 150000 KB); a --max-pixels below 16777216 skips it" "$dir/err"'
+  # A file whose header claims more pixels than its data holds, let through by a raised --max-pixels
+  # (a 159-byte grey JPEG whose frame says 65500x65500: 17 GB of floats; ulimit -v makes the allocation
+  # fail on any machine): the scan stops with one line naming the file, its size, the bytes its pixels
+  # needed and the --max-pixels that skips it. It said "vitmae: DIR: DIR/lie.jpg: out of memory (a
+  # limit of this process, such as ulimit -v or ulimit -n, not a broken image)": the folder named
+  # twice, nothing of the size. A --max-pixels below its size skips it by name (exit 0).
+  mkdir -p "$dir/lie" && cp "$dir/set/circle/00000.png" "$dir/lie/"
+  /usr/bin/python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes.fromhex(sys.argv[2]))' "$dir/lie/lie.jpg" \
+    ffd8ffe000104a46494600010100000100010000ffdb004300100b0c0e0c0a100e0d0e1211101318281a181616183123251d283a333d3c3933383740485c4e404457453738506d51575f626768673e4d71797064785c656763ffc0000b08ffdcffdc01011100ffc40014000100000000000000000000000000000000ffc40014100100000000000000000000000000000000ffda0008010100003f003fffd9
+  (ulimit -v 150000 && exec "$VITMAE" data "$dir/lie" --max-pixels 1000000000000000 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
+  t "data: a header of 65500x65500 that its pixels cannot be allocated for: exit 1, one line with the size and bytes ($rc: $(tr "\n" "|" < "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/lie/lie.jpg: image 65500x65500: out of memory for its pixels (17161065500 bytes, 16.0 GiB, under ulimit -v 150000 KB); a --max-pixels below 4290250000 skips it" "$dir/err"'
+  "$VITMAE" data "$dir/lie" --max-pixels 4290249999 > "$dir/out" 2> "$dir/err"; rc=$?
+  t "data --max-pixels 4290249999: that file skipped, exit 0 ($rc: $(tr "\n" "|" < "$dir/out"))" \
+    '[ $rc -eq 0 ] && grep -q ": 1 ok, 1 skipped, 0 ignored$" "$dir/out" && grep -qxF "  $dir/lie/lie.jpg: image 65500x65500 exceeds --max-pixels 4290249999" "$dir/out"'
+  # With no limit set, none is named: a PNG whose header says 1000000x1000000 (libpng's largest: 12 TB
+  # of floats, more than any machine's memory; unless the kernel is told to overcommit always).
+  if [ "$(ulimit -v)" = unlimited ] && [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" != 1 ]; then
+    mkdir -p "$dir/lie2" && /usr/bin/python3 - "$dir/lie2/lie.png" <<'PY'
+import struct, sys, zlib
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 10**6, 10**6, 8, 2, 0, 0, 0))
+                              + chunk(b"IDAT", zlib.compress(b"\0" * 4)) + chunk(b"IEND", b""))
+PY
+    "$VITMAE" data "$dir/lie2" --max-pixels 1000000000000000 > /dev/null 2> "$dir/err"; rc=$?
+    t "data: the same without a ulimit names none ($rc: $(tr "\n" "|" < "$dir/err"))" \
+      '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/lie2/lie.png: image 1000000x1000000: out of memory for its pixels (12000003000000 bytes, 11175.9 GiB); a --max-pixels below 1000000000000 skips it" "$dir/err"'
+  else
+    echo "note: the check without a memory limit is skipped (ulimit -v is $(ulimit -v), vm.overcommit_memory $(cat /proc/sys/vm/overcommit_memory 2>/dev/null))"
+  fi
 fi
 rm -rf "$dir"
 [ $fail -eq 0 ] && echo "cli data ok"

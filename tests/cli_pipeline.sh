@@ -257,7 +257,21 @@ else
     --dec-depth 1 --dec-heads 2 --batch 4 --steps 6 --val-frac 0 --pixel-norm imagenet --threads 1 --out "$dir/mem.run") \
     > /dev/null 2> "$dir/mem.err"; rc=$?
   t "an image too large for this process's memory stops the run: exit 1, named, not skipped ($rc: $(tr "\n" "|" < "$dir/mem.err"))" \
-    '[ $rc -eq 1 ] && grep -q "^vitmae: .*/mem/huge.png: out of memory (a limit of this process, such as ulimit -v or ulimit -n, not a broken image)$" "$dir/mem.err" && ! grep -q "skipped" "$dir/mem.err"'
+    '[ $rc -eq 1 ] && grep -qxF "vitmae: $dir/mem/huge.png: image 4096x4096: out of memory for its pixels (201338880 bytes, 0.2 GiB, under ulimit -v 150000 KB); a --max-pixels below 16777216 skips it" "$dir/mem.err" && ! grep -q "skipped" "$dir/mem.err"'
+  # A 69-byte PNG whose header says 100000x100000 (120 GB of floats), let through by a raised
+  # --max-pixels, met by the pixel statistics: one line naming the file, its size and the bytes, exit
+  # 1, no run folder. It said "vitmae: train: PATH: out of memory (a limit of this process, ...)".
+  mkdir -p "$dir/lie" && cp "$dir/mem/"[1-6].png "$dir/lie/" && /usr/bin/python3 - "$dir/lie/lie.png" <<'PY'
+import struct, sys, zlib
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 10**5, 10**5, 8, 2, 0, 0, 0))
+                              + chunk(b"IDAT", zlib.compress(b"\0" * 4)) + chunk(b"IEND", b""))
+PY
+  (ulimit -v 150000 && exec "$VITMAE" train --data "$dir/lie" --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 \
+    --dec-depth 1 --dec-heads 2 --batch 4 --steps 2 --val-frac 0 --max-pixels 1000000000000 --threads 1 --out "$dir/lie.run") \
+    > /dev/null 2> "$dir/lie.err"; rc=$?
+  t "train --max-pixels 10^12: a header of 100000x100000 stops the run, one line with the size and bytes ($rc: $(tr "\n" "|" < "$dir/lie.err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/lie.err")" -eq 1 ] && grep -qxF "vitmae: $dir/lie/lie.png: image 100000x100000: out of memory for its pixels (120000300000 bytes, 111.8 GiB, under ulimit -v 150000 KB); a --max-pixels below 10000000000 skips it" "$dir/lie.err" && [ ! -e "$dir/lie.run" ]'
 fi
 # The bottleneck note is judged on enough steps after the first (which waits for the loader to start):
 # a short run on large images (--cache-mb 0: each decoded at its step) was told "data pipeline is the

@@ -360,7 +360,7 @@ else
   (ulimit -v 150000 && exec "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/oom" --threads 1 \
     "$tmp/huge1.png" "$tmp/huge2.png" "$tmp/huge3.png") > /dev/null 2> "$tmp/err"; rc=$?
   t "out of memory: stopped at the first image, two lines ($rc: $(tr "\n" "|" < "$tmp/err"))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 2 ] && grep -q "huge1.png: out of memory" "$tmp/err" && tail -n 1 "$tmp/err" | grep -qx "vitmae: reconstruct: stopped: this process is out of memory or open files (0 of 3 images written)"'
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 2 ] && grep -q "huge1.png: image 4096x4096: out of memory for its pixels (201338880 bytes" "$tmp/err" && tail -n 1 "$tmp/err" | grep -qx "vitmae: reconstruct: stopped: this process is out of memory or open files (0 of 3 images written)"'
   rm -f "$tmp"/huge?.png
 fi
 

@@ -184,7 +184,8 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
         if (S_ISDIR(st.st_mode)) {
             char err[512];
             DatasetOptions opt = {.max_pixels = max_pixels};
-            if (dataset_scan(inputs[i], &opt, &ds, err, sizeof err)) { cli_hold(held, inputs[i], "%s", err); (*failures)++; continue; }
+            int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
+            if (src) { cli_hold(held, src == DATASET_ERR_FILE ? NULL : inputs[i], "%s", err); (*failures)++; continue; }
             scanned = 1;
             for (int k = 0; k < ds.nskipped; k++) { cli_hold(held, ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failures)++; }
             if (ds.n == 0) { cli_hold(held, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); (*failures)++; }

@@ -461,7 +461,8 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     // evaluation first needs it, not also here.
     DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb,
                           .lazy = 1};
-    if (dataset_scan(dir, &opt, ds, err, sizeof err)) { cli_error(dir, "%s", err); return 1; }
+    int src = dataset_scan(dir, &opt, ds, err, sizeof err);
+    if (src) { cli_error(src == DATASET_ERR_FILE ? NULL : dir, "%s", err); return 1; }
     if (ds->n == 0) {
         report_skipped(dir, ds, 0);
         cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
@@ -880,11 +881,12 @@ static int setup_run_folder(FineTune *t) {
         cli_error("finetune --store", "%s", err);
         return 1;
     }
-    if (!a->resume && a->from_scratch &&
-        pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
+    int stats_rc = !a->resume && a->from_scratch
+                   ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err) : 0;
+    if (stats_rc) {
         report_data(t);
         run_report_broken(&t->ds);   // the files that failed, before the failure they explain
-        cli_error("finetune", "%s", err);
+        cli_error(stats_rc == DATASET_ERR_FILE ? NULL : "finetune", "%s", err);
         return 1;
     }
     for (;;) {

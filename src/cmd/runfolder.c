@@ -320,8 +320,7 @@ int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int 
         for (int i = 0; i < 3; i++) { c->pixel_mean[i] = 0.0f; c->pixel_std[i] = 1.0f; }
         return 0;
     }
-    return dataset_pixel_stats(ds, idx, n, 10000, 0, c->img_size, c->in_chans, c->pixel_mean, c->pixel_std, err, errlen)
-           ? -1 : 0;
+    return dataset_pixel_stats(ds, idx, n, 10000, 0, c->img_size, c->in_chans, c->pixel_mean, c->pixel_std, err, errlen);
 }
 
 int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen) {

@@ -181,7 +181,8 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
 // snapshot is how a run recovers).
 int run_folder_foreign_checkpoint(const char *file, const char *dir);
 // --pixel-norm dataset|imagenet|none into cfg->pixel_mean / pixel_std ("dataset": measured on the
-// evaluation views of the items idx[0..n)). 0 ok, -1 with a reason.
+// evaluation views of the items idx[0..n)). 0 ok, -1 with a reason, DATASET_ERR_FILE with a reason
+// that names its file (data/dataset.h).
 int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const int *idx, int n, char *err,
                     size_t errlen);
 

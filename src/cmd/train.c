@@ -461,7 +461,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (!resuming || cli_flag(flags, nflags, "--max-pixels")->seen) t->rs.max_pixels = a->lf.max_pixels;
     // The data: headers read now, pixels decoded when first needed (docs/data.md).
     DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
-    if (dataset_scan(data, &opt, &t->ds, err, sizeof err)) { ckpt_free(init); return cli_report(data, err, 1); }
+    int src = dataset_scan(data, &opt, &t->ds, err, sizeof err);
+    if (src) { ckpt_free(init); return cli_report(src == DATASET_ERR_FILE ? NULL : data, err, 1); }
     if (t->ds.n == 0) {
         run_report_skipped(&t->ds);
         ckpt_free(init);
@@ -470,7 +471,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     if (val) {
         opt.cache_mb = a->lf.cache_mb / 8;   // validation images are few and read at every evaluation
-        if (dataset_scan(val, &opt, &t->val_ds, err, sizeof err)) { ckpt_free(init); return cli_report(val, err, 1); }
+        if ((src = dataset_scan(val, &opt, &t->val_ds, err, sizeof err))) {
+            ckpt_free(init);
+            return cli_report(src == DATASET_ERR_FILE ? NULL : val, err, 1);
+        }
         if (t->val_ds.n == 0) {
             ckpt_free(init);
             snprintf(err, sizeof err, "no decodable image for --val (%d skipped, %d ignored)", t->val_ds.nskipped,
@@ -623,11 +627,12 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         rc = named ? 0 : guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
         if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
-        if (!rc && !resuming && !a->init &&
-            pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)) {
+        int stats_rc = !rc && !resuming && !a->init
+                       ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err) : 0;
+        if (stats_rc) {
             run_report_skipped(&t->ds);
             run_report_broken(&t->ds);   // the files that failed, before the failure they explain
-            rc = cli_report("train", err, 1);
+            rc = cli_report(stats_rc == DATASET_ERR_FILE ? NULL : "train", err, 1);
         }
         while (!rc) {
             if (train_out_prepare(t->run_dir, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)

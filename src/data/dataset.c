@@ -269,6 +269,12 @@ static void decode_one(const Candidate *cd, long max_pixels, int lazy, Decoded *
     }
 }
 
+// What follows a reason that is the process's failure, not the file's (image_why_is_resource): the
+// note for a limit such as ulimit; nothing after an image's pixels, whose reason says what they needed.
+static const char *resource_note(const char *why) {
+    return image_why_is_resource(why) == 1 ? " " DATASET_RESOURCE_NOTE : "";
+}
+
 static DataShared *shared_new(int n, size_t budget, const char *store_dir);
 static void shared_free(DataShared *sh, int n);
 
@@ -293,8 +299,8 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     // fails, naming it, instead of listing it as skipped (the same folder then gave other images).
     for (int i = 0; rc == 0 && i < ncand; i++)
         if (dec[i].reason && image_why_is_resource(dec[i].reason)) {
-            snprintf(err, errlen, "%s: %s " DATASET_RESOURCE_NOTE, wk.cand[i].path, dec[i].reason);
-            rc = -1;
+            snprintf(err, errlen, "%s: %s%s", wk.cand[i].path, dec[i].reason, resource_note(dec[i].reason));
+            rc = DATASET_ERR_FILE;
         }
 
     // Items, classes (first-level folders in sorted order, kept when they hold a usable image), skips.
@@ -827,7 +833,7 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
         }
         if (root_check(ds, err, errlen)) return -1;
         if (image_why_is_resource(why)) {   // not the file's fault: the run stops rather than drop it
-            snprintf(err, errlen, "%s: %s " DATASET_RESOURCE_NOTE, ds->items[item].path, why);
+            snprintf(err, errlen, "%s: %s%s", ds->items[item].path, why, resource_note(why));
             return -1;
         }
         if (!ds->lazy) return item_error(ds, item, why, err, errlen);
@@ -923,7 +929,7 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, dou
             status[k] = item_view(ds, item, size, channels, AUGMENT_NONE, NULL, view, why, 256);
             if (status[k] && image_why_is_resource(why)) {   // the process's limit, not the file's fault
                 size_t l = strlen(why);
-                snprintf(why + l, 256 - l, " " DATASET_RESOURCE_NOTE);
+                snprintf(why + l, 256 - l, "%s", resource_note(why));
             } else if (status[k] && ds->lazy) {   // broken past its header: left out of the statistics
                 mark_broken(ds, item, why);
                 status[k] = 1;
@@ -941,7 +947,7 @@ int dataset_pixel_stats(const Dataset *ds, const int *idx, int n, int limit, dou
     }
     int rc = 0, used = 0;
     for (int k = 0; k < m && !rc; k++) {
-        if (status[k] < 0) rc = item_error(ds, idx[(size_t)k * n / m], errs + (size_t)k * 256, err, errlen);
+        if (status[k] < 0) rc = item_error(ds, idx[(size_t)k * n / m], errs + (size_t)k * 256, err, errlen) ? DATASET_ERR_FILE : 0;
         used += status[k] == 0;
     }
     if (!rc && used == 0) { snprintf(err, errlen, "no image decodes for the pixel statistics"); rc = -1; }

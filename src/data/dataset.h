@@ -97,8 +97,12 @@ size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n);
 typedef struct { long decoded, cache_hits, store_hits, store_writes, broken; size_t cache_bytes, cache_budget; } DataStats;
 void dataset_stats(const Dataset *ds, DataStats *st);
 
+// Returned instead of -1 when err is about one file and names it ("PATH: why"): a command prints it as
+// it is, `vitmae: PATH: why` (docs/interface.md, section 1), not after a <what> of its own.
+#define DATASET_ERR_FILE (-2)
 // Scans root. 0 ok (also when no image is usable: check ds->n), -1 when root cannot be read as a
-// folder (err: the reason, without the path). opt may be NULL (defaults, no cache).
+// folder (err: the reason, without the path), DATASET_ERR_FILE when a file could not be read for want
+// of memory or open files (image_why_is_resource; docs/data.md). opt may be NULL (defaults, no cache).
 int  dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char *err, size_t errlen);
 void dataset_free(Dataset *ds);
 
@@ -166,8 +170,11 @@ int  dataset_take_broken(const Dataset *ds, DataSkip *out, int *items, int max);
 // The images measured: idx picked evenly, at most limit of them and at most as many as fit
 // pixel_budget (<= 0: DATASET_STATS_PIXELS) decoded pixels at the mean of their header sizes, but
 // at least DATASET_STATS_MIN: a folder of large photos measures a few dozen of them.
+// 0 ok; DATASET_ERR_FILE when an image could not be read for want of memory or open files (in a
+// dataset that is not lazy, for any reason), err naming it; -1 otherwise (no image decodes).
 // Said after a file's reason when the process, not the file, failed (data/image.h,
-// image_why_is_resource): the scan and a training batch then fail instead of skipping the file.
+// image_why_is_resource 1; the reason for an image's pixels, 2, says what they needed): the scan and a
+// training batch then fail instead of skipping the file.
 #define DATASET_RESOURCE_NOTE "(a limit of this process, such as ulimit -v or ulimit -n, not a broken image)"
 #define DATASET_STATS_PIXELS 2.0e8
 #define DATASET_STATS_MIN 16

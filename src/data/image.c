@@ -22,6 +22,7 @@
 #include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "io/json.h"
@@ -52,6 +53,22 @@ static int pixel_limit_exceeded(unsigned long w, unsigned long h, long max_pixel
     if ((unsigned long long)w * h <= (unsigned long long)limit) return 0;
     if (err && errlen) snprintf(err, errlen, "image %lux%lu exceeds --max-pixels %ld", w, h, limit);
     return 1;
+}
+
+// The reason when the buffers for the pixels of a w x h image (bytes in all; w, h as the header says,
+// before orientation) cannot be allocated: the size and the bytes, the process's memory limit when it
+// has one, and the --max-pixels that refuses the image by name on any machine (a broken header may
+// claim a size its data cannot hold). image_why_is_resource: 2.
+static void pixels_oom(unsigned long w, unsigned long h, size_t bytes, char *err, size_t errlen) {
+    char limit[64] = "";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(limit, sizeof limit, ", under ulimit -v %llu KB", (unsigned long long)rl.rlim_cur / 1024);
+    else if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(limit, sizeof limit, ", under ulimit -d %llu KB", (unsigned long long)rl.rlim_cur / 1024);
+    if (err && errlen)
+        snprintf(err, errlen, "image %lux%lu: " IMAGE_PIXELS_OOM " (%zu bytes, %.1f GiB%s); a --max-pixels below %llu skips it",
+                 w, h, bytes, bytes / 1073741824.0, limit, (unsigned long long)w * h);
 }
 
 // What a decode is asked for: the pixel limit, a shorter side the result may shrink to (JPEG DCT
@@ -611,10 +628,11 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
         png_read_cleanup(r);
         return -1;
     }
-    r->rows = malloc(rowbytes * (passes > 1 ? h : 1));
-    r->px = malloc((size_t)w * h * c * sizeof(float));
+    size_t row_bytes = rowbytes * (passes > 1 ? h : 1), px_bytes = (size_t)w * h * c * sizeof(float);
+    r->rows = malloc(row_bytes);
+    r->px = malloc(px_bytes);
     if (!r->rows || !r->px) {
-        snprintf(r->msg, sizeof r->msg, "out of memory");
+        pixels_oom(w, h, row_bytes + px_bytes, r->msg, sizeof r->msg);
         png_read_cleanup(r);
         free(r->px);
         r->px = NULL;
@@ -641,9 +659,9 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     out->c = c;
     out->px = r->px;
     r->px = NULL;
-    if (orientation != 1 && image_orient(out, orientation) != 0) {
+    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
         image_free(out);
-        snprintf(r->msg, sizeof r->msg, "out of memory");
+        pixels_oom(w, h, (size_t)w * h * c * sizeof(float), r->msg, sizeof r->msg);
         return -1;
     }
     return 0;
@@ -744,6 +762,7 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     ci->scale_denom = 8;
     jpeg_start_decompress(ci);
     int w = (int)ci->output_width, h = (int)ci->output_height, in_c = ci->output_components;
+    unsigned long header_w = ci->image_width, header_h = ci->image_height;   // w x h is the scaled size
     if (in_c != (cmyk ? 4 : c)) {
         snprintf(r->jerr.msg, sizeof r->jerr.msg, "unsupported JPEG colour layout");
         jpeg_read_cleanup(r);
@@ -751,10 +770,11 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     }
     // Adobe's CMYK JPEGs (Photoshop, libjpeg with its Adobe marker) store inverted inks, as PIL assumes.
     int inverted = cmyk && ci->saw_Adobe_marker;
+    size_t px_bytes = (size_t)w * h * c * sizeof(float);
     r->row = malloc((size_t)w * in_c);
-    r->px = malloc((size_t)w * h * c * sizeof(float));
+    r->px = malloc(px_bytes);
     if (!r->row || !r->px) {
-        snprintf(r->jerr.msg, sizeof r->jerr.msg, "out of memory");
+        pixels_oom(header_w, header_h, (size_t)w * in_c + px_bytes, r->jerr.msg, sizeof r->jerr.msg);
         jpeg_read_cleanup(r);
         free(r->px);
         r->px = NULL;
@@ -792,9 +812,9 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     out->c = c;
     out->px = r->px;
     r->px = NULL;
-    if (orientation != 1 && image_orient(out, orientation) != 0) {
+    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
         image_free(out);
-        snprintf(r->jerr.msg, sizeof r->jerr.msg, "out of memory");
+        pixels_oom(header_w, header_h, (size_t)w * h * c * sizeof(float), r->jerr.msg, sizeof r->jerr.msg);
         return -1;
     }
     return 0;
@@ -846,13 +866,17 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     uint8_t *rgb = WebPDecodeRGB(buf, len, &w, &h);
     if (!rgb) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
     float *px = malloc((size_t)w * h * 3 * sizeof(float));
-    if (!px) { WebPFree(rgb); set_err(err, errlen, "out of memory"); return -1; }
+    if (!px) {
+        WebPFree(rgb);
+        pixels_oom((unsigned long)w, (unsigned long)h, (size_t)w * h * 3 * sizeof(float), err, errlen);
+        return -1;
+    }
     for (size_t i = 0; i < (size_t)w * h * 3; i++) px[i] = (float)rgb[i] / 255.0f;
     WebPFree(rgb);
     *out = (Image){w, h, 3, px};
-    if (orientation != 1 && image_orient(out, orientation) != 0) {
+    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
         image_free(out);
-        set_err(err, errlen, "out of memory");
+        pixels_oom((unsigned long)w, (unsigned long)h, (size_t)w * h * 3 * sizeof(float), err, errlen);
         return -1;
     }
     return 0;
@@ -1479,6 +1503,7 @@ int image_view(const Image *im, int size, int channels, float *out, char *err, s
 int image_why_is_resource(const char *why) {
     static const char *const kinds[] = {"out of memory", "cannot allocate memory", "insufficient memory",
                                         "too many open files", NULL};
+    if (why && strstr(why, IMAGE_PIXELS_OOM)) return 2;
     for (int i = 0; why && kinds[i]; i++)
         if (strstr(why, kinds[i])) return 1;
     return 0;

@@ -33,8 +33,13 @@ void image_free(Image *im);
 int  image_load_reduced(const char *path, long max_pixels, int min_short, Image *out, char *err, size_t errlen);
 // 1 when a decode's reason (err of image_load, image_probe) is this process running out of memory or
 // of open files (ulimit -v, ulimit -n), which says nothing about the file: a caller stops instead of
-// skipping the image as broken (the same file decodes once memory allows). Hostile files never
-// give these reasons (tests/test_hostile.c); sizes beyond --max-pixels are refused by name first.
+// skipping the image as broken (the same file decodes once memory allows). 2 when it is the buffer
+// for the pixels of an image that --max-pixels let through ("image WxH: out of memory for its pixels
+// (N bytes, ...); a --max-pixels below W*H skips it"): a stop too, since a photo too large for this
+// machine and a header that lies about its size cannot be told apart before the pixels are read; the
+// reason says what it needed, and a lower --max-pixels skips such a file on any machine. Hostile files
+// give neither at the default --max-pixels (tests/test_hostile.c); sizes beyond it are refused by name.
+#define IMAGE_PIXELS_OOM "out of memory for its pixels"
 int  image_why_is_resource(const char *why);
 // The size (after EXIF orientation) and channels (1 or 3, as image_load would give) from the header
 // alone, without decoding pixels; the pixel limit is checked. A file whose pixel data is broken
