@@ -151,6 +151,9 @@ bad "embed --layer 3" 2 "0..2" embed --ckpt "$ck" --layer 3 --out "$tmp/x.npy" "
 bad "embed --layer x" 2 "last" embed --ckpt "$ck" --layer x --out "$tmp/x.npy" "$tmp/train"
 bad "embed --pool max" 2 "cls|mean" embed --ckpt "$ck" --pool max --out "$tmp/x.npy" "$tmp/train"
 bad "embed --out x.bin" 2 ".npy" embed --ckpt "$ck" --out "$tmp/x.bin" "$tmp/train"
+# A name that is only the extension wrote the hidden files .npy and .txt (dir/.npy passed the check).
+bad "embed --out DIR/.npy" 2 "^vitmae: embed --out: '$tmp/.npy' must be a file name ending in .npy, such as feats.npy (FEATS.txt is written beside it)$" embed --ckpt "$ck" --out "$tmp/.npy" "$tmp/train"
+t "embed --out DIR/.npy: nothing written" '[ ! -e "$tmp/.npy" ] && [ ! -e "$tmp/.txt" ]'
 bad "embed no --ckpt" 2 "ckpt" embed --out "$tmp/x.npy" "$tmp/train"
 # An output folder that cannot be made or written: one wording, "CMD --out: ...", found before the
 # work. embed computed every feature before it found that FEATS.npy's folder did not exist
@@ -259,6 +262,23 @@ mkdir -p "$tmp/two/p" "$tmp/two/q"
 cp "$(ls "$tmp"/train/circle/*.png | head -n 1)" "$tmp/two/p/"; cp "$(ls "$tmp"/train/square/*.png | head -n 1)" "$tmp/two/q/"
 "$VITMAE" probe --pixels --img 2500 --channels 1 --json --linear --linear-epochs 1 --train "$tmp/two" --test "$tmp/two" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "--pixels --img 2500 --linear on 2 images ($(head -c 100 "$tmp/err"))" '[ $rc -eq 0 ] && py "assert 0 <= j[\"linear_top1\"] <= 1"'
+# Feature matrices larger than the machine: refused before any feature is computed, one line with the
+# bytes (a pixel baseline at a large --img was killed by the system's out-of-memory killer partway,
+# exit 137: malloc does not fail where memory is overcommitted). Enough 16-pixel images that their
+# 4096 x 4096 x 3 views need more than 90% of this machine's memory (the images twice: --train and
+# --test are one folder); ulimit -v 4 GB keeps a build without the check from taking the machine's
+# memory (its malloc fails instead). Not under the sanitizers, whose shadow memory ulimit -v refuses.
+mem=$(($(getconf _PHYS_PAGES) * $(getconf PAGE_SIZE)))
+per=$((2 * 4096 * 4096 * 3 * 4))
+count=$((mem * 9 / 10 / (2 * per) + 4))
+if [ "${VITMAE_SANITIZED:-0}" = 1 ] || [ $count -gt 3000 ]; then
+  echo "note: probe's memory refusal not checked (sanitized build, or $count images would be needed)"
+else
+  "$VITMAE_TOOLS/synth" "$tmp/many" --count $count --size 16 --classes 2 --seed 4 >/dev/null
+  (ulimit -v 4000000 && exec "$VITMAE" probe --pixels --img 4096 --channels 3 --train "$tmp/many" --test "$tmp/many" --out "$tmp/mcm") >"$tmp/out" 2>"$tmp/err"; rc=$?
+  t "--pixels views larger than memory: exit 1, one line with the bytes, nothing made ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && one_line && grep -q "^vitmae: probe: the features of $((2 * count)) images of dim 50331648 need [0-9]* bytes (.* GiB, with kNN.s normalised copies); this machine has .* GiB (use a smaller --img)$" "$tmp/err" && [ ! -s "$tmp/out" ] && [ ! -e "$tmp/mcm" ]'
+fi
 probe --pixels --json
 t "--pixels with --ckpt: view from the checkpoint" 'py "assert j[\"features\"] == \"pixels\""'
 # --img and --channels given with --ckpt take the place of its view; --help said they were for

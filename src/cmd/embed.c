@@ -161,8 +161,11 @@ int cmd_embed(int argc, char **argv) {
     if (!ckpt_path) { cli_error("embed", "--ckpt FILE is required (see vitmae embed --help)"); goto out; }
     if (!out_path) { cli_error("embed", "--out FEATS.npy is required (see vitmae embed --help)"); goto out; }
     size_t olen = strlen(out_path);
-    if (olen < 5 || strcmp(out_path + olen - 4, ".npy")) {
-        cli_error("embed --out", "'%s' must end in .npy (FEATS.txt is written beside it)", out_path);
+    const char *leaf = strrchr(out_path, '/');
+    leaf = leaf ? leaf + 1 : out_path;
+    if (olen < 4 || strcmp(out_path + olen - 4, ".npy") || !strcmp(leaf, ".npy")) {   // ".npy" alone: no name
+        cli_error("embed --out", "'%s' must be a file name ending in .npy, such as feats.npy (FEATS.txt is "
+                  "written beside it)", out_path);
         goto out;
     }
     if (ninputs == 0) { cli_error("embed", "no INPUT: give image files or folders (see vitmae embed --help)"); goto out; }

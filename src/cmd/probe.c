@@ -318,6 +318,21 @@ int cmd_probe(int argc, char **argv) {
             goto out;
         }
     }
+    if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
+                             : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
+    int C = train.ds.nclasses;
+    long dim = fm ? features_dim(fm) : (long)S * S * Cin;
+    // The feature matrices must fit before any is computed or the --out folder made: a pixel baseline
+    // at a large --img was killed by the system's out-of-memory killer partway (malloc does not fail
+    // where memory is overcommitted).
+    size_t need = probe_bytes_needed(train.n, test.n, dim);
+    long have = cpu_physical_memory_bytes();
+    if (have > 0 && (double)need > 0.9 * (double)have) {
+        cli_error("probe", "the features of %ld images of dim %ld need %zu bytes (%.2f GiB, with kNN's normalised "
+                  "copies); this machine has %.2f GiB%s", train.n + test.n, dim, need, need / 1073741824.0,
+                  have / 1073741824.0, pixels ? " (use a smaller --img)" : "");
+        goto out;
+    }
     // The --out folder is made before the work, as reconstruct and attention make theirs: a folder that
     // cannot be made, or does not take files, is found before the features are computed.
     if (out_dir && output_mkdir_p(out_dir, err, sizeof err)) {
@@ -332,10 +347,6 @@ int cmd_probe(int argc, char **argv) {
     // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
     cli_held_say(&held);
     output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");
-    if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
-                             : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
-    int C = train.ds.nclasses;
-    long dim = fm ? features_dim(fm) : (long)S * S * Cin;
     if (fm) snprintf(what, sizeof what, "encoder %s token%s, block %d of 0..%d, %s", features_pool_name(spec.pool),
                      spec.pool == FEATURES_POOL_MEAN ? "s" : "", spec.layer, features_config(fm)->depth - 1, ckpt_path);
     else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);

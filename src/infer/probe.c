@@ -25,6 +25,10 @@ static float *l2_rows(const float *x, long n, int dim) {
 
 enum { KNN_CHUNK = 256 };   // test rows per similarity block
 
+size_t probe_bytes_needed(long ntrain, long ntest, long dim) {
+    return sizeof(float) * (2 * (size_t)(ntrain + ntest) * (size_t)dim + (size_t)KNN_CHUNK * (size_t)ntrain);
+}
+
 int probe_knn(const float *train, const int *train_labels, long ntrain, const float *test, long ntest,
               int dim, int nclasses, int k, float temperature, int *pred, char *err, size_t errlen) {
     if (ntrain < 1 || ntest < 0 || dim < 1 || nclasses < 1 || k < 1 || !(temperature > 0)

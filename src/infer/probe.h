@@ -28,6 +28,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// The bytes a probe run holds at its peak for ntrain + ntest feature rows of dim floats: the two
+// matrices, and beside them kNN's L2-normalised copies of both with one block of similarities
+// (KNN_CHUNK test rows), more than the linear probe's normalised training rows. The command checks it
+// against the machine's memory before it computes a feature (docs/encoder.md).
+size_t probe_bytes_needed(long ntrain, long ntest, long dim);
+
 // Predicted classes of ntest rows: pred [ntest]. 0 ok, -1 (out of memory, bad arguments) with a reason.
 int probe_knn(const float *train, const int *train_labels, long ntrain, const float *test, long ntest,
               int dim, int nclasses, int k, float temperature, int *pred, char *err, size_t errlen);
