@@ -418,6 +418,15 @@ static void checkpoint_checks(void) {
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"), "no head, damaged: %s", err);
     CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && strstr(err, "crc32 mismatch (file damaged)"),
           "weights only, no head, damaged: %s", err);
+    // A class named twice, and a head that says it pools otherwise than vitmae computes it, were read
+    // without a word (classify then named two classes alike; the pool was taken as avg).
+    const char *twice[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"b\",\"a\",\"b\"],\"global_pool\":\"avg\"}"};
+    CHECK(st_write(path, &one, 1, keys, twice, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "class 'b' is named twice"), "a class twice: %s", err);
+    const char *token[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\",\"c\"],\"global_pool\":\"token\"}"};
+    CHECK(st_write(path, &one, 1, keys, token, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "global_pool token is not supported"),
+          "global_pool token: %s", err);
     const char *one_class[3] = {"vitmae", cj, "{\"num_classes\":1,\"classes\":[\"a\"]}"};
     CHECK(st_write(path, &one, 1, keys, one_class, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "num_classes"), "one class: %s", err);

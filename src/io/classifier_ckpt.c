@@ -82,6 +82,25 @@ static int take(StFile *f, const char *name, const MaeTensor *t, float *dst, cha
     return 0;
 }
 
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+// 1 with "PATH: class 'NAME' is named twice ..." in err when two of names[0..n) are the same; else 0
+// (also when out of memory for the sorted copy: then err says so and it returns 1).
+static int classes_repeat(char *const *names, int n, const char *path, char *err, size_t errlen) {
+    char **sorted = malloc((size_t)(n ? n : 1) * sizeof *sorted);
+    if (!sorted) { snprintf(err, errlen, "%s: out of memory", path); return 1; }
+    memcpy(sorted, names, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_names);
+    int rep = 0;
+    for (int i = 1; i < n && !rep; i++)
+        if (!strcmp(sorted[i - 1], sorted[i])) {
+            snprintf(err, errlen, "%s: metadata 'classifier': class '%.200s' is named twice", path, sorted[i]);
+            rep = 1;
+        }
+    free(sorted);
+    return rep;
+}
+
 // moments 0: the AdamW moments are checked (names, shapes) but not copied (clf_ckpt_load_weights).
 static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
@@ -110,6 +129,17 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
         if (!cJSON_IsString(v)) { snprintf(err, errlen, "%s: class names must be strings", path); goto out; }
         out->classes[i] = strdup(v->valuestring);
         if (!out->classes[i]) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    }
+    // A class named twice would make a prediction's name (and classify's labels) ambiguous; the
+    // names are compared sorted, not each with each (a head may have many classes).
+    if (classes_repeat(out->classes, K, path, err, errlen)) goto out;
+    // The head pools the patch tokens (timm's global_pool="avg"); a file that says otherwise would be
+    // computed as it does not say.
+    const cJSON *pool = cJSON_GetObjectItemCaseSensitive(o, "global_pool");
+    if (pool && !(cJSON_IsString(pool) && !strcmp(pool->valuestring, "avg"))) {
+        snprintf(err, errlen, "%s: metadata 'classifier': global_pool %s is not supported (vitmae's heads pool "
+                 "the patch tokens: \"avg\")", path, cJSON_IsString(pool) ? pool->valuestring : "(not a string)");
+        goto out;
     }
     int n = clf_param_table(&out->cfg, NULL, 0);
     tab = malloc((size_t)n * sizeof *tab);
