@@ -189,6 +189,15 @@ else
   (ulimit -v 150000 && exec "$VITMAE" data "$dir/lie" --max-pixels 1000000000000000 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
   t "data: a header of 65500x65500 that its pixels cannot be allocated for: exit 1, one line with the size and bytes ($rc: $(tr "\n" "|" < "$dir/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/lie/lie.jpg: image 65500x65500: out of memory for its pixels (17161065500 bytes, 16.0 GiB, under ulimit -v 150000 KB); a --max-pixels below 4290250000 skips it" "$dir/err"'
+  # ... and a WebP whose pixels libwebp cannot allocate (a 38-byte lossless stream of one colour whose
+  # header says 16383x16383: 805 MB of RGB): out of memory with its size, not "corrupt or truncated
+  # WebP data" (libwebp's simple API gave no status).
+  mkdir -p "$dir/liew" && cp "$dir/set/circle/00000.png" "$dir/liew/"
+  /usr/bin/python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes.fromhex(sys.argv[2]))' "$dir/liew/lie.webp" \
+    524946461e000000574542505650384c110000002ffebfff0f0750bc6a15b9ff8188e87f0000
+  (ulimit -v 400000 && exec "$VITMAE" data "$dir/liew" --max-pixels 1000000000 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
+  t "data: a WebP whose pixels libwebp cannot allocate: exit 1, one line, out of memory with its size ($rc: $(tr "\n" "|" < "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/liew/lie.webp: image 16383x16383: out of memory for its pixels (805208067 bytes, 0.7 GiB, under ulimit -v 400000 KB); a --max-pixels below 268402689 skips it" "$dir/err"'
   "$VITMAE" data "$dir/lie" --max-pixels 4290249999 > "$dir/out" 2> "$dir/err"; rc=$?
   t "data --max-pixels 4290249999: that file skipped, exit 0 ($rc: $(tr "\n" "|" < "$dir/out"))" \
     '[ $rc -eq 0 ] && grep -q ": 1 ok, 1 skipped, 0 ignored$" "$dir/out" && grep -qxF "  $dir/lie/lie.jpg: image 65500x65500 exceeds --max-pixels 4290249999" "$dir/out"'

@@ -863,16 +863,35 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
         return 0;
     }
     int w = 0, h = 0;
-    uint8_t *rgb = WebPDecodeRGB(buf, len, &w, &h);
-    if (!rgb) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
+    // The advanced API (not WebPDecodeRGB) for its status: libwebp failing to allocate the decoded
+    // pixels is said as out of memory, not as a corrupt file.
+    WebPDecoderConfig dc;
+    if (!WebPInitDecoderConfig(&dc)) { set_err(err, errlen, "libwebp: version mismatch"); return -1; }
+    dc.output.colorspace = MODE_RGB;
+    st = WebPDecode(buf, len, &dc);
+    if (st == VP8_STATUS_OUT_OF_MEMORY) {
+        WebPFreeDecBuffer(&dc.output);
+        pixels_oom((unsigned long)f.width, (unsigned long)f.height, (size_t)f.width * f.height * 3, err, errlen);
+        return -1;
+    }
+    if (st != VP8_STATUS_OK) {
+        WebPFreeDecBuffer(&dc.output);
+        set_err(err, errlen, "corrupt or truncated WebP data");
+        return -1;
+    }
+    w = dc.output.width;
+    h = dc.output.height;
+    const uint8_t *rgb = dc.output.u.RGBA.rgba;
+    size_t stride = (size_t)dc.output.u.RGBA.stride;
     float *px = malloc((size_t)w * h * 3 * sizeof(float));
     if (!px) {
-        WebPFree(rgb);
+        WebPFreeDecBuffer(&dc.output);
         pixels_oom((unsigned long)w, (unsigned long)h, (size_t)w * h * 3 * sizeof(float), err, errlen);
         return -1;
     }
-    for (size_t i = 0; i < (size_t)w * h * 3; i++) px[i] = (float)rgb[i] / 255.0f;
-    WebPFree(rgb);
+    for (size_t y = 0; y < (size_t)h; y++)
+        for (size_t i = 0; i < (size_t)w * 3; i++) px[y * w * 3 + i] = (float)rgb[y * stride + i] / 255.0f;
+    WebPFreeDecBuffer(&dc.output);
     *out = (Image){w, h, 3, px};
     if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
         image_free(out);
