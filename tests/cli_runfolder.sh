@@ -163,7 +163,7 @@ mkdir -p "$dir/mix" && cp "$dir/first.safetensors" "$dir/mix/checkpoint.safetens
 cp "$dir/seven/checkpoint.safetensors" "$dir/mix/other.safetensors"
 "$VITMAE" train --resume "$dir/mix/other.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
 t "another run's checkpoint into a run folder: exit 2, one line ($(head -n 1 "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*other.safetensors: not a checkpoint of the run in .*mix" "$dir/err"'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*other.safetensors: not a checkpoint of the run in .*mix (another run: its run_id differs from that of .*mix/checkpoint.safetensors)" "$dir/err"'
 t "another run's checkpoint: the folder's run untouched" 'cmp -s "$dir/mix/checkpoint.safetensors" "$dir/first.safetensors" && [ ! -e "$dir/mix/metrics.csv" ]'
 # Runs from before run ids: told apart by their model, seed and batch.
 rm -rf "$dir/mix0" && mkdir -p "$dir/mix0"
@@ -176,7 +176,7 @@ hb = json.dumps(h).encode(); open(sys.argv[2], "wb").write(struct.pack("<Q", len
 PY
 done
 "$VITMAE" train --resume "$dir/mix0/other.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
-t "a run from before run ids: another seed is another run (exit 2: $(head -n 1 "$dir/err"))" '[ $rc -eq 2 ] && grep -q "not a checkpoint of the run in" "$dir/err"'
+t "a run from before run ids: another seed is another run (exit 2: $(head -n 1 "$dir/err"))" '[ $rc -eq 2 ] && grep -q "not a checkpoint of the run in .*mix0 (its model, seed or batch differ from" "$dir/err"'
 cp "$dir/first.safetensors" "$dir/mix/own.safetensors"
 "$VITMAE" train --resume "$dir/mix/own.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
 t "a copy of the folder's own checkpoint resumes there ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ]'
@@ -206,6 +206,18 @@ cp -r "$dir/rows" "$dir/rows2"
 "$VITMAE" train --resume "$dir/rows2/checkpoint-6.safetensors" --data "$dir/moved" > /dev/null 2>&1; rc=$?
 t "resumed between rows: the rows' losses as uninterrupted ($(cut -d, -f1,4 "$dir/rows2/metrics.csv" | tr "\n" " "))" \
   '[ $rc -eq 0 ] && [ "$(cut -d, -f1,4 "$dir/rows/metrics.csv")" = "$(cut -d, -f1,4 "$dir/rows2/metrics.csv")" ] && [ "$(tail -n 1 "$dir/rows2/metrics.csv" | cut -d, -f1)" = 8 ]'
+
+# Back to an earlier snapshot on another schedule (--steps) in the run's own folder: the later
+# snapshots of the old schedule stayed among the new run's files (--keep then pruned the new run's own
+# snapshots and kept the stale ones, and a --resume of one mixed the metrics rows). Refused, exit 2, one
+# line, nothing changed; in a folder of its own (--out) it runs.
+cp -r "$dir/rows" "$dir/rows3"
+ls "$dir/rows3" > "$dir/rows3.before"
+"$VITMAE" train --resume "$dir/rows3/checkpoint-3.safetensors" --data "$dir/moved" --steps 5 > /dev/null 2> "$dir/err"; rc=$?
+t "an earlier snapshot on another schedule in its own folder: exit 2, one line, nothing changed ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume $dir/rows3/checkpoint-3.safetensors: $dir/rows3 holds later snapshots of this run (up to checkpoint-[0-9]*.safetensors) made on its old schedule; going on from step 3 with other --steps/--epochs" "$dir/err" && ls "$dir/rows3" | cmp -s - "$dir/rows3.before" && cmp -s "$dir/rows/metrics.csv" "$dir/rows3/metrics.csv"'
+"$VITMAE" train --resume "$dir/rows3/checkpoint-3.safetensors" --data "$dir/moved" --steps 5 --out "$dir/rows4" > /dev/null 2>&1; rc=$?
+t "... with --out a folder of its own: exit 0, 5 steps ($rc)" '[ $rc -eq 0 ] && [ "$(tail -n 1 "$dir/rows4/metrics.csv" | cut -d, -f1)" = 5 ]'
 
 # A metrics.csv whose last row was cut short (a kill, an edit): the resumed run drops that row rather
 # than gluing its next row onto it.

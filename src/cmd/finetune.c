@@ -656,9 +656,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (a->out && !same_dir && run_folder_has_run(a->out)) {
             return cli_report(NULL, err, run_folder_refusal("finetune", a->out, RUN_HOLDS_OTHER, err, sizeof err));
         }
-        if ((!a->out || same_dir) && run_folder_foreign_checkpoint(path, dir)) {
-            cli_error("finetune --resume", "%s: not a checkpoint of the run in %s (its model, seed or batch differ from "
-                      "%s/checkpoint.safetensors); continue it in a folder of its own with --out DIR", path, dir, dir);
+        int foreign = !a->out || same_dir ? run_folder_foreign_checkpoint(path, dir) : 0;
+        if (foreign) {
+            cli_error("finetune --resume", "%s: not a checkpoint of the run in %s (%s %s/checkpoint.safetensors); "
+                      "continue it in a folder of its own with --out DIR", path, dir, RUN_FOREIGN_WHY(foreign), dir);
             return 2;
         }
         int rc = run_resume_check_folders("finetune", path, r->data, r->val, r->val_frac, a->data, a->val, err, sizeof err);

@@ -238,6 +238,11 @@ static long newest_snapshot(const char *dir) {
     return best;
 }
 
+long run_folder_snapshot_after(const char *dir, long step) {
+    long newest = newest_snapshot(dir);
+    return newest > step ? newest : -1;
+}
+
 int run_folder_has_checkpoint(const char *dir) {
     char path[4400];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
@@ -505,10 +510,10 @@ int run_folder_foreign_checkpoint(const char *file, const char *dir) {
         const char *ta = st_meta(f, "train_state"), *tb = st_meta(g, "train_state");
         cJSON *x = ta ? cJSON_Parse(ta) : NULL, *y = tb ? cJSON_Parse(tb) : NULL;
         if (cJSON_GetObjectItemCaseSensitive(x, "run_id") && cJSON_GetObjectItemCaseSensitive(y, "run_id"))
-            foreign = !same_item(x, y, "run_id");
+            foreign = same_item(x, y, "run_id") ? 0 : RUN_FOREIGN_ID;
         else   // runs from before run ids
-            foreign = !(same_meta(f, g, "config") && same_meta(f, g, "classifier") && same_item(x, y, "seed") &&
-                        same_item(x, y, "batch"));
+            foreign = same_meta(f, g, "config") && same_meta(f, g, "classifier") && same_item(x, y, "seed") &&
+                      same_item(x, y, "batch") ? 0 : RUN_FOREIGN_MODEL;
         cJSON_Delete(x);
         cJSON_Delete(y);
     }

@@ -141,6 +141,8 @@ int run_folder_names_fit(const char *dir, char *err, size_t errlen);
 // config.json, metrics.csv, curves.png and samples/step-N.png ("NAME.tmp.<pid>[.<serial>]") left
 // by killed writes.
 void run_remove_stale_temp_files(const char *dir);
+// The step of dir's newest checkpoint-<step>.safetensors when it is past step, else -1.
+long run_folder_snapshot_after(const char *dir, long step);
 // 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot.
 int run_folder_has_checkpoint(const char *dir);
 // --resume of an existing folder without checkpoint.safetensors: 1 with err (prefixed by cmd) saying
@@ -174,12 +176,15 @@ void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t
 // and the --val folder val (NULL for a held-out split), whose images the counts include.
 int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
                      size_t n);
-// 1 when the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's
-// checkpoint.safetensors is another file and the two have different run ids (runs from before run
-// ids: differ in their model, "config" and "classifier" metadata, or train_state's seed or batch).
-// 0 otherwise, also when dir has no checkpoint.safetensors or it cannot be read (resuming an older
-// snapshot is how a run recovers).
+// Whether the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's
+// checkpoint.safetensors is another file and the two have different run ids (RUN_FOREIGN_ID), or, runs
+// from before run ids, differ in their model, "config" and "classifier" metadata, or train_state's seed
+// or batch (RUN_FOREIGN_MODEL). 0 otherwise, also when dir has no checkpoint.safetensors or it cannot
+// be read (resuming an older snapshot is how a run recovers). RUN_FOREIGN_WHY gives the reason's words.
+enum { RUN_FOREIGN_ID = 1, RUN_FOREIGN_MODEL = 2 };
 int run_folder_foreign_checkpoint(const char *file, const char *dir);
+#define RUN_FOREIGN_WHY(k) ((k) == RUN_FOREIGN_ID ? "another run: its run_id differs from that of" \
+                                                   : "its model, seed or batch differ from")
 // --pixel-norm dataset|imagenet|none into cfg->pixel_mean / pixel_std ("dataset": measured on the
 // evaluation views of the items idx[0..n)). 0 ok, -1 with a reason, DATASET_ERR_FILE with a reason
 // that names its file (data/dataset.h).

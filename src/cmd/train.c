@@ -327,10 +327,23 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         free(y);
         char path[4096], dir[4096];
         run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
-        if (same && run_folder_foreign_checkpoint(path, t->run_dir)) {
-            snprintf(err, errlen, "train --resume %s: not a checkpoint of the run in %s (its model, seed or batch "
-                     "differ from %s/checkpoint.safetensors); continue it in a folder of its own with --out DIR",
-                     a->resume, t->run_dir, t->run_dir);
+        int foreign = same ? run_folder_foreign_checkpoint(path, t->run_dir) : 0;
+        if (foreign) {
+            snprintf(err, errlen, "train --resume %s: not a checkpoint of the run in %s (%s %s/checkpoint.safetensors); "
+                     "continue it in a folder of its own with --out DIR", a->resume, t->run_dir,
+                     RUN_FOREIGN_WHY(foreign), t->run_dir);
+            return CLI_USAGE;
+        }
+        // Going back to an earlier snapshot on another schedule (--steps/--epochs) in the run's own
+        // folder: the snapshots past it are of the old schedule, which the new run would not write
+        // again, so they would stay among its files (--keep pruning by step, and a --resume of them
+        // taking the new run's metrics rows as their own). Refused; the same schedule writes them again.
+        long later = same && t->goes_on[0] ? run_folder_snapshot_after(t->run_dir, t->rs.step) : -1;
+        if (later >= 0) {
+            snprintf(err, errlen, "train --resume %s: %s holds later snapshots of this run (up to checkpoint-%ld.safetensors) "
+                     "made on its old schedule; going on from step %ld with other --steps/--epochs would leave them "
+                     "among the new run's files; continue in a folder of its own with --out DIR (or move them away)",
+                     a->resume, t->run_dir, later, t->rs.step);
             return CLI_USAGE;
         }
         if (same) { *own = 1; return 0; }
