@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "cmd/streams.h"
 #include "io/files.h"
+#include "io/json.h"
 
 double now_seconds(void) {
     struct timespec ts;
@@ -97,10 +98,7 @@ static void field_exact(FILE *f, double v) {
     fputc(',', f);
     if (!isfinite(v)) return;
     char buf[40];
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v) break;
-    }
+    json_double_text(v, buf, sizeof buf);   // as config.json and the checkpoints write numbers
     fputs(buf, f);
 }
 

@@ -16,6 +16,7 @@
 #include "cmd/commands.h"
 #include "cmd/output.h"
 #include "cmd/count_progress.h"
+#include "core/model.h"
 #include "core/rng.h"
 #include "data/dataset.h"
 #include "data/image.h"
@@ -326,8 +327,8 @@ int cmd_probe(int argc, char **argv) {
     // at a large --img was killed by the system's out-of-memory killer partway (malloc does not fail
     // where memory is overcommitted).
     size_t need = probe_bytes_needed(train.n, test.n, dim);
-    long have = cpu_physical_memory_bytes();
-    if (have > 0 && (double)need > 0.9 * (double)have) {
+    long have;
+    if (mae_memory_exceeds(need, &have)) {   // the rule of every memory check (core/model.h)
         cli_error("probe", "the features of %ld images of dim %ld need %zu bytes (%.2f GiB, with kNN's normalised "
                   "copies); this machine has %.2f GiB%s", train.n + test.n, dim, need, need / 1073741824.0,
                   have / 1073741824.0, pixels ? " (use a smaller --img)" : "");

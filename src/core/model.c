@@ -138,9 +138,14 @@ size_t mae_bytes_needed_attention(const MaeConfig *cfg, int max_batch) {
 }
 
 // The rule and its one message: share (NULL or "") is said after the GiB of need, inside the brackets.
+int mae_memory_exceeds(size_t need, long *have) {
+    *have = cpu_physical_memory_bytes();
+    return *have > 0 && (double)need > 0.9 * (double)*have;
+}
+
 static int memory_refusal(size_t need, int B, int S, const char *share, char *err, size_t errlen) {
-    long have = cpu_physical_memory_bytes();
-    if (!(have > 0 && (double)need > 0.9 * (double)have)) return 0;
+    long have;
+    if (!mae_memory_exceeds(need, &have)) return 0;
     snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB%s); this machine has %.2f GiB", B, S, S,
              need, need / 1073741824.0, share ? share : "", have / 1073741824.0);
     return -1;

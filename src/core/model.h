@@ -39,6 +39,9 @@ size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);
 size_t mae_bytes_needed_attention(const MaeConfig *cfg, int max_batch);
 // The rule itself, for need bytes at batch B of S x S images (inference's checks use it: infer/infer.h).
 int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen);
+// The rule's test alone: 1 when need bytes pass 90% of physical memory (*have: the machine's bytes,
+// 0 when unknown, then never), for checks that say their own line (probe's feature matrices).
+int mae_memory_exceeds(size_t need, long *have);
 
 typedef struct Mae Mae;   // defined in model.c; fields below are read through accessors
 

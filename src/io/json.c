@@ -58,17 +58,20 @@ char *utf8_clean(const char *s) {
 // (the largest every double holds exactly) becomes a raw item with all its digits, and each finite
 // number that is not whole a raw item with the fewest significant digits that read back as exactly
 // it (as Python's repr), in place. Smaller whole numbers cJSON prints exactly itself.
+void json_double_text(double v, char *buf, size_t n) {
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+}
+
 static void exact_numbers(cJSON *x) {
     double d = x->valuedouble;
     int whole = d == floor(d);
     if (cJSON_IsNumber(x) && isfinite(d) && (!whole || (fabs(d) >= 1e15 && fabs(d) <= 9007199254740992.0))) {
         char buf[40];
         if (whole) snprintf(buf, sizeof buf, "%lld", (long long)d);
-        else
-            for (int digits = 1; digits <= 17; digits++) {
-                snprintf(buf, sizeof buf, "%.*g", digits, d);
-                if (strtod(buf, NULL) == d) break;
-            }
+        else json_double_text(d, buf, sizeof buf);
         char *text = cJSON_malloc(strlen(buf) + 1);
         if (text) {   // (else printed as cJSON prints it)
             strcpy(text, buf);
