@@ -245,6 +245,10 @@ err "skipped file, then groups that do not divide the batch" 2 "finetune --group
 # ... and so is a run folder that cannot be made (exit 1): the skipped lines wait until it is made.
 printf 'a file' > "$dir/plain"
 err "skipped file, then an --out that is a plain file" 1 "finetune --out: $dir/plain: not a folder" "$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --batch 2 --out "$dir/plain"
+# ... and so is --store auto's line (stdout) when the working images exceed --cache-mb: said once the
+# run folder is made, not before a refusal.
+XDG_CACHE_HOME="$dir/xdg" "$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --batch 2 --cache-mb 0 --out "$dir/plain" > "$dir/out" 2> "$dir/err"; rc=$?
+t "--store auto, then an --out that is a plain file: exit 1, nothing on stdout ($(cat "$dir/out"))" '[ $rc -eq 1 ] && [ ! -s "$dir/out" ] && [ "$(wc -l < "$dir/err")" -eq 1 ]'
 # --ckpt's model is the checkpoint's: model flags that disagree with it were silently ignored (a
 # 16-pixel model fine-tuned when --img 32 was asked for); refused as train --init refuses them, while
 # flags that agree are accepted (the run below).

@@ -79,6 +79,14 @@ t "--store auto with no cache: the store in XDG_CACHE_HOME" '[ -d "$dir/xdg/vitm
 # The line that says so gives a small set's size in MB with two digits ("need 0 MB, more than --cache-mb 0").
 t "--store auto with no cache: the need said in two digits below 10 MB ($(grep "^working images need" "$dir/auto.log"))" \
   'grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work$" "$dir/auto.log"'
+# A refused run says nothing of the store: the line came before the run folder was made, on stdout
+# beside the refusal's one line on stderr (train and finetune; docs/interface.md, section 5).
+"$VITMAE" train $small --threads 2 --cache-mb 0 --out "$dir/afile" > "$dir/autoref.log" 2> "$dir/autoref.err"; rc=$?
+t "--store auto, --out a plain file: exit 1, one line on stderr, nothing on stdout ($(cat "$dir/autoref.log" "$dir/autoref.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/autoref.err")" -eq 1 ] && [ ! -s "$dir/autoref.log" ]'
+XDG_CACHE_HOME="$dir/afile/x" "$VITMAE" train $small --threads 2 --cache-mb 0 --out "$dir/afile" > "$dir/autoref2.log" 2> "$dir/autoref2.err"; rc=$?
+t "--store auto with no usable folder, --out a plain file: exit 1, the refusal alone ($(cat "$dir/autoref2.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/autoref2.err")" -eq 1 ] && ! grep -q "store" "$dir/autoref2.err"'
 
 # --val DIR: every --data image trains, the val folder validates; config.json says so.
 "$VITMAE" train $base --val "$dir/val" --threads 2 --out "$dir/v" > "$dir/v.log" 2>&1; rc=$?

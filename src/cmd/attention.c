@@ -185,7 +185,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
             char err[512];
             DatasetOptions opt = {.max_pixels = max_pixels};
             int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
-            if (src) { cli_hold(held, src == DATASET_ERR_FILE ? NULL : inputs[i], "%s", err); (*failures)++; continue; }
+            if (src) { cli_hold(held, dataset_err_what(src, inputs[i]), "%s", err); (*failures)++; continue; }
             scanned = 1;
             for (int k = 0; k < ds.nskipped; k++) { cli_hold(held, ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failures)++; }
             if (ds.n == 0) { cli_hold(held, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); (*failures)++; }

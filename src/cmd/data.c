@@ -125,7 +125,7 @@ int cmd_data(int argc, char **argv) {
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("data", "%s", err); return 1; }
     DatasetOptions opt = {.max_pixels = max_pixels};
     int src = dataset_scan(dir, &opt, &ds, err, sizeof err);
-    if (src) { cli_error(src == DATASET_ERR_FILE ? NULL : dir, "%s", err); return 1; }
+    if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
     if (json) {
         if (print_json(&ds)) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
     } else {

@@ -73,7 +73,7 @@ static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliH
         }
         Dataset ds;
         int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
-        if (src) { cli_error(src == DATASET_ERR_FILE ? NULL : inputs[i], "%s", err); return 1; }
+        if (src) { cli_error(dataset_err_what(src, inputs[i]), "%s", err); return 1; }
         for (int k = 0; k < ds.nskipped; k++)
             cli_hold(held, NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
         if (ds.n == 0) {

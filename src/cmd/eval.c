@@ -86,7 +86,7 @@ int cmd_eval(int argc, char **argv) {
     DatasetOptions opt = {.max_pixels = max_pixels};
     int src = dataset_scan(data_dir, &opt, &ds, err, sizeof err);
     if (src) {
-        cli_error(src == DATASET_ERR_FILE ? NULL : data_dir, "%s", err); ckpt_free(&ck); return 1;
+        cli_error(dataset_err_what(src, data_dir), "%s", err); ckpt_free(&ck); return 1;
     }
     // The files the scan skipped, as train says them: before the failure they explain, else once the
     // memory check has passed (a refused run prints its one line only).

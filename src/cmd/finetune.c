@@ -462,7 +462,7 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb,
                           .lazy = 1};
     int src = dataset_scan(dir, &opt, ds, err, sizeof err);
-    if (src) { cli_error(src == DATASET_ERR_FILE ? NULL : dir, "%s", err); return 1; }
+    if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
     if (ds->n == 0) {
         report_skipped(dir, ds, 0);
         cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
@@ -878,7 +878,8 @@ static int setup_run_folder(FineTune *t) {
             return 1;
         }
     }
-    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, sizeof err)) {
+    StoreNote store_note = {.text = ""};   // said once the run folder is made
+    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, &store_note, err, sizeof err)) {
         cli_error("finetune --store", "%s", err);
         return 1;
     }
@@ -887,7 +888,7 @@ static int setup_run_folder(FineTune *t) {
     if (stats_rc) {
         report_data(t);
         run_report_broken(&t->ds);   // the files that failed, before the failure they explain
-        cli_error(stats_rc == DATASET_ERR_FILE ? NULL : "finetune", "%s", err);
+        cli_error(dataset_err_what(stats_rc, "finetune"), "%s", err);
         return 1;
     }
     for (;;) {
@@ -907,7 +908,8 @@ static int setup_run_folder(FineTune *t) {
         if (taken) { cli_error("finetune", "%s", err); return 1; }
         return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err));
     }
-    report_data(t);   // the run folder is its own now: the run goes ahead
+    run_store_note(&store_note);   // the run folder is its own now: the run goes ahead
+    report_data(t);
     run_remove_stale_temp_files(t->run_dir);
     char metrics[4200];
     snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);

@@ -390,7 +390,7 @@ int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void 
         Dataset ds;
         char err[512];
         int src = dataset_scan(pos[i], &opt, &ds, err, sizeof err);
-        if (src) { cli_hold(held, src == DATASET_ERR_FILE ? NULL : pos[i], "%s", err); (*failed)++; continue; }
+        if (src) { cli_hold(held, dataset_err_what(src, pos[i]), "%s", err); (*failed)++; continue; }
         for (int k = 0; k < ds.nskipped; k++) { cli_hold(held, ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
         if (ds.n == 0 && ds.nskipped == 0) { cli_hold(held, pos[i], "no decodable image (0 skipped, %d ignored)", ds.nignored); (*failed)++; }
         for (int k = 0; k < ds.n; k++) {

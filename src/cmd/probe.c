@@ -61,7 +61,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
         return 1;
     }
     int src = dataset_scan(dir, &opt, &out->ds, err, sizeof err);
-    if (src) { cli_error(src == DATASET_ERR_FILE ? NULL : dir, "%s", err); return 1; }
+    if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
     const Dataset *ds = &out->ds;
     for (int k = 0; k < ds->nskipped; k++) cli_hold(held, NULL, "skipped %s: %s", ds->skipped[k].path, ds->skipped[k].reason);   // as train says it
     if (ds->nclasses == 0) {

@@ -328,7 +328,10 @@ int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int 
     return dataset_pixel_stats(ds, idx, n, 10000, 0, c->img_size, c->in_chans, c->pixel_mean, c->pixel_std, err, errlen);
 }
 
-int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen) {
+int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, StoreNote *note,
+                  char *err, size_t errlen) {
+    note->text[0] = 0;
+    note->warning = 0;
     if (!strcmp(store, "none")) return 0;
     char dir[4096];
     if (!strcmp(store, "auto")) {
@@ -337,30 +340,39 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
         // Absolute paths only, as the XDG base directory spec asks: a relative XDG_CACHE_HOME (or HOME) would
         // put the store in whatever folder the run started in, a new one each time.
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        note->warning = 1;
         if (xdg && *xdg == '/') snprintf(dir, sizeof dir, "%s/vitmae/work", xdg);
         else if (home && *home == '/') snprintf(dir, sizeof dir, "%s/.cache/vitmae/work", home);
         else {   // no folder to use: said, as when the folder cannot be made (docs/data.md)
-            cli_message("--store auto: neither XDG_CACHE_HOME nor HOME is %s; going on without a store (each epoch "
-                        "decodes its images again; --store DIR chooses a folder)",
-                        (xdg && *xdg) || (home && *home) ? "an absolute path" : "set");
+            snprintf(note->text, sizeof note->text, "--store auto: neither XDG_CACHE_HOME nor HOME is %s; going on "
+                     "without a store (each epoch decodes its images again; --store DIR chooses a folder)",
+                     (xdg && *xdg) || (home && *home) ? "an absolute path" : "set");
             return 0;
         }
         cli_clean_path(dir);   // HOME=/ or a trailing '/': "/.cache/...", not "//.cache/..."
         if (dataset_set_store(ds, dir, err, errlen)) {   // the default asks for no folder: go on without it
-            cli_message("--store auto: %s; going on without a store (each epoch decodes its images again; "
-                        "--store DIR chooses a folder)", err);
+            snprintf(note->text, sizeof note->text, "--store auto: %s; going on without a store (each epoch "
+                     "decodes its images again; --store DIR chooses a folder)", err);
             return 0;
         }
         // Two digits below 10 MB: "%.0f" said "need 0 MB, more than --cache-mb 0" of a small set.
         double mb = need / 1048576.0;
-        printf(mb < 10 ? "working images need %.2g MB, more than --cache-mb %ld: keeping them in the store %s\n"
-                       : "working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s\n",
-               mb, cache_mb, dir);
+        note->warning = 0;
+        snprintf(note->text, sizeof note->text,
+                 mb < 10 ? "working images need %.2g MB, more than --cache-mb %ld: keeping them in the store %s"
+                         : "working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s",
+                 mb, cache_mb, dir);
         return 0;
     } else {
         snprintf(dir, sizeof dir, "%s", store);
     }
     return dataset_set_store(ds, dir, err, errlen);
+}
+
+void run_store_note(const StoreNote *note) {
+    if (!note->text[0]) return;
+    if (note->warning) cli_message("%s", note->text);
+    else printf("%s\n", note->text);
 }
 
 void loader_flags_init(LoaderFlags *l) {

@@ -194,9 +194,13 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 // --store auto|none|DIR (docs/data.md, "Cache, store and prefetch"): none keeps working images in
 // the memory cache only; DIR keeps them in that folder; auto uses $XDG_CACHE_HOME/vitmae/work (or
 // ~/.cache/vitmae/work) when the working images of the items idx[0..n) need more than cache_mb, and
-// prints that it does (a folder auto cannot use: one warning line, and no store). 0 ok, -1 with err
-// (the --store DIR given cannot be used).
-int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, char *err, size_t errlen);
+// says in note that it does (a folder auto cannot use: a warning, and no store). 0 ok, -1 with err
+// (the --store DIR given cannot be used). The caller says the note (run_store_note) once the run
+// folder is made: a refused run prints its one line only (docs/interface.md, section 5).
+typedef struct { char text[4400]; int warning; } StoreNote;   // text "": nothing to say
+int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, StoreNote *note,
+                   char *err, size_t errlen);
+void run_store_note(const StoreNote *note);   // a line on stdout, or a warning on stderr
 
 // A run's stop signals: SIGINT, SIGQUIT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
 // docs/distributed.md), SIGXCPU (a CPU-time limit's warning) and SIGHUP (unless ignored, as nohup

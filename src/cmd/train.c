@@ -358,8 +358,8 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
 }
 
 // --store: the on-disk store of working images of the training images (cmd/runfolder.h).
-static int use_store(Train *t, const Args *a, char *err, size_t errlen) {
-    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, err, errlen);
+static int use_store(Train *t, const Args *a, StoreNote *note, char *err, size_t errlen) {
+    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, note, err, errlen);
 }
 
 // Allocates every buffer the steps use, once.
@@ -475,7 +475,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     // The data: headers read now, pixels decoded when first needed (docs/data.md).
     DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
     int src = dataset_scan(data, &opt, &t->ds, err, sizeof err);
-    if (src) { ckpt_free(init); return cli_report(src == DATASET_ERR_FILE ? NULL : data, err, 1); }
+    if (src) { ckpt_free(init); return cli_report(dataset_err_what(src, data), err, 1); }
     if (t->ds.n == 0) {
         run_report_skipped(&t->ds);
         ckpt_free(init);
@@ -486,7 +486,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         opt.cache_mb = a->lf.cache_mb / 8;   // validation images are few and read at every evaluation
         if ((src = dataset_scan(val, &opt, &t->val_ds, err, sizeof err))) {
             ckpt_free(init);
-            return cli_report(src == DATASET_ERR_FILE ? NULL : val, err, 1);
+            return cli_report(dataset_err_what(src, val), err, 1);
         }
         if (t->val_ds.n == 0) {
             ckpt_free(init);
@@ -634,18 +634,19 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     //    one line only (docs/interface.md, section 5, "Checked first").
     if (rank == 0) {
         int own = 0;   // resuming into the run's own folder
+        StoreNote store_note = {.text = ""};   // said once the run folder is made
         // No --out: a name that was free when the run started (run_folder_default), so nothing to guard;
         // another run that takes it meanwhile sends this one to the next name of the series, below.
         int named = !resuming && !a->out;
         rc = named ? 0 : guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
-        if (!rc && use_store(t, a, err, sizeof err)) rc = cli_report("train --store", err, 1);
+        if (!rc && use_store(t, a, &store_note, err, sizeof err)) rc = cli_report("train --store", err, 1);
         int stats_rc = !rc && !resuming && !a->init
                        ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err) : 0;
         if (stats_rc) {
             run_report_skipped(&t->ds);
             run_report_broken(&t->ds);   // the files that failed, before the failure they explain
-            rc = cli_report(stats_rc == DATASET_ERR_FILE ? NULL : "train", err, 1);
+            rc = cli_report(dataset_err_what(stats_rc, "train"), err, 1);
         }
         while (!rc) {
             if (train_out_prepare(t->run_dir, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)
@@ -667,6 +668,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
             }
         }
         if (!rc) {
+            run_store_note(&store_note);
             run_report_skipped(&t->ds);
             run_remove_stale_temp_files(t->run_dir);
         }

@@ -100,6 +100,8 @@ void dataset_stats(const Dataset *ds, DataStats *st);
 // Returned instead of -1 when err is about one file and names it ("PATH: why"): a command prints it as
 // it is, `vitmae: PATH: why` (docs/interface.md, section 1), not after a <what> of its own.
 #define DATASET_ERR_FILE (-2)
+// The <what> a command prints before err for the status rc: none when err names its file.
+static inline const char *dataset_err_what(int rc, const char *what) { return rc == DATASET_ERR_FILE ? NULL : what; }
 // Scans root. 0 ok (also when no image is usable: check ds->n), -1 when root cannot be read as a
 // folder (err: the reason, without the path), DATASET_ERR_FILE when a file could not be read for want
 // of memory or open files (image_why_is_resource; docs/data.md). opt may be NULL (defaults, no cache).
