@@ -45,7 +45,7 @@ t "finetune: a file broken past its header found while training and while valida
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/lz.err")" -eq 2 ] && grep -q "^vitmae: skipped $dir/lazy/circle/00000.png: .* (found while training; replaced by another image of its batch)$" "$dir/lz.err" && grep -q "^vitmae: skipped $v: .* (found while validating; left out of the validation)$" "$dir/lz.err"'
 t "finetune: the validation counts the images it scored ($(grep "val top-1" "$dir/lz.out"))" 'grep -q "^step 10: val loss .*(2 images)$" "$dir/lz.out"'
 t "finetune ends with train's line of where working images came from ($(grep "^working" "$dir/lz.out"))" \
-  'grep -q "^working images: 149 decoded, 0 read from the store (0 written), [0-9]* from the cache ([0-9]* MB); steps waited [0-9.]* ms each for images$" "$dir/lz.out"'
+  'grep -q "^working images: 149 decoded, 0 read from the store (0 written), [0-9]* from the cache ([0-9.]* MB); steps waited [0-9.]* ms each for images$" "$dir/lz.out"'
 # Every validation image broken: the run goes on without validation, and says so once (its val
 # columns empty), besides each file's line.
 mkdir -p "$dir/valbad/circle" && head -c 80 "$dir/data/circle/00000.png" > "$dir/valbad/circle/a.png"

@@ -275,7 +275,7 @@ slow="--data data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 -
 ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -wdir "$dir/s0" "$VITMAE" train $slow : \
   -np 1 -wdir "$dir/s1" "$VITMAE" train $slow > "$dir/slow.log" 2> "$dir/slow.err"; rc=$?
 t "rank 1 waits for its images: the note says so, for the process that waited most, the images of both ($rc: $(grep bottleneck "$dir/slow.log" | cut -c1-200))" \
-  '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9]* ms per step) for images (the process that waited most); working images so far (2 processes together): [0-9]* decoded, " "$dir/slow.log"'
+  '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9.]* ms per step) for images (the process that waited most); working images so far (2 processes together): [0-9]* decoded, " "$dir/slow.log"'
 
 # 7e. The working images' line counts every process's images: with no cache and no store each image
 #     is decoded by the process whose share it is, so 2 processes together decode what one decodes.

@@ -57,6 +57,10 @@ t "a one-step run ends 'done: 1 step in', not '1 steps' ($(grep "^done" "$dir/nl
 "$VITMAE" train $small --batch 4 --steps 1 --threads 1 --out "$dir/one" > "$dir/one.out" 2>&1; rc=$?
 t "groups of one image: '4 gradient groups of 1 image (' ($rc: $(grep "gradient groups" "$dir/one.out"))" \
   '[ $rc -eq 0 ] && grep -q "^  4 gradient groups of 1 image (" "$dir/one.out"'
+# The last line of a run: 192 images of 16x16x3 in the cache are 0.14 MB, which "%.0f" wrote "(0 MB)" beside
+# "N from the cache"; a figure above 0 now keeps two digits (as the store's "need 0.079 MB").
+t "the last line: the cache's size is not 0 MB with images in it ($(grep "^working images" "$dir/one.out"))" \
+  'grep -q "^working images: .*, [1-9][0-9]* from the cache (0\.1[0-9] MB); steps waited [0-9.]* ms each" "$dir/one.out"'
 t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
 
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.

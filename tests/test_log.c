@@ -107,6 +107,16 @@ int main(void) {
     CHECK(!strcmp(d, "1h02m"), "duration %s", d);
     format_duration(185, d, sizeof d);
     CHECK(!strcmp(d, "3m05s"), "duration %s", d);
+    // Figures above 0 never print as 0: two significant digits where the decimals asked for would round
+    // them away ("from the cache (0 MB)" of 0.22 MB, "(0 ms per step)" of a 0.03 ms wait).
+    const struct { double v; int dec; const char *want; } figs[] = {
+        {0.0, 0, "0"}, {0.22, 0, "0.22"}, {0.45, 0, "0.45"}, {0.6, 0, "1"}, {2048.0, 0, "2048"}, {0.031, 1, "0.031"},
+        {0.4, 1, "0.4"}, {0.049, 1, "0.049"}, {160.26, 1, "160.3"}, {0.0000123, 0, "0.000012"}, {0.0996, 0, "0.100"},
+    };
+    for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++) {
+        format_figure(figs[k].v, figs[k].dec, d, sizeof d);
+        CHECK(!strcmp(d, figs[k].want), "format_figure(%g, %d): %s, want %s", figs[k].v, figs[k].dec, d, figs[k].want);
+    }
 
     // The ETA: a run of 100 steps whose first step took 10 s (start-up decodes) and the others 0.1 s.
     Progress p;

@@ -27,6 +27,15 @@ void format_duration(double s, char *buf, size_t n) {
     else snprintf(buf, n, "%lds", t);
 }
 
+void format_figure(double v, int decimals, char *buf, size_t n) {
+    int d = decimals < 0 ? 0 : decimals;
+    if (v > 0 && v < 0.5 * pow(10.0, -d)) {   // rounds to 0 at d decimals: two significant digits
+        while (d < 15 && v < pow(10.0, -d)) d++;   // the first significant digit is the d-th decimal
+        d += 1;
+    }
+    snprintf(buf, n, "%.*f", d, v);
+}
+
 // Keeps the header and the whole rows (ending in a newline: a row cut short by a kill or by hand is
 // dropped, not continued by the next one) whose step <= keep; returns the kept text (malloc'd) or NULL.
 static char *kept_rows(FILE *f, long keep) {

@@ -77,4 +77,8 @@ void progress_message(Progress *p, FILE *out, const char *fmt, ...) __attribute_
 void progress_end(Progress *p, FILE *out);
 // "1h02m", "3m05s", "12s"
 void format_duration(double seconds, char *buf, size_t n);
+// v with `decimals` decimals ("%.*f"), except that a value above 0 that would print as 0 gets the
+// decimals its first two significant digits need: 0.22 MB is "0.22" at 0 decimals, 0.031 ms "0.031"
+// at 1, never "0" or "0.0" beside a count that says something was there.
+void format_figure(double v, int decimals, char *buf, size_t n);
 #endif

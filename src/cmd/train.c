@@ -894,11 +894,16 @@ static void note_bottleneck(Train *t, Progress *prog, double *waited_sum, double
     if (busy <= 0 || waited < 0.2 * busy || now_seconds() - *last_note < 60) return;
     char procs[48] = "";
     if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
-    progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%.0f ms per "
+    // Figures above 0 never read 0 ("waited 54% of the time (0 ms per step)" of a 0.05 ms step).
+    char ms[32], mb[32], budget[32];
+    format_figure(1e3 * waited / steps, 0, ms, sizeof ms);
+    format_figure(st.cache_bytes / 1048576.0, 0, mb, sizeof mb);
+    format_figure(st.cache_budget / 1048576.0, 0, budget, sizeof budget);
+    progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%s ms per "
                      "step) for images%s; working images so far%s: %ld decoded, %ld from the store, %ld cache hits "
-                     "(cache %.0f of %.0f MB); see --cache-mb, --store, --loader-threads (docs/data.md)",
-                     100 * waited / busy, 1e3 * waited / steps, N > 1 ? " (the process that waited most)" : "", procs,
-                     st.decoded, st.store_hits, st.cache_hits, st.cache_bytes / 1048576.0, st.cache_budget / 1048576.0);
+                     "(cache %s of %s MB); see --cache-mb, --store, --loader-threads (docs/data.md)",
+                     100 * waited / busy, ms, N > 1 ? " (the process that waited most)" : "", procs,
+                     st.decoded, st.store_hits, st.cache_hits, mb, budget);
     *last_note = now_seconds();
 }
 
