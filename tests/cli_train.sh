@@ -54,10 +54,19 @@ t "a run folder with a newline: written out in every line that names it ($rc)" \
 t "a one-step run: '1 step of batch'" 'grep -q "^  1 step of batch " "$dir/nl.out"'
 t "a one-step run ends 'done: 1 step in', not '1 steps' ($(grep "^done" "$dir/nl.out"))" 'grep -q "^done: 1 step in " "$dir/nl.out"'
 # A gradient group of one image (--batch 4, 4 groups) is "of 1 image", not "of 1 images".
-"$VITMAE" train $small --batch 4 --steps 1 --threads 1 --out "$dir/one" > "$dir/one.out" 2>&1; rc=$?
+"$VITMAE" train $small --batch 4 --steps 1 --threads 1 --mask-ratio 0.875 --out "$dir/one" > "$dir/one.out" 2>&1; rc=$?
 t "groups of one image: '4 gradient groups of 1 image (' ($rc: $(grep "gradient groups" "$dir/one.out"))" \
   '[ $rc -eq 0 ] && grep -q "^  4 gradient groups of 1 image (" "$dir/one.out"'
-# The last line of a run: 192 images of 16x16x3 in the cache are 0.14 MB, which "%.0f" wrote "(0 MB)" beside
+# The start line gives each channel's pixel statistics (of RGB images it showed the red channel's
+# alone, "pixel mean/std 0.4723/0.2531", as if they were the images'), as config.json holds them.
+want=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1]))["model"]
+f = lambda v: "(" + ", ".join("%.4f" % x for x in v) + ")"
+print(f(m["pixel_mean"]) + "/" + f(m["pixel_std"]))' "$dir/one/config.json")
+t "the start line: pixel mean/std of every channel, $want ($(grep -o "pixel mean/std [^,]*, [^,]*, [^,]*, [^ ]*" "$dir/one.out"))" \
+  'grep -qF "pixel mean/std $want, " "$dir/one.out"'
+# ... and the mask ratio as typed ("%.2f" showed --mask-ratio 0.875 as "mask 0.88").
+t "the start line: --mask-ratio 0.875 shown as typed ($(grep -o "mask [0-9.]*," "$dir/one.out"))" 'grep -q "^  1 step of batch 4, .*, mask 0\.875, " "$dir/one.out"'
+# Its last line: 192 images of 16x16x3 in the cache are 0.14 MB, which "%.0f" wrote "(0 MB)" beside
 # "N from the cache"; a figure above 0 now keeps two digits (as the store's "need 0.079 MB").
 t "the last line: the cache's size is not 0 MB with images in it ($(grep "^working images" "$dir/one.out"))" \
   'grep -q "^working images: .*, [1-9][0-9]* from the cache (0\.1[0-9] MB); steps waited [0-9.]* ms each" "$dir/one.out"'

@@ -769,9 +769,18 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         snprintf(counts, sizeof counts, "%d train / %d val images from %s", t->ntrain, t->nval, data);
     cli_out("vitmae train: %s; model %s %dx%dx%d patch %d, %zu parameters", counts, t->init_moved[0] ? t->init_moved : a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
            t->cfg.patch_size, mae_num_params(&t->cfg));
-    printf("  %ld step%s of batch %d, lr %.3g (warm-up %ld), mask %.2f, augment %s, pixel mean/std %.4f/%.4f, %d thread%s\n",
-           t->rs.total_steps, t->rs.total_steps == 1 ? "" : "s", t->rs.batch, t->rs.lr, t->rs.warmup, t->rs.mask_ratio,
-           t->rs.augment, t->cfg.pixel_mean[0], t->cfg.pixel_std[0], threads, threads == 1 ? "" : "s");
+    // Every channel's statistics (the first alone was shown for RGB), the mask ratio as typed ("%.2f"
+    // showed --mask-ratio 0.875 as 0.88).
+    char stats[2][96], mask_s[48];
+    for (int k = 0; k < 2; k++) {
+        const float *v = k ? t->cfg.pixel_std : t->cfg.pixel_mean;
+        if (t->C == 1) snprintf(stats[k], sizeof stats[k], "%.4f", v[0]);
+        else snprintf(stats[k], sizeof stats[k], "(%.4f, %.4f, %.4f)", v[0], v[1], v[2]);
+    }
+    config_float_text(t->rs.mask_ratio, mask_s, sizeof mask_s);
+    printf("  %ld step%s of batch %d, lr %.3g (warm-up %ld), mask %s, augment %s, pixel mean/std %s/%s, %d thread%s\n",
+           t->rs.total_steps, t->rs.total_steps == 1 ? "" : "s", t->rs.batch, t->rs.lr, t->rs.warmup, mask_s,
+           t->rs.augment, stats[0], stats[1], threads, threads == 1 ? "" : "s");
     if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
         printf("  %d gradient groups of %d image%s (%d at once), %d process%s x %d micro-batch%s\n", t->rs.grad_groups,
                t->per, t->per == 1 ? "" : "s", t->at_once, dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum,
