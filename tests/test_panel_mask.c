@@ -231,9 +231,55 @@ static void test_panels(void) {
     canvas_free(&row);
 }
 
+// A share of the patches never reads "0%" or "100%" unless it is none or all: one removed patch of 256
+// was "masked 0%" in the caption and "0% of the patches removed" in reconstruct's title (docs/interface.md,
+// section 5, reconstruct), 1023 of 1024 "100%".
+static void test_percent(void) {
+    const struct { long n, L; const char *want; } pc[] = {
+        {12, 16, "75%"}, {0, 16, "0%"}, {16, 16, "100%"}, {1, 256, "0.4%"}, {255, 256, "99.6%"},
+        {1023, 1024, "99.9%"}, {1, 3, "33%"}, {2, 400, "0.5%"}, {2999, 3000, "99.97%"}, {1, 100000, "0.001%"},
+    };
+    char buf[32];
+    for (size_t k = 0; k < sizeof pc / sizeof pc[0]; k++) {
+        panel_percent_text(pc[k].n, pc[k].L, buf, sizeof buf);
+        CHECK(!strcmp(buf, pc[k].want), "%ld of %ld removed: %s, want %s", pc[k].n, pc[k].L, buf, pc[k].want);
+    }
+    // The caption drawn: a 16 x 16 grid with one patch removed, 24 px panels (one caption for the row).
+    MaeConfig cfg;
+    mae_config_preset(&cfg, "tiny");
+    cfg.img_size = 32; cfg.patch_size = 2; cfg.in_chans = 1;
+    enum { S = 32, L = 256 };
+    float orig[S * S], recon[S * S], perr[L];
+    uint8_t removed[L] = {0};
+    for (int i = 0; i < S * S; i++) { orig[i] = 0.2f; recon[i] = 0.6f; }
+    for (int l = 0; l < L; l++) perr[l] = 0.16f;
+    removed[37] = 1;
+    PanelOptions po = {24, 0, 1, 0.0f, NULL};
+    Canvas row, ref;
+    char err[256], wrapped[256];
+    CHECK(panel_recon_row(&row, &cfg, orig, recon, removed, perr, &po, err, sizeof err) == 0, "%s", err);
+    double ts = panel_text_size(24);
+    int lines = text_wrap("left to right: original, masked 0.4%, raw prediction, + visible, error", ts,
+                          row.w - PANEL_GAP, wrapped, sizeof wrapped);
+    int top = lines * text_line_height(ts) + PANEL_GAP;
+    CHECK(row.px && row.h == top + 24 && canvas_create(&ref, row.w, top, err, sizeof err) == 0,
+          "row %dx%d, head of %d lines", row.w, row.h, lines);
+    if (row.px && ref.px) {
+        canvas_fill(&ref, PANEL_BG);
+        canvas_text(&ref, 0, 0, wrapped, (const uint8_t[3]){225, 225, 225}, ts);
+        int diff = 0;
+        for (int y = 0; y < top; y++)
+            for (int x = 0; x < row.w; x++) diff += memcmp(px_at(&row, x, y), px_at(&ref, x, y), 3) != 0;
+        CHECK(diff == 0, "1 of 256 removed: the caption says \"masked 0.4%%\" (%d pixels differ)", diff);
+        canvas_free(&ref);
+    }
+    canvas_free(&row);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "%s", check_tmpdir());
     test_masks();
     test_panels();
+    test_percent();
     return check_done();
 }

@@ -78,7 +78,6 @@ static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list,
 typedef struct {
     const char *out_dir;
     int side, bilinear, raw;   // panel side in pixels, smooth or nearest resizing
-    float mask_ratio;
 } Outputs;
 
 // Why one image's outputs failed: what the message is about (the input or a file) and the reason,
@@ -96,9 +95,12 @@ static int fail_at(Failure *f, const char *who, const char *why) {
 static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const float *orig,
                        const float *recon, const uint8_t *removed, const float *patch_err, double mse, Canvas *row,
                        Failure *f) {
-    char err[512], title[600];
-    snprintf(title, sizeof title, "%.300s: %.0f%% of the patches removed, PSNR %.2f dB on them", in->stem,
-             100.0 * o->mask_ratio, psnr_from_mse(mse));
+    char err[512], title[600], pct[32];
+    int L = mae_num_patches(cfg), nrem = 0;
+    for (int l = 0; l < L; l++) nrem += removed[l] != 0;
+    panel_percent_text(nrem, L, pct, sizeof pct);   // "0.4%" of 1 of 256, where "%.0f" said "0%"
+    snprintf(title, sizeof title, "%.300s: %s of the patches removed, PSNR %.2f dB on them", in->stem, pct,
+             psnr_from_mse(mse));
     PanelOptions po = {o->side, o->bilinear, 1, 0.0f, title};
     if (panel_recon_row(row, cfg, orig, recon, removed, patch_err, &po, err, sizeof err))
         return fail_at(f, in->path, err);
@@ -318,7 +320,7 @@ int cmd_reconstruct(int argc, char **argv) {
     // Panel size: --scale K is img_size x K (nearest unless --upsample is given), else --display.
     int side = scale ? S * scale : display ? display : (S > 256 ? S : 256);
     int bilinear = cli_flag(flags, nflags, "--upsample")->seen ? !strcmp(upsample_s, "bilinear") : !scale;
-    Outputs outs = {out_dir, side, bilinear, raw, (float)(L - K) / (float)L};
+    Outputs outs = {out_dir, side, bilinear, raw};
     double mse_sum = 0;
     int nok = 0, taken = 0;   // taken: another command wrote one of the files meanwhile; stop there
     int full = 0;             // OUTPUT_STOP_*: the output folder or the memory ran out (cmd/output.h): stop there too

@@ -193,10 +193,10 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
     const float *pred = NULL;
     // The sheet's title, above the first row's captions, as reconstruct's panel has one: which step,
     // which images, how much of them is removed.
-    char title[200];
-    snprintf(title, sizeof title, "step %ld of %ld: %s images, %.0f%% of the patches removed (the same images and "
-             "masks at every step)", step, t->rs.total_steps, t->nval ? "validation" : "training",
-             100.0 * (t->L - t->K) / t->L);
+    char title[200], pct[32];
+    panel_percent_text(t->L - t->K, t->L, pct, sizeof pct);
+    snprintf(title, sizeof title, "step %ld of %ld: %s images, %s of the patches removed (the same images and "
+             "masks at every step)", step, t->rs.total_steps, t->nval ? "validation" : "training", pct);
     for (int k = 0; k < n && rc == 0; k++) {
         if (k % t->per == 0) {   // the model takes one gradient group's images at a time
             int m = n - k < t->per ? n - k : t->per;

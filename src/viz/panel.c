@@ -32,6 +32,15 @@ static float error_scale_max(const MaeConfig *cfg, const uint8_t *removed, const
     return m > 0 ? m : 1.0f;
 }
 
+void panel_percent_text(long n, long L, char *buf, size_t len) {
+    double pct = L > 0 ? 100.0 * n / L : 0.0;
+    for (int d = 0; d <= 6; d++) {   // a part: as many decimals as keep it off 0 and 100 as printed
+        snprintf(buf, len, "%.*f%%", d, pct);
+        double shown = strtod(buf, NULL);
+        if (n <= 0 || n >= L || (shown > 0 && shown < 100)) break;
+    }
+}
+
 double panel_text_size(int side) { return side >= 160 ? 13.0 : 11.0; }
 
 // The five captions, each wrapped to the panel's side; returns the most lines any of them takes.
@@ -43,10 +52,11 @@ static int captions(const MaeConfig *cfg, const uint8_t *removed, int side, int 
                     char wrapped[NPANELS][CAPTION_MAX]) {
     int L = mae_num_patches(cfg), nrem = 0;
     for (int l = 0; l < L; l++) nrem += removed[l] != 0;
-    int full = side >= PANEL_FULL_CAPTIONS, pct = (int)(100.0 * nrem / L + 0.5);
-    char masked[96];
-    if (full) snprintf(masked, sizeof masked, "masked %d%% (%d of %d patches)", pct, nrem, L);
-    else snprintf(masked, sizeof masked, "masked %d%%", pct);
+    int full = side >= PANEL_FULL_CAPTIONS;
+    char masked[96], pct[32];
+    panel_percent_text(nrem, L, pct, sizeof pct);
+    if (full) snprintf(masked, sizeof masked, "masked %s (%d of %d patches)", pct, nrem, L);
+    else snprintf(masked, sizeof masked, "masked %s", pct);
     const char *text[NPANELS] = {"original", masked,
                                  full ? "raw prediction (visible patches are not trained)" : "raw prediction",
                                  full ? "prediction + visible patches" : "+ visible",

@@ -56,6 +56,10 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
 // The width and height panel_recon_row gives for these arguments (the formula above).
 void panel_recon_row_size(const MaeConfig *cfg, const uint8_t *removed, const float *patch_err,
                           const PanelOptions *opt, int *w, int *h);
+// "75%": the share of n removed patches of L, with decimals where whole percent would round a part to
+// "0%" or "100%" (1 of 256 removed is "0.4%", 1023 of 1024 "99.9%"); "0%" and "100%" mean none and all.
+// The masked panel's caption, reconstruct's title and the training samples' title say it so.
+void panel_percent_text(long n, long L, char *buf, size_t len);
 // Stacks n canvases vertically (left-aligned, gap pixels between, background PANEL_BG) into *dst:
 // width = max width, height = sum of heights + (n - 1) * gap. 0 ok, -1 with err (n < 1, too big).
 int panel_stack(Canvas *dst, const Canvas *rows, int n, int gap, char *err, size_t errlen);
