@@ -12,6 +12,13 @@ t "bench --json exits 0" '[ $rc -eq 0 ]'
 out2=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --mask-ratio 0.1234567 --json); rc=$?
 t "bench --json: mask_ratio as typed, to its last digit (\"%g\" gave 0.123457)" '[ $rc -eq 0 ] && echo "$out2" | python3 -c "import json, sys; assert json.load(sys.stdin)[\"mask_ratio\"] == 0.1234567"'
 echo "$out" >"$tmp/b.json"
+# Its loss reads back as the step's float32 loss, as every JSON number that is not whole ("%.6f" wrote
+# 1.383501 of 1.3835010528564453: docs/interface.md, section 1).
+t "bench --json: the loss with every digit of its float ($(grep -o '"loss": [^,]*' "$tmp/b.json" | head -n 1))" 'python3 - "$tmp/b.json" <<PY
+import json, struct, sys
+v = json.load(open(sys.argv[1]))["loss"]
+assert struct.unpack("f", struct.pack("f", v))[0] == v, v
+PY'
 t "bench --json: 1 thread on 1 CPU at least" "grep -q '\"cpus_of_threads\": [1-9]' '$tmp/b.json'"
 
 # A binding asked for in the environment (OMP_PROC_BIND) must not leave both threads on one CPU: vitmae

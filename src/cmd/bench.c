@@ -28,6 +28,7 @@
 #include "core/masking.h"
 #include "dist/dist.h"
 #include "dist/workers.h"
+#include "io/json.h"
 
 // FLOPs of one training step (forward + backward) for B images, K visible patches of L:
 //   a Linear over M tokens, in -> out: forward 2*M*in*out (one multiply-add = 2 flops); backward
@@ -469,15 +470,19 @@ int cmd_bench(int argc, char **argv) {
     char mask_s[48];   // the flag as typed (config_float_json's decimal; "%g" cut 0.1234567 to 0.123457)
     config_float_text(mask_ratio, mask_s, sizeof mask_s);
     if (json) {
+        // The loss as every JSON number that is not whole: the shortest digits that read back as it
+        // (docs/interface.md, section 1, "Seeds"; "%.6f" wrote 1.383501 of 1.3835010528564453).
+        char loss_s[40];
+        json_double_text(last_loss, loss_s, sizeof loss_s);
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
                "\"mask_ratio\": %s, \"len_keep\": %d, \"threads\": %d, \"parallel\": \"%s\", \"workers\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
-               "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %.6f, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
+               "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %s, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"step_s_q1\": %.6f, \"step_s_median\": %.6f, \"step_s_q3\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"flop_done_per_step\": %.0f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
                "\"peak_fraction\": %.4f, \"peak_gflops_after\": %.2f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
                preset, img, patch, channels, batch, mask_s, K, threads, W ? "groups" : "kernels", W, nranks, groups, at_once, accum, exchange, steps, warmup,
-               gemm_kernel_name(), np, last_loss, img_s, img_s_best, ph.total / steps, q1, med, q3, cpu_total / steps, flops, flops * 1e-9, flops_done, gflops, peak,
+               gemm_kernel_name(), np, loss_s, img_s, img_s_best, ph.total / steps, q1, med, q3, cpu_total / steps, flops, flops * 1e-9, flops_done, gflops, peak,
                gflops / peak, peak_after, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, \"step_times_s\": [");
