@@ -552,7 +552,7 @@ static void test_config_json(void) {
 }
 
 // A checkpoint built tensor by tensor so single things can be wrong.
-enum { DROP_NONE, DROP_ONE, DROP_DECODER, DROP_ONE_DECODER, BAD_SHAPE, DROP_MOMENT };
+enum { DROP_NONE, DROP_ONE, DROP_DECODER, DROP_ONE_DECODER, BAD_SHAPE, DROP_MOMENT, PREFIX_MODULE };
 static void write_custom(const char *path, const MaeConfig *cfg, const float *p, int how,
                          const char *cfg_json, const char *format, const char *train_state) {
     MaeTensor tab[64];
@@ -565,6 +565,7 @@ static void write_custom(const char *path, const MaeConfig *cfg, const float *p,
         if (how == DROP_DECODER && tab[i].decoder) continue;
         if (how == DROP_ONE_DECODER && !strcmp(tab[i].name, "decoder_norm.weight")) continue;
         StTensor t = {tab[i].name, tab[i].ndim, {0}, p + tab[i].offset};
+        if (how == PREFIX_MODULE) { snprintf(names[i], 96, "module.%.63s", tab[i].name); t.name = names[i]; }
         for (int d = 0; d < tab[i].ndim; d++) t.shape[d] = tab[i].shape[d];
         if (how == BAD_SHAPE && !strcmp(tab[i].name, "pos_embed")) { t.shape[1] = 1; t.shape[2] = tab[i].shape[1] * tab[i].shape[2]; }
         st[k++] = t;
@@ -610,6 +611,11 @@ static void test_checkpoint_rules(void) {
 
     write_custom(path, &cfg, p, DROP_ONE, cj, "vitmae", NULL);
     expect_load_fails(path, "missing tensor 'blocks.1.mlp.fc1.bias'", "missing tensor");
+    // A DDP-wrapped model's state_dict (`module.cls_token`, ...) saved by a PyTorch user: the
+    // reason names the prefix, not only a tensor that seems to be there (docs/interface.md, section 4).
+    write_custom(path, &cfg, p, PREFIX_MODULE, cj, "vitmae", NULL);
+    expect_load_fails(path, "missing tensor 'cls_token' (the file has it as 'module.cls_token': strip the prefix 'module.'",
+                      "names with DDP's module. prefix");
     write_custom(path, &cfg, p, BAD_SHAPE, cj, "vitmae", NULL);
     expect_load_fails(path, "tensor 'pos_embed' has shape [1, 1, 40], the config needs [1, 5, 8]", "wrong shape");
     write_custom(path, &cfg, p, DROP_ONE_DECODER, cj, "vitmae", NULL);

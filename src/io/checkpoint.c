@@ -164,7 +164,7 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
     for (int i = 0; i < n; i++) {
         int r = take(f, path, tab[i].name, &tab[i], NULL, err, errlen);   // names and shapes only
         if (r < 0) goto out;
-        if (r == 1 && !tab[i].decoder) { snprintf(err, errlen, "%s: missing tensor '%s'", path, tab[i].name); goto out; }
+        if (r == 1 && !tab[i].decoder) { st_missing(f, tab[i].name, err, errlen); goto out; }
         if (tab[i].decoder) { dec_numel += tab[i].numel; dec_in_file += r == 0; }
         else enc_numel += tab[i].numel;
     }
@@ -185,7 +185,7 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
     for (int i = 0; i < n; i++) {
         int r = take(f, path, tab[i].name, &tab[i], out->params, err, errlen);
         if (r < 0) goto out;
-        if (r == 1 && !tab[i].decoder) { snprintf(err, errlen, "%s: missing tensor '%s'", path, tab[i].name); goto out; }
+        if (r == 1 && !tab[i].decoder) { st_missing(f, tab[i].name, err, errlen); goto out; }
         if (tab[i].decoder) {
             dec_total++;
             dec_present += r == 0;
@@ -207,7 +207,7 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
             fn.offset = k * D;
             int r = take(f, path, name, &fn, out->fc_norm, err, errlen);
             if (r < 0) goto out;
-            if (r == 1) { snprintf(err, errlen, "%s: missing tensor '%s'", path, name); goto out; }
+            if (r == 1) { st_missing(f, name, err, errlen); goto out; }
         }
     }
     const char *ts = out->classifier ? NULL : st_meta(f, "train_state");

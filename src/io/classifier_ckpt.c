@@ -74,7 +74,7 @@ static int take(StFile *f, const char *name, const MaeTensor *t, float *dst, cha
     int nd;
     int64_t sh[4];
     int at = st_find(f, name, &nd, sh);
-    if (at < 0) { snprintf(err, errlen, "%s: missing tensor '%s'", st_name(f), name); return -1; }
+    if (at < 0) { st_missing(f, name, err, errlen); return -1; }
     int same = nd == t->ndim;
     for (int k = 0; same && k < nd; k++) same = sh[k] == t->shape[k];
     if (!same) { snprintf(err, errlen, "%s: tensor '%s' does not have the shape the config needs", st_name(f), name); return -1; }

@@ -106,6 +106,21 @@ int st_count(const StFile *f) { return f->n; }
 const char *st_name(const StFile *f) { return f->path; }
 const char *st_tensor_name(const StFile *f, int i) { return i >= 0 && i < f->n ? f->t[i].name : NULL; }
 
+void st_missing(const StFile *f, const char *name, char *err, size_t errlen) {
+    size_t nl = strlen(name);
+    for (int i = 0; i < f->n; i++) {
+        const char *t = f->t[i].name;
+        size_t tl = strlen(t);
+        if (tl <= nl + 1 || t[tl - nl - 1] != '.' || strcmp(t + tl - nl, name) || !strncmp(t, "optimizer.", 10)) continue;
+        int pl = (int)(tl - nl) < 64 ? (int)(tl - nl) : 64;
+        snprintf(err, errlen, "%s: missing tensor '%s' (the file has it as '%.*s%s': strip the prefix '%.*s' from every "
+                 "name, as a model wrapped in DistributedDataParallel writes it; tools/convert_mae.py does)",
+                 f->path, name, pl, t, name, pl, t);
+        return;
+    }
+    snprintf(err, errlen, "%s: missing tensor '%s'", f->path, name);
+}
+
 const char *st_meta(const StFile *f, const char *key) {
     for (int i = 0; i < f->nmeta; i++)
         if (strcmp(f->meta_keys[i], key) == 0) return f->meta_vals[i];

@@ -50,6 +50,10 @@ int st_fill(StFile *f, char *err, size_t errlen);
 // err replaced by the reason.
 int st_verify(StFile *f, char *err, size_t errlen);
 const char *st_tensor_name(const StFile *f, int i);
+// err = "FILE: missing tensor 'NAME'"; when the file holds NAME under a prefix (`module.cls_token`, as
+// the state_dict of a model wrapped in DistributedDataParallel or another module), the reason says so:
+// the names must be MAE's own (docs/interface.md, section 4). Moments (`optimizer.*`) are no such prefix.
+void st_missing(const StFile *f, const char *name, char *err, size_t errlen);
 const char *st_meta(const StFile *f, const char *key);   // NULL if absent
 const char *st_name(const StFile *f);                    // the path (or name) it was opened as
 
