@@ -75,6 +75,81 @@ t "--heads 3 refused (128 not divisible)" '[ $rc -ne 0 ] && grep -q "not divisib
 "$PY" "$tools/convert_mae.py" "$tmp/nomodel.pth" "$tmp/bad.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
 t "no state dict refused" '[ $rc -eq 1 ] && grep -q "no state dict" "$tmp/err"'
 
+"$PY" "$tools/convert_mae.py" "$tmp/finetune.pth" "$tmp/ft.safetensors" >/dev/null 2>"$tmp/err"
+t "fine-tune: the converter says what an encoder-only file serves (not attention only)" \
+  'grep -q "for attention, embed, probe and finetune" "$tmp/err" && ! grep -q "attention. only" "$tmp/err"'
+"$VITMAE" embed --ckpt "$tmp/ft.safetensors" --out "$tmp/ft.npy" "$tmp/img.png" >/dev/null 2>"$tmp/err2"; rc=$?
+t "fine-tune: embed runs on the encoder-only file ($rc: $(head -c 300 "$tmp/err2"))" '[ $rc -eq 0 ]'
+
+# What a PyTorch user saves besides MAE's {'model': ...}: timm's train.py and Lightning's
+# {'state_dict': ...}, DDP's module. names, Lightning's model. names, fp16 / bf16 tensors, a whole
+# pickled model; each converts to the same file as the plain state dict (fp16 and bf16 to their
+# float32 values). Files that are not checkpoints, a pickled model whose class is not importable
+# and an output that cannot be written are one line each, never a Python traceback.
+mkdir -p "$tmp/code"
+cat > "$tmp/code/mymae.py" <<'PY'
+import torch
+class Holder(torch.nn.Module):
+    def __init__(self, sd):
+        super().__init__()
+        self.params = {k: v.clone() for k, v in sd.items()}
+    def state_dict(self, *a, **k):
+        return dict(self.params)
+PY
+"$PY" - "$tmp" <<'PY' || fail=1
+import sys, torch
+out = sys.argv[1]
+sys.path.insert(0, out + "/code")
+import mymae
+sd = torch.load(out + "/full.pth")["model"]
+torch.save(sd, out + "/v_bare.pth")
+torch.save({"state_dict": sd, "epoch": 3, "arch": "mae", "optimizer": {}}, out + "/v_timm.pth")
+torch.save({"model": {"module." + k: v for k, v in sd.items()}}, out + "/v_ddp.pth")
+torch.save({"state_dict": {"model." + k: v for k, v in sd.items()}}, out + "/v_lightning.pth")
+torch.save({"model": {k: v.half() for k, v in sd.items()}}, out + "/v_fp16.pth")
+torch.save({"model": {k: v.half().float() for k, v in sd.items()}}, out + "/v_fp16_as32.pth")
+torch.save({"model": {k: v.bfloat16() for k, v in sd.items()}}, out + "/v_bf16.pth")
+torch.save({"model": {k: v.bfloat16().float() for k, v in sd.items()}}, out + "/v_bf16_as32.pth")
+torch.save(mymae.Holder(sd), out + "/v_pickled.pth")
+open(out + "/v_text.pth", "w").write("not a checkpoint\n")
+PY
+"$PY" "$tools/convert_mae.py" "$tmp/v_bare.pth" "$tmp/v_bare.safetensors" >/dev/null 2>&1
+for v in timm ddp lightning; do
+  "$PY" "$tools/convert_mae.py" "$tmp/v_$v.pth" "$tmp/v_$v.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+  t "convert {$v}: the plain state dict's file ($rc: $(head -c 300 "$tmp/err"))" '[ $rc -eq 0 ] && cmp -s "$tmp/v_$v.safetensors" "$tmp/v_bare.safetensors"'
+done
+t "convert: a prefix stripped is said" 'grep -q "prefix .model\.. (a wrapped model" "$tmp/err"'
+for v in fp16 bf16; do
+  "$PY" "$tools/convert_mae.py" "$tmp/v_$v.pth" "$tmp/v_$v.safetensors" >/dev/null 2>&1
+  "$PY" "$tools/convert_mae.py" "$tmp/v_${v}_as32.pth" "$tmp/v_${v}_as32.safetensors" >/dev/null 2>&1
+  t "convert $v tensors: their float32 values" 'cmp -s "$tmp/v_$v.safetensors" "$tmp/v_${v}_as32.safetensors"'
+done
+PYTHONPATH="$tmp/code" "$PY" "$tools/convert_mae.py" "$tmp/v_pickled.pth" "$tmp/v_pickled.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "convert a whole pickled model (its class importable): the plain state dict's file ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && cmp -s "$tmp/v_pickled.safetensors" "$tmp/v_bare.safetensors"'
+one_line() { [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^convert_mae: $1" "$tmp/err" && ! grep -q Traceback "$tmp/err"; }
+"$PY" "$tools/convert_mae.py" "$tmp/v_pickled.pth" "$tmp/bad.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "convert a pickled model whose class is not importable: one line ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && one_line "$tmp/v_pickled.pth: a pickled model object whose code is not importable here" && [ ! -e "$tmp/bad.safetensors" ]'
+"$PY" "$tools/convert_mae.py" "$tmp/v_text.pth" "$tmp/bad.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "convert a file that is not a checkpoint: one line ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && one_line "$tmp/v_text.pth: not a PyTorch checkpoint" && [ ! -e "$tmp/bad.safetensors" ]'
+"$PY" "$tools/convert_mae.py" "$tmp/v_bare.pth" "$tmp/no/such/out.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "convert into a folder that does not exist: one line ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && one_line "$tmp/no/such/out.safetensors: No such file or directory"'
+
+# tools/safetensors_io.py: the config given as a dict (not JSON text) is written as JSON, which
+# vitmae reads (str(dict) wrote Python's repr, refused as malformed JSON).
+"$PY" - "$tools" "$tmp" <<'PY' || fail=1
+import sys, json
+sys.path.insert(0, sys.argv[1])
+import safetensors_io
+ts, meta = safetensors_io.read(sys.argv[2] + "/v_bare.safetensors")
+safetensors_io.write(sys.argv[2] + "/dictcfg.safetensors", ts, {"format": "vitmae", "config": json.loads(meta["config"])})
+PY
+"$VITMAE" info "$tmp/dictcfg.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "safetensors_io.write with the config as a dict: vitmae reads it ($rc: $(head -c 300 "$tmp/err"))" '[ $rc -eq 0 ]'
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_convert ok"
 exit $fail

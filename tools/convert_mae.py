@@ -3,11 +3,15 @@
     /usr/bin/python3 tools/convert_mae.py IN.pth OUT.safetensors [--heads N] [--dec-heads N]
         [--norm-pix | --no-norm-pix] [--pixel-norm imagenet|none] [--mask-ratio R]
 
-IN.pth is what MAE's scripts save: a dict whose 'model' entry is the state dict (a bare state dict
-works too). Accepted:
+IN.pth is what MAE's scripts save: a dict whose 'model' entry is the state dict; also a dict whose
+'state_dict' entry is (timm's train.py, PyTorch Lightning), a bare state dict, or a whole pickled model
+(torch.save(model), when its class can be imported here). Names may carry one prefix ('module.' of a
+DistributedDataParallel model, Lightning's 'model.'): it is stripped and said. Tensors of any floating
+dtype (fp16, bf16, fp64) are written as float32. Accepted:
   - a pretrain checkpoint with the decoder (e.g. mae_visualize_vit_base.pth): everything converts;
   - an encoder-only checkpoint (e.g. mae_pretrain_vit_base.pth, or a fine-tuned ViT from
-    main_finetune.py): loads in `vitmae attention` only. Keys that are not MAE's encoder/decoder
+    main_finetune.py): serves `vitmae attention`, `embed`, `probe` and `finetune`; `reconstruct` and
+    `eval` need the decoder. Keys that are not MAE's encoder/decoder
     (head.*, fc_norm.*, ...) are dropped and listed. A fine-tune trained with global pooling has
     fc_norm but no final `norm`: the converter says so and writes an identity norm (weight 1,
     bias 0), which does not change any attention map (the final norm comes after every block).
@@ -30,6 +34,7 @@ import argparse
 import json
 import math
 import os
+import pickle
 import re
 import sys
 
@@ -77,15 +82,43 @@ def heads_for(width, head_dim, override, what):
 
 
 def state_dict_of(obj):
-    if isinstance(obj, dict) and "model" in obj and isinstance(obj["model"], dict):
-        return obj["model"], obj.get("args")
+    if isinstance(obj, torch.nn.Module):   # torch.save(model)
+        return obj.state_dict(), None
+    for key in ("model", "state_dict"):   # MAE's scripts; timm's train.py and PyTorch Lightning
+        if isinstance(obj, dict) and key in obj and isinstance(obj[key], dict):
+            return obj[key], obj.get("args")
     if isinstance(obj, dict) and all(torch.is_tensor(v) for v in obj.values()):
         return obj, None
-    raise ConvertError("no state dict: want a dict with 'model' (MAE's checkpoints) or a bare state dict")
+    raise ConvertError("no state dict: want a dict with 'model' (MAE's checkpoints) or 'state_dict' (timm, "
+                       "Lightning), a bare state dict or a pickled model")
+
+
+def load_checkpoint(path):
+    """torch.load, every failure as a ConvertError of one line."""
+    try:
+        return torch.load(path, map_location="cpu")
+    except (ModuleNotFoundError, AttributeError) as e:   # a pickled model whose class is not importable here
+        raise ConvertError("a pickled model object whose code is not importable here (%s): save its state_dict "
+                           "instead, torch.save({'model': model.state_dict()}, PATH), or run with that code on "
+                           "PYTHONPATH" % e)
+    except (pickle.UnpicklingError, EOFError, UnicodeDecodeError, ValueError) as e:
+        raise ConvertError("not a PyTorch checkpoint (torch.load: %s)" % e)
+
+
+def strip_prefix(sd, log):
+    """Names under one wrapper prefix ('module.', 'model.', ...) lose it: MAE's names are wanted."""
+    if "patch_embed.proj.weight" in sd:
+        return sd
+    hits = [k[:-len("patch_embed.proj.weight")] for k in sd if k.endswith(".patch_embed.proj.weight")]
+    if len(hits) != 1:
+        return sd
+    prefix = hits[0]
+    log("names carry the prefix '%s' (a wrapped model's state_dict): stripped" % prefix)
+    return {k[len(prefix):]: v for k, v in sd.items() if k.startswith(prefix)}
 
 
 def convert(sd, args_in_ckpt, opt, log):
-    sd = {k[len("module."):] if k.startswith("module.") else k: v for k, v in sd.items()}
+    sd = strip_prefix(sd, log)
     for need in ("patch_embed.proj.weight", "pos_embed", "cls_token"):
         if need not in sd:
             raise ConvertError("missing %s: not an MAE / ViT checkpoint" % need)
@@ -111,7 +144,8 @@ def convert(sd, args_in_ckpt, opt, log):
         dec_heads = heads_for(Dd, 32, opt.dec_heads, "decoder")
     else:
         Dd, dec_depth, dec_heads = 512, 8, opt.dec_heads or 16   # MAE's decoder; not in the file
-        log("no decoder in this checkpoint: encoder-only file (`vitmae attention` only)")
+        log("no decoder in this checkpoint: an encoder-only file, for attention, embed, probe and finetune "
+            "(reconstruct and eval need the decoder)")
 
     if opt.norm_pix is not None:
         norm_pix = opt.norm_pix
@@ -182,15 +216,23 @@ def main(argv=None):
     def log(msg):
         print("convert_mae: %s" % msg, file=sys.stderr)
     try:
-        obj = torch.load(opt.input, map_location="cpu")
+        obj = load_checkpoint(opt.input)
         sd, args_in_ckpt = state_dict_of(obj)
         tensors, cfg = convert(sd, args_in_ckpt, opt, log)
     except (ConvertError, OSError, RuntimeError, EOFError) as e:
         print("convert_mae: %s: %s" % (opt.input, e), file=sys.stderr)
         return 1
     tmp = opt.output + ".tmp"
-    safetensors_io.write(tmp, tensors, {"format": "vitmae", "config": json.dumps(cfg)})
-    os.replace(tmp, opt.output)
+    try:
+        safetensors_io.write(tmp, tensors, {"format": "vitmae", "config": json.dumps(cfg)})
+        os.replace(tmp, opt.output)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        print("convert_mae: %s: %s" % (opt.output, e.strerror or e), file=sys.stderr)
+        return 1
     n = sum(t.numel() for _, t in tensors.values())
     print("%s: %d tensors, %d parameters; img %d, patch %d, dim %d, depth %d, heads %d%s" % (
         opt.output, len(tensors), n, cfg["img_size"], cfg["patch_size"], cfg["embed_dim"], cfg["depth"],

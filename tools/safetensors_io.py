@@ -2,9 +2,11 @@
 
     write(path, tensors, metadata, crc32=True)
         tensors: dict name -> (shape, data); data is a flat list of numbers (nested lists are
-        flattened), an array.array('f'), a numpy array or a torch tensor. Tensors are written in
-        dict order; __metadata__ gets metadata (str -> str) plus "crc32" (zlib crc32 of the data
-        section as 8 lowercase hex digits) unless crc32=False.
+        flattened), an array.array('f'), a numpy array or a torch tensor (any float dtype, written
+        as float32). Tensors are written in dict order; __metadata__ gets metadata plus "crc32" (zlib
+        crc32 of the data section as 8 lowercase hex digits) unless crc32=False. Metadata values are
+        strings in the file: a str is written as it is, any other value (the config as a dict, a
+        bool, a number) as its JSON text, json.dumps(value), which vitmae reads.
     read(path) -> (tensors, metadata)
         tensors: dict name -> (shape list, array.array('f')); metadata: dict str -> str.
         Checks sizes, offsets and crc32 (when present), like src/io/safetensors.c.
@@ -67,7 +69,7 @@ def write(path, tensors, metadata=None, crc32=True):
         chunks.append(raw)
         offset += len(raw)
     data = b"".join(chunks)
-    meta = {str(k): str(v) for k, v in (metadata or {}).items() if k != "crc32"}
+    meta = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in (metadata or {}).items() if k != "crc32"}
     if crc32:
         meta["crc32"] = "%08x" % (zlib.crc32(data) & 0xFFFFFFFF)
     header["__metadata__"] = meta
