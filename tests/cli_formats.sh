@@ -242,5 +242,68 @@ PY
 )
 echo "$out"
 t "reduced decodes oriented as PIL" '[ $(echo "$out" | grep -c ": ok") -eq 3 ]'
+
+# The evaluation view (image_load_view, what every command feeds the model) against the Python that
+# docs/encoder.md ("The same view in Python") gives PyTorch users, run as written: equal levels (a
+# tie at an exact half may round the other way), for RGB and grey files shrunk, enlarged, non-square,
+# EXIF-rotated, with alpha, into RGB and grey models. And why the doc gives it: PIL's 8-bit resize,
+# which docs/interface.md once called the same, is a level off in far more values.
+awk '/^\*\*The same view in Python\.\*\*/ { on = 1 } on && /^```python/ { grab = 1; next } grab && /^```/ { exit } grab' \
+  "$VITMAE_ROOT/docs/encoder.md" > "$dir/view_doc.py"
+/usr/bin/python3 - "$dir" <<'PY'
+import sys, numpy as np
+from PIL import Image
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+def photo(h, w, c):   # smooth shapes plus noise: values between the levels after a resize
+    y, x = np.mgrid[0:h, 0:w]
+    base = np.stack([128 + 100 * np.sin(x / (3 + k) + y / (5 + k)) for k in range(c)], -1)
+    return np.clip(base + rng.normal(0, 12, base.shape), 0, 255).astype(np.uint8)
+Image.fromarray(photo(48, 64, 3)).save(f"{d}/v_wide.png")
+Image.fromarray(photo(91, 37, 3)).save(f"{d}/v_tall.png")
+Image.fromarray(photo(33, 120, 3)).save(f"{d}/v_strip.jpg", quality=92)
+Image.fromarray(photo(13, 20, 3)).save(f"{d}/v_small.png")
+Image.fromarray(photo(77, 50, 1)[:, :, 0], "L").save(f"{d}/v_grey.png")
+Image.fromarray(np.dstack([photo(40, 70, 3), photo(40, 70, 1)]), "RGBA").save(f"{d}/v_alpha.png")
+Image.fromarray(photo(32, 32, 3)).save(f"{d}/v_exact.png")
+ex = Image.Exif(); ex[0x0112] = 6
+Image.fromarray(photo(60, 90, 3)).save(f"{d}/v_rot6.jpg", quality=92, exif=ex.tobytes())
+PY
+views=""
+for f in v_wide.png v_tall.png v_strip.jpg v_small.png v_grey.png v_alpha.png v_exact.png v_rot6.jpg; do
+  for c in 3 1; do
+    "$VITMAE_TOOLS/imgdump" "$dir/$f" "$dir/$f.$c.npy" --view 32 $c || fail=1
+    views="$views $f:$c"
+  done
+done
+out=$(/usr/bin/python3 - "$dir" $views <<'PY' 2>&1
+import sys, numpy as np
+from PIL import Image, ImageOps
+d = sys.argv[1]
+exec(open(d + "/view_doc.py").read())
+n = far = off = pil_off = 0
+for arg in sys.argv[2:]:
+    f, c = arg.split(":")
+    c = int(c)
+    got = np.load(f"{d}/{f}.{c}.npy")
+    doc = eval_view(f"{d}/{f}", 32, [0.0] * c, [1.0] * c).transpose(1, 2, 0)
+    diff = np.abs(got - doc) * 255
+    n += diff.size; far += int((diff > 1.0001).sum()); off += int((diff > 1e-3).sum())
+    im = ImageOps.exif_transpose(Image.open(f"{d}/{f}")).convert("RGB")
+    w, h = im.size
+    if c == 3 and (w, h) != (32, 32):   # the 8-bit PIL pipeline: resize, crop
+        nw, nh = (32, 32 * h // w) if w <= h else (32 * w // h, 32)
+        t, l = round((nh - 32) / 2), round((nw - 32) / 2)
+        pil = np.asarray(im.resize((nw, nh), Image.BILINEAR), dtype=np.float32)[t:t + 32, l:l + 32] / 255
+        pil_off += int((np.abs(pil - got) * 255 > 1e-3).sum())
+print(f"values {n}, off by one level {off}, off by more {far}, PIL 8-bit resize off {pil_off}")
+print("doc view:", "same" if far == 0 and off * 500 <= n else "differs")
+print("PIL 8-bit:", "differs" if pil_off * 20 > n else "same")
+PY
+)
+echo "view: $out"
+t "the view equals docs/encoder.md's Python (ties apart: $(echo "$out" | head -n 3 | tr "\n" " "))" 'echo "$out" | grep -q "^doc view: same$"'
+t "PIL's 8-bit resize is not that view (why the doc gives the Python)" 'echo "$out" | grep -q "^PIL 8-bit: differs$"'
+
 [ $fail -eq 0 ] && echo "cli formats ok"
 exit $fail

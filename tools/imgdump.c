@@ -1,6 +1,8 @@
 // imgdump FILE OUT.npy [--reduced MIN_SHORT]: the decoded image as vitmae sees it (image_load, or
 // image_load_reduced), float32 [h, w, c] in [0, 1]. imgdump FILE --probe: the header probe's size
-// (image_probe), printed as WIDTHxHEIGHTxCHANNELS. For tests that compare decoders with PIL.
+// (image_probe), printed as WIDTHxHEIGHTxCHANNELS. imgdump FILE OUT.npy --view SIZE CHANNELS: the
+// evaluation view the models see (image_load_view), float32 [SIZE, SIZE, CHANNELS] in [0, 1]. For tests
+// that compare decoders and views with PIL.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,24 @@ int main(int argc, char **argv) {
         printf("%dx%dx%d\n", w, h, c);
         return 0;
     }
+    if (argc == 6 && !strcmp(argv[3], "--view")) {
+        int size = atoi(argv[4]), channels = atoi(argv[5]);
+        if (size < 1 || size > 4096 || (channels != 1 && channels != 3)) { fprintf(stderr, "imgdump: bad --view SIZE CHANNELS\n"); return 2; }
+        float *px = malloc(sizeof(float) * size * size * channels);
+        char err[256];
+        if (!px || image_load_view(argv[1], 0, size, channels, px, err, sizeof err)) {
+            fprintf(stderr, "imgdump: %s: %s\n", argv[1], px ? err : "out of memory");
+            free(px);
+            return 1;
+        }
+        int64_t shape[3] = {size, size, channels};
+        int rc = npy_write(argv[2], px, "<f4", 3, shape, err, sizeof err);
+        free(px);
+        if (rc) { fprintf(stderr, "imgdump: %s: %s\n", argv[2], err); return 1; }
+        return 0;
+    }
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--reduced"))) {
-        fprintf(stderr, "usage: imgdump FILE OUT.npy [--reduced MIN_SHORT] | imgdump FILE --probe\n");
+        fprintf(stderr, "usage: imgdump FILE OUT.npy [--reduced MIN_SHORT | --view SIZE CHANNELS] | imgdump FILE --probe\n");
         return 2;
     }
     Image im;
