@@ -60,6 +60,33 @@ assert sorted(r[0] for r in rows) == names and {r[1] for r in rows} == {"k\rc"},
 PY'
 rm -f "$tmp/odd_e.npy" "$tmp/odd_e.txt"
 
+# docs/encoder.md's two Python blocks that read FEATS.npy and FEATS.txt, run as written, in a folder
+# holding them, on names a user's photos have: a Latin-1 byte (not UTF-8), a space, a backslash. The
+# short one opened FEATS.txt as UTF-8 and stopped at the Latin-1 name (UnicodeDecodeError).
+if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+  mkdir -p "$tmp/docs_e/in/k"
+  for name in "$(printf 'caf\351')" "a b" "$(printf 'x\\\\ny')"; do cp "$tmp/train/circle/00000.png" "$tmp/docs_e/in/k/$name.png"; done
+  "$VITMAE" embed --ckpt "$ck" --out "$tmp/docs_e/feats.npy" "$tmp/docs_e/in" >/dev/null 2>&1
+  cp "$tmp/docs_e/feats.txt" "$tmp/docs_e/FEATS.txt"
+  # Every python block of the page, each dedented by its fence's indent; those that read feats.txt.
+  awk -v d="$tmp/docs_e" '/^ *```python/ { n++; on = 1; match($0, /^ */); ind = RLENGTH; next }
+       /^ *```/ { on = 0 } on { print substr($0, ind + 1) > (d "/block" n ".py") }' "$VITMAE_ROOT/docs/encoder.md"
+  out=$(cd "$tmp/docs_e" && /usr/bin/python3 -c '
+import glob, os
+blocks = [open(b).read() for b in sorted(glob.glob("block*.py"))]
+readers = [b for b in blocks if "feats.txt" in b.lower()]
+assert len(readers) == 2, len(readers)
+for b in readers:
+    exec(b)   # one defines rows (the exact names), the other x and names
+want = sorted(os.path.join("k", f) for f in os.listdir("in/k"))
+assert sorted(r[0] for r in rows) == want, (rows, want)
+assert x.shape[0] == len(names) == 3 and all(len(r) == 2 and r[1] == "k" for r in names), names
+assert sorted(os.fsencode(r[0]) for r in names if "\\" not in r[0]) == sorted(os.fsencode(w) for w in want if "\\" not in w), names
+print("ok")' 2>&1)
+  t "docs/encoder.md's Python reads FEATS.npy and FEATS.txt as written, a Latin-1 name too ($(echo "$out" | tail -n 1))" '[ "$out" = ok ]'
+  rm -rf "$tmp/docs_e"
+fi
+
 # The summary line names FEATS.npy with its control characters written out (a newline split it).
 mkdir -p "$tmp/$(printf 'o\nd')"
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/$(printf 'o\nd')/f.npy" "$tmp/train/circle/00000.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
