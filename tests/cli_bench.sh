@@ -11,6 +11,9 @@ out=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmu
 t "bench --json exits 0" '[ $rc -eq 0 ]'
 out2=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --mask-ratio 0.1234567 --json); rc=$?
 t "bench --json: mask_ratio as typed, to its last digit (\"%g\" gave 0.123457)" '[ $rc -eq 0 ] && echo "$out2" | python3 -c "import json, sys; assert json.load(sys.stdin)[\"mask_ratio\"] == 0.1234567"'
+# ... and its text line too, as train prints it ("mask %g" there gave 0.123457).
+text2=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --mask-ratio 0.1234567 | head -n 1)
+t "bench: the text line's mask ratio as typed ($text2)" 'echo "$text2" | grep -q ", mask 0\.1234567 (3 of 4 patches visible),"'
 echo "$out" >"$tmp/b.json"
 # Its loss reads back as the step's float32 loss, as every JSON number that is not whole ("%.6f" wrote
 # 1.383501 of 1.3835010528564453: docs/interface.md, section 1).

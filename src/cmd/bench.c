@@ -467,7 +467,9 @@ int cmd_bench(int argc, char **argv) {
     const int nphases = (int)(sizeof vals / sizeof vals[0]);
     CpuCaches caches = cpu_caches();
     GemmBlocking blk = gemm_blocking();
-    char mask_s[48];   // the flag as typed (config_float_json's decimal; "%g" cut 0.1234567 to 0.123457)
+    // The flag as typed, in the JSON and the text alike, as train prints it (config_float_json's decimal;
+    // "%g" cut 0.1234567 to 0.123457).
+    char mask_s[48];
     config_float_text(mask_ratio, mask_s, sizeof mask_s);
     if (json) {
         // The loss as every JSON number that is not whole: the shortest digits that read back as it
@@ -492,8 +494,8 @@ int cmd_bench(int argc, char **argv) {
         printf("\"peak_rss_bytes\": %.0f, \"analytic_bytes\": %.0f, \"memory_ratio\": %.3f}\n", rss, analytic,
                rss / analytic);
     } else {
-        printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %g (%d of %d patches visible), %d thread%s, "
-               "gemm %s\n", preset, img, img, channels, patch, batch, (double)mask_ratio, K, L, threads,
+        printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %s (%d of %d patches visible), %d thread%s, "
+               "gemm %s\n", preset, img, img, channels, patch, batch, mask_s, K, L, threads,
                threads == 1 ? "" : "s", gemm_kernel_name());
         printf("  %d process%s, %d gradient groups of %d image%s, %d per process (%d at once)%s%s\n", nranks,
                nranks == 1 ? "" : "es", groups, per, per == 1 ? "" : "s", groups / nranks, at_once,
