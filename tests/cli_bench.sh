@@ -38,6 +38,18 @@ for k in img_per_s gflops peak_gflops peak_fraction peak_gflops_after gflop_per_
          '"data"' '"patch_embed"' '"encoder"' '"decoder"' '"loss"' '"backward"' '"optimizer"'; do
   t "bench --json has $k" "grep -q '$k' '$tmp/b.json'"
 done
+# The phases add up to the step: "other" holds what no phase does (they summed to ~99% with no row for
+# the rest; docs/interface.md, "vitmae bench").
+t "bench --json: phases_s, \"other\" included, add up to step_s" '/usr/bin/python3 - "$tmp/b.json" <<PY
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["phases_s"]
+assert "other" in p and p["other"] >= 0 and abs(sum(p.values()) - d["step_s"]) <= 1e-5, (p, d["step_s"])
+PY'
+phases_text=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 | sed -n "/^  phases/,/^  peak memory/p")
+t "bench: the text's phases, \"other\" last, add up to 100% ($(echo "$phases_text" | awk "NF == 3 { print \$1, \$3 }" | tr "\n" " "))" \
+  'echo "$phases_text" | grep -Eq "^    other +[0-9.]+ +[0-9.]+%$" &&
+   echo "$phases_text" | awk "NF == 3 { s += \$3 } END { exit !(s > 99.4 && s < 100.6) }"'
 if command -v python3 >/dev/null 2>&1; then
   python3 - "$tmp/b.json" <<'PY' || fail=1
 import json, sys
