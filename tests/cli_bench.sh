@@ -207,14 +207,17 @@ t "make bench's table: 2 threads at 40% and the team at 30% of the 2-thread runs
 # ViT-B/16) is not timed, and the table says why. A stand-in for the Python that runs PyTorch answers
 # bench.sh's questions: torch imports, bench_torch.py --blas names the OpenBLAS kernels or none, and its
 # JSON names them too (null where libblas.so.3 is not OpenBLAS); each timing run leaves a line in
-# $tmp/timed.
+# $TIMED, with the OPENBLAS_CORETYPE it was given. A run without TIMED fails loudly: the narrower-kernels
+# run below once had none, so its timing runs wrote nowhere ("cannot create : Directory nonexistent" on
+# stderr) and whether PyTorch was timed, with the variable kept, went unchecked.
 cat >"$tmp/py" <<'SH'
 #!/bin/sh
 case "$*" in
   *"bench_torch.py --blas")
     if [ "$KERNELS" = null ]; then echo none; else echo "$KERNELS" | tr -d '"'; fi ;;
   *bench_torch.py*)
-    echo run >>"$TIMED"
+    [ -n "${TIMED:-}" ] || { echo "stand-in: TIMED is not set" >&2; exit 3; }
+    echo "run ${OPENBLAS_CORETYPE:-}" >>"$TIMED"
     t=1 v=1.5; case "$*" in *"--threads 2"*) t=2 v=2.5 ;; esac
     echo "{\"torch\": \"0\", \"openblas_kernels\": $KERNELS, \"openblas_own_choice\": $KERNELS, \"openblas_narrower_than_cpu\": ${NARROWER:-false}, \"results\": [{\"threads\": $t, \"img_per_s\": $v}]}" ;;
   *__config__*) echo "BLAS_INFO=generic" ;;
@@ -242,10 +245,13 @@ t "make bench's table: PyTorch on OpenBLAS is not warned about, and its kernels 
   '! echo "$out_zen" | grep -q "warning" && echo "$out_zen" | grep -q "OpenBLAS kernels Zen;"'
 # An OPENBLAS_CORETYPE in the environment that holds PyTorch to narrower kernels than the CPU's (one of
 # our virtual machines had OPENBLAS_CORETYPE=Haswell on an AVX-512 Zen 5) is kept, and said in the table.
-out_narrow=$(cd "$VITMAE_ROOT" && OPENBLAS_CORETYPE=Haswell NARROWER=true KERNELS='"Haswell"' BENCH_TORCH_PYTHON="$tmp/py" \
-  BENCH_ROWS=small224 MAE_REPEAT=1 sh tools/bench.sh "$tmp/fake"); rc=$?
+out_narrow=$(cd "$VITMAE_ROOT" && TIMED="$tmp/timed" OPENBLAS_CORETYPE=Haswell NARROWER=true KERNELS='"Haswell"' \
+  BENCH_TORCH_PYTHON="$tmp/py" BENCH_ROWS=small224 MAE_REPEAT=1 sh tools/bench.sh "$tmp/fake"); rc=$?
 t "make bench's table: PyTorch held to narrower kernels by OPENBLAS_CORETYPE is said, once" \
   '[ $rc -eq 0 ] && [ "$(echo "$out_narrow" | grep -c "^bench.sh: warning: OPENBLAS_CORETYPE=Haswell held PyTorch to narrower kernels")" -eq 1 ]'
+t "make bench's table: PyTorch under OPENBLAS_CORETYPE is timed (1 and 2 threads), the variable kept ($(cat "$tmp/timed" 2>/dev/null | tr "\n" "|"))" \
+  '[ "$(cat "$tmp/timed" 2>/dev/null | tr "\n" "|")" = "run Haswell|run Haswell|" ]'
+rm -f "$tmp/timed"
 # Which kernels tools/bench_torch.py runs PyTorch with, by the kernels OpenBLAS chose and the CPU's flags
 # (the module imports without torch; its choice is a function of the two).
 kernels_out=$(cd "$VITMAE_ROOT/tools" && /usr/bin/python3 -c '
