@@ -138,6 +138,68 @@ t "convert a file that is not a checkpoint: one line ($rc: $(head -c 300 "$tmp/e
 t "convert into a folder that does not exist: one line ($rc: $(head -c 300 "$tmp/err"))" \
   '[ $rc -eq 1 ] && one_line "$tmp/no/such/out.safetensors: No such file or directory"'
 
+# One rule for a 1-channel model's ImageNet statistics: the converter writes the grey equivalents that
+# `vitmae train --pixel-norm imagenet` writes (luminance weights 0.299 / 0.587 / 0.114, docs/interface.md
+# section 2), to the float (it wrote the plain average of the three channels, 0.449 / 0.226). A
+# checkpoint's training args saved as a dict (vars(args)) give norm_pix_loss as MAE's Namespace does.
+"$PY" - "$tools" "$tmp" <<'PY' || fail=1
+import sys, os, argparse, torch
+from PIL import Image
+sys.path.insert(0, sys.argv[1])
+import reference, reference_attention as ra
+out = sys.argv[2]
+cfg = reference.config(img_size=32, patch_size=8, in_chans=1, embed_dim=128, depth=1, num_heads=2,
+                       decoder_embed_dim=64, decoder_depth=1, decoder_num_heads=2, pixel_mean=[0.5], pixel_std=[0.25])
+sd = {k: v.detach().float() for k, v in ra.fixture_model(cfg, seed=13).state_dict().items()}
+torch.save({"model": sd}, os.path.join(out, "grey.pth"))
+full = torch.load(os.path.join(out, "full.pth"))["model"]
+torch.save({"model": full, "args": {"norm_pix_loss": True, "mask_ratio": 0.75}}, os.path.join(out, "argsdict.pth"))
+torch.save({"model": full, "args": argparse.Namespace(norm_pix_loss=True)}, os.path.join(out, "argsns.pth"))
+os.makedirs(os.path.join(out, "greyimgs"))
+for i in range(4):
+    Image.new("L", (8, 8), 40 * i).save(os.path.join(out, "greyimgs", "%d.png" % i))
+PY
+"$PY" "$tools/convert_mae.py" "$tmp/grey.pth" "$tmp/grey.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+"$VITMAE" train --data "$tmp/greyimgs" --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 \
+  --dec-heads 1 --batch 2 --steps 1 --val-frac 0 --pixel-norm imagenet --threads 1 --out "$tmp/greyrun" >/dev/null 2>&1
+stats() { "$PY" -c 'import sys, json, struct; sys.path.insert(0, sys.argv[1]); import safetensors_io
+c = json.loads(safetensors_io.read(sys.argv[2])[1]["config"])
+print(" ".join("%.9g" % struct.unpack("f", struct.pack("f", v))[0] for v in c["pixel_mean"] + c["pixel_std"]))' "$tools" "$1"; }
+t "convert a 1-channel model: ImageNet's grey statistics as vitmae's --pixel-norm imagenet ($(stats "$tmp/grey.safetensors") against $(stats "$tmp/greyrun/checkpoint.safetensors"))" \
+  '[ $rc -eq 0 ] && [ -n "$(stats "$tmp/greyrun/checkpoint.safetensors")" ] && [ "$(stats "$tmp/grey.safetensors")" = "$(stats "$tmp/greyrun/checkpoint.safetensors")" ]'
+for a in argsdict argsns; do
+  "$PY" "$tools/convert_mae.py" "$tmp/$a.pth" "$tmp/$a.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+  "$VITMAE" info "$tmp/$a.safetensors" --json >"$tmp/info.json" 2>/dev/null
+  t "convert with training args ($a): norm_pix_loss from them ($rc: $(head -c 300 "$tmp/err"))" \
+    '[ $rc -eq 0 ] && grep -q "\"norm_pix_loss\":[[:space:]]*true" "$tmp/info.json" && grep -q "norm_pix_loss true, from the checkpoint" "$tmp/err"'
+done
+
+# --mask-ratio as vitmae takes it: in [0, 1) and leaving a visible patch of the file's 16 (int(16 * 0.1) = 1,
+# int(16 * 0.01) = 0); it was written as given, and vitmae then refused the file or every command on it.
+for r in 1.5 -0.1 0.99; do
+  "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/bad.safetensors" --mask-ratio $r >/dev/null 2>"$tmp/err"; rc=$?
+  t "convert --mask-ratio $r: exit 2, said, nothing written ($rc: $(tail -n 1 "$tmp/err"))" \
+    '[ $rc -eq 2 ] && tail -n 1 "$tmp/err" | grep -q "mask-ratio $r \(is out of range \[0, 1)\|leaves no visible patch of 16\)" && [ ! -e "$tmp/bad.safetensors" ] && ! grep -q Traceback "$tmp/err"'
+done
+"$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/m09.safetensors" --mask-ratio 0.9 >/dev/null 2>&1; rc=$?
+"$VITMAE" info "$tmp/m09.safetensors" --json >"$tmp/info.json" 2>/dev/null
+t "convert --mask-ratio 0.9 (1 of 16 visible): written" '[ $rc -eq 0 ] && grep -q "\"mask_ratio\":[[:space:]]*0\.9" "$tmp/info.json"'
+
+# Its temporary file is its own: another conversion's OUT.tmp (here a file standing for it) is neither
+# overwritten nor renamed away (the converter wrote OUT.tmp, so of two conversions to one output one
+# renamed the other's half-written file or failed), and none of its own is left.
+echo "another conversion's file" > "$tmp/race.safetensors.tmp"
+"$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/race.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "convert: another writer's OUT.tmp untouched, the output whole, no temporary left ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/race.safetensors.tmp")" = "another conversion'"'"'s file" ] &&
+   cmp -s "$tmp/race.safetensors" "$tmp/full.safetensors" && [ -z "$(ls "$tmp" | grep "^race.safetensors.tmp.")" ]'
+rm -f "$tmp/race.safetensors" "$tmp/race.safetensors.tmp"
+"$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/race.safetensors" >/dev/null 2>"$tmp/err1" & p1=$!
+"$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/race.safetensors" >/dev/null 2>"$tmp/err2" & p2=$!
+wait $p1; rc1=$?; wait $p2; rc2=$?
+t "convert: two conversions to one output at once both succeed ($rc1 $rc2: $(cat "$tmp/err1" "$tmp/err2" | head -c 300))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s "$tmp/race.safetensors" "$tmp/full.safetensors" && [ "$(ls "$tmp" | grep -c "^race")" -eq 1 ]'
+
 # tools/safetensors_io.py: the config given as a dict (not JSON text) is written as JSON, which
 # vitmae reads (str(dict) wrote Python's repr, refused as malformed JSON).
 "$PY" - "$tools" "$tmp" <<'PY' || fail=1

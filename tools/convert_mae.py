@@ -24,11 +24,17 @@ with --heads 16) and 32-wide heads for the decoder (MAE's 512-wide decoder -> 16
 --dec-heads override. A wrong head count gives wrong attention maps, so check the model card.
 
 norm_pix_loss (used by `reconstruct`, not by `attention`): --norm-pix / --no-norm-pix when given;
-else the checkpoint's own args.norm_pix_loss when it stored its training args; else false, as
+else the checkpoint's own norm_pix_loss when it stored its training args (MAE's argparse Namespace,
+or a dict); else false, as
 MAE's released visualisation checkpoints (mae_visualize_vit_*.pth) were trained with pixel targets
 (norm_pix_loss off; MAE's released pretrain checkpoints used norm_pix_loss but have no decoder).
 Position tables are MAE's fixed 2D sin-cos (pos_embed "fixed"); pixels are normalised with
-ImageNet's mean/std, as MAE was trained (--pixel-norm none for 0/1).
+ImageNet's mean/std, as MAE was trained (--pixel-norm none for 0/1); a 1-channel model gets their grey
+equivalents, by the luminance weights 0.299 / 0.587 / 0.114 as vitmae's own `--pixel-norm imagenet`
+(docs/interface.md, section 2). --mask-ratio (the default of `reconstruct` and `eval`) is checked as
+vitmae checks it: in [0, 1) and leaving at least one visible patch, int(L * (1 - R)) >= 1.
+The output is written to a temporary file of this process beside it (OUT.tmp.<pid>.<n>), synced, then
+renamed over OUT: two conversions to one output do not write into each other's file.
 """
 import argparse
 import json
@@ -36,6 +42,7 @@ import math
 import os
 import pickle
 import re
+import struct
 import sys
 
 import torch
@@ -52,6 +59,36 @@ BLOCK_PARTS = ["norm1.weight", "norm1.bias", "attn.qkv.weight", "attn.qkv.bias",
 
 class ConvertError(Exception):
     pass
+
+
+class UsageError(ConvertError):
+    """A flag's value that cannot serve this checkpoint: exit 2, as vitmae's usage errors."""
+
+
+def f32(x):
+    """x rounded to float32, the precision vitmae holds the config in."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def grey_imagenet():
+    """ImageNet's mean and std for one channel: L = 0.299 R + 0.587 G + 0.114 B of each, in float32 and
+    in vitmae's order of operations, so the file holds what `--pixel-norm imagenet` writes
+    (docs/interface.md, section 2)."""
+    w = [f32(0.299), f32(0.587), f32(0.114)]
+    def lum(v):
+        v = [f32(x) for x in v]
+        return f32(f32(f32(w[0] * v[0]) + f32(w[1] * v[1])) + f32(w[2] * v[2]))
+    return [lum(IMAGENET_MEAN)], [lum(IMAGENET_STD)]
+
+
+def mask_ratio_checked(r, L=None):
+    """r as vitmae takes it (src/core/masking.c): in [0, 1) as a float32 and, for L patches, leaving a
+    visible one."""
+    if not (0.0 <= f32(r) < 1.0):
+        raise UsageError("--mask-ratio %g is out of range [0, 1)" % r)
+    if L is not None and int(L * (1.0 - r)) < 1:
+        raise UsageError("--mask-ratio %g leaves no visible patch of %d (int(L * (1 - R)) = 0)" % (r, L))
+    return r
 
 
 def count_blocks(sd, prefix):
@@ -136,6 +173,7 @@ def convert(sd, args_in_ckpt, opt, log):
     if hidden % D:
         raise ConvertError("mlp hidden width %d is not a multiple of %d" % (hidden, D))
     heads = heads_for(D, 64, opt.heads, "encoder")
+    mask_ratio = mask_ratio_checked(opt.mask_ratio, grid * grid)
 
     has_decoder = "decoder_embed.weight" in sd
     if has_decoder:
@@ -149,13 +187,16 @@ def convert(sd, args_in_ckpt, opt, log):
 
     if opt.norm_pix is not None:
         norm_pix = opt.norm_pix
-    elif args_in_ckpt is not None and hasattr(args_in_ckpt, "norm_pix_loss"):
+    elif isinstance(args_in_ckpt, dict) and "norm_pix_loss" in args_in_ckpt:   # args saved as vars(args)
+        norm_pix = bool(args_in_ckpt["norm_pix_loss"])
+        log("norm_pix_loss %s, from the checkpoint's training args" % str(norm_pix).lower())
+    elif args_in_ckpt is not None and hasattr(args_in_ckpt, "norm_pix_loss"):   # MAE's argparse Namespace
         norm_pix = bool(args_in_ckpt.norm_pix_loss)
         log("norm_pix_loss %s, from the checkpoint's training args" % str(norm_pix).lower())
     else:
         norm_pix = False
     if opt.pixel_norm == "imagenet":
-        mean, std = (IMAGENET_MEAN, IMAGENET_STD) if C == 3 else ([sum(IMAGENET_MEAN) / 3] * C, [sum(IMAGENET_STD) / 3] * C)
+        mean, std = (IMAGENET_MEAN, IMAGENET_STD) if C == 3 else grey_imagenet()
     else:
         mean, std = [0.0] * C, [1.0] * C
 
@@ -193,9 +234,30 @@ def convert(sd, args_in_ckpt, opt, log):
     cfg = {"img_size": grid * P, "patch_size": P, "in_chans": C, "embed_dim": D, "depth": depth,
            "num_heads": heads, "decoder_embed_dim": Dd, "decoder_depth": dec_depth,
            "decoder_num_heads": dec_heads, "mlp_ratio": hidden // D, "norm_pix_loss": norm_pix,
-           "mask_ratio": opt.mask_ratio, "pos_embed": "fixed", "pixel_mean": mean, "pixel_std": std,
+           "mask_ratio": mask_ratio, "pos_embed": "fixed", "pixel_mean": mean, "pixel_std": std,
            "layer_norm_eps": 1e-6}
     return tensors, cfg
+
+
+def temporary_beside(path):
+    """A new file OUT.tmp.<pid>.<n> in OUT's folder, made here (O_EXCL) and so this process's own, as
+    vitmae names its temporary files: a second conversion to the same output writes its own."""
+    for n in range(1000):
+        name = "%s.tmp.%d.%d" % (path, os.getpid(), n)
+        try:
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return name
+        except FileExistsError:
+            continue
+    raise OSError("no free temporary name beside %s" % path)
+
+
+def fsync_path(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def main(argv=None):
@@ -212,6 +274,10 @@ def main(argv=None):
     opt = ap.parse_args(argv)
     if opt.heads < 0 or opt.dec_heads < 0:
         ap.error("head counts must be positive")
+    try:
+        mask_ratio_checked(opt.mask_ratio)   # the range now; the patches it leaves once L is known
+    except UsageError as e:
+        ap.error(str(e))
 
     def log(msg):
         print("convert_mae: %s" % msg, file=sys.stderr)
@@ -219,18 +285,26 @@ def main(argv=None):
         obj = load_checkpoint(opt.input)
         sd, args_in_ckpt = state_dict_of(obj)
         tensors, cfg = convert(sd, args_in_ckpt, opt, log)
+    except UsageError as e:
+        print("convert_mae: %s: %s" % (opt.input, e), file=sys.stderr)
+        return 2
     except (ConvertError, OSError, RuntimeError, EOFError) as e:
         print("convert_mae: %s: %s" % (opt.input, e), file=sys.stderr)
         return 1
-    tmp = opt.output + ".tmp"
+    tmp = None
     try:
+        tmp = temporary_beside(opt.output)
         safetensors_io.write(tmp, tensors, {"format": "vitmae", "config": json.dumps(cfg)})
+        fsync_path(tmp)
         os.replace(tmp, opt.output)
+        tmp = None
+        fsync_path(os.path.dirname(os.path.abspath(opt.output)))
     except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         print("convert_mae: %s: %s" % (opt.output, e.strerror or e), file=sys.stderr)
         return 1
     n = sum(t.numel() for _, t in tensors.values())
