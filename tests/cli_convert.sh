@@ -200,6 +200,42 @@ wait $p1; rc1=$?; wait $p2; rc2=$?
 t "convert: two conversions to one output at once both succeed ($rc1 $rc2: $(cat "$tmp/err1" "$tmp/err2" | head -c 300))" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s "$tmp/race.safetensors" "$tmp/full.safetensors" && [ "$(ls "$tmp" | grep -c "^race")" -eq 1 ]'
 
+# A safetensors file in half precision (an export with MAE's / timm's names, or a vitmae checkpoint saved
+# with .half()): vitmae refuses it in one line that names the way out, and the converter takes it, told by
+# its content: to the float32 file of the same tensors, keeping the vitmae config the file holds (the
+# 4-head, norm-pix one here).
+"$PY" - "$tools" "$tmp" <<'PY' || fail=1
+import sys, json, struct, torch
+sys.path.insert(0, sys.argv[1])
+import safetensors_io
+out = sys.argv[2]
+def write(path, sd, meta, dtype, name):
+    header, chunks, off = {}, [], 0
+    for k, v in sd.items():
+        raw = v.to(dtype).contiguous().view(torch.uint8).numpy().tobytes() if v.numel() else b""
+        header[k] = {"dtype": name, "shape": list(v.shape), "data_offsets": [off, off + len(raw)]}
+        chunks.append(raw); off += len(raw)
+    if meta:
+        header["__metadata__"] = meta
+    js = json.dumps(header).encode()
+    open(path, "wb").write(struct.pack("<Q", len(js)) + js + b"".join(chunks))
+sd = torch.load(out + "/full.pth")["model"]
+write(out + "/half_plain.safetensors", sd, None, torch.float16, "F16")
+ts, meta = safetensors_io.read(out + "/h4.safetensors")
+write(out + "/half_vitmae.safetensors", sd, {"format": "vitmae", "config": meta["config"]}, torch.bfloat16, "BF16")
+PY
+"$VITMAE" info "$tmp/half_plain.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "vitmae on an F16 safetensors: exit 1, one line naming the way out ($(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "has dtype F16 (only F32 is supported: convert the file with tools/convert_mae.py" "$tmp/err"'
+"$PY" "$tools/convert_mae.py" "$tmp/half_plain.safetensors" "$tmp/half_plain.out.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "convert an F16 safetensors with MAE's names: the fp16 .pth's file ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && cmp -s "$tmp/half_plain.out.safetensors" "$tmp/v_fp16.safetensors"'
+"$PY" "$tools/convert_mae.py" "$tmp/half_vitmae.safetensors" "$tmp/half_vitmae.out.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+cfg_of() { "$PY" -c 'import sys, json; sys.path.insert(0, sys.argv[1]); import safetensors_io; print(json.loads(safetensors_io.read(sys.argv[2])[1]["config"]))' "$tools" "$1"; }
+t "convert a BF16 vitmae checkpoint: its config kept, the bf16 tensors' float32 values ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && grep -q "its config kept" "$tmp/err" && [ "$(cfg_of "$tmp/half_vitmae.out.safetensors")" = "$(cfg_of "$tmp/h4.safetensors")" ] &&
+   data_of "$tmp/half_vitmae.out.safetensors" > "$tmp/a.bin" && data_of "$tmp/v_bf16.safetensors" > "$tmp/b.bin" && cmp -s "$tmp/a.bin" "$tmp/b.bin"'
+
 # tools/safetensors_io.py: the config given as a dict (not JSON text) is written as JSON, which
 # vitmae reads (str(dict) wrote Python's repr, refused as malformed JSON).
 "$PY" - "$tools" "$tmp" <<'PY' || fail=1

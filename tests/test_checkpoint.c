@@ -164,6 +164,9 @@ static void test_generic_format(void) {
                        "do not match", "offsets reversed");
     expect_hdr_refused("{\"a\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
                        "tensor 'a' has dtype F16", "wrong dtype");
+    // ... and the refusal names the way out (it said only "only F32 is supported").
+    expect_hdr_refused("{\"a\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
+                       "convert the file with tools/convert_mae.py", "a half-precision dtype, the way out said");
     expect_hdr_refused("{\"a\":{\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "no dtype", "no dtype");
     expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8,
                        "not a non-negative integer", "negative dimension");

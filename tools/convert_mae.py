@@ -1,11 +1,14 @@
 """Convert a facebookresearch/mae PyTorch checkpoint (.pth) into a vitmae safetensors checkpoint.
 
-    /usr/bin/python3 tools/convert_mae.py IN.pth OUT.safetensors [--heads N] [--dec-heads N]
+    /usr/bin/python3 tools/convert_mae.py IN.pth|IN.safetensors OUT.safetensors [--heads N] [--dec-heads N]
         [--norm-pix | --no-norm-pix] [--pixel-norm imagenet|none] [--mask-ratio R]
 
 IN.pth is what MAE's scripts save: a dict whose 'model' entry is the state dict; also a dict whose
 'state_dict' entry is (timm's train.py, PyTorch Lightning), a bare state dict, or a whole pickled model
-(torch.save(model), when its class can be imported here). Names may carry one prefix ('module.' of a
+(torch.save(model), when its class can be imported here), or a safetensors file (told by its content)
+with MAE's / timm's names in any float dtype (F16, BF16, F64, F32), which vitmae reads only in F32; when
+it holds a vitmae config (a vitmae checkpoint saved in half precision), that config is kept, less what
+a flag gives, and its optimizer moments and train state are dropped. Names may carry one prefix ('module.' of a
 DistributedDataParallel model, Lightning's 'model.'): it is stripped and said. Tensors of any floating
 dtype (fp16, bf16, fp64) are written as float32. Accepted:
   - a pretrain checkpoint with the decoder (e.g. mae_visualize_vit_base.pth): everything converts;
@@ -44,6 +47,7 @@ import pickle
 import re
 import struct
 import sys
+import zlib
 
 import torch
 
@@ -119,6 +123,8 @@ def heads_for(width, head_dim, override, what):
 
 
 def state_dict_of(obj):
+    if isinstance(obj, SafetensorsInput):
+        return obj.tensors, None
     if isinstance(obj, torch.nn.Module):   # torch.save(model)
         return obj.state_dict(), None
     for key in ("model", "state_dict"):   # MAE's scripts; timm's train.py and PyTorch Lightning
@@ -130,8 +136,63 @@ def state_dict_of(obj):
                        "Lightning), a bare state dict or a pickled model")
 
 
+SAFETENSORS_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64}
+
+
+class SafetensorsInput:
+    def __init__(self, tensors, config):
+        self.tensors, self.config = tensors, config
+
+
+def is_safetensors(path):
+    """A safetensors file by its content: an 8-byte little-endian header length, then a JSON object."""
+    with open(path, "rb") as f:
+        head = f.read(9)
+    return len(head) == 9 and head[8:9] == b"{" and 2 <= struct.unpack("<Q", head[:8])[0] <= 100_000_000
+
+
+def read_safetensors(path):
+    """Tensors of any float dtype, as torch tensors, and the vitmae config when the file holds one."""
+    if sys.byteorder != "little":
+        raise ConvertError("reading a safetensors file needs a little-endian machine (its data is little-endian)")
+    with open(path, "rb") as f:
+        buf = f.read()
+    (hlen,) = struct.unpack("<Q", buf[:8])
+    if hlen > len(buf) - 8:
+        raise ConvertError("not a safetensors file: its header runs past the end")
+    try:
+        header = json.loads(buf[8:8 + hlen].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ConvertError("not a safetensors file: its header is not JSON (%s)" % e)
+    data = buf[8 + hlen:]
+    meta = header.pop("__metadata__", None) or {}
+    if "crc32" in meta and meta["crc32"] != "%08x" % (zlib.crc32(data) & 0xFFFFFFFF):
+        raise ConvertError("crc32 mismatch (file damaged)")
+    tensors = {}
+    for name, e in header.items():
+        dtype = SAFETENSORS_DTYPES.get(e.get("dtype") if isinstance(e, dict) else None)
+        if dtype is None:
+            raise ConvertError("tensor %r has dtype %s: not a float tensor" % (name, e.get("dtype") if isinstance(e, dict) else "?"))
+        shape = [int(d) for d in e["shape"]]
+        b, en = e["data_offsets"]
+        if not 0 <= b <= en <= len(data) or en - b != math.prod(shape) * torch.tensor([], dtype=dtype).element_size():
+            raise ConvertError("tensor %r has bad data_offsets" % name)
+        raw = bytearray(data[b:en])
+        t = torch.frombuffer(raw, dtype=dtype) if raw else torch.empty(0, dtype=dtype)
+        tensors[name] = t.reshape(shape)
+    config = None
+    if meta.get("format") == "vitmae" and "config" in meta:
+        try:
+            config = json.loads(meta["config"])
+        except ValueError as e:
+            raise ConvertError("its vitmae config is not JSON (%s)" % e)
+    return SafetensorsInput(tensors, config)
+
+
 def load_checkpoint(path):
-    """torch.load, every failure as a ConvertError of one line."""
+    """torch.load (or, for a safetensors file, read_safetensors), every failure as a ConvertError of one line."""
+    if is_safetensors(path):
+        return read_safetensors(path)
     try:
         return torch.load(path, map_location="cpu")
     except (ModuleNotFoundError, AttributeError) as e:   # a pickled model whose class is not importable here
@@ -154,7 +215,9 @@ def strip_prefix(sd, log):
     return {k[len(prefix):]: v for k, v in sd.items() if k.startswith(prefix)}
 
 
-def convert(sd, args_in_ckpt, opt, log):
+def convert(sd, args_in_ckpt, opt, log, known=None):
+    """known: the vitmae config a safetensors input holds; its values stand where no flag is given."""
+    known = known or {}
     sd = strip_prefix(sd, log)
     for need in ("patch_embed.proj.weight", "pos_embed", "cls_token"):
         if need not in sd:
@@ -172,14 +235,20 @@ def convert(sd, args_in_ckpt, opt, log):
     hidden = sd["blocks.0.mlp.fc1.weight"].shape[0]
     if hidden % D:
         raise ConvertError("mlp hidden width %d is not a multiple of %d" % (hidden, D))
-    heads = heads_for(D, 64, opt.heads, "encoder")
-    mask_ratio = mask_ratio_checked(opt.mask_ratio, grid * grid)
+    heads = heads_for(D, 64, opt.heads or known.get("num_heads", 0), "encoder")
+    mask_ratio = mask_ratio_checked(opt.mask_ratio if opt.mask_ratio is not None else known.get("mask_ratio", 0.75),
+                                    grid * grid)
 
     has_decoder = "decoder_embed.weight" in sd
     if has_decoder:
         Dd = sd["decoder_embed.weight"].shape[0]
         dec_depth = count_blocks(sd, "decoder_blocks")
-        dec_heads = heads_for(Dd, 32, opt.dec_heads, "decoder")
+        dec_heads = heads_for(Dd, 32, opt.dec_heads or known.get("decoder_num_heads", 0), "decoder")
+    elif known:
+        Dd, dec_depth = known.get("decoder_embed_dim", 512), known.get("decoder_depth", 8)
+        dec_heads = opt.dec_heads or known.get("decoder_num_heads", 16)
+        log("no decoder in this checkpoint: an encoder-only file, for attention, embed, probe and finetune "
+            "(reconstruct and eval need the decoder)")
     else:
         Dd, dec_depth, dec_heads = 512, 8, opt.dec_heads or 16   # MAE's decoder; not in the file
         log("no decoder in this checkpoint: an encoder-only file, for attention, embed, probe and finetune "
@@ -187,6 +256,8 @@ def convert(sd, args_in_ckpt, opt, log):
 
     if opt.norm_pix is not None:
         norm_pix = opt.norm_pix
+    elif "norm_pix_loss" in known:
+        norm_pix = bool(known["norm_pix_loss"])
     elif isinstance(args_in_ckpt, dict) and "norm_pix_loss" in args_in_ckpt:   # args saved as vars(args)
         norm_pix = bool(args_in_ckpt["norm_pix_loss"])
         log("norm_pix_loss %s, from the checkpoint's training args" % str(norm_pix).lower())
@@ -195,7 +266,9 @@ def convert(sd, args_in_ckpt, opt, log):
         log("norm_pix_loss %s, from the checkpoint's training args" % str(norm_pix).lower())
     else:
         norm_pix = False
-    if opt.pixel_norm == "imagenet":
+    if opt.pixel_norm is None and "pixel_mean" in known and "pixel_std" in known:
+        mean, std = known["pixel_mean"], known["pixel_std"]
+    elif opt.pixel_norm in (None, "imagenet"):
         mean, std = (IMAGENET_MEAN, IMAGENET_STD) if C == 3 else grey_imagenet()
     else:
         mean, std = [0.0] * C, [1.0] * C
@@ -234,8 +307,8 @@ def convert(sd, args_in_ckpt, opt, log):
     cfg = {"img_size": grid * P, "patch_size": P, "in_chans": C, "embed_dim": D, "depth": depth,
            "num_heads": heads, "decoder_embed_dim": Dd, "decoder_depth": dec_depth,
            "decoder_num_heads": dec_heads, "mlp_ratio": hidden // D, "norm_pix_loss": norm_pix,
-           "mask_ratio": mask_ratio, "pos_embed": "fixed", "pixel_mean": mean, "pixel_std": std,
-           "layer_norm_eps": 1e-6}
+           "mask_ratio": mask_ratio, "pos_embed": known.get("pos_embed", "fixed"), "pixel_mean": mean,
+           "pixel_std": std, "layer_norm_eps": known.get("layer_norm_eps", 1e-6)}
     return tensors, cfg
 
 
@@ -269,13 +342,16 @@ def main(argv=None):
     ap.add_argument("--norm-pix", dest="norm_pix", action="store_true", default=None,
                     help="the model was trained with norm_pix_loss")
     ap.add_argument("--no-norm-pix", dest="norm_pix", action="store_false")
-    ap.add_argument("--pixel-norm", choices=["imagenet", "none"], default="imagenet")
-    ap.add_argument("--mask-ratio", type=float, default=0.75)
+    ap.add_argument("--pixel-norm", choices=["imagenet", "none"], default=None,
+                    help="pixel statistics (default imagenet, or those of a vitmae config the input holds)")
+    ap.add_argument("--mask-ratio", type=float, default=None,
+                    help="the default of reconstruct and eval (0.75, or that of a vitmae config the input holds)")
     opt = ap.parse_args(argv)
     if opt.heads < 0 or opt.dec_heads < 0:
         ap.error("head counts must be positive")
     try:
-        mask_ratio_checked(opt.mask_ratio)   # the range now; the patches it leaves once L is known
+        if opt.mask_ratio is not None:
+            mask_ratio_checked(opt.mask_ratio)   # the range now; the patches it leaves once L is known
     except UsageError as e:
         ap.error(str(e))
 
@@ -284,7 +360,11 @@ def main(argv=None):
     try:
         obj = load_checkpoint(opt.input)
         sd, args_in_ckpt = state_dict_of(obj)
-        tensors, cfg = convert(sd, args_in_ckpt, opt, log)
+        known = obj.config if isinstance(obj, SafetensorsInput) else None
+        if known is not None:
+            flagged = opt.heads or opt.dec_heads or any(v is not None for v in (opt.norm_pix, opt.pixel_norm, opt.mask_ratio))
+            log("a vitmae checkpoint: its config kept%s" % (", less what the flags give" if flagged else ""))
+        tensors, cfg = convert(sd, args_in_ckpt, opt, log, known)
     except UsageError as e:
         print("convert_mae: %s: %s" % (opt.input, e), file=sys.stderr)
         return 2

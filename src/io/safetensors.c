@@ -169,7 +169,13 @@ static int parse_tensor(const char *file, const cJSON *item, StEntry *e, uint64_
     const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
     if (!cJSON_IsString(dtype)) { fail(err, errlen, "%s: tensor '%s' has no dtype string", file, name); return -1; }
     if (strcmp(dtype->valuestring, "F32") != 0) {
-        fail(err, errlen, "%s: tensor '%s' has dtype %.32s (only F32 is supported)", file, name, dtype->valuestring);
+        // A float dtype (a half-precision export, F16 or BF16) converts to F32: the refusal says how
+        // (docs/interface.md, section 4, "From PyTorch").
+        const char *d = dtype->valuestring;
+        int is_float = !strcmp(d, "F16") || !strcmp(d, "BF16") || !strcmp(d, "F64");
+        fail(err, errlen, "%s: tensor '%s' has dtype %.32s (only F32 is supported%s)", file, name, d,
+             is_float ? ": convert the file with tools/convert_mae.py, which reads any float dtype, or save the "
+                        "tensors with .float()" : "");
         return -1;
     }
     if (!cJSON_IsArray(shape)) { fail(err, errlen, "%s: tensor '%s' has no shape array", file, name); return -1; }
