@@ -28,6 +28,13 @@ t "a metrics row per evaluation (step 0 + every 30 steps: $evals)" '[ "$evals" -
 first=$(awk -F, 'NR > 1 && $5 != "" { print $5; exit }' "$dir/run/metrics.csv")
 last=$(awk -F, 'NR > 1 && $5 != "" { v = $5 } END { print v }' "$dir/run/metrics.csv")
 t "val loss falls below 60% of its first value ($first -> $last)" 'awk -v a="$first" -v b="$last" "BEGIN { exit !(b < 0.6 * a) }"'
+# Without validation images (--val-frac 0) the step-0 row is still written, holding the lr the first step
+# uses and elapsed 0 only (docs/interface.md, "vitmae train": where the lr curve starts), then a row per step.
+"$VITMAE" train --data "$dir/data" --img 16 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 \
+  --batch 8 --steps 2 --log-every 1 --val-frac 0 --threads 1 --out "$dir/noval" > /dev/null 2>&1; rc=$?
+t "--val-frac 0: the step-0 row holds only the lr and elapsed 0 ($(sed -n 2p "$dir/noval/metrics.csv"))" \
+  '[ $rc -eq 0 ] && sed -n 2p "$dir/noval/metrics.csv" | grep -Eq "^0,0,[0-9.e-]+,,,,,0\.00$" &&
+   [ "$(cut -d, -f1 "$dir/noval/metrics.csv" | tr "\n" " ")" = "step 0 1 2 " ]'
 # metrics.csv's losses read back exactly: a row of one step (--log-every 1) holds that step's float32
 # loss, which Python's csv + float() get back bit for bit ("%.6f" wrote 0.637567 for 0.63756698...).
 "$VITMAE" train $small --steps 3 --log-every 1 --eval-every 3 --threads 2 --out "$dir/lg" > /dev/null 2>&1; rc=$?
