@@ -290,6 +290,38 @@ before=$(ls -l "$dir/run" | md5sum)
 err "another run's checkpoint in a run folder" 2 "not a checkpoint of the run in" "$VITMAE" finetune --resume "$dir/run/other.safetensors"
 t "the run is untouched" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
 rm "$dir/run/other.safetensors"
+# A train_state edited by hand (crc32 covers the data, not the header; tools/safetensors_io.py keeps it
+# right): each number outside its flag's range, or a count that is not whole, is refused in one line,
+# exit 1. The reader took any number up to 9.3e18 and converted it to int or long (undefined past
+# their range: a batch of 1e10, a seed of 9.3e18), took --val-max 0, a drop-path of 5 and a step of 0.5.
+# A train_state of an earlier version still resumes: no groups (1), a float written as the double it
+# held (0.9900000095367432), --val-max up to 10000000 (as the flag).
+edit_state() {   # SRC DST KEY=JSON|KEY=DEL...
+  python3 - "$@" <<'PY'
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1]); s = json.loads(meta["train_state"])
+for kv in sys.argv[3:]:
+    k, v = kv.split("=", 1); assert k in s, k
+    if v == "DEL": del s[k]
+    else: s[k] = json.loads(v)
+meta["train_state"] = json.dumps(s); del meta["crc32"]
+st.write(sys.argv[2], tensors, meta)
+PY
+}
+for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0; do
+  rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" "$edit"
+  "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
+  t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/ed/checkpoint.safetensors: cannot resume: train_state: .${edit%%=*}. missing or out of range$" "$dir/err"'
+done
+for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
+  rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" "$edit"
+  "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
+  t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
+done
+rm -rf "$dir/ed"
 # --overwrite moves a run aside whole (a folder killed before its first checkpoint holds only
 # metrics.csv: refused without it, moved with it).
 mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"

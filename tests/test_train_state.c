@@ -82,6 +82,27 @@ static void test_state_json(void) {
     js = run_state_to_json(&r);
     CHECK(js && run_state_from_json(js, &back, err, sizeof err) != 0, "grad_groups 0 refused");
     free(js);
+    // --val-max takes 1 to 10000000 in train as in finetune (cmd/runfolder.h, VAL_MAX_LIMIT): a checkpoint
+    // holding such a value resumes, one past it does not. A float setting written by an earlier version
+    // as the double it held (the largest --mask-ratio, 0.99999994f, as 0.9999999403953552, above the
+    // decimal bound) is checked as the float it is read into; a count that is not whole, or past an
+    // int, is refused.
+    static const struct { const char *from, *to; int ok; } edits[] = {
+        {"\"val_max\":1,", "\"val_max\":10000000,", 1}, {"\"val_max\":1,", "\"val_max\":10000001,", 0},
+        {"\"mask_ratio\":0.75,", "\"mask_ratio\":0.9999999403953552,", 1},
+        {"\"mask_ratio\":0.75,", "\"mask_ratio\":1.0000001,", 0}, {"\"val_max\":1,", "\"val_max\":0,", 0},
+        {"\"batch\":8,", "\"batch\":1e10,", 0}, {"\"keep\":1,", "\"keep\":1.5,", 0},
+        {"\"seed\":0,", "\"seed\":9.3e18,", 0}, {"\"lr\":0.1,", "\"lr\":1e300,", 0},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        char edited[1024];
+        const char *at = strstr(old, edits[i].from);
+        snprintf(edited, sizeof edited, "%.*s%s%s", (int)(at - old), old, edits[i].to, at + strlen(edits[i].from));
+        err[0] = 0;
+        rc = run_state_from_json(edited, &back, err, sizeof err);
+        CHECK(edits[i].ok ? rc == 0 : rc != 0 && strstr(err, "missing or out of range"), "%s: %s (%s)", edits[i].to,
+              edits[i].ok ? "read" : "refused", err);
+    }
     // Hostile records of N and K (far beyond an int): read as 1.
     char hostile[1024];
     snprintf(hostile, sizeof hostile, "%.*s,\"processes\":1e300,\"accum\":-5}", (int)strlen(old) - 1, old);

@@ -20,6 +20,7 @@
 #include <cJSON.h>
 #include <math.h>
 #include <omp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -132,26 +133,39 @@ struct FineTune {
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
 
+// The fields of train_state, read and written through one table (cmd/runfolder.h, StateField) with the
+// ranges of their flags (parse_args below), so that a checkpoint edited by hand is refused with one line.
+static const StateField FT_FIELDS[] = {
+    {"step", STATE_LONG, offsetof(FtState, step), 0, 1e12},
+    {"total_steps", STATE_LONG, offsetof(FtState, total_steps), 1, 1e12},
+    {"warmup_steps", STATE_LONG, offsetof(FtState, warmup), 0, 1e12},
+    {"seed", STATE_LONG, offsetof(FtState, seed), -9.2e18, 9.2e18},   // older versions took any seed
+    {"batch", STATE_INT, offsetof(FtState, batch), 1, 4096},
+    {"lr", STATE_FLOAT, offsetof(FtState, lr), 0, 10},
+    {"min_lr", STATE_FLOAT, offsetof(FtState, min_lr), 0, 10},
+    {"weight_decay", STATE_FLOAT, offsetof(FtState, wd), 0, 10},
+    {"layer_decay", STATE_FLOAT, offsetof(FtState, layer_decay), 0, 1},
+    {"drop_path", STATE_FLOAT, offsetof(FtState, drop_path), 0, 0.99},
+    {"smoothing", STATE_FLOAT, offsetof(FtState, smoothing), 0, 0.99},
+    {"clip", STATE_FLOAT, offsetof(FtState, clip), 0, 1e6},
+    {"val_frac", STATE_FLOAT, offsetof(FtState, val_frac), 0, 0.9},
+    {"val_max", STATE_INT, offsetof(FtState, val_max), 1, VAL_MAX_LIMIT},
+    {"eval_every", STATE_LONG, offsetof(FtState, eval_every), 1, 1e12},
+    {"ckpt_every", STATE_LONG, offsetof(FtState, ckpt_every), 1, 1e12},
+    {"log_every", STATE_LONG, offsetof(FtState, log_every), 1, 1e12},
+    {"keep", STATE_INT, offsetof(FtState, keep), 0, 100000},
+    {"elapsed_s", STATE_DOUBLE, offsetof(FtState, elapsed_s), 0, 1e15},
+    {"groups", STATE_INT, offsetof(FtState, groups), 1, 4096},   // absent before gradient groups: 1
+    {"augment", STATE_TEXT, offsetof(FtState, augment), 0, 0},
+    {"data", STATE_TEXT, offsetof(FtState, data), 0, 0},
+    {"val", STATE_TEXT, offsetof(FtState, val), 0, 0},
+    {"init", STATE_TEXT, offsetof(FtState, init), 0, 0},
+};
+#define FT_NFIELDS ((int)(sizeof FT_FIELDS / sizeof FT_FIELDS[0]))
+
 static char *ft_state_to_json(const FtState *r) {
     cJSON *o = cJSON_CreateObject();
-    // The float settings as the floats they are (config_float_json: 0.05, not 0.05000000074505806).
-    const struct { const char *k; double v; int is_float; } nums[] = {
-        {"step", (double)r->step, 0}, {"total_steps", (double)r->total_steps, 0}, {"warmup_steps", (double)r->warmup, 0},
-        {"seed", (double)r->seed, 0}, {"batch", r->batch, 0}, {"lr", r->lr, 1}, {"min_lr", r->min_lr, 1},
-        {"weight_decay", r->wd, 1}, {"layer_decay", r->layer_decay, 1}, {"drop_path", r->drop_path, 1},
-        {"smoothing", r->smoothing, 1}, {"clip", r->clip, 1}, {"val_frac", r->val_frac, 1}, {"val_max", r->val_max, 0},
-        {"eval_every", (double)r->eval_every, 0}, {"ckpt_every", (double)r->ckpt_every, 0},
-        {"log_every", (double)r->log_every, 0}, {"keep", r->keep, 0}, {"elapsed_s", r->elapsed_s, 0},
-        {"groups", r->groups, 0},
-    };
-    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
-        if (nums[i].is_float) cJSON_AddItemToObject(o, nums[i].k, config_float_json((float)nums[i].v));
-        else cJSON_AddNumberToObject(o, nums[i].k, nums[i].v);
-    }
-    cJSON_AddStringToObject(o, "augment", r->augment);
-    cJSON_AddStringToObject(o, "data", r->data);
-    cJSON_AddStringToObject(o, "val", r->val);
-    cJSON_AddStringToObject(o, "init", r->init);
+    run_state_fields_to_json(o, FT_FIELDS, FT_NFIELDS, r);
     if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps, r->max_pixels);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
@@ -164,27 +178,9 @@ static char *ft_state_to_json(const FtState *r) {
 static int ft_state_from_json(const char *json, FtState *r, char *err, size_t errlen) {
     cJSON *o = cJSON_Parse(json);
     if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return -1; }
-    static const char *keys[] = {"step", "total_steps", "warmup_steps", "seed", "batch", "lr", "min_lr",
-                                 "weight_decay", "layer_decay", "drop_path", "smoothing", "clip", "val_frac",
-                                 "val_max", "eval_every", "ckpt_every", "log_every", "keep", "elapsed_s"};
-    double v[19];
-    for (int i = 0; i < 19; i++) {
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
-        if (!cJSON_IsNumber(x) || !(x->valuedouble >= (i == 3 ? -9.3e18 : 0) && x->valuedouble <= 9.3e18)) {
-            snprintf(err, errlen, "train_state: '%s' missing or out of range", keys[i]);
-            cJSON_Delete(o);
-            return -1;
-        }
-        v[i] = x->valuedouble;
-    }
     memset(r, 0, sizeof *r);
-    r->step = (long)v[0]; r->total_steps = (long)v[1]; r->warmup = (long)v[2]; r->seed = (long)v[3];
-    r->batch = (int)v[4]; r->lr = (float)v[5]; r->min_lr = (float)v[6]; r->wd = (float)v[7];
-    r->layer_decay = (float)v[8]; r->drop_path = (float)v[9]; r->smoothing = (float)v[10]; r->clip = (float)v[11];
-    r->val_frac = (float)v[12]; r->val_max = (int)v[13]; r->eval_every = (long)v[14]; r->ckpt_every = (long)v[15];
-    r->log_every = (long)v[16]; r->keep = (int)v[17]; r->elapsed_s = v[18];
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "groups");   // absent before gradient groups: 1
-    r->groups = cJSON_IsNumber(g) && g->valuedouble >= 1 && g->valuedouble <= 4096 ? (int)g->valuedouble : 1;
+    if (!cJSON_GetObjectItemCaseSensitive(o, "groups")) cJSON_AddNumberToObject(o, "groups", 1);   // older runs
+    if (run_state_fields_from_json(o, FT_FIELDS, FT_NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
     const char *skeys[] = {"augment", "data", "val", "init"};
     char *dst[] = {r->augment, r->data, r->val, r->init};
     size_t dn[] = {sizeof r->augment, sizeof r->data, sizeof r->val, sizeof r->init};
@@ -198,8 +194,7 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
     cJSON_Delete(o);
     Augment aug;
-    if (augment_parse(r->augment, &aug) || r->batch < 1 || r->step > r->total_steps || r->eval_every < 1 ||
-        r->ckpt_every < 1 || r->log_every < 1) {
+    if (augment_parse(r->augment, &aug) || r->step > r->total_steps) {
         snprintf(err, errlen, "train_state: inconsistent values");
         return -1;
     }
@@ -403,7 +398,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
         {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, 0.9, NULL, "held-out fraction of --data when --val is absent (default 0.05)", "F", 0},
-        {"--val-max", FLAG_INT, &a->val_max, 1, 10000000, NULL, "at most this many validation images per evaluation (default 1000)", "N", 0},
+        {"--val-max", FLAG_INT, &a->val_max, 1, VAL_MAX_LIMIT, NULL, "at most this many validation images per evaluation (default 1000)", "N", 0},
         {"--eval-every", FLAG_LONG, &a->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
         {"--ckpt-every", FLAG_LONG, &a->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
         {"--keep", FLAG_INT, &a->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default 2)", "N", 0},

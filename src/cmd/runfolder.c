@@ -17,6 +17,7 @@
 #include "cmd/cli.h"
 #include "cmd/log.h"
 #include "cmd/output.h"
+#include "core/config.h"
 #include "dist/dist.h"
 #include "io/files.h"
 #include "io/safetensors.h"
@@ -434,6 +435,46 @@ void run_test_hook_stop_in_setup(void) {
 static int same_meta(const StFile *f, const StFile *g, const char *key) {
     const char *a = st_meta(f, key), *b = st_meta(g, key);
     return a == b || (a && b && !strcmp(a, b));
+}
+
+static double state_get(const StateField *f, const void *state) {
+    const char *p = (const char *)state + f->offset;
+    switch (f->kind) {
+    case STATE_LONG: return (double)*(const long *)p;
+    case STATE_INT: return *(const int *)p;
+    case STATE_FLOAT: return *(const float *)p;
+    default: return *(const double *)p;
+    }
+}
+
+void run_state_fields_to_json(cJSON *o, const StateField *fields, int n, const void *state) {
+    for (int i = 0; i < n; i++) {
+        const StateField *f = &fields[i];
+        if (f->kind == STATE_TEXT) cJSON_AddStringToObject(o, f->key, (const char *)state + f->offset);
+        else if (f->kind == STATE_FLOAT) cJSON_AddItemToObject(o, f->key, config_float_json((float)state_get(f, state)));
+        else cJSON_AddNumberToObject(o, f->key, state_get(f, state));
+    }
+}
+
+int run_state_fields_from_json(const cJSON *o, const StateField *fields, int n, void *state, char *err, size_t errlen) {
+    for (int i = 0; i < n; i++) {
+        const StateField *f = &fields[i];
+        if (f->kind == STATE_TEXT) continue;
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, f->key);
+        double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        int ok;
+        if (f->kind == STATE_FLOAT) ok = fabs(v) <= 3e38 && (float)v >= (float)f->lo && (float)v <= (float)f->hi;
+        else ok = v >= f->lo && v <= f->hi && (f->kind == STATE_DOUBLE || v == floor(v));
+        if (!ok) { snprintf(err, errlen, "train_state: '%s' missing or out of range", f->key); return -1; }
+        char *p = (char *)state + f->offset;
+        switch (f->kind) {
+        case STATE_LONG: *(long *)p = (long)v; break;
+        case STATE_INT: *(int *)p = (int)v; break;
+        case STATE_FLOAT: *(float *)p = (float)v; break;
+        default: *(double *)p = v; break;
+        }
+    }
+    return 0;
 }
 
 void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps, long max_pixels) {

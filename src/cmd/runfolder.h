@@ -156,6 +156,27 @@ void prune_snapshots(const char *dir, int keep);
 int  publish_latest(const char *snapshot, const char *latest, const char *dir);
 // --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir gets the run folder.
 void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
+// The numbers and texts of a train_state JSON as one table (train's, cmd/train_state.c; finetune's,
+// cmd/finetune.c), for writing and reading: each field's key, its C type, its place in the state struct
+// and the range a reader accepts, its flag's range (counts whole numbers). train_state is not under
+// the checkpoint's crc32 (docs/interface.md, section 4), so a checkpoint edited by hand is refused with
+// one line instead of reaching an int conversion out of range, a zero cadence or a huge allocation.
+typedef enum { STATE_LONG, STATE_INT, STATE_FLOAT, STATE_DOUBLE, STATE_TEXT } StateKind;
+typedef struct {
+    const char *key;
+    StateKind kind;
+    size_t offset;    // offsetof the state struct's member: long, int, float, double or char[]
+    double lo, hi;    // the numbers' range
+} StateField;
+// The range of --val-max, train's and finetune's (docs/interface.md); older runs wrote up to 1000000.
+#define VAL_MAX_LIMIT 10000000
+// Adds fields[0..n) of state to o in table order: floats as the floats they are (config_float_json),
+// texts as strings.
+void run_state_fields_to_json(cJSON *o, const StateField *fields, int n, const void *state);
+// Sets state's numbers among fields[0..n) from o; texts are the caller's to read. 0, or -1 with
+// "train_state: '<key>' missing or out of range" in err. A float field is checked as the float it
+// becomes (older versions wrote 0.99f as 0.9900000095367432).
+int  run_state_fields_from_json(const cJSON *o, const StateField *fields, int n, void *state, char *err, size_t errlen);
 // What train's and finetune's train_state share (docs/interface.md, section 4): run_id (written when
 // set; "" when absent, in older runs), and log_loss_sum and log_steps, the losses of the steps since
 // the last metrics row (written when there are any; 0, 0 when absent or unsound), and max_pixels, the

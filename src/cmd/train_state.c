@@ -18,66 +18,36 @@
 // ---------------------------------------------------------------------------------------------
 // train_state JSON
 
-// The fields of train_state in file order: one table for writing and reading, with the range a
-// reader accepts (the flags' ranges, cmd/train.c; counts whole numbers), so that a checkpoint edited
-// by hand is refused with one line instead of dividing by a zero cadence (docs/interface.md).
-typedef enum { F_LONG, F_INT, F_FLOAT, F_DOUBLE, F_TEXT } FieldKind;
-static const struct {
-    const char *key;
-    FieldKind kind;
-    size_t offset;
-    double lo, hi;
-} FIELDS[] = {
-    {"step", F_LONG, offsetof(RunState, step), 0, 1e12},
-    {"total_steps", F_LONG, offsetof(RunState, total_steps), 1, 1e12},
-    {"warmup_steps", F_LONG, offsetof(RunState, warmup), 0, 1e12},
-    {"seed", F_LONG, offsetof(RunState, seed), -9.2e18, 9.2e18},
-    {"batch", F_INT, offsetof(RunState, batch), 1, 4096},
-    {"lr", F_FLOAT, offsetof(RunState, lr), 0, 10},
-    {"min_lr", F_FLOAT, offsetof(RunState, min_lr), 0, 10},
-    {"weight_decay", F_FLOAT, offsetof(RunState, wd), 0, 10},
-    {"clip", F_FLOAT, offsetof(RunState, clip), 0, 1e6},
-    {"mask_ratio", F_FLOAT, offsetof(RunState, mask_ratio), 0, 0.99999994},
-    {"val_frac", F_FLOAT, offsetof(RunState, val_frac), 0, 0.9},
-    {"val_max", F_INT, offsetof(RunState, val_max), 1, 1000000},
-    {"augment", F_TEXT, offsetof(RunState, augment), 0, 0},
-    {"data", F_TEXT, offsetof(RunState, data), 0, 0},
-    {"eval_every", F_LONG, offsetof(RunState, eval_every), 1, 1e12},
-    {"ckpt_every", F_LONG, offsetof(RunState, ckpt_every), 1, 1e12},
-    {"log_every", F_LONG, offsetof(RunState, log_every), 1, 1e12},
-    {"sample_every", F_LONG, offsetof(RunState, sample_every), 1, 1e12},
-    {"keep", F_INT, offsetof(RunState, keep), 0, 100000},
-    {"elapsed_s", F_DOUBLE, offsetof(RunState, elapsed_s), 0, 1e15},
+// The fields of train_state in file order, read and written through one table (cmd/runfolder.h,
+// StateField) with the ranges of their flags (cmd/train.c), so that a checkpoint edited by hand is
+// refused with one line instead of dividing by a zero cadence (docs/interface.md).
+static const StateField FIELDS[] = {
+    {"step", STATE_LONG, offsetof(RunState, step), 0, 1e12},
+    {"total_steps", STATE_LONG, offsetof(RunState, total_steps), 1, 1e12},
+    {"warmup_steps", STATE_LONG, offsetof(RunState, warmup), 0, 1e12},
+    {"seed", STATE_LONG, offsetof(RunState, seed), -9.2e18, 9.2e18},   // older versions took any seed
+    {"batch", STATE_INT, offsetof(RunState, batch), 1, 4096},
+    {"lr", STATE_FLOAT, offsetof(RunState, lr), 0, 10},
+    {"min_lr", STATE_FLOAT, offsetof(RunState, min_lr), 0, 10},
+    {"weight_decay", STATE_FLOAT, offsetof(RunState, wd), 0, 10},
+    {"clip", STATE_FLOAT, offsetof(RunState, clip), 0, 1e6},
+    {"mask_ratio", STATE_FLOAT, offsetof(RunState, mask_ratio), 0, 0.99999994},
+    {"val_frac", STATE_FLOAT, offsetof(RunState, val_frac), 0, 0.9},
+    {"val_max", STATE_INT, offsetof(RunState, val_max), 1, VAL_MAX_LIMIT},
+    {"augment", STATE_TEXT, offsetof(RunState, augment), 0, 0},
+    {"data", STATE_TEXT, offsetof(RunState, data), 0, 0},
+    {"eval_every", STATE_LONG, offsetof(RunState, eval_every), 1, 1e12},
+    {"ckpt_every", STATE_LONG, offsetof(RunState, ckpt_every), 1, 1e12},
+    {"log_every", STATE_LONG, offsetof(RunState, log_every), 1, 1e12},
+    {"sample_every", STATE_LONG, offsetof(RunState, sample_every), 1, 1e12},
+    {"keep", STATE_INT, offsetof(RunState, keep), 0, 100000},
+    {"elapsed_s", STATE_DOUBLE, offsetof(RunState, elapsed_s), 0, 1e15},
 };
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))
 
-static double field_get(const RunState *r, int i) {
-    const char *p = (const char *)r + FIELDS[i].offset;
-    switch (FIELDS[i].kind) {
-    case F_LONG: return (double)*(const long *)p;
-    case F_INT: return *(const int *)p;
-    case F_FLOAT: return *(const float *)p;
-    default: return *(const double *)p;
-    }
-}
-
-static void field_set(RunState *r, int i, double v) {
-    char *p = (char *)r + FIELDS[i].offset;
-    switch (FIELDS[i].kind) {
-    case F_LONG: *(long *)p = (long)v; break;
-    case F_INT: *(int *)p = (int)v; break;
-    case F_FLOAT: *(float *)p = (float)v; break;
-    default: *(double *)p = v; break;
-    }
-}
-
 char *run_state_to_json(const RunState *r) {
     cJSON *o = cJSON_CreateObject();
-    for (int i = 0; i < NFIELDS; i++) {
-        if (FIELDS[i].kind == F_TEXT) cJSON_AddStringToObject(o, FIELDS[i].key, (const char *)r + FIELDS[i].offset);
-        else if (FIELDS[i].kind == F_FLOAT) cJSON_AddItemToObject(o, FIELDS[i].key, config_float_json((float)field_get(r, i)));
-        else cJSON_AddNumberToObject(o, FIELDS[i].key, field_get(r, i));
-    }
+    run_state_fields_to_json(o, FIELDS, NFIELDS, r);
     if (r->val[0]) cJSON_AddStringToObject(o, "val", r->val);   // --val DIR, when given
     if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps, r->max_pixels);
@@ -98,18 +68,7 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     cJSON *o = cJSON_Parse(json);
     if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return -1; }
     memset(r, 0, sizeof *r);
-    for (int i = 0; i < NFIELDS; i++) {
-        if (FIELDS[i].kind == F_TEXT) continue;
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, FIELDS[i].key);
-        int whole = FIELDS[i].kind == F_LONG || FIELDS[i].kind == F_INT;
-        if (!cJSON_IsNumber(v) || !(v->valuedouble >= FIELDS[i].lo && v->valuedouble <= FIELDS[i].hi) ||
-            (whole && v->valuedouble != (double)(long long)v->valuedouble)) {
-            snprintf(err, errlen, "train_state: '%s' missing or out of range", FIELDS[i].key);
-            cJSON_Delete(o);
-            return -1;
-        }
-        field_set(r, i, v->valuedouble);
-    }
+    if (run_state_fields_from_json(o, FIELDS, NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
     const cJSON *aug = cJSON_GetObjectItemCaseSensitive(o, "augment");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
     Augment parsed;
