@@ -427,6 +427,11 @@ static void checkpoint_checks(void) {
     CHECK(st_write(path, &one, 1, keys, token, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "global_pool token is not supported"),
           "global_pool token: %s", err);
+    // num_classes is compared as written: 3.7 with three names was read as 3 (cJSON's valueint).
+    const char *fraction[3] = {"vitmae", cj, "{\"num_classes\":3.7,\"classes\":[\"a\",\"b\",\"c\"]}"};
+    CHECK(st_write(path, &one, 1, keys, fraction, 3, err, sizeof err) == 0, "write: %s", err);
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "needs num_classes and as many class names"),
+          "num_classes 3.7: %s", err);
     const char *one_class[3] = {"vitmae", cj, "{\"num_classes\":1,\"classes\":[\"a\"]}"};
     CHECK(st_write(path, &one, 1, keys, one_class, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "num_classes"), "one class: %s", err);

@@ -115,11 +115,12 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
     const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "classes");
     int rc = -1;
     MaeTensor *tab = NULL;
-    if (!cJSON_IsNumber(nc) || !cJSON_IsArray(names) || cJSON_GetArraySize(names) != nc->valueint) {
+    // Compared as the number the file holds: cJSON's valueint truncates (3.7 read as 3) and saturates.
+    if (!cJSON_IsNumber(nc) || !cJSON_IsArray(names) || cJSON_GetArraySize(names) != nc->valuedouble) {
         snprintf(err, errlen, "%s: metadata 'classifier' needs num_classes and as many class names", path);
         goto out;
     }
-    out->cfg.num_classes = nc->valueint;
+    out->cfg.num_classes = cJSON_GetArraySize(names);
     if (clf_config_check(&out->cfg, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); goto out; }
     int K = out->cfg.num_classes;
     out->classes = calloc((size_t)K, sizeof *out->classes);
