@@ -322,6 +322,20 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
 rm -rf "$dir/ed"
+# A pretrained checkpoint whose config was edited to a pixel_std of 1e-38 (the config is not under the
+# crc either): the loss is NaN at the first step, and the line named "the last good checkpoint", a file
+# never written.
+python3 - "$pre" "$dir/tiny_std.safetensors" <<'PY'
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1]); c = json.loads(meta["config"]); c["pixel_std"] = [1e-38] * len(c["pixel_std"])
+meta["config"] = json.dumps(c); del meta["crc32"]
+st.write(sys.argv[2], tensors, meta)
+PY
+"$VITMAE" finetune --ckpt "$dir/tiny_std.safetensors" $ft --steps 4 --out "$dir/nan1" > /dev/null 2> "$dir/err"; rc=$?
+t "NaN at step 1: exit 1, one line saying no checkpoint was written ($(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune: loss is NaN at step 1 (lr .*); stopped; no checkpoint was written (the run stopped before its first)$" "$dir/err" && [ ! -e "$dir/nan1/checkpoint.safetensors" ]'
 # --overwrite moves a run aside whole (a folder killed before its first checkpoint holds only
 # metrics.csv: refused without it, moved with it).
 mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"

@@ -243,8 +243,13 @@ t "a stop signal during start-up: exit 0 ($rc), saved at step 1" \
 # 5. A NaN loss stops the run: exit 1, the step named, the last good checkpoint intact.
 VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/nan" > /dev/null 2> "$dir/nan.err"; rc=$?
 t "NaN loss exits 1" '[ $rc -eq 1 ]'
-t "NaN loss names the step" 'grep -q "NaN at step 15" "$dir/nan.err"'
+t "NaN loss names the step and the last good checkpoint" 'grep -q "NaN at step 15 .*; stopped; the last good checkpoint is $dir/nan/checkpoint.safetensors$" "$dir/nan.err"'
 t "checkpoint of step 10 intact after NaN" '"$VITMAE" info "$dir/nan/checkpoint.safetensors" --json | grep -q "\"step\":[[:space:]]*10,"'
+# A NaN at the first step, before any checkpoint: the line named "the last good checkpoint" all the same,
+# a file that was never written.
+VITMAE_FAULT_NAN_STEP=1 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/nan1" > /dev/null 2> "$dir/nan1.err"; rc=$?
+t "NaN at step 1: exit 1, one line saying no checkpoint was written ($(cat "$dir/nan1.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/nan1.err")" -eq 1 ] && grep -q "^vitmae: train: loss is NaN at step 1 (lr .*); stopped; no checkpoint was written (the run stopped before its first)$" "$dir/nan1.err" && [ ! -e "$dir/nan1/checkpoint.safetensors" ]'
 
 # 5b. Weights gone NaN while the loss is still finite (a learning rate of 10, decay of 10): the
 #     checkpoint is not written, exit 1, naming the tensor; the last checkpoint written stays good.

@@ -1134,9 +1134,11 @@ int cmd_finetune(int argc, char **argv) {
         }
         if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
             progress_end(&prog, stdout);
-            if (rank0)
-                cli_error("finetune", "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
-                          isnan(loss) ? "NaN" : "infinite", step + 1, lr, t->ckpt_path);
+            if (rank0) {
+                char msg[4400];
+                run_nonfinite_loss_message(msg, sizeof msg, loss, step + 1, lr, t->ckpt_path);
+                cli_error("finetune", "%s", msg);
+            }
             rc = 1;
             break;
         }

@@ -531,6 +531,13 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
     return 1;
 }
 
+void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path) {
+    int written = access(ckpt_path, F_OK) == 0;
+    snprintf(msg, n, "loss is %s at step %ld (lr %.3g); stopped; %s%s", isnan(loss) ? "NaN" : "infinite", step, lr,
+             written ? "the last good checkpoint is " : "no checkpoint was written (the run stopped before its first)",
+             written ? ckpt_path : "");
+}
+
 void run_new_id(char *id, size_t n) {
     static unsigned counter;
     struct timespec ts;

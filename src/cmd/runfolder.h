@@ -184,6 +184,11 @@ int  run_state_fields_from_json(const cJSON *o, const StateField *fields, int n,
 void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps, long max_pixels);
 void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
                                 long *max_pixels);
+// The line that stops train or finetune at a loss that is not finite: "loss is NaN at step S (lr X);
+// stopped; the last good checkpoint is PATH" when ckpt_path (the run folder's latest) is there, else
+// that the run stopped before writing one (a new run whose first step's loss was NaN named a file that
+// did not exist).
+void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path);
 // A new run's id (train_state's run_id, kept by every resume): 16 hex digits from the clock, the
 // process and a counter, so that two runs never share one.
 void run_new_id(char *id, size_t n);

@@ -1006,8 +1006,7 @@ int cmd_train(int argc, char **argv) {
         loss = test_hook_nan_loss(step + 1, loss);
         if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
             progress_end(&prog, stdout);
-            snprintf(err, sizeof err, "loss is %s at step %ld (lr %.3g); stopped; the last good checkpoint is %s",
-                     isnan(loss) ? "NaN" : "infinite", step + 1, lr, t->ckpt_path);
+            run_nonfinite_loss_message(err, sizeof err, loss, step + 1, lr, t->ckpt_path);
             rc = rank0 ? cli_report("train", err, 1) : 1;
             break;
         }
