@@ -114,6 +114,20 @@ size=$(png_size "$tmp/rd/flat.recon.png")
 t "--display 100 panel ($size)" 'set -- $size; [ $rc -eq 0 ] && [ $1 -ge 545 ] && [ $1 -le 575 ] && [ $2 -gt 100 ] && [ $2 -le 180 ]'
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rs" --display 100 --scale 2 "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "--display with --scale is a usage error" '[ $rc -eq 2 ] && [ $(wc -l <"$tmp/err") -eq 1 ] && grep -q "not both" "$tmp/err" && [ ! -e "$tmp/rs" ]'
+# A checkpoint whose config holds a mask ratio that leaves no visible patch (train writes none: an edited
+# file): without --mask-ratio the file is at fault, named, exit 1; the line blamed --mask-ratio, not
+# given, as a usage error. The ratio as typed: "%g" wrote 0.99999994 as 1.
+"$mk" ckpt "$tmp/r95.st" --img 16 --patch 4 --channels 3 --mean 0.5 --std 0.25 --const 0.8 --mask-ratio 0.95 || fail=1
+for cmd in reconstruct eval; do
+  if [ $cmd = eval ]; then where="--data $tmp/flat"; else where="--out $tmp/r95 $tmp/flat/flat.png"; fi
+  "$VITMAE" $cmd --ckpt "$tmp/r95.st" $where > /dev/null 2> "$tmp/err"; rc=$?
+  t "$cmd of a config's mask ratio 0.95 of 16 patches: exit 1, the file named ($(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/r95.st: its config'"'"'s mask_ratio 0.95 leaves no visible patch of 16 (int(L * (1 - R)) = 0); give --mask-ratio R" ]'
+  "$VITMAE" $cmd --ckpt "$tmp/r95.st" $where --mask-ratio 0.99999994 > /dev/null 2> "$tmp/err"; rc=$?
+  t "$cmd --mask-ratio 0.99999994: exit 2, the ratio as typed ($(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd --mask-ratio: 0.99999994 leaves no visible patch of 16 (int(L * (1 - R)) = 0)" ]'
+done
+t "no output folder for the refused runs" '[ ! -e "$tmp/r95" ]'
 # eval on the same folder: the same numbers, and the loss in model units.
 printf 'not an image' > "$tmp/broken.png"; mkdir -p "$tmp/flatb"; cp "$tmp/flat/"* "$tmp/broken.png" "$tmp/flatb/"
 "$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flatb" >/dev/null 2>"$tmp/err"; rc=$?

@@ -3,24 +3,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int mask_len_keep(int L, float ratio) {
-    double r = ratio;
-    char buf[32];
+// The fewest significant digits that read back as the float ratio, as the flag was typed ("%g" wrote
+// 0.99999994 as 1).
+static double ratio_text(float ratio, char *buf, size_t n) {
     for (int digits = 1; digits <= 9; digits++) {   // 9 significant digits always give the float back
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)ratio);
+        snprintf(buf, n, "%.*g", digits, (double)ratio);
         double d = strtod(buf, NULL);
-        if ((float)d == ratio) { r = d; break; }
+        if ((float)d == ratio) return d;
     }
+    return ratio;
+}
+
+int mask_len_keep(int L, float ratio) {
+    char buf[32];
+    double r = ratio_text(ratio, buf, sizeof buf);
     return (int)(L * (1.0 - r));
 }
 
 int mask_ratio_check(float ratio, int L, char *err, size_t errlen) {
+    char text[32];
+    ratio_text(ratio, text, sizeof text);
     if (!mask_ratio_in_range(ratio)) {
-        snprintf(err, errlen, "%g leaves no visible patch (must be < 1)", (double)ratio);
+        snprintf(err, errlen, "%s leaves no visible patch (must be < 1)", text);
         return -1;
     }
     if (L >= 1 && mask_len_keep(L, ratio) < 1) {
-        snprintf(err, errlen, "%g leaves no visible patch of %d (int(L * (1 - R)) = 0)", (double)ratio, L);
+        snprintf(err, errlen, "%s leaves no visible patch of %d (int(L * (1 - R)) = 0)", text, L);
         return -1;
     }
     return 0;
