@@ -103,6 +103,10 @@ static void test_state_json(void) {
         CHECK(edits[i].ok ? rc == 0 : rc != 0 && strstr(err, "missing or out of range"), "%s: %s (%s)", edits[i].to,
               edits[i].ok ? "read" : "refused", err);
     }
+    // G is a count: 2.5 was read as 2 groups, another run's sums.
+    char half[1024];
+    snprintf(half, sizeof half, "%.*s,\"grad_groups\":2.5}", (int)strlen(old) - 1, old);
+    CHECK(run_state_from_json(half, &back, err, sizeof err) != 0, "grad_groups 2.5 refused (read as %d)", back.grad_groups);
     // Hostile records of N and K (far beyond an int): read as 1.
     char hostile[1024];
     snprintf(hostile, sizeof hostile, "%.*s,\"processes\":1e300,\"accum\":-5}", (int)strlen(old) - 1, old);
