@@ -322,6 +322,10 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
 rm -rf "$dir/ed"
+# lr = blr * batch / 256 beyond 10, the most --lr takes (--blr 10 --batch 512: 20): a run that resumes.
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/data" --batch 512 --blr 10 --steps 2 --ckpt-every 1 --threads 2 --out "$dir/bigblr" > /dev/null 2>&1
+"$VITMAE" finetune --resume "$dir/bigblr/checkpoint-1.safetensors" > /dev/null 2> "$dir/err"; rc=$?
+t "--blr 10 --batch 512 (lr 20) resumes ($(cat "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/bigblr/checkpoint.safetensors")" = 2 ]'
 # A pretrained checkpoint whose config was edited to a pixel_std of 1e-38 (the config is not under the
 # crc either): the loss is NaN at the first step, and the line named "the last good checkpoint", a file
 # never written.

@@ -41,6 +41,11 @@ train sched --steps 13 --warmup-steps 4 --lr 0.01 --min-lr 0.001 --log-every 1
 t "lr column = warm-up + half-cosine (13 steps, warm-up 4, min 0.001)" 'lr_ok "$dir/sched/metrics.csv" 13 4 0.01 0.001'
 train dflt --steps 40 --blr 0.064 --log-every 1
 t "lr column with the default warm-up (2 of 40) and lr = blr * 4 / 256" 'lr_ok "$dir/dflt/metrics.csv" 40 2 0.001 0'
+# lr = blr * batch / 256 beyond 10 (--blr 10 --batch 512: 20), the most --lr takes: the checkpoint's reader
+# took --lr's range, and the run could not be resumed ('lr' missing or out of range).
+train bigblr --steps 1 --blr 10 --batch 512
+"$VITMAE" train --resume "$dir/bigblr" --steps 2 > "$dir/bigblr2.log" 2>&1; rc=$?
+t "--blr 10 --batch 512 (lr 20) resumes ($(grep vitmae: "$dir/bigblr2.log"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/bigblr/checkpoint.safetensors")" = 2 ]'
 
 # 2. A step with lr 0 (the first of a warm-up) changes nothing: as a run with --lr 0.
 train warm --steps 3 --warmup-steps 2 --lr 0.01 --ckpt-every 1 --keep 5

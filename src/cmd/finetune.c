@@ -141,7 +141,7 @@ static const StateField FT_FIELDS[] = {
     {"warmup_steps", STATE_LONG, offsetof(FtState, warmup), 0, 1e12},
     {"seed", STATE_LONG, offsetof(FtState, seed), -9.2e18, 9.2e18},   // older versions took any seed
     {"batch", STATE_INT, offsetof(FtState, batch), 1, 4096},
-    {"lr", STATE_FLOAT, offsetof(FtState, lr), 0, 10},
+    {"lr", STATE_FLOAT, offsetof(FtState, lr), 0, STATE_LR_MAX},
     {"min_lr", STATE_FLOAT, offsetof(FtState, min_lr), 0, 10},
     {"weight_decay", STATE_FLOAT, offsetof(FtState, wd), 0, 10},
     {"layer_decay", STATE_FLOAT, offsetof(FtState, layer_decay), 0, 1},

@@ -170,6 +170,9 @@ typedef struct {
 } StateField;
 // The range of --val-max, train's and finetune's (docs/interface.md); older runs wrote up to 1000000.
 #define VAL_MAX_LIMIT 10000000
+// The largest learning rate a run holds: --lr takes up to 10, but without it the rate is --blr (up to
+// 10) x --batch (up to 4096) / 256.
+#define STATE_LR_MAX (10.0 * 4096 / 256)
 // Adds fields[0..n) of state to o in table order: floats as the floats they are (config_float_json),
 // texts as strings.
 void run_state_fields_to_json(cJSON *o, const StateField *fields, int n, const void *state);

@@ -27,7 +27,7 @@ static const StateField FIELDS[] = {
     {"warmup_steps", STATE_LONG, offsetof(RunState, warmup), 0, 1e12},
     {"seed", STATE_LONG, offsetof(RunState, seed), -9.2e18, 9.2e18},   // older versions took any seed
     {"batch", STATE_INT, offsetof(RunState, batch), 1, 4096},
-    {"lr", STATE_FLOAT, offsetof(RunState, lr), 0, 10},
+    {"lr", STATE_FLOAT, offsetof(RunState, lr), 0, STATE_LR_MAX},
     {"min_lr", STATE_FLOAT, offsetof(RunState, min_lr), 0, 10},
     {"weight_decay", STATE_FLOAT, offsetof(RunState, wd), 0, 10},
     {"clip", STATE_FLOAT, offsetof(RunState, clip), 0, 1e6},
