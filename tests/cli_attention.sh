@@ -26,6 +26,25 @@ for l in 0 1 2; do
   t "cls L$l mean = raw row" '"$chk" map "$tmp/a/attn_input.attn.npy" row $l mean 0 "$tmp/a/attn_input/layer0$l-mean.npy"'
 done
 
+# The checker's own .npy reader (tools/attn_check.c) took any shape: a dimension of -1, or one whose
+# product wraps past 2^64 bytes (2^62 floats), sized its buffer by the wrapped count (only fread's own
+# wrapped size * count kept the read inside it) and said "short data". An edited header is now refused
+# as such, and data of another length than the shape's said so.
+python3 - "$tmp/a/attn_input.attn.npy" "$tmp" <<'PY'
+import re, sys
+b = open(sys.argv[1], "rb").read(); n = b[8] | b[9] << 8; head = b[10:10 + n].decode("latin-1")
+for name, shape in (("neg", "(-1, 4, 17, 17)"), ("wrap", "(4611686018427387904, 1, 1, 1)"), ("short", "(3, 4, 17, 18)")):
+    h = re.sub(r"'shape': \([^)]*\)", "'shape': " + shape, head).rstrip("\n ")
+    h = h + " " * (n - 1 - len(h)) + "\n"
+    assert len(h) == n
+    open("%s/%s.npy" % (sys.argv[2], name), "wb").write(b[:10] + h.encode("latin-1") + b[10 + n:])
+PY
+for bad in neg wrap short; do
+  "$chk" rows "$tmp/$bad.npy" 3 4 17 > /dev/null 2> "$tmp/err"; rc=$?
+  t "attn_check of an .npy with a $bad shape: exit 1, said ($(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && grep -q "^$tmp/$bad.npy: \(bad shape in header\|the data are not the [0-9]* items of the shape\)" "$tmp/err"'
+done
+
 # --- threads: the maps are drawn and written side by side, the same files at any thread count -----
 for n in 1 3; do
   "$VITMAE" attention --ckpt "$ck" --out "$tmp/th$n" --threads $n --raw --layer all --mask-ratio 0.25 "$img" >/dev/null 2>&1

@@ -25,6 +25,7 @@
 //       no visible patch is.
 #include <math.h>
 #include <png.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,16 +51,26 @@ static int npy_read(const char *path, Npy *a) {
     if ((!f4 && !u1) || !strstr(header, "'fortran_order': False") || !sh) { fprintf(stderr, "%s: unsupported header %s\n", path, header); fclose(fp); return -1; }
     sh += strlen("'shape': (");
     a->n = 1;
+    size_t item = f4 ? 4 : 1;
     while (*sh && *sh != ')') {
         char *end;
         long v = strtol(sh, &end, 10);
         if (end == sh || a->ndim == 8) break;
+        // A dimension below 0, or a product past size_t, sized the buffer below by a count that wrapped
+        // (an .npy edited by hand, or one written wrong): only fread's own wrapped size * count kept the
+        // read inside it, and the file was called short.
+        if (v < 0 || (v > 0 && a->n > SIZE_MAX / item / (size_t)v)) {
+            fprintf(stderr, "%s: bad shape in header %s\n", path, header); fclose(fp); return -1;
+        }
         a->shape[a->ndim++] = v;
         a->n *= (size_t)v;
         sh = end;
         while (*sh == ',' || *sh == ' ') sh++;
     }
-    size_t item = f4 ? 4 : 1;
+    long at = ftell(fp);
+    if (at < 0 || fseek(fp, 0, SEEK_END) || (size_t)(ftell(fp) - at) != a->n * item || fseek(fp, at, SEEK_SET)) {
+        fprintf(stderr, "%s: the data are not the %zu items of the shape\n", path, a->n); fclose(fp); return -1;
+    }
     void *data = malloc(a->n * item + 1);
     if (!data || fread(data, item, a->n, fp) != a->n) { fprintf(stderr, "%s: short data\n", path); free(data); fclose(fp); return -1; }
     fclose(fp);
