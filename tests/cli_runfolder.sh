@@ -198,6 +198,23 @@ PY
   t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*train_state: .$(echo $edit | cut -d= -f1). missing or out of range" "$dir/err"'
 done
+# Snapshot names are read as vitmae writes them: a user's copy "checkpoint-04.safetensors" was step 4
+# (pruning then removed the run's checkpoint-4 and kept the copy), "checkpoint-012.safetensors" step 12,
+# and a name with a step past a long (sscanf's %ld; undefined there) the newest snapshot: a resume in
+# the folder was refused as going back to an older snapshot, and one without checkpoint.safetensors was
+# told to resume checkpoint-9223372036854775807.safetensors. Such names are a user's files: left alone,
+# not counted.
+"$VITMAE" train $small --data "$dir/moved" --steps 6 --ckpt-every 2 --keep 2 --out "$dir/names" > /dev/null 2>&1
+cp "$dir/names/checkpoint-4.safetensors" "$dir/names/checkpoint-04.safetensors"
+cp "$dir/names/checkpoint-4.safetensors" "$dir/names/checkpoint-012.safetensors"
+cp "$dir/names/checkpoint-4.safetensors" "$dir/names/checkpoint-99999999999999999999.safetensors"
+"$VITMAE" train --resume "$dir/names" --steps 10 > /dev/null 2> "$dir/err"; rc=$?
+t "user's snapshot-like names: the resume runs, keeps checkpoint-8 and -10 and the user's three files ($rc: $(cat "$dir/err"); $(cd "$dir/names" && ls checkpoint-* | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(cd "$dir/names" && ls checkpoint-* | tr "\n" " ")" = "checkpoint-012.safetensors checkpoint-04.safetensors checkpoint-10.safetensors checkpoint-8.safetensors checkpoint-99999999999999999999.safetensors " ]'
+rm "$dir/names/checkpoint.safetensors"
+"$VITMAE" train --resume "$dir/names" > /dev/null 2> "$dir/err"; rc=$?
+t "no checkpoint.safetensors: the newest snapshot named is checkpoint-10 ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -q "resume its newest snapshot with --resume .*/names/checkpoint-10.safetensors$" "$dir/err"'
 # A checkpoint between two metrics rows carries the losses since the last row: resumed from it, the
 # next row averages the same steps as in the uninterrupted run (loss column bitwise equal).
 "$VITMAE" train $small --data "$dir/moved" --steps 8 --log-every 4 --eval-every 4 --sample-every 4 --ckpt-every 3 \

@@ -22,6 +22,32 @@
 #include "io/files.h"
 #include "io/safetensors.h"
 
+// The number in a name vitmae writes, prefix then the step ("checkpoint-<step>.safetensors",
+// "step-<step>.png"): digits as %ld prints them (no sign, space or leading zero, at most 18), with *end
+// after them; else -1. sscanf's "%ld" took "checkpoint-05" (a copy beside checkpoint-5) as step 5, so
+// pruning removed the run's checkpoint-5 and kept the copy, and a step past a long is undefined there.
+static long name_step(const char *name, const char *prefix, const char **end) {
+    size_t k = strlen(prefix);
+    if (strncmp(name, prefix, k)) return -1;
+    const char *p = name + k;
+    long v = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (++digits > 18) return -1;
+        v = v * 10 + (*p - '0');
+    }
+    if (digits == 0 || (digits > 1 && name[k] == '0')) return -1;
+    *end = p;
+    return v;
+}
+
+// The step of "checkpoint-<step>.safetensors", or -1 for any other name.
+static long snapshot_step(const char *name) {
+    const char *end;
+    long step = name_step(name, "checkpoint-", &end);
+    return step >= 0 && !strcmp(end, ".safetensors") ? step : -1;
+}
+
 int run_folder_has_run(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return 0;
@@ -29,10 +55,8 @@ int run_folder_has_run(const char *dir) {
     struct dirent *e;
     while (!found && (e = readdir(d))) {
         const char *n = e->d_name;
-        long step;
-        char tail[32];
         found = !strcmp(n, "checkpoint.safetensors") || !strcmp(n, "metrics.csv") || !strcmp(n, "config.json") ||
-                (sscanf(n, "checkpoint-%ld%31s", &step, tail) == 2 && !strcmp(tail, ".safetensors"));
+                snapshot_step(n) >= 0;
     }
     closedir(d);
     return found;
@@ -186,10 +210,11 @@ static int is_output_temp(const char *n, const char *base) {
 
 // 1 when n is a temporary name of samples/step-<step>.png.
 static int is_sample_temp(const char *n) {
-    long step;
-    int used = 0;
+    const char *end;
     char base[64];
-    if (sscanf(n, "step-%ld.png%n", &step, &used) != 1 || used <= 0 || used >= (int)sizeof base) return 0;
+    if (name_step(n, "step-", &end) < 0 || strncmp(end, ".png", 4)) return 0;
+    int used = (int)(end + 4 - n);
+    if (used >= (int)sizeof base) return 0;
     snprintf(base, sizeof base, "%.*s", used, n);
     return is_output_temp(n, base);
 }
@@ -232,9 +257,8 @@ static long newest_snapshot(const char *dir) {
     long best = -1;
     struct dirent *e;
     while ((e = readdir(d))) {
-        long s;
-        char tail[64];
-        if (sscanf(e->d_name, "checkpoint-%ld%63s", &s, tail) == 2 && !strcmp(tail, ".safetensors") && s > best) best = s;
+        long s = snapshot_step(e->d_name);
+        if (s > best) best = s;
     }
     closedir(d);
     return best;
@@ -275,9 +299,8 @@ void prune_snapshots(const char *dir, int keep) {
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) && n < 4096) {
-        long s;
-        char tail[64];
-        if (sscanf(e->d_name, "checkpoint-%ld%63s", &s, tail) == 2 && !strcmp(tail, ".safetensors")) steps[n++] = s;
+        long s = snapshot_step(e->d_name);
+        if (s >= 0) steps[n++] = s;
     }
     closedir(d);
     qsort(steps, n, sizeof steps[0], cmp_long);
