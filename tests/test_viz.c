@@ -13,6 +13,7 @@
 #include "data/image.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 static const uint8_t *px(const Canvas *c, int x, int y) { return c->px + ((size_t)y * c->w + x) * 3; }
@@ -515,6 +516,65 @@ static void test_plot(void) {
     canvas_free(&c);
 }
 
+static double cpu_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+// CPU seconds of one plot of n noisy points (a training loss logged at every step), the least of
+// `tries` draws.
+static double plot_seconds(Canvas *c, int n, int tries) {
+    double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n), best = INFINITY;
+    for (int i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)i * 2654435761u;
+        x[i] = i + 1;
+        y[i] = (0.2 + 0.8 / (1 + 1e-4 * i)) * (0.5 + (h >> 8) / 16777216.0);
+    }
+    PlotSeries s = {.label = "train loss", .x = x, .y = y, .n = n};
+    PlotOptions o = {.title = "masked-patch loss", .xlabel = "step", .ylabel = "loss", .log_y = 1};
+    for (int k = 0; k < tries; k++) {
+        double t0 = cpu_seconds();
+        CHECK(viz_plot(c, 0, 0, c->w, c->h, &s, 1, &o) == 0, "plot of %d points drawn", n);
+        double t = cpu_seconds() - t0;
+        if (t < best) best = t;
+    }
+    free(x);
+    free(y);
+    return best;
+}
+
+// curves.png is redrawn at every evaluation with every logged step so far. Stroking each point cost
+// more than linearly in the points (6.7 s for 100,000, 270 s for a million), so a long run slowed
+// down as it went; a plot draws at most a few points per pixel column now, keeping each column's
+// extremes. 100 times the points may cost the time of going over them, not of drawing them.
+static void test_plot_long_history(void) {
+    char err[256];
+    Canvas c;
+    CHECK(canvas_create(&c, 960, 440, err, sizeof err) == 0, "canvas");
+    double t_short = plot_seconds(&c, 1000, 3), t_long = plot_seconds(&c, 100000, 1);
+    CHECK(t_long < 30 * t_short + 0.05, "a plot of 100,000 points took %.3f s, of 1,000 points %.4f s (%.0fx)",
+          t_long, t_short, t_long / t_short);
+    // A thinned line still spans each column's lowest and highest point: a sawtooth over the whole
+    // range in every column fills the column from its bottom to its top.
+    enum { N = 50000 };
+    double *x = malloc(sizeof(double) * N), *y = malloc(sizeof(double) * N);
+    for (int i = 0; i < N; i++) { x[i] = i; y[i] = i % 7 == 3 ? 1.0 : i % 11 == 5 ? 0.0 : 0.5; }
+    PlotSeries s = {.x = x, .y = y, .n = N, .has_rgb = 1, .rgb = {213, 94, 0}};
+    const uint8_t white[3] = {255, 255, 255};
+    canvas_fill(&c, white);
+    CHECK(viz_plot(&c, 0, 0, 960, 440, &s, 1, NULL) == 0, "sawtooth drawn");
+    int top = -1, bottom = -1;
+    for (int yy = 0; yy < c.h; yy++) {
+        const uint8_t *q = px(&c, 480, yy);
+        if (abs(q[0] - 213) < 30 && abs(q[1] - 94) < 30 && q[2] < 40) { if (top < 0) top = yy; bottom = yy; }
+    }
+    CHECK(top >= 0 && bottom - top > 300, "a thinned sawtooth spans its column: rows %d to %d", top, bottom);
+    free(x);
+    free(y);
+    canvas_free(&c);
+}
+
 // The y axis of a plot in rows [y0, y1): the leftmost column with an unbroken run of ink (40, 40, 40)
 // at least `run` long. -1 when none.
 static int axis_column(const Canvas *c, int y0, int y1, int run) {
@@ -773,6 +833,7 @@ int main(void) {
     test_text();
     test_plot();
     test_plot_reading();
+    test_plot_long_history();
     test_confusion_labels();
     test_confusion_narrow();
     return check_done();
