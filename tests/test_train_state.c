@@ -1,7 +1,11 @@
 // The run state of `vitmae train` (src/cmd/train_state.c): the data order is a uniform shuffle per
 // epoch (every permutation of 3 items appears, each item lands in each position about equally often,
 // epochs differ, the same (seed, epoch) gives the same order, including after the two-epoch cache is
-// evicted), and the train_state JSON round-trips every field a resumed run depends on.
+// evicted), the train_state JSON round-trips every field a resumed run depends on, and --keep prunes
+// snapshots to the newest N however many the folder holds.
+#include <dirent.h>
+#include <stdio.h>
+
 #include "check.h"
 #include "cmd/train_state.h"
 
@@ -115,8 +119,47 @@ static void test_state_json(void) {
           back.processes, back.accum);
 }
 
+// Counts RUN/checkpoint-<step>.safetensors in dir, and the oldest step among them.
+static int count_snapshots(const char *dir, long *oldest) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    *oldest = -1;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        long s;
+        if (sscanf(e->d_name, "checkpoint-%ld.safetensors", &s) != 1) continue;
+        n++;
+        if (*oldest < 0 || s < *oldest) *oldest = s;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+// --keep N keeps the newest N snapshots however many the folder holds: a list of 4096 read in
+// directory order pruned nothing once a folder held more than 4096 (--keep 4100: every snapshot of
+// a long run stayed).
+static void test_prune_snapshots(void) {
+    const char *dir = check_tmpdir();
+    enum { MADE = 4200, KEEP = 4100 };
+    char path[600];
+    for (int s = 1; s <= MADE; s++) {
+        snprintf(path, sizeof path, "%s/checkpoint-%d.safetensors", dir, s * 10);
+        FILE *f = fopen(path, "w");
+        if (f) fclose(f);
+    }
+    long oldest;
+    CHECK(count_snapshots(dir, &oldest) == MADE, "%d snapshots made", MADE);
+    prune_snapshots(dir, KEEP);
+    int left = count_snapshots(dir, &oldest);
+    CHECK(left == KEEP && oldest == (MADE - KEEP + 1) * 10L, "--keep %d of %d snapshots: %d left, the oldest step %ld (want %ld)",
+          KEEP, MADE, left, oldest, (MADE - KEEP + 1) * 10L);
+    prune_snapshots(dir, 2);
+    left = count_snapshots(dir, &oldest);
+    CHECK(left == 2 && oldest == (MADE - 1) * 10L, "--keep 2 then: %d left, the oldest step %ld", left, oldest);
+}
+
 int main(void) {
     test_epoch_order();
     test_state_json();
+    test_prune_snapshots();
     return check_done();
 }

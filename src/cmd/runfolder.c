@@ -292,23 +292,35 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
     return 1;
 }
 
+// Every snapshot in the folder counts: a fixed list of 4096, filled in directory order, left a run
+// with --keep above 4096 keeping every snapshot from then on (none pruned), and one with a smaller
+// --keep (resumed after a larger one) pruning the oldest of an arbitrary 4096 instead of the oldest.
 void prune_snapshots(const char *dir, int keep) {
     DIR *d = opendir(dir);
     if (!d) return;
-    long steps[4096];
-    int n = 0;
+    long *steps = NULL;
+    size_t n = 0, cap = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && n < 4096) {
+    while ((e = readdir(d))) {
         long s = snapshot_step(e->d_name);
-        if (s >= 0) steps[n++] = s;
+        if (s < 0) continue;
+        if (n == cap) {
+            size_t more = cap ? 2 * cap : 64;
+            long *p = realloc(steps, more * sizeof *steps);
+            if (!p) break;   // out of memory: prune what was listed; the next checkpoint prunes the rest
+            steps = p;
+            cap = more;
+        }
+        steps[n++] = s;
     }
     closedir(d);
-    qsort(steps, n, sizeof steps[0], cmp_long);
-    for (int i = 0; i < n - keep; i++) {
+    if (n > 0) qsort(steps, n, sizeof steps[0], cmp_long);
+    for (size_t i = 0; i + (size_t)keep < n; i++) {
         char path[4300];
         snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", dir, steps[i]);
         unlink(path);
     }
+    free(steps);
 }
 
 // --resume RUN_OR_FILE: a folder means its checkpoint.safetensors.
