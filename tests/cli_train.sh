@@ -208,8 +208,10 @@ t "SIGINT says how to resume" 'grep -q "resume" "$dir/int.log"'
 # and SIGQUIT (Ctrl-\) dumped core without saving (in a script's background job, where the shell
 # ignores it, it did nothing): now they stop it as SIGINT does, and so does SIGTERM; under nohup
 # (SIGHUP ignored) SIGHUP leaves the run going. A run still going 60 s after its signal is killed.
+# env --default-signal: the runs see SIGHUP as a terminal's session does even when the suite itself
+# runs under nohup (SIGHUP ignored from the start, which the run keeps, as under nohup below).
 for sig in HUP XCPU TERM QUIT; do
-  "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/sig$sig" > "$dir/sig$sig.log" 2>&1 &
+  env --default-signal=HUP "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/sig$sig" > "$dir/sig$sig.log" 2>&1 &
   pid=$!
   i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/sig$sig.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
   kill -$sig $pid
