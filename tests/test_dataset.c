@@ -408,11 +408,13 @@ static void test_store(void) {
     CHECK(!memcmp(v1, v2, sizeof v1), "changed file: the view of its new content");
     dataset_free(&fresh);
     dataset_free(&s2);
-    // A damaged store file (its last pixel byte flipped: the CRC no longer matches) is ignored and
-    // rewritten, never trusted. Before that, each file's CRC field is zlib's crc32 of its pixels.
+    // A damaged store file (its last pixel byte flipped, or every other file's shape changed to 2w x h/2,
+    // the same bytes: the CRC no longer matches) is ignored and rewritten, never trusted. Before that,
+    // each file's CRC field is zlib's crc32 of its w, h and c as written, then of its pixels (the pixels
+    // alone were covered: a file of another shape read as the image).
     DIR *d = opendir(store);
     struct dirent *de;
-    int damaged = 0, crc_ok = 0;
+    int damaged = 0, crc_ok = 0, reshaped = 0;
     while (d && (de = readdir(d))) {
         if (!strstr(de->d_name, ".work")) continue;
         FILE *f = fopen(at(store, de->d_name), "r+b");
@@ -422,19 +424,28 @@ static void test_store(void) {
         uint32_t klen = len >= 28 ? (uint32_t)buf[24] | (uint32_t)buf[25] << 8 | (uint32_t)buf[26] << 16 | (uint32_t)buf[27] << 24 : 0;
         uint32_t field = len >= 28 ? (uint32_t)buf[20] | (uint32_t)buf[21] << 8 | (uint32_t)buf[22] << 16 | (uint32_t)buf[23] << 24 : 0;
         if (len > 28 + klen && len < sizeof buf &&
-            field == (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf + 28 + klen, (uInt)(len - 28 - klen)))
+            field == (uint32_t)crc32(crc32(crc32(0L, Z_NULL, 0), buf + 8, 12), buf + 28 + klen, (uInt)(len - 28 - klen)))
             crc_ok++;
-        fseek(f, -1, SEEK_END);
-        int c = fgetc(f);
-        fseek(f, -1, SEEK_END);
-        fputc(c ^ 0xff, f);
+        uint32_t w = len >= 28 ? (uint32_t)buf[8] | (uint32_t)buf[9] << 8 : 0, h = len >= 28 ? (uint32_t)buf[12] | (uint32_t)buf[13] << 8 : 0;
+        if (damaged % 2 && h % 2 == 0 && h > 0) {   // 2w x h/2: the same byte count, another image
+            uint8_t dims[8] = {(uint8_t)(2 * w), (uint8_t)(2 * w >> 8), 0, 0, (uint8_t)(h / 2), (uint8_t)(h / 2 >> 8), 0, 0};
+            fseek(f, 8, SEEK_SET);
+            fwrite(dims, 1, sizeof dims, f);
+            reshaped++;
+        } else {
+            fseek(f, -1, SEEK_END);
+            int c = fgetc(f);
+            fseek(f, -1, SEEK_END);
+            fputc(c ^ 0xff, f);
+        }
         fclose(f);
         damaged++;
     }
     if (d) closedir(d);
     put_png(root, "cats/x.png", 8, 8, 1, 5);
     CHECK(damaged == good + 1, "damaged %d store files", damaged);
-    CHECK(crc_ok == damaged, "%d of %d store files carry zlib's crc32 of their pixels", crc_ok, damaged);
+    CHECK(crc_ok == damaged, "%d of %d store files carry zlib's crc32 of their shape and pixels", crc_ok, damaged);
+    CHECK(reshaped >= 2, "%d store files given another shape", reshaped);
     if (dataset_scan(root, &with, &s2, err, sizeof err) == 0) {
         memset(b1, 0, sizeof(float) * n * per);
         dataset_load_batch(&ref, items, n, S, 3, AUGMENT_CROP, 3, 4, b0, err, sizeof err);

@@ -571,9 +571,17 @@ static int work_decode(const Dataset *ds, int i, WorkImage *out, char *why, size
 }
 
 // The store: one file per working image, STORE_DIR/<16 hex digits of the key's hash>.work:
-//   "VMWK" | u32 version | u32 w | u32 h | u32 c | u32 crc32 of the pixels | u32 key length | key | pixels
-// (u32 little-endian). The key is "<absolute path>\n<size>\n<mtime s>.<mtime ns>\n<work_size>".
-#define STORE_VERSION 1u
+//   "VMWK" | u32 version | u32 w | u32 h | u32 c | u32 crc32 | u32 key length | key | pixels
+// (u32 little-endian). The crc32 covers w, h and c as written, then the pixels: in version 1 it covered
+// the pixels alone, so a file whose w and h were changed (swapped, or 2w x h/2) read as an image of
+// another shape. Files of another version are misses, rewritten. The key is
+// "<absolute path>\n<size>\n<mtime s>.<mtime ns>\n<work_size>".
+#define STORE_VERSION 2u
+
+// The store file's crc32: of head's w, h and c (bytes 8 to 19), then of the n pixels.
+static uint32_t store_crc(const uint8_t *head, const uint8_t *px, size_t n) {
+    return libdeflate_crc32(libdeflate_crc32(0, head + 8, 12), px, n);
+}
 
 static int store_key(const Dataset *ds, int i, char *key, size_t keylen, char *file, size_t filelen) {
     struct stat st;
@@ -605,14 +613,14 @@ static int store_read(const char *file, const char *key, int T, WorkImage *out) 
     uint32_t w = ok ? get_u32(head + 8) : 0, h = ok ? get_u32(head + 12) : 0, c = ok ? get_u32(head + 16) : 0;
     // A working image is at most work_size on its shorter side; the longer side is bounded by the pixel limit.
     ok = ok && (c == 1 || c == 3) && w >= 1 && h >= 1 && (w <= (uint32_t)T || h <= (uint32_t)T) &&
-         (uint64_t)w * h <= (1ull << 31) / c;
+         (uint64_t)w * h * c < (1ull << 31);   // n fits an int, as the pixel counts that follow take it
     char *k = ok ? malloc(klen + 1) : NULL;
     ok = ok && k && fread(k, 1, klen, f) == klen && !memcmp(k, key, klen);
     free(k);
     size_t n = (size_t)w * h * c;
     uint8_t *px = ok ? malloc(n) : NULL;
     ok = ok && px && fread(px, 1, n, f) == n && fgetc(f) == EOF &&
-         libdeflate_crc32(0, px, n) == get_u32(head + 20);
+         store_crc(head, px, n) == get_u32(head + 20);
     fclose(f);
     if (!ok) { free(px); return -1; }
     *out = (WorkImage){px, (int)w, (int)h, (int)c};
@@ -632,7 +640,7 @@ static int store_write(const char *file, const char *key, const WorkImage *wi) {
     put_u32(head + 8, (uint32_t)wi->w);
     put_u32(head + 12, (uint32_t)wi->h);
     put_u32(head + 16, (uint32_t)wi->c);
-    put_u32(head + 20, libdeflate_crc32(0, wi->px, n));
+    put_u32(head + 20, store_crc(head, wi->px, n));
     put_u32(head + 24, (uint32_t)klen);
     int bad = fwrite(head, 1, sizeof head, f) != sizeof head || fwrite(key, 1, klen, f) != klen ||
               fwrite(wi->px, 1, n, f) != n;
