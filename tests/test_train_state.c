@@ -75,6 +75,18 @@ static void test_state_json(void) {
           && !strcmp(back.augment, "flip") && !strcmp(back.data, "/data/set"), "round trip: %s", js);
     CHECK(back.grad_groups == 4 && back.processes == 2 && back.accum == 2, "groups, processes, accum: %s", js);
     free(js);
+    // The losses since the last metrics row come back whatever --log-every (up to 10^12) made them: a
+    // run of --log-every 2000000000 checkpointed 1.5 x 10^9 steps after its last row lost them (a
+    // reader's bound of 10^9), and its next row averaged a third of the steps.
+    r.step = 1500000000; r.total_steps = 1000000000000; r.log_every = 1000000000000;
+    r.log_loss_sum = 2.25e9; r.log_steps = 1500000000;
+    js = run_state_to_json(&r);
+    rc = js ? run_state_from_json(js, &back, err, sizeof err) : -1;
+    CHECK(rc == 0 && back.log_steps == r.log_steps && back.log_loss_sum == r.log_loss_sum,
+          "log_steps %ld, log_loss_sum %g back as %ld, %g (%s)", r.log_steps, r.log_loss_sum, back.log_steps,
+          back.log_loss_sum, rc ? err : js);
+    free(js);
+    r.step = 12; r.total_steps = 40; r.log_every = 7; r.log_loss_sum = 0; r.log_steps = 0;
     // A state from before gradient groups: one group (the whole batch in one pass), 1 process.
     const char *old = "{\"step\":1,\"total_steps\":2,\"warmup_steps\":0,\"seed\":0,\"batch\":8,\"lr\":0.1,"
                       "\"min_lr\":0,\"weight_decay\":0,\"clip\":0,\"mask_ratio\":0.75,\"val_frac\":0,\"val_max\":1,"

@@ -1093,7 +1093,8 @@ int cmd_finetune(int argc, char **argv) {
     prog.elapsed_before = r->elapsed_s;   // a resumed run's log counts its earlier sessions too
     // The loss since the last metrics row, carried through a checkpoint; the steps timed this session.
     double session_start = now_seconds(), interval_busy = 0, interval_loss = r->log_loss_sum, total_wait = 0;
-    int interval_n = (int)r->log_steps, interval_timed = 0, B = r->batch;
+    long interval_n = r->log_steps, interval_timed = 0;   // up to --log-every (10^12): past an int
+    int B = r->batch;
     long first_step = r->step;
     float *params = clf_params(t->model);
     void *runners[WORKERS_MAX];   // the workers' contexts

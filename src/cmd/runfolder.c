@@ -532,7 +532,7 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
     *sum = 0;
     *steps = 0;
     if (cJSON_IsNumber(ls) && cJSON_IsNumber(ln) && isfinite(ls->valuedouble) && ln->valuedouble >= 1 &&
-        ln->valuedouble <= 1e9 && ln->valuedouble == (double)(long)ln->valuedouble) {
+        ln->valuedouble <= 1e12 && ln->valuedouble == (double)(long)ln->valuedouble) {   // --log-every's range
         *sum = ls->valuedouble;
         *steps = (long)ln->valuedouble;
     }

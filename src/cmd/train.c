@@ -957,7 +957,7 @@ int cmd_train(int argc, char **argv) {
     // The loss of the steps since the last metrics row, carried through a checkpoint (a run stopped
     // between rows resumes with them), and the steps timed in this session since that row.
     double interval_loss = r->log_loss_sum;
-    int interval_n = (int)r->log_steps, interval_timed = 0;
+    long interval_n = r->log_steps, interval_timed = 0;   // up to --log-every (10^12): past an int
     uint64_t keys[4096];
     void *runners[WORKERS_MAX];   // the workers' contexts
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
