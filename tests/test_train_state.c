@@ -87,6 +87,29 @@ static void test_state_json(void) {
           back.log_loss_sum, rc ? err : js);
     free(js);
     r.step = 12; r.total_steps = 40; r.log_every = 7; r.log_loss_sum = 0; r.log_steps = 0;
+    // --epochs E makes ceil(E n / B) steps: E up to 10^6 over 2,000,000 images at batch 1 made 2 x 10^12,
+    // past what train_state's reader takes, so a run trained on and each checkpoint it wrote was refused
+    // by --resume. Such a run is refused before it starts; the most a reader takes still runs.
+    static const struct { double epochs; long n; int batch; } runs[] = {{1e6, 2000000, 1}, {1e6, 1000000, 1},
+                                                                       {1e6, 2147483647, 4096}, {1e-6, 1, 4096}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        long steps = -1;
+        err[0] = 0;
+        rc = run_epoch_steps("train", runs[i].epochs, runs[i].n, runs[i].batch, &steps, err, sizeof err);
+        if (rc == 0) {
+            r.total_steps = steps; r.step = steps;
+            js = run_state_to_json(&r);
+            int back_rc = js ? run_state_from_json(js, &back, err, sizeof err) : -1;
+            CHECK(steps >= 1 && back_rc == 0 && back.total_steps == steps, "--epochs %g over %ld at batch %d: %ld "
+                  "steps, and its checkpoint %s", runs[i].epochs, runs[i].n, runs[i].batch, steps,
+                  back_rc ? err : "resumes");
+            free(js);
+        } else {
+            CHECK(rc == CLI_USAGE && !strncmp(err, "train --epochs: ", 16) && strstr(err, "at most 10^12"),
+                  "--epochs %g over %ld at batch %d refused: rc %d, %s", runs[i].epochs, runs[i].n, runs[i].batch, rc, err);
+        }
+    }
+    r.step = 12; r.total_steps = 40;
     // A state from before gradient groups: one group (the whole batch in one pass), 1 process.
     const char *old = "{\"step\":1,\"total_steps\":2,\"warmup_steps\":0,\"seed\":0,\"batch\":8,\"lr\":0.1,"
                       "\"min_lr\":0,\"weight_decay\":0,\"clip\":0,\"mask_ratio\":0.75,\"val_frac\":0,\"val_max\":1,"

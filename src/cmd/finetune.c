@@ -725,7 +725,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     if (!resuming) {
         r->batch = a->batch;
         r->seed = a->seed;
-        r->total_steps = a->epochs > 0 ? (long)ceil((double)a->epochs * t->ntrain / a->batch) : a->steps;
+        r->total_steps = a->steps;
+        char why[512];
+        if (a->epochs > 0 && run_epoch_steps("finetune", a->epochs, t->ntrain, a->batch, &r->total_steps, why, sizeof why))
+            return cli_report(NULL, why, CLI_USAGE);
         if (r->total_steps < 1) r->total_steps = 1;
         r->warmup = a->warmup >= 0 ? a->warmup : (long)(0.05 * r->total_steps);
         r->lr = cli_flag(flags, nflags, "--lr")->seen ? a->lr : a->blr * a->batch / 256.0f;

@@ -472,6 +472,17 @@ static int same_meta(const StFile *f, const StFile *g, const char *key) {
     return a == b || (a && b && !strcmp(a, b));
 }
 
+int run_epoch_steps(const char *cmd, double epochs, long ntrain, int batch, long *steps, char *err, size_t errlen) {
+    double n = ceil(epochs * (double)ntrain / batch);
+    if (n > RUN_STEPS_MAX) {
+        snprintf(err, errlen, "%s --epochs: %g passes over %ld images at batch %d are %.0f steps, more than a run "
+                 "counts (at most 10^12): fewer --epochs or a larger --batch", cmd, epochs, ntrain, batch, n);
+        return CLI_USAGE;
+    }
+    *steps = n < 1 ? 1 : (long)n;
+    return 0;
+}
+
 static double state_get(const StateField *f, const void *state) {
     const char *p = (const char *)state + f->offset;
     switch (f->kind) {

@@ -156,6 +156,12 @@ void prune_snapshots(const char *dir, int keep);
 int  publish_latest(const char *snapshot, const char *latest, const char *dir);
 // --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir gets the run folder.
 void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
+// The most steps a run counts: --steps' range, and train_state's step, total_steps and cadences'.
+#define RUN_STEPS_MAX 1e12
+// --epochs E over ntrain images at batch B: ceil(E ntrain / B) steps (at least 1) into *steps. 0, or
+// CLI_USAGE with "CMD --epochs: ..." in err when they pass RUN_STEPS_MAX: a run that its own checkpoint's
+// reader would refuse (docs/interface.md, section 4) is refused before it starts.
+int run_epoch_steps(const char *cmd, double epochs, long ntrain, int batch, long *steps, char *err, size_t errlen);
 // The numbers and texts of a train_state JSON as one table (train's, cmd/train_state.c; finetune's,
 // cmd/finetune.c), for writing and reading: each field's key, its C type, its place in the state struct
 // and the range a reader accepts, its flag's range (counts whole numbers). train_state is not under

@@ -201,10 +201,12 @@ static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *
     return removes_none(c, err, errlen);
 }
 
-// The run state of a new run: the flags, with the defaults that depend on the data.
-static void new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const char *data) {
+// The run state of a new run: the flags, with the defaults that depend on the data. 0, or CLI_USAGE with
+// err (--epochs giving more steps than a run counts).
+static int new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const char *data, char *err, size_t errlen) {
     RunState *r = &t->rs;
-    if (a->epochs > 0) r->total_steps = (long)ceil((double)a->epochs * t->ntrain / r->batch);
+    if (a->epochs > 0 && run_epoch_steps("train", a->epochs, t->ntrain, r->batch, &r->total_steps, err, errlen))
+        return CLI_USAGE;
     if (r->total_steps < 1) r->total_steps = 1;
     if (r->warmup < 0) r->warmup = (long)(0.05 * r->total_steps);
     if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = a->blr * r->batch / 256.0f;
@@ -215,6 +217,7 @@ static void new_run_state(Train *t, const Args *a, Flag *flags, int nflags, cons
     if (!r->ckpt_every) r->ckpt_every = r->eval_every;
     if (!r->sample_every) r->sample_every = r->eval_every;
     r->grad_groups = a->groups ? a->groups : dist_default_groups(r->batch);
+    return 0;
 }
 
 // Flags that decide the weights: they cannot change when a run resumes (docs/data.md "Run folders").
@@ -248,8 +251,9 @@ static int resumed_run_state(Train *t, const RunState *given, Flag *flags, int n
 static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flags, int nflags, char *err, size_t errlen) {
     RunState *r = &t->rs;
     long total = r->total_steps;
-    if (cli_flag(flags, nflags, "--epochs")->seen) total = (long)ceil((double)a->epochs * t->ntrain / r->batch);
-    else if (cli_flag(flags, nflags, "--steps")->seen) total = given->total_steps;
+    if (cli_flag(flags, nflags, "--epochs")->seen) {
+        if (run_epoch_steps("train", a->epochs, t->ntrain, r->batch, &total, err, errlen)) return CLI_USAGE;
+    } else if (cli_flag(flags, nflags, "--steps")->seen) total = given->total_steps;
     else return 0;
     if (total <= r->step) {
         snprintf(err, errlen, "train --resume: the run is at step %ld; --steps/--epochs must give more steps than that "
@@ -521,8 +525,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (!resuming) {
         int rc = build_config(t, a, flags, nflags, err, sizeof err);
         if (rc == 0 && a->init) rc = init_config(t, a, init, flags, nflags, err, sizeof err);
+        if (rc == 0) rc = new_run_state(t, a, flags, nflags, data, err, sizeof err);
         if (rc) { ckpt_free(init); return cli_report(NULL, err, rc); }
-        new_run_state(t, a, flags, nflags, data);
     }
     // The images this session trains on, against those of the checkpoint (said once the run starts).
     char images[40];
