@@ -440,7 +440,26 @@ static void checkpoint_checks(void) {
     clf_free(c);
 }
 
+// The memory estimate of the largest classifier a checkpoint holds (65,536 patches, width 16384, 256
+// blocks of 16384 heads) at --batch 4096: the attention maps of one block alone, 4096 x 16384 x T x T
+// floats, passed 2^64 and the size_t sum wrapped to a small number. Never below the maps (core/model.c).
+static void bytes_needed_huge_checks(void) {
+    ClassifierConfig c;
+    memset(&c, 0, sizeof c);
+    mae_config_preset(&c.enc, "base");
+    c.enc.img_size = 8192; c.enc.patch_size = 32; c.enc.embed_dim = 16384; c.enc.depth = 256; c.enc.num_heads = 16384;
+    c.num_classes = 1000;
+    double T = mae_num_patches(&c.enc) + 1.0;
+    for (int B = 1; B <= 4096; B *= 8) {
+        double maps = (double)B * 16384 * T * T * sizeof(float);   // one block's
+        double t = (double)clf_bytes_needed(&c, B), f = (double)clf_bytes_needed_forward(&c, B);
+        CHECK(t >= fmin(256 * maps, 0x1p63) && f >= fmin(maps, 0x1p63), "batch %d: %g, %g bytes estimated, below the "
+              "attention maps' %g, %g", B, t, f, fmin(256 * maps, 0x1p63), fmin(maps, 0x1p63));
+    }
+}
+
 int main(int argc, char **argv) {
+    bytes_needed_huge_checks();
     const char *root = getenv("VITMAE_ROOT");
     char path[1024];
     if (argc > 1) {

@@ -620,7 +620,29 @@ static void test_forward_only(void) {
     CHECK(fo * 4 < tr, "ViT-B/16 at batch 64: forward only %zu bytes, under a quarter of training's %zu", fo, tr);
 }
 
+// The largest model the flags make (--img 8192 --patch 32: 65,536 patches; --dim and --dec-dim 16384,
+// --depth and --dec-depth 256, --heads and --dec-heads 1024) at --batch 4096 keeps 37 x 10^18 bytes of
+// attention maps in training: the size_t sum wrapped past 2^64 and said 0.2 x 10^18, and a wrapped sum
+// can be any small number, one that passes the memory check. The estimate is never below the maps.
+static void test_bytes_needed_huge(void) {
+    MaeConfig c;
+    mae_config_preset(&c, "base");
+    c.img_size = 8192; c.patch_size = 32; c.embed_dim = c.dec_embed_dim = 16384; c.depth = c.dec_depth = 256;
+    c.num_heads = c.dec_num_heads = 1024;
+    double T = mae_num_patches(&c) + 1.0;
+    for (int B = 1; B <= 4096; B *= 8) {
+        double maps = (double)B * 1024 * T * T * sizeof(float);   // one layer's
+        double train = fmin(maps * 2 * 256, 0x1p63), fwd = fmin(maps, 0x1p63), att = fmin(maps * 256, 0x1p63);
+        size_t t = mae_bytes_needed(&c, B), f = mae_bytes_needed_forward(&c, B), a = mae_bytes_needed_attention(&c, B);
+        CHECK((double)t >= train && (double)f >= fwd && (double)a >= att, "batch %d: %g, %g, %g bytes estimated, "
+              "below the attention maps' %g, %g, %g", B, (double)t, (double)f, (double)a, train, fwd, att);
+    }
+    char err[512];
+    CHECK(mae_memory_check(&c, 4096, 0, err, sizeof err) != 0, "batch 4096 of the largest model passes the memory check");
+}
+
 int main(void) {
+    test_bytes_needed_huge();
     test_threads_bitwise();
     test_forward_passes();
     test_train_forward();

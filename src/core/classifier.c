@@ -149,6 +149,12 @@ static void setup_shape(Classifier *c, const ClassifierConfig *cfg, int max_batc
 static size_t bytes_needed(const ClassifierConfig *cfg, int max_batch, int forward_only) {
     Classifier c;
     memset(&c, 0, sizeof c);
+    // As the MAE's (core/model.c): the bound of B images past BYTES_BEYOND_ANY, where the sum could wrap.
+    setup_shape(&c, cfg, 1, forward_only);
+    double bound = (forward_only ? 1.0 : 4.0) * (double)clf_num_params(cfg) * sizeof(float) +
+                   (double)max_batch * ((double)carve_all(&c, NULL) * sizeof(float) + (double)(c.L + 1) * sizeof(int));
+    if (bound >= BYTES_BEYOND_ANY) return (size_t)fmin(bound, 0x1p63);
+    memset(&c, 0, sizeof c);
     setup_shape(&c, cfg, max_batch, forward_only);
     return (forward_only ? 1 : 4) * clf_num_params(cfg) * sizeof(float) + carve_all(&c, NULL) * sizeof(float)
            + (size_t)max_batch * (c.L + 1) * sizeof(int);

@@ -85,6 +85,9 @@ typedef struct {
 // Walks an arena: with base == NULL it only counts floats, otherwise it hands out pointers
 // (64-byte aligned pieces).
 typedef struct { float *base; size_t used; } Carver;
+// A memory estimate past this many bytes (an exbibyte) is beyond any machine: the models' bytes_needed
+// give their bound instead of a size_t sum that could wrap past 2^64 (core/model.c).
+#define BYTES_BEYOND_ANY 0x1p60
 float *carve(Carver *c, size_t n);
 
 void stack_setup(Stack *s, int depth, int C, int NH, int hidden, float eps);

@@ -123,9 +123,19 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
     return carve_all(&m, NULL);
 }
 
-// Parameters (and for training their gradients and AdamW's two moments), activations, masks.
+// Parameters (and for training their gradients and AdamW's two moments), activations, masks. The
+// largest models the flags allow overflowed the size_t sum (--dim 16384 --depth 256 --heads 1024 and
+// the same decoder at 65,536 patches and batch 4096: 37 x 10^18 bytes of attention maps, said as
+// 0.2 x 10^18): a wrapped estimate can be any small number, so a model no machine holds could pass
+// the memory check. Every piece of the layout grows at most linearly with the batch, so B times one
+// image's share bounds it; the exact sum is taken below BYTES_BEYOND_ANY, where it cannot wrap, and
+// the bound (at most 2^63) past it.
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
     size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg);
+    double fixed = (kind != STACK_TRAIN ? 1.0 : 4.0) * (double)np * sizeof(float);
+    double bound = fixed + (double)max_batch * ((double)arena_floats_for(cfg, 1, kind) * sizeof(float) +
+                                                (double)L * (2 * sizeof(int) + 1) + 2.0 * (double)(L + 1) * sizeof(int));
+    if (bound >= BYTES_BEYOND_ANY) return (size_t)fmin(bound, 0x1p63);
     return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, kind) * sizeof(float)
            + (size_t)max_batch * L * (2 * sizeof(int) + 1)      // ids_keep, removed, dec_rows
            + 2 * (size_t)max_batch * (L + 1) * sizeof(int);       // dec_src, dec_own
