@@ -510,5 +510,17 @@ cd "$dir" && rm -rf "$dir/dflt"
 t "classify --max-pixels 100: the image refused by name, exit 1 ($rc: $(head -n 1 "$dir/mp.err"))" \
   '[ $rc -eq 1 ] && grep -q "00000.png: image [0-9]*x[0-9]* exceeds --max-pixels 100$" "$dir/mp.err"'
 
+# The memory a model's workers need, summed in size_t, wrapped past 2^64 bytes for the largest models the
+# flags make: 4 threads as workers were said to need 0.1 x 10^18 bytes, 2 of them 9 x 10^18. A wrapped
+# sum can land on any number, also one that passes the check. More workers never need less.
+for w in 2 4; do
+  "$VITMAE" finetune --from-scratch --data "$dir/data" --img 8192 --patch 32 --dim 16384 --depth 256 --heads 1024 \
+    --batch 4096 --groups 4 --threads $w --parallel groups --pixel-norm none --out "$dir/huge$w" > /dev/null 2> "$dir/huge$w.err"
+  eval "rc$w=\$?"
+done
+need() { sed -n "s/^vitmae: finetune --parallel groups: $1 threads as workers need \([0-9]*\) bytes .*/\1/p" "$dir/huge$1.err"; }
+t "the largest models' workers refused, 4 needing more than 2 and above 2^63 ($rc2 $rc4: $(need 2), $(need 4))" \
+  '[ $rc2 -eq 2 ] && [ $rc4 -eq 2 ] && awk -v a="$(need 2)" -v b="$(need 4)" "BEGIN { exit !(a > 1e18 && b > a && b > 9.2e18) }"'
+
 [ $fail -eq 0 ] && echo "cli finetune ok"
 exit $fail

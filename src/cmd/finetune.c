@@ -784,26 +784,28 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
 
     // The model (one group's images), this process's images of a step and the --prefetch batches the
     // loader holds ahead of it, the gradient tree's buffers (and with N > 1 the received slices of one).
-    size_t need = clf_bytes_needed(&t->cfg, t->per) +
-                  (size_t)(1 + a->lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
-                  grad_reduce_floats(r->groups, dist_size(), clf_num_params(&t->cfg)) * sizeof(float);
+    // Summed in double: a model's estimate goes up to 2^63 bytes (core/model.c), and the workers' copies
+    // of the largest models wrapped a size_t sum (4 workers said 0.1 x 10^18 bytes, 2 said 9 x 10^18).
+    double need = (double)clf_bytes_needed(&t->cfg, t->per) +
+                  (double)(1 + a->lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
+                  (double)grad_reduce_floats(r->groups, dist_size(), clf_num_params(&t->cfg)) * sizeof(float);
     long have = cpu_physical_memory_bytes();
     if (t->workers) {   // the other workers' activations and the workers' gradient buffers
         size_t np = clf_num_params(&t->cfg), mine = (size_t)r->groups / dist_size();
-        size_t more = (size_t)(t->workers - 1) * (clf_bytes_needed(&t->cfg, t->per) - 4 * np * sizeof(float)) +
-                      grad_workers_floats((int)mine, np, t->workers, 1) * sizeof(float);
+        double more = (double)(t->workers - 1) * ((double)clf_bytes_needed(&t->cfg, t->per) - 4.0 * np * sizeof(float)) +
+                      (double)grad_workers_floats((int)mine, np, t->workers, 1) * sizeof(float);
         int is_auto = !strcmp(a->parallel, "auto");
-        if (have <= 0 || (double)(need + more) <= (is_auto ? 0.5 : 0.9) * (double)have) need += more;
+        if (have <= 0 || need + more <= (is_auto ? 0.5 : 0.9) * (double)have) need += more;
         else if (is_auto) t->workers = 0;   // the threads share every kernel then, which needs less
         else {
-            cli_error("finetune --parallel groups", "%d threads as workers need %zu bytes (%.2f GiB); this machine has "
+            cli_error("finetune --parallel groups", "%d threads as workers need %.0f bytes (%.2f GiB); this machine has "
                       "%.2f GiB (--parallel kernels needs less)", t->workers, need + more, (need + more) / 1073741824.0,
                       have / 1073741824.0);
             return 2;
         }
     }
-    if (have > 0 && (double)need > 0.9 * (double)have) {
-        cli_error("finetune", "the model needs %zu bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
+    if (have > 0 && need > 0.9 * (double)have) {
+        cli_error("finetune", "the model needs %.0f bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
                   need, need / 1073741824.0, r->batch, t->S, t->S, have / 1073741824.0);
         return 2;
     }
