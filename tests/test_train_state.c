@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "cmd/train_state.h"
+#include "core/rng.h"
 
 static void test_epoch_order(void) {
     enum { N = 5, EPOCHS = 4000 };
@@ -109,6 +110,22 @@ static void test_state_json(void) {
                   "--epochs %g over %ld at batch %d refused: rc %d, %s", runs[i].epochs, runs[i].n, runs[i].batch, rc, err);
         }
     }
+    // Every field at the far end of its flag's range (cmd/train.c) reads back: what a run accepts, its
+    // checkpoint resumes. lr without --lr is --blr 10 x --batch 4096 / 256, computed as train does.
+    RunState far = r;
+    far.step = far.total_steps = far.warmup = 1000000000000; far.seed = (long)RNG_SEED_MAX; far.batch = 4096;
+    far.lr = 10.0f * 4096 / 256.0f; far.min_lr = far.wd = 10.0f; far.clip = 1e6f; far.mask_ratio = 0.99999994f;
+    far.val_frac = 0.9f; far.val_max = VAL_MAX_LIMIT; far.keep = 100000; far.elapsed_s = 3.2e9;
+    far.eval_every = far.ckpt_every = far.log_every = far.sample_every = 1000000000000;
+    far.log_steps = 999999999999; far.log_loss_sum = 1e12; far.max_pixels = 1000000000000;
+    far.grad_groups = far.processes = far.accum = 4096;
+    js = run_state_to_json(&far);
+    rc = js ? run_state_from_json(js, &back, err, sizeof err) : -1;
+    CHECK(rc == 0 && back.step == far.step && back.lr == far.lr && back.val_frac == far.val_frac &&
+          back.mask_ratio == far.mask_ratio && back.seed == far.seed && back.log_steps == far.log_steps &&
+          back.max_pixels == far.max_pixels && back.grad_groups == 4096, "the flags' far ends read back: %s (%s)",
+          rc ? err : "changed", js);
+    free(js);
     r.step = 12; r.total_steps = 40;
     // A state from before gradient groups: one group (the whole batch in one pass), 1 process.
     const char *old = "{\"step\":1,\"total_steps\":2,\"warmup_steps\":0,\"seed\":0,\"batch\":8,\"lr\":0.1,"
