@@ -172,6 +172,14 @@ int cli_report(const char *what, const char *why, int code) {
     return code;
 }
 
+int cli_mask_ratio_refused(const char *cmd, int given, const char *ckpt_path, const char *why) {
+    char what[64];
+    snprintf(what, sizeof what, "%s --mask-ratio", cmd);
+    if (given) cli_error(what, "%s", why);
+    else cli_error(ckpt_path, "its config's mask_ratio %s; give --mask-ratio R", why);
+    return given ? 2 : 1;
+}
+
 int cli_agree(int rc) {
     int rc0 = rc, any = rc;
     if (dist_active()) {

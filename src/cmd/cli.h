@@ -99,6 +99,11 @@ int cli_stdout_done(const char *what, int rc);
 extern volatile sig_atomic_t cli_stdout_lossy;
 // cli_error(what, "%s", why), returning code: `return cli_report("train", err, 1);`.
 int cli_report(const char *what, const char *why, int code);
+// A mask ratio that mask_ratio_check (core/masking.h) refused with why: with --mask-ratio given, the
+// flag's usage error (exit 2); without it the ratio was the checkpoint's config, edited (train writes
+// none that leaves no patch), so the file is at fault, not a flag the user did not give (exit 1).
+// Prints the line; returns the exit code (reconstruct, eval).
+int cli_mask_ratio_refused(const char *cmd, int given, const char *ckpt_path, const char *why);
 // Setup under mpirun, in phases (docs/distributed.md): while cli_defer(1) is in force (it does
 // nothing without mpirun), cli_error keeps a rank's first message instead of printing it, and
 // cli_agree(rc) ends the phase: every rank learns the largest rc, rank 0 prints its kept message,

@@ -77,10 +77,9 @@ int cmd_eval(int argc, char **argv) {
     int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);
     if (!ratio_seen) mask_ratio = cfg->mask_ratio;
     int K = mae_len_keep(cfg, mask_ratio);
-    if (mask_ratio_check(mask_ratio, L, err, sizeof err)) {   // without the flag, an edited config's (as reconstruct)
-        if (ratio_seen) cli_error("eval --mask-ratio", "%s", err);
-        else cli_error(ckpt_path, "its config's mask_ratio %s; give --mask-ratio R", err);
-        ckpt_free(&ck); return ratio_seen ? 2 : 1;
+    if (mask_ratio_check(mask_ratio, L, err, sizeof err)) {   // without the flag, an edited config's (cmd/cli.h)
+        int code = cli_mask_ratio_refused("eval", ratio_seen, ckpt_path, err);
+        ckpt_free(&ck); return code;
     }
 
     Dataset ds;

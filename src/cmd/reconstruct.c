@@ -230,12 +230,8 @@ int cmd_reconstruct(int argc, char **argv) {
             free(file_removed); ckpt_free(&ck); free(pos); return 1;
         }
     } else if (mask_ratio_check(mask_ratio, L, err, sizeof err)) {
-        // Without --mask-ratio the ratio is the checkpoint's (train writes none that leaves no patch: an
-        // edited config); the file is at fault, not a flag the user did not give.
-        int given = cli_flag(flags, nflags, "--mask-ratio")->seen;
-        if (given) cli_error("reconstruct --mask-ratio", "%s", err);
-        else cli_error(ckpt_path, "its config's mask_ratio %s; give --mask-ratio R", err);
-        ckpt_free(&ck); free(pos); return given ? 2 : 1;
+        int code = cli_mask_ratio_refused("reconstruct", cli_flag(flags, nflags, "--mask-ratio")->seen, ckpt_path, err);
+        ckpt_free(&ck); free(pos); return code;
     }
 
     int failed = 0;
