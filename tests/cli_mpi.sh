@@ -286,6 +286,16 @@ d1=$(sed -n 's/^working images: \([0-9]*\) decoded, .*/\1/p' "$dir/cnt1.log")
 d2=$(sed -n 's/^working images (2 processes together): \([0-9]*\) decoded, .*/\1/p' "$dir/cnt2.log")
 t "working images: 2 processes together decoded what one did (${d1:-none} / ${d2:-none})" \
   '[ -n "$d1" ] && [ "$d1" -gt 0 ] && [ "$d1" = "$d2" ]'
+# ... and with a store every rank reads it (docs/distributed.md, "Semantics"): after one process has
+#     stored the run's working images, 2 processes decode none (rank 1 decoded its share again when the
+#     store was rank 0's alone).
+sto="${cnt%% --store none --threads 1} --store $dir/cstore --threads 1"
+"$VITMAE" train $sto --out "$dir/cst1" > "$dir/cst1.log" 2>&1
+mpi -np 2 "$VITMAE" train $sto --out "$dir/cst2" > "$dir/cst2.log" 2>&1; rc=$?
+s1=$(sed -n 's/^working images: \([0-9]*\) decoded, \([0-9]*\) read from the store.*/\1 \2/p' "$dir/cst1.log")
+s2=$(sed -n 's/^working images (2 processes together): \([0-9]*\) decoded, \([0-9]*\) read from the store.*/\1 \2/p' "$dir/cst2.log")
+t "store: 2 processes read every working image from the store one process filled (${s1:-none} / ${s2:-none}, $rc)" \
+  '[ $rc -eq 0 ] && [ -n "$s1" ] && [ $((${s1% *} + ${s1#* })) = "$d1" ] && [ "$s2" = "0 $d1" ]'
 
 # 8. The streaming data pipeline under mpirun (docs/data.md): each rank loads its share through its
 #    prefetching loader; with a file broken past its header (replaced inside its batch), --val DIR,

@@ -124,6 +124,17 @@ mpi -np 4 "$VITMAE" finetune $bft --out "$dir/b4" > /dev/null 2> "$dir/b4.err"; 
 t "broken files, -np 4: exit 0, each said once as one process says them ($(grep -c "^vitmae:" "$dir/b4.err") lines)" \
   '[ $rc -eq 0 ] && [ "$(grep -c "class .triangle. .* has no training image that decodes" "$dir/b1.err")" -eq 1 ] && [ "$(sort "$dir/b1.err")" = "$(sort "$dir/b4.err")" ]'
 
+# 5b. The store is every rank's (docs/distributed.md, "Semantics"): after one process has stored the
+#     run's working images, 2 processes decode none (rank 1 decoded its share again when the store was
+#     rank 0's alone).
+sft="--ckpt $pre --data $dir/data --batch 16 --val-frac 0 --steps 4 --threads 1 --cache-mb 0 --store $dir/fstore"
+"$VITMAE" finetune $sft --out "$dir/fs1" > "$dir/fs1.log" 2>&1
+mpi -np 2 "$VITMAE" finetune $sft --out "$dir/fs2" > "$dir/fs2.log" 2>&1; rc=$?
+s1=$(sed -n 's/^working images: \([0-9]*\) decoded, \([0-9]*\) read from the store.*/\1 \2/p' "$dir/fs1.log")
+s2=$(sed -n 's/^working images (2 processes together): \([0-9]*\) decoded, \([0-9]*\) read from the store.*/\1 \2/p' "$dir/fs2.log")
+t "store: 2 processes read every working image from the store one process filled (${s1:-none} / ${s2:-none}, $rc)" \
+  '[ $rc -eq 0 ] && [ -n "$s1" ] && [ "${s1% *}" -gt 0 ] && [ "$s2" = "0 $((${s1% *} + ${s1#* }))" ]'
+
 # 6. SIGUSR1 to mpirun: every rank finishes its step, rank 0 saves, all exit 0, and the run resumes to
 #    the end of the uninterrupted one. The run must still be going when the signal lands.
 long=3000; [ "${VITMAE_SANITIZED:-0}" = 1 ] && long=400

@@ -412,6 +412,18 @@ void run_store_note(const StoreNote *note) {
     else printf("%s\n", note->text);
 }
 
+void run_share_store(Dataset *ds, const char *what) {
+    if (dist_size() < 2) return;
+    char dir[4096] = "";
+    const char *own = dataset_store_dir(ds);
+    if (dist_rank() == 0 && own) snprintf(dir, sizeof dir, "%s", own);
+    dist_bcast(dir, sizeof dir, 0);
+    if (dist_rank() == 0 || !dir[0]) return;
+    char err[4200];
+    if (dataset_set_store(ds, dir, err, sizeof err))
+        cli_message("%s: %s; this process goes on without a store (each epoch decodes its images again)", what, err);
+}
+
 void loader_flags_init(LoaderFlags *l) {
     l->store = "auto"; l->cache_mb = DEFAULT_CACHE_MB; l->max_pixels = 0; l->prefetch = 2; l->loader_threads = 1;
 }

@@ -236,6 +236,11 @@ typedef struct { char text[4400]; int warning; } StoreNote;   // text "": nothin
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, StoreNote *note,
                    char *err, size_t errlen);
 void run_store_note(const StoreNote *note);   // a line on stdout, or a warning on stderr
+// Under mpirun, every rank after rank 0's run_use_store: the other ranks use the store folder rank 0
+// chose, so that no rank decodes its share again each epoch (docs/distributed.md, "Semantics"). Ranks
+// on one machine share its files (each written under a name of its own, then renamed); a rank that
+// cannot use the folder (another machine) says so and goes on without a store. Collective.
+void run_share_store(Dataset *ds, const char *what);
 
 // A run's stop signals: SIGINT, SIGQUIT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
 // docs/distributed.md), SIGXCPU (a CPU-time limit's warning) and SIGHUP (unless ignored, as nohup

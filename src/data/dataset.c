@@ -517,6 +517,10 @@ int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
     return 0;
 }
 
+const char *dataset_store_dir(const Dataset *ds) {
+    return ds->shared ? ds->shared->store_dir : NULL;
+}
+
 size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n) {
     size_t total = 0;
     long T = ds->work_size;

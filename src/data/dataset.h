@@ -89,6 +89,8 @@ typedef struct {
 // Turns the on-disk store on (after the scan; creating dir and its parents when missing). 0 ok, -1
 // with err. Views do not change: only where working images come from.
 int  dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen);
+// The store's folder as dataset_set_store resolved it (absolute), or NULL without a store.
+const char *dataset_store_dir(const Dataset *ds);
 // Bytes the working images of items idx[0 .. n) take, from their header sizes (to decide whether
 // they fit the cache or need the store).
 size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n);
