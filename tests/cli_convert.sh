@@ -248,6 +248,78 @@ PY
 "$VITMAE" info "$tmp/dictcfg.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
 t "safetensors_io.write with the config as a dict: vitmae reads it ($rc: $(head -c 300 "$tmp/err"))" '[ $rc -eq 0 ]'
 
+# --classifier: a global-pool fine-tuned classifier (MAE's main_finetune.py, timm's
+# VisionTransformer(global_pool='avg'): fc_norm and head, no norm; its pos_embed learned, not sin-cos)
+# becomes a vitmae classifier whose `classify` probabilities are PyTorch's softmax (6 significant
+# digits); --classes names the classes; what vitmae's classifier cannot run is refused.
+"$PY" - "$tools" "$tmp" <<'PY' || fail=1
+import sys, os, json, torch
+import numpy as np
+from PIL import Image
+sys.path.insert(0, sys.argv[1])
+import reference, reference_attention as ra, reference_classifier as rc
+out = sys.argv[2]
+cfg = reference.config(img_size=32, patch_size=8, in_chans=3, embed_dim=128, depth=2, num_heads=2,
+                       pixel_mean=ra.IMAGENET_MEAN, pixel_std=ra.IMAGENET_STD)
+torch.manual_seed(5)
+m = rc.VisionTransformer(cfg, 5)   # float64 (reference_classifier's default dtype)
+with torch.no_grad():
+    for prm in m.parameters():
+        prm.copy_(torch.randn(prm.shape) * 0.2)
+        prm.copy_(prm.float().double())   # the float32 weights the file holds
+sd = {k: v.detach().float() for k, v in m.state_dict().items()}
+torch.save({"model": sd, "epoch": 99}, os.path.join(out, "clf.pth"))
+cls = {k: v for k, v in sd.items() if not k.startswith("fc_norm.")}
+cls["norm.weight"], cls["norm.bias"] = torch.ones(128), torch.zeros(128)
+torch.save({"model": cls}, os.path.join(out, "clf_cls.pth"))          # a CLS-token fine-tune
+both = dict(sd, **{"norm.weight": torch.ones(128), "norm.bias": torch.zeros(128)})
+torch.save({"model": both}, os.path.join(out, "clf_both.pth"))
+extra = dict(sd, **{"norm_pre.weight": torch.ones(128)})
+torch.save({"model": extra}, os.path.join(out, "clf_extra.pth"))
+rng = np.random.default_rng(3)
+ims = [rng.integers(0, 256, (32, 32, 3), dtype=np.uint8) for _ in range(3)]
+for i, a in enumerate(ims):
+    Image.fromarray(a).save(os.path.join(out, "cim%d.png" % i))
+x = torch.tensor(np.stack(ims) / 255.0)
+x = (x - torch.tensor(ra.IMAGENET_MEAN)) / torch.tensor(ra.IMAGENET_STD)
+with torch.no_grad():
+    p = torch.softmax(m(x), dim=1)
+json.dump(p.tolist(), open(os.path.join(out, "clf_probs.json"), "w"))
+open(os.path.join(out, "names.txt"), "w").write("cat\ndog\nbird\nfish\nfrog\n")
+open(os.path.join(out, "names4.txt"), "w").write("cat\ndog\nbird\nfish\n")
+PY
+"$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/clf.safetensors" --classifier >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "--classifier exits 0 ($rc: $(head -c 300 "$tmp/err"))" '[ $rc -eq 0 ] && grep -q "classifier of 5 classes" "$tmp/out"'
+"$VITMAE" classify --ckpt "$tmp/clf.safetensors" --top 5 --json "$tmp"/cim0.png "$tmp"/cim1.png "$tmp"/cim2.png >"$tmp/cls.json" 2>"$tmp/err"; rc=$?
+t "classify on the converted classifier exits 0 ($rc: $(head -c 300 "$tmp/err"))" '[ $rc -eq 0 ]'
+"$PY" - "$tmp/cls.json" "$tmp/clf_probs.json" >"$tmp/cmp" 2>&1 <<'PY'; rc=$?
+import sys, json
+got = json.load(open(sys.argv[1]))["images"]
+want = json.load(open(sys.argv[2]))
+worst = 0.0
+for g, w in zip(got, want):
+    probs = {name: p for name, p in g["top"]}
+    assert sorted(probs) == [str(k) for k in range(5)], probs
+    for k in range(5):
+        worst = max(worst, abs(probs[str(k)] - w[k]) / (1e-6 + abs(w[k])))
+print("largest relative difference %.3g" % worst)
+sys.exit(0 if len(got) == 3 and worst <= 1e-5 else 1)
+PY
+t "converted classifier: classify's probabilities = PyTorch's softmax ($(cat "$tmp/cmp" | tail -1))" '[ $rc -eq 0 ]'
+"$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/clfn.safetensors" --classifier --classes "$tmp/names.txt" >/dev/null 2>&1
+"$VITMAE" classify --ckpt "$tmp/clfn.safetensors" --top 5 "$tmp/cim0.png" >"$tmp/cls.txt" 2>&1; rc=$?
+t "--classes names the head's classes in order ($rc: $(head -c 200 "$tmp/cls.txt"))" \
+  '[ $rc -eq 0 ] && grep -q "frog" "$tmp/cls.txt" && "$VITMAE" info "$tmp/clfn.safetensors" | grep -q "5: cat, dog, bird, fish, frog"'
+"$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/bad.safetensors" --classifier --classes "$tmp/names4.txt" >/dev/null 2>"$tmp/err"; rc=$?
+t "--classes with 4 names for 5 classes: exit 2, no file" '[ $rc -eq 2 ] && grep -q "4 names for a head of 5 classes" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
+"$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/bad.safetensors" --classes "$tmp/names.txt" >/dev/null 2>"$tmp/err"; rc=$?
+t "--classes without --classifier: exit 2" '[ $rc -eq 2 ] && grep -q "give it with --classifier" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
+for c in "clf_cls:no fc_norm" "clf_both:both norm and fc_norm" "clf_extra:norm_pre" "full:no head.weight"; do
+  "$PY" "$tools/convert_mae.py" "$tmp/${c%%:*}.pth" "$tmp/bad.safetensors" --classifier >/dev/null 2>"$tmp/err"; rc=$?
+  t "--classifier refuses ${c%%:*} (${c#*:}): exit 1, one line, no file ($rc: $(head -c 300 "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^convert_mae: .*${c#*:}" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
+done
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_convert ok"
 exit $fail

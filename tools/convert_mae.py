@@ -2,6 +2,7 @@
 
     /usr/bin/python3 tools/convert_mae.py IN.pth|IN.safetensors OUT.safetensors [--heads N] [--dec-heads N]
         [--norm-pix | --no-norm-pix] [--pixel-norm imagenet|none] [--mask-ratio R]
+        [--classifier [--classes FILE]]
 
 IN.pth is what MAE's scripts save: a dict whose 'model' entry is the state dict; also a dict whose
 'state_dict' entry is (timm's train.py, PyTorch Lightning), a bare state dict, or a whole pickled model
@@ -18,6 +19,13 @@ dtype (fp16, bf16, fp64) are written as float32. Accepted:
     (head.*, fc_norm.*, ...) are dropped and listed. A fine-tune trained with global pooling has
     fc_norm but no final `norm`: the converter says so and writes an identity norm (weight 1,
     bias 0), which does not change any attention map (the final norm comes after every block).
+  - with --classifier, a fine-tuned classifier trained with global pooling (MAE's main_finetune.py,
+    timm's VisionTransformer(global_pool='avg')): cls_token, pos_embed, patch_embed, blocks, fc_norm
+    and head, no final norm, and nothing else. The output is a vitmae classifier checkpoint, for
+    `classify`, `embed` and `info` (docs/encoder.md, "Other commands on a fine-tuned checkpoint"); its class
+    names are the lines of --classes FILE (one per class, in the head's order), else "0" .. "K-1".
+    A CLS-token fine-tune (norm, no fc_norm), a file with both norm and fc_norm, or any other tensor
+    is refused: vitmae's classifier pools the patch tokens through fc_norm alone.
 
 The config is inferred from the shapes: patch size, channels and width from patch_embed.proj.weight
 [D, C, P, P]; depth by counting blocks.N; img_size from pos_embed [1, 1 + (img/P)^2, D]; mlp_ratio
@@ -244,11 +252,12 @@ def convert(sd, args_in_ckpt, opt, log, known=None):
         Dd = sd["decoder_embed.weight"].shape[0]
         dec_depth = count_blocks(sd, "decoder_blocks")
         dec_heads = heads_for(Dd, 32, opt.dec_heads or known.get("decoder_num_heads", 0), "decoder")
-    elif known:
+    elif known or opt.classifier:   # a classifier has no decoder: the config's are MAE's, unused
         Dd, dec_depth = known.get("decoder_embed_dim", 512), known.get("decoder_depth", 8)
         dec_heads = opt.dec_heads or known.get("decoder_num_heads", 16)
-        log("no decoder in this checkpoint: an encoder-only file, for attention, embed, probe and finetune "
-            "(reconstruct and eval need the decoder)")
+        if not opt.classifier:
+            log("no decoder in this checkpoint: an encoder-only file, for attention, embed, probe and finetune "
+                "(reconstruct and eval need the decoder)")
     else:
         Dd, dec_depth, dec_heads = 512, 8, opt.dec_heads or 16   # MAE's decoder; not in the file
         log("no decoder in this checkpoint: an encoder-only file, for attention, embed, probe and finetune "
@@ -273,10 +282,17 @@ def convert(sd, args_in_ckpt, opt, log, known=None):
     else:
         mean, std = [0.0] * C, [1.0] * C
 
+    cfg = {"img_size": grid * P, "patch_size": P, "in_chans": C, "embed_dim": D, "depth": depth,
+           "num_heads": heads, "decoder_embed_dim": Dd, "decoder_depth": dec_depth,
+           "decoder_num_heads": dec_heads, "mlp_ratio": hidden // D, "norm_pix_loss": norm_pix,
+           "mask_ratio": mask_ratio, "pos_embed": known.get("pos_embed", "fixed"), "pixel_mean": mean,
+           "pixel_std": std, "layer_norm_eps": known.get("layer_norm_eps", 1e-6)}
     want = [("cls_token", [1, 1, D]), ("pos_embed", [1, T, D]), ("patch_embed.proj.weight", [D, C, P, P]),
             ("patch_embed.proj.bias", [D])]
     for i in range(depth):
         want += block_shapes("blocks", i, D, hidden)
+    if opt.classifier:
+        return classifier_tensors(sd, want, D, opt, log), cfg
     want += [("norm.weight", [D]), ("norm.bias", [D])]
     if has_decoder:
         want += [("decoder_embed.weight", [Dd, D]), ("decoder_embed.bias", [Dd]), ("mask_token", [1, 1, Dd]),
@@ -304,12 +320,70 @@ def convert(sd, args_in_ckpt, opt, log, known=None):
         groups = sorted(set(re.sub(r"\..*", ".*", k) for k in dropped))
         log("dropped %d tensors that are not MAE's encoder/decoder: %s" % (len(dropped), ", ".join(groups)))
 
-    cfg = {"img_size": grid * P, "patch_size": P, "in_chans": C, "embed_dim": D, "depth": depth,
-           "num_heads": heads, "decoder_embed_dim": Dd, "decoder_depth": dec_depth,
-           "decoder_num_heads": dec_heads, "mlp_ratio": hidden // D, "norm_pix_loss": norm_pix,
-           "mask_ratio": mask_ratio, "pos_embed": known.get("pos_embed", "fixed"), "pixel_mean": mean,
-           "pixel_std": std, "layer_norm_eps": known.get("layer_norm_eps", 1e-6)}
     return tensors, cfg
+
+
+def classifier_tensors(sd, want, D, opt, log):
+    """--classifier: the encoder (want, without the final norm), fc_norm and head, as vitmae's classifier
+    holds them (docs/encoder.md); anything else would change the logits, so it is refused."""
+    if "head.weight" not in sd:
+        raise ConvertError("--classifier: no head.weight: not a fine-tuned classifier (without --classifier "
+                           "the encoder converts)")
+    if "fc_norm.weight" not in sd:
+        raise ConvertError("--classifier: no fc_norm (a CLS-token fine-tune, whose head reads the normed CLS "
+                           "token): vitmae's classifier pools the patch tokens through fc_norm "
+                           "(timm's global_pool='avg')")
+    if "norm.weight" in sd or "norm.bias" in sd:
+        raise ConvertError("--classifier: both norm and fc_norm: vitmae's classifier has no final norm before "
+                           "its pooling (timm's global_pool='avg' with fc_norm)")
+    K = sd["head.weight"].shape[0] if sd["head.weight"].dim() == 2 else 0
+    want = want + [("fc_norm.weight", [D]), ("fc_norm.bias", [D]), ("head.weight", [K, D]), ("head.bias", [K])]
+    tensors = {}
+    for name, shape in want:
+        if name not in sd:
+            raise ConvertError("missing tensor %s" % name)
+        t = sd[name].detach().to(torch.float32).contiguous()
+        if list(t.shape) != shape:
+            raise ConvertError("%s has shape %s, want %s" % (name, list(t.shape), shape))
+        tensors[name] = (shape, t)
+    extra = sorted(k for k in sd if k not in tensors)
+    if extra:
+        raise ConvertError("--classifier: %d tensors that vitmae's classifier does not have (%s): they would "
+                           "change its outputs" % (len(extra), ", ".join(sorted(set(re.sub(r"\..*", ".*", k) for k in extra)))))
+    if opt.classes is None:
+        names = [str(i) for i in range(K)]
+        log("class names 0 .. %d (--classes FILE names them, one line each in the head's order)" % (K - 1))
+    else:
+        names = read_class_names(opt.classes, K)
+    opt.class_names = names
+    return tensors
+
+
+def read_class_names(path, K):
+    """--classes FILE: one name a line (UTF-8; a trailing CR dropped), K lines, none empty or repeated."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise UsageError("--classes %s: %s" % (path, e.strerror or e))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError("--classes %s: not UTF-8 text" % path)
+    names = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+    if names and names[-1] == "":
+        names.pop()
+    if len(names) != K:
+        raise UsageError("--classes %s: %d names for a head of %d classes" % (path, len(names), K))
+    for i, n in enumerate(names):
+        if n == "":
+            raise UsageError("--classes %s: line %d is empty" % (path, i + 1))
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise UsageError("--classes %s: class '%s' is named twice" % (path, n))
+        seen.add(n)
+    return names
 
 
 def temporary_beside(path):
@@ -346,7 +420,13 @@ def main(argv=None):
                     help="pixel statistics (default imagenet, or those of a vitmae config the input holds)")
     ap.add_argument("--mask-ratio", type=float, default=None,
                     help="the default of reconstruct and eval (0.75, or that of a vitmae config the input holds)")
+    ap.add_argument("--classifier", action="store_true",
+                    help="a global-pool fine-tuned classifier (fc_norm and head kept): a vitmae classifier checkpoint")
+    ap.add_argument("--classes", default=None, metavar="FILE",
+                    help="with --classifier: class names, one line each in the head's order (default 0 .. K-1)")
     opt = ap.parse_args(argv)
+    if opt.classes is not None and not opt.classifier:
+        ap.error("--classes names a classifier's classes: give it with --classifier")
     if opt.heads < 0 or opt.dec_heads < 0:
         ap.error("head counts must be positive")
     try:
@@ -374,7 +454,11 @@ def main(argv=None):
     tmp = None
     try:
         tmp = temporary_beside(opt.output)
-        safetensors_io.write(tmp, tensors, {"format": "vitmae", "config": json.dumps(cfg)})
+        meta = {"format": "vitmae", "config": json.dumps(cfg)}
+        if opt.classifier:
+            meta["classifier"] = json.dumps({"num_classes": len(opt.class_names), "classes": opt.class_names,
+                                             "global_pool": "avg"}, ensure_ascii=False)
+        safetensors_io.write(tmp, tensors, meta)
         fsync_path(tmp)
         os.replace(tmp, opt.output)
         tmp = None
@@ -391,7 +475,8 @@ def main(argv=None):
     print("%s: %d tensors, %d parameters; img %d, patch %d, dim %d, depth %d, heads %d%s" % (
         opt.output, len(tensors), n, cfg["img_size"], cfg["patch_size"], cfg["embed_dim"], cfg["depth"],
         cfg["num_heads"], ", decoder %d x %d" % (cfg["decoder_embed_dim"], cfg["decoder_depth"])
-        if "decoder_embed.weight" in tensors else ", encoder only"))
+        if "decoder_embed.weight" in tensors else
+        ", classifier of %d classes" % len(opt.class_names) if opt.classifier else ", encoder only"))
     return 0
 
 
