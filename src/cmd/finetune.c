@@ -941,7 +941,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     cli_defer(1);
     if ((rc = cli_agree(rank == 0 ? setup_run_folder(t) : 0))) return rc;
     dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
-    run_share_store(&t->ds, "finetune --store");
+    run_share_store(&t->ds, "finetune", t->a.lf.store);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
     dist_bcast(t->cfg.enc.pixel_mean, sizeof t->cfg.enc.pixel_mean, 0);
     dist_bcast(t->cfg.enc.pixel_std, sizeof t->cfg.enc.pixel_std, 0);

@@ -412,7 +412,7 @@ void run_store_note(const StoreNote *note) {
     else printf("%s\n", note->text);
 }
 
-void run_share_store(Dataset *ds, const char *what) {
+void run_share_store(Dataset *ds, const char *cmd, const char *store) {
     if (dist_size() < 2) return;
     char dir[4096] = "";
     const char *own = dataset_store_dir(ds);
@@ -421,7 +421,8 @@ void run_share_store(Dataset *ds, const char *what) {
     if (dist_rank() == 0 || !dir[0]) return;
     char err[4200];
     if (dataset_set_store(ds, dir, err, sizeof err))
-        cli_message("%s: %s; this process goes on without a store (each epoch decodes its images again)", what, err);
+        cli_message("%s%s: %s; this process goes on without a store (each epoch decodes its images again)",
+                    strcmp(store, "auto") ? cmd : "", strcmp(store, "auto") ? " --store" : "--store auto", err);
 }
 
 void loader_flags_init(LoaderFlags *l) {

@@ -239,8 +239,9 @@ void run_store_note(const StoreNote *note);   // a line on stdout, or a warning 
 // Under mpirun, every rank after rank 0's run_use_store: the other ranks use the store folder rank 0
 // chose, so that no rank decodes its share again each epoch (docs/distributed.md, "Semantics"). Ranks
 // on one machine share its files (each written under a name of its own, then renamed); a rank that
-// cannot use the folder (another machine) says so and goes on without a store. Collective.
-void run_share_store(Dataset *ds, const char *what);
+// cannot use the folder (another machine) says so, as `auto` says it of its own folder, and goes on
+// without a store. cmd: "train" or "finetune"; store: the --store flag. Collective.
+void run_share_store(Dataset *ds, const char *cmd, const char *store);
 
 // A run's stop signals: SIGINT, SIGQUIT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
 // docs/distributed.md), SIGXCPU (a CPU-time limit's warning) and SIGHUP (unless ignored, as nohup

@@ -679,7 +679,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     }
     if ((rc = cli_agree(rc))) { ckpt_free(&init); return rc; }
     dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
-    run_share_store(&t->ds, "train --store");
+    run_share_store(&t->ds, "train", a->lf.store);
     dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
     dist_bcast(t->cfg.pixel_std, sizeof t->cfg.pixel_std, 0);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
