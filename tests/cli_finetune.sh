@@ -256,7 +256,21 @@ err "--steps with --epochs (--steps was ignored)" 2 "finetune --epochs: give --s
 err "--val with --val-frac (--val-frac was ignored)" 2 "finetune --val-frac: give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains and --val-frac would be ignored$" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/data" --val-frac 0.2 --out "$dir/e1"
 err "--ckpt with another --img" 2 "finetune --img: 32 disagrees with the checkpoint's 16" "$VITMAE" finetune --ckpt "$pre" $ft --img 32 --out "$dir/e1"
 err "--ckpt with a --preset" 2 "finetune --preset: small sets --dim 384, which disagrees with the checkpoint's 32" "$VITMAE" finetune --ckpt "$pre" $ft --preset small --out "$dir/e1"
-err "--ckpt with --pos fixed" 2 "finetune --pos: fixed disagrees" "$VITMAE" finetune --ckpt "$pre" $ft --pos fixed --out "$dir/e1"
+# pos_embed trains in fine-tuning as in MAE's main_finetune (models_vit learns it), also from an encoder
+# pretrained with fixed positions (MAE's own, converted, are marked fixed): it stayed frozen, and
+# --pos was refused with --ckpt. --pos fixed now keeps it frozen, from either kind.
+tensor_of() { python3 -c 'import json,struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; h=json.loads(b[8:8+n]); o=h[sys.argv[2]]["data_offsets"]; sys.stdout.buffer.write(b[8+n+o[0]:8+n+o[1]])' "$1" "$2"; }
+"$VITMAE" train --data "$dir/data" $model --pos fixed --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --steps 2 \
+  --threads 2 --out "$dir/prefix" > /dev/null 2>&1
+for c in "prefix::learned:differ" "prefix:--pos fixed:fixed:same" "pre::learned:differ" "pre:--pos fixed:fixed:same"; do
+  src=${c%%:*}; rest=${c#*:}; flag=${rest%%:*}; rest=${rest#*:}; kind=${rest%%:*}; want=${rest#*:}
+  rm -rf "$dir/posft"
+  "$VITMAE" finetune --ckpt "$dir/$src/checkpoint.safetensors" $ft $flag --steps 3 --out "$dir/posft" > /dev/null 2> "$dir/err"; rc=$?
+  tensor_of "$dir/$src/checkpoint.safetensors" pos_embed > "$dir/pos.a"; tensor_of "$dir/posft/checkpoint.safetensors" pos_embed > "$dir/pos.b"
+  if cmp -s "$dir/pos.a" "$dir/pos.b"; then got=same; else got=differ; fi
+  t "finetune --ckpt $src ${flag:-(no --pos)}: pos_embed $want as the checkpoint's, recorded $kind ($rc, $got: $(head -c 200 "$dir/err"))" \
+    '[ $rc -eq 0 ] && [ -s "$dir/pos.a" ] && [ $got = $want ] && "$VITMAE" info --json "$dir/posft/checkpoint.safetensors" | grep -q "\"pos_embed\":[[:space:]]*\"$kind\""'
+done
 err "--ckpt with --pixel-norm" 2 "finetune --pixel-norm: cannot be given with --ckpt" "$VITMAE" finetune --ckpt "$pre" $ft --pixel-norm none --out "$dir/e1"
 "$VITMAE" finetune --ckpt "$pre" $model --channels auto --data "$dir/skip" --val-frac 0 --batch 2 --steps 1 --threads 2 --out "$dir/skipped" > /dev/null 2> "$dir/err"; rc=$?
 t "skipped file, a run that starts (--ckpt with model flags that agree): exit 0, the file named" '[ $rc -eq 0 ] && grep -q "^vitmae: skipped .*skip/circle/junk.png: " "$dir/err"'

@@ -378,7 +378,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--dim", FLAG_INT, &a->dim, 1, 16384, NULL, "--from-scratch encoder width (preset)", "N", 0},
         {"--depth", FLAG_INT, &a->depth, 1, 256, NULL, "--from-scratch encoder blocks (preset)", "N", 0},
         {"--heads", FLAG_INT, &a->heads, 1, 1024, NULL, "--from-scratch encoder heads (preset)", "N", 0},
-        {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "--from-scratch position embeddings (default learned)", NULL, 0},
+        {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "position embeddings trained (learned) or frozen (fixed); default learned", NULL, 0},
         {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "--from-scratch pixel mean/std (default: measured)", NULL, 0},
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop: random resized crop + flip)", NULL, 0},
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
@@ -546,16 +546,12 @@ static int ckpt_model_flags(const Args *a, const MaeConfig *c, Flag *flags, int 
         {"--channels", chans, c->in_chans, 0}, {"--dim", a->dim ? a->dim : p.embed_dim, c->embed_dim, !a->dim},
         {"--depth", a->depth ? a->depth : p.depth, c->depth, !a->depth},
         {"--heads", a->heads ? a->heads : p.num_heads, c->num_heads, !a->heads},
-        {"--pos", strcmp(a->pos, "learned") == 0, c->pos_learned, 0},
     };
     int preset = cli_flag(flags, nflags, "--preset")->seen;
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
         int seen = cli_flag(flags, nflags, shape[i].flag)->seen;
         if (!(seen || (preset && shape[i].from_preset)) || shape[i].given == shape[i].ckpt) continue;
-        if (i == 6)
-            cli_error("finetune --pos", "%s disagrees with the checkpoint's %s position embeddings (--ckpt keeps "
-                      "its model; the model flags are --from-scratch's)", a->pos, c->pos_learned ? "learned" : "fixed");
-        else if (!seen)
+        if (!seen)
             cli_error("finetune --preset", "%s sets %s %d, which disagrees with the checkpoint's %d (--ckpt keeps its "
                       "model; the model flags are --from-scratch's)", a->preset, shape[i].flag, shape[i].given,
                       shape[i].ckpt);
@@ -596,6 +592,10 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         ckpt_free(&ck);
         int rc = ckpt_model_flags(a, e, flags, nflags);
         if (rc) return rc;
+        // The position table starts as the checkpoint's and trains, as in MAE's main_finetune (its
+        // models_vit learns pos_embed whatever pretraining did); --pos fixed keeps it frozen
+        // (docs/encoder.md, "vitmae finetune").
+        e->pos_learned = cli_flag(flags, nflags, "--pos")->seen ? strcmp(a->pos, "learned") == 0 : 1;
         snprintf(t->rs.init, sizeof t->rs.init, "%s", a->ckpt);
     } else {
         mae_config_preset(e, a->preset);
