@@ -23,7 +23,7 @@ t "uninterrupted run exits 0" '[ $rc -eq 0 ]'
 
 # Random delays from a seed printed on failure (the kill moments are random, the check is not).
 seed=${CRASH_SEED:-$$}
-killed=0; in_write=0; loadable=0; resumed=0; tries=0; finished=0
+killed=0; in_write=0; loadable=0; resumed=0; tries=0; finished=0; fresh=0
 while [ $killed -lt $kills ] && [ $tries -lt $((kills * 4)) ]; do
   tries=$((tries + 1))
   delay=$(awk -v s="$seed" -v i="$tries" -v m="$max_delay" 'BEGIN { srand(s * 1000 + i); printf "%.3f", 0.02 + rand() * m }')
@@ -35,8 +35,15 @@ while [ $killed -lt $kills ] && [ $tries -lt $((kills * 4)) ]; do
     # and metrics.csv, which train refuses to write over without --overwrite (docs/data.md).
     over=""; [ -d "$dir/run" ] && over="--overwrite"
     "$VITMAE" train $small --steps $steps $over --out "$dir/run" > "$dir/run.log" 2>&1 &
+    fresh=$((fresh + 1))
   fi
   pid=$!
+  # On a loaded host (or under ASan) a start can take longer than any delay: after two starts killed
+  # before their first checkpoint, the next is given until its first checkpoint (at most 120 s) before
+  # its delay begins, so that the kills always reach resumes (they once all landed in start-ups).
+  if [ $fresh -ge 3 ] && [ $resumed -eq 0 ]; then
+    i=0; while [ $i -lt 1200 ] && [ ! -f "$dir/run/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  fi
   sleep "$delay"
   if kill -0 $pid 2>/dev/null; then
     kill -KILL $pid 2>/dev/null
