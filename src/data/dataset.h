@@ -83,6 +83,7 @@ typedef struct {
     int all_grey;             // every usable image decoded as 1 channel (for --channels auto)
     long max_pixels;
     int work_size, lazy;
+    long scan_dir_compares;   // folders compared to find whether one was entered before (a count of work, for tests)
     DataShared *shared;       // mutable state behind const Dataset pointers; thread-safe
 } Dataset;
 
