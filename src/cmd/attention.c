@@ -877,7 +877,7 @@ int cmd_attention(int argc, char **argv) {
     char **paths = NULL;
     int npaths = 0;
     Written *written = NULL;
-    StemSet stems = {NULL, 0, 0, 2, kinds, index_name};
+    StemSet stems = {.first_suffix = 2, .suffixes = kinds, .reserved = index_name};
     CliHeld held = {0};
     int *keep = NULL;
     uint8_t *removed = NULL;

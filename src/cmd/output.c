@@ -285,29 +285,69 @@ int output_warn_overlap(const char *flag_a, const char *a, const char *flag_b, c
     return b_in_a || a_in_b;
 }
 
-// 1 when a + sa is b + sb.
-static int names_meet(const char *a, const char *sa, const char *b, const char *sb) {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la + strlen(sa) != lb + strlen(sb)) return 0;
-    // Compare the two concatenations character by character.
-    size_t n = la + strlen(sa);
-    for (size_t i = 0; i < n; i++) {
-        char ca = i < la ? a[i] : sa[i - la], cb = i < lb ? b[i] : sb[i - lb];
-        if (ca != cb) return 0;
-    }
-    return 1;
+static uint64_t stem_hash(const char *s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 0x100000001b3ull;
+    return h;
 }
 
-static int stem_taken(const StemSet *s, const char *name) {
-    static const char *const plain[] = {"", NULL};
-    const char *const *suf = s->suffixes ? s->suffixes : plain;
-    for (int i = 0; i < s->n; i++)
-        for (int a = 0; suf[a]; a++)
-            for (int b = 0; suf[b]; b++)
-                if (names_meet(name, suf[a], s->names[i], suf[b])) return 1;
-    for (int r = 0; s->reserved && s->reserved[r]; r++)
-        for (int a = 0; suf[a]; a++)
-            if (names_meet(name, suf[a], s->reserved[r], "")) return 1;
+// The slot of key in t: where it is, or the empty slot where it would go (NULL: t is empty).
+static StemSlot *stem_slot(const StemTable *t, const char *key, long *compares) {
+    if (!t->cap) return NULL;
+    for (size_t i = stem_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        if (!t->v[i].key) return &t->v[i];
+        (*compares)++;
+        if (!strcmp(t->v[i].key, key)) return &t->v[i];
+    }
+}
+
+// Sets key's value (a copy of key is kept); -1 when out of memory.
+static int stem_put(StemTable *t, const char *key, int value, long *compares) {
+    if (2 * (t->n + 1) > t->cap) {   // at most half full: twice as large, filled again
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        StemSlot *v = calloc(cap, sizeof *v);
+        if (!v) return -1;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->v[i].key) continue;
+            size_t j = stem_hash(t->v[i].key) & (cap - 1);
+            while (v[j].key) j = (j + 1) & (cap - 1);
+            v[j] = t->v[i];
+        }
+        free(t->v);
+        t->v = v;
+        t->cap = cap;
+    }
+    StemSlot *at = stem_slot(t, key, compares);
+    if (!at->key) {
+        if (!(at->key = strdup(key))) return -1;
+        t->n++;
+    }
+    at->value = value;
+    return 0;
+}
+
+static char *stem_join(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 1);
+    if (s) { memcpy(s, a, la); memcpy(s + la, b, lb + 1); }
+    return s;
+}
+
+static const char *const stem_plain[] = {"", NULL};
+
+// 1 when one of name's output names (name + each suffix) is taken, 0 when none is, -1 out of memory.
+static int stem_taken(StemSet *s, const char *name) {
+    const char *const *suf = s->suffixes ? s->suffixes : stem_plain;
+    if (!s->taken.cap)
+        for (int r = 0; s->reserved && s->reserved[r]; r++)
+            if (stem_put(&s->taken, s->reserved[r], 0, &s->compares)) return -1;
+    for (int a = 0; suf[a]; a++) {
+        char *full = stem_join(name, suf[a]);
+        if (!full) return -1;
+        StemSlot *at = stem_slot(&s->taken, full, &s->compares);
+        free(full);
+        if (at && at->key) return 1;
+    }
     return 0;
 }
 
@@ -334,7 +374,25 @@ const char *stem_set_claim(StemSet *s, const char *stem) {
     char *name = malloc(n);
     if (!name) return NULL;
     snprintf(name, n, "%s", base);
-    for (int k = s->first_suffix; stem_taken(s, name); k++) snprintf(name, n, "%s-%d", base, k);
+    // The first free of base, base-<first_suffix>, base-<first_suffix + 1>, ...: names are only ever
+    // added, so the numbers this base was given before are still taken and the search starts after them.
+    int taken = stem_taken(s, name);
+    if (taken > 0) {
+        StemSlot *last = stem_slot(&s->last, base, &s->compares);
+        int k = last && last->key && last->value >= s->first_suffix ? last->value + 1 : s->first_suffix;
+        for (;; k++) {
+            snprintf(name, n, "%s-%d", base, k);
+            if ((taken = stem_taken(s, name)) != 1) break;
+        }
+        if (taken == 0 && stem_put(&s->last, base, k, &s->compares)) taken = -1;
+    }
+    const char *const *suf = s->suffixes ? s->suffixes : stem_plain;
+    for (int b = 0; taken == 0 && suf[b]; b++) {
+        char *full = stem_join(name, suf[b]);
+        if (!full || stem_put(&s->taken, full, 0, &s->compares)) taken = -1;
+        free(full);
+    }
+    if (taken) { free(name); return NULL; }
     s->names[s->n++] = name;
     return name;
 }
@@ -342,6 +400,11 @@ const char *stem_set_claim(StemSet *s, const char *stem) {
 void stem_set_free(StemSet *s) {
     for (int i = 0; i < s->n; i++) free(s->names[i]);
     free(s->names);
+    StemTable *t[2] = {&s->taken, &s->last};
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < t[k]->cap; i++) free(t[k]->v[i].key);
+        free(t[k]->v);
+    }
     memset(s, 0, sizeof *s);
 }
 
