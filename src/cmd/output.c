@@ -386,9 +386,9 @@ const char *stem_set_claim(StemSet *s, const char *stem) {
         }
         if (taken == 0 && stem_put(&s->last, base, k, &s->compares)) taken = -1;
     }
-    const char *const *suf = s->suffixes ? s->suffixes : stem_plain;
-    for (int b = 0; taken == 0 && suf[b]; b++) {
-        char *full = stem_join(name, suf[b]);
+    const char *const *kinds = s->suffixes ? s->suffixes : stem_plain;   // name's own output names, now taken
+    for (int b = 0; taken == 0 && kinds[b]; b++) {
+        char *full = stem_join(name, kinds[b]);
         if (!full || stem_put(&s->taken, full, 0, &s->compares)) taken = -1;
         free(full);
     }
