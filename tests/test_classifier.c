@@ -13,6 +13,7 @@
 // 4. Classifier checkpoints: round trip bit for bit (weights, moments, classes), the MAE loader reads the
 //    encoder with `norm` weight 1 / bias 0, damaged metadata / missing tensors are refused.
 #include <omp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "check.h"
 #include "fixture_check.h"
@@ -440,6 +441,48 @@ static void checkpoint_checks(void) {
     clf_free(c);
 }
 
+// The parameter table and count allocate nothing: they built the MAE's whole table in a buffer from
+// malloc to pick the encoder's tensors out of it, and when that malloc failed clf_param_table returned
+// -1 with the caller's table unwritten and clf_num_params returned 0, which the checkpoint reader took
+// for the model's size (it read every tensor into a buffer of 0 floats: `vitmae info` of a classifier
+// checkpoint crashed). Checked under an address-space limit that leaves no room for a new mapping
+// (none under the sanitizers, whose shadow memory cannot live under one).
+static void table_without_memory_checks(void) {
+    if (getenv("VITMAE_SANITIZED")) { printf("note: the address-space limit check is skipped under the sanitizers\n"); return; }
+    ClassifierConfig c;
+    memset(&c, 0, sizeof c);
+    mae_config_preset(&c.enc, "base");
+    c.enc.depth = 256; c.enc.dec_depth = 256; c.num_classes = 10;   // the MAE's table: 6,000 entries, 0.7 MB
+    int n = clf_param_table(&c, NULL, 0);
+    size_t np = clf_num_params(&c);
+    MaeTensor *want = calloc((size_t)n, sizeof *want), *got = calloc((size_t)n, sizeof *got);
+    if (!want || !got) { CHECK(0, "out of memory"); free(want); free(got); return; }
+    clf_param_table(&c, want, n);
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld", &pages) != 1) pages = 0;
+    if (f) fclose(f);
+    struct rlimit old, tight;
+    getrlimit(RLIMIT_AS, &old);
+    tight = old;
+    tight.rlim_cur = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (64 << 10);
+    int set = pages > 0 && (old.rlim_cur == RLIM_INFINITY || tight.rlim_cur < old.rlim_cur) && setrlimit(RLIMIT_AS, &tight) == 0;
+    void *room = set ? malloc(1 << 20) : NULL;   // the limit must refuse a mapping, or the check says nothing
+    int limited = set && !room;
+    free(room);
+    int gn = limited ? clf_param_table(&c, got, n) : n;
+    size_t gnp = limited ? clf_num_params(&c) : np;
+    if (set) setrlimit(RLIMIT_AS, &old);
+    CHECK(limited, "the address-space limit refuses a 1 MB allocation (statm %ld pages)", pages);
+    CHECK(gn == n && gnp == np, "without memory to spare: %d tensors, %zu floats (want %d, %zu)", gn, gnp, n, np);
+    int same = gn == n;
+    for (int i = 0; same && i < n; i++)
+        same = !strcmp(got[i].name, want[i].name) && got[i].offset == want[i].offset && got[i].numel == want[i].numel;
+    CHECK(same, "without memory to spare: the same table");
+    free(want);
+    free(got);
+}
+
 // The memory estimate of the largest classifier a checkpoint holds (65,536 patches, width 16384, 256
 // blocks of 16384 heads) at --batch 4096: the attention maps of one block alone, 4096 x 16384 x T x T
 // floats, passed 2^64 and the size_t sum wrapped to a small number. Never below the maps (core/model.c).
@@ -459,6 +502,7 @@ static void bytes_needed_huge_checks(void) {
 }
 
 int main(int argc, char **argv) {
+    table_without_memory_checks();
     bytes_needed_huge_checks();
     const char *root = getenv("VITMAE_ROOT");
     char path[1024];

@@ -60,36 +60,28 @@ static void put(MaeTensor *out, int cap, int n, const char *name, int ndim, int 
     *offset += numel;
 }
 
-// The MAE's encoder tensors (no decoder, no final norm), packed, then fc_norm and head.
-int clf_param_table(const ClassifierConfig *cfg, MaeTensor *out, int cap) {
-    int nm = mae_param_table(&cfg->enc, NULL, 0);
-    MaeTensor *mt = malloc((size_t)nm * sizeof *mt);
-    if (!mt) return -1;
-    mae_param_table(&cfg->enc, mt, nm);
-    int n = 0;
-    size_t offset = 0;
-    for (int i = 0; i < nm; i++) {
-        if (mt[i].decoder || !strncmp(mt[i].name, "norm.", 5)) continue;
-        if (n < cap) { out[n] = mt[i]; out[n].offset = offset; }
-        offset += mt[i].numel;
-        n++;
-    }
-    free(mt);
+// The MAE's encoder tensors (no decoder, no final norm), packed, then fc_norm and head; *total is their
+// floats. Allocates nothing, so neither the table nor the count can fail (test_classifier.c).
+static int clf_table(const ClassifierConfig *cfg, MaeTensor *out, int cap, size_t *total) {
+    size_t offset;
+    int n = mae_encoder_param_table(&cfg->enc, out, cap, &offset);
     int D = cfg->enc.embed_dim, K = cfg->num_classes;
     put(out, cap, n++, "fc_norm.weight", 1, D, 0, &offset, 0);
     put(out, cap, n++, "fc_norm.bias", 1, D, 0, &offset, 0);
     put(out, cap, n++, "head.weight", 2, K, D, &offset, 1);
     put(out, cap, n++, "head.bias", 1, K, 0, &offset, 0);
+    *total = offset;
     return n;
 }
 
+int clf_param_table(const ClassifierConfig *cfg, MaeTensor *out, int cap) {
+    size_t total;
+    return clf_table(cfg, out, cap, &total);
+}
+
 size_t clf_num_params(const ClassifierConfig *cfg) {
-    int n = clf_param_table(cfg, NULL, 0);
-    MaeTensor *t = malloc((size_t)n * sizeof *t);
-    if (!t) return 0;
-    clf_param_table(cfg, t, n);
-    size_t total = t[n - 1].offset + t[n - 1].numel;
-    free(t);
+    size_t total;
+    clf_table(cfg, NULL, 0, &total);
     return total;
 }
 

@@ -114,16 +114,24 @@ static void add_block(Table *t, const char *prefix, int i, int D, int hidden, in
 #undef NAME
 }
 
-static Table build_table(const MaeConfig *c, MaeTensor *out, int cap) {
+// The encoder's tensors: the first of the MAE's table (and all of them a classifier takes from it).
+static Table build_encoder_table(const MaeConfig *c, MaeTensor *out, int cap) {
     Table t = {out, cap, 0, 0};
-    int D = c->embed_dim, Dd = c->dec_embed_dim, P = c->patch_size, C = c->in_chans;
-    int T = 1 + mae_num_patches(c), pd = mae_patch_dim(c);
+    int D = c->embed_dim, P = c->patch_size, C = c->in_chans, T = 1 + mae_num_patches(c);
     int pos_train = c->pos_learned ? 1 : 0;
     add(&t, "cls_token", 3, 1, 1, D, 0, 0, 1, 0);
     add(&t, "pos_embed", 3, 1, T, D, 0, 0, pos_train, 0);
     add(&t, "patch_embed.proj.weight", 4, D, C, P, P, 1, 1, 0);
     add(&t, "patch_embed.proj.bias", 1, D, 0, 0, 0, 0, 1, 0);
     for (int i = 0; i < c->depth; i++) add_block(&t, "blocks", i, D, D * c->mlp_ratio, 0);
+    return t;
+}
+
+static Table build_table(const MaeConfig *c, MaeTensor *out, int cap) {
+    Table t = build_encoder_table(c, out, cap);
+    int D = c->embed_dim, Dd = c->dec_embed_dim;
+    int T = 1 + mae_num_patches(c), pd = mae_patch_dim(c);
+    int pos_train = c->pos_learned ? 1 : 0;
     add(&t, "norm.weight", 1, D, 0, 0, 0, 0, 1, 0);
     add(&t, "norm.bias", 1, D, 0, 0, 0, 0, 1, 0);
     add(&t, "decoder_embed.weight", 2, Dd, D, 0, 0, 1, 1, 1);
@@ -141,6 +149,12 @@ static Table build_table(const MaeConfig *c, MaeTensor *out, int cap) {
 int mae_param_table(const MaeConfig *c, MaeTensor *out, int cap) { return build_table(c, out, cap).n; }
 
 size_t mae_num_params(const MaeConfig *c) { return build_table(c, NULL, 0).offset; }
+
+int mae_encoder_param_table(const MaeConfig *c, MaeTensor *out, int cap, size_t *numel) {
+    Table t = build_encoder_table(c, out, cap);
+    *numel = t.offset;
+    return t.n;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Pixel statistics

@@ -59,6 +59,10 @@ typedef struct {
 // Writes the tensors in MAE state_dict order into out (cap entries at most); returns their count.
 int mae_param_table(const MaeConfig *cfg, MaeTensor *out, int cap);
 size_t mae_num_params(const MaeConfig *cfg);
+// The encoder's tensors alone (cls_token, pos_embed, patch_embed, blocks): the first entries of
+// mae_param_table, at the same offsets; returns their count and their floats in *numel. Like
+// mae_param_table it allocates nothing.
+int mae_encoder_param_table(const MaeConfig *cfg, MaeTensor *out, int cap, size_t *numel);
 
 // Normalise pixels [n values, C interleaved] in place with the config's statistics:
 // (x - pixel_mean[c]) / pixel_std[c] (the model's input), and back.
