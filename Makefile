@@ -104,10 +104,14 @@ build/libvitmae.a: $(OBJ)
 vitmae: $(MAIN_SRC) build/libvitmae.a
 	@echo "  CC $@"
 	$(Q)$(CC) $(CFLAGS) $< build/libvitmae.a $(LDLIBS) -o $@
+# tests/test_alloc_fail.c fails chosen allocations of the program's code: the linker sends the library's
+# calls of these functions to the test's own (__wrap_malloc, ...), which call the real ones (__real_malloc).
+ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=stat
+build/tests/test_alloc_fail build/san/tests/test_alloc_fail: TEST_LDFLAGS = $(ALLOC_WRAP)
 build/tests/%: tests/%.c build/libvitmae.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
-	$(Q)$(CC) $(CFLAGS) -Itests $< build/libvitmae.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests $< build/libvitmae.a $(LDLIBS) $(TEST_LDFLAGS) -o $@
 build/tools/%: tools/%.c build/libvitmae.a
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
@@ -126,7 +130,7 @@ build/san/vitmae: $(MAIN_SRC) build/san/libvitmae.a
 build/san/tests/%: tests/%.c build/san/libvitmae.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
-	$(Q)$(CC) $(SAN_CFLAGS) -Itests $< build/san/libvitmae.a $(SAN_LDLIBS) -o $@
+	$(Q)$(CC) $(SAN_CFLAGS) -Itests $< build/san/libvitmae.a $(SAN_LDLIBS) $(TEST_LDFLAGS) -o $@
 
 # Every test, twice: optimised build, then AddressSanitizer + UndefinedBehaviorSanitizer.
 # tests/cli_formats.sh compares our decoders with PIL (python3-pil, python3-numpy): installed when root,

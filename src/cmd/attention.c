@@ -195,13 +195,19 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
             add = malloc(sizeof *add);
             if (add) add[nadd++] = inputs[i];
         }
-        if (n + nadd > cap) {
-            cap = (n + nadd) * 2;
-            char **np = realloc(paths, (size_t)cap * sizeof *paths);
-            if (!np) { nadd = 0; (*failures)++; cli_error("attention", "out of memory"); }
-            else paths = np;
+        // Out of memory: the input is a failure said in its own line, never left out without a word
+        // (and the list keeps the capacity it has: a larger one kept after a failed realloc was
+        // written past).
+        int room = add != NULL;
+        if (room && n + nadd > cap) {
+            char **np = realloc(paths, (size_t)(n + nadd) * 2 * sizeof *paths);
+            if (np) { paths = np; cap = (n + nadd) * 2; }
+            else room = 0;
         }
-        for (int k = 0; add && k < nadd; k++) paths[n++] = strdup(add[k]);
+        for (int k = 0; room && k < nadd; k++)
+            if (!(paths[n] = strdup(add[k]))) room = 0;
+            else n++;
+        if (!room) { cli_hold(held, inputs[i], "out of memory"); (*failures)++; }
         free(add);
         if (scanned) dataset_free(&ds);
     }
