@@ -1,6 +1,8 @@
 // dataset: scan order, classes, skipped / ignored counts, hostile folder entries, split, cache vs
 // decode, batches for any thread count, pixel statistics.
 #include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <omp.h>
 #include <png.h>
 #include <setjmp.h>
@@ -13,6 +15,28 @@
 #include "data/dataset.h"
 
 static char base[600], root[700];
+
+// readdir as the C library's, except in a folder whose path ends in readdir_fail_dir: there, after
+// readdir_fail_after entries, it fails with EIO (a failing disk), as readdir says a failure: NULL with
+// errno set. This definition takes the place of the library's for the scan (linked into this program).
+static const char *readdir_fail_dir;
+static int readdir_fail_after;
+struct dirent *readdir(DIR *d) {
+    static struct dirent *(*real)(DIR *);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "readdir");
+    if (readdir_fail_dir) {
+        char fd[64], path[1200];
+        snprintf(fd, sizeof fd, "/proc/self/fd/%d", dirfd(d));
+        ssize_t n = readlink(fd, path, sizeof path - 1);
+        size_t k = strlen(readdir_fail_dir);
+        path[n > 0 ? n : 0] = 0;
+        if (n > 0 && (size_t)n >= k && !strcmp(path + n - k, readdir_fail_dir) && readdir_fail_after-- <= 0) {
+            errno = EIO;
+            return NULL;
+        }
+    }
+    return real(d);
+}
 
 static const char *at(const char *base, const char *rel) {
     static char buf[8][1200];
@@ -132,6 +156,30 @@ static void test_scan(void) {
     rc = dataset_scan(root, NULL, &one, err, sizeof err);
     omp_set_num_threads(2);
     CHECK(rc == 0 && one.n == 9 && one.nskipped == 4, "single-threaded scan");
+    if (rc == 0) dataset_free(&one);
+
+    // A listing cut short by a read error is a folder not read (skipped, with why), never a folder of
+    // fewer images: readdir's NULL with errno set is not the end of the folder.
+    readdir_fail_dir = "/tree/cats/sub";
+    readdir_fail_after = 1;
+    rc = dataset_scan(root, NULL, &one, err, sizeof err);
+    readdir_fail_dir = NULL;
+    CHECK(rc == 0, "scan with cats/sub failing: %s", err);
+    if (rc == 0) {
+        int found = 0;
+        for (int i = 0; i < one.nskipped; i++)
+            found |= !strcmp(one.skipped[i].path, at(root, "cats/sub")) &&
+                     !strcmp(one.skipped[i].reason, "cannot read folder: Input/output error");
+        CHECK(one.n == 7 && one.nskipped == 5 && found, "a folder whose listing fails: %d ok, %d skipped, listed %s",
+              one.n, one.nskipped, found ? "with its reason" : "not at all");
+        dataset_free(&one);
+    }
+    readdir_fail_dir = "/tree";
+    readdir_fail_after = 3;
+    err[0] = 0;
+    rc = dataset_scan(root, NULL, &one, err, sizeof err);
+    readdir_fail_dir = NULL;
+    CHECK(rc == -1 && strstr(err, "Input/output error"), "the root's listing failing fails the scan: rc %d, %s", rc, err);
     if (rc == 0) dataset_free(&one);
 
     // Greyscale-only folder; an empty folder; a missing one; a file.

@@ -181,24 +181,28 @@ static int stat_entry(const char *dir, const char *name, const char *full, struc
 // Visits dir (path on disk, rel relative to the root, "" for the root) in sorted order.
 static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls, int depth, char *err, size_t errlen) {
     DIR *d = opendir(path);
-    if (!d) {
-        int e = errno;
+    char **names = NULL;
+    int nnames = 0, cap = 0;
+    struct dirent *de = NULL;
+    // readdir ends a listing with NULL both at its end and on a failure (EIO of a failing disk), the
+    // second with errno set: a listing cut short is the folder not read, never a folder of fewer images.
+    while (d && (errno = 0, de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (grow((void **)&names, &cap, nnames + 1, sizeof *names)) { wk->oom = 1; break; }
+        if (!(names[nnames] = strdup(de->d_name))) { wk->oom = 1; break; }
+        nnames++;
+    }
+    int e = de ? 0 : errno;   // de is an entry when out of memory stopped the listing
+    if (d) closedir(d);
+    if (e) {
+        for (int i = 0; i < nnames; i++) free(names[i]);
+        free(names);
         if (depth == 0) { snprintf(err, errlen, "%s", strerror(e)); return -1; }
         char why[160];
         snprintf(why, sizeof why, "cannot read folder: %s", strerror(e));
         add_candidate(wk, strdup(path), strdup(rel), cls, strdup(why));
         return 0;
     }
-    char **names = NULL;
-    int nnames = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        if (grow((void **)&names, &cap, nnames + 1, sizeof *names)) { wk->oom = 1; break; }
-        if (!(names[nnames] = strdup(de->d_name))) { wk->oom = 1; break; }
-        nnames++;
-    }
-    closedir(d);
     if (nnames) qsort(names, (size_t)nnames, sizeof *names, cmp_str);
     // The class folders are claimed first, in sorted order, so that a link below one class to another
     // class's folder finds it visited: an image's class is the first-level folder it sits in
