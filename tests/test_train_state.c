@@ -7,8 +7,10 @@
 #include <stdio.h>
 
 #include "check.h"
+#include "cmd/train_out.h"
 #include "cmd/train_state.h"
 #include "core/rng.h"
+#include "io/json.h"
 
 static void test_epoch_order(void) {
     enum { N = 5, EPOCHS = 4000 };
@@ -209,8 +211,115 @@ static void test_prune_snapshots(void) {
     CHECK(left == 2 && oldest == (MADE - 1) * 10L, "--keep 2 then: %d left, the oldest step %ld", left, oldest);
 }
 
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *s = calloc(1, 1 << 16);
+    if (s) fread(s, 1, (1 << 16) - 1, f);
+    fclose(f);
+    return s;
+}
+
+// config.json and a checkpoint's train state when memory runs out at any one of cJSON's allocations
+// (json_test_fail_alloc): the whole text or none, with "PATH: out of memory". An item that failed was
+// left out (a config.json without "model", exit 0), found by failing the C library's calls one at a time.
+static void test_config_out_of_memory(void) {
+    static Train t;
+    memset(&t, 0, sizeof t);
+    mae_config_preset(&t.cfg, "tiny");
+    t.ntrain = 5;
+    t.nval = 1;
+    snprintf(t.run_dir, sizeof t.run_dir, "%s/cfgrun", check_tmpdir());
+    mkdir(t.run_dir, 0777);
+    RunState r;
+    memset(&r, 0, sizeof r);
+    r.step = 4; r.total_steps = 8; r.batch = 2; r.keep = 2;
+    snprintf(r.augment, sizeof r.augment, "crop");
+    char path[4200], err[4400];
+    snprintf(path, sizeof path, "%s/config.json", t.run_dir);
+    CHECK(train_out_config(&t, &r, err, sizeof err) == 0, "config.json: %s", err);
+    char *want = read_text(path);
+    CHECK(want && strstr(want, "\"model\"") && strstr(want, "\"train\"") && strstr(want, "\"parameters\""), "config.json: %s", want ? want : "missing");
+    int failed = 0, wrong = 0;
+    long oom_at;
+    for (oom_at = 1; want && oom_at < 1000; oom_at++) {
+        remove(path);
+        json_test_fail_alloc(oom_at);
+        int rc = train_out_config(&t, &r, err, sizeof err);
+        long allocs = json_test_allocs();
+        json_test_fail_alloc(0);
+        char *got = read_text(path);
+        char want_err[4300];
+        snprintf(want_err, sizeof want_err, "%s: out of memory", path);
+        if (rc == 0 && (!got || strcmp(got, want))) {
+            if (!wrong++) CHECK(0, "allocation %ld failing: exit 0 with config.json %s", oom_at, got ? got : "missing");
+        } else if (rc != 0 && (got || strcmp(err, want_err))) {
+            if (!wrong++) CHECK(0, "allocation %ld failing: '%s', config.json %s", oom_at, err, got ? "written" : "absent");
+        }
+        failed += rc != 0;
+        free(got);
+        if (allocs < oom_at) break;   // every allocation passed: all were tried
+    }
+    CHECK(failed > 10 && wrong == 0, "%d of %ld allocations failed the write, %d of them wrongly", failed, oom_at - 1, wrong);
+    free(want);
+    remove(path);
+
+    // The checkpoint: its header holds the train state (run_state_to_json) and the config.
+    MaeConfig *c = &t.cfg;
+    c->img_size = 4; c->patch_size = 2; c->in_chans = 1; c->embed_dim = 4; c->depth = 1; c->num_heads = 1;
+    c->dec_embed_dim = 4; c->dec_depth = 1; c->dec_num_heads = 1;
+    r.keep = 0;
+    r.seed = 123456789012345;
+    size_t np = mae_num_params(c);
+    float *w = calloc(3 * np, sizeof *w);
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", t.run_dir);
+    CHECK(w && run_save_checkpoint(t.run_dir, path, &r, c, w, w + np, w + 2 * np, err, sizeof err) == 0, "checkpoint: %s", err);
+    FILE *f = fopen(path, "rb");
+    long size = 0;
+    char *ref = NULL, *got = NULL;
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        size = ftell(f);
+        rewind(f);
+        ref = malloc(size);
+        got = malloc(size);
+        if (ref && fread(ref, 1, size, f) != (size_t)size) size = 0;
+        fclose(f);
+    }
+    failed = wrong = 0;
+    for (oom_at = 1; ref && got && size && oom_at < 1000; oom_at++) {
+        remove(path);
+        json_test_fail_alloc(oom_at);
+        int rc = run_save_checkpoint(t.run_dir, path, &r, c, w, w + np, w + 2 * np, err, sizeof err);
+        long allocs = json_test_allocs();
+        json_test_fail_alloc(0);
+        f = fopen(path, "rb");
+        long n = f ? (long)fread(got, 1, size, f) : -1;
+        if (f) fclose(f);
+        char want_err[4300];
+        snprintf(want_err, sizeof want_err, "%s: out of memory", path);
+        if (rc == 0 && (n != size || memcmp(got, ref, size))) {
+            if (!wrong++) CHECK(0, "allocation %ld failing: a checkpoint unlike the whole one written (%ld of %ld bytes)", oom_at, n, size);
+        } else if (rc != 0 && (n >= 0 || strcmp(err, want_err))) {
+            if (!wrong++) CHECK(0, "allocation %ld failing: '%s', checkpoint %s", oom_at, err, n >= 0 ? "written" : "absent");
+        }
+        failed += rc != 0;
+        if (allocs < oom_at) break;
+    }
+    CHECK(failed > 10 && wrong == 0, "checkpoint: %d of %ld allocations failed the write, %d of them wrongly", failed, oom_at - 1, wrong);
+    free(ref); free(got); free(w);
+    remove(path);
+    DIR *d = opendir(t.run_dir);   // nothing else: no temporary file left by a failed write
+    int others = 0;
+    for (struct dirent *e; d && (e = readdir(d));) others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    CHECK(others == 0, "%d files left in the run folder", others);
+    rmdir(t.run_dir);
+}
+
 int main(void) {
     test_epoch_order();
+    test_config_out_of_memory();
     test_state_json();
     test_prune_snapshots();
     return check_done();

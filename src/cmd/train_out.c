@@ -32,24 +32,27 @@ int train_out_prepare(const char *run_dir, char *err, size_t errlen) {
 }
 
 int train_out_config(Train *t, const RunState *rs, char *err, size_t errlen) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/config.json", t->run_dir);
     char *model_json = mae_config_to_json(&t->cfg);
     char *state = run_state_to_json(rs);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "vitmae_version", vitmae_version());   // the program that wrote the run
-    cJSON_AddItemToObject(o, "model", cJSON_Parse(model_json ? model_json : "{}"));
-    cJSON_AddItemToObject(o, "train", cJSON_Parse(state ? state : "{}"));
-    cJSON_AddNumberToObject(o, "train_images", t->ntrain);
-    cJSON_AddNumberToObject(o, "val_images", t->nval);
-    cJSON_AddNumberToObject(o, "parameters", (double)mae_num_params(&t->cfg));
-    char *text = json_print_utf8(o, 1);
+    // Every part or none: a part that memory ran out for is a failed write, never a config.json without it.
+    cJSON *model = model_json ? cJSON_Parse(model_json) : NULL, *train = state ? cJSON_Parse(state) : NULL;
+    int ok = o && model && train && cJSON_AddStringToObject(o, "vitmae_version", vitmae_version());   // the program that wrote the run
+    if (ok && (ok = cJSON_AddItemToObject(o, "model", model))) model = NULL;
+    if (ok && (ok = cJSON_AddItemToObject(o, "train", train))) train = NULL;
+    ok = ok && cJSON_AddNumberToObject(o, "train_images", t->ntrain) && cJSON_AddNumberToObject(o, "val_images", t->nval) &&
+         cJSON_AddNumberToObject(o, "parameters", (double)mae_num_params(&t->cfg));
+    char *text = ok ? json_print_utf8(o, 1) : NULL;
     cJSON_Delete(o);
+    cJSON_Delete(model);
+    cJSON_Delete(train);
     free(model_json);
     free(state);
-    char path[4300];
-    snprintf(path, sizeof path, "%s/config.json", t->run_dir);
     size_t n = text ? strlen(text) : 0;
     char *with_nl = text ? realloc(text, n + 2) : NULL;
-    if (!with_nl) { free(text); snprintf(err, errlen, "out of memory"); return -1; }
+    if (!with_nl) { free(text); snprintf(err, errlen, "%s: out of memory", path); return -1; }
     with_nl[n] = '\n'; with_nl[n + 1] = 0;
     int rc = file_write_atomic(path, with_nl, n + 1, err, errlen);
     free(with_nl);

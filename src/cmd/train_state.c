@@ -152,7 +152,7 @@ int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSta
                         const MaeConfig *cfg, const float *params, const float *exp_avg,
                         const float *exp_avg_sq, char *err, size_t errlen) {
     char *state = run_state_to_json(rs);
-    if (!state) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!state) { snprintf(err, errlen, "%s: out of memory", ckpt_path); return -1; }
     int rc;
     if (rs->keep > 0) {
         char snap[4300];

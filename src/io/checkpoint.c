@@ -4,6 +4,7 @@
 #include "io/checkpoint.h"
 #include <cjson/cJSON.h>
 #include "core/version.h"
+#include "io/json.h"
 #include "kernels/cpu.h"
 #include <math.h>
 #include <stdio.h>
@@ -35,7 +36,10 @@ int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const
         cJSON *ts = cJSON_Parse(train_state);
         int ok = ts != NULL;
         cJSON_Delete(ts);
-        if (!ok) { snprintf(err, errlen, "%s: train_state is not valid JSON", path); return -1; }
+        if (!ok) {
+            snprintf(err, errlen, json_out_of_memory() ? "%s: out of memory" : "%s: train_state is not valid JSON", path);
+            return -1;
+        }
         if (!exp_avg || !exp_avg_sq) { snprintf(err, errlen, "%s: train_state given without AdamW moments", path); return -1; }
     }
     MaeTensor *tab = NULL;

@@ -1,9 +1,40 @@
 // UTF-8 checks, whole numbers and the JSON printer every writer uses (see json.h).
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "io/json.h"
+
+// cJSON says nothing of an allocation that fails while an object is built: cJSON_Add*ToObject
+// returns NULL and the object goes on without the item, so a text printed from it lacks the item (a
+// checkpoint's train state without its seed, a config.json without "model"). Every cJSON allocation
+// comes here, and a failure is noted for its thread until json_print_utf8, which then prints nothing.
+static _Thread_local int alloc_failed;
+static atomic_long test_allocs, test_fail_at;
+
+static void *json_alloc(size_t n) {
+    long k = atomic_fetch_add(&test_allocs, 1) + 1;
+    void *p = k == atomic_load(&test_fail_at) ? NULL : malloc(n);
+    if (!p) alloc_failed = 1;
+    return p;
+}
+
+// Before any cJSON allocation: a constructor, as the hooks must be in place for the first one.
+__attribute__((constructor)) static void json_hooks(void) { cJSON_InitHooks(&(cJSON_Hooks){json_alloc, free}); }
+
+int json_out_of_memory(void) {
+    int f = alloc_failed;
+    alloc_failed = 0;
+    return f;
+}
+
+void json_test_fail_alloc(long n) {
+    atomic_store(&test_allocs, 0);
+    atomic_store(&test_fail_at, n);
+}
+
+long json_test_allocs(void) { return atomic_load(&test_allocs); }
 
 // The sequence at s: its length n (1-4) when it is valid UTF-8, else -m, where m (1-3) is the length of
 // its longest start that could still begin a valid sequence (the "maximal subpart" that Unicode and
@@ -72,8 +103,8 @@ static void exact_numbers(cJSON *x) {
         char buf[40];
         if (whole) snprintf(buf, sizeof buf, "%lld", (long long)d);
         else json_double_text(d, buf, sizeof buf);
-        char *text = cJSON_malloc(strlen(buf) + 1);
-        if (text) {   // (else printed as cJSON prints it)
+        char *text = cJSON_malloc(strlen(buf) + 1);   // (NULL: noted, and nothing is printed)
+        if (text) {
             strcpy(text, buf);
             x->type = cJSON_Raw;
             x->valuestring = text;
@@ -106,8 +137,10 @@ static char *escape_c1(char *s) {
 }
 
 char *json_print_utf8(cJSON *o, int formatted) {
-    exact_numbers(o);
-    char *s = formatted ? cJSON_Print(o) : cJSON_PrintUnformatted(o);
+    if (o) exact_numbers(o);
+    char *s = o ? (formatted ? cJSON_Print(o) : cJSON_PrintUnformatted(o)) : NULL;
+    if (s && alloc_failed) { cJSON_free(s); s = NULL; }
+    alloc_failed = 0;
     if (s && !utf8_valid(s)) {
         char *c = utf8_clean(s);
         cJSON_free(s);

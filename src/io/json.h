@@ -36,6 +36,15 @@ void json_double_text(double v, char *buf, size_t n);
 // cJSON_Print (formatted) or cJSON_PrintUnformatted of o, with every whole number of o from 10^15 to
 // 2^53 and every finite one that is not whole turned into a raw item of its exact digits first (o is
 // changed so), then utf8_clean'ed; malloc'ed,
-// NULL when out of memory. Free with free().
+// NULL when out of memory. Free with free(). NULL also when o is NULL, or when any cJSON allocation of
+// this thread failed since the last call (json.c): an item that memory ran out for is missing from o,
+// and a text without it is never written; the failure is then forgotten.
 char *json_print_utf8(cJSON *o, int formatted);
+// 1 when a cJSON allocation of this thread failed since the last json_print_utf8 or call (the failure
+// is then forgotten): a cJSON_Parse that returned NULL for want of memory, not for the text.
+int json_out_of_memory(void);
+// Tests: cJSON's allocation numbered n, counted from this call, fails as when memory runs out (0:
+// none); json_test_allocs says how many there were since.
+void json_test_fail_alloc(long n);
+long json_test_allocs(void);
 #endif

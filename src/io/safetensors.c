@@ -682,7 +682,7 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
     char crc_hex[16];
     snprintf(crc_hex, sizeof crc_hex, "%08lx", (unsigned long)crc);
     char *json = build_header(tensors, ntensors, meta_keys, meta_vals, nmeta, crc_hex, err, errlen);
-    if (!json) return -1;
+    if (!json) { fail(err, errlen, "%s: out of memory", path); return -1; }   // the file named, as every failure here
 
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 32);
