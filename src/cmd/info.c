@@ -17,18 +17,20 @@
 
 typedef struct { size_t encoder, decoder; } ParamCounts;
 
-static ParamCounts count_params(const Checkpoint *ck) {
+// 0, or -1 when out of memory (never counts of 0 printed as the file's).
+static int count_params(const Checkpoint *ck, ParamCounts *out) {
     ParamCounts pc = {0, 0};
     int n = mae_param_table(&ck->cfg, NULL, 0);
     MaeTensor *tab = malloc((size_t)n * sizeof *tab);
-    if (!tab) return pc;
+    if (!tab) return -1;
     mae_param_table(&ck->cfg, tab, n);
     for (int i = 0; i < n; i++) {
         if (!tab[i].decoder) pc.encoder += tab[i].numel;
         else if (ck->has_decoder) pc.decoder += tab[i].numel;
     }
     free(tab);
-    return pc;
+    *out = pc;
+    return 0;
 }
 
 // 1234567 -> "1,234,567"
@@ -66,24 +68,30 @@ static char *key_text(const char *key) {
 
 // The train state as text: one line per key, the key and its value written as JSON writes them (an
 // edited checkpoint can hold a key with a newline or an escape sequence).
-static void print_train_state(const char *state) {
+// 0, or -1 when out of memory: a line left out is an error, never a shorter state.
+static int print_train_state(const char *state) {
     if (!state) {
         printf("  train state  none (inference only; cannot resume)\n");
-        return;
+        return 0;
     }
     cJSON *ts = cJSON_Parse(state);
-    if (!cJSON_IsObject(ts)) {
+    int rc = 0;
+    if (!ts && json_out_of_memory()) {
+        rc = -1;
+    } else if (!cJSON_IsObject(ts)) {
         cli_out("  train state  %s", state);   // not JSON: as it is, its control characters written out
     } else {
         printf("  train state  (AdamW moments present; can resume)\n");
-        for (cJSON *it = ts->child; it; it = it->next) {
+        for (cJSON *it = ts->child; it && rc == 0; it = it->next) {
             char *v = json_print_utf8(it, 0), *k = key_text(it->string);
             if (v && k) printf("    %-14s %s\n", k, v);   // whole: a long --data path is read in full
+            else rc = -1;
             free(v);
             free(k);
         }
     }
     cJSON_Delete(ts);
+    return rc;
 }
 
 // The program that wrote the file (its "vitmae_version"), through cli_out: the file's text, its control
@@ -97,7 +105,7 @@ static void add_version(cJSON *o, const char *version) {
     cJSON_AddItemToObject(o, "vitmae_version", version ? cJSON_CreateString(version) : cJSON_CreateNull());
 }
 
-static void print_text(const char *path, const Checkpoint *ck, const char *crc, const char *version, ParamCounts pc) {
+static int print_text(const char *path, const Checkpoint *ck, const char *crc, const char *version, ParamCounts pc) {
     const MaeConfig *c = &ck->cfg;
     char a[40], b[40], t[40];
     cli_out("%s", path);   // its control characters written out, as every name in a report
@@ -118,7 +126,9 @@ static void print_text(const char *path, const Checkpoint *ck, const char *crc, 
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
-    print_train_state(ck->train_state);
+    if (print_train_state(ck->train_state) == 0) return 0;
+    cli_error(path, "out of memory");
+    return 1;
 }
 
 // Adds "config": the normalised config (what the program will use), or null.
@@ -204,8 +214,9 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
-    print_train_state(cc->train_state);
-    return 0;
+    if (print_train_state(cc->train_state) == 0) return 0;
+    cli_error(path, "out of memory");
+    return 1;
 }
 
 // The text of a small regular file (a run's config.json), malloc'ed and NUL-ended; NULL when it is
@@ -298,11 +309,17 @@ int cmd_info(int argc, char **argv) {
         st_close(f);
         return 1;
     }
-    ParamCounts pc = count_params(&ck);
+    ParamCounts pc;
+    if (count_params(&ck, &pc)) {
+        cli_error(path, "out of memory");
+        ckpt_free(&ck);
+        st_close(f);
+        return 1;
+    }
     const char *crc = st_meta(f, "crc32"), *version = st_meta(f, "vitmae_version");
     int rc;
     if (json) rc = print_json(path, &ck, crc, version, pc);
-    else { print_text(path, &ck, crc, version, pc); rc = 0; }
+    else rc = print_text(path, &ck, crc, version, pc);
     warn_stale_config(path, ck.train_state);
     ckpt_free(&ck);
     st_close(f);
