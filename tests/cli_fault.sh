@@ -53,4 +53,26 @@ FAULT_FUNC=readdir FAULT_N=9 LD_PRELOAD=$shim "$VITMAE" data data > got.out 2> g
 t "data with a listing failing: exit 0, the folder skipped with why" \
   '[ $rc -eq 0 ] && grep -q "cannot read folder: Input/output error" got.out && ! grep -q "^data: 6 ok" got.out'
 
+# A run folder that cannot be listed (opendir failing from the run folder's first check on, as for a
+# folder without read permission) is taken as holding a run: train --out refuses it and the earlier
+# run's checkpoint stays. It was taken for an empty folder, and the run trained over the checkpoint.
+"$VITMAE" train --data data --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 \
+  --batch 2 --steps 1 --threads 1 --out run >/dev/null 2>&1 || { echo "FAILED: the first run"; fail=1; }
+cp run/checkpoint.safetensors before.safetensors
+FAULT_OWN=1 FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" data data >/dev/null 2>&1
+scan=$(sed -n 's/^opendir //p' count)
+FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$((scan + 1))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 --patch 4 \
+  --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --steps 2 --threads 1 --out run \
+  > got.out 2> got.err; rc=$?
+t "train --out a run folder that cannot be listed: refused, the earlier checkpoint kept (exit $rc: $(tail -n 1 got.err))" \
+  '[ $rc -eq 2 ] && cmp -s run/checkpoint.safetensors before.safetensors && grep -q "already holds a run" got.err'
+# The same with only a snapshot left (checkpoint-1.safetensors), which no name looked up finds.
+rm -f run/checkpoint.safetensors run/metrics.csv run/config.json
+ls run/checkpoint-1.safetensors >/dev/null 2>&1 || { echo "FAILED: no snapshot checkpoint-1"; fail=1; }
+FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$((scan + 1))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 --patch 4 \
+  --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --steps 2 --threads 1 --out run \
+  > got.out 2> got.err; rc=$?
+t "train --out an unlistable folder holding a snapshot only: refused, nothing written (exit $rc: $(tail -n 1 got.err))" \
+  '[ $rc -eq 2 ] && cmp -s run/checkpoint-1.safetensors before.safetensors && [ ! -e run/checkpoint.safetensors ]'
+
 exit $fail

@@ -2,7 +2,8 @@
 // makes the Nth call of one C library function fail as it fails for real, so that a test can fail each
 // call of a command in turn. Built as build/tools/fault.so (the Makefile's own rule, not a program).
 //   FAULT_FUNC=name   malloc, calloc, realloc, opendir or readdir
-//   FAULT_N=N         the call that fails, counted from 1 over all threads (unset or 0: none)
+//   FAULT_N=N         the call that fails, counted from 1 over all threads (unset or 0: none); N+: that
+//                     call and every later one (a resource that stays short)
 //   FAULT_OWN=1       count only the calls made by the program's own code, not by its libraries
 //   FAULT_MIN=BYTES   count only allocations of at least BYTES (tables and buffers, not every small string)
 //   FAULT_COUNT=FILE  at exit, write "name count" for each function (what N can be)
@@ -26,6 +27,7 @@ static const char *const names[F_N] = {"malloc", "calloc", "realloc", "opendir",
 static atomic_long counts[F_N];
 static int target = -1, own_only, enabled;
 static long fail_at;
+static int fail_on;   // N+
 static size_t min_bytes;
 static uintptr_t own_lo, own_hi;   // the program's own code (its loaded segments)
 
@@ -46,6 +48,7 @@ __attribute__((constructor)) static void fault_init(void) {
     for (int i = 0; f && i < F_N; i++)
         if (!strcmp(names[i], f)) target = i;
     fail_at = n ? atol(n) : 0;
+    fail_on = n && n[0] && n[strlen(n) - 1] == '+';
     min_bytes = getenv("FAULT_MIN") ? (size_t)atol(getenv("FAULT_MIN")) : 0;
     own_only = own && !strcmp(own, "1");
     if (own_only) dl_iterate_phdr(find_own, NULL);
@@ -66,7 +69,8 @@ __attribute__((destructor)) static void fault_fini(void) {
 static int fails(int f, void *caller, size_t bytes) {
     if (!enabled || bytes < min_bytes) return 0;
     if (own_only && ((uintptr_t)caller < own_lo || (uintptr_t)caller >= own_hi)) return 0;
-    return atomic_fetch_add(&counts[f], 1) + 1 == fail_at && f == target;
+    long k = atomic_fetch_add(&counts[f], 1) + 1;
+    return f == target && fail_at > 0 && (fail_on ? k >= fail_at : k == fail_at);
 }
 
 // dlsym may allocate (calloc) before the library's functions are known: a static buffer serves it.

@@ -49,15 +49,19 @@ static long snapshot_step(const char *name) {
 }
 
 int run_folder_has_run(const char *dir) {
+    // A folder that cannot be listed (no read permission, a failing disk, no descriptor left) may hold a
+    // run's files, which a run written into it would replace: taken as holding one, never written over.
     DIR *d = opendir(dir);
-    if (!d) return 0;
+    struct stat st;
+    if (!d) return errno != ENOENT && errno != ENOTDIR && stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
     int found = 0;
     struct dirent *e;
-    while (!found && (e = readdir(d))) {
+    while (!found && (errno = 0, e = readdir(d))) {
         const char *n = e->d_name;
         found = !strcmp(n, "checkpoint.safetensors") || !strcmp(n, "metrics.csv") || !strcmp(n, "config.json") ||
                 snapshot_step(n) >= 0;
     }
+    if (!e && errno) found = 1;   // the listing failed part-way
     closedir(d);
     return found;
 }
