@@ -514,7 +514,10 @@ void run_state_fields_to_json(cJSON *o, const StateField *fields, int n, const v
     for (int i = 0; i < n; i++) {
         const StateField *f = &fields[i];
         if (f->kind == STATE_TEXT) cJSON_AddStringToObject(o, f->key, (const char *)state + f->offset);
-        else if (f->kind == STATE_FLOAT) cJSON_AddItemToObject(o, f->key, config_float_json((float)state_get(f, state)));
+        else if (f->kind == STATE_FLOAT) {   // (an item not added is freed: memory ran out, json.c notes it)
+            cJSON *x = config_float_json((float)state_get(f, state));
+            if (x && !cJSON_AddItemToObject(o, f->key, x)) cJSON_Delete(x);
+        }
         else cJSON_AddNumberToObject(o, f->key, state_get(f, state));
     }
 }

@@ -195,7 +195,8 @@ char *mae_config_to_json(const MaeConfig *c) {
     if (!o) return NULL;
     int ok = 1;
 #define INT(key, v) ok &= cJSON_AddNumberToObject(o, key, (double)(v)) != NULL
-#define FLT(key, v) do { cJSON *x_ = config_float_json(v); ok &= x_ && cJSON_AddItemToObject(o, key, x_); } while (0)
+#define FLT(key, v) do { cJSON *x_ = config_float_json(v); \
+        if (x_ && !cJSON_AddItemToObject(o, key, x_)) { cJSON_Delete(x_); x_ = NULL; } ok &= x_ != NULL; } while (0)
     INT("img_size", c->img_size);
     INT("patch_size", c->patch_size);
     INT("in_chans", c->in_chans);
