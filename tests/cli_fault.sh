@@ -75,4 +75,22 @@ FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$((scan + 1))+ LD_PRELOAD=$shim "$VITMAE"
 t "train --out an unlistable folder holding a snapshot only: refused, nothing written (exit $rc: $(tail -n 1 got.err))" \
   '[ $rc -eq 2 ] && cmp -s run/checkpoint-1.safetensors before.safetensors && [ ! -e run/checkpoint.safetensors ]'
 
+# attention with each of the first reallocs of its own code failing in turn (the first are the inputs'
+# list's; a run takes a second, most of it cairo's fonts): the list grew its size before the realloc did,
+# so the next input was written past the list (SIGSEGV after "attention: out of memory").
+FAULT_OWN=1 FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --out att0 --threads 1 \
+  data/a/0.1.png data/b/0.2.png >/dev/null 2>&1
+n=$(sed -n 's/^realloc //p' count); i=1; bad=0
+[ "${n:-0}" -gt 4 ] && n=4
+while [ "$i" -le "${n:-0}" ]; do
+  rm -rf att
+  FAULT_OWN=1 FAULT_FUNC=realloc FAULT_N=$i LD_PRELOAD=$shim timeout 60 "$VITMAE" attention --ckpt mae.safetensors \
+    --out att --threads 1 data/a/0.1.png data/b/0.2.png > got.out 2> got.err; rc=$?
+  if { [ $rc -ne 0 ] && [ $rc -ne 1 ]; } || grep -qv '^vitmae: ' got.err; then
+    echo "FAILED: attention, realloc $i of $n failing: exit $rc, stderr:"; head -3 got.err; bad=1
+  fi
+  i=$((i + 1))
+done
+t "attention with each of its first $n reallocs failing in turn: exit 0 or 1, its lines only" '[ "${n:-0}" -gt 0 ] && [ $bad -eq 0 ]'
+
 exit $fail
