@@ -400,6 +400,11 @@ t "unknown command under -np 2: one line" '[ "$(mpi -np 2 "$VITMAE" bogus 2>&1 |
 mpi -np 2 -x VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?
 t "SIGUSR1 during start-up: exit 0 ($rc), saved at step 1" \
   '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of $steps" "$dir/early.log" && [ "$(saved_step "$dir/early/checkpoint.safetensors")" = 1 ]'
+# - ... and one that lands in MPI's start-up (=mpi, before MPI_Init: its half a second or more is most of
+#   a rank's start-up; `kill -USR1 <mpirun pid>` then killed the rank, exit 138): the same.
+mpi -np 2 -x VITMAE_FAULT_STOP_IN_SETUP=mpi "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/early-mpi" > "$dir/early-mpi.log" 2>&1; rc=$?
+t "SIGUSR1 as MPI starts: exit 0 ($rc), saved at step 1" \
+  '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of $steps" "$dir/early-mpi.log" && [ "$(saved_step "$dir/early-mpi/checkpoint.safetensors")" = 1 ]'
 
 [ $fail -eq 0 ] && echo "cli mpi ok"
 exit $fail

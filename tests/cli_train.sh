@@ -241,6 +241,15 @@ t "stderr's reader gone: the run goes on and saves, exit 0 ($rc)" \
 VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps 50 --threads 1 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?
 t "a stop signal during start-up: exit 0 ($rc), saved at step 1" \
   '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of 50" "$dir/early.log" && [ "$(saved_step "$dir/early/checkpoint.safetensors")" = 1 ]'
+# Earlier still (=exec: as the process runs itself again for a short OpenMP spin, docs/interface.md,
+# GOMP_SPINCOUNT, which tests/run.sh's OMP_WAIT_POLICY would skip; =mpi: before MPI starts, where a rank
+# under mpirun spends most of its start-up): the same. The signal's default action killed the process
+# there (exit 138), before train installed its handler.
+for at in exec mpi; do
+  env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT VITMAE_FAULT_STOP_IN_SETUP=$at "$VITMAE" train $small --steps 50 --threads 1 --out "$dir/early-$at" > "$dir/early-$at.log" 2>&1; rc=$?
+  t "a stop signal as the process starts ($at): exit 0 ($rc), saved at step 1" \
+    '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of 50" "$dir/early-$at.log" && [ "$(saved_step "$dir/early-$at/checkpoint.safetensors")" = 1 ]'
+done
 
 # 5. A NaN loss stops the run: exit 1, the step named, the last good checkpoint intact.
 VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/nan" > /dev/null 2> "$dir/nan.err"; rc=$?

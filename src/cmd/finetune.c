@@ -926,7 +926,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     FtState *r = &t->rs;
     char err[1024];
     int rank = dist_rank(), rc;
-    run_test_hook_stop_in_setup();
+    run_test_hook_stop("1");
     cli_defer(1);
     if ((rc = cli_agree(setup_local(t, flags, nflags)))) return rc;
     // 2. Every rank must see the same training files (scan order): a rank on another filesystem stops here.

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "cmd/commands.h"
 #include "cmd/cli.h"
+#include "cmd/runfolder.h"
 #include "core/encoder.h"
 #include "core/version.h"
 #include "dist/dist.h"
@@ -75,6 +76,11 @@ static int print_version(void) {
 // one CPU as all it may use: every thread on one core, half the speed at 2 threads (docs/design.md,
 // "OpenMP threads on shared cores").
 #define REEXEC_STDERR "VITMAE_REEXEC_STDERR"
+// The stop signals (cmd/runfolder.h, run_stop_signal) that short_omp_spin blocked for the run again:
+// "<pid>:<bits>", bit i for run_stop_signal(i). One that comes meanwhile stays pending across exec
+// (instead of killing the process with its default action) and reaches the new process's handler once
+// stop_signals_back unblocks it (docs/distributed.md, "Faults": caught from the start of the command).
+#define REEXEC_SIGNALS "VITMAE_REEXEC_SIGNALS"
 
 static void short_omp_spin(char **argv) {
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
@@ -102,7 +108,20 @@ static void short_omp_spin(char **argv) {
     snprintf(mark, sizeof mark, "%ld:%d", (long)getpid(), saved);
     int quiet = null >= 0 && !setenv(REEXEC_STDERR, mark, 1) && dup2(null, 2) == 2;
     if (null >= 0) close(null);
+    sigset_t stops, before;
+    sigemptyset(&stops);
+    for (int i = 0; run_stop_signal(i); i++) sigaddset(&stops, run_stop_signal(i));
+    int blocked = !sigprocmask(SIG_BLOCK, &stops, &before);
+    unsigned bits = 0;
+    for (int i = 0; blocked && run_stop_signal(i); i++)
+        if (!sigismember(&before, run_stop_signal(i))) bits |= 1u << i;   // the caller's blocked ones stay so
+    char sigmark[64];
+    snprintf(sigmark, sizeof sigmark, "%ld:%u", (long)getpid(), bits);
+    if (blocked) setenv(REEXEC_SIGNALS, sigmark, 1);
+    run_test_hook_stop("exec");
     execv(self, argv);   // returns only on failure: go on with the defaults, stderr as it was
+    if (blocked) sigprocmask(SIG_SETMASK, &before, NULL);
+    unsetenv(REEXEC_SIGNALS);
     if (quiet) dup2(saved, 2);
     if (saved >= 0) close(saved);
     unsetenv(REEXEC_STDERR);
@@ -119,6 +138,23 @@ static void stderr_back(void) {
         close(fd);
     }
     unsetenv(REEXEC_STDERR);
+}
+
+// The stop signals short_omp_spin blocked for the run again (see REEXEC_SIGNALS), unblocked once this
+// process has its handlers: one that came meanwhile is delivered now.
+static void stop_signals_back(void) {
+    const char *mark = getenv(REEXEC_SIGNALS);
+    if (!mark) return;
+    long pid = 0;
+    unsigned bits = 0;
+    if (sscanf(mark, "%ld:%u", &pid, &bits) == 2 && pid == (long)getpid()) {
+        sigset_t set;
+        sigemptyset(&set);
+        for (int i = 0; run_stop_signal(i); i++)
+            if (bits & (1u << i)) sigaddset(&set, run_stop_signal(i));
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+    }
+    unsetenv(REEXEC_SIGNALS);
 }
 
 // A standard stream closed by the caller (`2>&-`, `>&-`) would give its number to the next file we
@@ -140,6 +176,11 @@ int main(int argc, char **argv) {
     // one line and cleans up after, instead of the signal killing the process mid-file
     // (docs/interface.md, section 4).
     signal(SIGXFSZ, SIG_IGN);
+    // train and finetune catch their stop signals from the start (docs/distributed.md, "Faults"): one
+    // that lands before MPI has started, or as we run ourselves again, ends the run after its first step
+    // instead of killing the process.
+    if (argc > 1 && (!strcmp(argv[1], "train") || !strcmp(argv[1], "finetune"))) run_catch_stop_signals();
+    stop_signals_back();
     // A small stack limit (ulimit -s) is raised before anything deep runs or a thread is made (and
     // before short_omp_spin runs us again, which then starts with it): below it, a SIGSEGV.
     char stack_err[256];
@@ -148,6 +189,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     short_omp_spin(argv);
+    run_test_hook_stop("mpi");
     // Under mpirun every rank runs the command (docs/distributed.md); without it nothing changes. The
     // usage and the unknown command are then said once, by rank 0 (the others' stdout is /dev/null).
     char err[256];

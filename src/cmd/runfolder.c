@@ -447,14 +447,21 @@ void loader_flags_table(LoaderFlags *l, Flag *f) {
 volatile sig_atomic_t run_stop_requested = 0;
 static int output_is_mpirun = 0;
 
+static void output_never_blocks(void) {
+    int fl = fcntl(STDOUT_FILENO, F_GETFL);
+    if (fl != -1) fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
+    cli_stdout_lossy = 1;   // lines that do not fit are dropped from now on, and that is no failure
+}
+
 static void on_stop_signal(int sig) {
     run_stop_requested = 1;
     if (sig == SIGHUP) cli_stdout_lossy = 1;   // the terminal is gone: lines to it fail, and that is no failure
-    if (output_is_mpirun) {
-        int fl = fcntl(STDOUT_FILENO, F_GETFL);
-        if (fl != -1) fcntl(STDOUT_FILENO, F_SETFL, fl | O_NONBLOCK);
-        cli_stdout_lossy = 1;   // lines that do not fit are dropped from now on, and that is no failure
-    }
+    if (output_is_mpirun) output_never_blocks();
+}
+
+int run_stop_signal(int i) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1, SIGQUIT, SIGXCPU, SIGHUP};
+    return i >= 0 && i < (int)(sizeof sigs / sizeof *sigs) ? sigs[i] : 0;
 }
 
 void run_catch_stop_signals(void) {
@@ -476,11 +483,14 @@ void run_catch_stop_signals(void) {
     sigaction(SIGXCPU, &sa, NULL);
     struct sigaction old;
     if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(SIGHUP, &sa, NULL);
+    // main installs these before MPI starts, when it cannot yet know it runs under mpirun: a stop
+    // asked since then quiets the output now.
+    if (run_stop_requested && output_is_mpirun) output_never_blocks();
 }
 
-void run_test_hook_stop_in_setup(void) {
+void run_test_hook_stop(const char *point) {
     const char *v = getenv("VITMAE_FAULT_STOP_IN_SETUP");
-    if (v && !strcmp(v, "1")) raise(SIGUSR1);
+    if (v && !strcmp(v, point)) raise(SIGUSR1);
 }
 
 // 1 when metadata key is the same text in both files (or absent from both).

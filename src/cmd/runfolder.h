@@ -251,13 +251,19 @@ void run_share_store(Dataset *ds, const char *cmd, const char *store);
 // reading, so a progress line could block rank 0 until mpirun kills it: once a stop is asked, output
 // there never blocks (lines that do not fit are dropped, the checkpoint is still written). A terminal
 // of our own is left alone: its O_NONBLOCK flag would be the shell's too.
-// Installed before the run's start-up (scanning, loading, the reduction's set-up): a signal then ends
-// the run after its first step, as one during the run does.
+// Installed first thing in main for train and finetune (before MPI starts, which takes a rank half a
+// second or more) and again as the command starts (then knowing whether it runs under mpirun): a
+// signal during the start-up (MPI's, scanning, loading, the reduction's set-up) ends the run after its
+// first step, as one during the run does. run_stop_signal(i): the i-th of those signals, 0 past the last
+// (cmd/main.c keeps them blocked while the process runs itself again, so that none is lost there).
 extern volatile sig_atomic_t run_stop_requested;
 void run_catch_stop_signals(void);
-// Test hook: VITMAE_FAULT_STOP_IN_SETUP=1 raises SIGUSR1 when a run's start-up begins, as a
-// scheduler's early warning that lands while the run starts (tests/cli_train.sh, tests/cli_mpi.sh).
-void run_test_hook_stop_in_setup(void);
+int run_stop_signal(int i);
+// Test hook: VITMAE_FAULT_STOP_IN_SETUP=POINT raises SIGUSR1 at that point, as a scheduler's early
+// warning that lands while the run starts: "1" when a run's start-up begins, "exec" as the process
+// runs itself again (cmd/main.c, short_omp_spin), "mpi" before MPI starts (tests/cli_train.sh,
+// tests/cli_mpi.sh, tests/cli_finetune.sh).
+void run_test_hook_stop(const char *point);
 
 // The data pipeline's flags, the same in train and finetune (docs/data.md): --cache-mb, --store,
 // --prefetch, --loader-threads, --max-pixels. loader_flags_init sets the defaults;

@@ -615,7 +615,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     const char *data = NULL;
     Checkpoint init;
     memset(&init, 0, sizeof init);
-    run_test_hook_stop_in_setup();
+    run_test_hook_stop("1");
     cli_defer(1);
     if ((rc = cli_agree(setup_local(t, a, flags, nflags, &init, resumed_dir, &data)))) { ckpt_free(&init); return rc; }
 
