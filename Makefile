@@ -40,11 +40,12 @@ MAIN_SRC  := src/cmd/main.c
 LIB_SRC   := $(filter-out $(MAIN_SRC),$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 HDRS      := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))
 TEST_SRC  := $(wildcard tests/test_*.c)
-# tools/fault.c is no program: the fault shim for LD_PRELOAD, build/tools/fault.so (docs/testing.md).
-TOOL_SRC  := $(filter-out tools/fault.c,$(wildcard tools/*.c))
+TOOL_SRC  := $(wildcard tools/*.c)
 
 OBJ       := $(LIB_SRC:src/%.c=build/obj/%.o)
 TESTS     := $(TEST_SRC:tests/%.c=build/tests/%)
+# tests/fault_shim.c: the tests' fault shim for LD_PRELOAD, build/tools/fault.so (docs/testing.md); it
+# defines the C library's names, so it lives with the tests, not among the tools that use src/.
 TOOLS     := $(TOOL_SRC:tools/%.c=build/tools/%) build/tools/fault.so
 SAN_OBJ   := $(LIB_SRC:src/%.c=build/san/obj/%.o)
 SAN_TESTS := $(TEST_SRC:tests/%.c=build/san/tests/%)
@@ -113,7 +114,7 @@ build/tests/%: tests/%.c build/libvitmae.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
 	$(Q)$(CC) $(CFLAGS) -Itests $< build/libvitmae.a $(LDLIBS) $(TEST_LDFLAGS) -o $@
-build/tools/fault.so: tools/fault.c
+build/tools/fault.so: tests/fault_shim.c
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
 	$(Q)$(CC) -std=c11 -O2 -fPIC -shared $(WARN) $< -o $@ -ldl
