@@ -307,6 +307,17 @@ def convert(sd, args_in_ckpt, opt, log, known=None):
             "(weight 1, bias 0); attention maps do not depend on it")
         sd["norm.weight"] = torch.ones(D)
         sd["norm.bias"] = torch.zeros(D)
+    tensors = checked_tensors(sd, want)
+    dropped = sorted(k for k in sd if k not in tensors and k not in ("norm.weight", "norm.bias"))
+    if dropped:
+        groups = sorted(set(re.sub(r"\..*", ".*", k) for k in dropped))
+        log("dropped %d tensors that are not MAE's encoder/decoder: %s" % (len(dropped), ", ".join(groups)))
+
+    return tensors, cfg
+
+
+def checked_tensors(sd, want):
+    """The tensors of want ([(name, shape)]) from sd, as float32 of exactly those shapes."""
     tensors = {}
     for name, shape in want:
         if name not in sd:
@@ -315,12 +326,7 @@ def convert(sd, args_in_ckpt, opt, log, known=None):
         if list(t.shape) != shape:
             raise ConvertError("%s has shape %s, want %s" % (name, list(t.shape), shape))
         tensors[name] = (shape, t)
-    dropped = sorted(k for k in sd if k not in tensors and k not in ("norm.weight", "norm.bias"))
-    if dropped:
-        groups = sorted(set(re.sub(r"\..*", ".*", k) for k in dropped))
-        log("dropped %d tensors that are not MAE's encoder/decoder: %s" % (len(dropped), ", ".join(groups)))
-
-    return tensors, cfg
+    return tensors
 
 
 def classifier_tensors(sd, want, D, opt, log):
@@ -338,14 +344,7 @@ def classifier_tensors(sd, want, D, opt, log):
                            "its pooling (timm's global_pool='avg' with fc_norm)")
     K = sd["head.weight"].shape[0] if sd["head.weight"].dim() == 2 else 0
     want = want + [("fc_norm.weight", [D]), ("fc_norm.bias", [D]), ("head.weight", [K, D]), ("head.bias", [K])]
-    tensors = {}
-    for name, shape in want:
-        if name not in sd:
-            raise ConvertError("missing tensor %s" % name)
-        t = sd[name].detach().to(torch.float32).contiguous()
-        if list(t.shape) != shape:
-            raise ConvertError("%s has shape %s, want %s" % (name, list(t.shape), shape))
-        tensors[name] = (shape, t)
+    tensors = checked_tensors(sd, want)
     extra = sorted(k for k in sd if k not in tensors)
     if extra:
         raise ConvertError("--classifier: %d tensors that vitmae's classifier does not have (%s): they would "
