@@ -74,9 +74,10 @@ static int print_train_state(const char *state) {
         printf("  train state  none (inference only; cannot resume)\n");
         return 0;
     }
-    cJSON *ts = cJSON_Parse(state);
+    int oom;
+    cJSON *ts = json_parse(state, &oom);
     int rc = 0;
-    if (!ts && json_out_of_memory()) {
+    if (oom) {
         rc = -1;
     } else if (!cJSON_IsObject(ts)) {
         cli_out("  train state  %s", state);   // not JSON: as it is, its control characters written out

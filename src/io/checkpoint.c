@@ -33,11 +33,12 @@ int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const
     char why[200];
     if (mae_config_check(cfg, why, sizeof why)) { snprintf(err, errlen, "%s: config: %s", path, why); return -1; }
     if (train_state) {
-        cJSON *ts = cJSON_Parse(train_state);
+        int oom;
+        cJSON *ts = json_parse(train_state, &oom);
         int ok = ts != NULL;
         cJSON_Delete(ts);
         if (!ok) {
-            snprintf(err, errlen, json_out_of_memory() ? "%s: out of memory" : "%s: train_state is not valid JSON", path);
+            snprintf(err, errlen, oom ? "%s: out of memory" : "%s: train_state is not valid JSON", path);
             return -1;
         }
         if (!exp_avg || !exp_avg_sq) { snprintf(err, errlen, "%s: train_state given without AdamW moments", path); return -1; }

@@ -110,9 +110,9 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
     if ((format && strcmp(format, "vitmae")) || !cfg_json) { snprintf(err, errlen, "%s: not a vitmae checkpoint", path); return -1; }
     char why[256];
     if (mae_config_from_json(cfg_json, &out->cfg.enc, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); return -1; }
-    json_out_of_memory();   // (forgets an earlier failure: this parse's own is told apart below)
-    cJSON *o = cJSON_Parse(cj);
-    if (!o && json_out_of_memory()) { snprintf(err, errlen, "%s: out of memory", path); return -1; }
+    int oom;
+    cJSON *o = json_parse(cj, &oom);
+    if (oom) { snprintf(err, errlen, "%s: out of memory", path); return -1; }
     const cJSON *nc = cJSON_GetObjectItemCaseSensitive(o, "num_classes");
     const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "classes");
     int rc = -1;

@@ -23,11 +23,16 @@ static void *json_alloc(size_t n) {
 // Before any cJSON allocation: a constructor, as the hooks must be in place for the first one.
 __attribute__((constructor)) static void json_hooks(void) { cJSON_InitHooks(&(cJSON_Hooks){json_alloc, free}); }
 
-int json_out_of_memory(void) {
-    int f = alloc_failed;
+cJSON *json_parse_n(const char *text, size_t len, const char **end, int *oom) {
+    int before = alloc_failed;   // an object being built meanwhile keeps its own failure for its printing
     alloc_failed = 0;
-    return f;
+    cJSON *o = cJSON_ParseWithLengthOpts(text, len, end, 0);
+    *oom = !o && alloc_failed;   // (a parse that returns an object had every allocation it asked for)
+    alloc_failed = before;
+    return o;
 }
+
+cJSON *json_parse(const char *text, int *oom) { return json_parse_n(text, strlen(text) + 1, NULL, oom); }
 
 void json_test_fail_alloc(long n) {
     atomic_store(&test_allocs, 0);

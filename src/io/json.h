@@ -40,9 +40,11 @@ void json_double_text(double v, char *buf, size_t n);
 // this thread failed since the last call (json.c): an item that memory ran out for is missing from o,
 // and a text without it is never written; the failure is then forgotten.
 char *json_print_utf8(cJSON *o, int formatted);
-// 1 when a cJSON allocation of this thread failed since the last json_print_utf8 or call (the failure
-// is then forgotten): a cJSON_Parse that returned NULL for want of memory, not for the text.
-int json_out_of_memory(void);
+// cJSON_Parse of text (NUL-ended; json_parse_n: len bytes, *end where a malformed text stopped, may be
+// NULL), with *oom 1 when it returned NULL for want of memory, not for the text. Every reader that
+// tells the two apart parses here.
+cJSON *json_parse(const char *text, int *oom);
+cJSON *json_parse_n(const char *text, size_t len, const char **end, int *oom);
 // Tests: cJSON's allocation numbered n, counted from this call, fails as when memory runs out (0:
 // none); json_test_allocs says how many there were since.
 void json_test_fail_alloc(long n);

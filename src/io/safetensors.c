@@ -340,9 +340,9 @@ static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, si
     f->data_len = (uint64_t)len - 8 - hlen;
     cJSON *root = NULL;
     const char *end = NULL;
-    json_out_of_memory();   // (forgets an earlier failure: this parse's own is told apart below)
-    root = cJSON_ParseWithLengthOpts(hdr, (size_t)hlen, &end, 0);
-    if (!root && json_out_of_memory()) {   // a well-formed header that memory ran out for is no malformed one
+    int oom;
+    root = json_parse_n(hdr, (size_t)hlen, &end, &oom);
+    if (oom) {   // a well-formed header that memory ran out for is no malformed one
         fail(err, errlen, "%s: out of memory", f->path);
         return -1;
     }
@@ -365,8 +365,8 @@ static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, si
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
     for (const cJSON *m = cJSON_IsObject(meta) ? meta->child : NULL; m && !dup; m = m->next) {
         if (!cJSON_IsString(m) || m->valuestring[0] != '{') continue;
-        cJSON *inner = cJSON_Parse(m->valuestring);
-        const char *d = inner ? dup_key(inner) : json_out_of_memory() ? DUP_KEY_OOM : NULL;
+        cJSON *inner = json_parse(m->valuestring, &oom);
+        const char *d = inner ? dup_key(inner) : oom ? DUP_KEY_OOM : NULL;
         if (d == DUP_KEY_OOM) dup = d;
         else if (d) { snprintf(inner_dup, sizeof inner_dup, "%.80s' of __metadata__ '%.80s", d, m->string); dup = inner_dup; }
         cJSON_Delete(inner);
