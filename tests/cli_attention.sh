@@ -511,6 +511,19 @@ run --out "$tmp/meet" --force "$tmp/meet/c.png" "$tmp/meet/c/x.png"; rc=$?
 t "attention folder of maps holds an input: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/c holds the input $tmp/meet/c/x.png: " "$tmp/err" && [ "$(ls "$tmp/meet/c")" = x.png ]'
 
+# A model with more than 64 heads (train makes any count that divides the width): attention refused
+# it whole, even for --head 3 or --head mean ("72 heads (at most 64 are drawn)", exit 1). Every
+# selection now draws: --head all a tile per head and the mean (73 maps, layer00-head71.png last).
+mkdir -p "$tmp/h72d" && cp "$img" "$tmp/h72d/"
+"$VITMAE" train --data "$tmp/h72d" --img 16 --patch 8 --dim 72 --heads 72 --depth 1 --dec-dim 8 --dec-depth 1 \
+  --dec-heads 1 --steps 1 --val-frac 0 --threads 1 --out "$tmp/h72" >/dev/null 2>&1
+for h in 3 mean all; do
+  "$VITMAE" attention --ckpt "$tmp/h72/checkpoint.safetensors" --out "$tmp/h72-$h" --head $h "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  t "attention of a 72-head model, --head $h: exit 0 ($rc: $(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ] && [ -s "$tmp/h72-$h/attn_input.attn.png" ]'
+done
+t "72 heads, --head all: 73 maps, head 71 drawn ($(ls "$tmp/h72-all/attn_input" 2>/dev/null | wc -l))" \
+  '[ "$(ls "$tmp/h72-all/attn_input" | wc -l)" -eq 73 ] && [ -s "$tmp/h72-all/attn_input/layer00-head71.png" ]'
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"
 exit $fail

@@ -52,7 +52,7 @@ static const char *const NORMALIZE_NAMES[] = {"layer", "map", "none"};
 typedef struct {
     Mode mode;
     int layer_first, layer_last;   // layers shown (inclusive)
-    int heads[64 + 1];             // tile specs per layer: head index, ATTN_HEAD_MEAN or ATTN_HEAD_MAX
+    int *heads;                    // [nspec] tile specs per layer: head index, ATTN_HEAD_MEAN or ATTN_HEAD_MAX
     int nspec;
     int has_query, qx, qy;         // query patch in grid coordinates
     int cmap, bilinear, scale;     // scale > 0: photos drawn K times their size (else display/tile)
@@ -930,7 +930,10 @@ int cmd_attention(int argc, char **argv) {
         cli_error("attention --query", "(%d,%d) is outside the %dx%d patch grid (X and Y in [0, %d])", qx, qy, g, g, g - 1);
         goto out;
     }
-    if (H > 64) { cli_error("attention", "%s: %d heads (at most 64 are drawn)", ckpt_path, H); status = 1; goto out; }
+    // A tile per head and the mean: any head count train makes (a 72-head model was refused whole, even
+    // for --head mean, by a fixed table of 64).
+    plan.heads = malloc(((size_t)H + 1) * sizeof *plan.heads);
+    if (!plan.heads) { cli_error("attention", "out of memory"); status = 1; goto out; }
     plan.layer_first = layer_num ? layer_v : layer_word == 0 ? depth - 1 : 0;
     plan.layer_last = layer_num ? layer_v : depth - 1;
     if (head_num) plan.heads[plan.nspec++] = head_v;
@@ -1072,6 +1075,7 @@ out:
     for (int i = 0; i < npaths; i++) free(paths[i]);
     free(paths);
     free(keep); free(removed); free(view);
+    free(plan.heads);
     mae_free(m);
     ckpt_free(&ck);
     free(inputs);
