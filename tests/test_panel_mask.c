@@ -244,6 +244,15 @@ static void test_percent(void) {
         panel_percent_text(pc[k].n, pc[k].L, buf, sizeof buf);
         CHECK(!strcmp(buf, pc[k].want), "%ld of %ld removed: %s, want %s", pc[k].n, pc[k].L, buf, pc[k].want);
     }
+    // reconstruct's title: with --mask-ratio 0 it said "0% of the patches removed, PSNR 10.31 dB on
+    // them", a PSNR of no patch, while the figure is over every patch (docs/interface.md, reconstruct).
+    char title[400];
+    panel_recon_title("cat", 48, 64, 18.0625, title, sizeof title);
+    CHECK(!strcmp(title, "cat: 75% of the patches removed, PSNR 18.06 dB on them"), "title: %s", title);
+    panel_recon_title("cat", 0, 64, 10.3125, title, sizeof title);
+    CHECK(!strcmp(title, "cat: no patch removed, PSNR 10.31 dB over all patches"), "title, none removed: %s", title);
+    panel_recon_title("cat", 1, 256, 20.0, title, sizeof title);
+    CHECK(!strcmp(title, "cat: 0.4% of the patches removed, PSNR 20.00 dB on them"), "title, 1 of 256: %s", title);
     // The caption drawn: a 16 x 16 grid with one patch removed, 24 px panels (one caption for the row).
     MaeConfig cfg;
     mae_config_preset(&cfg, "tiny");

@@ -95,12 +95,10 @@ static int fail_at(Failure *f, const char *who, const char *why) {
 static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const float *orig,
                        const float *recon, const uint8_t *removed, const float *patch_err, double mse, Canvas *row,
                        Failure *f) {
-    char err[512], title[600], pct[32];
+    char err[512], title[600];
     int L = mae_num_patches(cfg), nrem = 0;
     for (int l = 0; l < L; l++) nrem += removed[l] != 0;
-    panel_percent_text(nrem, L, pct, sizeof pct);   // "0.4%" of 1 of 256, where "%.0f" said "0%"
-    snprintf(title, sizeof title, "%.300s: %s of the patches removed, PSNR %.2f dB on them", in->stem, pct,
-             psnr_from_mse(mse));
+    panel_recon_title(in->stem, nrem, L, psnr_from_mse(mse), title, sizeof title);
     PanelOptions po = {o->side, o->bilinear, 1, 0.0f, title};
     if (panel_recon_row(row, cfg, orig, recon, removed, patch_err, &po, err, sizeof err))
         return fail_at(f, in->path, err);

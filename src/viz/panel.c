@@ -41,6 +41,16 @@ void panel_percent_text(long n, long L, char *buf, size_t len) {
     }
 }
 
+void panel_recon_title(const char *stem, long nrem, long L, double psnr, char *buf, size_t len) {
+    char pct[32];
+    if (nrem <= 0) {   // "0% ..., PSNR on them" spoke of no patch while the PSNR covers all of them
+        snprintf(buf, len, "%.300s: no patch removed, PSNR %.2f dB over all patches", stem, psnr);
+        return;
+    }
+    panel_percent_text(nrem, L, pct, sizeof pct);
+    snprintf(buf, len, "%.300s: %s of the patches removed, PSNR %.2f dB on them", stem, pct, psnr);
+}
+
 double panel_text_size(int side) { return side >= 160 ? 13.0 : 11.0; }
 
 // The five captions, each wrapped to the panel's side; returns the most lines any of them takes.

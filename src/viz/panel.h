@@ -60,6 +60,10 @@ void panel_recon_row_size(const MaeConfig *cfg, const uint8_t *removed, const fl
 // "0%" or "100%" (1 of 256 removed is "0.4%", 1023 of 1024 "99.9%"); "0%" and "100%" mean none and all.
 // The masked panel's caption, reconstruct's title and the training samples' title say it so.
 void panel_percent_text(long n, long L, char *buf, size_t len);
+// reconstruct's title line: "<stem>: 75% of the patches removed, PSNR 18.06 dB on them", or, none removed
+// (--mask-ratio 0: every patch scored), "<stem>: no patch removed, PSNR 10.31 dB over all patches". The
+// stem is cut to its first 300 bytes; psnr as psnr_from_mse gives it ("inf" for an MSE of 0).
+void panel_recon_title(const char *stem, long nrem, long L, double psnr, char *buf, size_t len);
 // Stacks n canvases vertically (left-aligned, gap pixels between, background PANEL_BG) into *dst:
 // width = max width, height = sum of heights + (n - 1) * gap. 0 ok, -1 with err (n < 1, too big).
 int panel_stack(Canvas *dst, const Canvas *rows, int n, int gap, char *err, size_t errlen);
