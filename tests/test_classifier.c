@@ -386,6 +386,36 @@ static void checkpoint_checks(void) {
         mae_free(mae);
     }
     ckpt_free(&enc);
+    // A classifier whose fc_norm holds an infinity (written tensor by tensor, no crc32) is refused by
+    // the MAE loader as by the classifier's: `embed --pool mean` and `probe` on it gave infinite
+    // features with exit 0 (fc_norm is not in the MAE table that the finite check walked).
+    {
+        int nt = clf_param_table(cfg, NULL, 0);
+        MaeTensor *tab = malloc((size_t)nt * sizeof *tab);
+        StTensor *st = calloc((size_t)nt, sizeof *st);
+        float *bad = malloc(np * sizeof(float));
+        memcpy(bad, clf_params(c), np * sizeof(float));
+        clf_param_table(cfg, tab, nt);
+        for (int i = 0; i < nt; i++) {
+            st[i].name = tab[i].name;
+            st[i].ndim = tab[i].ndim;
+            for (int k = 0; k < tab[i].ndim; k++) st[i].shape[k] = tab[i].shape[k];
+            st[i].data = bad + tab[i].offset;
+            if (!strcmp(tab[i].name, "fc_norm.bias")) bad[tab[i].offset + 1] = INFINITY;
+        }
+        char *cj = mae_config_to_json(&cfg->enc);
+        const char *keys[3] = {"format", "config", "classifier"};
+        const char *vals[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"cat\",\"dog\",\"emu\"]}"};
+        CHECK(st_write(path, st, nt, keys, vals, 3, err, sizeof err) == 0, "write: %s", err);
+        CHECK(ckpt_load_weights(path, &enc, err, sizeof err) != 0 &&
+              strstr(err, "tensor 'fc_norm.bias' holds NaN or infinite values"),
+              "the MAE loader refuses an infinite fc_norm.bias: %s", err);
+        ckpt_free(&enc);
+        CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 &&
+              strstr(err, "tensor 'fc_norm.bias' holds NaN or infinite values"),
+              "the classifier loader refuses it too: %s", err);
+        free(cj); free(bad); free(st); free(tab);
+    }
     // Damage in a moment's bytes (the file's last tensor), which a weights-only read does not keep,
     // is still found by the crc32, by every reader.
     {

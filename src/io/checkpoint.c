@@ -242,6 +242,15 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
         snprintf(err, errlen, "%s: %s", path, why);
         goto out;
     }
+    if (out->classifier) {   // fc_norm is outside the MAE table; the pooled features pass through it
+        size_t D = (size_t)out->cfg.embed_dim;
+        MaeTensor fn[2] = {{.name = "fc_norm.weight", .ndim = 1, .shape = {(int)D}, .numel = D},
+                           {.name = "fc_norm.bias", .ndim = 1, .shape = {(int)D}, .numel = D, .offset = D}};
+        if (ckpt_check_finite(fn, 2, out->fc_norm, NULL, NULL, why, sizeof why)) {
+            snprintf(err, errlen, "%s: %s", path, why);
+            goto out;
+        }
+    }
     if (out->classifier) {
         for (int i = 0; i < n; i++)
             if (!strcmp(tab[i].name, "norm.weight")) for (size_t j = 0; j < tab[i].numel; j++) out->params[tab[i].offset + j] = 1.0f;
