@@ -354,6 +354,14 @@ PY
 "$VITMAE" finetune --ckpt "$dir/tiny_std.safetensors" $ft --steps 4 --out "$dir/nan1" > /dev/null 2> "$dir/err"; rc=$?
 t "NaN at step 1: exit 1, one line saying no checkpoint was written ($(cat "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune: loss is NaN at step 1 (lr .*); stopped; no checkpoint was written (the run stopped before its first)$" "$dir/err" && [ ! -e "$dir/nan1/checkpoint.safetensors" ]'
+# Weights gone NaN while the loss is finite (lr 10 everywhere, decay 10): the checkpoint is not written,
+# and the line names the step and the last good checkpoint, as a NaN loss's does.
+"$VITMAE" finetune --ckpt "$pre" $ft --lr 10 --min-lr 10 --layer-decay 1 --wd 10 --warmup-steps 0 --steps 30 \
+  --ckpt-every 1 --eval-every 100 --out "$dir/div" > /dev/null 2> "$dir/err"; rc=$?
+div_step=$(sed -n 's/.*checkpoint-\([0-9]*\)\.safetensors: not written: .*/\1/p' "$dir/err")
+t "diverged weights: exit 1, the step and the last good checkpoint named ($(grep -v skipped "$dir/err" | head -n 1))" \
+  '[ $rc -eq 1 ] && [ -n "$div_step" ] && grep -q "^vitmae: $dir/div/checkpoint-$div_step.safetensors: not written: tensor .* holds NaN or infinite values (the model diverged); stopped at step $div_step, its loss still finite; the last good checkpoint is $dir/div/checkpoint.safetensors$" "$dir/err" && [ "$(saved_step "$dir/div/checkpoint.safetensors")" = $((div_step - 1)) ]'
+rm -rf "$dir/div"
 # --overwrite moves a run aside whole (a folder killed before its first checkpoint holds only
 # metrics.csv: refused without it, moved with it).
 mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"

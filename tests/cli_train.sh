@@ -269,6 +269,11 @@ t "NaN at step 1: exit 1, one line saying no checkpoint was written ($(cat "$dir
 t "diverged weights: exit 1, not written ($(grep -v skipped "$dir/div.err" | head -n 1))" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: .*div/checkpoint-[0-9]*.safetensors: not written: tensor .* holds NaN or infinite values" "$dir/div.err"'
 t "diverged weights: the latest checkpoint loads" '"$VITMAE" info "$dir/div/checkpoint.safetensors" > /dev/null'
+# The line went on to say nothing of the run: now, as a NaN loss's, it names the step (the snapshot's)
+# and the last good checkpoint, which holds the step before.
+div_step=$(sed -n 's/.*checkpoint-\([0-9]*\)\.safetensors: not written: .*/\1/p' "$dir/div.err")
+t "diverged weights: the step and the last good checkpoint named ($(grep -v skipped "$dir/div.err" | head -n 1))" \
+  '[ -n "$div_step" ] && grep -q "(the model diverged); stopped at step $div_step, its loss still finite; the last good checkpoint is $dir/div/checkpoint.safetensors$" "$dir/div.err" && [ "$(saved_step "$dir/div/checkpoint.safetensors")" = $((div_step - 1)) ]'
 # A checkpoint holding a NaN weight (crc32 made to match) is refused when read, not used for NaN results.
 python3 - "$dir/nan/checkpoint.safetensors" "$dir/nanw.safetensors" <<'PY'
 import sys, struct, json, zlib

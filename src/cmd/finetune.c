@@ -348,6 +348,7 @@ static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
         rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
     }
     free(state);
+    if (rc) run_diverged_note(err, errlen, t->tensors, t->ntensors, p, t->exp_avg, t->exp_avg_sq, t->rs.step, t->ckpt_path);
     return rc;
 }
 

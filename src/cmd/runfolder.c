@@ -19,6 +19,7 @@
 #include "cmd/output.h"
 #include "core/config.h"
 #include "dist/dist.h"
+#include "io/checkpoint.h"
 #include "io/files.h"
 #include "io/safetensors.h"
 
@@ -610,6 +611,18 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
 void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path) {
     int written = access(ckpt_path, F_OK) == 0;
     snprintf(msg, n, "loss is %s at step %ld (lr %.3g); stopped; %s%s", isnan(loss) ? "NaN" : "infinite", step, lr,
+             written ? "the last good checkpoint is " : "no checkpoint was written (the run stopped before its first)",
+             written ? ckpt_path : "");
+}
+
+void run_diverged_note(char *err, size_t errlen, const MaeTensor *tab, int n, const float *params, const float *m,
+                       const float *v, long step, const char *ckpt_path) {
+    char why[200];
+    if (!ckpt_check_finite(tab, n, params, m, v, why, sizeof why)) return;
+    size_t len = strlen(err);
+    if (len + 1 >= errlen) return;
+    int written = access(ckpt_path, F_OK) == 0;
+    snprintf(err + len, errlen - len, "; stopped at step %ld, its loss still finite; %s%s", step,
              written ? "the last good checkpoint is " : "no checkpoint was written (the run stopped before its first)",
              written ? ckpt_path : "");
 }

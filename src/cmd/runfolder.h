@@ -199,6 +199,12 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
 // that the run stopped before writing one (a new run whose first step's loss was NaN named a file that
 // did not exist).
 void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path);
+// After a checkpoint of train or finetune that could not be written: when what stopped it is a weight or
+// AdamW moment gone NaN or infinite (tab's n tensors over params, m, v; the loss still finite), err goes
+// on as that line does, "; stopped at step S, its loss still finite; the last good checkpoint is PATH"
+// (or that none was written). Any other failure leaves err as it is.
+void run_diverged_note(char *err, size_t errlen, const MaeTensor *tab, int n, const float *params, const float *m,
+                       const float *v, long step, const char *ckpt_path);
 // A new run's id (train_state's run_id, kept by every resume): 16 hex digits from the clock, the
 // process and a counter, so that two runs never share one.
 void run_new_id(char *id, size_t n);

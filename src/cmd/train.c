@@ -1053,9 +1053,14 @@ int cmd_train(int argc, char **argv) {
             session_start = now_seconds();
             r->log_loss_sum = interval_loss; r->log_steps = interval_n;
             // config.json follows the checkpoint: its train state is the latest checkpoint's.
-            if (rank0 && (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                              t->exp_avg_sq, err, sizeof err) || train_out_config(t, &t->rs, err, sizeof err)))
+            if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
+                                             t->exp_avg_sq, err, sizeof err)) {
+                run_diverged_note(err, sizeof err, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg,
+                                  t->exp_avg_sq, r->step, t->ckpt_path);
                 rc = cli_report(NULL, err, 1);
+            } else if (rank0 && train_out_config(t, &t->rs, err, sizeof err)) {
+                rc = cli_report(NULL, err, 1);
+            }
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
@@ -1065,8 +1070,12 @@ int cmd_train(int argc, char **argv) {
     if (rc == 0) {
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-        if (rank0 && (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                          t->exp_avg_sq, err, sizeof err) || train_out_config(t, &t->rs, err, sizeof err)))
+        int saved = !rank0 || !run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model),
+                                                   t->exp_avg, t->exp_avg_sq, err, sizeof err);
+        if (!saved)
+            run_diverged_note(err, sizeof err, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
+                              r->step, t->ckpt_path);
+        if (!saved || (rank0 && train_out_config(t, &t->rs, err, sizeof err)))
             rc = cli_report(NULL, err, 1);
         else if (stop && r->step < r->total_steps)
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step,
