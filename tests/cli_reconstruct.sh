@@ -22,6 +22,16 @@ t "known answer exits 0" '[ $rc -eq 0 ]'
 t "known answer per image" 'echo "$out" | grep -qx "flat masked_mse=0.25 psnr=6.02dB"'
 t "known answer mean" 'echo "$out" | grep -qx "mean masked_mse=0.25 psnr=6.02dB over 1 image"'
 t "panel written" '[ -s "$tmp/r1/flat.recon.png" ]'
+# An exact reconstruction (a constant model predicting the flat image's own value): MSE 0, PSNR +inf,
+# written `psnr=infdB` in the text and null in eval's JSON (docs/interface.md, reconstruct's stdout).
+"$mk" ckpt "$tmp/exact.st" --img 16 --patch 4 --channels 3 --mean 0.5019607843137255 --std 1 --const 0 || fail=1
+mkdir -p "$tmp/exactimg"
+"$mk" png "$tmp/exactimg/grey.png" --size 16 --value 0.5019607843137255 || fail=1
+out=$("$VITMAE" reconstruct --ckpt "$tmp/exact.st" --out "$tmp/rx" "$tmp/exactimg/grey.png"); rc=$?
+t "exact reconstruction: psnr=infdB ($out)" '[ $rc -eq 0 ] && echo "$out" | grep -qx "grey masked_mse=0 psnr=infdB" && echo "$out" | grep -qx "mean masked_mse=0 psnr=infdB over 1 image"'
+out=$("$VITMAE" eval --ckpt "$tmp/exact.st" --data "$tmp/exactimg" --json | tr -d ' \t\n'); rc=$?
+t "exact reconstruction: eval --json psnr null ($out)" '[ $rc -eq 0 ] && echo "$out" | grep -q "\"masked_mse\":0,\"psnr\":null,"'
+rm -rf "$tmp/rx"
 # Default panels of 256 px: width 5 S + 5 gaps (4) + bar 8 + 3 + label "0.25" + 4 (the label's width
 # depends on the font: tests/test_panel_mask.c checks the exact formula); a title and captions above.
 size=$(png_size "$tmp/r1/flat.recon.png")
