@@ -54,7 +54,7 @@ DEPS_STAMP := build/.deps-ok
 # `make V=1` prints whole commands.
 Q := $(if $(V),,@)
 
-.PHONY: all test test-fast test-san test-parity parity-sweep demo finetune-demo bench bench-data fixtures clean deps fuzz fmnist \
+.PHONY: all test test-fast test-san test-parity parity-sweep train-parity demo finetune-demo bench bench-data fixtures clean deps fuzz fmnist \
         valgrind build-fast mutate gallery-check install uninstall FORCE
 all: vitmae $(TOOLS)
 
@@ -275,6 +275,12 @@ PARITY_SWEEP_COUNT ?= 40
 PARITY_SWEEP_SEED  ?= 1
 parity-sweep: build/tests/test_parity vitmae
 	/usr/bin/python3 tools/parity_sweep.py --count $(PARITY_SWEEP_COUNT) --seed $(PARITY_SWEEP_SEED)
+
+# `vitmae train` itself against PyTorch at the edges (batch 1, odd sizes, mask extremes, norm-pix, clip):
+# tools/train_parity.py; docs/testing.md, "PyTorch parity". Needs /usr/bin/python3 with torch; on demand
+# (about 30 s on 2 cores).
+train-parity: vitmae
+	/usr/bin/python3 tools/train_parity.py
 
 clean:
 	rm -rf build vitmae
