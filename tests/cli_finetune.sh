@@ -362,6 +362,21 @@ div_step=$(sed -n 's/.*checkpoint-\([0-9]*\)\.safetensors: not written: .*/\1/p'
 t "diverged weights: exit 1, the step and the last good checkpoint named ($(grep -v skipped "$dir/err" | head -n 1))" \
   '[ $rc -eq 1 ] && [ -n "$div_step" ] && grep -q "^vitmae: $dir/div/checkpoint-$div_step.safetensors: not written: tensor .* holds NaN or infinite values (the model diverged); stopped at step $div_step, its loss still finite; the last good checkpoint is $dir/div/checkpoint.safetensors$" "$dir/err" && [ "$(saved_step "$dir/div/checkpoint.safetensors")" = $((div_step - 1)) ]'
 rm -rf "$dir/div"
+# A classifier whose finite weights overflow float (pos_embed at +-3e38): classify printed `nan`
+# probabilities, and `--json` wrote them as `nan`, which no JSON reader takes, exit 0. Now each image is
+# named with the reason, exit 1, and the JSON stays JSON.
+python3 - "$dir/scratch/checkpoint.safetensors" "$dir/huge.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1]); shape, a = tensors["pos_embed"]
+tensors["pos_embed"] = (shape, [3e38 if k % 2 else -3e38 for k in range(len(a))]); del meta["crc32"]
+st.write(sys.argv[2], tensors, meta)
+PY
+one=$(find "$dir/data/circle" -name "*.png" | sort | head -n 1)
+"$VITMAE" classify --ckpt "$dir/huge.safetensors" --json "$one" > "$dir/huge.json" 2> "$dir/err"; rc=$?
+t "overflowing weights: classify exit 1, the image named, valid JSON ($(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -qxF "vitmae: $one: the model'"'"'s output is NaN or infinite for this image (the checkpoint'"'"'s weights are finite but overflow float: the checkpoint cannot be used)" "$dir/err" && python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"images\"] == []" "$dir/huge.json"'
 # --overwrite moves a run aside whole (a folder killed before its first checkpoint holds only
 # metrics.csv: refused without it, moved with it).
 mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"

@@ -32,6 +32,36 @@ t "exact reconstruction: psnr=infdB ($out)" '[ $rc -eq 0 ] && echo "$out" | grep
 out=$("$VITMAE" eval --ckpt "$tmp/exact.st" --data "$tmp/exactimg" --json | tr -d ' \t\n'); rc=$?
 t "exact reconstruction: eval --json psnr null ($out)" '[ $rc -eq 0 ] && echo "$out" | grep -q "\"masked_mse\":0,\"psnr\":null,"'
 rm -rf "$tmp/rx"
+# Finite weights so large that the forward overflows float (pos_embed at +-3e38, within the finite
+# check of the reader): eval printed `loss=nan masked_mse=nan psnr=infdB` (PSNR +inf of a NaN error),
+# reconstruct drew and wrote such panels, attention drew NaN maps, embed wrote NaN features and probe
+# scored them, all with exit 0. Now each names the image and why, exit 1, and writes nothing for it.
+python3 - "$tmp/const.st" "$tmp/huge.st" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1]); shape, a = tensors["pos_embed"]
+tensors["pos_embed"] = (shape, [3e38 if k % 2 else -3e38 for k in range(len(a))]); del meta["crc32"]
+st.write(sys.argv[2], tensors, meta)
+PY
+why="the model's output is NaN or infinite for this image (the checkpoint's weights are finite but overflow float: the checkpoint cannot be used)"
+mkdir -p "$tmp/hc/a" "$tmp/hc/b"; cp "$tmp/flat/flat.png" "$tmp/hc/a/x.png"; cp "$tmp/flat/flat.png" "$tmp/hc/b/y.png"
+"$VITMAE" eval --ckpt "$tmp/huge.st" --data "$tmp/flat" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?
+t "overflowing weights: eval exit 1, one line naming the image ($(cat "$tmp/h.err"))" \
+  '[ $rc -eq 1 ] && [ ! -s "$tmp/h.out" ] && [ "$(cat "$tmp/h.err")" = "vitmae: eval: $tmp/flat/flat.png: $why" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/huge.st" --out "$tmp/hr" "$tmp/flat/flat.png" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?
+t "overflowing weights: reconstruct exit 1, the image named, no panel, no figure ($(head -n 1 "$tmp/h.err"))" \
+  '[ $rc -eq 1 ] && grep -qxF "vitmae: $tmp/flat/flat.png: $why" "$tmp/h.err" && [ ! -e "$tmp/hr/flat.recon.png" ] && ! grep -q "nan\|inf" "$tmp/h.out"'
+"$VITMAE" attention --ckpt "$tmp/huge.st" --out "$tmp/ha" --raw "$tmp/flat/flat.png" > /dev/null 2> "$tmp/h.err"; rc=$?
+t "overflowing weights: attention exit 1, the image named, no maps ($(head -n 1 "$tmp/h.err"))" \
+  '[ $rc -eq 1 ] && grep -qxF "vitmae: $tmp/flat/flat.png: $why" "$tmp/h.err" && [ ! -e "$tmp/ha/flat.attn.npy" ] && [ ! -e "$tmp/ha/flat.attn.png" ]'
+"$VITMAE" embed --ckpt "$tmp/huge.st" --out "$tmp/h.npy" "$tmp/flat/flat.png" > /dev/null 2> "$tmp/h.err"; rc=$?
+t "overflowing weights: embed exit 1, the image named, no features ($(cat "$tmp/h.err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/h.err")" = "vitmae: embed: $tmp/flat/flat.png: $why" ] && [ ! -e "$tmp/h.npy" ]'
+"$VITMAE" probe --ckpt "$tmp/huge.st" --train "$tmp/hc" --test "$tmp/hc" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?
+t "overflowing weights: probe exit 1, the image named, no accuracy ($(tail -n 1 "$tmp/h.err"))" \
+  '[ $rc -eq 1 ] && grep -qxF "vitmae: probe: $tmp/hc/a/x.png: $why" "$tmp/h.err" && ! grep -q top1 "$tmp/h.out"'
+rm -rf "$tmp/hr" "$tmp/ha" "$tmp/hc"
 # Default panels of 256 px: width 5 S + 5 gaps (4) + bar 8 + 3 + label "0.25" + 4 (the label's width
 # depends on the font: tests/test_panel_mask.c checks the exact formula); a title and captions above.
 size=$(png_size "$tmp/r1/flat.recon.png")

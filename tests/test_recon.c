@@ -53,6 +53,9 @@ int main(void) {
     mse = recon_masked_mse(&c, rec, orig, removed, NULL);
     CHECK_CLOSE(mse, ((0.01 + 0.25) / 4) / 2, 1e-7, 1e-5, "recon clipped to [0,1]");
     CHECK_CLOSE(psnr_from_mse(0.01), 20.0, 1e-9, 0, "psnr of 0.01");
+    CHECK(isinf(psnr_from_mse(0.0)) && psnr_from_mse(0.0) > 0, "psnr of an exact reconstruction: +inf");
+    // A NaN error (a model whose output overflowed) was given PSNR +inf, a perfect score.
+    CHECK(isnan(psnr_from_mse(NAN)), "psnr of a NaN error is NaN, not +inf (%g)", psnr_from_mse(NAN));
     uint8_t none[4] = {0, 0, 0, 0};
     CHECK(recon_masked_mse(&c, rec, orig, none, NULL) == 0.0, "no removed patch -> 0");
 

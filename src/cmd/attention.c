@@ -458,6 +458,12 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     memcpy(norm, view, (size_t)S * S * C * sizeof *norm);
     pixels_normalise(cfg, norm, (long)S * S);
     mae_forward_encoder(m, norm, p->keep, 1, p->K);
+    for (int l = 0; l < cfg->depth; l++) {   // weights that overflow float: NaN maps, never drawn or written
+        const float *att = mae_attention(m, l);
+        int finite = 1;
+        for (size_t i = 0; i < (size_t)H * TT; i++) finite &= isfinite(att[i]) != 0;
+        if (!finite) { snprintf(err, errlen, "%s", INFER_NONFINITE_WHY); goto done; }
+    }
 
     // Every map first: a layer's scale needs all of its tiles.
     int query = 0;

@@ -7,6 +7,7 @@
 // when that is one of the model's classes. Images are seen as the evaluation view (docs/interface.md section 2) and normalised with the
 // checkpoint's pixel statistics.
 #include <cJSON.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,13 @@ int cmd_classify(int argc, char **argv) {
         for (int k = 0; k < packed; k++) {
             const Input *x = &in.v[ok[k]];
             const float *p = probs + (size_t)k * K;
+            int finite = 1;
+            for (int j = 0; j < K; j++) finite &= isfinite(p[j]) != 0;
+            if (!finite) {   // reported as an image that failed; no line, no JSON entry for it
+                cli_error(x->path, "%s", INFER_NONFINITE_WHY);
+                failed++;
+                continue;
+            }
             for (int j = 0; j < K; j++) order[j] = j;
             for (int j = 0; j < top; j++)   // partial selection sort: most probable first, ties by index
                 for (int q = j + 1; q < K; q++)

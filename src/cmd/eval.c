@@ -5,6 +5,7 @@
 //   masked_mse pixel units, clipped reconstruction, mean over removed patches, averaged over images
 //   psnr       10 log10(1 / masked_mse)  (the PSNR of the mean MSE, not the mean of PSNRs)
 #include <cJSON.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,7 +143,15 @@ int cmd_eval(int argc, char **argv) {
             if (bad) { cli_error("eval", "out of memory"); status = 1; goto done; }
         }
         infer_batch(m, images, norm, ids_keep, removed, n, K, recon, patch_err, mse, loss);
-        for (int k = 0; k < n; k++) { loss_sum += loss[k]; mse_sum += mse[k]; }
+        for (int k = 0; k < n; k++) {
+            if (!isfinite(loss[k]) || !isfinite(mse[k])) {
+                cli_error("eval", "%s: %s", ds.items[i0 + k].path, INFER_NONFINITE_WHY);
+                status = 1;
+                goto done;
+            }
+            loss_sum += loss[k];
+            mse_sum += mse[k];
+        }
     }
     double mean_loss = loss_sum / ds.n, mean_mse = mse_sum / ds.n, psnr = psnr_from_mse(mean_mse);
     if (json) {

@@ -6,6 +6,7 @@
 // does) and give each a unique stem -> pick the masks (--mask file, or --mask-ratio with --seed) ->
 // batches of evaluation views through mae_forward -> per image: de-normalise, score, draw, write.
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,9 @@
 #include "core/masking.h"
 #include "core/rng.h"
 #include "kernels/cpu.h"
+
+// A draw_output status of its own: the image's outputs are not finite (INFER_NONFINITE_WHY).
+enum { RECON_NONFINITE = -1000 };
 
 typedef struct {
     char *path;   // as given, or found under a folder
@@ -356,7 +360,7 @@ int cmd_reconstruct(int argc, char **argv) {
         // Panels drawn in turn, their files written side by side, then each image's line or message
         // in input order: the output does not depend on the thread count.
         for (int b = 0; b < nb; b++)
-            status[b] = draw_output(&outs, cfg, &inputs.v[slot[b]], images + per * b, recon + per * b,
+            status[b] = !isfinite(mse[b]) || !isfinite(loss[b]) ? RECON_NONFINITE : draw_output(&outs, cfg, &inputs.v[slot[b]], images + per * b, recon + per * b,
                                     removed + (size_t)L * b, patch_err + (size_t)L * b, mse[b], &rows[b], &fails[b]);
         #pragma omp parallel for schedule(dynamic)
         for (int b = 0; b < nb; b++)
@@ -366,6 +370,11 @@ int cmd_reconstruct(int argc, char **argv) {
         for (int b = 0; b < nb; b++) {
             const Input *in = &inputs.v[slot[b]];
             canvas_free(&rows[b]);
+            if (status[b] == RECON_NONFINITE) {   // nothing drawn or written for it
+                cli_error(in->path, "%s", INFER_NONFINITE_WHY);
+                failed++;
+                continue;
+            }
             if (status[b] == FILE_TAKEN) {   // the first such line; then the run stops (below)
                 if (!taken) cli_error(NULL, "%s", fails[b].who);
                 failed += !taken;

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,16 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
             }
         if (status) break;
         if (fm) features_batch(fm, views, B, spec, out + (size_t)i0 * dim);
+        for (int k = 0; fm && k < B && !status; k++) {
+            const float *row = out + (size_t)(i0 + k) * dim;
+            int finite = 1;
+            for (size_t d = 0; d < dim; d++) finite &= isfinite(row[d]) != 0;
+            if (!finite) {
+                snprintf(err, errlen, "%.2000s: %s", paths[i0 + k], INFER_NONFINITE_WHY);
+                status = -1;
+            }
+        }
+        if (status) break;
         if (progress) progress(ctx, i0 + B, n);
     }
     free(views); free(bad); free(why);

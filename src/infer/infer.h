@@ -33,6 +33,12 @@ int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_
 // classify` passes its classifier's).
 int infer_memory_refusal(size_t need, size_t need_one, int B, int S, char *err, size_t errlen);
 
+// The reason given for an image whose outputs are NaN or infinite although every weight is finite
+// (checked when read): weights so large that the forward overflows float. Every command that runs
+// the model refuses such outputs with this reason, exit 1, rather than print or write them
+// (docs/interface.md section 1, exit status).
+#define INFER_NONFINITE_WHY "the model's output is NaN or infinite for this image (the checkpoint's weights are finite but overflow float: the checkpoint cannot be used)"
+
 float infer_batch(Mae *m, const float *images, float *norm_scratch, const int *ids_keep,
                   const uint8_t *removed, int B, int K, float *recon, float *patch_err, double *mse,
                   double *loss);

@@ -87,4 +87,4 @@ double recon_masked_mse(const MaeConfig *cfg, const float *recon, const float *o
     return nrem ? total / nrem : 0.0;
 }
 
-double psnr_from_mse(double mse) { return mse > 0 ? 10.0 * log10(1.0 / mse) : INFINITY; }
+double psnr_from_mse(double mse) { return mse > 0 ? 10.0 * log10(1.0 / mse) : mse == 0 ? INFINITY : NAN; }

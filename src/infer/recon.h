@@ -27,6 +27,6 @@ void recon_pixels(const MaeConfig *cfg, const float *pred, const float *image_no
 // Returns 0 when no patch is removed.
 double recon_masked_mse(const MaeConfig *cfg, const float *recon, const float *orig,
                         const uint8_t *removed, float *per_patch_err);
-double psnr_from_mse(double mse);   // 10 log10(1 / mse), pixel peak 1; +inf for mse 0
+double psnr_from_mse(double mse);   // 10 log10(1 / mse), pixel peak 1; +inf for mse 0, NaN for NaN
 // pixels_normalise / pixels_denormalise (the config's pixel statistics): core/config.h.
 #endif
