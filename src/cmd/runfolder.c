@@ -608,23 +608,28 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
     return 1;
 }
 
-void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path) {
+// The end of the lines that stop a run at a non-finite loss or weights: the checkpoint still good, or
+// that the run wrote none (ckpt_path is the run folder's latest).
+static void last_good_checkpoint(char *out, size_t n, const char *ckpt_path) {
     int written = access(ckpt_path, F_OK) == 0;
-    snprintf(msg, n, "loss is %s at step %ld (lr %.3g); stopped; %s%s", isnan(loss) ? "NaN" : "infinite", step, lr,
-             written ? "the last good checkpoint is " : "no checkpoint was written (the run stopped before its first)",
+    snprintf(out, n, "%s%s", written ? "the last good checkpoint is " : "no checkpoint was written (the run stopped before its first)",
              written ? ckpt_path : "");
+}
+
+void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path) {
+    char last[4400];
+    last_good_checkpoint(last, sizeof last, ckpt_path);
+    snprintf(msg, n, "loss is %s at step %ld (lr %.3g); stopped; %s", isnan(loss) ? "NaN" : "infinite", step, lr, last);
 }
 
 void run_diverged_note(char *err, size_t errlen, const MaeTensor *tab, int n, const float *params, const float *m,
                        const float *v, long step, const char *ckpt_path) {
-    char why[200];
+    char why[200], last[4400];
     if (!ckpt_check_finite(tab, n, params, m, v, why, sizeof why)) return;
     size_t len = strlen(err);
     if (len + 1 >= errlen) return;
-    int written = access(ckpt_path, F_OK) == 0;
-    snprintf(err + len, errlen - len, "; stopped at step %ld, its loss still finite; %s%s", step,
-             written ? "the last good checkpoint is " : "no checkpoint was written (the run stopped before its first)",
-             written ? ckpt_path : "");
+    last_good_checkpoint(last, sizeof last, ckpt_path);
+    snprintf(err + len, errlen - len, "; stopped at step %ld, its loss still finite; %s", step, last);
 }
 
 void run_new_id(char *id, size_t n) {
