@@ -246,7 +246,7 @@ t "reduced decodes oriented as PIL" '[ $(echo "$out" | grep -c ": ok") -eq 3 ]'
 # The evaluation view (image_load_view, what every command feeds the model) against the Python that
 # docs/encoder.md ("The same view in Python") gives PyTorch users, run as written: equal levels (a
 # tie at an exact half may round the other way), for RGB and grey files shrunk, enlarged, non-square,
-# EXIF-rotated, with alpha, into RGB and grey models. And why the doc gives it: PIL's 8-bit resize,
+# EXIF-rotated, with alpha, CMYK, into RGB and grey models. And why the doc gives it: PIL's 8-bit resize,
 # which docs/interface.md once called the same, is a level off in far more values.
 awk '/^\*\*The same view in Python\.\*\*/ { on = 1 } on && /^```python/ { grab = 1; next } grab && /^```/ { exit } grab' \
   "$VITMAE_ROOT/docs/encoder.md" > "$dir/view_doc.py"
@@ -268,9 +268,14 @@ Image.fromarray(np.dstack([photo(40, 70, 3), photo(40, 70, 1)]), "RGBA").save(f"
 Image.fromarray(photo(32, 32, 3)).save(f"{d}/v_exact.png")
 ex = Image.Exif(); ex[0x0112] = 6
 Image.fromarray(photo(60, 90, 3)).save(f"{d}/v_rot6.jpg", quality=92, exif=ex.tobytes())
+# CMYK with black ink (PIL converts to RGB in 8-bit levels: a float conversion is between them), one
+# shrunk and one used pixel for pixel.
+Image.fromarray(photo(50, 70, 4), "CMYK").save(f"{d}/v_cmyk.jpg", quality=92)
+Image.fromarray(photo(32, 32, 4), "CMYK").save(f"{d}/v_cmyk_exact.jpg", quality=92)
 PY
 views=""
-for f in v_wide.png v_tall.png v_strip.jpg v_small.png v_grey.png v_alpha.png v_exact.png v_rot6.jpg; do
+for f in v_wide.png v_tall.png v_strip.jpg v_small.png v_grey.png v_alpha.png v_exact.png v_rot6.jpg \
+    v_cmyk.jpg v_cmyk_exact.jpg; do
   for c in 3 1; do
     "$VITMAE_TOOLS/imgdump" "$dir/$f" "$dir/$f.$c.npy" --view 32 $c || fail=1
     views="$views $f:$c"

@@ -795,13 +795,15 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
             for (size_t i = 0; i < (size_t)w * c; i++) dst[i] = (float)r->row[i] / 255.0f;
             continue;
         }
-        // PIL's CMYK -> RGB: R = (1 - C)(1 - K), with (1 - ink) = stored byte / 255 when inverted.
+        // PIL's CMYK -> RGB: R = (1 - C)(1 - K), with (1 - ink) = stored byte / 255 when inverted,
+        // rounded to an 8-bit level as PIL's conversion gives it (v k / 255 is never a tie), so that a
+        // view resized from it rounds as docs/encoder.md's Python does ("The same view in Python").
         for (int x = 0; x < w; x++) {
             const uint8_t *s = r->row + 4 * x;
             int k = inverted ? s[3] : 255 - s[3];
             for (int ch = 0; ch < 3; ch++) {
                 int v = inverted ? s[ch] : 255 - s[ch];
-                dst[3 * x + ch] = (float)(v * k) / 65025.0f;
+                dst[3 * x + ch] = (float)((2 * v * k + 255) / 510) / 255.0f;
             }
         }
     }

@@ -10,8 +10,8 @@
 // ImageOps.exif_transpose. WebP: still images, decoded to RGB (alpha dropped); an animated WebP is
 // refused. 16-bit samples scale by 1/65535, 8-bit by 1/255. Alpha and tRNS are dropped, as PIL's
 // convert('RGB'): grey and grey+alpha decode to c = 1, everything else to c = 3. CMYK converts as PIL:
-// R = (1 - C)(1 - K). A libjpeg warning (corrupt or truncated data) is an error. The pixel limit is
-// checked from the header before the pixel buffer is allocated.
+// R = (1 - C)(1 - K), rounded to an 8-bit level. A libjpeg warning (corrupt or truncated data) is an
+// error. The pixel limit is checked from the header before the pixel buffer is allocated.
 #ifndef VITMAE_IMAGE_H
 #define VITMAE_IMAGE_H
 #include <stddef.h>
