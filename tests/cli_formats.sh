@@ -3,8 +3,8 @@
 # ImageOps.exif_transpose) in JPEG, PNG (eXIf chunk, text chunks, XMP; before and after the image data,
 # in files larger than the probe's first read too) and WebP (EXIF chunk; lossy and lossless),
 # orientation tags in every type and byte order (those PIL applies and those it ignores), repeated
-# tags, WebP lossy / lossless / with alpha, CMYK JPEG (Adobe), progressive JPEG, greyscale JPEG; each
-# file's decode and its header probe's size. Files are written here by PIL; build/tools/imgdump gives
+# tags, WebP lossy / lossless / with alpha, CMYK JPEG (with and without the Adobe marker), progressive
+# JPEG, greyscale JPEG; each file's decode and its header probe's size. Files are written here by PIL; build/tools/imgdump gives
 # vitmae's decode (and, with --probe, image_probe's size).
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 fail=0
@@ -32,6 +32,13 @@ im.save(f"{d}/orient6long.jpg", quality=95, exif=b"Exif\0\0" + tiff)
 im.save(f"{d}/progressive.jpg", quality=90, progressive=True)
 im.convert("L").save(f"{d}/grey.jpg", quality=90)
 im.convert("CMYK").save(f"{d}/cmyk.jpg", quality=90)
+# CMYK with black ink, and the same file without its Adobe marker (APP14): PIL reads every CMYK JPEG
+# with Adobe's inverted inks, marker or not.
+import io
+b = io.BytesIO(); Image.fromarray(np.dstack([rgb, (x * 3 % 256).astype(np.uint8)]), "CMYK").save(b, "JPEG", quality=90)
+j = b.getvalue(); open(f"{d}/cmyk_black.jpg", "wb").write(j)
+k = j.index(b"\xff\xee"); n = struct.unpack(">H", j[k + 2:k + 4])[0]
+open(f"{d}/cmyk_no_adobe_marker.jpg", "wb").write(j[:k] + j[k + 2 + n:])
 im.save(f"{d}/lossy.webp", quality=80)
 im.save(f"{d}/lossless.webp", lossless=True)
 rgba = np.dstack([rgb, (x * 3 % 256).astype(np.uint8)])

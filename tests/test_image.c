@@ -335,11 +335,11 @@ static void test_jpeg(void) {
     free(j);
     // Inks C, M, Y, K = 0.2, 0.4, 0.6, 0.1 -> R, G, B = (1 - ink)(1 - K) = 0.72, 0.54, 0.36 (PIL).
     float want[3] = {0.8f * 0.9f, 0.6f * 0.9f, 0.4f * 0.9f};
-    uint8_t ink[4] = {51, 102, 153, 26}, inverted[4] = {204, 153, 102, 229};
+    uint8_t inverted[4] = {204, 153, 102, 229};   // (1 - ink) * 255
     j = make_jpeg(J_CMYK_ADOBE, 16, 16, inverted, &len);   // Adobe marker: stored inverted, as Photoshop
     check_flat("cmyk_adobe.jpg", j, len, 3, want, 0.02f);
     free(j);
-    j = make_jpeg(J_CMYK_PLAIN, 16, 16, ink, &len);
+    j = make_jpeg(J_CMYK_PLAIN, 16, 16, inverted, &len);   // no marker: read as inverted too, as PIL does
     check_flat("cmyk_plain.jpg", j, len, 3, want, 0.02f);
     free(j);
 }

@@ -768,8 +768,6 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
         jpeg_read_cleanup(r);
         return -1;
     }
-    // Adobe's CMYK JPEGs (Photoshop, libjpeg with its Adobe marker) store inverted inks, as PIL assumes.
-    int inverted = cmyk && ci->saw_Adobe_marker;
     size_t px_bytes = (size_t)w * h * c * sizeof(float);
     r->row = malloc((size_t)w * in_c);
     r->px = malloc(px_bytes);
@@ -795,14 +793,16 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
             for (size_t i = 0; i < (size_t)w * c; i++) dst[i] = (float)r->row[i] / 255.0f;
             continue;
         }
-        // PIL's CMYK -> RGB: R = (1 - C)(1 - K), with (1 - ink) = stored byte / 255 when inverted,
-        // rounded to an 8-bit level as PIL's conversion gives it (v k / 255 is never a tie), so that a
-        // view resized from it rounds as docs/encoder.md's Python does ("The same view in Python").
+        // PIL's CMYK -> RGB: R = (1 - C)(1 - K), rounded to an 8-bit level as PIL's conversion gives
+        // it (v k / 255 is never a tie), so that a view resized from it rounds as docs/encoder.md's
+        // Python does ("The same view in Python"). The bytes are (1 - ink) * 255: Adobe's CMYK JPEGs
+        // (Photoshop, libjpeg with its Adobe marker) store inverted inks, and PIL reads every CMYK JPEG
+        // so, marker or not (docs/interface.md, section 2).
         for (int x = 0; x < w; x++) {
             const uint8_t *s = r->row + 4 * x;
-            int k = inverted ? s[3] : 255 - s[3];
+            int k = s[3];
             for (int ch = 0; ch < 3; ch++) {
-                int v = inverted ? s[ch] : 255 - s[ch];
+                int v = s[ch];
                 dst[3 * x + ch] = (float)((2 * v * k + 255) / 510) / 255.0f;
             }
         }

@@ -5,8 +5,8 @@
 //
 // Decoding (docs/interface.md section 2): the format is recognised by its magic bytes, never the file name.
 // PNG: every colour type and bit depth (1/2/4/8/16, palette with tRNS, grey+alpha, Adam7). JPEG:
-// baseline, progressive, greyscale, CMYK/YCCK (Adobe-inverted CMYK when the Adobe marker is present,
-// as PIL does); the EXIF orientation (APP1, parsed by libexif) is applied after decoding, as PIL's
+// baseline, progressive, greyscale, CMYK/YCCK (Adobe-inverted CMYK, with or without the Adobe marker,
+// as PIL reads it); the EXIF orientation (APP1, parsed by libexif) is applied after decoding, as PIL's
 // ImageOps.exif_transpose. WebP: still images, decoded to RGB (alpha dropped); an animated WebP is
 // refused. 16-bit samples scale by 1/65535, 8-bit by 1/255. Alpha and tRNS are dropped, as PIL's
 // convert('RGB'): grey and grey+alpha decode to c = 1, everything else to c = 3. CMYK converts as PIL:
