@@ -317,5 +317,21 @@ echo "view: $out"
 t "the view equals docs/encoder.md's Python (ties apart: $(echo "$out" | head -n 3 | tr "\n" " "))" 'echo "$out" | grep -q "^doc view: same$"'
 t "PIL's 8-bit resize is not that view (why the doc gives the Python)" 'echo "$out" | grep -q "^PIL 8-bit: differs$"'
 
+# JPEG's other names, as PIL registers them: a web browser saves many sites' JPEGs as `.jfif`, and
+# `.jpe` is older. They were counted as ignored, named nowhere: a scraped folder of them trained on
+# nothing but its .jpg files.
+mkdir -p "$dir/web"
+/usr/bin/python3 - "$dir/web" <<'PY2'
+import sys, numpy as np
+from PIL import Image
+y, x = np.mgrid[0:20, 0:30]
+im = Image.fromarray(np.stack([x * 8, y * 12, (x + y) * 5], -1).astype(np.uint8))
+for name in ("saved.jfif", "old.JPE", "plain.jpg"):
+    im.save(f"{sys.argv[1]}/{name}", "JPEG", quality=90)
+PY2
+out=$("$VITMAE" data "$dir/web" 2>&1); rc=$?
+t "a .jfif and a .JPE are JPEG candidates ($(echo "$out" | head -n 1))" \
+  '[ $rc -eq 0 ] && echo "$out" | grep -q ": 3 ok, 0 skipped, 0 ignored$"'
+
 [ $fail -eq 0 ] && echo "cli formats ok"
 exit $fail

@@ -60,10 +60,15 @@ static int grow(void **p, int *cap, int need, size_t elem) {
     return 0;
 }
 
+// PNG, JPEG and WebP by name, JPEG also under the other names PIL opens it by: `.jfif` (what a web
+// browser names many sites' JPEGs) and `.jpe` (docs/interface.md, section 2).
 static int is_candidate_name(const char *name) {
+    static const char *const ext[] = {".png", ".jpg", ".jpeg", ".jfif", ".jpe", ".webp"};
     const char *dot = strrchr(name, '.');
     if (!dot) return 0;
-    return !strcasecmp(dot, ".png") || !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".webp");
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (!strcasecmp(dot, ext[i])) return 1;
+    return 0;
 }
 
 // Why a file that looks like an image by its name is not read (NULL: it does not look like one).
