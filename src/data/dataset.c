@@ -619,9 +619,10 @@ static int work_decode(const Dataset *ds, int i, WorkImage *out, char *why, size
 //   "VMWK" | u32 version | u32 w | u32 h | u32 c | u32 crc32 | u32 key length | key | pixels
 // (u32 little-endian). The crc32 covers w, h and c as written, then the pixels: in version 1 it covered
 // the pixels alone, so a file whose w and h were changed (swapped, or 2w x h/2) read as an image of
-// another shape. Files of another version are misses, rewritten. The key is
-// "<absolute path>\n<size>\n<mtime s>.<mtime ns>\n<work_size>".
-#define STORE_VERSION 2u
+// another shape. Version 3: CMYK JPEGs decode as PIL's (docs/testing.md), so a working image of an
+// older version may hold other pixels for the same file. Files of another version are misses,
+// rewritten. The key is "<absolute path>\n<size>\n<mtime s>.<mtime ns>\n<work_size>".
+#define STORE_VERSION 3u
 
 // The store file's crc32: of head's w, h and c (bytes 8 to 19), then of the n pixels.
 static uint32_t store_crc(const uint8_t *head, const uint8_t *px, size_t n) {
