@@ -95,6 +95,13 @@ char *utf8_clean(const char *s) {
 // number that is not whole a raw item with the fewest significant digits that read back as exactly
 // it (as Python's repr), in place. Smaller whole numbers cJSON prints exactly itself.
 void json_double_text(double v, char *buf, size_t n) {
+    // A whole number below 10^16 in its digits, as Python's repr writes it (less the ".0"): "%.1g"
+    // of 80 is "8e+01", which metrics.csv's epoch column showed between 64 and 96 (docs/interface.md,
+    // section 5).
+    if (v == floor(v) && fabs(v) < 1e16) {
+        snprintf(buf, n, "%.0f", v);
+        return;
+    }
     for (int digits = 1; digits <= 17; digits++) {
         snprintf(buf, n, "%.*g", digits, v);
         if (strtod(buf, NULL) == v) break;

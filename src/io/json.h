@@ -31,7 +31,8 @@ int utf8_first_invalid(char *const *names, int n);
 // memory.
 char *utf8_clean(const char *s);
 // The fewest significant digits ("%.Ng", N from 1 to 17) that read back as exactly v, as Python's
-// repr finds them; buf of at least 32 bytes. JSON numbers (below) and metrics.csv's fields use it.
+// repr finds them, a whole number below 10^16 in its digits ("80", not "8e+01"); buf of at least 32
+// bytes. JSON numbers (below) and metrics.csv's fields use it.
 void json_double_text(double v, char *buf, size_t n);
 // cJSON_Print (formatted) or cJSON_PrintUnformatted of o, with every whole number of o from 10^15 to
 // 2^53 and every finite one that is not whole turned into a raw item of its exact digits first (o is
