@@ -53,6 +53,12 @@ done
 t "attention on converted exits 0" '[ $rc -eq 0 ]'
 t "converted attention = PyTorch (<= 1e-5)" '"$VITMAE_TOOLS/attn_check" parity "$tmp/a/img.attn.npy" "$tmp/expected.safetensors" 1e-5'
 
+# Run as docs/interface.md writes it, `tools/convert_mae.py IN.pth OUT.safetensors`: the file itself runs
+# under /usr/bin/python3 (it had no #! line and no x bit: "Permission denied", exit 126).
+"$tools/convert_mae.py" "$tmp/full.pth" "$tmp/direct.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
+t "tools/convert_mae.py runs as a command ($rc: $(head -c 200 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && cmp -s "$tmp/direct.safetensors" "$tmp/full.safetensors"'
+
 "$PY" "$tools/convert_mae.py" "$tmp/finetune.pth" "$tmp/ft.safetensors" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "convert fine-tune exits 0" '[ $rc -eq 0 ]'
 t "fine-tune: fc_norm without norm is reported" 'grep -q "fc_norm but no norm" "$tmp/err"'

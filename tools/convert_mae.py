@@ -1,3 +1,4 @@
+#!/usr/bin/python3
 """Convert a facebookresearch/mae PyTorch checkpoint (.pth) into a vitmae safetensors checkpoint.
 
     /usr/bin/python3 tools/convert_mae.py IN.pth|IN.safetensors OUT.safetensors [--heads N] [--dec-heads N]
