@@ -226,6 +226,21 @@ int main(int argc, char **argv) {
     char *end = NULL;
     long images = fi && *fi ? strtol(fi, &end, 10) : 0;
     if (end && !*end && images >= 1 && images <= 1L << 30) stack_forward_force_images((int)images);
+    // Every rank must run the same build (docs/distributed.md, "Semantics"): another version's ranks
+    // exchange other messages (an MPI error, a wait for ever) or compute other bits. Compared first, by
+    // the exchange that compares the command lines below, so that a build from before this check,
+    // whose first exchange that is, stops at the difference too.
+    char build[128];
+    snprintf(build, sizeof build, "vitmae %s", vitmae_version());
+    const char *build_list[1] = {build};
+    int same_build = dist_check_same_list(build_list, sizeof *build_list, 1, "build", err, sizeof err);
+    if (same_build) {
+        if (same_build == -2 || dist_rank() == 0)
+            cli_error("mpi", "%s%s", err, same_build == -2 ? " (every process must run the same build of vitmae: the same "
+                                                             "vitmae --version)" : "");
+        dist_finalize();
+        return 1;
+    }
     // Every rank must run the same command line (docs/distributed.md): an MPMD launch with other
     // flags on one rank would otherwise train apart, or wait forever at a step the others never take.
     int same = dist_check_same_list((const char *const *)(argv + 1), sizeof *argv, argc - 1, "command line", err,
