@@ -176,6 +176,16 @@ t "different file lists: exit 1" '[ $rc -eq 1 ]'
 t "different file lists: rank 1 names itself" 'grep -q "^vitmae: rank 1: data: rank 1 sees a different file list" "$dir/lists.err"'
 t "different file lists: the first differing file is named" 'grep "^vitmae: rank 1" "$dir/lists.err" | grep -q "$(basename "$gone")"'
 t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetensors" ]'
+#    The same names, another file under one of them on rank 1 (a copy made apart, or still being
+#    copied): it trained on other images, exit 0. Each file's size is compared too.
+mkdir -p "$dir/w2" && cp -r "$dir/data" "$dir/w2/data"
+other=$(cd "$dir/w2/data" && find . -name '*.png' | sort | sed -n 9p | sed 's|^\./||')
+cp "$dir/w2/data/$other" "$dir/w2/data/$gone"
+t "another file under one name: the sizes differ (the test can tell)" '! cmp -s "$dir/data/$gone" "$dir/w2/data/$gone" && [ "$(wc -c < "$dir/data/$gone")" != "$(wc -c < "$dir/w2/data/$gone")" ]'
+mpi -np 1 -wdir "$dir/w0" "$VITMAE" train $rel --steps 2 --out "$dir/sizes" : \
+  -np 1 -wdir "$dir/w2" "$VITMAE" train $rel --steps 2 --out "$dir/sizes" > /dev/null 2> "$dir/sizes.err"; rc=$?
+t "another file under one name on rank 1: exit 1 ($rc), rank 1 names it and both sizes ($(grep "^vitmae: rank 1" "$dir/sizes.err" | head -c 300)), no run folder" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: data: rank 1 sees a different file list than rank 0: entry [0-9]*, .$gone., is $(wc -c < "$dir/w2/data/$gone") bytes here and $(wc -c < "$dir/data/$gone") on rank 0 (every process must read the same files)$" "$dir/sizes.err" && [ ! -e "$dir/sizes" ]'
 
 # 6. Signals to mpirun. SIGUSR1 is forwarded at once: every rank finishes its step, rank 0 saves,
 #    all exit 0 (mpirun too), and the run resumes to the same end as the uninterrupted one.
@@ -267,10 +277,17 @@ t "rank 1's data gone mid-run: the last checkpoint loads" '[ -n "$(saved_step "$
 # 7d. The "data pipeline is the bottleneck" note is the job's: a step waits for the slowest process, and
 #     rank 0 judged on its own waits alone. Rank 1's copy of the data holds 800x800 photos under the
 #     names of rank 0's 16x16 images (each rank its own folder), decoded afresh each step (no cache, no
-#     store): rank 1 waits for images most of each step, rank 0 hardly at all.
+#     store): rank 1 waits for images most of each step, rank 0 hardly at all. The ranks compare each
+#     file's size: each pair is padded with zeros past its end (a PNG ends at its IEND chunk) to one size.
 mkdir -p "$dir/s0" "$dir/s1"
 "$VITMAE_TOOLS/synth" "$dir/s0/data" --count 16 --size 16 --seed 3 > /dev/null
 "$VITMAE_TOOLS/synth" "$dir/s1/data" --count 16 --size 800 --seed 3 > /dev/null
+python3 -c 'import os, sys
+for d, _, names in os.walk(sys.argv[1]):
+    for n in names:
+        a = os.path.join(d, n); b = os.path.join(sys.argv[2], os.path.relpath(a, sys.argv[1]))
+        m = max(os.path.getsize(a), os.path.getsize(b))
+        for p in (a, b): open(p, "ab").write(bytes(m - os.path.getsize(p)))' "$dir/s0/data" "$dir/s1/data"
 slow="--data data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --val-frac 0 --steps 10 --log-every 10 --eval-every 100 --sample-every 100 --ckpt-every 100 --cache-mb 0 --store none --threads 1 --out $dir/slow"
 ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -wdir "$dir/s0" "$VITMAE" train $slow : \
   -np 1 -wdir "$dir/s1" "$VITMAE" train $slow > "$dir/slow.log" 2> "$dir/slow.err"; rc=$?
@@ -326,13 +343,15 @@ t "broken files, -np 4: exit 0, each file said once, as one process says them ($
 t "broken files, -np 4: the working images of the 4 processes together" \
   'grep -q "^working images (4 processes together): [0-9]* decoded, .*steps waited [0-9.]* ms each for images (the process that waited most)$" "$dir/b4.log"'
 #    A copy that differs on one machine (each rank its own folder, as without a shared filesystem):
-#    rank 1's copy of a file broken another way is said again, naming rank 1.
+#    rank 1's copy of a file broken another way is said again, naming rank 1. (Of the same size, cut
+#    where rank 0's is, the ranks comparing each file's size before they start; its first data chunk
+#    made short enough to end in the file, so that its check sum fails before the data runs out.)
 mkdir -p "$dir/v0" "$dir/v1"; cp -r "$dir/bdata" "$dir/v0/bdata"; cp -r "$dir/bdata" "$dir/v1/bdata"
 "$VITMAE_TOOLS/synth" "$dir/bfresh" --count 40 --size 24 --seed 3 >/dev/null
 f=$(cd "$dir/bdata" && ls */*.png | sed -n 1p)
 python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); i = b.find(b"IDAT")
-for k in range(i + 8, i + 30): b[k] ^= 0x5a
-open(sys.argv[2], "wb").write(bytes(b))' "$dir/bfresh/$f" "$dir/v1/bdata/$f"
+b[i - 4:i] = (30).to_bytes(4, "big")
+open(sys.argv[2], "wb").write(bytes(b[:80]))' "$dir/bfresh/$f" "$dir/v1/bdata/$f"
 brel=$(echo "$bsmall" | sed "s|--data $dir/bdata|--data bdata|")
 ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -wdir "$dir/v0" "$VITMAE" train $brel --out "$dir/bv" : \
   -np 1 -wdir "$dir/v1" "$VITMAE" train $brel --out "$dir/bv" > /dev/null 2> "$dir/bv.err"; rc=$?

@@ -932,10 +932,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if ((rc = cli_agree(setup_local(t, flags, nflags)))) return rc;
     // 2. Every rank must see the same training files (scan order): a rank on another filesystem stops here.
     cli_defer(0);
-    int same = dist_check_same_list((const char *const *)&t->ds.items[0].rel, sizeof(DataItem), t->ds.n,
-                                    "file list", err, sizeof err);
-    if (same == -2 || (same == -1 && rank == 0)) cli_error("data", "%s", err);
-    if (same) return 1;
+    if (run_check_same_files(&t->ds)) return 1;
     // ... and start from the same weights (--resume, --ckpt: each rank read its own copy).
     const float *start[3] = {clf_params(t->model), t->exp_avg, t->exp_avg_sq};
     if (run_check_same_start(r->step, start, 3, clf_num_params(&t->cfg))) return 1;

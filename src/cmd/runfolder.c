@@ -925,6 +925,26 @@ void run_abs_path(char *dst, size_t n, const char *path) {
     free(abs);
 }
 
+int run_check_same_files(const Dataset *ds) {
+    char err[1024];
+    int same = dist_check_same_list((const char *const *)&ds->items[0].rel, sizeof(DataItem), ds->n, "file list", err,
+                                    sizeof err);
+    if (!same) {
+        int k = 0;
+        long long theirs = 0;
+        same = dist_check_same_numbers(&ds->items[0].bytes, sizeof(DataItem), ds->n, &k, &theirs);
+        if (same == -2)
+            snprintf(err, sizeof err, "rank %d sees a different file list than rank 0: entry %d, '%s', is %lld bytes here "
+                     "and %lld on rank 0 (every process must read the same files)", dist_rank(), k + 1, ds->items[k].rel,
+                     ds->items[k].bytes, theirs);
+        else if (same == -1)
+            snprintf(err, sizeof err, "rank %d sees a different file list than this rank (its message names the first "
+                     "difference)", k);
+    }
+    if (same == -2 || (same == -1 && dist_rank() == 0)) cli_error("data", "%s", err);
+    return same ? 1 : 0;
+}
+
 int run_check_same_start(long step, const float *const *arrays, int na, size_t n) {
     if (dist_size() == 1) return 0;
     uint64_t h = DIST_HASH_START;

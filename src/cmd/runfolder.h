@@ -45,6 +45,12 @@ int run_folder_overwrite(const char *dir, const char *file, char *file_now, size
 // (docs/distributed.md, "Semantics"). 0 when every rank agrees (and with one process); else 1 after
 // one line naming the first differing rank.
 int run_check_same_start(long step, const float *const *arrays, int na, size_t n);
+// Under mpirun every rank scans its own view of the data folder: the ranks compare their file lists
+// (names in scan order), then each file's size, with rank 0's (docs/distributed.md, "Semantics"). A
+// folder not on a shared filesystem, a copy that lacks a file, holds another file under its name or is
+// still being copied would otherwise train on other images. 0 when every rank agrees (and with one
+// process); else 1 after the line of the first differing rank ("data: ...").
+int run_check_same_files(const Dataset *ds);
 // The folders a resumed run reads, checked before it starts (docs/data.md, "Run folders"): a --val
 // folder given to a run that held out a fraction of its data (its held-out images would go back to
 // training: another run), and a recorded data or validation folder that is gone when no new place is

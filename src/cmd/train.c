@@ -621,10 +621,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
 
     // 2. Every rank must see the same files (scan order): a rank on another filesystem stops here.
     cli_defer(0);
-    int same = dist_check_same_list((const char *const *)&t->ds.items[0].rel, sizeof(DataItem), t->ds.n,
-                                    "file list", err, sizeof err);
-    if (same == -2 || (same == -1 && rank == 0)) cli_report("data", err, 1);
-    if (same) { ckpt_free(&init); return 1; }
+    if (run_check_same_files(&t->ds)) { ckpt_free(&init); return 1; }
     // ... and start from the same weights (a fresh run's come from the seed, the same everywhere).
     size_t nparams = mae_num_params(&t->cfg);
     const float *start[3] = {resuming ? mae_params(t->model) : init.params, t->exp_avg, t->exp_avg_sq};

@@ -30,6 +30,7 @@ typedef struct {
     char *path, *rel;
     const char *cls;   // first-level folder name (owned by the walk's class list) or NULL
     char *reason;      // set for an unreadable folder: already skipped
+    long long bytes;   // the file's size (stat), -1 unknown
 } Candidate;
 
 typedef struct {
@@ -119,13 +120,13 @@ static char *join(const char *a, const char *b) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static int add_candidate(Walk *wk, char *path, char *rel, const char *cls, char *reason) {
+static int add_candidate(Walk *wk, char *path, char *rel, const char *cls, char *reason, long long bytes) {
     if (grow((void **)&wk->cand, &wk->capcand, wk->ncand + 1, sizeof *wk->cand)) {
         free(path); free(rel); free(reason);
         wk->oom = 1;
         return -1;
     }
-    wk->cand[wk->ncand++] = (Candidate){path, rel, cls, reason};
+    wk->cand[wk->ncand++] = (Candidate){path, rel, cls, reason, bytes};
     return 0;
 }
 
@@ -205,7 +206,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         if (depth == 0) { snprintf(err, errlen, "%s", strerror(e)); return -1; }
         char why[160];
         snprintf(why, sizeof why, "cannot read folder: %s", strerror(e));
-        add_candidate(wk, strdup(path), strdup(rel), cls, strdup(why));
+        add_candidate(wk, strdup(path), strdup(rel), cls, strdup(why), -1);
         return 0;
     }
     if (nnames) qsort(names, (size_t)nnames, sizeof *names, cmp_str);
@@ -226,7 +227,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         char *full = join(path, names[i]), *sub = join(rel, names[i]);
         if (!full || !sub) { free(full); free(sub); wk->oom = 1; break; }
         struct stat st;
-        int is_dir = stat_entry(path, names[i], full, &st) == 0 && S_ISDIR(st.st_mode);
+        int found = stat_entry(path, names[i], full, &st) == 0, is_dir = found && S_ISDIR(st.st_mode);
         // No path can name it (open, opendir and the decoders take paths): listed as skipped, with why.
         int too_long = strlen(full) >= PATH_MAX;
         if (is_dir) {
@@ -236,7 +237,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
                 char why[96];
                 if (too_long) snprintf(why, sizeof why, "folder path longer than %d bytes (the system limit): not searched", PATH_MAX - 1);
                 else snprintf(why, sizeof why, "folder nested more than %d levels deep: not searched", MAX_DEPTH);
-                add_candidate(wk, full, sub, cls, strdup(why));
+                add_candidate(wk, full, sub, cls, strdup(why), -1);
                 continue;
             }
             const char *sub_cls = cls;
@@ -253,7 +254,8 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         } else if (is_candidate_name(names[i])) {
             char why[96] = "";
             if (too_long) snprintf(why, sizeof why, "path longer than %d bytes (the system limit): not opened", PATH_MAX - 1);
-            add_candidate(wk, full, sub, cls, why[0] ? strdup(why) : NULL);   // broken links and loops fail at decode
+            // broken links and loops fail at decode
+            add_candidate(wk, full, sub, cls, why[0] ? strdup(why) : NULL, found ? (long long)st.st_size : -1);
         } else {
             wk->nignored++;
             const char *why = ignored_image_reason(names[i]);
@@ -385,7 +387,7 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
             ds->nroot++;
         }
         DataItem *it = &ds->items[ds->n];
-        *it = (DataItem){cd->path, cd->rel, cls, dec[i].w, dec[i].h, dec[i].c, dec[i].uniform};
+        *it = (DataItem){cd->path, cd->rel, cls, dec[i].w, dec[i].h, dec[i].c, dec[i].uniform, cd->bytes};
         ds->nuniform += dec[i].uniform;
         cd->path = cd->rel = NULL;
         if (ds->n == 0 || it->w < ds->min_w) ds->min_w = it->w;

@@ -51,6 +51,7 @@ typedef struct {
     int cls;        // index into class_names, -1 for files directly in the root
     int w, h, c;    // decoded size and channels (1 grey, 3 RGB)
     int uniform;    // every pixel the same colour (known only when the scan decoded it)
+    long long bytes;   // the file's size at the scan (stat; -1 when it could not be read)
 } DataItem;
 
 typedef struct { char *path; char *reason; } DataSkip;

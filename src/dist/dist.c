@@ -192,6 +192,35 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
     return rc;
 }
 
+int dist_check_same_numbers(const long long *first, size_t stride, int n, int *index, long long *theirs) {
+    if (!g_active || g_size == 1) return 0;
+    const char *base = (const char *)first;
+    uint64_t h = DIST_HASH_START;
+    for (int k = 0; k < n; k++) h = dist_hash_bytes(base + (size_t)k * stride, sizeof(long long), h);
+    uint64_t all_stack[64], *all = g_size <= 64 ? all_stack : malloc((size_t)g_size * sizeof *all);
+    if (!all) dist_abort(1);
+    allgather_u64(h, all);
+    int first_bad = -1;
+    for (int r = 1; r < g_size && first_bad < 0; r++) if (all[r] != all[0]) first_bad = r;
+    int i_differ = all[g_rank] != all[0];
+    if (all != all_stack) free(all);
+    if (first_bad < 0) return 0;
+    long long *v0 = malloc((size_t)(n > 0 ? n : 1) * sizeof *v0);
+    if (!v0) dist_abort(1);
+    if (g_rank == 0)
+        for (int k = 0; k < n; k++) v0[k] = *(const long long *)(base + (size_t)k * stride);
+    dist_bcast(v0, (size_t)n * sizeof *v0, 0);
+    *index = first_bad;
+    if (i_differ) {
+        int k = 0;
+        while (k < n - 1 && v0[k] == *(const long long *)(base + (size_t)k * stride)) k++;
+        *index = k;
+        *theirs = v0[k];
+    }
+    free(v0);
+    return i_differ ? -2 : -1;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Groups and the tree
 

@@ -51,6 +51,11 @@ char *dist_gather_bytes(const void *mine, size_t n, size_t *total);
 // differing rank (err names it and the first differing entry) and -1 on the others (err names the
 // first differing rank).
 int  dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen);
+// The same for n numbers (n the same on every rank; value k at *(const long long *)(first + k * stride)):
+// a hash of each rank's, then, where one differs, rank 0's numbers. 0 on every rank when all agree;
+// otherwise -2 on a differing rank, with *index its first differing entry and *theirs rank 0's number
+// there, and -1 on the others, with *index the first differing rank.
+int  dist_check_same_numbers(const long long *first, size_t stride, int n, int *index, long long *theirs);
 // A 64-bit hash of bytes (FNV-1a over 8-byte words, then the tail bytes) continuing from h (start
 // from DIST_HASH_START): which rank holds other weights, not a digest against tampering.
 #define DIST_HASH_START 0xcbf29ce484222325ull
