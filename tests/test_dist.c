@@ -143,6 +143,26 @@ int main(void) {
               && strstr(err, "8 micro-batches cannot share the 4 gradient groups of a step"), "1 process, --accum 8: %s", err);
         CHECK(dist_check_groups(64, 6, 1, 1, err, sizeof err) != 0, "6 groups refused (not a power of two)");
         CHECK(dist_check_groups(12, 8, 1, 1, err, sizeof err) != 0, "8 groups of a batch of 12 refused");
+        // The way out a refusal names must be one the batch allows: more groups only up to the batch's
+        // largest power-of-two divisor (a batch of 6 has 2 groups at most: -np 4 needs another --batch).
+        CHECK(dist_check_groups(64, 4, 8, 1, err, sizeof err) == DIST_BAD_PROCS && strstr(err, "use a process count that divides 4, or --groups 8"),
+              "8 processes, 4 groups of a batch of 64: --groups 8 named: %s", err);
+        CHECK(dist_check_groups(6, 2, 4, 1, err, sizeof err) == DIST_BAD_PROCS && !strstr(err, "--groups") &&
+              strstr(err, "use a process count that divides 2, or a --batch that 4 divides (a batch of 6 has at most 2 gradient groups)"),
+              "4 processes, a batch of 6: another --batch named, not more groups: %s", err);
+        CHECK(dist_check_groups(3, 1, 2, 1, err, sizeof err) == DIST_BAD_PROCS && strstr(err, "the 1 gradient group of a step") &&
+              strstr(err, "run it without mpirun, or a --batch that 2 divides (a batch of 3 has at most 1 gradient group)"),
+              "2 processes, a batch of 3: %s", err);
+        CHECK(dist_check_groups(2, 2, 2, 2, err, sizeof err) == DIST_BAD_ACCUM && !strstr(err, "--groups") &&
+              strstr(err, "use an --accum that divides 1, or a --batch that 4 divides (a batch of 2 has at most 2 gradient groups)"),
+              "2 processes x --accum 2, a batch of 2: %s", err);
+        CHECK(dist_check_groups(64, 4, 2, 4, err, sizeof err) == DIST_BAD_ACCUM && strstr(err, "use an --accum that divides 2, or --groups 8"),
+              "2 processes x --accum 4, 4 groups of 64: %s", err);
+        CHECK(dist_check_groups(12, 4, 8, 1, err, sizeof err) == DIST_BAD_PROCS &&
+              strstr(err, "or a --batch that 8 divides with --groups 8 (a batch of 12 has at most 4 gradient groups)"),
+              "8 processes, a batch of 12: a batch of 16 alone would still be 4 groups: %s", err);
+        CHECK(dist_check_groups(8192, 4096, 8192, 1, err, sizeof err) == DIST_BAD_PROCS && !strstr(err, "--groups 8192"),
+              "8192 processes: no --groups past its limit named: %s", err);
     }
 
     // 2b. How many groups at once (cmd/groups.h): doubled while the encoder's rows per forward stay below

@@ -232,6 +232,21 @@ int dist_default_groups(int batch) {
     return g;
 }
 
+// The other way out of a refusal that needs `need` groups (a power of two) a step: more groups where the
+// batch allows them (up to its largest power-of-two divisor), else another batch (--batch and --groups
+// go up to 4096). ", or ..." into way, or "" when neither can be.
+static void more_groups_way(char *way, size_t n, int batch, long need) {
+    int most = batch & -batch;
+    if (need > 4096) way[0] = 0;
+    else if (need <= most) snprintf(way, n, ", or --groups %ld", need);
+    else {   // past the default groups (DIST_DEFAULT_GROUPS) the new batch needs --groups too
+        char with[48] = "";
+        if (need > DIST_DEFAULT_GROUPS) snprintf(with, sizeof with, " with --groups %ld", need);
+        snprintf(way, n, ", or a --batch that %ld divides%s (a batch of %d has at most %d gradient group%s)", need, with,
+                 batch, most, most == 1 ? "" : "s");
+    }
+}
+
 int dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen) {
     if (!is_pow2(groups) || batch % groups) {
         snprintf(err, errlen, "%d gradient groups: must be a power of two that divides the batch (%d)", groups, batch);
@@ -244,19 +259,23 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         return DIST_BAD_PROCS;
     }
     if (groups % procs) {
-        snprintf(err, errlen, "%d processes cannot share the %d gradient groups of a step evenly, which bitwise "
-                 "equal results need; use a process count that divides %d, or start the run with more groups "
-                 "(--groups)", procs, groups, groups);
+        char count[64], way[160];
+        if (groups == 1) snprintf(count, sizeof count, "run it without mpirun");
+        else snprintf(count, sizeof count, "use a process count that divides %d", groups);
+        more_groups_way(way, sizeof way, batch, procs);
+        snprintf(err, errlen, "%d processes cannot share the %d gradient group%s of a step evenly, which bitwise "
+                 "equal results need; %s%s", procs, groups, groups == 1 ? "" : "s", count, way);
         return DIST_BAD_PROCS;
     }
     int mine = groups / procs;
     if (mine % accum) {
-        char whose[96];   // one process: the step's groups; several: each one's share
+        char whose[96], way[160];   // one process: the step's groups; several: each one's share
         if (procs == 1) snprintf(whose, sizeof whose, "the %d gradient group%s of a step", mine, mine == 1 ? "" : "s");
         else snprintf(whose, sizeof whose, "the %d gradient group%s each of the %d processes has per step", mine,
                       mine == 1 ? "" : "s", procs);
-        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use an --accum that divides %d, or more "
-                 "groups (--groups)", accum, whose, mine);
+        more_groups_way(way, sizeof way, batch, (long)procs * accum);
+        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use an --accum that divides %d%s", accum, whose,
+                 mine, way);
         return DIST_BAD_ACCUM;
     }
     return 0;
