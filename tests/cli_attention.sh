@@ -524,6 +524,33 @@ done
 t "72 heads, --head all: 73 maps, head 71 drawn ($(ls "$tmp/h72-all/attn_input" 2>/dev/null | wc -l))" \
   '[ "$(ls "$tmp/h72-all/attn_input" | wc -l)" -eq 73 ] && [ -s "$tmp/h72-all/attn_input/layer00-head71.png" ]'
 
+# A flat map under --normalize map: the fixture with every qkv weight and bias zeroed attends
+# uniformly (every logit 0, every weight 1/17), so each map's own scale is 1/17 .. 1/17. Its bars were
+# the whole gradient with no mark; now one colour, the lowest, and uniform attention in the middle.
+/usr/bin/python3 - "$VITMAE_ROOT/tools" "$ck" "$tmp/uni.safetensors" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import safetensors_io as st
+ts, meta = st.read(sys.argv[2])
+for k, (shape, a) in ts.items():
+    if ".attn.qkv." in k:
+        ts[k] = (shape, [0.0] * len(a))
+st.write(sys.argv[3], ts, meta)
+PY
+"$VITMAE" attention --ckpt "$tmp/uni.safetensors" --normalize map --head mean --out "$tmp/uni" "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "a flat map (uniform attention, --normalize map): its bars one colour, the mark in the middle ($rc)" '[ $rc -eq 0 ] && /usr/bin/python3 - "$tmp/uni/index.html" <<PY
+import re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+figs = re.findall(r"<figure>.*?</figure>", page)
+assert len(figs) == 1, len(figs)   # --head mean of the last layer
+for f in figs:
+    cols = re.search(r"linear-gradient\\(to right,([^)]*)\\)", f).group(1).split(",")
+    assert len(cols) == 17 and set(cols) == {"#440154"}, cols
+    mark = re.search(r"class=\"mark\" style=\"left:([0-9.]+)%", f)
+    assert mark and float(mark.group(1)) == 50.0, f
+    assert "lies above" not in f and "lies below" not in f, f
+PY'
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"
 exit $fail

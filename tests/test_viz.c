@@ -301,6 +301,31 @@ static void test_colorbar_patches(void) {
         }
     cb.mark = NAN;
     CHECK(viz_colorbar_mark_beyond(&cb) == 0, "no mark: not beyond");
+    // A flat scale (attention --normalize map of an exactly uniform map: 1/17 .. 1/17) was drawn as the
+    // whole gradient, labelled 0.0588 at both ends, with no mark though the caption promises one: now
+    // the lowest colour alone, as the map is drawn, its one value once, the mark across its middle
+    // (compared as the map's float), and an arrow where the value is not uniform attention.
+    cb.vmin = cb.vmax = (float)(1.0 / 17);
+    cb.mark = 1.0 / 17;
+    CHECK(viz_colorbar_mark_beyond(&cb) == 0, "flat 1/17, mark 1/17: inside");
+    for (int v = 0; v < 2; v++) {
+        canvas_fill(&c, (const uint8_t[3]){0, 0, 0});
+        int x0 = 2, y0 = 10, w = v ? 10 : 60, h = v ? 200 : 8;
+        viz_colorbar(&c, x0, y0, w, h, v, &cb);
+        int mid_x = v ? x0 + w / 2 : x0 + (int)lround(0.5 * (w - 1)), mid_y = v ? y0 + (int)lround(0.5 * (h - 1)) : y0 + h / 2;
+        CHECK(is_rgb(px(&c, mid_x, mid_y), 255, 255, 255), "%s flat bar: the mark across its middle",
+              v ? "vertical" : "horizontal");
+        int ex = v ? x0 + w / 2 : x0 + 1, ey = v ? y0 + h - 2 : y0 + h / 2, fx = v ? ex : x0 + w - 2, fy = v ? y0 + 1 : ey;
+        CHECK(memcmp(px(&c, ex, ey), t, 3) == 0 && memcmp(px(&c, fx, fy), t, 3) == 0,
+              "%s flat bar: the lowest colour at both ends", v ? "vertical" : "horizontal");
+    }
+    canvas_fill(&c, (const uint8_t[3]){0, 0, 0});
+    viz_colorbar(&c, 2, 10, 10, 200, 1, &cb);
+    CHECK(count_lit(&c, 15, 10 + 200 - text_line_height(11), 80, 10 + 200) == 0, "flat bar: its one value written once");
+    cb.vmin = cb.vmax = 0.25;
+    CHECK(viz_colorbar_mark_beyond(&cb) == -1, "flat 0.25, mark 1/17: beyond, below");
+    cb.mark = 0.5;
+    CHECK(viz_colorbar_mark_beyond(&cb) == 1, "flat 0.25, mark 0.5: beyond, above");
     canvas_free(&c);
 
     // Labels never overlap: a vertical bar shorter than two lines (reconstruct --display 16: "0.158"

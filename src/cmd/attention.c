@@ -694,20 +694,24 @@ static void html_value(FILE *f, double v) {
 static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u) {
     const uint8_t *t = colormap_table(cmap);
     if (!t) return;
+    // A flat scale (vmin = vmax) is the lowest colour alone, its mark in the middle (viz_colorbar).
+    int flat = vmax == vmin;
     fputs("<span class=\"bar\" style=\"background:linear-gradient(to right", f);
     for (int k = 0; k <= 16; k++) {
-        int i = k * 255 / 16;
+        int i = flat ? 0 : k * 255 / 16;
         fprintf(f, ",#%02x%02x%02x", t[3 * i], t[3 * i + 1], t[3 * i + 2]);
     }
     fputs(")\">", f);
-    if (vmax > vmin && u >= vmin && u <= vmax)
-        fprintf(f, "<span class=\"mark\" style=\"left:%.1f%%\"></span>", 100.0 * (u - vmin) / (vmax - vmin));
+    ColorBar cb = {cmap, vmin, vmax, u, NULL, 0, {0, 0, 0}};
+    int beyond = viz_colorbar_mark_beyond(&cb);
+    if (isfinite(u) && vmax >= vmin && !beyond)
+        fprintf(f, "<span class=\"mark\" style=\"left:%.1f%%\"></span>", flat ? 50.0 : 100.0 * (u - vmin) / (vmax - vmin));
     fputs("</span>", f);
     // Beyond the scale, said in words (the montage's bars draw an arrow at that end).
-    if (vmax > vmin && (u > vmax || u < vmin)) {
+    if (beyond) {
         fputs("uniform (", f);
         html_value(f, u);
-        fputs(u > vmax ? ") lies above this scale: every value is below it" : ") lies below this scale: every value is above it", f);
+        fputs(beyond > 0 ? ") lies above this scale: every value is below it" : ") lies below this scale: every value is above it", f);
     }
 }
 

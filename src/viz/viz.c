@@ -400,21 +400,30 @@ int viz_colorbar_height(int bar_h, double size) { return bar_h + 2 + text_line_h
 enum { COLORBAR_LABEL_GAP = 4 };   // pixels between two labels side by side
 
 int viz_colorbar_mark_beyond(const ColorBar *b) {
-    if (!isfinite(b->mark) || !(b->vmax > b->vmin)) return 0;
+    if (!isfinite(b->mark) || !(b->vmax >= b->vmin)) return 0;
+    // A flat scale holds a map's one value, a float: the mark is compared with it as a float.
+    if (b->vmax == b->vmin) {
+        float m = (float)b->mark, v = (float)b->vmin;
+        return m > v ? 1 : m < v ? -1 : 0;
+    }
     return b->mark > b->vmax ? 1 : b->mark < b->vmin ? -1 : 0;
 }
 
 void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const ColorBar *b) {
     if (w < 1 || h < 1) return;
     uint8_t col[3];
+    // A flat scale (vmin = vmax: a map of one value under --normalize map) has one colour, the lowest,
+    // as its map is drawn (overlay_draw); the bar is filled with it, labelled with its one value, and
+    // a mark equal to that value is drawn across its middle (docs/interface.md, attention).
+    int flat = b->vmax == b->vmin;
     if (vertical) {
         for (int r = 0; r < h; r++) {
-            colormap_color(b->cmap, h > 1 ? 1.0f - (float)r / (float)(h - 1) : 1.0f, col);
+            colormap_color(b->cmap, flat ? 0.0f : h > 1 ? 1.0f - (float)r / (float)(h - 1) : 1.0f, col);
             canvas_fill_rect(c, x, y + r, w, 1, col);
         }
     } else {
         for (int k = 0; k < w; k++) {
-            colormap_color(b->cmap, w > 1 ? (float)k / (float)(w - 1) : 1.0f, col);
+            colormap_color(b->cmap, flat ? 0.0f : w > 1 ? (float)k / (float)(w - 1) : 1.0f, col);
             canvas_fill_rect(c, x + k, y, 1, h, col);
         }
     }
@@ -424,13 +433,13 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
     int lh = text_line_height(b->text_size);
     // The mark: a line across the bar, white over a dark edge so that it shows on every colour.
     double range = b->vmax - b->vmin;
-    int has_mark = isfinite(b->mark) && range > 0 && b->mark >= b->vmin && b->mark <= b->vmax;
-    double f = has_mark ? (b->mark - b->vmin) / range : 0;
+    int beyond = viz_colorbar_mark_beyond(b);
+    int has_mark = isfinite(b->mark) && b->vmax >= b->vmin && !beyond;
+    double f = !has_mark ? 0 : flat ? 0.5 : (b->mark - b->vmin) / range;
     static const uint8_t edge[3] = {0, 0, 0}, light[3] = {255, 255, 255};
     // A mark beyond an end (every value of the scale below uniform attention, or above it): a white
     // arrow with a dark edge at that end, pointing out of the bar, so that the mark is never silently
     // missing (viz_colorbar_mark_beyond).
-    int beyond = viz_colorbar_mark_beyond(b);
     if (beyond) {
         int len = vertical ? w + 4 : h + 4, deep = (len + 1) / 2;   // the arrow's base and depth
         // Its base's dark edge, one line inside the arrow's first.
@@ -456,7 +465,7 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
     // error and attention bars), the max what a reader looks up.
     if (vertical) {
         canvas_text(c, x + w + 3, y, hi, b->text_rgb, b->text_size);
-        if (h >= 2 * lh) canvas_text(c, x + w + 3, y + h - lh, lo, b->text_rgb, b->text_size);
+        if (h >= 2 * lh && !flat) canvas_text(c, x + w + 3, y + h - lh, lo, b->text_rgb, b->text_size);
         if (has_mark) {
             int my = y + (int)lround((1 - f) * (h - 1));
             canvas_fill_rect(c, x - 2, my - 1, w + 4, 3, edge);
@@ -465,7 +474,7 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
     } else {
         int ty = y + h + 2;
         int hw = text_width(hi, b->text_size), lw = text_width(lo, b->text_size);
-        if (lw + COLORBAR_LABEL_GAP + hw > w) lw = 0;
+        if (flat || lw + COLORBAR_LABEL_GAP + hw > w) lw = 0;
         else canvas_text(c, x, ty, lo, b->text_rgb, b->text_size);
         canvas_text(c, x + w - hw > x ? x + w - hw : x, ty, hi, b->text_rgb, b->text_size);
         if (has_mark) {

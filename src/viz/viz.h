@@ -83,9 +83,10 @@ typedef struct {
 // x + w + 3, the max's line level with the bar's top, the min's with its bottom) or horizontal (min at the left; labels in a line under the bar,
 // from y + h + 2: min left-aligned, max right-aligned). Labels never overlap: where the bar is
 // shorter than two lines (vertical) or narrower than both labels and 4 pixels (horizontal), the max
-// alone is written, at its place.
+// alone is written, at its place. A flat scale (vmin = vmax) is one colour, the lowest, its one
+// value written once as the max, and a mark equal to it drawn across the bar's middle.
 void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const ColorBar *b);
-// 1 when the bar's mark lies above vmax, -1 below vmin, 0 inside, NaN or an empty scale.
+// 1 when the bar's mark lies above vmax, -1 below vmin, 0 inside, NaN or a scale whose vmax is below vmin.
 int  viz_colorbar_mark_beyond(const ColorBar *b);
 // Width of the wider end label of a vertical bar, and the height a horizontal bar of bar_h takes
 // with its labels (bar_h + 2 + a text line).
