@@ -36,14 +36,7 @@ rm -rf "$tmp/rx"
 # check of the reader): eval printed `loss=nan masked_mse=nan psnr=infdB` (PSNR +inf of a NaN error),
 # reconstruct drew and wrote such panels, attention drew NaN maps, embed wrote NaN features and probe
 # scored them, all with exit 0. Now each names the image and why, exit 1, and writes nothing for it.
-python3 - "$tmp/const.st" "$tmp/huge.st" <<'PY'
-import os, sys
-sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
-import safetensors_io as st
-tensors, meta = st.read(sys.argv[1]); shape, a = tensors["pos_embed"]
-tensors["pos_embed"] = (shape, [3e38 if k % 2 else -3e38 for k in range(len(a))]); del meta["crc32"]
-st.write(sys.argv[2], tensors, meta)
-PY
+overflowing_ckpt "$tmp/const.st" "$tmp/huge.st"
 why="the model's output is NaN or infinite for this image (the checkpoint's weights are finite but overflow float: the checkpoint cannot be used)"
 mkdir -p "$tmp/hc/a" "$tmp/hc/b"; cp "$tmp/flat/flat.png" "$tmp/hc/a/x.png"; cp "$tmp/flat/flat.png" "$tmp/hc/b/y.png"
 "$VITMAE" eval --ckpt "$tmp/huge.st" --data "$tmp/flat" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?

@@ -139,16 +139,22 @@ uint64_t dist_hash_bytes(const void *p, size_t bytes, uint64_t h) {
     return h;
 }
 
-int dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen) {
-    if (!g_active || g_size == 1) return 0;
-    uint64_t mine = list_hash(items, stride, n), all_stack[64];
-    uint64_t *all = g_size <= 64 ? all_stack : malloc((size_t)g_size * sizeof *all);
+// Every rank's hash gathered: the first rank whose hash is not rank 0's (-1 when all agree), and in
+// *i_differ whether this rank's is not.
+static int first_rank_differing(uint64_t mine, int *i_differ) {
+    uint64_t all_stack[64], *all = g_size <= 64 ? all_stack : malloc((size_t)g_size * sizeof *all);
     if (!all) dist_abort(1);
     allgather_u64(mine, all);
     int first_bad = -1;
     for (int r = 1; r < g_size && first_bad < 0; r++) if (all[r] != all[0]) first_bad = r;
-    int i_differ = all[g_rank] != all[0];
+    *i_differ = all[g_rank] != all[0];
     if (all != all_stack) free(all);
+    return first_bad;
+}
+
+int dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen) {
+    if (!g_active || g_size == 1) return 0;
+    int i_differ, first_bad = first_rank_differing(list_hash(items, stride, n), &i_differ);
     if (first_bad < 0) return 0;
     // Rank 0's list as one blob of strings, each with its zero.
     uint64_t bytes = 0;
@@ -197,13 +203,7 @@ int dist_check_same_numbers(const long long *first, size_t stride, int n, int *i
     const char *base = (const char *)first;
     uint64_t h = DIST_HASH_START;
     for (int k = 0; k < n; k++) h = dist_hash_bytes(base + (size_t)k * stride, sizeof(long long), h);
-    uint64_t all_stack[64], *all = g_size <= 64 ? all_stack : malloc((size_t)g_size * sizeof *all);
-    if (!all) dist_abort(1);
-    allgather_u64(h, all);
-    int first_bad = -1;
-    for (int r = 1; r < g_size && first_bad < 0; r++) if (all[r] != all[0]) first_bad = r;
-    int i_differ = all[g_rank] != all[0];
-    if (all != all_stack) free(all);
+    int i_differ, first_bad = first_rank_differing(h, &i_differ);
     if (first_bad < 0) return 0;
     long long *v0 = malloc((size_t)(n > 0 ? n : 1) * sizeof *v0);
     if (!v0) dist_abort(1);
