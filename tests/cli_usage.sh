@@ -298,5 +298,17 @@ else
   echo "cli usage: no decimal-comma locale could be made (localedef, Debian's locales): the locale checks skipped"
 fi
 
+# The usage line of a command whose line spells out its flags names every one of them: those of
+# reconstruct, eval, embed and classify left out --max-pixels, which their flag lists have. (train,
+# attention, probe, finetune and bench give their common flags only and say so by their lists.)
+for c in data info reconstruct eval embed classify; do
+  "$VITMAE" $c --help > "$tmp/help" 2>&1
+  usage=$(head -n 1 "$tmp/help"); missing=""
+  for f in $(sed -n '2,$p' "$tmp/help" | grep -o '^ *--[a-z0-9-]*' | tr -d ' '); do
+    case "$usage" in *"[$f"*|*" $f "*) ;; *) missing="$missing $f" ;; esac
+  done
+  t "vitmae $c --help: the usage line names every flag of the list (missing:$missing)" '[ -z "$missing" ]'
+done
+
 [ $fail -eq 0 ] && echo "cli usage ok"
 exit $fail

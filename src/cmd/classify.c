@@ -103,7 +103,7 @@ int cmd_classify(int argc, char **argv) {
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
     if (!pos) { cli_error("classify", "out of memory"); return 1; }
     int npos = 0;
-    int rc = cli_parse("classify", "--ckpt FILE [--top K] [--json] [--batch B] [--threads T] INPUT...", flags, nflags,
+    int rc = cli_parse("classify", "--ckpt FILE [--top K] [--json] [--batch B] [--threads T] [--max-pixels N] INPUT...", flags, nflags,
                        argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
     if (!ckpt_path) { cli_error("classify", "--ckpt FILE is required (see vitmae classify --help)"); free(pos); return 2; }

@@ -146,7 +146,7 @@ int cmd_embed(int argc, char **argv) {
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE --out FEATS.npy [--pool cls|mean] [--layer N|last] [--force] [--batch B] [--threads T] INPUT...";
+    const char *synopsis = "--ckpt FILE --out FEATS.npy [--pool cls|mean] [--layer N|last] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
     char **inputs = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *inputs);
     if (!inputs) { cli_error("embed", "out of memory"); return 1; }
     int ninputs = 0, status = 0;

@@ -56,7 +56,7 @@ int cmd_eval(int argc, char **argv) {
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE --data DIR [--mask-ratio R] [--seed S] [--batch B] [--threads T] [--json]";
+    const char *synopsis = "--ckpt FILE --data DIR [--mask-ratio R] [--seed S] [--batch B] [--threads T] [--max-pixels N] [--json]";
     int npos = 0;
     int rc = cli_parse("eval", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);
     if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;

@@ -183,7 +183,7 @@ int cmd_reconstruct(int argc, char **argv) {
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE [--mask-ratio R] [--seed S] [--mask MASK.png] [--out DIR] "
-                           "[--display N] [--upsample bilinear|nearest] [--scale K] [--raw] [--force] [--batch B] [--threads T] "
+                           "[--display N] [--upsample bilinear|nearest] [--scale K] [--raw] [--force] [--batch B] [--threads T] [--max-pixels N] "
                            "INPUT...";
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
     if (!pos) { cli_error("reconstruct", "out of memory"); return 1; }
