@@ -285,16 +285,10 @@ int output_warn_overlap(const char *flag_a, const char *a, const char *flag_b, c
     return b_in_a || a_in_b;
 }
 
-static uint64_t stem_hash(const char *s) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 0x100000001b3ull;
-    return h;
-}
-
 // The slot of key in t: where it is, or the empty slot where it would go (NULL: t is empty).
 static StemSlot *stem_slot(const StemTable *t, const char *key, long *compares) {
     if (!t->cap) return NULL;
-    for (size_t i = stem_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+    for (size_t i = dataset_path_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
         if (!t->v[i].key) return &t->v[i];
         (*compares)++;
         if (!strcmp(t->v[i].key, key)) return &t->v[i];
@@ -309,7 +303,7 @@ static int stem_put(StemTable *t, const char *key, int value, long *compares) {
         if (!v) return -1;
         for (size_t i = 0; i < t->cap; i++) {
             if (!t->v[i].key) continue;
-            size_t j = stem_hash(t->v[i].key) & (cap - 1);
+            size_t j = dataset_path_hash(t->v[i].key) & (cap - 1);
             while (v[j].key) j = (j + 1) & (cap - 1);
             v[j] = t->v[i];
         }

@@ -250,8 +250,6 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
             snprintf(err, errlen, "%s: %s", path, why);
             goto out;
         }
-    }
-    if (out->classifier) {
         for (int i = 0; i < n; i++)
             if (!strcmp(tab[i].name, "norm.weight")) for (size_t j = 0; j < tab[i].numel; j++) out->params[tab[i].offset + j] = 1.0f;
         out->has_decoder = 0;

@@ -113,8 +113,7 @@ static void exact_numbers(cJSON *x) {
     int whole = d == floor(d);
     if (cJSON_IsNumber(x) && isfinite(d) && (!whole || (fabs(d) >= 1e15 && fabs(d) <= 9007199254740992.0))) {
         char buf[40];
-        if (whole) snprintf(buf, sizeof buf, "%lld", (long long)d);
-        else json_double_text(d, buf, sizeof buf);
+        json_double_text(d, buf, sizeof buf);   // a whole number in its digits
         char *text = cJSON_malloc(strlen(buf) + 1);   // (NULL: noted, and nothing is printed)
         if (text) {
             strcpy(text, buf);
