@@ -354,6 +354,14 @@ PY
 "$VITMAE" finetune --ckpt "$dir/tiny_std.safetensors" $ft --steps 4 --out "$dir/nan1" > /dev/null 2> "$dir/err"; rc=$?
 t "NaN at step 1: exit 1, one line saying no checkpoint was written ($(cat "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune: loss is NaN at step 1 (lr .*); stopped; no checkpoint was written (the run stopped before its first)$" "$dir/err" && [ ! -e "$dir/nan1/checkpoint.safetensors" ]'
+# A loss that turns NaN or infinite mid-run (the test hooks of docs/testing.md, "Fault injection"): exit 1,
+# the step named, and the last good checkpoint, step 4's, left as it was (as train's).
+for bad in NAN INF; do
+  env VITMAE_FAULT_${bad}_STEP=6 "$VITMAE" finetune --ckpt "$pre" $ft --steps 8 --ckpt-every 4 --eval-every 4 --out "$dir/ft$bad" > /dev/null 2> "$dir/err"; rc=$?
+  word=NaN; [ $bad = INF ] && word=infinite
+  t "a loss $word at step 6: exit 1, one line naming the step and the last good checkpoint, whose step is 4 ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune: loss is $word at step 6 (lr .*); stopped; the last good checkpoint is $dir/ft$bad/checkpoint.safetensors$" "$dir/err" && [ "$(saved_step "$dir/ft$bad/checkpoint.safetensors")" = 4 ]'
+done
 # Weights gone NaN while the loss is finite (lr 10 everywhere, decay 10): the checkpoint is not written,
 # and the line names the step and the last good checkpoint, as a NaN loss's does.
 "$VITMAE" finetune --ckpt "$pre" $ft --lr 10 --min-lr 10 --layer-decay 1 --wd 10 --warmup-steps 0 --steps 30 \

@@ -78,6 +78,30 @@ t "the start line: --mask-ratio 0.875 shown as typed ($(grep -o "mask [0-9.]*," 
 t "the last line: the cache's size is not 0 MB with images in it ($(grep "^working images" "$dir/one.out"))" \
   'grep -q "^working images: .*, [1-9][0-9]* from the cache (0\.1[0-9] MB); steps waited [0-9.]* ms each" "$dir/one.out"'
 t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
+# Every evaluation scores the same validation images under the same masks, and the sample sheets show
+# the same images and masks at every step, so that a user watches the reconstructions sharpen
+# (docs/interface.md, "vitmae train": validation masks from (seed, i)); the run's last step is evaluated
+# also where --eval-every does not divide it. Under --lr 0 the weights never change: every evaluation
+# must give the same numbers, and every sheet must be the first one below its title line (the step).
+"$VITMAE" train $small --lr 0 --steps 5 --eval-every 2 --sample-every 2 --threads 2 --out "$dir/lr0" > /dev/null 2>&1; rc=$?
+vals=$(awk -F, 'NR > 1 && $5 != "" { printf "%s:%s/%s ", $1, $5, $6 }' "$dir/lr0/metrics.csv")
+t "--lr 0: validated at steps 0, 2, 4 and the last, 5, to the same loss and PSNR ($rc: $vals)" \
+  '[ $rc -eq 0 ] && [ "$(echo $vals | tr " " "\n" | cut -d: -f1 | tr "\n" " ")" = "0 2 4 5 " ] && [ "$(echo $vals | tr " " "\n" | cut -d: -f2 | sort -u | wc -l)" -eq 1 ]'
+# last_row_differing A.png B.png: the last pixel row in which two pictures of one size differ (-1: none).
+last_row_differing() { "$VITMAE_TOOLS/imgdump" "$1" "$dir/a.npy" && "$VITMAE_TOOLS/imgdump" "$2" "$dir/b.npy" && python3 -c '
+import ast, struct, sys
+def load(p):
+    b = open(p, "rb").read(); n = struct.unpack("<H", b[8:10])[0]
+    return ast.literal_eval(b[10:10 + n].decode())["shape"], b[10 + n:]
+(sa, a), (sb, b) = load(sys.argv[1]), load(sys.argv[2])
+row = sa[1] * sa[2] * 4
+print("sizes %s and %s" % (sa, sb) if sa != sb else max([y for y in range(sa[0]) if a[y * row:(y + 1) * row] != b[y * row:(y + 1) * row]], default=-1))' "$dir/a.npy" "$dir/b.npy"; }
+for s in 4 5; do
+  last=$(last_row_differing "$dir/lr0/samples/step-2.png" "$dir/lr0/samples/step-$s.png")
+  t "--lr 0: samples/step-$s.png is step-2.png but for the title line (last row differing: $last)" \
+    '[ "$last" -ge 0 ] 2>/dev/null && [ "$last" -lt 16 ]'
+done
+rm -f "$dir/a.npy" "$dir/b.npy"
 
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.
 "$VITMAE" train $small --steps 20 --eval-every 10 --threads 1 --out "$dir/t1" > /dev/null 2>&1
@@ -261,6 +285,14 @@ t "checkpoint of step 10 intact after NaN" '"$VITMAE" info "$dir/nan/checkpoint.
 VITMAE_FAULT_NAN_STEP=1 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/nan1" > /dev/null 2> "$dir/nan1.err"; rc=$?
 t "NaN at step 1: exit 1, one line saying no checkpoint was written ($(cat "$dir/nan1.err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/nan1.err")" -eq 1 ] && grep -q "^vitmae: train: loss is NaN at step 1 (lr .*); stopped; no checkpoint was written (the run stopped before its first)$" "$dir/nan1.err" && [ ! -e "$dir/nan1/checkpoint.safetensors" ]'
+# curves.png is redrawn at each evaluation: the run stopped at step 15 drew it at steps 0 and 10, the
+# one stopped at step 1 at step 0 only (same seed and settings), so both exist and differ.
+t "curves.png redrawn at each evaluation: the runs stopped at steps 15 and 1 drew different curves" \
+  '[ -s "$dir/nan/curves.png" ] && [ -s "$dir/nan1/curves.png" ] && ! cmp -s "$dir/nan/curves.png" "$dir/nan1/curves.png"'
+# An infinite loss stops the run as a NaN does (docs/interface.md, "vitmae train", "Stopping").
+VITMAE_FAULT_INF_STEP=15 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/inf" > /dev/null 2> "$dir/inf.err"; rc=$?
+t "an infinite loss: exit 1, one line naming the step and the last good checkpoint, whose step is 10 ($rc: $(cat "$dir/inf.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/inf.err")" -eq 1 ] && grep -q "^vitmae: train: loss is infinite at step 15 (lr .*); stopped; the last good checkpoint is $dir/inf/checkpoint.safetensors$" "$dir/inf.err" && [ "$(saved_step "$dir/inf/checkpoint.safetensors")" = 10 ]'
 
 # 5b. Weights gone NaN while the loss is still finite (a learning rate of 10, decay of 10): the
 #     checkpoint is not written, exit 1, naming the tensor; the last checkpoint written stays good.

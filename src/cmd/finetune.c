@@ -1137,6 +1137,7 @@ int cmd_finetune(int argc, char **argv) {
             rc = 1;
             break;
         }
+        loss = run_test_hook_loss(step + 1, loss);
         if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
             progress_end(&prog, stdout);
             if (rank0) {

@@ -622,6 +622,18 @@ void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, dou
     snprintf(msg, n, "loss is %s at step %ld (lr %.3g); stopped; %s", isnan(loss) ? "NaN" : "infinite", step, lr, last);
 }
 
+float run_test_hook_loss(long step1, float loss) {
+    static int read = 0;
+    static long nan_step = -1, inf_step = -1;
+    if (!read) {
+        const char *v = getenv("VITMAE_FAULT_NAN_STEP"), *i = getenv("VITMAE_FAULT_INF_STEP");
+        nan_step = v ? strtol(v, NULL, 10) : -1;
+        inf_step = i ? strtol(i, NULL, 10) : -1;
+        read = 1;
+    }
+    return step1 == nan_step ? NAN : step1 == inf_step ? INFINITY : loss;
+}
+
 void run_diverged_note(char *err, size_t errlen, const MaeTensor *tab, int n, const float *params, const float *m,
                        const float *v, long step, const char *ckpt_path) {
     char why[200], last[4400];

@@ -205,6 +205,10 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
 // that the run stopped before writing one (a new run whose first step's loss was NaN named a file that
 // did not exist).
 void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path);
+// Test hook of train and finetune, kept out of the step loop: VITMAE_FAULT_NAN_STEP=N turns the loss of
+// step N (1-based) into a NaN, VITMAE_FAULT_INF_STEP=N into +infinity, so the tests can check the stop
+// at a loss that is not finite without a diverging run (docs/testing.md, "Fault injection").
+float run_test_hook_loss(long step1, float loss);
 // After a checkpoint of train or finetune that could not be written: when what stopped it is a weight or
 // AdamW moment gone NaN or infinite (tab's n tensors over params, m, v; the loss still finite), err goes
 // on as that line does, "; stopped at step S, its loss still finite; the last good checkpoint is PATH"

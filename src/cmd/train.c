@@ -67,19 +67,6 @@ typedef struct {
 #define DEFAULT_LOG_EVERY 10
 #define DEFAULT_KEEP 2
 
-// Test hook, kept out of the step loop: VITMAE_FAULT_NAN_STEP=N turns the loss of step N (1-based)
-// into a NaN, so tests/cli_train.sh can check the NaN stop without a diverging run.
-static float test_hook_nan_loss(long step1, float loss) {
-    static int read = 0;
-    static long nan_step = -1;
-    if (!read) {
-        const char *v = getenv("VITMAE_FAULT_NAN_STEP");
-        nan_step = v ? strtol(v, NULL, 10) : -1;
-        read = 1;
-    }
-    return step1 == nan_step ? NAN : loss;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Flags
 
@@ -1005,7 +992,7 @@ int cmd_train(int argc, char **argv) {
             rc = failed_here ? cli_report(NULL, err, 1) : 1;   // the failing rank names the cause
             break;
         }
-        loss = test_hook_nan_loss(step + 1, loss);
+        loss = run_test_hook_loss(step + 1, loss);
         if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
             progress_end(&prog, stdout);
             run_nonfinite_loss_message(err, sizeof err, loss, step + 1, lr, t->ckpt_path);
