@@ -195,6 +195,15 @@ ev=$("$VITMAE" eval --ckpt "$tmp/rand.st" --data "$tmp/syn" --mask-ratio 0.5 --s
 emse=$(echo "$ev" | sed -n 's/.*"masked_mse":[[:space:]]*\([^,]*\),.*/\1/p')
 t "eval images 7" 'echo "$ev" | grep -Eq "\"images\":[[:space:]]*7,"'
 t "eval seed 3" 'echo "$ev" | grep -Eq "\"seed\":[[:space:]]*3"'
+# Its masked_mse and psnr de-normalise each removed patch with the visible patches' statistics, as
+# reconstruct's do: eval's text says so too (it said nothing), but not where no patch is removed, nor for
+# a checkpoint trained without norm-pix.
+evt=$("$VITMAE" eval --ckpt "$tmp/rand.st" --data "$tmp/syn" --mask-ratio 0.5 --seed 3)
+ev0=$("$VITMAE" eval --ckpt "$tmp/rand.st" --data "$tmp/syn" --mask-ratio 0)
+evc=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat")
+t "eval of a norm-pix checkpoint: the last line says whose statistics stand in ($(echo "$evt" | tail -n 1))" \
+  '[ "$(echo "$evt" | tail -n 1)" = "note: norm-pix checkpoint: masked_mse and psnr de-normalise each removed patch with the mean and variance of the visible patches (its own are unknown)" ]'
+t "... no such note at --mask-ratio 0 nor without norm-pix" '! echo "$ev0$evc" | grep -q "norm-pix"'
 t "eval masked_mse $emse = reconstruct mean $rmse" \
   'awk -v a="$emse" -v b="$rmse" "BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-5 * b) }"'
 # Another seed gives other masks (and other numbers).
@@ -209,6 +218,14 @@ rec3=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r6" --mask-ratio 
 "$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r7" --mask-ratio 0.5 --seed 3 --threads 1 --raw "$tmp/syn" >/dev/null
 t "threads 3: same lines" '[ "$rec" = "$rec3" ]'
 t "threads 1 and 3: the same files" '[ "$(ls "$tmp/r6" | wc -l)" -eq 21 ] && diff -r "$tmp/r6" "$tmp/r7" >/dev/null'
+# A random mask comes from the seed and the image's stem (docs/interface.md, "vitmae reconstruct",
+# "Masks"): the images of a folder get masks of their own (the 7 are not one mask), and an image gets
+# the same mask alone as in its folder.
+one=$(ls "$tmp/syn"/*/*.png | sed -n 4p); stem=$(basename "$one" .png)
+"$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r7one" --mask-ratio 0.5 --seed 3 --raw "$one" >/dev/null
+t "random masks: the 7 images' masks are not one mask ($(cksum "$tmp"/r6/*.mask.npy | cut -d" " -f1 | sort -u | wc -l) different)" \
+  '[ "$(cksum "$tmp"/r6/*.mask.npy | cut -d" " -f1 | sort -u | wc -l)" -gt 1 ]'
+t "random masks: $stem alone has the mask it has in its folder" 'cmp -s "$tmp/r7one/$stem.mask.npy" "$tmp/r6/$stem.mask.npy"'
 # Two panels that cannot be written (a folder in their place, made while the command computes: one
 # there at the start is refused before the work, below): both named, in input order, the other five
 # written and printed, exit 1.

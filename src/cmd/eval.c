@@ -160,6 +160,11 @@ int cmd_eval(int argc, char **argv) {
         printf("%d image%s, mask_ratio %g (%d of %d patches removed), seed %ld%s\n", ds.n, ds.n == 1 ? "" : "s",
                mask_ratio, L - K, L, seed, K == L ? ": no patch removed, scores are over all patches" : "");
         printf("loss=%.6g masked_mse=%.6g psnr=%.2fdB\n", mean_loss, mean_mse, psnr);
+        // A removed patch's own statistics are unknown at inference: say whose stand in (docs/interface.md,
+        // section 5, "vitmae eval"), as reconstruct does.
+        if (cfg->norm_pix_loss && K < L)
+            printf("note: norm-pix checkpoint: masked_mse and psnr de-normalise each removed patch with the mean "
+                   "and variance of the visible patches (its own are unknown)\n");
     }
 
 done:
