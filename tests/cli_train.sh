@@ -103,6 +103,19 @@ for s in 4 5; do
 done
 rm -f "$dir/a.npy" "$dir/b.npy"
 
+# --pixel-norm imagenet and none (docs/interface.md, section 2, "Pixel normalisation"): the run's
+# statistics are ImageNet's (0.485, 0.456, 0.406) / (0.229, 0.224, 0.225) and 0 / 1, as config.json and
+# the checkpoint hold them, not the ones measured on the images (the default, also checked to differ).
+for pn in imagenet none dataset; do
+  "$VITMAE" train $small --steps 1 --val-frac 0 --pixel-norm $pn --threads 2 --out "$dir/pn-$pn" > /dev/null 2>&1
+done
+stats() { python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["model"]; print(c["pixel_mean"], c["pixel_std"])' "$1/config.json" 2>&1; }
+t "--pixel-norm imagenet: ImageNet's statistics ($(stats "$dir/pn-imagenet"))" '[ "$(stats "$dir/pn-imagenet")" = "[0.485, 0.456, 0.406] [0.229, 0.224, 0.225]" ]'
+t "--pixel-norm none: 0 and 1 ($(stats "$dir/pn-none"))" '[ "$(stats "$dir/pn-none")" = "[0, 0, 0] [1, 1, 1]" ]'
+t "--pixel-norm dataset: measured, neither of those ($(stats "$dir/pn-dataset"))" \
+  'stats "$dir/pn-dataset" | grep -q "^\[0\.[0-9]*, 0\.[0-9]*, 0\.[0-9]*\] \[0\.[0-9]*, 0\.[0-9]*, 0\.[0-9]*\]$" && [ "$(stats "$dir/pn-dataset")" != "$(stats "$dir/pn-imagenet")" ]'
+t "... and the checkpoint holds config.json's statistics" '"$VITMAE" info --json "$dir/pn-imagenet/checkpoint.safetensors" | tr -d " \t\n" | grep -q "\"pixel_std\":\[0.229,0.224,0.225\]"'
+
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.
 "$VITMAE" train $small --steps 20 --eval-every 10 --threads 1 --out "$dir/t1" > /dev/null 2>&1
 "$VITMAE" train $small --steps 20 --eval-every 10 --threads 2 --out "$dir/t2" > /dev/null 2>&1
