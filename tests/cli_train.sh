@@ -115,6 +115,13 @@ t "--pixel-norm none: 0 and 1 ($(stats "$dir/pn-none"))" '[ "$(stats "$dir/pn-no
 t "--pixel-norm dataset: measured, neither of those ($(stats "$dir/pn-dataset"))" \
   'stats "$dir/pn-dataset" | grep -q "^\[0\.[0-9]*, 0\.[0-9]*, 0\.[0-9]*\] \[0\.[0-9]*, 0\.[0-9]*, 0\.[0-9]*\]$" && [ "$(stats "$dir/pn-dataset")" != "$(stats "$dir/pn-imagenet")" ]'
 t "... and the checkpoint holds config.json's statistics" '"$VITMAE" info --json "$dir/pn-imagenet/checkpoint.safetensors" | tr -d " \t\n" | grep -q "\"pixel_std\":\[0.229,0.224,0.225\]"'
+# Grey images: --channels auto makes a 1-channel model (section 3), and imagenet's statistics are their
+# grey equivalent, 0.299 R + 0.587 G + 0.114 B of each (section 2).
+"$VITMAE_TOOLS/synth" "$dir/grey" --count 40 --size 16 --seed 3 --grey > /dev/null
+"$VITMAE" train $small --data "$dir/grey" --steps 1 --val-frac 0 --pixel-norm imagenet --threads 2 --out "$dir/pn-grey" > /dev/null 2>&1
+chans=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["model"]["in_chans"])' "$dir/pn-grey/config.json" 2>&1)
+t "grey images, --channels auto: 1 channel, ImageNet's grey statistics ($chans: $(stats "$dir/pn-grey"))" \
+  '[ "$chans" = 1 ] && [ "$(stats "$dir/pn-grey")" = "[0.458971] [0.225609]" ]'
 
 # 2. The same seed gives bitwise the same weights with 1 and 2 threads.
 "$VITMAE" train $small --steps 20 --eval-every 10 --threads 1 --out "$dir/t1" > /dev/null 2>&1
