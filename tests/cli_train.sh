@@ -102,6 +102,10 @@ for s in 4 5; do
     '[ "$last" -ge 0 ] 2>/dev/null && [ "$last" -lt 16 ]'
 done
 rm -f "$dir/a.npy" "$dir/b.npy"
+# Its checkpoints: every --eval-every steps (--ckpt-every's default) and at the end, the default --keep 2
+# newest snapshots kept.
+t "--lr 0: the snapshots of steps 4 and 5 kept of 2, 4, 5 ($(cd "$dir/lr0" && ls checkpoint-* | tr "\n" " "))" \
+  '[ "$(cd "$dir/lr0" && ls checkpoint-* | tr "\n" " ")" = "checkpoint-4.safetensors checkpoint-5.safetensors " ]'
 
 # --pixel-norm imagenet and none (docs/interface.md, section 2, "Pixel normalisation"): the run's
 # statistics are ImageNet's (0.485, 0.456, 0.406) / (0.229, 0.224, 0.225) and 0 / 1, as config.json and
