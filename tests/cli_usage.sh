@@ -171,12 +171,24 @@ done
 # decodable image in this folder" and "no image in this folder" before).
 mkdir -p "$tmp/empty"; echo notes > "$tmp/empty/notes.txt"
 "$VITMAE_TOOLS/hostile" ckpt "$tmp/m.safetensors" 8 4 && "$VITMAE_TOOLS/hostile" clf "$tmp/c.safetensors" 8 4 || fail=1
-for cmd in reconstruct eval classify embed attention; do
-  case $cmd in eval) a="--data $tmp/empty" ;; embed) a="--out $tmp/e.npy $tmp/empty" ;; *) a="--out $tmp/o $tmp/empty" ;; esac
+# probe's labelled folders too (it said "has no class sub-folders with images", exit 2, of a folder whose
+# class folders held only files that do not decode; finetune says data's words).
+for cmd in reconstruct eval classify embed attention probe; do
+  case $cmd in eval) a="--data $tmp/empty" ;; embed) a="--out $tmp/e.npy $tmp/empty" ;; probe) a="--train $tmp/empty --test $tmp/empty" ;;
+    *) a="--out $tmp/o $tmp/empty" ;; esac
   ck="$tmp/m.safetensors"; [ $cmd = classify ] && { ck="$tmp/c.safetensors"; a="$tmp/empty"; }
   "$VITMAE" $cmd --ckpt "$ck" $a 2>"$tmp/err" >/dev/null; rc=$?
   t "$cmd of a folder without an image: exit 1, data's words ($(cat "$tmp/err"))" \
     '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/empty: no decodable image (0 skipped, 1 ignored)" ]'
+done
+# Class folders whose files all fail to decode: the files said, then data's words (probe as finetune).
+mkdir -p "$tmp/broken/a" "$tmp/broken/b"; echo x > "$tmp/broken/a/1.png"; echo y > "$tmp/broken/b/2.png"
+for cmd in probe finetune; do
+  case $cmd in probe) a="--train $tmp/broken --test $tmp/broken" ;; *) a="--data $tmp/broken --out $tmp/ft" ;; esac
+  "$VITMAE" $cmd --ckpt "$tmp/m.safetensors" $a 2>"$tmp/err" >/dev/null; rc=$?
+  t "$cmd of class folders without a decodable image: exit 1, data's words ($(tail -n 1 "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(tail -n 1 "$tmp/err")" = "vitmae: $tmp/broken: no decodable image (2 skipped, 0 ignored)" ] &&
+     grep -qx "vitmae: skipped $tmp/broken/a/1.png: not a PNG, JPEG or WebP file" "$tmp/err" && [ ! -e "$tmp/ft" ]'
 done
 "$VITMAE" eval --ckpt "$tmp/none.safetensors" 2>"$tmp/err"; rc=$?
 t "eval without --data: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: eval: --data DIR is required (see vitmae eval --help)" ]'
