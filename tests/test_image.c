@@ -6,7 +6,9 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <png.h>
 #include <jpeglib.h>
@@ -741,7 +743,28 @@ static void test_bad_input(void) {
     int fd = open(tpath("locked.png"), O_RDONLY);
     if (fd >= 0) {
         close(fd);
-        printf("note: running as root, open() ignores chmod 000; unreadable-file check skipped\n");
+        // Root reads a chmod 000 file: a child takes the user nobody's ids, in a folder of ours it may
+        // search, beside a readable PNG that it must decode (so the refusal is the mode's, not the folder's).
+        mkdir(tpath("locked"), 0755);
+        chmod(tpath("locked"), 0755);   // whatever the umask
+        png_write(tpath("locked/open.png"), px, 24, 24, 3, NULL, err, sizeof err);
+        write_bytes(tpath("locked/locked.png"), "\x89PNG", 4);
+        chmod(tpath("locked/locked.png"), 0);
+        fflush(stdout); fflush(stderr);
+        pid_t pid = fork();
+        if (pid == 0) {
+            Image lim = {0};
+            char lerr[256] = "";
+            if (chdir(tpath("locked")) || setgroups(0, NULL) || setgid(65534) || setuid(65534)) _exit(3);
+            if (image_load("open.png", 0, &lim, lerr, sizeof lerr) || lim.w != 24) _exit(2);
+            image_free(&lim);
+            _exit(image_load("locked.png", 0, &lim, lerr, sizeof lerr) == -1 && strstr(lerr, "permission denied") ? 0 : 1);
+        }
+        int status = -1;
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork for the unreadable-file check");
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "chmod 000 file read as the user nobody: 'permission denied' (child status %d: 1 not refused so, "
+              "2 the readable PNG not decoded, 3 ids not taken)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     } else {
         expect_fail(tpath("locked.png"), "permission denied", "chmod 000 file");
     }
