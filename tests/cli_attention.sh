@@ -551,6 +551,14 @@ for f in figs:
     assert "lies above" not in f and "lies below" not in f, f
 PY'
 
+# --max-pixels refuses a larger image from its header (docs/interface.md, section 2), in attention too
+# (the flag had no effect on a file given by name: image_load took the default limit, 64M, there).
+run --max-pixels 255 --out "$tmp/mp" "$img"; rc=$?
+t "attention --max-pixels 255 of a 16x16 image: exit 1, the image named, nothing written ($rc: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -q "attn_input.png: image 16x16 exceeds --max-pixels 255$" "$tmp/err" && [ -z "$(ls -A "$tmp/mp" 2>/dev/null)" ]'
+run --max-pixels 256 --out "$tmp/mp256" "$img"; rc=$?
+t "attention --max-pixels 256 (its pixel count): drawn, exit 0 ($rc)" '[ $rc -eq 0 ] && [ -s "$tmp/mp256/attn_input.attn.png" ]'
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"
 exit $fail
