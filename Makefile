@@ -110,6 +110,9 @@ vitmae: $(MAIN_SRC) build/libvitmae.a
 # calls of these functions to the test's own (__wrap_malloc, ...), which call the real ones (__real_malloc).
 ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=stat
 build/tests/test_alloc_fail build/san/tests/test_alloc_fail: TEST_LDFLAGS = $(ALLOC_WRAP)
+# tests/test_step_alloc.c counts the allocations of the program's code during training steps.
+STEP_ALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=aligned_alloc
+build/tests/test_step_alloc build/san/tests/test_step_alloc: TEST_LDFLAGS = $(STEP_ALLOC_WRAP)
 build/tests/%: tests/%.c build/libvitmae.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
