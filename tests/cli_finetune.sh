@@ -124,6 +124,14 @@ cp -r "$dir/data" "$dir/mpdata" && for f in "$dir"/big/*/*.png; do c=${f%/*}; cp
 "$VITMAE" finetune --resume "$dir/mp" --threads 2 > /dev/null 2> "$dir/mp.err"; rc=$?
 t "finetune --resume keeps the run's --max-pixels: no warning ($(grep -v exceeds "$dir/mp.err"))" \
   '[ $rc -eq 0 ] && ! grep -q warning "$dir/mp.err" && [ "$(grep -c "exceeds --max-pixels 300$" "$dir/mp.err")" -eq 3 ]'
+# The temporary files that killed writes leave (a checkpoint's, metrics.csv's, curves.png's) are removed
+# when the run resumes, as train removes its own (cli_crash.sh); names that only look alike stay.
+for f in curves.png.tmp.4242.3 metrics.csv.tmp.4242 .checkpoint-9.safetensors.tmp-AbC123 curves.png.tmp.notes mine.tmp.1; do
+  : > "$dir/mp/$f"
+done
+"$VITMAE" finetune --resume "$dir/mp" > /dev/null 2>&1; rc=$?
+t "finetune --resume removes the temporary names of killed writes ($(cd "$dir/mp" && ls -a | grep tmp | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(cd "$dir/mp" && ls -a | grep tmp | sort | tr "\n" " ")" = "curves.png.tmp.notes mine.tmp.1 " ]'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --seed 5 --out "$dir/t3" > /dev/null 2>&1
 t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/t3/checkpoint.safetensors"'
 
