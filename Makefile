@@ -142,11 +142,11 @@ build/san/tests/%: tests/%.c build/san/libvitmae.a $(wildcard tests/*.h)
 	$(Q)$(CC) $(SAN_CFLAGS) -Itests $< build/san/libvitmae.a $(SAN_LDLIBS) $(TEST_LDFLAGS) -o $@
 
 # Every test, twice: optimised build, then AddressSanitizer + UndefinedBehaviorSanitizer.
-# tests/cli_formats.sh compares our decoders with PIL (python3-pil, python3-numpy): installed when root,
-# else the test says it was skipped.
+# tests/cli_formats.sh compares our decoders with PIL (python3-pil, python3-numpy), tests/cli_atomic.sh
+# watches checkpoint writes with strace: installed when root, else the tests say they were skipped.
 test:
-	@sh tools/install-deps.sh build python3-pil python3-numpy 2>/dev/null || \
-	  echo "vitmae: test: python3-pil / python3-numpy missing; cli_formats.sh will be skipped"
+	@sh tools/install-deps.sh build python3-pil python3-numpy strace 2>/dev/null || \
+	  echo "vitmae: test: python3-pil / python3-numpy / strace missing; cli_formats.sh / cli_atomic.sh will be skipped"
 	@$(MAKE) --no-print-directory WERROR=1 test-fast
 	@$(MAKE) --no-print-directory WERROR=1 test-san
 
