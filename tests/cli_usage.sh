@@ -161,6 +161,35 @@ for cmd in reconstruct eval classify probe embed attention; do
   t "$cmd --ckpt of a missing file: exit 1, the file named first ($(cat "$tmp/err"))" \
     '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/none.safetensors: No such file or directory" ]'
 done
+# A damaged checkpoint (a changed data byte: crc32 mismatch; cut short: truncated data) is refused by
+# every command that reads one with one line naming the file and the problem, exit 1, nothing written
+# (issue 3; the reader is shared, the commands came later).
+"$VITMAE_TOOLS/hostile" ckpt "$tmp/dm.safetensors" 8 4 && "$VITMAE_TOOLS/hostile" clf "$tmp/dc.safetensors" 8 4 || fail=1
+for k in m c; do
+  size=$(wc -c < "$tmp/d$k.safetensors")
+  cp "$tmp/d$k.safetensors" "$tmp/d$k-flip.safetensors"
+  printf 'XXXX' | dd of="$tmp/d$k-flip.safetensors" bs=1 seek=$((size - 4)) conv=notrunc 2>/dev/null
+  head -c $((size - 4)) "$tmp/d$k.safetensors" > "$tmp/d$k-cut.safetensors"
+done
+for damage in flip:"crc32 mismatch (file damaged)" cut:"truncated data"; do
+  kind=${damage%%:*}; why=${damage#*:}
+  for cmd in info reconstruct eval classify probe embed attention finetune train-init train-resume; do
+    ck="$tmp/dm-$kind.safetensors"; [ $cmd = classify ] && ck="$tmp/dc-$kind.safetensors"
+    rm -rf "$tmp/out" "$tmp/o.npy" "$tmp/o.txt"
+    case $cmd in
+      info) set -- info "$ck" ;;
+      finetune) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+      train-init) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+      train-resume) set -- train --resume "$ck" --out "$tmp/out" ;;
+      reconstruct|attention) set -- $cmd --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
+      *) set -- $cmd --ckpt "$ck" $(args_of $cmd) ;;
+    esac
+    "$VITMAE" "$@" 2>"$tmp/err" >/dev/null; rc=$?
+    t "$cmd of a checkpoint ($kind): exit 1, one line naming it ($rc: $(head -c 160 "$tmp/err"))" \
+      '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF "vitmae: $ck: $why" "$tmp/err" &&
+       [ ! -e "$tmp/out" ] && [ ! -e "$tmp/o.npy" ]'
+  done
+done
 for cmd in reconstruct classify embed attention; do
   extra=; [ $cmd = embed ] && extra="--out $tmp/o.npy"
   "$VITMAE" $cmd --ckpt "$tmp/none.safetensors" $extra 2>"$tmp/err" >/dev/null; rc=$?
