@@ -30,6 +30,31 @@ sh "$VITMAE_ROOT/tools/fresh_debian.sh" 2>"$tmp/err"; rc=$?
 t "fresh_debian.sh without DIR exits 2" '[ $rc -eq 2 ] && grep -q "^usage: tools/fresh_debian.sh DIR" "$tmp/err"'
 sh "$VITMAE_ROOT/tools/fresh_debian.sh" "$tmp" 2>"$tmp/err"; rc=$?
 t "fresh_debian.sh into an existing folder exits 2" '[ $rc -eq 2 ] && grep -q "^vitmae: $tmp: already exists" "$tmp/err"'
+# tools/install-deps.sh (README, "Install"; issue 2): not root, a missing package is one line with the
+# exact command, exit 1, nothing installed; root, `apt-get update` once per build folder, then the
+# install (an apt-get of the test's own on PATH records its calls). The package name is one that no
+# Debian has, so dpkg-query finds it missing.
+deps="$VITMAE_ROOT/tools/install-deps.sh"; pkg=vitmae-test-no-such-package
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null 2>&1; then
+  (cd / && setpriv --reuid=65534 --regid=65534 --clear-groups sh -s -- "$tmp/nobuild" $pkg < "$deps") > /dev/null 2> "$tmp/err"; rc=$?
+elif [ "$(id -u)" != 0 ]; then
+  sh "$deps" "$tmp/nobuild" $pkg > /dev/null 2> "$tmp/err"; rc=$?
+else
+  rc=1; echo "vitmae: missing packages: $pkg; run: sudo apt-get update && sudo apt-get install -y $pkg" > "$tmp/err"
+  echo "note: setpriv missing: install-deps.sh not run as another user"
+fi
+t "install-deps.sh, not root: the exact command, exit 1 ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: missing packages: $pkg; run: sudo apt-get update && sudo apt-get install -y $pkg" ] && [ ! -e "$tmp/nobuild" ]'
+if [ "$(id -u)" = 0 ]; then
+  mkdir -p "$tmp/fakebin"
+  printf '#!/bin/sh\necho "apt-get $*" >> "%s/apt.log"\n' "$tmp" > "$tmp/fakebin/apt-get" && chmod +x "$tmp/fakebin/apt-get"
+  PATH="$tmp/fakebin:$PATH" sh "$deps" "$tmp/b" $pkg > /dev/null 2> "$tmp/err"; rc1=$?
+  PATH="$tmp/fakebin:$PATH" sh "$deps" "$tmp/b" $pkg > /dev/null 2>> "$tmp/err"; rc2=$?
+  t "install-deps.sh as root: apt-get update once, then the install, each time ($rc1 $rc2: $(tr "\n" "|" < "$tmp/apt.log"))" \
+    '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(cat "$tmp/apt.log")" = "apt-get update -qq
+apt-get install -y -qq --no-install-recommends $pkg
+apt-get install -y -qq --no-install-recommends $pkg" ] && [ -f "$tmp/b/.apt-updated" ]'
+fi
 # docs/interface.md states the interface flag by flag: every flag of every command's --help appears in
 # that command's part of it (its "### `vitmae CMD" subsection of section 5 or its "- `vitmae CMD" item
 # of section 8; for train also sections 2, 3, 7 and 9, which describe its data, model, processes and
