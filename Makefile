@@ -196,8 +196,9 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	  grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' build/fuzz/$$n.log | tail -n 2; \
 	done
 
-# valgrind (memcheck) on a short train / reconstruct / attention, with a binary built without
-# -march=native (valgrind does not emulate AVX-512) at -O1 -g. About a minute; not part of `make test`.
+# valgrind (memcheck) on a short train / reconstruct / attention / finetune / classify / embed / probe,
+# with a binary built without -march=native (valgrind does not emulate AVX-512) at -O1 -g. A minute or
+# two; not part of `make test`.
 VG_OBJ := $(LIB_SRC:src/%.c=build/vg/obj/%.o)
 build/vg/obj/%.o: src/%.c $(HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

@@ -1,7 +1,8 @@
 #!/bin/sh
-# valgrind --leak-check=full on a short train, a reconstruct and an attention run: no
-# memory errors and no leaks (definite or possible; the one libgomp thread-TLS record is suppressed
-# narrowly in tests/valgrind.supp). Slow (about a minute), so `make valgrind` runs it, not `make test`.
+# valgrind --leak-check=full on a short train, a reconstruct and an attention run, then a finetune,
+# classify, embed and probe: no memory errors and no leaks (definite or possible; the thread-TLS
+# records of libgomp's and cpu_start_threads' threads are suppressed narrowly in tests/valgrind.supp).
+# Slow (a minute or two), so `make valgrind` runs it, not `make test`.
 # Usage: tests/valgrind.sh VITMAE_BIN TOOLS_DIR   (a binary built without AVX-512: valgrind lacks it)
 set -u
 VITMAE=$(realpath "$1"); TOOLS=$(realpath "$2")
@@ -27,5 +28,12 @@ vg reconstruct "$VITMAE" reconstruct --ckpt "$dir/run/checkpoint.safetensors" --
 if "$VITMAE" --help | grep -q '^  attention'; then
   vg attention "$VITMAE" attention --ckpt "$dir/run/checkpoint.safetensors" --raw --threads 2 --out "$dir/attn" "$img"
 fi
+# The commands that came after (docs/encoder.md): the same promise. synth's folders are the classes.
+vg finetune "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --batch 8 --steps 3 --eval-every 2 \
+  --threads 2 --out "$dir/ft"
+vg classify "$VITMAE" classify --ckpt "$dir/ft/checkpoint.safetensors" --threads 2 "$img"
+vg embed "$VITMAE" embed --ckpt "$dir/run/checkpoint.safetensors" --threads 2 --out "$dir/feats.npy" "$dir/data"
+vg probe "$VITMAE" probe --ckpt "$dir/run/checkpoint.safetensors" --train "$dir/data" --test "$dir/data" --linear --threads 2 \
+  --out "$dir/probe"
 [ $fail -eq 0 ] && echo "valgrind ok"
 exit $fail
