@@ -7,7 +7,7 @@ set -u
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 fail=0
 dir=$(mktemp -d) || exit 1
-cleanup() { umount "$dir/full" 2>/dev/null; rm -rf "$dir"; }
+cleanup() { umount "$dir/full" 2>/dev/null; umount "$dir/fullft" 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT; trap 'exit 1' HUP INT TERM
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/data" --count 64 --size 16 --seed 3 >/dev/null || { echo "synth failed"; exit 1; }
@@ -142,6 +142,19 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
       '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 2 ] && grep -qi "^vitmae: .*: no space left on device$" "$dir/err" && tail -n 1 "$dir/err" | grep -q "^vitmae: $c: stopped: $dir/full/$c-six takes no more files (0 of 6 images written)$"'
   done
   umount "$dir/full"
+  # finetune's checkpoints on an 800 KB tmpfs (~340 KB each): 10 and 20 fit, 30 does not. The same
+  # promise as train's above (README, "Safe to stop"): exit 1, one line, the step-20 checkpoint loads.
+  mkdir "$dir/fullft" && mount -t tmpfs -o size=800k tmpfs "$dir/fullft"
+  "$VITMAE" finetune --ckpt "$dir/rows/checkpoint.safetensors" --data "$dir/data" --batch 16 --steps 40 --ckpt-every 10 \
+    --eval-every 10 --threads 1 --out "$dir/fullft/ft" > /dev/null 2> "$dir/err"; rc=$?
+  t "finetune, full disk: exit 1, one line naming the checkpoint ($rc: $(tr "\n" "|" < "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*fullft/ft/checkpoint-30.safetensors: write failed: No space left on device (previous file left intact)$" "$dir/err"'
+  t "finetune, full disk: previous checkpoint intact (step 20)" '[ "$(step_of "$dir/fullft/ft/checkpoint.safetensors")" = 20 ]'
+  t "finetune, full disk: no temporary file left" '[ "$(temp_files "$dir/fullft/ft")" -eq 0 ]'
+  rm -f "$dir/fullft/ft"/checkpoint-*.safetensors
+  "$VITMAE" finetune --resume "$dir/fullft/ft" --threads 1 --keep 0 > /dev/null 2>&1; rc=$?
+  t "finetune, full disk: after freeing space the resume finishes (step 40)" '[ $rc -eq 0 ] && [ "$(step_of "$dir/fullft/ft/checkpoint.safetensors")" = 40 ]'
+  umount "$dir/fullft"
   tmpfs="tmpfs case run"
 else
   tmpfs="tmpfs case skipped (mount not permitted)"
