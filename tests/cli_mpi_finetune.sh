@@ -33,6 +33,10 @@ t "-np 2 exits 0" '[ $rc -eq 0 ]'
 t "-np 2: bitwise equal weights, moments and losses" 'same_run "$dir/ref" "$dir/n2"'
 t "-np 2: nothing on stderr" '[ ! -s "$dir/n2.err" ]'
 t "-np 2: one report (rank 0)" '[ "$(grep -c "^done:" "$dir/n2.log")" -eq 1 ] && grep -q "2 processes" "$dir/n2.log"'
+# The checkpoint records the job's process count and the run's groups, as train's does (docs/distributed.md).
+t "info: the -np 2 checkpoint records processes 2, groups 4; the reference processes 1" \
+  '"$VITMAE" info "$dir/n2/checkpoint.safetensors" | grep -Eq "^ +processes +2$" && "$VITMAE" info "$dir/n2/checkpoint.safetensors" | grep -Eq "^ +groups +4$" &&
+   "$VITMAE" info "$dir/ref/checkpoint.safetensors" | grep -Eq "^ +processes +1$"'
 mpi -np 4 "$VITMAE" finetune $ft --steps $steps --threads 1 --out "$dir/n4" > "$dir/n4.log" 2>&1; rc=$?
 t "-np 4 exits 0" '[ $rc -eq 0 ]'
 t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'

@@ -169,6 +169,9 @@ static char *ft_state_to_json(const FtState *r) {
     if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps, r->max_pixels);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
+    // The job that wrote it, as train records it (docs/distributed.md): not read back, since a run
+    // resumes on any count that divides its groups.
+    cJSON_AddNumberToObject(o, "processes", dist_size());
     cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
     char *s = json_print_utf8(o, 0);
     cJSON_Delete(o);
