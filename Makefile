@@ -140,6 +140,10 @@ build/san/tests/%: tests/%.c build/san/libvitmae.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"
 	$(Q)$(CC) $(SAN_CFLAGS) -Itests $< build/san/libvitmae.a $(SAN_LDLIBS) $(TEST_LDFLAGS) -o $@
+# A fuzz replay (tests/test_fuzz_<name>.c) includes its target and tests/fuzz/replay.h: rebuilt when
+# either changes, or `make test` would replay the target as it was (docs/testing.md, "Fuzzing").
+$(filter build/tests/test_fuzz_%,$(TESTS)): build/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.h
+$(filter build/san/tests/test_fuzz_%,$(SAN_TESTS)): build/san/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.h
 
 # Every test, twice: optimised build, then AddressSanitizer + UndefinedBehaviorSanitizer.
 # tests/cli_formats.sh compares our decoders with PIL (python3-pil, python3-numpy), tests/cli_atomic.sh

@@ -157,6 +157,17 @@ bad_vars=$(unread_vars "$VITMAE_ROOT/README.md" "$VITMAE_ROOT"/docs/*.md)
 t "every VAR= of a make example in the docs is read by the Makefile or tools/*.sh (unread: $(echo $bad_vars))" '[ -z "$bad_vars" ]'
 printf 'Try `make bench-data DATA=DIR` or\n\n    make demo DEMO_STEPS=5\n\nmake it X=1 so.\n```sh\nmake mutate MUTANTS="a b"   # X=2\n```\n' > "$tmp/example.md"
 t "a make variable nothing reads is found, one the demo reads is not" '[ "$(unread_vars "$tmp/example.md")" = DATA ]'
+# A fuzz replay (tests/test_fuzz_<name>.c) includes tests/fuzz/fuzz_<name>.c and tests/fuzz/replay.h: the
+# Makefile rebuilds it when either is newer (make -q -W: as if it were; nothing is built). It did not, so
+# `make test` replayed a target as it was before its last change.
+stale=""
+for f in "$VITMAE_ROOT"/tests/fuzz/fuzz_*.c; do
+  n=$(basename "$f" .c); n=${n#fuzz_}
+  for dep in "tests/fuzz/fuzz_$n.c" tests/fuzz/replay.h; do
+    make -C "$VITMAE_ROOT" -q -W "$dep" "build/tests/test_fuzz_$n" > /dev/null 2>&1 && stale="$stale test_fuzz_$n<-$dep"
+  done
+done
+t "every fuzz replay is rebuilt when its target or replay.h changes (not:$stale)" '[ -z "$stale" ]'
 # docs/testing.md's table names every test program and script (tests/test_*.c, tests/cli_*.sh; the
 # fuzz replays as `test_fuzz_*`).
 awk '/^\| test \| what it checks \|/ { on = 1 } on && !/^\|/ { exit } on { print $0 }' "$VITMAE_ROOT/docs/testing.md" |
