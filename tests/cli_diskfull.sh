@@ -91,6 +91,14 @@ t "embed --force over the limit: no temporary file left" '[ "$(ls -a "$dir/e" | 
 (ulimit -f 1 && exec "$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/g.npy" "$dir/emb30") > /dev/null 2>&1
 "$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/g.npy" "$dir/emb30" > /dev/null 2> "$dir/err"; rc=$?
 t "embed: a failed first run leaves nothing, its retry works ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/e/g.txt")" -eq 30 ]'
+# probe --out under the limit (its confusion PNGs; the hardening issue's "outputs"): exit 1, one line
+# naming the file (beside the warning that --test is --train), no file left in the folder (no part of
+# a PNG, no temporary name).
+(ulimit -f 8 && exec "$VITMAE" probe --ckpt "$dir/small.safetensors" --train "$dir/data" --test "$dir/data" --out "$dir/pr") \
+  > /dev/null 2> "$dir/err"; rc=$?
+t "probe --out over the limit: exit 1, one line naming the PNG ($rc: $(tr "\n" "|" < "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(grep -vc "^vitmae: warning: --test" "$dir/err")" -eq 1 ] && grep -q "^vitmae: probe: $dir/pr/confusion-knn.png: file too large$" "$dir/err"'
+t "probe --out over the limit: no file left in its folder ($(ls -A "$dir/pr" 2>&1 | tr "\n" " "))" '[ -z "$(ls -A "$dir/pr" 2>/dev/null)" ]'
 
 # 1d. Reports written on stdout (`info --json > FILE`, `eval --json`, `data`) cut short by the limit
 #     or a full device exited 0: the user's file held half a report and nothing said so. Now one line

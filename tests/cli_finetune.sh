@@ -202,6 +202,10 @@ err() {   # err NAME WANT_RC PATTERN CMD...
 mkdir -p "$dir/flat" "$dir/one/only" "$dir/val/hexagon"
 cp "$dir/data/circle/00000.png" "$dir/flat/"; cp "$dir/data/circle/00000.png" "$dir/one/only/"
 cp "$dir/data/circle/00000.png" "$dir/val/hexagon/"
+# An --out that cannot be a folder: exit 1 before training (the hardening issue's promise, train's too).
+: > "$dir/afile"
+err "--out below a file" 1 "finetune --out: $dir/afile/run: Not a directory$" "$VITMAE" finetune --ckpt "$pre" $ft --steps 5 --out "$dir/afile/run"
+t "--out below a file: nothing trained, nothing on stdout" '[ ! -s "$dir/out" ]'
 err "no class folders" 2 "class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/flat" --out "$dir/e1"
 err "one class" 2 "one class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/one" --out "$dir/e2"
 t "one class: the line names --data, as probe's names --train ($(cat "$dir/err"))" \

@@ -376,8 +376,9 @@ done
 t "missing --data" '"$VITMAE" train --steps 5 2>/dev/null; [ $? -eq 2 ]'
 t "nothing written on usage errors" '[ ! -e "$dir/u" ]'
 touch "$dir/file"
-"$VITMAE" train $small --steps 5 --out "$dir/file/run" > /dev/null 2> "$dir/w.err"; rc=$?
-t "unwritable output folder exits 1" '[ $rc -eq 1 ] && grep -q "file" "$dir/w.err"'
+"$VITMAE" train $small --steps 5 --out "$dir/file/run" > "$dir/w.out" 2> "$dir/w.err"; rc=$?
+t "unwritable output folder: exit 1 before training, one line, nothing on stdout ($rc: $(head -c 300 "$dir/w.err"))" \
+  '[ $rc -eq 1 ] && [ ! -s "$dir/w.out" ] && [ "$(cat "$dir/w.err")" = "vitmae: train --out: $dir/file/run: Not a directory" ]'
 mkdir "$dir/empty"
 "$VITMAE" train --data "$dir/empty" --steps 5 --out "$dir/e" > /dev/null 2> "$dir/e.err"; rc=$?
 t "a folder with no image exits 1" '[ $rc -eq 1 ] && grep -q "no decodable image" "$dir/e.err"'
