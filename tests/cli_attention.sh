@@ -166,6 +166,20 @@ t "rollout one head" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 2 3 0 "$tm
 t "one map: the summary says 1 map, not 1 maps ($(tail -n 1 "$tmp/out"))" 'grep -q "^attention: 1 image, 1 map in " "$tmp/out"'
 run --out "$tmp/p" --raw --layer 0 --mode patch --query 3,2 --head max "$img"
 t "patch mode row of token 12" '"$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 12 "$tmp/p/attn_input/patch03x02-layer00-max.npy"'
+# The query patch is outlined in red on its overlay (docs/interface.md, "Modes"): at --scale 8 the
+# 16 px photo is 128 px and patch (2, 1) the square x 64..95, y 32..63, ringed 2 px thick in
+# (255, 40, 40), and that colour nowhere else. Nothing checked it: a run without the ring passed.
+run --out "$tmp/q" --mode patch --query 2,1 --head 0 --scale 8 --upsample nearest "$img"; rc=$?
+"$VITMAE_TOOLS/imgdump" "$tmp/q/attn_input/patch02x01-layer02-head00.png" "$tmp/q.npy" >/dev/null 2>&1
+ring=$(python3 -c '
+import array, ast, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<H", b[8:10])[0]; h, w, c = ast.literal_eval(b[10:10 + n].decode())["shape"]
+a = array.array("f"); a.frombytes(b[10 + n:])
+red = lambda x, y: [round(a[(y * w + x) * c + k] * 255) for k in range(3)] == [255, 40, 40]
+ring = [(x, y) for y in range(32, 64) for x in range(64, 96) if x < 66 or x >= 94 or y < 34 or y >= 62]
+print("%dx%d, %d of %d ring pixels red, %d red in all" % (w, h, sum(red(x, y) for x, y in ring), len(ring),
+      sum(red(x, y) for y in range(h) for x in range(w))))' "$tmp/q.npy" 2>&1)
+t "patch mode: the query patch outlined in red ($rc: $ring)" '[ $rc -eq 0 ] && [ "$ring" = "128x128, 240 of 240 ring pixels red, 240 red in all" ]'
 # A wrong reference must fail (the checker can fail).
 t "checker catches a wrong map" '! "$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 11 "$tmp/p/attn_input/patch03x02-layer00-max.npy" >/dev/null'
 

@@ -285,10 +285,48 @@ static void test_percent(void) {
     canvas_free(&row);
 }
 
+// The captions at full size (issue 16's promise; docs/interface.md, reconstruct's panels), each drawn
+// above its panel exactly as its text wrapped to the panel's side: at 256 px (reconstruct's default
+// --display) with 12 of 16 patches removed. Only the row's height was checked, which the longest
+// caption shortened to "raw prediction" still passed.
+static void test_full_captions(void) {
+    MaeConfig cfg;
+    mae_config_preset(&cfg, "tiny");
+    cfg.img_size = 8; cfg.patch_size = 2; cfg.in_chans = 3;
+    enum { L = 16, S = 256 };
+    float orig[8 * 8 * 3], recon[8 * 8 * 3], perr[L];
+    uint8_t removed[L];
+    for (int i = 0; i < 8 * 8 * 3; i++) { orig[i] = 0.2f; recon[i] = 0.6f; }
+    for (int l = 0; l < L; l++) { removed[l] = l % 4 != 0; perr[l] = 0.01f * l; }
+    const char *want[5] = {"original", "masked 75% (12 of 16 patches)", "raw prediction (visible patches are not trained)",
+                           "prediction + visible patches", "squared error per removed patch"};
+    PanelOptions po = {S, 1, 1, 0.0f, NULL};
+    Canvas row;
+    char err[256];
+    if (panel_recon_row(&row, &cfg, orig, recon, removed, perr, &po, err, sizeof err)) { CHECK(0, "%s", err); return; }
+    double ts = panel_text_size(S);
+    int top = row.h - S;
+    for (int k = 0; k < 5; k++) {
+        char wrapped[256];
+        text_wrap(want[k], ts, S, wrapped, sizeof wrapped);
+        Canvas ref;
+        if (canvas_create(&ref, S, top, err, sizeof err)) { CHECK(0, "%s", err); break; }
+        canvas_fill(&ref, PANEL_BG);
+        canvas_text(&ref, 0, 0, wrapped, (const uint8_t[3]){225, 225, 225}, ts);
+        int diff = 0;
+        for (int y = 0; y < top; y++)
+            for (int x = 0; x < S; x++) diff += memcmp(px_at(&row, k * (S + PANEL_GAP) + x, y), px_at(&ref, x, y), 3) != 0;
+        CHECK(diff == 0, "256 px panels: panel %d's caption is \"%s\" (%d pixels differ)", k, want[k], diff);
+        canvas_free(&ref);
+    }
+    canvas_free(&row);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "%s", check_tmpdir());
     test_masks();
     test_panels();
+    test_full_captions();
     test_percent();
     return check_done();
 }
