@@ -41,8 +41,8 @@ img() {  # relative path, caption
     printf '<h2>Reconstructions</h2>\n<p>Each row: the original; the masked input (grey = hidden patches); '
     printf 'the raw prediction for every patch (MAE trains only on the hidden ones, so the visible '
     printf 'patches of this panel are not trained and may look odd); the prediction with the visible '
-    printf 'patches put back; the squared error of each patch. The title gives the PSNR on the hidden '
-    printf 'patches (higher is better).</p>\n'
+    printf 'patches put back; the squared error of each hidden patch (the visible ones grey: the loss '
+    printf 'does not score them). The title gives the PSNR on the hidden patches (higher is better).</p>\n'
     find . -name '*.recon.png' | LC_ALL=C sort | while IFS= read -r f; do img "${f#./}" "$(basename "$f" .recon.png)"; done
   fi
   if [ -n "$(find . -name 'confusion-*.png' | head -n 1)" ]; then
