@@ -180,6 +180,9 @@ ring = [(x, y) for y in range(32, 64) for x in range(64, 96) if x < 66 or x >= 9
 print("%dx%d, %d of %d ring pixels red, %d red in all" % (w, h, sum(red(x, y) for x, y in ring), len(ring),
       sum(red(x, y) for y in range(h) for x in range(w))))' "$tmp/q.npy" 2>&1)
 t "patch mode: the query patch outlined in red ($rc: $ring)" '[ $rc -eq 0 ] && [ "$ring" = "128x128, 240 of 240 ring pixels red, 240 red in all" ]'
+# ... and named in the map's text chunk query (docs/interface.md, "Files"); a cls map's says cls.
+t "patch mode: the query in the PNG text (query=2,1; cls maps query=cls)" \
+  'tr "\000" "=" < "$tmp/q/attn_input/patch02x01-layer02-head00.png" | grep -aq "query=2,1" && tr "\000" "=" < "$tmp/a/attn_input/layer02-mean.png" | grep -aq "query=cls"'
 # A wrong reference must fail (the checker can fail).
 t "checker catches a wrong map" '! "$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 11 "$tmp/p/attn_input/patch03x02-layer00-max.npy" >/dev/null'
 
