@@ -22,6 +22,27 @@ t "known answer exits 0" '[ $rc -eq 0 ]'
 t "known answer per image" 'echo "$out" | grep -qx "flat masked_mse=0.25 psnr=6.02dB"'
 t "known answer mean" 'echo "$out" | grep -qx "mean masked_mse=0.25 psnr=6.02dB over 1 image"'
 t "panel written" '[ -s "$tmp/r1/flat.recon.png" ]'
+# Each panel's title (drawn above it, and its PNG text chunk Title) gives that image's PSNR over the removed
+# patches as its stdout line does (issue 16: the per-image PSNR in the panel): two images of different
+# PSNRs. Nothing compared the title with the image's numbers: a title from another MSE passed.
+mkdir -p "$tmp/tt" && cp "$fx/recon_rgb.png" "$tmp/tt/rgb.png" && cp "$tmp/flat/flat.png" "$tmp/tt/"
+out=$("$VITMAE" reconstruct --ckpt "$fx/torch_small.safetensors" --out "$tmp/rt" "$tmp/tt/flat.png" "$tmp/tt/rgb.png"); rc=$?
+titles=$(python3 - "$tmp/rt" "$out" <<'PY'
+import re, struct, sys
+for line in sys.argv[2].splitlines():
+    m = re.fullmatch(r"(\S+) masked_mse=\S+ psnr=(\S+)dB", line)   # not the note, nor the mean's line
+    if not m or m.group(1) == "mean": continue
+    stem, psnr = m.groups()
+    b = open("%s/%s.recon.png" % (sys.argv[1], stem), "rb").read(); i = 8; kv = {}
+    while i < len(b):
+        n, kind = struct.unpack(">I4s", b[i:i + 8]); d = b[i + 8:i + 8 + n]; i += 12 + n
+        if kind == b"tEXt": k, v = d.split(b"\0", 1); kv[k.decode("latin-1")] = v.decode("latin-1")
+    t = kv.get("Title", "")
+    print("%s %s" % (psnr, "ok" if re.fullmatch(r"%s: [0-9.]+%% of the patches removed, PSNR %s dB on them" % (stem, psnr), t) else "title " + repr(t)))
+PY
+)
+t "each panel's title gives its image's PSNR ($rc: $(echo $titles))" \
+  '[ $rc -eq 0 ] && [ "$(echo "$titles" | grep -c " ok$")" -eq 2 ] && [ "$(echo "$titles" | cut -d" " -f1 | sort -u | wc -l)" -eq 2 ]'
 # An exact reconstruction (a constant model predicting the flat image's own value): MSE 0, PSNR +inf,
 # written `psnr=infdB` in the text and null in eval's JSON (docs/interface.md, reconstruct's stdout).
 "$mk" ckpt "$tmp/exact.st" --img 16 --patch 4 --channels 3 --mean 0.5019607843137255 --std 1 --const 0 || fail=1

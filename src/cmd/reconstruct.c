@@ -94,15 +94,18 @@ static int fail_at(Failure *f, const char *who, const char *why) {
     return -1;
 }
 
+enum { TITLE_MAX = 600 };   // a panel's title line (panel_recon_title cuts the stem to 300 bytes)
+
 // The panel of one image (original | masked | raw prediction | + visible | error map) into *row.
 // Drawn one image at a time: the title's text goes through cairo and fontconfig. 0 ok, -1 and *f.
+// title [TITLE_MAX]: the title line drawn, which write_output also puts in the PNG's text.
 static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const float *orig,
                        const float *recon, const uint8_t *removed, const float *patch_err, double mse, Canvas *row,
-                       Failure *f) {
-    char err[512], title[600];
+                       char *title, Failure *f) {
+    char err[512];
     int L = mae_num_patches(cfg), nrem = 0;
     for (int l = 0; l < L; l++) nrem += removed[l] != 0;
-    panel_recon_title(in->stem, nrem, L, psnr_from_mse(mse), title, sizeof title);
+    panel_recon_title(in->stem, nrem, L, psnr_from_mse(mse), title, TITLE_MAX);
     PanelOptions po = {o->side, o->bilinear, 1, 0.0f, title};
     if (panel_recon_row(row, cfg, orig, recon, removed, patch_err, &po, err, sizeof err))
         return fail_at(f, in->path, err);
@@ -117,12 +120,12 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 // --raw removes an earlier run's arrays of the image in the same step (file_group_sweep). 0 ok, -1 and *f, or
 // FILE_TAKEN and *f (who: the whole line, as for a file that could not be published).
 static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
-                        const float *recon, const uint8_t *removed, int replace, Failure *f) {
+                        const char *title, const float *recon, const uint8_t *removed, int replace, Failure *f) {
     char err[4600], path[4200], tmp[4200 + FILE_TMP_EXTRA];
     int S = cfg->img_size, g = S / cfg->patch_size;
     FileGroup files = {0};
     snprintf(path, sizeof path, "%s/%s.recon.png", o->out_dir, in->stem);
-    const char *text[] = {"Software", "vitmae reconstruct", "Source", in->path, NULL};
+    const char *text[] = {"Software", "vitmae reconstruct", "Source", in->path, "Title", title, NULL};
     file_tmp_name(path, tmp, sizeof tmp);
     if (output_png_to(tmp, row->px, row->w, row->h, 3, text, err, sizeof err)) return fail_at(f, path, err);
     if (file_group_add(&files, tmp, path)) { file_group_discard(&files); return fail_at(f, "reconstruct", "out of memory"); }
@@ -311,9 +314,10 @@ int cmd_reconstruct(int argc, char **argv) {
     double *mse = malloc(sizeof(double) * B), *loss = malloc(sizeof(double) * B);
     char *errs = malloc((size_t)B * 512);
     Canvas *rows = calloc((size_t)B, sizeof *rows);
+    char *titles = malloc((size_t)B * TITLE_MAX);
     Failure *fails = malloc(sizeof *fails * (size_t)B);
     if (!m || !images || !norm || !recon || !patch_err || !ids_keep || !status || !slot || !removed || !mse ||
-        !loss || !errs || !rows || !fails) {
+        !loss || !errs || !rows || !titles || !fails) {
         cli_error("reconstruct", "%s", m ? "out of memory" : err);
         failed = -1;
         goto done;
@@ -361,11 +365,11 @@ int cmd_reconstruct(int argc, char **argv) {
         // in input order: the output does not depend on the thread count.
         for (int b = 0; b < nb; b++)
             status[b] = !isfinite(mse[b]) || !isfinite(loss[b]) ? RECON_NONFINITE : draw_output(&outs, cfg, &inputs.v[slot[b]], images + per * b, recon + per * b,
-                                    removed + (size_t)L * b, patch_err + (size_t)L * b, mse[b], &rows[b], &fails[b]);
+                                    removed + (size_t)L * b, patch_err + (size_t)L * b, mse[b], &rows[b], titles + (size_t)b * TITLE_MAX, &fails[b]);
         #pragma omp parallel for schedule(dynamic)
         for (int b = 0; b < nb; b++)
             if (!status[b])
-                status[b] = write_output(&outs, cfg, &inputs.v[slot[b]], &rows[b], recon + per * b,
+                status[b] = write_output(&outs, cfg, &inputs.v[slot[b]], &rows[b], titles + (size_t)b * TITLE_MAX, recon + per * b,
                                          removed + (size_t)L * b, force, &fails[b]);
         for (int b = 0; b < nb; b++) {
             const Input *in = &inputs.v[slot[b]];
@@ -411,7 +415,7 @@ int cmd_reconstruct(int argc, char **argv) {
 done:
     mae_free(m);
     free(images); free(norm); free(recon); free(patch_err); free(ids_keep); free(status); free(slot);
-    free(removed); free(mse); free(loss); free(errs); free(rows); free(fails);
+    free(removed); free(mse); free(loss); free(errs); free(rows); free(titles); free(fails);
     inputs_free(&inputs);
     free(file_removed);
     ckpt_free(&ck);
