@@ -576,5 +576,15 @@ need() { sed -n "s/^vitmae: finetune --parallel groups: $1 threads as workers ne
 t "the largest models' workers refused, 4 needing more than 2 and above 2^63 ($rc2 $rc4: $(need 2), $(need 4))" \
   '[ $rc2 -eq 2 ] && [ $rc4 -eq 2 ] && awk -v a="$(need 2)" -v b="$(need 4)" "BEGIN { exit !(a > 1e18 && b > a && b > 9.2e18) }"'
 
+# The "data pipeline is the bottleneck" note (docs/data.md, "Cache, store and prefetch") is finetune's too:
+# it ran train's loader but never said so, only its last line gave the wait. 400 x 400 photos decoded
+# afresh each step (no cache, no store) for a 16-pixel model: the steps wait for images most of the time.
+"$VITMAE_TOOLS/synth" "$dir/slowdata" --count 16 --size 400 --classes 2 --seed 3 > /dev/null || fail=1
+"$VITMAE" finetune --from-scratch --data "$dir/slowdata" --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --batch 16 \
+  --steps 10 --log-every 10 --eval-every 100 --ckpt-every 100 --val-frac 0 --cache-mb 0 --store none --threads 1 \
+  --out "$dir/slowrun" > "$dir/slow.out" 2>&1; rc=$?
+t "finetune waiting for its images says so, as train ($rc: $(grep -e bottleneck -e "steps waited" "$dir/slow.out" | cut -c1-160))" \
+  '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9.]* ms per step) for images; working images so far: [0-9]* decoded, 0 from the store, " "$dir/slow.out"'
+
 [ $fail -eq 0 ] && echo "cli finetune ok"
 exit $fail

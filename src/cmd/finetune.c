@@ -1103,6 +1103,8 @@ int cmd_finetune(int argc, char **argv) {
     long interval_n = r->log_steps, interval_timed = 0;   // up to --log-every (10^12): past an int
     int B = r->batch;
     long first_step = r->step;
+    RunWaitNote note;   // the bottleneck note's evidence, as train's (docs/data.md, "Cache, store and prefetch")
+    run_wait_note_init(&note);
     float *params = clf_params(t->model);
     void *runners[WORKERS_MAX];   // the workers' contexts
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
@@ -1157,6 +1159,7 @@ int cmd_finetune(int argc, char **argv) {
         r->step++;
         double t1 = now_seconds();
         interval_busy += t1 - t0;
+        run_wait_note_step(&note, waited, t1 - t0);
         interval_loss += loss;
         interval_n++;
         interval_timed++;
@@ -1176,6 +1179,7 @@ int cmd_finetune(int argc, char **argv) {
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val top-1 %.2f%% (%d image%s)", r->step,
                                  row.val_loss, 100.0 * row.val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
+            if (do_log) run_wait_note(&note, &t->ds, &prog);   // collective under mpirun, as the row's exchange
             interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0;
         }
         if (r->step % r->ckpt_every == 0 && !last && !stop) {

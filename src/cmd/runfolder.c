@@ -752,6 +752,55 @@ void run_report_no_validation(int *said, int n, const char *cols) {
                 cols);
 }
 
+void run_wait_note_init(RunWaitNote *n) {
+    n->waited = n->busy = 0;
+    n->steps = -1;
+    n->last = -1e9;
+}
+
+void run_wait_note_step(RunWaitNote *n, double waited, double busy) {
+    if (n->steps < 0) { n->steps = 0; return; }   // the session's first step: the loader was starting
+    n->waited += waited;
+    n->busy += busy;
+    n->steps++;
+}
+
+enum { NOTE_MIN_STEPS = 8 };
+
+void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog) {
+    double waited = n->waited, busy = n->busy;
+    int steps = n->steps;
+    if (steps < NOTE_MIN_STEPS) return;
+    n->waited = n->busy = 0;
+    n->steps = 0;
+    DataStats st;
+    dataset_stats(ds, &st);
+    int N = dist_size();
+    double mine[2] = {waited, busy}, *all = run_job_data_stats(&st, mine, 2);
+    int most = 0;   // the process that waited the largest share of its time
+    for (int i = 1; i < N; i++) {
+        const double *f = all + 2 * i, *m = all + 2 * most;
+        if (f[1] > 0 && (m[1] <= 0 || f[0] / f[1] > m[0] / m[1])) most = i;
+    }
+    waited = all[2 * most];
+    busy = all[2 * most + 1];
+    free(all);
+    if (busy <= 0 || waited < 0.2 * busy || now_seconds() - n->last < 60) return;
+    char procs[48] = "";
+    if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
+    // Figures above 0 never read 0 ("waited 54% of the time (0 ms per step)" of a 0.05 ms step).
+    char ms[32], mb[32], budget[32];
+    format_figure(1e3 * waited / steps, 0, ms, sizeof ms);
+    format_figure(st.cache_bytes / 1048576.0, 0, mb, sizeof mb);
+    format_figure(st.cache_budget / 1048576.0, 0, budget, sizeof budget);
+    progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%s ms per "
+                     "step) for images%s; working images so far%s: %ld decoded, %ld from the store, %ld cache hits "
+                     "(cache %s of %s MB); see --cache-mb, --store, --loader-threads (docs/data.md)",
+                     100 * waited / busy, ms, N > 1 ? " (the process that waited most)" : "", procs,
+                     st.decoded, st.store_hits, st.cache_hits, mb, budget);
+    n->last = now_seconds();
+}
+
 // The counts of DataStats that run_job_data_stats sums, as doubles (exact: integers below 2^53).
 enum { JOB_COUNTS = 6 };
 

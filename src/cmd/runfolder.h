@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <cJSON.h>
 #include "cmd/cli.h"
+#include "cmd/log.h"
 #include "core/model.h"
 #include "data/dataset.h"
 
@@ -98,6 +99,23 @@ void run_report_working_images(const Dataset *ds, long steps_run, double total_w
 // process gives come back in rank order, dist_size() rows of nf (malloc'ed; free it). One exchange
 // serves both: run_report_working_images (each process's wait) and train's bottleneck note.
 double *run_job_data_stats(DataStats *st, const double *f, int nf);
+// The log line when steps wait for images more than a fifth of the time (docs/data.md, "Cache, store and
+// prefetch"), train's and finetune's alike: "data pipeline is the bottleneck: steps waited N% of the time
+// ...", at most once a minute. It is judged on at least 8 steps after a session's first (which waits for
+// the loader to start): a one-step run was told "the data pipeline is the bottleneck ... (0 ms per
+// step)". run_wait_note_step adds a step's wait and its whole time (seconds); run_wait_note, at a log
+// line, says the line when the evidence gathered since the last judgement (at least 8 steps) is enough,
+// then starts it again. Under mpirun a step waits for the slowest process, so the job's evidence is the
+// process's that waited the largest share of its time, and the working images are every process's
+// together; run_wait_note is collective then (every rank holds the same step count at a log line).
+typedef struct {
+    double waited, busy;   // seconds, over the steps below
+    int steps;             // -1 until the session's first step is done (it is not evidence)
+    double last;           // now_seconds() of the last line said
+} RunWaitNote;
+void run_wait_note_init(RunWaitNote *n);
+void run_wait_note_step(RunWaitNote *n, double waited, double busy);
+void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog);
 // One file of a lazy dataset found broken past its header during a run (dataset_take_broken's path and
 // reason), said as train and finetune say it: "skipped PATH: REASON (found while validating; ...)" or
 // "(found while training; ...)" as held says, or, for a file whose folder is gone, the folder once

@@ -862,49 +862,6 @@ static int train_groups_failed(void *ctx, int first, int count, float *const *gr
     return -1;
 }
 
-// A log line when steps wait for images more than a fifth of the time (at most once a minute), judged
-// on at least NOTE_MIN_STEPS steps after a session's first (which waits for the loader to start): a
-// one-step run was told "the data pipeline is the bottleneck ... (0 ms per step)". The evidence
-// (*waited, *busy over *steps) accumulates over log lines until there is enough, then starts again.
-// Under mpirun a step waits for the slowest process, so the job's evidence is the process's that waited
-// the largest share of its time, and the working images are every process's together (docs/data.md,
-// "Cache, store and prefetch"); collective: every rank holds the same *steps at the same log line.
-enum { NOTE_MIN_STEPS = 8 };
-static void note_bottleneck(Train *t, Progress *prog, double *waited_sum, double *busy_sum, int *steps_sum,
-                            double *last_note) {
-    double waited = *waited_sum, busy = *busy_sum;
-    int steps = *steps_sum;
-    if (steps < NOTE_MIN_STEPS) return;
-    *waited_sum = *busy_sum = 0;
-    *steps_sum = 0;
-    DataStats st;
-    dataset_stats(&t->ds, &st);
-    int N = dist_size();
-    double mine[2] = {waited, busy}, *all = run_job_data_stats(&st, mine, 2);
-    int most = 0;   // the process that waited the largest share of its time
-    for (int i = 1; i < N; i++) {
-        const double *f = all + 2 * i, *m = all + 2 * most;
-        if (f[1] > 0 && (m[1] <= 0 || f[0] / f[1] > m[0] / m[1])) most = i;
-    }
-    waited = all[2 * most];
-    busy = all[2 * most + 1];
-    free(all);
-    if (busy <= 0 || waited < 0.2 * busy || now_seconds() - *last_note < 60) return;
-    char procs[48] = "";
-    if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
-    // Figures above 0 never read 0 ("waited 54% of the time (0 ms per step)" of a 0.05 ms step).
-    char ms[32], mb[32], budget[32];
-    format_figure(1e3 * waited / steps, 0, ms, sizeof ms);
-    format_figure(st.cache_bytes / 1048576.0, 0, mb, sizeof mb);
-    format_figure(st.cache_budget / 1048576.0, 0, budget, sizeof budget);
-    progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%s ms per "
-                     "step) for images%s; working images so far%s: %ld decoded, %ld from the store, %ld cache hits "
-                     "(cache %s of %s MB); see --cache-mb, --store, --loader-threads (docs/data.md)",
-                     100 * waited / busy, ms, N > 1 ? " (the process that waited most)" : "", procs,
-                     st.decoded, st.store_hits, st.cache_hits, mb, budget);
-    *last_note = now_seconds();
-}
-
 int cmd_train(int argc, char **argv) {
     Train *t = calloc(1, sizeof *t);
     if (!t) return cli_report("train", "out of memory", 1);
@@ -938,9 +895,9 @@ int cmd_train(int argc, char **argv) {
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
     prog.elapsed_before = r->elapsed_s;   // a resumed run's log counts its earlier sessions too
-    double session_start = now_seconds(), interval_busy = 0, interval_wait = 0, last_note = -1e9;
-    double note_wait = 0, note_busy = 0;   // note_bottleneck's evidence: the steps after a session's first
-    int note_steps = -1;
+    double session_start = now_seconds(), interval_busy = 0, interval_wait = 0;
+    RunWaitNote note;   // the bottleneck note's evidence: the steps after a session's first
+    run_wait_note_init(&note);
     long queued = r->step, first_step = r->step;
     double total_wait = 0;
     // The loss of the steps since the last metrics row, carried through a checkpoint (a run stopped
@@ -1006,8 +963,7 @@ int cmd_train(int argc, char **argv) {
         double t1 = now_seconds();
         interval_busy += t1 - t0;
         interval_wait += waited;
-        if (note_steps < 0) note_steps = 0;   // the session's first step: the loader was starting
-        else { note_wait += waited; note_busy += t1 - t0; note_steps++; }
+        run_wait_note_step(&note, waited, t1 - t0);
         total_wait += waited;
         interval_loss += loss;
         interval_n++;
@@ -1029,7 +985,7 @@ int cmd_train(int argc, char **argv) {
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
                                  r->step, row.val_loss, row.val_psnr);
-            if (do_log) note_bottleneck(t, &prog, &note_wait, &note_busy, &note_steps, &last_note);
+            if (do_log) run_wait_note(&note, &t->ds, &prog);
             interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0; interval_wait = 0;
         }
         if (r->step % r->ckpt_every == 0 && !last && !stop) {
