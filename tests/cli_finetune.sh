@@ -21,6 +21,10 @@ t "finetune exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"
 for f in checkpoint.safetensors checkpoint-20.safetensors metrics.csv curves.png; do t "writes $f" '[ -s "$dir/run/$f" ]'; done
 t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s" ]'
+# A held-out split of a handful of images is warned about, as train warns (docs/data.md, "Validation"):
+# finetune said nothing of the 3 images its val_top1 was measured on.
+t "a held-out split of 3 images: the warning, as train's" \
+  'grep -qxF "vitmae: warning: only 3 validation images (--val-frac 0.05 of 150): the validation loss and top-1 will be noisy; pass --val DIR or a larger --val-frac" "$dir/log"'
 t "val_top1 is a fraction" 'awk -F, "NR > 1 && \$6 != \"\" { n++; if (\$6 < 0 || \$6 > 1) bad = 1 } END { exit !(n == 2 && !bad) }" "$dir/run/metrics.csv"'
 t "checkpoint has timm names and classes" 'python3 - "$dir/run/checkpoint.safetensors" <<PY
 import json, struct, sys
@@ -120,7 +124,7 @@ t "resumed between rows: the rows' losses as uninterrupted ($(cut -d, -f1,4 "$di
 # again, trained on the images the run had skipped and warned that the files had changed.
 "$VITMAE_TOOLS/synth" "$dir/big" --count 3 --size 24 --classes 3 --seed 9 > /dev/null
 cp -r "$dir/data" "$dir/mpdata" && for f in "$dir"/big/*/*.png; do c=${f%/*}; cp "$f" "$dir/mpdata/${c##*/}/big.png"; done
-"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/mpdata" --max-pixels 300 --steps 3 --out "$dir/mp" > /dev/null 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/mpdata" --val-frac 0 --max-pixels 300 --steps 3 --out "$dir/mp" > /dev/null 2>&1
 "$VITMAE" finetune --resume "$dir/mp" --threads 2 > /dev/null 2> "$dir/mp.err"; rc=$?
 t "finetune --resume keeps the run's --max-pixels: no warning ($(grep -v exceeds "$dir/mp.err"))" \
   '[ $rc -eq 0 ] && ! grep -q warning "$dir/mp.err" && [ "$(grep -c "exceeds --max-pixels 300$" "$dir/mp.err")" -eq 3 ]'
@@ -363,7 +367,7 @@ tensors, meta = st.read(sys.argv[1]); c = json.loads(meta["config"]); c["pixel_s
 meta["config"] = json.dumps(c); del meta["crc32"]
 st.write(sys.argv[2], tensors, meta)
 PY
-"$VITMAE" finetune --ckpt "$dir/tiny_std.safetensors" $ft --steps 4 --out "$dir/nan1" > /dev/null 2> "$dir/err"; rc=$?
+"$VITMAE" finetune --ckpt "$dir/tiny_std.safetensors" $ft --val-frac 0 --steps 4 --out "$dir/nan1" > /dev/null 2> "$dir/err"; rc=$?
 t "NaN at step 1: exit 1, one line saying no checkpoint was written ($(cat "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune: loss is NaN at step 1 (lr .*); stopped; no checkpoint was written (the run stopped before its first)$" "$dir/err" && [ ! -e "$dir/nan1/checkpoint.safetensors" ]'
 # A loss that turns NaN or infinite mid-run (the test hooks of docs/testing.md, "Fault injection"): exit 1,
@@ -483,7 +487,7 @@ t "classify --json of names not UTF-8: exit 0, reads as UTF-8 JSON, labels kept"
 
 # A resume on a folder whose images changed since the checkpoint: one warning line, exit 0.
 cp -r "$dir/data" "$dir/grow"
-"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/grow" --steps 6 --ckpt-every 2 --keep 5 --out "$dir/fgrow" > /dev/null 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/grow" --val-frac 0 --steps 6 --ckpt-every 2 --keep 5 --out "$dir/fgrow" > /dev/null 2>&1
 "$VITMAE" finetune --resume "$dir/fgrow/checkpoint-2.safetensors" --threads 2 > /dev/null 2> "$dir/err"; rc=$?
 t "finetune, same images on resume: no warning ($(cat "$dir/err"))" '[ $rc -eq 0 ] && [ ! -s "$dir/err" ]'
 rm "$(find "$dir/grow" -name "*.png" | head -n 1)"
@@ -529,7 +533,7 @@ t "classify, input folder renamed mid-run: exit 1, one line ($(head -n 3 "$dir/c
 # The data folder renamed during the run (no cache, no store): one line that says the folder is gone,
 # exit 1 (it named one of its files as "no such file"), the last checkpoint kept.
 cp -r "$dir/data" "$dir/moving"
-"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/moving" --steps 1000000 --eval-every 1000000 --ckpt-every 2 \
+"$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/moving" --val-frac 0 --steps 1000000 --eval-every 1000000 --ckpt-every 2 \
   --cache-mb 0 --store none --out "$dir/fmove" > /dev/null 2> "$dir/fmove.err" &
 moved_mid_run $! "$dir/fmove" "$dir/moving" "$dir/moved"
 t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/fmove.err"))" \

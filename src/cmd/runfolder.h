@@ -99,6 +99,11 @@ void run_report_working_images(const Dataset *ds, long steps_run, double total_w
 // process gives come back in rank order, dist_size() rows of nf (malloc'ed; free it). One exchange
 // serves both: run_report_working_images (each process's wait) and train's bottleneck note.
 double *run_job_data_stats(DataStats *st, const double *f, int nf);
+// The warning of a held-out split too small to trust (docs/data.md, "Validation"), train's and
+// finetune's: nval images (1 to 7) held out by --val-frac val_frac of n; what: the measure that will be
+// noisy ("the validation loss"). The advice of a larger --val-frac is left out at the flag's largest,
+// frac_max. Said by the caller's rank 0.
+void run_warn_few_val(int nval, float val_frac, int n, float frac_max, const char *what);
 // The log line when steps wait for images more than a fifth of the time (docs/data.md, "Cache, store and
 // prefetch"), train's and finetune's alike: "data pipeline is the bottleneck: steps waited N% of the time
 // ...", at most once a minute. It is judged on at least 8 steps after a session's first (which waits for

@@ -744,10 +744,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     // The folders as the user gave them (t->rs records them absolute; docs/interface.md, section 1, "Paths").
     if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");
-    if (t->vds == &t->ds && t->nval > 0 && t->nval < 8 && rank == 0)
-        cli_message("warning: only %d validation image%s (--val-frac %g of %d): the validation loss will be noisy; "
-                    "pass --val DIR%s", t->nval, t->nval == 1 ? "" : "s", t->rs.val_frac, t->ds.n,
-                    t->rs.val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");   // none above the largest
+    if (t->vds == &t->ds && rank == 0)
+        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, (float)VAL_FRAC_MAX, "the validation loss");
     int threads = omp_get_max_threads();
     // With a --val folder, each count with its folder (the held-out split's both come from --data).
     char counts[8400];
