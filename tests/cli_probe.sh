@@ -413,5 +413,24 @@ for d in train test; do
     '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: probe --out: $tmp/$d/cm is inside the input folder $tmp/$d: " "$tmp/meet.err" && [ ! -e "$tmp/$d/cm" ]'
 done
 
+# --- the defaults (docs/encoder.md): kNN K 20, T 0.07; the linear probe 100 epochs, batch 256, momentum 0.9,
+# lr 0.1. The text says the values it ran with; 24 training images, so that K 20 is not cut to the set.
+"$VITMAE_TOOLS/synth" "$tmp/k24" --count 24 --size 8 --classes 2 --seed 5 >/dev/null
+"$VITMAE" probe --pixels --img 8 --linear --train "$tmp/k24" --test "$tmp/k24" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe's defaults: k 20, T 0.07, 100 epochs of batch 256, momentum 0.9, lr 0.1 ($rc: $(sed -n 2,3p "$tmp/out" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && grep -qx "knn: k 20 (of 24), T 0.07" "$tmp/out" && grep -q "^linear: 100 epochs, batch 256, SGD momentum 0.9, lr 0.1 cosine to 0; " "$tmp/out"'
+rm -rf "$tmp/k24"
+
+# --- a progress line on long folders (docs/encoder.md: 5000 images or more) -----------------------------
+# Not a terminal: a line at every tenth of the work on stderr, the last at the total; 4999 images none.
+"$VITMAE_TOOLS/synth" "$tmp/long" --count 5000 --size 8 --seed 1 >/dev/null
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/long.npy" "$tmp/long" >/dev/null 2>"$tmp/long.err"; rc=$?
+t "embed of 5000 images: ten progress lines on stderr, the last 5000/5000 ($rc: $(tr "\n" "|" <"$tmp/long.err" | cut -c1-200))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^embed: [0-9]*/5000 images$" "$tmp/long.err")" -eq 10 ] && [ "$(tail -n 1 "$tmp/long.err")" = "embed: 5000/5000 images" ] && [ "$(wc -l <"$tmp/long.err")" -eq 10 ]'
+rm "$tmp/long/circle/00000.png"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/long.npy" --force "$tmp/long" >/dev/null 2>"$tmp/long.err"; rc=$?
+t "embed of 4999 images: no progress line ($rc: $(head -c 200 "$tmp/long.err"))" '[ $rc -eq 0 ] && [ ! -s "$tmp/long.err" ]'
+rm -rf "$tmp/long" "$tmp/long.npy" "$tmp/long.txt"
+
 [ $fail -eq 0 ] && echo "all probe/embed CLI checks passed"
 exit $fail
