@@ -153,7 +153,7 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
   # finetune's checkpoints on an 800 KB tmpfs (~340 KB each): 10 and 20 fit, 30 does not. The same
   # promise as train's above (README, "Safe to stop"): exit 1, one line, the step-20 checkpoint loads.
   mkdir "$dir/fullft" && mount -t tmpfs -o size=800k tmpfs "$dir/fullft"
-  "$VITMAE" finetune --ckpt "$dir/rows/checkpoint.safetensors" --data "$dir/data" --batch 16 --steps 40 --ckpt-every 10 \
+  "$VITMAE" finetune --ckpt "$dir/rows/checkpoint.safetensors" --data "$dir/data" --val-frac 0 --batch 16 --steps 40 --ckpt-every 10 \
     --eval-every 10 --threads 1 --out "$dir/fullft/ft" > /dev/null 2> "$dir/err"; rc=$?
   t "finetune, full disk: exit 1, one line naming the checkpoint ($rc: $(tr "\n" "|" < "$dir/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*fullft/ft/checkpoint-30.safetensors: write failed: No space left on device (previous file left intact)$" "$dir/err"'
