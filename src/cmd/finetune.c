@@ -53,7 +53,6 @@
 #define SALT_DROP 0x66742d64726f7031ull
 #define FT_BETA1 0.9f     // torch.optim.AdamW's defaults, as MAE's main_finetune
 #define FT_BETA2 0.999f
-#define FT_VAL_FRAC_MAX 0.9   // --val-frac's largest, as train's
 
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel;
@@ -149,7 +148,7 @@ static const StateField FT_FIELDS[] = {
     {"drop_path", STATE_FLOAT, offsetof(FtState, drop_path), 0, 0.99},
     {"smoothing", STATE_FLOAT, offsetof(FtState, smoothing), 0, 0.99},
     {"clip", STATE_FLOAT, offsetof(FtState, clip), 0, 1e6},
-    {"val_frac", STATE_FLOAT, offsetof(FtState, val_frac), 0, FT_VAL_FRAC_MAX},
+    {"val_frac", STATE_FLOAT, offsetof(FtState, val_frac), 0, VAL_FRAC_MAX},
     {"val_max", STATE_INT, offsetof(FtState, val_max), 1, VAL_MAX_LIMIT},
     {"eval_every", STATE_LONG, offsetof(FtState, eval_every), 1, 1e12},
     {"ckpt_every", STATE_LONG, offsetof(FtState, ckpt_every), 1, 1e12},
@@ -402,7 +401,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--seed", FLAG_LONG, &a->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
-        {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, FT_VAL_FRAC_MAX, NULL, "held-out fraction of --data when --val is absent (default 0.05)", "F", 0},
+        {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, VAL_FRAC_MAX, NULL, "held-out fraction of --data when --val is absent (default 0.05)", "F", 0},
         {"--val-max", FLAG_INT, &a->val_max, 1, VAL_MAX_LIMIT, NULL, "at most this many validation images per evaluation (default 1000)", "N", 0},
         {"--eval-every", FLAG_LONG, &a->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
         {"--ckpt-every", FLAG_LONG, &a->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
@@ -962,7 +961,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);
     if (!t->vds.n && rank == 0)   // a held-out split of a few images: as train warns (docs/data.md, "Validation")
-        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, (float)FT_VAL_FRAC_MAX, "the validation loss and top-1");
+        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss and top-1");
     if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");
     cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
            t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,

@@ -752,10 +752,10 @@ void run_report_no_validation(int *said, int n, const char *cols) {
                 cols);
 }
 
-void run_warn_few_val(int nval, float val_frac, int n, float frac_max, const char *what) {
+void run_warn_few_val(int nval, float val_frac, int n, const char *what) {
     if (nval <= 0 || nval >= 8) return;
     cli_message("warning: only %d validation image%s (--val-frac %g of %d): %s will be noisy; pass --val DIR%s",
-                nval, nval == 1 ? "" : "s", val_frac, n, what, val_frac < frac_max ? " or a larger --val-frac" : "");
+                nval, nval == 1 ? "" : "s", val_frac, n, what, val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");
 }
 
 void run_wait_note_init(RunWaitNote *n) {

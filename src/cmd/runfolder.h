@@ -102,8 +102,8 @@ double *run_job_data_stats(DataStats *st, const double *f, int nf);
 // The warning of a held-out split too small to trust (docs/data.md, "Validation"), train's and
 // finetune's: nval images (1 to 7) held out by --val-frac val_frac of n; what: the measure that will be
 // noisy ("the validation loss"). The advice of a larger --val-frac is left out at the flag's largest,
-// frac_max. Said by the caller's rank 0.
-void run_warn_few_val(int nval, float val_frac, int n, float frac_max, const char *what);
+// VAL_FRAC_MAX. Said by the caller's rank 0.
+void run_warn_few_val(int nval, float val_frac, int n, const char *what);
 // The log line when steps wait for images more than a fifth of the time (docs/data.md, "Cache, store and
 // prefetch"), train's and finetune's alike: "data pipeline is the bottleneck: steps waited N% of the time
 // ...", at most once a minute. It is judged on at least 8 steps after a session's first (which waits for
@@ -204,6 +204,9 @@ typedef struct {
     size_t offset;    // offsetof the state struct's member: long, int, float, double or char[]
     double lo, hi;    // the numbers' range
 } StateField;
+// The largest --val-frac, train's and finetune's (docs/interface.md); the few-validation-images warning
+// offers a larger one below it (run_warn_few_val).
+#define VAL_FRAC_MAX 0.9
 // The range of --val-max, train's and finetune's (docs/interface.md); older runs wrote up to 1000000.
 #define VAL_MAX_LIMIT 10000000
 // The largest learning rate a run holds: --lr takes up to 10, but without it the rate is --blr (up to

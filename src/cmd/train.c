@@ -59,7 +59,6 @@ typedef struct {
 // Defaults of the run flags (the model's are in core/config.h); the help text is built from the
 // same macros, so it cannot drift from the values.
 #define DEFAULT_STEPS 1000
-#define VAL_FRAC_MAX 0.9
 #define DEFAULT_BLR 3e-3
 #define DEFAULT_WD 0.05
 #define DEFAULT_VAL_FRAC 0.05
@@ -745,7 +744,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     // The folders as the user gave them (t->rs records them absolute; docs/interface.md, section 1, "Paths").
     if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");
     if (t->vds == &t->ds && rank == 0)
-        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, (float)VAL_FRAC_MAX, "the validation loss");
+        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss");
     int threads = omp_get_max_threads();
     // With a --val folder, each count with its folder (the held-out split's both come from --data).
     char counts[8400];

@@ -32,7 +32,7 @@ static const StateField FIELDS[] = {
     {"weight_decay", STATE_FLOAT, offsetof(RunState, wd), 0, 10},
     {"clip", STATE_FLOAT, offsetof(RunState, clip), 0, 1e6},
     {"mask_ratio", STATE_FLOAT, offsetof(RunState, mask_ratio), 0, 0.99999994},
-    {"val_frac", STATE_FLOAT, offsetof(RunState, val_frac), 0, 0.9},
+    {"val_frac", STATE_FLOAT, offsetof(RunState, val_frac), 0, VAL_FRAC_MAX},
     {"val_max", STATE_INT, offsetof(RunState, val_max), 1, VAL_MAX_LIMIT},
     {"augment", STATE_TEXT, offsetof(RunState, augment), 0, 0},
     {"data", STATE_TEXT, offsetof(RunState, data), 0, 0},
