@@ -576,6 +576,22 @@ static void test_forward_only(void) {
         } else {
             free(given);
         }
+        // A block at a time on the forward-only model (`vitmae attention`: each layer's maps read as its
+        // block makes them, in the one set the blocks share): the training model's maps and block
+        // outputs, bitwise, masked and not.
+        for (int pass = 0; pass < 2; pass++) {
+            int k = pass ? L : K, T = 1 + k;
+            mae_forward_encoder(full, img, pass ? all : keep, B, k);
+            mae_encoder_start(fwd, img, pass ? all : keep, B, k);
+            for (int l = 0; l < c.depth; l++) {
+                const float *maps = mae_encoder_block(fwd, l);
+                CHECK(maps && !memcmp(mae_attention(full, l), maps, sizeof(float) * B * c.num_heads * T * T),
+                      "a block at a time: layer %d's maps bitwise, %d of %d patches (%d threads)", l, k, L, threads);
+                CHECK(!memcmp(mae_block_output(full, l), mae_block_output(fwd, l), sizeof(float) * B * T * D),
+                      "a block at a time: block %d's output bitwise (%d threads)", l, threads);
+            }
+        }
+        CHECK(mae_encoder_block(fwd, c.depth) == NULL && mae_encoder_block(fwd, -1) == NULL, "a block at a time: no such layer");
         free(img); free(keep); free(all);
         mae_free(full); mae_free(fwd);
     }

@@ -299,18 +299,25 @@ void mae_init_weights(Mae *m, Rng *rng) {
 // ---------------------------------------------------------------------------------------------
 // Forward
 
+// The encoder's input rows on the caller's team: the patch embedding, then CLS + pos[0] and the
+// visible patches + pos[1 + l] into the first residual stream.
+static void tokens_team(Mae *m, const float *images, const int *ids_keep, int B, int K) {
+    const MaeConfig *c = &m->cfg;
+    const float *P = m->params;
+    int D = c->embed_dim, Pp = c->patch_size, Ch = c->in_chans, S = c->img_size;
+    patches_gather(m->patch_cols, images, ids_keep, B, K, S, Pp, Ch);
+    linear_forward(m->patch_emb, m->patch_cols, P + m->patch_w, P + m->patch_b, B * K, m->cpp, D);
+    tokens_forward(m->enc.res[0], m->patch_emb, P + m->cls, P + m->pos, ids_keep, B, K, D);
+}
+
 // The encoder on the caller's team (mae_forward / mae_forward_encoder open it; thread 0 keeps the
 // timings). m->ids_keep and m->removed are set before the team starts.
 static void encoder_team(Mae *m, const float *images, const int *ids_keep, int B, int K, double *t0) {
     const MaeConfig *c = &m->cfg;
     const float *P = m->params;
-    int D = c->embed_dim, Pp = c->patch_size, Ch = c->in_chans, S = c->img_size;
-    int T = 1 + K, cpp = m->cpp;
+    int D = c->embed_dim, T = 1 + K;
     MaeTimings dummy, *tm = m->timing ? m->timing : &dummy;
-    patches_gather(m->patch_cols, images, ids_keep, B, K, S, Pp, Ch);
-    linear_forward(m->patch_emb, m->patch_cols, P + m->patch_w, P + m->patch_b, B * K, cpp, D);
-    // Token rows: CLS + pos[0], then visible patches + pos[1 + l].
-    tokens_forward(m->enc.res[0], m->patch_emb, P + m->cls, P + m->pos, ids_keep, B, K, D);
+    tokens_team(m, images, ids_keep, B, K);
     lap(m, t0, &tm->patch_embed);
     stack_forward(&m->enc, P, B, T);
     layernorm_forward(m->latent, m->norm_mean, m->norm_rstd, m->enc.res[m->enc.depth], P + m->norm_w,
@@ -349,6 +356,30 @@ void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B
         team_end();
     }
     m->has_decoder_pass = 0;
+}
+
+void mae_encoder_start(Mae *m, const float *images, const int *ids_keep, int B, int len_keep) {
+    set_kept(m, ids_keep, B, len_keep);
+    #pragma omp parallel
+    {
+        team_begin();
+        tokens_team(m, images, ids_keep, B, len_keep);
+        team_end();
+    }
+    m->has_decoder_pass = 0;
+}
+
+const float *mae_encoder_block(Mae *m, int layer) {
+    if (layer < 0 || layer >= m->enc.depth) return NULL;
+    // One block on a team of its own: stack_forward's blocks, one region for all, give the same bits
+    // (core/encoder.h).
+    #pragma omp parallel
+    {
+        team_begin();
+        block_forward(&m->enc, layer, m->params, m->B, 1 + m->K);
+        team_end();
+    }
+    return m->enc.acts[layer].att;
 }
 
 // Targets [B*L, pd]: patch vectors (py*P+px)*C+c of the image, optionally normalised per patch.

@@ -51,8 +51,8 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
 // A model for inference (embed, probe, reconstruct, eval): mae_forward and mae_forward_encoder give
 // bitwise what mae_create's model gives, from no gradient buffer, no backward scratch and one block's
 // activations per stack that every block overwrites (docs/design.md, "Forward-only models"). It has
-// no attention maps to give (mae_attention: NULL; see mae_create_attention_with) and its mae_grads
-// is NULL; calling a backward on it is a bug and aborts.
+// no attention maps to give (mae_attention: NULL; see mae_create_attention_with, and mae_encoder_block
+// for one layer's at a time) and its mae_grads is NULL; calling a backward on it is a bug and aborts.
 Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
 // The same over parameters the caller has (mae_num_params(cfg) floats from malloc or calloc, e.g. a
 // checkpoint's Checkpoint.params): the model takes them as they are, without a copy, and frees them
@@ -60,7 +60,8 @@ Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t e
 Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
 // As mae_create_forward_with, but every encoder layer keeps its own attention maps, so that
 // mae_attention gives each layer's after mae_forward_encoder, bitwise the training model's
-// (`vitmae attention`: B * heads * (1+K)^2 floats a layer more, no backward's activations).
+// (B * heads * (1+K)^2 floats a layer more, no backward's activations). `vitmae attention`, which
+// keeps the layers it draws only, reads them a block at a time instead (mae_encoder_block).
 Mae *mae_create_attention_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
 // A second model over base's parameters (read, never copied; base must outlive it) with an activation
 // arena of its own for batches up to max_batch and no gradient buffer of its own: for a worker thread
@@ -139,6 +140,15 @@ void mae_set_block_done(Mae *m, void (*fn)(void *ctx, int unit), void *ctx);
 void mae_unit_weights(const Mae *m, int unit, int idx[MAE_UNIT_WEIGHTS]);
 // Encoder only (for attention maps): CLS + the given patches (len_keep may be L), final norm.
 void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
+// The same encoder a block at a time, for a caller that reads each layer's attention maps as the
+// block makes them and may stop after any block (`vitmae attention` keeps the maps it draws, not
+// every layer's: docs/design.md, "Forward-only models"). mae_encoder_start runs the patch embedding
+// of CLS + the given patches; then mae_encoder_block(m, l) for l = 0, 1, ... in turn runs block l and
+// gives its attention maps [B, heads, 1+K, 1+K], bitwise mae_forward_encoder's, valid until the next
+// block runs (the blocks of a forward-only model share one set: mae_create_forward's model has them
+// too). NULL for a layer out of range. No final norm: mae_latent is not this forward's.
+void mae_encoder_start(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
+const float *mae_encoder_block(Mae *m, int layer);
 
 // Results of the last forward.
 const float *mae_pred(const Mae *m);          // [B, L, P*P*C] (after mae_train_forward: see there)
