@@ -166,6 +166,9 @@ t "rollout one head" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 2 3 0 "$tm
 t "one map: the summary says 1 map, not 1 maps ($(tail -n 1 "$tmp/out"))" 'grep -q "^attention: 1 image, 1 map in " "$tmp/out"'
 run --out "$tmp/p" --raw --layer 0 --mode patch --query 3,2 --head max "$img"
 t "patch mode row of token 12" '"$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 12 "$tmp/p/attn_input/patch03x02-layer00-max.npy"'
+# The encoder stops after the last layer drawn, but not with --raw, whose file holds every layer: the
+# same bytes as the --layer all run's, which PyTorch's attention checked above.
+t "--raw --layer 0 writes every layer (the --layer all run's .attn.npy)" 'cmp -s "$tmp/p/attn_input.attn.npy" "$tmp/a/attn_input.attn.npy"'
 # The query patch is outlined in red on its overlay (docs/interface.md, "Modes"): at --scale 8 the
 # 16 px photo is 128 px and patch (2, 1) the square x 64..95, y 32..63, ringed 2 px thick in
 # (255, 40, 40), and that colour nowhere else. Nothing checked it: a run without the ring passed.

@@ -44,6 +44,26 @@ t "eval, a skipped file: exit 1, one line ($rc: $(head -n 1 "$dir/err" | head -c
 t "attention: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "attention: names the bytes ($(cat "$dir/err"))" 'bytes_line attention'
 t "attention: nothing written" '[ ! -e "$dir/a" ]'
+# attention keeps the maps it draws, not every layer's (docs/interface.md, attention's "Memory"): a
+# checkpoint deep enough that every layer's maps (16,385 tokens at 1024 px, patch 8: 1.07 GB a layer)
+# pass 90% of this machine's memory while one layer's fit. --raw writes every layer: refused, naming at
+# least their bytes. --layer 0 runs block 0 alone and keeps one layer's maps: it runs (it was refused
+# with the bytes of every layer, whatever --layer said).
+mem=$(($(getconf _PHYS_PAGES) * $(getconf PAGE_SIZE)))
+per=$((16385 * 16385 * 4))
+deep=$((mem * 9 / 10 / per + 2))
+if [ $deep -gt 256 ] || [ $((mem / per)) -lt 3 ]; then
+  echo "note: attention's maps of the layers drawn not checked (this machine's memory takes $deep layers of 1.07 GB)"
+else
+  "$VITMAE_TOOLS/hostile" ckpt "$dir/deep.safetensors" 1024 8 $deep || { echo "hostile ckpt failed"; exit 1; }
+  "$VITMAE" attention --ckpt "$dir/deep.safetensors" --raw --layer 0 --out "$dir/ad" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
+  need=$(sed -n 's/.* needs \([0-9]*\) bytes.*/\1/p' "$dir/err")
+  t "attention --raw of $deep layers of 1.07 GB: refused, naming their bytes ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && bytes_line attention && [ "${need:-0}" -ge $((deep * per)) ] && [ ! -e "$dir/ad" ]'
+  "$VITMAE" attention --ckpt "$dir/deep.safetensors" --layer 0 --out "$dir/ad" "$dir/in.png" > "$dir/out" 2> "$dir/err"; rc=$?
+  t "attention --layer 0 of the same $deep layers: runs, one layer's maps kept ($rc: $(head -c 300 "$dir/err"))" \
+    '[ $rc -eq 0 ] && [ ! -s "$dir/err" ] && [ -s "$dir/ad/in.attn.png" ] && [ -s "$dir/ad/in/layer00-mean.png" ]'
+fi
 "$VITMAE" embed --ckpt "$dir/big.safetensors" --out "$dir/e.npy" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
 t "embed: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "embed: names the bytes ($(cat "$dir/err"))" 'bytes_line embed'

@@ -34,6 +34,7 @@
 #include "viz/text.h"
 #include "data/image.h"
 #include "core/model.h"
+#include "core/encoder.h"
 #include "io/files.h"
 #include "io/json.h"
 #include "io/npy.h"
@@ -414,6 +415,42 @@ static void montage_caption(const Plan *p, const char *stem, const Display *d, i
 // The narrowest montage cell (its colour bar and the bar's numbers) and header text, in pixels.
 enum { MONTAGE_MIN_BAR_W = 120, MONTAGE_MIN_TEXT_W = 360 };
 
+// The arrays of one image that grow with the model, laid out in one block (a Carver, core/encoder.h)
+// by one function, which both the memory check before the run and attend_one use, so that the check
+// counts what is allocated (docs/interface.md, attention's "Memory"). The encoder runs a block at a
+// time (mae_encoder_block) and each layer's maps are read as it makes them: T = 1 + K tokens,
+// L patches, H heads, the drawn layers' tiles ntiles = layers x nspec.
+typedef struct {
+    float *grids;      // [ntiles, L] the maps drawn (each layer's rows, read as the layer is made)
+    float *row;        // [T] one query row
+    float *rollout;    // rollout: [nspec, T, T] the running products R_l, one per fused map
+    float *mat, *work; // rollout: [T, T] a layer's fused matrix, and the product's scratch
+    float *raw;        // --raw: [depth, H, T, T] every layer, for .attn.npy
+} AttendArrays;
+
+static size_t attend_layout(AttendArrays *a, float *base, const Plan *p, const MaeConfig *cfg, int raw) {
+    Carver cv = {base, 0};
+    size_t T = 1 + (size_t)p->K, TT = T * T, L = (size_t)p->L;
+    size_t ntiles = (size_t)(p->layer_last - p->layer_first + 1) * p->nspec;
+    int roll = p->mode == MODE_ROLLOUT;
+    a->grids = carve(&cv, ntiles * L);
+    a->row = carve(&cv, T);
+    a->rollout = roll ? carve(&cv, (size_t)p->nspec * TT) : NULL;
+    a->mat = roll ? carve(&cv, TT) : NULL;
+    a->work = roll ? carve(&cv, TT) : NULL;
+    a->raw = raw ? carve(&cv, (size_t)cfg->depth * cfg->num_heads * TT) : NULL;
+    return cv.used;
+}
+
+// The bytes a run holds for one image: the forward-only model (one block's activations, one layer's
+// maps among them) and attend_layout's arrays. Said in a refusal (mae_memory_check_bytes).
+static size_t attend_bytes(const Plan *p, const MaeConfig *cfg, int raw) {
+    AttendArrays a;
+    size_t model = mae_bytes_needed_forward(cfg, 1), arrays = attend_layout(&a, NULL, p, cfg, raw) * sizeof(float);
+    double need = (double)model + (double)arrays;   // bounded as the model's (core/encoder.h, BYTES_BEYOND_ANY)
+    return need >= BYTES_BEYOND_ANY ? (size_t)fmin(need, 0x1p63) : model + arrays;
+}
+
 // Runs the encoder on one view and writes every file of this image, under temporary names, then
 // publishes them together (io/files.h): without --force nothing is replaced, so
 // the image's files are all this run's or all another command's that wrote them meanwhile (then
@@ -432,24 +469,25 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     int nlayers = p->layer_last - p->layer_first + 1, ntiles = nlayers * p->nspec;
 
     Display big = {0}, small = {0};
+    AttendArrays arr;
+    size_t arr_floats = attend_layout(&arr, NULL, p, cfg, job->raw);
+    float *arena = malloc((arr_floats + 16) * sizeof *arena);   // + 16: room to align its start to 64 bytes
     float *norm = malloc((size_t)S * S * C * sizeof *norm);
-    float *row = malloc((size_t)T * sizeof *row), *grids = malloc((size_t)ntiles * L * sizeof *grids);
     int *layer_of = malloc((size_t)ntiles * sizeof *layer_of), *head_of = malloc((size_t)ntiles * sizeof *head_of);
     double (*range)[2] = malloc((size_t)ntiles * sizeof *range);   // each map's colour scale, vmin and vmax
     float *cell = malloc((size_t)L * sizeof *cell);
-    float *mat = malloc(TT * sizeof *mat), *work = malloc(TT * sizeof *work);
-    float *rollout = p->mode == MODE_ROLLOUT ? malloc((size_t)p->nspec * TT * sizeof *rollout) : NULL;
     char *dir = join(job->out_dir, w->stem);
     float *up = NULL;
     Canvas cv = {0, 0, NULL};
     FileGroup files = {0};
     int made_dir = 0;
     *taken = 0;
-    if (!norm || !row || !grids || !layer_of || !head_of || !range || !cell || !mat || !work || !dir ||
-        (p->mode == MODE_ROLLOUT && !rollout)) {
+    if (!arena || !norm || !layer_of || !head_of || !range || !cell || !dir) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
+    attend_layout(&arr, (float *)(((uintptr_t)arena + 63) & ~(uintptr_t)63), p, cfg, job->raw);
+    float *grids = arr.grids, *row = arr.row;
     if (display_make(&big, photo, S, p->display, p->scale, err, errlen) ||
         display_make(&small, photo, S, p->tile, p->scale, err, errlen))
         goto done;
@@ -457,29 +495,28 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     if (!up) { snprintf(err, errlen, "out of memory"); goto done; }
     memcpy(norm, view, (size_t)S * S * C * sizeof *norm);
     pixels_normalise(cfg, norm, (long)S * S);
-    mae_forward_encoder(m, norm, p->keep, 1, p->K);
-    for (int l = 0; l < cfg->depth; l++) {   // weights that overflow float: NaN maps, never drawn or written
-        const float *att = mae_attention(m, l);
-        int finite = 1;
-        for (size_t i = 0; i < (size_t)H * TT; i++) finite &= isfinite(att[i]) != 0;
-        if (!finite) { snprintf(err, errlen, "%s", INFER_NONFINITE_WHY); goto done; }
-    }
-
-    // Every map first: a layer's scale needs all of its tiles.
+    // Every map first (a layer's scale needs all of its tiles), each layer's read as its block makes
+    // it: the encoder stops after the last layer drawn (--raw: after the last layer).
     int query = 0;
     if (p->has_query) query = attn_token_of_patch(p->keep, p->K, p->qy * g + p->qx);
-    for (int s = 0; p->mode == MODE_ROLLOUT && s < p->nspec; s++) attn_rollout_init(rollout + s * TT, T);
+    for (int s = 0; p->mode == MODE_ROLLOUT && s < p->nspec; s++) attn_rollout_init(arr.rollout + s * TT, T);
+    mae_encoder_start(m, norm, p->keep, 1, p->K);
     int t = 0;
-    for (int l = p->mode == MODE_ROLLOUT ? 0 : p->layer_first; l <= p->layer_last; l++) {
-        const float *att = mae_attention(m, l);   // [1, H, T, T]
-        for (int s = 0; s < p->nspec; s++) {
+    for (int l = 0; l <= (job->raw ? depth - 1 : p->layer_last); l++) {
+        const float *att = mae_encoder_block(m, l);   // [1, H, T, T]
+        int finite = 1;   // weights that overflow float: NaN maps, never drawn or written
+        for (size_t i = 0; i < (size_t)H * TT; i++) finite &= isfinite(att[i]) != 0;
+        if (!finite) { snprintf(err, errlen, "%s", INFER_NONFINITE_WHY); goto done; }
+        if (job->raw) memcpy(arr.raw + (size_t)l * H * TT, att, (size_t)H * TT * sizeof *att);
+        for (int s = 0; s < p->nspec && l <= p->layer_last; s++) {
             int head = p->heads[s];
             if (p->mode == MODE_ROLLOUT) {
-                attn_fuse_heads(att, H, T, head, mat);
-                attn_rollout_step(rollout + s * TT, mat, T, work);
+                attn_fuse_heads(att, H, T, head, arr.mat);
+                attn_rollout_step(arr.rollout + s * TT, arr.mat, T, arr.work);
                 if (l < p->layer_first) continue;
-                memcpy(row, rollout + s * TT + (size_t)query * T, (size_t)T * sizeof *row);
+                memcpy(row, arr.rollout + s * TT + (size_t)query * T, (size_t)T * sizeof *row);
             } else {
+                if (l < p->layer_first) break;
                 attn_query_row(att, H, T, query, head, row);
             }
             attn_row_to_grid(row, T, p->keep, L, grids + (size_t)t * L);
@@ -577,15 +614,11 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
 
 
     if (job->raw) {
-        // Every layer, copied out of the model's cache only here: [depth, heads, T, T].
-        float *all = malloc((size_t)depth * H * TT * sizeof *all);
-        if (!all) { snprintf(err, errlen, "out of memory for --raw (%d layers of %d x %d x %d)", depth, H, T, T); nmaps = -1; goto done; }
-        for (int l = 0; l < depth; l++) memcpy(all + (size_t)l * H * TT, mae_attention(m, l), (size_t)H * TT * sizeof *all);
+        // Every layer, as the blocks made them: [depth, heads, T, T].
         int64_t shape[4] = {depth, H, T, T};
         snprintf(path, sizeof path, "%s/%s.attn.npy", job->out_dir, w->stem);
         file_tmp_name(path, tmp, sizeof tmp);
-        int rc = npy_write_to(tmp, path, all, "<f4", 4, shape, err, errlen);
-        free(all);
+        int rc = npy_write_to(tmp, path, arr.raw, "<f4", 4, shape, err, errlen);
         if (rc || file_group_add(&files, tmp, path)) { if (!rc) snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
         if (p->K < L) {
             int64_t mshape[2] = {g, g};
@@ -618,9 +651,7 @@ done:
     if (made_dir) file_tmp_forget(dir);
     canvas_free(&cv);
     free(big.px); free(small.px);
-    free(norm); free(row); free(grids); free(layer_of); free(head_of); free(range); free(cell); free(up); free(mat);
-    free(work);
-    free(rollout); free(dir);
+    free(arena); free(norm); free(layer_of); free(head_of); free(range); free(cell); free(up); free(dir);
     return nmaps;
 }
 
@@ -993,12 +1024,13 @@ int cmd_attention(int argc, char **argv) {
 
     status = 1;
     // Memory: refuse before allocating what cannot fit (one image at a time). The model runs the
-    // encoder only, keeps each layer's maps and takes the checkpoint's weights as its own (no copy).
-    if (mae_memory_check_bytes(mae_bytes_needed_attention(cfg, 1), 1, S, err, sizeof err)) {
+    // encoder only, a block at a time, and takes the checkpoint's weights as its own (no copy); the
+    // maps kept are the ones drawn (attend_bytes).
+    if (mae_memory_check_bytes(attend_bytes(&plan, cfg, raw), 1, S, err, sizeof err)) {
         cli_error("attention", "%s", err);
         goto out;
     }
-    m = mae_create_attention_with(cfg, 1, ck.params, err, sizeof err);
+    m = mae_create_forward_with(cfg, 1, ck.params, err, sizeof err);
     if (!m) { cli_error("attention", "%s", err); goto out; }
     ck.params = NULL;   // the model's now
 
