@@ -418,8 +418,8 @@ static void test_groups_at_once(void) {
 // predictions and targets of a masked forward, and the latent and every block's output of the encoder
 // over every patch, at 1 and 3 threads. It has no gradient buffer and no attention maps to give, and
 // its arena does not grow by a block's activations with depth: one more block adds its parameters
-// and one residual stream [B * (1 + L), C] per stack, no more. mae_create_attention_with's model
-// gives every encoder layer's attention maps bitwise as the training model does, for their bytes.
+// and one residual stream [B * (1 + L), C] per stack, no more. Run a block at a time
+// (mae_encoder_block), it gives every encoder layer's attention maps bitwise as the training model does.
 // mae_train_forward (core/model.h): the decoder's last block past its attention, decoder_norm and
 // decoder_pred on the removed patches' rows only. Its loss and each group's are bitwise mae_forward's,
 // its predictions bitwise the removed rows of mae_forward's, in order, with 0, 1 and 2 decoder blocks,
@@ -554,28 +554,6 @@ static void test_forward_only(void) {
         } else {
             free(given);
         }
-        // Keeping every layer's attention maps (`vitmae attention`): the same maps as the training
-        // model, layer by layer, of a masked batch and of every patch.
-        given = malloc(np * sizeof(float));
-        memcpy(given, mae_params(full), np * sizeof(float));
-        Mae *att = mae_create_attention_with(&c, B, given, err, sizeof err);
-        CHECK(att && mae_params(att) == given && mae_grads(att) == NULL, "mae_create_attention_with: %s", err);
-        if (att) {
-            for (int pass = 0; pass < 2; pass++) {
-                int k = pass ? L : K, T = 1 + k;
-                mae_forward_encoder(full, img, pass ? all : keep, B, k);
-                mae_forward_encoder(att, img, pass ? all : keep, B, k);
-                for (int l = 0; l < c.depth; l++)
-                    CHECK(mae_attention(att, l) && !memcmp(mae_attention(full, l), mae_attention(att, l),
-                                                           sizeof(float) * B * c.num_heads * T * T),
-                          "layer %d's attention maps bitwise, %d of %d patches (%d threads)", l, k, L, threads);
-                CHECK(!memcmp(mae_latent(full), mae_latent(att), sizeof(float) * B * T * D), "latent bitwise");
-            }
-            CHECK(mae_attention(att, c.depth) == NULL && mae_attention(att, -1) == NULL, "no such layer");
-            mae_free(att);
-        } else {
-            free(given);
-        }
         // A block at a time on the forward-only model (`vitmae attention`: each layer's maps read as its
         // block makes them, in the one set the blocks share): the training model's maps and block
         // outputs, bitwise, masked and not.
@@ -620,11 +598,6 @@ static void test_forward_only(void) {
     size_t grown = mae_bytes_needed_forward(&b, B) - mae_bytes_needed_forward(&a, B);
     CHECK(grown == params + res * sizeof(float), "a block more: %zu bytes more, its parameters %zu and a residual "
           "stream per stack %zu", grown, params, res * sizeof(float));
-    // Keeping the maps: each layer's [B, heads, T, T] more, nothing else.
-    size_t maps = (size_t)a.depth * (((size_t)B * a.num_heads * (rows / B) * (rows / B) + 15) & ~(size_t)15);
-    CHECK(mae_bytes_needed_attention(&a, B) - mae_bytes_needed_forward(&a, B) == (maps - (maps / a.depth)) * sizeof(float),
-          "the maps of every layer but the first (whose are the shared block's): %zu bytes more",
-          mae_bytes_needed_attention(&a, B) - mae_bytes_needed_forward(&a, B));
     CHECK(mae_bytes_needed(&b, B) - mae_bytes_needed(&a, B) > 4 * params + 4 * res * sizeof(float),
           "the training model grows by a block's activations");
     MaeConfig v;
@@ -648,10 +621,10 @@ static void test_bytes_needed_huge(void) {
     double T = mae_num_patches(&c) + 1.0;
     for (int B = 1; B <= 4096; B *= 8) {
         double maps = (double)B * 1024 * T * T * sizeof(float);   // one layer's
-        double train = fmin(maps * 2 * 256, 0x1p63), fwd = fmin(maps, 0x1p63), att = fmin(maps * 256, 0x1p63);
-        size_t t = mae_bytes_needed(&c, B), f = mae_bytes_needed_forward(&c, B), a = mae_bytes_needed_attention(&c, B);
-        CHECK((double)t >= train && (double)f >= fwd && (double)a >= att, "batch %d: %g, %g, %g bytes estimated, "
-              "below the attention maps' %g, %g, %g", B, (double)t, (double)f, (double)a, train, fwd, att);
+        double train = fmin(maps * 2 * 256, 0x1p63), fwd = fmin(maps, 0x1p63);
+        size_t t = mae_bytes_needed(&c, B), f = mae_bytes_needed_forward(&c, B);
+        CHECK((double)t >= train && (double)f >= fwd, "batch %d: %g, %g bytes estimated, below the attention "
+              "maps' %g, %g", B, (double)t, (double)f, train, fwd);
     }
     char err[512];
     CHECK(mae_memory_check(&c, 4096, 0, err, sizeof err) != 0, "batch 4096 of the largest model passes the memory check");

@@ -44,7 +44,6 @@ void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int kind) {
     BlockActs a;
     for (int l = 0; l < s->depth; l++) {
         if (kind != STACK_TRAIN && l > 0) {   // every block on block 0's activations
-            if (kind == STACK_FORWARD_ATT) a.att = carve(cv, (size_t)Bmax * s->NH * T * T);   // but its own maps
             if (s->acts) s->acts[l] = a;
             continue;
         }

@@ -96,10 +96,9 @@ int  stack_alloc(Stack *s);
 void stack_free(Stack *s);
 // What stack_carve lays out: STACK_TRAIN, every block's activations (the backward reads them);
 // STACK_FORWARD, one set of block activations that every block overwrites in turn (a stack that never
-// runs backward: inference needs 1 / depth of the activations; docs/design.md, "Forward-only models");
-// STACK_FORWARD_ATT, the same but every block keeps its own attention maps (`vitmae attention`).
-// Every residual stream has its own rows in all three.
-enum { STACK_TRAIN = 0, STACK_FORWARD = 1, STACK_FORWARD_ATT = 2 };
+// runs backward: inference needs 1 / depth of the activations; docs/design.md, "Forward-only models").
+// Every residual stream has its own rows in both.
+enum { STACK_TRAIN = 0, STACK_FORWARD = 1 };
 // Carves residual streams and block activations for Bmax images of T tokens, as `kind` says.
 void stack_carve(Carver *cv, Stack *s, int Bmax, int T, int kind);
 // Offset of tensor `name` in a parameter table; aborts when absent (a layout bug, not bad input).

@@ -20,7 +20,7 @@ struct Mae {
     float *params, *grads;       // grads NULL on a model sharing another's parameters
     int owns_params;             // 0: params belong to the model it was made from (mae_create_sharing)
     int kind;                    // STACK_TRAIN; STACK_FORWARD (mae_create_forward): no grads, no backward
-                                 // scratch, one block's activations; STACK_FORWARD_ATT: and each layer's maps
+                                 // scratch, one block's activations
     float *arena;                // 64-byte aligned, inside arena_alloc
     void *arena_alloc;           // calloc'd: pages are zero and only touched when a pass uses them
     size_t arena_floats;
@@ -143,9 +143,6 @@ static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
 
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_TRAIN); }
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_FORWARD); }
-size_t mae_bytes_needed_attention(const MaeConfig *cfg, int max_batch) {
-    return bytes_needed(cfg, max_batch, STACK_FORWARD_ATT);
-}
 
 // The rule and its one message: share (NULL or "") is said after the GiB of need, inside the brackets.
 int mae_memory_exceeds(size_t need, long *have) {
@@ -177,7 +174,7 @@ int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *
 
 // mae_create (kind STACK_TRAIN), mae_create_forward (STACK_FORWARD), or with `shared`: another
 // model's parameters (mae_create_sharing), or parameters the model takes over when `adopt`
-// (mae_create_forward_with; mae_create_attention_with, STACK_FORWARD_ATT).
+// (mae_create_forward_with).
 static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int adopt, int kind, char *err,
                      size_t errlen) {
     if (mae_config_check(cfg, err, errlen)) return NULL;
@@ -244,10 +241,6 @@ Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t e
 
 Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
     return mae_make(cfg, max_batch, params, 1, STACK_FORWARD, err, errlen);
-}
-
-Mae *mae_create_attention_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
-    return mae_make(cfg, max_batch, params, 1, STACK_FORWARD_ATT, err, errlen);
 }
 
 Mae *mae_create_sharing(Mae *base, int max_batch, char *err, size_t errlen) {

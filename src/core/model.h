@@ -35,8 +35,6 @@ size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 // The bytes of a forward-only model (mae_create_forward): parameters and its smaller arena.
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);
-// The same with every encoder layer's attention maps (mae_create_attention_with).
-size_t mae_bytes_needed_attention(const MaeConfig *cfg, int max_batch);
 // The rule itself, for need bytes at batch B of S x S images (inference's checks use it: infer/infer.h).
 int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen);
 // The rule's test alone: 1 when need bytes pass 90% of physical memory (*have: the machine's bytes,
@@ -51,18 +49,12 @@ Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
 // A model for inference (embed, probe, reconstruct, eval): mae_forward and mae_forward_encoder give
 // bitwise what mae_create's model gives, from no gradient buffer, no backward scratch and one block's
 // activations per stack that every block overwrites (docs/design.md, "Forward-only models"). It has
-// no attention maps to give (mae_attention: NULL; see mae_create_attention_with, and mae_encoder_block
-// for one layer's at a time) and its mae_grads is NULL; calling a backward on it is a bug and aborts.
+// no attention maps to give (mae_attention: NULL; mae_encoder_block gives one layer's at a time) and its mae_grads is NULL; calling a backward on it is a bug and aborts.
 Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
 // The same over parameters the caller has (mae_num_params(cfg) floats from malloc or calloc, e.g. a
 // checkpoint's Checkpoint.params): the model takes them as they are, without a copy, and frees them
 // in mae_free. On failure (NULL) they stay the caller's.
 Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
-// As mae_create_forward_with, but every encoder layer keeps its own attention maps, so that
-// mae_attention gives each layer's after mae_forward_encoder, bitwise the training model's
-// (B * heads * (1+K)^2 floats a layer more, no backward's activations). `vitmae attention`, which
-// keeps the layers it draws only, reads them a block at a time instead (mae_encoder_block).
-Mae *mae_create_attention_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
 // A second model over base's parameters (read, never copied; base must outlive it) with an activation
 // arena of its own for batches up to max_batch and no gradient buffer of its own: for a worker thread
 // that runs its own gradient groups while others run theirs (dist/workers.h) through mae_train_forward,

@@ -32,7 +32,7 @@ typedef struct {
 } Checkpoint;
 // Loads and validates (names, shapes, dtype, config, crc32). A one-line reason naming the file on
 // failure. The caller builds the model with mae_create(&ck.cfg, ...) and copies params in, or hands
-// them to mae_create_forward_with or mae_create_attention_with (inference).
+// them to mae_create_forward_with (inference).
 int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
 // The same checks (the AdamW moments' names and shapes included) without copying the moments:
 // exp_avg and exp_avg_sq stay NULL (train_state is kept). For every use but resuming a run: a
