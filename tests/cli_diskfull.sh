@@ -56,6 +56,7 @@ t "finetune's curves over the limit: exit 1, the file named ($(head -n 1 "$dir/e
 t "reconstruct panel over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "reconstruct panel over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*rec1/in.recon.png: file too large$" "$dir/err"'
 t "reconstruct panel over the limit: no partial file" '[ ! -e "$dir/rec1/in.recon.png" ]'
+t "reconstruct panel over the limit: no empty --out folder left of its own ($(ls -A "$dir/rec1" 2>&1))" '[ ! -e "$dir/rec1" ]'
 # 24 blocks of 512 bytes = 12288: the panel (about 9 KB with its captions) fits, the .npy
 # (32 * 32 * 3 * 4 + 128 = 12416 bytes) does not.
 (ulimit -f 24 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --scale 1 --out "$dir/rec2" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
@@ -67,6 +68,7 @@ t "reconstruct .npy over the limit: no partial file" '[ ! -e "$dir/rec2/in.recon
 (ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "attention over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "attention over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*: file too large$" "$dir/err"'
+t "attention over the limit: no empty --out folder left of its own ($(ls -A "$dir/att1" 2>&1))" '[ ! -e "$dir/att1" ]'
 # With a limit that lets the first maps through and stops a later one, nothing of the image stays
 # (it used to keep its first maps, so that the retry needed --force), and the retry then runs.
 (ulimit -f 16 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att2" --raw "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
@@ -93,12 +95,19 @@ t "embed --force over the limit: no temporary file left" '[ "$(ls -a "$dir/e" | 
 t "embed: a failed first run leaves nothing, its retry works ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/e/g.txt")" -eq 30 ]'
 # probe --out under the limit (its confusion PNGs; the hardening issue's "outputs"): exit 1, one line
 # naming the file (beside the warning that --test is --train), no file left in the folder (no part of
-# a PNG, no temporary name).
-(ulimit -f 8 && exec "$VITMAE" probe --ckpt "$dir/small.safetensors" --train "$dir/data" --test "$dir/data" --out "$dir/pr") \
+# a PNG, no temporary name), and no folder: the two it made for --out pr/run are removed again (they
+# were left behind, empty); a folder that was there before (prk, empty) stays.
+(ulimit -f 8 && exec "$VITMAE" probe --ckpt "$dir/small.safetensors" --train "$dir/data" --test "$dir/data" --out "$dir/pr/run") \
   > /dev/null 2> "$dir/err"; rc=$?
 t "probe --out over the limit: exit 1, one line naming the PNG ($rc: $(tr "\n" "|" < "$dir/err"))" \
-  '[ $rc -eq 1 ] && [ "$(grep -vc "^vitmae: warning: --test" "$dir/err")" -eq 1 ] && grep -q "^vitmae: probe: $dir/pr/confusion-knn.png: file too large$" "$dir/err"'
-t "probe --out over the limit: no file left in its folder ($(ls -A "$dir/pr" 2>&1 | tr "\n" " "))" '[ -z "$(ls -A "$dir/pr" 2>/dev/null)" ]'
+  '[ $rc -eq 1 ] && [ "$(grep -vc "^vitmae: warning: --test" "$dir/err")" -eq 1 ] && grep -q "^vitmae: probe: $dir/pr/run/confusion-knn.png: file too large$" "$dir/err"'
+t "probe --out over the limit: no folder left of the two it made ($(ls -AR "$dir/pr" 2>&1 | tr "\n" " "))" '[ ! -e "$dir/pr" ]'
+mkdir "$dir/prk"
+(ulimit -f 8 && exec "$VITMAE" probe --ckpt "$dir/small.safetensors" --train "$dir/data" --test "$dir/data" --out "$dir/prk/run") \
+  > /dev/null 2>&1
+t "probe --out over the limit: the folder that was there stays, the one it made goes ($(ls -A "$dir/prk" 2>&1 | tr "\n" " "))" \
+  '[ -d "$dir/prk" ] && [ -z "$(ls -A "$dir/prk")" ]'
+rmdir "$dir/prk"
 
 # 1d. Reports written on stdout (`info --json > FILE`, `eval --json`, `data`) cut short by the limit
 #     or a full device exited 0: the user's file held half a report and nothing said so. Now one line

@@ -919,6 +919,7 @@ int cmd_attention(int argc, char **argv) {
     int rc = cli_parse("attention", SYNOPSIS, flags, nflags, argc, argv, inputs, argc, &ninputs);
     if (rc != CLI_OK) { free(inputs); return rc == CLI_HELP ? 0 : 2; }
     int status = 2;
+    OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails: cmd/output.h)
     Checkpoint ck = {0};
     Mae *m = NULL;
     char **paths = NULL;
@@ -1049,7 +1050,7 @@ int cmd_attention(int argc, char **argv) {
     if (refuse_inputs(out_dir, written, paths, npaths, raw, K < L) ||
         refuse_earlier(out_dir, written, npaths, raw, K < L, force)) { status = 2; goto out; }
     // DIR is made once the check has passed: a refused run leaves nothing.
-    if (output_mkdir_p(out_dir, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
+    if (output_mkdir_made(out_dir, &made, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
     // A folder that does not take files (read-only) is one line now, not one per image.
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
     cli_held_say(&held);   // the run goes ahead: the inputs that cannot be read
@@ -1105,6 +1106,7 @@ int cmd_attention(int argc, char **argv) {
             index_ok ? out_dir : "", index_ok ? "/index.html" : "");
     status = failures ? 1 : 0;
 out:
+    if (status) output_mkdir_undo(&made);   // only while empty: the images drawn keep it
     for (int i = 0; written && i < npaths; i++) {
         free(written[i].source); free(written[i].montage);
         for (int k = 0; k < written[i].nmaps; k++) free(written[i].maps[k]);

@@ -33,7 +33,12 @@ int output_refuse_existing(const char *path, int force) {
 }
 
 int output_mkdir_p(const char *path, char *err, size_t errlen) {
+    return output_mkdir_made(path, NULL, err, errlen);
+}
+
+int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errlen) {
     char buf[4096];
+    if (made) made->n = 0;
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
         snprintf(err, errlen, "path too long");
         errno = ENAMETOOLONG;
@@ -43,9 +48,12 @@ int output_mkdir_p(const char *path, char *err, size_t errlen) {
         if (*p != '/' && *p) continue;
         char c = *p;
         *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+        if (mkdir(buf, 0777) == 0) {
+            if (made && made->n < OUTPUT_MADE_MAX) made->len[made->n++] = (unsigned short)(p - buf);
+        } else if (errno != EEXIST) {
             int saved = errno;
             snprintf(err, errlen, "%s: %s", buf, strerror(saved));
+            if (made) { memcpy(made->path, buf, sizeof buf); output_mkdir_undo(made); }
             errno = saved;
             return -1;
         }
@@ -64,7 +72,19 @@ int output_mkdir_p(const char *path, char *err, size_t errlen) {
         errno = ENOTDIR;
         return -1;
     }
+    if (made) memcpy(made->path, buf, sizeof buf);
     return 0;
+}
+
+void output_mkdir_undo(OutputMade *made) {
+    for (int i = made->n - 1; i >= 0; i--) {
+        char c = made->path[made->len[i]];
+        made->path[made->len[i]] = 0;
+        int gone = rmdir(made->path) == 0;   // only when empty: a file in it (another command's) keeps it
+        made->path[made->len[i]] = c;
+        if (!gone) break;                    // its parents are not empty either
+    }
+    made->n = 0;
 }
 
 const char *output_subject(const char *cmd, const char *path, const char *err) {

@@ -8,6 +8,14 @@
 // mkdir -p with mode 0777 (the umask decides, as for mkdir(1)). 0 ok; -1 with err "<folder>: <why>"
 // and errno set (ENOTDIR when path exists and is not a folder, ENAMETOOLONG when too long).
 int output_mkdir_p(const char *path, char *err, size_t errlen);
+// The folders one output_mkdir_made call made: prefixes of its path (its first len[i] bytes), in the
+// order made. A command that fails removes them again with output_mkdir_undo, deepest first, each only
+// while it is empty, so that a failed run leaves no empty folder of its own behind (docs/interface.md,
+// "Earlier results"); a folder that was there before, or that holds a file, stays.
+enum { OUTPUT_MADE_MAX = 2048 };   // a path of 4096 bytes has at most 2048 parts
+typedef struct { char path[4096]; int n; unsigned short len[OUTPUT_MADE_MAX]; } OutputMade;
+int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errlen);
+void output_mkdir_undo(OutputMade *made);
 
 // Earlier results are not replaced without the user's say (docs/interface.md, "Earlier results"): a
 // command that writes named files checks them first and, unless given --force, refuses (exit 2) with

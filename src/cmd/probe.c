@@ -293,6 +293,7 @@ int cmd_probe(int argc, char **argv) {
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
     int status = 1;
+    OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails)
     char err[2048], what[4400];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("probe", "%s", err); return 1; }
     FeatureModel *fm = NULL;
@@ -341,7 +342,7 @@ int cmd_probe(int argc, char **argv) {
     }
     // The --out folder is made before the work, as reconstruct and attention make theirs: a folder that
     // cannot be made, or does not take files, is found before the features are computed.
-    if (out_dir && output_mkdir_p(out_dir, err, sizeof err)) {
+    if (out_dir && output_mkdir_made(out_dir, &made, err, sizeof err)) {
         cli_error("probe --out", "cannot create the output folder: %s", err);
         goto out;
     }
@@ -414,6 +415,7 @@ int cmd_probe(int argc, char **argv) {
     status = 0;
 
 out:
+    if (status) output_mkdir_undo(&made);   // a failed run leaves no empty --out folder of its own (cmd/output.h)
     features_close(fm);
     labelled_free(&train); labelled_free(&test);
     cli_held_free(&held);

@@ -286,13 +286,15 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
         return mem;
     }
-    if (inputs.n > 0 && output_mkdir_p(out_dir, err, sizeof err)) {
+    OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails: cmd/output.h)
+    if (inputs.n > 0 && output_mkdir_made(out_dir, &made, err, sizeof err)) {
         cli_error("reconstruct --out", "cannot create the output folder: %s", err);
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
     // A folder that does not take files (read-only) is one line now, not one per image at its end.
     if (inputs.n > 0 && output_check_writable(out_dir, err, sizeof err)) {
         cli_error("reconstruct --out", "%s", err);
+        output_mkdir_undo(&made);
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
     file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
@@ -413,6 +415,7 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_error("reconstruct", "%d inputs failed", failed);   // one failure: its own line says it
 
 done:
+    if (failed) output_mkdir_undo(&made);   // only while empty: the images written keep it
     mae_free(m);
     free(images); free(norm); free(recon); free(patch_err); free(ids_keep); free(status); free(slot);
     free(removed); free(mse); free(loss); free(errs); free(rows); free(titles); free(fails);
