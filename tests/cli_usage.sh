@@ -199,7 +199,10 @@ for cmd in reconstruct eval classify probe embed attention; do
 done
 # A damaged checkpoint (a changed data byte: crc32 mismatch; cut short: truncated data) is refused by
 # every command that reads one with one line naming the file and the problem, exit 1, nothing written
-# (issue 3; the reader is shared, the commands came later).
+# (issue 3; the reader is shared, the commands came later). Damage is said before a file of the wrong
+# kind is refused: a damaged classifier given to finetune --ckpt was refused as "a fine-tuned
+# classifier" (exit 2), and a damaged pretraining checkpoint given to finetune --resume as "a
+# pretraining checkpoint", before their crc32 was checked (the -clf cases: the classifier's file).
 "$VITMAE_TOOLS/hostile" ckpt "$tmp/dm.safetensors" 8 4 && "$VITMAE_TOOLS/hostile" clf "$tmp/dc.safetensors" 8 4 || fail=1
 for k in m c; do
   size=$(wc -c < "$tmp/d$k.safetensors")
@@ -209,14 +212,16 @@ for k in m c; do
 done
 for damage in flip:"crc32 mismatch (file damaged)" cut:"truncated data"; do
   kind=${damage%%:*}; why=${damage#*:}
-  for cmd in info reconstruct eval classify probe embed attention finetune train-init train-resume; do
-    ck="$tmp/dm-$kind.safetensors"; [ $cmd = classify ] && ck="$tmp/dc-$kind.safetensors"
+  for cmd in info reconstruct eval classify probe embed attention finetune finetune-clf finetune-resume \
+             finetune-resume-clf train-init train-init-clf train-resume train-resume-clf; do
+    ck="$tmp/dm-$kind.safetensors"; case $cmd in classify|*-clf) ck="$tmp/dc-$kind.safetensors" ;; esac
     rm -rf "$tmp/out" "$tmp/o.npy" "$tmp/o.txt"
     case $cmd in
       info) set -- info "$ck" ;;
-      finetune) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
-      train-init) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
-      train-resume) set -- train --resume "$ck" --out "$tmp/out" ;;
+      finetune|finetune-clf) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+      finetune-resume*) set -- finetune --resume "$ck" --out "$tmp/out" ;;
+      train-init*) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+      train-resume*) set -- train --resume "$ck" --out "$tmp/out" ;;
       reconstruct|attention) set -- $cmd --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
       *) set -- $cmd --ckpt "$ck" $(args_of $cmd) ;;
     esac

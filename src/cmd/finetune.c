@@ -586,7 +586,11 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         StFile *f = st_open_header(a->ckpt, err, sizeof err);
         if (!f) { cli_error(NULL, "%s", err); return 1; }
         int is_clf = clf_ckpt_is_classifier(f);
+        // Damaged data are the reason given before the file's kind, as every command that reads a
+        // checkpoint gives it (exit 1; docs/interface.md, "Exit status").
+        int damaged = is_clf && st_verify(f, err, sizeof err);
         st_close(f);
+        if (damaged) { cli_error(NULL, "%s", err); return 1; }
         if (is_clf) {
             cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
             return 2;
@@ -640,8 +644,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         StFile *f = st_open_header(path, err, sizeof err);
         if (!f) { cli_error(NULL, "%s", err); return 1; }
         int is_clf = clf_ckpt_is_classifier(f);
-        int lrc = is_clf ? clf_ckpt_from_st(f, 1, &t->resumed, err, sizeof err) : 0;
+        int lrc = is_clf ? clf_ckpt_from_st(f, 1, &t->resumed, err, sizeof err) : st_verify(f, err, sizeof err);
         st_close(f);
+        if (!is_clf && lrc) { cli_error(NULL, "%s", err); return 1; }   // damaged before the wrong kind, as above
         if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
         if (lrc) { cli_error(NULL, "%s", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
