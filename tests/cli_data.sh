@@ -12,6 +12,23 @@ head -c 50 "$dir/set/square/00001.png" > "$dir/set/square/cut.png"
 printf 'notes' > "$dir/set/README.txt"
 printf '<svg xmlns="http://www.w3.org/2000/svg"/>' > "$dir/set/logo.svg"
 printf 'GIF89a' > "$dir/set/circle/anim.GIF"
+# TIFF (a real 8 x 8 grey baseline TIFF, "II*\0", that PIL opens) under both its names, and HEIC (an
+# ISO-BMFF "ftyp" box of brand heic, as a phone writes it): ignored with their reasons, as docs/data.md
+# lists them.
+/usr/bin/python3 - "$dir/set/square/scan.tif" "$dir/set/page.tiff" <<'PY'
+import struct, sys
+w = h = 8
+tags = [(256, 3, w), (257, 3, h), (258, 3, 8), (259, 3, 1), (262, 3, 1), (273, 4, 0), (277, 3, 1),
+        (278, 3, h), (279, 4, w * h)]
+data_at = 8 + 2 + 12 * len(tags) + 4
+ifd = struct.pack("<H", len(tags)) + b"".join(
+    struct.pack("<HHI", tag, kind, 1) + (struct.pack("<HH", v, 0) if kind == 3 else struct.pack("<I", data_at if tag == 273 else v))
+    for tag, kind, v in tags) + struct.pack("<I", 0)
+for path in sys.argv[1:]:
+    open(path, "wb").write(b"II*\0" + struct.pack("<I", 8) + ifd + bytes(range(0, 256, 4)))
+PY
+t "setup: the TIFF files begin II*\\0" '[ "$(head -c 4 "$dir/set/square/scan.tif" | od -An -c | tr -d " ")" = "II*\\0" ]'
+printf '\000\000\000\030ftypheic\000\000\000\000mif1heic' > "$dir/set/triangle/phone.HEIC"
 # An RGBA PNG whose colour is one flat grey under a varying alpha: uniform once alpha is dropped.
 /usr/bin/python3 - "$dir/set/flat.png" <<'PY'
 import struct, sys, zlib
@@ -29,11 +46,14 @@ import json, sys
 d = json.load(sys.stdin)
 want_classes = {"circle": 4, "square": 3, "triangle": 3}
 rel = lambda f: f["path"].split("/set/")[1]
-ok = (d["ok"] == 11 and d["skipped"] == 2 and d["ignored"] == 3 and d["classes"] == want_classes
+ok = (d["ok"] == 11 and d["skipped"] == 2 and d["ignored"] == 6 and d["classes"] == want_classes
       and [(rel(f), f["reason"]) for f in d["skipped_files"]]
           == [("circle/broken.png", "not a PNG, JPEG or WebP file"), ("square/cut.png", "truncated PNG data")]
-      and [rel(f) for f in d["ignored_files"]] == ["circle/anim.GIF", "logo.svg"]
+      and [rel(f) for f in d["ignored_files"]] == ["circle/anim.GIF", "logo.svg", "page.tiff", "square/scan.tif",
+                                                    "triangle/phone.HEIC"]
       and "GIF" in d["ignored_files"][0]["reason"] and "SVG" in d["ignored_files"][1]["reason"]
+      and [f["reason"] for f in d["ignored_files"][2:]] == ["TIFF is not read; convert it to PNG"] * 2
+                                                          + ["HEIC is not read; convert it to JPEG"]
       and [rel(f) for f in d["warnings"]] == ["flat.png"] and "same colour" in d["warnings"][0]["warning"])
 print("ok" if ok else "bad: %r" % d)' 2>&1)
 t "JSON counts, classes, skipped files ($check)" '[ "$check" = ok ]'
@@ -52,8 +72,12 @@ t "data --json: names alike in JSON keep a key each ($check)" '[ "$check" = ok ]
 
 out=$("$VITMAE" data "$dir/set"); rc=$?
 t "text form exits 0" '[ $rc -eq 0 ]'
-t "text form has the counts" 'echo "$out" | grep -q "11 ok, 2 skipped, 3 ignored"'
+t "text form has the counts" 'echo "$out" | grep -q "11 ok, 2 skipped, 6 ignored"'
 t "text form names the ignored SVG" 'echo "$out" | grep -q "logo.svg: SVG is a vector format"'
+t "text form names the ignored TIFF files and HEIC" \
+  'echo "$out" | grep -q "/set/page.tiff: TIFF is not read; convert it to PNG$" &&
+   echo "$out" | grep -q "/set/square/scan.tif: TIFF is not read; convert it to PNG$" &&
+   echo "$out" | grep -q "/set/triangle/phone.HEIC: HEIC is not read; convert it to JPEG$"'
 t "text form warns about the flat image" 'echo "$out" | grep -q "flat.png: every pixel is the same colour"'
 "$VITMAE" data --threads 1 "$dir/set" >/dev/null; rc=$?
 t "--threads is accepted" '[ $rc -eq 0 ]'
