@@ -189,6 +189,21 @@ t "patch mode: the query in the PNG text (query=2,1; cls maps query=cls)" \
 # A wrong reference must fail (the checker can fail).
 t "checker catches a wrong map" '! "$chk" map "$tmp/p/attn_input.attn.npy" row 0 max 11 "$tmp/p/attn_input/patch03x02-layer00-max.npy" >/dev/null'
 
+# --- the default --upsample is bilinear (docs/interface.md, "Drawing"): a run without the flag draws
+# the pixels of --upsample bilinear, and not those of nearest, at --scale and at --display sizes.
+for size in "--scale 3" "--display 48"; do
+  for u in default bilinear nearest; do
+    up=; [ $u = default ] || up="--upsample $u"
+    run --out "$tmp/up-$u" --head 1 $size $up "$img"
+    "$VITMAE_TOOLS/imgdump" "$tmp/up-$u/attn_input/layer02-head01.png" "$tmp/up-$u.npy" >/dev/null 2>&1
+  done
+  t "no --upsample ($size): the pixels of --upsample bilinear" \
+    '[ -s "$tmp/up-default.npy" ] && cmp -s "$tmp/up-default.npy" "$tmp/up-bilinear.npy"'
+  t "no --upsample ($size): not the pixels of --upsample nearest" \
+    '[ -s "$tmp/up-nearest.npy" ] && ! cmp -s "$tmp/up-default.npy" "$tmp/up-nearest.npy"'
+  rm -rf "$tmp"/up-*
+done
+
 # --- overlay pixels on a known case ---------------------------------------------------------------
 run --out "$tmp/o" --raw --head 1 --upsample nearest --scale 3 --normalize map "$img"
 t "overlay pixels alpha 0.6 viridis" '"$chk" overlay "$tmp/o/attn_input/layer02-head01.png" "$img" "$tmp/o/attn_input/layer02-head01.npy" 0.6 3 viridis'
