@@ -1,14 +1,17 @@
 // The run state of `vitmae train` (src/cmd/train_state.c): the data order is a uniform shuffle per
 // epoch (every permutation of 3 items appears, each item lands in each position about equally often,
 // epochs differ, the same (seed, epoch) gives the same order, including after the two-epoch cache is
-// evicted), the train_state JSON round-trips every field a resumed run depends on, and --keep prunes
+// evicted), each held-out image has its own validation mask whatever chunk it is scored in, the
+// train_state JSON round-trips every field a resumed run depends on, and --keep prunes
 // snapshots to the newest N however many the folder holds.
 #include <dirent.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "cmd/train_out.h"
 #include "cmd/train_state.h"
+#include "core/masking.h"
 #include "core/rng.h"
 #include "io/json.h"
 
@@ -317,8 +320,38 @@ static void test_config_out_of_memory(void) {
     rmdir(t.run_dir);
 }
 
+// Validation masks (docs/interface.md, "Cadence"): each held-out image its own mask, from (seed ^
+// SALT_VAL, 0, i), the same in whatever chunk of an evaluation it is scored. A build that gave every
+// image one mask (the key of image 0 for all) passed every test.
+static void test_val_masks(void) {
+    enum { N = 6, L = 64, K = 16 };
+    float noise[N * L];
+    int all[N * K], alone[K], want[K];
+    run_val_masks(3, 0, N, L, K, noise, all);
+    // As sets of visible patches: C(64, 16) ~ 4.9e14 masks, so two images alike would be no chance.
+    unsigned long long set[N] = {0};
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < K; k++) set[i] |= 1ull << all[i * K + k];
+    for (int i = 0; i < N; i++) {
+        int bits = __builtin_popcountll(set[i]);
+        CHECK(bits == K, "validation image %d: %d distinct visible patches, want %d", i, bits, K);
+        for (int j = 0; j < i; j++) CHECK(set[i] != set[j], "validation images %d and %d share one mask", j, i);
+    }
+    // Image 4 scored alone (first 4: a later chunk) has the mask it has among the six.
+    run_val_masks(3, 4, 1, L, K, noise, alone);
+    CHECK(!memcmp(alone, all + 4 * K, sizeof alone), "validation image 4: another mask in another chunk");
+    // ... which is the seeded mask of key 4 under the validation's salt (core/masking.h).
+    uint64_t key = 4;
+    masks_seeded(3ull ^ SALT_VAL, 0, &key, 1, L, K, noise, want);
+    CHECK(!memcmp(want, all + 4 * K, sizeof want), "validation image 4: not the mask of (seed ^ SALT_VAL, 0, 4)");
+    // Another seed, other masks.
+    run_val_masks(4, 4, 1, L, K, noise, alone);
+    CHECK(memcmp(alone, all + 4 * K, sizeof alone) != 0, "validation image 4: the same mask under seeds 3 and 4");
+}
+
 int main(void) {
     test_epoch_order();
+    test_val_masks();
     test_config_out_of_memory();
     test_state_json();
     test_prune_snapshots();

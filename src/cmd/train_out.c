@@ -103,17 +103,16 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
     if (nval == 0) return 0;
     double loss_sum = 0, mse_sum = 0;
     size_t img_floats = (size_t)t->S * t->S * t->C;
-    uint64_t keys[4096];
     int pos[4096], used = 0, rc = 0;
     // In chunks of one gradient group: the same numbers for any process count (cmd/train_state.h).
     for (int b0 = 0, end; b0 < nval && !rc; ) {
         int n = dataset_next_chunk(t->vds, t->val_idx, nval, b0, t->per, pos, &end);
         if (n == 0) { b0 = end; continue; }
-        for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[pos[k]]; keys[k] = (uint64_t)(used + k); }
+        for (int k = 0; k < n; k++) t->batch_items[k] = t->val_idx[pos[k]];
         rc = load_eval_batch(t, t->vds, t->batch_items, n, err, errlen);
         if (dataset_any_broken(t->vds, t->batch_items, n)) { rc = 0; continue; }   // the chunk again, without it
         if (rc) break;
-        masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
+        run_val_masks(t->rs.seed, used, n, t->L, t->K, t->noise, t->ids_keep);   // image used + k's own mask
         float loss = mae_forward(t->model, t->images, t->ids_keep, n, t->K);
         loss_sum += (double)loss * n;
         const float *pred = mae_pred(t->model);

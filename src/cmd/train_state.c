@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/masking.h"
 #include "core/rng.h"
 #include "data/dataset.h"
 #include "io/json.h"
@@ -128,6 +129,13 @@ int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, s
 
 // ---------------------------------------------------------------------------------------------
 // Random streams
+
+void run_val_masks(long seed, long first, int n, int L, int K, float *noise, int *ids_keep) {
+    for (int k = 0; k < n; k++) {
+        uint64_t key = (uint64_t)(first + k);
+        masks_seeded((uint64_t)seed ^ SALT_VAL, 0, &key, 1, L, K, noise + (size_t)k * L, ids_keep + (size_t)k * K);
+    }
+}
 
 const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n) {
     for (int i = 0; i < 2; i++) if (o->epoch[i] == epoch) return o->perm[i];

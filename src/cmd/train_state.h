@@ -58,6 +58,12 @@ typedef struct {
 } EpochOrder;
 const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n);
 
+// The masks of the validation images first .. first + n - 1 (counted in the order an evaluation
+// scores them): image i's own, from (seed ^ SALT_VAL, 0, i), whichever chunk it is scored in, so that
+// every evaluation scores each image under the same mask and no two images share one by construction
+// (docs/interface.md, section 5, "Cadence"). noise [n, L] scratch; ids_keep out [n, K].
+void run_val_masks(long seed, long first, int n, int L, int K, float *noise, int *ids_keep);
+
 // Writes RUN/checkpoint.safetensors; with keep > 0 as the snapshot RUN/checkpoint-<step>.safetensors
 // linked in atomically, keeping the newest keep snapshots.
 int  run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunState *rs,
