@@ -11,7 +11,8 @@ int output_mkdir_p(const char *path, char *err, size_t errlen);
 // The folders one output_mkdir_made call made: prefixes of its path (its first len[i] bytes), in the
 // order made. A command that fails removes them again with output_mkdir_undo, deepest first, each only
 // while it is empty, so that a failed run leaves no empty folder of its own behind (docs/interface.md,
-// "Earlier results"); a folder that was there before, or that holds a file, stays.
+// section 1: a failed command leaves nothing half-written); a folder that was there before, or that
+// holds a file, stays.
 enum { OUTPUT_MADE_MAX = 2048 };   // a path of 4096 bytes has at most 2048 parts
 typedef struct { char path[4096]; int n; unsigned short len[OUTPUT_MADE_MAX]; } OutputMade;
 int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errlen);
