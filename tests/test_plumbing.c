@@ -197,14 +197,14 @@ static void test_mask_ratio(void) {
 static void test_seeded_masks(void) {
     enum { N = 3, L = 37, K = 9 };
     float noise[N * L], one[L];
-    int keep[N * K], ref[K];
+    int keep[N * K], ref[K], scratch[2 * L];
     const uint64_t keys[N] = {0, 5, 11};
-    masks_seeded(123, 7, keys, N, L, K, noise, keep);
+    masks_seeded(123, 7, keys, N, L, K, noise, keep, scratch);
     int same = 1, distinct = 1;
     for (int k = 0; k < N; k++) {
         Rng r;
         rng_derive(&r, 123, 7, keys[k]);
-        mask_from_rng(&r, L, K, one, ref);
+        mask_from_rng(&r, L, K, one, ref, scratch);
         for (int j = 0; j < K; j++) same &= keep[k * K + j] == ref[j];
         // each image's kept patches are K distinct indices below L
         for (int i = 0; i < K; i++)
@@ -214,7 +214,7 @@ static void test_seeded_masks(void) {
     CHECK(distinct, "K distinct visible patches");
     // a mask does not depend on the batch it is in
     int keep1[K];
-    masks_seeded(123, 7, &keys[2], 1, L, K, noise, keep1);
+    masks_seeded(123, 7, &keys[2], 1, L, K, noise, keep1, scratch);
     CHECK(!memcmp(keep1, keep + 2 * K, sizeof keep1), "the same key alone gives the same mask");
 }
 

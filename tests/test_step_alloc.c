@@ -2,7 +2,8 @@
 // gradient twin, one activation arena"): after a first step, which may allocate what it keeps (GEMM's
 // packing buffers and packed weights), further steps of the training forward, the backward (plain and
 // as gradient groups at once), clipping and AdamW call no malloc, calloc, realloc, strdup or
-// aligned_alloc of the program's code, on 1 and 2 threads. This program is linked with those functions
+// aligned_alloc of the program's code, on 1 and 2 threads; nor do the step's masks (masks_seeded) on
+// more patches than a stack buffer holds. This program is linked with those functions
 // wrapped (Makefile, STEP_ALLOC_WRAP), which count the calls made while `counting` is set.
 #include <omp.h>
 #include "check.h"
@@ -89,7 +90,27 @@ static long steps_allocs(int threads, int groups) {
     return counted;
 }
 
+// The masks of a step as train makes them (masks_seeded, cmd/train.c's load of a batch) on more
+// patches than the stack buffer holds (MAE_MASK_STACK_L): sorted in the caller's scratch, no allocation,
+// and the same masks as the allocating mae_masking_from_noise.
+static void masks_no_alloc(void) {
+    enum { N = 3, L = MAE_MASK_STACK_L + 77, K = 301 };
+    const uint64_t keys[N] = {4, 9, 1};
+    float *noise = malloc(sizeof(float) * N * L);
+    int *keep = malloc(sizeof(int) * N * K), *ref = malloc(sizeof(int) * N * K), *scratch = malloc(sizeof(int) * 2 * L);
+    long before = allocs;
+    counting = 1;
+    masks_seeded(11, 5, keys, N, L, K, noise, keep, scratch);
+    counting = 0;
+    printf("masks of %d patches: %ld allocations\n", L, allocs - before);
+    CHECK(allocs == before, "masks_seeded of %d patches allocated %ld times", L, allocs - before);
+    CHECK(mae_masking_from_noise(noise, N, L, K, ref) == 0 && !memcmp(keep, ref, sizeof(int) * N * K),
+          "masks_seeded's masks are mae_masking_from_noise's");
+    free(noise); free(keep); free(ref); free(scratch);
+}
+
 int main(void) {
+    masks_no_alloc();
     for (int threads = 1; threads <= 2; threads++)
         for (int groups = 1; groups <= 4; groups *= 2) {
             long n = steps_allocs(threads, groups);

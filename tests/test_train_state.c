@@ -326,8 +326,8 @@ static void test_config_out_of_memory(void) {
 static void test_val_masks(void) {
     enum { N = 6, L = 64, K = 16 };
     float noise[N * L];
-    int all[N * K], alone[K], want[K];
-    run_val_masks(3, 0, N, L, K, noise, all);
+    int all[N * K], alone[K], want[K], scratch[2 * L];
+    run_val_masks(3, 0, N, L, K, noise, all, scratch);
     // As sets of visible patches: C(64, 16) ~ 4.9e14 masks, so two images alike would be no chance.
     unsigned long long set[N] = {0};
     for (int i = 0; i < N; i++)
@@ -338,14 +338,14 @@ static void test_val_masks(void) {
         for (int j = 0; j < i; j++) CHECK(set[i] != set[j], "validation images %d and %d share one mask", j, i);
     }
     // Image 4 scored alone (first 4: a later chunk) has the mask it has among the six.
-    run_val_masks(3, 4, 1, L, K, noise, alone);
+    run_val_masks(3, 4, 1, L, K, noise, alone, scratch);
     CHECK(!memcmp(alone, all + 4 * K, sizeof alone), "validation image 4: another mask in another chunk");
     // ... which is the seeded mask of key 4 under the validation's salt (core/masking.h).
     uint64_t key = 4;
-    masks_seeded(3ull ^ SALT_VAL, 0, &key, 1, L, K, noise, want);
+    masks_seeded(3ull ^ SALT_VAL, 0, &key, 1, L, K, noise, want, scratch);
     CHECK(!memcmp(want, all + 4 * K, sizeof want), "validation image 4: not the mask of (seed ^ SALT_VAL, 0, 4)");
     // Another seed, other masks.
-    run_val_masks(4, 4, 1, L, K, noise, alone);
+    run_val_masks(4, 4, 1, L, K, noise, alone, scratch);
     CHECK(memcmp(alone, all + 4 * K, sizeof alone) != 0, "validation image 4: the same mask under seeds 3 and 4");
 }
 

@@ -1005,11 +1005,13 @@ int cmd_attention(int argc, char **argv) {
     if (!keep || !removed || !view) { cli_error("attention", "out of memory"); status = 1; goto out; }
     if (K < L) {
         float *noise = malloc((size_t)L * sizeof *noise);
-        if (!noise) { cli_error("attention", "out of memory"); status = 1; goto out; }
+        int *scratch = malloc(2 * (size_t)L * sizeof *scratch);
+        if (!noise || !scratch) { free(noise); free(scratch); cli_error("attention", "out of memory"); status = 1; goto out; }
         Rng rng;
         rng_seed(&rng, (uint64_t)seed);
-        mask_from_rng(&rng, L, K, noise, keep);
+        mask_from_rng(&rng, L, K, noise, keep, scratch);
         free(noise);
+        free(scratch);
         recon_removed_from_keep(keep, K, L, removed);
         recon_keep_from_removed(removed, L, keep);
     } else {

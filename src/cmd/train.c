@@ -363,18 +363,19 @@ static int alloc_buffers(Train *t) {
     t->recon = malloc(img * sizeof(float));
     t->noise = malloc(B * t->L * sizeof(float));
     t->ids_keep = malloc(B * t->L * sizeof(int));
+    t->mask_scratch = malloc(2 * (size_t)t->L * sizeof(int));
     t->batch_items = malloc((B > (size_t)t->rs.batch ? B : (size_t)t->rs.batch) * sizeof(int));
     t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->removed = malloc((size_t)t->L);
     t->patch_err = malloc((size_t)t->L * sizeof(float));
     t->order.epoch[0] = t->order.epoch[1] = -1;
-    return t->pixels && t->images && t->recon && t->noise && t->ids_keep && t->batch_items &&
+    return t->pixels && t->images && t->recon && t->noise && t->ids_keep && t->mask_scratch && t->batch_items &&
            t->order.perm[0] && t->order.perm[1] && t->removed && t->patch_err ? 0 : -1;
 }
 
 static void train_free(Train *t) {
-    free(t->pixels); free(t->images); free(t->recon); free(t->noise); free(t->ids_keep);
+    free(t->pixels); free(t->images); free(t->recon); free(t->noise); free(t->ids_keep); free(t->mask_scratch);
     free(t->batch_items); free(t->order.perm[0]); free(t->order.perm[1]); free(t->removed); free(t->patch_err);
     free(t->exp_avg); free(t->exp_avg_sq);
     grad_reduce_free(&t->gr);
@@ -812,7 +813,7 @@ static int load_train_batch(Train *t, Loader *ld, long step, const uint64_t *key
     train_out_report_broken(t, &t->ds);
     if (rc) return -1;
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
-    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys + k0, B, t->L, t->K, t->noise, t->ids_keep);
+    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys + k0, B, t->L, t->K, t->noise, t->ids_keep, t->mask_scratch);
     return 0;
 }
 

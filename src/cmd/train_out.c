@@ -112,7 +112,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
         rc = load_eval_batch(t, t->vds, t->batch_items, n, err, errlen);
         if (dataset_any_broken(t->vds, t->batch_items, n)) { rc = 0; continue; }   // the chunk again, without it
         if (rc) break;
-        run_val_masks(t->rs.seed, used, n, t->L, t->K, t->noise, t->ids_keep);   // image used + k's own mask
+        run_val_masks(t->rs.seed, used, n, t->L, t->K, t->noise, t->ids_keep, t->mask_scratch);   // image used + k's own mask
         float loss = mae_forward(t->model, t->images, t->ids_keep, n, t->K);
         loss_sum += (double)loss * n;
         const float *pred = mae_pred(t->model);
@@ -187,7 +187,7 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
         return write_samples(t, step, err, errlen);
     }
     if (rc) return -1;
-    masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep);
+    masks_seeded((uint64_t)t->rs.seed ^ SALT_VAL, 0, keys, n, t->L, t->K, t->noise, t->ids_keep, t->mask_scratch);
     size_t pd = (size_t)mae_patch_dim(&t->cfg), img_floats = (size_t)t->S * t->S * t->C;
     Canvas rows[TRAIN_SAMPLE_IMAGES];
     memset(rows, 0, sizeof rows);

@@ -130,10 +130,11 @@ int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, s
 // ---------------------------------------------------------------------------------------------
 // Random streams
 
-void run_val_masks(long seed, long first, int n, int L, int K, float *noise, int *ids_keep) {
+void run_val_masks(long seed, long first, int n, int L, int K, float *noise, int *ids_keep, int *scratch) {
     for (int k = 0; k < n; k++) {
         uint64_t key = (uint64_t)(first + k);
-        masks_seeded((uint64_t)seed ^ SALT_VAL, 0, &key, 1, L, K, noise + (size_t)k * L, ids_keep + (size_t)k * K);
+        masks_seeded((uint64_t)seed ^ SALT_VAL, 0, &key, 1, L, K, noise + (size_t)k * L, ids_keep + (size_t)k * K,
+                     scratch);
     }
 }
 

@@ -61,8 +61,9 @@ const int *run_epoch_order(EpochOrder *o, long seed, long epoch, int n);
 // The masks of the validation images first .. first + n - 1 (counted in the order an evaluation
 // scores them): image i's own, from (seed ^ SALT_VAL, 0, i), whichever chunk it is scored in, so that
 // every evaluation scores each image under the same mask and no two images share one by construction
-// (docs/interface.md, section 5, "Cadence"). noise [n, L] scratch; ids_keep out [n, K].
-void run_val_masks(long seed, long first, int n, int L, int K, float *noise, int *ids_keep);
+// (docs/interface.md, section 5, "Cadence"). noise [n, L] scratch; ids_keep out [n, K]; scratch 2 * L
+// ints (masks_seeded's).
+void run_val_masks(long seed, long first, int n, int L, int K, float *noise, int *ids_keep, int *scratch);
 
 // Writes RUN/checkpoint.safetensors; with keep > 0 as the snapshot RUN/checkpoint-<step>.safetensors
 // linked in atomically, keeping the newest keep snapshots.
@@ -116,6 +117,7 @@ typedef struct Train {
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;
     int *ids_keep, *batch_items;
+    int *mask_scratch;             // the masks' sort: 2 * L ints (masks_seeded)
     EpochOrder order;
     uint8_t *removed;
     float *patch_err;

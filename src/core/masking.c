@@ -58,26 +58,27 @@ void mae_masking_from_noise_scratch(const float *noise, int B, int L, int len_ke
     }
 }
 
-void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep) {
+int mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep) {
     int stack[2 * MAE_MASK_STACK_L];
-    if (L <= MAE_MASK_STACK_L) { mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, stack); return; }
+    if (L <= MAE_MASK_STACK_L) { mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, stack); return 0; }
     int *scratch = malloc(2 * (size_t)L * sizeof *scratch);
-    if (!scratch) abort();
+    if (!scratch) return -1;
     mae_masking_from_noise_scratch(noise, B, L, len_keep, ids_keep, scratch);
     free(scratch);
+    return 0;
 }
 
-void mask_from_rng(Rng *r, int L, int K, float *noise, int *ids_keep) {
+void mask_from_rng(Rng *r, int L, int K, float *noise, int *ids_keep, int *scratch) {
     for (int l = 0; l < L; l++) noise[l] = rng_uniform(r);
-    mae_masking_from_noise(noise, 1, L, K, ids_keep);
+    mae_masking_from_noise_scratch(noise, 1, L, K, ids_keep, scratch);
 }
 
 void masks_seeded(uint64_t seed, uint64_t a, const uint64_t *keys, int n, int L, int K, float *noise,
-                  int *ids_keep) {
+                  int *ids_keep, int *scratch) {
     for (int k = 0; k < n; k++) {
         Rng r;
         rng_derive(&r, seed, a, keys[k]);
         for (int l = 0; l < L; l++) noise[(size_t)k * L + l] = rng_uniform(&r);
     }
-    mae_masking_from_noise(noise, n, L, K, ids_keep);
+    mae_masking_from_noise_scratch(noise, n, L, K, ids_keep, scratch);
 }

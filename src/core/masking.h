@@ -22,18 +22,21 @@ static inline int mask_ratio_in_range(float ratio) { return ratio >= 0.0f && rat
 int mask_ratio_check(float ratio, int L, char *err, size_t errlen);
 
 // Per-image masking as MAE: argsort(noise[b]) ascending (stable), first len_keep visible.
-// noise [B, L]; ids_keep out [B, len_keep].
-// Allocation-free: sorts in a stack buffer when L <= MAE_MASK_STACK_L, else in `scratch`.
-void mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep);
-// The same with caller-provided scratch of 2 * L ints (any L).
-#define MAE_MASK_STACK_L 1024
+// noise [B, L]; ids_keep out [B, len_keep]; scratch: 2 * L ints of the caller's (any L), so that
+// a training step allocates nothing (docs/design.md, "Memory: one parameter buffer, a gradient twin,
+// one activation arena").
 void mae_masking_from_noise_scratch(const float *noise, int B, int L, int len_keep, int *ids_keep, int *scratch);
+// The same sorting in a stack buffer when L <= MAE_MASK_STACK_L, else in one it allocates: 0, or -1
+// (ids_keep untouched) when that allocation fails.
+#define MAE_MASK_STACK_L 1024
+int mae_masking_from_noise(const float *noise, int B, int L, int len_keep, int *ids_keep);
 
-// One random mask: noise [L] = L draws of rng_uniform from r, ids_keep [K] its argsort (first K).
-void mask_from_rng(Rng *r, int L, int K, float *noise, int *ids_keep);
+// One random mask: noise [L] = L draws of rng_uniform from r, ids_keep [K] its argsort (first K);
+// scratch: 2 * L ints.
+void mask_from_rng(Rng *r, int L, int K, float *noise, int *ids_keep, int *scratch);
 // The seeded masks of train, eval and reconstruct: image k's noise comes from the stream
 // rng_derive(seed, a, keys[k]), so a mask depends on (seed, a, key) only, never on the batch it is
-// in or the thread count. noise [n, L] scratch; ids_keep out [n, K].
+// in or the thread count. noise [n, L] scratch; ids_keep out [n, K]; scratch: 2 * L ints.
 void masks_seeded(uint64_t seed, uint64_t a, const uint64_t *keys, int n, int L, int K, float *noise,
-                  int *ids_keep);
+                  int *ids_keep, int *scratch);
 #endif

@@ -21,11 +21,13 @@ char *infer_stem(const char *path) {
 
 int infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_keep, uint8_t *removed) {
     float *noise = malloc(sizeof(float) * (size_t)L);
-    if (!noise) return -1;
+    int *scratch = malloc(2 * sizeof(int) * (size_t)L);
+    if (!noise || !scratch) { free(noise); free(scratch); return -1; }
     const uint64_t key = 0;
-    masks_seeded(seed, dataset_path_hash(stem), &key, 1, L, K, noise, ids_keep);
+    masks_seeded(seed, dataset_path_hash(stem), &key, 1, L, K, noise, ids_keep, scratch);
     recon_removed_from_keep(ids_keep, K, L, removed);
     free(noise);
+    free(scratch);
     return 0;
 }
 
