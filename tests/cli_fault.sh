@@ -4,7 +4,8 @@
 # (text and --json, of a
 # pretrained and of a fine-tuned checkpoint) fails in turn, and the command either prints what it prints
 # without the failure (exit 0) or exits 1 with one line `vitmae: FILE: out of memory`; never a crash, a
-# count of 0 or a line left out. A folder whose listing fails part-way is said as a folder not read.
+# count of 0 or a line left out; the same in a one-step `finetune` (below). A folder whose listing fails
+# part-way is said as a folder not read.
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"
 scratch dir
@@ -92,5 +93,28 @@ while [ "$i" -le "${n:-0}" ]; do
   i=$((i + 1))
 done
 t "attention with each of its first $n reallocs failing in turn: exit 0 or 1, its lines only" '[ "${n:-0}" -gt 0 ] && [ $bad -eq 0 ]'
+
+# finetune with each allocation of 256 bytes or more of its own code failing in turn (a pretrained
+# checkpoint, the scan, the model, the buffers, a step, the checkpoint written): exit 0, or exit 1 with
+# one line `vitmae: WHAT: ...out of memory...`. The layer-decay scales allocated a tensor table and
+# abort()ed when that failed (SIGABRT, no line), and a checkpoint's state that memory ran out for was
+# said as `vitmae: out of memory`, naming no file.
+ft_args="finetune --ckpt mae.safetensors --data data --val-frac 0 --steps 1 --batch 2 --threads 1 --out ftf"
+FAULT_OWN=1 FAULT_MIN=256 FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" $ft_args >/dev/null 2>&1 ||
+  { echo "FAILED: finetune under the shim, no failure"; fail=1; }
+bad=0; runs=0
+for f in malloc calloc realloc; do
+  n=$(sed -n "s/^$f //p" count); i=1
+  while [ "$i" -le "${n:-0}" ]; do
+    rm -rf ftf
+    FAULT_OWN=1 FAULT_MIN=256 FAULT_FUNC=$f FAULT_N=$i LD_PRELOAD=$shim timeout 60 "$VITMAE" $ft_args > got.out 2> got.err; rc=$?
+    if [ $rc -ne 0 ] && { [ $rc -ne 1 ] || [ "$(wc -l < got.err)" -ne 1 ] || ! grep -q '^vitmae: [^:]*: .*out of memory' got.err; }; then
+      echo "FAILED: finetune, $f $i of $n failing: exit $rc, stderr:"; head -3 got.err; bad=1
+    fi
+    i=$((i + 1)); runs=$((runs + 1))
+  done
+done
+rm -rf ftf
+t "finetune with each of its $runs allocations failing in turn: exit 0, or 1 and one line naming what" '[ $runs -gt 50 ] && [ $bad -eq 0 ]'
 
 exit $fail

@@ -91,7 +91,7 @@ static void run_fixture(const char *path) {
     double lr = opt_num(oj, "lr"), min_lr = opt_num(oj, "min_lr"), wd = opt_num(oj, "wd");
     long warmup = (long)opt_num(oj, "warmup"), total = (long)opt_num(oj, "total"), steps = (long)opt_num(oj, "steps");
     float *scale = malloc(sizeof(float) * nt);
-    clf_lr_scales(&cfg, (float)opt_num(oj, "layer_decay"), scale);
+    clf_lr_scales(t, nt, cfg.enc.depth, (float)opt_num(oj, "layer_decay"), scale);
     for (int k = 0; k < nt; k++) {
         snprintf(name, sizeof name, "lrd.%s", t[k].name);
         const float *g = need(name, 2);

@@ -337,7 +337,7 @@ static int write_curves(FineTune *t, char *err, size_t errlen) {
 
 static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
     char *state = ft_state_to_json(&t->rs);
-    if (!state) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!state) { snprintf(err, errlen, "%s: out of memory", t->ckpt_path); return -1; }
     const float *p = clf_params(t->model);
     int rc;
     if (t->rs.keep > 0) {
@@ -869,7 +869,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         cli_error("finetune", "out of memory for the batch buffers");
         return 1;
     }
-    clf_lr_scales(&t->cfg, r->layer_decay, t->lr_scale);
+    clf_lr_scales(t->tensors, t->ntensors, t->cfg.enc.depth, r->layer_decay, t->lr_scale);
     return 0;
 }
 

@@ -91,15 +91,9 @@ int clf_layer_id(const char *name, int depth) {
     return depth + 1;
 }
 
-void clf_lr_scales(const ClassifierConfig *cfg, float layer_decay, float *out) {
-    int n = clf_param_table(cfg, NULL, 0);
-    MaeTensor *t = malloc((size_t)n * sizeof *t);
-    if (!t) abort();
-    clf_param_table(cfg, t, n);
-    int depth = cfg->enc.depth;
+void clf_lr_scales(const MaeTensor *t, int n, int depth, float layer_decay, float *out) {
     for (int i = 0; i < n; i++)
         out[i] = (float)pow((double)layer_decay, (double)(depth + 1 - clf_layer_id(t[i].name, depth)));
-    free(t);
 }
 
 // Lays out the arena (base NULL: counts only); returns floats.

@@ -31,8 +31,9 @@ size_t clf_bytes_needed_forward(const ClassifierConfig *cfg, int max_batch);   /
 // MAE's util/lr_decay.py: layer id 0 for cls_token, pos_embed, patch_embed.*; i + 1 for blocks.i.*;
 // depth + 1 for the rest (fc_norm, head).
 int clf_layer_id(const char *name, int depth);
-// lr scale of every tensor of the table: decay^(depth + 1 - layer id).
-void clf_lr_scales(const ClassifierConfig *cfg, float layer_decay, float *out);
+// lr scale of each of the n tensors of a table (clf_tensors, of an encoder of `depth` blocks):
+// decay^(depth + 1 - layer id).
+void clf_lr_scales(const MaeTensor *t, int n, int depth, float layer_decay, float *out);
 
 typedef struct Classifier Classifier;
 Classifier *clf_create(const ClassifierConfig *cfg, int max_batch, char *err, size_t errlen);
