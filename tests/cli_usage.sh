@@ -135,6 +135,14 @@ wrong=$(readme_defaults "$VITMAE_ROOT/README.md" | while read -r flag value; do
 done)
 n=$(readme_defaults "$VITMAE_ROOT/README.md" | wc -l)
 t "README.md's defaults of train: $n flags, each train --help's default (wrong: $(echo $wrong))" '[ "$n" -ge 10 ] && [ -z "$wrong" ]'
+# The flags train and finetune share, the run folder's and a new model's, have one home each (cmd/runfolder.h,
+# core/config.h): each default and range of finetune --help is train --help's.
+shared_default() { "$VITMAE" "$1" --help | awk -v f="$2" '$1 == f' | grep -o '(default [^)]*)\|([a-z]* [^ ]* to [^)]*)$' | tr '\n' ' '; }
+drift=$(for f in --val-frac --val-max --keep --log-every --eval-every --ckpt-every --preset --img --patch --seed --threads; do
+  tr_d=$(shared_default train $f); ft_d=$(shared_default finetune $f)
+  [ -n "$tr_d" ] && [ "$tr_d" = "$ft_d" ] || echo "$f (train: $tr_d; finetune: $ft_d)"
+done)
+t "train and finetune give their shared flags the same defaults and ranges (differ: $(echo $drift))" '[ -z "$drift" ]'
 printf 'run it:\n\n    ./vitmae train --data d --out r \\\n        --warmup-epochs 2\n    vitmae data -- --odd-name\n' > "$tmp/example.md"
 t "an example flag the command lacks is found (also on a continued line), one after -- is not" \
   '[ "$(example_flags "$tmp/example.md")" = "$tmp/example.md: train --warmup-epochs" ]'

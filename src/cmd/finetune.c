@@ -153,7 +153,7 @@ static const StateField FT_FIELDS[] = {
     {"eval_every", STATE_LONG, offsetof(FtState, eval_every), 1, 1e12},
     {"ckpt_every", STATE_LONG, offsetof(FtState, ckpt_every), 1, 1e12},
     {"log_every", STATE_LONG, offsetof(FtState, log_every), 1, 1e12},
-    {"keep", STATE_INT, offsetof(FtState, keep), 0, 100000},
+    {"keep", STATE_INT, offsetof(FtState, keep), 0, KEEP_MAX},
     {"elapsed_s", STATE_DOUBLE, offsetof(FtState, elapsed_s), 0, 1e15},
     {"groups", STATE_INT, offsetof(FtState, groups), 1, 4096},   // absent before gradient groups: 1
     {"augment", STATE_TEXT, offsetof(FtState, augment), 0, 0},
@@ -362,10 +362,10 @@ static const char *SYNOPSIS = "--ckpt PRETRAINED | --from-scratch --data DIR [--
 
 static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_out) {
     memset(a, 0, sizeof *a);
-    a->preset = "tiny"; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
-    a->img = 32; a->patch = 4; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
-    a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = 0.05f; a->steps = 1000; a->batch = 64; a->warmup = -1;
-    a->log_every = 10; a->keep = 2; a->val_max = 1000; a->parallel = "auto";
+    a->preset = MAE_DEFAULT_PRESET; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
+    a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
+    a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = (float)DEFAULT_VAL_FRAC; a->steps = 1000; a->batch = 64; a->warmup = -1;
+    a->log_every = DEFAULT_LOG_EVERY; a->keep = DEFAULT_KEEP; a->val_max = DEFAULT_VAL_MAX; a->parallel = "auto";
     loader_flags_init(&a->lf);
     Flag f[] = {
         {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint: its encoder starts the classifier", "FILE", 0},
@@ -375,9 +375,9 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--out", FLAG_PATH, &a->out, 0, 0, NULL, "run folder, not holding a run (default a new runs/finetune-<timestamp>[-N])", "RUN", 0},
         {"--resume", FLAG_PATH, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
-        {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default tiny)", NULL, 0},
-        {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "--from-scratch image size (default 32)", "N", 0},
-        {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "--from-scratch patch size (default 4)", "N", 0},
+        {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
+        {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "--from-scratch image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
+        {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "--from-scratch patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_CHOICE, &a->channels, 0, 0, "auto|1|3", "--from-scratch channels (default auto: 1 when every image is grey)", NULL, 0},
         {"--dim", FLAG_INT, &a->dim, 1, 16384, NULL, "--from-scratch encoder width (preset)", "N", 0},
         {"--depth", FLAG_INT, &a->depth, 1, 256, NULL, "--from-scratch encoder blocks (preset)", "N", 0},
@@ -401,12 +401,12 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--seed", FLAG_LONG, &a->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
-        {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, VAL_FRAC_MAX, NULL, "held-out fraction of --data when --val is absent (default 0.05)", "F", 0},
-        {"--val-max", FLAG_INT, &a->val_max, 1, VAL_MAX_LIMIT, NULL, "at most this many validation images per evaluation (default 1000)", "N", 0},
+        {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, VAL_FRAC_MAX, NULL, "held-out fraction of --data when --val is absent (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
+        {"--val-max", FLAG_INT, &a->val_max, 1, VAL_MAX_LIMIT, NULL, "at most this many validation images per evaluation (default " MAE_STR(DEFAULT_VAL_MAX) ")", "N", 0},
         {"--eval-every", FLAG_LONG, &a->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
         {"--ckpt-every", FLAG_LONG, &a->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
-        {"--keep", FLAG_INT, &a->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default 2)", "N", 0},
-        {"--log-every", FLAG_LONG, &a->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default 10)", "N", 0},
+        {"--keep", FLAG_INT, &a->keep, 0, KEEP_MAX, NULL, "checkpoint-<step> snapshots kept (default " MAE_STR(DEFAULT_KEEP) ")", "N", 0},
+        {"--log-every", FLAG_LONG, &a->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default " MAE_STR(DEFAULT_LOG_EVERY) ")", "N", 0},
     };
     _Static_assert(sizeof f / sizeof f[0] + LOADER_FLAGS <= 64, "cmd_finetune's table of flags holds 64");
     int nflags = (int)(sizeof f / sizeof f[0]);
@@ -739,8 +739,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (a->epochs > 0 && run_epoch_steps("finetune", a->epochs, t->ntrain, a->batch, &r->total_steps, why, sizeof why))
             return cli_report(NULL, why, CLI_USAGE);
         if (r->total_steps < 1) r->total_steps = 1;
-        r->warmup = a->warmup >= 0 ? a->warmup : (long)(0.05 * r->total_steps);
-        r->lr = cli_flag(flags, nflags, "--lr")->seen ? a->lr : a->blr * a->batch / 256.0f;
+        r->warmup = a->warmup >= 0 ? a->warmup : warmup_default(r->total_steps);
+        r->lr = cli_flag(flags, nflags, "--lr")->seen ? a->lr : lr_from_blr(a->blr, a->batch);
         r->min_lr = a->min_lr; r->wd = a->wd; r->layer_decay = a->layer_decay; r->drop_path = a->drop_path;
         r->smoothing = a->smoothing; r->clip = a->clip; r->val_max = a->val_max;
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);

@@ -207,6 +207,14 @@ typedef struct {
 // The largest --val-frac, train's and finetune's (docs/interface.md); the few-validation-images warning
 // offers a larger one below it (run_warn_few_val).
 #define VAL_FRAC_MAX 0.9
+// The defaults of the run folder's flags, train's and finetune's: their values and their --help texts
+// (MAE_STR, core/config.h) come from here, so neither command can drift from the other.
+#define DEFAULT_VAL_FRAC 0.05
+#define DEFAULT_VAL_MAX 1000
+#define DEFAULT_LOG_EVERY 10
+#define DEFAULT_KEEP 2
+// The most checkpoint-<step> snapshots --keep may ask for (its flag's range and train_state's).
+#define KEEP_MAX 100000
 // The range of --val-max, train's and finetune's (docs/interface.md); older runs wrote up to 1000000.
 #define VAL_MAX_LIMIT 10000000
 // The largest learning rate a run holds: --lr takes up to 10, but without it the rate is --blr (up to

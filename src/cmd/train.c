@@ -61,10 +61,7 @@ typedef struct {
 #define DEFAULT_STEPS 1000
 #define DEFAULT_BLR 3e-3
 #define DEFAULT_WD 0.05
-#define DEFAULT_VAL_FRAC 0.05
-#define DEFAULT_VAL_MAX 1000
-#define DEFAULT_LOG_EVERY 10
-#define DEFAULT_KEEP 2
+// The run folder's (--val-frac, --val-max, --log-every, --keep): cmd/runfolder.h, finetune's too.
 
 // ---------------------------------------------------------------------------------------------
 // Flags
@@ -119,7 +116,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--val-max", FLAG_INT, &r->val_max, 1, VAL_MAX_LIMIT, NULL, "at most this many held-out images per evaluation (default " MAE_STR(DEFAULT_VAL_MAX) ")", "N", 0},
         {"--eval-every", FLAG_LONG, &r->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
         {"--ckpt-every", FLAG_LONG, &r->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
-        {"--keep", FLAG_INT, &r->keep, 0, 100000, NULL, "checkpoint-<step> snapshots kept (default " MAE_STR(DEFAULT_KEEP) ")", "N", 0},
+        {"--keep", FLAG_INT, &r->keep, 0, KEEP_MAX, NULL, "checkpoint-<step> snapshots kept (default " MAE_STR(DEFAULT_KEEP) ")", "N", 0},
         {"--log-every", FLAG_LONG, &r->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default " MAE_STR(DEFAULT_LOG_EVERY) ")", "N", 0},
         {"--sample-every", FLAG_LONG, &r->sample_every, 1, 1e12, NULL, "reconstruction samples every N steps (default: as --eval-every)", "N", 0},
     };
@@ -194,8 +191,8 @@ static int new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const
     if (a->epochs > 0 && run_epoch_steps("train", a->epochs, t->ntrain, r->batch, &r->total_steps, err, errlen))
         return CLI_USAGE;
     if (r->total_steps < 1) r->total_steps = 1;
-    if (r->warmup < 0) r->warmup = (long)(0.05 * r->total_steps);
-    if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = a->blr * r->batch / 256.0f;
+    if (r->warmup < 0) r->warmup = warmup_default(r->total_steps);
+    if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = lr_from_blr(a->blr, r->batch);
     snprintf(r->augment, sizeof r->augment, "%s", a->augment);
     run_new_id(r->run_id, sizeof r->run_id);
     run_abs_path(r->data, sizeof r->data, data);

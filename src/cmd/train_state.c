@@ -41,7 +41,7 @@ static const StateField FIELDS[] = {
     {"ckpt_every", STATE_LONG, offsetof(RunState, ckpt_every), 1, 1e12},
     {"log_every", STATE_LONG, offsetof(RunState, log_every), 1, 1e12},
     {"sample_every", STATE_LONG, offsetof(RunState, sample_every), 1, 1e12},
-    {"keep", STATE_INT, offsetof(RunState, keep), 0, 100000},
+    {"keep", STATE_INT, offsetof(RunState, keep), 0, KEEP_MAX},
     {"elapsed_s", STATE_DOUBLE, offsetof(RunState, elapsed_s), 0, 1e15},
 };
 #define NFIELDS ((int)(sizeof FIELDS / sizeof FIELDS[0]))

@@ -51,6 +51,10 @@ void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, floa
 // half-cosine min_lr + (base - min_lr) * 0.5 * (1 + cos(pi * (s - warmup) / (total - warmup)))
 // (MAE's util/lr_sched.py, per step). With total <= warmup the rate after warm-up is base.
 float lr_at(long step, long total, long warmup, float base, float min_lr);
+// The defaults of train and finetune without --lr / --warmup-steps: MAE's scaling rule lr = blr x
+// batch / 256, and a warm-up of 5% of the run's steps.
+static inline float lr_from_blr(float blr, int batch) { return blr * batch / 256.0f; }
+static inline long warmup_default(long total_steps) { return (long)(0.05 * total_steps); }
 
 // sqrt(sum of g^2) over the trainable tensors, summed in double in fixed-size chunks added in order.
 float grad_global_norm(const MaeTensor *t, int nt, const float *grads);
