@@ -28,8 +28,8 @@ size_t clf_num_params(const ClassifierConfig *cfg);
 size_t clf_bytes_needed(const ClassifierConfig *cfg, int max_batch);
 size_t clf_bytes_needed_forward(const ClassifierConfig *cfg, int max_batch);   // clf_create_forward's
 
-// MAE's util/lr_decay.py: layer id 0 for cls_token, pos_embed, patch_embed.*; i + 1 for blocks.i.*;
-// depth + 1 for the rest (fc_norm, head).
+// MAE's layer-wise lr decay (docs/encoder.md, `vitmae finetune`): layer id 0 for cls_token, pos_embed,
+// patch_embed.*; i + 1 for blocks.i.*; depth + 1 for the rest (fc_norm, head).
 int clf_layer_id(const char *name, int depth);
 // lr scale of each of the n tensors of a table (clf_tensors, of an encoder of `depth` blocks):
 // decay^(depth + 1 - layer id).

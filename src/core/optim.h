@@ -34,8 +34,8 @@ void adamw_tree_rows(const MaeTensor *tk, float *params, const SumTree *tree, fl
                      float lr, float wd, long step, int r0, int r1);
 
 // The same with a learning rate per tensor (lr * lr_scale[k], also in the decoupled decay
-// 1 - lr * lr_scale[k] * wd, as torch's param groups with MAE's util/lr_decay.py) and the betas as
-// arguments (fine-tuning uses torch's defaults 0.9, 0.999).
+// 1 - lr * lr_scale[k] * wd, as torch's param groups with MAE's layer decay: docs/encoder.md, `vitmae
+// finetune`) and the betas as arguments (fine-tuning uses torch's defaults 0.9, 0.999).
 void adamw_step_groups(const MaeTensor *t, int nt, const float *lr_scale, float *params, const float *grads,
                        float *m, float *v, float lr, float wd, float beta1, float beta2, long step);
 
@@ -49,7 +49,8 @@ void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, floa
 
 // Learning rate of 0-based step s of total: linear warm-up base * s / warmup for s < warmup, then
 // half-cosine min_lr + (base - min_lr) * 0.5 * (1 + cos(pi * (s - warmup) / (total - warmup)))
-// (MAE's util/lr_sched.py, per step). With total <= warmup the rate after warm-up is base.
+// (MAE's schedule, per step: docs/interface.md, section 3). With total <= warmup the rate after warm-up is
+// base.
 float lr_at(long step, long total, long warmup, float base, float min_lr);
 // The defaults of train and finetune without --lr / --warmup-steps: MAE's scaling rule lr = blr x
 // batch / 256, and a warm-up of 5% of the run's steps.

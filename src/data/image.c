@@ -218,7 +218,7 @@ static int exif_orientation(const uint8_t *tiff, size_t len) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// PNG EXIF orientation, as PIL 9.4 reads a PNG's metadata (PngImagePlugin.py; Image.py getexif)
+// PNG EXIF orientation, as PIL 9.4 reads a PNG's metadata (docs/data.md, "Files")
 //
 // PIL keeps a dictionary of the chunks it has read, each later chunk replacing an earlier one of the
 // same key: "exif" (an eXIf chunk, or a tEXt/zTXt/iTXt text chunk with that keyword), "Raw profile type

@@ -1,4 +1,4 @@
-// NumPy .npy writer, format 1.0 (numpy/lib/format.py documents the layout).
+// NumPy .npy writer, format 1.0 (docs/interface.md, section 6, ".npy files").
 #include "io/npy.h"
 
 #include <stdio.h>
