@@ -1,6 +1,10 @@
 // Model and optimiser behaviour that PyTorch parity does not cover: bitwise thread independence,
 // masking semantics, initialisation statistics, schedule and clipping, and that training learns.
 #include <omp.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "check.h"
 #include "core/encoder.h"
 #include "core/model.h"
@@ -609,6 +613,126 @@ static void test_forward_only(void) {
     CHECK(fo * 4 < tr, "ViT-B/16 at batch 64: forward only %zu bytes, under a quarter of training's %zu", fo, tr);
 }
 
+// The bytes of n floats as the arena lays them out (core/encoder.h, carve: 64-byte pieces).
+static size_t piece(size_t n) { return ((n + 15) & ~(size_t)15) * sizeof(float); }
+
+// What a forward-only model holds for the decoder and the loss alone, counted here from the layout
+// docs/design.md states ("Forward-only models"), not from the model's own count: the decoder's input
+// rows (decoder_embed of the encoder tokens), its residual streams, one block's activations (its
+// attention maps among them), the patch rows, decoder_norm and its statistics, the predictions and
+// targets, the attention scratch beyond the encoder's width, and the mask rows (ids_keep, removed,
+// dec_rows [L]; dec_src, dec_own [1 + L]).
+static size_t decoder_bytes(const MaeConfig *c, int B) {
+    size_t L = (size_t)mae_num_patches(c), T = L + 1, N = (size_t)B * T, Dd = (size_t)c->dec_embed_dim;
+    size_t D = (size_t)c->embed_dim, H = Dd * c->mlp_ratio, pd = (size_t)mae_patch_dim(c), BL = (size_t)B * L;
+    size_t bytes = piece(N * Dd) + (size_t)(c->dec_depth + 1) * piece(N * Dd);
+    if (c->dec_depth > 0)
+        bytes += 4 * piece(N * Dd) + 4 * piece(N) + piece(3 * N * Dd) + piece((size_t)B * c->dec_num_heads * T * T)
+                 + 2 * piece(N * H);
+    bytes += 2 * piece(BL * Dd) + 2 * piece(BL) + 2 * piece(BL * pd);
+    bytes += piece(N * (Dd > D ? Dd : D)) - piece(N * D);
+    return bytes + BL * (2 * sizeof(int) + 1) + 2 * (size_t)B * T * sizeof(int);
+}
+
+// An encoder-only model (mae_create_encoder, `vitmae attention`, `embed` and `probe`'s) gives bitwise
+// what the training model gives: the latent and every block's output of mae_forward_encoder, and each
+// layer's maps and block output run a block at a time (mae_encoder_block), masked and over every
+// patch, at 1 and 3 threads. It holds nothing of the decoder: its bytes are the forward-only model's
+// less decoder_bytes exactly (a decoder carved anyway would be counted, or not be there to count),
+// and running the decoder on it stops with an internal error instead of writing where nothing is.
+static void test_encoder_only(void) {
+    for (int run = 0; run < 3; run++) {
+        int threads = run == 1 ? 3 : 1;
+        stack_forward_force_images(run == 2 ? 2 : 0);
+        omp_set_num_threads(threads);
+        MaeConfig c = small_config();
+        c.depth = 3; c.dec_depth = 2; c.dec_embed_dim = 32; c.dec_num_heads = 4;   // a decoder wider than the encoder
+        int B = 3, L = mae_num_patches(&c), K = mae_len_keep(&c, 0.75f), D = c.embed_dim;
+        char err[256];
+        Mae *full = mae_create(&c, B, err, sizeof err);
+        CHECK(full != NULL, "create: %s", err);
+        if (!full) return;
+        Rng r;
+        rng_seed(&r, 47);
+        mae_init_weights(full, &r);
+        size_t np = mae_num_params(&c);
+        float *given = malloc(np * sizeof(float));
+        memcpy(given, mae_params(full), np * sizeof(float));
+        Mae *enc = mae_create_encoder_with(&c, B, given, err, sizeof err);
+        CHECK(enc && mae_params(enc) == given, "mae_create_encoder_with takes the parameters as they are: %s", err);
+        if (!enc) { free(given); mae_free(full); return; }
+        float *img = malloc(sizeof(float) * B * 16 * 16 * 3);
+        int *keep = malloc(sizeof(int) * B * L), *all = malloc(sizeof(int) * B * L);
+        fill_batch(&r, &c, B, img, keep, K);
+        for (int i = 0; i < B * L; i++) all[i] = i % L;
+        for (int pass = 0; pass < 2; pass++) {
+            int k = pass ? L : K, T = 1 + k;
+            const int *ids = pass ? all : keep;
+            mae_forward_encoder(full, img, ids, B, k);
+            mae_forward_encoder(enc, img, ids, B, k);
+            CHECK(!memcmp(mae_latent(full), mae_latent(enc), sizeof(float) * B * T * D),
+                  "encoder-only latent bitwise, %d of %d patches (%d threads, run %d)", k, L, threads, run);
+            for (int l = 0; l < c.depth; l++)
+                CHECK(!memcmp(mae_block_output(full, l), mae_block_output(enc, l), sizeof(float) * B * T * D),
+                      "encoder-only block %d output bitwise (%d threads)", l, threads);
+            mae_encoder_start(enc, img, ids, B, k);
+            for (int l = 0; l < c.depth; l++) {
+                const float *maps = mae_encoder_block(enc, l);
+                CHECK(maps && !memcmp(mae_attention(full, l), maps, sizeof(float) * B * c.num_heads * T * T),
+                      "encoder-only, a block at a time: layer %d's maps bitwise, %d of %d patches (%d threads)", l,
+                      k, L, threads);
+                CHECK(!memcmp(mae_block_output(full, l), mae_block_output(enc, l), sizeof(float) * B * T * D),
+                      "encoder-only, a block at a time: block %d's output bitwise (%d threads)", l, threads);
+            }
+        }
+        CHECK(mae_pred(enc) == NULL && mae_target(enc) == NULL && mae_grads(enc) == NULL &&
+              mae_attention(enc, 0) == NULL, "encoder-only: no predictions, targets, gradients or attention maps");
+        size_t fwd = mae_bytes_needed_forward(&c, B), dec = decoder_bytes(&c, B), eo = mae_bytes_needed_encoder(&c, B);
+        CHECK(eo == fwd - dec, "encoder-only bytes %zu: the forward-only model's %zu less the decoder's %zu (%zu)", eo,
+              fwd, dec, fwd - dec);
+        free(img); free(keep); free(all);
+        mae_free(full); mae_free(enc);
+    }
+    stack_forward_force_images(0);
+    omp_set_num_threads(omp_get_num_procs());
+    MaeConfig v;
+    mae_config_preset(&v, "base");
+    v.img_size = 224; v.patch_size = 16;
+    for (int B = 1; B <= 64; B *= 64) {
+        size_t fo = mae_bytes_needed_forward(&v, B), eo = mae_bytes_needed_encoder(&v, B);
+        printf("ViT-B/16 at 224, batch %d: %.3f GiB forward only, %.3f GiB the encoder alone\n", B, fo / 1073741824.0,
+               eo / 1073741824.0);
+        CHECK(eo == fo - decoder_bytes(&v, B), "ViT-B/16 at 224, batch %d: the decoder's bytes exactly", B);
+    }
+    v.img_size = 1024;
+    size_t fo = mae_bytes_needed_forward(&v, 1), eo = mae_bytes_needed_encoder(&v, 1);
+    printf("ViT-B/16 at 1024, batch 1: %.3f GiB forward only, %.3f GiB the encoder alone\n", fo / 1073741824.0,
+           eo / 1073741824.0);
+    CHECK(eo == fo - decoder_bytes(&v, 1), "ViT-B/16 at 1024: the decoder's bytes exactly");
+    // The decoder run on it: an internal error (SIGABRT), in a child.
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) _exit(3);
+        alarm(20);   // a parallel region in a child forked after the parent's may hang: not a pass either
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);   // the abort leaves no core file
+        MaeConfig c = small_config();
+        char err[256];
+        Mae *enc = mae_create_encoder(&c, 1, err, sizeof err);
+        if (!enc) _exit(4);
+        float img[16 * 16 * 3] = {0};
+        int keep[16];
+        for (int i = 0; i < 16; i++) keep[i] = i;
+        mae_forward(enc, img, keep, 1, 4);
+        _exit(0);   // ran a decoder it does not have
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "mae_forward on an encoder-only model aborts (status %d)",
+          status);
+}
+
 // The largest model the flags make (--img 8192 --patch 32: 65,536 patches; --dim and --dec-dim 16384,
 // --depth and --dec-depth 256, --heads and --dec-heads 1024) at --batch 4096 keeps 37 x 10^18 bytes of
 // attention maps in training: the size_t sum wrapped past 2^64 and said 0.2 x 10^18, and a wrapped sum
@@ -638,6 +762,7 @@ int main(void) {
     test_backward_set();
     test_groups_at_once();
     test_forward_only();
+    test_encoder_only();
     test_masking();
     test_init();
     test_schedule_and_clip();

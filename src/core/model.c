@@ -20,11 +20,12 @@ struct Mae {
     float *params, *grads;       // grads NULL on a model sharing another's parameters
     int owns_params;             // 0: params belong to the model it was made from (mae_create_sharing)
     int kind;                    // STACK_TRAIN; STACK_FORWARD (mae_create_forward): no grads, no backward
-                                 // scratch, one block's activations
+                                 // scratch, one block's activations; MAE_ENCODER_ONLY: STACK_FORWARD's
+                                 // encoder and nothing of the decoder
     float *arena;                // 64-byte aligned, inside arena_alloc
     void *arena_alloc;           // calloc'd: pages are zero and only touched when a pass uses them
     size_t arena_floats;
-    int *ids_keep;               // [max_batch, L] of the last forward
+    int *ids_keep;               // [max_batch, L] of the last forward (these five: none when MAE_ENCODER_ONLY)
     unsigned char *removed;      // [max_batch, L] 1 = patch masked out
     int *dec_rows;               // [max_batch, L - K] each removed patch l's decoder row b (1 + L) + 1 + l:
                                  //   image by image, ascending
@@ -68,6 +69,12 @@ static void lap(const Mae *m, double *t0, double *field) {
 // ---------------------------------------------------------------------------------------------
 // Layout
 
+// The model kinds: the stacks' (core/encoder.h) and the encoder alone (mae_create_encoder), whose
+// encoder is STACK_FORWARD's and which lays out nothing the decoder or the loss reads: no decoder
+// stack, decoder input or output rows, predictions, targets nor the mask rows of set_kept
+// (docs/design.md, "Forward-only models").
+enum { MAE_ENCODER_ONLY = STACK_FORWARD + 1 };
+
 static size_t find_offset(const Mae *m, const char *name) { return tensor_offset(m->tensors, m->ntensors, name); }
 
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
@@ -80,8 +87,13 @@ static size_t carve_all(Mae *m, float *base) {
     size_t D = (size_t)c->embed_dim, Dd = (size_t)c->dec_embed_dim;
     m->patch_cols = carve(&cv, Bm * L * m->cpp);
     m->patch_emb = carve(&cv, Bm * L * D);
-    stack_carve(&cv, &m->enc, (int)Bm, (int)T, m->kind);
+    stack_carve(&cv, &m->enc, (int)Bm, (int)T, m->kind == STACK_TRAIN ? STACK_TRAIN : STACK_FORWARD);
     m->latent = carve(&cv, Bm * T * D); m->norm_mean = carve(&cv, Bm * T); m->norm_rstd = carve(&cv, Bm * T);
+    size_t N = Bm * T;
+    if (m->kind == MAE_ENCODER_ONLY) {   // the encoder's attention scratch [N, D], and no decoder
+        m->enc.att_scratch = carve(&cv, N * D);
+        return cv.used;
+    }
     m->dec_emb = carve(&cv, Bm * T * Dd);
     stack_carve(&cv, &m->dec, (int)Bm, (int)T, m->kind == STACK_TRAIN ? STACK_TRAIN : STACK_FORWARD);
     m->dec_patches = carve(&cv, Bm * L * Dd);
@@ -89,7 +101,6 @@ static size_t carve_all(Mae *m, float *base) {
     m->pred = carve(&cv, Bm * L * m->pd);
     m->target = carve(&cv, Bm * L * m->pd);
     size_t W = max_sz(D, Dd), NH = (size_t)(c->dec_depth > 0 && c->dec_num_heads > c->num_heads ? c->dec_num_heads : c->num_heads);
-    size_t N = Bm * T;
     if (m->kind != STACK_TRAIN) {   // the attention's scratch only (d_small's size); no backward
         m->enc.att_scratch = m->dec.att_scratch = carve(&cv, N * W);
         return cv.used;
@@ -123,6 +134,12 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
     return carve_all(&m, NULL);
 }
 
+// The bytes of set_kept's rows for one image: ids_keep, removed and dec_rows [L] each, dec_src and dec_own
+// [1 + L] each (mae_make allocates them for max_batch images); none for the encoder alone.
+static size_t mask_bytes_per_image(size_t L, int kind) {
+    return kind == MAE_ENCODER_ONLY ? 0 : L * (2 * sizeof(int) + 1) + 2 * (L + 1) * sizeof(int);
+}
+
 // Parameters (and for training their gradients and AdamW's two moments), activations, masks. The
 // largest models the flags allow overflowed the size_t sum (--dim 16384 --depth 256 --heads 1024 and
 // the same decoder at 65,536 patches and batch 4096: 37 x 10^18 bytes of attention maps, said as
@@ -131,18 +148,17 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
 // image's share bounds it; the exact sum is taken below BYTES_BEYOND_ANY, where it cannot wrap, and
 // the bound (at most 2^63) past it.
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
-    size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg);
+    size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg), masks = mask_bytes_per_image(L, kind);
     double fixed = (kind != STACK_TRAIN ? 1.0 : 4.0) * (double)np * sizeof(float);
-    double bound = fixed + (double)max_batch * ((double)arena_floats_for(cfg, 1, kind) * sizeof(float) +
-                                                (double)L * (2 * sizeof(int) + 1) + 2.0 * (double)(L + 1) * sizeof(int));
+    double bound = fixed + (double)max_batch * ((double)arena_floats_for(cfg, 1, kind) * sizeof(float) + (double)masks);
     if (bound >= BYTES_BEYOND_ANY) return (size_t)fmin(bound, 0x1p63);
     return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, kind) * sizeof(float)
-           + (size_t)max_batch * L * (2 * sizeof(int) + 1)      // ids_keep, removed, dec_rows
-           + 2 * (size_t)max_batch * (L + 1) * sizeof(int);       // dec_src, dec_own
+           + (size_t)max_batch * masks;
 }
 
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_TRAIN); }
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_FORWARD); }
+size_t mae_bytes_needed_encoder(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, MAE_ENCODER_ONLY); }
 
 // The rule and its one message: share (NULL or "") is said after the GiB of need, inside the brackets.
 int mae_memory_exceeds(size_t need, long *have) {
@@ -172,9 +188,9 @@ int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *
     return memory_refusal(need, B, cfg->img_size, share, err, errlen);
 }
 
-// mae_create (kind STACK_TRAIN), mae_create_forward (STACK_FORWARD), or with `shared`: another
-// model's parameters (mae_create_sharing), or parameters the model takes over when `adopt`
-// (mae_create_forward_with).
+// mae_create (kind STACK_TRAIN), mae_create_forward (STACK_FORWARD), mae_create_encoder (MAE_ENCODER_ONLY),
+// or with `shared`: another model's parameters (mae_create_sharing), or parameters the model takes
+// over when `adopt` (mae_create_forward_with, mae_create_encoder_with).
 static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int adopt, int kind, char *err,
                      size_t errlen) {
     if (mae_config_check(cfg, err, errlen)) return NULL;
@@ -192,18 +208,21 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     stack_setup(&m->enc, cfg->depth, cfg->embed_dim, cfg->num_heads, cfg->embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     stack_setup(&m->dec, cfg->dec_depth, cfg->dec_embed_dim, cfg->dec_num_heads, cfg->dec_embed_dim * cfg->mlp_ratio, cfg->ln_eps);
     int stacks_ok = stack_alloc(&m->enc) == 0 && stack_alloc(&m->dec) == 0;
-    m->ids_keep = calloc((size_t)max_batch * m->L, sizeof(int));
-    m->removed = calloc((size_t)max_batch * m->L, 1);
-    m->dec_rows = calloc((size_t)max_batch * m->L, sizeof(int));
-    m->dec_src = calloc((size_t)max_batch * (m->L + 1), sizeof(int));
-    m->dec_own = calloc((size_t)max_batch * (m->L + 1), sizeof(int));
+    int masks = kind != MAE_ENCODER_ONLY;   // set_kept's rows (mask_bytes_per_image)
+    if (masks) {
+        m->ids_keep = calloc((size_t)max_batch * m->L, sizeof(int));
+        m->removed = calloc((size_t)max_batch * m->L, 1);
+        m->dec_rows = calloc((size_t)max_batch * m->L, sizeof(int));
+        m->dec_src = calloc((size_t)max_batch * (m->L + 1), sizeof(int));
+        m->dec_own = calloc((size_t)max_batch * (m->L + 1), sizeof(int));
+    }
     m->arena_floats = arena_floats_for(cfg, max_batch, kind);
     // calloc, not aligned_alloc + memset: a large calloc maps fresh zero pages without writing them,
     // so inference (encoder only, no backward scratch) never touches most of the arena.
     m->arena_alloc = calloc(m->arena_floats + 16, sizeof(float));
     m->arena = m->arena_alloc ? (float *)(((uintptr_t)m->arena_alloc + 63) & ~(uintptr_t)63) : NULL;
     if (!m->tensors || !m->params || (m->owns_params && kind == STACK_TRAIN && !m->grads) || !stacks_ok
-        || !m->ids_keep || !m->removed || !m->dec_rows || !m->dec_src || !m->dec_own || !m->arena) {
+        || (masks && (!m->ids_keep || !m->removed || !m->dec_rows || !m->dec_src || !m->dec_own)) || !m->arena) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for %d image%s at a time)",
                  (m->arena_floats * sizeof(float) + (1u << 20) - 1) >> 20, max_batch, max_batch == 1 ? "" : "s");
         if (adopt) m->params = NULL;   // still the caller's
@@ -241,6 +260,14 @@ Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t e
 
 Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
     return mae_make(cfg, max_batch, params, 1, STACK_FORWARD, err, errlen);
+}
+
+Mae *mae_create_encoder(const MaeConfig *cfg, int max_batch, char *err, size_t errlen) {
+    return mae_make(cfg, max_batch, NULL, 0, MAE_ENCODER_ONLY, err, errlen);
+}
+
+Mae *mae_create_encoder_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen) {
+    return mae_make(cfg, max_batch, params, 1, MAE_ENCODER_ONLY, err, errlen);
 }
 
 Mae *mae_create_sharing(Mae *base, int max_batch, char *err, size_t errlen) {
@@ -323,6 +350,7 @@ static void encoder_team(Mae *m, const float *images, const int *ids_keep, int B
 static void set_kept(Mae *m, const int *ids_keep, int B, int K) {
     int L = m->L;
     m->B = B; m->K = K;
+    if (m->kind == MAE_ENCODER_ONLY) return;   // no rows of these: nothing reads them
     int n = 0, own = 0;
     for (int b = 0; b < B; b++) {
         memcpy(m->ids_keep + (size_t)b * K, ids_keep + (size_t)b * K, (size_t)K * sizeof(int));
@@ -482,6 +510,10 @@ static float rows_loss(const Mae *m, int r0, int r1) {
 }
 
 static float forward_run(Mae *m, const float *images, const int *ids_keep, int B, int len_keep, int train) {
+    if (m->kind == MAE_ENCODER_ONLY) {   // a caller's bug, not bad input: the model has no decoder to run
+        fprintf(stderr, "vitmae: internal error: decoder forward on an encoder-only model\n");
+        abort();
+    }
     int K = len_keep;
     set_kept(m, ids_keep, B, K);
     // With no removed patch the loss reads nothing: the full pass, whose backward is the zero gradient.
@@ -707,7 +739,7 @@ const float *mae_pred(const Mae *m) { return m->pred; }
 const float *mae_target(const Mae *m) { return m->target; }
 const float *mae_latent(const Mae *m) { return m->latent; }
 const float *mae_attention(const Mae *m, int layer) {
-    return m->kind != STACK_FORWARD && layer >= 0 && layer < m->enc.depth ? m->enc.acts[layer].att : NULL;
+    return m->kind == STACK_TRAIN && layer >= 0 && layer < m->enc.depth ? m->enc.acts[layer].att : NULL;
 }
 const float *mae_block_output(const Mae *m, int layer) {
     return layer >= 0 && layer < m->enc.depth ? m->enc.res[layer + 1] : NULL;

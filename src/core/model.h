@@ -35,6 +35,9 @@ size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 // The bytes of a forward-only model (mae_create_forward): parameters and its smaller arena.
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);
+// The bytes of an encoder-only model (mae_create_encoder): mae_bytes_needed_forward's less every
+// activation of the decoder and the loss, and less the mask rows only they read.
+size_t mae_bytes_needed_encoder(const MaeConfig *cfg, int max_batch);
 // The rule itself, for need bytes at batch B of S x S images (inference's checks use it: infer/infer.h).
 int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen);
 // The rule's test alone: 1 when need bytes pass 90% of physical memory (*have: the machine's bytes,
@@ -46,15 +49,25 @@ typedef struct Mae Mae;   // defined in model.c; fields below are read through a
 // Allocates parameters (zero), gradients (zero) and the activation arena for batches up to
 // max_batch with any len_keep <= L. Returns NULL and a reason in err on failure.
 Mae *mae_create(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
-// A model for inference (embed, probe, reconstruct, eval): mae_forward and mae_forward_encoder give
-// bitwise what mae_create's model gives, from no gradient buffer, no backward scratch and one block's
-// activations per stack that every block overwrites (docs/design.md, "Forward-only models"). It has
-// no attention maps to give (mae_attention: NULL; mae_encoder_block gives one layer's at a time) and its mae_grads is NULL; calling a backward on it is a bug and aborts.
+// A model for inference (reconstruct, eval: the commands that run the decoder): mae_forward and
+// mae_forward_encoder give bitwise what mae_create's model gives, from no gradient buffer, no backward
+// scratch and one block's activations per stack that every block overwrites (docs/design.md,
+// "Forward-only models"). It has no attention maps to give (mae_attention: NULL; mae_encoder_block
+// gives one layer's at a time) and its mae_grads is NULL; calling a backward on it is a bug and aborts.
 Mae *mae_create_forward(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
 // The same over parameters the caller has (mae_num_params(cfg) floats from malloc or calloc, e.g. a
 // checkpoint's Checkpoint.params): the model takes them as they are, without a copy, and frees them
 // in mae_free. On failure (NULL) they stay the caller's.
 Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
+// A forward-only model of the encoder alone, for the commands that read the encoder only (`vitmae
+// attention`, `embed`, `probe`): mae_forward_encoder, mae_encoder_start / mae_encoder_block and their
+// results (mae_latent, mae_block_output, the maps) bitwise mae_create_forward's, from an arena with
+// nothing of the decoder (docs/design.md, "Forward-only models"). It holds every parameter (the
+// decoder's too, unread). mae_pred and mae_target give NULL; running the decoder on it (mae_forward,
+// mae_train_forward) or a backward is a bug and aborts. _with: over the caller's parameters, as
+// mae_create_forward_with.
+Mae *mae_create_encoder(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
+Mae *mae_create_encoder_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
 // A second model over base's parameters (read, never copied; base must outlive it) with an activation
 // arena of its own for batches up to max_batch and no gradient buffer of its own: for a worker thread
 // that runs its own gradient groups while others run theirs (dist/workers.h) through mae_train_forward,
@@ -137,14 +150,15 @@ void mae_forward_encoder(Mae *m, const float *images, const int *ids_keep, int B
 // every layer's: docs/design.md, "Forward-only models"). mae_encoder_start runs the patch embedding
 // of CLS + the given patches; then mae_encoder_block(m, l) for l = 0, 1, ... in turn runs block l and
 // gives its attention maps [B, heads, 1+K, 1+K], bitwise mae_forward_encoder's, valid until the next
-// block runs (the blocks of a forward-only model share one set: mae_create_forward's model has them
-// too). NULL for a layer out of range. No final norm: mae_latent is not this forward's.
+// block runs (the blocks of a forward-only model share one set: mae_create_forward's and
+// mae_create_encoder's models have them too). NULL for a layer out of range. No final norm: mae_latent
+// is not this forward's.
 void mae_encoder_start(Mae *m, const float *images, const int *ids_keep, int B, int len_keep);
 const float *mae_encoder_block(Mae *m, int layer);
 
 // Results of the last forward.
-const float *mae_pred(const Mae *m);          // [B, L, P*P*C] (after mae_train_forward: see there)
-const float *mae_target(const Mae *m);        // [B, L, P*P*C] targets (norm-pix applied if set)
+const float *mae_pred(const Mae *m);          // [B, L, P*P*C] (after mae_train_forward: see there); encoder-only: NULL
+const float *mae_target(const Mae *m);        // [B, L, P*P*C] targets (norm-pix applied if set); encoder-only: NULL
 const float *mae_latent(const Mae *m);        // [B, 1+K, D] encoder output after norm
 const float *mae_attention(const Mae *m, int layer);  // [B, heads, 1+K, 1+K] encoder layer
 // The residual stream after encoder block `layer` (0-based, before the final norm) [B, 1+K, D];
