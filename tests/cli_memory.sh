@@ -3,15 +3,17 @@
 # would need: train and bench (huge image and batch: usage error, exit 2), finetune (the batches its
 # loader holds ahead), and reconstruct / eval / attention / embed / classify / probe on a small
 # checkpoint whose image size makes the activations huge (L = 65,536 patches: attention maps of 17 GB
-# a head; exit 1, the model itself cannot fit at batch 1, even forward only). Refusals are immediate
-# and write nothing; embed and probe check the batch they will run (no more images than they have).
+# a head, and 16 heads in the encoder: 275 GB; exit 1, the model itself cannot fit at batch 1, even
+# forward only, even the encoder alone, whose one head's 17 GB fit a 24 GB machine). Refusals are
+# immediate and write nothing; embed and probe check the batch they will run (no more images than they
+# have).
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch dir
 cd "$dir" || exit 1   # a command that wrongly writes to the working directory writes here
 "$VITMAE_TOOLS/synth" "$dir/data" --count 8 --size 16 --seed 1 >/dev/null || { echo "synth failed"; exit 1; }
-"$VITMAE_TOOLS/hostile" ckpt "$dir/big.safetensors" 2048 8 || { echo "hostile ckpt failed"; exit 1; }
+"$VITMAE_TOOLS/hostile" ckpt "$dir/big.safetensors" 2048 8 1 16 || { echo "hostile ckpt failed"; exit 1; }
 "$VITMAE_TOOLS/hostile" clf "$dir/bigc.safetensors" 2048 8 || { echo "hostile clf failed"; exit 1; }
 cp "$(find "$dir/data" -name '*.png' | head -n 1)" "$dir/in.png"
 
@@ -31,6 +33,7 @@ t "train: a model too large at --batch 1: exit 2, one line naming the parameters
 "$VITMAE" reconstruct --ckpt "$dir/big.safetensors" --out "$dir/r" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
 t "reconstruct: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "reconstruct: names the bytes ($(cat "$dir/err"))" 'bytes_line reconstruct'
+need_recon=$(sed -n 's/.* needs \([0-9]*\) bytes.*/\1/p' "$dir/err")
 t "reconstruct: nothing written, no output folder made" '[ ! -e "$dir/r" ]'
 
 "$VITMAE" eval --ckpt "$dir/big.safetensors" --data "$dir/data" > /dev/null 2> "$dir/err"; rc=$?
@@ -43,6 +46,7 @@ t "eval, a skipped file: exit 1, one line ($rc: $(head -n 1 "$dir/err" | head -c
 "$VITMAE" attention --ckpt "$dir/big.safetensors" --out "$dir/a" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
 t "attention: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "attention: names the bytes ($(cat "$dir/err"))" 'bytes_line attention'
+need_attn=$(sed -n 's/.* needs \([0-9]*\) bytes.*/\1/p' "$dir/err")
 t "attention: nothing written" '[ ! -e "$dir/a" ]'
 # attention keeps the maps it draws, not every layer's (docs/interface.md, attention's "Memory"): a
 # checkpoint deep enough that every layer's maps (16,385 tokens at 1024 px, patch 8: 1.07 GB a layer)
@@ -68,6 +72,13 @@ fi
 t "embed: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "embed: names the bytes ($(cat "$dir/err"))" 'bytes_line embed'
 t "embed: one image is checked at batch 1, not --batch's 64" 'grep -q "batch 1 at 2048x2048" "$dir/err"'
+need_embed=$(sed -n 's/.* needs \([0-9]*\) bytes.*/\1/p' "$dir/err")
+# attention and embed run the encoder alone (core/model.h mae_create_encoder): their estimates leave out
+# the decoder's block, its attention maps of 65,537^2 floats (17 GB) among them, which reconstruct's
+# model has (both counted them, a decoder none of their forwards reads).
+dmaps=$((65537 * 65537 * 4))
+t "attention and embed: the decoder's 17 GB of maps not counted ($need_attn, $need_embed bytes; reconstruct $need_recon)" \
+  '[ $((${need_recon:-0} - ${need_attn:-0})) -ge $dmaps ] && [ $((${need_recon:-0} - ${need_embed:-0})) -ge $dmaps ]'
 t "embed: nothing written" '[ ! -e "$dir/e.npy" ] && [ ! -e "$dir/e.txt" ]'
 "$VITMAE" classify --ckpt "$dir/bigc.safetensors" "$dir/in.png" > "$dir/out" 2> "$dir/err"; rc=$?
 t "classify: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'

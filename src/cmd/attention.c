@@ -442,11 +442,12 @@ static size_t attend_layout(AttendArrays *a, float *base, const Plan *p, const M
     return cv.used;
 }
 
-// The bytes a run holds for one image: the forward-only model (one block's activations, one layer's
-// maps among them) and attend_layout's arrays. Said in a refusal (mae_memory_check_bytes).
+// The bytes a run holds for one image: the encoder-only model (one block's activations, one layer's
+// maps among them, nothing of the decoder) and attend_layout's arrays. Said in a refusal
+// (mae_memory_check_bytes).
 static size_t attend_bytes(const Plan *p, const MaeConfig *cfg, int raw) {
     AttendArrays a;
-    size_t model = mae_bytes_needed_forward(cfg, 1), arrays = attend_layout(&a, NULL, p, cfg, raw) * sizeof(float);
+    size_t model = mae_bytes_needed_encoder(cfg, 1), arrays = attend_layout(&a, NULL, p, cfg, raw) * sizeof(float);
     double need = (double)model + (double)arrays;   // bounded as the model's (core/encoder.h, BYTES_BEYOND_ANY)
     return need >= BYTES_BEYOND_ANY ? (size_t)fmin(need, 0x1p63) : model + arrays;
 }
@@ -1026,14 +1027,14 @@ int cmd_attention(int argc, char **argv) {
     plan.keep = keep; plan.K = K; plan.removed = removed; plan.L = L;
 
     status = 1;
-    // Memory: refuse before allocating what cannot fit (one image at a time). The model runs the
-    // encoder only, a block at a time, and takes the checkpoint's weights as its own (no copy); the
-    // maps kept are the ones drawn (attend_bytes).
+    // Memory: refuse before allocating what cannot fit (one image at a time). The model is the
+    // encoder alone (no decoder), run a block at a time, and takes the checkpoint's weights as its own
+    // (no copy); the maps kept are the ones drawn (attend_bytes).
     if (mae_memory_check_bytes(attend_bytes(&plan, cfg, raw), 1, S, err, sizeof err)) {
         cli_error("attention", "%s", err);
         goto out;
     }
-    m = mae_create_forward_with(cfg, 1, ck.params, err, sizeof err);
+    m = mae_create_encoder_with(cfg, 1, ck.params, err, sizeof err);
     if (!m) { cli_error("attention", "%s", err); goto out; }
     ck.params = NULL;   // the model's now
 

@@ -54,9 +54,13 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
     fm->max_batch = max_batch;
     fm->S = cfg->img_size; fm->C = cfg->in_chans; fm->L = mae_num_patches(cfg); fm->D = cfg->embed_dim;
     size_t per = (size_t)fm->S * fm->S * fm->C, T = (size_t)fm->L + 1, B = (size_t)max_batch;
-    int mem = infer_memory_check(cfg, max_batch, per, err, errlen);
+    // Each image's share of what is allocated here and in features_of_files: its all_patches row, its
+    // normalised image, tokens and their LayerNorm statistics, and its decoded view.
+    size_t extra = (size_t)fm->L * sizeof(int) + (2 * per + T * fm->D + 2 * T) * sizeof(float);
+    int mem = infer_encoder_memory_check(cfg, max_batch, extra, err, errlen);
     if (mem) { *status = mem; ckpt_free(&ck); free(fm); return NULL; }
-    fm->m = mae_create_forward_with(cfg, max_batch, ck.params, err, errlen);   // the weights without a copy
+    // The encoder alone (features read nothing of the decoder), over the weights without a copy.
+    fm->m = mae_create_encoder_with(cfg, max_batch, ck.params, err, errlen);
     if (fm->m) ck.params = NULL;
     fm->all_patches = malloc(B * fm->L * sizeof *fm->all_patches);
     fm->norm_images = malloc(B * per * sizeof *fm->norm_images);

@@ -82,3 +82,8 @@ int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_
     return infer_memory_refusal(mae_bytes_needed_forward(cfg, B) + extra * (size_t)B,
                                 mae_bytes_needed_forward(cfg, 1) + extra, B, cfg->img_size, err, errlen);
 }
+
+int infer_encoder_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
+    return infer_memory_refusal(mae_bytes_needed_encoder(cfg, B) + extra_per_image * (size_t)B,
+                                mae_bytes_needed_encoder(cfg, 1) + extra_per_image, B, cfg->img_size, err, errlen);
+}

@@ -29,6 +29,9 @@ int infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_ke
 // with the bytes and returns 2 when a smaller --batch would fit, 1 when even batch 1 would not; 0
 // when it fits. The command prints err.
 int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_t errlen);
+// The same answer for an encoder-only model (core/model.h mae_create_encoder) and extra bytes for each
+// image (`vitmae embed`, `probe`: infer/features.h).
+int infer_encoder_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 // The same answer for any model: need bytes at batch B, need_one at batch 1, of S x S images (`vitmae
 // classify` passes its classifier's).
 int infer_memory_refusal(size_t need, size_t need_one, int B, int S, char *err, size_t errlen);
