@@ -523,6 +523,20 @@ left=$(find "$tmp/sigterm" -name "*.tmp.*" -o -type d -empty | head -n 3 | tr "\
 counts=$(for d in "$tmp/sigterm"/*/; do [ -d "$d" ] && ls "$d" | wc -l; done | sort -u | tr "\n" " ")
 t "SIGTERM mid-run: ended by it ($rc), nothing half-written (left: $left; files per folder of maps: $counts)" \
   '[ $rc -eq 143 ] && [ -z "$left" ] && [ "$(echo $counts)" = "$(ls "$tmp/sigterm/0" | wc -l)" ]'
+# Ctrl-C before the first image's files (held at the gate before its folder of maps), into an --out
+# folder the run made with the folder above it: both go, as on a failure (an empty sigmade/out stayed);
+# an --out folder that was there (sigterm, with the other run's files) stays as it was.
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/gomade" env --default-signal "$VITMAE" attention --ckpt "$ck" \
+  --out "$tmp/sigmade/out" --layer 0 --head 0 "$img" > /dev/null 2>&1 &
+pid=$!; wait_gate "$tmp/gomade" $pid; kill -INT $pid; wait $pid; rc=$?
+t "SIGINT before the first image, into a folder it made: ended by it ($rc), the folders it made gone ($(ls -R "$tmp/sigmade" 2>&1 | tr "\n" " "))" \
+  '[ $rc -eq 130 ] && [ ! -e "$tmp/sigmade" ]'
+ls -R "$tmp/sigterm" > "$tmp/sigterm.before"
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/gokept" env --default-signal "$VITMAE" attention --ckpt "$ck" \
+  --out "$tmp/sigterm" --layer 0 --head 0 "$img" > /dev/null 2>&1 &
+pid=$!; wait_gate "$tmp/gokept" $pid; kill -INT $pid; wait $pid; rc=$?
+t "SIGINT before the first image, an --out folder that was there: as it was ($rc)" \
+  '[ $rc -eq 130 ] && ls -R "$tmp/sigterm" | cmp -s - "$tmp/sigterm.before"'
 
 # An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
 # line before the work, exit 1 (it printed a "permission denied" line per image).

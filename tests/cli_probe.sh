@@ -365,6 +365,15 @@ for c in embed probe; do
   t "$c: SIGTERM while writing: ended by it ($rc), no temporary file left ($(ls "$tmp/sig$c" | tr "\n" " "))" \
     '[ $rc -eq 143 ] && [ -z "$(ls -A "$tmp/sig$c")" ]'
 done
+# Ctrl-C there, into an --out folder the run made (with the folder above it): both go, as on a failure
+# (an empty sigmade/out stayed); the existing --out folder above (sigprobe) stayed.
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/gomade" env --default-signal "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" \
+  --test "$tmp/test" --out "$tmp/sigmade/out" > /dev/null 2>&1 &
+pid=$!
+wait_gate "$tmp/gomade" $pid
+kill -INT $pid; wait $pid; rc=$?
+t "probe: SIGINT before its files, into a folder it made: ended by it ($rc), the folders it made gone ($(ls -R "$tmp/sigmade" 2>&1 | tr "\n" " "))" \
+  '[ $rc -eq 130 ] && [ ! -e "$tmp/sigmade" ] && [ -d "$tmp/sigprobe" ]'
 
 # --max-pixels, the flag that an image's "exceeds --max-pixels" names (embed and probe had none:
 # "unknown flag", exit 2): a 16x16 image over a limit of 100 pixels is refused by name.

@@ -451,17 +451,28 @@ fi
 
 # A stop signal while an image's files are written under temporary names (held at the publishing
 # gate): the command ends by that signal (exit 128 + its number), removes its temporary files (it left
-# each PATH.tmp.<pid>.<n> for good), and the same command then runs without --force. env
+# each PATH.tmp.<pid>.<n> for good) and the --out folders it made, now empty (it left them: the run
+# made sig$name/a/b, an empty sig$name/a/b stayed), and the same command then runs without --force. An
+# --out folder that was there before stays (sig$name/kept). env
 # --default-signal: a background job of sh starts with SIGINT ignored, which vitmae leaves alone.
 for sig in INT:130 TERM:143 HUP:129; do
   name=${sig%:*}; want=${sig#*:}
   VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go$name" env --default-signal "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
-    --out "$tmp/sig$name" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
+    --out "$tmp/sig$name/a/b" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
   pid=$!
   wait_gate "$tmp/go$name" $pid
   kill -$name $pid; wait $pid; rc=$?
-  t "SIG$name while writing: ended by it ($rc), no temporary file left ($(ls "$tmp/sig$name" | tr "\n" " "))" \
-    '[ $rc -eq $want ] && [ -z "$(ls -A "$tmp/sig$name")" ]'
+  t "SIG$name while writing: ended by it ($rc), no temporary file nor folder it made left ($(ls -R "$tmp/sig$name" 2>&1 | tr "\n" " "))" \
+    '[ $rc -eq $want ] && [ ! -e "$tmp/sig$name" ]'
+  mkdir -p "$tmp/sig$name/kept"
+  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go$name.2" env --default-signal "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
+    --out "$tmp/sig$name/kept" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
+  pid=$!
+  wait_gate "$tmp/go$name.2" $pid
+  kill -$name $pid; wait $pid; rc=$?
+  t "SIG$name, an --out folder that was there: it stays, empty ($rc)" \
+    '[ $rc -eq $want ] && [ -d "$tmp/sig$name/kept" ] && [ -z "$(ls -A "$tmp/sig$name/kept")" ]'
+  rmdir "$tmp/sig$name/kept"
   "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/sig$name" --raw "$tmp/flat/flat.png" > /dev/null 2>&1; rc=$?
   t "SIG$name: the same command again without --force" '[ $rc -eq 0 ] && [ "$(ls "$tmp/sig$name" | wc -l)" -eq 3 ]'
 done

@@ -1053,11 +1053,13 @@ int cmd_attention(int argc, char **argv) {
     if (refuse_inputs(out_dir, written, paths, npaths, raw, K < L) ||
         refuse_earlier(out_dir, written, npaths, raw, K < L, force)) { status = 2; goto out; }
     // DIR is made once the check has passed: a refused run leaves nothing.
+    // Ctrl-C from here leaves no temporary file, nor an image's unfinished folder of maps, nor an empty
+    // --out folder this run made (io/files.h).
+    file_cleanup_on_stop_signals();
     if (output_mkdir_made(out_dir, &made, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
     // A folder that does not take files (read-only) is one line now, not one per image.
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
     cli_held_say(&held);   // the run goes ahead: the inputs that cannot be read
-    file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file nor an image's unfinished folder (io/files.h)
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force};
     int nimages = 0, nmaps = 0, taken = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)

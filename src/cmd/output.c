@@ -48,9 +48,12 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
         if (*p != '/' && *p) continue;
         char c = *p;
         *p = 0;
-        if (mkdir(buf, 0777) == 0) {
+        // Tracked: once a command has called file_cleanup_on_stop_signals, a stop signal removes the
+        // folders made here while they are empty (io/files.h), as output_mkdir_undo does on a failure.
+        int mk = file_mkdir_tracked(buf);
+        if (mk == 0) {
             if (made && made->n < OUTPUT_MADE_MAX) made->len[made->n++] = (unsigned short)(p - buf);
-        } else if (errno != EEXIST) {
+        } else if (mk < 0) {
             int saved = errno;
             snprintf(err, errlen, "%s: %s", buf, strerror(saved));
             if (made) { memcpy(made->path, buf, sizeof buf); output_mkdir_undo(made); }
@@ -81,6 +84,7 @@ void output_mkdir_undo(OutputMade *made) {
         char c = made->path[made->len[i]];
         made->path[made->len[i]] = 0;
         int gone = rmdir(made->path) == 0;   // only when empty: a file in it (another command's) keeps it
+        if (gone) file_tmp_forget(made->path);   // no longer this run's to remove at a stop signal
         made->path[made->len[i]] = c;
         if (!gone) break;                    // its parents are not empty either
     }

@@ -6,13 +6,16 @@
 #include "cmd/cli.h"
 
 // mkdir -p with mode 0777 (the umask decides, as for mkdir(1)). 0 ok; -1 with err "<folder>: <why>"
-// and errno set (ENOTDIR when path exists and is not a folder, ENAMETOOLONG when too long).
+// and errno set (ENOTDIR when path exists and is not a folder, ENAMETOOLONG when too long). Each folder
+// is made by file_mkdir_tracked (io/files.h): after file_cleanup_on_stop_signals, a stop signal removes
+// the folders made here while they are empty (docs/interface.md, section 1, "Stopped by a signal"),
+// so a command calls that before it makes its --out folder.
 int output_mkdir_p(const char *path, char *err, size_t errlen);
 // The folders one output_mkdir_made call made: prefixes of its path (its first len[i] bytes), in the
 // order made. A command that fails removes them again with output_mkdir_undo, deepest first, each only
 // while it is empty, so that a failed run leaves no empty folder of its own behind (docs/interface.md,
 // section 1: a failed command leaves nothing half-written); a folder that was there before, or that
-// holds a file, stays.
+// holds a file, stays. A folder removed so is no longer kept for the stop signals' cleanup.
 enum { OUTPUT_MADE_MAX = 2048 };   // a path of 4096 bytes has at most 2048 parts
 typedef struct { char path[4096]; int n; unsigned short len[OUTPUT_MADE_MAX]; } OutputMade;
 int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errlen);

@@ -342,6 +342,8 @@ int cmd_probe(int argc, char **argv) {
     }
     // The --out folder is made before the work, as reconstruct and attention make theirs: a folder that
     // cannot be made, or does not take files, is found before the features are computed.
+    // Ctrl-C from here leaves no temporary file, nor an empty --out folder this run made (io/files.h).
+    if (out_dir) file_cleanup_on_stop_signals();
     if (out_dir && output_mkdir_made(out_dir, &made, err, sizeof err)) {
         cli_error("probe --out", "cannot create the output folder: %s", err);
         goto out;
@@ -350,7 +352,6 @@ int cmd_probe(int argc, char **argv) {
         cli_error("probe --out", "%s", err);
         goto out;
     }
-    if (out_dir) file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
     // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
     cli_held_say(&held);
     output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");

@@ -287,6 +287,7 @@ int cmd_reconstruct(int argc, char **argv) {
         return mem;
     }
     OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails: cmd/output.h)
+    file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file, nor an empty --out folder it made (io/files.h)
     if (inputs.n > 0 && output_mkdir_made(out_dir, &made, err, sizeof err)) {
         cli_error("reconstruct --out", "cannot create the output folder: %s", err);
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
@@ -297,7 +298,6 @@ int cmd_reconstruct(int argc, char **argv) {
         output_mkdir_undo(&made);
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
-    file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
 
     // The run goes ahead: the inputs that cannot be read are said, then the notes.
     cli_held_say(&held);

@@ -81,8 +81,16 @@ static void end_by_signal(int sig) {
             !k->is_dir)
             unlink(k->name);
     }
-    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next)
-        if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_DYING && k->is_dir) rmdir(k->name);   // when empty
+    // Folders deepest first, each only while empty: a pass removes those that are empty now, and the
+    // folders above them are tried again by the next pass (a reused node puts a name anywhere in the list).
+    for (int removed = 1; removed;) {
+        removed = 0;
+        for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next)
+            if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_DYING && k->is_dir && rmdir(k->name) == 0) {
+                k->is_dir = 0;   // gone: not tried again (the handler alone holds a DYING node)
+                removed = 1;
+            }
+    }
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;

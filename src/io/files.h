@@ -22,7 +22,8 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
 // Stop signals in the commands that publish outputs (embed, probe --out, reconstruct, attention):
 // after file_cleanup_on_stop_signals, SIGINT, SIGTERM, SIGHUP and SIGQUIT (each unless ignored, as
 // under nohup) remove this process's temporary files (named by file_tmp_name, made by
-// file_tmp_create) and the folders it made with file_mkdir_tracked that are still empty, let a
+// file_tmp_create) and the folders it made with file_mkdir_tracked that are still empty (deepest
+// first: cmd/output.h's output_mkdir_made makes --out and the folders above it so), let a
 // file_group_publish under way finish (a group is published whole or not at all), then end the
 // process by the same signal (exit status 128 + its number). The names are kept where the handler
 // reads them without locks; a name is kept from file_tmp_name until file_tmp_forget (files.c's own
