@@ -590,5 +590,12 @@ t "the largest models' workers refused, 4 needing more than 2 and above 2^63 ($r
 t "finetune waiting for its images says so, as train ($rc: $(grep -e bottleneck -e "steps waited" "$dir/slow.out" | cut -c1-160))" \
   '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9.]* ms per step) for images; working images so far: [0-9]* decoded, 0 from the store, " "$dir/slow.out"'
 
+# A run that fails before its first file leaves no run folder it made, nor the folders above it
+# (docs/interface.md, section 1): under a file-size limit of 0 the folder's check that it takes files
+# fails (it left nofs/a/b, empty).
+err=$( (ulimit -f 0 && exec "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/nofs/a/b") 2>&1 >/dev/null); rc=$?
+t "finetune under a file-size limit of 0: exit 1, no folder made left ($rc: $err; $(ls -R "$dir/nofs" 2>&1 | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && echo "$err" | grep -q "cannot write in this folder" && [ ! -e "$dir/nofs" ]'
+
 [ $fail -eq 0 ] && echo "cli finetune ok"
 exit $fail

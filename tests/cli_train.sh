@@ -452,5 +452,25 @@ else
   echo "FAILED: script (util-linux, Debian's bsdutils) not found: the terminal checks need it"; fail=1
 fi
 
+# A run that fails before its first file leaves no run folder it made (docs/interface.md, section 1):
+# nor the folders above it, nor RUN/samples. Under a file-size limit of 0 (the folder's check that it
+# takes files fails) and out of memory for the activations once the folder was made (ulimit -v: it left
+# oom/a with an empty samples/). A folder that was there stays, as it was. (Stopped by a signal, a
+# run saves first: its folder holds a result.)
+err=$( (ulimit -f 0 && exec "$VITMAE" train $small --steps 2 --threads 1 --out "$dir/nofs/a/b") 2>&1 >/dev/null); rc=$?
+t "a file-size limit of 0: exit 1, no folder made left ($rc: $err; $(ls -R "$dir/nofs" 2>&1 | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && echo "$err" | grep -q "cannot write in this folder" && [ ! -e "$dir/nofs" ]'
+if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then
+  echo "note: the ulimit -v check is skipped under the sanitizers (ASan cannot run under ulimit -v)"
+else
+  mkdir -p "$dir/oomkept"
+  for o in oom/a oomkept; do
+    err=$( (ulimit -v 600000 && exec "$VITMAE" train --data "$dir/data" --preset base --img 224 --patch 16 --batch 8 \
+      --steps 2 --threads 1 --out "$dir/$o") 2>&1 >/dev/null); rc=$?
+    t "out of memory once the run folder $o was made: exit 1, no folder it made left ($rc: $err; $(ls -R "$dir/${o%/a}" 2>&1 | tr "\n" " "))" \
+      '[ $rc -eq 1 ] && echo "$err" | grep -q "out of memory" && if [ $o = oomkept ]; then [ -d "$dir/oomkept" ] && [ -z "$(ls -A "$dir/oomkept")" ]; else [ ! -e "$dir/oom" ]; fi'
+  done
+fi
+
 [ $fail -eq 0 ] && echo "cli train ok"
 exit $fail

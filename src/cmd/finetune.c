@@ -900,9 +900,14 @@ static int setup_run_folder(FineTune *t) {
         cli_error(dataset_err_what(stats_rc, "finetune"), "%s", err);
         return 1;
     }
+    OutputMade made = {.n = 0};   // the folders made for the run (cmd/output.h): removed again while empty
     for (;;) {
-        if (run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_p(t->run_dir, err, sizeof err) ||
-            output_check_writable(t->run_dir, err, sizeof err)) {
+        int bad = run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_made(t->run_dir, &made, err, sizeof err);
+        if (!bad && output_check_writable(t->run_dir, err, sizeof err)) {
+            output_mkdir_undo(&made);   // a failed run leaves no empty folder of its own (docs/interface.md, section 1)
+            bad = 1;
+        }
+        if (bad) {
             if (t->named) cli_error("finetune", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
             else cli_error("finetune --out", "%s", err);
             return 1;
@@ -923,7 +928,7 @@ static int setup_run_folder(FineTune *t) {
     char metrics[4200];
     snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);
     t->metrics = metrics_open_header(metrics, a->resume ? r->step : 0, FINETUNE_METRICS_HEADER, err, sizeof err);
-    if (!t->metrics) { cli_error("finetune", "%s", err); return 1; }
+    if (!t->metrics) { cli_error("finetune", "%s", err); output_mkdir_undo(&made); return 1; }
     if (a->resume) history_load(&t->hist, metrics);
     return 0;
 }

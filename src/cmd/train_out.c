@@ -23,12 +23,22 @@
 // ---------------------------------------------------------------------------------------------
 // The run folder
 
-int train_out_prepare(const char *run_dir, char *err, size_t errlen) {
+int train_out_prepare(const char *run_dir, OutputMade made[2], char *err, size_t errlen) {
+    made[0].n = made[1].n = 0;
     if (run_folder_names_fit(run_dir, err, errlen)) return -1;
     char samples[4200];
     snprintf(samples, sizeof samples, "%s/samples", run_dir);
-    if (output_mkdir_p(run_dir, err, errlen) || output_mkdir_p(samples, err, errlen)) return -1;
-    return output_check_writable(run_dir, err, errlen);
+    if (output_mkdir_made(run_dir, &made[0], err, errlen) || output_mkdir_made(samples, &made[1], err, errlen) ||
+        output_check_writable(run_dir, err, errlen)) {
+        train_out_unmake(made);
+        return -1;
+    }
+    return 0;
+}
+
+void train_out_unmake(OutputMade made[2]) {
+    output_mkdir_undo(&made[1]);   // samples first: then RUN is empty when nothing else went in
+    output_mkdir_undo(&made[0]);
 }
 
 int train_out_config(Train *t, const RunState *rs, char *err, size_t errlen) {
