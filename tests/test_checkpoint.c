@@ -50,6 +50,13 @@ static void fill_finite(float *p, size_t n, uint32_t seed) {
     }
 }
 
+// The floats ckpt_load_encoder keeps: the tensors before the decoder's.
+static size_t encoder_floats(const MaeConfig *c) {
+    size_t k;
+    mae_encoder_model_table(c, NULL, 0, &k);
+    return k;
+}
+
 static char *path_in(const char *name) {
     static char buf[8][600];
     static int k;
@@ -253,6 +260,16 @@ static void test_round_trip(void) {
               "weights only: train_state and decoder, no moments");
         ckpt_free(&ck);
     }
+    // The encoder's weights alone (attention, embed, probe): the first floats of the same, no more held.
+    rc = ckpt_load_encoder(path, &ck, err, sizeof err);
+    CHECK(rc == 0, "encoder load: %s", err);
+    if (rc == 0) {
+        size_t k = encoder_floats(&cfg);
+        CHECK(k < n && memcmp(&ck.cfg, &cfg, sizeof cfg) == 0 && memcmp(ck.params, p, k * 4) == 0,
+              "encoder load: the first %zu of %zu floats bitwise", k, n);
+        CHECK(!ck.exp_avg && !ck.exp_avg_sq && ck.train_state && ck.has_decoder == 1, "encoder load: no moments");
+        ckpt_free(&ck);
+    }
     // The file is a plain safetensors file with our metadata and MAE's names, in table order.
     StFile *f = st_open(path, err, sizeof err);
     CHECK(f != NULL, "st_open: %s", err);
@@ -360,6 +377,28 @@ static void test_streamed(void) {
         free(b);
     }
     {
+        // st_scan of a tensor no place receives, larger than the reader's buffer: a NaN or an infinity in
+        // its first piece, its last, or none (it is read in pieces; each one counts).
+        float *fin = malloc(nb * 4);
+        fill_finite(fin, nb, 4);
+        const char *sp = path_in("scan.safetensors");
+        for (int where = 0; where < 3; where++) {
+            if (where < 2) fin[where ? nb - 1 : 3] = where ? INFINITY : NAN;
+            StTensor u[3] = {{"a", 1, {7, 0, 0, 0}, a}, {"big", 1, {(int64_t)nb, 0, 0, 0}, fin}, {"c", 1, {5, 0, 0, 0}, c}};
+            CHECK(st_write(sp, u, 3, NULL, NULL, 0, err, sizeof err) == 0, "write: %s", err);
+            StFile *w = st_open_header(sp, err, sizeof err);
+            if (!w) { CHECK(0, "st_open_header: %s", err); break; }
+            st_take(w, st_find(w, "a", NULL, NULL), got_a);
+            st_scan(w, st_find(w, "big", NULL, NULL));
+            CHECK(st_fill(w, err, sizeof err) == 0, "st_fill: %s", err);
+            CHECK(st_nonfinite(w, st_find(w, "big", NULL, NULL)) == (where < 2) && st_nonfinite(w, st_find(w, "a", NULL, NULL)) == 0,
+                  "st_scan of a tensor in pieces, %s", where == 0 ? "NaN in the first" : where == 1 ? "inf in the last" : "none");
+            st_close(w);
+            fin[3] = fin[nb - 1] = 1.0f;
+        }
+        free(fin);
+    }
+    {
         // An empty tensor given without data, between two others, adds nothing to the crc32 (it
         // does not start it afresh): the file reads back whole and from its header.
         StTensor e[3] = {{"a", 1, {7, 0, 0, 0}, a}, {"none", 2, {0, 3, 0, 0}, NULL}, {"c", 1, {5, 0, 0, 0}, c}};
@@ -465,43 +504,55 @@ static void test_streamed(void) {
     for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | bytes[i];
     const char *dmg = path_in("st-dmg.safetensors");
     uint32_t s = 11;
-    int same = 0, data_flips = 0, data_refused = 0, moment_flips = 0;
+    int same = 0, data_flips = 0, data_refused = 0, moment_flips = 0, dec_flips = 0, dec_refused = 0;
     for (int k = 0; k < 300; k++) {
         s = s * 1664525u + 1013904223u;
         size_t at = k == 0 ? len - 1 : (s >> 8) % len;
         uint8_t old = bytes[at];
         bytes[at] ^= (uint8_t)(1u << (s % 8));
         spit(dmg, bytes, len);
-        Checkpoint w, h, hw;
+        Checkpoint w, h, hw, he;
         int rw = load_whole(dmg, &w, err, sizeof err);
         int rh = ckpt_load(dmg, &h, err2, sizeof err2);
-        char err3[512];
+        char err3[512], err4[512];
         int rhw = ckpt_load_weights(dmg, &hw, err3, sizeof err3);
-        int agree = (rw != 0) == (rh != 0) && (rw != 0) == (rhw != 0) && (!rw || (!strcmp(err, err2) && !strcmp(err, err3)));
-        if (!rw && !rh && !rhw)
+        int rhe = ckpt_load_encoder(dmg, &he, err4, sizeof err4);
+        int agree = (rw != 0) == (rh != 0) && (rw != 0) == (rhw != 0) && (rw != 0) == (rhe != 0) &&
+                    (!rw || (!strcmp(err, err2) && !strcmp(err, err3) && !strcmp(err, err4)));
+        if (!rw && !rh && !rhw && !rhe)
             agree = !memcmp(w.params, h.params, n * 4) && !memcmp(w.params, hw.params, n * 4) &&
+                    !memcmp(w.params, he.params, encoder_floats(&w.cfg) * 4) &&
                     !memcmp(w.exp_avg, h.exp_avg, n * 4) && !memcmp(w.exp_avg_sq, h.exp_avg_sq, n * 4);
-        CHECK(agree, "flip of byte %zu: whole '%s', ckpt_load '%s', weights only '%s'", at, rw ? err : "ok",
-              rh ? err2 : "ok", rhw ? err3 : "ok");
+        CHECK(agree, "flip of byte %zu: whole '%s', ckpt_load '%s', weights only '%s', encoder '%s'", at, rw ? err : "ok",
+              rh ? err2 : "ok", rhw ? err3 : "ok", rhe ? err4 : "ok");
         same += agree;
         if (at >= 8 + hlen) {
             data_flips++;
             data_refused += rhw != 0 && strstr(err3, "crc32 mismatch (file damaged)") != NULL;
             moment_flips += at >= 8 + hlen + n * 4;   // past the parameters: in a moment
         }
-        ckpt_free(&w); ckpt_free(&h); ckpt_free(&hw);
+        if (at >= 8 + hlen + encoder_floats(&cfg) * 4 && at < 8 + hlen + n * 4) {   // in the decoder's weights
+            dec_flips++;
+            dec_refused += rhe != 0 && strstr(err4, "crc32 mismatch (file damaged)") != NULL;
+        }
+        ckpt_free(&w); ckpt_free(&h); ckpt_free(&hw); ckpt_free(&he);
         bytes[at] = old;
     }
     CHECK(same == 300, "%d of 300 flips answered alike", same);
     CHECK(data_flips > 100 && moment_flips > 50 && data_refused == data_flips,
           "flips in the data: %d, in the moments %d, refused by the crc32 %d", data_flips, moment_flips, data_refused);
+    CHECK(dec_flips > 5 && dec_refused == dec_flips, "flips in the decoder's weights, which ckpt_load_encoder reads past: %d, "
+          "refused by the crc32 %d", dec_flips, dec_refused);
     for (size_t cut = 0; cut < len; cut += cut < 16 || len - cut < 16 ? 1 : 61) {
         spit(dmg, bytes, cut);
-        Checkpoint w, h;
+        Checkpoint w, h, he;
+        char err4[512];
         int rw = load_whole(dmg, &w, err, sizeof err);
         int rh = ckpt_load_weights(dmg, &h, err2, sizeof err2);
-        CHECK(rw != 0 && rh != 0 && !strcmp(err, err2), "cut at %zu: whole '%s', weights only '%s'", cut, err, err2);
-        ckpt_free(&w); ckpt_free(&h);
+        int rhe = ckpt_load_encoder(dmg, &he, err4, sizeof err4);
+        CHECK(rw != 0 && rh != 0 && rhe != 0 && !strcmp(err, err2) && !strcmp(err, err4),
+              "cut at %zu: whole '%s', weights only '%s', encoder '%s'", cut, err, err2, err4);
+        ckpt_free(&w); ckpt_free(&h); ckpt_free(&he);
     }
     free(bytes); free(p); free(m); free(v);
 }
@@ -601,6 +652,9 @@ static void expect_load_fails(const char *path, const char *want, const char *wh
     CHECK(ck.params == NULL && ck.train_state == NULL, "%s: nothing left allocated", what);
     char err2[512] = "";   // the weights-only load makes every check too (the moments' included)
     CHECK(ckpt_load_weights(path, &ck, err2, sizeof err2) != 0 && !strcmp(err2, err), "%s: weights only: '%s'", what, err2);
+    char err3[512] = "";   // and the encoder's alone, the decoder's and the moments' checks included
+    CHECK(ckpt_load_encoder(path, &ck, err3, sizeof err3) != 0 && !strcmp(err3, err) && ck.params == NULL,
+          "%s: encoder only: '%s'", what, err3);
 }
 
 static void test_checkpoint_rules(void) {
@@ -667,6 +721,10 @@ static void test_checkpoint_rules(void) {
         CHECK(enc_ok && dec_zero, "encoder params kept (%d), decoder zero (%d)", enc_ok, dec_zero);
         ckpt_free(&ck);
     }
+    rc = ckpt_load_encoder(path, &ck, err, sizeof err);
+    CHECK(rc == 0 && ck.has_decoder == 0 && !memcmp(ck.params, p, encoder_floats(&cfg) * 4),
+          "encoder-only file, the encoder's weights alone: %s", rc ? err : "not the file's");
+    if (rc == 0) ckpt_free(&ck);
     // ckpt_save refuses a bad config and a train_state that is not JSON.
     MaeConfig bad = cfg;
     bad.patch_size = 3;
@@ -708,6 +766,12 @@ static void test_torch_fixture(void) {
         CHECK(same, "encoder tensors equal in both fixtures");
         ckpt_free(&enc);
     }
+    Checkpoint alone;   // the encoder's weights alone of the file PyTorch wrote (its order, not ours)
+    snprintf(path, sizeof path, "%s/tests/fixtures/torch_small.safetensors", root && *root ? root : ".");
+    rc = ckpt_load_encoder(path, &alone, err, sizeof err);
+    CHECK(rc == 0 && !memcmp(alone.params, full.params, encoder_floats(&full.cfg) * 4) && alone.has_decoder == 1,
+          "torch fixture, the encoder alone: %s", rc ? err : "not the full load's first floats");
+    if (rc == 0) ckpt_free(&alone);
     ckpt_free(&full);
 }
 
@@ -749,6 +813,35 @@ static void test_nonfinite(void) {
         unlink(path);
     }
     p[at] = 0.5f;
+    // In the decoder, which ckpt_load_encoder reads past: refused as ckpt_load_weights refuses it, word
+    // for word; with the encoder's NaN too, the first in table order named (the encoder's), as before.
+    const char *dec_names[2] = {"mask_token", "decoder_pred.weight"};
+    for (int d = 0; d < 4; d++) {
+        size_t dat = 0;
+        for (int i = 0; i < nt; i++) if (!strcmp(tab[i].name, dec_names[d % 2])) dat = tab[i].offset + tab[i].numel - 1;
+        p[dat] = d % 2 ? -INFINITY : NAN;
+        if (d >= 2) p[at] = NAN;
+        char *dj = mae_config_to_json(&cfg);
+        write_custom(path, &cfg, p, DROP_NONE, dj, "vitmae", NULL);
+        free(dj);
+        Checkpoint ck;
+        char want[128], err2[512];
+        snprintf(want, sizeof want, "tensor '%s' holds NaN or infinite values", d >= 2 ? "blocks.0.norm1.bias" : dec_names[d % 2]);
+        CHECK(ckpt_load_weights(path, &ck, err, sizeof err) == -1 && strstr(err, want), "weights: %s", err);
+        CHECK(ckpt_load_encoder(path, &ck, err2, sizeof err2) == -1 && !strcmp(err2, err) && !ck.params,
+              "the encoder alone, %s in %s: '%s', not '%s'", d % 2 ? "-inf" : "NaN", dec_names[d % 2], err2, err);
+        StFile *f = st_open(path, err, sizeof err);   // in memory: st_scan answers at once
+        if (f) {
+            int di = st_find(f, dec_names[d % 2], NULL, NULL), ci = st_find(f, "cls_token", NULL, NULL);
+            st_scan(f, di);
+            st_scan(f, ci);
+            CHECK(st_nonfinite(f, di) == 1 && st_nonfinite(f, ci) == 0, "st_scan of a file in memory");
+            st_close(f);
+        }
+        p[dat] = 0.25f;
+        p[at] = 0.5f;
+        unlink(path);
+    }
     char *cj = mae_config_to_json(&cfg);
     write_custom(path, &cfg, p, DROP_NONE, cj, "vitmae", NULL);
     Checkpoint ck;

@@ -634,11 +634,23 @@ static size_t decoder_bytes(const MaeConfig *c, int B) {
     return bytes + BL * (2 * sizeof(int) + 1) + 2 * (size_t)B * T * sizeof(int);
 }
 
+// The decoder's parameters in bytes, counted here from MAE's decoder shapes, not from the table:
+// decoder_embed [Dd, D] and bias, mask_token [Dd], decoder_pos_embed [1 + L, Dd], each block's two
+// norms, qkv, proj, fc1 and fc2 with biases, decoder_norm, decoder_pred [pd, Dd] and bias.
+static size_t decoder_param_bytes(const MaeConfig *c) {
+    size_t D = (size_t)c->embed_dim, Dd = (size_t)c->dec_embed_dim, H = Dd * c->mlp_ratio;
+    size_t T = (size_t)mae_num_patches(c) + 1, pd = (size_t)mae_patch_dim(c);
+    size_t block = 4 * Dd + (3 * Dd * Dd + 3 * Dd) + (Dd * Dd + Dd) + (H * Dd + H) + (Dd * H + Dd);
+    return (Dd * D + Dd + Dd + T * Dd + (size_t)c->dec_depth * block + 2 * Dd + pd * Dd + pd) * sizeof(float);
+}
+
 // An encoder-only model (mae_create_encoder, `vitmae attention`, `embed` and `probe`'s) gives bitwise
 // what the training model gives: the latent and every block's output of mae_forward_encoder, and each
 // layer's maps and block output run a block at a time (mae_encoder_block), masked and over every
-// patch, at 1 and 3 threads. It holds nothing of the decoder: its bytes are the forward-only model's
-// less decoder_bytes exactly (a decoder carved anyway would be counted, or not be there to count),
+// patch, at 1 and 3 threads, from the encoder's parameters alone (the prefix of the layout before the
+// decoder's: handed exactly that many floats, so a read past them is one past the allocation). It holds
+// nothing of the decoder: its bytes are the forward-only model's less decoder_bytes and the decoder's
+// parameters exactly (a decoder carved or held anyway would be counted, or not be there to count),
 // and running the decoder on it stops with an internal error instead of writing where nothing is.
 static void test_encoder_only(void) {
     for (int run = 0; run < 3; run++) {
@@ -655,9 +667,9 @@ static void test_encoder_only(void) {
         Rng r;
         rng_seed(&r, 47);
         mae_init_weights(full, &r);
-        size_t np = mae_num_params(&c);
-        float *given = malloc(np * sizeof(float));
-        memcpy(given, mae_params(full), np * sizeof(float));
+        size_t np = mae_num_params(&c), dec_np = decoder_param_bytes(&c) / sizeof(float), enc_np = np - dec_np;
+        float *given = malloc(enc_np * sizeof(float));
+        memcpy(given, mae_params(full), enc_np * sizeof(float));
         Mae *enc = mae_create_encoder_with(&c, B, given, err, sizeof err);
         CHECK(enc && mae_params(enc) == given, "mae_create_encoder_with takes the parameters as they are: %s", err);
         if (!enc) { free(given); mae_free(full); return; }
@@ -687,9 +699,17 @@ static void test_encoder_only(void) {
         }
         CHECK(mae_pred(enc) == NULL && mae_target(enc) == NULL && mae_grads(enc) == NULL &&
               mae_attention(enc, 0) == NULL, "encoder-only: no predictions, targets, gradients or attention maps");
-        size_t fwd = mae_bytes_needed_forward(&c, B), dec = decoder_bytes(&c, B), eo = mae_bytes_needed_encoder(&c, B);
-        CHECK(eo == fwd - dec, "encoder-only bytes %zu: the forward-only model's %zu less the decoder's %zu (%zu)", eo,
-              fwd, dec, fwd - dec);
+        int nt = 0, nfull = 0;
+        const MaeTensor *tt = mae_tensors(enc, &nt);
+        mae_tensors(full, &nfull);
+        CHECK(nt == nfull - 8 - 12 * c.dec_depth && !strcmp(tt[nt - 1].name, "norm.bias") &&
+              tt[nt - 1].offset + tt[nt - 1].numel == enc_np && mae_tensor(enc, "norm.weight") &&
+              !mae_tensor(enc, "decoder_embed.weight") && !mae_tensor(enc, "mask_token"),
+              "encoder-only: its %d tensors end at norm.bias, float %zu, none of the decoder's", nt, enc_np);
+        size_t fwd = mae_bytes_needed_forward(&c, B), dec = decoder_bytes(&c, B) + decoder_param_bytes(&c);
+        size_t eo = mae_bytes_needed_encoder(&c, B);
+        CHECK(eo == fwd - dec, "encoder-only bytes %zu: the forward-only model's %zu less the decoder's activations "
+              "and parameters %zu (%zu)", eo, fwd, dec, fwd - dec);
         free(img); free(keep); free(all);
         mae_free(full); mae_free(enc);
     }
@@ -702,13 +722,14 @@ static void test_encoder_only(void) {
         size_t fo = mae_bytes_needed_forward(&v, B), eo = mae_bytes_needed_encoder(&v, B);
         printf("ViT-B/16 at 224, batch %d: %.3f GiB forward only, %.3f GiB the encoder alone\n", B, fo / 1073741824.0,
                eo / 1073741824.0);
-        CHECK(eo == fo - decoder_bytes(&v, B), "ViT-B/16 at 224, batch %d: the decoder's bytes exactly", B);
+        CHECK(eo == fo - decoder_bytes(&v, B) - decoder_param_bytes(&v), "ViT-B/16 at 224, batch %d: the decoder's "
+              "bytes exactly (its parameters %zu)", B, decoder_param_bytes(&v));
     }
     v.img_size = 1024;
     size_t fo = mae_bytes_needed_forward(&v, 1), eo = mae_bytes_needed_encoder(&v, 1);
     printf("ViT-B/16 at 1024, batch 1: %.3f GiB forward only, %.3f GiB the encoder alone\n", fo / 1073741824.0,
            eo / 1073741824.0);
-    CHECK(eo == fo - decoder_bytes(&v, 1), "ViT-B/16 at 1024: the decoder's bytes exactly");
+    CHECK(eo == fo - decoder_bytes(&v, 1) - decoder_param_bytes(&v), "ViT-B/16 at 1024: the decoder's bytes exactly");
     // The decoder run on it: an internal error (SIGABRT), in a child.
     fflush(NULL);
     pid_t pid = fork();

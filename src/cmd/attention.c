@@ -958,7 +958,7 @@ int cmd_attention(int argc, char **argv) {
     char err[4096];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("attention", "%s", err); status = 1; goto out; }
-    if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); status = 1; goto out; }   // err names the file
+    if (ckpt_load_encoder(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); status = 1; goto out; }   // err names the file
     const MaeConfig *cfg = &ck.cfg;
     int depth = cfg->depth, H = cfg->num_heads, S = cfg->img_size, g = S / cfg->patch_size, L = g * g;
     if (layer_num && (layer_v < 0 || layer_v >= depth)) {

@@ -311,7 +311,7 @@ int cmd_probe(int argc, char **argv) {
     if (most < batch) batch = most > 0 ? (int)most : 1;
     if (pixels && ckpt_path) {
         Checkpoint ck;
-        if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); goto out; }   // err names the file
+        if (ckpt_load_encoder(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); goto out; }   // err names the file
         if (!img) S = ck.cfg.img_size;
         if (!channels_s) Cin = ck.cfg.in_chans;
         ckpt_free(&ck);

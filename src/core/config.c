@@ -127,13 +127,20 @@ static Table build_encoder_table(const MaeConfig *c, MaeTensor *out, int cap) {
     return t;
 }
 
-static Table build_table(const MaeConfig *c, MaeTensor *out, int cap) {
+// The encoder's tensors and its final norm: every tensor before the decoder's, a prefix of the buffer.
+static Table build_encoder_model_table(const MaeConfig *c, MaeTensor *out, int cap) {
     Table t = build_encoder_table(c, out, cap);
+    int D = c->embed_dim;
+    add(&t, "norm.weight", 1, D, 0, 0, 0, 0, 1, 0);
+    add(&t, "norm.bias", 1, D, 0, 0, 0, 0, 1, 0);
+    return t;
+}
+
+static Table build_table(const MaeConfig *c, MaeTensor *out, int cap) {
+    Table t = build_encoder_model_table(c, out, cap);
     int D = c->embed_dim, Dd = c->dec_embed_dim;
     int T = 1 + mae_num_patches(c), pd = mae_patch_dim(c);
     int pos_train = c->pos_learned ? 1 : 0;
-    add(&t, "norm.weight", 1, D, 0, 0, 0, 0, 1, 0);
-    add(&t, "norm.bias", 1, D, 0, 0, 0, 0, 1, 0);
     add(&t, "decoder_embed.weight", 2, Dd, D, 0, 0, 1, 1, 1);
     add(&t, "decoder_embed.bias", 1, Dd, 0, 0, 0, 0, 1, 1);
     add(&t, "mask_token", 3, 1, 1, Dd, 0, 0, 1, 1);
@@ -154,6 +161,12 @@ int mae_encoder_param_table(const MaeConfig *c, MaeTensor *out, int cap, size_t 
     Table t = build_encoder_table(c, out, cap);
     *numel = t.offset;
     return t.n;
+}
+
+int mae_encoder_model_table(const MaeConfig *c, MaeTensor *out, int cap, size_t *numel) {
+    Table prefix = build_encoder_model_table(c, out, cap);
+    *numel = prefix.offset;
+    return prefix.n;
 }
 
 // ---------------------------------------------------------------------------------------------

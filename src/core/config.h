@@ -63,6 +63,10 @@ size_t mae_num_params(const MaeConfig *cfg);
 // mae_param_table, at the same offsets; returns their count and their floats in *numel. Like
 // mae_param_table it allocates nothing.
 int mae_encoder_param_table(const MaeConfig *cfg, MaeTensor *out, int cap, size_t *numel);
+// The same and the encoder's final norm (norm.weight, norm.bias): every tensor before the decoder's,
+// so a prefix of the parameter buffer of *numel floats; what the encoder-only model holds
+// (mae_create_encoder in core/model.h) and ckpt_load_encoder reads (io/checkpoint.h).
+int mae_encoder_model_table(const MaeConfig *cfg, MaeTensor *out, int cap, size_t *numel);
 
 // Normalise pixels [n values, C interleaved] in place with the config's statistics:
 // (x - pixel_mean[c]) / pixel_std[c] (the model's input), and back.

@@ -134,6 +134,14 @@ static size_t arena_floats_for(const MaeConfig *cfg, int max_batch, int kind) {
     return carve_all(&m, NULL);
 }
 
+// The tensors a model of this kind holds: every one, or for the encoder alone those before the
+// decoder's, a prefix of the same layout (mae_encoder_model_table). Their count; their floats in *np.
+static int model_table(const MaeConfig *cfg, int kind, MaeTensor *out, int cap, size_t *np) {
+    if (kind == MAE_ENCODER_ONLY) return mae_encoder_model_table(cfg, out, cap, np);
+    *np = mae_num_params(cfg);
+    return mae_param_table(cfg, out, cap);
+}
+
 // The bytes of set_kept's rows for one image: ids_keep, removed and dec_rows [L] each, dec_src and dec_own
 // [1 + L] each (mae_make allocates them for max_batch images); none for the encoder alone.
 static size_t mask_bytes_per_image(size_t L, int kind) {
@@ -148,7 +156,8 @@ static size_t mask_bytes_per_image(size_t L, int kind) {
 // image's share bounds it; the exact sum is taken below BYTES_BEYOND_ANY, where it cannot wrap, and
 // the bound (at most 2^63) past it.
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
-    size_t np = mae_num_params(cfg), L = (size_t)mae_num_patches(cfg), masks = mask_bytes_per_image(L, kind);
+    size_t np, L = (size_t)mae_num_patches(cfg), masks = mask_bytes_per_image(L, kind);
+    model_table(cfg, kind, NULL, 0, &np);
     double fixed = (kind != STACK_TRAIN ? 1.0 : 4.0) * (double)np * sizeof(float);
     double bound = fixed + (double)max_batch * ((double)arena_floats_for(cfg, 1, kind) * sizeof(float) + (double)masks);
     if (bound >= BYTES_BEYOND_ANY) return (size_t)fmin(bound, 0x1p63);
@@ -199,9 +208,9 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
     if (!m) { snprintf(err, errlen, "out of memory"); return NULL; }
     m->cfg = *cfg; m->max_batch = max_batch; m->kind = kind;
     m->L = mae_num_patches(cfg); m->pd = mae_patch_dim(cfg); m->cpp = m->pd;
-    m->ntensors = mae_param_table(cfg, NULL, 0);
+    size_t np;
+    m->ntensors = model_table(cfg, kind, NULL, 0, &np);
     m->tensors = calloc((size_t)m->ntensors, sizeof *m->tensors);
-    size_t np = mae_num_params(cfg);
     m->owns_params = shared == NULL || adopt;
     m->params = shared ? shared : cpu_calloc_big(np ? np : 1, sizeof(float));
     m->grads = shared || kind != STACK_TRAIN ? NULL : cpu_calloc_big(np ? np : 1, sizeof(float));
@@ -229,16 +238,17 @@ static Mae *mae_make(const MaeConfig *cfg, int max_batch, float *shared, int ado
         mae_free(m);
         return NULL;
     }
-    mae_param_table(cfg, m->tensors, m->ntensors);
+    model_table(cfg, kind, m->tensors, m->ntensors, &np);
     carve_all(m, m->arena);
     m->cls = find_offset(m, "cls_token"); m->pos = find_offset(m, "pos_embed");
     m->patch_w = find_offset(m, "patch_embed.proj.weight"); m->patch_b = find_offset(m, "patch_embed.proj.bias");
     m->norm_w = find_offset(m, "norm.weight"); m->norm_b = find_offset(m, "norm.bias");
+    stack_find_weights(&m->enc, m->tensors, m->ntensors, "blocks");
+    if (kind == MAE_ENCODER_ONLY) return m;   // no decoder tensor to find, nor rows of it to share
     m->dembed_w = find_offset(m, "decoder_embed.weight"); m->dembed_b = find_offset(m, "decoder_embed.bias");
     m->mask_token = find_offset(m, "mask_token"); m->dpos = find_offset(m, "decoder_pos_embed");
     m->dnorm_w = find_offset(m, "decoder_norm.weight"); m->dnorm_b = find_offset(m, "decoder_norm.bias");
     m->dpred_w = find_offset(m, "decoder_pred.weight"); m->dpred_b = find_offset(m, "decoder_pred.bias");
-    stack_find_weights(&m->enc, m->tensors, m->ntensors, "blocks");
     stack_find_weights(&m->dec, m->tensors, m->ntensors, "decoder_blocks");
     // What the decoder's first block shares in a training step (Stack.dup_src, set by mae_train_forward):
     // the L mask-token rows; their input gradients, summed per group and position, go to dec_patches

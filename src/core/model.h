@@ -35,8 +35,8 @@ size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 // The bytes of a forward-only model (mae_create_forward): parameters and its smaller arena.
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);
-// The bytes of an encoder-only model (mae_create_encoder): mae_bytes_needed_forward's less every
-// activation of the decoder and the loss, and less the mask rows only they read.
+// The bytes of an encoder-only model (mae_create_encoder): mae_bytes_needed_forward's less the
+// decoder's parameters, every activation of the decoder and the loss, and the mask rows only they read.
 size_t mae_bytes_needed_encoder(const MaeConfig *cfg, int max_batch);
 // The rule itself, for need bytes at batch B of S x S images (inference's checks use it: infer/infer.h).
 int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen);
@@ -62,10 +62,12 @@ Mae *mae_create_forward_with(const MaeConfig *cfg, int max_batch, float *params,
 // A forward-only model of the encoder alone, for the commands that read the encoder only (`vitmae
 // attention`, `embed`, `probe`): mae_forward_encoder, mae_encoder_start / mae_encoder_block and their
 // results (mae_latent, mae_block_output, the maps) bitwise mae_create_forward's, from an arena with
-// nothing of the decoder (docs/design.md, "Forward-only models"). It holds every parameter (the
-// decoder's too, unread). mae_pred and mae_target give NULL; running the decoder on it (mae_forward,
-// mae_train_forward) or a backward is a bug and aborts. _with: over the caller's parameters, as
-// mae_create_forward_with.
+// nothing of the decoder (docs/design.md, "Forward-only models"), and the encoder's parameters alone:
+// the tensors before the decoder's (mae_encoder_model_table in core/config.h, a prefix of the same
+// layout), which mae_tensors lists (mae_tensor: NULL for a decoder's name). mae_pred and mae_target
+// give NULL; running the decoder on it (mae_forward, mae_train_forward) or a backward is a bug and
+// aborts. _with: over the caller's parameters (that prefix's floats, e.g. ckpt_load_encoder's
+// Checkpoint.params), as mae_create_forward_with.
 Mae *mae_create_encoder(const MaeConfig *cfg, int max_batch, char *err, size_t errlen);
 Mae *mae_create_encoder_with(const MaeConfig *cfg, int max_batch, float *params, char *err, size_t errlen);
 // A second model over base's parameters (read, never copied; base must outlive it) with an activation

@@ -73,6 +73,11 @@ out:
     return rc;
 }
 
+static int nonfinite(char *why, size_t whylen, const char *prefix, const char *name) {
+    snprintf(why, whylen, "tensor '%s%s' holds NaN or infinite values", prefix, name);
+    return -1;
+}
+
 int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const float *m, const float *v, char *why,
                       size_t whylen) {
     const float *arrays[3] = {params, m, v};
@@ -82,10 +87,7 @@ int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const fl
             const float *x = arrays[a] + tab[i].offset;
             int bad = 0;
             for (size_t k = 0; k < tab[i].numel; k++) bad |= !isfinite(x[k]);   // no early exit: vectorises
-            if (bad) {
-                snprintf(why, whylen, "tensor '%s%s' holds NaN or infinite values", prefix[a], tab[i].name);
-                return -1;
-            }
+            if (bad) return nonfinite(why, whylen, prefix[a], tab[i].name);
         }
     return 0;
 }
@@ -119,24 +121,31 @@ static int take(StFile *f, const char *path, const char *name, const MaeTensor *
     return 0;
 }
 
-static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t errlen);
+// What a read keeps: the weights (the moments checked, not copied), the moments too, or of the
+// weights only the encoder's (the tensors before the decoder's; the rest checked, not copied).
+enum { LOAD_WEIGHTS, LOAD_ALL, LOAD_ENCODER };
 
-static int load(const char *path, Checkpoint *out, int moments, char *err, size_t errlen) {
+static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errlen);
+
+static int load(const char *path, Checkpoint *out, int mode, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     StFile *f = st_open_header(path, err, errlen);   // the data straight into out's arrays
     if (!f) return -1;
-    int rc = from_st(f, out, moments, err, errlen);
+    int rc = from_st(f, out, mode, err, errlen);
     st_close(f);
     return rc;
 }
 
-int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, 1, err, errlen); }
-int ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, 0, err, errlen); }
-int ckpt_from_st(StFile *f, int moments, Checkpoint *out, char *err, size_t errlen) { return from_st(f, out, moments, err, errlen); }
+int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, LOAD_ALL, err, errlen); }
+int ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, LOAD_WEIGHTS, err, errlen); }
+int ckpt_load_encoder(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, LOAD_ENCODER, err, errlen); }
+int ckpt_from_st(StFile *f, int moments, Checkpoint *out, char *err, size_t errlen) {
+    return from_st(f, out, moments ? LOAD_ALL : LOAD_WEIGHTS, err, errlen);
+}
 
-// moments 0: the AdamW moments are checked (names, shapes) but not copied (ckpt_load_weights).
-static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t errlen) {
+static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
+    int moments = mode == LOAD_ALL;
     const char *path = st_name(f);
     MaeTensor *tab = NULL;
     int rc = -1;
@@ -181,16 +190,21 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
              path, dec_numel, enc_numel);
         goto out;
     }
-    size_t np = mae_num_params(&out->cfg);
-    out->params = cpu_calloc_big(np ? np : 1, sizeof(float));   // as a model's own (mae_create_forward_with takes it)
+    size_t np = mae_num_params(&out->cfg), kept_numel = np;
+    // The tensors read into params: every one, or (LOAD_ENCODER) the first `kept`, the prefix of the
+    // layout the encoder-only model holds; the others' values pass through st_fill's buffer, checked
+    // for the crc32 and for NaN as if kept (st_scan).
+    int kept = mode == LOAD_ENCODER ? mae_encoder_model_table(&out->cfg, NULL, 0, &kept_numel) : n;
+    out->params = cpu_calloc_big(kept_numel ? kept_numel : 1, sizeof(float));   // as a model's own (mae_create_*_with take it)
     if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     // Encoder-only files (decoder dropped, as MAE's fine-tuning checkpoints) have no decoder tensor.
     int dec_total = 0, dec_present = 0;
     const char *first_missing_dec = NULL;
     for (int i = 0; i < n; i++) {
-        int r = take(f, path, tab[i].name, &tab[i], out->params, err, errlen);
+        int r = take(f, path, tab[i].name, &tab[i], i < kept ? out->params : NULL, err, errlen);
         if (r < 0) goto out;
         if (r == 1 && !tab[i].decoder) { st_missing(f, tab[i].name, err, errlen); goto out; }
+        if (r == 0 && i >= kept) st_scan(f, st_find(f, tab[i].name, NULL, NULL));
         if (tab[i].decoder) {
             dec_total++;
             dec_present += r == 0;
@@ -238,7 +252,11 @@ static int from_st(StFile *f, Checkpoint *out, int moments, char *err, size_t er
         }
     }
     if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
-    if (ckpt_check_finite(tab, n, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why)) {
+    // In table order, as one array would be checked: the kept tensors come first.
+    int bad = ckpt_check_finite(tab, kept, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why);
+    for (int i = kept, at; i < n && !bad; i++)
+        if ((at = st_find(f, tab[i].name, NULL, NULL)) >= 0 && st_nonfinite(f, at)) bad = nonfinite(why, sizeof why, "", tab[i].name);
+    if (bad) {
         snprintf(err, errlen, "%s: %s", path, why);
         goto out;
     }

@@ -23,7 +23,7 @@ int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const
 
 typedef struct {
     MaeConfig cfg;
-    float *params;             // malloc'd [mae_num_params(&cfg)]
+    float *params;             // malloc'd [mae_num_params(&cfg)] (ckpt_load_encoder: the encoder's alone)
     int has_decoder;           // 0: encoder-only file (decoder parameters left zero)
     char *train_state;         // malloc'd JSON or NULL
     float *exp_avg, *exp_avg_sq;   // malloc'd [mae_num_params] or NULL
@@ -38,6 +38,11 @@ int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
 // exp_avg and exp_avg_sq stay NULL (train_state is kept). For every use but resuming a run: a
 // training checkpoint is 3x its weights, and inference need not hold the other 2x.
 int  ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen);
+// The same checks again, keeping of the weights only the encoder's: params holds the tensors before
+// the decoder's (mae_encoder_model_table's floats, core/config.h), what mae_create_encoder_with takes
+// (`attention`, `embed`, `probe`); the decoder's tensors are read past, their names, shapes, crc32
+// and values checked as ckpt_load_weights checks them, and a file it refuses is refused with its reason.
+int  ckpt_load_encoder(const char *path, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
 // ckpt_load's checks on a file already opened (st_open_header, or st_open; e.g. by `vitmae info`,
 // which also reads its metadata): with the moments copied (moments 1, as ckpt_load) or not (0, as

@@ -70,6 +70,7 @@ typedef struct {
     int ndim;
     int64_t shape[4];
     uint64_t begin, end;   // within the data section
+    int scan, nonfinite;   // st_scan: checked for NaN / infinite values as it is read; and whether it held one
 } StEntry;
 
 // Where a file's data are: in memory (st_open, st_open_mem), still on disk (st_open_header), or
@@ -530,6 +531,26 @@ bad:
     return NULL;
 }
 
+// 1 when any of n floats (their bytes at p, which need not be aligned) is NaN or infinite.
+static int any_nonfinite(const uint8_t *p, size_t n) {
+    int bad = 0;
+    for (size_t k = 0; k < n; k++) {
+        float x;
+        memcpy(&x, p + 4 * k, 4);
+        bad |= !isfinite(x);   // no early exit: vectorises
+    }
+    return bad;
+}
+
+void st_scan(StFile *f, int i) {
+    StEntry *e = &f->t[i];
+    if (f->state == ST_IN_MEMORY) e->nonfinite = any_nonfinite(f->data + e->begin, (size_t)(e->end - e->begin) / 4);
+    else if (f->state == ST_ON_DISK) e->scan = 1;
+    else abort();   // after st_fill the data are gone: a caller's bug (io/safetensors.h)
+}
+
+int st_nonfinite(const StFile *f, int i) { return f->t[i].nonfinite; }
+
 void st_take(StFile *f, int i, float *dst) {
     const StEntry *e = &f->t[i];
     if (f->state == ST_IN_MEMORY) memcpy(dst, f->data + e->begin, (size_t)(e->end - e->begin));
@@ -551,7 +572,7 @@ static int read_data(StFile *f, int places, char *err, size_t errlen) {
     qsort(order, (size_t)f->n, sizeof *order, cmp_entry_offset);   // check_layout: they tile the section
     uint32_t crc = 0;
     for (int k = 0; k < f->n; k++) {
-        const StEntry *e = order[k];
+        StEntry *e = order[k];
         size_t left = (size_t)(e->end - e->begin);
         uint8_t *to = places ? (uint8_t *)f->dst[e - f->t] : NULL;
         while (left > 0) {
@@ -559,6 +580,7 @@ static int read_data(StFile *f, int places, char *err, size_t errlen) {
             uint8_t *p = to ? to : buf;
             if (read_or_fail(f->fd, p, n, f->path, err, errlen)) goto out;
             if (f->has_crc) crc = crc32_of(crc, p, n);
+            if (places && e->scan) e->nonfinite |= any_nonfinite(p, n / 4);   // n: whole floats (CHUNK, a tensor's bytes)
             left -= n;
             if (to) to += n;
         }

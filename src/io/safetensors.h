@@ -39,6 +39,12 @@ const float *st_get(const StFile *f, const char *name, int *ndim, int64_t shape[
 // Tensor i's data into dst (4 x its elements bytes): now for a file in memory, at st_fill for one
 // opened by st_open_header. Calling it after st_fill on such a file is a caller's bug (abort).
 void st_take(StFile *f, int i, float *dst);
+// Tensor i, which no place receives, checked for NaN and infinite values as st_fill reads it past
+// (a file in memory: now); st_nonfinite(f, i) then gives 1 if it held any. For a reader that keeps
+// part of a file and still refuses such values in the rest (ckpt_load_encoder, io/checkpoint.h).
+// Calling it after st_fill is a caller's bug (abort).
+void st_scan(StFile *f, int i);
+int st_nonfinite(const StFile *f, int i);
 // For a file opened by st_open_header: reads the whole data section in order, the tensors named by
 // st_take into their places and the rest through a small buffer, and checks the crc32 over all of
 // it (a file damaged or shortened since it was opened is refused; the places then hold part of the
