@@ -459,6 +459,44 @@ t "too large to draw: exit 1 with a reason" '[ $rc -eq 1 ] && grep -q "too large
 # A checkpoint with a decoder works the same (the decoder is not used).
 "$VITMAE" attention --ckpt "$fx/torch_small.safetensors" --out "$tmp/ts" "$img" >/dev/null 2>&1; rc=$?
 t "full checkpoint exits 0" '[ $rc -eq 0 ] && [ -f "$tmp/ts/attn_input/layer00-mean.png" ]'
+# Of a full checkpoint only the encoder's weights are read (io/checkpoint.h, ckpt_load_encoder): the
+# maps, raw attention and features of torch_small (PyTorch's order: its mask_token and
+# decoder_pos_embed lie between the encoder's tensors) are byte for byte those of its encoder-only
+# twin. The decoder, read past, is still checked: a NaN in it, or a damaged byte, is refused with the
+# line reconstruct (which loads every weight) gives.
+for f in torch_small torch_small_encoder; do
+  "$VITMAE" attention --ckpt "$fx/$f.safetensors" --out "$tmp/tw-$f" --raw --layer all --head all "$img" >/dev/null 2>&1
+  "$VITMAE" embed --ckpt "$fx/$f.safetensors" --pool mean --out "$tmp/tw-$f.npy" "$img" >/dev/null 2>&1
+done
+t "full checkpoint and its encoder-only twin: the same maps, raw attention and features" \
+  '[ -s "$tmp/tw-torch_small.npy" ] && cmp -s "$tmp/tw-torch_small.npy" "$tmp/tw-torch_small_encoder.npy" &&
+   [ -s "$tmp/tw-torch_small/attn_input.attn.npy" ] && diff -r "$tmp/tw-torch_small/attn_input" "$tmp/tw-torch_small_encoder/attn_input" >/dev/null &&
+   cmp -s "$tmp/tw-torch_small/attn_input.attn.npy" "$tmp/tw-torch_small_encoder/attn_input.attn.npy"'
+/usr/bin/python3 - "$VITMAE_ROOT/tools" "$fx/torch_small.safetensors" "$tmp" <<'PY'
+import array, json, struct, sys
+sys.path.insert(0, sys.argv[1])
+import safetensors_io as st
+ts, meta = st.read(sys.argv[2])
+shape, a = ts["decoder_pred.weight"]
+a = array.array("f", a); a[len(a) - 1] = float("nan")
+ts["decoder_pred.weight"] = (shape, a)
+st.write(sys.argv[3] + "/dec-nan.safetensors", ts, meta)
+a[len(a) - 1] = 0.5
+st.write(sys.argv[3] + "/dec-dmg.safetensors", ts, meta)   # with a crc32 (the fixture has none)
+b = bytearray(open(sys.argv[3] + "/dec-dmg.safetensors", "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+at = 8 + n + json.loads(b[8:8 + n])["decoder_blocks.0.mlp.fc1.weight"]["data_offsets"][0] + 5
+b[at] ^= 0x10
+open(sys.argv[3] + "/dec-dmg.safetensors", "wb").write(b)
+PY
+for bad in dec-nan dec-dmg; do
+  "$VITMAE" reconstruct --ckpt "$tmp/$bad.safetensors" --out "$tmp/r-$bad" "$img" >/dev/null 2>"$tmp/err.r"
+  "$VITMAE" attention --ckpt "$tmp/$bad.safetensors" --out "$tmp/a-$bad" "$img" >/dev/null 2>"$tmp/err.a"; rca=$?
+  "$VITMAE" embed --ckpt "$tmp/$bad.safetensors" --out "$tmp/e-$bad.npy" "$img" >/dev/null 2>"$tmp/err.e"; rce=$?
+  t "$bad: attention and embed exit 1 with reconstruct's line ($rca, $rce: $(cat "$tmp/err.a"))" \
+    '[ $rca -eq 1 ] && [ $rce -eq 1 ] && [ "$(wc -l <"$tmp/err.r")" -eq 1 ] && grep -q "holds NaN or infinite values\|crc32 mismatch (file damaged)" "$tmp/err.r" &&
+     cmp -s "$tmp/err.r" "$tmp/err.a" && cmp -s "$tmp/err.r" "$tmp/err.e" && [ ! -e "$tmp/a-$bad" ] && [ ! -e "$tmp/e-$bad.npy" ]'
+done
 "$VITMAE" attention --ckpt "$tmp/none.safetensors" "$img" 2>"$tmp/err" >/dev/null; rc=$?
 t "missing checkpoint exits 1" '[ $rc -eq 1 ] && grep -q "^vitmae: " "$tmp/err"'
 
