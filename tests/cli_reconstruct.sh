@@ -477,6 +477,30 @@ for sig in INT:130 TERM:143 HUP:129; do
   t "SIG$name: the same command again without --force" '[ $rc -eq 0 ] && [ "$(ls "$tmp/sig$name" | wc -l)" -eq 3 ]'
 done
 
+# A stop signal while the probe of the --out folder (.vitmae-write-test-<pid>, cmd/output.h) is there:
+# it is removed, and so is the --out folder the run made (both stayed: the probe was unknown to the
+# cleanup, and embed set the cleanup up only after its probe). embed's folder was there: it stays, empty.
+for sig in INT:130 TERM:143; do
+  name=${sig%:*}; want=${sig#*:}
+  VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/wt$name.go" env --default-signal "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
+    --out "$tmp/wt$name/a" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
+  pid=$!
+  wait_gate "$tmp/wt$name.go" $pid
+  held=$(ls -A "$tmp/wt$name/a" 2>&1)
+  kill -$name $pid; wait $pid; rc=$?
+  t "SIG$name at reconstruct's write test ($held): ended by it ($rc), nothing left ($(ls -AR "$tmp/wt$name" 2>&1 | tr "\n" " "))" \
+    '[ $rc -eq $want ] && [ "${held#.vitmae-write-test-}" != "$held" ] && [ ! -e "$tmp/wt$name" ]'
+  mkdir -p "$tmp/wte$name"
+  VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/wte$name.go" env --default-signal "$VITMAE" embed --ckpt "$tmp/const.st" \
+    --out "$tmp/wte$name/f.npy" "$tmp/flat/flat.png" > /dev/null 2>&1 &
+  pid=$!
+  wait_gate "$tmp/wte$name.go" $pid
+  held=$(ls -A "$tmp/wte$name" 2>&1)
+  kill -$name $pid; wait $pid; rc=$?
+  t "SIG$name at embed's write test ($held): ended by it ($rc), its folder stays, empty ($(ls -A "$tmp/wte$name" | tr "\n" " "))" \
+    '[ $rc -eq $want ] && [ "${held#.vitmae-write-test-}" != "$held" ] && [ -d "$tmp/wte$name" ] && [ -z "$(ls -A "$tmp/wte$name")" ]'
+done
+
 # An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
 # line before the work, exit 1 (it printed a "permission denied" line per image, each after its work).
 chmod 755 "$tmp"

@@ -182,6 +182,8 @@ int cmd_embed(int argc, char **argv) {
             goto out;
         }
     if (output_refuse_existing(out_path, force) || output_refuse_existing(txt_path, force)) goto out;
+    // Ctrl-C from here leaves no temporary file, nor the probe of the folder just below (io/files.h).
+    file_cleanup_on_stop_signals();
     // The folder FEATS.npy goes to must take files: found before the work, not after it (exit 1).
     char *slash = strrchr(txt_path, '/');
     if (slash) *slash = 0;
@@ -189,7 +191,6 @@ int cmd_embed(int argc, char **argv) {
     int unwritable = output_check_writable(slash ? (*txt_path ? txt_path : "/") : ".", werr, sizeof werr);
     if (slash) *slash = '/';
     if (unwritable) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
-    file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file (io/files.h)
     status = 1;
     char err[2048];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("embed", "%s", err); goto out; }

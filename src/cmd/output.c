@@ -122,13 +122,25 @@ void output_report_stop(const char *cmd, int kind, const char *out_dir, int writ
 int output_check_writable(const char *dir, char *err, size_t errlen) {
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());
-    FILE *f = fopen(probe, "w");
-    if (!f) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(errno)); return -1; }
+    // Kept for the stop signals' cleanup before it exists (io/files.h): Ctrl-C while it is there
+    // removes it, and so an --out folder this run made stays empty and goes too.
+    file_tmp_keep(probe);
+    int fd = file_tmp_create(probe);
+    if (fd < 0 && errno == EEXIST && unlink(probe) == 0) fd = file_tmp_create(probe);   // a dead run's of our pid
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        int saved = errno;
+        if (fd >= 0) { close(fd); file_tmp_remove(probe); }
+        else file_tmp_forget(probe);
+        snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(saved));
+        return -1;
+    }
     errno = 0;
     int bad = fputs("ok\n", f) < 0;
     bad |= fclose(f) != 0;   // a full disk shows here, when the buffered byte is written
     int saved = errno;
-    unlink(probe);
+    file_test_gate("VITMAE_FAULT_HOLD_IN_WRITE_TEST");   // tests: a stop signal while the probe is there
+    file_tmp_remove(probe);
     if (bad && saved) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(saved)); return -1; }
     if (bad) { snprintf(err, errlen, "%s: cannot write in this folder", dir); return -1; }
     return 0;

@@ -58,6 +58,10 @@ static void keep_name(const char *name, int is_dir) {
     while (!__atomic_compare_exchange_n(&kept, &k->next, k, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
 }
 
+void file_tmp_keep(const char *name) {
+    keep_name(name, 0);
+}
+
 void file_tmp_forget(const char *name) {
     if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
     for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {

@@ -32,6 +32,10 @@ void file_cleanup_on_stop_signals(void);
 // Creates tmp (O_EXCL, 0666 less the umask) for writing: the fd, or -1 with errno set. A stop
 // signal never finds it half made: created before the cleanup sees it, or not at all.
 int file_tmp_create(const char *tmp);
+// name is kept for the cleanup as file_tmp_name's are (a file of this run's, made after this call,
+// removed by a stop signal until file_tmp_forget): for a file named otherwise (cmd/output.h's probe of
+// a folder, output_check_writable).
+void file_tmp_keep(const char *name);
 // tmp is renamed or removed: its name is no longer kept. file_tmp_remove: unlink, then forget.
 void file_tmp_forget(const char *tmp);
 void file_tmp_remove(const char *tmp);
