@@ -918,6 +918,8 @@ static int setup_run_folder(FineTune *t) {
         file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
         int taken = run_folder_lock(t->run_dir, err, sizeof err);
         if (!taken && (t->own_folder || !run_folder_has_run(t->run_dir))) break;
+        // The next name keeps in made what was made above this one (runs/: cmd/output.h); this folder is
+        // another run's now, and a run that stops here removes nothing.
         if (t->named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
         if (taken) { cli_error("finetune", "%s", err); return 1; }
         return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err));

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
@@ -82,6 +83,8 @@ FILE *metrics_open_header(const char *path, long keep_until_step, const char *he
     // limit) or was killed, rows the checkpoint had already passed.
     if (kept && file_write_atomic(path, kept, strlen(kept), err, errlen)) { free(kept); return NULL; }
     free(kept);
+    struct stat st;
+    int made = lstat(path, &st) != 0;   // a new file: removed again when its header cannot be written
     FILE *f = file_open_regular(path, "a", err, errlen);
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
@@ -89,6 +92,8 @@ FILE *metrics_open_header(const char *path, long keep_until_step, const char *he
     if (fflush(f) != 0) {
         snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
         fclose(f);
+        // An empty metrics.csv left in a run folder made it hold a run and kept the folder of a failed run.
+        if (made) unlink(path);
         return NULL;
     }
     return f;

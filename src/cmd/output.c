@@ -38,7 +38,13 @@ int output_mkdir_p(const char *path, char *err, size_t errlen) {
 
 int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errlen) {
     char buf[4096];
-    if (made) made->n = 0;
+    // What an earlier call with made made above path stays in it (a sibling made next: cmd/output.h).
+    size_t plen = strlen(path);
+    int kept = 0;
+    while (made && kept < made->n && made->len[kept] < plen && path[made->len[kept]] == '/' &&
+           !strncmp(made->path, path, made->len[kept]))
+        kept++;
+    if (made) made->n = kept;
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
         snprintf(err, errlen, "path too long");
         errno = ENAMETOOLONG;
@@ -77,6 +83,11 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
     }
     if (made) memcpy(made->path, buf, sizeof buf);
     return 0;
+}
+
+void output_mkdir_disown(OutputMade *made) {
+    size_t len = strlen(made->path);
+    while (made->n > 0 && made->len[made->n - 1] >= len) made->n--;
 }
 
 void output_mkdir_undo(OutputMade *made) {

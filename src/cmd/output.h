@@ -18,8 +18,14 @@ int output_mkdir_p(const char *path, char *err, size_t errlen);
 // holds a file, stays. A folder removed so is no longer kept for the stop signals' cleanup.
 enum { OUTPUT_MADE_MAX = 2048 };   // a path of 4096 bytes has at most 2048 parts
 typedef struct { char path[4096]; int n; unsigned short len[OUTPUT_MADE_MAX]; } OutputMade;
+// made begins empty ({.n = 0}); a later call with the same made keeps what the earlier one made above
+// its path (train's default run folder runs/<stamp>, taken by another run, then runs/<stamp>-2: the
+// runs/ its first try made is still this run's to remove), and forgets the rest.
 int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errlen);
 void output_mkdir_undo(OutputMade *made);
+// The folder made->path itself (made by the last call) is another run's now: it is forgotten, and
+// what was made above it stays in made.
+void output_mkdir_disown(OutputMade *made);
 
 // Earlier results are not replaced without the user's say (docs/interface.md, "Earlier results"): a
 // command that writes named files checks them first and, unless given --force, refuses (exit 2) with

@@ -645,7 +645,10 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
             file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
             int taken = run_folder_lock(t->run_dir, err, sizeof err);
             if (!taken && (own || !run_folder_has_run(t->run_dir))) break;
-            t->made[0].n = t->made[1].n = 0;   // another run's folder now: this one never removes any of it
+            // Another run's folder now: this one never removes any of it, but the folders made above it
+            // (runs/) are still this run's.
+            output_mkdir_disown(&t->made[0]);
+            t->made[1].n = 0;
             if (named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
             if (taken) rc = cli_report("train", err, 1);
             else {

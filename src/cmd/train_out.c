@@ -24,7 +24,7 @@
 // The run folder
 
 int train_out_prepare(const char *run_dir, OutputMade made[2], char *err, size_t errlen) {
-    made[0].n = made[1].n = 0;
+    made[1].n = 0;   // made[0] keeps what an earlier try made above RUN (cmd/output.h)
     if (run_folder_names_fit(run_dir, err, errlen)) return -1;
     char samples[4200];
     snprintf(samples, sizeof samples, "%s/samples", run_dir);
