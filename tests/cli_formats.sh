@@ -184,6 +184,35 @@ put("big_idat8k_exif7_trailing", head + small_idat + ex(7) + iend + b"trailing b
 put("big_idat8k_exif6_bigtext", head + small_idat + ex(6) + tEXt(b"Comment", b"x" * 300000) + iend)
 put("big_idat1_exif6_after", head + one_idat + ex(6) + iend)
 put("big_idat1_none", head + one_idat + iend)
+# Animated WebPs written by hand (PIL saves one frame as a still image): one frame is a still image to
+# PIL, decoded as that frame on its canvas (transparent black, RGB 0, around a frame that does not
+# cover it); lossless, lossy, with alpha, offset on a larger canvas, with an EXIF orientation. Two
+# frames are skipped with their reason (below; not compared).
+import os
+def rchunk(tag, data): return tag + struct.pack("<I", len(data)) + data + (b"\0" if len(data) & 1 else b"")
+u24 = lambda v: struct.pack("<I", v)[:3]
+def bits(frame, **kw):
+    b = io.BytesIO(); frame.save(b, "WEBP", **kw); v = b.getvalue()
+    k = 12 + (18 if v[12:16] == b"VP8X" else 0)   # the bitstream's chunks (ALPH, VP8 or VP8L), after any VP8X
+    return v[k:]
+def anim(frames, canvas, exif=None):   # frames: (bitstream, width, height, x, y)
+    flags = 0x02 | 0x10 | (0x08 if exif else 0)
+    body = b"WEBP" + rchunk(b"VP8X", bytes([flags, 0, 0, 0]) + u24(canvas[0] - 1) + u24(canvas[1] - 1))
+    body += rchunk(b"ANIM", bytes([255, 255, 255, 255]) + struct.pack("<H", 0))
+    for data, fw, fh, fx, fy in frames:
+        body += rchunk(b"ANMF", u24(fx // 2) + u24(fy // 2) + u24(fw - 1) + u24(fh - 1) + u24(100) + b"\0" + data)
+    if exif: body += rchunk(b"EXIF", exif)
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+ex6 = Image.Exif(); ex6[0x0112] = 6
+def put_anim(name, data): open(f"{d}/{name}.webp", "wb").write(data)
+put_anim("anim1lossless", anim([(bits(im, lossless=True), w, h, 0, 0)], (w, h)))
+put_anim("anim1lossy", anim([(bits(im, quality=80), w, h, 0, 0)], (w, h)))
+put_anim("anim1alpha", anim([(bits(Image.fromarray(rgba, "RGBA"), lossless=True), w, h, 0, 0)], (w, h)))
+put_anim("anim1offset", anim([(bits(im, lossless=True), w, h, 6, 4)], (w + 10, h + 8)))
+put_anim("anim1orient6", anim([(bits(im, lossless=True), w, h, 0, 0)], (w, h), ex6.tobytes()))
+os.makedirs(f"{d}/multi")
+open(f"{d}/multi/anim2.webp", "wb").write(anim([(bits(im, lossless=True), w, h, 0, 0),
+                                                 (bits(im.transpose(Image.FLIP_LEFT_RIGHT), lossless=True), w, h, 0, 0)], (w, h)))
 PY
 t "PIL wrote the files" '[ -f "$dir/alpha.webp" ] && [ -f "$dir/postidat_exif6.png" ]'
 nfiles=0
@@ -224,6 +253,14 @@ PY
 echo "$out"
 t "$nfiles files compared with PIL" '[ $(echo "$out" | grep -c ": ok worst") -eq $nfiles ] && [ $nfiles -ge 120 ]'
 t "no mismatch" '! echo "$out" | grep -q "bad\|shape\|probe"'
+# Two frames: skipped with the reason, by the decoder every command reads with and by the scan.
+"$VITMAE_TOOLS/imgdump" "$dir/multi/anim2.webp" "$dir/anim2.npy" 2>"$dir/err"; rc=$?
+t "a two-frame animated WebP is refused with its reason ($rc: $(cat "$dir/err"))" \
+  '[ $rc -ne 0 ] && grep -q "animated WebP of more than one frame is not supported" "$dir/err"'
+cp "$dir/anim1lossless.webp" "$dir/multi/"
+"$VITMAE" data "$dir/multi" > "$dir/data.out" 2>&1; rc=$?
+t "vitmae data: the one-frame animation counted, the two-frame one skipped with its reason ($rc: $(tr "\n" "|" < "$dir/data.out"))" \
+  '[ $rc -eq 0 ] && grep -q "anim2.webp: animated WebP of more than one frame is not supported" "$dir/data.out" && ! grep -q "anim1lossless" "$dir/data.out"'
 # Reduced-size JPEG decode (DCT scaling): 40x24 with shorter side >= 12 decodes at 4/8 = 20x12.
 "$VITMAE_TOOLS/imgdump" "$dir/progressive.jpg" "$dir/half.npy" --reduced 12
 shape=$(/usr/bin/python3 -c 'import numpy, sys; print(numpy.load(sys.argv[1]).shape)' "$dir/half.npy")

@@ -440,6 +440,83 @@ static void test_exif_orientation(void) {
     }
 }
 
+// An animated WebP of nframes copies of one frame (a bitstream chunk: VP8L, or ALPH + VP8) of fw x fh
+// at (x, y) (even) on a canvas of cw x ch, written by hand as the container spec lays it out: RIFF,
+// VP8X (the animation flag), ANIM, then an ANMF chunk a frame. Its length in dst.
+static void le24(uint8_t *p, unsigned v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); }
+static void le32(uint8_t *p, unsigned v) { le24(p, v); p[3] = (uint8_t)(v >> 24); }
+static size_t webp_anim(uint8_t *dst, const uint8_t *frame, size_t flen, int nframes, int cw, int ch, int x, int y,
+                        int fw, int fh) {
+    size_t n = 0;
+    memcpy(dst, "RIFF\0\0\0\0WEBPVP8X", 16); n = 16;
+    le32(dst + n, 10); dst[n + 4] = 0x02; memset(dst + n + 5, 0, 3); le24(dst + n + 8, (unsigned)cw - 1);
+    le24(dst + n + 11, (unsigned)ch - 1); n += 14;
+    memcpy(dst + n, "ANIM", 4); le32(dst + n + 4, 6); memset(dst + n + 8, 255, 4); dst[n + 12] = dst[n + 13] = 0; n += 14;
+    for (int k = 0; k < nframes; k++) {
+        size_t body = 16 + flen + (flen & 1);
+        memcpy(dst + n, "ANMF", 4); le32(dst + n + 4, (unsigned)body);
+        le24(dst + n + 8, (unsigned)x / 2); le24(dst + n + 11, (unsigned)y / 2);
+        le24(dst + n + 14, (unsigned)fw - 1); le24(dst + n + 17, (unsigned)fh - 1);
+        le24(dst + n + 20, 100); dst[n + 23] = 0;
+        memcpy(dst + n + 24, frame, flen);
+        if (flen & 1) dst[n + 24 + flen] = 0;
+        n += 8 + body;
+    }
+    le32(dst + 4, (unsigned)n - 8);
+    return n;
+}
+
+// An animated WebP of one frame is the still image it shows (PIL opens it so): the same pixels as the
+// still file of its bitstream, exactly (lossless), on its canvas (0 where the frame does not cover
+// it); one of two frames is skipped with its reason, by the decode and by the header probe.
+static void test_webp_one_frame_animation(void) {
+    enum { W = 20, H = 12, CW = 30, CH = 20, X = 4, Y = 6 };
+    uint8_t rgb[W * H * 3];
+    for (int i = 0; i < W * H * 3; i++) rgb[i] = (uint8_t)(i * 11 % 253);
+    uint8_t *still = NULL;
+    size_t n = WebPEncodeLosslessRGB(rgb, W, H, W * 3, &still);
+    CHECK(n > 12 && !memcmp(still + 12, "VP8L", 4), "libwebp encodes a VP8L still image");
+    if (n <= 12) return;
+    size_t cap = 64 + 2 * (n + 32);
+    uint8_t *buf = malloc(cap);
+    Image im, ref;
+    char err[256] = "";
+    CHECK(image_load_mem(still, n, 0, &ref, err, sizeof err) == 0, "the still WebP decodes: %s", err);
+    size_t len = webp_anim(buf, still + 12, n - 12, 1, W, H, 0, 0, W, H);
+    write_bytes(tpath("anim1.webp"), buf, len);
+    int rc = image_load(tpath("anim1.webp"), 0, &im, err, sizeof err);
+    CHECK(rc == 0 && im.w == W && im.h == H && im.c == 3, "a one-frame animated WebP decodes: %s", err);
+    CHECK(rc == 0 && !memcmp(im.px, ref.px, sizeof(float) * W * H * 3), "... to the pixels of its still WebP");
+    if (rc == 0) image_free(&im);
+    int pw = 0, ph = 0, pc = 0;
+    CHECK(image_probe(tpath("anim1.webp"), 0, &pw, &ph, &pc, err, sizeof err) == 0 && pw == W && ph == H && pc == 3,
+          "... and probes as %dx%dx%d: %s", pw, ph, pc, err);
+    len = webp_anim(buf, still + 12, n - 12, 1, CW, CH, X, Y, W, H);
+    rc = image_load_mem(buf, len, 0, &im, err, sizeof err);
+    CHECK(rc == 0 && im.w == CW && im.h == CH, "a one-frame animation on a larger canvas: %s", err);
+    int placed = rc == 0;
+    for (int y = 0; placed && y < CH; y++)
+        for (int x = 0; x < CW; x++)
+            for (int c = 0; c < 3; c++) {
+                int in = x >= X && x < X + W && y >= Y && y < Y + H;
+                float want = in ? ref.px[((y - Y) * W + (x - X)) * 3 + c] : 0.0f;
+                placed &= im.px[(y * CW + x) * 3 + c] == want;
+            }
+    CHECK(placed, "... the frame at its place, 0 around it");
+    if (rc == 0) image_free(&im);
+    CHECK(image_load_mem(buf, len - 7, 0, &im, err, sizeof err) == -1 && strstr(err, "WebP data"),
+          "a one-frame animation cut short is refused: %s", err);
+    len = webp_anim(buf, still + 12, n - 12, 2, W, H, 0, 0, W, H);
+    write_bytes(tpath("anim2.webp"), buf, len);
+    CHECK(image_load(tpath("anim2.webp"), 0, &im, err, sizeof err) == -1 &&
+          !strcmp(err, "animated WebP of more than one frame is not supported"), "two frames: %s", err);
+    CHECK(image_probe(tpath("anim2.webp"), 0, &pw, &ph, &pc, err, sizeof err) == -1 &&
+          !strcmp(err, "animated WebP of more than one frame is not supported"), "two frames, probed: %s", err);
+    image_free(&ref);
+    free(buf);
+    WebPFree(still);
+}
+
 static void test_webp_probe_reduced(void) {
     enum { W = 20, H = 12 };
     uint8_t rgb[W * H * 3];
@@ -783,6 +860,7 @@ int main(void) {
     test_jpeg();
     test_exif_orientation();
     test_webp_probe_reduced();
+    test_webp_one_frame_animation();
     test_resize();
     test_views();
     test_random_resized_crop();

@@ -850,13 +850,47 @@ static int webp_orientation(const uint8_t *buf, size_t len, int header_only) {
     return orientation;
 }
 
+// The picture of a WebP: its bitstream (ALPH + VP8, or VP8L) and where it lies on the canvas.
+typedef struct { const uint8_t *bytes; size_t size; int x, y, w, h; } WebPFrame;
+
+// The frame of an animated WebP (docs/data.md, "Files"): an animation of one frame is a still image
+// to PIL (it opens the first frame of any animation), and is read as that frame on its canvas. 1 with
+// *fr when there is one frame, 0 when there are more (skipped: which frame is the image is not ours to
+// choose), -1 when the data is corrupt or ends before it can tell (a prefix: the header probe reads
+// the whole file then).
+static int webp_one_frame(const uint8_t *buf, size_t len, WebPFrame *fr) {
+    WebPData data = {buf, len};
+    WebPDemuxState state;
+    WebPDemuxer *dmux = WebPDemuxPartial(&data, &state);
+    if (!dmux) return -1;
+    int frames = (int)WebPDemuxGetI(dmux, WEBP_FF_FRAME_COUNT), rc = -1;
+    WebPIterator it;
+    if (frames > 1) rc = 0;   // a second frame begun: more than one, however the file goes on
+    else if (state == WEBP_DEMUX_DONE && frames == 1 && WebPDemuxGetFrame(dmux, 1, &it)) {
+        if (it.complete)
+            *fr = (WebPFrame){it.fragment.bytes, it.fragment.size, it.x_offset, it.y_offset, it.width, it.height}, rc = 1;
+        WebPDemuxReleaseIterator(&it);
+    }
+    WebPDemuxDelete(dmux);   // fr's bytes lie in buf, not in the demuxer
+    return rc;
+}
+
 static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     WebPBitstreamFeatures f;
     VP8StatusCode st = WebPGetFeatures(buf, len, &f);
     if (st == VP8_STATUS_NOT_ENOUGH_DATA) { set_err(err, errlen, "truncated WebP data"); return -1; }
     if (st != VP8_STATUS_OK) { set_err(err, errlen, "corrupt WebP data"); return -1; }
-    if (f.has_animation) { set_err(err, errlen, "animated WebP is not supported"); return -1; }
     if (f.width <= 0 || f.height <= 0) { set_err(err, errlen, "corrupt WebP data"); return -1; }
+    WebPFrame fr = {buf, len, 0, 0, f.width, f.height};   // a still image: the whole canvas
+    if (f.has_animation) {   // f's size is the canvas's
+        int one = webp_one_frame(buf, len, &fr);
+        if (one == 0) { set_err(err, errlen, "animated WebP of more than one frame is not supported"); return -1; }
+        if (one < 0) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
+        if (fr.x < 0 || fr.y < 0 || fr.w <= 0 || fr.h <= 0 || fr.w > f.width - fr.x || fr.h > f.height - fr.y) {
+            set_err(err, errlen, "corrupt WebP data");
+            return -1;
+        }
+    }
     if (pixel_limit_exceeded((unsigned long)f.width, (unsigned long)f.height, o->max_pixels, err, errlen)) return -1;
     int orientation = webp_orientation(buf, len, o->header_only);
     if (orientation < 0) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
@@ -864,35 +898,37 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
         *out = (Image){orientation >= 5 ? f.height : f.width, orientation >= 5 ? f.width : f.height, 3, NULL};
         return 0;
     }
-    int w = 0, h = 0;
+    int w = f.width, h = f.height;
     // The advanced API (not WebPDecodeRGB) for its status: libwebp failing to allocate the decoded
     // pixels is said as out of memory, not as a corrupt file.
     WebPDecoderConfig dc;
     if (!WebPInitDecoderConfig(&dc)) { set_err(err, errlen, "libwebp: version mismatch"); return -1; }
     dc.output.colorspace = MODE_RGB;
-    st = WebPDecode(buf, len, &dc);
+    st = WebPDecode(fr.bytes, fr.size, &dc);
     if (st == VP8_STATUS_OUT_OF_MEMORY) {
         WebPFreeDecBuffer(&dc.output);
-        pixels_oom((unsigned long)f.width, (unsigned long)f.height, (size_t)f.width * f.height * 3, err, errlen);
+        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, (size_t)fr.w * fr.h * 3, err, errlen);
         return -1;
     }
-    if (st != VP8_STATUS_OK) {
+    if (st != VP8_STATUS_OK || dc.output.width != fr.w || dc.output.height != fr.h) {
         WebPFreeDecBuffer(&dc.output);
         set_err(err, errlen, "corrupt or truncated WebP data");
         return -1;
     }
-    w = dc.output.width;
-    h = dc.output.height;
     const uint8_t *rgb = dc.output.u.RGBA.rgba;
     size_t stride = (size_t)dc.output.u.RGBA.stride;
-    float *px = malloc((size_t)w * h * 3 * sizeof(float));
+    // Zeroed where a frame does not cover its canvas: PIL's transparent black, black once alpha is dropped.
+    size_t npx = (size_t)w * h * 3;
+    float *px = fr.w == w && fr.h == h ? malloc(npx * sizeof(float)) : calloc(npx, sizeof(float));
     if (!px) {
         WebPFreeDecBuffer(&dc.output);
         pixels_oom((unsigned long)w, (unsigned long)h, (size_t)w * h * 3 * sizeof(float), err, errlen);
         return -1;
     }
-    for (size_t y = 0; y < (size_t)h; y++)
-        for (size_t i = 0; i < (size_t)w * 3; i++) px[y * w * 3 + i] = (float)rgb[y * stride + i] / 255.0f;
+    for (size_t y = 0; y < (size_t)fr.h; y++) {
+        float *row = px + ((size_t)(fr.y + y) * w + (size_t)fr.x) * 3;
+        for (size_t i = 0; i < (size_t)fr.w * 3; i++) row[i] = (float)rgb[y * stride + i] / 255.0f;
+    }
     WebPFreeDecBuffer(&dc.output);
     *out = (Image){w, h, 3, px};
     if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size

@@ -7,7 +7,8 @@
 // PNG: every colour type and bit depth (1/2/4/8/16, palette with tRNS, grey+alpha, Adam7). JPEG:
 // baseline, progressive, greyscale, CMYK/YCCK (Adobe-inverted CMYK, with or without the Adobe marker,
 // as PIL reads it); the EXIF orientation (APP1, parsed by libexif) is applied after decoding, as PIL's
-// ImageOps.exif_transpose. WebP: still images, decoded to RGB (alpha dropped); an animated WebP is
+// ImageOps.exif_transpose. WebP: still images, decoded to RGB (alpha dropped), and an animation of
+// one frame, read as that frame on its canvas (0 around it, as PIL opens it); one of more frames is
 // refused. 16-bit samples scale by 1/65535, 8-bit by 1/255. Alpha and tRNS are dropped, as PIL's
 // convert('RGB'): grey and grey+alpha decode to c = 1, everything else to c = 3. CMYK converts as PIL:
 // R = (1 - C)(1 - K), rounded to an 8-bit level. A libjpeg warning (corrupt or truncated data) is an
