@@ -35,7 +35,7 @@ SAN_CFLAGS = $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=$(SAN_CHECKS) \
               -fno-sanitize-recover=undefined,float-cast-overflow $(ARCH) $(WARN) $(PKG_CFLAGS) -Isrc
 SAN_LDLIBS = -fsanitize=$(SAN_CHECKS) $(LDLIBS)
 
-SRC_DIRS  := src/kernels src/kernels/x86 src/core src/data src/io src/dist src/infer src/viz src/cmd
+SRC_DIRS  := src/kernels src/kernels/x86 src/core src/io src/data src/dist src/infer src/viz src/cmd
 MAIN_SRC  := src/cmd/main.c
 LIB_SRC   := $(filter-out $(MAIN_SRC),$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 HDRS      := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))

@@ -165,6 +165,70 @@ bad_vars=$(unread_vars "$VITMAE_ROOT/README.md" "$VITMAE_ROOT"/docs/*.md)
 t "every VAR= of a make example in the docs is read by the Makefile or tools/*.sh (unread: $(echo $bad_vars))" '[ -z "$bad_vars" ]'
 printf 'Try `make bench-data DATA=DIR` or\n\n    make demo DEMO_STEPS=5\n\nmake it X=1 so.\n```sh\nmake mutate MUTANTS="a b"   # X=2\n```\n' > "$tmp/example.md"
 t "a make variable nothing reads is found, one the demo reads is not" '[ "$(unread_vars "$tmp/example.md")" = DATA ]'
+# The layers (docs/design.md, "Rules" and "What each folder owns"): src/'s folders in the order the
+# rule lists them, lowest first, which the Makefile's SRC_DIRS follows; every include of src/ names a
+# folder of the same or a lower layer and one of those its row of the table lists; no files include each
+# other, in a loop of any length (a file and its header as one). data/image.c included io/json.h while
+# the rule put data below io, and the table's column left out six of the includes.
+# layer_check ROOT: one line per breach of the rule, as "FILE -> INCLUDE: why".
+layer_check() {
+  /usr/bin/python3 - "$1" <<'PY'
+import os, re, sys
+root = sys.argv[1]
+design = open(os.path.join(root, "docs/design.md")).read()
+rule = re.search(r"\*\*Layers\.\*\*.*?lowest first:(.*?)\.\s", design, re.S)
+order = [f.split("/")[0] for f in re.findall(r"`([a-z0-9/]+)`", rule.group(1))] if rule else []
+order = list(dict.fromkeys(order))
+if not order: print("docs/design.md: no \"lowest first:\" list in the Layers rule"); sys.exit()
+rows = {}
+for m in re.finditer(r"^\| `src/([a-z0-9/]+)` \|[^|]*\|([^|]*)\|$", design, re.M):
+    rows[m.group(1)] = "any" if "anything" in m.group(2) else set(re.findall(r"`([a-z0-9/]+)`", m.group(2)))
+mk = re.search(r"^SRC_DIRS\s*:=(.*)$", open(os.path.join(root, "Makefile")).read(), re.M)
+dirs = [d[len("src/"):] for d in mk.group(1).split()] if mk else []
+if [d.split("/")[0] for d in dirs if "/" not in d] != order:
+    print("Makefile: SRC_DIRS %s, not in the order of docs/design.md's rule %s" % (" ".join(dirs), " ".join(order)))
+edges = {}
+for d, _, files in os.walk(os.path.join(root, "src")):
+    for f in sorted(files):
+        if not f.endswith((".c", ".h")): continue
+        path = os.path.relpath(os.path.join(d, f), os.path.join(root, "src"))
+        folder = os.path.dirname(path)
+        for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(os.path.join(d, f), errors="replace").read(), re.M):
+            to = os.path.dirname(inc)
+            if not to: print("src/%s -> %s: names no folder" % (path, inc)); continue
+            edges.setdefault(os.path.splitext(path)[0], set()).add(os.path.splitext(inc)[0])
+            a, b = folder.split("/")[0], to.split("/")[0]
+            if a not in order or b not in order: print("src/%s -> %s: a folder the rule does not list" % (path, inc)); continue
+            if order.index(b) > order.index(a): print("src/%s -> %s: runs up, %s is above %s" % (path, inc, b, a))
+            row = rows.get(folder)
+            if b != a and row != "any" and (row is None or to not in row and b not in row):
+                print("src/%s -> %s: %s is not in the row of src/%s in docs/design.md's table" % (path, inc, to, folder))
+# Loops: depth-first search over the files (a .c and its .h as one).
+state = {}
+def visit(u, stack):
+    state[u] = 1; stack.append(u)
+    for v in sorted(edges.get(u, ())):
+        if v == u: continue
+        if state.get(v) == 1: print("src/: a loop of includes: " + " -> ".join(stack[stack.index(v):] + [v])); continue
+        if not state.get(v): visit(v, stack)
+    stack.pop(); state[u] = 2
+for u in sorted(edges):
+    if not state.get(u): visit(u, [])
+PY
+}
+layers=$(layer_check "$VITMAE_ROOT")
+t "src/'s includes keep docs/design.md's layers, no loops ($(echo "$layers" | head -n 3))" '[ -z "$layers" ]'
+# The check can fail: a copy of the tree with an include that runs up, one a row does not list, and a loop.
+mkdir -p "$tmp/layers/docs"
+cp -R "$VITMAE_ROOT/src" "$VITMAE_ROOT/Makefile" "$tmp/layers/" && cp "$VITMAE_ROOT/docs/design.md" "$tmp/layers/docs/"
+printf '#include "cmd/cli.h"\n' >> "$tmp/layers/src/core/rng.c"
+printf '#include "dist/dist.h"\n' >> "$tmp/layers/src/viz/confusion.c"
+printf '#include "core/optim.h"\n' >> "$tmp/layers/src/core/rng.h"; printf '#include "core/rng.h"\n' >> "$tmp/layers/src/core/optim.h"
+layers=$(layer_check "$tmp/layers")
+t "the layer check finds an include that runs up, one its row lacks and a loop ($(echo "$layers" | wc -l) lines)" \
+  'echo "$layers" | grep -q "^src/core/rng.c -> cmd/cli.h: runs up" && echo "$layers" | grep -q "^src/viz/confusion.c -> dist/dist.h: .* not in the row of src/viz" &&
+   echo "$layers" | grep -q "a loop of includes: core/optim -> core/rng -> core/optim\|a loop of includes: core/rng -> core/optim -> core/rng"'
+rm -rf "$tmp/layers"
 # A fuzz replay (tests/test_fuzz_<name>.c) includes tests/fuzz/fuzz_<name>.c and tests/fuzz/replay.h: the
 # Makefile rebuilds it when either is newer (make -q -W: as if it were; nothing is built). It did not, so
 # `make test` replayed a target as it was before its last change.
