@@ -43,6 +43,13 @@ t "--store auto, no usable folder: bitwise the same weights" 'same_weights "$dir
 "$VITMAE" train $small --store "$dir/afile" --out "$dir/storefile" > /dev/null 2> "$dir/storefile.err"; rc=$?
 t "--store on a file: exit 1, one line, no run folder left" \
   '[ $rc -eq 1 ] && [ "$(grep -c . "$dir/storefile.err")" -eq 1 ] && grep -q "^vitmae: train --store: " "$dir/storefile.err" && [ ! -e "$dir/storefile" ]'
+# The store's folder is made as every folder vitmae makes (cmd/output.h; data/dataset.c kept a copy of
+# its own): a --store longer than a path can be was cut to 4095 bytes, that shorter path's 20 folders
+# made, and the run refused with "<the cut path>: not a writable folder", the folders left behind.
+long=$(/usr/bin/python3 -c 'print("/".join(["s" * 200] * 24))')
+"$VITMAE" train $small --cache-mb 0 --store "$long" --out "$dir/storelong" > /dev/null 2> "$dir/storelong.err"; rc=$?
+t "--store longer than a path: exit 1, one line, no folder made ($rc: $(cut -c 1-80 "$dir/storelong.err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/storelong.err")" = "vitmae: train --store: path too long" ] && [ ! -e "$dir/storelong" ] && [ ! -e "$dir/$(printf "%200s" | tr " " s)" ]'
 t "first store run decodes and writes working images" 'grep -q "working images: [1-9][0-9]* decoded, [0-9]* read from the store ([1-9]" "$dir/store1.log"'
 t "second store run reads them back, decodes nothing" 'grep -q "working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/store2.log"'
 t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'

@@ -370,6 +370,14 @@ int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int 
     return dataset_pixel_stats(ds, idx, n, 10000, 0, c->img_size, c->in_chans, c->pixel_mean, c->pixel_std, err, errlen);
 }
 
+// The store's folder made as every folder vitmae makes (0777 less the umask, so that a group's store under
+// umask 002 takes the group's files; a path too long refused, not cut: cmd/output.h), then the store
+// turned on in it.
+static int make_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
+    if (ds->shared && ds->work_size > 0 && output_mkdir_p(dir, err, errlen)) return -1;
+    return dataset_set_store(ds, dir, err, errlen);
+}
+
 int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, StoreNote *note,
                   char *err, size_t errlen) {
     note->text[0] = 0;
@@ -392,7 +400,7 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
             return 0;
         }
         cli_clean_path(dir);   // HOME=/ or a trailing '/': "/.cache/...", not "//.cache/..."
-        if (dataset_set_store(ds, dir, err, errlen)) {   // the default asks for no folder: go on without it
+        if (make_store(ds, dir, err, errlen)) {   // the default asks for no folder: go on without it
             snprintf(note->text, sizeof note->text, "--store auto: %s; going on without a store (each epoch "
                      "decodes its images again; --store DIR chooses a folder)", err);
             return 0;
@@ -405,10 +413,8 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
                          : "working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s",
                  mb, cache_mb, dir);
         return 0;
-    } else {
-        snprintf(dir, sizeof dir, "%s", store);
     }
-    return dataset_set_store(ds, dir, err, errlen);
+    return make_store(ds, store, err, errlen);
 }
 
 void run_store_note(const StoreNote *note) {
@@ -425,7 +431,7 @@ void run_share_store(Dataset *ds, const char *cmd, const char *store) {
     dist_bcast(dir, sizeof dir, 0);
     if (dist_rank() == 0 || !dir[0]) return;
     char err[4200];
-    if (dataset_set_store(ds, dir, err, sizeof err))
+    if (make_store(ds, dir, err, sizeof err))
         cli_message("%s%s: %s; this process goes on without a store (each epoch decodes its images again)",
                     strcmp(store, "auto") ? cmd : "", strcmp(store, "auto") ? " --store" : "--store auto", err);
 }

@@ -535,17 +535,6 @@ void dataset_stats(const Dataset *ds, DataStats *st) {
 
 int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
     if (!ds->shared || ds->work_size <= 0) { snprintf(err, errlen, "no working images to store"); return -1; }
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    // 0777 less the umask, as mkdir(1) and every other folder vitmae makes: a group's shared store under
-    // umask 002 takes the group's files (0755 left it to its maker alone).
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
-        *p = '/';
-    }
-    if (mkdir(tmp, 0777) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: %s", tmp, strerror(errno)); return -1; }
     char *abs = realpath(dir, NULL);
     struct stat st;
     if (!abs || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode) || access(abs, W_OK) != 0) {

@@ -88,8 +88,9 @@ typedef struct {
     DataShared *shared;       // mutable state behind const Dataset pointers; thread-safe
 } Dataset;
 
-// Turns the on-disk store on (after the scan; creating dir and its parents when missing). 0 ok, -1
-// with err. Views do not change: only where working images come from.
+// Turns the on-disk store on in dir, a writable folder (after the scan; the command makes the folder, as
+// it makes every folder: cmd/output.h). 0 ok, -1 with err. Views do not change: only where working
+// images come from.
 int  dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen);
 // The store's folder as dataset_set_store resolved it (absolute), or NULL without a store.
 const char *dataset_store_dir(const Dataset *ds);
