@@ -11,8 +11,7 @@ fail=0
 if ! /usr/bin/python3 -c 'import PIL, numpy; from PIL import features; assert features.check("webp")' 2>/dev/null; then
   echo "cli formats skipped: python3-pil with WebP (and numpy) not installed"; exit 0
 fi
-dir=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-cli-formats.XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+scratch dir
 /usr/bin/python3 - "$dir" <<'PY'
 import sys, numpy as np
 from PIL import Image

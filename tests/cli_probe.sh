@@ -7,8 +7,7 @@
 # encoder-only checkpoint (16 px RGB, 3 blocks, D 32).
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch tmp
 ck="$VITMAE_ROOT/tests/fixtures/attn_model.safetensors"
 n_train=32; n_test=16
 [ -n "$VITMAE_SANITIZED" ] && { n_train=16; n_test=8; }

@@ -43,5 +43,12 @@ VITMAE_STOP_FIRST=1 runner tests/cli_c_bad.sh tests/cli_b_fast.sh; rc=$?
 t "VITMAE_STOP_FIRST=1: stops at the first failure" '[ $rc -eq 1 ] && ! grep -q cli_b_fast out && [ "$(tail -n 1 out)" = "0 passed, 1 failed" ]'
 VITMAE_TEST_JOBS=0 runner tests/cli_b_fast.sh; rc=$?
 t "VITMAE_TEST_JOBS=0 refused" '[ $rc -eq 2 ] && grep -q "VITMAE_TEST_JOBS: not a count" out'
+# Every command-line test removes its folder on any exit, signals included (docs/testing.md, "Writing a
+# test"): it makes the folder with scratch (tests/lib.sh), or traps HUP, INT and TERM itself. cli_probe.sh
+# and cli_formats.sh trapped EXIT alone, which sh does not run when a signal ends it (the mutation
+# harness's time limit, Ctrl-C): their mktemp folder was left in TMPDIR.
+untrapped=$(for f in "$VITMAE_ROOT"/tests/cli_*.sh; do
+  grep -Eq '^[[:space:]]*scratch [A-Za-z_]+' "$f" || grep -Eq "trap .*HUP INT TERM" "$f" || basename "$f"; done)
+t "every tests/cli_*.sh removes its folder on a signal too (not so: $(echo $untrapped))" '[ -z "$untrapped" ]'
 [ $fail -eq 0 ] && echo "cli runner ok"
 exit $fail
