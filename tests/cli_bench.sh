@@ -55,6 +55,17 @@ zero=$(/usr/bin/python3 -c 'import json, sys
 p = json.load(open(sys.argv[1]))["phases_s"]
 print(" ".join(k for k in ("data", "patch_embed", "encoder", "decoder", "loss", "backward", "optimizer") if not p.get(k, 0) > 0))' "$tmp/ph.json" 2>&1)
 t "bench --json: every phase of a step takes time (at 0 or missing: ${zero:-none})" '[ $rc -eq 0 ] && [ -z "$zero" ]'
+# The defaults --help states are the ones a run takes (docs/interface.md, "vitmae bench": 10 timed steps
+# after 2 warm-up, tiny, 3 channels, mask 0.75): --steps and --warmup are numbers in cmd/bench.c beside
+# their help text, and nothing compared the two.
+"$VITMAE" bench --img 8 --patch 4 --batch 2 --threads 1 --json > "$tmp/def.json"; rc=$?
+"$VITMAE" bench --help > "$tmp/def.help"
+drift=$(/usr/bin/python3 -c 'import json, re, sys
+d = json.load(open(sys.argv[1])); h = open(sys.argv[2]).read()
+for flag, key in (("steps", "steps"), ("warmup", "warmup"), ("preset", "preset"), ("channels", "channels"), ("mask-ratio", "mask_ratio"), ("accum", "accum")):
+    m = re.search(r"^  --%s .*\(default ([^;)]+)" % flag, h, re.M)
+    if not m or str(d.get(key)) != m.group(1): print("--%s: help %s, run %s" % (flag, m and m.group(1), d.get(key)))' "$tmp/def.json" "$tmp/def.help" 2>&1)
+t "bench: the defaults --help states are a run's (differ: ${drift:-none})" '[ $rc -eq 0 ] && [ -z "$drift" ]'
 phases_text=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 | sed -n "/^  phases/,/^  peak memory/p")
 t "bench: the text's phases, \"other\" last, add up to 100% ($(echo "$phases_text" | awk "NF == 3 { print \$1, \$3 }" | tr "\n" " "))" \
   'echo "$phases_text" | grep -Eq "^    other +[0-9.]+ +[0-9.]+%$" &&
