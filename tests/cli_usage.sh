@@ -229,6 +229,46 @@ t "the layer check finds an include that runs up, one its row lacks and a loop (
   'echo "$layers" | grep -q "^src/core/rng.c -> cmd/cli.h: runs up" && echo "$layers" | grep -q "^src/viz/confusion.c -> dist/dist.h: .* not in the row of src/viz" &&
    echo "$layers" | grep -q "a loop of includes: core/optim -> core/rng -> core/optim\|a loop of includes: core/rng -> core/optim -> core/rng"'
 rm -rf "$tmp/layers"
+# Code and tests cite the project's own docs (docs/design.md, "Rules"), by file and often by section:
+# every docs/<name>.md named in src/, tests/, tools/ and the Makefile exists, every section named
+# beside it ('docs/interface.md, "Seeds"' or '(docs/data.md, "Run folders")') is one of its headings, bold
+# labels or list labels (or begins one), and no comment cites a document outside the repository (the
+# interface contract was once cited by section number). A section renamed in a doc left its citations
+# pointing nowhere, and no test said so.
+# cite_check ROOT: one line per citation that points nowhere.
+cite_check() {
+  /usr/bin/python3 - "$1" <<'PY'
+import glob, os, re, sys
+root = sys.argv[1]
+def norm(s): return re.sub(r"\s+", " ", s).strip().lower()
+def titles(t):   # headings and bold labels, without backticks and a closing period
+    found = re.findall(r"^#+ +(.+)$", t, re.M) + re.findall(r"\*\*([^*]+)\*\*", t) + re.findall(r"^ *- ([A-Z][^:.\n]{0,60})[:.]", t, re.M)
+    return [norm(re.sub(r"[`]", "", x).rstrip(".:")) for x in found]
+docs = {os.path.relpath(p, root): titles(open(p).read()) for p in glob.glob(os.path.join(root, "docs/*.md"))}
+files = [p for pat in ("src/**/*.[ch]", "tests/*.[ch]", "tests/*.sh", "tests/fuzz/*.[ch]", "tools/*") for p in glob.glob(os.path.join(root, pat), recursive=True)]
+for p in sorted(files + [os.path.join(root, "Makefile")]):
+    if not os.path.isfile(p): continue
+    rel = os.path.relpath(p, root)
+    if rel == "tests/cli_usage.sh": continue   # this check's own examples
+    text = open(p, errors="replace").read()
+    if rel.startswith("src/") and re.search(r"CONTRACT|contract section", text): print("%s: cites the interface contract, not docs/" % rel)
+    text = re.sub(r"\n\s*(//|#|\*)?\s*", " ", text)   # comments continued on the next line
+    for m in re.finditer(r"(docs/[a-z_]+\.md)(?:,? \(?\"([A-Z`][^\"$|<>]{2,80})\")?", text):
+        doc, section = m.group(1), m.group(2)
+        if doc not in docs: print("%s: %s does not exist" % (rel, doc))
+        elif section and not any(x == norm(section.rstrip(".")) or re.match(re.escape(norm(section.rstrip("."))) + r"\W", x) for x in docs[doc]): print("%s: %s has no \"%s\"" % (rel, doc, section))
+PY
+}
+cites=$(cite_check "$VITMAE_ROOT")
+t "every docs/*.md and section that code, tests and tools cite exists ($(echo "$cites" | head -n 3))" '[ -z "$cites" ]'
+mkdir -p "$tmp/cites/docs" "$tmp/cites/src"
+cp "$VITMAE_ROOT"/docs/*.md "$tmp/cites/docs/" && : > "$tmp/cites/Makefile"
+printf '// (docs/interface.md, "Seeds"), docs/design.md, "No Such Section"; docs/nothing.md\n' > "$tmp/cites/src/a.c"
+cites=$(cite_check "$tmp/cites")
+t "the citation check finds a missing section and a missing doc, not a present one ($(echo "$cites" | tr "\n" " "))" \
+  '[ "$cites" = "src/a.c: docs/design.md has no \"No Such Section\"
+src/a.c: docs/nothing.md does not exist" ]'
+rm -rf "$tmp/cites"
 # A fuzz replay (tests/test_fuzz_<name>.c) includes tests/fuzz/fuzz_<name>.c and tests/fuzz/replay.h: the
 # Makefile rebuilds it when either is newer (make -q -W: as if it were; nothing is built). It did not, so
 # `make test` replayed a target as it was before its last change.
