@@ -66,6 +66,15 @@ for flag, key in (("steps", "steps"), ("warmup", "warmup"), ("preset", "preset")
     m = re.search(r"^  --%s .*\(default ([^;)]+)" % flag, h, re.M)
     if not m or str(d.get(key)) != m.group(1): print("--%s: help %s, run %s" % (flag, m and m.group(1), d.get(key)))' "$tmp/def.json" "$tmp/def.help" 2>&1)
 t "bench: the defaults --help states are a run's (differ: ${drift:-none})" '[ $rc -eq 0 ] && [ -z "$drift" ]'
+# A peak that could not be measured: every run of the FMA loop needs its whole OpenMP team, and under
+# OMP_THREAD_LIMIT=1 a team of 2 never comes, so the peak was 0 and the JSON held "peak_fraction": inf,
+# which no JSON reader reads, and the text "-> inf% of peak" (docs/interface.md, "vitmae bench").
+OMP_THREAD_LIMIT=1 "$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --json > "$tmp/lim.json"; rc=$?
+t "bench --json, OMP_THREAD_LIMIT=1 at 2 threads: valid JSON, peak_fraction null ($rc: $(grep -o '"peak_fraction": [^,]*' "$tmp/lim.json"))" \
+  '[ $rc -eq 0 ] && /usr/bin/python3 -c "import json, sys; d = json.load(open(sys.argv[1])); sys.exit(0 if d[\"peak_fraction\"] is None else 1)" "$tmp/lim.json"'
+out=$(OMP_THREAD_LIMIT=1 "$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --warmup 0 --threads 2 --parallel kernels --profile); rc=$?
+t "bench, OMP_THREAD_LIMIT=1 at 2 threads: the peak not measured, said so, no inf ($rc: $(echo "$out" | grep "FMA peak"))" \
+  '[ $rc -eq 0 ] && echo "$out" | grep -q "^  FMA peak       not measured: OpenMP ran fewer than the 2 threads asked" && ! echo "$out" | grep -Eqi "(inf|nan)%|GFLOP/s +-?(inf|nan)"'
 phases_text=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 | sed -n "/^  phases/,/^  peak memory/p")
 t "bench: the text's phases, \"other\" last, add up to 100% ($(echo "$phases_text" | awk "NF == 3 { print \$1, \$3 }" | tr "\n" " "))" \
   'echo "$phases_text" | grep -Eq "^    other +[0-9.]+ +[0-9.]+%$" &&

@@ -186,7 +186,8 @@ static void print_profile(const ProfTotals *pt, int steps, double total, double 
         }
         printf("    %-22s %8.2f  %5.1f%%  %6.1f", prof_name(k), 1e3 * sec / steps, 100.0 * sec / total,
                (double)pt->calls[k] / steps);
-        if (pt->flops[k] > 0) printf("  %7.1f GFLOP/s  %5.1f%%", gf, 100.0 * gf / peak);
+        if (pt->flops[k] > 0 && peak > 0) printf("  %7.1f GFLOP/s  %5.1f%%", gf, 100.0 * gf / peak);
+        else if (pt->flops[k] > 0) printf("  %7.1f GFLOP/s      -", gf);   // no peak measured (below)
         printf("\n");
     }
     double wait = pt->barrier_wait / steps, cpu = total / steps * threads;
@@ -478,18 +479,19 @@ int cmd_bench(int argc, char **argv) {
     if (json) {
         // The loss as every JSON number that is not whole: the shortest digits that read back as it
         // (docs/interface.md, section 1, "Seeds"; "%.6f" wrote 1.383501 of 1.3835010528564453).
-        char loss_s[40];
+        char loss_s[40], fraction[40] = "null";   // null: no peak measured (the text says why)
         json_double_text(last_loss, loss_s, sizeof loss_s);
+        if (peak > 0) snprintf(fraction, sizeof fraction, "%.4f", gflops / peak);
         printf("{\"preset\": \"%s\", \"img\": %d, \"patch\": %d, \"channels\": %d, \"batch\": %d, "
                "\"mask_ratio\": %s, \"len_keep\": %d, \"threads\": %d, \"parallel\": \"%s\", \"workers\": %d, \"processes\": %d, \"groups\": %d, \"at_once\": %d, \"accum\": %d, "
                "\"exchange\": \"%s\", \"steps\": %d, \"warmup\": %d, "
                "\"gemm\": \"%s\", \"params\": %zu, \"loss\": %s, \"img_per_s\": %.2f, \"img_per_s_best_step\": %.2f, "
                "\"step_s\": %.6f, \"step_s_q1\": %.6f, \"step_s_median\": %.6f, \"step_s_q3\": %.6f, \"cpu_s_per_step\": %.6f, \"flop_per_step\": %.0f, \"gflop_per_step\": %.4f, \"flop_done_per_step\": %.0f, \"gflops\": %.2f, \"peak_gflops\": %.2f, "
-               "\"peak_fraction\": %.4f, \"peak_gflops_after\": %.2f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
+               "\"peak_fraction\": %s, \"peak_gflops_after\": %.2f, \"cpus_of_threads\": %d, \"cache_bytes\": {\"l1d\": %ld, \"l2\": %ld, \"l3\": %ld}, "
                "\"blocking\": {\"kc\": %d, \"slab_floats\": %ld, \"mc_panels\": %d}, \"phases_s\": {",
                preset, img, patch, channels, batch, mask_s, K, threads, W ? "groups" : "kernels", W, nranks, groups, at_once, accum, exchange, steps, warmup,
                gemm_kernel_name(), np, loss_s, img_s, img_s_best, ph.total / steps, q1, med, q3, cpu_total / steps, flops, flops * 1e-9, flops_done, gflops, peak,
-               gflops / peak, peak_after, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
+               fraction, peak_after, cpus, caches.l1d, caches.l2, caches.l3, blk.kc, blk.slab_floats, blk.mc_panels);
         for (int i = 0; i < nphases; i++) printf("%s\"%s\": %.6f", i ? ", " : "", names[i], vals[i] / steps);
         printf("}, \"step_times_s\": [");
         for (int i = 0; i < steps; i++) printf("%s%.6f", i ? ", " : "", step_s[i]);
@@ -525,15 +527,22 @@ int cmd_bench(int argc, char **argv) {
         // At 1 thread, CPU time leaves out the time the OS gave to other jobs: img/s on a quiet core
         // (spinning OpenMP threads count as busy, so at 2+ threads it is only an upper bound of work).
         printf("  CPU time       %.1f ms per step (all threads)%s", 1e3 * cpu_total / steps, threads == 1 ? "" : "\n");
-        if (threads == 1)
+        if (threads == 1 && peak > 0)
             printf(" -> %.1f img/s, %.1f%% of peak per CPU second\n", (double)batch / nranks * steps / cpu_total,
                    100.0 * flops * steps / cpu_total * 1e-9 / peak);
+        else if (threads == 1)
+            printf(" -> %.1f img/s per CPU second\n", (double)batch / nranks * steps / cpu_total);
         printf("  GFLOP/s        %.1f  (%.2f GFLOP per step, analytic: the model's; the step computes %.2f of them)\n",
                gflops, flops * 1e-9, flops_done * 1e-9);
-        printf("  FMA peak       %.1f GFLOP/s measured at %d thread%s x %d process%s -> %.1f%% of peak\n", peak,
-               threads, threads == 1 ? "" : "s", nranks, nranks == 1 ? "" : "es", 100.0 * gflops / peak);
-        printf("  peak after     %.1f GFLOP/s measured again after the steps (%+.1f%%)%s\n", peak_after, 100.0 * drift,
-               fabs(drift) > PEAK_DRIFT ? ": the cores' speed moved during the run, so compare runs side by side" : "");
+        if (peak > 0)
+            printf("  FMA peak       %.1f GFLOP/s measured at %d thread%s x %d process%s -> %.1f%% of peak\n", peak,
+                   threads, threads == 1 ? "" : "s", nranks, nranks == 1 ? "" : "es", 100.0 * gflops / peak);
+        else   // every run's OpenMP team came out smaller than asked (OMP_THREAD_LIMIT): no fraction to give
+            printf("  FMA peak       not measured: OpenMP ran fewer than the %d thread%s asked (OMP_THREAD_LIMIT?)\n",
+                   threads, threads == 1 ? "" : "s");
+        if (peak > 0 && peak_after > 0)
+            printf("  peak after     %.1f GFLOP/s measured again after the steps (%+.1f%%)%s\n", peak_after, 100.0 * drift,
+                   fabs(drift) > PEAK_DRIFT ? ": the cores' speed moved during the run, so compare runs side by side" : "");
         if (cpus > 0)
             printf("  affinity       the %d thread%s may run on %d CPU%s%s\n", threads, threads == 1 ? "" : "s", cpus,
                    cpus == 1 ? "" : "s",
