@@ -186,8 +186,10 @@ build/fuzz/obj/%.o: src/%.c $(HDRS) | build/fuzz/.deps-ok $(DEPS_STAMP)
 build/fuzz/libvitmae.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
+# No -fopenmp, but the kernels call the OpenMP runtime (omp_get_thread_num, omp_get_wtime, ...): gcc's
+# libgomp answers those calls as for one thread (without it no target linked).
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libvitmae.a
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libvitmae.a $(PKG_LIBS) -lm -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libvitmae.a $(PKG_LIBS) -lm -lgomp -o $@
 
 fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@mkdir -p build/fuzz/artifacts

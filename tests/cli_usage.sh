@@ -280,6 +280,18 @@ for f in "$VITMAE_ROOT"/tests/fuzz/fuzz_*.c; do
   done
 done
 t "every fuzz replay is rebuilt when its target or replay.h changes (not:$stale)" '[ -z "$stale" ]'
+# `make fuzz` links its targets with what the Makefile's fuzz rule gives (make -n -B: the commands, none
+# run): without -fopenmp, the OpenMP runtime's functions the kernels call must come from a library it
+# names (no target linked: "undefined reference to omp_get_thread_num"). Where clang is installed, a
+# program calling them is linked with the rule's libraries.
+if command -v clang > /dev/null 2>&1; then
+  link=$(make -C "$VITMAE_ROOT" -n -B build/fuzz/fuzz_cli 2>/dev/null | grep -- '-fsanitize=fuzzer ' | tail -n 1)
+  libs=${link#*libvitmae.a}; libs=${libs%% -o *}
+  printf '#include <omp.h>\nint main(void) { return omp_get_thread_num() + (omp_get_wtime() < 0); }\n' > "$tmp/omp.c"
+  clang "$tmp/omp.c" $libs -o "$tmp/omp" > "$tmp/omp.err" 2>&1; rc=$?
+  t "the fuzz targets' libraries answer the OpenMP runtime's calls (rc $rc: $(grep -m 1 -o 'undefined reference to [^ ]*' "$tmp/omp.err"))" \
+    '[ -n "$link" ] && [ $rc -eq 0 ] && "$tmp/omp"'
+fi
 # docs/testing.md's table names every test program and script (tests/test_*.c, tests/cli_*.sh; the
 # fuzz replays as `test_fuzz_*`).
 awk '/^\| test \| what it checks \|/ { on = 1 } on && !/^\|/ { exit } on { print $0 }' "$VITMAE_ROOT/docs/testing.md" |
