@@ -575,6 +575,14 @@ VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/gokept" env --default-signal "$VITMAE" at
 pid=$!; wait_gate "$tmp/gokept" $pid; kill -INT $pid; wait $pid; rc=$?
 t "SIGINT before the first image, an --out folder that was there: as it was ($rc)" \
   '[ $rc -eq 130 ] && ls -R "$tmp/sigterm" | cmp -s - "$tmp/sigterm.before"'
+# Ctrl-C while the --out folder's write test is in it (held there: VITMAE_FAULT_HOLD_IN_WRITE_TEST): the
+# test's file goes, and with it the folders the run made (.vitmae-write-test-<pid> stayed, and so did
+# sigw/out holding it).
+VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/gow" env --default-signal "$VITMAE" attention --ckpt "$ck" \
+  --out "$tmp/sigw/out" --layer 0 --head 0 "$img" > /dev/null 2>&1 &
+pid=$!; wait_gate "$tmp/gow" $pid; kill -INT $pid; wait $pid; rc=$?
+t "SIGINT during the --out folder's write test: ended by it ($rc), nothing it made left ($(ls -AR "$tmp/sigw" 2>&1 | tr "\n" " "))" \
+  '[ $rc -eq 130 ] && [ ! -e "$tmp/sigw" ]'
 
 # An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
 # line before the work, exit 1 (it printed a "permission denied" line per image).

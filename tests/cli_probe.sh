@@ -373,6 +373,15 @@ wait_gate "$tmp/gomade" $pid
 kill -INT $pid; wait $pid; rc=$?
 t "probe: SIGINT before its files, into a folder it made: ended by it ($rc), the folders it made gone ($(ls -R "$tmp/sigmade" 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 130 ] && [ ! -e "$tmp/sigmade" ] && [ -d "$tmp/sigprobe" ]'
+# Ctrl-C while the --out folder's write test is in it (VITMAE_FAULT_HOLD_IN_WRITE_TEST): its file goes with
+# the folders the run made (.vitmae-write-test-<pid> stayed, in a sigw/out kept by it).
+VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/gow" env --default-signal "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" \
+  --test "$tmp/test" --out "$tmp/sigw/out" > /dev/null 2>&1 &
+pid=$!
+wait_gate "$tmp/gow" $pid
+kill -INT $pid; wait $pid; rc=$?
+t "probe: SIGINT during the --out folder's write test: ended by it ($rc), nothing it made left ($(ls -AR "$tmp/sigw" 2>&1 | tr "\n" " "))" \
+  '[ $rc -eq 130 ] && [ ! -e "$tmp/sigw" ]'
 
 # --max-pixels, the flag that an image's "exceeds --max-pixels" names (embed and probe had none:
 # "unknown flag", exit 2): a 16x16 image over a limit of 100 pixels is refused by name.
