@@ -86,6 +86,17 @@ for cmd in $cmds; do
     fi
   done < "$dir/flags"
 done
+# --threads has one bound in every command (CLI_THREADS_MAX, docs/interface.md section 1): train,
+# finetune, data and bench stopped at 1024 and the others at 4096, with nothing sized by either. The
+# bound is accepted (the next flag's error is the one said) and one more is refused alike everywhere.
+nthreads=0
+for cmd in $cmds; do
+  "$VITMAE" "$cmd" --help 2>&1 | grep -q '^  --threads ' || continue
+  nthreads=$((nthreads + 1))
+  usage_error "$cmd --threads 4096 accepted" "unknown flag '--no-such-flag'" "$cmd" --threads 4096 --no-such-flag
+  usage_error "$cmd --threads 4097 refused" "vitmae: $cmd --threads: 4097 is out of range [1, 4096]" "$cmd" --threads 4097
+done
+t "--threads: every command that has it ($nthreads) bounds it at 4096" '[ $nthreads -ge 10 ]'
 t "found commands ($ncmd) and flags ($nflag)" '[ $ncmd -ge 3 ] && [ $nflag -ge 30 ]'
 [ $fail -eq 0 ] && echo "cli flags ok ($ncmd commands, $nflag flags, $checked invocations)"
 exit $fail

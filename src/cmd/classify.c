@@ -96,7 +96,7 @@ int cmd_classify(int argc, char **argv) {
         {"--top", FLAG_INT, &top, 1, 100000, NULL, "classes listed per image, most probable first (default 5)", "K", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object instead of text", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
-        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);

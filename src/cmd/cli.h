@@ -23,6 +23,13 @@ typedef struct {
 
 enum { CLI_OK = 0, CLI_HELP = -1, CLI_USAGE = 2 };
 
+// The largest --threads of every command (docs/interface.md, section 1). No buffer is sized by it:
+// per-thread scratch is allocated for the threads asked for, and threads that cannot be made are one
+// line (cpu_start_threads). It only catches a typo (--threads 100000) as a usage error at once, rather
+// than after minutes of starting threads; it is above the hardware threads of the largest single
+// machines, so that no real machine is refused.
+#define CLI_THREADS_MAX 4096
+
 // Parses argv[1..] (argv[0] is the command name). Arguments that are not flags are collected in
 // positional (argv order, at most max_positional; more is a usage error); they are file and folder
 // names, cleaned in place as FLAG_PATH values are. "--flag=value" and

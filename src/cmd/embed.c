@@ -142,7 +142,7 @@ int cmd_embed(int argc, char **argv) {
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); always through the final norm", "N", 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace FEATS.npy / FEATS.txt when they exist", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
-        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);

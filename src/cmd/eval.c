@@ -50,7 +50,7 @@ int cmd_eval(int argc, char **argv) {
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL,
          "masks from this seed and each image's stem, as reconstruct (default 0)", "S", 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
-        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL,
          "print JSON: images, loss, masked_mse, psnr, mask_ratio, seed", NULL, 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},

@@ -399,7 +399,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--smoothing", FLAG_FLOAT, &a->smoothing, 0.0, 0.99, NULL, "label smoothing (default 0.1)", "S", 0},
         {"--clip", FLAG_FLOAT, &a->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
         {"--seed", FLAG_LONG, &a->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
-        {"--threads", FLAG_INT, &a->threads, 1, 1024, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--threads", FLAG_INT, &a->threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
         {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, VAL_FRAC_MAX, NULL, "held-out fraction of --data when --val is absent (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
         {"--val-max", FLAG_INT, &a->val_max, 1, VAL_MAX_LIMIT, NULL, "at most this many validation images per evaluation (default " MAE_STR(DEFAULT_VAL_MAX) ")", "N", 0},

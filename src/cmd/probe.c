@@ -252,7 +252,7 @@ int cmd_probe(int argc, char **argv) {
         {"--out", FLAG_PATH, &out_dir, 0, 0, NULL, "write confusion-knn.png (and confusion-linear.png) into this folder", "DIR", 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace the confusion matrices of an earlier run in --out", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
-        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);

@@ -181,7 +181,7 @@ int cmd_reconstruct(int argc, char **argv) {
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write <stem>.recon.npy and <stem>.mask.npy", NULL, 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace files of an earlier run in DIR", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 16)", "B", 0},
-        {"--threads", FLAG_INT, &threads, 1, 4096, NULL, "OpenMP threads (default: all cores)", "T", 0},
+        {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
