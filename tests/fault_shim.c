@@ -6,6 +6,7 @@
 //                     call and every later one (a resource that stays short)
 //   FAULT_OWN=1       count only the calls made by the program's own code, not by its libraries
 //   FAULT_MIN=BYTES   count only allocations of at least BYTES (tables and buffers, not every small string)
+//   FAULT_MAX=BYTES   ... and of at most BYTES (FAULT_MIN=FAULT_MAX: one size, one buffer of a known size)
 //   FAULT_COUNT=FILE  at exit, write "name count" for each function (what N can be)
 // Only the program named vitmae is touched (not a shell or `timeout` in between). malloc, calloc and
 // realloc fail with ENOMEM, opendir with EMFILE, readdir with EIO (NULL with errno set).
@@ -28,7 +29,7 @@ static atomic_long counts[F_N];
 static int target = -1, own_only, enabled;
 static long fail_at;
 static int fail_on;   // N+
-static size_t min_bytes;
+static size_t min_bytes, max_bytes = SIZE_MAX;
 static uintptr_t own_lo, own_hi;   // the program's own code (its loaded segments)
 
 static int find_own(struct dl_phdr_info *info, size_t size, void *data) {
@@ -50,6 +51,7 @@ __attribute__((constructor)) static void fault_init(void) {
     fail_at = n ? atol(n) : 0;
     fail_on = n && n[0] && n[strlen(n) - 1] == '+';
     min_bytes = getenv("FAULT_MIN") ? (size_t)atol(getenv("FAULT_MIN")) : 0;
+    if (getenv("FAULT_MAX")) max_bytes = (size_t)atol(getenv("FAULT_MAX"));
     own_only = own && !strcmp(own, "1");
     if (own_only) dl_iterate_phdr(find_own, NULL);
     const char *b = strrchr(program_invocation_name, '/');
@@ -67,7 +69,7 @@ __attribute__((destructor)) static void fault_fini(void) {
 
 // 1 when this call (made from code at caller; an allocation of bytes) is the one to fail.
 static int fails(int f, void *caller, size_t bytes) {
-    if (!enabled || bytes < min_bytes) return 0;
+    if (!enabled || bytes < min_bytes || (f <= F_REALLOC && bytes > max_bytes)) return 0;
     if (own_only && ((uintptr_t)caller < own_lo || (uintptr_t)caller >= own_hi)) return 0;
     long k = atomic_fetch_add(&counts[f], 1) + 1;
     return f == target && fail_at > 0 && (fail_on ? k >= fail_at : k == fail_at);

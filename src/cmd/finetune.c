@@ -1148,11 +1148,19 @@ int cmd_finetune(int argc, char **argv) {
                                                        &stop, &failed_here, err, sizeof err)
                                    : grad_reduce_step(&t->gr, grads, fn, &t->runner[0], &loss, &run_stop_requested,
                                                       &stop, &failed_here, err, sizeof err);
-        if (dist_size() > 1 && t->gr.notes_any)   // collective: every rank learnt it at the exchange
-            run_broken_share(&t->notes, t->ds.n, t->gone_dirs, sizeof t->gone_dirs, broken_said, t);
+        char share_err[256];
+        int share_rc = dist_size() > 1 && t->gr.notes_any   // collective: every rank learnt it at the exchange
+                       ? run_broken_share(&t->notes, t->ds.n, t->gone_dirs, sizeof t->gone_dirs, broken_said, t,
+                                          share_err, sizeof share_err) : 0;
         if (reduce_rc) {
             progress_end(&prog, stdout);
             if (failed_here) cli_error(NULL, "%s", err);   // the failing rank names the cause
+            rc = 1;
+            break;
+        }
+        if (share_rc) {   // every rank together; the rank that lacked the memory says so
+            progress_end(&prog, stdout);
+            if (share_rc == DIST_NO_MEMORY_HERE) cli_error("finetune", "%s", share_err);
             rc = 1;
             break;
         }

@@ -788,15 +788,14 @@ void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog) {
     DataStats st;
     dataset_stats(ds, &st);
     int N = dist_size();
-    double mine[2] = {waited, busy}, *all = run_job_data_stats(&st, mine, 2);
-    int most = 0;   // the process that waited the largest share of its time
-    for (int i = 1; i < N; i++) {
-        const double *f = all + 2 * i, *m = all + 2 * most;
-        if (f[1] > 0 && (m[1] <= 0 || f[0] / f[1] > m[0] / m[1])) most = i;
-    }
-    waited = all[2 * most];
-    busy = all[2 * most + 1];
-    free(all);
+    run_job_data_stats(&st);
+    // The process that waited the largest share of its time (the lowest rank of those alike; a process
+    // that was never busy counts as none), and its figures.
+    int most = dist_max_rank(busy > 0 ? waited / busy : -1.0);
+    double figures[2] = {waited, busy};
+    dist_bcast(figures, sizeof figures, most);
+    waited = figures[0];
+    busy = figures[1];
     if (busy <= 0 || waited < 0.2 * busy || now_seconds() - n->last < 60) return;
     char procs[48] = "";
     if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
@@ -813,29 +812,13 @@ void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog) {
     n->last = now_seconds();
 }
 
-// The counts of DataStats that run_job_data_stats sums, as doubles (exact: integers below 2^53).
-enum { JOB_COUNTS = 6 };
-
-double *run_job_data_stats(DataStats *st, const double *f, int nf) {
-    int N = dist_size(), w = JOB_COUNTS + nf;
-    double *row = malloc((size_t)w * sizeof *row), *rows = malloc((size_t)N * w * sizeof *rows),
-           *figs = malloc((size_t)N * (nf ? nf : 1) * sizeof *figs);
-    if (!row || !rows || !figs) dist_abort(1);   // a few bytes a process: nothing to go on with
-    double *c = row;
-    *c++ = (double)st->decoded; *c++ = (double)st->store_hits; *c++ = (double)st->store_writes;
-    *c++ = (double)st->cache_hits; *c++ = (double)st->cache_bytes; *c++ = (double)st->cache_budget;
-    memcpy(c, f, (size_t)nf * sizeof *f);
-    dist_allgather_doubles(row, w, rows);
-    double sum[JOB_COUNTS] = {0};
-    for (int r = 0; r < N; r++) {
-        for (int k = 0; k < JOB_COUNTS; k++) sum[k] += rows[(size_t)r * w + k];
-        memcpy(figs + (size_t)r * nf, rows + (size_t)r * w + JOB_COUNTS, (size_t)nf * sizeof *figs);
-    }
-    st->decoded = (long)sum[0]; st->store_hits = (long)sum[1]; st->store_writes = (long)sum[2];
-    st->cache_hits = (long)sum[3]; st->cache_bytes = (size_t)sum[4]; st->cache_budget = (size_t)sum[5];
-    free(row);
-    free(rows);
-    return figs;
+void run_job_data_stats(DataStats *st) {
+    // Sums over the ranks (no buffer per rank, so nothing to run out of); integers below 2^53: exact.
+    double c[6] = {(double)st->decoded, (double)st->store_hits, (double)st->store_writes, (double)st->cache_hits,
+                   (double)st->cache_bytes, (double)st->cache_budget};
+    dist_sum_doubles(c, 6);
+    st->decoded = (long)c[0]; st->store_hits = (long)c[1]; st->store_writes = (long)c[2];
+    st->cache_hits = (long)c[3]; st->cache_bytes = (size_t)c[4]; st->cache_budget = (size_t)c[5];
 }
 
 void run_report_working_images(const Dataset *ds, long steps_run, double total_wait) {
@@ -843,9 +826,8 @@ void run_report_working_images(const Dataset *ds, long steps_run, double total_w
     dataset_stats(ds, &st);
     int N = dist_size();
     double wait_ms = steps_run > 0 ? 1e3 * total_wait / steps_run : 0.0;
-    double *waits = run_job_data_stats(&st, &wait_ms, 1);   // the job's counts; the longest wait is the job's
-    for (int r = 0; r < N; r++) if (waits[r] > wait_ms) wait_ms = waits[r];
-    free(waits);
+    run_job_data_stats(&st);   // the job's counts; the longest wait is the job's
+    wait_ms = dist_max_double(wait_ms);
     char procs[48] = "";
     if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
     // A cache in use, or a wait, never reads 0: 300 Fashion-MNIST images are 0.22 MB, not "0 MB".
@@ -919,11 +901,17 @@ int run_broken_note(BrokenNotes *bn, int nitems, int item, const char *path, con
 
 int run_broken_kept(const BrokenNotes *bn) { return bn->len > 0; }
 
-void run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, void (*said)(void *ctx, int item),
-                      void *ctx) {
+int run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, void (*said)(void *ctx, int item),
+                     void *ctx, char *err, size_t errlen) {
     size_t total = 0;
-    char *all = dist_gather_bytes(bn->kept, bn->len, &total);
+    char *all = NULL;
+    char why[160];
+    int rc = dist_gather_bytes(bn->kept, bn->len, &all, &total, why, sizeof why);
     bn->len = 0;
+    if (rc) {
+        snprintf(err, errlen, "the files found broken by the other processes, to say them: %s", why);
+        return rc;
+    }
     for (size_t at = 0; all && dist_rank() == 0 && at + 12 < total;) {
         int32_t head[3];
         memcpy(head, all + at, sizeof head);
@@ -932,6 +920,7 @@ void run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, vo
         if (broken_say(bn, nitems, head[0], head[1], path, reason, head[2], gone_dirs, n) && said) said(ctx, head[1]);
     }
     free(all);
+    return 0;
 }
 
 void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int accum, int groups) {
@@ -1005,7 +994,8 @@ int run_check_same_files(const Dataset *ds) {
     if (!same) {
         int k = 0;
         long long theirs = 0;
-        same = dist_check_same_numbers(&ds->items[0].bytes, sizeof(DataItem), ds->n, &k, &theirs);
+        same = dist_check_same_numbers(&ds->items[0].bytes, sizeof(DataItem), ds->n, &k, &theirs, "file sizes", err,
+                                       sizeof err);
         if (same == -2)
             snprintf(err, sizeof err, "rank %d sees a different file list than rank 0: entry %d, '%s', is %lld bytes here "
                      "and %lld on rank 0 (every process must read the same files)", dist_rank(), k + 1, ds->items[k].rel,
@@ -1014,7 +1004,8 @@ int run_check_same_files(const Dataset *ds) {
             snprintf(err, sizeof err, "rank %d sees a different file list than this rank (its message names the first "
                      "difference)", k);
     }
-    if (same == -2 || (same == -1 && dist_rank() == 0)) cli_error("data", "%s", err);
+    // A rank out of memory for the comparison says so alone; the others end with it (dist.h).
+    if (same == -2 || same == DIST_NO_MEMORY_HERE || (same == -1 && dist_rank() == 0)) cli_error("data", "%s", err);
     return same ? 1 : 0;
 }
 
@@ -1027,7 +1018,8 @@ int run_check_same_start(long step, const float *const *arrays, int na, size_t n
     snprintf(ident, sizeof ident, "step %ld, weights and moments hashed to %016llx", step, (unsigned long long)h);
     const char *list[1] = {ident};
     int same = dist_check_same_list(list, sizeof *list, 1, "starting checkpoint", err, sizeof err);
-    if (same == -2 || (same == -1 && dist_rank() == 0))
+    if (same == DIST_NO_MEMORY_HERE) cli_message("%s", err);
+    else if (same == -2 || (same == -1 && dist_rank() == 0))
         cli_message("%s (every process must load the same checkpoint file)", err);
     return same ? 1 : 0;
 }

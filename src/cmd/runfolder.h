@@ -95,10 +95,9 @@ void run_report_no_validation(int *said, int n, const char *cols);
 // summed and the longest wait, said by rank 0.
 void run_report_working_images(const Dataset *ds, long steps_run, double total_wait);
 // The job's working images (collective under mpirun, every rank calls it at the same point): st's
-// counts become every process's summed (one process: as they are), and the figures f[0..nf) each
-// process gives come back in rank order, dist_size() rows of nf (malloc'ed; free it). One exchange
-// serves both: run_report_working_images (each process's wait) and train's bottleneck note.
-double *run_job_data_stats(DataStats *st, const double *f, int nf);
+// counts become every process's summed (one process: as they are). It allocates nothing: under
+// mpirun a buffer per rank could run out on one rank alone (docs/distributed.md, "Faults").
+void run_job_data_stats(DataStats *st);
 // The warning of a held-out split too small to trust (docs/data.md, "Validation"), train's and
 // finetune's: nval images (1 to 7) held out by --val-frac val_frac of n; what: the measure that will be
 // noisy ("the validation loss"). The advice of a larger --val-frac is left out at the flag's largest,
@@ -149,9 +148,10 @@ int  run_broken_note(BrokenNotes *bn, int nitems, int item, const char *path, co
 int  run_broken_kept(const BrokenNotes *bn);
 // Collective under mpirun, on every rank after a step whose exchange set GradReduce.notes_any (a failed
 // step's too): the kept finds go to rank 0, which says them as run_broken_note does, calling said(ctx,
-// item) for each said (said may be NULL).
-void run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, void (*said)(void *ctx, int item),
-                      void *ctx);
+// item) for each said (said may be NULL). 0, or on every rank together DIST_NO_MEMORY_HERE (rank 0,
+// which gathers them, err says so: the caller says it and exits 1) or DIST_NO_MEMORY_ELSEWHERE (dist.h).
+int  run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, void (*said)(void *ctx, int item),
+                      void *ctx, char *err, size_t errlen);
 void run_broken_free(BrokenNotes *bn);
 // A resumed run whose gradient groups this job's process count or --accum cannot share
 // (dist_check_groups's DIST_BAD_PROCS or DIST_BAD_ACCUM, `bad`): the groups are the run's, fixed when

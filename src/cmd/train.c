@@ -941,11 +941,18 @@ int cmd_train(int argc, char **argv) {
             : grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, &t->runner[0], &loss,
                                &run_stop_requested, &stop, &failed_here, err, sizeof err);
         gemm_weights_end();
-        if (dist_size() > 1 && t->gr.notes_any)   // collective: every rank learnt it at the exchange
-            run_broken_share(&t->notes, t->ds.n, t->gone_dirs, sizeof t->gone_dirs, NULL, NULL);
+        char share_err[256];
+        int share_rc = dist_size() > 1 && t->gr.notes_any   // collective: every rank learnt it at the exchange
+                       ? run_broken_share(&t->notes, t->ds.n, t->gone_dirs, sizeof t->gone_dirs, NULL, NULL, share_err,
+                                          sizeof share_err) : 0;
         if (reduce_rc) {
             progress_end(&prog, stdout);
             rc = failed_here ? cli_report(NULL, err, 1) : 1;   // the failing rank names the cause
+            break;
+        }
+        if (share_rc) {   // every rank together; the rank that lacked the memory says so
+            progress_end(&prog, stdout);
+            rc = share_rc == DIST_NO_MEMORY_HERE ? cli_report("train", share_err, 1) : 1;
             break;
         }
         loss = run_test_hook_loss(step + 1, loss);

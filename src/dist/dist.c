@@ -36,6 +36,9 @@ void dist_finalize(void) {
     g_active = 0;
 }
 
+// Used only where the ranks cannot agree on a failure first: a programming error (a caller's wrong
+// argument, which no user input reaches). Every allocation a collective needs is agreed on instead
+// (agree_alloc below), so that out of memory is one line and exit 1 (docs/distributed.md, "Faults").
 void dist_abort(int code) {
     fflush(stdout);
     fflush(stderr);
@@ -47,6 +50,24 @@ int dist_rank(void) { return g_rank; }
 int dist_size(void) { return g_size; }
 int dist_active(void) { return g_active; }
 
+// After an allocation that a collective then needs, every rank says whether its own succeeded (one
+// small allreduce, carrying nothing a step computes with): 0 when every rank holds its buffer,
+// DIST_NO_MEMORY_HERE when this rank's failed, DIST_NO_MEMORY_ELSEWHERE when another's did. No rank
+// then enters the collective alone, and none is left waiting in it (docs/distributed.md, "Faults").
+static int agree_alloc(int ok_here) {
+    int all_ok = ok_here;
+    if (g_active && g_size > 1) MPI_Allreduce(&ok_here, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    return all_ok ? 0 : ok_here ? DIST_NO_MEMORY_ELSEWHERE : DIST_NO_MEMORY_HERE;
+}
+
+// err for agree_alloc's failure rc: what the buffer was for, and its size on the rank that lacked it.
+static void no_memory(char *err, size_t errlen, int rc, const char *what, size_t bytes) {
+    if (rc == DIST_NO_MEMORY_HERE)
+        snprintf(err, errlen, "out of memory for %s (%zu bytes)", what, bytes);
+    else
+        snprintf(err, errlen, "another process is out of memory for %s", what);
+}
+
 int dist_max_int(int v) {
     int out = v;
     if (g_active) MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -57,6 +78,22 @@ int dist_max_int(int v) {
 static void allgather_u64(uint64_t v, uint64_t *all) {
     if (!g_active) { all[0] = v; return; }
     MPI_Allgather(&v, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD);
+}
+
+double dist_max_double(double v) {
+    double out = v;
+    if (g_active) MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return out;
+}
+
+void dist_sum_doubles(double *v, int n) {
+    if (g_active) MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+int dist_max_rank(double key) {
+    struct { double key; int rank; } mine = {key, g_rank}, top = mine;
+    if (g_active) MPI_Allreduce(&mine, &top, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    return top.rank;
 }
 
 void dist_allgather_doubles(const double *mine, int n, double *all) {
@@ -75,41 +112,55 @@ void dist_bcast(void *buf, size_t bytes, int root) {
     }
 }
 
-char *dist_gather_bytes(const void *mine, size_t n, size_t *total) {
+int dist_gather_bytes(const void *mine, size_t n, char **all, size_t *total, char *err, size_t errlen) {
     *total = 0;
+    *all = NULL;
     if (!g_active || g_size == 1) {   // one process: its own bytes
         char *out = malloc(n + 1);
-        if (!out) dist_abort(1);
+        if (!out) { no_memory(err, errlen, DIST_NO_MEMORY_HERE, "the lines to gather", n + 1); return DIST_NO_MEMORY_HERE; }
         if (n) memcpy(out, mine, n);
         out[n] = 0;
         *total = n;
-        return out;
+        *all = out;
+        return 0;
     }
-    // A few lines of text a step at most: int counts (a rank's part over 1 GiB is a programming error).
-    if (n > ((size_t)1 << 30)) dist_abort(70);
-    int len = (int)n, stack[2 * 64], *counts = NULL, *disp = NULL;
-    if (g_rank == 0) {
-        counts = g_size <= 64 ? stack : malloc((size_t)g_size * 2 * sizeof(int));
-        if (!counts) dist_abort(1);
-        disp = counts + g_size;
+    // A few lines of text a step at most: int counts; a part or a sum over 1 GiB is refused as memory lacking.
+    int len = (int)(n > ((size_t)1 << 30) ? 0 : n), stack[2 * 64], *counts = NULL, *disp = NULL;
+    if (g_rank == 0) counts = g_size <= 64 ? stack : malloc((size_t)g_size * 2 * sizeof(int));
+    int rc = agree_alloc(n <= ((size_t)1 << 30) && (g_rank > 0 || counts));
+    if (rc) {
+        no_memory(err, errlen, rc, "the lines to gather", n);
+        if (counts != stack) free(counts);
+        return rc;
     }
+    if (g_rank == 0) disp = counts + g_size;
     MPI_Gather(&len, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
     char *out = NULL;
+    size_t sum = 0;
+    int ok = 1;
     if (g_rank == 0) {
-        size_t sum = 0;
-        for (int r = 0; r < g_size; r++) {
-            if (sum + (size_t)counts[r] > ((size_t)1 << 30)) dist_abort(70);
+        for (int r = 0; r < g_size && ok; r++) {
+            ok = sum + (size_t)counts[r] <= ((size_t)1 << 30);
             disp[r] = (int)sum;
             sum += (size_t)counts[r];
         }
-        out = malloc(sum + 1);
-        if (!out) dist_abort(1);
+        ok = ok && (out = malloc(sum + 1)) != NULL;
+    }
+    // Only rank 0 allocates: it tells the others whether the gather goes on.
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok) {
+        no_memory(err, errlen, g_rank == 0 ? DIST_NO_MEMORY_HERE : DIST_NO_MEMORY_ELSEWHERE, "the lines to gather", sum + 1);
+        if (counts != stack) free(counts);
+        return g_rank == 0 ? DIST_NO_MEMORY_HERE : DIST_NO_MEMORY_ELSEWHERE;
+    }
+    if (g_rank == 0) {
         out[sum] = 0;
         *total = sum;
     }
     MPI_Gatherv(mine, len, MPI_BYTE, out, counts, disp, MPI_BYTE, 0, MPI_COMM_WORLD);
-    if (counts && counts != stack) free(counts);
-    return out;
+    if (counts != stack) free(counts);
+    *all = out;
+    return 0;
 }
 
 void dist_barrier(void) {
@@ -139,22 +190,28 @@ uint64_t dist_hash_bytes(const void *p, size_t bytes, uint64_t h) {
     return h;
 }
 
-// Every rank's hash gathered: the first rank whose hash is not rank 0's (-1 when all agree), and in
-// *i_differ whether this rank's is not.
-static int first_rank_differing(uint64_t mine, int *i_differ) {
-    uint64_t all_stack[64], *all = g_size <= 64 ? all_stack : malloc((size_t)g_size * sizeof *all);
-    if (!all) dist_abort(1);
+// Every rank's hash gathered: in *first_bad the first rank whose hash is not rank 0's (-1 when all
+// agree), and in *i_differ whether this rank's is not. 0, or agree_alloc's failure (more than 64
+// ranks need a buffer for the hashes).
+static int first_rank_differing(uint64_t mine, int *first_bad, int *i_differ) {
+    uint64_t all_stack[64], *all = all_stack;
+    if (g_size > 64) {   // the same on every rank: agreed only where a rank may lack it
+        all = malloc((size_t)g_size * sizeof *all);
+        int rc = agree_alloc(all != NULL);
+        if (rc) { free(all); return rc; }
+    }
     allgather_u64(mine, all);
-    int first_bad = -1;
-    for (int r = 1; r < g_size && first_bad < 0; r++) if (all[r] != all[0]) first_bad = r;
+    *first_bad = -1;
+    for (int r = 1; r < g_size && *first_bad < 0; r++) if (all[r] != all[0]) *first_bad = r;
     *i_differ = all[g_rank] != all[0];
     if (all != all_stack) free(all);
-    return first_bad;
+    return 0;
 }
 
 int dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen) {
     if (!g_active || g_size == 1) return 0;
-    int i_differ, first_bad = first_rank_differing(list_hash(items, stride, n), &i_differ);
+    int i_differ, first_bad, rc = first_rank_differing(list_hash(items, stride, n), &first_bad, &i_differ);
+    if (rc) { no_memory(err, errlen, rc, "the processes' hashes", (size_t)g_size * sizeof(uint64_t)); return rc; }
     if (first_bad < 0) return 0;
     // Rank 0's list as one blob of strings, each with its zero.
     uint64_t bytes = 0;
@@ -164,7 +221,9 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
     int n0 = n;
     dist_bcast(&n0, sizeof n0, 0);
     char *blob = malloc(bytes + 1);
-    if (!blob) dist_abort(1);
+    char what_list[96];
+    snprintf(what_list, sizeof what_list, "rank 0's %s, to compare", what);
+    if ((rc = agree_alloc(blob != NULL))) { free(blob); no_memory(err, errlen, rc, what_list, bytes + 1); return rc; }
     blob[bytes] = 0;
     if (g_rank == 0) {
         char *p = blob;
@@ -176,7 +235,7 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
         }
     }
     dist_bcast(blob, bytes, 0);
-    int rc = i_differ ? -2 : -1;
+    rc = i_differ ? -2 : -1;
     if (i_differ) {
         const char *p = blob;
         int k = 0;
@@ -198,15 +257,20 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
     return rc;
 }
 
-int dist_check_same_numbers(const long long *first, size_t stride, int n, int *index, long long *theirs) {
+int dist_check_same_numbers(const long long *first, size_t stride, int n, int *index, long long *theirs,
+                            const char *what, char *err, size_t errlen) {
     if (!g_active || g_size == 1) return 0;
     const char *base = (const char *)first;
     uint64_t h = DIST_HASH_START;
     for (int k = 0; k < n; k++) h = dist_hash_bytes(base + (size_t)k * stride, sizeof(long long), h);
-    int i_differ, first_bad = first_rank_differing(h, &i_differ);
+    int i_differ, first_bad, rc = first_rank_differing(h, &first_bad, &i_differ);
+    if (rc) { no_memory(err, errlen, rc, "the processes' hashes", (size_t)g_size * sizeof(uint64_t)); return rc; }
     if (first_bad < 0) return 0;
-    long long *v0 = malloc((size_t)(n > 0 ? n : 1) * sizeof *v0);
-    if (!v0) dist_abort(1);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(long long);
+    long long *v0 = malloc(bytes);
+    char what_list[96];
+    snprintf(what_list, sizeof what_list, "rank 0's %s, to compare", what);
+    if ((rc = agree_alloc(v0 != NULL))) { free(v0); no_memory(err, errlen, rc, what_list, bytes); return rc; }
     if (g_rank == 0)
         for (int k = 0; k < n; k++) v0[k] = *(const long long *)(base + (size_t)k * stride);
     dist_bcast(v0, (size_t)n * sizeof *v0, 0);
@@ -302,6 +366,8 @@ double tree_sum_doubles(const double *v, int count) {
 // ---------------------------------------------------------------------------------------------
 // The step's reduction
 
+#define SHARED_BLOCK 1024   // floats of a rank's partial row in shared_combine (N of them stay in L1)
+
 // Every rank on one machine: rank r's two halves of its rank node (the left one is the gradient
 // buffer the step ends in, the right one node[0]; only the left one with one group per rank) live in
 // one MPI shared-memory window, and every rank maps every rank's halves.
@@ -309,6 +375,8 @@ struct GradShared {
     MPI_Comm node;         // the job's ranks (all on this machine)
     MPI_Win win;
     float **left, **right; // [N] rank r's halves (right[r] NULL with one group per rank)
+    float *rows;           // [rows_threads * N * SHARED_BLOCK] each thread's partial rows (shared_combine)
+    int rows_threads;
 };
 
 static void shared_free(GradShared *sh) {
@@ -318,6 +386,7 @@ static void shared_free(GradShared *sh) {
     MPI_Comm_free(&sh->node);
     free(sh->left);
     free(sh->right);
+    free(sh->rows);
     free(sh);
 }
 
@@ -351,11 +420,14 @@ static GradShared *shared_create(GradReduce *gr) {
     if (sh) {
         sh->left = calloc((size_t)g_size, sizeof *sh->left);
         sh->right = calloc((size_t)g_size, sizeof *sh->right);
+        // The threads' rows for every step, allocated here where the ranks agree (a step allocates nothing).
+        sh->rows_threads = omp_get_max_threads();
+        sh->rows = malloc((size_t)sh->rows_threads * g_size * SHARED_BLOCK * sizeof(float));
     }
-    ok = sh && sh->left && sh->right;
+    ok = sh && sh->left && sh->right && sh->rows;
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!ok) {
-        if (sh) { free(sh->left); free(sh->right); free(sh); }
+    if (!ok) {   // messages then: the same bits
+        if (sh) { free(sh->left); free(sh->right); free(sh->rows); free(sh); }
         MPI_Comm_free(&node);
         return NULL;
     }
@@ -371,7 +443,7 @@ static GradShared *shared_create(GradReduce *gr) {
     MPI_Comm_set_errhandler(node, MPI_ERRORS_ARE_FATAL);   // from here as every other call: fatal
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!ok) {
-        free(sh->left); free(sh->right); free(sh);
+        free(sh->left); free(sh->right); free(sh->rows); free(sh);
         MPI_Comm_free(&node);
         return NULL;
     }
@@ -452,6 +524,12 @@ static int init_as(GradReduce *gr, int groups, size_t n, int r, int N, int own_t
     gr->node = calloc((size_t)gr->depth + 1, sizeof *gr->node);
     gr->slice_off = calloc((size_t)N + 1, sizeof *gr->slice_off);
     int ok = gr->node && gr->slice_off;
+    int ranks = N > g_size ? N : g_size;
+    if (ok && ranks > 64) {   // combine's per-rank status and counts past its stack arrays
+        gr->ranks_status = malloc((size_t)ranks * 5 * sizeof(double));
+        gr->ranks_counts = malloc((size_t)ranks * 4 * sizeof(int));
+        ok = gr->ranks_status && gr->ranks_counts;
+    }
     for (int i = 0; ok && own_tree && i < gr->depth; i++) ok = (gr->node[i] = cpu_calloc_big(n, sizeof(float))) != NULL;
     // Slices of the gradient, one per rank, boundaries at multiples of 16 floats (64 bytes).
     for (int i = 0; ok && i <= N; i++) gr->slice_off[i] = i == N ? n : ((size_t)i * n / N) & ~(size_t)15;
@@ -478,6 +556,8 @@ void grad_reduce_free(GradReduce *gr) {
     shared_free(gr->shared);
     free(gr->node);
     free(gr->slices);
+    free(gr->ranks_status);
+    free(gr->ranks_counts);
     free(gr->slice_off);
     memset(gr, 0, sizeof *gr);
 }
@@ -602,14 +682,12 @@ int grad_reduce_local_at_once(GradReduce *gr, float *grads, GroupsFn fn, void *c
 // follows, so the stores need no lock. The same float operations as the message exchange (add_into,
 // tree_sum_floats, the scaling), so the same bits. Blocks of SHARED_BLOCK floats keep the N partial
 // rows in the L1 cache.
-#define SHARED_BLOCK 1024
 static void shared_combine(const GradShared *sh, int N, size_t lo, size_t hi, float scale) {
     size_t nblocks = (hi - lo + SHARED_BLOCK - 1) / SHARED_BLOCK;
-    float *all_rows = malloc((size_t)omp_get_max_threads() * N * SHARED_BLOCK * sizeof(float));
-    if (!all_rows) dist_abort(1);   // N * 4 KB per thread: out of memory here cannot be survived
-    #pragma omp parallel
+    int threads = omp_get_max_threads() < sh->rows_threads ? omp_get_max_threads() : sh->rows_threads;
+    #pragma omp parallel num_threads(threads)
     {
-        float *rows = all_rows + (size_t)omp_get_thread_num() * N * SHARED_BLOCK;
+        float *rows = sh->rows + (size_t)omp_get_thread_num() * N * SHARED_BLOCK;
         #pragma omp for schedule(static)
         for (size_t b = 0; b < nblocks; b++) {
             size_t at = lo + b * SHARED_BLOCK, len = hi - at < SHARED_BLOCK ? hi - at : SHARED_BLOCK;
@@ -633,7 +711,6 @@ static void shared_combine(const GradShared *sh, int N, size_t lo, size_t hi, fl
             for (int r = 0; r < N; r++) memcpy(sh->left[r] + at, rows, len * sizeof(float));
         }
     }
-    free(all_rows);
 }
 
 // The ranks' part of a step, once this rank's node is summed: the status exchange, then the top of the
@@ -649,9 +726,9 @@ static int combine(GradReduce *gr, float *grads, int root_apart, double node_los
     // gradient exchange when another cannot: a failure or a stop is seen by all ranks at the same step.
     double status[4] = {node_loss, (double)*failed_here, stop_wish && *stop_wish ? 1.0 : 0.0,
                         gr->notes_here ? 1.0 : 0.0};
-    double stack_status[4 * 64], *all = N <= 64 ? stack_status : malloc((size_t)N * 4 * sizeof(double));
-    double rank_loss_stack[64], *rank_loss = N <= 64 ? rank_loss_stack : malloc((size_t)N * sizeof(double));
-    if (!all || !rank_loss) dist_abort(1);   // a few bytes per rank: out of memory here cannot be survived
+    // Past 64 ranks the buffers made with gr (init_as: the ranks agreed on them there).
+    double stack_status[4 * 64], *all = N <= 64 ? stack_status : gr->ranks_status;
+    double rank_loss_stack[64], *rank_loss = N <= 64 ? rank_loss_stack : gr->ranks_status + (size_t)4 * N;
     if (gr->shared) MPI_Win_sync(gr->shared->win);   // this rank's gradient stores, before the others read
     // This exchange is where a rank that finished its groups first waits for the others.
     double tw = omp_get_wtime();
@@ -670,8 +747,6 @@ static int combine(GradReduce *gr, float *grads, int root_apart, double node_los
         if (all[4 * i + 3] != 0.0) gr->notes_any = 1;
     }
     *loss = (float)(tree_sum_doubles(rank_loss, N) / gr->groups);
-    if (all != stack_status) free(all);
-    if (rank_loss != rank_loss_stack) free(rank_loss);
     if (failed_rank >= 0) {
         if (!*failed_here) snprintf(err, errlen, "rank %d failed", failed_rank);
         gr->reduce_s += omp_get_wtime() - t0 - waited;
@@ -701,8 +776,7 @@ static int combine(GradReduce *gr, float *grads, int root_apart, double node_los
         // Reduce-scatter: rank i receives slice i of every rank's node, sums the N of them in the
         // top of the tree, scales; then every rank gathers every slice.
         size_t lo = gr->slice_off[me], mine = gr->slice_off[me + 1] - lo;
-        int cnt_stack[4 * 64], *cnt = N <= 64 ? cnt_stack : malloc((size_t)N * 4 * sizeof(int));
-        if (!cnt) dist_abort(1);
+        int cnt_stack[4 * 64], *cnt = N <= 64 ? cnt_stack : gr->ranks_counts;
         int *scount = cnt, *sdisp = cnt + N, *rcount = cnt + 2 * N, *rdisp = cnt + 3 * N;
         for (int i = 0; i < N; i++) {
             scount[i] = (int)(gr->slice_off[i + 1] - gr->slice_off[i]);
@@ -716,7 +790,6 @@ static int combine(GradReduce *gr, float *grads, int root_apart, double node_los
         #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < mine; i++) dst[i] = gr->slices[i] * scale;
         MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, grads, scount, sdisp, MPI_FLOAT, MPI_COMM_WORLD);
-        if (cnt != cnt_stack) free(cnt);
     }
     gr->reduce_s += omp_get_wtime() - t0 - waited;
     return 0;
@@ -724,7 +797,9 @@ static int combine(GradReduce *gr, float *grads, int root_apart, double node_los
 
 static int reduce_step(GradReduce *gr, float *grads, GroupFn fn, GroupsFn many, void *ctx, float *loss,
                        const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err, size_t errlen) {
-    if (gr->shared && grads != gr->grads) {   // a programming error, not a user's
+    // A programming error, not a user's: every rank runs the same build and meets it alike, and no
+    // input reaches it, so nothing to agree on (dist_abort; docs/distributed.md, "Faults").
+    if (gr->shared && grads != gr->grads) {
         fprintf(stderr, "vitmae: rank %d: grad_reduce_step: grads must be grad_reduce_grads()\n", g_rank);
         dist_abort(70);
     }
@@ -750,7 +825,7 @@ float *grad_reduce_right(const GradReduce *gr) { return gr->shared && gr->depth 
 int grad_reduce_combine(GradReduce *gr, float *grads, double node_loss, float *loss,
                         const volatile sig_atomic_t *stop_wish, int *stop, int *failed_here, char *err,
                         size_t errlen) {
-    if (g_size == 1 || (gr->shared && grads != gr->grads)) {   // a programming error, not a user's
+    if (g_size == 1 || (gr->shared && grads != gr->grads)) {   // a programming error, as in reduce_step
         fprintf(stderr, "vitmae: rank %d: grad_reduce_combine: one process, or grads not grad_reduce_grads()\n",
                 g_rank);
         dist_abort(70);

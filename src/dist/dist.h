@@ -28,34 +28,47 @@
 int  dist_init(int *argc, char ***argv, char *err, size_t errlen);
 // MPI_Finalize (nothing without MPI). Call once, on every rank, when the command returned.
 void dist_finalize(void);
-// Ends every process of the job now with this exit status (exit() without MPI).
+// Ends every process of the job now with this exit status (exit() without MPI): for programming
+// errors only. A function below that needs memory for a collective returns, on every rank together,
+// DIST_NO_MEMORY_HERE on a rank that lacked it (err says for what) or DIST_NO_MEMORY_ELSEWHERE on the
+// others: the rank that lacked it says so, every rank exits 1 (docs/distributed.md, "Faults").
 void dist_abort(int code);
+enum { DIST_NO_MEMORY_HERE = -3, DIST_NO_MEMORY_ELSEWHERE = -4 };
 int  dist_rank(void);    // 0 without MPI
 int  dist_size(void);    // 1 without MPI
 int  dist_active(void);  // 1 when MPI runs (even with one process)
 
 // The largest value of v over the ranks, returned on every rank.
 int  dist_max_int(int v);
+double dist_max_double(double v);
+// v[0..n) summed over the ranks, in place on every rank (for integer counts: exact in any order).
+void dist_sum_doubles(double *v, int n);
+// The rank holding the largest key (the lowest such rank on a tie), on every rank.
+int  dist_max_rank(double key);
 // Every rank's n doubles (the same n on every rank), gathered in rank order into all[n * dist_size()].
 void dist_allgather_doubles(const double *mine, int n, double *all);
 // Rank root's bytes to every rank. The sizes must match on every rank.
 void dist_bcast(void *buf, size_t bytes, int root);
 void dist_barrier(void);
-// Every rank's n bytes, concatenated in rank order on rank 0 (malloc'ed, *total bytes and a zero
-// after them; the caller frees it); NULL on the other ranks. Collective. Without MPI: a copy of mine.
-char *dist_gather_bytes(const void *mine, size_t n, size_t *total);
+// Every rank's n bytes, concatenated in rank order on rank 0 into *all (malloc'ed, *total bytes and a
+// zero after them; the caller frees it); NULL on the other ranks. Collective. Without MPI: a copy of
+// mine. 0, or DIST_NO_MEMORY_HERE / _ELSEWHERE on every rank (nothing gathered; a part, or their sum,
+// over 1 GiB counts as memory lacking).
+int  dist_gather_bytes(const void *mine, size_t n, char **all, size_t *total, char *err, size_t errlen);
 
 // Every rank must hold the same list of n strings (e.g. the dataset's files, in scan order). Compares
 // a hash of each rank's list with rank 0's; where one differs, rank 0 sends its list and that rank
 // finds the first differing entry. Returns 0 on every rank when all lists agree; otherwise -2 on a
 // differing rank (err names it and the first differing entry) and -1 on the others (err names the
-// first differing rank).
+// first differing rank); or DIST_NO_MEMORY_HERE / _ELSEWHERE on every rank (err says for what).
 int  dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen);
 // The same for n numbers (n the same on every rank; value k at *(const long long *)(first + k * stride)):
 // a hash of each rank's, then, where one differs, rank 0's numbers. 0 on every rank when all agree;
 // otherwise -2 on a differing rank, with *index its first differing entry and *theirs rank 0's number
-// there, and -1 on the others, with *index the first differing rank.
-int  dist_check_same_numbers(const long long *first, size_t stride, int n, int *index, long long *theirs);
+// there, and -1 on the others, with *index the first differing rank; or DIST_NO_MEMORY_HERE / _ELSEWHERE
+// on every rank, err saying for what ("rank 0's <what>, to compare").
+int  dist_check_same_numbers(const long long *first, size_t stride, int n, int *index, long long *theirs,
+                             const char *what, char *err, size_t errlen);
 // A 64-bit hash of bytes (FNV-1a over 8-byte words, then the tail bytes) continuing from h (start
 // from DIST_HASH_START): which rank holds other weights, not a digest against tampering.
 #define DIST_HASH_START 0xcbf29ce484222325ull
@@ -112,6 +125,8 @@ typedef struct {
     double wait_s;      // seconds waiting at the step's first exchange for the slower ranks (not in reduce_s)
     int notes_here;     // in: this rank holds lines for rank 0 to say (files found broken, cmd/runfolder.h)
     int notes_any;      // out, after a step's exchange (also a failed one): some rank held such lines
+    double *ranks_status;  // past 64 ranks: the step's status exchange (5 doubles a rank; else on the stack)
+    int *ranks_counts;     // past 64 ranks: the message exchange's counts (4 ints a rank)
 } GradReduce;
 
 // Buffers for G groups of n-float gradients shared by dist_size() processes (checked before).
