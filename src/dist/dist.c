@@ -96,11 +96,6 @@ int dist_max_rank(double key) {
     return top.rank;
 }
 
-void dist_allgather_doubles(const double *mine, int n, double *all) {
-    if (!g_active) { memcpy(all, mine, (size_t)n * sizeof *all); return; }
-    MPI_Allgather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, MPI_COMM_WORLD);
-}
-
 void dist_bcast(void *buf, size_t bytes, int root) {
     if (!g_active) return;
     // MPI counts are int: large buffers go in pieces of 1 GiB.

@@ -45,8 +45,6 @@ double dist_max_double(double v);
 void dist_sum_doubles(double *v, int n);
 // The rank holding the largest key (the lowest such rank on a tie), on every rank.
 int  dist_max_rank(double key);
-// Every rank's n doubles (the same n on every rank), gathered in rank order into all[n * dist_size()].
-void dist_allgather_doubles(const double *mine, int n, double *all);
 // Rank root's bytes to every rank. The sizes must match on every rank.
 void dist_bcast(void *buf, size_t bytes, int root);
 void dist_barrier(void);
