@@ -601,19 +601,9 @@ t "finetune under a file-size limit of 0: exit 1, no folder made left ($rc: $err
 # metrics.csv there), so the run goes on to <stamp>-2; the other run's folder then goes away and this
 # run fails before its first file (prlimit --fsize=0 at -2's check that it takes files, the gate
 # HOLD_IN_WRITE_TEST): no runs/ left (it was: the fallback forgot the runs/ its first try made).
-# tests/cli_runfolder.sh does the same to train.
-mkdir "$dir/fb" && cd "$dir/fb" && touch "$dir/fb.w" && mkfifo "$dir/fb.pipe" || exit 1
-VITMAE_FAULT_HOLD_BEFORE_LOCK="$dir/fb.l" VITMAE_FAULT_HOLD_IN_WRITE_TEST="$dir/fb.w" \
-  "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 > /dev/null 2> "$dir/fb.pipe" &
-fb=$!
-cat "$dir/fb.pipe" > "$dir/fb.err" &
-fbcat=$!
-wait_gate "$dir/fb.l" $fb
-first=$(ls -d runs/* 2>/dev/null)
-rm "$dir/fb.w" && echo "step," > "$first/metrics.csv" && touch "$dir/fb.l"
-wait_gate "$dir/fb.w" $fb
-rm -rf "$first" && prlimit --pid $fb --fsize=0 && touch "$dir/fb.w"
-wait $fb; rc=$?; wait $fbcat
+# tests/cli_runfolder.sh does the same to train (fallback_fails: tests/lib.sh).
+mkdir "$dir/fb" && cd "$dir/fb" || exit 1
+fallback_fails finetune --ckpt "$pre" $ft --steps 2
 t "finetune without --out, runs/<stamp> taken then gone, failing in <stamp>-2: exit 1, no runs/ left ($rc: $(tail -n 1 "$dir/fb.err"); $first; $(ls -AR runs 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 1 ] && [ -n "$first" ] && grep -q "^vitmae: finetune: .*-2/metrics.csv" "$dir/fb.err" && [ ! -e runs ]'
 cd "$dir" && rm -rf "$dir/fb" "$dir"/fb.*

@@ -360,28 +360,14 @@ cd "$dir/work" && rm -rf "$dir/dflt"
 # first folder's check passed it, its gate file there then), and this run fails before its first file
 # (a file-size limit of 0, set with prlimit; its stderr goes through a pipe, which the limit spares).
 # It removes every folder it made, runs/ with -2: it left runs/ behind, empty (the fallback forgot
-# what its first try had made). fallback_fails: in the working directory, rc and $dir/fb.err set.
-fallback_fails() {
-  rm -f "$dir/fb.l" "$dir/fb.l.held" "$dir/fb.w.held" "$dir/fb.pipe" && touch "$dir/fb.w" && mkfifo "$dir/fb.pipe" || exit 1
-  VITMAE_FAULT_HOLD_BEFORE_LOCK="$dir/fb.l" VITMAE_FAULT_HOLD_IN_WRITE_TEST="$dir/fb.w" \
-    "$VITMAE" train $small --data "$dir/moved" --steps 1 > /dev/null 2> "$dir/fb.pipe" &
-  _fb=$!
-  cat "$dir/fb.pipe" > "$dir/fb.err" &
-  _cat=$!
-  wait_gate "$dir/fb.l" $_fb
-  first=$(ls -d runs/* 2>/dev/null)
-  rm "$dir/fb.w" && echo "step," > "$first/metrics.csv" && touch "$dir/fb.l"
-  wait_gate "$dir/fb.w" $_fb
-  rm -rf "$first" && prlimit --pid $_fb --fsize=0 && touch "$dir/fb.w"
-  wait $_fb; rc=$?; wait $_cat
-}
+# what its first try had made). fallback_fails: tests/lib.sh.
 mkdir "$dir/fb" && cd "$dir/fb" || exit 1
-fallback_fails
+fallback_fails train $small --data "$dir/moved" --steps 1
 t "no --out, runs/<stamp> taken then gone, the run fails in <stamp>-2: exit 1, no runs/ left ($rc: $(tail -n 1 "$dir/fb.err"); $first; $(ls -AR runs 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 1 ] && [ -n "$first" ] && grep -q "^vitmae: train: .*-2/config.json" "$dir/fb.err" && [ ! -e runs ]'
 # ... a runs/ that was there before stays (empty), as every folder a failed run did not make does.
 mkdir -p runs
-fallback_fails
+fallback_fails train $small --data "$dir/moved" --steps 1
 t "... a runs/ that was there before stays, empty ($rc: $(tail -n 1 "$dir/fb.err"); $(ls -AR runs 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: train: .*-2/config.json" "$dir/fb.err" && [ -d runs ] && [ -z "$(ls -A runs)" ]'
 cd "$dir/work" && rm -rf "$dir/fb" "$dir"/fb.*

@@ -43,6 +43,25 @@ wait_gate() { _i=0; while [ $_i -lt 1200 ] && [ ! -e "$1.held" ] && kill -0 "$2"
 # moved_at_gate GATE PID FROM TO: the command PID (started in the background with a gate at GATE)
 # waits there while FROM is renamed to TO, then goes on; returns its exit status.
 moved_at_gate() { wait_gate "$1" "$2"; mv "$3" "$4"; touch "$1"; wait "$2"; }
+# fallback_fails ARGS...: `vitmae ARGS` (train or finetune without --out, run in the working directory)
+# finds runs/<stamp> taken by another run before its lock (a metrics.csv put there at the gate
+# HOLD_BEFORE_LOCK), goes on to runs/<stamp>-2, and there, held at HOLD_IN_WRITE_TEST, sees the other
+# run's folder go and a file-size limit of 0 set (prlimit; its stderr goes through a pipe, which the
+# limit spares), so it fails before its first file. Sets rc, first (the taken folder) and $dir/fb.err.
+fallback_fails() {
+  rm -f "$dir/fb.l" "$dir/fb.l.held" "$dir/fb.w.held" "$dir/fb.pipe" && touch "$dir/fb.w" && mkfifo "$dir/fb.pipe" || exit 1
+  VITMAE_FAULT_HOLD_BEFORE_LOCK="$dir/fb.l" VITMAE_FAULT_HOLD_IN_WRITE_TEST="$dir/fb.w" \
+    "$VITMAE" "$@" > /dev/null 2> "$dir/fb.pipe" &
+  _fb=$!
+  cat "$dir/fb.pipe" > "$dir/fb.err" &
+  _cat=$!
+  wait_gate "$dir/fb.l" $_fb
+  first=$(ls -d runs/* 2>/dev/null)
+  rm "$dir/fb.w" && echo "step," > "$first/metrics.csv" && touch "$dir/fb.l"
+  wait_gate "$dir/fb.w" $_fb
+  rm -rf "$first" && prlimit --pid $_fb --fsize=0 && touch "$dir/fb.w"
+  wait $_fb; rc=$?; wait $_cat
+}
 # wait_step RUN STEP: waits until run folder RUN has a metrics.csv row for STEP (at most 120 s: a
 # loaded machine). saved_step CKPT: the step a checkpoint holds (empty when it does not load).
 wait_step() {
