@@ -564,23 +564,17 @@ t "SIGTERM mid-run: ended by it ($rc), nothing half-written (left: $left; files 
 # Ctrl-C before the first image's files (held at the gate before its folder of maps), into an --out
 # folder the run made with the folder above it: both go, as on a failure (an empty sigmade/out stayed);
 # an --out folder that was there (sigterm, with the other run's files) stays as it was.
-VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/gomade" env --default-signal "$VITMAE" attention --ckpt "$ck" \
-  --out "$tmp/sigmade/out" --layer 0 --head 0 "$img" > /dev/null 2>&1 &
-pid=$!; wait_gate "$tmp/gomade" $pid; kill -INT $pid; wait $pid; rc=$?
+signal_at_gate BEFORE_PUBLISH "$tmp/gomade" INT attention --ckpt "$ck" --out "$tmp/sigmade/out" --layer 0 --head 0 "$img"
 t "SIGINT before the first image, into a folder it made: ended by it ($rc), the folders it made gone ($(ls -R "$tmp/sigmade" 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 130 ] && [ ! -e "$tmp/sigmade" ]'
 ls -R "$tmp/sigterm" > "$tmp/sigterm.before"
-VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/gokept" env --default-signal "$VITMAE" attention --ckpt "$ck" \
-  --out "$tmp/sigterm" --layer 0 --head 0 "$img" > /dev/null 2>&1 &
-pid=$!; wait_gate "$tmp/gokept" $pid; kill -INT $pid; wait $pid; rc=$?
+signal_at_gate BEFORE_PUBLISH "$tmp/gokept" INT attention --ckpt "$ck" --out "$tmp/sigterm" --layer 0 --head 0 "$img"
 t "SIGINT before the first image, an --out folder that was there: as it was ($rc)" \
   '[ $rc -eq 130 ] && ls -R "$tmp/sigterm" | cmp -s - "$tmp/sigterm.before"'
 # Ctrl-C while the --out folder's write test is in it (held there: VITMAE_FAULT_HOLD_IN_WRITE_TEST): the
 # test's file goes, and with it the folders the run made (.vitmae-write-test-<pid> stayed, and so did
 # sigw/out holding it).
-VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/gow" env --default-signal "$VITMAE" attention --ckpt "$ck" \
-  --out "$tmp/sigw/out" --layer 0 --head 0 "$img" > /dev/null 2>&1 &
-pid=$!; wait_gate "$tmp/gow" $pid; kill -INT $pid; wait $pid; rc=$?
+signal_at_gate IN_WRITE_TEST "$tmp/gow" INT attention --ckpt "$ck" --out "$tmp/sigw/out" --layer 0 --head 0 "$img"
 t "SIGINT during the --out folder's write test: ended by it ($rc), nothing it made left ($(ls -AR "$tmp/sigw" 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 130 ] && [ ! -e "$tmp/sigw" ]'
 

@@ -366,20 +366,14 @@ for c in embed probe; do
 done
 # Ctrl-C there, into an --out folder the run made (with the folder above it): both go, as on a failure
 # (an empty sigmade/out stayed); the existing --out folder above (sigprobe) stayed.
-VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/gomade" env --default-signal "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" \
-  --test "$tmp/test" --out "$tmp/sigmade/out" > /dev/null 2>&1 &
-pid=$!
-wait_gate "$tmp/gomade" $pid
-kill -INT $pid; wait $pid; rc=$?
+signal_at_gate BEFORE_PUBLISH "$tmp/gomade" INT probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \
+  --out "$tmp/sigmade/out"
 t "probe: SIGINT before its files, into a folder it made: ended by it ($rc), the folders it made gone ($(ls -R "$tmp/sigmade" 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 130 ] && [ ! -e "$tmp/sigmade" ] && [ -d "$tmp/sigprobe" ]'
 # Ctrl-C while the --out folder's write test is in it (VITMAE_FAULT_HOLD_IN_WRITE_TEST): its file goes with
 # the folders the run made (.vitmae-write-test-<pid> stayed, in a sigw/out kept by it).
-VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/gow" env --default-signal "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" \
-  --test "$tmp/test" --out "$tmp/sigw/out" > /dev/null 2>&1 &
-pid=$!
-wait_gate "$tmp/gow" $pid
-kill -INT $pid; wait $pid; rc=$?
+signal_at_gate IN_WRITE_TEST "$tmp/gow" INT probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \
+  --out "$tmp/sigw/out"
 t "probe: SIGINT during the --out folder's write test: ended by it ($rc), nothing it made left ($(ls -AR "$tmp/sigw" 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 130 ] && [ ! -e "$tmp/sigw" ]'
 
