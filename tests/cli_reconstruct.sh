@@ -457,19 +457,13 @@ fi
 # --default-signal: a background job of sh starts with SIGINT ignored, which vitmae leaves alone.
 for sig in INT:130 TERM:143 HUP:129; do
   name=${sig%:*}; want=${sig#*:}
-  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go$name" env --default-signal "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
-    --out "$tmp/sig$name/a/b" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
-  pid=$!
-  wait_gate "$tmp/go$name" $pid
-  kill -$name $pid; wait $pid; rc=$?
+  signal_at_gate BEFORE_PUBLISH "$tmp/go$name" $name reconstruct --ckpt "$tmp/const.st" \
+    --out "$tmp/sig$name/a/b" --raw "$tmp/flat/flat.png"
   t "SIG$name while writing: ended by it ($rc), no temporary file nor folder it made left ($(ls -R "$tmp/sig$name" 2>&1 | tr "\n" " "))" \
     '[ $rc -eq $want ] && [ ! -e "$tmp/sig$name" ]'
   mkdir -p "$tmp/sig$name/kept"
-  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go$name.2" env --default-signal "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
-    --out "$tmp/sig$name/kept" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
-  pid=$!
-  wait_gate "$tmp/go$name.2" $pid
-  kill -$name $pid; wait $pid; rc=$?
+  signal_at_gate BEFORE_PUBLISH "$tmp/go$name.2" $name reconstruct --ckpt "$tmp/const.st" \
+    --out "$tmp/sig$name/kept" --raw "$tmp/flat/flat.png"
   t "SIG$name, an --out folder that was there: it stays, empty ($rc)" \
     '[ $rc -eq $want ] && [ -d "$tmp/sig$name/kept" ] && [ -z "$(ls -A "$tmp/sig$name/kept")" ]'
   rmdir "$tmp/sig$name/kept"
@@ -482,24 +476,19 @@ done
 # cleanup, and embed set the cleanup up only after its probe). embed's folder was there: it stays, empty.
 for sig in INT:130 TERM:143; do
   name=${sig%:*}; want=${sig#*:}
-  VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/wt$name.go" env --default-signal "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
-    --out "$tmp/wt$name/a" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
-  pid=$!
-  wait_gate "$tmp/wt$name.go" $pid
-  held=$(ls -A "$tmp/wt$name/a" 2>&1)
-  kill -$name $pid; wait $pid; rc=$?
+  peek="$tmp/wt$name/a"
+  signal_at_gate IN_WRITE_TEST "$tmp/wt$name.go" $name reconstruct --ckpt "$tmp/const.st" \
+    --out "$tmp/wt$name/a" --raw "$tmp/flat/flat.png"
   t "SIG$name at reconstruct's write test ($held): ended by it ($rc), nothing left ($(ls -AR "$tmp/wt$name" 2>&1 | tr "\n" " "))" \
     '[ $rc -eq $want ] && [ "${held#.vitmae-write-test-}" != "$held" ] && [ ! -e "$tmp/wt$name" ]'
   mkdir -p "$tmp/wte$name"
-  VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/wte$name.go" env --default-signal "$VITMAE" embed --ckpt "$tmp/const.st" \
-    --out "$tmp/wte$name/f.npy" "$tmp/flat/flat.png" > /dev/null 2>&1 &
-  pid=$!
-  wait_gate "$tmp/wte$name.go" $pid
-  held=$(ls -A "$tmp/wte$name" 2>&1)
-  kill -$name $pid; wait $pid; rc=$?
+  peek="$tmp/wte$name"
+  signal_at_gate IN_WRITE_TEST "$tmp/wte$name.go" $name embed --ckpt "$tmp/const.st" \
+    --out "$tmp/wte$name/f.npy" "$tmp/flat/flat.png"
   t "SIG$name at embed's write test ($held): ended by it ($rc), its folder stays, empty ($(ls -A "$tmp/wte$name" | tr "\n" " "))" \
     '[ $rc -eq $want ] && [ "${held#.vitmae-write-test-}" != "$held" ] && [ -d "$tmp/wte$name" ] && [ -z "$(ls -A "$tmp/wte$name")" ]'
 done
+peek=
 
 # An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
 # line before the work, exit 1 (it printed a "permission denied" line per image, each after its work).

@@ -45,11 +45,13 @@ wait_gate() { _i=0; while [ $_i -lt 1200 ] && [ ! -e "$1.held" ] && kill -0 "$2"
 moved_at_gate() { wait_gate "$1" "$2"; mv "$3" "$4"; touch "$1"; wait "$2"; }
 # signal_at_gate GATE FILE SIG ARGS...: `vitmae ARGS` held at the test gate VITMAE_FAULT_HOLD_<GATE>
 # (FILE; docs/testing.md) and sent SIG there, its signals at their defaults as a terminal's job has
-# them; sets rc.
+# them; sets rc, and held to what folder $peek held at the gate (`ls -A`) when peek is set.
 signal_at_gate() {
   _gate=$1; _file=$2; _sig=$3; shift 3
   env --default-signal "VITMAE_FAULT_HOLD_$_gate=$_file" "$VITMAE" "$@" > /dev/null 2>&1 &
-  _pid=$!; wait_gate "$_file" $_pid; kill -"$_sig" $_pid; wait $_pid; rc=$?
+  _pid=$!; wait_gate "$_file" $_pid
+  held=; [ -z "${peek:-}" ] || held=$(ls -A "$peek" 2>&1)
+  kill -"$_sig" $_pid; wait $_pid; rc=$?
 }
 # fallback_fails ARGS...: `vitmae ARGS` (train or finetune without --out, run in the working directory)
 # finds runs/<stamp> taken by another run before its lock (a metrics.csv put there at the gate
