@@ -690,7 +690,7 @@ static void plain_tree(SumTree *t, int n) {   // n groups added pairwise, no sca
 }
 
 static void test_pack_buffers(const char *path, Rng *rng) {
-    long len = 3L << 20;
+    long len = 9L << 19;
     float *A = alloc_f(len), *B = alloc_f(len), *C = alloc_f(len), *Cg[4];
     for (long i = 0; i < len; i++) { A[i] = rng_normal(rng, 0.0f, 1.0f); B[i] = rng_normal(rng, 0.0f, 1.0f); }
     for (int g = 0; g < 4; g++) Cg[g] = alloc_f(len / 4);
@@ -702,15 +702,22 @@ static void test_pack_buffers(const char *path, Rng *rng) {
     long a1 = gemm_pack_allocs();
     CHECK(a1 == a0, "%s: the same products again allocated %ld packing buffers", path, a1 - a0);
     CHECK(a0 > 0, "%s: no packing buffer counted", path);
-    // Every group's A packed for all of a thread's rows: 400 x 8 x 700 floats or more, more than any test
-    // before.
+    // A larger one on each path (the buffers outlive a path): B's rows 4 KB apart, so B is packed and every
+    // group's A is packed for all of the thread's rows, at least 8 x 1600 x K floats (3.07 M at the first
+    // path's K of 240, more than any test before) and at most 8 x (1600 + MC - 1) x K rounded up to the
+    // k-blocks. Each path's K is 1.2x the last one's: more than the rounding of the 1600 rows up to the
+    // row blocks can make up (MC = mc_panels x MR: 112 on Zen 4 with AVX-512, 140 on a Xeon with 2 MiB of
+    // L2; a K of 60 more on 400 rows was not, where the blocking follows Zen 4's caches).
     float *Cb[8];
-    for (int g = 0; g < 8; g++) Cb[g] = alloc_f(400 * 32);
+    for (int g = 0; g < 8; g++) Cb[g] = alloc_f(1600 * 32);
     SumTree t8;
     plain_tree(&t8, 8);
-    static int calls;   // a larger one on each path: the buffers outlive a path
+    static int calls;
+    int K = 240;
+    for (int i = 0; i < calls; i++) K = K * 6 / 5;
+    calls++;
     omp_set_num_threads(1);
-    gemm_tn_tree(400, 32, 700 + 60 * calls++, A, 400, B, 32, Cb, 32, &t8);
+    gemm_tn_tree(1600, 32, K, A, 1600, B, 1024, Cb, 32, &t8);
     CHECK(gemm_pack_allocs() > a1, "%s: a larger product allocated no larger buffer", path);
     omp_set_num_threads(2);
     free(A); free(B); free(C);
