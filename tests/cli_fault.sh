@@ -117,4 +117,32 @@ done
 rm -rf ftf
 t "finetune with each of its $runs allocations failing in turn: exit 0, or 1 and one line naming what" '[ $runs -gt 50 ] && [ $bad -eq 0 ]'
 
+# finetune --ckpt holds the pretrained encoder's weights alone (io/checkpoint.h, ckpt_load_encoder; the
+# decoder's are read past and checked): with every allocation of the whole parameters' size failing, it
+# runs as it runs without, and the one array it reads is the encoder's floats. It read every weight,
+# decoder included, into an array of the whole parameters (104 MB more at ViT-B/16; docs/encoder.md).
+bytes=$(python3 - mae.safetensors <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+every = encoder = 0
+for name, t in h.items():
+    if name == "__metadata__" or name.startswith("optimizer."): continue
+    k = 1
+    for d in t["shape"]: k *= d
+    every += 4 * k
+    encoder += 0 if name.startswith("decoder") or name == "mask_token" else 4 * k
+print(every, encoder)
+PY
+)
+every=${bytes% *}; encoder=${bytes#* }
+ft_args="finetune --ckpt mae.safetensors --data data --val-frac 0 --steps 1 --batch 2 --threads 1"
+rm -rf ftd ftd2
+FAULT_OWN=1 FAULT_MIN=$every FAULT_MAX=$every FAULT_FUNC=calloc FAULT_N=1+ LD_PRELOAD=$shim "$VITMAE" $ft_args --out ftd \
+  > got.out 2> got.err; rc=$?
+FAULT_OWN=1 FAULT_MIN=$encoder FAULT_MAX=$encoder FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" $ft_args --out ftd2 \
+  > /dev/null 2>&1
+t "finetune --ckpt, no allocation of the whole parameters' $every bytes (exit $rc: $(head -n 1 got.err)), the encoder's $encoder read ($(sed -n "s/^calloc //p" count) times)" \
+  '[ $rc -eq 0 ] && [ -s ftd/checkpoint.safetensors ] && [ "$encoder" -lt "$every" ] && [ "$(sed -n "s/^calloc //p" count)" -ge 1 ]'
+rm -rf ftd ftd2
+
 exit $fail

@@ -595,7 +595,9 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
             cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
             return 2;
         }
-        if (ckpt_load_weights(a->ckpt, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
+        // The encoder's weights alone, the decoder's read past and checked as every reader checks them
+        // (io/checkpoint.h): the same refusals, word for word, without holding the decoder.
+        if (ckpt_load_encoder(a->ckpt, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
         *e = ck.cfg;
         ckpt_free(&ck);
         int rc = ckpt_model_flags(a, e, flags, nflags);
@@ -832,11 +834,14 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         rng_seed(&init, (uint64_t)r->seed);
         clf_init_weights(t->model, &init);
         if (a->ckpt) {   // the pretrained encoder replaces the random one
-            if (ckpt_load_weights(a->ckpt, &pre, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
-            int nt = mae_param_table(&pre.cfg, NULL, 0);
+            // Of its weights only the encoder's prefix is held (ckpt_load_encoder, io/checkpoint.h): the
+            // decoder's parameters, which a classifier never uses, are never allocated (docs/encoder.md).
+            if (ckpt_load_encoder(a->ckpt, &pre, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
+            size_t enc_numel;
+            int nt = mae_encoder_model_table(&pre.cfg, NULL, 0, &enc_numel);
             MaeTensor *tab = malloc((size_t)nt * sizeof *tab);
             if (!tab) { ckpt_free(&pre); cli_error("finetune", "out of memory"); return 1; }
-            mae_param_table(&pre.cfg, tab, nt);
+            mae_encoder_model_table(&pre.cfg, tab, nt, &enc_numel);
             clf_copy_encoder(t->model, tab, nt, pre.params);
             free(tab);
             ckpt_free(&pre);
