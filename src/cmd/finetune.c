@@ -801,19 +801,14 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                   (double)(1 + a->lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
                   (double)grad_reduce_floats(r->groups, dist_size(), clf_num_params(&t->cfg)) * sizeof(float);
     long have = cpu_physical_memory_bytes();
-    if (t->workers) {   // the other workers' activations and the workers' gradient buffers
-        size_t np = clf_num_params(&t->cfg), mine = (size_t)r->groups / dist_size();
-        double more = (double)(t->workers - 1) * ((double)clf_bytes_needed(&t->cfg, t->per) - 4.0 * np * sizeof(float)) +
-                      (double)grad_workers_floats((int)mine, np, t->workers, 1) * sizeof(float);
+    if (t->workers) {   // the other workers' activations and the workers' gradient buffers (cmd/groups.h)
         int is_auto = !strcmp(a->parallel, "auto");
-        if (have <= 0 || need + more <= (is_auto ? 0.5 : 0.9) * (double)have) need += more;
+        double all;
+        if (!parallel_memory_more(need, (double)clf_bytes_needed(&t->cfg, t->per), clf_num_params(&t->cfg), 1,
+                                  t->workers, r->groups / dist_size(), is_auto ? 0.5 : 0.9, &all, err, sizeof err))
+            need = all;
         else if (is_auto) t->workers = 0;   // the threads share every kernel then, which needs less
-        else {
-            cli_error("finetune --parallel groups", "%d threads as workers need %.0f bytes (%.2f GiB); this machine has "
-                      "%.2f GiB (--parallel kernels needs less)", t->workers, need + more, (need + more) / 1073741824.0,
-                      have / 1073741824.0);
-            return 2;
-        }
+        else return cli_report("finetune --parallel groups", err, 2);
     }
     if (have > 0 && need > 0.9 * (double)have) {
         cli_error("finetune", "the model needs %.0f bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",

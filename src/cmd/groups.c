@@ -39,12 +39,20 @@ int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t 
 
 int parallel_memory(const MaeConfig *cfg, int per, int width, int workers, int groups, size_t other_bytes,
                     double fraction, char *err, size_t errlen) {
+    double model = (double)mae_bytes_needed(cfg, per * width);
+    return parallel_memory_more(model + (double)other_bytes, model, mae_num_params(cfg), width, workers, groups,
+                                fraction, NULL, err, errlen);
+}
+
+int parallel_memory_more(double base, double model, size_t np, int width, int workers, int groups, double fraction,
+                         double *need_out, char *err, size_t errlen) {
     long have = cpu_physical_memory_bytes();
-    size_t np = mae_num_params(cfg);
-    // Worker 0's model is the run's; the others hold activations only (no parameters, gradients or moments).
-    double model = (double)mae_bytes_needed(cfg, per * width), weights = 4.0 * (double)np * sizeof(float);
-    double need = model + (workers - 1) * (model - weights) +
-                  (double)grad_workers_floats(groups, np, workers, width) * sizeof(float) + (double)other_bytes;
+    // Worker 0's model is the run's, in base; the others hold activations only (no parameters, gradients
+    // or moments). In double: the largest models' estimates go up to 2^63 bytes (core/model.c).
+    double weights = 4.0 * (double)np * sizeof(float);
+    double need = base + ((workers - 1) * (model - weights) +
+                          (double)grad_workers_floats(groups, np, workers, width) * sizeof(float));
+    if (need_out) *need_out = need;
     if (have <= 0 || need <= fraction * (double)have) return 0;
     snprintf(err, errlen, "%d threads as workers need %.0f bytes (%.2f GiB); this machine has %.2f GiB (--parallel "
              "kernels needs less)", workers, need, need / 1073741824.0, have / 1073741824.0);

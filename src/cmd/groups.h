@@ -1,5 +1,6 @@
 // How many gradient groups one forward and backward of a training (or bench) step take at once
-// (docs/distributed.md, "Groups at once"). Shared by cmd/train.c and cmd/bench.c.
+// (docs/distributed.md, "Groups at once"). Shared by cmd/train.c and cmd/bench.c; the threads-as-workers
+// checks (parallel_check, parallel_memory_more) by cmd/finetune.c too.
 #ifndef VITMAE_GROUPS_H
 #define VITMAE_GROUPS_H
 #include <stddef.h>
@@ -44,4 +45,10 @@ int parallel_check(const char *mode, int groups, int accum, int threads, int *wo
 // rule of every command (core/model.h, mae_memory_check).
 int parallel_memory(const MaeConfig *cfg, int per, int width, int workers, int groups, size_t other_bytes,
                     double fraction, char *err, size_t errlen);
+// The same check for any model (finetune's classifier: core/classifier.h): base, the bytes the run needs
+// already (worker 0's model included), and model, one worker's model of `width` groups' images holding
+// np parameters (4 np floats of them, its weights, gradients and moments, which the other workers
+// share). *need_out (when not NULL): base and what the other workers add, whether or not it fits.
+int parallel_memory_more(double base, double model, size_t np, int width, int workers, int groups, double fraction,
+                         double *need_out, char *err, size_t errlen);
 #endif
