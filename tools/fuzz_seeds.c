@@ -1,11 +1,13 @@
 // Writes the fuzzers' seed corpora (tests/fuzz/corpus/<name>/): small PNGs of every colour type and
 // bit depth (palette with tRNS, Adam7), JPEGs (baseline, progressive, grey, CMYK), tiny vitmae
-// checkpoints (with and without train state, encoder-only) and argv sets. Deterministic output.
+// checkpoints (with and without train state, encoder-only, a NaN in the decoder) and argv sets.
+// Deterministic output.
 // The image seeds start with one byte (view size and channels), the mask seeds with two (patch and
 // grid), as the fuzz targets read them.
 // Usage: fuzz_seeds OUT_DIR   (OUT_DIR/image, OUT_DIR/ckpt, OUT_DIR/mask, OUT_DIR/cli)
 #include <stdio.h>
 #include <jpeglib.h>
+#include <math.h>
 #include <png.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +165,26 @@ static void checkpoints(void) {
     c.pixel_mean[1] = c.pixel_mean[2] = 0.4f; c.pixel_std[1] = c.pixel_std[2] = 0.3f;
     snprintf(path, sizeof path, "%s/ckpt/rgb_nodec.safetensors", out_dir);
     if (ckpt_save(path, &c, p, NULL, NULL, NULL, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
+    // A NaN in the decoder (written as a diverged run's file would be, had the writer not refused it):
+    // every reader refuses it, ckpt_load_encoder too, which reads the decoder's tensors past
+    // (tests/fuzz/fuzz_ckpt.c). The config of infer.safetensors, with a crc32.
+    c.in_chans = 1; c.patch_size = 2; c.dec_depth = 1; c.mlp_ratio = 1;
+    MaeTensor tab[64];
+    StTensor sts[64];
+    int nt = mae_param_table(&c, tab, 64);
+    for (int i = 0; i < nt; i++) {
+        memset(&sts[i], 0, sizeof sts[i]);
+        sts[i].name = tab[i].name;
+        sts[i].ndim = tab[i].ndim;
+        for (int k = 0; k < tab[i].ndim; k++) sts[i].shape[k] = tab[i].shape[k];
+        sts[i].data = p + tab[i].offset;
+    }
+    p[tab[nt - 1].offset] = NAN;   // decoder_pred.bias
+    char *cfg_json = mae_config_to_json(&c);
+    const char *keys[2] = {"format", "config"}, *vals[2] = {"vitmae", cfg_json};
+    snprintf(path, sizeof path, "%s/ckpt/decoder_nan.safetensors", out_dir);
+    if (!cfg_json || st_write(path, sts, nt, keys, vals, 2, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
+    free(cfg_json);
     // A plain safetensors file with a metadata-free header and one tensor.
     float t[6] = {1, 2, 3, 4, 5, 6};
     StTensor st = {"x", 2, {2, 3, 0, 0}, t};

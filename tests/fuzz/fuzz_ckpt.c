@@ -1,7 +1,9 @@
 // libFuzzer target: the safetensors reader (st_open_mem) and the vitmae checkpoint checks
 // (ckpt_from_st: metadata, config, names, shapes, crc32) on arbitrary bytes; and the same bytes as a
 // file read from its header into place (st_open_header, as ckpt_load and ckpt_load_weights read),
-// which must give the same answer, reason and parameters included.
+// which must give the same answer, reason and parameters included. The file is then read by
+// ckpt_load_weights and by ckpt_load_encoder, which keeps the encoder's weights alone and reads the
+// decoder's past (io/checkpoint.h): the same answer, the same line, the encoder's floats bitwise.
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +57,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if ((rc != 0) != (rc2 != 0)) __builtin_trap();                              // the same answer
     if (rc && strcmp(why(err, "fuzz"), why(err2, path))) __builtin_trap();       // the same reason
+    Checkpoint w, e;
+    char errw[512], erre[512];
+    int rw = ckpt_load_weights(path, &w, errw, sizeof errw), re = ckpt_load_encoder(path, &e, erre, sizeof erre);
+    if ((rw != 0) != (re != 0)) __builtin_trap();                                // the same answer
+    if (rw && strcmp(errw, erre)) __builtin_trap();                              // the same line
+    if (!rw) {
+        size_t enc, D = (size_t)w.cfg.embed_dim;
+        mae_encoder_model_table(&w.cfg, NULL, 0, &enc);
+        if (memcmp(&w.cfg, &e.cfg, sizeof w.cfg) || memcmp(w.params, e.params, enc * sizeof(float))) __builtin_trap();
+        if (!rc2 && memcmp(ck2.params, w.params, mae_num_params(&w.cfg) * sizeof(float))) __builtin_trap();
+        if (w.has_decoder != e.has_decoder || w.classifier != e.classifier || e.exp_avg || e.exp_avg_sq) __builtin_trap();
+        if (!w.train_state != !e.train_state || (w.train_state && strcmp(w.train_state, e.train_state))) __builtin_trap();
+        if (!w.fc_norm != !e.fc_norm || (w.fc_norm && memcmp(w.fc_norm, e.fc_norm, 2 * D * sizeof(float)))) __builtin_trap();
+        ckpt_free(&w);
+        ckpt_free(&e);
+    }
     if (!rc) {
         size_t np = mae_num_params(&ck.cfg);
         if (memcmp(ck.params, ck2.params, np * sizeof(float))) __builtin_trap();  // the same weights
