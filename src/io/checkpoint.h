@@ -40,8 +40,10 @@ int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
 int  ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen);
 // The same checks again, keeping of the weights only the encoder's: params holds the tensors before
 // the decoder's (mae_encoder_model_table's floats, core/config.h), what mae_create_encoder_with takes
-// (`attention`, `embed`, `probe`); the decoder's tensors are read past, their names, shapes, crc32
-// and values checked as ckpt_load_weights checks them, and a file it refuses is refused with its reason.
+// (`attention`, `embed`, `probe`) and what `finetune --ckpt` copies into its classifier; the decoder's
+// tensors are read past, their names, shapes, crc32 and values checked as ckpt_load_weights checks
+// them, and a file it refuses is refused with its reason (tests/fuzz/fuzz_ckpt.c reads every input
+// with both).
 int  ckpt_load_encoder(const char *path, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
 // ckpt_load's checks on a file already opened (st_open_header, or st_open; e.g. by `vitmae info`,
