@@ -102,5 +102,24 @@ t "rank 0 out of memory for the lines to gather: exit 1 ($rc), not a hang, one l
 t "rank 0 out of memory for the lines to gather: no MPI_ABORT" '! grep -q "MPI_ABORT" "$dir/goom.err" "$dir/goom.log"'
 t "rank 0 out of memory for the lines to gather: the last checkpoint loads" '[ -n "$(saved_step "$dir/goom/checkpoint.safetensors")" ]'
 
+# bench under mpirun, rank 1 out of memory for its buffers (its 37 steps' times: 2 x 37 doubles, 592
+# bytes, a size no other allocation of its has) after rank 0 went on into the reduction's collective
+# set-up: rank 0 waited there for ever (timeout's 124). Now the ranks agree first: exit 1, rank 1's one
+# line, no MPI_ABORT.
+bjob() {
+  ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none \
+    -np 1 "$VITMAE" bench --img 16 --patch 4 --batch 4 --steps 37 --warmup 0 --threads 1 : \
+    -np 1 env ASAN_OPTIONS="$mpi_asan:verify_asan_link_order=0" LD_PRELOAD="$shim" FAULT_OWN=1 FAULT_MIN=592 \
+      FAULT_MAX=592 "$@" "$VITMAE" bench --img 16 --patch 4 --batch 4 --steps 37 --warmup 0 --threads 1 \
+    > "$dir/bench.log" 2> "$dir/bench.err"
+}
+bjob FAULT_COUNT="$dir/bench.count"; rc=$?
+n=$(sed -n 's/^malloc //p' "$dir/bench.count" 2>/dev/null)
+t "bench -np 2: without a fault, exit 0 ($rc), rank 1 allocates 592 bytes once (${n:-0})" '[ $rc -eq 0 ] && [ "${n:-0}" -eq 1 ]'
+bjob FAULT_FUNC=malloc FAULT_N=1; rc=$?
+t "bench -np 2, rank 1 out of memory: exit 1 ($rc), not a hang, one line ($(grep "^vitmae:" "$dir/bench.err" | head -c 300))" \
+  '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/bench.err")" -eq 1 ] && grep -q "^vitmae: rank 1: bench: out of memory$" "$dir/bench.err"'
+t "bench -np 2, rank 1 out of memory: no MPI_ABORT" '! grep -q "MPI_ABORT" "$dir/bench.err" "$dir/bench.log"'
+
 [ $fail -eq 0 ] && echo "cli mpi oom ok"
 exit $fail

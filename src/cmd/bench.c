@@ -282,7 +282,10 @@ int cmd_bench(int argc, char **argv) {
         return 2;
     }
     int per = batch / groups, nranks = dist_size();
-    if (cpu_start_threads(threads, gerr, sizeof gerr)) { cli_error("bench", "%s", gerr); return 1; }
+    cli_defer(1);   // a rank's own threads: it says so, every rank stops (cli_agree)
+    if (cpu_start_threads(threads, gerr, sizeof gerr)) rc = cli_report("bench", gerr, 1);
+    if ((rc = cli_agree(rc))) { cli_defer(0); return rc; }
+    cli_defer(0);
     threads = omp_get_max_threads();
     // Threads as workers (dist/workers.h): W, or 0 for the team.
     int W = 0;
@@ -302,14 +305,18 @@ int cmd_bench(int argc, char **argv) {
                   "removed patches, as train refuses it", (double)mask_ratio, L, L);
         return 2;
     }
-    // Memory: refuse before allocating what cannot fit.
+    // Memory: refuse before allocating what cannot fit. From here each rank meets its own memory: under
+    // mpirun the ranks agree (cli_agree) before each collective, so that a rank short of memory stops
+    // every rank, none left waiting in the reduction's set-up or a step (docs/distributed.md, "Faults").
+    cli_defer(1);
     if (mae_memory_check(&cfg, per, sizeof(float) * ((size_t)S * S * C + (size_t)L), err, sizeof err)) {
         char msg[1024];   // said in terms of --batch (cmd/groups.h)
         groups_oom_message(msg, sizeof msg, err, batch, per, 0);
         cli_error("bench", "%s", msg);
-        return 2;
+        rc = 2;
     }
     cli_quiet_ranks(0);
+    if ((rc = cli_agree(rc))) { cli_defer(0); return rc; }
     // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does; workers by
     // the rule for their number of threads.
     size_t np = mae_num_params(&cfg);
@@ -320,11 +327,12 @@ int cmd_bench(int argc, char **argv) {
     if (W && parallel_memory(&cfg, per, at_once, W, mine, 0, strcmp(parallel, "auto") ? 0.9 : 0.5, gerr, sizeof gerr)) {
         if (strcmp(parallel, "auto")) {
             cli_error("bench --parallel groups", "%s", gerr);
-            return 2;
+            rc = 2;
         }
         W = 0;   // the team then, which needs less
         at_once = groups_at_once(&cfg, per, 1 + K, mine / accum, 0, threads);
     }
+    if ((rc = cli_agree(rc))) { cli_defer(0); return rc; }
     int nw = W ? W : 1;   // models and batch buffers: one per worker
     BenchStep bs[WORKERS_MAX];
     void *ctx[WORKERS_MAX];
@@ -332,7 +340,8 @@ int cmd_bench(int argc, char **argv) {
     size_t npix = (size_t)per * at_once * S * S * C;
     Mae *m = mae_create(&cfg, per * at_once, err, sizeof err);
     char msg[1024];   // a model that did not fit, in terms of --batch (cmd/groups.h)
-    if (!m) { groups_oom_message(msg, sizeof msg, err, batch, per * at_once, W); cli_error("bench", "%s", msg); return 1; }
+    if (!m) { groups_oom_message(msg, sizeof msg, err, batch, per * at_once, W); cli_error("bench", "%s", msg); rc = 1; }
+    if ((rc = cli_agree(rc))) { mae_free(m); cli_defer(0); return rc; }
     int ok = 1;
     for (int w = 0; w < nw && ok; w++) {
         BenchStep *b = &bs[w];
@@ -352,21 +361,26 @@ int cmd_bench(int argc, char **argv) {
     GradWorkers gw;
     memset(&gr, 0, sizeof gr);
     memset(&gw, 0, sizeof gw);
-    int gr_ok = 0;
-    if (ok && W) {
-        // Under mpirun the processes' exchange (dist/workers.h), before the workers' buffers.
-        gr_ok = (nranks == 1 || grad_reduce_init_top(&gr, groups, np, err, sizeof err) == 0) &&
-                grad_workers_init(&gw, nranks > 1 ? &gr : NULL, groups, np, W, at_once, err, sizeof err) == 0;
-        gw.defer_top = nranks == 1;   // the top of the workers' tree in AdamW's pass, as train does without --clip
-        Mae *models[WORKERS_MAX];
-        for (int w = 0; w < W; w++) models[w] = bs[w].m;
-        if (gr_ok && grad_workers_early_init(&gw, models, err, sizeof err)) gr_ok = 0;
-    } else if (ok) {
-        gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
-        if (gr_ok && at_once > 1 && grad_reduce_at_once(&gr, at_once, err, sizeof err)) gr_ok = 0;
+    // The reduction's buffers are collective: every rank enters their set-up, or none does.
+    if (!ok || !exp_avg || !exp_avg_sq || !step_s) rc = cli_report("bench", "out of memory", 1);
+    if (!(rc = cli_agree(rc))) {
+        int gr_ok;
+        if (W) {   // under mpirun the processes' exchange (dist/workers.h), before the workers' buffers
+            gr_ok = (nranks == 1 || grad_reduce_init_top(&gr, groups, np, err, sizeof err) == 0) &&
+                    grad_workers_init(&gw, nranks > 1 ? &gr : NULL, groups, np, W, at_once, err, sizeof err) == 0;
+            gw.defer_top = nranks == 1;   // the top of the workers' tree in AdamW's pass, as train does without --clip
+            Mae *models[WORKERS_MAX];
+            for (int w = 0; w < W; w++) models[w] = bs[w].m;
+            if (gr_ok && grad_workers_early_init(&gw, models, err, sizeof err)) gr_ok = 0;
+        } else {
+            gr_ok = grad_reduce_init(&gr, groups, np, err, sizeof err) == 0;
+            if (gr_ok && at_once > 1 && grad_reduce_at_once(&gr, at_once, err, sizeof err)) gr_ok = 0;
+        }
+        if (!gr_ok) rc = cli_report("bench", err, 1);
+        rc = cli_agree(rc);   // before the steps' exchanges
     }
-    if (!exp_avg || !exp_avg_sq || !step_s || !gr_ok) {
-        cli_error("bench", "out of memory");
+    cli_defer(0);
+    if (rc) {
         for (int w = 0; w < nw; w++) {
             if (w) mae_free(bs[w].m);
             free(bs[w].images); free(bs[w].noise); free(bs[w].ids_keep); free(bs[w].mask_scratch);
@@ -374,7 +388,7 @@ int cmd_bench(int argc, char **argv) {
         mae_free(m); free(exp_avg); free(exp_avg_sq); free(step_s);
         grad_reduce_free(&gr);
         grad_workers_free(&gw);
-        return 1;
+        return rc;
     }
     Rng rng;
     rng_seed(&rng, (uint64_t)seed);
