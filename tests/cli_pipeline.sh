@@ -50,6 +50,11 @@ long=$(/usr/bin/python3 -c 'print("/".join(["s" * 200] * 24))')
 "$VITMAE" train $small --cache-mb 0 --store "$long" --out "$dir/storelong" > /dev/null 2> "$dir/storelong.err"; rc=$?
 t "--store longer than a path: exit 1, one line, no folder made ($rc: $(cut -c 1-80 "$dir/storelong.err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$dir/storelong.err")" = "vitmae: train --store: path too long" ] && [ ! -e "$dir/storelong" ] && [ ! -e "$dir/$(printf "%200s" | tr " " s)" ]'
+# A --store whose last name is too long for the system (300 bytes): the folder above it, which the run
+# made, was left behind, empty (mkdir -p without undo). Now: one line, no folder of the run's left.
+"$VITMAE" train $small --cache-mb 0 --store "$dir/stnew/$(printf "%300s" | tr " " n)" --out "$dir/stname" > /dev/null 2> "$dir/stname.err"; rc=$?
+t "--store of a name too long: exit 1, one line, no folder left ($rc: $(cut -c 1-80 "$dir/stname.err"); $(ls -d "$dir/stnew" "$dir/stname" 2>/dev/null))" \
+  '[ $rc -eq 1 ] && [ "$(grep -c . "$dir/stname.err")" -eq 1 ] && grep -q "^vitmae: train --store: .*: File name too long$" "$dir/stname.err" && [ ! -e "$dir/stnew" ] && [ ! -e "$dir/stname" ]'
 t "first store run decodes and writes working images" 'grep -q "working images: [1-9][0-9]* decoded, [0-9]* read from the store ([1-9]" "$dir/store1.log"'
 t "second store run reads them back, decodes nothing" 'grep -q "working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/store2.log"'
 t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'

@@ -372,10 +372,13 @@ int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int 
 
 // The store's folder made as every folder vitmae makes (0777 less the umask, so that a group's store under
 // umask 002 takes the group's files; a path too long refused, not cut: cmd/output.h), then the store
-// turned on in it.
+// turned on in it. A store that cannot be made or used leaves none of the folders it made (cmd/output.h,
+// output_mkdir_made): `--store st/<a name too long>` left an empty st/.
 static int make_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
-    if (ds->shared && ds->work_size > 0 && output_mkdir_p(dir, err, errlen)) return -1;
-    return dataset_set_store(ds, dir, err, errlen);
+    OutputMade made = {.n = 0};
+    if (ds->shared && ds->work_size > 0 && output_mkdir_made(dir, &made, err, errlen)) return -1;
+    if (dataset_set_store(ds, dir, err, errlen)) { output_mkdir_undo(&made); return -1; }
+    return 0;
 }
 
 int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, StoreNote *note,
