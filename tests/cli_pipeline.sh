@@ -2,7 +2,7 @@
 # The streaming data pipeline (docs/data.md): bitwise the same run for any --prefetch,
 # --loader-threads, --cache-mb and with or without the on-disk store (built by one run, read by the
 # next); a file broken past its header is skipped the same way every time and reported; --val DIR;
-# the warning for a tiny validation split.
+# the warning for a tiny validation split; sample panels of images that are not flat.
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -108,6 +108,22 @@ t "--val: validation rows" '[ $(awk -F, "NR > 1 && \$5 != \"\"" "$dir/v/metrics.
 # A tiny held-out split warns.
 "$VITMAE" train $small --val-frac 0.05 --steps 2 --threads 2 --out "$dir/tiny" > /dev/null 2> "$dir/tiny.err"
 t "tiny split warns with the count" 'grep -q "warning: only [0-9] validation image.*pass --val DIR" "$dir/tiny.err"'
+# Sample panels show validation images that are not one flat colour (docs/data.md, "Validation"): a
+# --val folder whose first 8 images (a/, scanned first) are flat greys, then the 12 shapes. The rows
+# are tried at places spread over the split, 4 of them flat: each of the first 4 rows (128 px
+# panels at --img 16, one every 132 px under the 64 px of title and captions) must show a shape.
+mkdir -p "$dir/flatval/a" && cp -r "$dir"/val/* "$dir/flatval/"
+/usr/bin/python3 -c '
+import sys
+from PIL import Image
+for i in range(8): Image.new("RGB", (24, 24), (30 * i, 30 * i, 30 * i)).save("%s/%d.png" % (sys.argv[1], i))' "$dir/flatval/a"
+"$VITMAE" train $base --val "$dir/flatval" --steps 1 --threads 2 --out "$dir/flat" > /dev/null 2>&1; rc=$?
+spreads=""
+for k in 0 1 2 3; do
+  y=$((64 + 132 * k)); spreads="$spreads $(ink "$dir/flat/samples/step-1.png" 0 128 "$y" $((y + 128)) "$dir/sheet.npy")"
+done
+t "--val with flat images: the samples' rows show shapes (spread of each row's original:$spreads)" \
+  '[ $rc -eq 0 ] && echo "$spreads" | awk "{ for (i = 1; i <= 4; i++) if (!(\$i > 0.1)) exit 1 }"'
 # ... but only once the run starts: a refusal on the same data stays one line.
 "$VITMAE" train $small --val-frac 0.05 --steps 2 --accum 8 --threads 2 --out "$dir/tiny2" > /dev/null 2> "$dir/tiny2.err"; rc=$?
 t "a refusal on a tiny split: exit 2, one line ($(head -n 1 "$dir/tiny2.err"))" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/tiny2.err")" -eq 1 ]'
