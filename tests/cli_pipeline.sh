@@ -2,7 +2,8 @@
 # The streaming data pipeline (docs/data.md): bitwise the same run for any --prefetch,
 # --loader-threads, --cache-mb and with or without the on-disk store (built by one run, read by the
 # next); a file broken past its header is skipped the same way every time and reported; --val DIR;
-# the warning for a tiny validation split; sample panels of images that are not flat.
+# the warning for a tiny validation split; sample panels of images that are not flat; the
+# pixel statistics within their pixel budget (start-up decodes 16 of 20 large photos).
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -100,6 +101,23 @@ XDG_CACHE_HOME="$dir/afile/x" "$VITMAE" train $small --threads 2 --cache-mb 0 --
 t "--store auto with no usable folder, --out a plain file: exit 1, the refusal alone ($(cat "$dir/autoref2.err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/autoref2.err")" -eq 1 ] && ! grep -q "store" "$dir/autoref2.err"'
 
+# Start-up does not decode every photo (docs/interface.md, "Pixel normalisation"): 20 JPEGs of
+# 4096 x 4096 (16.8 million pixels each by their headers; a flat colour each, so they decode in a
+# moment at 1/8 scale) pass 200 million pixels, so the statistics decode 16 of them, the least
+# allowed; the same run with --pixel-norm imagenet (no statistics) decodes 16 images fewer.
+mkdir -p "$dir/large/a"
+/usr/bin/python3 -c '
+import sys
+from PIL import Image
+for i in range(20): Image.new("RGB", (4096, 4096), (10 * i, 100, 200 - 5 * i)).save("%s/%02d.jpg" % (sys.argv[1], i), quality=20)' "$dir/large/a"
+decoded() { sed -n 's/^working images: \([0-9]*\) decoded, .*/\1/p' "$1"; }
+for norm in dataset imagenet; do
+  "$VITMAE" train $base --data "$dir/large" --val-frac 0 --steps 1 --batch 4 --cache-mb 0 --store none --pixel-norm $norm \
+    --threads 2 --out "$dir/large-$norm" > "$dir/large-$norm.log" 2>&1
+done
+d1=$(decoded "$dir/large-dataset.log"); d0=$(decoded "$dir/large-imagenet.log")
+t "20 large photos: the pixel statistics decode 16 of them (decoded ${d1:-?} with them, ${d0:-?} without)" \
+  '[ -n "$d1" ] && [ -n "$d0" ] && [ $((d1 - d0)) -eq 16 ]'
 # --val DIR: every --data image trains, the val folder validates; config.json says so.
 "$VITMAE" train $base --val "$dir/val" --threads 2 --out "$dir/v" > "$dir/v.log" 2>&1; rc=$?
 t "--val exits 0" '[ $rc -eq 0 ]'
