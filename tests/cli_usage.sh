@@ -384,6 +384,27 @@ for cmd in probe finetune; do
     '[ $rc -eq 1 ] && [ "$(tail -n 1 "$tmp/err")" = "vitmae: $tmp/broken: no decodable image (2 skipped, 0 ignored)" ] &&
      grep -qx "vitmae: skipped $tmp/broken/a/1.png: not a PNG, JPEG or WebP file" "$tmp/err" && [ ! -e "$tmp/ft" ]'
 done
+# An --out through a symbolic link to nothing (its target deleted): "LINK: No such file or directory"
+# named neither the link nor what is missing. Every command with --out names the link and its target,
+# exit 1, and makes nothing there (the link itself, and a folder below it).
+ln -s "$tmp/gone" "$tmp/dangling"
+for out in "$tmp/dangling" "$tmp/dangling/sub"; do
+  for cmd in train finetune reconstruct attention probe embed; do
+    case $cmd in
+      train) set -- train --data "$tmp/imgs" --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 \
+               --dec-heads 1 --steps 1 --batch 2 --val-frac 0 --out "$out" ;;
+      finetune) set -- finetune --ckpt "$tmp/m.safetensors" --data "$tmp/imgs" --steps 1 --out "$out" ;;
+      probe) set -- probe --ckpt "$tmp/m.safetensors" --train "$tmp/imgs" --test "$tmp/imgs" --out "$out" ;;
+      embed) set -- embed --ckpt "$tmp/m.safetensors" --out "$out/f.npy" "$tmp/imgs" ;;
+      *) set -- $cmd --ckpt "$tmp/m.safetensors" --out "$out" "$tmp/imgs" ;;
+    esac
+    "$VITMAE" "$@" > /dev/null 2> "$tmp/err"; rc=$?
+    t "$cmd --out ${out#$tmp/} through a dangling link: exit 1, the link and its target named ($rc: $(cat "$tmp/err"))" \
+      '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
+       grep -qx "vitmae: $cmd --out: .*$tmp/dangling: a symbolic link to $tmp/gone, which does not exist" "$tmp/err" &&
+       [ ! -e "$tmp/gone" ] && [ -L "$tmp/dangling" ]'
+  done
+done
 "$VITMAE" eval --ckpt "$tmp/none.safetensors" 2>"$tmp/err"; rc=$?
 t "eval without --data: points to its --help" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: eval: --data DIR is required (see vitmae eval --help)" ]'
 "$VITMAE" embed --ckpt "$tmp/none.safetensors" "$tmp/imgs" 2>"$tmp/err"; rc=$?

@@ -36,6 +36,31 @@ int output_mkdir_p(const char *path, char *err, size_t errlen) {
     return output_mkdir_made(path, NULL, err, errlen);
 }
 
+// path's first part that is a symbolic link to nothing ("RUN" a link to a deleted folder): 1 with err
+// "<link>: a symbolic link to <target>, which does not exist", else 0 (mkdir and stat say only "No such
+// file or directory" of the path, and never name the link).
+static int dangling_link(const char *path, char *err, size_t errlen) {
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return 0;
+    for (char *p = buf + 1; ; p++) {
+        if (*p != '/' && *p) continue;
+        char c = *p;
+        *p = 0;
+        struct stat st;
+        if (lstat(buf, &st) != 0) return 0;   // the parts from here do not exist: no link among them
+        if (S_ISLNK(st.st_mode) && stat(buf, &st) != 0 && errno == ENOENT) {
+            char target[4096];
+            ssize_t n = readlink(buf, target, sizeof target - 1);
+            if (n < 0) return 0;
+            target[n] = 0;
+            snprintf(err, errlen, "%s: a symbolic link to %s, which does not exist", buf, target);
+            return 1;
+        }
+        *p = c;
+        if (!c) return 0;
+    }
+}
+
 int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errlen) {
     char buf[4096];
     // What an earlier call with made made above path stays in it (a sibling made next: cmd/output.h).
@@ -61,7 +86,7 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
             if (made && made->n < OUTPUT_MADE_MAX) made->len[made->n++] = (unsigned short)(p - buf);
         } else if (mk < 0) {
             int saved = errno;
-            snprintf(err, errlen, "%s: %s", buf, strerror(saved));
+            if (saved != ENOENT || !dangling_link(buf, err, errlen)) snprintf(err, errlen, "%s: %s", buf, strerror(saved));
             if (made) { memcpy(made->path, buf, sizeof buf); output_mkdir_undo(made); }
             errno = saved;
             return -1;
@@ -72,7 +97,7 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
     struct stat st;
     if (stat(buf, &st) != 0) {
         int saved = errno;
-        snprintf(err, errlen, "%s: %s", buf, strerror(saved));
+        if (saved != ENOENT || !dangling_link(buf, err, errlen)) snprintf(err, errlen, "%s: %s", buf, strerror(saved));
         errno = saved;
         return -1;
     }
@@ -143,7 +168,8 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
         int saved = errno;
         if (fd >= 0) { close(fd); file_tmp_remove(probe); }
         else file_tmp_forget(probe);
-        snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(saved));
+        if (saved != ENOENT || !dangling_link(dir, err, errlen))
+            snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(saved));
         return -1;
     }
     errno = 0;
