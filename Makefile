@@ -191,16 +191,22 @@ build/fuzz/libvitmae.a: $(FUZZ_OBJ)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libvitmae.a
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< build/fuzz/libvitmae.a $(PKG_LIBS) -lm -lgomp -o $@
 
+# Every target runs its time, also after one crashed; then the run fails naming each that crashed and
+# the input that crashed it (libFuzzer's "Test unit written to ..."), or its log when it wrote none.
 fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@mkdir -p build/fuzz/artifacts
-	@for n in $(FUZZ_TARGETS); do \
+	@crashed=; for n in $(FUZZ_TARGETS); do \
 	  mkdir -p build/fuzz/corpus/$$n; \
 	  echo "fuzz $$n: $(FUZZ_SECONDS) s"; \
-	  nice -n 10 build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) -print_final_stats=1 \
+	  if nice -n 10 build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) -print_final_stats=1 \
 	    -artifact_prefix=build/fuzz/artifacts/$$n- build/fuzz/corpus/$$n tests/fuzz/corpus/$$n \
-	    > build/fuzz/$$n.log 2>&1 || { tail -n 60 build/fuzz/$$n.log; exit 1; }; \
-	  grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' build/fuzz/$$n.log | tail -n 2; \
-	done
+	    > build/fuzz/$$n.log 2>&1; then \
+	    grep -E '^stat::number_of_executed_units|^#[0-9]+ *DONE' build/fuzz/$$n.log | tail -n 2; \
+	  else tail -n 60 build/fuzz/$$n.log; crashed="$$crashed $$n"; fi; \
+	done; \
+	[ -z "$$crashed" ] || { echo "make fuzz: these targets crashed:"; for n in $$crashed; do \
+	  unit=$$(sed -n 's/^Test unit written to //p' build/fuzz/$$n.log | tail -n 1); \
+	  echo "  $$n: $${unit:-no crash file (see build/fuzz/$$n.log)}"; done; exit 1; }
 
 # valgrind (memcheck) on a short train / reconstruct / attention / finetune / classify / embed / probe,
 # with a binary built without -march=native (valgrind does not emulate AVX-512) at -O1 -g. A minute or

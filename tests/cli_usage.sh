@@ -292,6 +292,22 @@ if command -v clang > /dev/null 2>&1; then
   t "the fuzz targets' libraries answer the OpenMP runtime's calls (rc $rc: $(grep -m 1 -o 'undefined reference to [^ ]*' "$tmp/omp.err"))" \
     '[ -n "$link" ] && [ $rc -eq 0 ] && "$tmp/omp"'
 fi
+# `make fuzz` stopped at the first target that crashed: the targets after it never ran, and the run named
+# one crash file at most. Its loop (make -n: printed, nothing built) run over stand-in targets, the first
+# crashing with a crash file, the last failing without one: every target runs, then the run fails
+# naming each that crashed and its crash file (or its log).
+mkdir -p "$tmp/fz/build/fuzz"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" fuzz FUZZ_TARGETS="mask image cli" FUZZ_SECONDS=1 2>/dev/null |
+  awk 'on { print } on && !/\\$/ { exit } /^mkdir -p build\/fuzz\/artifacts$/ { on = 1 }' > "$tmp/fz/recipe"
+printf '#!/bin/sh\necho "Test unit written to build/fuzz/artifacts/mask-crash-0a1b"\nexit 1\n' > "$tmp/fz/build/fuzz/fuzz_mask"
+printf '#!/bin/sh\necho "#9 DONE"\ntouch ran-image\n' > "$tmp/fz/build/fuzz/fuzz_image"
+printf '#!/bin/sh\necho "==1== ERROR: libFuzzer: out-of-memory"\nexit 1\n' > "$tmp/fz/build/fuzz/fuzz_cli"
+chmod +x "$tmp/fz/build/fuzz/fuzz_mask" "$tmp/fz/build/fuzz/fuzz_image" "$tmp/fz/build/fuzz/fuzz_cli"
+(cd "$tmp/fz" && sh recipe) > "$tmp/fz/out" 2>&1; rc=$?
+t "make fuzz: every target runs after one crashed, then fails naming each and its crash file (rc $rc: $(tail -n 3 "$tmp/fz/out" | tr '\n' '|'))" \
+  '[ $rc -ne 0 ] && [ -e "$tmp/fz/ran-image" ] && grep -qx "make fuzz: these targets crashed:" "$tmp/fz/out" &&
+   grep -qx "  mask: build/fuzz/artifacts/mask-crash-0a1b" "$tmp/fz/out" &&
+   grep -qx "  cli: no crash file (see build/fuzz/cli.log)" "$tmp/fz/out" && ! grep -q "^  image:" "$tmp/fz/out"'
 # docs/testing.md's table names every test program and script (tests/test_*.c, tests/cli_*.sh; the
 # fuzz replays as `test_fuzz_*`).
 awk '/^\| test \| what it checks \|/ { on = 1 } on && !/^\|/ { exit } on { print $0 }' "$VITMAE_ROOT/docs/testing.md" |
