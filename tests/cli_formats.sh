@@ -212,6 +212,13 @@ put_anim("anim1orient6", anim([(bits(im, lossless=True), w, h, 0, 0)], (w, h), e
 os.makedirs(f"{d}/multi")
 open(f"{d}/multi/anim2.webp", "wb").write(anim([(bits(im, lossless=True), w, h, 0, 0),
                                                  (bits(im.transpose(Image.FLIP_LEFT_RIGHT), lossless=True), w, h, 0, 0)], (w, h)))
+# Frames past the header probe's first MiB (noise does not compress: 1.5 MB a frame): one is a still
+# image, compared with PIL below; three are skipped (below).
+noise = Image.fromarray(np.random.default_rng(1).integers(0, 256, (720, 720, 3), dtype=np.uint8))
+big = bits(noise, lossless=True, quality=0, method=0)
+put_anim("anim1big", anim([(big, 720, 720, 0, 0)], (720, 720)))
+os.makedirs(f"{d}/bigmulti")
+open(f"{d}/bigmulti/anim3.webp", "wb").write(anim([(big, 720, 720, 0, 0)] * 3, (720, 720)))
 PY
 t "PIL wrote the files" '[ -f "$dir/alpha.webp" ] && [ -f "$dir/postidat_exif6.png" ]'
 nfiles=0
@@ -260,6 +267,17 @@ cp "$dir/anim1lossless.webp" "$dir/multi/"
 "$VITMAE" data "$dir/multi" > "$dir/data.out" 2>&1; rc=$?
 t "vitmae data: the one-frame animation counted, the two-frame one skipped with its reason ($rc: $(tr "\n" "|" < "$dir/data.out"))" \
   '[ $rc -eq 0 ] && grep -q "anim2.webp: animated WebP of more than one frame is not supported" "$dir/data.out" && ! grep -q "anim1lossless" "$dir/data.out"'
+# Three frames of 1.5 MB: the header probe's first MiB ends inside the first, and the second is found
+# from the chunk headers read after it, not by reading the whole file into memory to count its frames
+# (train's scan did, for any animation larger than that MiB). The fault shim (tests/fault_shim.c)
+# counts the allocations of the file's size: none.
+big="$dir/bigmulti/anim3.webp"; size=$(wc -c < "$big")
+ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0" GOMP_SPINCOUNT=1000 FAULT_OWN=1 FAULT_MIN=$size FAULT_MAX=$size \
+  FAULT_COUNT="$dir/big.count" LD_PRELOAD="$VITMAE_TOOLS/fault.so" "$VITMAE" train --data "$dir/bigmulti" --out "$dir/bigrun" \
+  > "$dir/big.out" 2>&1; rc=$?
+t "train: a three-frame animated WebP of $size bytes skipped with its reason, not read whole ($rc: $(grep malloc "$dir/big.count"): $(tr "\n" "|" < "$dir/big.out"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: skipped $big: animated WebP of more than one frame is not supported" "$dir/big.out" &&
+   grep -qx "malloc 0" "$dir/big.count" && [ $size -gt 3000000 ] && [ ! -e "$dir/bigrun" ]'
 # Reduced-size JPEG decode (DCT scaling): 40x24 with shorter side >= 12 decodes at 4/8 = 20x12.
 "$VITMAE_TOOLS/imgdump" "$dir/progressive.jpg" "$dir/half.npy" --reduced 12
 shape=$(/usr/bin/python3 -c 'import numpy, sys; print(numpy.load(sys.argv[1]).shape)' "$dir/half.npy")

@@ -875,6 +875,41 @@ static int webp_one_frame(const uint8_t *buf, size_t len, WebPFrame *fr) {
     return rc;
 }
 
+// A probe's first bytes that end inside an animation's first frame (a frame past PROBE_BYTES): whether a
+// second frame follows, from the chunk headers read on from the file (8 bytes each, at most
+// WEBP_WALK_CHUNKS of them), not from the whole file read into memory. 1 when a second ANMF chunk
+// begins within the file, 0 when the walk cannot tell (no file, a chunk running past the RIFF's end,
+// too many chunks): the whole file is read then.
+#define WEBP_WALK_CHUNKS 4096
+static uint32_t le32(const uint8_t *p) {
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+static int webp_second_frame(const uint8_t *buf, size_t len, const DecodeOpts *o) {
+    if (o->fd < 0 || len < 12) return 0;
+    PngSource src = {buf, 0, len, o->fd, o->file_size};   // the bytes of buf, the rest read from fd
+    uint64_t end = 8 + (uint64_t)le32(buf + 4);
+    if (end > o->file_size) end = o->file_size;
+    int frames = 0;
+    uint64_t pos = 12;
+    for (int k = 0; k < WEBP_WALK_CHUNKS && end - pos >= 8; k++) {
+        uint8_t *tmp;
+        const uint8_t *h = png_bytes(&src, pos, 8, &tmp);
+        if (!h) return 0;
+        int anmf = !memcmp(h, "ANMF", 4);
+        uint64_t size = le32(h + 4);
+        free(tmp);
+        if (size > end - pos - 8) return 0;
+        if (anmf && size >= 16 && ++frames == 2) return 1;
+        pos += 8 + size + (size & 1);
+        if (pos > end) return 0;
+    }
+    return 0;
+}
+
+// decode_mem's answer to a probe of a file's first bytes that refuses the file for good (its rest read
+// from DecodeOpts.fd): load_path reads it no further.
+#define DECODE_REFUSED (-2)
+
 static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     WebPBitstreamFeatures f;
     VP8StatusCode st = WebPGetFeatures(buf, len, &f);
@@ -884,7 +919,11 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     WebPFrame fr = {buf, len, 0, 0, f.width, f.height};   // a still image: the whole canvas
     if (f.has_animation) {   // f's size is the canvas's
         int one = webp_one_frame(buf, len, &fr);
-        if (one == 0) { set_err(err, errlen, "animated WebP of more than one frame is not supported"); return -1; }
+        int refused = one < 0 && webp_second_frame(buf, len, o);   // a probe's first bytes cut in frame 1
+        if (one == 0 || refused) {
+            set_err(err, errlen, "animated WebP of more than one frame is not supported");
+            return refused ? DECODE_REFUSED : -1;
+        }
         if (one < 0) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
         if (fr.x < 0 || fr.y < 0 || fr.w <= 0 || fr.h <= 0 || fr.w > f.width - fr.x || fr.h > f.height - fr.y) {
             set_err(err, errlen, "corrupt WebP data");
@@ -1046,6 +1085,7 @@ static int load_path(const char *path, const DecodeOpts *opts, Image *out, char 
     free(buf);
     if (o.fd >= 0) close(o.fd);
     o.fd = -1;
+    if (rc == DECODE_REFUSED) return -1;
     if (rc == 0 || whole) return rc;
     // The header did not fit in the first bytes read: the whole file.
     if (read_file(path, 0, &buf, &len, &whole, NULL, err, errlen)) return -1;
