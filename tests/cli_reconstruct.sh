@@ -490,6 +490,24 @@ for sig in INT:130 TERM:143; do
 done
 peek=
 
+# The deepest --out folder the run made deleted by the user mid-run (at the write test): the run fails
+# at its first image and still removes the folders it made above it, now empty (output_mkdir_undo
+# stopped at the gone folder and left them); the folder that was there before stays, and so does a
+# made folder that holds a file by then (with the file).
+for kept in "" keep; do
+  mkdir -p "$tmp/mid$kept"
+  VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/mid$kept.go" "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
+    --out "$tmp/mid$kept/a/b/c" "$tmp/flat/flat.png" > /dev/null 2> "$tmp/err" &
+  pid=$!
+  wait_gate "$tmp/mid$kept.go" $pid
+  rm -rf "$tmp/mid$kept/a/b/c"; [ -n "$kept" ] && touch "$tmp/mid$kept/a/$kept"
+  touch "$tmp/mid$kept.go"; wait $pid; rc=$?
+  left=$(cd "$tmp/mid$kept" && find . | sort | tr "\n" " ")
+  if [ -n "$kept" ]; then want=". ./a ./a/keep "; else want=". "; fi
+  t "--out's deepest folder deleted mid-run${kept:+, a file put above it}: exit 1, the made folders above it removed while empty ($rc: left $left; $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$left" = "$want" ]'
+done
+
 # An --out folder that does not take files (read-only, as an ordinary user: tests/lib.sh as_user): one
 # line before the work, exit 1 (it printed a "permission denied" line per image, each after its work).
 chmod 755 "$tmp"

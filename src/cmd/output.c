@@ -119,7 +119,9 @@ void output_mkdir_undo(OutputMade *made) {
     for (int i = made->n - 1; i >= 0; i--) {
         char c = made->path[made->len[i]];
         made->path[made->len[i]] = 0;
-        int gone = rmdir(made->path) == 0;   // only when empty: a file in it (another command's) keeps it
+        // Only when empty: a file in it (another command's) keeps it. One already gone (deleted by the
+        // user mid-run) leaves its made parents to remove.
+        int gone = rmdir(made->path) == 0 || errno == ENOENT;
         if (gone) file_tmp_forget(made->path);   // no longer this run's to remove at a stop signal
         made->path[made->len[i]] = c;
         if (!gone) break;                    // its parents are not empty either

@@ -15,7 +15,8 @@ int output_mkdir_p(const char *path, char *err, size_t errlen);
 // order made. A command that fails removes them again with output_mkdir_undo, deepest first, each only
 // while it is empty, so that a failed run leaves no empty folder of its own behind (docs/interface.md,
 // section 1: a failed command leaves nothing half-written); a folder that was there before, or that
-// holds a file, stays. A folder removed so is no longer kept for the stop signals' cleanup.
+// holds a file, stays (and so do the made folders above it); one already gone (deleted mid-run) is
+// passed over. A folder removed so is no longer kept for the stop signals' cleanup.
 enum { OUTPUT_MADE_MAX = 2048 };   // a path of 4096 bytes has at most 2048 parts
 typedef struct { char path[4096]; int n; unsigned short len[OUTPUT_MADE_MAX]; } OutputMade;
 // made begins empty ({.n = 0}); a later call with the same made keeps what the earlier one made above
