@@ -205,7 +205,7 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	  else tail -n 60 build/fuzz/$$n.log; crashed="$$crashed $$n"; fi; \
 	done; \
 	[ -z "$$crashed" ] || { echo "make fuzz: these targets crashed:"; for n in $$crashed; do \
-	  unit=$$(sed -n 's/^Test unit written to //p' build/fuzz/$$n.log | tail -n 1); \
+	  unit=$$(sed -n 's/.*Test unit written to //p' build/fuzz/$$n.log | tail -n 1); \
 	  echo "  $$n: $${unit:-no crash file (see build/fuzz/$$n.log)}"; done; exit 1; }
 
 # valgrind (memcheck) on a short train / reconstruct / attention / finetune / classify / embed / probe,

@@ -294,12 +294,13 @@ if command -v clang > /dev/null 2>&1; then
 fi
 # `make fuzz` stopped at the first target that crashed: the targets after it never ran, and the run named
 # one crash file at most. Its loop (make -n: printed, nothing built) run over stand-in targets, the first
-# crashing with a crash file, the last failing without one: every target runs, then the run fails
+# crashing with a crash file (said as libFuzzer says it, after the artifact prefix on the same line), the
+# last failing without one: every target runs, then the run fails
 # naming each that crashed and its crash file (or its log).
 mkdir -p "$tmp/fz/build/fuzz"
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" fuzz FUZZ_TARGETS="mask image cli" FUZZ_SECONDS=1 2>/dev/null |
   awk 'on { print } on && !/\\$/ { exit } /^mkdir -p build\/fuzz\/artifacts$/ { on = 1 }' > "$tmp/fz/recipe"
-printf '#!/bin/sh\necho "Test unit written to build/fuzz/artifacts/mask-crash-0a1b"\nexit 1\n' > "$tmp/fz/build/fuzz/fuzz_mask"
+printf '#!/bin/sh\necho "artifact_prefix='"'"'build/fuzz/artifacts/mask-'"'"'; Test unit written to build/fuzz/artifacts/mask-crash-0a1b"\nexit 1\n' > "$tmp/fz/build/fuzz/fuzz_mask"
 printf '#!/bin/sh\necho "#9 DONE"\ntouch ran-image\n' > "$tmp/fz/build/fuzz/fuzz_image"
 printf '#!/bin/sh\necho "==1== ERROR: libFuzzer: out-of-memory"\nexit 1\n' > "$tmp/fz/build/fuzz/fuzz_cli"
 chmod +x "$tmp/fz/build/fuzz/fuzz_mask" "$tmp/fz/build/fuzz/fuzz_image" "$tmp/fz/build/fuzz/fuzz_cli"
