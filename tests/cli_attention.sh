@@ -280,6 +280,13 @@ run --out "$tmp/m" --raw --mask-ratio 0.75 --seed 5 --scale 2 "$img"; rc=$?
 t "masked exits 0" '[ $rc -eq 0 ]'
 t "masked attention [3, 4, 5, 5], rows sum to 1" '"$chk" rows "$tmp/m/attn_input.attn.npy" 3 4 5'
 t "masked patches grey, visible not" '"$chk" masked "$tmp/m/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 8'
+# A removed patch lends no value to its visible neighbours (docs/interface.md, "Masked runs"): it
+# was filled with the map's minimum, so bilinear faded an isolated visible patch toward that minimum
+# at its edges, colours its weight never had. Seed 5 leaves patches (0,0) and (3,2) without visible
+# neighbours, neither the map's minimum.
+run --out "$tmp/mi" --mask-ratio 0.75 --seed 5 --head mean --alpha 1 --normalize map --display 512 --raw "$img"
+t "masked, bilinear: an isolated visible patch is one flat colour ($("$chk" isolated "$tmp/mi/attn_input/layer02-mean.png" "$tmp/mi/attn_input.mask.npy" 128 2>&1))" \
+  '"$chk" isolated "$tmp/mi/attn_input/layer02-mean.png" "$tmp/mi/attn_input.mask.npy" 128'
 t "unmasked run has no grey patch" '! "$chk" masked "$tmp/a/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 64 >/dev/null'
 # The PNG text chunks as a reader takes them: mask_ratio a number (a map's held "0.75 seed 5", which
 # float() refuses), the seed its own chunk, in the maps and the montage alike.

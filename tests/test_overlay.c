@@ -198,9 +198,46 @@ static void test_scales(void) {
     CHECK(bar_labels_are(0.007f, 0.0291f, "0.007", "0.0291"), "map scale bar labelled 0.007 .. 0.0291");
 }
 
+// Masked patches (NaN cells) lend no value to visible ones (docs/interface.md, "Masked runs"): the
+// attention command filled them with the map's minimum, so bilinear faded an isolated visible patch
+// of weight 0.9 to 0.5 at its edges, colours its weight never had.
+static void test_masked_cells(void) {
+    float map[16];
+    for (int i = 0; i < 16; i++) map[i] = NAN;
+    map[1 * 4 + 1] = 0.9f;                          // isolated visible patch
+    map[3 * 4 + 2] = 0.2f; map[3 * 4 + 3] = 0.6f;   // two visible neighbours
+    map[0 * 4 + 3] = 0.1f;                          // the map's minimum, away from the others
+    const double box[4] = {0, 0, 64, 64};
+    float up[64 * 64];
+    for (int bl = 0; bl < 2; bl++) {
+        overlay_map(map, 4, 4, box, 64, 64, bl, up);
+        int off = 0, nan_in = 0, outside = 0;
+        for (int y = 16; y < 32; y++)
+            for (int x = 16; x < 32; x++) off += up[y * 64 + x] != 0.9f;
+        for (int y = 48; y < 64; y++)
+            for (int x = 32; x < 64; x++) {
+                float v = up[y * 64 + x];
+                nan_in += !isfinite(v);
+                outside += v < 0.2f || v > 0.6f;
+            }
+        CHECK(off == 0, "%s: %d of 256 pixels of an isolated visible patch are not its weight 0.9",
+              bl ? "bilinear" : "nearest", off);
+        CHECK(nan_in == 0 && outside == 0, "%s: two visible neighbours: %d NaN, %d outside 0.2..0.6",
+              bl ? "bilinear" : "nearest", nan_in, outside);
+        CHECK(!isfinite(up[40 * 64 + 8]), "%s: a pixel among masked patches only is NaN (%g)",
+              bl ? "bilinear" : "nearest", up[40 * 64 + 8]);
+    }
+    // Every cell finite: plain bilinear, unchanged (cell i holds i; u = (p + 0.5) / 16 - 0.5 per axis).
+    for (int i = 0; i < 16; i++) map[i] = (float)i;
+    overlay_map(map, 4, 4, box, 64, 64, 1, up);
+    CHECK(up[24 * 64 + 24] == 5.15625f && up[32 * 64 + 32] == 7.65625f, "finite map: bilinear (%g, %g)",
+          up[24 * 64 + 24], up[32 * 64 + 32]);
+}
+
 int main(void) {
     test_geometry();
     test_montage();
     test_scales();
+    test_masked_cells();
     return check_done();
 }

@@ -23,6 +23,9 @@
 //   attn_check masked OUT.png MASK.npy PATCH_PIXELS
 //       every patch that MASK.npy [g, g] marks removed is flat grey (128, 128, 128) in OUT.png, and
 //       no visible patch is.
+//   attn_check isolated OUT.png MASK.npy PATCH_PIXELS
+//       every visible patch whose neighbours (8, within the grid) are all removed is one flat colour
+//       in OUT.png (alpha 1): a removed patch lends no value to it. Needs at least one such patch.
 #include <math.h>
 #include <png.h>
 #include <stdint.h>
@@ -268,6 +271,36 @@ static int cmd_masked(int argc, char **argv) {
     return bad == 0 && nremoved > 0 ? 0 : 1;
 }
 
+static int cmd_isolated(int argc, char **argv) {
+    if (argc < 5) return 2;
+    char err[512];
+    Image out;
+    Npy mk;
+    if (image_load(argv[2], 0, &out, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (npy_read(argv[3], &mk) || !mk.u || mk.ndim != 2) { image_free(&out); return 1; }
+    int side = atoi(argv[4]), g = (int)mk.shape[1], n = 0, uneven = 0;
+    for (int l = 0; l < g * g; l++) {
+        int gx = l % g, gy = l / g, alone = !mk.u[l];
+        for (int dy = -1; dy <= 1 && alone; dy++)
+            for (int dx = -1; dx <= 1; dx++) {
+                int x = gx + dx, y = gy + dy;
+                if ((dx || dy) && x >= 0 && y >= 0 && x < g && y < g && !mk.u[y * g + x]) alone = 0;
+            }
+        if (!alone) continue;
+        n++;
+        const float *first = out.px + ((size_t)gy * side * out.w + (size_t)gx * side) * 3;
+        int flat = 1;
+        for (int y = gy * side; y < (gy + 1) * side && y < out.h; y++)
+            for (int x = gx * side; x < (gx + 1) * side && x < out.w; x++)
+                for (int k = 0; k < 3; k++)
+                    if (out.px[((size_t)y * out.w + x) * 3 + k] != first[k]) flat = 0;
+        uneven += !flat;
+    }
+    printf("isolated: %d visible patches with no visible neighbour, %d not one flat colour\n", n, uneven);
+    image_free(&out); free(mk.u);
+    return n > 0 && uneven == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     int rc = 2;
     if (argc >= 2 && !strcmp(argv[1], "parity")) rc = cmd_parity(argc, argv);
@@ -276,6 +309,8 @@ int main(int argc, char **argv) {
     else if (argc >= 2 && !strcmp(argv[1], "overlay")) rc = cmd_overlay(argc, argv);
     else if (argc >= 2 && !strcmp(argv[1], "masked")) rc = cmd_masked(argc, argv);
     else if (argc >= 2 && !strcmp(argv[1], "scale")) rc = cmd_scale(argc, argv);
-    if (rc == 2) fprintf(stderr, "usage: attn_check parity|rows|map|overlay|scale|masked ... (see tools/attn_check.c)\n");
+    else if (argc >= 2 && !strcmp(argv[1], "isolated")) rc = cmd_isolated(argc, argv);
+    if (rc == 2)
+        fprintf(stderr, "usage: attn_check parity|rows|map|overlay|scale|masked|isolated ... (see tools/attn_check.c)\n");
     return rc;
 }

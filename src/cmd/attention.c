@@ -251,15 +251,12 @@ static int display_make(Display *d, const Image *im, int S, int display, int sca
 }
 
 // Draws one map over the photo with its top-left at (x, y), colours over [vmin, vmax]. grid [L]
-// raw values (NaN = masked); cell [L] and up [dw * dh] are scratch. A masked patch takes the map's
-// minimum (it pulls no colour into its visible neighbours) and is painted grey over the result.
+// raw values (NaN = masked); up [dw * dh] is scratch. A masked patch lends no value to its visible
+// neighbours (overlay_map leaves NaN cells out) and is painted grey over the result.
 static void draw_map(Canvas *cv, int x, int y, const Display *d, const MaeConfig *cfg, const float *grid,
-                     const Plan *p, double vmin, double vmax, float *cell, float *up) {
+                     const Plan *p, double vmin, double vmax, float *up) {
     int g = cfg->img_size / cfg->patch_size, L = g * g;
-    float lo, hi;
-    attn_grid_range(grid, L, &lo, &hi);
-    for (int l = 0; l < L; l++) cell[l] = isfinite(grid[l]) ? grid[l] : lo;
-    overlay_map(cell, g, g, d->box, d->dw, d->dh, p->bilinear, up);
+    overlay_map(grid, g, g, d->box, d->dw, d->dh, p->bilinear, up);
     overlay_draw(cv, x, y, d->px, d->dw, d->dh, d->c, up, vmin, vmax, p->cmap, p->alpha, d->box, d->cropped);
     int r[4];
     for (int l = 0; l < L; l++)
@@ -291,14 +288,14 @@ enum { STAGED_LEN = 4096 + FILE_TMP_EXTRA };
 // Writes one map's overlay PNG (and .npy with --raw) under temporary names, given in staged[0] and
 // staged[1] (STAGED_LEN bytes each; left empty for a file not written). name is without extension.
 static int write_map(const Job *job, const char *dir, const char *name, int layer, int head, const Display *d,
-                     const float *grid, double vmin, double vmax, float *cell, float *up, char *staged,
+                     const float *grid, double vmin, double vmax, float *up, char *staged,
                      char *err, size_t errlen) {
     const MaeConfig *cfg = job->cfg;
     const Plan *p = job->plan;
     int g = cfg->img_size / cfg->patch_size;
     Canvas cv;
     if (canvas_create(&cv, d->dw, d->dh, err, errlen)) return -1;
-    draw_map(&cv, 0, 0, d, cfg, grid, p, vmin, vmax, cell, up);
+    draw_map(&cv, 0, 0, d, cfg, grid, p, vmin, vmax, up);
     float lo, hi;
     attn_grid_range(grid, g * g, &lo, &hi);
     char layer_s[16], head_s[24], min_s[32], max_s[32], query_s[32], mask_s[48], seed_s[32], scale_s[80];
@@ -345,12 +342,12 @@ static int write_maps(const Job *job, const char *dir, const Display *big, const
     int g = cfg->img_size / cfg->patch_size, L = g * g, nth = omp_get_max_threads();
     if (nth > ntiles) nth = ntiles > 0 ? ntiles : 1;
     size_t up_n = (size_t)big->dw * big->dh, errsz = 4096 + 300;
-    float *cells = malloc((size_t)nth * L * sizeof *cells), *ups = malloc((size_t)nth * up_n * sizeof *ups);
+    float *ups = malloc((size_t)nth * up_n * sizeof *ups);
     char *errs = malloc((size_t)ntiles * errsz + 1);
     int *failed = calloc((size_t)ntiles + 1, sizeof *failed);
     char *staged = calloc((size_t)ntiles * 2 + 1, STAGED_LEN);   // per map: its .png's and .npy's temporary names
-    if (!cells || !ups || !errs || !failed || !staged) {
-        free(cells); free(ups); free(errs); free(failed); free(staged);
+    if (!ups || !errs || !failed || !staged) {
+        free(ups); free(errs); free(failed); free(staged);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -360,7 +357,7 @@ static int write_maps(const Job *job, const char *dir, const Display *big, const
         char name[128];
         map_name(job->plan, layer_of[t], head_of[t], name, sizeof name);
         failed[t] = write_map(job, dir, name, layer_of[t], head_of[t], big, grids + (size_t)t * L, range[t][0],
-                              range[t][1], cells + (size_t)th * L, ups + (size_t)th * up_n,
+                              range[t][1], ups + (size_t)th * up_n,
                               staged + (size_t)t * 2 * STAGED_LEN, errs + (size_t)t * errsz, errsz) != 0;
     }
     int rc = 0;
@@ -377,7 +374,7 @@ static int write_maps(const Job *job, const char *dir, const Display *big, const
             else if (file_group_add(files, tmp, path)) { snprintf(err, errlen, "out of memory"); rc = -1; }
         }
     }
-    free(cells); free(ups); free(errs); free(failed); free(staged);
+    free(ups); free(errs); free(failed); free(staged);
     return rc;
 }
 
@@ -476,14 +473,13 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     float *norm = malloc((size_t)S * S * C * sizeof *norm);
     int *layer_of = malloc((size_t)ntiles * sizeof *layer_of), *head_of = malloc((size_t)ntiles * sizeof *head_of);
     double (*range)[2] = malloc((size_t)ntiles * sizeof *range);   // each map's colour scale, vmin and vmax
-    float *cell = malloc((size_t)L * sizeof *cell);
     char *dir = join(job->out_dir, w->stem);
     float *up = NULL;
     Canvas cv = {0, 0, NULL};
     FileGroup files = {0};
     int made_dir = 0;
     *taken = 0;
-    if (!arena || !norm || !layer_of || !head_of || !range || !cell || !dir) {
+    if (!arena || !norm || !layer_of || !head_of || !range || !dir) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
@@ -577,7 +573,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         char label[64];
         tile_label(p, layer_of[t], head_of[t], label, sizeof label);
         canvas_text(&cv, cx, cy, label, BLACK, ts);
-        draw_map(&cv, x, y, &small, cfg, grid, p, vmin, vmax, cell, up);
+        draw_map(&cv, x, y, &small, cfg, grid, p, vmin, vmax, up);
         ColorBar cb = {p->cmap, vmin, vmax, 1.0 / T, "uniform", ts, {BLACK[0], BLACK[1], BLACK[2]}};
         viz_colorbar(&cv, cx, y + mo.tile_h + 2, mo.cell_w, bar, 0, &cb);
     }
@@ -652,7 +648,7 @@ done:
     if (made_dir) file_tmp_forget(dir);
     canvas_free(&cv);
     free(big.px); free(small.px);
-    free(arena); free(norm); free(layer_of); free(head_of); free(range); free(cell); free(up); free(dir);
+    free(arena); free(norm); free(layer_of); free(head_of); free(range); free(up); free(dir);
     return nmaps;
 }
 

@@ -60,8 +60,18 @@ void overlay_map(const float *map, int gw, int gh, const double box[4], int dw, 
             double fx = u - x0;
             double a = map[(size_t)y0 * gw + x0], b = map[(size_t)y0 * gw + x1];
             double cc = map[(size_t)y1 * gw + x0], d = map[(size_t)y1 * gw + x1];
-            double top = a + (b - a) * fx, bottom = cc + (d - cc) * fx;
-            *o = (float)(top + (bottom - top) * fy);
+            if (isfinite(a) && isfinite(b) && isfinite(cc) && isfinite(d)) {
+                double top = a + (b - a) * fx, bottom = cc + (d - cc) * fx;
+                *o = (float)(top + (bottom - top) * fy);
+                continue;
+            }
+            // A NaN cell (a masked patch) has no value to lend: the finite corners' weights are
+            // renormalised, so a visible patch shows its own value, not a blend toward a filler.
+            const double v4[4] = {a, b, cc, d}, w4[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+            double sum = 0, wsum = 0;
+            for (int k = 0; k < 4; k++)
+                if (isfinite(v4[k]) && w4[k] > 0) { sum += w4[k] * v4[k]; wsum += w4[k]; }
+            *o = wsum > 0 ? (float)(sum / wsum) : NAN;
         }
     }
 }

@@ -21,7 +21,9 @@ void overlay_display_photo(const float *photo, int w, int h, int c, int dw, int 
 // out [dh][dw] = map [gh][gw] laid over box (x, y, width, height, in display pixels): a pixel whose
 // centre lies in the box gets the map at its position, bilinear (align_corners=False over the box:
 // u = (px + 0.5 - x) / width * gw - 0.5, clamped to the cells) or nearest (cell floor((px + 0.5 - x)
-// / width * gw)); pixels outside the box get NaN.
+// / width * gw)); pixels outside the box get NaN. NaN cells (masked patches) lend no value: bilinear
+// renormalises the weights of the finite corners (a pixel with none is NaN), so a visible cell beside
+// masked ones keeps its own value instead of fading toward a filler.
 void overlay_map(const float *map, int gw, int gh, const double box[4], int dw, int dh, int bilinear, float *out);
 // The display pixels of grid cell (gx, gy) of a gw x gh grid over box: r = {x0, y0, x1, y1}
 // (half-open, rounded to the nearest pixel edge).
