@@ -164,6 +164,18 @@ for im in imgs:
 hits = sum(im["top"][0][0] == im["label"] for im in imgs)
 assert d["top1"] == hits / 151, (d["top1"], hits)   # every digit (it had 6: 0.708609 for 107 of 151)
 PY'
+# 6 significant digits exactly (docs/encoder.md), in the text lines and the JSON alike: every printed
+# probability is its own "%.6g" (7 digits would not be), and some need all six (5 would not give them).
+t "classify: probabilities with 6 significant digits, text and JSON" 'python3 - "$dir/cls.txt" "$dir/cls.json" <<PY
+import re, sys
+text = [tok for line in open(sys.argv[1]) if " | " in line for tok in line.split(" | ", 1)[1].split()[1::2]]
+js = re.findall(r"\\[\"[^\"]*\",\\s*([-0-9.e+]+)\\]", open(sys.argv[2]).read())
+assert len(text) == 300 and len(js) == 453, (len(text), len(js))
+for tok in text + js:
+    assert tok == "%.6g" % float(tok), tok
+assert any(len(("%e" % float(tok)).split("e")[0].replace(".", "").rstrip("0")) == 6 for tok in text), text[:6]
+assert any(len(("%e" % float(tok)).split("e")[0].replace(".", "").rstrip("0")) == 6 for tok in js), js[:6]
+PY'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/data/circle/00000.png" > "$dir/one.json"
 t "a file inside a class folder gets that label" 'grep -q "\"label\":[[:space:]]*\"circle\"" "$dir/one.json"'
 # A folder INPUT whose sub-folder is not one of the model's classes labels nothing (label null, top1 null).
