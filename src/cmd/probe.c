@@ -81,7 +81,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
                  ds->nroot == 1 ? "has" : "have", ds->nroot == 1 ? "is" : "are");
     if (!classes && ds->nclasses < 2) {
         cli_held_say(held);
-        cli_error(flag, "%s has one class only (%s): a probe needs at least two", dir, ds->class_names[0]);
+        cli_error(flag, "%s has one class only ('%s'): a probe needs at least 2 class folders", dir, ds->class_names[0]);
         return 2;
     }
     // Test classes -> training class indices.
