@@ -416,6 +416,41 @@ static void checkpoint_checks(void) {
               "the classifier loader refuses it too: %s", err);
         free(cj); free(bad); free(st); free(tab);
     }
+    // A classifier that also holds a final `norm` (which its encoder lacks: fc_norm takes its place) is
+    // refused saying so, by both MAE loaders alike; it said "the file has only part of the decoder", as
+    // the loader counts the classifier's `norm` among what it does not hold.
+    {
+        int nt = clf_param_table(cfg, NULL, 0);
+        MaeTensor *tab = malloc((size_t)nt * sizeof *tab);
+        StTensor *st = calloc((size_t)nt + 2, sizeof *st);
+        float *ones = malloc(2 * (size_t)cfg->enc.embed_dim * sizeof(float));
+        for (int k = 0; k < 2 * cfg->enc.embed_dim; k++) ones[k] = 1.0f;
+        clf_param_table(cfg, tab, nt);
+        for (int i = 0; i < nt; i++) {
+            st[i].name = tab[i].name;
+            st[i].ndim = tab[i].ndim;
+            for (int k = 0; k < tab[i].ndim; k++) st[i].shape[k] = tab[i].shape[k];
+            st[i].data = clf_params(c) + tab[i].offset;
+        }
+        for (int k = 0; k < 2; k++) {
+            st[nt + k].name = k ? "norm.bias" : "norm.weight";
+            st[nt + k].ndim = 1;
+            st[nt + k].shape[0] = cfg->enc.embed_dim;
+            st[nt + k].data = ones + k * cfg->enc.embed_dim;
+        }
+        char *cj = mae_config_to_json(&cfg->enc);
+        const char *keys[3] = {"format", "config", "classifier"};
+        const char *vals[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"cat\",\"dog\",\"emu\"]}"};
+        CHECK(st_write(path, st, nt + 2, keys, vals, 3, err, sizeof err) == 0, "write: %s", err);
+        const char *want = "tensor 'norm.weight' in a fine-tuned classifier, whose encoder has no final 'norm'";
+        CHECK(ckpt_load_weights(path, &enc, err, sizeof err) != 0 && strstr(err, want),
+              "a classifier with a final norm, the MAE loader: '%s', not '...: %s ...'", err, want);
+        ckpt_free(&enc);
+        CHECK(ckpt_load_encoder(path, &enc, err, sizeof err) != 0 && strstr(err, want),
+              "a classifier with a final norm, the encoder loader: '%s', not '...: %s ...'", err, want);
+        ckpt_free(&enc);
+        free(cj); free(ones); free(st); free(tab);
+    }
     // Damage in a moment's bytes (the file's last tensor), which a weights-only read does not keep,
     // is still found by the crc32, by every reader.
     {

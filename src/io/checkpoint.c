@@ -199,7 +199,7 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     // Encoder-only files (decoder dropped, as MAE's fine-tuning checkpoints) have no decoder tensor.
     int dec_total = 0, dec_present = 0;
-    const char *first_missing_dec = NULL;
+    const char *first_missing_dec = NULL, *clf_norm = NULL;
     for (int i = 0; i < n; i++) {
         int r = take(f, path, tab[i].name, &tab[i], i < kept ? out->params : NULL, err, errlen);
         if (r < 0) goto out;
@@ -209,7 +209,13 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
             dec_total++;
             dec_present += r == 0;
             if (r == 1 && !first_missing_dec) first_missing_dec = tab[i].name;
+            if (r == 0 && out->classifier && !clf_norm && !strncmp(tab[i].name, "norm.", 5)) clf_norm = tab[i].name;
         }
+    }
+    if (clf_norm && dec_present < dec_total) {   // not "part of the decoder": a norm a classifier has not
+        snprintf(err, errlen, "%s: tensor '%s' in a fine-tuned classifier, whose encoder has no final 'norm' (its "
+                 "pooled features' norm is fc_norm)", path, clf_norm);
+        goto out;
     }
     if (dec_present > 0 && dec_present < dec_total) {
         snprintf(err, errlen, "%s: missing tensor '%s' (the file has only part of the decoder)", path, first_missing_dec);
