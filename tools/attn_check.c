@@ -249,14 +249,23 @@ static int cmd_scale(int argc, char **argv) {
     return vmin == 0 && fabs(vmax - want) <= 1e-6 * fabs(want) ? 0 : 1;
 }
 
-static int cmd_masked(int argc, char **argv) {
+// masked and isolated's inputs: the overlay PNG (argv[2]), its mask .npy (argv[3], g x g, 1 = removed)
+// and a patch's side in pixels (argv[4]). 0, or 2 (usage) / 1 (unreadable) with nothing held.
+static int load_overlay_mask(int argc, char **argv, Image *out, Npy *mk, int *side, int *g) {
     if (argc < 5) return 2;
     char err[512];
+    if (image_load(argv[2], 0, out, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
+    if (npy_read(argv[3], mk) || !mk->u || mk->ndim != 2) { image_free(out); free(mk->u); free(mk->f); return 1; }
+    *side = atoi(argv[4]);
+    *g = (int)mk->shape[1];
+    return 0;
+}
+
+static int cmd_masked(int argc, char **argv) {
     Image out;
-    Npy mk;
-    if (image_load(argv[2], 0, &out, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
-    if (npy_read(argv[3], &mk) || !mk.u || mk.ndim != 2) return 1;
-    int side = atoi(argv[4]), g = (int)mk.shape[1], bad = 0, nremoved = 0;
+    Npy mk = {0};
+    int side, g, bad = 0, nremoved = 0, rc = load_overlay_mask(argc, argv, &out, &mk, &side, &g);
+    if (rc) return rc;
     for (int l = 0; l < g * g; l++) {
         int grey = 1;
         for (int y = (l / g) * side; y < (l / g + 1) * side && y < out.h; y++)
@@ -272,13 +281,10 @@ static int cmd_masked(int argc, char **argv) {
 }
 
 static int cmd_isolated(int argc, char **argv) {
-    if (argc < 5) return 2;
-    char err[512];
     Image out;
-    Npy mk;
-    if (image_load(argv[2], 0, &out, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
-    if (npy_read(argv[3], &mk) || !mk.u || mk.ndim != 2) { image_free(&out); return 1; }
-    int side = atoi(argv[4]), g = (int)mk.shape[1], n = 0, uneven = 0;
+    Npy mk = {0};
+    int side, g, n = 0, uneven = 0, rc = load_overlay_mask(argc, argv, &out, &mk, &side, &g);
+    if (rc) return rc;
     for (int l = 0; l < g * g; l++) {
         int gx = l % g, gy = l / g, alone = !mk.u[l];
         for (int dy = -1; dy <= 1 && alone; dy++)
