@@ -100,6 +100,7 @@ struct FineTune {
     char **classes;             // the model's class names (borrowed from ds or the checkpoint)
     ClfCheckpoint resumed;      // owns the class names when resuming
     ClassifierConfig cfg;
+    Checkpoint pre;             // --ckpt's encoder weights: read once by build_model, copied into the model
     Classifier *model;
     float *exp_avg, *exp_avg_sq, *lr_scale, *drop_all;   // drop_all: the batch's drop-path factors
     GradReduce gr;              // the step's gradient groups (this rank's: gr.first, gr.count)
@@ -580,8 +581,6 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
     Args *a = &t->a;
     char err[1024];
     MaeConfig *e = &t->cfg.enc;
-    Checkpoint ck;
-    memset(&ck, 0, sizeof ck);
     if (a->ckpt) {
         StFile *f = st_open_header(a->ckpt, err, sizeof err);
         if (!f) { cli_error(NULL, "%s", err); return 1; }
@@ -596,10 +595,11 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
             return 2;
         }
         // The encoder's weights alone, the decoder's read past and checked as every reader checks them
-        // (io/checkpoint.h): the same refusals, word for word, without holding the decoder.
-        if (ckpt_load_encoder(a->ckpt, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
-        *e = ck.cfg;
-        ckpt_free(&ck);
+        // (io/checkpoint.h): the same refusals, word for word, without holding the decoder. Kept for
+        // setup_local, which copies them into the model: the file is read once.
+        ckpt_free(&t->pre);
+        if (ckpt_load_encoder(a->ckpt, &t->pre, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
+        *e = t->pre.cfg;
         int rc = ckpt_model_flags(a, e, flags, nflags);
         if (rc) return rc;
         // The position table starts as the checkpoint's and trains, as in MAE's main_finetune (its
@@ -632,8 +632,6 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     FtState *r = &t->rs;
     char err[1024];
     int resuming = a->resume != NULL;
-    Checkpoint pre;
-    memset(&pre, 0, sizeof pre);
     if (resuming) {
         char path[4096], dir[4096];
         run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
@@ -829,17 +827,18 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         rng_seed(&init, (uint64_t)r->seed);
         clf_init_weights(t->model, &init);
         if (a->ckpt) {   // the pretrained encoder replaces the random one
-            // Of its weights only the encoder's prefix is held (ckpt_load_encoder, io/checkpoint.h): the
-            // decoder's parameters, which a classifier never uses, are never allocated (docs/encoder.md).
-            if (ckpt_load_encoder(a->ckpt, &pre, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
+            // Of its weights only the encoder's prefix is held (ckpt_load_encoder in build_model,
+            // io/checkpoint.h): the decoder's parameters, which a classifier never uses, are never
+            // allocated (docs/encoder.md).
+            Checkpoint *pre = &t->pre;
             size_t enc_numel;
-            int nt = mae_encoder_model_table(&pre.cfg, NULL, 0, &enc_numel);
+            int nt = mae_encoder_model_table(&pre->cfg, NULL, 0, &enc_numel);
             MaeTensor *tab = malloc((size_t)nt * sizeof *tab);
-            if (!tab) { ckpt_free(&pre); cli_error("finetune", "out of memory"); return 1; }
-            mae_encoder_model_table(&pre.cfg, tab, nt, &enc_numel);
-            clf_copy_encoder(t->model, tab, nt, pre.params);
+            if (!tab) { cli_error("finetune", "out of memory"); return 1; }
+            mae_encoder_model_table(&pre->cfg, tab, nt, &enc_numel);
+            clf_copy_encoder(t->model, tab, nt, pre->params);
             free(tab);
-            ckpt_free(&pre);
+            ckpt_free(pre);
         }
         t->exp_avg = cpu_calloc_big(np, sizeof(float));
         t->exp_avg_sq = cpu_calloc_big(np, sizeof(float));
@@ -995,6 +994,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
 static void finetune_free(FineTune *t) {
     free(t->images); free(t->batch_items); free(t->used); free(t->class_seen); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
     free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop_all);
+    ckpt_free(&t->pre);
     grad_workers_free(&t->gw);
     grad_reduce_free(&t->gr);
     for (int w = 0; w < WORKERS_MAX; w++) {
