@@ -130,9 +130,19 @@ static int add_candidate(Walk *wk, char *path, char *rel, const char *cls, char 
     return 0;
 }
 
+// Every bit of (device, inode) moves every bit of the slot (a 64-bit finaliser: shift, multiply,
+// shift, multiply, shift). Filesystems number new folders in runs (one after another, or in strides): a
+// hash whose low bits followed the inode's low bits put such runs in neighbouring slots, and linear
+// probing then walked the whole run (8168 compares for 2041 folders on one CI machine, against about
+// 1700 for a random table at this load; tests/test_dataset.c feeds it such runs).
 static size_t inode_slot(dev_t dev, ino_t ino, size_t nslot) {
-    uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
-    return (size_t)(h ^ h >> 31) & (nslot - 1);
+    uint64_t h = (uint64_t)ino ^ (uint64_t)dev * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return (size_t)h & (nslot - 1);
 }
 
 // Marks the directory visited; 1 when it already was (a symlink loop or a second link to it). A hash
@@ -170,6 +180,22 @@ static int visit(Walk *wk, const struct stat *st) {
     while (wk->vslot[s]) s = (s + 1) & (wk->nslot - 1);
     wk->vslot[s] = wk->nvisited;
     return 0;
+}
+
+long dataset_visit_compares(unsigned long long dev, const unsigned long long *ino, int n) {
+    Walk wk = {0};
+    long r = 0;
+    for (int i = 0; i < n && !wk.oom; i++) {
+        struct stat st = {0};
+        st.st_dev = (dev_t)dev;
+        st.st_ino = (ino_t)ino[i];
+        visit(&wk, &st);
+    }
+    r = wk.oom ? -1 : wk.compares;
+    free(wk.vdev);
+    free(wk.vino);
+    free(wk.vslot);
+    return r;
 }
 
 // stat() of dir/name, whose joined path full may pass PATH_MAX (4095 bytes and a NUL): such an

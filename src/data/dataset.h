@@ -112,6 +112,10 @@ static inline const char *dataset_err_what(int rc, const char *what) { return rc
 // of memory or open files (image_why_is_resource; docs/data.md). opt may be NULL (defaults, no cache).
 int  dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char *err, size_t errlen);
 void dataset_free(Dataset *ds);
+// The scan's record of folders entered, fed (dev, ino[0 .. n)) as if each were a folder reached: the
+// compares it made (Dataset.scan_dir_compares), -1 out of memory. For tests of how inode numbers as
+// filesystems give them spread over its table.
+long dataset_visit_compares(unsigned long long dev, const unsigned long long *ino, int n);
 
 // FNV-1a 64-bit hash of the relative path's bytes (offset basis 0xcbf29ce484222325, prime
 // 0x100000001b3). An item is in the validation split when hash % 10000 < round(val_frac * 10000);
