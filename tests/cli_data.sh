@@ -144,11 +144,12 @@ printf 'not a png' > "$dir/nl/$(printf 'cls\nfake')/$(printf 'bad\nfake').png"
 t "data: names with a newline written out ($rc: $(tr "\n" "|" < "$dir/nl.out"))" \
   '[ $rc -eq 0 ] && grep -qF "  cls\\nfake " "$dir/nl.out" && grep -qF "cls\\nfake/bad\\nfake.png: not a PNG" "$dir/nl.out" && ! grep -q "^fake" "$dir/nl.out"'
 
-# Threads that cannot be made (here stacks larger than the address space, OMP_STACKSIZE; a process
+# Threads that cannot be made (here stacks larger than the address space, OMP_STACKSIZE: 1000000G is
+# 954 TiB, past the 128 TiB a process has, so it fails whatever vm.overcommit_memory says; a process
 # limit, ulimit -u, fails the same way): one line and exit 1, as for any command (libgomp ended the
 # process with an empty line and its own "libgomp: Thread creation failed"). A stack size that fits
 # runs.
-OMP_STACKSIZE=100000G "$VITMAE" data "$dir/set" --threads 3 > /dev/null 2> "$dir/err"; rc=$?
+OMP_STACKSIZE=1000000G "$VITMAE" data "$dir/set" --threads 3 > /dev/null 2> "$dir/err"; rc=$?
 t "threads that cannot be made: exit 1, one line ($rc: $(tr "\n" "|" < "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: data: cannot start 3 threads: " "$dir/err"'
 OMP_STACKSIZE=4M "$VITMAE" data "$dir/set" --threads 3 > /dev/null 2> "$dir/err"; rc=$?
@@ -183,12 +184,12 @@ fi
 # ... and the line names the variables that asked for it: the count came from OMP_NUM_THREADS when no
 # --threads was given (the line said "fewer --threads need less" to a user who gave none), the stack
 # from OMP_STACKSIZE; with --threads the count is the flag's, and OMP_NUM_THREADS is not blamed.
-OMP_NUM_THREADS=3 OMP_STACKSIZE=100000G "$VITMAE" data "$dir/set" > /dev/null 2> "$dir/err"; rc=$?
+OMP_NUM_THREADS=3 OMP_STACKSIZE=1000000G "$VITMAE" data "$dir/set" > /dev/null 2> "$dir/err"; rc=$?
 t "threads asked for by OMP_NUM_THREADS: the line names it and --threads ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: data: cannot start 3 threads: .*OMP_NUM_THREADS=3 asks for them, --threads T overrides it; a stack of OMP_STACKSIZE=100000G each; " "$dir/err"'
-OMP_NUM_THREADS=3 OMP_STACKSIZE=100000G "$VITMAE" data "$dir/set" --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: data: cannot start 3 threads: .*OMP_NUM_THREADS=3 asks for them, --threads T overrides it; a stack of OMP_STACKSIZE=1000000G each; " "$dir/err"'
+OMP_NUM_THREADS=3 OMP_STACKSIZE=1000000G "$VITMAE" data "$dir/set" --threads 2 > /dev/null 2> "$dir/err"; rc=$?
 t "with --threads 2: that count, OMP_NUM_THREADS not named, OMP_STACKSIZE named ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 1 ] && grep -q "^vitmae: data: cannot start 2 threads: .*a stack of OMP_STACKSIZE=100000G each; " "$dir/err" && ! grep -q OMP_NUM_THREADS "$dir/err"'
+  '[ $rc -eq 1 ] && grep -q "^vitmae: data: cannot start 2 threads: .*a stack of OMP_STACKSIZE=1000000G each; " "$dir/err" && ! grep -q OMP_NUM_THREADS "$dir/err"'
 
 # A file this process lacks the memory to decode (ulimit -v 150 MB; a flat 4096x4096 RGB PNG of 60 KB
 # decodes to 200 MB of floats) is not a broken file: one line naming it, exit 1 (it was listed as

@@ -407,7 +407,7 @@ t "SIGTERM while stdout's pipe is full ($blocked): exit 0 ($rc)" '[ $rc -eq 0 ]'
 t "... its last line says where it stopped" 'tail -n 1 "$dir/piped.log" | grep -q "^interrupted at step [0-9]* of 1000000; saved"'
 # Threads that cannot be made (stacks larger than the address space; a process limit, ulimit -u, fails
 # the same way): one line, exit 1, before the run folder is made (it was libgomp's own line).
-OMP_STACKSIZE=100000G "$VITMAE" train $small --steps 2 --threads 3 --out "$dir/nothreads" > /dev/null 2> "$dir/t.err"; rc=$?
+OMP_STACKSIZE=1000000G "$VITMAE" train $small --steps 2 --threads 3 --out "$dir/nothreads" > /dev/null 2> "$dir/t.err"; rc=$?
 t "threads that cannot be made: exit 1, one line, no run folder ($rc: $(tr "\n" "|" < "$dir/t.err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/t.err")" -eq 1 ] && grep -q "^vitmae: train: cannot start 3 threads: " "$dir/t.err" && [ ! -e "$dir/nothreads" ]'
 # A small stack limit (ulimit -s; 160 KB are needed): a soft limit is raised (it was a SIGSEGV at 128
