@@ -187,7 +187,9 @@ static void test_tn_b_bounds(const char *path, Rng *rng) {
     }
 }
 
-// Large enough to use both threads, split by rows and (M small) by columns; several k-blocks. N a
+// Large enough to use both threads, split by rows and (M small) by columns; K 800 is several k-blocks
+// where kc is 384 or 576 (the avx512 path) and one on the others (kc 896-1024; test_path's K 2024 spans
+// several on every path, and the small-blocking pass below many on the default path). N a
 // multiple of 16 (the last two): gemm_tn reads B in place (kernels/gemm.c, gemm_block), with a 16-wide
 // last panel in the second.
 static void test_threads(const char *path, Rng *rng) {
@@ -324,8 +326,9 @@ static void test_tn_sums(const char *path, Rng *rng) {
 
 // Weights packed once per scope (gemm_weights_begin): gemm_nt_weight / gemm_nn_weight give bitwise what
 // gemm_nt / gemm_nn give, on the call that packs and on the calls that reuse the packed copy, alone and
-// in team mode (kernels/team.h); a weight changed between scopes is packed again. Odd sizes, K past
-// one k-block (kc 384 on Zen 4: kernels/gemm.h, gemm_blocking), N past one slab; M of 8 tiles a thread
+// in team mode (kernels/team.h); a weight changed between scopes is packed again. Odd sizes, K 400 past
+// one k-block where kc is 384 (the avx512 path on Zen 4: kernels/gemm.h, gemm_blocking; one block
+// elsewhere, many in the small-blocking pass), N past one slab; M of 8 tiles a thread
 // and more, where a packed weight's product splits M although N is larger.
 // Under the sanitizers (make test-san sets VITMAE_SANITIZED) the portable and ref paths, plain C that
 // -O1 leaves scalar, run 20-40 times slower than the vector paths: there the driver tests below take
@@ -574,7 +577,8 @@ static void pair_tree(SumTree *t, int l, int r, int apart) {
 
 // gemm_tn_tree against its definition: each group's gemm_tn into its own buffer, then sumtree_apply.
 // Odd sizes, N a multiple of 16 (B read in place) or not, ldb a multiple of 1024 floats (B packed),
-// rows per group past one k-block (kc 576 and 384 on these CPUs; with the small blocking many), 1, 2, 4
+// rows per group (Kg 613) past one k-block where kc is 384 or 576 (the avx512 path; one block on the
+// others, kc 896-1024; with the small blocking many), 1, 2, 4
 // and 8 groups, the whole tree scaled or the root's add apart; the live buffers bitwise, the other
 // buffers' elements outside the product untouched; 1, 2 and 3 threads, alone and in team mode (at 2 and
 // 3 threads the products that fit the threads' L2 go by groups, the others, and every product under the
