@@ -415,10 +415,15 @@ t "clashing stems: a folder and a montage apart" '[ -d "$tmp/clash/x.attn.png" ]
 t "clashing stems: the index is a file" '[ -f "$tmp/clash/index.html" ] && [ -f "$tmp/clash/index.html-2.attn.png" ]'
 
 # An --out so long that the maps' names would pass the 4096-byte path limit: the image is refused in one
-# line, and no map is written under a name cut short.
+# line, and no map is written under a name cut short. The folder is 4040 bytes whatever TMPDIR is: its
+# probe (.vitmae-write-test-<pid>, cmd/output.h) must still fit, with a pid of up to 7 digits. Grown past
+# 4000 in steps of 201 bytes it came to 4066-4266 by TMPDIR's length, and --out's probe then passed the
+# limit (TMPDIR on /dev/shm, or a 6-digit pid: "cannot write in this folder"), not the maps' names.
 long="$tmp/long"
-while [ ${#long} -lt 4000 ]; do long="$long/$(printf "%0200d" 0)"; done
+while [ ${#long} -lt 3800 ]; do long="$long/$(printf "%0200d" 0)"; done
+long="$long/$(printf "%0$((4040 - ${#long} - 1))d" 0)"
 mkdir -p "$long"
+t "the long --out's folder is 4040 bytes (${#long})" '[ ${#long} -eq 4040 ]'
 "$VITMAE" attention --ckpt "$ck" --out "$long/out" "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "output names past the path limit: exit 1, one line ($(head -c 60 "$tmp/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "attn_input.png: the output names .* would pass the 4096-byte path limit" "$tmp/err"'
 t "output names past the path limit: no map written, no index" '[ ! -e "$long/out/attn_input" ] && [ ! -e "$long/out/index.html" ]'
