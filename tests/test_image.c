@@ -825,6 +825,7 @@ static void test_bad_input(void) {
         mkdir(tpath("locked"), 0755);
         chmod(tpath("locked"), 0755);   // whatever the umask
         png_write(tpath("locked/open.png"), px, 24, 24, 3, NULL, err, sizeof err);
+        chmod(tpath("locked/open.png"), 0644);   // readable by nobody under umask 077 too (0600 then)
         write_bytes(tpath("locked/locked.png"), "\x89PNG", 4);
         chmod(tpath("locked/locked.png"), 0);
         fflush(stdout); fflush(stderr);
