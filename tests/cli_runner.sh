@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/run.sh itself (docs/testing.md): tests side by side (VITMAE_TEST_JOBS, default 2) or one at a
 # time, their reports printed in the list's order whatever order they end in, a failure's output shown
-# and counted, a test that leaves files behind failed, the exit status, VITMAE_STOP_FIRST.
+# and counted, a test that leaves files behind failed, the exit status, VITMAE_STOP_FIRST, the umask.
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch
@@ -41,6 +41,11 @@ rm -f mark; VITMAE_TEST_JOBS=1 runner tests/cli_b_fast.sh tests/cli_a_slow.sh; r
 t "one at a time, in order: both pass, exit 0" '[ $rc -eq 0 ] && [ "$(tail -n 1 out)" = "2 passed, 0 failed" ]'
 VITMAE_STOP_FIRST=1 runner tests/cli_c_bad.sh tests/cli_b_fast.sh; rc=$?
 t "VITMAE_STOP_FIRST=1: stops at the first failure" '[ $rc -eq 1 ] && ! grep -q cli_b_fast out && [ "$(tail -n 1 out)" = "0 passed, 1 failed" ]'
+# Whatever the caller's umask, a test runs under 022: the files it makes are readable by the user nobody,
+# as the permission checks (tests/lib.sh, as_user) need; under umask 077 they were skipped.
+printf 'u=$(umask); [ "$u" = 0022 ] || { echo "umask $u"; exit 1; }; echo "umask ok"\n' > tests/cli_e_umask.sh
+(umask 077; runner tests/cli_e_umask.sh); rc=$?
+t "a caller's umask 077: the test runs under 022 ($(grep -o "umask [0-9a-z]*" out | head -n 1))" '[ $rc -eq 0 ] && grep -q "^PASS cli_e_umask.sh (.*; umask ok)$" out'
 VITMAE_TEST_JOBS=0 runner tests/cli_b_fast.sh; rc=$?
 t "VITMAE_TEST_JOBS=0 refused" '[ $rc -eq 2 ] && grep -q "VITMAE_TEST_JOBS: not a count" out'
 # Every command-line test removes its folder on any exit, signals included (docs/testing.md, "Writing a

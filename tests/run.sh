@@ -16,6 +16,11 @@
 # test programs run thousands of tiny parallel regions, and on shared cores libgomp's default spin
 # made test_gradcheck 16x slower (21 s against 1.3 s at load 15 on 2 cores). Results do not change.
 if [ -z "${OMP_WAIT_POLICY:-}" ] && [ -z "${GOMP_SPINCOUNT:-}" ]; then OMP_WAIT_POLICY=passive; export OMP_WAIT_POLICY; fi
+# The tests run under umask 022 whatever the caller's: the permission checks run commands as the user
+# nobody (tests/lib.sh, as_user), who must read the test's files. Under a caller's umask 077 every file
+# and folder a test made was its owner's alone, and those checks were skipped (a note, unseen in a PASS).
+# A test of the umask's own effect sets the umask it checks (cli_pipeline.sh).
+umask 0022
 
 # run_one RESULTS N: runs the list's Nth test and leaves its report in RESULTS/N.out and its status in
 # RESULTS/N.rc (written last: the file the printer waits for).
