@@ -21,9 +21,11 @@ cd "$dir" || exit 1   # a command that wrongly writes to the working directory w
 small="--data $dir/data --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 --batch 4 --augment none --val-frac 0.2 --pixel-norm none --threads 2 --eval-every 1000"
 train() { out=$1; shift; "$VITMAE" train $small --out "$dir/$out" "$@" > "$dir/$out.log" 2>&1 || { echo "train $out failed:"; cat "$dir/$out.log"; fail=1; }; }
 
-# lr_ok CSV TOTAL WARMUP BASE MIN_LR: every row's lr (column 3) against the closed form.
+# lr_ok CSV TOTAL WARMUP BASE MIN_LR: every row's lr (column 3) against the closed form. awk in the C
+# locale: metrics.csv writes a decimal point, which awk under a caller's LC_ALL=de_DE.UTF-8 read as the
+# end of the number (0.0005 as 0).
 lr_ok() {
-  awk -F, -v T="$2" -v W="$3" -v base="$4" -v lo="$5" '
+  LC_ALL=C awk -F, -v T="$2" -v W="$3" -v base="$4" -v lo="$5" '
     NR == 1 { next }
     { s = $1 > 0 ? $1 - 1 : 0
       if (s < W) want = base * s / W

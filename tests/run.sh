@@ -39,7 +39,8 @@ run_one() {
     *)    (cd "$scratch/cwd" && TMPDIR="$scratch/tmp" $limit "$path") >"$log" 2>&1 < /dev/null ;;
   esac
   rc=$?
-  secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+  # In the C locale: a caller's decimal comma made "2,05 s", which tools/mutate.sh's times did not read.
+  secs=$(LC_ALL=C awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
   left=$(cd "$scratch" && find cwd tmp -mindepth 1 -maxdepth 2 | head -n 5 | tr '\n' ' ')
   if [ $rc -eq 0 ] && [ -n "$left" ]; then
     echo "left files behind (each test writes only under its own mktemp folder and removes it): $left" >>"$log"

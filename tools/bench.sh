@@ -15,6 +15,10 @@
 # (BENCH_ARGS replaces tiny32's configuration), BENCH_TORCH=0 (no PyTorch rows, as where it is missing),
 # BENCH_TORCH_PYTHON (the Python that runs PyTorch, default /usr/bin/python3; the tests give a stand-in).
 set -e
+# Numbers pass between vitmae's JSON (always a decimal point), awk and printf: in the C locale, whatever
+# the caller's. Under LC_ALL=de_DE.UTF-8 awk read the JSON's 4.8 as 4 and wrote "+12,5%", and printf
+# refused awk's "133,333" (not completely converted): a German user's table was wrong, its PyTorch rows failed.
+LC_ALL=C; export LC_ALL
 # Idle OpenMP threads spin only briefly before they sleep (both vitmae and PyTorch use libgomp). On
 # cores shared with other jobs a long-spinning thread holds a core its teammate needs at the next
 # barrier: with libgomp's default a 2-thread step measured ~2-6x slower while one other job ran.
