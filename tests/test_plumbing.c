@@ -225,7 +225,7 @@ static void test_memory(void) {
     char err[256] = "";
     CHECK(mae_memory_check(&c, 2, 1000, err, sizeof err) == 0, "tiny at batch 2 fits: %s", err);
     CHECK(mae_memory_check(&c, 4096, (size_t)1 << 40, err, sizeof err) == -1 &&
-          strstr(err, "batch 4096 at 32x32 needs ") && strstr(err, "this machine has"),
+          strstr(err, "batch 4096 at 32x32 needs ") && strstr(err, cpu_memory_holder()),
           "4 PiB of images does not fit: %s", err);
     // Inference sizes a forward-only model (core/model.h mae_create_forward): at the smallest ViT-B/16
     // batch that training could not hold here, embed / reconstruct / eval still run.
@@ -431,6 +431,79 @@ static void test_open_regular(void) {
     if (f) fclose(f);
 }
 
+// Writes text to root/rel, making the folders on the way.
+static void put_file(const char *root, const char *rel, const char *text) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+        *p = 0;
+        mkdir(path, 0777);
+        *p = '/';
+    }
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "write %s", path);
+    if (f) { fputs(text, f); fclose(f); }
+}
+
+// The memory cgroup's limit, read from trees laid out as / (kernels/cpu.h): v2 and v1, the lowest
+// of the process's cgroup and those above it, a mount that shows the hierarchy from a folder down,
+// "max" and v1's "none" (2^63 less a page), a controller list with memory among others, and nothing
+// to read.
+static void test_cgroup_limit(void) {
+    const char *v2 = check_tmpdir();
+    put_file(v2, "proc/self/cgroup", "0::/user.slice/app.scope\n");
+    put_file(v2, "proc/self/mountinfo",
+             "22 1 0:21 / /proc rw - proc proc rw\n"
+             "30 22 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n");
+    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "max\n");
+    put_file(v2, "sys/fs/cgroup/user.slice/memory.max", "2147483648\n");
+    CHECK(cpu_cgroup_memory_limit(v2) == 2147483648L, "v2: the parent's 2 GiB under a 'max' (%ld)",
+          cpu_cgroup_memory_limit(v2));
+    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "536870912\n");
+    CHECK(cpu_cgroup_memory_limit(v2) == 536870912L, "v2: the own 512 MiB under the parent's 2 GiB (%ld)",
+          cpu_cgroup_memory_limit(v2));
+    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "4294967296\n");
+    CHECK(cpu_cgroup_memory_limit(v2) == 2147483648L, "v2: the parent's 2 GiB over the own 4 GiB (%ld)",
+          cpu_cgroup_memory_limit(v2));
+
+    const char *v1 = check_tmpdir();   // a container: the mount shows the hierarchy from /docker/abc down
+    put_file(v1, "proc/self/cgroup", "5:cpu,cpuacct:/docker/abc\n4:memory,hugetlb:/docker/abc\n0::/\n");
+    put_file(v1, "proc/self/mountinfo",
+             "40 30 0:33 /docker/abc /sys/fs/cgroup/memory ro,nosuid master:15 - cgroup cgroup rw,hugetlb,memory\n"
+             "41 30 0:34 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu,cpuacct\n");
+    put_file(v1, "sys/fs/cgroup/memory/memory.limit_in_bytes", "1073741824\n");
+    put_file(v1, "sys/fs/cgroup/cpu/memory.limit_in_bytes", "1000\n");   // not the memory controller's
+    CHECK(cpu_cgroup_memory_limit(v1) == 1073741824L, "v1 in a container: 1 GiB (%ld)", cpu_cgroup_memory_limit(v1));
+    // A cgroup below the container's: its folder is the mount's sub, not the hierarchy's whole path.
+    put_file(v1, "proc/self/cgroup", "4:memory,hugetlb:/docker/abc/sub\n");
+    put_file(v1, "sys/fs/cgroup/memory/sub/memory.limit_in_bytes", "268435456\n");
+    put_file(v1, "sys/fs/cgroup/memory/docker/abc/sub/memory.limit_in_bytes", "4096\n");   // not there
+    CHECK(cpu_cgroup_memory_limit(v1) == 268435456L, "v1, a cgroup below the container's: 256 MiB (%ld)",
+          cpu_cgroup_memory_limit(v1));
+    put_file(v1, "proc/self/cgroup", "4:memory:/elsewhere\n");   // outside the part mounted: not read
+    CHECK(cpu_cgroup_memory_limit(v1) == 0, "v1, a cgroup outside the mount's part: none (%ld)",
+          cpu_cgroup_memory_limit(v1));
+    put_file(v1, "proc/self/cgroup", "4:memory,hugetlb:/docker/abc\n");
+    put_file(v1, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    CHECK(cpu_cgroup_memory_limit(v1) == 0, "v1: no limit (%ld)", cpu_cgroup_memory_limit(v1));
+
+    const char *none = check_tmpdir();
+    CHECK(cpu_cgroup_memory_limit(none) == 0, "nothing to read: no limit");
+    put_file(none, "proc/self/cgroup", "4:memory:/a\n");
+    put_file(none, "proc/self/mountinfo", "40 30 0:33 / /m rw - cgroup cgroup rw,memory\n");
+    put_file(none, "m/a/memory.limit_in_bytes", "12x\n");
+    CHECK(cpu_cgroup_memory_limit(none) == 0, "a limit that is no number: none (%ld)", cpu_cgroup_memory_limit(none));
+    put_file(none, "m/memory.limit_in_bytes", "65536\n");
+    CHECK(cpu_cgroup_memory_limit(none) == 65536, "v1 at the hierarchy's root (%ld)", cpu_cgroup_memory_limit(none));
+    // The amount a refusal names is this process's, with how it says it.
+    long phys = sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE), lim = cpu_cgroup_memory_limit("");
+    long have = cpu_physical_memory_bytes();
+    CHECK(have == (lim > 0 && lim < phys ? lim : phys), "this process's memory: %ld (machine %ld, cgroup %ld)", have,
+          phys, lim);
+    CHECK(!strcmp(cpu_memory_holder(), lim > 0 && lim < phys ? "its memory cgroup allows" : "this machine has"),
+          "said as '%s'", cpu_memory_holder());
+}
+
 int main(void) {
     test_mkdir();
     test_open_regular();
@@ -440,6 +513,7 @@ int main(void) {
     test_mask_ratio();
     test_seeded_masks();
     test_memory();
+    test_cgroup_limit();
     test_huge_pages();
     test_utf8();
     return check_done();

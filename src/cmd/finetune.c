@@ -809,8 +809,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         else return cli_report("finetune --parallel groups", err, 2);
     }
     if (have > 0 && need > 0.9 * (double)have) {
-        cli_error("finetune", "the model needs %.0f bytes (%.2f GiB) for batch %d at %dx%d; this machine has %.2f GiB",
-                  need, need / 1073741824.0, r->batch, t->S, t->S, have / 1073741824.0);
+        cli_error("finetune", "the model needs %.0f bytes (%.2f GiB) for batch %d at %dx%d; %s %.2f GiB",
+                  need, need / 1073741824.0, r->batch, t->S, t->S, cpu_memory_holder(), have / 1073741824.0);
         return 2;
     }
 

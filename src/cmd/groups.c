@@ -54,8 +54,8 @@ int parallel_memory_more(double base, double model, size_t np, int width, int wo
                           (double)grad_workers_floats(groups, np, workers, width) * sizeof(float));
     if (need_out) *need_out = need;
     if (have <= 0 || need <= fraction * (double)have) return 0;
-    snprintf(err, errlen, "%d threads as workers need %.0f bytes (%.2f GiB); this machine has %.2f GiB (--parallel "
-             "kernels needs less)", workers, need, need / 1073741824.0, have / 1073741824.0);
+    snprintf(err, errlen, "%d threads as workers need %.0f bytes (%.2f GiB); %s %.2f GiB (--parallel "
+             "kernels needs less)", workers, need, need / 1073741824.0, cpu_memory_holder(), have / 1073741824.0);
     return -1;
 }
 

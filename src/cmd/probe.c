@@ -336,8 +336,8 @@ int cmd_probe(int argc, char **argv) {
     long have;
     if (mae_memory_exceeds(need, &have)) {   // the rule of every memory check (core/model.h)
         cli_error("probe", "the features of %ld images of dim %ld need %zu bytes (%.2f GiB, with kNN's normalised "
-                  "copies); this machine has %.2f GiB%s", train.n + test.n, dim, need, need / 1073741824.0,
-                  have / 1073741824.0, pixels ? " (use a smaller --img)" : "");
+                  "copies); %s %.2f GiB%s", train.n + test.n, dim, need, need / 1073741824.0,
+                  cpu_memory_holder(), have / 1073741824.0, pixels ? " (use a smaller --img)" : "");
         goto out;
     }
     // The --out folder is made before the work, as reconstruct and attention make theirs: a folder that

@@ -178,8 +178,8 @@ int mae_memory_exceeds(size_t need, long *have) {
 static int memory_refusal(size_t need, int B, int S, const char *share, char *err, size_t errlen) {
     long have;
     if (!mae_memory_exceeds(need, &have)) return 0;
-    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB%s); this machine has %.2f GiB", B, S, S,
-             need, need / 1073741824.0, share ? share : "", have / 1073741824.0);
+    snprintf(err, errlen, "batch %d at %dx%d needs %zu bytes (%.2f GiB%s); %s %.2f GiB", B, S, S,
+             need, need / 1073741824.0, share ? share : "", cpu_memory_holder(), have / 1073741824.0);
     return -1;
 }
 

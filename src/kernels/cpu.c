@@ -1,6 +1,7 @@
 // CPU feature detection, the FMA peak measurement, and the choice of GEMM path.
 #include "kernels/cpu.h"
 #include <ctype.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,9 +189,111 @@ int cpu_threads_cpus(int threads) {
 #endif
 }
 
-long cpu_physical_memory_bytes(void) {
+static long physical_memory(void) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? pages * page : 0;
+}
+
+// A limit file's bytes: a whole number below 2^62 (v1 writes 2^63 less a page for none), else 0 ("max",
+// unreadable, or none).
+static long read_limit(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[64] = "";
+    int ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    if (!ok || line[0] < '0' || line[0] > '9') return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(line, &end, 10);
+    if (errno || (*end && *end != '\n') || v == 0 || v >= 1ull << 62) return 0;
+    return (long)v;
+}
+
+// The lowest limit in file `name` from folder dir up to top (a prefix of dir), each level's own.
+static long lowest_up(char *dir, size_t top, const char *name, long low) {
+    char path[PATH_MAX + 64];
+    for (;;) {
+        if (snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path) {
+            long v = read_limit(path);
+            if (v > 0 && (low == 0 || v < low)) low = v;
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash || (size_t)(slash - dir) < top) return low;
+        *slash = 0;
+    }
+}
+
+// Whether the comma-separated list has the item.
+static int has_item(const char *list, size_t n, const char *item) {
+    size_t k = strlen(item);
+    for (const char *p = list; p < list + n;) {
+        const char *e = memchr(p, ',', (size_t)(list + n - p));
+        if (!e) e = list + n;
+        if ((size_t)(e - p) == k && !memcmp(p, item, k)) return 1;
+        p = e + 1;
+    }
+    return 0;
+}
+
+long cpu_cgroup_memory_limit(const char *root) {
+    char path[PATH_MAX], v2[PATH_MAX] = "", v1[PATH_MAX] = "";
+    int have2 = 0, have1 = 0;
+    snprintf(path, sizeof path, "%s/proc/self/cgroup", root);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[PATH_MAX + 128];
+    while (fgets(line, sizeof line, f)) {   // "ID:CONTROLLERS:PATH"
+        line[strcspn(line, "\n")] = 0;
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2 || c2[1] != '/') continue;
+        if (c2 == c1 + 1 && c1 - line == 1 && line[0] == '0') {
+            snprintf(v2, sizeof v2, "%s", c2 + 1);
+            have2 = 1;
+        } else if (has_item(c1 + 1, (size_t)(c2 - c1 - 1), "memory")) {
+            snprintf(v1, sizeof v1, "%s", c2 + 1);
+            have1 = 1;
+        }
+    }
+    fclose(f);
+    if (!have2 && !have1) return 0;
+    snprintf(path, sizeof path, "%s/proc/self/mountinfo", root);
+    if (!(f = fopen(path, "r"))) return 0;
+    long low = 0;
+    while (fgets(line, sizeof line, f)) {
+        // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS"
+        char mroot[PATH_MAX], mpoint[PATH_MAX], fstype[32], super[512] = "";
+        const char *dash = strstr(line, " - ");
+        if (!dash || sscanf(line, "%*s %*s %*s %4095s %4095s", mroot, mpoint) != 2 ||
+            sscanf(dash + 3, "%31s %*s %511s", fstype, super) < 1)
+            continue;
+        const char *cg;
+        if (have2 && !strcmp(fstype, "cgroup2")) cg = v2;
+        else if (have1 && !strcmp(fstype, "cgroup") && has_item(super, strlen(super), "memory")) cg = v1;
+        else continue;
+        // The process's path is from the hierarchy's root; the mount shows it from mroot down.
+        size_t lr = strcmp(mroot, "/") ? strlen(mroot) : 0;
+        if (lr && (strncmp(cg, mroot, lr) || (cg[lr] && cg[lr] != '/'))) continue;
+        char dir[PATH_MAX];
+        int n = snprintf(dir, sizeof dir, "%s%s", root, mpoint);
+        if (n < 0 || (size_t)n >= sizeof dir) continue;
+        size_t top = (size_t)n;
+        if (snprintf(dir + n, sizeof dir - (size_t)n, "%s", strcmp(cg + lr, "/") ? cg + lr : "") >= (int)(sizeof dir - (size_t)n))
+            continue;
+        low = lowest_up(dir, top, cg == v2 ? "memory.max" : "memory.limit_in_bytes", low);
+    }
+    fclose(f);
+    return low;
+}
+
+long cpu_physical_memory_bytes(void) {
+    long phys = physical_memory(), lim = cpu_cgroup_memory_limit("");
+    return lim > 0 && (phys <= 0 || lim < phys) ? lim : phys;
+}
+
+const char *cpu_memory_holder(void) {
+    long phys = physical_memory(), lim = cpu_cgroup_memory_limit("");
+    return lim > 0 && (phys <= 0 || lim < phys) ? "its memory cgroup allows" : "this machine has";
 }
 
 size_t cpu_advise_huge_pages(void *p, size_t bytes) {

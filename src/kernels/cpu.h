@@ -43,8 +43,19 @@ int cpu_ensure_stack(char *err, size_t errlen);
 // made here and let go, then an empty parallel region makes libgomp's, which it keeps for the run.
 // 0, or -1 with err "cannot start T threads: <reason> (...)" and none started.
 int cpu_start_threads(int threads, char *err, size_t errlen);
-// Physical memory in bytes (0 when unknown): commands refuse, before allocating, what cannot fit.
+// The memory this process may use, in bytes (0 when unknown): physical memory, or its memory cgroup's
+// limit where that is lower (a container's `docker run --memory`, a systemd unit's MemoryMax), past
+// which Linux's out-of-memory killer ends the process instead of malloc failing. Commands refuse,
+// before allocating, what cannot fit (docs/interface.md, "Memory").
 long cpu_physical_memory_bytes(void);
+// How a refusal says that amount: "this machine has", or "its memory cgroup allows" when the limit is
+// the cgroup's.
+const char *cpu_memory_holder(void);
+// The lowest memory limit of this process's cgroups, 0 when none is set or none can be read: cgroup v2's
+// memory.max and v1's memory.limit_in_bytes, in the process's own cgroup and every one above it up to
+// the hierarchy's root as mounted (/proc/self/cgroup, /proc/self/mountinfo). Every path read is
+// prefixed with root: "" in use, a folder laid out like / in tests.
+long cpu_cgroup_memory_limit(const char *root);
 
 // Asks Linux to back the big arrays a step touches whole (parameters, gradients, optimizer moments,
 // gradient-group buffers, packed weights; not the activation arena, much of which a run never touches)
