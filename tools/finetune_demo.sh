@@ -7,6 +7,9 @@
 # FT_EVAL=N validates every N steps (a curve in metrics.csv; default: at the end only); FT_ARGS adds
 # finetune flags to both runs (e.g. FT_ARGS="--augment flip").
 set -e
+# metrics.csv's numbers have a decimal point: awk reads them in the C locale (under LC_ALL=de_DE.UTF-8
+# it read the accuracy 0.8123 as 0), as tools/bench.sh does.
+LC_ALL=C; export LC_ALL
 steps=${1:-${FT_STEPS:-600}}
 data=datasets/fashion-mnist
 out=demo/finetune
