@@ -565,5 +565,27 @@ for c in data info reconstruct eval embed classify; do
   t "vitmae $c --help: the usage line names every flag of the list (missing:$missing)" '[ -z "$missing" ]'
 done
 
+# A message naming a long path is said whole, with its reason, by every command (cmd/cli.h,
+# CLI_ERR_MAX): finetune --out, --ckpt and --resume, and reconstruct, eval and classify --ckpt said a
+# 2,000-byte path's first 1,000 bytes and no reason (info its first 500).
+long="$tmp/long"
+for i in 1 2 3 4 5 6 7 8 9 10; do long="$long/$(printf "%0190d" $i)"; done
+mkdir -p "$long" && : > "$long/file"
+"$VITMAE_TOOLS/synth" "$tmp/lset" --count 4 --size 16 --seed 1 > /dev/null
+gone="$long/gone.safetensors" under="$long/file/sub"
+for cmd in "train --data $long/gone --steps 1 --out $tmp/lo1" "train --data $tmp/lset --steps 1 --out $under" \
+           "train --resume $long/gone --steps 3" "finetune --from-scratch --data $long/gone --steps 1 --out $tmp/lo2" \
+           "finetune --from-scratch --data $tmp/lset --steps 1 --out $under" "finetune --ckpt $gone --data $tmp/lset --out $tmp/lo3" \
+           "finetune --resume $long/gone --steps 3" "reconstruct --ckpt $gone --out $tmp/lo4 $tmp/lset" \
+           "eval --ckpt $gone --data $tmp/lset" "embed --ckpt $gone --out $tmp/lo5.npy $tmp/lset" \
+           "attention --ckpt $gone --out $tmp/lo6 $tmp/lset" "probe --ckpt $gone --train $tmp/lset --test $tmp/lset" \
+           "classify --ckpt $gone $tmp/lset" "info $gone" "data $long/gone"; do
+  # shellcheck disable=SC2086 # the words of cmd are the command's arguments (no spaces in the paths)
+  "$VITMAE" $cmd > /dev/null 2> "$tmp/err"; rc=$?
+  t "a 2,000-byte path said whole with its reason: vitmae ${cmd%% *} (exit $rc, $(wc -c < "$tmp/err") bytes: $(tail -c 60 "$tmp/err"))" \
+    '[ $rc -ge 1 ] && [ $rc -le 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF "$long/" "$tmp/err" && grep -Eq ": (No such file or directory|Not a directory)\$" "$tmp/err"'
+done
+t "... and nothing made for them" '[ ! -e "$tmp/lo1" ] && [ ! -e "$tmp/lo2" ] && [ ! -e "$tmp/lo3" ] && [ ! -e "$tmp/lo4" ] && [ ! -e "$tmp/lo5.npy" ] && [ ! -e "$tmp/lo6" ]'
+
 [ $fail -eq 0 ] && echo "cli usage ok"
 exit $fail

@@ -183,7 +183,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
         Dataset ds;
         int scanned = 0;
         if (S_ISDIR(st.st_mode)) {
-            char err[512];
+            char err[CLI_ERR_MAX];
             DatasetOptions opt = {.max_pixels = max_pixels};
             int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
             if (src) { cli_hold(held, dataset_err_what(src, inputs[i]), "%s", err); (*failures)++; continue; }
@@ -951,7 +951,7 @@ int cmd_attention(int argc, char **argv) {
         goto out;
     }
 
-    char err[4096];
+    char err[CLI_ERR_MAX];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("attention", "%s", err); status = 1; goto out; }
     if (ckpt_load_encoder(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); status = 1; goto out; }   // err names the file

@@ -272,7 +272,7 @@ int cmd_bench(int argc, char **argv) {
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
     channels = atoi(channels_choice);   // "1" or "3", checked while parsing
-    char err[256];
+    char err[CLI_ERR_MAX];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     if (!groups) groups = dist_default_groups(batch);
     char gerr[512];

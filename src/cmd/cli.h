@@ -22,6 +22,10 @@ typedef struct {
 } Flag;
 
 enum { CLI_OK = 0, CLI_HELP = -1, CLI_USAGE = 2 };
+// The size of a buffer that takes a message for the user (err): two paths as long as Linux takes them
+// (4095 bytes each, as --out's link and its target can be) and the words around them. A message was cut
+// where a smaller buffer ended (finetune --out of 2000 bytes said its path's first 1000 and no reason).
+enum { CLI_ERR_MAX = 2 * 4096 + 512 };
 
 // The largest --threads of every command (docs/interface.md, section 1). No buffer is sized by it:
 // per-thread scratch is allocated for the threads asked for, and threads that cannot be made are one

@@ -121,7 +121,7 @@ int cmd_data(int argc, char **argv) {
 
     const char *dir = pos[0];
     Dataset ds;
-    char err[512];
+    char err[CLI_ERR_MAX];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("data", "%s", err); return 1; }
     DatasetOptions opt = {.max_pixels = max_pixels};
     int src = dataset_scan(dir, &opt, &ds, err, sizeof err);

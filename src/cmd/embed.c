@@ -62,7 +62,7 @@ static void inputs_free(Inputs *in) {
 // *held, said once the checkpoint and --layer have passed their checks (a refused run prints its one
 // line only), or before the failure they explain (a folder with no decodable image).
 static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliHeld *held) {
-    char err[1024];
+    char err[CLI_ERR_MAX];
     DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
@@ -192,7 +192,7 @@ int cmd_embed(int argc, char **argv) {
     if (slash) *slash = '/';
     if (unwritable) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
     status = 1;
-    char err[2048];
+    char err[CLI_ERR_MAX];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("embed", "%s", err); goto out; }
     int open_status;
     if (collect(inputs, ninputs, max_pixels, &in, &held)) goto out;

@@ -63,7 +63,7 @@ int cmd_eval(int argc, char **argv) {
     if (!ckpt_path) { cli_error("eval", "--ckpt FILE is required (see vitmae eval --help)"); return 2; }
     if (!data_dir) { cli_error("eval", "--data DIR is required (see vitmae eval --help)"); return 2; }
     int ratio_seen = cli_flag(flags, nflags, "--mask-ratio")->seen;
-    char err[1024];
+    char err[CLI_ERR_MAX];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("eval --mask-ratio", "%s", err); return 2; }
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("eval", "%s", err); return 1; }
 

@@ -222,7 +222,7 @@ static void check_class(FineTune *t, int c) {
         int i = t->train_idx[k];
         if (t->ds.items[i].cls != c) continue;
         n++;
-        char err[1024];
+        char err[CLI_ERR_MAX];
         Image im;
         if (dataset_is_broken(&t->ds, i) || dataset_working_image(&t->ds, i, &im, err, sizeof err)) continue;
         image_free(&im);
@@ -456,7 +456,7 @@ static void report_data(const FineTune *t) {
 }
 
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
-    char err[1024];
+    char err[CLI_ERR_MAX];
     // Headers only (docs/data.md, "Training reads lazily"): a photo decodes once, when a batch or an
     // evaluation first needs it, not also here.
     DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = t->a.lf.cache_mb,
@@ -579,7 +579,7 @@ static int ckpt_model_flags(const Args *a, const MaeConfig *c, Flag *flags, int 
 // The encoder of a pretraining checkpoint, or a fresh one from train's model flags.
 static int build_model(FineTune *t, Flag *flags, int nflags) {
     Args *a = &t->a;
-    char err[1024];
+    char err[CLI_ERR_MAX];
     MaeConfig *e = &t->cfg.enc;
     if (a->ckpt) {
         StFile *f = st_open_header(a->ckpt, err, sizeof err);
@@ -630,7 +630,7 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
 static int setup_local(FineTune *t, Flag *flags, int nflags) {
     Args *a = &t->a;
     FtState *r = &t->rs;
-    char err[1024];
+    char err[CLI_ERR_MAX];
     int resuming = a->resume != NULL;
     if (resuming) {
         char path[4096], dir[4096];
@@ -878,7 +878,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
 static int setup_run_folder(FineTune *t) {
     Args *a = &t->a;
     FtState *r = &t->rs;
-    char err[1024];
+    char err[CLI_ERR_MAX];
     if (t->move_aside) {   // after --ckpt is read: `--ckpt RUN/checkpoint.safetensors --out RUN --overwrite`
         // --ckpt moved with it: the start line and the run's record name where it is now.
         if (run_folder_overwrite(t->run_dir, a->ckpt, r->init, sizeof r->init, err, sizeof err)) {
@@ -939,7 +939,7 @@ static int setup_run_folder(FineTune *t) {
 // leaves at the same phase, and a collective is never half attended.
 static int setup(FineTune *t, Flag *flags, int nflags) {
     FtState *r = &t->rs;
-    char err[1024];
+    char err[CLI_ERR_MAX];
     int rank = dist_rank(), rc;
     run_test_hook_stop("1");
     cli_defer(1);
@@ -1092,7 +1092,7 @@ int cmd_finetune(int argc, char **argv) {
     rc = setup(t, flags, nflags);
     if (rc) { finetune_free(t); free(t); return rc; }
 
-    char err[1024];
+    char err[CLI_ERR_MAX];
     FtState *r = &t->rs;
     Augment aug = AUGMENT_CROP;
     augment_parse(r->augment, &aug);

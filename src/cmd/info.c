@@ -292,7 +292,7 @@ int cmd_info(int argc, char **argv) {
     if (r != CLI_OK) return 2;
     if (npos != 1) { cli_error("info", "expected one checkpoint FILE (see vitmae info --help)"); return 2; }
     const char *path = pos[0];
-    char err[512];
+    char err[CLI_ERR_MAX];
     StFile *f = st_open_header(path, err, sizeof err);
     if (!f) { cli_error(NULL, "%s", err); return 1; }
     if (clf_ckpt_is_classifier(f)) {

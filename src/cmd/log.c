@@ -147,7 +147,7 @@ void history_add(History *h, double step, double loss, double lr, double val_los
 }
 
 void history_load(History *h, const char *path) {
-    char err[64];
+    char err[64];   // not said: a history that cannot be read starts empty
     FILE *f = file_open_regular(path, "r", err, sizeof err);
     if (!f) return;
     char line[1024];

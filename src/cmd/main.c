@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
     run_test_hook_stop("mpi");
     // Under mpirun every rank runs the command (docs/distributed.md); without it nothing changes. The
     // usage and the unknown command are then said once, by rank 0 (the others' stdout is /dev/null).
-    char err[256];
+    char err[CLI_ERR_MAX];
     if (dist_init(&argc, &argv, err, sizeof err)) { cli_error("mpi", "%s", err); return 1; }
     // `vitmae help COMMAND` is `vitmae COMMAND --help`, as git's and go's help take a command.
     char *help_argv[4] = {argv[0], NULL, "--help", NULL};

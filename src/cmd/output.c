@@ -520,7 +520,7 @@ int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void 
             continue;
         }
         Dataset ds;
-        char err[512];
+        char err[CLI_ERR_MAX];
         int src = dataset_scan(pos[i], &opt, &ds, err, sizeof err);
         if (src) { cli_hold(held, dataset_err_what(src, pos[i]), "%s", err); (*failed)++; continue; }
         for (int k = 0; k < ds.nskipped; k++) { cli_hold(held, ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }

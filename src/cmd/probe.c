@@ -51,7 +51,7 @@ static void labelled_free(Labelled *l) {
 // they may explain (no class, one class, a class the training folder lacks).
 static int labelled_scan(const char *flag, const char *dir, long max_pixels, const Labelled *classes, Labelled *out,
                          CliHeld *held) {
-    char err[1024];
+    char err[CLI_ERR_MAX];
     DatasetOptions opt = {.max_pixels = max_pixels};
     memset(out, 0, sizeof *out);
     struct stat st;
@@ -294,7 +294,7 @@ int cmd_probe(int argc, char **argv) {
     features_pool_parse(pool_s, &spec.pool);
     int status = 1;
     OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails)
-    char err[2048], what[4400];
+    char err[CLI_ERR_MAX], what[4400];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("probe", "%s", err); return 1; }
     FeatureModel *fm = NULL;
     Labelled train = {0}, test = {0};

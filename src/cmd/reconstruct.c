@@ -102,7 +102,7 @@ enum { TITLE_MAX = 600 };   // a panel's title line (panel_recon_title cuts the 
 static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const float *orig,
                        const float *recon, const uint8_t *removed, const float *patch_err, double mse, Canvas *row,
                        char *title, Failure *f) {
-    char err[512];
+    char err[CLI_ERR_MAX];
     int L = mae_num_patches(cfg), nrem = 0;
     for (int l = 0; l < L; l++) nrem += removed[l] != 0;
     panel_recon_title(in->stem, nrem, L, psnr_from_mse(mse), title, TITLE_MAX);
@@ -121,7 +121,7 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 // FILE_TAKEN and *f (who: the whole line, as for a file that could not be published).
 static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
                         const char *title, const float *recon, const uint8_t *removed, int replace, Failure *f) {
-    char err[4600], path[4200], tmp[4200 + FILE_TMP_EXTRA];
+    char err[CLI_ERR_MAX], path[4200], tmp[4200 + FILE_TMP_EXTRA];
     int S = cfg->img_size, g = S / cfg->patch_size;
     FileGroup files = {0};
     snprintf(path, sizeof path, "%s/%s.recon.png", o->out_dir, in->stem);
@@ -200,7 +200,7 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_error("reconstruct --mask", "one mask for every image; --mask-ratio and --seed make random masks instead (give one or the other)");
         free(pos); return 2;
     }
-    char err[1024];
+    char err[CLI_ERR_MAX];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) {
         cli_error("reconstruct --mask-ratio", "%s", err);
         free(pos); return 2;

@@ -433,7 +433,7 @@ void run_share_store(Dataset *ds, const char *cmd, const char *store) {
     if (dist_rank() == 0 && own) snprintf(dir, sizeof dir, "%s", own);
     dist_bcast(dir, sizeof dir, 0);
     if (dist_rank() == 0 || !dir[0]) return;
-    char err[4200];
+    char err[CLI_ERR_MAX];
     if (make_store(ds, dir, err, sizeof err))
         cli_message("%s%s: %s; this process goes on without a store (each epoch decodes its images again)",
                     strcmp(store, "auto") ? cmd : "", strcmp(store, "auto") ? " --store" : "--store auto", err);
@@ -679,7 +679,7 @@ int run_folder_foreign_checkpoint(const char *file, const char *dir) {
     struct stat a, b;
     if (stat(latest, &b) != 0) return 0;
     if (stat(file, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return 0;   // the run's own
-    char err[256];
+    char err[CLI_ERR_MAX];
     StFile *f = st_open_header(file, err, sizeof err), *g = f ? st_open_header(latest, err, sizeof err) : NULL;
     int foreign = 0;
     if (f && g) {
@@ -991,7 +991,7 @@ void run_abs_path(char *dst, size_t n, const char *path) {
 }
 
 int run_check_same_files(const Dataset *ds) {
-    char err[1024];
+    char err[CLI_ERR_MAX];
     int same = dist_check_same_list((const char *const *)&ds->items[0].rel, sizeof(DataItem), ds->n, "file list", err,
                                     sizeof err);
     if (!same) {
