@@ -410,6 +410,39 @@ t "... its last line says where it stopped" 'tail -n 1 "$dir/piped.log" | grep -
 OMP_STACKSIZE=1000000G "$VITMAE" train $small --steps 2 --threads 3 --out "$dir/nothreads" > /dev/null 2> "$dir/t.err"; rc=$?
 t "threads that cannot be made: exit 1, one line, no run folder ($rc: $(tr "\n" "|" < "$dir/t.err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/t.err")" -eq 1 ] && grep -q "^vitmae: train: cannot start 3 threads: " "$dir/t.err" && [ ! -e "$dir/nothreads" ]'
+# A CPU quota (a container's `docker run --cpus 1`, cgroup v1's cpu.cfs_quota_us or v2's cpu.max) of
+# fewer CPUs than the machine's cores: the default thread count is the quota's (it was every core, and
+# each parallel region waited for threads the quota had stopped); --threads and OMP_NUM_THREADS still
+# win. Needs a cgroup this test may make and 2 cores or more: otherwise said and skipped.
+cg=""
+if [ "$(nproc)" -ge 2 ]; then
+  for base in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup; do
+    d="$base/vitmae-test-$$"
+    [ -w "$base" ] && mkdir "$d" 2>/dev/null || continue
+    if [ -e "$d/cpu.cfs_quota_us" ]; then
+      echo 100000 > "$d/cpu.cfs_period_us" && echo 100000 > "$d/cpu.cfs_quota_us" && cg=$d
+    elif [ -e "$d/cpu.max" ]; then
+      echo "100000 100000" > "$d/cpu.max" && cg=$d
+    fi
+    [ -n "$cg" ] && break
+    rmdir "$d"
+  done
+fi
+if [ -n "$cg" ]; then
+  in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
+  in_cg env -u OMP_NUM_THREADS "$VITMAE" train $small --steps 1 --out "$dir/quota" > "$dir/q.out" 2>&1; rc=$?
+  t "a CPU quota of 1 CPU: 1 thread by default ($rc: $(sed -n 2p "$dir/q.out"))" \
+    '[ $rc -eq 0 ] && sed -n 2p "$dir/q.out" | grep -q ", 1 thread$"'
+  in_cg env -u OMP_NUM_THREADS "$VITMAE" train $small --steps 1 --threads 2 --out "$dir/quota2" > "$dir/q.out" 2>&1; rc=$?
+  t "a CPU quota of 1 CPU: --threads 2 is 2 threads ($rc: $(sed -n 2p "$dir/q.out"))" \
+    '[ $rc -eq 0 ] && sed -n 2p "$dir/q.out" | grep -q ", 2 threads$"'
+  in_cg env OMP_NUM_THREADS=2 "$VITMAE" train $small --steps 1 --out "$dir/quota3" > "$dir/q.out" 2>&1; rc=$?
+  t "a CPU quota of 1 CPU: OMP_NUM_THREADS=2 is 2 threads ($rc: $(sed -n 2p "$dir/q.out"))" \
+    '[ $rc -eq 0 ] && sed -n 2p "$dir/q.out" | grep -q ", 2 threads$"'
+  i=0; while ! rmdir "$cg" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+else
+  echo "note: the CPU quota's thread count not checked (no CPU cgroup can be made here, or 1 core)"
+fi
 # A small stack limit (ulimit -s; 160 KB are needed): a soft limit is raised (it was a SIGSEGV at 128
 # KB and below); a hard one refused in one line, exit 1, before anything is made.
 (ulimit -S -s 64 && exec "$VITMAE" train $small --steps 2 --threads 2 --out "$dir/stack") > /dev/null 2> "$dir/s.err"; rc=$?

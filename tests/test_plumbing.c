@@ -495,6 +495,23 @@ static void test_cgroup_limit(void) {
     CHECK(cpu_cgroup_memory_limit(none) == 0, "a limit that is no number: none (%ld)", cpu_cgroup_memory_limit(none));
     put_file(none, "m/memory.limit_in_bytes", "65536\n");
     CHECK(cpu_cgroup_memory_limit(none) == 65536, "v1 at the hierarchy's root (%ld)", cpu_cgroup_memory_limit(none));
+    // A CPU quota, in whole CPUs rounded up: v2's cpu.max ("max": none), the lowest up the tree, and v1's
+    // cfs quota over its period (-1: none).
+    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/cpu.max", "max 100000\n");
+    CHECK(cpu_cgroup_cpu_limit(v2) == 0, "v2: no CPU quota (%d)", cpu_cgroup_cpu_limit(v2));
+    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/cpu.max", "150000 100000\n");
+    CHECK(cpu_cgroup_cpu_limit(v2) == 2, "v2: 1.5 CPUs are 2 threads (%d)", cpu_cgroup_cpu_limit(v2));
+    put_file(v2, "sys/fs/cgroup/user.slice/cpu.max", "100000 100000\n");
+    CHECK(cpu_cgroup_cpu_limit(v2) == 1, "v2: the parent's 1 CPU under the own 1.5 (%d)", cpu_cgroup_cpu_limit(v2));
+    put_file(v1, "proc/self/cgroup", "5:cpu,cpuacct:/docker/abc\n4:memory,hugetlb:/docker/abc\n");
+    put_file(v1, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
+    put_file(v1, "sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+    CHECK(cpu_cgroup_cpu_limit(v1) == 0, "v1: quota -1, none (%d)", cpu_cgroup_cpu_limit(v1));
+    put_file(v1, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "250000\n");
+    CHECK(cpu_cgroup_cpu_limit(v1) == 3, "v1: 2.5 CPUs are 3 threads (%d)", cpu_cgroup_cpu_limit(v1));
+    CHECK(cpu_cgroup_memory_limit(v1) == 0, "v1: the CPU controller's folder holds no memory limit (%ld)",
+          cpu_cgroup_memory_limit(v1));
+    CHECK(cpu_cgroup_cpu_limit(none) == 0, "no CPU controller: none (%d)", cpu_cgroup_cpu_limit(none));
     // The amount a refusal names is this process's, with how it says it.
     long phys = sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE), lim = cpu_cgroup_memory_limit("");
     long have = cpu_physical_memory_bytes();

@@ -194,30 +194,14 @@ static long physical_memory(void) {
     return pages > 0 && page > 0 ? pages * page : 0;
 }
 
-// A limit file's bytes: a whole number below 2^62 (v1 writes 2^63 less a page for none), else 0 ("max",
-// unreadable, or none).
-static long read_limit(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    char line[64] = "";
-    int ok = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    if (!ok || line[0] < '0' || line[0] > '9') return 0;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(line, &end, 10);
-    if (errno || (*end && *end != '\n') || v == 0 || v >= 1ull << 62) return 0;
-    return (long)v;
-}
+// One cgroup folder's limit (0: none): memory in bytes, or whole CPUs.
+typedef long (*LevelLimit)(const char *dir, int v2);
 
-// The lowest limit in file `name` from folder dir up to top (a prefix of dir), each level's own.
-static long lowest_up(char *dir, size_t top, const char *name, long low) {
-    char path[PATH_MAX + 64];
+// The lowest limit from folder dir up to top (a prefix of dir), each level's own.
+static long lowest_up(char *dir, size_t top, LevelLimit level, int v2, long low) {
     for (;;) {
-        if (snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path) {
-            long v = read_limit(path);
-            if (v > 0 && (low == 0 || v < low)) low = v;
-        }
+        long v = level(dir, v2);
+        if (v > 0 && (low == 0 || v < low)) low = v;
         char *slash = strrchr(dir, '/');
         if (!slash || (size_t)(slash - dir) < top) return low;
         *slash = 0;
@@ -236,7 +220,9 @@ static int has_item(const char *list, size_t n, const char *item) {
     return 0;
 }
 
-long cpu_cgroup_memory_limit(const char *root) {
+// The lowest limit of this process's cgroups for one controller (v1's by its name; v2's one hierarchy),
+// each folder read by level: kernels/cpu.h, cpu_cgroup_memory_limit.
+static long cgroup_lowest(const char *root, const char *controller, LevelLimit level) {
     char path[PATH_MAX], v2[PATH_MAX] = "", v1[PATH_MAX] = "";
     int have2 = 0, have1 = 0;
     snprintf(path, sizeof path, "%s/proc/self/cgroup", root);
@@ -250,7 +236,7 @@ long cpu_cgroup_memory_limit(const char *root) {
         if (c2 == c1 + 1 && c1 - line == 1 && line[0] == '0') {
             snprintf(v2, sizeof v2, "%s", c2 + 1);
             have2 = 1;
-        } else if (has_item(c1 + 1, (size_t)(c2 - c1 - 1), "memory")) {
+        } else if (has_item(c1 + 1, (size_t)(c2 - c1 - 1), controller)) {
             snprintf(v1, sizeof v1, "%s", c2 + 1);
             have1 = 1;
         }
@@ -269,7 +255,7 @@ long cpu_cgroup_memory_limit(const char *root) {
             continue;
         const char *cg;
         if (have2 && !strcmp(fstype, "cgroup2")) cg = v2;
-        else if (have1 && !strcmp(fstype, "cgroup") && has_item(super, strlen(super), "memory")) cg = v1;
+        else if (have1 && !strcmp(fstype, "cgroup") && has_item(super, strlen(super), controller)) cg = v1;
         else continue;
         // The process's path is from the hierarchy's root; the mount shows it from mroot down.
         size_t lr = strcmp(mroot, "/") ? strlen(mroot) : 0;
@@ -280,10 +266,61 @@ long cpu_cgroup_memory_limit(const char *root) {
         size_t top = (size_t)n;
         if (snprintf(dir + n, sizeof dir - (size_t)n, "%s", strcmp(cg + lr, "/") ? cg + lr : "") >= (int)(sizeof dir - (size_t)n))
             continue;
-        low = lowest_up(dir, top, cg == v2 ? "memory.max" : "memory.limit_in_bytes", low);
+        low = lowest_up(dir, top, level, cg == v2, low);
     }
     fclose(f);
     return low;
+}
+
+static int read_line(const char *path, char *buf, int len);
+
+// dir/name's first line, "" when it cannot be read.
+static void read_in(const char *dir, const char *name, char *line, int n) {
+    char path[PATH_MAX + 64];
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path || read_line(path, line, n)) line[0] = 0;
+}
+
+// A whole number below 2^62 that is all of text (a newline may end it), else 0.
+static long whole_number(const char *text) {
+    if (text[0] < '0' || text[0] > '9') return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || (*end && *end != '\n' && *end != ' ') || v >= 1ull << 62) return 0;
+    return (long)v;
+}
+
+// Bytes: v2's memory.max ("max": none), v1's memory.limit_in_bytes (2^63 less a page: none).
+static long memory_level(const char *dir, int v2) {
+    char line[64];
+    read_in(dir, v2 ? "memory.max" : "memory.limit_in_bytes", line, sizeof line);
+    return whole_number(line);
+}
+
+// Whole CPUs, rounded up: v2's cpu.max "QUOTA PERIOD" ("max PERIOD": none), v1's cpu.cfs_quota_us
+// (-1: none) over cpu.cfs_period_us.
+static long cpu_level(const char *dir, int v2) {
+    char line[64], per[64];
+    long quota, period;
+    if (v2) {
+        read_in(dir, "cpu.max", line, sizeof line);
+        const char *sp = strchr(line, ' ');
+        quota = whole_number(line);
+        period = sp ? whole_number(sp + 1) : 0;
+    } else {
+        read_in(dir, "cpu.cfs_quota_us", line, sizeof line);
+        read_in(dir, "cpu.cfs_period_us", per, sizeof per);
+        quota = whole_number(line);
+        period = whole_number(per);
+    }
+    return quota > 0 && period > 0 ? (quota + period - 1) / period : 0;
+}
+
+long cpu_cgroup_memory_limit(const char *root) { return cgroup_lowest(root, "memory", memory_level); }
+
+int cpu_cgroup_cpu_limit(const char *root) {
+    long c = cgroup_lowest(root, "cpu", cpu_level);
+    return c > 4096 ? 4096 : (int)c;
 }
 
 long cpu_physical_memory_bytes(void) {
@@ -422,6 +459,11 @@ static void *held_thread(void *arg) {
 int cpu_start_threads(int threads, char *err, size_t errlen) {
     if (threads > 0) omp_set_num_threads(threads);
     int n = omp_get_max_threads();
+    const char *env = getenv("OMP_NUM_THREADS");
+    if (threads <= 0 && !(env && *env)) {   // every core: those a CPU quota gives, where it gives fewer
+        int quota = cpu_cgroup_cpu_limit("");
+        if (quota > 0 && quota < n) omp_set_num_threads(n = quota);
+    }
     if (n > 1) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);

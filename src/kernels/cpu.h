@@ -36,7 +36,8 @@ long cpu_sys_cache_size(int level);
 // the limit when even the hard limit is below CPU_STACK_MIN.
 enum { CPU_STACK_MIN = 256 << 10, CPU_STACK_RAISE_BELOW = 1 << 20, CPU_STACK_WANT = 8 << 20 };
 int cpu_ensure_stack(char *err, size_t errlen);
-// Sets the OpenMP thread count (threads > 0; else the default, every core) and starts libgomp's
+// Sets the OpenMP thread count (threads > 0; else the default: OMP_NUM_THREADS, else every core, or
+// the CPUs a CPU quota gives where they are fewer, cpu_cgroup_cpu_limit) and starts libgomp's
 // threads now. libgomp ends the process with its own "libgomp: Thread creation failed" when it cannot
 // make a thread (a process limit, ulimit -u; no memory for the stacks under ulimit -v); so first the
 // same number of threads, of the stack size libgomp gives its own (OMP_STACKSIZE, GOMP_STACKSIZE), are
@@ -56,6 +57,10 @@ const char *cpu_memory_holder(void);
 // the hierarchy's root as mounted (/proc/self/cgroup, /proc/self/mountinfo). Every path read is
 // prefixed with root: "" in use, a folder laid out like / in tests.
 long cpu_cgroup_memory_limit(const char *root);
+// The CPUs a CPU quota of this process's cgroups gives, rounded up (cgroup v2's cpu.max, v1's
+// cpu.cfs_quota_us over cpu.cfs_period_us; the lowest, read as cpu_cgroup_memory_limit reads), 0 when
+// there is none: a container's `docker run --cpus 2` on a machine of 64 cores.
+int cpu_cgroup_cpu_limit(const char *root);
 
 // Asks Linux to back the big arrays a step touches whole (parameters, gradients, optimizer moments,
 // gradient-group buffers, packed weights; not the activation arena, much of which a run never touches)
