@@ -123,18 +123,8 @@ fi
 # 0.50 GiB, and writes nothing (Linux's out-of-memory killer ended it, exit 137, the run folder half
 # made). A small run in the same cgroup runs. Needs a cgroup this test may make (root, v1's memory
 # hierarchy or v2 with the memory controller): otherwise said and skipped.
-cg=""
-for base in /sys/fs/cgroup/memory /sys/fs/cgroup; do
-  d="$base/vitmae-test-$$"
-  [ -w "$base" ] && mkdir "$d" 2>/dev/null || continue
-  for f in memory.limit_in_bytes memory.max; do
-    [ -e "$d/$f" ] && echo 536870912 > "$d/$f" 2>/dev/null && { cg=$d; break; }
-  done
-  [ -n "$cg" ] && break
-  rmdir "$d"
-done
+cgroup_make memory
 if [ -n "$cg" ]; then
-  in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
   in_cg "$VITMAE" train --data "$dir/data" --img 16 --patch 4 --dim 512 --depth 20 --heads 8 --batch 1 --steps 1 \
     --out "$dir/cg" > /dev/null 2> "$dir/err"; rc=$?
   t "a memory cgroup of 0.50 GiB: a 0.96 GiB model refused, exit 2, one line naming it ($rc: $(cat "$dir/err"))" \
@@ -142,7 +132,7 @@ if [ -n "$cg" ]; then
   in_cg "$VITMAE" train --data "$dir/data" --img 16 --patch 4 --batch 2 --steps 1 --threads 1 --out "$dir/cgsmall" \
     > /dev/null 2> "$dir/err"; rc=$?
   t "a memory cgroup of 0.50 GiB: a small run runs ($rc: $(head -c 300 "$dir/err"))" '[ $rc -eq 0 ] && [ -s "$dir/cgsmall/checkpoint.safetensors" ]'
-  i=0; while ! rmdir "$cg" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+  cgroup_remove
 else
   echo "note: memory cgroup refusal not checked (no memory cgroup can be made here)"
 fi

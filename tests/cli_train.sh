@@ -415,21 +415,8 @@ t "threads that cannot be made: exit 1, one line, no run folder ($rc: $(tr "\n" 
 # each parallel region waited for threads the quota had stopped); --threads and OMP_NUM_THREADS still
 # win. Needs a cgroup this test may make and 2 cores or more: otherwise said and skipped.
 cg=""
-if [ "$(nproc)" -ge 2 ]; then
-  for base in /sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup; do
-    d="$base/vitmae-test-$$"
-    [ -w "$base" ] && mkdir "$d" 2>/dev/null || continue
-    if [ -e "$d/cpu.cfs_quota_us" ]; then
-      echo 100000 > "$d/cpu.cfs_period_us" && echo 100000 > "$d/cpu.cfs_quota_us" && cg=$d
-    elif [ -e "$d/cpu.max" ]; then
-      echo "100000 100000" > "$d/cpu.max" && cg=$d
-    fi
-    [ -n "$cg" ] && break
-    rmdir "$d"
-  done
-fi
+[ "$(nproc)" -ge 2 ] && cgroup_make cpu
 if [ -n "$cg" ]; then
-  in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
   in_cg env -u OMP_NUM_THREADS "$VITMAE" train $small --steps 1 --out "$dir/quota" > "$dir/q.out" 2>&1; rc=$?
   t "a CPU quota of 1 CPU: 1 thread by default ($rc: $(sed -n 2p "$dir/q.out"))" \
     '[ $rc -eq 0 ] && sed -n 2p "$dir/q.out" | grep -q ", 1 thread$"'
@@ -439,7 +426,7 @@ if [ -n "$cg" ]; then
   in_cg env OMP_NUM_THREADS=2 "$VITMAE" train $small --steps 1 --out "$dir/quota3" > "$dir/q.out" 2>&1; rc=$?
   t "a CPU quota of 1 CPU: OMP_NUM_THREADS=2 is 2 threads ($rc: $(sed -n 2p "$dir/q.out"))" \
     '[ $rc -eq 0 ] && sed -n 2p "$dir/q.out" | grep -q ", 2 threads$"'
-  i=0; while ! rmdir "$cg" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+  cgroup_remove
 else
   echo "note: the CPU quota's thread count not checked (no CPU cgroup can be made here, or 1 core)"
 fi

@@ -179,3 +179,31 @@ with open(log, "wb") as other:
     p = subprocess.run(argv, stdout=w if stream == "stdout" else other, stderr=w if stream == "stderr" else other)
 sys.exit(128 - p.returncode if p.returncode < 0 else p.returncode)' "$@"
 }
+
+# cgroup_make memory|cpu: a new cgroup (v1's hierarchy of that controller, or v2's) with a limit of
+# 0.50 GiB of memory or 1 CPU, in $cg; "" when none can be made here (not root, no such controller).
+# in_cg COMMAND ARGS...: runs the command inside it. cgroup_remove: removes it once its processes are gone.
+cgroup_make() {
+  cg=""
+  _bases="/sys/fs/cgroup/$1 /sys/fs/cgroup"
+  [ "$1" = cpu ] && _bases="/sys/fs/cgroup/cpu /sys/fs/cgroup/cpu,cpuacct /sys/fs/cgroup"
+  for _base in $_bases; do
+    _d="$_base/vitmae-test-$$"
+    [ -w "$_base" ] && mkdir "$_d" 2>/dev/null || continue
+    case $1 in
+      memory) for _f in memory.limit_in_bytes memory.max; do
+                [ -e "$_d/$_f" ] && echo 536870912 > "$_d/$_f" 2>/dev/null && { cg=$_d; break; }
+              done ;;
+      cpu) if [ -e "$_d/cpu.cfs_quota_us" ]; then
+             echo 100000 > "$_d/cpu.cfs_period_us" && echo 100000 > "$_d/cpu.cfs_quota_us" && cg=$_d
+           elif [ -e "$_d/cpu.max" ]; then
+             echo "100000 100000" > "$_d/cpu.max" && cg=$_d
+           fi ;;
+    esac
+    [ -n "$cg" ] && return 0
+    rmdir "$_d"
+  done
+  return 1
+}
+in_cg() { sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
+cgroup_remove() { _i=0; while ! rmdir "$cg" 2>/dev/null && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done; }

@@ -233,7 +233,7 @@ static void test_memory(void) {
     mae_config_preset(&v, "base");
     v.img_size = 224; v.patch_size = 16;
     size_t per = (size_t)224 * 224 * 3;
-    long have = cpu_physical_memory_bytes();
+    long have = cpu_memory_bytes();
     int B = 1;
     while (have > 0 && B < 4096 && mae_memory_check(&v, B, sizeof(float) * per * 3, err, sizeof err) == 0) B++;
     if (have > 0 && B < 4096) {
@@ -445,6 +445,14 @@ static void put_file(const char *root, const char *rel, const char *text) {
     if (f) { fputs(text, f); fclose(f); }
 }
 
+// Writes text to root/rel (rel NULL: nothing), then checks the limit read from root: memory (cpu 0) or
+// CPUs (cpu 1).
+static void expect_limit(const char *root, const char *rel, const char *text, int cpu, long want, const char *what) {
+    if (rel) put_file(root, rel, text);
+    long got = cpu ? cpu_cgroup_cpu_limit(root) : cpu_cgroup_memory_limit(root);
+    CHECK(got == want, "%s: %ld, not %ld", what, got, want);
+}
+
 // The memory cgroup's limit, read from trees laid out as / (kernels/cpu.h): v2 and v1, the lowest
 // of the process's cgroup and those above it, a mount that shows the hierarchy from a folder down,
 // "max" and v1's "none" (2^63 less a page), a controller list with memory among others, and nothing
@@ -455,66 +463,51 @@ static void test_cgroup_limit(void) {
     put_file(v2, "proc/self/mountinfo",
              "22 1 0:21 / /proc rw - proc proc rw\n"
              "30 22 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n");
-    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "max\n");
-    put_file(v2, "sys/fs/cgroup/user.slice/memory.max", "2147483648\n");
-    CHECK(cpu_cgroup_memory_limit(v2) == 2147483648L, "v2: the parent's 2 GiB under a 'max' (%ld)",
-          cpu_cgroup_memory_limit(v2));
-    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "536870912\n");
-    CHECK(cpu_cgroup_memory_limit(v2) == 536870912L, "v2: the own 512 MiB under the parent's 2 GiB (%ld)",
-          cpu_cgroup_memory_limit(v2));
-    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "4294967296\n");
-    CHECK(cpu_cgroup_memory_limit(v2) == 2147483648L, "v2: the parent's 2 GiB over the own 4 GiB (%ld)",
-          cpu_cgroup_memory_limit(v2));
+    expect_limit(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "max\n", 0, 0, "v2: 'max', none");
+    expect_limit(v2, "sys/fs/cgroup/user.slice/memory.max", "2147483648\n", 0, 2147483648L,
+                 "v2: the parent's 2 GiB under a 'max'");
+    expect_limit(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "536870912\n", 0, 536870912L,
+                 "v2: the own 512 MiB under the parent's 2 GiB");
+    expect_limit(v2, "sys/fs/cgroup/user.slice/app.scope/memory.max", "4294967296\n", 0, 2147483648L,
+                 "v2: the parent's 2 GiB over the own 4 GiB");
 
     const char *v1 = check_tmpdir();   // a container: the mount shows the hierarchy from /docker/abc down
     put_file(v1, "proc/self/cgroup", "5:cpu,cpuacct:/docker/abc\n4:memory,hugetlb:/docker/abc\n0::/\n");
     put_file(v1, "proc/self/mountinfo",
              "40 30 0:33 /docker/abc /sys/fs/cgroup/memory ro,nosuid master:15 - cgroup cgroup rw,hugetlb,memory\n"
              "41 30 0:34 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu,cpuacct\n");
-    put_file(v1, "sys/fs/cgroup/memory/memory.limit_in_bytes", "1073741824\n");
     put_file(v1, "sys/fs/cgroup/cpu/memory.limit_in_bytes", "1000\n");   // not the memory controller's
-    CHECK(cpu_cgroup_memory_limit(v1) == 1073741824L, "v1 in a container: 1 GiB (%ld)", cpu_cgroup_memory_limit(v1));
+    expect_limit(v1, "sys/fs/cgroup/memory/memory.limit_in_bytes", "1073741824\n", 0, 1073741824L, "v1 in a container: 1 GiB");
     // A cgroup below the container's: its folder is the mount's sub, not the hierarchy's whole path.
     put_file(v1, "proc/self/cgroup", "4:memory,hugetlb:/docker/abc/sub\n");
-    put_file(v1, "sys/fs/cgroup/memory/sub/memory.limit_in_bytes", "268435456\n");
     put_file(v1, "sys/fs/cgroup/memory/docker/abc/sub/memory.limit_in_bytes", "4096\n");   // not there
-    CHECK(cpu_cgroup_memory_limit(v1) == 268435456L, "v1, a cgroup below the container's: 256 MiB (%ld)",
-          cpu_cgroup_memory_limit(v1));
-    put_file(v1, "proc/self/cgroup", "4:memory:/elsewhere\n");   // outside the part mounted: not read
-    CHECK(cpu_cgroup_memory_limit(v1) == 0, "v1, a cgroup outside the mount's part: none (%ld)",
-          cpu_cgroup_memory_limit(v1));
+    expect_limit(v1, "sys/fs/cgroup/memory/sub/memory.limit_in_bytes", "268435456\n", 0, 268435456L,
+                 "v1, a cgroup below the container's: 256 MiB");
+    // Outside the part mounted: not read.
+    expect_limit(v1, "proc/self/cgroup", "4:memory:/elsewhere\n", 0, 0, "v1, a cgroup outside the mount's part: none");
     put_file(v1, "proc/self/cgroup", "4:memory,hugetlb:/docker/abc\n");
-    put_file(v1, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
-    CHECK(cpu_cgroup_memory_limit(v1) == 0, "v1: no limit (%ld)", cpu_cgroup_memory_limit(v1));
+    expect_limit(v1, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n", 0, 0, "v1: no limit");
 
     const char *none = check_tmpdir();
-    CHECK(cpu_cgroup_memory_limit(none) == 0, "nothing to read: no limit");
+    expect_limit(none, NULL, NULL, 0, 0, "nothing to read: no limit");
     put_file(none, "proc/self/cgroup", "4:memory:/a\n");
     put_file(none, "proc/self/mountinfo", "40 30 0:33 / /m rw - cgroup cgroup rw,memory\n");
-    put_file(none, "m/a/memory.limit_in_bytes", "12x\n");
-    CHECK(cpu_cgroup_memory_limit(none) == 0, "a limit that is no number: none (%ld)", cpu_cgroup_memory_limit(none));
-    put_file(none, "m/memory.limit_in_bytes", "65536\n");
-    CHECK(cpu_cgroup_memory_limit(none) == 65536, "v1 at the hierarchy's root (%ld)", cpu_cgroup_memory_limit(none));
+    expect_limit(none, "m/a/memory.limit_in_bytes", "12x\n", 0, 0, "a limit that is no number: none");
+    expect_limit(none, "m/memory.limit_in_bytes", "65536\n", 0, 65536, "v1 at the hierarchy's root");
     // A CPU quota, in whole CPUs rounded up: v2's cpu.max ("max": none), the lowest up the tree, and v1's
     // cfs quota over its period (-1: none).
-    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/cpu.max", "max 100000\n");
-    CHECK(cpu_cgroup_cpu_limit(v2) == 0, "v2: no CPU quota (%d)", cpu_cgroup_cpu_limit(v2));
-    put_file(v2, "sys/fs/cgroup/user.slice/app.scope/cpu.max", "150000 100000\n");
-    CHECK(cpu_cgroup_cpu_limit(v2) == 2, "v2: 1.5 CPUs are 2 threads (%d)", cpu_cgroup_cpu_limit(v2));
-    put_file(v2, "sys/fs/cgroup/user.slice/cpu.max", "100000 100000\n");
-    CHECK(cpu_cgroup_cpu_limit(v2) == 1, "v2: the parent's 1 CPU under the own 1.5 (%d)", cpu_cgroup_cpu_limit(v2));
+    expect_limit(v2, "sys/fs/cgroup/user.slice/app.scope/cpu.max", "max 100000\n", 1, 0, "v2: no CPU quota");
+    expect_limit(v2, "sys/fs/cgroup/user.slice/app.scope/cpu.max", "150000 100000\n", 1, 2, "v2: 1.5 CPUs are 2 threads");
+    expect_limit(v2, "sys/fs/cgroup/user.slice/cpu.max", "100000 100000\n", 1, 1, "v2: the parent's 1 CPU under the own 1.5");
     put_file(v1, "proc/self/cgroup", "5:cpu,cpuacct:/docker/abc\n4:memory,hugetlb:/docker/abc\n");
-    put_file(v1, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
     put_file(v1, "sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
-    CHECK(cpu_cgroup_cpu_limit(v1) == 0, "v1: quota -1, none (%d)", cpu_cgroup_cpu_limit(v1));
-    put_file(v1, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "250000\n");
-    CHECK(cpu_cgroup_cpu_limit(v1) == 3, "v1: 2.5 CPUs are 3 threads (%d)", cpu_cgroup_cpu_limit(v1));
-    CHECK(cpu_cgroup_memory_limit(v1) == 0, "v1: the CPU controller's folder holds no memory limit (%ld)",
-          cpu_cgroup_memory_limit(v1));
-    CHECK(cpu_cgroup_cpu_limit(none) == 0, "no CPU controller: none (%d)", cpu_cgroup_cpu_limit(none));
+    expect_limit(v1, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n", 1, 0, "v1: quota -1, none");
+    expect_limit(v1, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "250000\n", 1, 3, "v1: 2.5 CPUs are 3 threads");
+    expect_limit(v1, NULL, NULL, 0, 0, "v1: the CPU controller's folder holds no memory limit");
+    expect_limit(none, NULL, NULL, 1, 0, "no CPU controller: none");
     // The amount a refusal names is this process's, with how it says it.
     long phys = sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE), lim = cpu_cgroup_memory_limit("");
-    long have = cpu_physical_memory_bytes();
+    long have = cpu_memory_bytes();
     CHECK(have == (lim > 0 && lim < phys ? lim : phys), "this process's memory: %ld (machine %ld, cgroup %ld)", have,
           phys, lim);
     CHECK(!strcmp(cpu_memory_holder(), lim > 0 && lim < phys ? "its memory cgroup allows" : "this machine has"),

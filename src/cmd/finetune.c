@@ -798,7 +798,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     double need = (double)clf_bytes_needed(&t->cfg, t->per) +
                   (double)(1 + a->lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
                   (double)grad_reduce_floats(r->groups, dist_size(), clf_num_params(&t->cfg)) * sizeof(float);
-    long have = cpu_physical_memory_bytes();
+    long have = cpu_memory_bytes();
     if (t->workers) {   // the other workers' activations and the workers' gradient buffers (cmd/groups.h)
         int is_auto = !strcmp(a->parallel, "auto");
         double all;

@@ -10,7 +10,7 @@
 
 // Whether w groups at once fit in half of the memory (or memory is unknown).
 static int fits(const MaeConfig *cfg, int per, int w, size_t other_bytes) {
-    long have = cpu_physical_memory_bytes();
+    long have = cpu_memory_bytes();
     if (have <= 0) return 1;
     double need = (double)mae_bytes_needed(cfg, per * w) +
                   (double)grad_reduce_at_once_floats(w, mae_num_params(cfg)) * sizeof(float) + (double)other_bytes;
@@ -46,7 +46,7 @@ int parallel_memory(const MaeConfig *cfg, int per, int width, int workers, int g
 
 int parallel_memory_more(double base, double model, size_t np, int width, int workers, int groups, double fraction,
                          double *need_out, char *err, size_t errlen) {
-    long have = cpu_physical_memory_bytes();
+    long have = cpu_memory_bytes();
     // Worker 0's model is the run's, in base; the others hold activations only (no parameters, gradients
     // or moments). In double: the largest models' estimates go up to 2^63 bytes (core/model.c).
     double weights = 4.0 * (double)np * sizeof(float);

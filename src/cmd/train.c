@@ -393,7 +393,7 @@ static void train_free(Train *t) {
 // (deferred under mpirun) and returns the exit code.
 static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpoint *init, char *resumed_dir,
                        const char **data_out) {
-    char err[8192];
+    char err[CLI_ERR_MAX];
     const char *data = a->data;
     int resuming = a->resume != NULL;
     const RunState given = t->rs;   // the flags; on resume the checkpoint's state replaces them
@@ -594,7 +594,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
 // Prints its own failure and returns the exit code. Under mpirun it runs in phases that end with
 // cli_agree(): every rank leaves at the same phase, and a collective is never half attended.
 static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
-    char err[8192], resumed_dir[4096] = "";
+    char err[CLI_ERR_MAX], resumed_dir[4096] = "";
     int resuming = a->resume != NULL, rank = dist_rank(), rc = 0;
     const char *data = NULL;
     Checkpoint init;
@@ -883,7 +883,7 @@ int cmd_train(int argc, char **argv) {
     if (rc) { train_out_unmake(t->made); train_free(t); free(t); return rc; }   // a run folder of its own, still empty
     Augment aug = AUGMENT_CROP;
     augment_parse(t->rs.augment, &aug);
-    char err[8192];
+    char err[CLI_ERR_MAX];
     LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.lf.prefetch, a.lf.loader_threads};
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
     if ((rc = cli_agree(ld ? 0 : cli_report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }

@@ -171,7 +171,7 @@ size_t mae_bytes_needed_encoder(const MaeConfig *cfg, int max_batch) { return by
 
 // The rule and its one message: share (NULL or "") is said after the GiB of need, inside the brackets.
 int mae_memory_exceeds(size_t need, long *have) {
-    *have = cpu_physical_memory_bytes();
+    *have = cpu_memory_bytes();
     return *have > 0 && (double)need > 0.9 * (double)*have;
 }
 

@@ -223,8 +223,7 @@ static int has_item(const char *list, size_t n, const char *item) {
 // The lowest limit of this process's cgroups for one controller (v1's by its name; v2's one hierarchy),
 // each folder read by level: kernels/cpu.h, cpu_cgroup_memory_limit.
 static long cgroup_lowest(const char *root, const char *controller, LevelLimit level) {
-    char path[PATH_MAX], v2[PATH_MAX] = "", v1[PATH_MAX] = "";
-    int have2 = 0, have1 = 0;
+    char path[PATH_MAX], v2[PATH_MAX] = "", v1[PATH_MAX] = "";   // each "" when the process has none
     snprintf(path, sizeof path, "%s/proc/self/cgroup", root);
     FILE *f = fopen(path, "r");
     if (!f) return 0;
@@ -235,14 +234,12 @@ static long cgroup_lowest(const char *root, const char *controller, LevelLimit l
         if (!c2 || c2[1] != '/') continue;
         if (c2 == c1 + 1 && c1 - line == 1 && line[0] == '0') {
             snprintf(v2, sizeof v2, "%s", c2 + 1);
-            have2 = 1;
         } else if (has_item(c1 + 1, (size_t)(c2 - c1 - 1), controller)) {
             snprintf(v1, sizeof v1, "%s", c2 + 1);
-            have1 = 1;
         }
     }
     fclose(f);
-    if (!have2 && !have1) return 0;
+    if (!v2[0] && !v1[0]) return 0;
     snprintf(path, sizeof path, "%s/proc/self/mountinfo", root);
     if (!(f = fopen(path, "r"))) return 0;
     long low = 0;
@@ -254,8 +251,8 @@ static long cgroup_lowest(const char *root, const char *controller, LevelLimit l
             sscanf(dash + 3, "%31s %*s %511s", fstype, super) < 1)
             continue;
         const char *cg;
-        if (have2 && !strcmp(fstype, "cgroup2")) cg = v2;
-        else if (have1 && !strcmp(fstype, "cgroup") && has_item(super, strlen(super), controller)) cg = v1;
+        if (v2[0] && !strcmp(fstype, "cgroup2")) cg = v2;
+        else if (v1[0] && !strcmp(fstype, "cgroup") && has_item(super, strlen(super), controller)) cg = v1;
         else continue;
         // The process's path is from the hierarchy's root; the mount shows it from mroot down.
         size_t lr = strcmp(mroot, "/") ? strlen(mroot) : 0;
@@ -323,14 +320,23 @@ int cpu_cgroup_cpu_limit(const char *root) {
     return c > 4096 ? 4096 : (int)c;
 }
 
-long cpu_physical_memory_bytes(void) {
+// The memory there is, read once for the process (the memory checks ask it several times a run).
+static struct { long bytes; int cgroup; } usable;
+static pthread_once_t usable_once = PTHREAD_ONCE_INIT;
+static void usable_read(void) {
     long phys = physical_memory(), lim = cpu_cgroup_memory_limit("");
-    return lim > 0 && (phys <= 0 || lim < phys) ? lim : phys;
+    usable.cgroup = lim > 0 && (phys <= 0 || lim < phys);
+    usable.bytes = usable.cgroup ? lim : phys;
+}
+
+long cpu_memory_bytes(void) {
+    pthread_once(&usable_once, usable_read);
+    return usable.bytes;
 }
 
 const char *cpu_memory_holder(void) {
-    long phys = physical_memory(), lim = cpu_cgroup_memory_limit("");
-    return lim > 0 && (phys <= 0 || lim < phys) ? "its memory cgroup allows" : "this machine has";
+    pthread_once(&usable_once, usable_read);
+    return usable.cgroup ? "its memory cgroup allows" : "this machine has";
 }
 
 size_t cpu_advise_huge_pages(void *p, size_t bytes) {

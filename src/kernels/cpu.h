@@ -48,7 +48,7 @@ int cpu_start_threads(int threads, char *err, size_t errlen);
 // limit where that is lower (a container's `docker run --memory`, a systemd unit's MemoryMax), past
 // which Linux's out-of-memory killer ends the process instead of malloc failing. Commands refuse,
 // before allocating, what cannot fit (docs/interface.md, "Memory").
-long cpu_physical_memory_bytes(void);
+long cpu_memory_bytes(void);
 // How a refusal says that amount: "this machine has", or "its memory cgroup allows" when the limit is
 // the cgroup's.
 const char *cpu_memory_holder(void);
