@@ -55,7 +55,7 @@ DEPS_STAMP := build/.deps-ok
 Q := $(if $(V),,@)
 
 .PHONY: all test test-fast test-san test-parity parity-sweep train-parity demo finetune-demo bench bench-data fixtures clean deps fuzz fmnist \
-        valgrind build-fast mutate gallery-check install uninstall FORCE
+        valgrind tsan build-fast mutate gallery-check install uninstall FORCE
 all: vitmae $(TOOLS)
 
 # The version (`vitmae --version`, and "vitmae_version" in checkpoints and config.json): `git describe
@@ -68,7 +68,7 @@ all: vitmae $(TOOLS)
 VERSION  := 0.1.0
 GIT_VERSION   := $(shell p=$$(git rev-parse --show-prefix 2>/dev/null) && [ -z "$$p" ] && git describe --always --dirty 2>/dev/null)
 BUILD_VERSION := $(or $(shell printf '%s' '$(subst ','',$(or $(GIT_VERSION),$(VERSION)))' | tr -cd 'A-Za-z0-9._+-'),unknown)
-VERSION_OBJS  := $(foreach d,build/obj build/san/obj build/fuzz/obj build/vg/obj,$(d)/core/version.o)
+VERSION_OBJS  := $(foreach d,build/obj build/san/obj build/fuzz/obj build/vg/obj build/tsan/obj,$(d)/core/version.o)
 $(VERSION_OBJS): VERSION_DEFS = -DVITMAE_VERSION='"$(BUILD_VERSION)"'
 $(VERSION_OBJS): build/version.txt
 ifneq ($(shell cat build/version.txt 2>/dev/null),$(BUILD_VERSION))
@@ -220,6 +220,35 @@ build/vg/vitmae: $(MAIN_SRC) $(VG_OBJ)
 valgrind: build/vg/vitmae $(TOOLS)
 	@sh tools/install-deps.sh build valgrind
 	sh tests/valgrind.sh build/vg/vitmae build/tools
+
+# ThreadSanitizer (clang, LLVM's OpenMP runtime and its Archer tool, which tells TSan what OpenMP's
+# barriers and forks order) on short runs of every command at 2, 3 and 4 threads and on the test programs
+# that run threads (tests/tsan.sh): no data race between threads. A few minutes; not part of `make test`.
+# -ffp-contract=off: clang would fuse a * b + c into one FMA where gcc in ISO C mode does not, and the
+# tests compare paths bitwise.
+TSAN_CC     ?= clang
+TSAN_CFLAGS  = -std=c11 -D_GNU_SOURCE -fopenmp -ffp-contract=off -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(ARCH) \
+               $(filter-out -Wno-format-truncation,$(WARN)) $(PKG_CFLAGS) -Isrc
+TSAN_OBJ    := $(LIB_SRC:src/%.c=build/tsan/obj/%.o)
+TSAN_TESTS  := test_loader test_dataset test_ops test_gemm test_model test_optim test_dist test_probe test_recon test_classifier
+build/tsan/.deps-ok: tools/install-deps.sh
+	@mkdir -p build/tsan
+	@sh tools/install-deps.sh build clang libclang-rt-14-dev libomp-14-dev
+	@touch $@
+build/tsan/obj/%.o: src/%.c $(HDRS) | build/tsan/.deps-ok $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $(VERSION_DEFS) -c $< -o $@
+build/tsan/libvitmae.a: $(TSAN_OBJ)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
+build/tsan/vitmae: $(MAIN_SRC) build/tsan/libvitmae.a
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) $< build/tsan/libvitmae.a $(PKG_LIBS) -lm -fopenmp -fsanitize=thread -o $@
+build/tsan/tests/%: tests/%.c build/tsan/libvitmae.a $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) -Itests $< build/tsan/libvitmae.a $(PKG_LIBS) -lm -fopenmp -fsanitize=thread -o $@
+tsan: build/tsan/vitmae $(TSAN_TESTS:%=build/tsan/tests/%) $(TOOLS)
+	sh tests/tsan.sh build/tsan/vitmae build/tools build/tsan/tests $(TSAN_TESTS)
 
 # Fashion-MNIST as PNG folders in datasets/fashion-mnist/{train,test}/<class>/ (once; a stamp file).
 fmnist: build/tools/fmnist2png

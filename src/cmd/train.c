@@ -894,7 +894,7 @@ int cmd_train(int argc, char **argv) {
     Progress prog;
     progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
     prog.elapsed_before = r->elapsed_s;   // a resumed run's log counts its earlier sessions too
-    double session_start = now_seconds(), interval_busy = 0, interval_wait = 0;
+    double session_start = now_seconds(), interval_busy = 0;
     RunWaitNote note;   // the bottleneck note's evidence: the steps after a session's first
     run_wait_note_init(&note);
     long queued = r->step, first_step = r->step;
@@ -968,7 +968,6 @@ int cmd_train(int argc, char **argv) {
         r->step++;
         double t1 = now_seconds();
         interval_busy += t1 - t0;
-        interval_wait += waited;
         run_wait_note_step(&note, waited, t1 - t0);
         total_wait += waited;
         interval_loss += loss;
@@ -992,7 +991,7 @@ int cmd_train(int argc, char **argv) {
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
                                  r->step, row.val_loss, row.val_psnr);
             if (do_log) run_wait_note(&note, &t->ds, &prog);
-            interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0; interval_wait = 0;
+            interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0;
         }
         if (r->step % r->ckpt_every == 0 && !last && !stop) {
             r->elapsed_s += now_seconds() - session_start;

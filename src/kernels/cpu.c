@@ -131,8 +131,9 @@ static double thread_cpu_s(void) {
 // not drag the figure down; *seconds = the longest per-thread CPU time.
 static double peak_run(int threads, long iters, double *seconds) {
     double gflops = 0, longest = 0;
+    float sinks = 0;   // every thread's loop result, summed: one store of peak_sink, not a race of T stores
     int team = 0;
-    #pragma omp parallel num_threads(threads) reduction(+ : gflops) reduction(max : longest)
+    #pragma omp parallel num_threads(threads) reduction(+ : gflops, sinks) reduction(max : longest)
     {
         #pragma omp single
         team = omp_get_num_threads();
@@ -140,10 +141,11 @@ static double peak_run(int threads, long iters, double *seconds) {
         double t0 = thread_cpu_s();
         double flops = peak_loop(iters, &s);
         double t = thread_cpu_s() - t0;
-        peak_sink = s;
+        sinks += s;
         gflops += t > 0 ? flops / t * 1e-9 : 0;
         longest = t;
     }
+    peak_sink = sinks;
     *seconds = longest;
     // A team smaller than asked for (seen once in a while on a busy machine) measures fewer cores.
     return team == threads ? gflops : 0.0;
