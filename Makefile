@@ -13,10 +13,14 @@ PKGS     := libpng zlib libdeflate libjpeg libcjson libexif libwebp libwebpdemux
 # Xeon: the transposed product's B in place, full-width vectors"). No effect on CPUs without AVX-512.
 ARCH     ?= -march=native -mprefer-vector-width=512
 OPT      ?= -O3 $(ARCH)
-WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
-STD      := -std=c11 -D_GNU_SOURCE -fopenmp -fno-math-errno
+# -Wno-format-truncation where the compiler has it (gcc; clang would warn that it does not know it).
+WARN     := -Wall -Wextra -Wno-unused-parameter \
+            $(shell $(CC) -Werror -Wno-format-truncation -x c -c /dev/null -o /dev/null 2>/dev/null && echo -Wno-format-truncation)
+STD      := -std=c11 -D_GNU_SOURCE -fopenmp -fno-math-errno -ffp-contract=off
 # -fno-math-errno: sqrtf and friends inline and vectorise (nothing reads errno after math). It is
-# not the fast-math family: IEEE results are unchanged.
+# not the fast-math family: IEEE results are unchanged. -ffp-contract=off: no a * b + c fused into one
+# FMA unless the code says so (gcc's rule in ISO C mode already; clang's default fuses), so gcc and
+# clang builds give bitwise the same results (docs/design.md, "Determinism").
 # Warnings are errors for tests and CI (`make test` sets WERROR=1).
 WERROR   ?= 0
 ifeq ($(WERROR),1)
@@ -224,10 +228,10 @@ valgrind: build/vg/vitmae $(TOOLS)
 # ThreadSanitizer (clang, LLVM's OpenMP runtime and its Archer tool, which tells TSan what OpenMP's
 # barriers and forks order) on short runs of every command at 2, 3 and 4 threads and on the test programs
 # that run threads (tests/tsan.sh): no data race between threads. A few minutes; not part of `make test`.
-# -ffp-contract=off: clang would fuse a * b + c into one FMA where gcc in ISO C mode does not, and the
-# tests compare paths bitwise.
+# Its training run must end bitwise equal to ./vitmae's (gcc -O3 or whatever built it): STD's
+# -ffp-contract=off makes the results the compiler's to keep.
 TSAN_CC     ?= clang
-TSAN_CFLAGS  = -std=c11 -D_GNU_SOURCE -fopenmp -ffp-contract=off -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(ARCH) \
+TSAN_CFLAGS  = $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(ARCH) \
                $(filter-out -Wno-format-truncation,$(WARN)) $(PKG_CFLAGS) -Isrc
 TSAN_OBJ    := $(LIB_SRC:src/%.c=build/tsan/obj/%.o)
 TSAN_TESTS  := test_loader test_dataset test_ops test_gemm test_model test_optim test_dist test_probe test_recon test_classifier
@@ -247,8 +251,8 @@ build/tsan/vitmae: $(MAIN_SRC) build/tsan/libvitmae.a
 build/tsan/tests/%: tests/%.c build/tsan/libvitmae.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)$(TSAN_CC) $(TSAN_CFLAGS) -Itests $< build/tsan/libvitmae.a $(PKG_LIBS) -lm -fopenmp -fsanitize=thread -o $@
-tsan: build/tsan/vitmae $(TSAN_TESTS:%=build/tsan/tests/%) $(TOOLS)
-	sh tests/tsan.sh build/tsan/vitmae build/tools build/tsan/tests $(TSAN_TESTS)
+tsan: build/tsan/vitmae vitmae $(TSAN_TESTS:%=build/tsan/tests/%) $(TOOLS)
+	sh tests/tsan.sh build/tsan/vitmae ./vitmae build/tools build/tsan/tests $(TSAN_TESTS)
 
 # Fashion-MNIST as PNG folders in datasets/fashion-mnist/{train,test}/<class>/ (once; a stamp file).
 fmnist: build/tools/fmnist2png

@@ -4,10 +4,12 @@
 # race between threads. The build is clang's with LLVM's OpenMP runtime, whose Archer tool tells TSan
 # what OpenMP's forks and barriers order; the runtime itself is not instrumented, so TSan ignores what it
 # does inside (ignore_noninstrumented_modules, as Archer asks). Slow (a few minutes), so `make tsan`
-# runs it, not `make test` (docs/testing.md, "Sanitizers and valgrind").
-# Usage: tests/tsan.sh VITMAE_BIN TOOLS_DIR TESTS_DIR [TEST ...]   (the TSan build: make tsan)
+# runs it, not `make test` (docs/testing.md, "Sanitizers and valgrind"). Its first training run must also
+# end bitwise equal to the same run of the normal build (another compiler, another optimisation level:
+# docs/design.md, "Determinism").
+# Usage: tests/tsan.sh TSAN_BIN VITMAE_BIN TOOLS_DIR TESTS_DIR [TEST ...]   (the TSan build: make tsan)
 set -u
-VITMAE=$(realpath "$1"); TOOLS=$(realpath "$2"); TESTS=$(realpath "$3"); shift 3
+VITMAE=$(realpath "$1"); PLAIN=$(realpath "$2"); TOOLS=$(realpath "$3"); TESTS=$(realpath "$4"); shift 4
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=0 exitcode=66 allocator_may_return_null=1 history_size=4"
 export TSAN_OPTIONS
@@ -26,6 +28,19 @@ ts() {
 "$TOOLS/synth" "$dir/data" --count 48 --size 16 --seed 3 > /dev/null
 small="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --warmup-steps 2 --val-frac 0.2"
 ts train-kernels-2 "$VITMAE" train $small --steps 4 --eval-every 2 --threads 2 --parallel kernels --out "$dir/run"
+"$PLAIN" train $small --steps 4 --eval-every 2 --threads 2 --parallel kernels --out "$dir/plain" > /dev/null 2>&1 ||
+  { echo "the normal build's training run failed"; fail=1; }
+# The weights' bytes (past the header, which names the version): the same bits from either build.
+same=$(python3 - "$dir/run/checkpoint.safetensors" "$dir/plain/checkpoint.safetensors" 2>&1 <<'PY'
+import struct, sys
+def data(p):
+    b = open(p, "rb").read()
+    return b[8 + struct.unpack("<Q", b[:8])[0]:]
+print("same" if data(sys.argv[1]) == data(sys.argv[2]) else "different")
+PY
+)
+echo "train-kernels-2 against the normal build: $same weights"
+[ "$same" = same ] || fail=1
 ts train-kernels-3 "$VITMAE" train $small --steps 3 --threads 3 --parallel kernels --out "$dir/run3"
 ts train-groups-4 "$VITMAE" train $small --steps 3 --threads 4 --parallel groups --out "$dir/run4"
 ts train-store "$VITMAE" train $small --steps 3 --threads 2 --cache-mb 0 --store "$dir/store" --prefetch 4 --out "$dir/runs"
