@@ -293,6 +293,8 @@ with torch.no_grad():
 json.dump(p.tolist(), open(os.path.join(out, "clf_probs.json"), "w"))
 open(os.path.join(out, "names.txt"), "w").write("cat\ndog\nbird\nfish\nfrog\n")
 open(os.path.join(out, "names4.txt"), "w").write("cat\ndog\nbird\nfish\n")
+open(os.path.join(out, "names_bom.txt"), "wb").write(b"\xef\xbb\xbfcat\r\ndog\r\nbird\r\nfish\r\nfrog\r\n")
+open(os.path.join(out, "names_blank.txt"), "w").write("cat\ndog\nbird\nfish\nfrog\n\n")
 PY
 "$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/clf.safetensors" --classifier >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "--classifier exits 0 ($rc: $(head -c 300 "$tmp/err"))" '[ $rc -eq 0 ] && grep -q "classifier of 5 classes" "$tmp/out"'
@@ -318,6 +320,15 @@ t "--classes names the head's classes in order ($rc: $(head -c 200 "$tmp/cls.txt
   '[ $rc -eq 0 ] && grep -q "frog" "$tmp/cls.txt" && "$VITMAE" info "$tmp/clfn.safetensors" | grep -q "5: cat, dog, bird, fish, frog"'
 "$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/bad.safetensors" --classifier --classes "$tmp/names4.txt" >/dev/null 2>"$tmp/err"; rc=$?
 t "--classes with 4 names for 5 classes: exit 2, no file" '[ $rc -eq 2 ] && grep -q "4 names for a head of 5 classes" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
+# As Windows' Notepad saves it (a byte-order mark first, CRLF lines): the same five names. The mark was
+# kept as the start of the first name, '\ufeffcat', which no class folder 'cat' matched.
+"$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/clfb.safetensors" --classifier --classes "$tmp/names_bom.txt" >/dev/null 2>"$tmp/err"; rc=$?
+t "--classes saved by Notepad (BOM, CRLF): the same names, the same file ($rc: $(head -c 200 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && cmp -s "$tmp/clfb.safetensors" "$tmp/clfn.safetensors"'
+# A blank line at the end is an empty name, and said so (it was counted: "6 names for a head of 5").
+"$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/bad.safetensors" --classifier --classes "$tmp/names_blank.txt" >/dev/null 2>"$tmp/err"; rc=$?
+t "--classes with a blank last line: exit 2, the empty line named, no file ($rc: $(head -c 200 "$tmp/err"))" \
+  '[ $rc -eq 2 ] && grep -q "names_blank.txt: line 6 is empty$" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
 "$PY" "$tools/convert_mae.py" "$tmp/clf.pth" "$tmp/bad.safetensors" --classes "$tmp/names.txt" >/dev/null 2>"$tmp/err"; rc=$?
 t "--classes without --classifier: exit 2" '[ $rc -eq 2 ] && grep -q "give it with --classifier" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
 for c in "clf_cls:no fc_norm" "clf_both:both norm and fc_norm" "clf_extra:norm_pre" "full:no head.weight"; do

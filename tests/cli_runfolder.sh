@@ -147,6 +147,12 @@ t "--init with another --preset names the preset and its value ($(cat "$dir/err"
 t "--init with a --dim the preset's heads do not divide: the disagreement ($(cat "$dir/err"))" '[ $rc -eq 2 ] && grep -q "^vitmae: train --init .*: --dim 8 disagrees with the checkpoint.s 32" "$dir/err"'
 "$VITMAE" train --init "$dir/first.safetensors" --resume "$dir/r" > /dev/null 2>&1; rc=$?
 t "--init with --resume: exit 2" '[ $rc -eq 2 ]'
+# An encoder-only checkpoint (no decoder tensors, as MAE's released pretrain files; docs/interface.md
+# section 4, "Loading") has nothing to start a decoder from: refused in one line, no run folder.
+"$VITMAE" train --init "$VITMAE_ROOT/tests/fixtures/torch_small_encoder.safetensors" --data "$dir/moved" --steps 1 \
+  --out "$dir/init5" > /dev/null 2>"$dir/err"; rc=$?
+t "--init of an encoder-only checkpoint: exit 1, one line, no run folder ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(grep -vc "^vitmae: warning" "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/torch_small_encoder.safetensors: has no decoder weights; --init needs a full MAE checkpoint$" "$dir/err" && [ ! -e "$dir/init5" ]'
 # The weights really come from the checkpoint: --init with lr 0 (and no decay) keeps them bit for bit.
 "$VITMAE" train --init "$dir/first.safetensors" --data "$dir/moved" --steps 1 --batch 8 --lr 0 --wd 0 --threads 2 --out "$dir/init0" > /dev/null 2>&1
 t "--init --lr 0: the checkpoint's weights" 'python3 -c "

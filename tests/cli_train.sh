@@ -119,6 +119,34 @@ t "--pixel-norm none: 0 and 1 ($(stats "$dir/pn-none"))" '[ "$(stats "$dir/pn-no
 t "--pixel-norm dataset: measured, neither of those ($(stats "$dir/pn-dataset"))" \
   'stats "$dir/pn-dataset" | grep -q "^\[0\.[0-9]*, 0\.[0-9]*, 0\.[0-9]*\] \[0\.[0-9]*, 0\.[0-9]*, 0\.[0-9]*\]$" && [ "$(stats "$dir/pn-dataset")" != "$(stats "$dir/pn-imagenet")" ]'
 t "... and the checkpoint holds config.json's statistics" '"$VITMAE" info --json "$dir/pn-imagenet/checkpoint.safetensors" | tr -d " \t\n" | grep -q "\"pixel_std\":\[0.229,0.224,0.225\]"'
+# --pos fixed (docs/interface.md, section 3, "Position embeddings"): both tables stay MAE's 2D sin-cos
+# table through training (CLS row zero; the first half of a row encodes x, the second y), recorded
+# fixed; --pos learned (the default) trains them away from it.
+for pos in fixed learned; do
+  "$VITMAE" train $small --steps 3 --warmup-steps 1 --val-frac 0 --pos $pos --threads 2 --out "$dir/pos-$pos" > /dev/null 2>&1
+done
+sincos_off() { python3 - "$1" <<'PY'
+import json, math, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+worst = 0.0
+for name in ("pos_embed", "decoder_pos_embed"):
+    (_, T, D), o = h[name]["shape"], h[name]["data_offsets"]
+    got = struct.unpack("<%df" % (T * D), b[8 + n + o[0]:8 + n + o[1]])
+    g, q = math.isqrt(T - 1), D // 4
+    for t in range(T):
+        for i in range(D):
+            want = 0.0
+            if t:
+                y, x = divmod(t - 1, g); k = i % q; v = (x, y)[i // (2 * q)]
+                a = v / 10000 ** (k / q); want = math.sin(a) if i % (2 * q) < q else math.cos(a)
+            worst = max(worst, abs(got[t * D + i] - want))
+print("%.3g" % worst)
+PY
+}
+off_fixed=$(sincos_off "$dir/pos-fixed/checkpoint.safetensors" 2>&1); off_learned=$(sincos_off "$dir/pos-learned/checkpoint.safetensors" 2>&1)
+t "--pos fixed: the sin-cos tables kept (off by $off_fixed), recorded fixed; learned: trained (off by $off_learned)" \
+  'awk -v f="$off_fixed" -v l="$off_learned" "BEGIN { exit !(f + 0 < 1e-6 && l + 0 > 1e-4) }" &&
+   "$VITMAE" info --json "$dir/pos-fixed/checkpoint.safetensors" | grep -q "\"pos_embed\":[[:space:]]*\"fixed\""'
 # Grey images: --channels auto makes a 1-channel model (section 3), and imagenet's statistics are their
 # grey equivalent, 0.299 R + 0.587 G + 0.114 B of each (section 2).
 "$VITMAE_TOOLS/synth" "$dir/grey" --count 40 --size 16 --seed 3 --grey > /dev/null

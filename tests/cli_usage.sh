@@ -531,6 +531,13 @@ t "the installed copy, checkout hidden, from /: trains, info reads it ($rc: $(ta
   '[ $rc -eq 0 ] && grep -q "written by   vitmae " "$stage/info.txt" && [ "$(head -n 1 "$stage/ver.txt")" = "$(head -n 1 "$tmp/ver")" ]'
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$VITMAE_ROOT" uninstall DESTDIR="$stage" PREFIX=/opt/v > /dev/null 2>&1; rc=$?
 t "make uninstall: exit 0, the binary gone" '[ $rc -eq 0 ] && [ ! -e "$stage/opt/v/bin/vitmae" ]'
+# BINDIR chooses the folder itself (docs/interface.md section 1, "Install"), PREFIX then unused.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -o vitmae -C "$VITMAE_ROOT" install DESTDIR="$stage" PREFIX=/opt/v \
+  BINDIR=/usr/games > /dev/null 2> "$tmp/err"; rc=$?
+t "make install BINDIR: the binary in DESTDIR/BINDIR, nothing else ($rc: $(cd "$stage" && find . -path ./imgs -prune -o -type f -print | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && cmp -s "$stage/usr/games/vitmae" "$VITMAE_ROOT/vitmae" && [ ! -e "$stage/opt/v/bin/vitmae" ]'
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$VITMAE_ROOT" uninstall DESTDIR="$stage" BINDIR=/usr/games > /dev/null 2>&1; rc=$?
+t "make uninstall BINDIR: the binary gone" '[ $rc -eq 0 ] && [ ! -e "$stage/usr/games/vitmae" ]'
 
 # A locale with a decimal comma (LC_ALL=de_DE.UTF-8) changes nothing: vitmae never calls setlocale, so
 # flags read `--lr 0.001` and every number is written with a point (a library or a change that set the

@@ -6,6 +6,17 @@ int main(void) {
     MaeConfig c;
     CHECK(mae_config_preset(&c, "tiny") == 0, "tiny preset exists");
     CHECK(mae_config_preset(&c, "huge") == -1, "unknown preset refused");
+    // The presets' sizes as docs/interface.md section 3 tables them (D / depth / heads, decoder Dd / depth / heads).
+    static const struct { const char *name; int d, depth, heads, dd, ddepth, dheads; } table[] = {
+        {"tiny", 192, 6, 3, 128, 2, 4}, {"small", 384, 12, 6, 256, 4, 8}, {"base", 768, 12, 12, 512, 8, 16}};
+    for (int i = 0; i < 3; i++) {
+        MaeConfig p;
+        int rc = mae_config_preset(&p, table[i].name);
+        CHECK(rc == 0 && p.embed_dim == table[i].d && p.depth == table[i].depth && p.num_heads == table[i].heads &&
+                  p.dec_embed_dim == table[i].dd && p.dec_depth == table[i].ddepth && p.dec_num_heads == table[i].dheads,
+              "preset %s: %d / %d / %d, decoder %d / %d / %d", table[i].name, p.embed_dim, p.depth, p.num_heads,
+              p.dec_embed_dim, p.dec_depth, p.dec_num_heads);
+    }
     mae_config_preset(&c, "base");
     // facebookresearch/mae's mae_vit_base_patch16 has 111,907,840 parameters (incl. fixed pos tables).
     CHECK(mae_num_params(&c) == 111907840u, "ViT-B MAE parameter count %zu", mae_num_params(&c));

@@ -360,24 +360,26 @@ def classifier_tensors(sd, want, D, opt, log):
 
 
 def read_class_names(path, K):
-    """--classes FILE: one name a line (UTF-8; a trailing CR dropped), K lines, none empty or repeated."""
+    """--classes FILE: one name a line (UTF-8; a trailing CR dropped, and the byte-order mark that
+    Windows' Notepad writes first), K lines, none empty or repeated."""
     try:
         with open(path, "rb") as f:
             raw = f.read()
     except OSError as e:
         raise UsageError("--classes %s: %s" % (path, e.strerror or e))
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")   # a leading U+FEFF is no part of the first name
     except UnicodeDecodeError:
         raise UsageError("--classes %s: not UTF-8 text" % path)
     names = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
     if names and names[-1] == "":
         names.pop()
-    if len(names) != K:
-        raise UsageError("--classes %s: %d names for a head of %d classes" % (path, len(names), K))
+    # An empty line is named before the count, which it would make wrong (a blank line at the end).
     for i, n in enumerate(names):
         if n == "":
             raise UsageError("--classes %s: line %d is empty" % (path, i + 1))
+    if len(names) != K:
+        raise UsageError("--classes %s: %d names for a head of %d classes" % (path, len(names), K))
     seen = set()
     for n in names:
         if n in seen:
