@@ -66,6 +66,13 @@ for cmd in $cmds; do
       if [ "$kind" = number ]; then
         usage_error "$cmd $flag: nan" "$flag" "$cmd" "$flag" nan
         usage_error "$cmd $flag: inf" "$flag" "$cmd" "$flag" inf
+        # Underflow is a number, as Python's float() reads it: 1e-400 is 0, taken where 0 is in range
+        # (the next flag's error is the one said), else out of range. It was "'1e-400' is not a number".
+        if awk -v l="$lo" -v h="$hi" 'BEGIN { exit !(l <= 0 && 0 <= h) }'; then
+          usage_error "$cmd $flag: 1e-400 reads as 0, accepted" "unknown flag '--no-such-flag'" "$cmd" "$flag" 1e-400 --no-such-flag
+        else
+          usage_error "$cmd $flag: 1e-400 reads as 0, below range" "1e-400 is out of range $valid" "$cmd" "$flag" 1e-400
+        fi
       else
         usage_error "$cmd $flag: fraction for an integer" "$flag" "$cmd" "$flag" 1.5
         # One past the maximum, exactly (64-bit shell arithmetic): 2^53 + 1 is not 2^53.

@@ -119,6 +119,12 @@ t "--pixel-norm none: 0 and 1 ($(stats "$dir/pn-none"))" '[ "$(stats "$dir/pn-no
 t "--pixel-norm dataset: measured, neither of those ($(stats "$dir/pn-dataset"))" \
   'stats "$dir/pn-dataset" | grep -q "^\[0\.[0-9]*, 0\.[0-9]*, 0\.[0-9]*\] \[0\.[0-9]*, 0\.[0-9]*, 0\.[0-9]*\]$" && [ "$(stats "$dir/pn-dataset")" != "$(stats "$dir/pn-imagenet")" ]'
 t "... and the checkpoint holds config.json's statistics" '"$VITMAE" info --json "$dir/pn-imagenet/checkpoint.safetensors" | tr -d " \t\n" | grep -q "\"pixel_std\":\[0.229,0.224,0.225\]"'
+# A flag given twice takes its last value (docs/interface.md section 1), a number's and a path's alike.
+"$VITMAE" train $small --steps 5 --steps 2 --seed 3 --seed=4 --val-frac 0 --threads 2 --out "$dir/twice-a" --out "$dir/twice-b" \
+  > /dev/null 2>&1; rc=$?
+t "a flag given twice: its last value (--steps 2, --seed 4, --out twice-b) ($rc)" \
+  '[ $rc -eq 0 ] && [ ! -e "$dir/twice-a" ] && [ "$(tail -n 1 "$dir/twice-b/metrics.csv" | cut -d, -f1)" = 2 ] &&
+   grep -q "\"seed\":[[:space:]]*4," "$dir/twice-b/config.json"'
 # --pos fixed (docs/interface.md, section 3, "Position embeddings"): both tables stay MAE's 2D sin-cos
 # table through training (CLS row zero; the first half of a row encodes x, the second y), recorded
 # fixed; --pos learned (the default) trains them away from it.

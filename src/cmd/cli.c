@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -274,6 +275,9 @@ static int set_value(const char *command, Flag *f, const char *v) {
     }
     case FLAG_FLOAT: {
         double x = strtod(v, &end);
+        // Underflow is a number: 1e-400 reads as 0 (and 1e-310 as itself), as Python's float() reads them;
+        // strtod says ERANGE for both. Overflow is infinite, refused below.
+        if (errno == ERANGE && fabs(x) <= DBL_MIN) errno = 0;
         if (!*v || *end || errno || !isfinite(x) || !plain_number(v)) {
             cli_error(what, "'%s' is not a number in [%g, %g]", v, f->min, f->max);
             return CLI_USAGE;
