@@ -211,7 +211,7 @@ else
   mkdir -p "$dir/lie" && cp "$dir/set/circle/00000.png" "$dir/lie/"
   /usr/bin/python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes.fromhex(sys.argv[2]))' "$dir/lie/lie.jpg" \
     ffd8ffe000104a46494600010100000100010000ffdb004300100b0c0e0c0a100e0d0e1211101318281a181616183123251d283a333d3c3933383740485c4e404457453738506d51575f626768673e4d71797064785c656763ffc0000b08ffdcffdc01011100ffc40014000100000000000000000000000000000000ffc40014100100000000000000000000000000000000ffda0008010100003f003fffd9
-  (ulimit -v 150000 && exec "$VITMAE" data "$dir/lie" --max-pixels 1000000000000000 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
+  (ulimit -v 150000 && exec "$VITMAE" data "$dir/lie" --max-pixels 1000000000000 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
   t "data: a header of 65500x65500 that its pixels cannot be allocated for: exit 1, one line with the size and bytes ($rc: $(tr "\n" "|" < "$dir/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/lie/lie.jpg: image 65500x65500: out of memory for its pixels (17161065500 bytes, 16.0 GiB, under ulimit -v 150000 KB); a --max-pixels below 4290250000 skips it" "$dir/err"'
   # ... and a WebP whose pixels libwebp cannot allocate (a 38-byte lossless stream of one colour whose
@@ -235,7 +235,7 @@ def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zl
 open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 10**6, 10**6, 8, 2, 0, 0, 0))
                               + chunk(b"IDAT", zlib.compress(b"\0" * 4)) + chunk(b"IEND", b""))
 PY
-    "$VITMAE" data "$dir/lie2" --max-pixels 1000000000000000 > /dev/null 2> "$dir/err"; rc=$?
+    "$VITMAE" data "$dir/lie2" --max-pixels 1000000000000 > /dev/null 2> "$dir/err"; rc=$?
     t "data: the same without a ulimit names none ($rc: $(tr "\n" "|" < "$dir/err"))" \
       '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qxF "vitmae: $dir/lie2/lie.png: image 1000000x1000000: out of memory for its pixels (12000003000000 bytes, 11175.9 GiB); a --max-pixels below 1000000000000 skips it" "$dir/err"'
   else

@@ -104,6 +104,28 @@ for cmd in $cmds; do
   usage_error "$cmd --threads 4097 refused" "vitmae: $cmd --threads: 4097 is out of range [1, 4096]" "$cmd" --threads 4097
 done
 t "--threads: every command that has it ($nthreads) bounds it at 4096" '[ $nthreads -ge 10 ]'
+# --max-pixels too has one bound and one default (CLI_MAX_PIXELS_MAX, docs/interface.md section 2):
+# data took up to 10^15, train and finetune 10^12 (what a train_state holds), the others 9.2 x 10^18,
+# with the default written three ways.
+npix=0
+for cmd in $cmds; do
+  line=$("$VITMAE" "$cmd" --help 2>&1 | grep '^  --max-pixels ') || continue
+  npix=$((npix + 1))
+  t "$cmd --max-pixels: default 67108864 = 2^26, 1 to 10^12 ($line)" \
+    'case "$line" in *"(default 67108864 = 2^26) (integer 1 to 1000000000000)") true ;; *) false ;; esac'
+  usage_error "$cmd --max-pixels 10^12 accepted" "unknown flag '--no-such-flag'" "$cmd" --max-pixels 1000000000000 --no-such-flag
+done
+t "--max-pixels: every command that reads images ($npix) has it" '[ $npix -eq 9 ]'
+# Every --seed is 0 to 2^53, the largest whole number every JSON reader holds exactly (docs/interface.md
+# section 1, "Seeds"; RNG_SEED_MAX): the generic checks above take the bound from --help, so a bound
+# moved in the code alone (back to 9.2 x 10^18) passed them.
+nseed=0
+for cmd in $cmds; do
+  line=$("$VITMAE" "$cmd" --help 2>&1 | grep '^  --seed ') || continue
+  nseed=$((nseed + 1))
+  t "$cmd --seed: 0 to 2^53 ($line)" 'case "$line" in *"(integer 0 to 9007199254740992)") true ;; *) false ;; esac'
+done
+t "--seed: the commands that draw at random ($nseed) have it" '[ $nseed -ge 7 ]'
 t "found commands ($ncmd) and flags ($nflag)" '[ $ncmd -ge 3 ] && [ $nflag -ge 30 ]'
 [ $fail -eq 0 ] && echo "cli flags ok ($ncmd commands, $nflag flags, $checked invocations)"
 exit $fail

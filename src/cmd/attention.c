@@ -907,7 +907,8 @@ int cmd_attention(int argc, char **argv) {
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL, "remove patches as MAE does (default 0: none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL, "mask seed: one mask for every image (default 0)", "S", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
-        {"--max-pixels", FLAG_LONG, &max_pixels, 1, 9.2e18, NULL, "refuse larger images (default 64M)", "N", 0},
+        {"--max-pixels", FLAG_LONG, &max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL,
+         "refuse larger images (default 67108864 = 2^26)", "N", 0},
     };
     int nflags = (int)(sizeof flags / sizeof flags[0]);
     char **inputs = malloc((size_t)(argc > 1 ? argc : 1) * sizeof *inputs);

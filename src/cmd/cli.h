@@ -34,6 +34,11 @@ enum { CLI_ERR_MAX = 2 * 4096 + 512 };
 // machines, so that no real machine is refused.
 #define CLI_THREADS_MAX 4096
 
+// The largest --max-pixels of every command that reads images (docs/interface.md, section 2): past
+// any image a decoder takes (libpng's own limit is 10^6 x 10^6), and a whole number that JSON holds
+// exactly, as a run's train_state records it (cmd/runfolder.c). One bound for all, as for --threads.
+#define CLI_MAX_PIXELS_MAX 1e12
+
 // Parses argv[1..] (argv[0] is the command name). Arguments that are not flags are collected in
 // positional (argv order, at most max_positional; more is a usage error); they are file and folder
 // names, cleaned in place as FLAG_PATH values are. "--flag=value" and

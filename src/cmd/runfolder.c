@@ -449,7 +449,7 @@ void loader_flags_table(LoaderFlags *l, Flag *f) {
         {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb; the default), none, or a folder (docs/data.md)", "DIR", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
         {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
-        {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, 1e12, NULL, "skip images with more pixels than this (default 67108864 = 2^26)", "N", 0},
+        {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL, "skip images with more pixels than this (default 67108864 = 2^26)", "N", 0},
     };
     memcpy(f, t, sizeof t);
 }
@@ -576,7 +576,7 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(state, "run_id");
     snprintf(run_id, idlen, "%s", cJSON_IsString(id) ? id->valuestring : "");
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(state, "max_pixels");   // the flag's range
-    *max_pixels = cJSON_IsNumber(mp) && mp->valuedouble >= 1 && mp->valuedouble <= 1e12 &&
+    *max_pixels = cJSON_IsNumber(mp) && mp->valuedouble >= 1 && mp->valuedouble <= CLI_MAX_PIXELS_MAX &&
                   mp->valuedouble == (double)(long)mp->valuedouble ? (long)mp->valuedouble : 0;
     const cJSON *ls = cJSON_GetObjectItemCaseSensitive(state, "log_loss_sum");
     const cJSON *ln = cJSON_GetObjectItemCaseSensitive(state, "log_steps");
