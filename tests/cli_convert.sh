@@ -77,7 +77,13 @@ t "--heads 4 in config" 'grep -q "\"num_heads\":[[:space:]]*4" "$tmp/info.json" 
 "$VITMAE" attention --ckpt "$tmp/h4.safetensors" --out "$tmp/c" --raw "$tmp/img.png" >/dev/null
 t "4-head attention differs from the 2-head reference" '! "$VITMAE_TOOLS/attn_check" parity "$tmp/c/img.attn.npy" "$tmp/expected.safetensors" 1e-5 >/dev/null 2>&1'
 "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/bad.safetensors" --heads 3 >/dev/null 2>"$tmp/err"; rc=$?
-t "--heads 3 refused (128 not divisible)" '[ $rc -ne 0 ] && grep -q "not divisible by 3 heads" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
+# A head count the flag gives that the width does not divide is a usage error, exit 2, as vitmae's
+# `--dim 16 --heads 3` (it was exit 1, a damaged file's); --heads 0 was taken for "not given".
+t "--heads 3 refused (128 not divisible): exit 2 ($rc)" '[ $rc -eq 2 ] && grep -q "not divisible by 3 heads" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
+for h in "--heads 0" "--dec-heads 0"; do
+  "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/bad.safetensors" $h >/dev/null 2>"$tmp/err"; rc=$?
+  t "$h refused: exit 2, no file ($rc: $(tail -n 1 "$tmp/err"))" '[ $rc -eq 2 ] && grep -q "head counts must be positive" "$tmp/err" && [ ! -e "$tmp/bad.safetensors" ]'
+done
 "$PY" "$tools/convert_mae.py" "$tmp/nomodel.pth" "$tmp/bad.safetensors" >/dev/null 2>"$tmp/err"; rc=$?
 t "no state dict refused" '[ $rc -eq 1 ] && grep -q "no state dict" "$tmp/err"'
 

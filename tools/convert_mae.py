@@ -120,13 +120,18 @@ def block_shapes(prefix, i, D, hidden):
     return [(p + k, s[k]) for k in BLOCK_PARTS]
 
 
-def heads_for(width, head_dim, override, what):
+def heads_for(width, head_dim, flag, stored, what):
+    """The head count: the flag's, else the one a vitmae config stored, else width / head_dim. A count
+    the flag gives or asks for is a usage error (exit 2), as vitmae's `--dim 16 --heads 3`; a stored
+    one that does not divide is the file's."""
+    override = flag or stored
     if override:
         if width % override:
-            raise ConvertError("%s: width %d is not divisible by %d heads" % (what, width, override))
+            err = UsageError if flag else ConvertError
+            raise err("%s: width %d is not divisible by %d heads" % (what, width, override))
         return override
     if width % head_dim:
-        raise ConvertError("%s: width %d is not a multiple of %d; give the head count (%s)" % (
+        raise UsageError("%s: width %d is not a multiple of %d; give the head count (%s)" % (
             what, width, head_dim, "--heads" if what == "encoder" else "--dec-heads"))
     return width // head_dim
 
@@ -244,7 +249,7 @@ def convert(sd, args_in_ckpt, opt, log, known=None):
     hidden = sd["blocks.0.mlp.fc1.weight"].shape[0]
     if hidden % D:
         raise ConvertError("mlp hidden width %d is not a multiple of %d" % (hidden, D))
-    heads = heads_for(D, 64, opt.heads or known.get("num_heads", 0), "encoder")
+    heads = heads_for(D, 64, opt.heads, known.get("num_heads", 0), "encoder")
     mask_ratio = mask_ratio_checked(opt.mask_ratio if opt.mask_ratio is not None else known.get("mask_ratio", 0.75),
                                     grid * grid)
 
@@ -252,7 +257,7 @@ def convert(sd, args_in_ckpt, opt, log, known=None):
     if has_decoder:
         Dd = sd["decoder_embed.weight"].shape[0]
         dec_depth = count_blocks(sd, "decoder_blocks")
-        dec_heads = heads_for(Dd, 32, opt.dec_heads or known.get("decoder_num_heads", 0), "decoder")
+        dec_heads = heads_for(Dd, 32, opt.dec_heads, known.get("decoder_num_heads", 0), "decoder")
     elif known or opt.classifier:   # a classifier has no decoder: the config's are MAE's, unused
         Dd, dec_depth = known.get("decoder_embed_dim", 512), known.get("decoder_depth", 8)
         dec_heads = opt.dec_heads or known.get("decoder_num_heads", 16)
@@ -413,8 +418,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="facebookresearch/mae .pth -> vitmae .safetensors")
     ap.add_argument("input")
     ap.add_argument("output")
-    ap.add_argument("--heads", type=int, default=0, help="encoder heads (default embed_dim / 64)")
-    ap.add_argument("--dec-heads", type=int, default=0, help="decoder heads (default decoder width / 32)")
+    ap.add_argument("--heads", type=int, default=None, help="encoder heads (default embed_dim / 64)")
+    ap.add_argument("--dec-heads", type=int, default=None, help="decoder heads (default decoder width / 32)")
     ap.add_argument("--norm-pix", dest="norm_pix", action="store_true", default=None,
                     help="the model was trained with norm_pix_loss")
     ap.add_argument("--no-norm-pix", dest="norm_pix", action="store_false")
@@ -429,8 +434,8 @@ def main(argv=None):
     opt = ap.parse_args(argv)
     if opt.classes is not None and not opt.classifier:
         ap.error("--classes names a classifier's classes: give it with --classifier")
-    if opt.heads < 0 or opt.dec_heads < 0:
-        ap.error("head counts must be positive")
+    if (opt.heads is not None and opt.heads < 1) or (opt.dec_heads is not None and opt.dec_heads < 1):
+        ap.error("head counts must be positive")   # --heads 0 was taken for "not given"
     try:
         if opt.mask_ratio is not None:
             mask_ratio_checked(opt.mask_ratio)   # the range now; the patches it leaves once L is known
