@@ -24,6 +24,13 @@ t "help frobnicate: exit 2, unknown command ($rc: $(cat "$tmp/err"))" \
 "$VITMAE" help train probe > /dev/null 2> "$tmp/err"; rc=$?
 t "help with two words: exit 2, one line ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: help: takes one command (vitmae help COMMAND)" ]'
+"$VITMAE" help --bogus > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "help --bogus: exit 2, unknown flag, nothing on stdout ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(cat "$tmp/err")" = "vitmae: help: unknown flag '"'--bogus'"' (see vitmae --help)" ]'
+for h in --help -h; do
+  "$VITMAE" help $h > "$tmp/out" 2>&1; rc=$?
+  t "help $h: the list of commands, exit 0 ($rc)" '[ $rc -eq 0 ] && grep -q "^usage: vitmae COMMAND" "$tmp/out"'
+done
 # tools/fresh_debian.sh (docs/testing.md) refuses before it bootstraps anything: no DIR, or a DIR that
 # exists (it would write a whole system into it).
 sh "$VITMAE_ROOT/tools/fresh_debian.sh" 2>"$tmp/err"; rc=$?

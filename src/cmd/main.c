@@ -203,6 +203,11 @@ int main(int argc, char **argv) {
         if (dist_rank() == 0) fprintf(stderr, "vitmae: help: takes one command (vitmae help COMMAND)\n");
         dist_finalize();
         return 2;
+    } else if (argc == 3 && !strcmp(argv[1], "help") && strcmp(argv[2], "--help") && strcmp(argv[2], "-h")) {
+        // `help --bogus` printed the list of commands and exited 0; `help --help` and `help -h` still do.
+        if (dist_rank() == 0) fprintf(stderr, "vitmae: help: unknown flag '%s' (see vitmae --help)\n", argv[2]);
+        dist_finalize();
+        return 2;
     }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         if (argc < 2 && dist_rank() == 0) usage(stderr);
