@@ -62,6 +62,25 @@ int main(void) {
     }
     history_free(&h);
 
+    // A new run's step-0 row has the first step's lr and no loss (docs/interface.md, "vitmae train":
+    // where the lr curve starts): the lr curve of curves.png starts at step 0 and the loss curve at
+    // the first logged step. The row was dropped, and the lr curve began at step 10 (--log-every).
+    snprintf(path, sizeof path, "%s/zero.csv", check_tmpdir());
+    f = metrics_open(path, -1, err, sizeof err);
+    CHECK(f != NULL, "open: %s", err);
+    MetricsRow z0 = {0, 0, 2e-4, NAN, NAN, NAN, NAN, 0}, z10 = {10, 0.5, 2e-3, 0.75, NAN, NAN, 100.0, 1.0};
+    metrics_write(f, &z0);
+    metrics_write(f, &z10);
+    fclose(f);
+    History z = {0};
+    history_load(&z, path);
+    CHECK(z.n == 2 && z.nval == 0, "step-0 row of lr alone: history rows %d / %d (%s)", z.n, z.nval, slurp(path));
+    if (z.n == 2)
+        CHECK(z.step[0] == 0 && z.lr[0] == 2e-4 && isnan(z.loss[0]) && z.step[1] == 10 && z.loss[1] == 0.75,
+              "the lr curve from step 0, the loss curve from step 10: step %g lr %g loss %g", z.step[0], z.lr[0],
+              z.loss[0]);
+    history_free(&z);
+
     // The values a user compares between runs read back exactly, as Python's float() of the field
     // ("%.6f" wrote 0.000012 for a loss of 1.2345678901234567e-5): the shortest digits that do.
     snprintf(path, sizeof path, "%s/exact.csv", check_tmpdir());

@@ -140,7 +140,9 @@ void history_add(History *h, double step, double loss, double lr, double val_los
         }
         h->cap = cap;
     }
-    if (isfinite(loss)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
+    // The step-0 row has an lr and no loss (no step has run): the lr curve starts there, the loss
+    // curve at the first logged step (a NaN point is not drawn; docs/interface.md, "vitmae train").
+    if (isfinite(loss) || isfinite(lr)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
     if (isfinite(val_loss)) {
         h->val_step[h->nval] = step; h->val_loss[h->nval] = val_loss; h->val_extra[h->nval] = val_extra; h->nval++;
     }

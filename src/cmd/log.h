@@ -29,8 +29,9 @@ typedef struct {
     int n, nval, cap;
 } History;
 
-// Appends a logged row: the training columns when loss is finite, the validation ones when
-// val_loss is. Out of memory drops the row (the curves are a picture; metrics.csv holds the data).
+// Appends a logged row: the training columns when loss or lr is finite (loss NaN in the step-0 row),
+// the validation ones when val_loss is. Out of memory drops the row (the curves are a picture;
+// metrics.csv holds the data).
 void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra);
 // Appends the rows of a metrics.csv (either header); a missing file adds nothing.
 void history_load(History *h, const char *path);
