@@ -158,6 +158,14 @@ int main(void) {
               "2 processes x --accum 2, a batch of 2: %s", err);
         CHECK(dist_check_groups(64, 4, 2, 4, err, sizeof err) == DIST_BAD_ACCUM && strstr(err, "use an --accum that divides 2, or --groups 8"),
               "2 processes x --accum 4, 4 groups of 64: %s", err);
+        // An --accum that is not a power of two divides no count of groups: "use an --accum that divides
+        // 4, or --groups 3" (or "a --batch that 3 divides" of a batch of 6) named ways that are refused.
+        CHECK(dist_check_groups(12, 4, 1, 3, err, sizeof err) == DIST_BAD_ACCUM && !strstr(err, "--groups") &&
+              !strstr(err, "--batch") && strstr(err, "use an --accum that divides 4 (a power of two, as every count of gradient groups is)"),
+              "--accum 3, 4 groups of 12: %s", err);
+        CHECK(dist_check_groups(6, 2, 1, 3, err, sizeof err) == DIST_BAD_ACCUM && !strstr(err, "--batch"), "--accum 3, a batch of 6: %s", err);
+        CHECK(dist_check_groups(64, 8, 2, 6, err, sizeof err) == DIST_BAD_ACCUM && !strstr(err, "--groups") &&
+              strstr(err, "the 4 gradient groups each of the 2 processes"), "2 processes x --accum 6: %s", err);
         CHECK(dist_check_groups(12, 4, 8, 1, err, sizeof err) == DIST_BAD_PROCS &&
               strstr(err, "or a --batch that 8 divides with --groups 8 (a batch of 12 has at most 4 gradient groups)"),
               "8 processes, a batch of 12: a batch of 16 alone would still be 4 groups: %s", err);

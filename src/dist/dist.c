@@ -332,7 +332,10 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         if (procs == 1) snprintf(whose, sizeof whose, "the %d gradient group%s of a step", mine, mine == 1 ? "" : "s");
         else snprintf(whose, sizeof whose, "the %d gradient group%s each of the %d processes has per step", mine,
                       mine == 1 ? "" : "s", procs);
-        more_groups_way(way, sizeof way, batch, (long)procs * accum);
+        // Groups come in powers of two: an --accum that is not one divides no count of them (more groups
+        // or another batch, which "--groups 3" named, cannot help).
+        if (is_pow2(accum)) more_groups_way(way, sizeof way, batch, (long)procs * accum);
+        else snprintf(way, sizeof way, " (a power of two, as every count of gradient groups is)");
         snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use an --accum that divides %d%s", accum, whose,
                  mine, way);
         return DIST_BAD_ACCUM;
