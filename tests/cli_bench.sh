@@ -192,6 +192,12 @@ out=$("$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads
 t "bench: the block forward in one pass of a few rows" '[ $rc -eq 0 ] && echo "$out" | grep -q "block forward in passes of 4 (encoder) and 4 (decoder) of the 4 images at once"'
 t "bench: groups of one image, '4 gradient groups of 1 image, ' ($(echo "$out" | grep "gradient groups"))" \
   'echo "$out" | grep -q "4 gradient groups of 1 image, "'
+# A count in digits only, as VITMAE_GROUPS_AT_ONCE: ' 2' and '+2' were taken as 2.
+for v in " 2" "+2" "2x"; do
+  out=$(VITMAE_FORWARD_IMAGES="$v" "$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 1); rc=$?
+  t "VITMAE_FORWARD_IMAGES='$v' is no count: the default passes ($rc: $(echo "$out" | grep -o "in passes of [0-9]*"))" \
+    '[ $rc -eq 0 ] && echo "$out" | grep -q "block forward in passes of 4 (encoder) and 4 (decoder) of the 4 images at once"'
+done
 for mode in groups kernels; do
   out=$(VITMAE_FORWARD_IMAGES=2 "$VITMAE" bench --img 8 --patch 4 --batch 8 --steps 1 --warmup 0 --threads 2 --parallel $mode); rc=$?
   t "bench --parallel $mode, VITMAE_FORWARD_IMAGES=2: passes of 2 images" '[ $rc -eq 0 ] && echo "$out" | grep -q "block forward in passes of 2 (encoder) and 2 (decoder) of the [48] images at once"'

@@ -802,6 +802,17 @@ static void test_team_barrier(void) {
     }
     CHECK(team_set_spin_us(-2) == -1 && team_set_spin_us(1000001) == -1, "team_set_spin_us refuses out of range");
     team_set_spin_us(saved);
+    // VITMAE_SPIN_US and OMP_WAIT_POLICY as read (docs/interface.md, "Environment"): N from 0 to 1000000
+    // in digits, else the policy, else 20. " 7" and "+7" were taken as 7.
+    static const struct { const char *spin, *policy; int want; } env[] = {
+        {"7", NULL, 7}, {"0", "active", 0}, {"1000000", NULL, 1000000}, {"1000001", NULL, 20}, {"-1", NULL, 20},
+        {" 7", NULL, 20}, {"+7", NULL, 20}, {"7us", NULL, 20}, {"", NULL, 20}, {NULL, "active", -1},
+        {NULL, "PASSIVE", 0}, {" 7", "active", -1}, {NULL, NULL, 20}};
+    for (size_t i = 0; i < sizeof env / sizeof *env; i++) {
+        int got = team_spin_us_from(env[i].spin, env[i].policy);
+        CHECK(got == env[i].want, "VITMAE_SPIN_US='%s' OMP_WAIT_POLICY='%s': %d us, want %d",
+              env[i].spin ? env[i].spin : "(unset)", env[i].policy ? env[i].policy : "(unset)", got, env[i].want);
+    }
 }
 
 int main(void) {

@@ -42,12 +42,11 @@ static _Thread_local int team_size;
 #define SPIN_US_MAX 1000000
 static int spin_us = -2;   // -2: not chosen yet
 
-// VITMAE_SPIN_US=N (0 to 1000000) if set and valid; else OMP_WAIT_POLICY=active (never sleep) or
-// passive (sleep at once), as libgomp reads them; else the default.
-static int spin_from_env(void) {
-    const char *e = getenv("VITMAE_SPIN_US"), *w = getenv("OMP_WAIT_POLICY");
+// VITMAE_SPIN_US=N (0 to 1000000, in digits: " 20" and "+20" are no value) if set and valid; else
+// OMP_WAIT_POLICY=active (never sleep) or passive (sleep at once), as libgomp reads them; else the default.
+int team_spin_us_from(const char *e, const char *w) {
     char *end = NULL;
-    long v = e && *e ? strtol(e, &end, 10) : -1;
+    long v = e && *e >= '0' && *e <= '9' ? strtol(e, &end, 10) : -1;
     if (end && !*end && v >= 0 && v <= SPIN_US_MAX) return (int)v;
     if (w && !strcasecmp(w, "active")) return -1;
     if (w && !strcasecmp(w, "passive")) return 0;
@@ -57,7 +56,7 @@ static int spin_from_env(void) {
 int team_spin_us(void) {
     int v = __atomic_load_n(&spin_us, __ATOMIC_RELAXED);
     if (v != -2) return v;
-    v = spin_from_env();
+    v = team_spin_us_from(getenv("VITMAE_SPIN_US"), getenv("OMP_WAIT_POLICY"));
     __atomic_store_n(&spin_us, v, __ATOMIC_RELAXED);
     return v;
 }

@@ -37,6 +37,9 @@ void team_barrier(void);
 // (-1 to 1000000; returns -1 when out of range); for tests and tuning. Changes speed only, never results.
 int team_spin_us(void);
 int team_set_spin_us(int us);
+// What team_spin_us reads from the values of VITMAE_SPIN_US and OMP_WAIT_POLICY (NULL: unset); N in
+// digits only (" 20", "+20", "20us" are no value: the policy or the default decides).
+int team_spin_us_from(const char *spin_us, const char *wait_policy);
 
 // In team mode: thread 0's `size` bytes at `data` are copied to every thread's `data` (a barrier).
 // size <= TEAM_BCAST_MAX.
