@@ -88,6 +88,13 @@ run --out "$tmp/e" --head 0 "$img"; rc=$?
 t "then its folder of maps" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/e/attn_input: already exists (use --force to replace it)" "$tmp/err"'
 run --out "$tmp/e" --head 0 --force "$img"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/e/attn_input.attn.png" ] && [ -s "$tmp/e/index.html" ] && [ -s "$tmp/e/attn_input/layer02-head00.png" ]'
+# The files a run would write are looked for (section 1): an earlier --raw run's arrays are not in the
+# way of a run without --raw, as reconstruct's (docs/interface.md, attention's --force), and stay.
+mkdir -p "$tmp/en" && echo earlier > "$tmp/en/attn_input.attn.npy" && echo earlier > "$tmp/en/attn_input.mask.npy"
+run --out "$tmp/en" --head 0 "$img"; rc=$?
+t "earlier --raw arrays, a run without --raw: exit 0, they stay ($rc: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ -s "$tmp/en/attn_input.attn.png" ] && [ "$(cat "$tmp/en/attn_input.attn.npy" "$tmp/en/attn_input.mask.npy")" = "earlier
+earlier" ]'
 # --force over a run of another selection: the image's folder of maps ends up holding the new run's
 # maps only (the earlier run's, of another --layer or --mode, stayed beside them: two runs mixed in
 # one folder, and a --raw run's arrays beside maps drawn without --raw), and a file of the user's in
