@@ -206,6 +206,13 @@ err=$("$VITMAE" bench --img 8 --patch 4 --batch 2 --steps 1 --threads 3 --parall
 t "bench --parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "^vitmae: bench --parallel: groups needs"'
 "$VITMAE" bench --batch 0 2>/dev/null; rc=$?
 t "bench --batch 0 exits 2" '[ $rc -eq 2 ]'
+# A model of one patch is refused as train refuses it, whatever --mask-ratio: each ratio was blamed in
+# turn (0.75 and 0.1 "leave no visible patch of 1", 0 "removes no patch of 1").
+for r in 0.75 0.1 0; do
+  err=$("$VITMAE" bench --img 8 --patch 8 --batch 2 --steps 1 --warmup 0 --threads 1 --mask-ratio $r 2>&1 >/dev/null); rc=$?
+  t "bench --img 8 --patch 8 --mask-ratio $r: exit 2, the one patch named ($rc: $err)" \
+    '[ $rc -eq 2 ] && [ "$err" = "vitmae: bench --patch: 8 makes one patch of the 8x8 image; a step needs at least 2 (patches seen and patches to predict): a smaller --patch or a larger --img" ]'
+done
 # A ratio that removes no patch is refused as train refuses it (bench timed a loss over no patch: 0).
 err=$("$VITMAE" bench --img 8 --patch 4 --channels 1 --batch 2 --steps 1 --warmup 0 --threads 1 --mask-ratio 0 2>&1 >/dev/null); rc=$?
 t "bench --mask-ratio 0: exit 2, as train ($rc: $err)" '[ $rc -eq 2 ] && echo "$err" | grep -q "^vitmae: bench --mask-ratio: 0 removes no patch of 4 "'

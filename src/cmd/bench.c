@@ -299,6 +299,11 @@ int cmd_bench(int argc, char **argv) {
     cfg.img_size = img; cfg.patch_size = patch; cfg.in_chans = channels; cfg.mask_ratio = mask_ratio;
     if (mae_config_check_flags(&cfg, err, sizeof err)) { cli_error("bench", "%s", err); return 2; }
     int L = mae_num_patches(&cfg), K = mae_len_keep(&cfg, mask_ratio), S = img, C = channels;
+    if (L == 1) {   // no --mask-ratio both keeps and removes the patch of one: train refuses the model as such
+        cli_error("bench --patch", "%d makes one patch of the %dx%d image; a step needs at least 2 (patches seen "
+                  "and patches to predict): a smaller --patch or a larger --img", patch, img, img);
+        return 2;
+    }
     if (mask_ratio_check(mask_ratio, L, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
     if (K == L) {   // train refuses it: its steps would time a loss of 0 / 0 (reported as 0)
         cli_error("bench --mask-ratio", "%g removes no patch of %d (int(L * (1 - R)) = %d): the loss is over "
