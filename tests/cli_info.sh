@@ -145,6 +145,14 @@ t "config.json vitmae_version" 'python3 -c "import json, sys; assert json.load(o
 t "classifier checkpoint vitmae_version" '[ "$(meta_version "$tmp/vft/checkpoint.safetensors")" = "$ver" ]'
 t "info: written by vitmae $ver" '"$VITMAE" info "$tmp/vrun/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
 t "info of a classifier: written by" '"$VITMAE" info "$tmp/vft/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
+# A run folder where a checkpoint file is wanted (`info run`, `--ckpt run`, `--init run`): one line that
+# names the folder's latest checkpoint (it said only "not a regular file"); a folder without one says so.
+"$VITMAE" info "$tmp/vrun/" > /dev/null 2> "$tmp/err"; rc=$?
+t "info of a run folder: exit 1, its latest checkpoint named ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vrun: a folder, not a checkpoint file (its latest checkpoint is $tmp/vrun/checkpoint.safetensors)" ]'
+"$VITMAE" embed --ckpt "$tmp/vimgs" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?
+t "embed --ckpt of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder, not a checkpoint file" ] && [ ! -e "$tmp/never.npy" ]'
 t "info --json: vitmae_version" '"$VITMAE" info --json "$tmp/vrun/checkpoint.safetensors" | python3 -c "import json, sys; assert json.load(sys.stdin)[\"vitmae_version\"] == sys.argv[1]" "$ver"'
 t "info of PyTorch's file: written by unknown" \
   '"$VITMAE" info "$fx/torch_small.safetensors" | grep -qx "  written by   unknown (no vitmae_version: an older vitmae, or another program)"'

@@ -458,6 +458,20 @@ static int read_full(int fd, uint8_t *p, size_t n) {
     return 0;
 }
 
+// A folder given where a file is wanted (`--ckpt run`, `--init run`): says so, and names the run
+// folder's latest checkpoint when the folder has one (docs/interface.md, section 9).
+static void folder_reason(const char *path, char *err, size_t errlen) {
+    size_t n = strlen(path);
+    while (n > 0 && path[n - 1] == '/') n--;   // "run/" -> "run", "/" -> ""
+    char latest[PATH_MAX + 32];
+    struct stat st;
+    int fits = snprintf(latest, sizeof latest, "%.*s/checkpoint.safetensors", (int)n, path) < (int)sizeof latest;
+    if (fits && stat(latest, &st) == 0 && S_ISREG(st.st_mode))
+        fail(err, errlen, "%s: a folder, not a checkpoint file (its latest checkpoint is %s)", path, latest);
+    else
+        fail(err, errlen, "%s: a folder, not a checkpoint file", path);
+}
+
 // Opens path for reading: 0, the descriptor and the file's size, or -1 (err). Both ways in use it.
 static int open_regular(const char *path, int *fd_out, size_t *len, char *err, size_t errlen) {
     // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before fstat could refuse it
@@ -466,6 +480,7 @@ static int open_regular(const char *path, int *fd_out, size_t *len, char *err, s
     struct stat st;
     if (fd < 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
     if (fstat(fd, &st) != 0) fail(err, errlen, "%s: %s", path, strerror(errno));
+    else if (S_ISDIR(st.st_mode)) folder_reason(path, err, errlen);
     else if (!S_ISREG(st.st_mode)) fail(err, errlen, "%s: not a regular file", path);
     else if ((uint64_t)st.st_size > SIZE_MAX / 2) fail(err, errlen, "%s: file too large", path);
     else { *fd_out = fd; *len = (size_t)st.st_size; return 0; }
