@@ -26,6 +26,21 @@ t "train: nothing written" '[ ! -e "$dir/t" ]'
 # Said in terms of --batch (a gradient group of 1024 images was "batch 1024"), with the share of the
 # parameters, which no batch changes: a model too large at --batch 1 (3 TB of parameters) says so.
 t "train: the line says --batch 4096 runs 1024 images at a time" 'grep -q "^vitmae: train: batch 1024 at 1024x1024 needs .*: --batch 4096 runs 1024 images at a time$" "$dir/err"'
+# ... which no --groups can help (the 4096 images' own pixels need 200 GB): no way out named. Where more
+# gradient groups would fit (ViT-B at 128 px: 2 TB for 1024 images at a time, about 2 GB for one), the
+# line names the fewest that fit, B / G images at a time; with half of them it names the same again.
+t "train: no --groups named where none fits" '! grep -q -- "--groups" "$dir/err"'
+"$VITMAE" train --data "$dir/data" --preset base --img 128 --patch 4 --batch 4096 --out "$dir/t" > /dev/null 2> "$dir/err"; rc=$?
+way=$(sed -n 's/.*: --batch 4096 runs 1024 images at a time; --groups \([0-9]*\) (\([0-9]*\) images\{0,1\} at a time) fits$/\1 \2/p' "$dir/err")
+g=${way% *}; per=${way#* }
+t "train: the fewest --groups that fit named ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ -n "$way" ] && [ $((g * per)) -eq 4096 ] && [ "$g" -gt 4 ] && [ $((g & (g - 1))) -eq 0 ] && [ ! -e "$dir/t" ]'
+if [ -n "$way" ] && [ "$g" -ge 16 ]; then
+  "$VITMAE" train --data "$dir/data" --preset base --img 128 --patch 4 --batch 4096 --groups $((g / 2)) --out "$dir/t" \
+    > /dev/null 2> "$dir/err"; rc=$?
+  t "train --groups $((g / 2)): refused, --groups $g named again ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && grep -q -- "; --groups $g ($per images\{0,1\} at a time) fits$" "$dir/err"'
+fi
 "$VITMAE" train --data "$dir/data" --img 16 --patch 4 --dim 16384 --heads 1 --depth 64 --batch 1 --out "$dir/t" > /dev/null 2> "$dir/err"; rc=$?
 t "train: a model too large at --batch 1: exit 2, one line naming the parameters' share ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "GiB, of which [0-9.]* GiB for the [0-9]* parameters, their gradients and AdamW moments at any batch); this machine has" "$dir/err"'

@@ -58,6 +58,7 @@ typedef struct {
 
 // Defaults of the run flags (the model's are in core/config.h); the help text is built from the
 // same macros, so it cannot drift from the values.
+#define TRAIN_GROUPS_MAX 4096   // --groups' largest value
 #define DEFAULT_STEPS 1000
 #define DEFAULT_BLR 3e-3
 #define DEFAULT_WD 0.05
@@ -102,7 +103,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step, over all processes (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--accum", FLAG_INT, &a->accum, 1, 4096, NULL, "micro-batches per process and step (gradient accumulation; default 1)", "K", 0},
-        {"--groups", FLAG_INT, &a->groups, 1, 4096, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
+        {"--groups", FLAG_INT, &a->groups, 1, TRAIN_GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
         {"--lr", FLAG_FLOAT, &r->lr, 0.0, 10.0, NULL, "learning rate (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default " MAE_STR(DEFAULT_BLR) ")", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &r->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 0)", "LR", 0},
@@ -289,6 +290,30 @@ static int init_config(Train *t, const Args *a, const Checkpoint *ck, Flag *flag
     }
     if (removes_none(&m, err, errlen)) return CLI_USAGE;
     t->cfg = m;
+    return 0;
+}
+
+// The memory rule for a step of `groups` gradient groups (mae_memory_check): the model holds one group
+// (batch / groups images); pixels, images and the prefetched batches hold this process's share; the
+// reduction holds log2(G / N) gradients and, with N > 1, the received slices of one (dist/dist.h).
+static size_t bytes_per_image(const Train *t, int groups, int prefetch) {
+    size_t per = (size_t)(t->rs.batch / groups);
+    size_t tree = grad_reduce_floats(groups, t->rs.processes, mae_num_params(&t->cfg)) * sizeof(float);
+    return (size_t)t->S * t->S * t->C * (2 + prefetch) * sizeof(float) * t->share / per + (tree + per - 1) / per;
+}
+static int memory_check(const Train *t, int groups, int prefetch, char *err, size_t errlen) {
+    return mae_memory_check(&t->cfg, (int)(t->rs.batch / groups), bytes_per_image(t, groups, prefetch), err, errlen);
+}
+
+// The fewest gradient groups above the run's that this job allows (dist_check_groups, --groups' range)
+// and that pass the memory rule, or 0 when none does (the batch's own pixels, or the parameters, are
+// too much). More groups hold fewer images in the model at a time; the results change with G.
+static int groups_that_fit(const Train *t, int prefetch) {
+    char why[512];
+    for (long g = 2L * t->rs.grad_groups; g <= t->rs.batch && g <= TRAIN_GROUPS_MAX; g *= 2)
+        if (!dist_check_groups((int)t->rs.batch, (int)g, t->rs.processes, t->rs.accum, why, sizeof why) &&
+            !memory_check(t, (int)g, prefetch, why, sizeof why))
+            return (int)g;
     return 0;
 }
 
@@ -546,18 +571,20 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     t->per = t->rs.batch / t->rs.grad_groups;
     t->share = t->rs.batch / t->rs.processes;
 
-    // Memory: refuse before allocating what cannot fit. The model holds one group (per images);
-    // pixels, images and the prefetched batches hold this process's share; the reduction holds
-    // log2(G / N) gradients and, with N > 1, the received slices of one (dist/dist.h).
-    size_t tree = grad_reduce_floats(t->rs.grad_groups, t->rs.processes, mae_num_params(&t->cfg)) * sizeof(float);
-    size_t per_image = (size_t)t->S * t->S * t->C * (2 + a->lf.prefetch) * sizeof(float) * t->share / t->per +
-                       (tree + (size_t)t->per - 1) / (size_t)t->per;
-    if (mae_memory_check(&t->cfg, t->per, per_image, err, sizeof err)) {   // said in terms of --batch
-        char msg[1024];
-        groups_oom_message(msg, sizeof msg, err, (int)t->rs.batch, t->per, 0);
+    // Memory: refuse before allocating what cannot fit, said in terms of --batch, and with the way out
+    // when a new run has one: the fewest gradient groups above its own that would fit.
+    if (memory_check(t, t->rs.grad_groups, a->lf.prefetch, err, sizeof err)) {
+        char msg[1024 + 96];
+        groups_oom_message(msg, 1024, err, (int)t->rs.batch, t->per, 0);
+        int fits = resuming ? 0 : groups_that_fit(t, a->lf.prefetch);
+        size_t n = strlen(msg);
+        if (fits)
+            snprintf(msg + n, sizeof msg - n, "; --groups %d (%ld image%s at a time) fits", fits,
+                     (long)t->rs.batch / fits, t->rs.batch / fits == 1 ? "" : "s");
         ckpt_free(init);
         return cli_report("train", msg, 2);
     }
+    size_t per_image = bytes_per_image(t, t->rs.grad_groups, a->lf.prefetch);
     // The groups of a micro-batch at once where memory allows (cmd/groups.h): the same bits.
     t->at_once = groups_at_once(&t->cfg, t->per, 1 + t->K, t->rs.grad_groups / t->rs.processes / t->rs.accum,
                                 per_image * (size_t)t->per, omp_get_max_threads());
