@@ -477,6 +477,19 @@ t "version: exit 0, what --version prints" '[ $rc -eq 0 ] && cmp -s "$tmp/ver" "
 t "version with an argument: exit 2, one line" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: version: takes no arguments" ]'
 "$VITMAE" train --version > /dev/null 2> "$tmp/err"; rc=$?
 t "train --version: an unknown flag of train, exit 2" '[ $rc -eq 2 ] && grep -q "^vitmae: train: unknown flag .--version." "$tmp/err"'
+# A folder given as an INPUT to a command that reads --data DIR (`vitmae train photos/`, as reconstruct and
+# embed take their images): the line says where the folder goes; bench, which takes none, says no more.
+for c in train finetune eval; do
+  "$VITMAE" $c photos > /dev/null 2> "$tmp/err"; rc=$?
+  t "$c photos: exit 2, --data named ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $c: unexpected argument '"'"'photos'"'"' (the folder of images goes with --data DIR)" ]'
+done
+"$VITMAE" probe photos > /dev/null 2> "$tmp/err"; rc=$?
+t "probe photos: exit 2, --train and --test named ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: probe: unexpected argument '"'"'photos'"'"' (the folders of images go with --train DIR and --test DIR)" ]'
+"$VITMAE" bench photos > /dev/null 2> "$tmp/err"; rc=$?
+t "bench photos: exit 2, no --data named ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: bench: unexpected argument '"'"'photos'"'"'" ]'
 t "--help names --version" '"$VITMAE" --help | grep -q -- "--version"'
 "$VITMAE" --version > /dev/full 2> "$tmp/err"; rc=$?
 t "--version > /dev/full: exit 1, said" '[ $rc -eq 1 ] && grep -q "^vitmae: version: standard output: " "$tmp/err"'

@@ -376,7 +376,13 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             continue;
         }
         if (np >= max_positional) {
-            cli_error(command, max_positional ? "too many arguments ('%s')" : "unexpected argument '%s'", a);
+            // `vitmae train photos/`: the images given as reconstruct and embed take them; a command that
+            // reads its images from --data says so (docs/interface.md, section 1).
+            if (!max_positional && cli_flag(flags, nflags, "--data"))
+                cli_error(command, "unexpected argument '%s' (the folder of images goes with --data DIR)", a);
+            else if (!max_positional && cli_flag(flags, nflags, "--train"))
+                cli_error(command, "unexpected argument '%s' (the folders of images go with --train DIR and --test DIR)", a);
+            else cli_error(command, max_positional ? "too many arguments ('%s')" : "unexpected argument '%s'", a);
             return CLI_USAGE;
         }
         cli_clean_path(argv[i]);
