@@ -79,6 +79,16 @@ t "text form names the ignored TIFF files and HEIC" \
    echo "$out" | grep -q "/set/square/scan.tif: TIFF is not read; convert it to PNG$" &&
    echo "$out" | grep -q "/set/triangle/phone.HEIC: HEIC is not read; convert it to JPEG$"'
 t "text form warns about the flat image" 'echo "$out" | grep -q "flat.png: every pixel is the same colour"'
+# The sizes line gives each side's range: a wide and a tall image read "40x10 to 10x30" as two sizes
+# neither has ("10x10 to 40x30 (min and max width x height)" before).
+mkdir -p "$dir/pano"
+/usr/bin/python3 -c '
+import sys; from PIL import Image
+Image.new("RGB", (40, 10), (200, 10, 10)).save(sys.argv[1] + "/wide.png")
+Image.new("RGB", (10, 30), (10, 200, 10)).save(sys.argv[1] + "/tall.png")' "$dir/pano"
+"$VITMAE" data "$dir/pano" > "$dir/pano.out"; rc=$?
+t "text form: each side's range ($(grep "^sizes" "$dir/pano.out"))" \
+  '[ $rc -eq 0 ] && grep -qx "sizes: width 10 to 40, height 10 to 30, colour" "$dir/pano.out"'
 "$VITMAE" data --threads 1 "$dir/set" >/dev/null; rc=$?
 t "--threads is accepted" '[ $rc -eq 0 ]'
 t "text form lists classes" 'echo "$out" | grep -q "circle *4"'

@@ -79,8 +79,10 @@ static int print_json(const Dataset *ds) {
 static void print_text(const Dataset *ds, const char *dir) {
     cli_out("%s: %d ok, %d skipped, %d ignored", dir, ds->n, ds->nskipped, ds->nignored);
     if (ds->n)
-        printf("sizes: %dx%d to %dx%d (min and max width x height), %s\n", ds->min_w, ds->min_h,
-               ds->max_w, ds->max_h, ds->all_grey ? "all greyscale" : "colour");
+        // Each side's range on its own: "20x1 to 5000x3000" read as two images' sizes where a wide and a
+        // tall panorama gave the ends (no image there was either).
+        printf("sizes: width %d to %d, height %d to %d, %s\n", ds->min_w, ds->max_w, ds->min_h, ds->max_h,
+               ds->all_grey ? "all greyscale" : "colour");
     if (ds->nclasses) {
         printf("classes (%d):\n", ds->nclasses);
         for (int i = 0; i < ds->nclasses; i++) cli_out("  %-24s %d", ds->class_names[i], ds->class_counts[i]);
