@@ -112,6 +112,10 @@ t "--store on a file: no run folder" '[ ! -e "$dir/t6" ]'
 t "resume exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+# The ended run resumed again trains nothing, and says so (it said only where it resumed, then "done").
+"$VITMAE" finetune --resume "$dir/resumed" > "$dir/again.log" 2>&1; rc=$?
+t "resuming an ended run: exit 0, nothing to train, said ($rc: $(grep "last step" "$dir/again.log"))" \
+  '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, [0-9]*: nothing to train" "$dir/again.log"'
 # A checkpoint between two metrics rows carries the losses since the last row: the resumed run's rows
 # read the same losses as the uninterrupted run's.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 8 --log-every 4 --eval-every 4 --ckpt-every 3 --keep 5 --out "$dir/rows" > /dev/null 2>&1

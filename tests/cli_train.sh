@@ -186,6 +186,11 @@ t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safeten
 t "resume exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+# The ended run resumed again trains nothing, and says so with the way on (it said only where it
+# resumed, then "done": `--resume` alone reads as "train more").
+"$VITMAE" train --resume "$dir/resumed" --threads 2 > "$dir/again.log" 2>&1; rc=$?
+t "resuming an ended run: exit 0, nothing to train, --steps named ($rc: $(grep "last step" "$dir/again.log"))" \
+  '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, \([0-9]*\): nothing to train (--steps N, more than \1, extends it)" "$dir/again.log"'
 
 # The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone,
 # so the two disagreed at every row), also across a resume between rows.

@@ -969,6 +969,9 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     cli_defer(0);
 
     if (t->resuming[0]) cli_out("%s", t->resuming);   // said once the run is sure to start, so that a refusal stays one line
+    // A run resumed at its last step trains nothing: said (its --steps cannot change; docs/encoder.md).
+    if (t->resuming[0] && t->rs.step >= t->rs.total_steps)
+        cli_out("the run has reached its last step, %ld: nothing to train", t->rs.total_steps);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);
     if (!t->vds.n && rank == 0)   // a held-out split of a few images: as train warns (docs/data.md, "Validation")

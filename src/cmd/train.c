@@ -769,6 +769,11 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     // Said once the run is sure to start, so that a refusal stays one line.
     if (t->resuming[0]) cli_out("%s", t->resuming);   // the path written out as every line's (cli_out)
     if (t->goes_on[0]) cli_out("%s", t->goes_on);
+    // A run resumed at its last step trains nothing: said, with the way on (`--resume` alone reads as
+    // "train more"; docs/data.md, "Run folders").
+    else if (t->resuming[0] && t->rs.step >= t->rs.total_steps)
+        cli_out("the run has reached its last step, %ld: nothing to train (--steps N, more than %ld, extends it)",
+                t->rs.total_steps, t->rs.step);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     // The folders as the user gave them (t->rs records them absolute; docs/interface.md, section 1, "Paths").
     if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");
