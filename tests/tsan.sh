@@ -10,7 +10,8 @@
 # Usage: tests/tsan.sh TSAN_BIN VITMAE_BIN TOOLS_DIR TESTS_DIR [TEST ...]   (the TSan build: make tsan)
 set -u
 VITMAE=$(realpath "$1"); PLAIN=$(realpath "$2"); TOOLS=$(realpath "$3"); TESTS=$(realpath "$4"); shift 4
-dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"   # t, scratch, same_weights, mpi_setup, mpi
+scratch dir
 TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=0 exitcode=66 allocator_may_return_null=1 history_size=4"
 export TSAN_OPTIONS
 fail=0
@@ -31,16 +32,8 @@ ts train-kernels-2 "$VITMAE" train $small --steps 4 --eval-every 2 --threads 2 -
 "$PLAIN" train $small --steps 4 --eval-every 2 --threads 2 --parallel kernels --out "$dir/plain" > /dev/null 2>&1 ||
   { echo "the normal build's training run failed"; fail=1; }
 # The weights' bytes (past the header, which names the version): the same bits from either build.
-same=$(python3 - "$dir/run/checkpoint.safetensors" "$dir/plain/checkpoint.safetensors" 2>&1 <<'PY'
-import struct, sys
-def data(p):
-    b = open(p, "rb").read()
-    return b[8 + struct.unpack("<Q", b[:8])[0]:]
-print("same" if data(sys.argv[1]) == data(sys.argv[2]) else "different")
-PY
-)
-echo "train-kernels-2 against the normal build: $same weights"
-[ "$same" = same ] || fail=1
+t "train-kernels-2 against the normal build: the same weights" \
+  'same_weights "$dir/run/checkpoint.safetensors" "$dir/plain/checkpoint.safetensors"'
 ts train-kernels-3 "$VITMAE" train $small --steps 3 --threads 3 --parallel kernels --out "$dir/run3"
 ts train-groups-4 "$VITMAE" train $small --steps 3 --threads 4 --parallel groups --out "$dir/run4"
 ts train-store "$VITMAE" train $small --steps 3 --threads 2 --cache-mb 0 --store "$dir/store" --prefetch 4 --out "$dir/runs"
@@ -59,12 +52,10 @@ ts data "$VITMAE" data "$dir/data" --threads 3
 ts bench "$VITMAE" bench --img 16 --patch 4 --batch 8 --steps 2 --warmup 1 --threads 2 --profile
 # Two MPI processes of two threads each (OpenMPI is not instrumented either: its own threads are not
 # checked, the ranks' threads and their hand-offs are).
-if command -v mpirun > /dev/null 2>&1; then
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-  ts mpi-train mpirun --oversubscribe -np 2 "$VITMAE" train $small --steps 3 --threads 2 --out "$dir/mpirun"
-  ts mpi-finetune mpirun --oversubscribe -np 2 "$VITMAE" finetune --ckpt "$ck" --data "$dir/data" --batch 8 --steps 2 \
-    --threads 2 --out "$dir/mpift"
-fi
+mpi_setup   # OpenMPI's session folder in $dir, running as root allowed (tests/lib.sh)
+ts mpi-train mpi -np 2 "$VITMAE" train $small --steps 3 --threads 2 --out "$dir/mpirun"
+ts mpi-finetune mpi -np 2 "$VITMAE" finetune --ckpt "$ck" --data "$dir/data" --batch 8 --steps 2 --threads 2 \
+  --out "$dir/mpift"
 # The test programs, each at 3 threads (an odd split), at the sanitizers' smaller sizes.
 for t in "$@"; do
   ts "$t" env OMP_NUM_THREADS=3 VITMAE_SANITIZED=1 "$TESTS/$t"

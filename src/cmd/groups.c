@@ -26,10 +26,8 @@ static int rows_pay(const MaeConfig *cfg, int per, int tokens, int w, int thread
 int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t other_bytes, int threads) {
     // VITMAE_GROUPS_AT_ONCE=M, a whole number from 1, read in full as every number of vitmae's: "2x" or
     // "1e3" is no count (it was taken as 2, or as 1), and anything else leaves the rule (docs/interface.md).
-    const char *env = getenv("VITMAE_GROUPS_AT_ONCE");
-    char *end = NULL;
-    long cap = env && *env >= '0' && *env <= '9' ? strtol(env, &end, 10) : 0;
-    if (!end || *end || cap < 1 || cap > 1L << 30) cap = 0;
+    long cap = cpu_env_count(getenv("VITMAE_GROUPS_AT_ONCE"), 1, 1L << 30);
+    if (cap < 0) cap = 0;
     int w = 1;
     while (2 * w <= count && 2 * w <= SUMTREE_MAX && fits(cfg, per, 2 * w, other_bytes) &&
            (cap > 0 ? 2 * w <= cap : rows_pay(cfg, per, tokens, w, threads)))

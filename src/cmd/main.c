@@ -228,10 +228,8 @@ int main(int argc, char **argv) {
     // VITMAE_FORWARD_IMAGES=M, a count from 1 up in digits: each block's forward in passes of M images
     // (speed only; docs/interface.md); anything else (" 2", "+2", as VITMAE_GROUPS_AT_ONCE) leaves the
     // rule (core/encoder.h).
-    const char *fi = getenv("VITMAE_FORWARD_IMAGES");
-    char *end = NULL;
-    long images = fi && *fi >= '0' && *fi <= '9' ? strtol(fi, &end, 10) : 0;
-    if (end && !*end && images >= 1 && images <= 1L << 30) stack_forward_force_images((int)images);
+    long images = cpu_env_count(getenv("VITMAE_FORWARD_IMAGES"), 1, 1L << 30);
+    if (images > 0) stack_forward_force_images((int)images);
     // Every rank must run the same build (docs/distributed.md, "Semantics"): another version's ranks
     // exchange other messages (an MPI error, a wait for ever) or compute other bits. Compared first, by
     // the exchange that compares the command lines below, so that a build from before this check,

@@ -317,6 +317,14 @@ static long cpu_level(const char *dir, int v2) {
 
 long cpu_cgroup_memory_limit(const char *root) { return cgroup_lowest(root, "memory", memory_level); }
 
+long cpu_env_count(const char *value, long lo, long hi) {
+    if (!value || *value < '0' || *value > '9') return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    return !errno && !*end && v >= lo && v <= hi ? v : -1;
+}
+
 int cpu_cgroup_cpu_limit(const char *root) {
     long c = cgroup_lowest(root, "cpu", cpu_level);
     return c > 4096 ? 4096 : (int)c;

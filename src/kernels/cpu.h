@@ -62,6 +62,12 @@ long cpu_cgroup_memory_limit(const char *root);
 // there is none: a container's `docker run --cpus 2` on a machine of 64 cores.
 int cpu_cgroup_cpu_limit(const char *root);
 
+// The value of a tuning variable of the environment (VITMAE_SPIN_US, VITMAE_GEMM_KC,
+// VITMAE_GROUPS_AT_ONCE, VITMAE_FORWARD_IMAGES: docs/interface.md, "Environment") read as a whole
+// number in digits only, from lo to hi: the number, or -1 when value is NULL or anything else (" 2",
+// "+2", "2x", "1e3", out of range), which leaves the variable's rule in charge.
+long cpu_env_count(const char *value, long lo, long hi);
+
 // Asks Linux to back the big arrays a step touches whole (parameters, gradients, optimizer moments,
 // gradient-group buffers, packed weights; not the activation arena, much of which a run never touches)
 // with 2 MB transparent huge pages: madvise(MADV_HUGEPAGE) on the whole 2 MB pages inside

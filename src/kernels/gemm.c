@@ -190,10 +190,8 @@ static int env_kc = -1;
 static int env_kc_value(void) {
     int v = __atomic_load_n(&env_kc, __ATOMIC_RELAXED);
     if (v >= 0) return v;
-    const char *e = getenv("VITMAE_GEMM_KC");
-    char *end = NULL;
-    long k = e && *e ? strtol(e, &end, 10) : 0;
-    v = end && !*end && k >= 16 && k <= 4096 ? (int)k : 0;   // anything else: from the caches
+    long k = cpu_env_count(getenv("VITMAE_GEMM_KC"), 16, 4096);
+    v = k > 0 ? (int)k : 0;   // anything else: from the caches
     __atomic_store_n(&env_kc, v, __ATOMIC_RELAXED);
     return v;
 }

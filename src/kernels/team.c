@@ -1,5 +1,6 @@
 // Team mode's per-thread state and its barrier (kernels/team.h).
 #include "kernels/team.h"
+#include "kernels/cpu.h"
 #include "kernels/prof.h"
 #include <limits.h>
 #include <omp.h>
@@ -45,9 +46,8 @@ static int spin_us = -2;   // -2: not chosen yet
 // VITMAE_SPIN_US=N (0 to 1000000, in digits: " 20" and "+20" are no value) if set and valid; else
 // OMP_WAIT_POLICY=active (never sleep) or passive (sleep at once), as libgomp reads them; else the default.
 int team_spin_us_from(const char *e, const char *w) {
-    char *end = NULL;
-    long v = e && *e >= '0' && *e <= '9' ? strtol(e, &end, 10) : -1;
-    if (end && !*end && v >= 0 && v <= SPIN_US_MAX) return (int)v;
+    long v = cpu_env_count(e, 0, SPIN_US_MAX);
+    if (v >= 0) return (int)v;
     if (w && !strcasecmp(w, "active")) return -1;
     if (w && !strcasecmp(w, "passive")) return 0;
     return SPIN_US_DEFAULT;
