@@ -150,6 +150,16 @@ i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/int.log" 2>/dev/null; do
 kill -INT $pid; wait $pid; rc=$?
 t "SIGINT exits 0" '[ $rc -eq 0 ]'
 t "SIGINT leaves a resumable checkpoint" '"$VITMAE" info "$dir/int/checkpoint.safetensors" | grep -q "can resume"'
+t "SIGINT is said at once, once" '[ "$(grep -c "^vitmae: SIGINT: finishing this step, then saving a checkpoint; Ctrl-C again stops at once without saving$" "$dir/int.log")" -eq 1 ]'
+# A second Ctrl-C (held at the gate after the stopped step, before its save): ended at once by it, unsaved.
+VITMAE_FAULT_HOLD_AFTER_STOP="$dir/int2.gate" "$VITMAE" finetune --ckpt "$pre" $ft --steps 100000 --eval-every 100000 --ckpt-every 4 --log-every 1 --threads 1 --out "$dir/int2" > "$dir/int2.log" 2> "$dir/int2.err" &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! grep -q "^step 9/" "$dir/int2.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid; wait_gate "$dir/int2.gate" $pid
+before=$(saved_step "$dir/int2/checkpoint.safetensors")
+kill -INT $pid; sleep 0.5; touch "$dir/int2.gate"; wait $pid; rc=$?
+t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop (step ${before:-none})" \
+  '[ $rc -eq 130 ] && grep -q "^vitmae: SIGINT again: stopped at once without saving" "$dir/int2.err" && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ] && [ "$before" -ge 4 ]'
 
 # 5. classify: a line per image and the accuracy; JSON as docs/encoder.md; 6 significant digits.
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 2 "$dir/data" > "$dir/cls.txt" 2>&1; rc=$?

@@ -265,6 +265,11 @@ for sig in INT TERM; do
     '[ $rc -eq 0 ] && [ ! -s "$dir/one$sig.err" ] && grep -q "^interrupted at step $saved of 100000; saved " "$dir/one$sig.log"'
   t "SIG$sig to rank 1 only: rank 0 saved mid-run (step ${saved:-none})" '[ -n "$saved" ] && [ "$saved" -gt 0 ] && [ "$saved" -lt 100000 ]'
 done
+# Two SIGINTs to one rank: a rank says nothing of a stop and does not end at once on a second Ctrl-C,
+# as a process of its own does (mpirun has its own; a rank gone would fail the job): as for one.
+one_rank_signal "INT INT" "$dir/oneII" train $lsmall --steps 100000 --threads 1
+t "two SIGINTs to rank 1: the job ends as for one, exit 0 ($rc), nothing on stderr ($(head -c 300 "$dir/oneII.err"))" \
+  '[ $rc -eq 0 ] && [ ! -s "$dir/oneII.err" ] && grep -q "^interrupted at step $saved of 100000; saved " "$dir/oneII.log"'
 # 7c. A rank that fails at run time where the others do not (each rank its own copy of the data, as
 #     without a shared filesystem; rank 1's moved away mid-run, its images read afresh each step with no
 #     cache): every rank learns it at the step's exchange, rank 1 names the cause, all exit 1 at once;

@@ -256,8 +256,10 @@ i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/rcut/samples/step-2.png" ] && kill -0
 for f in "$dir"/valcut/*/*.png; do head -c 80 "$f" > "$dir/cut.png" && mv "$dir/cut.png" "$f"; done
 i=0; while [ $i -lt 1200 ] && ! grep -q "valcut/.*found while validating" "$dir/rcut.err" && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 kill -INT $pid 2>/dev/null; wait $pid; rc=$?
+# Besides the "skipped" lines, only the Ctrl-C's own (docs/interface.md, "Stopping"), once.
+said="vitmae: SIGINT: finishing this step, then saving a checkpoint; Ctrl-C again stops at once without saving"
 t "sample images broken mid-run: exit 0 ($(grep -v "skipped" "$dir/rcut.err" | head -c 300))" \
-  '[ $rc -eq 0 ] && [ -s "$dir/rcut/checkpoint.safetensors" ] && [ "$(grep -vc "^vitmae: skipped " "$dir/rcut.err")" -eq 0 ]'
+  '[ $rc -eq 0 ] && [ -s "$dir/rcut/checkpoint.safetensors" ] && [ "$(grep -v "^vitmae: skipped " "$dir/rcut.err")" = "$said" ]'
 t "sample images broken mid-run: reported, each once" \
   '[ -n "$(grep "valcut/" "$dir/rcut.err")" ] && [ "$(grep "valcut/" "$dir/rcut.err" | wc -l)" -eq "$(grep "valcut/" "$dir/rcut.err" | sort -u | wc -l)" ]'
 
@@ -293,7 +295,7 @@ i=0; while [ $i -lt 600 ] && [ "$(grep -c "clsgone/" "$dir/rcls.err")" -lt 2 ] &
 sleep 0.5   # more batches meet more of their images
 kill -INT $pid 2>/dev/null; wait $pid; rc=$?
 t "class folders deleted mid-run: exit 0, one line for each folder ($(head -n 3 "$dir/rcls.err" | tr "\n" "|"))" \
-  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/rcls.err")" -eq 2 ] && grep -q "^vitmae: skipped .*/clsgone/gone1: the folder is gone (moved or deleted during the run); its images are left out from now on$" "$dir/rcls.err" && grep -q "^vitmae: skipped .*/clsgone/gone2: the folder is gone" "$dir/rcls.err"'
+  '[ $rc -eq 0 ] && [ "$(grep -v -x -F "$said" "$dir/rcls.err" | wc -l)" -eq 2 ] && [ "$(grep -c -x -F "$said" "$dir/rcls.err")" -eq 1 ] && grep -q "^vitmae: skipped .*/clsgone/gone1: the folder is gone (moved or deleted during the run); its images are left out from now on$" "$dir/rcls.err" && grep -q "^vitmae: skipped .*/clsgone/gone2: the folder is gone" "$dir/rcls.err"'
 
 # The reason survives a long path (a broken file below 550 characters of folders).
 long="$dir/data/circle/$(printf "%0200d" 0)/$(printf "%0200d" 1)/$(printf "%0150d" 2)"

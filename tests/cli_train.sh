@@ -291,6 +291,10 @@ kill -INT $pid; wait $pid; rc=$?
 t "SIGINT exits 0" '[ $rc -eq 0 ]'
 t "SIGINT leaves a loadable checkpoint" '"$VITMAE" info "$dir/int/checkpoint.safetensors" > /dev/null'
 t "SIGINT says how to resume" 'grep -q "resume" "$dir/int.log"'
+# A stop was said nothing of until its step ended (a ViT-B step can take minutes): it is said at once
+# on stderr, and a second Ctrl-C stops the run at once (below).
+t "SIGINT is said at once, once ($(grep -c "SIGINT" "$dir/int.log"))" \
+  '[ "$(grep -c "SIGINT" "$dir/int.log")" -eq 1 ] && grep -q "^vitmae: SIGINT: finishing this step, then saving a checkpoint; Ctrl-C again stops at once without saving$" "$dir/int.log"'
 # SIGHUP (its terminal closed) and SIGXCPU (a CPU-time limit's warning) killed a run without saving,
 # and SIGQUIT (Ctrl-\) dumped core without saving (in a script's background job, where the shell
 # ignores it, it did nothing): now they stop it as SIGINT does, and so does SIGTERM; under nohup
@@ -306,6 +310,12 @@ for sig in HUP XCPU TERM QUIT; do
   kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
   t "SIG$sig: exit 0 ($rc), saved mid-run, says how to resume" \
     '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/sig$sig.log" && [ "$(saved_step "$dir/sig$sig/checkpoint.safetensors")" -gt 0 ]'
+  said=$(grep -c "finishing this step" "$dir/sig$sig.log")
+  if [ $sig = HUP ]; then   # the terminal is gone: no one to tell
+    t "SIGHUP: said nothing ($said)" '[ "$said" -eq 0 ]'
+  else
+    t "SIG$sig: said at once, once ($said)" '[ "$said" -eq 1 ] && grep -q "^vitmae: SIG$sig: finishing this step, then saving a checkpoint$" "$dir/sig$sig.log"'
+  fi
 done
 nohup "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/nohup" > "$dir/nohup.log" 2>&1 &
 pid=$!
@@ -314,6 +324,29 @@ kill -HUP $pid; sleep 1
 t "under nohup, SIGHUP leaves the run going" 'kill -0 $pid 2>/dev/null && ! grep -q "^interrupted" "$dir/nohup.log"'
 kill -TERM $pid; wait $pid; rc=$?
 t "... and SIGTERM then stops it, exit 0 ($rc)" '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/nohup.log"'
+# A second Ctrl-C stops the run at once, unsaved (held at the test gate VITMAE_FAULT_HOLD_AFTER_STOP,
+# after the stopped step and before its save): exit 130 as a Ctrl-C's death, the line said, the last
+# periodic checkpoint whole and resumable. It used to do nothing: a user whose run seemed stuck had only
+# kill -9 left. A SIGTERM there instead (a script's, a scheduler's) changes nothing: the run saves.
+twice() {   # twice NAME SIG: SIGINT, then at the gate SIG
+  rm -f "$dir/$1.gate" "$dir/$1.gate.held"
+  VITMAE_FAULT_HOLD_AFTER_STOP="$dir/$1.gate" "$VITMAE" train $small --steps 100000 --eval-every 100000 --ckpt-every 4 --log-every 1 --threads 1 --out "$dir/$1" > "$dir/$1.log" 2> "$dir/$1.err" &
+  pid=$!
+  i=0; while [ $i -lt 300 ] && ! grep -q "^step 9/" "$dir/$1.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  kill -INT $pid; wait_gate "$dir/$1.gate" $pid
+  before=$(saved_step "$dir/$1/checkpoint.safetensors")
+  kill -$2 $pid; sleep 0.5; touch "$dir/$1.gate"
+  i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+}
+twice int2 INT
+t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop ($(tail -c 300 "$dir/int2.err"))" \
+  '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int2.err")" = "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)" ] && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ]'
+"$VITMAE" train --resume "$dir/int2" --steps $((before + 2)) > /dev/null 2>&1; rc=$?
+t "... and its last checkpoint (step $before) resumes ($rc)" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = $((before + 2)) ]'
+twice term2 TERM
+t "Ctrl-C, then SIGTERM: the run saves as asked, exit 0 ($rc; step $(saved_step "$dir/term2/checkpoint.safetensors") after $before)" \
+  '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/term2.log" && [ "$(saved_step "$dir/term2/checkpoint.safetensors")" -gt "$before" ] && [ "$(grep -c "finishing this step" "$dir/term2.err")" -eq 1 ]'
 # A closed pipe (`vitmae train ... | head -3`) killed the run by SIGPIPE at its next line, unsaved:
 # now stdout's lines are dropped, one line on stderr says so, and the run trains and saves, exit 0;
 # a closed stderr (here at the small-split warning) likewise, without a word.

@@ -98,7 +98,7 @@ one_rank_signal() {
   _pid=$!
   wait_step "$_out" 3
   r1=$(rank_pid "$_out" 1)
-  [ -n "$r1" ] && kill -"$_sig" "$r1"
+  for _s in $_sig; do [ -n "$r1" ] && kill -"$_s" "$r1"; done   # "INT INT": two, back to back
   wait $_pid; rc=$?
   saved=$(saved_step "$_out/checkpoint.safetensors")
 }

@@ -1219,6 +1219,7 @@ int cmd_finetune(int argc, char **argv) {
     loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
     run_report_working_images(&t->ds, r->step - first_step, total_wait);   // as train's (collective under mpirun)
     if (rc == 0) {
+        if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);

@@ -17,6 +17,7 @@
 #include "cmd/cli.h"
 #include "cmd/log.h"
 #include "cmd/output.h"
+#include "cmd/streams.h"
 #include "core/config.h"
 #include "dist/dist.h"
 #include "io/checkpoint.h"
@@ -463,10 +464,49 @@ static void output_never_blocks(void) {
     cli_stdout_lossy = 1;   // lines that do not fit are dropped from now on, and that is no failure
 }
 
+// A process started by mpirun (known from its environment before MPI starts): its stop signals say
+// nothing, and a second Ctrl-C does not end it at once (mpirun has its own second Ctrl-C, and a rank
+// that died would leave the others to mpirun's teardown; docs/distributed.md, "Faults").
+static int stops_quietly = 0;
+
+// Said on stderr with write(2), which a signal handler may call, as a stop signal arrives: the run
+// acknowledges it at once, though its step may take minutes (docs/interface.md, "Stopping").
+#define STOP_SAID(name) "vitmae: " name ": finishing this step, then saving a checkpoint"
+static const char stop_said_int[] = STOP_SAID("SIGINT") "; Ctrl-C again stops at once without saving\n";
+static const char stop_said_at_once[] =
+    "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)\n";
+static int stderr_on_terminal = 0;
+
+static void say_on_stderr(const char *line, size_t n) {
+    // A progress bar drawn on the terminal (cmd/streams.h) is left on a line of its own; it is drawn
+    // again below the line said.
+    ssize_t w = stderr_on_terminal && progress_open() ? write(STDERR_FILENO, "\n", 1) : 0;
+    w = write(STDERR_FILENO, line, n);
+    (void)w;   // a stderr that takes nothing leaves the stop as it is
+}
+
 static void on_stop_signal(int sig) {
+    int saved_errno = errno;   // the code the signal interrupted may be about to read errno
+    int again = run_stop_requested;
     run_stop_requested = 1;
     if (sig == SIGHUP) cli_stdout_lossy = 1;   // the terminal is gone: lines to it fail, and that is no failure
     if (output_is_mpirun) output_never_blocks();
+    if (!stops_quietly && again && sig == SIGINT) {
+        say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
+        signal(SIGINT, SIG_DFL);   // delivered as the handler returns (SIGINT is blocked in it): exit 130
+        raise(SIGINT);
+    } else if (!stops_quietly && !again) {
+        static const char term[] = STOP_SAID("SIGTERM") "\n", usr1[] = STOP_SAID("SIGUSR1") "\n",
+                          quit[] = STOP_SAID("SIGQUIT") "\n", xcpu[] = STOP_SAID("SIGXCPU") "\n";
+        switch (sig) {   // SIGHUP: the terminal is gone, there is no one to tell
+        case SIGINT: say_on_stderr(stop_said_int, sizeof stop_said_int - 1); break;
+        case SIGTERM: say_on_stderr(term, sizeof term - 1); break;
+        case SIGUSR1: say_on_stderr(usr1, sizeof usr1 - 1); break;
+        case SIGQUIT: say_on_stderr(quit, sizeof quit - 1); break;
+        case SIGXCPU: say_on_stderr(xcpu, sizeof xcpu - 1); break;
+        }
+    }
+    errno = saved_errno;
 }
 
 int run_stop_signal(int i) {
@@ -482,6 +522,8 @@ void run_catch_stop_signals(void) {
     // failing with EINTR: that would drop the line, and the run would end saying its stdout failed.
     sa.sa_flags = SA_RESTART;
     output_is_mpirun = dist_active();
+    stops_quietly = dist_launched();
+    stderr_on_terminal = isatty(STDERR_FILENO);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);

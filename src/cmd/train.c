@@ -1045,6 +1045,7 @@ int cmd_train(int argc, char **argv) {
     loader_free(ld);
     run_report_working_images(&t->ds, r->step - first_step, total_wait);
     if (rc == 0) {
+        if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         int saved = !rank0 || !run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model),

@@ -12,9 +12,13 @@
 
 static int g_active = 0, g_rank = 0, g_size = 1;
 
-int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
+int dist_launched(void) {
     // mpirun (ORTE) sets OMPI_COMM_WORLD_SIZE; PMI-based launchers (srun, hydra) set PMI_SIZE.
-    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE")) return 0;
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE");
+}
+
+int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
+    if (!dist_launched()) return 0;
     int provided = 0;
     // Only the main thread calls MPI (between OpenMP regions).
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {

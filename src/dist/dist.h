@@ -26,6 +26,9 @@
 // MPI_Init when launched by mpirun (argc/argv may be updated); on ranks > 0 stdout goes to /dev/null
 // (rank 0 alone reports). 0 ok; -1 and a reason in err when MPI fails to start.
 int  dist_init(int *argc, char ***argv, char *err, size_t errlen);
+// 1 when a launcher started this process as a rank (mpirun, srun): known before dist_init, from the
+// environment alone.
+int  dist_launched(void);
 // MPI_Finalize (nothing without MPI). Call once, on every rank, when the command returned.
 void dist_finalize(void);
 // Ends every process of the job now with this exit status (exit() without MPI): for programming
