@@ -196,6 +196,12 @@ t "a file inside a class folder gets that label" 'grep -q "\"label\":[[:space:]]
 mkdir -p "$dir/unl/sub" && cp "$dir/data/circle/00000.png" "$dir/unl/sub/b.png"
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/unl" > "$dir/unl.json"
 t "a folder that is not a class labels nothing" 'python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"images\"][0][\"label\"] is None and d[\"top1\"] is None, d" "$dir/unl.json"'
+# Run inside a class folder (`cd val/Coat && vitmae classify *.png`), a path names no folder: "a.png",
+# "./a.png" and the folder INPUT "." had no label (top-1 over none); the folder holding them is circle.
+first=$(ls "$dir/data/circle" | head -n 1)
+(cd "$dir/data/circle" && "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$first" "./$first" . > "$dir/cwd.json" 2> "$dir/cwd.err"); rc=$?
+t "classify in a class folder: a.png, ./a.png and . are labelled with it ($rc: $(head -c 300 "$dir/cwd.json"))" \
+  '[ $rc -eq 0 ] && python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert len(d[\"images\"]) > 2 and {i[\"label\"] for i in d[\"images\"]} == {\"circle\"}, d" "$dir/cwd.json"'
 
 # 6. The encoder's other users read a classifier.
 t "info --json says classifier, with every documented field" '"$VITMAE" info --json "$dir/run/checkpoint.safetensors" | python3 -c "import json, sys; d = json.load(sys.stdin); assert d[\"kind\"] == \"classifier\" and d[\"decoder_params\"] == 0 and all(k in d for k in (\"file\", \"config\", \"params\", \"encoder_params\", \"has_decoder\", \"crc32\", \"train_state\")), d"'

@@ -47,14 +47,24 @@ static void inputs_free(InputList *l) {
     memset(l, 0, sizeof *l);
 }
 
-// The folder holding a file, when it is one of the model's classes; else NULL.
+// The folder holding a file, when it is one of the model's classes; else NULL. Its name is the path's
+// last folder as written ("val/Coat/a.png": Coat, also through a link of that name); a path that names
+// none ("a.png", "./a.png", "../a.png", as `cd val/Coat && vitmae classify *.png` gives them) has the
+// name of the folder it resolves to (such images had no label).
 static const char *parent_class(const char *path, char *const *classes, int K, char *buf, size_t n) {
     const char *slash = strrchr(path, '/');
-    if (!slash) return NULL;
-    const char *start = slash;
+    const char *start = slash ? slash : path;
     while (start > path && start[-1] != '/') start--;
-    snprintf(buf, n, "%.*s", (int)(slash - start), start);
-    for (int k = 0; k < K; k++) if (!strcmp(buf, classes[k])) return buf;
+    snprintf(buf, n, "%.*s", (int)(slash ? slash - start : 0), start);
+    if (!buf[0] || !strcmp(buf, ".") || !strcmp(buf, "..")) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+        char *abs = realpath(dir, NULL);
+        const char *base = abs ? strrchr(abs, '/') : NULL;
+        snprintf(buf, n, "%s", base ? base + 1 : "");
+        free(abs);
+    }
+    for (int k = 0; k < K; k++) if (buf[0] && !strcmp(buf, classes[k])) return buf;
     return NULL;
 }
 
