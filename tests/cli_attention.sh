@@ -128,12 +128,19 @@ for f in index.html attn_input.attn.png; do
   run --out "$tmp/fd" --force "$img"; rc=$?
   t "--force onto a folder $f: exit 2, one line ($rc: $(cat "$tmp/err"))" \
     '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/$f: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -e "$tmp/fd/attn_input" ]'
+  # Without --force it said "already exists (use --force to replace it)": advice refused in turn.
+  run --out "$tmp/fd" "$img"; rc=$?
+  t "a folder $f, no --force: exit 2, says it is a folder ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/$f: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -e "$tmp/fd/attn_input" ]'
 done
 # ... and a file where the image's folder of maps goes: refused before the work, exit 2, one line (it
 # failed at the image, exit 1, "not a folder").
 rm -rf "$tmp/fd"; mkdir -p "$tmp/fd"; echo mine > "$tmp/fd/attn_input"
 run --out "$tmp/fd" --force "$img"; rc=$?
 t "--force onto a file where the folder of maps goes: exit 2, one line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/attn_input: is not a folder: the image'"'"'s maps go into a folder of this name, and --force replaces files, not a file with a folder (choose another --out)" ] && [ "$(ls "$tmp/fd")" = attn_input ] && [ "$(cat "$tmp/fd/attn_input")" = mine ]'
+run --out "$tmp/fd" "$img"; rc=$?
+t "a file where the folder of maps goes, no --force: exit 2, says it is not a folder ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/attn_input: is not a folder: the image'"'"'s maps go into a folder of this name, and --force replaces files, not a file with a folder (choose another --out)" ] && [ "$(ls "$tmp/fd")" = attn_input ] && [ "$(cat "$tmp/fd/attn_input")" = mine ]'
 # Two commands at once into one folder: both find the names free; the one that waits before it writes
 # (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) while the other draws the same image exits 1 with

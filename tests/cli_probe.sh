@@ -116,6 +116,10 @@ for o in f g; do
   x=npy; [ $o = g ] && x=txt
   t "--force onto a folder $o.$x: exit 2 before the work, one line ($rc: $(cat "$tmp/err"))" \
     '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/dirout/$o.$x: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -s "$tmp/out" ]'
+  # Without --force the line said "already exists (use --force to replace it)": advice refused in turn.
+  "$VITMAE" embed --ckpt "$ck" --out "$tmp/dirout/$o.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  t "a folder $o.$x, no --force: exit 2, says it is a folder, not to use --force ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/dirout/$o.$x: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -s "$tmp/out" ]'
 done
 
 # --- embed: two commands at once with the same outputs ----------------------------------------------

@@ -829,9 +829,9 @@ static const char *SYNOPSIS =
     "square). Photos larger than --display are shrunk to it; smaller ones are enlarged by whole pixels.";
 
 // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"): 1 after
-// naming the first of DIR/index.html and each image's files that exists (with --force, the first
-// that is a folder where a file goes, or not a folder where the folder of maps goes: nothing can be
-// published over it); else 0.
+// naming the first of DIR/index.html and each image's files that exists, or, with or without --force,
+// the first that is a folder where a file goes or not a folder where the folder of maps goes (nothing
+// can be published over it; "use --force" would send the user to that refusal); else 0.
 // What each image writes beside DIR/index.html: DIR/<stem><kind> (the folder of maps for "").
 static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy", NULL};
 static const char *const index_name[] = {"index.html", NULL};
@@ -843,11 +843,14 @@ static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw,
     for (int i = 0; i < n && !refused; i++)
         for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && !refused; k++) {
             snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
-            if (force && !*kinds[k]) {   // the folder of maps: a folder, which --force keeps; not a file
+            if (!*kinds[k]) {   // the folder of maps: a folder, which --force keeps; never a file, with or without it
                 struct stat st;
                 if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
                     cli_error(path, "is not a folder: the image's maps go into a folder of this name, and --force "
                               "replaces files, not a file with a folder (choose another --out)");
+                    refused = 1;
+                } else if (!force && output_exists(path)) {
+                    cli_error(path, "already exists (use --force to replace it)");
                     refused = 1;
                 }
                 continue;

@@ -22,8 +22,9 @@ int output_refuse_existing(const char *path, int force) {
     struct stat st;
     if (lstat(path, &st) != 0) return 0;
     // A folder in a file's place: --force cannot replace it (the rename that publishes the file
-    // fails), and that was found only after all the work.
-    if (force && S_ISDIR(st.st_mode)) {
+    // fails), and that was found only after all the work; without --force, "use --force" sent the
+    // user to that refusal.
+    if (S_ISDIR(st.st_mode)) {
         cli_error(path, "is a folder: --force replaces files, not folders (choose another name)");
         return 1;
     }

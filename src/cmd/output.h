@@ -31,9 +31,9 @@ void output_mkdir_disown(OutputMade *made);
 // Earlier results are not replaced without the user's say (docs/interface.md, "Earlier results"): a
 // command that writes named files checks them first and, unless given --force, refuses (exit 2) with
 // "vitmae: PATH: already exists (use --force to replace it)". output_refuse_existing returns 1 after
-// printing that line when path names anything (a file, a folder, a link) and force is 0; with force,
-// 1 after "vitmae: PATH: is a folder: --force replaces files, not folders (choose another name)" when
-// path is a folder (a file cannot be published over it); else 0.
+// "vitmae: PATH: is a folder: --force replaces files, not folders (choose another name)" when path is a
+// folder (a file cannot be published over it, with --force or without), else 1 after the first line
+// when path names anything (a file, a link) and force is 0; else 0.
 int output_exists(const char *path);
 int output_refuse_existing(const char *path, int force);
 
