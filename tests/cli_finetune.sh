@@ -57,6 +57,17 @@ mkdir -p "$dir/valbad/circle" && head -c 80 "$dir/data/circle/00000.png" > "$dir
 t "finetune: every validation image broken, one warning, val columns empty ($rc: $(grep -v "skipped" "$dir/vb.err" | head -c 300))" \
   '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: warning: none of the 1 validation image decodes (it is broken past the header): the run goes on without validation; metrics.csv.s val_loss and val_top1 stay empty$" "$dir/vb.err")" -eq 1 ] &&
    [ "$(grep -vc "^vitmae: skipped " "$dir/vb.err")" -eq 1 ] && [ -z "$(cut -d, -f5,6 "$dir/vb/metrics.csv" | tail -n +2 | tr -d ",\n")" ]'
+# --val-max N scores N images spread over the validation folder, not its first N: the folder is scanned
+# class by class, so the first 4 of 3 classes x 4 were all circles (at the default 1000, Fashion-MNIST's
+# test folder was scored on Ankle_boot alone). Every triangle broken past its header: the spread meets one.
+mkdir -p "$dir/spread"
+for c in circle square triangle; do
+  mkdir -p "$dir/spread/$c"; for f in $(ls "$dir/data/$c" | head -n 4); do cp "$dir/data/$c/$f" "$dir/spread/$c/"; done
+done
+for f in "$dir/spread/triangle/"*.png; do head -c 80 "$dir/data/circle/00000.png" > "$f"; done
+"$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/spread" --val-max 4 --steps 2 --eval-every 2 --out "$dir/sp" > "$dir/sp.out" 2> "$dir/sp.err"; rc=$?
+t "finetune --val-max 4 of 12 images in 3 classes: the scored images span the classes, a triangle among them ($rc: $(grep "val top-1" "$dir/sp.out"); $(head -c 300 "$dir/sp.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: skipped $dir/spread/triangle/.*(found while validating; left out of the validation)$" "$dir/sp.err")" -eq 1 ] && grep -q "^step 2: val loss .*(3 images)$" "$dir/sp.out"'
 # A class whose every file is broken past its header: the decoding scan left it out (no image, no
 # class); read lazily it stays in the head, never trained, its batch places given to other classes'
 # images, and the run said nothing of it but the files. Now a warning names the class, once.

@@ -97,6 +97,7 @@ struct FineTune {
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
     int *train_idx, ntrain, *val_idx, nval;
     int *val_label;             // [nval] class of val_idx[i] in the training classes
+    int *eval_idx, *eval_label, neval;   // the images each evaluation scores: up to val_max of val_idx, spread
     char **classes;             // the model's class names (borrowed from ds or the checkpoint)
     ClfCheckpoint resumed;      // owns the class names when resuming
     ClassifierConfig cfg;
@@ -270,19 +271,35 @@ static void report_broken(FineTune *t, const Dataset *ds) {
 }
 
 // Loss (plain cross-entropy, as MAE's evaluate) and top-1 over up to val_max validation images.
+// With more than val_max, image i * nval / val_max for each i < val_max: the folders are scanned class
+// by class, so the first val_max were the first classes only (Fashion-MNIST's test folder at the
+// default 1000: Ankle_boot alone, top-1 of one class of ten).
 static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, size_t errlen) {
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
     *val_loss = NAN; *val_top1 = NAN;
     if (nval == 0) return 0;
+    if (t->neval != nval) {   // once a run: val_max and the validation images are fixed from its start
+        free(t->eval_idx); free(t->eval_label);
+        t->eval_idx = malloc((size_t)nval * sizeof *t->eval_idx);
+        t->eval_label = malloc((size_t)nval * sizeof *t->eval_label);
+        t->neval = 0;
+        if (!t->eval_idx || !t->eval_label) { snprintf(err, errlen, "out of memory"); return -1; }
+        for (int i = 0; i < nval; i++) {
+            long k = (long)i * t->nval / nval;
+            t->eval_idx[i] = t->val_idx[k];
+            t->eval_label[i] = t->val_label[k];
+        }
+        t->neval = nval;
+    }
     double loss_sum = 0;
     long correct = 0;
     int K = t->cfg.num_classes, pos[4096], used = 0, rc = 0;
     // In chunks of one gradient group (the model holds that many images), leaving out the images found
     // broken past their headers, as train's validation (cmd/train_out.c).
     for (int b0 = 0, end; b0 < nval && !rc; ) {
-        int n = dataset_next_chunk(val_set(t), t->val_idx, nval, b0, t->per, pos, &end);
+        int n = dataset_next_chunk(val_set(t), t->eval_idx, nval, b0, t->per, pos, &end);
         if (n == 0) { b0 = end; continue; }
-        for (int k = 0; k < n; k++) { t->batch_items[k] = t->val_idx[pos[k]]; t->labels[k] = t->val_label[pos[k]]; }
+        for (int k = 0; k < n; k++) { t->batch_items[k] = t->eval_idx[pos[k]]; t->labels[k] = t->eval_label[pos[k]]; }
         rc = dataset_load_batch(val_set(t), t->batch_items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->images, err, errlen);
         if (dataset_any_broken(val_set(t), t->batch_items, n)) { rc = 0; continue; }   // the chunk again, without it
         if (rc) break;
@@ -1004,7 +1021,7 @@ static void finetune_free(FineTune *t) {
         free(t->runner[w].drop);
         if (w > 0) clf_free(t->runner[w].model);   // before the model whose parameters they share
     }
-    free(t->train_idx); free(t->val_idx); free(t->val_label);
+    free(t->train_idx); free(t->val_idx); free(t->val_label); free(t->eval_idx); free(t->eval_label);
     if (t->model) clf_free(t->model);
     if (t->metrics) fclose(t->metrics);
     history_free(&t->hist);
