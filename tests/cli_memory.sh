@@ -115,6 +115,31 @@ fb=$(awk -v m="$mem" 'BEGIN { b = int(m / 16 / (1024 * 1024 * 3 * 4)); print b <
 t "finetune: --prefetch 64 batches of $fb cannot fit: exit 2 ($rc)" '[ $rc -eq 2 ]'
 t "finetune: names the bytes ($(cat "$dir/err"))" 'bytes_line finetune'
 t "finetune: nothing written" '[ ! -e "$dir/f" ]'
+t "finetune: no --groups named where none fits (the batches ahead are the batch's own pixels)" '! grep -q -- "--groups" "$dir/err"'
+# Where more gradient groups would fit, finetune's line names the fewest that do by its own memory rule,
+# as train's does. The model: 4097 tokens of a 64x64 grey image, 4 heads, at --groups 1 (2079 GiB for the
+# 4096 images, about 0.55 GiB for one: a hint on any machine of 1 to 2000 GiB). Half of them is refused,
+# naming the same again; the named G passes the memory check: under ulimit -v 0.6 GB the model's
+# allocation fails (exit 1) where a refusal would say "needs" (exit 2), and nothing runs. Under ulimit
+# also the run of half of them, which a wrong rule would let allocate some GiB and run (not under the
+# sanitizers, where ulimit -v cannot be used, nor needed: their build is the one that passes).
+in_limit() { if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then "$@"; else (ulimit -v 600000 && exec "$@"); fi; }
+ft_big="--from-scratch --data $dir/cls --img 64 --patch 1 --channels 1 --dim 16 --heads 4 --depth 1 --batch 4096 --steps 1"
+"$VITMAE" finetune $ft_big --groups 1 --out "$dir/f" > /dev/null 2> "$dir/err"; rc=$?
+way=$(sed -n 's/^vitmae: finetune: the model needs [0-9]* bytes .* for batch 4096 at 64x64; .* GiB; --groups \([0-9]*\) (\([0-9]*\) images\{0,1\} at a time) fits$/\1 \2/p' "$dir/err")
+g=${way% *}; per=${way#* }
+t "finetune --groups 1: the fewest --groups that fit named ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ -n "$way" ] && [ $((g * per)) -eq 4096 ] && [ "$g" -gt 1 ] && [ $((g & (g - 1))) -eq 0 ] && [ ! -e "$dir/f" ]'
+if [ -n "$way" ] && [ "$g" -ge 4 ]; then
+  in_limit "$VITMAE" finetune $ft_big --groups $((g / 2)) --out "$dir/f" > /dev/null 2> "$dir/err"; rc=$?
+  t "finetune --groups $((g / 2)): refused, --groups $g named again ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && grep -q -- "; --groups $g ($per images\{0,1\} at a time) fits$" "$dir/err" && [ ! -e "$dir/f" ]'
+fi
+if [ -n "$way" ] && [ "${VITMAE_SANITIZED:-0}" != 1 ]; then
+  in_limit "$VITMAE" finetune $ft_big --groups "$g" --out "$dir/f" > /dev/null 2> "$dir/err"; rc=$?
+  t "finetune --groups $g: passes the memory check, then out of memory under ulimit -v ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && grep -q "^vitmae: finetune: out of memory" "$dir/err" && ! grep -q "needs" "$dir/err" && [ ! -e "$dir/f" ]'
+fi
 # probe's model holds the larger of its two sets, not --batch (64) images.
 ncls=$(find "$dir/cls" -name '*.png' | wc -l)
 "$VITMAE" probe --ckpt "$dir/big.safetensors" --train "$dir/cls" --test "$dir/cls" > /dev/null 2> "$dir/err"; rc=$?
@@ -148,6 +173,17 @@ if [ -n "$cg" ]; then
   in_cg "$VITMAE" train --data "$dir/data" --img 16 --patch 4 --batch 2 --steps 1 --threads 1 --out "$dir/cgsmall" \
     > /dev/null 2> "$dir/err"; rc=$?
   t "a memory cgroup of 0.50 GiB: a small run runs ($rc: $(head -c 300 "$dir/err"))" '[ $rc -eq 0 ] && [ -s "$dir/cgsmall/checkpoint.safetensors" ]'
+  # finetune's way out in the same cgroup: a run of 16 images of 1025 tokens at --groups 1 (0.53 GiB)
+  # made outside it. A new run is told --groups 2; its --resume, whose groups are fixed, is told nothing more.
+  ft_cg="--from-scratch --data $dir/cls --img 32 --patch 1 --channels 1 --dim 16 --heads 4 --depth 1 --batch 16 --groups 1 --steps 1"
+  "$VITMAE" finetune $ft_cg --out "$dir/fcg" > /dev/null 2> "$dir/err"; rc=$?
+  t "finetune of 0.53 GiB outside the cgroup: runs ($rc: $(head -c 300 "$dir/err"))" '[ $rc -eq 0 ] && [ -s "$dir/fcg/checkpoint.safetensors" ]'
+  in_cg "$VITMAE" finetune $ft_cg --out "$dir/fcg2" > /dev/null 2> "$dir/err"; rc=$?
+  t "finetune in the cgroup: refused, --groups 2 named ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && grep -q "^vitmae: finetune: the model needs [0-9]* bytes (0.53 GiB) for batch 16 at 32x32; its memory cgroup allows 0.50 GiB; --groups 2 (8 images at a time) fits$" "$dir/err" && [ ! -e "$dir/fcg2" ]'
+  in_cg "$VITMAE" finetune --resume "$dir/fcg" > /dev/null 2> "$dir/err"; rc=$?
+  t "finetune --resume in the cgroup: refused, no --groups named ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && grep -q "^vitmae: finetune: the model needs [0-9]* bytes (0.53 GiB) for batch 16 at 32x32; its memory cgroup allows 0.50 GiB$" "$dir/err"'
   cgroup_remove
 else
   echo "note: memory cgroup refusal not checked (no memory cgroup can be made here)"

@@ -53,6 +53,7 @@
 #define SALT_DROP 0x66742d64726f7031ull
 #define FT_BETA1 0.9f     // torch.optim.AdamW's defaults, as MAE's main_finetune
 #define FT_BETA2 0.999f
+#define FT_GROUPS_MAX 4096   // --groups' largest value
 
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel;
@@ -157,7 +158,7 @@ static const StateField FT_FIELDS[] = {
     {"log_every", STATE_LONG, offsetof(FtState, log_every), 1, 1e12},
     {"keep", STATE_INT, offsetof(FtState, keep), 0, KEEP_MAX},
     {"elapsed_s", STATE_DOUBLE, offsetof(FtState, elapsed_s), 0, 1e15},
-    {"groups", STATE_INT, offsetof(FtState, groups), 1, 4096},   // absent before gradient groups: 1
+    {"groups", STATE_INT, offsetof(FtState, groups), 1, FT_GROUPS_MAX},   // absent before gradient groups: 1
     {"augment", STATE_TEXT, offsetof(FtState, augment), 0, 0},
     {"data", STATE_TEXT, offsetof(FtState, data), 0, 0},
     {"val", STATE_TEXT, offsetof(FtState, val), 0, 0},
@@ -406,7 +407,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step, over all processes (default 64)", "B", 0},
-        {"--groups", FLAG_INT, &a->groups, 1, 4096, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes with N | G", "G", 0},
+        {"--groups", FLAG_INT, &a->groups, 1, FT_GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes with N | G", "G", 0},
         {"--lr", FLAG_FLOAT, &a->lr, 0.0, 10.0, NULL, "learning rate of the head (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 1e-3)", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6)", "LR", 0},
@@ -641,6 +642,23 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
     return 0;
 }
 
+// The memory rule for a step of `groups` gradient groups: the model (one group's images), this process's
+// images of a step and the --prefetch batches the loader holds ahead of it, the gradient tree's buffers
+// (and with N > 1 the received slices of one). Summed in double: a model's estimate goes up to 2^63
+// bytes (core/model.c), and the workers' copies of the largest models wrapped a size_t sum (4 workers
+// said 0.1 x 10^18 bytes, 2 said 9 x 10^18).
+static double memory_need(const FineTune *t, int groups) {
+    return (double)clf_bytes_needed(&t->cfg, t->rs.batch / groups) +
+           (double)(1 + t->a.lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
+           (double)grad_reduce_floats(groups, dist_size(), clf_num_params(&t->cfg)) * sizeof(float);
+}
+// Whether `need` bytes pass the rule of every command (90% of the memory there is, or memory unknown).
+static int memory_fits(double need, long have) { return have <= 0 || need <= 0.9 * (double)have; }
+// The rule at `groups` for groups_that_fit (cmd/groups.h), the team's threads sharing every kernel.
+static int groups_fit(const void *ctx, int groups) {
+    return memory_fits(memory_need(ctx, groups), cpu_memory_bytes());
+}
+
 // Setup, phase 1 (each rank alone): the checkpoint to resume or start from, the data, the model and its
 // weights, the gradient groups against this job's process count, memory, buffers. Reports its failure
 // (deferred under mpirun) and returns the exit code.
@@ -808,13 +826,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         return 2;
     }
 
-    // The model (one group's images), this process's images of a step and the --prefetch batches the
-    // loader holds ahead of it, the gradient tree's buffers (and with N > 1 the received slices of one).
-    // Summed in double: a model's estimate goes up to 2^63 bytes (core/model.c), and the workers' copies
-    // of the largest models wrapped a size_t sum (4 workers said 0.1 x 10^18 bytes, 2 said 9 x 10^18).
-    double need = (double)clf_bytes_needed(&t->cfg, t->per) +
-                  (double)(1 + a->lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
-                  (double)grad_reduce_floats(r->groups, dist_size(), clf_num_params(&t->cfg)) * sizeof(float);
+    // Memory (memory_need): refused before anything is allocated, with the way out when a new run has
+    // one: the fewest gradient groups above its own that would fit (as train).
+    double need = memory_need(t, r->groups);
     long have = cpu_memory_bytes();
     if (t->workers) {   // the other workers' activations and the workers' gradient buffers (cmd/groups.h)
         int is_auto = !strcmp(a->parallel, "auto");
@@ -825,10 +839,13 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         else if (is_auto) t->workers = 0;   // the threads share every kernel then, which needs less
         else return cli_report("finetune --parallel groups", err, 2);
     }
-    if (have > 0 && need > 0.9 * (double)have) {
-        cli_error("finetune", "the model needs %.0f bytes (%.2f GiB) for batch %d at %dx%d; %s %.2f GiB",
-                  need, need / 1073741824.0, r->batch, t->S, t->S, cpu_memory_holder(), have / 1073741824.0);
-        return 2;
+    if (!memory_fits(need, have)) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "the model needs %.0f bytes (%.2f GiB) for batch %d at %dx%d; %s %.2f GiB", need,
+                 need / 1073741824.0, r->batch, t->S, t->S, cpu_memory_holder(), have / 1073741824.0);
+        groups_fit_hint(msg, sizeof msg, r->batch,
+                        resuming ? 0 : groups_that_fit(r->batch, r->groups, dist_size(), 1, FT_GROUPS_MAX, groups_fit, t));
+        return cli_report("finetune", msg, 2);
     }
 
     t->model = clf_create(&t->cfg, t->per, err, sizeof err);

@@ -83,3 +83,18 @@ void groups_oom_message(char *out, size_t n, const char *err, int batch, int ima
     else
         snprintf(out, n, "%s", err);
 }
+
+int groups_that_fit(int batch, int groups, int procs, int accum, int max, int (*fits)(const void *ctx, int groups),
+                    const void *ctx) {
+    char why[512];
+    for (long g = 2L * groups; g <= batch && g <= max; g *= 2)
+        if (!dist_check_groups(batch, (int)g, procs, accum, why, sizeof why) && fits(ctx, (int)g)) return (int)g;
+    return 0;
+}
+
+void groups_fit_hint(char *out, size_t n, int batch, int fits) {
+    size_t used = strlen(out);
+    if (fits > 0 && used < n)
+        snprintf(out + used, n - used, "; --groups %d (%d image%s at a time) fits", fits, batch / fits,
+                 batch / fits == 1 ? "" : "s");
+}

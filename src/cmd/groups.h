@@ -1,6 +1,7 @@
 // How many gradient groups one forward and backward of a training (or bench) step take at once
 // (docs/distributed.md, "Groups at once"). Shared by cmd/train.c and cmd/bench.c; the threads-as-workers
-// checks (parallel_check, parallel_memory_more) by cmd/finetune.c too.
+// checks (parallel_check, parallel_memory_more) and a memory refusal's way out (groups_that_fit) by
+// cmd/finetune.c too.
 #ifndef VITMAE_GROUPS_H
 #define VITMAE_GROUPS_H
 #include <stddef.h>
@@ -30,6 +31,17 @@ int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t 
 // terms of the user, who asked for --batch B: how B comes to `images` at a time, and that each of
 // `workers` threads (when more than 1) holds its own. Written to out.
 void groups_oom_message(char *out, size_t n, const char *err, int batch, int images, int workers);
+
+// The way out of a memory refusal (docs/interface.md, "Checked first"): the fewest gradient groups above
+// `groups`, doubled up to the batch and `max` (--groups' range), that this job allows
+// (dist_check_groups: `procs` processes, `accum` micro-batches) and for which fits(ctx, G) says the
+// command's own memory rule is met; 0 when none is (the batch's own pixels, or the parameters, are too
+// much). More groups hold fewer images in the model at a time; the results change with G.
+int groups_that_fit(int batch, int groups, int procs, int accum, int max, int (*fits)(const void *ctx, int groups),
+                    const void *ctx);
+// Appends "; --groups G (N images at a time) fits" to the refusal in out (n bytes) when groups_that_fit
+// gave G (fits > 0); else leaves it.
+void groups_fit_hint(char *out, size_t n, int batch, int fits);
 
 // --parallel (docs/interface.md, "Threads"): "kernels", every thread in every kernel (the team,
 // kernels/team.h): *workers = 0; "groups", each of the `threads` threads its own gradient groups

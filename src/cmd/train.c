@@ -305,16 +305,12 @@ static int memory_check(const Train *t, int groups, int prefetch, char *err, siz
     return mae_memory_check(&t->cfg, (int)(t->rs.batch / groups), bytes_per_image(t, groups, prefetch), err, errlen);
 }
 
-// The fewest gradient groups above the run's that this job allows (dist_check_groups, --groups' range)
-// and that pass the memory rule, or 0 when none does (the batch's own pixels, or the parameters, are
-// too much). More groups hold fewer images in the model at a time; the results change with G.
-static int groups_that_fit(const Train *t, int prefetch) {
+// The memory rule at `groups` for groups_that_fit (cmd/groups.h), with the run's --prefetch.
+typedef struct { const Train *t; int prefetch; } TrainFit;
+static int train_fits(const void *ctx, int groups) {
+    const TrainFit *f = ctx;
     char why[512];
-    for (long g = 2L * t->rs.grad_groups; g <= t->rs.batch && g <= TRAIN_GROUPS_MAX; g *= 2)
-        if (!dist_check_groups((int)t->rs.batch, (int)g, t->rs.processes, t->rs.accum, why, sizeof why) &&
-            !memory_check(t, (int)g, prefetch, why, sizeof why))
-            return (int)g;
-    return 0;
+    return !memory_check(f->t, groups, f->prefetch, why, sizeof why);
 }
 
 // A model that did not fit (mae_create's err), said in terms of --batch (cmd/groups.h): exit 1.
@@ -576,11 +572,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (memory_check(t, t->rs.grad_groups, a->lf.prefetch, err, sizeof err)) {
         char msg[1024 + 96];
         groups_oom_message(msg, 1024, err, (int)t->rs.batch, t->per, 0);
-        int fits = resuming ? 0 : groups_that_fit(t, a->lf.prefetch);
-        size_t n = strlen(msg);
-        if (fits)
-            snprintf(msg + n, sizeof msg - n, "; --groups %d (%ld image%s at a time) fits", fits,
-                     (long)t->rs.batch / fits, t->rs.batch / fits == 1 ? "" : "s");
+        TrainFit fit = {t, a->lf.prefetch};
+        groups_fit_hint(msg, sizeof msg, t->rs.batch,
+                        resuming ? 0 : groups_that_fit(t->rs.batch, t->rs.grad_groups, t->rs.processes,
+                                                       t->rs.accum, TRAIN_GROUPS_MAX, train_fits, &fit));
         ckpt_free(init);
         return cli_report("train", msg, 2);
     }
