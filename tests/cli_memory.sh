@@ -173,6 +173,13 @@ if [ -n "$cg" ]; then
   in_cg "$VITMAE" train --data "$dir/data" --img 16 --patch 4 --batch 2 --steps 1 --threads 1 --out "$dir/cgsmall" \
     > /dev/null 2> "$dir/err"; rc=$?
   t "a memory cgroup of 0.50 GiB: a small run runs ($rc: $(head -c 300 "$dir/err"))" '[ $rc -eq 0 ] && [ -s "$dir/cgsmall/checkpoint.safetensors" ]'
+  # bench counts the reduction's tree as train does: --groups 4096 sums the step in 12 levels of 25M
+  # gradients (1.2 GB) that its check left out, and the 0.49 GiB it counted passed; the cgroup's
+  # out-of-memory killer then ended it (exit 137).
+  in_cg "$VITMAE" bench --preset small --img 32 --patch 16 --batch 4096 --groups 4096 --steps 1 --warmup 0 --threads 1 \
+    > /dev/null 2> "$dir/err"; rc=$?
+  t "bench --groups 4096 in a memory cgroup of 0.50 GiB: its tree counted, refused, exit 2 ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: bench: batch 1 at 32x32 needs [0-9]* bytes (1.[0-9]* GiB, of which .*); its memory cgroup allows 0.50 GiB: --batch 4096 runs 1 image at a time$" "$dir/err"'
   # finetune's way out in the same cgroup: a run of 16 images of 1025 tokens at --groups 1 (0.53 GiB)
   # made outside it. A new run is told --groups 2; its --resume, whose groups are fixed, is told nothing more.
   ft_cg="--from-scratch --data $dir/cls --img 32 --patch 1 --channels 1 --dim 16 --heads 4 --depth 1 --batch 16 --groups 1 --steps 1"

@@ -313,8 +313,12 @@ int cmd_bench(int argc, char **argv) {
     // Memory: refuse before allocating what cannot fit. From here each rank meets its own memory: under
     // mpirun the ranks agree (cli_agree) before each collective, so that a rank short of memory stops
     // every rank, none left waiting in the reduction's set-up or a step (docs/distributed.md, "Faults").
+    // Counted as train counts a step (cmd/train.c, bytes_per_image): the model of one group's images, with
+    // the images and masking noise, and the reduction's tree, log2(G / N) gradients (dist/dist.h).
+    size_t np = mae_num_params(&cfg), tree = grad_reduce_floats(groups, nranks, np) * sizeof(float);
     cli_defer(1);
-    if (mae_memory_check(&cfg, per, sizeof(float) * ((size_t)S * S * C + (size_t)L), err, sizeof err)) {
+    if (mae_memory_check(&cfg, per, sizeof(float) * ((size_t)S * S * C + (size_t)L) + (tree + per - 1) / per, err,
+                         sizeof err)) {
         char msg[1024];   // said in terms of --batch (cmd/groups.h)
         groups_oom_message(msg, sizeof msg, err, batch, per, 0);
         cli_error("bench", "%s", msg);
@@ -324,7 +328,6 @@ int cmd_bench(int argc, char **argv) {
     if ((rc = cli_agree(rc))) { cli_defer(0); return rc; }
     // The groups of a micro-batch at once where memory allows (cmd/groups.h), as train does; workers by
     // the rule for their number of threads.
-    size_t np = mae_num_params(&cfg);
     int mine = groups / nranks;   // this process's groups
     int at_once = W ? groups_at_once(&cfg, per, 1 + K, mine / W / accum,
                                      grad_workers_floats(mine, np, W, 1) * sizeof(float), W)
