@@ -494,10 +494,19 @@ t "a stop signal as the process starts: exit 0 ($rc), saved at step 1" \
 # Relative --data and --val are recorded as absolute paths: the run resumes from any directory, and
 # names the folder when it is gone (as train does, docs/data.md "Run folders").
 cp -r "$dir/data" "$dir/dcopy"
-(cd "$dir" && "$VITMAE" finetune --ckpt "$pre" --data dcopy --val dcopy --batch 16 --steps 4 --ckpt-every 2 --out rel > /dev/null 2>&1); rc=$?
-(cd / && "$VITMAE" finetune --resume "$dir/rel/checkpoint-2.safetensors" --out "$dir/rel2" > /dev/null 2> "$dir/rel2.err"); rc2=$?
+# So is a relative --ckpt (the run's record of where it started, which info shows and a resume's start
+# line names): it was kept as typed, a name of nothing from another directory.
+(cd "$dir" && "$VITMAE" finetune --ckpt pre/checkpoint.safetensors --data dcopy --val dcopy --batch 16 --steps 4 --ckpt-every 2 --out rel > "$dir/rel.out" 2>&1); rc=$?
+(cd / && "$VITMAE" finetune --resume "$dir/rel/checkpoint-2.safetensors" --out "$dir/rel2" > "$dir/rel2.out" 2> "$dir/rel2.err"); rc2=$?
 t "relative --data and --val: resumed from another directory ($(head -c 200 "$dir/rel2.err"))" \
   '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && same_weights "$dir/rel/checkpoint.safetensors" "$dir/rel2/checkpoint.safetensors"'
+abs=$(cd "$dir" && pwd -P)
+t "relative --ckpt: the start line names it as given ($(grep "^vitmae finetune:" "$dir/rel.out" | head -c 200))" \
+  'grep -q "^vitmae finetune: .* from pre/checkpoint.safetensors; " "$dir/rel.out"'
+t "relative --ckpt: recorded absolute, as info shows it" \
+  '"$VITMAE" info --json "$dir/rel/checkpoint.safetensors" | python3 -c "import json, sys; s = json.load(sys.stdin)[\"train_state\"]; assert s[\"init\"] == sys.argv[1], s[\"init\"]" "$abs/pre/checkpoint.safetensors"'
+t "relative --ckpt: a resume from another directory names it so ($(grep "^vitmae finetune:" "$dir/rel2.out" | head -c 200))" \
+  'grep -q "^vitmae finetune: .* from $abs/pre/checkpoint.safetensors; " "$dir/rel2.out"'
 rm -rf "$dir/dcopy"
 err "resume with the data folder gone" 2 "the run.s data folder $dir/dcopy is gone .*; pass --data DIR" "$VITMAE" finetune --resume "$dir/rel/checkpoint-2.safetensors" --out "$dir/rel3"
 
@@ -610,6 +619,18 @@ cd "$dir" && rm -rf "$dir/dflt"
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --max-pixels 100 "$dir/data/circle/00000.png" > /dev/null 2> "$dir/mp.err"; rc=$?
 t "classify --max-pixels 100: the image refused by name, exit 1 ($rc: $(head -n 1 "$dir/mp.err"))" \
   '[ $rc -eq 1 ] && grep -q "00000.png: image [0-9]*x[0-9]* exceeds --max-pixels 100$" "$dir/mp.err"'
+# An image given as a file that does not decode: one line in the same words in every command that
+# takes files (docs/interface.md section 2, "Bad files"); embed said "vitmae: embed: PATH: why".
+printf 'not an image' > "$dir/undecodable.png"
+undecodable() {
+  "$VITMAE" "$@" "$dir/undecodable.png" > /dev/null 2> "$dir/ud.err"; rc=$?
+  t "$1: an image that does not decode in the words of every command ($rc: $(cat "$dir/ud.err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$dir/ud.err")" = "vitmae: $dir/undecodable.png: not a PNG, JPEG or WebP file" ]'
+}
+undecodable classify --ckpt "$dir/scratch/checkpoint.safetensors"
+undecodable reconstruct --ckpt "$pre" --out "$dir/ud-r"
+undecodable attention --ckpt "$pre" --out "$dir/ud-a"
+undecodable embed --ckpt "$pre" --out "$dir/ud.npy"
 
 # The memory a model's workers need, summed in size_t, wrapped past 2^64 bytes for the largest models the
 # flags make: 4 threads as workers were said to need 0.1 x 10^18 bytes, 2 of them 9 x 10^18. A wrapped

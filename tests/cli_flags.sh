@@ -104,6 +104,22 @@ for cmd in $cmds; do
   usage_error "$cmd --threads 4097 refused" "vitmae: $cmd --threads: 4097 is out of range [1, 4096]" "$cmd" --threads 4097
 done
 t "--threads: every command that has it ($nthreads) bounds it at 4096" '[ $nthreads -ge 10 ]'
+# --display and --img too (docs/interface.md section 1): reconstruct's --display stopped at 4096 and
+# attention's at 8192, probe's --img at 4096 and that of train, finetune and bench at 8192 (the
+# model's img_size bound, which probe --pixels --ckpt takes from a checkpoint anyway).
+for spec in "--display 16 8192 2" "--img 1 8192 4"; do
+  set -- $spec
+  bflag=$1; lo=$2; hi=$3; want=$4
+  n=0
+  for cmd in $cmds; do
+    line=$("$VITMAE" "$cmd" --help 2>&1 | grep "^  $bflag ") || continue
+    n=$((n + 1))
+    t "$cmd $bflag: $lo to $hi ($line)" 'case "$line" in *"(integer $lo to $hi)") true ;; *) false ;; esac'
+    usage_error "$cmd $bflag $hi accepted" "unknown flag '--no-such-flag'" "$cmd" "$bflag" "$hi" --no-such-flag
+    usage_error "$cmd $bflag $((hi + 1)) refused" "vitmae: $cmd $bflag: $((hi + 1)) is out of range [$lo, $hi]" "$cmd" "$bflag" "$((hi + 1))"
+  done
+  t "$bflag: every command that has it ($n) bounds it alike" '[ $n -eq $want ]'
+done
 # --max-pixels too has one bound and one default (CLI_MAX_PIXELS_MAX, docs/interface.md section 2):
 # data took up to 10^15, train and finetune 10^12 (what a train_state holds), the others 9.2 x 10^18,
 # with the default written three ways.

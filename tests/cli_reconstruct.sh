@@ -56,13 +56,14 @@ rm -rf "$tmp/rx"
 # Finite weights so large that the forward overflows float (pos_embed at +-3e38, within the finite
 # check of the reader): eval printed `loss=nan masked_mse=nan psnr=infdB` (PSNR +inf of a NaN error),
 # reconstruct drew and wrote such panels, attention drew NaN maps, embed wrote NaN features and probe
-# scored them, all with exit 0. Now each names the image and why, exit 1, and writes nothing for it.
+# scored them, all with exit 0. Now each names the image and why, exit 1, and writes nothing for it,
+# in the same words (eval, embed and probe put their name before the path).
 overflowing_ckpt "$tmp/const.st" "$tmp/huge.st"
 why="the model's output is NaN or infinite for this image (the checkpoint's weights are finite but overflow float: the checkpoint cannot be used)"
 mkdir -p "$tmp/hc/a" "$tmp/hc/b"; cp "$tmp/flat/flat.png" "$tmp/hc/a/x.png"; cp "$tmp/flat/flat.png" "$tmp/hc/b/y.png"
 "$VITMAE" eval --ckpt "$tmp/huge.st" --data "$tmp/flat" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?
 t "overflowing weights: eval exit 1, one line naming the image ($(cat "$tmp/h.err"))" \
-  '[ $rc -eq 1 ] && [ ! -s "$tmp/h.out" ] && [ "$(cat "$tmp/h.err")" = "vitmae: eval: $tmp/flat/flat.png: $why" ]'
+  '[ $rc -eq 1 ] && [ ! -s "$tmp/h.out" ] && [ "$(cat "$tmp/h.err")" = "vitmae: $tmp/flat/flat.png: $why" ]'
 "$VITMAE" reconstruct --ckpt "$tmp/huge.st" --out "$tmp/hr" "$tmp/flat/flat.png" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?
 t "overflowing weights: reconstruct exit 1, the image named, no panel, no figure ($(head -n 1 "$tmp/h.err"))" \
   '[ $rc -eq 1 ] && grep -qxF "vitmae: $tmp/flat/flat.png: $why" "$tmp/h.err" && [ ! -e "$tmp/hr/flat.recon.png" ] && ! grep -q "nan\|inf" "$tmp/h.out"'
@@ -71,10 +72,10 @@ t "overflowing weights: attention exit 1, the image named, no maps ($(head -n 1 
   '[ $rc -eq 1 ] && grep -qxF "vitmae: $tmp/flat/flat.png: $why" "$tmp/h.err" && [ ! -e "$tmp/ha/flat.attn.npy" ] && [ ! -e "$tmp/ha/flat.attn.png" ]'
 "$VITMAE" embed --ckpt "$tmp/huge.st" --out "$tmp/h.npy" "$tmp/flat/flat.png" > /dev/null 2> "$tmp/h.err"; rc=$?
 t "overflowing weights: embed exit 1, the image named, no features ($(cat "$tmp/h.err"))" \
-  '[ $rc -eq 1 ] && [ "$(cat "$tmp/h.err")" = "vitmae: embed: $tmp/flat/flat.png: $why" ] && [ ! -e "$tmp/h.npy" ]'
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/h.err")" = "vitmae: $tmp/flat/flat.png: $why" ] && [ ! -e "$tmp/h.npy" ]'
 "$VITMAE" probe --ckpt "$tmp/huge.st" --train "$tmp/hc" --test "$tmp/hc" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?
 t "overflowing weights: probe exit 1, the image named, no accuracy ($(tail -n 1 "$tmp/h.err"))" \
-  '[ $rc -eq 1 ] && grep -qxF "vitmae: probe: $tmp/hc/a/x.png: $why" "$tmp/h.err" && ! grep -q top1 "$tmp/h.out"'
+  '[ $rc -eq 1 ] && grep -qxF "vitmae: $tmp/hc/a/x.png: $why" "$tmp/h.err" && ! grep -q top1 "$tmp/h.out"'
 rm -rf "$tmp/hr" "$tmp/ha" "$tmp/hc"
 # Default panels of 256 px: width 5 S + 5 gaps (4) + bar 8 + 3 + label "0.25" + 4 (the label's width
 # depends on the font: tests/test_panel_mask.c checks the exact formula); a title and captions above.

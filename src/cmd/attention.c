@@ -902,7 +902,7 @@ int cmd_attention(int argc, char **argv) {
         {"--upsample", FLAG_CHOICE, &upsample_s, 0, 0, "bilinear|nearest", "patch grid to pixels (default bilinear)", NULL, 0},
         {"--normalize", FLAG_CHOICE, &normalize_s, 0, 0, "layer|map|none",
          "colour scale: 0..max of each layer, each map's min..max, or 0..1 (default layer)", NULL, 0},
-        {"--display", FLAG_INT, &display, 16, 8192, NULL,
+        {"--display", FLAG_INT, &display, CLI_DISPLAY_MIN, CLI_DISPLAY_MAX, NULL,
          "longest side of an overlay in pixels (default 512; montage tiles up to 256)", "N", 0},
         {"--scale", FLAG_INT, &scale, 1, 64, NULL, "draw photos K times their own size instead (nearest)", "K", 0},
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write the attention (.attn.npy) and each map (.npy)", NULL, 0},

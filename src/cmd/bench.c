@@ -252,7 +252,7 @@ int cmd_bench(int argc, char **argv) {
     const char *parallel = "auto";
     Flag f[] = {
         {"--preset", FLAG_CHOICE, &preset, 0, 0, "tiny|small|base", "model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
-        {"--img", FLAG_INT, &img, 1, 8192, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
+        {"--img", FLAG_INT, &img, 1, MAE_IMG_MAX, NULL, "image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
         {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_CHOICE, &channels_choice, 0, 0, "1|3", "1 grey or 3 RGB (default 3)", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},

@@ -39,6 +39,12 @@ enum { CLI_ERR_MAX = 2 * 4096 + 512 };
 // exactly, as a run's train_state records it (cmd/runfolder.c). One bound for all, as for --threads.
 #define CLI_MAX_PIXELS_MAX 1e12
 
+// The range of --display, the side in pixels of a picture as reconstruct and attention draw it
+// (docs/interface.md, section 1): one for both, as far as --scale reaches (64 x a 128-pixel model);
+// reconstruct's row of five panels of 8192 stays inside a canvas's 65,536 pixels (viz/viz.h).
+#define CLI_DISPLAY_MIN 16
+#define CLI_DISPLAY_MAX 8192
+
 // Parses argv[1..] (argv[0] is the command name). Arguments that are not flags are collected in
 // positional (argv order, at most max_positional; more is a usage error); they are file and folder
 // names, cleaned in place as FLAG_PATH values are. "--flag=value" and

@@ -213,9 +213,10 @@ int cmd_embed(int argc, char **argv) {
     if (!feats) { cli_error("embed", "out of memory (%ld x %d features)", in.n, D); goto out; }
     CountProgress prog;
     count_progress_init(&prog, "embed");
-    if (features_of_files(fm, &spec, 0, 0, max_pixels, (const char *const *)in.paths, in.n, batch, feats, count_progress,
-                          &prog, err, sizeof err)) {
-        cli_error("embed", "%s", err);
+    int frc = features_of_files(fm, &spec, 0, 0, max_pixels, (const char *const *)in.paths, in.n, batch, feats,
+                                count_progress, &prog, err, sizeof err);
+    if (frc) {
+        cli_error(frc > 0 ? NULL : "embed", "%s", err);   // 1: err names the image, as reconstruct says it
         goto out;
     }
     size_t len;

@@ -146,7 +146,7 @@ int cmd_eval(int argc, char **argv) {
         infer_batch(m, images, norm, ids_keep, removed, n, K, recon, patch_err, mse, loss);
         for (int k = 0; k < n; k++) {
             if (!isfinite(loss[k]) || !isfinite(mse[k])) {
-                cli_error("eval", "%s: %s", ds.items[i0 + k].path, INFER_NONFINITE_WHY);
+                cli_error(ds.items[i0 + k].path, "%s", INFER_NONFINITE_WHY);   // an image's failure, as reconstruct says it
                 status = 1;
                 goto done;
             }

@@ -95,6 +95,10 @@ struct FineTune {
     // absolute paths): scanned under these names and named so in every message, as train names them;
     // rs holds them absolute, so that a run resumes from any directory.
     const char *data_dir, *val_dir;   // val_dir NULL without a --val folder
+    // --ckpt as the user named it (where --overwrite moved it; on resume the run's record), for the start
+    // line; rs.init holds it absolute as it holds --data, so that info and a resume from any directory
+    // name the file.
+    char init_shown[4096];
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
     int *train_idx, ntrain, *val_idx, nval;
     int *val_label;             // [nval] class of val_idx[i] in the training classes
@@ -395,7 +399,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--resume", FLAG_PATH, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
         {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
-        {"--img", FLAG_INT, &a->img, 1, 8192, NULL, "--from-scratch image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
+        {"--img", FLAG_INT, &a->img, 1, MAE_IMG_MAX, NULL, "--from-scratch image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
         {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "--from-scratch patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_CHOICE, &a->channels, 0, 0, "auto|1|3", "--from-scratch channels (default auto: 1 when every image is grey)", NULL, 0},
         {"--dim", FLAG_INT, &a->dim, 1, 16384, NULL, "--from-scratch encoder width (preset)", "N", 0},
@@ -624,7 +628,8 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         // models_vit learns pos_embed whatever pretraining did); --pos fixed keeps it frozen
         // (docs/encoder.md, "vitmae finetune").
         e->pos_learned = cli_flag(flags, nflags, "--pos")->seen ? strcmp(a->pos, "learned") == 0 : 1;
-        snprintf(t->rs.init, sizeof t->rs.init, "%s", a->ckpt);
+        snprintf(t->init_shown, sizeof t->init_shown, "%s", a->ckpt);
+        run_abs_path(t->rs.init, sizeof t->rs.init, a->ckpt);
     } else {
         mae_config_preset(e, a->preset);
         e->img_size = a->img; e->patch_size = a->patch;
@@ -634,6 +639,7 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         e->pos_learned = strcmp(a->pos, "learned") == 0;
         e->in_chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : (t->ds.all_grey ? 1 : 3);
         snprintf(t->rs.init, sizeof t->rs.init, "scratch");
+        snprintf(t->init_shown, sizeof t->init_shown, "scratch");
         (void)flags; (void)nflags;
         if (mae_config_check_flags(e, err, sizeof err)) { cli_error("finetune", "%s", err); return 2; }
     }
@@ -686,6 +692,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (lrc) { cli_error(NULL, "%s", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
         if (ft_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }
+        snprintf(t->init_shown, sizeof t->init_shown, "%s", r->init);
         t->cfg = t->resumed.cfg;
         t->classes = t->resumed.classes;
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : dir);
@@ -915,10 +922,11 @@ static int setup_run_folder(FineTune *t) {
     char err[CLI_ERR_MAX];
     if (t->move_aside) {   // after --ckpt is read: `--ckpt RUN/checkpoint.safetensors --out RUN --overwrite`
         // --ckpt moved with it: the start line and the run's record name where it is now.
-        if (run_folder_overwrite(t->run_dir, a->ckpt, r->init, sizeof r->init, err, sizeof err)) {
+        if (run_folder_overwrite(t->run_dir, a->ckpt, t->init_shown, sizeof t->init_shown, err, sizeof err)) {
             cli_error("finetune --overwrite", "%s", err);
             return 1;
         }
+        if (a->ckpt) run_abs_path(r->init, sizeof r->init, t->init_shown);
     }
     StoreNote store_note = {.text = ""};   // said once the run folder is made
     if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, &store_note, err, sizeof err)) {
@@ -1012,7 +1020,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss and top-1");
     if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");
     cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
-           t->ntrain, t->nval, t->cfg.num_classes, r->init, t->S, t->S, t->C, t->cfg.enc.patch_size,
+           t->ntrain, t->nval, t->cfg.num_classes, t->init_shown, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
     printf("  %ld step%s of batch %d, lr %.3g (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %d thread%s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,

@@ -240,7 +240,7 @@ int cmd_probe(int argc, char **argv) {
         {"--temperature", FLAG_FLOAT, &temperature, 1e-6, 1e6, NULL, "kNN vote weight exp(cosine / T) (default 0.07)", "T", 0},
         {"--linear", FLAG_BOOL, &linear, 0, 0, NULL, "also train and score a linear probe (BatchNorm without affine + linear)", NULL, 0},
         {"--pixels", FLAG_BOOL, &pixels, 0, 0, NULL, "probe the raw pixels of the evaluation view instead of encoder features", NULL, 0},
-        {"--img", FLAG_INT, &img, 1, 4096, NULL, "--pixels: view size in pixels (default: --ckpt's img_size; required without --ckpt)", "S", 0},
+        {"--img", FLAG_INT, &img, 1, MAE_IMG_MAX, NULL, "--pixels: view size in pixels (default: --ckpt's img_size; required without --ckpt)", "S", 0},
         {"--channels", FLAG_CHOICE, &channels_s, 0, 0, "1|3|auto", "--pixels: 1, 3 or auto (1 when every image is grey); default --ckpt's channels, else auto", "C", 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens", "P", 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N", 0},
@@ -373,13 +373,13 @@ int cmd_probe(int argc, char **argv) {
     if (!ftrain || !ftest) { cli_error("probe", "out of memory (%ld x %ld features)", train.n + test.n, dim); goto out; }
     CountProgress prog;
     count_progress_init(&prog, "probe: train features");
-    if (features_of_files(fm, &spec, S, Cin, max_pixels, train.paths, train.n, batch, ftrain, count_progress, &prog, err, sizeof err)) {
-        cli_error("probe", "%s", err); goto out;
-    }
+    int frc = features_of_files(fm, &spec, S, Cin, max_pixels, train.paths, train.n, batch, ftrain, count_progress, &prog,
+                                err, sizeof err);
+    if (frc) { cli_error(frc > 0 ? NULL : "probe", "%s", err); goto out; }   // 1: err names the image, as reconstruct says it
     count_progress_init(&prog, "probe: test features");
-    if (features_of_files(fm, &spec, S, Cin, max_pixels, test.paths, test.n, batch, ftest, count_progress, &prog, err, sizeof err)) {
-        cli_error("probe", "%s", err); goto out;
-    }
+    frc = features_of_files(fm, &spec, S, Cin, max_pixels, test.paths, test.n, batch, ftest, count_progress, &prog, err,
+                            sizeof err);
+    if (frc) { cli_error(frc > 0 ? NULL : "probe", "%s", err); goto out; }
 
     if (probe_knn(ftrain, train.labels, train.n, ftest, test.n, (int)dim, C, k, temperature, res[PROBE_KNN].pred,
                   err, sizeof err)) {

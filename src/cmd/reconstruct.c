@@ -172,7 +172,7 @@ int cmd_reconstruct(int argc, char **argv) {
         {"--mask", FLAG_PATH, &mask_path, 0, 0, NULL,
          "one mask for every image: patches whose mean luminance is >= 0.5 are removed", "MASK.png", 0},
         {"--out", FLAG_PATH, &out_dir, 0, 0, NULL, "output folder, created if needed (default ./recon)", "DIR", 0},
-        {"--display", FLAG_INT, &display, 16, 4096, NULL,
+        {"--display", FLAG_INT, &display, CLI_DISPLAY_MIN, CLI_DISPLAY_MAX, NULL,
          "side of each panel in pixels (default max(256, img_size))", "N", 0},
         {"--upsample", FLAG_CHOICE, &upsample_s, 0, 0, "bilinear|nearest",
          "how the pictures are enlarged (default bilinear; nearest with --scale)", NULL, 0},

@@ -41,7 +41,7 @@ static const SizeNames FLAG_NAMES = {"--img", "--patch", "--channels", "--dim", 
 
 static int check_named(const MaeConfig *c, const SizeNames *w, char *err, size_t n) {
 #define BAD(...) do { snprintf(err, n, __VA_ARGS__); return -1; } while (0)
-    if (c->img_size < 1 || c->img_size > 8192) BAD("%s %d is out of range [1, 8192]", w->img, c->img_size);
+    if (c->img_size < 1 || c->img_size > MAE_IMG_MAX) BAD("%s %d is out of range [1, %d]", w->img, c->img_size, MAE_IMG_MAX);
     if (c->patch_size < 1 || c->patch_size > c->img_size) BAD("%s %d is out of range [1, %d]", w->patch, c->patch_size, c->img_size);
     if (c->img_size % c->patch_size) BAD("%s %d is not a multiple of %s %d", w->img, c->img_size, w->patch, c->patch_size);
     if (c->in_chans != 1 && c->in_chans != 3) BAD("%s %d must be 1 or 3", w->chans, c->in_chans);

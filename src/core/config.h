@@ -14,6 +14,9 @@
 #define MAE_DEFAULT_PATCH 4
 #define MAE_DEFAULT_MASK_RATIO 0.75
 #define MAE_DEFAULT_BATCH 64
+// The largest img_size of a model (mae_config_check): the bound of every --img flag too (train, finetune,
+// bench, probe --pixels; docs/interface.md, section 1).
+#define MAE_IMG_MAX 8192
 #define MAE_STR_(x) #x
 #define MAE_STR(x) MAE_STR_(x)
 

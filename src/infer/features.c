@@ -155,7 +155,7 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
         for (int k = 0; k < B; k++)
             if (bad[k]) {
                 snprintf(err, errlen, "%.2000s: %s", paths[i0 + k], why[k]);
-                status = -1;
+                status = 1;
                 break;
             }
         if (status) break;
@@ -166,7 +166,7 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
             for (size_t d = 0; d < dim; d++) finite &= isfinite(row[d]) != 0;
             if (!finite) {
                 snprintf(err, errlen, "%.2000s: %s", paths[i0 + k], INFER_NONFINITE_WHY);
-                status = -1;
+                status = 1;
             }
         }
         if (status) break;

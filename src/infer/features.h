@@ -53,7 +53,9 @@ typedef void (*FeaturesProgress)(void *ctx, long done, long total);
 // Features of n image files, in order, batch by batch (the images of a batch are decoded in
 // parallel): fm != NULL: features_batch rows [n][D]; fm == NULL: pixel features [n][size*size*channels]
 // (size, channels used only then). batch: images per forward pass (<= max_batch of fm).
-// Returns 0, or -1 with "PATH: reason" for the first file (in order) that does not decode.
+// Returns 0; 1 with "PATH: reason" for the first file (in order) that does not decode or whose
+// features are not finite (err names the file: a command says it as `vitmae: PATH: reason`, as it
+// says every input's failure; docs/interface.md section 1); -1 with a reason (out of memory) else.
 // max_pixels: an image with more pixels is refused unread (0: the default, data/image.h).
 int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels, long max_pixels,
                       const char *const *paths, long n, int batch, float *out,
