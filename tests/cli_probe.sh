@@ -349,6 +349,8 @@ bad "probe --pixels --pool" 2 "probe --pixels: probes the raw pixels; --pool and
 bad "probe --linear-epochs without --linear" 2 "probe: --linear-epochs sets the linear probe, which runs with --linear only" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear-epochs 3
 bad "probe --seed without --linear" 2 "probe: --seed sets the linear probe" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --seed 3
 bad "probe --linear-batch without --linear" 2 "probe: --linear-batch sets the linear probe, which runs with --linear only" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear-batch 8
+# --force without --out (nothing is written for it to replace) ran, the flag ignored.
+bad "probe --force without --out" 2 "^vitmae: probe: --force replaces the confusion matrices of --out DIR, which are written with --out only\$" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --force
 bad "probe --linear-batch 0" 2 "^vitmae: probe --linear-batch: 0 is out of range \\[1, 1048576\\]\$" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear --linear-batch 0
 # A folder that is not there is exit 1, as in data, train, finetune, eval and embed (probe said 2).
 bad "probe missing folder" 1 "No such file" probe --ckpt "$ck" --train "$tmp/nothing" --test "$tmp/test"

@@ -306,6 +306,16 @@ for f in "--mask-ratio 0.5" "--seed 3"; do
   "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r8m" --mask "$tmp/black.png" $f "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
   t "--mask with $f: exit 2, one line, nothing written" '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: reconstruct --mask: one mask for every image; --mask-ratio and --seed" "$tmp/err" && [ ! -e "$tmp/r8m" ]'
 done
+# --seed where nothing is masked (--mask-ratio 0, or a checkpoint's mask_ratio 0): ignored by reconstruct
+# and eval, exit 0, where attention refused it; refused alike now, before the work.
+"$mk" ckpt "$tmp/r0.st" --img 16 --patch 4 --channels 3 --mask-ratio 0 || fail=1
+for c in "reconstruct --ckpt $tmp/const.st --mask-ratio 0 --out $tmp/s0 $tmp/flat/flat.png" "eval --ckpt $tmp/const.st --mask-ratio 0 --data $tmp/flat" \
+         "reconstruct --ckpt $tmp/r0.st --out $tmp/s0 $tmp/flat/flat.png" "eval --ckpt $tmp/r0.st --data $tmp/flat"; do
+  "$VITMAE" $c --seed 3 > "$tmp/out" 2> "$tmp/err"; rc=$?
+  cmd=${c%% *}; note=""; case "$c" in *r0.st*) note=" (the checkpoint's mask_ratio is 0)" ;; esac
+  t "$cmd --seed without a ratio above 0: exit 2, attention's words ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd --seed: draws the masks of --mask-ratio R; without a ratio above 0 nothing is masked$note" ] && [ ! -s "$tmp/out" ] && [ ! -e "$tmp/s0" ]'
+done
 
 # Encoder-only checkpoints are refused by both commands.
 "$VITMAE" reconstruct --ckpt "$fx/torch_small_encoder.safetensors" --out "$tmp/r9" "$tmp/flat/flat.png" 2>"$tmp/err"; rc=$?

@@ -78,6 +78,11 @@ int cmd_eval(int argc, char **argv) {
     const MaeConfig *cfg = &ck.cfg;
     int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);
     if (!ratio_seen) mask_ratio = cfg->mask_ratio;
+    if (mask_ratio == 0 && cli_flag(flags, nflags, "--seed")->seen) {   // it would be ignored, as in attention
+        cli_error("eval --seed", "draws the masks of --mask-ratio R; without a ratio above 0 nothing is masked%s",
+                  ratio_seen ? "" : " (the checkpoint's mask_ratio is 0)");
+        ckpt_free(&ck); return 2;
+    }
     int K = mae_len_keep(cfg, mask_ratio);
     if (mask_ratio_check(mask_ratio, L, err, sizeof err)) {   // without the flag, an edited config's (cmd/cli.h)
         int code = cli_mask_ratio_refused("eval", ratio_seen, ckpt_path, err);

@@ -290,6 +290,10 @@ int cmd_probe(int argc, char **argv) {
             cli_error("probe", "%s sets the linear probe, which runs with --linear only", linear_flags[i]);
             return 2;
         }
+    if (force && !out_dir) {
+        cli_error("probe", "--force replaces the confusion matrices of --out DIR, which are written with --out only");
+        return 2;
+    }
     lopt.seed = (uint64_t)seed;
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);

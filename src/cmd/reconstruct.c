@@ -219,6 +219,11 @@ int cmd_reconstruct(int argc, char **argv) {
     const MaeConfig *cfg = &ck.cfg;
     int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);
     if (!cli_flag(flags, nflags, "--mask-ratio")->seen) mask_ratio = cfg->mask_ratio;
+    if (!mask_path && mask_ratio == 0 && cli_flag(flags, nflags, "--seed")->seen) {   // it would be ignored, as in attention
+        cli_error("reconstruct --seed", "draws the masks of --mask-ratio R; without a ratio above 0 nothing is masked%s",
+                  cli_flag(flags, nflags, "--mask-ratio")->seen ? "" : " (the checkpoint's mask_ratio is 0)");
+        ckpt_free(&ck); free(pos); return 2;
+    }
 
     // The mask: one from a file for every image, or a random one per image with K visible patches.
     uint8_t *file_removed = NULL;
