@@ -498,6 +498,20 @@ if [ -n "$cg" ]; then
   in_cg env OMP_NUM_THREADS=2 "$VITMAE" train $small --steps 1 --out "$dir/quota3" > "$dir/q.out" 2>&1; rc=$?
   t "a CPU quota of 1 CPU: OMP_NUM_THREADS=2 is 2 threads ($rc: $(sed -n 2p "$dir/q.out"))" \
     '[ $rc -eq 0 ] && sed -n 2p "$dir/q.out" | grep -q ", 2 threads$"'
+  # A value libgomp refuses (its one line) is as if unset: the quota's count (it was every core), and
+  # one libgomp takes with spaces or as a nested list is its first count.
+  for v in abc 0 -1 2,abc ' '; do
+    in_cg env OMP_NUM_THREADS="$v" "$VITMAE" train $small --steps 1 --out "$dir/quota4" > "$dir/q.out" 2>&1; rc=$?
+    t "a CPU quota of 1 CPU: OMP_NUM_THREADS='$v', libgomp's line once and 1 thread ($rc: $(grep "thread" "$dir/q.out" | head -n 1))" \
+      '[ $rc -eq 0 ] && [ "$(grep -c "^libgomp: Invalid value for environment variable OMP_NUM_THREADS" "$dir/q.out")" -eq 1 ] && grep -q ", 1 thread$" "$dir/q.out"'
+    rm -rf "$dir/quota4"
+  done
+  for v in ' 2' 2,1; do
+    in_cg env OMP_NUM_THREADS="$v" "$VITMAE" train $small --steps 1 --out "$dir/quota5" > "$dir/q.out" 2>&1; rc=$?
+    t "a CPU quota of 1 CPU: OMP_NUM_THREADS='$v' is 2 threads ($rc: $(sed -n 2p "$dir/q.out"))" \
+      '[ $rc -eq 0 ] && ! grep -q libgomp "$dir/q.out" && sed -n 2p "$dir/q.out" | grep -q ", 2 threads$"'
+    rm -rf "$dir/quota5"
+  done
   cgroup_remove
 else
   echo "note: the CPU quota's thread count not checked (no CPU cgroup can be made here, or 1 core)"

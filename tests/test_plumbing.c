@@ -514,6 +514,27 @@ static void test_cgroup_limit(void) {
           "said as '%s'", cpu_memory_holder());
 }
 
+// OMP_NUM_THREADS as libgomp reads it (tried against libgomp 12: its line for exactly the values it
+// refuses): a value it refuses leaves the default in charge, CPU quota included (it was every core).
+static void test_default_threads(void) {
+    const char *taken[] = {"1", "2", " 2", "2 ", "+2", "4,2", "1,1", " 3 , 2 ", "007"};
+    const char *refused[] = {"", " ", "abc", "0", "-1", "-0", "2,", "2,abc", ",2", "2x", "1e3", "2 2",
+                             "99999999999999999999", "18446744073709551615"};
+    for (size_t i = 0; i < sizeof taken / sizeof *taken; i++) {
+        CHECK(cpu_omp_threads_taken(taken[i]), "OMP_NUM_THREADS='%s' is libgomp's count", taken[i]);
+        CHECK(cpu_default_threads(taken[i], 8, 2) == 0, "OMP_NUM_THREADS='%s': its count stands", taken[i]);
+    }
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        CHECK(!cpu_omp_threads_taken(refused[i]), "OMP_NUM_THREADS='%s' is refused by libgomp", refused[i]);
+        int d = cpu_default_threads(refused[i], 8, 2);
+        CHECK(d == 2, "OMP_NUM_THREADS='%s' under a quota of 2 CPUs of 8: 2 threads as if unset (%d)", refused[i], d);
+    }
+    CHECK(!cpu_omp_threads_taken(NULL), "OMP_NUM_THREADS unset");
+    CHECK(cpu_default_threads(NULL, 8, 2) == 2, "a quota of 2 CPUs of 8: 2 threads");
+    CHECK(cpu_default_threads(NULL, 8, 0) == 8, "no quota: 8 threads");
+    CHECK(cpu_default_threads(NULL, 2, 4) == 2, "a quota of more CPUs than there are: 2 threads");
+}
+
 int main(void) {
     test_mkdir();
     test_open_regular();
@@ -524,6 +545,7 @@ int main(void) {
     test_seeded_masks();
     test_memory();
     test_cgroup_limit();
+    test_default_threads();
     test_huge_pages();
     test_utf8();
     return check_done();

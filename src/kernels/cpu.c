@@ -325,6 +325,25 @@ long cpu_env_count(const char *value, long lo, long hi) {
     return !errno && !*end && v >= lo && v <= hi ? v : -1;
 }
 
+int cpu_omp_threads_taken(const char *value) {
+    if (!value) return 0;
+    for (const char *s = value;;) {   // libgomp's grammar: counts above 0, split by commas, spaces around each
+        while (isspace((unsigned char)*s)) s++;
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 10);
+        if (errno || end == s || (long)v <= 0) return 0;
+        for (s = end; isspace((unsigned char)*s); s++) {}
+        if (!*s) return 1;
+        if (*s++ != ',') return 0;
+    }
+}
+
+int cpu_default_threads(const char *omp_num_threads, int cpus, int quota) {
+    if (cpu_omp_threads_taken(omp_num_threads)) return 0;
+    return quota > 0 && quota < cpus ? quota : cpus;   // threads past a quota only wait for one another
+}
+
 int cpu_cgroup_cpu_limit(const char *root) {
     long c = cgroup_lowest(root, "cpu", cpu_level);
     return c > 4096 ? 4096 : (int)c;
@@ -475,11 +494,9 @@ static void *held_thread(void *arg) {
 int cpu_start_threads(int threads, char *err, size_t errlen) {
     if (threads > 0) omp_set_num_threads(threads);
     int n = omp_get_max_threads();
-    const char *env = getenv("OMP_NUM_THREADS");
-    if (threads <= 0 && !(env && *env)) {   // every core: those a CPU quota gives, where it gives fewer
-        int quota = cpu_cgroup_cpu_limit("");
-        if (quota > 0 && quota < n) omp_set_num_threads(n = quota);
-    }
+    const char *count = getenv("OMP_NUM_THREADS");
+    int d = threads > 0 ? 0 : cpu_default_threads(count, n, cpu_cgroup_cpu_limit(""));
+    if (d > 0 && d != n) omp_set_num_threads(n = d);
     if (n > 1) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -498,10 +515,10 @@ int cpu_start_threads(int threads, char *err, size_t errlen) {
         if (rc) {
             // The variables that set the count or the stack size, when the environment did: a user who gave
             // no --threads, or forgot an OMP_STACKSIZE in the shell, is told what to change.
-            const char *count = getenv("OMP_NUM_THREADS"), *stack_var = NULL;
+            const char *stack_var = NULL;
             if (stack) stack_var = gomp_stacksize("OMP_STACKSIZE") ? "OMP_STACKSIZE" : "GOMP_STACKSIZE";
             char from[100] = "", size[100] = "";
-            if (threads <= 0 && count && *count)
+            if (threads <= 0 && !d)
                 snprintf(from, sizeof from, "OMP_NUM_THREADS=%.24s asks for them, --threads T overrides it; ", count);
             if (stack_var) snprintf(size, sizeof size, "a stack of %s=%.24s each; ", stack_var, getenv(stack_var));
             if (from[0] || size[0])

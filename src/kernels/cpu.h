@@ -36,8 +36,8 @@ long cpu_sys_cache_size(int level);
 // the limit when even the hard limit is below CPU_STACK_MIN.
 enum { CPU_STACK_MIN = 256 << 10, CPU_STACK_RAISE_BELOW = 1 << 20, CPU_STACK_WANT = 8 << 20 };
 int cpu_ensure_stack(char *err, size_t errlen);
-// Sets the OpenMP thread count (threads > 0; else the default: OMP_NUM_THREADS, else every core, or
-// the CPUs a CPU quota gives where they are fewer, cpu_cgroup_cpu_limit) and starts libgomp's
+// Sets the OpenMP thread count (threads > 0; else the default, cpu_default_threads: OMP_NUM_THREADS
+// where libgomp takes it, else every core, or the CPUs a CPU quota gives where fewer) and starts libgomp's
 // threads now. libgomp ends the process with its own "libgomp: Thread creation failed" when it cannot
 // make a thread (a process limit, ulimit -u; no memory for the stacks under ulimit -v); so first the
 // same number of threads, of the stack size libgomp gives its own (OMP_STACKSIZE, GOMP_STACKSIZE), are
@@ -61,6 +61,16 @@ long cpu_cgroup_memory_limit(const char *root);
 // cpu.cfs_quota_us over cpu.cfs_period_us; the lowest, read as cpu_cgroup_memory_limit reads), 0 when
 // there is none: a container's `docker run --cpus 2` on a machine of 64 cores.
 int cpu_cgroup_cpu_limit(const char *root);
+// Whether libgomp takes value as OMP_NUM_THREADS: whole numbers above 0 split by commas (the levels of
+// nested parallelism; the first is the count), spaces around each allowed ("4,2", " 2", "+2"). Any
+// other (NULL, "", "abc", "0", "-1", "2,") libgomp ignores with its own line, "libgomp: Invalid value
+// for environment variable OMP_NUM_THREADS", and the default is taken as if it were unset, CPU quota
+// included (docs/interface.md, "Environment").
+int cpu_omp_threads_taken(const char *value);
+// The default thread count (no --threads): 0 where libgomp takes omp_num_threads (OMP_NUM_THREADS's
+// value or NULL; its count stands), else the CPUs this process may run on (cpus, libgomp's default),
+// no more than a CPU quota gives (quota, cpu_cgroup_cpu_limit; 0 for none).
+int cpu_default_threads(const char *omp_num_threads, int cpus, int quota);
 
 // The value of a tuning variable of the environment (VITMAE_SPIN_US, VITMAE_GEMM_KC,
 // VITMAE_GROUPS_AT_ONCE, VITMAE_FORWARD_IMAGES: docs/interface.md, "Environment") read as a whole
