@@ -522,17 +522,39 @@ static void test_default_threads(void) {
                              "99999999999999999999", "18446744073709551615"};
     for (size_t i = 0; i < sizeof taken / sizeof *taken; i++) {
         CHECK(cpu_omp_threads_taken(taken[i]), "OMP_NUM_THREADS='%s' is libgomp's count", taken[i]);
-        CHECK(cpu_default_threads(taken[i], 8, 2) == 0, "OMP_NUM_THREADS='%s': its count stands", taken[i]);
+        CHECK(cpu_default_threads(taken[i], 8, 2, 1, 1) == 0, "OMP_NUM_THREADS='%s': its count stands", taken[i]);
     }
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
         CHECK(!cpu_omp_threads_taken(refused[i]), "OMP_NUM_THREADS='%s' is refused by libgomp", refused[i]);
-        int d = cpu_default_threads(refused[i], 8, 2);
+        int d = cpu_default_threads(refused[i], 8, 2, 1, 1);
         CHECK(d == 2, "OMP_NUM_THREADS='%s' under a quota of 2 CPUs of 8: 2 threads as if unset (%d)", refused[i], d);
     }
     CHECK(!cpu_omp_threads_taken(NULL), "OMP_NUM_THREADS unset");
-    CHECK(cpu_default_threads(NULL, 8, 2) == 2, "a quota of 2 CPUs of 8: 2 threads");
-    CHECK(cpu_default_threads(NULL, 8, 0) == 8, "no quota: 8 threads");
-    CHECK(cpu_default_threads(NULL, 2, 4) == 2, "a quota of more CPUs than there are: 2 threads");
+    CHECK(cpu_default_threads(NULL, 8, 2, 1, 1) == 2, "a quota of 2 CPUs of 8: 2 threads");
+    CHECK(cpu_default_threads(NULL, 8, 0, 1, 1) == 8, "no quota: 8 threads");
+    CHECK(cpu_default_threads(NULL, 2, 4, 1, 1) == 2, "a quota of more CPUs than there are: 2 threads");
+}
+
+// Under mpirun the ranks on one machine share its CPUs (each rank took them all: 2 ranks of 2 threads
+// on 2 cores), and its quota; each at least 1; OMP_NUM_THREADS, where libgomp takes it, still decides.
+static void test_default_threads_mpi(void) {
+    struct { int cpus, quota, sharing, here, want; const char *what; } c[] = {
+        {2, 0, 2, 2, 1, "2 ranks unbound on 2 cores: 1 thread each"},
+        {16, 0, 4, 4, 4, "4 ranks unbound on 16 cores: 4 each"},
+        {16, 0, 3, 3, 5, "3 ranks on 16 cores: 5 each, none past the cores"},
+        {1, 0, 1, 2, 1, "bound to a core each (mpirun's default for 2 ranks): 1 each"},
+        {8, 0, 2, 4, 4, "4 ranks on 2 sockets of 8 cores, 2 ranks a socket: 4 each"},
+        {2, 0, 4, 4, 1, "4 ranks on 2 cores (--oversubscribe): at least 1 each"},
+        {16, 4, 2, 2, 2, "a quota of 4 CPUs for 2 ranks on 16 cores: 2 each"},
+        {4, 4, 1, 2, 2, "a quota of 4 CPUs for 2 ranks bound to 4 cores each: 2 each"},
+        {8, 1, 2, 2, 1, "a quota of 1 CPU for 2 ranks: 1 each"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        int d = cpu_default_threads(NULL, c[i].cpus, c[i].quota, c[i].sharing, c[i].here);
+        CHECK(d == c[i].want, "%s (%d threads)", c[i].what, d);
+    }
+    CHECK(cpu_default_threads("3", 2, 0, 2, 2) == 0, "OMP_NUM_THREADS=3 under mpirun: its count stands");
+    CHECK(cpu_default_threads("abc", 2, 0, 2, 2) == 1, "OMP_NUM_THREADS=abc under mpirun: as if unset");
 }
 
 int main(void) {
@@ -546,6 +568,7 @@ int main(void) {
     test_memory();
     test_cgroup_limit();
     test_default_threads();
+    test_default_threads_mpi();
     test_huge_pages();
     test_utf8();
     return check_done();

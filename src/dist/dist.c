@@ -2,6 +2,7 @@
 #include <math.h>
 #include <mpi.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,22 @@ int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
     g_active = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    // The ranks on this machine, and those among them that may run on the CPUs this one may: all of
+    // them where mpirun bound none (--bind-to none, or more ranks than cores), those of one socket under
+    // --bind-to socket, this one alone under its binding to a core each. The default thread count shares
+    // the CPUs among them (cpu_share_cpus; docs/distributed.md, "Threads of several processes").
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine)) CPU_ZERO(&mine);
+    MPI_Comm node, same;
+    int here = 1, sharing = 1;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_split(node, (int)(dist_hash_bytes(&mine, sizeof mine, 0xcbf29ce484222325ull) >> 33), 0, &same);
+    MPI_Comm_size(node, &here);
+    MPI_Comm_size(same, &sharing);
+    MPI_Comm_free(&same);
+    MPI_Comm_free(&node);
+    cpu_share_cpus(sharing, here);
     if (g_rank > 0 && !freopen("/dev/null", "w", stdout)) {
         snprintf(err, errlen, "rank %d: cannot silence stdout", g_rank);
         return -1;

@@ -339,9 +339,17 @@ int cpu_omp_threads_taken(const char *value) {
     }
 }
 
-int cpu_default_threads(const char *omp_num_threads, int cpus, int quota) {
+int cpu_default_threads(const char *omp_num_threads, int cpus, int quota, int sharing, int here) {
     if (cpu_omp_threads_taken(omp_num_threads)) return 0;
-    return quota > 0 && quota < cpus ? quota : cpus;   // threads past a quota only wait for one another
+    int n = cpus / (sharing > 1 ? sharing : 1), q = quota / (here > 1 ? here : 1);
+    if (quota > 0 && q < n) n = q;   // threads past a quota only wait for one another
+    return n > 1 ? n : 1;
+}
+
+static int ranks_sharing = 1, ranks_here = 1;
+void cpu_share_cpus(int sharing, int here) {
+    ranks_sharing = sharing;
+    ranks_here = here;
 }
 
 int cpu_cgroup_cpu_limit(const char *root) {
@@ -495,7 +503,7 @@ int cpu_start_threads(int threads, char *err, size_t errlen) {
     if (threads > 0) omp_set_num_threads(threads);
     int n = omp_get_max_threads();
     const char *count = getenv("OMP_NUM_THREADS");
-    int d = threads > 0 ? 0 : cpu_default_threads(count, n, cpu_cgroup_cpu_limit(""));
+    int d = threads > 0 ? 0 : cpu_default_threads(count, n, cpu_cgroup_cpu_limit(""), ranks_sharing, ranks_here);
     if (d > 0 && d != n) omp_set_num_threads(n = d);
     if (n > 1) {
         pthread_attr_t attr;

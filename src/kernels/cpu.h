@@ -68,9 +68,14 @@ int cpu_cgroup_cpu_limit(const char *root);
 // included (docs/interface.md, "Environment").
 int cpu_omp_threads_taken(const char *value);
 // The default thread count (no --threads): 0 where libgomp takes omp_num_threads (OMP_NUM_THREADS's
-// value or NULL; its count stands), else the CPUs this process may run on (cpus, libgomp's default),
-// no more than a CPU quota gives (quota, cpu_cgroup_cpu_limit; 0 for none).
-int cpu_default_threads(const char *omp_num_threads, int cpus, int quota);
+// value or NULL; its count stands), else the CPUs this process may run on (cpus, libgomp's default)
+// shared among the processes that may run on them (sharing: the ranks of an MPI job with the same
+// CPUs, 1 alone), no more than a CPU quota gives (quota, cpu_cgroup_cpu_limit; 0 for none) shared among
+// the job's ranks on this machine (here, 1 alone; they share its cgroup); at least 1.
+int cpu_default_threads(const char *omp_num_threads, int cpus, int quota, int sharing, int here);
+// Under mpirun (dist_init): sharing and here of cpu_default_threads for cpu_start_threads; 1 and 1
+// until called.
+void cpu_share_cpus(int sharing, int here);
 
 // The value of a tuning variable of the environment (VITMAE_SPIN_US, VITMAE_GEMM_KC,
 // VITMAE_GROUPS_AT_ONCE, VITMAE_FORWARD_IMAGES: docs/interface.md, "Environment") read as a whole
