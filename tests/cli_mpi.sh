@@ -121,12 +121,15 @@ t "bench -np 2 x 2 threads: workers over each process's 2 groups" 'mpi -np 2 "$V
 # share the CPUs they may both run on (docs/distributed.md, "Threads of several processes"). Unbound
 # (--bind-to none, as mpi runs) each took them all: 2 ranks of 2 threads on 2 cores. Bound to a core
 # each (mpirun's own default for 2) 1 as before; OMP_NUM_THREADS that libgomp takes still decides.
-cpus=$(nproc); share=$((cpus / 2)); [ $share -ge 1 ] || share=1
+# The share is half of what one process takes (its CPUs, or a CPU quota's count where that is fewer,
+# as in a container: nproc alone would expect too many there).
+cpus=$(unset OMP_NUM_THREADS; "$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 2>&1 | grep -o "[0-9]* threads*, gemm")
+cpus=${cpus%% *}; share=$((${cpus:-0} / 2)); [ $share -ge 1 ] || share=1
 tc=$(unset OMP_NUM_THREADS; mpi -np 2 "$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 2>&1 | grep -o "[0-9]* threads*, gemm")
 t "bench -np 2 unbound on $cpus CPUs, no --threads: $share thread(s) each (${tc:-none})" '[ "${tc%% *}" = "$share" ]'
 tc=$(OMP_NUM_THREADS=3 mpi -np 2 -x OMP_NUM_THREADS "$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 2>&1 | grep -o "[0-9]* threads*, gemm")
 t "bench -np 2, OMP_NUM_THREADS=3: 3 threads each (${tc:-none})" '[ "${tc%% *}" = 3 ]'
-if [ "$cpus" -ge 2 ]; then
+if [ "${cpus:-0}" -ge 2 ]; then
   tc=$(unset OMP_NUM_THREADS; ASAN_OPTIONS=$mpi_asan mpirun -np 2 --bind-to core "$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 2>&1 | grep -o "[0-9]* threads*, gemm")
   t "bench -np 2 bound to a core each: 1 thread each (${tc:-none})" '[ "${tc%% *}" = 1 ]'
 fi
