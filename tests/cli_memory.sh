@@ -51,6 +51,18 @@ t "reconstruct: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'
 t "reconstruct: names the bytes ($(cat "$dir/err"))" 'bytes_line reconstruct'
 need_recon=$(sed -n 's/.* needs \([0-9]*\) bytes.*/\1/p' "$dir/err")
 t "reconstruct: nothing written, no output folder made" '[ ! -e "$dir/r" ]'
+# reconstruct draws a batch's panels before writing them, all held at once: at --display 8192 about a
+# gigabyte an image, which the check did not count (a batch of them ran out of memory, killed where it
+# should be refused). 600 small images at --batch 600 need some 650 GB of panels (a refusal on any
+# machine below that), one at a time about 1 GB: exit 2, a smaller --batch named, nothing made. Under
+# ulimit -v 8 GB (not with the sanitizers, whose shadow memory needs more): a count that leaves the
+# panels out fails its allocations here instead of filling the machine.
+"$VITMAE_TOOLS/hostile" ckpt "$dir/tiny.safetensors" 16 4 || { echo "hostile ckpt failed"; exit 1; }
+"$VITMAE_TOOLS/synth" "$dir/many" --count 600 --size 8 --seed 2 >/dev/null || { echo "synth failed"; exit 1; }
+in_8g() { if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then "$@"; else (ulimit -v 8000000 && exec "$@"); fi; }
+in_8g "$VITMAE" reconstruct --ckpt "$dir/tiny.safetensors" --display 8192 --batch 600 --out "$dir/rp" "$dir/many" > /dev/null 2> "$dir/err"; rc=$?
+t "reconstruct --display 8192 --batch 600: the panels counted, exit 2 ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && bytes_line reconstruct && grep -q "(use a smaller --batch)$" "$dir/err" && [ ! -e "$dir/rp" ]'
 
 "$VITMAE" eval --ckpt "$dir/big.safetensors" --data "$dir/data" > /dev/null 2> "$dir/err"; rc=$?
 t "eval: activations cannot fit: exit 1 ($rc)" '[ $rc -eq 1 ]'

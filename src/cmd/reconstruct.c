@@ -94,7 +94,15 @@ static int fail_at(Failure *f, const char *who, const char *why) {
     return -1;
 }
 
-enum { TITLE_MAX = 600 };   // a panel's title line (panel_recon_title cuts the stem to 300 bytes)
+enum { TITLE_MAX = 600 };
+
+// The bytes of one image's row of panels at this side (viz/panel.h gives its exact geometry, which
+// needs the image's title and errors): five panels and the colour bar across, the title and captions
+// above, RGB; the text's share taken as 512 pixels each way, more than it takes at the sides where
+// the panels' memory counts.
+static size_t panel_bytes(int side) {
+    return (size_t)3 * ((size_t)5 * (side + PANEL_GAP) + PANEL_BAR_W + 512) * ((size_t)side + 512);
+}   // a panel's title line (panel_recon_title cuts the stem to 300 bytes)
 
 // The panel of one image (original | masked | raw prediction | + visible | error map) into *row.
 // Drawn one image at a time: the title's text goes through cairo and fontconfig. 0 ok, -1 and *f.
@@ -283,10 +291,13 @@ int cmd_reconstruct(int argc, char **argv) {
     if (refused) { cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2; }
     int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
     size_t per = (size_t)S * S * C;
+    // Panel size: --scale K is img_size x K (nearest unless --upsample is given), else --display.
+    int side = scale ? S * scale : display ? display : (S > 256 ? S : 256);
     // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would), and
-    // before the output folder is made (a refused run leaves none behind).
+    // before the output folder is made (a refused run leaves none behind). A batch's panels are drawn
+    // before they are written, all held at once: at --display 8192 a gigabyte each (panel_bytes).
     char mem_err[256];
-    int mem = infer_memory_check(cfg, B, per, mem_err, sizeof mem_err);
+    int mem = infer_memory_check(cfg, B, per, panel_bytes(side), mem_err, sizeof mem_err);
     if (mem) cli_error("reconstruct", "%s", mem_err);
     if (mem) {
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
@@ -331,8 +342,6 @@ int cmd_reconstruct(int argc, char **argv) {
         goto done;
     }
 
-    // Panel size: --scale K is img_size x K (nearest unless --upsample is given), else --display.
-    int side = scale ? S * scale : display ? display : (S > 256 ? S : 256);
     int bilinear = cli_flag(flags, nflags, "--upsample")->seen ? !strcmp(upsample_s, "bilinear") : !scale;
     Outputs outs = {out_dir, side, bilinear, raw};
     double mse_sum = 0;

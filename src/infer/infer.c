@@ -77,8 +77,8 @@ int infer_memory_refusal(size_t need, size_t need_one, int B, int S, char *err, 
     return smaller ? 2 : 1;
 }
 
-int infer_memory_check(const MaeConfig *cfg, int B, size_t per, char *err, size_t errlen) {
-    size_t extra = sizeof(float) * per * 3;   // images, normalised images, reconstructions
+int infer_memory_check(const MaeConfig *cfg, int B, size_t per, size_t extra_per_image, char *err, size_t errlen) {
+    size_t extra = sizeof(float) * per * 3 + extra_per_image;   // images, normalised images, reconstructions
     return infer_memory_refusal(mae_bytes_needed_forward(cfg, B) + extra * (size_t)B,
                                 mae_bytes_needed_forward(cfg, 1) + extra, B, cfg->img_size, err, errlen);
 }
