@@ -371,6 +371,22 @@ for at in exec mpi; do
     '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of 50" "$dir/early-$at.log" && [ "$(saved_step "$dir/early-$at/checkpoint.safetensors")" = 1 ]'
 done
 
+# --val-max N scores N held-out images spread over them, not the first N: the folders are scanned class
+# by class, so the first 4 of 4 classes x 4 were one class (make demo's 1000 of 3,000 held out: three
+# classes and a third). Scored so, a --val of 4 x 4 at --val-max 4 gives the same bits as a --val of the
+# first image of each class, whose masks (by position) and images are then the same.
+mkdir -p "$dir/vfull" "$dir/vone"
+for c in $(ls "$dir/data"); do
+  mkdir -p "$dir/vfull/$c" "$dir/vone/$c"
+  for f in $(ls "$dir/data/$c" | head -n 4); do cp "$dir/data/$c/$f" "$dir/vfull/$c/"; done
+  cp "$dir/vfull/$c/$(ls "$dir/vfull/$c" | head -n 1)" "$dir/vone/$c/"
+done
+vm="--data $dir/data --img 16 --patch 4 --dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 16 --steps 2 --eval-every 2 --threads 1"
+"$VITMAE" train $vm --val "$dir/vfull" --val-max 4 --out "$dir/vfull.run" > /dev/null 2>&1; rc1=$?
+"$VITMAE" train $vm --val "$dir/vone" --out "$dir/vone.run" > /dev/null 2>&1; rc2=$?
+t "--val-max 4 of 4 classes x 4: the first image of each class scored ($rc1 $rc2: $(cut -d, -f5 "$dir/vfull.run/metrics.csv" | tr "\n" " ") / $(cut -d, -f5 "$dir/vone.run/metrics.csv" | tr "\n" " "))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(ls "$dir/vone" | wc -l)" -eq 4 ] && [ "$(cut -d, -f5,6 "$dir/vfull.run/metrics.csv")" = "$(cut -d, -f5,6 "$dir/vone.run/metrics.csv")" ] && [ "$(cut -d, -f5 "$dir/vone.run/metrics.csv" | grep -c "^[0-9]")" -eq 2 ]'
+
 # 5. A NaN loss stops the run: exit 1, the step named, the last good checkpoint intact.
 VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/nan" > /dev/null 2> "$dir/nan.err"; rc=$?
 t "NaN loss exits 1" '[ $rc -eq 1 ]'

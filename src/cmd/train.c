@@ -399,7 +399,7 @@ static void train_free(Train *t) {
     grad_reduce_free(&t->gr);
     grad_workers_free(&t->gw);
     for (int w = 1; w < WORKERS_MAX; w++) mae_free(t->runner[w].model);
-    free(t->train_idx); free(t->val_idx);
+    free(t->train_idx); free(t->val_idx); free(t->eval_idx);
     if (t->model) mae_free(t->model);
     gemm_weights_release();
     if (t->metrics) fclose(t->metrics);

@@ -106,19 +106,36 @@ static int load_eval_batch(Train *t, const Dataset *ds, const int *items, int n,
     return 0;
 }
 
+// The held-out images an evaluation scores: all of them, or with more than val_max, image i * nval /
+// val_max for each i < val_max. The folders are scanned class by class, so the first val_max were the
+// first classes only (`make demo`'s 3,000 held out of Fashion-MNIST at the default 1000: three classes
+// and a third of ten). Made at the first evaluation; val_max and the held-out images are fixed for the
+// session from its start.
+static int eval_images(Train *t, int nval, char *err, size_t errlen) {
+    if (t->eval_idx && t->neval == nval) return 0;
+    free(t->eval_idx);
+    t->neval = 0;
+    t->eval_idx = malloc((size_t)nval * sizeof *t->eval_idx);
+    if (!t->eval_idx) { snprintf(err, errlen, "out of memory"); return -1; }
+    for (int i = 0; i < nval; i++) t->eval_idx[i] = t->val_idx[(long)i * t->nval / nval];
+    t->neval = nval;
+    return 0;
+}
+
 // Images found broken while validating are left out of it (docs/data.md) and reported once.
 static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, size_t errlen) {
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
     *val_loss = NAN; *val_psnr = NAN;
     if (nval == 0) return 0;
+    if (eval_images(t, nval, err, errlen)) return -1;
     double loss_sum = 0, mse_sum = 0;
     size_t img_floats = (size_t)t->S * t->S * t->C;
     int pos[4096], used = 0, rc = 0;
     // In chunks of one gradient group: the same numbers for any process count (cmd/train_state.h).
     for (int b0 = 0, end; b0 < nval && !rc; ) {
-        int n = dataset_next_chunk(t->vds, t->val_idx, nval, b0, t->per, pos, &end);
+        int n = dataset_next_chunk(t->vds, t->eval_idx, nval, b0, t->per, pos, &end);
         if (n == 0) { b0 = end; continue; }
-        for (int k = 0; k < n; k++) t->batch_items[k] = t->val_idx[pos[k]];
+        for (int k = 0; k < n; k++) t->batch_items[k] = t->eval_idx[pos[k]];
         rc = load_eval_batch(t, t->vds, t->batch_items, n, err, errlen);
         if (dataset_any_broken(t->vds, t->batch_items, n)) { rc = 0; continue; }   // the chunk again, without it
         if (rc) break;

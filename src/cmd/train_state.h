@@ -94,6 +94,7 @@ typedef struct Train {
     Dataset ds, val_ds;            // val_ds: the --val folder (unused for a held-out split)
     const Dataset *vds;            // what val_idx indexes: &ds or &val_ds
     int *train_idx, ntrain, *val_idx, nval;
+    int *eval_idx, neval;          // the held-out images each evaluation scores: up to val_max of val_idx, spread
     int val_none_said;             // run_report_no_validation's once
     int sample_idx[TRAIN_SAMPLE_IMAGES], nsample;   // images of the sample panels, in *sds
     const Dataset *sds;
