@@ -152,6 +152,25 @@ if [ -n "$way" ] && [ "${VITMAE_SANITIZED:-0}" != 1 ]; then
   t "finetune --groups $g: passes the memory check, then out of memory under ulimit -v ($rc: $(cat "$dir/err"))" \
     '[ $rc -eq 1 ] && grep -q "^vitmae: finetune: out of memory" "$dir/err" && ! grep -q "needs" "$dir/err" && [ ! -e "$dir/f" ]'
 fi
+# bench's refusal names the way out too, by its own rule (bench_memory_check): 1600 tokens of an 80x80
+# grey image at patch 2 take some 0.45 GiB an image, 450 GiB at the default 1024 at a time (a hint on
+# any machine of 0.5 to 450 GiB). It said no --groups, which bench takes as train does.
+b_big="--preset tiny --img 80 --patch 2 --channels 1 --batch 4096 --steps 1 --warmup 0"
+"$VITMAE" bench $b_big > /dev/null 2> "$dir/err"; rc=$?
+way=$(sed -n 's/^vitmae: bench: batch 1024 at 80x80 needs .*: --batch 4096 runs 1024 images at a time; --groups \([0-9]*\) (\([0-9]*\) images\{0,1\} at a time) fits$/\1 \2/p' "$dir/err")
+g=${way% *}; per=${way#* }
+t "bench: the fewest --groups that fit named ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ -n "$way" ] && [ $((g * per)) -eq 4096 ] && [ "$g" -gt 4 ] && [ $((g & (g - 1))) -eq 0 ]'
+if [ -n "$way" ] && [ "$g" -ge 16 ]; then
+  "$VITMAE" bench $b_big --groups $((g / 2)) > /dev/null 2> "$dir/err"; rc=$?
+  t "bench --groups $((g / 2)): refused, --groups $g named again ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && grep -q -- "; --groups $g ($per images\{0,1\} at a time) fits$" "$dir/err"'
+fi
+if [ -n "$way" ] && [ "${VITMAE_SANITIZED:-0}" != 1 ]; then
+  in_limit "$VITMAE" bench $b_big --groups "$g" > /dev/null 2> "$dir/err"; rc=$?
+  t "bench --groups $g: passes the memory check, then out of memory under ulimit -v ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && grep -q "^vitmae: bench: out of memory" "$dir/err" && ! grep -q "needs" "$dir/err"'
+fi
 # probe's model holds the larger of its two sets, not --batch (64) images.
 ncls=$(find "$dir/cls" -name '*.png' | wc -l)
 "$VITMAE" probe --ckpt "$dir/big.safetensors" --train "$dir/cls" --test "$dir/cls" > /dev/null 2> "$dir/err"; rc=$?

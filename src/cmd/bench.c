@@ -140,6 +140,24 @@ static void bench_data(BenchStep *b, int k0, int n) {
     b->data += omp_get_wtime() - t0;
 }
 
+#define BENCH_GROUPS_MAX 4096   // --groups' largest value
+
+// The memory rule of a step of `groups` gradient groups, counted as train counts one (cmd/train.c,
+// bytes_per_image): the model of one group's images, with the images and masking noise, and the
+// reduction's tree, log2(G / N) gradients (dist/dist.h). 0 when it fits; else -1 and err.
+typedef struct { const MaeConfig *cfg; int batch, nranks, S, C, L; } BenchMemory;
+static int bench_memory_check(const BenchMemory *b, int groups, char *err, size_t errlen) {
+    int per = b->batch / groups;
+    size_t tree = grad_reduce_floats(groups, b->nranks, mae_num_params(b->cfg)) * sizeof(float);
+    return mae_memory_check(b->cfg, per, sizeof(float) * ((size_t)b->S * b->S * b->C + (size_t)b->L) + (tree + per - 1) / per,
+                            err, errlen);
+}
+// The rule at `groups` for groups_that_fit (cmd/groups.h).
+static int bench_groups_fit(const void *ctx, int groups) {
+    char why[512];
+    return !bench_memory_check(ctx, groups, why, sizeof why);
+}
+
 // Groups [first, first + count) at once (dist/dist.h GroupsFn): one forward of their images.
 static int bench_groups(void *ctx, int first, int count, float *const *grads, const SumTree *tree, float *losses,
                         char *err, size_t errlen) {
@@ -256,7 +274,7 @@ int cmd_bench(int argc, char **argv) {
         {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_CHOICE, &channels_choice, 0, 0, "1|3", "1 grey or 3 RGB (default 3)", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
-        {"--groups", FLAG_INT, &groups, 1, 4096, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
+        {"--groups", FLAG_INT, &groups, 1, BENCH_GROUPS_MAX, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
         {"--accum", FLAG_INT, &accum, 1, 4096, NULL, "micro-batches per process (default 1; checked as train does)", "K", 0},
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
@@ -313,14 +331,15 @@ int cmd_bench(int argc, char **argv) {
     // Memory: refuse before allocating what cannot fit. From here each rank meets its own memory: under
     // mpirun the ranks agree (cli_agree) before each collective, so that a rank short of memory stops
     // every rank, none left waiting in the reduction's set-up or a step (docs/distributed.md, "Faults").
-    // Counted as train counts a step (cmd/train.c, bytes_per_image): the model of one group's images, with
-    // the images and masking noise, and the reduction's tree, log2(G / N) gradients (dist/dist.h).
-    size_t np = mae_num_params(&cfg), tree = grad_reduce_floats(groups, nranks, np) * sizeof(float);
+    // Counted as train counts a step (bench_memory_check).
+    size_t np = mae_num_params(&cfg);
+    BenchMemory bm = {&cfg, batch, nranks, S, C, L};
     cli_defer(1);
-    if (mae_memory_check(&cfg, per, sizeof(float) * ((size_t)S * S * C + (size_t)L) + (tree + per - 1) / per, err,
-                         sizeof err)) {
-        char msg[1024];   // said in terms of --batch (cmd/groups.h)
+    if (bench_memory_check(&bm, groups, err, sizeof err)) {
+        char msg[1024];   // said in terms of --batch (cmd/groups.h), with the way out where there is one
         groups_oom_message(msg, sizeof msg, err, batch, per, 0);
+        groups_fit_hint(msg, sizeof msg, batch,
+                        groups_that_fit(batch, groups, nranks, accum, BENCH_GROUPS_MAX, bench_groups_fit, &bm));
         cli_error("bench", "%s", msg);
         rc = 2;
     }
