@@ -140,8 +140,6 @@ static void bench_data(BenchStep *b, int k0, int n) {
     b->data += omp_get_wtime() - t0;
 }
 
-#define BENCH_GROUPS_MAX 4096   // --groups' largest value
-
 // The memory rule of a step of `groups` gradient groups, counted as train counts one (cmd/train.c,
 // bytes_per_image): the model of one group's images, with the images and masking noise, and the
 // reduction's tree, log2(G / N) gradients (dist/dist.h). 0 when it fits; else -1 and err.
@@ -274,7 +272,7 @@ int cmd_bench(int argc, char **argv) {
         {"--patch", FLAG_INT, &patch, 1, 8192, NULL, "patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_CHOICE, &channels_choice, 0, 0, "1|3", "1 grey or 3 RGB (default 3)", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per step (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
-        {"--groups", FLAG_INT, &groups, 1, BENCH_GROUPS_MAX, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
+        {"--groups", FLAG_INT, &groups, 1, GROUPS_MAX, NULL, "gradient groups per step (default: up to 4, see train)", "G", 0},
         {"--accum", FLAG_INT, &accum, 1, 4096, NULL, "micro-batches per process (default 1; checked as train does)", "K", 0},
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
@@ -339,7 +337,7 @@ int cmd_bench(int argc, char **argv) {
         char msg[1024];   // said in terms of --batch (cmd/groups.h), with the way out where there is one
         groups_oom_message(msg, sizeof msg, err, batch, per, 0);
         groups_fit_hint(msg, sizeof msg, batch,
-                        groups_that_fit(batch, groups, nranks, accum, BENCH_GROUPS_MAX, bench_groups_fit, &bm));
+                        groups_that_fit(batch, groups, nranks, accum, GROUPS_MAX, bench_groups_fit, &bm));
         cli_error("bench", "%s", msg);
         rc = 2;
     }

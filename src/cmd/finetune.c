@@ -53,7 +53,6 @@
 #define SALT_DROP 0x66742d64726f7031ull
 #define FT_BETA1 0.9f     // torch.optim.AdamW's defaults, as MAE's main_finetune
 #define FT_BETA2 0.999f
-#define FT_GROUPS_MAX 4096   // --groups' largest value
 
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel;
@@ -162,7 +161,7 @@ static const StateField FT_FIELDS[] = {
     {"log_every", STATE_LONG, offsetof(FtState, log_every), 1, 1e12},
     {"keep", STATE_INT, offsetof(FtState, keep), 0, KEEP_MAX},
     {"elapsed_s", STATE_DOUBLE, offsetof(FtState, elapsed_s), 0, 1e15},
-    {"groups", STATE_INT, offsetof(FtState, groups), 1, FT_GROUPS_MAX},   // absent before gradient groups: 1
+    {"groups", STATE_INT, offsetof(FtState, groups), 1, GROUPS_MAX},   // absent before gradient groups: 1
     {"augment", STATE_TEXT, offsetof(FtState, augment), 0, 0},
     {"data", STATE_TEXT, offsetof(FtState, data), 0, 0},
     {"val", STATE_TEXT, offsetof(FtState, val), 0, 0},
@@ -411,7 +410,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step, over all processes (default 64)", "B", 0},
-        {"--groups", FLAG_INT, &a->groups, 1, FT_GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes with N | G", "G", 0},
+        {"--groups", FLAG_INT, &a->groups, 1, GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes with N | G", "G", 0},
         {"--lr", FLAG_FLOAT, &a->lr, 0.0, 10.0, NULL, "learning rate of the head (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 1e-3)", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6)", "LR", 0},
@@ -851,7 +850,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         snprintf(msg, sizeof msg, "the model needs %.0f bytes (%.2f GiB) for batch %d at %dx%d; %s %.2f GiB", need,
                  need / 1073741824.0, r->batch, t->S, t->S, cpu_memory_holder(), have / 1073741824.0);
         groups_fit_hint(msg, sizeof msg, r->batch,
-                        resuming ? 0 : groups_that_fit(r->batch, r->groups, dist_size(), 1, FT_GROUPS_MAX, groups_fit, t));
+                        resuming ? 0 : groups_that_fit(r->batch, r->groups, dist_size(), 1, GROUPS_MAX, groups_fit, t));
         return cli_report("finetune", msg, 2);
     }
 

@@ -32,6 +32,9 @@ int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t 
 // `workers` threads (when more than 1) holds its own. Written to out.
 void groups_oom_message(char *out, size_t n, const char *err, int batch, int images, int workers);
 
+// --groups' largest value, in train, finetune and bench and in the run states their checkpoints keep.
+#define GROUPS_MAX 4096
+
 // The way out of a memory refusal (docs/interface.md, "Checked first"): the fewest gradient groups above
 // `groups`, doubled up to the batch and `max` (--groups' range), that this job allows
 // (dist_check_groups: `procs` processes, `accum` micro-batches) and for which fits(ctx, G) says the

@@ -58,7 +58,6 @@ typedef struct {
 
 // Defaults of the run flags (the model's are in core/config.h); the help text is built from the
 // same macros, so it cannot drift from the values.
-#define TRAIN_GROUPS_MAX 4096   // --groups' largest value
 #define DEFAULT_STEPS 1000
 #define DEFAULT_BLR 3e-3
 #define DEFAULT_WD 0.05
@@ -103,7 +102,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step, over all processes (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--accum", FLAG_INT, &a->accum, 1, 4096, NULL, "micro-batches per process and step (gradient accumulation; default 1)", "K", 0},
-        {"--groups", FLAG_INT, &a->groups, 1, TRAIN_GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
+        {"--groups", FLAG_INT, &a->groups, 1, GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
         {"--lr", FLAG_FLOAT, &r->lr, 0.0, 10.0, NULL, "learning rate (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default " MAE_STR(DEFAULT_BLR) ")", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &r->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 0)", "LR", 0},
@@ -575,7 +574,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         TrainFit fit = {t, a->lf.prefetch};
         groups_fit_hint(msg, sizeof msg, t->rs.batch,
                         resuming ? 0 : groups_that_fit(t->rs.batch, t->rs.grad_groups, t->rs.processes,
-                                                       t->rs.accum, TRAIN_GROUPS_MAX, train_fits, &fit));
+                                                       t->rs.accum, GROUPS_MAX, train_fits, &fit));
         ckpt_free(init);
         return cli_report("train", msg, 2);
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cmd/groups.h"
 #include "core/masking.h"
 #include "core/rng.h"
 #include "data/dataset.h"
@@ -88,7 +89,7 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");
     const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "processes"), *nk = cJSON_GetObjectItemCaseSensitive(o, "accum");
-    if (g && (!cJSON_IsNumber(g) || !(g->valuedouble >= 1 && g->valuedouble <= 4096) || g->valuedouble != floor(g->valuedouble))) {
+    if (g && (!cJSON_IsNumber(g) || !(g->valuedouble >= 1 && g->valuedouble <= GROUPS_MAX) || g->valuedouble != floor(g->valuedouble))) {
         cJSON_Delete(o);
         snprintf(err, errlen, "train_state: 'grad_groups' out of range");
         return -1;
