@@ -240,6 +240,16 @@ rec3=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r6" --mask-ratio 
 "$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r7" --mask-ratio 0.5 --seed 3 --threads 1 --raw "$tmp/syn" >/dev/null
 t "threads 3: same lines" '[ "$rec" = "$rec3" ]'
 t "threads 1 and 3: the same files" '[ "$(ls "$tmp/r6" | wc -l)" -eq 21 ] && diff -r "$tmp/r6" "$tmp/r7" >/dev/null'
+# Panels are drawn and written as many images at a time as threads, not a batch at a time: the same
+# lines and files at --batch 1 as at --batch 7 (every image at once), at 1 thread and at 2.
+for th in 1 2; do
+  for bt in 1 7; do
+    recb=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r7-$th-$bt" --mask-ratio 0.5 --seed 3 --threads $th --batch $bt \
+      --raw "$tmp/syn")
+    t "threads $th, --batch $bt: the lines and files of threads 1, --batch 16" \
+      '[ "$rec" = "$recb" ] && [ "$(ls "$tmp/r7-$th-$bt" | wc -l)" -eq 21 ] && diff -r "$tmp/r7-$th-$bt" "$tmp/r7" >/dev/null'
+  done
+done
 # A random mask comes from the seed and the image's stem (docs/interface.md, "vitmae reconstruct",
 # "Masks"): the images of a folder get masks of their own (the 7 are not one mask), and an image gets
 # the same mask alone as in its folder.

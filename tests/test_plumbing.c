@@ -237,7 +237,7 @@ static void test_memory(void) {
     int B = 1;
     while (have > 0 && B < 4096 && mae_memory_check(&v, B, sizeof(float) * per * 3, err, sizeof err) == 0) B++;
     if (have > 0 && B < 4096) {
-        CHECK(infer_memory_check(&v, B, per, 0, err, sizeof err) == 0,
+        CHECK(infer_memory_check(&v, B, per, 0, 0, err, sizeof err) == 0,
               "batch %d of ViT-B/16 forward only fits %.1f GiB: %s", B, have / 1073741824.0, err);
         CHECK(mae_bytes_needed_forward(&v, B) * 4 < mae_bytes_needed(&v, B), "forward only under a quarter");
     }

@@ -110,7 +110,7 @@ int cmd_eval(int argc, char **argv) {
     size_t per = (size_t)S * S * C;
     // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would).
     char mem_err[256];
-    int mem = infer_memory_check(cfg, B, per, 0, mem_err, sizeof mem_err);
+    int mem = infer_memory_check(cfg, B, per, 0, 0, mem_err, sizeof mem_err);
     if (mem) cli_error("eval", "%s", mem_err);
     if (mem) {
         cli_held_free(&held); dataset_free(&ds); ckpt_free(&ck);

@@ -4,7 +4,8 @@
 //
 // Story: load the checkpoint (refuse encoder-only) -> list the inputs (folders scanned as `data`
 // does) and give each a unique stem -> pick the masks (--mask file, or --mask-ratio with --seed) ->
-// batches of evaluation views through mae_forward -> per image: de-normalise, score, draw, write.
+// batches of evaluation views through mae_forward -> per image: de-normalise, score, draw, write,
+// a few images at a time (as many as threads), so that the panels held do not grow with --batch.
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -121,7 +122,7 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 }
 
 // The panel's PNG and, with --raw, the two .npy files of one image: plain encoding and writing, so
-// a batch's images are written side by side (most of this command's time on a small model is
+// the images drawn together are written side by side (most of this command's time on a small model is
 // zlib's deflate in the PNGs). The files are written under temporary names, then published together,
 // the panel first (io/files.h): without --force (replace 0) nothing is replaced, so an image's files
 // are all this run's or all another command's that wrote them meanwhile; with --force a run without
@@ -294,10 +295,12 @@ int cmd_reconstruct(int argc, char **argv) {
     // Panel size: --scale K is img_size x K (nearest unless --upsample is given), else --display.
     int side = scale ? S * scale : display ? display : (S > 256 ? S : 256);
     // Memory: refuse before allocating what cannot fit (exit 2 when a smaller --batch would), and
-    // before the output folder is made (a refused run leaves none behind). A batch's panels are drawn
-    // before they are written, all held at once: at --display 8192 a gigabyte each (panel_bytes).
+    // before the output folder is made (a refused run leaves none behind). Panels are drawn before
+    // they are written, at_once images at a time whatever --batch is (one a thread writes): at
+    // --display 8192 a gigabyte each (panel_bytes).
+    int at_once = omp_get_max_threads() < B ? omp_get_max_threads() : B;
     char mem_err[256];
-    int mem = infer_memory_check(cfg, B, per, panel_bytes(side), mem_err, sizeof mem_err);
+    int mem = infer_memory_check(cfg, B, per, panel_bytes(side), at_once, mem_err, sizeof mem_err);
     if (mem) cli_error("reconstruct", "%s", mem_err);
     if (mem) {
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
@@ -332,9 +335,9 @@ int cmd_reconstruct(int argc, char **argv) {
     uint8_t *removed = malloc((size_t)L * B);
     double *mse = malloc(sizeof(double) * B), *loss = malloc(sizeof(double) * B);
     char *errs = malloc((size_t)B * 512);
-    Canvas *rows = calloc((size_t)B, sizeof *rows);
-    char *titles = malloc((size_t)B * TITLE_MAX);
-    Failure *fails = malloc(sizeof *fails * (size_t)B);
+    Canvas *rows = calloc((size_t)at_once, sizeof *rows);
+    char *titles = malloc((size_t)at_once * TITLE_MAX);
+    Failure *fails = malloc(sizeof *fails * (size_t)at_once);
     if (!m || !images || !norm || !recon || !patch_err || !ids_keep || !status || !slot || !removed || !mse ||
         !loss || !errs || !rows || !titles || !fails) {
         cli_error("reconstruct", "%s", m ? "out of memory" : err);
@@ -378,46 +381,56 @@ int cmd_reconstruct(int argc, char **argv) {
         }
         if (!nb) continue;
         infer_batch(m, images, norm, ids_keep, removed, nb, K, recon, patch_err, mse, loss);
-        // Panels drawn in turn, their files written side by side, then each image's line or message
-        // in input order: the output does not depend on the thread count.
-        for (int b = 0; b < nb; b++)
-            status[b] = !isfinite(mse[b]) || !isfinite(loss[b]) ? RECON_NONFINITE : draw_output(&outs, cfg, &inputs.v[slot[b]], images + per * b, recon + per * b,
-                                    removed + (size_t)L * b, patch_err + (size_t)L * b, mse[b], &rows[b], titles + (size_t)b * TITLE_MAX, &fails[b]);
-        #pragma omp parallel for schedule(dynamic)
-        for (int b = 0; b < nb; b++)
-            if (!status[b])
-                status[b] = write_output(&outs, cfg, &inputs.v[slot[b]], &rows[b], titles + (size_t)b * TITLE_MAX, recon + per * b,
-                                         removed + (size_t)L * b, force, &fails[b]);
-        for (int b = 0; b < nb; b++) {
-            const Input *in = &inputs.v[slot[b]];
-            canvas_free(&rows[b]);
-            if (status[b] == RECON_NONFINITE) {   // nothing drawn or written for it
-                cli_error(in->path, "%s", INFER_NONFINITE_WHY);
-                failed++;
-                continue;
+        // at_once panels drawn in turn, their files written side by side, then each image's line or
+        // message in input order: the output depends on neither the thread count nor --batch.
+        for (int c0 = 0; c0 < nb && !taken && !full; c0 += at_once) {
+            int nc = nb - c0 < at_once ? nb - c0 : at_once;
+            for (int j = 0; j < nc; j++) {
+                int b = c0 + j;
+                status[b] = !isfinite(mse[b]) || !isfinite(loss[b]) ? RECON_NONFINITE
+                          : draw_output(&outs, cfg, &inputs.v[slot[b]], images + per * b, recon + per * b,
+                                        removed + (size_t)L * b, patch_err + (size_t)L * b, mse[b], &rows[j],
+                                        titles + (size_t)j * TITLE_MAX, &fails[j]);
             }
-            if (status[b] == FILE_TAKEN) {   // the first such line; then the run stops (below)
-                if (!taken) cli_error(NULL, "%s", fails[b].who);
-                failed += !taken;
-                taken = 1;
-                continue;
+            #pragma omp parallel for schedule(dynamic)
+            for (int j = 0; j < nc; j++) {
+                int b = c0 + j;
+                if (!status[b])
+                    status[b] = write_output(&outs, cfg, &inputs.v[slot[b]], &rows[j], titles + (size_t)j * TITLE_MAX,
+                                             recon + per * b, removed + (size_t)L * b, force, &fails[j]);
             }
-            if (status[b]) {   // one line for what stops the run, not one per image of the batch that met it
-                int kind = output_stop_kind(fails[b].why[0] ? fails[b].why : fails[b].who);
-                if (full && kind) {
-                } else if (!fails[b].why[0]) {
-                    cli_error(NULL, "%s", fails[b].who);
-                } else {
-                    cli_error(fails[b].who, "%s", fails[b].why);
+            for (int j = 0; j < nc; j++) {
+                int b = c0 + j;
+                const Input *in = &inputs.v[slot[b]];
+                canvas_free(&rows[j]);
+                if (status[b] == RECON_NONFINITE) {   // nothing drawn or written for it
+                    cli_error(in->path, "%s", INFER_NONFINITE_WHY);
+                    failed++;
+                    continue;
                 }
-                failed += !(full && kind);
-                if (!full) full = kind;
-                continue;
+                if (status[b] == FILE_TAKEN) {   // the first such line; then the run stops (below)
+                    if (!taken) cli_error(NULL, "%s", fails[j].who);
+                    failed += !taken;
+                    taken = 1;
+                    continue;
+                }
+                if (status[b]) {   // one line for what stops the run, not one per image drawn with it
+                    int kind = output_stop_kind(fails[j].why[0] ? fails[j].why : fails[j].who);
+                    if (full && kind) {
+                    } else if (!fails[j].why[0]) {
+                        cli_error(NULL, "%s", fails[j].who);
+                    } else {
+                        cli_error(fails[j].who, "%s", fails[j].why);
+                    }
+                    failed += !(full && kind);
+                    if (!full) full = kind;
+                    continue;
+                }
+                cli_out("%s masked_mse=%.6g psnr=%.2fdB", in->stem, mse[b], psnr_from_mse(mse[b]));
+                fflush(stdout);
+                mse_sum += mse[b];
+                nok++;
             }
-            cli_out("%s masked_mse=%.6g psnr=%.2fdB", in->stem, mse[b], psnr_from_mse(mse[b]));
-            fflush(stdout);
-            mse_sum += mse[b];
-            nok++;
         }
     }
     if (nok) {

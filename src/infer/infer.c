@@ -77,10 +77,13 @@ int infer_memory_refusal(size_t need, size_t need_one, int B, int S, char *err, 
     return smaller ? 2 : 1;
 }
 
-int infer_memory_check(const MaeConfig *cfg, int B, size_t per, size_t extra_per_image, char *err, size_t errlen) {
-    size_t extra = sizeof(float) * per * 3 + extra_per_image;   // images, normalised images, reconstructions
-    return infer_memory_refusal(mae_bytes_needed_forward(cfg, B) + extra * (size_t)B,
-                                mae_bytes_needed_forward(cfg, 1) + extra, B, cfg->img_size, err, errlen);
+int infer_memory_check(const MaeConfig *cfg, int B, size_t per, size_t held, int held_at_once, char *err,
+                       size_t errlen) {
+    size_t extra = sizeof(float) * per * 3;   // images, normalised images, reconstructions
+    size_t nheld = (size_t)(B < held_at_once ? B : held_at_once);
+    return infer_memory_refusal(mae_bytes_needed_forward(cfg, B) + extra * (size_t)B + held * nheld,
+                                mae_bytes_needed_forward(cfg, 1) + extra + (held_at_once > 0 ? held : 0), B,
+                                cfg->img_size, err, errlen);
 }
 
 int infer_encoder_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {

@@ -25,11 +25,12 @@ int infer_random_mask(uint64_t seed, const char *stem, int L, int K, int *ids_ke
 //                       and target (over all patches when K == L), in double
 // Returns what mae_forward returned (the batch's masked loss).
 // Refuses, before allocating, a batch of B images of per floats each whose forward-only model
-// (core/model.h mae_create_forward) and buffers, with extra bytes for each image (`vitmae reconstruct`'s
-// panels, held for the whole batch), need more than 90% of physical memory: fills err
-// with the bytes and returns 2 when a smaller --batch would fit, 1 when even batch 1 would not; 0
-// when it fits. The command prints err.
-int infer_memory_check(const MaeConfig *cfg, int B, size_t per, size_t extra_per_image, char *err, size_t errlen);
+// (core/model.h mae_create_forward) and buffers, with held bytes for each of min(B, held_at_once) images
+// (`vitmae reconstruct`'s panels, drawn and written a few at a time), need more than 90% of physical
+// memory: fills err with the bytes and returns 2 when a smaller --batch would fit, 1 when even batch 1
+// would not; 0 when it fits. The command prints err.
+int infer_memory_check(const MaeConfig *cfg, int B, size_t per, size_t held, int held_at_once, char *err,
+                       size_t errlen);
 // The same answer for an encoder-only model (core/model.h mae_create_encoder) and extra bytes for each
 // image (`vitmae embed`, `probe`: infer/features.h).
 int infer_encoder_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
