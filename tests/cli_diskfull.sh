@@ -76,6 +76,20 @@ t "attention failing half-way: exit 1, nothing of the image left ($(ls "$dir/att
   '[ $rc -eq 1 ] && [ ! -e "$dir/att2/in" ] && [ -z "$(ls "$dir/att2" 2>/dev/null)" ]'
 "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att2" --raw "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
 t "attention failing half-way: the retry runs without --force ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ -s "$dir/att2/in.attn.png" ]'
+# The montage over the limit (--display 16: its maps of a few hundred bytes fit under 4 KB, the montage
+# of some 10 KB does not) is named with the input: it said "vitmae: IN: file too large", no file.
+(ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --display 16 --out "$dir/att3" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
+t "attention's montage over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: $dir/in.png: $dir/att3/in.attn.png: file too large$" "$dir/err" && [ ! -e "$dir/att3" ]'
+# index.html over the limit (30 images: a page of some 45 KB, their files under 20 KB each): exit 1, one
+# line naming the page and the cause (it said "Input/output error": the write failed inside stdio's
+# buffer), the images' files kept, no page and no temporary file.
+mkdir "$dir/att30in" && for i in $(seq 1 30); do cp "$dir/in.png" "$dir/att30in/c$i.png"; done
+(ulimit -f 40 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --display 16 --out "$dir/att30" "$dir/att30in") > /dev/null 2> "$dir/err"; rc=$?
+t "attention's index.html over the limit: exit 1, one line naming it and the cause ($rc: $(tr "\n" "|" < "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: attention: $dir/att30/index.html: File too large$" "$dir/err"'
+t "attention's index.html over the limit: the 30 montages kept, no page, no temporary file" \
+  '[ "$(ls "$dir/att30" | grep -c "\.attn\.png$")" -eq 30 ] && [ ! -e "$dir/att30/index.html" ] && [ "$(ls -a "$dir/att30" | grep -c tmp)" -eq 0 ]'
 
 # 1c. embed writes FEATS.npy and FEATS.txt as a pair: under a 512-byte limit the list of 30 images
 #     fits and their features (30 x 32 floats) do not, so --force leaves the earlier pair of 2 images as

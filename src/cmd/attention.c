@@ -606,7 +606,12 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layers", layers_s,
                           "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, "seed", seed_s, NULL};
     file_tmp_name(path, tmp, sizeof tmp);
-    if (output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, err, errlen)) { nmaps = -1; goto done; }
+    char why[256];
+    if (output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, why, sizeof why)) {
+        snprintf(err, errlen, "%s: %s", path, why);   // the montage, and why (as write_map names a map)
+        nmaps = -1;
+        goto done;
+    }
     if (file_group_add(&files, tmp, path)) { snprintf(err, errlen, "out of memory"); nmaps = -1; goto done; }
 
 
@@ -744,20 +749,16 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
 }
 
 // DIR/index.html, published as io/files.h says (replace: --force). 0, FILE_TAKEN or -1, with err.
+// The page is made in memory and written whole (file_write_to): a disk that fills names its cause,
+// as the images' files do (a write failing inside stdio's buffer read "Input/output error").
 static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, int n, int replace,
                        char *err, size_t errlen) {
     char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
-    file_tmp_name(path, tmp, sizeof tmp);
-    int fd = file_tmp_create(tmp);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-    if (!f) {
-        snprintf(err, errlen, "%.2000s: %s", path, strerror(errno));
-        if (fd >= 0) close(fd);
-        if (fd >= 0) file_tmp_remove(tmp);
-        else file_tmp_forget(tmp);
-        return -1;
-    }
+    char *page = NULL;
+    size_t page_len = 0;
+    FILE *f = open_memstream(&page, &page_len);
+    if (!f) { snprintf(err, errlen, "out of memory"); return -1; }
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>vitmae attention</title>\n"
           "<style>body{font-family:sans-serif;max-width:72em;margin:1em auto;padding:0 1em;line-height:1.4}"
           " img{max-width:100%;height:auto} .maps{display:flex;flex-wrap:wrap;gap:1em}"
@@ -807,10 +808,14 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     }
     fputs("</body></html>\n", f);
     int bad = ferror(f);
-    if (fclose(f) || bad) { snprintf(err, errlen, "%.2000s: %s", path, strerror(bad ? EIO : errno)); file_tmp_remove(tmp); return -1; }
-    FileGroup page = {0};
-    if (file_group_add(&page, tmp, path)) { file_group_discard(&page); snprintf(err, errlen, "out of memory"); return -1; }
-    return file_group_publish(&page, replace, err, errlen);
+    if (fclose(f) || bad) { free(page); snprintf(err, errlen, "out of memory"); return -1; }   // in memory: only that
+    file_tmp_name(path, tmp, sizeof tmp);
+    int rc = file_write_to(tmp, path, page, page_len, err, errlen);   // err: "PATH: why"
+    free(page);
+    if (rc) return -1;
+    FileGroup files = {0};
+    if (file_group_add(&files, tmp, path)) { file_group_discard(&files); snprintf(err, errlen, "out of memory"); return -1; }
+    return file_group_publish(&files, replace, err, errlen);
 }
 
 // ---------------------------------------------------------------------------------------------
