@@ -666,6 +666,52 @@ for f in figs:
     assert "lies above" not in f and "lies below" not in f, f
 PY'
 
+# Rollout's uniform level: uniform attention in every layer leaves (1 - 2^-(l+1))/T on a patch after
+# layer l (half of each layer stays on the token itself), not 1/T. The bars marked 1/T, so on the
+# uniform fixture every rollout map was said to lie below uniform attention ("uniform (0.0588) lies
+# above this scale", 0.0294 at layer 0); now the mark is the maps' own value, and each map's
+# `uniform` tEXt chunk gives it.
+for n in map layer; do
+  "$VITMAE" attention --ckpt "$tmp/uni.safetensors" --mode rollout --layer all --normalize $n --out "$tmp/uro-$n" \
+    "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  t "rollout of uniform attention, --normalize $n: every bar marked where the maps lie ($rc: $(grep -o 'uniform ([^<]*' "$tmp/uro-$n/index.html" | head -n 1))" \
+    '[ $rc -eq 0 ] && /usr/bin/python3 - "$tmp/uro-$n" $n <<PY
+import re, sys
+from PIL import Image
+page = open(sys.argv[1] + "/index.html", encoding="utf-8").read()
+figs = re.findall(r"<figure>.*?</figure>", page)
+assert len(figs) == 3, len(figs)
+for f in figs:
+    assert "lies above" not in f and "lies below" not in f, f
+    mark = re.search(r"class=\"mark\" style=\"left:([0-9.]+)%", f)
+    assert mark and float(mark.group(1)) == (50.0 if sys.argv[2] == "map" else 100.0), f
+for l in range(3):
+    text = Image.open("%s/attn_input/rollout-layer%02d-mean.png" % (sys.argv[1], l)).text
+    assert text["uniform"] == "%.9g" % ((1 - 2.0 ** -(l + 1)) / 17), (l, text["uniform"])
+PY'
+done
+# The montage's bars alike: under --normalize map each is the lowest colour with the white mark across
+# its middle (it was an arrow at the bar's right end, "every value below uniform attention").
+t "rollout of uniform attention: the montage's three bars marked in their middle" \
+  '/usr/bin/python3 - "$tmp/uro-map/attn_input.attn.png" <<PY
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert("RGB"); w, h = im.size; px = im.load()
+low = (68, 1, 84)   # viridis at 0: a flat bar
+r = max(range(h), key=lambda y: sum(px[x, y] == low for x in range(w)))
+bars = []
+for x in range(w):
+    if px[x, r] != low: continue
+    if bars and x - bars[-1][1] <= 4: bars[-1][1] = x
+    else: bars.append([x, x])
+mid = [any(px[x, r] == (255, 255, 255) for x in range((a + b) // 2 - 3, (a + b) // 2 + 4)) for a, b in bars]
+assert len(bars) == 3 and all(mid), (r, bars, mid)
+PY'
+t "a query row's uniform tEXt is 1/T" \
+  '[ "$(/usr/bin/python3 -c "import sys; from PIL import Image; print(Image.open(sys.argv[1]).text[\"uniform\"])" "$tmp/uni/attn_input/layer02-mean.png")" = "$(/usr/bin/python3 -c "print(\"%.9g\" % (1 / 17))")" ]'
+t "rollout's index.html says where its bars mark uniform attention" \
+  'grep -qF "would leave the rollout at (1 - 2^-(l+1))/(number of tokens) on a patch after layer l" "$tmp/uro-map/index.html"'
+
 # --max-pixels refuses a larger image from its header (docs/interface.md, section 2), in attention too
 # (the flag had no effect on a file given by name: image_load took the default limit, 64M, there).
 run --max-pixels 255 --out "$tmp/mp" "$img"; rc=$?

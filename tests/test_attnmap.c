@@ -1,5 +1,6 @@
 // src/viz/attnmap.c: head fusion, query rows, grid scatter with masking, rollout against a plain
-// double-precision product, rollout rows summing to 1, and thread-count independence.
+// double-precision product, rollout rows summing to 1, thread-count independence, and the uniform
+// level a colour bar marks.
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -129,9 +130,37 @@ static void test_rollout(void) {
     CHECK(R[0] == 0.75f && R[1] == 0.25f, "uniform: 0.5*0.5 + 0.5 = 0.75 on the diagonal (%g, %g)", R[0], R[1]);
 }
 
+// The level a colour bar marks as uniform attention (attn_uniform_level) is what the map holds when
+// every layer attends uniformly: 1/T for a query row; for rollout, the product's off-diagonal entry.
+// Rollout's bars marked 1/T at every layer, twice the uniform level at layer 0 (0.0154 for 0.0077 at
+// T = 65), so a layer-0 map above uniform read as below it.
+static void test_uniform_level(void) {
+    static const int Ts[] = {2, 5, 17, 65};
+    for (size_t i = 0; i < sizeof Ts / sizeof Ts[0]; i++) {
+        int T = Ts[i];
+        float *U = malloc(sizeof(float) * T * T), *R = malloc(sizeof(float) * T * T),
+              *work = malloc(sizeof(float) * T * T);
+        for (int k = 0; k < T * T; k++) U[k] = 1.0f / (float)T;
+        CHECK(attn_uniform_level(0, 3, T) == 1.0 / T, "T=%d: a query row's uniform level is 1/T", T);
+        attn_rollout_init(R, T);
+        double worst = 0;
+        for (int l = 0; l < 8; l++) {
+            attn_rollout_step(R, U, T, work);
+            double want = attn_uniform_level(1, l, T);
+            for (int q = 0; q < T; q++)
+                for (int c = 0; c < T; c++)
+                    if (c != q) worst = fmax(worst, fabs(R[(size_t)q * T + c] - want) / want);
+        }
+        CHECK(worst <= 1e-6, "T=%d: rollout of uniform attention, layers 0..7, off the diagonal = "
+              "attn_uniform_level (relative error %.3g)", T, worst);
+        free(U); free(R); free(work);
+    }
+}
+
 int main(void) {
     test_fuse_and_rows();
     test_grid();
     test_rollout();
+    test_uniform_level();
     return check_done();
 }

@@ -11,7 +11,7 @@
 //   DIR/index.html               links to everything written by this run, with each map's range
 // Colours follow --normalize (src/viz/attnmap.h, attn_map_scale): by default 0 .. the largest value
 // in the layer, so a colour never claims more than the weight it stands for; every bar is labelled
-// with its scale's ends and marks uniform attention, 1/T.
+// with its scale's ends and marks uniform attention (attn_uniform_level: 1/T, less for rollout).
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -71,7 +71,7 @@ typedef struct {
     char *source, *montage;
     const char *stem;   // owned by the command's StemSet
     char **maps;
-    double (*ranges)[4];           // per map: its min and max, and its colour scale's ends
+    double (*ranges)[5];           // per map: its min and max, its colour scale's ends, its uniform level
     int nmaps;
 } Written;
 
@@ -298,13 +298,14 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
     draw_map(&cv, 0, 0, d, cfg, grid, p, vmin, vmax, up);
     float lo, hi;
     attn_grid_range(grid, g * g, &lo, &hi);
-    char layer_s[16], head_s[24], min_s[32], max_s[32], query_s[32], mask_s[48], seed_s[32], scale_s[80];
+    char layer_s[16], head_s[24], min_s[32], max_s[32], query_s[32], mask_s[48], seed_s[32], scale_s[80], uni_s[32];
     snprintf(layer_s, sizeof layer_s, "%d", layer);
     head_name(head, head_s, sizeof head_s);
     if (head >= 0) snprintf(head_s, sizeof head_s, "%d", head);
     snprintf(min_s, sizeof min_s, "%.9g", (double)lo);
     snprintf(max_s, sizeof max_s, "%.9g", (double)hi);
     snprintf(scale_s, sizeof scale_s, "%.9g %.9g", vmin, vmax);
+    snprintf(uni_s, sizeof uni_s, "%.9g", attn_uniform_level(p->mode == MODE_ROLLOUT, layer, 1 + p->K));
     snprintf(query_s, sizeof query_s, p->has_query ? "%d,%d" : "cls", p->qx, p->qy);
     // mask_ratio a number, as the flag was typed (it held "0.5 seed 3", which float() refuses); the
     // seed of the mask a chunk of its own.
@@ -312,7 +313,7 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
     snprintf(seed_s, sizeof seed_s, "%ld", job->seed);
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layer", layer_s,
                           "head", head_s, "query", query_s, "min", min_s, "max", max_s,
-                          "normalize", NORMALIZE_NAMES[p->normalize], "colour_scale", scale_s,
+                          "normalize", NORMALIZE_NAMES[p->normalize], "colour_scale", scale_s, "uniform", uni_s,
                           "mask_ratio", mask_s, "seed", seed_s, NULL};
     char path[4096], why[256];
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
@@ -378,15 +379,15 @@ static int write_maps(const Job *job, const char *dir, const Display *big, const
     return rc;
 }
 
-static int add_written(Written *w, const char *rel, float lo, float hi, double vmin, double vmax) {
+static int add_written(Written *w, const char *rel, float lo, float hi, double vmin, double vmax, double uniform) {
     char **m = realloc(w->maps, (size_t)(w->nmaps + 1) * sizeof *m);
     if (!m) return -1;
     w->maps = m;
-    double (*r)[4] = realloc(w->ranges, (size_t)(w->nmaps + 1) * sizeof *r);
+    double (*r)[5] = realloc(w->ranges, (size_t)(w->nmaps + 1) * sizeof *r);
     if (!r) return -1;
     w->ranges = r;
     w->ranges[w->nmaps][0] = lo; w->ranges[w->nmaps][1] = hi;
-    w->ranges[w->nmaps][2] = vmin; w->ranges[w->nmaps][3] = vmax;
+    w->ranges[w->nmaps][2] = vmin; w->ranges[w->nmaps][3] = vmax; w->ranges[w->nmaps][4] = uniform;
     w->maps[w->nmaps] = strdup(rel);
     return w->maps[w->nmaps++] ? 0 : -1;
 }
@@ -394,16 +395,31 @@ static int add_written(Written *w, const char *rel, float lo, float hi, double v
 // The montage's header: what the tiles show and how to read their colours.
 static void montage_caption(const Plan *p, const char *stem, const Display *d, int T, int beyond, char *buf,
                             size_t n) {
-    char qdesc[48] = "the CLS token", u[32];
+    char qdesc[48] = "the CLS token", u[32], mark[192];
     if (p->has_query) snprintf(qdesc, sizeof qdesc, "patch (%d,%d)", p->qx, p->qy);
     viz_format_value(1.0 / T, u, sizeof u);
+    snprintf(mark, sizeof mark, "uniform attention, 1/%d = %s", T, u);
+    if (p->mode == MODE_ROLLOUT) {
+        // Uniform attention in every layer leaves (1 - 2^-(l+1)) / T on a patch after layer l
+        // (attn_uniform_level), not 1/T: the residual half of each layer stays on the token itself.
+        char first[32], last[32];
+        viz_format_value(attn_uniform_level(1, p->layer_first, T), first, sizeof first);
+        viz_format_value(attn_uniform_level(1, p->layer_last, T), last, sizeof last);
+        if (p->layer_first == p->layer_last)
+            snprintf(mark, sizeof mark, "where uniform attention in every layer (1/%d) leaves the rollout, "
+                     "(1 - 2^-%d)/%d = %s", T, p->layer_last + 1, T, last);
+        else
+            snprintf(mark, sizeof mark, "where uniform attention in every layer (1/%d) leaves the rollout, "
+                     "(1 - 2^-(l+1))/%d at layer l: %s at layer %d to %s at layer %d", T, T, first, p->layer_first,
+                     last, p->layer_last);
+    }
     const char *scale =
         p->normalize == NORM_LAYER ? "Colour = attention weight, from 0 to the largest weight in the layer (one scale per layer, its ends on each bar)."
       : p->normalize == NORM_MAP ? "Each tile is stretched to its own min..max (the ends of its bar): small differences look large."
                                  : "Colour = attention weight on 0..1.";
     // beyond: some bar's scale ends short of uniform attention, which its end then marks with an arrow.
-    snprintf(buf, n, "%s: %s%s over the patches.\n%s The white mark on a bar is uniform attention, 1/%d = %s%s.%s%s",
-             stem, p->mode == MODE_ROLLOUT ? "attention rollout of " : "attention of ", qdesc, scale, T, u,
+    snprintf(buf, n, "%s: %s%s over the patches.\n%s The white mark on a bar is %s%s.%s%s",
+             stem, p->mode == MODE_ROLLOUT ? "attention rollout of " : "attention of ", qdesc, scale, mark,
              beyond ? " (a white arrow at a bar's end: uniform attention lies beyond that end of its scale)" : "",
              d->cropped ? " The model saw the outlined square (its centre crop); the rest of the photo is dimmed." : "",
              p->K < p->L ? " Grey squares: masked patches." : "");
@@ -464,7 +480,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     int H = cfg->num_heads, T = 1 + p->K, depth = cfg->depth;
     size_t TT = (size_t)T * T;
     int nmaps = -1;
-    int nlayers = p->layer_last - p->layer_first + 1, ntiles = nlayers * p->nspec;
+    int nlayers = p->layer_last - p->layer_first + 1, ntiles = nlayers * p->nspec, roll = p->mode == MODE_ROLLOUT;
 
     Display big = {0}, small = {0};
     AttendArrays arr;
@@ -548,7 +564,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         goto done;
     int beyond = 0;   // a bar whose scale ends short of uniform attention (viz_colorbar_mark_beyond)
     for (t = 0; t < ntiles; t++) {
-        ColorBar cb = {p->cmap, 0, 0, 1.0 / T, NULL, ts, {0, 0, 0}};
+        ColorBar cb = {p->cmap, 0, 0, attn_uniform_level(roll, layer_of[t], T), NULL, ts, {0, 0, 0}};
         attn_map_scale((int)p->normalize, grids, layer_of, ntiles, t, L, &cb.vmin, &cb.vmax);
         if (viz_colorbar_mark_beyond(&cb)) beyond = 1;
     }
@@ -574,7 +590,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         tile_label(p, layer_of[t], head_of[t], label, sizeof label);
         canvas_text(&cv, cx, cy, label, BLACK, ts);
         draw_map(&cv, x, y, &small, cfg, grid, p, vmin, vmax, up);
-        ColorBar cb = {p->cmap, vmin, vmax, 1.0 / T, "uniform", ts, {BLACK[0], BLACK[1], BLACK[2]}};
+        ColorBar cb = {p->cmap, vmin, vmax, attn_uniform_level(roll, layer_of[t], T), "uniform", ts,
+                       {BLACK[0], BLACK[1], BLACK[2]}};
         viz_colorbar(&cv, cx, y + mo.tile_h + 2, mo.cell_w, bar, 0, &cb);
     }
     if (write_maps(job, dir, &big, grids, layer_of, head_of, (const double (*)[2])range, ntiles, &files, err, errlen))
@@ -586,7 +603,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         snprintf(rel, sizeof rel, "%s/%s.png", w->stem, name);
         float lo, hi;
         attn_grid_range(grids + (size_t)t * L, L, &lo, &hi);
-        if (add_written(w, rel, lo, hi, range[t][0], range[t][1])) {
+        if (add_written(w, rel, lo, hi, range[t][0], range[t][1], attn_uniform_level(roll, layer_of[t], T))) {
             snprintf(err, errlen, "out of memory");
             nmaps = -1;
             goto done;
@@ -785,9 +802,15 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     else if (p->normalize == NORM_MAP)
         fputs("Each map is stretched to its own min..max (--normalize map): small differences look large. ", f);
     else fputs("Colours are the attention weights on 0..1 (--normalize none). ", f);
-    fputs("Uniform attention would be 1/(number of tokens), marked in white on every colour bar (or said under it "
-          "where it lies beyond the bar's scale). Where the photo is "
-          "not square, the model saw only the outlined centre square; the rest is dimmed.</p>\n", f);
+    if (p->mode == MODE_ROLLOUT)
+        fputs("Uniform attention in every layer (each weight 1/(number of tokens)) would leave the rollout at "
+              "(1 - 2^-(l+1))/(number of tokens) on a patch after layer l (half of each layer stays on the token "
+              "itself), marked in white on every colour bar (or said under it where it lies beyond the bar's "
+              "scale). ", f);
+    else
+        fputs("Uniform attention would be 1/(number of tokens), marked in white on every colour bar (or said under "
+              "it where it lies beyond the bar's scale). ", f);
+    fputs("Where the photo is not square, the model saw only the outlined centre square; the rest is dimmed.</p>\n", f);
     for (int i = 0; i < n; i++) {
         if (!w[i].montage) continue;
         fputs("<h2>", f); html_text(f, w[i].stem); fputs("</h2>\n<p>", f); html_text(f, w[i].source);
@@ -801,7 +824,7 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
             fputs("\"></a><figcaption>", f); html_text(f, slash ? slash + 1 : w[i].maps[k]);
             fputs("<br>values ", f); html_value(f, w[i].ranges[k][0]); fputs(" to ", f); html_value(f, w[i].ranges[k][1]);
             fputs("; colours ", f); html_value(f, w[i].ranges[k][2]); fputs(" to ", f); html_value(f, w[i].ranges[k][3]);
-            html_colorbar(f, p->cmap, w[i].ranges[k][2], w[i].ranges[k][3], 1.0 / (1 + p->K));
+            html_colorbar(f, p->cmap, w[i].ranges[k][2], w[i].ranges[k][3], w[i].ranges[k][4]);
             fputs("</figcaption></figure>\n", f);
         }
         fputs("</div>\n", f);

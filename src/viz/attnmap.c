@@ -67,6 +67,10 @@ void attn_rollout_step(float *R, const float *A, int T, float *work) {
     memcpy(R, work, (size_t)T * T * sizeof *R);
 }
 
+double attn_uniform_level(int rollout, int layer, int T) {
+    return rollout ? (1.0 - ldexp(1.0, -(layer + 1))) / T : 1.0 / T;
+}
+
 void attn_grid_range(const float *grid, int n, float *vmin, float *vmax) {
     int any = 0;
     float lo = 0.0f, hi = 0.0f;

@@ -37,6 +37,12 @@ void attn_row_to_grid(const float *row, int T, const int *keep, int L, float *gr
 void attn_rollout_init(float *R, int T);
 void attn_rollout_step(float *R, const float *A, int T, float *work);
 
+// The value a map holds on a patch when every layer attends uniformly (each weight 1/T), the level
+// its colour bar marks: 1/T for a query row (rollout 0); for the rollout through layers 0..layer,
+// (1 - 2^-(layer+1)) / T on every token but the query's own, since with U the uniform matrix
+// (U^2 = U) the product of k matrices 0.5 U + 0.5 I is 2^-k I + (1 - 2^-k) U.
+double attn_uniform_level(int rollout, int layer, int T);
+
 // Min and max of the finite values of grid [n] (NaN skipped); 0 and 0 when there is none.
 void attn_grid_range(const float *grid, int n, float *vmin, float *vmax);
 
