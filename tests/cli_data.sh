@@ -252,6 +252,25 @@ PY
     echo "note: the check without a memory limit is skipped (ulimit -v is $(ulimit -v), vm.overcommit_memory $(cat /proc/sys/vm/overcommit_memory 2>/dev/null))"
   fi
 fi
+# A hidden class folder (.ipynb_checkpoints, .Trash-1000 at a drive's root) is a class as torchvision's
+# ImageFolder makes it: it was listed among the classes with nothing said, and fine-tuning took it as
+# one. Now a warning names it, in text and JSON; hidden files inside a class are read and not flagged.
+mkdir -p "$dir/hid/a" "$dir/hid/.Trash-1000/files" "$dir/hid/.empty"
+cp "$dir/set/circle/00000.png" "$dir/hid/a/x.png"; cp "$dir/set/circle/00000.png" "$dir/hid/a/.y.png"
+cp "$dir/set/circle/00000.png" "$dir/hid/.Trash-1000/files/z.png"; printf 'notes' > "$dir/hid/.empty/n.txt"
+out=$("$VITMAE" data "$dir/hid" 2>"$dir/err"); rc=$?
+t "data of a hidden class folder: exit 0, it is a class, and a warning names it ($rc: $(printf '%s' "$out" | tail -n 1))" \
+  '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -q "^  .Trash-1000  *1$" && printf "%s\n" "$out" | grep -q "^  a  *2$" &&
+   [ "$(printf "%s\n" "$out" | grep -c "hidden folder")" -eq 1 ] &&
+   printf "%s\n" "$out" | grep -qF "  $dir/hid/.Trash-1000: a hidden folder (its name starts with '"'"'.'"'"') holding images: they train as a class of its own"'
+check=$("$VITMAE" data --json "$dir/hid" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = [(f["path"].split("/hid/")[1], f["warning"]) for f in d["warnings"]]
+print("ok" if d["classes"] == {".Trash-1000": 1, "a": 2} and len(w) == 1 and w[0][0] == ".Trash-1000"
+      and "hidden folder" in w[0][1] else "bad: %r" % d)' 2>&1)
+t "data --json of a hidden class folder: one warning, the folder's path ($check)" '[ "$check" = ok ]'
+
 rm -rf "$dir"
 [ $fail -eq 0 ] && echo "cli data ok"
 exit $fail

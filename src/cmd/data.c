@@ -1,6 +1,7 @@
 // `vitmae data DIR [--json] [--max-pixels N] [--threads T]`: what training would see in a folder:
 // usable images, skipped candidates with their reasons, ignored files (those that look like images
-// named with the reason), warnings (images of one flat colour), classes and the size range.
+// named with the reason), warnings (images of one flat colour, hidden class folders), classes and the
+// size range.
 #include <cJSON.h>
 #include <omp.h>
 #include <stdio.h>
@@ -13,8 +14,19 @@
 #include "kernels/cpu.h"
 
 #define UNIFORM_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
+// A class folder whose name starts with '.' (.ipynb_checkpoints, .Trash-1000, .thumbnails) is read as
+// any other, as torchvision's ImageFolder reads it, and is a class of its own (docs/interface.md,
+// section 2): said, since such a folder is seldom meant as one.
+#define HIDDEN_CLASS_WARNING \
+    "a hidden folder (its name starts with '.') holding images: they train as a class of its own"
 
-static int print_json(const Dataset *ds) {
+static int hidden_classes(const Dataset *ds) {
+    int n = 0;
+    for (int i = 0; i < ds->nclasses; i++) n += ds->class_names[i][0] == '.';
+    return n;
+}
+
+static int print_json(const Dataset *ds, const char *dir) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "ok", ds->n);
     cJSON_AddNumberToObject(root, "skipped", ds->nskipped);
@@ -58,6 +70,17 @@ static int print_json(const Dataset *ds) {
         cJSON_AddStringToObject(s, "warning", UNIFORM_WARNING);
         cJSON_AddItemToArray(warnings, s);
     }
+    for (int i = 0; i < ds->nclasses; i++) {
+        if (ds->class_names[i][0] != '.') continue;
+        char *path = malloc(strlen(dir) + strlen(ds->class_names[i]) + 2);
+        if (!path) { cJSON_Delete(root); return -1; }
+        sprintf(path, "%s/%s", dir, ds->class_names[i]);
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "path", path);
+        cJSON_AddStringToObject(s, "warning", HIDDEN_CLASS_WARNING);
+        cJSON_AddItemToArray(warnings, s);
+        free(path);
+    }
     // The folder as a whole (docs/interface.md section 5): unclassified images, the size range, greyscale.
     cJSON_AddNumberToObject(root, "unclassified", ds->nroot);
     cJSON *size = cJSON_AddObjectToObject(root, "size");
@@ -96,10 +119,12 @@ static void print_text(const Dataset *ds, const char *dir) {
         printf("ignored (they look like images):\n");
         for (int i = 0; i < ds->nignored_files; i++) cli_out("  %s: %s", ds->ignored[i].path, ds->ignored[i].reason);
     }
-    if (ds->nuniform) {
+    if (ds->nuniform || hidden_classes(ds)) {
         printf("warnings:\n");
         for (int i = 0; i < ds->n; i++)
             if (ds->items[i].uniform) cli_out("  %s: %s", ds->items[i].path, UNIFORM_WARNING);
+        for (int i = 0; i < ds->nclasses; i++)
+            if (ds->class_names[i][0] == '.') cli_out("  %s/%s: %s", dir, ds->class_names[i], HIDDEN_CLASS_WARNING);
     }
 }
 
@@ -129,7 +154,7 @@ int cmd_data(int argc, char **argv) {
     int src = dataset_scan(dir, &opt, &ds, err, sizeof err);
     if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
     if (json) {
-        if (print_json(&ds)) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
+        if (print_json(&ds, dir)) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
     } else {
         print_text(&ds, dir);
     }
