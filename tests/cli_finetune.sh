@@ -343,6 +343,15 @@ t "images directly in --data: one warning, the name written out ($(grep -a direc
   [ "$(grep -c "^vitmae: warning: $dir/ro\\\\x1bt: 2 images directly in the folder have no class and are not used$" "$dir/err")" -eq 1 ] &&
   ! grep -q "$(printf "\033")" "$dir/err"'
 rm -rf "$dir/ro$(printf '\033')t" "$dir/rootimg"
+# A hidden class folder (.ipynb_checkpoints, .Trash-1000) is a class of the classifier, as in
+# torchvision's ImageFolder; it was taken with nothing said. Now one warning names it.
+mkdir -p "$dir/hid/circle" "$dir/hid/.Trash-1000"
+cp "$dir/data/circle/00000.png" "$dir/hid/circle/"; cp "$dir/data/square/00001.png" "$dir/hid/.Trash-1000/"
+"$VITMAE" finetune --ckpt "$pre" $model --channels auto --data "$dir/hid" --val-frac 0 --batch 2 --steps 1 --out "$dir/hidft" > /dev/null 2> "$dir/err"; rc=$?
+t "a hidden class folder: a class, and one warning names it ($(grep -a hidden "$dir/err"))" '[ $rc -eq 0 ] &&
+  [ "$(grep -c "^vitmae: warning: $dir/hid/.Trash-1000: a hidden folder (its name starts with .\..) holding images: they train as a class of its own$" "$dir/err")" -eq 1 ] &&
+  "$VITMAE" info "$dir/hidft/checkpoint.safetensors" | grep -q "classes *2: .Trash-1000, circle"'
+rm -rf "$dir/hid" "$dir/hidft"
 t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && [ ! -e "$dir/e3" ] && [ ! -e "$dir/e4" ]'
 # Flags that decide the weights or the schedule are refused on resume, never ignored; the cadence
 # flags apply.

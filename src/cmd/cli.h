@@ -86,6 +86,11 @@ void cli_held_free(CliHeld *h);
 // The warning of probe and finetune for images directly in a folder of class sub-folders, after
 // "warning: DIR: ": the count, "s" or "", "has"/"have", "is"/"are" (docs/encoder.md).
 #define ROOT_IMAGES_UNUSED "%d image%s directly in the folder %s no class and %s not used"
+// A class folder whose name starts with '.' (.ipynb_checkpoints, .Trash-1000, .thumbnails) is read as
+// any other, as torchvision's ImageFolder reads it, and is a class of its own (docs/interface.md,
+// section 2): `data` and `finetune` say so after its path, since such a folder is seldom meant as one.
+#define HIDDEN_CLASS_WARNING \
+    "a hidden folder (its name starts with '.') holding images: they train as a class of its own"
 // train's and finetune's refusal of --val DIR with --val-frac F, which it would ignore (docs/data.md,
 // "Validation"), after "<command> --val-frac: ".
 #define VAL_PAIR_REFUSAL "give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains " \

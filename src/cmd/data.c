@@ -14,11 +14,6 @@
 #include "kernels/cpu.h"
 
 #define UNIFORM_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
-// A class folder whose name starts with '.' (.ipynb_checkpoints, .Trash-1000, .thumbnails) is read as
-// any other, as torchvision's ImageFolder reads it, and is a class of its own (docs/interface.md,
-// section 2): said, since such a folder is seldom meant as one.
-#define HIDDEN_CLASS_WARNING \
-    "a hidden folder (its name starts with '.') holding images: they train as a class of its own"
 
 static int hidden_classes(const Dataset *ds) {
     int n = 0;
