@@ -467,6 +467,15 @@ else
     "$tmp/huge1.png" "$tmp/huge2.png" "$tmp/huge3.png") > /dev/null 2> "$tmp/err"; rc=$?
   t "out of memory: stopped at the first image, two lines ($rc: $(tr "\n" "|" < "$tmp/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 2 ] && grep -q "huge1.png: image 4096x4096: out of memory for its pixels (201338880 bytes" "$tmp/err" && tail -n 1 "$tmp/err" | grep -qx "vitmae: reconstruct: stopped: this process is out of memory or open files (0 of 3 images written)"'
+  # ... and an image after it in the same batch is not written either (it was: the rest of the batch
+  # went on, where attention stops at once): the image before it is, and the tally says 1 of 3.
+  mkdir -p "$tmp/oomb"
+  "$mk" png "$tmp/oomb/a.png" --size 16 --value 0.3 > /dev/null && cp "$tmp/huge1.png" "$tmp/oomb/b.png" &&
+    cp "$tmp/oomb/a.png" "$tmp/oomb/c.png"
+  (ulimit -v 150000 && exec "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/oom2" --threads 1 --batch 3 \
+    "$tmp/oomb/a.png" "$tmp/oomb/b.png" "$tmp/oomb/c.png") > /dev/null 2> "$tmp/err"; rc=$?
+  t "out of memory in a batch: the image before it written, none after ($rc: $(tr "\n" "|" < "$tmp/err"); $(ls "$tmp/oom2" 2>&1 | tr "\n" " "))" \
+    '[ $rc -eq 1 ] && [ -e "$tmp/oom2/a.recon.png" ] && [ ! -e "$tmp/oom2/c.recon.png" ] && tail -n 1 "$tmp/err" | grep -qx "vitmae: reconstruct: stopped: this process is out of memory or open files (1 of 3 images written)"'
   rm -f "$tmp"/huge?.png
 fi
 

@@ -357,14 +357,15 @@ int cmd_reconstruct(int argc, char **argv) {
         #pragma omp parallel for schedule(dynamic)
         for (int k = 0; k < n; k++)
             status[k] = image_load_view(inputs.v[i0 + k].path, max_pixels, S, C, images + per * k, errs + (size_t)k * 512, 512);
-        int nb = 0;
+        int nb = 0, load_full = 0;   // an image that ran out of memory as it loaded: stop after the ones before it
         for (int k = 0; k < n; k++) {
             if (status[k]) {
-                int memory = output_stop_kind(errs + (size_t)k * 512) == OUTPUT_STOP_MEMORY ? OUTPUT_STOP_MEMORY : 0;
-                if (!(full && memory) && !output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
+                if (!output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
                     cli_error(inputs.v[i0 + k].path, "%s", errs + (size_t)k * 512);
-                failed += !(full && memory);
-                if (!full) full = memory;
+                failed++;
+                // Out of memory (or open files): the run stops at this image, as attention's does
+                // (docs/interface.md, reconstruct): the images before it in the batch are written, none after.
+                if (output_stop_kind(errs + (size_t)k * 512) == OUTPUT_STOP_MEMORY) { load_full = OUTPUT_STOP_MEMORY; break; }
                 continue;
             }
             if (nb != k) memmove(images + per * nb, images + per * k, sizeof(float) * per);
@@ -379,7 +380,7 @@ int cmd_reconstruct(int argc, char **argv) {
             }
             slot[nb++] = i0 + k;
         }
-        if (!nb) continue;
+        if (!nb) { full = load_full; continue; }
         infer_batch(m, images, norm, ids_keep, removed, nb, K, recon, patch_err, mse, loss);
         // at_once panels drawn in turn, their files written side by side, then each image's line or
         // message in input order: the output depends on neither the thread count nor --batch.
@@ -432,6 +433,7 @@ int cmd_reconstruct(int argc, char **argv) {
                 nok++;
             }
         }
+        if (!full) full = load_full;
     }
     if (nok) {
         double mean = mse_sum / nok;
