@@ -187,6 +187,13 @@ t "no output folder for the refused runs" '[ ! -e "$tmp/r95" ]'
 printf 'not an image' > "$tmp/broken.png"; mkdir -p "$tmp/flatb"; cp "$tmp/flat/"* "$tmp/broken.png" "$tmp/flatb/"
 "$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flatb" >/dev/null 2>"$tmp/err"; rc=$?
 t "eval: a skipped file in train's words, not 'PATH: why (skipped)' ($(cat "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(cat "$tmp/err")" = "vitmae: skipped $tmp/flatb/broken.png: not a PNG, JPEG or WebP file" ]'
+# A file that fails as its batch loads (changed after the scan, at the gate HOLD_AFTER_SCAN) is said as
+# every command says a file's failure, `vitmae: PATH: why`: eval put `eval: ` before the path.
+mkdir -p "$tmp/flatc"; cp "$tmp/flat/"* "$tmp/flatc/"
+VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/evhold" "$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flatc" > /dev/null 2> "$tmp/err" &
+pid=$!; wait_gate "$tmp/evhold" $pid; printf 'not an image' > "$tmp/flatc/flat.png"; touch "$tmp/evhold"; wait $pid; rc=$?
+t "eval: a file that fails in its batch, in every command's words ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/flatc/flat.png: not a PNG, JPEG or WebP file" ]'
 js=$("$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flat" --json); rc=$?
 t "eval exits 0" '[ $rc -eq 0 ]'
 for k in images loss masked_mse psnr mask_ratio seed; do

@@ -472,8 +472,8 @@ static void test_cache_and_views(void) {
           strstr(err, "not a PNG, JPEG or WebP file"), "changed file: %s", err);
     CHECK(dataset_eval_view(&work, 5, S, 1, a, err, sizeof err) == 0, "cached dataset does not re-read it");
     items[1] = 5;
-    CHECK(dataset_load_batch(&nocache, items, 5, S, 3, AUGMENT_CROP, 5, 17, b2, err, sizeof err) == -1 &&
-          strstr(err, "cats/x.png"), "not lazy: a batch with a broken file fails: %s", err);
+    CHECK(dataset_load_batch(&nocache, items, 5, S, 3, AUGMENT_CROP, 5, 17, b2, err, sizeof err) == DATASET_ERR_FILE &&
+          strstr(err, "cats/x.png"), "not lazy: a batch with a broken file fails, err naming it: %s", err);
     put_png(root, "cats/x.png", 8, 8, 1, 5);
     dataset_free(&plain);
     dataset_free(&work);
@@ -644,7 +644,7 @@ static void test_broken_late(void) {
     dataset_load_batch(&d1, items, 4, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err);
     CHECK(dataset_take_broken(&d1, sk, NULL, 4) == 0 && !memcmp(b1, b2, sizeof b1), "reported once; same batch again");
     int only[1] = {2};
-    CHECK(dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err) == -1 &&
+    CHECK(dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err) == DATASET_ERR_FILE &&
           strstr(err, "bad.png: truncated PNG data; its batch has no other image to take its place"), "a batch of broken files: %s", err);
     dataset_free(&d1);
     dataset_free(&d2);

@@ -18,6 +18,7 @@
 #include "infer/recon.h"
 #include "core/masking.h"
 #include "core/rng.h"
+#include "io/files.h"
 #include "io/json.h"
 #include "kernels/cpu.h"
 
@@ -95,6 +96,7 @@ int cmd_eval(int argc, char **argv) {
     if (src) {
         cli_error(dataset_err_what(src, data_dir), "%s", err); ckpt_free(&ck); return 1;
     }
+    file_test_gate("VITMAE_FAULT_HOLD_AFTER_SCAN");   // tests: a file changed between the scan and its batch
     // The files the scan skipped, as train says them: before the failure they explain, else once the
     // memory check has passed (a refused run prints its one line only).
     CliHeld held = {0};
@@ -136,8 +138,9 @@ int cmd_eval(int argc, char **argv) {
     for (int i0 = 0; i0 < ds.n; i0 += B) {
         int n = ds.n - i0 < B ? ds.n - i0 : B;
         for (int k = 0; k < n; k++) items[k] = i0 + k;
-        if (dataset_load_batch(&ds, items, n, S, C, AUGMENT_NONE, 0, 0, images, err, sizeof err)) {
-            cli_error("eval", "%s", err);
+        int lrc = dataset_load_batch(&ds, items, n, S, C, AUGMENT_NONE, 0, 0, images, err, sizeof err);
+        if (lrc) {
+            cli_error(dataset_err_what(lrc, "eval"), "%s", err);   // "vitmae: PATH: why", as other commands say a file's failure
             status = 1;
             goto done;
         }

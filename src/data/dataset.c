@@ -902,12 +902,12 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
             if (used) *used = item;
             return 0;
         }
-        if (root_check(ds, err, errlen)) return -1;
+        if (root_check(ds, err, errlen)) return DATASET_ERR_FILE;
         if (image_why_is_resource(why)) {   // not the file's fault: the run stops rather than drop it
             snprintf(err, errlen, "%s: %s%s", ds->items[item].path, why, resource_note(why));
-            return -1;
+            return DATASET_ERR_FILE;
         }
-        if (!ds->lazy) return item_error(ds, item, why, err, errlen);
+        if (!ds->lazy) { item_error(ds, item, why, err, errlen); return DATASET_ERR_FILE; }
         mark_broken(ds, item, why);
     }
     // Every image of the batch is broken past its header (each one now marked): nothing to put in
@@ -921,7 +921,7 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
         snprintf(err, errlen, "%s: %s; no image of its batch decodes to take its place (all %d are broken)",
                  ds->items[item].path, why_k, n);
     pthread_mutex_unlock(&ds->shared->lock);
-    return -1;
+    return DATASET_ERR_FILE;
 }
 
 int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
@@ -945,7 +945,7 @@ static int load_images(const Dataset *ds, const int *items, int n, int k0, int k
                                 out + (size_t)j * per, NULL, errs + (size_t)j * ERRLEN, ERRLEN);
     int rc = 0;
     for (int j = 0; j < m && !rc; j++)
-        if (status[j]) { snprintf(err, errlen, "%s", errs + (size_t)j * ERRLEN); rc = -1; }
+        if (status[j]) { snprintf(err, errlen, "%s", errs + (size_t)j * ERRLEN); rc = status[j]; }
     free(status);
     free(errs);
     return rc;

@@ -145,7 +145,8 @@ int  dataset_train_view(const Dataset *ds, int i, int size, int channels, Augmen
 // by the next item of the same batch that decodes (items[k + 1], items[k + 2], ... wrapping), with
 // image k's random stream, so the batch still depends only on (seed, step) and the split is kept;
 // the failure is recorded once for dataset_take_broken. Other datasets: an item that fails is an error (err names the first failing
-// item in batch order).
+// item in batch order). 0 ok; DATASET_ERR_FILE when err names its file or the data folder ("PATH:
+// why"; so does dataset_batch_image), -1 otherwise (out of memory, a range outside the batch).
 int  dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int k1, int size, int channels,
                         Augment aug, uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);
 // Image k of the batch alone, as dataset_load_range makes it (no OpenMP inside but the geometry's).
