@@ -121,6 +121,12 @@ for o in f g; do
   t "a folder $o.$x, no --force: exit 2, says it is a folder, not to use --force ($rc: $(cat "$tmp/err"))" \
     '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/dirout/$o.$x: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -s "$tmp/out" ]'
 done
+# ... also when FEATS.npy is there as a file (an earlier run's) and FEATS.txt is the folder: the folder is
+# said first, not "use --force" for FEATS.npy, which would only lead to the folder's refusal.
+: > "$tmp/dirout/g.npy"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/dirout/g.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "FEATS.npy a file, FEATS.txt a folder: exit 2, the folder said first ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/dirout/g.txt: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -s "$tmp/dirout/g.npy" ]'
 
 # --- embed: two commands at once with the same outputs ----------------------------------------------
 # Both find FEATS.npy / FEATS.txt free before computing. The first waits before it publishes its pair
