@@ -614,5 +614,38 @@ for cmd in "train --data $long/gone --steps 1 --out $tmp/lo1" "train --data $tmp
 done
 t "... and nothing made for them" '[ ! -e "$tmp/lo1" ] && [ ! -e "$tmp/lo2" ] && [ ! -e "$tmp/lo3" ] && [ ! -e "$tmp/lo4" ] && [ ! -e "$tmp/lo5.npy" ] && [ ! -e "$tmp/lo6" ]'
 
+# docs/encoder.md's `classify --json` example is its command's output: the paths are the command's
+# inputs, in order, each with --top K classes in falling probability, and top1 the share of labelled
+# images whose first class is their label. It showed other paths (test/Coat/0001.png for a.png b.jpg)
+# and two classes under --top 3.
+classify_example() {
+  /usr/bin/python3 - "$VITMAE_ROOT/docs/encoder.md" <<'PY'
+import json, re, shlex, sys
+doc = open(sys.argv[1]).read()
+sec = doc[doc.index("### `vitmae classify`"):]
+cmd = next((l for l in sec.splitlines() if l.startswith("vitmae classify") and "--json" in l), None)
+block = re.search(r"```json\n(.*?)```", sec, re.S)
+if not cmd or not block: print("no classify --json command and output"); sys.exit()
+args = shlex.split(cmd.split("#")[0])[2:]
+top, inputs, i = 5, [], 0
+while i < len(args):
+    if args[i] in ("--ckpt", "--top", "--batch", "--threads", "--max-pixels"):
+        if args[i] == "--top": top = int(args[i + 1])
+        i += 2
+    elif args[i].startswith("--"): i += 1
+    else: inputs.append(args[i]); i += 1
+out = json.loads(block.group(1))
+paths = [im["path"] for im in out["images"]]
+if paths != inputs: print("paths %s, the command's inputs %s" % (paths, inputs))
+for im in out["images"]:
+    p = [c[1] for c in im["top"]]
+    if len(p) != top or p != sorted(p, reverse=True): print("%s: top %s under --top %d" % (im["path"], im["top"], top))
+lab = [im for im in out["images"] if im["label"] is not None]
+want = sum(im["top"][0][0] == im["label"] for im in lab) / len(lab) if lab else None
+if out["top1"] != want: print("top1 %s, the images give %s" % (out["top1"], want))
+PY
+}
+t "docs/encoder.md: the classify --json example is its command's output ($(classify_example | head -n 2 | tr "\n" " "))" '[ -z "$(classify_example)" ]'
+
 [ $fail -eq 0 ] && echo "cli usage ok"
 exit $fail
