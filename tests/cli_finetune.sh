@@ -173,6 +173,13 @@ t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop
   '[ $rc -eq 130 ] && grep -q "^vitmae: SIGINT again: stopped at once without saving" "$dir/int2.err" && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ] && [ "$before" -ge 4 ]'
 
 # 5. classify: a line per image and the accuracy; JSON as docs/encoder.md; 6 significant digits.
+# probe's first line names the feature it probes: on a classifier, --pool mean is fc_norm of the mean
+# tokens (the head's input, docs/encoder.md), not the "encoder mean tokens" of a pretraining checkpoint.
+"$VITMAE" probe --ckpt "$dir/scratch/checkpoint.safetensors" --pool mean --train "$dir/data" --test "$dir/data" > "$dir/pr.txt" 2>/dev/null; rc=$?
+"$VITMAE" probe --ckpt "$pre" --pool mean --train "$dir/data" --test "$dir/data" > "$dir/pr2.txt" 2>/dev/null; rc2=$?
+t "probe --pool mean: a classifier's fc_norm feature said so, a pretraining checkpoint's mean tokens ($rc $rc2: $(head -n 1 "$dir/pr.txt"))" \
+  '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && head -n 1 "$dir/pr.txt" | grep -q "^probe: encoder fc_norm(mean tokens), block [0-9]* of 0\.\.[0-9]*, " &&
+   head -n 1 "$dir/pr2.txt" | grep -q "^probe: encoder mean tokens, block "'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 2 "$dir/data" > "$dir/cls.txt" 2>&1; rc=$?
 t "classify exits 0" '[ $rc -eq 0 ]'
 t "classify: a line per image + top-1" '[ $(grep -c "|" "$dir/cls.txt") -eq 150 ] && tail -n 1 "$dir/cls.txt" | grep -q "^top-1: "'

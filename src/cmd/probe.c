@@ -360,8 +360,8 @@ int cmd_probe(int argc, char **argv) {
     // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
     cli_held_say(&held);
     output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");
-    if (fm) snprintf(what, sizeof what, "encoder %s token%s, block %d of 0..%d, %s", features_pool_name(spec.pool),
-                     spec.pool == FEATURES_POOL_MEAN ? "s" : "", spec.layer, features_config(fm)->depth - 1, ckpt_path);
+    if (fm) snprintf(what, sizeof what, "encoder %s, block %d of 0..%d, %s", features_what(fm, &spec), spec.layer,
+                     features_config(fm)->depth - 1, ckpt_path);
     else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
     if (!json)
         cli_out("probe: %s (dim %ld); train %ld images, test %ld, %d classes", what, dim, train.n, test.n, C);

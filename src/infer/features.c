@@ -93,6 +93,11 @@ void features_close(FeatureModel *fm) {
 const MaeConfig *features_config(const FeatureModel *fm) { return mae_config(fm->m); }
 int features_dim(const FeatureModel *fm) { return fm->D; }
 
+const char *features_what(const FeatureModel *fm, const FeaturesSpec *spec) {
+    if (spec->pool == FEATURES_POOL_CLS) return "cls token";
+    return fm->fc_norm ? "fc_norm(mean tokens)" : "mean tokens";
+}
+
 void features_batch(FeatureModel *fm, const float *images, int B, const FeaturesSpec *spec, float *out) {
     const MaeConfig *cfg = mae_config(fm->m);
     int L = fm->L, D = fm->D, T = L + 1;

@@ -43,6 +43,11 @@ FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, c
 void features_close(FeatureModel *fm);
 const MaeConfig *features_config(const FeatureModel *fm);
 int features_dim(const FeatureModel *fm);   // D
+// What spec's feature of fm is, in words for a report: "cls token" or "mean tokens" (after the encoder's
+// `norm`, or, for a fine-tuned classifier, which has none, the block's own CLS token) and, for a
+// classifier's mean pooling, "fc_norm(mean tokens)": the head's input (docs/encoder.md, "Other
+// commands on a fine-tuned checkpoint").
+const char *features_what(const FeatureModel *fm, const FeaturesSpec *spec);
 
 // B <= max_batch images [B][S][S][C] in pixel units [0, 1] -> out [B][D]. images is left unchanged.
 void features_batch(FeatureModel *fm, const float *images, int B, const FeaturesSpec *spec, float *out);
