@@ -227,7 +227,9 @@ t "info --json: the float settings of train_state read back as typed (--lr 2e-3 
 "$VITMAE" attention --ckpt "$dir/run/checkpoint.safetensors" --out "$dir/att" "$dir/data/circle/00000.png" > /dev/null 2>&1; rc=$?
 t "attention reads a classifier" '[ $rc -eq 0 ] && [ -s "$dir/att/00000.attn.png" ]'
 
-"$VITMAE" embed --ckpt "$dir/scratch/checkpoint.safetensors" --pool mean --out "$dir/e.npy" "$dir/data/square" > /dev/null 2>&1; rc=$?
+"$VITMAE" embed --ckpt "$dir/scratch/checkpoint.safetensors" --pool mean --out "$dir/e.npy" "$dir/data/square" > "$dir/emb.out" 2>&1; rc=$?
+t "embed's line names a classifier's mean feature as probe's does, fc_norm(mean tokens) ($(cat "$dir/emb.out"))" \
+  'grep -q " (fc_norm(mean tokens), block [0-9]* of 0\.\.[0-9]*) and " "$dir/emb.out"'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 3 --json "$dir/data/square" > "$dir/sq.json"
 t "embed --pool mean of a classifier is the head's input (its logits give classify's probabilities)" '[ $rc -eq 0 ] && python3 - "$dir/e.npy" "$dir/scratch/checkpoint.safetensors" "$dir/sq.json" <<PY
 import ast, json, math, struct, sys

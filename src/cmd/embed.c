@@ -251,8 +251,9 @@ int cmd_embed(int argc, char **argv) {
         else cli_error("embed", "%s", err);
         goto out;
     }
-    cli_out("%ld image%s -> %s [%ld, %d] (%s pooling, block %d of 0..%d) and %s", in.n, in.n == 1 ? "" : "s", out_path,
-            in.n, D, features_pool_name(spec.pool), spec.layer, cfg->depth - 1, txt_path);
+    // The feature in probe's words (features_what): a classifier's mean pooling is fc_norm's output.
+    cli_out("%ld image%s -> %s [%ld, %d] (%s, block %d of 0..%d) and %s", in.n, in.n == 1 ? "" : "s", out_path,
+            in.n, D, features_what(fm, &spec), spec.layer, cfg->depth - 1, txt_path);
     status = 0;
 
 out:

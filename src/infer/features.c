@@ -29,8 +29,6 @@ int features_pool_parse(const char *s, FeaturesPool *out) {
     return -1;
 }
 
-const char *features_pool_name(FeaturesPool p) { return p == FEATURES_POOL_MEAN ? "mean" : "cls"; }
-
 int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t errlen) {
     if (!strcmp(s, "last")) { *layer = depth - 1; return 0; }
     char *end;

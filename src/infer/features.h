@@ -22,7 +22,6 @@ typedef enum { FEATURES_POOL_CLS, FEATURES_POOL_MEAN } FeaturesPool;
 #define FEATURES_POOL_NAMES "cls|mean"
 // "cls" | "mean" -> 0 and *out; -1 otherwise.
 int features_pool_parse(const char *s, FeaturesPool *out);
-const char *features_pool_name(FeaturesPool p);
 // "last" or a block index 0..depth-1 -> *layer (0-based); -1 with a reason naming the range otherwise.
 int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t errlen);
 
