@@ -402,6 +402,14 @@ ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "
 t "different command lines: exit 2 ($rc), rank 1 names the difference" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: entry [0-9]* is .6. here and .4. on rank 0" "$dir/mpmd.err"'
 t "different command lines: nothing written" '[ ! -e "$dir/mpmd" ]'
+# ... and a rank given --version, --help or no command: it ended at once, without the comparison, and
+# rank 0 waited in it for ever (docs/distributed.md, "Semantics"). Now refused alike, exit 2.
+for other in --version --help ""; do
+  ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$VITMAE" train $small --steps 4 \
+    --threads 1 --out "$dir/mpmdv" : -np 1 "$VITMAE" $other > /dev/null 2> "$dir/mpmdv.err"; rc=$?
+  t "rank 1 runs 'vitmae $other' beside train: exit 2 ($rc), not a hang, rank 1 names the difference, nothing written" \
+    '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: " "$dir/mpmdv.err" && [ ! -e "$dir/mpmdv" ]'
+done
 # Another build of vitmae on rank 1 (a machine with an older or newer copy): its ranks exchange other
 # messages, so the job crashed in MPI (MPI_ERR_TRUNCATE, exit 15) or waited for ever. The ranks now
 # compare their versions first: rank 1 names both, exit 1, nothing written. The other build is this

@@ -194,6 +194,33 @@ int main(int argc, char **argv) {
     // usage and the unknown command are then said once, by rank 0 (the others' stdout is /dev/null).
     char err[CLI_ERR_MAX];
     if (dist_init(&argc, &argv, err, sizeof err)) { cli_error("mpi", "%s", err); return 1; }
+    // Every rank must run the same build (docs/distributed.md, "Semantics"): another version's ranks
+    // exchange other messages (an MPI error, a wait for ever) or compute other bits. Compared first, by
+    // the exchange that compares the command lines below, so that a build from before this check,
+    // whose first exchange that is, stops at the difference too.
+    char build[128];
+    snprintf(build, sizeof build, "vitmae %s", vitmae_version());
+    const char *build_list[1] = {build};
+    int same_build = dist_check_same_list(build_list, sizeof *build_list, 1, "build", err, sizeof err);
+    if (same_build) {
+        // A rank out of memory for the comparison says so alone (dist.h, DIST_NO_MEMORY_HERE).
+        if (same_build == -2 || same_build == DIST_NO_MEMORY_HERE || (same_build == -1 && dist_rank() == 0))
+            cli_error("mpi", "%s%s", err, same_build == -2 ? " (every process must run the same build of vitmae: the same "
+                                                             "vitmae --version)" : "");
+        dist_finalize();
+        return 1;
+    }
+    // Every rank must run the same command line (docs/distributed.md): an MPMD launch with other
+    // flags on one rank would otherwise train apart, or wait forever at a step the others never take.
+    // Both are compared before --help, --version and the usage, which end without an exchange: a rank
+    // that ended so left the others waiting in the comparison for ever.
+    int same = dist_check_same_list((const char *const *)(argv + 1), sizeof *argv, argc - 1, "command line", err,
+                                    sizeof err);
+    if (same) {
+        if (same == -2 || same == DIST_NO_MEMORY_HERE || (same == -1 && dist_rank() == 0)) cli_error("mpi", "%s", err);
+        dist_finalize();
+        return same == -1 || same == -2 ? 2 : 1;   // out of memory is no usage error
+    }
     // `vitmae help COMMAND` is `vitmae COMMAND --help`, as git's and go's help take a command.
     char *help_argv[4] = {argv[0], NULL, "--help", NULL};
     if (argc == 3 && !strcmp(argv[1], "help") && argv[2][0] != '-') {
@@ -230,31 +257,6 @@ int main(int argc, char **argv) {
     // rule (core/encoder.h).
     long images = cpu_env_count(getenv("VITMAE_FORWARD_IMAGES"), 1, 1L << 30);
     if (images > 0) stack_forward_force_images((int)images);
-    // Every rank must run the same build (docs/distributed.md, "Semantics"): another version's ranks
-    // exchange other messages (an MPI error, a wait for ever) or compute other bits. Compared first, by
-    // the exchange that compares the command lines below, so that a build from before this check,
-    // whose first exchange that is, stops at the difference too.
-    char build[128];
-    snprintf(build, sizeof build, "vitmae %s", vitmae_version());
-    const char *build_list[1] = {build};
-    int same_build = dist_check_same_list(build_list, sizeof *build_list, 1, "build", err, sizeof err);
-    if (same_build) {
-        // A rank out of memory for the comparison says so alone (dist.h, DIST_NO_MEMORY_HERE).
-        if (same_build == -2 || same_build == DIST_NO_MEMORY_HERE || (same_build == -1 && dist_rank() == 0))
-            cli_error("mpi", "%s%s", err, same_build == -2 ? " (every process must run the same build of vitmae: the same "
-                                                             "vitmae --version)" : "");
-        dist_finalize();
-        return 1;
-    }
-    // Every rank must run the same command line (docs/distributed.md): an MPMD launch with other
-    // flags on one rank would otherwise train apart, or wait forever at a step the others never take.
-    int same = dist_check_same_list((const char *const *)(argv + 1), sizeof *argv, argc - 1, "command line", err,
-                                    sizeof err);
-    if (same) {
-        if (same == -2 || same == DIST_NO_MEMORY_HERE || (same == -1 && dist_rank() == 0)) cli_error("mpi", "%s", err);
-        dist_finalize();
-        return same == -1 || same == -2 ? 2 : 1;   // out of memory is no usage error
-    }
     for (const Command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
             // Only train, finetune and bench share their work between processes; the others would each
