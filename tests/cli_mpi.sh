@@ -198,7 +198,14 @@ mpi -np 1 -wdir "$dir/w0" "$VITMAE" train $rel --steps 2 --out "$dir/lists" : \
   -np 1 -wdir "$dir/w1" "$VITMAE" train $rel --steps 2 --out "$dir/lists" > /dev/null 2> "$dir/lists.err"; rc=$?
 t "different file lists: exit 1" '[ $rc -eq 1 ]'
 t "different file lists: rank 1 names itself" 'grep -q "^vitmae: rank 1: data: rank 1 sees a different file list" "$dir/lists.err"'
-t "different file lists: the first differing file is named" 'grep "^vitmae: rank 1" "$dir/lists.err" | grep -q "$(basename "$gone")"'
+t "different file lists: the file missing on rank 1 is named as missing there ($(grep "^vitmae: rank 1" "$dir/lists.err" | head -c 300))" \
+  'grep -q "^vitmae: rank 1: data: rank 1 sees a different file list than rank 0: .$gone. (rank 0.s entry [0-9]*) is missing here ([0-9]* entries here, [0-9]* on rank 0)$" "$dir/lists.err"'
+#    ... and a file on rank 1 that rank 0 lacks, as missing on rank 0.
+mkdir -p "$dir/w3" && cp -r "$dir/data" "$dir/w3/data" && cp "$dir/w3/data/$gone" "$dir/w3/data/$gone.extra.png"
+mpi -np 1 -wdir "$dir/w0" "$VITMAE" train $rel --steps 2 --out "$dir/lists3" : \
+  -np 1 -wdir "$dir/w3" "$VITMAE" train $rel --steps 2 --out "$dir/lists3" > /dev/null 2> "$dir/lists3.err"; rc=$?
+t "a file only rank 1 has: exit 1 ($rc), named as missing on rank 0 ($(grep "^vitmae: rank 1" "$dir/lists3.err" | head -c 300))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: data: rank 1 sees a different file list than rank 0: .$gone.extra.png. (entry [0-9]* here) is missing on rank 0 ([0-9]* entries here, [0-9]* there)$" "$dir/lists3.err" && [ ! -e "$dir/lists3/checkpoint.safetensors" ]'
 t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetensors" ]'
 #    The same names, another file under one of them on rank 1 (a copy made apart, or still being
 #    copied): it trained on other images, exit 0. Each file's size is compared too.

@@ -257,12 +257,30 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
         int k = 0;
         for (; k < n && k < n0; k++, p += strlen(p) + 1)
             if (strcmp(p, *(const char *const *)((const char *)items + (size_t)k * stride))) break;
-        if (k < n && k < n0)
+        const char *mine = k < n ? *(const char *const *)((const char *)items + (size_t)k * stride) : NULL;
+        // Where the lengths differ and only one of the two first differing entries is in the other list
+        // (a file missing, or skipped as unreadable, on one machine), that one is named as missing:
+        // where to look (docs/distributed.md).
+        int here = 1, there = 1;
+        if (k < n && k < n0 && n != n0) {
+            here = there = 0;
+            for (int j = k; j < n && !here; j++)
+                here = !strcmp(p, *(const char *const *)((const char *)items + (size_t)j * stride));
+            const char *q = p;
+            for (int j = k; j < n0 && !there; j++, q += strlen(q) + 1) there = !strcmp(q, mine);
+        }
+        if (k < n && k < n0 && !here && there)
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' (rank 0's entry %d) is missing here "
+                     "(%d entries here, %d on rank 0)", g_rank, what, p, k + 1, n, n0);
+        else if (k < n && k < n0 && here && !there)
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' (entry %d here) is missing on rank 0 "
+                     "(%d entries here, %d there)", g_rank, what, mine, k + 1, n, n0);
+        else if (k < n && k < n0)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0",
-                     g_rank, what, k + 1, *(const char *const *)((const char *)items + (size_t)k * stride), p);
+                     g_rank, what, k + 1, mine, p);
         else if (k < n)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing on rank 0 (%d entries here, %d there)",
-                     g_rank, what, *(const char *const *)((const char *)items + (size_t)k * stride), n, n0);
+                     g_rank, what, mine, n, n0);
         else
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing here (%d entries here, %d on rank 0)",
                      g_rank, what, p, n, n0);
