@@ -142,6 +142,16 @@ t "--force onto a file where the folder of maps goes: exit 2, one line ($rc: $(c
 run --out "$tmp/fd" "$img"; rc=$?
 t "a file where the folder of maps goes, no --force: exit 2, says it is not a folder ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/attn_input: is not a folder: the image'"'"'s maps go into a folder of this name, and --force replaces files, not a file with a folder (choose another --out)" ] && [ "$(ls "$tmp/fd")" = attn_input ] && [ "$(cat "$tmp/fd/attn_input")" = mine ]'
+# ... also when an earlier run's index.html comes before them: the folder (or the file where the folder of
+# maps goes) is said first, not "use --force" for index.html, which would only lead to that refusal.
+for f in attn_input.attn.png attn_input; do
+  rm -rf "$tmp/fd"; mkdir -p "$tmp/fd"; echo mine > "$tmp/fd/index.html"
+  if [ $f = attn_input ]; then echo mine > "$tmp/fd/$f"; why="is not a folder: the image's maps go into a folder of this name, and --force replaces files, not a file with a folder (choose another --out)"
+  else mkdir "$tmp/fd/$f"; why="is a folder: --force replaces files, not folders (choose another name)"; fi
+  run --out "$tmp/fd" "$img"; rc=$?
+  t "an earlier index.html, then $f in the way, no --force: exit 2, $f said ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/$f: $why" ] && [ "$(cat "$tmp/fd/index.html")" = mine ]'
+done
 # Two commands at once into one folder: both find the names free; the one that waits before it writes
 # (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) while the other draws the same image exits 1 with
 # one line, and the other's files stay whole, none of the first's among them (it used to replace the

@@ -258,6 +258,13 @@ t "refused before the probes ran: no kNN matrix written" '[ ! -e "$tmp/cm/confus
 echo "not a picture" > "$tmp/cm/confusion-linear.png"
 probe --linear --linear-epochs 5 --force --out "$tmp/cm"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && png_magic "$tmp/cm/confusion-linear.png" && png_magic "$tmp/cm/confusion-knn.png"'
+# A folder at confusion-linear.png beside an earlier confusion-knn.png: the folder is said first, with or
+# without --force ("use --force" for the kNN matrix would only lead to the folder's refusal).
+mkdir -p "$tmp/cmd/confusion-linear.png"; : > "$tmp/cmd/confusion-knn.png"
+bad "probe --linear, an earlier kNN matrix, a folder at the linear one" 2 \
+  "^vitmae: $tmp/cmd/confusion-linear.png: is a folder: --force replaces files, not folders (choose another name)$" \
+  probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear --out "$tmp/cmd"
+t "... the earlier kNN matrix untouched" '[ ! -s "$tmp/cmd/confusion-knn.png" ]'
 # Two at once into one --out: the one that waited before publishing (VITMAE_FAULT_HOLD_BEFORE_PUBLISH)
 # while the other wrote its matrix exits 1 with one line, the other's matrix untouched.
 mkdir "$tmp/cm2"

@@ -285,6 +285,13 @@ t "the other five written and printed" '[ "$(echo "$out" | grep -c "^0000[0-9] m
 t "--force onto a folder: exit 2 before the work, one line ($rc: $(head -n 1 "$tmp/err8"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$tmp/err8")" = "vitmae: $tmp/r8/$first.recon.png: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -s "$tmp/out8" ]'
 
+# ... also when an earlier file comes before the folder (flat.recon.png, then flat.recon.npy): the folder is
+# said first, not "use --force" for the file, which would only lead to the folder's refusal.
+mkdir -p "$tmp/rfd/flat.recon.npy"; : > "$tmp/rfd/flat.recon.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rfd" --raw "$tmp/flat/flat.png" >"$tmp/outfd" 2>"$tmp/errfd"; rc=$?
+t "an earlier panel, a folder at its .recon.npy: exit 2, the folder said ($rc: $(cat "$tmp/errfd"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/errfd")" = "vitmae: $tmp/rfd/flat.recon.npy: is a folder: --force replaces files, not folders (choose another name)" ] && [ ! -s "$tmp/outfd" ] && [ ! -s "$tmp/rfd/flat.recon.png" ]'
+
 # Stem collisions: a/x.png and b/x.png -> x and x-1, in input order.
 mkdir -p "$tmp/a" "$tmp/b"
 cp "$tmp/flat/flat.png" "$tmp/a/x.png"; cp "$tmp/flat/flat.png" "$tmp/b/x.png"

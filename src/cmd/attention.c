@@ -857,34 +857,39 @@ static const char *SYNOPSIS =
     "square). Photos larger than --display are shrunk to it; smaller ones are enlarged by whole pixels.";
 
 // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"): 1 after
-// naming the first of DIR/index.html and each image's files that exists, or, with or without --force,
-// the first that is a folder where a file goes or not a folder where the folder of maps goes (nothing
-// can be published over it; "use --force" would send the user to that refusal); else 0.
+// naming, with or without --force, the first that is a folder where a file goes or not a folder where
+// the folder of maps goes (nothing can be published over it; "use --force" would send the user to that
+// refusal), or else the first of DIR/index.html and each image's files that exists; else 0.
 // What each image writes beside DIR/index.html: DIR/<stem><kind> (the folder of maps for "").
 static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy", NULL};
 static const char *const index_name[] = {"index.html", NULL};
 
 static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked, int force) {
     char path[8192];
-    snprintf(path, sizeof path, "%s/%s", out_dir, index_name[0]);
-    int refused = output_refuse_existing(path, force);
-    for (int i = 0; i < n && !refused; i++)
-        for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && !refused; k++) {
-            snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
-            if (!*kinds[k]) {   // the folder of maps: a folder, which --force keeps; never a file, with or without it
-                struct stat st;
-                if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-                    cli_error(path, "is not a folder: the image's maps go into a folder of this name, and --force "
-                              "replaces files, not a file with a folder (choose another --out)");
-                    refused = 1;
-                } else if (!force && output_exists(path)) {
-                    cli_error(path, "already exists (use --force to replace it)");
-                    refused = 1;
+    int refused = 0;
+    // Two passes: what --force cannot help first (pass 0, as with --force), then an earlier run's files.
+    for (int pass = 0; pass < 2 && !refused; pass++) {
+        int f = pass ? force : 1;
+        snprintf(path, sizeof path, "%s/%s", out_dir, index_name[0]);
+        if (output_refuse_existing(path, f)) return 1;
+        for (int i = 0; i < n && !refused; i++)
+            for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && !refused; k++) {
+                snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
+                if (!*kinds[k]) {   // the folder of maps: a folder, which --force keeps; never a file, with or without it
+                    struct stat st;
+                    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+                        cli_error(path, "is not a folder: the image's maps go into a folder of this name, and --force "
+                                  "replaces files, not a file with a folder (choose another --out)");
+                        refused = 1;
+                    } else if (!f && output_exists(path)) {
+                        cli_error(path, "already exists (use --force to replace it)");
+                        refused = 1;
+                    }
+                    continue;
                 }
-                continue;
+                refused = output_refuse_existing(path, f);
             }
-            refused = output_refuse_existing(path, force);
-        }
+    }
     return refused;
 }
 

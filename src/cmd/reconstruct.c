@@ -275,18 +275,22 @@ int cmd_reconstruct(int argc, char **argv) {
     for (int i = 0; i < inputs.n; i++) in_paths[i] = inputs.v[i].path;
     OutputInputs in_ids = {0};
     int refused = 0;
-    for (int i = 0; i < inputs.n && !refused; i++) {
-        static const char *const kinds[] = {"recon.png", "recon.npy", "mask.npy"};
-        for (int k = 0; k < (raw ? 3 : 1) && !refused; k++) {
-            char path[8192];
-            snprintf(path, sizeof path, "%s/%s.%s", out_dir, inputs.v[i].stem, kinds[k]);
-            int j = output_input_named(&in_ids, in_paths, inputs.n, path);
-            if (j >= 0)
-                cli_error("reconstruct --out", "%s is the input %s: the output of %s would replace it "
-                          "(another --out)", path, in_paths[j], inputs.v[i].path);
-            refused = j >= 0 || output_refuse_existing(path, force);
+    // A folder in an output's place first, with or without --force (pass 0): "use --force" for an earlier
+    // file would send the user to that refusal.
+    for (int pass = 0; pass < 2 && !refused; pass++)
+        for (int i = 0; i < inputs.n && !refused; i++) {
+            static const char *const kinds[] = {"recon.png", "recon.npy", "mask.npy"};
+            for (int k = 0; k < (raw ? 3 : 1) && !refused; k++) {
+                char path[8192];
+                snprintf(path, sizeof path, "%s/%s.%s", out_dir, inputs.v[i].stem, kinds[k]);
+                if (!pass) { refused = output_refuse_existing(path, 1); continue; }
+                int j = output_input_named(&in_ids, in_paths, inputs.n, path);
+                if (j >= 0)
+                    cli_error("reconstruct --out", "%s is the input %s: the output of %s would replace it "
+                              "(another --out)", path, in_paths[j], inputs.v[i].path);
+                refused = j >= 0 || output_refuse_existing(path, force);
+            }
         }
-    }
     output_inputs_free(&in_ids);
     free(in_paths);
     if (refused) { cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2; }
