@@ -74,6 +74,17 @@ out=$("$VITMAE" data "$dir/set"); rc=$?
 t "text form exits 0" '[ $rc -eq 0 ]'
 t "text form has the counts" 'echo "$out" | grep -q "11 ok, 2 skipped, 6 ignored"'
 t "text form names the ignored SVG" 'echo "$out" | grep -q "logo.svg: SVG is a vector format"'
+# README.txt, the sixth ignored file, is not an image: counted, not listed, and the text says so (it read
+# as if the list of five had lost one).
+t "text form says the other ignored file is only counted" \
+  '[ "$(echo "$out" | grep -c "ignored")" -eq 3 ] && echo "$out" | grep -qx "other files ignored (not images, only counted): 1"'
+# A folder met again through a link (searched once) is counted as ignored too: said as a folder, not
+# as a file that is not an image.
+mkdir -p "$dir/loop/a" && cp "$dir/set/circle/00000.png" "$dir/loop/a/" && ln -s .. "$dir/loop/a/up"
+lout=$("$VITMAE" data "$dir/loop"); rc=$?
+t "a folder met again: said on its own line, no 'other files' line ($rc: $(echo "$lout" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && echo "$lout" | grep -q ": 1 ok, 0 skipped, 1 ignored$" &&
+   echo "$lout" | grep -qx "folders ignored (met again through a link, searched once): 1" && ! echo "$lout" | grep -q "^other files"'
 t "text form names the ignored TIFF files and HEIC" \
   'echo "$out" | grep -q "/set/page.tiff: TIFF is not read; convert it to PNG$" &&
    echo "$out" | grep -q "/set/square/scan.tif: TIFF is not read; convert it to PNG$" &&

@@ -114,6 +114,12 @@ static void print_text(const Dataset *ds, const char *dir) {
         printf("ignored (they look like images):\n");
         for (int i = 0; i < ds->nignored_files; i++) cli_out("  %s: %s", ds->ignored[i].path, ds->ignored[i].reason);
     }
+    // The rest of the count is not listed (docs/data.md): said, so that "N ignored" above does not read
+    // as a list that lost some.
+    int others = ds->nignored - ds->nignored_files - ds->nignored_dirs;
+    if (others > 0) printf("other files ignored (not images, only counted): %d\n", others);
+    if (ds->nignored_dirs)
+        printf("folders ignored (met again through a link, searched once): %d\n", ds->nignored_dirs);
     if (ds->nuniform || hidden_classes(ds)) {
         printf("warnings:\n");
         for (int i = 0; i < ds->n; i++)

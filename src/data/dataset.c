@@ -44,7 +44,7 @@ typedef struct {
     int *vslot;          // open-addressing table of visited folders: index + 1 into vdev/vino, 0 empty
     size_t nslot;        // a power of two, at least twice nvisited (0: none yet)
     long compares;       // folders compared while looking one up (Dataset.scan_dir_compares)
-    int nignored;
+    int nignored, nignored_dirs;
     DataSkip *ignored;   // files that look like images but are not read, with the reason
     int nignored_files, capignored;
     int oom;
@@ -258,7 +258,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         int too_long = strlen(full) >= PATH_MAX;
         if (is_dir) {
             int seen = claimed ? claimed[i] != 1 : visit(wk, &st);
-            if (seen) { wk->nignored++; free(full); free(sub); continue; }
+            if (seen) { wk->nignored++; wk->nignored_dirs++; free(full); free(sub); continue; }
             if (too_long || depth + 1 >= MAX_DEPTH) {   // listed, not silently left out: it may hold images
                 char why[96];
                 if (too_long) snprintf(why, sizeof why, "folder path longer than %d bytes (the system limit): not searched", PATH_MAX - 1);
@@ -443,6 +443,7 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     free(wk.vslot);
     ds->scan_dir_compares = wk.compares;
     ds->nignored = wk.nignored;
+    ds->nignored_dirs = wk.nignored_dirs;
     ds->ignored = wk.ignored;
     ds->nignored_files = wk.nignored_files;
     if (rc) dataset_free(ds);

@@ -76,7 +76,8 @@ typedef struct {
     int nroot;                // usable images directly in the root (no class)
     DataSkip *skipped;        // candidates that failed, in scan order
     int nskipped;
-    int nignored;             // files that are not candidates
+    int nignored;             // files that are not candidates, and folders met again (each is entered once)
+    int nignored_dirs;        // of nignored: the folders met again
     DataSkip *ignored;        // the ignored files that look like images, with the reason
     int nignored_files;
     int nuniform;             // usable images that are one flat colour
