@@ -56,7 +56,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         st_close(g);
     }
     if ((rc != 0) != (rc2 != 0)) __builtin_trap();                              // the same answer
-    if (rc && strcmp(why(err, "fuzz"), why(err2, path))) __builtin_trap();       // the same reason
+    // The same reason; where a line fills its buffer (a tensor name of a kilobyte), the two are cut at
+    // other places by their names' lengths, so the part both hold is compared.
+    const char *r1 = why(err, "fuzz"), *r2 = why(err2, path);
+    size_t l1 = strlen(r1), l2 = strlen(r2);
+    int cut = strlen(err) + 1 >= sizeof err || strlen(err2) + 1 >= sizeof err2;
+    if (rc && (cut ? strncmp(r1, r2, l1 < l2 ? l1 : l2) : strcmp(r1, r2))) __builtin_trap();
     Checkpoint w, e;
     char errw[512], erre[512];
     int rw = ckpt_load_weights(path, &w, errw, sizeof errw), re = ckpt_load_encoder(path, &e, erre, sizeof erre);
