@@ -58,19 +58,19 @@ ln -s "$tmp/nowhere/x.png" "$tmp/bad/attn_input/layer02-head03.png"
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/bad" --threads 3 --force "$img" >/dev/null 2>"$tmp/err"; rc=$?
 t "a map that cannot be written: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "the first map that failed is named ($(head -n 1 "$tmp/err"))" \
-  'grep -q "^vitmae: .*attn_input.png: .*/bad/attn_input/layer02-head01.png: is a directory$" "$tmp/err"'
+  'grep -q "^vitmae: .*attn_input.png: .*/bad/attn_input/layer02-head01.png: Is a directory$" "$tmp/err"'
 t "no montage for that image" '[ ! -e "$tmp/bad/attn_input.attn.png" ]'
 # A map that cannot be written at all (over a file-size limit; its montage, about 30 KB, would fit,
 # the 512 px map is about 39 KB): exit 1, named, and nothing of the image left, no montage either.
 (ulimit -f 66 && exec "$VITMAE" attention --ckpt "$ck" --out "$tmp/lim" --head 0 "$img") >/dev/null 2>"$tmp/err"; rc=$?
 t "a map over the file-size limit: exit 1, named ($(head -n 1 "$tmp/err"))" \
-  '[ $rc -eq 1 ] && grep -q "^vitmae: .*attn_input.png: .*/lim/attn_input/layer02-head00.png: file too large$" "$tmp/err"'
+  '[ $rc -eq 1 ] && grep -q "^vitmae: .*attn_input.png: .*/lim/attn_input/layer02-head00.png: File too large$" "$tmp/err"'
 t "a map over the file-size limit: nothing of the image left ($(ls "$tmp/lim" | tr "\n" " "))" '[ -z "$(ls "$tmp/lim")" ]'
 # Of the layer's five maps (about 23.6, 25.8, 23.5, 37.7 and 25.3 KB: heads 0-3, then the mean) three are
 # over a 24 KB limit: the first of them in order, head 1's, is named, whichever thread met its limit first.
 (ulimit -f 48 && exec "$VITMAE" attention --ckpt "$ck" --out "$tmp/lim2" --threads 3 "$img") >/dev/null 2>"$tmp/err"; rc=$?
 t "three maps over the file-size limit: the first in order named ($(head -n 1 "$tmp/err"))" \
-  '[ $rc -eq 1 ] && grep -q "^vitmae: .*attn_input.png: .*/lim2/attn_input/layer02-head01.png: file too large$" "$tmp/err" && [ -z "$(ls "$tmp/lim2")" ]'
+  '[ $rc -eq 1 ] && grep -q "^vitmae: .*attn_input.png: .*/lim2/attn_input/layer02-head01.png: File too large$" "$tmp/err" && [ -z "$(ls "$tmp/lim2")" ]'
 
 # An earlier run's files are replaced only with --force (docs/interface.md, "Earlier results"): a
 # second run into a folder is refused before anything is written (exit 2, one line naming index.html,
@@ -105,7 +105,7 @@ echo mine > "$tmp/fm/attn_input/notes.txt"; echo mine > "$tmp/fm/attn_input/laye
 cp -r "$tmp/fm" "$tmp/fm.before"
 (ulimit -f 66 && exec "$VITMAE" attention --ckpt "$ck" --out "$tmp/fm" --force --layer 0 --head 0 "$img") >/dev/null 2>"$tmp/err"; rc=$?
 t "--force, a map over the file-size limit: exit 1, the earlier files as they were ($rc: $(head -n 1 "$tmp/err"))" \
-  '[ $rc -eq 1 ] && grep -q "/fm/attn_input/layer00-head00.png: file too large$" "$tmp/err" && diff -r "$tmp/fm.before" "$tmp/fm" >/dev/null'
+  '[ $rc -eq 1 ] && grep -q "/fm/attn_input/layer00-head00.png: File too large$" "$tmp/err" && diff -r "$tmp/fm.before" "$tmp/fm" >/dev/null'
 VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/fm.go" env --default-signal "$VITMAE" attention --ckpt "$ck" --out "$tmp/fm" \
   --force --layer 0 --head 0 "$img" >/dev/null 2>&1 &
 pid=$!; wait_gate "$tmp/fm.go" $pid; kill -TERM $pid; wait $pid; rc=$?

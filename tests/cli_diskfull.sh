@@ -42,11 +42,11 @@ t "metrics.csv over the limit on resume: every row kept, no temporary file" \
   'cmp -s "$dir/rows.csv" "$dir/rows/metrics.csv" && [ "$(ls -a "$dir/rows" | grep -c tmp)" -eq 0 ]'
 (ulimit -f 40 && exec "$VITMAE" train --resume "$dir/rows" --steps 90 --ckpt-every 1000 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
 t "a sample panel over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \
-  '[ $rc -eq 1 ] && grep -q "^vitmae: train: .*rows/samples/step-90.png: file too large$" "$dir/err"'
+  '[ $rc -eq 1 ] && grep -q "^vitmae: train: .*rows/samples/step-90.png: File too large$" "$dir/err"'
 (ulimit -f 20 && exec "$VITMAE" finetune --ckpt "$dir/rows/checkpoint.safetensors" --data "$dir/data" --batch 16 --steps 4 \
   --eval-every 2 --threads 1 --out "$dir/ft") > /dev/null 2> "$dir/err"; rc=$?
 t "finetune's curves over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \
-  '[ $rc -eq 1 ] && grep -q "^vitmae: finetune: .*ft/curves.png: file too large$" "$dir/err"'
+  '[ $rc -eq 1 ] && grep -q "^vitmae: finetune: .*ft/curves.png: File too large$" "$dir/err"'
 
 # 1b. reconstruct outputs under a file-size limit: the panel PNG (scale 8: ~100 KB) and, with a limit
 #     the PNG fits in, the .npy: each a clear error naming the file and the cause, exit 1.
@@ -54,7 +54,8 @@ t "finetune's curves over the limit: exit 1, the file named ($(head -n 1 "$dir/e
 "$VITMAE_TOOLS/mkckpt" png "$dir/in.png" --size 32 > /dev/null
 (ulimit -f 4 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --scale 8 --out "$dir/rec1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "reconstruct panel over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
-t "reconstruct panel over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*rec1/in.recon.png: file too large$" "$dir/err"'
+t "reconstruct panel over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*rec1/in.recon.png: File too large$" "$dir/err"'
+cp "$dir/err" "$dir/err.png"
 t "reconstruct panel over the limit: no partial file" '[ ! -e "$dir/rec1/in.recon.png" ]'
 t "reconstruct panel over the limit: no empty --out folder left of its own ($(ls -A "$dir/rec1" 2>&1))" '[ ! -e "$dir/rec1" ]'
 # 24 blocks of 512 bytes = 12288: the panel (about 9 KB with its captions) fits, the .npy
@@ -62,12 +63,16 @@ t "reconstruct panel over the limit: no empty --out folder left of its own ($(ls
 (ulimit -f 24 && exec "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --scale 1 --out "$dir/rec2" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "reconstruct .npy over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 t "reconstruct .npy over the limit: one clear line ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: reconstruct: .*rec2/in.recon.npy: File too large$" "$dir/err"'
+# One wording for one cause, whatever the file: the PNG said "file too large" (its own lowercase
+# text) where the .npy, index.html and checkpoints say strerror's "File too large".
+t "reconstruct: the PNG and the .npy over the limit give the same reason ($(sed 's/.*: //' "$dir/err.png") / $(sed 's/.*: //' "$dir/err"))" \
+  '[ "$(sed "s/.*: //" "$dir/err.png")" = "$(sed "s/.*: //" "$dir/err")" ] && [ -s "$dir/err" ]'
 t "reconstruct .npy over the limit: no partial file" '[ ! -e "$dir/rec2/in.recon.npy" ] && [ "$(ls -a "$dir/rec2" | grep -c tmp)" -eq 0 ]'
 
 # 1c. attention outputs under a file-size limit: exit 1, a line naming the cause.
 (ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --out "$dir/att1" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "attention over the limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
-t "attention over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*: file too large$" "$dir/err"'
+t "attention over the limit: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*: File too large$" "$dir/err"'
 t "attention over the limit: no empty --out folder left of its own ($(ls -A "$dir/att1" 2>&1))" '[ ! -e "$dir/att1" ]'
 # With a limit that lets the first maps through and stops a later one, nothing of the image stays
 # (it used to keep its first maps, so that the retry needed --force), and the retry then runs.
@@ -80,7 +85,7 @@ t "attention failing half-way: the retry runs without --force ($(head -n 1 "$dir
 # of some 10 KB does not) is named with the input: it said "vitmae: IN: file too large", no file.
 (ulimit -f 8 && exec "$VITMAE" attention --ckpt "$dir/small.safetensors" --display 16 --out "$dir/att3" "$dir/in.png") > /dev/null 2> "$dir/err"; rc=$?
 t "attention's montage over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \
-  '[ $rc -eq 1 ] && grep -q "^vitmae: $dir/in.png: $dir/att3/in.attn.png: file too large$" "$dir/err" && [ ! -e "$dir/att3" ]'
+  '[ $rc -eq 1 ] && grep -q "^vitmae: $dir/in.png: $dir/att3/in.attn.png: File too large$" "$dir/err" && [ ! -e "$dir/att3" ]'
 # index.html over the limit (30 images: a page of some 45 KB, their files under 20 KB each): exit 1, one
 # line naming the page and the cause (it said "Input/output error": the write failed inside stdio's
 # buffer), the images' files kept, no page and no temporary file.
@@ -101,7 +106,7 @@ for i in $(seq 1 30); do cp "$dir/in.png" "$dir/emb30/b$i.png"; done
 t "embed: the first pair (2 rows)" '[ "$(wc -l < "$dir/e/f.txt")" -eq 2 ]'
 cp "$dir/e/f.npy" "$dir/f2.npy"
 (ulimit -f 1 && exec "$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/f.npy" --force "$dir/emb30") > /dev/null 2> "$dir/err"; rc=$?
-t "embed --force over the limit: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qi "^vitmae: .*f.npy: file too large$" "$dir/err"'
+t "embed --force over the limit: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*f.npy: File too large$" "$dir/err"'
 t "embed --force over the limit: the earlier pair as it was" '[ "$(wc -l < "$dir/e/f.txt")" -eq 2 ] && cmp -s "$dir/e/f.npy" "$dir/f2.npy"'
 t "embed --force over the limit: no temporary file left" '[ "$(ls -a "$dir/e" | grep -c tmp)" -eq 0 ]'
 (ulimit -f 1 && exec "$VITMAE" embed --ckpt "$dir/small.safetensors" --out "$dir/e/g.npy" "$dir/emb30") > /dev/null 2>&1
@@ -114,7 +119,7 @@ t "embed: a failed first run leaves nothing, its retry works ($(head -n 1 "$dir/
 (ulimit -f 8 && exec "$VITMAE" probe --ckpt "$dir/small.safetensors" --train "$dir/data" --test "$dir/data" --out "$dir/pr/run") \
   > /dev/null 2> "$dir/err"; rc=$?
 t "probe --out over the limit: exit 1, one line naming the PNG ($rc: $(tr "\n" "|" < "$dir/err"))" \
-  '[ $rc -eq 1 ] && [ "$(grep -vc "^vitmae: warning: --test" "$dir/err")" -eq 1 ] && grep -q "^vitmae: probe: $dir/pr/run/confusion-knn.png: file too large$" "$dir/err"'
+  '[ $rc -eq 1 ] && [ "$(grep -vc "^vitmae: warning: --test" "$dir/err")" -eq 1 ] && grep -q "^vitmae: probe: $dir/pr/run/confusion-knn.png: File too large$" "$dir/err"'
 t "probe --out over the limit: no folder left of the two it made ($(ls -AR "$dir/pr" 2>&1 | tr "\n" " "))" '[ ! -e "$dir/pr" ]'
 mkdir "$dir/prk"
 (ulimit -f 8 && exec "$VITMAE" probe --ckpt "$dir/small.safetensors" --train "$dir/data" --test "$dir/data" --out "$dir/prk/run") \
@@ -127,15 +132,15 @@ rmdir "$dir/prk"
 #     or a full device exited 0: the user's file held half a report and nothing said so. Now one line
 #     names standard output and the cause, exit 1.
 (ulimit -f 1 && exec "$VITMAE" info "$dir/small.safetensors" --json > "$dir/info.json") 2> "$dir/err"; rc=$?
-t "info --json > FILE over the limit: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: info: standard output: file too large$" "$dir/err"'
+t "info --json > FILE over the limit: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: info: standard output: File too large$" "$dir/err"'
 if [ -c /dev/full ]; then
   for cmd in "info $dir/small.safetensors --json" "data $dir/emb30" "eval --ckpt $dir/small.safetensors --data $dir/emb30 --json" "embed --help"; do
     name=${cmd%% *}
     "$VITMAE" $cmd > /dev/full 2> "$dir/err"; rc=$?
-    t "$name > /dev/full: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: $name: standard output: no space left on device$" "$dir/err"'
+    t "$name > /dev/full: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: $name: standard output: No space left on device$" "$dir/err"'
   done
   "$VITMAE" --help > /dev/full 2> "$dir/err"; rc=$?
-  t "--help > /dev/full: exit 1 ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && grep -q "^vitmae: standard output: no space left on device$" "$dir/err"'
+  t "--help > /dev/full: exit 1 ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && grep -q "^vitmae: standard output: No space left on device$" "$dir/err"'
   "$VITMAE" info "$dir/missing.safetensors" > /dev/full 2> "$dir/err"; rc=$?
   t "a failing command keeps its own exit status ($rc)" '[ $rc -eq 1 ] && grep -q "missing.safetensors" "$dir/err"'
 fi
@@ -157,10 +162,10 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
   head -c 2000000 /dev/zero > "$dir/full/filler" 2>/dev/null
   "$VITMAE" reconstruct --ckpt "$dir/small.safetensors" --raw --out "$dir/full/rec" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
   t "reconstruct on a full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
-  t "reconstruct on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -qi "^vitmae: .*rec.*: no space left on device" "$dir/err"'
+  t "reconstruct on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*rec.*: No space left on device" "$dir/err"'
   "$VITMAE" attention --ckpt "$dir/small.safetensors" --raw --out "$dir/full/att" "$dir/in.png" > /dev/null 2> "$dir/err"; rc=$?
   t "attention on a full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
-  t "attention on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -qi "^vitmae: .*: no space left on device" "$dir/err"'
+  t "attention on a full disk: clear message ($(head -n 1 "$dir/err"))" 'grep -q "^vitmae: .*: No space left on device" "$dir/err"'
   # Many images into a disk with 12 KB left (the folder takes a file; no image's files fit): the command
   # stops at the first image that does not fit, one line for it and one for the stop (it computed every
   # image left and printed a line for each).
@@ -170,7 +175,7 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
   for c in reconstruct attention; do
     "$VITMAE" $c --ckpt "$dir/small.safetensors" --out "$dir/full/$c-six" "$dir/six" > /dev/null 2> "$dir/err"; rc=$?
     t "$c of six images on a full disk: exit 1, two lines, stopped ($rc: $(tr "\n" "|" < "$dir/err"))" \
-      '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 2 ] && grep -qi "^vitmae: .*: no space left on device$" "$dir/err" && tail -n 1 "$dir/err" | grep -q "^vitmae: $c: stopped: $dir/full/$c-six takes no more files (0 of 6 images written)$"'
+      '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 2 ] && grep -q "^vitmae: .*: No space left on device$" "$dir/err" && tail -n 1 "$dir/err" | grep -q "^vitmae: $c: stopped: $dir/full/$c-six takes no more files (0 of 6 images written)$"'
   done
   umount "$dir/full"
   # finetune's checkpoints on an 800 KB tmpfs (~340 KB each): 10 and 20 fit, 30 does not. The same

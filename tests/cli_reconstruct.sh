@@ -276,7 +276,7 @@ out=$(cat "$tmp/out8")
 t "unwritable panels: exit 1 ($rc)" '[ $rc -eq 1 ]'
 first=$(echo "$rec" | grep -o "^0000[14]" | head -n 1)   # the one of the two that comes first in input order
 t "both named, $first's first ($(tr '\n' '|' < "$tmp/err8"))" \
-  '[ "$(grep -c "^vitmae: .*recon.png: is a directory$" "$tmp/err8")" -eq 2 ] && [ -n "$first" ] &&
+  '[ "$(grep -c "^vitmae: .*recon.png: Is a directory$" "$tmp/err8")" -eq 2 ] && [ -n "$first" ] &&
    head -n 1 "$tmp/err8" | grep -q "/$first.recon.png: "'
 t "the other five written and printed" '[ "$(echo "$out" | grep -c "^0000[0-9] masked_mse=")" -eq 5 ] && [ -s "$tmp/r8/00006.recon.png" ]'
 # A folder there at the start: --force cannot replace it; one line (the first in input order), exit 2,

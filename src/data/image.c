@@ -25,6 +25,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "io/files.h"
 #include "io/json.h"
 
 static void set_err(char *err, size_t errlen, const char *msg) {
@@ -44,6 +45,13 @@ static void errno_reason(int e, char *err, size_t errlen) {
         snprintf(err, errlen, "%s", m);
         if (err[0] >= 'A' && err[0] <= 'Z' && !(err[1] >= 'A' && err[1] <= 'Z')) err[0] = (char)(err[0] - 'A' + 'a');
     }
+}
+
+// A failed write's reason: errno's strerror text as io/files.h's file_reason gives it, the wording of
+// every other file's write ("No space left on device"), not errno_reason's lowercase one for inputs.
+static void write_reason(int e, char *err, size_t errlen) {
+    char buf[128];
+    set_err(err, errlen, file_reason(e, buf, sizeof buf));
 }
 
 static long effective_limit(long max_pixels) { return max_pixels > 0 ? max_pixels : VITMAE_DEFAULT_MAX_PIXELS; }
@@ -1253,12 +1261,12 @@ int png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *con
         if (fd >= 0) close(fd);
         return -1;
     }
-    if (fd < 0) { errno_reason(errno, err, errlen); return -1; }
+    if (fd < 0) { write_reason(errno, err, errlen); return -1; }
     PngWrite *pw = calloc(1, sizeof *pw);
     if (!pw) { set_err(err, errlen, "out of memory"); close(fd); return -1; }
     pw->f = fdopen(fd, "wb");
     if (!pw->f) {
-        errno_reason(errno, err, errlen);
+        write_reason(errno, err, errlen);
         close(fd);
         free(pw);
         return -1;
@@ -1266,10 +1274,10 @@ int png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *con
     errno = 0;
     int rc = png_encode(pw, px, w, h, c, text);
     // A failed write inside libpng reads "Write Error"; the file's errno says why (disk full, ...).
-    if (rc && ferror(pw->f) && errno) errno_reason(errno, err, errlen);
+    if (rc && ferror(pw->f) && errno) write_reason(errno, err, errlen);
     else if (rc) set_err(err, errlen, pw->msg);
-    if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
-    if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
+    if (fflush(pw->f) != 0 && rc == 0) { write_reason(errno, err, errlen); rc = -1; }
+    if (fclose(pw->f) != 0 && rc == 0) { write_reason(errno, err, errlen); rc = -1; }
     free(pw);
     return rc;
 }
@@ -1284,7 +1292,7 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
     static unsigned serial;   // threads of one process write PNGs side by side
     snprintf(tmp, plen + 32, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
     int rc = png_write_to(tmp, px, w, h, c, text, err, errlen);
-    if (rc == 0 && rename(tmp, path) != 0) { errno_reason(errno, err, errlen); remove(tmp); rc = -1; }
+    if (rc == 0 && rename(tmp, path) != 0) { write_reason(errno, err, errlen); remove(tmp); rc = -1; }
     free(tmp);
     return rc;
 }

@@ -327,8 +327,8 @@ FILE *file_open_regular(const char *path, const char *mode, char *err, size_t er
 }
 
 const char *file_reason(int e, char *buf, size_t n) {
-    snprintf(buf, n, "%s", strerror(e));
-    if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z')) buf[0] = (char)(buf[0] - 'A' + 'a');
+    char m[128];
+    snprintf(buf, n, "%s", strerror_r(e, m, sizeof m));
     return buf;
 }
 

@@ -108,7 +108,8 @@ void file_test_gate(const char *env);
 // errno set (ENOENT for a missing file under "r", EINVAL for one that is not regular) and "PATH:
 // reason" in err.
 FILE *file_open_regular(const char *path, const char *mode, char *err, size_t errlen);
-// errno as a short lowercase reason ("is a directory", "no space left on device"), as
-// data/image.c's png_write says them; written into buf, which it returns.
+// errno's strerror text as it is ("No space left on device", "File too large"): the one wording of a
+// failed write, whatever the file (a PNG, a .npy, a checkpoint, standard output); written into buf,
+// which it returns.
 const char *file_reason(int e, char *buf, size_t n);
 #endif
