@@ -344,6 +344,18 @@ t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop
   '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int2.err")" = "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)" ] && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ]'
 "$VITMAE" train --resume "$dir/int2" --steps $((before + 2)) > /dev/null 2>&1; rc=$?
 t "... and its last checkpoint (step $before) resumes ($rc)" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = $((before + 2)) ]'
+# A second Ctrl-C during the start-up (held at the gate before the folder's lock, before step 1): no
+# step has run, so nothing is lost; the line says so (it said "the steps since the last checkpoint are
+# lost"). The first one's line and the save after step 1 are the contract's (../shared/CONTRACT.md).
+rm -f "$dir/int0.gate" "$dir/int0.gate.held"
+VITMAE_FAULT_HOLD_BEFORE_LOCK="$dir/int0.gate" "$VITMAE" train $small --steps 100000 --log-every 1 --threads 1 --out "$dir/int0" > "$dir/int0.log" 2> "$dir/int0.err" &
+pid=$!
+wait_gate "$dir/int0.gate" $pid
+kill -INT $pid; sleep 0.5; kill -INT $pid
+i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+t "a second Ctrl-C before the first step: ended by SIGINT ($rc), said that no step ran ($(tail -c 300 "$dir/int0.err"))" \
+  '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int0.err")" = "vitmae: SIGINT again: stopped at once, before the first step: nothing saved" ] && ! grep -q "^step " "$dir/int0.log" && [ ! -e "$dir/int0/checkpoint.safetensors" ]'
 twice term2 TERM
 t "Ctrl-C, then SIGTERM: the run saves as asked, exit 0 ($rc; step $(saved_step "$dir/term2/checkpoint.safetensors") after $before)" \
   '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/term2.log" && [ "$(saved_step "$dir/term2/checkpoint.safetensors")" -gt "$before" ] && [ "$(grep -c "finishing this step" "$dir/term2.err")" -eq 1 ]'

@@ -1170,6 +1170,7 @@ int cmd_finetune(int argc, char **argv) {
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
     while (rc == 0 && r->step < r->total_steps && !stop) {
         double t0 = now_seconds();
+        run_steps_begun = 1;
         long step = r->step;
         queue_ahead(t, ld, &queued, step, t->a.lf.prefetch);
         step_items(t, step);

@@ -475,6 +475,9 @@ static int stops_quietly = 0;
 static const char stop_said_int[] = STOP_SAID("SIGINT") "; Ctrl-C again stops at once without saving\n";
 static const char stop_said_at_once[] =
     "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)\n";
+// Before the first step (the folder still scanned, the model still loading) no step has run to lose.
+static const char stop_said_before_steps[] = "vitmae: SIGINT again: stopped at once, before the first step: nothing saved\n";
+volatile sig_atomic_t run_steps_begun = 0;
 static int stderr_on_terminal = 0;
 
 static void say_on_stderr(const char *line, size_t n) {
@@ -492,7 +495,8 @@ static void on_stop_signal(int sig) {
     if (sig == SIGHUP) cli_stdout_lossy = 1;   // the terminal is gone: lines to it fail, and that is no failure
     if (output_is_mpirun) output_never_blocks();
     if (!stops_quietly && again && sig == SIGINT) {
-        say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
+        if (run_steps_begun) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
+        else say_on_stderr(stop_said_before_steps, sizeof stop_said_before_steps - 1);
         signal(SIGINT, SIG_DFL);   // delivered as the handler returns (SIGINT is blocked in it): exit 130
         raise(SIGINT);
     } else if (!stops_quietly && !again) {

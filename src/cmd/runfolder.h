@@ -307,6 +307,9 @@ void run_share_store(Dataset *ds, const char *cmd, const char *store);
 // first step, as one during the run does. run_stop_signal(i): the i-th of those signals, 0 past the last
 // (cmd/main.c keeps them blocked while the process runs itself again, so that none is lost there).
 extern volatile sig_atomic_t run_stop_requested;
+// Set by train and finetune as their first step begins: a second Ctrl-C before it says that no step
+// has run (nothing saved), not that the steps since the last checkpoint are lost.
+extern volatile sig_atomic_t run_steps_begun;
 void run_catch_stop_signals(void);
 int run_stop_signal(int i);
 // Test hook: VITMAE_FAULT_STOP_IN_SETUP=POINT raises SIGUSR1 at that point, as a scheduler's early

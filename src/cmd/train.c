@@ -945,6 +945,7 @@ int cmd_train(int argc, char **argv) {
     progress_restart(&prog);   // the ETA counts steps only, not the start-up or step 0's validation
     while (rc == 0 && r->step < r->total_steps && !stop) {
         double t0 = now_seconds(), waited = 0;
+        run_steps_begun = 1;
         long step = r->step;
         queue_ahead(t, ld, &queued, step, a.lf.prefetch);
         // This process's images; a failure is carried into the exchange below as the groups' failure.
