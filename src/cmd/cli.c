@@ -93,6 +93,11 @@ static void put_formatted(FILE *f, const char *prefix, const char *fmt, va_list 
     free(whole);
 }
 
+int cli_hidden_file(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return (slash ? slash[1] : path[0]) == '.';
+}
+
 void cli_out(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

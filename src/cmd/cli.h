@@ -91,6 +91,15 @@ void cli_held_free(CliHeld *h);
 // section 2): `data` and `finetune` say so after its path, since such a folder is seldom meant as one.
 #define HIDDEN_CLASS_WARNING \
     "a hidden folder (its name starts with '.') holding images: they train as a class of its own"
+// A candidate whose name starts with '.' is read as any other too (docs/interface.md, section 2), but
+// most are macOS's ._NAME files (AppleDouble: a copied picture's metadata under the picture's name,
+// one beside every image) or other tools' leftovers: those that fail are said as one line, how many
+// and the first (count, "s" or "", "es" or "", its path, its reason), after "warning: skipped " on
+// stderr (train, finetune) or under "skipped:" (data), not a line each.
+#define HIDDEN_FILES_SKIPPED "%d hidden file%s (names starting with '.', as the ._NAME files macOS writes beside " \
+    "copies) that do%s not decode; the first: %s: %s"
+// 1 when the last part of path (after its last '/') starts with '.'.
+int cli_hidden_file(const char *path);
 // train's and finetune's refusal of --val DIR with --val-frac F, which it would ignore (docs/data.md,
 // "Validation"), after "<command> --val-frac: ".
 #define VAL_PAIR_REFUSAL "give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains " \

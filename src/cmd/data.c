@@ -108,7 +108,14 @@ static void print_text(const Dataset *ds, const char *dir) {
     if (ds->nroot) cli_out("unclassified (directly in %s): %d", dir, ds->nroot);
     if (ds->nskipped) {
         printf("skipped:\n");
-        for (int i = 0; i < ds->nskipped; i++) cli_out("  %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
+        int hidden = 0, first = -1;
+        for (int i = 0; i < ds->nskipped; i++) {
+            if (cli_hidden_file(ds->skipped[i].path)) { if (!hidden++) first = i; }   // one line for them all
+            else cli_out("  %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
+        }
+        if (hidden)
+            cli_out("  " HIDDEN_FILES_SKIPPED, hidden, hidden == 1 ? "" : "s", hidden == 1 ? "es" : "",
+                    ds->skipped[first].path, ds->skipped[first].reason);
     }
     if (ds->nignored_files) {
         printf("ignored (they look like images):\n");

@@ -779,10 +779,19 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
 }
 
 void run_report_skipped(const Dataset *ds) {
-    for (int i = 0; i < ds->nskipped && i < 20 && dist_rank() == 0; i++)
-        cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
-    if (ds->nskipped > 20 && dist_rank() == 0)
-        cli_message("... and %d more skipped (vitmae data lists them)", ds->nskipped - 20);
+    if (dist_rank() != 0) return;
+    int hidden = 0, first = -1, said = 0;
+    for (int i = 0; i < ds->nskipped; i++) {
+        if (cli_hidden_file(ds->skipped[i].path)) {   // one line for them all, below
+            if (!hidden++) first = i;
+        } else if (said++ < 20) {
+            cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
+        }
+    }
+    if (said > 20) cli_message("... and %d more skipped (vitmae data lists them)", said - 20);
+    if (hidden)
+        cli_message("warning: skipped " HIDDEN_FILES_SKIPPED, hidden, hidden == 1 ? "" : "s", hidden == 1 ? "es" : "",
+                    ds->skipped[first].path, ds->skipped[first].reason);
 }
 
 void run_report_broken(const Dataset *ds) {
