@@ -232,6 +232,16 @@ t "probe: an image directly in --train, one warning ($(grep -a directly "$tmp/er
   [ "$(grep -c "^vitmae: warning: $tmp/ro\\\\x1bt: 1 image directly in the folder has no class and is not used$" "$tmp/err")" -eq 1 ] &&
   ! grep -q "$(printf "\033")" "$tmp/err"'
 rm -rf "$tmp/ro$(printf '\033')t"
+# A hidden class folder (.ipynb_checkpoints beside a notebook's images) is a class, as in data and
+# finetune, and probe says so as they do (it said nothing: the folder became a class unseen).
+mkdir -p "$tmp/hc/a" "$tmp/hc/b" "$tmp/hc/.ipynb_checkpoints"
+cp "$tmp/train/circle/00000.png" "$tmp/hc/a/"; cp "$tmp/train/square/00001.png" "$tmp/hc/b/"
+cp "$tmp/train/circle/00004.png" "$tmp/hc/.ipynb_checkpoints/"
+"$VITMAE" probe --ckpt "$ck" --train "$tmp/hc" --test "$tmp/hc" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe: a hidden class folder, a warning in data's and finetune's words for --train and for --test ($rc: $(grep -a hidden "$tmp/err"))" '[ $rc -eq 0 ] &&
+  [ "$(grep -c "hidden" "$tmp/err")" -eq 2 ] &&
+  [ "$(grep -cxF "vitmae: warning: $tmp/hc/.ipynb_checkpoints: a hidden folder (its name starts with '"'"'.'"'"') holding images: they train as a class of its own" "$tmp/err")" -eq 2 ]'
+rm -rf "$tmp/hc"
 
 # --- probe: text, json, files -------------------------------------------------------------------
 probe() { "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" "$@" >"$tmp/out" 2>"$tmp/err"; }

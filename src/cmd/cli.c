@@ -154,6 +154,11 @@ void cli_held_say(CliHeld *h) {
     h->n = 0;
 }
 
+void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, int n) {
+    for (int c = 0; c < n; c++)
+        if (names[c][0] == '.') cli_hold(h, NULL, "warning: %s/%s: " HIDDEN_CLASS_WARNING, dir, names[c]);
+}
+
 void cli_held_free(CliHeld *h) {
     for (int i = 0; i < h->n; i++) free(h->lines[i]);
     free(h->lines);

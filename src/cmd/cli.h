@@ -91,6 +91,9 @@ void cli_held_free(CliHeld *h);
 // section 2): `data` and `finetune` say so after its path, since such a folder is seldom meant as one.
 #define HIDDEN_CLASS_WARNING \
     "a hidden folder (its name starts with '.') holding images: they train as a class of its own"
+// Holds in h the line "warning: DIR/NAME: " HIDDEN_CLASS_WARNING for each of the n class names that
+// starts with '.' (finetune's and probe's; data lists them in its report).
+void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, int n);
 // A candidate whose name starts with '.' is read as any other too (docs/interface.md, section 2), but
 // most are macOS's ._NAME files (AppleDouble: a copied picture's metadata under the picture's name,
 // one beside every image) or other tools' leftovers: those that fail are said as one line, how many

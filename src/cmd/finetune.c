@@ -468,8 +468,12 @@ static void report_skipped(const char *dir, const Dataset *ds, int unclassified)
     if (unclassified && ds->nroot && dist_rank() == 0)
         cli_message("warning: %s: " ROOT_IMAGES_UNUSED, dir, ds->nroot, ds->nroot == 1 ? "" : "s",
                     ds->nroot == 1 ? "has" : "have", ds->nroot == 1 ? "is" : "are");
-    for (int c = 0; unclassified && dist_rank() == 0 && c < ds->nclasses; c++)
-        if (ds->class_names[c][0] == '.') cli_message("warning: %s/%s: " HIDDEN_CLASS_WARNING, dir, ds->class_names[c]);
+    if (unclassified && dist_rank() == 0) {
+        CliHeld held = {0};
+        cli_hold_hidden_classes(&held, dir, ds->class_names, ds->nclasses);
+        cli_held_say(&held);
+        cli_held_free(&held);
+    }
 }
 
 // Both folders' reports (the --val folder's when it was scanned).

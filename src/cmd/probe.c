@@ -79,6 +79,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     if (ds->nroot > 0)
         cli_hold(held, NULL, "warning: %s: " ROOT_IMAGES_UNUSED, dir, ds->nroot, ds->nroot == 1 ? "" : "s",
                  ds->nroot == 1 ? "has" : "have", ds->nroot == 1 ? "is" : "are");
+    cli_hold_hidden_classes(held, dir, ds->class_names, ds->nclasses);   // as data and finetune say them
     if (!classes && ds->nclasses < 2) {
         cli_held_say(held);
         cli_error(flag, "%s has one class only ('%s'): a probe needs at least 2 class folders", dir, ds->class_names[0]);
