@@ -65,18 +65,22 @@ fi
 # docs/interface.md states the interface flag by flag: every flag of every command's --help appears in
 # that command's part of it (its "### `vitmae CMD" subsection of section 5 or its "- `vitmae CMD" item
 # of section 8; for train also sections 2, 3, 7 and 9, which describe its data, model, processes and
-# run folders). undocumented_flags DOC prints "CMD --flag" for each flag missing from DOC.
+# run folders). doc_part CMD DOC prints that part; undocumented_flags DOC prints "CMD --flag" for each
+# flag missing from DOC.
+doc_part() {
+  awk -v cmd="$1" '
+    /^## [0-9]+\./ { sec = $2 + 0; part = ""; next }
+    /^### `vitmae / { part = $3 }
+    /^### / && !/^### `vitmae / { part = ""; next }
+    sec == 8 && /^- `vitmae / { part = $3 }
+    { p = part; gsub(/`/, "", p) }
+    p == cmd || (cmd == "train" && (sec == 2 || sec == 3 || sec == 7 || sec == 9)) { print }
+  ' "$2"
+}
 undocumented_flags() {
   "$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' > "$tmp/cmds"
   while read -r cmd; do
-    awk -v cmd="$cmd" '
-      /^## [0-9]+\./ { sec = $2 + 0; part = ""; next }
-      /^### `vitmae / { part = $3 }
-      /^### / && !/^### `vitmae / { part = ""; next }
-      sec == 8 && /^- `vitmae / { part = $3 }
-      { p = part; gsub(/`/, "", p) }
-      p == cmd || (cmd == "train" && (sec == 2 || sec == 3 || sec == 7 || sec == 9)) { print }
-    ' "$1" > "$tmp/part"
+    doc_part "$cmd" "$1" > "$tmp/part"
     "$VITMAE" "$cmd" --help | awk '/^  --/ { print $1 }' | while read -r flag; do
       grep -Eq -- "$flag([^a-z-]|\$)" "$tmp/part" || echo "$cmd $flag"
     done
@@ -100,6 +104,73 @@ sed 's/--val-max//g' "$doc" > "$tmp/no-flag.md"
 t "a flag whose name begins another's (--val) is still found" \
   'undocumented_flags "$tmp/no-flag.md" | grep -qx "train --val-max" && ! undocumented_flags "$tmp/no-flag.md" | grep -qx "train --val"'
 
+# What docs/interface.md says of a flag's default and range is what --help gives: "`--val-max N`
+# (default 1000, 1 to 10000000, ...)", "`--batch B` default 64, 1 to 4096" and bench's "`--img N` (32, 1
+# to 8192)", in that command's part; numbers compare as numbers (10^12 is --help's 1000000000000, 1e-9 its 1e-09). The
+# words of a default compare by their first ("`--blr` x batch / 256" and "blr * batch / 256").
+# doc_defaults DOC prints "= CMD --flag" for each flag whose statements agree, "! CMD --flag: why" else.
+doc_defaults() {
+  "$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | while read -r cmd; do
+    "$VITMAE" "$cmd" --help > "$tmp/cmdhelp"
+    doc_part "$cmd" "$1" > "$tmp/part"
+    /usr/bin/python3 - "$cmd" "$tmp/cmdhelp" "$tmp/part" <<'PY'
+import re, sys
+cmd, helpf, partf = sys.argv[1:4]
+def num(x):
+    x = x.strip().rstrip(",;:.")
+    x = re.sub(r"^(\d+)\^(\d+)$", lambda m: repr(float(int(m[1]) ** int(m[2]))), x)
+    try: return float(x)
+    except ValueError: return None
+def paren(text, i):   # the text of the parenthesis that opens at text[i], nested ones kept
+    depth = 0
+    for j in range(i, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[j], 0)
+        if depth == 0: return text[i + 1:j]
+    return text[i + 1:]
+def first(x):         # the first word of a default, as said: "`--blr` x batch" and "blr * batch" are "blr"
+    w = x.replace("`", "").strip().split()
+    return w[0].strip("-,;:") if w else ""
+helpd = {}
+for line in open(helpf):
+    m = re.match(r"  (--[a-z-]+)", line)
+    if not m: continue
+    d = re.search(r"default:? ", line)
+    dflt = first(re.split(r"[;)]", line[d.end():])[0]) if d else None
+    r = re.search(r"\((?:integer|number) (\S+) to ([^)\s]+)\)", line)
+    helpd[m[1]] = (dflt, (num(r[1]), num(r[2])) if r else None)
+text = re.sub(r"\s+", " ", open(partf).read())
+claims = [(m[1], paren(text, m.end() - 1)) for m in re.finditer(r"`(--[a-z-]+)(?: [^`]*)?` ?\(", text)]
+claims += [(m[1], m[2]) for m in re.finditer(r"`(--[a-z-]+)(?: [^`]*)?` (default[^;)`]*)", text)]
+for flag, body in claims:
+    if flag not in helpd: continue
+    pieces = [p.strip() for p in re.split(r"[,;] ", body)]
+    rng = dflt = None
+    for p in pieces:
+        r = re.match(r"(\S+) to (\S+)$", p)
+        if r and num(r[1]) is not None and num(r[2]) is not None: rng = (num(r[1]), num(r[2])); break
+    said = [p for p in pieces if p.startswith("default")]
+    if said: dflt = first(said[0][len("default"):].lstrip(":"))
+    elif rng and num(pieces[0]) is not None: dflt = pieces[0]   # bench's "(32, 1 to 8192)"
+    hd, hr = helpd[flag]
+    bad = 0
+    if dflt and hd is not None:
+        a, b = num(dflt), num(hd)
+        if (a != b) if a is not None and b is not None else dflt != hd:
+            print("! %s %s: default %s here, %s in --help" % (cmd, flag, dflt, hd)); bad = 1
+    if rng and hr and rng != hr:
+        print("! %s %s: range %g to %g here, %g to %g in --help" % (cmd, flag, rng[0], rng[1], hr[0], hr[1])); bad = 1
+    if not bad and ((dflt and hd is not None) or (rng and hr)): print("= %s %s" % (cmd, flag))
+PY
+  done
+}
+doc_defaults "$doc" > "$tmp/defaults"
+n=$(grep -c '^=' "$tmp/defaults"); wrong=$(grep '^!' "$tmp/defaults" | cut -c3-)
+t "docs/interface.md's defaults and ranges of $n flags are their --help's (differ: $(echo $wrong))" '[ "$n" -ge 50 ] && [ -z "$wrong" ]'
+sed 's/`--val-max N` (default 1000, 1 to 10000000, as finetune/`--val-max N` (default 100, 1 to 1000000, as finetune/; s/`--img N` (32, 1/`--img N` (64, 1/' "$doc" > "$tmp/no-flag.md"
+t "a default or range docs/interface.md gives otherwise than --help is found ($(doc_defaults "$tmp/no-flag.md" | grep '^!' | tr "\n" " "))" \
+  '[ "$(doc_defaults "$tmp/no-flag.md" | grep "^!")" = "! train --val-max: default 100 here, 1000 in --help
+! train --val-max: range 1 to 1e+06 here, 1 to 1e+07 in --help
+! bench --img: default 64 here, 32 in --help" ]'
 # The other direction: every flag a command line in README.md or docs/*.md gives a command (`vitmae
 # CMD ... --flag`, `./vitmae` and lines continued with a backslash too) is one of CMD's --help flags,
 # so an example copied from the docs is not refused as an unknown flag. example_flags FILE... prints
