@@ -171,6 +171,18 @@ t "a default or range docs/interface.md gives otherwise than --help is found ($(
   '[ "$(doc_defaults "$tmp/no-flag.md" | grep "^!")" = "! train --val-max: default 100 here, 1000 in --help
 ! train --val-max: range 1 to 1e+06 here, 1 to 1e+07 in --help
 ! bench --img: default 64 here, 32 in --help" ]'
+# README.md's table of commands ("| `vitmae CMD ...` | what it does |") lists every command of
+# `vitmae --help`, and no other, in any order.
+readme_commands() {
+  awk '/^\| command \| what it does \|/ { on = 1; next } on && !/^\|/ { exit }
+    on && /^\| `vitmae / { c = $3; gsub(/`/, "", c); print c }' "$1" | sort
+}
+"$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | sort > "$tmp/cmds"
+readme_commands "$VITMAE_ROOT/README.md" > "$tmp/readme-cmds"
+t "README.md's table of commands is vitmae --help's list ($(comm -3 "$tmp/cmds" "$tmp/readme-cmds" | tr -d '\t' | tr '\n' ' '))" \
+  '[ -s "$tmp/cmds" ] && cmp -s "$tmp/cmds" "$tmp/readme-cmds"'
+grep -v '^| `vitmae probe ' "$VITMAE_ROOT/README.md" > "$tmp/no-cmd.md"
+t "a command missing from README.md's table is found" '[ "$(readme_commands "$tmp/no-cmd.md" | comm -23 "$tmp/cmds" -)" = probe ]'
 # The other direction: every flag a command line in README.md or docs/*.md gives a command (`vitmae
 # CMD ... --flag`, `./vitmae` and lines continued with a backslash too) is one of CMD's --help flags,
 # so an example copied from the docs is not refused as an unknown flag. example_flags FILE... prints
