@@ -13,6 +13,19 @@ cp "$fx/torch_small.safetensors" "$tmp/$(printf 'a\nb').safetensors"
 "$VITMAE" info "$tmp/$(printf 'a\nb').safetensors" > "$tmp/nl.out"; rc=$?
 t "info of a name with a newline: the name written out on one line" '[ $rc -eq 0 ] && [ "$(head -n 1 "$tmp/nl.out")" = "$tmp/a\\nb.safetensors" ] && [ "$(sed -n 2p "$tmp/nl.out" | cut -c1-9)" = "  encoder" ]'
 
+# A hostile file's tensor name (a newline, a terminal escape and 300 bytes) is shown clipped to 96
+# bytes, then "...", its control characters written out, in one line; the file's own name in full, its
+# newline written out too (it read 'h?k', control characters turned into '?' there).
+python3 -c 'import json, struct, sys
+name = "enc\n\x1b[2J" + "x" * 300
+h = json.dumps({name: {"dtype": "F16", "shape": [1], "data_offsets": [0, 2]}}).encode()
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h + b"\0\0")' "$tmp/$(printf 'h\nk').safetensors"
+"$VITMAE" info "$tmp/$(printf 'h\nk').safetensors" > /dev/null 2> "$tmp/hostile.err"; rc=$?
+x88=$(printf "%88s" "" | tr " " x)
+t "a hostile tensor name: exit 1, one line, clipped and written out ($rc: $(head -c 200 "$tmp/hostile.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/hostile.err")" -eq 1 ] && ! grep -q "$(printf "\033")" "$tmp/hostile.err" &&
+   grep -qxF "vitmae: $tmp/h\\nk.safetensors: tensor '"'"'enc\\n\\x1b[2J$x88...'"'"' has dtype F16 (only F32 is supported: convert the file with tools/convert_mae.py, which reads any float dtype, or save the tensors with .float())" "$tmp/hostile.err"'
+
 out=$("$VITMAE" info "$fx/torch_small.safetensors" --json); rc=$?
 t "info --json exits 0" '[ $rc -eq 0 ]'
 echo "$out" >"$tmp/info.json"

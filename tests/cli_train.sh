@@ -59,6 +59,15 @@ PY'
 t "a run folder with a newline: written out in every line that names it ($rc)" \
   '[ $rc -eq 0 ] && [ "$(grep -cF "r\\nf" "$dir/nl.out")" -ge 2 ] && ! grep -q "^f" "$dir/nl.out"'
 t "a one-step run: '1 step of batch'" 'grep -q "^  1 step of batch " "$dir/nl.out"'
+# An image whose file name holds a newline and a terminal escape (POSIX allows both), skipped as
+# broken: its one line on stderr names it in full with both written out, never a second line.
+mkdir -p "$dir/nld"
+cp "$dir"/data/*/0000*.png "$dir/nld/"   # synth numbers images across its classes: 10 names
+printf 'not a png' > "$dir/nld/$(printf 'bad\n\033[31mx').png"
+"$VITMAE" train $small --data "$dir/nld" --val-frac 0 --batch 2 --steps 1 --threads 2 --out "$dir/nlrun" > /dev/null 2> "$dir/nld.err"; rc=$?
+t "an image named with a newline, skipped: one line on stderr, written out ($rc: $(head -c 300 "$dir/nld.err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/nld.err")" -eq 1 ] && ! grep -q "$(printf "\033")" "$dir/nld.err" &&
+   grep -qxF "vitmae: skipped $dir/nld/bad\\n\\x1b[31mx.png: not a PNG, JPEG or WebP file" "$dir/nld.err"'
 t "a one-step run ends 'done: 1 step in', not '1 steps' ($(grep "^done" "$dir/nl.out"))" 'grep -q "^done: 1 step in " "$dir/nl.out"'
 # A gradient group of one image (--batch 4, 4 groups) is "of 1 image", not "of 1 images".
 "$VITMAE" train $small --batch 4 --steps 1 --threads 1 --mask-ratio 0.875 --out "$dir/one" > "$dir/one.out" 2>&1; rc=$?

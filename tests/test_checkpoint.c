@@ -12,6 +12,7 @@
 #include <zlib.h>
 #include "check.h"
 #include "io/checkpoint.h"
+#include "io/json.h"
 #include "core/model.h"
 
 static const char *tmp;
@@ -207,8 +208,17 @@ static void test_generic_format(void) {
     expect_hdr_refused("{\"__metadata__\":{\"crc32\":\"00000001\"}}", 0, "crc32 mismatch (file damaged)", "crc of nothing");
     expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
                        "\"__metadata__\":{\"crc32\":\"00000000\"}}", 8, "crc32 mismatch (file damaged)", "wrong crc");
+    // A name from the file is quoted as utf8_clip shows it (io/json.h): its control characters kept for
+    // the printer, which writes them out (cli_info.sh); they are no longer '?', which the file's own
+    // name (a path with a newline) got too. A long one is cut to 96 bytes, then "...".
     expect_hdr_refused("{\"a\\nb\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
-                       "tensor 'a?b' has dtype F16", "control character in a name");
+                       "tensor 'a\nb' has dtype F16", "control character in a name");
+    {
+        char hdr[1024], want[160];
+        snprintf(hdr, sizeof hdr, "{\"%0300d\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 7);
+        snprintf(want, sizeof want, "tensor '%0*d...' has dtype F16", UTF8_CLIP_MAX, 0);
+        expect_hdr_refused(hdr, 4, want, "a name of 300 bytes");
+    }
     // A key given twice means two things to two readers (cJSON keeps the first, Python the last).
     expect_hdr_refused("{\"__metadata__\":{\"format\":\"vitmae\",\"format\":\"other\"}}", 0,
                        "key 'format' appears twice", "metadata key twice");

@@ -402,6 +402,37 @@ static void test_utf8(void) {
 
 // file_open_regular: a FIFO at a run's file name (metrics.csv) is refused at once, for reading and for
 // appending, where fopen waited for a writer (a resumed run hung, deaf to SIGTERM); a regular file opens.
+// utf8_clip, the form of a name from inside a file in a message (io/json.h): whole up to
+// UTF8_CLIP_MAX bytes, else cut before the first character that does not fit, then "..."; what is not
+// UTF-8 as U+FFFD (3 bytes each, counted so); control characters kept for the printer to write out.
+static void test_utf8_clip(void) {
+    char at[UTF8_CLIP_MAX + 2], past[UTF8_CLIP_MAX + 2], want[UTF8_CLIP_SIZE + 8], got[UTF8_CLIP_SIZE];
+    memset(at, 'a', UTF8_CLIP_MAX); at[UTF8_CLIP_MAX] = 0;
+    memset(past, 'a', UTF8_CLIP_MAX + 1); past[UTF8_CLIP_MAX + 1] = 0;
+    CHECK(!strcmp(utf8_clip(got, ""), ""), "empty: empty ('%s')", got);
+    CHECK(!strcmp(utf8_clip(got, NULL), "(null)"), "NULL: (null) ('%s')", got);
+    CHECK(!strcmp(utf8_clip(got, at), at), "exactly %d bytes: whole (%zu bytes)", UTF8_CLIP_MAX, strlen(got));
+    snprintf(want, sizeof want, "%.*s...", UTF8_CLIP_MAX, past);
+    CHECK(!strcmp(utf8_clip(got, past), want), "one byte past: cut, then ... (%zu bytes)", strlen(got));
+    // A 2-byte character (e9 = U+00E9) over the limit: left out whole, never half of it.
+    memcpy(past + UTF8_CLIP_MAX - 1, "\xc3\xa9", 3);
+    snprintf(want, sizeof want, "%.*s...", UTF8_CLIP_MAX - 1, past);
+    CHECK(!strcmp(utf8_clip(got, past), want), "a cut inside a 2-byte character: before it (%zu bytes, ends %02x)",
+          strlen(got), (unsigned char)got[UTF8_CLIP_MAX - 1]);
+    // ... and a 4-byte one that ends exactly at the limit: kept.
+    memcpy(at + UTF8_CLIP_MAX - 4, "\xf0\x9f\x90\x88", 5);
+    CHECK(!strcmp(utf8_clip(got, at), at), "a 4-byte character ending at the limit: whole");
+    // Bytes that are not UTF-8 as U+FFFD, 3 bytes each in the limit: 40 such bytes are 120 bytes.
+    char bad[41];
+    memset(bad, 0xff, 40); bad[40] = 0;
+    utf8_clip(got, bad);
+    CHECK(strlen(got) == 3 * (UTF8_CLIP_MAX / 3) + 3 && utf8_valid(got) && !strcmp(got + strlen(got) - 3, "...")
+          && !memcmp(got, "\xef\xbf\xbd", 3), "40 bytes of 0xff: %d U+FFFD, then ... (%zu bytes)", UTF8_CLIP_MAX / 3, strlen(got));
+    CHECK(!strcmp(utf8_clip(got, "a\xe9" "b\xc3"), "a\xef\xbf\xbd" "b\xef\xbf\xbd"), "Latin-1 and a cut sequence: U+FFFD");
+    // Control characters pass: the line's printer writes them out (\n, \x1b), as in any message.
+    CHECK(!strcmp(utf8_clip(got, "a\nb\x1b[31m\x7f"), "a\nb\x1b[31m\x7f"), "control characters kept for the printer");
+}
+
 static void test_open_regular(void) {
     const char *tmp = check_tmpdir();
     char fifo[600], plain[600], err[700];
@@ -571,5 +602,6 @@ int main(void) {
     test_default_threads_mpi();
     test_huge_pages();
     test_utf8();
+    test_utf8_clip();
     return check_done();
 }

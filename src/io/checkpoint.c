@@ -151,7 +151,8 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     int rc = -1;
     const char *format = st_meta(f, "format");
     if (format && strcmp(format, "vitmae") != 0) {
-        snprintf(err, errlen, "%s: __metadata__ format is '%.40s', not 'vitmae'", path, format);
+        char q[UTF8_CLIP_SIZE];
+        snprintf(err, errlen, "%s: __metadata__ format is '%s', not 'vitmae'", path, utf8_clip(q, format));
         goto out;
     }
     const char *cfg_json = st_meta(f, "config");
@@ -283,7 +284,6 @@ out:
     free(tab);
     if (rc) {
         st_verify(f, err, errlen);   // damaged data are the reason given, whatever else is wrong
-        st_one_line(err);
         ckpt_free(out);
     }
     return rc;

@@ -92,9 +92,10 @@ static int classes_repeat(char *const *names, int n, const char *path, char *err
     memcpy(sorted, names, (size_t)n * sizeof *sorted);
     qsort(sorted, (size_t)n, sizeof *sorted, cmp_names);
     int rep = 0;
+    char q[UTF8_CLIP_SIZE];
     for (int i = 1; i < n && !rep; i++)
         if (!strcmp(sorted[i - 1], sorted[i])) {
-            snprintf(err, errlen, "%s: metadata 'classifier': class '%.200s' is named twice", path, sorted[i]);
+            snprintf(err, errlen, "%s: metadata 'classifier': class '%s' is named twice", path, utf8_clip(q, sorted[i]));
             rep = 1;
         }
     free(sorted);
@@ -140,8 +141,9 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
     // computed as it does not say.
     const cJSON *pool = cJSON_GetObjectItemCaseSensitive(o, "global_pool");
     if (pool && !(cJSON_IsString(pool) && !strcmp(pool->valuestring, "avg"))) {
+        char q[UTF8_CLIP_SIZE];
         snprintf(err, errlen, "%s: metadata 'classifier': global_pool %s is not supported (vitmae's heads pool "
-                 "the patch tokens: \"avg\")", path, cJSON_IsString(pool) ? pool->valuestring : "(not a string)");
+                 "the patch tokens: \"avg\")", path, cJSON_IsString(pool) ? utf8_clip(q, pool->valuestring) : "(not a string)");
         goto out;
     }
     int n = clf_param_table(&out->cfg, NULL, 0);

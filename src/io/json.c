@@ -73,6 +73,22 @@ int utf8_first_invalid(char *const *names, int n) {
     return -1;
 }
 
+const char *utf8_clip(char out[UTF8_CLIP_SIZE], const char *s) {
+    static const char fffd[] = "\xef\xbf\xbd";
+    const unsigned char *u = (const unsigned char *)(s ? s : "(null)");
+    size_t n = 0;
+    while (*u) {
+        int k = seq_len(u);
+        size_t w = k < 0 ? 3 : (size_t)k;   // what is not UTF-8: U+FFFD, 3 bytes
+        if (n + w > UTF8_CLIP_MAX) { memcpy(out + n, "...", 3); n += 3; break; }
+        memcpy(out + n, k < 0 ? (const unsigned char *)fffd : u, w);
+        n += w;
+        u += k < 0 ? -k : k;
+    }
+    out[n] = 0;
+    return out;
+}
+
 char *utf8_clean(const char *s) {
     size_t len = strlen(s);
     char *o = malloc(len * 3 + 1), *p = o;

@@ -30,6 +30,16 @@ int utf8_first_invalid(char *const *names, int n);
 // bytes.decode("utf-8", "replace") replaces it (one U+FFFD for each maximal subpart); NULL when out of
 // memory.
 char *utf8_clean(const char *s);
+// A name read from inside a file (a checkpoint's tensor names, metadata keys and values, a dtype) as
+// a message shows it: what is not valid UTF-8 as U+FFFD (as utf8_clean), and a name longer than
+// UTF8_CLIP_MAX bytes so written cut to the whole characters of its first UTF8_CLIP_MAX bytes, then
+// "...": a hostile file's kilobyte of a name stays a short line. Control characters are left for the
+// line's printer, which writes them out (cmd/cli.h, cli_escape_at; docs/interface.md, section 1).
+// File and folder names are never clipped: a user needs all of a path to find the file. Writes into
+// out and returns it; NULL s gives "(null)".
+#define UTF8_CLIP_MAX 96
+#define UTF8_CLIP_SIZE (UTF8_CLIP_MAX + 4)
+const char *utf8_clip(char out[UTF8_CLIP_SIZE], const char *s);
 // The fewest significant digits ("%.Ng", N from 1 to 17) that read back as exactly v, as Python's
 // repr finds them, a whole number below 10^16 in its digits ("80", not "8e+01"); buf of at least 32
 // bytes. JSON numbers (below) and metrics.csv's fields use it.

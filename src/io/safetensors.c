@@ -113,10 +113,12 @@ void st_missing(const StFile *f, const char *name, char *err, size_t errlen) {
         const char *t = f->t[i].name;
         size_t tl = strlen(t);
         if (tl <= nl + 1 || t[tl - nl - 1] != '.' || strcmp(t + tl - nl, name) || !strncmp(t, "optimizer.", 10)) continue;
-        int pl = (int)(tl - nl) < 64 ? (int)(tl - nl) : 64;
-        snprintf(err, errlen, "%s: missing tensor '%s' (the file has it as '%.*s%s': strip the prefix '%.*s' from every "
+        char prefix[UTF8_CLIP_MAX + 1], q[UTF8_CLIP_SIZE];
+        snprintf(prefix, sizeof prefix, "%.*s", (int)(tl - nl), t);
+        utf8_clip(q, prefix);
+        snprintf(err, errlen, "%s: missing tensor '%s' (the file has it as '%s%s': strip the prefix '%s' from every "
                  "name, as a model wrapped in DistributedDataParallel writes it; tools/convert_mae.py does)",
-                 f->path, name, pl, t, name, pl, t);
+                 f->path, name, q, name, q);
         return;
     }
     snprintf(err, errlen, "%s: missing tensor '%s'", f->path, name);
@@ -163,7 +165,8 @@ void st_shape_str(int ndim, const int64_t *shape, char *buf, size_t n) {
 
 static int parse_tensor(const char *file, const cJSON *item, StEntry *e, uint64_t data_len,
                         char *err, size_t errlen) {
-    const char *name = item->string;
+    char q[UTF8_CLIP_SIZE], qd[UTF8_CLIP_SIZE];
+    const char *name = utf8_clip(q, item->string);   // as messages show it; the entry keeps it whole
     if (!cJSON_IsObject(item)) { fail(err, errlen, "%s: header entry '%s' is not an object", file, name); return -1; }
     const cJSON *dtype = cJSON_GetObjectItemCaseSensitive(item, "dtype");
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
@@ -174,7 +177,7 @@ static int parse_tensor(const char *file, const cJSON *item, StEntry *e, uint64_
         // (docs/interface.md, section 4, "From PyTorch").
         const char *d = dtype->valuestring;
         int is_float = !strcmp(d, "F16") || !strcmp(d, "BF16") || !strcmp(d, "F64");
-        fail(err, errlen, "%s: tensor '%s' has dtype %.32s (only F32 is supported%s)", file, name, d,
+        fail(err, errlen, "%s: tensor '%s' has dtype %s (only F32 is supported%s)", file, name, utf8_clip(qd, d),
              is_float ? ": convert the file with tools/convert_mae.py, which reads any float dtype, or save the "
                         "tensors with .float()" : "");
         return -1;
@@ -214,7 +217,7 @@ static int parse_tensor(const char *file, const cJSON *item, StEntry *e, uint64_
         return -1;
     }
     e->begin = b; e->end = en;
-    e->name = xstrdup(name);
+    e->name = xstrdup(item->string);
     if (!e->name) { fail(err, errlen, "%s: out of memory", file); return -1; }
     return 0;
 }
@@ -238,7 +241,9 @@ static int check_layout(StFile *f, char *err, size_t errlen) {
     uint64_t pos = 0;
     for (int i = 0; i < f->n && !rc; i++) {
         if (p[i]->begin < pos) {
-            fail(err, errlen, "%s: tensor '%s' overlaps tensor '%s' in the data section", f->path, p[i]->name, p[i - 1]->name);
+            char q1[UTF8_CLIP_SIZE], q0[UTF8_CLIP_SIZE];
+            fail(err, errlen, "%s: tensor '%s' overlaps tensor '%s' in the data section", f->path,
+                 utf8_clip(q1, p[i]->name), utf8_clip(q0, p[i - 1]->name));
             rc = -1;
         } else if (p[i]->begin > pos) {
             fail(err, errlen, "%s: data bytes %llu..%llu belong to no tensor", f->path, (unsigned long long)pos,
@@ -262,7 +267,8 @@ static int parse_metadata(StFile *f, const cJSON *meta, char *err, size_t errlen
     f->meta_vals = calloc((size_t)n + 1, sizeof *f->meta_vals);
     if (!f->meta_keys || !f->meta_vals) { fail(err, errlen, "%s: out of memory", f->path); return -1; }
     for (const cJSON *m = meta->child; m; m = m->next) {
-        if (!cJSON_IsString(m)) { fail(err, errlen, "%s: __metadata__ value '%s' is not a string", f->path, m->string); return -1; }
+        char q[UTF8_CLIP_SIZE];
+        if (!cJSON_IsString(m)) { fail(err, errlen, "%s: __metadata__ value '%s' is not a string", f->path, utf8_clip(q, m->string)); return -1; }
         f->meta_keys[f->nmeta] = xstrdup(m->string);
         f->meta_vals[f->nmeta] = xstrdup(m->valuestring);
         f->nmeta++;
@@ -278,7 +284,8 @@ static int parse_crc(StFile *f, char *err, size_t errlen) {
     char *end = NULL;
     unsigned long want = strtoul(s, &end, 16);
     if (strlen(s) != 8 || *end || strspn(s, "0123456789abcdefABCDEF") != 8) {
-        fail(err, errlen, "%s: crc32 '%.16s' is not 8 hex digits", f->path, s);
+        char q[UTF8_CLIP_SIZE];
+        fail(err, errlen, "%s: crc32 '%s' is not 8 hex digits", f->path, utf8_clip(q, s));
         return -1;
     }
     f->has_crc = 1;
@@ -290,12 +297,6 @@ static int crc_matches(const StFile *f, uint32_t got, char *err, size_t errlen) 
     if (!f->has_crc || got == f->crc) return 0;
     fail(err, errlen, "%s: crc32 mismatch (file damaged): header says %08x, data has %08x", f->path, f->crc, got);
     return -1;
-}
-
-// Names in a hostile header may hold control characters; a reason stays one printable line.
-void st_one_line(char *err) {
-    for (unsigned char *p = (unsigned char *)err; err && *p; p++)
-        if (*p < 0x20 || *p == 0x7f) *p = '?';
 }
 
 static int cmp_key(const void *a, const void *b) {
@@ -362,17 +363,21 @@ static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, si
     // A key given twice means two things to two readers (cJSON keeps the first, Python's json the
     // last): refused, in the header and in the JSON that metadata values hold (config, train_state).
     const char *dup = dup_key(root);
-    char inner_dup[200];
+    char inner_dup[2 * UTF8_CLIP_SIZE + 32], qd[UTF8_CLIP_SIZE], qm[UTF8_CLIP_SIZE];
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
     for (const cJSON *m = cJSON_IsObject(meta) ? meta->child : NULL; m && !dup; m = m->next) {
         if (!cJSON_IsString(m) || m->valuestring[0] != '{') continue;
         cJSON *inner = json_parse(m->valuestring, &oom);
         const char *d = inner ? dup_key(inner) : oom ? DUP_KEY_OOM : NULL;
         if (d == DUP_KEY_OOM) dup = d;
-        else if (d) { snprintf(inner_dup, sizeof inner_dup, "%.80s' of __metadata__ '%.80s", d, m->string); dup = inner_dup; }
+        else if (d) {
+            snprintf(inner_dup, sizeof inner_dup, "%s' of __metadata__ '%s", utf8_clip(qd, d), utf8_clip(qm, m->string));
+            dup = inner_dup;
+        }
         cJSON_Delete(inner);
     }
     if (dup == DUP_KEY_OOM) { fail(err, errlen, "%s: out of memory", f->path); goto out; }
+    if (dup && dup != inner_dup) dup = utf8_clip(qd, dup);
     if (dup) { fail(err, errlen, "%s: header: key '%s' appears twice", f->path, dup); goto out; }
     int n = cJSON_GetArraySize(root);
     f->t = calloc((size_t)n + 1, sizeof *f->t);
@@ -444,7 +449,7 @@ StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err,
     uint8_t *at = place(f, first8, len, err, errlen);
     if (!at) { st_close(f); return NULL; }
     memcpy(at, buf, len);
-    if (parse_file(f, at, len, err, errlen)) { st_one_line(err); st_close(f); return NULL; }
+    if (parse_file(f, at, len, err, errlen)) { st_close(f); return NULL; }
     return f;
 }
 
@@ -519,7 +524,7 @@ StFile *st_open(const char *path, char *err, size_t errlen) {
         bad = read_or_fail(fd, at + 8, len - 8, path, err, errlen);
     }
     close(fd);
-    if (bad || parse_file(f, at, len, err, errlen)) { st_one_line(err); st_close(f); return NULL; }
+    if (bad || parse_file(f, at, len, err, errlen)) { st_close(f); return NULL; }
     return f;
 }
 
@@ -537,7 +542,7 @@ StFile *st_open_header(const char *path, char *err, size_t errlen) {
     if (!f->alloc) { fail(err, errlen, "%s: out of memory", path); goto bad; }
     memcpy(f->alloc, first8, 8);
     if (read_or_fail(fd, f->alloc + 8, (size_t)hlen, path, err, errlen)) goto bad;
-    if (parse_file(f, f->alloc, len, err, errlen)) { st_one_line(err); goto bad; }
+    if (parse_file(f, f->alloc, len, err, errlen)) goto bad;
     f->dst = calloc((size_t)f->n + 1, sizeof *f->dst);
     if (!f->dst) { fail(err, errlen, "%s: out of memory", path); goto bad; }
     return f;

@@ -65,6 +65,4 @@ const char *st_name(const StFile *f);                    // the path (or name) i
 
 // "[a, b, c]": a shape as messages print it.
 void st_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
-// Replaces control characters (names in a hostile header may hold them): a reason stays one line.
-void st_one_line(char *err);
 #endif
