@@ -214,10 +214,22 @@ static void test_generic_format(void) {
     expect_hdr_refused("{\"a\\nb\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 4,
                        "tensor 'a\nb' has dtype F16", "control character in a name");
     {
-        char hdr[1024], want[160];
+        char hdr[1024], want[320];
         snprintf(hdr, sizeof hdr, "{\"%0300d\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", 7);
         snprintf(want, sizeof want, "tensor '%0*d...' has dtype F16", UTF8_CLIP_MAX, 0);
         expect_hdr_refused(hdr, 4, want, "a name of 300 bytes");
+        // A prefix of 200 bytes before a name vitmae looks for: cut too, in both places it is named.
+        snprintf(hdr, sizeof hdr, "{\"%0200d.cls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 7);
+        size_t len;
+        uint8_t *b = make_st(hdr, 4, &len);
+        char err[512] = "";
+        StFile *f = st_open_mem(b, len, "mem.safetensors", err, sizeof err);
+        CHECK(f != NULL, "a long prefix: read (%s)", err);
+        if (f) st_missing(f, "cls_token", err, sizeof err);
+        snprintf(want, sizeof want, "as '%0*d...cls_token': strip the prefix '%0*d...' from", UTF8_CLIP_MAX, 0, UTF8_CLIP_MAX, 0);
+        CHECK(f && strstr(err, want), "a long prefix: cut in '%s'", err);
+        st_close(f);
+        free(b);
     }
     // A key given twice means two things to two readers (cJSON keeps the first, Python the last).
     expect_hdr_refused("{\"__metadata__\":{\"format\":\"vitmae\",\"format\":\"other\"}}", 0,

@@ -113,7 +113,7 @@ void st_missing(const StFile *f, const char *name, char *err, size_t errlen) {
         const char *t = f->t[i].name;
         size_t tl = strlen(t);
         if (tl <= nl + 1 || t[tl - nl - 1] != '.' || strcmp(t + tl - nl, name) || !strncmp(t, "optimizer.", 10)) continue;
-        char prefix[UTF8_CLIP_MAX + 1], q[UTF8_CLIP_SIZE];
+        char prefix[UTF8_CLIP_MAX + 8], q[UTF8_CLIP_SIZE];   // past the limit: clipped, with "..."
         snprintf(prefix, sizeof prefix, "%.*s", (int)(tl - nl), t);
         utf8_clip(q, prefix);
         snprintf(err, errlen, "%s: missing tensor '%s' (the file has it as '%s%s': strip the prefix '%s' from every "
