@@ -856,41 +856,41 @@ static const char *SYNOPSIS =
     "The map covers the part of the photo the model saw (its centre crop, outlined when the photo is not\n"
     "square). Photos larger than --display are shrunk to it; smaller ones are enlarged by whole pixels.";
 
-// Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"): 1 after
-// naming, with or without --force, the first that is a folder where a file goes or not a folder where
-// the folder of maps goes (nothing can be published over it; "use --force" would send the user to that
-// refusal), or else the first of DIR/index.html and each image's files that exists; else 0.
 // What each image writes beside DIR/index.html: DIR/<stem><kind> (the folder of maps for "").
 static const char *const kinds[] = {".attn.png", "", ".attn.npy", ".mask.npy", NULL};
 static const char *const index_name[] = {"index.html", NULL};
 
-static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked, int force) {
-    char path[8192];
-    int refused = 0;
-    // Two passes: what --force cannot help first (pass 0, as with --force), then an earlier run's files.
-    for (int pass = 0; pass < 2 && !refused; pass++) {
-        int f = pass ? force : 1;
-        snprintf(path, sizeof path, "%s/%s", out_dir, index_name[0]);
-        if (output_refuse_existing(path, f)) return 1;
-        for (int i = 0; i < n && !refused; i++)
-            for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && !refused; k++) {
-                snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
-                if (!*kinds[k]) {   // the folder of maps: a folder, which --force keeps; never a file, with or without it
-                    struct stat st;
-                    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-                        cli_error(path, "is not a folder: the image's maps go into a folder of this name, and --force "
-                                  "replaces files, not a file with a folder (choose another --out)");
-                        refused = 1;
-                    } else if (!f && output_exists(path)) {
-                        cli_error(path, "already exists (use --force to replace it)");
-                        refused = 1;
-                    }
-                    continue;
-                }
-                refused = output_refuse_existing(path, f);
-            }
+// The names a run writes (cmd/output.h, OutputNames): DIR/index.html, then each image's files,
+// named when asked (a folder of 20,000 images holds no list of them).
+typedef struct {
+    const char *out_dir;
+    const Written *w;
+    int per;   // kinds an image writes: the montage and its folder of maps, with --raw the arrays
+} RunNames;
+
+static int run_name(void *ctx, long i, char *path, size_t size) {
+    const RunNames *r = ctx;
+    if (i == 0) {
+        snprintf(path, size, "%s/%s", r->out_dir, index_name[0]);
+        return OUTPUT_FILE;
     }
-    return refused;
+    const char *kind = kinds[(i - 1) % r->per];
+    snprintf(path, size, "%s/%s%s", r->out_dir, r->w[(i - 1) / r->per].stem, kind);
+    return *kind ? OUTPUT_FILE : OUTPUT_FOLDER;
+}
+
+static RunNames run_names(const char *out_dir, const Written *w, int raw, int masked) {
+    return (RunNames){out_dir, w, raw ? (masked ? 4 : 3) : 2};
+}
+
+// Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"): 1 after
+// naming, with or without --force, the first that is a folder where a file goes or not a folder where
+// the folder of maps goes (nothing can be published over it; "use --force" would send the user to that
+// refusal), or else the first of DIR/index.html and each image's files that exists; else 0.
+static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked, int force) {
+    RunNames r = run_names(out_dir, w, raw, masked);
+    OutputNames names = {.n = 1 + (long)n * r.per, .name = run_name, .ctx = &r};
+    return output_refuse_earlier(&names, force);
 }
 
 // An input is never replaced, also with --force (docs/interface.md, "Paths that meet"): 1 after naming
@@ -898,15 +898,12 @@ static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw,
 static int refuse_inputs(const char *out_dir, const Written *w, char *const *paths, int n, int raw, int masked) {
     char path[8192];
     OutputInputs ids = {0};
-    int j, folder = 0;
-    snprintf(path, sizeof path, "%s/%s", out_dir, index_name[0]);
-    j = output_input_named(&ids, paths, n, path);
-    for (int i = 0; i < n && j < 0; i++)
-        for (int k = 0; k < (raw ? (masked ? 4 : 3) : 2) && j < 0; k++) {
-            snprintf(path, sizeof path, "%s/%s%s", out_dir, w[i].stem, kinds[k]);
-            folder = !*kinds[k];
-            j = folder ? output_input_in(&ids, paths, n, path) : output_input_named(&ids, paths, n, path);
-        }
+    RunNames r = run_names(out_dir, w, raw, masked);
+    int j = -1, folder = 0;
+    for (long i = 0; i < 1 + (long)n * r.per && j < 0; i++) {
+        folder = run_name(&r, i, path, sizeof path) == OUTPUT_FOLDER;
+        j = folder ? output_input_in(&ids, paths, n, path) : output_input_named(&ids, paths, n, path);
+    }
     output_inputs_free(&ids);
     if (j < 0) return 0;
     if (folder)

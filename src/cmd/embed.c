@@ -182,11 +182,9 @@ int cmd_embed(int argc, char **argv) {
                       "--force): choose another name", outs[k]);
             goto out;
         }
-    // A folder in either's place first, with or without --force (force 1: folders only): "use --force"
-    // for FEATS.npy would send the user to that refusal (docs/interface.md, "Earlier results").
-    if (output_refuse_existing(out_path, 1) || output_refuse_existing(txt_path, 1) ||
-        output_refuse_existing(out_path, force) || output_refuse_existing(txt_path, force))
-        goto out;
+    // Earlier results, and first a folder in either's place (docs/interface.md, "Earlier results").
+    OutputNames names = {.n = 2, .list = outs};
+    if (output_refuse_earlier(&names, force)) goto out;
     // Ctrl-C from here leaves no temporary file, nor the probe of the folder just below (io/files.h).
     file_cleanup_on_stop_signals();
     // The folder FEATS.npy goes to must take files: found before the work, not after it (exit 1).

@@ -13,24 +13,39 @@
 #include "data/image.h"
 #include "io/files.h"
 
-int output_exists(const char *path) {
+static int output_exists(const char *path) {
     struct stat st;
     return lstat(path, &st) == 0;
 }
 
-int output_refuse_existing(const char *path, int force) {
-    struct stat st;
-    if (lstat(path, &st) != 0) return 0;
-    // A folder in a file's place: --force cannot replace it (the rename that publishes the file
-    // fails), and that was found only after all the work; without --force, "use --force" sent the
-    // user to that refusal.
-    if (S_ISDIR(st.st_mode)) {
-        cli_error(path, "is a folder: --force replaces files, not folders (choose another name)");
-        return 1;
-    }
-    if (force) return 0;
-    cli_error(path, "already exists (use --force to replace it)");
-    return 1;
+int output_refuse_earlier(const OutputNames *names, int force) {
+    char buf[8192];
+    // Two passes: what --force cannot help, in every name (pass 0), before an earlier run's file in any.
+    for (int pass = 0; pass < 2; pass++)
+        for (long i = 0; i < names->n; i++) {
+            const char *path = names->list ? names->list[i] : buf;
+            int folder = !names->list && names->name(names->ctx, i, buf, sizeof buf) == OUTPUT_FOLDER;
+            struct stat st;
+            // A folder the command fills, which --force keeps: never a file, with or without it.
+            if (pass == 0 && folder && stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+                cli_error(path, "is not a folder: the image's maps go into a folder of this name, and --force "
+                          "replaces files, not a file with a folder (choose another --out)");
+                return 1;
+            }
+            // A folder in a file's place: --force cannot replace it (the rename that publishes the file
+            // fails), and that was found only after all the work; without --force, "use --force" sent the
+            // user to that refusal.
+            if (pass == 0 && !folder && lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                cli_error(path, "is a folder: --force replaces files, not folders (choose another name)");
+                return 1;
+            }
+            if (pass == 1 && !folder && names->also && names->also(names->ctx, i, path)) return 1;
+            if (pass == 1 && !force && output_exists(path)) {
+                cli_error(path, "already exists (use --force to replace it)");
+                return 1;
+            }
+        }
+    return 0;
 }
 
 int output_mkdir_p(const char *path, char *err, size_t errlen) {

@@ -29,13 +29,28 @@ void output_mkdir_undo(OutputMade *made);
 void output_mkdir_disown(OutputMade *made);
 
 // Earlier results are not replaced without the user's say (docs/interface.md, "Earlier results"): a
-// command that writes named files checks them first and, unless given --force, refuses (exit 2) with
-// "vitmae: PATH: already exists (use --force to replace it)". output_refuse_existing returns 1 after
-// "vitmae: PATH: is a folder: --force replaces files, not folders (choose another name)" when path is a
-// folder (a file cannot be published over it, with --force or without), else 1 after the first line
-// when path names anything (a file, a link) and force is 0; else 0.
-int output_exists(const char *path);
-int output_refuse_existing(const char *path, int force);
+// command that writes named files checks them all first, in two passes, before any work.
+// output_refuse_earlier returns 1 after one line, else 0. The first pass looks at every name for what
+// --force cannot help: a folder where a file goes ("vitmae: PATH: is a folder: --force replaces files,
+// not folders (choose another name)"; the rename that publishes the file would fail) or, for an
+// OUTPUT_FOLDER (attention's folder of an image's maps, which --force keeps and fills), a file where it
+// goes ("vitmae: PATH: is not a folder: ..."). Only then the second looks at every name for an earlier
+// result, when force is 0: "vitmae: PATH: already exists (use --force to replace it)" (anything there,
+// a file or a link); "use --force" for an earlier file must not send the user to a refusal --force
+// cannot help.
+enum { OUTPUT_FILE = 0, OUTPUT_FOLDER = 1 };
+typedef struct {
+    long n;                     // how many names
+    const char *const *list;    // the names (each an OUTPUT_FILE), or NULL: name gives them
+    // Writes the i-th name (0 <= i < n) into path and returns its kind: a command with thousands of
+    // inputs (reconstruct, attention) names each output when asked, and holds no list of them.
+    int (*name)(void *ctx, long i, char *path, size_t size);
+    // Optional, in the second pass before each OUTPUT_FILE's check: 1 (after its line) refuses
+    // (reconstruct: the output is one of its inputs, docs/interface.md, "Paths that meet").
+    int (*also)(void *ctx, long i, const char *path);
+    void *ctx;
+} OutputNames;
+int output_refuse_earlier(const OutputNames *names, int force);
 
 // The what for cli_error(what, "%s", err) of a library's message: NULL when err already begins with
 // "path: " (it names the file, as "vitmae: PATH: why" should), else cmd.

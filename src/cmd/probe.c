@@ -270,15 +270,19 @@ int cmd_probe(int argc, char **argv) {
     }
     char *const read_dirs[2] = {(char *)train_dir, (char *)test_dir};
     if (out_dir && output_refuse_inside_inputs("probe --out", out_dir, read_dirs, 2)) return 2;
-    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results").
-    // A folder in either's place first, with or without --force: "use --force" for the other would send
-    // the user to that refusal.
-    for (int pass = 0; pass < 2; pass++)
-        for (int p = 0; out_dir && p < NPROBES; p++) {
-            char path[4200];
-            snprintf(path, sizeof path, "%s/confusion-%s.png", out_dir, probe_key[p]);
-            if ((p == PROBE_KNN || linear) && output_refuse_existing(path, pass ? force : 1)) return 2;
-        }
+    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"):
+    // the matrices of the probes that run.
+    if (out_dir) {
+        char mats[NPROBES][4200];
+        const char *mat_names[NPROBES];
+        OutputNames names = {.list = mat_names};
+        for (int p = 0; p < NPROBES; p++)
+            if (p == PROBE_KNN || linear) {
+                snprintf(mats[p], sizeof mats[p], "%s/confusion-%s.png", out_dir, probe_key[p]);
+                mat_names[names.n++] = mats[p];
+            }
+        if (output_refuse_earlier(&names, force)) return 2;
+    }
     if (!pixels && (img || channels_s)) {
         cli_error("probe", "--img and --channels set the view of --pixels; the encoder's view comes from --ckpt");
         return 2;

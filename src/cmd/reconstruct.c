@@ -80,6 +80,48 @@ static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list,
     return assign_stems(list);
 }
 
+// The names refuse_earlier checks (cmd/output.h, OutputNames): each input's DIR/<stem>.recon.png,
+// and with --raw its arrays, named when asked (a folder of 20,000 images holds no list of them).
+typedef struct {
+    const char *out_dir;
+    const InputList *inputs;
+    int per;   // files an input writes
+    char **in_paths;
+    OutputInputs in_ids;
+} EarlierNames;
+
+static int earlier_name(void *ctx, long i, char *path, size_t size) {
+    static const char *const kinds[] = {"recon.png", "recon.npy", "mask.npy"};
+    const EarlierNames *e = ctx;
+    snprintf(path, size, "%s/%s.%s", e->out_dir, e->inputs->v[i / e->per].stem, kinds[i % e->per]);
+    return OUTPUT_FILE;
+}
+
+// An output that is one of the inputs: 1 after its line.
+static int earlier_is_input(void *ctx, long i, const char *path) {
+    EarlierNames *e = ctx;
+    int j = output_input_named(&e->in_ids, e->in_paths, e->inputs->n, path);
+    if (j >= 0)
+        cli_error("reconstruct --out", "%s is the input %s: the output of %s would replace it (another --out)",
+                  path, e->in_paths[j], e->inputs->v[i / e->per].path);
+    return j >= 0;
+}
+
+// Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"), and
+// an input never, also with --force ("Paths that meet"): it may not have been read yet. 0; 2 after
+// the line that refuses; 1 out of memory.
+static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw, int force) {
+    EarlierNames e = {.out_dir = out_dir, .inputs = inputs, .per = raw ? 3 : 1};
+    e.in_paths = malloc(sizeof *e.in_paths * (size_t)(inputs->n ? inputs->n : 1));
+    if (!e.in_paths) { cli_error("reconstruct", "out of memory"); return 1; }
+    for (int i = 0; i < inputs->n; i++) e.in_paths[i] = inputs->v[i].path;
+    OutputNames names = {.n = (long)inputs->n * e.per, .name = earlier_name, .also = earlier_is_input, .ctx = &e};
+    int refused = output_refuse_earlier(&names, force);
+    output_inputs_free(&e.in_ids);
+    free(e.in_paths);
+    return refused ? 2 : 0;
+}
+
 typedef struct {
     const char *out_dir;
     int side, bilinear, raw;   // panel side in pixels, smooth or nearest resizing
@@ -265,35 +307,8 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
-    // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"),
-    // and an input never, also with --force ("Paths that meet"): it may not have been read yet.
-    char **in_paths = malloc(sizeof *in_paths * (size_t)(inputs.n ? inputs.n : 1));
-    if (!in_paths) {
-        cli_error("reconstruct", "out of memory");
-        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
-    }
-    for (int i = 0; i < inputs.n; i++) in_paths[i] = inputs.v[i].path;
-    OutputInputs in_ids = {0};
-    int refused = 0;
-    // A folder in an output's place first, with or without --force (pass 0): "use --force" for an earlier
-    // file would send the user to that refusal.
-    for (int pass = 0; pass < 2 && !refused; pass++)
-        for (int i = 0; i < inputs.n && !refused; i++) {
-            static const char *const kinds[] = {"recon.png", "recon.npy", "mask.npy"};
-            for (int k = 0; k < (raw ? 3 : 1) && !refused; k++) {
-                char path[8192];
-                snprintf(path, sizeof path, "%s/%s.%s", out_dir, inputs.v[i].stem, kinds[k]);
-                if (!pass) { refused = output_refuse_existing(path, 1); continue; }
-                int j = output_input_named(&in_ids, in_paths, inputs.n, path);
-                if (j >= 0)
-                    cli_error("reconstruct --out", "%s is the input %s: the output of %s would replace it "
-                              "(another --out)", path, in_paths[j], inputs.v[i].path);
-                refused = j >= 0 || output_refuse_existing(path, force);
-            }
-        }
-    output_inputs_free(&in_ids);
-    free(in_paths);
-    if (refused) { cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 2; }
+    int refused = refuse_earlier(out_dir, &inputs, raw, force);
+    if (refused) { cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return refused; }
     int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
     size_t per = (size_t)S * S * C;
     // Panel size: --scale K is img_size x K (nearest unless --upsample is given), else --display.
