@@ -15,13 +15,31 @@
 
 #define UNIFORM_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
 
-static int hidden_classes(const Dataset *ds) {
-    int n = 0;
-    for (int i = 0; i < ds->nclasses; i++) n += ds->class_names[i][0] == '.';
-    return n;
+// The warnings of both reports, in their order: each image of one flat colour, then each hidden class
+// folder as DIR/<name> (docs/data.md). One allocation holds the folders' paths; out of memory: -1,
+// w empty.
+typedef struct { const char *path, *why; } DataWarning;
+typedef struct { DataWarning *v; int n; char *paths; } DataWarnings;
+
+static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
+    size_t n = 0, bytes = 1;
+    for (int i = 0; i < ds->n; i++) n += ds->items[i].uniform != 0;
+    for (int i = 0; i < ds->nclasses; i++)
+        if (ds->class_names[i][0] == '.') { n++; bytes += strlen(dir) + strlen(ds->class_names[i]) + 2; }
+    *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes)};
+    if (!w->v || !w->paths) { free(w->v); free(w->paths); *w = (DataWarnings){0}; return -1; }
+    for (int i = 0; i < ds->n; i++)
+        if (ds->items[i].uniform) w->v[w->n++] = (DataWarning){ds->items[i].path, UNIFORM_WARNING};
+    char *at = w->paths;
+    for (int i = 0; i < ds->nclasses; i++) {
+        if (ds->class_names[i][0] != '.') continue;
+        w->v[w->n++] = (DataWarning){at, HIDDEN_CLASS_WARNING};
+        at += sprintf(at, "%s/%s", dir, ds->class_names[i]) + 1;
+    }
+    return 0;
 }
 
-static int print_json(const Dataset *ds, const char *dir) {
+static int print_json(const Dataset *ds, const DataWarnings *w) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "ok", ds->n);
     cJSON_AddNumberToObject(root, "skipped", ds->nskipped);
@@ -58,23 +76,11 @@ static int print_json(const Dataset *ds, const char *dir) {
         cJSON_AddItemToArray(ignored, s);
     }
     cJSON *warnings = cJSON_AddArrayToObject(root, "warnings");
-    for (int i = 0; i < ds->n; i++) {
-        if (!ds->items[i].uniform) continue;
+    for (int i = 0; i < w->n; i++) {
         cJSON *s = cJSON_CreateObject();
-        cJSON_AddStringToObject(s, "path", ds->items[i].path);
-        cJSON_AddStringToObject(s, "warning", UNIFORM_WARNING);
+        cJSON_AddStringToObject(s, "path", w->v[i].path);
+        cJSON_AddStringToObject(s, "warning", w->v[i].why);
         cJSON_AddItemToArray(warnings, s);
-    }
-    for (int i = 0; i < ds->nclasses; i++) {
-        if (ds->class_names[i][0] != '.') continue;
-        char *path = malloc(strlen(dir) + strlen(ds->class_names[i]) + 2);
-        if (!path) { cJSON_Delete(root); return -1; }
-        sprintf(path, "%s/%s", dir, ds->class_names[i]);
-        cJSON *s = cJSON_CreateObject();
-        cJSON_AddStringToObject(s, "path", path);
-        cJSON_AddStringToObject(s, "warning", HIDDEN_CLASS_WARNING);
-        cJSON_AddItemToArray(warnings, s);
-        free(path);
     }
     // The folder as a whole (docs/interface.md section 5): unclassified images, the size range, greyscale.
     cJSON_AddNumberToObject(root, "unclassified", ds->nroot);
@@ -94,7 +100,7 @@ static int print_json(const Dataset *ds, const char *dir) {
 
 // The report on stdout: every line that holds a name goes through cli_out, so a folder or file name
 // with a newline or a terminal escape stays inside its line, written out (as on stderr).
-static void print_text(const Dataset *ds, const char *dir) {
+static void print_text(const Dataset *ds, const char *dir, const DataWarnings *w) {
     cli_out("%s: %d ok, %d skipped, %d ignored", dir, ds->n, ds->nskipped, ds->nignored);
     if (ds->n)
         // Each side's range on its own: "20x1 to 5000x3000" read as two images' sizes where a wide and a
@@ -127,13 +133,8 @@ static void print_text(const Dataset *ds, const char *dir) {
     if (others > 0) printf("other files ignored (not images, only counted): %d\n", others);
     if (ds->nignored_dirs)
         printf("folders ignored (met again through a link, searched once): %d\n", ds->nignored_dirs);
-    if (ds->nuniform || hidden_classes(ds)) {
-        printf("warnings:\n");
-        for (int i = 0; i < ds->n; i++)
-            if (ds->items[i].uniform) cli_out("  %s: %s", ds->items[i].path, UNIFORM_WARNING);
-        for (int i = 0; i < ds->nclasses; i++)
-            if (ds->class_names[i][0] == '.') cli_out("  %s/%s: %s", dir, ds->class_names[i], HIDDEN_CLASS_WARNING);
-    }
+    if (w->n) printf("warnings:\n");
+    for (int i = 0; i < w->n; i++) cli_out("  %s: %s", w->v[i].path, w->v[i].why);
 }
 
 int cmd_data(int argc, char **argv) {
@@ -161,11 +162,12 @@ int cmd_data(int argc, char **argv) {
     DatasetOptions opt = {.max_pixels = max_pixels};
     int src = dataset_scan(dir, &opt, &ds, err, sizeof err);
     if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
-    if (json) {
-        if (print_json(&ds, dir)) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
-    } else {
-        print_text(&ds, dir);
-    }
+    DataWarnings warnings;
+    int oom = warnings_make(&ds, dir, &warnings) || (json && print_json(&ds, &warnings));
+    if (!oom && !json) print_text(&ds, dir, &warnings);
+    free(warnings.v);
+    free(warnings.paths);
+    if (oom) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
     int status = 0;
     if (ds.n == 0) {
         cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
