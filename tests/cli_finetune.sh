@@ -49,7 +49,7 @@ t "finetune: a file broken past its header found while training and while valida
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/lz.err")" -eq 2 ] && grep -q "^vitmae: skipped $dir/lazy/circle/00000.png: .* (found while training; replaced by another image of its batch)$" "$dir/lz.err" && grep -q "^vitmae: skipped $v: .* (found while validating; left out of the validation)$" "$dir/lz.err"'
 t "finetune: the validation counts the images it scored ($(grep "val top-1" "$dir/lz.out"))" 'grep -q "^step 10: val loss .*(2 images)$" "$dir/lz.out"'
 t "finetune ends with train's line of where working images came from ($(grep "^working" "$dir/lz.out"))" \
-  'grep -q "^working images: 149 decoded, 0 read from the store (0 written), [0-9]* from the cache ([0-9.]* MB); steps waited [0-9.]* ms each for images$" "$dir/lz.out"'
+  'grep -q "^working images: 149 decoded, 0 read from the store (0 written), [0-9]* from the cache ([0-9.]* MB); steps waited [0-9]*\.[0-9][0-9] [nmu]\{0,1\}s each for images$" "$dir/lz.out"'
 # Every validation image broken: the run goes on without validation, and says so once (its val
 # columns empty), besides each file's line.
 mkdir -p "$dir/valbad/circle" && head -c 80 "$dir/data/circle/00000.png" > "$dir/valbad/circle/a.png"
@@ -670,7 +670,7 @@ t "the largest models' workers refused, 4 needing more than 2 and above 2^63 ($r
   --steps 10 --log-every 10 --eval-every 100 --ckpt-every 100 --val-frac 0 --cache-mb 0 --store none --threads 1 \
   --out "$dir/slowrun" > "$dir/slow.out" 2>&1; rc=$?
 t "finetune waiting for its images says so, as train ($rc: $(grep -e bottleneck -e "steps waited" "$dir/slow.out" | cut -c1-160))" \
-  '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9.]* ms per step) for images; working images so far: [0-9]* decoded, 0 from the store, " "$dir/slow.out"'
+  '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9]*\.[0-9][0-9] [nmu]\{0,1\}s per step) for images; working images so far: [0-9]* decoded, 0 from the store, " "$dir/slow.out"'
 
 # A run that fails before its first file leaves no run folder it made, nor the folders above it
 # (docs/interface.md, section 1): under a file-size limit of 0 the folder's check that it takes files

@@ -328,7 +328,7 @@ slow="--data data --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 -
 ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -wdir "$dir/s0" "$VITMAE" train $slow : \
   -np 1 -wdir "$dir/s1" "$VITMAE" train $slow > "$dir/slow.log" 2> "$dir/slow.err"; rc=$?
 t "rank 1 waits for its images: the note says so, for the process that waited most, the images of both ($rc: $(grep bottleneck "$dir/slow.log" | cut -c1-200))" \
-  '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9.]* ms per step) for images (the process that waited most); working images so far (2 processes together): [0-9]* decoded, " "$dir/slow.log"'
+  '[ $rc -eq 0 ] && grep -q "^data pipeline is the bottleneck: steps waited [0-9]*% of the time ([0-9]*\.[0-9][0-9] [nmu]\{0,1\}s per step) for images (the process that waited most); working images so far (2 processes together): [0-9]* decoded, " "$dir/slow.log"'
 
 # 7e. The working images' line counts every process's images: with no cache and no store each image
 #     is decoded by the process whose share it is, so 2 processes together decode what one decodes.
@@ -377,7 +377,7 @@ mpi -np 4 "$VITMAE" train $bsmall --out "$dir/b4" > "$dir/b4.log" 2> "$dir/b4.er
 t "broken files, -np 4: exit 0, each file said once, as one process says them ($(grep -c skipped "$dir/b4.err") lines)" \
   '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: skipped" "$dir/b1.err")" -eq 3 ] && [ "$(sort "$dir/b1.err")" = "$(sort "$dir/b4.err")" ]'
 t "broken files, -np 4: the working images of the 4 processes together" \
-  'grep -q "^working images (4 processes together): [0-9]* decoded, .*steps waited [0-9.]* ms each for images (the process that waited most)$" "$dir/b4.log"'
+  'grep -q "^working images (4 processes together): [0-9]* decoded, .*steps waited [0-9]*\.[0-9][0-9] [nmu]\{0,1\}s each for images (the process that waited most)$" "$dir/b4.log"'
 #    A copy that differs on one machine (each rank its own folder, as without a shared filesystem):
 #    rank 1's copy of a file broken another way is said again, naming rank 1. (Of the same size, cut
 #    where rank 0's is, the ranks comparing each file's size before they start; its first data chunk

@@ -343,7 +343,7 @@ for i in 1 2 3 4; do "$VITMAE_TOOLS/mkckpt" png "$dir/slow/a/$i.png" --size 2048
   --pixel-norm none --store none --img 16 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 \
   > "$dir/slow.out" 2>&1; rc=$?
 t "a three-step run: no bottleneck note ($rc: $(grep bottleneck "$dir/slow.out" | cut -c1-80))" \
-  '[ $rc -eq 0 ] && ! grep -q "bottleneck" "$dir/slow.out" && grep -q "steps waited .* ms each for images" "$dir/slow.out"'
+  '[ $rc -eq 0 ] && ! grep -q "bottleneck" "$dir/slow.out" && grep -q "steps waited [0-9]*\.[0-9][0-9] [nmu]\{0,1\}s each for images" "$dir/slow.out"'
 
 [ $fail -eq 0 ] && echo "cli pipeline ok"
 exit $fail

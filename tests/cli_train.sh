@@ -85,7 +85,7 @@ t "the start line: --mask-ratio 0.875 shown as typed ($(grep -o "mask [0-9.]*," 
 # Its last line: 192 images of 16x16x3 in the cache are 0.14 MB, which "%.0f" wrote "(0 MB)" beside
 # "N from the cache"; a figure above 0 now keeps two digits (as the store's "need 0.079 MB").
 t "the last line: the cache's size is not 0 MB with images in it ($(grep "^working images" "$dir/one.out"))" \
-  'grep -q "^working images: .*, [1-9][0-9]* from the cache (0\.1[0-9] MB); steps waited [0-9.]* ms each" "$dir/one.out"'
+  'grep -q "^working images: .*, [1-9][0-9]* from the cache (0\.1[0-9] MB); steps waited [0-9]*\.[0-9][0-9] [nmu]\{0,1\}s each" "$dir/one.out"'
 t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" --json | grep -q "\"step\""'
 # Every evaluation scores the same validation images under the same masks, and the sample sheets show
 # the same images and masks at every step, so that a user watches the reconstructions sharpen

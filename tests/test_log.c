@@ -148,6 +148,18 @@ int main(void) {
         CHECK(!strcmp(d, figs[k].want), "format_figure(%g, %d): %s, want %s", figs[k].v, figs[k].dec, d, figs[k].want);
     }
 
+    // Times as PyTorch's benchmark timer prints them: two decimals in the unit the size calls for (the
+    // wait per step of a run that hardly waited read "0.00023 ms").
+    const struct { double ms; const char *want; } times[] = {
+        {0.00023, "230.00 ns"}, {0.0000005, "0.50 ns"}, {0.031, "31.00 us"}, {0.4, "400.00 us"}, {0.99999, "1.00 ms"},
+        {160.264, "160.26 ms"}, {994.0, "994.00 ms"}, {999.999, "1.00 s"}, {2500.0, "2.50 s"}, {0.0, "0.00 ms"},
+        {3e-9, "0.0030 ns"},
+    };
+    for (size_t k = 0; k < sizeof times / sizeof times[0]; k++) {
+        format_time_ms(times[k].ms, d, sizeof d);
+        CHECK(!strcmp(d, times[k].want), "format_time_ms(%g): %s, want %s", times[k].ms, d, times[k].want);
+    }
+
     // The ETA: a run of 100 steps whose first step took 10 s (start-up decodes) and the others 0.1 s.
     Progress p;
     progress_init(&p, stdout, 0, 100, 1);

@@ -37,6 +37,18 @@ void format_figure(double v, int decimals, char *buf, size_t n) {
     snprintf(buf, n, "%.*f", d, v);
 }
 
+void format_time_ms(double ms, char *buf, size_t n) {
+    static const struct { const char *unit; double per_ms; } units[] = {{"s", 1e-3}, {"ms", 1}, {"us", 1e3}, {"ns", 1e6}};
+    // The largest unit in which the time is at least 1 once rounded: 995 ms is "1.00 s", not "995.00 ms"
+    // nor "1000.00 ms". 0 (or less, or not a number) in ms.
+    int u = 1;
+    if (ms > 0)
+        for (u = 0; u < 3 && ms * units[u].per_ms < 0.995; u++) {}
+    char figure[32];
+    format_figure(ms * units[u].per_ms, 2, figure, sizeof figure);
+    snprintf(buf, n, "%s %s", figure, units[u].unit);
+}
+
 // Keeps the header and the whole rows (ending in a newline: a row cut short by a kill or by hand is
 // dropped, not continued by the next one) whose step <= keep; returns the kept text (malloc'd) or NULL.
 static char *kept_rows(FILE *f, long keep) {

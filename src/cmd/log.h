@@ -82,4 +82,8 @@ void format_duration(double seconds, char *buf, size_t n);
 // decimals its first two significant digits need: 0.22 MB is "0.22" at 0 decimals, 0.031 ms "0.031"
 // at 1, never "0" or "0.0" beside a count that says something was there.
 void format_figure(double v, int decimals, char *buf, size_t n);
+// A time given in ms as PyTorch's benchmark timer prints one: two decimals in the unit its size calls
+// for, "230.00 ns", "31.00 us", "160.26 ms", "2.50 s" (a wait of 0.23 us read "0.00023 ms"); 0 is
+// "0.00 ms", and a time above 0 never reads 0 (format_figure).
+void format_time_ms(double ms, char *buf, size_t n);
 #endif

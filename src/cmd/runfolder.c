@@ -858,14 +858,14 @@ void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog) {
     char procs[48] = "";
     if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
     // Figures above 0 never read 0 ("waited 54% of the time (0 ms per step)" of a 0.05 ms step).
-    char ms[32], mb[32], budget[32];
-    format_figure(1e3 * waited / steps, 0, ms, sizeof ms);
+    char per_step[48], mb[32], budget[32];
+    format_time_ms(1e3 * waited / steps, per_step, sizeof per_step);
     format_figure(st.cache_bytes / 1048576.0, 0, mb, sizeof mb);
     format_figure(st.cache_budget / 1048576.0, 0, budget, sizeof budget);
-    progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%s ms per "
+    progress_message(prog, stdout, "data pipeline is the bottleneck: steps waited %.0f%% of the time (%s per "
                      "step) for images%s; working images so far%s: %ld decoded, %ld from the store, %ld cache hits "
                      "(cache %s of %s MB); see --cache-mb, --store, --loader-threads (docs/data.md)",
-                     100 * waited / busy, ms, N > 1 ? " (the process that waited most)" : "", procs,
+                     100 * waited / busy, per_step, N > 1 ? " (the process that waited most)" : "", procs,
                      st.decoded, st.store_hits, st.cache_hits, mb, budget);
     n->last = now_seconds();
 }
@@ -889,12 +889,12 @@ void run_report_working_images(const Dataset *ds, long steps_run, double total_w
     char procs[48] = "";
     if (N > 1) snprintf(procs, sizeof procs, " (%d processes together)", N);
     // A cache in use, or a wait, never reads 0: 300 Fashion-MNIST images are 0.22 MB, not "0 MB".
-    char mb[32], ms[32];
+    char mb[32], each[48];
     format_figure(st.cache_bytes / 1048576.0, 0, mb, sizeof mb);
-    format_figure(wait_ms, 1, ms, sizeof ms);
+    format_time_ms(wait_ms, each, sizeof each);
     printf("working images%s: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%s MB); "
-           "steps waited %s ms each for images%s\n", procs, st.decoded, st.store_hits, st.store_writes, st.cache_hits,
-           mb, ms, N > 1 ? " (the process that waited most)" : "");
+           "steps waited %s each for images%s\n", procs, st.decoded, st.store_hits, st.store_writes, st.cache_hits,
+           mb, each, N > 1 ? " (the process that waited most)" : "");
 }
 
 void run_report_broken_file(const char *path, const char *reason, int held, int rank, char *gone_dirs, size_t n) {
