@@ -124,7 +124,13 @@ t "resume exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 # The ended run resumed again trains nothing, and says so (it said only where it resumed, then "done").
+mkdir "$dir/ended" && cp -p "$dir/resumed/checkpoint.safetensors" "$dir/resumed/metrics.csv" "$dir/ended/"
 "$VITMAE" finetune --resume "$dir/resumed" > "$dir/again.log" 2>&1; rc=$?
+# ... and leaves the run as it was (its checkpoint's elapsed time grew; metrics.csv was written again);
+# into another --out no folder is made.
+t "resuming an ended run rewrites none of its files" 'cmp -s "$dir/ended/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors" && [ ! "$dir/resumed/metrics.csv" -nt "$dir/ended/metrics.csv" ] && ! grep -q "decoded" "$dir/again.log"'
+"$VITMAE" finetune --resume "$dir/resumed/checkpoint.safetensors" --out "$dir/ended-copy" > "$dir/again2.log" 2>&1; rc2=$?
+t "an ended run resumed into another --out: exit 0, nothing to train, no folder ($rc2: $(cat "$dir/again2.log"))" '[ $rc2 -eq 0 ] && grep -q "nothing to train" "$dir/again2.log" && [ ! -e "$dir/ended-copy" ]'
 t "resuming an ended run: exit 0, nothing to train, said ($rc: $(grep "last step" "$dir/again.log"))" \
   '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, [0-9]*: nothing to train" "$dir/again.log"'
 # A checkpoint between two metrics rows carries the losses since the last row: the resumed run's rows
@@ -140,7 +146,8 @@ t "resumed between rows: the rows' losses as uninterrupted ($(cut -d, -f1,4 "$di
 "$VITMAE_TOOLS/synth" "$dir/big" --count 3 --size 24 --classes 3 --seed 9 > /dev/null
 cp -r "$dir/data" "$dir/mpdata" && for f in "$dir"/big/*/*.png; do c=${f%/*}; cp "$f" "$dir/mpdata/${c##*/}/big.png"; done
 "$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/mpdata" --val-frac 0 --max-pixels 300 --steps 3 --out "$dir/mp" > /dev/null 2>&1
-"$VITMAE" finetune --resume "$dir/mp" --threads 2 > /dev/null 2> "$dir/mp.err"; rc=$?
+# (From its last snapshot but one: a run at its last step resumes to nothing, with no scan said.)
+"$VITMAE" finetune --resume "$dir/mp/checkpoint-2.safetensors" --threads 2 > /dev/null 2> "$dir/mp.err"; rc=$?
 t "finetune --resume keeps the run's --max-pixels: no warning ($(grep -v exceeds "$dir/mp.err"))" \
   '[ $rc -eq 0 ] && ! grep -q warning "$dir/mp.err" && [ "$(grep -c "exceeds --max-pixels 300$" "$dir/mp.err")" -eq 3 ]'
 # The temporary files that killed writes leave (a checkpoint's, metrics.csv's, curves.png's) are removed
@@ -148,7 +155,7 @@ t "finetune --resume keeps the run's --max-pixels: no warning ($(grep -v exceeds
 for f in curves.png.tmp.4242.3 metrics.csv.tmp.4242 .checkpoint-9.safetensors.tmp-AbC123 curves.png.tmp.notes mine.tmp.1; do
   : > "$dir/mp/$f"
 done
-"$VITMAE" finetune --resume "$dir/mp" > /dev/null 2>&1; rc=$?
+"$VITMAE" finetune --resume "$dir/mp/checkpoint-2.safetensors" > /dev/null 2>&1; rc=$?
 t "finetune --resume removes the temporary names of killed writes ($(cd "$dir/mp" && ls -a | grep tmp | tr "\n" " "))" \
   '[ $rc -eq 0 ] && [ "$(cd "$dir/mp" && ls -a | grep tmp | sort | tr "\n" " ")" = "curves.png.tmp.notes mine.tmp.1 " ]'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --seed 5 --out "$dir/t3" > /dev/null 2>&1

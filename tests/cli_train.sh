@@ -197,7 +197,13 @@ t "resume exits 0" '[ $rc -eq 0 ]'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 # The ended run resumed again trains nothing, and says so with the way on (it said only where it
 # resumed, then "done": `--resume` alone reads as "train more").
+mkdir "$dir/ended" && cp -p "$dir/resumed/checkpoint.safetensors" "$dir/resumed/config.json" "$dir/resumed/metrics.csv" "$dir/ended/"
 "$VITMAE" train --resume "$dir/resumed" --threads 2 > "$dir/again.log" 2>&1; rc=$?
+# ... and leaves the run as it was: no file rewritten (the checkpoint's elapsed time grew, config.json
+# and metrics.csv were written again), nothing decoded; into another --out no folder is made.
+t "resuming an ended run rewrites none of its files" 'cmp -s "$dir/ended/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors" && [ ! "$dir/resumed/config.json" -nt "$dir/ended/config.json" ] && [ ! "$dir/resumed/metrics.csv" -nt "$dir/ended/metrics.csv" ] && ! grep -q "decoded" "$dir/again.log"'
+"$VITMAE" train --resume "$dir/resumed/checkpoint.safetensors" --out "$dir/ended-copy" --threads 2 > "$dir/again2.log" 2>&1; rc2=$?
+t "an ended run resumed into another --out: exit 0, nothing to train, no folder ($rc2: $(cat "$dir/again2.log"))" '[ $rc2 -eq 0 ] && grep -q "nothing to train" "$dir/again2.log" && [ ! -e "$dir/ended-copy" ]'
 t "resuming an ended run: exit 0, nothing to train, --steps named ($rc: $(grep "last step" "$dir/again.log"))" \
   '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, \([0-9]*\): nothing to train (--steps N, more than \1, extends it)" "$dir/again.log"'
 

@@ -128,6 +128,7 @@ struct FineTune {
     History hist;
     char images_changed[1024];   // a resume on other images: the warning said once the run starts
     char resuming[4096 + 512];   // "resuming ...": said once the run starts
+    int ended;                   // resumed at its last step: nothing to train, nothing written
     char untrained[1024];        // classes whose every image is held out: the warning said once the run starts
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
     BrokenNotes notes;           // training files found broken, said once for the job (cmd/runfolder.h)
@@ -997,6 +998,15 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     // ... and start from the same weights (--resume, --ckpt: each rank read its own copy).
     const float *start[3] = {clf_params(t->model), t->exp_avg, t->exp_avg_sq};
     if (run_check_same_start(r->step, start, 3, clf_num_params(&t->cfg))) return 1;
+    // A run resumed at its last step trains nothing: said (its --steps cannot change; docs/encoder.md),
+    // and no folder made, moved, locked or written, no image decoded, as train (docs/data.md, "Run
+    // folders"). The same decision on every rank: they resumed the same state.
+    if (t->resuming[0] && r->step >= r->total_steps) {
+        cli_out("%s", t->resuming);
+        cli_out("the run has reached its last step, %ld: nothing to train", r->total_steps);
+        t->ended = 1;
+        return 0;
+    }
     cli_defer(1);
     if ((rc = cli_agree(rank == 0 ? setup_run_folder(t) : 0))) return rc;
     dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
@@ -1016,9 +1026,6 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     cli_defer(0);
 
     if (t->resuming[0]) cli_out("%s", t->resuming);   // said once the run is sure to start, so that a refusal stays one line
-    // A run resumed at its last step trains nothing: said (its --steps cannot change; docs/encoder.md).
-    if (t->resuming[0] && t->rs.step >= t->rs.total_steps)
-        cli_out("the run has reached its last step, %ld: nothing to train", t->rs.total_steps);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);
     if (!t->vds.n && rank == 0)   // a held-out split of a few images: as train warns (docs/data.md, "Validation")
@@ -1141,6 +1148,7 @@ int cmd_finetune(int argc, char **argv) {
     run_catch_stop_signals();
     rc = setup(t, flags, nflags);
     if (rc) { finetune_free(t); free(t); return rc; }
+    if (t->ended) { finetune_free(t); free(t); return 0; }   // nothing to train (setup said so)
 
     char err[CLI_ERR_MAX];
     FtState *r = &t->rs;

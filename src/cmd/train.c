@@ -631,6 +631,11 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     size_t nparams = mae_num_params(&t->cfg);
     const float *start[3] = {resuming ? mae_params(t->model) : init.params, t->exp_avg, t->exp_avg_sq};
     if ((resuming || a->init) && run_check_same_start(t->rs.step, start, 3, nparams)) { ckpt_free(&init); return 1; }
+    // A run resumed at its last step trains nothing: said, with the way on (`--resume` alone reads as
+    // "train more"), once the run folder is checked (as any resume's: another process's run, another
+    // run's folder), and then no folder made, locked or written, no image decoded (docs/data.md, "Run
+    // folders"). The same on every rank: they resumed the same state.
+    int ended = t->resuming[0] && !t->goes_on[0] && t->rs.step >= t->rs.total_steps;
     cli_defer(1);
 
     // 3. Rank 0: the run folder checked (never written into when it holds another run, docs/data.md
@@ -646,15 +651,15 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         int named = !resuming && !a->out;
         rc = named ? 0 : guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
-        if (!rc && use_store(t, a, &store_note, err, sizeof err)) rc = cli_report("train --store", err, 1);
-        int stats_rc = !rc && !resuming && !a->init
+        if (!rc && !ended && use_store(t, a, &store_note, err, sizeof err)) rc = cli_report("train --store", err, 1);
+        int stats_rc = !rc && !ended && !resuming && !a->init
                        ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err) : 0;
         if (stats_rc) {
             run_report_skipped(&t->ds);
             run_report_broken(&t->ds);   // the files that failed, before the failure they explain
             rc = cli_report(dataset_err_what(stats_rc, "train"), err, 1);
         }
-        while (!rc) {
+        while (!rc && !ended) {
             if (train_out_prepare(t->run_dir, t->made, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)
                 if (named) cli_error("train", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
                 rc = named ? 1 : cli_report("train --out", err, 1);
@@ -677,13 +682,22 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                 cli_report(NULL, err, rc);
             }
         }
-        if (!rc) {
+        if (!rc && !ended) {
             run_store_note(&store_note);
             run_report_skipped(&t->ds);
             run_remove_stale_temp_files(t->run_dir);
         }
     }
     if ((rc = cli_agree(rc))) { ckpt_free(&init); return rc; }
+    if (ended) {
+        cli_defer(0);
+        cli_out("%s", t->resuming);
+        cli_out("the run has reached its last step, %ld: nothing to train (--steps N, more than %ld, extends it)",
+                t->rs.total_steps, t->rs.step);
+        t->ended = 1;
+        ckpt_free(&init);
+        return 0;
+    }
     dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
     run_share_store(&t->ds, "train", a->lf.store);
     dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
@@ -763,11 +777,6 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     // Said once the run is sure to start, so that a refusal stays one line.
     if (t->resuming[0]) cli_out("%s", t->resuming);   // the path written out as every line's (cli_out)
     if (t->goes_on[0]) cli_out("%s", t->goes_on);
-    // A run resumed at its last step trains nothing: said, with the way on (`--resume` alone reads as
-    // "train more"; docs/data.md, "Run folders").
-    else if (t->resuming[0] && t->rs.step >= t->rs.total_steps)
-        cli_out("the run has reached its last step, %ld: nothing to train (--steps N, more than %ld, extends it)",
-                t->rs.total_steps, t->rs.step);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     // The folders as the user gave them (t->rs records them absolute; docs/interface.md, section 1, "Paths").
     if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");
@@ -907,6 +916,7 @@ int cmd_train(int argc, char **argv) {
     run_catch_stop_signals();
     rc = setup(t, &a, flags, nflags);
     if (rc) { train_out_unmake(t->made); train_free(t); free(t); return rc; }   // a run folder of its own, still empty
+    if (t->ended) { train_free(t); free(t); return 0; }   // nothing to train (setup said so)
     Augment aug = AUGMENT_CROP;
     augment_parse(t->rs.augment, &aug);
     char err[CLI_ERR_MAX];

@@ -128,6 +128,7 @@ typedef struct Train {
     History hist;
     char images_changed[1024];   // a resume on other images: the warning said once the run starts
     char resuming[4096 + 512];   // "resuming ...": said once the run starts
+    int ended;                   // resumed at its last step: nothing to train, nothing written
     char goes_on[256];           // "the run goes on to step ...": a new length, said after it
     char init_moved[8400];       // --init's checkpoint once --overwrite moved it aside with the old run
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
