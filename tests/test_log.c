@@ -154,6 +154,9 @@ int main(void) {
         {0.00023, "230.00 ns"}, {0.0000005, "0.50 ns"}, {0.031, "31.00 us"}, {0.4, "400.00 us"}, {0.99999, "1.00 ms"},
         {160.264, "160.26 ms"}, {994.0, "994.00 ms"}, {999.999, "1.00 s"}, {2500.0, "2.50 s"}, {0.0, "0.00 ms"},
         {3e-9, "0.0030 ns"},
+        // At a unit's edge the unit is the one the printed figure reads at least 1 in: 995 ms is the
+        // double just below 0.995 s, which prints "0.99" (it read "0.99 s").
+        {995.0, "995.00 ms"}, {0.995, "995.00 us"}, {999.995, "1.00 s"}, {0.000995, "995.00 ns"},
     };
     for (size_t k = 0; k < sizeof times / sizeof times[0]; k++) {
         format_time_ms(times[k].ms, d, sizeof d);

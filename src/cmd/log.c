@@ -39,12 +39,17 @@ void format_figure(double v, int decimals, char *buf, size_t n) {
 
 void format_time_ms(double ms, char *buf, size_t n) {
     static const struct { const char *unit; double per_ms; } units[] = {{"s", 1e-3}, {"ms", 1}, {"us", 1e3}, {"ns", 1e6}};
-    // The largest unit in which the time is at least 1 once rounded: 995 ms is "1.00 s", not "995.00 ms"
-    // nor "1000.00 ms". 0 (or less, or not a number) in ms.
+    // The largest unit in which the time reads at least 1 as printed: 999.999 ms is "1.00 s", not
+    // "1000.00 ms", and 995 ms "995.00 ms", not "0.99 s" (0.995 is a double just below it, which "%.2f"
+    // rounds down: a threshold of 0.995 took the unit and then printed below 1 in it). 0 (or less, or
+    // not a number) in ms.
     int u = 1;
-    if (ms > 0)
-        for (u = 0; u < 3 && ms * units[u].per_ms < 0.995; u++) {}
     char figure[32];
+    if (ms > 0)
+        for (u = 0; u < 3; u++) {
+            snprintf(figure, sizeof figure, "%.2f", ms * units[u].per_ms);
+            if (figure[0] != '0') break;   // "0.99" and below: the next unit
+        }
     format_figure(ms * units[u].per_ms, 2, figure, sizeof figure);
     snprintf(buf, n, "%s %s", figure, units[u].unit);
 }
