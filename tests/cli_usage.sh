@@ -131,14 +131,14 @@ def first(x):         # the first word of a default, as said: "`--blr` x batch" 
     w = x.replace("`", "").strip().split()
     return w[0].strip("-,;:") if w else ""
 helpd = {}
-for line in open(helpf):
+for line in open(helpf, encoding="utf-8"):   # the docs and --help are UTF-8, whatever the locale
     m = re.match(r"  (--[a-z-]+)", line)
     if not m: continue
     d = re.search(r"default:? ", line)
     dflt = first(re.split(r"[;)]", line[d.end():])[0]) if d else None
     r = re.search(r"\((?:integer|number) (\S+) to ([^)\s]+)\)", line)
     helpd[m[1]] = (dflt, (num(r[1]), num(r[2])) if r else None)
-text = re.sub(r"\s+", " ", open(partf).read())
+text = re.sub(r"\s+", " ", open(partf, encoding="utf-8").read())
 claims = [(m[1], paren(text, m.end() - 1)) for m in re.finditer(r"`(--[a-z-]+)(?: [^`]*)?` ?\(", text)]
 claims += [(m[1], m[2]) for m in re.finditer(r"`(--[a-z-]+)(?: [^`]*)?` (default[^;)`]*)", text)]
 for flag, body in claims:
@@ -166,6 +166,11 @@ PY
 doc_defaults "$doc" > "$tmp/defaults"
 n=$(grep -c '^=' "$tmp/defaults"); wrong=$(grep '^!' "$tmp/defaults" | cut -c3-)
 t "docs/interface.md's defaults and ranges of $n flags are their --help's (differ: $(echo $wrong))" '[ "$n" -ge 50 ] && [ -z "$wrong" ]'
+# The same in a locale whose codeset is ASCII (PYTHONUTF8=0 LC_ALL=C, where Python reads a file in the
+# locale's encoding): the docs are UTF-8 whatever the locale (it stopped at their first non-ASCII
+# byte, UnicodeDecodeError, and found no statement).
+n_c=$( (export LC_ALL=C PYTHONUTF8=0; doc_defaults "$doc") 2>&1 | grep -c '^=')
+t "docs/interface.md's defaults and ranges read in an ASCII locale too ($n_c of $n flags)" '[ "$n_c" -eq "$n" ]'
 sed 's/`--val-max N` (default 1000, 1 to 10000000, as finetune/`--val-max N` (default 100, 1 to 1000000, as finetune/; s/`--img N` (32, 1/`--img N` (64, 1/' "$doc" > "$tmp/no-flag.md"
 t "a default or range docs/interface.md gives otherwise than --help is found ($(doc_defaults "$tmp/no-flag.md" | grep '^!' | tr "\n" " "))" \
   '[ "$(doc_defaults "$tmp/no-flag.md" | grep "^!")" = "! train --val-max: default 100 here, 1000 in --help
