@@ -400,8 +400,6 @@ static void test_utf8(void) {
     }
 }
 
-// file_open_regular: a FIFO at a run's file name (metrics.csv) is refused at once, for reading and for
-// appending, where fopen waited for a writer (a resumed run hung, deaf to SIGTERM); a regular file opens.
 // utf8_clip, the form of a name from inside a file in a message (io/json.h): whole up to
 // UTF8_CLIP_MAX bytes, else cut before the first character that does not fit, then "..."; what is not
 // UTF-8 as U+FFFD (3 bytes each, counted so); control characters kept for the printer to write out.
@@ -433,6 +431,8 @@ static void test_utf8_clip(void) {
     CHECK(!strcmp(utf8_clip(got, "a\nb\x1b[31m\x7f"), "a\nb\x1b[31m\x7f"), "control characters kept for the printer");
 }
 
+// file_open_regular: a FIFO at a run's file name (metrics.csv) is refused at once, for reading and for
+// appending, where fopen waited for a writer (a resumed run hung, deaf to SIGTERM); a regular file opens.
 static void test_open_regular(void) {
     const char *tmp = check_tmpdir();
     char fifo[600], plain[600], err[700];
