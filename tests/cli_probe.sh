@@ -215,6 +215,23 @@ mkdir -p "$tmp/mixed/b"; cp "$tmp/train/square/00001.png" "$tmp/mixed/b/"
 "$VITMAE" probe --ckpt "$ck" --train "$tmp/mixed" --test "$tmp/mixed" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "probe: the skipped file in train's words ($(head -n 1 "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(grep -c "^vitmae: skipped $tmp/mixed/a/broken.png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 2 ]'
 t "probe --test equal to --train: one warning" '[ "$(grep -c "^vitmae: warning: --test $tmp/mixed is --train $tmp/mixed: its images also fit the probes; the results measure fit" "$tmp/err")" -eq 1 ]'
+# A folder with 25 broken files and a macOS copy's ._NAME files: the skipped files as train says them,
+# 20 lines, "... and 5 more skipped", the hidden ones one warning (embed and probe printed a line per
+# file, with no cap: thousands for a folder copied from a Mac).
+mkdir -p "$tmp/brokens/a" "$tmp/brokens/b"
+cp "$tmp/train/circle/00000.png" "$tmp/brokens/a/"; cp "$tmp/train/square/00001.png" "$tmp/brokens/b/"
+for k in $(seq 10 34); do cp "$tmp/broken.png" "$tmp/brokens/a/bad$k.png"; done
+for k in 1 2 3; do head -c 4096 /dev/urandom > "$tmp/brokens/b/._$k.png"; done
+many_ok() {   # $1: how many times each line is said (a scan each)
+  [ "$(grep -c "^vitmae: skipped $tmp/brokens/a/bad[0-9]*.png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq $((20 * $1)) ] &&
+  [ "$(grep -cx "vitmae: \.\.\. and 5 more skipped (vitmae data lists them)" "$tmp/err")" -eq "$1" ] &&
+  [ "$(grep -c "\._" "$tmp/err")" -eq "$1" ] &&
+  [ "$(grep -c "^vitmae: warning: skipped 3 hidden files (names starting with '.', .*; the first: $tmp/brokens/b/\._1.png: " "$tmp/err")" -eq "$1" ]
+}
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/brokens.npy" "$tmp/brokens" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed: 25 skipped files and 3 ._NAME files as train says them ($rc: $(wc -l < "$tmp/err") lines)" '[ $rc -eq 0 ] && many_ok 1'
+"$VITMAE" probe --ckpt "$ck" --train "$tmp/brokens" --test "$tmp/brokens" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe: 25 skipped files and 3 ._NAME files as train says them, each folder ($rc: $(wc -l < "$tmp/err") lines)" '[ $rc -eq 0 ] && many_ok 2'
 # A refused run on a folder with a skipped file is its one line (the skipped lines came first): --layer
 # out of range, an --out that cannot be made.
 bad "embed --layer 3, a skipped file" 2 "^vitmae: embed --layer: " embed --ckpt "$ck" --layer 3 --out "$tmp/m3.npy" "$tmp/mixed"

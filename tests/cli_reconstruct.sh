@@ -187,6 +187,17 @@ t "no output folder for the refused runs" '[ ! -e "$tmp/r95" ]'
 printf 'not an image' > "$tmp/broken.png"; mkdir -p "$tmp/flatb"; cp "$tmp/flat/"* "$tmp/broken.png" "$tmp/flatb/"
 "$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flatb" >/dev/null 2>"$tmp/err"; rc=$?
 t "eval: a skipped file in train's words, not 'PATH: why (skipped)' ($(cat "$tmp/err"))" '[ $rc -eq 0 ] && [ "$(cat "$tmp/err")" = "vitmae: skipped $tmp/flatb/broken.png: not a PNG, JPEG or WebP file" ]'
+# 25 broken files and a macOS copy's ._NAME files: 20 lines, "... and 5 more skipped", the hidden ones
+# one warning, as train says them (eval printed a line per file, with no cap).
+mkdir -p "$tmp/flatm"; cp "$tmp/flat/"* "$tmp/flatm/"
+for k in $(seq 10 34); do cp "$tmp/broken.png" "$tmp/flatm/bad$k.png"; done
+for k in 1 2 3; do head -c 4096 /dev/urandom > "$tmp/flatm/._$k.png"; done
+"$VITMAE" eval --ckpt "$tmp/const.st" --data "$tmp/flatm" >/dev/null 2>"$tmp/err"; rc=$?
+t "eval: 25 skipped files and 3 ._NAME files as train says them ($rc: $(wc -l < "$tmp/err") lines)" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/err")" -eq 22 ] &&
+   [ "$(grep -c "^vitmae: skipped $tmp/flatm/bad[0-9]*.png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 20 ] &&
+   grep -qx "vitmae: \.\.\. and 5 more skipped (vitmae data lists them)" "$tmp/err" &&
+   grep -q "^vitmae: warning: skipped 3 hidden files (names starting with .*; the first: $tmp/flatm/\._1.png: " "$tmp/err"'
 # A file that fails as its batch loads (changed after the scan, at the gate HOLD_AFTER_SCAN) is said as
 # every command says a file's failure, `vitmae: PATH: why`: eval put `eval: ` before the path.
 mkdir -p "$tmp/flatc"; cp "$tmp/flat/"* "$tmp/flatc/"

@@ -159,6 +159,21 @@ void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, in
         if (names[c][0] == '.') cli_hold(h, NULL, "warning: %s/%s: " HIDDEN_CLASS_WARNING, dir, names[c]);
 }
 
+void cli_hold_skipped(CliHeld *h, const Dataset *ds) {
+    int hidden = 0, first = -1, said = 0;
+    for (int i = 0; i < ds->nskipped; i++) {
+        if (cli_hidden_file(ds->skipped[i].path)) {   // one line for them all, below
+            if (!hidden++) first = i;
+        } else if (said++ < 20) {
+            cli_hold(h, NULL, "skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
+        }
+    }
+    if (said > 20) cli_hold(h, NULL, "... and %d more skipped (vitmae data lists them)", said - 20);
+    if (hidden)
+        cli_hold(h, NULL, "warning: skipped " HIDDEN_FILES_SKIPPED, hidden, hidden == 1 ? "" : "s",
+                 hidden == 1 ? "es" : "", ds->skipped[first].path, ds->skipped[first].reason);
+}
+
 void cli_held_free(CliHeld *h) {
     for (int i = 0; i < h->n; i++) free(h->lines[i]);
     free(h->lines);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "cmd/streams.h"
+#include "data/dataset.h"
 
 // FLAG_PATH: a file or folder name, a string written back clean (cli_clean_path) into argv.
 typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_BOOL, FLAG_CHOICE } FlagType;
@@ -103,6 +104,11 @@ void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, in
     "copies) that do%s not decode; the first: %s: %s"
 // 1 when the last part of path (after its last '/') starts with '.'.
 int cli_hidden_file(const char *path);
+// Holds in h the files ds's scan skipped as every command that reads a folder says them (train,
+// finetune, embed, eval, probe): "skipped PATH: REASON" for the first 20, then "... and N more skipped
+// (vitmae data lists them)", and the hidden ones that do not decode as one HIDDEN_FILES_SKIPPED line:
+// a folder copied from a Mac is a few lines, not thousands.
+void cli_hold_skipped(CliHeld *h, const Dataset *ds);
 // train's and finetune's refusal of --val DIR with --val-frac F, which it would ignore (docs/data.md,
 // "Validation"), after "<command> --val-frac: ".
 #define VAL_PAIR_REFUSAL "give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains " \

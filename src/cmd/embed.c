@@ -74,8 +74,7 @@ static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliH
         Dataset ds;
         int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
         if (src) { cli_error(dataset_err_what(src, inputs[i]), "%s", err); return 1; }
-        for (int k = 0; k < ds.nskipped; k++)
-            cli_hold(held, NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);   // as train says it
+        cli_hold_skipped(held, &ds);   // as train says them
         if (ds.n == 0) {
             cli_held_say(held);
             cli_error(inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);

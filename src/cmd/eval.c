@@ -100,7 +100,7 @@ int cmd_eval(int argc, char **argv) {
     // The files the scan skipped, as train says them: before the failure they explain, else once the
     // memory check has passed (a refused run prints its one line only).
     CliHeld held = {0};
-    for (int k = 0; k < ds.nskipped; k++) cli_hold(&held, NULL, "skipped %s: %s", ds.skipped[k].path, ds.skipped[k].reason);
+    cli_hold_skipped(&held, &ds);
     if (ds.n == 0) {
         cli_held_say(&held);
         cli_held_free(&held);

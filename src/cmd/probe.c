@@ -63,7 +63,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     int src = dataset_scan(dir, &opt, &out->ds, err, sizeof err);
     if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
     const Dataset *ds = &out->ds;
-    for (int k = 0; k < ds->nskipped; k++) cli_hold(held, NULL, "skipped %s: %s", ds->skipped[k].path, ds->skipped[k].reason);   // as train says it
+    cli_hold_skipped(held, ds);   // as train says them
     if (ds->n == 0) {   // a folder with no usable image: exit 1 (docs/interface.md, "Exit status"), as finetune says it
         cli_held_say(held);
         cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);

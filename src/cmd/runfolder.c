@@ -780,18 +780,10 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
 
 void run_report_skipped(const Dataset *ds) {
     if (dist_rank() != 0) return;
-    int hidden = 0, first = -1, said = 0;
-    for (int i = 0; i < ds->nskipped; i++) {
-        if (cli_hidden_file(ds->skipped[i].path)) {   // one line for them all, below
-            if (!hidden++) first = i;
-        } else if (said++ < 20) {
-            cli_message("skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
-        }
-    }
-    if (said > 20) cli_message("... and %d more skipped (vitmae data lists them)", said - 20);
-    if (hidden)
-        cli_message("warning: skipped " HIDDEN_FILES_SKIPPED, hidden, hidden == 1 ? "" : "s", hidden == 1 ? "es" : "",
-                    ds->skipped[first].path, ds->skipped[first].reason);
+    CliHeld held = {0};
+    cli_hold_skipped(&held, ds);
+    cli_held_say(&held);
+    cli_held_free(&held);
 }
 
 void run_report_broken(const Dataset *ds) {

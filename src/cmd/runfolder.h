@@ -77,8 +77,7 @@ void run_folder_default(const char *prefix, char *dir, size_t n);
 // The next free name of the series run_folder_default started, into dir; 0, or -1 past 999 (or
 // with no series).
 int run_folder_default_next(char *dir, size_t n);
-// The files a scan skipped, each with its reason, at most 20 and a count of the rest, the hidden ones
-// on one line (cmd/cli.h, HIDDEN_FILES_SKIPPED) (rank 0). train and
+// The files a scan skipped, as cli_hold_skipped words them (cmd/cli.h), said now (rank 0). train and
 // finetune print them once the flags have passed every check (the run folder's included), or with the
 // failure they explain (no image left): a usage error stays one line, not the last of a list.
 void run_report_skipped(const Dataset *ds);
