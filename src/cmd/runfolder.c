@@ -472,7 +472,12 @@ static int stops_quietly = 0;
 // Said on stderr with write(2), which a signal handler may call, as a stop signal arrives: the run
 // acknowledges it at once, though its step may take minutes (docs/interface.md, "Stopping").
 #define STOP_SAID(name) "vitmae: " name ": finishing this step, then saving a checkpoint"
-static const char stop_said_int[] = STOP_SAID("SIGINT") "; Ctrl-C again stops at once without saving\n";
+// Before the first step has begun (the folder still scanned, the model still loading) the run goes
+// on to its first step, then saves (docs/interface.md, "Stopping"): no step is being finished.
+#define STOP_SAID_EARLY(name) "vitmae: " name ": starting up: the first step runs, then a checkpoint is saved"
+#define CTRL_C_AGAIN "; Ctrl-C again stops at once without saving\n"
+static const char stop_said_int[] = STOP_SAID("SIGINT") CTRL_C_AGAIN;
+static const char stop_said_int_early[] = STOP_SAID_EARLY("SIGINT") CTRL_C_AGAIN;
 static const char stop_said_at_once[] =
     "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)\n";
 // Before the first step (the folder still scanned, the model still loading) no step has run to lose.
@@ -502,13 +507,17 @@ static void on_stop_signal(int sig) {
     } else if (!stops_quietly && !again) {
         static const char term[] = STOP_SAID("SIGTERM") "\n", usr1[] = STOP_SAID("SIGUSR1") "\n",
                           quit[] = STOP_SAID("SIGQUIT") "\n", xcpu[] = STOP_SAID("SIGXCPU") "\n";
+        static const char term0[] = STOP_SAID_EARLY("SIGTERM") "\n", usr10[] = STOP_SAID_EARLY("SIGUSR1") "\n",
+                          quit0[] = STOP_SAID_EARLY("SIGQUIT") "\n", xcpu0[] = STOP_SAID_EARLY("SIGXCPU") "\n";
+#define SAY(line, early) (run_steps_begun ? say_on_stderr(line, sizeof line - 1) : say_on_stderr(early, sizeof early - 1))
         switch (sig) {   // SIGHUP: the terminal is gone, there is no one to tell
-        case SIGINT: say_on_stderr(stop_said_int, sizeof stop_said_int - 1); break;
-        case SIGTERM: say_on_stderr(term, sizeof term - 1); break;
-        case SIGUSR1: say_on_stderr(usr1, sizeof usr1 - 1); break;
-        case SIGQUIT: say_on_stderr(quit, sizeof quit - 1); break;
-        case SIGXCPU: say_on_stderr(xcpu, sizeof xcpu - 1); break;
+        case SIGINT: SAY(stop_said_int, stop_said_int_early); break;
+        case SIGTERM: SAY(term, term0); break;
+        case SIGUSR1: SAY(usr1, usr10); break;
+        case SIGQUIT: SAY(quit, quit0); break;
+        case SIGXCPU: SAY(xcpu, xcpu0); break;
         }
+#undef SAY
     }
     errno = saved_errno;
 }
