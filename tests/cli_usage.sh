@@ -18,6 +18,18 @@ t "no command exits 2" '[ $rc -eq 2 ]'
 "$VITMAE" help train > "$tmp/h1" 2>&1; rc=$?
 "$VITMAE" train --help > "$tmp/h2" 2>&1
 t "help train: train's --help, exit 0 ($rc: $(head -n 1 "$tmp/h1"))" '[ $rc -eq 0 ] && cmp -s "$tmp/h1" "$tmp/h2"'
+# ... for every command `vitmae --help` lists, version and help themselves too: `help version` said
+# "vitmae: version: takes no arguments", exit 2 (and `version --help` alike).
+listed=$("$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+unhelped=$(for c in $listed version help; do
+  "$VITMAE" help "$c" > "$tmp/hc" 2> "$tmp/hcerr" && [ -s "$tmp/hc" ] && [ ! -s "$tmp/hcerr" ] || echo "$c"
+done)
+t "help CMD: exit 0 and a usage on stdout for every command listed, version and help too (not: $(echo $unhelped))" \
+  '[ "$(echo $listed | wc -w)" -ge 11 ] && [ -z "$unhelped" ]'
+"$VITMAE" version --help > "$tmp/h1" 2>&1; rc=$?
+"$VITMAE" help version > "$tmp/h2" 2>&1
+t "version --help: its usage, exit 0, as help version ($rc: $(cat "$tmp/h1"))" \
+  '[ $rc -eq 0 ] && cmp -s "$tmp/h1" "$tmp/h2" && [ "$(cat "$tmp/h1")" = "usage: vitmae version (or vitmae --version): the version and the vector paths this CPU runs; it takes no arguments" ]'
 "$VITMAE" help frobnicate > /dev/null 2> "$tmp/err"; rc=$?
 t "help frobnicate: exit 2, unknown command ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: frobnicate: unknown command (see vitmae --help)" ]'

@@ -34,11 +34,13 @@ static const Command commands[] = {
     {NULL, NULL, NULL, 0},
 };
 
+#define VERSION_WHAT "the version and the vector paths this CPU runs"
+
 static void usage(FILE *out) {
     fprintf(out, "usage: vitmae COMMAND [flags]   (vitmae COMMAND --help for its flags)\n\ncommands:\n");
     for (const Command *c = commands; c->name; c++)
         fprintf(out, "  %-12s %s\n", c->name, c->what);
-    fprintf(out, "\nvitmae --version (or vitmae version): the version and the vector paths this CPU runs\n");
+    fprintf(out, "\nvitmae --version (or vitmae version): %s\n", VERSION_WHAT);
 }
 
 // The vectors the compiler was allowed for the code outside the matrix products (ARCH in the Makefile:
@@ -245,7 +247,10 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
         int rc;
-        if (argc > 2) {   // like --help: a top-level request, not a command's flag (docs/interface.md, section 1)
+        if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {   // and `vitmae help version`
+            if (dist_rank() == 0) printf("usage: vitmae version (or vitmae --version): " VERSION_WHAT "; it takes no arguments\n");
+            rc = cli_stdout_done("version", 0);
+        } else if (argc > 2) {   // like --help: a top-level request, not a command's flag (docs/interface.md, section 1)
             if (dist_rank() == 0) fprintf(stderr, "vitmae: %s: takes no arguments\n", argv[1]);
             rc = 2;
         } else rc = cli_stdout_done("version", print_version());
