@@ -30,6 +30,14 @@ t "help CMD: exit 0 and a usage on stdout for every command listed, version and 
 "$VITMAE" help version > "$tmp/h2" 2>&1
 t "version --help: its usage, exit 0, as help version ($rc: $(cat "$tmp/h1"))" \
   '[ $rc -eq 0 ] && cmp -s "$tmp/h1" "$tmp/h2" && [ "$(cat "$tmp/h1")" = "usage: vitmae version (or vitmae --version): the version and the vector paths this CPU runs; it takes no arguments" ]'
+# A command's usage is no work to save: `vitmae train --help | head -3` said "vitmae: train: standard
+# output: its reader has gone ...; ... and the run goes on", with no run, for the commands that write
+# files (they ignore SIGPIPE); now --help ends by SIGPIPE in silence, as data's and info's do.
+unquiet=$(for c in train finetune reconstruct attention embed probe; do
+  closed_pipe stdout "$tmp/hperr" "$VITMAE" $c --help; _rc=$?
+  [ $_rc -eq 141 ] && [ ! -s "$tmp/hperr" ] || echo "$c: $_rc $(head -n 1 "$tmp/hperr")"
+done)
+t "CMD --help | head: ends by SIGPIPE, without a word (not: $unquiet)" '[ -z "$unquiet" ]'
 "$VITMAE" help frobnicate > /dev/null 2> "$tmp/err"; rc=$?
 t "help frobnicate: exit 2, unknown command ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: frobnicate: unknown command (see vitmae --help)" ]'

@@ -366,6 +366,7 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
         const char *a = argv[i];
         if (!only_positional && strcmp(a, "--") == 0) { only_positional = 1; continue; }
         if (!only_positional && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            cli_default_sigpipe();   // the usage is no work to save (cmd/streams.h)
             cli_print_usage(command, synopsis, flags, nflags);
             return CLI_HELP;
         }

@@ -31,6 +31,11 @@ void cli_ignore_sigpipe(const char *command) {
     signal(SIGPIPE, SIG_IGN);
 }
 
+void cli_default_sigpipe(void) {
+    sigpipe_command = NULL;
+    signal(SIGPIPE, SIG_DFL);
+}
+
 const char *cli_stderr_prefix(char *buf, size_t n) {
     if (dist_rank() > 0) snprintf(buf, n, "vitmae: rank %d: ", dist_rank());
     else snprintf(buf, n, "vitmae: ");

@@ -27,6 +27,9 @@ void cli_stream_check(FILE *f);
 // SIGPIPE ignored, for the command name (cli_stream_check's line); main calls it for the commands that
 // write files: train, finetune, reconstruct, attention, embed, probe (docs/interface.md, section 1).
 void cli_ignore_sigpipe(const char *command);
+// SIGPIPE back to its default, as for the commands that write nothing: a command's --help is only its
+// usage, no work to save, so `vitmae train --help | head -3` ends at once, without a word.
+void cli_default_sigpipe(void);
 // "vitmae: " on stderr, "vitmae: rank R: " from the ranks after the first, into buf (32 bytes do).
 const char *cli_stderr_prefix(char *buf, size_t n);
 // 1 once cli_stream_check found fd's reader gone (fd 1 or 2), else 0.
