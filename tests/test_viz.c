@@ -613,6 +613,32 @@ static int axis_column(const Canvas *c, int y0, int y1, int run) {
     return -1;
 }
 
+// curves.png of a run stopped at its step-0 row has one point, step 0 at lr 0: its axes ran from -0.5
+// to 0.5 (negative steps and learning rates) with the point in the middle. A lone 0 spans [0, 1]
+// now: the point sits where the axes meet.
+static void test_plot_lone_zero(void) {
+    char err[128];
+    Canvas c;
+    CHECK(canvas_create(&c, 420, 320, err, sizeof err) == 0, "canvas");
+    double zero = 0;
+    PlotSeries origin = {.x = &zero, .y = &zero, .n = 1, .has_rgb = 1, .rgb = {213, 94, 0}};
+    CHECK(viz_plot(&c, 10, 10, 400, 300, &origin, 1, NULL) == 0, "a lone (0, 0) plotted");
+    int ax = axis_column(&c, 10, 310, 150), bottom = -1;
+    for (int yy = 10; ax >= 0 && yy < 310; yy++)
+        if (is_rgb(px(&c, ax, yy), 40, 40, 40)) bottom = yy;
+    long sx = 0, sy = 0, n = 0;
+    for (int yy = 10; yy < 310; yy++)
+        for (int xx = 10; xx < 410; xx++) {
+            const uint8_t *q = px(&c, xx, yy);
+            if (abs(q[0] - 213) < 40 && abs(q[1] - 94) < 40 && q[2] < 60) { sx += xx; sy += yy; n++; }
+        }
+    CHECK(ax >= 0 && n > 0, "axis (column %d) and point (%ld pixels) found", ax, n);
+    double cx = n ? (double)sx / n : -1, cy = n ? (double)sy / n : -1;
+    CHECK(fabs(cx - ax) <= 5 && fabs(cy - bottom) <= 5,
+          "a lone 0 on axes from 0: the point at (%.1f, %.1f), where the axes meet at (%d, %d)", cx, cy, ax, bottom);
+    canvas_free(&c);
+}
+
 // Loss curves as a user reads them: a log axis says so, a short range gets enough ticks to read a
 // value, and the stacked panels of curves.png put a step at the same x in each.
 static void test_plot_reading(void) {
@@ -858,6 +884,7 @@ int main(void) {
     test_text();
     test_plot();
     test_plot_reading();
+    test_plot_lone_zero();
     test_plot_long_history();
     test_confusion_labels();
     test_confusion_narrow();

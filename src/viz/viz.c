@@ -537,8 +537,10 @@ typedef struct { double lo, hi; int log; int nticks; double ticks[MAX_TICKS]; } 
 // Linear axis covering [vmin, vmax] with about `want` ticks at multiples of a nice step.
 static void axis_linear(Axis *a, double vmin, double vmax, int want) {
     if (!(vmax > vmin)) {
-        double pad = vmin != 0 ? fabs(vmin) * 0.05 : 0.5;
-        vmin -= pad; vmax += pad;
+        // One value: 5% either side of it; a lone 0 (a run stopped at its step-0 row: step 0, lr 0) spans
+        // [0, 1], as steps and learning rates never go below 0.
+        if (vmin == 0) vmax = 1;
+        else { double pad = fabs(vmin) * 0.05; vmin -= pad; vmax += pad; }
     }
     if (want < 2) want = 2;
     double step = nice_number(nice_number(vmax - vmin, 0) / (want - 1), 1);
