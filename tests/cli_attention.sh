@@ -346,6 +346,18 @@ t "bad input reported" 'grep -q "^vitmae: $tmp/in/broken.png: " "$tmp/err"'
 t "others written" '[ $(find "$tmp/d" -name "*.attn.png" | wc -l) -eq 5 ]'
 t "duplicate stem gets -2" '[ -f "$tmp/d/a b&c.attn.png" ] && [ -f "$tmp/d/a b&c-2.attn.png" ]'
 t "index escapes names" 'grep -q "href=\"a%20b%26c.attn.png\"" "$tmp/d/index.html" && grep -q "a b&amp;c" "$tmp/d/index.html"'
+# 25 inputs that cannot be read, 15 in a folder's scan and 10 given as files: the first 20 named, then
+# one line with the count of the rest, as train says a scan's skipped files (a line each, with no cap,
+# before); each is still a failed input (exit 1), and the good one is drawn.
+mkdir -p "$tmp/unread" "$tmp/unread2" && cp "$img" "$tmp/unread/good.png"
+for k in $(seq 10 24); do printf 'not a png' > "$tmp/unread/bad$k.png"; done
+for k in $(seq 25 34); do printf 'not a png' > "$tmp/unread2/bad$k.png"; done
+run --out "$tmp/dunread" --head mean "$tmp/unread" "$tmp"/unread2/bad*.png; rc=$?
+t "25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$tmp/err") lines)" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 21 ] &&
+   [ "$(grep -c "^vitmae: $tmp/unread2\{0,1\}/bad[12][0-9].png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 20 ] &&
+   sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
+   [ -s "$tmp/dunread/good.attn.png" ]'
 # The same run again is refused in its one line: the bad input's line waits until the outputs pass
 # their checks (docs/interface.md, "Earlier results"; it came first).
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/d" --head mean "$tmp/in" >"$tmp/out" 2>"$tmp/err"; rc=$?

@@ -607,6 +607,19 @@ moved_at_gate "$dir/hold" $! "$dir/cls" "$dir/cls2"; rc=$?
 t "classify, input folder renamed mid-run: exit 1, one line ($(head -n 3 "$dir/cls.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/cls.err")" -eq 1 ] && grep -q "^vitmae: .*/cls: the folder is gone (moved or deleted during the run)$" "$dir/cls.err"'
 
+# classify of 25 inputs that cannot be read, 15 in a folder's scan and 10 given as files: the first 20
+# named, then one line with the count of the rest, as train says a scan's skipped files (a line each,
+# with no cap, before); each is still a failed input (exit 1), and the good one is classified.
+mkdir -p "$dir/unread/circle" "$dir/unread2" && cp "$(find "$dir/data/circle" -name "*.png" | head -n 1)" "$dir/unread/circle/"
+for k in $(seq 10 24); do printf 'not an image' > "$dir/unread/circle/bad$k.png"; done
+for k in $(seq 25 34); do printf 'not an image' > "$dir/unread2/bad$k.png"; done
+"$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/unread" "$dir"/unread2/bad*.png > "$dir/unread.out" 2> "$dir/unread.err"; rc=$?
+t "classify, 25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$dir/unread.err") lines)" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/unread.err")" -eq 21 ] &&
+   [ "$(grep -c "^vitmae: $dir/unread\(/circle\|2\)/bad[12][0-9].png: not a PNG, JPEG or WebP file$" "$dir/unread.err")" -eq 20 ] &&
+   sed -n 21p "$dir/unread.err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
+   grep -q "^$dir/unread/circle/.*(label circle" "$dir/unread.out"'
+
 # The data folder renamed during the run (no cache, no store): one line that says the folder is gone,
 # exit 1 (it named one of its files as "no such file"), the last checkpoint kept.
 cp -r "$dir/data" "$dir/moving"

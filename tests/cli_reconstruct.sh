@@ -117,6 +117,18 @@ t "--out under a file, an input folder with an unreadable file: exit 1, one line
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rj" "$tmp/flatj" >/dev/null 2>"$tmp/err"; rc=$?
 t "a run that goes ahead: exit 1, the unreadable file named, the other written ($(tr "\n" "|" < "$tmp/err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/flatj/junk.png: not a PNG, JPEG or WebP file" ] && [ -s "$tmp/rj/flat.recon.png" ]'
+# 25 inputs that cannot be read, 15 in a folder's scan and 10 given as files: the first 20 named, then
+# one line with the count of the rest, as train says a scan's skipped files (a line each, with no cap,
+# before); each is still a failed input (exit 1), and the good one is written.
+mkdir -p "$tmp/unread" && cp "$tmp/flat/flat.png" "$tmp/unread/"
+for k in $(seq 10 24); do printf 'not an image' > "$tmp/unread/bad$k.png"; done
+mkdir -p "$tmp/unread2" && for k in $(seq 25 34); do printf 'not an image' > "$tmp/unread2/bad$k.png"; done
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/runread" "$tmp/unread" "$tmp"/unread2/bad*.png >/dev/null 2>"$tmp/err"; rc=$?
+t "25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$tmp/err") lines)" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 22 ] &&
+   [ "$(grep -c "^vitmae: $tmp/unread2\{0,1\}/bad[12][0-9].png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 20 ] &&
+   sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
+   sed -n 22p "$tmp/err" | grep -qx "vitmae: reconstruct: 25 inputs failed" && [ -s "$tmp/runread/flat.recon.png" ]'
 rm "$tmp/r1/flat.recon.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "without --raw the earlier .npy files are not in the way" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ]'

@@ -171,13 +171,14 @@ static char *join(const char *a, const char *b) {
 
 // Input files: each INPUT is a file, or a folder scanned like `data` (recursively, sorted).
 // Unusable inputs are counted in *failures, their lines kept in *held (said once the outputs pass their
-// checks: a refused run prints its one line only).
-static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *npaths, int *failures, CliHeld *held) {
+// checks: a refused run prints its one line only); an input's own line through unread (cmd/cli.h).
+static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *npaths, int *failures, CliHeld *held,
+                             CliUnread *unread) {
     char **paths = NULL;
     int n = 0, cap = 0;
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
-        if (stat(inputs[i], &st)) { cli_hold(held, inputs[i], "%s", strerror(errno)); (*failures)++; continue; }
+        if (stat(inputs[i], &st)) { cli_unread(unread, held, inputs[i], strerror(errno)); (*failures)++; continue; }
         const char **add = NULL;
         int nadd = 0;
         Dataset ds;
@@ -188,7 +189,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
             int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
             if (src) { cli_hold(held, dataset_err_what(src, inputs[i]), "%s", err); (*failures)++; continue; }
             scanned = 1;
-            for (int k = 0; k < ds.nskipped; k++) { cli_hold(held, ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failures)++; }
+            for (int k = 0; k < ds.nskipped; k++) { cli_unread(unread, held, ds.skipped[k].path, ds.skipped[k].reason); (*failures)++; }
             if (ds.n == 0) { cli_hold(held, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); (*failures)++; }
             add = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *add);
             for (int k = 0; add && k < ds.n; k++) add[nadd++] = ds.items[k].path;
@@ -1069,7 +1070,8 @@ int cmd_attention(int argc, char **argv) {
     ck.params = NULL;   // the model's now
 
     int failures = 0;
-    paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures, &held);
+    CliUnread unread = {0};   // the inputs that cannot be read: 20 named, then a count (cmd/cli.h)
+    paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures, &held, &unread);
     file_test_gate("VITMAE_FAULT_HOLD_AFTER_SCAN");   // tests: folders changed between the scan and the reads
     written = calloc((size_t)(npaths ? npaths : 1), sizeof *written);
     if (!written) { cli_error("attention", "out of memory"); goto out; }
@@ -1100,7 +1102,7 @@ int cmd_attention(int argc, char **argv) {
         if (image_load(paths[i], max_pixels, &photo, err, sizeof err) ||
             image_view(&photo, S, cfg->in_chans, view, err, sizeof err)) {
             if (photo.px) image_free(&photo);
-            if (!output_input_gone(paths[i], gone, sizeof gone)) cli_error(paths[i], "%s", err);
+            if (!output_input_gone(paths[i], gone, sizeof gone)) cli_unread(&unread, NULL, paths[i], err);
             failures++;
             full = image_why_is_resource(err) ? OUTPUT_STOP_MEMORY : 0;
             continue;
@@ -1128,6 +1130,7 @@ int cmd_attention(int argc, char **argv) {
         nmaps += n;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    cli_unread_end(&unread, NULL);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     // No page for a run that drew nothing: it would only stand in the way of the retry (--force); nor
     // for one that met another command's files (its page is that command's).

@@ -89,9 +89,9 @@ static int gather_add(void *ctx, const char *path, const char *cls) {
 }
 
 static int gather(char **pos, int npos, long max_pixels, char *const *classes, int K, InputList *list, int *failed,
-                  CliHeld *held) {
+                  CliHeld *held, CliUnread *unread) {
     GatherCtx g = {list, classes, K};
-    return output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed, held);
+    return output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed, held, unread);
 }
 
 // p with 6 significant digits, as JSON and text print it.
@@ -129,7 +129,8 @@ int cmd_classify(int argc, char **argv) {
     int failed = 0;
     InputList in = {0};
     CliHeld held = {0};   // the inputs that cannot be read, said once the memory check has passed
-    if (gather(pos, npos, max_pixels, ck.classes, K, &in, &failed, &held)) {
+    CliUnread unread = {0};   // 20 of them named, then a count (cmd/cli.h)
+    if (gather(pos, npos, max_pixels, ck.classes, K, &in, &failed, &held, &unread)) {
         cli_error("classify", "out of memory");
         cli_held_free(&held); inputs_free(&in); clf_ckpt_free(&ck); free(pos); return 1;
     }
@@ -169,7 +170,7 @@ int cmd_classify(int argc, char **argv) {
         int packed = 0;
         for (int k = 0; k < n; k++) {
             if (!ok[k]) {
-                if (!output_input_gone(in.v[b0 + k].path, gone, sizeof gone)) cli_error(in.v[b0 + k].path, "%s", errs[k]);
+                if (!output_input_gone(in.v[b0 + k].path, gone, sizeof gone)) cli_unread(&unread, NULL, in.v[b0 + k].path, errs[k]);
                 failed++;
                 continue;
             }
@@ -230,6 +231,7 @@ int cmd_classify(int argc, char **argv) {
             }
         }
     }
+    cli_unread_end(&unread, NULL);
     if (json) {
         // top1 as the JSON of probe and eval prints numbers: every digit that reads back (6 digits
         // gave 0.220588 for 15 of 68, which no longer equals 15 / 68).

@@ -159,19 +159,41 @@ void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, in
         if (names[c][0] == '.') cli_hold(h, NULL, "warning: %s/%s: " HIDDEN_CLASS_WARNING, dir, names[c]);
 }
 
+void cli_unread(CliUnread *u, CliHeld *h, const char *path, const char *reason) {
+    if (u->named >= CLI_UNREAD_NAMED) { u->more++; return; }
+    u->named++;
+    const char *say = u->skipped ? "skipped " : "";
+    if (h) cli_hold(h, NULL, "%s%s: %s", say, path, reason);
+    else cli_message("%s%s: %s", say, path, reason);
+}
+
+void cli_unread_end(CliUnread *u, CliHeld *h) {
+    if (!u->more) return;
+    char line[96];
+    if (u->skipped) snprintf(line, sizeof line, "... and %d more skipped (vitmae data lists them)", u->more);
+    else snprintf(line, sizeof line, "... and %d more input%s that cannot be read", u->more, u->more == 1 ? "" : "s");
+    if (h) cli_hold(h, NULL, "%s", line);
+    else cli_message("%s", line);
+    u->named = u->more = 0;
+}
+
+void cli_hidden_skipped(CliHeld *h, const char *prefix, const Dataset *ds) {
+    int hidden = 0, first = -1;
+    for (int i = 0; i < ds->nskipped; i++)
+        if (cli_hidden_file(ds->skipped[i].path) && !hidden++) first = i;
+    if (!hidden) return;
+    const char *s = hidden == 1 ? "" : "s", *es = hidden == 1 ? "es" : "";
+    const DataSkip *sk = &ds->skipped[first];
+    if (h) cli_hold(h, NULL, "%s" HIDDEN_FILES_SKIPPED, prefix, hidden, s, es, sk->path, sk->reason);
+    else cli_out("%s" HIDDEN_FILES_SKIPPED, prefix, hidden, s, es, sk->path, sk->reason);
+}
+
 void cli_hold_skipped(CliHeld *h, const Dataset *ds) {
-    int hidden = 0, first = -1, said = 0;
-    for (int i = 0; i < ds->nskipped; i++) {
-        if (cli_hidden_file(ds->skipped[i].path)) {   // one line for them all, below
-            if (!hidden++) first = i;
-        } else if (said++ < 20) {
-            cli_hold(h, NULL, "skipped %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
-        }
-    }
-    if (said > 20) cli_hold(h, NULL, "... and %d more skipped (vitmae data lists them)", said - 20);
-    if (hidden)
-        cli_hold(h, NULL, "warning: skipped " HIDDEN_FILES_SKIPPED, hidden, hidden == 1 ? "" : "s",
-                 hidden == 1 ? "es" : "", ds->skipped[first].path, ds->skipped[first].reason);
+    CliUnread u = {.skipped = 1};
+    for (int i = 0; i < ds->nskipped; i++)   // the hidden ones one line for them all, below
+        if (!cli_hidden_file(ds->skipped[i].path)) cli_unread(&u, h, ds->skipped[i].path, ds->skipped[i].reason);
+    cli_unread_end(&u, h);
+    cli_hidden_skipped(h, "warning: skipped ", ds);
 }
 
 void cli_held_free(CliHeld *h) {

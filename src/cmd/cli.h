@@ -104,10 +104,25 @@ void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, in
     "copies) that do%s not decode; the first: %s: %s"
 // 1 when the last part of path (after its last '/') starts with '.'.
 int cli_hidden_file(const char *path);
+// The files that cannot be read, as every command says them: the first CLI_UNREAD_NAMED a line each,
+// then one line with how many more (cli_unread_end), so that a folder of thousands of broken files is a
+// screen, not thousands of lines (docs/interface.md, section 2, "Bad files"). skipped 1: a scan's
+// skipped candidates (train, finetune, embed, eval, probe), "skipped PATH: REASON", then "... and N
+// more skipped (vitmae data lists them)"; skipped 0: the inputs of the commands that take files
+// (classify, reconstruct, attention), "PATH: REASON" as cli_error says a file's failure, then "... and
+// N more inputs that cannot be read" (each still a failed input: exit 1). A line is held in h, or
+// said at once (stderr) where h is NULL; one tally may do both (a scan's lines held, the reads' said).
+#define CLI_UNREAD_NAMED 20
+typedef struct { int skipped, named, more; } CliUnread;
+void cli_unread(CliUnread *u, CliHeld *h, const char *path, const char *reason);
+void cli_unread_end(CliUnread *u, CliHeld *h);
+// The hidden files ds's scan skipped as one HIDDEN_FILES_SKIPPED line after prefix: held in h (train,
+// finetune, embed, eval, probe: "warning: skipped "), or printed on stdout where h is NULL (data's
+// report, under "skipped:"). Nothing when no hidden file was skipped.
+void cli_hidden_skipped(CliHeld *h, const char *prefix, const Dataset *ds);
 // Holds in h the files ds's scan skipped as every command that reads a folder says them (train,
-// finetune, embed, eval, probe): "skipped PATH: REASON" for the first 20, then "... and N more skipped
-// (vitmae data lists them)", and the hidden ones that do not decode as one HIDDEN_FILES_SKIPPED line:
-// a folder copied from a Mac is a few lines, not thousands.
+// finetune, embed, eval, probe): the others through cli_unread (skipped 1), then the hidden ones that
+// do not decode (cli_hidden_skipped): a folder copied from a Mac is a few lines, not thousands.
 void cli_hold_skipped(CliHeld *h, const Dataset *ds);
 // train's and finetune's refusal of --val DIR with --val-frac F, which it would ignore (docs/data.md,
 // "Validation"), after "<command> --val-frac: ".

@@ -114,14 +114,9 @@ static void print_text(const Dataset *ds, const char *dir, const DataWarnings *w
     if (ds->nroot) cli_out("unclassified (directly in %s): %d", dir, ds->nroot);
     if (ds->nskipped) {
         printf("skipped:\n");
-        int hidden = 0, first = -1;
-        for (int i = 0; i < ds->nskipped; i++) {
-            if (cli_hidden_file(ds->skipped[i].path)) { if (!hidden++) first = i; }   // one line for them all
-            else cli_out("  %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
-        }
-        if (hidden)
-            cli_out("  " HIDDEN_FILES_SKIPPED, hidden, hidden == 1 ? "" : "s", hidden == 1 ? "es" : "",
-                    ds->skipped[first].path, ds->skipped[first].reason);
+        for (int i = 0; i < ds->nskipped; i++)   // every one; the hidden ones one line for them all, below
+            if (!cli_hidden_file(ds->skipped[i].path)) cli_out("  %s: %s", ds->skipped[i].path, ds->skipped[i].reason);
+        cli_hidden_skipped(NULL, "  ", ds);
     }
     if (ds->nignored_files) {
         printf("ignored (they look like images):\n");

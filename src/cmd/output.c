@@ -526,11 +526,11 @@ int output_input_gone(const char *path, char *gone, size_t n) {
 }
 
 int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void *ctx, const char *path, const char *cls),
-                         void *ctx, int *failed, CliHeld *held) {
+                         void *ctx, int *failed, CliHeld *held, CliUnread *unread) {
     DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < npos; i++) {
         struct stat st;
-        if (stat(pos[i], &st)) { cli_hold(held, pos[i], "%s", strerror(errno)); (*failed)++; continue; }
+        if (stat(pos[i], &st)) { cli_unread(unread, held, pos[i], strerror(errno)); (*failed)++; continue; }
         if (!S_ISDIR(st.st_mode)) {
             if (add(ctx, pos[i], NULL)) return -1;
             continue;
@@ -539,7 +539,7 @@ int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void 
         char err[CLI_ERR_MAX];
         int src = dataset_scan(pos[i], &opt, &ds, err, sizeof err);
         if (src) { cli_hold(held, dataset_err_what(src, pos[i]), "%s", err); (*failed)++; continue; }
-        for (int k = 0; k < ds.nskipped; k++) { cli_hold(held, ds.skipped[k].path, "%s", ds.skipped[k].reason); (*failed)++; }
+        for (int k = 0; k < ds.nskipped; k++) { cli_unread(unread, held, ds.skipped[k].path, ds.skipped[k].reason); (*failed)++; }
         if (ds.n == 0 && ds.nskipped == 0) { cli_hold(held, pos[i], "no decodable image (0 skipped, %d ignored)", ds.nignored); (*failed)++; }
         for (int k = 0; k < ds.n; k++) {
             const DataItem *it = &ds.items[k];

@@ -75,8 +75,9 @@ static int gather_add(void *list, const char *path, const char *cls) {
     return input_add(list, path);
 }
 
-static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list, int *failed, CliHeld *held) {
-    if (output_gather_inputs(pos, npos, max_pixels, gather_add, list, failed, held)) return -1;
+static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list, int *failed, CliHeld *held,
+                         CliUnread *unread) {
+    if (output_gather_inputs(pos, npos, max_pixels, gather_add, list, failed, held, unread)) return -1;
     return assign_stems(list);
 }
 
@@ -302,7 +303,8 @@ int cmd_reconstruct(int argc, char **argv) {
     // The lines of inputs that cannot be read wait until the outputs and the memory have passed their
     // checks: a refused run prints its one line only (docs/interface.md, "Earlier results").
     CliHeld held = {0};
-    if (gather_inputs(pos, npos, max_pixels, &inputs, &failed, &held)) {
+    CliUnread unread = {0};   // those lines and the reads' that fail: 20 named, then a count (cmd/cli.h)
+    if (gather_inputs(pos, npos, max_pixels, &inputs, &failed, &held, &unread)) {
         cli_error("reconstruct", "out of memory");
         cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
@@ -380,7 +382,7 @@ int cmd_reconstruct(int argc, char **argv) {
         for (int k = 0; k < n; k++) {
             if (status[k]) {
                 if (!output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
-                    cli_error(inputs.v[i0 + k].path, "%s", errs + (size_t)k * 512);
+                    cli_unread(&unread, NULL, inputs.v[i0 + k].path, errs + (size_t)k * 512);
                 failed++;
                 // Out of memory (or open files): the run stops at this image, as attention's does
                 // (docs/interface.md, reconstruct): the images before it in the batch are written, none after.
@@ -454,6 +456,7 @@ int cmd_reconstruct(int argc, char **argv) {
         }
         if (!full) full = load_full;
     }
+    cli_unread_end(&unread, NULL);
     if (nok) {
         double mean = mse_sum / nok;
         printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,

@@ -796,17 +796,15 @@ void run_report_skipped(const Dataset *ds) {
 }
 
 void run_report_broken(const Dataset *ds) {
-    DataSkip sk[20];
-    int n = dataset_take_broken(ds, sk, NULL, 20), more = 0;
-    DataSkip rest[64];
-    for (int m; (m = dataset_take_broken(ds, rest, NULL, 64)) > 0; more += m)
-        for (int i = 0; i < m; i++) { free(rest[i].path); free(rest[i].reason); }
-    for (int i = 0; i < n; i++) {
-        if (dist_rank() == 0) cli_message("skipped %s: %s", sk[i].path, sk[i].reason);
-        free(sk[i].path);
-        free(sk[i].reason);
-    }
-    if (more && dist_rank() == 0) cli_message("... and %d more skipped (vitmae data lists them)", more);
+    CliUnread u = {.skipped = 1};   // said as the scan's skipped files are (cmd/cli.h)
+    DataSkip sk[64];
+    for (int m; (m = dataset_take_broken(ds, sk, NULL, 64)) > 0;)
+        for (int i = 0; i < m; i++) {
+            if (dist_rank() == 0) cli_unread(&u, NULL, sk[i].path, sk[i].reason);
+            free(sk[i].path);
+            free(sk[i].reason);
+        }
+    if (dist_rank() == 0) cli_unread_end(&u, NULL);
 }
 
 void run_report_no_validation(int *said, int n, const char *cols) {
