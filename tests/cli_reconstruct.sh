@@ -129,6 +129,16 @@ t "25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$tmp/e
    [ "$(grep -c "^vitmae: $tmp/unread2\{0,1\}/bad[12][0-9].png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 20 ] &&
    sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
    sed -n 22p "$tmp/err" | grep -qx "vitmae: reconstruct: 25 inputs failed" && [ -s "$tmp/runread/flat.recon.png" ]'
+# A file the system refuses is said in strerror's words wherever it is met: an INPUT that does not
+# exist (found as the inputs are gathered) and a folder's image deleted after the scan (found as it is
+# read, at the gate HOLD_AFTER_SCAN) both say "No such file or directory"; the read said "no such file".
+mkdir -p "$tmp/gonef" && cp "$tmp/flat/flat.png" "$tmp/gonef/a.png" && cp "$tmp/flat/flat.png" "$tmp/gonef/b.png"
+VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/gfhold" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rgonef" \
+  "$tmp/gonef" "$tmp/nosuch.png" > /dev/null 2> "$tmp/err" &
+pid=$!; wait_gate "$tmp/gfhold" $pid; rm "$tmp/gonef/a.png"; touch "$tmp/gfhold"; wait $pid; rc=$?
+t "a missing INPUT and an image deleted after the scan: the same words ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: $tmp/nosuch.png: No such file or directory" "$tmp/err" &&
+   grep -qx "vitmae: $tmp/gonef/a.png: No such file or directory" "$tmp/err" && [ -s "$tmp/rgonef/b.recon.png" ]'
 rm "$tmp/r1/flat.recon.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "without --raw the earlier .npy files are not in the way" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ]'

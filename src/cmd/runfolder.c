@@ -898,7 +898,7 @@ void run_report_working_images(const Dataset *ds, long steps_run, double total_w
 
 void run_report_broken_file(const char *path, const char *reason, int held, int rank, char *gone_dirs, size_t n) {
     const char *dir = NULL;
-    int gone = !strcmp(reason, "no such file") ? output_gone_folder(path, gone_dirs, n, &dir) : 0;
+    int gone = !strcmp(reason, strerror(ENOENT)) ? output_gone_folder(path, gone_dirs, n, &dir) : 0;
     char on[48] = "";
     if (rank >= 0) snprintf(on, sizeof on, "on rank %d, ", rank);
     if (gone == 1)

@@ -32,24 +32,12 @@ static void set_err(char *err, size_t errlen, const char *msg) {
     if (err && errlen) snprintf(err, errlen, "%s", msg);
 }
 
-// errno as a short lowercase reason ("permission denied").
+// errno's strerror text as the C library gives it ("Permission denied", "No such file or directory",
+// "No space left on device"): the wording of every file's failed open, read or write (io/files.h,
+// file_reason), as cat or Python's OSError says it, whether the file is an image or a checkpoint,
+// found by a folder's scan or given as an INPUT (docs/interface.md, section 2, "Bad files"). The
+// decoders' own reasons stay lowercase ("not a PNG, JPEG or WebP file").
 static void errno_reason(int e, char *err, size_t errlen) {
-    switch (e) {
-    case ELOOP: set_err(err, errlen, "symbolic link loop"); return;
-    case ENOENT: set_err(err, errlen, "no such file"); return;
-    default: break;
-    }
-    char buf[128];
-    const char *m = strerror_r(e, buf, sizeof buf);
-    if (err && errlen) {
-        snprintf(err, errlen, "%s", m);
-        if (err[0] >= 'A' && err[0] <= 'Z' && !(err[1] >= 'A' && err[1] <= 'Z')) err[0] = (char)(err[0] - 'A' + 'a');
-    }
-}
-
-// A failed write's reason: errno's strerror text as io/files.h's file_reason gives it, the wording of
-// every other file's write ("No space left on device"), not errno_reason's lowercase one for inputs.
-static void write_reason(int e, char *err, size_t errlen) {
     char buf[128];
     set_err(err, errlen, file_reason(e, buf, sizeof buf));
 }
@@ -1047,7 +1035,7 @@ static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, i
     if (rest) rest->fd = -1;
     // O_NONBLOCK: opening a FIFO named x.png must not hang; fstat then refuses it.
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) { errno_reason(errno, err, errlen); return -1; }
+    if (fd < 0) { errno_reason(errno, err, errlen); return -1; }   // in the words of an INPUT's stat
     struct stat st;
     if (fstat(fd, &st) != 0) { errno_reason(errno, err, errlen); close(fd); return -1; }
     if (S_ISDIR(st.st_mode)) { set_err(err, errlen, "is a directory"); close(fd); return -1; }
@@ -1261,12 +1249,12 @@ int png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *con
         if (fd >= 0) close(fd);
         return -1;
     }
-    if (fd < 0) { write_reason(errno, err, errlen); return -1; }
+    if (fd < 0) { errno_reason(errno, err, errlen); return -1; }
     PngWrite *pw = calloc(1, sizeof *pw);
     if (!pw) { set_err(err, errlen, "out of memory"); close(fd); return -1; }
     pw->f = fdopen(fd, "wb");
     if (!pw->f) {
-        write_reason(errno, err, errlen);
+        errno_reason(errno, err, errlen);
         close(fd);
         free(pw);
         return -1;
@@ -1274,10 +1262,10 @@ int png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *con
     errno = 0;
     int rc = png_encode(pw, px, w, h, c, text);
     // A failed write inside libpng reads "Write Error"; the file's errno says why (disk full, ...).
-    if (rc && ferror(pw->f) && errno) write_reason(errno, err, errlen);
+    if (rc && ferror(pw->f) && errno) errno_reason(errno, err, errlen);
     else if (rc) set_err(err, errlen, pw->msg);
-    if (fflush(pw->f) != 0 && rc == 0) { write_reason(errno, err, errlen); rc = -1; }
-    if (fclose(pw->f) != 0 && rc == 0) { write_reason(errno, err, errlen); rc = -1; }
+    if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
+    if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     free(pw);
     return rc;
 }
@@ -1292,7 +1280,7 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
     static unsigned serial;   // threads of one process write PNGs side by side
     snprintf(tmp, plen + 32, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
     int rc = png_write_to(tmp, px, w, h, c, text, err, errlen);
-    if (rc == 0 && rename(tmp, path) != 0) { write_reason(errno, err, errlen); remove(tmp); rc = -1; }
+    if (rc == 0 && rename(tmp, path) != 0) { errno_reason(errno, err, errlen); remove(tmp); rc = -1; }
     free(tmp);
     return rc;
 }
@@ -1609,7 +1597,7 @@ int image_why_is_resource(const char *why) {
     static const char *const kinds[] = {"out of memory", "cannot allocate memory", "insufficient memory",
                                         "too many open files", NULL};
     if (why && strstr(why, IMAGE_PIXELS_OOM)) return 2;
-    for (int i = 0; why && kinds[i]; i++)
-        if (strstr(why, kinds[i])) return 1;
+    for (int i = 0; why && kinds[i]; i++)   // any case: strerror's "Cannot allocate memory", "Too many open files"
+        if (strcasestr(why, kinds[i])) return 1;
     return 0;
 }
