@@ -47,10 +47,57 @@ t "help with two words: exit 2, one line ($rc: $(cat "$tmp/err"))" \
 "$VITMAE" help --bogus > "$tmp/out" 2> "$tmp/err"; rc=$?
 t "help --bogus: exit 2, unknown flag, nothing on stdout ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && [ ! -s "$tmp/out" ] && [ "$(cat "$tmp/err")" = "vitmae: help: unknown flag '"'--bogus'"' (see vitmae --help)" ]'
-for h in --help -h; do
-  "$VITMAE" help $h > "$tmp/out" 2>&1; rc=$?
-  t "help $h: the list of commands, exit 0 ($rc)" '[ $rc -eq 0 ] && grep -q "^usage: vitmae COMMAND" "$tmp/out"'
+# help NAME of a top-level request as it is spelled on its own (docs/interface.md, section 1): `help
+# --version` is `help version` (it was `vitmae: help: unknown flag '--version'`, exit 2), and `help
+# --help`, `help -h` and `help help` are `vitmae --help`: the same text on stdout, exit 0.
+"$VITMAE" --help > "$tmp/list" 2>&1
+"$VITMAE" help version > "$tmp/vhelp" 2>&1
+for h in --help -h help --version; do
+  want=$tmp/list; [ "$h" = --version ] && want=$tmp/vhelp
+  "$VITMAE" help $h > "$tmp/out" 2> "$tmp/err"; rc=$?
+  t "help $h: exit 0, what $(basename "$want" | sed 's/list/vitmae --help/; s/vhelp/help version/') prints, nothing on stderr ($rc: $(head -n 1 "$tmp/out"; cat "$tmp/err"))" \
+    '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && cat "$tmp/out" | cmp -s - "$want" && [ -s "$want" ]'
 done
+t "help help is the list of commands" 'grep -q "^usage: vitmae COMMAND" "$tmp/list" && grep -q "^usage: vitmae version" "$tmp/vhelp"'
+# A word of the command line echoed in a message goes through one rule (cmd/cli.h, cli_error;
+# docs/interface.md, section 1): its control characters written out, what is not UTF-8 as U+FFFD, and
+# past 96 bytes cut and marked "...". An unknown command was printed raw (a control byte as it is, all
+# of a 300-byte word), an unknown flag cut at 63 bytes (in a character's middle) without a mark.
+long=$(printf 'x%.0s' $(seq 300)); ctl=$(printf 'bad\001name'); bad=$(printf 'bad\377name')
+# one_line FILE: one line, no control byte but its newline, valid UTF-8, at most 200 bytes.
+one_line() {
+  [ "$(wc -l < "$1")" -eq 1 ] && [ "$(wc -c < "$1")" -le 200 ] && ! tr -d '\n' < "$1" | LC_ALL=C grep -q '[[:cntrl:]]' &&
+    iconv -f UTF-8 -t UTF-8 "$1" > /dev/null 2>&1
+}
+# clean_echo WHAT ARGS...: `vitmae ARGS` (W a word above) exits 2 with one clean line.
+clean_echo() {
+  _what=$1; shift
+  "$VITMAE" "$@" > /dev/null 2> "$tmp/err"; rc=$?
+  t "$_what, a $(printf %s "$w" | wc -c)-byte word: exit 2, one clean line ($rc: $(head -c 300 "$tmp/err" | od -c | head -n 2 | tr -s ' '))" \
+    '[ $rc -eq 2 ] && one_line "$tmp/err"'
+}
+euros=$(printf '\342\202\254%.0s' $(seq 40))   # --EUROS: 63 bytes end inside a character
+for w in "$ctl" "$long" "$bad" "$euros"; do
+  clean_echo "an unknown command" "$w"
+  clean_echo "help W" help "$w"
+  clean_echo "help -W" help "-$w"
+  clean_echo "an unknown flag" train "--$w=3"
+  clean_echo "an integer flag's value" train --batch "$w"
+  clean_echo "a number flag's value" train --lr "$w"
+  clean_echo "a choice flag's value" train --pos "$w"
+  clean_echo "attention --layer's value" attention --ckpt c --layer "$w" in.png
+  clean_echo "an argument not taken" train "$w"
+  clean_echo "one argument too many" data d "$w"
+done
+"$VITMAE" "$long" 2> "$tmp/err"
+t "an unknown command of 300 bytes: its first 96 and ... ($(cat "$tmp/err"))" \
+  '[ "$(cat "$tmp/err")" = "vitmae: $(printf "x%.0s" $(seq 96))...: unknown command (see vitmae --help)" ]'
+"$VITMAE" "$ctl" 2> "$tmp/err"
+t "an unknown command's control byte written out ($(cat "$tmp/err"))" \
+  '[ "$(cat "$tmp/err")" = "vitmae: bad\\x01name: unknown command (see vitmae --help)" ]'
+"$VITMAE" train "--$bad" 2> "$tmp/err"
+t "an unknown flag not UTF-8: U+FFFD in its place ($(cat "$tmp/err"))" \
+  '[ "$(cat "$tmp/err")" = "vitmae: train: unknown flag '"'"'--bad$(printf "\357\277\275")name'"'"' (see vitmae train --help)" ]'
 # tools/fresh_debian.sh (docs/testing.md) refuses before it bootstraps anything: no DIR, or a DIR that
 # exists (it would write a whole system into it).
 sh "$VITMAE_ROOT/tools/fresh_debian.sh" 2>"$tmp/err"; rc=$?

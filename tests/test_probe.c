@@ -212,7 +212,22 @@ static void test_linear(const StFile *ref) {
     free(labels);
 }
 
+// embed --layer's and probe --layer's refused value, echoed as every word of the command line is
+// (cmd/cli.h, cli_error): what is not UTF-8 as U+FFFD, cut to whole characters of 96 bytes and "...".
+// It was "'%.100s'": cut inside a character, unmarked, an invalid byte passed on.
+static void test_layer_word(void) {
+    char word[301], err[512];
+    memset(word, 'x', 300);
+    memcpy(word + 94, "\xe2\x82\xac", 3);   // a character over the 96th byte
+    word[300] = 0;
+    CHECK(features_layer_parse(word, 4, &(int){0}, err, sizeof err) == -1 && strlen(err) < 160 &&
+          strstr(err, "xx...' is not") && !strstr(err, "\xe2"), "a 300-byte --layer: %.200s", err);
+    CHECK(features_layer_parse("1\xff", 4, &(int){0}, err, sizeof err) == -1 && strstr(err, "'1\xef\xbf\xbd' is not"),
+          "a byte that is not UTF-8: %s", err);
+}
+
 int main(void) {
+    test_layer_word();
     const char *r = getenv("VITMAE_ROOT");
     snprintf(root, sizeof root, "%s", r && *r ? r : ".");
     char path[2048], err[1024];

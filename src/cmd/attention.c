@@ -26,6 +26,7 @@
 #include <time.h>
 #include "viz/attnmap.h"
 #include "io/checkpoint.h"
+#include "io/json.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/output.h"
@@ -965,15 +966,16 @@ int cmd_attention(int argc, char **argv) {
 
     // Syntax first (before the checkpoint is read), ranges once depth/heads/grid are known.
     Plan plan;
+    char word[UTF8_CLIP_SIZE];   // a refused value, echoed as cmd/cli.h says (cli_error)
     memset(&plan, 0, sizeof plan);
     static const char *const layer_words[] = {"last", "all"}, *const head_words[] = {"mean", "max", "all"};
     int layer_num, layer_v = 0, layer_word = 0, head_num, head_v = 0, head_word = 0, qx = 0, qy = 0;
     plan.mode = !strcmp(mode_s, "cls") ? MODE_CLS : !strcmp(mode_s, "patch") ? MODE_PATCH : MODE_ROLLOUT;
     if (!ckpt_path) { cli_error("attention", "--ckpt FILE is required (see vitmae attention --help)"); goto out; }
     if (ninputs == 0) { cli_error("attention", "no INPUT: give image files or folders (see vitmae attention --help)"); goto out; }
-    if (parse_selection(layer_s, layer_words, 2, &layer_num, &layer_v, &layer_word)) { cli_error("attention --layer", "'%s' is not a layer (N, last or all)", layer_s); goto out; }
-    if (parse_selection(head_s, head_words, 3, &head_num, &head_v, &head_word)) { cli_error("attention --head", "'%s' is not a head (N, mean, max or all)", head_s); goto out; }
-    if (query_s && parse_query(query_s, &qx, &qy)) { cli_error("attention --query", "'%s' is not X,Y (patch grid coordinates)", query_s); goto out; }
+    if (parse_selection(layer_s, layer_words, 2, &layer_num, &layer_v, &layer_word)) { cli_error("attention --layer", "'%s' is not a layer (N, last or all)", utf8_clip(word, layer_s)); goto out; }
+    if (parse_selection(head_s, head_words, 3, &head_num, &head_v, &head_word)) { cli_error("attention --head", "'%s' is not a head (N, mean, max or all)", utf8_clip(word, head_s)); goto out; }
+    if (query_s && parse_query(query_s, &qx, &qy)) { cli_error("attention --query", "'%s' is not X,Y (patch grid coordinates)", utf8_clip(word, query_s)); goto out; }
     if (plan.mode == MODE_PATCH && !query_s) { cli_error("attention --query", "--mode patch needs --query X,Y"); goto out; }
     if (plan.mode == MODE_CLS && query_s) { cli_error("attention --query", "not used by --mode cls (use --mode patch or rollout)"); goto out; }
     if (mask_ratio == 0 && cli_flag(flags, nflags, "--seed")->seen) {   // it would be ignored

@@ -19,6 +19,8 @@
 
 static int quiet_ranks = 0;
 void cli_quiet_ranks(int on) { quiet_ranks = on; }
+static int one_process = 0;
+void cli_one_process(int on) { one_process = on; }
 
 // While deferring (cli_defer), the first message waits here for cli_agree.
 static int deferring = 0;
@@ -301,7 +303,7 @@ static long long whole_bound(double b, int upper) {
 }
 
 static int set_value(const char *command, Flag *f, const char *v) {
-    char what[128];
+    char what[128], word[UTF8_CLIP_SIZE];
     snprintf(what, sizeof what, "%s %s", command, f->name);
     char *end = NULL;
     errno = 0;
@@ -310,7 +312,7 @@ static int set_value(const char *command, Flag *f, const char *v) {
     case FLAG_LONG: {
         long long x = strtoll(v, &end, 10);
         if (!*v || *end || errno || !plain_number(v)) {
-            cli_error(what, "'%s' is not an integer in [%.0f, %.0f]", v, f->min, f->max);
+            cli_error(what, "'%s' is not an integer in [%.0f, %.0f]", utf8_clip(word, v), f->min, f->max);
             return CLI_USAGE;
         }
         if (x < whole_bound(f->min, 0) || x > whole_bound(f->max, 1)) {
@@ -326,11 +328,11 @@ static int set_value(const char *command, Flag *f, const char *v) {
         // strtod says ERANGE for both. Overflow is infinite, refused below.
         if (errno == ERANGE && fabs(x) <= DBL_MIN) errno = 0;
         if (!*v || *end || errno || !isfinite(x) || !plain_number(v)) {
-            cli_error(what, "'%s' is not a number in [%g, %g]", v, f->min, f->max);
+            cli_error(what, "'%s' is not a number in [%g, %g]", utf8_clip(word, v), f->min, f->max);
             return CLI_USAGE;
         }
         if (x < f->min || x > f->max) {
-            cli_error(what, "%s is out of range [%g, %g]", v, f->min, f->max);   // as written: 1.0000001 is not "1"
+            cli_error(what, "%s is out of range [%g, %g]", utf8_clip(word, v), f->min, f->max);   // as written: 1.0000001 is not "1"
             return CLI_USAGE;
         }
         *(float *)f->dst = (float)x;
@@ -343,7 +345,7 @@ static int set_value(const char *command, Flag *f, const char *v) {
         *(const char **)f->dst = v;
         return CLI_OK;
     case FLAG_CHOICE:
-        if (!choice_ok(f->choices, v)) { cli_error(what, "'%s' is not one of %s", v, f->choices); return CLI_USAGE; }
+        if (!choice_ok(f->choices, v)) { cli_error(what, "'%s' is not one of %s", utf8_clip(word, v), f->choices); return CLI_USAGE; }
         *(const char **)f->dst = v;
         return CLI_OK;
     case FLAG_BOOL:
@@ -370,6 +372,16 @@ void cli_print_usage(const char *command, const char *synopsis, const Flag *flag
     }
 }
 
+// utf8_clip of the len bytes at s (a flag's name before its '='): it shows none past the first
+// UTF8_CLIP_MAX, so a copy of one more than those is enough for it to cut there and mark "...".
+static const char *clip_n(char out[UTF8_CLIP_SIZE], const char *s, size_t len) {
+    char head[UTF8_CLIP_MAX + 2];
+    if (len >= sizeof head) len = sizeof head - 1;
+    memcpy(head, s, len);
+    head[len] = 0;
+    return utf8_clip(out, head);
+}
+
 // 1 when v is "--help" or one of the flags (with or without "=value").
 static int is_flag_of(Flag *flags, int nflags, const char *v) {
     if (strncmp(v, "--", 2)) return 0;
@@ -384,6 +396,7 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
               int argc, char **argv, char **positional, int max_positional, int *npositional) {
     int np = 0;
     int only_positional = 0;
+    char word[UTF8_CLIP_SIZE];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!only_positional && strcmp(a, "--") == 0) { only_positional = 1; continue; }
@@ -393,14 +406,16 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             return CLI_HELP;
         }
         if (!only_positional && a[0] == '-' && a[1] == '-' && a[2]) {
-            char name[64];
             const char *eq = strchr(a, '=');
             size_t len = eq ? (size_t)(eq - a) : strlen(a);
-            if (len >= sizeof name) len = sizeof name - 1;
-            memcpy(name, a, len);
-            name[len] = 0;
-            Flag *f = cli_flag(flags, nflags, name);
-            if (!f) { cli_error(command, "unknown flag '%s' (see vitmae %s --help)", name, command); return CLI_USAGE; }
+            Flag *f = NULL;
+            for (int k = 0; k < nflags && !f; k++)
+                if (strlen(flags[k].name) == len && !strncmp(flags[k].name, a, len)) f = &flags[k];
+            if (!f) {
+                cli_error(command, "unknown flag '%s' (see vitmae %s --help)", clip_n(word, a, len), command);
+                return CLI_USAGE;
+            }
+            const char *name = f->name;
             f->seen = 1;
             if (f->type == FLAG_BOOL) {
                 if (eq) { cli_error(command, "flag %s takes no value", name); return CLI_USAGE; }
@@ -426,15 +441,21 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
         if (np >= max_positional) {
             // `vitmae train photos/`: the images given as reconstruct and embed take them; a command that
             // reads its images from --data says so (docs/interface.md, section 1).
+            const char *w = utf8_clip(word, a);   // a word not taken, not a file named
             if (!max_positional && cli_flag(flags, nflags, "--data"))
-                cli_error(command, "unexpected argument '%s' (the folder of images goes with --data DIR)", a);
+                cli_error(command, "unexpected argument '%s' (the folder of images goes with --data DIR)", w);
             else if (!max_positional && cli_flag(flags, nflags, "--train"))
-                cli_error(command, "unexpected argument '%s' (the folders of images go with --train DIR and --test DIR)", a);
-            else cli_error(command, max_positional ? "too many arguments ('%s')" : "unexpected argument '%s'", a);
+                cli_error(command, "unexpected argument '%s' (the folders of images go with --train DIR and --test DIR)", w);
+            else cli_error(command, max_positional ? "too many arguments ('%s')" : "unexpected argument '%s'", w);
             return CLI_USAGE;
         }
         cli_clean_path(argv[i]);
         positional[np++] = argv[i];
+    }
+    if (one_process && dist_size() > 1) {
+        cli_error(command, "runs in one process; under mpirun only train, finetune and bench use several (run it "
+                  "without mpirun)");
+        return CLI_USAGE;
     }
     if (npositional) *npositional = np;
     return CLI_OK;

@@ -66,8 +66,16 @@ void cli_clean_path(char *p);
 // every rank meets alike, such as a bad flag, are then reported once, by rank 0), unless cli_defer
 // (below) keeps the message.
 // what may be NULL when the message names what failed itself: `vitmae: <why>`.
+// A word of the command line that a message echoes back (an unknown command or flag, a flag's refused
+// value, `help NAME`'s NAME, an argument not taken) is passed through utf8_clip (io/json.h): what is not
+// UTF-8 as U+FFFD, cut to 96 bytes and "...", as a name read from a file; cli_error then writes its
+// control characters out. A file or folder name is shown whole (docs/interface.md, section 1).
 void cli_error(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_quiet_ranks(int on);
+// Set by main for a command that runs in one process (all but train, finetune and bench): under mpirun
+// cli_parse refuses it in one line, exit 2, once its flags are read, so that its --help is printed
+// and before it reads or writes anything (docs/interface.md, section 7).
+void cli_one_process(int on);
 // One line "vitmae: [rank R: ]<message>" on stderr from this process whatever its rank and
 // cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
 // out (\n, \t, \xHH; a backslash \\).

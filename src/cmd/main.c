@@ -13,6 +13,7 @@
 #include "core/encoder.h"
 #include "core/version.h"
 #include "dist/dist.h"
+#include "io/json.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
 
@@ -223,18 +224,27 @@ int main(int argc, char **argv) {
         dist_finalize();
         return same == -1 || same == -2 ? 2 : 1;   // out of memory is no usage error
     }
-    // `vitmae help COMMAND` is `vitmae COMMAND --help`, as git's and go's help take a command.
+    // main's usage errors (below) are every rank's alike: said once, by rank 0. A word of the command
+    // line that they echo goes through utf8_clip (cli.h, cli_error).
+    cli_quiet_ranks(1);
+    char word[UTF8_CLIP_SIZE];
+    // `vitmae help NAME` is `vitmae NAME --help`, as git's and go's help take a command. NAME may be a
+    // top-level request as it is spelled on its own: `help --version` is `help version`, and `help
+    // --help`, `help -h` are `help help`, the list (docs/interface.md, section 1).
     char *help_argv[4] = {argv[0], NULL, "--help", NULL};
-    if (argc == 3 && !strcmp(argv[1], "help") && argv[2][0] != '-') {
-        help_argv[1] = argv[2];
+    if (argc == 3 && !strcmp(argv[1], "help")) {
+        char *name = argv[2];
+        if (!strcmp(name, "--version")) name = "version";
+        else if (!strcmp(name, "--help") || !strcmp(name, "-h")) name = "help";
+        if (name[0] == '-') {   // `help --bogus` printed the list of commands and exited 0
+            cli_error("help", "unknown flag '%s' (see vitmae --help)", utf8_clip(word, name));
+            dist_finalize();
+            return 2;
+        }
+        help_argv[1] = name;
         argv = help_argv;
     } else if (argc > 3 && !strcmp(argv[1], "help")) {
-        if (dist_rank() == 0) fprintf(stderr, "vitmae: help: takes one command (vitmae help COMMAND)\n");
-        dist_finalize();
-        return 2;
-    } else if (argc == 3 && !strcmp(argv[1], "help") && strcmp(argv[2], "--help") && strcmp(argv[2], "-h")) {
-        // `help --bogus` printed the list of commands and exited 0; `help --help` and `help -h` still do.
-        if (dist_rank() == 0) fprintf(stderr, "vitmae: help: unknown flag '%s' (see vitmae --help)\n", argv[2]);
+        cli_error("help", "takes one command (vitmae help COMMAND)");
         dist_finalize();
         return 2;
     }
@@ -251,7 +261,7 @@ int main(int argc, char **argv) {
             if (dist_rank() == 0) printf("usage: vitmae version (or vitmae --version): " VERSION_WHAT "; it takes no arguments\n");
             rc = cli_stdout_done("version", 0);
         } else if (argc > 2) {   // like --help: a top-level request, not a command's flag (docs/interface.md, section 1)
-            if (dist_rank() == 0) fprintf(stderr, "vitmae: %s: takes no arguments\n", argv[1]);
+            cli_error(argv[1], "takes no arguments");
             rc = 2;
         } else rc = cli_stdout_done("version", print_version());
         dist_finalize();
@@ -265,14 +275,11 @@ int main(int argc, char **argv) {
     for (const Command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
             // Only train, finetune and bench share their work between processes; the others would each
-            // do it all.
-            if (dist_size() > 1 && strcmp(c->name, "train") && strcmp(c->name, "finetune") && strcmp(c->name, "bench")) {
-                if (dist_rank() == 0)
-                    fprintf(stderr, "vitmae: %s: runs in one process; under mpirun only train, finetune and bench "
-                            "use several (run it without mpirun)\n", c->name);
-                dist_finalize();
-                return 2;
-            }
+            // do it all, and are refused under mpirun once their flags are read, so that their --help is
+            // printed (cli_one_process). Their usage errors are said once; the three say their own.
+            int one_process = strcmp(c->name, "train") && strcmp(c->name, "finetune") && strcmp(c->name, "bench");
+            cli_one_process(one_process);
+            cli_quiet_ranks(one_process);
             // A closed pipe on stdout or stderr (`| head`) must not kill a command with its work unsaved:
             // those that write files drop the stream and go on (cmd/streams.h, cli_stream_check); the others,
             // which write nothing, end at once by SIGPIPE, as `grep ... | head` does.
@@ -281,7 +288,7 @@ int main(int argc, char **argv) {
             dist_finalize();
             return rc;
         }
-    if (dist_rank() == 0) fprintf(stderr, "vitmae: %s: unknown command (see vitmae --help)\n", argv[1]);
+    cli_error(utf8_clip(word, argv[1]), "unknown command (see vitmae --help)");
     dist_finalize();
     return 2;
 }

@@ -10,6 +10,7 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
+#include "io/json.h"
 #include "data/image.h"
 #include "kernels/ops.h"
 
@@ -35,7 +36,8 @@ int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t
     errno = 0;
     long v = strtol(s, &end, 10);
     if (!*s || *end || errno || v < 0 || v >= depth || !isdigit((unsigned char)s[0])) {   // no spaces or '+'
-        snprintf(err, errlen, "'%.100s' is not 'last' or a block of this encoder (0..%d)", s, depth - 1);
+        char word[UTF8_CLIP_SIZE];   // the flag's value, echoed as cmd/cli.h says (cli_error)
+        snprintf(err, errlen, "'%s' is not 'last' or a block of this encoder (0..%d)", utf8_clip(word, s), depth - 1);
         return -1;
     }
     *layer = (int)v;

@@ -1,0 +1,52 @@
+#!/bin/sh
+# --help, --version and usage errors under `mpirun -np 2` (docs/interface.md, sections 1 and 7): said
+# once, by rank 0, with the exit status of one process. The commands that run in one process only
+# refused `mpirun -np 2 vitmae embed --help` (`vitmae: embed: runs in one process; ...`, exit 2) before
+# their flags were read; the refusal now comes after --help, and after a usage error of the flags.
+set -u
+fail=0
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, mpi_setup, mpi
+scratch dir
+cd "$dir" || exit 1
+mpi_setup
+
+"$VITMAE" --help > "$dir/list"
+listed=$(awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' "$dir/list")
+# usage_once WHAT ARGS...: `mpirun -np 2 vitmae ARGS` prints what `vitmae ARGS` prints, once, exit 0.
+usage_once() {
+  _what=$1; shift
+  "$VITMAE" "$@" > "$dir/one.out" 2>&1
+  mpi -np 2 "$VITMAE" "$@" > "$dir/n2.out" 2> "$dir/n2.err"; rc=$?
+  t "$_what under -np 2: exit 0 ($rc), stdout as one process's, once, nothing on stderr ($(head -c 300 "$dir/n2.err"))" \
+    '[ $rc -eq 0 ] && [ -s "$dir/one.out" ] && cmp -s "$dir/one.out" "$dir/n2.out" && [ ! -s "$dir/n2.err" ]'
+}
+for c in $listed; do
+  usage_once "$c --help" "$c" --help
+  usage_once "help $c" help "$c"
+done
+usage_once "embed -h" embed -h
+usage_once "--version" --version
+usage_once "version --help" version --help
+usage_once "help --version" help --version
+usage_once "help help" help help
+# Usage errors: one line (rank 0's), exit 2, as in one process; a command of one process given a bad
+# flag says the flag.
+# err_once WHAT LINE ARGS...: `mpirun -np 2 vitmae ARGS` exits 2 with the one line LINE on stderr.
+err_once() {
+  _what=$1; _line=$2; shift 2
+  mpi -np 2 "$VITMAE" "$@" > "$dir/n2.out" 2> "$dir/n2.err"; rc=$?
+  t "$_what under -np 2: exit 2 ($rc), one line ($(grep "^vitmae" "$dir/n2.err" | head -n 3 | tr '\n' '|'))" \
+    '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae" "$dir/n2.err")" -eq 1 ] && grep -qxF "$_line" "$dir/n2.err" && [ ! -s "$dir/n2.out" ]'
+}
+err_once "embed --bogus" "vitmae: embed: unknown flag '--bogus' (see vitmae embed --help)" embed --bogus
+err_once "info --version" "vitmae: info: unknown flag '--version' (see vitmae info --help)" info --version
+err_once "help --bogus" "vitmae: help: unknown flag '--bogus' (see vitmae --help)" help --bogus
+err_once "help of an unknown command" "vitmae: bad\\x01: unknown command (see vitmae --help)" help "$(printf 'bad\001')"
+err_once "version ARG" "vitmae: version: takes no arguments" version x
+# ... and with its flags right, the command is refused, before it reads anything (a folder that is not
+# there is not looked at).
+err_once "data DIR" "vitmae: data: runs in one process; under mpirun only train, finetune and bench use several (run it without mpirun)" \
+  data "$dir/nothing"
+
+[ $fail -eq 0 ] && echo "cli mpi usage ok"
+exit $fail
