@@ -337,7 +337,7 @@ layer_check() {
   /usr/bin/python3 - "$1" <<'PY'
 import os, re, sys
 root = sys.argv[1]
-design = open(os.path.join(root, "docs/design.md")).read()
+design = open(os.path.join(root, "docs/design.md"), encoding="utf-8").read()   # UTF-8 whatever the locale
 rule = re.search(r"\*\*Layers\.\*\*.*?lowest first:(.*?)\.\s", design, re.S)
 order = [f.split("/")[0] for f in re.findall(r"`([a-z0-9/]+)`", rule.group(1))] if rule else []
 order = list(dict.fromkeys(order))
@@ -345,7 +345,7 @@ if not order: print("docs/design.md: no \"lowest first:\" list in the Layers rul
 rows = {}
 for m in re.finditer(r"^\| `src/([a-z0-9/]+)` \|[^|]*\|([^|]*)\|$", design, re.M):
     rows[m.group(1)] = "any" if "anything" in m.group(2) else set(re.findall(r"`([a-z0-9/]+)`", m.group(2)))
-mk = re.search(r"^SRC_DIRS\s*:=(.*)$", open(os.path.join(root, "Makefile")).read(), re.M)
+mk = re.search(r"^SRC_DIRS\s*:=(.*)$", open(os.path.join(root, "Makefile"), encoding="utf-8").read(), re.M)
 dirs = [d[len("src/"):] for d in mk.group(1).split()] if mk else []
 if [d.split("/")[0] for d in dirs if "/" not in d] != order:
     print("Makefile: SRC_DIRS %s, not in the order of docs/design.md's rule %s" % (" ".join(dirs), " ".join(order)))
@@ -355,7 +355,7 @@ for d, _, files in os.walk(os.path.join(root, "src")):
         if not f.endswith((".c", ".h")): continue
         path = os.path.relpath(os.path.join(d, f), os.path.join(root, "src"))
         folder = os.path.dirname(path)
-        for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(os.path.join(d, f), errors="replace").read(), re.M):
+        for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(os.path.join(d, f), encoding="utf-8", errors="replace").read(), re.M):
             to = os.path.dirname(inc)
             if not to: print("src/%s -> %s: names no folder" % (path, inc)); continue
             edges.setdefault(os.path.splitext(path)[0], set()).add(os.path.splitext(inc)[0])
@@ -380,6 +380,11 @@ PY
 }
 layers=$(layer_check "$VITMAE_ROOT")
 t "src/'s includes keep docs/design.md's layers, no loops ($(echo "$layers" | head -n 3))" '[ -z "$layers" ]'
+# ... and in a locale whose codeset is ASCII (PYTHONUTF8=0 LC_ALL=C, as for the docs' defaults above):
+# docs/design.md was read in the locale's encoding and the check stopped at its first non-ASCII byte
+# (UnicodeDecodeError: 'ascii' codec can't decode byte 0xe1).
+layers=$( (export LC_ALL=C PYTHONUTF8=0; layer_check "$VITMAE_ROOT") 2>&1)
+t "... also in an ASCII locale ($(echo "$layers" | tail -n 1))" '[ -z "$layers" ]'
 # The check can fail: a copy of the tree with an include that runs up, one a row does not list, and a loop.
 mkdir -p "$tmp/layers/docs"
 cp -R "$VITMAE_ROOT/src" "$VITMAE_ROOT/Makefile" "$tmp/layers/" && cp "$VITMAE_ROOT/docs/design.md" "$tmp/layers/docs/"
@@ -406,13 +411,13 @@ def norm(s): return re.sub(r"\s+", " ", s).strip().lower()
 def titles(t):   # headings and bold labels, without backticks and a closing period
     found = re.findall(r"^#+ +(.+)$", t, re.M) + re.findall(r"\*\*([^*]+)\*\*", t) + re.findall(r"^ *- ([A-Z][^:.\n]{0,60})[:.]", t, re.M)
     return [norm(re.sub(r"[`]", "", x).rstrip(".:")) for x in found]
-docs = {os.path.relpath(p, root): titles(open(p).read()) for p in glob.glob(os.path.join(root, "docs/*.md"))}
+docs = {os.path.relpath(p, root): titles(open(p, encoding="utf-8").read()) for p in glob.glob(os.path.join(root, "docs/*.md"))}
 files = [p for pat in ("src/**/*.[ch]", "tests/*.[ch]", "tests/*.sh", "tests/fuzz/*.[ch]", "tools/*") for p in glob.glob(os.path.join(root, pat), recursive=True)]
 for p in sorted(files + [os.path.join(root, "Makefile")]):
     if not os.path.isfile(p): continue
     rel = os.path.relpath(p, root)
     if rel == "tests/cli_usage.sh": continue   # this check's own examples
-    text = open(p, errors="replace").read()
+    text = open(p, encoding="utf-8", errors="replace").read()
     if rel.startswith("src/") and re.search(r"CONTRACT|contract section", text): print("%s: cites the interface contract, not docs/" % rel)
     text = re.sub(r"\n\s*(//|#|\*)?\s*", " ", text)   # comments continued on the next line
     for m in re.finditer(r"(docs/[a-z_]+\.md)(?:,? \(?\"([A-Z`][^\"$|<>]{2,80})\")?", text):
@@ -423,6 +428,8 @@ PY
 }
 cites=$(cite_check "$VITMAE_ROOT")
 t "every docs/*.md and section that code, tests and tools cite exists ($(echo "$cites" | head -n 3))" '[ -z "$cites" ]'
+cites=$( (export LC_ALL=C PYTHONUTF8=0; cite_check "$VITMAE_ROOT") 2>&1)   # the docs read as UTF-8 here too
+t "... also in an ASCII locale ($(echo "$cites" | tail -n 1))" '[ -z "$cites" ]'
 mkdir -p "$tmp/cites/docs" "$tmp/cites/src"
 cp "$VITMAE_ROOT"/docs/*.md "$tmp/cites/docs/" && : > "$tmp/cites/Makefile"
 printf '// (docs/interface.md, "Seeds"), docs/design.md, "No Such Section"; docs/nothing.md\n' > "$tmp/cites/src/a.c"
