@@ -22,8 +22,10 @@ usage_once() {
 }
 for c in $listed; do
   usage_once "$c --help" "$c" --help
-  usage_once "help $c" help "$c"
 done
+# help CMD goes through one path for every command: one of one process, one of several.
+usage_once "help embed" help embed
+usage_once "help train" help train
 usage_once "embed -h" embed -h
 usage_once "--version" --version
 usage_once "version --help" version --help
