@@ -145,4 +145,36 @@ t "finetune --ckpt, no allocation of the whole parameters' $every bytes (exit $r
   '[ $rc -eq 0 ] && [ -s ftd/checkpoint.safetensors ] && [ "$encoder" -lt "$every" ] && [ "$(sed -n "s/^calloc //p" count)" -eq 1 ]'
 rm -rf ftd ftd2
 
+# A PNG whose fsync fails (EIO: a disk that fails as it writes back) is a failed write, as a full
+# disk is: before it is renamed into place, each PNG is fsync'd, and after it each folder once
+# (io/files.h), so that a power cut never leaves a renamed PNG empty. They were never fsync'd. With
+# --threads 1 the calls come in order: per image its panel, then its folder.
+rm -rf rq rq0 rq1
+"$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq0 data/a > /dev/null 2>&1 || { echo "FAILED: reconstruct"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq data/a \
+  > got.out 2> got.err; rc=$?
+t "reconstruct, the second panel's fsync failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), no file at its name, the first written" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq/0.4.recon.png: Input/output error" got.err &&
+   [ ! -e rq/0.4.recon.png ] && cmp -s rq/0.1.recon.png rq0/0.1.recon.png && cmp -s rq/0.8.recon.png rq0/0.8.recon.png &&
+   [ -z "$(ls rq | grep tmp)" ]'
+cp -R rq0 rq1
+FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq1 --force data/a \
+  > got.out 2> got.err; rc=$?
+t "reconstruct --force, the second panel's fsync failing: exit 1, one line (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the earlier run's file at its name intact" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq1/0.4.recon.png: Input/output error" got.err &&
+   cmp -s rq1/0.4.recon.png rq0/0.4.recon.png && [ "$(ls rq1 | wc -l)" -eq 3 ]'
+rm -rf rq
+FAULT_FUNC=fsync FAULT_N=4 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq data/a \
+  > got.out 2> got.err; rc=$?
+t "reconstruct, the folder's fsync after the second panel failing: exit 1, one line naming the folder (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the panel not left" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq: Input/output error" got.err && [ ! -e rq/0.4.recon.png ] &&
+   [ -s rq/0.8.recon.png ]'
+rm -rf at
+FAULT_FUNC=fsync FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a \
+  > got.out 2> got.err; rc=$?
+t "attention, the first map's fsync failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), none of the image's files" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -q "^vitmae: data/a/0.1.png: at/0.1/layer00-.*png: Input/output error$" got.err &&
+   [ ! -e at/0.1 ] && [ ! -e at/0.1.attn.png ] && [ -s at/0.4.attn.png ]'
+rm -rf rq rq0 rq1 at
+
 exit $fail

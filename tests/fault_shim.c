@@ -1,7 +1,7 @@
 // A fault shim for tests (docs/testing.md, "Crashes, full disks, memory"): loaded with LD_PRELOAD, it
 // makes the Nth call of one C library function fail as it fails for real, so that a test can fail each
 // call of a command in turn. Built as build/tools/fault.so (the Makefile's own rule, not a program).
-//   FAULT_FUNC=name   malloc, calloc, realloc, opendir or readdir
+//   FAULT_FUNC=name   malloc, calloc, realloc, opendir, readdir or fsync
 //   FAULT_N=N         the call that fails, counted from 1 over all threads (unset or 0: none); N+: that
 //                     call and every later one (a resource that stays short)
 //   FAULT_OWN=1       count only the calls made by the program's own code, not by its libraries
@@ -9,7 +9,8 @@
 //   FAULT_MAX=BYTES   ... and of at most BYTES (FAULT_MIN=FAULT_MAX: one size, one buffer of a known size)
 //   FAULT_COUNT=FILE  at exit, write "name count" for each function (what N can be)
 // Only the program named vitmae is touched (not a shell or `timeout` in between). malloc, calloc and
-// realloc fail with ENOMEM, opendir with EMFILE, readdir with EIO (NULL with errno set).
+// realloc fail with ENOMEM, opendir with EMFILE, readdir with EIO (NULL with errno set), fsync with EIO
+// (what a disk that fails as it writes back gives).
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
@@ -23,8 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { F_MALLOC, F_CALLOC, F_REALLOC, F_OPENDIR, F_READDIR, F_N };
-static const char *const names[F_N] = {"malloc", "calloc", "realloc", "opendir", "readdir"};
+enum { F_MALLOC, F_CALLOC, F_REALLOC, F_OPENDIR, F_READDIR, F_FSYNC, F_N };
+static const char *const names[F_N] = {"malloc", "calloc", "realloc", "opendir", "readdir", "fsync"};
 static atomic_long counts[F_N];
 static int target = -1, own_only, enabled;
 static long fail_at;
@@ -138,4 +139,11 @@ struct dirent *readdir(DIR *d) {
     if (!real) *(void **)&real = dlsym(RTLD_NEXT, "readdir");
     if (fails(F_READDIR, __builtin_return_address(0), SIZE_MAX)) { errno = EIO; return NULL; }
     return real(d);
+}
+
+int fsync(int fd) {
+    static int (*real)(int);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "fsync");
+    if (fails(F_FSYNC, __builtin_return_address(0), SIZE_MAX)) { errno = EIO; return -1; }
+    return real(fd);
 }

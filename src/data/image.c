@@ -1234,12 +1234,13 @@ static int png_encode(PngWrite *w, const uint8_t *px, int width, int height, int
     return 0;
 }
 
-// png_write's staging: a new file at exactly tmp (O_EXCL), removed on failure.
+// png_write's staging: a new file at exactly tmp (io/files.h's file_tmp_create), removed on failure.
 static int png_write_to(const char *tmp, const uint8_t *px, int w, int h, int c, const char *const *text,
                         char *err, size_t errlen) {
-    int fd = w <= 0 || h <= 0 || (c != 1 && c != 3 && c != 4) ? -2 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int fd = w <= 0 || h <= 0 || (c != 1 && c != 3 && c != 4) ? -2 : file_tmp_create(tmp);
     int rc = png_write_fd(fd, px, w, h, c, text, err, errlen);
-    if (rc && fd >= 0) remove(tmp);
+    if (rc && fd >= 0) file_tmp_remove(tmp);
+    else if (rc) file_tmp_forget(tmp);
     return rc;
 }
 
@@ -1265,6 +1266,8 @@ int png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *con
     if (rc && ferror(pw->f) && errno) errno_reason(errno, err, errlen);
     else if (rc) set_err(err, errlen, pw->msg);
     if (fflush(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
+    // On disk before it is renamed into place (io/files.h): else a power cut can leave an empty PNG.
+    if (rc == 0 && fsync(fileno(pw->f)) != 0) { errno_reason(errno, err, errlen); rc = -1; }
     if (fclose(pw->f) != 0 && rc == 0) { errno_reason(errno, err, errlen); rc = -1; }
     free(pw);
     return rc;
@@ -1272,15 +1275,20 @@ int png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *con
 
 int png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
               char *err, size_t errlen) {
-    // Written under a temporary name beside path, then renamed over it: a failed write leaves an
-    // earlier file as it was, and a link at path is replaced, never written through.
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
+    // Written under a temporary name beside path, fsync'd, renamed over it, its folder fsync'd
+    // (io/files.h): a failed write leaves an earlier file as it was, a link at path is replaced, never
+    // written through, and a power cut leaves the earlier file or this one whole.
+    size_t tlen = strlen(path) + FILE_TMP_EXTRA;
+    char *tmp = malloc(tlen);
     if (!tmp) { set_err(err, errlen, "out of memory"); return -1; }
-    static unsigned serial;   // threads of one process write PNGs side by side
-    snprintf(tmp, plen + 32, "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+    file_tmp_name(path, tmp, tlen);
     int rc = png_write_to(tmp, px, w, h, c, text, err, errlen);
-    if (rc == 0 && rename(tmp, path) != 0) { errno_reason(errno, err, errlen); remove(tmp); rc = -1; }
+    if (rc == 0 && file_publish_atomic(tmp, path, err, errlen) != 0) {
+        // err is "PATH: why"; png_write's callers name the path themselves: the reason alone
+        size_t n = strlen(path);
+        if (!strncmp(err, path, n) && err[n] == ':') memmove(err, err + n + 2, strlen(err + n + 2) + 1);
+        rc = -1;
+    }
     free(tmp);
     return rc;
 }

@@ -208,6 +208,37 @@ int file_write_to(const char *tmp, const char *path, const void *data, size_t le
     return file_write_parts_to(tmp, path, &data, &len, 1, err, errlen);
 }
 
+// fsync of the folder that holds path (its first dirlen bytes; 0: the current folder), so that a
+// rename into it outlives a power cut: 0, or errno. A file system that cannot sync a folder (EINVAL)
+// has done what it can.
+static int sync_folder(const char *path, size_t dirlen) {
+    char dir[4200];
+    if (dirlen >= sizeof dir) return ENAMETOOLONG;
+    if (dirlen) memcpy(dir, path, dirlen);
+    else dir[dirlen++] = '.';
+    dir[dirlen] = 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    int e = fsync(fd) && errno != EINVAL && errno != EROFS ? errno : 0;
+    close(fd);
+    return e;
+}
+
+// The length of path's folder part ("DIR/name": 3, "/name": 1, "name": 0).
+static size_t folder_len(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+}
+
+int file_publish_atomic(const char *tmp, const char *path, char *err, size_t errlen) {
+    int e = rename(tmp, path) ? errno : 0;
+    if (e) unlink(tmp);
+    else e = sync_folder(path, folder_len(path));
+    file_tmp_forget(tmp);
+    if (e) snprintf(err, errlen, "%.2000s: %s", path, strerror(e));
+    return e ? -1 : 0;
+}
+
 int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
                             size_t errlen) {
     size_t tlen = strlen(path) + FILE_TMP_EXTRA;
@@ -215,12 +246,8 @@ int file_write_parts_atomic(const char *path, const void *const *parts, const si
     if (!tmp) { snprintf(err, errlen, "%.2000s: out of memory", path); return -1; }
     file_tmp_name(path, tmp, tlen);
     int rc = file_write_parts_to(tmp, path, parts, lens, n, err, errlen);
-    if (!rc && rename(tmp, path)) {
-        snprintf(err, errlen, "%.2000s: %s", path, strerror(errno));
-        unlink(tmp);
-        rc = -1;
-    }
-    file_tmp_forget(tmp);
+    if (!rc) rc = file_publish_atomic(tmp, path, err, errlen);
+    else file_tmp_forget(tmp);
     free(tmp);
     return rc;
 }
@@ -378,6 +405,14 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     // Published whole: the earlier run's files that it did not replace go too, inside the critical
     // section (a stop signal finds the group published and those files gone, or neither).
     for (int s = 0; k == g->n && replace && s < g->nsweeps && !e; s++) e = sweep(g, &g->sweeps[s], at, sizeof at);
+    // The renames made durable (each file was fsync'd as it was written): each folder once.
+    for (int i = 0; k == g->n && !e && i < g->n; i++) {
+        size_t d = folder_len(g->paths[i]);
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = folder_len(g->paths[j]) == d && !strncmp(g->paths[j], g->paths[i], d);
+        if (!seen && (e = sync_folder(g->paths[i], d))) snprintf(at, sizeof at, "%.*s", (int)(d ? d : 1), d ? g->paths[i] : ".");
+    }
     if (k < g->n || e) {
         rc = e == EEXIST && !replace ? FILE_TAKEN : -1;
         if (rc == FILE_TAKEN)

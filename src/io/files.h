@@ -7,12 +7,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
-// Writes len bytes of data to path, replacing what is there. 0 ok, -1 with "PATH: reason" in err.
+// Writes len bytes of data to path, replacing what is there: fsync of the file, rename, fsync of its
+// folder. 0 ok, -1 with "PATH: reason" in err.
 int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 // Writes len bytes of data to a new file at exactly tmp (O_EXCL), fsync'd, bound for path
 // (file_group_publish moves it there); on failure tmp is removed. 0 ok, -1 with "PATH: reason".
 int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen);
+// tmp (a file written whole and fsync'd, as file_write_to's) renamed over path, then path's folder
+// fsync'd: the file is there after a power cut. On failure tmp is removed. tmp's name is no longer
+// kept for the stop signals. 0 ok, -1 with "PATH: reason".
+int file_publish_atomic(const char *tmp, const char *path, char *err, size_t errlen);
 // The same two, of the n buffers parts[i] (lens[i] bytes each) one after another (a header, then data).
 int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
                             size_t errlen);
@@ -86,7 +91,10 @@ void file_group_discard(FileGroup *g);
 // command's: with replace = 0, what is at the paths stays as that command left it (the first path
 // decides between two groups that share it); with replace = 1, the files they had replaced are gone,
 // as when the run had failed before. With replace = 1, the earlier run's files of file_group_sweep go
-// once every file is published (and the group fails when one of them cannot). Returns
+// once every file is published (and the group fails when one of them cannot). Then each folder of the
+// paths is fsync'd once (the files themselves were as they were written: file_write_to, the PNGs of
+// data/image.h), so that what was published is there after a power cut; a folder that cannot be
+// synced fails the group, err "DIR: reason". Returns
 //   0               all published;
 //   FILE_TAKEN      a path exists (replace = 0): err "PATH: exists now (written by another command
 //                   meanwhile); pass --force to replace it";
