@@ -358,6 +358,10 @@ t "25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$tmp/e
    [ "$(grep -c "^vitmae: $tmp/unread2\{0,1\}/bad[12][0-9].png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 20 ] &&
    sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
    [ -s "$tmp/dunread/good.attn.png" ]'
+# The page names every one of them, past the terminal's 20 too.
+t "25 inputs that cannot be read: index.html lists all 25 ($(grep -c "^<li>.*/bad[123][0-9].png: " "$tmp/dunread/index.html"))" \
+  'grep -q "Not drawn by this run (25)" "$tmp/dunread/index.html" &&
+   [ "$(grep -c "^<li>.*/bad[123][0-9].png: not a PNG, JPEG or WebP file</li>$" "$tmp/dunread/index.html")" -eq 25 ]'
 # The same run again is refused in its one line: the bad input's line waits until the outputs pass
 # their checks (docs/interface.md, "Earlier results"; it came first).
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/d" --head mean "$tmp/in" >"$tmp/out" 2>"$tmp/err"; rc=$?
@@ -741,6 +745,21 @@ t "attention --max-pixels 255 of a 16x16 image: exit 1, the image named, nothing
   '[ $rc -eq 1 ] && grep -q "attn_input.png: image 16x16 exceeds --max-pixels 255$" "$tmp/err" && [ -z "$(ls -A "$tmp/mp" 2>/dev/null)" ]'
 run --max-pixels 256 --out "$tmp/mp256" "$img"; rc=$?
 t "attention --max-pixels 256 (its pixel count): drawn, exit 0 ($rc)" '[ $rc -eq 0 ] && [ -s "$tmp/mp256/attn_input.attn.png" ]'
+
+# --force over an earlier run with a bad image among good ones: the new index.html shows this run's
+# files only and names the image it drew nothing of, with why; that image's earlier files stay as the
+# earlier run left them, not linked. The page said nothing of the failed image.
+mkdir "$tmp/fin" && for k in 1 2 3; do cp "$img" "$tmp/fin/g$k.png"; done
+run --out "$tmp/fo" "$tmp/fin"; rc1=$?
+printf 'not a picture' > "$tmp/fin/g2.png"
+run --out "$tmp/fo" --force --head mean "$tmp/fin"; rc=$?
+links=$(grep -o 'href="[^"]*"' "$tmp/fo/index.html" | sed 's/^href="//; s/"$//' | tr '\n' ' ')
+t "attention --force with a bad image: the index links this run's files ($links) and names the bad one (exit $rc1, $rc)" \
+  '[ $rc1 -eq 0 ] && [ $rc -eq 1 ] && [ "$links" = "g1.attn.png g1/layer02-mean.png g3.attn.png g3/layer02-mean.png " ] &&
+   grep -q "<h2 id=\"not-drawn\">Not drawn by this run (1)</h2>" "$tmp/fo/index.html" &&
+   grep -q "<li>$tmp/fin/g2.png: .*</li>" "$tmp/fo/index.html" && [ -s "$tmp/fo/g2/layer02-head00.png" ] &&
+   [ ! -e "$tmp/fo/g1/layer02-head00.png" ]'
+rm -rf "$tmp/fin" "$tmp/fo"
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"

@@ -177,4 +177,28 @@ t "attention, the first map's fsync failing: exit 1, one line naming it (exit $r
    [ ! -e at/0.1 ] && [ ! -e at/0.1.attn.png ] && [ -s at/0.4.attn.png ]'
 rm -rf rq rq0 rq1 at
 
+# attention --force over an earlier run that stops part-way (a full disk: fsync failing with ENOSPC on
+# the second image's map) writes its own index.html, which links exactly the files this run wrote and
+# names the two images it drew nothing of; the earlier page stayed, and linked the first image's
+# earlier maps, which this run had removed. A page that cannot be written under --force removes the
+# earlier one, which would show files this run replaced.
+rm -rf at
+"$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a > /dev/null 2>&1 || { echo "FAILED: attention"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=5 FAULT_ERRNO=28 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 \
+  --out at --force --head mean data/a > got.out 2> got.err; rc=$?
+links=$(grep -o 'href="[^"]*"' at/index.html 2>/dev/null | sed 's/^href="//; s/"$//' | tr '\n' ' ')
+missing=0; for l in $links; do [ -f "at/$l" ] || missing=1; done
+t "attention --force stopped by a full disk: a new index.html with only this run's files ($links), the images not drawn named (exit $rc)" \
+  '[ $rc -eq 1 ] && [ "$links" = "0.1.attn.png 0.1/layer00-mean.png " ] && [ $missing -eq 0 ] &&
+   grep -q "<li>data/a/0.4.png: at/0.4/layer00-mean.png: No space left on device</li>" at/index.html &&
+   grep -q "<li>data/a/0.8.png: not reached: the run stopped before it</li>" at/index.html && grep -q "index at/index.html" got.out'
+rm -rf at
+"$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a > /dev/null 2>&1 || { echo "FAILED: attention"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=13 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 \
+  --out at --force --head mean data/a > got.out 2> got.err; rc=$?
+t "attention --force whose index.html cannot be written: exit 1, one line, the earlier page gone (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ ! -e at/index.html ] && [ -s at/0.8/layer00-mean.png ] &&
+   grep -qx "vitmae: attention: at/index.html: Input/output error (the earlier index.html, which showed files this run replaced, is removed)" got.err'
+rm -rf at
+
 exit $fail

@@ -8,6 +8,7 @@
 //   FAULT_MIN=BYTES   count only allocations of at least BYTES (tables and buffers, not every small string)
 //   FAULT_MAX=BYTES   ... and of at most BYTES (FAULT_MIN=FAULT_MAX: one size, one buffer of a known size)
 //   FAULT_COUNT=FILE  at exit, write "name count" for each function (what N can be)
+//   FAULT_ERRNO=E     the failing call's errno (a number: 28 for ENOSPC) instead of its own below
 // Only the program named vitmae is touched (not a shell or `timeout` in between). malloc, calloc and
 // realloc fail with ENOMEM, opendir with EMFILE, readdir with EIO (NULL with errno set), fsync with EIO
 // (what a disk that fails as it writes back gives).
@@ -29,6 +30,7 @@ static const char *const names[F_N] = {"malloc", "calloc", "realloc", "opendir",
 static atomic_long counts[F_N];
 static int target = -1, own_only, enabled;
 static long fail_at;
+static int fail_errno;   // FAULT_ERRNO, 0: each function's own
 static int fail_on;   // N+
 static size_t min_bytes, max_bytes = SIZE_MAX;
 static uintptr_t own_lo, own_hi;   // the program's own code (its loaded segments)
@@ -54,6 +56,7 @@ __attribute__((constructor)) static void fault_init(void) {
     min_bytes = getenv("FAULT_MIN") ? (size_t)atol(getenv("FAULT_MIN")) : 0;
     if (getenv("FAULT_MAX")) max_bytes = (size_t)atol(getenv("FAULT_MAX"));
     own_only = own && !strcmp(own, "1");
+    fail_errno = getenv("FAULT_ERRNO") ? atoi(getenv("FAULT_ERRNO")) : 0;
     if (own_only) dl_iterate_phdr(find_own, NULL);
     const char *b = strrchr(program_invocation_name, '/');
     enabled = !strcmp(b ? b + 1 : program_invocation_name, "vitmae");
@@ -144,6 +147,6 @@ struct dirent *readdir(DIR *d) {
 int fsync(int fd) {
     static int (*real)(int);
     if (!real) *(void **)&real = dlsym(RTLD_NEXT, "fsync");
-    if (fails(F_FSYNC, __builtin_return_address(0), SIZE_MAX)) { errno = EIO; return -1; }
+    if (fails(F_FSYNC, __builtin_return_address(0), SIZE_MAX)) { errno = fail_errno ? fail_errno : EIO; return -1; }
     return real(fd);
 }

@@ -8,7 +8,8 @@
 //                                layer, head, min, max, colour_scale, ...)
 //   DIR/<stem>.attn.npy          --raw: float32 [depth, heads, T, T], every layer's softmax attention
 //   DIR/<stem>/<map>.npy         --raw: float32 [gh, gw], the map's raw values (NaN = masked patch)
-//   DIR/index.html               links to everything written by this run, with each map's range
+//   DIR/index.html               links to everything written by this run, with each map's range, and
+//                                names the inputs it drew nothing of, with why
 // Colours follow --normalize (src/viz/attnmap.h, attn_map_scale): by default 0 .. the largest value
 // in the layer, so a colour never claims more than the weight it stands for; every bar is labelled
 // with its scale's ends and marks uniform attention (attn_uniform_level: 1/T, less for rollout).
@@ -67,9 +68,10 @@ typedef struct {
     int L;
 } Plan;
 
-// One image's written files (relative to DIR), for index.html.
+// One image's written files (relative to DIR), for index.html; or why it has none (failed).
 typedef struct {
     char *source, *montage;
+    char *failed;                  // this run drew nothing of it: why (the reason of its error line)
     const char *stem;   // owned by the command's StemSet
     char **maps;
     double (*ranges)[5];           // per map: its min and max, its colour scale's ends, its uniform level
@@ -172,14 +174,22 @@ static char *join(const char *a, const char *b) {
 
 // Input files: each INPUT is a file, or a folder scanned like `data` (recursively, sorted).
 // Unusable inputs are counted in *failures, their lines kept in *held (said once the outputs pass their
-// checks: a refused run prints its one line only); an input's own line through unread (cmd/cli.h).
+// checks: a refused run prints its one line only); an input's own line through unread (cmd/cli.h), which
+// names 20. Every one of them, "PATH: why", also goes to *page, for index.html's list of what this run
+// did not draw.
 static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *npaths, int *failures, CliHeld *held,
-                             CliUnread *unread) {
+                             CliUnread *unread, CliHeld *page) {
     char **paths = NULL;
     int n = 0, cap = 0;
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
-        if (stat(inputs[i], &st)) { cli_unread(unread, held, inputs[i], strerror(errno)); (*failures)++; continue; }
+        if (stat(inputs[i], &st)) {
+            const char *why = strerror(errno);
+            cli_unread(unread, held, inputs[i], why);
+            cli_hold(page, inputs[i], "%s", why);
+            (*failures)++;
+            continue;
+        }
         const char **add = NULL;
         int nadd = 0;
         Dataset ds;
@@ -188,10 +198,23 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
             char err[CLI_ERR_MAX];
             DatasetOptions opt = {.max_pixels = max_pixels};
             int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
-            if (src) { cli_hold(held, dataset_err_what(src, inputs[i]), "%s", err); (*failures)++; continue; }
+            if (src) {
+                cli_hold(held, dataset_err_what(src, inputs[i]), "%s", err);
+                cli_hold(page, dataset_err_what(src, inputs[i]), "%s", err);
+                (*failures)++;
+                continue;
+            }
             scanned = 1;
-            for (int k = 0; k < ds.nskipped; k++) { cli_unread(unread, held, ds.skipped[k].path, ds.skipped[k].reason); (*failures)++; }
-            if (ds.n == 0) { cli_hold(held, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored); (*failures)++; }
+            for (int k = 0; k < ds.nskipped; k++) {
+                cli_unread(unread, held, ds.skipped[k].path, ds.skipped[k].reason);
+                cli_hold(page, ds.skipped[k].path, "%s", ds.skipped[k].reason);
+                (*failures)++;
+            }
+            if (ds.n == 0) {
+                cli_hold(held, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+                cli_hold(page, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+                (*failures)++;
+            }
             add = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *add);
             for (int k = 0; add && k < ds.n; k++) add[nadd++] = ds.items[k].path;
         } else {
@@ -210,7 +233,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
         for (int k = 0; room && k < nadd; k++)
             if (!(paths[n] = strdup(add[k]))) room = 0;
             else n++;
-        if (!room) { cli_hold(held, inputs[i], "out of memory"); (*failures)++; }
+        if (!room) { cli_hold(held, inputs[i], "out of memory"); cli_hold(page, inputs[i], "out of memory"); (*failures)++; }
         free(add);
         if (scanned) dataset_free(&ds);
     }
@@ -769,9 +792,13 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
 
 // DIR/index.html, published as io/files.h says (replace: --force). 0, FILE_TAKEN or -1, with err.
 // The page is made in memory and written whole (file_write_to): a disk that fills names its cause,
-// as the images' files do (a write failing inside stdio's buffer read "Input/output error").
-static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, int n, int replace,
-                       char *err, size_t errlen) {
+// as the images' files do (a write failing inside stdio's buffer read "Input/output error"). It shows
+// what this run wrote and nothing else: inputs[i] for i < tried drawn (w[i].montage) or failed
+// (w[i].failed), those from tried on not reached (the run stopped), and before them the inputs the scan
+// could not read (scanned's lines, "PATH: why"); an earlier run's files under the
+// names of the ones not drawn are not linked (docs/interface.md, attention).
+static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, char *const *inputs,
+                       int n, int tried, const CliHeld *scanned, int replace, char *err, size_t errlen) {
     char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
     char *page = NULL;
@@ -830,6 +857,21 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
             fputs("</figcaption></figure>\n", f);
         }
         fputs("</div>\n", f);
+    }
+    int missed = scanned->n;
+    for (int i = 0; i < n; i++) missed += !w[i].montage;
+    if (missed) {
+        fprintf(f, "<h2 id=\"not-drawn\">Not drawn by this run (%d)</h2>\n<p>This run wrote none of these "
+                "inputs' files; files of an earlier run under their names, if any, are as that run left them "
+                "and are not shown here.</p>\n<ul class=\"failed\">\n", missed);
+        for (int i = 0; i < scanned->n; i++) { fputs("<li>", f); html_text(f, scanned->lines[i]); fputs("</li>\n", f); }
+        for (int i = 0; i < n; i++) {
+            if (w[i].montage) continue;
+            fputs("<li>", f); html_text(f, inputs[i]); fputs(": ", f);
+            html_text(f, w[i].failed ? w[i].failed : i >= tried ? "not reached: the run stopped before it" : "failed");
+            fputs("</li>\n", f);
+        }
+        fputs("</ul>\n", f);
     }
     fputs("</body></html>\n", f);
     int bad = ferror(f);
@@ -960,6 +1002,7 @@ int cmd_attention(int argc, char **argv) {
     Written *written = NULL;
     StemSet stems = {.first_suffix = 2, .suffixes = kinds, .reserved = index_name};
     CliHeld held = {0};
+    CliHeld scanned = {0};   // every input the scan could not read ("PATH: why"), for index.html
     int *keep = NULL;
     uint8_t *removed = NULL;
     float *view = NULL;
@@ -1073,7 +1116,7 @@ int cmd_attention(int argc, char **argv) {
 
     int failures = 0;
     CliUnread unread = {0};   // the inputs that cannot be read: 20 named, then a count (cmd/cli.h)
-    paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures, &held, &unread);
+    paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures, &held, &unread, &scanned);
     file_test_gate("VITMAE_FAULT_HOLD_AFTER_SCAN");   // tests: folders changed between the scan and the reads
     written = calloc((size_t)(npaths ? npaths : 1), sizeof *written);
     if (!written) { cli_error("attention", "out of memory"); goto out; }
@@ -1099,13 +1142,16 @@ int cmd_attention(int argc, char **argv) {
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    int tried = 0;   // the inputs the loop reached
     for (int i = 0; i < npaths && !taken && !full; i++) {
+        tried = i + 1;
         Image photo;
         if (image_load(paths[i], max_pixels, &photo, err, sizeof err) ||
             image_view(&photo, S, cfg->in_chans, view, err, sizeof err)) {
             if (photo.px) image_free(&photo);
             if (!output_input_gone(paths[i], gone, sizeof gone)) cli_unread(&unread, NULL, paths[i], err);
             failures++;
+            written[i].failed = strdup(err);
             full = image_why_is_resource(err) ? OUTPUT_STOP_MEMORY : 0;
             continue;
         }
@@ -1116,6 +1162,7 @@ int cmd_attention(int argc, char **argv) {
             cli_error(paths[i], "the output names %s/%s/... would pass the 4096-byte path limit (a shorter --out)",
                       out_dir, w->stem);
             failures++;
+            w->failed = strdup("its output names would pass the 4096-byte path limit");
             image_free(&photo);
             continue;
         }
@@ -1126,7 +1173,13 @@ int cmd_attention(int argc, char **argv) {
         // Nothing of a failed image stays, so that a retry needs no --force. Files another command
         // wrote meanwhile stay its own, and this run stops: that command is writing in DIR.
         if (n < 0 && taken) { cli_error(NULL, "%s", err); failures++; break; }
-        if (n < 0) { cli_error(paths[i], "%s", err); failures++; full = output_stop_kind(err); continue; }
+        if (n < 0) {
+            cli_error(paths[i], "%s", err);
+            failures++;
+            full = output_stop_kind(err);
+            w->failed = strdup(err);
+            continue;
+        }
         cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
         nimages++;
         nmaps += n;
@@ -1135,12 +1188,24 @@ int cmd_attention(int argc, char **argv) {
     cli_unread_end(&unread, NULL);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     // No page for a run that drew nothing: it would only stand in the way of the retry (--force); nor
-    // for one that met another command's files (its page is that command's).
+    // for one that met another command's files (its page is that command's). A run that stopped (a
+    // full disk) writes its page too: under --force an earlier page would link maps this run removed.
     output_report_stop("attention", full, out_dir, nimages, npaths);
-    int index_rc = nimages > 0 && !taken && !full ? write_index(out_dir, ckpt_path, &plan, written, npaths, force, err, sizeof err) : -2;
+    int index_rc = nimages > 0 && !taken
+                       ? write_index(out_dir, ckpt_path, &plan, written, paths, npaths, tried, &scanned, force, err, sizeof err)
+                       : -2;
     int index_ok = index_rc == 0;
     if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }
-    else if (index_rc == -1) { cli_error("attention", "%s", err); failures++; }
+    else if (index_rc == -1) {
+        // Under --force an earlier page stays only where it still describes the folder: it would link
+        // maps this run removed (an image drawn again) and miss the ones it wrote.
+        char page[4200];
+        struct stat st;
+        snprintf(page, sizeof page, "%s/index.html", out_dir);
+        int drop = force && lstat(page, &st) == 0 && S_ISREG(st.st_mode) && unlink(page) == 0;
+        cli_error("attention", "%s%s", err, drop ? " (the earlier index.html, which showed files this run replaced, is removed)" : "");
+        failures++;
+    }
     cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s", nimages, nimages == 1 ? "" : "s", nmaps,
             nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, index_ok ? "; index " : "",
             index_ok ? out_dir : "", index_ok ? "/index.html" : "");
@@ -1148,7 +1213,7 @@ int cmd_attention(int argc, char **argv) {
 out:
     if (status) output_mkdir_undo(&made);   // only while empty: the images drawn keep it
     for (int i = 0; written && i < npaths; i++) {
-        free(written[i].source); free(written[i].montage);
+        free(written[i].source); free(written[i].montage); free(written[i].failed);
         for (int k = 0; k < written[i].nmaps; k++) free(written[i].maps[k]);
         free(written[i].maps);
         free(written[i].ranges);
@@ -1156,6 +1221,7 @@ out:
     free(written);
     stem_set_free(&stems);
     cli_held_free(&held);
+    cli_held_free(&scanned);
     for (int i = 0; i < npaths; i++) free(paths[i]);
     free(paths);
     free(keep); free(removed); free(view);
