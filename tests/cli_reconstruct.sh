@@ -465,6 +465,32 @@ t "a UTF-8 name read back from the panel's Source ($rc: $(png_texts "$tmp/u8out/
   '[ $rc -eq 0 ] && png_texts "$tmp/u8out/q\"<&.recon.png" | grep -qxF "Source=$tmp/é日本/q\"<&.png"'
 t "a name that is not UTF-8: U+FFFD in the panel's Source ($(png_texts "$tmp/u8out/$(printf 'x\377y').recon.png" | grep Source))" \
   'png_texts "$tmp/u8out/$(printf "x\377y").recon.png" | grep -qxF "Source=$tmp/é日本/x�y.png"'
+# A name with control characters (a newline, \x01, a C1 control U+009B) and a backslash: PNG allows
+# no control character in a text chunk but a linefeed (tEXt is Latin-1 text, iTXt UTF-8 text), and the
+# panel's Source and Title held the name's bytes raw. They are written out as on stdout (\n, \xHH,
+# \xc2\xHH, \\): no chunk holds a control character, and Source reads back as the stdout line writes it.
+# png_controls PNG: the text chunks holding a control character other than a linefeed... or any.
+png_controls() { python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read(); i = 8
+while i < len(b):
+    n, kind = struct.unpack(">I4s", b[i:i + 8]); d = b[i + 8:i + 8 + n]; i += 12 + n
+    if kind in (b"tEXt", b"iTXt"):
+        k, v = d.split(b"\0", 1)
+        if kind == b"iTXt": v = v[2:].split(b"\0", 2)[2].decode("utf-8")
+        else: v = v.decode("latin-1")
+        if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in v): print(kind.decode(), k.decode("latin-1"))
+' "$1"; }
+mkdir -p "$tmp/ctl"
+"$mk" png "$tmp/ctl/$(printf 'a\nb\001c\\d')é.png" --size 16 > /dev/null
+"$mk" png "$tmp/ctl/$(printf 'e\tf\302\233g').png" --size 16 > /dev/null
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/ctlout" "$tmp/ctl" > "$tmp/out" 2> "$tmp/err"; rc=$?
+p1="$tmp/ctlout/$(printf 'a\nb\001c\\d')é.recon.png"; p2="$tmp/ctlout/$(printf 'e\tf\302\233g').recon.png"
+t "control characters in a name: no text chunk holds one ($rc: $(png_controls "$p1" | tr '\n' ' ')$(png_controls "$p2" | tr '\n' ' ')), Source as stdout writes it ($(png_texts "$p1" | grep Source | tr '\n' ' '))" \
+  '[ $rc -eq 0 ] && [ -s "$p1" ] && [ -s "$p2" ] && [ -z "$(png_controls "$p1")" ] && [ -z "$(png_controls "$p2")" ] &&
+   png_texts "$p1" | grep -qxF "Source=$tmp/ctl/a\\nb\\x01c\\\\dé.png" &&
+   png_texts "$p2" | grep -qxF "Source=$tmp/ctl/e\\tf\\xc2\\x9bg.png" &&
+   [ "$(/usr/bin/python3 -c "import sys; from PIL import Image; print(Image.open(sys.argv[1]).text[\"Source\"])" "$p1")" = "$tmp/ctl/a\\nb\\x01c\\\\dé.png" ]'
 # ... and its title line is drawn, the name with U+FFFD (cairo draws nothing of a string that is not
 # UTF-8: the panel had no title). title_ink PNG: the spread of the values of its first 12 rows.
 title_ink() { "$VITMAE_TOOLS/imgdump" "$1" "$tmp/title.npy" && python3 -c '

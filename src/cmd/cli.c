@@ -29,25 +29,7 @@ void cli_defer(int on) { deferring = on && dist_active(); }
 
 // The rule of put_line below, a character at a time (cli.h).
 size_t cli_escape_at(const char *text, char out[9], size_t *used) {
-    const unsigned char *p = (const unsigned char *)text;
-    unsigned char c = p[0];
-    int n = utf8_seq_len(text);
-    *used = n > 1 ? (size_t)n : 1;
-    if (n == 2 && c == 0xc2 && p[1] <= 0x9f) {   // a C1 control, U+0080..U+009F in UTF-8
-        snprintf(out, 9, "\\xc2\\x%02x", p[1]);
-        return 8;
-    }
-    if (n > 1) return 0;   // another character: printable
-    // A byte of 0x80..0x9F outside a valid sequence: a C1 control to an 8-bit terminal.
-    if (c >= 0x20 && c != 0x7f && c != '\\' && (n == 1 || c < 0x80 || c > 0x9f)) return 0;
-    if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
-        out[0] = '\\';
-        out[1] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
-        out[2] = 0;
-        return 2;
-    }
-    snprintf(out, 9, "\\x%02x", c);
-    return 4;
+    return text_escape_at(text, out, used);
 }
 
 // prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH; a C1 control,

@@ -136,12 +136,7 @@ void cli_hold_skipped(CliHeld *h, const Dataset *ds);
 // "Validation"), after "<command> --val-frac: ".
 #define VAL_PAIR_REFUSAL "give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains " \
     "and --val-frac would be ignored"
-// How those lines write the character at text: \n, \t, \r or \xHH for a control character (a byte
-// below 0x20, and 0x7f), \xc2\xHH for a C1 control (U+0080..U+009F, the two bytes C2 80..C2 9F of
-// UTF-8, which a terminal obeys as it obeys ESC: U+009B is ESC [), \xHH for a byte of 0x80..0x9F
-// that is not part of valid UTF-8 (an 8-bit terminal's C1 control), \\ for a backslash, into out
-// (NUL-ended), returning its length; 0 (out untouched) when the *used bytes at text (a character,
-// 1 to 4 bytes) are written as they are. *used: the bytes of text it stands for. attention's
+// How those lines write the character at text: io/json.h's text_escape_at (the one rule). attention's
 // index.html and embed's FEATS.txt write names so too.
 size_t cli_escape_at(const char *text, char out[9], size_t *used);
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written

@@ -1118,7 +1118,7 @@ typedef struct {
     png_structp png;
     png_infop info;
     png_text *texts;
-    char **utf8;      // the iTXt values, as UTF-8 (utf8_clean)
+    char **utf8;      // the values as written (text_escape)
     int ntext;
     uint8_t *rows, *z;   // the filtered rows and their zlib stream (png_encode)
     struct libdeflate_compressor *zc;
@@ -1178,22 +1178,23 @@ static size_t png_idat(PngWrite *w, const uint8_t *px, int width, int height, in
     return libdeflate_zlib_compress(w->zc, w->rows, n, w->z, bound);
 }
 
-// A text chunk's value: tEXt when it is ASCII; else iTXt, the one text chunk that holds UTF-8 (a tEXt
-// is Latin-1, so PIL and exiftool read a UTF-8 name there as mojibake: "é" as "Ã©"), with bytes that
-// are not UTF-8 written as U+FFFD, as JSON outputs write them (docs/interface.md, "Names that are not
-// UTF-8"). 0 ok, -1 out of memory.
+// A text chunk's value, as PNG allows it: a tEXt chunk holds Latin-1 and a linefeed, no other control
+// character, and an iTXt chunk is the one that holds UTF-8 (PIL and exiftool read a UTF-8 name in a
+// tEXt as mojibake: "é" as "Ã©"). So the value is written as io/json.h's text_escape writes it (bytes
+// that are not UTF-8 as U+FFFD, as JSON outputs write them: docs/interface.md, "Names that are not
+// UTF-8"; control characters and backslashes as on stdout: \n, \t, \xHH, \\), then as tEXt when
+// that is ASCII, else as iTXt. 0 ok, -1 out of memory.
 static int png_text_set(PngWrite *w, int i, const char *key, const char *value) {
     png_text *t = &w->texts[i];
-    t->key = (png_charp)(uintptr_t)key;   // libpng does not modify them
+    t->key = (png_charp)(uintptr_t)key;   // libpng does not modify it
+    if (!(w->utf8[i] = text_escape(value))) return -1;
     t->compression = PNG_TEXT_COMPRESSION_NONE;
-    t->text = (png_charp)(uintptr_t)value;
-    t->text_length = strlen(value);
-    const unsigned char *u = (const unsigned char *)value;
+    t->text = w->utf8[i];
+    t->text_length = strlen(w->utf8[i]);
+    const unsigned char *u = (const unsigned char *)w->utf8[i];
     while (*u && *u < 0x80) u++;
     if (!*u) return 0;
-    if (!(w->utf8[i] = utf8_clean(value))) return -1;
     t->compression = PNG_ITXT_COMPRESSION_NONE;
-    t->text = w->utf8[i];
     t->text_length = 0;
     t->itxt_length = strlen(w->utf8[i]);
     t->lang = NULL;

@@ -52,8 +52,10 @@ int  image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char
 int  image_orient(Image *im, int orientation);
 
 // Writes an 8-bit PNG: px [h][w][c], c = 1 (grey), 3 (RGB) or 4 (RGBA). text: NULL or
-// {key, value, key, value, ..., NULL} stored as text chunks (keys 1-79 Latin-1 characters): tEXt for
-// an ASCII value, iTXt (UTF-8; bytes that are not UTF-8 as U+FFFD) for any other.
+// {key, value, key, value, ..., NULL} stored as text chunks (keys 1-79 Latin-1 characters), each value
+// as io/json.h's text_escape writes it (bytes that are not UTF-8 as U+FFFD; control characters and
+// backslashes as \n, \t, \xHH, \\, as on stdout: PNG allows no control character but a linefeed):
+// tEXt when that is ASCII, iTXt (UTF-8) else.
 // Written under a temporary name, then renamed over path: a failed write leaves no partial file and
 // an earlier file as it was; a link at path is replaced, not written through. 0 ok, -1 error.
 int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,

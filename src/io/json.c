@@ -58,6 +58,51 @@ static int seq_len(const unsigned char *s) {
 
 int utf8_seq_len(const char *s) { return seq_len((const unsigned char *)s); }
 
+size_t text_escape_at(const char *text, char out[9], size_t *used) {
+    const unsigned char *p = (const unsigned char *)text;
+    unsigned char c = p[0];
+    int n = utf8_seq_len(text);
+    *used = n > 1 ? (size_t)n : 1;
+    if (n == 2 && c == 0xc2 && p[1] <= 0x9f) {   // a C1 control, U+0080..U+009F in UTF-8
+        snprintf(out, 9, "\\xc2\\x%02x", p[1]);
+        return 8;
+    }
+    if (n > 1) return 0;   // another character: printable
+    // A byte of 0x80..0x9F outside a valid sequence: a C1 control to an 8-bit terminal.
+    if (c >= 0x20 && c != 0x7f && c != '\\' && (n == 1 || c < 0x80 || c > 0x9f)) return 0;
+    if (c == '\\' || c == '\n' || c == '\t' || c == '\r') {
+        out[0] = '\\';
+        out[1] = c == '\\' ? '\\' : c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        out[2] = 0;
+        return 2;
+    }
+    snprintf(out, 9, "\\x%02x", c);
+    return 4;
+}
+
+char *text_escape(const char *s) {
+    char *clean = utf8_clean(s);
+    if (!clean) return NULL;
+    size_t n = 1;
+    for (const char *p = clean; *p;) {
+        char esc[9];
+        size_t used, k = text_escape_at(p, esc, &used);
+        n += k ? k : used;
+        p += used;
+    }
+    char *out = malloc(n), *o = out;
+    for (const char *p = clean; out && *p;) {
+        char esc[9];
+        size_t used, k = text_escape_at(p, esc, &used);
+        memcpy(o, k ? esc : p, k ? k : used);
+        o += k ? k : used;
+        p += used;
+    }
+    if (out) *o = 0;
+    free(clean);
+    return out;
+}
+
 int utf8_valid(const char *s) {
     for (const unsigned char *u = (const unsigned char *)s; *u;) {
         int n = seq_len(u);

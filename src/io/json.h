@@ -30,6 +30,18 @@ int utf8_first_invalid(char *const *names, int n);
 // bytes.decode("utf-8", "replace") replaces it (one U+FFFD for each maximal subpart); NULL when out of
 // memory.
 char *utf8_clean(const char *s);
+// How a line of text shows the character at text: \n, \t, \r or \xHH for a control character (a byte
+// below 0x20, and 0x7f), \xc2\xHH for a C1 control (U+0080..U+009F, the two bytes C2 80..C2 9F of
+// UTF-8, which a terminal obeys as it obeys ESC: U+009B is ESC [), \xHH for a byte of 0x80..0x9F
+// that is not part of valid UTF-8 (an 8-bit terminal's C1 control), \\ for a backslash, into out
+// (NUL-ended), returning its length; 0 (out untouched) when the *used bytes at text (a character,
+// 1 to 4 bytes) are written as they are. *used: the bytes of text it stands for. The commands'
+// lines (cmd/cli.h, cli_escape_at), attention's index.html, embed's FEATS.txt and PNG text chunks
+// (data/image.h) write names so.
+size_t text_escape_at(const char *text, char out[9], size_t *used);
+// A malloc'ed copy of s, utf8_clean'ed, then every character written as text_escape_at writes it:
+// UTF-8 with no control character; NULL when out of memory.
+char *text_escape(const char *s);
 // A name read from inside a file (a checkpoint's tensor names, metadata keys and values, a dtype) as
 // a message shows it: what is not valid UTF-8 as U+FFFD (as utf8_clean), and a name longer than
 // UTF8_CLIP_MAX bytes so written cut to the whole characters of its first UTF8_CLIP_MAX bytes, then
