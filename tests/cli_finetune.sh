@@ -25,7 +25,12 @@ t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,los
 # finetune said nothing of the 3 images its val_top1 was measured on.
 t "a held-out split of 3 images: the warning, as train's" \
   'grep -qxF "vitmae: warning: only 3 validation images (--val-frac 0.05 of 150): the validation loss and top-1 will be noisy; pass --val DIR or a larger --val-frac" "$dir/log"'
-t "val_top1 is a fraction" 'awk -F, "NR > 1 && \$6 != \"\" { n++; if (\$6 < 0 || \$6 > 1) bad = 1 } END { exit !(n == 2 && !bad) }" "$dir/run/metrics.csv"'
+t "val_top1 is a fraction" 'awk -F, "NR > 1 && \$6 != \"\" { n++; if (\$6 < 0 || \$6 > 1) bad = 1 } END { exit !(n == 3 && !bad) }" "$dir/run/metrics.csv"'
+# The first row is step 0, as train's (docs/interface.md, section 5): the model before any step, its
+# validation loss and top-1 with the first step's lr, elapsed 0, no loss nor img/s. It started at step 1,
+# so the curves had no starting point.
+t "step-0 row: validation before any step, as train's ($(sed -n 2p "$dir/run/metrics.csv"))" \
+  'sed -n 2p "$dir/run/metrics.csv" | grep -qx "0,0,[0-9.e-]*,,[0-9.]*,[0-9.]*,,0.00" && grep -q "^step 0: val loss [0-9.]*, val top-1 [0-9.]*% (3 images)$" "$dir/log"'
 t "checkpoint has timm names and classes" 'python3 - "$dir/run/checkpoint.safetensors" <<PY
 import json, struct, sys
 b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
@@ -408,12 +413,27 @@ meta["train_state"] = json.dumps(s); del meta["crc32"]
 st.write(sys.argv[2], tensors, meta)
 PY
 }
-for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0; do
+for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 seed=-1 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0; do
   rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" "$edit"
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/ed/checkpoint.safetensors: cannot resume: train_state: .${edit%%=*}. missing or out of range$" "$dir/err"'
 done
+# A classifier's checkpoint with its AdamW moments removed (to share it) classifies; finetune --resume
+# alone refuses it, naming the moments (before, classify said "missing tensor 'optimizer.exp_avg...").
+rm -rf "$dir/nom" && mkdir "$dir/nom" && strip_moments "$dir/t2/checkpoint-6.safetensors" "$dir/nom/checkpoint.safetensors"
+"$VITMAE" classify --ckpt "$dir/nom/checkpoint.safetensors" "$dir/data/circle/00000.png" > /dev/null 2> "$dir/err"; rc=$?
+t "moments removed: classify reads the weights ($rc: $(head -n 1 "$dir/err"))" '[ $rc -eq 0 ]'
+"$VITMAE" finetune --resume "$dir/nom" > /dev/null 2> "$dir/err"; rc=$?
+t "moments removed: finetune --resume refused in one line naming them, nothing written ($rc: $(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/nom")" = checkpoint.safetensors ] &&
+   grep -q "^vitmae: .*/nom/checkpoint.safetensors: cannot resume: its AdamW moments (optimizer.exp_avg.\*, optimizer.exp_avg_sq.\*) were removed" "$dir/err"'
+# A step past the run's total_steps was "inconsistent values": it names the field now, as each range does.
+rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" step=13
+"$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
+t "edited train_state (step=13 of 12): exit 1, one line, nothing written ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/ed")" = checkpoint.safetensors ] &&
+   grep -q "^vitmae: .*/ed/checkpoint.safetensors: cannot resume: train_state: .step. out of range: 13 is past .total_steps. 12$" "$dir/err"'
 for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" "$edit"
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?

@@ -12,6 +12,7 @@ fail=0
 scratch dir
 cd "$dir" || exit 1
 mpi_setup
+mpi_need_shm cli_mpi_oom.sh   # else SKIP, said (tests/lib.sh)
 shim="$VITMAE_TOOLS/fault.so"
 export GOMP_SPINCOUNT=1000   # no run again of vitmae by itself (cmd/main.c): one process to count in
 

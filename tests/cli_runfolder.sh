@@ -188,8 +188,9 @@ cp "$dir/first.safetensors" "$dir/mix/own.safetensors"
 t "a copy of the folder's own checkpoint resumes there ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ]'
 
 # A train_state edited by hand (the checksum covers the data, not the header): a cadence of 0 or
-# 0.5, or a mask ratio of 1.75, is refused in one line, never a crash.
-for edit in ckpt_every=0 log_every=0.5 mask_ratio=1.75; do
+# 0.5, a mask ratio of 1.75, a seed below 0 (--seed's range; it resumed) or a step past the run's
+# total_steps (it said "inconsistent step/batch") is refused in one line, never a crash, nothing written.
+for edit in ckpt_every=0 log_every=0.5 mask_ratio=1.75 seed=-1 step=7; do
   rm -rf "$dir/ed" && mkdir "$dir/ed"
   python3 - "$dir/first.safetensors" "$dir/ed/checkpoint.safetensors" "$edit" <<'PY'
 import sys, struct, json
@@ -201,9 +202,31 @@ hb = json.dumps(h).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
 PY
   "$VITMAE" train --resume "$dir/ed" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
-  t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*train_state: .$(echo $edit | cut -d= -f1). missing or out of range" "$dir/err"'
+  t "edited train_state ($edit): exit 1, one line, nothing written ($(head -n 1 "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/ed")" = checkpoint.safetensors ] &&
+     grep -q "^vitmae: .*train_state: .$(echo $edit | cut -d= -f1). \(missing or out of range$\|out of range: 7 is past .total_steps. 6$\)" "$dir/err"'
 done
+# A checkpoint whose AdamW moments were all removed (two thirds of the file; users strip them to share
+# the weights, as MAE's released files are) was refused by every reader, eval and info included:
+# "missing tensor 'optimizer.exp_avg.cls_token' (train_state is present, so AdamW moments are required)".
+# Its weights load for every use; --resume alone refuses it, in one line that names the moments, writing
+# nothing. A file with some moments and not others is damaged: still refused by every reader.
+rm -rf "$dir/nom" && mkdir "$dir/nom" && strip_moments "$dir/first.safetensors" "$dir/nom/checkpoint.safetensors"
+"$VITMAE" eval --ckpt "$dir/nom/checkpoint.safetensors" --data "$dir/moved" > "$dir/out" 2> "$dir/err"; rc=$?
+t "moments removed: eval reads the weights ($rc: $(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && grep -q "^loss=" "$dir/out"'
+"$VITMAE" info "$dir/nom/checkpoint.safetensors" > "$dir/out" 2> "$dir/err"; rc=$?
+t "moments removed: info says it cannot resume ($rc: $(grep "train state" "$dir/out"))" \
+  '[ $rc -eq 0 ] && grep -q "^  train state  (AdamW moments removed: cannot resume; the weights load for every other use)$" "$dir/out"'
+"$VITMAE" train --init "$dir/nom/checkpoint.safetensors" --data "$dir/moved" --steps 2 --batch 8 --threads 2 --out "$dir/nom-init" > /dev/null 2> "$dir/err"; rc=$?
+t "moments removed: train --init starts from its weights ($rc: $(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/nom-init/checkpoint.safetensors")" = 2 ]'
+"$VITMAE" train --resume "$dir/nom" --steps 8 > /dev/null 2> "$dir/err"; rc=$?
+t "moments removed: --resume refused in one line naming them, nothing written ($rc: $(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/nom")" = checkpoint.safetensors ] &&
+   grep -q "^vitmae: .*/nom/checkpoint.safetensors: cannot resume: its AdamW moments (optimizer.exp_avg.\*, optimizer.exp_avg_sq.\*) were removed" "$dir/err"'
+strip_moments "$dir/first.safetensors" "$dir/nom/half.safetensors" exp_avg_sq
+"$VITMAE" eval --ckpt "$dir/nom/half.safetensors" --data "$dir/moved" > /dev/null 2> "$dir/err"; rc=$?
+t "exp_avg_sq alone removed: a damaged file, refused ($rc: $(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -q "half.safetensors: missing tensor .optimizer.exp_avg_sq.cls_token. (the file holds other AdamW moments" "$dir/err"'
 # Snapshot names are read as vitmae writes them: a user's copy "checkpoint-04.safetensors" was step 4
 # (pruning then removed the run's checkpoint-4 and kept the copy), "checkpoint-012.safetensors" step 12,
 # and a name with a step past a long (sscanf's %ld; undefined there) the newest snapshot: a resume in

@@ -35,6 +35,26 @@ mpi_setup() {
   mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
 }
 mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
+# mpi_need_shm NAME: ends the test NAME with one line "SKIP: NAME: WHY ...", exit 0, when /dev/shm is
+# missing, not writable or has less than 64 MB free. OpenMPI backs its shared-memory transport there
+# (4 MB a rank) and vitmae checks its room before it makes the shared gradient window (src/dist/dist.c,
+# docs/distributed.md); on a machine without it OpenMPI warned on stderr and vitmae went on as messages,
+# so checks of empty stderr and of "combined through shared memory" failed with nothing saying why.
+mpi_need_shm() {
+  _why=
+  if [ ! -d /dev/shm ]; then _why="there is no /dev/shm"
+  elif [ ! -w /dev/shm ]; then _why="/dev/shm is not writable"
+  else
+    _kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+    case "$_kb" in
+      ''|*[!0-9]*) _why="the free room in /dev/shm cannot be read (df -Pk /dev/shm)" ;;
+      *) [ "$_kb" -ge 65536 ] || _why="/dev/shm has $((_kb / 1024)) MB free, less than the 64 MB these runs need" ;;
+    esac
+  fi
+  [ -z "$_why" ] && return 0
+  echo "SKIP: $1: $_why (OpenMPI's shared-memory transport and vitmae's shared gradient window live there)"
+  exit 0
+}
 
 # Test gates (docs/testing.md, "Fault injection"): a command run with VITMAE_FAULT_HOLD_<POINT>=PATH
 # makes PATH.held when it reaches that point and waits there until PATH exists. wait_gate PATH PID:
@@ -121,6 +141,17 @@ tensors, meta = st.read(sys.argv[1]); shape, a = tensors["pos_embed"]
 tensors["pos_embed"] = (shape, [3e38 if k % 2 else -3e38 for k in range(len(a))]); del meta["crc32"]
 st.write(sys.argv[2], tensors, meta)
 PY
+}
+# strip_moments SRC DST [exp_avg_sq]: SRC without its AdamW moments (every optimizer.* tensor, as a user
+# strips them to share the weights), or without the exp_avg_sq ones alone (a damaged file); train_state kept.
+strip_moments() { python3 - "$@" <<'PY2'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1]); meta.pop("crc32", None)
+prefix = "optimizer." + (sys.argv[3] + "." if len(sys.argv) > 3 else "")
+st.write(sys.argv[2], {k: v for k, v in tensors.items() if not k.startswith(prefix)}, meta)
+PY2
 }
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
 # ink PNG X0 X1 Y0 Y1 NPY: the spread (max - min, 0..1) of the values in columns X0..X1-1 of rows Y0..Y1-1

@@ -628,7 +628,7 @@ static void test_config_json(void) {
 }
 
 // A checkpoint built tensor by tensor so single things can be wrong.
-enum { DROP_NONE, DROP_ONE, DROP_DECODER, DROP_ONE_DECODER, BAD_SHAPE, DROP_MOMENT, PREFIX_MODULE };
+enum { DROP_NONE, DROP_ONE, DROP_DECODER, DROP_ONE_DECODER, BAD_SHAPE, DROP_MOMENT, DROP_MOMENTS, PREFIX_MODULE };
 static void write_custom(const char *path, const MaeConfig *cfg, const float *p, int how,
                          const char *cfg_json, const char *format, const char *train_state) {
     MaeTensor tab[64];
@@ -646,7 +646,7 @@ static void write_custom(const char *path, const MaeConfig *cfg, const float *p,
         if (how == BAD_SHAPE && !strcmp(tab[i].name, "pos_embed")) { t.shape[1] = 1; t.shape[2] = tab[i].shape[1] * tab[i].shape[2]; }
         st[k++] = t;
     }
-    if (train_state)
+    if (train_state && how != DROP_MOMENTS)
         for (int i = 0; i < n; i++) {
             if (how == DROP_MOMENT && i == 3) continue;
             snprintf(names[i], 96, "optimizer.exp_avg.%.63s", tab[i].name);
@@ -717,10 +717,28 @@ static void test_checkpoint_rules(void) {
     expect_load_fails(path, "tensor 'cls_token' has shape [1, 1, 8], the config needs [1, 1, 12]", "config/tensor mismatch");
     free(oj);
 
-    // No format, no crc32, no train_state, an unknown extra tensor: loads (converted files).
-    write_custom(path, &cfg, p, DROP_NONE, cj, NULL, NULL);
     Checkpoint ck;
     char err[512];
+    // train_state with every moment removed (a user shares the weights alone): the weights load by each
+    // reader, has_moments 0 (a resume refuses it, cmd/train_state.c); it was "missing tensor
+    // 'optimizer.exp_avg.cls_token' (train_state is present, so AdamW moments are required)".
+    write_custom(path, &cfg, p, DROP_MOMENTS, cj, "vitmae", "{\"step\":1}");
+    for (int mode = 0; mode < 3; mode++) {
+        err[0] = 0;
+        int lrc = mode == 0 ? ckpt_load(path, &ck, err, sizeof err) : mode == 1 ? ckpt_load_weights(path, &ck, err, sizeof err)
+                                                                   : ckpt_load_encoder(path, &ck, err, sizeof err);
+        CHECK(lrc == 0, "moments removed, reader %d: loads (%s)", mode, err);
+        if (lrc) continue;
+        CHECK(!ck.has_moments && !ck.exp_avg && !ck.exp_avg_sq && ck.train_state && !strcmp(ck.train_state, "{\"step\":1}") &&
+              !memcmp(ck.params, p, (mode == 2 ? 1 : n) * 4), "moments removed, reader %d: weights and train_state, no moments", mode);
+        ckpt_free(&ck);
+    }
+    write_custom(path, &cfg, p, DROP_NONE, cj, "vitmae", "{\"step\":1}");
+    CHECK(ckpt_load_weights(path, &ck, err, sizeof err) == 0 && ck.has_moments == 1 && !ck.exp_avg, "moments kept: has_moments 1 (%s)", err);
+    ckpt_free(&ck);
+
+    // No format, no crc32, no train_state, an unknown extra tensor: loads (converted files).
+    write_custom(path, &cfg, p, DROP_NONE, cj, NULL, NULL);
     CHECK(ckpt_load(path, &ck, err, sizeof err) == 0, "file without format: %s", err);
     CHECK(memcmp(ck.params, p, n * 4) == 0, "params of a file without format");
     ckpt_free(&ck);

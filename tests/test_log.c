@@ -157,6 +157,13 @@ int main(void) {
         // At a unit's edge the unit is the one the printed figure reads at least 1 in: 995 ms is the
         // double just below 0.995 s, which prints "0.99" (it read "0.99 s").
         {995.0, "995.00 ms"}, {0.995, "995.00 us"}, {999.995, "1.00 s"}, {0.000995, "995.00 ns"},
+        // What no clock gives, said sanely: not a number or infinite (a time over 0 steps) "unknown", not
+        // "nan ms" or "inf s"; below 0 (a clock stepped back) and -0 as 0, not "-5.00 ms" or "-0.00 ms"; a
+        // thousand years and more in significant digits (%.2f's 30 digits were cut short: another
+        // number), and a denormal too ("0.0000000000000000 ns").
+        {NAN, "unknown"}, {INFINITY, "unknown"}, {-INFINITY, "unknown"}, {-5.0, "0.00 ms"}, {-0.0, "0.00 ms"},
+        {3.2e13, "3.2e+10 s"}, {1e300, "1e+297 s"}, {3.19e13, "31900000000.00 s"}, {5e-320, "5e-314 ns"},
+        {1e-21, "0.0000000000000010 ns"},
     };
     for (size_t k = 0; k < sizeof times / sizeof times[0]; k++) {
         format_time_ms(times[k].ms, d, sizeof d);

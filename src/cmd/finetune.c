@@ -146,7 +146,7 @@ static const StateField FT_FIELDS[] = {
     {"step", STATE_LONG, offsetof(FtState, step), 0, 1e12},
     {"total_steps", STATE_LONG, offsetof(FtState, total_steps), 1, 1e12},
     {"warmup_steps", STATE_LONG, offsetof(FtState, warmup), 0, 1e12},
-    {"seed", STATE_LONG, offsetof(FtState, seed), -9.2e18, 9.2e18},   // older versions took any seed
+    {"seed", STATE_LONG, offsetof(FtState, seed), 0, 9.2e18},   // older versions took seeds up to 9e18
     {"batch", STATE_INT, offsetof(FtState, batch), 1, 4096},
     {"lr", STATE_FLOAT, offsetof(FtState, lr), 0, STATE_LR_MAX},
     {"min_lr", STATE_FLOAT, offsetof(FtState, min_lr), 0, 10},
@@ -204,8 +204,12 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
     cJSON_Delete(o);
     Augment aug;
-    if (augment_parse(r->augment, &aug) || r->step > r->total_steps) {
-        snprintf(err, errlen, "train_state: inconsistent values");
+    if (augment_parse(r->augment, &aug)) {
+        snprintf(err, errlen, "train_state: 'augment' missing or out of range");
+        return -1;
+    }
+    if (r->step > r->total_steps) {   // the table checked each alone
+        snprintf(err, errlen, "train_state: 'step' out of range: %ld is past 'total_steps' %ld", r->step, r->total_steps);
         return -1;
     }
     return 0;
@@ -697,6 +701,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
         if (lrc) { cli_error(NULL, "%s", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
+        if (!t->resumed.has_moments) { cli_error(path, RESUME_NO_MOMENTS); return 1; }
         if (ft_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }
         snprintf(t->init_shown, sizeof t->init_shown, "%s", r->init);
         t->cfg = t->resumed.cfg;
@@ -1180,6 +1185,15 @@ int cmd_finetune(int argc, char **argv) {
     float *params = clf_params(t->model);
     void *runners[WORKERS_MAX];   // the workers' contexts
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
+    if (r->step == 0) {   // the model before any step (a new head): where the curves start, as train's step-0 row
+        MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
+        if (rank0 && periodic_outputs(t, &row, 1, err, sizeof err)) rc = cli_report("finetune", err, 1);
+        else if (rank0 && isfinite(row.val_loss))
+            progress_message(&prog, stdout, "step 0: val loss %.4f, val top-1 %.2f%% (%d image%s)", row.val_loss,
+                             100.0 * row.val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
+        rc = dist_max_int(rc);
+    }
+    progress_restart(&prog);   // the ETA counts steps only, not the start-up or step 0's validation
     while (rc == 0 && r->step < r->total_steps && !stop) {
         double t0 = now_seconds();
         run_steps_begun = 1;

@@ -69,7 +69,7 @@ static char *key_text(const char *key) {
 // The train state as text: one line per key, the key and its value written as JSON writes them (an
 // edited checkpoint can hold a key with a newline or an escape sequence).
 // 0, or -1 when out of memory: a line left out is an error, never a shorter state.
-static int print_train_state(const char *state) {
+static int print_train_state(const char *state, int has_moments) {
     if (!state) {
         printf("  train state  none (inference only; cannot resume)\n");
         return 0;
@@ -82,7 +82,8 @@ static int print_train_state(const char *state) {
     } else if (!cJSON_IsObject(ts)) {
         cli_out("  train state  %s", state);   // not JSON: as it is, its control characters written out
     } else {
-        printf("  train state  (AdamW moments present; can resume)\n");
+        printf("  train state  %s\n", has_moments ? "(AdamW moments present; can resume)"
+               : "(AdamW moments removed: cannot resume; the weights load for every other use)");
         for (cJSON *it = ts->child; it && rc == 0; it = it->next) {
             char *v = json_print_utf8(it, 0), *k = key_text(it->string);
             if (v && k) printf("    %-14s %s\n", k, v);   // whole: a long --data path is read in full
@@ -127,7 +128,7 @@ static int print_text(const char *path, const Checkpoint *ck, const char *crc, c
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
-    if (print_train_state(ck->train_state) == 0) return 0;
+    if (print_train_state(ck->train_state, ck->has_moments) == 0) return 0;
     cli_error(path, "out of memory");
     return 1;
 }
@@ -215,7 +216,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
-    if (print_train_state(cc->train_state) == 0) return 0;
+    if (print_train_state(cc->train_state, cc->has_moments) == 0) return 0;
     cli_error(path, "out of memory");
     return 1;
 }

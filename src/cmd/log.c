@@ -41,10 +41,17 @@ void format_time_ms(double ms, char *buf, size_t n) {
     static const struct { const char *unit; double per_ms; } units[] = {{"s", 1e-3}, {"ms", 1}, {"us", 1e3}, {"ns", 1e6}};
     // The largest unit in which the time reads at least 1 as printed: 999.999 ms is "1.00 s", not
     // "1000.00 ms", and 995 ms "995.00 ms", not "0.99 s" (0.995 is a double just below it, which "%.2f"
-    // rounds down: a threshold of 0.995 took the unit and then printed below 1 in it). 0 (or less, or
-    // not a number) in ms.
+    // rounds down: a threshold of 0.995 took the unit and then printed below 1 in it). 0 in ms; below 0
+    // (a clock stepped back) as 0, never "-0.00 ms"; not a number or infinite (a time over no steps):
+    // "unknown", not "nan ms" or "inf s". Beyond the decimals a figure holds, significant digits: a
+    // thousand years and more in s ("%.2f" gave 30 digits, cut short by the buffer: another number),
+    // below 10^-15 ns (a denormal) in ns ("%.16f" read 0).
     int u = 1;
     char figure[32];
+    if (isnan(ms) || isinf(ms)) { snprintf(buf, n, "unknown"); return; }
+    if (!(ms > 0)) ms = 0;
+    if (ms >= 3.2e13) { snprintf(buf, n, "%.3g s", ms * 1e-3); return; }
+    if (ms > 0 && ms < 1e-21) { snprintf(buf, n, "%.2g ns", ms * 1e6); return; }
     if (ms > 0)
         for (u = 0; u < 3; u++) {
             snprintf(figure, sizeof figure, "%.2f", ms * units[u].per_ms);

@@ -204,6 +204,10 @@ typedef struct {
     size_t offset;    // offsetof the state struct's member: long, int, float, double or char[]
     double lo, hi;    // the numbers' range
 } StateField;
+// Why train's and finetune's --resume refuse a checkpoint that holds train_state but whose AdamW moments
+// were stripped (to share the weights): every other command reads it (docs/interface.md, section 4).
+#define RESUME_NO_MOMENTS "cannot resume: its AdamW moments (optimizer.exp_avg.*, optimizer.exp_avg_sq.*) " \
+    "were removed, and a run continues only with them (the weights load for every other use)"
 // The largest --val-frac, train's and finetune's (docs/interface.md); the few-validation-images warning
 // offers a larger one below it (run_warn_few_val).
 #define VAL_FRAC_MAX 0.9

@@ -27,7 +27,7 @@ static const StateField FIELDS[] = {
     {"step", STATE_LONG, offsetof(RunState, step), 0, 1e12},
     {"total_steps", STATE_LONG, offsetof(RunState, total_steps), 1, 1e12},
     {"warmup_steps", STATE_LONG, offsetof(RunState, warmup), 0, 1e12},
-    {"seed", STATE_LONG, offsetof(RunState, seed), -9.2e18, 9.2e18},   // older versions took any seed
+    {"seed", STATE_LONG, offsetof(RunState, seed), 0, 9.2e18},   // older versions took seeds up to 9e18
     {"batch", STATE_INT, offsetof(RunState, batch), 1, 4096},
     {"lr", STATE_FLOAT, offsetof(RunState, lr), 0, STATE_LR_MAX},
     {"min_lr", STATE_FLOAT, offsetof(RunState, min_lr), 0, 10},
@@ -75,8 +75,9 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
     Augment parsed;
     if (!cJSON_IsString(aug) || augment_parse(aug->valuestring, &parsed) != 0 || !cJSON_IsString(data)) {
+        snprintf(err, errlen, "train_state: '%s' missing or out of range",
+                 cJSON_IsString(aug) && augment_parse(aug->valuestring, &parsed) == 0 ? "data" : "augment");
         cJSON_Delete(o);
-        snprintf(err, errlen, "train_state: 'augment' or 'data' missing");
         return -1;
     }
     snprintf(r->augment, sizeof r->augment, "%s", aug->valuestring);
@@ -100,7 +101,10 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     r->processes = cJSON_IsNumber(np) && np->valuedouble >= 1 && np->valuedouble <= 4096 ? (int)np->valuedouble : 1;
     r->accum = cJSON_IsNumber(nk) && nk->valuedouble >= 1 && nk->valuedouble <= 4096 ? (int)nk->valuedouble : 1;
     cJSON_Delete(o);
-    if (r->batch < 1 || r->step > r->total_steps) { snprintf(err, errlen, "train_state: inconsistent step/batch"); return -1; }
+    if (r->step > r->total_steps) {   // the table checked each alone
+        snprintf(err, errlen, "train_state: 'step' out of range: %ld is past 'total_steps' %ld", r->step, r->total_steps);
+        return -1;
+    }
     return 0;
 }
 
@@ -111,9 +115,10 @@ int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, s
     memset(ck, 0, sizeof *ck);
     if (ckpt_load(path, ck, err, errlen)) return -1;
     if (!ck->train_state || !ck->exp_avg || !ck->exp_avg_sq || !ck->has_decoder) {
-        int clf = ck->classifier;
+        int clf = ck->classifier, stripped = ck->train_state && !ck->has_moments && ck->has_decoder;
         ckpt_free(ck);
-        if (clf) snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
+        if (stripped) snprintf(err, errlen, "%s: " RESUME_NO_MOMENTS, path);
+        else if (clf) snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
                           "finetune --resume)", path);
         else snprintf(err, errlen, "%s: cannot resume: no training state in this checkpoint (it loads for inference "
                       "only)", path);

@@ -98,6 +98,12 @@ void ckpt_free(Checkpoint *c) {
     memset(c, 0, sizeof *c);
 }
 
+int ckpt_has_moments(const StFile *f) {
+    for (int i = 0; i < st_count(f); i++)
+        if (!strncmp(st_tensor_name(f, i), "optimizer.exp_avg", strlen("optimizer.exp_avg"))) return 1;
+    return 0;
+}
+
 // Tensor `name` (shape of t) into dst + t->offset, now or at st_fill (dst NULL: checks only). 0 ok,
 // 1 absent, -1 wrong shape.
 static int take(StFile *f, const char *path, const char *name, const MaeTensor *t, float *dst,
@@ -237,13 +243,14 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
         }
     }
     const char *ts = out->classifier ? NULL : st_meta(f, "train_state");
-    if (ts) {
-        out->train_state = strdup(ts);
+    if (ts && !(out->train_state = strdup(ts))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    out->has_moments = ts && ckpt_has_moments(f);   // none at all: stripped to share the weights
+    if (out->has_moments) {
         if (moments) {
             out->exp_avg = calloc(np ? np : 1, sizeof(float));
             out->exp_avg_sq = calloc(np ? np : 1, sizeof(float));
         }
-        if (!out->train_state || (moments && (!out->exp_avg || !out->exp_avg_sq))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+        if (moments && (!out->exp_avg || !out->exp_avg_sq)) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
         for (int i = 0; i < n; i++) {
             if (tab[i].decoder && !out->has_decoder) continue;
             char name[96];
@@ -252,7 +259,8 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
                 int r = take(f, path, name, &tab[i], m ? out->exp_avg_sq : out->exp_avg, err, errlen);
                 if (r < 0) goto out;
                 if (r == 1) {
-                    snprintf(err, errlen, "%s: missing tensor '%s' (train_state is present, so AdamW moments are required)", path, name);
+                    snprintf(err, errlen, "%s: missing tensor '%s' (the file holds other AdamW moments: all of them, or none to share "
+                             "the weights alone)", path, name);
                     goto out;
                 }
             }

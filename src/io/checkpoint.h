@@ -14,6 +14,11 @@
 int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const float *m, const float *v, char *why,
                       size_t whylen);
 
+// 1 when the file holds any AdamW moment (a tensor optimizer.exp_avg.* or optimizer.exp_avg_sq.*): then
+// every one must be there. A training checkpoint with all of them stripped (to share the weights) loads
+// as a file without train_state does, for everything but resuming (docs/interface.md, section 4).
+int ckpt_has_moments(const StFile *f);
+
 // Saves parameters (laid out as mae_param_table says) under MAE's names, metadata format and
 // config, and, when train_state (a JSON string) is non-NULL, that state and the AdamW moments
 // optimizer.exp_avg.<name> / optimizer.exp_avg_sq.<name> (each laid out like the parameters).
@@ -26,6 +31,7 @@ typedef struct {
     float *params;             // malloc'd [mae_num_params(&cfg)] (ckpt_load_encoder: the encoder's alone)
     int has_decoder;           // 0: encoder-only file (decoder parameters left zero)
     char *train_state;         // malloc'd JSON or NULL
+    int has_moments;           // 1: the file holds the AdamW moments (with train_state; copied by ckpt_load alone)
     float *exp_avg, *exp_avg_sq;   // malloc'd [mae_num_params] or NULL
     int classifier;            // 1: a fine-tuned classifier's encoder (no `norm` in the file: 1 / 0 here; no decoder)
     float *fc_norm;            // classifier: malloc'd fc_norm weight then bias [2 * embed_dim] (pooled features' norm); else NULL

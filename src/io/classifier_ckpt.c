@@ -158,13 +158,14 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
     for (int k = 0; k < n; k++)
         if (take(f, tab[k].name, &tab[k], out->params, err, errlen)) goto out;
     const char *ts = st_meta(f, "train_state");
-    if (ts) {
-        out->train_state = strdup(ts);
+    if (ts && !(out->train_state = strdup(ts))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    out->has_moments = ts && ckpt_has_moments(f);   // none at all: stripped to share the weights
+    if (out->has_moments) {
         if (moments) {
             out->exp_avg = calloc(np, sizeof(float));
             out->exp_avg_sq = calloc(np, sizeof(float));
         }
-        if (!out->train_state || (moments && (!out->exp_avg || !out->exp_avg_sq))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+        if (moments && (!out->exp_avg || !out->exp_avg_sq)) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
         char name[128];
         for (int k = 0; k < n; k++) {
             snprintf(name, sizeof name, "optimizer.exp_avg.%s", tab[k].name);

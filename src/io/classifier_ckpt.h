@@ -15,6 +15,7 @@ typedef struct {
     char **classes;            // [num_classes] malloc'd names
     float *params;             // [clf_num_params]
     char *train_state;         // malloc'd JSON or NULL
+    int has_moments;           // as Checkpoint's: the file holds the AdamW moments (ckpt_has_moments)
     float *exp_avg, *exp_avg_sq;   // [clf_num_params] or NULL
 } ClfCheckpoint;
 
@@ -22,8 +23,8 @@ typedef struct {
 int  clf_ckpt_is_classifier(const StFile *f);
 int  clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *classes, const float *params,
                    const char *train_state, const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen);
-// Loads and checks everything (config, class names, every tensor's name and shape, moments when a
-// train state is present). A one-line reason naming the file on failure.
+// Loads and checks everything (config, class names, every tensor's name and shape, the moments when a
+// train state is present and the file holds any, as io/checkpoint.h ckpt_has_moments). A one-line reason naming the file on failure.
 int  clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen);
 // The same checks without copying the moments (exp_avg and exp_avg_sq stay NULL; train_state is
 // kept), as io/checkpoint.h ckpt_load_weights: for `vitmae classify` and features, not for resuming.
