@@ -257,6 +257,19 @@ static void test_png_write(void) {
     CHECK(png_write(tpath("no-such-dir/x.png"), px, W, H, 3, NULL, err, sizeof err) == -1 && err[0],
           "writing into a missing folder fails with a reason (%s)", err);
     CHECK(png_write(tpath("bad.png"), px, W, H, 2, NULL, err, sizeof err) == -1, "c=2 refused");
+    // A rename that fails (a folder at the name) under a path longer than err: the reason, not the
+    // path cut short. (It said the first 255 bytes of the path, no reason.)
+    char leaf[2][140];
+    memset(leaf[0], 'd', 120); leaf[0][120] = 0;
+    memset(leaf[1], 'p', 130); strcpy(leaf[1] + 130, ".png");
+    char dir[1024], at[1024];
+    snprintf(dir, sizeof dir, "%s", tpath(leaf[0]));
+    snprintf(at, sizeof at, "%s/%s", dir, leaf[1]);
+    CHECK(mkdir(dir, 0777) == 0 && mkdir(at, 0777) == 0, "mkdir %s: %s", at, strerror(errno));
+    CHECK(strlen(at) > sizeof err && png_write(at, px, W, H, 3, NULL, err, sizeof err) == -1 && !strcmp(err, strerror(EISDIR)),
+          "png_write over a folder, a %zu-byte path: the reason alone (%s)", strlen(at), err);
+    rmdir(at);
+    rmdir(dir);
 }
 
 // ---------------------------------------------------------------------------------------------
