@@ -615,6 +615,17 @@ done
 # line before the work, exit 1 (it printed a "permission denied" line per image, each after its work).
 chmod 755 "$tmp"
 readonly_out reconstruct "$tmp/const.st" "$tmp/many2" "$tmp/many2/a/0.png" "$tmp/ro"
+# A folder that takes files but cannot be read (mode 0733, a drop box): the panels are written there,
+# exit 0. Its fsync after the renames (io/files.h) cannot open it: the run failed, `vitmae: DIR:
+# Permission denied`, and the panel it had written was removed again.
+mkdir -p "$tmp/wo" && chmod 733 "$tmp/wo"
+if as_user_can "$tmp/const.st" "$tmp/many2/a/0.png"; then
+  as_user "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/wo" "$tmp/many2/a/0.png" > /dev/null 2> "$tmp/wo.err"; rc=$?
+  t "a write-only --out (mode 0733): exit 0, the panel written ($rc: $(head -n 2 "$tmp/wo.err" | tr "\n" "|"))" \
+    '[ $rc -eq 0 ] && [ ! -s "$tmp/wo.err" ] && [ -s "$tmp/wo/0.recon.png" ]'
+else
+  echo "note: write-only --out check skipped (no ordinary user can read the test's files)"
+fi
 
 # Paths that meet (docs/interface.md): --out inside (or equal to) an input folder fed the command its own
 # panels as inputs on the next run (--force: 00.recon.recon.png, ...). One line, exit 2, nothing made;

@@ -210,7 +210,8 @@ int file_write_to(const char *tmp, const char *path, const void *data, size_t le
 
 // fsync of the folder that holds path (its first dirlen bytes; 0: the current folder), so that a
 // rename into it outlives a power cut: 0, or errno. A file system that cannot sync a folder (EINVAL)
-// has done what it can.
+// has done what it can, and so has a folder one may write in but not read (mode 0733: it cannot be
+// opened to sync), where the files were written as before the syncs (docs/interface.md, section 1).
 static int sync_folder(const char *path, size_t dirlen) {
     char dir[4200];
     if (dirlen >= sizeof dir) return ENAMETOOLONG;
@@ -218,7 +219,7 @@ static int sync_folder(const char *path, size_t dirlen) {
     else dir[dirlen++] = '.';
     dir[dirlen] = 0;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return errno;
+    if (fd < 0) return errno == EACCES ? 0 : errno;
     int e = fsync(fd) && errno != EINVAL && errno != EROFS ? errno : 0;
     close(fd);
     return e;

@@ -94,7 +94,8 @@ void file_group_discard(FileGroup *g);
 // once every file is published (and the group fails when one of them cannot). Then each folder of the
 // paths is fsync'd once (the files themselves were as they were written: file_write_to, the PNGs of
 // data/image.h), so that what was published is there after a power cut; a folder that cannot be
-// synced fails the group, err "DIR: reason". Returns
+// synced fails the group, err "DIR: reason" (one the file system cannot sync, EINVAL, or that
+// cannot be opened to sync, a folder one may write in but not read, is left as it is). Returns
 //   0               all published;
 //   FILE_TAKEN      a path exists (replace = 0): err "PATH: exists now (written by another command
 //                   meanwhile); pass --force to replace it";
