@@ -57,6 +57,39 @@ t "train: checkpoints written atomically ($rc: $(atomic train run "1 2" | tr "\n
 trace finetune "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --batch 8 --steps 2 --ckpt-every 1 \
   --threads 1 --out "$dir/ft" > /dev/null 2> "$dir/ft.err"; rc=$?
 t "finetune: checkpoints written atomically ($rc: $(atomic finetune ft "1 2" | tr "\n" " "))" '[ $rc -eq 0 ] && atomic finetune ft "1 2" > /dev/null'
+
+# reconstruct and attention publish image after image into their folders (io/files.h): each file
+# fsync'd before the rename that publishes it, and each folder the files went to (attention's DIR and
+# DIR/<stem>) fsync'd once, after the last rename into it, at the run's end. The folders had been
+# synced once an image (1,802 calls for 300 images, docs/performance.md).
+# The problems with run $1's trace, none when each renamed file was synced before its rename and each
+# folder renamed into was synced exactly once, after the last rename into it.
+published() {
+  sed -n 's/^[0-9]* *//; s/ *= -\{0,1\}[0-9].*$//; p' "$dir/$1.trace" | sed "s|$dir/||g" |
+    sed -n 's/^fsync([0-9]*<\(.*\)>)$/fsync \1/p; s/^renameat2([^,]*, "\(.*\)", [^,]*, "\(.*\)", [A-Z_]*)$/rename \1 \2/p' |
+    awk '
+      $1 == "fsync" { synced[$2]++; last_sync[$2] = NR }
+      $1 == "rename" {
+        if (!($2 in synced)) { print $3 ": renamed before it was synced"; bad = 1 }
+        d = $3; sub("/[^/]*$", "", d); last_rename[d] = NR
+      }
+      END {
+        for (d in last_rename)
+          if (synced[d] != 1 || last_sync[d] < last_rename[d]) {
+            print d ": synced " synced[d] + 0 " times, last at call " last_sync[d] + 0 ", last rename into it at " last_rename[d]; bad = 1
+          }
+        exit bad
+      }'
+}
+mkdir -p "$dir/few"
+for c in circle square stripes; do f=$(ls "$dir/data/$c" | head -n 1); cp "$dir/data/$c/$f" "$dir/few/$c.png"; done
+"$VITMAE_TOOLS/mkckpt" ckpt "$dir/mae.safetensors" --img 16 --patch 4 --channels 3 > /dev/null || { echo "FAILED: mkckpt"; fail=1; }
+trace recon "$VITMAE" reconstruct --ckpt "$dir/mae.safetensors" --threads 1 --out "$dir/rq" "$dir/few" > /dev/null 2>&1; rc=$?
+t "reconstruct: each panel synced before its rename, the folder once after the last ($rc: $(published recon | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(ls "$dir/rq" | wc -l)" -eq 3 ] && published recon > /dev/null'
+trace attn "$VITMAE" attention --ckpt "$dir/mae.safetensors" --threads 1 --out "$dir/at" "$dir/few" > /dev/null 2>&1; rc=$?
+t "attention: each map, montage and the page synced before its rename, each folder once after the last ($rc: $(published attn | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -s "$dir/at/index.html" ] && published attn > /dev/null'
 rm -rf "$dir"
 [ $fail -eq 0 ] && echo "cli_atomic ok"
 exit $fail

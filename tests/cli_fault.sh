@@ -146,19 +146,20 @@ t "finetune --ckpt, no allocation of the whole parameters' $every bytes (exit $r
 rm -rf ftd ftd2
 
 # A PNG whose fsync fails (EIO: a disk that fails as it writes back) is a failed write, as a full
-# disk is: before it is renamed into place, each PNG is fsync'd, and after it each folder once
-# (io/files.h), so that a power cut never leaves a renamed PNG empty. They were never fsync'd. With
-# --threads 1 the calls come in order: per image its panel, then its folder.
+# disk is: before it is renamed into place, each PNG is fsync'd, and at the run's end each folder
+# once (io/files.h), so that a power cut never leaves a renamed PNG empty. They were never fsync'd.
+# With --threads 1 the calls come in order: the three panels (0.1, 0.4, 0.8), then the folder; the
+# folder had been synced after each panel (tests/cli_atomic.sh counts the calls).
 rm -rf rq rq0 rq1
 "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq0 data/a > /dev/null 2>&1 || { echo "FAILED: reconstruct"; fail=1; }
-FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq data/a \
+FAULT_FUNC=fsync FAULT_N=2 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq data/a \
   > got.out 2> got.err; rc=$?
 t "reconstruct, the second panel's fsync failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), no file at its name, the first written" \
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq/0.4.recon.png: Input/output error" got.err &&
    [ ! -e rq/0.4.recon.png ] && cmp -s rq/0.1.recon.png rq0/0.1.recon.png && cmp -s rq/0.8.recon.png rq0/0.8.recon.png &&
    [ -z "$(ls rq | grep tmp)" ]'
 cp -R rq0 rq1
-FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq1 --force data/a \
+FAULT_FUNC=fsync FAULT_N=2 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq1 --force data/a \
   > got.out 2> got.err; rc=$?
 t "reconstruct --force, the second panel's fsync failing: exit 1, one line (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the earlier run's file at its name intact" \
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq1/0.4.recon.png: Input/output error" got.err &&
@@ -166,9 +167,16 @@ t "reconstruct --force, the second panel's fsync failing: exit 1, one line (exit
 rm -rf rq
 FAULT_FUNC=fsync FAULT_N=4 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq data/a \
   > got.out 2> got.err; rc=$?
-t "reconstruct, the folder's fsync after the second panel failing: exit 1, one line naming the folder (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the panel not left" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq: Input/output error" got.err && [ ! -e rq/0.4.recon.png ] &&
-   [ -s rq/0.8.recon.png ]'
+t "reconstruct, the folder's fsync after the last panel failing: exit 1, one line naming the folder (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the panels whole (each was synced before its rename)" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq: Input/output error" got.err &&
+   cmp -s rq/0.1.recon.png rq0/0.1.recon.png && cmp -s rq/0.4.recon.png rq0/0.4.recon.png && cmp -s rq/0.8.recon.png rq0/0.8.recon.png &&
+   [ -z "$(ls rq | grep tmp)" ]'
+rm -rf at
+FAULT_FUNC=fsync FAULT_N=9 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at --head mean data/a \
+  > got.out 2> got.err; rc=$?
+t "attention, the output folder's fsync failing at the run's end (the 9th call: 6 PNGs, the page, at/0.1, then at): exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at: Input/output error" got.err &&
+   [ -s at/index.html ] && [ -s at/0.8/layer00-mean.png ]'
 rm -rf at
 FAULT_FUNC=fsync FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a \
   > got.out 2> got.err; rc=$?
@@ -184,7 +192,7 @@ rm -rf rq rq0 rq1 at
 # earlier one, which would show files this run replaced.
 rm -rf at
 "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a > /dev/null 2>&1 || { echo "FAILED: attention"; fail=1; }
-FAULT_FUNC=fsync FAULT_N=5 FAULT_ERRNO=28 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 \
+FAULT_FUNC=fsync FAULT_N=3 FAULT_ERRNO=28 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 \
   --out at --force --head mean data/a > got.out 2> got.err; rc=$?
 links=$(grep -o 'href="[^"]*"' at/index.html 2>/dev/null | sed 's/^href="//; s/"$//' | tr '\n' ' ')
 missing=0; for l in $links; do [ -f "at/$l" ] || missing=1; done
@@ -194,7 +202,7 @@ t "attention --force stopped by a full disk: a new index.html with only this run
    grep -q "<li>data/a/0.8.png: not reached: the run stopped before it</li>" at/index.html && grep -q "index at/index.html" got.out'
 rm -rf at
 "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a > /dev/null 2>&1 || { echo "FAILED: attention"; fail=1; }
-FAULT_FUNC=fsync FAULT_N=13 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 \
+FAULT_FUNC=fsync FAULT_N=7 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 \
   --out at --force --head mean data/a > got.out 2> got.err; rc=$?
 t "attention --force whose index.html cannot be written: exit 1, one line, the earlier page gone (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ ! -e at/index.html ] && [ -s at/0.8/layer00-mean.png ] &&

@@ -306,6 +306,7 @@ typedef struct {
     float mask_ratio;
     long seed;
     int replace;   // --force: publish over files that exist (io/files.h)
+    FileFolders *later;   // the folders written to, synced once at the run's end (io/files.h)
 } Job;
 
 enum { STAGED_LEN = 4096 + FILE_TMP_EXTRA };
@@ -517,7 +518,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     char *dir = join(job->out_dir, w->stem);
     float *up = NULL;
     Canvas cv = {0, 0, NULL};
-    FileGroup files = {0};
+    FileGroup files = {.later = job->later};
     int made_dir = 0;
     *taken = 0;
     if (!arena || !norm || !layer_of || !head_of || !range || !dir) {
@@ -798,7 +799,8 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
 // could not read (scanned's lines, "PATH: why"); an earlier run's files under the
 // names of the ones not drawn are not linked (docs/interface.md, attention).
 static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, char *const *inputs,
-                       int n, int tried, const CliHeld *scanned, int replace, char *err, size_t errlen) {
+                       int n, int tried, const CliHeld *scanned, int replace, FileFolders *later, char *err,
+                       size_t errlen) {
     char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
     char *page = NULL;
@@ -880,7 +882,7 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     int rc = file_write_to(tmp, path, page, page_len, err, errlen);   // err: "PATH: why"
     free(page);
     if (rc) return -1;
-    FileGroup files = {0};
+    FileGroup files = {.later = later};
     if (file_group_add(&files, tmp, path)) { file_group_discard(&files); snprintf(err, errlen, "out of memory"); return -1; }
     return file_group_publish(&files, replace, err, errlen);
 }
@@ -1137,7 +1139,8 @@ int cmd_attention(int argc, char **argv) {
     // A folder that does not take files (read-only) is one line now, not one per image.
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
     cli_held_say(&held);   // the run goes ahead: the inputs that cannot be read
-    Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force};
+    FileFolders later = {0};
+    Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force, &later};
     int nimages = 0, nmaps = 0, taken = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     struct timespec t0, t1;
@@ -1192,7 +1195,7 @@ int cmd_attention(int argc, char **argv) {
     // full disk) writes its page too: under --force an earlier page would link maps this run removed.
     output_report_stop("attention", full, out_dir, nimages, npaths);
     int index_rc = nimages > 0 && !taken
-                       ? write_index(out_dir, ckpt_path, &plan, written, paths, npaths, tried, &scanned, force, err, sizeof err)
+                       ? write_index(out_dir, ckpt_path, &plan, written, paths, npaths, tried, &scanned, force, &later, err, sizeof err)
                        : -2;
     int index_ok = index_rc == 0;
     if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }
@@ -1206,6 +1209,9 @@ int cmd_attention(int argc, char **argv) {
         cli_error("attention", "%s%s", err, drop ? " (the earlier index.html, which showed files this run replaced, is removed)" : "");
         failures++;
     }
+    // The names of the maps, montages and page on disk before the run says it is done: each folder
+    // once (DIR and each image's DIR/<stem>), not once an image.
+    if (file_folders_sync(&later, err, sizeof err)) { cli_error("attention", "%s", err); failures++; }
     cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s", nimages, nimages == 1 ? "" : "s", nmaps,
             nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, index_ok ? "; index " : "",
             index_ok ? out_dir : "", index_ok ? "/index.html" : "");

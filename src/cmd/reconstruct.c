@@ -126,6 +126,7 @@ static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw,
 typedef struct {
     const char *out_dir;
     int side, bilinear, raw;   // panel side in pixels, smooth or nearest resizing
+    FileFolders *later;        // the folders the panels go to, synced once at the run's end (io/files.h)
 } Outputs;
 
 // Why one image's outputs failed: what the message is about (the input or a file) and the reason,
@@ -175,7 +176,7 @@ static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in,
                         const char *title, const float *recon, const uint8_t *removed, int replace, Failure *f) {
     char err[CLI_ERR_MAX], path[4200], tmp[4200 + FILE_TMP_EXTRA];
     int S = cfg->img_size, g = S / cfg->patch_size;
-    FileGroup files = {0};
+    FileGroup files = {.later = o->later};
     snprintf(path, sizeof path, "%s/%s.recon.png", o->out_dir, in->stem);
     const char *text[] = {"Software", "vitmae reconstruct", "Source", in->path, "Title", title, NULL};
     file_tmp_name(path, tmp, sizeof tmp);
@@ -297,7 +298,7 @@ int cmd_reconstruct(int argc, char **argv) {
         ckpt_free(&ck); free(pos); return code;
     }
 
-    int failed = 0;
+    int failed = 0, unsynced = 0;   // unsynced: a folder of the outputs could not be fsync'd at the end
     InputList inputs = {0};
     inputs.stems.first_suffix = 1;
     // The lines of inputs that cannot be read wait until the outputs and the memory have passed their
@@ -367,7 +368,8 @@ int cmd_reconstruct(int argc, char **argv) {
     }
 
     int bilinear = cli_flag(flags, nflags, "--upsample")->seen ? !strcmp(upsample_s, "bilinear") : !scale;
-    Outputs outs = {out_dir, side, bilinear, raw};
+    FileFolders later = {0};
+    Outputs outs = {out_dir, side, bilinear, raw, &later};
     double mse_sum = 0;
     int nok = 0, taken = 0;   // taken: another command wrote one of the files meanwhile; stop there
     int full = 0;             // OUTPUT_STOP_*: the output folder or the memory ran out (cmd/output.h): stop there too
@@ -457,6 +459,9 @@ int cmd_reconstruct(int argc, char **argv) {
         if (!full) full = load_full;
     }
     cli_unread_end(&unread, NULL);
+    // The panels' names on disk before the run says it is done: each folder once, not once an image.
+    unsynced = file_folders_sync(&later, err, sizeof err) != 0;
+    if (unsynced) cli_error(NULL, "%s", err);
     if (nok) {
         double mean = mse_sum / nok;
         printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
@@ -474,5 +479,5 @@ done:
     inputs_free(&inputs);
     free(file_removed);
     ckpt_free(&ck);
-    return failed ? 1 : 0;
+    return failed || unsynced ? 1 : 0;
 }

@@ -288,7 +288,9 @@ static void group_free(FileGroup *g) {
     for (int i = 0; i < g->n; i++) { free(g->tmps[i]); free(g->paths[i]); }
     for (int i = 0; i < g->nsweeps; i++) free(g->sweeps[i].path);
     free(g->tmps); free(g->paths); free(g->sweeps);
+    FileFolders *later = g->later;
     memset(g, 0, sizeof *g);
+    g->later = later;
 }
 
 void file_group_discard(FileGroup *g) {
@@ -389,6 +391,45 @@ static int sweep(const FileGroup *g, const FileSweep *s, char *at, size_t n) {
     return e;
 }
 
+static pthread_mutex_t folders_lock = PTHREAD_MUTEX_INITIALIZER;
+
+// path's folder (its first dirlen bytes) noted in f unless it is there already: 0, or -1 out of memory.
+static int folders_note(FileFolders *f, const char *path, size_t dirlen) {
+    int rc = 0, seen = 0;
+    pthread_mutex_lock(&folders_lock);
+    for (int i = f->n - 1; i >= 0 && !seen; i--)
+        seen = strlen(f->dirs[i]) == dirlen && !strncmp(f->dirs[i], path, dirlen);
+    if (!seen && f->n == f->cap) {
+        int cap = f->cap ? 2 * f->cap : 8;
+        char **d = realloc(f->dirs, (size_t)cap * sizeof *d);
+        if (d) { f->dirs = d; f->cap = cap; }
+        else rc = -1;
+    }
+    if (!seen && !rc) {
+        char *dir = strndup(path, dirlen);
+        if (dir) f->dirs[f->n++] = dir;
+        else rc = -1;
+    }
+    pthread_mutex_unlock(&folders_lock);
+    return rc;
+}
+
+int file_folders_sync(FileFolders *f, char *err, size_t errlen) {
+    int rc = 0, e;
+    char why[128];
+    for (int i = 0; i < f->n; i++) {
+        size_t d = strlen(f->dirs[i]);
+        if ((e = sync_folder(f->dirs[i], d)) && !rc) {
+            snprintf(err, errlen, "%.2000s: %s", d ? f->dirs[i] : ".", file_reason(e, why, sizeof why));
+            rc = -1;
+        }
+    }
+    for (int i = 0; i < f->n; i++) free(f->dirs[i]);
+    free(f->dirs);
+    memset(f, 0, sizeof *f);
+    return rc;
+}
+
 int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");
     int k = 0, e = 0;
@@ -406,12 +447,14 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     // Published whole: the earlier run's files that it did not replace go too, inside the critical
     // section (a stop signal finds the group published and those files gone, or neither).
     for (int s = 0; k == g->n && replace && s < g->nsweeps && !e; s++) e = sweep(g, &g->sweeps[s], at, sizeof at);
-    // The renames made durable (each file was fsync'd as it was written): each folder once.
+    // The renames made durable (each file was fsync'd as it was written): each folder once, now or,
+    // noted in g->later, at the command's end (file_folders_sync).
     for (int i = 0; k == g->n && !e && i < g->n; i++) {
         size_t d = folder_len(g->paths[i]);
         int seen = 0;
         for (int j = 0; j < i && !seen; j++)
             seen = folder_len(g->paths[j]) == d && !strncmp(g->paths[j], g->paths[i], d);
+        if (!seen && g->later) seen = folders_note(g->later, g->paths[i], d) == 0;
         if (!seen && (e = sync_folder(g->paths[i], d))) snprintf(at, sizeof at, "%.*s", (int)(d ? d : 1), d ? g->paths[i] : ".");
     }
     if (k < g->n || e) {

@@ -61,11 +61,19 @@ typedef struct {
     char *path;
     int (*ours)(const char *name);
 } FileSweep;
+// Folders whose syncs wait until a command's end: a command that publishes group after group into one
+// folder (reconstruct, attention: a group an image) syncs it once, not once a group. Noted by
+// file_group_publish from any thread (a lock in files.c).
+typedef struct {
+    char **dirs;
+    int n, cap;
+} FileFolders;
 typedef struct {
     char **tmps, **paths;
     int n, cap;
     FileSweep *sweeps;   // file_group_sweep
     int nsweeps;
+    FileFolders *later;   // NULL: the folders are synced as the group is published; else noted here
 } FileGroup;
 // Adds tmp -> path. 0, or -1 when out of memory (then tmp is removed and the caller reports it).
 int file_group_add(FileGroup *g, const char *tmp, const char *path);
@@ -95,7 +103,9 @@ void file_group_discard(FileGroup *g);
 // paths is fsync'd once (the files themselves were as they were written: file_write_to, the PNGs of
 // data/image.h), so that what was published is there after a power cut; a folder that cannot be
 // synced fails the group, err "DIR: reason" (one the file system cannot sync, EINVAL, or that
-// cannot be opened to sync, a folder one may write in but not read, is left as it is). Returns
+// cannot be opened to sync, a folder one may write in but not read, is left as it is). With g->later
+// the folders are noted there instead (one that cannot be noted, out of memory, is synced now), and
+// file_folders_sync syncs them. Returns
 //   0               all published;
 //   FILE_TAKEN      a path exists (replace = 0): err "PATH: exists now (written by another command
 //                   meanwhile); pass --force to replace it";
@@ -105,6 +115,11 @@ void file_group_discard(FileGroup *g);
 // before it.
 enum { FILE_TAKEN = 1 };
 int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
+// Each folder noted in f fsync'd once, then f emptied (it may be used again): called by the command
+// after its last group, before it says it is done. 0, or -1 with err "DIR: reason" for the first
+// folder that failed (the others are synced still). The files published stay where they are: each
+// was on disk before its rename; only their names may not outlive a power cut.
+int file_folders_sync(FileFolders *f, char *err, size_t errlen);
 
 // The commands' test gates (docs/testing.md, "Fault injection"): when the environment variable env
 // names a file PATH that does not exist, the command makes PATH.held and waits (at most 120 s) until
