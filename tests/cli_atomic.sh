@@ -90,6 +90,11 @@ t "reconstruct: each panel synced before its rename, the folder once after the l
 trace attn "$VITMAE" attention --ckpt "$dir/mae.safetensors" --threads 1 --out "$dir/at" "$dir/few" > /dev/null 2>&1; rc=$?
 t "attention: each map, montage and the page synced before its rename, each folder once after the last ($rc: $(published attn | tr "\n" " "))" \
   '[ $rc -eq 0 ] && [ -s "$dir/at/index.html" ] && published attn > /dev/null'
+# A command that publishes one group (embed's .npy and .txt) syncs its folder as it publishes it.
+mkdir -p "$dir/em"
+trace embed "$VITMAE" embed --ckpt "$dir/mae.safetensors" --threads 1 --out "$dir/em/f.npy" "$dir/few" > /dev/null 2>&1; rc=$?
+t "embed: the pair synced before their renames, the folder once after ($rc: $(published embed | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -s "$dir/em/f.txt" ] && published embed > /dev/null'
 rm -rf "$dir"
 [ $fail -eq 0 ] && echo "cli_atomic ok"
 exit $fail

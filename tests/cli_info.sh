@@ -46,6 +46,8 @@ for k, v in {"params": 5984, "encoder_params": 4384, "decoder_params": 1600, "ha
              "train_state": None}.items():
     if d.get(k) != v:
         print("FAILED: %s = %r, want %r" % (k, d.get(k), v)); ok = False
+if "moments_removed" not in d or d["moments_removed"] is not None:   # no train state: null
+    print("FAILED: moments_removed = %r, want null" % d.get("moments_removed", "(absent)")); ok = False
 if not d["file"].endswith("torch_small.safetensors"):
     print("FAILED: file"); ok = False
 sys.exit(0 if ok else 1)
@@ -91,7 +93,7 @@ t "unknown flag is a usage error" '[ $rc -eq 2 ]'
 # A resumable file written by tools/safetensors_io.py (with its crc32, train_state and moments):
 # the Python writer and the C reader agree on the format and the checksum.
 if command -v python3 >/dev/null 2>&1; then
-  python3 - "$fx/torch_small.safetensors" "$tmp/resume.safetensors" "$tmp/oddkey.safetensors" <<'PY'
+  python3 - "$fx/torch_small.safetensors" "$tmp/resume.safetensors" "$tmp/oddkey.safetensors" "$tmp/nomoments.safetensors" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
 import safetensors_io as st
@@ -104,11 +106,19 @@ meta["train_state"] = '{"step": 42, "epoch": 3, "rng": [1, 2], "data": "/d' + 'x
 st.write(sys.argv[2], tensors, meta)
 meta["train_state"] = '{"step": 42, "a\\nb\\u001b[31m": "c\\nd\\u001b[0m"}'   # an edited key and value
 st.write(sys.argv[3], tensors, meta)
+st.write(sys.argv[4], {k: v for k, v in tensors.items() if not k.startswith("optimizer.")}, meta)
 PY
   out=$("$VITMAE" info "$tmp/resume.safetensors" --json); rc=$?
   t "resumable file exits 0" '[ $rc -eq 0 ]'
   t "crc32 verified" 'echo "$out" | grep -q "\"crc32\":[[:space:]]*\"ok\""'
   t "train_state step" 'echo "$out" | grep -q "\"step\":[[:space:]]*42"'
+  # Whether the AdamW moments were removed, as the text's "AdamW moments removed: cannot resume" says
+  # (--json had no field for it).
+  t "--json: moments present (moments_removed false)" 'echo "$out" | grep -q "\"moments_removed\":[[:space:]]*false"'
+  out=$("$VITMAE" info "$tmp/nomoments.safetensors" --json); rc=$?
+  text=$("$VITMAE" info "$tmp/nomoments.safetensors")
+  t "--json: moments removed (moments_removed true, exit $rc), as the text says" \
+    '[ $rc -eq 0 ] && echo "$out" | grep -q "\"moments_removed\":[[:space:]]*true" && echo "$text" | grep -q "AdamW moments removed: cannot resume"'
   out=$("$VITMAE" info "$tmp/resume.safetensors"); rc=$?
   t "text train state" 'echo "$out" | grep -q "step *42" && echo "$out" | grep -q "crc32 .*verified"'
   # A value is written whole (a long --data path was cut at 100 bytes, "...").

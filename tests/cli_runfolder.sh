@@ -206,6 +206,30 @@ PY
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/ed")" = checkpoint.safetensors ] &&
      grep -q "^vitmae: .*train_state: .$(echo $edit | cut -d= -f1). \(missing or out of range$\|out of range: 7 is past .total_steps. 6$\)" "$dir/err"'
 done
+# A value that is not JSON (an edit that left NaN) was refused as "train_state is not a JSON object",
+# which the object is: it says where the JSON breaks. 1e400 is JSON (cJSON reads it as infinity): out
+# of range, as any number past its flag's. A data field left empty said "the run's data folder  is
+# gone" (no name): it says the field is empty.
+for edit in mask_ratio=NaN seed=1e400 data=EMPTY; do
+  rm -rf "$dir/ed" && mkdir "$dir/ed"
+  python3 - "$dir/first.safetensors" "$dir/ed/checkpoint.safetensors" "$edit" <<'PY'
+import sys, struct, json
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n]); key, value = sys.argv[3].split("=")
+st = json.loads(h["__metadata__"]["train_state"]); assert key in st; st[key] = "@@"
+h["__metadata__"]["train_state"] = json.dumps(st).replace('"@@"', '""' if value == "EMPTY" else value)
+hb = json.dumps(h).encode()
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PY
+  "$VITMAE" train --resume "$dir/ed" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+  case $edit in
+    data=*) want="^vitmae: train --resume .*/ed: the run's train_state has an empty 'data' field; pass --data DIR$"; code=2 ;;
+    seed=*) want="^vitmae: .*/ed/checkpoint.safetensors: cannot resume: train_state: 'seed' missing or out of range$"; code=1 ;;
+    *) want="^vitmae: .*train_state is not valid JSON (at byte [0-9]*)$"; code=1 ;;
+  esac
+  t "edited train_state ($edit): exit $code, one line saying so, nothing written ($rc: $(head -n 1 "$dir/err"))" \
+    '[ $rc -eq $code ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/ed")" = checkpoint.safetensors ] && grep -q "$want" "$dir/err"'
+done
 # A checkpoint whose AdamW moments were all removed (two thirds of the file; users strip them to share
 # the weights, as MAE's released files are) was refused by every reader, eval and info included:
 # "missing tensor 'optimizer.exp_avg.cls_token' (train_state is present, so AdamW moments are required)".

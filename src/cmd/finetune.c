@@ -186,8 +186,8 @@ static char *ft_state_to_json(const FtState *r) {
 }
 
 static int ft_state_from_json(const char *json, FtState *r, char *err, size_t errlen) {
-    cJSON *o = cJSON_Parse(json);
-    if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return -1; }
+    cJSON *o = run_state_parse(json, err, errlen);
+    if (!o) return -1;
     memset(r, 0, sizeof *r);
     if (!cJSON_GetObjectItemCaseSensitive(o, "groups")) cJSON_AddNumberToObject(o, "groups", 1);   // older runs
     if (run_state_fields_from_json(o, FT_FIELDS, FT_NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }

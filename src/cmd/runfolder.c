@@ -597,6 +597,18 @@ void run_state_fields_to_json(cJSON *o, const StateField *fields, int n, const v
     }
 }
 
+cJSON *run_state_parse(const char *json, char *err, size_t errlen) {
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithOpts(json, &end, 0);
+    if (!o) {
+        if (end && end >= json) snprintf(err, errlen, "train_state is not valid JSON (at byte %zu)", (size_t)(end - json));
+        else snprintf(err, errlen, "train_state is not valid JSON");
+        return NULL;
+    }
+    if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return NULL; }
+    return o;
+}
+
 int run_state_fields_from_json(const cJSON *o, const StateField *fields, int n, void *state, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
         const StateField *f = &fields[i];
@@ -772,6 +784,11 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
             snprintf(err, errlen, "%s --resume %s: --val cannot be added when a run resumes (the run holds out "
                      "--val-frac %g of its folder; a --val folder would give those images back to training)", command,
                      ckpt, val_frac);
+        return CLI_USAGE;
+    }
+    if (!given_data && !data[0]) {   // an edited train_state: no folder to name
+        snprintf(err, errlen, "%s --resume %s: the run's train_state has an empty 'data' field; pass --data DIR", command,
+                 ckpt);
         return CLI_USAGE;
     }
     if (!given_data && stat(data, &st) != 0) {

@@ -67,8 +67,8 @@ char *run_state_to_json(const RunState *r) {
 }
 
 int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen) {
-    cJSON *o = cJSON_Parse(json);
-    if (!cJSON_IsObject(o)) { cJSON_Delete(o); snprintf(err, errlen, "train_state is not a JSON object"); return -1; }
+    cJSON *o = run_state_parse(json, err, errlen);
+    if (!o) return -1;
     memset(r, 0, sizeof *r);
     if (run_state_fields_from_json(o, FIELDS, NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
     const cJSON *aug = cJSON_GetObjectItemCaseSensitive(o, "augment");
