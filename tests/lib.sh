@@ -22,9 +22,9 @@ losses() { cut -d, -f1-6 "$1/metrics.csv"; }
 same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors" && [ "$(losses "$1")" = "$(losses "$2")" ]; }
 
 # mpi_setup (after scratch dir): what a test of runs under mpirun needs. OpenMPI keeps its session
-# directory (ompi.<host>.<uid>/pid.<mpirun pid>/, with the shared-memory reduction's segment) under
-# TMPDIR, and can leave it behind when a rank is killed: it goes inside the test's folder, which the
-# EXIT trap removes. As root OpenMPI needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM). OpenMPI's own allocations
+# directory (ompi.<host>.<uid>/pid.<mpirun pid>/, with PMIx's segments; the shared window and the
+# vader transport's segments are in /dev/shm, docs/distributed.md) under TMPDIR, and can leave it
+# behind when a rank is killed: it goes inside the test's folder, which the EXIT trap removes. As root OpenMPI needs OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM). OpenMPI's own allocations
 # are not ours to free: $mpi_asan (ASAN_OPTIONS without the leak report) for every run under mpirun.
 # mpi ARGS...: mpirun --oversubscribe --bind-to none ARGS with it.
 mpi_setup() {

@@ -428,10 +428,20 @@ static void shared_free(GradShared *sh) {
 }
 
 // The shared window, or NULL (then the ranks exchange messages): VITMAE_REDUCE=messages on any rank,
-// not every rank on one machine, too little room in /dev/shm (where OpenMPI backs the window), a file
+// not every rank on one machine, too little room where OpenMPI backs the window (shm_window_dir), a file
 // size limit (ulimit -f) below the window's file, or MPI could not make it. Collective over the job;
 // every rank gets the same answer. (OpenMPI's window does not fail on every rank when one rank's
 // ftruncate of its file fails: the others wait in it for ever. So the limits are checked first.)
+// The folder whose file backs OpenMPI's shared window: its osc/sm component's osc_sm_backing_directory,
+// /dev/shm on Linux unless set (mpirun --mca osc_sm_backing_directory DIR reaches each rank as
+// OMPI_MCA_osc_sm_backing_directory). Seen on Debian 12's OpenMPI 4.1 (docs/distributed.md): each rank
+// maps DIR/osc_sm.<host>.<job>.<rank>.<communicator>, unlinked once every rank has it, so that
+// it holds room without a name in DIR; the session folder under TMPDIR holds only PMIx's segments.
+static const char *shm_window_dir(void) {
+    const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
+    return dir && *dir ? dir : "/dev/shm";
+}
+
 static GradShared *shared_create(GradReduce *gr) {
     const char *mode = getenv("VITMAE_REDUCE");
     int want = !(mode && !strcmp(mode, "messages")), all_want = 0;
@@ -445,8 +455,8 @@ static GradShared *shared_create(GradReduce *gr) {
     size_t stride = (gr->n + 15) & ~(size_t)15;   // each half starts on 64 bytes
     MPI_Aint bytes = (MPI_Aint)((size_t)halves * stride * sizeof(float));
     struct statvfs fs;
-    double room = statvfs("/dev/shm", &fs) == 0 ? (double)fs.f_bavail * fs.f_frsize : 0.0;
-    // Several jobs may share /dev/shm: ask for twice what the window needs. The file size limit must
+    double room = statvfs(shm_window_dir(), &fs) == 0 ? (double)fs.f_bavail * fs.f_frsize : 0.0;
+    // Several jobs may share the folder: ask for twice what the window needs. The file size limit must
     // allow the window's whole file (all ranks' segments, with room for its bookkeeping).
     struct rlimit fsize;
     int fits = getrlimit(RLIMIT_FSIZE, &fsize) != 0 || fsize.rlim_cur == RLIM_INFINITY ||
