@@ -639,6 +639,48 @@ static void test_plot_lone_zero(void) {
     canvas_free(&c);
 }
 
+// Ticks under the x axis of a plot drawn in the box (10, 10, 400, 300) of c: the row of the x axis is
+// the one with the most ink right of the y axis (a point at x = 0 breaks the y axis's run in two); tick
+// marks hang below it.
+static int x_tick_count(const Canvas *c) {
+    int ax = axis_column(c, 10, 310, 80), row = -1, most = 0;
+    for (int yy = 10; ax >= 0 && yy < 310; yy++) {
+        int n = 0;
+        for (int xx = ax; xx < 410; xx++) n += is_rgb(px(c, xx, yy), 40, 40, 40);
+        if (n > most) { most = n; row = yy; }
+    }
+    int ticks = 0;
+    for (int xx = 10; row >= 0 && xx < 410; xx++) ticks += is_rgb(px(c, xx, row + 1), 40, 40, 40);
+    return ticks;
+}
+
+// curves.png of a run with one logged point (stopped after its step-0 row, or its first log) had x
+// ticks at 0, 0.2, 0.4 ... 1 (or 0.96, 0.98 ... around step 1): steps are whole numbers, and so are the
+// ticks of an x_whole axis.
+static void test_plot_whole_steps(void) {
+    char err[128];
+    const uint8_t white[3] = {255, 255, 255};
+    double steps[2] = {0, 1}, loss = 0.5;
+    for (int k = 0; k < 2; k++) {
+        Canvas c;
+        CHECK(canvas_create(&c, 420, 320, err, sizeof err) == 0, "canvas");
+        canvas_fill(&c, white);
+        PlotSeries s = {.x = &steps[k], .y = &loss, .n = 1};
+        PlotOptions o = {.xlabel = "step", .x_whole = 1};
+        CHECK(viz_plot(&c, 10, 10, 400, 300, &s, 1, &o) == 0, "one point plotted");
+        int ticks = x_tick_count(&c);
+        CHECK(ticks >= 2 && ticks <= 3, "one point at step %g: %d x ticks (whole steps: 0 and 1, or 0, 1 and 2)",
+              steps[k], ticks);
+        // Without x_whole the same point gets the fractional ticks a count never has.
+        canvas_fill(&c, white);
+        o.x_whole = 0;
+        CHECK(viz_plot(&c, 10, 10, 400, 300, &s, 1, &o) == 0, "one point plotted");
+        CHECK(x_tick_count(&c) > 3, "step %g, x not whole: %d ticks (the counter sees fractional ticks)", steps[k],
+              x_tick_count(&c));
+        canvas_free(&c);
+    }
+}
+
 // Loss curves as a user reads them: a log axis says so, a short range gets enough ticks to read a
 // value, and the stacked panels of curves.png put a step at the same x in each.
 static void test_plot_reading(void) {
@@ -670,7 +712,7 @@ static void test_plot_reading(void) {
     double lx[2] = {0, 60}, ly[2] = {3, 0.6}, rx[2] = {10, 60}, ry[2] = {4e-4, 8e-4};
     PlotSeries loss = {.label = "val loss", .x = lx, .y = ly, .n = 2};
     PlotSeries lr = {.label = "learning rate", .x = rx, .y = ry, .n = 2, .has_rgb = 1, .rgb = {0, 158, 115}};
-    PlotOptions lo = {"loss", "step", "loss", 1}, lro = {"learning rate", "step", "lr", 0};
+    PlotOptions lo = {"loss", "step", "loss", 1, 1}, lro = {"learning rate", "step", "lr", 0, 1};
     const PlotPanel panels[2] = {{440, &loss, 1, &lo}, {200, &lr, 1, &lro}};
     char path[256];
     snprintf(path, sizeof path, "/tmp/test_viz_curves_%d.png", (int)getpid());
@@ -884,6 +926,7 @@ int main(void) {
     test_text();
     test_plot();
     test_plot_reading();
+    test_plot_whole_steps();
     test_plot_lone_zero();
     test_plot_long_history();
     test_confusion_labels();

@@ -344,15 +344,15 @@ static int write_curves(FineTune *t, char *err, size_t errlen) {
         {"train loss (smoothed CE)", h->step, h->loss, h->n, 0, {0, 0, 0}},
         {"val loss (CE)", h->val_step, h->val_loss, h->nval, 0, {0, 0, 0}},
     };
-    PlotOptions lo = {"classification loss", "step", "loss", 1};
+    PlotOptions lo = {"classification loss", "step", "loss", 1, 1};
     PlotSeries top1 = {"val top-1", h->val_step, h->val_extra, h->nval, 0, {0, 0, 0}};
     viz_palette(1, top1.rgb);
     top1.has_rgb = 1;
-    PlotOptions to = {"validation top-1 accuracy", "step", "fraction", 0};
+    PlotOptions to = {"validation top-1 accuracy", "step", "fraction", 0, 1};
     PlotSeries lr = {"learning rate (head)", h->step, h->lr, h->n, 0, {0, 0, 0}};
     viz_palette(2, lr.rgb);
     lr.has_rgb = 1;
-    PlotOptions lro = {"learning rate", "step", "lr", 0};
+    PlotOptions lro = {"learning rate", "step", "lr", 0, 1};
     const PlotPanel panels[] = {{400, loss, 2, &lo}, {260, &top1, 1, &to}, {180, &lr, 1, &lro}};
     char path[4300];
     snprintf(path, sizeof path, "%s/curves.png", t->run_dir);

@@ -268,11 +268,11 @@ static int write_curves(Train *t, char *err, size_t errlen) {
         {"train loss", h->step, h->loss, h->n, 0, {0, 0, 0}},
         {"val loss", h->val_step, h->val_loss, h->nval, 0, {0, 0, 0}},
     };
-    PlotOptions lo = {"masked-patch loss", "step", "loss", 1};
+    PlotOptions lo = {"masked-patch loss", "step", "loss", 1, 1};
     PlotSeries lr = {"learning rate", h->step, h->lr, h->n, 0, {0, 0, 0}};
     viz_palette(2, lr.rgb);
     lr.has_rgb = 1;
-    PlotOptions lro = {"learning rate", "step", "lr", 0};
+    PlotOptions lro = {"learning rate", "step", "lr", 0, 1};
     const PlotPanel panels[] = {{440, loss, 2, &lo}, {200, &lr, 1, &lro}};
     char path[4300];
     snprintf(path, sizeof path, "%s/curves.png", t->run_dir);

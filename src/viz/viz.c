@@ -534,8 +534,9 @@ static int safe_int(double v) {
 enum { MAX_TICKS = 32 };
 typedef struct { double lo, hi; int log; int nticks; double ticks[MAX_TICKS]; } Axis;
 
-// Linear axis covering [vmin, vmax] with about `want` ticks at multiples of a nice step.
-static void axis_linear(Axis *a, double vmin, double vmax, int want) {
+// Linear axis covering [vmin, vmax] with about `want` ticks at multiples of a nice step; whole: the
+// values are counts (steps), so the step is at least 1 and no tick falls between two of them.
+static void axis_linear(Axis *a, double vmin, double vmax, int want, int whole) {
     if (!(vmax > vmin)) {
         // One value: 5% either side of it; a lone 0 (a run stopped at its step-0 row: step 0, lr 0) spans
         // [0, 1], as steps and learning rates never go below 0.
@@ -544,6 +545,7 @@ static void axis_linear(Axis *a, double vmin, double vmax, int want) {
     }
     if (want < 2) want = 2;
     double step = nice_number(nice_number(vmax - vmin, 0) / (want - 1), 1);
+    if (whole && step < 1) step = 1;
     a->log = 0;
     a->lo = floor(vmin / step) * step;
     a->hi = ceil(vmax / step) * step;
@@ -719,7 +721,7 @@ static int plot_layout(PlotLayout *L, int x, int y, int w, int h, const PlotSeri
     int ph = bottom - top;
     if (ph < 20) return -1;
     if (opt->log_y) axis_log(&L->ay, ymin, ymax, ph / (28 * ts));
-    else axis_linear(&L->ay, ymin, ymax, ph / (28 * ts));
+    else axis_linear(&L->ay, ymin, ymax, ph / (28 * ts), 0);
     char label[64];
     int ylab_w = 0;
     for (int k = 0; k < L->ay.nticks; k++) {
@@ -733,7 +735,7 @@ static int plot_layout(PlotLayout *L, int x, int y, int w, int h, const PlotSeri
     int left = x + lm, right = x + w - rm;
     int pw = right - left;
     if (pw < 20) return -1;
-    axis_linear(&L->ax, xmin, xmax, sh && sh->xwant ? sh->xwant : pw / (70 * ts));
+    axis_linear(&L->ax, xmin, xmax, sh && sh->xwant ? sh->xwant : pw / (70 * ts), opt->x_whole);
     L->top = top; L->bottom = bottom; L->left = left; L->right = right;
     L->ph = ph; L->pw = pw;
     return 0;
