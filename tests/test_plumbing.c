@@ -85,7 +85,7 @@ static void test_paths(void) {
 }
 
 static void test_stems(void) {
-    StemSet r = {.first_suffix = 1}, a = {.first_suffix = 2};
+    StemSet r = {.first_suffix = 1}, a = {.first_suffix = 2};   // the count from 2 stays possible, though no command uses it now
     const char *r1 = stem_set_claim(&r, "x"), *r2 = stem_set_claim(&r, "x"), *r3 = stem_set_claim(&r, "x");
     const char *r4 = stem_set_claim(&r, "x-1");
     CHECK(r1 && !strcmp(r1, "x") && r2 && !strcmp(r2, "x-1") && r3 && !strcmp(r3, "x-2"),

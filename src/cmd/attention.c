@@ -1002,7 +1002,7 @@ int cmd_attention(int argc, char **argv) {
     char **paths = NULL;
     int npaths = 0;
     Written *written = NULL;
-    StemSet stems = {.first_suffix = 2, .suffixes = kinds, .reserved = index_name};
+    StemSet stems = {.first_suffix = 1, .suffixes = kinds, .reserved = index_name};   // x, x-1, x-2 as reconstruct
     CliHeld held = {0};
     CliHeld scanned = {0};   // every input the scan could not read ("PATH: why"), for index.html
     int *keep = NULL;

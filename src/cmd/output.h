@@ -124,8 +124,8 @@ int output_check_writable(const char *dir, char *err, size_t errlen);
 // most 23 bytes) stay within the 255 bytes of a file name: 200 + 6 + 10 + 23 = 239.
 // The first input keeps its stem ("image" when the name leaves nothing, or only "." or ".."); a
 // later one with a taken stem gets "<stem>-<k>" for the first free k counting from first_suffix
-// (reconstruct counts from 1: x, x-1, x-2; attention from 2: x, x-2, x-3; both are pinned by
-// tests/cli_*.sh). When the command names its files by suffixes (NULL-terminated; "" for a folder
+// (reconstruct and attention count from 1: x, x-1, x-2, docs/interface.md "Stems"; pinned by
+// tests/cli_reconstruct.sh and tests/cli_attention.sh). When the command names its files by suffixes (NULL-terminated; "" for a folder
 // DIR/<stem>), a stem is also taken when one of its names is another stem's name or one of the
 // command's own files (reserved, NULL-terminated, e.g. "index.html"): x.png and x.attn.png.png cannot
 // both write DIR/x.attn.png (docs/interface.md, "Stems").
