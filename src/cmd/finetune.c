@@ -1036,6 +1036,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (!t->vds.n && rank == 0)   // a held-out split of a few images: as train warns (docs/data.md, "Validation")
         run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss and top-1");
     if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");
+    if (rank == 0) run_warn_small(&t->ds, t->data_dir, t->S);
+    if (rank == 0 && t->val_dir) run_warn_small(&t->vds, t->val_dir, t->S);
     cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
            t->ntrain, t->nval, t->cfg.num_classes, t->init_shown, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);

@@ -838,6 +838,23 @@ void run_warn_few_val(int nval, float val_frac, int n, const char *what) {
                 nval, nval == 1 ? "" : "s", val_frac, n, what, val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");
 }
 
+void run_warn_small(const Dataset *ds, const char *dir, int img) {
+    int n = 0, least = -1;
+    for (int i = 0; i < ds->n; i++) {
+        const DataItem *it = &ds->items[i];
+        int side = it->w < it->h ? it->w : it->h;
+        if (2L * side >= img) continue;   // 28x28 Fashion-MNIST at the default --img 32 is not worth a line
+        n++;
+        if (least < 0 || side < (ds->items[least].w < ds->items[least].h ? ds->items[least].w : ds->items[least].h))
+            least = i;
+    }
+    if (!n) return;
+    const DataItem *s = &ds->items[least];
+    cli_message("warning: %d image%s of %s %s less than half --img %d on the shorter side (the smallest %dx%d, %s): "
+                "every view enlarges %s more than twice, blurred", n, n == 1 ? "" : "s", dir, n == 1 ? "is" : "are", img,
+                s->w, s->h, s->path, n == 1 ? "it" : "them");
+}
+
 void run_wait_note_init(RunWaitNote *n) {
     n->waited = n->busy = 0;
     n->steps = -1;

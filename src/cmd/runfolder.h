@@ -103,6 +103,11 @@ void run_job_data_stats(DataStats *st);
 // noisy ("the validation loss"). The advice of a larger --val-frac is left out at the flag's largest,
 // VAL_FRAC_MAX. Said by the caller's rank 0.
 void run_warn_few_val(int nval, float val_frac, int n, const char *what);
+// The warning of images less than half the view on their shorter side (docs/data.md, "Working images"):
+// every view of one is enlarged more than twice to img x img, so it trains on blurred pixels. One line for them all, the
+// count and the smallest named; none when every image is large enough. dir: the folder as the user
+// gave it. Said by the caller's rank 0.
+void run_warn_small(const Dataset *ds, const char *dir, int img);
 // The log line when steps wait for images more than a fifth of the time (docs/data.md, "Cache, store and
 // prefetch"), train's and finetune's alike: "data pipeline is the bottleneck: steps waited N% of the time
 // ...", at most once a minute. It is judged on at least 8 steps after a session's first (which waits for
