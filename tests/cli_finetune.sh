@@ -531,6 +531,8 @@ t "the running run ends as asked (exit $rc)" '[ $rc -eq 0 ] && grep -q "interrup
 VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" finetune --ckpt "$pre" $ft --steps 50 --out "$dir/early" > "$dir/early.log" 2>&1; rc=$?
 t "a stop signal during start-up: exit 0 ($rc), saved at step 1" \
   '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of 50" "$dir/early.log" && "$VITMAE" info "$dir/early/checkpoint.safetensors" | grep -q "^ *step  *1$"'
+t "a stop: curves.png redrawn after the checkpoint (as train's)" \
+  'python3 -c "import os, sys; sys.exit(os.stat(sys.argv[1]).st_mtime_ns < os.stat(sys.argv[2]).st_mtime_ns)" "$dir/early/curves.png" "$dir/early/checkpoint.safetensors"'
 # ... and as the process starts, before MPI would (=mpi; train's test also tries =exec): the same.
 VITMAE_FAULT_STOP_IN_SETUP=mpi "$VITMAE" finetune --ckpt "$pre" $ft --steps 50 --out "$dir/early-mpi" > "$dir/early-mpi.log" 2>&1; rc=$?
 t "a stop signal as the process starts: exit 0 ($rc), saved at step 1" \

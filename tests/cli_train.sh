@@ -401,6 +401,12 @@ VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps 50 --threads 1 --out
 t "a stop signal during start-up: exit 0 ($rc), saved at step 1, said as such ($(grep SIGUSR1 "$dir/early.log"))" \
   '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of 50" "$dir/early.log" && [ "$(saved_step "$dir/early/checkpoint.safetensors")" = 1 ] &&
    grep -qx "vitmae: SIGUSR1: starting up: the first step runs, then a checkpoint is saved" "$dir/early.log"'
+# curves.png after a stop: drawn at the last evaluation (step 0 here), it missed the rows logged since
+# (step 1, --log-every 1) while the checkpoint was at step 1. It is redrawn after the save: newer than
+# the checkpoint (docs/interface.md, section 5).
+VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps 50 --log-every 1 --threads 1 --out "$dir/stopcurves" > "$dir/stopcurves.log" 2>&1; rc=$?
+t "a stop: curves.png redrawn after the checkpoint, with the step-1 row ($rc: $(tail -n 1 "$dir/stopcurves.log"))" \
+  '[ $rc -eq 0 ] && grep -q "^1," "$dir/stopcurves/metrics.csv" && python3 -c "import os, sys; sys.exit(os.stat(sys.argv[1]).st_mtime_ns < os.stat(sys.argv[2]).st_mtime_ns)" "$dir/stopcurves/curves.png" "$dir/stopcurves/checkpoint.safetensors"'
 # Earlier still (=exec: as the process runs itself again for a short OpenMP spin, docs/interface.md,
 # GOMP_SPINCOUNT, which tests/run.sh's OMP_WAIT_POLICY would skip; =mpi: before MPI starts, where a rank
 # under mpirun spends most of its start-up): the same. The signal's default action killed the process

@@ -1295,10 +1295,13 @@ int cmd_finetune(int argc, char **argv) {
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
-        else if (stop && r->step < r->total_steps)
+        else if (stop && r->step < r->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step, r->total_steps,
                    t->ckpt_path, t->run_dir);
-        else
+            // As train's: curves.png redrawn with the rows since the last evaluation, after the save.
+            if (rank0 && write_curves(t, err, sizeof err))
+                cli_message("warning: %s (curves.png stays as at the last evaluation)", err);
+        } else
             cli_out("done: %ld step%s in %.1f s; checkpoint %s", r->step, r->step == 1 ? "" : "s", r->elapsed_s,
                     t->ckpt_path);
         rc = dist_max_int(rc);

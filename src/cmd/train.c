@@ -1062,10 +1062,14 @@ int cmd_train(int argc, char **argv) {
                               r->step, t->ckpt_path);
         if (!saved || (rank0 && train_out_config(t, &t->rs, err, sizeof err)))
             rc = cli_report(NULL, err, 1);
-        else if (stop && r->step < r->total_steps)
+        else if (stop && r->step < r->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step,
                    r->total_steps, t->ckpt_path, t->run_dir);
-        else
+            // curves.png was drawn at the last evaluation: redrawn with the rows logged since, once the
+            // checkpoint is safe, so that a picture that fails to draw is a warning, never a lost save.
+            if (rank0 && train_out_curves(t, err, sizeof err))
+                cli_message("warning: %s (curves.png stays as at the last evaluation)", err);
+        } else
             cli_out("done: %ld step%s in %.1f s; checkpoint %s", r->step, r->step == 1 ? "" : "s", r->elapsed_s,
                     t->ckpt_path);
         rc = dist_max_int(rc);

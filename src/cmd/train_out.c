@@ -279,6 +279,8 @@ static int write_curves(Train *t, char *err, size_t errlen) {
     return viz_plot_png(path, 960, panels, 2, err, errlen);
 }
 
+int train_out_curves(Train *t, char *err, size_t errlen) { return write_curves(t, err, errlen); }
+
 // ---------------------------------------------------------------------------------------------
 // Metrics and the outputs of a logged step
 

@@ -25,6 +25,10 @@ int train_out_pick_samples(Train *t, char *err, size_t errlen);
 // The outputs of one logged step: validation (do_eval: fills row's val_loss and val_psnr), the
 // metrics row, samples (do_samples) and curves (do_eval).
 int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char *err, size_t errlen);
+// RUN/curves.png redrawn from the rows of metrics.csv so far: a run stopped by a signal draws it after
+// its checkpoint is saved, so that the picture shows the rows it saved past the last evaluation. 0, or -1
+// with err (a warning: the checkpoint is saved already).
+int train_out_curves(Train *t, char *err, size_t errlen);
 // Reports once each file of ds (the training or the validation dataset) found broken since the last
 // call, one stderr line each, worded by the split the image is in, whichever pass found it:
 // "vitmae: [rank R: ]skipped PATH: REASON (found while training; replaced by another image of its
