@@ -174,6 +174,23 @@ static void test_state_json(void) {
     rc = run_state_from_json(hostile, &back, err, sizeof err);
     CHECK(rc == 0 && back.processes == 1 && back.accum == 1, "hostile processes/accum read as 1 (rc %d: %d, %d)", rc,
           back.processes, back.accum);
+    // Memory that runs out at any one of cJSON's allocations as it reads a valid state: "out of memory",
+    // never "train_state is not valid JSON (at byte N)", which sent the user to a text that is fine.
+    int wrong = 0, failed = 0;
+    long oom_at;
+    for (oom_at = 1; oom_at < 1000; oom_at++) {
+        json_test_fail_alloc(oom_at);
+        err[0] = 0;
+        rc = run_state_from_json(old, &back, err, sizeof err);
+        long allocs = json_test_allocs();
+        json_test_fail_alloc(0);
+        failed += rc != 0;
+        if (rc != 0 && strcmp(err, "out of memory") && !wrong++)
+            CHECK(0, "train_state read with allocation %ld failing: '%s', want 'out of memory'", oom_at, err);
+        if (allocs < oom_at) break;   // every allocation passed: all were tried
+    }
+    CHECK(failed > 10 && wrong == 0, "%d of %ld allocations failed the read, %d of them said otherwise", failed, oom_at - 1,
+          wrong);
 }
 
 // Counts RUN/checkpoint-<step>.safetensors in dir, and the oldest step among them.

@@ -22,6 +22,7 @@
 #include "dist/dist.h"
 #include "io/checkpoint.h"
 #include "io/files.h"
+#include "io/json.h"
 #include "io/safetensors.h"
 
 // The number in a name vitmae writes, prefix then the step ("checkpoint-<step>.safetensors",
@@ -599,9 +600,11 @@ void run_state_fields_to_json(cJSON *o, const StateField *fields, int n, const v
 
 cJSON *run_state_parse(const char *json, char *err, size_t errlen) {
     const char *end = NULL;
-    cJSON *o = cJSON_ParseWithOpts(json, &end, 0);
+    int oom;
+    cJSON *o = json_parse_n(json, strlen(json) + 1, &end, &oom);   // memory that ran out is not a bad text (io/json.h)
     if (!o) {
-        if (end && end >= json) snprintf(err, errlen, "train_state is not valid JSON (at byte %zu)", (size_t)(end - json));
+        if (oom) snprintf(err, errlen, "out of memory");
+        else if (end && end >= json) snprintf(err, errlen, "train_state is not valid JSON (at byte %zu)", (size_t)(end - json));
         else snprintf(err, errlen, "train_state is not valid JSON");
         return NULL;
     }
