@@ -90,6 +90,20 @@ t "reconstruct: each panel synced before its rename, the folder once after the l
 trace attn "$VITMAE" attention --ckpt "$dir/mae.safetensors" --threads 1 --out "$dir/at" "$dir/few" > /dev/null 2>&1; rc=$?
 t "attention: each map, montage and the page synced before its rename, each folder once after the last ($rc: $(published attn | tr "\n" " "))" \
   '[ $rc -eq 0 ] && [ -s "$dir/at/index.html" ] && published attn > /dev/null'
+# A stop signal after the last image's group is published, before the run's end syncs the folder
+# (VITMAE_FAULT_HOLD_BEFORE_FOLDER_SYNC): the panels stay (docs/interface.md, section 1), and the stop
+# syncs the folder as the end would have; it ended the process without, the renames not durable.
+# SIGTERM, as a job started with & in a script has SIGINT ignored (the command keeps it so, as nohup's).
+rm -f "$dir/gate" "$dir/gate.held" "$dir/pid"
+VITMAE_FAULT_HOLD_BEFORE_FOLDER_SYNC="$dir/gate" trace stopped sh -c 'echo $$ > "$0"; exec "$@"' "$dir/pid" \
+  "$VITMAE" reconstruct --ckpt "$dir/mae.safetensors" --threads 1 --out "$dir/rs" "$dir/few" > /dev/null 2>&1 &
+bg=$!
+for i in $(seq 600); do [ -e "$dir/gate.held" ] && break; sleep 0.1; done
+[ -e "$dir/gate.held" ] && kill -TERM "$(cat "$dir/pid")"
+wait $bg; rc=$?
+t "reconstruct stopped before the run's folder sync: exit 143, the panels there, the folder synced after the last rename ($rc: $(published stopped | tr "\n" " "))" \
+  '[ $rc -eq 143 ] && [ "$(ls "$dir/rs" | wc -l)" -eq 3 ] && published stopped > /dev/null'
+touch "$dir/gate"
 # A command that publishes one group (embed's .npy and .txt) syncs its folder as it publishes it.
 mkdir -p "$dir/em"
 trace embed "$VITMAE" embed --ckpt "$dir/mae.safetensors" --threads 1 --out "$dir/em/f.npy" "$dir/few" > /dev/null 2>&1; rc=$?

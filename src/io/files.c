@@ -77,7 +77,14 @@ void file_tmp_remove(const char *tmp) {
     file_tmp_forget(tmp);
 }
 
-// The cleanup, then the signal's own end (async-signal-safe): files first, then the folders they were in.
+static int sync_folder(const char *path, size_t dirlen);
+// The FileFolders that file_group_publish notes into (set inside its critical section), or NULL: the
+// folders a stop signal syncs, as the command's end would have (files.h).
+static FileFolders *noted_folders;
+
+// The cleanup, then the signal's own end (async-signal-safe): files first, then the folders they were
+// in, then the folders of the groups published whose syncs waited for the command's end. No thread is
+// inside a critical section now, so none is noting a folder.
 static void end_by_signal(int sig) {
     for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {
         int expect = NODE_LIVE;
@@ -95,6 +102,8 @@ static void end_by_signal(int sig) {
                 removed = 1;
             }
     }
+    FileFolders *noted = __atomic_load_n(&noted_folders, __ATOMIC_SEQ_CST);
+    for (int i = 0; noted && i < noted->n; i++) sync_folder(noted->dirs[i], strlen(noted->dirs[i]));
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -410,6 +419,7 @@ static int folders_note(FileFolders *f, const char *path, size_t dirlen) {
         if (dir) f->dirs[f->n++] = dir;
         else rc = -1;
     }
+    if (!rc) __atomic_store_n(&noted_folders, f, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&folders_lock);
     return rc;
 }
@@ -417,6 +427,8 @@ static int folders_note(FileFolders *f, const char *path, size_t dirlen) {
 int file_folders_sync(FileFolders *f, char *err, size_t errlen) {
     int rc = 0, e;
     char why[128];
+    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_FOLDER_SYNC");
+    stop_enter();   // a stop signal now finds the folders synced and f empty, or syncs them itself
     for (int i = 0; i < f->n; i++) {
         size_t d = strlen(f->dirs[i]);
         if ((e = sync_folder(f->dirs[i], d)) && !rc) {
@@ -427,6 +439,8 @@ int file_folders_sync(FileFolders *f, char *err, size_t errlen) {
     for (int i = 0; i < f->n; i++) free(f->dirs[i]);
     free(f->dirs);
     memset(f, 0, sizeof *f);
+    __atomic_compare_exchange_n(&noted_folders, &(FileFolders *){f}, NULL, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    stop_leave();
     return rc;
 }
 

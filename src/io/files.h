@@ -29,7 +29,8 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
 // under nohup) remove this process's temporary files (named by file_tmp_name, made by
 // file_tmp_create) and the folders it made with file_mkdir_tracked that are still empty (deepest
 // first: cmd/output.h's output_mkdir_made makes --out and the folders above it so), let a
-// file_group_publish under way finish (a group is published whole or not at all), then end the
+// file_group_publish under way finish (a group is published whole or not at all), sync the folders
+// noted in a FileFolders for the command's end (below), then end the
 // process by the same signal (exit status 128 + its number). The names are kept where the handler
 // reads them without locks; a name is kept from file_tmp_name until file_tmp_forget (files.c's own
 // functions forget the names they publish or remove).
@@ -63,7 +64,9 @@ typedef struct {
 } FileSweep;
 // Folders whose syncs wait until a command's end: a command that publishes group after group into one
 // folder (reconstruct, attention: a group an image) syncs it once, not once a group. Noted by
-// file_group_publish from any thread (a lock in files.c).
+// file_group_publish from any thread (a lock in files.c). A stop signal (file_cleanup_on_stop_signals)
+// syncs the folders noted so far before the process ends, so that the groups published stay after a
+// power cut as after the command's own end.
 typedef struct {
     char **dirs;
     int n, cap;
@@ -118,7 +121,8 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
 // Each folder noted in f fsync'd once, then f emptied (it may be used again): called by the command
 // after its last group, before it says it is done. 0, or -1 with err "DIR: reason" for the first
 // folder that failed (the others are synced still). The files published stay where they are: each
-// was on disk before its rename; only their names may not outlive a power cut.
+// was on disk before its rename; only their names may not outlive a power cut. Test gate
+// VITMAE_FAULT_HOLD_BEFORE_FOLDER_SYNC first (file_test_gate): a test stops the command there.
 int file_folders_sync(FileFolders *f, char *err, size_t errlen);
 
 // The commands' test gates (docs/testing.md, "Fault injection"): when the environment variable env
