@@ -184,6 +184,17 @@ kill -INT $pid; sleep 0.5; touch "$dir/int2.gate"; wait $pid; rc=$?
 t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop (step ${before:-none})" \
   '[ $rc -eq 130 ] && grep -q "^vitmae: SIGINT again: stopped at once without saving" "$dir/int2.err" && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ] && [ "$before" -ge 4 ]'
 
+# A second Ctrl-C once the stop's checkpoint is saved (the gate after the "interrupted" line): its line
+# says the checkpoint was saved, as train's.
+VITMAE_FAULT_HOLD_AFTER_SAVE="$dir/int3.gate" "$VITMAE" finetune --ckpt "$pre" $ft --steps 100000 --eval-every 100000 --ckpt-every 4 --log-every 1 --threads 1 --out "$dir/int3" > "$dir/int3.log" 2> "$dir/int3.err" &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! grep -q "^step 9/" "$dir/int3.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid; wait_gate "$dir/int3.gate" $pid
+stopped=$(saved_step "$dir/int3/checkpoint.safetensors")   # the stop's (the periodic one before: step 8)
+kill -INT $pid; sleep 0.5; touch "$dir/int3.gate"; wait $pid; rc=$?
+t "a second Ctrl-C once saved: ended by SIGINT ($rc), said the checkpoint was saved, at the stopped step ${stopped:-none}" \
+  '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int3.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ "${stopped:-0}" -ge 9 ] && [ "$(saved_step "$dir/int3/checkpoint.safetensors")" = "$stopped" ]'
+
 # 5. classify: a line per image and the accuracy; JSON as docs/encoder.md; 6 significant digits.
 # probe's first line names the feature it probes: on a classifier, --pool mean is fc_norm of the mean
 # tokens (the head's input, docs/encoder.md), not the "encoder mean tokens" of a pretraining checkpoint.

@@ -359,6 +359,20 @@ t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop
   '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int2.err")" = "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)" ] && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ]'
 "$VITMAE" train --resume "$dir/int2" --steps $((before + 2)) > /dev/null 2>&1; rc=$?
 t "... and its last checkpoint (step $before) resumes ($rc)" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = $((before + 2)) ]'
+# A second Ctrl-C once the stop's checkpoint is saved (held at the gate VITMAE_FAULT_HOLD_AFTER_SAVE,
+# after the "interrupted" line, before curves.png is redrawn): it ends the run at once, and its line says
+# the checkpoint was saved; it said "without saving (the steps since the last checkpoint are lost)".
+rm -f "$dir/int3.gate" "$dir/int3.gate.held"
+VITMAE_FAULT_HOLD_AFTER_SAVE="$dir/int3.gate" "$VITMAE" train $small --steps 100000 --eval-every 100000 --ckpt-every 4 --log-every 1 --threads 1 --out "$dir/int3" > "$dir/int3.log" 2> "$dir/int3.err" &
+pid=$!
+i=0; while [ $i -lt 300 ] && ! grep -q "^step 9/" "$dir/int3.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid; wait_gate "$dir/int3.gate" $pid
+stopped=$(saved_step "$dir/int3/checkpoint.safetensors")   # the stop's (the periodic one before: step 8)
+kill -INT $pid; sleep 0.5; touch "$dir/int3.gate"
+i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+t "a second Ctrl-C once saved: ended by SIGINT ($rc), said the checkpoint was saved, at the stopped step ${stopped:-none} ($(tail -c 200 "$dir/int3.err"))" \
+  '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int3.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ "${stopped:-0}" -ge 9 ] && [ "$(saved_step "$dir/int3/checkpoint.safetensors")" = "$stopped" ]'
 # A second Ctrl-C during the start-up (held at the gate before the folder's lock, before step 1): no
 # step has run, so nothing is lost; the line says so (it said "the steps since the last checkpoint are
 # lost"). The first one's line and the save after step 1 are the contract's (../shared/CONTRACT.md).

@@ -1294,10 +1294,13 @@ int cmd_finetune(int argc, char **argv) {
         if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-        if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
+        int saved = !(rank0 && save_checkpoint(t, err, sizeof err));
+        if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
+        if (!saved) rc = cli_report(NULL, err, 1);
         else if (stop && r->step < r->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step, r->total_steps,
                    t->ckpt_path, t->run_dir);
+            file_test_gate("VITMAE_FAULT_HOLD_AFTER_SAVE");   // tests: a second Ctrl-C once saved
             // As train's: curves.png redrawn with the rows since the last evaluation, after the save.
             if (rank0 && write_curves(t, err, sizeof err))
                 cli_message("warning: %s (curves.png stays as at the last evaluation)", err);

@@ -483,7 +483,10 @@ static const char stop_said_at_once[] =
     "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)\n";
 // Before the first step (the folder still scanned, the model still loading) no step has run to lose.
 static const char stop_said_before_steps[] = "vitmae: SIGINT again: stopped at once, before the first step: nothing saved\n";
+// After the stop's checkpoint is saved (config.json, curves.png still being written) nothing is lost.
+static const char stop_said_after_save[] = "vitmae: SIGINT again: stopped at once; the checkpoint was saved\n";
 volatile sig_atomic_t run_steps_begun = 0;
+volatile sig_atomic_t run_saved = 0;
 static int stderr_on_terminal = 0;
 
 static void say_on_stderr(const char *line, size_t n) {
@@ -501,7 +504,8 @@ static void on_stop_signal(int sig) {
     if (sig == SIGHUP) cli_stdout_lossy = 1;   // the terminal is gone: lines to it fail, and that is no failure
     if (output_is_mpirun) output_never_blocks();
     if (!stops_quietly && again && sig == SIGINT) {
-        if (run_steps_begun) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
+        if (run_saved) say_on_stderr(stop_said_after_save, sizeof stop_said_after_save - 1);
+        else if (run_steps_begun) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
         else say_on_stderr(stop_said_before_steps, sizeof stop_said_before_steps - 1);
         signal(SIGINT, SIG_DFL);   // delivered as the handler returns (SIGINT is blocked in it): exit 130
         raise(SIGINT);

@@ -324,6 +324,9 @@ extern volatile sig_atomic_t run_stop_requested;
 // Set by train and finetune as their first step begins: a second Ctrl-C before it says that no step
 // has run (nothing saved), not that the steps since the last checkpoint are lost.
 extern volatile sig_atomic_t run_steps_begun;
+// Set by train and finetune once a stop's (or the end's) checkpoint is saved: a second Ctrl-C during
+// what follows (config.json, curves.png redrawn) says the checkpoint is saved, not that steps are lost.
+extern volatile sig_atomic_t run_saved;
 void run_catch_stop_signals(void);
 int run_stop_signal(int i);
 // Test hook: VITMAE_FAULT_STOP_IN_SETUP=POINT raises SIGUSR1 at that point, as a scheduler's early

@@ -1057,6 +1057,7 @@ int cmd_train(int argc, char **argv) {
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         int saved = !rank0 || !run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model),
                                                    t->exp_avg, t->exp_avg_sq, err, sizeof err);
+        if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
         if (!saved)
             run_diverged_note(err, sizeof err, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
                               r->step, t->ckpt_path);
@@ -1065,6 +1066,7 @@ int cmd_train(int argc, char **argv) {
         else if (stop && r->step < r->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step,
                    r->total_steps, t->ckpt_path, t->run_dir);
+            file_test_gate("VITMAE_FAULT_HOLD_AFTER_SAVE");   // tests: a second Ctrl-C once saved
             // curves.png was drawn at the last evaluation: redrawn with the rows logged since, once the
             // checkpoint is safe, so that a picture that fails to draw is a warning, never a lost save.
             if (rank0 && train_out_curves(t, err, sizeof err))
