@@ -316,6 +316,13 @@ t "groups of one image and one validation image: 'of 1 image, ', '(1 image)' ($(
 err "val class unknown" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/val" --out "$dir/e3"
 t "val class unknown: the line names --val, as probe's names --test ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes$" "$dir/err"'
+# A --val class whose folder in --data is there but holds no usable image (an empty class folder,
+# not a class as `vitmae data` reads classes): the refusal says why, where the user sees the folder.
+mkdir "$dir/data/hexagon"
+err "val class empty in --data" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/val" --out "$dir/e3"
+rmdir "$dir/data/hexagon"
+t "val class empty in --data: the line says its folder holds no usable image ($(cat "$dir/err"))" \
+  'grep -q "^vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes ($dir/data/hexagon holds no usable image)$" "$dir/err"'
 err "ckpt of a classifier" 2 "resume" "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --out "$dir/e4"
 err "neither ckpt nor scratch" 2 "from-scratch" "$VITMAE" finetune --data "$dir/data" --out "$dir/e5"
 before=$(ls -l "$dir/run" | md5sum)

@@ -375,6 +375,10 @@ cp "$tmp/train/circle/00000.png" "$tmp/extra/hexagon/"
 bad "probe flat folder" 2 "DIR/<class>/<image>" probe --ckpt "$ck" --train "$tmp/flat" --test "$tmp/test"
 bad "probe flat test folder" 2 "DIR/<class>/<image>" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/flat"
 bad "probe unknown test class" 2 "hexagon" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/extra"
+mkdir "$tmp/train/hexagon"   # there, but no class: empty (docs/encoder.md, probe's bad input)
+bad "probe test class empty in --train" 2 "^vitmae: probe --test: class 'hexagon' of $tmp/extra is not a class of the training folder $tmp/train ($tmp/train/hexagon holds no usable image)\$" \
+  probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/extra"
+rmdir "$tmp/train/hexagon"
 bad "probe one class" 2 "^vitmae: probe --train: $tmp/oneclass has one class only ('circle'): a probe needs at least 2 class folders\$" \
   probe --ckpt "$ck" --train "$tmp/oneclass" --test "$tmp/oneclass"
 bad "probe --pixels without a size" 2 "--img" probe --pixels --train "$tmp/train" --test "$tmp/test"

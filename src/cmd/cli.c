@@ -13,6 +13,7 @@
 #include <string.h>
 #include <signal.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "dist/dist.h"
 #include "io/files.h"
 #include "io/json.h"
@@ -141,6 +142,15 @@ void cli_held_say(CliHeld *h) {
 void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, int n) {
     for (int c = 0; c < n; c++)
         if (names[c][0] == '.') cli_hold(h, NULL, "warning: %s/%s: " HIDDEN_CLASS_WARNING, dir, names[c]);
+}
+
+void cli_class_folder_note(const char *root, const char *name, char *buf, size_t n) {
+    char path[4096];
+    struct stat st;
+    buf[0] = 0;
+    int len = snprintf(path, sizeof path, "%s/%s", root, name);
+    if (len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(buf, n, " (%s holds no usable image)", path);
 }
 
 void cli_unread(CliUnread *u, CliHeld *h, const char *path, const char *reason) {

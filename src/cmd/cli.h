@@ -103,6 +103,11 @@ void cli_held_free(CliHeld *h);
 // Holds in h the line "warning: DIR/NAME: " HIDDEN_CLASS_WARNING for each of the n class names that
 // starts with '.' (finetune's and probe's; data lists them in its report).
 void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, int n);
+// The end of probe's and finetune's refusal of a test or --val class that the training folder lacks,
+// when root holds a folder of that name all the same (empty, or every file skipped: no class, as
+// `vitmae data` reads classes): " (ROOT/NAME holds no usable image)" in buf, else "" (a user who
+// sees the folder there is told why it is not a class).
+void cli_class_folder_note(const char *root, const char *name, char *buf, size_t n);
 // A candidate whose name starts with '.' is read as any other too (docs/interface.md, section 2), but
 // most are macOS's ._NAME files (AppleDouble: a copied picture's metadata under the picture's name,
 // one beside every image) or other tools' leftovers: those that fail are said as one line, how many

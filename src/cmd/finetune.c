@@ -561,9 +561,11 @@ static int split(FineTune *t) {
         for (int k = 0; k < t->cfg.num_classes && mapped < 0; k++)
             if (!strcmp(vs->class_names[c], t->classes[k])) mapped = k;
         if (mapped < 0) {
+            char note[4200];
+            cli_class_folder_note(t->ds.root, vs->class_names[c], note, sizeof note);
             report_data(t);
-            cli_error("finetune --val", "class '%s' of %s is not among the %d training classes", vs->class_names[c],
-                      vs->root, t->cfg.num_classes);
+            cli_error("finetune --val", "class '%s' of %s is not among the %d training classes%s", vs->class_names[c],
+                      vs->root, t->cfg.num_classes, note);
             return 2;
         }
         t->val_idx[t->nval] = va[i];
