@@ -250,6 +250,10 @@ t "info --json: the float settings of train_state read back as typed (--lr 2e-3 
 "$VITMAE" attention --ckpt "$dir/run/checkpoint.safetensors" --out "$dir/att" "$dir/data/circle/00000.png" > /dev/null 2>&1; rc=$?
 t "attention reads a classifier" '[ $rc -eq 0 ] && [ -s "$dir/att/00000.attn.png" ]'
 
+# embed --help said --layer's tokens go "always through the final norm", which a classifier has not
+# (docs/encoder.md, "Other commands on a fine-tuned checkpoint": its cls as it is, mean through fc_norm).
+t "embed --help: a classifier's features are not said to pass a final norm ($("$VITMAE" embed --help | grep -e "^  --layer"))" \
+  '"$VITMAE" embed --help | grep -e "^  --layer" | grep -q "a fine-tuned classifier has none: cls as it is, mean through fc_norm"'
 "$VITMAE" embed --ckpt "$dir/scratch/checkpoint.safetensors" --pool mean --out "$dir/e.npy" "$dir/data/square" > "$dir/emb.out" 2>&1; rc=$?
 t "embed's line names a classifier's mean feature as probe's does, fc_norm(mean tokens) ($(cat "$dir/emb.out"))" \
   'grep -q " (fc_norm(mean tokens), block [0-9]* of 0\.\.[0-9]*) and " "$dir/emb.out"'
