@@ -172,6 +172,21 @@ static char *join(const char *a, const char *b) {
     return s;
 }
 
+typedef struct {
+    int *failures;
+    CliHeld *held, *page;
+    CliUnread *unread;
+} Unusable;
+
+// One input this run cannot draw (collect_inputs): its line, through unread for one of a folder's files
+// or an input that is not there, else held whole; the same line for the page; counted.
+static void unusable(const Unusable *u, int one_of_many, const char *what, const char *why) {
+    if (one_of_many) cli_unread(u->unread, u->held, what, why);
+    else cli_hold(u->held, what, "%s", why);
+    cli_hold(u->page, what, "%s", why);
+    (*u->failures)++;
+}
+
 // Input files: each INPUT is a file, or a folder scanned like `data` (recursively, sorted).
 // Unusable inputs are counted in *failures, their lines kept in *held (said once the outputs pass their
 // checks: a refused run prints its one line only); an input's own line through unread (cmd/cli.h), which
@@ -181,13 +196,11 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
                              CliUnread *unread, CliHeld *page) {
     char **paths = NULL;
     int n = 0, cap = 0;
+    Unusable u = {failures, held, page, unread};
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
         if (stat(inputs[i], &st)) {
-            const char *why = strerror(errno);
-            cli_unread(unread, held, inputs[i], why);
-            cli_hold(page, inputs[i], "%s", why);
-            (*failures)++;
+            unusable(&u, 1, inputs[i], strerror(errno));
             continue;
         }
         const char **add = NULL;
@@ -199,21 +212,15 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
             DatasetOptions opt = {.max_pixels = max_pixels};
             int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
             if (src) {
-                cli_hold(held, dataset_err_what(src, inputs[i]), "%s", err);
-                cli_hold(page, dataset_err_what(src, inputs[i]), "%s", err);
-                (*failures)++;
+                unusable(&u, 0, dataset_err_what(src, inputs[i]), err);
                 continue;
             }
             scanned = 1;
-            for (int k = 0; k < ds.nskipped; k++) {
-                cli_unread(unread, held, ds.skipped[k].path, ds.skipped[k].reason);
-                cli_hold(page, ds.skipped[k].path, "%s", ds.skipped[k].reason);
-                (*failures)++;
-            }
+            for (int k = 0; k < ds.nskipped; k++) unusable(&u, 1, ds.skipped[k].path, ds.skipped[k].reason);
             if (ds.n == 0) {
-                cli_hold(held, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
-                cli_hold(page, inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
-                (*failures)++;
+                char why[96];
+                snprintf(why, sizeof why, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+                unusable(&u, 0, inputs[i], why);
             }
             add = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *add);
             for (int k = 0; add && k < ds.n; k++) add[nadd++] = ds.items[k].path;
@@ -233,7 +240,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
         for (int k = 0; room && k < nadd; k++)
             if (!(paths[n] = strdup(add[k]))) room = 0;
             else n++;
-        if (!room) { cli_hold(held, inputs[i], "out of memory"); cli_hold(page, inputs[i], "out of memory"); (*failures)++; }
+        if (!room) unusable(&u, 0, inputs[i], "out of memory");
         free(add);
         if (scanned) dataset_free(&ds);
     }
