@@ -177,6 +177,37 @@ FAULT_FUNC=fsync FAULT_N=9 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safet
 t "attention, the output folder's fsync failing at the run's end (the 9th call: 6 PNGs, the page, at/0.1, then at): exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at: Input/output error" got.err &&
    [ -s at/index.html ] && [ -s at/0.8/layer00-mean.png ]'
+# A folder whose sync fails once a group is published leaves the group in place (io/files.h,
+# FILE_UNSYNCED): the files are whole (each was synced before its rename), only their names'
+# durability is in doubt. embed --force over an earlier pair, the folder's fsync failing (the third
+# call: FEATS.npy, FEATS.txt, then the folder): one line naming the folder, exit 1, the new pair in
+# place. The group was undone: the new pair removed, and with it the earlier one it had replaced.
+rm -rf em em0; mkdir em em0
+"$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em0/f.npy data/a > /dev/null 2>&1 || { echo "FAILED: embed"; fail=1; }
+"$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy data/a/0.1.png > /dev/null 2>&1 || { echo "FAILED: embed"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy --force data/a \
+  > got.out 2> got.err; rc=$?
+t "embed --force, the folder's fsync after the pair failing: exit 1, one line naming the folder (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new pair in place ($(ls em | tr '\n' ' '))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: embed: em: Input/output error" got.err &&
+   cmp -s em/f.npy em0/f.npy && cmp -s em/f.txt em0/f.txt && [ "$(ls em | wc -l)" -eq 2 ]'
+rm -rf em em0
+# A file written alone (file_write_atomic: train's config.json; png_write: its curves.png) whose
+# folder's sync fails after the rename is in place, whole: the line says it was written and names the
+# folder; it said "tr/config.json: Input/output error", as for a file that was not written.
+# --val-frac 0: the calls are config.json, tr, curves.png, tr.
+tr_args="train --data data --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 --batch 2
+  --steps 1 --threads 1 --val-frac 0 --out tr"
+rm -rf tr
+FAULT_FUNC=fsync FAULT_N=2 LD_PRELOAD=$shim "$VITMAE" $tr_args > got.out 2> got.err; rc=$?
+t "train, config.json's folder sync failing: exit 1, one line saying it was written (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ -s tr/config.json ] &&
+   grep -qx "vitmae: train: tr/config.json: written, but its folder tr could not be synced: Input/output error" got.err'
+rm -rf tr
+FAULT_FUNC=fsync FAULT_N=4 LD_PRELOAD=$shim "$VITMAE" $tr_args > got.out 2> got.err; rc=$?
+t "train, curves.png's folder sync failing: exit 1, one line saying it was written (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ -s tr/curves.png ] &&
+   grep -qx "vitmae: train: tr/curves.png: written, but its folder tr could not be synced: Input/output error" got.err'
+rm -rf tr
 rm -rf at
 FAULT_FUNC=fsync FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a \
   > got.out 2> got.err; rc=$?

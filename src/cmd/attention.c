@@ -504,9 +504,10 @@ static size_t attend_bytes(const Plan *p, const MaeConfig *cfg, int raw) {
 // *taken is 1); with --force the earlier run's maps and arrays of the image that this run does not
 // write go in the same step (file_group_sweep), so they are all this run's. Returns the number of
 // maps written, or -1 with err; on failure nothing of the image is left (its folder of maps goes
-// when this call made it and it is empty).
+// when this call made it and it is empty). A folder whose sync fails once the files are published
+// leaves them (io/files.h, FILE_UNSYNCED): the maps are counted, *unsynced is 1 and err says which.
 static int attend_one(const Job *job, Mae *m, const Image *photo, const float *view, Written *w, int *taken,
-                      char *err, size_t errlen) {
+                      int *unsynced, char *err, size_t errlen) {
     const MaeConfig *cfg = job->cfg;
     const Plan *p = job->plan;
     int S = cfg->img_size, C = cfg->in_chans, g = S / cfg->patch_size, L = g * g;
@@ -528,6 +529,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     FileGroup files = {.later = job->later};
     int made_dir = 0;
     *taken = 0;
+    *unsynced = 0;
     if (!arena || !norm || !layer_of || !head_of || !range || !dir) {
         snprintf(err, errlen, "out of memory");
         goto done;
@@ -690,7 +692,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     }
     if (nmaps >= 0) {
         int pub = file_group_publish(&files, job->replace, err, errlen);
-        if (pub) { *taken = pub == FILE_TAKEN; nmaps = -1; }
+        if (pub == FILE_UNSYNCED) *unsynced = 1;
+        else if (pub) { *taken = pub == FILE_TAKEN; nmaps = -1; }
     }
     if (nmaps >= 0) {
         size_t n = strlen(w->stem) + 16;
@@ -1178,7 +1181,8 @@ int cmd_attention(int argc, char **argv) {
         }
         w->source = strdup(paths[i]);
         if (!w->source) { cli_error("attention", "out of memory"); failures++; image_free(&photo); continue; }
-        int n = attend_one(&job, m, &photo, view, w, &taken, err, sizeof err);
+        int unsynced;
+        int n = attend_one(&job, m, &photo, view, w, &taken, &unsynced, err, sizeof err);
         image_free(&photo);
         // Nothing of a failed image stays, so that a retry needs no --force. Files another command
         // wrote meanwhile stay its own, and this run stops: that command is writing in DIR.
@@ -1191,6 +1195,7 @@ int cmd_attention(int argc, char **argv) {
             continue;
         }
         cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
+        if (unsynced) { cli_error("attention", "%s", err); failures++; }   // "DIR: why": drawn, its name not durable
         nimages++;
         nmaps += n;
     }
@@ -1204,8 +1209,9 @@ int cmd_attention(int argc, char **argv) {
     int index_rc = nimages > 0 && !taken
                        ? write_index(out_dir, ckpt_path, &plan, written, paths, npaths, tried, &scanned, force, &later, err, sizeof err)
                        : -2;
-    int index_ok = index_rc == 0;
+    int index_ok = index_rc == 0 || index_rc == FILE_UNSYNCED;   // the page in place, even if its folder's sync failed
     if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }
+    else if (index_rc == FILE_UNSYNCED) { cli_error("attention", "%s", err); failures++; }
     else if (index_rc == -1) {
         // Under --force an earlier page stays only where it still describes the folder: it would link
         // maps this run removed (an image drawn again) and miss the ones it wrote.

@@ -171,7 +171,8 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 // the panel first (io/files.h): without --force (replace 0) nothing is replaced, so an image's files
 // are all this run's or all another command's that wrote them meanwhile; with --force a run without
 // --raw removes an earlier run's arrays of the image in the same step (file_group_sweep). 0 ok, -1 and *f, or
-// FILE_TAKEN and *f (who: the whole line, as for a file that could not be published).
+// FILE_TAKEN and *f (who: the whole line, as for a file that could not be published), or FILE_UNSYNCED
+// and *f (published, but a folder's sync failed: who "DIR: why"; the files stay, io/files.h).
 static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
                         const char *title, const float *recon, const uint8_t *removed, int replace, Failure *f) {
     char err[CLI_ERR_MAX], path[4200], tmp[4200 + FILE_TMP_EXTRA];
@@ -438,7 +439,7 @@ int cmd_reconstruct(int argc, char **argv) {
                     taken = 1;
                     continue;
                 }
-                if (status[b]) {   // one line for what stops the run, not one per image drawn with it
+                if (status[b] && status[b] != FILE_UNSYNCED) {   // one line for what stops the run, not one per image drawn with it
                     int kind = output_stop_kind(fails[j].why[0] ? fails[j].why : fails[j].who);
                     if (full && kind) {
                     } else if (!fails[j].why[0]) {
@@ -454,14 +455,14 @@ int cmd_reconstruct(int argc, char **argv) {
                 fflush(stdout);
                 mse_sum += mse[b];
                 nok++;
+                if (status[b] == FILE_UNSYNCED) { cli_error(NULL, "%s", fails[j].who); unsynced = 1; }   // written, not durable
             }
         }
         if (!full) full = load_full;
     }
     cli_unread_end(&unread, NULL);
     // The panels' names on disk before the run says it is done: each folder once, not once an image.
-    unsynced = file_folders_sync(&later, err, sizeof err) != 0;
-    if (unsynced) cli_error(NULL, "%s", err);
+    if (file_folders_sync(&later, err, sizeof err)) { cli_error(NULL, "%s", err); unsynced = 1; }
     if (nok) {
         double mean = mse_sum / nok;
         printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,

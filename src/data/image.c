@@ -1284,7 +1284,7 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
     if (!tmp) { set_err(err, errlen, "out of memory"); return -1; }
     file_tmp_name(path, tmp, tlen);
     int rc = png_write_to(tmp, px, w, h, c, text, err, errlen);
-    char msg[2200];   // "PATH: why" (io/files.h, PATH cut at 2000 bytes) whole, whatever errlen
+    char msg[4400];   // "PATH: why" (io/files.h, PATH and its folder cut at 2000 bytes) whole, whatever errlen
     if (rc == 0 && file_publish_atomic(tmp, path, msg, sizeof msg) != 0) {
         // png_write's callers name the path themselves: the reason alone, never a path cut short in err
         size_t n = strlen(path) < 2000 ? strlen(path) : 2000;

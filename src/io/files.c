@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,9 +244,13 @@ static size_t folder_len(const char *path) {
 int file_publish_atomic(const char *tmp, const char *path, char *err, size_t errlen) {
     int e = rename(tmp, path) ? errno : 0;
     if (e) unlink(tmp);
-    else e = sync_folder(path, folder_len(path));
     file_tmp_forget(tmp);
-    if (e) snprintf(err, errlen, "%.2000s: %s", path, strerror(e));
+    if (e) { snprintf(err, errlen, "%.2000s: %s", path, strerror(e)); return -1; }
+    // The file is in place, whole: only its name's durability is in doubt, and the message says so.
+    size_t d = folder_len(path);
+    if ((e = sync_folder(path, d)))
+        snprintf(err, errlen, "%.2000s: written, but its folder %.*s could not be synced: %s", path,
+                 d ? (int)(d < 2000 ? d : 2000) : 1, d ? path : ".", strerror(e));
     return e ? -1 : 0;
 }
 
@@ -402,21 +407,52 @@ static int sweep(const FileGroup *g, const FileSweep *s, char *at, size_t n) {
 
 static pthread_mutex_t folders_lock = PTHREAD_MUTEX_INITIALIZER;
 
-// path's folder (its first dirlen bytes) noted in f unless it is there already: 0, or -1 out of memory.
+// FNV-1a of the n bytes at s: where a folder's name sits in FileFolders' hash set.
+static size_t folder_hash(const char *s, size_t n) {
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return (size_t)h;
+}
+
+// The slot of the folder path[0..dirlen) in f's hash set: the one that holds it, else the free one
+// where it goes (the set is never full: at most half its slots are taken).
+static int folders_slot(const FileFolders *f, const char *path, size_t dirlen) {
+    int mask = f->nslots - 1, s = (int)(folder_hash(path, dirlen) & (size_t)mask);
+    for (; f->slots[s]; s = (s + 1) & mask) {
+        const char *d = f->dirs[f->slots[s] - 1];
+        if (strlen(d) == dirlen && !strncmp(d, path, dirlen)) break;
+    }
+    return s;
+}
+
+// path's folder (its first dirlen bytes) noted in f unless it is there already: 0, or -1 out of
+// memory. Looked up in a hash set, not in the list: attention notes a folder an image (DIR/<stem>),
+// and a scan of every folder noted so far, under the lock, made a run of n images n^2/2 compares.
 static int folders_note(FileFolders *f, const char *path, size_t dirlen) {
-    int rc = 0, seen = 0;
+    int rc = 0;
     pthread_mutex_lock(&folders_lock);
-    for (int i = f->n - 1; i >= 0 && !seen; i--)
-        seen = strlen(f->dirs[i]) == dirlen && !strncmp(f->dirs[i], path, dirlen);
-    if (!seen && f->n == f->cap) {
+    if (2 * (f->n + 1) > f->nslots) {   // grown before it is half full, every name placed again
+        int nslots = f->nslots ? 2 * f->nslots : 16;
+        int *slots = calloc((size_t)nslots, sizeof *slots);
+        if (slots) {
+            free(f->slots);
+            f->slots = slots;
+            f->nslots = nslots;
+            for (int i = 0; i < f->n; i++) f->slots[folders_slot(f, f->dirs[i], strlen(f->dirs[i]))] = i + 1;
+        } else {
+            rc = -1;
+        }
+    }
+    int s = rc ? 0 : folders_slot(f, path, dirlen);
+    if (!rc && !f->slots[s] && f->n == f->cap) {
         int cap = f->cap ? 2 * f->cap : 8;
         char **d = realloc(f->dirs, (size_t)cap * sizeof *d);
         if (d) { f->dirs = d; f->cap = cap; }
         else rc = -1;
     }
-    if (!seen && !rc) {
+    if (!rc && !f->slots[s]) {
         char *dir = strndup(path, dirlen);
-        if (dir) f->dirs[f->n++] = dir;
+        if (dir) { f->dirs[f->n++] = dir; f->slots[s] = f->n; }
         else rc = -1;
     }
     if (!rc) __atomic_store_n(&noted_folders, f, __ATOMIC_SEQ_CST);
@@ -438,6 +474,7 @@ int file_folders_sync(FileFolders *f, char *err, size_t errlen) {
     }
     for (int i = 0; i < f->n; i++) free(f->dirs[i]);
     free(f->dirs);
+    free(f->slots);
     memset(f, 0, sizeof *f);
     __atomic_compare_exchange_n(&noted_folders, &(FileFolders *){f}, NULL, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     stop_leave();
@@ -462,14 +499,19 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     // section (a stop signal finds the group published and those files gone, or neither).
     for (int s = 0; k == g->n && replace && s < g->nsweeps && !e; s++) e = sweep(g, &g->sweeps[s], at, sizeof at);
     // The renames made durable (each file was fsync'd as it was written): each folder once, now or,
-    // noted in g->later, at the command's end (file_folders_sync).
-    for (int i = 0; k == g->n && !e && i < g->n; i++) {
+    // noted in g->later, at the command's end (file_folders_sync). The group is published by now: a
+    // folder that fails its sync is said (the first), the others are synced still, and the files stay.
+    for (int i = 0, unsynced = 0; k == g->n && !e && i < g->n; i++) {
         size_t d = folder_len(g->paths[i]);
-        int seen = 0;
+        int seen = 0, fe;
         for (int j = 0; j < i && !seen; j++)
             seen = folder_len(g->paths[j]) == d && !strncmp(g->paths[j], g->paths[i], d);
         if (!seen && g->later) seen = folders_note(g->later, g->paths[i], d) == 0;
-        if (!seen && (e = sync_folder(g->paths[i], d))) snprintf(at, sizeof at, "%.*s", (int)(d ? d : 1), d ? g->paths[i] : ".");
+        if (!seen && (fe = sync_folder(g->paths[i], d)) && !unsynced++) {
+            snprintf(err, errlen, "%.*s: %s", d ? (int)(d < 2000 ? d : 2000) : 1, d ? g->paths[i] : ".",
+                     file_reason(fe, why, sizeof why));
+            rc = FILE_UNSYNCED;
+        }
     }
     if (k < g->n || e) {
         rc = e == EEXIST && !replace ? FILE_TAKEN : -1;

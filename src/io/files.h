@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 // Writes len bytes of data to path, replacing what is there: fsync of the file, rename, fsync of its
-// folder. 0 ok, -1 with "PATH: reason" in err.
+// folder. 0 ok, -1 with "PATH: reason" in err (file_publish_atomic's when only the folder's sync failed).
 int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 // Writes len bytes of data to a new file at exactly tmp (O_EXCL), fsync'd, bound for path
@@ -16,7 +16,9 @@ int file_write_atomic(const char *path, const void *data, size_t len, char *err,
 int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen);
 // tmp (a file written whole and fsync'd, as file_write_to's) renamed over path, then path's folder
 // fsync'd: the file is there after a power cut. On failure tmp is removed. tmp's name is no longer
-// kept for the stop signals. 0 ok, -1 with "PATH: reason".
+// kept for the stop signals. 0 ok, -1 with "PATH: reason"; a folder whose sync fails after the rename
+// leaves the new file in place, whole: -1 with "PATH: written, but its folder DIR could not be synced:
+// reason" (the same for file_write_atomic and data/image.h's png_write).
 int file_publish_atomic(const char *tmp, const char *path, char *err, size_t errlen);
 // The same two, of the n buffers parts[i] (lens[i] bytes each) one after another (a header, then data).
 int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
@@ -70,6 +72,7 @@ typedef struct {
 typedef struct {
     char **dirs;
     int n, cap;
+    int *slots, nslots;   // a hash set of dirs (slot: index + 1, 0 free), so a folder is noted at once
 } FileFolders;
 typedef struct {
     char **tmps, **paths;
@@ -104,19 +107,21 @@ void file_group_discard(FileGroup *g);
 // as when the run had failed before. With replace = 1, the earlier run's files of file_group_sweep go
 // once every file is published (and the group fails when one of them cannot). Then each folder of the
 // paths is fsync'd once (the files themselves were as they were written: file_write_to, the PNGs of
-// data/image.h), so that what was published is there after a power cut; a folder that cannot be
-// synced fails the group, err "DIR: reason" (one the file system cannot sync, EINVAL, or that
-// cannot be opened to sync, a folder one may write in but not read, is left as it is). With g->later
-// the folders are noted there instead (one that cannot be noted, out of memory, is synced now), and
-// file_folders_sync syncs them. Returns
+// data/image.h), so that what was published is there after a power cut (one the file system cannot
+// sync, EINVAL, or that cannot be opened to sync, a folder one may write in but not read, is left as
+// it is). A folder whose sync fails leaves the group published: its files are in place and whole,
+// only their names' durability is in doubt (FILE_UNSYNCED). With g->later the folders are noted there
+// instead (one that cannot be noted, out of memory, is synced now), and file_folders_sync syncs them.
+// Returns
 //   0               all published;
 //   FILE_TAKEN      a path exists (replace = 0): err "PATH: exists now (written by another command
 //                   meanwhile); pass --force to replace it";
-//   -1              err "PATH: reason".
+//   FILE_UNSYNCED   all published (and swept), but a folder's sync failed: err "DIR: reason";
+//   -1              err "PATH: reason", nothing of the group published.
 // Test gate VITMAE_FAULT_HOLD_BEFORE_PUBLISH (file_test_gate) before publishing, so that a test can run
 // a second command meanwhile. A command that makes a folder for its outputs passes the gate itself,
 // before it.
-enum { FILE_TAKEN = 1 };
+enum { FILE_TAKEN = 1, FILE_UNSYNCED = 2 };
 int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
 // Each folder noted in f fsync'd once, then f emptied (it may be used again): called by the command
 // after its last group, before it says it is done. 0, or -1 with err "DIR: reason" for the first
