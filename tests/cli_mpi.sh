@@ -225,6 +225,13 @@ mpi -np 1 -wdir "$dir/w0" "$VITMAE" train $rel --steps 2 --out "$dir/lists3" : \
 t "a file only rank 1 has: exit 1 ($rc), named as missing on rank 0 ($(grep "^vitmae: rank 1" "$dir/lists3.err" | head -c 300))" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: data: rank 1 sees a different file list than rank 0: .$gone.extra.png. (entry [0-9]* here) is missing on rank 0 ([0-9]* entries here, [0-9]* there)$" "$dir/lists3.err" && [ ! -e "$dir/lists3/checkpoint.safetensors" ]'
 t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetensors" ]'
+# One line per problem: rank 1's. Rank 0 also said "rank 1 sees a different file list than this rank
+# (its message names the first difference)", a second line for one problem, and so for the sizes, the
+# command lines, the builds and the starting checkpoints below.
+for e in lists lists3; do
+  t "different file lists ($e): one line, rank 1's ($(grep -c "^vitmae:" "$dir/$e.err") lines: $(grep "^vitmae:" "$dir/$e.err" | head -c 400))" \
+    '[ "$(grep -c "^vitmae:" "$dir/$e.err")" -eq 1 ] && [ "$(grep -c "^vitmae: rank 1: data: " "$dir/$e.err")" -eq 1 ]'
+done
 #    The same names, another file under one of them on rank 1 (a copy made apart, or still being
 #    copied): it trained on other images, exit 0. Each file's size is compared too.
 mkdir -p "$dir/w2" && cp -r "$dir/data" "$dir/w2/data"
@@ -235,6 +242,7 @@ mpi -np 1 -wdir "$dir/w0" "$VITMAE" train $rel --steps 2 --out "$dir/sizes" : \
   -np 1 -wdir "$dir/w2" "$VITMAE" train $rel --steps 2 --out "$dir/sizes" > /dev/null 2> "$dir/sizes.err"; rc=$?
 t "another file under one name on rank 1: exit 1 ($rc), rank 1 names it and both sizes ($(grep "^vitmae: rank 1" "$dir/sizes.err" | head -c 300)), no run folder" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: data: rank 1 sees a different file list than rank 0: entry [0-9]*, .$gone., is $(wc -c < "$dir/w2/data/$gone") bytes here and $(wc -c < "$dir/data/$gone") on rank 0 (every process must read the same files)$" "$dir/sizes.err" && [ ! -e "$dir/sizes" ]'
+t "another file under one name on rank 1: one line ($(grep -c "^vitmae:" "$dir/sizes.err"))" '[ "$(grep -c "^vitmae:" "$dir/sizes.err")" -eq 1 ]'
 
 # 6. Signals to mpirun. SIGUSR1 is forwarded at once: every rank finishes its step, rank 0 saves,
 #    all exit 0 (mpirun too), and the run resumes to the same end as the uninterrupted one.
@@ -427,6 +435,7 @@ ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "
 t "different command lines: exit 2 ($rc), rank 1 names the difference" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: entry [0-9]* is .6. here and .4. on rank 0" "$dir/mpmd.err"'
 t "different command lines: nothing written" '[ ! -e "$dir/mpmd" ]'
+t "different command lines: one line ($(grep -c "^vitmae:" "$dir/mpmd.err"))" '[ "$(grep -c "^vitmae:" "$dir/mpmd.err")" -eq 1 ]'
 # ... and a rank given --version, --help or no command: it ended at once, without the comparison, and
 # rank 0 waited in it for ever (docs/distributed.md, "Semantics"). Now refused alike, exit 2.
 for other in --version --help ""; do
@@ -450,6 +459,7 @@ ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "
   --out "$dir/vers" : -np 1 "$dir/other-vitmae" train $small --steps 2 --threads 1 --out "$dir/vers" > /dev/null 2> "$dir/vers.err"; rc=$?
 t "another build on rank 1: exit 1 ($rc), rank 1 names both versions ($(grep "^vitmae: rank 1" "$dir/vers.err" | head -c 300)), nothing written" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different build than rank 0: entry 1 is .vitmae $xver. here and .vitmae $ver. on rank 0 (every process must run the same build of vitmae: the same vitmae --version)$" "$dir/vers.err" && [ ! -e "$dir/vers" ]'
+t "another build on rank 1: one line ($(grep -c "^vitmae:" "$dir/vers.err"))" '[ "$(grep -c "^vitmae:" "$dir/vers.err")" -eq 1 ]'
 # What one rank alone has, found by the forty-fifth session's tries (each used to crash, hang or
 # train another model; docs/distributed.md, "Semantics"):
 # - VITMAE_REDUCE=messages on one rank only: the ranks agree on messages, the same bits.
@@ -472,6 +482,7 @@ ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -
   --out "$dir/kinit" : -np 1 -wdir "$dir/k1" "$VITMAE" train $rel --steps 2 --threads 1 --out "$dir/kinit" > /dev/null 2> "$dir/kinit.err"; rc=$?
 t "--init, another file on rank 1: exit 1 ($rc), rank 1 named, no run folder" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: rank 1 sees a different starting checkpoint than rank 0" "$dir/kinit.err" && [ ! -e "$dir/kinit" ]'
+t "--init, another file on rank 1: one line ($(grep -c "^vitmae:" "$dir/kinit.err"))" '[ "$(grep -c "^vitmae:" "$dir/kinit.err")" -eq 1 ]'
 cp -r "$dir/ref" "$dir/k0/run"; cp -r "$dir/ref" "$dir/k1/run"; cp "$dir/ref/checkpoint-3.safetensors" "$dir/k1/run/checkpoint.safetensors"
 ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 -wdir "$dir/k0" "$VITMAE" train --resume run --steps 9 --threads 1 \
   : -np 1 -wdir "$dir/k1" "$VITMAE" train --resume run --steps 9 --threads 1 > /dev/null 2> "$dir/kres.err"; rc=$?

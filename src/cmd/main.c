@@ -206,8 +206,9 @@ int main(int argc, char **argv) {
     const char *build_list[1] = {build};
     int same_build = dist_check_same_list(build_list, sizeof *build_list, 1, "build", err, sizeof err);
     if (same_build) {
-        // A rank out of memory for the comparison says so alone (dist.h, DIST_NO_MEMORY_HERE).
-        if (same_build == -2 || same_build == DIST_NO_MEMORY_HERE || (same_build == -1 && dist_rank() == 0))
+        // A rank out of memory for the comparison says so alone (dist.h, DIST_NO_MEMORY_HERE), and so
+        // does each rank that differs: one line per problem, none from rank 0 pointing at it.
+        if (same_build == -2 || same_build == DIST_NO_MEMORY_HERE)
             cli_error("mpi", "%s%s", err, same_build == -2 ? " (every process must run the same build of vitmae: the same "
                                                              "vitmae --version)" : "");
         dist_finalize();
@@ -220,7 +221,7 @@ int main(int argc, char **argv) {
     int same = dist_check_same_list((const char *const *)(argv + 1), sizeof *argv, argc - 1, "command line", err,
                                     sizeof err);
     if (same) {
-        if (same == -2 || same == DIST_NO_MEMORY_HERE || (same == -1 && dist_rank() == 0)) cli_error("mpi", "%s", err);
+        if (same == -2 || same == DIST_NO_MEMORY_HERE) cli_error("mpi", "%s", err);   // the differing rank alone
         dist_finalize();
         return same == -1 || same == -2 ? 2 : 1;   // out of memory is no usage error
     }

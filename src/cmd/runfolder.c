@@ -1098,12 +1098,10 @@ int run_check_same_files(const Dataset *ds) {
             snprintf(err, sizeof err, "rank %d sees a different file list than rank 0: entry %d, '%s', is %lld bytes here "
                      "and %lld on rank 0 (every process must read the same files)", dist_rank(), k + 1, ds->items[k].rel,
                      ds->items[k].bytes, theirs);
-        else if (same == -1)
-            snprintf(err, sizeof err, "rank %d sees a different file list than this rank (its message names the first "
-                     "difference)", k);
     }
-    // A rank out of memory for the comparison says so alone; the others end with it (dist.h).
-    if (same == -2 || same == DIST_NO_MEMORY_HERE || (same == -1 && dist_rank() == 0)) cli_error("data", "%s", err);
+    // A rank out of memory for the comparison says so alone, and so does each rank whose files differ
+    // (one line per problem: rank 0 does not point at it); the others end with it (dist.h).
+    if (same == -2 || same == DIST_NO_MEMORY_HERE) cli_error("data", "%s", err);
     return same ? 1 : 0;
 }
 
@@ -1117,7 +1115,7 @@ int run_check_same_start(long step, const float *const *arrays, int na, size_t n
     const char *list[1] = {ident};
     int same = dist_check_same_list(list, sizeof *list, 1, "starting checkpoint", err, sizeof err);
     if (same == DIST_NO_MEMORY_HERE) cli_message("%s", err);
-    else if (same == -2 || (same == -1 && dist_rank() == 0))
+    else if (same == -2)   // the differing rank alone, one line (as run_check_same_files)
         cli_message("%s (every process must load the same checkpoint file)", err);
     return same ? 1 : 0;
 }
