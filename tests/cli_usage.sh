@@ -618,6 +618,12 @@ t "attention --out --force IMAGE: exit 2, one line, no folder named --force ($rc
 "$VITMAE" data --json --max-pixels --json "$tmp" > /dev/null 2> "$tmp/err"; rc=$?
 t "data --max-pixels --json: exit 2, the flag named ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: data: flag --max-pixels needs a value (the next argument, --json, is a flag)$" "$tmp/err"'
+# ... and that next word echoed as any other word of the command line (docs/interface.md, section 1):
+# `--out --steps=<300 bytes>` quoted all 300 bytes three times; now its first 96 and "...", the hint NAME.
+long=$(printf 'x%.0s' $(seq 300))
+"$VITMAE" train --data "$tmp" --out --steps=$long > /dev/null 2> "$tmp/err"; rc=$?
+t "train --out --steps=<300 bytes>: exit 2, the word clipped ($rc: $(head -c 400 "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: flag --out needs a value (the next argument, --steps=$(printf %.88s "$long")..., is a flag; a file so named is written --out=NAME or --out ./NAME)" ] && [ ! -e "$tmp/--steps=$long" ]'
 
 # The version (docs/interface.md, section 1, "Version"): `vitmae --version` and `vitmae version` print it
 # and the vector paths, exit 0; it was "unknown command". Not a flag of the commands (as git's), and

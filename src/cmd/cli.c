@@ -419,11 +419,14 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             // "--out --force": the value left out, the next flag taken as a folder named "--force" (and
             // --force not given). A name may begin with '-' (--data -x); one that is this command's
             // flag is written --out=--force or --out ./--force.
+            // The word echoed clipped as any other (docs/interface.md, section 1); the hint, which the
+            // user copies, names it whole or, when cut, as NAME.
             if (!eq && is_flag_of(flags, nflags, v)) {
+                const char *w = utf8_clip(word, v), *named = strcmp(w, v) ? "NAME" : w;
                 if (f->type == FLAG_PATH)
                     cli_error(command, "flag %s needs a value (the next argument, %s, is a flag; a file so named is "
-                              "written %s=%s or %s ./%s)", name, v, name, v, name, v);
-                else cli_error(command, "flag %s needs a value (the next argument, %s, is a flag)", name, v);
+                              "written %s=%s or %s ./%s)", name, w, name, named, name, named);
+                else cli_error(command, "flag %s needs a value (the next argument, %s, is a flag)", name, w);
                 return CLI_USAGE;
             }
             int rc = set_value(command, f, v);
