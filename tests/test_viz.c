@@ -916,6 +916,34 @@ static void test_confusion_narrow(void) {
     canvas_free(&cv);
 }
 
+// The y axis the plot chooses (viz_plot_axis): a fine-tune's loss that moves little (1.02 to 1.07)
+// sat in the lowest tenth of a log axis from 1 to 2, a flat line at the bottom of curves.png. Values
+// within a factor of two now span their own range, with ticks a reader can read a value by; a range
+// of decades keeps 1-2-5 ends.
+static void test_plot_axis_fits(void) {
+    static const double range[][2] = {{1.02, 1.07}, {3.6, 3.9}, {0.9, 1.6}, {0.0102, 0.0107}};
+    for (int r = 0; r < 4; r++) {
+        double vmin = range[r][0], vmax = range[r][1];
+        for (int want = 2; want <= 12; want += 5) {
+            PlotAxis a;
+            viz_plot_axis(&a, vmin, vmax, 1, want);
+            double filled = log10(vmax / vmin) / log10(a.hi / a.lo);
+            int inside = 0;
+            for (int k = 0; k < a.nticks; k++) inside += a.ticks[k] >= a.lo * (1 - 1e-9) && a.ticks[k] <= a.hi * (1 + 1e-9);
+            CHECK(a.log && a.lo > 0 && a.lo <= vmin && a.hi >= vmax && filled >= 0.4,
+                  "log axis for %g..%g (want %d): %g..%g, the values fill %.0f%% of its height (40%% at least)",
+                  vmin, vmax, want, a.lo, a.hi, 100 * filled);
+            CHECK(inside >= 2 && inside == a.nticks, "log axis for %g..%g (want %d): %d ticks, all within %g..%g", vmin,
+                  vmax, want, a.nticks, a.lo, a.hi);
+        }
+    }
+    PlotAxis a;
+    viz_plot_axis(&a, 0.3, 1.0, 1, 8);
+    CHECK(a.lo == 0.2 && a.hi == 1, "0.3..1 on a log axis keeps 1-2-5 ends: %g..%g (0.2..1 wanted)", a.lo, a.hi);
+    viz_plot_axis(&a, 3.6, 3.9, 1, 9);
+    CHECK(a.nticks >= 4, "3.6..3.9 on a log axis: %d ticks (4 at least)", a.nticks);
+}
+
 int main(void) {
     test_canvas();
     test_colormaps();
@@ -926,6 +954,7 @@ int main(void) {
     test_text();
     test_plot();
     test_plot_reading();
+    test_plot_axis_fits();
     test_plot_whole_steps();
     test_plot_lone_zero();
     test_plot_long_history();

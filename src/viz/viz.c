@@ -531,8 +531,8 @@ static int safe_int(double v) {
     return (int)v;
 }
 
-enum { MAX_TICKS = 32 };
-typedef struct { double lo, hi; int log; int nticks; double ticks[MAX_TICKS]; } Axis;
+enum { MAX_TICKS = VIZ_MAX_TICKS };
+typedef PlotAxis Axis;
 
 // Linear axis covering [vmin, vmax] with about `want` ticks at multiples of a nice step; whole: the
 // values are counts (steps), so the step is at least 1 and no tick falls between two of them.
@@ -561,6 +561,13 @@ static void axis_linear(Axis *a, double vmin, double vmax, int want, int whole) 
 // Log axis: ends snapped to the 1-2-5 sequence; ticks at 1-2-5 steps over up to three decades,
 // else at every decade (or every few decades, to keep about `want`).
 static void axis_log(Axis *a, double vmin, double vmax, int want) {
+    // Within a factor of two (a fine-tune's loss between 1.02 and 1.07) the 1-2-5 ends (1 and 2) left
+    // the curve a tenth of the height: the ends and ticks are then a linear axis's, drawn in log.
+    if (vmax > vmin && vmax < 2 * vmin) {
+        axis_linear(a, vmin, vmax, want, 0);
+        a->log = 1;
+        if (a->lo > 0) return;
+    }
     if (!(vmax > vmin)) { vmin /= 2; vmax *= 2; }
     static const double m125[3] = {1, 2, 5};
     double lo = pow(10, floor(log10(vmin))), hi = pow(10, ceil(log10(vmax)));
@@ -603,6 +610,11 @@ static void axis_log(Axis *a, double vmin, double vmax, int want) {
             if (t >= lo * (1 - 1e-9) && t <= hi * (1 + 1e-9)) a->ticks[a->nticks++] = t;
         }
     }
+}
+
+void viz_plot_axis(PlotAxis *a, double vmin, double vmax, int log_y, int want) {
+    if (log_y) axis_log(a, vmin, vmax, want);
+    else axis_linear(a, vmin, vmax, want, 0);
 }
 
 // Position of v along an axis in [0, 1].
@@ -720,8 +732,7 @@ static int plot_layout(PlotLayout *L, int x, int y, int w, int h, const PlotSeri
     if (opt->xlabel && *opt->xlabel) bottom -= lh;
     int ph = bottom - top;
     if (ph < 20) return -1;
-    if (opt->log_y) axis_log(&L->ay, ymin, ymax, ph / (28 * ts));
-    else axis_linear(&L->ay, ymin, ymax, ph / (28 * ts), 0);
+    viz_plot_axis(&L->ay, ymin, ymax, opt->log_y, ph / (28 * ts));
     char label[64];
     int ylab_w = 0;
     for (int k = 0; k < L->ay.nticks; k++) {

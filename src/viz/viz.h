@@ -117,7 +117,7 @@ typedef struct {
 void viz_palette(int index, uint8_t rgb[3]);
 // Draws a plot filling the box (x, y, w, h): white background, title, axes with "nice" tick
 // labels (1, 2, 5 x 10^k; decades on a log axis; 1..9 x 10^k where 1, 2, 5 leave two ticks and
-// the height has room), light grid, series as anti-aliased lines, and a legend (top right, or the
+// the height has room; a linear axis's ends and ticks for values within a factor of two, viz_plot_axis), light grid, series as anti-aliased lines, and a legend (top right, or the
 // corner that covers the fewest pixels of the lines, top right on a tie). A log y
 // axis is captioned "<ylabel> (log scale)". Text is 15 px when the box is at least 800 x 400, else 11 px. With no drawable point the
 // axes span [0, 1] and "no data" is written; a linear axis of one value v spans v +- 5%, of 0 [0, 1]; an x axis of whole numbers (x_whole: steps) has ticks only at whole numbers, so one point at step 0 reads 0 and 1, not 0.2 ... 1.0. opt may be NULL. Returns 0, or -1 (nothing drawn)
@@ -125,6 +125,14 @@ void viz_palette(int index, uint8_t rgb[3]);
 // plot, two calls on one canvas.
 int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
              const PlotOptions *opt);
+
+// The y axis viz_plot draws for drawable values in [vmin, vmax] with about `want` ticks (rows / 28 at
+// 11 px text): its ends and ticks. Log (log_y): ends snapped to 1-2-5 x 10^k, except for values within
+// a factor of two, where the ends and ticks are those of the linear axis (multiples of a 1-2-5 step),
+// so that the curve fills the height.
+enum { VIZ_MAX_TICKS = 32 };
+typedef struct { double lo, hi; int log; int nticks; double ticks[VIZ_MAX_TICKS]; } PlotAxis;
+void viz_plot_axis(PlotAxis *a, double vmin, double vmax, int log_y, int want);
 
 // One panel of a stacked figure: h pixel rows of viz_plot with these series and options.
 typedef struct {
