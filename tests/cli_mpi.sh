@@ -444,6 +444,14 @@ for other in --version --help ""; do
   t "rank 1 runs 'vitmae $other' beside train: exit 2 ($rc), not a hang, rank 1 names the difference, nothing written" \
     '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: " "$dir/mpmdv.err" && [ ! -e "$dir/mpmdv" ]'
 done
+# ... and the differing word echoed as any word of the command line (docs/interface.md, section 1): two
+# of 301 bytes, apart only at the last, were quoted whole; now their first 96 bytes, "...", and the byte
+# where they part.
+long=$(printf 'x%.0s' $(seq 300))
+ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$VITMAE" data "$dir/data" "${long}a" : \
+  -np 1 "$VITMAE" data "$dir/data" "${long}b" > /dev/null 2> "$dir/mpmdw.err"; rc=$?
+t "different long words on rank 1: exit 2 ($rc), each cut to 96 bytes, where they part said ($(grep -c . "$dir/mpmdw.err") lines)" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: entry 3 is .$(printf %.96s "$long")\.\.\.. here and .$(printf %.96s "$long")\.\.\.. on rank 0 (the two differ from byte 301 on)" "$dir/mpmdw.err"'
 # Another build of vitmae on rank 1 (a machine with an older or newer copy): its ranks exchange other
 # messages, so the job crashed in MPI (MPI_ERR_TRUNCATE, exit 15) or waited for ever. The ranks now
 # compare their versions first: rank 1 names both, exit 1, nothing written. The other build is this

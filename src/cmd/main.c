@@ -204,7 +204,7 @@ int main(int argc, char **argv) {
     char build[128];
     snprintf(build, sizeof build, "vitmae %s", vitmae_version());
     const char *build_list[1] = {build};
-    int same_build = dist_check_same_list(build_list, sizeof *build_list, 1, "build", err, sizeof err);
+    int same_build = dist_check_same_list(build_list, sizeof *build_list, 1, "build", 1, err, sizeof err);
     if (same_build) {
         // A rank out of memory for the comparison says so alone (dist.h, DIST_NO_MEMORY_HERE), and so
         // does each rank that differs: one line per problem, none from rank 0 pointing at it.
@@ -218,8 +218,8 @@ int main(int argc, char **argv) {
     // flags on one rank would otherwise train apart, or wait forever at a step the others never take.
     // Both are compared before --help, --version and the usage, which end without an exchange: a rank
     // that ended so left the others waiting in the comparison for ever.
-    int same = dist_check_same_list((const char *const *)(argv + 1), sizeof *argv, argc - 1, "command line", err,
-                                    sizeof err);
+    int same = dist_check_same_list((const char *const *)(argv + 1), sizeof *argv, argc - 1, "command line", 1,
+                                    err, sizeof err);
     if (same) {
         if (same == -2 || same == DIST_NO_MEMORY_HERE) cli_error("mpi", "%s", err);   // the differing rank alone
         dist_finalize();

@@ -1087,8 +1087,8 @@ void run_abs_path(char *dst, size_t n, const char *path) {
 
 int run_check_same_files(const Dataset *ds) {
     char err[CLI_ERR_MAX];
-    int same = dist_check_same_list((const char *const *)&ds->items[0].rel, sizeof(DataItem), ds->n, "file list", err,
-                                    sizeof err);
+    int same = dist_check_same_list((const char *const *)&ds->items[0].rel, sizeof(DataItem), ds->n, "file list", 0,
+                                    err, sizeof err);
     if (!same) {
         int k = 0;
         long long theirs = 0;
@@ -1113,7 +1113,7 @@ int run_check_same_start(long step, const float *const *arrays, int na, size_t n
     char ident[96], err[1024];
     snprintf(ident, sizeof ident, "step %ld, weights and moments hashed to %016llx", step, (unsigned long long)h);
     const char *list[1] = {ident};
-    int same = dist_check_same_list(list, sizeof *list, 1, "starting checkpoint", err, sizeof err);
+    int same = dist_check_same_list(list, sizeof *list, 1, "starting checkpoint", 0, err, sizeof err);
     if (same == DIST_NO_MEMORY_HERE) cli_message("%s", err);
     else if (same == -2)   // the differing rank alone, one line (as run_check_same_files)
         cli_message("%s (every process must load the same checkpoint file)", err);

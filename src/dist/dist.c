@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/statvfs.h>
 #include "dist/dist.h"
+#include "io/json.h"
 #include "kernels/cpu.h"
 
 static int g_active = 0, g_rank = 0, g_size = 1;
@@ -224,7 +225,8 @@ static int first_rank_differing(uint64_t mine, int *first_bad, int *i_differ) {
     return 0;
 }
 
-int dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen) {
+int dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, int words, char *err,
+                         size_t errlen) {
     if (!g_active || g_size == 1) return 0;
     int i_differ, first_bad, rc = first_rank_differing(list_hash(items, stride, n), &first_bad, &i_differ);
     if (rc) { no_memory(err, errlen, rc, "the processes' hashes", (size_t)g_size * sizeof(uint64_t)); return rc; }
@@ -269,21 +271,31 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
             const char *q = p;
             for (int j = k; j < n0 && !there; j++, q += strlen(q) + 1) there = !strcmp(q, mine);
         }
+        // Words of the command line are echoed cut as every echoed word is (docs/interface.md, section
+        // 1); file names whole. Two words cut alike say where they part.
+        char mine_cut[UTF8_CLIP_SIZE], p_cut[UTF8_CLIP_SIZE], parted[64] = "";
+        const char *mine_said = mine && words ? utf8_clip(mine_cut, mine) : mine;
+        const char *p_said = k < n0 && words ? utf8_clip(p_cut, p) : p;
+        if (k < n && k < n0 && words && !strcmp(mine_said, p_said)) {
+            size_t b = 0;
+            while (mine[b] == p[b]) b++;
+            snprintf(parted, sizeof parted, " (the two differ from byte %zu on)", b + 1);
+        }
         if (k < n && k < n0 && !here && there)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' (rank 0's entry %d) is missing here "
-                     "(%d entries here, %d on rank 0)", g_rank, what, p, k + 1, n, n0);
+                     "(%d entries here, %d on rank 0)", g_rank, what, p_said, k + 1, n, n0);
         else if (k < n && k < n0 && here && !there)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' (entry %d here) is missing on rank 0 "
-                     "(%d entries here, %d there)", g_rank, what, mine, k + 1, n, n0);
+                     "(%d entries here, %d there)", g_rank, what, mine_said, k + 1, n, n0);
         else if (k < n && k < n0)
-            snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0",
-                     g_rank, what, k + 1, mine, p);
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0%s",
+                     g_rank, what, k + 1, mine_said, p_said, parted);
         else if (k < n)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing on rank 0 (%d entries here, %d there)",
-                     g_rank, what, mine, n, n0);
+                     g_rank, what, mine_said, n, n0);
         else
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing here (%d entries here, %d on rank 0)",
-                     g_rank, what, p, n, n0);
+                     g_rank, what, p_said, n, n0);
     } else {
         snprintf(err, errlen, "rank %d sees a different %s than this rank (its message names the first difference)", first_bad, what);
     }

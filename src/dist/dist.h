@@ -61,8 +61,11 @@ int  dist_gather_bytes(const void *mine, size_t n, char **all, size_t *total, ch
 // a hash of each rank's list with rank 0's; where one differs, rank 0 sends its list and that rank
 // finds the first differing entry. Returns 0 on every rank when all lists agree; otherwise -2 on a
 // differing rank (err names it and the first differing entry) and -1 on the others (err names the
-// first differing rank); or DIST_NO_MEMORY_HERE / _ELSEWHERE on every rank (err says for what).
-int  dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, char *err, size_t errlen);
+// first differing rank); or DIST_NO_MEMORY_HERE / _ELSEWHERE on every rank (err says for what). words:
+// 1 when the entries are words of the command line, which err quotes cut as io/json.h's utf8_clip cuts
+// them; 0 when they are file names, quoted whole (docs/interface.md, section 1).
+int  dist_check_same_list(const char *const *items, size_t stride, int n, const char *what, int words, char *err,
+                          size_t errlen);
 // The same for n numbers (n the same on every rank; value k at *(const long long *)(first + k * stride)):
 // a hash of each rank's, then, where one differs, rank 0's numbers. 0 on every rank when all agree;
 // otherwise -2 on a differing rank, with *index its first differing entry and *theirs rank 0's number
