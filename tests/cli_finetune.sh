@@ -254,6 +254,10 @@ t "attention reads a classifier" '[ $rc -eq 0 ] && [ -s "$dir/att/00000.attn.png
 # (docs/encoder.md, "Other commands on a fine-tuned checkpoint": its cls as it is, mean through fc_norm).
 t "embed --help: a classifier's features are not said to pass a final norm ($("$VITMAE" embed --help | grep -e "^  --layer"))" \
   '"$VITMAE" embed --help | grep -e "^  --layer" | grep -q "a fine-tuned classifier has none: cls as it is, mean through fc_norm"'
+# probe --help said --pool mean is "the mean of the patch tokens", on a classifier fc_norm of that mean
+# (docs/encoder.md, "Other commands on a fine-tuned checkpoint"), as embed --help now says.
+t "probe --help: a classifier's mean feature is said to pass fc_norm ($("$VITMAE" probe --help | grep -e "^  --pool"))" \
+  '"$VITMAE" probe --help | grep -e "^  --pool" | grep -q "through the final norm (a fine-tuned classifier has none: cls as it is, mean through fc_norm)"'
 "$VITMAE" embed --ckpt "$dir/scratch/checkpoint.safetensors" --pool mean --out "$dir/e.npy" "$dir/data/square" > "$dir/emb.out" 2>&1; rc=$?
 t "embed's line names a classifier's mean feature as probe's does, fc_norm(mean tokens) ($(cat "$dir/emb.out"))" \
   'grep -q " (fc_norm(mean tokens), block [0-9]* of 0\.\.[0-9]*) and " "$dir/emb.out"'
