@@ -237,6 +237,16 @@ t "a file inside a class folder gets that label" 'grep -q "\"label\":[[:space:]]
 mkdir -p "$dir/unl/sub" && cp "$dir/data/circle/00000.png" "$dir/unl/sub/b.png"
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/unl" > "$dir/unl.json"
 t "a folder that is not a class labels nothing" 'python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"images\"][0][\"label\"] is None and d[\"top1\"] is None, d" "$dir/unl.json"'
+# Images classified, none labelled: the text's last line says so (JSON's top1 null). Nothing classified
+# (an empty folder): only the error on stderr, exit 1; stdout also said `top-1: no image sits in a class
+# folder`, a second line for the one problem (docs/encoder.md, "vitmae classify").
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" "$dir/unl" > "$dir/unl.txt"; rc=$?
+t "classify of unlabelled images: exit 0, the last line says none is labelled ($rc: $(tail -n 1 "$dir/unl.txt"))" \
+  '[ $rc -eq 0 ] && [ "$(tail -n 1 "$dir/unl.txt")" = "top-1: no image sits in a class folder of the model'"'"'s classes" ]'
+mkdir -p "$dir/nothing"
+"$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" "$dir/nothing" > "$dir/nothing.out" 2> "$dir/nothing.err"; rc=$?
+t "classify of an empty folder: exit 1, one line on stderr, nothing on stdout ($rc: $(cat "$dir/nothing.out" "$dir/nothing.err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ ! -s "$dir/nothing.out" ] && [ "$(cat "$dir/nothing.err")" = "vitmae: $dir/nothing: no decodable image (0 skipped, 0 ignored)" ]'
 # Run inside a class folder (`cd val/Coat && vitmae classify *.png`), a path names no folder: "a.png",
 # "./a.png" and the folder INPUT "." had no label (top-1 over none); the folder holding them is circle.
 first=$(ls "$dir/data/circle" | head -n 1)

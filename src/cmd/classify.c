@@ -159,7 +159,7 @@ int cmd_classify(int argc, char **argv) {
         rc = 1;
         goto out;
     }
-    long labelled = 0, correct = 0;
+    long classified = 0, labelled = 0, correct = 0;
     char buf[64], gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     for (int b0 = 0; b0 < in.n; b0 += B) {
         int n = in.n - b0 < B ? in.n - b0 : B;
@@ -191,6 +191,7 @@ int cmd_classify(int argc, char **argv) {
                 failed++;
                 continue;
             }
+            classified++;
             for (int j = 0; j < K; j++) order[j] = j;
             for (int j = 0; j < top; j++)   // partial selection sort: most probable first, ties by index
                 for (int q = j + 1; q < K; q++)
@@ -242,7 +243,7 @@ int cmd_classify(int argc, char **argv) {
         free(s);
     } else if (labelled) {
         printf("top-1: %.4f (%ld of %ld labelled images)\n", (double)correct / labelled, correct, labelled);
-    } else {
+    } else if (classified) {   // with none, the lines on stderr said why: no result, and one line a problem
         printf("top-1: no image sits in a class folder of the model's classes\n");
     }
     rc = failed ? 1 : 0;
