@@ -98,6 +98,18 @@ t "an unknown command's control byte written out ($(cat "$tmp/err"))" \
 "$VITMAE" train "--$bad" 2> "$tmp/err"
 t "an unknown flag not UTF-8: U+FFFD in its place ($(cat "$tmp/err"))" \
   '[ "$(cat "$tmp/err")" = "vitmae: train: unknown flag '"'"'--bad$(printf "\357\277\275")name'"'"' (see vitmae train --help)" ]'
+# An unknown flag names the command's closest flag when one is close (docs/interface.md, section 1), as
+# git and argparse do: timm's `--topk` for classify's --top, `--epoch`; none for a word far from all.
+near_flag() {   # near_flag CMD WORD EXPECTED-HINT (empty: no hint)
+  "$VITMAE" "$1" "$2" 5 > /dev/null 2> "$tmp/err"; rc=$?
+  if [ -n "$3" ]; then want="vitmae: $1: unknown flag '$2' (did you mean $3? see vitmae $1 --help)"
+  else want="vitmae: $1: unknown flag '$2' (see vitmae $1 --help)"; fi
+  t "$1 $2: exit 2, one line, ${3:-no} flag suggested ($rc: $(cat "$tmp/err"))" '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "$want" ]'
+}
+near_flag classify --topk --top
+near_flag finetune --epoch --epochs
+near_flag train --warm --warmup-steps
+near_flag finetune --nb-classes ""
 # tools/fresh_debian.sh (docs/testing.md) refuses before it bootstraps anything: no DIR, or a DIR that
 # exists (it would write a whole system into it).
 sh "$VITMAE_ROOT/tools/fresh_debian.sh" 2>"$tmp/err"; rc=$?

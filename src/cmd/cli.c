@@ -384,6 +384,40 @@ static int is_flag_of(Flag *flags, int nflags, const char *v) {
     return 0;
 }
 
+// Edits (insert, delete, replace a byte) from the len bytes at a to the flag name b; names are short.
+static int edit_distance(const char *a, size_t len, const char *b) {
+    int row[64], nb = (int)strlen(b);
+    if (nb >= 64) return 1 << 20;
+    for (int j = 0; j <= nb; j++) row[j] = j;
+    for (size_t i = 1; i <= len; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (int j = 1; j <= nb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
+// The flag an unknown one (its name the len bytes at a) was likely meant to be, as git and argparse
+// suggest one: the nearest by edits when at most 2 and fewer than half the word's letters, or one the
+// word begins (--warm for --warmup-steps); NULL when none is close (docs/interface.md, section 1).
+static const char *closest_flag(const Flag *flags, int nflags, const char *a, size_t len) {
+    const char *best = NULL;
+    int best_d = 1 << 20, letters = (int)len - 2;
+    if (len > 48) return NULL;
+    for (int k = 0; k < nflags; k++) {
+        int d = edit_distance(a, len, flags[k].name);
+        int close = (d <= 2 && 2 * d < letters) || (letters >= 3 && !strncmp(flags[k].name, a, len));
+        if (close && d < best_d) { best = flags[k].name; best_d = d; }
+    }
+    return best;
+}
+
 int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,
               int argc, char **argv, char **positional, int max_positional, int *npositional) {
     int np = 0;
@@ -404,7 +438,9 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             for (int k = 0; k < nflags && !f; k++)
                 if (strlen(flags[k].name) == len && !strncmp(flags[k].name, a, len)) f = &flags[k];
             if (!f) {
-                cli_error(command, "unknown flag '%s' (see vitmae %s --help)", clip_n(word, a, len), command);
+                const char *near = closest_flag(flags, nflags, a, len);
+                if (near) cli_error(command, "unknown flag '%s' (did you mean %s? see vitmae %s --help)", clip_n(word, a, len), near, command);
+                else cli_error(command, "unknown flag '%s' (see vitmae %s --help)", clip_n(word, a, len), command);
                 return CLI_USAGE;
             }
             const char *name = f->name;
