@@ -944,7 +944,11 @@ int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, 
     for (int i = 0, y = 0; i < npanels && rc == 0; y += panels[i].h, i++)
         rc = plot_draw(&c, 0, y, w, panels[i].h, panels[i].series, panels[i].nseries, panels[i].opt, &sh);
     if (rc == 0) {
-        const char *text[] = {"Software", "vitmae", NULL};
+        // The x range of the points drawn (RUN/curves.png: the first and last step it shows), so that
+        // a reader can tell which rows of metrics.csv the picture holds (docs/interface.md, curves.png).
+        char xr[64];
+        snprintf(xr, sizeof xr, "%.17g %.17g", sh.xmin, sh.xmax);
+        const char *text[] = {"Software", "vitmae", sh.has_x ? "x_range" : NULL, xr, NULL};
         char why[256];
         rc = png_write(path, c.px, c.w, c.h, 3, text, why, sizeof why);
         if (rc) snprintf(err, errlen, "%s: %s", path, why);   // which file: a run writes several

@@ -143,6 +143,8 @@ typedef struct {
 } PlotPanel;
 // Stacks the panels (top to bottom, each w wide) on a white canvas and writes it as an RGB PNG
 // at path (RUN/curves.png of train and finetune). The panels share one x range (the union of their
-// points) and the left and right edges of their plot areas, so a step is at the same x in each. Returns 0, or -1 with err filled.
+// points) and the left and right edges of their plot areas, so a step is at the same x in each. The
+// PNG's text "x_range" is that range, "<min> <max>" (%.17g; absent when no point is drawn). Returns 0,
+// or -1 with err filled.
 int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, char *err, size_t errlen);
 #endif
