@@ -93,7 +93,8 @@ t "unknown flag is a usage error" '[ $rc -eq 2 ]'
 # A resumable file written by tools/safetensors_io.py (with its crc32, train_state and moments):
 # the Python writer and the C reader agree on the format and the checksum.
 if command -v python3 >/dev/null 2>&1; then
-  python3 - "$fx/torch_small.safetensors" "$tmp/resume.safetensors" "$tmp/oddkey.safetensors" "$tmp/nomoments.safetensors" <<'PY'
+  python3 - "$fx/torch_small.safetensors" "$tmp/resume.safetensors" "$tmp/oddkey.safetensors" "$tmp/nomoments.safetensors" \
+    "$tmp/statenan.safetensors" "$tmp/statelist.safetensors" <<'PY'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
 import safetensors_io as st
@@ -107,6 +108,10 @@ st.write(sys.argv[2], tensors, meta)
 meta["train_state"] = '{"step": 42, "a\\nb\\u001b[31m": "c\\nd\\u001b[0m"}'   # an edited key and value
 st.write(sys.argv[3], tensors, meta)
 st.write(sys.argv[4], {k: v for k, v in tensors.items() if not k.startswith("optimizer.")}, meta)
+meta["train_state"] = '{"step": NaN}'   # an edit that left a train_state that is not JSON
+st.write(sys.argv[5], tensors, meta)
+meta["train_state"] = '[42, 3]'         # JSON, but not an object
+st.write(sys.argv[6], tensors, meta)
 PY
   out=$("$VITMAE" info "$tmp/resume.safetensors" --json); rc=$?
   t "resumable file exits 0" '[ $rc -eq 0 ]'
@@ -119,6 +124,15 @@ PY
   text=$("$VITMAE" info "$tmp/nomoments.safetensors")
   t "--json: moments removed (moments_removed true, exit $rc), as the text says" \
     '[ $rc -eq 0 ] && echo "$out" | grep -q "\"moments_removed\":[[:space:]]*true" && echo "$text" | grep -q "AdamW moments removed: cannot resume"'
+  # A train_state that is not a JSON object (not JSON at all, or a list), moments present: it cannot
+  # resume, and the text shows it as it is with no word of the moments; --json said
+  # "moments_removed": false all the same. It is null, as the text says nothing (docs/interface.md, info).
+  for f in statenan statelist; do
+    out=$("$VITMAE" info "$tmp/$f.safetensors" --json); rc=$?
+    text=$("$VITMAE" info "$tmp/$f.safetensors"); rc2=$?
+    t "a train_state that is not a JSON object ($f): --json moments_removed null ($rc $rc2: $(echo "$out" | grep moments_removed)), the text no moments line ($(echo "$text" | grep "train state"))" \
+      '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && echo "$out" | grep -q "\"moments_removed\":[[:space:]]*null" && ! echo "$text" | grep -q "AdamW moments" && echo "$text" | grep -q "^  train state  [[{]"'
+  done
   out=$("$VITMAE" info "$tmp/resume.safetensors"); rc=$?
   t "text train state" 'echo "$out" | grep -q "step *42" && echo "$out" | grep -q "crc32 .*verified"'
   # A value is written whole (a long --data path was cut at 100 bytes, "...").

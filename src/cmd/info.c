@@ -134,9 +134,10 @@ static int print_text(const char *path, const Checkpoint *ck, const char *crc, c
 }
 
 // Adds "moments_removed", the text's "AdamW moments removed: cannot resume": true when the file has a
-// train state but not its AdamW moments, false when it has both, null without a train state.
-static void add_moments(cJSON *o, const char *state, int has_moments) {
-    cJSON_AddItemToObject(o, "moments_removed", state ? cJSON_CreateBool(!has_moments) : cJSON_CreateNull());
+// train state but not its AdamW moments, false when it has both, null without a train state or with
+// one that is not a JSON object (ts: the state as parsed), of which the text says nothing either.
+static void add_moments(cJSON *o, const cJSON *ts, int has_moments) {
+    cJSON_AddItemToObject(o, "moments_removed", cJSON_IsObject(ts) ? cJSON_CreateBool(!has_moments) : cJSON_CreateNull());
 }
 
 // Adds "config": the normalised config (what the program will use), or null.
@@ -170,7 +171,7 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, c
     cJSON *ts = ck->train_state ? cJSON_Parse(ck->train_state) : NULL;
     if (ck->train_state && !ts) ts = cJSON_CreateString(ck->train_state);
     cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
-    add_moments(o, ck->train_state, ck->has_moments);
+    add_moments(o, ts, ck->has_moments);   // ts still valid: o holds it
     return emit_json(path, o);
 }
 
@@ -195,7 +196,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         add_version(o, version);
         cJSON *ts = cc->train_state ? cJSON_Parse(cc->train_state) : NULL;
         cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
-        add_moments(o, cc->train_state, cc->has_moments);
+        add_moments(o, ts, cc->has_moments);   // ts still valid: o holds it
         return emit_json(path, o);
     }
     char a[40], b[40], t[40];
