@@ -1,6 +1,12 @@
 # Shell helpers shared by the command-line tests (sourced, not run: the runner takes tests/cli_*.sh).
 # Sourced first thing; the test then sets fail=0 and makes its own scratch folder.
 
+# Python writes its output in UTF-8 whatever the locale: the tests compare what it prints of a file name
+# with the name's bytes, and under a locale that is not UTF-8 (LC_ALL=C with PYTHONUTF8=0, a Latin-1
+# one) a name that is not ASCII failed to print (UnicodeEncodeError, cli_reconstruct.sh's Source checks).
+# surrogateescape: the bytes of a name that is not UTF-8, read from argv, are written back as they were.
+PYTHONIOENCODING=utf-8:surrogateescape; export PYTHONIOENCODING
+
 # t NAME CHECK: evaluates CHECK; when it fails, prints "FAILED: NAME" and sets fail=1.
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
 # scratch VAR: a new temporary folder in $VAR, removed when the test exits (also on HUP/INT/TERM).
