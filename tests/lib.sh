@@ -46,7 +46,10 @@ mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
 # (4 MB a rank) and vitmae checks its room before it makes the shared gradient window (src/dist/dist.c,
 # docs/distributed.md); on a machine without it OpenMPI warned on stderr and vitmae went on as messages,
 # so checks of empty stderr and of "combined through shared memory" failed with nothing saying why.
-mpi_need_shm() {
+# mpi_shm_skip NAME: the same check for a script that goes on without its MPI part (tests/tsan.sh):
+# prints that line and returns 0 when the room is missing, returns 1 (nothing said) when it is there.
+mpi_need_shm() { if mpi_shm_skip "$1"; then exit 0; fi; }
+mpi_shm_skip() {
   _why=
   if [ ! -d /dev/shm ]; then _why="there is no /dev/shm"
   elif [ ! -w /dev/shm ]; then _why="/dev/shm is not writable"
@@ -57,9 +60,8 @@ mpi_need_shm() {
       *) [ "$_kb" -ge 65536 ] || _why="/dev/shm has $((_kb / 1024)) MB free, less than the 64 MB these runs need" ;;
     esac
   fi
-  [ -z "$_why" ] && return 0
+  [ -z "$_why" ] && return 1
   echo "SKIP: $1: $_why (OpenMPI's shared-memory transport and vitmae's shared gradient window live there)"
-  exit 0
 }
 
 # Test gates (docs/testing.md, "Fault injection"): a command run with VITMAE_FAULT_HOLD_<POINT>=PATH
