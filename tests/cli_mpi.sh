@@ -126,6 +126,15 @@ timeout -k 5 60 env ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none
   "$VITMAE" $bench > "$dir/nowhere.out" 2>&1; rc=$?
 t "bench -np 2, the window's folder (osc_sm_backing_directory) missing: through messages, no hang (exit $rc)" \
   '[ $rc -eq 0 ] && grep -q "combined through messages" "$dir/nowhere.out"'
+# ... and set in an MCA parameter file ($HOME/.openmpi/mca-params.conf), which OpenMPI reads as it does
+# --mca: the room was checked in /dev/shm (vitmae read only OMPI_MCA_osc_sm_backing_directory) and the
+# ranks hung as above. It is now read as OpenMPI has it (MPI_T, src/dist/dist.c).
+mkdir -p "$dir/home/.openmpi"
+echo "osc_sm_backing_directory = $dir/nowhere" > "$dir/home/.openmpi/mca-params.conf"
+HOME="$dir/home" timeout -k 5 60 env ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 \
+  "$VITMAE" $bench > "$dir/nowhere2.out" 2>&1; rc=$?
+t "bench -np 2, the window's folder set in \$HOME/.openmpi/mca-params.conf, missing: through messages, no hang (exit $rc: $(grep -m 1 combined "$dir/nowhere2.out"))" \
+  '[ $rc -eq 0 ] && grep -q "combined through messages" "$dir/nowhere2.out"'
 # The reduce phase (docs/distributed.md; the time spent combining gradients, the MPI issue's figure) is
 # measured apart from the wait for the slower rank: with it dropped, its time went to "other" unseen.
 for ex in "shared memory" messages; do

@@ -445,13 +445,29 @@ static void shared_free(GradShared *sh) {
 // every rank gets the same answer. (OpenMPI's window does not fail on every rank when one rank's
 // ftruncate of its file fails: the others wait in it for ever. So the limits are checked first.)
 // The folder whose file backs OpenMPI's shared window: its osc/sm component's osc_sm_backing_directory,
-// /dev/shm on Linux unless set (mpirun --mca osc_sm_backing_directory DIR reaches each rank as
-// OMPI_MCA_osc_sm_backing_directory). Seen on Debian 12's OpenMPI 4.1 (docs/distributed.md): each rank
+// /dev/shm on Linux unless set. Seen on Debian 12's OpenMPI 4.1 (docs/distributed.md): each rank
 // maps DIR/osc_sm.<host>.<job>.<rank>.<communicator>, unlinked once every rank has it, so that
 // it holds room without a name in DIR; the session folder under TMPDIR holds only PMIx's segments.
-static const char *shm_window_dir(void) {
-    const char *dir = getenv("OMPI_MCA_osc_sm_backing_directory");
-    return dir && *dir ? dir : "/dev/shm";
+// Read as OpenMPI has it, through MPI's tool interface (MPI_T): set by mpirun --mca, by
+// OMPI_MCA_osc_sm_backing_directory or in an MCA parameter file ($HOME/.openmpi/mca-params.conf,
+// /etc/openmpi/openmpi-mca-params.conf), which the variable alone missed. Without MPI_T's answer (an
+// MPI without the variable): the environment's value, else /dev/shm. dir: n bytes.
+static void shm_window_dir(char *dir, size_t n) {
+    const char *env = getenv("OMPI_MCA_osc_sm_backing_directory");
+    snprintf(dir, n, "%s", env && *env ? env : "/dev/shm");
+    int provided, index, count;
+    MPI_T_cvar_handle h;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return;
+    if (MPI_T_cvar_get_index("osc_sm_backing_directory", &index) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(index, NULL, &h, &count) == MPI_SUCCESS) {
+        char value[4096] = "";   // OpenMPI 4.1 gives a string's count as 2048
+        if (count > 0 && (size_t)count < sizeof value && MPI_T_cvar_read(h, value) == MPI_SUCCESS && value[0]) {
+            value[count] = 0;
+            snprintf(dir, n, "%s", value);
+        }
+        MPI_T_cvar_handle_free(&h);
+    }
+    MPI_T_finalize();
 }
 
 static GradShared *shared_create(GradReduce *gr) {
@@ -467,7 +483,9 @@ static GradShared *shared_create(GradReduce *gr) {
     size_t stride = (gr->n + 15) & ~(size_t)15;   // each half starts on 64 bytes
     MPI_Aint bytes = (MPI_Aint)((size_t)halves * stride * sizeof(float));
     struct statvfs fs;
-    double room = statvfs(shm_window_dir(), &fs) == 0 ? (double)fs.f_bavail * fs.f_frsize : 0.0;
+    char dir[4096];
+    shm_window_dir(dir, sizeof dir);
+    double room = statvfs(dir, &fs) == 0 ? (double)fs.f_bavail * fs.f_frsize : 0.0;
     // Several jobs may share the folder: ask for twice what the window needs. The file size limit must
     // allow the window's whole file (all ranks' segments, with room for its bookkeeping).
     struct rlimit fsize;
