@@ -801,7 +801,8 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
     }
 }
 
-// DIR/index.html, published as io/files.h says (replace: --force). 0, FILE_TAKEN or -1, with err.
+// DIR/index.html, published as io/files.h says (replace: --force). 0, FILE_TAKEN, FILE_UNSYNCED (the
+// page in place, its folder not synced) or -1, with err.
 // The page is made in memory and written whole (file_write_to): a disk that fills names its cause,
 // as the images' files do (a write failing inside stdio's buffer read "Input/output error"). It shows
 // what this run wrote and nothing else: inputs[i] for i < tried drawn (w[i].montage) or failed

@@ -404,18 +404,31 @@ static int edit_distance(const char *a, size_t len, const char *b) {
 }
 
 // The flag an unknown one (its name the len bytes at a) was likely meant to be, as git and argparse
-// suggest one: the nearest by edits when at most 2 and fewer than half the word's letters, or one the
-// word begins (--warm for --warmup-steps); NULL when none is close (docs/interface.md, section 1).
-static const char *closest_flag(const Flag *flags, int nflags, const char *a, size_t len) {
+// suggest one, in buf: the flags the word begins, its 3 letters or more (--warm: --warmup-steps;
+// --dec: "--dec-dim, --dec-depth or --dec-heads", in the table's order, rather than one picked of
+// them), else the nearest by edits when at most 2 and fewer than half the word's letters (--topk:
+// --top). 0 when none is close, buf "" (docs/interface.md, section 1).
+static int closest_flags(const Flag *flags, int nflags, const char *a, size_t len, char *buf, size_t n) {
     const char *best = NULL;
-    int best_d = 1 << 20, letters = (int)len - 2;
-    if (len > 48) return NULL;
+    int best_d = 1 << 20, letters = (int)len - 2, begun = 0;
+    buf[0] = 0;
+    if (len > 48) return 0;
     for (int k = 0; k < nflags; k++) {
         int d = edit_distance(a, len, flags[k].name);
-        int close = (d <= 2 && 2 * d < letters) || (letters >= 3 && !strncmp(flags[k].name, a, len));
-        if (close && d < best_d) { best = flags[k].name; best_d = d; }
+        if (d <= 2 && 2 * d < letters && d < best_d) { best = flags[k].name; best_d = d; }
+        begun += letters >= 3 && !strncmp(flags[k].name, a, len);
     }
-    return best;
+    if (!begun) {
+        if (best) snprintf(buf, n, "%s", best);
+        return best != NULL;
+    }
+    for (int k = 0, said = 0; k < nflags; k++) {
+        if (letters < 3 || strncmp(flags[k].name, a, len)) continue;
+        size_t at = strlen(buf);
+        snprintf(buf + at, n - at, "%s%s", said == 0 ? "" : said == begun - 1 ? " or " : ", ", flags[k].name);
+        said++;
+    }
+    return 1;
 }
 
 int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,
@@ -438,8 +451,9 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             for (int k = 0; k < nflags && !f; k++)
                 if (strlen(flags[k].name) == len && !strncmp(flags[k].name, a, len)) f = &flags[k];
             if (!f) {
-                const char *near = closest_flag(flags, nflags, a, len);
-                if (near) cli_error(command, "unknown flag '%s' (did you mean %s? see vitmae %s --help)", clip_n(word, a, len), near, command);
+                char near[512];
+                if (closest_flags(flags, nflags, a, len, near, sizeof near))
+                    cli_error(command, "unknown flag '%s' (did you mean %s? see vitmae %s --help)", clip_n(word, a, len), near, command);
                 else cli_error(command, "unknown flag '%s' (see vitmae %s --help)", clip_n(word, a, len), command);
                 return CLI_USAGE;
             }
