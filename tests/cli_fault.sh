@@ -208,6 +208,19 @@ t "train, curves.png's folder sync failing: exit 1, one line saying it was writt
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ -s tr/curves.png ] &&
    grep -qx "vitmae: train: tr/curves.png: written, but its folder tr could not be synced: Input/output error" got.err'
 rm -rf tr
+# ... and whole where the run folder's name is long: png_write's callers held its reason in 256 bytes,
+# which cut "written, but its folder RUN could not be synced: why" before the why (a 230-byte RUN).
+# --sample-every 1: the calls are config.json, RUN, curves.png, RUN, samples/step-1.png, RUN/samples.
+long=$(printf 'r%.0s' $(seq 230))
+for png in "4 curves.png $long" "6 samples/step-1.png $long/samples"; do
+  set -- $png; png_n=$1 png_file=$2 png_dir=$3   # named: t's condition runs inside t, where $1.. are its own
+  rm -rf "$long"
+  FAULT_FUNC=fsync FAULT_N=$png_n LD_PRELOAD=$shim "$VITMAE" ${tr_args% --out tr} --sample-every 1 --out "$long" > got.out 2> got.err; rc=$?
+  t "train --out <230 bytes>, $png_file's folder sync failing: exit 1, the whole line ($rc: $(head -n 2 got.err | sed "s/$long/RUN/g" | tr '\n' '|'))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ -s "$long/$png_file" ] &&
+     grep -qx "vitmae: train: $long/$png_file: written, but its folder $png_dir could not be synced: Input/output error" got.err'
+done
+rm -rf "$long"
 rm -rf at
 FAULT_FUNC=fsync FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a \
   > got.out 2> got.err; rc=$?

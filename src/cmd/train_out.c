@@ -249,7 +249,7 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
         snprintf(path, sizeof path, "%s/samples/step-%ld.png", t->run_dir, step);
         snprintf(stepbuf, sizeof stepbuf, "%ld", step);
         const char *text[] = {"Software", "vitmae", "step", stepbuf, NULL};
-        char why[256];
+        char why[PNG_WRITE_WHY_MAX];   // a folder's name in it whole (data/image.h)
         rc = png_write(path, sheet.px, sheet.w, sheet.h, 3, text, why, sizeof why);
         if (rc) snprintf(err, errlen, "%s: %s", path, why);
     }

@@ -949,7 +949,7 @@ int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, 
         char xr[64];
         snprintf(xr, sizeof xr, "%.17g %.17g", sh.xmin, sh.xmax);
         const char *text[] = {"Software", "vitmae", sh.has_x ? "x_range" : NULL, xr, NULL};
-        char why[256];
+        char why[PNG_WRITE_WHY_MAX];   // a folder's name in it whole (data/image.h)
         rc = png_write(path, c.px, c.w, c.h, 3, text, why, sizeof why);
         if (rc) snprintf(err, errlen, "%s: %s", path, why);   // which file: a run writes several
     } else {
