@@ -185,8 +185,14 @@ t "2 threads as a team and as workers: bitwise equal weights" 'same_weights "$di
 # ... and one whose --accum does not divide a thread's groups said "groups needs --accum 2 to divide each
 # thread's 1 groups" (the other way round, and "1 groups").
 "$VITMAE" train $small --steps 2 --threads 4 --parallel groups --accum 2 --out "$dir/t4w" > "$dir/log4" 2>&1; rc=$?
-t "--parallel groups, --accum not dividing a thread's groups: exit 2, what to do ($(cat "$dir/log4"))" '[ $rc -eq 2 ] && [ "$(cat "$dir/log4")" = "vitmae: train --parallel: groups gives each of the 4 threads 1 gradient group per step, which --accum 2 micro-batches cannot share evenly; use an --accum that divides 1, fewer --threads or --parallel kernels" ]'
+t "--parallel groups, --accum not dividing a thread's groups: exit 2, what to do ($(cat "$dir/log4"))" '[ $rc -eq 2 ] && [ "$(cat "$dir/log4")" = "vitmae: train --parallel: groups gives each of the 4 threads 1 gradient group per step, which --accum 2 micro-batches cannot share evenly; use --accum 1, fewer --threads or --parallel kernels" ]'
 t "--parallel groups at 3 threads: exit 2, one line" '[ $rc -eq 2 ] && grep -q "^vitmae: train --parallel: groups needs 2 or more threads, a power of two dividing the 4 gradient groups" "$dir/log" && [ ! -e "$dir/t3w/checkpoint.safetensors" ]'
+# A resume whose --accum does not divide its one fixed gradient group was told "use an --accum that divides
+# 1" (and "this run's 1 gradient groups are fixed"): the one choice is named as such.
+"$VITMAE" train $small --steps 1 --groups 1 --threads 1 --out "$dir/g1" > /dev/null 2>&1
+"$VITMAE" train --resume "$dir/g1" --accum 2 --steps 2 > "$dir/g1.log" 2>&1; rc=$?
+t "resume of a run of 1 gradient group with --accum 2: exit 2, --accum 1 named ($(cat "$dir/g1.log"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/g1.log")" = "vitmae: train --accum: 2 micro-batches cannot share the 1 gradient group of a step evenly, and this run'"'"'s 1 gradient group is fixed since it started (--groups): use --accum 1" ]'
 "$VITMAE" train $small --steps 20 --eval-every 10 --threads 2 --seed 7 --out "$dir/t3" > /dev/null 2>&1
 t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/t3/checkpoint.safetensors"'
 

@@ -67,10 +67,15 @@ int parallel_check(const char *mode, int groups, int accum, int threads, int *wo
     if (!grad_workers_fit(mine, threads))
         snprintf(err, errlen, "groups needs 2 or more threads, a power of two dividing the %d gradient groups%s (%d thread%s)",
                  mine, procs > 1 ? " of each process" : "", threads, threads == 1 ? "" : "s");
-    else
+    else {
+        int each = mine / threads;
+        char use[48];   // "an --accum that divides 1" names the one choice the long way
+        if (each == 1) snprintf(use, sizeof use, "--accum 1");
+        else snprintf(use, sizeof use, "an --accum that divides %d", each);
         snprintf(err, errlen, "groups gives each of the %d threads %d gradient group%s per step, which --accum %d "
-                 "micro-batches cannot share evenly; use an --accum that divides %d, fewer --threads or --parallel "
-                 "kernels", threads, mine / threads, mine / threads == 1 ? "" : "s", accum, mine / threads);
+                 "micro-batches cannot share evenly; use %s, fewer --threads or --parallel kernels", threads, each,
+                 each == 1 ? "" : "s", accum, use);
+    }
     return -1;
 }
 

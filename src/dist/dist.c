@@ -387,8 +387,10 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         // or another batch, which "--groups 3" named, cannot help).
         if (is_pow2(accum)) more_groups_way(way, sizeof way, batch, (long)procs * accum);
         else snprintf(way, sizeof way, " (a power of two, as every count of gradient groups is)");
-        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use an --accum that divides %d%s", accum, whose,
-                 mine, way);
+        char use[48];   // "an --accum that divides 1" names the one choice the long way
+        if (mine == 1) snprintf(use, sizeof use, "--accum 1");
+        else snprintf(use, sizeof use, "an --accum that divides %d", mine);
+        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use %s%s", accum, whose, use, way);
         return DIST_BAD_ACCUM;
     }
     return 0;
