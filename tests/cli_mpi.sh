@@ -70,6 +70,10 @@ done
 VITMAE_GROUPS_AT_ONCE=2; export VITMAE_GROUPS_AT_ONCE
 mpi -np 2 -x VITMAE_GROUPS_AT_ONCE "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n2w2" > "$dir/n2w2.log" 2>&1; rc=$?
 t "-np 2, 2 groups at once each: bitwise equal" '[ $rc -eq 0 ] && grep -q "(2 at once)" "$dir/n2w2.log" && same_run "$dir/ref" "$dir/n2w2"'
+# --threads is each process's: the header said "1 thread" of a job of 2 processes.
+header() { grep -E "^  [0-9]+ steps? of batch" "$1"; }
+t "-np 2: the header says 2 processes x 1 thread ($(header "$dir/n2w2.log" | grep -o "[^,]*$"); one process: $(header "$dir/ref.log" | grep -o "[^,]*$"))" \
+  'header "$dir/n2w2.log" | grep -q ", 2 processes x 1 thread$" && header "$dir/ref.log" | grep -q "[0-9)], 2 threads$"'
 VITMAE_REDUCE=messages mpi -np 2 -x VITMAE_GROUPS_AT_ONCE -x VITMAE_REDUCE "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/n2w2m" > /dev/null 2>&1; rc=$?
 t "-np 2, 2 groups at once each, messages: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/n2w2m"'
 unset VITMAE_GROUPS_AT_ONCE

@@ -34,6 +34,8 @@ t "-np 2 exits 0" '[ $rc -eq 0 ]'
 t "-np 2: bitwise equal weights, moments and losses" 'same_run "$dir/ref" "$dir/n2"'
 t "-np 2: nothing on stderr" '[ ! -s "$dir/n2.err" ]'
 t "-np 2: one report (rank 0)" '[ "$(grep -c "^done:" "$dir/n2.log")" -eq 1 ] && grep -q "2 processes" "$dir/n2.log"'
+t "-np 2: the header says 2 processes x 1 thread (--threads is each process's)" \
+  'grep -E "^  [0-9]+ steps? of batch" "$dir/n2.log" | grep -q ", augment [a-z,]*, 2 processes x 1 thread$"'
 # The checkpoint records the job's process count and the run's groups, as train's does (docs/distributed.md).
 t "info: the -np 2 checkpoint records processes 2, groups 4; the reference processes 1" \
   '"$VITMAE" info "$dir/n2/checkpoint.safetensors" | grep -Eq "^ +processes +2$" && "$VITMAE" info "$dir/n2/checkpoint.safetensors" | grep -Eq "^ +groups +4$" &&
