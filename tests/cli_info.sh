@@ -182,11 +182,22 @@ t "config.json vitmae_version" 'python3 -c "import json, sys; assert json.load(o
 t "classifier checkpoint vitmae_version" '[ "$(meta_version "$tmp/vft/checkpoint.safetensors")" = "$ver" ]'
 t "info: written by vitmae $ver" '"$VITMAE" info "$tmp/vrun/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
 t "info of a classifier: written by" '"$VITMAE" info "$tmp/vft/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
-# A run folder where a checkpoint file is wanted (`info run`, `--ckpt run`, `--init run`): one line that
-# names the folder's latest checkpoint (it said only "not a regular file"); a folder without one says so.
-"$VITMAE" info "$tmp/vrun/" > /dev/null 2> "$tmp/err"; rc=$?
-t "info of a run folder: exit 1, its latest checkpoint named ($rc: $(cat "$tmp/err"))" \
-  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vrun: a folder, not a checkpoint file (its latest checkpoint is $tmp/vrun/checkpoint.safetensors)" ]'
+# A run folder where a checkpoint file is wanted (`--ckpt run`, `--init run`): one line that names the
+# folder's latest checkpoint (it said only "not a regular file"); a folder without one says so.
+"$VITMAE" embed --ckpt "$tmp/vrun/" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?
+t "embed --ckpt of a run folder: exit 1, its latest checkpoint named ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vrun: a folder, not a checkpoint file (its latest checkpoint is $tmp/vrun/checkpoint.safetensors)" ] && [ ! -e "$tmp/never.npy" ]'
+# `info RUN` describes the run's latest checkpoint, RUN/checkpoint.safetensors, named on its first line
+# (it was refused with the hint above); a folder without one is refused as before.
+"$VITMAE" info "$tmp/vrun/" > "$tmp/run.out" 2> "$tmp/err"; rc=$?
+"$VITMAE" info "$tmp/vrun/checkpoint.safetensors" > "$tmp/file.out" 2>&1
+t "info of a run folder: exit 0, the report of its checkpoint.safetensors ($rc: $(head -1 "$tmp/run.out")$(cat "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(head -1 "$tmp/run.out")" = "$tmp/vrun/checkpoint.safetensors" ] && cmp -s "$tmp/run.out" "$tmp/file.out"'
+t "info --json of a run folder: file is its checkpoint.safetensors" \
+  '"$VITMAE" info --json "$tmp/vrun" | python3 -c "import json, sys; d = json.load(sys.stdin); assert d[\"file\"] == sys.argv[1] and d[\"train_state\"][\"step\"] == 2, d" "$tmp/vrun/checkpoint.safetensors"'
+"$VITMAE" info "$tmp/vimgs" > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "info of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder, not a checkpoint file" ] && [ ! -s "$tmp/out" ]'
 "$VITMAE" embed --ckpt "$tmp/vimgs" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?
 t "embed --ckpt of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder, not a checkpoint file" ] && [ ! -e "$tmp/never.npy" ]'

@@ -3,6 +3,7 @@
 // through every check `ckpt_load` makes, so a file info accepts is one the other commands load.
 #include <cjson/cJSON.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,12 +297,22 @@ int cmd_info(int argc, char **argv) {
     };
     char *pos[1];
     int npos = 0;
-    int r = cli_parse("info", "FILE [--json]",
+    int r = cli_parse("info", "FILE|RUN [--json]",
                       flags, 1, argc, argv, pos, 1, &npos);
     if (r == CLI_HELP) return 0;
     if (r != CLI_OK) return 2;
-    if (npos != 1) { cli_error("info", "expected one checkpoint FILE (see vitmae info --help)"); return 2; }
+    if (npos != 1) { cli_error("info", "expected one checkpoint FILE or RUN folder (see vitmae info --help)"); return 2; }
     const char *path = pos[0];
+    // A run folder stands for its latest checkpoint, RUN/checkpoint.safetensors, named on the report's
+    // first line (docs/interface.md, "vitmae info"); a folder without one is refused as a file would be.
+    char latest[PATH_MAX + 32];
+    struct stat st;
+    size_t n = strlen(path);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+        snprintf(latest, sizeof latest, "%s%scheckpoint.safetensors", path, n && path[n - 1] == '/' ? "" : "/") <
+            (int)sizeof latest &&
+        stat(latest, &st) == 0)
+        path = latest;
     char err[CLI_ERR_MAX];
     StFile *f = st_open_header(path, err, sizeof err);
     if (!f) { cli_error(NULL, "%s", err); return 1; }
