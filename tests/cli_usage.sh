@@ -113,6 +113,10 @@ near_flag train --warm --warmup-steps
 near_flag train --dec "--dec-dim, --dec-depth or --dec-heads"
 near_flag train --dec-d "--dec-dim or --dec-depth"
 near_flag finetune --nb-classes ""
+# Two letters swapped are one edit, as git counts them (--hlep, --tpo), and --help, in no flag table,
+# is a candidate of every command:
+near_flag classify --hlep --help
+near_flag classify --tpo --top
 # tools/fresh_debian.sh (docs/testing.md) refuses before it bootstraps anything: no DIR, or a DIR that
 # exists (it would write a whole system into it).
 sh "$VITMAE_ROOT/tools/fresh_debian.sh" 2>"$tmp/err"; rc=$?

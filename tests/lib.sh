@@ -162,16 +162,19 @@ st.write(sys.argv[2], {k: v for k, v in tensors.items() if not k.startswith(pref
 PY2
 }
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
-# curves_last PNG: the last step RUN/curves.png draws (its text chunk x_range, "<first> <last>",
-# docs/interface.md); empty when the picture or the chunk is missing. Read chunk by chunk: a grep of
-# the bytes would run on into the chunk's CRC where its bytes happen to be digits.
-curves_last() { python3 -c '
+# png_text PNG KEY: the text of PNG's tEXt chunk KEY; empty when the picture or the chunk is missing.
+# Read chunk by chunk: a grep of the bytes would run on into the chunk's CRC where its bytes happen to
+# be digits.
+png_text() { python3 -c '
 import struct, sys
 b = open(sys.argv[1], "rb").read(); i = 8
 while i + 8 <= len(b):
     n, kind = struct.unpack(">I4s", b[i:i + 8]); d = b[i + 8:i + 8 + n]; i += 12 + n
-    if kind == b"tEXt" and d.split(b"\0", 1)[0] == b"x_range": print(d.split(b"\0", 1)[1].decode("latin-1").split()[-1])
-' "$1" 2>/dev/null; }
+    if kind == b"tEXt" and d.split(b"\0", 1)[0] == sys.argv[2].encode(): print(d.split(b"\0", 1)[1].decode("latin-1"))
+' "$1" "$2" 2>/dev/null; }
+# curves_last PNG: the last step RUN/curves.png draws (its text chunk x_range, "<first> <last>",
+# docs/interface.md); empty when the picture or the chunk is missing.
+curves_last() { png_text "$1" x_range | awk '{ print $NF }'; }
 # ink PNG X0 X1 Y0 Y1 NPY: the spread (max - min, 0..1) of the values in columns X0..X1-1 of rows Y0..Y1-1
 # of PNG, as Python's slices take them (-4 0: the last 4 columns); NPY: a scratch file. 0.000 where
 # nothing is drawn there on a plain background.

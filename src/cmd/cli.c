@@ -384,30 +384,33 @@ static int is_flag_of(Flag *flags, int nflags, const char *v) {
     return 0;
 }
 
-// Edits (insert, delete, replace a byte) from the len bytes at a to the flag name b; names are short.
+// Edits (insert, delete, replace a byte, swap two neighbours: --hlep is one from --help) from the len
+// bytes at a to the flag name b, each part of either edited once; names are short. Three rows of the
+// table: d[i][j] for i - 2, i - 1 and i.
 static int edit_distance(const char *a, size_t len, const char *b) {
-    int row[64], nb = (int)strlen(b);
+    int rows[3][64], nb = (int)strlen(b);
     if (nb >= 64) return 1 << 20;
-    for (int j = 0; j <= nb; j++) row[j] = j;
+    for (int j = 0; j <= nb; j++) rows[0][j] = j;
     for (size_t i = 1; i <= len; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
+        int *cur = rows[i % 3], *up = rows[(i - 1) % 3], *up2 = rows[(i + 1) % 3];
+        cur[0] = (int)i;
         for (int j = 1; j <= nb; j++) {
-            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            diag = up;
-            row[j] = best;
+            int best = up[j - 1] + (a[i - 1] != b[j - 1]);
+            if (up[j] + 1 < best) best = up[j] + 1;
+            if (cur[j - 1] + 1 < best) best = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && up2[j - 2] + 1 < best)
+                best = up2[j - 2] + 1;
+            cur[j] = best;
         }
     }
-    return row[nb];
+    return rows[len % 3][nb];
 }
 
 // The flag an unknown one (its name the len bytes at a) was likely meant to be, as git and argparse
 // suggest one, in buf: the flags the word begins, its 3 letters or more (--warm: --warmup-steps;
 // --dec: "--dec-dim, --dec-depth or --dec-heads", in the table's order, rather than one picked of
-// them), else the nearest by edits when at most 2 and fewer than half the word's letters (--topk:
-// --top). 0 when none is close, buf "" (docs/interface.md, section 1).
+// them), else the nearest by edits, --help among them, when at most 2 and fewer than half the word's
+// letters (--topk: --top; --hlep: --help). 0 when none is close, buf "" (docs/interface.md, section 1).
 static int closest_flags(const Flag *flags, int nflags, const char *a, size_t len, char *buf, size_t n) {
     const char *best = NULL;
     int best_d = 1 << 20, letters = (int)len - 2, begun = 0;
@@ -418,6 +421,8 @@ static int closest_flags(const Flag *flags, int nflags, const char *a, size_t le
         if (d <= 2 && 2 * d < letters && d < best_d) { best = flags[k].name; best_d = d; }
         begun += letters >= 3 && !strncmp(flags[k].name, a, len);
     }
+    int dh = edit_distance(a, len, "--help");   // every command's, though no entry of its table
+    if (dh <= 2 && 2 * dh < letters && dh < best_d) { best = "--help"; best_d = dh; }
     if (!begun) {
         if (best) snprintf(buf, n, "%s", best);
         return best != NULL;
