@@ -69,12 +69,10 @@ int parallel_check(const char *mode, int groups, int accum, int threads, int *wo
                  mine, procs > 1 ? " of each process" : "", threads, threads == 1 ? "" : "s");
     else {
         int each = mine / threads;
-        char use[48];   // "an --accum that divides 1" names the one choice the long way
-        if (each == 1) snprintf(use, sizeof use, "--accum 1");
-        else snprintf(use, sizeof use, "an --accum that divides %d", each);
+        char use[48];
         snprintf(err, errlen, "groups gives each of the %d threads %d gradient group%s per step, which --accum %d "
                  "micro-batches cannot share evenly; use %s, fewer --threads or --parallel kernels", threads, each,
-                 each == 1 ? "" : "s", accum, use);
+                 each == 1 ? "" : "s", accum, dist_accum_choice(use, sizeof use, each));
     }
     return -1;
 }

@@ -1028,11 +1028,10 @@ void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int
         if (procs == 1) snprintf(whose, sizeof whose, "the %d gradient group%s of a step", mine, mine == 1 ? "" : "s");
         else snprintf(whose, sizeof whose, "the %d gradient group%s each of the %d processes has per step", mine,
                       mine == 1 ? "" : "s", procs);
-        char use[48];   // "an --accum that divides 1" names the one choice the long way
-        if (mine == 1) snprintf(use, sizeof use, "--accum 1");
-        else snprintf(use, sizeof use, "an --accum that divides %d", mine);
+        char use[48];
         snprintf(err, errlen, "%d micro-batches cannot share %s evenly, and this run's %d gradient group%s fixed "
-                 "since it started (--groups): use %s", accum, whose, groups, groups == 1 ? " is" : "s are", use);
+                 "since it started (--groups): use %s", accum, whose, groups, groups == 1 ? " is" : "s are",
+                 dist_accum_choice(use, sizeof use, mine));
         return;
     }
     char counts[256] = "";

@@ -357,6 +357,12 @@ static void more_groups_way(char *way, size_t n, int batch, long need) {
     }
 }
 
+const char *dist_accum_choice(char *use, size_t n, int d) {
+    if (d == 1) snprintf(use, n, "--accum 1");   // "an --accum that divides 1" names the one choice the long way
+    else snprintf(use, n, "an --accum that divides %d", d);
+    return use;
+}
+
 int dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen) {
     if (!is_pow2(groups) || batch % groups) {
         snprintf(err, errlen, "%d gradient groups: must be a power of two that divides the batch (%d)", groups, batch);
@@ -387,10 +393,9 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         // or another batch, which "--groups 3" named, cannot help).
         if (is_pow2(accum)) more_groups_way(way, sizeof way, batch, (long)procs * accum);
         else snprintf(way, sizeof way, " (a power of two, as every count of gradient groups is)");
-        char use[48];   // "an --accum that divides 1" names the one choice the long way
-        if (mine == 1) snprintf(use, sizeof use, "--accum 1");
-        else snprintf(use, sizeof use, "an --accum that divides %d", mine);
-        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use %s%s", accum, whose, use, way);
+        char use[48];
+        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use %s%s", accum, whose,
+                 dist_accum_choice(use, sizeof use, mine), way);
         return DIST_BAD_ACCUM;
     }
     return 0;

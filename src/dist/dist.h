@@ -95,6 +95,10 @@ int  dist_default_groups(int batch);
 // DIST_BAD_ACCUM (--accum).
 enum { DIST_BAD_GROUPS = -1, DIST_BAD_PROCS = -2, DIST_BAD_ACCUM = -3 };
 int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen);
+// The --accum a refusal asks for when accum must divide d gradient groups: "an --accum that divides D",
+// or "--accum 1" where that is the one choice. In use (48 bytes will do); the refusals of
+// dist_check_groups, --parallel groups and a resume say it alike.
+const char *dist_accum_choice(char *use, size_t n, int d);
 
 // One step's gradient over this rank's groups. The caller's group function computes the gradient of
 // group g (zeroed, forward, backward) into `grads` (n floats) and its loss into *loss; it returns 0,
