@@ -312,6 +312,7 @@ fixtures:
 	/usr/bin/python3 tools/reference_attention.py tests/fixtures
 	/usr/bin/python3 tools/reference_probe.py tests/fixtures
 	/usr/bin/python3 tools/reference_classifier.py tests/fixtures
+	/usr/bin/python3 tools/reference_posembed.py tests/fixtures
 
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity

@@ -367,10 +367,44 @@ XDG_CACHE_HOME="$dir/xdg" "$VITMAE" finetune --ckpt "$pre" --data "$dir/skip" --
 t "--store auto, then an --out that is a plain file: exit 1, nothing on stdout ($(cat "$dir/out"))" '[ $rc -eq 1 ] && [ ! -s "$dir/out" ] && [ "$(wc -l < "$dir/err")" -eq 1 ]'
 # --ckpt's model is the checkpoint's: model flags that disagree with it were silently ignored (a
 # 16-pixel model fine-tuned when --img 32 was asked for); refused as train --init refuses them, while
-# flags that agree are accepted (the run below).
+# flags that agree are accepted (the run below). --img is the exception (below): another image size at
+# the checkpoint's patch size resizes pos_embed, as MAE's main_finetune does.
 err "--steps with --epochs (--steps was ignored)" 2 "finetune --epochs: give --steps N or --epochs E, not both" "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --epochs 1 --out "$dir/e1"
 err "--val with --val-frac (--val-frac was ignored)" 2 "finetune --val-frac: give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains and --val-frac would be ignored$" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/data" --val-frac 0.2 --out "$dir/e1"
-err "--ckpt with another --img" 2 "finetune --img: 32 disagrees with the checkpoint's 16" "$VITMAE" finetune --ckpt "$pre" $ft --img 32 --out "$dir/e1"
+err "--ckpt with another --patch" 2 "finetune --patch: 8 disagrees with the checkpoint's 4" "$VITMAE" finetune --ckpt "$pre" $ft --img 32 --patch 8 --out "$dir/e1"
+err "--ckpt with an --img that is no multiple of the patch" 2 "finetune --img: 18 is not a multiple of the checkpoint's patch size 4" "$VITMAE" finetune --ckpt "$pre" $ft --img 18 --out "$dir/e1"
+# Another --img with --ckpt was refused (exit 2); MAE's main_finetune interpolates pos_embed instead. The
+# 16-pixel encoder (4x4 patches) fine-tunes at 24 (6x6): said once in the header, trained at 24, the
+# checkpoint's config says 24 and a --resume continues at 24. With --pos fixed the table stays as
+# resized: PyTorch's F.interpolate(bicubic) of the checkpoint's (MAE's interpolate_pos_embed), when
+# /usr/bin/python3 has torch (the table resize itself: tests/test_classifier.c against a fixture).
+"$VITMAE" finetune --ckpt "$pre" $ft --img 24 --pos fixed --steps 3 --out "$dir/img24" > "$dir/out" 2> "$dir/err"; rc=$?
+t "--ckpt (16 px) with --img 24: exit 0, said once in the header ($rc: $(head -c 300 "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "pos_embed resized from 4x4 to 6x6 patches, as MAE.s interpolate_pos_embed" "$dir/out")" -eq 1 ] &&
+   grep -q "encoder 24x24x3 patch 4" "$dir/out"'
+t "--ckpt with --img 24: the checkpoint's config says img_size 24, pos_embed [1, 37, 32]" \
+  '"$VITMAE" info --json "$dir/img24/checkpoint.safetensors" | python3 -c "import json, sys; c = json.load(sys.stdin)[\"config\"]; assert c[\"img_size\"] == 24 and c[\"patch_size\"] == 4, c" &&
+   python3 -c "import json,struct,sys; b=open(sys.argv[1],\"rb\").read(); n=struct.unpack(\"<Q\",b[:8])[0]; assert json.loads(b[8:8+n])[\"pos_embed\"][\"shape\"] == [1, 37, 32]" "$dir/img24/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/img24/checkpoint-2.safetensors" > "$dir/out" 2> "$dir/err"; rc=$?
+t "--resume of the 24-pixel run continues at 24, no second resize ($rc: $(head -c 300 "$dir/err"))" \
+  '[ $rc -eq 0 ] && grep -q "encoder 24x24x3 patch 4" "$dir/out" && ! grep -q "pos_embed resized" "$dir/out" &&
+   "$VITMAE" info --json "$dir/img24/checkpoint.safetensors" | grep -q "\"img_size\":[[:space:]]*24"'
+if /usr/bin/python3 -c "import torch" >/dev/null 2>&1; then
+  t "--ckpt with --img 24 --pos fixed: pos_embed is PyTorch's bicubic resize of the checkpoint's" '/usr/bin/python3 - "$pre" "$dir/img24/checkpoint.safetensors" <<PY
+import json, struct, sys
+import torch
+import torch.nn.functional as F
+def tensor(path, name):
+    b = open(path, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); o = h[name]["data_offsets"]
+    return torch.frombuffer(bytearray(b[8 + n + o[0]:8 + n + o[1]]), dtype=torch.float32).double()
+a = tensor(sys.argv[1], "pos_embed").reshape(17, 32); got = tensor(sys.argv[2], "pos_embed").reshape(37, 32)
+grid = F.interpolate(a[1:].reshape(1, 4, 4, 32).permute(0, 3, 1, 2), size=(6, 6), mode="bicubic", align_corners=False)
+want = torch.cat([a[:1], grid.permute(0, 2, 3, 1).reshape(36, 32)])
+assert torch.all((got - want).abs() <= 1e-7 + 1e-6 * want.abs()), (got - want).abs().max()
+PY'
+else
+  echo "note: /usr/bin/python3 has no torch: the resized pos_embed is not compared with PyTorch's here"
+fi
 err "--ckpt with a --preset" 2 "finetune --preset: small sets --dim 384, which disagrees with the checkpoint's 32" "$VITMAE" finetune --ckpt "$pre" $ft --preset small --out "$dir/e1"
 # pos_embed trains in fine-tuning as in MAE's main_finetune (models_vit learns it), also from an encoder
 # pretrained with fixed positions (MAE's own, converted, are marked fixed): it stayed frozen, and

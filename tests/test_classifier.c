@@ -12,6 +12,9 @@
 //    averaged over draws is x + branch.
 // 4. Classifier checkpoints: round trip bit for bit (weights, moments, classes), the MAE loader reads the
 //    encoder with `norm` weight 1 / bias 0, damaged metadata / missing tensors are refused.
+// 5. The position table resized for fine-tuning at another image size (core/posembed.h) against
+//    tools/reference_posembed.py's F.interpolate(mode='bicubic', align_corners=False), up and down on odd
+//    grids: |ours - ref| <= 1e-7 + 1e-6 |ref|; the CLS row copied bit for bit.
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@
 #include "io/classifier_ckpt.h"
 #include "core/classifier.h"
 #include "core/encoder.h"
+#include "core/posembed.h"
 #include "core/optim.h"
 #include "kernels/droppath.h"
 
@@ -569,6 +573,30 @@ static void bytes_needed_huge_checks(void) {
     }
 }
 
+// Section 5: each case of the fixture (in.<g>_<n>_<dim> -> out.<g>_<n>_<dim>).
+static void posembed_resize_checks(const char *path) {
+    char err[512];
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "open %s: %s", path, err);
+    if (!f) return;
+    static const int cases[][3] = {{3, 5, 12}, {4, 7, 12}, {5, 2, 12}, {2, 3, 7}, {1, 3, 5}, {7, 4, 3}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int g = cases[i][0], n = cases[i][1], dim = cases[i][2];
+        char in_name[64], out_name[64];
+        snprintf(in_name, sizeof in_name, "in.%d_%d_%d", g, n, dim);
+        snprintf(out_name, sizeof out_name, "out.%d_%d_%d", g, n, dim);
+        const float *in = fixture_need(f, in_name, (size_t)(1 + g * g) * dim);
+        size_t numel = (size_t)(1 + n * n) * dim;
+        float *got = malloc(numel * sizeof(float));
+        if (!in || !got) { free(got); continue; }
+        posembed_resize(got, in, g, n, dim);
+        fixture_compare(f, out_name, got, numel, 1e-7, 1e-6);
+        CHECK(!memcmp(got, in, (size_t)dim * sizeof(float)), "%s: the CLS row is not copied", out_name);
+        free(got);
+    }
+    st_close(f);
+}
+
 int main(int argc, char **argv) {
     table_without_memory_checks();
     bytes_needed_huge_checks();
@@ -583,6 +611,8 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[i]);
         run_fixture(path);
     }
+    snprintf(path, sizeof path, "%s/tests/fixtures/posembed_resize.safetensors", root && *root ? root : ".");
+    posembed_resize_checks(path);
     // The tiny models below run thousands of short parallel regions; one thread keeps the test fast on
     // a busy machine (results do not depend on the thread count; tests/cli_finetune.sh checks that).
     omp_set_num_threads(1);

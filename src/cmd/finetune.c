@@ -37,6 +37,7 @@
 #include "cmd/train_state.h"   // run_epoch_order (the data order, as train)
 #include "core/classifier.h"
 #include "core/optim.h"
+#include "core/posembed.h"
 #include "core/rng.h"
 #include "dist/dist.h"
 #include "dist/workers.h"
@@ -106,6 +107,7 @@ struct FineTune {
     ClfCheckpoint resumed;      // owns the class names when resuming
     ClassifierConfig cfg;
     Checkpoint pre;             // --ckpt's encoder weights: read once by build_model, copied into the model
+    int pos_grid_from;          // --ckpt's patches a side when --img resized its pos_embed; 0: not resized
     Classifier *model;
     float *exp_avg, *exp_avg_sq, *lr_scale, *drop_all;   // drop_all: the batch's drop-path factors
     GradReduce gr;              // the step's gradient groups (this rank's: gr.first, gr.count)
@@ -403,7 +405,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--resume", FLAG_PATH, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
         {"--preset", FLAG_CHOICE, &a->preset, 0, 0, "tiny|small|base", "--from-scratch model size (default " MAE_DEFAULT_PRESET ")", NULL, 0},
-        {"--img", FLAG_INT, &a->img, 1, MAE_IMG_MAX, NULL, "--from-scratch image size (default " MAE_STR(MAE_DEFAULT_IMG) ")", "N", 0},
+        {"--img", FLAG_INT, &a->img, 1, MAE_IMG_MAX, NULL, "image size: --from-scratch's (default " MAE_STR(MAE_DEFAULT_IMG) "), or with --ckpt another than its own (pos_embed resized)", "N", 0},
         {"--patch", FLAG_INT, &a->patch, 1, 8192, NULL, "--from-scratch patch size (default " MAE_STR(MAE_DEFAULT_PATCH) ")", "N", 0},
         {"--channels", FLAG_CHOICE, &a->channels, 0, 0, "auto|1|3", "--from-scratch channels (default auto: 1 when every image is grey)", NULL, 0},
         {"--dim", FLAG_INT, &a->dim, 1, 16384, NULL, "--from-scratch encoder width (preset)", "N", 0},
@@ -575,13 +577,15 @@ static int split(FineTune *t) {
 }
 
 // --ckpt: the model is the checkpoint's. The model flags (--from-scratch's) given with it must agree
-// with it, as train --init's do, and --pixel-norm cannot change: refused (exit 2), never ignored.
+// with it, as train --init's do, but for --img: another image size at the same patch size resizes the
+// position table as MAE's main_finetune does (docs/encoder.md, "vitmae finetune"). --pixel-norm cannot
+// change. Refused (exit 2), never ignored.
 static int ckpt_model_flags(const Args *a, const MaeConfig *c, Flag *flags, int nflags) {
     MaeConfig p;   // the preset's sizes, for a --preset given without its own --dim/--depth/--heads
     mae_config_preset(&p, a->preset);
     int chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : c->in_chans;   // auto: any
     struct { const char *flag; int given, ckpt, from_preset; } shape[] = {
-        {"--img", a->img, c->img_size, 0}, {"--patch", a->patch, c->patch_size, 0},
+        {"--patch", a->patch, c->patch_size, 0},
         {"--channels", chans, c->in_chans, 0}, {"--dim", a->dim ? a->dim : p.embed_dim, c->embed_dim, !a->dim},
         {"--depth", a->depth ? a->depth : p.depth, c->depth, !a->depth},
         {"--heads", a->heads ? a->heads : p.num_heads, c->num_heads, !a->heads},
@@ -600,6 +604,11 @@ static int ckpt_model_flags(const Args *a, const MaeConfig *c, Flag *flags, int 
             cli_error(what, "%d disagrees with the checkpoint's %d (--ckpt keeps its model; the model flags "
                       "are --from-scratch's)", shape[i].given, shape[i].ckpt);
         }
+        return 2;
+    }
+    if (cli_flag(flags, nflags, "--img")->seen && a->img % c->patch_size) {
+        cli_error("finetune --img", "%d is not a multiple of the checkpoint's patch size %d (at another image size "
+                  "the position table is resized to --img / %d patches a side)", a->img, c->patch_size, c->patch_size);
         return 2;
     }
     if (cli_flag(flags, nflags, "--pixel-norm")->seen) {
@@ -636,6 +645,13 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         *e = t->pre.cfg;
         int rc = ckpt_model_flags(a, e, flags, nflags);
         if (rc) return rc;
+        // Another --img: the encoder's weights fit any image size at this patch size but its position
+        // table, resized when the weights are copied (setup_local).
+        if (cli_flag(flags, nflags, "--img")->seen && a->img != e->img_size) {
+            t->pos_grid_from = e->img_size / e->patch_size;
+            e->img_size = a->img;
+            if (mae_config_check_flags(e, err, sizeof err)) { cli_error("finetune", "%s", err); return 2; }
+        }
         // The position table starts as the checkpoint's and trains, as in MAE's main_finetune (its
         // models_vit learns pos_embed whatever pretraining did); --pos fixed keeps it frozen
         // (docs/encoder.md, "vitmae finetune").
@@ -891,6 +907,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             if (!tab) { cli_error("finetune", "out of memory"); return 1; }
             mae_encoder_model_table(&pre->cfg, tab, nt, &enc_numel);
             clf_copy_encoder(t->model, tab, nt, pre->params);
+            // At another image size pos_embed is not copied (its rows differ): resized as MAE's
+            // interpolate_pos_embed resizes it (core/posembed.h).
+            for (int k = 0; t->pos_grid_from && k < nt; k++)
+                if (!strcmp(tab[k].name, "pos_embed"))
+                    posembed_resize(clf_tensor(t->model, "pos_embed"), pre->params + tab[k].offset, t->pos_grid_from,
+                                    t->cfg.enc.img_size / t->cfg.enc.patch_size, t->cfg.enc.embed_dim);
             free(tab);
             ckpt_free(pre);
         }
@@ -1049,6 +1071,11 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
            r->smoothing, r->augment, procs, omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
     cli_out("  run folder %s", t->run_dir);   // written out as train's: a newline in --out stays in its line
+    if (t->pos_grid_from) {
+        int n = t->S / t->cfg.enc.patch_size;
+        printf("  pos_embed resized from %dx%d to %dx%d patches, as MAE's interpolate_pos_embed (bicubic)\n",
+               t->pos_grid_from, t->pos_grid_from, n, n);
+    }
     if (dist_size() > 1 || r->groups > 1)
         printf("  %d gradient groups of %d image%s, %d process%s\n", r->groups, t->per, t->per == 1 ? "" : "s",
                dist_size(), dist_size() == 1 ? "" : "es");
