@@ -341,6 +341,20 @@ err "val class empty in --data" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft
 rmdir "$dir/data/hexagon"
 t "val class empty in --data: the line says its folder holds no usable image ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes ($dir/data/hexagon holds no usable image)$" "$dir/err"'
+# --resume of a training folder whose class folder was emptied since (no class, as `vitmae data`
+# reads classes): the line names the class and says its folder holds no usable image, as --val's and
+# probe's do; it said only "its classes differ from the checkpoint's 3 classes". A class the checkpoint
+# lacks is named too.
+rm -rf "$dir/dc" && cp -R "$dir/data" "$dir/dc" && rm "$dir/dc/square/"*
+err "resume, a class folder emptied" 1 "square" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --data "$dir/dc" --out "$dir/e7"
+t "resume, a class folder emptied: the line names it and its folder ($(cat "$dir/err")), nothing written" \
+  'grep -qx "vitmae: $dir/dc: its classes differ from the checkpoint'"'"'s 3 classes: it has no class '"'"'square'"'"' ($dir/dc/square holds no usable image)" "$dir/err" &&
+   [ ! -e "$dir/e7" ]'
+rm -rf "$dir/dc" && cp -R "$dir/data" "$dir/dc" && mkdir "$dir/dc/hexagon" && cp "$dir/data/circle/00000.png" "$dir/dc/hexagon/"
+err "resume, a class the checkpoint lacks" 1 "hexagon" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --data "$dir/dc" --out "$dir/e7"
+t "resume, a class the checkpoint lacks: the line names it ($(cat "$dir/err"))" \
+  'grep -qx "vitmae: $dir/dc: its classes differ from the checkpoint'"'"'s 3 classes: its class '"'"'hexagon'"'"' is not one of them" "$dir/err"'
+rm -rf "$dir/dc"
 err "ckpt of a classifier" 2 "resume" "$VITMAE" finetune --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data" --out "$dir/e4"
 err "neither ckpt nor scratch" 2 "from-scratch" "$VITMAE" finetune --data "$dir/data" --out "$dir/e5"
 before=$(ls -l "$dir/run" | md5sum)

@@ -489,6 +489,34 @@ static void report_data(const FineTune *t) {
     if (t->val_dir) report_skipped(t->val_dir, &t->vds, 1);
 }
 
+// --resume of a training folder whose classes are not the checkpoint's: the line names the first
+// class the folder lacks, and says so where its folder is there without a usable image (a class
+// folder emptied since the run started is no class, cmd/cli.h's note), else the first class it has
+// that the checkpoint lacks.
+static void say_classes_differ(const FineTune *t) {
+    const Dataset *ds = &t->ds;
+    int K = t->cfg.num_classes;
+    for (int k = 0; k < K; k++) {
+        int found = 0;
+        for (int c = 0; c < ds->nclasses && !found; c++) found = !strcmp(ds->class_names[c], t->classes[k]);
+        if (found) continue;
+        char note[4200];
+        cli_class_folder_note(ds->root, t->classes[k], note, sizeof note);
+        cli_error(t->data_dir, "its classes differ from the checkpoint's %d classes: it has no class '%s'%s", K,
+                  t->classes[k], note);
+        return;
+    }
+    for (int c = 0; c < ds->nclasses; c++) {
+        int found = 0;
+        for (int k = 0; k < K && !found; k++) found = !strcmp(ds->class_names[c], t->classes[k]);
+        if (found) continue;
+        cli_error(t->data_dir, "its classes differ from the checkpoint's %d classes: its class '%s' is not one of them", K,
+                  ds->class_names[c]);
+        return;
+    }
+    cli_error(t->data_dir, "its classes differ from the checkpoint's %d classes", K);   // the same names, another order
+}
+
 static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     char err[CLI_ERR_MAX];
     // Headers only (docs/data.md, "Training reads lazily"): a photo decodes once, when a batch or an
@@ -790,7 +818,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     } else {
         int same = t->ds.nclasses == t->cfg.num_classes;
         for (int k = 0; same && k < t->cfg.num_classes; k++) same = !strcmp(t->ds.class_names[k], t->classes[k]);
-        if (!same) { report_data(t); cli_error(t->data_dir, "its classes differ from the checkpoint's %d classes", t->cfg.num_classes); return 1; }
+        if (!same) { report_data(t); say_classes_differ(t); return 1; }
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
