@@ -229,6 +229,73 @@ t "attention, the first map's fsync failing: exit 1, one line naming it (exit $r
    [ ! -e at/0.1 ] && [ ! -e at/0.1.attn.png ] && [ -s at/0.4.attn.png ]'
 rm -rf rq rq0 rq1 at
 
+# The folder syncs of every command that publishes a group, failing (docs/interface.md, section 1:
+# one line naming the folder, exit 1, the files in place and whole, also under --force, and no
+# temporary file left), and a file of the group that cannot be written (its fsync failing, ENOSPC):
+# one line naming it, nothing of the group published, an earlier run's files as they were.
+# --threads 1: reconstruct's calls are the three panels, then rq; attention's (--head mean) each
+# image's map and montage, the page, then at/0.1, at, at/0.4, at/0.8; probe --linear's the two
+# matrices, then its folder; embed's FEATS.npy, FEATS.txt, then the folder.
+no_tmp() { [ -z "$(find "$@" -name '*.tmp.*')" ]; }
+rm -rf rq rq0; "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq0 data/a > /dev/null 2>&1 || { echo "FAILED: reconstruct"; fail=1; }
+"$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --raw --out rq data/a > /dev/null 2>&1 || { echo "FAILED: reconstruct --raw"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=4 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq --force data/a \
+  > got.out 2> got.err; rc=$?
+t "reconstruct --force over a --raw run, the folder's sync failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new panels in place, the earlier arrays gone ($(ls rq | tr '\n' ' '))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq: Input/output error" got.err && diff -r rq rq0 > /dev/null && no_tmp rq'
+rm -rf rq rq0
+rm -rf at at0; "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at0 --head mean data/a > /dev/null 2>&1 || { echo "FAILED: attention"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=10 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at --head mean data/a \
+  > got.out 2> got.err; rc=$?
+t "attention, an image's folder of maps failing its sync (at/0.4): exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), every file in place and whole" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at/0.4: Input/output error" got.err && diff -r at at0 > /dev/null && no_tmp at'
+rm -rf at; "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a > /dev/null 2>&1 || { echo "FAILED: attention"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=8 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at --force --head mean data/a \
+  > got.out 2> got.err; rc=$?
+t "attention --force over a run of every head, at/0.1 failing its sync: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new maps, montages and page in place, the earlier heads' maps gone" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at/0.1: Input/output error" got.err && diff -r at at0 > /dev/null && no_tmp at'
+rm -rf at at0
+cp -R data dt
+probe_args="probe --ckpt mae.safetensors --train data --test dt --threads 1 --linear --out pr"
+rm -rf pr pr0; "$VITMAE" ${probe_args}0 > /dev/null 2>&1 || { echo "FAILED: probe"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" $probe_args > got.out 2> got.err; rc=$?
+t "probe --out, the folder's sync after the matrices failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), both matrices in place and whole" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: probe: pr: Input/output error" got.err && diff -r pr pr0 > /dev/null && no_tmp pr'
+rm -rf pr; "$VITMAE" ${probe_args% --linear*} --out pr > /dev/null 2>&1 || { echo "FAILED: probe"; fail=1; }
+cp pr/confusion-knn.png knn0.png
+FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" $probe_args --force > got.out 2> got.err; rc=$?
+t "probe --out --force over an earlier matrix, the folder's sync failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new matrices in place" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: probe: pr: Input/output error" got.err && diff -r pr pr0 > /dev/null && no_tmp pr'
+for n in 1 2; do
+  rm -rf pr; "$VITMAE" ${probe_args% --linear*} --out pr > /dev/null 2>&1 || { echo "FAILED: probe"; fail=1; }
+  FAULT_FUNC=fsync FAULT_N=$n FAULT_ERRNO=28 LD_PRELOAD=$shim "$VITMAE" $probe_args --force > got.out 2> got.err; rc=$?
+  t "probe --out --force, matrix $n of 2 not written (a full disk): exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the earlier matrix as it was, nothing else ($(ls pr | tr '\n' ' '))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: probe: pr/confusion-$([ $n = 1 ] && echo knn || echo linear).png: No space left on device" got.err &&
+     [ "$(ls -A pr)" = confusion-knn.png ] && cmp -s pr/confusion-knn.png knn0.png'
+done
+rm -rf pr
+FAULT_FUNC=fsync FAULT_N=1 FAULT_ERRNO=28 LD_PRELOAD=$shim "$VITMAE" $probe_args > got.out 2> got.err; rc=$?
+t "probe --out, the first matrix not written: exit 1, one line (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the --out folder it made removed" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ ! -e pr ]'
+rm -rf pr pr0 dt knn0.png
+rm -rf em em0; mkdir em em0
+"$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em0/f.npy data/a > /dev/null 2>&1 || { echo "FAILED: embed"; fail=1; }
+FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy data/a \
+  > got.out 2> got.err; rc=$?
+t "embed, the folder's sync after a new pair failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the pair in place" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: embed: em: Input/output error" got.err && diff -r em em0 > /dev/null && no_tmp em'
+for n in 1 2; do
+  rm -rf em; mkdir em
+  "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy data/a/0.1.png > /dev/null 2>&1 || { echo "FAILED: embed"; fail=1; }
+  cp em/f.npy f0.npy; cp em/f.txt f0.txt
+  FAULT_FUNC=fsync FAULT_N=$n FAULT_ERRNO=28 LD_PRELOAD=$shim "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy --force data/a \
+    > got.out 2> got.err; rc=$?
+  t "embed --force, file $n of the pair not written (a full disk): exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the earlier pair as it was" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: embed: em/f.$([ $n = 1 ] && echo npy || echo txt): No space left on device" got.err &&
+     cmp -s em/f.npy f0.npy && cmp -s em/f.txt f0.txt && [ "$(ls -A em | wc -l)" -eq 2 ]'
+done
+rm -rf em em0 f0.npy f0.txt
+
 # attention --force over an earlier run that stops part-way (a full disk: fsync failing with ENOSPC on
 # the second image's map) writes its own index.html, which links exactly the files this run wrote and
 # names the two images it drew nothing of; the earlier page stayed, and linked the first image's
