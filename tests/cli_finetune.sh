@@ -307,6 +307,12 @@ err "no class folders" 2 "class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/f
 err "one class" 2 "one class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/one" --out "$dir/e2"
 t "one class: the line names --data, as probe's names --train ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --data: $dir/one has one class only ('"'"'only'"'"'): a classifier needs at least 2 class folders$" "$dir/err"'
+# ... beside a class folder without an image (empty): the line says why it is no class, as probe's.
+mkdir "$dir/one/empty"
+err "one class beside an empty class folder" 2 "one class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/one" --out "$dir/e2"
+rmdir "$dir/one/empty"
+t "one class beside an empty class folder: the line says it holds no usable image ($(cat "$dir/err"))" \
+  'grep -qx "vitmae: finetune --data: $dir/one has one class only ('"'"'only'"'"'): a classifier needs at least 2 class folders ($dir/one/empty holds no usable image)" "$dir/err"'
 # Folders named as the user typed them (docs/interface.md, section 1, "Paths": ./one/ is ./one), as
 # train, probe and data name them: finetune's errors on --data and --val named the absolute path
 # (/abs/cwd/afile.png: not a folder), which it records for --resume.

@@ -381,6 +381,13 @@ bad "probe test class empty in --train" 2 "^vitmae: probe --test: class 'hexagon
 rmdir "$tmp/train/hexagon"
 bad "probe one class" 2 "^vitmae: probe --train: $tmp/oneclass has one class only ('circle'): a probe needs at least 2 class folders\$" \
   probe --ckpt "$ck" --train "$tmp/oneclass" --test "$tmp/oneclass"
+# One class beside a class folder without an image (empty; torchvision's ImageFolder: "Found no valid
+# file for the classes cat"): the line says why that folder is no class, as --test's refusal says it
+# (the first such folder by name; a hidden folder is none). It said "one class only" of two folders.
+mkdir "$tmp/oneclass/zebra" "$tmp/oneclass/square" "$tmp/oneclass/.git"
+bad "probe one class beside an empty class folder" 2 "^vitmae: probe --train: $tmp/oneclass has one class only ('circle'): a probe needs at least 2 class folders ($tmp/oneclass/square holds no usable image)\$" \
+  probe --ckpt "$ck" --train "$tmp/oneclass" --test "$tmp/oneclass"
+rmdir "$tmp/oneclass/zebra" "$tmp/oneclass/square" "$tmp/oneclass/.git"
 bad "probe --pixels without a size" 2 "--img" probe --pixels --train "$tmp/train" --test "$tmp/test"
 bad "probe without --ckpt" 2 "ckpt" probe --train "$tmp/train" --test "$tmp/test"
 bad "probe without --test" 2 "test" probe --ckpt "$ck" --train "$tmp/train"

@@ -2,6 +2,7 @@
 // and against the flag's range before any work starts.
 #include "cmd/cli.h"
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
@@ -151,6 +152,23 @@ void cli_class_folder_note(const char *root, const char *name, char *buf, size_t
     int len = snprintf(path, sizeof path, "%s/%s", root, name);
     if (len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         snprintf(buf, n, " (%s holds no usable image)", path);
+}
+
+void cli_unused_class_folder_note(const char *root, char *const *names, int n, char *buf, size_t len) {
+    buf[0] = 0;
+    DIR *d = opendir(root);
+    if (!d) return;   // a note only: the refusal stands without it
+    char first[256] = "";
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' || (first[0] && strcmp(e->d_name, first) >= 0)) continue;
+        int known = 0;
+        for (int c = 0; c < n && !known; c++) known = !strcmp(names[c], e->d_name);
+        char note[4200];
+        if (!known) cli_class_folder_note(root, e->d_name, note, sizeof note);
+        if (!known && note[0]) snprintf(first, sizeof first, "%s", e->d_name);
+    }
+    closedir(d);
+    if (first[0]) cli_class_folder_note(root, first, buf, len);
 }
 
 void cli_unread(CliUnread *u, CliHeld *h, const char *path, const char *reason) {
