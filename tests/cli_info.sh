@@ -83,6 +83,28 @@ head -c 20000 "$fx/torch_small.safetensors" >"$tmp/short.safetensors"
 "$VITMAE" info "$tmp/short.safetensors" 2>"$tmp/err"; rc=$?
 t "truncated exits 1" '[ $rc -eq 1 ]'
 t "truncated message" 'grep -q "^vitmae: $tmp/short.safetensors: truncated data" "$tmp/err"'
+# A file of another kind, given as a checkpoint, is named by its first bytes: each said "header length
+# 727905341920923785 is too large (limit 100000000; not a safetensors file?)", which tells a user little.
+printf 'step,loss\n1,0.5\n' >"$tmp/metrics.csv"
+printf 'RIFF\044\000\000\000WEBPVP8 ' >"$tmp/img.webp"
+printf '\223NUMPY\001\000v\000{' >"$tmp/arr.npy"
+printf 'PK\003\004\024\000\000\000' >"$tmp/model.pth"
+printf '{"lr": 1}\n' >"$tmp/config.json"
+: >"$tmp/empty.safetensors"
+for kf in "$fx/attn_input.png:a PNG image, not a safetensors checkpoint" \
+          "$tmp/img.webp:a WebP image, not a safetensors checkpoint" \
+          "$tmp/arr.npy:a NumPy .npy array, not a safetensors checkpoint" \
+          "$tmp/model.pth:a zip file, not a safetensors checkpoint (a PyTorch .pth? convert it with tools/convert_mae.py)" \
+          "$tmp/config.json:JSON text, not a safetensors checkpoint" \
+          "$tmp/empty.safetensors:an empty file, not a safetensors checkpoint" \
+          "$tmp/metrics.csv:header length 8317985974896653427 is too large (limit 100000000; not a safetensors file?)"; do
+  f=${kf%%:*}
+  "$VITMAE" info "$f" 2>"$tmp/err"; rc=$?
+  t "info of $(basename "$f"): named by its first bytes, exit 1" '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $f: ${kf#*:}" ]'
+done
+"$VITMAE" embed --ckpt "$fx/attn_input.png" --out "$tmp/e.npy" "$fx/attn_input.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "embed --ckpt of a PNG: named so, exit 1, no file" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $fx/attn_input.png: a PNG image, not a safetensors checkpoint" ] && [ ! -e "$tmp/e.npy" ]'
 "$VITMAE" info "$tmp/missing.safetensors" 2>"$tmp/err"; rc=$?
 t "missing file exits 1" '[ $rc -eq 1 ] && grep -q "No such file" "$tmp/err"'
 "$VITMAE" info 2>/dev/null; rc=$?

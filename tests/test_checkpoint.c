@@ -146,7 +146,14 @@ static void test_generic_format(void) {
     }
     free(b);
 
-    expect_refused((const uint8_t *)"", 0, "file too short", "empty file");
+    expect_refused((const uint8_t *)"", 0, ": an empty file, not a safetensors checkpoint", "empty file");
+    // Files of other kinds are named by their first bytes; the rest keep the header length's reason.
+    expect_refused((const uint8_t *)"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16, ": a PNG image, not", "PNG");
+    expect_refused((const uint8_t *)"\xff\xd8\xff\xe0\0\x10JFIF", 10, ": a JPEG image, not", "JPEG");
+    expect_refused((const uint8_t *)"RIFF\x24\0\0\0WEBPVP8 ", 16, ": a WebP image, not", "WebP");
+    expect_refused((const uint8_t *)"RIFF\x24\0\0\0WAVEfmt ", 16, "is too large", "RIFF but not WebP");
+    expect_refused((const uint8_t *)"{}", 2, ": JSON text, not", "2-byte JSON");
+    expect_refused((const uint8_t *)"PK\x03\x04", 4, "tools/convert_mae.py", "zip");
     expect_refused((const uint8_t *)"\x10\0\0\0", 4, "file too short", "4-byte file");
     b = make_st("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, &len);
     expect_refused(b, 20, "truncated header", "truncated header");

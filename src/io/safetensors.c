@@ -38,6 +38,7 @@
 #endif
 
 #define ST_MAX_HEADER (100u * 1000u * 1000u)   // the reference implementation's limit
+#define ST_HEAD 12   // the first bytes read to name a file of another kind (wrong_kind)
 #define ST_ALIGN 64
 
 static void fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -399,14 +400,41 @@ out:
     return rc;
 }
 
-// Validates the 8-byte header length against the file's len bytes: 0 and *hlen, or -1.
-static int header_len(const StFile *f, const uint8_t first8[8], size_t len, uint64_t *out, char *err, size_t errlen) {
+// Why a file is not safetensors, from its first ST_HEAD bytes (zeros past the
+// end of a shorter file): the kinds users give by mistake (docs/interface.md, section 4), or NULL.
+// Asked only once the header length has failed, so a valid file never meets it.
+static const char *wrong_kind(const uint8_t head[ST_HEAD], size_t len) {
+    static const struct { const char *magic; size_t n, at; const char *kind; } kinds[] = {
+        {"\x89PNG\r\n\x1a\n", 8, 0, "a PNG image, not a safetensors checkpoint"},
+        {"\xff\xd8\xff", 3, 0, "a JPEG image, not a safetensors checkpoint"},
+        {"WEBP", 4, 8, "a WebP image, not a safetensors checkpoint"},   // after "RIFF" and a length
+        {"\x93NUMPY", 6, 0, "a NumPy .npy array, not a safetensors checkpoint"},
+        {"PK\x03\x04", 4, 0, "a zip file, not a safetensors checkpoint (a PyTorch .pth? convert it with "
+                              "tools/convert_mae.py)"},
+        {"{", 1, 0, "JSON text, not a safetensors checkpoint"},
+    };
+    if (len == 0) return "an empty file, not a safetensors checkpoint";
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (len >= kinds[i].at + kinds[i].n && memcmp(head + kinds[i].at, kinds[i].magic, kinds[i].n) == 0 &&
+            (kinds[i].at == 0 || memcmp(head, "RIFF", 4) == 0))
+            return kinds[i].kind;
+    return NULL;
+}
+
+// Validates the 8-byte header length (head's first 8 bytes) against the file's len bytes: 0 and
+// *hlen, or -1.
+static int header_len(const StFile *f, const uint8_t head[ST_HEAD], size_t len, uint64_t *out, char *err, size_t errlen) {
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | head[i];
+    const char *kind = len < 8 || hlen > ST_MAX_HEADER ? wrong_kind(head, len) : NULL;
+    if (kind) {
+        fail(err, errlen, "%s: %s", f->path, kind);
+        return -1;
+    }
     if (len < 8) {
         fail(err, errlen, "%s: file too short (%zu bytes; a safetensors file starts with an 8-byte header length)", f->path, len);
         return -1;
     }
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = (hlen << 8) | first8[i];
     if (hlen > ST_MAX_HEADER) {
         fail(err, errlen, "%s: header length %llu is too large (limit %u; not a safetensors file?)", f->path,
              (unsigned long long)hlen, ST_MAX_HEADER);
@@ -423,9 +451,9 @@ static int header_len(const StFile *f, const uint8_t first8[8], size_t len, uint
 
 // Validates the 8-byte length against len; on success allocates f->alloc so that the data
 // section of a copy placed at the returned pointer is ST_ALIGN-aligned.
-static uint8_t *place(StFile *f, const uint8_t first8[8], size_t len, char *err, size_t errlen) {
+static uint8_t *place(StFile *f, const uint8_t head[ST_HEAD], size_t len, char *err, size_t errlen) {
     uint64_t hlen;
-    if (header_len(f, first8, len, &hlen, err, errlen)) return NULL;
+    if (header_len(f, head, len, &hlen, err, errlen)) return NULL;
     if (len > SIZE_MAX - 2 * ST_ALIGN) { fail(err, errlen, "%s: file too large", f->path); return NULL; }
     f->alloc = malloc(len + ST_ALIGN + 1);
     if (!f->alloc) { fail(err, errlen, "%s: out of memory reading %zu bytes", f->path, len); return NULL; }
@@ -444,9 +472,9 @@ static StFile *new_file(const char *name, char *err, size_t errlen) {
 StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err, size_t errlen) {
     StFile *f = new_file(name, err, errlen);
     if (!f) return NULL;
-    uint8_t first8[8] = {0};
-    if (len >= 8) memcpy(first8, buf, 8);
-    uint8_t *at = place(f, first8, len, err, errlen);
+    uint8_t head[ST_HEAD] = {0};
+    memcpy(head, buf, len < ST_HEAD ? len : ST_HEAD);
+    uint8_t *at = place(f, head, len, err, errlen);
     if (!at) { st_close(f); return NULL; }
     memcpy(at, buf, len);
     if (parse_file(f, at, len, err, errlen)) { st_close(f); return NULL; }
@@ -500,27 +528,31 @@ static int read_or_fail(int fd, uint8_t *p, size_t n, const char *path, char *er
     return r != 0 ? -1 : 0;
 }
 
-// Both ways in start alike: a new StFile for path, the file open (*fd), its size and first 8 bytes
-// (zeros past a shorter file's end). NULL (err) with nothing left open.
-static StFile *open_start(const char *path, int *fd, size_t *len, uint8_t first8[8], char *err, size_t errlen) {
+// Both ways in start alike: a new StFile for path, the file open (*fd) and read up to its 8th byte,
+// its size and first ST_HEAD bytes (zeros past a shorter file's end). NULL (err) with nothing left open.
+static StFile *open_start(const char *path, int *fd, size_t *len, uint8_t head[ST_HEAD], char *err, size_t errlen) {
     StFile *f = new_file(path, err, errlen);
     if (!f) return NULL;
     if (open_regular(path, fd, len, err, errlen)) { st_close(f); return NULL; }
-    memset(first8, 0, 8);
-    if (*len >= 8 && read_or_fail(*fd, first8, 8, path, err, errlen)) { close(*fd); st_close(f); return NULL; }
+    memset(head, 0, ST_HEAD);
+    size_t n = *len < ST_HEAD ? *len : ST_HEAD;
+    if (read_or_fail(*fd, head, n < 8 ? n : 8, path, err, errlen)) { close(*fd); st_close(f); return NULL; }
+    // The bytes past the 8th only name a file of another kind (wrong_kind): read without moving on,
+    // and left zero if that read fails.
+    if (n > 8 && pread(*fd, head + 8, n - 8, 8) != (ssize_t)(n - 8)) memset(head + 8, 0, ST_HEAD - 8);
     return f;
 }
 
 StFile *st_open(const char *path, char *err, size_t errlen) {
     int fd;
     size_t len;
-    uint8_t first8[8];
-    StFile *f = open_start(path, &fd, &len, first8, err, errlen);
+    uint8_t head[ST_HEAD];
+    StFile *f = open_start(path, &fd, &len, head, err, errlen);
     if (!f) return NULL;
-    uint8_t *at = place(f, first8, len, err, errlen);
+    uint8_t *at = place(f, head, len, err, errlen);
     int bad = !at;
     if (at) {
-        memcpy(at, first8, 8);
+        memcpy(at, head, 8);
         bad = read_or_fail(fd, at + 8, len - 8, path, err, errlen);
     }
     close(fd);
@@ -531,16 +563,16 @@ StFile *st_open(const char *path, char *err, size_t errlen) {
 StFile *st_open_header(const char *path, char *err, size_t errlen) {
     int fd;
     size_t len;
-    uint8_t first8[8];
-    StFile *f = open_start(path, &fd, &len, first8, err, errlen);
+    uint8_t head[ST_HEAD];
+    StFile *f = open_start(path, &fd, &len, head, err, errlen);
     if (!f) return NULL;
     f->fd = fd;   // st_close closes it; st_fill reads on from the data section's first byte
     f->state = ST_ON_DISK;
     uint64_t hlen;
-    if (header_len(f, first8, len, &hlen, err, errlen)) goto bad;
+    if (header_len(f, head, len, &hlen, err, errlen)) goto bad;
     f->alloc = malloc((size_t)hlen + 9);
     if (!f->alloc) { fail(err, errlen, "%s: out of memory", path); goto bad; }
-    memcpy(f->alloc, first8, 8);
+    memcpy(f->alloc, head, 8);
     if (read_or_fail(fd, f->alloc + 8, (size_t)hlen, path, err, errlen)) goto bad;
     if (parse_file(f, f->alloc, len, err, errlen)) goto bad;
     f->dst = calloc((size_t)f->n + 1, sizeof *f->dst);
