@@ -90,6 +90,13 @@ t "text form names the ignored TIFF files and HEIC" \
    echo "$out" | grep -q "/set/square/scan.tif: TIFF is not read; convert it to PNG$" &&
    echo "$out" | grep -q "/set/triangle/phone.HEIC: HEIC is not read; convert it to JPEG$"'
 t "text form warns about the flat image" 'echo "$out" | grep -q "flat.png: every pixel is the same colour"'
+# "(after dropping alpha)" only for an image that had alpha: a 1x1 RGB PNG was said to have dropped one.
+mkdir -p "$dir/flat2" && cp "$dir/set/flat.png" "$dir/flat2/rgba.png"
+/usr/bin/python3 -c 'from PIL import Image; import sys; Image.new("RGB", (1, 1), (9, 9, 9)).save(sys.argv[1])' "$dir/flat2/rgb.png"
+fout=$("$VITMAE" data "$dir/flat2" 2>&1); rc=$?
+t "flat images: alpha named only where there was one ($rc: $(echo "$fout" | grep same | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && echo "$fout" | grep -q "flat2/rgb.png: every pixel is the same colour: nothing to learn from$" &&
+   echo "$fout" | grep -q "flat2/rgba.png: every pixel is the same colour (after dropping alpha): nothing to learn from$"'
 # The sizes line gives each side's range: a wide and a tall image read "40x10 to 10x30" as two sizes
 # neither has ("10x10 to 40x30 (min and max width x height)" before).
 mkdir -p "$dir/pano"

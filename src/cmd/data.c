@@ -13,7 +13,8 @@
 #include "io/json.h"
 #include "kernels/cpu.h"
 
-#define UNIFORM_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
+#define UNIFORM_WARNING "every pixel is the same colour: nothing to learn from"
+#define UNIFORM_ALPHA_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
 
 // The warnings of both reports, in their order: each image of one flat colour, then each hidden class
 // folder as DIR/<name> (docs/data.md). One allocation holds the folders' paths; out of memory: -1,
@@ -29,7 +30,8 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes)};
     if (!w->v || !w->paths) { free(w->v); free(w->paths); *w = (DataWarnings){0}; return -1; }
     for (int i = 0; i < ds->n; i++)
-        if (ds->items[i].uniform) w->v[w->n++] = (DataWarning){ds->items[i].path, UNIFORM_WARNING};
+        if (ds->items[i].uniform)
+            w->v[w->n++] = (DataWarning){ds->items[i].path, ds->items[i].uniform == 2 ? UNIFORM_ALPHA_WARNING : UNIFORM_WARNING};
     char *at = w->paths;
     for (int i = 0; i < ds->nclasses; i++) {
         if (ds->class_names[i][0] != '.') continue;

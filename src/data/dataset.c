@@ -305,7 +305,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
 typedef struct {
     char *reason;          // NULL when ok
     int w, h, c;
-    int uniform;           // every pixel the same colour (decoded scans only)
+    int uniform;           // every pixel the same colour (decoded scans only): 1, or 2 with alpha dropped
 } Decoded;
 
 static int is_uniform(const Image *im) {
@@ -324,9 +324,10 @@ static void decode_one(const Candidate *cd, long max_pixels, int lazy, Decoded *
         rc = image_probe(cd->path, max_pixels, &out->w, &out->h, &out->c, why, sizeof why);
     } else {
         Image im;
-        rc = image_load(cd->path, max_pixels, &im, why, sizeof why);
+        int alpha;
+        rc = image_load_alpha(cd->path, max_pixels, &im, &alpha, why, sizeof why);
         if (rc == 0) {
-            *out = (Decoded){NULL, im.w, im.h, im.c, is_uniform(&im)};
+            *out = (Decoded){NULL, im.w, im.h, im.c, is_uniform(&im) ? 1 + alpha : 0};
             image_free(&im);
         }
     }
@@ -414,7 +415,7 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
         }
         DataItem *it = &ds->items[ds->n];
         *it = (DataItem){cd->path, cd->rel, cls, dec[i].w, dec[i].h, dec[i].c, dec[i].uniform, cd->bytes};
-        ds->nuniform += dec[i].uniform;
+        ds->nuniform += dec[i].uniform != 0;
         cd->path = cd->rel = NULL;
         if (ds->n == 0 || it->w < ds->min_w) ds->min_w = it->w;
         if (ds->n == 0 || it->h < ds->min_h) ds->min_h = it->h;

@@ -50,7 +50,8 @@ typedef struct {
     char *rel;      // path relative to the root ("Coat/00012.png"); the split hashes this
     int cls;        // index into class_names, -1 for files directly in the root
     int w, h, c;    // decoded size and channels (1 grey, 3 RGB)
-    int uniform;    // every pixel the same colour (known only when the scan decoded it)
+    int uniform;    // every pixel the same colour (known only when the scan decoded it): 1, or 2 when
+                    // the file's alpha channel was dropped
     long long bytes;   // the file's size at the scan (stat; -1 when it could not be read)
 } DataItem;
 

@@ -70,13 +70,15 @@ static void pixels_oom(unsigned long w, unsigned long h, size_t bytes, char *err
 // What a decode is asked for: the pixel limit, a shorter side the result may shrink to (JPEG DCT
 // scaling; 0 = full size), or only the header (size and channels, no pixels). A probe given only the
 // first bytes of a file also has the file open (fd, file_size bytes; else fd is -1): a PNG's metadata
-// chunks after the image data are read from it.
+// chunks after the image data are read from it. alpha, when not NULL, is set to whether the file had an
+// alpha channel (PNG's, tRNS included, or WebP's), which the decode drops.
 typedef struct {
     long max_pixels;
     int min_short;
     int header_only;
     int fd;
     uint64_t file_size;
+    int *alpha;
 } DecodeOpts;
 
 void image_free(Image *im) {
@@ -602,6 +604,7 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     // first bytes from o->fd).
     const PngSource src = {r->buf, 0, r->len, o->fd, o->file_size};
     int orientation = png_orientation(&src);
+    if (o->alpha) *o->alpha = (color_type & PNG_COLOR_MASK_ALPHA) || png_get_valid(r->png, r->info, PNG_INFO_tRNS);
     if (o->header_only) {
         out->w = (int)(orientation >= 5 ? h : w);
         out->h = (int)(orientation >= 5 ? w : h);
@@ -927,6 +930,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
         }
     }
     if (pixel_limit_exceeded((unsigned long)f.width, (unsigned long)f.height, o->max_pixels, err, errlen)) return -1;
+    if (o->alpha) *o->alpha = f.has_alpha != 0;
     int orientation = webp_orientation(buf, len, o->header_only);
     if (orientation < 0) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
     if (o->header_only) {
@@ -1092,6 +1096,12 @@ static int load_path(const char *path, const DecodeOpts *opts, Image *out, char 
 
 int image_load(const char *path, long max_pixels, Image *out, char *err, size_t errlen) {
     DecodeOpts o = {.max_pixels = max_pixels, .fd = -1};
+    return load_path(path, &o, out, err, errlen);
+}
+
+int image_load_alpha(const char *path, long max_pixels, Image *out, int *alpha, char *err, size_t errlen) {
+    *alpha = 0;
+    DecodeOpts o = {.max_pixels = max_pixels, .fd = -1, .alpha = alpha};
     return load_path(path, &o, out, err, errlen);
 }
 

@@ -26,6 +26,8 @@ typedef struct { int w, h, c; float *px; } Image;   // px: [h][w][c] row-major, 
 // 0 ok, -1 error (err = a short reason without the path, e.g. "truncated PNG data"). On error *out is
 // zeroed. max_pixels <= 0 means VITMAE_DEFAULT_MAX_PIXELS.
 int  image_load(const char *path, long max_pixels, Image *out, char *err, size_t errlen);
+// image_load, and *alpha = 1 when the file had an alpha channel (dropped: c is 1 or 3 still), else 0.
+int  image_load_alpha(const char *path, long max_pixels, Image *out, int *alpha, char *err, size_t errlen);
 int  image_load_mem(const uint8_t *buf, size_t len, long max_pixels, Image *out, char *err, size_t errlen);
 void image_free(Image *im);
 // image_load, but a JPEG decodes at the smallest libjpeg-turbo DCT scale num/8 (num 1..8) whose
