@@ -98,6 +98,8 @@ PY'
 t "a run folder with a newline: written out in every line that names it ($rc)" \
   '[ $rc -eq 0 ] && grep -q "^  run folder .*f\\\\nt$" "$dir/nl.out" && ! grep -q "^t" "$dir/nl.out"'
 t "a one-step run: '1 step of batch 16'" 'grep -q "^  1 step of batch 16, " "$dir/nl.out"'
+t "the start line: lr as the log lines write it, %.3e ($(grep -o ", lr [^ ]* (warm-up" "$dir/nl.out"))" \
+  'grep -Eq "^  1 step of batch 16, lr [0-9]\.[0-9]{3}e[-+][0-9]{2} \(warm-up " "$dir/nl.out"'
 t "a one-step run ends 'done: 1 step in', not '1 steps' ($(grep "^done" "$dir/nl.out"))" 'grep -q "^done: 1 step in " "$dir/nl.out"'
 
 # 2. From scratch, validated on its own training folder: it learns the shapes.

@@ -82,6 +82,9 @@ t "the start line: pixel mean/std of every channel, $want ($(grep -o "pixel mean
   'grep -qF "pixel mean/std $want, " "$dir/one.out"'
 # ... and the mask ratio as typed ("%.2f" showed --mask-ratio 0.875 as "mask 0.88").
 t "the start line: --mask-ratio 0.875 shown as typed ($(grep -o "mask [0-9.]*," "$dir/one.out"))" 'grep -q "^  1 step of batch 4, .*, mask 0\.875, " "$dir/one.out"'
+# ... and lr in the log lines' form, %.3e ("%.3g" wrote "lr 0.000188" in one run, "lr 9.38e-05" in another).
+t "the start line: lr as the log lines write it ($(grep -o ", lr [^ ]* (warm-up" "$dir/one.out"))" \
+  'grep -Eq "^  1 step of batch 4, lr [0-9]\.[0-9]{3}e[-+][0-9]{2} \(warm-up " "$dir/one.out"'
 # Its last line: 192 images of 16x16x3 in the cache are 0.14 MB, which "%.0f" wrote "(0 MB)" beside
 # "N from the cache"; a figure above 0 now keeps two digits (as the store's "need 0.079 MB").
 t "the last line: the cache's size is not 0 MB with images in it ($(grep "^working images" "$dir/one.out"))" \

@@ -1097,7 +1097,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
     char procs[32] = "";   // under mpirun --threads is each process's: "2 processes x 1 thread"
     if (dist_size() > 1) snprintf(procs, sizeof procs, "%d processes x ", dist_size());
-    printf("  %ld step%s of batch %d, lr %.3g (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s%d thread%s\n",
+    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s%d thread%s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
            r->smoothing, r->augment, procs, omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
     cli_out("  run folder %s", t->run_dir);   // written out as train's: a newline in --out stays in its line

@@ -805,7 +805,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     config_float_text(t->rs.mask_ratio, mask_s, sizeof mask_s);
     char procs[32] = "";   // under mpirun --threads is each process's: "2 processes x 1 thread"
     if (dist_size() > 1) snprintf(procs, sizeof procs, "%d processes x ", dist_size());
-    printf("  %ld step%s of batch %d, lr %.3g (warm-up %ld), mask %s, augment %s, pixel mean/std %s/%s, %s%d thread%s\n",
+    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), mask %s, augment %s, pixel mean/std %s/%s, %s%d thread%s\n",
            t->rs.total_steps, t->rs.total_steps == 1 ? "" : "s", t->rs.batch, t->rs.lr, t->rs.warmup, mask_s,
            t->rs.augment, stats[0], stats[1], procs, threads, threads == 1 ? "" : "s");
     if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
