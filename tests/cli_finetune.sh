@@ -221,6 +221,18 @@ for im in imgs:
 hits = sum(im["top"][0][0] == im["label"] for im in imgs)
 assert d["top1"] == hits / 151, (d["top1"], hits)   # every digit (it had 6: 0.708609 for 107 of 151)
 PY'
+# embed names the images of the same INPUTs as classify does, row for row (docs/encoder.md, FEATS.txt):
+# a folder's image as the folder, a slash and its path under it, a file as given. It wrote the path
+# relative to the folder ("circle/00000.png"), so the folder's image and the file given read alike and
+# two INPUT folders with the same class folders gave rows that could not be told apart.
+"$VITMAE" embed --ckpt "$dir/scratch/checkpoint.safetensors" --out "$dir/names.npy" "$dir/data" "$dir/data/circle/00000.png" > /dev/null 2>&1; rc=$?
+t "embed's FEATS.txt names the images as classify's paths ($rc: $(sed -n 1p "$dir/names.txt" | tr "\t" " "))" '[ $rc -eq 0 ] && python3 - "$dir/names.txt" "$dir/cls.json" <<PY
+import json, sys
+rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n")[:-1]]
+paths = [im["path"] for im in json.load(open(sys.argv[2]))["images"]]
+assert [r[0] for r in rows] == paths and len(set(paths)) == 150, (rows[:2], paths[:2])
+assert [r[1] for r in rows[:150]] == [p.split("/")[-2] for p in paths[:150]] and rows[150][1] == "", rows[150]
+PY'
 # 6 significant digits exactly (docs/encoder.md), in the text lines and the JSON alike: every printed
 # probability is its own "%.6g" (7 digits would not be), and some need all six (5 would not give them).
 t "classify: probabilities with 6 significant digits, text and JSON" 'python3 - "$dir/cls.txt" "$dir/cls.json" <<PY

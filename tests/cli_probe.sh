@@ -23,7 +23,7 @@ t "embed exits 0" '[ $rc -eq 0 ]'
 t "npy shape [N, D]" '[ "$(npy_shape "$tmp/f.npy")" = "($n_train, 32)" ]'
 t "npy size = 128-byte header + N*D*4" '[ "$(wc -c <"$tmp/f.npy")" -eq $((128 + n_train * 32 * 4)) ]'
 t "txt has N lines" '[ "$(wc -l <"$tmp/f.txt")" -eq $n_train ]'
-t "txt line: path<TAB>class" '[ "$(head -n 1 "$tmp/f.txt")" = "$(printf "circle/00000.png\tcircle")" ]'
+t "txt line: path<TAB>class, the path as found under the INPUT folder" '[ "$(head -n 1 "$tmp/f.txt")" = "$(printf "%s/circle/00000.png\tcircle" "$tmp/train")" ]'
 t "txt classes from folders" '[ "$(cut -f2 "$tmp/f.txt" | sort -u | tr "\n" " ")" = "circle square stripes triangle " ]'
 t "no temporary files left" '[ "$(ls "$tmp" | grep -c tmp)" -eq 0 ]'
 
@@ -54,7 +54,7 @@ unescape = lambda b: re.sub(rb"\\\\(x[0-9a-f]{2}|[\\\\tnr])", lambda m: bytes([i
                             else {b"\\\\": b"\\\\", b"t": b"\t", b"n": b"\n", b"r": b"\r"}[m[1]], b)
 rows = [[os.fsdecode(unescape(f)) for f in line.split(b"\t")] for line in data.split(b"\n")[:-1]]
 assert len(rows) == 3 and all(len(r) == 2 for r in rows), rows
-names = sorted(os.path.join(c, f) for c in os.listdir(sys.argv[1]) for f in os.listdir(os.path.join(sys.argv[1], c)))
+names = sorted(os.path.join(sys.argv[1], c, f) for c in os.listdir(sys.argv[1]) for f in os.listdir(os.path.join(sys.argv[1], c)))
 assert sorted(r[0] for r in rows) == names and {r[1] for r in rows} == {"k\rc"}, (rows, names)
 PY'
 rm -f "$tmp/odd_e.npy" "$tmp/odd_e.txt"
@@ -65,7 +65,7 @@ rm -f "$tmp/odd_e.npy" "$tmp/odd_e.txt"
 if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
   mkdir -p "$tmp/docs_e/in/k"
   for name in "$(printf 'caf\351')" "a b" "$(printf 'x\\\\ny')"; do cp "$tmp/train/circle/00000.png" "$tmp/docs_e/in/k/$name.png"; done
-  "$VITMAE" embed --ckpt "$ck" --out "$tmp/docs_e/feats.npy" "$tmp/docs_e/in" >/dev/null 2>&1
+  (cd "$tmp/docs_e" && "$VITMAE" embed --ckpt "$ck" --out feats.npy in >/dev/null 2>&1)
   cp "$tmp/docs_e/feats.txt" "$tmp/docs_e/FEATS.txt"
   # Every python block of the page, each dedented by its fence's indent; those that read feats.txt.
   awk -v d="$tmp/docs_e" '/^ *```python/ { n++; on = 1; match($0, /^ */); ind = RLENGTH; next }
@@ -77,7 +77,7 @@ readers = [b for b in blocks if "feats.txt" in b.lower()]
 assert len(readers) == 2, len(readers)
 for b in readers:
     exec(b)   # one defines rows (the exact names), the other x and names
-want = sorted(os.path.join("k", f) for f in os.listdir("in/k"))
+want = sorted(os.path.join("in", "k", f) for f in os.listdir("in/k"))
 assert sorted(r[0] for r in rows) == want, (rows, want)
 assert x.shape[0] == len(names) == 3 and all(len(r) == 2 and r[1] == "k" for r in names), names
 assert sorted(os.fsencode(r[0]) for r in names if "\\" not in r[0]) == sorted(os.fsencode(w) for w in want if "\\" not in w), names

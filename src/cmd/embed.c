@@ -1,8 +1,9 @@
 // `vitmae embed --ckpt FILE [--pool cls|mean] [--layer N|last] --out FEATS.npy [--force] INPUT...`:
 // one feature vector per image (src/infer/features.h), written as
 //   FEATS.npy   float32 [N, D], row i = image i
-//   FEATS.txt   line i: the image's path relative to its INPUT (a file INPUT: the path as given),
-//               a tab, its class (first-level sub-folder of a folder INPUT) or nothing
+//   FEATS.txt   line i: the image's path as the other commands name it (a file INPUT: the path as
+//               given; an image of a folder INPUT: the folder, a slash and its path under it), a tab,
+//               its class (first-level sub-folder of a folder INPUT) or nothing
 // Images: each INPUT is a file or a folder scanned like `vitmae data` (recursive, sorted); a file of a
 // folder that does not decode is reported and left out; a file named on the command line that does
 // not decode is an error. Both files are written atomically and published as a pair; existing ones are
@@ -28,34 +29,30 @@
 #include "kernels/cpu.h"
 
 typedef struct {
-    char **paths;     // as image_load reads them
-    char **rels;      // FEATS.txt names
+    char **paths;     // as image_load reads them and FEATS.txt names them
     char **classes;   // "" when none
     long n, cap;
 } Inputs;
 
-static int inputs_add(Inputs *in, const char *path, const char *rel, const char *cls) {
+static int inputs_add(Inputs *in, const char *path, const char *cls) {
     if (in->n == in->cap) {
         long cap = in->cap ? 2 * in->cap : 64;
         char **p = realloc(in->paths, cap * sizeof *p);
         if (p) in->paths = p;
-        char **r = realloc(in->rels, cap * sizeof *r);
-        if (r) in->rels = r;
         char **c = realloc(in->classes, cap * sizeof *c);
         if (c) in->classes = c;
-        if (!p || !r || !c) return -1;
+        if (!p || !c) return -1;
         in->cap = cap;
     }
     in->paths[in->n] = strdup(path);
-    in->rels[in->n] = strdup(rel);
     in->classes[in->n] = strdup(cls);
     in->n++;
-    return in->paths[in->n - 1] && in->rels[in->n - 1] && in->classes[in->n - 1] ? 0 : -1;
+    return in->paths[in->n - 1] && in->classes[in->n - 1] ? 0 : -1;
 }
 
 static void inputs_free(Inputs *in) {
-    for (long i = 0; i < in->n; i++) { free(in->paths[i]); free(in->rels[i]); free(in->classes[i]); }
-    free(in->paths); free(in->rels); free(in->classes);
+    for (long i = 0; i < in->n; i++) { free(in->paths[i]); free(in->classes[i]); }
+    free(in->paths); free(in->classes);
 }
 
 // Files of every INPUT. Returns 0, 1 (runtime failure, printed). The files a scan skipped are kept in
@@ -68,7 +65,7 @@ static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliH
         struct stat st;
         if (stat(inputs[i], &st)) { cli_error(inputs[i], "%s", strerror(errno)); return 1; }
         if (!S_ISDIR(st.st_mode)) {
-            if (inputs_add(in, inputs[i], inputs[i], "")) { cli_error("embed", "out of memory"); return 1; }
+            if (inputs_add(in, inputs[i], "")) { cli_error("embed", "out of memory"); return 1; }
             continue;
         }
         Dataset ds;
@@ -83,7 +80,7 @@ static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliH
         }
         for (int k = 0; k < ds.n; k++) {
             const DataItem *it = &ds.items[k];
-            if (inputs_add(in, it->path, it->rel, it->cls >= 0 ? ds.class_names[it->cls] : "")) {
+            if (inputs_add(in, it->path, it->cls >= 0 ? ds.class_names[it->cls] : "")) {
                 cli_error("embed", "out of memory");
                 dataset_free(&ds);
                 return 1;
@@ -116,13 +113,13 @@ static void put(char **buf, size_t *len, size_t *cap, const char *s, int escape)
     }
 }
 
-// FEATS.txt: "rel<TAB>class<NL>" per row.
+// FEATS.txt: "path<TAB>class<NL>" per row.
 static char *list_text(const Inputs *in, size_t *len) {
     size_t cap = 4096;
     char *buf = malloc(cap);
     *len = 0;
     for (long i = 0; i < in->n && buf; i++) {
-        put(&buf, len, &cap, in->rels[i], 1);
+        put(&buf, len, &cap, in->paths[i], 1);
         put(&buf, len, &cap, "\t", 0);
         put(&buf, len, &cap, in->classes[i], 1);
         put(&buf, len, &cap, "\n", 0);
