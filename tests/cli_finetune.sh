@@ -30,7 +30,11 @@ t "val_top1 is a fraction" 'awk -F, "NR > 1 && \$6 != \"\" { n++; if (\$6 < 0 ||
 # validation loss and top-1 with the first step's lr, elapsed 0, no loss nor img/s. It started at step 1,
 # so the curves had no starting point.
 t "step-0 row: validation before any step, as train's ($(sed -n 2p "$dir/run/metrics.csv"))" \
-  'sed -n 2p "$dir/run/metrics.csv" | grep -qx "0,0,[0-9.e-]*,,[0-9.]*,[0-9.]*,,0.00" && grep -q "^step 0: val loss [0-9.]*, val top-1 [0-9.]*% (3 images)$" "$dir/log"'
+  'sed -n 2p "$dir/run/metrics.csv" | grep -qx "0,0,[0-9.e-]*,,[0-9.]*,[0-9.]*,,0.00" && grep -q "^step 0: val loss [0-9.]*, val top-1 [01]\.[0-9]\{4\} (3 images)$" "$dir/log"'
+# The log gives each evaluation's top-1 in metrics.csv's unit, a fraction of 1, as probe and classify
+# print theirs (docs/encoder.md, "Top-1"); it said percent (`val top-1 66.67%`) beside val_top1 0.6667.
+t "the log's val top-1 is metrics.csv's val_top1, a fraction ($(grep "val top-1" "$dir/log" | tr "\n" "|"))" '[ "$(sed -n "s/^step \([0-9]*\): val loss .*, val top-1 \([^ ]*\) (3 images)$/\1 \2/p" "$dir/log" | tr "\n" " ")" = \
+  "$(awk -F, "NR > 1 && \$6 != \"\" { printf \"%d %.4f \", \$1, \$6 }" "$dir/run/metrics.csv")" ]'
 t "checkpoint has timm names and classes" 'python3 - "$dir/run/checkpoint.safetensors" <<PY
 import json, struct, sys
 b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])

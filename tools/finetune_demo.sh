@@ -35,7 +35,7 @@ echo
 echo "Fashion-MNIST test top-1 (10000 images), $steps fine-tuning steps of 64 images:"
 printf "  %-12s %8s %10s %8s\n" model steps time top-1
 for m in pretrained scratch; do
-  awk -F, -v m=$m 'NR > 1 && $6 != "" { s = $1; t = $8; a = $6 } END { printf "  %-12s %8d %9.0fs %7.2f%%\n", m, s, t, 100 * a }' \
+  awk -F, -v m=$m 'NR > 1 && $6 != "" { s = $1; t = $8; a = $6 } END { printf "  %-12s %8d %9.0fs %8.4f\n", m, s, t, a }' \
     "$out/$m/metrics.csv"
 done
 echo "Curves: $out/pretrained/curves.png, $out/scratch/curves.png"

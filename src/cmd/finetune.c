@@ -1136,6 +1136,13 @@ static void finetune_free(FineTune *t) {
     run_broken_free(&t->notes);
 }
 
+// The log's line for an evaluation: top-1 a fraction of 1, as metrics.csv's val_top1, probe's lines and
+// classify's last line give it (docs/encoder.md, "Top-1").
+static void say_validation(Progress *prog, const FineTune *t, const MetricsRow *row) {
+    progress_message(prog, stdout, "step %ld: val loss %.4f, val top-1 %.4f (%d image%s)", row->step, row->val_loss,
+                     row->val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
+}
+
 // Validation and curves at a step; appends the row to metrics.csv (val_top1 in the sixth column).
 static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, char *err, size_t errlen) {
     if (do_eval && evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
@@ -1252,8 +1259,7 @@ int cmd_finetune(int argc, char **argv) {
         MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
         if (rank0 && periodic_outputs(t, &row, 1, err, sizeof err)) rc = cli_report("finetune", err, 1);
         else if (rank0 && isfinite(row.val_loss))
-            progress_message(&prog, stdout, "step 0: val loss %.4f, val top-1 %.2f%% (%d image%s)", row.val_loss,
-                             100.0 * row.val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
+            say_validation(&prog, t, &row);
         rc = dist_max_int(rc);
     }
     progress_restart(&prog);   // the ETA counts steps only, not the start-up or step 0's validation
@@ -1335,8 +1341,7 @@ int cmd_finetune(int argc, char **argv) {
             if (rank0 && periodic_outputs(t, &row, do_eval, err, sizeof err)) rc = cli_report("finetune", err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
-                progress_message(&prog, stdout, "step %ld: val loss %.4f, val top-1 %.2f%% (%d image%s)", r->step,
-                                 row.val_loss, 100.0 * row.val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
+                say_validation(&prog, t, &row);
             if (do_log) run_wait_note(&note, &t->ds, &prog);   // collective under mpirun, as the row's exchange
             interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0;
         }
