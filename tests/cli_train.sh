@@ -99,6 +99,9 @@ t "info reads the checkpoint" '"$VITMAE" info "$dir/run/checkpoint.safetensors" 
 vals=$(awk -F, 'NR > 1 && $5 != "" { printf "%s:%s/%s ", $1, $5, $6 }' "$dir/lr0/metrics.csv")
 t "--lr 0: validated at steps 0, 2, 4 and the last, 5, to the same loss and PSNR ($rc: $vals)" \
   '[ $rc -eq 0 ] && [ "$(echo $vals | tr " " "\n" | cut -d: -f1 | tr "\n" " ")" = "0 2 4 5 " ] && [ "$(echo $vals | tr " " "\n" | cut -d: -f2 | sort -u | wc -l)" -eq 1 ]'
+# Its sheets: every --sample-every steps and the last step's, none at step 0 (docs/interface.md, section 5).
+t "--sample-every 2 of 5 steps: sheets at steps 2, 4 and 5, none at step 0 ($(ls "$dir/lr0/samples" | tr "\n" " "))" \
+  '[ "$(ls "$dir/lr0/samples" | tr "\n" " ")" = "step-2.png step-4.png step-5.png " ]'
 # last_row_differing A.png B.png: the last pixel row in which two pictures of one size differ (-1: none).
 last_row_differing() { "$VITMAE_TOOLS/imgdump" "$1" "$dir/a.npy" && "$VITMAE_TOOLS/imgdump" "$2" "$dir/b.npy" && python3 -c '
 import ast, struct, sys
