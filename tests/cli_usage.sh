@@ -117,6 +117,22 @@ near_flag finetune --nb-classes ""
 # is a candidate of every command:
 near_flag classify --hlep --help
 near_flag classify --tpo --top
+# An unknown command or top-level request names the closest command or request the same way, as git
+# does for its commands (docs/interface.md, section 1); `help NAME` too. None for a word far from all.
+near_word() {   # near_word EXPECTED-LINE ARG...
+  want=$1; shift
+  "$VITMAE" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  t "$*: exit 2, one line, nothing on stdout ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "$want" ] && [ ! -s "$tmp/out" ]'
+}
+near_word "vitmae: trian: unknown command (did you mean train? see vitmae --help)" trian
+near_word "vitmae: rec: unknown command (did you mean reconstruct? see vitmae --help)" rec
+near_word "vitmae: --hlep: unknown command (did you mean --help? see vitmae --help)" --hlep
+near_word "vitmae: verison: unknown command (did you mean version? see vitmae --help)" verison
+near_word "vitmae: trian: unknown command (did you mean train? see vitmae --help)" help trian
+near_word "vitmae: help: unknown flag '--verison' (did you mean --version? see vitmae --help)" help --verison
+near_word "vitmae: help: unknown flag '--x' (see vitmae --help)" help --x
+near_word "vitmae: frobnicate: unknown command (see vitmae --help)" frobnicate
 # tools/fresh_debian.sh (docs/testing.md) refuses before it bootstraps anything: no DIR, or a DIR that
 # exists (it would write a whole system into it).
 sh "$VITMAE_ROOT/tools/fresh_debian.sh" 2>"$tmp/err"; rc=$?

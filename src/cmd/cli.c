@@ -424,34 +424,55 @@ static int edit_distance(const char *a, size_t len, const char *b) {
     return rows[len % 3][nb];
 }
 
-// The flag an unknown one (its name the len bytes at a) was likely meant to be, as git and argparse
-// suggest one, in buf: the flags the word begins, its 3 letters or more (--warm: --warmup-steps;
-// --dec: "--dec-dim, --dec-depth or --dec-heads", in the table's order, rather than one picked of
-// them), else the nearest by edits, --help among them, when at most 2 and fewer than half the word's
-// letters (--topk: --top; --hlep: --help). 0 when none is close, buf "" (docs/interface.md, section 1).
-static int closest_flags(const Flag *flags, int nflags, const char *a, size_t len, char *buf, size_t n) {
-    const char *best = NULL;
-    int best_d = 1 << 20, letters = (int)len - 2, begun = 0;
+// 1 when name begins with the len bytes at a, a word of 3 letters or more (letters: its own, past a
+// leading "--"): a hint names every such name, as one of them would be an arbitrary pick.
+static int word_begins(const char *name, const char *a, size_t len, int letters) {
+    return letters >= 3 && !strncmp(name, a, len);
+}
+
+// The k-th candidate of a hint: the nflags flags' names, then the NULL-ended words; NULL past the last.
+static const char *candidate(const Flag *flags, int nflags, const char *const *words, int k) {
+    return k < nflags ? flags[k].name : words[k - nflags];
+}
+
+// The names a mistyped word (the len bytes at a: an unknown flag, command or top-level request) was
+// likely meant to be, as git and argparse suggest one, in buf: the candidates the word begins, its 3
+// letters or more past a leading "--" (--warm: --warmup-steps; --dec: "--dec-dim, --dec-depth or
+// --dec-heads", in the table's order, rather than one picked of them), else the nearest by edits when
+// at most 2 and fewer than half the word's letters (--topk: --top; --hlep: --help; trian: train). 0 when
+// none is close, buf "" (docs/interface.md, section 1).
+static int closest_names(const Flag *flags, int nflags, const char *const *words, const char *a, size_t len,
+                         char *buf, size_t n) {
+    const char *best = NULL, *name;
+    int best_d = 1 << 20, letters = (int)len - (!strncmp(a, "--", 2) ? 2 : 0), begun = 0;
     buf[0] = 0;
     if (len > 48) return 0;
-    for (int k = 0; k < nflags; k++) {
-        int d = edit_distance(a, len, flags[k].name);
-        if (d <= 2 && 2 * d < letters && d < best_d) { best = flags[k].name; best_d = d; }
-        begun += letters >= 3 && !strncmp(flags[k].name, a, len);
+    for (int k = 0; (name = candidate(flags, nflags, words, k)); k++) {
+        int d = edit_distance(a, len, name);
+        if (d <= 2 && 2 * d < letters && d < best_d) { best = name; best_d = d; }
+        begun += word_begins(name, a, len, letters);
     }
-    int dh = edit_distance(a, len, "--help");   // every command's, though no entry of its table
-    if (dh <= 2 && 2 * dh < letters && dh < best_d) { best = "--help"; best_d = dh; }
     if (!begun) {
         if (best) snprintf(buf, n, "%s", best);
         return best != NULL;
     }
-    for (int k = 0, said = 0; k < nflags; k++) {
-        if (letters < 3 || strncmp(flags[k].name, a, len)) continue;
+    for (int k = 0, said = 0; (name = candidate(flags, nflags, words, k)); k++) {
+        if (!word_begins(name, a, len, letters)) continue;
         size_t at = strlen(buf);
-        snprintf(buf + at, n - at, "%s%s", said == 0 ? "" : said == begun - 1 ? " or " : ", ", flags[k].name);
+        snprintf(buf + at, n - at, "%s%s", said == 0 ? "" : said == begun - 1 ? " or " : ", ", name);
         said++;
     }
     return 1;
+}
+
+// A command's flags, then --help: every command's, though no entry of its table.
+static int closest_flags(const Flag *flags, int nflags, const char *a, size_t len, char *buf, size_t n) {
+    static const char *const help[] = {"--help", NULL};
+    return closest_names(flags, nflags, help, a, len, buf, n);
+}
+
+int cli_closest_words(const char *const *words, const char *word, char *buf, size_t n) {
+    return closest_names(NULL, 0, words, word, strlen(word), buf, n);
 }
 
 int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,

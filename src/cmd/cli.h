@@ -53,6 +53,10 @@ enum { CLI_ERR_MAX = 2 * 4096 + 512 };
 // (one-line error printed to stderr).
 int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,
               int argc, char **argv, char **positional, int max_positional, int *npositional);
+// The words of the NULL-ended list that word, unknown, was likely meant to be, as cli_parse names an
+// unknown flag's closest flags (docs/interface.md, section 1): main's hint for an unknown command or
+// top-level request (trian: train; --hlep: --help). 0 when none is close, buf "".
+int cli_closest_words(const char *const *words, const char *word, char *buf, size_t n);
 void cli_print_usage(const char *command, const char *synopsis, const Flag *flags, int nflags);
 Flag *cli_flag(Flag *flags, int nflags, const char *name);   // lookup (for ->seen)
 // A path as the user meant it, written without what names nothing (docs/interface.md, section 1):

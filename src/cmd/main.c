@@ -44,6 +44,24 @@ static void usage(FILE *out) {
     fprintf(out, "\nvitmae --version (or vitmae version): %s\n", VERSION_WHAT);
 }
 
+// The end of the line that refuses an unknown command or top-level request, in buf: "did you mean
+// train? see vitmae --help" when the word is close to a command or request, as a command's unknown flag
+// names its closest flags (cli_parse; docs/interface.md, section 1), else "see vitmae --help".
+static const char *unknown_word_hint(const char *word, char *buf, size_t n) {
+    const char *words[sizeof commands / sizeof *commands + 4];   // the commands, 4 requests, NULL
+    int k = 0;
+    for (const Command *c = commands; c->name; c++) words[k++] = c->name;
+    words[k++] = "help";
+    words[k++] = "version";
+    words[k++] = "--help";
+    words[k++] = "--version";
+    words[k] = NULL;
+    char near[256];
+    if (cli_closest_words(words, word, near, sizeof near)) snprintf(buf, n, "did you mean %s? see vitmae --help", near);
+    else snprintf(buf, n, "see vitmae --help");
+    return buf;
+}
+
 // The vectors the compiler was allowed for the code outside the matrix products (ARCH in the Makefile:
 // -march=native by default): a binary built for AVX-512 stops with SIGILL on a CPU without it.
 static const char *compiled_for(void) {
@@ -228,7 +246,7 @@ int main(int argc, char **argv) {
     // main's usage errors (below) are every rank's alike: said once, by rank 0. A word of the command
     // line that they echo goes through utf8_clip (cli.h, cli_error).
     cli_quiet_ranks(1);
-    char word[UTF8_CLIP_SIZE];
+    char word[UTF8_CLIP_SIZE], hint[320];
     // `vitmae help NAME` is `vitmae NAME --help`, as git's and go's help take a command. NAME may be a
     // top-level request as it is spelled on its own: `help --version` is `help version`, and `help
     // --help`, `help -h` are `help help`, the list (docs/interface.md, section 1).
@@ -238,7 +256,7 @@ int main(int argc, char **argv) {
         if (!strcmp(name, "--version")) name = "version";
         else if (!strcmp(name, "--help") || !strcmp(name, "-h")) name = "help";
         if (name[0] == '-') {   // `help --bogus` printed the list of commands and exited 0
-            cli_error("help", "unknown flag '%s' (see vitmae --help)", utf8_clip(word, name));
+            cli_error("help", "unknown flag '%s' (%s)", utf8_clip(word, name), unknown_word_hint(name, hint, sizeof hint));
             dist_finalize();
             return 2;
         }
@@ -289,7 +307,7 @@ int main(int argc, char **argv) {
             dist_finalize();
             return rc;
         }
-    cli_error(utf8_clip(word, argv[1]), "unknown command (see vitmae --help)");
+    cli_error(utf8_clip(word, argv[1]), "unknown command (%s)", unknown_word_hint(argv[1], hint, sizeof hint));
     dist_finalize();
     return 2;
 }
