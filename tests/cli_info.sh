@@ -204,6 +204,31 @@ t "config.json vitmae_version" 'python3 -c "import json, sys; assert json.load(o
 t "classifier checkpoint vitmae_version" '[ "$(meta_version "$tmp/vft/checkpoint.safetensors")" = "$ver" ]'
 t "info: written by vitmae $ver" '"$VITMAE" info "$tmp/vrun/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
 t "info of a classifier: written by" '"$VITMAE" info "$tmp/vft/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
+# --json's train_state is what the text shows, for both kinds of file (docs/interface.md, info): none is
+# null (the text: none), one that is not JSON its text as a string (the text: as it is). A classifier's
+# that was not JSON read null, as if the file had none.
+python3 - "$tmp/vrun/checkpoint.safetensors" "$tmp/vft/checkpoint.safetensors" "$tmp" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+for src, kind in ((sys.argv[1], "mae"), (sys.argv[2], "classifier")):
+    tensors, meta = st.read(src)
+    meta["train_state"] = '{"step": NaN}'   # an edit that left a train_state that is not JSON
+    st.write(os.path.join(sys.argv[3], kind + "_nan.safetensors"), tensors, meta)
+    del meta["train_state"]
+    st.write(os.path.join(sys.argv[3], kind + "_none.safetensors"), tensors, meta)
+PY
+json_train_state() { python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["train_state"]))' "$1" 2>&1; }
+for kind in mae classifier; do
+  for state in nan none; do
+    "$VITMAE" info --json "$tmp/${kind}_$state.safetensors" > "$tmp/json" 2>&1; rc=$?
+    "$VITMAE" info "$tmp/${kind}_$state.safetensors" > "$tmp/text" 2>&1; rc2=$?
+    if [ $state = nan ]; then want_json='"{\"step\": NaN}"'; want_text='  train state  {"step": NaN}'
+    else want_json=null; want_text='  train state  none (inference only; cannot resume)'; fi
+    t "info of a $kind with train_state $state: --json $want_json, the text '$want_text' ($rc $rc2: $(json_train_state "$tmp/json"); $(grep "train state" "$tmp/text"))" \
+      '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(json_train_state "$tmp/json")" = "$want_json" ] && grep -qxF "$want_text" "$tmp/text"'
+  done
+done
 # A run folder where a checkpoint file is wanted (`--ckpt run`, `--init run`): one line that names the
 # folder's latest checkpoint (it said only "not a regular file"); a folder without one says so.
 "$VITMAE" embed --ckpt "$tmp/vrun/" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?

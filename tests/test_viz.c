@@ -944,6 +944,35 @@ static void test_plot_axis_fits(void) {
     CHECK(a.nticks >= 4, "3.6..3.9 on a log axis: %d ticks (4 at least)", a.nticks);
 }
 
+// A loss that barely moved over a run (a fine-tune's first steps at a warm-up's small learning rate)
+// gets a linear axis's ticks on its log axis (viz_plot_axis), and their labels were %g's 6 digits:
+// 6.907712 and 6.907714 both read "6.90771", a scale of one number repeated. Neighbouring labels now
+// differ, on either axis.
+static void test_plot_axis_labels_differ(void) {
+    static const double range[][2] = {{0.5012, 0.5019}, {6.907712, 6.907718}, {0.50000012, 0.50000019},
+                                      {123.4561, 123.4569}, {1.02, 1.07}, {0.001, 30}};
+    for (int r = 0; r < 6; r++)
+        for (int log_y = 0; log_y <= 1; log_y++)
+            for (int want = 2; want <= 12; want += 5) {
+                PlotAxis a;
+                viz_plot_axis(&a, range[r][0], range[r][1], log_y, want);
+                char prev[64] = "", label[64];
+                for (int k = 0; k < a.nticks; k++) {
+                    viz_tick_label(label, sizeof label, a.ticks[k], &a);
+                    CHECK(k == 0 || strcmp(label, prev), "%s axis for %.9g..%.9g (want %d): ticks %.9g and %.9g both "
+                          "read '%s'", log_y ? "log" : "linear", range[r][0], range[r][1], want, a.ticks[k - (k > 0)],
+                          a.ticks[k], label);
+                    snprintf(prev, sizeof prev, "%s", label);
+                }
+            }
+    // The digits are the ticks' own: 1-2-5 ticks keep %g's short labels.
+    PlotAxis a;
+    char label[64];
+    viz_plot_axis(&a, 0.3, 1.0, 1, 8);
+    viz_tick_label(label, sizeof label, a.ticks[0], &a);
+    CHECK(!strcmp(label, "0.2"), "0.3..1 on a log axis: first tick '%s' ('0.2' wanted)", label);
+}
+
 int main(void) {
     test_canvas();
     test_colormaps();
@@ -955,6 +984,7 @@ int main(void) {
     test_plot();
     test_plot_reading();
     test_plot_axis_fits();
+    test_plot_axis_labels_differ();
     test_plot_whole_steps();
     test_plot_lone_zero();
     test_plot_long_history();

@@ -141,6 +141,16 @@ static void add_moments(cJSON *o, const cJSON *ts, int has_moments) {
     cJSON_AddItemToObject(o, "moments_removed", cJSON_IsObject(ts) ? cJSON_CreateBool(!has_moments) : cJSON_CreateNull());
 }
 
+// Adds "train_state" as the text shows it (print_train_state): the state as JSON, its text as a string
+// when it is not JSON (an edit that left NaN), null when the file has none; then "moments_removed".
+// One for both kinds of file: a classifier's state that was not JSON read null, as if it had none.
+static void add_train_state(cJSON *o, const char *state, int has_moments) {
+    cJSON *ts = state ? cJSON_Parse(state) : NULL;
+    if (state && !ts) ts = cJSON_CreateString(state);
+    cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
+    add_moments(o, ts, has_moments);   // ts still valid: o holds it
+}
+
 // Adds "config": the normalised config (what the program will use), or null.
 static void add_config(cJSON *o, const MaeConfig *c) {
     char *cfg_json = mae_config_to_json(c);
@@ -169,10 +179,7 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, c
     cJSON_AddBoolToObject(o, "has_decoder", ck->has_decoder);
     cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
     add_version(o, version);
-    cJSON *ts = ck->train_state ? cJSON_Parse(ck->train_state) : NULL;
-    if (ck->train_state && !ts) ts = cJSON_CreateString(ck->train_state);
-    cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
-    add_moments(o, ts, ck->has_moments);   // ts still valid: o holds it
+    add_train_state(o, ck->train_state, ck->has_moments);
     return emit_json(path, o);
 }
 
@@ -195,9 +202,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         cJSON_AddBoolToObject(o, "has_decoder", 0);
         cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
         add_version(o, version);
-        cJSON *ts = cc->train_state ? cJSON_Parse(cc->train_state) : NULL;
-        cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
-        add_moments(o, ts, cc->has_moments);   // ts still valid: o holds it
+        add_train_state(o, cc->train_state, cc->has_moments);
         return emit_json(path, o);
     }
     char a[40], b[40], t[40];

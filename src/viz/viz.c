@@ -623,18 +623,35 @@ static double axis_frac(const Axis *a, double v) {
     return (v - a->lo) / (a->hi - a->lo);
 }
 
+// Significant digits a log axis's labels need to tell neighbouring ticks apart: %g's 6, or the digits
+// down to the place of the smallest gap where that is finer (a loss that barely moved has a linear
+// axis's ticks, viz_plot_axis: 6.907712 and 6.907714 both read "6.90771" at 6).
+static int log_tick_digits(const Axis *a) {
+    int digits = 6;
+    for (int k = 1; k < a->nticks; k++) {
+        double gap = fabs(a->ticks[k] - a->ticks[k - 1]);
+        double big = fabs(a->ticks[k]) > fabs(a->ticks[k - 1]) ? fabs(a->ticks[k]) : fabs(a->ticks[k - 1]);
+        if (!(gap > 0) || !(big > 0)) continue;
+        int need = safe_int(floor(log10(big) + 1e-9)) - safe_int(floor(log10(gap) + 1e-6)) + 1;
+        if (need > digits) digits = need;
+    }
+    return digits > 15 ? 15 : digits;   // past 15 digits a double's own error shows
+}
+
 // Tick labels share one format per axis: fixed decimals enough for the step ("0.25", "1500"),
-// or, for very small or large values, scientific with a short exponent ("1.5e-4"). Log axes: %g.
-static void fmt_tick(char *buf, size_t n, double v, const Axis *a) {
+// or, for very small or large values, scientific with a short exponent ("1.5e-4"). Log axes: %g, with
+// the digits that keep neighbouring labels apart (log_tick_digits).
+void viz_tick_label(char *buf, size_t n, double v, const PlotAxis *a) {
     if (v == 0) v = 0;   // no "-0"
-    if (a->log || a->nticks < 2) { snprintf(buf, n, "%g", v); return; }
+    if (a->log) { snprintf(buf, n, "%.*g", log_tick_digits(a), v); return; }
+    if (a->nticks < 2) { snprintf(buf, n, "%g", v); return; }
     double step = a->ticks[1] - a->ticks[0];
     double big = fabs(a->lo) > fabs(a->hi) ? fabs(a->lo) : fabs(a->hi);
     int step_exp = safe_int(floor(log10(step) + 1e-9));
     if (big >= 1e6 || step_exp < -4) {
         int prec = safe_int(floor(log10(big) + 1e-9)) - step_exp;
         if (prec < 0) prec = 0;
-        if (prec > 6) prec = 6;
+        if (prec > 15) prec = 15;   // the digits that tell neighbours apart, up to what a double holds
         char tmp[64];
         snprintf(tmp, sizeof tmp, "%.*e", prec, v);
         char *e = strchr(tmp, 'e');   // "e-05" -> "e-5", "e+06" -> "e6"
@@ -736,7 +753,7 @@ static int plot_layout(PlotLayout *L, int x, int y, int w, int h, const PlotSeri
     char label[64];
     int ylab_w = 0;
     for (int k = 0; k < L->ay.nticks; k++) {
-        fmt_tick(label, sizeof label, L->ay.ticks[k], &L->ay);
+        viz_tick_label(label, sizeof label, L->ay.ticks[k], &L->ay);
         int tw = text_width(label, L->fs);
         if (tw > ylab_w) ylab_w = tw;
     }
@@ -807,14 +824,14 @@ static int plot_draw(Canvas *c, int x, int y, int w, int h, const PlotSeries *se
         int py = bottom - 1 - frac_to_px(axis_frac(&ay, ay.ticks[k]), ph);
         canvas_fill_rect(c, left, py, pw, 1, grid);
         canvas_fill_rect(c, left - 3 * ts, py, 3 * ts, 1, ink);
-        fmt_tick(label, sizeof label, ay.ticks[k], &ay);
+        viz_tick_label(label, sizeof label, ay.ticks[k], &ay);
         canvas_text(c, left - 5 * ts - text_width(label, fs), py - lh / 2, label, ink, fs);
     }
     for (int k = 0; k < ax.nticks; k++) {
         int px = left + frac_to_px(axis_frac(&ax, ax.ticks[k]), pw);
         canvas_fill_rect(c, px, top, 1, ph, grid);
         canvas_fill_rect(c, px, bottom, 1, 3 * ts, ink);
-        fmt_tick(label, sizeof label, ax.ticks[k], &ax);
+        viz_tick_label(label, sizeof label, ax.ticks[k], &ax);
         int tw = text_width(label, fs), lx = px - tw / 2;
         if (lx + tw > x + w - 1) lx = x + w - 1 - tw;   // keep end labels inside the box
         if (lx < x + 1) lx = x + 1;

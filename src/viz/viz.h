@@ -133,6 +133,9 @@ int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, in
 enum { VIZ_MAX_TICKS = 32 };
 typedef struct { double lo, hi; int log; int nticks; double ticks[VIZ_MAX_TICKS]; } PlotAxis;
 void viz_plot_axis(PlotAxis *a, double vmin, double vmax, int log_y, int want);
+// The label viz_plot writes at the tick v of the axis a, in buf: one format per axis, with the digits
+// that tell neighbouring ticks apart (a log axis's %g takes more than its 6 where they need them).
+void viz_tick_label(char *buf, size_t n, double v, const PlotAxis *a);
 
 // One panel of a stacked figure: h pixel rows of viz_plot with these series and options.
 typedef struct {
