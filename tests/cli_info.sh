@@ -245,6 +245,15 @@ t "info --json of a run folder: file is its checkpoint.safetensors" \
 "$VITMAE" info "$tmp/vimgs" > "$tmp/out" 2> "$tmp/err"; rc=$?
 t "info of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder, not a checkpoint file" ] && [ ! -s "$tmp/out" ]'
+# info and the hint above find a run's latest checkpoint by one rule (io/safetensors.h, st_run_latest): a
+# checkpoint.safetensors that is not a file (here a folder) is none. info took it and was refused by
+# its name (`RUN/checkpoint.safetensors: a folder, ...`) where embed --ckpt RUN said the folder has none.
+mkdir -p "$tmp/oddrun/checkpoint.safetensors"
+"$VITMAE" info "$tmp/oddrun" > /dev/null 2> "$tmp/err"; rc=$?
+"$VITMAE" embed --ckpt "$tmp/oddrun" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err2"
+t "info and --ckpt of a run folder whose checkpoint.safetensors is a folder: the same line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/oddrun: a folder, not a checkpoint file" ] && cmp -s "$tmp/err" "$tmp/err2"'
+rm -rf "$tmp/oddrun"
 "$VITMAE" embed --ckpt "$tmp/vimgs" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?
 t "embed --ckpt of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder, not a checkpoint file" ] && [ ! -e "$tmp/never.npy" ]'

@@ -1,9 +1,9 @@
-// `vitmae info FILE [--json]`: what a checkpoint holds — its config, parameter counts (encoder /
-// decoder), whether it has a decoder, its crc32 status and its train state. The file goes
-// through every check `ckpt_load` makes, so a file info accepts is one the other commands load.
+// `vitmae info FILE|RUN [--json]`: what a checkpoint (or a run folder's latest) holds — its config,
+// parameter counts (encoder / decoder), whether it has a decoder, its crc32 status and its train
+// state. The file goes through every check `ckpt_load` makes, so a file info accepts is one the other
+// commands load.
 #include <cjson/cJSON.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,7 @@
 #include "cmd/commands.h"
 #include "core/model.h"
 #include "io/json.h"
+#include "io/safetensors.h"
 
 typedef struct { size_t encoder, decoder; } ParamCounts;
 
@@ -310,14 +311,9 @@ int cmd_info(int argc, char **argv) {
     const char *path = pos[0];
     // A run folder stands for its latest checkpoint, RUN/checkpoint.safetensors, named on the report's
     // first line (docs/interface.md, "vitmae info"); a folder without one is refused as a file would be.
-    char latest[PATH_MAX + 32];
+    char latest[ST_RUN_LATEST_MAX];
     struct stat st;
-    size_t n = strlen(path);
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
-        snprintf(latest, sizeof latest, "%s%scheckpoint.safetensors", path, n && path[n - 1] == '/' ? "" : "/") <
-            (int)sizeof latest &&
-        stat(latest, &st) == 0)
-        path = latest;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st_run_latest(path, latest, sizeof latest)) path = latest;
     char err[CLI_ERR_MAX];
     StFile *f = st_open_header(path, err, sizeof err);
     if (!f) { cli_error(NULL, "%s", err); return 1; }

@@ -491,15 +491,19 @@ static int read_full(int fd, uint8_t *p, size_t n) {
     return 0;
 }
 
+int st_run_latest(const char *dir, char *latest, size_t n) {
+    size_t len = strlen(dir);
+    while (len > 0 && dir[len - 1] == '/') len--;   // "run/" -> "run", "/" -> ""
+    struct stat st;
+    int fits = snprintf(latest, n, "%.*s/checkpoint.safetensors", (int)len, dir) < (int)n;
+    return fits && stat(latest, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 // A folder given where a file is wanted (`--ckpt run`, `--init run`): says so, and names the run
 // folder's latest checkpoint when the folder has one (docs/interface.md, section 9).
 static void folder_reason(const char *path, char *err, size_t errlen) {
-    size_t n = strlen(path);
-    while (n > 0 && path[n - 1] == '/') n--;   // "run/" -> "run", "/" -> ""
-    char latest[PATH_MAX + 32];
-    struct stat st;
-    int fits = snprintf(latest, sizeof latest, "%.*s/checkpoint.safetensors", (int)n, path) < (int)sizeof latest;
-    if (fits && stat(latest, &st) == 0 && S_ISREG(st.st_mode))
+    char latest[ST_RUN_LATEST_MAX];
+    if (st_run_latest(path, latest, sizeof latest))
         fail(err, errlen, "%s: a folder, not a checkpoint file (its latest checkpoint is %s)", path, latest);
     else
         fail(err, errlen, "%s: a folder, not a checkpoint file", path);

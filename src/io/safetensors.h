@@ -28,6 +28,11 @@ StFile *st_open(const char *path, char *err, size_t errlen);
 // the data stay in the file. Name where each wanted tensor goes with st_take, then st_fill reads the
 // data section once and checks its crc32. st_get finds no data in such a file.
 StFile *st_open_header(const char *path, char *err, size_t errlen);
+// The latest checkpoint of the run folder dir, "DIR/checkpoint.safetensors" (dir's trailing slashes
+// dropped), in latest (n bytes; ST_RUN_LATEST_MAX holds any): 1 when it is there, a regular file, else
+// 0. The one rule of `info RUN` and of the hint that a folder given for a checkpoint file gets.
+enum { ST_RUN_LATEST_MAX = 4096 + 32 };
+int st_run_latest(const char *dir, char *latest, size_t n);
 // Same, from memory (for fuzzing); name is used in messages.
 StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err, size_t errlen);
 void st_close(StFile *f);
