@@ -1095,11 +1095,11 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
            t->ntrain, t->nval, t->cfg.num_classes, t->init_shown, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
-    char procs[32] = "";   // under mpirun --threads is each process's: "2 processes x 1 thread"
-    if (dist_size() > 1) snprintf(procs, sizeof procs, "%d processes x ", dist_size());
-    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s%d thread%s\n",
+    char threads_s[64];
+    run_threads_text(threads_s, sizeof threads_s, omp_get_max_threads());
+    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
-           r->smoothing, r->augment, procs, omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
+           r->smoothing, r->augment, threads_s);
     cli_out("  run folder %s", t->run_dir);   // written out as train's: a newline in --out stays in its line
     if (t->pos_grid_from) {
         int n = t->S / t->cfg.enc.patch_size;

@@ -1087,6 +1087,12 @@ void run_abs_path(char *dst, size_t n, const char *path) {
     free(abs);
 }
 
+void run_threads_text(char *buf, size_t n, int threads) {
+    char procs[32] = "";
+    if (dist_size() > 1) snprintf(procs, sizeof procs, "%d processes x ", dist_size());
+    snprintf(buf, n, "%s%d thread%s", procs, threads, threads == 1 ? "" : "s");
+}
+
 int run_check_same_files(const Dataset *ds) {
     char err[CLI_ERR_MAX];
     int same = dist_check_same_list((const char *const *)&ds->items[0].rel, sizeof(DataItem), ds->n, "file list", 0,

@@ -108,6 +108,9 @@ void run_warn_few_val(int nval, float val_frac, int n, const char *what);
 // count and the smallest named; none when every image is large enough. dir: the folder as the user
 // gave it. Said by the caller's rank 0.
 void run_warn_small(const Dataset *ds, const char *dir, int img);
+// The threads of train's and finetune's start-up header, in buf: "4 threads", or under mpirun, where
+// --threads is each process's, "2 processes x 1 thread" (docs/distributed.md).
+void run_threads_text(char *buf, size_t n, int threads);
 // The log line when steps wait for images more than a fifth of the time (docs/data.md, "Cache, store and
 // prefetch"), train's and finetune's alike: "data pipeline is the bottleneck: steps waited N% of the time
 // ...", at most once a minute. It is judged on at least 8 steps after a session's first (which waits for

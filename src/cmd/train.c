@@ -803,11 +803,11 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         else snprintf(stats[k], sizeof stats[k], "(%.4f, %.4f, %.4f)", v[0], v[1], v[2]);
     }
     config_float_text(t->rs.mask_ratio, mask_s, sizeof mask_s);
-    char procs[32] = "";   // under mpirun --threads is each process's: "2 processes x 1 thread"
-    if (dist_size() > 1) snprintf(procs, sizeof procs, "%d processes x ", dist_size());
-    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), mask %s, augment %s, pixel mean/std %s/%s, %s%d thread%s\n",
+    char threads_s[64];
+    run_threads_text(threads_s, sizeof threads_s, threads);
+    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), mask %s, augment %s, pixel mean/std %s/%s, %s\n",
            t->rs.total_steps, t->rs.total_steps == 1 ? "" : "s", t->rs.batch, t->rs.lr, t->rs.warmup, mask_s,
-           t->rs.augment, stats[0], stats[1], procs, threads, threads == 1 ? "" : "s");
+           t->rs.augment, stats[0], stats[1], threads_s);
     if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
         printf("  %d gradient groups of %d image%s (%d at once), %d process%s x %d micro-batch%s\n", t->rs.grad_groups,
                t->per, t->per == 1 ? "" : "s", t->at_once, dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum,
