@@ -135,7 +135,7 @@ int cmd_embed(int argc, char **argv) {
         {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine) (required)", "FILE", 0},
         {"--out", FLAG_PATH, &out_path, 0, 0, NULL, "features file, ending in .npy; FEATS.txt is written beside it (required)", "FEATS.npy", 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "cls: the CLS token (default); mean: the mean of the patch tokens", "P", 0},
-        {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); through the final norm (a fine-tuned classifier has none: cls as it is, mean through fc_norm)", "N", 0},
+        {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); " FEATURES_NORM_HELP, "N", 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace FEATS.npy / FEATS.txt when they exist", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},

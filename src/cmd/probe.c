@@ -248,7 +248,7 @@ int cmd_probe(int argc, char **argv) {
         {"--pixels", FLAG_BOOL, &pixels, 0, 0, NULL, "probe the raw pixels of the evaluation view instead of encoder features", NULL, 0},
         {"--img", FLAG_INT, &img, 1, MAE_IMG_MAX, NULL, "--pixels: view size in pixels (default: --ckpt's img_size; required without --ckpt)", "S", 0},
         {"--channels", FLAG_CHOICE, &channels_s, 0, 0, "1|3|auto", "--pixels: 1, 3 or auto (1 when every image is grey); default --ckpt's channels, else auto", "C", 0},
-        {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens; through the final norm (a fine-tuned classifier has none: cls as it is, mean through fc_norm)", "P", 0},
+        {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens; " FEATURES_NORM_HELP, "P", 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N", 0},
         {"--linear-epochs", FLAG_INT, &lopt.epochs, 1, 100000, NULL, "linear probe: passes over the training features (default 100)", "E", 0},
         {"--linear-batch", FLAG_INT, &lopt.batch, 1, 1 << 20, NULL, "linear probe: rows per SGD step (default 256)", "B", 0},

@@ -20,6 +20,9 @@
 
 typedef enum { FEATURES_POOL_CLS, FEATURES_POOL_MEAN } FeaturesPool;
 #define FEATURES_POOL_NAMES "cls|mean"
+// Which norm the features pass, as embed's and probe's --help say it (docs/encoder.md, "Other commands
+// on a fine-tuned checkpoint").
+#define FEATURES_NORM_HELP "through the final norm (a fine-tuned classifier has none: cls as it is, mean through fc_norm)"
 // "cls" | "mean" -> 0 and *out; -1 otherwise.
 int features_pool_parse(const char *s, FeaturesPool *out);
 // "last" or a block index 0..depth-1 -> *layer (0-based); -1 with a reason naming the range otherwise.
