@@ -68,11 +68,56 @@ static const char *parent_class(const char *path, char *const *classes, int K, c
     return NULL;
 }
 
+// A class folder of a folder INPUT that is not one of the model's classes: its images have no label.
+typedef struct { char *path; long images; } Unknown;
+
 typedef struct {
     InputList *list;
     char *const *classes;
     int K;
+    char **pos;
+    int npos;
+    Unknown *unknown;
+    int nunknown;
 } GatherCtx;
+
+// Counts an image of class folder cls that is not a model class under its folder's path (INPUT/cls),
+// to say once which folders' images are left out of the top-1 (docs/encoder.md).
+static int unknown_add(GatherCtx *g, const char *path, const char *cls) {
+    size_t lc = strlen(cls), len = 0;
+    for (int i = 0; i < g->npos && !len; i++) {
+        size_t l = strlen(g->pos[i]);
+        if (strncmp(path, g->pos[i], l)) continue;
+        const char *q = path + l;
+        if (l && g->pos[i][l - 1] != '/' && *q++ != '/') continue;
+        if (!strncmp(q, cls, lc) && q[lc] == '/') len = (size_t)(q + lc - path);
+    }
+    if (!len) return 0;   // a note only
+    for (int u = 0; u < g->nunknown; u++)
+        if (strlen(g->unknown[u].path) == len && !strncmp(g->unknown[u].path, path, len)) { g->unknown[u].images++; return 0; }
+    Unknown *v = realloc(g->unknown, (size_t)(g->nunknown + 1) * sizeof *v);
+    if (!v) return -1;
+    g->unknown = v;
+    if (!(v[g->nunknown].path = strndup(path, len))) return -1;
+    v[g->nunknown++].images = 1;
+    return 0;
+}
+
+// One line for all such folders, the first 3 named with their counts.
+static void unknown_hold(CliHeld *held, const GatherCtx *g) {
+    if (!g->nunknown) return;
+    long images = 0;
+    for (int u = 0; u < g->nunknown; u++) images += g->unknown[u].images;
+    char names[3 * 600] = "";
+    size_t at = 0;
+    for (int u = 0; u < g->nunknown && u < 3 && at < sizeof names; u++)
+        at += (size_t)snprintf(names + at, sizeof names - at, "%s%.500s (%ld)", u ? ", " : "", g->unknown[u].path,
+                               g->unknown[u].images);
+    if (g->nunknown > 3 && at < sizeof names) snprintf(names + at, sizeof names - at, " and %d more", g->nunknown - 3);
+    cli_hold(held, NULL, "note: %ld image%s in %d class folder%s not among the model's classes %s no label, left out of "
+             "the top-1: %s", images, images == 1 ? "" : "s", g->nunknown, g->nunknown == 1 ? "" : "s",
+             images == 1 ? "has" : "have", names);
+}
 
 // The label of an input: its class folder from the scan when that is one of the model's classes (a
 // folder of another name labels nothing), else, for an image not in a class folder, its parent folder
@@ -83,6 +128,7 @@ static int gather_add(void *ctx, const char *path, const char *cls) {
     if (cls) {
         int known = 0;
         for (int k = 0; k < g->K && !known; k++) known = !strcmp(g->classes[k], cls);
+        if (!known && unknown_add(g, path, cls)) return -1;
         return input_add(g->list, path, known ? cls : NULL);
     }
     return input_add(g->list, path, parent_class(path, g->classes, g->K, buf, sizeof buf));
@@ -90,8 +136,12 @@ static int gather_add(void *ctx, const char *path, const char *cls) {
 
 static int gather(char **pos, int npos, long max_pixels, char *const *classes, int K, InputList *list, int *failed,
                   CliHeld *held, CliUnread *unread) {
-    GatherCtx g = {list, classes, K};
-    return output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed, held, unread);
+    GatherCtx g = {list, classes, K, pos, npos, NULL, 0};
+    int rc = output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed, held, unread);
+    if (!rc) unknown_hold(held, &g);
+    for (int u = 0; u < g.nunknown; u++) free(g.unknown[u].path);
+    free(g.unknown);
+    return rc;
 }
 
 // p with 6 significant digits, as JSON and text print it.
