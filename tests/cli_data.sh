@@ -288,6 +288,24 @@ w = [(f["path"].split("/hid/")[1], f["warning"]) for f in d["warnings"]]
 print("ok" if d["classes"] == {".Trash-1000": 1, "a": 2} and len(w) == 1 and w[0][0] == ".Trash-1000"
       and "hidden folder" in w[0][1] else "bad: %r" % d)' 2>&1)
 t "data --json of a hidden class folder: one warning, the folder's path ($check)" '[ "$check" = ok ]'
+# A class folder that holds no usable image (cat: empty; dog: a file that does not decode) is no class:
+# it left the class list without a word while probe and finetune say "(DIR/cat holds no usable image)".
+# Now a warning names each, in text and JSON; the hidden .empty above stays unsaid (as probe says them).
+mkdir -p "$dir/emp/a" "$dir/emp/cat" "$dir/emp/dog" "$dir/emp/.git"
+cp "$dir/set/circle/00000.png" "$dir/emp/a/x.png"; printf 'not a png' > "$dir/emp/dog/d.png"
+out=$("$VITMAE" data "$dir/emp" 2>"$dir/err"); rc=$?
+t "data of an empty class folder: exit 0, one warning line for each ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -q "^classes (1):$" &&
+   [ "$(printf "%s\n" "$out" | grep -c "holds no usable image")" -eq 2 ] &&
+   [ "$(printf "%s\n" "$out" | tail -n 2)" = "  $dir/emp/cat: holds no usable image: not a class
+  $dir/emp/dog: holds no usable image: not a class" ]'
+check=$("$VITMAE" data --json "$dir/emp" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = [(f["path"].split("/emp/")[1], f["warning"]) for f in d["warnings"]]
+print("ok" if d["classes"] == {"a": 1} and w == [("cat", "holds no usable image: not a class"),
+      ("dog", "holds no usable image: not a class")] else "bad: %r" % d)' 2>&1)
+t "data --json of an empty class folder: a warning each, the folder's path ($check)" '[ "$check" = ok ]'
 # Hidden files inside the classes, as a folder copied from a Mac holds them: a ._NAME beside every
 # image (AppleDouble: the picture's metadata under its name, junk bytes to a decoder) and .DS_Store.
 # They are read as any other file, as ImageFolder reads them (docs/interface.md, section 2): the

@@ -3,10 +3,12 @@
 // named with the reason), warnings (images of one flat colour, hidden class folders), classes and the
 // size range.
 #include <cJSON.h>
+#include <dirent.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "data/dataset.h"
@@ -15,20 +17,46 @@
 
 #define UNIFORM_WARNING "every pixel is the same colour: nothing to learn from"
 #define UNIFORM_ALPHA_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
+#define EMPTY_FOLDER_WARNING "holds no usable image: not a class"
 
 // The warnings of both reports, in their order: each image of one flat colour, then each hidden class
-// folder as DIR/<name> (docs/data.md). One allocation holds the folders' paths; out of memory: -1,
-// w empty.
+// folder as DIR/<name>, then each sub-folder of DIR that is no class since it holds no usable image,
+// by name (docs/data.md; hidden ones, such as .git, are not said, as probe and finetune say them). One
+// allocation holds the folders' paths; out of memory: -1, w empty.
 typedef struct { const char *path, *why; } DataWarning;
 typedef struct { DataWarning *v; int n; char *paths; } DataWarnings;
+
+static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+
+// A sub-folder of dir (a link to one too) that is no class: not hidden, not one of the names.
+static int unused_folder(const char *dir, const char *name, char *const *names, int n) {
+    if (name[0] == '.') return 0;
+    for (int c = 0; c < n; c++)
+        if (!strcmp(names[c], name)) return 0;
+    char path[4096];
+    struct stat st;
+    int len = snprintf(path, sizeof path, "%s/%s", dir, name);
+    return len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     size_t n = 0, bytes = 1;
     for (int i = 0; i < ds->n; i++) n += ds->items[i].uniform != 0;
     for (int i = 0; i < ds->nclasses; i++)
         if (ds->class_names[i][0] == '.') { n++; bytes += strlen(dir) + strlen(ds->class_names[i]) + 2; }
+    struct dirent **sub = NULL;
+    int nsub = scandir(dir, &sub, NULL, by_name);   // a folder that cannot be listed now: no such warnings
+    for (int i = 0; i < nsub; i++) {
+        if (!unused_folder(dir, sub[i]->d_name, ds->class_names, ds->nclasses)) sub[i]->d_name[0] = 0;
+        else { n++; bytes += strlen(dir) + strlen(sub[i]->d_name) + 2; }
+    }
     *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes)};
-    if (!w->v || !w->paths) { free(w->v); free(w->paths); *w = (DataWarnings){0}; return -1; }
+    if (!w->v || !w->paths) {
+        free(w->v); free(w->paths); *w = (DataWarnings){0};
+        for (int i = 0; i < nsub; i++) free(sub[i]);
+        free(sub);
+        return -1;
+    }
     for (int i = 0; i < ds->n; i++)
         if (ds->items[i].uniform)
             w->v[w->n++] = (DataWarning){ds->items[i].path, ds->items[i].uniform == 2 ? UNIFORM_ALPHA_WARNING : UNIFORM_WARNING};
@@ -38,6 +66,14 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
         w->v[w->n++] = (DataWarning){at, HIDDEN_CLASS_WARNING};
         at += sprintf(at, "%s/%s", dir, ds->class_names[i]) + 1;
     }
+    for (int i = 0; i < nsub; i++) {
+        if (sub[i]->d_name[0]) {
+            w->v[w->n++] = (DataWarning){at, EMPTY_FOLDER_WARNING};
+            at += sprintf(at, "%s/%s", dir, sub[i]->d_name) + 1;
+        }
+        free(sub[i]);
+    }
+    free(sub);
     return 0;
 }
 
