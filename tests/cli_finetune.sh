@@ -133,6 +133,9 @@ t "--store on a file: no run folder" '[ ! -e "$dir/t6" ]'
 "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/resumed" > "$dir/log" 2>&1; rc=$?
 t "resume exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"
+# A resume that trains says where it goes on from, once, as train's (only refusals were checked).
+t "resume says where it goes on from, once ($(grep -c "^resuming " "$dir/log"): $(grep "^resuming " "$dir/log"))" \
+  '[ "$(grep "^resuming " "$dir/log")" = "resuming $dir/t2/checkpoint-6.safetensors at step 6 of 12" ]'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 # The ended run resumed again trains nothing, and says so (it said only where it resumed, then "done").
 mkdir "$dir/ended" && cp -p "$dir/resumed/checkpoint.safetensors" "$dir/resumed/metrics.csv" "$dir/ended/"

@@ -206,6 +206,9 @@ t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safeten
 "$VITMAE" train --resume "$dir/t2/checkpoint-10.safetensors" --out "$dir/resumed" --threads 2 > "$dir/log" 2>&1; rc=$?
 t "resume exits 0" '[ $rc -eq 0 ]'
 [ $rc -eq 0 ] || cat "$dir/log"
+# A resume that trains says where it goes on from, once (only refusals were checked not to say it).
+t "resume says where it goes on from, once ($(grep -c "^resuming " "$dir/log"): $(grep "^resuming " "$dir/log"))" \
+  '[ "$(grep "^resuming " "$dir/log")" = "resuming $dir/t2/checkpoint-10.safetensors at step 10 of 20" ]'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 # The ended run resumed again trains nothing, and says so with the way on (it said only where it
 # resumed, then "done": `--resume` alone reads as "train more").
