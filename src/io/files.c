@@ -193,8 +193,13 @@ int file_tmp_name(const char *path, char *tmp, size_t tmplen) {
 
 int file_write_parts_to(const char *tmp, const char *path, const void *const *parts, const size_t *lens, int n,
                         char *err, size_t errlen) {
+    char why[128];
     int fd = file_tmp_create(tmp);
-    if (fd < 0) { snprintf(err, errlen, "%.2000s: %s", path, strerror(errno)); file_tmp_forget(tmp); return -1; }
+    if (fd < 0) {
+        snprintf(err, errlen, "%.2000s: %s", path, file_reason(errno, why, sizeof why));
+        file_tmp_forget(tmp);
+        return -1;
+    }
     int failed = 0, saved = 0;
     for (int i = 0; i < n && !failed; i++) {
         const char *p = parts[i];
@@ -209,7 +214,7 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
     if (close(fd) && !failed) { failed = 1; saved = errno; }
     if (failed) {
         file_tmp_remove(tmp);
-        snprintf(err, errlen, "%.2000s: %s", path, strerror(saved));
+        snprintf(err, errlen, "%.2000s: %s", path, file_reason(saved, why, sizeof why));
     }
     return failed ? -1 : 0;
 }
@@ -242,15 +247,16 @@ static size_t folder_len(const char *path) {
 }
 
 int file_publish_atomic(const char *tmp, const char *path, char *err, size_t errlen) {
+    char why[128];
     int e = rename(tmp, path) ? errno : 0;
     if (e) unlink(tmp);
     file_tmp_forget(tmp);
-    if (e) { snprintf(err, errlen, "%.2000s: %s", path, strerror(e)); return -1; }
+    if (e) { snprintf(err, errlen, "%.2000s: %s", path, file_reason(e, why, sizeof why)); return -1; }
     // The file is in place, whole: only its name's durability is in doubt, and the message says so.
     size_t d = folder_len(path);
     if ((e = sync_folder(path, d)))
         snprintf(err, errlen, "%.2000s: written, but its folder %.*s could not be synced: %s", path,
-                 d ? (int)(d < 2000 ? d : 2000) : 1, d ? path : ".", strerror(e));
+                 d ? (int)(d < 2000 ? d : 2000) : 1, d ? path : ".", file_reason(e, why, sizeof why));
     return e ? -1 : 0;
 }
 
