@@ -1294,10 +1294,10 @@ int png_write(const char *path, const uint8_t *px, int w, int h, int c, const ch
     if (!tmp) { set_err(err, errlen, "out of memory"); return -1; }
     file_tmp_name(path, tmp, tlen);
     int rc = png_write_to(tmp, px, w, h, c, text, err, errlen);
-    char msg[4400];   // "PATH: why" (io/files.h, PATH and its folder cut at 2000 bytes) whole, whatever errlen
+    char msg[2 * FILE_NAME_CUT + 400];   // "PATH: why" (io/files.h: PATH and its folder cut) whole, whatever errlen
     if (rc == 0 && file_publish_atomic(tmp, path, msg, sizeof msg) != 0) {
         // png_write's callers name the path themselves: the reason alone, never a path cut short in err
-        size_t n = strlen(path) < 2000 ? strlen(path) : 2000;
+        size_t n = strlen(path) < FILE_NAME_CUT ? strlen(path) : FILE_NAME_CUT;
         set_err(err, errlen, !strncmp(msg, path, n) && msg[n] == ':' && msg[n + 1] == ' ' ? msg + n + 2 : msg);
         rc = -1;
     }

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/rng.h"
+#include "io/files.h"
 
 #define VITMAE_DEFAULT_MAX_PIXELS (64L * 1024 * 1024)
 
@@ -62,8 +63,8 @@ int  image_orient(Image *im, int orientation);
 // an earlier file as it was; a link at path is replaced, not written through. 0 ok, -1 with the
 // reason alone in err (the caller names path), up to PNG_WRITE_WHY_MAX bytes: a folder whose sync
 // fails after the rename is named in it, "written, but its folder DIR could not be synced: why", DIR
-// up to 2000 bytes (io/files.h, file_publish_atomic).
-enum { PNG_WRITE_WHY_MAX = 2200 };
+// up to FILE_NAME_CUT bytes (io/files.h, file_publish_atomic).
+enum { PNG_WRITE_WHY_MAX = FILE_NAME_CUT + 200 };
 int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const char *const *text,
                char *err, size_t errlen);
 // The same PNG written to fd, a file just made for it (closed here, left in place on failure), or

@@ -196,7 +196,7 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
     char why[128];
     int fd = file_tmp_create(tmp);
     if (fd < 0) {
-        snprintf(err, errlen, "%.2000s: %s", path, file_reason(errno, why, sizeof why));
+        snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, file_reason(errno, why, sizeof why));
         file_tmp_forget(tmp);
         return -1;
     }
@@ -214,7 +214,7 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
     if (close(fd) && !failed) { failed = 1; saved = errno; }
     if (failed) {
         file_tmp_remove(tmp);
-        snprintf(err, errlen, "%.2000s: %s", path, file_reason(saved, why, sizeof why));
+        snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, file_reason(saved, why, sizeof why));
     }
     return failed ? -1 : 0;
 }
@@ -240,6 +240,11 @@ static int sync_folder(const char *path, size_t dirlen) {
     return e;
 }
 
+// n bytes of a name as a message says them: at most FILE_NAME_CUT ("%.*s").
+static int name_cut(size_t n) {
+    return n < FILE_NAME_CUT ? (int)n : FILE_NAME_CUT;
+}
+
 // The length of path's folder part ("DIR/name": 3, "/name": 1, "name": 0).
 static size_t folder_len(const char *path) {
     const char *slash = strrchr(path, '/');
@@ -251,12 +256,12 @@ int file_publish_atomic(const char *tmp, const char *path, char *err, size_t err
     int e = rename(tmp, path) ? errno : 0;
     if (e) unlink(tmp);
     file_tmp_forget(tmp);
-    if (e) { snprintf(err, errlen, "%.2000s: %s", path, file_reason(e, why, sizeof why)); return -1; }
+    if (e) { snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, file_reason(e, why, sizeof why)); return -1; }
     // The file is in place, whole: only its name's durability is in doubt, and the message says so.
     size_t d = folder_len(path);
     if ((e = sync_folder(path, d)))
-        snprintf(err, errlen, "%.2000s: written, but its folder %.*s could not be synced: %s", path,
-                 d ? (int)(d < 2000 ? d : 2000) : 1, d ? path : ".", file_reason(e, why, sizeof why));
+        snprintf(err, errlen, "%.*s: written, but its folder %.*s could not be synced: %s", FILE_NAME_CUT, path,
+                 d ? name_cut(d) : 1, d ? path : ".", file_reason(e, why, sizeof why));
     return e ? -1 : 0;
 }
 
@@ -264,7 +269,7 @@ int file_write_parts_atomic(const char *path, const void *const *parts, const si
                             size_t errlen) {
     size_t tlen = strlen(path) + FILE_TMP_EXTRA;
     char *tmp = malloc(tlen);
-    if (!tmp) { snprintf(err, errlen, "%.2000s: out of memory", path); return -1; }
+    if (!tmp) { snprintf(err, errlen, "%.*s: out of memory", FILE_NAME_CUT, path); return -1; }
     file_tmp_name(path, tmp, tlen);
     int rc = file_write_parts_to(tmp, path, parts, lens, n, err, errlen);
     if (!rc) rc = file_publish_atomic(tmp, path, err, errlen);
@@ -474,7 +479,7 @@ int file_folders_sync(FileFolders *f, char *err, size_t errlen) {
     for (int i = 0; i < f->n; i++) {
         size_t d = strlen(f->dirs[i]);
         if ((e = sync_folder(f->dirs[i], d)) && !rc) {
-            snprintf(err, errlen, "%.2000s: %s", d ? f->dirs[i] : ".", file_reason(e, why, sizeof why));
+            snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, d ? f->dirs[i] : ".", file_reason(e, why, sizeof why));
             rc = -1;
         }
     }
@@ -514,7 +519,7 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
             seen = folder_len(g->paths[j]) == d && !strncmp(g->paths[j], g->paths[i], d);
         if (!seen && g->later) seen = folders_note(g->later, g->paths[i], d) == 0;
         if (!seen && (fe = sync_folder(g->paths[i], d)) && !unsynced++) {
-            snprintf(err, errlen, "%.*s: %s", d ? (int)(d < 2000 ? d : 2000) : 1, d ? g->paths[i] : ".",
+            snprintf(err, errlen, "%.*s: %s", d ? name_cut(d) : 1, d ? g->paths[i] : ".",
                      file_reason(fe, why, sizeof why));
             rc = FILE_UNSYNCED;
         }
@@ -522,10 +527,10 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     if (k < g->n || e) {
         rc = e == EEXIST && !replace ? FILE_TAKEN : -1;
         if (rc == FILE_TAKEN)
-            snprintf(err, errlen, "%.2000s: exists now (written by another command meanwhile); pass --force to replace it",
-                     g->paths[k]);
+            snprintf(err, errlen, "%.*s: exists now (written by another command meanwhile); pass --force to replace it",
+                     FILE_NAME_CUT, g->paths[k]);
         else
-            snprintf(err, errlen, "%.2000s: %s", k < g->n ? g->paths[k] : at, file_reason(e, why, sizeof why));
+            snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, k < g->n ? g->paths[k] : at, file_reason(e, why, sizeof why));
         for (int i = k; i < g->n; i++) file_tmp_remove(g->tmps[i]);
         // All or nothing: the files this call published go again, each only while it is still this
         // command's (the same file), never another's. (With replace, what they replaced is gone.)

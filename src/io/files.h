@@ -7,6 +7,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+// The most bytes of a path (or of its folder part) that a message here names ("%.*s"), so that a
+// message of a path, its folder and a reason fits its callers' buffers whole (data/image.h's
+// PNG_WRITE_WHY_MAX, png_write's own buffer).
+enum { FILE_NAME_CUT = 2000 };
+
 // Writes len bytes of data to path, replacing what is there: fsync of the file, rename, fsync of its
 // folder. 0 ok, -1 with "PATH: reason" in err (file_publish_atomic's when only the folder's sync failed).
 int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
