@@ -167,28 +167,28 @@ t "reconstruct --force, the second panel's fsync failing: exit 1, one line (exit
 rm -rf rq
 FAULT_FUNC=fsync FAULT_N=4 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq data/a \
   > got.out 2> got.err; rc=$?
-t "reconstruct, the folder's fsync after the last panel failing: exit 1, one line naming the folder (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the panels whole (each was synced before its rename)" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq: Input/output error" got.err &&
+t "reconstruct, the folder's fsync after the last panel failing: exit 1, one line saying what was written and naming the folder (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the panels whole (each was synced before its rename)" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq/0.1.recon.png and 2 more: written, but their folder rq could not be synced: Input/output error" got.err &&
    cmp -s rq/0.1.recon.png rq0/0.1.recon.png && cmp -s rq/0.4.recon.png rq0/0.4.recon.png && cmp -s rq/0.8.recon.png rq0/0.8.recon.png &&
    [ -z "$(ls rq | grep tmp)" ]'
 rm -rf at
 FAULT_FUNC=fsync FAULT_N=9 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at --head mean data/a \
   > got.out 2> got.err; rc=$?
-t "attention, the output folder's fsync failing at the run's end (the 9th call: 6 PNGs, the page, at/0.1, then at): exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at: Input/output error" got.err &&
+t "attention, the output folder's fsync failing at the run's end (the 9th call: 6 PNGs, the page, at/0.1, then at): exit 1, one line saying what was written and naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at/0.1.attn.png and 3 more: written, but their folder at could not be synced: Input/output error" got.err &&
    [ -s at/index.html ] && [ -s at/0.8/layer00-mean.png ]'
 # A folder whose sync fails once a group is published leaves the group in place (io/files.h,
 # FILE_UNSYNCED): the files are whole (each was synced before its rename), only their names'
 # durability is in doubt. embed --force over an earlier pair, the folder's fsync failing (the third
-# call: FEATS.npy, FEATS.txt, then the folder): one line naming the folder, exit 1, the new pair in
-# place. The group was undone: the new pair removed, and with it the earlier one it had replaced.
+# call: FEATS.npy, FEATS.txt, then the folder): one line saying the pair was written and naming the
+# folder, exit 1, the new pair in place. The group was undone: the new pair removed, and with it the earlier one it had replaced.
 rm -rf em em0; mkdir em em0
 "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em0/f.npy data/a > /dev/null 2>&1 || { echo "FAILED: embed"; fail=1; }
 "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy data/a/0.1.png > /dev/null 2>&1 || { echo "FAILED: embed"; fail=1; }
 FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy --force data/a \
   > got.out 2> got.err; rc=$?
-t "embed --force, the folder's fsync after the pair failing: exit 1, one line naming the folder (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new pair in place ($(ls em | tr '\n' ' '))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: embed: em: Input/output error" got.err &&
+t "embed --force, the folder's fsync after the pair failing: exit 1, one line saying what was written and naming the folder (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new pair in place ($(ls em | tr '\n' ' '))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: embed: em/f.npy and 1 more: written, but their folder em could not be synced: Input/output error" got.err &&
    cmp -s em/f.npy em0/f.npy && cmp -s em/f.txt em0/f.txt && [ "$(ls em | wc -l)" -eq 2 ]'
 rm -rf em em0
 # A file written alone (file_write_atomic: train's config.json; png_write: its curves.png) whose
@@ -230,8 +230,10 @@ t "attention, the first map's fsync failing: exit 1, one line naming it (exit $r
 rm -rf rq rq0 rq1 at
 
 # The folder syncs of every command that publishes a group, failing (docs/interface.md, section 1:
-# one line naming the folder, exit 1, the files in place and whole, also under --force, and no
-# temporary file left), and a file of the group that cannot be written (its fsync failing, ENOSPC):
+# one line in the words of a file written alone, "PATH and N more: written, but their folder DIR could
+# not be synced: why", PATH the first file published into DIR (it said only "DIR: why", which did not
+# say whether the results were there), exit 1, the files in place and whole, also under --force, and
+# no temporary file left), and a file of the group that cannot be written (its fsync failing, ENOSPC):
 # one line naming it, nothing of the group published, an earlier run's files as they were.
 # --threads 1: reconstruct's calls are the three panels, then rq; attention's (--head mean) each
 # image's map and montage, the page, then at/0.1, at, at/0.4, at/0.8; probe --linear's the two
@@ -241,31 +243,31 @@ rm -rf rq rq0; "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq
 "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --raw --out rq data/a > /dev/null 2>&1 || { echo "FAILED: reconstruct --raw"; fail=1; }
 FAULT_FUNC=fsync FAULT_N=4 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq --force data/a \
   > got.out 2> got.err; rc=$?
-t "reconstruct --force over a --raw run, the folder's sync failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new panels in place, the earlier arrays gone ($(ls rq | tr '\n' ' '))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq: Input/output error" got.err && diff -r rq rq0 > /dev/null && no_tmp rq'
+t "reconstruct --force over a --raw run, the folder's sync failing: exit 1, one line saying what was written and naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new panels in place, the earlier arrays gone ($(ls rq | tr '\n' ' '))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq/0.1.recon.png and 2 more: written, but their folder rq could not be synced: Input/output error" got.err && diff -r rq rq0 > /dev/null && no_tmp rq'
 rm -rf rq rq0
 rm -rf at at0; "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at0 --head mean data/a > /dev/null 2>&1 || { echo "FAILED: attention"; fail=1; }
 FAULT_FUNC=fsync FAULT_N=10 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at --head mean data/a \
   > got.out 2> got.err; rc=$?
-t "attention, an image's folder of maps failing its sync (at/0.4): exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), every file in place and whole" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at/0.4: Input/output error" got.err && diff -r at at0 > /dev/null && no_tmp at'
+t "attention, an image's folder of maps failing its sync (at/0.4): exit 1, one line saying what was written and naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), every file in place and whole" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at/0.4/layer00-mean.png: written, but its folder at/0.4 could not be synced: Input/output error" got.err && diff -r at at0 > /dev/null && no_tmp at'
 rm -rf at; "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at data/a > /dev/null 2>&1 || { echo "FAILED: attention"; fail=1; }
 FAULT_FUNC=fsync FAULT_N=8 LD_PRELOAD=$shim "$VITMAE" attention --ckpt mae.safetensors --threads 1 --out at --force --head mean data/a \
   > got.out 2> got.err; rc=$?
-t "attention --force over a run of every head, at/0.1 failing its sync: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new maps, montages and page in place, the earlier heads' maps gone" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at/0.1: Input/output error" got.err && diff -r at at0 > /dev/null && no_tmp at'
+t "attention --force over a run of every head, at/0.1 failing its sync: exit 1, one line saying what was written and naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new maps, montages and page in place, the earlier heads' maps gone" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: attention: at/0.1/layer00-mean.png: written, but its folder at/0.1 could not be synced: Input/output error" got.err && diff -r at at0 > /dev/null && no_tmp at'
 rm -rf at at0
 cp -R data dt
 probe_args="probe --ckpt mae.safetensors --train data --test dt --threads 1 --linear --out pr"
 rm -rf pr pr0; "$VITMAE" ${probe_args}0 > /dev/null 2>&1 || { echo "FAILED: probe"; fail=1; }
 FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" $probe_args > got.out 2> got.err; rc=$?
-t "probe --out, the folder's sync after the matrices failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), both matrices in place and whole" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: probe: pr: Input/output error" got.err && diff -r pr pr0 > /dev/null && no_tmp pr'
+t "probe --out, the folder's sync after the matrices failing: exit 1, one line saying what was written and naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), both matrices in place and whole" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: probe: pr/confusion-knn.png and 1 more: written, but their folder pr could not be synced: Input/output error" got.err && diff -r pr pr0 > /dev/null && no_tmp pr'
 rm -rf pr; "$VITMAE" ${probe_args% --linear*} --out pr > /dev/null 2>&1 || { echo "FAILED: probe"; fail=1; }
 cp pr/confusion-knn.png knn0.png
 FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" $probe_args --force > got.out 2> got.err; rc=$?
-t "probe --out --force over an earlier matrix, the folder's sync failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new matrices in place" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: probe: pr: Input/output error" got.err && diff -r pr pr0 > /dev/null && no_tmp pr'
+t "probe --out --force over an earlier matrix, the folder's sync failing: exit 1, one line saying what was written and naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the new matrices in place" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: probe: pr/confusion-knn.png and 1 more: written, but their folder pr could not be synced: Input/output error" got.err && diff -r pr pr0 > /dev/null && no_tmp pr'
 for n in 1 2; do
   rm -rf pr; "$VITMAE" ${probe_args% --linear*} --out pr > /dev/null 2>&1 || { echo "FAILED: probe"; fail=1; }
   FAULT_FUNC=fsync FAULT_N=$n FAULT_ERRNO=28 LD_PRELOAD=$shim "$VITMAE" $probe_args --force > got.out 2> got.err; rc=$?
@@ -282,8 +284,8 @@ rm -rf em em0; mkdir em em0
 "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em0/f.npy data/a > /dev/null 2>&1 || { echo "FAILED: embed"; fail=1; }
 FAULT_FUNC=fsync FAULT_N=3 LD_PRELOAD=$shim "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy data/a \
   > got.out 2> got.err; rc=$?
-t "embed, the folder's sync after a new pair failing: exit 1, one line naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the pair in place" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: embed: em: Input/output error" got.err && diff -r em em0 > /dev/null && no_tmp em'
+t "embed, the folder's sync after a new pair failing: exit 1, one line saying what was written and naming it (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the pair in place" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: embed: em/f.npy and 1 more: written, but their folder em could not be synced: Input/output error" got.err && diff -r em em0 > /dev/null && no_tmp em'
 for n in 1 2; do
   rm -rf em; mkdir em
   "$VITMAE" embed --ckpt mae.safetensors --threads 1 --out em/f.npy data/a/0.1.png > /dev/null 2>&1 || { echo "FAILED: embed"; fail=1; }

@@ -1196,7 +1196,7 @@ int cmd_attention(int argc, char **argv) {
             continue;
         }
         cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
-        if (unsynced) { cli_error("attention", "%s", err); failures++; }   // "DIR: why": drawn, its name not durable
+        if (unsynced) { cli_error("attention", "%s", err); failures++; }   // "PATH ...: written, but ...": drawn
         nimages++;
         nmaps += n;
     }

@@ -172,7 +172,8 @@ static int draw_output(const Outputs *o, const MaeConfig *cfg, const Input *in, 
 // are all this run's or all another command's that wrote them meanwhile; with --force a run without
 // --raw removes an earlier run's arrays of the image in the same step (file_group_sweep). 0 ok, -1 and *f, or
 // FILE_TAKEN and *f (who: the whole line, as for a file that could not be published), or FILE_UNSYNCED
-// and *f (published, but a folder's sync failed: who "DIR: why"; the files stay, io/files.h).
+// and *f (published, but a folder's sync failed: who "PATH and N more: written, but their folder DIR
+// could not be synced: why"; the files stay, io/files.h).
 static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in, const Canvas *row,
                         const char *title, const float *recon, const uint8_t *removed, int replace, Failure *f) {
     char err[CLI_ERR_MAX], path[4200], tmp[4200 + FILE_TMP_EXTRA];

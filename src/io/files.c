@@ -251,6 +251,23 @@ static size_t folder_len(const char *path) {
     return !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
 }
 
+// A folder whose sync failed (errno e) once the files were renamed into it, path the first of the
+// nfiles written there: "PATH: written, but its folder DIR could not be synced: why", with more
+// than one "PATH and N more: written, but their folder DIR ...". The one wording of it, whether a
+// file was written alone or in a group (docs/interface.md, section 1): the files are in place, whole.
+static void say_unsynced(const char *path, long nfiles, int e, char *err, size_t errlen) {
+    char why[128], more[48] = "";
+    size_t d = folder_len(path);
+    if (nfiles > 1) snprintf(more, sizeof more, " and %ld more", nfiles - 1);
+    snprintf(err, errlen, "%.*s%s: written, but %s folder %.*s could not be synced: %s", FILE_NAME_CUT, path, more,
+             nfiles > 1 ? "their" : "its", d ? name_cut(d) : 1, d ? path : ".", file_reason(e, why, sizeof why));
+}
+
+// Whether path is in the folder that is the first d bytes of other (folder_len(other) == d).
+static int same_folder(const char *path, const char *other, size_t d) {
+    return folder_len(path) == d && !strncmp(path, other, d);
+}
+
 int file_publish_atomic(const char *tmp, const char *path, char *err, size_t errlen) {
     char why[128];
     int e = rename(tmp, path) ? errno : 0;
@@ -258,10 +275,7 @@ int file_publish_atomic(const char *tmp, const char *path, char *err, size_t err
     file_tmp_forget(tmp);
     if (e) { snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, file_reason(e, why, sizeof why)); return -1; }
     // The file is in place, whole: only its name's durability is in doubt, and the message says so.
-    size_t d = folder_len(path);
-    if ((e = sync_folder(path, d)))
-        snprintf(err, errlen, "%.*s: written, but its folder %.*s could not be synced: %s", FILE_NAME_CUT, path,
-                 d ? name_cut(d) : 1, d ? path : ".", file_reason(e, why, sizeof why));
+    if ((e = sync_folder(path, folder_len(path)))) say_unsynced(path, 1, e, err, errlen);
     return e ? -1 : 0;
 }
 
@@ -436,10 +450,11 @@ static int folders_slot(const FileFolders *f, const char *path, size_t dirlen) {
     return s;
 }
 
-// path's folder (its first dirlen bytes) noted in f unless it is there already: 0, or -1 out of
-// memory. Looked up in a hash set, not in the list: attention notes a folder an image (DIR/<stem>),
-// and a scan of every folder noted so far, under the lock, made a run of n images n^2/2 compares.
-static int folders_note(FileFolders *f, const char *path, size_t dirlen) {
+// path's folder (its first dirlen bytes) noted in f unless it is there already, with the nfiles files
+// of a group published into it (path the first of them): 0, or -1 out of memory. Looked up in a hash
+// set, not in the list: attention notes a folder an image (DIR/<stem>), and a scan of every folder
+// noted so far, under the lock, made a run of n images n^2/2 compares.
+static int folders_note(FileFolders *f, const char *path, size_t dirlen, int nfiles) {
     int rc = 0;
     pthread_mutex_lock(&folders_lock);
     if (2 * (f->n + 1) > f->nslots) {   // grown before it is half full, every name placed again
@@ -458,14 +473,26 @@ static int folders_note(FileFolders *f, const char *path, size_t dirlen) {
     if (!rc && !f->slots[s] && f->n == f->cap) {
         int cap = f->cap ? 2 * f->cap : 8;
         char **d = realloc(f->dirs, (size_t)cap * sizeof *d);
-        if (d) { f->dirs = d; f->cap = cap; }
+        char **first = d ? realloc(f->firsts, (size_t)cap * sizeof *first) : NULL;
+        long *files = first ? realloc(f->files, (size_t)cap * sizeof *files) : NULL;
+        if (d) f->dirs = d;
+        if (first) f->firsts = first;
+        if (files) { f->files = files; f->cap = cap; }
         else rc = -1;
     }
     if (!rc && !f->slots[s]) {
-        char *dir = strndup(path, dirlen);
-        if (dir) { f->dirs[f->n++] = dir; f->slots[s] = f->n; }
-        else rc = -1;
+        char *dir = strndup(path, dirlen), *first = strdup(path);
+        if (dir && first) {
+            f->firsts[f->n] = first;
+            f->files[f->n] = 0;
+            f->dirs[f->n++] = dir;
+            f->slots[s] = f->n;
+        } else {
+            free(dir); free(first);
+            rc = -1;
+        }
     }
+    if (!rc) f->files[f->slots[s] - 1] += nfiles;
     if (!rc) __atomic_store_n(&noted_folders, f, __ATOMIC_SEQ_CST);
     pthread_mutex_unlock(&folders_lock);
     return rc;
@@ -473,18 +500,19 @@ static int folders_note(FileFolders *f, const char *path, size_t dirlen) {
 
 int file_folders_sync(FileFolders *f, char *err, size_t errlen) {
     int rc = 0, e;
-    char why[128];
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_FOLDER_SYNC");
     stop_enter();   // a stop signal now finds the folders synced and f empty, or syncs them itself
     for (int i = 0; i < f->n; i++) {
         size_t d = strlen(f->dirs[i]);
         if ((e = sync_folder(f->dirs[i], d)) && !rc) {
-            snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, d ? f->dirs[i] : ".", file_reason(e, why, sizeof why));
+            say_unsynced(f->firsts[i], f->files[i], e, err, errlen);
             rc = -1;
         }
     }
-    for (int i = 0; i < f->n; i++) free(f->dirs[i]);
+    for (int i = 0; i < f->n; i++) { free(f->dirs[i]); free(f->firsts[i]); }
     free(f->dirs);
+    free(f->firsts);
+    free(f->files);
     free(f->slots);
     memset(f, 0, sizeof *f);
     __atomic_compare_exchange_n(&noted_folders, &(FileFolders *){f}, NULL, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -514,13 +542,12 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     // folder that fails its sync is said (the first), the others are synced still, and the files stay.
     for (int i = 0, unsynced = 0; k == g->n && !e && i < g->n; i++) {
         size_t d = folder_len(g->paths[i]);
-        int seen = 0, fe;
-        for (int j = 0; j < i && !seen; j++)
-            seen = folder_len(g->paths[j]) == d && !strncmp(g->paths[j], g->paths[i], d);
-        if (!seen && g->later) seen = folders_note(g->later, g->paths[i], d) == 0;
+        int seen = 0, fe, nfiles = 0;
+        for (int j = 0; j < i && !seen; j++) seen = same_folder(g->paths[j], g->paths[i], d);
+        for (int j = i; j < g->n && !seen; j++) nfiles += same_folder(g->paths[j], g->paths[i], d);
+        if (!seen && g->later) seen = folders_note(g->later, g->paths[i], d, nfiles) == 0;
         if (!seen && (fe = sync_folder(g->paths[i], d)) && !unsynced++) {
-            snprintf(err, errlen, "%.*s: %s", d ? name_cut(d) : 1, d ? g->paths[i] : ".",
-                     file_reason(fe, why, sizeof why));
+            say_unsynced(g->paths[i], nfiles, fe, err, errlen);
             rc = FILE_UNSYNCED;
         }
     }
@@ -530,7 +557,8 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
             snprintf(err, errlen, "%.*s: exists now (written by another command meanwhile); pass --force to replace it",
                      FILE_NAME_CUT, g->paths[k]);
         else
-            snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, k < g->n ? g->paths[k] : at, file_reason(e, why, sizeof why));
+            snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, k < g->n ? g->paths[k] : at,
+                     file_reason(e, why, sizeof why));
         for (int i = k; i < g->n; i++) file_tmp_remove(g->tmps[i]);
         // All or nothing: the files this call published go again, each only while it is still this
         // command's (the same file), never another's. (With replace, what they replaced is gone.)

@@ -76,6 +76,8 @@ typedef struct {
 // power cut as after the command's own end.
 typedef struct {
     char **dirs;
+    char **firsts;   // per folder: the first file published into it, and how many were (its message)
+    long *files;
     int n, cap;
     int *slots, nslots;   // a hash set of dirs (slot: index + 1, 0 free), so a folder is noted at once
 } FileFolders;
@@ -121,7 +123,9 @@ void file_group_discard(FileGroup *g);
 //   0               all published;
 //   FILE_TAKEN      a path exists (replace = 0): err "PATH: exists now (written by another command
 //                   meanwhile); pass --force to replace it";
-//   FILE_UNSYNCED   all published (and swept), but a folder's sync failed: err "DIR: reason";
+//   FILE_UNSYNCED   all published (and swept), but a folder's sync failed: err "PATH and N more: written,
+//                   but their folder DIR could not be synced: reason" (PATH the first of the group's
+//                   files in DIR; one file: file_publish_atomic's "PATH: written, but its folder ...");
 //   -1              err "PATH: reason", nothing of the group published.
 // Test gate VITMAE_FAULT_HOLD_BEFORE_PUBLISH (file_test_gate) before publishing, so that a test can run
 // a second command meanwhile. A command that makes a folder for its outputs passes the gate itself,
@@ -129,8 +133,9 @@ void file_group_discard(FileGroup *g);
 enum { FILE_TAKEN = 1, FILE_UNSYNCED = 2 };
 int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen);
 // Each folder noted in f fsync'd once, then f emptied (it may be used again): called by the command
-// after its last group, before it says it is done. 0, or -1 with err "DIR: reason" for the first
-// folder that failed (the others are synced still). The files published stay where they are: each
+// after its last group, before it says it is done. 0, or -1 with err for the first folder that failed
+// (the others are synced still) as file_group_publish's FILE_UNSYNCED says it, of every file the
+// groups published into DIR ("PATH and N more", PATH the first). The files published stay where they are: each
 // was on disk before its rename; only their names may not outlive a power cut. Test gate
 // VITMAE_FAULT_HOLD_BEFORE_FOLDER_SYNC first (file_test_gate): a test stops the command there.
 int file_folders_sync(FileFolders *f, char *err, size_t errlen);
