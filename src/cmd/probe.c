@@ -154,7 +154,7 @@ static int write_confusion(const char *dir, int p, const ProbeResult *r, long nt
     Canvas cv;
     if (viz_confusion(&cv, r->confusion, classes->nclasses, (const char *const *)classes->class_names, title, why,
                       sizeof why)) {
-        snprintf(err, errlen, "%.2000s: %s", path, why);
+        snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, why);
         return -1;
     }
     char text_what[4500];
@@ -164,7 +164,7 @@ static int write_confusion(const char *dir, int p, const ProbeResult *r, long nt
     int rc = output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, why, sizeof why);
     canvas_free(&cv);
     if (!rc && file_group_add(files, tmp, path)) { snprintf(why, sizeof why, "out of memory"); rc = -1; }
-    if (rc) snprintf(err, errlen, "%.2000s: %s", path, why);
+    if (rc) snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, why);
     return rc;
 }
 

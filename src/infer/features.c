@@ -10,6 +10,7 @@
 #include "infer/infer.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
+#include "io/files.h"
 #include "io/json.h"
 #include "data/image.h"
 #include "kernels/ops.h"
@@ -159,7 +160,7 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
             bad[k] = image_load_view(paths[i0 + k], max_pixels, size, channels, dst + (size_t)k * per, why[k], sizeof why[k]);
         for (int k = 0; k < B; k++)
             if (bad[k]) {
-                snprintf(err, errlen, "%.2000s: %s", paths[i0 + k], why[k]);
+                snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, paths[i0 + k], why[k]);
                 status = 1;
                 break;
             }
@@ -170,7 +171,7 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
             int finite = 1;
             for (size_t d = 0; d < dim; d++) finite &= isfinite(row[d]) != 0;
             if (!finite) {
-                snprintf(err, errlen, "%.2000s: %s", paths[i0 + k], INFER_NONFINITE_WHY);
+                snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, paths[i0 + k], INFER_NONFINITE_WHY);
                 status = 1;
             }
         }
