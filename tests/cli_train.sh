@@ -467,6 +467,12 @@ t "--val-max 4 of 4 classes x 4: the first image of each class scored ($rc1 $rc2
 VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --out "$dir/nan" > /dev/null 2> "$dir/nan.err"; rc=$?
 t "NaN loss exits 1" '[ $rc -eq 1 ]'
 t "NaN loss names the step and the last good checkpoint" 'grep -q "NaN at step 15 .*; stopped; the last good checkpoint is $dir/nan/checkpoint.safetensors$" "$dir/nan.err"'
+# The line's lr is the step's, in the progress lines' form (it was "%.3g", "lr 0.00104" against the log's
+# "lr 1.036e-03"): the same run without the NaN logs step 15's lr.
+"$VITMAE" train $small --steps 20 --ckpt-every 10 --eval-every 10 --log-every 5 --out "$dir/nanless" > "$dir/nanless.log" 2>&1
+lr15=$(sed -n "s/^step 15\/20 loss [^ ]* lr \([^ ]*\) .*/\1/p" "$dir/nanless.log")
+t "the NaN line's lr reads as step 15's log line ($lr15: $(cat "$dir/nan.err"))" \
+  '[ -n "$lr15" ] && grep -q "^vitmae: train: loss is NaN at step 15 (lr $lr15); stopped" "$dir/nan.err"'
 t "checkpoint of step 10 intact after NaN" '"$VITMAE" info "$dir/nan/checkpoint.safetensors" --json | grep -q "\"step\":[[:space:]]*10,"'
 # A NaN at the first step, before any checkpoint: the line named "the last good checkpoint" all the same,
 # a file that was never written.

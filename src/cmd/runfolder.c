@@ -702,7 +702,7 @@ static void last_good_checkpoint(char *out, size_t n, const char *ckpt_path) {
 void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path) {
     char last[4400];
     last_good_checkpoint(last, sizeof last, ckpt_path);
-    snprintf(msg, n, "loss is %s at step %ld (lr %.3g); stopped; %s", isnan(loss) ? "NaN" : "infinite", step, lr, last);
+    snprintf(msg, n, "loss is %s at step %ld (lr %.3e); stopped; %s", isnan(loss) ? "NaN" : "infinite", step, lr, last);
 }
 
 float run_test_hook_loss(long step1, float loss) {
