@@ -93,10 +93,22 @@ t "text form warns about the flat image" 'echo "$out" | grep -q "flat.png: every
 # "(after dropping alpha)" only for an image that had alpha: a 1x1 RGB PNG was said to have dropped one.
 mkdir -p "$dir/flat2" && cp "$dir/set/flat.png" "$dir/flat2/rgba.png"
 /usr/bin/python3 -c 'from PIL import Image; import sys; Image.new("RGB", (1, 1), (9, 9, 9)).save(sys.argv[1])' "$dir/flat2/rgb.png"
+# WebP reports its alpha by a path of its own (image.c's WebP decode): a lossless WebP of one grey under
+# a varying alpha (exact: the colour under it kept), and one without alpha.
+/usr/bin/python3 - "$dir/flat2" <<'PY'
+import sys
+from PIL import Image
+im = Image.new("RGBA", (4, 4))
+im.putdata([(9, 9, 9, 20 + 15 * i) for i in range(16)])
+im.save(sys.argv[1] + "/rgba.webp", lossless=True, exact=True)
+Image.new("RGB", (4, 4), (9, 9, 9)).save(sys.argv[1] + "/rgb.webp", lossless=True)
+PY
 fout=$("$VITMAE" data "$dir/flat2" 2>&1); rc=$?
-t "flat images: alpha named only where there was one ($rc: $(echo "$fout" | grep same | tr "\n" "|"))" \
+t "flat images: alpha named only where there was one, PNG and WebP ($rc: $(echo "$fout" | grep same | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && echo "$fout" | grep -q "flat2/rgb.png: every pixel is the same colour: nothing to learn from$" &&
-   echo "$fout" | grep -q "flat2/rgba.png: every pixel is the same colour (after dropping alpha): nothing to learn from$"'
+   echo "$fout" | grep -q "flat2/rgba.png: every pixel is the same colour (after dropping alpha): nothing to learn from$" &&
+   echo "$fout" | grep -q "flat2/rgb.webp: every pixel is the same colour: nothing to learn from$" &&
+   echo "$fout" | grep -q "flat2/rgba.webp: every pixel is the same colour (after dropping alpha): nothing to learn from$"'
 # The sizes line gives each side's range: a wide and a tall image read "40x10 to 10x30" as two sizes
 # neither has ("10x10 to 40x30 (min and max width x height)" before).
 mkdir -p "$dir/pano"
