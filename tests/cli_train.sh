@@ -437,6 +437,15 @@ t "a stop signal during start-up: exit 0 ($rc), saved at step 1, said as such ($
 VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train $small --steps 50 --log-every 1 --threads 1 --out "$dir/stopcurves" > "$dir/stopcurves.log" 2>&1; rc=$?
 t "a stop: curves.png redrawn after the checkpoint, to its step 1, the last row ($rc: $(tail -n 1 "$dir/stopcurves.log"); drawn to step $(curves_last "$dir/stopcurves/curves.png"))" \
   '[ $rc -eq 0 ] && [ "$(saved_step "$dir/stopcurves/checkpoint.safetensors")" = 1 ] && [ "$(tail -n 1 "$dir/stopcurves/metrics.csv" | cut -d, -f1)" = 1 ] && [ "$(curves_last "$dir/stopcurves/curves.png")" = 1 ]'
+# ... and a picture with no point drawn records no x_range (docs/interface.md, section 5): a resumed run
+# whose metrics.csv holds only its header (the rows cut away), stopped after its first step, which logs
+# no row (the default --log-every), redraws curves.png with nothing in it. (The stop's picture above reads "0 1".)
+cp -R "$dir/early" "$dir/norows" && head -n 1 "$dir/early/metrics.csv" > "$dir/norows/metrics.csv"
+VITMAE_FAULT_STOP_IN_SETUP=1 "$VITMAE" train --resume "$dir/norows" --threads 1 > "$dir/norows.log" 2>&1; rc=$?
+t "curves.png with no point drawn: no x_range ($rc: $(tail -n 1 "$dir/norows.log"); x_range '$(png_text "$dir/norows/curves.png" x_range)', stop's '$(png_text "$dir/stopcurves/curves.png" x_range)')" \
+  '[ $rc -eq 0 ] && grep -q "interrupted at step 2 of 50" "$dir/norows.log" && [ "$(wc -l < "$dir/norows/metrics.csv")" -eq 1 ] &&
+   [ "$(png_text "$dir/norows/curves.png" Software)" = vitmae ] && [ -z "$(png_text "$dir/norows/curves.png" x_range)" ] &&
+   [ "$(png_text "$dir/stopcurves/curves.png" x_range)" = "0 1" ]'
 # Earlier still (=exec: as the process runs itself again for a short OpenMP spin, docs/interface.md,
 # GOMP_SPINCOUNT, which tests/run.sh's OMP_WAIT_POLICY would skip; =mpi: before MPI starts, where a rank
 # under mpirun spends most of its start-up): the same. The signal's default action killed the process
