@@ -154,19 +154,24 @@ void cli_class_folder_note(const char *root, const char *name, char *buf, size_t
         snprintf(buf, n, " (%s holds no usable image)", path);
 }
 
+int cli_unused_class_folder(const char *root, const char *name, char *const *names, int n) {
+    if (name[0] == '.') return 0;
+    for (int c = 0; c < n; c++)
+        if (!strcmp(names[c], name)) return 0;
+    char path[4096];
+    struct stat st;
+    int len = snprintf(path, sizeof path, "%s/%s", root, name);
+    return len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 void cli_unused_class_folder_note(const char *root, char *const *names, int n, char *buf, size_t len) {
     buf[0] = 0;
     DIR *d = opendir(root);
     if (!d) return;   // a note only: the refusal stands without it
     char first[256] = "";
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.' || (first[0] && strcmp(e->d_name, first) >= 0)) continue;
-        int known = 0;
-        for (int c = 0; c < n && !known; c++) known = !strcmp(names[c], e->d_name);
-        char note[4200];
-        if (!known) cli_class_folder_note(root, e->d_name, note, sizeof note);
-        if (!known && note[0]) snprintf(first, sizeof first, "%s", e->d_name);
-    }
+    for (struct dirent *e; (e = readdir(d));)
+        if ((!first[0] || strcmp(e->d_name, first) < 0) && cli_unused_class_folder(root, e->d_name, names, n))
+            snprintf(first, sizeof first, "%s", e->d_name);
     closedir(d);
     if (first[0]) cli_class_folder_note(root, first, buf, len);
 }

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "data/dataset.h"
@@ -28,17 +27,6 @@ typedef struct { DataWarning *v; int n; char *paths; } DataWarnings;
 
 static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
 
-// A sub-folder of dir (a link to one too) that is no class: not hidden, not one of the names.
-static int unused_folder(const char *dir, const char *name, char *const *names, int n) {
-    if (name[0] == '.') return 0;
-    for (int c = 0; c < n; c++)
-        if (!strcmp(names[c], name)) return 0;
-    char path[4096];
-    struct stat st;
-    int len = snprintf(path, sizeof path, "%s/%s", dir, name);
-    return len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     size_t n = 0, bytes = 1;
     for (int i = 0; i < ds->n; i++) n += ds->items[i].uniform != 0;
@@ -47,7 +35,7 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     struct dirent **sub = NULL;
     int nsub = scandir(dir, &sub, NULL, by_name);   // a folder that cannot be listed now: no such warnings
     for (int i = 0; i < nsub; i++) {
-        if (!unused_folder(dir, sub[i]->d_name, ds->class_names, ds->nclasses)) sub[i]->d_name[0] = 0;
+        if (!cli_unused_class_folder(dir, sub[i]->d_name, ds->class_names, ds->nclasses)) sub[i]->d_name[0] = 0;
         else { n++; bytes += strlen(dir) + strlen(sub[i]->d_name) + 2; }
     }
     *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes)};
