@@ -272,6 +272,19 @@ PY
 "$VITMAE" info "$tmp/other.safetensors" > "$tmp/other.out"; rc=$?
 t "another vitmae_version: the same data loads, crc32 verified, the value written out on one line" \
   '[ $rc -eq 0 ] && grep -q "(verified)" "$tmp/other.out" && grep -qx "  written by   vitmae other\\\\n1" "$tmp/other.out" && same_weights "$tmp/other.safetensors" "$tmp/vrun/checkpoint.safetensors"'
+# The helper itself (tests/lib.sh): a comparison that cannot be made fails the test with its own line
+# (fail=1), also where the caller expects a difference (`! same_weights`); two files whose header runs
+# past their end are not two empty data sections that match. It needs no scratch folder: it wrote
+# "$dir/a.bin", /a.bin in a test without $dir, shared by every test on the machine.
+printf '\100\000\000\000\000\000\000\000{}' > "$tmp/cut1.safetensors"; cp "$tmp/cut1.safetensors" "$tmp/cut2.safetensors"
+sw=$(fail=0; ! same_weights "$tmp/missing.safetensors" "$fx/torch_small.safetensors" > "$tmp/sw.out" 2>&1; echo "$fail")
+t "same_weights: a missing file fails the test, also under ! ($sw: $(head -n 2 "$tmp/sw.out" | tr "\n" "|"))" \
+  '[ "$sw" = 1 ] && grep -q "^FAILED: same_weights .*: the comparison itself failed (exit 2)" "$tmp/sw.out" && grep -q "No such file" "$tmp/sw.out"'
+sw=$(fail=0; same_weights "$tmp/cut1.safetensors" "$tmp/cut2.safetensors" > "$tmp/sw.out" 2>&1; echo "$? $fail")
+t "same_weights: two files cut inside their header do not match as empty data ($sw: $(head -n 2 "$tmp/sw.out" | tr "\n" "|"))" \
+  '[ "$sw" = "2 1" ] && grep -q "cut1.safetensors: no safetensors header (10 bytes)" "$tmp/sw.out"'
+sw=$(unset dir; same_weights "$fx/torch_small.safetensors" "$fx/torch_small.safetensors"; echo $?)
+t "same_weights: a file matches itself without a scratch folder ($sw)" '[ "$sw" = 0 ]'
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli info ok"
 exit $fail

@@ -17,10 +17,37 @@ scratch() {
 }
 
 # The data section of a safetensors file (parameters and AdamW moments), without the header, which
-# holds run-specific metadata such as elapsed time.
-data_of() { python3 -c 'import struct,sys; b=open(sys.argv[1],"rb").read(); n=struct.unpack("<Q",b[:8])[0]; sys.stdout.buffer.write(b[8+n:])' "$1"; }
-# 0 when two checkpoints hold bitwise the same tensors (scratch files in $dir).
-same_weights() { data_of "$1" > "$dir/a.bin"; data_of "$2" > "$dir/b.bin"; cmp -s "$dir/a.bin" "$dir/b.bin"; }
+# holds run-specific metadata such as elapsed time. Exits 2 with a line on stderr, nothing written,
+# when FILE cannot be read or is too short for its header.
+safetensors_data_py='
+import os, struct, sys
+sys.excepthook = lambda kind, e, tb: (sys.stderr.write("%s: %s: %s\n" % (sys.argv[1], kind.__name__, e)), os._exit(2))
+def data_of(path):
+    try:
+        with open(path, "rb") as f: b = f.read()
+        n = struct.unpack("<Q", b[:8])[0] if len(b) >= 8 else None
+    except OSError as e:
+        sys.stderr.write("%s: %s: %s\n" % (sys.argv[1], path, e.strerror)); sys.exit(2)
+    if n is None or 8 + n > len(b):
+        sys.stderr.write("%s: %s: no safetensors header (%d bytes)\n" % (sys.argv[1], path, len(b))); sys.exit(2)
+    return b[8 + n:]
+'
+data_of() { python3 -c "$safetensors_data_py"'
+sys.stdout.buffer.write(data_of(sys.argv[2]))' data_of "$1"; }
+# same_weights A B: 0 when two checkpoints hold bitwise the same tensors, 1 when they differ. Compared
+# in one process, without scratch files: the two files were once written to "$dir/a.bin" and
+# "$dir/b.bin", and in a test whose folder is $tmp ($dir unset) that was /a.bin and /b.bin, shared by
+# every test and every checkout's `make test` on the machine; two side by side overwrote each other's
+# and a same-weights check failed (cli_usage.sh's locale check, under load). And an unreadable file
+# read as empty data matched another empty one. When the comparison itself fails (a file missing or
+# cut short, python not starting) the test fails with its own line and fail=1, whatever the caller
+# expects: `! same_weights` does not pass on an error.
+same_weights() {
+  python3 -c "$safetensors_data_py"'
+sys.exit(0 if data_of(sys.argv[2]) == data_of(sys.argv[3]) else 1)' same_weights "$1" "$2"; _sw=$?
+  [ $_sw -le 1 ] || { echo "FAILED: same_weights $1 $2: the comparison itself failed (exit $_sw)"; fail=1; }
+  return $_sw
+}
 # The losses of a run's metrics.csv (its first 6 columns: step, epoch, lr, loss and the two validation
 # figures; img/s and time vary). same_run A B: 0 when two run folders end with bitwise the same tensors
 # and the same losses.
