@@ -461,6 +461,32 @@ PY'
 else
   echo "note: /usr/bin/python3 has no torch: the resized pos_embed is not compared with PyTorch's here"
 fi
+# The same without torch (CI has none), so that a finetune that left the resize out (the fresh table of
+# the 6x6 grid kept) fails everywhere: bicubic with a = -0.75, half-pixel centres and indices clamped at
+# the border (align_corners=False, as F.interpolate), one axis then the other; the class row copied.
+t "--ckpt with --img 24 --pos fixed: pos_embed is the bicubic resize of the checkpoint's (no torch)" 'python3 - "$pre" "$dir/img24/checkpoint.safetensors" <<PY
+import array, json, math, struct, sys
+def tensor(path, name):
+    b = open(path, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; o = json.loads(b[8:8 + n])[name]["data_offsets"]
+    a = array.array("f"); a.frombytes(b[8 + n + o[0]:8 + n + o[1]]); return list(a)
+def cubic(t, a=-0.75):
+    t = abs(t)
+    return ((a + 2) * t - (a + 3)) * t * t + 1 if t <= 1 else (((t - 5) * t + 8) * t - 4) * a if t < 2 else 0.0
+def resize(v, g, n):   # v[i][...]: g rows -> n rows along the first axis
+    out = []
+    for i in range(n):
+        src = (i + 0.5) * g / n - 0.5; x0 = math.floor(src)
+        w = [(min(max(x0 + k, 0), g - 1), cubic(src - (x0 + k))) for k in (-1, 0, 1, 2)]
+        out.append([sum(wk * v[j][c] for j, wk in w) for c in range(len(v[0]))])
+    return out
+d = 32; a = tensor(sys.argv[1], "pos_embed"); got = tensor(sys.argv[2], "pos_embed")
+grid = [[a[d * (1 + y * 4 + x):d * (2 + y * 4 + x)] for x in range(4)] for y in range(4)]
+rows = resize([sum(r, []) for r in grid], 4, 6)                                  # along y: each row all x
+cols = [resize([row[x * d:(x + 1) * d] for x in range(4)], 4, 6) for row in rows]   # along x
+want = a[:d] + [v for y in range(6) for x in range(6) for v in cols[y][x]]
+bad = max(abs(g - w) - 1e-6 * abs(w) for g, w in zip(got, want))
+assert len(got) == len(want) and bad <= 1e-6, (len(got), bad)
+PY'
 err "--ckpt with a --preset" 2 "finetune --preset: small sets --dim 384, which disagrees with the checkpoint's 32" "$VITMAE" finetune --ckpt "$pre" $ft --preset small --out "$dir/e1"
 # pos_embed trains in fine-tuning as in MAE's main_finetune (models_vit learns it), also from an encoder
 # pretrained with fixed positions (MAE's own, converted, are marked fixed): it stayed frozen, and
