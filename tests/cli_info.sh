@@ -90,6 +90,9 @@ printf 'RIFF\044\000\000\000WEBPVP8 ' >"$tmp/img.webp"
 printf '\223NUMPY\001\000v\000{' >"$tmp/arr.npy"
 printf 'PK\003\004\024\000\000\000' >"$tmp/model.pth"
 printf '{"lr": 1}\n' >"$tmp/config.json"
+printf 'hi\n' >"$tmp/notes.txt"                       # shorter than the 8-byte header length
+printf '\000\000\000\000\000\000\000\377\001' >"$tmp/bin.dat"   # neither text nor a kind it knows
+printf '\001\002\003' >"$tmp/tiny.dat"
 : >"$tmp/empty.safetensors"
 for kf in "$fx/attn_input.png:a PNG image, not a safetensors checkpoint" \
           "$tmp/img.webp:a WebP image, not a safetensors checkpoint" \
@@ -97,7 +100,10 @@ for kf in "$fx/attn_input.png:a PNG image, not a safetensors checkpoint" \
           "$tmp/model.pth:a zip file, not a safetensors checkpoint (a PyTorch .pth? convert it with tools/convert_mae.py)" \
           "$tmp/config.json:JSON text, not a safetensors checkpoint" \
           "$tmp/empty.safetensors:an empty file, not a safetensors checkpoint" \
-          "$tmp/metrics.csv:header length 8317985974896653427 is too large (limit 100000000; not a safetensors file?)"; do
+          "$tmp/metrics.csv:a text file, not a safetensors checkpoint" \
+          "$tmp/notes.txt:a text file, not a safetensors checkpoint" \
+          "$tmp/bin.dat:not a safetensors checkpoint (header length 18374686479671623680 is too large: the limit is 100000000)" \
+          "$tmp/tiny.dat:not a safetensors checkpoint (file too short: 3 bytes; a safetensors file starts with an 8-byte header length)"; do
   f=${kf%%:*}
   "$VITMAE" info "$f" 2>"$tmp/err"; rc=$?
   t "info of $(basename "$f"): named by its first bytes, exit 1" '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $f: ${kf#*:}" ]'
@@ -105,6 +111,9 @@ done
 "$VITMAE" embed --ckpt "$fx/attn_input.png" --out "$tmp/e.npy" "$fx/attn_input.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "embed --ckpt of a PNG: named so, exit 1, no file" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $fx/attn_input.png: a PNG image, not a safetensors checkpoint" ] && [ ! -e "$tmp/e.npy" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/metrics.csv" --out "$tmp/r" "$fx/attn_input.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "reconstruct --ckpt of a CSV: a text file, exit 1, no file" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/metrics.csv: a text file, not a safetensors checkpoint" ] && [ ! -e "$tmp/r" ]'
 "$VITMAE" info "$tmp/missing.safetensors" 2>"$tmp/err"; rc=$?
 t "missing file exits 1" '[ $rc -eq 1 ] && grep -q "No such file" "$tmp/err"'
 "$VITMAE" info 2>/dev/null; rc=$?

@@ -154,7 +154,13 @@ static void test_generic_format(void) {
     expect_refused((const uint8_t *)"RIFF\x24\0\0\0WAVEfmt ", 16, "is too large", "RIFF but not WebP");
     expect_refused((const uint8_t *)"{}", 2, ": JSON text, not", "2-byte JSON");
     expect_refused((const uint8_t *)"PK\x03\x04", 4, "tools/convert_mae.py", "zip");
-    expect_refused((const uint8_t *)"\x10\0\0\0", 4, "file too short", "4-byte file");
+    expect_refused((const uint8_t *)"\x10\0\0\0", 4, ": not a safetensors checkpoint (file too short: 4 bytes", "4-byte file");
+    // Text (a CSV, a log, UTF-8 included) said "header length N is too large", or "file too short".
+    expect_refused((const uint8_t *)"step,loss\r\n1,\t0.5\n", 17, ": a text file, not a safetensors checkpoint", "CSV");
+    expect_refused((const uint8_t *)"h\xc3\xa9\n", 4, ": a text file, not a safetensors checkpoint", "4-byte UTF-8 text");
+    expect_refused((const uint8_t *)"step,los\x01", 9, ": not a safetensors checkpoint (header length", "text with a control byte");
+    expect_refused((const uint8_t *)"abcdefgh\x7f", 9, ": not a safetensors checkpoint (header length", "text with DEL");
+    expect_refused((const uint8_t *)"abcdefgh\xe9t\xe9", 11, ": not a safetensors checkpoint (header length", "Latin-1, not UTF-8");
     b = make_st("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, &len);
     expect_refused(b, 20, "truncated header", "truncated header");
     expect_refused(b, len - 3, "truncated data (tensor 'a' needs data bytes 0..8, file has 5)", "truncated data");
@@ -165,7 +171,8 @@ static void test_generic_format(void) {
     expect_refused(c, len, "truncated header", "header length beyond the file");
     memset(c, 0, 8);
     c[7] = 0x80;   // 2^63
-    expect_refused(c, len, "header length 9223372036854775808 is too large", "header length 2^63");
+    expect_refused(c, len, ": not a safetensors checkpoint (header length 9223372036854775808 is too large: the limit is 100000000)",
+                   "header length 2^63");
     memset(c, 0xff, 8);
     expect_refused(c, len, "is too large", "header length 2^64-1");
     free(c);

@@ -418,7 +418,18 @@ static const char *wrong_kind(const uint8_t head[ST_HEAD], size_t len) {
         if (len >= kinds[i].at + kinds[i].n && memcmp(head + kinds[i].at, kinds[i].magic, kinds[i].n) == 0 &&
             (kinds[i].at == 0 || memcmp(head, "RIFF", 4) == 0))
             return kinds[i].kind;
-    return NULL;
+    // Text (a CSV, a log, a config): ASCII without control bytes but tab, newline and carriage return,
+    // or UTF-8 (a sequence cut by the end of the head counts). A checkpoint's 8-byte header length has
+    // its high bytes 0, so a checkpoint never looks so.
+    size_t n = len < ST_HEAD ? len : ST_HEAD, i = 0;
+    while (i < n) {
+        uint8_t c = head[i++];
+        size_t more = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+        if (!more && (c >= 0x80 || c == 0x7f || (c < 0x20 && c != '\t' && c != '\n' && c != '\r'))) return NULL;
+        for (; more && i < n; more--)
+            if ((head[i++] & 0xc0) != 0x80) return NULL;
+    }
+    return "a text file, not a safetensors checkpoint";
 }
 
 // Validates the 8-byte header length (head's first 8 bytes) against the file's len bytes: 0 and
@@ -432,11 +443,12 @@ static int header_len(const StFile *f, const uint8_t head[ST_HEAD], size_t len, 
         return -1;
     }
     if (len < 8) {
-        fail(err, errlen, "%s: file too short (%zu bytes; a safetensors file starts with an 8-byte header length)", f->path, len);
+        fail(err, errlen, "%s: not a safetensors checkpoint (file too short: %zu bytes; a safetensors file starts "
+             "with an 8-byte header length)", f->path, len);
         return -1;
     }
     if (hlen > ST_MAX_HEADER) {
-        fail(err, errlen, "%s: header length %llu is too large (limit %u; not a safetensors file?)", f->path,
+        fail(err, errlen, "%s: not a safetensors checkpoint (header length %llu is too large: the limit is %u)", f->path,
              (unsigned long long)hlen, ST_MAX_HEADER);
         return -1;
     }
