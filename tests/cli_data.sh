@@ -296,7 +296,7 @@ t "data of a hidden class folder: exit 0, it is a class, and a warning names it 
 check=$("$VITMAE" data --json "$dir/hid" 2>/dev/null | /usr/bin/python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-w = [(f["path"].split("/hid/")[1], f["warning"]) for f in d["warnings"]]
+w = [(f["path"].split("/hid/")[1], f["warning"]) for f in d["warnings"] if "same_as" not in f]   # its copies: below
 print("ok" if d["classes"] == {".Trash-1000": 1, "a": 2} and len(w) == 1 and w[0][0] == ".Trash-1000"
       and "hidden folder" in w[0][1] else "bad: %r" % d)' 2>&1)
 t "data --json of a hidden class folder: one warning, the folder's path ($check)" '[ "$check" = ok ]'
@@ -318,6 +318,49 @@ w = [(f["path"].split("/emp/")[1], f["warning"]) for f in d["warnings"]]
 print("ok" if d["classes"] == {"a": 1} and w == [("cat", "holds no usable image: not a class"),
       ("dog", "holds no usable image: not a class")] else "bad: %r" % d)' 2>&1)
 t "data --json of an empty class folder: a warning each, the folder's path ($check)" '[ "$check" = ok ]'
+# Files with the same bytes (a photo copied twice: it trains twice, and train's split can hold out one
+# copy while the other trains) were not said. Now one warning line gives how many images are copies of
+# an earlier one and the first with the file it copies; two different files of one size and one CRC-32
+# are no copies (PNGs stored without compression, so that their size depends on the pixel count alone,
+# each followed by the little-endian CRC-32 of its bytes, which a decoder leaves unread past IEND and
+# which makes every file's CRC-32 zlib's residue 0x2144df1c).
+mkdir -p "$dir/cop/a" "$dir/cop/b" "$dir/same"
+/usr/bin/python3 - "$dir/cop/a/p.png" "$dir/cop/b/q.png" "$dir/same/p.png" "$dir/same/q.png" <<'PY'
+import struct, sys, zlib
+def png(path, shade):
+    raw = b"".join(b"\0" + bytes((shade + x * 9 + y * 5) % 256 for x in range(8)) for y in range(8))
+    def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    b = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 8, 0, 0, 0, 0))
+         + chunk(b"IDAT", zlib.compress(raw, 0)) + chunk(b"IEND", b""))
+    open(path, "wb").write(b + struct.pack("<I", zlib.crc32(b)))
+for k, path in enumerate(sys.argv[1:]): png(path, 40 * (k % 2))
+PY
+cp "$dir/set/circle/00000.png" "$dir/cop/a/x.png"; cp "$dir/cop/a/x.png" "$dir/cop/b/y.png"; cp "$dir/cop/a/x.png" "$dir/cop/b/z.png"
+crc() { /usr/bin/python3 -c 'import sys, zlib; print(zlib.crc32(open(sys.argv[1], "rb").read()))' "$1"; }
+t "setup: p.png and q.png differ, of one size and one CRC-32" \
+  '! cmp -s "$dir/same/p.png" "$dir/same/q.png" && [ $(wc -c < "$dir/same/p.png") -eq $(wc -c < "$dir/same/q.png") ] && [ "$(crc "$dir/same/p.png")" = "$(crc "$dir/same/q.png")" ]'
+copy_why="(a copy trains twice, and train's --val-frac can hold one out while the other trains)"
+out=$("$VITMAE" data --threads 2 "$dir/cop" 2>"$dir/err"); rc=$?
+t "data of a folder with copies: exit 0, one warning line, the first copy, the file it copies and the count ($rc: $(printf '%s' "$out" | tail -n 2 | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && [ ! -s "$dir/err" ] && [ "$(printf "%s\n" "$out" | tail -n 2)" = "warnings:
+  $dir/cop/b/y.png: the same bytes as $dir/cop/a/x.png; 2 images are copies of an earlier one $copy_why" ]'
+check=$("$VITMAE" data --json "$dir/cop" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = [(f["path"].split("/cop/")[1], f["same_as"].split("/cop/")[1], f["copies"]) for f in d["warnings"]]
+print("ok" if d["ok"] == 5 and w == [("b/y.png", "a/x.png", 2)] and "the same bytes as" in d["warnings"][0]["warning"] else "bad: %r" % d)' 2>&1)
+t "data --json of it: one warning, with same_as and copies ($check)" '[ "$check" = ok ]'
+cp "$dir/cop/a/x.png" "$dir/cop/b/r.png"
+out=$("$VITMAE" data "$dir/cop" 2>/dev/null)
+t "a copy that comes first in scan order is the one said ($(printf '%s' "$out" | tail -n 1))" \
+  'printf "%s\n" "$out" | tail -n 1 | grep -qF "  $dir/cop/b/r.png: the same bytes as $dir/cop/a/x.png; 3 images are copies of"'
+out=$("$VITMAE" data "$dir/same" 2>"$dir/err"); rc=$?
+t "data of two different files of one size: no warning ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && printf "%s\n" "$out" | head -n 1 | grep -q ": 2 ok, " && ! printf "%s\n" "$out" | grep -q "warning\|same bytes"'
+cp "$dir/same/p.png" "$dir/same/p2.png"
+out=$("$VITMAE" data "$dir/same" 2>/dev/null)
+t "... and with a copy of one of them: the copy and its file, not the other ($(printf '%s' "$out" | tail -n 1))" \
+  '[ "$(printf "%s\n" "$out" | tail -n 1)" = "  $dir/same/p2.png: the same bytes as $dir/same/p.png; 1 image is a copy of an earlier one $copy_why" ]'
 # Hidden files inside the classes, as a folder copied from a Mac holds them: a ._NAME beside every
 # image (AppleDouble: the picture's metadata under its name, junk bytes to a decoder) and .DS_Store.
 # They are read as any other file, as ImageFolder reads them (docs/interface.md, section 2): the

@@ -1,7 +1,7 @@
 // `vitmae data DIR [--json] [--max-pixels N] [--threads T]`: what training would see in a folder:
 // usable images, skipped candidates with their reasons, ignored files (those that look like images
-// named with the reason), warnings (images of one flat colour, hidden class folders), classes and the
-// size range.
+// named with the reason), warnings (images of one flat colour, hidden class folders, folders that are
+// no class, files that are copies of another), classes and the size range.
 #include <cJSON.h>
 #include <dirent.h>
 #include <omp.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "data/copies.h"
 #include "data/dataset.h"
 #include "io/json.h"
 #include "kernels/cpu.h"
@@ -20,15 +21,35 @@
 
 // The warnings of both reports, in their order: each image of one flat colour, then each hidden class
 // folder as DIR/<name>, then each sub-folder of DIR that is no class since it holds no usable image,
-// by name (docs/data.md; hidden ones, such as .git, are not said, as probe and finetune say them). One
-// allocation holds the folders' paths; out of memory: -1, w empty.
-typedef struct { const char *path, *why; } DataWarning;
-typedef struct { DataWarning *v; int n; char *paths; } DataWarnings;
+// by name (docs/data.md; hidden ones, such as .git, are not said, as probe and finetune say them), then
+// one line for the images whose files are copies of an earlier one's (data/copies.h): how many, and
+// the first copy with the file it copies. One allocation holds the folders' paths, another that line;
+// out of memory: -1, w empty.
+typedef struct { const char *path, *why, *same_as; int copies; } DataWarning;
+typedef struct { DataWarning *v; int n; char *paths, *copies_why; } DataWarnings;
 
 static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
 
 static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     size_t n = 0, bytes = 1;
+    char err[64];
+    int *copy_of = malloc(sizeof *copy_of * (size_t)(ds->n ? ds->n : 1));
+    int copies = copy_of ? dataset_copies(ds, copy_of, err, sizeof err) : -1, first = 0;
+    char *copies_why = NULL;
+    if (copies > 0) {
+        while (copy_of[first] < 0) first++;
+        const char *orig = ds->items[copy_of[first]].path;
+        size_t len = strlen(orig) + 200;
+        if ((copies_why = malloc(len)))
+            snprintf(copies_why, len, "the same bytes as %s; %d image%s of an earlier one (a copy trains twice, "
+                     "and train's --val-frac can hold one out while the other trains)", orig, copies,
+                     copies == 1 ? " is a copy" : "s are copies");
+        n++;
+    }
+    if (copies < 0 || (copies > 0 && !copies_why)) {
+        free(copy_of); free(copies_why); *w = (DataWarnings){0};
+        return -1;
+    }
     for (int i = 0; i < ds->n; i++) n += ds->items[i].uniform != 0;
     for (int i = 0; i < ds->nclasses; i++)
         if (ds->class_names[i][0] == '.') { n++; bytes += strlen(dir) + strlen(ds->class_names[i]) + 2; }
@@ -38,30 +59,32 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
         if (!cli_unused_class_folder(dir, sub[i]->d_name, ds->class_names, ds->nclasses)) sub[i]->d_name[0] = 0;
         else { n++; bytes += strlen(dir) + strlen(sub[i]->d_name) + 2; }
     }
-    *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes)};
+    *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes), copies_why};
     if (!w->v || !w->paths) {
-        free(w->v); free(w->paths); *w = (DataWarnings){0};
+        free(w->v); free(w->paths); free(copies_why); *w = (DataWarnings){0};
         for (int i = 0; i < nsub; i++) free(sub[i]);
-        free(sub);
+        free(sub); free(copy_of);
         return -1;
     }
     for (int i = 0; i < ds->n; i++)
         if (ds->items[i].uniform)
-            w->v[w->n++] = (DataWarning){ds->items[i].path, ds->items[i].uniform == 2 ? UNIFORM_ALPHA_WARNING : UNIFORM_WARNING};
+            w->v[w->n++] = (DataWarning){ds->items[i].path, ds->items[i].uniform == 2 ? UNIFORM_ALPHA_WARNING : UNIFORM_WARNING, NULL, 0};
     char *at = w->paths;
     for (int i = 0; i < ds->nclasses; i++) {
         if (ds->class_names[i][0] != '.') continue;
-        w->v[w->n++] = (DataWarning){at, HIDDEN_CLASS_WARNING};
+        w->v[w->n++] = (DataWarning){at, HIDDEN_CLASS_WARNING, NULL, 0};
         at += sprintf(at, "%s/%s", dir, ds->class_names[i]) + 1;
     }
     for (int i = 0; i < nsub; i++) {
         if (sub[i]->d_name[0]) {
-            w->v[w->n++] = (DataWarning){at, EMPTY_FOLDER_WARNING};
+            w->v[w->n++] = (DataWarning){at, EMPTY_FOLDER_WARNING, NULL, 0};
             at += sprintf(at, "%s/%s", dir, sub[i]->d_name) + 1;
         }
         free(sub[i]);
     }
     free(sub);
+    if (copies > 0) w->v[w->n++] = (DataWarning){ds->items[first].path, copies_why, ds->items[copy_of[first]].path, copies};
+    free(copy_of);
     return 0;
 }
 
@@ -106,6 +129,10 @@ static int print_json(const Dataset *ds, const DataWarnings *w) {
         cJSON *s = cJSON_CreateObject();
         cJSON_AddStringToObject(s, "path", w->v[i].path);
         cJSON_AddStringToObject(s, "warning", w->v[i].why);
+        if (w->v[i].same_as) {   // the copies' line: the file copied, and how many images are copies
+            cJSON_AddStringToObject(s, "same_as", w->v[i].same_as);
+            cJSON_AddNumberToObject(s, "copies", w->v[i].copies);
+        }
         cJSON_AddItemToArray(warnings, s);
     }
     // The folder as a whole (docs/interface.md section 5): unclassified images, the size range, greyscale.
@@ -188,6 +215,7 @@ int cmd_data(int argc, char **argv) {
     if (!oom && !json) print_text(&ds, dir, &warnings);
     free(warnings.v);
     free(warnings.paths);
+    free(warnings.copies_why);
     if (oom) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
     int status = 0;
     if (ds.n == 0) {
