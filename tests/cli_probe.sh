@@ -174,6 +174,14 @@ t "--layer 2 = last (3 blocks)" 'cmp -s "$tmp/l2.npy" "$tmp/t1.npy"'
 t "--layer 0 differs" '! cmp -s "$tmp/l0.npy" "$tmp/t1.npy"'
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/one.npy" "$tmp/train/square/00001.png" >/dev/null 2>&1
 t "a file INPUT: its path, no class" '[ "$(cat "$tmp/one.txt")" = "$(printf "%s\t" "$tmp/train/square/00001.png")" ]'
+# An image directly in a folder INPUT has no class either, beside those of its class folders: embed
+# knows no class list, and a folder's own name is no class (docs/interface.md, section 8; classify
+# labels a file by its folder only when the model has that class).
+mkdir -p "$tmp/flat_e/circle"
+cp "$tmp/train/circle/00000.png" "$tmp/flat_e/circle/c.png"; cp "$tmp/train/square/00001.png" "$tmp/flat_e/z.png"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/flat_e.npy" "$tmp/flat_e" >/dev/null 2>&1; rc=$?
+t "an image directly in a folder INPUT: no class, its neighbour in a class folder its class ($rc: $(tr "\t\n" "^|" <"$tmp/flat_e.txt"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/flat_e.txt")" = "$(printf "%s\tcircle\n%s\t" "$tmp/flat_e/circle/c.png" "$tmp/flat_e/z.png")" ]'
 
 # --- embed: bad input ---------------------------------------------------------------------------
 bad() {  # name, expected exit, grep pattern, args...
