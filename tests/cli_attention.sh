@@ -157,8 +157,8 @@ done
 # one line, and the other's files stay whole, none of the first's among them (it used to replace the
 # montage and the page silently and add its maps, exit 0).
 racer() {  # go-file, out folder, flags...: a waiting attention run of the fixture image
-  go=$1; dir=$2; shift 2
-  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$go" "$VITMAE" attention --ckpt "$ck" --out "$dir" "$@" "$img" >/dev/null 2>"$tmp/race.err" &
+  go=$1; race_out=$2; shift 2   # not dir: tests/lib.sh's helpers take $dir for the test's folder
+  VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$go" "$VITMAE" attention --ckpt "$ck" --out "$race_out" "$@" "$img" >/dev/null 2>"$tmp/race.err" &
   racer=$!
   wait_gate "$go" $racer   # its check passed, its folder made
 }

@@ -16,6 +16,15 @@ scratch() {
   trap "rm -rf '$_scratch'" EXIT; trap 'exit 1' HUP INT TERM
 }
 
+# need_dir HELPER: ends the test (exit 1, one FAILED line) unless $dir is the test's scratch folder, made
+# and set (scratch dir): a helper below that writes in "$dir/..." wrote at the root instead, /tmp or
+# /usr1.log, shared by every test run on the machine, when a test (one of those with `scratch tmp`)
+# never set it. Every helper here that writes under $dir calls it first (tests/cli_runner.sh checks).
+need_dir() {
+  [ -n "${dir:-}" ] && [ -d "$dir" ] && return 0
+  echo "FAILED: $1: \$dir is not the test's scratch folder (\"${dir:-}\"; \`scratch dir\` first, tests/lib.sh)"; exit 1
+}
+
 # The data section of a safetensors file (parameters and AdamW moments), without the header, which
 # holds run-specific metadata such as elapsed time. Exits 2 with a line on stderr, nothing written,
 # when FILE cannot be read or is too short for its header.
@@ -61,6 +70,7 @@ same_run() { same_weights "$1/checkpoint.safetensors" "$2/checkpoint.safetensors
 # are not ours to free: $mpi_asan (ASAN_OPTIONS without the leak report) for every run under mpirun.
 # mpi ARGS...: mpirun --oversubscribe --bind-to none ARGS with it.
 mpi_setup() {
+  need_dir mpi_setup
   TMPDIR="$dir/tmp"; mkdir -p "$TMPDIR"; export TMPDIR
   command -v mpirun >/dev/null 2>&1 || { echo "FAILED: mpirun not found (make installs openmpi-bin)"; exit 1; }
   OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -114,6 +124,9 @@ signal_at_gate() {
 # run's folder go and a file-size limit of 0 set (prlimit; its stderr goes through a pipe, which the
 # limit spares), so it fails before its first file. Sets rc, first (the taken folder) and $dir/fb.err.
 fallback_fails() {
+  need_dir fallback_fails
+  # runs/ is made in the working directory: the test's folder, not wherever the test was started.
+  case $PWD/ in "$dir"/*) ;; *) echo "FAILED: fallback_fails: run in $PWD, outside the test's folder $dir"; exit 1 ;; esac
   rm -f "$dir/fb.l" "$dir/fb.l.held" "$dir/fb.w.held" "$dir/fb.pipe" && touch "$dir/fb.w" && mkfifo "$dir/fb.pipe" || exit 1
   VITMAE_FAULT_HOLD_BEFORE_LOCK="$dir/fb.l" VITMAE_FAULT_HOLD_IN_WRITE_TEST="$dir/fb.w" \
     "$VITMAE" "$@" > /dev/null 2> "$dir/fb.pipe" &
@@ -122,6 +135,8 @@ fallback_fails() {
   _cat=$!
   wait_gate "$dir/fb.l" $_fb
   first=$(ls -d runs/* 2>/dev/null)
+  # No folder (the command ended before its lock): "$first/metrics.csv" would be /metrics.csv.
+  [ -n "$first" ] || { echo "FAILED: fallback_fails: no runs/<stamp> at the gate BEFORE_LOCK"; kill $_fb; exit 1; }
   rm "$dir/fb.w" && echo "step," > "$first/metrics.csv" && touch "$dir/fb.l"
   wait_gate "$dir/fb.w" $_fb
   rm -rf "$first" && prlimit --pid $_fb --fsize=0 && touch "$dir/fb.w"
@@ -216,6 +231,7 @@ print("%.3f" % (max(v) - min(v)))' "$6" "$2" "$3" "$4" "$5"; }
 # in the background, SIGUSR1 to mpirun once step 3 is logged (mpirun forwards it at once); checks that
 # every process exits 0, rank 0 says how to resume and saved a checkpoint mid-run (after mpi_setup).
 usr1_stop() {
+  need_dir usr1_stop
   _cmd=$1; _steps=$2; shift 2
   # mpirun itself in the background, not through mpi: $! must be mpirun's pid, not a subshell's.
   ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" "$_cmd" "$@" --steps "$_steps" \
