@@ -57,7 +57,7 @@ untrapped=$(for f in "$VITMAE_ROOT"/tests/cli_*.sh; do
 t "every tests/cli_*.sh removes its folder on a signal too (not so: $(echo $untrapped))" '[ -z "$untrapped" ]'
 # tests/lib.sh's helpers that write under $dir refuse to run without it (need_dir): unset, they wrote at
 # the root (/tmp as TMPDIR, /usr1.log), shared by every test run on the machine. Each such helper calls
-# need_dir (bash lists the functions; same_weights keeps scratch files of its own). Run in a subshell:
+# need_dir (bash lists the functions; same_weights writes no file). Run in a subshell:
 # need_dir ends the shell it is in.
 (unset dir; need_dir probe; echo "went on") > "$dir/nd.out" 2>&1; rc=$?
 t "need_dir, \$dir unset: exit 1, one FAILED line ($rc: $(cat "$dir/nd.out"))" \
@@ -68,7 +68,6 @@ t "need_dir, \$dir not a folder: exit 1 ($rc: $(cat "$dir/nd.out"))" '[ $rc -eq 
 t "mpi_setup, \$dir unset: exit 1, TMPDIR not set to /tmp ($rc: $(cat "$dir/nd.out"))" \
   '[ $rc -eq 1 ] && grep -q "^FAILED: mpi_setup: " "$dir/nd.out" && ! grep -q "went on" "$dir/nd.out"'
 unguarded=$(VITMAE_ROOT=$VITMAE_ROOT bash -c '. "$VITMAE_ROOT/tests/lib.sh"; for f in $(compgen -A function); do
-  [ "$f" = same_weights ] && continue
   declare -f "$f" | grep -q "\$dir\|\${dir" && ! declare -f "$f" | grep -q "need_dir " && echo "$f"; done')
 t "every tests/lib.sh helper that writes under \$dir calls need_dir (not so: $(echo $unguarded))" '[ -z "$unguarded" ]'
 [ $fail -eq 0 ] && echo "cli runner ok"
