@@ -43,6 +43,14 @@ train sched --steps 13 --warmup-steps 4 --lr 0.01 --min-lr 0.001 --log-every 1
 t "lr column = warm-up + half-cosine (13 steps, warm-up 4, min 0.001)" 'lr_ok "$dir/sched/metrics.csv" 13 4 0.01 0.001'
 train dflt --steps 40 --blr 0.064 --log-every 1
 t "lr column with the default warm-up (2 of 40) and lr = blr * 4 / 256" 'lr_ok "$dir/dflt/metrics.csv" 40 2 0.001 0'
+# A run under 20 steps still warms up 1 step, its first at rate 0 as every MAE run's (5% rounded down
+# was 0: step 1 ran at the full rate); a 1-step run none, or its only step would change nothing.
+train short --steps 10 --lr 0.01 --log-every 1
+t "--steps 10: the default warm-up is 1 step, step 1's lr 0 ($(sed -n 3p "$dir/short/metrics.csv"))" \
+  'lr_ok "$dir/short/metrics.csv" 10 1 0.01 0'
+train one --steps 1 --lr 0.01
+t "--steps 1: no warm-up, step 1's lr the full 0.01 ($(sed -n 3p "$dir/one/metrics.csv"))" \
+  'lr_ok "$dir/one/metrics.csv" 1 0 0.01 0'
 # lr = blr * batch / 256 beyond 10 (--blr 10 --batch 512: 20), the most --lr takes: the checkpoint's reader
 # took --lr's range, and the run could not be resumed ('lr' missing or out of range).
 train bigblr --steps 1 --blr 10 --batch 512

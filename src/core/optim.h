@@ -53,9 +53,15 @@ void adamw_update_ref(float *p, const float *g, float *m, float *v, long n, floa
 // base.
 float lr_at(long step, long total, long warmup, float base, float min_lr);
 // The defaults of train and finetune without --lr / --warmup-steps: MAE's scaling rule lr = blr x
-// batch / 256, and a warm-up of 5% of the run's steps.
+// batch / 256, and a warm-up of 5% of the run's steps rounded down, at least 1 step in a run of 2 or
+// more: the first step then has rate 0, as every MAE run's, and a run under 20 steps
+// does not take AdamW's first step, which moves every weight by about lr whatever its gradient, at the
+// full rate. A 1-step run has none: its only step would change no weight (docs/interface.md, section 3).
 static inline float lr_from_blr(float blr, int batch) { return blr * batch / 256.0f; }
-static inline long warmup_default(long total_steps) { return (long)(0.05 * total_steps); }
+static inline long warmup_default(long total_steps) {
+    long w = (long)(0.05 * total_steps);
+    return w < 1 && total_steps >= 2 ? 1 : w;
+}
 
 // sqrt(sum of g^2) over the trainable tensors, summed in double in fixed-size chunks added in order.
 float grad_global_norm(const MaeTensor *t, int nt, const float *grads);
