@@ -117,6 +117,14 @@ near_flag finetune --nb-classes ""
 # is a candidate of every command:
 near_flag classify --hlep --help
 near_flag classify --tpo --top
+# A long flag written with one dash gets the hint its two-dash spelling gets (-hlep named none, and
+# `train -steps 5` said only "unexpected argument"); a one-dash word near no flag stays an argument.
+near_flag train -hlep --help
+near_flag train -steps --steps
+near_flag classify -tpo --top
+"$VITMAE" train -x > /dev/null 2> "$tmp/err"; rc=$?
+t "train -x: an unexpected argument, as before ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: unexpected argument '"'"'-x'"'"' (the folder of images goes with --data DIR)" ]'
 # An unknown command or top-level request names the closest command or request the same way, as git
 # does for its commands (docs/interface.md, section 1); `help NAME` too. None for a word far from all.
 near_word() {   # near_word EXPECTED-LINE ARG...
@@ -128,6 +136,8 @@ near_word() {   # near_word EXPECTED-LINE ARG...
 near_word "vitmae: trian: unknown command (did you mean train? see vitmae --help)" trian
 near_word "vitmae: rec: unknown command (did you mean reconstruct? see vitmae --help)" rec
 near_word "vitmae: --hlep: unknown command (did you mean --help? see vitmae --help)" --hlep
+near_word "vitmae: -hlep: unknown command (did you mean --help? see vitmae --help)" -hlep
+near_word "vitmae: help: unknown flag '-verison' (did you mean --version? see vitmae --help)" help -verison
 near_word "vitmae: verison: unknown command (did you mean version? see vitmae --help)" verison
 near_word "vitmae: trian: unknown command (did you mean train? see vitmae --help)" help trian
 near_word "vitmae: help: unknown flag '--verison' (did you mean --version? see vitmae --help)" help --verison

@@ -444,14 +444,23 @@ static const char *candidate(const Flag *flags, int nflags, const char *const *w
 // likely meant to be, as git and argparse suggest one, in buf: the candidates the word begins, its 3
 // letters or more past a leading "--" (--warm: --warmup-steps; --dec: "--dec-dim, --dec-depth or
 // --dec-heads", in the table's order, rather than one picked of them), else the nearest by edits when
-// at most 2 and fewer than half the word's letters (--topk: --top; --hlep: --help; trian: train). 0 when
+// at most 2 and fewer than half the word's letters (--topk: --top; --hlep: --help; trian: train). A word
+// of one dash is taken as the long flag it misspells, its dash doubled (-hlep: --help, as --hlep; -steps:
+// --steps): the dash missing would else be one of the 2 edits, and a hint for one spelling only. 0 when
 // none is close, buf "" (docs/interface.md, section 1).
 static int closest_names(const Flag *flags, int nflags, const char *const *words, const char *a, size_t len,
                          char *buf, size_t n) {
     const char *best = NULL, *name;
-    int best_d = 1 << 20, letters = (int)len - (!strncmp(a, "--", 2) ? 2 : 0), begun = 0;
+    char dashed[52];
     buf[0] = 0;
     if (len > 48) return 0;
+    if (len >= 2 && a[0] == '-' && a[1] != '-') {
+        dashed[0] = '-';
+        memcpy(dashed + 1, a, len);
+        a = dashed;
+        len++;
+    }
+    int best_d = 1 << 20, letters = (int)len - (!strncmp(a, "--", 2) ? 2 : 0), begun = 0;
     for (int k = 0; (name = candidate(flags, nflags, words, k)); k++) {
         int d = edit_distance(a, len, name);
         if (d <= 2 && 2 * d < letters && d < best_d) { best = name; best_d = d; }
@@ -531,6 +540,17 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             int rc = set_value(command, f, v);
             if (rc != CLI_OK) return rc;
             continue;
+        }
+        // A long flag with one dash (-steps, -hlep): refused with the hint its two-dash spelling gets, not
+        // taken for an argument; a word of one dash near no flag (-x) stays one (docs/interface.md, section 1).
+        if (!only_positional && a[0] == '-' && a[1] && a[1] != '-') {
+            size_t len = strcspn(a, "=");
+            char near[512];
+            int close = closest_flags(flags, nflags, a, len, near, sizeof near);
+            if (close) {
+                cli_error(command, "unknown flag '%s' (did you mean %s? see vitmae %s --help)", clip_n(word, a, len), near, command);
+                return CLI_USAGE;
+            }
         }
         if (np >= max_positional) {
             // `vitmae train photos/`: the images given as reconstruct and embed take them; a command that
