@@ -388,12 +388,12 @@ t "val class empty in --data: the line says its folder holds no usable image ($(
 # probe's do; it said only "its classes differ from the checkpoint's 3 classes". A class the checkpoint
 # lacks is named too.
 rm -rf "$dir/dc" && cp -R "$dir/data" "$dir/dc" && rm "$dir/dc/square/"*
-err "resume, a class folder emptied" 1 "square" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --data "$dir/dc" --out "$dir/e7"
+err "resume, a class folder emptied" 2 "square" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --data "$dir/dc" --out "$dir/e7"
 t "resume, a class folder emptied: the line names it and its folder ($(cat "$dir/err")), nothing written" \
   'grep -qx "vitmae: $dir/dc: its classes differ from the checkpoint'"'"'s 3 classes: it has no class '"'"'square'"'"' ($dir/dc/square holds no usable image)" "$dir/err" &&
    [ ! -e "$dir/e7" ]'
 rm -rf "$dir/dc" && cp -R "$dir/data" "$dir/dc" && mkdir "$dir/dc/hexagon" && cp "$dir/data/circle/00000.png" "$dir/dc/hexagon/"
-err "resume, a class the checkpoint lacks" 1 "hexagon" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --data "$dir/dc" --out "$dir/e7"
+err "resume, a class the checkpoint lacks" 2 "hexagon" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --data "$dir/dc" --out "$dir/e7"
 t "resume, a class the checkpoint lacks: the line names it ($(cat "$dir/err"))" \
   'grep -qx "vitmae: $dir/dc: its classes differ from the checkpoint'"'"'s 3 classes: its class '"'"'hexagon'"'"' is not one of them" "$dir/err"'
 rm -rf "$dir/dc"

@@ -820,7 +820,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     } else {
         int same = t->ds.nclasses == t->cfg.num_classes;
         for (int k = 0; same && k < t->cfg.num_classes; k++) same = !strcmp(t->ds.class_names[k], t->classes[k]);
-        if (!same) { report_data(t); say_classes_differ(t); return 1; }
+        // A usage error, as a --val class the training folder lacks and probe's --test: the folders named
+        // do not go together (docs/interface.md, section 1, exit status).
+        if (!same) { report_data(t); say_classes_differ(t); return 2; }
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
