@@ -314,6 +314,21 @@ t "probe --out racing another: the later publisher exits 1, one line ($rc1, $rc2
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 1 ] && [ "$(wc -l <"$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/cm2/confusion-knn.png: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err"'
 t "probe --out racing another: the other's matrix untouched, no temporary file" \
   'cmp -s "$tmp/cm2/confusion-knn.png" "$tmp/knn.first.png" && [ "$(ls "$tmp/cm2")" = confusion-knn.png ]'
+# The --out folder moved away while probe waits to publish (VITMAE_FAULT_HOLD_BEFORE_PUBLISH): exit 1,
+# one line naming the folder, and no temporary matrix left in it where it went (both were left, and
+# the line said "DIR/confusion-knn.png: No such file or directory"). Removed (rm -r): the same line.
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go6" "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \
+  --linear --linear-epochs 2 --out "$tmp/cm3" >/dev/null 2>"$tmp/err" &
+moved_at_gate "$tmp/go6" $! "$tmp/cm3" "$tmp/cm3moved"; rc=$?
+t "probe --out moved before its matrices are published: exit 1, one line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: probe: $tmp/cm3: the folder is gone (moved or deleted during the run)" ]'
+t "probe --out moved: nothing left in it where it went ($(ls -A "$tmp/cm3moved" | head -n 3 | tr "\n" " "))" \
+  '[ -d "$tmp/cm3moved" ] && [ -z "$(ls -A "$tmp/cm3moved")" ] && [ ! -e "$tmp/cm3" ]'
+VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go7" "$VITMAE" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" \
+  --out "$tmp/cm4" >/dev/null 2>"$tmp/err" &
+pid=$!; wait_gate "$tmp/go7" $pid; rm -r "$tmp/cm4"; touch "$tmp/go7"; wait $pid; rc=$?
+t "probe --out removed before its matrix is published: exit 1, one line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: probe: $tmp/cm4: the folder is gone (moved or deleted during the run)" ] && [ ! -e "$tmp/cm4" ]'
 probe --json; rc=$?
 t "json exits 0" '[ $rc -eq 0 ]'
 py() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $1" "$tmp/out"; }

@@ -303,14 +303,50 @@ int file_group_add(FileGroup *g, const char *tmp, const char *path) {
         if (t) g->tmps = t;
         char **p = realloc(g->paths, (size_t)cap * sizeof *p);
         if (p) g->paths = p;
-        if (!t || !p) { file_tmp_remove(tmp); return -1; }
+        int *d = realloc(g->dirs, (size_t)cap * sizeof *d);
+        if (d) g->dirs = d;
+        if (!t || !p || !d) { file_tmp_remove(tmp); return -1; }
         g->cap = cap;
     }
     char *t = strdup(tmp), *p = strdup(path);
     if (!t || !p) { free(t); free(p); file_tmp_remove(tmp); return -1; }
+    // The folder held (O_PATH: no read permission needed) follows a rename of it, so that a group that
+    // fails removes its files wherever the folder went. One that cannot be held (out of descriptors)
+    // is reached by the names, as before. tmp and path share it (file_tmp_name).
+    int dir = -1;
+    size_t d = folder_len(tmp);
+    if (same_folder(path, tmp, d)) {
+        char *name = strndup(d ? tmp : ".", d ? d : 1);
+        if (name) dir = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        free(name);
+    }
     g->tmps[g->n] = t;
+    g->dirs[g->n] = dir;
     g->paths[g->n++] = p;
     return 0;
+}
+
+// The last part of path (a file in g->dirs[i]'s folder).
+static const char *base_name(const char *path) {
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+// g's temporary file i removed from its folder, wherever that is now, and forgotten (file_tmp_remove).
+static void group_tmp_remove(const FileGroup *g, int i) {
+    if (g->dirs[i] < 0 || (unlinkat(g->dirs[i], base_name(g->tmps[i]), 0) && errno != ENOENT)) unlink(g->tmps[i]);
+    file_tmp_forget(g->tmps[i]);
+}
+
+// Whether g's file i's folder is gone from where its name says: moved or removed since file_group_add.
+static int group_folder_gone(const FileGroup *g, int i) {
+    struct stat held, now;
+    size_t d = folder_len(g->paths[i]);
+    char *name = strndup(d ? g->paths[i] : ".", d ? d : 1);
+    int gone = name && g->dirs[i] >= 0 && fstat(g->dirs[i], &held) == 0 &&
+               (stat(name, &now) != 0 || now.st_dev != held.st_dev || now.st_ino != held.st_ino);
+    free(name);
+    return gone;
 }
 
 int file_group_sweep(FileGroup *g, const char *path, int (*ours)(const char *name)) {
@@ -324,16 +360,19 @@ int file_group_sweep(FileGroup *g, const char *path, int (*ours)(const char *nam
 }
 
 static void group_free(FileGroup *g) {
-    for (int i = 0; i < g->n; i++) { free(g->tmps[i]); free(g->paths[i]); }
+    for (int i = 0; i < g->n; i++) {
+        free(g->tmps[i]); free(g->paths[i]);
+        if (g->dirs[i] >= 0) close(g->dirs[i]);
+    }
     for (int i = 0; i < g->nsweeps; i++) free(g->sweeps[i].path);
-    free(g->tmps); free(g->paths); free(g->sweeps);
+    free(g->tmps); free(g->paths); free(g->dirs); free(g->sweeps);
     FileFolders *later = g->later;
     memset(g, 0, sizeof *g);
     g->later = later;
 }
 
 void file_group_discard(FileGroup *g) {
-    for (int i = 0; i < g->n; i++) file_tmp_remove(g->tmps[i]);
+    for (int i = 0; i < g->n; i++) group_tmp_remove(g, i);
     group_free(g);
 }
 
@@ -556,16 +595,24 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
         if (rc == FILE_TAKEN)
             snprintf(err, errlen, "%.*s: exists now (written by another command meanwhile); pass --force to replace it",
                      FILE_NAME_CUT, g->paths[k]);
+        else if (e == ENOENT && k < g->n && group_folder_gone(g, k))   // not "FILE: No such file or directory"
+            snprintf(err, errlen, "%.*s: the folder is gone (moved or deleted during the run)",
+                     name_cut(folder_len(g->paths[k])), g->paths[k]);
         else
             snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, k < g->n ? g->paths[k] : at,
                      file_reason(e, why, sizeof why));
-        for (int i = k; i < g->n; i++) file_tmp_remove(g->tmps[i]);
+        for (int i = k; i < g->n; i++) group_tmp_remove(g, i);
         // All or nothing: the files this call published go again, each only while it is still this
-        // command's (the same file), never another's. (With replace, what they replaced is gone.)
+        // command's (the same file), never another's; looked up in their folder as held, where it went.
+        // (With replace, what they replaced is gone.)
         for (int i = 0; i < k; i++) {
             struct stat st;
-            if (lstat(g->paths[i], &st) == 0 && st.st_dev == mine[i].st_dev && st.st_ino == mine[i].st_ino)
-                unlink(g->paths[i]);
+            int at_dir = g->dirs[i] >= 0;
+            const char *name = at_dir ? base_name(g->paths[i]) : g->paths[i];
+            int dir = at_dir ? g->dirs[i] : AT_FDCWD;
+            if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == mine[i].st_dev &&
+                st.st_ino == mine[i].st_ino)
+                unlinkat(dir, name, 0);
         }
     }
     stop_leave();

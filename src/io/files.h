@@ -83,6 +83,8 @@ typedef struct {
 } FileFolders;
 typedef struct {
     char **tmps, **paths;
+    int *dirs;   // per file: its folder, opened as it was added (-1: not), so that a failed publish finds
+                 // what it made there also when the folder was moved or removed meanwhile
     int n, cap;
     FileSweep *sweeps;   // file_group_sweep
     int nsweeps;
@@ -107,7 +109,8 @@ void file_group_discard(FileGroup *g);
 // replace = 1 (--force): rename(2), replacing what is at path. replace = 0: a path that exists is
 // never replaced (renameat2 with RENAME_NOREPLACE; link + unlink where the file system lacks it):
 // another command may have written it since this one checked it before computing. The group is all
-// or nothing: on any failure the temporary files are removed, and so are the files this call had
+// or nothing: on any failure the temporary files are removed (also from a folder moved meanwhile: each
+// file's folder is held open from file_group_add on), and so are the files this call had
 // published (each only while it is still this call's), so that a group never mixes with another
 // command's: with replace = 0, what is at the paths stays as that command left it (the first path
 // decides between two groups that share it); with replace = 1, the files they had replaced are gone,
@@ -126,7 +129,8 @@ void file_group_discard(FileGroup *g);
 //   FILE_UNSYNCED   all published (and swept), but a folder's sync failed: err "PATH and N more: written,
 //                   but their folder DIR could not be synced: reason" (PATH the first of the group's
 //                   files in DIR; one file: file_publish_atomic's "PATH: written, but its folder ...");
-//   -1              err "PATH: reason", nothing of the group published.
+//   -1              err "PATH: reason", nothing of the group published; "DIR: the folder is gone (moved
+//                   or deleted during the run)" when PATH's folder is no longer where it was.
 // Test gate VITMAE_FAULT_HOLD_BEFORE_PUBLISH (file_test_gate) before publishing, so that a test can run
 // a second command meanwhile. A command that makes a folder for its outputs passes the gate itself,
 // before it.
