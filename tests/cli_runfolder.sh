@@ -122,7 +122,14 @@ t "the refused resumes left both run folders as they were" '[ "$before" = "$afte
 t "--overwrite with --resume refused" '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --overwrite: .*cannot be combined with --resume" "$dir/err"'
 mv "$dir/work/data" "$dir/moved"
 "$VITMAE" train --resume "$dir/r" --steps 10 > /dev/null 2>"$dir/err"; rc=$?
-t "data gone: exit 2 naming the folder and --data" '[ $rc -eq 2 ] && grep -q "data folder .*/work/data is gone.*pass --data DIR" "$dir/err"'
+t "data gone: exit 2 naming the folder, why and --data ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "data folder .*/work/data is gone (No such file or directory); pass --data DIR$" "$dir/err"'
+# The same of a --val run's validation folder (its line had no test).
+mv "$dir/vval" "$dir/vval.moved"
+"$VITMAE" train --resume "$dir/vrun" --steps 4 --data "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?
+t "validation folder gone: exit 2 naming the folder, why and --val ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "validation folder $dir/vval is gone (No such file or directory); pass --val DIR$" "$dir/err"'
+mv "$dir/vval.moved" "$dir/vval"
 "$VITMAE" train --resume "$dir/r" --steps 10 --data "$dir/moved" --threads 2 > /dev/null 2>"$dir/err"; rc=$?
 t "resume with --data at the new place" '[ $rc -eq 0 ]'
 

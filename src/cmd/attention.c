@@ -199,8 +199,9 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
     Unusable u = {failures, held, page, unread};
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
+        char reason[128];
         if (stat(inputs[i], &st)) {
-            unusable(&u, 1, inputs[i], strerror(errno));
+            unusable(&u, 1, inputs[i], file_reason(errno, reason, sizeof reason));
             continue;
         }
         const char **add = NULL;
@@ -577,7 +578,11 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     // each with its label above and its colour bar under it.
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");   // the folder of maps is an output too (io/files.h)
     int mk = file_mkdir_tracked(dir);   // kept until published: a stop signal removes it while empty
-    if (mk < 0) { snprintf(err, errlen, "%s: %s", dir, strerror(errno)); goto done; }
+    if (mk < 0) {
+        char reason[128];
+        snprintf(err, errlen, "%s: %s", dir, file_reason(errno, reason, sizeof reason));
+        goto done;
+    }
     made_dir = mk == 0;
     if (!made_dir && output_mkdir_p(dir, err, errlen)) goto done;   // there already: it must be a folder
     double ts = small.dw >= 160 ? 13.0 : 11.0;

@@ -1150,7 +1150,9 @@ static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, char *err
     if (do_eval && evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
     errno = 0;
     if (metrics_write(t->metrics, row)) {
-        snprintf(err, errlen, "%s/metrics.csv: write failed: %s", t->run_dir, errno ? strerror(errno) : "I/O error");
+        char reason[128];
+        snprintf(err, errlen, "%s/metrics.csv: write failed: %s", t->run_dir,
+                 errno ? file_reason(errno, reason, sizeof reason) : "I/O error");
         return -1;
     }
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);

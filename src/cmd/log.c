@@ -114,7 +114,8 @@ FILE *metrics_open_header(const char *path, long keep_until_step, const char *he
     fseek(f, 0, SEEK_END);
     if (ftell(f) == 0) fprintf(f, "%s\n", header);
     if (fflush(f) != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        char reason[128];
+        snprintf(err, errlen, "%s: write failed: %s", path, file_reason(errno, reason, sizeof reason));
         fclose(f);
         // An empty metrics.csv left in a run folder made it hold a run and kept the folder of a failed run.
         if (made) unlink(path);

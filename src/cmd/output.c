@@ -102,7 +102,9 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
             if (made && made->n < OUTPUT_MADE_MAX) made->len[made->n++] = (unsigned short)(p - buf);
         } else if (mk < 0) {
             int saved = errno;
-            if (saved != ENOENT || !dangling_link(buf, err, errlen)) snprintf(err, errlen, "%s: %s", buf, strerror(saved));
+            char reason[128];
+            if (saved != ENOENT || !dangling_link(buf, err, errlen))
+                snprintf(err, errlen, "%s: %s", buf, file_reason(saved, reason, sizeof reason));
             if (made) { memcpy(made->path, buf, sizeof buf); output_mkdir_undo(made); }
             errno = saved;
             return -1;
@@ -113,7 +115,9 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
     struct stat st;
     if (stat(buf, &st) != 0) {
         int saved = errno;
-        if (saved != ENOENT || !dangling_link(buf, err, errlen)) snprintf(err, errlen, "%s: %s", buf, strerror(saved));
+        char reason[128];
+        if (saved != ENOENT || !dangling_link(buf, err, errlen))
+            snprintf(err, errlen, "%s: %s", buf, file_reason(saved, reason, sizeof reason));
         errno = saved;
         return -1;
     }
@@ -161,8 +165,9 @@ int output_png_to(const char *tmp, const unsigned char *px, int w, int h, int c,
 
 int output_stop_kind(const char *err) {
     static const int full[] = {ENOSPC, EDQUOT, EROFS};
+    char reason[128];   // as a failed write says it (io/files.h)
     for (size_t i = 0; err && i < sizeof full / sizeof *full; i++)
-        if (strcasestr(err, strerror(full[i]))) return OUTPUT_STOP_FULL;
+        if (strcasestr(err, file_reason(full[i], reason, sizeof reason))) return OUTPUT_STOP_FULL;
     return image_why_is_resource(err) ? OUTPUT_STOP_MEMORY : 0;
 }
 
@@ -174,7 +179,7 @@ void output_report_stop(const char *cmd, int kind, const char *out_dir, int writ
 }
 
 int output_check_writable(const char *dir, char *err, size_t errlen) {
-    char probe[4200];
+    char probe[4200], reason[128];
     snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());
     // Kept for the stop signals' cleanup before it exists (io/files.h): Ctrl-C while it is there
     // removes it, and so an --out folder this run made stays empty and goes too.
@@ -187,7 +192,7 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
         if (fd >= 0) { close(fd); file_tmp_remove(probe); }
         else file_tmp_forget(probe);
         if (saved != ENOENT || !dangling_link(dir, err, errlen))
-            snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(saved));
+            snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, file_reason(saved, reason, sizeof reason));
         return -1;
     }
     errno = 0;
@@ -196,7 +201,10 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
     int saved = errno;
     file_test_gate("VITMAE_FAULT_HOLD_IN_WRITE_TEST");   // tests: a stop signal while the probe is there
     file_tmp_remove(probe);
-    if (bad && saved) { snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, strerror(saved)); return -1; }
+    if (bad && saved) {
+        snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, file_reason(saved, reason, sizeof reason));
+        return -1;
+    }
     if (bad) { snprintf(err, errlen, "%s: cannot write in this folder", dir); return -1; }
     return 0;
 }
@@ -530,7 +538,12 @@ int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void 
     DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < npos; i++) {
         struct stat st;
-        if (stat(pos[i], &st)) { cli_unread(unread, held, pos[i], strerror(errno)); (*failed)++; continue; }
+        char reason[128];
+        if (stat(pos[i], &st)) {
+            cli_unread(unread, held, pos[i], file_reason(errno, reason, sizeof reason));
+            (*failed)++;
+            continue;
+        }
         if (!S_ISDIR(st.st_mode)) {
             if (add(ctx, pos[i], NULL)) return -1;
             continue;

@@ -160,7 +160,7 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
 }
 
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen) {
-    char base[4096];
+    char base[4096], reason[128];
     snprintf(base, sizeof base, "%s", dir);
     size_t len = strlen(base);
     while (len > 1 && base[len - 1] == '/') base[--len] = 0;   // "runs/x/" -> "runs/x"
@@ -168,7 +168,7 @@ int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *e
         snprintf(moved, movedlen, "%s.old-%d", base, n);
         if (renameat2(AT_FDCWD, base, AT_FDCWD, moved, RENAME_NOREPLACE) == 0) return 0;
         if (errno == EEXIST) continue;
-        snprintf(err, errlen, "cannot move %s aside to %s: %s", base, moved, strerror(errno));
+        snprintf(err, errlen, "cannot move %s aside to %s: %s", base, moved, file_reason(errno, reason, sizeof reason));
         return -1;
     }
     snprintf(err, errlen, "cannot move %s aside: every %s.old-N is taken", base, base);
@@ -799,13 +799,15 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
         return CLI_USAGE;
     }
     if (!given_data && stat(data, &st) != 0) {
+        char reason[128];
         snprintf(err, errlen, "%s --resume %s: the run's data folder %s is gone (%s); pass --data DIR", command, ckpt,
-                 data, strerror(errno));
+                 data, file_reason(errno, reason, sizeof reason));
         return CLI_USAGE;
     }
     if (!given_val && val[0] && stat(val, &st) != 0) {
+        char reason[128];
         snprintf(err, errlen, "%s --resume %s: the run's validation folder %s is gone (%s); pass --val DIR", command,
-                 ckpt, val, strerror(errno));
+                 ckpt, val, file_reason(errno, reason, sizeof reason));
         return CLI_USAGE;
     }
     return 0;
@@ -939,7 +941,8 @@ void run_report_working_images(const Dataset *ds, long steps_run, double total_w
 
 void run_report_broken_file(const char *path, const char *reason, int held, int rank, char *gone_dirs, size_t n) {
     const char *dir = NULL;
-    int gone = !strcmp(reason, strerror(ENOENT)) ? output_gone_folder(path, gone_dirs, n, &dir) : 0;
+    char missing[128];   // the reason as the read said it (io/files.h)
+    int gone = !strcmp(reason, file_reason(ENOENT, missing, sizeof missing)) ? output_gone_folder(path, gone_dirs, n, &dir) : 0;
     char on[48] = "";
     if (rank >= 0) snprintf(on, sizeof on, "on rank %d, ", rank);
     if (gone == 1)

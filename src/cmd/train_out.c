@@ -299,7 +299,9 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char 
     }
     errno = 0;
     if (metrics_write(t->metrics, row)) {
-        snprintf(err, errlen, "%s/metrics.csv: write failed: %s", t->run_dir, errno ? strerror(errno) : "I/O error");
+        char reason[128];
+        snprintf(err, errlen, "%s/metrics.csv: write failed: %s", t->run_dir,
+                 errno ? file_reason(errno, reason, sizeof reason) : "I/O error");
         return -1;
     }
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);

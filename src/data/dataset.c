@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libdeflate.h>
+#include "io/files.h"
 
 #define MAX_DEPTH 64
 
@@ -229,9 +230,9 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     if (e) {
         for (int i = 0; i < nnames; i++) free(names[i]);
         free(names);
-        if (depth == 0) { snprintf(err, errlen, "%s", strerror(e)); return -1; }
-        char why[160];
-        snprintf(why, sizeof why, "cannot read folder: %s", strerror(e));
+        char why[160], reason[128];
+        if (depth == 0) { snprintf(err, errlen, "%s", file_reason(e, reason, sizeof reason)); return -1; }
+        snprintf(why, sizeof why, "cannot read folder: %s", file_reason(e, reason, sizeof reason));
         add_candidate(wk, strdup(path), strdup(rel), cls, strdup(why), -1);
         return 0;
     }
@@ -351,7 +352,8 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     DatasetOptions o = opt ? *opt : (DatasetOptions){0};
     ds->max_pixels = o.max_pixels > 0 ? o.max_pixels : VITMAE_DEFAULT_MAX_PIXELS;
     struct stat st;
-    if (stat(root, &st) != 0) { snprintf(err, errlen, "%s", strerror(errno)); return -1; }
+    char reason[128];
+    if (stat(root, &st) != 0) { snprintf(err, errlen, "%s", file_reason(errno, reason, sizeof reason)); return -1; }
     if (!S_ISDIR(st.st_mode)) { snprintf(err, errlen, "not a folder"); return -1; }
 
     Walk wk = {0};
@@ -884,8 +886,10 @@ static int root_check(const Dataset *ds, char *err, size_t errlen) {
     if (!e) return 0;
     if (e == ENOENT || e == ENOTDIR)
         snprintf(err, errlen, "%s: the data folder is gone (moved or deleted during the run)", ds->root);
-    else
-        snprintf(err, errlen, "%s: the data folder cannot be reached: %s", ds->root, strerror(e));
+    else {
+        char reason[128];
+        snprintf(err, errlen, "%s: the data folder cannot be reached: %s", ds->root, file_reason(e, reason, sizeof reason));
+    }
     return -1;
 }
 

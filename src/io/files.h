@@ -156,7 +156,10 @@ void file_test_gate(const char *env);
 // reason" in err.
 FILE *file_open_regular(const char *path, const char *mode, char *err, size_t errlen);
 // errno's strerror text as it is ("No space left on device", "File too large"): the one wording of a
-// failed write, whatever the file (a PNG, a .npy, a checkpoint, standard output); written into buf,
-// which it returns.
+// failed open, read, write, listing or rename, whatever the file or folder (a PNG, a .npy, a
+// checkpoint, a data or --out folder, standard output), and the text a message is matched against
+// (cmd/output.h's stop on a full disk); written into buf, which it returns, so that threads may call
+// it at once (strerror's buffer is shared). A reason that is not a file's (a thread the system cannot
+// start, the stack limit: kernels/cpu.c, data/loader.c) is said where it arises.
 const char *file_reason(int e, char *buf, size_t n);
 #endif

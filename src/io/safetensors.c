@@ -19,6 +19,7 @@
 //     holds the whole file nor copies the weights twice (docs/design.md, Checkpoints).
 #include "io/safetensors.h"
 #include "io/json.h"
+#include "io/files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -527,8 +528,9 @@ static int open_regular(const char *path, int *fd_out, size_t *len, char *err, s
     // (for a regular file the flag changes nothing).
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
-    if (fd < 0) { fail(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
-    if (fstat(fd, &st) != 0) fail(err, errlen, "%s: %s", path, strerror(errno));
+    char reason[128];   // the system's words for it, as every file's (io/files.h)
+    if (fd < 0) { fail(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason)); return -1; }
+    if (fstat(fd, &st) != 0) fail(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason));
     else if (S_ISDIR(st.st_mode)) folder_reason(path, err, errlen);
     else if (!S_ISREG(st.st_mode)) fail(err, errlen, "%s: not a regular file", path);
     else if ((uint64_t)st.st_size > SIZE_MAX / 2) fail(err, errlen, "%s: file too large", path);
@@ -540,7 +542,9 @@ static int open_regular(const char *path, int *fd_out, size_t *len, char *err, s
 // read_full with its reason: 0, or -1 and "<path>: file shrank while reading" or the system's reason.
 static int read_or_fail(int fd, uint8_t *p, size_t n, const char *path, char *err, size_t errlen) {
     int r = read_full(fd, p, n);
-    if (r != 0) fail(err, errlen, "%s: %s", path, r == -2 ? "file shrank while reading" : strerror(errno));
+    char reason[128];
+    if (r != 0)
+        fail(err, errlen, "%s: %s", path, r == -2 ? "file shrank while reading" : file_reason(errno, reason, sizeof reason));
     return r != 0 ? -1 : 0;
 }
 
@@ -787,8 +791,10 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
     snprintf(tmp, plen + 32, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, path + dirlen);
     int fd = mkstemp(tmp);
+    char reason[128];
     if (fd < 0) {
-        fail(err, errlen, "%s: cannot create a temporary file in its folder: %s", path, strerror(errno));
+        fail(err, errlen, "%s: cannot create a temporary file in its folder: %s", path,
+             file_reason(errno, reason, sizeof reason));
         free(tmp); free(json);
         return -1;
     }
@@ -803,13 +809,14 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
     if (rc == 0) { step = "rename"; rc = rename(tmp, path); saved = errno; }
     if (rc != 0) {
         unlink(tmp);
-        fail(err, errlen, "%s: %s failed: %s (previous file left intact)", path, step, strerror(saved));
+        fail(err, errlen, "%s: %s failed: %s (previous file left intact)", path, step,
+             file_reason(saved, reason, sizeof reason));
         free(tmp); free(json);
         return -1;
     }
     free(tmp); free(json);
     if (fsync_dir_of(path) != 0) {
-        fail(err, errlen, "%s: fsync of its folder failed: %s", path, strerror(errno));
+        fail(err, errlen, "%s: fsync of its folder failed: %s", path, file_reason(errno, reason, sizeof reason));
         return -1;
     }
     return 0;
