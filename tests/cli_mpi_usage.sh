@@ -66,5 +66,23 @@ err_once "version ARG" "vitmae: version: takes no arguments" version x
 err_once "data DIR" "vitmae: data: runs in one process; under mpirun only train, finetune and bench use several (run it without mpirun)" \
   data "$dir/nothing"
 
+# A rank that multiplies matrices on another path, or with other k-blocks, than rank 0 (VITMAE_GEMM or
+# VITMAE_GEMM_KC set on one rank only, as a machine of another kind would): rank 0 warns once, naming
+# both, and the run goes on (docs/distributed.md, "Semantics"). Nothing said it, and the run was silently
+# not bitwise what one process gives. The same settings on every rank: nothing said.
+"$VITMAE_TOOLS/synth" "$dir/kdata" --count 16 --size 16 --seed 3 >/dev/null
+ksmall="--data $dir/kdata --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 8 --steps 1 --threads 1 --val-frac 0"
+mpi -np 1 env VITMAE_GEMM=ref "$VITMAE" train $ksmall --out "$dir/k1" : -np 1 env VITMAE_GEMM=portable "$VITMAE" train $ksmall \
+  --out "$dir/k1" > "$dir/k.out" 2> "$dir/k.err"; rc=$?
+t "-np 2, VITMAE_GEMM ref on rank 0, portable on rank 1: exit 0, one warning naming both ($rc: $(head -n 3 "$dir/k.err" | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/k.err")" -eq 1 ] && grep -qx "vitmae: warning: rank 1 multiplies matrices on the portable path with k-blocks of [0-9]*, rank 0 on the ref path (VITMAE_GEMM, VITMAE_GEMM_KC or another kind of CPU): the run is not bitwise what one process gives (docs/distributed.md)" "$dir/k.err"'
+mpi -np 1 env VITMAE_GEMM=portable VITMAE_GEMM_KC=64 "$VITMAE" train $ksmall --out "$dir/k2" : -np 1 env VITMAE_GEMM=portable \
+  VITMAE_GEMM_KC=128 "$VITMAE" train $ksmall --out "$dir/k2" > "$dir/k.out" 2> "$dir/k.err"; rc=$?
+t "-np 2, VITMAE_GEMM_KC 64 on rank 0, 128 on rank 1: exit 0, the warning names the k-blocks ($rc: $(head -n 3 "$dir/k.err" | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/k.err")" -eq 1 ] && grep -q "^vitmae: warning: rank 1 multiplies matrices on the portable path with k-blocks of 128, rank 0 on the portable path with k-blocks of 64 (" "$dir/k.err"'
+mpi -np 2 env VITMAE_GEMM=portable "$VITMAE" train $ksmall --out "$dir/k3" > "$dir/k.out" 2> "$dir/k.err"; rc=$?
+t "-np 2, VITMAE_GEMM the same on every rank: exit 0, nothing on stderr ($rc: $(head -n 3 "$dir/k.err" | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && [ ! -s "$dir/k.err" ]'
+
 [ $fail -eq 0 ] && echo "cli mpi usage ok"
 exit $fail

@@ -180,6 +180,21 @@ int dist_gather_bytes(const void *mine, size_t n, char **all, size_t *total, cha
     return 0;
 }
 
+int dist_first_other_text(const char *mine, char *theirs, char *ours, size_t n) {
+    if (!g_active || g_size == 1) return 0;
+    char own[DIST_TEXT_MAX] = {0}, zero[DIST_TEXT_MAX] = {0};
+    snprintf(own, sizeof own, "%s", mine);
+    memcpy(zero, own, sizeof zero);
+    MPI_Bcast(zero, DIST_TEXT_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int differs = memcmp(zero, own, sizeof own) ? g_rank : g_size, first = g_size;
+    MPI_Allreduce(&differs, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == g_size) return 0;
+    MPI_Bcast(own, DIST_TEXT_MAX, MPI_CHAR, first, MPI_COMM_WORLD);   // that rank's text, to every rank
+    snprintf(theirs, n, "%s", own);
+    snprintf(ours, n, "%s", zero);
+    return first;
+}
+
 void dist_barrier(void) {
     if (g_active) MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -73,6 +73,12 @@ int  dist_check_same_list(const char *const *items, size_t stride, int n, const 
 // on every rank, err saying for what ("rank 0's <what>, to compare").
 int  dist_check_same_numbers(const long long *first, size_t stride, int n, int *index, long long *theirs,
                              const char *what, char *err, size_t errlen);
+// The first rank whose short text mine (what differs between ranks outside the command line, such as
+// the matrix products' path: cmd/main.c) is not rank 0's: that rank on every rank, its text in theirs
+// (cut to DIST_TEXT_MAX - 1 bytes, as the comparison is) and rank 0's in ours; 0 when every rank's is
+// rank 0's, or without MPI. Collective; allocates nothing.
+enum { DIST_TEXT_MAX = 64 };
+int  dist_first_other_text(const char *mine, char *theirs, char *ours, size_t n);
 // A 64-bit hash of bytes (FNV-1a over 8-byte words, then the tail bytes) continuing from h (start
 // from DIST_HASH_START): which rank holds other weights, not a digest against tampering.
 #define DIST_HASH_START 0xcbf29ce484222325ull
