@@ -516,6 +516,7 @@ static void test_blocking_rules(void) {
         {48 << 10, 1 << 20, 14, 576, 131072, 5},    // Zen 5
         {48 << 10, 2 << 20, 14, 576, 262144, 10},   // Sapphire Rapids
         {32 << 10, 1 << 20, 6, 896, 131072, 8},     // AVX2 6x16
+        {32 << 10, 512 << 10, 6, 896, 65536, 4},    // Zen 3 (AVX2, L2 512 KiB)
         {0, 0, 14, 384, 131072, 8},                 // unknown: as Zen 4
         {4 << 10, 64 << 10, 14, 64, 16384, 3},      // tiny caches: the lower bounds
         {1 << 20, 64L << 20, 4, 1024, 4L << 20, 64}, // huge caches: the upper bounds
