@@ -322,4 +322,46 @@ t "attention --force whose index.html cannot be written: exit 1, one line, the e
    grep -qx "vitmae: attention: at/index.html: Input/output error (the earlier index.html, which showed files this run replaced, is removed)" got.err'
 rm -rf at
 
+# Failures of the file system that a test run as root cannot get from permissions, each with its one
+# whole line, its exit status and no file left half-written.
+# A checkpoint whose folder's fsync fails after its rename (fsync_dir: only folders' fsyncs counted):
+# st_write says so naming the file, exit 1; the file is in place whole, no temporary left. --val-frac 0
+# --steps 1: the folder syncs are config.json's, curves.png's, samples/'s, curves.png's again, then the
+# checkpoint's, the fifth.
+rm -rf tr
+FAULT_FUNC=fsync_dir FAULT_N=5 LD_PRELOAD=$shim "$VITMAE" $tr_args > got.out 2> got.err; rc=$?
+t "train, the checkpoint's folder sync failing: exit 1, the whole line (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the checkpoint whole" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] &&
+   grep -qx "vitmae: tr/checkpoint-1.safetensors: fsync of its folder failed: Input/output error" got.err &&
+   "$VITMAE" info tr/checkpoint-1.safetensors > /dev/null 2>&1 && [ -z "$(ls -a tr | grep "\.tmp-")" ]'
+# train --overwrite of a run whose folder cannot be moved aside: a 250-byte name, whose RUN.old-1 is
+# longer than a name may be (ENAMETOOLONG; a rename that fails otherwise needs permissions root has).
+# One line naming both, exit 1, the run in place as it was, nothing at RUN.old-1.
+long=$(printf 'o%.0s' $(seq 250))
+rm -rf "$long"
+"$VITMAE" ${tr_args% --out tr} --out "$long" > /dev/null 2>&1 || { echo "FAILED: a run in a 250-byte folder"; fail=1; }
+cp "$long/checkpoint.safetensors" before.safetensors
+"$VITMAE" ${tr_args% --out tr} --out "$long" --overwrite > got.out 2> got.err; rc=$?
+t "train --overwrite, the old run cannot be moved aside: exit 1, the whole line (exit $rc: $(head -n 2 got.err | sed "s/$long/RUN/g" | tr '\n' '|')), the run as it was" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] &&
+   grep -qx "vitmae: cannot move $long aside to $long.old-1: File name too long" got.err &&
+   cmp -s "$long/checkpoint.safetensors" before.safetensors && [ ! -e "$long.old-1" ]'
+rm -rf "$long"
+# The data folder that cannot be reached mid-run for a reason other than its being gone: its path goes
+# through a link swapped (one rename) for a link to itself, so stat says ELOOP. One line with the
+# reason, exit 1, the last checkpoint whole (it is said as gone only for ENOENT and ENOTDIR).
+rm -rf real sw loop sw.new rl && mkdir real && cp -r data real/data && ln -s real sw && ln -s loop loop
+"$VITMAE" train --data sw/data --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 \
+  --batch 2 --steps 1000000 --threads 1 --val-frac 0 --ckpt-every 2 --cache-mb 0 --store none --out rl > /dev/null 2> rl.err &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ ! -e rl/checkpoint.safetensors ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+ln -s loop sw.new && mv -T sw.new sw
+i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+t "data folder behind a link loop mid-run: exit 1, the whole line with why ($rc: $(head -n 2 rl.err | tr '\n' '|')), a checkpoint kept" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < rl.err)" -eq 1 ] &&
+   grep -qx "vitmae: sw/data: the data folder cannot be reached: Too many levels of symbolic links" rl.err &&
+   "$VITMAE" info rl/checkpoint.safetensors > /dev/null 2>&1 && [ -z "$(ls -a rl | grep "\.tmp-")" ]'
+rm -rf real sw loop rl
+
 exit $fail

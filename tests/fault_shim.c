@@ -1,7 +1,8 @@
 // A fault shim for tests (docs/testing.md, "Crashes, full disks, memory"): loaded with LD_PRELOAD, it
 // makes the Nth call of one C library function fail as it fails for real, so that a test can fail each
 // call of a command in turn. Built as build/tools/fault.so (the Makefile's own rule, not a program).
-//   FAULT_FUNC=name   malloc, calloc, realloc, opendir, readdir or fsync
+//   FAULT_FUNC=name   malloc, calloc, realloc, opendir, readdir, fsync, or fsync_dir (an fsync of a
+//                     folder only, counted apart: the call that makes a rename durable)
 //   FAULT_N=N         the call that fails, counted from 1 over all threads (unset or 0: none); N+: that
 //                     call and every later one (a resource that stays short)
 //   FAULT_OWN=1       count only the calls made by the program's own code, not by its libraries
@@ -10,8 +11,8 @@
 //   FAULT_COUNT=FILE  at exit, write "name count" for each function (what N can be)
 //   FAULT_ERRNO=E     the failing call's errno (a number: 28 for ENOSPC) instead of its own below
 // Only the program named vitmae is touched (not a shell or `timeout` in between). malloc, calloc and
-// realloc fail with ENOMEM, opendir with EMFILE, readdir with EIO (NULL with errno set), fsync with EIO
-// (what a disk that fails as it writes back gives).
+// realloc fail with ENOMEM, opendir with EMFILE, readdir with EIO (NULL with errno set), fsync and
+// fsync_dir with EIO (what a disk that fails as it writes back gives).
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
@@ -23,10 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-enum { F_MALLOC, F_CALLOC, F_REALLOC, F_OPENDIR, F_READDIR, F_FSYNC, F_N };
-static const char *const names[F_N] = {"malloc", "calloc", "realloc", "opendir", "readdir", "fsync"};
+enum { F_MALLOC, F_CALLOC, F_REALLOC, F_OPENDIR, F_READDIR, F_FSYNC, F_FSYNC_DIR, F_N };
+static const char *const names[F_N] = {"malloc", "calloc", "realloc", "opendir", "readdir", "fsync", "fsync_dir"};
 static atomic_long counts[F_N];
 static int target = -1, own_only, enabled;
 static long fail_at;
@@ -147,6 +149,10 @@ struct dirent *readdir(DIR *d) {
 int fsync(int fd) {
     static int (*real)(int);
     if (!real) *(void **)&real = dlsym(RTLD_NEXT, "fsync");
-    if (fails(F_FSYNC, __builtin_return_address(0), SIZE_MAX)) { errno = fail_errno ? fail_errno : EIO; return -1; }
+    struct stat st;
+    int folder = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+    int fail = fails(F_FSYNC, __builtin_return_address(0), SIZE_MAX);
+    if (folder) fail |= fails(F_FSYNC_DIR, __builtin_return_address(0), SIZE_MAX);
+    if (fail) { errno = fail_errno ? fail_errno : EIO; return -1; }
     return real(fd);
 }

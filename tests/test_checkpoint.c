@@ -2,6 +2,7 @@
 // naming the problem, no crash), encoder-only files, the PyTorch-written fixture, and atomic
 // writes (a failed write leaves the previous file byte-identical; readers never see a partial file).
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -975,6 +976,29 @@ static void test_atomic_write(void) {
     free(before); free(a); free(b);
 }
 
+// A checkpoint name that fits in a folder (250 bytes) but whose temporary name (".NAME.tmp-XXXXXX", 12
+// bytes more) does not: st_write says it cannot create the temporary file, with why, in one message
+// naming the file; the file already there under that name is left byte for byte, no temporary is left.
+static void test_temp_name_too_long(void) {
+    char name[251], path[900], err[1200], want[1200];
+    memset(name, 'n', 250);
+    memcpy(name + 250 - 12, ".safetensors", 12);
+    name[250] = 0;
+    snprintf(path, sizeof path, "%s/%s", tmp, name);
+    spit(path, "previous", 8);
+    float a[2] = {1, 2};
+    StTensor t = {"a", 1, {2, 0, 0, 0}, a};
+    int rc = st_write(path, &t, 1, NULL, NULL, 0, err, sizeof err);
+    snprintf(want, sizeof want, "%s: cannot create a temporary file in its folder: %s", path, strerror(ENAMETOOLONG));
+    CHECK(rc == -1 && !strcmp(err, want), "a temporary name too long: rc %d, '%s'", rc, err);
+    size_t len = 0;
+    uint8_t *back = slurp(path, &len);
+    CHECK(back && len == 8 && !memcmp(back, "previous", 8), "a temporary name too long: the file there kept");
+    free(back);
+    CHECK(count_temp_files(tmp) == 0, "a temporary name too long: no temporary file left");
+    unlink(path);
+}
+
 int main(void) {
     tmp = check_tmpdir();
     test_generic_format();
@@ -985,6 +1009,7 @@ int main(void) {
     test_torch_fixture();
     test_nonfinite();
     test_atomic_write();
+    test_temp_name_too_long();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
