@@ -373,8 +373,9 @@ static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
         char snap[4300];
         snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", t->run_dir, t->rs.step);
         rc = clf_ckpt_save(snap, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
-        if (rc == 0 && publish_latest(snap, t->ckpt_path, t->run_dir) != 0)
-            rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
+        int pl = rc == 0 ? publish_latest(snap, t->ckpt_path, t->run_dir, err, errlen) : 0;
+        if (pl < 0) rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
+        else if (pl > 0) rc = -1;
         if (rc == 0) prune_snapshots(t->run_dir, t->rs.keep);
     } else {
         rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);

@@ -344,14 +344,13 @@ void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn
     }
 }
 
-int publish_latest(const char *snapshot, const char *latest, const char *dir) {
+int publish_latest(const char *snapshot, const char *latest, const char *dir, char *err, size_t errlen) {
     char tmp[4400];
     snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.%d", dir, (int)getpid());
     unlink(tmp);
     if (link(snapshot, tmp) != 0 || rename(tmp, latest) != 0) { unlink(tmp); return -1; }
-    int dfd = open(dir, O_RDONLY);
-    if (dfd >= 0) { fsync(dfd); close(dfd); }
-    return 0;
+    // latest is in place, whole; a folder that cannot be synced is said as for every other file.
+    return file_sync_folder_of(latest, err, errlen) ? 1 : 0;
 }
 
 int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int *idx, int n, char *err,

@@ -190,8 +190,9 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
 // Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.
 void prune_snapshots(const char *dir, int keep);
 // Makes `latest` a hard link to the snapshot file, swapped in atomically (link to a temporary name,
-// rename, fsync of dir). 0 ok; -1 when links are not possible there (the caller writes latest itself).
-int  publish_latest(const char *snapshot, const char *latest, const char *dir);
+// rename, fsync of dir). 0 ok; -1 when links are not possible there (the caller writes latest itself);
+// 1 when latest is in place but dir's sync failed, err saying so (io/files.h's file_sync_folder_of).
+int  publish_latest(const char *snapshot, const char *latest, const char *dir, char *err, size_t errlen);
 // --resume RUN_OR_FILE: a folder means its checkpoint.safetensors; dir gets the run folder.
 void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
 // The most steps a run counts: --steps' range, and train_state's step, total_steps and cadences'.

@@ -174,8 +174,9 @@ int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSta
         snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", run_dir, rs->step);
         rc = ckpt_save(snap, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
         if (rc == 0) {
-            if (publish_latest(snap, ckpt_path, run_dir) != 0)
-                rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
+            int pl = publish_latest(snap, ckpt_path, run_dir, err, errlen);
+            if (pl < 0) rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
+            else if (pl > 0) rc = -1;
             prune_snapshots(run_dir, rs->keep);
         }
     } else {

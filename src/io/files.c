@@ -275,7 +275,12 @@ int file_publish_atomic(const char *tmp, const char *path, char *err, size_t err
     file_tmp_forget(tmp);
     if (e) { snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, file_reason(e, why, sizeof why)); return -1; }
     // The file is in place, whole: only its name's durability is in doubt, and the message says so.
-    if ((e = sync_folder(path, folder_len(path)))) say_unsynced(path, 1, e, err, errlen);
+    return file_sync_folder_of(path, err, errlen);
+}
+
+int file_sync_folder_of(const char *path, char *err, size_t errlen) {
+    int e = sync_folder(path, folder_len(path));
+    if (e) say_unsynced(path, 1, e, err, errlen);
     return e ? -1 : 0;
 }
 

@@ -25,6 +25,9 @@ int file_write_to(const char *tmp, const char *path, const void *data, size_t le
 // leaves the new file in place, whole: -1 with "PATH: written, but its folder DIR could not be synced:
 // reason" (the same for file_write_atomic and data/image.h's png_write).
 int file_publish_atomic(const char *tmp, const char *path, char *err, size_t errlen);
+// path's folder fsync'd (a file just renamed or linked there): 0, or -1 with "PATH: written, but its
+// folder DIR could not be synced: reason", file_publish_atomic's words.
+int file_sync_folder_of(const char *path, char *err, size_t errlen);
 // The same two, of the n buffers parts[i] (lens[i] bytes each) one after another (a header, then data).
 int file_write_parts_atomic(const char *path, const void *const *parts, const size_t *lens, int n, char *err,
                             size_t errlen);
