@@ -2,6 +2,7 @@
 # `vitmae bench`: a tiny run prints JSON with the documented fields, the analytic FLOP count matches
 # the formula for the tiny preset at 32x32x3 / patch 4 / batch 64 / mask 0.75, bad flags exit 2; the
 # gates that choose the kernels' path check every feature those kernels are compiled for.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch tmp

@@ -3,6 +3,7 @@
 # after each thread count's hot one, and a cold line under the summary), --batch (the tiny model's rows
 # for B images: a training step's gradient group), and its refusals. Speeds are not judged (they are the
 # machine's); the columns, the shapes and the counts are.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch
 scratch tmp

@@ -3,6 +3,7 @@
 # pages in a browser"): on a demo-shaped folder made here (a 2-step run, reconstructions, attention,
 # probe confusion matrices) it shows each kind of picture under its heading with how to read it, and
 # every picture it names exists. `make gallery-check` opens such pages in Chromium; this runs without.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch
 scratch tmp

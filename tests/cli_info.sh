@@ -1,6 +1,7 @@
 #!/bin/sh
 # `vitmae info`: a checkpoint written by PyTorch code (tools/torch_checkpoint.py) reports its
 # config and parameter counts; the encoder-only variant has no decoder; bad files exit 1.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch tmp

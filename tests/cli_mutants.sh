@@ -3,6 +3,7 @@
 # its file (tools/mutate.sh with MUTATE_CHECK=1 builds and runs nothing), so `make mutate` never meets
 # a mutant whose code moved (docs/testing.md, "Mutation testing"). And the check itself fails on a list
 # with a stale mutant.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch
 scratch tmp
