@@ -4,6 +4,7 @@
 # inputs, and usage errors (exit 2 with the valid range).
 # Fixtures from tools/reference_attention.py: an encoder-only checkpoint (3 layers x 4 heads,
 # 16 px, patch 4), a 16 x 16 input and PyTorch's attention for it.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch tmp

@@ -1,6 +1,7 @@
 #!/bin/sh
 # `vitmae data`: counts, classes and skipped files (JSON) on a synthetic folder with bad files; exit
 # statuses for an empty folder, a missing folder and an unknown flag.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch dir

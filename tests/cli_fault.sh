@@ -6,6 +6,7 @@
 # without the failure (exit 0) or exits 1 with one line `vitmae: FILE: out of memory`; never a crash, a
 # count of 0 or a line left out; the same in a one-step `finetune` (below). A folder whose listing fails
 # part-way is said as a folder not read.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"
 scratch dir

@@ -2,6 +2,7 @@
 # `vitmae reconstruct` and `vitmae eval`: a known answer (a model that predicts a constant), output
 # files and their sizes, stem collisions, unreadable inputs, refused masks and checkpoints, usage
 # errors, thread-count independence, and eval agreeing with reconstruct on the same images and masks.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch tmp
