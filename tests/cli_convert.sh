@@ -9,6 +9,7 @@ if ! [ -x "$PY" ] || ! "$PY" -c "import torch" >/dev/null 2>&1; then
   echo "skipped: $PY has no torch (tools/convert_mae.py needs python3-torch)"
   exit 0
 fi
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch tmp

@@ -7,6 +7,7 @@
 # JPEG, greyscale JPEG; each file's decode and its header probe's size. Files are written here by PIL; build/tools/imgdump gives
 # vitmae's decode (and, with --probe, image_probe's size).
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
+set -u
 fail=0
 if ! /usr/bin/python3 -c 'import PIL, numpy; from PIL import features; assert features.check("webp")' 2>/dev/null; then
   echo "cli formats skipped: python3-pil with WebP (and numpy) not installed"; exit 0
