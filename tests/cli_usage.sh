@@ -1,6 +1,7 @@
 #!/bin/sh
 # The top-level command line: help, unknown commands, exit statuses, and every flag of every command
 # named in docs/interface.md; and the docs' examples: their flags, make targets and variables, the test table.
+set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
 scratch tmp
