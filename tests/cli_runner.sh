@@ -55,6 +55,16 @@ t "VITMAE_TEST_JOBS=0 refused" '[ $rc -eq 2 ] && grep -q "VITMAE_TEST_JOBS: not 
 untrapped=$(for f in "$VITMAE_ROOT"/tests/cli_*.sh; do
   grep -Eq '^[[:space:]]*scratch [A-Za-z_]+' "$f" || grep -Eq "trap .*HUP INT TERM" "$f" || basename "$f"; done)
 t "every tests/cli_*.sh removes its folder on a signal too (not so: $(echo $untrapped))" '[ -z "$untrapped" ]'
+# Every command-line test runs under `set -u`: without it a variable never set expands to nothing, and
+# "$dir/a.bin" in a test that never set $dir was /a.bin, at the root (tests/lib.sh, need_dir). The known
+# exceptions have not been run under it yet; one that has it now must leave the list.
+set_u_exceptions=""
+no_set_u=$(for f in "$VITMAE_ROOT"/tests/cli_*.sh; do
+  case " $set_u_exceptions " in *" $(basename "$f") "*) continue ;; esac
+  grep -Eq '^set -[a-z]*u' "$f" || basename "$f"; done)
+t "every tests/cli_*.sh has set -u (not so: $(echo $no_set_u))" '[ -z "$no_set_u" ]'
+stale=$(for n in $set_u_exceptions; do grep -Eq '^set -[a-z]*u' "$VITMAE_ROOT/tests/$n" && echo "$n"; done)
+t "the exceptions to set -u lack it still (these have it: $(echo $stale))" '[ -z "$stale" ]'
 # tests/lib.sh's helpers that write under $dir refuse to run without it (need_dir): unset, they wrote at
 # the root (/tmp as TMPDIR, /usr1.log), shared by every test run on the machine. Each such helper calls
 # need_dir (bash lists the functions; same_weights writes no file). Run in a subshell:
