@@ -2,6 +2,7 @@
 // publishing of staged outputs (io/files.h): nothing replaced without replace, a group all or nothing.
 #include <dirent.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -97,6 +98,36 @@ static void test_publish(const char *dir) {
     rmdir(inner); rmdir(b); unlink(a);
 }
 
+// A group of many files in one folder (attention --layer all --head all: two per map) holds one
+// descriptor for the folder, not one per file: under a limit of 32 descriptors 100 files are staged
+// and published. One per file ran the process out of them, and the next file could not be written.
+static void test_publish_many(const char *dir) {
+    struct rlimit was, low;
+    CHECK(getrlimit(RLIMIT_NOFILE, &was) == 0, "getrlimit");
+    low = was;
+    low.rlim_cur = 32;
+    CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "setrlimit 32");
+    float data[6] = {1, 2, 3, 4, 5, 6};
+    char path[100][600], tmp[700], err[1200] = "";
+    int64_t n = 6;
+    FileGroup g = {0};
+    int staged = 0;
+    for (int i = 0; i < 100; i++) {
+        snprintf(path[i], sizeof path[i], "%s/m%03d.npy", dir, i);
+        if (file_tmp_name(path[i], tmp, sizeof tmp) || npy_write_to(tmp, path[i], data, "<f4", 1, &n, err, sizeof err) ||
+            file_group_add(&g, tmp, path[i]))
+            break;
+        staged++;
+    }
+    CHECK(staged == 100, "100 files staged in one folder under 32 descriptors (%d: %s)", staged, err);
+    int rc = file_group_publish(&g, 0, err, sizeof err), published = 0;
+    setrlimit(RLIMIT_NOFILE, &was);
+    for (int i = 0; i < 100; i++) published += file_size(path[i]) == 152;
+    CHECK(rc == 0 && published == staged, "published: %d of %d (%s)", published, staged, rc ? err : "");
+    for (int i = 0; i < 100; i++) unlink(path[i]);
+    CHECK(stray_temporaries(dir) == 0, "no temporary file left");
+}
+
 int main(void) {
     char err[256];
     char buf[1024];
@@ -176,6 +207,7 @@ int main(void) {
     CHECK(files == 3 && !stray, "no temporary or partial files (%d files)", files);
     const char *pub = check_tmpdir();
     test_publish(pub);
+    test_publish_many(pub);
     remove(pub);
     return check_done();
 }

@@ -317,12 +317,20 @@ int file_group_add(FileGroup *g, const char *tmp, const char *path) {
     if (!t || !p) { free(t); free(p); file_tmp_remove(tmp); return -1; }
     // The folder held (O_PATH: no read permission needed) follows a rename of it, so that a group that
     // fails removes its files wherever the folder went. One that cannot be held (out of descriptors)
-    // is reached by the names, as before. tmp and path share it (file_tmp_name).
+    // is reached by the names, as before. tmp and path share it (file_tmp_name). One descriptor per
+    // folder, not per file: the previous file's, while its folder is still the one at this name (a
+    // descriptor per file ran attention --layer all --head all out of them, its montage unwritten).
     int dir = -1;
     size_t d = folder_len(tmp);
     if (same_folder(path, tmp, d)) {
         char *name = strndup(d ? tmp : ".", d ? d : 1);
-        if (name) dir = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int prev = g->n ? g->dirs[g->n - 1] : -1;
+        struct stat held, now;
+        if (name && prev >= 0 && same_folder(g->paths[g->n - 1], path, d) && fstat(prev, &held) == 0 &&
+            stat(name, &now) == 0 && held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+            dir = prev;
+        else if (name)
+            dir = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
         free(name);
     }
     g->tmps[g->n] = t;
@@ -367,7 +375,7 @@ int file_group_sweep(FileGroup *g, const char *path, int (*ours)(const char *nam
 static void group_free(FileGroup *g) {
     for (int i = 0; i < g->n; i++) {
         free(g->tmps[i]); free(g->paths[i]);
-        if (g->dirs[i] >= 0) close(g->dirs[i]);
+        if (g->dirs[i] >= 0 && (i == 0 || g->dirs[i] != g->dirs[i - 1])) close(g->dirs[i]);   // shared: once
     }
     for (int i = 0; i < g->nsweeps; i++) free(g->sweeps[i].path);
     free(g->tmps); free(g->paths); free(g->dirs); free(g->sweeps);

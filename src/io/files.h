@@ -87,7 +87,8 @@ typedef struct {
 typedef struct {
     char **tmps, **paths;
     int *dirs;   // per file: its folder, opened as it was added (-1: not), so that a failed publish finds
-                 // what it made there also when the folder was moved or removed meanwhile
+                 // what it made there also when the folder was moved or removed meanwhile; files added
+                 // one after another in one folder share one descriptor
     int n, cap;
     FileSweep *sweeps;   // file_group_sweep
     int nsweeps;
