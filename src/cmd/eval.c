@@ -168,7 +168,7 @@ int cmd_eval(int argc, char **argv) {
     } else {
         printf("%d image%s, mask_ratio %g (%d of %d patches removed), seed %ld%s\n", ds.n, ds.n == 1 ? "" : "s",
                mask_ratio, L - K, L, seed, K == L ? ": no patch removed, scores are over all patches" : "");
-        printf("loss=%.6g masked_mse=%.6g psnr=%.2fdB\n", mean_loss, mean_mse, psnr);
+        printf("loss=%.6e masked_mse=%.6e psnr=%.2fdB\n", mean_loss, mean_mse, psnr);
         // A removed patch's own statistics are unknown at inference: say whose stand in (docs/interface.md,
         // section 5, "vitmae eval"), as reconstruct does.
         if (cfg->norm_pix_loss && K < L)

@@ -452,7 +452,10 @@ int cmd_reconstruct(int argc, char **argv) {
                     if (!full) full = kind;
                     continue;
                 }
-                cli_out("%s masked_mse=%.6g psnr=%.2fdB", in->stem, mse[b], psnr_from_mse(mse[b]));
+                // "INPUT: numbers -> PANEL", as attention's line: two inputs of one base name (a/x.png,
+                // b/x.png -> x, x-1) told apart; %.6e, a column of one width whatever the magnitude.
+                cli_out("%s: masked_mse=%.6e psnr=%.2fdB -> %s/%s.recon.png", in->path, mse[b], psnr_from_mse(mse[b]),
+                        out_dir, in->stem);
                 fflush(stdout);
                 mse_sum += mse[b];
                 nok++;
@@ -466,7 +469,7 @@ int cmd_reconstruct(int argc, char **argv) {
     if (file_folders_sync(&later, err, sizeof err)) { cli_error(NULL, "%s", err); unsynced = 1; }
     if (nok) {
         double mean = mse_sum / nok;
-        printf("mean masked_mse=%.6g psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
+        printf("mean masked_mse=%.6e psnr=%.2fdB over %d image%s\n", mean, psnr_from_mse(mean), nok,
                nok == 1 ? "" : "s");
     }
     output_report_stop("reconstruct", full, out_dir, nok, inputs.n);
