@@ -83,6 +83,21 @@ t "-np 2, VITMAE_GEMM_KC 64 on rank 0, 128 on rank 1: exit 0, the warning names 
 mpi -np 2 env VITMAE_GEMM=portable "$VITMAE" train $ksmall --out "$dir/k3" > "$dir/k.out" 2> "$dir/k.err"; rc=$?
 t "-np 2, VITMAE_GEMM the same on every rank: exit 0, nothing on stderr ($rc: $(head -n 3 "$dir/k.err" | tr '\n' '|'))" \
   '[ $rc -eq 0 ] && [ ! -s "$dir/k.err" ]'
+# The warning is said where the run is sure to start, not before the flags are read: a usage error, or
+# a refusal after the flags (a --data folder that is not there), with VITMAE_GEMM differing is its one
+# line alone (of vitmae's: mpirun adds its own block on a non-zero exit, as err_once's runs). It printed
+# the warning, then the error: two lines where the rule is one.
+for c in train finetune bench; do
+  mpi -np 1 env VITMAE_GEMM=ref "$VITMAE" $c --bogus : -np 1 env VITMAE_GEMM=portable "$VITMAE" $c --bogus \
+    > "$dir/k.out" 2> "$dir/k.err"; rc=$?
+  t "-np 2, VITMAE_GEMM differing, $c --bogus: exit 2, the usage error alone ($rc: $(head -n 3 "$dir/k.err" | tr '\n' '|'))" \
+    '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae" "$dir/k.err")" -eq 1 ] && grep -qxF "vitmae: $c: unknown flag '"'"'--bogus'"'"' (see vitmae $c --help)" "$dir/k.err"'
+done
+kgone=$(echo "$ksmall" | sed "s|--data [^ ]*|--data $dir/nothing|")
+mpi -np 1 env VITMAE_GEMM=ref "$VITMAE" train $kgone --out "$dir/k4" : -np 1 env VITMAE_GEMM=portable "$VITMAE" train $kgone \
+  --out "$dir/k4" > "$dir/k.out" 2> "$dir/k.err"; rc=$?
+t "-np 2, VITMAE_GEMM differing, train of a --data folder not there: refused, one line, no warning ($rc: $(head -n 3 "$dir/k.err" | tr '\n' '|'))" \
+  '[ $rc -ne 0 ] && [ "$(grep -c "^vitmae" "$dir/k.err")" -eq 1 ] && ! grep -q "warning" "$dir/k.err"'
 
 [ $fail -eq 0 ] && echo "cli mpi usage ok"
 exit $fail

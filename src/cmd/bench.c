@@ -18,6 +18,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/groups.h"
+#include "cmd/runfolder.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
 #include "kernels/prof.h"
@@ -405,6 +406,7 @@ int cmd_bench(int argc, char **argv) {
         rc = cli_agree(rc);   // before the steps' exchanges
     }
     cli_defer(0);
+    if (!rc) run_warn_other_gemm();   // the bench sure to start: a refusal stays one line
     if (rc) {
         for (int w = 0; w < nw; w++) {
             if (w) mae_free(bs[w].m);

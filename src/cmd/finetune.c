@@ -1087,6 +1087,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if ((rc = cli_agree(rc))) return rc;
     cli_defer(0);
 
+    run_warn_other_gemm();   // said once the run is sure to start, as the line below
     if (t->resuming[0]) cli_out("%s", t->resuming);   // said once the run is sure to start, so that a refusal stays one line
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);

@@ -243,22 +243,6 @@ int main(int argc, char **argv) {
         dist_finalize();
         return same == -1 || same == -2 ? 2 : 1;   // out of memory is no usage error
     }
-    // Every rank must multiply matrices alike for a run to be bitwise what one process gives (docs/
-    // distributed.md, "Semantics"): the path (the CPU's, or VITMAE_GEMM's) and the k-blocks (the caches',
-    // or VITMAE_GEMM_KC's) fix the rounding. Machines of other kinds may still train together, with other
-    // last bits (docs/design.md), so rank 0 warns, naming both, and the run goes on.
-    if (dist_size() > 1 && argc > 1 &&
-        (!strcmp(argv[1], "train") || !strcmp(argv[1], "finetune") || !strcmp(argv[1], "bench"))) {
-        char mine[DIST_TEXT_MAX], theirs[DIST_TEXT_MAX], ours[DIST_TEXT_MAX];
-        GemmBlocking blk = gemm_blocking();
-        if (blk.kc) snprintf(mine, sizeof mine, "the %s path with k-blocks of %d", gemm_kernel_name(), blk.kc);
-        else snprintf(mine, sizeof mine, "the %s path", gemm_kernel_name());
-        int other = dist_first_other_text(mine, theirs, ours, sizeof theirs);
-        if (other && dist_rank() == 0)
-            cli_message("warning: rank %d multiplies matrices on %s, rank 0 on %s (VITMAE_GEMM, VITMAE_GEMM_KC or "
-                        "another kind of CPU): the run is not bitwise what one process gives (docs/distributed.md)",
-                        other, theirs, ours);
-    }
     // main's usage errors (below) are every rank's alike: said once, by rank 0. A word of the command
     // line that they echo goes through utf8_clip (cli.h, cli_error).
     cli_quiet_ranks(1);

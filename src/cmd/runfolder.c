@@ -24,6 +24,7 @@
 #include "io/files.h"
 #include "io/json.h"
 #include "io/safetensors.h"
+#include "kernels/gemm.h"
 
 // The number in a name vitmae writes, prefix then the step ("checkpoint-<step>.safetensors",
 // "step-<step>.png"): digits as %ld prints them (no sign, space or leading zero, at most 18), with *end
@@ -844,6 +845,23 @@ void run_warn_few_val(int nval, float val_frac, int n, const char *what) {
     if (nval <= 0 || nval >= 8) return;
     cli_message("warning: only %d validation image%s (--val-frac %g of %d): %s will be noisy; pass --val DIR%s",
                 nval, nval == 1 ? "" : "s", val_frac, n, what, val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");
+}
+
+// The path (the CPU's, or VITMAE_GEMM's) and the k-blocks (the caches', or VITMAE_GEMM_KC's) fix the
+// rounding, so every rank must multiply alike for a run to be bitwise what one process gives. Machines
+// of other kinds may still train together, with other last bits (docs/design.md): a warning, the run
+// goes on.
+void run_warn_other_gemm(void) {
+    if (dist_size() <= 1) return;
+    char mine[DIST_TEXT_MAX], theirs[DIST_TEXT_MAX], ours[DIST_TEXT_MAX];
+    GemmBlocking blk = gemm_blocking();
+    if (blk.kc) snprintf(mine, sizeof mine, "the %s path with k-blocks of %d", gemm_kernel_name(), blk.kc);
+    else snprintf(mine, sizeof mine, "the %s path", gemm_kernel_name());
+    int other = dist_first_other_text(mine, theirs, ours, sizeof theirs);
+    if (other && dist_rank() == 0)
+        cli_message("warning: rank %d multiplies matrices on %s, rank 0 on %s (VITMAE_GEMM, VITMAE_GEMM_KC or "
+                    "another kind of CPU): the run is not bitwise what one process gives (docs/distributed.md)",
+                    other, theirs, ours);
 }
 
 void run_warn_small(const Dataset *ds, const char *dir, int img) {

@@ -108,6 +108,11 @@ void run_warn_few_val(int nval, float val_frac, int n, const char *what);
 // count and the smallest named; none when every image is large enough. dir: the folder as the user
 // gave it. Said by the caller's rank 0.
 void run_warn_small(const Dataset *ds, const char *dir, int img);
+// The warning of a rank that multiplies matrices on another path or with other k-blocks than rank 0
+// (docs/distributed.md, "Semantics"), said by rank 0, naming both; nothing in one process. Collective:
+// every rank calls it, where train, finetune and bench are sure to start (after their usage errors and
+// every refusal, so that a refusal stays one line).
+void run_warn_other_gemm(void);
 // The threads of train's and finetune's start-up header, in buf: "4 threads", or under mpirun, where
 // --threads is each process's, "2 processes x 1 thread" (docs/distributed.md).
 void run_threads_text(char *buf, size_t n, int threads);

@@ -775,6 +775,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     cli_defer(0);
 
     // Said once the run is sure to start, so that a refusal stays one line.
+    run_warn_other_gemm();
     if (t->resuming[0]) cli_out("%s", t->resuming);   // the path written out as every line's (cli_out)
     if (t->goes_on[0]) cli_out("%s", t->goes_on);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
