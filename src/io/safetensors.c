@@ -747,21 +747,6 @@ static int write_body(int fd, const char *json, const StTensor *ts, int nt) {
     return 0;
 }
 
-static int fsync_dir_of(const char *path) {
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == path) snprintf(dir, sizeof dir, "/");
-    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return -1;
-    int rc = fsync(dfd);
-    // Some file systems refuse fsync on directories; the rename itself has happened.
-    if (rc != 0 && (errno == EINVAL || errno == EROFS)) rc = 0;
-    close(dfd);
-    return rc;
-}
-
 int st_write(const char *path, const StTensor *tensors, int ntensors,
              const char *const *meta_keys, const char *const *meta_vals, int nmeta,
              char *err, size_t errlen) {
@@ -815,9 +800,6 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
         return -1;
     }
     free(tmp); free(json);
-    if (fsync_dir_of(path) != 0) {
-        fail(err, errlen, "%s: fsync of its folder failed: %s", path, file_reason(errno, reason, sizeof reason));
-        return -1;
-    }
-    return 0;
+    // In place, whole: a folder that cannot be synced is said as for every file (io/files.h).
+    return file_sync_folder_of(path, err, errlen);
 }
