@@ -126,6 +126,40 @@ near_flag classify -tpo --top
 "$VITMAE" train -x > /dev/null 2> "$tmp/err"; rc=$?
 t "train -x: an unexpected argument, as before ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: unexpected argument '"'"'-x'"'"' (the folder of images goes with --data DIR)" ]'
+# A file or folder whose name begins with '-' follows `--` (docs/interface.md, section 1): after it no
+# word is a flag, for every command that takes files or folders as arguments. Without it a name that
+# reads as one of the command's flags (-json, -force, --x) is refused in one line, exit 2, nothing read.
+mkdir -p "$tmp/dash/-json" "$tmp/dash/--x" "$tmp/dash/-x"
+{ "$VITMAE_TOOLS/mkckpt" png "$tmp/dash/-json/a.png" --size 8 --channels 1 --value 0.3 &&
+  "$VITMAE_TOOLS/mkckpt" ckpt "$tmp/dash/-json/checkpoint.safetensors" --img 8 --patch 4 --channels 1 &&
+  "$VITMAE_TOOLS/synth" "$tmp/dash/cls" --count 4 --size 8 --classes 2 &&
+  "$VITMAE" finetune --from-scratch --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --data "$tmp/dash/cls" --val-frac 0 \
+    --batch 2 --steps 1 --threads 1 --out "$tmp/dash/ft"; } > /dev/null 2>&1 || { echo "FAILED: the files named with a dash"; fail=1; }
+for f in -force --x/a.png -x/a.png; do cp "$tmp/dash/-json/a.png" "$tmp/dash/$f"; done
+# dash_arg WORD HINT CMD [FLAGS...]: in $tmp/dash, `vitmae CMD FLAGS -- WORD` reads WORD (exit 0, nothing
+# on stderr); `vitmae CMD FLAGS WORD` says "unknown flag 'WORD'", with HINT when one is given.
+dash_arg() {
+  word=$1; hint=$2; shift 2
+  (cd "$tmp/dash" && "$VITMAE" "$@" -- "$word") > "$tmp/out" 2> "$tmp/err"; rc=$?
+  (cd "$tmp/dash" && "$VITMAE" "$@" "$word") > "$tmp/out2" 2> "$tmp/err2"; rc2=$?
+  if [ -n "$hint" ]; then want="vitmae: $1: unknown flag '$word' (did you mean $hint? see vitmae $1 --help)"
+  else want="vitmae: $1: unknown flag '$word' (see vitmae $1 --help)"; fi
+  t "$1 -- $word: read, exit 0 ($rc: $(head -n 1 "$tmp/err")); $1 $word: exit 2, one line ($rc2: $(cat "$tmp/err2"))" \
+    '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && [ -s "$tmp/out" ] && [ $rc2 -eq 2 ] && [ "$(cat "$tmp/err2")" = "$want" ] && [ ! -s "$tmp/out2" ]'
+}
+dash_arg -json --json data
+dash_arg --x "" data
+dash_arg -json --json info
+dash_arg -force --force reconstruct --ckpt -json/checkpoint.safetensors --out rec
+dash_arg -force --force attention --ckpt -json/checkpoint.safetensors --out att
+dash_arg -force --force embed --ckpt -json/checkpoint.safetensors --out e.npy
+dash_arg -json --json classify --ckpt ft/checkpoint.safetensors
+t "reconstruct, attention and embed -- -force: each output names the file -force" \
+  '[ -s "$tmp/dash/rec/-force.recon.png" ] && [ -s "$tmp/dash/att/-force.attn.png" ] && [ "$(cut -f1 "$tmp/dash/e.txt")" = -force ]'
+# A one-dash word near no flag needs no `--`: it is an argument as any other word.
+(cd "$tmp/dash" && "$VITMAE" data -x) > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "data -x: the folder -x read, exit 0, as data -- -x ($rc: $(head -n 1 "$tmp/out"))" \
+  '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(head -n 1 "$tmp/out")" = "-x: 1 ok, 0 skipped, 0 ignored" ]'
 # An unknown command or top-level request names the closest command or request the same way, as git
 # does for its commands (docs/interface.md, section 1); `help NAME` too. None for a word far from all.
 near_word() {   # near_word EXPECTED-LINE ARG...
