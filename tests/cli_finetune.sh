@@ -204,7 +204,8 @@ kill -INT $pid; sleep 0.5; touch "$dir/int3.gate"; wait $pid; rc=$?
 t "a second Ctrl-C once saved: ended by SIGINT ($rc), said the checkpoint was saved, at the stopped step ${stopped:-none}" \
   '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int3.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ "${stopped:-0}" -ge 9 ] && [ "$(saved_step "$dir/int3/checkpoint.safetensors")" = "$stopped" ]'
 
-# 5. classify: a line per image and the accuracy; JSON as docs/encoder.md; 6 significant digits.
+# 5. classify: a line per image and the accuracy; JSON as docs/encoder.md; probabilities with 6 decimals
+# in the text, 6 significant digits in the JSON.
 # probe's first line names the feature it probes: on a classifier, --pool mean is fc_norm of the mean
 # tokens (the head's input, docs/encoder.md), not the "encoder mean tokens" of a pretraining checkpoint.
 "$VITMAE" probe --ckpt "$dir/scratch/checkpoint.safetensors" --pool mean --train "$dir/data" --test "$dir/data" > "$dir/pr.txt" 2>/dev/null; rc=$?
@@ -240,16 +241,20 @@ paths = [im["path"] for im in json.load(open(sys.argv[2]))["images"]]
 assert [r[0] for r in rows] == paths and len(set(paths)) == 150, (rows[:2], paths[:2])
 assert [r[1] for r in rows[:150]] == [p.split("/")[-2] for p in paths[:150]] and rows[150][1] == "", rows[150]
 PY'
-# 6 significant digits exactly (docs/encoder.md), in the text lines and the JSON alike: every printed
-# probability is its own "%.6g" (7 digits would not be), and some need all six (5 would not give them).
-t "classify: probabilities with 6 significant digits, text and JSON" 'python3 - "$dir/cls.txt" "$dir/cls.json" <<PY
+# The text line's probabilities are fractions with 6 decimals, one width (docs/encoder.md): each token is
+# its own "%.6f", 0.dddddd or 1.000000 (%.6g wrote 0.0123457 beside 0.526997, and 1; %.6e 5.269970e-01),
+# and some end in a 0, which %.6g drops (0.642920, not 0.64292). The JSON keeps 6 significant digits
+# exactly: each its own "%.6g" (7 digits would not be), some with all six (5 would not give them).
+t "classify: text probabilities with 6 decimals, JSON with 6 significant digits" 'python3 - "$dir/cls.txt" "$dir/cls.json" <<PY
 import re, sys
 text = [tok for line in open(sys.argv[1]) if " | " in line for tok in line.split(" | ", 1)[1].split()[1::2]]
 js = re.findall(r"\\[\"[^\"]*\",\\s*([-0-9.e+]+)\\]", open(sys.argv[2]).read())
 assert len(text) == 300 and len(js) == 453, (len(text), len(js))
-for tok in text + js:
+for tok in text:
+    assert re.fullmatch(r"0\\.[0-9]{6}|1\\.000000", tok) and tok == "%.6f" % float(tok), tok
+assert any(tok.endswith("0") for tok in text), text[:6]
+for tok in js:
     assert tok == "%.6g" % float(tok), tok
-assert any(len(("%e" % float(tok)).split("e")[0].replace(".", "").rstrip("0")) == 6 for tok in text), text[:6]
 assert any(len(("%e" % float(tok)).split("e")[0].replace(".", "").rstrip("0")) == 6 for tok in js), js[:6]
 PY'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/data/circle/00000.png" > "$dir/one.json"

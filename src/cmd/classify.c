@@ -144,7 +144,8 @@ static int gather(char **pos, int npos, long max_pixels, char *const *classes, i
     return rc;
 }
 
-// p with 6 significant digits, as JSON and text print it.
+// p in JSON: 6 significant digits, so that a program reading it gets a small probability's digits too
+// (3.1e-09, not 0). The text line prints its own with fixed decimals (below).
 static void fmt6(char *buf, size_t n, double p) { snprintf(buf, n, "%.6g", p); }
 
 int cmd_classify(int argc, char **argv) {
@@ -269,10 +270,12 @@ int cmd_classify(int argc, char **argv) {
                     if (x->label)
                         fprintf(ls, " (label %s%s)", x->label, strcmp(x->label, ck.classes[order[0]]) ? ", wrong" : "");
                     fprintf(ls, " |");
-                    for (int j = 0; j < top; j++) {
-                        fmt6(buf, sizeof buf, p[order[j]]);
-                        fprintf(ls, " %s %s", ck.classes[order[j]], buf);
-                    }
+                    // A probability as a fraction of 1 with 6 decimals (0.526997 0.012346 1.000000), as
+                    // PyTorch prints a softmax (tensor([0.6317, 0.2324, 0.1044])) and as the top-1 line
+                    // beside it: one width, no exponent to read (%.6g wrote 0.0123457 beside 0.526997, and
+                    // 1); below 5e-7 it reads 0.000000, the JSON keeps such a one's digits.
+                    for (int j = 0; j < top; j++)
+                        fprintf(ls, " %s %.6f", ck.classes[order[j]], (double)p[order[j]]);
                 }
                 if (cli_line_out(&line)) {
                     cli_error("classify", "out of memory");
