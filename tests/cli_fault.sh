@@ -374,4 +374,5 @@ t "data folder behind a link loop mid-run: exit 1, the whole line with why ($rc:
    "$VITMAE" info rl/checkpoint.safetensors > /dev/null 2>&1 && [ -z "$(ls -a rl | grep "\.tmp-")" ]'
 rm -rf real sw loop rl
 
+[ $fail -eq 0 ] && echo "cli fault ok"
 exit $fail

@@ -11,7 +11,7 @@ fail=0
 scratch tmp
 ck="$VITMAE_ROOT/tests/fixtures/attn_model.safetensors"
 n_train=32; n_test=16
-[ -n "${VITMAE_SANITIZED:-}" ] && { n_train=16; n_test=8; }
+[ "${VITMAE_SANITIZED:-0}" = 1 ] && { n_train=16; n_test=8; }
 "$VITMAE_TOOLS/synth" "$tmp/train" --count $n_train --size 16 --classes 4 --seed 1 >/dev/null
 "$VITMAE_TOOLS/synth" "$tmp/test" --count $n_test --size 16 --classes 4 --seed 2 >/dev/null
 one_line() { [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^vitmae: " "$tmp/err"; }
