@@ -27,6 +27,13 @@ static inline int check_done(void) {
     return check_failed_ ? 1 : 0;
 }
 
+// Whether this is the sanitizers' pass (`make test-san` sets VITMAE_SANITIZED=1, docs/testing.md), where
+// the slow checks are cut down: only "1" counts, as in the cli_*.sh tests, so VITMAE_SANITIZED=0 is off.
+static inline int check_sanitized(void) {
+    const char *s = getenv("VITMAE_SANITIZED");
+    return s && !strcmp(s, "1");
+}
+
 // A fresh temporary directory (under $TMPDIR or /tmp); the path stays valid for the program's life and
 // the directory with everything in it is removed when the program exits (tests/run.sh fails a test
 // that leaves files behind).

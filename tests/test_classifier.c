@@ -175,7 +175,7 @@ static void gradcheck(int pos_learned, uint64_t seed) {
     double worst = 0.0; const char *wname = "";
     const double h = 2e-2;
     for (int k = 0; k < nt; k++) {
-        int per = getenv("VITMAE_SANITIZED") ? 3 : 6;   // fewer under ASan (tests/run.sh)
+        int per = check_sanitized() ? 3 : 6;   // fewer under ASan (tests/run.sh)
         int samples = t[k].numel < (size_t)per ? (int)t[k].numel : per;
         for (int s = 0; s < samples; s++) {
             size_t idx = t[k].offset + rng_below(&rng, (uint32_t)t[k].numel);
@@ -247,7 +247,7 @@ static void forward_only_checks(void) {
         } else {
             free(given);
         }
-        if (!getenv("VITMAE_SANITIZED")) {   // refused: the parameters stay the caller's (as test_model)
+        if (!check_sanitized()) {   // refused: the parameters stay the caller's (as test_model)
             float *mine = calloc(np, sizeof(float));
             CHECK(clf_create_forward_with(clf_config(c), 1 << 30, mine, err, sizeof err) == NULL, "a billion images: refused");
             mine[np - 1] = 1.0f;
@@ -302,7 +302,7 @@ static void drop_path_checks(void) {
     for (int bb = 0; bb < B; bb++)   // block 0 has p = 0: never dropped
         CHECK(a[bb] == 1.0f && a[B + bb] == 1.0f, "block 0 keeps every branch");
     // Statistics over many steps: drop rate p_l = rate * l / (depth - 1), mean factor 1.
-    const int steps = getenv("VITMAE_SANITIZED") ? 1000 : 4000;
+    const int steps = check_sanitized() ? 1000 : 4000;
     double dropped[4] = {0}, sum[4] = {0};
     for (int s = 0; s < steps; s++) {
         clf_drop_path_factors(cfg, 0.3f, 11, (uint64_t)s, B, a);
@@ -517,7 +517,7 @@ static void checkpoint_checks(void) {
 // checkpoint crashed). Checked under an address-space limit that leaves no room for a new mapping
 // (none under the sanitizers, whose shadow memory cannot live under one).
 static void table_without_memory_checks(void) {
-    if (getenv("VITMAE_SANITIZED")) { printf("note: the address-space limit check is skipped under the sanitizers\n"); return; }
+    if (check_sanitized()) { printf("note: the address-space limit check is skipped under the sanitizers\n"); return; }
     ClassifierConfig c;
     memset(&c, 0, sizeof c);
     mae_config_preset(&c.enc, "base");

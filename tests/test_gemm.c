@@ -336,7 +336,7 @@ static void test_tn_sums(const char *path, Rng *rng) {
 // from 144 s to 42 (AMD EPYC, 2 cores). The vector paths under the sanitizers, and every path in the
 // plain build, take them all.
 static int san_plain_path(void) {
-    return getenv("VITMAE_SANITIZED") && (gemm_path() == GEMM_PATH_PORTABLE || gemm_path() == GEMM_PATH_REF);
+    return check_sanitized() && (gemm_path() == GEMM_PATH_PORTABLE || gemm_path() == GEMM_PATH_REF);
 }
 
 static void test_weights(const char *path, Rng *rng) {

@@ -97,8 +97,7 @@ int main(void) {
     check_config(1, 1, 3, 2, 3, 5);
     check_config(0, 1, 1, 1, 3, 6);
     check_config(1, 0, 3, 0, 2, 4);
-    const char *san = getenv("VITMAE_SANITIZED");
-    if (!(san && !strcmp(san, "1"))) {
+    if (!check_sanitized()) {
         CHECK(gemm_force_kernel("portable") == 0, "portable kernels");
         check_config(1, 1, 3, 1, 2, 3);
         check_config(1, 1, 3, 2, 3, 7);

@@ -581,7 +581,7 @@ static void test_forward_only(void) {
     // A model that cannot be made leaves the parameters handed to it with the caller (were they freed,
     // glibc would stop the free below as a double free). Not under the sanitizers, whose allocator
     // stops at the refused terabytes of activations themselves.
-    if (!getenv("VITMAE_SANITIZED")) {
+    if (!check_sanitized()) {
         MaeConfig c = small_config();
         size_t np = mae_num_params(&c);
         float *given = calloc(np, sizeof(float));

@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
     // above read, perturbed in memory, fails them, so none is skipped or compared too loosely. The
     // runs' own lines go to /dev/null; their failed checks are counted here, then taken back. It checks
     // this test, not memory: the optimised pass runs it, the sanitizers' (VITMAE_SANITIZED) does not.
-    if (argc == 1 && !getenv("VITMAE_SANITIZED")) {
+    if (argc == 1 && !check_sanitized()) {
         snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[2]);
         char err[512];
         StFile *f = st_open(path, err, sizeof err);
