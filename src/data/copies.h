@@ -1,8 +1,10 @@
 // Images of a scanned folder whose files hold the same bytes (docs/interface.md, `vitmae data`): a
 // photo copied twice trains twice, and the train/val split (a hash of each path, data/dataset.h) can
 // put one copy on each side. Cheap: only files of one size (DataItem.bytes, from the scan) are read,
-// each once, for zlib's CRC-32; files of one size and CRC are then compared byte for byte, so that
-// two different files are never called copies (a CRC-32 is 32 bits: among a million files of one size
+// first their first 64 KiB each, for zlib's CRC-32, then the rest only of files whose first pieces
+// have one size and CRC (a folder of same-size files, fixed-size arrays or raw images, is not read
+// twice over); files of one size and whole-file CRC are then compared byte for byte, so that two
+// different files are never called copies (a CRC-32 is 32 bits: among a million files of one size
 // some different ones share it).
 #ifndef VITMAE_COPIES_H
 #define VITMAE_COPIES_H
