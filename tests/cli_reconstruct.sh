@@ -583,6 +583,24 @@ for sig in INT:130 TERM:143 HUP:129; do
   t "SIG$name: the same command again without --force" '[ $rc -eq 0 ] && [ "$(ls "$tmp/sig$name" | wc -l)" -eq 3 ]'
 done
 
+# A stop signal after the user moved the --out folder away while the command ran (held at the
+# publishing gate): the temporary files go from the folder where it went, by the folder the command
+# holds open, not by their old names (they stayed there, and a file under such a name in a new folder
+# at the old path was removed instead: here the user's own, made at the gate). An empty folder made
+# at the old path meanwhile is the user's too: it stays (the cleanup removed it as the --out it made).
+for kind in mine empty; do
+  env --default-signal VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/gomv$kind" "$VITMAE" reconstruct --ckpt "$tmp/const.st" \
+    --out "$tmp/mv$kind/out" --raw "$tmp/flat/flat.png" > /dev/null 2>&1 &
+  pid=$!; wait_gate "$tmp/gomv$kind" $pid
+  staged=$(ls -A "$tmp/mv$kind/out" | tr "\n" " ")
+  mv "$tmp/mv$kind/out" "$tmp/mv$kind/moved"; mkdir "$tmp/mv$kind/out"
+  if [ $kind = mine ]; then for f in $staged; do echo mine > "$tmp/mv$kind/out/$f"; done; fi
+  kill -INT $pid; wait $pid; rc=$?
+  t "SIGINT after --out was moved ($staged; $kind at the old path): ended by it ($rc), no temporary file left where it went ($(ls -A "$tmp/mv$kind/moved" | tr "\n" " ")), the old path's as the user left it ($(ls -A "$tmp/mv$kind/out" | tr "\n" " "))" \
+    '[ $rc -eq 130 ] && [ -n "$staged" ] && [ -d "$tmp/mv$kind/moved" ] && [ -z "$(ls -A "$tmp/mv$kind/moved")" ] &&
+     if [ $kind = mine ]; then [ "$(ls -A "$tmp/mv$kind/out" | tr "\n" " ")" = "$staged" ]; else [ -d "$tmp/mv$kind/out" ]; fi'
+done
+
 # A stop signal while the probe of the --out folder (.vitmae-write-test-<pid>, cmd/output.h) is there:
 # it is removed, and so is the --out folder the run made (both stayed: the probe was unknown to the
 # cleanup, and embed set the cleanup up only after its probe). embed's folder was there: it stays, empty.

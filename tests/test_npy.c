@@ -101,7 +101,12 @@ static void test_publish(const char *dir) {
 // A group of many files in one folder (attention --layer all --head all: two per map) holds one
 // descriptor for the folder, not one per file: under a limit of 32 descriptors 100 files are staged
 // and published. One per file ran the process out of them, and the next file could not be written.
+// The stop signals' cleanup is on, as in the commands that publish groups: it holds each file's folder
+// from its creation (io/files.c, HeldFolder), once for all the files there, and lets it go with the last.
 static void test_publish_many(const char *dir) {
+    file_cleanup_on_stop_signals();
+    int free_fd = dup(0);   // the lowest descriptor free before: free again after, nothing held open
+    close(free_fd);
     struct rlimit was, low;
     CHECK(getrlimit(RLIMIT_NOFILE, &was) == 0, "getrlimit");
     low = was;
@@ -126,6 +131,10 @@ static void test_publish_many(const char *dir) {
     CHECK(rc == 0 && published == staged, "published: %d of %d (%s)", published, staged, rc ? err : "");
     for (int i = 0; i < 100; i++) unlink(path[i]);
     CHECK(stray_temporaries(dir) == 0, "no temporary file left");
+    int now_fd = dup(0);
+    close(now_fd);
+    CHECK(now_fd == free_fd, "no folder left open once the group is published (descriptor %d free before, %d now)",
+          free_fd, now_fd);
 }
 
 int main(void) {

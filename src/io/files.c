@@ -15,17 +15,26 @@
 
 // ---------------------------------------------------------------------------------------------
 // The names a stop signal removes (files.h). A signal handler may run on any thread at any moment, so
-// it takes no lock and calls nothing but unlink, rmdir, sigaction and raise: the names sit in a list
-// that is only ever pushed onto, whose nodes are reused, never freed. A node is FREE, BUSY (being
-// filled), LIVE (a name kept) or DYING (taken by the handler). The creation of a kept file or folder
-// and a group's publishing are critical sections: stop_state counts the threads inside them, and its
-// STOPPING bit is set by the first stop signal. A signal that finds a thread inside waits for the last
-// one to leave, which then ends the process; a thread that would enter after it waits for the end. So
-// a file is either made before the cleanup looks for it or not made, and a group is published whole.
+// it takes no lock and calls nothing but unlinkat, unlink, lstat, rmdir, sigaction and raise: the
+// names sit in a list that is only ever pushed onto, whose nodes are reused, never freed. A node is
+// FREE, BUSY (being filled), LIVE (a name kept) or DYING (taken by the handler). The creation of a
+// kept file or folder and a group's publishing are critical sections: stop_state counts the threads
+// inside them, and its STOPPING bit is set by the first stop signal. A signal that finds a thread
+// inside waits for the last one to leave, which then ends the process; a thread that would enter
+// after it waits for the end. So a file is either made before the cleanup looks for it or not made,
+// and a group is published whole.
+// The user may move or rename an output folder while the command runs (docs/interface.md, section 1,
+// "Stopped by a signal"): a file is removed from the folder it was made in, held open from its
+// creation (dir), wherever that folder is now, never by its old name (which may name another folder's
+// file by then); a folder this run made is removed only while its name still names it (dev, ino),
+// else a new folder made at its old name would go.
 enum { NODE_FREE, NODE_BUSY, NODE_LIVE, NODE_DYING };
 typedef struct KeptName {
     struct KeptName *next;
     int state, is_dir;
+    int dir;            // a file's: its folder held (a HeldFolder's fd), or -1: reached by its name
+    dev_t dev;          // a folder's: what it is, once made (ino 0: not known, reached by its name)
+    ino_t ino;
     size_t cap;
     char name[];
 } KeptName;
@@ -35,8 +44,8 @@ static unsigned stop_state;         // STOPPING | the number of threads inside a
 static int stop_signal;
 #define STOPPING (1u << 30)
 
-static void keep_name(const char *name, int is_dir) {
-    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
+static KeptName *keep_name(const char *name, int is_dir) {
+    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return NULL;
     size_t n = strlen(name) + 1;
     for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {
         int expect = NODE_FREE;
@@ -44,19 +53,93 @@ static void keep_name(const char *name, int is_dir) {
             __atomic_compare_exchange_n(&k->state, &expect, NODE_BUSY, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
             memcpy(k->name, name, n);
             k->is_dir = is_dir;
+            k->dir = -1;
+            k->ino = 0;
             __atomic_store_n(&k->state, NODE_LIVE, __ATOMIC_SEQ_CST);
-            return;
+            return k;
         }
     }
     size_t cap = n < 256 ? 256 : n;
     KeptName *k = malloc(sizeof *k + cap);
-    if (!k) return;   // out of memory: a stop signal leaves this one file behind
+    if (!k) return NULL;   // out of memory: a stop signal leaves this one file behind
     k->cap = cap;
     k->is_dir = is_dir;
+    k->dir = -1;
+    k->ino = 0;
     memcpy(k->name, name, n);
     k->state = NODE_LIVE;
     k->next = __atomic_load_n(&kept, __ATOMIC_SEQ_CST);
     while (!__atomic_compare_exchange_n(&kept, &k->next, k, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    return k;
+}
+
+// The kept name's node while it is LIVE, or NULL.
+static KeptName *kept_live(const char *name) {
+    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next)
+        if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_LIVE && !strcmp(k->name, name)) return k;
+    return NULL;
+}
+
+// The folders of the kept files, each held open once however many files are made in it (a
+// descriptor per file ran `attention --layer all --head all` out of descriptors, as file_group_add says), until
+// the last of its files is forgotten. Looked up and released by the threads under a lock; the
+// handler only reads a node's dir, which stays open while the node is LIVE or DYING (a DYING node is
+// never forgotten: its folder is never released).
+typedef struct HeldFolder {
+    struct HeldFolder *next;
+    int fd, users;
+    dev_t dev;
+    ino_t ino;
+    char name[];
+} HeldFolder;
+static HeldFolder *held_folders;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *base_name(const char *path);
+static size_t folder_len(const char *path);
+
+// tmp's folder held for the cleanup: its fd (shared with the other files there while the folder is
+// still the one at that name), or -1 (out of memory or descriptors: the file is reached by its name).
+static int hold_folder(const char *tmp) {
+    size_t d = folder_len(tmp);
+    char *name = strndup(d ? tmp : ".", d ? d : 1);
+    if (!name) return -1;
+    int fd = -1;
+    struct stat now;
+    pthread_mutex_lock(&held_lock);
+    for (HeldFolder *h = held_folders; h && fd < 0; h = h->next)
+        if (!strcmp(h->name, name) && stat(name, &now) == 0 && now.st_dev == h->dev && now.st_ino == h->ino) {
+            h->users++;
+            fd = h->fd;
+        }
+    HeldFolder *h = fd < 0 ? malloc(sizeof *h + strlen(name) + 1) : NULL;
+    if (h && (h->fd = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0 && fstat(h->fd, &now) == 0) {
+        h->users = 1;
+        h->dev = now.st_dev;
+        h->ino = now.st_ino;
+        strcpy(h->name, name);
+        h->next = held_folders;
+        held_folders = h;
+        fd = h->fd;
+    } else if (h) {
+        if (h->fd >= 0) close(h->fd);
+        free(h);
+    }
+    pthread_mutex_unlock(&held_lock);
+    free(name);
+    return fd;
+}
+
+// One of fd's files forgotten: the folder closed with its last.
+static void release_folder(int fd) {
+    pthread_mutex_lock(&held_lock);
+    for (HeldFolder **p = &held_folders; *p; p = &(*p)->next)
+        if ((*p)->fd == fd) {
+            HeldFolder *h = *p;
+            if (--h->users == 0) { *p = h->next; close(h->fd); free(h); }
+            break;
+        }
+    pthread_mutex_unlock(&held_lock);
 }
 
 void file_tmp_keep(const char *name) {
@@ -65,12 +148,11 @@ void file_tmp_keep(const char *name) {
 
 void file_tmp_forget(const char *name) {
     if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
-    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {
-        int expect = NODE_LIVE;
-        if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_LIVE && !strcmp(k->name, name) &&
-            __atomic_compare_exchange_n(&k->state, &expect, NODE_FREE, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-            return;
-    }
+    KeptName *k = kept_live(name);
+    int expect = NODE_LIVE, dir = k && !k->is_dir ? k->dir : -1;   // read while LIVE: the node may be reused once FREE
+    if (k && __atomic_compare_exchange_n(&k->state, &expect, NODE_FREE, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+        dir >= 0)
+        release_folder(dir);
 }
 
 void file_tmp_remove(const char *tmp) {
@@ -89,18 +171,30 @@ static FileFolders *noted_folders;
 static void end_by_signal(int sig) {
     for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {
         int expect = NODE_LIVE;
-        if (__atomic_compare_exchange_n(&k->state, &expect, NODE_DYING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
-            !k->is_dir)
+        if (!__atomic_compare_exchange_n(&k->state, &expect, NODE_DYING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ||
+            k->is_dir)
+            continue;
+        if (k->dir >= 0) {
+            const char *leaf = k->name;   // base_name's, by hand: strrchr is not async-signal-safe
+            for (const char *c = k->name; *c; c++)
+                if (*c == '/') leaf = c + 1;
+            unlinkat(k->dir, leaf, 0);
+        } else {
             unlink(k->name);
+        }
     }
     // Folders deepest first, each only while empty: a pass removes those that are empty now, and the
     // folders above them are tried again by the next pass (a reused node puts a name anywhere in the list).
     for (int removed = 1; removed;) {
         removed = 0;
         for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next)
-            if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_DYING && k->is_dir && rmdir(k->name) == 0) {
-                k->is_dir = 0;   // gone: not tried again (the handler alone holds a DYING node)
-                removed = 1;
+            if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_DYING && k->is_dir) {
+                struct stat st;
+                int ours = !k->ino || (lstat(k->name, &st) == 0 && st.st_dev == k->dev && st.st_ino == k->ino);
+                if (!ours || rmdir(k->name) == 0) {
+                    removed |= ours;
+                    k->is_dir = 0;   // gone, or not ours: not tried again (the handler alone holds a DYING node)
+                }
             }
     }
     FileFolders *noted = __atomic_load_n(&noted_folders, __ATOMIC_SEQ_CST);
@@ -157,7 +251,13 @@ void file_cleanup_on_stop_signals(void) {
 
 int file_tmp_create(const char *tmp) {
     stop_enter();
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    // Made in the folder held for the cleanup (openat), so that the file is where the cleanup looks
+    // even when the folder is moved in between.
+    KeptName *k = __atomic_load_n(&keeping, __ATOMIC_SEQ_CST) ? kept_live(tmp) : NULL;
+    int dir = k && k->dir < 0 && !k->is_dir ? hold_folder(tmp) : -1;
+    if (dir >= 0) k->dir = dir;
+    int fd = k && k->dir >= 0 ? openat(k->dir, base_name(tmp), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)
+                              : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     int saved = errno;
     stop_leave();
     errno = saved;
@@ -166,9 +266,11 @@ int file_tmp_create(const char *tmp) {
 
 int file_mkdir_tracked(const char *dir) {
     stop_enter();
-    keep_name(dir, 1);
+    KeptName *k = keep_name(dir, 1);
     int rc = mkdir(dir, 0777) == 0 ? 0 : errno == EEXIST ? 1 : -1;
     int saved = errno;
+    struct stat st;
+    if (!rc && k && lstat(dir, &st) == 0) { k->dev = st.st_dev; k->ino = st.st_ino; }
     if (rc) file_tmp_forget(dir);
     stop_leave();
     errno = saved;

@@ -37,8 +37,9 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
 // Stop signals in the commands that publish outputs (embed, probe --out, reconstruct, attention):
 // after file_cleanup_on_stop_signals, SIGINT, SIGTERM, SIGHUP and SIGQUIT (each unless ignored, as
 // under nohup) remove this process's temporary files (named by file_tmp_name, made by
-// file_tmp_create) and the folders it made with file_mkdir_tracked that are still empty (deepest
-// first: cmd/output.h's output_mkdir_made makes --out and the folders above it so), let a
+// file_tmp_create, each in its folder as held open from its creation: also when the folder was moved
+// since) and the folders it made with file_mkdir_tracked that are still empty and still at their
+// names (deepest first: cmd/output.h's output_mkdir_made makes --out and the folders above it so), let a
 // file_group_publish under way finish (a group is published whole or not at all), sync the folders
 // noted in a FileFolders for the command's end (below), then end the
 // process by the same signal (exit status 128 + its number). The names are kept where the handler
