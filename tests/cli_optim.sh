@@ -51,6 +51,13 @@ t "--steps 10: the default warm-up is 1 step, step 1's lr 0 ($(sed -n 3p "$dir/s
 train one --steps 1 --lr 0.01
 t "--steps 1: no warm-up, step 1's lr the full 0.01 ($(sed -n 3p "$dir/one/metrics.csv"))" \
   'lr_ok "$dir/one/metrics.csv" 1 0 0.01 0'
+# A warm-up as long as the run never reaches the lr the start line shows: one warning says so (a
+# new user's --warmup-steps 40 on a 20-step trial ran silently at half the rate); one shorter than the
+# run (warm's 2 of 3, below) and the default say nothing.
+train longwarm --steps 2 --warmup-steps 2 --lr 0.01
+t "--warmup-steps 2 of --steps 2: the warning ($(grep warning "$dir/longwarm.log"))" \
+  'grep -qx "vitmae: warning: --warmup-steps 2 is not shorter than the run.s 2 steps: the learning rate rises at every step and never reaches its peak 1\.000e-02" "$dir/longwarm.log"'
+t "the default warm-up: no warm-up warning" '! grep -q "warmup-steps" "$dir/one.log" "$dir/short.log"'
 # lr = blr * batch / 256 beyond 10 (--blr 10 --batch 512: 20), the most --lr takes: the checkpoint's reader
 # took --lr's range, and the run could not be resumed ('lr' missing or out of range).
 train bigblr --steps 1 --blr 10 --batch 512
@@ -64,6 +71,7 @@ t "after the first warm-up step (lr 0) the checkpoint equals an --lr 0 run's" \
   'same_weights "$dir/warm/checkpoint-1.safetensors" "$dir/zero/checkpoint.safetensors"'
 t "the second warm-up step moves the weights" \
   '! same_weights "$dir/warm/checkpoint-2.safetensors" "$dir/warm/checkpoint-1.safetensors"'
+t "--warmup-steps 2 of --steps 3: no warm-up warning" '! grep -q "warmup-steps" "$dir/warm.log"'
 
 # 3. The first AdamW step, in closed form.
 train first --steps 1 --warmup-steps 0 --lr 0.01 --wd 0.05
@@ -158,6 +166,10 @@ ft="--from-scratch --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --batch 4 --ste
 "$VITMAE" finetune $ft --data "$dir/data" --out "$dir/ft1" > "$dir/ft1.log" 2>&1; rc1=$?
 "$VITMAE" finetune $ft --data "$dir/data2" --out "$dir/ft2" > "$dir/ft2.log" 2>&1; rc2=$?
 t "finetune runs exit 0" '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]'
+"$VITMAE" finetune $ft --data "$dir/data" --steps 2 --warmup-steps 3 --out "$dir/ftwarm" > "$dir/ftwarm.log" 2>&1
+t "finetune --warmup-steps 3 of --steps 2: the warning ($(grep warning "$dir/ftwarm.log"))" \
+  'grep -qx "vitmae: warning: --warmup-steps 3 is not shorter than the run.s 2 steps: the learning rate rises at every step and never reaches its peak 1\.000e-02" "$dir/ftwarm.log"'
+t "finetune with the default warm-up: no warm-up warning" '! grep -q "warmup-steps" "$dir/ft1.log"'
 t "fine-tuning: replaced held-out images leave the weights bitwise the same" \
   'same_weights "$dir/ft1/checkpoint.safetensors" "$dir/ft2/checkpoint.safetensors"'
 

@@ -841,6 +841,12 @@ void run_report_no_validation(int *said, int n, const char *cols) {
                 cols);
 }
 
+void run_warn_long_warmup(long warmup, long total_steps, double lr) {
+    if (warmup < total_steps || total_steps < 2) return;   // a 1-step run has no schedule to miss
+    cli_message("warning: --warmup-steps %ld is not shorter than the run's %ld steps: the learning rate rises "
+                "at every step and never reaches its peak %.3e", warmup, total_steps, lr);
+}
+
 void run_warn_few_val(int nval, float val_frac, int n, const char *what) {
     if (nval <= 0 || nval >= 8) return;
     cli_message("warning: only %d validation image%s (--val-frac %g of %d): %s will be noisy; pass --val DIR%s",

@@ -783,6 +783,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");
     if (t->vds == &t->ds && rank == 0)
         run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss");
+    if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
     if (rank == 0) run_warn_small(&t->ds, data, t->S);
     if (rank == 0 && t->vds == &t->val_ds) run_warn_small(&t->val_ds, a->val ? a->val : t->rs.val, t->S);
     int threads = omp_get_max_threads();
