@@ -601,6 +601,22 @@ for kind in mine empty; do
      if [ $kind = mine ]; then [ "$(ls -A "$tmp/mv$kind/out" | tr "\n" " ")" = "$staged" ]; else [ -d "$tmp/mv$kind/out" ]; fi'
 done
 
+# The --out folder moved without a signal, the command's own failure paths: each removes its temporary
+# file from the folder it was made in, where that went, not by the old name (the file stayed there).
+# The write-test probe removed once written (held at HOLD_IN_WRITE_TEST), and embed's FEATS.npy written
+# but not yet in its group (held at HOLD_AFTER_WRITE; its .txt then cannot be made): exit 1, one line.
+mkdir -p "$tmp/mvp/out" "$tmp/mve/out"
+VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/mvp.go" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/mvp/out" \
+  --raw "$tmp/flat/flat.png" > /dev/null 2> "$tmp/mvp.err" &
+moved_at_gate "$tmp/mvp.go" $! "$tmp/mvp/out" "$tmp/mvp/moved"; rc=$?
+t "--out moved at reconstruct's write test: exit 1, one line, its probe gone from where it went ($rc: $(cat "$tmp/mvp.err"); $(ls -A "$tmp/mvp/moved" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/mvp.err")" -eq 1 ] && [ -d "$tmp/mvp/moved" ] && [ -z "$(ls -A "$tmp/mvp/moved")" ]'
+VITMAE_FAULT_HOLD_AFTER_WRITE="$tmp/mve.go" "$VITMAE" embed --ckpt "$tmp/const.st" --out "$tmp/mve/out/f.npy" \
+  "$tmp/flat/flat.png" > /dev/null 2> "$tmp/mve.err" &
+moved_at_gate "$tmp/mve.go" $! "$tmp/mve/out" "$tmp/mve/moved"; rc=$?
+t "--out's folder moved while embed wrote f.npy: exit 1, one line, nothing left where it went ($rc: $(cat "$tmp/mve.err"); $(ls -A "$tmp/mve/moved" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/mve.err")" -eq 1 ] && [ -d "$tmp/mve/moved" ] && [ -z "$(ls -A "$tmp/mve/moved")" ]'
+
 # A stop signal while the probe of the --out folder (.vitmae-write-test-<pid>, cmd/output.h) is there:
 # it is removed, and so is the --out folder the run made (both stayed: the probe was unknown to the
 # cleanup, and embed set the cleanup up only after its probe). embed's folder was there: it stays, empty.

@@ -390,6 +390,15 @@ touch "$dir/go"; wait $late; rc2=$?
 t "a run that comes to its folder after another has trained there: exit 2, one line ($rc1, $rc2: $(cat "$dir/late.err" | tr "\n" "|"))" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 2 ] && [ "$(wc -l < "$dir/late.err")" -eq 1 ] && grep -q "^vitmae: train --out .*/late: the folder already holds a run" "$dir/late.err"'
 t "... and the other run's checkpoint is untouched" 'cmp -s "$dir/late/checkpoint.safetensors" "$dir/late.first"'
+# The run folder moved by the user while config.json was written under its temporary name (held at the
+# gate HOLD_AFTER_WRITE): the rename fails (exit 1, one line) and the temporary file goes from the folder
+# where it went, through the folder held since it was made (it stayed there: removed by its old name).
+mkdir -p "$dir/mvw"
+VITMAE_FAULT_HOLD_AFTER_WRITE="$dir/mvw.go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/mvw/run" > /dev/null 2> "$dir/mvw.err" &
+moved_at_gate "$dir/mvw.go" $! "$dir/mvw/run" "$dir/mvw/moved"; rc=$?
+t "train's folder moved before config.json's rename: exit 1, one line, no temporary file left where it went ($rc: $(cat "$dir/mvw.err"); $(ls -A "$dir/mvw/moved" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvw.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mvw/run/config.json: No such file or directory$" "$dir/mvw.err" &&
+   [ -d "$dir/mvw/moved" ] && ! ls -A "$dir/mvw/moved" | grep -q "\.tmp\."'
 # No --out: runs/<YYYYmmdd-HHMMSS>. A run started in a second that already had a run (a loop of short
 # runs) was refused ("holds a run; pass --resume"), and runs started together by a script took one
 # name: all but one failed. The name now goes on to <stamp>-2, -3, ...

@@ -27,7 +27,9 @@
 // "Stopped by a signal"): a file is removed from the folder it was made in, held open from its
 // creation (dir), wherever that folder is now, never by its old name (which may name another folder's
 // file by then); a folder this run made is removed only while its name still names it (dev, ino),
-// else a new folder made at its old name would go.
+// else a new folder made at its old name would go. Files are kept, and their folders held, also in a
+// command without the cleanup (train): a failed publish or write removes its temporary file from that
+// folder too (file_tmp_remove), not by the old name, which the folder no longer has.
 enum { NODE_FREE, NODE_BUSY, NODE_LIVE, NODE_DYING };
 typedef struct KeptName {
     struct KeptName *next;
@@ -45,7 +47,7 @@ static int stop_signal;
 #define STOPPING (1u << 30)
 
 static KeptName *keep_name(const char *name, int is_dir) {
-    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return NULL;
+    if (is_dir && !__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return NULL;
     size_t n = strlen(name) + 1;
     for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next) {
         int expect = NODE_FREE;
@@ -147,7 +149,6 @@ void file_tmp_keep(const char *name) {
 }
 
 void file_tmp_forget(const char *name) {
-    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
     KeptName *k = kept_live(name);
     int expect = NODE_LIVE, dir = k && !k->is_dir ? k->dir : -1;   // read while LIVE: the node may be reused once FREE
     if (k && __atomic_compare_exchange_n(&k->state, &expect, NODE_FREE, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
@@ -155,8 +156,15 @@ void file_tmp_forget(const char *name) {
         release_folder(dir);
 }
 
+// The folder tmp was made in, held since file_tmp_create (shared: not to be closed), or -1.
+static int tmp_folder(const char *tmp) {
+    KeptName *k = kept_live(tmp);
+    return k && !k->is_dir ? k->dir : -1;
+}
+
 void file_tmp_remove(const char *tmp) {
-    unlink(tmp);
+    int dir = tmp_folder(tmp);   // where it was made, wherever that folder is now; by its name when none is held
+    if (dir < 0 || (unlinkat(dir, base_name(tmp), 0) && errno != ENOENT)) unlink(tmp);
     file_tmp_forget(tmp);
 }
 
@@ -253,7 +261,7 @@ int file_tmp_create(const char *tmp) {
     stop_enter();
     // Made in the folder held for the cleanup (openat), so that the file is where the cleanup looks
     // even when the folder is moved in between.
-    KeptName *k = __atomic_load_n(&keeping, __ATOMIC_SEQ_CST) ? kept_live(tmp) : NULL;
+    KeptName *k = kept_live(tmp);
     int dir = k && k->dir < 0 && !k->is_dir ? hold_folder(tmp) : -1;
     if (dir >= 0) k->dir = dir;
     int fd = k && k->dir >= 0 ? openat(k->dir, base_name(tmp), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)
@@ -314,6 +322,7 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
     }
     if (!failed && fsync(fd)) { failed = 1; saved = errno; }
     if (close(fd) && !failed) { failed = 1; saved = errno; }
+    if (!failed) file_test_gate("VITMAE_FAULT_HOLD_AFTER_WRITE");   // tests: its folder moved before it is published
     if (failed) {
         file_tmp_remove(tmp);
         snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, file_reason(saved, why, sizeof why));
@@ -373,8 +382,8 @@ static int same_folder(const char *path, const char *other, size_t d) {
 int file_publish_atomic(const char *tmp, const char *path, char *err, size_t errlen) {
     char why[128];
     int e = rename(tmp, path) ? errno : 0;
-    if (e) unlink(tmp);
-    file_tmp_forget(tmp);
+    if (e) file_tmp_remove(tmp);   // from its folder as held: moved meanwhile, the old name finds nothing
+    else file_tmp_forget(tmp);
     if (e) { snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, path, file_reason(e, why, sizeof why)); return -1; }
     // The file is in place, whole: only its name's durability is in doubt, and the message says so.
     return file_sync_folder_of(path, err, errlen);
@@ -418,19 +427,25 @@ int file_group_add(FileGroup *g, const char *tmp, const char *path) {
     char *t = strdup(tmp), *p = strdup(path);
     if (!t || !p) { free(t); free(p); file_tmp_remove(tmp); return -1; }
     // The folder held (O_PATH: no read permission needed) follows a rename of it, so that a group that
-    // fails removes its files wherever the folder went. One that cannot be held (out of descriptors)
-    // is reached by the names, as before. tmp and path share it (file_tmp_name). One descriptor per
-    // folder, not per file: the previous file's, while its folder is still the one at this name (a
-    // descriptor per file ran attention --layer all --head all out of them, its montage unwritten).
+    // fails removes its files wherever the folder went: the one tmp was made in (file_tmp_create's,
+    // not the one at its name now, which is another or none once the folder moved while tmp was
+    // written). One that cannot be held (out of descriptors) is reached by the names, as before. tmp
+    // and path share it (file_tmp_name). One descriptor per folder, not per file: the previous file's,
+    // while it is the same folder (a descriptor per file ran attention --layer all --head all out of
+    // them, its montage unwritten).
     int dir = -1;
     size_t d = folder_len(tmp);
     if (same_folder(path, tmp, d)) {
-        char *name = strndup(d ? tmp : ".", d ? d : 1);
+        int made_in = tmp_folder(tmp);
+        char *name = made_in >= 0 ? NULL : strndup(d ? tmp : ".", d ? d : 1);
         int prev = g->n ? g->dirs[g->n - 1] : -1;
         struct stat held, now;
-        if (name && prev >= 0 && same_folder(g->paths[g->n - 1], path, d) && fstat(prev, &held) == 0 &&
-            stat(name, &now) == 0 && held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+        int known = made_in >= 0 ? fstat(made_in, &now) == 0 : name && stat(name, &now) == 0;
+        if (known && prev >= 0 && same_folder(g->paths[g->n - 1], path, d) && fstat(prev, &held) == 0 &&
+            held.st_dev == now.st_dev && held.st_ino == now.st_ino)
             dir = prev;
+        else if (made_in >= 0)
+            dir = fcntl(made_in, F_DUPFD_CLOEXEC, 0);   // the group's own: the kept one closes with its last file
         else if (name)
             dir = open(name, O_PATH | O_DIRECTORY | O_CLOEXEC);
         free(name);

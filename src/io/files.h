@@ -17,7 +17,9 @@ enum { FILE_NAME_CUT = 2000 };
 int file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 // Writes len bytes of data to a new file at exactly tmp (O_EXCL), fsync'd, bound for path
-// (file_group_publish moves it there); on failure tmp is removed. 0 ok, -1 with "PATH: reason".
+// (file_group_publish moves it there); on failure tmp is removed. 0 ok, -1 with "PATH: reason". Test
+// gate VITMAE_FAULT_HOLD_AFTER_WRITE (file_test_gate) once written, before it is renamed or added to
+// a group (file_write_atomic's too): a test moves its folder there.
 int file_write_to(const char *tmp, const char *path, const void *data, size_t len, char *err, size_t errlen);
 // tmp (a file written whole and fsync'd, as file_write_to's) renamed over path, then path's folder
 // fsync'd: the file is there after a power cut. On failure tmp is removed. tmp's name is no longer
@@ -53,7 +55,9 @@ int file_tmp_create(const char *tmp);
 // removed by a stop signal until file_tmp_forget): for a file named otherwise (cmd/output.h's probe of
 // a folder, output_check_writable).
 void file_tmp_keep(const char *name);
-// tmp is renamed or removed: its name is no longer kept. file_tmp_remove: unlink, then forget.
+// tmp is renamed or removed: its name is no longer kept. file_tmp_remove: removed from the folder it
+// was made in (held since file_tmp_create, also without the cleanup, wherever that folder is now; by
+// its name when none is held), then forgotten. file_publish_atomic's failed rename removes it so.
 void file_tmp_forget(const char *tmp);
 void file_tmp_remove(const char *tmp);
 // mkdir(dir, 0777), kept for the stop signals' cleanup (removed there when empty) until
@@ -87,7 +91,7 @@ typedef struct {
 } FileFolders;
 typedef struct {
     char **tmps, **paths;
-    int *dirs;   // per file: its folder, opened as it was added (-1: not), so that a failed publish finds
+    int *dirs;   // per file: the folder it was made in, held (-1: not), so that a failed publish finds
                  // what it made there also when the folder was moved or removed meanwhile; files added
                  // one after another in one folder share one descriptor
     int n, cap;
