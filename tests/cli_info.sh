@@ -214,6 +214,13 @@ t "config.json vitmae_version" 'python3 -c "import json, sys; assert json.load(o
 t "classifier checkpoint vitmae_version" '[ "$(meta_version "$tmp/vft/checkpoint.safetensors")" = "$ver" ]'
 t "info: written by vitmae $ver" '"$VITMAE" info "$tmp/vrun/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
 t "info of a classifier: written by" '"$VITMAE" info "$tmp/vft/checkpoint.safetensors" | grep -qx "  written by   vitmae $ver"'
+# A classifier's --json config holds what the classifier has, as the text shows it (docs/interface.md,
+# info): no decoder and no pretraining loss (it showed decoder_embed_dim, mask_ratio, norm_pix_loss... that
+# the text's "has decoder  no" leaves out); its layer_norm_eps in both.
+t "info --json of a classifier: config without the decoder's and the pretraining loss's fields" \
+  '"$VITMAE" info --json "$tmp/vft/checkpoint.safetensors" | python3 -c "import json, sys; c = json.load(sys.stdin)[\"config\"]; assert sorted(c) == sorted([\"img_size\", \"patch_size\", \"in_chans\", \"embed_dim\", \"depth\", \"num_heads\", \"mlp_ratio\", \"pos_embed\", \"pixel_mean\", \"pixel_std\", \"layer_norm_eps\"]) and c[\"embed_dim\"] == 8, c"'
+t "info of a classifier, text: layer_norm_eps on the encoder line" \
+  '"$VITMAE" info "$tmp/vft/checkpoint.safetensors" | grep -qx "  encoder      dim 8, depth 1, heads 1, mlp ratio 4, layer_norm_eps 1e-06"'
 # --json's train_state is what the text shows, for both kinds of file (docs/interface.md, info): none is
 # null (the text: none), one that is not JSON its text as a string (the text: as it is). A classifier's
 # that was not JSON read null, as if the file had none.

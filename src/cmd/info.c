@@ -152,11 +152,19 @@ static void add_train_state(cJSON *o, const char *state, int has_moments) {
     add_moments(o, ts, has_moments);   // ts still valid: o holds it
 }
 
-// Adds "config": the normalised config (what the program will use), or null.
-static void add_config(cJSON *o, const MaeConfig *c) {
+// What a fine-tuned classifier has not: its decoder and the pretraining loss's settings (the text
+// leaves them out: "has decoder  no"; its file's config holds them from the pretraining checkpoint).
+static const char *const NOT_IN_CLASSIFIER[] = {"decoder_embed_dim", "decoder_depth", "decoder_num_heads",
+                                                "mask_ratio", "norm_pix_loss"};
+
+// Adds "config": the normalised config (what the program will use), or null; a classifier's without
+// the fields of NOT_IN_CLASSIFIER.
+static void add_config(cJSON *o, const MaeConfig *c, int classifier) {
     char *cfg_json = mae_config_to_json(c);
     cJSON *cfg = cfg_json ? cJSON_Parse(cfg_json) : NULL;
     free(cfg_json);
+    for (size_t i = 0; cfg && classifier && i < sizeof NOT_IN_CLASSIFIER / sizeof *NOT_IN_CLASSIFIER; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(cfg, NOT_IN_CLASSIFIER[i]);
     cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateNull());
 }
 
@@ -173,7 +181,7 @@ static int emit_json(const char *path, cJSON *o) {
 static int print_json(const char *path, const Checkpoint *ck, const char *crc, const char *version, ParamCounts pc) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "file", path);
-    add_config(o, &ck->cfg);
+    add_config(o, &ck->cfg, 0);
     cJSON_AddNumberToObject(o, "params", (double)(pc.encoder + pc.decoder));
     cJSON_AddNumberToObject(o, "encoder_params", (double)pc.encoder);
     cJSON_AddNumberToObject(o, "decoder_params", (double)pc.decoder);
@@ -192,7 +200,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", path);
         cJSON_AddStringToObject(o, "kind", "classifier");
-        add_config(o, c);
+        add_config(o, c, 1);
         cJSON_AddNumberToObject(o, "num_classes", cc->cfg.num_classes);
         cJSON *names = cJSON_AddArrayToObject(o, "classes");
         for (int i = 0; names && i < cc->cfg.num_classes; i++) cJSON_AddItemToArray(names, cJSON_CreateString(cc->classes[i]));
@@ -209,7 +217,8 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     char a[40], b[40], t[40];
     cli_out("%s", path);   // its control characters written out, as every name in a report
     printf("  kind         classifier (vitmae finetune): global average pool, fc_norm, head\n");
-    printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d\n", c->embed_dim, c->depth, c->num_heads, c->mlp_ratio);
+    printf("  encoder      dim %d, depth %d, heads %d, mlp ratio %d, layer_norm_eps %g\n", c->embed_dim, c->depth,
+           c->num_heads, c->mlp_ratio, (double)c->ln_eps);
     printf("  input        %dx%d, %d channel%s, patch %d (%d patch%s), pos_embed %s\n", c->img_size, c->img_size,
            c->in_chans, c->in_chans == 1 ? "" : "s", c->patch_size, mae_num_patches(c), mae_num_patches(c) == 1 ? "" : "es",
            c->pos_learned ? "learned" : "fixed");
