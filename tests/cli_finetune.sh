@@ -378,6 +378,12 @@ t "one image a class: exit 0, a warning naming class b ($(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae: warning: 1 class of .*/pair has no training image ('"'"'b'"'"'): --val-frac 0.05 held out every image of it" "$dir/err"'
 t "groups of one image and one validation image: 'of 1 image, ', '(1 image)' ($(grep -e "groups of" -e "val top-1" "$dir/pair.out" | tr "\n" "|"))" \
   'grep -q "^  2 gradient groups of 1 image, " "$dir/pair.out" && grep -q "val top-1 .* (1 image)$" "$dir/pair.out"'
+# The start lines in train's order: steps, gradient groups, threads as workers, run folder last (finetune
+# said its run folder before the groups).
+order=$(sed -n -e 's/^  [0-9]* steps* of batch .*/steps/p' -e 's/^  [0-9]* gradient groups of .*/groups/p' \
+  -e 's/^  threads as workers: .*/workers/p' -e 's/^  run folder .*/folder/p' "$dir/pair.out" | tr '\n' ' ')
+t "the start lines in train's order, the run folder last ($order)" \
+  '[ "$order" = "steps groups folder " ] || [ "$order" = "steps groups workers folder " ]'
 err "val class unknown" 2 "hexagon" "$VITMAE" finetune --ckpt "$pre" $ft --val "$dir/val" --out "$dir/e3"
 t "val class unknown: the line names --val, as probe's names --test ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --val: class '"'"'hexagon'"'"' of $dir/val is not among the 3 training classes$" "$dir/err"'

@@ -1105,7 +1105,6 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
            r->smoothing, r->augment, threads_s);
-    cli_out("  run folder %s", t->run_dir);   // written out as train's: a newline in --out stays in its line
     if (t->pos_grid_from) {
         int n = t->S / t->cfg.enc.patch_size;
         printf("  pos_embed resized from %dx%d to %dx%d patches, as MAE's interpolate_pos_embed (bicubic)\n",
@@ -1117,6 +1116,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (t->workers)
         printf("  threads as workers: each of the %d threads takes %d of the gradient groups\n", t->workers,
                r->groups / dist_size() / t->workers);
+    // Last, as train's: a newline in --out written out, staying in its line.
+    cli_out("  run folder %s", t->run_dir);
     fflush(stdout);
     return 0;
 }
