@@ -415,9 +415,9 @@ err "existing run folder" 2 "resume" "$VITMAE" finetune --ckpt "$pre" $ft --out 
 t "the existing run is untouched" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
 err "resume into another run" 2 "holds another run" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/run"
 t "that run is untouched too" '[ "$(ls -l "$dir/run" | md5sum)" = "$before" ]'
-err "classify a pretraining checkpoint" 2 "fine-tune" "$VITMAE" classify --ckpt "$pre" "$dir/data"
-err "resume of a pretraining checkpoint" 2 "resume" "$VITMAE" finetune --resume "$pre"
-err "train --resume of a fine-tuning run" 2 "a fine-tuned classifier.s checkpoint (continue it with vitmae finetune --resume)" "$VITMAE" train --resume "$dir/run"
+err "classify a pretraining checkpoint" 1 "fine-tune" "$VITMAE" classify --ckpt "$pre" "$dir/data"
+err "resume without state" 1 "resume" "$VITMAE" finetune --resume "$pre"
+err "train --resume of a fine-tuning run" 1 "a fine-tuned classifier.s checkpoint (continue it with vitmae finetune --resume)" "$VITMAE" train --resume "$dir/run"
 # A refused flag stays one line on a folder with a file the scan skips (the skipped lines used to come
 # first, so the usage error was the last of several lines); a run that starts still names the file.
 mkdir -p "$dir/skip/circle" "$dir/skip/square"
@@ -675,8 +675,8 @@ t "... the start line names --ckpt where it is now ($(grep "^vitmae finetune" "$
 t "... so does the run's record" '"$VITMAE" info "$dir/pre2/checkpoint.safetensors" | grep -q "init.*$dir/pre2.old-1/checkpoint.safetensors"'
 
 # eval and reconstruct need a decoder: a classifier is named as such (it said "encoder-only").
-err "eval of a classifier" 2 "checkpoint.safetensors: a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder" "$VITMAE" eval --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data"
-err "reconstruct of a classifier" 2 "a fine-tuned classifier's checkpoint (no decoder tensors): reconstruct needs" "$VITMAE" reconstruct --ckpt "$dir/run/checkpoint.safetensors" "$dir/data/circle/00000.png" --out "$dir/rec"
+err "eval of a classifier" 1 "checkpoint.safetensors: a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder" "$VITMAE" eval --ckpt "$dir/run/checkpoint.safetensors" --data "$dir/data"
+err "reconstruct of a classifier" 1 "a fine-tuned classifier's checkpoint (no decoder tensors): reconstruct needs" "$VITMAE" reconstruct --ckpt "$dir/run/checkpoint.safetensors" "$dir/data/circle/00000.png" --out "$dir/rec"
 
 # A run folder serves one process at a time (docs/data.md, "Run folders"): while busy trains, resuming
 # it or --overwrite of it is refused (exit 1, one line) and the folder stays where it is.

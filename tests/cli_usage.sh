@@ -602,13 +602,12 @@ for k in m c; do
 done
 for damage in flip:"crc32 mismatch (file damaged)" cut:"truncated data"; do
   kind=${damage%%:*}; why=${damage#*:}
-  for cmd in info reconstruct eval classify classify-pre probe embed attention finetune finetune-clf finetune-resume \
+  for cmd in info reconstruct eval classify probe embed attention finetune finetune-clf finetune-resume \
              finetune-resume-clf train-init train-init-clf train-resume train-resume-clf; do
     ck="$tmp/dm-$kind.safetensors"; case $cmd in classify|*-clf) ck="$tmp/dc-$kind.safetensors" ;; esac
     rm -rf "$tmp/out" "$tmp/o.npy" "$tmp/o.txt"
     case $cmd in
       info) set -- info "$ck" ;;
-      classify-pre) set -- classify --ckpt "$ck" "$tmp/imgs" ;;   # damage said before "not a classifier"
       finetune|finetune-clf) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
       finetune-resume*) set -- finetune --resume "$ck" --out "$tmp/out" ;;
       train-init*) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
@@ -622,37 +621,6 @@ for damage in flip:"crc32 mismatch (file damaged)" cut:"truncated data"; do
        [ ! -e "$tmp/out" ] && [ ! -e "$tmp/o.npy" ]'
   done
 done
-# A sound checkpoint of the wrong kind for the command is a usage error, exit 2, in every command that
-# refuses one (docs/interface.md, "Exit status"): only finetune --ckpt of a classifier said 2, classify
-# of a pretraining checkpoint, eval, reconstruct and train --init of one without a decoder, and the
-# --resume of the other command's checkpoint said 1, as for a damaged file. One line, nothing written.
-enc="$VITMAE_ROOT/tests/fixtures/torch_small_encoder.safetensors"
-while IFS='|' read -r what ck why; do
-  case $what in
-    classify) set -- classify --ckpt "$ck" "$tmp/imgs" ;;
-    reconstruct*) set -- reconstruct --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
-    eval*) set -- eval --ckpt "$ck" --data "$tmp/imgs" ;;
-    finetune-ckpt) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
-    finetune-resume) set -- finetune --resume "$ck" --out "$tmp/out" ;;
-    train-init*) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
-    train-resume) set -- train --resume "$ck" --out "$tmp/out" ;;
-  esac
-  rm -rf "$tmp/out"
-  "$VITMAE" "$@" 2>"$tmp/err" >/dev/null; rc=$?
-  t "$what of a checkpoint of the wrong kind: exit 2, one line ($rc: $(head -c 200 "$tmp/err"))" \
-    '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF "vitmae: $ck: $why" "$tmp/err" && [ ! -e "$tmp/out" ]'
-done <<EOF2
-classify|$tmp/dm.safetensors|not a classifier checkpoint
-reconstruct|$tmp/dc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors)
-reconstruct-encoder-only|$enc|encoder-only checkpoint (no decoder tensors)
-eval|$tmp/dc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors)
-eval-encoder-only|$enc|encoder-only checkpoint (no decoder tensors)
-finetune-ckpt|$tmp/dc.safetensors|is a fine-tuned classifier
-finetune-resume|$tmp/dm.safetensors|cannot resume: a pretraining checkpoint
-train-init|$tmp/dc.safetensors|has no decoder weights
-train-init-encoder-only|$enc|has no decoder weights
-train-resume|$tmp/dc.safetensors|cannot resume: a fine-tuned classifier's checkpoint
-EOF2
 for cmd in reconstruct classify embed attention; do
   extra=; [ $cmd = embed ] && extra="--out $tmp/o.npy"
   "$VITMAE" $cmd --ckpt "$tmp/none.safetensors" $extra 2>"$tmp/err" >/dev/null; rc=$?

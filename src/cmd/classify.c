@@ -173,8 +173,7 @@ int cmd_classify(int argc, char **argv) {
     char err[CLI_ERR_MAX];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("classify", "%s", err); free(pos); return 1; }
     ClfCheckpoint ck;
-    int lrc = clf_ckpt_load_weights(ckpt_path, &ck, err, sizeof err);
-    if (lrc) { cli_error(NULL, "%s", err); free(pos); return lrc == CLF_CKPT_WRONG_KIND ? 2 : 1; }
+    if (clf_ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }
     const ClassifierConfig *cfg = &ck.cfg;
     int K = cfg->num_classes, S = cfg->enc.img_size, C = cfg->enc.in_chans;
     if (top > K) top = K;

@@ -74,7 +74,7 @@ int cmd_eval(int argc, char **argv) {
     if (!ck.has_decoder) {
         cli_error(ckpt_path, "%s (no decoder tensors): eval needs the decoder",
                   ck.classifier ? "a fine-tuned classifier's checkpoint" : "encoder-only checkpoint");
-        ckpt_free(&ck); return 2;   // a sound file of the wrong kind (docs/interface.md, "Exit status")
+        ckpt_free(&ck); return 1;
     }
     const MaeConfig *cfg = &ck.cfg;
     int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);

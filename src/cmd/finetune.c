@@ -745,7 +745,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         int lrc = is_clf ? clf_ckpt_from_st(f, 1, &t->resumed, err, sizeof err) : st_verify(f, err, sizeof err);
         st_close(f);
         if (!is_clf && lrc) { cli_error(NULL, "%s", err); return 1; }   // damaged before the wrong kind, as above
-        if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 2; }
+        if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
         if (lrc) { cli_error(NULL, "%s", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
         if (!t->resumed.has_moments) { cli_error(path, RESUME_NO_MOMENTS); return 1; }

@@ -426,8 +426,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
             return cli_report("train", err, 1);
         Checkpoint ck;
         if (run_resume_missing("train", a->resume, err, sizeof err)) return cli_report(NULL, err, CLI_USAGE);
-        int lrc = run_resume_load(path, &ck, &t->rs, err, sizeof err);
-        if (lrc) return cli_report(NULL, err, lrc == RESUME_WRONG_KIND ? CLI_USAGE : 1);
+        if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return cli_report(NULL, err, 1);
         t->rs_resumed = t->rs;
         int rc = resumed_run_state(t, &given, flags, nflags, err, sizeof err);
         if (rc) { ckpt_free(&ck); return cli_report(NULL, err, rc); }
@@ -474,7 +473,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (ckpt_load_weights(a->init, init, err, sizeof err)) return cli_report(NULL, err, 1);
         if (!init->has_decoder) {
             ckpt_free(init);
-            return cli_report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", CLI_USAGE);   // the wrong kind
+            return cli_report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", 1);
         }
     }
     int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;

@@ -118,11 +118,8 @@ int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, s
         int clf = ck->classifier, stripped = ck->train_state && !ck->has_moments && ck->has_decoder;
         ckpt_free(ck);
         if (stripped) snprintf(err, errlen, "%s: " RESUME_NO_MOMENTS, path);
-        else if (clf) {
-            snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
-                     "finetune --resume)", path);
-            return RESUME_WRONG_KIND;
-        }
+        else if (clf) snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
+                          "finetune --resume)", path);
         else snprintf(err, errlen, "%s: cannot resume: no training state in this checkpoint (it loads for inference "
                       "only)", path);
         return -1;

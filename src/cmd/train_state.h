@@ -48,10 +48,7 @@ char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memo
 int   run_state_from_json(const char *json, RunState *r, char *err, size_t errlen);
 
 // Loads the checkpoint at path and its train_state for resuming; refuses a checkpoint without
-// training state. On failure err holds the whole message (naming the file) and it returns -1, or
-// RESUME_WRONG_KIND for a sound fine-tuned classifier's checkpoint: the wrong kind, a usage error
-// (docs/interface.md, "Exit status").
-#define RESUME_WRONG_KIND (-2)
+// training state. On failure err holds the whole message (naming the file).
 int  run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, size_t errlen);
 
 // The data order: epoch e visits the n training items in the permutation drawn from

@@ -107,10 +107,7 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
     memset(out, 0, sizeof *out);
     const char *path = st_name(f), *cfg_json = st_meta(f, "config"), *cj = st_meta(f, "classifier");
     const char *format = st_meta(f, "format");
-    if (!cj) {   // a pretraining checkpoint (it has a config) is one of the wrong kind: CLF_CKPT_WRONG_KIND
-        snprintf(err, errlen, "%s: not a classifier checkpoint (no head; fine-tune it first with vitmae finetune)", path);
-        return cfg_json ? CLF_CKPT_WRONG_KIND : -1;
-    }
+    if (!cj) { snprintf(err, errlen, "%s: not a classifier checkpoint (no head; fine-tune it first with vitmae finetune)", path); return -1; }
     if ((format && strcmp(format, "vitmae")) || !cfg_json) { snprintf(err, errlen, "%s: not a vitmae checkpoint", path); return -1; }
     char why[256];
     if (mae_config_from_json(cfg_json, &out->cfg.enc, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); return -1; }
@@ -193,7 +190,7 @@ out:
 // Damaged data are the reason given for a refusal, whatever else is wrong with the file (st_verify).
 static int from_st(StFile *f, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
     int rc = check_and_take(f, out, moments, err, errlen);
-    if (rc && st_verify(f, err, errlen)) rc = -1;   // damaged: not the wrong kind, whatever its kind
+    if (rc) st_verify(f, err, errlen);
     return rc;
 }
 

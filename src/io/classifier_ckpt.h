@@ -23,12 +23,8 @@ typedef struct {
 int  clf_ckpt_is_classifier(const StFile *f);
 int  clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *classes, const float *params,
                    const char *train_state, const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen);
-// Returned by the loaders below for a sound pretraining checkpoint (a config, no head): a file of the
-// wrong kind, which commands refuse as a usage error (docs/interface.md, "Exit status").
-#define CLF_CKPT_WRONG_KIND (-2)
 // Loads and checks everything (config, class names, every tensor's name and shape, the moments when a
-// train state is present and the file holds any, as io/checkpoint.h ckpt_has_moments). A one-line reason
-// naming the file on failure: -1, or CLF_CKPT_WRONG_KIND.
+// train state is present and the file holds any, as io/checkpoint.h ckpt_has_moments). A one-line reason naming the file on failure.
 int  clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen);
 // The same checks without copying the moments (exp_avg and exp_avg_sq stay NULL; train_state is
 // kept), as io/checkpoint.h ckpt_load_weights: for `vitmae classify` and features, not for resuming.
