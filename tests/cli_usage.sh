@@ -621,6 +621,36 @@ for damage in flip:"crc32 mismatch (file damaged)" cut:"truncated data"; do
        [ ! -e "$tmp/out" ] && [ ! -e "$tmp/o.npy" ]'
   done
 done
+# A sound checkpoint of the wrong kind for the command is a bad file for it, exit 1, but for finetune
+# --ckpt of a classifier, exit 2: the flag is the mistake (docs/interface.md, "Exit status"). One line
+# naming the file and why, nothing written; the table holds every command that refuses a kind.
+enc="$VITMAE_ROOT/tests/fixtures/torch_small_encoder.safetensors"
+while IFS='|' read -r what want ck why; do
+  case $what in
+    classify) set -- classify --ckpt "$ck" "$tmp/imgs" ;;
+    reconstruct*) set -- reconstruct --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
+    eval*) set -- eval --ckpt "$ck" --data "$tmp/imgs" ;;
+    finetune-ckpt) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+    finetune-resume) set -- finetune --resume "$ck" --out "$tmp/out" ;;
+    train-init*) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+    train-resume) set -- train --resume "$ck" --out "$tmp/out" ;;
+  esac
+  rm -rf "$tmp/out"
+  "$VITMAE" "$@" 2>"$tmp/err" >/dev/null; rc=$?
+  t "$what of a checkpoint of the wrong kind: exit $want, one line ($rc: $(head -c 200 "$tmp/err"))" \
+    '[ $rc -eq $want ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF "vitmae: $ck: $why" "$tmp/err" && [ ! -e "$tmp/out" ]'
+done <<EOF2
+classify|1|$tmp/dm.safetensors|not a classifier checkpoint
+reconstruct|1|$tmp/dc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors)
+reconstruct-encoder-only|1|$enc|encoder-only checkpoint (no decoder tensors)
+eval|1|$tmp/dc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors)
+eval-encoder-only|1|$enc|encoder-only checkpoint (no decoder tensors)
+finetune-ckpt|2|$tmp/dc.safetensors|is a fine-tuned classifier
+finetune-resume|1|$tmp/dm.safetensors|cannot resume: a pretraining checkpoint
+train-init|1|$tmp/dc.safetensors|has no decoder weights
+train-init-encoder-only|1|$enc|has no decoder weights
+train-resume|1|$tmp/dc.safetensors|cannot resume: a fine-tuned classifier's checkpoint
+EOF2
 for cmd in reconstruct classify embed attention; do
   extra=; [ $cmd = embed ] && extra="--out $tmp/o.npy"
   "$VITMAE" $cmd --ckpt "$tmp/none.safetensors" $extra 2>"$tmp/err" >/dev/null; rc=$?
