@@ -399,6 +399,15 @@ moved_at_gate "$dir/mvw.go" $! "$dir/mvw/run" "$dir/mvw/moved"; rc=$?
 t "train's folder moved before config.json's rename: exit 1, one line, no temporary file left where it went ($rc: $(cat "$dir/mvw.err"); $(ls -A "$dir/mvw/moved" | tr "\n" " "))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvw.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mvw/run/config.json: No such file or directory$" "$dir/mvw.err" &&
    [ -d "$dir/mvw/moved" ] && ! ls -A "$dir/mvw/moved" | grep -q "\.tmp\."'
+# The same while a checkpoint was written (held at HOLD_BEFORE_CKPT_RENAME, io/safetensors.c): its
+# temporary .checkpoint-1.safetensors.tmp-XXXXXX goes from the moved folder too, through the folder held
+# since it was made (it stayed there: st_write made it with mkstemp and removed it by its old name).
+mkdir -p "$dir/mvc"
+VITMAE_FAULT_HOLD_BEFORE_CKPT_RENAME="$dir/mvc.go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/mvc/run" > /dev/null 2> "$dir/mvc.err" &
+moved_at_gate "$dir/mvc.go" $! "$dir/mvc/run" "$dir/mvc/moved"; rc=$?
+t "train's folder moved before its checkpoint's rename: exit 1, one line, no temporary file left where it went ($rc: $(cat "$dir/mvc.err"); $(ls -A "$dir/mvc/moved" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvc.err")" -eq 1 ] && grep -q "^vitmae: .*/mvc/run/checkpoint-1.safetensors: rename failed: No such file or directory (previous file left intact)$" "$dir/mvc.err" &&
+   [ -d "$dir/mvc/moved" ] && ! ls -A "$dir/mvc/moved" | grep -q "\.tmp"'
 # No --out: runs/<YYYYmmdd-HHMMSS>. A run started in a second that already had a run (a loop of short
 # runs) was refused ("holds a run; pass --resume"), and runs started together by a script took one
 # name: all but one failed. The name now goes on to <stamp>-2, -3, ...

@@ -923,6 +923,22 @@ static void test_atomic_write(void) {
 
     // A failed overwrite (file size limit: EFBIG) leaves the old file byte-identical.
     const char *path = path_in("atomic.safetensors");
+    // The temporary file's folder, held open by io/files.c while it is written (file_tmp_create_unique),
+    // is let go once the file is in place: a run's checkpoints leave no descriptor open.
+    // (A folder of its own: one held already, by a leak, would be shared, not opened again.)
+    char folder[600], fresh[700];
+    snprintf(folder, sizeof folder, "%s/fds", tmp);
+    snprintf(fresh, sizeof fresh, "%s/x.safetensors", folder);
+    CHECK(mkdir(folder, 0777) == 0, "mkdir %s", folder);
+    int free_fd = dup(0);
+    close(free_fd);
+    write_ckpt(fresh, &cfg, a, NULL, NULL, NULL);
+    int now_fd = dup(0);
+    close(now_fd);
+    CHECK(now_fd == free_fd, "no folder left open once the checkpoint is written (descriptor %d free before, %d now)",
+          free_fd, now_fd);
+    unlink(fresh);
+    rmdir(folder);
     write_ckpt(path, &cfg, a, NULL, NULL, NULL);
     size_t len0, len1;
     uint8_t *before = slurp(path, &len0);

@@ -272,6 +272,30 @@ int file_tmp_create(const char *tmp) {
     return fd;
 }
 
+int file_tmp_create_unique(char *tmpl) {
+    size_t n = strlen(tmpl);
+    if (n < 6 || strcmp(tmpl + n - 6, "XXXXXX")) { errno = EINVAL; return -1; }
+    static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static uint64_t serial;
+    for (int tries = 0; tries < 100; tries++) {
+        // mkstemp's six letters, but made here: the file is kept and made in its folder as held
+        // (file_tmp_create), so that a failure removes it wherever that folder went (mkstemp gives no openat).
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t r = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 30 ^ (uint64_t)getpid() << 40 ^
+                     __atomic_add_fetch(&serial, 0x9e3779b97f4a7c15ull, __ATOMIC_RELAXED);
+        r ^= r >> 31; r *= 0xbf58476d1ce4e5b9ull; r ^= r >> 27;   // splitmix64's finaliser: all bits mixed
+        for (int i = 0; i < 6; i++, r /= 62) tmpl[n - 6 + i] = letters[r % 62];
+        file_tmp_keep(tmpl);
+        int fd = file_tmp_create(tmpl), e = errno;
+        if (fd >= 0) return fd;
+        file_tmp_forget(tmpl);
+        errno = e;
+        if (e != EEXIST) return -1;
+    }
+    return -1;   // errno EEXIST
+}
+
 int file_mkdir_tracked(const char *dir) {
     stop_enter();
     KeptName *k = keep_name(dir, 1);

@@ -51,6 +51,12 @@ void file_cleanup_on_stop_signals(void);
 // Creates tmp (O_EXCL, 0666 less the umask) for writing: the fd, or -1 with errno set. A stop
 // signal never finds it half made: created before the cleanup sees it, or not at all.
 int file_tmp_create(const char *tmp);
+// mkstemp's: tmpl ends in "XXXXXX", which become six letters and digits that no file in its folder has
+// (O_EXCL, tried again when taken); the file is made as file_tmp_create makes it, its name kept as
+// file_tmp_name's (file_tmp_remove and file_tmp_forget as for them): a failure removes it from the
+// folder it was made in, also when that folder was moved meanwhile (io/safetensors.c's checkpoints,
+// ".NAME.tmp-XXXXXX"). The fd, or -1 with errno set (EINVAL: no "XXXXXX" at the end).
+int file_tmp_create_unique(char *tmpl);
 // name is kept for the cleanup as file_tmp_name's are (a file of this run's, made after this call,
 // removed by a stop signal until file_tmp_forget): for a file named otherwise (cmd/output.h's probe of
 // a folder, output_check_writable).

@@ -775,7 +775,9 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
     snprintf(tmp, plen + 32, "%.*s.%s.tmp-XXXXXX", (int)dirlen, path, path + dirlen);
-    int fd = mkstemp(tmp);
+    // Made, and removed on failure, through io/files.c: from the folder it was made in, wherever the
+    // user moved that folder meanwhile (docs/interface.md, section 1), never by its old name.
+    int fd = file_tmp_create_unique(tmp);
     char reason[128];
     if (fd < 0) {
         fail(err, errlen, "%s: cannot create a temporary file in its folder: %s", path,
@@ -783,22 +785,21 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
         free(tmp); free(json);
         return -1;
     }
-    mode_t um = umask(0);
-    umask(um);
-    const char *step = "write";
-    int rc = fchmod(fd, 0666 & ~um);
-    if (rc == 0) rc = write_body(fd, json, tensors, ntensors);
+    const char *step = "write";   // made 0666 less the umask (file_tmp_create), as every output
+    int rc = write_body(fd, json, tensors, ntensors);
     if (rc == 0) { step = "fsync"; rc = fsync(fd); }
     int saved = errno;
     if (close(fd) != 0 && rc == 0) { rc = -1; saved = errno; step = "close"; }
+    if (rc == 0) file_test_gate("VITMAE_FAULT_HOLD_BEFORE_CKPT_RENAME");   // tests: its folder moved meanwhile
     if (rc == 0) { step = "rename"; rc = rename(tmp, path); saved = errno; }
     if (rc != 0) {
-        unlink(tmp);
+        file_tmp_remove(tmp);
         fail(err, errlen, "%s: %s failed: %s (previous file left intact)", path, step,
              file_reason(saved, reason, sizeof reason));
         free(tmp); free(json);
         return -1;
     }
+    file_tmp_forget(tmp);
     free(tmp); free(json);
     // In place, whole: a folder that cannot be synced is said as for every file (io/files.h).
     return file_sync_folder_of(path, err, errlen);

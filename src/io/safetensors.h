@@ -15,7 +15,10 @@ typedef struct {
     const float *data;
 } StTensor;
 
-// Writes tensors and string metadata (keys[i] -> vals[i]); adds "crc32". Atomic.
+// Writes tensors and string metadata (keys[i] -> vals[i]); adds "crc32". Atomic: written under
+// ".NAME.tmp-XXXXXX" beside path (io/files.h's file_tmp_create_unique: removed on failure from the folder
+// it was made in, wherever that went), then renamed. Test gate VITMAE_FAULT_HOLD_BEFORE_CKPT_RENAME
+// (file_test_gate) before the rename.
 int st_write(const char *path, const StTensor *tensors, int ntensors,
              const char *const *meta_keys, const char *const *meta_vals, int nmeta,
              char *err, size_t errlen);
