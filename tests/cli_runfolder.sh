@@ -390,24 +390,25 @@ touch "$dir/go"; wait $late; rc2=$?
 t "a run that comes to its folder after another has trained there: exit 2, one line ($rc1, $rc2: $(cat "$dir/late.err" | tr "\n" "|"))" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 2 ] && [ "$(wc -l < "$dir/late.err")" -eq 1 ] && grep -q "^vitmae: train --out .*/late: the folder already holds a run" "$dir/late.err"'
 t "... and the other run's checkpoint is untouched" 'cmp -s "$dir/late/checkpoint.safetensors" "$dir/late.first"'
-# The run folder moved by the user while config.json was written under its temporary name (held at the
-# gate HOLD_AFTER_WRITE): the rename fails (exit 1, one line) and the temporary file goes from the folder
-# where it went, through the folder held since it was made (it stayed there: removed by its old name).
-mkdir -p "$dir/mvw"
-VITMAE_FAULT_HOLD_AFTER_WRITE="$dir/mvw.go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/mvw/run" > /dev/null 2> "$dir/mvw.err" &
-moved_at_gate "$dir/mvw.go" $! "$dir/mvw/run" "$dir/mvw/moved"; rc=$?
-t "train's folder moved before config.json's rename: exit 1, one line, no temporary file left where it went ($rc: $(cat "$dir/mvw.err"); $(ls -A "$dir/mvw/moved" | tr "\n" " "))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvw.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mvw/run/config.json: No such file or directory$" "$dir/mvw.err" &&
-   [ -d "$dir/mvw/moved" ] && ! ls -A "$dir/mvw/moved" | grep -q "\.tmp\."'
-# The same while a checkpoint was written (held at HOLD_BEFORE_CKPT_RENAME, io/safetensors.c): its
-# temporary .checkpoint-1.safetensors.tmp-XXXXXX goes from the moved folder too, through the folder held
-# since it was made (it stayed there: st_write made it with mkstemp and removed it by its old name).
-mkdir -p "$dir/mvc"
-VITMAE_FAULT_HOLD_BEFORE_CKPT_RENAME="$dir/mvc.go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/mvc/run" > /dev/null 2> "$dir/mvc.err" &
-moved_at_gate "$dir/mvc.go" $! "$dir/mvc/run" "$dir/mvc/moved"; rc=$?
-t "train's folder moved before its checkpoint's rename: exit 1, one line, no temporary file left where it went ($rc: $(cat "$dir/mvc.err"); $(ls -A "$dir/mvc/moved" | tr "\n" " "))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvc.err")" -eq 1 ] && grep -q "^vitmae: .*/mvc/run/checkpoint-1.safetensors: rename failed: No such file or directory (previous file left intact)$" "$dir/mvc.err" &&
-   [ -d "$dir/mvc/moved" ] && ! ls -A "$dir/mvc/moved" | grep -q "\.tmp"'
+# moved_run NAME GATE WHAT LINE: train held at the gate VITMAE_FAULT_GATE while it writes WHAT under a
+# temporary name, its run folder $dir/NAME/run moved meanwhile to $dir/NAME/moved: the rename fails
+# (exit 1, the one line LINE, a grep pattern) and the temporary file goes from the folder where it went,
+# through the folder held since it was made (not by its old name, which finds nothing).
+moved_run() {
+  mv_d="$dir/$1"; mv_line=$4   # the condition below is read by t, where $1 is t's own
+  mkdir -p "$mv_d"
+  env "VITMAE_FAULT_$2=$mv_d.go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$mv_d/run" > /dev/null 2> "$mv_d.err" &
+  moved_at_gate "$mv_d.go" $! "$mv_d/run" "$mv_d/moved"; rc=$?
+  t "train's folder moved before the rename of $3: exit 1, one line, no temporary file left where it went ($rc: $(cat "$mv_d.err"); $(ls -A "$mv_d/moved" | tr "\n" " "))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$mv_d.err")" -eq 1 ] && grep -q "$mv_line" "$mv_d.err" &&
+     [ -d "$mv_d/moved" ] && ! ls -A "$mv_d/moved" | grep -q "\.tmp"'
+}
+# config.json (its temporary config.json.tmp.PID.N stayed in the moved folder: removed by its old name).
+moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run/config.json: No such file or directory$"
+# A checkpoint (io/safetensors.c; its .checkpoint-1.safetensors.tmp-XXXXXX stayed: st_write made it with
+# mkstemp and removed it by its old name).
+moved_run mvc HOLD_BEFORE_CKPT_RENAME checkpoint-1.safetensors \
+  "^vitmae: .*/mvc/run/checkpoint-1.safetensors: rename failed: No such file or directory (previous file left intact)$"
 # No --out: runs/<YYYYmmdd-HHMMSS>. A run started in a second that already had a run (a loop of short
 # runs) was refused ("holds a run; pass --resume"), and runs started together by a script took one
 # name: all but one failed. The name now goes on to <stamp>-2, -3, ...

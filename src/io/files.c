@@ -162,9 +162,16 @@ static int tmp_folder(const char *tmp) {
     return k && !k->is_dir ? k->dir : -1;
 }
 
+// Removes tmp from dir, the folder it was made in (wherever that folder is now), or by its name when
+// none is held (dir -1). Never by its name when a folder is held: after a move, the name finds another
+// folder's file or none, and an unlinkat that failed there would fail in the same folder by name too.
+static void unlink_from(int dir, const char *tmp) {
+    if (dir >= 0) unlinkat(dir, base_name(tmp), 0);
+    else unlink(tmp);
+}
+
 void file_tmp_remove(const char *tmp) {
-    int dir = tmp_folder(tmp);   // where it was made, wherever that folder is now; by its name when none is held
-    if (dir < 0 || (unlinkat(dir, base_name(tmp), 0) && errno != ENOENT)) unlink(tmp);
+    unlink_from(tmp_folder(tmp), tmp);
     file_tmp_forget(tmp);
 }
 
@@ -488,7 +495,7 @@ static const char *base_name(const char *path) {
 
 // g's temporary file i removed from its folder, wherever that is now, and forgotten (file_tmp_remove).
 static void group_tmp_remove(const FileGroup *g, int i) {
-    if (g->dirs[i] < 0 || (unlinkat(g->dirs[i], base_name(g->tmps[i]), 0) && errno != ENOENT)) unlink(g->tmps[i]);
+    unlink_from(g->dirs[i], g->tmps[i]);
     file_tmp_forget(g->tmps[i]);
 }
 
