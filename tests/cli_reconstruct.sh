@@ -20,7 +20,7 @@ mkdir -p "$tmp/flat"
 "$mk" png "$tmp/flat/flat.png" --size 16 --value 0.2 || fail=1
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw "$tmp/flat/flat.png"); rc=$?
 t "known answer exits 0" '[ $rc -eq 0 ]'
-t "known answer per image ($out)" 'echo "$out" | grep -qxF "$tmp/flat/flat.png: masked_mse=2.500000e-01 psnr=6.02dB -> $tmp/r1/flat.recon.png"'
+t "known answer per image ($out)" 'echo "$out" | grep -qxF "flat masked_mse=2.500000e-01 psnr=6.02dB ($tmp/flat/flat.png -> $tmp/r1/flat.recon.png)"'
 t "known answer mean" 'echo "$out" | grep -qx "mean masked_mse=2.500000e-01 psnr=6.02dB over 1 image"'
 t "panel written" '[ -s "$tmp/r1/flat.recon.png" ]'
 # Each panel's title (drawn above it, and its PNG text chunk Title) gives that image's PSNR over the removed
@@ -31,7 +31,7 @@ out=$("$VITMAE" reconstruct --ckpt "$fx/torch_small.safetensors" --out "$tmp/rt"
 titles=$(python3 - "$tmp/rt" "$out" <<'PY'
 import re, struct, sys
 for line in sys.argv[2].splitlines():
-    m = re.fullmatch(r".*: masked_mse=\S+ psnr=(\S+)dB -> (.*/([^/]*)\.recon\.png)", line)   # not the note, nor the mean's line
+    m = re.fullmatch(r"\S+ masked_mse=\S+ psnr=(\S+)dB \(.* -> (.*/([^/]*)\.recon\.png)\)", line)   # not the note, nor the mean's line
     if not m: continue
     psnr, panel, stem = m.groups()
     b = open(panel, "rb").read(); i = 8; kv = {}
@@ -50,7 +50,7 @@ t "each panel's title gives its image's PSNR ($rc: $(echo $titles))" \
 mkdir -p "$tmp/exactimg"
 "$mk" png "$tmp/exactimg/grey.png" --size 16 --value 0.5019607843137255 || fail=1
 out=$("$VITMAE" reconstruct --ckpt "$tmp/exact.st" --out "$tmp/rx" "$tmp/exactimg/grey.png"); rc=$?
-t "exact reconstruction: psnr=infdB ($out)" '[ $rc -eq 0 ] && echo "$out" | grep -qx ".*/grey.png: masked_mse=0.000000e+00 psnr=infdB -> .*/grey.recon.png" && echo "$out" | grep -qx "mean masked_mse=0.000000e+00 psnr=infdB over 1 image"'
+t "exact reconstruction: psnr=infdB ($out)" '[ $rc -eq 0 ] && echo "$out" | grep -qx "grey masked_mse=0.000000e+00 psnr=infdB (.*/grey.png -> .*/grey.recon.png)" && echo "$out" | grep -qx "mean masked_mse=0.000000e+00 psnr=infdB over 1 image"'
 out=$("$VITMAE" eval --ckpt "$tmp/exact.st" --data "$tmp/exactimg" --json | tr -d ' \t\n'); rc=$?
 t "exact reconstruction: eval --json psnr null ($out)" '[ $rc -eq 0 ] && echo "$out" | grep -q "\"masked_mse\":0,\"psnr\":null,"'
 rm -rf "$tmp/rx"
@@ -147,7 +147,7 @@ rm "$tmp/r1/flat.recon.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "an earlier --raw file: exit 2, named" '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/r1/flat.recon.npy: already exists (use --force to replace it)" "$tmp/err" && [ ! -e "$tmp/r1/flat.recon.png" ]'
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --raw --force "$tmp/flat/flat.png"); rc=$?
-t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ] && echo "$out" | grep -qx ".*/flat.png: masked_mse=2.500000e-01 psnr=6.02dB -> .*/flat.recon.png"'
+t "--force replaces them" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ] && echo "$out" | grep -qx "flat masked_mse=2.500000e-01 psnr=6.02dB (.*/flat.png -> .*/flat.recon.png)"'
 # ... and a --force run without --raw removes the earlier --raw run's arrays of the image: they stayed
 # beside the new panel, two runs mixed (a user's other file stays).
 [ -s "$tmp/r1/flat.recon.npy" ] && [ -s "$tmp/r1/flat.mask.npy" ] && echo mine > "$tmp/r1/flat.notes.npy"
@@ -182,7 +182,7 @@ t "only the mask taken meanwhile: exit 1 naming it, none of this run's files lef
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r2" --scale 2 --mask-ratio 0 "$tmp/flat/flat.png"); rc=$?
 t "ratio 0 exits 0" '[ $rc -eq 0 ]'
 t "ratio 0 note" 'echo "$out" | grep -q "no patch removed"'
-t "ratio 0 scores all patches" 'echo "$out" | grep -qx ".*/flat.png: masked_mse=2.500000e-01 psnr=6.02dB -> .*/flat.recon.png"'
+t "ratio 0 scores all patches" 'echo "$out" | grep -qx "flat masked_mse=2.500000e-01 psnr=6.02dB (.*/flat.png -> .*/flat.recon.png)"'
 # 5 * 32 + 5 * 4 + 8 + 3 + label + 4: about 215; the captions wrap to 32 px, so the head is tall.
 size=$(png_size "$tmp/r2/flat.recon.png")
 t "--scale 2 panel ($size)" 'set -- $size; [ $1 -ge 205 ] && [ $1 -le 235 ] && [ $2 -ge 80 ]'
@@ -276,7 +276,7 @@ t "eval masked_mse $emse = reconstruct mean $rmse" \
 ev2=$("$VITMAE" eval --ckpt "$tmp/rand.st" --data "$tmp/syn" --mask-ratio 0.5 --seed 4 --json)
 t "seed changes the masks" '[ "$(echo "$ev2" | grep masked_mse)" != "$(echo "$ev" | grep masked_mse)" ]'
 # Same lines for any thread count (the panel's name past its folder: each run has its own --out).
-panels() { echo "$1" | sed 's| -> .*/\([^/]*\.recon\.png\)$| -> \1|'; }
+panels() { echo "$1" | sed 's| -> .*/\([^/]*\.recon\.png\))$| -> \1)|'; }   # the lines less the --out folder
 rec2=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r4" --mask-ratio 0.5 --seed 3 --threads 2 --batch 2 "$tmp/syn")
 t "threads 1 and 2, batch 16 and 2: same output" '[ "$(panels "$rec")" = "$(panels "$rec2")" ]'
 t "same panel bytes" 'cmp -s "$tmp/r3/00003.recon.png" "$tmp/r4/00003.recon.png"'
@@ -312,11 +312,11 @@ VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go8" "$VITMAE" reconstruct --ckpt "$tmp/r
 pid=$!; wait_gate "$tmp/go8" $pid; mkdir -p "$tmp/r8/00001.recon.png" "$tmp/r8/00004.recon.png"; touch "$tmp/go8"; wait $pid; rc=$?
 out=$(cat "$tmp/out8")
 t "unwritable panels: exit 1 ($rc)" '[ $rc -eq 1 ]'
-first=$(echo "$rec" | sed -n "s|^.*/\(0000[14]\)\.png: masked_mse=.*|\1|p" | head -n 1)   # the one of the two that comes first in input order
+first=$(echo "$rec" | sed -n "s|^\(0000[14]\) masked_mse=.*|\1|p" | head -n 1)   # the one of the two that comes first in input order
 t "both named, $first's first ($(tr '\n' '|' < "$tmp/err8"))" \
   '[ "$(grep -c "^vitmae: .*recon.png: Is a directory$" "$tmp/err8")" -eq 2 ] && [ -n "$first" ] &&
    head -n 1 "$tmp/err8" | grep -q "/$first.recon.png: "'
-t "the other five written and printed" '[ "$(echo "$out" | grep -c "/0000[0-9].png: masked_mse=")" -eq 5 ] && [ -s "$tmp/r8/00006.recon.png" ]'
+t "the other five written and printed" '[ "$(echo "$out" | grep -c "^0000[0-9] masked_mse=.*/0000[0-9].png -> ")" -eq 5 ] && [ -s "$tmp/r8/00006.recon.png" ]'
 # A folder there at the start: --force cannot replace it; one line (the first in input order), exit 2,
 # before any image is read.
 "$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r8" --mask-ratio 0.5 --seed 3 --force "$tmp/syn" >"$tmp/out8" 2>"$tmp/err8"; rc=$?
@@ -336,18 +336,20 @@ cp "$tmp/flat/flat.png" "$tmp/a/x.png"; cp "$tmp/flat/flat.png" "$tmp/b/x.png"
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r5" "$tmp/a/x.png" "$tmp/b"); rc=$?
 t "collisions exit 0" '[ $rc -eq 0 ]'
 t "x and x-1 written" '[ -s "$tmp/r5/x.recon.png" ] && [ -s "$tmp/r5/x-1.recon.png" ]'
-# Each line names the input it came from, then the panel: the two x.png told apart without opening the
-# panels (it printed "x masked_mse=..." and "x-1 masked_mse=...", neither naming its folder); its numbers
-# in one width ("%.6g" printed 0.25).
+# Each line is "STEM masked_mse=V psnr=VdB", the form docs/interface.md promises to scripts (it printed
+# "INPUT: masked_mse=... -> PANEL" for a while, which a script reading the stem first took as "INPUT:"),
+# then "(INPUT -> PANEL)": the two x.png told apart without opening the panels (it printed "x
+# masked_mse=..." and "x-1 masked_mse=...", neither naming its folder); its numbers in one width ("%.6g"
+# printed 0.25).
 t "each line names its input and its panel ($(echo "$out" | head -n 2 | tr '\n' '|'))" \
-  '[ "$(echo "$out" | head -n 2)" = "$(printf "%s\n%s" "$tmp/a/x.png: masked_mse=2.500000e-01 psnr=6.02dB -> $tmp/r5/x.recon.png" "$tmp/b/x.png: masked_mse=2.500000e-01 psnr=6.02dB -> $tmp/r5/x-1.recon.png")" ]'
+  '[ "$(echo "$out" | head -n 2)" = "$(printf "%s\n%s" "x masked_mse=2.500000e-01 psnr=6.02dB ($tmp/a/x.png -> $tmp/r5/x.recon.png)" "x-1 masked_mse=2.500000e-01 psnr=6.02dB ($tmp/b/x.png -> $tmp/r5/x-1.recon.png)")" ]'
 
 # Unreadable inputs are reported, the others still written, exit 1.
 echo "not an image" >"$tmp/broken.png"
 out=$("$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r6" "$tmp/broken.png" "$tmp/flat/flat.png" \
       "$tmp/missing.png" 2>"$tmp/err"); rc=$?
 t "unreadable input exits 1" '[ $rc -eq 1 ]'
-t "the good one is written" '[ -s "$tmp/r6/flat.recon.png" ] && echo "$out" | grep -q "/flat.png: masked_mse="'
+t "the good one is written" '[ -s "$tmp/r6/flat.recon.png" ] && echo "$out" | grep -q "^flat masked_mse=.*/flat.png -> "'
 t "broken reported" 'grep -q "^vitmae: .*broken.png: " "$tmp/err"'
 t "missing reported" 'grep -q "^vitmae: .*missing.png: " "$tmp/err"'
 t "no panel for broken" '[ ! -e "$tmp/r6/broken.recon.png" ]'
@@ -426,13 +428,13 @@ printf 'not an image' > "$tmp/c1/$(printf 'bad\302\2332J').png"
 "$mk" png "$tmp/c1b/$(printf 'ok\302\2332J \303\251').png" --size 16 > /dev/null
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/c1out" "$tmp/c1" "$tmp/c1b" > "$tmp/out" 2> "$tmp/err"
 t "a C1 control written out on stderr and stdout ($(head -n 1 "$tmp/err"); $(head -n 1 "$tmp/out"))" \
-  'grep -qF "bad\\xc2\\x9b2J.png: " "$tmp/err" && grep -qF "$(printf "ok\\\\xc2\\\\x9b2J \303\251.png: masked_mse=")" "$tmp/out" && ! LC_ALL=C grep -q "$(printf "\302\233")" "$tmp/err" "$tmp/out"'
+  'grep -qF "bad\\xc2\\x9b2J.png: " "$tmp/err" && grep -qF "$(printf "ok\\\\xc2\\\\x9b2J \303\251 masked_mse=")" "$tmp/out" && ! LC_ALL=C grep -q "$(printf "\302\233")" "$tmp/err" "$tmp/out"'
 # ... and in the report on stdout: one line per image, the name written out (it printed the newline).
 mkdir -p "$tmp/nl2"
 "$mk" png "$tmp/nl2/$(printf 'ok\nfake 0').png" --size 16 > /dev/null
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/nl2out" "$tmp/nl2" > "$tmp/out" 2> "$tmp/err"; rc=$?
 t "control characters written out on stdout ($rc: $(head -n 2 "$tmp/out" | tr "\n" "|"))" \
-  '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 2 ] && grep -qF "ok\\nfake 0.png: masked_mse=" "$tmp/out" && grep -qF "/ok\\nfake 0.recon.png" "$tmp/out"'
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$tmp/out")" -eq 2 ] && grep -qF "ok\\nfake 0 masked_mse=" "$tmp/out" && grep -qF "/ok\\nfake 0.recon.png" "$tmp/out"'
 
 # A name near the file system's 255-byte limit: its stem is cut to 200 bytes, so that its outputs and
 # their temporary names fit (it wrote nothing: "file name too long"); two cut alike take -1 as usual.
@@ -450,7 +452,7 @@ mkdir -p "$tmp/bs"
 printf 'not an image' > "$tmp/bs/c\\d.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/bsout" "$tmp/bs" > "$tmp/out" 2> "$tmp/err"; rc=$?
 t "a backslash written \\\\ on stdout and stderr ($rc: $(head -n 1 "$tmp/out"); $(head -n 1 "$tmp/err"))" \
-  '[ $rc -eq 1 ] && grep -qxF "$tmp/bs/a\\\\nb.png: masked_mse=2.500000e-01 psnr=6.02dB -> $tmp/bsout/a\\\\nb.recon.png" "$tmp/out" && grep -qF "/bs/c\\\\d.png: " "$tmp/err"'
+  '[ $rc -eq 1 ] && grep -qxF "a\\\\nb masked_mse=2.500000e-01 psnr=6.02dB ($tmp/bs/a\\\\nb.png -> $tmp/bsout/a\\\\nb.recon.png)" "$tmp/out" && grep -qF "/bs/c\\\\d.png: " "$tmp/err"'
 
 # The panel's Source chunk names the input as a PNG reader (PIL, exiftool) reads it back: a name that
 # is not ASCII in an iTXt chunk (UTF-8), not in a tEXt chunk, which readers take as Latin-1 ("é" came

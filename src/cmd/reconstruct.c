@@ -452,10 +452,11 @@ int cmd_reconstruct(int argc, char **argv) {
                     if (!full) full = kind;
                     continue;
                 }
-                // "INPUT: numbers -> PANEL", as attention's line: two inputs of one base name (a/x.png,
-                // b/x.png -> x, x-1) told apart; %.6e, a column of one width whatever the magnitude.
-                cli_out("%s: masked_mse=%.6e psnr=%.2fdB -> %s/%s.recon.png", in->path, mse[b], psnr_from_mse(mse[b]),
-                        out_dir, in->stem);
+                // "STEM masked_mse=V psnr=VdB", the line docs/interface.md section 5 promises to scripts,
+                // then "(INPUT -> PANEL)": two inputs of one base name (a/x.png, b/x.png -> x, x-1) told
+                // apart; %.6e, a column of one width whatever the magnitude.
+                cli_out("%s masked_mse=%.6e psnr=%.2fdB (%s -> %s/%s.recon.png)", in->stem, mse[b],
+                        psnr_from_mse(mse[b]), in->path, out_dir, in->stem);
                 fflush(stdout);
                 mse_sum += mse[b];
                 nok++;
