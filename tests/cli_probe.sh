@@ -333,7 +333,10 @@ t "probe --out removed before its matrix is published: exit 1, one line ($rc: $(
 probe --json; rc=$?
 t "json exits 0" '[ $rc -eq 0 ]'
 py() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); $1" "$tmp/out"; }
-t "json: knn_top1 in [0, 1], no linear_top1" 'py "assert 0 <= j[\"knn_top1\"] <= 1 and \"linear_top1\" not in j"'
+# Every key docs/interface.md names is there in every run: without --linear, linear_top1 is null (it was
+# left out, and a script reading j["linear_top1"] failed with a KeyError), in per_class too.
+t "json: knn_top1 in [0, 1], linear_top1 null" 'py "assert 0 <= j[\"knn_top1\"] <= 1 and j[\"linear_top1\"] is None"'
+t "json: per_class linear_top1 null" 'py "assert all(\"linear_top1\" in v and v[\"linear_top1\"] is None for v in j[\"per_class\"].values())"'
 t "json: classes and per_class" 'py "assert j[\"classes\"] == [\"circle\", \"square\", \"stripes\", \"triangle\"]; assert set(j[\"per_class\"]) == set(j[\"classes\"]); assert all(0 <= v[\"knn_top1\"] <= 1 and v[\"images\"] > 0 for v in j[\"per_class\"].values())"'
 # K larger than the training set is cut to its size (docs/encoder.md): the JSON gives the K used, as
 # the text does (it gave the K asked for).

@@ -178,11 +178,14 @@ static void print_json(const ProbeResult *res, const Dataset *classes, long ntra
     cJSON_AddNumberToObject(root, "knn_k", k);
     // The float flag as the user wrote it (0.07, not 0.070000000298; 0.1234567, not "%g"'s 0.123457).
     cJSON_AddItemToObject(root, "knn_temperature", config_float_json(temperature));
+    // Every key the interface names is there: a probe not run (the linear one without --linear) is
+    // null, as info's absent values are, so that j["linear_top1"] reads in every run (docs/interface.md
+    // section 8).
     for (int p = 0; p < NPROBES; p++) {
-        if (!res[p].ran) continue;
         char key[32];
         snprintf(key, sizeof key, "%s_top1", probe_key[p]);
-        cJSON_AddNumberToObject(root, key, res[p].top1);
+        if (!res[p].ran) cJSON_AddNullToObject(root, key);
+        else cJSON_AddNumberToObject(root, key, res[p].top1);
     }
     cJSON *cls = cJSON_AddArrayToObject(root, "classes");
     cJSON *per = cJSON_AddObjectToObject(root, "per_class");
@@ -192,9 +195,9 @@ static void print_json(const ProbeResult *res, const Dataset *classes, long ntra
         cJSON *o = cJSON_AddObjectToObject(per, classes->class_names[c]);
         long n = 0;
         for (int p = 0; p < NPROBES; p++) {
-            if (!res[p].ran) continue;
             char key[32];
             snprintf(key, sizeof key, "%s_top1", probe_key[p]);
+            if (!res[p].ran) { cJSON_AddNullToObject(o, key); continue; }
             double a = class_top1(&res[p], c, C, &n);
             if (isnan(a)) cJSON_AddNullToObject(o, key);
             else cJSON_AddNumberToObject(o, key, a);
