@@ -409,6 +409,40 @@ moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run/config.js
 # mkstemp and removed it by its old name).
 moved_run mvc HOLD_BEFORE_CKPT_RENAME checkpoint-1.safetensors \
   "^vitmae: .*/mvc/run/checkpoint-1.safetensors: rename failed: No such file or directory (previous file left intact)$"
+# at_once NAME GATE ARGS...: `vitmae train ARGS` held at VITMAE_FAULT_HOLD_<GATE> ($dir/NAME.go), then
+# Ctrl-C twice (the second stops at once without saving): sets rc and held, what the folder $peek held
+# at the gate.
+at_once() {
+  ao_go="$dir/$1.go"; ao_gate=$2; shift 2
+  env --default-signal "VITMAE_FAULT_HOLD_$ao_gate=$ao_go" "$VITMAE" train "$@" > /dev/null 2>&1 &
+  ao_pid=$!; wait_gate "$ao_go" $ao_pid
+  held=$(ls -A "$peek" 2>&1 | tr "\n" " ")
+  kill -INT $ao_pid; sleep 0.2; kill -INT $ao_pid; wait $ao_pid; rc=$?
+}
+# A stop at once while a working image is written to the --store folder: the store's temporary file
+# goes (io/files.h's cleanup; it stayed, HASH.work.tmp.<pid>.<thread>, and nothing removes it later).
+peek="$dir/sw/store"
+at_once sw IN_STORE_WRITE $small --data "$dir/moved" --steps 3 --store "$dir/sw/store" --out "$dir/sw/run"
+t "a second Ctrl-C while a store file is written: exit 130, no temporary file left in the store ($rc; at the gate: $held; now: $(ls -A "$dir/sw/store" | grep "\.tmp\." | tr "\n" " "))" \
+  '[ $rc -eq 130 ] && [ "${held#*.work.tmp.}" != "$held" ] && ! ls -A "$dir/sw/store" | grep -q "\.tmp\."'
+# ... and between the checkpoint's link .checkpoint.link.XXXXXX and its rename to checkpoint.safetensors
+# (left behind until the next start in the folder).
+peek="$dir/ln/run"
+at_once ln BEFORE_LATEST_RENAME $small --data "$dir/moved" --steps 3 --out "$dir/ln/run"
+t "a second Ctrl-C between the checkpoint's link and its rename: exit 130, no link left ($rc; at the gate: $held)" \
+  '[ $rc -eq 130 ] && [ "${held#*.checkpoint.link.}" != "$held" ] && ! ls -A "$dir/ln/run" | grep -q "^\.checkpoint\.link\."'
+# A file at the link's old name, .checkpoint.link.<pid> (here a user's link to a file outside), made while
+# the run held at its first checkpoint's rename: it was removed (unlink first, by name); now the link
+# has a name of its own and that file stays as it is.
+mkdir -p "$dir/lp" && echo mine > "$dir/lp/outside"
+VITMAE_FAULT_HOLD_BEFORE_CKPT_RENAME="$dir/lp.go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$dir/lp/run" \
+  > /dev/null 2> "$dir/lp.err" &
+lp=$!
+wait_gate "$dir/lp.go" $lp
+ln -s "$dir/lp/outside" "$dir/lp/run/.checkpoint.link.$lp" && touch "$dir/lp.go"; wait $lp; rc=$?
+t "a file named .checkpoint.link.<pid> in the run folder is neither removed nor followed ($rc: $(cat "$dir/lp.err"))" \
+  '[ $rc -eq 0 ] && [ -L "$dir/lp/run/.checkpoint.link.$lp" ] && [ "$(cat "$dir/lp/outside")" = mine ] &&
+   [ -n "$(saved_step "$dir/lp/run/checkpoint.safetensors")" ]'
 # No --out: runs/<YYYYmmdd-HHMMSS>. A run started in a second that already had a run (a loop of short
 # runs) was refused ("holds a run; pass --resume"), and runs started together by a script took one
 # name: all but one failed. The name now goes on to <stamp>-2, -3, ...

@@ -247,7 +247,7 @@ static void remove_matching(const char *dir, int samples) {
 }
 
 // Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
-// ".checkpoint*.safetensors.tmp-XXXXXX", save_checkpoint's ".checkpoint.link.<pid>", and the
+// ".checkpoint*.safetensors.tmp-XXXXXX", publish_latest's ".checkpoint.link.XXXXXX", and the
 // "NAME.tmp.<pid>[.<serial>]" of config.json, metrics.csv, curves.png and samples/step-<step>.png.
 // Removed when a run starts or resumes in the folder, so repeated crashes do not fill the disk or
 // the folder.
@@ -346,10 +346,14 @@ void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn
 }
 
 int publish_latest(const char *snapshot, const char *latest, const char *dir, char *err, size_t errlen) {
+    // A name of its own (io/files.h), never one that is there: ".checkpoint.link.<pid>" was unlinked
+    // first, whatever held that name. Removed from the folder it was made in by a failure or a stop at once.
     char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.%d", dir, (int)getpid());
-    unlink(tmp);
-    if (link(snapshot, tmp) != 0 || rename(tmp, latest) != 0) { unlink(tmp); return -1; }
+    if (snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.XXXXXX", dir) >= (int)sizeof tmp) return -1;
+    if (file_tmp_link_unique(snapshot, tmp) != 0) return -1;
+    file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LATEST_RENAME");   // tests: a stop signal while the link is there
+    if (rename(tmp, latest) != 0) { file_tmp_remove(tmp); return -1; }
+    file_tmp_forget(tmp);
     // latest is in place, whole; a folder that cannot be synced is said as for every other file.
     return file_sync_folder_of(latest, err, errlen) ? 1 : 0;
 }
@@ -507,8 +511,9 @@ static void on_stop_signal(int sig) {
         if (run_saved) say_on_stderr(stop_said_after_save, sizeof stop_said_after_save - 1);
         else if (run_steps_begun) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
         else say_on_stderr(stop_said_before_steps, sizeof stop_said_before_steps - 1);
-        signal(SIGINT, SIG_DFL);   // delivered as the handler returns (SIGINT is blocked in it): exit 130
-        raise(SIGINT);
+        // Ends the process by SIGINT (exit 130), its temporary files removed first (io/files.h): a store
+        // file or a checkpoint's link being written would stay, and nothing removes a store's.
+        file_stop_now(SIGINT);
     } else if (!stops_quietly && !again) {
         static const char term[] = STOP_SAID("SIGTERM") "\n", usr1[] = STOP_SAID("SIGUSR1") "\n",
                           quit[] = STOP_SAID("SIGQUIT") "\n", xcpu[] = STOP_SAID("SIGXCPU") "\n";
@@ -542,6 +547,7 @@ void run_catch_stop_signals(void) {
     output_is_mpirun = dist_active();
     stops_quietly = dist_launched();
     stderr_on_terminal = isatty(STDERR_FILENO);
+    file_stop_now_prepare();   // before the handler that may call file_stop_now
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);

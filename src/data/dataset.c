@@ -695,11 +695,20 @@ static int store_read(const char *file, const char *key, int T, WorkImage *out) 
 }
 
 // Atomic: a temporary file in the store, then rename. A failure only means the next run decodes again.
+// The temporary file is io/files.h's (file_tmp_name, file_tmp_create): a name of its own, removed from
+// the store's folder by a failure or by a stop that ends the run at once (file_stop_now), so that the
+// store keeps no stray file, which nothing would remove. Test gate VITMAE_FAULT_HOLD_IN_STORE_WRITE once
+// it is written, before its rename.
 static int store_write(const char *file, const char *key, const WorkImage *wi) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d.%lx", file, (int)getpid(), (unsigned long)pthread_self());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return -1;
+    char tmp[4400 + FILE_TMP_EXTRA];
+    if (file_tmp_name(file, tmp, sizeof tmp)) return -1;
+    int fd = file_tmp_create(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        if (fd >= 0) { close(fd); file_tmp_remove(tmp); }
+        else file_tmp_forget(tmp);
+        return -1;
+    }
     size_t klen = strlen(key), n = (size_t)wi->w * wi->h * wi->c;
     uint8_t head[28];
     memcpy(head, "VMWK", 4);
@@ -712,7 +721,9 @@ static int store_write(const char *file, const char *key, const WorkImage *wi) {
     int bad = fwrite(head, 1, sizeof head, f) != sizeof head || fwrite(key, 1, klen, f) != klen ||
               fwrite(wi->px, 1, n, f) != n;
     bad |= fclose(f) != 0;
-    if (bad || rename(tmp, file) != 0) { unlink(tmp); return -1; }
+    if (!bad) file_test_gate("VITMAE_FAULT_HOLD_IN_STORE_WRITE");
+    if (bad || rename(tmp, file) != 0) { file_tmp_remove(tmp); return -1; }
+    file_tmp_forget(tmp);
     return 0;
 }
 

@@ -29,7 +29,8 @@
 // file by then); a folder this run made is removed only while its name still names it (dev, ino),
 // else a new folder made at its old name would go. Files are kept, and their folders held, also in a
 // command without the cleanup (train): a failed publish or write removes its temporary file from that
-// folder too (file_tmp_remove), not by the old name, which the folder no longer has.
+// folder too (file_tmp_remove), not by the old name, which the folder no longer has; and the stop at
+// once of such a command (file_stop_now) removes them as the cleanup does.
 enum { NODE_FREE, NODE_BUSY, NODE_LIVE, NODE_DYING };
 typedef struct KeptName {
     struct KeptName *next;
@@ -42,6 +43,7 @@ typedef struct KeptName {
 } KeptName;
 static KeptName *kept;
 static int keeping;                 // set once by file_cleanup_on_stop_signals
+static int counting;                // the critical sections counted: set with keeping, or by file_stop_now_prepare
 static unsigned stop_state;         // STOPPING | the number of threads inside a critical section
 static int stop_signal;
 #define STOPPING (1u << 30)
@@ -226,7 +228,8 @@ static void end_by_signal(int sig) {
     _exit(128 + sig);
 }
 
-static void on_stop_signal(int sig) {
+// The stop signals' handler (file_cleanup_on_stop_signals), and a command's own handler's end at once.
+void file_stop_now(int sig) {
     int saved = errno;
     __atomic_store_n(&stop_signal, sig, __ATOMIC_SEQ_CST);
     unsigned old = __atomic_fetch_or(&stop_state, STOPPING, __ATOMIC_SEQ_CST);
@@ -237,7 +240,7 @@ static void on_stop_signal(int sig) {
 }
 
 static void stop_enter(void) {
-    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
+    if (!__atomic_load_n(&counting, __ATOMIC_SEQ_CST)) return;
     if (__atomic_fetch_add(&stop_state, 1, __ATOMIC_SEQ_CST) & STOPPING) {
         __atomic_fetch_sub(&stop_state, 1, __ATOMIC_SEQ_CST);   // the signal did not count this thread
         for (;;) pause();   // the process is ending
@@ -245,41 +248,55 @@ static void stop_enter(void) {
 }
 
 static void stop_leave(void) {
-    if (!__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return;
+    if (!__atomic_load_n(&counting, __ATOMIC_SEQ_CST)) return;
     unsigned old = __atomic_fetch_sub(&stop_state, 1, __ATOMIC_SEQ_CST);
     if ((old & STOPPING) && (old & ~STOPPING) == 1) end_by_signal(__atomic_load_n(&stop_signal, __ATOMIC_SEQ_CST));
 }
 
+void file_stop_now_prepare(void) {
+    __atomic_store_n(&counting, 1, __ATOMIC_SEQ_CST);
+}
+
 void file_cleanup_on_stop_signals(void) {
+    __atomic_store_n(&counting, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&keeping, 1, __ATOMIC_SEQ_CST);
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         struct sigaction old, sa;
         if (sigaction(sigs[i], NULL, &old) || old.sa_handler == SIG_IGN) continue;   // nohup, a background job
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_stop_signal;
+        sa.sa_handler = file_stop_now;
         sa.sa_flags = SA_RESTART | SA_NODEFER;
         sigemptyset(&sa.sa_mask);
         sigaction(sigs[i], &sa, NULL);
     }
 }
 
-int file_tmp_create(const char *tmp) {
+// tmp made: a new file (target NULL: its fd), or a hard link to target (0); -1 with errno set (EEXIST:
+// the name is taken, and what has it is left as it is).
+static int tmp_make(const char *tmp, const char *target) {
     stop_enter();
-    // Made in the folder held for the cleanup (openat), so that the file is where the cleanup looks
-    // even when the folder is moved in between.
+    // Made in the folder held for the cleanup (openat, linkat), so that the file is where the cleanup
+    // looks even when the folder is moved in between.
     KeptName *k = kept_live(tmp);
     int dir = k && k->dir < 0 && !k->is_dir ? hold_folder(tmp) : -1;
     if (dir >= 0) k->dir = dir;
-    int fd = k && k->dir >= 0 ? openat(k->dir, base_name(tmp), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)
-                              : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    int at = k && k->dir >= 0 ? k->dir : AT_FDCWD;
+    const char *name = at == AT_FDCWD ? tmp : base_name(tmp);
+    int fd = target ? linkat(AT_FDCWD, target, at, name, 0)
+                    : openat(at, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     int saved = errno;
     stop_leave();
     errno = saved;
     return fd;
 }
 
-int file_tmp_create_unique(char *tmpl) {
+int file_tmp_create(const char *tmp) {
+    return tmp_make(tmp, NULL);
+}
+
+// file_tmp_create_unique's and file_tmp_link_unique's: tmpl made (tmp_make) under a name of its own.
+static int tmp_make_unique(char *tmpl, const char *target) {
     size_t n = strlen(tmpl);
     if (n < 6 || strcmp(tmpl + n - 6, "XXXXXX")) { errno = EINVAL; return -1; }
     static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -294,13 +311,21 @@ int file_tmp_create_unique(char *tmpl) {
         r ^= r >> 31; r *= 0xbf58476d1ce4e5b9ull; r ^= r >> 27;   // splitmix64's finaliser: all bits mixed
         for (int i = 0; i < 6; i++, r /= 62) tmpl[n - 6 + i] = letters[r % 62];
         file_tmp_keep(tmpl);
-        int fd = file_tmp_create(tmpl), e = errno;
+        int fd = tmp_make(tmpl, target), e = errno;
         if (fd >= 0) return fd;
         file_tmp_forget(tmpl);
         errno = e;
         if (e != EEXIST) return -1;
     }
     return -1;   // errno EEXIST
+}
+
+int file_tmp_create_unique(char *tmpl) {
+    return tmp_make_unique(tmpl, NULL);
+}
+
+int file_tmp_link_unique(const char *target, char *tmpl) {
+    return tmp_make_unique(tmpl, target);
 }
 
 int file_mkdir_tracked(const char *dir) {

@@ -48,6 +48,15 @@ int file_write_parts_to(const char *tmp, const char *path, const void *const *pa
 // reads them without locks; a name is kept from file_tmp_name until file_tmp_forget (files.c's own
 // functions forget the names they publish or remove).
 void file_cleanup_on_stop_signals(void);
+// For a command whose stop signals are its own (train and finetune, cmd/runfolder.h): its stop that
+// ends the process at once (a second Ctrl-C) calls file_stop_now(sig) from its handler, which removes
+// this process's temporary files as the handler above does (each from the folder it was made in;
+// folders it made are not removed), then ends the process by sig (exit status 128 + its number); a
+// thread inside a critical section (a file being made) ends it as it leaves. Async-signal-safe.
+// file_stop_now_prepare() first, as that handler is installed: from then on a file is made before the
+// cleanup looks for it, or not at all.
+void file_stop_now_prepare(void);
+void file_stop_now(int sig);
 // Creates tmp (O_EXCL, 0666 less the umask) for writing: the fd, or -1 with errno set. A stop
 // signal never finds it half made: created before the cleanup sees it, or not at all.
 int file_tmp_create(const char *tmp);
@@ -57,6 +66,9 @@ int file_tmp_create(const char *tmp);
 // folder it was made in, also when that folder was moved meanwhile (io/safetensors.c's checkpoints,
 // ".NAME.tmp-XXXXXX"). The fd, or -1 with errno set (EINVAL: no "XXXXXX" at the end).
 int file_tmp_create_unique(char *tmpl);
+// The same, made as a hard link to the file target (linkat: never over a name that is taken, which stays
+// as it is): 0, or -1 with errno set (cmd/runfolder.h's publish_latest, ".checkpoint.link.XXXXXX").
+int file_tmp_link_unique(const char *target, char *tmpl);
 // name is kept for the cleanup as file_tmp_name's are (a file of this run's, made after this call,
 // removed by a stop signal until file_tmp_forget): for a file named otherwise (cmd/output.h's probe of
 // a folder, output_check_writable).
