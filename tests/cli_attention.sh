@@ -458,7 +458,7 @@ t "clashing stems: the index is a file" '[ -f "$tmp/clash/index.html" ] && [ -f 
 
 # An --out so long that the maps' names would pass the 4096-byte path limit: the image is refused in one
 # line, and no map is written under a name cut short. The folder is 4040 bytes whatever TMPDIR is: its
-# probe (.vitmae-write-test-<pid>, cmd/output.h) must still fit, with a pid of up to 7 digits. Grown past
+# probe (.vitmae-write-test-XXXXXX, cmd/output.h; once -<pid>, up to 7 digits) must still fit. Grown past
 # 4000 in steps of 201 bytes it came to 4066-4266 by TMPDIR's length, and --out's probe then passed the
 # limit (TMPDIR on /dev/shm, or a 6-digit pid: "cannot write in this folder"), not the maps' names.
 long="$tmp/long"

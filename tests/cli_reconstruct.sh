@@ -637,6 +637,16 @@ for sig in INT:130 TERM:143; do
     '[ $rc -eq $want ] && [ "${held#.vitmae-write-test-}" != "$held" ] && [ -d "$tmp/wte$name" ] && [ -z "$(ls -A "$tmp/wte$name")" ]'
 done
 peek=
+# A file at the probe's old name .vitmae-write-test-<pid>, made while reconstruct held after its scan
+# (before its probe): it was unlinked by name, as "a dead run's of our pid"; the probe now has a name of
+# its own (io/files.h's file_tmp_create_unique), and that file stays as it is.
+mkdir -p "$tmp/wtp"
+VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/wtp.go" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/wtp" \
+  --raw "$tmp/flat/flat.png" > /dev/null 2> "$tmp/wtp.err" &
+wtp=$!; wait_gate "$tmp/wtp.go" $wtp
+echo mine > "$tmp/wtp/.vitmae-write-test-$wtp" && touch "$tmp/wtp.go"; wait $wtp; rc=$?
+t "a file named .vitmae-write-test-<pid> in --out stays as it is ($rc: $(cat "$tmp/wtp.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/wtp/.vitmae-write-test-$wtp")" = mine ] && [ -s "$tmp/wtp/flat.recon.png" ]'
 
 # The deepest --out folder the run made deleted by the user mid-run (at the write test): the run fails
 # at its first image and still removes the folders it made above it, now empty (output_mkdir_undo

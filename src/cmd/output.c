@@ -180,17 +180,15 @@ void output_report_stop(const char *cmd, int kind, const char *out_dir, int writ
 
 int output_check_writable(const char *dir, char *err, size_t errlen) {
     char probe[4200], reason[128];
-    snprintf(probe, sizeof probe, "%s/.vitmae-write-test-%d", dir, (int)getpid());
-    // Kept for the stop signals' cleanup before it exists (io/files.h): Ctrl-C while it is there
-    // removes it, and so an --out folder this run made stays empty and goes too.
-    file_tmp_keep(probe);
-    int fd = file_tmp_create(probe);
-    if (fd < 0 && errno == EEXIST && unlink(probe) == 0) fd = file_tmp_create(probe);   // a dead run's of our pid
+    snprintf(probe, sizeof probe, "%s/.vitmae-write-test-XXXXXX", dir);
+    // A name of its own, kept for the stop signals' cleanup before it exists (io/files.h): Ctrl-C while
+    // it is there removes it, and so an --out folder this run made stays empty and goes too. A file
+    // that has a name already is left as it is (".vitmae-write-test-<pid>" was unlinked when there).
+    int fd = file_tmp_create_unique(probe);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         int saved = errno;
         if (fd >= 0) { close(fd); file_tmp_remove(probe); }
-        else file_tmp_forget(probe);
         if (saved != ENOENT || !dangling_link(dir, err, errlen))
             snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, file_reason(saved, reason, sizeof reason));
         return -1;

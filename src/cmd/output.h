@@ -113,9 +113,10 @@ int output_input_named(OutputInputs *s, char *const *paths, int n, const char *o
 int output_input_in(OutputInputs *s, char *const *paths, int n, const char *dir);
 void output_inputs_free(OutputInputs *s);
 
-// Creates and removes a probe file in dir (.vitmae-write-test-<pid>): -1 with err "<dir>: cannot
-// write in this folder..." when the folder does not take files. After file_cleanup_on_stop_signals a
-// stop signal while the probe is there removes it (io/files.h): a command calls that first.
+// Creates and removes a probe file in dir (.vitmae-write-test-XXXXXX, a name of its own: io/files.h's
+// file_tmp_create_unique): -1 with err "<dir>: cannot write in this folder..." when the folder does not
+// take files. After file_cleanup_on_stop_signals a stop signal while the probe is there removes it
+// (io/files.h): a command calls that first.
 int output_check_writable(const char *dir, char *err, size_t errlen);
 
 // The stems used so far by one command: every input writes DIR/<stem>.*, so no two inputs may share
