@@ -221,6 +221,17 @@ t "info --json of a classifier: config without the decoder's and the pretraining
   '"$VITMAE" info --json "$tmp/vft/checkpoint.safetensors" | python3 -c "import json, sys; c = json.load(sys.stdin)[\"config\"]; assert sorted(c) == sorted([\"img_size\", \"patch_size\", \"in_chans\", \"embed_dim\", \"depth\", \"num_heads\", \"mlp_ratio\", \"pos_embed\", \"pixel_mean\", \"pixel_std\", \"layer_norm_eps\"]) and c[\"embed_dim\"] == 8, c"'
 t "info of a classifier, text: layer_norm_eps on the encoder line" \
   '"$VITMAE" info "$tmp/vft/checkpoint.safetensors" | grep -qx "  encoder      dim 8, depth 1, heads 1, mlp ratio 4, layer_norm_eps 1e-06"'
+# A run's config.json whose train state differs from its checkpoint's at the same step (a setting edited
+# by hand) is no run stopped between the two writes: info said "describes step 2 of 2, not this
+# checkpoint's step 2 of 2 (the run stopped between writing the checkpoint and config.json)". It names
+# the setting that differs, in one warning; the report is the checkpoint's.
+cp -R "$tmp/vrun" "$tmp/vedit"
+python3 -c 'import json, sys
+c = json.load(open(sys.argv[1])); c["train"]["lr"] = 1; open(sys.argv[1], "w").write(json.dumps(c))' "$tmp/vedit/config.json"
+"$VITMAE" info "$tmp/vedit" > "$tmp/vedit.out" 2> "$tmp/vedit.err"; rc=$?
+t "a config.json edited at the checkpoint's step: one warning naming the setting, not a stopped run ($rc: $(cat "$tmp/vedit.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/vedit.err")" = "vitmae: warning: $tmp/vedit/config.json differs from this checkpoint'"'"'s train state at the same step 2 of 2 ('"'"'lr'"'"' is not the checkpoint'"'"'s: the file was changed after it was written): the checkpoint is the run'"'"'s state; train --resume $tmp/vedit goes on from it and rewrites config.json" ] &&
+   grep -q "^    step  *2$" "$tmp/vedit.out"'
 # --json's train_state is what the text shows, for both kinds of file (docs/interface.md, info): none is
 # null (the text: none), one that is not JSON its text as a string (the text: as it is). A classifier's
 # that was not JSON read null, as if the file had none.

@@ -271,6 +271,26 @@ static const char *state_step(const cJSON *state, const char *key, char *buf, si
     return buf;
 }
 
+// 1 when two train states are at the same step of the same total (both numbers, equal).
+static int same_step(const cJSON *a, const cJSON *b) {
+    const char *keys[2] = {"step", "total_steps"};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, keys[k]), *y = cJSON_GetObjectItemCaseSensitive(b, keys[k]);
+        if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y) || !cJSON_Compare(x, y, 1)) return 0;
+    }
+    return 1;
+}
+
+// The first key (the checkpoint's order, then keys only config.json has) whose value differs
+// between the two objects; NULL when none does.
+static const char *first_difference(const cJSON *cfg, const cJSON *ck) {
+    for (const cJSON *v = ck->child; v; v = v->next)
+        if (!cJSON_Compare(v, cJSON_GetObjectItemCaseSensitive(cfg, v->string), 1)) return v->string;
+    for (const cJSON *v = cfg->child; v; v = v->next)
+        if (!cJSON_GetObjectItemCaseSensitive(ck, v->string)) return v->string;
+    return NULL;
+}
+
 // A run folder's config.json follows its checkpoint.safetensors, written just after it
 // (docs/interface.md, section 5): a run killed between the two writes leaves config.json one
 // checkpoint behind. When path is a run's latest checkpoint and its folder's config.json, of the same
@@ -294,12 +314,24 @@ static void warn_stale_config(const char *path, const char *train_state) {
                                                                     : !id_cfg && !id_ck;
     if (cJSON_IsObject(tr) && cJSON_IsObject(ck) && same_run && !cJSON_Compare(tr, ck, 1)) {
         char a[32], b[32], c[32], d[32];
-        cli_message("warning: %s describes step %s of %s, not this checkpoint's step %s of %s (the run stopped "
-                    "between writing the checkpoint and config.json): the checkpoint is the run's state; "
-                    "train --resume %.*s goes on from it and rewrites config.json", cfg_path,
-                    state_step(tr, "step", a, sizeof a), state_step(tr, "total_steps", b, sizeof b),
-                    state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d),
-                    dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
+        const char *key = same_step(tr, ck) ? first_difference(tr, ck) : NULL;
+        if (key) {
+            // At the same step the writes did not part: the file was changed afterwards (an edit), and
+            // "the run stopped between the writes" would name step 3 of 10 against step 3 of 10.
+            char q[UTF8_CLIP_SIZE];
+            cli_message("warning: %s differs from this checkpoint's train state at the same step %s of %s ('%s' is "
+                        "not the checkpoint's: the file was changed after it was written): the checkpoint is the "
+                        "run's state; train --resume %.*s goes on from it and rewrites config.json", cfg_path,
+                        state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d), utf8_clip(q, key),
+                        dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
+        } else {
+            cli_message("warning: %s describes step %s of %s, not this checkpoint's step %s of %s (the run stopped "
+                        "between writing the checkpoint and config.json): the checkpoint is the run's state; "
+                        "train --resume %.*s goes on from it and rewrites config.json", cfg_path,
+                        state_step(tr, "step", a, sizeof a), state_step(tr, "total_steps", b, sizeof b),
+                        state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d),
+                        dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
+        }
     }
     cJSON_Delete(cfg);
     cJSON_Delete(ck);
