@@ -838,6 +838,68 @@ static int count_temp_files(const char *dir) {
     return n;
 }
 
+// The file at path written again with the last value of tensor `name` set to bad, every other tensor
+// and metadata value as they were (st_write gives it a crc32 that matches): a file hand-edited, or
+// written by another tool, not a damaged one.
+static void rewrite_with(const char *path, const char *name, float bad) {
+    char err[512];
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "rewrite_with: %s", err);
+    if (!f) return;
+    int n = st_count(f);
+    StTensor *ts = calloc((size_t)n, sizeof *ts);
+    float *copy = NULL;
+    for (int i = 0; ts && i < n; i++) {
+        ts[i].name = st_tensor_name(f, i);
+        ts[i].data = st_get(f, ts[i].name, &ts[i].ndim, ts[i].shape);
+        if (strcmp(ts[i].name, name)) continue;
+        size_t numel = 1;
+        for (int k = 0; k < ts[i].ndim; k++) numel *= (size_t)ts[i].shape[k];
+        copy = malloc(numel * sizeof *copy);
+        if (!copy || !numel) break;
+        memcpy(copy, ts[i].data, numel * sizeof *copy);
+        copy[numel - 1] = bad;
+        ts[i].data = copy;
+    }
+    const char *keys[3] = {"format", "config", "train_state"}, *vals[3];
+    int nm = 0;
+    for (int k = 0; k < 3; k++)
+        if (st_meta(f, keys[k])) { keys[nm] = keys[k]; vals[nm++] = st_meta(f, keys[k]); }
+    CHECK(ts && copy && st_write(path, ts, n, keys, vals, nm, err, sizeof err) == 0, "rewrite_with %s: %s", name, err);
+    free(copy); free(ts);
+    st_close(f);
+}
+
+// An AdamW moment holding NaN or infinity (a file with a crc32 that matches) is refused by every reader
+// with the same line: ckpt_load, which copies the moments for a resume, refused it, but the readers
+// that check the moments' names and shapes without copying them (ckpt_load_weights: eval, reconstruct,
+// info; ckpt_load_encoder: embed, probe, attention, finetune --ckpt) took it, and info said "can resume".
+static void test_nonfinite_moments(void) {
+    MaeConfig cfg;
+    small_config(&cfg);
+    size_t n = mae_num_params(&cfg);
+    float *p = malloc(n * 4), *m = malloc(n * 4), *v = malloc(n * 4);
+    fill_finite(p, n, 31);
+    for (size_t i = 0; i < n; i++) { m[i] = 0.5f * p[i]; v[i] = fabsf(p[i]); }
+    const char *path = path_in("nonfinite-moment.safetensors");
+    const char *moments[3] = {"optimizer.exp_avg.cls_token", "optimizer.exp_avg_sq.blocks.0.norm1.bias",
+                              "optimizer.exp_avg_sq.decoder_pred.weight"};
+    for (int k = 0; k < 3; k++) {
+        char err[512], want[160];
+        CHECK(ckpt_save(path, &cfg, p, "{\"step\":1}", m, v, err, sizeof err) == 0, "save: %s", err);
+        rewrite_with(path, moments[k], k == 1 ? INFINITY : NAN);
+        snprintf(want, sizeof want, "%s: tensor '%s' holds NaN or infinite values", path, moments[k]);
+        Checkpoint ck;
+        char e1[512] = "", e2[512] = "", e3[512] = "";
+        CHECK(ckpt_load(path, &ck, e1, sizeof e1) != 0 && !strcmp(e1, want), "%s: ckpt_load: '%s'", moments[k], e1);
+        CHECK(ckpt_load_weights(path, &ck, e2, sizeof e2) != 0 && !strcmp(e2, want), "%s: weights only: '%s'", moments[k], e2);
+        CHECK(ckpt_load_encoder(path, &ck, e3, sizeof e3) != 0 && !strcmp(e3, want) && !ck.params,
+              "%s: the encoder alone: '%s'", moments[k], e3);
+        unlink(path);
+    }
+    free(p); free(m); free(v);
+}
+
 // A checkpoint never holds NaN or infinite values: ckpt_save refuses them naming the tensor (nothing
 // written), and a file that holds one (written tensor by tensor) is refused when read, weights or
 // moments alike.
@@ -1024,6 +1086,7 @@ int main(void) {
     test_checkpoint_rules();
     test_torch_fixture();
     test_nonfinite();
+    test_nonfinite_moments();
     test_atomic_write();
     test_temp_name_too_long();
     char cmd[700];

@@ -92,6 +92,17 @@ int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const fl
     return 0;
 }
 
+int ckpt_check_scanned_moments(const StFile *f, const MaeTensor *tab, int n, char *why, size_t whylen) {
+    const char *prefix[2] = {"optimizer.exp_avg.", "optimizer.exp_avg_sq."};
+    char name[160];
+    for (int m = 0; m < 2; m++)
+        for (int i = 0, at; i < n; i++) {
+            snprintf(name, sizeof name, "%s%s", prefix[m], tab[i].name);
+            if ((at = st_find(f, name, NULL, NULL)) >= 0 && st_nonfinite(f, at)) return nonfinite(why, whylen, prefix[m], tab[i].name);
+        }
+    return 0;
+}
+
 void ckpt_free(Checkpoint *c) {
     if (!c) return;
     free(c->params); free(c->train_state); free(c->exp_avg); free(c->exp_avg_sq); free(c->fc_norm);
@@ -258,6 +269,7 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
                 snprintf(name, sizeof name, "optimizer.%s.%s", m ? "exp_avg_sq" : "exp_avg", tab[i].name);
                 int r = take(f, path, name, &tab[i], m ? out->exp_avg_sq : out->exp_avg, err, errlen);
                 if (r < 0) goto out;
+                if (r == 0 && !moments) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
                 if (r == 1) {
                     snprintf(err, errlen, "%s: missing tensor '%s' (the file holds other AdamW moments: all of them, or none to share "
                              "the weights alone)", path, name);
@@ -271,6 +283,7 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     int bad = ckpt_check_finite(tab, kept, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why);
     for (int i = kept, at; i < n && !bad; i++)
         if ((at = st_find(f, tab[i].name, NULL, NULL)) >= 0 && st_nonfinite(f, at)) bad = nonfinite(why, sizeof why, "", tab[i].name);
+    if (!bad && out->has_moments && !moments) bad = ckpt_check_scanned_moments(f, tab, n, why, sizeof why);
     if (bad) {
         snprintf(err, errlen, "%s: %s", path, why);
         goto out;

@@ -14,6 +14,11 @@
 int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const float *m, const float *v, char *why,
                       size_t whylen);
 
+// The same check for the AdamW moments a read did not copy (ckpt_load_weights, ckpt_load_encoder, a
+// classifier's weights), each st_scan'ed before st_fill: -1 and why for the first moment of tab that
+// held NaN or infinite values, in ckpt_check_finite's order (every exp_avg, then every exp_avg_sq), so
+// that every reader refuses such a file with the line train --resume gives (docs/interface.md, section 4).
+int ckpt_check_scanned_moments(const StFile *f, const MaeTensor *tab, int n, char *why, size_t whylen);
 // 1 when the file holds any AdamW moment (a tensor optimizer.exp_avg.* or optimizer.exp_avg_sq.*): then
 // every one must be there. A training checkpoint with all of them stripped (to share the weights) loads
 // as a file without train_state does, for everything but resuming (docs/interface.md, section 4).
@@ -40,7 +45,7 @@ typedef struct {
 // failure. The caller builds the model with mae_create(&ck.cfg, ...) and copies params in, or hands
 // them to mae_create_forward_with (inference).
 int  ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen);
-// The same checks (the AdamW moments' names and shapes included) without copying the moments:
+// The same checks (the AdamW moments' names, shapes and values included) without copying the moments:
 // exp_avg and exp_avg_sq stay NULL (train_state is kept). For every use but resuming a run: a
 // training checkpoint is 3x its weights, and inference need not hold the other 2x.
 int  ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen);

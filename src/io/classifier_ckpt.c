@@ -168,14 +168,16 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
         if (moments && (!out->exp_avg || !out->exp_avg_sq)) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
         char name[128];
         for (int k = 0; k < n; k++) {
-            snprintf(name, sizeof name, "optimizer.exp_avg.%s", tab[k].name);
-            if (take(f, name, &tab[k], out->exp_avg, err, errlen)) goto out;
-            snprintf(name, sizeof name, "optimizer.exp_avg_sq.%s", tab[k].name);
-            if (take(f, name, &tab[k], out->exp_avg_sq, err, errlen)) goto out;
+            for (int m = 0; m < 2; m++) {
+                snprintf(name, sizeof name, "optimizer.%s.%s", m ? "exp_avg_sq" : "exp_avg", tab[k].name);
+                if (take(f, name, &tab[k], m ? out->exp_avg_sq : out->exp_avg, err, errlen)) goto out;
+                if (!moments) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
+            }
         }
     }
     if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
-    if (ckpt_check_finite(tab, n, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why)) {
+    if (ckpt_check_finite(tab, n, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why) ||
+        (out->has_moments && !moments && ckpt_check_scanned_moments(f, tab, n, why, sizeof why))) {
         snprintf(err, errlen, "%s: %s", st_name(f), why);
         goto out;
     }
