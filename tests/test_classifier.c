@@ -420,16 +420,16 @@ static void checkpoint_checks(void) {
               "the classifier loader refuses it too: %s", err);
         free(cj); free(bad); free(st); free(tab);
     }
-    // An AdamW moment holding NaN (a file whose crc32 matches) is refused by the weights-only reader
-    // (classify) as by the one that copies the moments (finetune --resume); it was taken, its names and
-    // shapes checked but not its values.
+    // An AdamW moment or the head holding NaN (a file whose crc32 matches) is refused by every reader
+    // with one line: the weights-only reader (classify) took a NaN moment, its names and shapes checked
+    // but not its values, and the MAE loader that the encoder's users read a classifier with (embed,
+    // probe, attention) took both, the head and the moments being no part of its table.
     {
         int nt = clf_param_table(cfg, NULL, 0);
         MaeTensor *tab = malloc((size_t)nt * sizeof *tab);
         StTensor *st = calloc(3 * (size_t)nt, sizeof *st);
         char (*names)[96] = malloc(2 * (size_t)nt * sizeof *names);
-        float *vbad = malloc(np * sizeof(float));
-        memcpy(vbad, v, np * sizeof(float));
+        float *pbad = malloc(np * sizeof(float)), *vbad = malloc(np * sizeof(float));
         clf_param_table(cfg, tab, nt);
         for (int i = 0; i < nt; i++)
             for (int a = 0; a < 3; a++) {
@@ -442,18 +442,29 @@ static void checkpoint_checks(void) {
                 }
                 t->ndim = tab[i].ndim;
                 for (int k = 0; k < tab[i].ndim; k++) t->shape[k] = tab[i].shape[k];
-                t->data = (a == 0 ? clf_params(c) : a == 1 ? m : vbad) + tab[i].offset;
+                t->data = (a == 0 ? pbad : a == 1 ? m : vbad) + tab[i].offset;
             }
-        vbad[tab[nt - 1].offset] = NAN;   // the head's bias, last in the table
         char *cj = mae_config_to_json(&cfg->enc), want[700];
         const char *keys[4] = {"format", "config", "classifier", "train_state"};
         const char *vals[4] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"cat\",\"dog\",\"emu\"]}", "{\"step\":3}"};
-        CHECK(st_write(path, st, 3 * nt, keys, vals, 4, err, sizeof err) == 0, "write: %s", err);
-        snprintf(want, sizeof want, "%s: tensor 'optimizer.exp_avg_sq.%s' holds NaN or infinite values", path, tab[nt - 1].name);
-        CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a NaN moment, all read: %s", err);
-        err[0] = 0;
-        CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a NaN moment, weights only: '%s'", err);
-        free(cj); free(vbad); free(names); free(st); free(tab);
+        for (int round = 0; round < 2; round++) {
+            memcpy(pbad, clf_params(c), np * sizeof(float));
+            memcpy(vbad, v, np * sizeof(float));
+            const char *what = round ? "head.weight" : "optimizer.exp_avg_sq.head.bias";
+            for (int i = 0; i < nt; i++) {
+                if (round == 0 && !strcmp(tab[i].name, "head.bias")) vbad[tab[i].offset] = NAN;
+                if (round == 1 && !strcmp(tab[i].name, "head.weight")) pbad[tab[i].offset + tab[i].numel - 1] = -INFINITY;
+            }
+            CHECK(st_write(path, st, 3 * nt, keys, vals, 4, err, sizeof err) == 0, "write: %s", err);
+            snprintf(want, sizeof want, "%s: tensor '%s' holds NaN or infinite values", path, what);
+            err[0] = 0;
+            CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && !strcmp(err, want), "%s, all read: '%s'", what, err);
+            err[0] = 0;
+            CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && !strcmp(err, want), "%s, weights only: '%s'", what, err);
+            err[0] = 0;
+            CHECK(ckpt_load_encoder(path, &enc, err, sizeof err) != 0 && !strcmp(err, want), "%s, the MAE loader: '%s'", what, err);
+        }
+        free(cj); free(pbad); free(vbad); free(names); free(st); free(tab);
     }
     // A classifier that also holds a final `norm` (which its encoder lacks: fc_norm takes its place) is
     // refused saying so, by both MAE loaders alike; it said "the file has only part of the decoder", as

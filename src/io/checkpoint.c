@@ -92,6 +92,11 @@ int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const fl
     return 0;
 }
 
+// A classifier's tensor outside the MAE table and fc_norm: its head, its AdamW moments.
+static int clf_tensor_read_past(const char *name) {
+    return !strncmp(name, "head.", 5) || !strncmp(name, "optimizer.exp_avg", strlen("optimizer.exp_avg"));
+}
+
 int ckpt_check_scanned_moments(const StFile *f, const MaeTensor *tab, int n, char *why, size_t whylen) {
     const char *prefix[2] = {"optimizer.exp_avg.", "optimizer.exp_avg_sq."};
     char name[160];
@@ -252,6 +257,10 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
             if (r < 0) goto out;
             if (r == 1) { st_missing(f, name, err, errlen); goto out; }
         }
+        // Its head and AdamW moments, which the encoder's users do not keep, checked for NaN as the
+        // classifier's own reader checks them (classify and info refuse such a file: so do they).
+        for (int i = 0; i < st_count(f); i++)
+            if (clf_tensor_read_past(st_tensor_name(f, i))) st_scan(f, i);
     }
     const char *ts = out->classifier ? NULL : st_meta(f, "train_state");
     if (ts && !(out->train_state = strdup(ts))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
@@ -292,7 +301,10 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
         size_t D = (size_t)out->cfg.embed_dim;
         MaeTensor fn[2] = {{.name = "fc_norm.weight", .ndim = 1, .shape = {(int)D}, .numel = D},
                            {.name = "fc_norm.bias", .ndim = 1, .shape = {(int)D}, .numel = D, .offset = D}};
-        if (ckpt_check_finite(fn, 2, out->fc_norm, NULL, NULL, why, sizeof why)) {
+        int nonfin = ckpt_check_finite(fn, 2, out->fc_norm, NULL, NULL, why, sizeof why);
+        for (int i = 0; i < st_count(f) && !nonfin; i++)
+            if (clf_tensor_read_past(st_tensor_name(f, i)) && st_nonfinite(f, i)) nonfin = nonfinite(why, sizeof why, "", st_tensor_name(f, i));
+        if (nonfin) {
             snprintf(err, errlen, "%s: %s", path, why);
             goto out;
         }
