@@ -6,8 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
 #include "dist/dist.h"
 #include "io/json.h"
 #include "kernels/cpu.h"
@@ -463,7 +467,8 @@ static void shared_free(GradShared *sh) {
 
 // The shared window, or NULL (then the ranks exchange messages): VITMAE_REDUCE=messages on any rank,
 // not every rank on one machine, too little room where OpenMPI backs the window (shm_window_dir), a file
-// size limit (ulimit -f) below the window's file, or MPI could not make it. Collective over the job;
+// size limit (ulimit -f) below the window's file, a rank that does not see rank 0's folder there, or MPI
+// could not make it. Collective over the job;
 // every rank gets the same answer. (OpenMPI's window does not fail on every rank when one rank's
 // ftruncate of its file fails: the others wait in it for ever. So the limits are checked first.)
 // The folder whose file backs OpenMPI's shared window: its osc/sm component's osc_sm_backing_directory,
@@ -513,8 +518,26 @@ static GradShared *shared_create(GradReduce *gr) {
     struct rlimit fsize;
     int fits = getrlimit(RLIMIT_FSIZE, &fsize) != 0 || fsize.rlim_cur == RLIM_INFINITY ||
                (double)fsize.rlim_cur >= 2.0 * (double)bytes * g_size + 1048576.0;
+    // Every rank must see rank 0's folder: a rank in a mount namespace of its own (a container with a
+    // private /dev/shm on the same host) failed its open of the others' files and left the window, and
+    // the ranks that stayed in it waited for ever. Rank 0 makes a file there, the others look for it.
+    char probe[4096 + 64] = "";
+    int probe_fd = -1;
+    if (g_rank == 0) {
+        struct timespec now;   // the time too: a stale file of an earlier job with this pid is no clash
+        clock_gettime(CLOCK_REALTIME, &now);
+        snprintf(probe, sizeof probe, "%s/vitmae-window-probe.%ld.%ld%09ld", dir, (long)getpid(), (long)now.tv_sec,
+                 (long)now.tv_nsec);
+        probe_fd = open(probe, O_CREAT | O_EXCL | O_WRONLY, 0600);
+        if (probe_fd < 0) probe[0] = 0;
+    }
+    MPI_Bcast(probe, (int)sizeof probe, MPI_CHAR, 0, MPI_COMM_WORLD);
+    struct stat seen;
+    int sees = probe[0] && stat(probe, &seen) == 0;
     int ok = node_size == g_size && room >= 2.0 * (double)bytes * g_size && fits, all_ok = 0;
+    ok = ok && sees;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (probe_fd >= 0) { close(probe_fd); unlink(probe); }   // every rank has looked
     GradShared *sh = all_ok ? calloc(1, sizeof *sh) : NULL;
     if (sh) {
         sh->left = calloc((size_t)g_size, sizeof *sh->left);
