@@ -18,8 +18,8 @@ bench="bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 1"
 t "bench -np 2, one /dev/shm: combined through shared memory" 'mpi -np 2 "$VITMAE" $bench 2>&1 | grep -q "combined through shared memory"'
 
 # A rank in a /dev/shm of its own needs root's mount namespace.
-if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
-  echo "SKIP: cli_mpi_shm.sh: a rank with a /dev/shm of its own needs root and unshare -m"
+if [ "$(id -u)" != 0 ] || ! unshare -m sh -c 'mount -t tmpfs -o size=1m none /dev/shm' 2>/dev/null; then
+  echo "SKIP: cli_mpi_shm.sh: a rank with a /dev/shm of its own needs root, unshare -m and a tmpfs mount in it"
   exit $fail
 fi
 "$VITMAE_TOOLS/synth" "$dir/data" --count 24 --size 16 --seed 5 >/dev/null || { echo "FAILED: synth"; exit 1; }
