@@ -58,6 +58,12 @@ train longwarm --steps 2 --warmup-steps 2 --lr 0.01
 t "--warmup-steps 2 of --steps 2: the warning ($(grep warning "$dir/longwarm.log"))" \
   'grep -qx "vitmae: warning: --warmup-steps 2 is not shorter than the run.s 2 steps: the learning rate rises at every step and never reaches its peak 1\.000e-02" "$dir/longwarm.log"'
 t "the default warm-up: no warm-up warning" '! grep -q "warmup-steps" "$dir/one.log" "$dir/short.log"'
+# A 1-step run given a warm-up runs its one step at rate 0: it trained nothing without a word (the
+# warning was said in runs of 2 steps or more only). The default gives a 1-step run none (one.log above).
+train onewarm --steps 1 --warmup-steps 3 --lr 0.01
+t "--warmup-steps 3 of --steps 1: the warning ($(grep warning "$dir/onewarm.log"))" \
+  'grep -qx "vitmae: warning: --warmup-steps 3 is not shorter than the run.s 1 step: its one step runs at learning rate 0 and trains nothing (--warmup-steps 0 trains it at 1\.000e-02)" "$dir/onewarm.log" &&
+   [ "$(grep -c "warmup-steps" "$dir/onewarm.log")" -eq 1 ]'
 # lr = blr * batch / 256 beyond 10 (--blr 10 --batch 512: 20), the most --lr takes: the checkpoint's reader
 # took --lr's range, and the run could not be resumed ('lr' missing or out of range).
 train bigblr --steps 1 --blr 10 --batch 512
@@ -170,6 +176,9 @@ t "finetune runs exit 0" '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]'
 t "finetune --warmup-steps 3 of --steps 2: the warning ($(grep warning "$dir/ftwarm.log"))" \
   'grep -qx "vitmae: warning: --warmup-steps 3 is not shorter than the run.s 2 steps: the learning rate rises at every step and never reaches its peak 1\.000e-02" "$dir/ftwarm.log"'
 t "finetune with the default warm-up: no warm-up warning" '! grep -q "warmup-steps" "$dir/ft1.log"'
+"$VITMAE" finetune $ft --data "$dir/data" --steps 1 --warmup-steps 1 --out "$dir/ftwarm1" > "$dir/ftwarm1.log" 2>&1
+t "finetune --warmup-steps 1 of --steps 1: the warning ($(grep warning "$dir/ftwarm1.log"))" \
+  'grep -qx "vitmae: warning: --warmup-steps 1 is not shorter than the run.s 1 step: its one step runs at learning rate 0 and trains nothing (--warmup-steps 0 trains it at 1\.000e-02)" "$dir/ftwarm1.log"'
 t "fine-tuning: replaced held-out images leave the weights bitwise the same" \
   'same_weights "$dir/ft1/checkpoint.safetensors" "$dir/ft2/checkpoint.safetensors"'
 

@@ -848,7 +848,14 @@ void run_report_no_validation(int *said, int n, const char *cols) {
 }
 
 void run_warn_long_warmup(long warmup, long total_steps, double lr) {
-    if (warmup < total_steps || total_steps < 2) return;   // a 1-step run has no schedule to miss
+    if (warmup < total_steps) return;
+    // A 1-step run warms up only when --warmup-steps says so (warmup_default gives it none), and then its
+    // one step runs at rate 0 (lr_at): the user asked for a step of training and gets none.
+    if (total_steps == 1) {
+        cli_message("warning: --warmup-steps %ld is not shorter than the run's 1 step: its one step runs at "
+                    "learning rate 0 and trains nothing (--warmup-steps 0 trains it at %.3e)", warmup, lr);
+        return;
+    }
     cli_message("warning: --warmup-steps %ld is not shorter than the run's %ld steps: the learning rate rises "
                 "at every step and never reaches its peak %.3e", warmup, total_steps, lr);
 }

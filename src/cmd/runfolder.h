@@ -104,8 +104,8 @@ void run_job_data_stats(DataStats *st);
 // VAL_FRAC_MAX. Said by the caller's rank 0.
 void run_warn_few_val(int nval, float val_frac, int n, const char *what);
 // The warning of a warm-up that lasts the whole run (--warmup-steps at or past --steps): the rate rises
-// at every step and never reaches the lr the start line shows (docs/interface.md, section 3). train's and
-// finetune's; said by the caller's rank 0.
+// at every step and never reaches the lr the start line shows, or, in a 1-step run, the one step runs at
+// rate 0 (docs/interface.md, section 3). train's and finetune's; said by the caller's rank 0.
 void run_warn_long_warmup(long warmup, long total_steps, double lr);
 // The warning of images less than half the view on their shorter side (docs/data.md, "Working images"):
 // every view of one is enlarged more than twice to img x img, so it trains on blurred pixels. One line for them all, the
