@@ -43,6 +43,17 @@ t "metrics.csv over the limit on resume: every row kept, no temporary file" \
 (ulimit -f 40 && exec "$VITMAE" train --resume "$dir/rows" --steps 90 --ckpt-every 1000 --threads 1) > /dev/null 2> "$dir/err"; rc=$?
 t "a sample panel over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: train: .*rows/samples/step-90.png: File too large$" "$dir/err"'
+# The run's first sheet over the limit (config.json, metrics.csv and curves.png fit): no samples/ left,
+# empty (it was made with the run folder; now with the first sheet, and taken back when that fails).
+# The smallest limit, in 512-byte blocks, at which the sheet is what fails.
+sheet_err=
+for f in 8 10 12 14 16 18 20 24 28 32 40; do
+  rm -rf "$dir/sheet"
+  (ulimit -f $f && exec "$VITMAE" train $small --warmup-steps 0 --steps 1 --out "$dir/sheet") > /dev/null 2> "$dir/err"
+  if grep -q "^vitmae: train: .*sheet/samples/step-1.png: File too large$" "$dir/err"; then sheet_err=$f; break; fi
+done
+t "the first sample sheet over the limit (ulimit -f ${sheet_err:-none}): no empty samples/ left ($(ls -A "$dir/sheet" 2>&1 | tr "\n" " "))" \
+  '[ -n "$sheet_err" ] && [ -s "$dir/sheet/config.json" ] && [ ! -e "$dir/sheet/samples" ]'
 (ulimit -f 20 && exec "$VITMAE" finetune --ckpt "$dir/rows/checkpoint.safetensors" --data "$dir/data" --batch 16 --steps 4 \
   --eval-every 2 --threads 1 --out "$dir/ft") > /dev/null 2> "$dir/err"; rc=$?
 t "finetune's curves over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \

@@ -393,15 +393,17 @@ t "... and the other run's checkpoint is untouched" 'cmp -s "$dir/late/checkpoin
 # moved_run NAME GATE WHAT LINE: train held at the gate VITMAE_FAULT_GATE while it writes WHAT under a
 # temporary name, its run folder $dir/NAME/run moved meanwhile to $dir/NAME/moved: the rename fails
 # (exit 1, the one line LINE, a grep pattern) and the temporary file goes from the folder where it went,
-# through the folder held since it was made (not by its old name, which finds nothing).
+# through the folder held since it was made (not by its old name, which finds nothing). Nor is an empty
+# samples/ left there: train made it at the start, before it had a sheet to put in it.
 moved_run() {
   mv_d="$dir/$1"; mv_line=$4   # the condition below is read by t, where $1 is t's own
   mkdir -p "$mv_d"
   env "VITMAE_FAULT_$2=$mv_d.go" "$VITMAE" train $small --data "$dir/moved" --steps 3 --out "$mv_d/run" > /dev/null 2> "$mv_d.err" &
   moved_at_gate "$mv_d.go" $! "$mv_d/run" "$mv_d/moved"; rc=$?
-  t "train's folder moved before the rename of $3: exit 1, one line, no temporary file left where it went ($rc: $(cat "$mv_d.err"); $(ls -A "$mv_d/moved" | tr "\n" " "))" \
+  t "train's folder moved before the rename of $3: exit 1, one line, no temporary file or empty samples/ left where it went ($rc: $(cat "$mv_d.err"); $(ls -AR "$mv_d/moved" | tr "\n" " "))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$mv_d.err")" -eq 1 ] && grep -q "$mv_line" "$mv_d.err" &&
-     [ -d "$mv_d/moved" ] && ! ls -A "$mv_d/moved" | grep -q "\.tmp"'
+     [ -d "$mv_d/moved" ] && ! ls -A "$mv_d/moved" | grep -q "\.tmp" &&
+     { [ ! -e "$mv_d/moved/samples" ] || [ -n "$(ls -A "$mv_d/moved/samples")" ]; }'
 }
 # config.json (its temporary config.json.tmp.PID.N stayed in the moved folder: removed by its old name).
 moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run/config.json: No such file or directory$"
@@ -443,6 +445,14 @@ ln -s "$dir/lp/outside" "$dir/lp/run/.checkpoint.link.$lp" && touch "$dir/lp.go"
 t "a file named .checkpoint.link.<pid> in the run folder is neither removed nor followed ($rc: $(cat "$dir/lp.err"))" \
   '[ $rc -eq 0 ] && [ -L "$dir/lp/run/.checkpoint.link.$lp" ] && [ "$(cat "$dir/lp/outside")" = mine ] &&
    [ -n "$(saved_step "$dir/lp/run/checkpoint.safetensors")" ]'
+# A run stopped (SIGINT, at config.json's write) before its first sample sheet (--sample-every 10): its
+# run folder holds a checkpoint and stays, with no samples/ (it kept one, made at the start, empty).
+# (train saves and stops at its next step: the gate is opened once the signal is sent.)
+VITMAE_FAULT_HOLD_AFTER_WRITE="$dir/nosheet.go" "$VITMAE" train $small --data "$dir/moved" --steps 20 --sample-every 10 \
+  --out "$dir/nosheet" > /dev/null 2>&1 &
+pid=$!; wait_gate "$dir/nosheet.go" $pid; kill -INT $pid; touch "$dir/nosheet.go"; wait $pid; rc=$?
+t "a run stopped before its first sample sheet: exit 0, a checkpoint, no samples/ ($rc: $(ls -A "$dir/nosheet" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -s "$dir/nosheet/checkpoint.safetensors" ] && [ ! -e "$dir/nosheet/samples" ]'
 # No --out: runs/<YYYYmmdd-HHMMSS>. A run started in a second that already had a run (a loop of short
 # runs) was refused ("holds a run; pass --resume"), and runs started together by a script took one
 # name: all but one failed. The name now goes on to <stamp>-2, -3, ...

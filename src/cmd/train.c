@@ -660,7 +660,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
             rc = cli_report(dataset_err_what(stats_rc, "train"), err, 1);
         }
         while (!rc && !ended) {
-            if (train_out_prepare(t->run_dir, t->made, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)
+            if (train_out_prepare(t->run_dir, &t->made, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)
                 if (named) cli_error("train", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
                 rc = named ? 1 : cli_report("train --out", err, 1);
                 break;
@@ -673,8 +673,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
             if (!taken && (own || !run_folder_has_run(t->run_dir))) break;
             // Another run's folder now: this one never removes any of it, but the folders made above it
             // (runs/) are still this run's.
-            output_mkdir_disown(&t->made[0]);
-            t->made[1].n = 0;
+            output_mkdir_disown(&t->made);
             if (named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
             if (taken) rc = cli_report("train", err, 1);
             else {
@@ -921,7 +920,7 @@ int cmd_train(int argc, char **argv) {
     if ((trc = cli_agree(trc))) { free(t); return trc; }   // every rank leaves (docs/distributed.md)
     run_catch_stop_signals();
     rc = setup(t, &a, flags, nflags);
-    if (rc) { train_out_unmake(t->made); train_free(t); free(t); return rc; }   // a run folder of its own, still empty
+    if (rc) { train_out_unmake(&t->made); train_free(t); free(t); return rc; }   // a run folder of its own, still empty
     if (t->ended) { train_free(t); free(t); return 0; }   // nothing to train (setup said so)
     Augment aug = AUGMENT_CROP;
     augment_parse(t->rs.augment, &aug);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cmd/cli.h"
 #include "cmd/output.h"
 #include "cmd/runfolder.h"
@@ -23,23 +25,19 @@
 // ---------------------------------------------------------------------------------------------
 // The run folder
 
-int train_out_prepare(const char *run_dir, OutputMade made[2], char *err, size_t errlen) {
-    made[1].n = 0;   // made[0] keeps what an earlier try made above RUN (cmd/output.h)
+int train_out_prepare(const char *run_dir, OutputMade *made, char *err, size_t errlen) {
+    // made keeps what an earlier try made above RUN (cmd/output.h). samples/ waits for its first sheet
+    // (write_samples): made here, a run stopped or failed before any sheet left it behind, empty, in a
+    // run folder that holds a result and stays.
     if (run_folder_names_fit(run_dir, err, errlen)) return -1;
-    char samples[4200];
-    snprintf(samples, sizeof samples, "%s/samples", run_dir);
-    if (output_mkdir_made(run_dir, &made[0], err, errlen) || output_mkdir_made(samples, &made[1], err, errlen) ||
-        output_check_writable(run_dir, err, errlen)) {
+    if (output_mkdir_made(run_dir, made, err, errlen) || output_check_writable(run_dir, err, errlen)) {
         train_out_unmake(made);
         return -1;
     }
     return 0;
 }
 
-void train_out_unmake(OutputMade made[2]) {
-    output_mkdir_undo(&made[1]);   // samples first: then RUN is empty when nothing else went in
-    output_mkdir_undo(&made[0]);
-}
+void train_out_unmake(OutputMade *made) { output_mkdir_undo(made); }
 
 int train_out_config(Train *t, const RunState *rs, char *err, size_t errlen) {
     char path[4300];
@@ -245,13 +243,27 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
     Canvas sheet = {0};
     if (rc == 0) rc = panel_stack(&sheet, rows, n, 4, err, errlen);
     if (rc == 0) {
-        char path[4300], stepbuf[32];
-        snprintf(path, sizeof path, "%s/samples/step-%ld.png", t->run_dir, step);
+        char path[4300], stepbuf[32], dir[4220];
+        snprintf(dir, sizeof dir, "%s/samples", t->run_dir);
+        snprintf(path, sizeof path, "%s/step-%ld.png", dir, step);
         snprintf(stepbuf, sizeof stepbuf, "%ld", step);
         const char *text[] = {"Software", "vitmae", "step", stepbuf, NULL};
         char why[PNG_WRITE_WHY_MAX];   // a folder's name in it whole (data/image.h)
-        rc = png_write(path, sheet.px, sheet.w, sheet.h, 3, text, why, sizeof why);
-        if (rc) snprintf(err, errlen, "%s: %s", path, why);
+        // samples/ comes with the first sheet, not with the run folder (train_out_prepare), and again
+        // when the user deleted it: mkdir, not mkdir -p, so a run folder moved or deleted mid-run is not
+        // made anew at its old name. A sheet that fails takes the folder it made with it (while that
+        // name is still the folder made here).
+        struct stat mine, now;
+        int made = mkdir(dir, 0777) == 0 && stat(dir, &mine) == 0;
+        if (!made && errno != EEXIST) {
+            snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+            rc = -1;
+        } else {
+            rc = png_write(path, sheet.px, sheet.w, sheet.h, 3, text, why, sizeof why);
+            if (rc) snprintf(err, errlen, "%s: %s", path, why);
+            if (rc && made && lstat(dir, &now) == 0 && now.st_dev == mine.st_dev && now.st_ino == mine.st_ino)
+                rmdir(dir);
+        }
     }
     canvas_free(&sheet);
     for (int k = 0; k < n; k++) canvas_free(&rows[k]);

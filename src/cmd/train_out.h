@@ -7,13 +7,13 @@
 #include "cmd/output.h"
 #include "cmd/train_state.h"
 
-// Creates RUN and RUN/samples and checks that RUN takes files, before any training. made[0] gets the
-// folders made for RUN (with those above it, and those an earlier call with the same made[0] made
-// above RUN: begin with {.n = 0}), made[1] RUN/samples (cmd/output.h, output_mkdir_made); on failure
-// they are removed again. train_out_unmake removes them, each only while empty, for a run that
+// Creates RUN and checks that it takes files, before any training (RUN/samples comes with the first
+// sample sheet). made gets the folders made for RUN (with those above it, and those an earlier call
+// with the same made made above RUN: begin with {.n = 0}; cmd/output.h, output_mkdir_made); on
+// failure they are removed again. train_out_unmake removes them, each only while empty, for a run that
 // fails before its first file (docs/interface.md, section 1: no empty folder of its own left behind).
-int train_out_prepare(const char *run_dir, OutputMade made[2], char *err, size_t errlen);
-void train_out_unmake(OutputMade made[2]);
+int train_out_prepare(const char *run_dir, OutputMade *made, char *err, size_t errlen);
+void train_out_unmake(OutputMade *made);
 // RUN/config.json: the model config, the run state rs (the latest checkpoint's) and the split sizes.
 int train_out_config(Train *t, const RunState *rs, char *err, size_t errlen);
 // Opens RUN/metrics.csv (a resumed run drops the rows after its step and reloads the rest into the

@@ -116,7 +116,7 @@ typedef struct Train {
     char load_err[4096 + 1024];           // why the step's images could not be loaded (its groups report it)
     TrainRunner runner[WORKERS_MAX];   // [0]: the run's model; [w]: worker w's, sharing its parameters
     char run_dir[4096], ckpt_path[4200];
-    OutputMade made[2];            // the folders rank 0 made for run_dir and run_dir/samples (cmd/train_out.h)
+    OutputMade made;               // the folders rank 0 made for run_dir (cmd/train_out.h)
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;
     int *ids_keep, *batch_items;
