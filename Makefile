@@ -234,7 +234,7 @@ TSAN_CC     ?= clang
 TSAN_CFLAGS  = $(STD) -O1 -g -fno-omit-frame-pointer -fsanitize=thread $(ARCH) \
                $(filter-out -Wno-format-truncation,$(WARN)) $(PKG_CFLAGS) -Isrc
 TSAN_OBJ    := $(LIB_SRC:src/%.c=build/tsan/obj/%.o)
-TSAN_TESTS  := test_loader test_dataset test_ops test_gemm test_model test_optim test_dist test_probe test_recon test_classifier
+TSAN_TESTS  := test_loader test_dataset test_ops test_gemm test_model test_optim test_dist test_probe test_recon test_classifier test_npy
 build/tsan/.deps-ok: tools/install-deps.sh
 	@mkdir -p build/tsan
 	@sh tools/install-deps.sh build clang libclang-rt-14-dev libomp-14-dev

@@ -1,6 +1,7 @@
 // npy: exact header bytes, alignment, data round trip, and failures that leave nothing behind; the
 // publishing of staged outputs (io/files.h): nothing replaced without replace, a group all or nothing.
 #include <dirent.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -137,6 +138,49 @@ static void test_publish_many(const char *dir) {
           free_fd, now_fd);
 }
 
+// Names kept and forgotten by several threads at once, as reconstruct's and attention's workers stage
+// their files: each thread's lookups of its own names (file_tmp_forget, file_tmp_create, file_tmp_remove)
+// walk past nodes that other threads are refilling with new names. The lookup compared a node's name
+// while another thread rewrote it (a data race: tests/tsan.sh runs this under ThreadSanitizer); a name
+// is now read and rewritten under one lock (io/files.c, names_lock). Each thread's files are made and
+// removed through its own names: none may be left, and none of another thread's removed.
+enum { NAME_THREADS = 4, NAME_ROUNDS = 4000 };
+typedef struct { const char *dir; int id, made, left; } NameWork;
+static void *name_worker(void *arg) {
+    NameWork *w = arg;
+    char path[600], tmp[700];
+    for (int i = 0; i < NAME_ROUNDS; i++) {
+        // Names of varied lengths, so that a node is refilled with a name longer or shorter than its last.
+        snprintf(path, sizeof path, "%s/t%d-%.*s.npy", w->dir, w->id, i % 40, "0123456789012345678901234567890123456789");
+        if (file_tmp_name(path, tmp, sizeof tmp)) continue;
+        if (i % 50) { file_tmp_forget(tmp); continue; }
+        int fd = file_tmp_create(tmp);
+        if (fd < 0) { file_tmp_forget(tmp); continue; }
+        close(fd);
+        w->made++;
+        file_tmp_remove(tmp);
+        w->left += access(tmp, F_OK) == 0;
+    }
+    return NULL;
+}
+static void test_names_threads(const char *dir) {
+    pthread_t th[NAME_THREADS];
+    NameWork w[NAME_THREADS];
+    int started = 0, made = 0, left = 0;
+    for (int i = 0; i < NAME_THREADS; i++) {
+        w[i] = (NameWork){dir, i, 0, 0};
+        started += pthread_create(&th[i], NULL, name_worker, &w[i]) == 0;
+    }
+    CHECK(started == NAME_THREADS, "%d threads started", started);
+    for (int i = 0; i < started; i++) {
+        pthread_join(th[i], NULL);
+        made += w[i].made;
+        left += w[i].left;
+    }
+    CHECK(made == started * (NAME_ROUNDS / 50) && left == 0, "threads' temporary files: %d made, %d left", made, left);
+    CHECK(stray_temporaries(dir) == 0, "no temporary file left by the threads");
+}
+
 int main(void) {
     char err[256];
     char buf[1024];
@@ -217,6 +261,7 @@ int main(void) {
     const char *pub = check_tmpdir();
     test_publish(pub);
     test_publish_many(pub);
+    test_names_threads(pub);
     remove(pub);
     return check_done();
 }

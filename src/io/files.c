@@ -17,7 +17,12 @@
 // The names a stop signal removes (files.h). A signal handler may run on any thread at any moment, so
 // it takes no lock and calls nothing but unlinkat, unlink, lstat, rmdir, sigaction and raise: the
 // names sit in a list that is only ever pushed onto, whose nodes are reused, never freed. A node is
-// FREE, BUSY (being filled), LIVE (a name kept) or DYING (taken by the handler). The creation of a
+// FREE, BUSY (being filled), LIVE (a name kept), DYING (taken by the handler) or DONE (a folder the
+// handler is through with). The threads' lookups (kept_live) compare the names of nodes that other
+// threads may be refilling with new ones: a name is read there and rewritten (keep_name) only under
+// names_lock, or the strcmp would race with the memcpy (a data race, tests/test_npy.c under tests/tsan.sh).
+// The handler needs no lock: it reads only the names it took from LIVE to DYING, whose writing came
+// before their LIVE, and it never writes a node field a thread reads. The creation of a
 // kept file or folder and a group's publishing are critical sections: stop_state counts the threads
 // inside them, and its STOPPING bit is set by the first stop signal. A signal that finds a thread
 // inside waits for the last one to leave, which then ends the process; a thread that would enter
@@ -31,7 +36,7 @@
 // command without the cleanup (train): a failed publish or write removes its temporary file from that
 // folder too (file_tmp_remove), not by the old name, which the folder no longer has; and the stop at
 // once of such a command (file_stop_now) removes them as the cleanup does.
-enum { NODE_FREE, NODE_BUSY, NODE_LIVE, NODE_DYING };
+enum { NODE_FREE, NODE_BUSY, NODE_LIVE, NODE_DYING, NODE_DONE };
 typedef struct KeptName {
     struct KeptName *next;
     int state, is_dir;
@@ -47,6 +52,7 @@ static int counting;                // the critical sections counted: set with k
 static unsigned stop_state;         // STOPPING | the number of threads inside a critical section
 static int stop_signal;
 #define STOPPING (1u << 30)
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;   // a node's name: kept_live's reads, keep_name's rewrites
 
 static KeptName *keep_name(const char *name, int is_dir) {
     if (is_dir && !__atomic_load_n(&keeping, __ATOMIC_SEQ_CST)) return NULL;
@@ -55,7 +61,9 @@ static KeptName *keep_name(const char *name, int is_dir) {
         int expect = NODE_FREE;
         if (k->cap >= n &&
             __atomic_compare_exchange_n(&k->state, &expect, NODE_BUSY, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+            pthread_mutex_lock(&names_lock);   // another thread's kept_live may be comparing the old name
             memcpy(k->name, name, n);
+            pthread_mutex_unlock(&names_lock);
             k->is_dir = is_dir;
             k->dir = -1;
             k->ino = 0;
@@ -77,11 +85,15 @@ static KeptName *keep_name(const char *name, int is_dir) {
     return k;
 }
 
-// The kept name's node while it is LIVE, or NULL.
+// The kept name's node while it is LIVE, or NULL. (A thread's own name: its node stays LIVE, and its
+// name as written, until that thread forgets it.)
 static KeptName *kept_live(const char *name) {
-    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k; k = k->next)
-        if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_LIVE && !strcmp(k->name, name)) return k;
-    return NULL;
+    KeptName *found = NULL;
+    pthread_mutex_lock(&names_lock);
+    for (KeptName *k = __atomic_load_n(&kept, __ATOMIC_SEQ_CST); k && !found; k = k->next)
+        if (__atomic_load_n(&k->state, __ATOMIC_SEQ_CST) == NODE_LIVE && !strcmp(k->name, name)) found = k;
+    pthread_mutex_unlock(&names_lock);
+    return found;
 }
 
 // The folders of the kept files, each held open once however many files are made in it (a
@@ -210,7 +222,9 @@ static void end_by_signal(int sig) {
                 int ours = !k->ino || (lstat(k->name, &st) == 0 && st.st_dev == k->dev && st.st_ino == k->ino);
                 if (!ours || rmdir(k->name) == 0) {
                     removed |= ours;
-                    k->is_dir = 0;   // gone, or not ours: not tried again (the handler alone holds a DYING node)
+                    // Gone, or not ours: not tried again. A state, not is_dir = 0: a thread forgetting
+                    // this folder may be reading is_dir (file_tmp_forget), and only the state is atomic.
+                    __atomic_store_n(&k->state, NODE_DONE, __ATOMIC_SEQ_CST);
                 }
             }
     }
