@@ -88,6 +88,9 @@ static int same_bytes(const char *a, const char *b, unsigned char *buf) {
 
 // Reads each file key[todo[t]] from `from` (read_file_crc), in parallel: a chunk of the arena for each
 // thread, and each key written by one thread only, so the answer is the same for any thread count.
+// The arena has `threads` chunks (at least); num_threads(threads) makes that the team's most: OpenMP
+// gives a team no more threads than the clause asks, and fewer under OMP_DYNAMIC, OMP_THREAD_LIMIT or
+// an enclosing region (nested or not: a team of one there), so omp_get_thread_num() < threads always.
 static void read_all(const Dataset *ds, CopyKey *key, const int *todo, int ntodo, long long from,
                      unsigned char *arena, int threads) {
     #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
