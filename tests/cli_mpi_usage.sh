@@ -2,7 +2,7 @@
 # --help, --version and usage errors under `mpirun -np 2` (docs/interface.md, sections 1 and 7): said
 # once, by rank 0, with the exit status of one process. The commands that run in one process only
 # refused `mpirun -np 2 vitmae embed --help` (`vitmae: embed: runs in one process; ...`, exit 2) before
-# their flags were read; the refusal now comes after --help, and after a usage error of the flags.
+# their flags were read; the refusal now comes after --help, and after a usage error of the command line.
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, mpi_setup, mpi
@@ -61,7 +61,21 @@ err_once "info --version" "vitmae: info: unknown flag '--version' (see vitmae in
 err_once "help --bogus" "vitmae: help: unknown flag '--bogus' (see vitmae --help)" help --bogus
 err_once "help of an unknown command" "vitmae: bad\\x01: unknown command (see vitmae --help)" help "$(printf 'bad\001')"
 err_once "version ARG" "vitmae: version: takes no arguments" version x
-# ... and with its flags right, the command is refused, before it reads anything (a folder that is not
+# A usage error of the command line past its flags (an argument or a flag the command needs, a flag
+# without the one it goes with) is said as without mpirun, before the refusal: it said "runs in one
+# process" for `data` alone, where `vitmae data` says "missing DIR".
+err_once "data without DIR" "vitmae: data: missing DIR: give the folder to check (see vitmae data --help)" data
+err_once "info without FILE" "vitmae: info: expected one checkpoint FILE or RUN folder (see vitmae info --help)" info
+err_once "embed without --out" "vitmae: embed: --out FEATS.npy is required (see vitmae embed --help)" embed --ckpt "$dir/c" "$dir/x.png"
+err_once "probe --force without --out" "vitmae: probe: --force replaces the confusion matrices of --out DIR, which are written with --out only" \
+  probe --ckpt "$dir/c" --train "$dir/a" --test "$dir/b" --force
+err_once "eval without --data" "vitmae: eval: --data DIR is required (see vitmae eval --help)" eval --ckpt "$dir/c"
+err_once "classify without INPUT" "vitmae: classify: no INPUT: give image files or folders (see vitmae classify --help)" classify --ckpt "$dir/c"
+err_once "reconstruct --scale and --display" "vitmae: reconstruct --scale: give --scale K or --display N, not both" \
+  reconstruct --ckpt "$dir/c" --out "$dir/o" --scale 2 --display 64 "$dir/x.png"
+err_once "attention --mode patch without --query" "vitmae: attention --query: --mode patch needs --query X,Y" \
+  attention --ckpt "$dir/c" --out "$dir/o" --mode patch "$dir/x.png"
+# ... and with its command line right, the command is refused, before it reads anything (a folder that is not
 # there is not looked at).
 err_once "data DIR" "vitmae: data: runs in one process; under mpirun only train, finetune and bench use several (run it without mpirun)" \
   data "$dir/nothing"

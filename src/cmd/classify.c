@@ -170,6 +170,7 @@ int cmd_classify(int argc, char **argv) {
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
     if (!ckpt_path) { cli_error("classify", "--ckpt FILE is required (see vitmae classify --help)"); free(pos); return 2; }
     if (npos == 0) { cli_error("classify", "no INPUT: give image files or folders (see vitmae classify --help)"); free(pos); return 2; }
+    if (cli_one_process_refused("classify")) { free(pos); return 2; }
     char err[CLI_ERR_MAX];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("classify", "%s", err); free(pos); return 1; }
     ClfCheckpoint ck;

@@ -23,6 +23,12 @@ static int quiet_ranks = 0;
 void cli_quiet_ranks(int on) { quiet_ranks = on; }
 static int one_process = 0;
 void cli_one_process(int on) { one_process = on; }
+int cli_one_process_refused(const char *command) {
+    if (!one_process || dist_size() <= 1) return 0;
+    cli_error(command, "runs in one process; under mpirun only train, finetune and bench use several (run it "
+              "without mpirun)");
+    return 1;
+}
 
 // While deferring (cli_defer), the first message waits here for cli_agree.
 static int deferring = 0;
@@ -565,11 +571,6 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
         }
         cli_clean_path(argv[i]);
         positional[np++] = argv[i];
-    }
-    if (one_process && dist_size() > 1) {
-        cli_error(command, "runs in one process; under mpirun only train, finetune and bench use several (run it "
-                  "without mpirun)");
-        return CLI_USAGE;
     }
     if (npositional) *npositional = np;
     return CLI_OK;

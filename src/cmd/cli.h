@@ -77,9 +77,12 @@ void cli_clean_path(char *p);
 void cli_error(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_quiet_ranks(int on);
 // Set by main for a command that runs in one process (all but train, finetune and bench): under mpirun
-// cli_parse refuses it in one line, exit 2, once its flags are read, so that its --help is printed
-// and before it reads or writes anything (docs/interface.md, section 7).
+// it is refused in one line, exit 2, once its command line is checked, so that its --help is printed
+// and a usage error said as without mpirun, and before it reads its inputs or writes anything
+// (docs/interface.md, section 7). Each such command calls cli_one_process_refused(command) there: 1
+// when it is refused (the line said; return 2), 0 when it runs.
 void cli_one_process(int on);
+int cli_one_process_refused(const char *command);
 // One line "vitmae: [rank R: ]<message>" on stderr from this process whatever its rank and
 // cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
 // out (\n, \t, \xHH; a backslash \\).

@@ -202,6 +202,7 @@ int cmd_data(int argc, char **argv) {
     if (rc == CLI_HELP) return 0;
     if (rc != CLI_OK) return 2;
     if (npos != 1) { cli_error("data", "missing DIR: give the folder to check (see vitmae data --help)"); return 2; }
+    if (cli_one_process_refused("data")) return 2;
 
     const char *dir = pos[0];
     Dataset ds;

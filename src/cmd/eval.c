@@ -67,6 +67,7 @@ int cmd_eval(int argc, char **argv) {
     int ratio_seen = cli_flag(flags, nflags, "--mask-ratio")->seen;
     char err[CLI_ERR_MAX];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("eval --mask-ratio", "%s", err); return 2; }
+    if (cli_one_process_refused("eval")) return 2;
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("eval", "%s", err); return 1; }
 
     Checkpoint ck;

@@ -349,6 +349,7 @@ int cmd_info(int argc, char **argv) {
     if (r == CLI_HELP) return 0;
     if (r != CLI_OK) return 2;
     if (npos != 1) { cli_error("info", "expected one checkpoint FILE or RUN folder (see vitmae info --help)"); return 2; }
+    if (cli_one_process_refused("info")) return 2;
     const char *path = pos[0];
     // A run folder stands for its latest checkpoint, RUN/checkpoint.safetensors, named on the report's
     // first line (docs/interface.md, "vitmae info"); a folder without one is refused as a file would be.

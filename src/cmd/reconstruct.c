@@ -262,6 +262,7 @@ int cmd_reconstruct(int argc, char **argv) {
         free(pos); return 2;
     }
     if (output_refuse_inside_inputs("reconstruct --out", out_dir, pos, npos)) { free(pos); return 2; }
+    if (cli_one_process_refused("reconstruct")) { free(pos); return 2; }
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("reconstruct", "%s", err); free(pos); return 1; }
 
     Checkpoint ck;
