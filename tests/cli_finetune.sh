@@ -635,7 +635,7 @@ done
   --ckpt-every 1 --eval-every 100 --out "$dir/div" > /dev/null 2> "$dir/err"; rc=$?
 div_step=$(sed -n 's/.*checkpoint-\([0-9]*\)\.safetensors: not written: .*/\1/p' "$dir/err")
 t "diverged weights: exit 1, the step and the last good checkpoint named ($(grep -v skipped "$dir/err" | head -n 1))" \
-  '[ $rc -eq 1 ] && [ -n "$div_step" ] && grep -q "^vitmae: $dir/div/checkpoint-$div_step.safetensors: not written: tensor .* holds NaN or infinite values (the model diverged); stopped at step $div_step, its loss still finite; the last good checkpoint is $dir/div/checkpoint.safetensors$" "$dir/err" && [ "$(saved_step "$dir/div/checkpoint.safetensors")" = $((div_step - 1)) ]'
+  '[ $rc -eq 1 ] && [ -n "$div_step" ] && grep -q "^vitmae: finetune: $dir/div/checkpoint-$div_step.safetensors: not written: tensor .* holds NaN or infinite values (the model diverged); stopped at step $div_step, its loss still finite; the last good checkpoint is $dir/div/checkpoint.safetensors$" "$dir/err" && [ "$(saved_step "$dir/div/checkpoint.safetensors")" = $((div_step - 1)) ]'
 rm -rf "$dir/div"
 # A classifier whose finite weights overflow float (pos_embed at +-3e38): classify printed `nan`
 # probabilities, and `--json` wrote them as `nan`, which no JSON reader takes, exit 0. Now each image is

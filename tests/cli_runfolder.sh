@@ -410,7 +410,7 @@ moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run/config.js
 # A checkpoint (io/safetensors.c; its .checkpoint-1.safetensors.tmp-XXXXXX stayed: st_write made it with
 # mkstemp and removed it by its old name).
 moved_run mvc HOLD_BEFORE_CKPT_RENAME checkpoint-1.safetensors \
-  "^vitmae: .*/mvc/run/checkpoint-1.safetensors: rename failed: No such file or directory (previous file left intact)$"
+  "^vitmae: train: .*/mvc/run/checkpoint-1.safetensors: rename failed: No such file or directory$"
 # at_once NAME GATE ARGS...: `vitmae train ARGS` held at VITMAE_FAULT_HOLD_<GATE> ($dir/NAME.go), then
 # Ctrl-C twice (the second stops at once without saving): sets rc and held, what the folder $peek held
 # at the gate.

@@ -1357,7 +1357,7 @@ int cmd_finetune(int argc, char **argv) {
             r->elapsed_s += now_seconds() - session_start;
             session_start = now_seconds();
             r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-            if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report(NULL, err, 1);
+            if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report("finetune", err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
@@ -1370,7 +1370,7 @@ int cmd_finetune(int argc, char **argv) {
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
         int saved = !(rank0 && save_checkpoint(t, err, sizeof err));
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
-        if (!saved) rc = cli_report(NULL, err, 1);
+        if (!saved) rc = cli_report("finetune", err, 1);
         else if (stop && r->step < r->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step, r->total_steps,
                    t->ckpt_path, t->run_dir);

@@ -1044,9 +1044,9 @@ int cmd_train(int argc, char **argv) {
                                              t->exp_avg_sq, err, sizeof err)) {
                 run_diverged_note(err, sizeof err, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg,
                                   t->exp_avg_sq, r->step, t->ckpt_path);
-                rc = cli_report(NULL, err, 1);
+                rc = cli_report("train", err, 1);   // as every file of the run folder says its failure
             } else if (rank0 && train_out_config(t, &t->rs, err, sizeof err)) {
-                rc = cli_report(NULL, err, 1);
+                rc = cli_report("train", err, 1);
             }
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
@@ -1065,7 +1065,7 @@ int cmd_train(int argc, char **argv) {
             run_diverged_note(err, sizeof err, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
                               r->step, t->ckpt_path);
         if (!saved || (rank0 && train_out_config(t, &t->rs, err, sizeof err)))
-            rc = cli_report(NULL, err, 1);
+            rc = cli_report("train", err, 1);
         else if (stop && r->step < r->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step,
                    r->total_steps, t->ckpt_path, t->run_dir);

@@ -794,8 +794,10 @@ int st_write(const char *path, const StTensor *tensors, int ntensors,
     if (rc == 0) { step = "rename"; rc = rename(tmp, path); saved = errno; }
     if (rc != 0) {
         file_tmp_remove(tmp);
-        fail(err, errlen, "%s: %s failed: %s (previous file left intact)", path, step,
-             file_reason(saved, reason, sizeof reason));
+        // The earlier file, when there is one, is untouched: said only then (a first checkpoint has none).
+        struct stat prev;
+        fail(err, errlen, "%s: %s failed: %s%s", path, step, file_reason(saved, reason, sizeof reason),
+             lstat(path, &prev) == 0 ? " (previous file left intact)" : "");
         free(tmp); free(json);
         return -1;
     }
