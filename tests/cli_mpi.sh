@@ -183,7 +183,9 @@ t "resume -np 1 -> 2 processes x 2 threads as workers: bitwise equal" '[ $rc -eq
 # 4. Refusals: one line from rank 0, exit 2; nothing written.
 mpi -np 3 "$VITMAE" train $small --steps 2 --out "$dir/bad3" > /dev/null 2> "$dir/bad3.err"; rc=$?
 t "-np 3 with 4 groups: exit 2" '[ $rc -eq 2 ]'
-t "-np 3: one line naming the process count" '[ "$(grep -c "^vitmae:" "$dir/bad3.err")" -eq 1 ] && grep -q "3 processes" "$dir/bad3.err"'
+# ... and the counts that run it, as the resume's refusal below names them (it stated the rule alone).
+t "-np 3: one line naming the process count and the counts that work ($(head -n 1 "$dir/bad3.err"))" \
+  '[ "$(grep -c "^vitmae:" "$dir/bad3.err")" -eq 1 ] && grep -q "^vitmae: train: 3 processes: .*, so the count must be a power of two dividing 4: run it without mpirun or with mpirun -np 2 or 4$" "$dir/bad3.err"'
 t "-np 3: no run folder" '[ ! -e "$dir/bad3" ]'
 mpi -np 2 "$VITMAE" train --steps 2 --out "$dir/nodata" > /dev/null 2> "$dir/nodata.err"; rc=$?
 t "a usage error under mpirun: exit 2, one line from rank 0" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/nodata.err")" -eq 1 ] && ! grep -q "rank 1" "$dir/nodata.err"'

@@ -136,6 +136,16 @@ int main(void) {
         CHECK(dist_check_groups(64, 8, 2, 4, err, sizeof err) == 0, "8 groups, 2 processes x 4");
         CHECK(dist_check_groups(64, 8, 4, 2, err, sizeof err) == 0, "8 groups, 4 processes x 2");
         CHECK(dist_check_groups(64, 8, 3, 1, err, sizeof err) != 0 && strstr(err, "3 processes"), "3 processes refused: %s", err);
+        // A new run's refusal of a process count names the counts that run it, as a resume's does
+        // (cmd/runfolder.c), those whose share --accum divides.
+        CHECK(dist_check_groups(64, 4, 3, 1, err, sizeof err) != 0 &&
+              !strcmp(err, "3 processes: each must own a whole subtree of the fixed pairwise tree over the 4 gradient "
+                      "groups (bitwise equal results for any process count), so the count must be a power of two "
+                      "dividing 4: run it without mpirun or with mpirun -np 2 or 4"), "-np 3 of 4 groups: %s", err);
+        CHECK(dist_check_groups(64, 16, 6, 2, err, sizeof err) != 0 && strstr(err, "dividing 16: run it without mpirun or with mpirun -np 2, 4 or 8"),
+              "-np 6 of 16 groups, --accum 2: %s", err);
+        CHECK(dist_check_groups(64, 2, 3, 2, err, sizeof err) != 0 && strstr(err, "dividing 2: run it without mpirun (or with mpirun -np 1)"),
+              "-np 3 of 2 groups, --accum 2: %s", err);
         CHECK(dist_check_groups(48, 16, 16, 1, err, sizeof err) == 0, "16 groups of 3, 16 processes");
         CHECK(dist_check_groups(64, 4, 8, 1, err, sizeof err) != 0 && strstr(err, "--groups"), "8 processes, 4 groups: %s", err);
         CHECK(dist_check_groups(64, 8, 4, 4, err, sizeof err) != 0 && strstr(err, "4 micro-batches cannot share the 2 gradient groups each of the 4 processes"), "4 x 4 refused: %s", err);

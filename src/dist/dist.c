@@ -388,9 +388,19 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         return DIST_BAD_GROUPS;
     }
     if (!is_pow2(procs)) {
+        // The counts that run it, as a resume's refusal names them (cmd/runfolder.c): the powers of two
+        // from 2 that divide G and leave each process a share that --accum divides.
+        char counts[256] = "", way[300];
+        size_t at = 0;
+        int last = 0;
+        for (int c = 2; c <= groups && accum > 0 && (groups / c) % accum == 0; c *= 2) last = c;
+        for (int c = 2; c <= last && at < sizeof counts - 32; c *= 2)
+            at += (size_t)snprintf(counts + at, sizeof counts - at, "%s%d", c == 2 ? "" : c == last ? " or " : ", ", c);
+        if (last) snprintf(way, sizeof way, "run it without mpirun or with mpirun -np %s", counts);
+        else snprintf(way, sizeof way, "run it without mpirun (or with mpirun -np 1)");
         snprintf(err, errlen, "%d processes: each must own a whole subtree of the fixed pairwise tree over the "
                  "%d gradient groups (bitwise equal results for any process count), so the count must be a "
-                 "power of two dividing %d", procs, groups, groups);
+                 "power of two dividing %d: %s", procs, groups, groups, way);
         return DIST_BAD_PROCS;
     }
     if (groups % procs) {
