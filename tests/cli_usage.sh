@@ -671,14 +671,27 @@ for cmd in reconstruct eval classify embed attention probe; do
   t "$cmd of a folder without an image: exit 1, data's words ($(cat "$tmp/err"))" \
     '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/empty: no decodable image (0 skipped, 1 ignored)" ]'
 done
-# Class folders whose files all fail to decode: the files said, then data's words (probe as finetune).
+# An INPUT folder of the commands that take files whose one file does not decode (a text file named
+# x.jpg): that file's line alone, exit 1 (docs/interface.md, section 2: each unreadable input is one
+# line); attention added "DIR: no decodable image (1 skipped, 0 ignored)", a second failure for the
+# same file, where reconstruct and classify say the file only.
+mkdir -p "$tmp/undec"; echo text > "$tmp/undec/x.jpg"
+for cmd in reconstruct attention classify; do
+  a="--ckpt $tmp/m.safetensors --out $tmp/undec-$cmd"; [ $cmd = classify ] && a="--ckpt $tmp/c.safetensors"
+  "$VITMAE" $cmd $a "$tmp/undec" 2>"$tmp/err" >/dev/null; rc=$?
+  t "$cmd of a folder whose one file does not decode: exit 1, the file's line alone ($rc: $(tr '\n' '|' < "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/undec/x.jpg: not a PNG, JPEG or WebP file" ]'
+done
+# Class folders whose files all fail to decode: the files said, then data's words (probe as finetune,
+# and embed, which reads an INPUT folder as a data set: section 2).
 mkdir -p "$tmp/broken/a" "$tmp/broken/b"; echo x > "$tmp/broken/a/1.png"; echo y > "$tmp/broken/b/2.png"
-for cmd in probe finetune; do
-  case $cmd in probe) a="--train $tmp/broken --test $tmp/broken" ;; *) a="--data $tmp/broken --out $tmp/ft" ;; esac
+for cmd in probe finetune embed; do
+  case $cmd in probe) a="--train $tmp/broken --test $tmp/broken" ;; embed) a="--out $tmp/ft.npy $tmp/broken" ;;
+    *) a="--data $tmp/broken --out $tmp/ft" ;; esac
   "$VITMAE" $cmd --ckpt "$tmp/m.safetensors" $a 2>"$tmp/err" >/dev/null; rc=$?
   t "$cmd of class folders without a decodable image: exit 1, data's words ($(tail -n 1 "$tmp/err"))" \
     '[ $rc -eq 1 ] && [ "$(tail -n 1 "$tmp/err")" = "vitmae: $tmp/broken: no decodable image (2 skipped, 0 ignored)" ] &&
-     grep -qx "vitmae: skipped $tmp/broken/a/1.png: not a PNG, JPEG or WebP file" "$tmp/err" && [ ! -e "$tmp/ft" ]'
+     grep -qx "vitmae: skipped $tmp/broken/a/1.png: not a PNG, JPEG or WebP file" "$tmp/err" && [ ! -e "$tmp/ft" ] && [ ! -e "$tmp/ft.npy" ]'
 done
 # An --out through a symbolic link to nothing (its target deleted): "LINK: No such file or directory"
 # named neither the link nor what is missing. Every command with --out names the link and its target,

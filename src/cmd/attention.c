@@ -218,9 +218,11 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
             }
             scanned = 1;
             for (int k = 0; k < ds.nskipped; k++) unusable(&u, 1, ds.skipped[k].path, ds.skipped[k].reason);
-            if (ds.n == 0) {
+            // A folder with nothing to draw is a failure of its own only when no file of it was skipped
+            // (their lines say why), as reconstruct and classify say it (output_gather_inputs).
+            if (ds.n == 0 && ds.nskipped == 0) {
                 char why[96];
-                snprintf(why, sizeof why, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+                snprintf(why, sizeof why, "no decodable image (0 skipped, %d ignored)", ds.nignored);
                 unusable(&u, 0, inputs[i], why);
             }
             add = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *add);
