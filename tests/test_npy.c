@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -181,6 +183,40 @@ static void test_names_threads(const char *dir) {
     CHECK(stray_temporaries(dir) == 0, "no temporary file left by the threads");
 }
 
+// A folder made twice (file_mkdir_tracked: made, then there already, as output_mkdir_p walks the folders
+// above an output), the cleanup on, the second call's node in a slot of the list below the first's (a
+// node freed before is reused): the second call forgot the first LIVE node of that name, the one that
+// knew the folder (dev, ino), and its own, which does not, stayed. The run's folder then moved and an
+// empty one made at its name by someone else, a stop signal removed that one by its name. Now the second
+// call forgets its own node: the other folder stays. (In a child: the signal ends it.)
+static void test_mkdir_twice(const char *dir) {
+    char d[600], moved[620];
+    snprintf(d, sizeof d, "%s/made", dir);
+    snprintf(moved, sizeof moved, "%s/made-moved", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        file_cleanup_on_stop_signals();
+        char f1[600], f2[600];   // two free nodes: the two calls' nodes are taken in list order
+        snprintf(f1, sizeof f1, "%s/fill1", dir);
+        snprintf(f2, sizeof f2, "%s/fill2", dir);
+        file_tmp_keep(f1);
+        file_tmp_keep(f2);
+        file_tmp_forget(f1);
+        file_tmp_forget(f2);
+        if (file_mkdir_tracked(d) != 0 || file_mkdir_tracked(d) != 1) _exit(3);
+        if (rename(d, moved) || mkdir(d, 0777)) _exit(4);   // the user's own folder at the old name
+        raise(SIGTERM);
+        _exit(5);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork and wait");
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "the child ended by its stop signal (status %d)", status);
+    struct stat st;
+    CHECK(stat(d, &st) == 0, "a folder made at the run's folder's old name after it moved stays (%s)", d);
+    rmdir(d);
+    rmdir(moved);
+}
+
 int main(void) {
     char err[256];
     char buf[1024];
@@ -262,6 +298,7 @@ int main(void) {
     test_publish(pub);
     test_publish_many(pub);
     test_names_threads(pub);
+    test_mkdir_twice(pub);
     remove(pub);
     return check_done();
 }

@@ -349,7 +349,12 @@ int file_mkdir_tracked(const char *dir) {
     int saved = errno;
     struct stat st;
     if (!rc && k && lstat(dir, &st) == 0) { k->dev = st.st_dev; k->ino = st.st_ino; }
-    if (rc) file_tmp_forget(dir);
+    // Its own node forgotten, not the first LIVE one of that name (kept_live): a folder there already is
+    // often one this run made and keeps (output_mkdir_p walks every folder above), whose node, with the
+    // folder's identity (dev, ino), went instead, and this one, which has none, stayed: a stop signal then
+    // removed by its name an empty folder made there by someone else once the run's had moved.
+    int live = NODE_LIVE;
+    if (rc && k) __atomic_compare_exchange_n(&k->state, &live, NODE_FREE, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     stop_leave();
     errno = saved;
     return rc;
