@@ -413,13 +413,16 @@ moved_run mvc HOLD_BEFORE_CKPT_RENAME checkpoint-1.safetensors \
   "^vitmae: train: .*/mvc/run/checkpoint-1.safetensors: rename failed: No such file or directory$"
 # at_once NAME GATE ARGS...: `vitmae train ARGS` held at VITMAE_FAULT_HOLD_<GATE> ($dir/NAME.go), then
 # Ctrl-C twice (the second stops at once without saving): sets rc and held, what the folder $peek held
-# at the gate.
+# at the gate. The second is sent once the first one's line is said (two sent while the first is still
+# pending would be one signal: a loaded machine took more than a fixed pause).
 at_once() {
-  ao_go="$dir/$1.go"; ao_gate=$2; shift 2
-  env --default-signal "VITMAE_FAULT_HOLD_$ao_gate=$ao_go" "$VITMAE" train "$@" > /dev/null 2>&1 &
+  ao_go="$dir/$1.go"; ao_err="$dir/$1.err"; ao_gate=$2; shift 2
+  env --default-signal "VITMAE_FAULT_HOLD_$ao_gate=$ao_go" "$VITMAE" train "$@" > /dev/null 2> "$ao_err" &
   ao_pid=$!; wait_gate "$ao_go" $ao_pid
   held=$(ls -A "$peek" 2>&1 | tr "\n" " ")
-  kill -INT $ao_pid; sleep 0.2; kill -INT $ao_pid; wait $ao_pid; rc=$?
+  kill -INT $ao_pid
+  ao_i=0; while [ $ao_i -lt 300 ] && ! grep -q "^vitmae: SIGINT: " "$ao_err"; do sleep 0.1; ao_i=$((ao_i + 1)); done
+  kill -INT $ao_pid; wait $ao_pid; rc=$?
 }
 # A stop at once while a working image is written to the --store folder: the store's temporary file
 # goes (io/files.h's cleanup; it stayed, HASH.work.tmp.<pid>.<thread>, and nothing removes it later).
