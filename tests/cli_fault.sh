@@ -333,7 +333,7 @@ rm -rf tr
 FAULT_FUNC=fsync_dir FAULT_N=5 LD_PRELOAD=$shim "$VITMAE" $tr_args > got.out 2> got.err; rc=$?
 t "train, the checkpoint's folder sync failing: exit 1, the whole line (exit $rc: $(head -n 2 got.err | tr '\n' '|')), the checkpoint whole" \
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] &&
-   grep -qx "vitmae: tr/checkpoint-1.safetensors: written, but its folder tr could not be synced: Input/output error" got.err &&
+   grep -qx "vitmae: train: tr/checkpoint-1.safetensors: written, but its folder tr could not be synced: Input/output error" got.err &&
    "$VITMAE" info tr/checkpoint-1.safetensors > /dev/null 2>&1 && [ -z "$(ls -a tr | grep "\.tmp-")" ]'
 # The sixth: checkpoint.safetensors, linked to that snapshot (publish_latest), its folder's sync failing.
 # It was ignored (exit 0, nothing said); now the one wording of a file in place whose folder was not
@@ -342,7 +342,7 @@ rm -rf tr
 FAULT_FUNC=fsync_dir FAULT_N=6 LD_PRELOAD=$shim "$VITMAE" $tr_args > got.out 2> got.err; rc=$?
 t "train, the latest checkpoint's folder sync failing: exit 1, the whole line (exit $rc: $(head -n 2 got.err | tr '\n' '|')), both files whole" \
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] &&
-   grep -qx "vitmae: tr/checkpoint.safetensors: written, but its folder tr could not be synced: Input/output error" got.err &&
+   grep -qx "vitmae: train: tr/checkpoint.safetensors: written, but its folder tr could not be synced: Input/output error" got.err &&
    cmp -s tr/checkpoint.safetensors tr/checkpoint-1.safetensors && "$VITMAE" info tr/checkpoint.safetensors > /dev/null 2>&1'
 # train --overwrite of a run whose folder cannot be moved aside: a 250-byte name, whose RUN.old-1 is
 # longer than a name may be (ENAMETOOLONG; a rename that fails otherwise needs permissions root has).
