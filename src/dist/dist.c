@@ -538,7 +538,7 @@ static GradShared *shared_create(GradReduce *gr) {
         clock_gettime(CLOCK_REALTIME, &now);
         snprintf(probe, sizeof probe, "%s/vitmae-window-probe.%ld.%ld%09ld", dir, (long)getpid(), (long)now.tv_sec,
                  (long)now.tv_nsec);
-        probe_fd = open(probe, O_CREAT | O_EXCL | O_WRONLY, 0600);
+        probe_fd = open(probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
         if (probe_fd < 0) probe[0] = 0;
     }
     MPI_Bcast(probe, (int)sizeof probe, MPI_CHAR, 0, MPI_COMM_WORLD);

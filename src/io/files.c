@@ -15,7 +15,8 @@
 
 // ---------------------------------------------------------------------------------------------
 // The names a stop signal removes (files.h). A signal handler may run on any thread at any moment, so
-// it takes no lock and calls nothing but unlinkat, unlink, lstat, rmdir, sigaction and raise: the
+// it takes no lock and calls only async-signal-safe functions (strlen, memcpy; unlinkat, unlink, lstat, rmdir; open,
+// fsync and close to sync the noted folders; sigaction, pthread_sigmask, raise and _exit to end): the
 // names sit in a list that is only ever pushed onto, whose nodes are reused, never freed. A node is
 // FREE, BUSY (being filled), LIVE (a name kept), DYING (taken by the handler) or DONE (a folder the
 // handler is through with). The threads' lookups (kept_live) compare the names of nodes that other
@@ -204,7 +205,7 @@ static void end_by_signal(int sig) {
             k->is_dir)
             continue;
         if (k->dir >= 0) {
-            const char *leaf = k->name;   // base_name's, by hand: strrchr is not async-signal-safe
+            const char *leaf = k->name;   // base_name's, by hand: the handler calls no more of the C library than it must
             for (const char *c = k->name; *c; c++)
                 if (*c == '/') leaf = c + 1;
             unlinkat(k->dir, leaf, 0);
