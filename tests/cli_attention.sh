@@ -350,16 +350,17 @@ t "duplicate stem gets -1, as in reconstruct" '[ -f "$tmp/d/a b&c.attn.png" ] &&
 t "index escapes names" 'grep -q "href=\"a%20b%26c.attn.png\"" "$tmp/d/index.html" && grep -q "a b&amp;c" "$tmp/d/index.html"'
 # 25 inputs that cannot be read, 15 in a folder's scan and 10 given as files: the first 20 named, then
 # one line with the count of the rest, as train says a scan's skipped files (a line each, with no cap,
-# before); each is still a failed input (exit 1), and the good one is drawn.
+# before); each is still a failed input (exit 1), and the good one is drawn. The run ends as
+# reconstruct's does, with how many inputs failed (docs/interface.md, section 2).
 mkdir -p "$tmp/unread" "$tmp/unread2" && cp "$img" "$tmp/unread/good.png"
 for k in $(seq 10 24); do printf 'not a png' > "$tmp/unread/bad$k.png"; done
 for k in $(seq 25 34); do printf 'not a png' > "$tmp/unread2/bad$k.png"; done
 run --out "$tmp/dunread" --head mean "$tmp/unread" "$tmp"/unread2/bad*.png; rc=$?
 t "25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$tmp/err") lines)" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 21 ] &&
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 22 ] &&
    [ "$(grep -c "^vitmae: $tmp/unread2\{0,1\}/bad[12][0-9].png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 20 ] &&
    sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
-   [ -s "$tmp/dunread/good.attn.png" ]'
+   sed -n 22p "$tmp/err" | grep -qx "vitmae: attention: 25 inputs failed" && [ -s "$tmp/dunread/good.attn.png" ]'
 # The page names every one of them, past the terminal's 20 too.
 t "25 inputs that cannot be read: index.html lists all 25 ($(grep -c "^<li>.*/bad[123][0-9].png: " "$tmp/dunread/index.html"))" \
   'grep -q "Not drawn by this run (25)" "$tmp/dunread/index.html" &&
@@ -593,15 +594,16 @@ t "control characters written out on stdout ($rc: $(head -n 2 "$tmp/nl.out" | tr
   '[ $rc -eq 0 ] && [ "$(grep -c " -> " "$tmp/nl.out")" -eq 1 ] && grep -qF "ok\\nfake.png: " "$tmp/nl.out"'
 
 # A folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds the command
-# there): one line for the folder (it printed a "no such file" line per image), exit 1.
+# there): one line for the folder (it printed a "no such file" line per image), its images counted in
+# the tally as reconstruct's, exit 1.
 mkdir -p "$tmp/many/a"
 cp "$img" "$tmp/many/a/0.png"
 python3 -c 'import os, sys; [os.link(sys.argv[1] + "/0.png", sys.argv[1] + "/%d.png" % i) for i in range(1, 20)]' "$tmp/many/a"
 VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" attention --ckpt "$ck" --out "$tmp/amany" "$tmp/many" \
   > "$tmp/many.out" 2> "$tmp/many.err" &
 moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
-t "input folder renamed mid-run: exit 1, one line for the folder ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 1 ] && grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" "$tmp/many.err"'
+t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: attention: 20 inputs failed$"'
 
 # SIGTERM in the middle of a run (once an image's maps are out): every image's files are there whole
 # or not at all, with no temporary file and no folder of maps left empty (it left the temporary files

@@ -784,27 +784,30 @@ t "info: a class name with a newline written out on its classes line ($rc: $(gre
   '[ $rc -eq 0 ] && grep -qxF "  classes      2: a\\nb, c" "$dir/nlinfo.out"'
 
 # classify: an input folder renamed between the scan and the reads (VITMAE_FAULT_HOLD_AFTER_SCAN holds
-# it there) is one line, not a "no such file" line per image; exit 1. (The folder a class of the model:
-# one of another name is a note of its own.)
+# it there) is one line, not a "no such file" line per image, then the tally as reconstruct's; exit 1.
+# (The folder a class of the model: one of another name is a note of its own.)
 mkdir -p "$dir/cls/circle"
 for f in $(find "$dir/data" -name "*.png" | head -n 30); do cp "$f" "$dir/cls/circle/"; done
 VITMAE_FAULT_HOLD_AFTER_SCAN="$dir/hold" "$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/cls" \
   > /dev/null 2> "$dir/cls.err" &
 moved_at_gate "$dir/hold" $! "$dir/cls" "$dir/cls2"; rc=$?
-t "classify, input folder renamed mid-run: exit 1, one line ($(head -n 3 "$dir/cls.err" | tr "\n" "|"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/cls.err")" -eq 1 ] && grep -q "^vitmae: .*/cls: the folder is gone (moved or deleted during the run)$" "$dir/cls.err"'
+t "classify, input folder renamed mid-run: exit 1, one line and the tally ($(head -n 3 "$dir/cls.err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/cls.err")" -eq 2 ] && head -n 1 "$dir/cls.err" | grep -q "^vitmae: .*/cls: the folder is gone (moved or deleted during the run)$" &&
+   tail -n 1 "$dir/cls.err" | grep -q "^vitmae: classify: [0-9]* inputs failed$"'
 
 # classify of 25 inputs that cannot be read, 15 in a folder's scan and 10 given as files: the first 20
 # named, then one line with the count of the rest, as train says a scan's skipped files (a line each,
-# with no cap, before); each is still a failed input (exit 1), and the good one is classified.
+# with no cap, before); each is still a failed input (exit 1), and the good one is classified. The run
+# ends as reconstruct's does, with how many inputs failed (docs/interface.md, section 2).
 mkdir -p "$dir/unread/circle" "$dir/unread2" && cp "$(find "$dir/data/circle" -name "*.png" | head -n 1)" "$dir/unread/circle/"
 for k in $(seq 10 24); do printf 'not an image' > "$dir/unread/circle/bad$k.png"; done
 for k in $(seq 25 34); do printf 'not an image' > "$dir/unread2/bad$k.png"; done
 "$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/unread" "$dir"/unread2/bad*.png > "$dir/unread.out" 2> "$dir/unread.err"; rc=$?
 t "classify, 25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$dir/unread.err") lines)" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/unread.err")" -eq 21 ] &&
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/unread.err")" -eq 22 ] &&
    [ "$(grep -c "^vitmae: $dir/unread\(/circle\|2\)/bad[12][0-9].png: not a PNG, JPEG or WebP file$" "$dir/unread.err")" -eq 20 ] &&
    sed -n 21p "$dir/unread.err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
+   sed -n 22p "$dir/unread.err" | grep -qx "vitmae: classify: 25 inputs failed" &&
    grep -q "^$dir/unread/circle/.*(label circle" "$dir/unread.out"'
 
 # The data folder renamed during the run (no cache, no store): one line that says the folder is gone,

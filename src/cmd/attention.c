@@ -1160,7 +1160,7 @@ int cmd_attention(int argc, char **argv) {
     cli_held_say(&held);   // the run goes ahead: the inputs that cannot be read
     FileFolders later = {0};
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force, &later};
-    int nimages = 0, nmaps = 0, taken = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
+    int nimages = 0, nmaps = 0, taken = 0, unsynced_maps = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1204,12 +1204,13 @@ int cmd_attention(int argc, char **argv) {
             continue;
         }
         cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
-        if (unsynced) { cli_error("attention", "%s", err); failures++; }   // "PATH ...: written, but ...": drawn
+        if (unsynced) { cli_error("attention", "%s", err); unsynced_maps = 1; }   // "PATH ...: written, but ...": drawn
         nimages++;
         nmaps += n;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cli_unread_end(&unread, NULL);
+    int failed_inputs = failures;   // the inputs alone: the page's and the folders' failures come below
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     // No page for a run that drew nothing: it would only stand in the way of the retry (--force); nor
     // for one that met another command's files (its page is that command's). A run that stopped (a
@@ -1237,7 +1238,9 @@ int cmd_attention(int argc, char **argv) {
     cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s", nimages, nimages == 1 ? "" : "s", nmaps,
             nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, index_ok ? "; index " : "",
             index_ok ? out_dir : "", index_ok ? "/index.html" : "");
-    status = failures ? 1 : 0;
+    if (!full && failed_inputs > 1)   // as reconstruct ends (docs/interface.md, section 2)
+        cli_error("attention", "%d inputs failed", failed_inputs);
+    status = failures || unsynced_maps ? 1 : 0;
 out:
     if (status) output_mkdir_undo(&made);   // only while empty: the images drawn keep it
     for (int i = 0; written && i < npaths; i++) {

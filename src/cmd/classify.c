@@ -300,6 +300,7 @@ int cmd_classify(int argc, char **argv) {
     } else if (classified) {   // with none, the lines on stderr said why: no result, and one line a problem
         printf("top-1: no image sits in a class folder of the model's classes\n");
     }
+    if (failed > 1) cli_error("classify", "%d inputs failed", failed);   // as reconstruct ends (docs/interface.md, section 2)
     rc = failed ? 1 : 0;
 out:
     cJSON_Delete(root);
