@@ -34,6 +34,16 @@ int train_out_prepare(const char *run_dir, OutputMade *made, char *err, size_t e
         train_out_unmake(made);
         return -1;
     }
+    // A file under samples/'s name (a resumed run's folder) would fail the first sheet, after steps
+    // have run: refused now, before any.
+    char dir[4220];
+    struct stat st;
+    snprintf(dir, sizeof dir, "%s/samples", run_dir);
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a folder: the sample sheets go into a folder of this name (move the file away)", dir);
+        train_out_unmake(made);
+        return -1;
+    }
     return 0;
 }
 
@@ -254,9 +264,11 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
         // made anew at its old name. A sheet that fails takes the folder it made with it (while that
         // name is still the folder made here).
         struct stat mine, now;
-        int made = mkdir(dir, 0777) == 0 && stat(dir, &mine) == 0;
-        if (!made && errno != EEXIST) {
-            snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+        int created = mkdir(dir, 0777) == 0, made = created && stat(dir, &mine) == 0;
+        if (!made && (created || errno != EEXIST)) {
+            char reason[128];
+            snprintf(err, errlen, "%s: %s", dir, file_reason(errno, reason, sizeof reason));
+            if (created) rmdir(dir);   // made here a moment ago and still empty: no folder without its sheet
             rc = -1;
         } else {
             rc = png_write(path, sheet.px, sheet.w, sheet.h, 3, text, why, sizeof why);
