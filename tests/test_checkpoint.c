@@ -214,6 +214,17 @@ static void test_generic_format(void) {
     expect_hdr_refused("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]", 8,
                        "malformed JSON header", "malformed JSON");
     expect_hdr_refused("{\"a\":1} {}", 0, "malformed JSON header", "JSON with trailing bytes");
+    // Nested past the JSON reader's 1000 levels: said so, not "malformed" (1000 levels parse).
+    for (int levels = 1000; levels <= 1001; levels++) {
+        char deep[2 * 1001 + 16], what[32];
+        int n = snprintf(deep, sizeof deep, "{\"a\":");
+        for (int k = 1; k < levels; k++) deep[n++] = '[';
+        for (int k = 1; k < levels; k++) deep[n++] = ']';
+        snprintf(deep + n, sizeof deep - (size_t)n, "}");
+        snprintf(what, sizeof what, "header of %d levels", levels);
+        expect_hdr_refused(deep, 0, levels == 1000 ? "entry 'a' is not an object"
+                                                   : "JSON header nested deeper than 1000 levels (the limit of the JSON reader; at byte 1004 of", what);
+    }
     expect_hdr_refused("[1, 2]", 0, "header is not a JSON object", "header an array");
     expect_hdr_refused("\"x\"", 0, "header is not a JSON object", "header a string");
     expect_hdr_refused("{\"a\":[1]}", 0, "entry 'a' is not an object", "tensor entry not an object");
@@ -633,6 +644,17 @@ static void test_config_json(void) {
     }
     free(js);
     CHECK(mae_config_from_json("[1]", &back, err, sizeof err) != 0 && strstr(err, "not a JSON object"), "array config");
+    // Nested past the JSON reader's 1000 levels: said so, not "malformed JSON" (1000 levels parse).
+    for (int levels = 1000; levels <= 1001; levels++) {
+        char deep[2 * 1001 + 16];
+        int n = snprintf(deep, sizeof deep, "{\"a\":");
+        for (int k = 1; k < levels; k++) deep[n++] = '[';
+        for (int k = 1; k < levels; k++) deep[n++] = ']';
+        snprintf(deep + n, sizeof deep - (size_t)n, "}");
+        const char *want = levels == 1000 ? "config: missing field 'img_size'" : "config: JSON nested deeper than 1000 levels";
+        err[0] = 0;
+        CHECK(mae_config_from_json(deep, &back, err, sizeof err) != 0 && strstr(err, want), "config of %d levels: '%s'", levels, err);
+    }
     // MAE's own configs have mlp_ratio 4.0: an integral float is accepted.
     js = mae_config_to_json(&cfg);
     char *at = strstr(js, "\"mlp_ratio\":4");

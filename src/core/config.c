@@ -274,9 +274,34 @@ static int get_channels(const cJSON *o, const char *key, int C, float *out, char
     return 0;
 }
 
+int json_nesting_too_deep(const char *text, size_t len, size_t at) {
+    // cJSON refuses the array or object one level past its limit where it begins: its error points
+    // at that bracket, with CJSON_NESTING_LIMIT brackets open before it (those inside strings aside).
+    if (at >= len || (text[at] != '[' && text[at] != '{')) return 0;
+    long depth = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < at; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\') i++;
+            else if (c == '"') in_string = 0;
+        } else if (c == '"') in_string = 1;
+        else if (c == '[' || c == '{') depth++;
+        else if (c == ']' || c == '}') depth--;
+    }
+    return !in_string && depth >= CJSON_NESTING_LIMIT;
+}
+
 int mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen) {
-    cJSON *o = cJSON_Parse(json);
-    if (!o) { snprintf(err, errlen, "config: malformed JSON"); return -1; }
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithOpts(json, &end, 0);
+    if (!o) {
+        size_t len = strlen(json) + 1, at = end && end >= json ? (size_t)(end - json) : len;
+        if (json_nesting_too_deep(json, len, at))
+            snprintf(err, errlen, "config: JSON nested deeper than %d levels (the limit of the JSON reader)", CJSON_NESTING_LIMIT);
+        else snprintf(err, errlen, "config: malformed JSON");
+        return -1;
+    }
     MaeConfig c;
     memset(&c, 0, sizeof c);
     int rc = -1;

@@ -20,6 +20,7 @@
 #include "io/safetensors.h"
 #include "io/json.h"
 #include "io/files.h"
+#include "core/config.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -352,7 +353,10 @@ static int parse_file(StFile *f, const uint8_t *bytes, size_t len, char *err, si
     }
     if (!root) {
         size_t at = end && end >= hdr ? (size_t)(end - hdr) : 0;
-        fail(err, errlen, "%s: malformed JSON header (near byte %zu of %llu)", f->path, at, (unsigned long long)hlen);
+        if (json_nesting_too_deep(hdr, (size_t)hlen, at))   // well-formed, maybe, but past what the reader takes
+            fail(err, errlen, "%s: JSON header nested deeper than %d levels (the limit of the JSON reader; at byte %zu of %llu)",
+                 f->path, CJSON_NESTING_LIMIT, at, (unsigned long long)hlen);
+        else fail(err, errlen, "%s: malformed JSON header (near byte %zu of %llu)", f->path, at, (unsigned long long)hlen);
         return -1;
     }
     int rc = -1;
