@@ -1073,10 +1073,8 @@ void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int
                  dist_accum_choice(use, sizeof use, mine));
         return;
     }
-    char counts[256] = "";
-    size_t at = 0;
-    for (int c = 2; c <= groups && at < sizeof counts - 32; c *= 2)   // the powers of two dividing G
-        at += (size_t)snprintf(counts + at, sizeof counts - at, "%s%d", c == 2 ? "" : 2 * c > groups ? " or " : ", ", c);
+    char counts[256];   // every power of two from 2 to G: G is fixed, --accum is this session's
+    dist_proc_counts(counts, sizeof counts, groups, 1);
     if (groups < 2)
         snprintf(err, errlen, "%d processes: this run sums each step as 1 gradient group, fixed when it started "
                  "(--groups), which one process computes: resume it without mpirun (or with mpirun -np 1)", procs);

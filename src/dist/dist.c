@@ -382,20 +382,24 @@ const char *dist_accum_choice(char *use, size_t n, int d) {
     return use;
 }
 
+int dist_proc_counts(char *buf, size_t n, int groups, int accum) {
+    size_t at = 0;
+    int last = 0;
+    for (int c = 2; c <= groups && accum > 0 && (groups / c) % accum == 0; c *= 2) last = c;
+    if (n) buf[0] = 0;
+    for (int c = 2; c <= last && at + 32 < n; c *= 2)
+        at += (size_t)snprintf(buf + at, n - at, "%s%d", c == 2 ? "" : c == last ? " or " : ", ", c);
+    return last;
+}
+
 int dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen) {
     if (!is_pow2(groups) || batch % groups) {
         snprintf(err, errlen, "%d gradient groups: must be a power of two that divides the batch (%d)", groups, batch);
         return DIST_BAD_GROUPS;
     }
     if (!is_pow2(procs)) {
-        // The counts that run it, as a resume's refusal names them (cmd/runfolder.c): the powers of two
-        // from 2 that divide G and leave each process a share that --accum divides.
-        char counts[256] = "", way[300];
-        size_t at = 0;
-        int last = 0;
-        for (int c = 2; c <= groups && accum > 0 && (groups / c) % accum == 0; c *= 2) last = c;
-        for (int c = 2; c <= last && at < sizeof counts - 32; c *= 2)
-            at += (size_t)snprintf(counts + at, sizeof counts - at, "%s%d", c == 2 ? "" : c == last ? " or " : ", ", c);
+        char counts[256], way[300];   // the counts that run it, as a resume's refusal names them
+        int last = dist_proc_counts(counts, sizeof counts, groups, accum);
         if (last) snprintf(way, sizeof way, "run it without mpirun or with mpirun -np %s", counts);
         else snprintf(way, sizeof way, "run it without mpirun (or with mpirun -np 1)");
         snprintf(err, errlen, "%d processes: each must own a whole subtree of the fixed pairwise tree over the "

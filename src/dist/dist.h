@@ -105,6 +105,12 @@ int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, s
 // or "--accum 1" where that is the one choice. In use (48 bytes will do); the refusals of
 // dist_check_groups, --parallel groups and a resume say it alike.
 const char *dist_accum_choice(char *use, size_t n, int d);
+// The process counts that can run G gradient groups in `accum` micro-batches each: the powers of two
+// from 2 that divide G and leave each process a share that accum divides (with accum 1, every power of
+// two from 2 up to G). Written into buf as a refusal names them, "2", "2 or 4", "2, 4 or 8" (256 bytes
+// will do for any G up to 4096); "" when there is none. Returns the largest, or 0 when there is none.
+// dist_check_groups and a resume's refusal (cmd/runfolder.c) say them alike.
+int dist_proc_counts(char *buf, size_t n, int groups, int accum);
 
 // One step's gradient over this rank's groups. The caller's group function computes the gradient of
 // group g (zeroed, forward, backward) into `grads` (n floats) and its loss into *loss; it returns 0,
