@@ -313,25 +313,23 @@ static void warn_stale_config(const char *path, const char *train_state) {
     int same_run = cJSON_IsString(id_cfg) && cJSON_IsString(id_ck) ? !strcmp(id_cfg->valuestring, id_ck->valuestring)
                                                                     : !id_cfg && !id_ck;
     if (cJSON_IsObject(tr) && cJSON_IsObject(ck) && same_run && !cJSON_Compare(tr, ck, 1)) {
-        char a[32], b[32], c[32], d[32];
+        char a[32], b[32], c[32], d[32], what[512];
         const char *key = same_step(tr, ck) ? first_difference(tr, ck) : NULL;
         if (key) {
             // At the same step the writes did not part: the file was changed afterwards (an edit), and
             // "the run stopped between the writes" would name step 3 of 10 against step 3 of 10.
             char q[UTF8_CLIP_SIZE];
-            cli_message("warning: %s differs from this checkpoint's train state at the same step %s of %s ('%s' is "
-                        "not the checkpoint's: the file was changed after it was written): the checkpoint is the "
-                        "run's state; train --resume %.*s goes on from it and rewrites config.json", cfg_path,
-                        state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d), utf8_clip(q, key),
-                        dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
+            snprintf(what, sizeof what, "differs from this checkpoint's train state at the same step %s of %s ('%s' is "
+                     "not the checkpoint's: the file was changed after it was written)",
+                     state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d), utf8_clip(q, key));
         } else {
-            cli_message("warning: %s describes step %s of %s, not this checkpoint's step %s of %s (the run stopped "
-                        "between writing the checkpoint and config.json): the checkpoint is the run's state; "
-                        "train --resume %.*s goes on from it and rewrites config.json", cfg_path,
-                        state_step(tr, "step", a, sizeof a), state_step(tr, "total_steps", b, sizeof b),
-                        state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d),
-                        dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
+            snprintf(what, sizeof what, "describes step %s of %s, not this checkpoint's step %s of %s (the run stopped "
+                     "between writing the checkpoint and config.json)",
+                     state_step(tr, "step", a, sizeof a), state_step(tr, "total_steps", b, sizeof b),
+                     state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d));
         }
+        cli_message("warning: %s %s: the checkpoint is the run's state; train --resume %.*s goes on from it and "
+                    "rewrites config.json", cfg_path, what, dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
     }
     cJSON_Delete(cfg);
     cJSON_Delete(ck);
