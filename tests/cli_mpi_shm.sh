@@ -16,6 +16,24 @@ mpi_need_shm cli_mpi_shm.sh   # else SKIP, said (tests/lib.sh)
 
 bench="bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 1"
 t "bench -np 2, one /dev/shm: combined through shared memory" 'mpi -np 2 "$VITMAE" $bench 2>&1 | grep -q "combined through shared memory"'
+# Rank 0's probe file "vitmae-window-probe.<host>.<pid>.<time>" that a kill of rank 0 left there goes
+# when the next job's rank 0 makes its own (its host this one, its pid gone: io/files.h's file_sweep_dead);
+# a live process's, another host's and a near name stay. Here in a folder of the test's own
+# (osc_sm_backing_directory), which the window takes as it takes /dev/shm.
+mkdir -p "$dir/shm"
+host=$(uname -n); other=$(echo "$host" | tr "a-zA-Z0-9" "b-zaB-ZA1-90")
+sh -c 'exit 0' & dead=$!; wait $dead
+p=vitmae-window-probe
+for n in "$p.$host.$dead.1764680000123456789" "$p.$host.$$.1764680000123456789" "$p.$other.$dead.1764680000123456789" \
+         "$p.$host.$dead.123" "$p.$host.$dead.1764680000123456789.notes" "$p.$dead.1764680000123456789"; do
+  echo leftover > "$dir/shm/$n"
+done
+OMPI_MCA_osc_sm_backing_directory="$dir/shm" mpi -np 2 "$VITMAE" $bench > "$dir/probe.out" 2>&1; rc=$?
+t "a probe file a dead rank 0 of this host left goes; the others stay ($rc; now: $(ls -A "$dir/shm" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && grep -q "combined through shared memory" "$dir/probe.out" && [ ! -e "$dir/shm/$p.$host.$dead.1764680000123456789" ] &&
+   [ -e "$dir/shm/$p.$host.$$.1764680000123456789" ] && [ -e "$dir/shm/$p.$other.$dead.1764680000123456789" ] &&
+   [ -e "$dir/shm/$p.$host.$dead.123" ] && [ -e "$dir/shm/$p.$host.$dead.1764680000123456789.notes" ] &&
+   [ -e "$dir/shm/$p.$dead.1764680000123456789" ]'
 
 # A rank in a /dev/shm of its own needs root's mount namespace.
 if [ "$(id -u)" != 0 ] || ! unshare -m sh -c 'mount -t tmpfs -o size=1m none /dev/shm' 2>/dev/null; then

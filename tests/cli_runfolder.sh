@@ -437,7 +437,7 @@ peek="$dir/sw/store"
 at_once sw IN_STORE_WRITE $small --data "$dir/moved" --steps 3 --store "$dir/sw/store" --out "$dir/sw/run"
 t "a second Ctrl-C while a store file is written: exit 130, no temporary file left in the store ($rc; at the gate: $held; now: $(ls -A "$dir/sw/store" | grep "\.tmp\." | tr "\n" " "))" \
   '[ $rc -eq 130 ] && [ "${held#*.work.tmp.}" != "$held" ] && ! ls -A "$dir/sw/store" | grep -q "\.tmp\."'
-# ... and between the checkpoint's link .checkpoint.link.XXXXXX and its rename to checkpoint.safetensors
+# ... and between the checkpoint's link .checkpoint.link.<host>.<pid>.XXXXXX and its rename to checkpoint.safetensors
 # (left behind until the next start in the folder).
 peek="$dir/ln/run"
 at_once ln BEFORE_LATEST_RENAME $small --data "$dir/moved" --steps 3 --out "$dir/ln/run"

@@ -236,7 +236,7 @@ static void remove_matching(const char *dir, int samples) {
         int stale;
         if (samples) stale = is_sample_temp(n);
         else stale = (strncmp(n, ".checkpoint", 11) == 0 && strstr(n, ".safetensors.tmp-") != NULL) ||
-                     strncmp(n, ".checkpoint.link.", 17) == 0 || is_output_temp(n, "config.json") ||
+                     is_output_temp(n, "config.json") ||
                      is_output_temp(n, "curves.png") || is_output_temp(n, "metrics.csv");
         if (!stale) continue;
         char path[4400];
@@ -246,13 +246,26 @@ static void remove_matching(const char *dir, int samples) {
     closedir(d);
 }
 
+// The pid of publish_latest's temporary link made on host, ".checkpoint.link.<host>.<pid>.XXXXXX"
+// (six letters or digits), or 0 for any other name: a user's ".checkpoint.link.notes" is not ours.
+static long latest_link_leftover(const char *name, const char *host) {
+    long pid;
+    const char *p = strncmp(name, ".checkpoint.link.", 17) ? NULL : file_name_host_pid(name + 17, host, &pid);
+    if (!p || *p++ != '.') return 0;
+    for (int i = 0; i < 6; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') || (p[i] >= '0' && p[i] <= '9'))) return 0;
+    return p[6] ? 0 : pid;
+}
+
 // Temporary files of writes that a kill (SIGKILL, power loss) interrupted: ckpt_save's
-// ".checkpoint*.safetensors.tmp-XXXXXX", publish_latest's ".checkpoint.link.XXXXXX", and the
+// ".checkpoint*.safetensors.tmp-XXXXXX", publish_latest's ".checkpoint.link.<host>.<pid>.XXXXXX" (only
+// this host's, and only when that process is gone: io/files.h's file_sweep_dead), and the
 // "NAME.tmp.<pid>[.<serial>]" of config.json, metrics.csv, curves.png and samples/step-<step>.png.
 // Removed when a run starts or resumes in the folder, so repeated crashes do not fill the disk or
 // the folder.
 void run_remove_stale_temp_files(const char *dir) {
     remove_matching(dir, 0);
+    file_sweep_dead(dir, latest_link_leftover);
     char samples[4400];
     snprintf(samples, sizeof samples, "%s/samples", dir);
     remove_matching(samples, 1);
@@ -347,9 +360,15 @@ void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn
 
 int publish_latest(const char *snapshot, const char *latest, const char *dir, char *err, size_t errlen) {
     // A name of its own (io/files.h), never one that is there: ".checkpoint.link.<pid>" was unlinked
-    // first, whatever held that name. Removed from the folder it was made in by a failure or a stop at once.
-    char tmp[4400];
-    if (snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.XXXXXX", dir) >= (int)sizeof tmp) return -1;
+    // first, whatever held that name. Removed from the folder it was made in by a failure or a stop at
+    // once; the host and pid let the next start remove what a kill left (latest_link_leftover).
+    char tmp[4400], host[FILE_HOST_MAX];
+    file_host_name(host, sizeof host);
+    // run_folder_names_fit leaves 80 bytes for a name: a long host name in a folder near the limit is
+    // left out (that link, if a kill leaves it, is never swept) rather than failing the link.
+    if (strlen(dir) + strlen(host) + 40 >= 4096) host[0] = 0;
+    if (snprintf(tmp, sizeof tmp, "%s/.checkpoint.link.%s.%ld.XXXXXX", dir, host, (long)getpid()) >= (int)sizeof tmp)
+        return -1;
     if (file_tmp_link_unique(snapshot, tmp) != 0) return -1;
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LATEST_RENAME");   // tests: a stop signal while the link is there
     if (rename(tmp, latest) != 0) { file_tmp_remove(tmp); return -1; }

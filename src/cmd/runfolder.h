@@ -184,7 +184,8 @@ void run_abs_path(char *dst, size_t n, const char *path);
 // ".checkpoint-<step>.safetensors.tmp-XXXXXX", and samples/step-<step>.png's) fit the system's
 // 4096-byte paths; else -1 with err. Checked before a run writes anything.
 int run_folder_names_fit(const char *dir, char *err, size_t errlen);
-// Removes ".checkpoint*.safetensors.tmp-*", ".checkpoint.link.*" and the temporary names of
+// Removes ".checkpoint*.safetensors.tmp-*", this host's ".checkpoint.link.<host>.<pid>.XXXXXX" whose
+// process is gone, and the temporary names of
 // config.json, metrics.csv, curves.png and samples/step-N.png ("NAME.tmp.<pid>[.<serial>]") left
 // by killed writes.
 void run_remove_stale_temp_files(const char *dir);

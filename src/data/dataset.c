@@ -563,6 +563,18 @@ void dataset_stats(const Dataset *ds, DataStats *st) {
     pthread_mutex_unlock(&sh->lock);
 }
 
+// The pid of a store file's temporary name written on host, "<16 hex>.work.tmp.<host>.<pid>.<serial>"
+// (store_write), or 0 for any other name (file_sweep_dead).
+static long store_leftover(const char *name, const char *host) {
+    for (int i = 0; i < 16; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return 0;
+    long pid;
+    const char *p = strncmp(name + 16, ".work.tmp.", 10) ? NULL : file_name_host_pid(name + 26, host, &pid);
+    if (!p || *p++ != '.' || *p < '1' || *p > '9') return 0;
+    size_t digits = strspn(p, "0123456789");
+    return digits <= 10 && !p[digits] ? pid : 0;
+}
+
 int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
     if (!ds->shared || ds->work_size <= 0) { snprintf(err, errlen, "no working images to store"); return -1; }
     char *abs = realpath(dir, NULL);
@@ -572,6 +584,10 @@ int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
         free(abs);
         return -1;
     }
+    // Once a run, as it opens the store: the temporary files of this host's killed runs (a SIGKILL or a
+    // power cut; a stop signal removes its own), whose maker is certainly gone. Another host's, or a
+    // live process's, stay (docs/data.md).
+    file_sweep_dead(abs, store_leftover);
     pthread_mutex_lock(&ds->shared->lock);
     free(ds->shared->store_dir);
     ds->shared->store_dir = abs;
@@ -695,13 +711,14 @@ static int store_read(const char *file, const char *key, int T, WorkImage *out) 
 }
 
 // Atomic: a temporary file in the store, then rename. A failure only means the next run decodes again.
-// The temporary file is io/files.h's (file_tmp_name, file_tmp_create): a name of its own, removed from
+// The temporary file is io/files.h's (file_tmp_name_host, file_tmp_create): a name of its own,
+// "<hash>.work.tmp.<host>.<pid>.<serial>", that a kill leaves for the next store open (store_leftover), removed from
 // the store's folder by a failure or by a stop that ends the run at once (file_stop_now), so that the
 // store keeps no stray file, which nothing would remove. Test gate VITMAE_FAULT_HOLD_IN_STORE_WRITE once
 // it is written, before its rename.
 static int store_write(const char *file, const char *key, const WorkImage *wi) {
-    char tmp[4400 + FILE_TMP_EXTRA];
-    if (file_tmp_name(file, tmp, sizeof tmp)) return -1;
+    char tmp[4400 + FILE_TMP_HOST_EXTRA];
+    if (file_tmp_name_host(file, tmp, sizeof tmp)) return -1;
     int fd = file_tmp_create(tmp);
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {

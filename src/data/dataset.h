@@ -92,7 +92,8 @@ typedef struct {
 
 // Turns the on-disk store on in dir, a writable folder (after the scan; the command makes the folder, as
 // it makes every folder: cmd/output.h). 0 ok, -1 with err. Views do not change: only where working
-// images come from.
+// images come from. The temporary files a killed process of this host left in dir are removed then
+// (io/files.h's file_sweep_dead): the folder is listed once per call.
 int  dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen);
 // The store's folder as dataset_set_store resolved it (absolute), or NULL without a store.
 const char *dataset_store_dir(const Dataset *ds);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "dist/dist.h"
+#include "io/files.h"
 #include "io/json.h"
 #include "kernels/cpu.h"
 
@@ -479,6 +480,16 @@ static void shared_free(GradShared *sh) {
     free(sh);
 }
 
+// The pid of rank 0's probe file made on host, "vitmae-window-probe.<host>.<pid>.<s><ns>" (the time's
+// seconds, then 9 digits of nanoseconds), or 0 for any other name (io/files.h's file_sweep_dead).
+static long probe_leftover(const char *name, const char *host) {
+    long pid;
+    const char *p = strncmp(name, "vitmae-window-probe.", 20) ? NULL : file_name_host_pid(name + 20, host, &pid);
+    if (!p || *p++ != '.' || *p < '1' || *p > '9') return 0;
+    size_t digits = strspn(p, "0123456789");
+    return digits >= 10 && digits <= 30 && !p[digits] ? pid : 0;
+}
+
 // The shared window, or NULL (then the ranks exchange messages): VITMAE_REDUCE=messages on any rank,
 // not every rank on one machine, too little room where OpenMPI backs the window (shm_window_dir), a file
 // size limit (ulimit -f) below the window's file, a rank that does not see rank 0's folder there, or MPI
@@ -535,13 +546,19 @@ static GradShared *shared_create(GradReduce *gr) {
     // Every rank must see rank 0's folder: a rank in a mount namespace of its own (a container with a
     // private /dev/shm on the same host) failed its open of the others' files and left the window, and
     // the ranks that stayed in it waited for ever. Rank 0 makes a file there, the others look for it.
-    char probe[4096 + 64] = "";
+    char probe[4096 + 64 + FILE_HOST_MAX] = "";
     int probe_fd = -1;
     if (g_rank == 0) {
-        struct timespec now;   // the time too: a stale file of an earlier job with this pid is no clash
+        // The host and pid: a probe that a kill of rank 0 left is removed by the next job's rank 0 on this
+        // host once that process is gone (probe_leftover); the time too: a stale file of an earlier job
+        // with this pid is no clash.
+        char host[FILE_HOST_MAX];
+        file_host_name(host, sizeof host);
+        file_sweep_dead(dir, probe_leftover);
+        struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
-        snprintf(probe, sizeof probe, "%s/vitmae-window-probe.%ld.%ld%09ld", dir, (long)getpid(), (long)now.tv_sec,
-                 (long)now.tv_nsec);
+        snprintf(probe, sizeof probe, "%s/vitmae-window-probe.%s.%ld.%ld%09ld", dir, host, (long)getpid(),
+                 (long)now.tv_sec, (long)now.tv_nsec);
         probe_fd = open(probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
         if (probe_fd < 0) probe[0] = 0;
     }

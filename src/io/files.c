@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -361,11 +362,14 @@ int file_mkdir_tracked(const char *dir) {
     return rc;
 }
 
-int file_tmp_name(const char *path, char *tmp, size_t tmplen) {
+// file_tmp_name's and file_tmp_name_host's: host NULL, or this host's name (file_host_name) put
+// before the pid.
+static int tmp_name(const char *path, char *tmp, size_t tmplen, const char *host) {
     static unsigned serial;   // threads of one process stage files side by side
     unsigned k = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
-    char suffix[48];
-    int ns = snprintf(suffix, sizeof suffix, ".tmp.%ld.%u", (long)getpid(), k);
+    char suffix[FILE_TMP_HOST_EXTRA];
+    int ns = host ? snprintf(suffix, sizeof suffix, ".tmp.%s.%ld.%u", host, (long)getpid(), k)
+                  : snprintf(suffix, sizeof suffix, ".tmp.%ld.%u", (long)getpid(), k);
     // The name within the 255 bytes of a file name: a long one's leaf is cut to make room (the
     // serial keeps it unique), else a name the system takes could not be written ("File name too long").
     const char *slash = strrchr(path, '/');
@@ -375,6 +379,66 @@ int file_tmp_name(const char *path, char *tmp, size_t tmplen) {
     if (n < 0 || (size_t)n >= tmplen) { if (tmplen) tmp[0] = 0; return -1; }
     keep_name(tmp, 0);
     return 0;
+}
+
+int file_tmp_name(const char *path, char *tmp, size_t tmplen) {
+    return tmp_name(path, tmp, tmplen, NULL);
+}
+
+int file_tmp_name_host(const char *path, char *tmp, size_t tmplen) {
+    char host[FILE_HOST_MAX];
+    file_host_name(host, sizeof host);
+    return tmp_name(path, tmp, tmplen, host);
+}
+
+void file_host_name(char *host, size_t n) {
+    char name[256];
+    size_t len = 0;
+    int ok = n > 0 && gethostname(name, sizeof name) == 0 && memchr(name, 0, sizeof name);
+    // Only the characters of a host name (RFC 1123, and '_'), so that a name made of it is one file
+    // name with no room for doubt where the host ends: a '/' or a byte of another kind gives "".
+    for (len = 0; ok && name[len]; len++)
+        ok = (name[len] >= 'a' && name[len] <= 'z') || (name[len] >= 'A' && name[len] <= 'Z') ||
+             (name[len] >= '0' && name[len] <= '9') || strchr("._-", name[len]);
+    ok = ok && len > 0 && len < FILE_HOST_MAX && len < n;
+    if (n) snprintf(host, n, "%s", ok ? name : "");
+}
+
+const char *file_name_host_pid(const char *p, const char *host, long *pid) {
+    size_t hl = strlen(host);
+    if (!hl || strncmp(p, host, hl) || p[hl] != '.') return NULL;
+    p += hl + 1;
+    long v = 0;
+    int digits = 0;
+    // getpid's decimal as written: no sign, no leading zero, at most 10 digits within an int.
+    for (; *p >= '0' && *p <= '9' && digits < 11; p++, digits++) v = v * 10 + (*p - '0');
+    if (!digits || digits > 10 || p[-digits] == '0' || v > INT_MAX) return NULL;
+    *pid = v;
+    return p;
+}
+
+long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char *host)) {
+    char host[FILE_HOST_MAX];
+    file_host_name(host, sizeof host);
+    if (!host[0]) return 0;   // no name to tell this host's files by: none is certainly dead
+    // The folder held while it is listed: each name is checked and removed in the folder listed
+    // (fstatat, unlinkat), also when the folder is moved meanwhile, never through a link.
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) { if (fd >= 0) close(fd); return -1; }
+    long removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid = maker(e->d_name, host);
+        struct stat st;
+        // A process of this host that is gone: kill says ESRCH. A live one (this one too), or one this
+        // process may not signal (EPERM: alive, another user's), keeps its file.
+        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0) removed++;
+    }
+    closedir(d);
+    return removed;
 }
 
 int file_write_parts_to(const char *tmp, const char *path, const void *const *parts, const size_t *lens, int n,

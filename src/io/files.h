@@ -89,6 +89,27 @@ int file_mkdir_tracked(const char *dir);
 enum { FILE_TMP_EXTRA = 48 };
 int file_tmp_name(const char *path, char *tmp, size_t tmplen);
 
+// Leftovers of a process killed at once (SIGKILL, a power cut), which no stop signal removed, in a
+// folder several processes may share (the --store, several machines too): a temporary name that names
+// its maker's host and pid, so that a sweep removes only what a process of this host left that is gone.
+// file_host_name: this host's name (gethostname) in host (n >= FILE_HOST_MAX), or "" when it has
+// characters other than letters, digits, '.', '-' and '_' (then nothing is swept).
+enum { FILE_HOST_MAX = 65, FILE_TMP_HOST_EXTRA = FILE_TMP_EXTRA + FILE_HOST_MAX };
+void file_host_name(char *host, size_t n);
+// file_tmp_name's, with the host: "PATH.tmp.<host>.<pid>.<serial>"; tmp holds at least strlen(path) +
+// FILE_TMP_HOST_EXTRA bytes.
+int file_tmp_name_host(const char *path, char *tmp, size_t tmplen);
+// For a name's matcher: when p starts "<host>.<pid>" (host not empty, pid getpid's decimal), the pid
+// in *pid and the rest of p after it; else NULL.
+const char *file_name_host_pid(const char *p, const char *host, long *pid);
+// Removes from the folder dir every regular file (never a link or a folder; never followed) whose name
+// maker(name, host) says is a temporary name of this host's (host as file_host_name's, never "") made
+// by a process that is gone: maker returns that pid, or 0 for a name that is not exactly one of its
+// pattern (a user's file stays). Gone: kill(pid, 0) fails with ESRCH; this process, a live one or one
+// this one may not signal keeps its files, and so does every other host's. Checked and removed in the
+// folder as opened (unlinkat). The number removed, or -1 when dir cannot be listed.
+long file_sweep_dead(const char *dir, long (*maker)(const char *name, const char *host));
+
 // A command's outputs, each written whole under its temporary name (file_tmp_name), published
 // together by file_group_publish. Names are copied.
 typedef struct {
