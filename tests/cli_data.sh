@@ -86,6 +86,12 @@ lout=$("$VITMAE" data "$dir/loop"); rc=$?
 t "a folder met again: said on its own line, no 'other files' line ($rc: $(echo "$lout" | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && echo "$lout" | grep -q ": 1 ok, 0 skipped, 1 ignored$" &&
    echo "$lout" | grep -qx "folders ignored (met again through a link, searched once): 1" && ! echo "$lout" | grep -q "^other files"'
+# A symbolic link to nothing (its target moved or deleted) is listed by ls: "No such file or
+# directory" denied the file the user sees. Its line names the link's target.
+mkdir -p "$dir/dang/a" && cp "$dir/set/circle/00000.png" "$dir/dang/a/" && ln -s "$dir/gone/x.png" "$dir/dang/a/lnk.png"
+dout=$("$VITMAE" data "$dir/dang"); rc=$?
+t "a link to nothing: skipped, named with its target ($rc: $(echo "$dout" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && echo "$dout" | grep -qx "  $dir/dang/a/lnk.png: a symbolic link to $dir/gone/x.png, which does not exist"'
 t "text form names the ignored TIFF files and HEIC" \
   'echo "$out" | grep -q "/set/page.tiff: TIFF is not read; convert it to PNG$" &&
    echo "$out" | grep -q "/set/square/scan.tif: TIFF is not read; convert it to PNG$" &&

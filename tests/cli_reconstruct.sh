@@ -140,6 +140,20 @@ pid=$!; wait_gate "$tmp/gfhold" $pid; rm "$tmp/gonef/a.png"; touch "$tmp/gfhold"
 t "a missing INPUT and an image deleted after the scan: the same words ($rc: $(tr "\n" "|" < "$tmp/err"))" \
   '[ $rc -eq 1 ] && grep -qx "vitmae: $tmp/nosuch.png: No such file or directory" "$tmp/err" &&
    grep -qx "vitmae: $tmp/gonef/a.png: No such file or directory" "$tmp/err" && [ -s "$tmp/rgonef/b.recon.png" ]'
+# An INPUT that is a symbolic link to nothing is listed by ls: its line names the link's target, as a
+# folder's scan says it (tests/cli_data.sh), not "No such file or directory".
+ln -s "$tmp/gone-target.png" "$tmp/dangling-in.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rdang" "$tmp/dangling-in.png" "$tmp/flat/flat.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "an INPUT linking to nothing: its target named ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: $tmp/dangling-in.png: a symbolic link to $tmp/gone-target.png, which does not exist" "$tmp/err" &&
+   [ -s "$tmp/rdang/flat.recon.png" ]'
+"$VITMAE" attention --ckpt "$tmp/const.st" --out "$tmp/adang" "$tmp/dangling-in.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "attention: an INPUT linking to nothing names its target ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: $tmp/dangling-in.png: a symbolic link to $tmp/gone-target.png, which does not exist" "$tmp/err"'
+"$VITMAE" embed --ckpt "$tmp/const.st" --out "$tmp/edang.npy" "$tmp/dangling-in.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "embed: an INPUT linking to nothing names its target ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: $tmp/dangling-in.png: a symbolic link to $tmp/gone-target.png, which does not exist" "$tmp/err" &&
+   [ ! -e "$tmp/edang.npy" ]'
 rm "$tmp/r1/flat.recon.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "without --raw the earlier .npy files are not in the way" '[ $rc -eq 0 ] && [ -s "$tmp/r1/flat.recon.png" ]'

@@ -199,9 +199,9 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
     Unusable u = {failures, held, page, unread};
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
-        char reason[128];
+        char reason[4200];
         if (stat(inputs[i], &st)) {
-            unusable(&u, 1, inputs[i], file_reason(errno, reason, sizeof reason));
+            unusable(&u, 1, inputs[i], file_path_reason(inputs[i], errno, reason, sizeof reason));
             continue;
         }
         const char **add = NULL;

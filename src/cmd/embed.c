@@ -63,8 +63,8 @@ static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliH
     DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
-        char reason[128];
-        if (stat(inputs[i], &st)) { cli_error(inputs[i], "%s", file_reason(errno, reason, sizeof reason)); return 1; }
+        char reason[4200];
+        if (stat(inputs[i], &st)) { cli_error(inputs[i], "%s", file_path_reason(inputs[i], errno, reason, sizeof reason)); return 1; }
         if (!S_ISDIR(st.st_mode)) {
             if (inputs_add(in, inputs[i], "")) { cli_error("embed", "out of memory"); return 1; }
             continue;

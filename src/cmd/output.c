@@ -536,9 +536,9 @@ int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void 
     DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < npos; i++) {
         struct stat st;
-        char reason[128];
+        char reason[4200];
         if (stat(pos[i], &st)) {
-            cli_unread(unread, held, pos[i], file_reason(errno, reason, sizeof reason));
+            cli_unread(unread, held, pos[i], file_path_reason(pos[i], errno, reason, sizeof reason));
             (*failed)++;
             continue;
         }

@@ -1039,7 +1039,11 @@ static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, i
     if (rest) rest->fd = -1;
     // O_NONBLOCK: opening a FIFO named x.png must not hang; fstat then refuses it.
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) { errno_reason(errno, err, errlen); return -1; }   // in the words of an INPUT's stat
+    if (fd < 0) {   // in the words of an INPUT's stat (cmd/output.c), a link to nothing named so
+        char why[4200];
+        set_err(err, errlen, file_path_reason(path, errno, why, sizeof why));
+        return -1;
+    }
     struct stat st;
     if (fstat(fd, &st) != 0) { errno_reason(errno, err, errlen); close(fd); return -1; }
     if (S_ISDIR(st.st_mode)) { set_err(err, errlen, "is a directory"); close(fd); return -1; }

@@ -710,6 +710,19 @@ const char *file_reason(int e, char *buf, size_t n) {
     return buf;
 }
 
+const char *file_path_reason(const char *path, int e, char *buf, size_t n) {
+    struct stat st;
+    char target[4096];
+    ssize_t len;
+    if (e == ENOENT && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+        (len = readlink(path, target, sizeof target - 1)) >= 0) {
+        target[len] = 0;
+        snprintf(buf, n, "a symbolic link to %s, which does not exist", target);
+        return buf;
+    }
+    return file_reason(e, buf, n);
+}
+
 // path removed when it is a regular file that the group did not publish (file_group_sweep): 0, or errno.
 static int sweep_file(const FileGroup *g, const char *path) {
     for (int i = 0; i < g->n; i++)

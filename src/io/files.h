@@ -210,4 +210,9 @@ FILE *file_open_regular(const char *path, const char *mode, char *err, size_t er
 // it at once (strerror's buffer is shared). A reason that is not a file's (a thread the system cannot
 // start, the stack limit: kernels/cpu.c, data/loader.c) is said where it arises.
 const char *file_reason(int e, char *buf, size_t n);
+// The reason an image at path could not be opened or stat'ed with errno e: file_reason's, except where
+// path is itself a symbolic link to nothing (e ENOENT, lstat finds the link), which `ls` lists and
+// "No such file or directory" would deny: "a symbolic link to TARGET, which does not exist", as the
+// --out folders say it (cmd/output.c; docs/interface.md, section 2, "Bad files").
+const char *file_path_reason(const char *path, int e, char *buf, size_t n);
 #endif
