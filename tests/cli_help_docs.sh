@@ -1,0 +1,81 @@
+#!/bin/sh
+# The flags of each command as four places state them agree: its flag table (the `  --flag` lines of
+# `vitmae CMD --help`, which cli_print_usage prints from the table cli_parse reads), the synopsis its
+# --help opens with (a string of its own in each command's file), the synopses docs/interface.md gives
+# (section 5's `### \`vitmae CMD ...\`` headings and section 8's `- \`vitmae CMD ...\`` items) and
+# README.md's table of commands. Only those strict lists are parsed, never prose; the other direction
+# (every --help flag in its command's part of docs/interface.md) is tests/cli_usage.sh's.
+set -u
+fail=0
+. "$VITMAE_ROOT/tests/lib.sh"   # t, scratch
+scratch tmp
+cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
+
+"$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' > "$tmp/cmds"
+t "vitmae --help lists the commands ($(wc -l < "$tmp/cmds"))" '[ "$(wc -l < "$tmp/cmds")" -ge 11 ]'
+# flags_of TEXT: the distinct --flags of TEXT (a flag's name ends where its letters, digits and '-' do;
+# --batch_size is none).
+flags_of() { printf '%s\n' "$1" | grep -oE -- '--[a-z][a-z0-9-]*([^a-z0-9_-]|$)' | sed 's/[^a-z0-9-]$//' | sort -u; }
+
+# 1. The synopsis of --help (its usage line and the lines continuing it, indented) names only flags of the
+# command's table: a flag renamed in the table and not in the synopsis would be shown and refused.
+bad=$(while read -r cmd; do
+  "$VITMAE" "$cmd" --help > "$tmp/help"
+  awk '/^  --/ { print $1 }' "$tmp/help" | sort -u > "$tmp/table"
+  syn=$(awk 'NR == 1 { print; next } /^       / { print; next } { exit }' "$tmp/help")
+  flags_of "$syn" | grep -vxF -e --help | comm -23 - "$tmp/table" | sed "s/^/$cmd /"
+done < "$tmp/cmds")
+t "every flag of each --help's synopsis is in its table of flags (not: $(echo $bad))" '[ -z "$bad" ]'
+
+# 2. Every flag the docs' synopses give a command is one it accepts: `vitmae CMD --flag --help` prints
+# the usage (a flag without a value) or says the flag needs a value (--help is no value), never
+# "unknown flag"; no work starts either way. doc_synopses FILE... prints "CMD SYNOPSIS" lines.
+doc_synopses() {
+  awk '/^## [0-9]+\./ { sec = $2 + 0 }
+    /^### `vitmae [a-z]+ / || (sec == 8 && /^- `vitmae [a-z]+ /) || /^\| `vitmae [a-z]+ / {
+      s = $0; sub(/^[^`]*`vitmae /, "", s); sub(/`.*$/, "", s); print s }' "$@"
+}
+# refused CMD FLAG: prints "CMD FLAG" when the command refuses FLAG as a flag it does not have.
+refused() {
+  "$VITMAE" "$1" "$2" --help > /dev/null 2> "$tmp/err" < /dev/null; rc=$?
+  if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^vitmae: $1: flag $2 needs a value" "$tmp/err"; }; then :
+  else echo "$1 $2 (exit $rc: $(head -c 200 "$tmp/err"))"; fi
+}
+accepted_check() {
+  doc_synopses "$@" > "$tmp/synopses"
+  n=0
+  while read -r cmd rest; do
+    grep -qxF -- "$cmd" "$tmp/cmds" || { echo "$cmd (no such command)"; continue; }
+    for flag in $(flags_of "$rest"); do [ "$flag" = --help ] || refused "$cmd" "$flag"; done
+  done < "$tmp/synopses"
+}
+n_syn=$(doc_synopses "$VITMAE_ROOT/docs/interface.md" "$VITMAE_ROOT/README.md" | wc -l)
+bad=$(accepted_check "$VITMAE_ROOT/docs/interface.md" "$VITMAE_ROOT/README.md")
+t "every flag of the $n_syn synopses of docs/interface.md and README.md is accepted by its command (refused: $bad)" \
+  '[ "$n_syn" -ge 20 ] && [ -z "$bad" ]'
+# The check can fail: a heading naming a flag the command lacks, an item of section 8 and a row of the table too.
+sed 's/^### `vitmae eval --ckpt FILE --data DIR/&  [--mask-frac R]/; s/^- `vitmae embed --ckpt FILE/& [--pooling P]/' \
+  "$VITMAE_ROOT/docs/interface.md" > "$tmp/interface.md"
+sed 's/^| `vitmae classify /&--topk K /' "$VITMAE_ROOT/README.md" > "$tmp/README.md"
+bad=$(accepted_check "$tmp/interface.md" "$tmp/README.md" | cut -d' ' -f1-2 | tr '\n' ' ')
+t "a synopsis flag a command refuses is found in each place ($bad)" \
+  '[ "$bad" = "eval --mask-frac embed --pooling classify --topk " ]'
+
+# 3. Every flag docs/interface.md writes as code (a `--flag ...` span) is a flag of some command, so a
+# flag renamed or removed does not live on in the docs. Besides the commands' flags the file names
+# vitmae's top-level requests, tools/convert_mae.py's flags (section 8, given by their parser), and
+# words it shows refused or as the form of every flag (`--flag value`, `--dec`, `--hlep`, `--odd-name`).
+"$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | while read -r cmd; do
+  "$VITMAE" "$cmd" --help | awk '/^  --/ { print $1 }'
+done > "$tmp/all"
+grep -oE 'add_argument\("--[a-z0-9-]+"' "$VITMAE_ROOT/tools/convert_mae.py" | sed 's/.*("//; s/"$//' >> "$tmp/all"
+printf '%s\n' --help --version --flag --dec --hlep --odd-name >> "$tmp/all"
+sort -u "$tmp/all" -o "$tmp/all"
+t "tools/convert_mae.py's flags are read ($(grep -c . "$tmp/all") known)" 'grep -qx -- --no-norm-pix "$tmp/all"'
+unknown_spans() { grep -oE -- '`--[a-z][a-z0-9-]*([^a-z0-9_-]|$)' "$1" | sed 's/^`//; s/[^a-z0-9-]$//' | sort -u | comm -23 - "$tmp/all"; }
+bad=$(unknown_spans "$VITMAE_ROOT/docs/interface.md")
+t "every \`--flag\` of docs/interface.md is a command's flag (unknown: $(echo $bad))" '[ -z "$bad" ]'
+sed 's/`--val-max N`/`--val-most N`/' "$VITMAE_ROOT/docs/interface.md" > "$tmp/interface.md"
+t "a flag no command has is found" '[ "$(unknown_spans "$tmp/interface.md")" = --val-most ]'
+[ $fail -eq 0 ] && echo "cli help docs ok ($(wc -l < "$tmp/cmds") commands, $n_syn synopses, $(grep -c . "$tmp/all") known flags)"
+exit $fail
