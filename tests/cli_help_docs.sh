@@ -12,6 +12,7 @@ scratch tmp
 cd "$tmp" || exit 1   # a command that wrongly writes to the working directory writes here
 
 "$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' > "$tmp/cmds"
+sort "$tmp/cmds" > "$tmp/cmds.sorted"
 t "vitmae --help lists the commands ($(wc -l < "$tmp/cmds"))" '[ "$(wc -l < "$tmp/cmds")" -ge 11 ]'
 # flags_of TEXT: the distinct --flags of TEXT (a flag's name ends where its letters, digits and '-' do;
 # --batch_size is none).
@@ -49,6 +50,9 @@ accepted_check() {
     for flag in $(flags_of "$rest"); do [ "$flag" = --help ] || refused "$cmd" "$flag"; done
   done < "$tmp/synopses"
 }
+# Every command of vitmae --help has its synopsis in docs/interface.md (README.md's table: cli_usage.sh).
+nosyn=$(doc_synopses "$VITMAE_ROOT/docs/interface.md" | awk '{ print $1 }' | sort -u | comm -23 "$tmp/cmds.sorted" -)
+t "every command has a synopsis in docs/interface.md (none: $(echo $nosyn))" '[ -s "$tmp/cmds.sorted" ] && [ -z "$nosyn" ]'
 n_syn=$(doc_synopses "$VITMAE_ROOT/docs/interface.md" "$VITMAE_ROOT/README.md" | wc -l)
 bad=$(accepted_check "$VITMAE_ROOT/docs/interface.md" "$VITMAE_ROOT/README.md")
 t "every flag of the $n_syn synopses of docs/interface.md and README.md is accepted by its command (refused: $bad)" \
