@@ -223,14 +223,17 @@ done
 # A value that is not JSON (an edit that left NaN) was refused as "train_state is not a JSON object",
 # which the object is: it says where the JSON breaks. 1e400 is JSON (cJSON reads it as infinity): out
 # of range, as any number past its flag's. A data field left empty said "the run's data folder  is
-# gone" (no name): it says the field is empty.
-for edit in mask_ratio=NaN seed=1e400 data=EMPTY; do
+# gone" (no name): it says the field is empty. A state nested past the JSON reader's 1000 levels (step
+# a list 1000 deep) was "not valid JSON (at byte 1005)" though well-formed: it says so, and info, which
+# showed its two thousand brackets as they are, says so too.
+for edit in mask_ratio=NaN seed=1e400 data=EMPTY step=DEEP; do
   rm -rf "$dir/ed" && mkdir "$dir/ed"
   python3 - "$dir/first.safetensors" "$dir/ed/checkpoint.safetensors" "$edit" <<'PY'
 import sys, struct, json
 b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
 h = json.loads(b[8:8 + n]); key, value = sys.argv[3].split("=")
 st = json.loads(h["__metadata__"]["train_state"]); assert key in st; st[key] = "@@"
+value = "[" * 1000 + "]" * 1000 if value == "DEEP" else value
 h["__metadata__"]["train_state"] = json.dumps(st).replace('"@@"', '""' if value == "EMPTY" else value)
 hb = json.dumps(h).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
@@ -239,10 +242,15 @@ PY
   case $edit in
     data=*) want="^vitmae: train --resume .*/ed: the run's train_state has an empty 'data' field; pass --data DIR$"; code=2 ;;
     seed=*) want="^vitmae: .*/ed/checkpoint.safetensors: cannot resume: train_state: 'seed' missing or out of range$"; code=1 ;;
+    step=*) want="^vitmae: .*/ed/checkpoint.safetensors: cannot resume: train_state: JSON nested deeper than 1000 levels (the limit of the JSON reader)$"; code=1 ;;
     *) want="^vitmae: .*train_state is not valid JSON (at byte [0-9]*)$"; code=1 ;;
   esac
   t "edited train_state ($edit): exit $code, one line saying so, nothing written ($rc: $(head -n 1 "$dir/err"))" \
     '[ $rc -eq $code ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/ed")" = checkpoint.safetensors ] && grep -q "$want" "$dir/err"'
+  [ $edit = step=DEEP ] || continue
+  "$VITMAE" info "$dir/ed" > "$dir/out" 2> "$dir/err"; rc=$?
+  t "edited train_state ($edit): info exits 0 and says why it cannot resume ($rc: $(grep "train state" "$dir/out" | cut -c 1-120))" \
+    '[ $rc -eq 0 ] && grep -qx "  train state  JSON nested deeper than 1000 levels (the limit of the JSON reader): cannot resume" "$dir/out"'
 done
 # A checkpoint whose AdamW moments were all removed (two thirds of the file; users strip them to share
 # the weights, as MAE's released files are) was refused by every reader, eval and info included:

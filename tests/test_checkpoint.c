@@ -809,6 +809,15 @@ static void test_checkpoint_rules(void) {
           && strstr(err, "not a multiple of patch_size 3"), "save with a bad config: %s", err);
     CHECK(ckpt_save(path_in("never.safetensors"), &cfg, p, "{step", p, p, err, sizeof err) != 0
           && strstr(err, "train_state is not valid JSON"), "save with bad train_state: %s", err);
+    // One nested past the JSON reader's 1000 levels is said so, not "not valid JSON".
+    char deep_state[2 * 1001 + 16];
+    int dn = snprintf(deep_state, sizeof deep_state, "{\"a\":");
+    for (int k = 1; k < 1001; k++) deep_state[dn++] = '[';
+    for (int k = 1; k < 1001; k++) deep_state[dn++] = ']';
+    snprintf(deep_state + dn, sizeof deep_state - (size_t)dn, "}");
+    CHECK(ckpt_save(path_in("never.safetensors"), &cfg, p, deep_state, p, p, err, sizeof err) != 0
+          && strstr(err, "train_state: JSON nested deeper than 1000 levels (the limit of the JSON reader)"),
+          "save with a train_state of 1001 levels: %s", err);
     CHECK(access(path_in("never.safetensors"), F_OK) != 0, "nothing written on refusal");
     free(cj);
     free(p);

@@ -548,6 +548,20 @@ static void checkpoint_checks(void) {
     CHECK(st_write(path, &one, 1, keys, fraction, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "needs num_classes and as many class names"),
           "num_classes 3.7: %s", err);
+    // Nested past the JSON reader's 1000 levels: said so, not "needs num_classes" (1000 levels parse).
+    for (int levels = 1000; levels <= 1001; levels++) {
+        char deep[2 * 1001 + 64];
+        int n = snprintf(deep, sizeof deep, "{\"num_classes\":3,\"classes\":");
+        for (int k = 1; k < levels; k++) deep[n++] = '[';
+        for (int k = 1; k < levels; k++) deep[n++] = ']';
+        snprintf(deep + n, sizeof deep - (size_t)n, "}");
+        const char *deep_meta[3] = {"vitmae", cj, deep};
+        const char *want = levels == 1000 ? "needs num_classes and as many class names"
+                                          : "metadata 'classifier': JSON nested deeper than 1000 levels (the limit of the JSON reader)";
+        CHECK(st_write(path, &one, 1, keys, deep_meta, 3, err, sizeof err) == 0, "write: %s", err);
+        err[0] = 0;
+        CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, want), "classifier of %d levels: '%s'", levels, err);
+    }
     const char *one_class[3] = {"vitmae", cj, "{\"num_classes\":1,\"classes\":[\"a\"]}"};
     CHECK(st_write(path, &one, 1, keys, one_class, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "num_classes"), "one class: %s", err);

@@ -174,6 +174,19 @@ static void test_state_json(void) {
     rc = run_state_from_json(hostile, &back, err, sizeof err);
     CHECK(rc == 0 && back.processes == 1 && back.accum == 1, "hostile processes/accum read as 1 (rc %d: %d, %d)", rc,
           back.processes, back.accum);
+    // A state nested past the JSON reader's 1000 levels: said so, not "not valid JSON (at byte N)", which
+    // sent the user after a syntax error that is not there (1000 levels parse, then fail a field).
+    for (int levels = 1000; levels <= 1001; levels++) {
+        char deep[2 * 1001 + 16];
+        int n = snprintf(deep, sizeof deep, "{\"a\":");
+        for (int k = 1; k < levels; k++) deep[n++] = '[';
+        for (int k = 1; k < levels; k++) deep[n++] = ']';
+        snprintf(deep + n, sizeof deep - (size_t)n, "}");
+        const char *want = levels == 1000 ? "missing or out of range" : "train_state: JSON nested deeper than 1000 levels (the limit of the JSON reader)";
+        err[0] = 0;
+        rc = run_state_from_json(deep, &back, err, sizeof err);
+        CHECK(rc != 0 && strstr(err, want), "train_state of %d levels: '%s'", levels, err);
+    }
     // Memory that runs out at any one of cJSON's allocations as it reads a valid state: "out of memory",
     // never "train_state is not valid JSON (at byte N)", which sent the user to a text that is fine.
     int wrong = 0, failed = 0;

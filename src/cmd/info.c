@@ -13,6 +13,7 @@
 #include "io/classifier_ckpt.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "core/json_depth.h"
 #include "core/model.h"
 #include "io/json.h"
 #include "io/safetensors.h"
@@ -77,10 +78,14 @@ static int print_train_state(const char *state, int has_moments) {
         return 0;
     }
     int oom;
-    cJSON *ts = json_parse(state, &oom);
+    const char *end = NULL;
+    cJSON *ts = json_parse_n(state, strlen(state) + 1, &end, &oom);
     int rc = 0;
     if (oom) {
         rc = -1;
+    } else if (!ts && json_parse_too_deep(state, strlen(state) + 1, end)) {
+        // Two thousand brackets as they are would show no fault: a resume refuses it so (cmd/runfolder.c).
+        printf("  train state  " JSON_TOO_DEEP_FMT ": cannot resume\n", CJSON_NESTING_LIMIT);
     } else if (!cJSON_IsObject(ts)) {
         cli_out("  train state  %s", state);   // not JSON: as it is, its control characters written out
     } else {

@@ -19,6 +19,7 @@
 #include "cmd/output.h"
 #include "cmd/streams.h"
 #include "core/config.h"
+#include "core/json_depth.h"
 #include "dist/dist.h"
 #include "io/checkpoint.h"
 #include "io/files.h"
@@ -633,6 +634,8 @@ cJSON *run_state_parse(const char *json, char *err, size_t errlen) {
     cJSON *o = json_parse_n(json, strlen(json) + 1, &end, &oom);   // memory that ran out is not a bad text (io/json.h)
     if (!o) {
         if (oom) snprintf(err, errlen, "out of memory");
+        else if (json_parse_too_deep(json, strlen(json) + 1, end))   // well-formed, maybe: not "not valid JSON"
+            snprintf(err, errlen, "train_state: " JSON_TOO_DEEP_FMT, CJSON_NESTING_LIMIT);
         else if (end && end >= json) snprintf(err, errlen, "train_state is not valid JSON (at byte %zu)", (size_t)(end - json));
         else snprintf(err, errlen, "train_state is not valid JSON");
         return NULL;

@@ -247,8 +247,9 @@ typedef struct {
 // texts as strings.
 void run_state_fields_to_json(cJSON *o, const StateField *fields, int n, const void *state);
 // A checkpoint's train_state text parsed: the object, or NULL with err "train_state is not valid JSON
-// (at byte N)" (a NaN or a 1e400 that an edit left there is not JSON) or "train_state is not a JSON
-// object" (valid JSON of another kind), or "out of memory" when cJSON's memory ran out as it read the
+// (at byte N)" (a NaN or a 1e400 that an edit left there is not JSON), "train_state: JSON nested deeper
+// than 1000 levels (...)" (core/json_depth.h), "train_state is not a JSON object" (valid JSON of another
+// kind), or "out of memory" when cJSON's memory ran out as it read the
 // text (io/json.h's json_parse_n tells the two apart). The caller frees it (cJSON_Delete).
 cJSON *run_state_parse(const char *json, char *err, size_t errlen);
 // Sets state's numbers among fields[0..n) from o; texts are the caller's to read. 0, or -1 with

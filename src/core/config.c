@@ -1,6 +1,7 @@
 // The model's configuration: presets, checks, the config JSON and the parameter table (see
 // core/config.h).
 #include "core/config.h"
+#include "core/json_depth.h"
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -274,31 +275,12 @@ static int get_channels(const cJSON *o, const char *key, int C, float *out, char
     return 0;
 }
 
-int json_nesting_too_deep(const char *text, size_t len, size_t at) {
-    // cJSON refuses the array or object one level past its limit where it begins: its error points
-    // at that bracket, with CJSON_NESTING_LIMIT brackets open before it (those inside strings aside).
-    if (at >= len || (text[at] != '[' && text[at] != '{')) return 0;
-    long depth = 0;
-    int in_string = 0;
-    for (size_t i = 0; i < at; i++) {
-        char c = text[i];
-        if (in_string) {
-            if (c == '\\') i++;
-            else if (c == '"') in_string = 0;
-        } else if (c == '"') in_string = 1;
-        else if (c == '[' || c == '{') depth++;
-        else if (c == ']' || c == '}') depth--;
-    }
-    return !in_string && depth >= CJSON_NESTING_LIMIT;
-}
-
 int mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen) {
     const char *end = NULL;
     cJSON *o = cJSON_ParseWithOpts(json, &end, 0);
     if (!o) {
-        size_t len = strlen(json) + 1, at = end && end >= json ? (size_t)(end - json) : len;
-        if (json_nesting_too_deep(json, len, at))
-            snprintf(err, errlen, "config: JSON nested deeper than %d levels (the limit of the JSON reader)", CJSON_NESTING_LIMIT);
+        if (json_parse_too_deep(json, strlen(json) + 1, end))
+            snprintf(err, errlen, "config: " JSON_TOO_DEEP_FMT, CJSON_NESTING_LIMIT);
         else snprintf(err, errlen, "config: malformed JSON");
         return -1;
     }

@@ -87,9 +87,4 @@ struct cJSON *config_float_json(float x);
 // The same decimal as text (buf of 32 bytes or more), for a finite x: PNG text chunks.
 void config_float_text(float x, char *buf, size_t n);
 int   mae_config_from_json(const char *json, MaeConfig *cfg, char *err, size_t errlen);
-// 1 when a cJSON parse of text (len bytes) that failed at byte at failed because the text nests
-// arrays and objects deeper than cJSON's CJSON_NESTING_LIMIT (1000 levels), not because it is
-// malformed: the refusal then says so. Here, below io, for the config's reader and the safetensors
-// header's (io/safetensors.c).
-int   json_nesting_too_deep(const char *text, size_t len, size_t at);
 #endif

@@ -3,6 +3,7 @@
 // resumable files the train_state JSON and the AdamW moments.
 #include "io/checkpoint.h"
 #include <cjson/cJSON.h>
+#include "core/json_depth.h"
 #include "core/version.h"
 #include "io/json.h"
 #include "kernels/cpu.h"
@@ -34,11 +35,15 @@ int ckpt_save(const char *path, const MaeConfig *cfg, const float *params, const
     if (mae_config_check(cfg, why, sizeof why)) { snprintf(err, errlen, "%s: config: %s", path, why); return -1; }
     if (train_state) {
         int oom;
-        cJSON *ts = json_parse(train_state, &oom);
+        const char *end = NULL;
+        size_t len = strlen(train_state) + 1;
+        cJSON *ts = json_parse_n(train_state, len, &end, &oom);
         int ok = ts != NULL;
         cJSON_Delete(ts);
         if (!ok) {
-            snprintf(err, errlen, oom ? "%s: out of memory" : "%s: train_state is not valid JSON", path);
+            if (!oom && json_parse_too_deep(train_state, len, end))
+                snprintf(err, errlen, "%s: train_state: " JSON_TOO_DEEP_FMT, path, CJSON_NESTING_LIMIT);
+            else snprintf(err, errlen, oom ? "%s: out of memory" : "%s: train_state is not valid JSON", path);
             return -1;
         }
         if (!exp_avg || !exp_avg_sq) { snprintf(err, errlen, "%s: train_state given without AdamW moments", path); return -1; }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/json_depth.h"
 #include "core/version.h"
 #include "io/classifier_ckpt.h"
 #include "io/json.h"
@@ -112,8 +113,13 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
     char why[256];
     if (mae_config_from_json(cfg_json, &out->cfg.enc, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); return -1; }
     int oom;
-    cJSON *o = json_parse(cj, &oom);
+    const char *end = NULL;
+    cJSON *o = json_parse_n(cj, strlen(cj) + 1, &end, &oom);
     if (oom) { snprintf(err, errlen, "%s: out of memory", path); return -1; }
+    if (!o && json_parse_too_deep(cj, strlen(cj) + 1, end)) {   // well-formed, maybe: not "needs num_classes"
+        snprintf(err, errlen, "%s: metadata 'classifier': " JSON_TOO_DEEP_FMT, path, CJSON_NESTING_LIMIT);
+        return -1;
+    }
     const cJSON *nc = cJSON_GetObjectItemCaseSensitive(o, "num_classes");
     const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "classes");
     int rc = -1;

@@ -20,7 +20,7 @@
 #include "io/safetensors.h"
 #include "io/json.h"
 #include "io/files.h"
-#include "core/config.h"
+#include "core/json_depth.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
