@@ -1,6 +1,6 @@
 #!/bin/sh
 # What a SIGKILL or a power cut leaves behind (no stop signal could remove it), swept only when it is
-# certainly dead (io/files.h's file_sweep_dead; docs/data.md "The working-image store" and "Run folders"):
+# certainly dead (io/files.h's file_sweep_dead; docs/data.md "Cache, store and prefetch" and "Run folders"):
 # a --store's temporary file "<hash>.work.tmp.<host>.<pid>.<serial>" goes when the store is opened, and a
 # run folder's ".checkpoint.link.<host>.<pid>.XXXXXX" when a run starts there, each only when its host is
 # this one and its pid is no longer running. A live process's, another host's, one of an older version
