@@ -651,6 +651,55 @@ train-init|1|$tmp/dc.safetensors|has no decoder weights
 train-init-encoder-only|1|$enc|has no decoder weights
 train-resume|1|$tmp/dc.safetensors|cannot resume: a fine-tuned classifier's checkpoint
 EOF2
+# A checkpoint of the wrong kind that also holds a NaN is refused for its kind, the first thing the user
+# can act on (the header says it; the NaN needs the tensors read): reconstruct, eval and train --init
+# and --resume of such a classifier named the NaN, classify and finetune the kind.
+nan_copy() { python3 - "$1" "$2" <<'PY'
+import json, struct, sys, zlib
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); d = bytearray(b[8 + n:])
+o = h["blocks.0.attn.qkv.weight"]["data_offsets"][0]; d[o:o + 4] = struct.pack("<f", float("nan"))
+h["__metadata__"]["crc32"] = "%08x" % zlib.crc32(bytes(d))
+t = json.dumps(h).encode(); t += b" " * (-len(t) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(t)) + t + bytes(d))
+PY
+}
+nan_copy "$tmp/dm.safetensors" "$tmp/nm.safetensors" && nan_copy "$tmp/dc.safetensors" "$tmp/nc.safetensors" || fail=1
+nan="tensor 'blocks.0.attn.qkv.weight' holds NaN or infinite values"
+while IFS='|' read -r what want ck why; do
+  case $what in
+    classify) set -- classify --ckpt "$ck" "$tmp/imgs" ;;
+    reconstruct) set -- reconstruct --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
+    eval) set -- eval --ckpt "$ck" --data "$tmp/imgs" ;;
+    finetune-ckpt) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+    finetune-resume) set -- finetune --resume "$ck" --out "$tmp/out" ;;
+    train-init) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+    train-resume) set -- train --resume "$ck" --out "$tmp/out" ;;
+    embed*) set -- embed --ckpt "$ck" --out "$tmp/o.npy" "$tmp/imgs" ;;
+    attention*) set -- attention --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
+    probe*) set -- probe --ckpt "$ck" $(args_of probe) ;;
+    info*) set -- info "$ck" ;;
+  esac
+  rm -rf "$tmp/out" "$tmp/o.npy"
+  "$VITMAE" "$@" 2>"$tmp/err" >/dev/null; rc=$?
+  t "$what of a checkpoint of the wrong kind holding a NaN: exit $want, the kind's line ($rc: $(head -c 200 "$tmp/err"))" \
+    '[ $rc -eq $want ] && [ "$(cat "$tmp/err")" = "vitmae: $ck: $why" ] && [ ! -e "$tmp/out" ] && [ ! -e "$tmp/o.npy" ]'
+done <<EOF2
+classify|1|$tmp/nm.safetensors|not a classifier checkpoint (no head; fine-tune it first with vitmae finetune)
+reconstruct|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors): reconstruct needs the decoder
+eval|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder
+finetune-ckpt|2|$tmp/nc.safetensors|is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)
+finetune-resume|1|$tmp/nm.safetensors|cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)
+train-init|1|$tmp/nc.safetensors|has no decoder weights; --init needs a full MAE checkpoint
+train-resume|1|$tmp/nc.safetensors|cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae finetune --resume)
+embed-mae|1|$tmp/nm.safetensors|$nan
+embed-clf|1|$tmp/nc.safetensors|$nan
+attention-mae|1|$tmp/nm.safetensors|$nan
+attention-clf|1|$tmp/nc.safetensors|$nan
+probe-mae|1|$tmp/nm.safetensors|$nan
+probe-clf|1|$tmp/nc.safetensors|$nan
+info-mae|1|$tmp/nm.safetensors|$nan
+info-clf|1|$tmp/nc.safetensors|$nan
+EOF2
 for cmd in reconstruct classify embed attention; do
   extra=; [ $cmd = embed ] && extra="--out $tmp/o.npy"
   "$VITMAE" $cmd --ckpt "$tmp/none.safetensors" $extra 2>"$tmp/err" >/dev/null; rc=$?

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "data/dataset.h"
@@ -70,6 +71,13 @@ int cmd_eval(int argc, char **argv) {
     if (cli_one_process_refused("eval")) return 2;
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("eval", "%s", err); return 1; }
 
+    // A classifier is refused for its kind before its tensors are read (a NaN in them comes after).
+    int clf = clf_ckpt_peek(ckpt_path, err, sizeof err);
+    if (clf) {
+        if (clf < 0) cli_error(NULL, "%s", err);
+        else cli_error(ckpt_path, "a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder");
+        return 1;
+    }
     Checkpoint ck;
     if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }   // err names the file
     if (!ck.has_decoder) {

@@ -42,6 +42,7 @@
 #include "data/loader.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
+#include "io/classifier_ckpt.h"
 #include "io/files.h"
 #include "kernels/cpu.h"
 #include "kernels/gemm.h"
@@ -61,6 +62,7 @@ typedef struct {
 #define DEFAULT_STEPS 1000
 #define DEFAULT_BLR 3e-3
 #define DEFAULT_WD 0.05
+#define INIT_NO_DECODER "has no decoder weights; --init needs a full MAE checkpoint"
 // The run folder's (--val-frac, --val-max, --log-every, --keep): cmd/runfolder.h, finetune's too.
 
 // ---------------------------------------------------------------------------------------------
@@ -470,10 +472,12 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
     if (a->init) {
+        int clf = clf_ckpt_peek(a->init, err, sizeof err);   // the kind before a NaN in the tensors
+        if (clf) return clf < 0 ? cli_report(NULL, err, 1) : cli_report(a->init, INIT_NO_DECODER, 1);
         if (ckpt_load_weights(a->init, init, err, sizeof err)) return cli_report(NULL, err, 1);
         if (!init->has_decoder) {
             ckpt_free(init);
-            return cli_report(a->init, "has no decoder weights; --init needs a full MAE checkpoint", 1);
+            return cli_report(a->init, INIT_NO_DECODER, 1);
         }
     }
     int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;

@@ -15,6 +15,7 @@
 #include "core/masking.h"
 #include "core/rng.h"
 #include "data/dataset.h"
+#include "io/classifier_ckpt.h"
 #include "io/json.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -113,9 +114,12 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
 
 int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, size_t errlen) {
     memset(ck, 0, sizeof *ck);
-    if (ckpt_load(path, ck, err, errlen)) return -1;
-    if (!ck->train_state || !ck->exp_avg || !ck->exp_avg_sq || !ck->has_decoder) {
-        int clf = ck->classifier, stripped = ck->train_state && !ck->has_moments && ck->has_decoder;
+    // A classifier is refused for its kind before its tensors are read (a NaN in them comes after).
+    int clf = clf_ckpt_peek(path, err, errlen);
+    if (clf < 0) return -1;
+    if (!clf && ckpt_load(path, ck, err, errlen)) return -1;
+    if (clf || !ck->train_state || !ck->exp_avg || !ck->exp_avg_sq || !ck->has_decoder) {
+        int stripped = ck->train_state && !ck->has_moments && ck->has_decoder;
         ckpt_free(ck);
         if (stripped) snprintf(err, errlen, "%s: " RESUME_NO_MOMENTS, path);
         else if (clf) snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
