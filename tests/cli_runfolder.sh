@@ -81,7 +81,7 @@ t "--steps 12 --accum 3 on resume: exit 2, one line, nothing on stdout ($(head -
 cp -r "$dir/r" "$dir/rs" && rm -r "$dir/rs/samples" && echo notes > "$dir/rs/samples"
 "$VITMAE" train --resume "$dir/rs" --steps 12 > /dev/null 2>"$dir/err"; rc=$?
 t "a resumed run folder whose samples is a file: exit 1 at the start, one line ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out: $dir/rs/samples: not a folder: " "$dir/err" &&
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $dir/rs/samples: not a folder: " "$dir/err" &&
    [ "$(tail -n 1 "$dir/rs/metrics.csv" | cut -d, -f1)" = 9 ] && [ "$(cat "$dir/rs/samples")" = notes ]'
 "$VITMAE" train --resume "$dir/r" --batch 4 > /dev/null 2>"$dir/err"; rc=$?
 t "--batch on resume refused" '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch cannot change" "$dir/err"'

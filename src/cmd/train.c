@@ -666,7 +666,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         while (!rc && !ended) {
             if (train_out_prepare(t->run_dir, &t->made, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)
                 if (named) cli_error("train", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
-                rc = named ? 1 : cli_report("train --out", err, 1);
+                // The flag the user gave names it: --resume RUN without --out goes on in RUN.
+                rc = named ? 1 : cli_report(a->out ? "train --out" : "train --resume", err, 1);
                 break;
             }
             // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
