@@ -294,6 +294,11 @@ t "refused before the probes ran: no kNN matrix written" '[ ! -e "$tmp/cm/confus
 echo "not a picture" > "$tmp/cm/confusion-linear.png"
 probe --linear --linear-epochs 5 --force --out "$tmp/cm"; rc=$?
 t "--force replaces them" '[ $rc -eq 0 ] && png_magic "$tmp/cm/confusion-linear.png" && png_magic "$tmp/cm/confusion-knn.png"'
+# A --force run without --linear removes the earlier linear matrix: it stayed beside the new kNN one,
+# the two matrices of the folder from two runs (on other data, another checkpoint).
+probe --force --out "$tmp/cm"; rc=$?
+t "--force without --linear: the earlier linear matrix removed, the new kNN one written ($rc)" \
+  '[ $rc -eq 0 ] && [ "$(ls "$tmp/cm")" = confusion-knn.png ] && png_magic "$tmp/cm/confusion-knn.png"'
 # A folder at confusion-linear.png beside an earlier confusion-knn.png: the folder is said first, with or
 # without --force ("use --force" for the kNN matrix would only lead to the folder's refusal).
 mkdir -p "$tmp/cmd/confusion-linear.png"; : > "$tmp/cmd/confusion-knn.png"

@@ -432,6 +432,16 @@ int cmd_probe(int argc, char **argv) {
                 file_group_discard(&files);
                 cli_error("probe", "%s", err); goto out;
             }
+        // An earlier --linear run's matrix goes with --force when this run has no linear probe, so that
+        // the folder's matrices are this run's only (docs/interface.md, "Earlier results").
+        if (!res[PROBE_LINEAR].ran) {
+            char stale[4200];
+            snprintf(stale, sizeof stale, "%s/confusion-%s.png", out_dir, probe_key[PROBE_LINEAR]);
+            if (file_group_sweep(&files, stale, NULL)) {
+                file_group_discard(&files);
+                cli_error("probe", "out of memory"); goto out;
+            }
+        }
         int pub = file_group_publish(&files, force, err, sizeof err);
         if (pub) { cli_error(pub == FILE_TAKEN ? NULL : "probe", "%s", err); goto out; }
         if (!json) cli_out("confusion matrices in %s/", out_dir);
