@@ -36,6 +36,12 @@ t "nothing else written" '[ ! -e "$dir/run.old-1" ] && [ ! -e "$dir/run/checkpoi
 mkdir "$dir/other" && echo notes > "$dir/other/notes.txt"
 "$VITMAE" train $small --steps 2 --out "$dir/other" > /dev/null 2>&1; rc=$?
 t "a folder without a run takes a new one" '[ $rc -eq 0 ] && [ -s "$dir/other/checkpoint.safetensors" ]'
+# A folder holding a curves.png (a user's plot, a run's copied picture) and nothing else of a run: the
+# new run wrote its own curves.png over it, exit 0. Now it counts as a run: refused, the file kept.
+mkdir "$dir/plot" && echo "my plot" > "$dir/plot/curves.png"
+"$VITMAE" train $small --steps 2 --out "$dir/plot" > /dev/null 2>"$dir/err"; rc=$?
+t "a folder with a curves.png: exit 2, one line naming --overwrite, the file kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out .*/plot: .*--overwrite" "$dir/err" && [ "$(cat "$dir/plot/curves.png")" = "my plot" ] && [ "$(ls "$dir/plot")" = curves.png ]'
 
 # A run killed before its first checkpoint leaves config.json and metrics.csv: --out says it holds a run
 # with nothing to resume (it said "pass --resume", and --resume then failed with "No such file"); its

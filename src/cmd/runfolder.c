@@ -63,8 +63,9 @@ int run_folder_has_run(const char *dir) {
     struct dirent *e;
     while (!found && (errno = 0, e = readdir(d))) {
         const char *n = e->d_name;
+        // curves.png too: a run writes it over whatever is there (a user's own plot, a copied run's).
         found = !strcmp(n, "checkpoint.safetensors") || !strcmp(n, "metrics.csv") || !strcmp(n, "config.json") ||
-                snapshot_step(n) >= 0;
+                !strcmp(n, "curves.png") || snapshot_step(n) >= 0;
     }
     if (!e && errno) found = 1;   // the listing failed part-way
     closedir(d);

@@ -12,8 +12,8 @@
 #include "core/model.h"
 #include "data/dataset.h"
 
-// 1 when dir holds a run: checkpoint.safetensors, checkpoint-<step>.safetensors, metrics.csv or
-// config.json, or when it cannot be listed (a run's files there cannot be ruled out). 0 when it does
+// 1 when dir holds a run: checkpoint.safetensors, checkpoint-<step>.safetensors, metrics.csv,
+// config.json or curves.png, or when it cannot be listed (a run's files there cannot be ruled out). 0 when it does
 // not (or does not exist).
 int run_folder_has_run(const char *dir);
 // Why --out DIR is refused when it holds a run (docs/data.md, "Run folders"), one message for train and
