@@ -42,6 +42,12 @@ mkdir "$dir/plot" && echo "my plot" > "$dir/plot/curves.png"
 "$VITMAE" train $small --steps 2 --out "$dir/plot" > /dev/null 2>"$dir/err"; rc=$?
 t "a folder with a curves.png: exit 2, one line naming --overwrite, the file kept ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out .*/plot: .*--overwrite" "$dir/err" && [ "$(cat "$dir/plot/curves.png")" = "my plot" ] && [ "$(ls "$dir/plot")" = curves.png ]'
+# The same for a samples/ folder of sheets (a user's, a copied run's): train wrote samples/step-2.png
+# over the one there, exit 0.
+mkdir -p "$dir/sheets/samples" && echo "my sheet" > "$dir/sheets/samples/step-2.png"
+"$VITMAE" train $small --steps 2 --out "$dir/sheets" > /dev/null 2>"$dir/err"; rc=$?
+t "a folder with a samples/ folder: exit 2, one line naming --overwrite, the sheet kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out .*/sheets: .*--overwrite" "$dir/err" && [ "$(cat "$dir/sheets/samples/step-2.png")" = "my sheet" ] && [ "$(ls "$dir/sheets")" = samples ]'
 
 # A run killed before its first checkpoint leaves config.json and metrics.csv: --out says it holds a run
 # with nothing to resume (it said "pass --resume", and --resume then failed with "No such file"); its

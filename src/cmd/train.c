@@ -357,7 +357,12 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         }
         if (same) { *own = 1; return 0; }
     }
-    if (!run_folder_has_run(t->run_dir)) return 0;
+    // A samples/ folder counts too: a new run writes its sheets samples/step-N.png over those there.
+    char sheets[4200];
+    struct stat sst;
+    snprintf(sheets, sizeof sheets, "%s/samples", t->run_dir);
+    int has_sheets = stat(sheets, &sst) == 0 && S_ISDIR(sst.st_mode);
+    if (!run_folder_has_run(t->run_dir) && !has_sheets) return 0;
     if (resumed_dir[0]) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_OTHER, err, errlen);
     if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir))   // --resume would find nothing
         return run_folder_refusal("train", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, errlen);
