@@ -1086,14 +1086,10 @@ int run_broken_share(BrokenNotes *bn, int nitems, char *gone_dirs, size_t n, voi
 void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int accum, int groups) {
     if (bad == DIST_BAD_ACCUM) {
         int mine = groups / procs;
-        char whose[96];
-        if (procs == 1) snprintf(whose, sizeof whose, "the %d gradient group%s of a step", mine, mine == 1 ? "" : "s");
-        else snprintf(whose, sizeof whose, "the %d gradient group%s each of the %d processes has per step", mine,
-                      mine == 1 ? "" : "s", procs);
-        char use[48];
+        char whose[96], use[48];
         snprintf(err, errlen, "%d micro-batches cannot share %s evenly, and this run's %d gradient group%s fixed "
-                 "since it started (--groups): use %s", accum, whose, groups, groups == 1 ? " is" : "s are",
-                 dist_accum_choice(use, sizeof use, mine));
+                 "since it started (--groups): use %s", accum, dist_groups_share(whose, sizeof whose, groups, procs),
+                 groups, groups == 1 ? " is" : "s are", dist_accum_choice(use, sizeof use, mine));
         return;
     }
     char counts[256];   // every power of two from 2 to G: G is fixed, --accum is this session's

@@ -383,6 +383,14 @@ const char *dist_accum_choice(char *use, size_t n, int d) {
     return use;
 }
 
+const char *dist_groups_share(char *buf, size_t n, int groups, int procs) {
+    int mine = groups / procs;   // one process: the step's groups; several: each one's share
+    if (procs == 1) snprintf(buf, n, "the %d gradient group%s of a step", mine, mine == 1 ? "" : "s");
+    else snprintf(buf, n, "the %d gradient group%s each of the %d processes has per step", mine, mine == 1 ? "" : "s",
+                  procs);
+    return buf;
+}
+
 int dist_proc_counts(char *buf, size_t n, int groups, int accum) {
     size_t at = 0;
     int last = 0;
@@ -419,17 +427,14 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
     }
     int mine = groups / procs;
     if (mine % accum) {
-        char whose[96], way[160];   // one process: the step's groups; several: each one's share
-        if (procs == 1) snprintf(whose, sizeof whose, "the %d gradient group%s of a step", mine, mine == 1 ? "" : "s");
-        else snprintf(whose, sizeof whose, "the %d gradient group%s each of the %d processes has per step", mine,
-                      mine == 1 ? "" : "s", procs);
+        char whose[96], way[160];
         // Groups come in powers of two: an --accum that is not one divides no count of them (more groups
         // or another batch, which "--groups 3" named, cannot help).
         if (is_pow2(accum)) more_groups_way(way, sizeof way, batch, (long)procs * accum);
         else snprintf(way, sizeof way, " (a power of two, as every count of gradient groups is)");
         char use[48];
-        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use %s%s", accum, whose,
-                 dist_accum_choice(use, sizeof use, mine), way);
+        snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use %s%s", accum,
+                 dist_groups_share(whose, sizeof whose, groups, procs), dist_accum_choice(use, sizeof use, mine), way);
         return DIST_BAD_ACCUM;
     }
     return 0;

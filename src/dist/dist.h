@@ -105,6 +105,10 @@ int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, s
 // or "--accum 1" where that is the one choice. In use (48 bytes will do); the refusals of
 // dist_check_groups, --parallel groups and a resume say it alike.
 const char *dist_accum_choice(char *use, size_t n, int d);
+// The gradient groups one process has per step, as an --accum refusal names them: "the 4 gradient
+// groups of a step" (procs 1) or "the 2 gradient groups each of the 2 processes has per step". In buf
+// (96 bytes will do); dist_check_groups and a resume's refusal (cmd/runfolder.c) say them alike.
+const char *dist_groups_share(char *buf, size_t n, int groups, int procs);
 // The process counts that can run G gradient groups in `accum` micro-batches each: the powers of two
 // from 2 that divide G and leave each process a share that accum divides (with accum 1, every power of
 // two from 2 up to G). Written into buf as a refusal names them, "2", "2 or 4", "2, 4 or 8" (256 bytes
