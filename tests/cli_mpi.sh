@@ -204,6 +204,17 @@ t "resume under -np 3 of a 4-group run: exit 2, one line naming the counts that 
 mpi -np 2 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --accum 4 --out "$dir/r1k" --threads 1 > /dev/null 2> "$dir/r1k.err"; rc=$?
 t "resume under -np 2 --accum 4 of a 4-group run: exit 2, one line naming the --accum that can, not --groups" \
   '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/r1k.err")" -eq 1 ] && grep -q "^vitmae: train --accum: 4 micro-batches cannot share the 2 gradient groups each of the 2 processes has per step evenly, and this run.s 4 gradient groups are fixed since it started (--groups): use an --accum that divides 2$" "$dir/r1k.err" && [ ! -e "$dir/r1k" ]'
+# ... and the counts named are those whose share this session's --accum divides: it named "2 or 4"
+# for -np 3 --accum 2, and -np 4 --accum 2 was then refused again, for --accum. Each count it names
+# resumes the run, bitwise equal to the uninterrupted one.
+mpi -np 3 "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --accum 2 --out "$dir/r3k" --threads 1 > /dev/null 2> "$dir/r3k.err"; rc=$?
+t "resume under -np 3 --accum 2 of a 4-group run: exit 2, one line naming only -np 2 ($(head -n 1 "$dir/r3k.err"))" \
+  '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/r3k.err")" -eq 1 ] && grep -q "^vitmae: train: 3 processes: this run sums each step as 4 gradient groups, fixed when it started (--groups), .*: resume it without mpirun or with mpirun -np 2$" "$dir/r3k.err" && [ ! -e "$dir/r3k" ]'
+for n in $(sed -n 's/.* with mpirun -np \([0-9, or]*\)$/\1/p' "$dir/r3k.err" | sed 's/,//g; s/ or / /g'); do
+  mpi -np "$n" "$VITMAE" train --resume "$dir/ref/checkpoint-3.safetensors" --accum 2 --out "$dir/r3k$n" --threads 1 > /dev/null 2> "$dir/r3k$n.err"; rc=$?
+  t "the count it names, -np $n --accum 2, resumes it: exit 0, bitwise equal ($(head -n 1 "$dir/r3k$n.err"))" \
+    '[ $rc -eq 0 ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/r3k$n/checkpoint.safetensors"'
+done
 mpi -np 2 "$VITMAE" info "$dir/ref/checkpoint.safetensors" > /dev/null 2> "$dir/info2.err"; rc=$?
 t "other commands refuse to run on several processes (exit 2, one line)" '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae:" "$dir/info2.err")" -eq 1 ]'
 # Every command that does not share its work (docs/interface.md, section 7), given real inputs and

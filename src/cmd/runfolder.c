@@ -1092,15 +1092,19 @@ void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int
                  groups, groups == 1 ? " is" : "s are", dist_accum_choice(use, sizeof use, mine));
         return;
     }
-    char counts[256];   // every power of two from 2 to G: G is fixed, --accum is this session's
-    dist_proc_counts(counts, sizeof counts, groups, 1);
+    // G is fixed, --accum is this session's: the counts whose share it divides (-np 4 --accum 2 of 4
+    // groups would be refused again, for --accum), as dist_check_groups names them for a new run.
+    char counts[256], way[300];
+    if (dist_proc_counts(counts, sizeof counts, groups, accum))
+        snprintf(way, sizeof way, "resume it without mpirun or with mpirun -np %s", counts);
+    else snprintf(way, sizeof way, "resume it without mpirun (or with mpirun -np 1)");
     if (groups < 2)
         snprintf(err, errlen, "%d processes: this run sums each step as 1 gradient group, fixed when it started "
-                 "(--groups), which one process computes: resume it without mpirun (or with mpirun -np 1)", procs);
+                 "(--groups), which one process computes: %s", procs, way);
     else
         snprintf(err, errlen, "%d processes: this run sums each step as %d gradient groups, fixed when it started "
                  "(--groups), and each process must own a power-of-two share of them for bitwise equal results: "
-                 "resume it without mpirun or with mpirun -np %s", procs, groups, counts);
+                 "%s", procs, groups, way);
 }
 
 void run_broken_free(BrokenNotes *bn) {
