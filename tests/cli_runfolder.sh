@@ -543,6 +543,14 @@ t "... nothing made there" '[ ! -e "$dir/meet/run" ]'
 meet_refused "train --out equal to --data" "train --out: $dir/meet is the same folder as the data folder" train $meet --data "$dir/meet" --out "$dir/meet"
 meet_refused "train --out inside --data through a link" "train --out: $dir/meet/run is inside the data folder $dir/meetlink:" \
   train $meet --data "$dir/meetlink" --out "$dir/meet/run"
+# ... and when a link below the data folder leads to the run folder or a folder holding it: the
+# paths did not meet, the run went ahead, and the next scan (`vitmae data`, a --resume) followed the
+# link into the run's sample panels and curves.png. A loop link beside it ends the walk's way there.
+mkdir "$dir/lruns" && ln -s "$dir/lruns" "$dir/meet/lk" && ln -s "$dir/meet" "$dir/meet/loop"
+meet_refused "train --out reached through a link below --data" "train --out: $dir/lruns/p4/run is inside the data folder $dir/meet through a link (its scan enters $dir/meet/lk): the run's sample panels" \
+  train $meet --data "$dir/meet" --out "$dir/lruns/p4/run"
+t "... nothing made there" '[ -z "$(ls -A "$dir/lruns")" ]'
+rm "$dir/meet/lk" "$dir/meet/loop" && rmdir "$dir/lruns"
 meet_refused "train --out inside --val" "train --out: $dir/meet/circle/run is inside the --val folder $dir/meet/circle:" \
   train $meet --data "$dir/moved" --val "$dir/meet/circle" --out "$dir/meet/circle/run"
 # A --val folder inside the data folder is taken as given (its images also train), with one warning

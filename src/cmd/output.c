@@ -1,5 +1,6 @@
 // Output folders, stems and the writable probe (see cmd/output.h).
 #include "cmd/output.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -287,6 +288,83 @@ int output_path_within(const char *inner, const char *outer) {
         if (within) return 1;
         if (!r || !c) return 0;
     }
+}
+
+// Folders as (device, inode): those a walk entered through a link (a loop is walked once), and the run
+// folder with the folders holding it.
+typedef struct { dev_t *dev; ino_t *ino; int n, cap; } FolderIds;
+
+static int folder_ids_has(const FolderIds *f, const struct stat *st) {
+    for (int i = 0; i < f->n; i++)
+        if (f->dev[i] == st->st_dev && f->ino[i] == st->st_ino) return 1;
+    return 0;
+}
+
+static int folder_ids_add(FolderIds *f, const struct stat *st) {
+    if (f->n == f->cap) {
+        int cap = f->cap ? 2 * f->cap : 64;
+        dev_t *dev = realloc(f->dev, sizeof *dev * (size_t)cap);
+        if (dev) f->dev = dev;
+        ino_t *ino = dev ? realloc(f->ino, sizeof *ino * (size_t)cap) : NULL;
+        if (!ino) return -1;
+        f->ino = ino;
+        f->cap = cap;
+    }
+    f->dev[f->n] = st->st_dev;
+    f->ino[f->n++] = st->st_ino;
+    return 0;
+}
+
+// Walks dir's sub-folders as dataset_scan does (links to folders followed, hidden ones too, 64 levels
+// deep) until one is in target (the run folder and the existing folders holding it); its path, as the
+// walk reached it, in at. 1 found, 0 not.
+static int folder_walk_reaches(const char *dir, int depth, const FolderIds *target, FolderIds *seen, char *at,
+                                                              size_t atlen) {
+    DIR *d = depth < 64 ? opendir(dir) : NULL;
+    if (!d) return 0;
+    int found = 0;
+    struct dirent *de;
+    char path[4096];
+    while (!found && (de = readdir(d))) {
+        // Files need no stat: only a folder, a link or an entry of unknown type can lead to one.
+        if (de->d_type != DT_DIR && de->d_type != DT_LNK && de->d_type != DT_UNKNOWN) continue;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path) continue;
+        // Only a link can lead back to a folder walked before (a loop): the links' folders are kept, few
+        // whatever the number of folders.
+        int link = de->d_type == DT_LNK || (de->d_type == DT_UNKNOWN && lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || (link && folder_ids_has(seen, &st))) continue;
+        if (folder_ids_has(target, &st)) {
+            snprintf(at, atlen, "%s", path);
+            found = 1;
+        } else if (!link || !folder_ids_add(seen, &st)) {
+            found = folder_walk_reaches(path, depth + 1, target, seen, at, atlen);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+int output_folder_reaches(const char *dir, const char *target, char *at, size_t atlen) {
+    char resolved[4096];
+    if (resolve_path(target, resolved, sizeof resolved)) return 0;
+    // target and each existing folder above it: a scan that enters one of them also enters target.
+    FolderIds holds = {0}, seen = {0};
+    struct stat st;
+    int found = 0, oom = 0;
+    for (char *end = resolved + strlen(resolved); !oom; ) {
+        char c = *end;
+        *end = 0;
+        if (stat(*resolved ? resolved : "/", &st) == 0 && S_ISDIR(st.st_mode)) oom = folder_ids_add(&holds, &st) != 0;
+        *end = c;
+        if (end == resolved) break;
+        while (end > resolved && *--end != '/') {}
+    }
+    if (!oom && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && !folder_ids_add(&seen, &st))
+        found = folder_walk_reaches(dir, 0, &holds, &seen, at, atlen);
+    free(holds.dev); free(holds.ino); free(seen.dev); free(seen.ino);
+    return found;
 }
 
 int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *const *inputs, int n) {

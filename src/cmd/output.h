@@ -80,6 +80,12 @@ void output_report_stop(const char *cmd, int kind, const char *out_dir, int writ
 // resolved at all.
 int output_path_within(const char *inner, const char *outer);
 
+// 1 when a scan of the folder dir (dataset_scan: links to folders followed) would enter target, or a
+// folder holding it, through a link below dir: "runs/p4" with dir/c/runs a link to runs. The path the
+// scan reaches it by, in at. Only existing folders count; 0 when none is reached (output_path_within
+// has told the paths that lie in dir as written).
+int output_folder_reaches(const char *dir, const char *target, char *at, size_t atlen);
+
 // A held-out folder (train's and finetune's --val, probe's --test: flag_b, b) that is, or lies in, the
 // training folder (flag_a, a), or holds it, is taken as given (tests/cli_finetune.sh validates on its
 // training folder to measure fit), with one warning line (cli_message): "warning: --val B is inside

@@ -1131,6 +1131,17 @@ int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, 
                      resumed ? "move the run folder out of it, then resume it there" : "give a run folder outside it with --out");
             return CLI_USAGE;
         }
+        // ... also when a link below the folder leads to the run folder, or to a folder holding it: the
+        // scan follows it (docs/interface.md, "Paths that meet").
+        char link[4096];
+        if (output_folder_reaches(dirs[k], run_dir, link, sizeof link)) {
+            snprintf(err, errlen, "%s%s%s: %s%s is inside the %s %s through a link (its scan enters %s): %s would be read as images "
+                     "by the next scan (a --resume, the next run); %s", cmd, flag ? " " : "", flag ? flag : "", which,
+                     run_dir, names[k], dirs[k], link, pngs,
+                     flag && !strcmp(flag, "--resume") ? "move the run folder out of it, then resume it there"
+                                                       : "give a run folder outside it with --out");
+            return CLI_USAGE;
+        }
         if (output_path_within(dirs[k], run_dir)) {
             snprintf(err, errlen, "%s%s%s: %s%s holds the %s %s (--overwrite would move it away with the run, and the "
                      "run's files would land among its images); keep the images outside the run folder", cmd,
