@@ -60,7 +60,7 @@ t "bench --json: every phase of a step takes time (at 0 or missing: ${zero:-none
 # after 2 warm-up, tiny, 3 channels, mask 0.75): --steps and --warmup are numbers in cmd/bench.c beside
 # their help text, and nothing compared the two.
 "$VITMAE" bench --img 8 --patch 4 --batch 2 --threads 1 --json > "$tmp/def.json"; rc=$?
-"$VITMAE" bench --help > "$tmp/def.help"
+help_flags bench > "$tmp/def.help"
 drift=$(/usr/bin/python3 -c 'import json, re, sys
 d = json.load(open(sys.argv[1])); h = open(sys.argv[2]).read()
 for flag, key in (("steps", "steps"), ("warmup", "warmup"), ("preset", "preset"), ("channels", "channels"), ("mask-ratio", "mask_ratio"), ("accum", "accum")):

@@ -81,5 +81,36 @@ bad=$(unknown_spans "$VITMAE_ROOT/docs/interface.md")
 t "every \`--flag\` of docs/interface.md is a command's flag (unknown: $(echo $bad))" '[ -z "$bad" ]'
 sed 's/`--val-max N`/`--val-most N`/' "$VITMAE_ROOT/docs/interface.md" > "$tmp/interface.md"
 t "a flag no command has is found" '[ "$(unknown_spans "$tmp/interface.md")" = --val-most ]'
+# 4. What a user reads first. `vitmae --help` names `vitmae help COMMAND` (section 1; it named only
+# `vitmae COMMAND --help`).
+t "vitmae --help names vitmae help COMMAND" '"$VITMAE" --help | grep -q "^vitmae help COMMAND "'
+# A flag of choices shows them in place of its value's name, as --pos learned|fixed does: embed's and
+# probe's --pool (and probe's --channels) showed "--pool P" and "(one of cls|mean)" at the end of the line.
+in_place=$(while read -r cmd; do "$VITMAE" "$cmd" --help | grep '(one of ' | awk -v c="$cmd" '{ print c " " $1 }'; done < "$tmp/cmds")
+t "every choice flag shows its choices in place of a value name (not: $(echo $in_place))" '[ -z "$in_place" ]'
+t "embed --help and probe --help show --pool cls|mean" \
+  '"$VITMAE" embed --help | grep -q "^  --pool cls|mean  " && "$VITMAE" probe --help | grep -q "^  --pool cls|mean  "'
+# Every description of every --help starts at one column (30, after an entry of at most 25 characters
+# and two spaces), or, when the entry is wider, on the next line at that column: --colormap's,
+# --upsample's, --pixel-norm's and --parallel's started wherever their entries ended, --normalize's
+# after a single space. misaligned CMD prints "CMD --flag" for each flag of its --help that is neither.
+misaligned() {
+  "$VITMAE" "$1" --help | awk -v cmd="$1" '
+    function under(s) { return substr(s, 1, 29) ~ /^ +$/ && length(s) > 29 && substr(s, 30, 1) != " " }
+    wide != "" { if (!under($0)) print cmd " " wide " (no description under it)"; wide = ""; next }
+    /^  --/ {
+      if (substr($0, 28, 2) == "  " && substr($0, 30, 1) != " " && length($0) >= 30) next
+      if ($0 ~ /^  --[^ ]+( [^ ]+)?$/ && length($0) >= 28) { wide = $1; next }
+      print cmd " " $1 }
+    END { if (wide != "") print cmd " " wide " (no description under it)" }'
+}
+bad=$(while read -r cmd; do misaligned "$cmd"; done < "$tmp/cmds")
+n_wide=$(while read -r cmd; do "$VITMAE" "$cmd" --help; done < "$tmp/cmds" | grep -c '^                             [^ ]')
+t "every description of every --help starts at column 30, $n_wide under a wide entry (not: $(echo $bad))" \
+  '[ -z "$bad" ] && [ "$n_wide" -ge 5 ]'
+# help_flags (tests/lib.sh) gives those wide flags one line again, their defaults on it.
+t "help_flags joins a wide entry to its description" \
+  'help_flags attention | grep -q "^  --colormap [a-z|]* colormap (default viridis)$" && [ "$(help_flags attention | wc -l)" -eq "$("$VITMAE" attention --help | grep -vc "^                             [^ ]")" ]'
+
 [ $fail -eq 0 ] && echo "cli help docs ok ($(wc -l < "$tmp/cmds") commands, $n_syn synopses, $(grep -c . "$tmp/all") known flags)"
 exit $fail

@@ -387,7 +387,7 @@ t "--pixels with --ckpt: view from the checkpoint" 'py "assert j[\"features\"] =
 # "--pixels without --ckpt" only.
 "$VITMAE" probe --pixels --ckpt "$ck" --img 8 --channels 1 --train "$tmp/train" --test "$tmp/test" >"$tmp/out" 2>&1; rc=$?
 t "--pixels --ckpt --img 8 --channels 1: an 8x8x1 view" '[ $rc -eq 0 ] && grep -q "^probe: pixels 8x8x1 (dim 64)" "$tmp/out"'
-t "--help says so" '"$VITMAE" probe --help | grep -- "--img S" | grep -q "default: --ckpt.s img_size; required without --ckpt" && "$VITMAE" probe --help | grep -- "--channels C" | grep -q "default --ckpt.s channels, else auto"'
+t "--help says so" '"$VITMAE" probe --help | grep -- "--img S" | grep -q "default: --ckpt.s img_size; required without --ckpt" && "$VITMAE" probe --help | grep -- "--channels 1|3|auto" | grep -q "default --ckpt.s channels, else auto"'
 
 # The per-class table, a row per class: a class folder's tab or newline written out (\t, \n), as in
 # data's report (the newline split the row in two), and a name longer than the column whole (its first

@@ -238,7 +238,7 @@ undocumented_flags() {
 # --steps, --scale for --display). train's and finetune's --channels and --parallel and bench's --accum
 # named none.
 no_default=$("$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | while read -r cmd; do
-  "$VITMAE" "$cmd" --help | awk -v cmd="$cmd" '/^  --/ && ($2 ~ /[|]/ || /\((integer|number) |\(one of /) && !/default|\(preset\)/ &&
+  help_flags "$cmd" | awk -v cmd="$cmd" '/^  --/ && ($2 ~ /[|]/ || /\((integer|number) |\(one of /) && !/default|\(preset\)/ &&
     $1 != "--epochs" && $1 != "--scale" { print cmd " " $1 }'; done)
 t "every --help flag of numbers or choices gives its default (none: $(echo $no_default))" '[ -z "$no_default" ]'
 doc="$VITMAE_ROOT/docs/interface.md"
@@ -258,7 +258,7 @@ t "a flag whose name begins another's (--val) is still found" \
 # doc_defaults DOC prints "= CMD --flag" for each flag whose statements agree, "! CMD --flag: why" else.
 doc_defaults() {
   "$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | while read -r cmd; do
-    "$VITMAE" "$cmd" --help > "$tmp/cmdhelp"
+    help_flags "$cmd" > "$tmp/cmdhelp"
     doc_part "$cmd" "$1" > "$tmp/part"
     /usr/bin/python3 - "$cmd" "$tmp/cmdhelp" "$tmp/part" <<'PY'
 import re, sys
@@ -372,14 +372,14 @@ readme_defaults() {
   awk '/^Defaults of `vitmae train`/ { on = 1 } on && /^$/ { exit } on' "$1" | tr '\n' ' ' | grep -o '`--[a-z-]* [^`]*`' | tr -d '`' | sed 's/ --/\n--/g'
 }
 wrong=$(readme_defaults "$VITMAE_ROOT/README.md" | while read -r flag value; do
-  help=$("$VITMAE" train --help | awk -v f="$flag" '$1 == f' | sed -n 's/.*(default \([^)]*\)).*/\1/p')
+  help=$(help_flags train | awk -v f="$flag" '$1 == f' | sed -n 's/.*(default \([^)]*\)).*/\1/p')
   [ "$help" = "$value" ] || echo "$flag $value (help: ${help:-none})"
 done)
 n=$(readme_defaults "$VITMAE_ROOT/README.md" | wc -l)
 t "README.md's defaults of train: $n flags, each train --help's default (wrong: $(echo $wrong))" '[ "$n" -ge 10 ] && [ -z "$wrong" ]'
 # The flags train and finetune share, the run folder's and a new model's, have one home each (cmd/runfolder.h,
 # core/config.h): each default and range of finetune --help is train --help's.
-shared_default() { "$VITMAE" "$1" --help | awk -v f="$2" '$1 == f' | grep -o '(default [^)]*)\|([a-z]* [^ ]* to [^)]*)$' | tr '\n' ' '; }
+shared_default() { help_flags "$1" | awk -v f="$2" '$1 == f' | grep -o '(default [^)]*)\|([a-z]* [^ ]* to [^)]*)$' | tr '\n' ' '; }
 drift=$(for f in --val-frac --val-max --keep --log-every --eval-every --ckpt-every --preset --img --patch --seed --threads; do
   tr_d=$(shared_default train $f); ft_d=$(shared_default finetune $f)
   [ -n "$tr_d" ] && [ "$tr_d" = "$ft_d" ] || echo "$f (train: $tr_d; finetune: $ft_d)"

@@ -9,6 +9,16 @@ PYTHONIOENCODING=utf-8:surrogateescape; export PYTHONIOENCODING
 
 # t NAME CHECK: evaluates CHECK; when it fails, prints "FAILED: NAME" and sets fail=1.
 t() { if eval "$2"; then :; else echo "FAILED: $1"; fail=1; fi; }
+# help_flags CMD: `vitmae CMD --help` with one line a flag: an entry too wide for the flag column has
+# its description on the next line (cmd/cli.c, cli_print_usage), here joined to it again, so that a test
+# reads a flag's default and range from its line.
+help_flags() {
+  "$VITMAE" "$1" --help | awk 'held != "" && /^                             [^ ]/ { sub(/^ +/, ""); print held " " $0; held = ""; next }
+    held != "" { print held; held = "" }
+    /^  --[^ ]+( [^ ]+)?$/ && length($0) >= 28 { held = $0; next }
+    { print }
+    END { if (held != "") print held }'
+}
 # scratch VAR: a new temporary folder in $VAR, removed when the test exits (also on HUP/INT/TERM).
 scratch() {
   _scratch=$(mktemp -d) || exit 1

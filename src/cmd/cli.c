@@ -375,6 +375,10 @@ static int set_value(const char *command, Flag *f, const char *v) {
     return CLI_USAGE;
 }
 
+// The width of the flag column of a --help: an entry of up to 25 characters, then two spaces or more
+// before its description (docs/interface.md, section 1).
+#define CLI_USAGE_COLUMN 26
+
 void cli_print_usage(const char *command, const char *synopsis, const Flag *flags, int nflags) {
     printf("usage: vitmae %s %s\n", command, synopsis);
     if (nflags) printf("\nflags:\n");
@@ -389,7 +393,10 @@ void cli_print_usage(const char *command, const char *synopsis, const Flag *flag
         if (f->type == FLAG_INT || f->type == FLAG_LONG) snprintf(range, sizeof range, " (integer %.0f to %.0f)", f->min, f->max);
         else if (f->type == FLAG_FLOAT) snprintf(range, sizeof range, " (number %g to %g)", f->min, f->max);
         else if (f->type == FLAG_CHOICE && f->metavar) snprintf(range, sizeof range, " (one of %s)", f->choices);
-        printf("  %-26s %s%s\n", left, f->help ? f->help : "", range);
+        // An entry too wide for the column (a choice such as --colormap's) leaves its description
+        // on the next line, at the column, so that every description starts where the others do.
+        if (strlen(left) > CLI_USAGE_COLUMN - 1) printf("  %s\n  %-*s %s%s\n", left, CLI_USAGE_COLUMN, "", f->help ? f->help : "", range);
+        else printf("  %-*s %s%s\n", CLI_USAGE_COLUMN, left, f->help ? f->help : "", range);
     }
 }
 

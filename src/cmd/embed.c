@@ -135,7 +135,7 @@ int cmd_embed(int argc, char **argv) {
     Flag flags[] = {
         {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine) (required)", "FILE", 0},
         {"--out", FLAG_PATH, &out_path, 0, 0, NULL, "features file, ending in .npy; FEATS.txt is written beside it (required)", "FEATS.npy", 0},
-        {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "cls: the CLS token (default); mean: the mean of the patch tokens", "P", 0},
+        {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "cls: the CLS token (default); mean: the mean of the patch tokens", NULL, 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); " FEATURES_NORM_HELP, "N", 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace FEATS.npy / FEATS.txt when they exist", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},

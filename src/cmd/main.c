@@ -41,7 +41,8 @@ static void usage(FILE *out) {
     fprintf(out, "usage: vitmae COMMAND [flags]   (vitmae COMMAND --help for its flags)\n\ncommands:\n");
     for (const Command *c = commands; c->name; c++)
         fprintf(out, "  %-12s %s\n", c->name, c->what);
-    fprintf(out, "\nvitmae --version (or vitmae version): %s\n", VERSION_WHAT);
+    fprintf(out, "\nvitmae help COMMAND (as vitmae COMMAND --help): that command's flags\n");
+    fprintf(out, "vitmae --version (or vitmae version): %s\n", VERSION_WHAT);
 }
 
 // The end of the line that refuses an unknown command or top-level request, in buf: "did you mean
