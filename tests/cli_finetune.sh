@@ -147,6 +147,15 @@ t "resuming an ended run rewrites none of its files" 'cmp -s "$dir/ended/checkpo
 t "an ended run resumed into another --out: exit 0, nothing to train, no folder ($rc2: $(cat "$dir/again2.log"))" '[ $rc2 -eq 0 ] && grep -q "nothing to train" "$dir/again2.log" && [ ! -e "$dir/ended-copy" ]'
 t "resuming an ended run: exit 0, nothing to train, said ($rc: $(grep "last step" "$dir/again.log"))" \
   '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, [0-9]*: nothing to train" "$dir/again.log"'
+# --resume RUN without --out goes on in RUN: a run folder that fails there names --resume, the flag
+# given (it said "finetune --out:", a flag the user never gave), as train's (tests/cli_runfolder.sh).
+long="$dir/long"
+while [ ${#long} -lt 3990 ]; do long="$long/$(printf "%0200d" 0)"; done
+long=$(printf "%.4030s" "$long"); mkdir -p "$long" && cp "$dir/t2/checkpoint-6.safetensors" "$long/checkpoint.safetensors"
+"$VITMAE" finetune --resume "$long" > /dev/null 2> "$dir/err"; rc=$?
+t "--resume RUN of a folder past the path limit: exit 1, one line naming --resume ($rc: $(tail -c 160 "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune --resume: a folder name of [0-9]* bytes is too long for a run folder" "$dir/err"'
+rm -r "$dir/long"
 # A checkpoint between two metrics rows carries the losses since the last row: the resumed run's rows
 # read the same losses as the uninterrupted run's.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 8 --log-every 4 --eval-every 4 --ckpt-every 3 --keep 5 --out "$dir/rows" > /dev/null 2>&1

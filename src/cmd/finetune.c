@@ -1018,7 +1018,7 @@ static int setup_run_folder(FineTune *t) {
         }
         if (bad) {
             if (t->named) cli_error("finetune", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
-            else cli_error("finetune --out", "%s", err);
+            else cli_error(a->out ? "finetune --out" : "finetune --resume", "%s", err);   // --resume RUN without --out goes on in RUN
             return 1;
         }
         // The folder made (or found) is locked, then checked again: a run started into it meanwhile by
