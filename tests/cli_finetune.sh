@@ -669,6 +669,12 @@ t "a folder with only metrics.csv: --out says it stopped before its first checkp
   'grep -q "^vitmae: finetune --out .*/k: the folder holds a run that stopped before its first checkpoint (nothing to resume); pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
 err "--resume of a folder with only metrics.csv" 2 "finetune --resume .*/k: the run stopped before its first checkpoint, so there is nothing to resume; start it again with --out .*/k --overwrite" \
   "$VITMAE" finetune --resume "$dir/k"
+# A folder holding a user's curves.png and nothing else of a run is refused (the run would write over
+# it), naming the file: it said "a run that stopped before its first checkpoint", which it is not.
+mkdir "$dir/plot" && echo "my plot" > "$dir/plot/curves.png"
+err "a folder with only a curves.png: the file named" 2 "finetune --out .*/plot: the folder holds curves.png, which a run writes over; pass --overwrite to move the folder aside (to .*/plot.old-N) and start, or another --out folder$" \
+  "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/plot"
+t "a folder with only a curves.png: the file kept" '[ "$(cat "$dir/plot/curves.png")" = "my plot" ] && [ "$(ls "$dir/plot")" = curves.png ]'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" --overwrite > "$dir/out" 2>&1; rc=$?
 t "--overwrite: exit 0, the old run moved whole" '[ $rc -eq 0 ] && [ -s "$dir/k/checkpoint.safetensors" ] && [ -f "$dir/k.old-1/metrics.csv" ] && [ "$(wc -l < "$dir/k.old-1/metrics.csv")" -eq 1 ]'
 # --ckpt inside the run that --overwrite moves aside: the old run was moved before --ckpt was read

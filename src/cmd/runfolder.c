@@ -140,12 +140,33 @@ static const char *run_folder_kind(const char *dir) {
     return kind;
 }
 
+// The outputs a run writes over that a folder holds with no record of a run (no config.json or
+// metrics.csv): a user's own curves.png (train's samples/ too), which is no run that stopped early.
+// "curves.png", "samples/", both, or NULL.
+static const char *user_outputs(const char *cmd, const char *dir) {
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (lstat(path, &st) == 0) return NULL;
+    snprintf(path, sizeof path, "%s/metrics.csv", dir);
+    if (lstat(path, &st) == 0) return NULL;
+    snprintf(path, sizeof path, "%s/curves.png", dir);
+    int curves = lstat(path, &st) == 0;
+    snprintf(path, sizeof path, "%s/samples", dir);
+    int sheets = !strcmp(cmd, "train") && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return curves && sheets ? "curves.png and samples/" : curves ? "curves.png" : sheets ? "samples/" : NULL;
+}
+
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
+    const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir) : NULL;
     if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
         snprintf(err, errlen, "%s --out %s: the folder already holds a %s run (continue it with vitmae %s --resume %s); "
                  "pass another --out folder, or --overwrite to move it aside (to %s.old-N)", cmd, dir,
                  strcmp(kind, "train") ? "fine-tuning" : "pretraining", kind, dir, dir);
+    else if (mine)
+        snprintf(err, errlen, "%s --out %s: the folder holds %s, which a run writes over; pass --overwrite to move "
+                 "the folder aside (to %s.old-N) and start, or another --out folder", cmd, dir, mine, dir);
     else if (why == RUN_HOLDS_NO_CHECKPOINT)
         snprintf(err, errlen, "%s --out %s: the folder holds a run that stopped before its first checkpoint (nothing "
                  "to resume); pass --overwrite to move it aside (to %s.old-N) and start again, or another --out "
