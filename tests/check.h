@@ -58,4 +58,15 @@ static inline const char *check_tmpdir(void) {
     if (check_ntmpdirs_++ == 0) atexit(check_rm_tmpdirs_);
     return path;
 }
+// JSON nested `levels` deep for the JSON readers' depth limit: prefix (an object's opening up to a
+// key's colon, e.g. "{\"a\":"), levels - 1 arrays inside each other, then "}". buf holds at least
+// strlen(prefix) + 2 * levels bytes.
+static inline const char *check_json_nested(char *buf, size_t n, const char *prefix, int levels) {
+    int at = snprintf(buf, n, "%s", prefix);
+    for (int k = 1; k < levels && (size_t)at + 2 < n; k++) buf[at++] = '[';
+    for (int k = 1; k < levels && (size_t)at + 2 < n; k++) buf[at++] = ']';
+    snprintf(buf + at, n - (size_t)at, "}");
+    return buf;
+}
+
 #endif

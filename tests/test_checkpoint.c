@@ -217,10 +217,7 @@ static void test_generic_format(void) {
     // Nested past the JSON reader's 1000 levels: said so, not "malformed" (1000 levels parse).
     for (int levels = 1000; levels <= 1001; levels++) {
         char deep[2 * 1001 + 16], what[32];
-        int n = snprintf(deep, sizeof deep, "{\"a\":");
-        for (int k = 1; k < levels; k++) deep[n++] = '[';
-        for (int k = 1; k < levels; k++) deep[n++] = ']';
-        snprintf(deep + n, sizeof deep - (size_t)n, "}");
+        check_json_nested(deep, sizeof deep, "{\"a\":", levels);
         snprintf(what, sizeof what, "header of %d levels", levels);
         expect_hdr_refused(deep, 0, levels == 1000 ? "entry 'a' is not an object"
                                                    : "JSON header nested deeper than 1000 levels (the limit of the JSON reader; at byte 1004 of", what);
@@ -647,10 +644,7 @@ static void test_config_json(void) {
     // Nested past the JSON reader's 1000 levels: said so, not "malformed JSON" (1000 levels parse).
     for (int levels = 1000; levels <= 1001; levels++) {
         char deep[2 * 1001 + 16];
-        int n = snprintf(deep, sizeof deep, "{\"a\":");
-        for (int k = 1; k < levels; k++) deep[n++] = '[';
-        for (int k = 1; k < levels; k++) deep[n++] = ']';
-        snprintf(deep + n, sizeof deep - (size_t)n, "}");
+        check_json_nested(deep, sizeof deep, "{\"a\":", levels);
         const char *want = levels == 1000 ? "config: missing field 'img_size'" : "config: JSON nested deeper than 1000 levels";
         err[0] = 0;
         CHECK(mae_config_from_json(deep, &back, err, sizeof err) != 0 && strstr(err, want), "config of %d levels: '%s'", levels, err);

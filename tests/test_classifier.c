@@ -551,10 +551,7 @@ static void checkpoint_checks(void) {
     // Nested past the JSON reader's 1000 levels: said so, not "needs num_classes" (1000 levels parse).
     for (int levels = 1000; levels <= 1001; levels++) {
         char deep[2 * 1001 + 64];
-        int n = snprintf(deep, sizeof deep, "{\"num_classes\":3,\"classes\":");
-        for (int k = 1; k < levels; k++) deep[n++] = '[';
-        for (int k = 1; k < levels; k++) deep[n++] = ']';
-        snprintf(deep + n, sizeof deep - (size_t)n, "}");
+        check_json_nested(deep, sizeof deep, "{\"num_classes\":3,\"classes\":", levels);
         const char *deep_meta[3] = {"vitmae", cj, deep};
         const char *want = levels == 1000 ? "needs num_classes and as many class names"
                                           : "metadata 'classifier': JSON nested deeper than 1000 levels (the limit of the JSON reader)";

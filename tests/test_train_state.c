@@ -178,10 +178,7 @@ static void test_state_json(void) {
     // sent the user after a syntax error that is not there (1000 levels parse, then fail a field).
     for (int levels = 1000; levels <= 1001; levels++) {
         char deep[2 * 1001 + 16];
-        int n = snprintf(deep, sizeof deep, "{\"a\":");
-        for (int k = 1; k < levels; k++) deep[n++] = '[';
-        for (int k = 1; k < levels; k++) deep[n++] = ']';
-        snprintf(deep + n, sizeof deep - (size_t)n, "}");
+        check_json_nested(deep, sizeof deep, "{\"a\":", levels);
         const char *want = levels == 1000 ? "missing or out of range" : "train_state: JSON nested deeper than 1000 levels (the limit of the JSON reader)";
         err[0] = 0;
         rc = run_state_from_json(deep, &back, err, sizeof err);
