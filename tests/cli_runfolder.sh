@@ -43,6 +43,11 @@ mkdir "$dir/plot" && echo "my plot" > "$dir/plot/curves.png"
 "$VITMAE" train $small --steps 2 --out "$dir/plot" > /dev/null 2>"$dir/err"; rc=$?
 t "a folder with a curves.png: exit 2, one line naming the file and --overwrite, the file kept ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out $dir/plot: the folder holds curves.png, which a run writes over; pass --overwrite to move the folder aside (to $dir/plot.old-N) and start, or another --out folder$" "$dir/err" && [ "$(cat "$dir/plot/curves.png")" = "my plot" ] && [ "$(ls "$dir/plot")" = curves.png ]'
+# Its --resume: no run there (it said "the run stopped before its first checkpoint ... start it again with
+# --overwrite", which would move the user's plot aside for a run that never was).
+"$VITMAE" train --resume "$dir/plot" > /dev/null 2>"$dir/err"; rc=$?
+t "--resume of a folder with only a curves.png: exit 2, no run there ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/plot: no run in this folder (no checkpoint.safetensors)" ] && [ "$(ls "$dir/plot")" = curves.png ]'
 # The same for a samples/ folder of sheets (a user's, a copied run's): train wrote samples/step-2.png
 # over the one there, exit 0.
 mkdir -p "$dir/sheets/samples" && echo "my sheet" > "$dir/sheets/samples/step-2.png"

@@ -328,7 +328,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
     if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot "
                  "with --resume %s/checkpoint-%ld.safetensors", cmd, arg, arg, snap);
-    else if (run_folder_has_run(arg))
+    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg))   // a user's curves.png is no stopped run
         snprintf(err, errlen, "%s --resume %s: the run stopped before its first checkpoint, so there is nothing to "
                  "resume; start it again with --out %s --overwrite", cmd, arg, arg);
     else
