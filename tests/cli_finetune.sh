@@ -137,6 +137,14 @@ t "resume exits 0" '[ $rc -eq 0 ]'
 t "resume says where it goes on from, once ($(grep -c "^resuming " "$dir/log"): $(grep "^resuming " "$dir/log"))" \
   '[ "$(grep "^resuming " "$dir/log")" = "resuming $dir/t2/checkpoint-6.safetensors at step 6 of 12" ]'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+# The run's own command line with --resume added: flags given at the run's own values (as parsed:
+# --lr 0.002 is its 2e-3, --blr 0.032 works out to it at batch 16) were refused all the same. Now it
+# goes on, bitwise as the uninterrupted run.
+"$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" $ft --lr 0.002 --blr 0.032 --steps 12 --ckpt-every 6 \
+  --seed 0 --preset tiny $model --augment crop --pos learned --out "$dir/resumed_own" > /dev/null 2> "$dir/err"; rc=$?
+t "resume given the run's own flags: runs, bitwise as uninterrupted ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && ! grep -v "^vitmae: warning: only 3 validation images" "$dir/err" &&
+   same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed_own/checkpoint.safetensors"'
 # The ended run resumed again trains nothing, and says so (it said only where it resumed, then "done").
 mkdir "$dir/ended" && cp -p "$dir/resumed/checkpoint.safetensors" "$dir/resumed/metrics.csv" "$dir/ended/"
 "$VITMAE" finetune --resume "$dir/resumed" > "$dir/again.log" 2>&1; rc=$?
@@ -549,14 +557,15 @@ t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && 
 # Flags that decide the weights or the schedule are refused on resume, never ignored; the cadence
 # flags apply.
 for f in "--lr 0.5" "--batch 32" "--seed 7" "--steps 250" "--smoothing 0.2" "--augment none"; do
-  err "resume with $f" 2 "${f%% *} cannot change when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" $f
+  err "resume with $f" 2 "$f cannot change when a run resumes (this run.s is " "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" $f
   t "resume with $f: nothing on stdout (it said 'resuming ... at step 6')" '[ ! -s "$dir/out" ]'
 done
+err "resume with another --lr: both values named" 2 "finetune --resume: --lr 0.5 cannot change when a run resumes (this run.s is 0.002); start a new run with --ckpt for another$" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --lr 0.5
 err "--overwrite with --resume" 2 "cannot be combined with --resume" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --overwrite
 err "resume adding --val to a --val-frac run" 2 "--val cannot be added when a run resumes" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --val "$dir/data"
 err "resume with --val and --val-frac" 2 "finetune --val-frac: give --val DIR or --val-frac F, not both" "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" --val "$dir/data" --val-frac 0.05
 before_scratch=$(ls -l --time-style=full-iso "$dir/scratch" | md5sum)
-err "resume of a --val run with --val-frac" 2 "finetune --resume: --val-frac cannot change when a run resumes" "$VITMAE" finetune --resume "$dir/scratch" --val-frac 0.1
+err "resume of a --val run with --val-frac" 2 "finetune --resume: --val-frac 0.1 cannot change when a run resumes (it decides the weights)" "$VITMAE" finetune --resume "$dir/scratch" --val-frac 0.1
 t "the --val run is untouched" '[ "$(ls -l --time-style=full-iso "$dir/scratch" | md5sum)" = "$before_scratch" ]'
 t "no run folder for refused resumes" '[ ! -e "$dir/e6" ]'
 # A checkpoint of another run resumed into a run folder would mix the two: refused.

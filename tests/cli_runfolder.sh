@@ -102,7 +102,20 @@ t "a resumed run folder whose samples is a file: exit 1 at the start, one line (
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $dir/rs/samples: not a folder: " "$dir/err" &&
    [ "$(tail -n 1 "$dir/rs/metrics.csv" | cut -d, -f1)" = 9 ] && [ "$(cat "$dir/rs/samples")" = notes ]'
 "$VITMAE" train --resume "$dir/r" --batch 4 > /dev/null 2>"$dir/err"; rc=$?
-t "--batch on resume refused" '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch cannot change" "$dir/err"'
+t "--batch on resume refused, naming both values ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch 4 cannot change when a run resumes (this run.s is 8); start a new run from these weights with --init CHECKPOINT$" "$dir/err"'
+# The run's own command line with --resume added: the flags that decide the weights, given at the run's
+# own values (compared as parsed: --lr 0.0001 is the run's 1e-4, --blr 0.0032 works out to it at batch
+# 8, --preset tiny under the shape flags is its model), were refused all the same. Now the run goes on,
+# bitwise as the uninterrupted one; another value is refused naming both (a float as the run stores it).
+"$VITMAE" train $small --data "$dir/work/data" --lr 1e-4 --steps 4 --ckpt-every 2 --keep 2 --out "$dir/own" > /dev/null 2>&1
+"$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" $small --data "$dir/work/data" --lr 0.0001 --blr 0.0032 \
+  --preset tiny --mask-ratio 0.75 --seed 0 --augment crop --pos learned --steps 4 --out "$dir/own2" > /dev/null 2> "$dir/err"; rc=$?
+t "resume given the run's own weight flags: runs, bitwise as uninterrupted ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ ! -s "$dir/err" ] && same_weights "$dir/own/checkpoint.safetensors" "$dir/own2/checkpoint.safetensors"'
+"$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" --lr 2e-4 --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
+t "resume given another --lr: refused naming both ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --lr 0.0002 cannot change when a run resumes (this run'"'"'s is 0.0001); start a new run from these weights with --init CHECKPOINT" ] && [ ! -e "$dir/own3" ]'
 # A run that holds out --val-frac of its folder: a --val folder on resume would give those images back
 # to training (another run): refused.
 "$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?
@@ -133,7 +146,7 @@ t "a run on a --val folder" '[ $rc -eq 0 ] && [ -s "$dir/vrun/checkpoint.safeten
 before=$(ls -lR --time-style=full-iso "$dir/vrun" "$dir/r"; cksum "$dir/vrun"/* "$dir/r"/* 2> /dev/null)
 "$VITMAE" train --resume "$dir/vrun" --steps 4 --val-frac 0.1 > "$dir/out" 2> "$dir/err"; rc=$?
 t "--val-frac on resume of a --val run: exit 2, one line ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --val-frac cannot change when a run resumes" "$dir/err" && [ ! -s "$dir/out" ]'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --val-frac 0.1 cannot change when a run resumes (it decides the weights)" "$dir/err" && [ ! -s "$dir/out" ]'
 "$VITMAE" train --resume "$dir/vrun" --steps 4 --val "$dir/vval" --val-frac 0.1 > "$dir/out" 2> "$dir/err"; rc=$?
 t "--val with --val-frac on resume: exit 2, the pair's line ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "$pair" "$dir/err" && [ ! -s "$dir/out" ]'

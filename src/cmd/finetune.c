@@ -855,19 +855,59 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         r->keep = a->keep;
         r->groups = a->groups ? a->groups : dist_default_groups(r->batch);
     } else {
-        // Flags that decide the weights or the schedule cannot change (docs/encoder.md): refused,
-        // never ignored.
-        static const char *const fixed[] = {
-            "--preset", "--img", "--patch", "--channels", "--dim", "--depth", "--heads", "--pos", "--pixel-norm",
-            "--augment", "--steps", "--epochs", "--batch", "--lr", "--blr", "--min-lr", "--warmup-steps", "--wd",
-            "--layer-decay", "--drop-path", "--smoothing", "--clip", "--seed", "--val-frac", NULL,
+        // A flag that decides the weights or the schedule must give the run's own value (docs/encoder.md):
+        // refused otherwise, never ignored. --preset is the run's when every size it sets (under the
+        // shape flags given) is; --channels auto and --pixel-norm cannot be told equal and stay refused.
+        const MaeConfig *c = &t->cfg.enc;
+        MaeConfig p;
+        mae_config_preset(&p, a->preset);
+        int same_preset = (a->dim ? a->dim : p.embed_dim) == c->embed_dim && (a->depth ? a->depth : p.depth) == c->depth &&
+                          (a->heads ? a->heads : p.num_heads) == c->num_heads && p.mlp_ratio == c->mlp_ratio;
+        const char *chans = c->in_chans == 1 ? "1" : "3", *pos = c->pos_learned ? "learned" : "fixed";
+        // --blr and --epochs give the run's --lr and --steps when they work out to them, as in a new run
+        char blr[32], lr[40], epochs[32], steps[40], frac[32];
+        run_value_text(blr, sizeof blr, a->blr, 1);
+        snprintf(lr, sizeof lr, "--lr ");
+        run_value_text(lr + 5, sizeof lr - 5, r->lr, 1);
+        run_value_text(epochs, sizeof epochs, a->epochs, 1);
+        snprintf(steps, sizeof steps, "--steps %ld", r->total_steps);
+        run_value_text(frac, sizeof frac, a->val_frac, 1);
+        long epoch_steps = -1;
+        char why[512];
+        if (a->epochs > 0 && run_epoch_steps("finetune", a->epochs, t->ntrain, r->batch, &epoch_steps, why, sizeof why))
+            epoch_steps = -1;
+        const RunSameFlag same[] = {
+            {"--preset", 1, 0, 0, 0, a->preset, same_preset ? a->preset : NULL},
+            {"--img", 0, 0, a->img, c->img_size, NULL, NULL},
+            {"--patch", 0, 0, a->patch, c->patch_size, NULL, NULL},
+            {"--channels", 1, 0, 0, 0, a->channels, strcmp(a->channels, "auto") ? chans : NULL},
+            {"--dim", 0, 0, a->dim, c->embed_dim, NULL, NULL},
+            {"--depth", 0, 0, a->depth, c->depth, NULL, NULL},
+            {"--heads", 0, 0, a->heads, c->num_heads, NULL, NULL},
+            {"--pos", 1, 0, 0, 0, a->pos, pos},
+            {"--pixel-norm", 1, 0, 0, 0, a->pixel_norm, NULL},
+            {"--augment", 1, 0, 0, 0, a->augment, r->augment},
+            {"--steps", 0, 0, (double)a->steps, (double)r->total_steps, NULL, NULL},
+            {"--epochs", 1, 0, 0, 0, epochs, epoch_steps == r->total_steps ? epochs : steps},
+            {"--batch", 0, 0, a->batch, r->batch, NULL, NULL},
+            {"--lr", 0, 1, a->lr, r->lr, NULL, NULL},
+            {"--blr", 1, 0, 0, 0, blr, lr_from_blr(a->blr, r->batch) == r->lr ? blr : lr},
+            {"--min-lr", 0, 1, a->min_lr, r->min_lr, NULL, NULL},
+            {"--warmup-steps", 0, 0, (double)a->warmup, (double)r->warmup, NULL, NULL},
+            {"--wd", 0, 1, a->wd, r->wd, NULL, NULL},
+            {"--layer-decay", 0, 1, a->layer_decay, r->layer_decay, NULL, NULL},
+            {"--drop-path", 0, 1, a->drop_path, r->drop_path, NULL, NULL},
+            {"--smoothing", 0, 1, a->smoothing, r->smoothing, NULL, NULL},
+            {"--clip", 0, 1, a->clip, r->clip, NULL, NULL},
+            {"--seed", 0, 0, (double)a->seed, (double)r->seed, NULL, NULL},
+            // a --val run holds nothing out: no --val-frac is its own
+            {"--val-frac", r->val[0] != 0, 1, a->val_frac, r->val_frac, frac, NULL},
         };
-        for (int i = 0; fixed[i]; i++)
-            if (cli_flag(flags, nflags, fixed[i])->seen) {
-                cli_error("finetune --resume", "%s cannot change when a run resumes (the run's own value applies; "
-                          "start a new run with --ckpt for another)", fixed[i]);
-                return 2;
-            }
+        if (run_resume_same_flags("finetune", same, (int)(sizeof same / sizeof same[0]), flags, nflags,
+                                  "start a new run with --ckpt for another", err, sizeof err)) {
+            cli_error(NULL, "%s", err);
+            return 2;
+        }
         if (cli_flag(flags, nflags, "--val-max")->seen) r->val_max = a->val_max;
         if (a->groups && a->groups != r->groups) {
             cli_error("finetune --groups", "%d: this run sums each step as %d gradient group%s, fixed when it started "

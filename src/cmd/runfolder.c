@@ -1219,3 +1219,38 @@ int run_check_same_start(long step, const float *const *arrays, int na, size_t n
         cli_message("%s (every process must load the same checkpoint file)", err);
     return same ? 1 : 0;
 }
+
+void run_value_text(char *buf, size_t len, double v, int is_float) {
+    if (v == floor(v) && fabs(v) <= 9007199254740992.0) { snprintf(buf, len, "%.0f", v); return; }   // 250, not 2.5e+02
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, len, "%.*g", p, v);
+        double back = strtod(buf, NULL);
+        if (is_float ? (float)back == (float)v : back == v) return;
+    }
+}
+
+int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
+                          char *err, size_t errlen) {
+    for (int i = 0; i < n; i++) {
+        const RunSameFlag *s = &same[i];
+        if (!cli_flag(flags, nflags, s->flag)->seen) continue;
+        char given[64], run[64];
+        if (s->is_text) {
+            if (s->run_text && !strcmp(s->given_text, s->run_text)) continue;
+            snprintf(given, sizeof given, "%s", s->given_text);
+            snprintf(run, sizeof run, "%s", s->run_text ? s->run_text : "");
+        } else {
+            if (s->is_float ? (float)s->given == (float)s->run : s->given == s->run) continue;
+            run_value_text(given, sizeof given, s->given, s->is_float);
+            run_value_text(run, sizeof run, s->run, s->is_float);
+        }
+        if (s->is_text && !s->run_text)
+            snprintf(err, errlen, "%s --resume: %s%s%s cannot change when a run resumes (it decides the weights); %s",
+                     cmd, s->flag, given[0] ? " " : "", given, way);
+        else
+            snprintf(err, errlen, "%s --resume: %s%s%s cannot change when a run resumes (this run's is %s); %s", cmd,
+                     s->flag, given[0] ? " " : "", given, run, way);
+        return CLI_USAGE;
+    }
+    return 0;
+}

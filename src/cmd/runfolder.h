@@ -175,6 +175,25 @@ void run_broken_free(BrokenNotes *bn);
 // it started, so the line names the process counts (or micro-batch counts) that resume it instead of
 // --groups. Into err (errlen bytes); procs, accum: this job's.
 void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int accum, int groups);
+
+// A flag that decides the weights, given on resume (docs/data.md "Run folders"): accepted when its
+// value is the run's own (the same command line with --resume added), refused otherwise. Numbers are
+// compared as parsed and as the run stores them (a float flag as float: 1e-4 is 0.0001); text as text.
+// run_text NULL: no value of the flag can be told equal to the run's (refused, as deciding the weights).
+typedef struct {
+    const char *flag;
+    int is_text, is_float;
+    double given, run;
+    const char *given_text, *run_text;
+} RunSameFlag;
+// The first flag of same[0 .. n - 1] given (seen in flags) with a value other than the run's: 0 when
+// none, else CLI_USAGE with err `CMD --resume: FLAG GIVEN cannot change when a run resumes (this run's
+// is RUN; WAY)`.
+// The shortest text that reads back as v (as a float when is_float): 0.0001 for 1e-4f, not
+// 9.99999975e-05; 250 for a step count, not 2.5e+02.
+void run_value_text(char *buf, size_t len, double v, int is_float);
+int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
+                          char *err, size_t errlen);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

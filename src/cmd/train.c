@@ -205,23 +205,65 @@ static int new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const
     return 0;
 }
 
-// Flags that decide the weights: they cannot change when a run resumes (docs/data.md "Run folders").
-static const char *const WEIGHT_FLAGS[] = {
-    "--preset", "--img", "--patch", "--channels", "--dim", "--depth", "--heads", "--dec-dim", "--dec-depth",
-    "--dec-heads", "--mask-ratio", "--norm-pix", "--pos", "--pixel-norm", "--augment", "--batch", "--lr", "--blr",
-    "--min-lr", "--warmup-steps", "--wd", "--clip", "--seed", "--val-frac", NULL,
-};
-
 // On resume: cadence flags apply; --steps/--epochs set a new total (checked once the data is known);
-// flags that decide the weights are refused. err holds the whole message.
-static int resumed_run_state(Train *t, const RunState *given, Flag *flags, int nflags, char *err, size_t errlen) {
+// a flag that decides the weights must give the run's own value (docs/data.md "Run folders"). err
+// holds the whole message.
+static int resumed_run_state(Train *t, const Args *a, const RunState *given, const MaeConfig *run_cfg, Flag *flags,
+                             int nflags, char *err, size_t errlen) {
     RunState *r = &t->rs;
-    for (int i = 0; WEIGHT_FLAGS[i]; i++)
-        if (cli_flag(flags, nflags, WEIGHT_FLAGS[i])->seen) {
-            snprintf(err, errlen, "train --resume: %s cannot change when a run resumes (it decides the weights); "
-                     "start a new run from these weights with --init CHECKPOINT", WEIGHT_FLAGS[i]);
-            return CLI_USAGE;
-        }
+    // --preset with the shape flags given over it, as a new run builds it (build_config): the same
+    // model as the run's when every size it sets is the run's.
+    MaeConfig f;
+    mae_config_preset(&f, a->preset);
+    if (a->dim) f.embed_dim = a->dim;
+    if (a->depth) f.depth = a->depth;
+    if (a->heads) f.num_heads = a->heads;
+    if (a->dec_dim) f.dec_embed_dim = a->dec_dim;
+    if (cli_flag(flags, nflags, "--dec-depth")->seen) f.dec_depth = a->dec_depth;
+    if (a->dec_heads) f.dec_num_heads = a->dec_heads;
+    const MaeConfig *c = run_cfg;
+    int same_preset = f.embed_dim == c->embed_dim && f.depth == c->depth && f.num_heads == c->num_heads &&
+                      f.dec_embed_dim == c->dec_embed_dim && f.dec_depth == c->dec_depth &&
+                      f.dec_num_heads == c->dec_num_heads && f.mlp_ratio == c->mlp_ratio;
+    // --channels auto follows the data (read later) and --pixel-norm's statistics may be measured on it:
+    // neither can be told equal here, so both stay refused.
+    const char *chans = c->in_chans == 1 ? "1" : "3", *pos = c->pos_learned ? "learned" : "fixed";
+    char blr[32], lr[40], frac[32];
+    run_value_text(blr, sizeof blr, a->blr, 1);
+    run_value_text(frac, sizeof frac, given->val_frac, 1);
+    snprintf(lr, sizeof lr, "--lr ");
+    run_value_text(lr + 5, sizeof lr - 5, r->lr, 1);
+    const RunSameFlag same[] = {
+        {"--preset", 1, 0, 0, 0, a->preset, same_preset ? a->preset : NULL},
+        {"--img", 0, 0, a->img, c->img_size, NULL, NULL},
+        {"--patch", 0, 0, a->patch, c->patch_size, NULL, NULL},
+        {"--channels", 1, 0, 0, 0, a->channels, strcmp(a->channels, "auto") ? chans : NULL},
+        {"--dim", 0, 0, a->dim, c->embed_dim, NULL, NULL},
+        {"--depth", 0, 0, a->depth, c->depth, NULL, NULL},
+        {"--heads", 0, 0, a->heads, c->num_heads, NULL, NULL},
+        {"--dec-dim", 0, 0, a->dec_dim, c->dec_embed_dim, NULL, NULL},
+        {"--dec-depth", 0, 0, a->dec_depth, c->dec_depth, NULL, NULL},
+        {"--dec-heads", 0, 0, a->dec_heads, c->dec_num_heads, NULL, NULL},
+        {"--mask-ratio", 0, 1, given->mask_ratio, r->mask_ratio, NULL, NULL},
+        {"--norm-pix", 1, 0, 0, 0, "", c->norm_pix_loss ? "" : NULL},
+        {"--pos", 1, 0, 0, 0, a->pos, pos},
+        {"--pixel-norm", 1, 0, 0, 0, a->pixel_norm, NULL},
+        {"--augment", 1, 0, 0, 0, a->augment, r->augment},
+        {"--batch", 0, 0, given->batch, r->batch, NULL, NULL},
+        {"--lr", 0, 1, given->lr, r->lr, NULL, NULL},
+        // --blr gives the run's --lr when blr * batch / 256 is it, as in a new run (new_run_state)
+        {"--blr", 1, 0, 0, 0, blr, lr_from_blr(a->blr, r->batch) == r->lr ? blr : lr},
+        {"--min-lr", 0, 1, given->min_lr, r->min_lr, NULL, NULL},
+        {"--warmup-steps", 0, 0, (double)given->warmup, (double)r->warmup, NULL, NULL},
+        {"--wd", 0, 1, given->wd, r->wd, NULL, NULL},
+        {"--clip", 0, 1, given->clip, r->clip, NULL, NULL},
+        {"--seed", 0, 0, (double)given->seed, (double)r->seed, NULL, NULL},
+        // a --val run holds nothing out: no --val-frac is its own
+        {"--val-frac", r->val[0] != 0, 1, given->val_frac, r->val_frac, frac, NULL},
+    };
+    int rc = run_resume_same_flags("train", same, (int)(sizeof same / sizeof same[0]), flags, nflags,
+                                   "start a new run from these weights with --init CHECKPOINT", err, errlen);
+    if (rc) return rc;
     if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = given->log_every;
     if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = given->eval_every;
     if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = given->ckpt_every;
@@ -435,7 +477,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (run_resume_missing("train", a->resume, err, sizeof err)) return cli_report(NULL, err, CLI_USAGE);
         if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return cli_report(NULL, err, 1);
         t->rs_resumed = t->rs;
-        int rc = resumed_run_state(t, &given, flags, nflags, err, sizeof err);
+        int rc = resumed_run_state(t, a, &given, &ck.cfg, flags, nflags, err, sizeof err);
         if (rc) { ckpt_free(&ck); return cli_report(NULL, err, rc); }
         t->cfg = ck.cfg;
         snprintf(t->run_dir, sizeof t->run_dir, "%s", a->out ? a->out : resumed_dir);
