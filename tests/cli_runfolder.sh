@@ -282,6 +282,10 @@ PY
   "$VITMAE" info "$dir/ed" > "$dir/out" 2> "$dir/err"; rc=$?
   t "edited train_state ($edit): info exits 0 and says why it cannot resume ($rc: $(grep "train state" "$dir/out" | cut -c 1-120))" \
     '[ $rc -eq 0 ] && grep -qx "  train state  JSON nested deeper than 1000 levels (the limit of the JSON reader): cannot resume" "$dir/out"'
+  # --json showed the 2000 brackets as a string, as if they were a state that is not JSON: now the text's line
+  "$VITMAE" info --json "$dir/ed" > "$dir/out" 2> "$dir/err"; rc=$?
+  t "edited train_state ($edit): info --json says the same ($rc: $(cut -c 1-200 "$dir/out" | grep train_state))" \
+    '[ $rc -eq 0 ] && [ "$(python3 -c "import json, sys; o = json.load(open(sys.argv[1])); print(o[\"train_state\"], o[\"moments_removed\"])" "$dir/out")" = "JSON nested deeper than 1000 levels (the limit of the JSON reader): cannot resume None" ]'
 done
 # A checkpoint whose AdamW moments were all removed (two thirds of the file; users strip them to share
 # the weights, as MAE's released files are) was refused by every reader, eval and info included:

@@ -148,11 +148,18 @@ static void add_moments(cJSON *o, const cJSON *ts, int has_moments) {
 }
 
 // Adds "train_state" as the text shows it (print_train_state): the state as JSON, its text as a string
-// when it is not JSON (an edit that left NaN), null when the file has none; then "moments_removed".
-// One for both kinds of file: a classifier's state that was not JSON read null, as if it had none.
+// when it is not JSON (an edit that left NaN), the text's line when it nests past the JSON reader's
+// limit (its brackets as they are would show no fault), null when the file has none; then
+// "moments_removed". One for both kinds of file: a classifier's state that was not JSON read null, as
+// if it had none.
 static void add_train_state(cJSON *o, const char *state, int has_moments) {
-    cJSON *ts = state ? cJSON_Parse(state) : NULL;
-    if (state && !ts) ts = cJSON_CreateString(state);
+    const char *end = NULL;
+    cJSON *ts = state ? cJSON_ParseWithLengthOpts(state, strlen(state) + 1, &end, 0) : NULL;
+    if (state && !ts && json_parse_too_deep(state, strlen(state) + 1, end)) {
+        char line[160];
+        snprintf(line, sizeof line, JSON_TOO_DEEP_FMT ": cannot resume", CJSON_NESTING_LIMIT);
+        ts = cJSON_CreateString(line);
+    } else if (state && !ts) ts = cJSON_CreateString(state);
     cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
     add_moments(o, ts, has_moments);   // ts still valid: o holds it
 }
