@@ -556,7 +556,7 @@ rm -rf "$dir/hid" "$dir/hidft"
 t "no run folder for refused runs" '[ ! -e "$dir/e1" ] && [ ! -e "$dir/e2" ] && [ ! -e "$dir/e3" ] && [ ! -e "$dir/e4" ]'
 # Flags that decide the weights or the schedule are refused on resume, never ignored; the cadence
 # flags apply.
-for f in "--lr 0.5" "--batch 32" "--seed 7" "--steps 250" "--smoothing 0.2" "--augment none"; do
+for f in "--lr 0.5" "--batch 32" "--seed 7" "--steps 250" "--smoothing 0.2" "--augment none" "--img 64" "--depth 5"; do
   err "resume with $f" 2 "$f cannot change when a run resumes (this run.s is " "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --out "$dir/e6" $f
   t "resume with $f: nothing on stdout (it said 'resuming ... at step 6')" '[ ! -s "$dir/out" ]'
 done

@@ -116,6 +116,13 @@ t "resume given the run's own weight flags: runs, bitwise as uninterrupted ($rc:
 "$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" --lr 2e-4 --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
 t "resume given another --lr: refused naming both ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --lr 0.0002 cannot change when a run resumes (this run'"'"'s is 0.0001); start a new run from these weights with --init CHECKPOINT" ] && [ ! -e "$dir/own3" ]'
+# The encoder's shape flags at another value than the run's (--img 16 --patch 4 --dim 32 --depth 1
+# --heads 2, --channels 3): refused naming both, nothing made.
+for f in "--img 32" "--patch 8" "--dim 64" "--depth 2" "--heads 4" "--channels 1"; do
+  "$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" $f --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
+  t "resume given another $f: refused naming both ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $f cannot change when a run resumes (this run.s is [0-9]*); start a new run" "$dir/err" && [ ! -e "$dir/own3" ]'
+done
 # A run that holds out --val-frac of its folder: a --val folder on resume would give those images back
 # to training (another run): refused.
 "$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?

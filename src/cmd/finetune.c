@@ -863,7 +863,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         mae_config_preset(&p, a->preset);
         int same_preset = (a->dim ? a->dim : p.embed_dim) == c->embed_dim && (a->depth ? a->depth : p.depth) == c->depth &&
                           (a->heads ? a->heads : p.num_heads) == c->num_heads && p.mlp_ratio == c->mlp_ratio;
-        const char *chans = c->in_chans == 1 ? "1" : "3", *pos = c->pos_learned ? "learned" : "fixed";
+        const char *way = "start a new run with --ckpt for another", *pos = c->pos_learned ? "learned" : "fixed";
         // --blr and --epochs give the run's --lr and --steps when they work out to them, as in a new run
         char blr[32], lr[40], epochs[32], steps[40], frac[32];
         run_value_text(blr, sizeof blr, a->blr, 1);
@@ -877,13 +877,6 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (a->epochs > 0 && run_epoch_steps("finetune", a->epochs, t->ntrain, r->batch, &epoch_steps, why, sizeof why))
             epoch_steps = -1;
         const RunSameFlag same[] = {
-            {"--preset", 1, 0, 0, 0, a->preset, same_preset ? a->preset : NULL},
-            {"--img", 0, 0, a->img, c->img_size, NULL, NULL},
-            {"--patch", 0, 0, a->patch, c->patch_size, NULL, NULL},
-            {"--channels", 1, 0, 0, 0, a->channels, strcmp(a->channels, "auto") ? chans : NULL},
-            {"--dim", 0, 0, a->dim, c->embed_dim, NULL, NULL},
-            {"--depth", 0, 0, a->depth, c->depth, NULL, NULL},
-            {"--heads", 0, 0, a->heads, c->num_heads, NULL, NULL},
             {"--pos", 1, 0, 0, 0, a->pos, pos},
             {"--pixel-norm", 1, 0, 0, 0, a->pixel_norm, NULL},
             {"--augment", 1, 0, 0, 0, a->augment, r->augment},
@@ -903,8 +896,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             // a --val run holds nothing out: no --val-frac is its own
             {"--val-frac", r->val[0] != 0, 1, a->val_frac, r->val_frac, frac, NULL},
         };
-        if (run_resume_same_flags("finetune", same, (int)(sizeof same / sizeof same[0]), flags, nflags,
-                                  "start a new run with --ckpt for another", err, sizeof err)) {
+        if (run_resume_same_encoder("finetune", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
+                                    a->heads, c, flags, nflags, way, err, sizeof err) ||
+            run_resume_same_flags("finetune", same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err,
+                                  sizeof err)) {
             cli_error(NULL, "%s", err);
             return 2;
         }

@@ -1254,3 +1254,20 @@ int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag 
     }
     return 0;
 }
+
+int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
+                            const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
+                            int nflags, const char *way, char *err, size_t errlen) {
+    // --channels auto follows the data (read later): it cannot be told equal here and stays refused.
+    const char *chans = c->in_chans == 1 ? "1" : "3";
+    const RunSameFlag same[] = {
+        {"--preset", 1, 0, 0, 0, preset, same_preset ? preset : NULL},
+        {"--img", 0, 0, img, c->img_size, NULL, NULL},
+        {"--patch", 0, 0, patch, c->patch_size, NULL, NULL},
+        {"--channels", 1, 0, 0, 0, channels, strcmp(channels, "auto") ? chans : NULL},
+        {"--dim", 0, 0, dim, c->embed_dim, NULL, NULL},
+        {"--depth", 0, 0, depth, c->depth, NULL, NULL},
+        {"--heads", 0, 0, heads, c->num_heads, NULL, NULL},
+    };
+    return run_resume_same_flags(cmd, same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err, errlen);
+}

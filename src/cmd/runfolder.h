@@ -194,6 +194,12 @@ typedef struct {
 void run_value_text(char *buf, size_t len, double v, int is_float);
 int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
                           char *err, size_t errlen);
+// The encoder's shape flags, shared by train and finetune: --preset (its text; same_preset: the preset
+// under the shape flags given builds the run's encoder), --img, --patch, --channels (its text), --dim,
+// --depth, --heads against the run's config c. As run_resume_same_flags.
+int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
+                            const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
+                            int nflags, const char *way, char *err, size_t errlen);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

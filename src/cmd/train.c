@@ -225,22 +225,19 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
     int same_preset = f.embed_dim == c->embed_dim && f.depth == c->depth && f.num_heads == c->num_heads &&
                       f.dec_embed_dim == c->dec_embed_dim && f.dec_depth == c->dec_depth &&
                       f.dec_num_heads == c->dec_num_heads && f.mlp_ratio == c->mlp_ratio;
-    // --channels auto follows the data (read later) and --pixel-norm's statistics may be measured on it:
-    // neither can be told equal here, so both stay refused.
-    const char *chans = c->in_chans == 1 ? "1" : "3", *pos = c->pos_learned ? "learned" : "fixed";
+    // --pixel-norm's statistics may be measured on the data (read later): it cannot be told equal here
+    // and stays refused.
+    const char *way = "start a new run from these weights with --init CHECKPOINT";
+    const char *pos = c->pos_learned ? "learned" : "fixed";
+    int rc = run_resume_same_encoder("train", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
+                                     a->heads, c, flags, nflags, way, err, errlen);
+    if (rc) return rc;
     char blr[32], lr[40], frac[32];
     run_value_text(blr, sizeof blr, a->blr, 1);
     run_value_text(frac, sizeof frac, given->val_frac, 1);
     snprintf(lr, sizeof lr, "--lr ");
     run_value_text(lr + 5, sizeof lr - 5, r->lr, 1);
     const RunSameFlag same[] = {
-        {"--preset", 1, 0, 0, 0, a->preset, same_preset ? a->preset : NULL},
-        {"--img", 0, 0, a->img, c->img_size, NULL, NULL},
-        {"--patch", 0, 0, a->patch, c->patch_size, NULL, NULL},
-        {"--channels", 1, 0, 0, 0, a->channels, strcmp(a->channels, "auto") ? chans : NULL},
-        {"--dim", 0, 0, a->dim, c->embed_dim, NULL, NULL},
-        {"--depth", 0, 0, a->depth, c->depth, NULL, NULL},
-        {"--heads", 0, 0, a->heads, c->num_heads, NULL, NULL},
         {"--dec-dim", 0, 0, a->dec_dim, c->dec_embed_dim, NULL, NULL},
         {"--dec-depth", 0, 0, a->dec_depth, c->dec_depth, NULL, NULL},
         {"--dec-heads", 0, 0, a->dec_heads, c->dec_num_heads, NULL, NULL},
@@ -261,8 +258,7 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
         // a --val run holds nothing out: no --val-frac is its own
         {"--val-frac", r->val[0] != 0, 1, given->val_frac, r->val_frac, frac, NULL},
     };
-    int rc = run_resume_same_flags("train", same, (int)(sizeof same / sizeof same[0]), flags, nflags,
-                                   "start a new run from these weights with --init CHECKPOINT", err, errlen);
+    rc = run_resume_same_flags("train", same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err, errlen);
     if (rc) return rc;
     if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = given->log_every;
     if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = given->eval_every;
