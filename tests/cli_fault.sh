@@ -61,15 +61,21 @@ t "data with a listing failing: exit 0, the folder skipped with why" \
 "$VITMAE" train --data data --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 \
   --batch 2 --steps 1 --threads 1 --out run >/dev/null 2>&1 || { echo "FAILED: the first run"; fail=1; }
 cp run/checkpoint.safetensors before.safetensors
+# Its samples/ folder alone would refuse the run (a new train run never writes into one): gone, so that
+# only the listing of the run folder can tell that it holds a run.
+rm -rf run/samples
 FAULT_OWN=1 FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" data data >/dev/null 2>&1
 scan=$(sed -n 's/^opendir //p' count)
+# train opens each of these folders twice before the run folder's first check: once in the walk that
+# looks for a link below --data leading to the run folder (run_folder_overlaps), once in the scan.
+scan=$((2 * scan))
 FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$((scan + 1))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 --patch 4 \
   --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --steps 2 --threads 1 --out run \
   > got.out 2> got.err; rc=$?
 t "train --out a run folder that cannot be listed: refused, the earlier checkpoint kept (exit $rc: $(tail -n 1 got.err))" \
   '[ $rc -eq 2 ] && cmp -s run/checkpoint.safetensors before.safetensors && grep -q "already holds a run" got.err'
 # The same with only a snapshot left (checkpoint-1.safetensors), which no name looked up finds.
-rm -f run/checkpoint.safetensors run/metrics.csv run/config.json
+rm -rf run/checkpoint.safetensors run/metrics.csv run/config.json run/curves.png run/samples
 ls run/checkpoint-1.safetensors >/dev/null 2>&1 || { echo "FAILED: no snapshot checkpoint-1"; fail=1; }
 FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$((scan + 1))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 --patch 4 \
   --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --steps 2 --threads 1 --out run \
