@@ -55,6 +55,47 @@ mkdir -p "$dir/sheets/samples" && echo "my sheet" > "$dir/sheets/samples/step-2.
 t "a folder with a samples/ folder: exit 2, one line naming it and --overwrite, the sheet kept ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out $dir/sheets: the folder holds samples/, which a run writes over; pass --overwrite" "$dir/err" && [ "$(cat "$dir/sheets/samples/step-2.png")" = "my sheet" ] && [ "$(ls "$dir/sheets")" = samples ]'
 
+# A folder holding exactly one of a run's names (the others deleted, or the one file copied there) is a
+# run all the same: each alone refuses train --out in one line naming the folder, the file kept and
+# nothing written beside it. Every folder above holds two or more of them, so a name dropped from
+# run_folder_has_run (cmd/runfolder.c) went unseen. curves.png alone: the plot folder above.
+for name in config.json metrics.csv checkpoint.safetensors checkpoint-7.safetensors; do
+  one="$dir/only-${name%.*}"
+  case $name in
+    checkpoint*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
+    *) src="$dir/run/$name"; why="holds a run that stopped before its first checkpoint (nothing to resume)" ;;
+  esac
+  mkdir "$one" && cp "$src" "$one/$name"
+  "$VITMAE" train $small --steps 2 --out "$one" > /dev/null 2> "$dir/err"; rc=$?
+  t "a folder holding only $name: exit 2, one line naming the folder, the file kept ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out $one: the folder $why" "$dir/err" &&
+     cmp -s "$src" "$one/$name" && [ "$(ls -A "$one")" = "$name" ]'
+done
+# ... and finetune --out likewise (its own check of the folder, cmd/finetune.c).
+for name in config.json checkpoint-7.safetensors; do
+  one="$dir/ftonly-${name%.*}"
+  case $name in
+    checkpoint*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
+    *) src="$dir/run/$name"; why="holds a run that stopped before its first checkpoint (nothing to resume)" ;;
+  esac
+  mkdir "$one" && cp "$src" "$one/$name"
+  "$VITMAE" finetune --from-scratch --data data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --batch 8 --threads 2 \
+    --steps 2 --out "$one" > /dev/null 2> "$dir/err"; rc=$?
+  t "finetune --out a folder holding only $name: exit 2, one line naming the folder, the file kept ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune --out $one: the folder $why" "$dir/err" &&
+     cmp -s "$src" "$one/$name" && [ "$(ls -A "$one")" = "$name" ]'
+done
+# A name vitmae never writes is no snapshot (snapshot_step: digits as %ld prints them): a copy named
+# checkpoint-07 or checkpoint-x leaves the folder free; the run goes on beside it, which stays as it was
+# (pruning passes it by too).
+for name in checkpoint-07.safetensors checkpoint-x.safetensors; do
+  one="$dir/only-${name%.*}"
+  mkdir "$one" && cp "$dir/first.safetensors" "$one/$name"
+  "$VITMAE" train $small --steps 2 --out "$one" > /dev/null 2> "$dir/err"; rc=$?
+  t "a folder holding only $name (no snapshot name): a new run beside it, the file kept ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 0 ] && [ ! -s "$dir/err" ] && cmp -s "$dir/first.safetensors" "$one/$name" && [ -s "$one/checkpoint.safetensors" ]'
+done
+
 # A run killed before its first checkpoint leaves config.json and metrics.csv: --out says it holds a run
 # with nothing to resume (it said "pass --resume", and --resume then failed with "No such file"); its
 # --resume says to start again with --overwrite; a folder whose checkpoint.safetensors is gone names
