@@ -83,6 +83,28 @@ FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$((scan + 1))+ LD_PRELOAD=$shim "$VITMAE"
 t "train --out an unlistable folder holding a snapshot only: refused, nothing written (exit $rc: $(tail -n 1 got.err))" \
   '[ $rc -eq 2 ] && cmp -s run/checkpoint-1.safetensors before.safetensors && [ ! -e run/checkpoint.safetensors ]'
 
+# A run folder whose listing fails part-way (readdir ending it with EIO, as on a failing disk, where its
+# end gives errno 0) is taken as holding a run, as one that cannot be opened: the names not read may be
+# a run's. train --out refuses it and the earlier run's checkpoint stays. The listing fails where the
+# first of the run's names would come (ls -f: the folder's own order, the filesystem's), after the
+# entries before it: a run's name read before the failure would refuse the run by itself.
+"$VITMAE" train --data data --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 \
+  --batch 2 --steps 1 --threads 1 --out run2 >/dev/null 2>&1 || { echo "FAILED: the first run into run2"; fail=1; }
+cp run2/checkpoint.safetensors before2.safetensors
+rm -rf run2/samples   # it alone would refuse the run (above)
+for k in 1 2 3 4 5 6 7 8; do echo notes > run2/notes$k.txt; done   # names read before the failure
+first=$(ls -f run2 | awk '/^(checkpoint\.safetensors|metrics\.csv|config\.json|curves\.png|checkpoint-[0-9]+\.safetensors)$/ { print NR; exit }')
+[ -n "$first" ] || { echo "FAILED: no run's name listed in run2"; fail=1; first=1; }
+FAULT_OWN=1 FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" data data >/dev/null 2>&1
+listed=$(sed -n 's/^readdir //p' count)
+# As for opendir: train lists --data's folders twice (the link walk, the scan) before the run folder;
+# every later listing fails too (a disk that stays failing).
+FAULT_OWN=1 FAULT_FUNC=readdir FAULT_N=$((2 * listed + first))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 \
+  --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --steps 2 --threads 1 \
+  --out run2 > got.out 2> got.err; rc=$?
+t "train --out a run folder whose listing fails part-way (at entry $first): refused, the earlier checkpoint kept (exit $rc: $(tail -n 1 got.err))" \
+  '[ $rc -eq 2 ] && cmp -s run2/checkpoint.safetensors before2.safetensors && grep -q "^vitmae: train --out run2: the folder already holds a run; pass --resume" got.err'
+
 # attention with each of the first reallocs of its own code failing in turn (the first are the inputs'
 # list's; a run takes a second, most of it cairo's fonts): the list grew its size before the realloc did,
 # so the next input was written past the list (SIGSEGV after "attention: out of memory").
