@@ -610,14 +610,14 @@ static int split(FineTune *t) {
 // position table as MAE's main_finetune does (docs/encoder.md, "vitmae finetune"). --pixel-norm cannot
 // change. Refused (exit 2), never ignored.
 static int ckpt_model_flags(const Args *a, const MaeConfig *c, Flag *flags, int nflags) {
-    MaeConfig p;   // the preset's sizes, for a --preset given without its own --dim/--depth/--heads
-    mae_config_preset(&p, a->preset);
-    int chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : c->in_chans;   // auto: any
+    MaeConfig p;   // the flags' model: the preset's sizes where --dim/--depth/--heads are not given
+    run_model_from_flags(&p, a->preset, a->img, a->patch, a->dim, a->depth, a->heads, a->pos, a->channels,
+                         c->in_chans);   // --channels auto: any
     struct { const char *flag; int given, ckpt, from_preset; } shape[] = {
-        {"--patch", a->patch, c->patch_size, 0},
-        {"--channels", chans, c->in_chans, 0}, {"--dim", a->dim ? a->dim : p.embed_dim, c->embed_dim, !a->dim},
-        {"--depth", a->depth ? a->depth : p.depth, c->depth, !a->depth},
-        {"--heads", a->heads ? a->heads : p.num_heads, c->num_heads, !a->heads},
+        {"--patch", p.patch_size, c->patch_size, 0},
+        {"--channels", p.in_chans, c->in_chans, 0}, {"--dim", p.embed_dim, c->embed_dim, !a->dim},
+        {"--depth", p.depth, c->depth, !a->depth},
+        {"--heads", p.num_heads, c->num_heads, !a->heads},
     };
     int preset = cli_flag(flags, nflags, "--preset")->seen;
     for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
@@ -688,13 +688,8 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         snprintf(t->init_shown, sizeof t->init_shown, "%s", a->ckpt);
         run_abs_path(t->rs.init, sizeof t->rs.init, a->ckpt);
     } else {
-        mae_config_preset(e, a->preset);
-        e->img_size = a->img; e->patch_size = a->patch;
-        if (a->dim) e->embed_dim = a->dim;
-        if (a->depth) e->depth = a->depth;
-        if (a->heads) e->num_heads = a->heads;
-        e->pos_learned = strcmp(a->pos, "learned") == 0;
-        e->in_chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : (t->ds.all_grey ? 1 : 3);
+        run_model_from_flags(e, a->preset, a->img, a->patch, a->dim, a->depth, a->heads, a->pos, a->channels,
+                             t->ds.all_grey ? 1 : 3);
         snprintf(t->rs.init, sizeof t->rs.init, "scratch");
         snprintf(t->init_shown, sizeof t->init_shown, "scratch");
         (void)flags; (void)nflags;
@@ -860,9 +855,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         // shape flags given) is; --channels auto and --pixel-norm cannot be told equal and stay refused.
         const MaeConfig *c = &t->cfg.enc;
         MaeConfig p;
-        mae_config_preset(&p, a->preset);
-        int same_preset = (a->dim ? a->dim : p.embed_dim) == c->embed_dim && (a->depth ? a->depth : p.depth) == c->depth &&
-                          (a->heads ? a->heads : p.num_heads) == c->num_heads && p.mlp_ratio == c->mlp_ratio;
+        run_model_from_flags(&p, a->preset, a->img, a->patch, a->dim, a->depth, a->heads, a->pos, a->channels,
+                             c->in_chans);
+        int same_preset = p.embed_dim == c->embed_dim && p.depth == c->depth && p.num_heads == c->num_heads &&
+                          p.mlp_ratio == c->mlp_ratio;
         const char *way = "start a new run with --ckpt for another", *pos = c->pos_learned ? "learned" : "fixed";
         // --blr and --epochs give the run's --lr and --steps when they work out to them, as in a new run
         char blr[32], lr[40], epochs[32], steps[40], frac[32];

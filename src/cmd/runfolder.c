@@ -1255,6 +1255,23 @@ int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag 
     return 0;
 }
 
+void run_model_from_flags(MaeConfig *c, const char *preset, int img, int patch, int dim, int depth, int heads,
+                          const char *pos, const char *channels, int auto_chans) {
+    mae_config_preset(c, preset);
+    c->img_size = img; c->patch_size = patch;
+    if (dim) c->embed_dim = dim;
+    if (depth) c->depth = depth;
+    if (heads) c->num_heads = heads;
+    c->pos_learned = strcmp(pos, "learned") == 0;
+    c->in_chans = !strcmp(channels, "1") ? 1 : !strcmp(channels, "3") ? 3 : auto_chans;
+}
+
+void run_decoder_from_flags(MaeConfig *c, int dec_dim, int dec_depth_seen, int dec_depth, int dec_heads) {
+    if (dec_dim) c->dec_embed_dim = dec_dim;
+    if (dec_depth_seen) c->dec_depth = dec_depth;
+    if (dec_heads) c->dec_num_heads = dec_heads;
+}
+
 int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
                             const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
                             int nflags, const char *way, char *err, size_t errlen) {

@@ -194,6 +194,15 @@ typedef struct {
 void run_value_text(char *buf, size_t len, double v, int is_float);
 int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
                           char *err, size_t errlen);
+// The encoder the model flags describe, built alike by train and finetune (a new run's model, and the
+// one a resume compares with the run's): --preset's config, then --img, --patch, --pos (learned|fixed)
+// and --channels (1 or 3; auto_chans for auto), and each of --dim, --depth, --heads given (0: not given)
+// over the preset's size. The decoder and the rest are the preset's.
+void run_model_from_flags(MaeConfig *c, const char *preset, int img, int patch, int dim, int depth, int heads,
+                          const char *pos, const char *channels, int auto_chans);
+// train's decoder flags over c's sizes: --dec-dim and --dec-heads when given (not 0), --dec-depth when
+// seen (0 is a depth: a decoder of no blocks).
+void run_decoder_from_flags(MaeConfig *c, int dec_dim, int dec_depth_seen, int dec_depth, int dec_heads);
 // The encoder's shape flags, shared by train and finetune: --preset (its text; same_preset: the preset
 // under the shape flags given builds the run's encoder), --img, --patch, --channels (its text), --dim,
 // --depth, --heads against the run's config c. As run_resume_same_flags.

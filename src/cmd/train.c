@@ -159,18 +159,11 @@ static int removes_none(const MaeConfig *c, char *err, size_t errlen) {
 // The model of a new run: preset, then the flags. err holds `<what>: <why>`.
 static int build_config(Train *t, const Args *a, Flag *flags, int nflags, char *err, size_t errlen) {
     MaeConfig *c = &t->cfg;
-    mae_config_preset(c, a->preset);
-    c->img_size = a->img; c->patch_size = a->patch;
-    if (a->dim) c->embed_dim = a->dim;
-    if (a->depth) c->depth = a->depth;
-    if (a->heads) c->num_heads = a->heads;
-    if (a->dec_dim) c->dec_embed_dim = a->dec_dim;
-    if (cli_flag(flags, nflags, "--dec-depth")->seen) c->dec_depth = a->dec_depth;
-    if (a->dec_heads) c->dec_num_heads = a->dec_heads;
+    run_model_from_flags(c, a->preset, a->img, a->patch, a->dim, a->depth, a->heads, a->pos, a->channels,
+                         t->ds.all_grey ? 1 : 3);
+    run_decoder_from_flags(c, a->dec_dim, cli_flag(flags, nflags, "--dec-depth")->seen, a->dec_depth, a->dec_heads);
     c->mask_ratio = t->rs.mask_ratio;
     c->norm_pix_loss = a->norm_pix;
-    c->pos_learned = strcmp(a->pos, "learned") == 0;
-    c->in_chans = !strcmp(a->channels, "1") ? 1 : !strcmp(a->channels, "3") ? 3 : (t->ds.all_grey ? 1 : 3);
     if (a->init) return 0;   // the checkpoint's model: init_config checks the flags against it
     char why[256];
     if (mae_config_check_flags(c, why, sizeof why)) { snprintf(err, errlen, "train: %s", why); return CLI_USAGE; }
@@ -211,17 +204,12 @@ static int new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const
 static int resumed_run_state(Train *t, const Args *a, const RunState *given, const MaeConfig *run_cfg, Flag *flags,
                              int nflags, char *err, size_t errlen) {
     RunState *r = &t->rs;
-    // --preset with the shape flags given over it, as a new run builds it (build_config): the same
-    // model as the run's when every size it sets is the run's.
-    MaeConfig f;
-    mae_config_preset(&f, a->preset);
-    if (a->dim) f.embed_dim = a->dim;
-    if (a->depth) f.depth = a->depth;
-    if (a->heads) f.num_heads = a->heads;
-    if (a->dec_dim) f.dec_embed_dim = a->dec_dim;
-    if (cli_flag(flags, nflags, "--dec-depth")->seen) f.dec_depth = a->dec_depth;
-    if (a->dec_heads) f.dec_num_heads = a->dec_heads;
+    // --preset with the shape flags given over it, as a new run builds it (build_config, both through
+    // cmd/runfolder.h): the same model as the run's when every size it sets is the run's.
     const MaeConfig *c = run_cfg;
+    MaeConfig f;
+    run_model_from_flags(&f, a->preset, a->img, a->patch, a->dim, a->depth, a->heads, a->pos, a->channels, c->in_chans);
+    run_decoder_from_flags(&f, a->dec_dim, cli_flag(flags, nflags, "--dec-depth")->seen, a->dec_depth, a->dec_heads);
     int same_preset = f.embed_dim == c->embed_dim && f.depth == c->depth && f.num_heads == c->num_heads &&
                       f.dec_embed_dim == c->dec_embed_dim && f.dec_depth == c->dec_depth &&
                       f.dec_num_heads == c->dec_num_heads && f.mlp_ratio == c->mlp_ratio;
