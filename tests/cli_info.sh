@@ -257,34 +257,68 @@ for kind in mae classifier; do
       '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(json_train_state "$tmp/json")" = "$want_json" ] && grep -qxF "$want_text" "$tmp/text"'
   done
 done
-# A run folder where a checkpoint file is wanted (`--ckpt run`, `--init run`): one line that names the
-# folder's latest checkpoint (it said only "not a regular file"); a folder without one says so.
-"$VITMAE" embed --ckpt "$tmp/vrun/" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?
-t "embed --ckpt of a run folder: exit 1, its latest checkpoint named ($rc: $(cat "$tmp/err"))" \
-  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vrun: a folder, not a checkpoint file (its latest checkpoint is $tmp/vrun/checkpoint.safetensors)" ] && [ ! -e "$tmp/never.npy" ]'
-# `info RUN` describes the run's latest checkpoint, RUN/checkpoint.safetensors, named on its first line
-# (it was refused with the hint above); a folder without one is refused as before.
+# A run folder where a checkpoint file is wanted (every --ckpt, train --init, info RUN) stands for its
+# checkpoint.safetensors, read through one rule (io/safetensors.h, st_checkpoint_arg); each command was
+# refused with `RUN: a folder, not a checkpoint file`. Each command family reads the folder as the
+# file: the same output, the file named where a file is named.
+"$VITMAE" embed --ckpt "$tmp/vrun/" --out "$tmp/run.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?
+"$VITMAE" embed --ckpt "$tmp/vrun/checkpoint.safetensors" --out "$tmp/file.npy" "$tmp/vimgs" > /dev/null 2>&1
+t "embed --ckpt of a run folder: its checkpoint's features ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && cmp -s "$tmp/run.npy" "$tmp/file.npy"'
+for cmd in eval reconstruct attention probe classify; do
+  case $cmd in
+    eval) set -- --data "$tmp/vimgs" --json; ckpt=vrun ;;
+    reconstruct) set -- --out "$tmp/rec_WHICH" "$tmp/vimgs/circle/00000.png"; ckpt=vrun ;;
+    attention) set -- --out "$tmp/att_WHICH" "$tmp/vimgs/circle/00000.png"; ckpt=vrun ;;
+    probe) set -- --train "$tmp/vimgs" --test "$tmp/vimgs" --threads 1; ckpt=vrun ;;
+    classify) set -- --json "$tmp/vimgs"; ckpt=vft ;;
+  esac
+  for which in run file; do
+    if [ $which = run ]; then c="$tmp/$ckpt"; else c="$tmp/$ckpt/checkpoint.safetensors"; fi
+    # the output folder's name (in reconstruct's and attention's lines) differs by WHICH alone
+    "$VITMAE" $cmd --ckpt "$c" $(printf '%s\n' "$@" | sed "s/WHICH/$which/") > "$tmp/$cmd.out" 2>&1
+    echo "rc $?" >> "$tmp/$cmd.out"
+    # the same words but for the output folder's name and attention's timing
+    sed 's/rec_file/rec_run/; s/att_file/att_run/; s/ in [0-9.]* s ([0-9.]* images\/s)//' "$tmp/$cmd.out" > "$tmp/$cmd.$which"
+  done
+  t "$cmd --ckpt of a run folder: as of its checkpoint.safetensors ($(tail -2 "$tmp/$cmd.run" | tr '\n' ' '))" \
+    'grep -qx "rc 0" "$tmp/$cmd.run" && cmp -s "$tmp/$cmd.run" "$tmp/$cmd.file"'
+done
+t "attention --ckpt RUN: the index names the file read" \
+  'grep -qF "$tmp/vrun/checkpoint.safetensors" "$tmp/att_run/index.html"'
+# finetune records the file it started from, as resolved, so that a resume finds the same one.
+"$VITMAE" finetune --ckpt "$tmp/vrun/" --data "$tmp/vimgs" --steps 1 --batch 4 --val-frac 0 --threads 1 \
+  --out "$tmp/vft2" > "$tmp/ft.out" 2>&1; rc=$?
+t "finetune --ckpt of a run folder: starts from its checkpoint.safetensors, recorded as init ($rc: $(head -1 "$tmp/ft.out"))" \
+  '[ $rc -eq 0 ] && head -1 "$tmp/ft.out" | grep -qF "from $tmp/vrun/checkpoint.safetensors;" &&
+   [ "$("$VITMAE" info --json "$tmp/vft2" | python3 -c "import json, sys; print(json.load(sys.stdin)[\"train_state\"][\"init\"])")" = "$tmp/vrun/checkpoint.safetensors" ]'
+"$VITMAE" train --init "$tmp/vrun" --data "$tmp/vimgs" --steps 1 --batch 4 --val-frac 0 --threads 1 \
+  --out "$tmp/vrun2" > "$tmp/init.out" 2>&1; rc=$?
+t "train --init of a run folder: starts from its checkpoint.safetensors ($rc: $(head -1 "$tmp/init.out"))" \
+  '[ $rc -eq 0 ] && head -1 "$tmp/init.out" | grep -qF "; model $tmp/vrun/checkpoint.safetensors 16x16x3"'
+# `info RUN` describes the run's latest checkpoint, RUN/checkpoint.safetensors, named on its first line.
 "$VITMAE" info "$tmp/vrun/" > "$tmp/run.out" 2> "$tmp/err"; rc=$?
 "$VITMAE" info "$tmp/vrun/checkpoint.safetensors" > "$tmp/file.out" 2>&1
 t "info of a run folder: exit 0, the report of its checkpoint.safetensors ($rc: $(head -1 "$tmp/run.out")$(cat "$tmp/err"))" \
   '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(head -1 "$tmp/run.out")" = "$tmp/vrun/checkpoint.safetensors" ] && cmp -s "$tmp/run.out" "$tmp/file.out"'
 t "info --json of a run folder: file is its checkpoint.safetensors" \
   '"$VITMAE" info --json "$tmp/vrun" | python3 -c "import json, sys; d = json.load(sys.stdin); assert d[\"file\"] == sys.argv[1] and d[\"train_state\"][\"step\"] == 2, d" "$tmp/vrun/checkpoint.safetensors"'
+# A folder without a checkpoint.safetensors: one line that says what was looked for, exit 1.
 "$VITMAE" info "$tmp/vimgs" > "$tmp/out" 2> "$tmp/err"; rc=$?
 t "info of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \
-  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder, not a checkpoint file" ] && [ ! -s "$tmp/out" ]'
-# info and the hint above find a run's latest checkpoint by one rule (io/safetensors.h, st_run_latest): a
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder with no checkpoint.safetensors" ] && [ ! -s "$tmp/out" ]'
+# info and --ckpt find a run's checkpoint by one rule (io/safetensors.h, st_run_latest): a
 # checkpoint.safetensors that is not a file (here a folder) is none. info took it and was refused by
 # its name (`RUN/checkpoint.safetensors: a folder, ...`) where embed --ckpt RUN said the folder has none.
 mkdir -p "$tmp/oddrun/checkpoint.safetensors"
 "$VITMAE" info "$tmp/oddrun" > /dev/null 2> "$tmp/err"; rc=$?
 "$VITMAE" embed --ckpt "$tmp/oddrun" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err2"
 t "info and --ckpt of a run folder whose checkpoint.safetensors is a folder: the same line ($rc: $(cat "$tmp/err"))" \
-  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/oddrun: a folder, not a checkpoint file" ] && cmp -s "$tmp/err" "$tmp/err2"'
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/oddrun: a folder with no checkpoint.safetensors" ] && cmp -s "$tmp/err" "$tmp/err2"'
 rm -rf "$tmp/oddrun"
 "$VITMAE" embed --ckpt "$tmp/vimgs" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?
 t "embed --ckpt of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \
-  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder, not a checkpoint file" ] && [ ! -e "$tmp/never.npy" ]'
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder with no checkpoint.safetensors" ] && [ ! -e "$tmp/never.npy" ]'
 t "info --json: vitmae_version" '"$VITMAE" info --json "$tmp/vrun/checkpoint.safetensors" | python3 -c "import json, sys; assert json.load(sys.stdin)[\"vitmae_version\"] == sys.argv[1]" "$ver"'
 t "info of PyTorch's file: written by unknown" \
   '"$VITMAE" info "$fx/torch_small.safetensors" | grep -qx "  written by   unknown (no vitmae_version: an older vitmae, or another program)"'

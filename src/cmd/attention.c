@@ -979,6 +979,7 @@ static int refuse_inputs(const char *out_dir, const Written *w, char *const *pat
 
 int cmd_attention(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_dir = "attention", *layer_s = "last", *head_s = "all", *query_s = NULL;
+    char ckpt_file[ST_RUN_LATEST_MAX];   // --ckpt RUN's checkpoint.safetensors
     const char *mode_s = "cls", *cmap_s = "viridis", *upsample_s = "bilinear", *normalize_s = "layer";
     float alpha = 0.6f, mask_ratio = 0.0f;
     int scale = 0, display = 512, raw = 0, threads = 0, force = 0;
@@ -1035,6 +1036,8 @@ int cmd_attention(int argc, char **argv) {
     int layer_num, layer_v = 0, layer_word = 0, head_num, head_v = 0, head_word = 0, qx = 0, qy = 0;
     plan.mode = !strcmp(mode_s, "cls") ? MODE_CLS : !strcmp(mode_s, "patch") ? MODE_PATCH : MODE_ROLLOUT;
     if (!ckpt_path) { cli_error("attention", "--ckpt FILE is required (see vitmae attention --help)"); goto out; }
+    // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
+    ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     if (ninputs == 0) { cli_error("attention", "no INPUT: give image files or folders (see vitmae attention --help)"); goto out; }
     if (parse_selection(layer_s, layer_words, 2, &layer_num, &layer_v, &layer_word)) { cli_error("attention --layer", "'%s' is not a layer (N, last or all)", utf8_clip(word, layer_s)); goto out; }
     if (parse_selection(head_s, head_words, 3, &head_num, &head_v, &head_word)) { cli_error("attention --head", "'%s' is not a head (N, mean, max or all)", utf8_clip(word, head_s)); goto out; }

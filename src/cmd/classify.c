@@ -169,6 +169,9 @@ int cmd_classify(int argc, char **argv) {
                        argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
     if (!ckpt_path) { cli_error("classify", "--ckpt FILE is required (see vitmae classify --help)"); free(pos); return 2; }
+    // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
+    char ckpt_file[ST_RUN_LATEST_MAX];
+    ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     if (npos == 0) { cli_error("classify", "no INPUT: give image files or folders (see vitmae classify --help)"); free(pos); return 2; }
     if (cli_one_process_refused("classify")) { free(pos); return 2; }
     char err[CLI_ERR_MAX];

@@ -26,6 +26,7 @@
 #include "infer/features.h"
 #include "io/npy.h"
 #include "io/files.h"
+#include "io/safetensors.h"
 #include "kernels/cpu.h"
 
 typedef struct {
@@ -130,6 +131,7 @@ static char *list_text(const Inputs *in, size_t *len) {
 
 int cmd_embed(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_path = NULL, *pool_s = "cls", *layer_s = "last";
+    char ckpt_file[ST_RUN_LATEST_MAX];   // --ckpt RUN's checkpoint.safetensors
     int batch = 64, threads = 0, force = 0;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
@@ -157,6 +159,8 @@ int cmd_embed(int argc, char **argv) {
     if (rc != CLI_OK) { status = rc == CLI_HELP ? 0 : 2; goto out; }
     status = 2;
     if (!ckpt_path) { cli_error("embed", "--ckpt FILE is required (see vitmae embed --help)"); goto out; }
+    // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
+    ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     if (!out_path) { cli_error("embed", "--out FEATS.npy is required (see vitmae embed --help)"); goto out; }
     size_t olen = strlen(out_path);
     const char *leaf = strrchr(out_path, '/');

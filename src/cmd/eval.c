@@ -64,6 +64,9 @@ int cmd_eval(int argc, char **argv) {
     int rc = cli_parse("eval", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);
     if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;
     if (!ckpt_path) { cli_error("eval", "--ckpt FILE is required (see vitmae eval --help)"); return 2; }
+    // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
+    char ckpt_file[ST_RUN_LATEST_MAX];
+    ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     if (!data_dir) { cli_error("eval", "--data DIR is required (see vitmae eval --help)"); return 2; }
     int ratio_seen = cli_flag(flags, nflags, "--mask-ratio")->seen;
     char err[CLI_ERR_MAX];

@@ -62,6 +62,7 @@ typedef struct {
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
     int batch, groups, threads, keep, val_max;
     LoaderFlags lf;   // --cache-mb, --store, --prefetch, --loader-threads, --max-pixels (cmd/runfolder.h)
+    char ckpt_file[ST_RUN_LATEST_MAX];   // --ckpt RUN's checkpoint.safetensors
 } Args;
 
 // What a checkpoint carries to continue the run exactly (train_state JSON).
@@ -452,6 +453,9 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         return CLI_USAGE;
     }
     if (!a->data && !a->resume) { cli_error("finetune", "--data DIR is required (see vitmae finetune --help)"); return CLI_USAGE; }
+    // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9): the file is
+    // what the run reads, names and records as its init (a resume shows that file, not the folder).
+    if (a->ckpt) a->ckpt = st_checkpoint_arg(a->ckpt, a->ckpt_file, sizeof a->ckpt_file);
     if (cli_flag(flags, nflags, "--steps")->seen && cli_flag(flags, nflags, "--epochs")->seen) {   // one would be ignored
         cli_error("finetune --epochs", "give --steps N or --epochs E, not both");
         return CLI_USAGE;

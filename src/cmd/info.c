@@ -362,10 +362,10 @@ int cmd_info(int argc, char **argv) {
     if (cli_one_process_refused("info")) return 2;
     const char *path = pos[0];
     // A run folder stands for its latest checkpoint, RUN/checkpoint.safetensors, named on the report's
-    // first line (docs/interface.md, "vitmae info"); a folder without one is refused as a file would be.
+    // first line (docs/interface.md, "vitmae info"), by the rule of every --ckpt; a folder without one
+    // is refused by st_open_header.
     char latest[ST_RUN_LATEST_MAX];
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st_run_latest(path, latest, sizeof latest)) path = latest;
+    path = st_checkpoint_arg(path, latest, sizeof latest);
     char err[CLI_ERR_MAX];
     StFile *f = st_open_header(path, err, sizeof err);
     if (!f) { cli_error(NULL, "%s", err); return 1; }

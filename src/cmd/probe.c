@@ -277,6 +277,9 @@ int cmd_probe(int argc, char **argv) {
         cli_error("probe", pixels ? "--pixels needs --ckpt FILE or --img S for the view size" : "--ckpt FILE is required (see vitmae probe --help)");
         return 2;
     }
+    // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
+    char ckpt_file[ST_RUN_LATEST_MAX];
+    if (ckpt_path) ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     char *const read_dirs[2] = {(char *)train_dir, (char *)test_dir};
     if (out_dir && output_refuse_inside_inputs("probe --out", out_dir, read_dirs, 2)) return 2;
     // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"):

@@ -55,6 +55,7 @@ typedef struct {
     const char *parallel;
     float blr, epochs;
     LoaderFlags lf;   // --cache-mb, --store, --prefetch, --loader-threads, --max-pixels (cmd/runfolder.h)
+    char init_file[ST_RUN_LATEST_MAX];   // --init RUN's checkpoint.safetensors
 } Args;
 
 // Defaults of the run flags (the model's are in core/config.h); the help text is built from the
@@ -138,6 +139,8 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     char why[256];
     if (mask_ratio_check(r->mask_ratio, 0, why, sizeof why)) return cli_report("train --mask-ratio", why, CLI_USAGE);
     if (a->init && a->resume) return cli_report("train --init", "a new run from a checkpoint's weights; it cannot be combined with --resume", CLI_USAGE);
+    // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
+    if (a->init) a->init = st_checkpoint_arg(a->init, a->init_file, sizeof a->init_file);
     if (a->overwrite && a->resume)
         return cli_report("train --overwrite", "moves a run aside to start a new one; a resumed run continues its own folder, so it cannot be combined with --resume", CLI_USAGE);
     return CLI_OK;

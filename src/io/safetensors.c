@@ -516,14 +516,9 @@ int st_run_latest(const char *dir, char *latest, size_t n) {
     return fits && stat(latest, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-// A folder given where a file is wanted (`--ckpt run`, `--init run`): says so, and names the run
-// folder's latest checkpoint when the folder has one (docs/interface.md, section 9).
-static void folder_reason(const char *path, char *err, size_t errlen) {
-    char latest[ST_RUN_LATEST_MAX];
-    if (st_run_latest(path, latest, sizeof latest))
-        fail(err, errlen, "%s: a folder, not a checkpoint file (its latest checkpoint is %s)", path, latest);
-    else
-        fail(err, errlen, "%s: a folder, not a checkpoint file", path);
+const char *st_checkpoint_arg(const char *arg, char *buf, size_t n) {
+    struct stat st;
+    return stat(arg, &st) == 0 && S_ISDIR(st.st_mode) && st_run_latest(arg, buf, n) ? buf : arg;
 }
 
 // Opens path for reading: 0, the descriptor and the file's size, or -1 (err). Both ways in use it.
@@ -535,7 +530,8 @@ static int open_regular(const char *path, int *fd_out, size_t *len, char *err, s
     char reason[128];   // the system's words for it, as every file's (io/files.h)
     if (fd < 0) { fail(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason)); return -1; }
     if (fstat(fd, &st) != 0) fail(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason));
-    else if (S_ISDIR(st.st_mode)) folder_reason(path, err, errlen);
+    else if (S_ISDIR(st.st_mode))   // a run folder with its checkpoint was taken by st_checkpoint_arg
+        fail(err, errlen, "%s: a folder with no checkpoint.safetensors", path);
     else if (!S_ISREG(st.st_mode)) fail(err, errlen, "%s: not a regular file", path);
     else if ((uint64_t)st.st_size > SIZE_MAX / 2) fail(err, errlen, "%s: file too large", path);
     else { *fd_out = fd; *len = (size_t)st.st_size; return 0; }

@@ -33,9 +33,15 @@ StFile *st_open(const char *path, char *err, size_t errlen);
 StFile *st_open_header(const char *path, char *err, size_t errlen);
 // The latest checkpoint of the run folder dir, "DIR/checkpoint.safetensors" (dir's trailing slashes
 // dropped), in latest (n bytes; ST_RUN_LATEST_MAX holds any): 1 when it is there, a regular file, else
-// 0. The one rule of `info RUN` and of the hint that a folder given for a checkpoint file gets.
+// 0. The one rule of st_checkpoint_arg.
 enum { ST_RUN_LATEST_MAX = 4096 + 32 };
 int st_run_latest(const char *dir, char *latest, size_t n);
+// A checkpoint named on the command line (every --ckpt, train --init, info's FILE|RUN): a folder that
+// holds one (st_run_latest) stands for that file, written into buf (n bytes; ST_RUN_LATEST_MAX holds
+// any) and returned, so that the command reads, names and records the file itself; anything else is
+// returned as given, for st_open to read or refuse (a folder without one: "DIR: a folder with no
+// checkpoint.safetensors"). The one rule of every command (docs/interface.md, section 9).
+const char *st_checkpoint_arg(const char *arg, char *buf, size_t n);
 // Same, from memory (for fuzzing); name is used in messages.
 StFile *st_open_mem(const uint8_t *buf, size_t len, const char *name, char *err, size_t errlen);
 void st_close(StFile *f);
