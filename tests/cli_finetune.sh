@@ -138,13 +138,31 @@ t "resume says where it goes on from, once ($(grep -c "^resuming " "$dir/log"): 
   '[ "$(grep "^resuming " "$dir/log")" = "resuming $dir/t2/checkpoint-6.safetensors at step 6 of 12" ]'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 # The run's own command line with --resume added: flags given at the run's own values (as parsed:
-# --lr 0.002 is its 2e-3, --blr 0.032 works out to it at batch 16) were refused all the same. Now it
-# goes on, bitwise as the uninterrupted run.
+# --lr 0.002 is its 2e-3, --blr 0.032 works out to it at batch 16; --channels auto, any with --ckpt) were
+# refused all the same. Now it goes on, bitwise as the uninterrupted run.
 "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" $ft --lr 0.002 --blr 0.032 --steps 12 --ckpt-every 6 \
-  --seed 0 --preset tiny $model --augment crop --pos learned --out "$dir/resumed_own" > /dev/null 2> "$dir/err"; rc=$?
+  --seed 0 --preset tiny $model --augment crop --pos learned --channels auto --out "$dir/resumed_own" > /dev/null 2> "$dir/err"; rc=$?
 t "resume given the run's own flags: runs, bitwise as uninterrupted ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && ! grep -v "^vitmae: warning: only 3 validation images" "$dir/err" &&
    same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed_own/checkpoint.safetensors"'
+# A run from scratch: its --channels auto and --pixel-norm dataset (the defaults) were refused on resume
+# whatever they said; now compared by value once the images are read (as train's), the run's own going on
+# bitwise and other statistics refused naming both.
+"$VITMAE" finetune --from-scratch $model $ft --steps 4 --ckpt-every 2 --out "$dir/fs" > /dev/null 2>&1
+"$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --channels auto --pixel-norm dataset --out "$dir/fs2" > /dev/null 2> "$dir/err"; rc=$?
+t "a run from scratch resumed given its own --channels auto --pixel-norm dataset: runs, bitwise ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && same_weights "$dir/fs/checkpoint.safetensors" "$dir/fs2/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --pixel-norm none --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
+t "a run from scratch resumed given --pixel-norm none: refused naming both ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune --resume: --pixel-norm none cannot change when a run resumes (this run.s is mean (.*), std (.*)); start a new run with --ckpt for another$" "$dir/err" && [ ! -e "$dir/fs3" ]'
+"$VITMAE_TOOLS/synth" "$dir/greycls" --count 30 --size 16 --classes 3 --seed 3 --grey > /dev/null
+"$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --data "$dir/greycls" --channels auto --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
+t "a run from scratch resumed on grey images given --channels auto: refused naming both ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --channels auto (1 for these images) cannot change when a run resumes (this run'"'"'s is 3); start a new run with --ckpt for another" ] && [ ! -e "$dir/fs3" ]'
+# With --ckpt, --channels auto is the checkpoint's whatever the images: a --ckpt run resumed so is its own.
+"$VITMAE" finetune --resume "$dir/t2" --data "$dir/greycls" --channels auto > "$dir/out" 2> "$dir/err"; rc=$?
+t "a --ckpt run resumed on grey images given --channels auto: its own, not refused ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && grep -q "^the run has reached its last step" "$dir/out"'
 # The ended run resumed again trains nothing, and says so (it said only where it resumed, then "done").
 mkdir "$dir/ended" && cp -p "$dir/resumed/checkpoint.safetensors" "$dir/resumed/metrics.csv" "$dir/ended/"
 "$VITMAE" finetune --resume "$dir/resumed" > "$dir/again.log" 2>&1; rc=$?

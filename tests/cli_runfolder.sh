@@ -147,11 +147,13 @@ t "--batch on resume refused, naming both values ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch 4 cannot change when a run resumes (this run.s is 8); start a new run from these weights with --init CHECKPOINT$" "$dir/err"'
 # The run's own command line with --resume added: the flags that decide the weights, given at the run's
 # own values (compared as parsed: --lr 0.0001 is the run's 1e-4, --blr 0.0032 works out to it at batch
-# 8, --preset tiny under the shape flags is its model), were refused all the same. Now the run goes on,
-# bitwise as the uninterrupted one; another value is refused naming both (a float as the run stores it).
+# 8, --preset tiny under the shape flags is its model; --channels auto and --pixel-norm dataset, the
+# defaults, as the same images make them), were refused all the same. Now the run goes on, bitwise as the
+# uninterrupted one; another value is refused naming both (a float as the run stores it).
 "$VITMAE" train $small --data "$dir/work/data" --lr 1e-4 --steps 4 --ckpt-every 2 --keep 2 --out "$dir/own" > /dev/null 2>&1
 "$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" $small --data "$dir/work/data" --lr 0.0001 --blr 0.0032 \
-  --preset tiny --mask-ratio 0.75 --seed 0 --augment crop --pos learned --steps 4 --out "$dir/own2" > /dev/null 2> "$dir/err"; rc=$?
+  --preset tiny --mask-ratio 0.75 --seed 0 --augment crop --pos learned --channels auto --pixel-norm dataset --steps 4 \
+  --out "$dir/own2" > /dev/null 2> "$dir/err"; rc=$?
 t "resume given the run's own weight flags: runs, bitwise as uninterrupted ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && [ ! -s "$dir/err" ] && same_weights "$dir/own/checkpoint.safetensors" "$dir/own2/checkpoint.safetensors"'
 "$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" --lr 2e-4 --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
@@ -164,6 +166,27 @@ for f in "--img 32" "--patch 8" "--dim 64" "--depth 2" "--heads 4" "--channels 1
   t "resume given another $f: refused naming both ($rc: $(cat "$dir/err"))" \
     '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $f cannot change when a run resumes (this run.s is [0-9]*); start a new run" "$dir/err" && [ ! -e "$dir/own3" ]'
 done
+# --pixel-norm and --channels auto follow the data, so they were refused whatever they said. Now they are
+# compared by value once the images are read: statistics the run did not use (ImageNet's; those of other
+# images, measured) and another channel count (RGB images for a grey run) are refused naming both.
+"$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" --pixel-norm imagenet --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
+t "resume given --pixel-norm imagenet of a measured run: refused naming both ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --pixel-norm imagenet cannot change when a run resumes (this run.s is mean ([0-9.]*, [0-9.]*, [0-9.]*), std ([0-9.]*, [0-9.]*, [0-9.]*)); start a new run from these weights with --init CHECKPOINT$" "$dir/err" && [ ! -e "$dir/own3" ]'
+"$VITMAE_TOOLS/synth" "$dir/otherimg" --count 40 --size 16 --seed 7 > /dev/null
+"$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" --data "$dir/otherimg" --pixel-norm dataset --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
+t "resume given --pixel-norm dataset on other images: refused, both measured values named ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --pixel-norm dataset (mean (.*), std (.*) on these images) cannot change when a run resumes (this run.s is mean (.*), std (.*)); start a new run" "$dir/err" && [ ! -e "$dir/own3" ]'
+"$VITMAE_TOOLS/synth" "$dir/grey" --count 40 --size 16 --seed 3 --grey > /dev/null
+"$VITMAE" train $small --data "$dir/grey" --pixel-norm imagenet --steps 2 --ckpt-every 1 --out "$dir/greyrun" > /dev/null 2>&1
+"$VITMAE" train --resume "$dir/greyrun/checkpoint-1.safetensors" --channels auto --pixel-norm imagenet --out "$dir/grey2" > /dev/null 2> "$dir/err"; rc=$?
+t "a grey run resumed given its own --channels auto --pixel-norm imagenet: runs, bitwise ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && same_weights "$dir/greyrun/checkpoint.safetensors" "$dir/grey2/checkpoint.safetensors"'
+"$VITMAE" train --resume "$dir/greyrun/checkpoint-1.safetensors" --data "$dir/otherimg" --channels auto --out "$dir/grey3" > /dev/null 2> "$dir/err"; rc=$?
+t "a grey run resumed on RGB images given --channels auto: refused naming both ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --channels auto (3 for these images) cannot change when a run resumes (this run'"'"'s is 1); start a new run from these weights with --init CHECKPOINT" ] && [ ! -e "$dir/grey3" ]'
+"$VITMAE" train --resume "$dir/greyrun/checkpoint-1.safetensors" --pixel-norm none --out "$dir/grey3" > /dev/null 2> "$dir/err"; rc=$?
+t "a grey run resumed given --pixel-norm none: refused, the run's named imagenet ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --pixel-norm none cannot change when a run resumes (this run'"'"'s is imagenet); start a new run from these weights with --init CHECKPOINT" ] && [ ! -e "$dir/grey3" ]'
 # A run that holds out --val-frac of its folder: a --val folder on resume would give those images back
 # to training (another run): refused.
 "$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?

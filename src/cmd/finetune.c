@@ -54,6 +54,8 @@
 #define SALT_DROP 0x66742d64726f7031ull
 #define FT_BETA1 0.9f     // torch.optim.AdamW's defaults, as MAE's main_finetune
 #define FT_BETA2 0.999f
+// The way on for a flag of the recipe given with --resume at another value than the run's.
+#define RESUME_WAY "start a new run with --ckpt for another"
 
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel;
@@ -856,14 +858,15 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     } else {
         // A flag that decides the weights or the schedule must give the run's own value (docs/encoder.md):
         // refused otherwise, never ignored. --preset is the run's when every size it sets (under the
-        // shape flags given) is; --channels auto and --pixel-norm cannot be told equal and stay refused.
+        // shape flags given) is; --channels auto as the images scanned make it (any with --ckpt, whose
+        // model it was); --pixel-norm is measured and compared where a new run measures (setup_run_folder).
         const MaeConfig *c = &t->cfg.enc;
         MaeConfig p;
         run_model_from_flags(&p, a->preset, a->img, a->patch, a->dim, a->depth, a->heads, a->pos, a->channels,
                              c->in_chans);
         int same_preset = p.embed_dim == c->embed_dim && p.depth == c->depth && p.num_heads == c->num_heads &&
                           p.mlp_ratio == c->mlp_ratio;
-        const char *way = "start a new run with --ckpt for another", *pos = c->pos_learned ? "learned" : "fixed";
+        const char *way = RESUME_WAY, *pos = c->pos_learned ? "learned" : "fixed";
         // --blr and --epochs give the run's --lr and --steps when they work out to them, as in a new run
         char blr[32], lr[40], epochs[32], steps[40], frac[32];
         run_value_text(blr, sizeof blr, a->blr, 1);
@@ -878,7 +881,6 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             epoch_steps = -1;
         const RunSameFlag same[] = {
             {"--pos", 1, 0, 0, 0, a->pos, pos},
-            {"--pixel-norm", 1, 0, 0, 0, a->pixel_norm, NULL},
             {"--augment", 1, 0, 0, 0, a->augment, r->augment},
             {"--steps", 0, 0, (double)a->steps, (double)r->total_steps, NULL, NULL},
             {"--epochs", 1, 0, 0, 0, epochs, epoch_steps == r->total_steps ? epochs : steps},
@@ -896,8 +898,11 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             // a --val run holds nothing out: no --val-frac is its own
             {"--val-frac", r->val[0] != 0, 1, a->val_frac, r->val_frac, frac, NULL},
         };
+        int scratch = !strcmp(r->init, "scratch");
         if (run_resume_same_encoder("finetune", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
                                     a->heads, c, flags, nflags, way, err, sizeof err) ||
+            (scratch && run_resume_same_auto_channels("finetune", a->channels, t->ds.all_grey ? 1 : 3, c, flags, nflags,
+                                                      way, err, sizeof err)) ||
             run_resume_same_flags("finetune", same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err,
                                   sizeof err)) {
             cli_error(NULL, "%s", err);
@@ -1019,7 +1024,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
 // Setup, phase 3 (rank 0 alone): the run folder, the store of working images, the pixel statistics of a
 // model from scratch, metrics.csv. What the scans skipped is said once the run folder is made and
 // locked, or before the failure it explains: a refused run prints its one line only.
-static int setup_run_folder(FineTune *t) {
+static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     Args *a = &t->a;
     FtState *r = &t->rs;
     char err[CLI_ERR_MAX];
@@ -1036,8 +1041,12 @@ static int setup_run_folder(FineTune *t) {
         cli_error("finetune --store", "%s", err);
         return 1;
     }
-    int stats_rc = !a->resume && a->from_scratch
-                   ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err) : 0;
+    // A resume given --pixel-norm measures as a run from scratch did when it started, to compare.
+    int stats_rc = a->resume ? run_resume_same_pixel_norm("finetune", a->pixel_norm, &t->cfg.enc, &t->ds, t->train_idx,
+                                                          t->ntrain, flags, nflags, RESUME_WAY, err, sizeof err)
+                   : a->from_scratch ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
+                   : 0;
+    if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); return CLI_USAGE; }
     if (stats_rc) {
         report_data(t);
         run_report_broken(&t->ds);   // the files that failed, before the failure they explain
@@ -1105,7 +1114,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         return 0;
     }
     cli_defer(1);
-    if ((rc = cli_agree(rank == 0 ? setup_run_folder(t) : 0))) return rc;
+    if ((rc = cli_agree(rank == 0 ? setup_run_folder(t, flags, nflags) : 0))) return rc;
     dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
     run_share_store(&t->ds, "finetune", t->a.lf.store);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);

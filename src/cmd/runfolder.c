@@ -1234,7 +1234,7 @@ int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag 
     for (int i = 0; i < n; i++) {
         const RunSameFlag *s = &same[i];
         if (!cli_flag(flags, nflags, s->flag)->seen) continue;
-        char given[64], run[64];
+        char given[192], run[192];   // run_resume_same_pixel_norm's three means and stds
         if (s->is_text) {
             if (s->run_text && !strcmp(s->given_text, s->run_text)) continue;
             snprintf(given, sizeof given, "%s", s->given_text);
@@ -1275,16 +1275,74 @@ void run_decoder_from_flags(MaeConfig *c, int dec_dim, int dec_depth_seen, int d
 int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
                             const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
                             int nflags, const char *way, char *err, size_t errlen) {
-    // --channels auto follows the data (read later): it cannot be told equal here and stays refused.
+    // --channels auto follows the data, read later: run_resume_same_auto_channels compares it then.
     const char *chans = c->in_chans == 1 ? "1" : "3";
     const RunSameFlag same[] = {
         {"--preset", 1, 0, 0, 0, preset, same_preset ? preset : NULL},
         {"--img", 0, 0, img, c->img_size, NULL, NULL},
         {"--patch", 0, 0, patch, c->patch_size, NULL, NULL},
-        {"--channels", 1, 0, 0, 0, channels, strcmp(channels, "auto") ? chans : NULL},
+        {"--channels", 1, 0, 0, 0, channels, strcmp(channels, "auto") ? chans : channels},
         {"--dim", 0, 0, dim, c->embed_dim, NULL, NULL},
         {"--depth", 0, 0, depth, c->depth, NULL, NULL},
         {"--heads", 0, 0, heads, c->num_heads, NULL, NULL},
     };
     return run_resume_same_flags(cmd, same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err, errlen);
+}
+
+int run_resume_same_auto_channels(const char *cmd, const char *channels, int chans, const MaeConfig *c, Flag *flags,
+                                  int nflags, const char *way, char *err, size_t errlen) {
+    if (strcmp(channels, "auto")) return 0;
+    char given[48];
+    snprintf(given, sizeof given, "auto (%d for these images)", chans);
+    const RunSameFlag same = {"--channels", 1, 0, 0, 0, given, chans == c->in_chans ? given : c->in_chans == 1 ? "1" : "3"};
+    return run_resume_same_flags(cmd, &same, 1, flags, nflags, way, err, errlen);
+}
+
+// The statistics of C channels as text: `mean 0.5, std 0.25`, or `mean (a, b, c), std (d, e, f)`, each
+// number the shortest that reads back as its float.
+static void pixel_stats_text(char *buf, size_t len, const float *mean, const float *std, int C) {
+    char num[2][3][32];
+    for (int i = 0; i < C; i++) {
+        run_value_text(num[0][i], sizeof num[0][i], mean[i], 1);
+        run_value_text(num[1][i], sizeof num[1][i], std[i], 1);
+    }
+    if (C == 1) snprintf(buf, len, "mean %s, std %s", num[0][0], num[1][0]);
+    else snprintf(buf, len, "mean (%s, %s, %s), std (%s, %s, %s)", num[0][0], num[0][1], num[0][2], num[1][0],
+                  num[1][1], num[1][2]);
+}
+
+// Whether the first C means and stds of a and b are the same floats.
+static int same_pixel_stats(const MaeConfig *a, const MaeConfig *b, int C) {
+    for (int i = 0; i < C; i++)
+        if (a->pixel_mean[i] != b->pixel_mean[i] || a->pixel_std[i] != b->pixel_std[i]) return 0;
+    return 1;
+}
+
+int run_resume_same_pixel_norm(const char *cmd, const char *mode, const MaeConfig *c, const Dataset *ds,
+                               const int *idx, int n, Flag *flags, int nflags, const char *way, char *err,
+                               size_t errlen) {
+    if (!cli_flag(flags, nflags, "--pixel-norm")->seen) return 0;
+    MaeConfig given = *c;
+    int rc = pixel_norm_set(&given, mode, ds, idx, n, err, errlen);
+    if (rc) return rc;
+    int C = c->in_chans;
+    if (same_pixel_stats(&given, c, C)) return 0;
+    char given_text[192], run_text[160];
+    snprintf(given_text, sizeof given_text, "%s", mode);
+    if (!strcmp(mode, "dataset")) {   // measured: what these images gave
+        char stats[160];
+        pixel_stats_text(stats, sizeof stats, given.pixel_mean, given.pixel_std, C);
+        snprintf(given_text, sizeof given_text, "dataset (%s on these images)", stats);
+    }
+    // The run's value by the name that gives it, when one does (its numbers otherwise).
+    MaeConfig named = *c;
+    run_text[0] = 0;
+    for (int k = 0; k < 2 && !run_text[0]; k++) {
+        const char *name = k ? "none" : "imagenet";
+        if (!pixel_norm_set(&named, name, NULL, NULL, 0, err, errlen) && same_pixel_stats(&named, c, C))
+            snprintf(run_text, sizeof run_text, "%s", name);
+    }
+    if (!run_text[0]) pixel_stats_text(run_text, sizeof run_text, c->pixel_mean, c->pixel_std, C);
+    const RunSameFlag same = {"--pixel-norm", 1, 0, 0, 0, given_text, run_text};
+    return run_resume_same_flags(cmd, &same, 1, flags, nflags, way, err, errlen);
 }

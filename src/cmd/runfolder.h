@@ -204,11 +204,26 @@ void run_model_from_flags(MaeConfig *c, const char *preset, int img, int patch, 
 // seen (0 is a depth: a decoder of no blocks).
 void run_decoder_from_flags(MaeConfig *c, int dec_dim, int dec_depth_seen, int dec_depth, int dec_heads);
 // The encoder's shape flags, shared by train and finetune: --preset (its text; same_preset: the preset
-// under the shape flags given builds the run's encoder), --img, --patch, --channels (its text), --dim,
-// --depth, --heads against the run's config c. As run_resume_same_flags.
+// under the shape flags given builds the run's encoder), --img, --patch, --channels 1|3 (its text; auto
+// follows the data: run_resume_same_auto_channels, once they are scanned), --dim, --depth, --heads
+// against the run's config c. As run_resume_same_flags.
 int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
                             const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
                             int nflags, const char *way, char *err, size_t errlen);
+// --channels auto given on resume: chans, what auto makes of the images scanned (1 when every one is
+// grey, else 3), against the run's c->in_chans. As run_resume_same_flags: `--channels auto (3 for
+// these images) cannot change ... (this run's is 1)`; 0 for --channels 1|3 (run_resume_same_encoder's).
+int run_resume_same_auto_channels(const char *cmd, const char *channels, int chans, const MaeConfig *c, Flag *flags,
+                                  int nflags, const char *way, char *err, size_t errlen);
+// --pixel-norm MODE given on resume: the statistics MODE gives the run's model c (pixel_norm_set;
+// "dataset" measures them on the items idx[0..n) of ds, as the run did when it started) against the
+// run's, to the bit as the checkpoint stores them (values, not names: a run's "dataset" on other images
+// is another value). 0 when the same or not given; pixel_norm_set's failure (-1 or DATASET_ERR_FILE,
+// err its reason); else CLI_USAGE with err as run_resume_same_flags's, the run's value named
+// `imagenet` or `none` when it is theirs, else its numbers (`mean 0.5, std 0.25`).
+int run_resume_same_pixel_norm(const char *cmd, const char *mode, const MaeConfig *c, const Dataset *ds,
+                               const int *idx, int n, Flag *flags, int nflags, const char *way, char *err,
+                               size_t errlen);
 // Writes path made absolute (realpath) into dst, or as given when it does not resolve: a run records
 // its data folders so, and a resume from another directory finds them again (docs/data.md, "Run
 // folders").

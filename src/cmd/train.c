@@ -64,6 +64,8 @@ typedef struct {
 #define DEFAULT_BLR 3e-3
 #define DEFAULT_WD 0.05
 #define INIT_NO_DECODER "has no decoder weights; --init needs a full MAE checkpoint"
+// The way on for a flag that decides the weights given with --resume at another value than the run's.
+#define RESUME_WAY "start a new run from these weights with --init CHECKPOINT"
 // The run folder's (--val-frac, --val-max, --log-every, --keep): cmd/runfolder.h, finetune's too.
 
 // ---------------------------------------------------------------------------------------------
@@ -216,9 +218,8 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
     int same_preset = f.embed_dim == c->embed_dim && f.depth == c->depth && f.num_heads == c->num_heads &&
                       f.dec_embed_dim == c->dec_embed_dim && f.dec_depth == c->dec_depth &&
                       f.dec_num_heads == c->dec_num_heads && f.mlp_ratio == c->mlp_ratio;
-    // --pixel-norm's statistics may be measured on the data (read later): it cannot be told equal here
-    // and stays refused.
-    const char *way = "start a new run from these weights with --init CHECKPOINT";
+    // --channels auto and --pixel-norm follow the data, read later: compared then (setup_local, setup).
+    const char *way = RESUME_WAY;
     const char *pos = c->pos_learned ? "learned" : "fixed";
     int rc = run_resume_same_encoder("train", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
                                      a->heads, c, flags, nflags, way, err, errlen);
@@ -235,7 +236,6 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
         {"--mask-ratio", 0, 1, given->mask_ratio, r->mask_ratio, NULL, NULL},
         {"--norm-pix", 1, 0, 0, 0, "", c->norm_pix_loss ? "" : NULL},
         {"--pos", 1, 0, 0, 0, a->pos, pos},
-        {"--pixel-norm", 1, 0, 0, 0, a->pixel_norm, NULL},
         {"--augment", 1, 0, 0, 0, a->augment, r->augment},
         {"--batch", 0, 0, given->batch, r->batch, NULL, NULL},
         {"--lr", 0, 1, given->lr, r->lr, NULL, NULL},
@@ -559,6 +559,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     if (resuming) {
         int rc = extend_run(t, a, &given, flags, nflags, err, sizeof err);
+        if (!rc) rc = run_resume_same_auto_channels("train", a->channels, t->ds.all_grey ? 1 : 3, &t->cfg, flags, nflags,
+                                                    RESUME_WAY, err, sizeof err);
         if (rc) return cli_report(NULL, err, rc);
         if (a->data) run_abs_path(t->rs.data, sizeof t->rs.data, a->data);   // a moved folder: where it is now
     }
@@ -690,9 +692,14 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         rc = named ? 0 : guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
         if (!rc && !ended && use_store(t, a, &store_note, err, sizeof err)) rc = cli_report("train --store", err, 1);
-        int stats_rc = !rc && !ended && !resuming && !a->init
-                       ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err) : 0;
-        if (stats_rc) {
+        // A resume given --pixel-norm measures as the run did when it started, to compare (a run at its last
+        // step decodes nothing and trains nothing: not compared).
+        int stats_rc = rc || ended || a->init ? 0
+                       : !resuming ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
+                       : run_resume_same_pixel_norm("train", a->pixel_norm, &t->cfg, &t->ds, t->train_idx, t->ntrain, flags,
+                                                    nflags, RESUME_WAY, err, sizeof err);
+        if (stats_rc == CLI_USAGE) rc = cli_report(NULL, err, CLI_USAGE);
+        else if (stats_rc) {
             run_report_skipped(&t->ds);
             run_report_broken(&t->ds);   // the files that failed, before the failure they explain
             rc = cli_report(dataset_err_what(stats_rc, "train"), err, 1);
