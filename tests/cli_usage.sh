@@ -653,7 +653,8 @@ train-resume|1|$tmp/dc.safetensors|cannot resume: a fine-tuned classifier's chec
 EOF2
 # A checkpoint of the wrong kind that also holds a NaN is refused for its kind, the first thing the user
 # can act on (the header says it; the NaN needs the tensors read): reconstruct, eval and train --init
-# and --resume of such a classifier named the NaN, classify and finetune the kind.
+# and --resume of such a classifier named the NaN, classify and finetune the kind; and reconstruct, eval
+# and train --init of such an encoder-only file (no decoder tensors: a kind, docs/interface.md) the NaN.
 nan_copy() { python3 - "$1" "$2" <<'PY'
 import json, struct, sys, zlib
 b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); d = bytearray(b[8 + n:])
@@ -663,16 +664,17 @@ t = json.dumps(h).encode(); t += b" " * (-len(t) % 8)
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(t)) + t + bytes(d))
 PY
 }
-nan_copy "$tmp/dm.safetensors" "$tmp/nm.safetensors" && nan_copy "$tmp/dc.safetensors" "$tmp/nc.safetensors" || fail=1
+nan_copy "$tmp/dm.safetensors" "$tmp/nm.safetensors" && nan_copy "$tmp/dc.safetensors" "$tmp/nc.safetensors" &&
+  nan_copy "$enc" "$tmp/ne.safetensors" || fail=1
 nan="tensor 'blocks.0.attn.qkv.weight' holds NaN or infinite values"
 while IFS='|' read -r what want ck why; do
   case $what in
     classify) set -- classify --ckpt "$ck" "$tmp/imgs" ;;
-    reconstruct) set -- reconstruct --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
-    eval) set -- eval --ckpt "$ck" --data "$tmp/imgs" ;;
-    finetune-ckpt) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+    reconstruct*) set -- reconstruct --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
+    eval*) set -- eval --ckpt "$ck" --data "$tmp/imgs" ;;
+    finetune-ckpt*) set -- finetune --ckpt "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
     finetune-resume) set -- finetune --resume "$ck" --out "$tmp/out" ;;
-    train-init) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+    train-init*) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
     train-resume) set -- train --resume "$ck" --out "$tmp/out" ;;
     embed*) set -- embed --ckpt "$ck" --out "$tmp/o.npy" "$tmp/imgs" ;;
     attention*) set -- attention --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
@@ -699,7 +701,33 @@ probe-mae|1|$tmp/nm.safetensors|$nan
 probe-clf|1|$tmp/nc.safetensors|$nan
 info-mae|1|$tmp/nm.safetensors|$nan
 info-clf|1|$tmp/nc.safetensors|$nan
+reconstruct-enc|1|$tmp/ne.safetensors|encoder-only checkpoint (no decoder tensors): reconstruct needs the decoder
+eval-enc|1|$tmp/ne.safetensors|encoder-only checkpoint (no decoder tensors): eval needs the decoder
+train-init-enc|1|$tmp/ne.safetensors|has no decoder weights; --init needs a full MAE checkpoint
+finetune-ckpt-enc|1|$tmp/ne.safetensors|$nan
+embed-enc|1|$tmp/ne.safetensors|$nan
+info-enc|1|$tmp/ne.safetensors|$nan
 EOF2
+# ... and damage before the kind: such an encoder-only file cut short or with a byte changed is said to be
+# damaged by the commands that refuse its kind (the header alone would say "encoder-only").
+size=$(wc -c < "$tmp/ne.safetensors")
+cp "$tmp/ne.safetensors" "$tmp/ne-flip.safetensors"
+printf 'XXXX' | dd of="$tmp/ne-flip.safetensors" bs=1 seek=$((size - 4)) conv=notrunc 2>/dev/null
+head -c $((size - 4)) "$tmp/ne.safetensors" > "$tmp/ne-cut.safetensors"
+for damage in flip:"crc32 mismatch (file damaged)" cut:"truncated data"; do
+  kind=${damage%%:*}; why=${damage#*:}; ck="$tmp/ne-$kind.safetensors"
+  for cmd in reconstruct eval train-init; do
+    case $cmd in
+      reconstruct) set -- reconstruct --ckpt "$ck" --out "$tmp/out" "$tmp/imgs" ;;
+      eval) set -- eval --ckpt "$ck" --data "$tmp/imgs" ;;
+      train-init) set -- train --init "$ck" --data "$tmp/imgs" --out "$tmp/out" ;;
+    esac
+    rm -rf "$tmp/out"
+    "$VITMAE" "$@" 2>"$tmp/err" >/dev/null; rc=$?
+    t "$cmd of an encoder-only checkpoint holding a NaN ($kind): exit 1, damaged ($rc: $(head -c 160 "$tmp/err"))" \
+      '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qF "vitmae: $ck: $why" "$tmp/err" && [ ! -e "$tmp/out" ]'
+  done
+done
 for cmd in reconstruct classify embed attention; do
   extra=; [ $cmd = embed ] && extra="--out $tmp/o.npy"
   "$VITMAE" $cmd --ckpt "$tmp/none.safetensors" $extra 2>"$tmp/err" >/dev/null; rc=$?

@@ -660,15 +660,11 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
     char err[CLI_ERR_MAX];
     MaeConfig *e = &t->cfg.enc;
     if (a->ckpt) {
-        StFile *f = st_open_header(a->ckpt, err, sizeof err);
-        if (!f) { cli_error(NULL, "%s", err); return 1; }
-        int is_clf = clf_ckpt_is_classifier(f);
         // Damaged data are the reason given before the file's kind, as every command that reads a
         // checkpoint gives it (exit 1; docs/interface.md, "Exit status").
-        int damaged = is_clf && st_verify(f, err, sizeof err);
-        st_close(f);
-        if (damaged) { cli_error(NULL, "%s", err); return 1; }
-        if (is_clf) {
+        int kind = ckpt_peek_kind(a->ckpt, CKPT_FULL | CKPT_ENCODER_ONLY, err, sizeof err);
+        if (kind < 0) { cli_error(NULL, "%s", err); return 1; }
+        if (kind == CKPT_CLASSIFIER) {
             cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
             return 2;
         }
@@ -740,14 +736,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             return 1;
         }
         if (run_resume_missing("finetune", a->resume, err, sizeof err)) { cli_error(NULL, "%s", err); return 2; }
-        StFile *f = st_open_header(path, err, sizeof err);
-        if (!f) { cli_error(NULL, "%s", err); return 1; }
-        int is_clf = clf_ckpt_is_classifier(f);
-        int lrc = is_clf ? clf_ckpt_from_st(f, 1, &t->resumed, err, sizeof err) : st_verify(f, err, sizeof err);
-        st_close(f);
-        if (!is_clf && lrc) { cli_error(NULL, "%s", err); return 1; }   // damaged before the wrong kind, as above
-        if (!is_clf) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
-        if (lrc) { cli_error(NULL, "%s", err); return 1; }
+        int kind = ckpt_peek_kind(path, CKPT_CLASSIFIER, err, sizeof err);   // damaged before the wrong kind, as above
+        if (kind < 0) { cli_error(NULL, "%s", err); return 1; }
+        if (kind != CKPT_CLASSIFIER) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
+        if (clf_ckpt_load(path, &t->resumed, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
         if (!t->resumed.has_moments) { cli_error(path, RESUME_NO_MOMENTS); return 1; }
         if (ft_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }

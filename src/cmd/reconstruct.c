@@ -269,18 +269,15 @@ int cmd_reconstruct(int argc, char **argv) {
     if (cli_one_process_refused("reconstruct")) { free(pos); return 2; }
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("reconstruct", "%s", err); free(pos); return 1; }
 
-    // A classifier is refused for its kind before its tensors are read (a NaN in them comes after).
-    int clf = clf_ckpt_peek(ckpt_path, err, sizeof err);
-    if (clf) {
-        if (clf < 0) cli_error(NULL, "%s", err);
-        else cli_error(ckpt_path, "a fine-tuned classifier's checkpoint (no decoder tensors): reconstruct needs the decoder");
-        free(pos); return 1;
-    }
-    Checkpoint ck;
-    if (ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }   // err names the file
-    if (!ck.has_decoder) {
-        cli_error(ckpt_path, "%s (no decoder tensors): reconstruct needs the decoder",
-                  ck.classifier ? "a fine-tuned classifier's checkpoint" : "encoder-only checkpoint");
+    // The kind (a classifier, an encoder-only file) is refused from the header, before the tensors are
+    // read: damage is said before it, a NaN in them after (docs/interface.md, "Exit status").
+    int kind = ckpt_peek_kind(ckpt_path, CKPT_FULL, err, sizeof err);
+    Checkpoint ck = {0};
+    if (kind == CKPT_FULL && ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) kind = -1;
+    if (kind < 0) { cli_error(NULL, "%s", err); free(pos); return 1; }   // err names the file
+    if (kind != CKPT_FULL || !ck.has_decoder) {   // (has_decoder 0 too: the file changed since the header was read)
+        cli_error(ckpt_path, "%s (no decoder tensors): reconstruct needs the decoder", kind == CKPT_CLASSIFIER || ck.classifier
+                  ? "a fine-tuned classifier's checkpoint" : "encoder-only checkpoint");
         ckpt_free(&ck); free(pos); return 1;
     }
     const MaeConfig *cfg = &ck.cfg;

@@ -506,8 +506,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
     if (a->init) {
-        int clf = clf_ckpt_peek(a->init, err, sizeof err);   // the kind before a NaN in the tensors
-        if (clf) return clf < 0 ? cli_report(NULL, err, 1) : cli_report(a->init, INIT_NO_DECODER, 1);
+        int kind = ckpt_peek_kind(a->init, CKPT_FULL, err, sizeof err);   // the kind before a NaN in the tensors
+        if (kind != CKPT_FULL) return kind < 0 ? cli_report(NULL, err, 1) : cli_report(a->init, INIT_NO_DECODER, 1);
         if (ckpt_load_weights(a->init, init, err, sizeof err)) return cli_report(NULL, err, 1);
         if (!init->has_decoder) {
             ckpt_free(init);

@@ -115,8 +115,9 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
 int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, size_t errlen) {
     memset(ck, 0, sizeof *ck);
     // A classifier is refused for its kind before its tensors are read (a NaN in them comes after).
-    int clf = clf_ckpt_peek(path, err, errlen);
-    if (clf < 0) return -1;
+    int kind = ckpt_peek_kind(path, CKPT_FULL | CKPT_ENCODER_ONLY, err, errlen);
+    if (kind < 0) return -1;
+    int clf = kind == CKPT_CLASSIFIER;
     if (!clf && ckpt_load(path, ck, err, errlen)) return -1;
     if (clf || !ck->train_state || !ck->exp_avg || !ck->exp_avg_sq || !ck->has_decoder) {
         int stripped = ck->train_state && !ck->has_moments && ck->has_decoder;

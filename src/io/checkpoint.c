@@ -170,6 +170,29 @@ int ckpt_from_st(StFile *f, int moments, Checkpoint *out, char *err, size_t errl
     return from_st(f, out, moments ? LOAD_ALL : LOAD_WEIGHTS, err, errlen);
 }
 
+int ckpt_peek_kind(const char *path, int takes, char *err, size_t errlen) {
+    StFile *f = st_open_header(path, err, errlen);
+    if (!f) return -1;
+    int kind = st_meta(f, "classifier") ? CKPT_CLASSIFIER : CKPT_FULL;
+    const char *format = st_meta(f, "format"), *cfg_json = st_meta(f, "config");
+    MaeConfig cfg;
+    char why[256];
+    // Only a file the loader goes on to read the tensors of (format and config sound) is encoder-only;
+    // the others are refused by it for what is wrong.
+    if (kind == CKPT_FULL && !(format && strcmp(format, "vitmae")) && cfg_json &&
+        !mae_config_from_json(cfg_json, &cfg, why, sizeof why)) {
+        MaeTensor *tab = NULL;
+        int n = table_of(&cfg, &tab), dec_total = 0, dec_present = 0;
+        for (int i = 0; i < n; i++)
+            if (tab[i].decoder) { dec_total++; dec_present += st_find(f, tab[i].name, NULL, NULL) >= 0; }
+        if (dec_total > 0 && dec_present == 0) kind = CKPT_ENCODER_ONLY;
+        free(tab);
+    }
+    if (!(kind & takes) && st_verify(f, err, errlen)) kind = -1;
+    st_close(f);
+    return kind;
+}
+
 static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     int moments = mode == LOAD_ALL;

@@ -57,6 +57,16 @@ int  ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errl
 // with both).
 int  ckpt_load_encoder(const char *path, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
+// The kinds of checkpoint a command may refuse before it loads the file (docs/interface.md, "Exit status").
+enum { CKPT_FULL = 1, CKPT_ENCODER_ONLY = 2, CKPT_CLASSIFIER = 4 };
+// The kind of the checkpoint at path, from its header alone: CKPT_CLASSIFIER (the "classifier" metadata of
+// a fine-tuned classifier, io/classifier_ckpt.h), CKPT_ENCODER_ONLY (a vitmae config whose decoder has
+// none of its tensors in the file, as ckpt_from_st's has_decoder 0), else CKPT_FULL (a file the loader
+// will refuse included). A kind not in `takes`, which the command refuses, has its data read for damage
+// first: -1 and a reason naming the file when they are damaged or the file cannot be opened. So damage is
+// the reason given before the kind, and the kind before NaN or infinite values, which only the loaders
+// look for (docs/interface.md, "Exit status").
+int  ckpt_peek_kind(const char *path, int takes, char *err, size_t errlen);
 // ckpt_load's checks on a file already opened (st_open_header, or st_open; e.g. by `vitmae info`,
 // which also reads its metadata): with the moments copied (moments 1, as ckpt_load) or not (0, as
 // ckpt_load_weights).

@@ -11,15 +11,6 @@
 
 int clf_ckpt_is_classifier(const StFile *f) { return st_meta(f, "classifier") != NULL; }
 
-int clf_ckpt_peek(const char *path, char *err, size_t errlen) {
-    StFile *f = st_open_header(path, err, errlen);
-    if (!f) return -1;
-    int clf = clf_ckpt_is_classifier(f);
-    if (clf && st_verify(f, err, errlen)) clf = -1;
-    st_close(f);
-    return clf;
-}
-
 static char *classifier_json(const ClassifierConfig *cfg, char *const *classes) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "num_classes", cfg->num_classes);

@@ -21,12 +21,6 @@ typedef struct {
 
 // 1 when the file is a classifier checkpoint (has the "classifier" metadata).
 int  clf_ckpt_is_classifier(const StFile *f);
-// Whether the file at path is a classifier checkpoint, from its header, for a command that refuses a
-// file of the wrong kind before it loads one: 1 (its data read for damage alone), 0 (anything else,
-// nothing read past the header), or -1 and a reason naming the file (it cannot be opened, or a
-// classifier's data are damaged). Damage is the reason given before the kind; NaN or infinite
-// values, which only the loaders look for, after it (docs/interface.md, "Exit status").
-int  clf_ckpt_peek(const char *path, char *err, size_t errlen);
 int  clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *classes, const float *params,
                    const char *train_state, const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen);
 // Loads and checks everything (config, class names, every tensor's name and shape, the moments when a
