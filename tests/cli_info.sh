@@ -296,6 +296,23 @@ t "finetune --ckpt of a run folder: starts from its checkpoint.safetensors, reco
   --out "$tmp/vrun2" > "$tmp/init.out" 2>&1; rc=$?
 t "train --init of a run folder: starts from its checkpoint.safetensors ($rc: $(head -1 "$tmp/init.out"))" \
   '[ $rc -eq 0 ] && head -1 "$tmp/init.out" | grep -qF "; model $tmp/vrun/checkpoint.safetensors 16x16x3"'
+# A classifier whose "classifier" metadata is not JSON (a ';' for a ',') is refused as such, with where
+# (as train_state's), by info and classify alike: it said "needs num_classes and as many class names".
+python3 - "$tmp/vft/checkpoint.safetensors" "$tmp/clf_syntax.safetensors" <<'PY' || fail=1
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1])
+assert meta["classifier"].startswith('{"num_classes":2,'), meta["classifier"]
+meta["classifier"] = meta["classifier"].replace(",", ";", 1)
+st.write(sys.argv[2], tensors, meta)
+PY
+for cmd in info classify; do
+  set -- info "$tmp/clf_syntax.safetensors"; [ $cmd = classify ] && set -- classify --ckpt "$tmp/clf_syntax.safetensors" "$tmp/vimgs"
+  "$VITMAE" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  t "$cmd of a classifier whose metadata is not JSON: exit 1, said so and where ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/clf_syntax.safetensors: metadata '"'"'classifier'"'"' is not valid JSON (at byte 16)" ]'
+done
 # `info RUN` describes the run's latest checkpoint, RUN/checkpoint.safetensors, named on its first line.
 "$VITMAE" info "$tmp/vrun/" > "$tmp/run.out" 2> "$tmp/err"; rc=$?
 "$VITMAE" info "$tmp/vrun/checkpoint.safetensors" > "$tmp/file.out" 2>&1

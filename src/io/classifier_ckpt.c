@@ -120,6 +120,11 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
         snprintf(err, errlen, "%s: metadata 'classifier': " JSON_TOO_DEEP_FMT, path, CJSON_NESTING_LIMIT);
         return -1;
     }
+    if (!o) {   // a syntax error, and where it is, as every reader says it: not "needs num_classes"
+        if (end && end >= cj) snprintf(err, errlen, "%s: metadata 'classifier' is not valid JSON (at byte %zu)", path, (size_t)(end - cj));
+        else snprintf(err, errlen, "%s: metadata 'classifier' is not valid JSON", path);
+        return -1;
+    }
     const cJSON *nc = cJSON_GetObjectItemCaseSensitive(o, "num_classes");
     const cJSON *names = cJSON_GetObjectItemCaseSensitive(o, "classes");
     int rc = -1;
