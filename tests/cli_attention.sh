@@ -365,6 +365,23 @@ t "25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$tmp/e
 t "25 inputs that cannot be read: index.html lists all 25 ($(grep -c "^<li>.*/bad[123][0-9].png: " "$tmp/dunread/index.html"))" \
   'grep -q "Not drawn by this run (25)" "$tmp/dunread/index.html" &&
    [ "$(grep -c "^<li>.*/bad[123][0-9].png: not a PNG, JPEG or WebP file</li>$" "$tmp/dunread/index.html")" -eq 25 ]'
+# The lines come in the order of the inputs (docs/interface.md, "Bad files"), whichever failed as the
+# inputs were gathered (a missing path, a folder's scan) and whichever as its image was read (a file
+# given directly): the gathered kind came first, and the 20 named were the first 20 of that kind.
+mkdir -p "$tmp/unread3" && cp "$img" "$tmp/unread3/a.png" && printf 'not a png' > "$tmp/unread3/b.png"
+run --out "$tmp/dorder" --head mean "$img" "$tmp/unread2/bad25.png" "$tmp/nosuch.png" "$tmp/unread3" "$tmp/unread2/bad26.png"; rc=$?
+t "a read failure, a missing path, a folder's file, a read failure: said in input order ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/unread2/bad25.png: not a PNG, JPEG or WebP file
+vitmae: $tmp/nosuch.png: No such file or directory
+vitmae: $tmp/unread3/b.png: not a PNG, JPEG or WebP file
+vitmae: $tmp/unread2/bad26.png: not a PNG, JPEG or WebP file
+vitmae: attention: 4 inputs failed" ]'
+run --out "$tmp/dunread2" --head mean "$tmp"/unread2/bad*.png "$tmp/unread"; rc=$?
+t "25 inputs, the 10 read first, then the folder's 15: the first 20 in input order ($rc: $(wc -l < "$tmp/err") lines)" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 22 ] &&
+   [ "$(head -n 20 "$tmp/err" | sed "s|^vitmae: $tmp/||; s|: not a PNG, JPEG or WebP file$||" | tr "\n" " ")" = "$(for k in $(seq 25 34); do printf "unread2/bad$k.png "; done; for k in $(seq 10 19); do printf "unread/bad$k.png "; done)" ] &&
+   sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
+   sed -n 22p "$tmp/err" | grep -qx "vitmae: attention: 25 inputs failed"'
 # The same run again is refused in its one line: the bad input's line waits until the outputs pass
 # their checks (docs/interface.md, "Earlier results"; it came first).
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/d" --head mean "$tmp/in" >"$tmp/out" 2>"$tmp/err"; rc=$?
@@ -604,6 +621,16 @@ VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/hold" "$VITMAE" attention --ckpt "$ck" --out 
 moved_at_gate "$tmp/hold" $! "$tmp/many" "$tmp/many2"; rc=$?
 t "input folder renamed mid-run: exit 1, one line for the folder and the tally ($(head -n 3 "$tmp/many.err" | tr "\n" "|"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/many.err")" -eq 2 ] && head -n 1 "$tmp/many.err" | grep -q "^vitmae: .*/many: the folder is gone (moved or deleted during the run)$" && tail -n 1 "$tmp/many.err" | grep -q "^vitmae: attention: 20 inputs failed$"'
+# Within a folder its lines come in the folder's sorted order too: a.png, deleted after the scan, before
+# b.png, which the scan skipped.
+mkdir -p "$tmp/gonej" && cp "$img" "$tmp/gonej/a.png" && printf 'x' > "$tmp/gonej/b.png" && cp "$img" "$tmp/gonej/c.png"
+VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/gjhold" "$VITMAE" attention --ckpt "$ck" --out "$tmp/agonej" "$tmp/gonej" \
+  > /dev/null 2> "$tmp/err" &
+pid=$!; wait_gate "$tmp/gjhold" $pid; rm "$tmp/gonej/a.png"; touch "$tmp/gjhold"; wait $pid; rc=$?
+t "a folder's image deleted after the scan, then one the scan skipped: in the folder's order ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/gonej/a.png: No such file or directory
+vitmae: $tmp/gonej/b.png: not a PNG, JPEG or WebP file
+vitmae: attention: 2 inputs failed" ] && [ -s "$tmp/agonej/c.attn.png" ]'
 
 # SIGTERM in the middle of a run (once an image's maps are out): every image's files are there whole
 # or not at all, with no temporary file and no folder of maps left empty (it left the temporary files

@@ -851,6 +851,25 @@ t "classify, 25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l
    sed -n 21p "$dir/unread.err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
    sed -n 22p "$dir/unread.err" | grep -qx "vitmae: classify: 25 inputs failed" &&
    grep -q "^$dir/unread/circle/.*(label circle" "$dir/unread.out"'
+# The lines come in the order of the inputs (docs/interface.md, "Bad files"), whichever failed as the
+# inputs were gathered (a missing path, a folder's scan) and whichever as its image was read (a file
+# given directly): the gathered kind came first, and the 20 named were the first 20 of that kind.
+good=$(find "$dir/data/circle" -name "*.png" | head -n 1)
+mkdir -p "$dir/unread3" && cp "$good" "$dir/unread3/a.png" && printf 'not an image' > "$dir/unread3/b.png"
+"$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$good" "$dir/unread2/bad25.png" "$dir/nosuch.png" "$dir/unread3" \
+  "$dir/unread2/bad26.png" > /dev/null 2> "$dir/unread.err"; rc=$?
+t "classify, a read failure, a missing path, a folder's file, a read failure: said in input order ($rc: $(tr "\n" "|" < "$dir/unread.err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/unread.err")" = "vitmae: $dir/unread2/bad25.png: not a PNG, JPEG or WebP file
+vitmae: $dir/nosuch.png: No such file or directory
+vitmae: $dir/unread3/b.png: not a PNG, JPEG or WebP file
+vitmae: $dir/unread2/bad26.png: not a PNG, JPEG or WebP file
+vitmae: classify: 4 inputs failed" ]'
+"$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir"/unread2/bad*.png "$dir/unread" > /dev/null 2> "$dir/unread.err"; rc=$?
+t "classify, 25 inputs, the 10 read first, then the folder's 15: the first 20 in input order ($rc: $(wc -l < "$dir/unread.err") lines)" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/unread.err")" -eq 22 ] &&
+   [ "$(head -n 20 "$dir/unread.err" | sed "s|^vitmae: $dir/||; s|: not a PNG, JPEG or WebP file$||" | tr "\n" " ")" = "$(for k in $(seq 25 34); do printf "unread2/bad$k.png "; done; for k in $(seq 10 19); do printf "unread/circle/bad$k.png "; done)" ] &&
+   sed -n 21p "$dir/unread.err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
+   sed -n 22p "$dir/unread.err" | grep -qx "vitmae: classify: 25 inputs failed"'
 
 # The data folder renamed during the run (no cache, no store): one line that says the folder is gone,
 # exit 1 (it named one of its files as "no such file"), the last checkpoint kept.

@@ -130,6 +130,23 @@ t "25 inputs that cannot be read: 20 named, then a count ($rc: $(wc -l < "$tmp/e
    [ "$(grep -c "^vitmae: $tmp/unread2\{0,1\}/bad[12][0-9].png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 20 ] &&
    sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
    sed -n 22p "$tmp/err" | grep -qx "vitmae: reconstruct: 25 inputs failed" && [ -s "$tmp/runread/flat.recon.png" ]'
+# The lines come in the order of the inputs (docs/interface.md, "Bad files"), whichever failed as the
+# inputs were gathered (a missing path, a folder's scan) and whichever as its image was read (a file
+# given directly): the gathered kind came first, and the 20 named were the first 20 of that kind.
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rorder" "$tmp/flat/flat.png" "$tmp/unread2/bad25.png" \
+  "$tmp/nosuch.png" "$tmp/flatj" "$tmp/unread2/bad26.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "a read failure, a missing path, a folder's file, a read failure: said in input order ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/unread2/bad25.png: not a PNG, JPEG or WebP file
+vitmae: $tmp/nosuch.png: No such file or directory
+vitmae: $tmp/flatj/junk.png: not a PNG, JPEG or WebP file
+vitmae: $tmp/unread2/bad26.png: not a PNG, JPEG or WebP file
+vitmae: reconstruct: 4 inputs failed" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/runread2" "$tmp"/unread2/bad*.png "$tmp/unread" >/dev/null 2>"$tmp/err"; rc=$?
+t "25 inputs, the 10 read first, then the folder's 15: the first 20 in input order ($rc: $(wc -l < "$tmp/err") lines)" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 22 ] &&
+   [ "$(head -n 20 "$tmp/err" | sed "s|^vitmae: $tmp/||; s|: not a PNG, JPEG or WebP file$||" | tr "\n" " ")" = "$(for k in $(seq 25 34); do printf "unread2/bad$k.png "; done; for k in $(seq 10 19); do printf "unread/bad$k.png "; done)" ] &&
+   sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
+   sed -n 22p "$tmp/err" | grep -qx "vitmae: reconstruct: 25 inputs failed"'
 # A file the system refuses is said in strerror's words wherever it is met: an INPUT that does not
 # exist (found as the inputs are gathered) and a folder's image deleted after the scan (found as it is
 # read, at the gate HOLD_AFTER_SCAN) both say "No such file or directory"; the read said "no such file".
@@ -140,6 +157,16 @@ pid=$!; wait_gate "$tmp/gfhold" $pid; rm "$tmp/gonef/a.png"; touch "$tmp/gfhold"
 t "a missing INPUT and an image deleted after the scan: the same words ($rc: $(tr "\n" "|" < "$tmp/err"))" \
   '[ $rc -eq 1 ] && grep -qx "vitmae: $tmp/nosuch.png: No such file or directory" "$tmp/err" &&
    grep -qx "vitmae: $tmp/gonef/a.png: No such file or directory" "$tmp/err" && [ -s "$tmp/rgonef/b.recon.png" ]'
+# Within a folder its lines come in the folder's sorted order too: a.png, deleted after the scan, before
+# b.png, which the scan skipped.
+mkdir -p "$tmp/gonej" && cp "$tmp/flat/flat.png" "$tmp/gonej/a.png" && printf 'x' > "$tmp/gonej/b.png" && cp "$tmp/flat/flat.png" "$tmp/gonej/c.png"
+VITMAE_FAULT_HOLD_AFTER_SCAN="$tmp/gjhold" "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rgonej" \
+  "$tmp/gonej" > /dev/null 2> "$tmp/err" &
+pid=$!; wait_gate "$tmp/gjhold" $pid; rm "$tmp/gonej/a.png"; touch "$tmp/gjhold"; wait $pid; rc=$?
+t "a folder's image deleted after the scan, then one the scan skipped: in the folder's order ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/gonej/a.png: No such file or directory
+vitmae: $tmp/gonej/b.png: not a PNG, JPEG or WebP file
+vitmae: reconstruct: 2 inputs failed" ] && [ -s "$tmp/rgonej/c.recon.png" ]'
 # An INPUT that is a symbolic link to nothing is listed by ls: its line names the link's target, as a
 # folder's scan says it (tests/cli_data.sh), not "No such file or directory".
 ln -s "$tmp/gone-target.png" "$tmp/dangling-in.png"

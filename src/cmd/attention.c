@@ -174,34 +174,33 @@ static char *join(const char *a, const char *b) {
 
 typedef struct {
     int *failures;
-    CliHeld *held, *page;
+    CliHeld *page;
     CliUnread *unread;
 } Unusable;
 
-// One input this run cannot draw (collect_inputs): its line, through unread for one of a folder's files
-// or an input that is not there, else held whole; the same line for the page; counted.
-static void unusable(const Unusable *u, int one_of_many, const char *what, const char *why) {
-    if (one_of_many) cli_unread(u->unread, u->held, what, why);
-    else cli_hold(u->held, what, "%s", why);
+// One input this run cannot draw (collect_inputs), after the first `before` images: its line kept in
+// unread at its place (one of the 20 named for one of a folder's files or an input that is not there,
+// else said whole); the same line for the page; counted.
+static void unusable(const Unusable *u, long before, int one_of_many, const char *what, const char *why) {
+    cli_unread_keep(u->unread, CLI_AT_BEFORE(before), one_of_many, what, why);
     cli_hold(u->page, what, "%s", why);
     (*u->failures)++;
 }
 
 // Input files: each INPUT is a file, or a folder scanned like `data` (recursively, sorted).
-// Unusable inputs are counted in *failures, their lines kept in *held (said once the outputs pass their
-// checks: a refused run prints its one line only); an input's own line through unread (cmd/cli.h), which
-// names 20. Every one of them, "PATH: why", also goes to *page, for index.html's list of what this run
-// did not draw.
-static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *npaths, int *failures, CliHeld *held,
+// Unusable inputs are counted in *failures, their lines kept in *unread in input order (said once the
+// outputs pass their checks: a refused run prints its one line only; cmd/cli.h names 20). Every one of
+// them, "PATH: why", also goes to *page, for index.html's list of what this run did not draw.
+static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *npaths, int *failures,
                              CliUnread *unread, CliHeld *page) {
     char **paths = NULL;
     int n = 0, cap = 0;
-    Unusable u = {failures, held, page, unread};
+    Unusable u = {failures, page, unread};
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
         char reason[4200];
         if (stat(inputs[i], &st)) {
-            unusable(&u, 1, inputs[i], file_path_reason(inputs[i], errno, reason, sizeof reason));
+            unusable(&u, n, 1, inputs[i], file_path_reason(inputs[i], errno, reason, sizeof reason));
             continue;
         }
         const char **add = NULL;
@@ -213,17 +212,18 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
             DatasetOptions opt = {.max_pixels = max_pixels};
             int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
             if (src) {
-                unusable(&u, 0, dataset_err_what(src, inputs[i]), err);
+                unusable(&u, n, 0, dataset_err_what(src, inputs[i]), err);
                 continue;
             }
             scanned = 1;
-            for (int k = 0; k < ds.nskipped; k++) unusable(&u, 1, ds.skipped[k].path, ds.skipped[k].reason);
+            for (int k = 0; k < ds.nskipped; k++)   // among the folder's images, in its scan order
+                unusable(&u, n + ds.skipped[k].items, 1, ds.skipped[k].path, ds.skipped[k].reason);
             // A folder with nothing to draw is a failure of its own only when no file of it was skipped
             // (their lines say why), as reconstruct and classify say it (output_gather_inputs).
             if (ds.n == 0 && ds.nskipped == 0) {
                 char why[96];
                 snprintf(why, sizeof why, "no decodable image (0 skipped, %d ignored)", ds.nignored);
-                unusable(&u, 0, inputs[i], why);
+                unusable(&u, n, 0, inputs[i], why);
             }
             add = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *add);
             for (int k = 0; add && k < ds.n; k++) add[nadd++] = ds.items[k].path;
@@ -243,7 +243,7 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
         for (int k = 0; room && k < nadd; k++)
             if (!(paths[n] = strdup(add[k]))) room = 0;
             else n++;
-        if (!room) unusable(&u, 0, inputs[i], "out of memory");
+        if (!room) unusable(&u, n, 0, inputs[i], "out of memory");
         free(add);
         if (scanned) dataset_free(&ds);
     }
@@ -1022,7 +1022,7 @@ int cmd_attention(int argc, char **argv) {
     int npaths = 0;
     Written *written = NULL;
     StemSet stems = {.first_suffix = 1, .suffixes = kinds, .reserved = index_name};   // x, x-1, x-2 as reconstruct
-    CliHeld held = {0};
+    CliUnread unread = {0};   // the inputs that cannot be read, in input order: 20 named, then a count (cmd/cli.h)
     CliHeld scanned = {0};   // every input the scan could not read ("PATH: why"), for index.html
     int *keep = NULL;
     uint8_t *removed = NULL;
@@ -1139,8 +1139,7 @@ int cmd_attention(int argc, char **argv) {
     ck.params = NULL;   // the model's now
 
     int failures = 0;
-    CliUnread unread = {0};   // the inputs that cannot be read: 20 named, then a count (cmd/cli.h)
-    paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures, &held, &unread, &scanned);
+    paths = collect_inputs(inputs, ninputs, max_pixels, &npaths, &failures, &unread, &scanned);
     file_test_gate("VITMAE_FAULT_HOLD_AFTER_SCAN");   // tests: folders changed between the scan and the reads
     written = calloc((size_t)(npaths ? npaths : 1), sizeof *written);
     if (!written) { cli_error("attention", "out of memory"); goto out; }
@@ -1160,7 +1159,7 @@ int cmd_attention(int argc, char **argv) {
     if (output_mkdir_made(out_dir, &made, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
     // A folder that does not take files (read-only) is one line now, not one per image.
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
-    cli_held_say(&held);   // the run goes ahead: the inputs that cannot be read
+    cli_unread_reach(&unread, CLI_AT_ITEM(0));   // the run goes ahead: the inputs that cannot be read before the first image
     FileFolders later = {0};
     Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force, &later};
     int nimages = 0, nmaps = 0, taken = 0, unsynced_maps = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
@@ -1170,11 +1169,12 @@ int cmd_attention(int argc, char **argv) {
     int tried = 0;   // the inputs the loop reached
     for (int i = 0; i < npaths && !taken && !full; i++) {
         tried = i + 1;
+        cli_unread_reach(&unread, CLI_AT_ITEM(i));   // the lines before this image's
         Image photo;
         if (image_load(paths[i], max_pixels, &photo, err, sizeof err) ||
             image_view(&photo, S, cfg->in_chans, view, err, sizeof err)) {
             if (photo.px) image_free(&photo);
-            if (!output_input_gone(paths[i], gone, sizeof gone)) cli_unread(&unread, NULL, paths[i], err);
+            if (!output_input_gone(paths[i], gone, sizeof gone)) cli_unread_item(&unread, i, paths[i], err);
             failures++;
             written[i].failed = strdup(err);
             full = image_why_is_resource(err) ? OUTPUT_STOP_MEMORY : 0;
@@ -1254,7 +1254,7 @@ out:
     }
     free(written);
     stem_set_free(&stems);
-    cli_held_free(&held);
+    cli_unread_free(&unread);   // a refused run's lines, never said
     cli_held_free(&scanned);
     for (int i = 0; i < npaths; i++) free(paths[i]);
     free(paths);

@@ -137,7 +137,7 @@ static int gather_add(void *ctx, const char *path, const char *cls) {
 static int gather(char **pos, int npos, long max_pixels, char *const *classes, int K, InputList *list, int *failed,
                   CliHeld *held, CliUnread *unread) {
     GatherCtx g = {list, classes, K, pos, npos, NULL, 0};
-    int rc = output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed, held, unread);
+    int rc = output_gather_inputs(pos, npos, max_pixels, gather_add, &g, failed, unread);
     if (!rc) unknown_hold(held, &g);
     for (int u = 0; u < g.nunknown; u++) free(g.unknown[u].path);
     free(g.unknown);
@@ -183,11 +183,12 @@ int cmd_classify(int argc, char **argv) {
     if (top > K) top = K;
     int failed = 0;
     InputList in = {0};
-    CliHeld held = {0};   // the inputs that cannot be read, said once the memory check has passed
-    CliUnread unread = {0};   // 20 of them named, then a count (cmd/cli.h)
+    CliHeld held = {0};   // the note of classes the model lacks, said once the memory check has passed
+    // The inputs that cannot be read, in input order, said from then on: 20 named, then a count (cmd/cli.h).
+    CliUnread unread = {0};
     if (gather(pos, npos, max_pixels, ck.classes, K, &in, &failed, &held, &unread)) {
         cli_error("classify", "out of memory");
-        cli_held_free(&held); inputs_free(&in); clf_ckpt_free(&ck); free(pos); return 1;
+        cli_held_free(&held); cli_unread_free(&unread); inputs_free(&in); clf_ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
     int B = batch < in.n ? batch : (in.n ? in.n : 1);
@@ -198,9 +199,10 @@ int cmd_classify(int argc, char **argv) {
                                    clf_bytes_needed_forward(cfg, 1) + extra, B, S, err, sizeof err);
     if (mem) {
         cli_error("classify", "%s", err);
-        cli_held_free(&held); inputs_free(&in); clf_ckpt_free(&ck);
+        cli_held_free(&held); cli_unread_free(&unread); inputs_free(&in); clf_ckpt_free(&ck);
         return mem;
     }
+    cli_unread_reach(&unread, CLI_AT_ITEM(0));   // the inputs before the first image, then the note
     cli_held_say(&held);
     cli_held_free(&held);
     Classifier *m = clf_create_forward_with(cfg, B, ck.params, err, sizeof err);   // the weights without a copy
@@ -224,8 +226,9 @@ int cmd_classify(int argc, char **argv) {
         // Failed images are reported and left out; the rest are packed to the front of the batch.
         int packed = 0;
         for (int k = 0; k < n; k++) {
+            cli_unread_reach(&unread, CLI_AT_ITEM(b0 + k));   // the lines before this image's
             if (!ok[k]) {
-                if (!output_input_gone(in.v[b0 + k].path, gone, sizeof gone)) cli_unread(&unread, NULL, in.v[b0 + k].path, errs[k]);
+                if (!output_input_gone(in.v[b0 + k].path, gone, sizeof gone)) cli_unread_item(&unread, b0 + k, in.v[b0 + k].path, errs[k]);
                 failed++;
                 continue;
             }
@@ -306,6 +309,7 @@ int cmd_classify(int argc, char **argv) {
     if (failed > 1) cli_error("classify", "%d inputs failed", failed);   // as reconstruct ends (docs/interface.md, section 2)
     rc = failed ? 1 : 0;
 out:
+    cli_unread_free(&unread);   // the lines of a run that stopped early (out of memory)
     cJSON_Delete(root);
     free(images); free(probs); free(ok); free(order); free(errs);
     clf_free(m);

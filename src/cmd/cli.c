@@ -190,7 +190,69 @@ void cli_unread(CliUnread *u, CliHeld *h, const char *path, const char *reason) 
     else cli_message("%s%s: %s", say, path, reason);
 }
 
+void cli_unread_keep(CliUnread *u, long at, int counted, const char *what, const char *why) {
+    if (counted && u->named + u->kept_counted >= CLI_UNREAD_NAMED) {
+        // Full: the line takes the place of the last kept one placed after it, or is one more.
+        int last = -1;
+        for (int i = 0; i < u->nkept; i++)
+            if (u->kept[i].counted) last = i;
+        u->more++;
+        if (last < 0 || u->kept[last].at <= at) return;
+        free(u->kept[last].line);
+        memmove(u->kept + last, u->kept + last + 1, (size_t)(u->nkept - last - 1) * sizeof *u->kept);
+        u->nkept--;
+        u->kept_counted--;
+    }
+    char *line = NULL;
+    if ((what ? asprintf(&line, "%s: %s", what, why) : asprintf(&line, "%s", why)) < 0) line = NULL;
+    if (line && u->nkept == u->capkept) {
+        int cap = u->capkept ? 2 * u->capkept : 16;
+        CliUnreadLine *k = realloc(u->kept, (size_t)cap * sizeof *k);
+        if (k) { u->kept = k; u->capkept = cap; }
+    }
+    if (!line || u->nkept == u->capkept) {   // no room to keep it: said now rather than lost
+        if (line) cli_message("%s", line);
+        else cli_error(what, "(a message lost: out of memory)");
+        free(line);
+        u->named += counted;
+        return;
+    }
+    int i = u->nkept;
+    while (i > 0 && u->kept[i - 1].at > at) i--;   // after the lines of its place kept before it
+    memmove(u->kept + i + 1, u->kept + i, (size_t)(u->nkept - i) * sizeof *u->kept);
+    u->kept[i] = (CliUnreadLine){at, counted, line};
+    u->nkept++;
+    u->kept_counted += counted;
+}
+
+void cli_unread_reach(CliUnread *u, long at) {
+    int i = 0;
+    for (; i < u->nkept && u->kept[i].at < at; i++) {
+        cli_message("%s", u->kept[i].line);
+        free(u->kept[i].line);
+        u->named += u->kept[i].counted;
+        u->kept_counted -= u->kept[i].counted;
+    }
+    memmove(u->kept, u->kept + i, (size_t)(u->nkept - i) * sizeof *u->kept);
+    u->nkept -= i;
+}
+
+void cli_unread_item(CliUnread *u, long i, const char *path, const char *reason) {
+    cli_unread_reach(u, CLI_AT_ITEM(i));
+    cli_unread_keep(u, CLI_AT_ITEM(i), 1, path, reason);
+    cli_unread_reach(u, CLI_AT_ITEM(i) + 1);
+}
+
+void cli_unread_free(CliUnread *u) {
+    for (int i = 0; i < u->nkept; i++) free(u->kept[i].line);
+    free(u->kept);
+    u->kept = NULL;
+    u->nkept = u->capkept = u->kept_counted = 0;
+}
+
 void cli_unread_end(CliUnread *u, CliHeld *h) {
+    cli_unread_reach(u, LONG_MAX);
+    cli_unread_free(u);
     if (!u->more) return;
     char line[96];
     if (u->skipped) snprintf(line, sizeof line, "... and %d more skipped (vitmae data lists them)", u->more);

@@ -140,12 +140,36 @@ int cli_hidden_file(const char *path);
 // skipped candidates (train, finetune, embed, eval, probe), "skipped PATH: REASON", then "... and N
 // more skipped (vitmae data lists them)"; skipped 0: the inputs of the commands that take files
 // (classify, reconstruct, attention), "PATH: REASON" as cli_error says a file's failure, then "... and
-// N more inputs that cannot be read" (each still a failed input: exit 1). A line is held in h, or
-// said at once (stderr) where h is NULL; one tally may do both (a scan's lines held, the reads' said).
+// N more inputs that cannot be read" (each still a failed input: exit 1), said in input order through
+// cli_unread_keep (below). cli_unread holds a line in h, or says it at once (stderr) where h is NULL.
 #define CLI_UNREAD_NAMED 20
-typedef struct { int skipped, named, more; } CliUnread;
+typedef struct { long at; int counted; char *line; } CliUnreadLine;
+typedef struct {
+    int skipped, named, more;
+    // The commands that take files keep their lines in input order (cli_unread_keep): at most
+    // CLI_UNREAD_NAMED counted ones wait here, with the lines of whole INPUTs, until said.
+    CliUnreadLine *kept;
+    int nkept, capkept, kept_counted;
+} CliUnread;
 void cli_unread(CliUnread *u, CliHeld *h, const char *path, const char *reason);
+// Says the kept lines (cli_unread_reach), then "... and N more" where some were not named, and frees them.
 void cli_unread_end(CliUnread *u, CliHeld *h);
+// The lines of classify, reconstruct and attention come in the order of their inputs, as the user gave
+// them (docs/interface.md, section 2, "Bad files"), whether an input failed as the INPUTs were gathered
+// (a missing path, a folder's scan) or later, as its image was read: each line has a place, at, in the
+// gathered list of images: CLI_AT_BEFORE(i) for a line before image i (what the gathering met after
+// i images), CLI_AT_ITEM(i) for image i's own. cli_unread_keep keeps a line (counted: one of the
+// CLI_UNREAD_NAMED; else a whole INPUT's, "DIR: no decodable image", always said), what and why as
+// cli_error would say them; of the counted ones only the first CLI_UNREAD_NAMED by place are kept, the
+// others counted in more. cli_unread_reach says every kept line placed before at, in order, once no line
+// can come before it (a command calls it as it reaches image i, CLI_AT_ITEM(i)); cli_unread_item is
+// image i's own failure, said at once. cli_unread_free drops what a refused run never says.
+#define CLI_AT_BEFORE(i) (2 * (long)(i))
+#define CLI_AT_ITEM(i) (2 * (long)(i) + 1)
+void cli_unread_keep(CliUnread *u, long at, int counted, const char *what, const char *why);
+void cli_unread_reach(CliUnread *u, long at);
+void cli_unread_item(CliUnread *u, long i, const char *path, const char *reason);
+void cli_unread_free(CliUnread *u);
 // The hidden files ds's scan skipped as one HIDDEN_FILES_SKIPPED line after prefix: held in h (train,
 // finetune, embed, eval, probe: "warning: skipped "), or printed on stdout where h is NULL (data's
 // report, under "skipped:"). Nothing when no hidden file was skipped.

@@ -610,30 +610,41 @@ int output_input_gone(const char *path, char *gone, size_t n) {
 }
 
 int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void *ctx, const char *path, const char *cls),
-                         void *ctx, int *failed, CliHeld *held, CliUnread *unread) {
+                         void *ctx, int *failed, CliUnread *unread) {
     DatasetOptions opt = {.max_pixels = max_pixels};
+    long added = 0;   // each line's place: after the images gathered before it (cmd/cli.h)
     for (int i = 0; i < npos; i++) {
         struct stat st;
         char reason[4200];
         if (stat(pos[i], &st)) {
-            cli_unread(unread, held, pos[i], file_path_reason(pos[i], errno, reason, sizeof reason));
+            cli_unread_keep(unread, CLI_AT_BEFORE(added), 1, pos[i], file_path_reason(pos[i], errno, reason, sizeof reason));
             (*failed)++;
             continue;
         }
         if (!S_ISDIR(st.st_mode)) {
             if (add(ctx, pos[i], NULL)) return -1;
+            added++;
             continue;
         }
         Dataset ds;
         char err[CLI_ERR_MAX];
         int src = dataset_scan(pos[i], &opt, &ds, err, sizeof err);
-        if (src) { cli_hold(held, dataset_err_what(src, pos[i]), "%s", err); (*failed)++; continue; }
-        for (int k = 0; k < ds.nskipped; k++) { cli_unread(unread, held, ds.skipped[k].path, ds.skipped[k].reason); (*failed)++; }
-        if (ds.n == 0 && ds.nskipped == 0) { cli_hold(held, pos[i], "no decodable image (0 skipped, %d ignored)", ds.nignored); (*failed)++; }
+        if (src) { cli_unread_keep(unread, CLI_AT_BEFORE(added), 0, dataset_err_what(src, pos[i]), err); (*failed)++; continue; }
+        for (int k = 0; k < ds.nskipped; k++) {   // among the folder's images, in its scan order
+            cli_unread_keep(unread, CLI_AT_BEFORE(added + ds.skipped[k].items), 1, ds.skipped[k].path, ds.skipped[k].reason);
+            (*failed)++;
+        }
+        if (ds.n == 0 && ds.nskipped == 0) {
+            char why[96];
+            snprintf(why, sizeof why, "no decodable image (0 skipped, %d ignored)", ds.nignored);
+            cli_unread_keep(unread, CLI_AT_BEFORE(added), 0, pos[i], why);
+            (*failed)++;
+        }
         for (int k = 0; k < ds.n; k++) {
             const DataItem *it = &ds.items[k];
             if (add(ctx, it->path, it->cls >= 0 ? ds.class_names[it->cls] : NULL)) { dataset_free(&ds); return -1; }
         }
+        added += ds.n;
         dataset_free(&ds);
     }
     file_test_gate("VITMAE_FAULT_HOLD_AFTER_SCAN");   // tests: folders changed between the scan and the reads

@@ -159,11 +159,11 @@ void stem_set_free(StemSet *s);
 // `vitmae data` (data/dataset.h; images of more than max_pixels skipped, 0: the default). Calls add(ctx, path, cls) for each image in order, cls being the
 // class folder the scan found it in, or NULL (a file given directly, or a flat folder). Inputs that do
 // not exist, files the scan skips and folders without images are counted in *failed and their lines
-// kept in *held (cmd/cli.h), for the caller to say once its outputs have passed their checks (a
-// refused run prints its one line only); an input's own line goes through unread (cli_unread: 20, then
-// a count, with the reads that fail later). Returns 0, or -1 as soon as add does (out of memory).
+// kept in *unread, each at its place among the images (cli_unread_keep: 20 named, then a count, with the
+// reads that fail later), for the caller to say once its outputs have passed their checks (a refused
+// run prints its one line only). Returns 0, or -1 as soon as add does (out of memory).
 int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void *ctx, const char *path, const char *cls),
-                         void *ctx, int *failed, CliHeld *held, CliUnread *unread);
+                         void *ctx, int *failed, CliUnread *unread);
 // An input that failed to load because a folder above it went away during the run (renamed,
 // deleted): 1, and the topmost missing folder is reported once (cli_error: "DIR: the folder is gone
 // (moved or deleted during the run)"); a later input below a folder already reported returns 1

@@ -70,15 +70,14 @@ static int assign_stems(InputList *l) {
 }
 
 // Every INPUT as a list of image files. Folders are scanned like `vitmae data`; files that cannot
-// be read there, and inputs that do not exist, are counted in *failed, their lines kept in *held.
+// be read there, and inputs that do not exist, are counted in *failed, their lines kept in *unread.
 static int gather_add(void *list, const char *path, const char *cls) {
     (void)cls;
     return input_add(list, path);
 }
 
-static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list, int *failed, CliHeld *held,
-                         CliUnread *unread) {
-    if (output_gather_inputs(pos, npos, max_pixels, gather_add, list, failed, held, unread)) return -1;
+static int gather_inputs(char **pos, int npos, long max_pixels, InputList *list, int *failed, CliUnread *unread) {
+    if (output_gather_inputs(pos, npos, max_pixels, gather_add, list, failed, unread)) return -1;
     return assign_stems(list);
 }
 
@@ -314,15 +313,15 @@ int cmd_reconstruct(int argc, char **argv) {
     inputs.stems.first_suffix = 1;
     // The lines of inputs that cannot be read wait until the outputs and the memory have passed their
     // checks: a refused run prints its one line only (docs/interface.md, "Earlier results").
-    CliHeld held = {0};
-    CliUnread unread = {0};   // those lines and the reads' that fail: 20 named, then a count (cmd/cli.h)
-    if (gather_inputs(pos, npos, max_pixels, &inputs, &failed, &held, &unread)) {
+    // Those lines and the reads' that fail, in input order: 20 named, then a count (cmd/cli.h).
+    CliUnread unread = {0};
+    if (gather_inputs(pos, npos, max_pixels, &inputs, &failed, &unread)) {
         cli_error("reconstruct", "out of memory");
-        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
+        cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
     int refused = refuse_earlier(out_dir, &inputs, raw, force);
-    if (refused) { cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return refused; }
+    if (refused) { cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return refused; }
     int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
     size_t per = (size_t)S * S * C;
     // Panel size: --scale K is img_size x K (nearest unless --upsample is given), else --display.
@@ -336,25 +335,24 @@ int cmd_reconstruct(int argc, char **argv) {
     int mem = infer_memory_check(cfg, B, per, panel_bytes(side), at_once, mem_err, sizeof mem_err);
     if (mem) cli_error("reconstruct", "%s", mem_err);
     if (mem) {
-        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
+        cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck);
         return mem;
     }
     OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails: cmd/output.h)
     file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file, nor an empty --out folder it made (io/files.h)
     if (inputs.n > 0 && output_mkdir_made(out_dir, &made, err, sizeof err)) {
         cli_error("reconstruct --out", "cannot create the output folder: %s", err);
-        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
+        cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
     // A folder that does not take files (read-only) is one line now, not one per image at its end.
     if (inputs.n > 0 && output_check_writable(out_dir, err, sizeof err)) {
         cli_error("reconstruct --out", "%s", err);
         output_mkdir_undo(&made);
-        cli_held_free(&held); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
+        cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
 
-    // The run goes ahead: the inputs that cannot be read are said, then the notes.
-    cli_held_say(&held);
-    cli_held_free(&held);
+    // The run goes ahead: the inputs before the first image that cannot be read are said, then the notes.
+    cli_unread_reach(&unread, CLI_AT_ITEM(0));
     if (cfg->norm_pix_loss)
         printf("note: norm-pix checkpoint: each removed patch is de-normalised with the mean and variance "
                "of the visible patches (its own are unknown)\n");
@@ -393,9 +391,10 @@ int cmd_reconstruct(int argc, char **argv) {
             status[k] = image_load_view(inputs.v[i0 + k].path, max_pixels, S, C, images + per * k, errs + (size_t)k * 512, 512);
         int nb = 0, load_full = 0;   // an image that ran out of memory as it loaded: stop after the ones before it
         for (int k = 0; k < n; k++) {
+            cli_unread_reach(&unread, CLI_AT_ITEM(i0 + k));   // the lines before this image's
             if (status[k]) {
                 if (!output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
-                    cli_unread(&unread, NULL, inputs.v[i0 + k].path, errs + (size_t)k * 512);
+                    cli_unread_item(&unread, i0 + k, inputs.v[i0 + k].path, errs + (size_t)k * 512);
                 failed++;
                 // Out of memory (or open files): the run stops at this image, as attention's does
                 // (docs/interface.md, reconstruct): the images before it in the batch are written, none after.
@@ -488,6 +487,7 @@ int cmd_reconstruct(int argc, char **argv) {
 
 done:
     if (failed) output_mkdir_undo(&made);   // only while empty: the images written keep it
+    cli_unread_free(&unread);   // the lines of a run that stopped early (out of memory)
     mae_free(m);
     free(images); free(norm); free(recon); free(patch_err); free(ids_keep); free(status); free(slot);
     free(removed); free(mse); free(loss); free(errs); free(rows); free(titles); free(fails);

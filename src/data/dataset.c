@@ -288,7 +288,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             const char *why = ignored_image_reason(names[i]);
             if (why && !grow((void **)&wk->ignored, &wk->capignored, wk->nignored_files + 1, sizeof *wk->ignored)) {
                 char *reason = strdup(why);
-                if (reason) { wk->ignored[wk->nignored_files++] = (DataSkip){full, reason}; full = NULL; }
+                if (reason) { wk->ignored[wk->nignored_files++] = (DataSkip){full, reason, 0}; full = NULL; }
             }
             free(full);
             free(sub);
@@ -396,7 +396,7 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     for (int i = 0; rc == 0 && i < wk.ncand; i++) {
         Candidate *cd = &wk.cand[i];
         if (dec[i].reason) {
-            ds->skipped[ds->nskipped++] = (DataSkip){cd->path, dec[i].reason};
+            ds->skipped[ds->nskipped++] = (DataSkip){cd->path, dec[i].reason, ds->n};
             dec[i].reason = NULL;
             free(cd->rel);
             cd->path = cd->rel = NULL;
@@ -824,6 +824,7 @@ int dataset_take_broken(const Dataset *ds, DataSkip *out, int *items, int max) {
         if (!sh->broken[i] || sh->taken[i]) continue;
         out[n].path = strdup(ds->items[i].path);
         out[n].reason = strdup(sh->broken[i]);
+        out[n].items = 0;
         if (items) items[n] = i;
         sh->taken[i] = 1;
         n++;

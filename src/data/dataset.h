@@ -55,7 +55,9 @@ typedef struct {
     long long bytes;   // the file's size at the scan (stat; -1 when it could not be read)
 } DataItem;
 
-typedef struct { char *path; char *reason; } DataSkip;
+// items: of a scan's skipped candidate, the usable images before it in scan order (its place among
+// ds->items, which the commands that take files say their lines in: cmd/output.h); 0 elsewhere.
+typedef struct { char *path; char *reason; int items; } DataSkip;
 
 typedef struct {
     long max_pixels;   // <= 0: VITMAE_DEFAULT_MAX_PIXELS
