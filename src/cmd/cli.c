@@ -233,6 +233,7 @@ void cli_unread_reach(CliUnread *u, long at) {
         u->named += u->kept[i].counted;
         u->kept_counted -= u->kept[i].counted;
     }
+    if (i == 0) return;   // nothing said (and kept may be NULL: memmove takes no null pointer)
     memmove(u->kept, u->kept + i, (size_t)(u->nkept - i) * sizeof *u->kept);
     u->nkept -= i;
 }
