@@ -241,6 +241,35 @@ many_ok() {   # $1: how many times each line is said (a scan each)
 t "embed: 25 skipped files and 3 ._NAME files as train says them ($rc: $(wc -l < "$tmp/err") lines)" '[ $rc -eq 0 ] && many_ok 1'
 "$VITMAE" probe --ckpt "$ck" --train "$tmp/brokens" --test "$tmp/brokens" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "probe: 25 skipped files and 3 ._NAME files as train says them, each folder ($rc: $(wc -l < "$tmp/err") lines)" '[ $rc -eq 0 ] && many_ok 2'
+# embed's lines in input order, as reconstruct's (docs/interface.md, "Bad files"). A missing INPUT after
+# a folder with a skipped file ended the run with its one line: the folder's line, held, was never said.
+# Now the folder's line, then the missing path's (the file after it is not read), exit 1, nothing written;
+# a file that does not decode after the folder: the folder's line, then the file's, the one that ends it.
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/o.npy" "$tmp/mixed" "$tmp/nothing" "$tmp/broken.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+printf 'vitmae: skipped %s/mixed/a/broken.png: not a PNG, JPEG or WebP file\nvitmae: %s/nothing: No such file or directory\n' "$tmp" "$tmp" >"$tmp/want"
+t "embed: a folder's skipped file, then a missing INPUT: both lines, in order ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && cmp -s "$tmp/want" "$tmp/err" && [ ! -e "$tmp/o.npy" ] && [ ! -e "$tmp/o.txt" ]'
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/o.npy" "$tmp/mixed" "$tmp/broken.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+printf 'vitmae: skipped %s/mixed/a/broken.png: not a PNG, JPEG or WebP file\nvitmae: %s/broken.png: not a PNG, JPEG or WebP file\n' "$tmp" "$tmp" >"$tmp/want"
+t "embed: a folder's skipped file, then a file that does not decode: both lines, in order ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && cmp -s "$tmp/want" "$tmp/err" && [ ! -e "$tmp/o.npy" ] && [ ! -e "$tmp/o.txt" ]'
+# Two INPUT folders of 15 skipped files each: 20 named for the run, the first 20 in input order (each
+# folder counted its own 20: 30 lines), then "... and 10 more"; a missing INPUT after them says them all first.
+mkdir -p "$tmp/capA" "$tmp/capB"
+for d in capA capB; do
+  cp "$tmp/train/circle/00000.png" "$tmp/$d/good.png"
+  for k in $(seq 10 24); do cp "$tmp/broken.png" "$tmp/$d/bad$k.png"; done
+done
+{ for k in $(seq 10 24); do echo "vitmae: skipped $tmp/capA/bad$k.png: not a PNG, JPEG or WebP file"; done
+  for k in $(seq 10 14); do echo "vitmae: skipped $tmp/capB/bad$k.png: not a PNG, JPEG or WebP file"; done
+  echo "vitmae: ... and 10 more skipped (vitmae data lists them)"; } >"$tmp/want"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/cap.npy" "$tmp/capA" "$tmp/capB" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed: 2 folders of 15 skipped files: 20 named, then 10 more ($rc: $(wc -l < "$tmp/err") lines)" \
+  '[ $rc -eq 0 ] && cmp -s "$tmp/want" "$tmp/err" && [ "$(npy_shape "$tmp/cap.npy")" = "(2, 32)" ]'
+echo "vitmae: $tmp/nothing: No such file or directory" >>"$tmp/want"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/o.npy" "$tmp/capA" "$tmp/capB" "$tmp/nothing" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed: 2 folders of 15 skipped files, then a missing INPUT: 20 named, 10 more, its line ($rc: $(wc -l < "$tmp/err") lines)" \
+  '[ $rc -eq 1 ] && cmp -s "$tmp/want" "$tmp/err" && [ ! -e "$tmp/o.npy" ]'
 # A refused run on a folder with a skipped file is its one line (the skipped lines came first): --layer
 # out of range, an --out that cannot be made.
 bad "embed --layer 3, a skipped file" 2 "^vitmae: embed --layer: " embed --ckpt "$ck" --layer 3 --out "$tmp/m3.npy" "$tmp/mixed"

@@ -204,7 +204,8 @@ void cli_unread_keep(CliUnread *u, long at, int counted, const char *what, const
         u->kept_counted--;
     }
     char *line = NULL;
-    if ((what ? asprintf(&line, "%s: %s", what, why) : asprintf(&line, "%s", why)) < 0) line = NULL;
+    const char *say = counted && u->skipped ? "skipped " : "";   // a scan's skipped file, as cli_unread says it
+    if ((what ? asprintf(&line, "%s%s: %s", say, what, why) : asprintf(&line, "%s", why)) < 0) line = NULL;
     if (line && u->nkept == u->capkept) {
         int cap = u->capkept ? 2 * u->capkept : 16;
         CliUnreadLine *k = realloc(u->kept, (size_t)cap * sizeof *k);
@@ -280,6 +281,16 @@ void cli_hold_skipped(CliHeld *h, const Dataset *ds) {
         if (!cli_hidden_file(ds->skipped[i].path)) cli_unread(&u, h, ds->skipped[i].path, ds->skipped[i].reason);
     cli_unread_end(&u, h);
     cli_hidden_skipped(h, "warning: skipped ", ds);
+}
+
+void cli_unread_keep_skipped(CliUnread *u, long before, const Dataset *ds) {
+    for (int i = 0; i < ds->nskipped; i++)   // each among the folder's images, in its scan order
+        if (!cli_hidden_file(ds->skipped[i].path))
+            cli_unread_keep(u, CLI_AT_BEFORE(before + ds->skipped[i].items), 1, ds->skipped[i].path, ds->skipped[i].reason);
+    CliHeld hidden = {0};   // the hidden ones' line, after the folder's others
+    cli_hidden_skipped(&hidden, "warning: skipped ", ds);
+    for (int i = 0; i < hidden.n; i++) cli_unread_keep(u, CLI_AT_BEFORE(before + ds->n), 0, NULL, hidden.lines[i]);
+    cli_held_free(&hidden);
 }
 
 void cli_held_free(CliHeld *h) {

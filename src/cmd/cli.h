@@ -175,9 +175,14 @@ void cli_unread_free(CliUnread *u);
 // report, under "skipped:"). Nothing when no hidden file was skipped.
 void cli_hidden_skipped(CliHeld *h, const char *prefix, const Dataset *ds);
 // Holds in h the files ds's scan skipped as every command that reads a folder says them (train,
-// finetune, embed, eval, probe): the others through cli_unread (skipped 1), then the hidden ones that
+// finetune, eval, probe; embed through cli_unread_keep_skipped): the others through cli_unread (skipped 1), then the hidden ones that
 // do not decode (cli_hidden_skipped): a folder copied from a Mac is a few lines, not thousands.
 void cli_hold_skipped(CliHeld *h, const Dataset *ds);
+// The same lines kept in u (skipped 1) at their places for embed, whose INPUT folders are scanned as
+// data sets and say their lines in input order (docs/interface.md, section 2, "Bad files"): ds is the
+// scan of an INPUT folder met after `before` images; its skipped files count towards one
+// CLI_UNREAD_NAMED for the whole run, then one "... and N more skipped" (cli_unread_end).
+void cli_unread_keep_skipped(CliUnread *u, long before, const Dataset *ds);
 // train's and finetune's refusal of --val DIR with --val-frac F, which it would ignore (docs/data.md,
 // "Validation"), after "<command> --val-frac: ".
 #define VAL_PAIR_REFUSAL "give --val DIR or --val-frac F, not both: with --val DIR every image of --data trains " \

@@ -57,35 +57,41 @@ static void inputs_free(Inputs *in) {
 }
 
 // Files of every INPUT. Returns 0, 1 (runtime failure, printed). The files a scan skipped are kept in
-// *held, said once the checkpoint and --layer have passed their checks (a refused run prints its one
-// line only), or before the failure they explain (a folder with no decodable image).
-static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliHeld *held) {
+// *unread at their places, in input order (cmd/cli.h: 20 named for the whole run, then a count), said
+// once the checkpoint and --layer have passed their checks (a refused run prints its one line only), or
+// before the failure that ends the gathering (stop): a missing INPUT, a folder that cannot be scanned or
+// has no decodable image says the lines of the inputs before it first (docs/interface.md, "Bad files").
+static int stop(CliUnread *unread, const char *what, const char *why) {
+    cli_unread_end(unread, NULL);
+    cli_error(what, "%s", why);
+    return 1;
+}
+
+static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliUnread *unread) {
     char err[CLI_ERR_MAX];
     DatasetOptions opt = {.max_pixels = max_pixels};
     for (int i = 0; i < ninputs; i++) {
         struct stat st;
         char reason[4200];
-        if (stat(inputs[i], &st)) { cli_error(inputs[i], "%s", file_path_reason(inputs[i], errno, reason, sizeof reason)); return 1; }
+        if (stat(inputs[i], &st)) return stop(unread, inputs[i], file_path_reason(inputs[i], errno, reason, sizeof reason));
         if (!S_ISDIR(st.st_mode)) {
-            if (inputs_add(in, inputs[i], "")) { cli_error("embed", "out of memory"); return 1; }
+            if (inputs_add(in, inputs[i], "")) return stop(unread, "embed", "out of memory");
             continue;
         }
         Dataset ds;
         int src = dataset_scan(inputs[i], &opt, &ds, err, sizeof err);
-        if (src) { cli_error(dataset_err_what(src, inputs[i]), "%s", err); return 1; }
-        cli_hold_skipped(held, &ds);   // as train says them
+        if (src) return stop(unread, dataset_err_what(src, inputs[i]), err);
+        cli_unread_keep_skipped(unread, in->n, &ds);   // as train says them, among the images before
         if (ds.n == 0) {
-            cli_held_say(held);
-            cli_error(inputs[i], "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+            snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
             dataset_free(&ds);
-            return 1;
+            return stop(unread, inputs[i], err);
         }
         for (int k = 0; k < ds.n; k++) {
             const DataItem *it = &ds.items[k];
             if (inputs_add(in, it->path, it->cls >= 0 ? ds.class_names[it->cls] : "")) {
-                cli_error("embed", "out of memory");
                 dataset_free(&ds);
-                return 1;
+                return stop(unread, "embed", "out of memory");
             }
         }
         dataset_free(&ds);
@@ -151,7 +157,7 @@ int cmd_embed(int argc, char **argv) {
     if (!inputs) { cli_error("embed", "out of memory"); return 1; }
     int ninputs = 0, status = 0;
     Inputs in = {0};
-    CliHeld held = {0};
+    CliUnread unread = {.skipped = 1};   // the files the scans skipped, in input order (cmd/cli.h)
     FeatureModel *fm = NULL;
     float *feats = NULL;
     char *list = NULL, *txt_path = NULL;
@@ -200,7 +206,7 @@ int cmd_embed(int argc, char **argv) {
     char err[CLI_ERR_MAX];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("embed", "%s", err); goto out; }
     int open_status;
-    if (collect(inputs, ninputs, max_pixels, &in, &held)) goto out;
+    if (collect(inputs, ninputs, max_pixels, &in, &unread)) goto out;
     // The model holds one batch: no more images than there are (the memory check counts what runs).
     if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
     fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
@@ -211,7 +217,7 @@ int cmd_embed(int argc, char **argv) {
         status = 2;
         goto out;
     }
-    cli_held_say(&held);   // the run goes ahead
+    cli_unread_end(&unread, NULL);   // the run goes ahead: the 20 named, then how many more
     int D = features_dim(fm);
     feats = malloc((size_t)in.n * D * sizeof *feats);
     if (!feats) { cli_error("embed", "out of memory (%ld x %d features)", in.n, D); goto out; }
@@ -259,7 +265,7 @@ int cmd_embed(int argc, char **argv) {
 out:
     features_close(fm);
     inputs_free(&in);
-    cli_held_free(&held);
+    cli_unread_free(&unread);   // a refused run's lines, never said
     free(inputs); free(feats); free(list); free(txt_path);
     return status;
 }
