@@ -58,7 +58,7 @@ bad=$(accepted_check "$VITMAE_ROOT/docs/interface.md" "$VITMAE_ROOT/README.md")
 t "every flag of the $n_syn synopses of docs/interface.md and README.md is accepted by its command (refused: $bad)" \
   '[ "$n_syn" -ge 20 ] && [ -z "$bad" ]'
 # The check can fail: a heading naming a flag the command lacks, an item of section 8 and a row of the table too.
-sed 's/^### `vitmae eval --ckpt FILE --data DIR/&  [--mask-frac R]/; s/^- `vitmae embed --ckpt FILE/& [--pooling P]/' \
+sed 's/^### `vitmae eval --ckpt FILE|RUN --data DIR/&  [--mask-frac R]/; s/^- `vitmae embed --ckpt FILE|RUN/& [--pooling P]/' \
   "$VITMAE_ROOT/docs/interface.md" > "$tmp/interface.md"
 sed 's/^| `vitmae classify /&--topk K /' "$VITMAE_ROOT/README.md" > "$tmp/README.md"
 bad=$(accepted_check "$tmp/interface.md" "$tmp/README.md" | cut -d' ' -f1-2 | tr '\n' ' ')
@@ -111,6 +111,22 @@ t "every description of every --help starts at column 30, $n_wide under a wide e
 # help_flags (tests/lib.sh) gives those wide flags one line again, their defaults on it.
 t "help_flags joins a wide entry to its description" \
   'help_flags attention | grep -q "^  --colormap [a-z|]* colormap (default viridis)$" && [ "$(help_flags attention | wc -l)" -eq "$("$VITMAE" attention --help | grep -vc "^                             [^ ]")" ]'
+# Every flag that takes a checkpoint takes a run folder for its checkpoint.safetensors (st_checkpoint_arg,
+# docs/interface.md section 9), and its --help says so: the --ckpt of seven commands and train's --init
+# showed `--ckpt FILE` / `--init CKPT`, "checkpoint (safetensors)", after a run folder worked too. Each
+# such line of a flag table shows `FILE|RUN` and what a folder means; each synopsis naming --ckpt with a
+# value name gives `FILE|RUN` (finetune's `--ckpt PRETRAINED | --from-scratch` aside).
+ckpt_lines=$(while read -r cmd; do
+  "$VITMAE" "$cmd" --help | grep -E '^  --(ckpt|init) ' | sed "s/^/$cmd/"
+done < "$tmp/cmds")
+n=$(printf '%s\n' "$ckpt_lines" | grep -c .)
+bad=$(printf '%s\n' "$ckpt_lines" | grep -v '^[a-z]*  --[a-z]* FILE|RUN  .*(\.safetensors, or a run folder: its checkpoint\.safetensors[;)]' | cut -d' ' -f1-4)
+t "the $n --help lines of --ckpt and --init say FILE|RUN and what a run folder stands for (not: $(echo $bad))" \
+  '[ "$n" -eq 8 ] && [ -z "$bad" ]'
+bad=$(while read -r cmd; do
+  "$VITMAE" "$cmd" --help | head -n 1 | grep -oE -- '--ckpt [A-Z][^ ]*' | grep -vx -e '--ckpt FILE|RUN' -e '--ckpt PRETRAINED' | sed "s/^/$cmd /"
+done < "$tmp/cmds")
+t "every synopsis with --ckpt names it FILE|RUN (not: $(echo $bad))" '[ -z "$bad" ]'
 
 [ $fail -eq 0 ] && echo "cli help docs ok ($(wc -l < "$tmp/cmds") commands, $n_syn synopses, $(grep -c . "$tmp/all") known flags)"
 exit $fail

@@ -236,9 +236,10 @@ undocumented_flags() {
 # Each flag of a --help gives its default (section 1): every flag of numbers or of a choice says it
 # ("default", or "(preset)" for the model's sizes), but for the two that replace another (--epochs for
 # --steps, --scale for --display). train's and finetune's --channels and --parallel and bench's --accum
-# named none.
+# named none. A choice is of words (cls|mean, N|last); FILE|RUN (--ckpt, --init) names two kinds of
+# path, no choice.
 no_default=$("$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | while read -r cmd; do
-  help_flags "$cmd" | awk -v cmd="$cmd" '/^  --/ && ($2 ~ /[|]/ || /\((integer|number) |\(one of /) && !/default|\(preset\)/ &&
+  help_flags "$cmd" | awk -v cmd="$cmd" '/^  --/ && (($2 ~ /[|]/ && $2 !~ /^[A-Z|]+$/) || /\((integer|number) |\(one of /) && !/default|\(preset\)/ &&
     $1 != "--epochs" && $1 != "--scale" { print cmd " " $1 }'; done)
 t "every --help flag of numbers or choices gives its default (none: $(echo $no_default))" '[ -z "$no_default" ]'
 doc="$VITMAE_ROOT/docs/interface.md"

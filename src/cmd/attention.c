@@ -1,4 +1,4 @@
-// `vitmae attention --ckpt FILE [flags] INPUT...`: the encoder's attention drawn over each image.
+// `vitmae attention --ckpt FILE|RUN [flags] INPUT...`: the encoder's attention drawn over each image.
 // For every image: the evaluation view runs through the encoder (every patch, or the visible ones
 // with --mask-ratio), the chosen maps are computed by src/viz/attnmap.c, and the command draws
 //   DIR/<stem>.attn.png          a montage: a row per layer shown (a tile per head and the mean),
@@ -909,7 +909,7 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
 // The command
 
 static const char *SYNOPSIS =
-    "--ckpt FILE [--out DIR] [--mode cls|patch|rollout] [--layer N|last|all] [--head N|mean|max|all]\n"
+    "--ckpt FILE|RUN [--out DIR] [--mode cls|patch|rollout] [--layer N|last|all] [--head N|mean|max|all]\n"
     "       [--query X,Y] [--normalize layer|map|none] [--colormap NAME] [--alpha A]\n"
     "       [--upsample bilinear|nearest] [--display N] [--scale K] [--raw] [--mask-ratio R --seed S] [--force]\n"
     "       INPUT...\n"
@@ -985,7 +985,7 @@ int cmd_attention(int argc, char **argv) {
     int scale = 0, display = 512, raw = 0, threads = 0, force = 0;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
-        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine)", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors; encoder-only is fine)", "FILE|RUN", 0},
         {"--out", FLAG_PATH, &out_dir, 0, 0, NULL, "output folder (default attention)", "DIR", 0},
         {"--mode", FLAG_CHOICE, &mode_s, 0, 0, "cls|patch|rollout",
          "cls: CLS token's row; patch: --query's row; rollout: 0.5A+0.5I product (default cls)", NULL, 0},

@@ -1,4 +1,4 @@
-// `vitmae classify --ckpt CLASSIFIER [--top K] [--json] INPUT...`: the predicted class and the top-K
+// `vitmae classify --ckpt FILE|RUN [--top K] [--json] INPUT...`: the predicted class and the top-K
 // softmax probabilities (6 significant digits) of each image with a fine-tuned classifier
 // (docs/encoder.md), and the top-1 accuracy over the images whose class is known.
 //
@@ -153,7 +153,7 @@ int cmd_classify(int argc, char **argv) {
     int top = 5, json = 0, batch = 32, threads = 0;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
-        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "fine-tuned classifier checkpoint (vitmae finetune; required)", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "fine-tuned classifier checkpoint of vitmae finetune (.safetensors, or a run folder: its checkpoint.safetensors) (required)", "FILE|RUN", 0},
         {"--top", FLAG_INT, &top, 1, 100000, NULL, "classes listed per image, most probable first (default 5)", "K", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object instead of text", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
@@ -165,7 +165,7 @@ int cmd_classify(int argc, char **argv) {
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
     if (!pos) { cli_error("classify", "out of memory"); return 1; }
     int npos = 0;
-    int rc = cli_parse("classify", "--ckpt FILE [--top K] [--json] [--batch B] [--threads T] [--max-pixels N] INPUT...", flags, nflags,
+    int rc = cli_parse("classify", "--ckpt FILE|RUN [--top K] [--json] [--batch B] [--threads T] [--max-pixels N] INPUT...", flags, nflags,
                        argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
     if (!ckpt_path) { cli_error("classify", "--ckpt FILE is required (see vitmae classify --help)"); free(pos); return 2; }

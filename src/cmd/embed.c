@@ -1,4 +1,4 @@
-// `vitmae embed --ckpt FILE [--pool cls|mean] [--layer N|last] --out FEATS.npy [--force] INPUT...`:
+// `vitmae embed --ckpt FILE|RUN [--pool cls|mean] [--layer N|last] --out FEATS.npy [--force] INPUT...`:
 // one feature vector per image (src/infer/features.h), written as
 //   FEATS.npy   float32 [N, D], row i = image i
 //   FEATS.txt   line i: the image's path as the other commands name it (a file INPUT: the path as
@@ -141,7 +141,7 @@ int cmd_embed(int argc, char **argv) {
     int batch = 64, threads = 0, force = 0;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
-        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine) (required)", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors; encoder-only is fine) (required)", "FILE|RUN", 0},
         {"--out", FLAG_PATH, &out_path, 0, 0, NULL, "features file, ending in .npy; FEATS.txt is written beside it (required)", "FEATS.npy", 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "cls: the CLS token (default); mean: the mean of the patch tokens", NULL, 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); " FEATURES_NORM_HELP, "N", 0},
@@ -152,7 +152,7 @@ int cmd_embed(int argc, char **argv) {
          "refuse larger images (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE --out FEATS.npy [--pool cls|mean] [--layer N|last] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
+    const char *synopsis = "--ckpt FILE|RUN --out FEATS.npy [--pool cls|mean] [--layer N|last] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
     char **inputs = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *inputs);
     if (!inputs) { cli_error("embed", "out of memory"); return 1; }
     int ninputs = 0, status = 0;

@@ -1,4 +1,4 @@
-// `vitmae eval --ckpt FILE --data DIR [flags]`: the masked loss and PSNR of a checkpoint over every
+// `vitmae eval --ckpt FILE|RUN --data DIR [flags]`: the masked loss and PSNR of a checkpoint over every
 // image of a folder (evaluation view), with the fixed per-image masks `reconstruct` uses for the same
 // seed and mask ratio (infer.h), so the two commands report the same numbers.
 //   loss       model units, as mae_forward computes it, averaged over images
@@ -45,7 +45,7 @@ int cmd_eval(int argc, char **argv) {
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     int batch = 32, threads = 0, json = 0;
     Flag flags[] = {
-        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors) with a decoder (required)", "FILE|RUN", 0},
         {"--data", FLAG_PATH, &data_dir, 0, 0, NULL, "folder of images, scanned recursively (required)", "DIR", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
          "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
@@ -59,7 +59,7 @@ int cmd_eval(int argc, char **argv) {
          "refuse larger images (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE --data DIR [--mask-ratio R] [--seed S] [--batch B] [--threads T] [--max-pixels N] [--json]";
+    const char *synopsis = "--ckpt FILE|RUN --data DIR [--mask-ratio R] [--seed S] [--batch B] [--threads T] [--max-pixels N] [--json]";
     int npos = 0;
     int rc = cli_parse("eval", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);
     if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;

@@ -401,7 +401,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->log_every = DEFAULT_LOG_EVERY; a->keep = DEFAULT_KEEP; a->val_max = DEFAULT_VAL_MAX; a->parallel = "auto";
     loader_flags_init(&a->lf);
     Flag f[] = {
-        {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint: its encoder starts the classifier", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint (.safetensors, or a run folder: its checkpoint.safetensors): its encoder starts the classifier", "FILE|RUN", 0},
         {"--from-scratch", FLAG_BOOL, &a->from_scratch, 0, 0, NULL, "random init with the model flags below (the baseline)", NULL, 0},
         {"--data", FLAG_PATH, &a->data, 0, 0, NULL, "training images in class folders DIR/<class>/...", "DIR", 0},
         {"--val", FLAG_PATH, &a->val, 0, 0, NULL, "validation images in class folders (default: --val-frac of --data)", "DIR", 0},

@@ -1,4 +1,4 @@
-// `vitmae probe --ckpt FILE --train DIR --test DIR [flags]`: how well frozen features separate the
+// `vitmae probe --ckpt FILE|RUN --train DIR --test DIR [flags]`: how well frozen features separate the
 // classes of labelled folders (class = first-level sub-folder), by the two standard probes of
 // src/infer/probe.h: kNN (always) and a linear probe (--linear). --pixels runs the same probes on the
 // raw pixels of the evaluation view instead, the baseline the encoder has to beat.
@@ -243,7 +243,7 @@ int cmd_probe(int argc, char **argv) {
     LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
-        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors; encoder-only is fine); with --pixels its view unless --img/--channels say otherwise", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors; encoder-only is fine); with --pixels its view unless --img/--channels say otherwise", "FILE|RUN", 0},
         {"--train", FLAG_PATH, &train_dir, 0, 0, NULL, "labelled training folder: DIR/<class>/<image> (required)", "DIR", 0},
         {"--test", FLAG_PATH, &test_dir, 0, 0, NULL, "labelled test folder, classes a subset of --train's (required)", "DIR", 0},
         {"--knn", FLAG_INT, &k, 1, 100000, NULL, "neighbours that vote (default 20)", "K", 0},
@@ -267,7 +267,7 @@ int cmd_probe(int argc, char **argv) {
          "refuse larger images (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE --train DIR --test DIR [--knn K] [--temperature T] [--linear] [--pixels] "
+    const char *synopsis = "--ckpt FILE|RUN --train DIR --test DIR [--knn K] [--temperature T] [--linear] [--pixels] "
                            "[--json] [--out DIR [--force]] [flags]";
     int npos = 0;
     int rc = cli_parse("probe", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);

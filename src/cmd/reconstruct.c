@@ -1,4 +1,4 @@
-// `vitmae reconstruct --ckpt FILE [flags] INPUT...`: mask each image, run the autoencoder, and
+// `vitmae reconstruct --ckpt FILE|RUN [flags] INPUT...`: mask each image, run the autoencoder, and
 // write DIR/<stem>.recon.png (original | masked | raw prediction | + visible | error map), with
 // --raw the prediction and mask as .npy; print each image's masked MSE and PSNR and their mean.
 //
@@ -219,7 +219,7 @@ int cmd_reconstruct(int argc, char **argv) {
     int scale = 0, display = 0, raw = 0, threads = 0, batch = 16, force = 0;
     const char *upsample_s = "bilinear";
     Flag flags[] = {
-        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (safetensors) with a decoder (required)", "FILE", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors) with a decoder (required)", "FILE|RUN", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
          "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL,
@@ -241,7 +241,7 @@ int cmd_reconstruct(int argc, char **argv) {
          "refuse larger images (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE [--mask-ratio R] [--seed S] [--mask MASK.png] [--out DIR] "
+    const char *synopsis = "--ckpt FILE|RUN [--mask-ratio R] [--seed S] [--mask MASK.png] [--out DIR] "
                            "[--display N] [--upsample bilinear|nearest] [--scale K] [--raw] [--force] [--batch B] [--threads T] [--max-pixels N] "
                            "INPUT...";
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
