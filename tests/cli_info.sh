@@ -332,6 +332,17 @@ mkdir -p "$tmp/oddrun/checkpoint.safetensors"
 "$VITMAE" embed --ckpt "$tmp/oddrun" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err2"
 t "info and --ckpt of a run folder whose checkpoint.safetensors is a folder: the same line ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/oddrun: a folder with no checkpoint.safetensors" ] && cmp -s "$tmp/err" "$tmp/err2"'
+# That folder itself, as --resume RUN reaches it (and --ckpt or info name it), is no folder to look in:
+# "RUN/checkpoint.safetensors: a folder with no checkpoint.safetensors" read as if a checkpoint were
+# sought inside it. A folder named NAME.safetensors is "a folder, not a checkpoint file", exit 1.
+for way in "train --resume" "finetune --resume" "embed --ckpt" info; do
+  arg=$tmp/oddrun/checkpoint.safetensors; case $way in *--resume) arg=$tmp/oddrun ;; esac
+  case $way in embed*) set -- --out "$tmp/never.npy" "$tmp/vimgs" ;; *) set -- ;; esac
+  "$VITMAE" $way "$arg" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  t "$way of a run whose checkpoint.safetensors is a folder: exit 1, a folder, not a checkpoint file ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/oddrun/checkpoint.safetensors: a folder, not a checkpoint file" ] && [ ! -s "$tmp/out" ] && [ ! -e "$tmp/never.npy" ]'
+done
+t "... and nothing was written into that run" '[ "$(ls -A "$tmp/oddrun")" = checkpoint.safetensors ] && [ -z "$(ls -A "$tmp/oddrun/checkpoint.safetensors")" ]'
 rm -rf "$tmp/oddrun"
 "$VITMAE" embed --ckpt "$tmp/vimgs" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err"; rc=$?
 t "embed --ckpt of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \

@@ -521,6 +521,16 @@ const char *st_checkpoint_arg(const char *arg, char *buf, size_t n) {
     return stat(arg, &st) == 0 && S_ISDIR(st.st_mode) && st_run_latest(arg, buf, n) ? buf : arg;
 }
 
+// Whether path's last name ends in ".safetensors" (trailing slashes aside): a folder of that name was
+// meant as a file (`--resume RUN` whose RUN/checkpoint.safetensors is a folder, or `--ckpt` of it), so
+// "a folder with no checkpoint.safetensors" would read as if one were looked for inside it.
+static int named_like_file(const char *path) {
+    static const char ext[] = ".safetensors";
+    size_t len = strlen(path), n = sizeof ext - 1;
+    while (len > 0 && path[len - 1] == '/') len--;
+    return len >= n && memcmp(path + len - n, ext, n) == 0;
+}
+
 // Opens path for reading: 0, the descriptor and the file's size, or -1 (err). Both ways in use it.
 static int open_regular(const char *path, int *fd_out, size_t *len, char *err, size_t errlen) {
     // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before fstat could refuse it
@@ -531,7 +541,8 @@ static int open_regular(const char *path, int *fd_out, size_t *len, char *err, s
     if (fd < 0) { fail(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason)); return -1; }
     if (fstat(fd, &st) != 0) fail(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason));
     else if (S_ISDIR(st.st_mode))   // a run folder with its checkpoint was taken by st_checkpoint_arg
-        fail(err, errlen, "%s: a folder with no checkpoint.safetensors", path);
+        fail(err, errlen, named_like_file(path) ? "%s: a folder, not a checkpoint file"
+                                                : "%s: a folder with no checkpoint.safetensors", path);
     else if (!S_ISREG(st.st_mode)) fail(err, errlen, "%s: not a regular file", path);
     else if ((uint64_t)st.st_size > SIZE_MAX / 2) fail(err, errlen, "%s: file too large", path);
     else { *fd_out = fd; *len = (size_t)st.st_size; return 0; }
