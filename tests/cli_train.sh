@@ -17,6 +17,13 @@ t "train exits 0" '[ $rc -eq 0 ]'
 for f in checkpoint.safetensors config.json metrics.csv curves.png samples/step-$steps.png samples/step-30.png; do
   t "writes $f" '[ -s "$dir/run/$f" ]'
 done
+# The model is the preset's with the shape flags given over it (docs/interface.md, section 3): each of
+# the six sizes $small sets differs from tiny's (192, 6, 3; decoder 128, 2, 4) and is the checkpoint's.
+shape=$("$VITMAE" info --json "$dir/run/checkpoint.safetensors" 2>&1 | /usr/bin/python3 -c 'import json, sys
+c = json.load(sys.stdin)["config"]
+print(" ".join(str(c[k]) for k in ("embed_dim", "depth", "num_heads", "decoder_embed_dim", "decoder_depth", "decoder_num_heads")))' 2>&1)
+t "--dim 32 --depth 2 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 over the tiny preset: the checkpoint's sizes ($shape)" \
+  '[ "$shape" = "32 2 2 32 1 2" ]'
 t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_psnr,img_per_s,elapsed_s" ]'
 # The sample sheet has a title line, as reconstruct's panels have (it had captions only): its first
 # line runs across the gap between the first two panels (128 px each at --img 16: columns 128..131),
