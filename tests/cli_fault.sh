@@ -187,6 +187,15 @@ t "reconstruct, the second panel's fsync failing: exit 1, one line naming it (ex
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -qx "vitmae: rq/0.4.recon.png: Input/output error" got.err &&
    [ ! -e rq/0.4.recon.png ] && cmp -s rq/0.1.recon.png rq0/0.1.recon.png && cmp -s rq/0.8.recon.png rq0/0.8.recon.png &&
    [ -z "$(ls rq | grep tmp)" ]'
+# ... its line in input order: a panel that could not be written was said when its batch was done,
+# after the line of an input after it in the batch that could not be read (docs/interface.md, "Bad files").
+rm -rf rqb; printf 'not an image' > broken.png
+FAULT_FUNC=fsync FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rqb data/a/0.1.png broken.png \
+  > got.out 2> got.err; rc=$?
+printf 'vitmae: rqb/0.1.recon.png: Input/output error\nvitmae: broken.png: not a PNG, JPEG or WebP file\nvitmae: reconstruct: 2 inputs failed\n' > want.err
+t "reconstruct, a panel's fsync failing, then an input that cannot be read: both lines in input order (exit $rc: $(head -n 2 got.err | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && cmp -s want.err got.err'
+rm -rf rqb broken.png
 cp -R rq0 rq1
 FAULT_FUNC=fsync FAULT_N=2 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt mae.safetensors --threads 1 --out rq1 --force data/a \
   > got.out 2> got.err; rc=$?

@@ -681,6 +681,15 @@ one=$(find "$dir/data/circle" -name "*.png" | sort | head -n 1)
 "$VITMAE" classify --ckpt "$dir/huge.safetensors" --json "$one" > "$dir/huge.json" 2> "$dir/err"; rc=$?
 t "overflowing weights: classify exit 1, the image named, valid JSON ($(cat "$dir/err"))" \
   '[ $rc -eq 1 ] && grep -qxF "vitmae: $one: the model'"'"'s output is NaN or infinite for this image (the checkpoint'"'"'s weights are finite but overflow float: the checkpoint cannot be used)" "$dir/err" && python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert d[\"images\"] == []" "$dir/huge.json"'
+# ... in input order: its line was said when its batch was done, after the read failure of an input
+# after it in the batch; now the lines of the inputs as given, then the count.
+printf 'not an image' > "$dir/broken.png"; cp "$dir/broken.png" "$dir/broken2.png"
+"$VITMAE" classify --ckpt "$dir/huge.safetensors" "$dir/broken2.png" "$one" "$dir/broken.png" > /dev/null 2> "$dir/err"; rc=$?
+printf "vitmae: %s/broken2.png: not a PNG, JPEG or WebP file\nvitmae: %s: the model's output is NaN or infinite for this image (the checkpoint's weights are finite but overflow float: the checkpoint cannot be used)\nvitmae: %s/broken.png: not a PNG, JPEG or WebP file\nvitmae: classify: 3 inputs failed\n" \
+  "$dir" "$one" "$dir" > "$dir/want"
+t "overflowing weights between unreadable inputs in one batch: the three in input order ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && cmp -s "$dir/want" "$dir/err"'
+rm -f "$dir/broken.png" "$dir/broken2.png"
 # --overwrite moves a run aside whole (a folder killed before its first checkpoint holds only
 # metrics.csv: refused without it, moved with it).
 mkdir -p "$dir/k" && head -n 1 "$dir/run/metrics.csv" > "$dir/k/metrics.csv"

@@ -270,6 +270,15 @@ echo "vitmae: $tmp/nothing: No such file or directory" >>"$tmp/want"
 "$VITMAE" embed --ckpt "$ck" --out "$tmp/o.npy" "$tmp/capA" "$tmp/capB" "$tmp/nothing" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "embed: 2 folders of 15 skipped files, then a missing INPUT: 20 named, 10 more, its line ($rc: $(wc -l < "$tmp/err") lines)" \
   '[ $rc -eq 1 ] && cmp -s "$tmp/want" "$tmp/err" && [ ! -e "$tmp/o.npy" ]'
+# A file that does not decode between them: capA's 15, its line in its place, capB's first 5, then
+# the count (its line came after all 20 and the count, after capB's lines: it is image 1 of 3).
+{ for k in $(seq 10 24); do echo "vitmae: skipped $tmp/capA/bad$k.png: not a PNG, JPEG or WebP file"; done
+  echo "vitmae: $tmp/broken.png: not a PNG, JPEG or WebP file"
+  for k in $(seq 10 14); do echo "vitmae: skipped $tmp/capB/bad$k.png: not a PNG, JPEG or WebP file"; done
+  echo "vitmae: ... and 10 more skipped (vitmae data lists them)"; } >"$tmp/want"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/o.npy" "$tmp/capA" "$tmp/broken.png" "$tmp/capB" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed: folder, a file that does not decode, folder: its line between the folders' ($rc: $(sed -n 16p "$tmp/err"))" \
+  '[ $rc -eq 1 ] && cmp -s "$tmp/want" "$tmp/err" && [ ! -e "$tmp/o.npy" ] && [ ! -e "$tmp/o.txt" ]'
 # A refused run on a folder with a skipped file is its one line (the skipped lines came first): --layer
 # out of range, an --out that cannot be made.
 bad "embed --layer 3, a skipped file" 2 "^vitmae: embed --layer: " embed --ckpt "$ck" --layer 3 --out "$tmp/m3.npy" "$tmp/mixed"

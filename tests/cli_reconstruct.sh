@@ -77,7 +77,21 @@ t "overflowing weights: embed exit 1, the image named, no features ($(cat "$tmp/
 "$VITMAE" probe --ckpt "$tmp/huge.st" --train "$tmp/hc" --test "$tmp/hc" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?
 t "overflowing weights: probe exit 1, the image named, no accuracy ($(tail -n 1 "$tmp/h.err"))" \
   '[ $rc -eq 1 ] && grep -qxF "vitmae: $tmp/hc/a/x.png: $why" "$tmp/h.err" && ! grep -q top1 "$tmp/h.out"'
-rm -rf "$tmp/hr" "$tmp/ha" "$tmp/hc"
+# Each image's line in input order: an image whose outputs are not finite was said when its batch was
+# done, after the read failures of the inputs after it in the batch (`flat.png junk.png`: junk's line,
+# then flat's). embed said its folders' skipped files before its work, so a failing image came after
+# those of the folders after it. Now each command says the failing image in its place.
+printf 'not an image' > "$tmp/hjunk.png"; mkdir -p "$tmp/hj"; cp "$tmp/flat/flat.png" "$tmp/hjunk.png" "$tmp/hj/"
+{ echo "vitmae: $tmp/hj/hjunk.png: not a PNG, JPEG or WebP file"; echo "vitmae: $tmp/flat/flat.png: $why"
+  echo "vitmae: $tmp/hjunk.png: not a PNG, JPEG or WebP file"; echo "vitmae: reconstruct: 3 inputs failed"; } > "$tmp/h.want"
+"$VITMAE" reconstruct --ckpt "$tmp/huge.st" --out "$tmp/hr" "$tmp/hj/hjunk.png" "$tmp/flat/flat.png" "$tmp/hjunk.png" > "$tmp/h.out" 2> "$tmp/h.err"; rc=$?
+t "overflowing weights between unreadable inputs in one batch: reconstruct says the three in input order ($(head -n 1 "$tmp/h.err"))" \
+  '[ $rc -eq 1 ] && cmp -s "$tmp/h.want" "$tmp/h.err"'
+printf 'vitmae: %s/flat/flat.png: %s\nvitmae: skipped %s/hj/hjunk.png: not a PNG, JPEG or WebP file\n' "$tmp" "$why" "$tmp" > "$tmp/h.want"
+"$VITMAE" embed --ckpt "$tmp/huge.st" --out "$tmp/h.npy" "$tmp/flat/flat.png" "$tmp/hj" > /dev/null 2> "$tmp/h.err"; rc=$?
+t "overflowing weights, then a folder with a skipped file: embed says the image, then the folder's line ($(head -n 1 "$tmp/h.err"))" \
+  '[ $rc -eq 1 ] && cmp -s "$tmp/h.want" "$tmp/h.err" && [ ! -e "$tmp/h.npy" ]'
+rm -rf "$tmp/hr" "$tmp/ha" "$tmp/hc" "$tmp/hj"
 # Default panels of 256 px: width 5 S + 5 gaps (4) + bar 8 + 3 + label "0.25" + 4 (the label's width
 # depends on the font: tests/test_panel_mask.c checks the exact formula); a title and captions above.
 size=$(png_size "$tmp/r1/flat.recon.png")

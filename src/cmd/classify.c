@@ -223,25 +223,28 @@ int cmd_classify(int argc, char **argv) {
         #pragma omp parallel for schedule(dynamic, 1)
         for (int k = 0; k < n; k++)
             ok[k] = image_load_view(in.v[b0 + k].path, max_pixels, S, C, images + (size_t)k * per, errs[k], sizeof errs[k]) == 0;
-        // Failed images are reported and left out; the rest are packed to the front of the batch.
+        // Failed images are left out, their lines kept in their places and said as the results reach
+        // them (below): an image before one in the batch whose output is not finite says so first
+        // (docs/interface.md, section 2, "Bad files"). The rest are packed to the front of the batch.
         int packed = 0;
         for (int k = 0; k < n; k++) {
-            cli_unread_reach(&unread, CLI_AT_ITEM(b0 + k));   // the lines before this image's
             if (!ok[k]) {
-                if (!output_input_gone(in.v[b0 + k].path, gone, sizeof gone)) cli_unread_item(&unread, b0 + k, in.v[b0 + k].path, errs[k]);
+                if (!output_input_gone(in.v[b0 + k].path, gone, sizeof gone))
+                    cli_unread_keep(&unread, CLI_AT_ITEM(b0 + k), 1, in.v[b0 + k].path, errs[k]);
                 failed++;
                 continue;
             }
             if (packed != k) memmove(images + (size_t)packed * per, images + (size_t)k * per, per * sizeof(float));
             ok[packed++] = b0 + k;
         }
-        if (packed == 0) continue;
+        if (packed == 0) { cli_unread_reach(&unread, CLI_AT_ITEM(b0 + n)); continue; }
         pixels_normalise(&cfg->enc, images, (long)packed * S * S);
         clf_forward(m, images, NULL, packed, 0.0f, NULL);
         memcpy(probs, clf_probs(m), (size_t)packed * K * sizeof(float));
         for (int k = 0; k < packed; k++) {
             const Input *x = &in.v[ok[k]];
             const float *p = probs + (size_t)k * K;
+            cli_unread_reach(&unread, CLI_AT_ITEM(ok[k]));   // the lines before this image's
             int finite = 1;
             for (int j = 0; j < K; j++) finite &= isfinite(p[j]) != 0;
             if (!finite) {   // reported as an image that failed; no line, no JSON entry for it
@@ -291,6 +294,7 @@ int cmd_classify(int argc, char **argv) {
                 }
             }
         }
+        cli_unread_reach(&unread, CLI_AT_ITEM(b0 + n));   // the batch's failures after its last result
     }
     cli_unread_end(&unread, NULL);
     if (json) {

@@ -58,13 +58,23 @@ static void inputs_free(Inputs *in) {
 
 // Files of every INPUT. Returns 0, 1 (runtime failure, printed). The files a scan skipped are kept in
 // *unread at their places, in input order (cmd/cli.h: 20 named for the whole run, then a count), said
-// once the checkpoint and --layer have passed their checks (a refused run prints its one line only), or
-// before the failure that ends the gathering (stop): a missing INPUT, a folder that cannot be scanned or
-// has no decodable image says the lines of the inputs before it first (docs/interface.md, "Bad files").
+// once the checkpoint and --layer have passed their checks (a refused run prints its one line only) as
+// the features reach them (reach_progress), or before the failure that ends the gathering (stop): a
+// missing INPUT, a folder that cannot be scanned or has no decodable image says the lines of the
+// inputs before it first (docs/interface.md, "Bad files").
 static int stop(CliUnread *unread, const char *what, const char *why) {
     cli_unread_end(unread, NULL);
     cli_error(what, "%s", why);
     return 1;
+}
+
+// The features' progress (features.h's FeaturesProgress): the kept lines placed before image done
+// (those of the images computed, and what the gathering met before the next), then the count.
+typedef struct { CliUnread *unread; CountProgress prog; } Reach;
+static void reach_progress(void *ctx, long done, long total) {
+    Reach *r = ctx;
+    cli_unread_reach(r->unread, CLI_AT_ITEM(done));
+    count_progress(&r->prog, done, total);
 }
 
 static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliUnread *unread) {
@@ -217,18 +227,27 @@ int cmd_embed(int argc, char **argv) {
         status = 2;
         goto out;
     }
-    cli_unread_end(&unread, NULL);   // the run goes ahead: the 20 named, then how many more
+    // The run goes ahead: the lines before the first image, the others as the features reach them.
+    cli_unread_reach(&unread, CLI_AT_ITEM(0));
     int D = features_dim(fm);
     feats = malloc((size_t)in.n * D * sizeof *feats);
     if (!feats) { cli_error("embed", "out of memory (%ld x %d features)", in.n, D); goto out; }
-    CountProgress prog;
-    count_progress_init(&prog, "embed");
+    Reach reach = {&unread, {0}};
+    count_progress_init(&reach.prog, "embed");
+    long failed_at;
     int frc = features_of_files(fm, &spec, 0, 0, max_pixels, (const char *const *)in.paths, in.n, batch, feats,
-                                count_progress, &prog, err, sizeof err);
-    if (frc) {
-        cli_error(frc > 0 ? NULL : "embed", "%s", err);   // 1: err names the image, as reconstruct says it
+                                reach_progress, &reach, &failed_at, err, sizeof err);
+    // An image that cannot be read (or whose features are not finite) stops the run: its line in its
+    // place among the folders' skipped files, as reconstruct says a failed input; those after it still
+    // said, then how many more, as reconstruct ends a run it stops (docs/interface.md, section 2, "Bad files").
+    if (frc > 0) {
+        cli_unread_reach(&unread, CLI_AT_ITEM(failed_at));
+        cli_error(NULL, "%s", err);   // err names the image
+        cli_unread_end(&unread, NULL);
         goto out;
     }
+    if (frc) { cli_error("embed", "%s", err); goto out; }   // out of memory: the run stops, its lines unsaid
+    cli_unread_end(&unread, NULL);   // every image done: the 20 named, then how many more
     size_t len;
     list = list_text(&in, &len);
     if (!list) { cli_error("embed", "out of memory"); goto out; }

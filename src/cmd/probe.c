@@ -399,11 +399,11 @@ int cmd_probe(int argc, char **argv) {
     CountProgress prog;
     count_progress_init(&prog, "probe: train features");
     int frc = features_of_files(fm, &spec, S, Cin, max_pixels, train.paths, train.n, batch, ftrain, count_progress, &prog,
-                                err, sizeof err);
+                                NULL, err, sizeof err);
     if (frc) { cli_error(frc > 0 ? NULL : "probe", "%s", err); goto out; }   // 1: err names the image, as reconstruct says it
     count_progress_init(&prog, "probe: test features");
-    frc = features_of_files(fm, &spec, S, Cin, max_pixels, test.paths, test.n, batch, ftest, count_progress, &prog, err,
-                            sizeof err);
+    frc = features_of_files(fm, &spec, S, Cin, max_pixels, test.paths, test.n, batch, ftest, count_progress, &prog, NULL,
+                            err, sizeof err);
     if (frc) { cli_error(frc > 0 ? NULL : "probe", "%s", err); goto out; }
 
     if (probe_knn(ftrain, train.labels, train.n, ftest, test.n, (int)dim, C, k, temperature, res[PROBE_KNN].pred,

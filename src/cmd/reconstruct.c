@@ -390,11 +390,12 @@ int cmd_reconstruct(int argc, char **argv) {
         for (int k = 0; k < n; k++)
             status[k] = image_load_view(inputs.v[i0 + k].path, max_pixels, S, C, images + per * k, errs + (size_t)k * 512, 512);
         int nb = 0, load_full = 0;   // an image that ran out of memory as it loaded: stop after the ones before it
+        // A failure's line is kept in its place, said as the outputs reach it (below): an image before it
+        // in the batch whose outputs fail says so first (docs/interface.md, section 2, "Bad files").
         for (int k = 0; k < n; k++) {
-            cli_unread_reach(&unread, CLI_AT_ITEM(i0 + k));   // the lines before this image's
             if (status[k]) {
                 if (!output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
-                    cli_unread_item(&unread, i0 + k, inputs.v[i0 + k].path, errs + (size_t)k * 512);
+                    cli_unread_keep(&unread, CLI_AT_ITEM(i0 + k), 1, inputs.v[i0 + k].path, errs + (size_t)k * 512);
                 failed++;
                 // Out of memory (or open files): the run stops at this image, as attention's does
                 // (docs/interface.md, reconstruct): the images before it in the batch are written, none after.
@@ -407,13 +408,13 @@ int cmd_reconstruct(int argc, char **argv) {
                 memcpy(rm, file_removed, (size_t)L);
                 recon_keep_from_removed(rm, L, ids_keep + (size_t)K * nb);
             } else if (infer_random_mask((uint64_t)seed, inputs.v[i0 + k].key, L, K, ids_keep + (size_t)K * nb, rm)) {
-                cli_error(inputs.v[i0 + k].path, "out of memory");
+                cli_unread_keep(&unread, CLI_AT_ITEM(i0 + k), 0, inputs.v[i0 + k].path, "out of memory");   // always said
                 failed++;
                 continue;
             }
             slot[nb++] = i0 + k;
         }
-        if (!nb) { full = load_full; continue; }
+        if (!nb) { full = load_full; cli_unread_reach(&unread, CLI_AT_ITEM(i0 + n)); continue; }
         infer_batch(m, images, norm, ids_keep, removed, nb, K, recon, patch_err, mse, loss);
         // at_once panels drawn in turn, their files written side by side, then each image's line or
         // message in input order: the output depends on neither the thread count nor --batch.
@@ -437,6 +438,7 @@ int cmd_reconstruct(int argc, char **argv) {
                 int b = c0 + j;
                 const Input *in = &inputs.v[slot[b]];
                 canvas_free(&rows[j]);
+                cli_unread_reach(&unread, CLI_AT_ITEM(slot[b]));   // the lines before this image's
                 if (status[b] == RECON_NONFINITE) {   // nothing drawn or written for it
                     cli_error(in->path, "%s", INFER_NONFINITE_WHY);
                     failed++;
@@ -472,6 +474,7 @@ int cmd_reconstruct(int argc, char **argv) {
             }
         }
         if (!full) full = load_full;
+        cli_unread_reach(&unread, CLI_AT_ITEM(i0 + n));   // the batch's failures after its last output
     }
     cli_unread_end(&unread, NULL);
     // The panels' names on disk before the run says it is done: each folder once, not once an image.

@@ -136,7 +136,9 @@ void features_batch(FeatureModel *fm, const float *images, int B, const Features
 
 int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels, long max_pixels,
                       const char *const *paths, long n, int batch, float *out,
-                      FeaturesProgress progress, void *ctx, char *err, size_t errlen) {
+                      FeaturesProgress progress, void *ctx, long *failed_at, char *err, size_t errlen) {
+    long failed = -1;
+    if (failed_at) *failed_at = -1;
     if (fm) { size = fm->S; channels = fm->C; }
     if (fm && batch > fm->max_batch) batch = fm->max_batch;
     if (batch < 1) batch = 1;
@@ -161,6 +163,7 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
         for (int k = 0; k < B; k++)
             if (bad[k]) {
                 snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, paths[i0 + k], why[k]);
+                failed = i0 + k;
                 status = 1;
                 break;
             }
@@ -172,6 +175,7 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
             for (size_t d = 0; d < dim; d++) finite &= isfinite(row[d]) != 0;
             if (!finite) {
                 snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, paths[i0 + k], INFER_NONFINITE_WHY);
+                failed = i0 + k;
                 status = 1;
             }
         }
@@ -179,5 +183,6 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
         if (progress) progress(ctx, i0 + B, n);
     }
     free(views); free(bad); free(why);
+    if (failed_at) *failed_at = failed;
     return status;
 }

@@ -62,9 +62,11 @@ typedef void (*FeaturesProgress)(void *ctx, long done, long total);
 // (size, channels used only then). batch: images per forward pass (<= max_batch of fm).
 // Returns 0; 1 with "PATH: reason" for the first file (in order) that does not decode or whose
 // features are not finite (err names the file: a command says it as `vitmae: PATH: reason`, as it
-// says every input's failure; docs/interface.md section 1); -1 with a reason (out of memory) else.
+// says every input's failure; docs/interface.md section 1), its index in *failed_at, where embed
+// says it among its other lines (docs/interface.md, section 2, "Bad files"); -1 with a reason (out
+// of memory) else. *failed_at is -1 but on 1 (failed_at may be NULL).
 // max_pixels: an image with more pixels is refused unread (0: the default, data/image.h).
 int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int channels, long max_pixels,
                       const char *const *paths, long n, int batch, float *out,
-                      FeaturesProgress progress, void *ctx, char *err, size_t errlen);
+                      FeaturesProgress progress, void *ctx, long *failed_at, char *err, size_t errlen);
 #endif
