@@ -376,6 +376,11 @@ vitmae: $tmp/nosuch.png: No such file or directory
 vitmae: $tmp/unread3/b.png: not a PNG, JPEG or WebP file
 vitmae: $tmp/unread2/bad26.png: not a PNG, JPEG or WebP file
 vitmae: attention: 4 inputs failed" ]'
+# index.html lists them in the same order as stderr said them, the inputs' order: a scanned line
+# (a missing path, a folder's skipped file) between the read failures of the files given around it.
+t "index.html lists what it did not draw in the order stderr said it ($(grep "^<li>" "$tmp/dorder/index.html" | tr "\n" "|"))" \
+  'grep -q "Not drawn by this run (4)" "$tmp/dorder/index.html" &&
+   [ "$(grep "^<li>" "$tmp/dorder/index.html" | sed "s|^<li>|vitmae: |; s|</li>$||")" = "$(sed \$d "$tmp/err")" ]'
 run --out "$tmp/dunread2" --head mean "$tmp"/unread2/bad*.png "$tmp/unread"; rc=$?
 t "25 inputs, the 10 read first, then the folder's 15: the first 20 in input order ($rc: $(wc -l < "$tmp/err") lines)" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 22 ] &&

@@ -172,9 +172,19 @@ static char *join(const char *a, const char *b) {
     return s;
 }
 
+// The page's lines of what the gathering met ("PATH: why"), the first `placed` of them each with the
+// number of images gathered before it, kept in that order (after the lines of its place met before
+// it), as stderr says them (cmd/cli.h, cli_unread_keep): write_index lists them among the images' own
+// (docs/interface.md, attention). A line with no room for its place (out of memory) comes after them.
+typedef struct {
+    CliHeld held;
+    long *before;
+    int cap, placed;
+} PageLines;
+
 typedef struct {
     int *failures;
-    CliHeld *page;
+    PageLines *page;
     CliUnread *unread;
 } Unusable;
 
@@ -183,8 +193,24 @@ typedef struct {
 // else said whole); the same line for the page; counted.
 static void unusable(const Unusable *u, long before, int one_of_many, const char *what, const char *why) {
     cli_unread_keep(u->unread, CLI_AT_BEFORE(before), one_of_many, what, why);
-    cli_hold(u->page, what, "%s", why);
+    PageLines *pl = u->page;
+    cli_hold(&pl->held, what, "%s", why);
     (*u->failures)++;
+    if (pl->placed != pl->held.n - 1) return;   // not kept (said now), or an earlier line has no place
+    if (pl->cap < pl->held.n) {
+        long *b = realloc(pl->before, (size_t)pl->held.cap * sizeof *b);
+        if (!b) return;
+        pl->before = b;
+        pl->cap = pl->held.cap;
+    }
+    char *line = pl->held.lines[pl->placed];
+    int j = pl->placed++;
+    for (; j > 0 && pl->before[j - 1] > before; j--) {
+        pl->held.lines[j] = pl->held.lines[j - 1];
+        pl->before[j] = pl->before[j - 1];
+    }
+    pl->held.lines[j] = line;
+    pl->before[j] = before;
 }
 
 // Input files: each INPUT is a file, or a folder scanned like `data` (recursively, sorted).
@@ -192,7 +218,7 @@ static void unusable(const Unusable *u, long before, int one_of_many, const char
 // outputs pass their checks: a refused run prints its one line only; cmd/cli.h names 20). Every one of
 // them, "PATH: why", also goes to *page, for index.html's list of what this run did not draw.
 static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *npaths, int *failures,
-                             CliUnread *unread, CliHeld *page) {
+                             CliUnread *unread, PageLines *page) {
     char **paths = NULL;
     int n = 0, cap = 0;
     Unusable u = {failures, page, unread};
@@ -813,11 +839,11 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
 // The page is made in memory and written whole (file_write_to): a disk that fills names its cause,
 // as the images' files do (a write failing inside stdio's buffer read "Input/output error"). It shows
 // what this run wrote and nothing else: inputs[i] for i < tried drawn (w[i].montage) or failed
-// (w[i].failed), those from tried on not reached (the run stopped), and before them the inputs the scan
-// could not read (scanned's lines, "PATH: why"); an earlier run's files under the
-// names of the ones not drawn are not linked (docs/interface.md, attention).
+// (w[i].failed), those from tried on not reached (the run stopped), and among them, in the inputs'
+// order, the inputs the scan could not read (scanned's lines, "PATH: why"); an earlier run's files under
+// the names of the ones not drawn are not linked (docs/interface.md, attention).
 static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, char *const *inputs,
-                       int n, int tried, const CliHeld *scanned, int replace, FileFolders *later, char *err,
+                       int n, int tried, const PageLines *scanned, int replace, FileFolders *later, char *err,
                        size_t errlen) {
     char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
@@ -878,19 +904,23 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
         }
         fputs("</div>\n", f);
     }
-    int missed = scanned->n;
+    int missed = scanned->held.n;
     for (int i = 0; i < n; i++) missed += !w[i].montage;
     if (missed) {
         fprintf(f, "<h2 id=\"not-drawn\">Not drawn by this run (%d)</h2>\n<p>This run wrote none of these "
                 "inputs' files; files of an earlier run under their names, if any, are as that run left them "
                 "and are not shown here.</p>\n<ul class=\"failed\">\n", missed);
-        for (int i = 0; i < scanned->n; i++) { fputs("<li>", f); html_text(f, scanned->lines[i]); fputs("</li>\n", f); }
+        int s = 0;   // the next of scanned's lines
         for (int i = 0; i < n; i++) {
+            for (; s < scanned->placed && scanned->before[s] <= i; s++) {   // those met before image i
+                fputs("<li>", f); html_text(f, scanned->held.lines[s]); fputs("</li>\n", f);
+            }
             if (w[i].montage) continue;
             fputs("<li>", f); html_text(f, inputs[i]); fputs(": ", f);
             html_text(f, w[i].failed ? w[i].failed : i >= tried ? "not reached: the run stopped before it" : "failed");
             fputs("</li>\n", f);
         }
+        for (; s < scanned->held.n; s++) { fputs("<li>", f); html_text(f, scanned->held.lines[s]); fputs("</li>\n", f); }
         fputs("</ul>\n", f);
     }
     fputs("</body></html>\n", f);
@@ -1023,7 +1053,7 @@ int cmd_attention(int argc, char **argv) {
     Written *written = NULL;
     StemSet stems = {.first_suffix = 1, .suffixes = kinds, .reserved = index_name};   // x, x-1, x-2 as reconstruct
     CliUnread unread = {0};   // the inputs that cannot be read, in input order: 20 named, then a count (cmd/cli.h)
-    CliHeld scanned = {0};   // every input the scan could not read ("PATH: why"), for index.html
+    PageLines scanned = {0};   // every input the scan could not read ("PATH: why"), for index.html
     int *keep = NULL;
     uint8_t *removed = NULL;
     float *view = NULL;
@@ -1255,7 +1285,8 @@ out:
     free(written);
     stem_set_free(&stems);
     cli_unread_free(&unread);   // a refused run's lines, never said
-    cli_held_free(&scanned);
+    cli_held_free(&scanned.held);
+    free(scanned.before);
     for (int i = 0; i < npaths; i++) free(paths[i]);
     free(paths);
     free(keep); free(removed); free(view);
