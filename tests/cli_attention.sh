@@ -387,6 +387,30 @@ t "25 inputs, the 10 read first, then the folder's 15: the first 20 in input ord
    [ "$(head -n 20 "$tmp/err" | sed "s|^vitmae: $tmp/||; s|: not a PNG, JPEG or WebP file$||" | tr "\n" " ")" = "$(for k in $(seq 25 34); do printf "unread2/bad$k.png "; done; for k in $(seq 10 19); do printf "unread/bad$k.png "; done)" ] &&
    sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
    sed -n 22p "$tmp/err" | grep -qx "vitmae: attention: 25 inputs failed"'
+# A folder copied from a Mac: a ._NAME file (AppleDouble, the header's magic 00 05 16 07) beside every
+# image. Its hidden files that do not decode are one warning, as train says them, at the folder's place
+# (after its other lines), no failed input and not on the page's "Not drawn" list (no image of the run):
+# both images drawn, exit 0 (each was named as an input that cannot be read, exit 1, as reconstruct's).
+# A visible broken file among them is still a failed input, said and listed; a ._NAME file given
+# directly is one too (the user named it).
+mkdir -p "$tmp/mac" && cp "$img" "$tmp/mac/a.png" && cp "$img" "$tmp/mac/b.png"
+for k in a b c; do printf '\000\005\026\007\000\002\000\000Mac OS X' > "$tmp/mac/._$k.png"; done
+mac_warning="vitmae: warning: skipped 3 hidden files (names starting with '.', as the ._NAME files macOS writes beside copies) that do not decode; the first:"
+run --out "$tmp/dmac" --head mean "$tmp/mac"; rc=$?
+t "a Mac copy's folder, 2 images and 3 ._NAME files: exit 0, one warning, both drawn, nothing under Not drawn ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/err")" = "$mac_warning $tmp/mac/._a.png: not a PNG, JPEG or WebP file" ] &&
+   [ -s "$tmp/dmac/a.attn.png" ] && [ -s "$tmp/dmac/b.attn.png" ] && ! grep -q "not-drawn\|\._" "$tmp/dmac/index.html"'
+cp -r "$tmp/mac" "$tmp/mac2" && printf 'not a png' > "$tmp/mac2/broken.png"
+run --out "$tmp/dmac2" --head mean "$tmp/mac2" "$tmp/nosuch.png"; rc=$?
+t "the same with a visible broken file, then a missing INPUT: exit 1, 2 failed, the warning at the folder's place ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/mac2/broken.png: not a PNG, JPEG or WebP file
+$mac_warning $tmp/mac2/._a.png: not a PNG, JPEG or WebP file
+vitmae: $tmp/nosuch.png: No such file or directory
+vitmae: attention: 2 inputs failed" ] && [ -s "$tmp/dmac2/a.attn.png" ] && [ -s "$tmp/dmac2/b.attn.png" ] &&
+   grep -q "Not drawn by this run (2)" "$tmp/dmac2/index.html" && ! grep -q "\._" "$tmp/dmac2/index.html"'
+run --out "$tmp/dmac3" --head mean "$tmp/mac/._a.png" "$tmp/mac/a.png"; rc=$?
+t "a ._NAME file given as an INPUT: a failed input, named ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/mac/._a.png: not a PNG, JPEG or WebP file" ] && [ -s "$tmp/dmac3/a.attn.png" ]'
 # The same run again is refused in its one line: the bad input's line waits until the outputs pass
 # their checks (docs/interface.md, "Earlier results"; it came first).
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/d" --head mean "$tmp/in" >"$tmp/out" 2>"$tmp/err"; rc=$?

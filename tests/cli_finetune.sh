@@ -880,6 +880,30 @@ t "classify, 25 inputs, the 10 read first, then the folder's 15: the first 20 in
    sed -n 21p "$dir/unread.err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
    sed -n 22p "$dir/unread.err" | grep -qx "vitmae: classify: 25 inputs failed"'
 
+# A folder copied from a Mac: a ._NAME file (AppleDouble, the header's magic 00 05 16 07) beside every
+# image. Its hidden files that do not decode are one warning, as train says them, at the folder's place
+# (after its other lines), and no failed input: both images classified, exit 0 (each was named as an
+# input that cannot be read, exit 1, as reconstruct's). A visible broken file among them is still a
+# failed input; a ._NAME file given directly is one too (the user named it).
+mkdir -p "$dir/mac" && cp "$good" "$dir/mac/a.png" && cp "$good" "$dir/mac/b.png"
+for k in a b c; do printf '\000\005\026\007\000\002\000\000Mac OS X' > "$dir/mac/._$k.png"; done
+mac_warning="vitmae: warning: skipped 3 hidden files (names starting with '.', as the ._NAME files macOS writes beside copies) that do not decode; the first:"
+"$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/mac" > "$dir/mac.out" 2> "$dir/mac.err"; rc=$?
+t "classify, a Mac copy's folder, 2 images and 3 ._NAME files: exit 0, one warning, both classified ($rc: $(tr "\n" "|" < "$dir/mac.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/mac.err")" = "$mac_warning $dir/mac/._a.png: not a PNG, JPEG or WebP file" ] &&
+   [ "$(grep -c "^$dir/mac/[ab].png" "$dir/mac.out")" -eq 2 ]'
+cp -r "$dir/mac" "$dir/mac2" && printf 'not an image' > "$dir/mac2/broken.png"
+"$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/mac2" "$dir/nosuch.png" > "$dir/mac.out" 2> "$dir/mac.err"; rc=$?
+t "classify, the same with a visible broken file, then a missing INPUT: exit 1, 2 failed, the warning at the folder's place ($rc: $(tr "\n" "|" < "$dir/mac.err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/mac.err")" = "vitmae: $dir/mac2/broken.png: not a PNG, JPEG or WebP file
+$mac_warning $dir/mac2/._a.png: not a PNG, JPEG or WebP file
+vitmae: $dir/nosuch.png: No such file or directory
+vitmae: classify: 2 inputs failed" ] && [ "$(grep -c "^$dir/mac2/[ab].png" "$dir/mac.out")" -eq 2 ]'
+"$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/mac/._a.png" "$dir/mac/a.png" > "$dir/mac.out" 2> "$dir/mac.err"; rc=$?
+t "classify, a ._NAME file given as an INPUT: a failed input, named ($rc: $(tr "\n" "|" < "$dir/mac.err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/mac.err")" = "vitmae: $dir/mac/._a.png: not a PNG, JPEG or WebP file" ] &&
+   [ "$(grep -c "^$dir/mac/a.png" "$dir/mac.out")" -eq 1 ]'
+
 # The data folder renamed during the run (no cache, no store): one line that says the folder is gone,
 # exit 1 (it named one of its files as "no such file"), the last checkpoint kept.
 cp -r "$dir/data" "$dir/moving"

@@ -161,6 +161,32 @@ t "25 inputs, the 10 read first, then the folder's 15: the first 20 in input ord
    [ "$(head -n 20 "$tmp/err" | sed "s|^vitmae: $tmp/||; s|: not a PNG, JPEG or WebP file$||" | tr "\n" " ")" = "$(for k in $(seq 25 34); do printf "unread2/bad$k.png "; done; for k in $(seq 10 19); do printf "unread/bad$k.png "; done)" ] &&
    sed -n 21p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
    sed -n 22p "$tmp/err" | grep -qx "vitmae: reconstruct: 25 inputs failed"'
+# A folder copied from a Mac: a ._NAME file (AppleDouble, the header's magic 00 05 16 07) beside every
+# image. Its hidden files that do not decode are one warning, as train says them, at the folder's place
+# (after its other lines), and no failed input: every image written, exit 0 (each was named as an input
+# that cannot be read, exit 1). A visible broken file among them is still a failed input; a hidden file
+# given directly is one too (the user named it); a folder of hidden junk only draws nothing: its own line.
+mkdir -p "$tmp/mac" "$tmp/macj" && cp "$tmp/flat/flat.png" "$tmp/mac/a.png" && cp "$fx/recon_rgb.png" "$tmp/mac/b.png"
+for k in a b c; do printf '\000\005\026\007\000\002\000\000Mac OS X' > "$tmp/mac/._$k.png"; cp "$tmp/mac/._$k.png" "$tmp/macj/"; done
+mac_warning="vitmae: warning: skipped 3 hidden files (names starting with '.', as the ._NAME files macOS writes beside copies) that do not decode; the first:"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rmac" "$tmp/mac" >/dev/null 2>"$tmp/err"; rc=$?
+t "a Mac copy's folder, 2 images and 3 ._NAME files: exit 0, one warning, both written ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/err")" = "$mac_warning $tmp/mac/._a.png: not a PNG, JPEG or WebP file" ] &&
+   [ -s "$tmp/rmac/a.recon.png" ] && [ -s "$tmp/rmac/b.recon.png" ]'
+cp -r "$tmp/mac" "$tmp/mac2" && printf 'not an image' > "$tmp/mac2/broken.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rmac2" "$tmp/mac2" "$tmp/nosuch.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "the same with a visible broken file, then a missing INPUT: exit 1, 2 failed, the warning at the folder's place ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/mac2/broken.png: not a PNG, JPEG or WebP file
+$mac_warning $tmp/mac2/._a.png: not a PNG, JPEG or WebP file
+vitmae: $tmp/nosuch.png: No such file or directory
+vitmae: reconstruct: 2 inputs failed" ] && [ -s "$tmp/rmac2/a.recon.png" ] && [ -s "$tmp/rmac2/b.recon.png" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rmac3" "$tmp/mac/._a.png" "$tmp/mac/a.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "a ._NAME file given as an INPUT: a failed input, named ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/mac/._a.png: not a PNG, JPEG or WebP file" ] && [ -s "$tmp/rmac3/a.recon.png" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rmacj" "$tmp/macj" >/dev/null 2>"$tmp/err"; rc=$?
+t "a folder of ._NAME files only: the warning, then the folder a failed input of its own ($rc: $(tr "\n" "|" < "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "$mac_warning $tmp/macj/._a.png: not a PNG, JPEG or WebP file
+vitmae: $tmp/macj: no decodable image (3 skipped, 0 ignored)" ] && [ ! -e "$tmp/rmacj/a.recon.png" ]'
 # A file the system refuses is said in strerror's words wherever it is met: an INPUT that does not
 # exist (found as the inputs are gathered) and a folder's image deleted after the scan (found as it is
 # read, at the gate HOLD_AFTER_SCAN) both say "No such file or directory"; the read said "no such file".
@@ -276,6 +302,15 @@ t "eval: 25 skipped files and 3 ._NAME files as train says them ($rc: $(wc -l < 
    [ "$(grep -c "^vitmae: skipped $tmp/flatm/bad[0-9]*.png: not a PNG, JPEG or WebP file$" "$tmp/err")" -eq 20 ] &&
    grep -qx "vitmae: \.\.\. and 5 more skipped (vitmae data lists them)" "$tmp/err" &&
    grep -q "^vitmae: warning: skipped 3 hidden files (names starting with .*; the first: $tmp/flatm/\._1.png: " "$tmp/err"'
+# reconstruct of the same folder: the 25 failed inputs as always (20 named, then a count), the hidden
+# ones one warning, not one of the 20 nor of the failed inputs (docs/interface.md, "Bad files").
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rflatm" "$tmp/flatm" >/dev/null 2>"$tmp/err"; rc=$?
+t "reconstruct: 25 broken files and 3 ._NAME files: 20 named, the warning, the count of the rest ($rc: $(sed -n "21,23p" "$tmp/err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 23 ] &&
+   [ "$(head -n 20 "$tmp/err" | grep -c "^vitmae: $tmp/flatm/bad[0-9]*.png: not a PNG, JPEG or WebP file$")" -eq 20 ] &&
+   sed -n 21p "$tmp/err" | grep -q "^vitmae: warning: skipped 3 hidden files (names starting with .*; the first: $tmp/flatm/\._1.png: " &&
+   sed -n 22p "$tmp/err" | grep -qx "vitmae: \.\.\. and 5 more inputs that cannot be read" &&
+   sed -n 23p "$tmp/err" | grep -qx "vitmae: reconstruct: 25 inputs failed" && [ -s "$tmp/rflatm/flat.recon.png" ]'
 # A file that fails as its batch loads (changed after the scan, at the gate HOLD_AFTER_SCAN) is said as
 # every command says a file's failure, `vitmae: PATH: why`: eval put `eval: ` before the path.
 mkdir -p "$tmp/flatc"; cp "$tmp/flat/"* "$tmp/flatc/"

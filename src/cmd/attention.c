@@ -188,14 +188,11 @@ typedef struct {
     CliUnread *unread;
 } Unusable;
 
-// One input this run cannot draw (collect_inputs), after the first `before` images: its line kept in
-// unread at its place (one of the 20 named for one of a folder's files or an input that is not there,
-// else said whole); the same line for the page; counted.
-static void unusable(const Unusable *u, long before, int one_of_many, const char *what, const char *why) {
-    cli_unread_keep(u->unread, CLI_AT_BEFORE(before), one_of_many, what, why);
-    PageLines *pl = u->page;
+// A line for the page, after the first `before` images: held in place (index.html lists what it did not
+// draw in input order); after a failed allocation of places, this and the later lines come last.
+static void page_line(void *ctx, long before, const char *what, const char *why) {
+    PageLines *pl = ctx;
     cli_hold(&pl->held, what, "%s", why);
-    (*u->failures)++;
     if (pl->placed != pl->held.n - 1) return;   // not kept (said now), or an earlier line has no place
     if (pl->cap < pl->held.n) {
         long *b = realloc(pl->before, (size_t)pl->held.cap * sizeof *b);
@@ -211,6 +208,15 @@ static void unusable(const Unusable *u, long before, int one_of_many, const char
     }
     pl->held.lines[j] = line;
     pl->before[j] = before;
+}
+
+// One input this run cannot draw (collect_inputs), after the first `before` images: its line kept in
+// unread at its place (one of the 20 named for one of a folder's files or an input that is not there,
+// else said whole); the same line for the page; counted.
+static void unusable(const Unusable *u, long before, int one_of_many, const char *what, const char *why) {
+    cli_unread_keep(u->unread, CLI_AT_BEFORE(before), one_of_many, what, why);
+    page_line(u->page, before, what, why);
+    (*u->failures)++;
 }
 
 // Input files: each INPUT is a file, or a folder scanned like `data` (recursively, sorted).
@@ -242,15 +248,9 @@ static char **collect_inputs(char **inputs, int ninputs, long max_pixels, int *n
                 continue;
             }
             scanned = 1;
-            for (int k = 0; k < ds.nskipped; k++)   // among the folder's images, in its scan order
-                unusable(&u, n + ds.skipped[k].items, 1, ds.skipped[k].path, ds.skipped[k].reason);
-            // A folder with nothing to draw is a failure of its own only when no file of it was skipped
-            // (their lines say why), as reconstruct and classify say it (output_gather_inputs).
-            if (ds.n == 0 && ds.nskipped == 0) {
-                char why[96];
-                snprintf(why, sizeof why, "no decodable image (0 skipped, %d ignored)", ds.nignored);
-                unusable(&u, n, 0, inputs[i], why);
-            }
+            // Its skipped files and a folder with nothing to draw, as reconstruct and classify say them
+            // (one rule); the hidden ones' warning is no failure and not on the page.
+            *failures += output_folder_skipped(unread, n, inputs[i], &ds, page_line, page);
             add = malloc((size_t)(ds.n ? ds.n : 1) * sizeof *add);
             for (int k = 0; add && k < ds.n; k++) add[nadd++] = ds.items[k].path;
         } else {

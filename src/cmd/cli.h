@@ -179,7 +179,8 @@ void cli_hidden_skipped(CliHeld *h, const char *prefix, const Dataset *ds);
 // do not decode (cli_hidden_skipped): a folder copied from a Mac is a few lines, not thousands.
 void cli_hold_skipped(CliHeld *h, const Dataset *ds);
 // The same lines kept in u (skipped 1) at their places for embed, whose INPUT folders are scanned as
-// data sets and say their lines in input order (docs/interface.md, section 2, "Bad files"): ds is the
+// data sets and say their lines in input order (docs/interface.md, section 2, "Bad files"), and for
+// classify, reconstruct and attention (skipped 0: "PATH: REASON"; output_folder_skipped): ds is the
 // scan of an INPUT folder met after `before` images; its skipped files count towards one
 // CLI_UNREAD_NAMED for the whole run, then one "... and N more skipped" (cli_unread_end).
 void cli_unread_keep_skipped(CliUnread *u, long before, const Dataset *ds);

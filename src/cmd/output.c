@@ -609,6 +609,27 @@ int output_input_gone(const char *path, char *gone, size_t n) {
     return g != 0;
 }
 
+int output_folder_skipped(CliUnread *unread, long before, const char *dir, const Dataset *ds,
+                          void (*page)(void *ctx, long before, const char *what, const char *why), void *ctx) {
+    // The others a line each among the folder's images, in its scan order, the hidden ones that do not
+    // decode one warning after them, no failure (cmd/cli.h, cli_unread_keep_skipped).
+    cli_unread_keep_skipped(unread, before, ds);
+    int failed = 0;
+    for (int k = 0; k < ds->nskipped; k++)
+        if (!cli_hidden_file(ds->skipped[k].path)) {
+            if (page) page(ctx, before + ds->skipped[k].items, ds->skipped[k].path, ds->skipped[k].reason);
+            failed++;
+        }
+    if (ds->n == 0 && failed == 0) {   // nothing drawn and no failed file says why: the folder is the failure
+        char why[96];
+        snprintf(why, sizeof why, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
+        cli_unread_keep(unread, CLI_AT_BEFORE(before), 0, dir, why);
+        if (page) page(ctx, before, dir, why);
+        failed++;
+    }
+    return failed;
+}
+
 int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void *ctx, const char *path, const char *cls),
                          void *ctx, int *failed, CliUnread *unread) {
     DatasetOptions opt = {.max_pixels = max_pixels};
@@ -630,16 +651,7 @@ int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void 
         char err[CLI_ERR_MAX];
         int src = dataset_scan(pos[i], &opt, &ds, err, sizeof err);
         if (src) { cli_unread_keep(unread, CLI_AT_BEFORE(added), 0, dataset_err_what(src, pos[i]), err); (*failed)++; continue; }
-        for (int k = 0; k < ds.nskipped; k++) {   // among the folder's images, in its scan order
-            cli_unread_keep(unread, CLI_AT_BEFORE(added + ds.skipped[k].items), 1, ds.skipped[k].path, ds.skipped[k].reason);
-            (*failed)++;
-        }
-        if (ds.n == 0 && ds.nskipped == 0) {
-            char why[96];
-            snprintf(why, sizeof why, "no decodable image (0 skipped, %d ignored)", ds.nignored);
-            cli_unread_keep(unread, CLI_AT_BEFORE(added), 0, pos[i], why);
-            (*failed)++;
-        }
+        *failed += output_folder_skipped(unread, added, pos[i], &ds, NULL, NULL);
         for (int k = 0; k < ds.n; k++) {
             const DataItem *it = &ds.items[k];
             if (add(ctx, it->path, it->cls >= 0 ? ds.class_names[it->cls] : NULL)) { dataset_free(&ds); return -1; }
