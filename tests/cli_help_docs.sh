@@ -127,6 +127,12 @@ bad=$(while read -r cmd; do
   "$VITMAE" "$cmd" --help | head -n 1 | grep -oE -- '--ckpt [A-Z][^ ]*' | grep -vx -e '--ckpt FILE|RUN' -e '--ckpt PRETRAINED' | sed "s/^/$cmd /"
 done < "$tmp/cmds")
 t "every synopsis with --ckpt names it FILE|RUN (not: $(echo $bad))" '[ -z "$bad" ]'
+# README.md's table of commands alike: each --ckpt of its rows is `FILE\|RUN` (a table cell's escaped
+# `|`), as --help; it said `--ckpt FILE` (and classify's `--ckpt CLASSIFIER`) after a run folder was taken.
+readme_ckpt() { grep -E '^\| `vitmae [a-z]+ ' "$1" | grep -oE -- '--ckpt [^ `]*'; }
+n=$(readme_ckpt "$VITMAE_ROOT/README.md" | grep -c .)
+bad=$(readme_ckpt "$VITMAE_ROOT/README.md" | grep -vxF -e '--ckpt FILE\|RUN')
+t "the $n --ckpt of README.md's table of commands say FILE|RUN (not: $(echo $bad))" '[ "$n" -eq 7 ] && [ -z "$bad" ]'
 
 [ $fail -eq 0 ] && echo "cli help docs ok ($(wc -l < "$tmp/cmds") commands, $n_syn synopses, $(grep -c . "$tmp/all") known flags)"
 exit $fail

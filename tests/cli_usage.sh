@@ -583,11 +583,15 @@ args_of() {
 for cmd in reconstruct eval classify probe embed attention; do
   "$VITMAE" $cmd $(args_of $cmd) 2>"$tmp/err" >/dev/null; rc=$?
   t "$cmd without --ckpt: exit 2, one line pointing to its --help ($(cat "$tmp/err"))" \
-    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd: --ckpt FILE is required (see vitmae $cmd --help)" ]'
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd: --ckpt FILE|RUN is required (see vitmae $cmd --help)" ]'
   "$VITMAE" $cmd --ckpt "$tmp/none.safetensors" $(args_of $cmd) 2>"$tmp/err" >/dev/null; rc=$?
   t "$cmd --ckpt of a missing file: exit 1, the file named first ($(cat "$tmp/err"))" \
     '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/none.safetensors: No such file or directory" ]'
 done
+# probe --pixels takes its view from --ckpt (a file or a run folder) or --img: neither given is said so.
+"$VITMAE" probe --pixels $(args_of probe) 2>"$tmp/err" >/dev/null; rc=$?
+t "probe --pixels without --ckpt or --img: exit 2, both named ($(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: probe: --pixels needs --ckpt FILE|RUN or --img S for the view size" ]'
 # A damaged checkpoint (a changed data byte: crc32 mismatch; cut short: truncated data) is refused by
 # every command that reads one with one line naming the file and the problem, exit 1, nothing written
 # (issue 3; the reader is shared, the commands came later). Damage is said before a file of the wrong
@@ -652,6 +656,12 @@ train-init|1|$tmp/dc.safetensors|has no decoder weights
 train-init-encoder-only|1|$enc|has no decoder weights
 train-resume|1|$tmp/dc.safetensors|cannot resume: a fine-tuned classifier's checkpoint
 EOF2
+# finetune --resume of a run folder holding a pretraining checkpoint names the folder the user gave as
+# the --ckpt to start from (it said `--ckpt FILE`, a placeholder, after a run folder was taken too).
+mkdir -p "$tmp/mrun" && cp "$tmp/dm.safetensors" "$tmp/mrun/checkpoint.safetensors" || fail=1
+"$VITMAE" finetune --resume "$tmp/mrun" 2>"$tmp/err" >/dev/null; rc=$?
+t "finetune --resume of a pretraining run folder: exit 1, --ckpt that folder ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/mrun/checkpoint.safetensors: cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt $tmp/mrun)" ]'
 # A checkpoint of the wrong kind that also holds a NaN is refused for its kind, the first thing the user
 # can act on (the header says it; the NaN needs the tensors read): reconstruct, eval and train --init
 # and --resume of such a classifier named the NaN, classify and finetune the kind; and reconstruct, eval
@@ -691,7 +701,7 @@ classify|1|$tmp/nm.safetensors|not a classifier checkpoint (no head; fine-tune i
 reconstruct|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors): reconstruct needs the decoder
 eval|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder
 finetune-ckpt|2|$tmp/nc.safetensors|is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)
-finetune-resume|1|$tmp/nm.safetensors|cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)
+finetune-resume|1|$tmp/nm.safetensors|cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt $tmp/nm.safetensors)
 train-init|1|$tmp/nc.safetensors|has no decoder weights; --init needs a full MAE checkpoint
 train-resume|1|$tmp/nc.safetensors|cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae finetune --resume)
 embed-mae|1|$tmp/nm.safetensors|$nan

@@ -1065,7 +1065,7 @@ int cmd_attention(int argc, char **argv) {
     static const char *const layer_words[] = {"last", "all"}, *const head_words[] = {"mean", "max", "all"};
     int layer_num, layer_v = 0, layer_word = 0, head_num, head_v = 0, head_word = 0, qx = 0, qy = 0;
     plan.mode = !strcmp(mode_s, "cls") ? MODE_CLS : !strcmp(mode_s, "patch") ? MODE_PATCH : MODE_ROLLOUT;
-    if (!ckpt_path) { cli_error("attention", "--ckpt FILE is required (see vitmae attention --help)"); goto out; }
+    if (!ckpt_path) { cli_error("attention", "--ckpt FILE|RUN is required (see vitmae attention --help)"); goto out; }
     // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
     ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     if (ninputs == 0) { cli_error("attention", "no INPUT: give image files or folders (see vitmae attention --help)"); goto out; }

@@ -168,7 +168,7 @@ int cmd_classify(int argc, char **argv) {
     int rc = cli_parse("classify", "--ckpt FILE|RUN [--top K] [--json] [--batch B] [--threads T] [--max-pixels N] INPUT...", flags, nflags,
                        argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
-    if (!ckpt_path) { cli_error("classify", "--ckpt FILE is required (see vitmae classify --help)"); free(pos); return 2; }
+    if (!ckpt_path) { cli_error("classify", "--ckpt FILE|RUN is required (see vitmae classify --help)"); free(pos); return 2; }
     // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
     char ckpt_file[ST_RUN_LATEST_MAX];
     ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);

@@ -174,7 +174,7 @@ int cmd_embed(int argc, char **argv) {
     int rc = cli_parse("embed", synopsis, flags, nflags, argc, argv, inputs, argc, &ninputs);
     if (rc != CLI_OK) { status = rc == CLI_HELP ? 0 : 2; goto out; }
     status = 2;
-    if (!ckpt_path) { cli_error("embed", "--ckpt FILE is required (see vitmae embed --help)"); goto out; }
+    if (!ckpt_path) { cli_error("embed", "--ckpt FILE|RUN is required (see vitmae embed --help)"); goto out; }
     // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
     ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     if (!out_path) { cli_error("embed", "--out FEATS.npy is required (see vitmae embed --help)"); goto out; }

@@ -63,7 +63,7 @@ int cmd_eval(int argc, char **argv) {
     int npos = 0;
     int rc = cli_parse("eval", synopsis, flags, nflags, argc, argv, NULL, 0, &npos);
     if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;
-    if (!ckpt_path) { cli_error("eval", "--ckpt FILE is required (see vitmae eval --help)"); return 2; }
+    if (!ckpt_path) { cli_error("eval", "--ckpt FILE|RUN is required (see vitmae eval --help)"); return 2; }
     // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
     char ckpt_file[ST_RUN_LATEST_MAX];
     ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);

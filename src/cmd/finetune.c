@@ -735,10 +735,11 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             cli_error("finetune", "%s", err);
             return 1;
         }
-        if (run_resume_missing("finetune", a->resume, err, sizeof err)) { cli_error(NULL, "%s", err); return 2; }
+        int missing = run_resume_missing("finetune", a->resume, err, sizeof err);
+        if (missing) { cli_error(NULL, "%s", err); return missing; }
         int kind = ckpt_peek_kind(path, CKPT_CLASSIFIER, err, sizeof err);   // damaged before the wrong kind, as above
         if (kind < 0) { cli_error(NULL, "%s", err); return 1; }
-        if (kind != CKPT_CLASSIFIER) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt FILE)"); return 1; }
+        if (kind != CKPT_CLASSIFIER) { cli_error(path, "cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt %s)", a->resume); return 1; }
         if (clf_ckpt_load(path, &t->resumed, err, sizeof err)) { cli_error(NULL, "%s", err); return 1; }
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
         if (!t->resumed.has_moments) { cli_error(path, RESUME_NO_MOMENTS); return 1; }
@@ -781,7 +782,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             return 1;
         }
         if (!t->named && run_folder_has_run(t->run_dir)) {
-            if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir))   // --resume would find nothing
+            int has = a->overwrite ? 1 : run_folder_has_checkpoint(t->run_dir);
+            if (has < 0) {   // a snapshot may be there: said, not guessed
+                cli_error(NULL, "finetune --out %s: cannot list the folder: %s", t->run_dir, strerror(errno));
+                return 1;
+            }
+            if (!has)   // --resume would find nothing
                 return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, sizeof err));
             if (!a->overwrite)
                 return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_RUN, err, sizeof err));

@@ -274,7 +274,7 @@ int cmd_probe(int argc, char **argv) {
     if (rc != CLI_OK) return rc == CLI_HELP ? 0 : 2;
     if (!train_dir || !test_dir) { cli_error("probe", "--train DIR and --test DIR are required (see vitmae probe --help)"); return 2; }
     if (!ckpt_path && !(pixels && img)) {
-        cli_error("probe", pixels ? "--pixels needs --ckpt FILE or --img S for the view size" : "--ckpt FILE is required (see vitmae probe --help)");
+        cli_error("probe", pixels ? "--pixels needs --ckpt FILE|RUN or --img S for the view size" : "--ckpt FILE|RUN is required (see vitmae probe --help)");
         return 2;
     }
     // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).

@@ -249,7 +249,7 @@ int cmd_reconstruct(int argc, char **argv) {
     int npos = 0;
     int rc = cli_parse("reconstruct", synopsis, flags, nflags, argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
-    if (!ckpt_path) { cli_error("reconstruct", "--ckpt FILE is required (see vitmae reconstruct --help)"); free(pos); return 2; }
+    if (!ckpt_path) { cli_error("reconstruct", "--ckpt FILE|RUN is required (see vitmae reconstruct --help)"); free(pos); return 2; }
     // A run folder stands for its checkpoint.safetensors (docs/interface.md, section 9).
     char ckpt_file[ST_RUN_LATEST_MAX];
     ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);

@@ -294,17 +294,21 @@ void run_remove_stale_temp_files(const char *dir) {
     remove_matching(samples, 1);
 }
 
-// The newest RUN/checkpoint-<step>.safetensors, or -1.
+// The newest RUN/checkpoint-<step>.safetensors, -1 when there is none, or -2 with errno when the folder
+// cannot be listed (opendir, or readdir part-way): one not listed may hold snapshots, and each caller
+// says so rather than take it for a folder without (docs/interface.md section 9).
 static long newest_snapshot(const char *dir) {
     DIR *d = opendir(dir);
-    if (!d) return -1;
+    if (!d) return -2;
     long best = -1;
     struct dirent *e;
-    while ((e = readdir(d))) {
+    while ((errno = 0, e = readdir(d))) {
         long s = snapshot_step(e->d_name);
         if (s > best) best = s;
     }
+    int failed = errno;
     closedir(d);
+    if (failed) { errno = failed; return -2; }
     return best;
 }
 
@@ -316,7 +320,9 @@ long run_folder_snapshot_after(const char *dir, long step) {
 int run_folder_has_checkpoint(const char *dir) {
     char path[4400];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
-    return access(path, F_OK) == 0 || newest_snapshot(dir) >= 0;
+    if (access(path, F_OK) == 0) return 1;
+    long snap = newest_snapshot(dir);
+    return snap == -2 ? -1 : snap >= 0;
 }
 
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
@@ -325,6 +331,10 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
     long snap = newest_snapshot(arg);
+    if (snap == -2) {   // it may hold snapshots: said, not guessed
+        snprintf(err, errlen, "%s --resume %s: cannot list the folder: %s", cmd, arg, strerror(errno));
+        return 1;
+    }
     if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot "
                  "with --resume %s/checkpoint-%ld.safetensors", cmd, arg, arg, snap);
@@ -333,7 +343,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
                  "resume; start it again with --out %s --overwrite", cmd, arg, arg);
     else
         snprintf(err, errlen, "%s --resume %s: no run in this folder (no checkpoint.safetensors)", cmd, arg);
-    return 1;
+    return CLI_USAGE;
 }
 
 // Every snapshot in the folder counts: a fixed list of 4096, filled in directory order, left a run

@@ -240,11 +240,13 @@ int run_folder_names_fit(const char *dir, char *err, size_t errlen);
 void run_remove_stale_temp_files(const char *dir);
 // The step of dir's newest checkpoint-<step>.safetensors when it is past step, else -1.
 long run_folder_snapshot_after(const char *dir, long step);
-// 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot.
+// 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not,
+// -1 with errno when it has no checkpoint.safetensors and cannot be listed (a snapshot may be there).
 int run_folder_has_checkpoint(const char *dir);
-// --resume of an existing folder without checkpoint.safetensors: 1 with err (prefixed by cmd) saying
-// what to do: resume its newest snapshot, or (a run killed before its first checkpoint) start again
-// with --overwrite; 0 otherwise (a file, a missing path or a folder with a checkpoint: loaded as usual).
+// --resume of an existing folder without checkpoint.safetensors: CLI_USAGE (2) with err (prefixed by
+// cmd) saying what to do: resume its newest snapshot, or (a run killed before its first checkpoint)
+// start again with --overwrite; 1 with err when the folder cannot be listed ("cannot list the folder:
+// <why>", not a guess); 0 otherwise (a file, a missing path or a folder with a checkpoint: loaded as usual).
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen);
 // Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.
 void prune_snapshots(const char *dir, int keep);

@@ -393,7 +393,12 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
     int has_sheets = stat(sheets, &sst) == 0 && S_ISDIR(sst.st_mode);
     if (!run_folder_has_run(t->run_dir) && !has_sheets) return 0;
     if (resumed_dir[0]) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_OTHER, err, errlen);
-    if (!a->overwrite && !run_folder_has_checkpoint(t->run_dir))   // --resume would find nothing
+    int has = a->overwrite ? 1 : run_folder_has_checkpoint(t->run_dir);
+    if (has < 0) {   // a snapshot may be there: said, not guessed
+        snprintf(err, errlen, "train --out %s: cannot list the folder: %s", t->run_dir, strerror(errno));
+        return 1;
+    }
+    if (!has)   // --resume would find nothing
         return run_folder_refusal("train", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, errlen);
     if (!a->overwrite) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_RUN, err, errlen);
     // --init moved with the old run: init_moved says where it is now.
@@ -461,7 +466,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (dist_rank() == 0 && run_folder_lock(a->out ? a->out : resumed_dir, err, sizeof err))
             return cli_report("train", err, 1);
         Checkpoint ck;
-        if (run_resume_missing("train", a->resume, err, sizeof err)) return cli_report(NULL, err, CLI_USAGE);
+        int missing = run_resume_missing("train", a->resume, err, sizeof err);
+        if (missing) return cli_report(NULL, err, missing);
         if (run_resume_load(path, &ck, &t->rs, err, sizeof err)) return cli_report(NULL, err, 1);
         t->rs_resumed = t->rs;
         int rc = resumed_run_state(t, a, &given, &ck.cfg, flags, nflags, err, sizeof err);
