@@ -96,6 +96,15 @@ for cmd in train finetune; do
       '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: $cmd --resume run: cannot list the folder: ${f#*:}" ] && [ ! -e run/checkpoint.safetensors ]'
   done
 done
+# finetune --out of a fine-tuning run folder holding only a snapshot, every listing failing (the run
+# folder's come before --data's): the failure said, exit 1. It was refused as "a run that stopped before
+# its first checkpoint".
+cp -R ft ftr && rm -rf ftr/checkpoint.safetensors ftr/metrics.csv ftr/config.json ftr/curves.png || fail=1
+ls ftr/checkpoint-1.safetensors >/dev/null 2>&1 || { echo "FAILED: no snapshot checkpoint-1 in ftr"; fail=1; }
+FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=1+ LD_PRELOAD=$shim "$VITMAE" finetune --ckpt mae.safetensors --data data --steps 2 \
+  --batch 2 --threads 1 --out ftr > got.out 2> got.err; rc=$?
+t "finetune --out an unlistable folder holding a snapshot only: exit 1, the failure said (exit $rc: $(tail -n 1 got.err))" \
+  '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: finetune --out ftr: cannot list the folder: Too many open files" ] && [ ! -e ftr/checkpoint.safetensors ]'
 
 # A run folder whose listing fails part-way (readdir ending it with EIO, as on a failing disk, where its
 # end gives errno 0) is taken as holding a run, as one that cannot be opened: the names not read may be
