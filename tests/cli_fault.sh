@@ -87,8 +87,8 @@ t "train --out an unlistable folder holding a snapshot only: refused for the lis
    cmp -s run/checkpoint-1.safetensors before.safetensors && [ ! -e run/checkpoint.safetensors ]'
 # --resume of that folder (no checkpoint.safetensors, a snapshot unseen): the listing failure, exit 1,
 # for train and finetune, opendir failing (its first in the program's own code: the folder's listing) or
-# readdir (EIO). It said "the run stopped before its first checkpoint" (opendir) or "no run in this
-# folder" (readdir), a wrong claim, where a listing finds the snapshot and names it.
+# readdir (EIO). It said "the run stopped before its first checkpoint", a wrong claim, where a listing
+# finds the snapshot and names it.
 for cmd in train finetune; do
   for f in opendir:"Too many open files" readdir:"Input/output error"; do
     FAULT_OWN=1 FAULT_FUNC=${f%%:*} FAULT_N=1+ LD_PRELOAD=$shim "$VITMAE" $cmd --resume run > got.out 2> got.err; rc=$?
