@@ -106,6 +106,26 @@ FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=1+ LD_PRELOAD=$shim "$VITMAE" finetune --
 t "finetune --out an unlistable folder holding a snapshot only: exit 1, the failure said (exit $rc: $(tail -n 1 got.err))" \
   '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: finetune --out ftr: cannot list the folder: Too many open files" ] && [ ! -e ftr/checkpoint.safetensors ]'
 
+# train --resume of an earlier snapshot on another schedule (--steps) in the run's own folder is refused
+# where later snapshots of the old schedule are there (docs/interface.md section 9); the folder's listing
+# that looks for them failing was taken for "none later", and the run trained over them (exit 0). Now
+# said, exit 1, nothing written. That listing is the run's last opendir before it trains: counted in a
+# resume refused for the later snapshots, then that call alone fails.
+"$VITMAE" train --data data --img 8 --patch 4 --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 \
+  --batch 2 --steps 3 --ckpt-every 1 --keep 3 --threads 1 --out rsn >/dev/null 2>&1 || { echo "FAILED: the run into rsn"; fail=1; }
+cp rsn/checkpoint.safetensors before_rsn.safetensors
+FAULT_OWN=1 FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" train --resume rsn/checkpoint-1.safetensors --steps 5 --threads 1 \
+  > got.out 2> got.err; rc=$?
+t "train --resume an earlier snapshot, other --steps: refused for the later snapshots (exit $rc: $(tail -n 1 got.err))" \
+  '[ $rc -eq 2 ] && grep -q "holds later snapshots of this run (up to checkpoint-3.safetensors)" got.err'
+opens=$(sed -n 's/^opendir //p' count)
+FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$opens LD_PRELOAD=$shim "$VITMAE" train --resume rsn/checkpoint-1.safetensors --steps 5 \
+  --threads 1 > got.out 2> got.err; rc=$?
+t "train --resume an earlier snapshot, other --steps, the folder's listing failing: exit 1, said, nothing written (exit $rc: $(tail -n 1 got.err))" \
+  '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: train --resume rsn/checkpoint-1.safetensors: cannot list the folder rsn: Too many open files" ] &&
+   cmp -s rsn/checkpoint.safetensors before_rsn.safetensors && [ -e rsn/checkpoint-3.safetensors ]'
+rm -rf rsn before_rsn.safetensors
+
 # A run folder whose listing fails part-way (readdir ending it with EIO, as on a failing disk, where its
 # end gives errno 0) is taken as holding a run, as one that cannot be opened: the names not read may be
 # a run's. train --out refuses it and the earlier run's checkpoint stays. The listing fails where the

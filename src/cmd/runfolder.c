@@ -314,7 +314,7 @@ static long newest_snapshot(const char *dir) {
 
 long run_folder_snapshot_after(const char *dir, long step) {
     long newest = newest_snapshot(dir);
-    return newest > step ? newest : -1;
+    return newest == -2 ? -2 : newest > step ? newest : -1;
 }
 
 int run_folder_has_checkpoint(const char *dir) {

@@ -238,7 +238,8 @@ int run_folder_names_fit(const char *dir, char *err, size_t errlen);
 // config.json, metrics.csv, curves.png and samples/step-N.png ("NAME.tmp.<pid>[.<serial>]") left
 // by killed writes.
 void run_remove_stale_temp_files(const char *dir);
-// The step of dir's newest checkpoint-<step>.safetensors when it is past step, else -1.
+// The step of dir's newest checkpoint-<step>.safetensors when it is past step, else -1; -2 with errno
+// when dir cannot be listed (a later snapshot may be there: the caller says so, not a guess).
 long run_folder_snapshot_after(const char *dir, long step);
 // 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not,
 // -1 with errno when it has no checkpoint.safetensors and cannot be listed (a snapshot may be there).

@@ -377,6 +377,10 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         // again, so they would stay among its files (--keep pruning by step, and a --resume of them
         // taking the new run's metrics rows as their own). Refused; the same schedule writes them again.
         long later = same && t->goes_on[0] ? run_folder_snapshot_after(t->run_dir, t->rs.step) : -1;
+        if (later == -2) {   // a later snapshot may be there: said, not guessed (docs/interface.md section 9)
+            snprintf(err, errlen, "train --resume %s: cannot list the folder %s: %s", a->resume, t->run_dir, strerror(errno));
+            return 1;
+        }
         if (later >= 0) {
             snprintf(err, errlen, "train --resume %s: %s holds later snapshots of this run (up to checkpoint-%ld.safetensors) "
                      "made on its old schedule; going on from step %ld with other --steps/--epochs would leave them "
