@@ -155,14 +155,6 @@ typedef struct {
 // The unique stem for stem, owned by the set (valid until stem_set_free); NULL when out of memory.
 const char *stem_set_claim(StemSet *s, const char *stem);
 void stem_set_free(StemSet *s);
-// The image files named by the INPUT arguments pos[0..npos): a file as itself, a folder scanned like
-// `vitmae data` (data/dataset.h; images of more than max_pixels skipped, 0: the default). Calls add(ctx, path, cls) for each image in order, cls being the
-// class folder the scan found it in, or NULL (a file given directly, or a flat folder). Inputs that do
-// not exist, files the scan skips and folders without images are counted in *failed (a folder's
-// hidden files that do not decode: one warning, no failure; output_folder_skipped) and their lines
-// kept in *unread, each at its place among the images (cli_unread_keep: 20 named, then a count, with the
-// reads that fail later), for the caller to say once its outputs have passed their checks (a refused
-// run prints its one line only). Returns 0, or -1 as soon as add does (out of memory).
 // The lines of a folder INPUT dir of classify, reconstruct and attention, its scan ds met after `before`
 // images (docs/interface.md, section 2, "Bad files"), kept in unread: each file the scan skipped a
 // failed input at its place among the folder's images, except the hidden ones (names starting with
@@ -174,6 +166,14 @@ void stem_set_free(StemSet *s);
 // one rule of output_gather_inputs and attention's.
 int output_folder_skipped(CliUnread *unread, long before, const char *dir, const Dataset *ds,
                           void (*page)(void *ctx, long before, const char *what, const char *why), void *ctx);
+// The image files named by the INPUT arguments pos[0..npos): a file as itself, a folder scanned like
+// `vitmae data` (data/dataset.h; images of more than max_pixels skipped, 0: the default). Calls add(ctx, path, cls) for each image in order, cls being the
+// class folder the scan found it in, or NULL (a file given directly, or a flat folder). Inputs that do
+// not exist, files the scan skips and folders without images are counted in *failed (a folder's
+// hidden files that do not decode: one warning, no failure; output_folder_skipped) and their lines
+// kept in *unread, each at its place among the images (cli_unread_keep: 20 named, then a count, with the
+// reads that fail later), for the caller to say once its outputs have passed their checks (a refused
+// run prints its one line only). Returns 0, or -1 as soon as add does (out of memory).
 int output_gather_inputs(char **pos, int npos, long max_pixels, int (*add)(void *ctx, const char *path, const char *cls),
                          void *ctx, int *failed, CliUnread *unread);
 // An input that failed to load because a folder above it went away during the run (renamed,
