@@ -454,5 +454,91 @@ t "data folder behind a link loop mid-run: exit 1, the whole line with why ($rc:
    "$VITMAE" info rl/checkpoint.safetensors > /dev/null 2>&1 && [ -z "$(ls -a rl | grep "\.tmp-")" ]'
 rm -rf real sw loop rl
 
+# The buffers each command sizes by its input (images, masks, features, outputs; docs/testing.md,
+# "Crashes, full disks, memory"), each allocation of one such size failing in turn: exit 0 with the
+# report of a run without the failure, or exit 1 with one line `vitmae: WHAT: ...out of memory...`
+# (two where the run stops: the image's, then "stopped: this process is out of memory ..."); never a
+# crash or a sanitizer's report, and no --out that a run with no result made. A checkpoint of 9 patches
+# (12x12, patch 4: K = 2 kept at mask ratio 0.75) and the 6 images of data: B = 6 at once. Each mask
+# (infer_random_mask, attention's) allocates L floats of noise (36 bytes) and 2L ints (72 bytes).
+"$VITMAE_TOOLS/mkckpt" ckpt m12.safetensors --img 12 --patch 4 --channels 1 >/dev/null || { echo "FAILED: mkckpt m12"; fail=1; }
+"$VITMAE" finetune --ckpt m12.safetensors --data data --val-frac 0 --steps 1 --batch 2 --threads 1 --out ft12 >/dev/null 2>&1 ||
+  { echo "FAILED: finetune of m12"; fail=1; }
+# Leaks are looked for here (under ASan): these paths free what they hold before they return.
+asan_before=$ASAN_OPTIONS; ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=1"
+# sized_fail NAME OUT "SIZES" ARGS...: vitmae ARGS with each malloc and calloc of each size in SIZES
+# (bytes) failing in turn, 8 calls of a size at most; OUT is the file or folder the run may make.
+sized_runs=0
+sized_fail() {
+  name=$1; out=$2; sizes=$3; shift 3
+  rm -rf "$out"
+  "$VITMAE" "$@" > want.out 2>/dev/null || { echo "FAILED: $name without faults"; fail=1; return; }
+  for sz in $sizes; do
+    rm -rf "$out"
+    FAULT_OWN=1 FAULT_MIN=$sz FAULT_MAX=$sz FAULT_COUNT=count LD_PRELOAD=$shim "$VITMAE" "$@" >/dev/null 2>&1
+    for f in malloc calloc; do
+      n=$(sed -n "s/^$f //p" count); [ "${n:-0}" -gt 8 ] && n=8
+      i=1
+      while [ "$i" -le "${n:-0}" ]; do
+        rm -rf "$out"
+        FAULT_OWN=1 FAULT_MIN=$sz FAULT_MAX=$sz FAULT_FUNC=$f FAULT_N=$i LD_PRELOAD=$shim timeout 60 "$VITMAE" "$@" \
+          > got.out 2> got.err; rc=$?
+        sized_runs=$((sized_runs + 1))
+        if [ $rc -eq 0 ]; then
+          # (attention's timing aside)
+          [ "$(sed -E 's/[0-9.]+ (s|images\/s)\b/T/g' got.out)" = "$(sed -E 's/[0-9.]+ (s|images\/s)\b/T/g' want.out)" ] ||
+            { echo "FAILED: $name, $f $i of $sz bytes failing: exit 0 with another report"; fail=1; }
+        elif [ $rc -ne 1 ] || grep -qv '^vitmae: ' got.err || ! grep -q 'out of memory' got.err ||
+             { [ "$(wc -l < got.err)" -ne 1 ] && ! { [ "$(wc -l < got.err)" -eq 2 ] &&
+               tail -n 1 got.err | grep -q '^vitmae: [a-z]*: stopped: this process is out of memory'; }; }; then
+          echo "FAILED: $name, $f $i of $sz bytes failing: exit $rc, stderr:"; head -3 got.err; fail=1
+        elif [ ! -s got.out ] && [ -e "$out" ]; then
+          echo "FAILED: $name, $f $i of $sz bytes failing: exit 1, no result, $out left: $(ls "$out" | head -3 | tr '\n' ' ')"; fail=1
+        fi
+        i=$((i + 1))
+      done
+    done
+  done
+  rm -rf "$out"
+}
+# reconstruct: images, norm, recon (3456), patch errors (216), ids_keep (48), status and slot (24),
+# masks (54), mse and loss (48), messages (3072), a mask's noise and scratch (36, 72).
+sized_fail reconstruct rsz "3456 216 48 24 54 3072 36 72" reconstruct --ckpt m12.safetensors --threads 1 --out rsz data
+# eval: as reconstruct (items 24), without messages.
+sized_fail eval none "3456 216 48 24 54 36 72" eval --ckpt m12.safetensors --threads 1 --data data
+# attention: the mask's keep and noise (36), its scratch (72), the view (576); one image.
+sized_fail attention asz "36 72 576" attention --ckpt m12.safetensors --mask-ratio 0.75 --threads 1 --out asz data/a/0.1.png
+# embed: the features (6 x 32 floats, 768).
+sized_fail embed esz.npy "768" embed --ckpt m12.safetensors --threads 1 --out esz.npy data
+# classify: images (3456), probabilities (48), ok (24), order (8), messages (3072).
+sized_fail classify none "3456 48 24 8 3072" classify --ckpt ft12 --threads 1 data
+t "the buffers sized by the input, each failing in turn ($sized_runs runs): exit 0 or 1, one line" '[ $sized_runs -gt 60 ]'
+
+# A random mask that memory runs out for (its scratch, 72 bytes, the first of that size: one image)
+# is that image's failure, one line naming it, exit 1, no --out folder; eval's stops the run, one line.
+# No test reached either (docs/testing.md).
+rm -rf rm1
+FAULT_OWN=1 FAULT_MIN=72 FAULT_MAX=72 FAULT_FUNC=malloc FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt m12.safetensors \
+  --threads 1 --out rm1 data/a/0.1.png > got.out 2> got.err; rc=$?
+t "reconstruct, the mask's allocation failing: exit 1, one line naming the image, no --out (exit $rc: $(tr '\n' '|' < got.err))" \
+  '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: data/a/0.1.png: out of memory" ] && [ ! -s got.out ] && [ ! -e rm1 ]'
+# Of 6 images, the 2nd's mask failing: the others written, that one's panel not.
+FAULT_OWN=1 FAULT_MIN=72 FAULT_MAX=72 FAULT_FUNC=malloc FAULT_N=2 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt m12.safetensors \
+  --threads 1 --out rm1 data > got.out 2> got.err; rc=$?
+t "reconstruct, the 2nd image's mask failing: exit 1, its line, 5 panels (exit $rc: $(tr '\n' '|' < got.err))" \
+  '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: data/a/0.4.png: out of memory" ] && [ ! -e rm1/0.4.recon.png ] &&
+   [ "$(ls rm1 | grep -c "\.recon\.png$")" -eq 5 ] && grep -q "over 5 images" got.out'
+rm -rf rm1
+FAULT_OWN=1 FAULT_MIN=72 FAULT_MAX=72 FAULT_FUNC=malloc FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" eval --ckpt m12.safetensors \
+  --threads 1 --data data > got.out 2> got.err; rc=$?
+t "eval, a mask's allocation failing: exit 1, one line (exit $rc: $(tr '\n' '|' < got.err))" \
+  '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: eval: out of memory" ] && [ ! -s got.out ]'
+FAULT_OWN=1 FAULT_MIN=72 FAULT_MAX=72 FAULT_FUNC=malloc FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" attention --ckpt m12.safetensors \
+  --mask-ratio 0.75 --threads 1 --out am1 data/a/0.1.png > got.out 2> got.err; rc=$?
+t "attention, the mask's allocation failing: exit 1, one line, no --out (exit $rc: $(tr '\n' '|' < got.err))" \
+  '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: attention: out of memory" ] && [ ! -s got.out ] && [ ! -e am1 ]'
+rm -rf m12.safetensors ft12
+ASAN_OPTIONS=$asan_before
+
 [ $fail -eq 0 ] && echo "cli fault ok"
 exit $fail
