@@ -325,6 +325,18 @@ w = [(f["path"].split("/emp/")[1], f["warning"]) for f in d["warnings"]]
 print("ok" if d["classes"] == {"a": 1} and w == [("cat", "holds no usable image: not a class"),
       ("dog", "holds no usable image: not a class")] else "bad: %r" % d)' 2>&1)
 t "data --json of an empty class folder: a warning each, the folder's path ($check)" '[ "$check" = ok ]'
+# A link beside the class folders to one of them (zzz -> cat) or to the folder itself (self -> .) holds
+# images: the scan enters the folder once, under its class, and counts the link among the folders met
+# again. data said "lnk/zzz: holds no usable image: not a class" of each (and probe's and finetune's
+# notes could name one). Only the folder that holds nothing (none) is said.
+mkdir -p "$dir/lnk/cat" "$dir/lnk/dog" "$dir/lnk/none"
+cp "$dir/set/circle/00000.png" "$dir/lnk/cat/x.png"; cp "$dir/set/square/00001.png" "$dir/lnk/dog/y.png"
+ln -s cat "$dir/lnk/zzz"; ln -s . "$dir/lnk/self"
+out=$("$VITMAE" data "$dir/lnk" 2>"$dir/err"); rc=$?
+t "data: a link to a class folder or to DIR is no folder without images ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -q "^classes (2):$" &&
+   printf "%s\n" "$out" | grep -qx "folders ignored (met again through a link, searched once): 2" &&
+   [ "$(printf "%s\n" "$out" | grep "holds no usable image")" = "  $dir/lnk/none: holds no usable image: not a class" ]'
 # Files with the same bytes (a photo copied twice: it trains twice, and train's split can hold out one
 # copy while the other trains) were not said. Now one warning line gives how many images are copies of
 # an earlier one and the first with the file it copies; two different files of one size and one CRC-32

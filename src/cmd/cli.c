@@ -165,9 +165,22 @@ int cli_unused_class_folder(const char *root, const char *name, char *const *nam
     for (int c = 0; c < n; c++)
         if (!strcmp(names[c], name)) return 0;
     char path[4096];
-    struct stat st;
+    struct stat st, lst;
     int len = snprintf(path, sizeof path, "%s/%s", root, name);
-    return len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    if (len <= 0 || (size_t)len >= sizeof path || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    // A link to root itself or to a class's folder (`kitty -> cat`) holds that class's images: the scan
+    // entered the folder once, under the class, and counted the link among the folders met again
+    // (docs/interface.md, section 2, "Finding files"); it is no folder without a usable image.
+    if (lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode)) return 1;
+    for (int c = -1; c < n; c++) {
+        char cpath[4096];
+        struct stat cst;
+        int clen = c < 0 ? snprintf(cpath, sizeof cpath, "%s", root) : snprintf(cpath, sizeof cpath, "%s/%s", root, names[c]);
+        if (clen > 0 && (size_t)clen < sizeof cpath && stat(cpath, &cst) == 0 && cst.st_dev == st.st_dev &&
+            cst.st_ino == st.st_ino)
+            return 0;
+    }
+    return 1;
 }
 
 void cli_unused_class_folder_note(const char *root, char *const *names, int n, char *buf, size_t len) {

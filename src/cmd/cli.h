@@ -116,7 +116,8 @@ void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, in
 // sees the folder there is told why it is not a class).
 void cli_class_folder_note(const char *root, const char *name, char *buf, size_t n);
 // 1 when name is a sub-folder of root (a link to one too) that is none of the n class names and not
-// hidden (.git, .ipynb_checkpoints): a folder that holds no usable image, so no class. The one rule of
+// hidden (.git, .ipynb_checkpoints), nor a link to root or to a class's folder (whose images the scan
+// counted once, under the class): a folder that holds no usable image, so no class. The one rule of
 // cli_unused_class_folder_note and of `vitmae data`'s warning of such folders (docs/data.md).
 int cli_unused_class_folder(const char *root, const char *name, char *const *names, int n);
 // The end of probe's and finetune's refusal of a training folder with fewer than 2 classes, when
