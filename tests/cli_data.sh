@@ -337,6 +337,16 @@ t "data: a link to a class folder or to DIR is no folder without images ($rc: $(
   '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -q "^classes (2):$" &&
    printf "%s\n" "$out" | grep -qx "folders ignored (met again through a link, searched once): 2" &&
    [ "$(printf "%s\n" "$out" | grep "holds no usable image")" = "  $dir/lnk/none: holds no usable image: not a class" ]'
+# A link that sorts before the folder it names (a_kitty -> cat) took the class: its images were counted
+# under "a_kitty" and "cat" was said to hold no usable image. The folder claims its class before any
+# link to it, so the images keep the name of the folder they sit in (docs/interface.md, section 2).
+ln -s cat "$dir/lnk/a_kitty"
+check=$("$VITMAE" data --json "$dir/lnk" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+w = [f["path"].split("/lnk/")[1] for f in d["warnings"]]
+print("ok" if d["classes"] == {"cat": 1, "dog": 1} and w == ["none"] and d["ignored"] == 3 else "bad: %r" % d)' 2>&1)
+t "data: a class folder keeps its name beside a link to it that sorts first ($check)" '[ "$check" = ok ]'
 # Files with the same bytes (a photo copied twice: it trains twice, and train's split can hold out one
 # copy while the other trains) were not said. Now one warning line gives how many images are copies of
 # an earlier one and the first with the file it copies; two different files of one size and one CRC-32

@@ -211,6 +211,17 @@ static int stat_entry(const char *dir, const char *name, const char *full, struc
     return rc;
 }
 
+// 1 when dir/name is a symbolic link (lstat, as stat_entry reaches a path past PATH_MAX).
+static int is_link_entry(const char *dir, const char *name, const char *full) {
+    struct stat st;
+    if (strlen(full) < PATH_MAX) return lstat(full, &st) == 0 && S_ISLNK(st.st_mode);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    int rc = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW);
+    close(fd);
+    return rc == 0 && S_ISLNK(st.st_mode);
+}
+
 // Visits dir (path on disk, rel relative to the root, "" for the root) in sorted order.
 static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls, int depth, char *err, size_t errlen) {
     DIR *d = opendir(path);
@@ -240,16 +251,21 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     // The class folders are claimed first, in sorted order, so that a link below one class to another
     // class's folder finds it visited: an image's class is the first-level folder it sits in
     // (docs/interface.md), never the folder of a link to it. A second first-level link to one folder
-    // is left out (claimed[i] = -1).
+    // is left out (claimed[i] = -1). The folders themselves claim before the links (pass 0, then 1): a
+    // link beside a class folder to it (`kitty -> cat`) is the one left out, whichever name sorts first,
+    // so the images keep the name of the folder they sit in, not the link's.
     signed char *claimed = depth == 0 && nnames ? calloc((size_t)nnames, 1) : NULL;
     if (depth == 0 && nnames && !claimed) wk->oom = 1;
-    for (int i = 0; claimed && i < nnames && !wk->oom; i++) {
-        char *full = join(path, names[i]);
-        struct stat st;
-        if (!full) { wk->oom = 1; break; }
-        if (stat_entry(path, names[i], full, &st) == 0 && S_ISDIR(st.st_mode)) claimed[i] = visit(wk, &st) ? -1 : 1;
-        free(full);
-    }
+    for (int pass = 0; claimed && pass < 2 && !wk->oom; pass++)
+        for (int i = 0; i < nnames && !wk->oom; i++) {
+            char *full = join(path, names[i]);
+            struct stat st;
+            if (!full) { wk->oom = 1; break; }
+            if (is_link_entry(path, names[i], full) == pass && stat_entry(path, names[i], full, &st) == 0 &&
+                S_ISDIR(st.st_mode))
+                claimed[i] = visit(wk, &st) ? -1 : 1;
+            free(full);
+        }
     for (int i = 0; i < nnames && !wk->oom; i++) {
         char *full = join(path, names[i]), *sub = join(rel, names[i]);
         if (!full || !sub) { free(full); free(sub); wk->oom = 1; break; }
