@@ -347,6 +347,26 @@ d = json.load(sys.stdin)
 w = [f["path"].split("/lnk/")[1] for f in d["warnings"]]
 print("ok" if d["classes"] == {"cat": 1, "dog": 1} and w == ["none"] and d["ignored"] == 3 else "bad: %r" % d)' 2>&1)
 t "data: a class folder keeps its name beside a link to it that sorts first ($check)" '[ "$check" = ok ]'
+# A folder that can be listed but not searched (read without execute permission: `chmod -R 644 photos`
+# leaves every folder so) names files that cannot be opened. Its sub-folders were counted as "other
+# files ignored (not images, only counted)", their images left out without a word, and such a DIR said
+# "0 ok, 0 skipped, 2 ignored". It is a folder not read, listed as skipped with why (DIR: an error).
+chmod 755 "$dir"; mkdir -p "$dir/perm/a" "$dir/perm/b/sub"
+cp "$dir/set/circle/00000.png" "$dir/perm/a/x.png"; cp "$dir/set/circle/00000.png" "$dir/perm/b/sub/y.png"
+cp "$dir/set/circle/00000.png" "$dir/perm/b/z.png"; chmod 644 "$dir/perm/b"
+if as_user_can "$dir/perm/a/x.png"; then
+  out=$(as_user "$VITMAE" data "$dir/perm" 2>"$dir/err"); rc=$?
+  t "data: a folder without execute permission is skipped, with why ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
+    '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -qx "$dir/perm: 1 ok, 1 skipped, 0 ignored" &&
+     printf "%s\n" "$out" | grep -qx "  $dir/perm/b: cannot read folder: Permission denied"'
+  chmod 644 "$dir/perm"
+  out=$(as_user "$VITMAE" data "$dir/perm" 2>"$dir/err"); rc=$?
+  t "data: a DIR without execute permission is an error, not a folder of other files ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && [ -z "$out" ] && [ "$(cat "$dir/err")" = "vitmae: $dir/perm: Permission denied" ]'
+  chmod 755 "$dir/perm" "$dir/perm/b"
+else
+  chmod 755 "$dir/perm/b"; echo "note: the check of a folder without execute permission skipped (no ordinary user can read the test's files)"
+fi
 # Files with the same bytes (a photo copied twice: it trains twice, and train's split can hold out one
 # copy while the other trains) were not said. Now one warning line gives how many images are copies of
 # an earlier one and the first with the file it copies; two different files of one size and one CRC-32

@@ -238,6 +238,11 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     }
     int e = de ? 0 : errno;   // de is an entry when out of memory stopped the listing
     if (d) closedir(d);
+    // A folder that can be listed but not searched (read without execute permission, as `chmod -R 644`
+    // leaves every folder) names files that cannot be opened, nor told folders from files: its
+    // sub-folders were counted as other files, their images left out without a word. It is a folder
+    // not read, as one that cannot be listed.
+    if (!e && nnames && faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0 && errno == EACCES) e = EACCES;
     if (e) {
         for (int i = 0; i < nnames; i++) free(names[i]);
         free(names);
