@@ -347,6 +347,16 @@ d = json.load(sys.stdin)
 w = [f["path"].split("/lnk/")[1] for f in d["warnings"]]
 print("ok" if d["classes"] == {"cat": 1, "dog": 1} and w == ["none"] and d["ignored"] == 3 else "bad: %r" % d)' 2>&1)
 t "data: a class folder keeps its name beside a link to it that sorts first ($check)" '[ "$check" = ok ]'
+# A link that leads nowhere, here a class folder on a drive not mounted (dog -> .../usb/dog), was counted
+# among "other files ignored (not images, only counted)": the class left every command without a word.
+# It is listed as skipped with why, as a link to nothing named like an image is; a hidden one (.#x, an
+# editor's lock) stays only counted.
+mkdir -p "$dir/dl/cat"; cp "$dir/set/circle/00000.png" "$dir/dl/cat/x.png"
+ln -s "$dir/usb/dog" "$dir/dl/dog"; ln -s "$dir/usb/lock" "$dir/dl/cat/.#lock"
+out=$("$VITMAE" data "$dir/dl" 2>"$dir/err"); rc=$?
+t "data: a link to nothing that may be a folder is skipped, with its target ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -qx "$dir/dl: 1 ok, 1 skipped, 1 ignored" &&
+   printf "%s\n" "$out" | grep -qx "  $dir/dl/dog: a symbolic link to $dir/usb/dog, which does not exist"'
 # A folder that can be listed but not searched (read without execute permission: `chmod -R 644 photos`
 # leaves every folder so) names files that cannot be opened. Its sub-folders were counted as "other
 # files ignored (not images, only counted)", their images left out without a word, and such a DIR said

@@ -276,6 +276,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         if (!full || !sub) { free(full); free(sub); wk->oom = 1; break; }
         struct stat st;
         int found = stat_entry(path, names[i], full, &st) == 0, is_dir = found && S_ISDIR(st.st_mode);
+        int stat_errno = found ? 0 : errno;
         // No path can name it (open, opendir and the decoders take paths): listed as skipped, with why.
         int too_long = strlen(full) >= PATH_MAX;
         if (is_dir) {
@@ -304,6 +305,12 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             if (too_long) snprintf(why, sizeof why, "path longer than %d bytes (the system limit): not opened", PATH_MAX - 1);
             // broken links and loops fail at decode
             add_candidate(wk, full, sub, cls, why[0] ? strdup(why) : NULL, found ? (long long)st.st_size : -1);
+        } else if (!found && names[i][0] != '.' && !ignored_image_reason(names[i]) && is_link_entry(path, names[i], full)) {
+            // A link that leads nowhere (its target moved or deleted, a drive not mounted, a folder this
+            // user cannot enter) may have been a folder of images, a whole class: listed as skipped with
+            // why, as a candidate's link to nothing is, not counted among the other files.
+            char why[4200];
+            add_candidate(wk, full, sub, cls, strdup(file_path_reason(full, stat_errno, why, sizeof why)), -1);
         } else {
             wk->nignored++;
             const char *why = ignored_image_reason(names[i]);
