@@ -545,6 +545,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
             return cli_report(dataset_err_what(src, val), err, 1);
         }
         if (t->val_ds.n == 0) {
+            run_report_skipped(&t->val_ds);   // the files that explain the failure, as --data's above
             ckpt_free(init);
             snprintf(err, sizeof err, "no decodable image for --val (%d skipped, %d ignored)", t->val_ds.nskipped,
                      t->val_ds.nignored);
@@ -740,6 +741,9 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         if (!rc && !ended) {
             run_store_note(&store_note);
             run_report_skipped(&t->ds);
+            // The --val folder's too: its files were left out of the validation without a word (finetune
+            // said both folders'; docs/interface.md, section 2, "Bad files").
+            if (t->vds == &t->val_ds) run_report_skipped(&t->val_ds);
             run_remove_stale_temp_files(t->run_dir);
         }
     }
