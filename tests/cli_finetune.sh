@@ -25,6 +25,14 @@ t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,los
 # finetune said nothing of the 3 images its val_top1 was measured on.
 t "a held-out split of 3 images: the warning, as train's" \
   'grep -qxF "vitmae: warning: only 3 validation images (--val-frac 0.05 of 150): the validation loss and top-1 will be noisy; pass --val DIR or a larger --val-frac" "$dir/log"'
+# Images directly in --data have no class and are not used: the warning's count left them out of
+# "15 train / 2 val" but counted them in "--val-frac 0.05 of N" (152 of a folder of 150 used).
+mkdir -p "$dir/rootimg" && cp -r "$dir"/data/* "$dir/rootimg/"
+for c in circle square; do cp "$(ls "$dir"/data/$c/*.png | head -n 1)" "$dir/rootimg/$c-loose.png"; done
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/rootimg" --batch 16 --threads 2 --steps 1 --out "$dir/rootrun" > /dev/null 2> "$dir/rootimg.err"; rc=$?
+t "images directly in --data: the small split's count is of the 150 used ($rc: $(grep "validation images" "$dir/rootimg.err"))" \
+  '[ $rc -eq 0 ] && grep -q "^vitmae: warning: $dir/rootimg: 2 images directly in the folder have no class and are not used$" "$dir/rootimg.err" &&
+   grep -q "^vitmae: warning: only [0-9] validation images (--val-frac 0.05 of 150): " "$dir/rootimg.err"'
 t "val_top1 is a fraction" 'awk -F, "NR > 1 && \$6 != \"\" { n++; if (\$6 < 0 || \$6 > 1) bad = 1 } END { exit !(n == 3 && !bad) }" "$dir/run/metrics.csv"'
 # The first row is step 0, as train's (docs/interface.md, section 5): the model before any step, its
 # validation loss and top-1 with the first step's lr, elapsed 0, no loss nor img/s. It started at step 1,
