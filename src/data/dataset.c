@@ -211,15 +211,14 @@ static int stat_entry(const char *dir, const char *name, const char *full, struc
     return rc;
 }
 
-// 1 when dir/name is a symbolic link (lstat, as stat_entry reaches a path past PATH_MAX).
-static int is_link_entry(const char *dir, const char *name, const char *full) {
-    struct stat st;
-    if (strlen(full) < PATH_MAX) return lstat(full, &st) == 0 && S_ISLNK(st.st_mode);
+// lstat() of dir/name, as stat_entry reaches a path past PATH_MAX.
+static int lstat_entry(const char *dir, const char *name, const char *full, struct stat *st) {
+    if (strlen(full) < PATH_MAX) return lstat(full, st);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    int rc = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW);
+    if (fd < 0) return -1;
+    int rc = fstatat(fd, name, st, AT_SYMLINK_NOFOLLOW);
     close(fd);
-    return rc == 0 && S_ISLNK(st.st_mode);
+    return rc;
 }
 
 // Visits dir (path on disk, rel relative to the root, "" for the root) in sorted order.
@@ -263,12 +262,16 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     if (depth == 0 && nnames && !claimed) wk->oom = 1;
     for (int pass = 0; claimed && pass < 2 && !wk->oom; pass++)
         for (int i = 0; i < nnames && !wk->oom; i++) {
+            if (pass == 1 && claimed[i] != 2) continue;   // pass 1: the links pass 0 left (2)
             char *full = join(path, names[i]);
             struct stat st;
             if (!full) { wk->oom = 1; break; }
-            if (is_link_entry(path, names[i], full) == pass && stat_entry(path, names[i], full, &st) == 0 &&
-                S_ISDIR(st.st_mode))
-                claimed[i] = visit(wk, &st) ? -1 : 1;
+            // Pass 0 looks at the entry itself (a folder's lstat is its stat), pass 1 where a link leads.
+            int got = pass == 0 ? lstat_entry(path, names[i], full, &st) : stat_entry(path, names[i], full, &st);
+            if (got != 0) claimed[i] = 0;
+            else if (pass == 0 && S_ISLNK(st.st_mode)) claimed[i] = 2;
+            else if (S_ISDIR(st.st_mode)) claimed[i] = visit(wk, &st) ? -1 : 1;
+            else claimed[i] = 0;
             free(full);
         }
     for (int i = 0; i < nnames && !wk->oom; i++) {
@@ -305,7 +308,8 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             if (too_long) snprintf(why, sizeof why, "path longer than %d bytes (the system limit): not opened", PATH_MAX - 1);
             // broken links and loops fail at decode
             add_candidate(wk, full, sub, cls, why[0] ? strdup(why) : NULL, found ? (long long)st.st_size : -1);
-        } else if (!found && names[i][0] != '.' && !ignored_image_reason(names[i]) && is_link_entry(path, names[i], full)) {
+        } else if (!found && names[i][0] != '.' && !ignored_image_reason(names[i]) &&
+                   lstat_entry(path, names[i], full, &st) == 0 && S_ISLNK(st.st_mode)) {
             // A link that leads nowhere (its target moved or deleted, a drive not mounted, a folder this
             // user cannot enter) may have been a folder of images, a whole class: listed as skipped with
             // why, as a candidate's link to nothing is, not counted among the other files.
