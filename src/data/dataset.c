@@ -241,7 +241,14 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     // leaves every folder) names files that cannot be opened, nor told folders from files: its
     // sub-folders were counted as other files, their images left out without a word. It is a folder
     // not read, as one that cannot be listed.
-    if (!e && nnames && faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0 && errno == EACCES) e = EACCES;
+    // Told by the first entry's lstat (no link followed: only this folder's permission counts), not by
+    // access(), which a network or FUSE filesystem may answer otherwise than its lookups.
+    if (!e && nnames) {
+        struct stat st;
+        char *first = join(path, names[0]);
+        if (first && lstat_entry(path, names[0], first, &st) != 0 && errno == EACCES) e = EACCES;
+        free(first);
+    }
     if (e) {
         for (int i = 0; i < nnames; i++) free(names[i]);
         free(names);
