@@ -240,9 +240,9 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     // A folder that can be listed but not searched (read without execute permission, as `chmod -R 644`
     // leaves every folder) names files that cannot be opened, nor told folders from files: its
     // sub-folders were counted as other files, their images left out without a word. It is a folder
-    // not read, as one that cannot be listed.
-    // Told by the first entry's lstat (no link followed: only this folder's permission counts), not by
-    // access(), which a network or FUSE filesystem may answer otherwise than its lookups.
+    // not read, as one that cannot be listed. Told by its first entry's lstat (no link followed: only
+    // this folder's permission counts), not by access(), which a network or FUSE filesystem may answer
+    // otherwise than its lookups.
     if (!e && nnames) {
         struct stat st;
         char *first = join(path, names[0]);
