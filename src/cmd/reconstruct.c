@@ -408,9 +408,12 @@ int cmd_reconstruct(int argc, char **argv) {
                 memcpy(rm, file_removed, (size_t)L);
                 recon_keep_from_removed(rm, L, ids_keep + (size_t)K * nb);
             } else if (infer_random_mask((uint64_t)seed, inputs.v[i0 + k].key, L, K, ids_keep + (size_t)K * nb, rm)) {
+                // Out of memory for its mask: the run stops at this image, as for its pixels above
+                // (docs/interface.md, reconstruct): the images before it are written, none after.
                 cli_unread_keep(&unread, CLI_AT_ITEM(i0 + k), 0, inputs.v[i0 + k].path, "out of memory");   // always said
                 failed++;
-                continue;
+                load_full = OUTPUT_STOP_MEMORY;   // the mask's memory, as the pixels' above
+                break;
             }
             slot[nb++] = i0 + k;
         }
