@@ -512,7 +512,33 @@ sized_fail attention asz "36 72 576" attention --ckpt m12.safetensors --mask-rat
 sized_fail embed esz.npy "768" embed --ckpt m12.safetensors --threads 1 --out esz.npy data
 # classify: images (3456), probabilities (48), ok (24), order (8), messages (3072).
 sized_fail classify none "3456 48 24 8 3072" classify --ckpt ft12 --threads 1 data
+# probe (--test a copy of --train: no warning line): an image's view, 8x8 up to 12x12, its filter tables
+# (12 outputs x 3 taps: 288 bytes of weights, 96 of first/count, each axis); the features (768). A
+# table that failed made a black view that the probe took, exit 0 with another result, until the
+# seventy-eighth session (image_eval_view; docs/data.md).
+rm -rf data2 && cp -r data data2
+sized_fail probe none "288 96 768" probe --ckpt m12.safetensors --train data --test data2 --threads 1
+rm -rf data2
 t "the buffers sized by the input, each failing in turn ($sized_runs runs): exit 0 or 1, one line" '[ $sized_runs -gt 60 ]'
+# train's random resized crops of synth's shapes (data's are flat: any resize of them is the same),
+# 8x8 at --img 8: each crop's filter tables (8 outputs x 3 taps, 192 bytes; the 5th to 8th of that
+# size, after the memory check's) failing in turn: exit 0 with the weights of a run without the
+# failure (same_weights), or exit 1 with one line naming the image. A failed table made a
+# nearest-neighbour crop, trained on, exit 0 (until the seventy-eighth session: crop_resize).
+"$VITMAE_TOOLS/synth" sy --count 6 --size 8 --classes 2 --grey > /dev/null 2>&1 || { echo "FAILED: synth sy"; fail=1; }
+tr8="train --data sy --img 8 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 --batch 2
+  --steps 1 --threads 1 --val-frac 0 --cache-mb 0 --store none"
+rm -rf rrc0 && "$VITMAE" $tr8 --out rrc0 > /dev/null 2>&1 || { echo "FAILED: train $tr8"; fail=1; }
+rrc_bad=0
+for i in 5 6 7 8; do
+  rm -rf rrc
+  FAULT_OWN=1 FAULT_MIN=192 FAULT_MAX=192 FAULT_FUNC=calloc FAULT_N=$i LD_PRELOAD=$shim "$VITMAE" $tr8 --out rrc > /dev/null 2> got.err; rc=$?
+  if [ $rc -eq 0 ] && same_weights rrc0/checkpoint.safetensors rrc/checkpoint.safetensors; then :
+  elif [ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -q '^vitmae: sy/[a-z]*/[0-9]*\.png: out of memory' got.err; then :
+  else echo "    train, calloc $i of 192 bytes failing: exit $rc, $(head -n 2 got.err | tr '\n' '|')"; rrc_bad=1; fi
+done
+t "train, a random resized crop's filter tables failing: the same weights, or exit 1 naming the image" '[ $rrc_bad -eq 0 ]'
+rm -rf rrc rrc0 sy
 
 # A random mask that memory runs out for (its scratch, 72 bytes, the first of that size: one image)
 # stops reconstruct at that image, as its pixels' memory does (docs/interface.md, reconstruct): the

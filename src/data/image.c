@@ -1382,19 +1382,20 @@ static int resize_axis(const float *src, float *dst, int outer, int in, int out,
     return 0;
 }
 
+// The bilinear resize, or -1 (dst untouched) out of memory for its filter tables or its pass between.
+static int resize_bilinear_or_fail(const float *src, int sw, int sh, int c, float *dst, int dw, int dh) {
+    if (sw == dw && sh == dh) { memcpy(dst, src, sizeof(float) * (size_t)sw * sh * c); return 0; }
+    if (sh == dh) return resize_axis(src, dst, sh, sw, dw, c);
+    if (sw == dw) return resize_axis(src, dst, 1, sh, dh, sw * c);
+    // Horizontal first, then vertical (PIL's order).
+    float *tmp = malloc(sizeof(float) * (size_t)sh * dw * c);
+    int rc = !tmp || resize_axis(src, tmp, sh, sw, dw, c) || resize_axis(tmp, dst, 1, sh, dh, dw * c) ? -1 : 0;
+    free(tmp);
+    return rc;
+}
+
 void image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh) {
-    if (sw == dw && sh == dh) { memcpy(dst, src, sizeof(float) * (size_t)sw * sh * c); return; }
-    if (sh == dh) { if (resize_axis(src, dst, sh, sw, dw, c) == 0) return; }
-    else if (sw == dw) { if (resize_axis(src, dst, 1, sh, dh, sw * c) == 0) return; }
-    else {
-        // Horizontal first, then vertical (PIL's order).
-        float *tmp = malloc(sizeof(float) * (size_t)sh * dw * c);
-        if (tmp && resize_axis(src, tmp, sh, sw, dw, c) == 0 && resize_axis(tmp, dst, 1, sh, dh, dw * c) == 0) {
-            free(tmp);
-            return;
-        }
-        free(tmp);
-    }
+    if (resize_bilinear_or_fail(src, sw, sh, c, dst, dw, dh) == 0) return;
     // Out of memory for the filter tables: nearest neighbour keeps the output defined.
     for (int y = 0; y < dh; y++)
         for (int x = 0; x < dw; x++)
@@ -1420,25 +1421,27 @@ void image_crop(const Image *src, int x, int y, int w, int h, float *dst) {
 }
 
 // Crops (x, y, w, h) of src, resizes it to size x size and converts to `channels` into out.
-static void crop_resize(const Image *src, int x, int y, int w, int h, int size, int channels, float *out) {
+// -1 out of memory (the crop's box is as large as the crop: up to the whole image), out untouched.
+static int crop_resize(const Image *src, int x, int y, int w, int h, int size, int channels, float *out) {
     size_t n = (size_t)size * size;
     int c = src->c;
     float *box = NULL, *resized = out;
     const float *from = src->px;
     if (x != 0 || y != 0 || w != src->w || h != src->h) {
         box = malloc(sizeof(float) * (size_t)w * h * c);
-        if (!box) { memset(out, 0, sizeof(float) * n * channels); return; }
+        if (!box) return -1;
         image_crop(src, x, y, w, h, box);
         from = box;
     }
     if (channels != c) resized = malloc(sizeof(float) * n * c);
-    if (!resized) { free(box); memset(out, 0, sizeof(float) * n * channels); return; }
-    image_resize_bilinear(from, w, h, c, resized, size, size);
+    if (!resized) { free(box); return -1; }
+    int rc = resize_bilinear_or_fail(from, w, h, c, resized, size, size);
     if (resized != out) {
-        image_convert_channels(resized, c, out, channels, n);
+        if (!rc) image_convert_channels(resized, c, out, channels, n);
         free(resized);
     }
     free(box);
+    return rc;
 }
 
 void image_eval_box(int w, int h, int size, double box[4]) {
@@ -1452,10 +1455,10 @@ void image_eval_box(int w, int h, int size, double box[4]) {
     box[0] = left * sx; box[1] = top * sy; box[2] = size * sx; box[3] = size * sy;
 }
 
-void image_eval_view(const Image *src, int size, int channels, float *out) {
+int image_eval_view(const Image *src, int size, int channels, float *out) {
     int w = src->w, h = src->h, c = src->c;
     size_t n = (size_t)size * size;
-    if (w == size && h == size) { image_convert_channels(src->px, c, out, channels, n); return; }
+    if (w == size && h == size) { image_convert_channels(src->px, c, out, channels, n); return 0; }
     // torchvision Resize(size): shorter side -> size, longer side -> int(size * long / short).
     long nw = w <= h ? size : (long)size * w / h;
     long nh = w <= h ? (long)size * h / w : size;
@@ -1499,9 +1502,9 @@ void image_eval_view(const Image *src, int size, int channels, float *out) {
         image_convert_channels(crop, c, out, channels, n);
         free(crop);
     }
-    return;
-oom:
-    memset(out, 0, sizeof(float) * n * channels);
+    return 0;
+oom:   // said by the caller, not a black view (docs/data.md): out untouched
+    return -1;
 }
 
 void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch) {
@@ -1536,10 +1539,10 @@ void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch
     *ch = bh;
 }
 
-void image_random_resized_crop(const Image *src, int size, int channels, Rng *rng, float *out) {
+int image_random_resized_crop(const Image *src, int size, int channels, Rng *rng, float *out) {
     int x, y, w, h;
     image_rrc_params(src->w, src->h, rng, &x, &y, &w, &h);
-    crop_resize(src, x, y, w, h, size, channels, out);
+    return crop_resize(src, x, y, w, h, size, channels, out);
 }
 
 int image_orient(Image *im, int orientation) {
@@ -1610,7 +1613,7 @@ int image_load_view(const char *path, long max_pixels, int size, int channels, f
 int image_view(const Image *im, int size, int channels, float *out, char *err, size_t errlen) {
     float *tmp = malloc(sizeof(float) * (size_t)size * size * im->c);
     if (!tmp) { snprintf(err, errlen, "out of memory"); return -1; }
-    image_eval_view(im, size, im->c, tmp);
+    if (image_eval_view(im, size, im->c, tmp)) { free(tmp); snprintf(err, errlen, "out of memory"); return -1; }
     image_quantize8(tmp, (size_t)size * size * im->c);
     image_convert_channels(tmp, im->c, out, channels, (size_t)size * size);
     free(tmp);

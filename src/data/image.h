@@ -82,8 +82,9 @@ int  image_view(const Image *im, int size, int channels, float *out, char *err, 
 // Evaluation view: shorter side resized to `size` (torchvision Resize(size): the longer side becomes
 // int(size * long / short)), then centre crop size x size with top = round((h - size) / 2) (round half
 // to even, as Python). An image already size x size is copied pixel for pixel. Channels converted
-// last (see image_convert_channels). out [size][size][channels].
-void image_eval_view(const Image *src, int size, int channels, float *out);
+// last (see image_convert_channels). out [size][size][channels]. 0, or -1 out of memory for its
+// filter tables or its band of source rows (out untouched: the caller says so, not a black view).
+int  image_eval_view(const Image *src, int size, int channels, float *out);
 // The region of a w x h source that image_eval_view shows, in source pixels (fractional):
 // box = {x, y, width, height}; the whole image when w == h == size.
 void image_eval_box(int w, int h, int size, double box[4]);
@@ -93,8 +94,9 @@ void image_eval_box(int w, int h, int size, double box[4]);
 // the centre crop with the aspect ratio clamped to [3/4, 4/3]. Returns the box (x, y, w, h).
 void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch);
 // Random resized crop (image_rrc_params, then the box resized to size x size) + channel conversion.
-// No flip: call image_flip_h for that. out [size][size][channels].
-void image_random_resized_crop(const Image *src, int size, int channels, Rng *rng, float *out);
+// No flip: call image_flip_h for that. out [size][size][channels]. 0, or -1 out of memory (the
+// crop's box, as large as the crop; the filter tables), out untouched, as image_eval_view.
+int  image_random_resized_crop(const Image *src, int size, int channels, Rng *rng, float *out);
 void image_flip_h(float *px, int w, int h, int c);
 // Separable resize with PIL's / torchvision-antialias bilinear: a triangle filter whose support grows
 // by the shrink factor when shrinking (so it averages), plain bilinear (align_corners=False, edges
