@@ -556,6 +556,7 @@ t "the written montage is announced" 'grep -q "attn_input.attn.png" "$tmp/out" &
 "$VITMAE_TOOLS/synth" "$tmp/bigp" --count 1 --size 1700 >/dev/null
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/big" --scale 40 --head 0 "$tmp/bigp" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "too large to draw: exit 1 with a reason" '[ $rc -eq 1 ] && grep -q "too large to draw" "$tmp/err" && ! grep -q " -> " "$tmp/out"'
+t "too large to draw: the documented line (docs/interface.md, Drawing)" 'grep -qx "vitmae: $tmp/bigp/[^ ]*: a 1700x1700 photo at --scale 40 is too large to draw (65536 pixels per side at most)" "$tmp/err"'
 
 # A checkpoint with a decoder works the same (the decoder is not used).
 "$VITMAE" attention --ckpt "$fx/torch_small.safetensors" --out "$tmp/ts" "$img" >/dev/null 2>&1; rc=$?
