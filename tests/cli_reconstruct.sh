@@ -273,6 +273,11 @@ size=$(png_size "$tmp/rd/flat.recon.png")
 t "--display 100 panel ($size)" 'set -- $size; [ $rc -eq 0 ] && [ $1 -ge 545 ] && [ $1 -le 575 ] && [ $2 -gt 100 ] && [ $2 -le 180 ]'
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rs" --display 100 --scale 2 "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "--display with --scale is a usage error" '[ $rc -eq 2 ] && [ $(wc -l <"$tmp/err") -eq 1 ] && grep -q "not both" "$tmp/err" && [ ! -e "$tmp/rs" ]'
+# --scale K whose panels a row cannot hold (img_size x K > 10922: five panels and the bar within 65,536
+# pixels) is a usage error before the work, with the largest K that fits; it failed every image, exit 1.
+"$mk" ckpt "$tmp/big256.st" --img 256 --patch 64 --channels 3 --mean 0.5 --std 0.25 --const 0.8 || fail=1
+"$VITMAE" reconstruct --ckpt "$tmp/big256.st" --out "$tmp/rbig" --scale 64 "$tmp/flat/flat.png" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "--scale past a row's width: exit 2, one line ($(cat "$tmp/err"))" '[ $rc -eq 2 ] && [ ! -s "$tmp/out" ] && [ ! -e "$tmp/rbig" ] && [ "$(cat "$tmp/err")" = "vitmae: reconstruct --scale: 64 draws panels of 16384 pixels (img_size 256 x 64), more than the 10922 a row of five panels allows: at most --scale 42 for this checkpoint" ]'
 # A checkpoint whose config holds a mask ratio that leaves no visible patch (train writes none: an edited
 # file): without --mask-ratio the file is at fault, named, exit 1; the line blamed --mask-ratio, not
 # given, as a usage error. The ratio as typed: "%g" wrote 0.99999994 as 1.

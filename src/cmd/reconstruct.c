@@ -281,6 +281,13 @@ int cmd_reconstruct(int argc, char **argv) {
     }
     const MaeConfig *cfg = &ck.cfg;
     int S = cfg->img_size, C = cfg->in_chans, L = mae_num_patches(cfg);
+    // Panels larger than a row can hold fail every image after the work: refuse --scale first (exit 2).
+    if (scale && (long)S * scale > PANEL_SIDE_MAX) {
+        cli_error("reconstruct --scale", "%d draws panels of %ld pixels (img_size %d x %d), more than the %d a row of "
+                  "five panels allows: at most --scale %d for this checkpoint",
+                  scale, (long)S * scale, S, scale, (int)PANEL_SIDE_MAX, (int)PANEL_SIDE_MAX / S);
+        ckpt_free(&ck); free(pos); return 2;
+    }
     if (!cli_flag(flags, nflags, "--mask-ratio")->seen) mask_ratio = cfg->mask_ratio;
     if (!mask_path && mask_ratio == 0 && cli_flag(flags, nflags, "--seed")->seen) {   // it would be ignored, as in attention
         cli_error("reconstruct --seed", "draws the masks of --mask-ratio R; without a ratio above 0 nothing is masked%s",

@@ -25,6 +25,9 @@ enum {
     PANEL_GAP = 4,          // between panels, and between the error panel and its colour bar
     PANEL_BAR_W = 8,        // colour bar width
     PANEL_FULL_CAPTIONS = 120,   // narrower panels get the short captions
+    // The largest side panel_recon_row draws: its five panels and the error bar (six sides) within
+    // VIZ_MAX_SIDE; a command refuses a larger --scale before the work (docs/interface.md, reconstruct).
+    PANEL_SIDE_MAX = VIZ_MAX_SIDE / 6,
 };
 extern const uint8_t PANEL_BG[3];   // {40, 40, 40}
 
