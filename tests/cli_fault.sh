@@ -539,6 +539,26 @@ for i in 5 6 7 8; do
 done
 t "train, a random resized crop's filter tables failing: the same weights, or exit 1 naming the image" '[ $rrc_bad -eq 0 ]'
 rm -rf rrc rrc0 sy
+# Photos larger than the working size (40x40 at --img 8: working images 16x16, docs/data.md) are
+# resized as they are decoded; the pass between the two axes (40 rows x 16 columns, 2560 bytes) failing
+# in turn, 8 times: exit 0 with the weights of a run without the failure, or exit 1 with one line
+# naming the image. Until the seventy-ninth session a failed resize made a nearest-neighbour working
+# image, trained on (and counted in the pixel statistics), exit 0 (image_resize_bilinear).
+"$VITMAE_TOOLS/synth" sy40 --count 6 --size 40 --classes 2 --grey > /dev/null 2>&1 || { echo "FAILED: synth sy40"; fail=1; }
+trw=$(echo $tr8 | sed 's/--data sy /--data sy40 /')
+rm -rf wrk0 && "$VITMAE" $trw --out wrk0 > /dev/null 2>&1 || { echo "FAILED: train $trw"; fail=1; }
+wrk_bad=0 wrk_failed=0
+for i in 1 2 3 4 5 6 7 8; do
+  rm -rf wrk
+  FAULT_OWN=1 FAULT_MIN=2560 FAULT_MAX=2560 FAULT_FUNC=malloc FAULT_N=$i LD_PRELOAD=$shim "$VITMAE" $trw --out wrk > /dev/null 2> got.err; rc=$?
+  if [ $rc -eq 0 ] && same_weights wrk0/checkpoint.safetensors wrk/checkpoint.safetensors; then :
+  elif [ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -q '^vitmae: sy40/[a-z]*/[0-9]*\.png: out of memory' got.err; then
+    wrk_failed=$((wrk_failed + 1))
+  else echo "    train, malloc $i of 2560 bytes failing: exit $rc, $(head -n 2 got.err | tr '\n' ' ')"; wrk_bad=1; fi
+done
+t "train, a working image's resize failing: the same weights, or exit 1 naming the image ($wrk_failed of 8 stopped)" \
+  '[ $wrk_bad -eq 0 ] && [ $wrk_failed -gt 0 ]'
+rm -rf wrk wrk0 sy40
 
 # A random mask that memory runs out for (its scratch, 72 bytes, the first of that size: one image)
 # stops reconstruct at that image, as its pixels' memory does (docs/interface.md, reconstruct): the
@@ -564,6 +584,30 @@ for what in "72 mask" "576 pixels"; do
      [ "$(ls rm1)" = "0.1.recon.png" ] && grep -q "over 1 image$" got.out'
 done
 rm -rf rm1
+# The pictures' bilinear resizes (docs/data.md): reconstruct's panels at --display 40 (a 12x12 view
+# enlarged: the picture 40x40 floats, 6400 bytes; the pass between its axes 12 x 40, 1920 bytes) and
+# attention's photo shrunk to --display 16 (40x40 to 16x16: the pass between 40 x 16, 2560 bytes), each
+# first allocation failing: the image's line, the stop, exit 1, nothing written. Until the seventy-ninth
+# session a failed resize drew nearest-neighbour pictures in their place, exit 0 (canvas_blit_resized,
+# overlay_display_photo).
+for sz in 6400 1920; do
+  rm -rf rp1
+  FAULT_OWN=1 FAULT_MIN=$sz FAULT_MAX=$sz FAULT_FUNC=malloc FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" reconstruct --ckpt m12.safetensors \
+    --threads 1 --display 40 --out rp1 data > got.out 2> got.err; rc=$?
+  t "reconstruct --display 40, a panel's resize ($sz bytes) failing: exit 1, the panel's line, the stop (exit $rc: $(tr '\n' '|' < got.err))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 2 ] && grep -q "^vitmae: data/a/0.1.png: out of memory for a [0-9]* x [0-9]* panel$" got.err &&
+     grep -qx "vitmae: reconstruct: stopped: this process is out of memory or open files (0 of 6 images written)" got.err && [ ! -e rp1 ]'
+done
+"$VITMAE_TOOLS/synth" big40 --count 1 --size 40 --grey > /dev/null 2>&1 || { echo "FAILED: synth big40"; fail=1; }
+big40=$(ls big40/*/*.png | head -n 1)
+rm -rf ap1
+FAULT_OWN=1 FAULT_MIN=2560 FAULT_MAX=2560 FAULT_FUNC=malloc FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" attention --ckpt m12.safetensors \
+  --threads 1 --display 16 --out ap1 "$big40" > got.out 2> got.err; rc=$?
+t "attention --display 16, the photo's shrinking resize failing: exit 1, its line, the stop (exit $rc: $(tr '\n' '|' < got.err))" \
+  '[ $rc -eq 1 ] && [ "$(sed -n 1p got.err)" = "vitmae: $big40: out of memory for a 16x16 picture" ] &&
+   grep -qx "vitmae: attention: stopped: this process is out of memory or open files (0 of 1 images written)" got.err &&
+   [ "$(wc -l < got.err)" -eq 2 ] && [ ! -e ap1 ]'
+rm -rf rp1 ap1 big40
 FAULT_OWN=1 FAULT_MIN=72 FAULT_MAX=72 FAULT_FUNC=malloc FAULT_N=1 LD_PRELOAD=$shim "$VITMAE" eval --ckpt m12.safetensors \
   --threads 1 --data data > got.out 2> got.err; rc=$?
 t "eval, a mask's allocation failing: exit 1, one line (exit $rc: $(tr '\n' '|' < got.err))" \

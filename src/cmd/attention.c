@@ -301,8 +301,11 @@ static int display_make(Display *d, const Image *im, int S, int display, int sca
     }
     d->c = im->c;
     d->px = malloc(sizeof(float) * (size_t)d->dw * d->dh * d->c);
-    if (!d->px) { snprintf(err, errlen, "out of memory for a %dx%d picture", d->dw, d->dh); return -1; }
-    overlay_display_photo(im->px, im->w, im->h, im->c, d->dw, d->dh, d->k, d->px);
+    if (!d->px || overlay_display_photo(im->px, im->w, im->h, im->c, d->dw, d->dh, d->k, d->px)) {
+        free(d->px); d->px = NULL;
+        snprintf(err, errlen, "out of memory for a %dx%d picture", d->dw, d->dh);
+        return -1;
+    }
     double b[4];
     image_eval_box(im->w, im->h, S, b);
     d->cropped = b[0] > 0 || b[1] > 0 || b[2] < im->w || b[3] < im->h;

@@ -672,7 +672,9 @@ static int work_decode(const Dataset *ds, int i, WorkImage *out, char *why, size
         long nw = w <= h ? T : (long)T * w / h, nh = w <= h ? (long)T * h / w : T;
         resized = malloc(sizeof(float) * (size_t)nw * nh * c);
         if (!resized) { image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
-        image_resize_bilinear(im.px, w, h, c, resized, (int)nw, (int)nh);
+        if (image_resize_bilinear(im.px, w, h, c, resized, (int)nw, (int)nh)) {   // not a nearest-neighbour image
+            free(resized); image_free(&im); snprintf(why, whylen, "out of memory"); return -1;
+        }
         src = resized;
         w = (int)nw;
         h = (int)nh;

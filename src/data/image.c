@@ -1382,8 +1382,7 @@ static int resize_axis(const float *src, float *dst, int outer, int in, int out,
     return 0;
 }
 
-// The bilinear resize, or -1 (dst untouched) out of memory for its filter tables or its pass between.
-static int resize_bilinear_or_fail(const float *src, int sw, int sh, int c, float *dst, int dw, int dh) {
+int image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh) {
     if (sw == dw && sh == dh) { memcpy(dst, src, sizeof(float) * (size_t)sw * sh * c); return 0; }
     if (sh == dh) return resize_axis(src, dst, sh, sw, dw, c);
     if (sw == dw) return resize_axis(src, dst, 1, sh, dh, sw * c);
@@ -1392,15 +1391,6 @@ static int resize_bilinear_or_fail(const float *src, int sw, int sh, int c, floa
     int rc = !tmp || resize_axis(src, tmp, sh, sw, dw, c) || resize_axis(tmp, dst, 1, sh, dh, dw * c) ? -1 : 0;
     free(tmp);
     return rc;
-}
-
-void image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh) {
-    if (resize_bilinear_or_fail(src, sw, sh, c, dst, dw, dh) == 0) return;
-    // Out of memory for the filter tables: nearest neighbour keeps the output defined.
-    for (int y = 0; y < dh; y++)
-        for (int x = 0; x < dw; x++)
-            memcpy(dst + ((size_t)y * dw + x) * c, src + ((size_t)(y * (long)sh / dh) * sw + x * (long)sw / dw) * c,
-                   sizeof(float) * c);
 }
 
 void image_convert_channels(const float *src, int cin, float *dst, int cout, size_t n) {
@@ -1435,7 +1425,7 @@ static int crop_resize(const Image *src, int x, int y, int w, int h, int size, i
     }
     if (channels != c) resized = malloc(sizeof(float) * n * c);
     if (!resized) { free(box); return -1; }
-    int rc = resize_bilinear_or_fail(from, w, h, c, resized, size, size);
+    int rc = image_resize_bilinear(from, w, h, c, resized, size, size);
     if (resized != out) {
         if (!rc) image_convert_channels(resized, c, out, channels, n);
         free(resized);

@@ -100,8 +100,10 @@ int  image_random_resized_crop(const Image *src, int size, int channels, Rng *rn
 void image_flip_h(float *px, int w, int h, int c);
 // Separable resize with PIL's / torchvision-antialias bilinear: a triangle filter whose support grows
 // by the shrink factor when shrinking (so it averages), plain bilinear (align_corners=False, edges
-// clamped) when enlarging. src [sh][sw][c] -> dst [dh][dw][c].
-void image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh);
+// clamped) when enlarging. src [sh][sw][c] -> dst [dh][dw][c]. 0, or -1 out of memory (its filter
+// tables, the pass between the two axes), dst untouched: never a nearest-neighbour stand-in
+// (docs/data.md, "out of memory").
+int  image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh);
 // n pixels from cin to cout channels: grey -> RGB replicates; RGB -> grey is
 // L = 0.299 R + 0.587 G + 0.114 B; same count copies. src and dst must not overlap unless cin == cout.
 void image_convert_channels(const float *src, int cin, float *dst, int cout, size_t n);

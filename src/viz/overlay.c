@@ -24,12 +24,13 @@ void overlay_display_size(int w, int h, int display, int scale, int *dw, int *dh
     if (*dh < 1) *dh = 1;
 }
 
-void overlay_display_photo(const float *photo, int w, int h, int c, int dw, int dh, int k, float *out) {
-    if (k == 0) { image_resize_bilinear(photo, w, h, c, out, dw, dh); return; }
+int overlay_display_photo(const float *photo, int w, int h, int c, int dw, int dh, int k, float *out) {
+    if (k == 0) return image_resize_bilinear(photo, w, h, c, out, dw, dh);
     for (int y = 0; y < dh; y++)
         for (int x = 0; x < dw; x++)
             memcpy(out + ((size_t)y * dw + x) * c, photo + ((size_t)(y / k) * w + (size_t)(x / k)) * c,
                    sizeof(float) * (size_t)c);
+    return 0;
 }
 
 // Cell coordinate of a display pixel centre along one axis of the box: bilinear gives the

@@ -16,8 +16,9 @@
 
 // Display size of a w x h photo; *k = the whole enlargement factor, 0 when the photo is shrunk.
 void overlay_display_size(int w, int h, int display, int scale, int *dw, int *dh, int *k);
-// The photo [h][w][c] at display size (overlay_display_size): out [dh][dw][c].
-void overlay_display_photo(const float *photo, int w, int h, int c, int dw, int dh, int k, float *out);
+// The photo [h][w][c] at display size (overlay_display_size): out [dh][dw][c]. 0, or -1 out of memory
+// for the shrinking resize (image_resize_bilinear).
+int  overlay_display_photo(const float *photo, int w, int h, int c, int dw, int dh, int k, float *out);
 // out [dh][dw] = map [gh][gw] laid over box (x, y, width, height, in display pixels): a pixel whose
 // centre lies in the box gets the map at its position, bilinear (align_corners=False over the box:
 // u = (px + 0.5 - x) / width * gw - 0.5, clamped to the cells) or nearest (cell floor((px + 0.5 - x)

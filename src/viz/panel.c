@@ -138,14 +138,15 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
     }
     canvas_fill(dst, PANEL_BG);
     int step = S + PANEL_GAP, bl = opt->bilinear;
-
-    canvas_blit_resized(dst, 0, head, orig, W, W, C, S, S, bl);
+    // Each picture's resize may run out of memory (bilinear's buffers): the row fails, never a
+    // nearest-neighbour panel in its place (docs/data.md).
+    int bad = canvas_blit_resized(dst, 0, head, orig, W, W, C, S, S, bl);
 
     memcpy(work, orig, sizeof(float) * n);
     viz_grey_patches(work, W, W, C, P, removed);
-    canvas_blit_resized(dst, step, head, work, W, W, C, S, S, bl);
+    bad = bad || canvas_blit_resized(dst, step, head, work, W, W, C, S, S, bl);
 
-    canvas_blit_resized(dst, 2 * step, head, recon, W, W, C, S, S, bl);   // clipped to [0, 1]
+    bad = bad || canvas_blit_resized(dst, 2 * step, head, recon, W, W, C, S, S, bl);   // clipped to [0, 1]
 
     // Visible patches pasted from the original over the prediction.
     memcpy(work, recon, sizeof(float) * n);
@@ -156,7 +157,7 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
             memcpy(work + ((size_t)(y0 + py) * W + x0) * C, orig + ((size_t)(y0 + py) * W + x0) * C,
                    sizeof(float) * (size_t)P * C);
     }
-    canvas_blit_resized(dst, 3 * step, head, work, W, W, C, S, S, bl);
+    bad = bad || canvas_blit_resized(dst, 3 * step, head, work, W, W, C, S, S, bl);
 
     // Error map: per-patch MSE over [0, vmax], one colour per scored patch; the others (the visible
     // patches, whose error the loss does not measure) flat grey, as the masked panel's removed ones.
@@ -165,7 +166,7 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
         float v = patch_err[l] / vmax;
         grid[l] = v != v ? 0.0f : v < 0 ? 0.0f : v > 1 ? 1.0f : v;
     }
-    float *up = realloc(work, sizeof(float) * (size_t)S * S * 2);
+    float *up = bad ? NULL : realloc(work, sizeof(float) * (size_t)S * S * 2);
     if (!up) {
         snprintf(err, errlen, "out of memory for a %d x %d panel", w, h);
         free(work); free(grid); canvas_free(dst);

@@ -115,17 +115,15 @@ void canvas_blit_float(Canvas *dst, int x, int y, const float *img, int W, int H
         }
 }
 
-void canvas_blit_resized(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int dw, int dh,
-                         int bilinear) {
-    if (dw < 1 || dh < 1 || W < 1 || H < 1) return;
+int canvas_blit_resized(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int dw, int dh,
+                        int bilinear) {
+    if (dw < 1 || dh < 1 || W < 1 || H < 1) return 0;
     if (bilinear && (dw != W || dh != H)) {
         float *tmp = malloc(sizeof(float) * (size_t)dw * dh * c);
-        if (tmp) {
-            image_resize_bilinear(img, W, H, c, tmp, dw, dh);
-            canvas_blit_float(dst, x, y, tmp, dw, dh, c, 1);
-            free(tmp);
-            return;
-        }   // out of memory: nearest needs no buffer
+        int rc = !tmp || image_resize_bilinear(img, W, H, c, tmp, dw, dh) ? -1 : 0;
+        if (!rc) canvas_blit_float(dst, x, y, tmp, dw, dh, c, 1);
+        free(tmp);
+        return rc;   // out of memory: nothing drawn, not a nearest-neighbour picture in its place
     }
     for (int oy = 0; oy < dh; oy++) {
         int64_t cy = (int64_t)y + oy;
@@ -139,6 +137,7 @@ void canvas_blit_resized(Canvas *dst, int x, int y, const float *img, int W, int
             for (int k = 0; k < 3; k++) q[k] = to_u8(p[c == 3 ? k : 0]);
         }
     }
+    return 0;
 }
 
 void canvas_blit(Canvas *dst, int x, int y, const Canvas *src) {

@@ -37,7 +37,8 @@ void canvas_line(Canvas *c, int x0, int y0, int x1, int y1, int thick, const uin
 void canvas_blit_float(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int scale);
 // Draws float image img [H][W][c] resized to dw x dh with its top-left at (x, y): bilinear as
 // image_resize_bilinear (antialiased when shrinking), or nearest (source = floor(dst * W / dw)).
-void canvas_blit_resized(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int dw, int dh,
+// 0, or -1 out of memory for the bilinear resize (nothing drawn: the caller fails, docs/data.md).
+int  canvas_blit_resized(Canvas *dst, int x, int y, const float *img, int W, int H, int c, int dw, int dh,
                          int bilinear);
 // Copies src with its top-left at (x, y).
 void canvas_blit(Canvas *dst, int x, int y, const Canvas *src);
