@@ -160,36 +160,28 @@ void cli_class_folder_note(const char *root, const char *name, char *buf, size_t
         snprintf(buf, n, " (%s holds no usable image)", path);
 }
 
-int cli_unused_class_folder(const char *root, const char *name, char *const *names, int n) {
+int cli_unused_class_folder(const char *root, const char *name, const Dataset *ds) {
     if (name[0] == '.') return 0;
-    for (int c = 0; c < n; c++)
-        if (!strcmp(names[c], name)) return 0;
+    for (int c = 0; c < ds->nclasses; c++)
+        if (!strcmp(ds->class_names[c], name)) return 0;
+    // A folder the scan met again (a link to root, to a class's folder or into one) holds a class's
+    // images, counted under the class (docs/interface.md, section 2, "Finding files"): the scan's own
+    // mark, not a second look at the folders that could disagree with it.
+    for (int k = 0; k < ds->nmet_again; k++)
+        if (!strcmp(ds->met_again[k], name)) return 0;
     char path[4096];
-    struct stat st, lst;
+    struct stat st;
     int len = snprintf(path, sizeof path, "%s/%s", root, name);
-    if (len <= 0 || (size_t)len >= sizeof path || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
-    // A link to root itself or to a class's folder (`kitty -> cat`) holds that class's images: the scan
-    // entered the folder once, under the class, and counted the link among the folders met again
-    // (docs/interface.md, section 2, "Finding files"); it is no folder without a usable image.
-    if (lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode)) return 1;
-    for (int c = -1; c < n; c++) {
-        char cpath[4096];
-        struct stat cst;
-        int clen = c < 0 ? snprintf(cpath, sizeof cpath, "%s", root) : snprintf(cpath, sizeof cpath, "%s/%s", root, names[c]);
-        if (clen > 0 && (size_t)clen < sizeof cpath && stat(cpath, &cst) == 0 && cst.st_dev == st.st_dev &&
-            cst.st_ino == st.st_ino)
-            return 0;
-    }
-    return 1;
+    return len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void cli_unused_class_folder_note(const char *root, char *const *names, int n, char *buf, size_t len) {
+void cli_unused_class_folder_note(const char *root, const Dataset *ds, char *buf, size_t len) {
     buf[0] = 0;
     DIR *d = opendir(root);
     if (!d) return;   // a note only: the refusal stands without it
     char first[256] = "";
     for (struct dirent *e; (e = readdir(d));)
-        if ((!first[0] || strcmp(e->d_name, first) < 0) && cli_unused_class_folder(root, e->d_name, names, n))
+        if ((!first[0] || strcmp(e->d_name, first) < 0) && cli_unused_class_folder(root, e->d_name, ds))
             snprintf(first, sizeof first, "%s", e->d_name);
     closedir(d);
     if (first[0]) cli_class_folder_note(root, first, buf, len);

@@ -115,17 +115,18 @@ void cli_hold_hidden_classes(CliHeld *h, const char *dir, char *const *names, in
 // `vitmae data` reads classes): " (ROOT/NAME holds no usable image)" in buf, else "" (a user who
 // sees the folder there is told why it is not a class).
 void cli_class_folder_note(const char *root, const char *name, char *buf, size_t n);
-// 1 when name is a sub-folder of root (a link to one too) that is none of the n class names and not
-// hidden (.git, .ipynb_checkpoints), nor a link to root or to a class's folder (whose images the scan
-// counted once, under the class): a folder that holds no usable image, so no class. The one rule of
-// cli_unused_class_folder_note and of `vitmae data`'s warning of such folders (docs/data.md).
-int cli_unused_class_folder(const char *root, const char *name, char *const *names, int n);
+// 1 when name is a sub-folder of root (a link to one too) that is none of ds's classes (ds: root's
+// scan) and not hidden (.git, .ipynb_checkpoints), nor one the scan met again (a link to root, to a
+// class's folder or into one, whose images it counted once, under the class): a folder that holds no
+// usable image, so no class. The one rule of cli_unused_class_folder_note and of `vitmae data`'s
+// warning of such folders (docs/data.md).
+int cli_unused_class_folder(const char *root, const char *name, const Dataset *ds);
 // The end of probe's and finetune's refusal of a training folder with fewer than 2 classes, when
-// root holds a sub-folder that is none of the n classes (empty, or every file skipped; torchvision's
+// root holds a sub-folder that is none of ds's classes (empty, or every file skipped; torchvision's
 // ImageFolder refuses it, `Found no valid file for the classes NAME`): the first such by name, as
 // cli_class_folder_note says it, else "" (a user who sees two class folders is told why one is none).
 // Hidden folders (.git, .ipynb_checkpoints) are passed over.
-void cli_unused_class_folder_note(const char *root, char *const *names, int n, char *buf, size_t len);
+void cli_unused_class_folder_note(const char *root, const Dataset *ds, char *buf, size_t len);
 // A candidate whose name starts with '.' is read as any other too (docs/interface.md, section 2), but
 // most are macOS's ._NAME files (AppleDouble: a copied picture's metadata under the picture's name,
 // one beside every image) or other tools' leftovers: those that fail are said as one line, how many

@@ -56,7 +56,7 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     struct dirent **sub = NULL;
     int nsub = scandir(dir, &sub, NULL, by_name);   // a folder that cannot be listed now: no such warnings
     for (int i = 0; i < nsub; i++) {
-        if (!cli_unused_class_folder(dir, sub[i]->d_name, ds->class_names, ds->nclasses)) sub[i]->d_name[0] = 0;
+        if (!cli_unused_class_folder(dir, sub[i]->d_name, ds)) sub[i]->d_name[0] = 0;
         else { n++; bytes += strlen(dir) + strlen(sub[i]->d_name) + 2; }
     }
     *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes), copies_why};

@@ -809,7 +809,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (a->from_scratch && (rc = build_model(t, flags, nflags))) return rc;
         if (t->ds.nclasses < 2) {
             char note[4200];
-            cli_unused_class_folder_note(t->data_dir, t->ds.class_names, t->ds.nclasses, note, sizeof note);
+            cli_unused_class_folder_note(t->data_dir, &t->ds, note, sizeof note);
             report_data(t);
             cli_error("finetune --data", "%s has one class only ('%s'): a classifier needs at least 2 class folders%s",
                       t->data_dir, t->ds.class_names[0], note);

@@ -83,7 +83,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     cli_hold_hidden_classes(held, dir, ds->class_names, ds->nclasses);   // as data and finetune say them
     if (!classes && ds->nclasses < 2) {
         char note[4200];
-        cli_unused_class_folder_note(dir, ds->class_names, ds->nclasses, note, sizeof note);
+        cli_unused_class_folder_note(dir, ds, note, sizeof note);
         cli_held_say(held);
         cli_error(flag, "%s has one class only ('%s'): a probe needs at least 2 class folders%s", dir, ds->class_names[0],
                   note);

@@ -48,6 +48,14 @@ typedef struct {
     int nignored, nignored_dirs;
     DataSkip *ignored;   // files that look like images but are not read, with the reason
     int nignored_files, capignored;
+    char **met_again;    // first-level folders met again (links to a class, into one, or to the root), owned
+    int nmet_again, capmet_again;
+    // The first-level folders claimed so far (names owned by walk_dir's listing of the root, or by
+    // dirnames), with their real paths, resolved when a link first needs them (inside_other_class).
+    const char *root;
+    const char **top_name;
+    char **top_real;
+    int ntop, captop, nresolved;
     int oom;
 } Walk;
 
@@ -221,6 +229,42 @@ static int lstat_entry(const char *dir, const char *name, const char *full, stru
     return rc;
 }
 
+static int add_top(Walk *wk, const char *name) {
+    int cap = wk->captop;
+    if (grow((void **)&wk->top_name, &cap, wk->ntop + 1, sizeof *wk->top_name)) { wk->oom = 1; return -1; }
+    cap = wk->captop;
+    if (grow((void **)&wk->top_real, &cap, wk->ntop + 1, sizeof *wk->top_real)) { wk->oom = 1; return -1; }
+    wk->captop = cap;
+    wk->top_name[wk->ntop] = name;
+    wk->top_real[wk->ntop++] = NULL;
+    return 0;
+}
+
+// 1 when dir/name (full) is a link to a folder inside a first-level folder other than cls (NULL: any),
+// one claimed before any was entered: its images are that class's, counted when the scan enters it,
+// so the link is a folder met again, not a way for them into cls or into a class of the link's name
+// (docs/interface.md, section 2, "Finding files"). Decided before the folder is marked visited, so that
+// the class's own walk still enters it. A path that cannot be resolved is no such link.
+static int inside_other_class(Walk *wk, const char *dir, const char *name, const char *full, const char *cls) {
+    struct stat lst;
+    if (lstat_entry(dir, name, full, &lst) != 0 || !S_ISLNK(lst.st_mode)) return 0;
+    char *real = realpath(full, NULL);
+    if (!real) return 0;
+    for (; wk->nresolved < wk->ntop; wk->nresolved++) {
+        char *top = join(wk->root, wk->top_name[wk->nresolved]);
+        wk->top_real[wk->nresolved] = top ? realpath(top, NULL) : NULL;
+        free(top);
+    }
+    int inside = 0;
+    for (int k = 0; k < wk->ntop && !inside; k++) {
+        const char *t = wk->top_real[k];
+        size_t len = t ? strlen(t) : 0;
+        inside = t && (!cls || strcmp(wk->top_name[k], cls) != 0) && !strncmp(real, t, len) && real[len] == '/';
+    }
+    free(real);
+    return inside;
+}
+
 // Visits dir (path on disk, rel relative to the root, "" for the root) in sorted order.
 static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls, int depth, char *err, size_t errlen) {
     DIR *d = opendir(path);
@@ -264,7 +308,9 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
     // (docs/interface.md), never the folder of a link to it. A second first-level link to one folder
     // is left out (claimed[i] = -1). The folders themselves claim before the links (pass 0, then 1): a
     // link beside a class folder to it (`kitty -> cat`) is the one left out, whichever name sorts first,
-    // so the images keep the name of the folder they sit in, not the link's.
+    // so the images keep the name of the folder they sit in, not the link's. A link into a claimed
+    // folder (`DIR/a_sub -> cat/inner`) is left out too, and so is one below a class into another
+    // class's folder (`cat/y -> ../dog/inner`): inside_other_class.
     signed char *claimed = depth == 0 && nnames ? calloc((size_t)nnames, 1) : NULL;
     if (depth == 0 && nnames && !claimed) wk->oom = 1;
     for (int pass = 0; claimed && pass < 2 && !wk->oom; pass++)
@@ -277,8 +323,10 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             int got = pass == 0 ? lstat_entry(path, names[i], full, &st) : stat_entry(path, names[i], full, &st);
             if (got != 0) claimed[i] = 0;
             else if (pass == 0 && S_ISLNK(st.st_mode)) claimed[i] = 2;
-            else if (S_ISDIR(st.st_mode)) claimed[i] = visit(wk, &st) ? -1 : 1;
+            else if (S_ISDIR(st.st_mode))
+                claimed[i] = (pass == 1 && inside_other_class(wk, path, names[i], full, NULL)) || visit(wk, &st) ? -1 : 1;
             else claimed[i] = 0;
+            if (claimed[i] == 1) add_top(wk, names[i]);
             free(full);
         }
     for (int i = 0; i < nnames && !wk->oom; i++) {
@@ -290,8 +338,19 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
         // No path can name it (open, opendir and the decoders take paths): listed as skipped, with why.
         int too_long = strlen(full) >= PATH_MAX;
         if (is_dir) {
-            int seen = claimed ? claimed[i] != 1 : visit(wk, &st);
-            if (seen) { wk->nignored++; wk->nignored_dirs++; free(full); free(sub); continue; }
+            int seen = claimed ? claimed[i] != 1 : inside_other_class(wk, path, names[i], full, cls) || visit(wk, &st);
+            if (seen) {
+                wk->nignored++;
+                wk->nignored_dirs++;
+                if (depth == 0 && !grow((void **)&wk->met_again, &wk->capmet_again, wk->nmet_again + 1, sizeof *wk->met_again)) {
+                    wk->met_again[wk->nmet_again++] = names[i];
+                    names[i] = NULL;   // now owned by the list
+                } else if (depth == 0) {
+                    wk->oom = 1;
+                }
+                free(full); free(sub);
+                continue;
+            }
             if (too_long || depth + 1 >= MAX_DEPTH) {   // listed, not silently left out: it may hold images
                 char why[96];
                 if (too_long) snprintf(why, sizeof why, "folder path longer than %d bytes (the system limit): not searched", PATH_MAX - 1);
@@ -396,6 +455,7 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     if (!S_ISDIR(st.st_mode)) { snprintf(err, errlen, "not a folder"); return -1; }
 
     Walk wk = {0};
+    wk.root = root;
     visit(&wk, &st);
     int rc = walk_dir(&wk, root, "", NULL, 0, err, errlen);
     Decoded *dec = NULL;
@@ -483,6 +543,11 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     free(wk.vdev);
     free(wk.vino);
     free(wk.vslot);
+    for (int k = 0; k < wk.ntop; k++) free(wk.top_real[k]);
+    free(wk.top_real);
+    free(wk.top_name);
+    ds->met_again = wk.met_again;
+    ds->nmet_again = wk.nmet_again;
     ds->scan_dir_compares = wk.compares;
     ds->nignored = wk.nignored;
     ds->nignored_dirs = wk.nignored_dirs;
@@ -503,6 +568,8 @@ void dataset_free(Dataset *ds) {
     free(ds->skipped);
     for (int i = 0; i < ds->nignored_files; i++) { free(ds->ignored[i].path); free(ds->ignored[i].reason); }
     free(ds->ignored);
+    for (int i = 0; i < ds->nmet_again; i++) free(ds->met_again[i]);
+    free(ds->met_again);
     shared_free(ds->shared, ds->n);
     free(ds->root);
     memset(ds, 0, sizeof *ds);

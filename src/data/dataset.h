@@ -81,6 +81,8 @@ typedef struct {
     int nskipped;
     int nignored;             // files that are not candidates, and folders met again (each is entered once)
     int nignored_dirs;        // of nignored: the folders met again
+    char **met_again;         // of those, the first-level ones by name (a link to a class's folder, into one, or to
+    int nmet_again;           // the root: its images counted under their class), in sorted order
     DataSkip *ignored;        // the ignored files that look like images, with the reason
     int nignored_files;
     int nuniform;             // usable images that are one flat colour
