@@ -560,6 +560,25 @@ t "train, a working image's resize failing: the same weights, or exit 1 naming t
   '[ $wrk_bad -eq 0 ] && [ $wrk_failed -gt 0 ]'
 rm -rf wrk wrk0 sy40
 
+# curves.png's lines (each series' points, x and y: 18 logged steps of 8 bytes, 144, the 1st to 4th of
+# that size) that memory runs out for: exit 1, `RUN/curves.png: out of memory`, not a plot without the
+# line (exit 0, a curves.png with the train loss or the learning rate left out, until the seventy-ninth
+# session).
+"$VITMAE_TOOLS/synth" sc --count 4 --size 16 --classes 2 > /dev/null 2>&1 || { echo "FAILED: synth sc"; fail=1; }
+trc="train --data sc --img 16 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 --batch 2
+  --steps 17 --log-every 1 --eval-every 17 --threads 1 --val-frac 0 --cache-mb 0 --store none"
+rm -rf cv0 && "$VITMAE" $trc --out cv0 > /dev/null 2>&1 || { echo "FAILED: train $trc"; fail=1; }
+cv_bad=0; cv_stops=0
+for i in 1 2 3 4; do
+  rm -rf cv
+  FAULT_OWN=1 FAULT_MIN=144 FAULT_MAX=144 FAULT_FUNC=malloc FAULT_N=$i LD_PRELOAD=$shim "$VITMAE" $trc --out cv > /dev/null 2> got.err; rc=$?
+  if [ $rc -eq 0 ] && cmp -s cv0/curves.png cv/curves.png; then :
+  elif [ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: train: cv/curves.png: out of memory" ]; then cv_stops=$((cv_stops + 1))
+  else echo "    train, malloc $i of 144 bytes failing: exit $rc, $(head -n 2 got.err | tr '\n' '|')"; cv_bad=1; fi
+done
+t "train, curves.png's points failing ($cv_stops stopped): the same curves.png, or exit 1 naming it" '[ $cv_bad -eq 0 ] && [ $cv_stops -ge 1 ]'
+rm -rf cv cv0 sc
+
 # A random mask that memory runs out for (its scratch, 72 bytes, the first of that size: one image)
 # stops reconstruct at that image, as its pixels' memory does (docs/interface.md, reconstruct): the
 # image's line, then the stop line, exit 1, no --out folder; eval's stops the run, one line. Until the

@@ -796,6 +796,9 @@ static int thin_to_columns(double *px, double *py, int n) {
     return out;
 }
 
+// plot_draw's status when memory ran out for a series' points (plot_layout's -1: the box too small).
+enum { PLOT_OOM = -2 };
+
 static int plot_draw(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
                      const PlotOptions *opt, const PlotShare *sh) {
     static const PlotOptions no_opt = {0};
@@ -848,7 +851,7 @@ static int plot_draw(Canvas *c, int x, int y, int w, int h, const PlotSeries *se
         if (se->has_rgb) memcpy(col, se->rgb, 3); else viz_palette(s, col);
         double *run_x = malloc(sizeof(double) * (size_t)(se->n > 0 ? se->n : 1));
         double *run_y = malloc(sizeof(double) * (size_t)(se->n > 0 ? se->n : 1));
-        if (!run_x || !run_y) { free(run_x); free(run_y); continue; }
+        if (!run_x || !run_y) { free(run_x); free(run_y); return PLOT_OOM; }   // not a plot without this line
         int nrun = 0;
         for (int i = 0; i <= se->n; i++) {
             if (i < se->n && point_ok(se, i, opt->log_y)) {
@@ -968,6 +971,8 @@ int viz_plot_png(const char *path, int w, const PlotPanel *panels, int npanels, 
         char why[PNG_WRITE_WHY_MAX];   // a folder's name in it whole (data/image.h)
         rc = png_write(path, c.px, c.w, c.h, 3, text, why, sizeof why);
         if (rc) snprintf(err, errlen, "%s: %s", path, why);   // which file: a run writes several
+    } else if (rc == PLOT_OOM) {
+        snprintf(err, errlen, "%s: out of memory", path);
     } else {
         snprintf(err, errlen, "curves: plot box too small");
     }

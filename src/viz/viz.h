@@ -122,7 +122,7 @@ void viz_palette(int index, uint8_t rgb[3]);
 // corner that covers the fewest pixels of the lines, top right on a tie). A log y
 // axis is captioned "<ylabel> (log scale)". Text is 15 px when the box is at least 800 x 400, else 11 px. With no drawable point the
 // axes span [0, 1] and "no data" is written; a linear axis of one value v spans v +- 5%, of 0 [0, 1]; an x axis of whole numbers (x_whole: steps) has ticks only at whole numbers, so one point at step 0 reads 0 and 1, not 0.2 ... 1.0. opt may be NULL. Returns 0, or -1 (nothing drawn)
-// when the box is too small (< 120 x 80). For RUN/curves.png: loss plot (log_y) above a short lr
+// when the box is too small (< 120 x 80), or -2 out of memory for a series' points (drawn in part). For RUN/curves.png: loss plot (log_y) above a short lr
 // plot, two calls on one canvas.
 int viz_plot(Canvas *c, int x, int y, int w, int h, const PlotSeries *series, int nseries,
              const PlotOptions *opt);
