@@ -579,6 +579,37 @@ done
 t "train, curves.png's points failing ($cv_stops stopped): the same curves.png, or exit 1 naming it" '[ $cv_bad -eq 0 ] && [ $cv_stops -ge 1 ]'
 rm -rf cv cv0 sc
 
+# An EXIF orientation (6: a quarter turn) that memory runs out for as it is read (PNG's eXIf block and
+# its copy, the TIFF block libexif loads: 32 bytes each for PIL's one-tag EXIF), in PNG, JPEG and
+# WebP, each of the first 12 mallocs of that size failing in turn: exit 0 with the features of a run
+# without the failure, or exit 1 with one line, out of memory (the image's, at least once a format). The
+# image was taken unturned, exit 0, other features (until the seventy-ninth session: exif_orientation,
+# png_orientation).
+"$VITMAE_TOOLS/mkckpt" ckpt m16c.safetensors --img 16 --patch 4 --channels 3 >/dev/null || { echo "FAILED: mkckpt m16c"; fail=1; }
+/usr/bin/python3 -c '
+from PIL import Image
+px = bytes((i * 7) % 251 for i in range(30 * 20 * 3))
+for ext in ("png", "jpg", "webp"):
+    ex = Image.Exif(); ex[0x0112] = 6
+    Image.frombytes("RGB", (30, 20), px).save("o6." + ext, exif=ex.tobytes())' || { echo "FAILED: PIL o6"; fail=1; }
+for f in o6.png o6.jpg o6.webp; do
+  rm -f ex0.npy ex0.txt && "$VITMAE" embed --ckpt m16c.safetensors --threads 1 --out ex0.npy $f > /dev/null 2>&1 ||
+    { echo "FAILED: embed $f"; fail=1; }
+  ex_bad=0; ex_stops=0
+  for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+    rm -f ex.npy ex.txt
+    FAULT_OWN=1 FAULT_MIN=32 FAULT_MAX=32 FAULT_FUNC=malloc FAULT_N=$i LD_PRELOAD=$shim "$VITMAE" embed --ckpt m16c.safetensors \
+      --threads 1 --out ex.npy $f > /dev/null 2> got.err; rc=$?
+    if [ $rc -eq 0 ] && cmp -s ex0.npy ex.npy; then :
+    elif [ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && grep -q '^vitmae: [^ ]*: out of memory$' got.err && [ ! -e ex.npy ]; then
+      grep -qx "vitmae: $f: out of memory" got.err && ex_stops=$((ex_stops + 1))
+    else echo "    embed $f, malloc $i of 32 bytes failing: exit $rc, $(head -n 2 got.err | tr '\n' '|')"; ex_bad=1; fi
+  done
+  t "embed $f, its EXIF orientation failing ($ex_stops stopped at it): the same features, or exit 1, out of memory" \
+    '[ $ex_bad -eq 0 ] && [ $ex_stops -ge 1 ]'
+done
+rm -f o6.png o6.jpg o6.webp ex0.npy ex0.txt ex.npy ex.txt m16c.safetensors
+
 # A random mask that memory runs out for (its scratch, 72 bytes, the first of that size: one image)
 # stops reconstruct at that image, as its pixels' memory does (docs/interface.md, reconstruct): the
 # image's line, then the stop line, exit 1, no --out folder; eval's stops the run, one line. Until the

@@ -139,10 +139,10 @@ static int exif_entry_orientation(const ExifEntry *e, ExifByteOrder bo) {
 }
 
 // Loads block ("Exif\0\0" + a TIFF header and IFDs) with libexif: 0 when IFD0 has no orientation
-// entry libexif could read, else the orientation PIL applies (1..8).
+// entry libexif could read, else the orientation PIL applies (1..8); -1 out of memory.
 static int exif_load_orientation(const uint8_t *block, size_t len) {
     ExifData *ed = exif_data_new();
-    if (!ed) return 0;
+    if (!ed) return -1;   // out of memory
     exif_data_unset_option(ed, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
     exif_data_unset_option(ed, EXIF_DATA_OPTION_IGNORE_UNKNOWN_TAGS);
     exif_data_load_data(ed, block, (unsigned)len);
@@ -180,11 +180,12 @@ static int exif_wide_orientation(const uint8_t *tiff, size_t len, size_t entry, 
 // same tag, PIL the last one it can read: so when IFD0 names the orientation more than once, the
 // block is loaded once per copy, from the last back, with the other copies' tags renamed, until one
 // loads. Only IFD0's table of tags is looked at here; libexif reads the values, except those of
-// types IFD and LONG8, which it drops and PIL reads (exif_wide_orientation).
+// types IFD and LONG8, which it drops and PIL reads (exif_wide_orientation). -1 out of memory: the
+// caller fails the image, as PIL would give it upright (docs/data.md, "out of memory").
 static int exif_orientation(const uint8_t *tiff, size_t len) {
     if (len > UINT_MAX - 6) return 0;
     uint8_t *block = malloc(len + 6);
-    if (!block) return 0;
+    if (!block) return -1;   // out of memory: not "no orientation" (docs/data.md, "out of memory")
     memcpy(block, "Exif\0\0", 6);
     memcpy(block + 6, tiff, len);
     size_t at[64];   // the offsets in tiff of IFD0's orientation entries
@@ -237,11 +238,12 @@ typedef struct {
 typedef struct {
     PngKey exif, raw, xmp;
     int past_idat;    // the chunks now come after the image data
+    int oom;          // memory ran out for a chunk PIL reads: the orientation is unknown, not 1
 } PngMeta;
 
-static void png_key_set(PngKey *k, const uint8_t *v, size_t n, int text) {
+static void png_key_set(PngMeta *m, PngKey *k, const uint8_t *v, size_t n, int text) {
     uint8_t *copy = malloc(n ? n : 1);
-    if (!copy) return;   // out of memory: the key keeps its earlier value
+    if (!copy) { m->oom = 1; return; }
     if (n) memcpy(copy, v, n);
     free(k->value);
     *k = (PngKey){copy, n, text};
@@ -277,15 +279,16 @@ static int utf8_valid_n(const uint8_t *s, size_t n) {
 
 // Inflates a text chunk's zlib stream as PIL does (zlib.decompressobj, at most PNG_TEXT_MAX bytes):
 // 0 with *out (malloc'd, *outlen bytes; a stream cut short gives what it holds), 1 when the data is
-// not zlib (zlib.error), 2 when PIL refuses it (more than PNG_TEXT_MAX bytes, or out of memory here).
+// not zlib (zlib.error), 2 when PIL refuses it (more than PNG_TEXT_MAX bytes), 3 out of memory here.
 static int png_inflate(const uint8_t *in, size_t n, uint8_t **out, size_t *outlen) {
     *out = NULL;
     *outlen = 0;
     if (n > UINT_MAX) return 2;
     uint8_t *buf = malloc(PNG_TEXT_MAX + 1);
-    if (!buf) return 2;
+    if (!buf) return 3;
     z_stream z = {0};
-    if (inflateInit(&z) != Z_OK) { free(buf); return 2; }
+    int init = inflateInit(&z);
+    if (init != Z_OK) { free(buf); return init == Z_MEM_ERROR ? 3 : 2; }
     z.next_in = (Bytef *)(uintptr_t)in;
     z.avail_in = (uInt)n;
     z.next_out = buf;
@@ -313,17 +316,17 @@ static int png_key_wanted(const uint8_t *key, size_t keylen) {
 static void png_meta_text(PngMeta *m, const uint8_t *key, size_t keylen, const uint8_t *v, size_t n, int text) {
     if (!png_key_wanted(key, keylen)) return;
     PngKey *k = key[0] == 'e' ? &m->exif : key[0] == 'R' ? &m->raw : &m->xmp;
-    png_key_set(k, v, n, key[0] == 'e' && text);
+    png_key_set(m, k, v, n, key[0] == 'e' && text);
 }
 
 // One chunk (type, n bytes of data), as PIL's PngStream reads it (chunk_eXIf, chunk_tEXt, ...).
 static void png_meta_chunk(PngMeta *m, const uint8_t *type, const uint8_t *d, size_t n) {
     if (!memcmp(type, "eXIf", 4)) {   // PIL's value: "Exif\0\0" and the chunk
         uint8_t *block = malloc(n + 6);
-        if (!block) return;
+        if (!block) { m->oom = 1; return; }
         memcpy(block, "Exif\0\0", 6);
         memcpy(block + 6, d, n);
-        png_key_set(&m->exif, block, n + 6, 0);
+        png_key_set(m, &m->exif, block, n + 6, 0);
         free(block);
         return;
     }
@@ -339,7 +342,8 @@ static void png_meta_chunk(PngMeta *m, const uint8_t *type, const uint8_t *d, si
         uint8_t *text;
         size_t len;
         int rc = png_inflate(vn ? v + 1 : v, vn ? vn - 1 : 0, &text, &len);
-        if (rc == 2) return;
+        if (rc == 3) m->oom = 1;
+        if (rc >= 2) return;
         png_meta_text(m, d, keylen, text, rc == 1 ? 0 : len, 1);   // not zlib: PIL keeps an empty text
         free(text);
     } else if (!memcmp(type, "iTXt", 4)) {
@@ -356,7 +360,9 @@ static void png_meta_chunk(PngMeta *m, const uint8_t *type, const uint8_t *d, si
         size_t tn = (size_t)(end - t);
         uint8_t *text = NULL;
         if (compressed) {
-            if (png_inflate(t, tn, &text, &tn)) return;
+            int rc = png_inflate(t, tn, &text, &tn);
+            if (rc == 3) m->oom = 1;
+            if (rc) return;
             t = text;
         }
         if (utf8_valid_n(t, tn)) png_meta_text(m, d, keylen, t, tn, 1);
@@ -366,12 +372,13 @@ static void png_meta_chunk(PngMeta *m, const uint8_t *type, const uint8_t *d, si
 
 // PIL's bytes.fromhex("".join(text.split("\n")[3:])): the profile after its first three lines
 // (ImageMagick writes "\nexif\n<length>\n"; the length is not read), as hex digit pairs with other
-// whitespace allowed between the pairs. 0 with *out (malloc'd), -1 where PIL raises ValueError.
+// whitespace allowed between the pairs. 0 with *out (malloc'd), -1 where PIL raises ValueError, -2 out
+// of memory here.
 static int png_raw_profile(const PngKey *k, uint8_t **out, size_t *outlen) {
     const uint8_t *s = k->value, *end = k->value + k->len;
     for (int lines = 0; s < end && lines < 3; s++) lines += *s == '\n';
     uint8_t *b = malloc((size_t)(end - s) / 2 + 1);
-    if (!b) return -1;
+    if (!b) return -2;
     size_t n = 0;
     int half = -1;   // the first digit of a pair, once read
     for (; s < end; s++) {
@@ -391,19 +398,24 @@ static int png_raw_profile(const PngKey *k, uint8_t **out, size_t *outlen) {
 
 // The orientation PIL applies (1..8) from what m holds (Image.getexif, ImageOps.exif_transpose).
 // Where PIL raises instead (an "exif" text, a profile that is not hex), the image stays as decoded.
+// -1 when memory ran out for what it needed (m->oom, or the profile's bytes): not the upright image
+// PIL gives, so no image at all (docs/data.md, "out of memory").
 static int png_meta_orientation(const PngMeta *m) {
     int orientation = 0;
     const uint8_t *exif = m->exif.value;
     size_t len = m->exif.len;
     uint8_t *raw = NULL;
+    if (m->oom) return -1;
     if (m->exif.value && m->exif.text && len) return 1;
     if (!m->exif.value && m->raw.value) {
-        if (png_raw_profile(&m->raw, &raw, &len)) return 1;
+        int rc = png_raw_profile(&m->raw, &raw, &len);
+        if (rc) return rc == -2 ? -1 : 1;
         exif = raw;
     }
     if (exif && len >= 6 && !memcmp(exif, "Exif\0\0", 6)) exif += 6, len -= 6;
     if (exif && len) orientation = exif_orientation(exif, len);
     free(raw);
+    if (orientation < 0) return -1;
     if (orientation) return orientation;
     // The digit after the first `tiff:Orientation="` or `tiff:Orientation>` (PIL's regular expression).
     if (!m->xmp.value) return 1;
@@ -432,12 +444,13 @@ typedef struct {
 } PngSource;
 
 // n bytes at off: a pointer into buf, else into *tmp (read from fd into memory the caller frees);
-// NULL when the file ends first.
-static const uint8_t *png_bytes(const PngSource *s, uint64_t off, size_t n, uint8_t **tmp) {
+// NULL when the file ends first, or out of memory for *tmp (then *oom is set, where oom is not NULL).
+static const uint8_t *png_bytes(const PngSource *s, uint64_t off, size_t n, uint8_t **tmp, int *oom) {
     *tmp = NULL;
     if (off >= s->base && off - s->base <= s->len && n <= s->len - (off - s->base)) return s->buf + (off - s->base);
     if (s->fd < 0 || off > s->size || n > s->size - off) return NULL;
     uint8_t *b = malloc(n ? n : 1);
+    if (!b && oom) *oom = 1;
     size_t got = 0;
     while (b && got < n) {
         ssize_t r = pread(s->fd, b + got, n - got, (off_t)(off + got));
@@ -475,7 +488,7 @@ static uint64_t png_tail(const PngSource *s, uint64_t pos, PngSource *tail) {
     uint64_t base = s->size - n;
     const PngSource file = {NULL, 0, 0, s->fd, s->size};
     uint8_t *b;
-    if (!png_bytes(&file, base, n, &b)) return 0;
+    if (!png_bytes(&file, base, n, &b, NULL)) return 0;   // out of memory too: the chunks one by one
     static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
     size_t end = n - 12;   // where the chunk looked for ends, in b
     uint64_t from = 0;
@@ -495,7 +508,7 @@ static uint64_t png_tail(const PngSource *s, uint64_t pos, PngSource *tail) {
     return from;
 }
 
-// The orientation PIL applies to the PNG in s (1..8), from its chunks in file order.
+// The orientation PIL applies to the PNG in s (1..8), from its chunks in file order; -1 out of memory.
 static int png_orientation(const PngSource *s) {
     PngMeta m = {0};
     PngSource tail = {0};
@@ -510,7 +523,7 @@ static int png_orientation(const PngSource *s) {
             else posix_fadvise(s->fd, 0, 0, POSIX_FADV_RANDOM);   // headers only: no read-ahead between
         }
         uint8_t *tmp;
-        const uint8_t *head = png_bytes(src, pos, 8, &tmp);
+        const uint8_t *head = png_bytes(src, pos, 8, &tmp, &m.oom);
         if (!head) break;
         uint8_t type[4];
         uint32_t len = be32(head);
@@ -525,13 +538,13 @@ static int png_orientation(const PngSource *s) {
         if (text || !memcmp(type, "eXIf", 4)) {
             // A text chunk is read whole only for a key PIL's orientation reads (at most 79 bytes).
             size_t peek = len < 80 ? len : 80;
-            const uint8_t *d = text ? png_bytes(src, pos + 8, peek, &tmp) : NULL;
+            const uint8_t *d = text ? png_bytes(src, pos + 8, peek, &tmp, &m.oom) : NULL;
             if (text && !d) break;
             const uint8_t *nul = d ? memchr(d, 0, peek) : NULL;
             int wanted = !text || ((nul || len <= 80) && png_key_wanted(d, nul ? (size_t)(nul - d) : len));
             if (text) free(tmp);
             if (wanted) {
-                if (!(d = png_bytes(src, pos + 8, len, &tmp))) break;
+                if (!(d = png_bytes(src, pos + 8, len, &tmp, &m.oom))) break;
                 png_meta_chunk(&m, type, d, len);
                 free(tmp);
             }
@@ -604,6 +617,7 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     // first bytes from o->fd).
     const PngSource src = {r->buf, 0, r->len, o->fd, o->file_size};
     int orientation = png_orientation(&src);
+    if (orientation < 0) { snprintf(r->msg, sizeof r->msg, "out of memory"); png_read_cleanup(r); return -1; }
     if (o->alpha) *o->alpha = (color_type & PNG_COLOR_MASK_ALPHA) || png_get_valid(r->png, r->info, PNG_INFO_tRNS);
     if (o->header_only) {
         out->w = (int)(orientation >= 5 ? h : w);
@@ -702,12 +716,13 @@ static void jpeg_read_cleanup(JpegRead *r) {
     r->row = NULL;
 }
 
-// The EXIF orientation (1..8) from the first APP1 "Exif" marker saved by libjpeg, as PIL reads it.
+// The EXIF orientation (1..8) from the first APP1 "Exif" marker saved by libjpeg, as PIL reads it;
+// -1 out of memory.
 static int jpeg_exif_orientation(j_decompress_ptr ci) {
     for (jpeg_saved_marker_ptr m = ci->marker_list; m; m = m->next) {
         if (m->marker != JPEG_APP0 + 1 || m->data_length < 6 || memcmp(m->data, "Exif\0\0", 6) != 0) continue;
         int orientation = exif_orientation(m->data + 6, m->data_length - 6);
-        return orientation ? orientation : 1;
+        return orientation ? orientation : 1;   // -1: out of memory
     }
     return 1;
 }
@@ -743,6 +758,7 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
         return -1;
     }
     int orientation = jpeg_exif_orientation(ci);
+    if (orientation < 0) { snprintf(r->jerr.msg, sizeof r->jerr.msg, "out of memory"); jpeg_read_cleanup(r); return -1; }
     int cmyk = 0, c = 3;
     switch (ci->jpeg_color_space) {
     case JCS_GRAYSCALE: ci->out_color_space = JCS_GRAYSCALE; c = 1; break;
@@ -827,7 +843,7 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
 // The orientation of a WebP (1..8) from its first EXIF chunk, found with libwebp's demux API as PIL
 // finds it (its decoder is libwebp's too); the chunk's "Exif\0\0" prefix, which PIL writes, is optional.
 // -1 when data is a prefix of the file that ends before that chunk may come: the header probe reads
-// the whole file then. A whole file the demuxer refuses (cut short) is refused, as PIL refuses it.
+// the whole file then; -2 out of memory. A whole file the demuxer refuses (cut short) is refused, as PIL refuses it.
 static int webp_orientation(const uint8_t *buf, size_t len, int header_only) {
     WebPData data = {buf, len};
     WebPDemuxState state;
@@ -841,6 +857,7 @@ static int webp_orientation(const uint8_t *buf, size_t len, int header_only) {
         if (n >= 6 && !memcmp(tiff, "Exif\0\0", 6)) tiff += 6, n -= 6;
         orientation = exif_orientation(tiff, n);
         if (orientation == 0) orientation = 1;
+        else if (orientation < 0) orientation = -2;   // out of memory
         WebPDemuxReleaseChunkIterator(&it);
     } else if (header_only && state != WEBP_DEMUX_DONE && (WebPDemuxGetI(dmux, WEBP_FF_FORMAT_FLAGS) & EXIF_FLAG)) {
         orientation = -1;
@@ -892,7 +909,7 @@ static int webp_second_frame(const uint8_t *buf, size_t len, const DecodeOpts *o
     uint64_t pos = 12;
     for (int k = 0; k < WEBP_WALK_CHUNKS && end - pos >= 8; k++) {
         uint8_t *tmp;
-        const uint8_t *h = png_bytes(&src, pos, 8, &tmp);
+        const uint8_t *h = png_bytes(&src, pos, 8, &tmp, NULL);
         if (!h) return 0;
         int anmf = !memcmp(h, "ANMF", 4);
         uint64_t size = le32(h + 4);
@@ -932,7 +949,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     if (pixel_limit_exceeded((unsigned long)f.width, (unsigned long)f.height, o->max_pixels, err, errlen)) return -1;
     if (o->alpha) *o->alpha = f.has_alpha != 0;
     int orientation = webp_orientation(buf, len, o->header_only);
-    if (orientation < 0) { set_err(err, errlen, "corrupt or truncated WebP data"); return -1; }
+    if (orientation < 0) { set_err(err, errlen, orientation == -2 ? "out of memory" : "corrupt or truncated WebP data"); return -1; }
     if (o->header_only) {
         *out = (Image){orientation >= 5 ? f.height : f.width, orientation >= 5 ? f.width : f.height, 3, NULL};
         return 0;
