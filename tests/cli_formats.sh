@@ -388,5 +388,15 @@ out=$("$VITMAE" data "$dir/web" 2>&1); rc=$?
 t "a .jfif and a .JPE are JPEG candidates ($(echo "$out" | head -n 1))" \
   '[ $rc -eq 0 ] && echo "$out" | grep -q ": 3 ok, 0 skipped, 0 ignored$"'
 
+# The sizes said of a rotated photo are the upright ones, as a viewer shows it and the header probe
+# reports it, with the stored size beside: a portrait 24x40 stored as 40x24 with EXIF orientation 6
+# was refused as "image 40x24 exceeds --max-pixels 100" (the stored size).
+mkdir -p "$dir/rot/a"
+for f in orient6.jpg orient6.png orient6.webp orient3.jpg; do cp "$dir/$f" "$dir/rot/a/$f"; done
+out=$("$VITMAE" data --max-pixels 100 "$dir/rot" 2>&1)
+t "--max-pixels on EXIF-rotated photos: the upright size, the stored one beside ($(echo "$out" | grep orient6.jpg))" \
+  '[ "$(echo "$out" | grep -c "orient6\.[a-z]*: image 24x40 (stored 40x24, EXIF orientation 6) exceeds --max-pixels 100$")" -eq 3 ] &&
+   echo "$out" | grep -q "orient3\.jpg: image 40x24 exceeds --max-pixels 100$"'
+
 [ $fail -eq 0 ] && echo "cli formats ok"
 exit $fail

@@ -44,27 +44,40 @@ static void errno_reason(int e, char *err, size_t errlen) {
 
 static long effective_limit(long max_pixels) { return max_pixels > 0 ? max_pixels : VITMAE_DEFAULT_MAX_PIXELS; }
 
-static int pixel_limit_exceeded(unsigned long w, unsigned long h, long max_pixels, char *err, size_t errlen) {
+// The size of a w x h image (as its header stores it) as a user sees it in a viewer: upright, after
+// its EXIF orientation (1..8; anything else: none), with the stored size too when the two differ
+// ("3000x4000 (stored 4000x3000, EXIF orientation 6)"; docs/data.md, "Files").
+static void upright_size(unsigned long w, unsigned long h, int orientation, char *buf, size_t len) {
+    if (orientation >= 5 && orientation <= 8)
+        snprintf(buf, len, "%lux%lu (stored %lux%lu, EXIF orientation %d)", h, w, w, h, orientation);
+    else
+        snprintf(buf, len, "%lux%lu", w, h);
+}
+
+static int pixel_limit_exceeded(unsigned long w, unsigned long h, int orientation, long max_pixels, char *err, size_t errlen) {
     long limit = effective_limit(max_pixels);
     if ((unsigned long long)w * h <= (unsigned long long)limit) return 0;
-    if (err && errlen) snprintf(err, errlen, "image %lux%lu exceeds --max-pixels %ld", w, h, limit);
+    char size[96];
+    upright_size(w, h, orientation, size, sizeof size);
+    if (err && errlen) snprintf(err, errlen, "image %s exceeds --max-pixels %ld", size, limit);
     return 1;
 }
 
-// The reason when the buffers for the pixels of a w x h image (bytes in all; w, h as the header says,
-// before orientation) cannot be allocated: the size and the bytes, the process's memory limit when it
-// has one, and the --max-pixels that refuses the image by name on any machine (a broken header may
-// claim a size its data cannot hold). image_why_is_resource: 2.
-static void pixels_oom(unsigned long w, unsigned long h, size_t bytes, char *err, size_t errlen) {
-    char limit[64] = "";
+// The reason when the buffers for the pixels of a w x h image (bytes in all; w, h as the header
+// stores them, said upright as upright_size does) cannot be allocated: the size and the bytes, the
+// process's memory limit when it has one, and the --max-pixels that refuses the image by name on any
+// machine (a broken header may claim a size its data cannot hold). image_why_is_resource: 2.
+static void pixels_oom(unsigned long w, unsigned long h, int orientation, size_t bytes, char *err, size_t errlen) {
+    char limit[64] = "", size[96];
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         snprintf(limit, sizeof limit, ", under ulimit -v %llu KB", (unsigned long long)rl.rlim_cur / 1024);
     else if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         snprintf(limit, sizeof limit, ", under ulimit -d %llu KB", (unsigned long long)rl.rlim_cur / 1024);
+    upright_size(w, h, orientation, size, sizeof size);
     if (err && errlen)
-        snprintf(err, errlen, "image %lux%lu: " IMAGE_PIXELS_OOM " (%zu bytes, %.1f GiB%s); a --max-pixels below %llu skips it",
-                 w, h, bytes, bytes / 1073741824.0, limit, (unsigned long long)w * h);
+        snprintf(err, errlen, "image %s: " IMAGE_PIXELS_OOM " (%zu bytes, %.1f GiB%s); a --max-pixels below %llu skips it",
+                 size, bytes, bytes / 1073741824.0, limit, (unsigned long long)w * h);
 }
 
 // What a decode is asked for: the pixel limit, a shorter side the result may shrink to (JPEG DCT
@@ -612,12 +625,12 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
 
     png_uint_32 w = png_get_image_width(r->png, r->info), h = png_get_image_height(r->png, r->info);
     int color_type = png_get_color_type(r->png, r->info), bit_depth = png_get_bit_depth(r->png, r->info);
-    if (pixel_limit_exceeded(w, h, o->max_pixels, r->msg, sizeof r->msg)) { png_read_cleanup(r); return -1; }
     // The probe and the decode see the same chunks, to the end of the file (a probe reads past its
-    // first bytes from o->fd).
+    // first bytes from o->fd). Read before the pixel limit, whose reason gives the upright size.
     const PngSource src = {r->buf, 0, r->len, o->fd, o->file_size};
     int orientation = png_orientation(&src);
     if (orientation < 0) { snprintf(r->msg, sizeof r->msg, "out of memory"); png_read_cleanup(r); return -1; }
+    if (pixel_limit_exceeded(w, h, orientation, o->max_pixels, r->msg, sizeof r->msg)) { png_read_cleanup(r); return -1; }
     if (o->alpha) *o->alpha = (color_type & PNG_COLOR_MASK_ALPHA) || png_get_valid(r->png, r->info, PNG_INFO_tRNS);
     if (o->header_only) {
         out->w = (int)(orientation >= 5 ? h : w);
@@ -645,7 +658,7 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     r->rows = malloc(row_bytes);
     r->px = malloc(px_bytes);
     if (!r->rows || !r->px) {
-        pixels_oom(w, h, row_bytes + px_bytes, r->msg, sizeof r->msg);
+        pixels_oom(w, h, orientation, row_bytes + px_bytes, r->msg, sizeof r->msg);
         png_read_cleanup(r);
         free(r->px);
         r->px = NULL;
@@ -674,7 +687,7 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     r->px = NULL;
     if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
         image_free(out);
-        pixels_oom(w, h, (size_t)w * h * c * sizeof(float), r->msg, sizeof r->msg);
+        pixels_oom(w, h, orientation, (size_t)w * h * c * sizeof(float), r->msg, sizeof r->msg);
         return -1;
     }
     return 0;
@@ -753,12 +766,12 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     jpeg_save_markers(&r->cinfo, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&r->cinfo, TRUE);
     struct jpeg_decompress_struct *ci = &r->cinfo;
-    if (pixel_limit_exceeded(ci->image_width, ci->image_height, o->max_pixels, r->jerr.msg, sizeof r->jerr.msg)) {
+    int orientation = jpeg_exif_orientation(ci);
+    if (orientation < 0) { snprintf(r->jerr.msg, sizeof r->jerr.msg, "out of memory"); jpeg_read_cleanup(r); return -1; }
+    if (pixel_limit_exceeded(ci->image_width, ci->image_height, orientation, o->max_pixels, r->jerr.msg, sizeof r->jerr.msg)) {
         jpeg_read_cleanup(r);
         return -1;
     }
-    int orientation = jpeg_exif_orientation(ci);
-    if (orientation < 0) { snprintf(r->jerr.msg, sizeof r->jerr.msg, "out of memory"); jpeg_read_cleanup(r); return -1; }
     int cmyk = 0, c = 3;
     switch (ci->jpeg_color_space) {
     case JCS_GRAYSCALE: ci->out_color_space = JCS_GRAYSCALE; c = 1; break;
@@ -787,7 +800,7 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     r->row = malloc((size_t)w * in_c);
     r->px = malloc(px_bytes);
     if (!r->row || !r->px) {
-        pixels_oom(header_w, header_h, (size_t)w * in_c + px_bytes, r->jerr.msg, sizeof r->jerr.msg);
+        pixels_oom(header_w, header_h, orientation, (size_t)w * in_c + px_bytes, r->jerr.msg, sizeof r->jerr.msg);
         jpeg_read_cleanup(r);
         free(r->px);
         r->px = NULL;
@@ -831,7 +844,7 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     r->px = NULL;
     if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
         image_free(out);
-        pixels_oom(header_w, header_h, (size_t)w * h * c * sizeof(float), r->jerr.msg, sizeof r->jerr.msg);
+        pixels_oom(header_w, header_h, orientation, (size_t)w * h * c * sizeof(float), r->jerr.msg, sizeof r->jerr.msg);
         return -1;
     }
     return 0;
@@ -946,9 +959,10 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
             return -1;
         }
     }
-    if (pixel_limit_exceeded((unsigned long)f.width, (unsigned long)f.height, o->max_pixels, err, errlen)) return -1;
-    if (o->alpha) *o->alpha = f.has_alpha != 0;
+    // Read before the pixel limit, whose reason gives the upright size (none when unreadable: -1).
     int orientation = webp_orientation(buf, len, o->header_only);
+    if (pixel_limit_exceeded((unsigned long)f.width, (unsigned long)f.height, orientation, o->max_pixels, err, errlen)) return -1;
+    if (o->alpha) *o->alpha = f.has_alpha != 0;
     if (orientation < 0) { set_err(err, errlen, orientation == -2 ? "out of memory" : "corrupt or truncated WebP data"); return -1; }
     if (o->header_only) {
         *out = (Image){orientation >= 5 ? f.height : f.width, orientation >= 5 ? f.width : f.height, 3, NULL};
@@ -963,7 +977,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     st = WebPDecode(fr.bytes, fr.size, &dc);
     if (st == VP8_STATUS_OUT_OF_MEMORY) {
         WebPFreeDecBuffer(&dc.output);
-        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, (size_t)fr.w * fr.h * 3, err, errlen);
+        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, orientation, (size_t)fr.w * fr.h * 3, err, errlen);
         return -1;
     }
     if (st != VP8_STATUS_OK || dc.output.width != fr.w || dc.output.height != fr.h) {
@@ -978,7 +992,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     float *px = fr.w == w && fr.h == h ? malloc(npx * sizeof(float)) : calloc(npx, sizeof(float));
     if (!px) {
         WebPFreeDecBuffer(&dc.output);
-        pixels_oom((unsigned long)w, (unsigned long)h, (size_t)w * h * 3 * sizeof(float), err, errlen);
+        pixels_oom((unsigned long)w, (unsigned long)h, orientation, (size_t)w * h * 3 * sizeof(float), err, errlen);
         return -1;
     }
     for (size_t y = 0; y < (size_t)fr.h; y++) {
@@ -989,7 +1003,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     *out = (Image){w, h, 3, px};
     if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
         image_free(out);
-        pixels_oom((unsigned long)w, (unsigned long)h, (size_t)w * h * 3 * sizeof(float), err, errlen);
+        pixels_oom((unsigned long)w, (unsigned long)h, orientation, (size_t)w * h * 3 * sizeof(float), err, errlen);
         return -1;
     }
     return 0;
