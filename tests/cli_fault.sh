@@ -669,5 +669,11 @@ t "attention, the mask's allocation failing: exit 1, one line, no --out (exit $r
 rm -rf m12.safetensors ft12
 ASAN_OPTIONS=$asan_before
 
+# An 8x8 image whose pixel buffer (256 bytes, 264 with its row) cannot be allocated: the process is out of memory, and
+# the reason says so. It advised "a --max-pixels below 64 skips it", a limit that skips every photo.
+FAULT_OWN=1 FAULT_MIN=256 FAULT_MAX=256 FAULT_FUNC=malloc FAULT_N=1+ LD_PRELOAD=$shim "$VITMAE" data data > got.out 2> got.err; rc=$?
+t "a small image's pixels out of memory: no --max-pixels advised ($rc: $(head -c 300 got.err))" \
+  '[ $rc -eq 1 ] && grep -q "\.png: image 8x8: out of memory for its pixels (264 bytes): the process is out of memory, not the image too large$" got.err && ! grep -q max-pixels got.err'
+
 [ $fail -eq 0 ] && echo "cli fault ok"
 exit $fail

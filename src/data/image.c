@@ -65,8 +65,11 @@ static int pixel_limit_exceeded(unsigned long w, unsigned long h, int orientatio
 
 // The reason when the buffers for the pixels of a w x h image (bytes in all; w, h as the header
 // stores them, said upright as upright_size does) cannot be allocated: the size and the bytes, the
-// process's memory limit when it has one, and the --max-pixels that refuses the image by name on any
-// machine (a broken header may claim a size its data cannot hold). image_why_is_resource: 2.
+// process's memory limit when it has one, and, for an image of more than IMAGE_OOM_ADVICE_PIXELS
+// pixels, the --max-pixels that refuses it by name on any machine (a broken header may claim a size
+// its data cannot hold). A smaller image failing means the process itself is out of memory: a
+// --max-pixels low enough to skip it would skip nearly every photo, so none is advised.
+// image_why_is_resource: 2.
 static void pixels_oom(unsigned long w, unsigned long h, int orientation, size_t bytes, char *err, size_t errlen) {
     char limit[64] = "", size[96];
     struct rlimit rl;
@@ -75,9 +78,13 @@ static void pixels_oom(unsigned long w, unsigned long h, int orientation, size_t
     else if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         snprintf(limit, sizeof limit, ", under ulimit -d %llu KB", (unsigned long long)rl.rlim_cur / 1024);
     upright_size(w, h, orientation, size, sizeof size);
-    if (err && errlen)
+    if (!err || !errlen) return;
+    if ((unsigned long long)w * h > IMAGE_OOM_ADVICE_PIXELS)
         snprintf(err, errlen, "image %s: " IMAGE_PIXELS_OOM " (%zu bytes, %.1f GiB%s); a --max-pixels below %llu skips it",
                  size, bytes, bytes / 1073741824.0, limit, (unsigned long long)w * h);
+    else
+        snprintf(err, errlen, "image %s: " IMAGE_PIXELS_OOM " (%zu bytes%s): the process is out of memory, not the image too large",
+                 size, bytes, limit);
 }
 
 // What a decode is asked for: the pixel limit, a shorter side the result may shrink to (JPEG DCT

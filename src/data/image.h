@@ -41,10 +41,13 @@ int  image_load_reduced(const char *path, long max_pixels, int min_short, Image 
 // for the pixels of an image that --max-pixels let through ("image WxH: out of memory for its pixels
 // (N bytes, ...); a --max-pixels below W*H skips it"): a stop too, since a photo too large for this
 // machine and a header that lies about its size cannot be told apart before the pixels are read; the
-// reason says what it needed, and a lower --max-pixels skips such a file on any machine. W x H is the
-// upright size (after EXIF orientation; docs/data.md). Hostile files
+// reason says what it needed, and a lower --max-pixels skips such a file on any machine. An image of
+// at most IMAGE_OOM_ADVICE_PIXELS pixels gets no such advice ("image WxH: out of memory for its pixels
+// (N bytes): the process is out of memory, not the image too large"): a limit that low would skip
+// nearly every photo. W x H is the upright size (after EXIF orientation; docs/data.md). Hostile files
 // give neither at the default --max-pixels (tests/test_hostile.c); sizes beyond it are refused by name.
 #define IMAGE_PIXELS_OOM "out of memory for its pixels"
+#define IMAGE_OOM_ADVICE_PIXELS (1ull << 20)
 int  image_why_is_resource(const char *why);
 // The size (after EXIF orientation) and channels (1 or 3, as image_load would give) from the header
 // alone, without decoding pixels; the pixel limit is checked. A file whose pixel data is broken
