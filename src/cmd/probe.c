@@ -330,10 +330,9 @@ int cmd_probe(int argc, char **argv) {
     LinearProbe lp = {0};
     int S = img, Cin = 0;
     if ((status = labelled_scan("probe --train", train_dir, max_pixels, NULL, &train, &held))) goto out;
-    // --test the folder --train is (the warning below says so): its skipped files and warnings are
-    // train's, said once, not once per scan.
-    struct stat tr_st, te_st;
-    int same = !stat(train_dir, &tr_st) && !stat(test_dir, &te_st) && tr_st.st_dev == te_st.st_dev && tr_st.st_ino == te_st.st_ino;
+    // --test the folder --train is (each within the other, as output_warn_overlap below says "is"): its
+    // skipped files and warnings are train's, said once, not once per scan.
+    int same = output_path_within(test_dir, train_dir) && output_path_within(train_dir, test_dir);
     CliHeld again = {0};
     status = labelled_scan("probe --test", test_dir, max_pixels, &train, &test, same ? &again : &held);
     cli_held_free(&again);

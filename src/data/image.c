@@ -201,7 +201,7 @@ static int exif_wide_orientation(const uint8_t *tiff, size_t len, size_t entry, 
 // block is loaded once per copy, from the last back, with the other copies' tags renamed, until one
 // loads. Only IFD0's table of tags is looked at here; libexif reads the values, except those of
 // types IFD and LONG8, which it drops and PIL reads (exif_wide_orientation). -1 out of memory: the
-// caller fails the image, as PIL would give it upright (docs/data.md, "out of memory").
+// caller fails the image rather than give it unturned (docs/data.md, "out of memory").
 static int exif_orientation(const uint8_t *tiff, size_t len) {
     if (len > UINT_MAX - 6) return 0;
     uint8_t *block = malloc(len + 6);
