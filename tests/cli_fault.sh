@@ -168,7 +168,8 @@ t "attention with each of its first $n reallocs failing in turn: exit 0 or 1, it
 
 # finetune with each allocation of 256 bytes or more of its own code failing in turn (a pretrained
 # checkpoint, the scan, the model, the buffers, a step, the checkpoint written): exit 0, or exit 1 with
-# one line `vitmae: WHAT: ...out of memory...`. The layer-decay scales allocated a tensor table and
+# one line `vitmae: WHAT: ...out of memory...` (and, after the step, the line saying its checkpoint was
+# saved all the same). The layer-decay scales allocated a tensor table and
 # abort()ed when that failed (SIGABRT, no line), and a checkpoint's state that memory ran out for was
 # said as `vitmae: out of memory`, naming no file.
 ft_args="finetune --ckpt mae.safetensors --data data --val-frac 0 --steps 1 --batch 2 --threads 1 --out ftf"
@@ -180,7 +181,10 @@ for f in malloc calloc realloc; do
   while [ "$i" -le "${n:-0}" ]; do
     rm -rf ftf
     FAULT_OWN=1 FAULT_MIN=256 FAULT_FUNC=$f FAULT_N=$i LD_PRELOAD=$shim timeout 60 "$VITMAE" $ft_args > got.out 2> got.err; rc=$?
-    if [ $rc -ne 0 ] && { [ $rc -ne 1 ] || [ "$(wc -l < got.err)" -ne 1 ] || ! grep -q '^vitmae: [^:]*: .*out of memory' got.err; }; then
+    # A failure after the step (its curves) saves the step's checkpoint first and says so: a second line.
+    grep -vx "vitmae: saved ftf/checkpoint.safetensors at step 1, the run's last" got.err > got.err1
+    if [ $rc -ne 0 ] && { [ $rc -ne 1 ] || [ "$(wc -l < got.err1)" -ne 1 ] || ! grep -q '^vitmae: [^:]*: .*out of memory' got.err1 ||
+                          { ! cmp -s got.err got.err1 && [ ! -s ftf/checkpoint.safetensors ]; }; }; then
       echo "FAILED: finetune, $f $i of $n failing: exit $rc, stderr:"; head -3 got.err; bad=1
     fi
     i=$((i + 1)); runs=$((runs + 1))
@@ -292,14 +296,16 @@ rm -rf tr
 # ... and whole where the run folder's name is long: png_write's callers held its reason in 256 bytes,
 # which cut "written, but its folder RUN could not be synced: why" before the why (a 230-byte RUN).
 # --sample-every 1: the calls are config.json, RUN, curves.png, RUN, samples/step-1.png, RUN/samples.
+# The step-1 sheet's failure comes after the step: its checkpoint is saved all the same, a second line.
 long=$(printf 'r%.0s' $(seq 230))
-for png in "4 curves.png $long" "6 samples/step-1.png $long/samples"; do
-  set -- $png; png_n=$1 png_file=$2 png_dir=$3   # named: t's condition runs inside t, where $1.. are its own
+for png in "4 curves.png $long 1" "6 samples/step-1.png $long/samples 2"; do
+  set -- $png; png_n=$1 png_file=$2 png_dir=$3 png_lines=$4   # named: t's condition runs inside t, where $1.. are its own
   rm -rf "$long"
   FAULT_FUNC=fsync FAULT_N=$png_n LD_PRELOAD=$shim "$VITMAE" ${tr_args% --out tr} --sample-every 1 --out "$long" > got.out 2> got.err; rc=$?
   t "train --out <230 bytes>, $png_file's folder sync failing: exit 1, the whole line ($rc: $(head -n 2 got.err | sed "s/$long/RUN/g" | tr '\n' '|'))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ -s "$long/$png_file" ] &&
-     grep -qx "vitmae: train: $long/$png_file: written, but its folder $png_dir could not be synced: Input/output error" got.err'
+    '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq $png_lines ] && [ -s "$long/$png_file" ] &&
+     [ "$(head -n 1 got.err)" = "vitmae: train: $long/$png_file: written, but its folder $png_dir could not be synced: Input/output error" ] &&
+     { [ $png_lines -eq 1 ] || [ "$(tail -n 1 got.err)" = "vitmae: saved $long/checkpoint.safetensors at step 1, the run'"'"'s last" ]; }'
 done
 rm -rf "$long"
 rm -rf at
@@ -563,7 +569,7 @@ rm -rf wrk wrk0 sy40
 # curves.png's lines (each series' points, x and y: 18 logged steps of 8 bytes, 144, the 1st to 4th of
 # that size) that memory runs out for: exit 1, `RUN/curves.png: out of memory`, not a plot without the
 # line (exit 0, a curves.png with the train loss or the learning rate left out, until the seventy-ninth
-# session).
+# session); the last step's weights saved before the run stops, and said (since the eightieth).
 "$VITMAE_TOOLS/synth" sc --count 4 --size 16 --classes 2 > /dev/null 2>&1 || { echo "FAILED: synth sc"; fail=1; }
 trc="train --data sc --img 16 --patch 4 --dim 8 --depth 1 --heads 2 --dec-dim 8 --dec-depth 1 --dec-heads 2 --batch 2
   --steps 17 --log-every 1 --eval-every 17 --threads 1 --val-frac 0 --cache-mb 0 --store none"
@@ -573,7 +579,9 @@ for i in 1 2 3 4; do
   rm -rf cv
   FAULT_OWN=1 FAULT_MIN=144 FAULT_MAX=144 FAULT_FUNC=malloc FAULT_N=$i LD_PRELOAD=$shim "$VITMAE" $trc --out cv > /dev/null 2> got.err; rc=$?
   if [ $rc -eq 0 ] && cmp -s cv0/curves.png cv/curves.png; then :
-  elif [ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: train: cv/curves.png: out of memory" ]; then cv_stops=$((cv_stops + 1))
+  elif [ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: train: cv/curves.png: out of memory
+vitmae: saved cv/checkpoint.safetensors at step 17, the run's last" ] &&
+       same_weights cv0/checkpoint.safetensors cv/checkpoint.safetensors; then cv_stops=$((cv_stops + 1))
   else echo "    train, malloc $i of 144 bytes failing: exit $rc, $(head -n 2 got.err | tr '\n' '|')"; cv_bad=1; fi
 done
 t "train, curves.png's points failing ($cv_stops stopped): the same curves.png, or exit 1 naming it" '[ $cv_bad -eq 0 ] && [ $cv_stops -ge 1 ]'

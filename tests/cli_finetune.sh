@@ -145,6 +145,23 @@ t "resume exits 0" '[ $rc -eq 0 ]'
 t "resume says where it goes on from, once ($(grep -c "^resuming " "$dir/log"): $(grep "^resuming " "$dir/log"))" \
   '[ "$(grep "^resuming " "$dir/log")" = "resuming $dir/t2/checkpoint-6.safetensors at step 6 of 12" ]'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+# curves.png that cannot be written at an evaluation (a folder there, so its rename fails): exit 1 with
+# that line, the step's checkpoint saved first and said (as train's: until the eightieth session the
+# run stopped with the checkpoint of step 4, the steps since lost); with the folder gone the resume
+# finishes as a run never stopped. (The first session stops at step 7 by the NaN hook.)
+ftp="$ft --steps 12 --eval-every 4 --log-every 2"
+"$VITMAE" finetune --ckpt "$pre" $ftp --out "$dir/ftpic0" > /dev/null 2>&1 || { echo "FAILED: finetune ftpic0"; fail=1; }
+VITMAE_FAULT_NAN_STEP=7 "$VITMAE" finetune --ckpt "$pre" $ftp --ckpt-every 4 --out "$dir/ftpic" > /dev/null 2>&1
+rm -f "$dir/ftpic/curves.png" && mkdir "$dir/ftpic/curves.png"
+"$VITMAE" finetune --resume "$dir/ftpic" > /dev/null 2> "$dir/err"; rc=$?
+t "curves.png that cannot be written: exit 1, its line, then the checkpoint saved at that step ($rc: $(grep -v "warning: only 3" "$dir/err" | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && [ "$(grep -v "warning: only 3" "$dir/err")" = "vitmae: finetune: $dir/ftpic/curves.png: Is a directory
+vitmae: saved $dir/ftpic/checkpoint.safetensors at step 8 of 12 (continue with --resume $dir/ftpic)" ] &&
+   [ "$(saved_step "$dir/ftpic/checkpoint.safetensors")" = 8 ]'
+rmdir "$dir/ftpic/curves.png"
+"$VITMAE" finetune --resume "$dir/ftpic" > /dev/null 2>&1; rc=$?
+t "... once it can, the resume finishes as a run never stopped ($rc)" '[ $rc -eq 0 ] && same_run "$dir/ftpic0" "$dir/ftpic"'
+rm -rf "$dir/ftpic0" "$dir/ftpic"
 # The run's own command line with --resume added: flags given at the run's own values (as parsed:
 # --lr 0.002 is its 2e-3, --blr 0.032 works out to it at batch 16; --channels auto, any with --ckpt) were
 # refused all the same. Now it goes on, bitwise as the uninterrupted run.

@@ -699,5 +699,32 @@ else
   echo "note: read-only working directory check skipped (no ordinary user can read the test's files)"
 fi
 
+# A step's picture that cannot be written (samples/step-20.png a folder, so the sheet's rename fails):
+# the run stops with exit 1 and that line, and the step's weights are saved first with a line saying
+# so (until the eightieth session the run stopped with the checkpoint of step 10, the 10 steps since
+# lost); with the folder gone, the resume finishes with the weights and losses of a run never stopped
+# (the metrics row of step 20 was written before the sheet: its losses are not carried on). The same at
+# the run's last step: saved as the run's last. (The first session stops at step 15 by the NaN hook,
+# its checkpoint that of step 10: a new run refuses a folder that holds samples/.)
+"$VITMAE_TOOLS/synth" "$dir/picdata" --count 40 --size 16 --seed 5 > /dev/null || { echo "FAILED: synth picdata"; fail=1; }
+pic=$(echo "$small" | sed "s|--data data |--data $dir/picdata |")
+"$VITMAE" train $pic --steps 30 --log-every 5 --eval-every 10 --out "$dir/pic0" > /dev/null 2>&1 ||
+  { echo "FAILED: train pic0"; fail=1; }
+VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $pic --steps 30 --log-every 5 --eval-every 10 --out "$dir/pic" > /dev/null 2>&1
+t "setup: a run stopped at step 15, its checkpoint step 10" '[ "$(saved_step "$dir/pic/checkpoint.safetensors")" = 10 ]'
+mkdir -p "$dir/pic/samples/step-20.png" "$dir/pic/samples/step-30.png"
+"$VITMAE" train --resume "$dir/pic" --ckpt-every 1000 > /dev/null 2> "$dir/pic.err"; rc=$?
+t "a sample sheet that cannot be written: exit 1, its line, then the checkpoint saved at that step ($rc: $(cat "$dir/pic.err" | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/pic.err")" -eq 2 ] && head -n 1 "$dir/pic.err" | grep -q "^vitmae: train: $dir/pic/samples/step-20.png: Is a directory$" &&
+   [ "$(tail -n 1 "$dir/pic.err")" = "vitmae: saved $dir/pic/checkpoint.safetensors at step 20 of 30 (continue with --resume $dir/pic)" ] &&
+   [ "$(saved_step "$dir/pic/checkpoint.safetensors")" = 20 ]'
+rmdir "$dir/pic/samples/step-20.png"
+"$VITMAE" train --resume "$dir/pic" > /dev/null 2> "$dir/pic.err"; rc=$?
+t "... at the run's last step too: saved as the run's last ($rc: $(cat "$dir/pic.err" | tr '\n' '|'))" \
+  '[ $rc -eq 1 ] && [ "$(tail -n 1 "$dir/pic.err")" = "vitmae: saved $dir/pic/checkpoint.safetensors at step 30, the run'"'"'s last" ] &&
+   [ "$(saved_step "$dir/pic/checkpoint.safetensors")" = 30 ]'
+t "... the saved weights and losses are a run's never stopped" 'same_run "$dir/pic0" "$dir/pic"'
+rm -rf "$dir/pic0" "$dir/pic" "$dir/picdata"
+
 [ $fail -eq 0 ] && echo "cli runfolder ok"
 exit $fail

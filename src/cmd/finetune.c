@@ -1193,7 +1193,10 @@ static void say_validation(Progress *prog, const FineTune *t, const MetricsRow *
 }
 
 // Validation and curves at a step; appends the row to metrics.csv (val_top1 in the sixth column).
-static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, char *err, size_t errlen) {
+// The outputs of one logged step: validation (do_eval), the metrics row and curves (do_eval). *logged
+// (where given) tells whether the row reached metrics.csv, also when the curves after it failed.
+static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, int *logged, char *err, size_t errlen) {
+    if (logged) *logged = 0;
     if (do_eval && evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
     errno = 0;
     if (metrics_write(t->metrics, row)) {
@@ -1202,6 +1205,7 @@ static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, char *err
                  errno ? file_reason(errno, reason, sizeof reason) : "I/O error");
         return -1;
     }
+    if (logged) *logged = 1;
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);
     if (do_eval && write_curves(t, err, errlen)) return -1;
     return 0;
@@ -1299,6 +1303,7 @@ int cmd_finetune(int argc, char **argv) {
     // The loss since the last metrics row, carried through a checkpoint; the steps timed this session.
     double session_start = now_seconds(), interval_busy = 0, interval_loss = r->log_loss_sum, total_wait = 0;
     long interval_n = r->log_steps, interval_timed = 0;   // up to --log-every (10^12): past an int
+    int out_failed = 0;   // a step's outputs failed (rank 0): the step itself stands, and is saved below
     int B = r->batch;
     long first_step = r->step;
     RunWaitNote note;   // the bottleneck note's evidence, as train's (docs/data.md, "Cache, store and prefetch")
@@ -1308,7 +1313,7 @@ int cmd_finetune(int argc, char **argv) {
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
     if (r->step == 0) {   // the model before any step (a new head): where the curves start, as train's step-0 row
         MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
-        if (rank0 && periodic_outputs(t, &row, 1, err, sizeof err)) rc = cli_report("finetune", err, 1);
+        if (rank0 && periodic_outputs(t, &row, 1, NULL, err, sizeof err)) rc = cli_report("finetune", err, 1);
         else if (rank0 && isfinite(row.val_loss))
             say_validation(&prog, t, &row);
         rc = dist_max_int(rc);
@@ -1389,7 +1394,12 @@ int cmd_finetune(int argc, char **argv) {
             MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
                               interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
                               r->elapsed_s + (t1 - session_start)};
-            if (rank0 && periodic_outputs(t, &row, do_eval, err, sizeof err)) rc = cli_report("finetune", err, 1);
+            int logged = 0;
+            if (rank0 && periodic_outputs(t, &row, do_eval, &logged, err, sizeof err)) {
+                rc = cli_report("finetune", err, 1);
+                out_failed = 1;
+                if (logged) { interval_loss = 0; interval_n = 0; }   // the row holds them: not carried on
+            }
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 say_validation(&prog, t, &row);
@@ -1407,6 +1417,12 @@ int cmd_finetune(int argc, char **argv) {
     progress_end(&prog, stdout);
     loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
     run_report_working_images(&t->ds, r->step - first_step, total_wait);   // as train's (collective under mpirun)
+    if (out_failed) {   // as train's: the step stands, its checkpoint is saved, the run exits 1
+        r->elapsed_s += now_seconds() - session_start;
+        r->log_loss_sum = interval_loss; r->log_steps = interval_n;
+        if (save_checkpoint(t, err, sizeof err)) cli_report("finetune", err, 1);
+        else run_saved_after_failure(t->ckpt_path, t->run_dir, r->step, r->total_steps);
+    }
     if (rc == 0) {
         if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
         r->elapsed_s += now_seconds() - session_start;

@@ -759,6 +759,14 @@ static void last_good_checkpoint(char *out, size_t n, const char *ckpt_path) {
              written ? ckpt_path : "");
 }
 
+void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long step, long total_steps) {
+    if (step < total_steps)
+        cli_message("saved %s at step %ld of %ld (continue with --resume %s)", ckpt_path, step, total_steps,
+                    run_dir);
+    else
+        cli_message("saved %s at step %ld, the run's last", ckpt_path, step);
+}
+
 void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path) {
     char last[4400];
     last_good_checkpoint(last, sizeof last, ckpt_path);

@@ -320,6 +320,10 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
 // that the run stopped before writing one (a new run whose first step's loss was NaN named a file that
 // did not exist).
 void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path);
+// After a step's outputs failed (its validation, metrics row or pictures) and its checkpoint was saved
+// at ckpt_path all the same: the line that says so on stderr, "saved PATH at step S of N (continue with
+// --resume DIR)", or "saved PATH at step N, the run's last" (docs/data.md, "Run folders").
+void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long step, long total_steps);
 // Test hook of train and finetune, kept out of the step loop: VITMAE_FAULT_NAN_STEP=N turns the loss of
 // step N (1-based) into a NaN, VITMAE_FAULT_INF_STEP=N into +infinity, so the tests can check the stop
 // at a loss that is not finite without a diverging run (docs/testing.md, "Fault injection").

@@ -1004,6 +1004,7 @@ int cmd_train(int argc, char **argv) {
     // between rows resumes with them), and the steps timed in this session since that row.
     double interval_loss = r->log_loss_sum;
     long interval_n = r->log_steps, interval_timed = 0;   // up to --log-every (10^12): past an int
+    int out_failed = 0;   // a step's outputs failed (rank 0): the step itself stands, and is saved below
     uint64_t keys[4096];
     void *runners[WORKERS_MAX];   // the workers' contexts
     for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
@@ -1011,7 +1012,7 @@ int cmd_train(int argc, char **argv) {
     for (int k = 0; k < B; k++) keys[k] = (uint64_t)k;
     if (r->step == 0) {   // the untrained model's validation loss: where the curves start
         MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
-        if (rank0 && train_out_step(t, &row, 1, 0, err, sizeof err)) rc = cli_report("train", err, 1);
+        if (rank0 && train_out_step(t, &row, 1, 0, NULL, err, sizeof err)) rc = cli_report("train", err, 1);
         else if (rank0 && isfinite(row.val_loss))
             progress_message(&prog, stdout, "step 0: val loss %.4f, val PSNR %.2f dB (masked patches)",
                              row.val_loss, row.val_psnr);
@@ -1087,7 +1088,12 @@ int cmd_train(int argc, char **argv) {
             MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
                               interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
                               r->elapsed_s + (t1 - session_start)};
-            if (rank0 && train_out_step(t, &row, do_eval, do_samples, err, sizeof err)) rc = cli_report("train", err, 1);
+            int logged = 0;
+            if (rank0 && train_out_step(t, &row, do_eval, do_samples, &logged, err, sizeof err)) {
+                rc = cli_report("train", err, 1);
+                out_failed = 1;
+                if (logged) { interval_loss = 0; interval_n = 0; }   // the row holds them: not carried on
+            }
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss))
                 progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
@@ -1114,6 +1120,18 @@ int cmd_train(int argc, char **argv) {
     progress_end(&prog, stdout);
     loader_free(ld);
     run_report_working_images(&t->ds, r->step - first_step, total_wait);
+    if (out_failed) {
+        // A step's validation, metrics row, sample sheet or curves failed after the step was taken: its
+        // weights are sound, so they are saved before the run stops, and a picture that memory or the
+        // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1.
+        r->elapsed_s += now_seconds() - session_start;
+        r->log_loss_sum = interval_loss; r->log_steps = interval_n;
+        if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
+                                t->exp_avg_sq, err, sizeof err) || train_out_config(t, &t->rs, err, sizeof err))
+            cli_report("train", err, 1);
+        else
+            run_saved_after_failure(t->ckpt_path, t->run_dir, r->step, r->total_steps);
+    }
     if (rc == 0) {
         if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
         r->elapsed_s += now_seconds() - session_start;

@@ -317,7 +317,8 @@ int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen) {
     return 0;
 }
 
-int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char *err, size_t errlen) {
+int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err, size_t errlen) {
+    if (logged) *logged = 0;
     if (do_eval) {
         if (evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
     }
@@ -328,6 +329,7 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char 
                  errno ? file_reason(errno, reason, sizeof reason) : "I/O error");
         return -1;
     }
+    if (logged) *logged = 1;
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);
     if (do_samples && write_samples(t, row->step, err, errlen)) return -1;
     if (do_eval && write_curves(t, err, errlen)) return -1;

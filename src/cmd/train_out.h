@@ -23,8 +23,9 @@ int train_out_open_metrics(Train *t, int resuming, char *err, size_t errlen);
 // spread over the split, skipping those whose evaluation view is one flat colour.
 int train_out_pick_samples(Train *t, char *err, size_t errlen);
 // The outputs of one logged step: validation (do_eval: fills row's val_loss and val_psnr), the
-// metrics row, samples (do_samples) and curves (do_eval).
-int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, char *err, size_t errlen);
+// metrics row, samples (do_samples) and curves (do_eval). *logged (where given) tells whether the row
+// reached metrics.csv, also when a picture after it failed.
+int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err, size_t errlen);
 // RUN/curves.png redrawn from the rows of metrics.csv so far: a run stopped by a signal draws it after
 // its checkpoint is saved, so that the picture shows the rows it saved past the last evaluation. 0, or -1
 // with err (a warning: the checkpoint is saved already).
