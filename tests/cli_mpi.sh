@@ -547,5 +547,16 @@ mpi -np 2 -x VITMAE_FAULT_STOP_IN_SETUP=mpi "$VITMAE" train $small --steps $step
 t "SIGUSR1 as MPI starts: exit 0 ($rc), saved at step 1" \
   '[ $rc -eq 0 ] && grep -q "interrupted at step 1 of $steps" "$dir/early-mpi.log" && [ "$(saved_step "$dir/early-mpi/checkpoint.safetensors")" = 1 ]'
 
+# - A sample sheet that cannot be written at the last step (samples/step-6.png a folder; the first
+#   session stopped at step 5 by the NaN hook, its checkpoint step 3's): rank 0 says it, saves the
+#   step's checkpoint and says so (docs/data.md, "Run folders"), every rank exits; the weights are
+#   the reference's.
+mpi -np 2 -x VITMAE_FAULT_NAN_STEP=5 "$VITMAE" train $small --steps $steps --threads 1 --out "$dir/pic" > /dev/null 2>&1
+mkdir -p "$dir/pic/samples/step-6.png"
+timeout -k 5 120 env ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train --resume "$dir/pic" \
+  --threads 1 > /dev/null 2> "$dir/pic.err"; rc=$?
+t "-np 2, the last sheet unwritable: exit 1, the sheet's line and the save's, the reference's weights ($rc: $(grep "^vitmae" "$dir/pic.err" | tr '\n' '|'))" \
+  '[ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(grep "^vitmae" "$dir/pic.err")" = "vitmae: train: $dir/pic/samples/step-6.png: Is a directory
+vitmae: saved $dir/pic/checkpoint.safetensors at step 6, the run'"'"'s last" ] && same_weights "$dir/ref/checkpoint.safetensors" "$dir/pic/checkpoint.safetensors"'
 [ $fail -eq 0 ] && echo "cli mpi ok"
 exit $fail
