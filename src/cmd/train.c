@@ -894,6 +894,20 @@ static void step_items(Train *t, long step, int *items) {
     }
 }
 
+// The run's checkpoint at its step (with --keep, its snapshot too), then config.json, which follows
+// it (its train state is the latest checkpoint's): 0, or -1 with err, a weight or moment gone NaN or
+// infinite said as such (run_diverged_note). Rank 0's.
+static int save_run(Train *t, char *err, size_t errlen) {
+    RunState *r = &t->rs;
+    if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
+                            err, errlen)) {
+        run_diverged_note(err, errlen, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
+                          r->step, t->ckpt_path);
+        return -1;
+    }
+    return train_out_config(t, r, err, errlen);
+}
+
 // Queues the batches of the steps up to `depth` ahead of `step` that are not queued yet.
 static void queue_ahead(Train *t, Loader *ld, long *queued, long step, int depth) {
     for (; *queued < t->rs.total_steps && *queued < step + depth; (*queued)++) {
@@ -1105,15 +1119,8 @@ int cmd_train(int argc, char **argv) {
             r->elapsed_s += now_seconds() - session_start;
             session_start = now_seconds();
             r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-            // config.json follows the checkpoint: its train state is the latest checkpoint's.
-            if (rank0 && run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                             t->exp_avg_sq, err, sizeof err)) {
-                run_diverged_note(err, sizeof err, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg,
-                                  t->exp_avg_sq, r->step, t->ckpt_path);
-                rc = cli_report("train", err, 1);   // as every file of the run folder says its failure
-            } else if (rank0 && train_out_config(t, &t->rs, err, sizeof err)) {
-                rc = cli_report("train", err, 1);
-            }
+            // A failure said as every file of the run folder says its own.
+            if (rank0 && save_run(t, err, sizeof err)) rc = cli_report("train", err, 1);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
@@ -1126,11 +1133,8 @@ int cmd_train(int argc, char **argv) {
         // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1.
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-        if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg,
-                                t->exp_avg_sq, err, sizeof err) || train_out_config(t, &t->rs, err, sizeof err))
-            cli_report("train", err, 1);
-        else
-            run_saved_after_failure(t->ckpt_path, t->run_dir, r->step, r->total_steps);
+        if (save_run(t, err, sizeof err)) cli_report("train", err, 1);
+        else run_saved_after_failure(t->ckpt_path, t->run_dir, r->step, r->total_steps);
     }
     if (rc == 0) {
         if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
