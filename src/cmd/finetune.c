@@ -1192,9 +1192,9 @@ static void say_validation(Progress *prog, const FineTune *t, const MetricsRow *
                      row->val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
 }
 
-// Validation and curves at a step; appends the row to metrics.csv (val_top1 in the sixth column).
-// The outputs of one logged step: validation (do_eval), the metrics row and curves (do_eval). *logged
-// (where given) tells whether the row reached metrics.csv, also when the curves after it failed.
+// Validation and curves at a step (do_eval); appends the row to metrics.csv (val_top1 in the sixth
+// column). *logged (where given) tells whether the row reached metrics.csv, also when the curves
+// after it failed.
 static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, int *logged, char *err, size_t errlen) {
     if (logged) *logged = 0;
     if (do_eval && evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
