@@ -821,6 +821,26 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" test-san CU
 got=$(sh "$tmp/recipe" 2>&1)
 t "make test-san in a path with a space: LSAN_OPTIONS whole (got: $got)" \
   '[ "$got" = "suppressions=\"$space/tests/lsan.supp\":print_suppressions=0" ]'
+# What make test runs (docs/testing.md, "Running"): the optimised pass over every test, then the
+# sanitizer pass over every test program and the command-line tests the docs name there (in
+# backquotes), no more and no fewer; make test-san and make test-full run every test under the
+# sanitizers. A SAN_CLI entry that is not there stops the pass with its name (tests/run.sh would pass
+# over it, the sanitizers left off a test with nothing said).
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" test 2>"$tmp/err" | grep 'sh tests/run\.sh ' > "$tmp/passes"
+fast_pass=$(grep -c '^sh tests/run\.sh build/tests \./vitmae build/tools$' "$tmp/passes")
+ran=$(grep 'VITMAE_SANITIZED=1 sh tests/run\.sh build/san/tests build/san/vitmae build/tools ' "$tmp/passes" |
+  sed 's/.*build\/tools //' | tr ' ' '\n' | sed 's|.*/||' | sort)
+want_cli=$(awk '/^The sanitizer pass of `make test` runs/,/^$/' "$VITMAE_ROOT/docs/testing.md" | grep -o '`cli_[a-z_]*\.sh`' | tr -d '`' | sort -u)
+want=$( (cd "$VITMAE_ROOT/tests" && ls test_*.c | sed 's/\.c$//'; printf '%s\n' "$want_cli") | sort)
+t "make test: the optimised pass over every test, then the sanitizers over every test program and docs/testing.md's $(printf '%s\n' "$want_cli" | grep -c .) command-line tests (got $(wc -l < "$tmp/passes") passes: $(printf '%s' "$ran" | grep cli_ | tr '\n' ' '))" \
+  '[ "$(wc -l < "$tmp/passes")" -eq 2 ] && [ "$fast_pass" -eq 1 ] && [ -n "$want_cli" ] && [ "$ran" = "$want" ]'
+for target in test-san test-full; do
+  got=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" $target 2>/dev/null | grep -c 'VITMAE_SANITIZED=1 sh tests/run\.sh build/san/tests build/san/vitmae build/tools$')
+  t "make $target: every test under the sanitizers ($got)" '[ "$got" -eq 1 ]'
+done
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" test-san-part SAN_CLI="tests/cli_fault.sh tests/cli_gone.sh" > /dev/null 2>"$tmp/err"; rc=$?
+t "make test's sanitizer pass, SAN_CLI naming a test that is not there: stops, naming it ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -ne 0 ] && grep -q "SAN_CLI names a test that is not there: tests/cli_gone\.sh\.  Stop\.$" "$tmp/err"'
 # A value left out before another flag: "--out --force" took "--force" as the folder's name (a folder
 # named --force made, nothing forced). One line, exit 2, nothing made; "--out=--force" still names one.
 "$VITMAE" attention --ckpt "$VITMAE_ROOT/tests/fixtures/attn_model.safetensors" --out --force "$VITMAE_ROOT/tests/fixtures/attn_input.png" > /dev/null 2> "$tmp/err"; rc=$?
