@@ -65,6 +65,12 @@ no_set_u=$(for f in "$VITMAE_ROOT"/tests/cli_*.sh; do
 t "every tests/cli_*.sh has set -u (not so: $(echo $no_set_u))" '[ -z "$no_set_u" ]'
 stale=$(for n in $set_u_exceptions; do grep -Eq '^set -[a-z]*u' "$VITMAE_ROOT/tests/$n" && echo "$n"; done)
 t "the exceptions to set -u lack it still (these have it: $(echo $stale))" '[ -z "$stale" ]'
+# Every command-line test ends by saying it passed, in the last line tests/run.sh quotes in its PASS
+# line: cli_sweep.sh ended with `exit $fail` alone, its PASS line `(0.44 s; )`, as cli_fault.sh's had
+# been (docs/testing.md).
+unsaid=$(for f in "$VITMAE_ROOT"/tests/cli_*.sh; do
+  grep -v '^[[:space:]]*$' "$f" | tail -n 2 | head -n 1 | grep -Eq '^\[ \$fail -eq 0 \] && echo ".+"$' || basename "$f"; done)
+t "every tests/cli_*.sh ends with its line of success before exit \$fail (not so: $(echo $unsaid))" '[ -z "$unsaid" ]'
 # tests/lib.sh's helpers that write under $dir refuse to run without it (need_dir): unset, they wrote at
 # the root (/tmp as TMPDIR, /usr1.log), shared by every test run on the machine. Each such helper calls
 # need_dir (bash lists the functions; same_weights writes no file). Run in a subshell:

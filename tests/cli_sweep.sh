@@ -67,4 +67,5 @@ t "a live process's, another host's and near-miss names stay" \
    [ -e "$dir/rf/.checkpoint.link.$host.$dead.AbC-23" ]'
 t "a symbolic link under such a name stays, not followed" \
   '[ -L "$dir/rf/.checkpoint.link.$host.$dead.Link00" ] && [ "$(cat "$dir/outside")" = mine ]'
+[ $fail -eq 0 ] && echo "cli sweep ok"
 exit $fail
