@@ -165,6 +165,7 @@ SAN_ENV  = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stac
 test: test-deps
 	@$(MAKE) --no-print-directory WERROR=1 test-fast
 	@$(MAKE) --no-print-directory WERROR=1 test-san-part
+	@echo "make test: passed; the sanitizers ran over the test programs and $(words $(SAN_CLI)) of the $(words $(wildcard tests/cli_*.sh)) command-line tests (make test-san runs every test under them; docs/testing.md, \"Running\")"
 test-full: test-deps
 	@$(MAKE) --no-print-directory WERROR=1 test-fast
 	@$(MAKE) --no-print-directory WERROR=1 test-san

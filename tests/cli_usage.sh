@@ -826,7 +826,8 @@ t "make test-san in a path with a space: LSAN_OPTIONS whole (got: $got)" \
 # backquotes), no more and no fewer; make test-san and make test-full run every test under the
 # sanitizers. A SAN_CLI entry that is not there stops the pass with its name (tests/run.sh would pass
 # over it, the sanitizers left off a test with nothing said).
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" test 2>"$tmp/err" | grep 'sh tests/run\.sh ' > "$tmp/passes"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" test 2>"$tmp/err" > "$tmp/make_test"
+grep 'sh tests/run\.sh ' "$tmp/make_test" > "$tmp/passes"
 fast_pass=$(grep -c '^sh tests/run\.sh build/tests \./vitmae build/tools$' "$tmp/passes")
 ran=$(grep 'VITMAE_SANITIZED=1 sh tests/run\.sh build/san/tests build/san/vitmae build/tools ' "$tmp/passes" |
   sed 's/.*build\/tools //' | tr ' ' '\n' | sed 's|.*/||' | sort)
@@ -834,6 +835,13 @@ want_cli=$(awk '/^The sanitizer pass of `make test` runs/,/^$/' "$VITMAE_ROOT/do
 want=$( (cd "$VITMAE_ROOT/tests" && ls test_*.c | sed 's/\.c$//'; printf '%s\n' "$want_cli") | sort)
 t "make test: the optimised pass over every test, then the sanitizers over every test program and docs/testing.md's $(printf '%s\n' "$want_cli" | grep -c .) command-line tests (got $(wc -l < "$tmp/passes") passes: $(printf '%s' "$ran" | grep cli_ | tr '\n' ' '))" \
   '[ "$(wc -l < "$tmp/passes")" -eq 2 ] && [ "$fast_pass" -eq 1 ] && [ -n "$want_cli" ] && [ "$ran" = "$want" ]'
+# Its last line says how much of it ran under the sanitizers, so that the second pass's "40 passed"
+# is not read as all of them.
+n_cli=$(ls "$VITMAE_ROOT"/tests/cli_*.sh | wc -l)
+n_san=$(printf '%s\n' "$want_cli" | grep -c .)
+said=$(tail -n 1 "$tmp/make_test")
+t "make test ends saying the sanitizers ran over $n_san of the $n_cli command-line tests (got: $said)" \
+  'printf "%s" "$said" | grep -qF "make test: passed; the sanitizers ran over the test programs and $n_san of the $n_cli command-line tests (make test-san runs every test under them"'
 for target in test-san test-full; do
   got=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$VITMAE_ROOT" $target 2>/dev/null | grep -c 'VITMAE_SANITIZED=1 sh tests/run\.sh build/san/tests build/san/vitmae build/tools$')
   t "make $target: every test under the sanitizers ($got)" '[ "$got" -eq 1 ]'
