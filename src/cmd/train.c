@@ -894,18 +894,21 @@ static void step_items(Train *t, long step, int *items) {
     }
 }
 
-// The run's checkpoint at its step (with --keep, its snapshot too), then config.json, which follows
-// it (its train state is the latest checkpoint's): 0, or -1 with err, a weight or moment gone NaN or
-// infinite said as such (run_diverged_note). Rank 0's.
-static int save_run(Train *t, char *err, size_t errlen) {
+// The run's checkpoint at its step (with --keep, its snapshot too): 0, or -1 with err, a weight or
+// moment gone NaN or infinite said as such (run_diverged_note). Rank 0's.
+static int save_checkpoint(Train *t, char *err, size_t errlen) {
     RunState *r = &t->rs;
-    if (run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
-                            err, errlen)) {
-        run_diverged_note(err, errlen, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
-                          r->step, t->ckpt_path);
-        return -1;
-    }
-    return train_out_config(t, r, err, errlen);
+    if (!run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
+                             err, errlen))
+        return 0;
+    run_diverged_note(err, errlen, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq, r->step,
+                      t->ckpt_path);
+    return -1;
+}
+
+// save_checkpoint, then config.json, which follows it (its train state is the latest checkpoint's).
+static int save_run(Train *t, char *err, size_t errlen) {
+    return save_checkpoint(t, err, errlen) ? -1 : train_out_config(t, &t->rs, err, errlen);
 }
 
 // Queues the batches of the steps up to `depth` ahead of `step` that are not queued yet.
@@ -1140,12 +1143,10 @@ int cmd_train(int argc, char **argv) {
         if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
         r->elapsed_s += now_seconds() - session_start;
         r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-        int saved = !rank0 || !run_save_checkpoint(t->run_dir, t->ckpt_path, r, &t->cfg, mae_params(t->model),
-                                                   t->exp_avg, t->exp_avg_sq, err, sizeof err);
+        // save_run's two files, the stop's mark between them: a second Ctrl-C while config.json is
+        // written says that the checkpoint is saved.
+        int saved = !rank0 || !save_checkpoint(t, err, sizeof err);
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
-        if (!saved)
-            run_diverged_note(err, sizeof err, t->tensors, t->ntensors, mae_params(t->model), t->exp_avg, t->exp_avg_sq,
-                              r->step, t->ckpt_path);
         if (!saved || (rank0 && train_out_config(t, &t->rs, err, sizeof err)))
             rc = cli_report("train", err, 1);
         else if (stop && r->step < r->total_steps) {
