@@ -4,6 +4,7 @@
 #ifndef VITMAE_CHECK_H
 #define VITMAE_CHECK_H
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,22 @@ static int check_count_ = 0, check_failed_ = 0;
     if (!(fabs(a_ - b_) <= (atol) + (rtol) * fabs(b_))) { check_failed_++; \
     fprintf(stderr, "%s:%d: %s: got %.9g want %.9g (|d|=%.3g)\n", __FILE__, __LINE__, \
             (what), a_, b_, fabs(a_ - b_)); } } while (0)
+
+// The VmFlags of the mapping of /proc/self/smaps that holds address a ("" when none is found): " hg"
+// among them marks memory advised MADV_HUGEPAGE (kernels/cpu.h, cpu_advise_huge_pages).
+static inline void check_vm_flags_at(uintptr_t a, char *flags, size_t len) {
+    flags[0] = 0;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return;
+    char line[512];
+    int inside = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) inside = a >= lo && a < hi;
+        else if (inside && !strncmp(line, "VmFlags:", 8)) { snprintf(flags, len, "%s", line + 8); break; }
+    }
+    fclose(f);
+}
 
 static inline int check_done(void) {
     printf("%d checks, %d failed\n", check_count_, check_failed_);

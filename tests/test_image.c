@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <grp.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -364,8 +365,7 @@ static void test_jpeg(void) {
 
 // A 32x16 JPEG of four flat quadrants (TL red, TR green, BL blue, BR white) with an EXIF APP1 block
 // holding `orientation` (0: no EXIF), written with libexif.
-static uint8_t *make_oriented_jpeg(int orientation, unsigned long *len) {
-    const int w = 32, h = 16;
+static uint8_t *make_oriented_jpeg(int orientation, int w, int h, unsigned long *len) {
     static const uint8_t col[4][3] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {255, 255, 255}};
     struct jpeg_compress_struct ci;
     struct jpeg_error_mgr jerr;
@@ -396,7 +396,7 @@ static uint8_t *make_oriented_jpeg(int orientation, unsigned long *len) {
         free(block);
         exif_data_unref(ed);
     }
-    uint8_t row[32 * 3];
+    uint8_t *row = malloc((size_t)w * 3);
     while (ci.next_scanline < ci.image_height) {
         int y = (int)ci.next_scanline;
         for (int x = 0; x < w; x++) memcpy(row + 3 * x, col[(y >= h / 2) * 2 + (x >= w / 2)], 3);
@@ -405,6 +405,7 @@ static uint8_t *make_oriented_jpeg(int orientation, unsigned long *len) {
     }
     jpeg_finish_compress(&ci);
     jpeg_destroy_compress(&ci);
+    free(row);
     return buf;
 }
 
@@ -431,7 +432,7 @@ static void test_exif_orientation(void) {
     };
     for (int k = 0; k <= 8; k++) {
         unsigned long len;
-        uint8_t *j = make_oriented_jpeg(k, &len);
+        uint8_t *j = make_oriented_jpeg(k, 32, 16, &len);
         char name[64], err[256] = "";
         snprintf(name, sizeof name, "orient%d.jpg", k);
         write_bytes(tpath(name), j, len);
@@ -576,7 +577,7 @@ static void test_webp_probe_reduced(void) {
     // Reduced decode: 32x16 with shorter side >= 5 -> scale 3/8 -> ceil(32*3/8) x ceil(16*3/8) = 12x6;
     // >= 16 (or 0) -> full size; the orientation still applies.
     unsigned long jl;
-    uint8_t *j = make_oriented_jpeg(6, &jl);
+    uint8_t *j = make_oriented_jpeg(6, 32, 16, &jl);
     write_bytes(tpath("r.jpg"), j, jl);
     free(j);
     rc = image_load_reduced(tpath("r.jpg"), 0, 5, &im, err, sizeof err);
@@ -589,6 +590,72 @@ static void test_webp_probe_reduced(void) {
 
 // ---------------------------------------------------------------------------------------------
 // Geometry
+
+// The first whole 2 MB page inside [p, p + bytes) is advised MADV_HUGEPAGE (VmFlags " hg").
+static int huge_advised(const void *p, size_t bytes, char *flags, size_t len) {
+    const uintptr_t huge = (uintptr_t)2 << 20, lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    flags[0] = 0;
+    if (lo + huge > (uintptr_t)p + bytes) return 0;
+    check_vm_flags_at(lo, flags, len);
+    return strstr(flags, " hg") != NULL;
+}
+
+// A big image's decoded pixels lie on memory advised to be huge pages (docs/data.md, "Big photos on huge
+// pages"): 1024 x 1024 RGB (12 MB of floats) from PNG and WebP (lossless: every pixel checked), from JPEG,
+// and after an EXIF rotation (image_orient's buffer).
+static void test_big_pixels_huge_pages(void) {
+    enum { W = 1024, H = 1024 };
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!thp) { printf("  (this kernel has no transparent huge pages: big-image advice checks skipped)\n"); return; }
+    fclose(thp);
+    // Every block of 1 MB or more a fresh mapping of its own, freed back to the kernel (a fixed threshold
+    // ends glibc's raising it as big blocks are freed): a buffer the code under test left on small pages
+    // cannot sit in memory that an earlier, advised buffer left behind.
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    uint8_t *rgb = malloc((size_t)W * H * 3);
+    uint16_t *samples = malloc(sizeof(uint16_t) * W * H * 3);
+    for (size_t i = 0; i < (size_t)W * H * 3; i++) samples[i] = rgb[i] = (uint8_t)(i * 13 % 251 + (i / 3 / W) % 5);
+    PngSpec spec = {W, H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, samples, NULL, 0, NULL, 0, NULL};
+    write_png_spec(tpath("big.png"), &spec);
+    uint8_t *webp = NULL;
+    size_t wn = WebPEncodeLosslessRGB(rgb, W, H, W * 3, &webp);
+    write_bytes(tpath("big.webp"), webp, wn);
+    WebPFree(webp);
+    static const uint8_t grey[3] = {90, 90, 90};
+    unsigned long jn;
+    uint8_t *j = make_jpeg(J_RGB, W, H, grey, &jn);
+    write_bytes(tpath("big.jpg"), j, jn);
+    free(j);
+    j = make_oriented_jpeg(6, W, H / 2, &jn);
+    write_bytes(tpath("big-rotated.jpg"), j, jn);
+    free(j);
+    static const char *names[] = {"big.png", "big.webp", "big.jpg", "big-rotated.jpg"};
+    for (int k = 0; k < 4; k++) {
+        Image im;
+        char err[256] = "", flags[512];
+        int rc = image_load(tpath(names[k]), 0, &im, err, sizeof err);
+        int rotated = k == 3;
+        CHECK(rc == 0 && im.w == (rotated ? H / 2 : W) && im.h == (rotated ? W : H) && im.c == 3, "%s: %dx%dx%d %s",
+              names[k], rc ? 0 : im.w, rc ? 0 : im.h, rc ? 0 : im.c, err);
+        if (rc) continue;
+        size_t n = (size_t)im.w * im.h * 3;
+        CHECK(huge_advised(im.px, n * sizeof(float), flags, sizeof flags), "%s: pixels advised (VmFlags:%s)", names[k],
+              flags);
+        if (k < 2) {
+            size_t bad = 0;
+            for (size_t i = 0; i < n; i++) bad += im.px[i] != (float)rgb[i] / 255.0f;
+            CHECK(bad == 0, "%s: %zu of %zu samples differ from the encoded ones", names[k], bad, n);
+        } else if (k == 2) {
+            CHECK(fabsf(im.px[0] - 90 / 255.0f) < 3 / 255.0f && fabsf(im.px[n - 1] - 90 / 255.0f) < 3 / 255.0f,
+                  "big.jpg: flat grey (%g, %g)", im.px[0], im.px[n - 1]);
+        } else {
+            CHECK(colour_at(&im, 1, 1) == 2 && colour_at(&im, im.w - 2, im.h - 2) == 1, "big-rotated.jpg: rotated");
+        }
+        image_free(&im);
+    }
+    free(rgb);
+    free(samples);
+}
 
 static void test_resize(void) {
     // 4x4 -> 2x2 of a[y][x] = x + 10 y. PIL's bilinear with support 2 (shrink 2x): output 0 takes
@@ -876,6 +943,7 @@ int main(void) {
     test_exif_orientation();
     test_webp_probe_reduced();
     test_webp_one_frame_animation();
+    test_big_pixels_huge_pages();
     test_resize();
     test_views();
     test_random_resized_crop();

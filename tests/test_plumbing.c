@@ -243,21 +243,6 @@ static void test_memory(void) {
     }
 }
 
-// The VmFlags of the mapping of /proc/self/smaps that holds address a ("" when none is found).
-static void vm_flags_at(uintptr_t a, char *flags, size_t len) {
-    flags[0] = 0;
-    FILE *f = fopen("/proc/self/smaps", "r");
-    if (!f) return;
-    char line[512];
-    int inside = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) inside = a >= lo && a < hi;
-        else if (inside && !strncmp(line, "VmFlags:", 8)) { snprintf(flags, len, "%s", line + 8); break; }
-    }
-    fclose(f);
-}
-
 static void test_huge_pages(void) {
     const size_t huge = (size_t)2 << 20;
     char *small = calloc(1, 2 * huge - 64);
@@ -279,15 +264,15 @@ static void test_huge_pages(void) {
     } else {
         CHECK(got == hi - lo, "advised %zu bytes, the whole huge pages inside are %zu", got, (size_t)(hi - lo));
         char flags[512];
-        vm_flags_at(lo, flags, sizeof flags);
+        check_vm_flags_at(lo, flags, sizeof flags);
         CHECK(strstr(flags, " hg") != NULL, "the first whole huge page is advised (VmFlags:%s)", flags);
-        vm_flags_at(hi - 1, flags, sizeof flags);
+        check_vm_flags_at(hi - 1, flags, sizeof flags);
         CHECK(strstr(flags, " hg") != NULL, "the last whole huge page is advised (VmFlags:%s)", flags);
         if ((uintptr_t)p < lo) {
-            vm_flags_at((uintptr_t)p, flags, sizeof flags);
+            check_vm_flags_at((uintptr_t)p, flags, sizeof flags);
             CHECK(flags[0] && strstr(flags, " hg") == NULL, "nothing before the array's first whole huge page (VmFlags:%s)", flags);
         }
-        vm_flags_at(hi, flags, sizeof flags);
+        check_vm_flags_at(hi, flags, sizeof flags);
         CHECK(strstr(flags, " hg") == NULL, "nothing past the array's last whole huge page (VmFlags:%s)", flags);
     }
     if (thp) fclose(thp);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "io/files.h"
 #include "io/json.h"
+#include "kernels/cpu.h"
 
 static void set_err(char *err, size_t errlen, const char *msg) {
     if (err && errlen) snprintf(err, errlen, "%s", msg);
@@ -100,6 +101,15 @@ typedef struct {
     uint64_t file_size;
     int *alpha;
 } DecodeOpts;
+
+// A decoded image's pixels (and a libpng or libwebp buffer of its size): malloc'ed and, when large,
+// advised to be 2 MB huge pages before the first touch (kernels/cpu.h). A 4096 x 4096 photo's floats
+// are 201 MB: 49,152 small pages, each a fault on first touch (docs/data.md, "Big photos on huge pages").
+static void *pixels_alloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (p) cpu_advise_huge_pages(p, bytes);
+    return p;
+}
 
 void image_free(Image *im) {
     if (!im) return;
@@ -662,8 +672,8 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
         return -1;
     }
     size_t row_bytes = rowbytes * (passes > 1 ? h : 1), px_bytes = (size_t)w * h * c * sizeof(float);
-    r->rows = malloc(row_bytes);
-    r->px = malloc(px_bytes);
+    r->rows = pixels_alloc(row_bytes);
+    r->px = pixels_alloc(px_bytes);
     if (!r->rows || !r->px) {
         pixels_oom(w, h, orientation, row_bytes + px_bytes, r->msg, sizeof r->msg);
         png_read_cleanup(r);
@@ -805,7 +815,7 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     }
     size_t px_bytes = (size_t)w * h * c * sizeof(float);
     r->row = malloc((size_t)w * in_c);
-    r->px = malloc(px_bytes);
+    r->px = pixels_alloc(px_bytes);
     if (!r->row || !r->px) {
         pixels_oom(header_w, header_h, orientation, (size_t)w * in_c + px_bytes, r->jerr.msg, sizeof r->jerr.msg);
         jpeg_read_cleanup(r);
@@ -981,24 +991,35 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     WebPDecoderConfig dc;
     if (!WebPInitDecoderConfig(&dc)) { set_err(err, errlen, "libwebp: version mismatch"); return -1; }
     dc.output.colorspace = MODE_RGB;
+    // The decoded frame goes into our own buffer (libwebp's "external memory"), on huge pages.
+    size_t rgb_bytes = (size_t)fr.w * fr.h * 3;
+    uint8_t *rgb = pixels_alloc(rgb_bytes);
+    if (!rgb) {
+        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, orientation, rgb_bytes, err, errlen);
+        return -1;
+    }
+    dc.output.is_external_memory = 1;
+    dc.output.u.RGBA.rgba = rgb;
+    dc.output.u.RGBA.stride = fr.w * 3;
+    dc.output.u.RGBA.size = rgb_bytes;
     st = WebPDecode(fr.bytes, fr.size, &dc);
+    WebPFreeDecBuffer(&dc.output);   // frees nothing of ours: only what libwebp kept besides
     if (st == VP8_STATUS_OUT_OF_MEMORY) {
-        WebPFreeDecBuffer(&dc.output);
-        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, orientation, (size_t)fr.w * fr.h * 3, err, errlen);
+        free(rgb);
+        pixels_oom((unsigned long)fr.w, (unsigned long)fr.h, orientation, rgb_bytes, err, errlen);
         return -1;
     }
     if (st != VP8_STATUS_OK || dc.output.width != fr.w || dc.output.height != fr.h) {
-        WebPFreeDecBuffer(&dc.output);
+        free(rgb);
         set_err(err, errlen, "corrupt or truncated WebP data");
         return -1;
     }
-    const uint8_t *rgb = dc.output.u.RGBA.rgba;
-    size_t stride = (size_t)dc.output.u.RGBA.stride;
+    size_t stride = (size_t)fr.w * 3;
     // Zeroed where a frame does not cover its canvas: PIL's transparent black, black once alpha is dropped.
     size_t npx = (size_t)w * h * 3;
-    float *px = fr.w == w && fr.h == h ? malloc(npx * sizeof(float)) : calloc(npx, sizeof(float));
+    float *px = fr.w == w && fr.h == h ? pixels_alloc(npx * sizeof(float)) : cpu_calloc_big(npx, sizeof(float));
     if (!px) {
-        WebPFreeDecBuffer(&dc.output);
+        free(rgb);
         pixels_oom((unsigned long)w, (unsigned long)h, orientation, (size_t)w * h * 3 * sizeof(float), err, errlen);
         return -1;
     }
@@ -1006,7 +1027,7 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
         float *row = px + ((size_t)(fr.y + y) * w + (size_t)fr.x) * 3;
         for (size_t i = 0; i < (size_t)fr.w * 3; i++) row[i] = (float)rgb[y * stride + i] / 255.0f;
     }
-    WebPFreeDecBuffer(&dc.output);
+    free(rgb);
     *out = (Image){w, h, 3, px};
     if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
         image_free(out);
@@ -1577,7 +1598,7 @@ int image_orient(Image *im, int orientation) {
     if (orientation <= 1 || orientation > 8) return 0;
     int W = im->w, H = im->h, c = im->c, swap = orientation >= 5;
     int ow = swap ? H : W, oh = swap ? W : H;
-    float *dst = malloc(sizeof(float) * (size_t)W * H * c + 1);
+    float *dst = pixels_alloc(sizeof(float) * (size_t)W * H * c + 1);
     if (!dst) return -1;
     for (int y = 0; y < oh; y++)
         for (int x = 0; x < ow; x++) {

@@ -89,7 +89,8 @@ long cpu_env_count(const char *value, long lo, long hi);
 // [p, p + bytes), before they are first touched. Far fewer page faults at start-up (docs/performance.md,
 // "Huge pages for the big arrays"). Only a hint: contents, results and bits do not change. Arrays under
 // 4 MB are left alone. Returns the bytes advised, 0 when none (small array, or a kernel without
-// transparent huge pages).
+// transparent huge pages). A decoded photo's big buffers take the same advice (data/image.c;
+// docs/data.md, "Big photos on huge pages").
 size_t cpu_advise_huge_pages(void *p, size_t bytes);
 // calloc(count, size) with that advice: for the big arrays above; free() frees it.
 void *cpu_calloc_big(size_t count, size_t size);
