@@ -498,7 +498,7 @@ void run_share_store(Dataset *ds, const char *cmd, const char *store) {
 }
 
 void loader_flags_init(LoaderFlags *l) {
-    l->store = "auto"; l->cache_mb = DEFAULT_CACHE_MB; l->max_pixels = 0; l->prefetch = 2; l->loader_threads = 1;
+    l->store = "auto"; l->cache_mb = DEFAULT_CACHE_MB; l->max_pixels = 0; l->prefetch = 2; l->loader_threads = DEFAULT_LOADER_THREADS;
 }
 
 void loader_flags_table(LoaderFlags *l, Flag *f) {
@@ -506,7 +506,7 @@ void loader_flags_table(LoaderFlags *l, Flag *f) {
         {"--cache-mb", FLAG_LONG, &l->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
         {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb; the default), none, or a folder (docs/data.md)", "DIR", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
-        {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default 1)", "T", 0},
+        {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default " MAE_STR(DEFAULT_LOADER_THREADS) ")", "T", 0},
         {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL, "skip images with more pixels than this (default 67108864 = 2^26)", "N", 0},
     };
     memcpy(f, t, sizeof t);

@@ -416,6 +416,8 @@ typedef struct {
 } LoaderFlags;
 #define LOADER_FLAGS 5
 #define DEFAULT_CACHE_MB 2048
+// Two: a second photo decodes while the steps wait for the first (docs/data.md, "Cache, store and prefetch").
+#define DEFAULT_LOADER_THREADS 2
 void loader_flags_init(LoaderFlags *l);
 void loader_flags_table(LoaderFlags *l, Flag *f);
 #endif
