@@ -3,7 +3,8 @@
 # --loader-threads, --cache-mb and with or without the on-disk store (built by one run, read by the
 # next); a file broken past its header is skipped the same way every time and reported; --val DIR;
 # the warning for a tiny validation split; sample panels of images that are not flat; the
-# pixel statistics within their pixel budget (start-up decodes 16 of 20 large photos).
+# pixel statistics within their pixel budget (start-up decodes 16 of 20 large photos); a big WebP's
+# working image made without its full-size floats.
 set -u
 fail=0
 . "$VITMAE_ROOT/tests/lib.sh"   # t, scratch, data_of, same_weights
@@ -364,6 +365,30 @@ for i in 1 2 3 4; do "$VITMAE_TOOLS/mkckpt" png "$dir/slow/a/$i.png" --size 2048
   > "$dir/slow.out" 2>&1; rc=$?
 t "a three-step run: no bottleneck note ($rc: $(grep bottleneck "$dir/slow.out" | cut -c1-80))" \
   '[ $rc -eq 0 ] && ! grep -q "bottleneck" "$dir/slow.out" && grep -q "steps waited [0-9]*\.[0-9][0-9] [nmu]\{0,1\}s each for images" "$dir/slow.out"'
+
+# A still WebP's working image is resized row by row from its 8-bit samples, without the photo's
+# full-size floats (docs/data.md, "Big photos on huge pages"): with every allocation of vitmae's own
+# code of 16 MB or more failing, a run on a 1600 x 1200 WebP (23 MB of floats, 5.8 MB of samples)
+# trains; on the same photo as a PNG, which decodes to its floats, the allocation fails and the run
+# stops (so the shim is seen to bite).
+mkdir -p "$dir/bigwebp/a" "$dir/bigpng/a"
+/usr/bin/python3 - "$dir/bigwebp/a/1.webp" "$dir/bigpng/a/1.png" <<'PY'
+import sys
+from PIL import Image
+im = Image.radial_gradient("L").resize((1600, 1200)).convert("RGB")
+im.save(sys.argv[1], lossless=True)
+im.save(sys.argv[2])
+PY
+for f in webp png; do
+  ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0" FAULT_OWN=1 FAULT_MIN=16000000 FAULT_FUNC=malloc \
+    FAULT_N=1+ LD_PRELOAD="$VITMAE_TOOLS/fault.so" "$VITMAE" train --data "$dir/big$f" --img 16 --patch 4 --dim 32 --depth 1 \
+    --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 2 --steps 2 --val-frac 0 --threads 1 --store none \
+    --out "$dir/big$f.run" > /dev/null 2> "$dir/big$f.err"; eval "rc_$f=\$?"
+done
+t "a 1600x1200 WebP trains with no allocation of 16 MB or more ($rc_webp: $(tr "\n" "|" < "$dir/bigwebp.err" | cut -c1-200))" \
+  '[ $rc_webp -eq 0 ] && [ -s "$dir/bigwebp.run/checkpoint.safetensors" ]'
+t "... its PNG does not ($rc_png: $(tr "\n" "|" < "$dir/bigpng.err" | cut -c1-200))" \
+  '[ $rc_png -ne 0 ] && grep -q "out of memory" "$dir/bigpng.err"'
 
 [ $fail -eq 0 ] && echo "cli pipeline ok"
 exit $fail

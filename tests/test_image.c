@@ -657,6 +657,45 @@ static void test_big_pixels_huge_pages(void) {
     free(samples);
 }
 
+// image_load_working gives image_load + image_fit's bits: a still WebP the right way up through its
+// row-by-row path (odd sizes, landscape, portrait, square, T one under the shorter side), a PNG through
+// the full-size floats; an image not larger than T on both sides unchanged.
+static void test_working_image(void) {
+    static const int sizes[][3] = {{301, 177, 50}, {177, 301, 64}, {260, 260, 130}, {97, 401, 96}, {33, 20, 7},
+                                   {200, 90, 90}, {200, 90, 150}};
+    for (int k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); k++) {
+        int W = sizes[k][0], H = sizes[k][1], T = sizes[k][2];
+        uint8_t *rgb = malloc((size_t)W * H * 3);
+        uint16_t *samples = malloc(sizeof(uint16_t) * W * H * 3);
+        for (size_t i = 0; i < (size_t)W * H * 3; i++) samples[i] = rgb[i] = (uint8_t)((i * 37 + i / 3 / W * 11) % 256);
+        uint8_t *webp = NULL;
+        size_t wn = WebPEncodeLosslessRGB(rgb, W, H, W * 3, &webp);
+        write_bytes(tpath("work.webp"), webp, wn);
+        WebPFree(webp);
+        PngSpec spec = {W, H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, samples, NULL, 0, NULL, 0, NULL};
+        write_png_spec(tpath("work.png"), &spec);
+        static const char *names[] = {"work.webp", "work.png"};
+        for (int f = 0; f < 2; f++) {
+            Image a, b;
+            char err[256] = "";
+            int ra = image_load_working(tpath(names[f]), 0, T, &a, err, sizeof err);
+            int rb = image_load(tpath(names[f]), 0, &b, err, sizeof err) || image_fit(&b, T);
+            int fits = W > T && H > T, sw = fits ? (W <= H ? T : (int)((long)T * W / H)) : W,
+                sh = fits ? (W <= H ? (int)((long)T * H / W) : T) : H;
+            CHECK(ra == 0 && rb == 0 && a.w == sw && a.h == sh && b.w == sw && b.h == sh && a.c == 3 && b.c == 3,
+                  "%s %dx%d at T %d: %dx%d and %dx%d, want %dx%d (%s)", names[f], W, H, T, ra ? 0 : a.w, ra ? 0 : a.h,
+                  rb ? 0 : b.w, rb ? 0 : b.h, sw, sh, err);
+            if (ra == 0 && rb == 0 && a.w == b.w && a.h == b.h)
+                CHECK(!memcmp(a.px, b.px, sizeof(float) * (size_t)a.w * a.h * 3), "%s %dx%d at T %d: the same bits",
+                      names[f], W, H, T);
+            if (ra == 0) image_free(&a);
+            if (rb == 0) image_free(&b);
+        }
+        free(rgb);
+        free(samples);
+    }
+}
+
 static void test_resize(void) {
     // 4x4 -> 2x2 of a[y][x] = x + 10 y. PIL's bilinear with support 2 (shrink 2x): output 0 takes
     // inputs 0, 1, 2 with weights (0.75, 0.75, 0.25) / 1.75, output 1 inputs 1, 2, 3 with
@@ -944,6 +983,7 @@ int main(void) {
     test_webp_probe_reduced();
     test_webp_one_frame_animation();
     test_big_pixels_huge_pages();
+    test_working_image();
     test_resize();
     test_views();
     test_random_resized_crop();

@@ -629,6 +629,8 @@ struct DataShared {
     char *store_dir;      // absolute, or NULL
     char **broken;        // [n] why the item failed at first use (lazy scans), or NULL
     uint8_t *taken;       // [n] broken[i] already handed to dataset_take_broken
+    uint8_t *busy;        // [n] a thread is making item i's working image: another waits for it (made_cond)
+    pthread_cond_t made_cond;
     long decoded, cache_hits, store_hits, store_writes, nbroken;
 };
 
@@ -639,13 +641,15 @@ static DataShared *shared_new(int n, size_t budget, const char *store_dir) {
     sh->cache = calloc(m, sizeof *sh->cache);
     sh->broken = calloc(m, sizeof *sh->broken);
     sh->taken = calloc(m, 1);
+    sh->busy = calloc(m, 1);
     sh->budget = budget;
     if (store_dir) sh->store_dir = realpath(store_dir, NULL);
-    if (!sh->cache || !sh->broken || !sh->taken || (store_dir && !sh->store_dir)) {
-        free(sh->cache); free(sh->broken); free(sh->taken); free(sh->store_dir); free(sh);
+    if (!sh->cache || !sh->broken || !sh->taken || !sh->busy || (store_dir && !sh->store_dir)) {
+        free(sh->cache); free(sh->broken); free(sh->taken); free(sh->busy); free(sh->store_dir); free(sh);
         return NULL;
     }
     pthread_mutex_init(&sh->lock, NULL);
+    pthread_cond_init(&sh->made_cond, NULL);
     return sh;
 }
 
@@ -655,7 +659,9 @@ static void shared_free(DataShared *sh, int n) {
     free(sh->cache);
     free(sh->broken);
     free(sh->taken);
+    free(sh->busy);
     free(sh->store_dir);
+    pthread_cond_destroy(&sh->made_cond);
     pthread_mutex_destroy(&sh->lock);
     free(sh);
 }
@@ -730,31 +736,16 @@ static void count(DataShared *sh, long *counter) {
 // Decodes item i's working image (see dataset.h): 8-bit, shorter side at most work_size.
 static int work_decode(const Dataset *ds, int i, WorkImage *out, char *why, size_t whylen) {
     Image im;
-    int T = ds->work_size;
-    if (image_load_reduced(ds->items[i].path, ds->max_pixels, T, &im, why, whylen)) return -1;
+    if (image_load_working(ds->items[i].path, ds->max_pixels, ds->work_size, &im, why, whylen)) return -1;
     int w = im.w, h = im.h, c = im.c;
-    float *src = im.px;
-    float *resized = NULL;
-    if (w > T && h > T) {
-        long nw = w <= h ? T : (long)T * w / h, nh = w <= h ? (long)T * h / w : T;
-        resized = malloc(sizeof(float) * (size_t)nw * nh * c);
-        if (!resized) { image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
-        if (image_resize_bilinear(im.px, w, h, c, resized, (int)nw, (int)nh)) {   // not a nearest-neighbour image
-            free(resized); image_free(&im); snprintf(why, whylen, "out of memory"); return -1;
-        }
-        src = resized;
-        w = (int)nw;
-        h = (int)nh;
-    }
     size_t n = (size_t)w * h * c;
     uint8_t *px = malloc(n ? n : 1);
-    if (!px) { free(resized); image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
+    if (!px) { image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
     for (size_t k = 0; k < n; k++) {
-        float v = src[k] * 255.0f;
+        float v = im.px[k] * 255.0f;
         v = v < 0 ? 0 : v > 255 ? 255 : v;
         px[k] = (uint8_t)(int)(v + 0.5f);
     }
-    free(resized);
     image_free(&im);
     *out = (WorkImage){px, w, h, c};
     return 0;
@@ -853,15 +844,35 @@ static int store_write(const char *file, const char *key, const WorkImage *wi) {
 }
 
 // Item i's working image: from the cache, the store, or decoded (then stored and cached when the
-// budget allows). *owned = 1 when the caller must free out->px.
+// budget allows). *owned = 1 when the caller must free out->px. One thread at a time makes an item's
+// image: another that wants it meanwhile (two loader threads, the same photo in two batches ahead)
+// waits, then takes it from the cache, where it nearly always is, so that a photo is decoded once;
+// the counts of decoded images do not depend on the threads (docs/data.md, "Cache, store and prefetch").
+static int work_make(const Dataset *ds, int i, WorkImage *out, int *owned, char *why, size_t whylen);
 static int work_image(const Dataset *ds, int i, WorkImage *out, int *owned, char *why, size_t whylen) {
     DataShared *sh = ds->shared;
     *owned = 0;
     pthread_mutex_lock(&sh->lock);
     WorkImage hit = sh->cache[i];
+    while (!hit.px && sh->busy[i]) {
+        pthread_cond_wait(&sh->made_cond, &sh->lock);
+        hit = sh->cache[i];
+    }
     if (hit.px) sh->cache_hits++;
+    else sh->busy[i] = 1;
     pthread_mutex_unlock(&sh->lock);
     if (hit.px) { *out = hit; return 0; }
+    int rc = work_make(ds, i, out, owned, why, whylen);
+    pthread_mutex_lock(&sh->lock);
+    sh->busy[i] = 0;
+    pthread_cond_broadcast(&sh->made_cond);
+    pthread_mutex_unlock(&sh->lock);
+    return rc;
+}
+
+// work_image's making of item i's image, not in the cache, this thread the one making it.
+static int work_make(const Dataset *ds, int i, WorkImage *out, int *owned, char *why, size_t whylen) {
+    DataShared *sh = ds->shared;
     char key[4400], file[4400];
     int keyed = sh->store_dir && store_key(ds, i, key, sizeof key, file, sizeof file) == 0;
     WorkImage wi;
@@ -874,10 +885,7 @@ static int work_image(const Dataset *ds, int i, WorkImage *out, int *owned, char
     }
     size_t bytes = (size_t)wi.w * wi.h * wi.c;
     pthread_mutex_lock(&sh->lock);
-    if (sh->cache[i].px) {   // another thread cached it meanwhile: the same bytes
-        free(wi.px);
-        wi = sh->cache[i];
-    } else if (sh->bytes + bytes <= sh->budget) {
+    if (sh->bytes + bytes <= sh->budget) {
         sh->cache[i] = wi;
         sh->bytes += bytes;
     } else {

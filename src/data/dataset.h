@@ -20,10 +20,10 @@
 //
 // Working images (DatasetOptions.work_size > 0, what training uses): every view of an item is made
 // from its working image, the photo decoded at a working size and held as 8 bits: JPEGs decode with
-// libjpeg-turbo's DCT scaling at the smallest scale whose shorter side is >= work_size
-// (image_load_reduced); an image whose shorter side is still larger is resized (image_resize_bilinear,
-// antialiased) to shorter side work_size, longer side int(work_size * long / short), as torchvision's
-// Resize; then rounded to 8 bits. An image at most work_size on its shorter side keeps its own size
+// libjpeg-turbo's DCT scaling at the smallest scale whose shorter side is >= work_size; an image whose
+// shorter side is still larger is resized (image_resize_bilinear, antialiased) to shorter side
+// work_size, longer side int(work_size * long / short), as torchvision's Resize (both:
+// image_load_working); then rounded to 8 bits. An image at most work_size on its shorter side keeps its own size
 // (8-bit images, e.g. Fashion-MNIST, exactly as decoded). Augmentation therefore sees the whole photo.
 // The working image is a pure function of the file's bytes and work_size, so where it comes from
 // (decoded now, the in-memory cache, the on-disk store) never changes a view.

@@ -96,6 +96,7 @@ static void pixels_oom(unsigned long w, unsigned long h, int orientation, size_t
 typedef struct {
     long max_pixels;
     int min_short;
+    int fit;           // image_load_working's T: a still WebP the right way up is resized as it converts
     int header_only;
     int fd;
     uint64_t file_size;
@@ -956,6 +957,8 @@ static int webp_second_frame(const uint8_t *buf, size_t len, const DecodeOpts *o
 // from DecodeOpts.fd): load_path reads it no further.
 #define DECODE_REFUSED (-2)
 
+static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out);
+
 static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     WebPBitstreamFeatures f;
     VP8StatusCode st = WebPGetFeatures(buf, len, &f);
@@ -1015,6 +1018,12 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
         return -1;
     }
     size_t stride = (size_t)fr.w * 3;
+    if (o->fit > 0 && fr.w == w && fr.h == h && orientation == 1 && w > o->fit && h > o->fit) {
+        int rc = fit_rows_u8(rgb, w, h, 3, o->fit, out);
+        free(rgb);
+        if (rc) set_err(err, errlen, "out of memory");   // as image_load_working's own resize says it
+        return rc ? -1 : 0;
+    }
     // Zeroed where a frame does not cover its canvas: PIL's transparent black, black once alpha is dropped.
     size_t npx = (size_t)w * h * 3;
     float *px = fr.w == w && fr.h == h ? pixels_alloc(npx * sizeof(float)) : cpu_calloc_big(npx, sizeof(float));
@@ -1171,6 +1180,13 @@ int image_load_alpha(const char *path, long max_pixels, Image *out, int *alpha, 
 int image_load_reduced(const char *path, long max_pixels, int min_short, Image *out, char *err, size_t errlen) {
     DecodeOpts o = {.max_pixels = max_pixels, .min_short = min_short, .fd = -1};
     return load_path(path, &o, out, err, errlen);
+}
+
+int image_load_working(const char *path, long max_pixels, int T, Image *out, char *err, size_t errlen) {
+    DecodeOpts o = {.max_pixels = max_pixels, .min_short = T, .fit = T, .fd = -1};
+    if (load_path(path, &o, out, err, errlen)) return -1;
+    if (image_fit(out, T)) { image_free(out); set_err(err, errlen, "out of memory"); return -1; }
+    return 0;
 }
 
 int image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char *err, size_t errlen) {
@@ -1450,6 +1466,50 @@ int image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, i
     int rc = !tmp || resize_axis(src, tmp, sh, sw, dw, c) || resize_axis(tmp, dst, 1, sh, dh, dw * c) ? -1 : 0;
     free(tmp);
     return rc;
+}
+
+// The working size of a w x h image for T (both sides larger than T): the shorter side T, the longer
+// T * long / short rounded down.
+static void fit_size(int w, int h, int T, int *nw, int *nh) {
+    *nw = (int)(w <= h ? T : (long)T * w / h);
+    *nh = (int)(w <= h ? (long)T * h / w : T);
+}
+
+// image_resize_bilinear of the w x h x c image of 8-bit samples px8 (as floats v / 255) to its
+// fit_size for T, without those floats: each row is converted and resized along x at once, then the
+// rows [h][nw][c] along y. The same operations on the same values as the two passes over the whole
+// image, so the same bits. -1 out of memory.
+static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out) {
+    int nw, nh;
+    fit_size(w, h, T, &nw, &nh);
+    Coeffs ch;
+    if (coeffs_make(&ch, w, nw, 0, nw)) return -1;
+    float *row = malloc(sizeof(float) * (size_t)w * c), *tmp = malloc(sizeof(float) * (size_t)h * nw * c);
+    float *dst = malloc(sizeof(float) * (size_t)nw * nh * c);
+    int rc = row && tmp && dst ? 0 : -1;
+    for (int y = 0; !rc && y < h; y++) {
+        const uint8_t *s = px8 + (size_t)y * w * c;
+        for (size_t i = 0; i < (size_t)w * c; i++) row[i] = (float)s[i] / 255.0f;
+        coeffs_apply(&ch, row, w, 0, tmp + (size_t)y * nw * c, 1, c);
+    }
+    coeffs_free(&ch);
+    if (!rc) rc = resize_axis(tmp, dst, 1, h, nh, nw * c);
+    free(row);
+    free(tmp);
+    if (rc) { free(dst); return -1; }
+    *out = (Image){nw, nh, c, dst};
+    return 0;
+}
+
+int image_fit(Image *im, int T) {
+    if (im->w <= T || im->h <= T) return 0;
+    int nw, nh;
+    fit_size(im->w, im->h, T, &nw, &nh);
+    float *dst = malloc(sizeof(float) * (size_t)nw * nh * im->c);
+    if (!dst || image_resize_bilinear(im->px, im->w, im->h, im->c, dst, nw, nh)) { free(dst); return -1; }
+    free(im->px);
+    *im = (Image){nw, nh, im->c, dst};
+    return 0;
 }
 
 void image_convert_channels(const float *src, int cin, float *dst, int cout, size_t n) {

@@ -35,6 +35,14 @@ void image_free(Image *im);
 // shorter side is still >= min_short (before orientation; 0 = full size). Other formats: full size.
 // Cheaper by about the square of the scale; the pixels are the scaled decoder's, not a resize's.
 int  image_load_reduced(const char *path, long max_pixels, int min_short, Image *out, char *err, size_t errlen);
+// A working image (docs/data.md, "Working images: the whole photo, at a working size"): image_load_reduced
+// with min_short T, then, when both sides are still larger than T, image_fit. A still WebP the right way
+// up is resized row by row as its 8-bit samples are converted, without its full-size floats: the same
+// bits, a fifth of the memory (docs/data.md, "Big photos on huge pages").
+int  image_load_working(const char *path, long max_pixels, int T, Image *out, char *err, size_t errlen);
+// When both sides of im are larger than T: im resized (image_resize_bilinear) to a shorter side of T,
+// the longer T * long / short rounded down; else unchanged. -1 out of memory (im unchanged).
+int  image_fit(Image *im, int T);
 // 1 when a decode's reason (err of image_load, image_probe) is this process running out of memory or
 // of open files (ulimit -v, ulimit -n), which says nothing about the file: a caller stops instead of
 // skipping the image as broken (the same file decodes once memory allows). 2 when it is the buffer
