@@ -717,11 +717,7 @@ size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n) {
     for (int k = 0; k < n; k++) {
         const DataItem *it = &ds->items[idx[k]];
         long w = it->w, h = it->h;
-        if (T > 0 && w > T && h > T) {
-            long nw = w <= h ? T : T * w / h, nh = w <= h ? T * h / w : T;
-            w = nw;
-            h = nh;
-        }
+        if (T > 0 && w > T && h > T) image_resize_size(w, h, T, &w, &h);
         total += (size_t)w * h * it->c;
     }
     return total;

@@ -1468,20 +1468,19 @@ int image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, i
     return rc;
 }
 
-// The working size of a w x h image for T (both sides larger than T): the shorter side T, the longer
-// T * long / short rounded down.
-static void fit_size(int w, int h, int T, int *nw, int *nh) {
-    *nw = (int)(w <= h ? T : (long)T * w / h);
-    *nh = (int)(w <= h ? (long)T * h / w : T);
+void image_resize_size(long w, long h, long size, long *nw, long *nh) {
+    *nw = w <= h ? size : size * w / h;
+    *nh = w <= h ? size * h / w : size;
 }
 
 // image_resize_bilinear of the w x h x c image of 8-bit samples px8 (as floats v / 255) to its
-// fit_size for T, without those floats: each row is converted and resized along x at once, then the
+// image_resize_size for T (both sides larger than T), without those floats: each row is converted and resized along x at once, then the
 // rows [h][nw][c] along y. The same operations on the same values as the two passes over the whole
 // image, so the same bits. -1 out of memory.
 static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out) {
-    int nw, nh;
-    fit_size(w, h, T, &nw, &nh);
+    long lw, lh;
+    image_resize_size(w, h, T, &lw, &lh);
+    int nw = (int)lw, nh = (int)lh;   // smaller than w and h
     Coeffs ch;
     if (coeffs_make(&ch, w, nw, 0, nw)) return -1;
     float *row = malloc(sizeof(float) * (size_t)w * c), *tmp = malloc(sizeof(float) * (size_t)h * nw * c);
@@ -1503,8 +1502,9 @@ static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *ou
 
 int image_fit(Image *im, int T) {
     if (im->w <= T || im->h <= T) return 0;
-    int nw, nh;
-    fit_size(im->w, im->h, T, &nw, &nh);
+    long lw, lh;
+    image_resize_size(im->w, im->h, T, &lw, &lh);
+    int nw = (int)lw, nh = (int)lh;   // smaller than im->w and im->h
     float *dst = malloc(sizeof(float) * (size_t)nw * nh * im->c);
     if (!dst || image_resize_bilinear(im->px, im->w, im->h, im->c, dst, nw, nh)) { free(dst); return -1; }
     free(im->px);
@@ -1557,8 +1557,8 @@ void image_eval_box(int w, int h, int size, double box[4]) {
     box[0] = 0; box[1] = 0; box[2] = w; box[3] = h;
     if ((w == size && h == size) || w < 1 || h < 1 || size < 1) return;
     // The same resize and crop as image_eval_view, mapped back through the resize's scale.
-    long nw = w <= h ? size : (long)size * w / h;
-    long nh = w <= h ? (long)size * h / w : size;
+    long nw, nh;
+    image_resize_size(w, h, size, &nw, &nh);
     long top = (long)nearbyint((nh - size) / 2.0), left = (long)nearbyint((nw - size) / 2.0);
     double sx = (double)w / (double)nw, sy = (double)h / (double)nh;
     box[0] = left * sx; box[1] = top * sy; box[2] = size * sx; box[3] = size * sy;
@@ -1568,9 +1568,8 @@ int image_eval_view(const Image *src, int size, int channels, float *out) {
     int w = src->w, h = src->h, c = src->c;
     size_t n = (size_t)size * size;
     if (w == size && h == size) { image_convert_channels(src->px, c, out, channels, n); return 0; }
-    // torchvision Resize(size): shorter side -> size, longer side -> int(size * long / short).
-    long nw = w <= h ? size : (long)size * w / h;
-    long nh = w <= h ? (long)size * h / w : size;
+    long nw, nh;
+    image_resize_size(w, h, size, &nw, &nh);
     // torchvision CenterCrop: offsets int(round((len - size) / 2)), Python's round (half to even).
     long top = (long)nearbyint((nh - size) / 2.0), left = (long)nearbyint((nw - size) / 2.0);
     // Resize-then-crop computes only the cropped window: the same taps and the same order (horizontal

@@ -40,8 +40,11 @@ int  image_load_reduced(const char *path, long max_pixels, int min_short, Image 
 // up is resized row by row as its 8-bit samples are converted, without its full-size floats: the same
 // bits, a fifth of the memory (docs/data.md, "Big photos on huge pages").
 int  image_load_working(const char *path, long max_pixels, int T, Image *out, char *err, size_t errlen);
-// When both sides of im are larger than T: im resized (image_resize_bilinear) to a shorter side of T,
-// the longer T * long / short rounded down; else unchanged. -1 out of memory (im unchanged).
+// torchvision's Resize(size) of a w x h image: the shorter side size, the longer int(size * long /
+// short), into *nw x *nh (a long: 224 x 13 billion for a 1 x 60,000,000 image).
+void image_resize_size(long w, long h, long size, long *nw, long *nh);
+// When both sides of im are larger than T: im resized (image_resize_bilinear) to its image_resize_size
+// for T; else unchanged. -1 out of memory (im unchanged).
 int  image_fit(Image *im, int T);
 // 1 when a decode's reason (err of image_load, image_probe) is this process running out of memory or
 // of open files (ulimit -v, ulimit -n), which says nothing about the file: a caller stops instead of
