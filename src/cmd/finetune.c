@@ -34,6 +34,7 @@
 #include "cmd/log.h"
 #include "cmd/output.h"
 #include "cmd/runfolder.h"
+#include "cmd/runloop.h"
 #include "cmd/train_state.h"   // run_epoch_order (the data order, as train)
 #include "core/classifier.h"
 #include "core/optim.h"
@@ -1187,7 +1188,8 @@ static void finetune_free(FineTune *t) {
 
 // The log's line for an evaluation: top-1 a fraction of 1, as metrics.csv's val_top1, probe's lines and
 // classify's last line give it (docs/encoder.md, "Top-1").
-static void say_validation(Progress *prog, const FineTune *t, const MetricsRow *row) {
+static void say_validation(void *ctx, Progress *prog, const MetricsRow *row) {
+    const FineTune *t = ctx;
     progress_message(prog, stdout, "step %ld: val loss %.4f, val top-1 %.4f (%d image%s)", row->step, row->val_loss,
                      row->val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
 }
@@ -1225,7 +1227,8 @@ static void step_items(FineTune *t, long step) {
 
 // Queues the steps up to step + depth - 1 (at most the last one) on the loader: this process's share,
 // the images of its gradient groups.
-static void queue_ahead(FineTune *t, Loader *ld, long *queued, long step, int depth) {
+static void queue_ahead(void *ctx, Loader *ld, long *queued, long step, int depth) {
+    FineTune *t = ctx;
     int k0 = t->gr.first * t->per;
     for (; *queued < t->rs.total_steps && *queued < step + depth; (*queued)++) {
         step_items(t, *queued);
@@ -1258,6 +1261,57 @@ static int finetune_group_failed(void *ctx, int g, float *grads, float *loss, ch
     snprintf(err, errlen, "%s", ((FtRunner *)ctx)->t->load_err);
     return -1;
 }
+
+// The step's inputs (cmd/runloop.h): this process's images from the loader, normalised, their labels,
+// and the step's drop-path factors. A failure's reason goes to t->load_err, for the groups to give.
+static int finetune_inputs(void *ctx, Loader *ld, long step, double *waited) {
+    FineTune *t = ctx;
+    FtState *r = &t->rs;
+    step_items(t, step);
+    int failed = loader_pop(ld, (uint64_t)step, t->images, t->used, waited, t->load_err, sizeof t->load_err) != 0;
+    report_broken(t, &t->ds);   // before a failure too: a batch broken through and through names every file
+    if (!failed) pixels_normalise(&t->cfg.enc, t->images, (long)t->share * t->S * t->S);
+    // An image found broken was replaced by another of its batch: the label is that image's, as the
+    // loader recorded it when it made the image (asked now, a file found broken since by a batch
+    // made ahead would give the image of one item the label of another).
+    for (int j = 0; !failed && j < t->share; j++) t->labels[t->gr.first * t->per + j] = t->ds.items[t->used[j]].cls;
+    clf_drop_path_factors(&t->cfg, r->drop_path, (uint64_t)r->seed ^ SALT_DROP, (uint64_t)step, r->batch,
+                          t->drop_all);
+    return failed;
+}
+
+// The step's gradient over every rank's groups: the workers' (each its own model) or one group at a time.
+static int finetune_gradient(void *ctx, int inputs_failed, long step, float lr, float **grads_out, float *loss,
+                             int *stop, int *failed_here, char *err, size_t errlen) {
+    (void)step; (void)lr;
+    FineTune *t = ctx;
+    void *runners[WORKERS_MAX];   // the workers' contexts
+    for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
+    float *grads = *grads_out = grad_reduce_grads(&t->gr, clf_grads(t->model));
+    GroupFn fn = inputs_failed ? finetune_group_failed : finetune_group;
+    return t->workers ? grad_workers_step(&t->gw, grads, fn, NULL, runners, loss, &run_stop_requested, stop,
+                                          failed_here, err, errlen)
+                      : grad_reduce_step(&t->gr, grads, fn, &t->runner[0], loss, &run_stop_requested, stop,
+                                         failed_here, err, errlen);
+}
+
+// Clipping, then AdamW with the layer-wise rates (t->lr_scale).
+static void finetune_update(void *ctx, float *grads, long step, float lr) {
+    FineTune *t = ctx;
+    FtState *r = &t->rs;
+    if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
+    adamw_step_groups(t->tensors, t->ntensors, t->lr_scale, clf_params(t->model), grads, t->exp_avg, t->exp_avg_sq,
+                      lr, r->wd, FT_BETA1, FT_BETA2, step + 1);
+}
+
+static int finetune_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err,
+                            size_t errlen) {
+    (void)do_samples;   // finetune draws no sample sheets
+    return periodic_outputs(ctx, row, do_eval, logged, err, errlen);
+}
+
+static int finetune_save_checkpoint(void *ctx, char *err, size_t errlen) { return save_checkpoint(ctx, err, errlen); }
+static int finetune_curves(void *ctx, char *err, size_t errlen) { return write_curves(ctx, err, errlen); }
 
 int cmd_finetune(int argc, char **argv) {
     FineTune *t = calloc(1, sizeof *t);
@@ -1295,153 +1349,17 @@ int cmd_finetune(int argc, char **argv) {
         return rc;
     }
 
-    int rank0 = dist_rank() == 0, stop = 0;
-    long queued = r->step;
-    Progress prog;
-    progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
-    prog.elapsed_before = r->elapsed_s;   // a resumed run's log counts its earlier sessions too
-    // The loss since the last metrics row, carried through a checkpoint; the steps timed this session.
-    double session_start = now_seconds(), interval_busy = 0, interval_loss = r->log_loss_sum, total_wait = 0;
-    long interval_n = r->log_steps, interval_timed = 0;   // up to --log-every (10^12): past an int
-    int out_failed = 0;   // a step's outputs failed (rank 0): the step itself stands, and is saved below
-    int B = r->batch;
-    long first_step = r->step;
-    RunWaitNote note;   // the bottleneck note's evidence, as train's (docs/data.md, "Cache, store and prefetch")
-    run_wait_note_init(&note);
-    float *params = clf_params(t->model);
-    void *runners[WORKERS_MAX];   // the workers' contexts
-    for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
-    if (r->step == 0) {   // the model before any step (a new head): where the curves start, as train's step-0 row
-        MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
-        if (rank0 && periodic_outputs(t, &row, 1, NULL, err, sizeof err)) rc = cli_report("finetune", err, 1);
-        else if (rank0 && isfinite(row.val_loss))
-            say_validation(&prog, t, &row);
-        rc = dist_max_int(rc);
-    }
-    progress_restart(&prog);   // the ETA counts steps only, not the start-up or step 0's validation
-    while (rc == 0 && r->step < r->total_steps && !stop) {
-        double t0 = now_seconds();
-        run_steps_begun = 1;
-        long step = r->step;
-        queue_ahead(t, ld, &queued, step, t->a.lf.prefetch);
-        step_items(t, step);
-        // This process's images; a failure is carried into the exchange below as its groups' failure.
-        double waited = 0;
-        int load_failed = loader_pop(ld, (uint64_t)step, t->images, t->used, &waited, t->load_err, sizeof t->load_err) != 0;
-        total_wait += waited;
-        report_broken(t, &t->ds);   // before a failure too: a batch broken through and through names every file
-        if (!load_failed) pixels_normalise(&t->cfg.enc, t->images, (long)t->share * t->S * t->S);
-        // An image found broken was replaced by another of its batch: the label is that image's, as the
-        // loader recorded it when it made the image (asked now, a file found broken since by a batch
-        // made ahead would give the image of one item the label of another).
-        for (int j = 0; !load_failed && j < t->share; j++) t->labels[t->gr.first * t->per + j] = t->ds.items[t->used[j]].cls;
-        clf_drop_path_factors(&t->cfg, r->drop_path, (uint64_t)r->seed ^ SALT_DROP, (uint64_t)step, B, t->drop_all);
-        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
-        // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
-        int failed_here = 0;
-        float *grads = grad_reduce_grads(&t->gr, clf_grads(t->model));
-        GroupFn fn = load_failed ? finetune_group_failed : finetune_group;
-        t->gr.notes_here = run_broken_kept(&t->notes);   // files this rank found broken, for rank 0 to say
-        int reduce_rc = t->workers ? grad_workers_step(&t->gw, grads, fn, NULL, runners, &loss, &run_stop_requested,
-                                                       &stop, &failed_here, err, sizeof err)
-                                   : grad_reduce_step(&t->gr, grads, fn, &t->runner[0], &loss, &run_stop_requested,
-                                                      &stop, &failed_here, err, sizeof err);
-        char share_err[256];
-        int share_rc = dist_size() > 1 && t->gr.notes_any   // collective: every rank learnt it at the exchange
-                       ? run_broken_share(&t->notes, t->ds.n, t->gone_dirs, sizeof t->gone_dirs, broken_said, t,
-                                          share_err, sizeof share_err) : 0;
-        if (reduce_rc) {
-            progress_end(&prog, stdout);
-            if (failed_here) cli_error(NULL, "%s", err);   // the failing rank names the cause
-            rc = 1;
-            break;
-        }
-        if (share_rc) {   // every rank together; the rank that lacked the memory says so
-            progress_end(&prog, stdout);
-            if (share_rc == DIST_NO_MEMORY_HERE) cli_error("finetune", "%s", share_err);
-            rc = 1;
-            break;
-        }
-        loss = run_test_hook_loss(step + 1, loss);
-        if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
-            progress_end(&prog, stdout);
-            if (rank0) {
-                char msg[4400];
-                run_nonfinite_loss_message(msg, sizeof msg, loss, step + 1, lr, t->ckpt_path);
-                cli_error("finetune", "%s", msg);
-            }
-            rc = 1;
-            break;
-        }
-        if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
-        adamw_step_groups(t->tensors, t->ntensors, t->lr_scale, params, grads, t->exp_avg, t->exp_avg_sq, lr, r->wd,
-                          FT_BETA1, FT_BETA2, step + 1);
-        r->step++;
-        double t1 = now_seconds();
-        interval_busy += t1 - t0;
-        run_wait_note_step(&note, waited, t1 - t0);
-        interval_loss += loss;
-        interval_n++;
-        interval_timed++;
-        // The loss shown is the mean since the last metrics row: the number the row will hold.
-        progress_update(&prog, stdout, r->step, interval_loss / interval_n, lr,
-                        interval_busy > 0 ? interval_timed * B / interval_busy : 0);
-
-        int last = r->step == r->total_steps;
-        int do_log = r->step % r->log_every == 0 || last;
-        int do_eval = r->step % r->eval_every == 0 || last;
-        if (do_log || do_eval) {
-            MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
-                              interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
-                              r->elapsed_s + (t1 - session_start)};
-            int logged = 0;
-            if (rank0 && periodic_outputs(t, &row, do_eval, &logged, err, sizeof err)) {
-                rc = cli_report("finetune", err, 1);
-                out_failed = 1;
-                if (logged) { interval_loss = 0; interval_n = 0; }   // the row holds them: not carried on
-            }
-            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
-            if (do_eval && isfinite(row.val_loss))
-                say_validation(&prog, t, &row);
-            if (do_log) run_wait_note(&note, &t->ds, &prog);   // collective under mpirun, as the row's exchange
-            interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0;
-        }
-        if (r->step % r->ckpt_every == 0 && !last && !stop) {
-            r->elapsed_s += now_seconds() - session_start;
-            session_start = now_seconds();
-            r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-            if (rank0 && save_checkpoint(t, err, sizeof err)) rc = cli_report("finetune", err, 1);
-            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
-        }
-    }
-    progress_end(&prog, stdout);
-    loader_free(ld);   // stops the background threads (batches queued past a stop are dropped)
-    run_report_working_images(&t->ds, r->step - first_step, total_wait);   // as train's (collective under mpirun)
-    if (out_failed) {   // as train's: the step stands, its checkpoint is saved, the run exits 1
-        r->elapsed_s += now_seconds() - session_start;
-        r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-        if (save_checkpoint(t, err, sizeof err)) cli_report("finetune", err, 1);
-        else run_saved_after_failure(t->ckpt_path, t->run_dir, r->step, r->total_steps);
-    }
-    if (rc == 0) {
-        if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
-        r->elapsed_s += now_seconds() - session_start;
-        r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-        int saved = !(rank0 && save_checkpoint(t, err, sizeof err));
-        if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
-        if (!saved) rc = cli_report("finetune", err, 1);
-        else if (stop && r->step < r->total_steps) {
-            cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step, r->total_steps,
-                   t->ckpt_path, t->run_dir);
-            file_test_gate("VITMAE_FAULT_HOLD_AFTER_SAVE");   // tests: a second Ctrl-C once saved
-            // As train's: curves.png redrawn with the rows since the last evaluation, after the save.
-            if (rank0 && write_curves(t, err, sizeof err))
-                cli_message("warning: %s (curves.png stays as at the last evaluation)", err);
-        } else
-            cli_out("done: %ld step%s in %.1f s; checkpoint %s", r->step, r->step == 1 ? "" : "s", r->elapsed_s,
-                    t->ckpt_path);
-        rc = dist_max_int(rc);
-    }
+    RunLoop L = {.cmd = "finetune", .ctx = t, .step = &r->step, .log_steps = &r->log_steps,
+                 .elapsed_s = &r->elapsed_s, .log_loss_sum = &r->log_loss_sum, .total_steps = r->total_steps,
+                 .warmup = r->warmup, .log_every = r->log_every, .eval_every = r->eval_every,
+                 .ckpt_every = r->ckpt_every, .sample_every = 0, .batch = r->batch, .ntrain = t->ntrain, .lr = r->lr,
+                 .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
+                 .prefetch = t->a.lf.prefetch, .ds = &t->ds, .gr = &t->gr, .notes = &t->notes,
+                 .gone_dirs = t->gone_dirs, .gone_len = sizeof t->gone_dirs, .broken_said = broken_said,
+                 .queue = queue_ahead, .inputs = finetune_inputs, .gradient = finetune_gradient,
+                 .update = finetune_update, .outputs = finetune_outputs, .say_validation = say_validation,
+                 .save_checkpoint = finetune_save_checkpoint, .curves = finetune_curves};
+    rc = run_loop(&L);
     finetune_free(t);
     free(t);
     return rc;

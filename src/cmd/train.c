@@ -32,6 +32,7 @@
 #include "cmd/log.h"
 #include "cmd/output.h"
 #include "cmd/runfolder.h"
+#include "cmd/runloop.h"
 #include "cmd/train_out.h"
 #include "cmd/train_state.h"
 #include "core/masking.h"
@@ -906,13 +907,9 @@ static int save_checkpoint(Train *t, char *err, size_t errlen) {
     return -1;
 }
 
-// save_checkpoint, then config.json, which follows it (its train state is the latest checkpoint's).
-static int save_run(Train *t, char *err, size_t errlen) {
-    return save_checkpoint(t, err, errlen) ? -1 : train_out_config(t, &t->rs, err, errlen);
-}
-
-// Queues the batches of the steps up to `depth` ahead of `step` that are not queued yet.
-static void queue_ahead(Train *t, Loader *ld, long *queued, long step, int depth) {
+// Queues the batches of the steps up to `depth` ahead of `step` that are not queued yet (cmd/runloop.h).
+static void queue_ahead(void *ctx, Loader *ld, long *queued, long step, int depth) {
+    Train *t = ctx;
     for (; *queued < t->rs.total_steps && *queued < step + depth; (*queued)++) {
         step_items(t, *queued, t->batch_items);
         // This process's share: the images of its gradient groups.
@@ -922,16 +919,19 @@ static void queue_ahead(Train *t, Loader *ld, long *queued, long step, int depth
 }
 
 // This process's images of step `step` from the loader, normalised, with their masks (image k of the
-// batch keeps key k); reports files found broken.
-static int load_train_batch(Train *t, Loader *ld, long step, const uint64_t *keys, double *waited,
-                            char *err, size_t errlen) {
+// batch keeps key k); reports files found broken. A failure's reason goes to t->load_err, for the
+// step's groups to give (cmd/runloop.h's inputs).
+static int load_train_batch(void *ctx, Loader *ld, long step, double *waited) {
+    Train *t = ctx;
     int B = t->share, k0 = t->gr.first * t->per;
-    int rc = loader_pop(ld, (uint64_t)step, t->images, NULL, waited, err, errlen);
+    int rc = loader_pop(ld, (uint64_t)step, t->images, NULL, waited, t->load_err, sizeof t->load_err);
     // Reported before a failure too: a batch that is broken through and through names every file.
     train_out_report_broken(t, &t->ds);
     if (rc) return -1;
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
-    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys + k0, B, t->L, t->K, t->noise, t->ids_keep, t->mask_scratch);
+    uint64_t keys[4096];   // this process's images: k0 .. k0 + B - 1 of the batch (at most 4096)
+    for (int k = 0; k < B; k++) keys[k] = (uint64_t)(k0 + k);
+    masks_seeded((uint64_t)t->rs.seed ^ SALT_MASK, (uint64_t)step, keys, B, t->L, t->K, t->noise, t->ids_keep, t->mask_scratch);
     return 0;
 }
 
@@ -978,6 +978,61 @@ static int train_groups_failed(void *ctx, int first, int count, float *const *gr
     return -1;
 }
 
+// The step's gradient (cmd/runloop.h's gradient): the workers' (each its own model, AdamW of the
+// blocks they finish beside their backward), the team's groups at once, or one group at a time.
+static int train_gradient(void *ctx, int inputs_failed, long step, float lr, float **grads_out, float *loss,
+                          int *stop, int *failed_here, char *err, size_t errlen) {
+    Train *t = ctx;
+    RunState *r = &t->rs;
+    void *runners[WORKERS_MAX];   // the workers' contexts
+    for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
+    float *grads = *grads_out = grad_reduce_grads(&t->gr, mae_grads(t->model));
+    if (t->workers)   // AdamW's arguments, for the blocks the workers update beside their backward
+        grad_workers_plan_adamw(&t->gw, t->exp_avg, t->exp_avg_sq, lr, r->wd, step + 1);
+    gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
+    int rc = t->workers
+        ? grad_workers_step(&t->gw, grads, inputs_failed ? train_group_failed : train_group,
+                            inputs_failed ? train_groups_failed : train_groups, runners, loss, &run_stop_requested,
+                            stop, failed_here, err, errlen)
+        : t->at_once > 1
+        ? grad_reduce_step_at_once(&t->gr, grads, inputs_failed ? train_groups_failed : train_groups, &t->runner[0],
+                                   loss, &run_stop_requested, stop, failed_here, err, errlen)
+        : grad_reduce_step(&t->gr, grads, inputs_failed ? train_group_failed : train_group, &t->runner[0], loss,
+                           &run_stop_requested, stop, failed_here, err, errlen);
+    gemm_weights_end();
+    return rc;
+}
+
+// Clipping, then AdamW (the blocks the workers updated already are left as they are).
+static void train_update(void *ctx, float *grads, long step, float lr) {
+    Train *t = ctx;
+    RunState *r = &t->rs;
+    if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
+    grad_workers_adamw(&t->gw, t->tensors, t->ntensors, mae_params(t->model), grads, t->exp_avg, t->exp_avg_sq,
+                       lr, r->wd, step + 1);
+}
+
+static int train_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err,
+                         size_t errlen) {
+    return train_out_step(ctx, row, do_eval, do_samples, logged, err, errlen);
+}
+
+static void train_say_validation(void *ctx, Progress *prog, const MetricsRow *row) {
+    (void)ctx;
+    progress_message(prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)", row->step,
+                     row->val_loss, row->val_psnr);
+}
+
+static int train_save_checkpoint(void *ctx, char *err, size_t errlen) { return save_checkpoint(ctx, err, errlen); }
+
+// config.json, which follows the checkpoint (its train state is the latest checkpoint's).
+static int train_save_config(void *ctx, char *err, size_t errlen) {
+    Train *t = ctx;
+    return train_out_config(t, &t->rs, err, errlen);
+}
+
+static int train_curves(void *ctx, char *err, size_t errlen) { return train_out_curves(ctx, err, errlen); }
+
 int cmd_train(int argc, char **argv) {
     Train *t = calloc(1, sizeof *t);
     if (!t) return cli_report("train", "out of memory", 1);
@@ -1008,160 +1063,17 @@ int cmd_train(int argc, char **argv) {
     cli_defer(0);
 
     RunState *r = &t->rs;
-    int rank0 = dist_rank() == 0, stop = 0;
-    Progress prog;
-    progress_init(&prog, stdout, r->step, r->total_steps, r->log_every);
-    prog.elapsed_before = r->elapsed_s;   // a resumed run's log counts its earlier sessions too
-    double session_start = now_seconds(), interval_busy = 0;
-    RunWaitNote note;   // the bottleneck note's evidence: the steps after a session's first
-    run_wait_note_init(&note);
-    long queued = r->step, first_step = r->step;
-    double total_wait = 0;
-    // The loss of the steps since the last metrics row, carried through a checkpoint (a run stopped
-    // between rows resumes with them), and the steps timed in this session since that row.
-    double interval_loss = r->log_loss_sum;
-    long interval_n = r->log_steps, interval_timed = 0;   // up to --log-every (10^12): past an int
-    int out_failed = 0;   // a step's outputs failed (rank 0): the step itself stands, and is saved below
-    uint64_t keys[4096];
-    void *runners[WORKERS_MAX];   // the workers' contexts
-    for (int w = 0; w < WORKERS_MAX; w++) runners[w] = &t->runner[w];
-    int B = r->batch;
-    for (int k = 0; k < B; k++) keys[k] = (uint64_t)k;
-    if (r->step == 0) {   // the untrained model's validation loss: where the curves start
-        MetricsRow row = {0, 0.0, lr_at(0, r->total_steps, r->warmup, r->lr, r->min_lr), NAN, NAN, NAN, NAN, 0.0};
-        if (rank0 && train_out_step(t, &row, 1, 0, NULL, err, sizeof err)) rc = cli_report("train", err, 1);
-        else if (rank0 && isfinite(row.val_loss))
-            progress_message(&prog, stdout, "step 0: val loss %.4f, val PSNR %.2f dB (masked patches)",
-                             row.val_loss, row.val_psnr);
-        rc = dist_max_int(rc);
-    }
-    progress_restart(&prog);   // the ETA counts steps only, not the start-up or step 0's validation
-    while (rc == 0 && r->step < r->total_steps && !stop) {
-        double t0 = now_seconds(), waited = 0;
-        run_steps_begun = 1;
-        long step = r->step;
-        queue_ahead(t, ld, &queued, step, a.lf.prefetch);
-        // This process's images; a failure is carried into the exchange below as the groups' failure.
-        int load_failed = load_train_batch(t, ld, step, keys, &waited, t->load_err, sizeof t->load_err) != 0;
-        float lr = lr_at(step, r->total_steps, r->warmup, r->lr, r->min_lr), loss = 0.0f;
-        // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
-        int failed_here = 0;
-        float *grads = grad_reduce_grads(&t->gr, mae_grads(t->model));
-        t->gr.notes_here = run_broken_kept(&t->notes);   // files this rank found broken, for rank 0 to say
-        if (t->workers)   // AdamW's arguments, for the blocks the workers update beside their backward
-            grad_workers_plan_adamw(&t->gw, t->exp_avg, t->exp_avg_sq, lr, r->wd, step + 1);
-        gemm_weights_begin();   // the weights stay as they are until AdamW: packed once (kernels/gemm.h)
-        int reduce_rc = t->workers
-            ? grad_workers_step(&t->gw, grads, load_failed ? train_group_failed : train_group,
-                                load_failed ? train_groups_failed : train_groups, runners, &loss, &run_stop_requested,
-                                &stop, &failed_here, err, sizeof err)
-            : t->at_once > 1
-            ? grad_reduce_step_at_once(&t->gr, grads, load_failed ? train_groups_failed : train_groups, &t->runner[0],
-                                       &loss, &run_stop_requested, &stop, &failed_here, err, sizeof err)
-            : grad_reduce_step(&t->gr, grads, load_failed ? train_group_failed : train_group, &t->runner[0], &loss,
-                               &run_stop_requested, &stop, &failed_here, err, sizeof err);
-        gemm_weights_end();
-        char share_err[256];
-        int share_rc = dist_size() > 1 && t->gr.notes_any   // collective: every rank learnt it at the exchange
-                       ? run_broken_share(&t->notes, t->ds.n, t->gone_dirs, sizeof t->gone_dirs, NULL, NULL, share_err,
-                                          sizeof share_err) : 0;
-        if (reduce_rc) {
-            progress_end(&prog, stdout);
-            rc = failed_here ? cli_report(NULL, err, 1) : 1;   // the failing rank names the cause
-            break;
-        }
-        if (share_rc) {   // every rank together; the rank that lacked the memory says so
-            progress_end(&prog, stdout);
-            rc = share_rc == DIST_NO_MEMORY_HERE ? cli_report("train", share_err, 1) : 1;
-            break;
-        }
-        loss = run_test_hook_loss(step + 1, loss);
-        if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
-            progress_end(&prog, stdout);
-            run_nonfinite_loss_message(err, sizeof err, loss, step + 1, lr, t->ckpt_path);
-            rc = rank0 ? cli_report("train", err, 1) : 1;
-            break;
-        }
-        if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
-        grad_workers_adamw(&t->gw, t->tensors, t->ntensors, mae_params(t->model), grads, t->exp_avg, t->exp_avg_sq,
-                           lr, r->wd, step + 1);
-        r->step++;
-        double t1 = now_seconds();
-        interval_busy += t1 - t0;
-        run_wait_note_step(&note, waited, t1 - t0);
-        total_wait += waited;
-        interval_loss += loss;
-        interval_n++;
-        interval_timed++;
-        // The loss shown is the mean since the last metrics row: the number the row will hold.
-        progress_update(&prog, stdout, r->step, interval_loss / interval_n, lr,
-                        interval_busy > 0 ? interval_timed * B / interval_busy : 0);
-
-        int last = r->step == r->total_steps;
-        int do_log = r->step % r->log_every == 0 || last;
-        int do_eval = r->step % r->eval_every == 0 || last;
-        int do_samples = r->step % r->sample_every == 0 || last;
-        if (do_log || do_eval || do_samples) {
-            MetricsRow row = {r->step, (double)r->step * B / t->ntrain, lr, interval_loss / interval_n, NAN, NAN,
-                              interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
-                              r->elapsed_s + (t1 - session_start)};
-            int logged = 0;
-            if (rank0 && train_out_step(t, &row, do_eval, do_samples, &logged, err, sizeof err)) {
-                rc = cli_report("train", err, 1);
-                out_failed = 1;
-                if (logged) { interval_loss = 0; interval_n = 0; }   // the row holds them: not carried on
-            }
-            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
-            if (do_eval && isfinite(row.val_loss))
-                progress_message(&prog, stdout, "step %ld: val loss %.4f, val PSNR %.2f dB (masked patches)",
-                                 r->step, row.val_loss, row.val_psnr);
-            if (do_log) run_wait_note(&note, &t->ds, &prog);
-            interval_loss = 0; interval_n = 0; interval_timed = 0; interval_busy = 0;
-        }
-        if (r->step % r->ckpt_every == 0 && !last && !stop) {
-            r->elapsed_s += now_seconds() - session_start;
-            session_start = now_seconds();
-            r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-            // A failure said as every file of the run folder says its own.
-            if (rank0 && save_run(t, err, sizeof err)) rc = cli_report("train", err, 1);
-            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
-        }
-    }
-    progress_end(&prog, stdout);
-    loader_free(ld);
-    run_report_working_images(&t->ds, r->step - first_step, total_wait);
-    if (out_failed) {
-        // A step's validation, metrics row, sample sheet or curves failed after the step was taken: its
-        // weights are sound, so they are saved before the run stops, and a picture that memory or the
-        // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1.
-        r->elapsed_s += now_seconds() - session_start;
-        r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-        if (save_run(t, err, sizeof err)) cli_report("train", err, 1);
-        else run_saved_after_failure(t->ckpt_path, t->run_dir, r->step, r->total_steps);
-    }
-    if (rc == 0) {
-        if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
-        r->elapsed_s += now_seconds() - session_start;
-        r->log_loss_sum = interval_loss; r->log_steps = interval_n;
-        // save_run's two files, the stop's mark between them: a second Ctrl-C while config.json is
-        // written says that the checkpoint is saved.
-        int saved = !rank0 || !save_checkpoint(t, err, sizeof err);
-        if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
-        if (!saved || (rank0 && train_out_config(t, &t->rs, err, sizeof err)))
-            rc = cli_report("train", err, 1);
-        else if (stop && r->step < r->total_steps) {
-            cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", r->step,
-                   r->total_steps, t->ckpt_path, t->run_dir);
-            file_test_gate("VITMAE_FAULT_HOLD_AFTER_SAVE");   // tests: a second Ctrl-C once saved
-            // curves.png was drawn at the last evaluation: redrawn with the rows logged since, once the
-            // checkpoint is safe, so that a picture that fails to draw is a warning, never a lost save.
-            if (rank0 && train_out_curves(t, err, sizeof err))
-                cli_message("warning: %s (curves.png stays as at the last evaluation)", err);
-        } else
-            cli_out("done: %ld step%s in %.1f s; checkpoint %s", r->step, r->step == 1 ? "" : "s", r->elapsed_s,
-                    t->ckpt_path);
-        rc = dist_max_int(rc);
-    }
+    RunLoop L = {.cmd = "train", .ctx = t, .step = &r->step, .log_steps = &r->log_steps, .elapsed_s = &r->elapsed_s,
+                 .log_loss_sum = &r->log_loss_sum, .total_steps = r->total_steps, .warmup = r->warmup,
+                 .log_every = r->log_every, .eval_every = r->eval_every, .ckpt_every = r->ckpt_every,
+                 .sample_every = r->sample_every, .batch = r->batch, .ntrain = t->ntrain, .lr = r->lr,
+                 .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
+                 .prefetch = a.lf.prefetch, .ds = &t->ds, .gr = &t->gr, .notes = &t->notes, .gone_dirs = t->gone_dirs,
+                 .gone_len = sizeof t->gone_dirs, .queue = queue_ahead, .inputs = load_train_batch,
+                 .gradient = train_gradient, .update = train_update, .outputs = train_outputs,
+                 .say_validation = train_say_validation, .save_checkpoint = train_save_checkpoint,
+                 .save_after = train_save_config, .curves = train_curves};
+    rc = run_loop(&L);
     train_free(t);
     free(t);
     return rc;

@@ -1,0 +1,162 @@
+// The loop of steps train and finetune share (see runloop.h).
+#include "cmd/runloop.h"
+#include <math.h>
+#include <stdio.h>
+#include "cmd/cli.h"
+#include "core/optim.h"
+#include "io/files.h"
+
+// The time of this session's steps, brought into the run's count before a save, with the losses not in
+// a metrics row yet.
+typedef struct {
+    double session_start;
+    double interval_loss;    // the losses since the last metrics row, carried through a checkpoint
+    long interval_n;         // and how many (up to --log-every, 10^12: past an int)
+} Carried;
+
+static void carry(const RunLoop *L, Carried *c, int restart) {
+    *L->elapsed_s += now_seconds() - c->session_start;
+    if (restart) c->session_start = now_seconds();
+    *L->log_loss_sum = c->interval_loss;
+    *L->log_steps = c->interval_n;
+}
+
+// The checkpoint and what follows it (train's config.json).
+static int save_all(const RunLoop *L, char *err, size_t errlen) {
+    if (L->save_checkpoint(L->ctx, err, errlen)) return -1;
+    return L->save_after ? L->save_after(L->ctx, err, errlen) : 0;
+}
+
+int run_loop(const RunLoop *L) {
+    int rank0 = dist_rank() == 0, stop = 0, rc = 0;
+    char err[CLI_ERR_MAX];
+    long first_step = *L->step, queued = *L->step;
+    int B = L->batch;
+    Progress prog;
+    progress_init(&prog, stdout, *L->step, L->total_steps, L->log_every);
+    prog.elapsed_before = *L->elapsed_s;   // a resumed run's log counts its earlier sessions too
+    // The bottleneck note's evidence: the steps after a session's first (docs/data.md, "Cache, store and
+    // prefetch").
+    RunWaitNote note;
+    run_wait_note_init(&note);
+    Carried c = {now_seconds(), *L->log_loss_sum, *L->log_steps};
+    double interval_busy = 0, total_wait = 0;
+    long interval_timed = 0;   // the steps timed in this session since the last row
+    int out_failed = 0;        // a step's outputs failed (rank 0): the step itself stands, and is saved below
+    if (*L->step == 0) {   // the untrained model's validation: where the curves start
+        MetricsRow row = {0, 0.0, lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr), NAN, NAN, NAN, NAN, 0.0};
+        if (rank0 && L->outputs(L->ctx, &row, 1, 0, NULL, err, sizeof err)) rc = cli_report(L->cmd, err, 1);
+        else if (rank0 && isfinite(row.val_loss))
+            L->say_validation(L->ctx, &prog, &row);
+        rc = dist_max_int(rc);
+    }
+    progress_restart(&prog);   // the ETA counts steps only, not the start-up or step 0's validation
+    while (rc == 0 && *L->step < L->total_steps && !stop) {
+        double t0 = now_seconds(), waited = 0;
+        run_steps_begun = 1;
+        long step = *L->step;
+        L->queue(L->ctx, L->ld, &queued, step, L->prefetch);
+        // This process's images; a failure is carried into the exchange below as its groups' failure.
+        int inputs_failed = L->inputs(L->ctx, L->ld, step, &waited) != 0;
+        total_wait += waited;
+        float lr = lr_at(step, L->total_steps, L->warmup, L->lr, L->min_lr), loss = 0.0f, *grads = NULL;
+        // The step's gradient over every rank's groups; the ranks also agree here on stopping after it.
+        int failed_here = 0;
+        L->gr->notes_here = run_broken_kept(L->notes);   // files this rank found broken, for rank 0 to say
+        int reduce_rc = L->gradient(L->ctx, inputs_failed, step, lr, &grads, &loss, &stop, &failed_here, err,
+                                    sizeof err);
+        char share_err[256];
+        int share_rc = dist_size() > 1 && L->gr->notes_any   // collective: every rank learnt it at the exchange
+                       ? run_broken_share(L->notes, L->ds->n, L->gone_dirs, L->gone_len, L->broken_said, L->ctx,
+                                          share_err, sizeof share_err) : 0;
+        if (reduce_rc) {
+            progress_end(&prog, stdout);
+            rc = failed_here ? cli_report(NULL, err, 1) : 1;   // the failing rank names the cause
+            break;
+        }
+        if (share_rc) {   // every rank together; the rank that lacked the memory says so
+            progress_end(&prog, stdout);
+            rc = share_rc == DIST_NO_MEMORY_HERE ? cli_report(L->cmd, share_err, 1) : 1;
+            break;
+        }
+        loss = run_test_hook_loss(step + 1, loss);
+        if (!isfinite(loss)) {   // the same loss on every rank: all stop here, rank 0 says so
+            progress_end(&prog, stdout);
+            run_nonfinite_loss_message(err, sizeof err, loss, step + 1, lr, L->ckpt_path);
+            rc = rank0 ? cli_report(L->cmd, err, 1) : 1;
+            break;
+        }
+        L->update(L->ctx, grads, step, lr);
+        (*L->step)++;
+        double t1 = now_seconds();
+        interval_busy += t1 - t0;
+        run_wait_note_step(&note, waited, t1 - t0);
+        c.interval_loss += loss;
+        c.interval_n++;
+        interval_timed++;
+        // The loss shown is the mean since the last metrics row: the number the row will hold.
+        progress_update(&prog, stdout, *L->step, c.interval_loss / c.interval_n, lr,
+                        interval_busy > 0 ? interval_timed * B / interval_busy : 0);
+
+        long at = *L->step;
+        int last = at == L->total_steps;
+        int do_log = at % L->log_every == 0 || last;
+        int do_eval = at % L->eval_every == 0 || last;
+        int do_samples = L->sample_every > 0 && (at % L->sample_every == 0 || last);
+        if (do_log || do_eval || do_samples) {
+            MetricsRow row = {at, (double)at * B / L->ntrain, lr, c.interval_loss / c.interval_n, NAN, NAN,
+                              interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
+                              *L->elapsed_s + (t1 - c.session_start)};
+            int logged = 0;
+            if (rank0 && L->outputs(L->ctx, &row, do_eval, do_samples, &logged, err, sizeof err)) {
+                rc = cli_report(L->cmd, err, 1);
+                out_failed = 1;
+                if (logged) { c.interval_loss = 0; c.interval_n = 0; }   // the row holds them: not carried on
+            }
+            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
+            if (do_eval && isfinite(row.val_loss)) L->say_validation(L->ctx, &prog, &row);
+            if (do_log) run_wait_note(&note, L->ds, &prog);   // collective under mpirun, as the row's exchange
+            c.interval_loss = 0; c.interval_n = 0; interval_timed = 0; interval_busy = 0;
+        }
+        if (at % L->ckpt_every == 0 && !last && !stop) {
+            carry(L, &c, 1);
+            // A failure said as every file of the run folder says its own.
+            if (rank0 && save_all(L, err, sizeof err)) rc = cli_report(L->cmd, err, 1);
+            if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
+        }
+    }
+    progress_end(&prog, stdout);
+    loader_free(L->ld);   // stops the background threads (batches queued past a stop are dropped)
+    run_report_working_images(L->ds, *L->step - first_step, total_wait);   // collective under mpirun
+    if (out_failed) {
+        // A step's validation, metrics row, sample sheet or curves failed after the step was taken: its
+        // weights are sound, so they are saved before the run stops, and a picture that memory or the
+        // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1.
+        carry(L, &c, 0);
+        if (save_all(L, err, sizeof err)) cli_report(L->cmd, err, 1);
+        else run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
+    }
+    if (rc == 0) {
+        if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
+        carry(L, &c, 0);
+        // The checkpoint, then what follows it, the stop's mark between them: a second Ctrl-C while
+        // train's config.json is written says that the checkpoint is saved.
+        int saved = !rank0 || !L->save_checkpoint(L->ctx, err, sizeof err);
+        if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
+        if (!saved || (rank0 && L->save_after && L->save_after(L->ctx, err, sizeof err)))
+            rc = cli_report(L->cmd, err, 1);
+        else if (stop && *L->step < L->total_steps) {
+            cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", *L->step, L->total_steps,
+                    L->ckpt_path, L->run_dir);
+            file_test_gate("VITMAE_FAULT_HOLD_AFTER_SAVE");   // tests: a second Ctrl-C once saved
+            // curves.png was drawn at the last evaluation: redrawn with the rows logged since, once the
+            // checkpoint is safe, so that a picture that fails to draw is a warning, never a lost save.
+            if (rank0 && L->curves(L->ctx, err, sizeof err))
+                cli_message("warning: %s (curves.png stays as at the last evaluation)", err);
+        } else
+            cli_out("done: %ld step%s in %.1f s; checkpoint %s", *L->step, *L->step == 1 ? "" : "s", *L->elapsed_s,
+                    L->ckpt_path);
+        rc = dist_max_int(rc);
+    }
+    return rc;
+}
