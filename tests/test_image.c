@@ -674,25 +674,40 @@ static void test_working_image(void) {
         WebPFree(webp);
         PngSpec spec = {W, H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, samples, NULL, 0, NULL, 0, NULL};
         write_png_spec(tpath("work.png"), &spec);
-        static const char *names[] = {"work.webp", "work.png"};
-        for (int f = 0; f < 2; f++) {
+        // PNGs of every layout take the row path too: 16-bit (values past 8 bits), interlaced (rows
+        // from the last pass), grey, and grey with alpha (dropped).
+        uint16_t *deep = malloc(sizeof(uint16_t) * W * H * 3);
+        for (size_t i = 0; i < (size_t)W * H * 3; i++) deep[i] = (uint16_t)(samples[i] * 257 + (i * 7919) % 257);
+        PngSpec spec16 = {W, H, 16, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, deep, NULL, 0, NULL, 0, NULL};
+        write_png_spec(tpath("work16.png"), &spec16);
+        PngSpec speci = {W, H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_ADAM7, samples, NULL, 0, NULL, 0, NULL};
+        write_png_spec(tpath("worki.png"), &speci);
+        PngSpec specg = {W, H, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, samples, NULL, 0, NULL, 0, NULL};
+        write_png_spec(tpath("workg.png"), &specg);
+        PngSpec specga = {W, H, 8, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_INTERLACE_NONE, samples, NULL, 0, NULL, 0, NULL};
+        write_png_spec(tpath("workga.png"), &specga);
+        static const char *names[] = {"work.webp", "work.png", "work16.png", "worki.png", "workg.png", "workga.png"};
+        static const int chans[] = {3, 3, 3, 3, 1, 1};
+        for (int f = 0; f < 6; f++) {
             Image a, b;
             char err[256] = "";
             int ra = image_load_working(tpath(names[f]), 0, T, &a, err, sizeof err);
             int rb = image_load(tpath(names[f]), 0, &b, err, sizeof err) || image_fit(&b, T);
             int fits = W > T && H > T, sw = fits ? (W <= H ? T : (int)((long)T * W / H)) : W,
                 sh = fits ? (W <= H ? (int)((long)T * H / W) : T) : H;
-            CHECK(ra == 0 && rb == 0 && a.w == sw && a.h == sh && b.w == sw && b.h == sh && a.c == 3 && b.c == 3,
+            CHECK(ra == 0 && rb == 0 && a.w == sw && a.h == sh && b.w == sw && b.h == sh && a.c == chans[f] &&
+                  b.c == chans[f],
                   "%s %dx%d at T %d: %dx%d and %dx%d, want %dx%d (%s)", names[f], W, H, T, ra ? 0 : a.w, ra ? 0 : a.h,
                   rb ? 0 : b.w, rb ? 0 : b.h, sw, sh, err);
             if (ra == 0 && rb == 0 && a.w == b.w && a.h == b.h)
-                CHECK(!memcmp(a.px, b.px, sizeof(float) * (size_t)a.w * a.h * 3), "%s %dx%d at T %d: the same bits",
+                CHECK(!memcmp(a.px, b.px, sizeof(float) * (size_t)a.w * a.h * a.c), "%s %dx%d at T %d: the same bits",
                       names[f], W, H, T);
             if (ra == 0) image_free(&a);
             if (rb == 0) image_free(&b);
         }
         free(rgb);
         free(samples);
+        free(deep);
     }
 }
 

@@ -588,6 +588,15 @@ static int png_orientation(const PngSource *s) {
     return orientation;
 }
 
+static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out);
+typedef struct RowFit RowFit;   // a working image resized as its rows arrive (geometry, below)
+static RowFit *rowfit_new(int w, int h, int c, int T);
+static size_t rowfit_bytes(int w, int h, int c, int T);
+static float *rowfit_row(RowFit *f);
+static void rowfit_push(RowFit *f);
+static int rowfit_end(RowFit *f, Image *out);
+static void rowfit_free(RowFit *f);
+
 // ---------------------------------------------------------------------------------------------
 // PNG decode
 
@@ -600,6 +609,7 @@ typedef struct {
     png_infop info;
     uint8_t *rows;   // one row, or the whole image when interlaced
     float *px;
+    RowFit *fit;     // instead of px: a working image resized as its rows come
 } PngRead;
 
 static void png_on_error(png_structp png, png_const_charp msg) {
@@ -630,6 +640,8 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
         png_read_cleanup(r);
         free(r->px);
         r->px = NULL;
+        rowfit_free(r->fit);
+        r->fit = NULL;
         return -1;
     }
     r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r, png_on_error, png_on_warning);
@@ -672,14 +684,24 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
         png_read_cleanup(r);
         return -1;
     }
-    size_t row_bytes = rowbytes * (passes > 1 ? h : 1), px_bytes = (size_t)w * h * c * sizeof(float);
+    // A working image (image_load_working) the right way up is resized as its rows come, without the
+    // whole image's floats (docs/data.md, "Big photos on huge pages").
+    int fit = o->fit > 0 && orientation == 1 && w > (png_uint_32)o->fit && h > (png_uint_32)o->fit;
+    size_t row_bytes = rowbytes * (passes > 1 ? h : 1);
+    size_t px_bytes = fit ? rowfit_bytes((int)w, (int)h, c, o->fit) : (size_t)w * h * c * sizeof(float);
     r->rows = pixels_alloc(row_bytes);
-    r->px = pixels_alloc(px_bytes);
-    if (!r->rows || !r->px) {
-        pixels_oom(w, h, orientation, row_bytes + px_bytes, r->msg, sizeof r->msg);
+    if (fit) r->fit = rowfit_new((int)w, (int)h, c, o->fit);
+    else r->px = pixels_alloc(px_bytes);
+    if (!r->rows || (fit ? !r->fit : !r->px)) {
+        if (r->rows && fit)   // the resize's few rows: said as image_load_working's own resize says it
+            snprintf(r->msg, sizeof r->msg, "out of memory");
+        else
+            pixels_oom(w, h, orientation, row_bytes + px_bytes, r->msg, sizeof r->msg);
         png_read_cleanup(r);
         free(r->px);
         r->px = NULL;
+        rowfit_free(r->fit);
+        r->fit = NULL;
         return -1;
     }
     for (int pass = 0; pass < passes; pass++)
@@ -687,7 +709,7 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
             uint8_t *row = r->rows + (passes > 1 ? (size_t)y * rowbytes : 0);
             png_read_row(r->png, row, NULL);
             if (pass != passes - 1) continue;
-            float *dst = r->px + (size_t)y * w * c;
+            float *dst = r->fit ? rowfit_row(r->fit) : r->px + (size_t)y * w * c;
             for (png_uint_32 x = 0; x < w; x++)
                 for (int k = 0; k < c; k++) {
                     size_t s = (size_t)x * in_c + k;
@@ -695,9 +717,17 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
                         ? (float)((row[2 * s] << 8) | row[2 * s + 1]) / 65535.0f
                         : (float)row[s] / 255.0f;
                 }
+            if (r->fit) rowfit_push(r->fit);
         }
     png_read_end(r->png, r->info);   // checks the CRCs of the chunks that follow the pixels
     png_read_cleanup(r);
+    if (r->fit) {
+        int rc = rowfit_end(r->fit, out);
+        rowfit_free(r->fit);
+        r->fit = NULL;
+        if (rc) snprintf(r->msg, sizeof r->msg, "out of memory");   // as image_load_working's own resize says it
+        return rc ? -1 : 0;
+    }
     out->w = (int)w;
     out->h = (int)h;
     out->c = c;
@@ -957,7 +987,6 @@ static int webp_second_frame(const uint8_t *buf, size_t len, const DecodeOpts *o
 // from DecodeOpts.fd): load_path reads it no further.
 #define DECODE_REFUSED (-2)
 
-static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out);
 
 static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     WebPBitstreamFeatures f;
@@ -1473,31 +1502,71 @@ void image_resize_size(long w, long h, long size, long *nw, long *nh) {
     *nh = w <= h ? size * h / w : size;
 }
 
-// image_resize_bilinear of the w x h x c image of 8-bit samples px8 (as floats v / 255) to its
-// image_resize_size for T (both sides larger than T), without those floats: each row is converted and resized along x at once, then the
-// rows [h][nw][c] along y. The same operations on the same values as the two passes over the whole
-// image, so the same bits. -1 out of memory.
-static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out) {
-    long lw, lh;
-    image_resize_size(w, h, T, &lw, &lh);
-    int nw = (int)lw, nh = (int)lh;   // smaller than w and h
-    Coeffs ch;
-    if (coeffs_make(&ch, w, nw, 0, nw)) return -1;
-    float *row = malloc(sizeof(float) * (size_t)w * c), *tmp = malloc(sizeof(float) * (size_t)h * nw * c);
-    float *dst = malloc(sizeof(float) * (size_t)nw * nh * c);
-    int rc = row && tmp && dst ? 0 : -1;
-    for (int y = 0; !rc && y < h; y++) {
-        const uint8_t *s = px8 + (size_t)y * w * c;
-        for (size_t i = 0; i < (size_t)w * c; i++) row[i] = (float)s[i] / 255.0f;
-        coeffs_apply(&ch, row, w, 0, tmp + (size_t)y * nw * c, 1, c);
-    }
-    coeffs_free(&ch);
-    if (!rc) rc = resize_axis(tmp, dst, 1, h, nh, nw * c);
-    free(row);
-    free(tmp);
-    if (rc) { free(dst); return -1; }
-    *out = (Image){nw, nh, c, dst};
+// A working image resized as its rows arrive (image_load_working's decoders): each row of w x c floats
+// resized along x to nw as it comes, then the rows [h][nw][c] along y once all have come, to
+// image_resize_size for T (both sides larger than T). image_resize_bilinear's two passes over the same
+// values, so the same bits, without the whole image's floats (docs/data.md, "Big photos on huge pages").
+struct RowFit {
+    int w, h, c, nw, nh, y;
+    Coeffs ch;          // along x
+    float *row, *tmp;   // [w][c], the next row; [h][nw][c], the rows resized along x
+};
+
+static void rowfit_free(RowFit *f) {
+    if (!f) return;
+    coeffs_free(&f->ch);
+    free(f->row);
+    free(f->tmp);
+    free(f);
+}
+
+static size_t rowfit_bytes(int w, int h, int c, int T) {
+    long nw, nh;
+    image_resize_size(w, h, T, &nw, &nh);
+    return sizeof(float) * ((size_t)w * c + (size_t)h * nw * c + (size_t)nw * nh * c);
+}
+
+static RowFit *rowfit_new(int w, int h, int c, int T) {
+    RowFit *f = calloc(1, sizeof *f);
+    if (!f) return NULL;
+    long nw, nh;
+    image_resize_size(w, h, T, &nw, &nh);
+    f->w = w, f->h = h, f->c = c, f->nw = (int)nw, f->nh = (int)nh;
+    f->row = malloc(sizeof(float) * (size_t)w * c);
+    f->tmp = malloc(sizeof(float) * (size_t)h * f->nw * c);
+    if (!f->row || !f->tmp || coeffs_make(&f->ch, w, f->nw, 0, f->nw)) { rowfit_free(f); return NULL; }
+    return f;
+}
+
+// The row to fill next (w x c floats), then rowfit_push to resize it along x.
+static float *rowfit_row(RowFit *f) { return f->row; }
+
+static void rowfit_push(RowFit *f) {
+    coeffs_apply(&f->ch, f->row, f->w, 0, f->tmp + (size_t)f->y * f->nw * f->c, 1, f->c);
+    f->y++;
+}
+
+// Once the h rows are in: along y into *out. -1 out of memory.
+static int rowfit_end(RowFit *f, Image *out) {
+    float *dst = malloc(sizeof(float) * (size_t)f->nw * f->nh * f->c);
+    if (!dst || resize_axis(f->tmp, dst, 1, f->h, f->nh, f->nw * f->c)) { free(dst); return -1; }
+    *out = (Image){f->nw, f->nh, f->c, dst};
     return 0;
+}
+
+// A RowFit of the w x h x c image of 8-bit samples px8 (as floats v / 255). -1 out of memory.
+static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out) {
+    RowFit *f = rowfit_new(w, h, c, T);
+    if (!f) return -1;
+    for (int y = 0; y < h; y++) {
+        const uint8_t *s = px8 + (size_t)y * w * c;
+        float *row = rowfit_row(f);
+        for (size_t i = 0; i < (size_t)w * c; i++) row[i] = (float)s[i] / 255.0f;
+        rowfit_push(f);
+    }
+    int rc = rowfit_end(f, out);
+    rowfit_free(f);
+    return rc;
 }
 
 int image_fit(Image *im, int T) {
