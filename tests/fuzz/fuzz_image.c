@@ -3,10 +3,14 @@
 // the training data pipeline uses (docs/data.md): image_probe (the header alone, as the scan reads it)
 // and image_load_reduced (a JPEG at a reduced DCT scale, as the working images decode). The first byte
 // picks the view size and channel count (and the reduced decode's shorter side); the rest is the file.
+// And image_load_working, the working image a run trains on: for a PNG or WebP, whose rows it resizes
+// as they come (docs/data.md, "Big photos on huge pages"), it must be the full decode's image_fit to the
+// bit; for a JPEG (decoded at a DCT scale) the same channels and values in range.
 // The pixel limit is lowered so that a fuzzed header cannot ask for gigabytes.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include "data/image.h"
@@ -56,6 +60,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (red.c != im.c || (long)red.w * red.h > (long)im.w * im.h || rs < (view < fs ? view : fs)) abort();
             }
             image_free(&red);
+        }
+        Image wk;
+        if (image_load_working(path, FUZZ_MAX_PIXELS, view, &wk, err, sizeof err) == 0) {
+            if (!in_unit_range(wk.px, (size_t)wk.w * wk.h * wk.c)) abort();
+            int lossless = size > 4 && (data[1] == 0x89 || !memcmp(data + 1, "RIFF", 4));   // PNG or WebP
+            if (full && wk.c != im.c) abort();
+            if (full && lossless) {
+                size_t n = (size_t)im.w * im.h * im.c;
+                Image fit = {im.w, im.h, im.c, malloc(sizeof(float) * (n ? n : 1))};
+                if (fit.px) {
+                    memcpy(fit.px, im.px, sizeof(float) * n);
+                    if (image_fit(&fit, view) == 0 &&
+                        (fit.w != wk.w || fit.h != wk.h || memcmp(fit.px, wk.px, sizeof(float) * (size_t)wk.w * wk.h * wk.c)))
+                        abort();
+                    image_free(&fit);
+                }
+            }
+            image_free(&wk);
         }
     }
     if (fd >= 0) close(fd);
