@@ -43,7 +43,7 @@ int run_loop(const RunLoop *L) {
     double interval_busy = 0, total_wait = 0;
     long interval_timed = 0;   // the steps timed in this session since the last row
     int out_failed = 0;        // a step's outputs failed (rank 0): the step itself stands, and is saved below
-    if (*L->step == 0) {   // the untrained model's validation: where the curves start
+    if (*L->step == 0) {   // the model before any step (finetune's: a new head): where the curves start
         MetricsRow row = {0, 0.0, lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr), NAN, NAN, NAN, NAN, 0.0};
         if (rank0 && L->outputs(L->ctx, &row, 1, 0, NULL, err, sizeof err)) rc = cli_report(L->cmd, err, 1);
         else if (rank0 && isfinite(row.val_loss))
