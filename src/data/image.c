@@ -96,7 +96,7 @@ static void pixels_oom(unsigned long w, unsigned long h, int orientation, size_t
 typedef struct {
     long max_pixels;
     int min_short;
-    int fit;           // image_load_working's T: a still WebP the right way up is resized as it converts
+    int fit;           // image_load_working's T: a still WebP or a PNG the right way up is resized row by row
     int header_only;
     int fd;
     uint64_t file_size;
@@ -986,7 +986,6 @@ static int webp_second_frame(const uint8_t *buf, size_t len, const DecodeOpts *o
 // decode_mem's answer to a probe of a file's first bytes that refuses the file for good (its rest read
 // from DecodeOpts.fd): load_path reads it no further.
 #define DECODE_REFUSED (-2)
-
 
 static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     WebPBitstreamFeatures f;
