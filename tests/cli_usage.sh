@@ -835,6 +835,12 @@ want_cli=$(awk '/^The sanitizer pass of `make test` runs/,/^$/' "$VITMAE_ROOT/do
 want=$( (cd "$VITMAE_ROOT/tests" && ls test_*.c | sed 's/\.c$//'; printf '%s\n' "$want_cli") | sort)
 t "make test: the optimised pass over every test, then the sanitizers over every test program and docs/testing.md's $(printf '%s\n' "$want_cli" | grep -c .) command-line tests (got $(wc -l < "$tmp/passes") passes: $(printf '%s' "$ran" | grep cli_ | tr '\n' ' '))" \
   '[ "$(wc -l < "$tmp/passes")" -eq 2 ] && [ "$fast_pass" -eq 1 ] && [ -n "$want_cli" ] && [ "$ran" = "$want" ]'
+# Both builds come first, two compilers at once (docs/testing.md, "Running"), unless make was given a -j.
+t "make test builds both trees two compilers at once (got: $(grep 'build-fast build-san' "$tmp/make_test"))" \
+  'grep -q "^make --no-print-directory WERROR=1 -j2 build-fast build-san$" "$tmp/make_test"'
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -j3 -C "$VITMAE_ROOT" test 2>/dev/null | grep 'build-fast build-san' > "$tmp/make_j3"
+t "make -j3 test keeps the caller's -j (got: $(cat "$tmp/make_j3"))" \
+  '[ "$(cat "$tmp/make_j3")" = "make --no-print-directory WERROR=1  build-fast build-san" ]'
 # Its last line says how much of it ran under the sanitizers, so that the second pass's "40 passed"
 # is not read as all of them.
 n_cli=$(ls "$VITMAE_ROOT"/tests/cli_*.sh | wc -l)

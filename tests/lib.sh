@@ -86,6 +86,12 @@ mpi_setup() {
   OMPI_ALLOW_RUN_AS_ROOT=1; OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
   mpi_asan="${ASAN_OPTIONS:-}:detect_leaks=0"
+  # OpenMPI's point-to-point layer named, ob1: the one it picks here anyway (Debian's
+  # /etc/openmpi/openmpi-mca-params.conf leaves out only ucx, "pml = ^ucx"). A list that leaves one out
+  # still has every rank open the others, cm with its psm and psm2 transports: 0.2 s of the 0.5 s an
+  # `mpirun -np 2 vitmae --version` took on the Zen 5 of the eighty-fourth session, and cli_mpi.sh alone
+  # went from 137 s to 110 (docs/testing.md, "Running"). A caller's choice stays.
+  [ -n "${OMPI_MCA_pml:-}" ] || { OMPI_MCA_pml=ob1; export OMPI_MCA_pml; }
 }
 mpi() { ASAN_OPTIONS=$mpi_asan mpirun --oversubscribe --bind-to none "$@"; }
 # mpi_need_shm NAME: ends the test NAME with one line "SKIP: NAME: WHY ...", exit 0, when /dev/shm is

@@ -67,6 +67,14 @@ case "$jobs" in ''|*[!0-9]*|0) echo "tests/run.sh: VITMAE_TEST_JOBS: not a count
 results=$(mktemp -d "${TMPDIR:-/tmp}/vitmae-results.XXXXXX") || exit 1
 trap 'rm -rf "$results"' EXIT
 trap 'exit 130' INT TERM
+# `python3` in the tests is Debian's /usr/bin/python3 where the machine has it: the interpreter that
+# tools/install-deps.sh installs python3-pil, python3-numpy and python3-torch for. Another one first on
+# the caller's PATH (a pyenv shim, a virtual environment) may lack them, and a pyenv shim's start alone
+# took 0.29 s against 0.03, some 300 times a pass: the optimised pass's tests summed 1005 s with it and
+# 854 s without on the Zen 5 of the eighty-fourth session (docs/testing.md, "Running").
+if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
+  mkdir "$results/bin" && ln -s /usr/bin/python3 "$results/bin/python3" && PATH="$results/bin:$PATH" && export PATH
+fi
 n=0
 for t in "$@"; do [ -e "$t" ] && { echo "$t"; n=$((n + 1)); }; done > "$results/list"
 workers=""
