@@ -325,38 +325,42 @@ reason=$(sed -n 's/^vitmae: skipped [^:]*: \(.*\) (found while .*/\1/p' "$dir/re
 "$VITMAE" train $small --threads 2 --out "$dir/long" > /dev/null 2> "$dir/long.err"
 t "long path: the reason is kept ($reason)" '[ -n "$reason" ] && grep -qF "skipped $long/x.png: $reason (found while " "$dir/long.err"'
 
-# An image this process lacks the memory to decode during the run (ulimit -v 150 MB; a flat 4096x4096
-# RGB PNG turned by its EXIF orientation decodes to 200 MB of floats; the scan reads headers only) stops
-# the run with one line naming it, exit 1: it was "skipped ... out of memory (found while training;
-# replaced by another image of its batch)", exit 0, a run on other images than the folder's. The same
-# PNG the right way up is decoded a row at a time (docs/data.md, "Big photos on huge pages") and
-# trains there. ASan cannot run under ulimit -v.
+# An image this process lacks the memory to decode during the run (ulimit -v 150 MB; a flat 8192x8192
+# RGB PNG turned by its EXIF orientation keeps its 201 MB of 8-bit samples; the scan reads headers only)
+# stops the run with one line naming it, exit 1: it was "skipped ... out of memory (found while
+# training; replaced by another image of its batch)", exit 0, a run on other images than the folder's.
+# A 4096x4096 PNG the right way up is decoded a row at a time (docs/data.md, "Big photos on huge
+# pages") and trains there; turned, it keeps its 50 MB of samples, not 200 MB of floats twice over,
+# and trains there too. ASan cannot run under ulimit -v.
 if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then
   echo "note: the ulimit -v check is skipped under the sanitizers (ASan cannot run under ulimit -v)"
 else
-  mkdir -p "$dir/mem" "$dir/memup" && for i in 1 2 3 4 5 6; do "$VITMAE_TOOLS/mkckpt" png "$dir/mem/$i.png" --size 16 --value 0.$i > /dev/null; done
-  cp "$dir/mem/"[1-6].png "$dir/memup/"
-  /usr/bin/python3 - "$dir/mem/huge.png" "$dir/memup/huge.png" <<'PY'
+  mkdir -p "$dir/mem" "$dir/memup" "$dir/memturn" && for i in 1 2 3 4 5 6; do "$VITMAE_TOOLS/mkckpt" png "$dir/mem/$i.png" --size 16 --value 0.$i > /dev/null; done
+  cp "$dir/mem/"[1-6].png "$dir/memup/"; cp "$dir/mem/"[1-6].png "$dir/memturn/"
+  /usr/bin/python3 - "$dir/mem/huge.png" "$dir/memup/huge.png" "$dir/memturn/huge.png" <<'PY'
 import sys
 from PIL import Image
-im = Image.new("RGB", (4096, 4096), (128, 64, 32))
 exif = Image.Exif()
 exif[0x0112] = 6
-im.save(sys.argv[1], exif=exif, compress_level=1)
+Image.new("RGB", (8192, 8192), (128, 64, 32)).save(sys.argv[1], exif=exif, compress_level=1)
+im = Image.new("RGB", (4096, 4096), (128, 64, 32))
 im.save(sys.argv[2], compress_level=1)
+im.save(sys.argv[3], exif=exif, compress_level=1)
 PY
-  (ulimit -v 150000 && exec "$VITMAE" train --data "$dir/memup" --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 \
-    --dec-depth 1 --dec-heads 2 --batch 4 --steps 6 --val-frac 0 --pixel-norm imagenet --threads 1 --out "$dir/memup.run") \
-    > /dev/null 2> "$dir/memup.err"; rc=$?
-  t "the same 4096x4096 PNG the right way up trains under ulimit -v 150 MB ($rc: $(tr "\n" "|" < "$dir/memup.err"))" \
-    '[ $rc -eq 0 ] && [ -s "$dir/memup.run/checkpoint.safetensors" ] && ! grep -q "skipped\|out of memory" "$dir/memup.err"'
+  for m in up turn; do
+    (ulimit -v 150000 && exec "$VITMAE" train --data "$dir/mem$m" --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 \
+      --dec-depth 1 --dec-heads 2 --batch 4 --steps 6 --val-frac 0 --pixel-norm imagenet --threads 1 --out "$dir/mem$m.run") \
+      > /dev/null 2> "$dir/mem$m.err"; rc=$?
+    t "a 4096x4096 PNG ($m) trains under ulimit -v 150 MB ($rc: $(tr "\n" "|" < "$dir/mem$m.err"))" \
+      '[ $rc -eq 0 ] && [ -s "$dir/mem$m.run/checkpoint.safetensors" ] && ! grep -q "skipped\|out of memory" "$dir/mem$m.err"'
+  done
   (ulimit -v 150000 && exec "$VITMAE" train --data "$dir/mem" --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 \
     --dec-depth 1 --dec-heads 2 --batch 4 --steps 6 --val-frac 0 --pixel-norm imagenet --threads 1 --out "$dir/mem.run") \
     > /dev/null 2> "$dir/mem.err"; rc=$?
   t "an image too large for this process's memory stops the run: exit 1, named, not skipped ($rc: $(tr "\n" "|" < "$dir/mem.err"))" \
-    '[ $rc -eq 1 ] && grep -qxF "vitmae: $dir/mem/huge.png: image 4096x4096 (stored 4096x4096, EXIF orientation 6): out of memory for its pixels (201338880 bytes, 0.2 GiB, under ulimit -v 150000 KB); a --max-pixels below 16777216 skips it" "$dir/mem.err" && ! grep -q "skipped" "$dir/mem.err"'
-  # A 111-byte PNG whose header says 100000x100000 (120 GB of floats; its EXIF orientation turns it,
-  # so it decodes to them), let through by a raised --max-pixels, met by the pixel statistics: one line
+    '[ $rc -eq 1 ] && grep -qxF "vitmae: $dir/mem/huge.png: image 8192x8192 (stored 8192x8192, EXIF orientation 6): out of memory for its pixels (204582912 bytes, 0.2 GiB, under ulimit -v 150000 KB); a --max-pixels below 67108864 skips it" "$dir/mem.err" && ! grep -q "skipped" "$dir/mem.err"'
+  # A 111-byte PNG whose header says 100000x100000 (its EXIF orientation turns it, so its 30 GB of
+  # 8-bit samples are kept whole, not read a row at a time), let through by a raised --max-pixels, met by the pixel statistics: one line
   # naming the file, its size and the bytes, exit 1, no run folder. It said "vitmae: train: PATH: out of
   # memory (a limit of this process, ...)".
   mkdir -p "$dir/lie" && cp "$dir/mem/"[1-6].png "$dir/lie/" && /usr/bin/python3 - "$dir/lie/lie.png" <<'PY'
@@ -370,7 +374,7 @@ PY
     --dec-depth 1 --dec-heads 2 --batch 4 --steps 2 --val-frac 0 --max-pixels 1000000000000 --threads 1 --out "$dir/lie.run") \
     > /dev/null 2> "$dir/lie.err"; rc=$?
   t "train --max-pixels 10^12: a header of 100000x100000 stops the run, one line with the size and bytes ($rc: $(tr "\n" "|" < "$dir/lie.err"))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/lie.err")" -eq 1 ] && grep -qxF "vitmae: $dir/lie/lie.png: image 100000x100000 (stored 100000x100000, EXIF orientation 6): out of memory for its pixels (120000300000 bytes, 111.8 GiB, under ulimit -v 150000 KB); a --max-pixels below 10000000000 skips it" "$dir/lie.err" && [ ! -e "$dir/lie.run" ]'
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/lie.err")" -eq 1 ] && grep -qxF "vitmae: $dir/lie/lie.png: image 100000x100000 (stored 100000x100000, EXIF orientation 6): out of memory for its pixels (30039612288 bytes, 28.0 GiB, under ulimit -v 150000 KB); a --max-pixels below 10000000000 skips it" "$dir/lie.err" && [ ! -e "$dir/lie.run" ]'
 fi
 # The bottleneck note is judged on enough steps after the first (which waits for the loader to start):
 # a short run on large images (--cache-mb 0: each decoded at its step) was told "data pipeline is the
@@ -387,10 +391,12 @@ t "a three-step run: no bottleneck note ($rc: $(grep bottleneck "$dir/slow.out" 
 # A still WebP's or a PNG's working image is resized row by row, without the photo's full-size floats
 # (docs/data.md, "Big photos on huge pages"): with every allocation of vitmae's own code of 16 MB or
 # more failing, a run on a 1600 x 1200 WebP (23 MB of floats, 5.8 MB of samples) trains, and one on
-# the same photo as a PNG (decoded a row at a time); on the PNG turned by its EXIF orientation, which
-# decodes to its floats, the allocation fails and the run stops (so the shim is seen to bite).
-mkdir -p "$dir/bigwebp/a" "$dir/bigpng/a" "$dir/bigturned/a"
-/usr/bin/python3 - "$dir/bigwebp/a/1.webp" "$dir/bigpng/a/1.png" "$dir/bigturned/a/1.png" <<'PY'
+# the same photo as a PNG (decoded a row at a time), and on the WebP and the PNG turned by their EXIF
+# orientation (the upright rows read across the 5.8 MB of samples). A 2400 x 2400 PNG turned keeps its
+# 17 MB of samples: the allocation fails and the run stops (so the shim is seen to bite).
+mkdir -p "$dir/bigwebp/a" "$dir/bigpng/a" "$dir/bigturned/a" "$dir/bigwebpturned/a" "$dir/bigtoobig/a"
+/usr/bin/python3 - "$dir/bigwebp/a/1.webp" "$dir/bigpng/a/1.png" "$dir/bigturned/a/1.png" "$dir/bigwebpturned/a/1.webp" \
+  "$dir/bigtoobig/a/1.png" <<'PY'
 import sys
 from PIL import Image
 im = Image.radial_gradient("L").resize((1600, 1200)).convert("RGB")
@@ -399,8 +405,10 @@ im.save(sys.argv[2])
 exif = Image.Exif()
 exif[0x0112] = 6
 im.save(sys.argv[3], exif=exif)
+im.save(sys.argv[4], lossless=True, exif=exif)
+im.resize((2400, 2400)).save(sys.argv[5], exif=exif)
 PY
-for f in webp png turned; do
+for f in webp png turned webpturned toobig; do
   ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0" FAULT_OWN=1 FAULT_MIN=16000000 FAULT_FUNC=malloc \
     FAULT_N=1+ LD_PRELOAD="$VITMAE_TOOLS/fault.so" "$VITMAE" train --data "$dir/big$f" --img 16 --patch 4 --dim 32 --depth 1 \
     --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 2 --steps 2 --val-frac 0 --threads 1 --store none \
@@ -410,8 +418,12 @@ t "a 1600x1200 WebP trains with no allocation of 16 MB or more ($rc_webp: $(tr "
   '[ $rc_webp -eq 0 ] && [ -s "$dir/bigwebp.run/checkpoint.safetensors" ]'
 t "... and its PNG ($rc_png: $(tr "\n" "|" < "$dir/bigpng.err" | cut -c1-200))" \
   '[ $rc_png -eq 0 ] && [ -s "$dir/bigpng.run/checkpoint.safetensors" ]'
-t "... the PNG turned by EXIF does not ($rc_turned: $(tr "\n" "|" < "$dir/bigturned.err" | cut -c1-200))" \
-  '[ $rc_turned -ne 0 ] && grep -q "out of memory" "$dir/bigturned.err"'
+t "... and the PNG turned by EXIF ($rc_turned: $(tr "\n" "|" < "$dir/bigturned.err" | cut -c1-200))" \
+  '[ $rc_turned -eq 0 ] && [ -s "$dir/bigturned.run/checkpoint.safetensors" ]'
+t "... and the WebP turned by EXIF ($rc_webpturned: $(tr "\n" "|" < "$dir/bigwebpturned.err" | cut -c1-200))" \
+  '[ $rc_webpturned -eq 0 ] && [ -s "$dir/bigwebpturned.run/checkpoint.safetensors" ]'
+t "... a 2400x2400 PNG turned by EXIF does not ($rc_toobig: $(tr "\n" "|" < "$dir/bigtoobig.err" | cut -c1-200))" \
+  '[ $rc_toobig -ne 0 ] && grep -q "out of memory" "$dir/bigtoobig.err"'
 
 [ $fail -eq 0 ] && echo "cli pipeline ok"
 exit $fail

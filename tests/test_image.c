@@ -70,7 +70,8 @@ static int channels_of(int color_type) {
     }
 }
 
-static void write_png_spec(const char *path, const PngSpec *s) {
+// With an eXIf chunk holding the TIFF block exif (nexif bytes) when exif is not NULL.
+static void write_png_exif(const char *path, const PngSpec *s, const uint8_t *exif, int nexif) {
     FILE *f = fopen(path, "wb");
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png_create_info_struct(png);
@@ -80,6 +81,7 @@ static void write_png_spec(const char *path, const PngSpec *s) {
                  PNG_FILTER_TYPE_DEFAULT);
     if (s->palette) png_set_PLTE(png, info, s->palette, s->npalette);
     if (s->trans_alpha || s->trans_color) png_set_tRNS(png, info, s->trans_alpha, s->ntrans, s->trans_color);
+    if (exif) png_set_eXIf_1(png, info, (png_uint_32)nexif, (png_bytep)exif);
     png_write_info(png, info);
     if (s->bit_depth < 8) png_set_packing(png);
     int spp = channels_of(s->color_type), bps = s->bit_depth == 16 ? 2 : 1;
@@ -100,6 +102,7 @@ static void write_png_spec(const char *path, const PngSpec *s) {
     free(rows);
     free(rp);
 }
+static void write_png_spec(const char *path, const PngSpec *s) { write_png_exif(path, s, NULL, 0); }
 
 // Decodes path and compares with the samples: grey (+alpha) -> 1 channel, RGB(A) -> 3, alpha dropped.
 static void check_png_roundtrip(const char *name, const PngSpec *s) {
@@ -657,9 +660,9 @@ static void test_big_pixels_huge_pages(void) {
     free(samples);
 }
 
-// image_load_working gives image_load + image_fit's bits: a still WebP the right way up through its
-// row-by-row path (odd sizes, landscape, portrait, square, T one under the shorter side), a PNG through
-// the full-size floats; an image not larger than T on both sides unchanged.
+// image_load_working gives image_load + image_fit's bits: a still WebP and PNGs of every layout through
+// the row-by-row path (odd sizes, landscape, portrait, square, T one under the shorter side); an image
+// not larger than T on both sides unchanged.
 static void test_working_image(void) {
     static const int sizes[][3] = {{301, 177, 50}, {177, 301, 64}, {260, 260, 130}, {97, 401, 96}, {33, 20, 7},
                                    {200, 90, 90}, {200, 90, 150}};
@@ -705,6 +708,81 @@ static void test_working_image(void) {
             if (ra == 0) image_free(&a);
             if (rb == 0) image_free(&b);
         }
+        free(rgb);
+        free(samples);
+        free(deep);
+    }
+}
+
+// An EXIF TIFF block (big-endian) whose IFD0 holds one entry, the orientation; its 26 bytes in t.
+static void exif_tiff(uint8_t t[26], int orientation) {
+    static const uint8_t head[] = {'M', 'M', 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1};
+    memcpy(t, head, sizeof head);
+    memset(t + 18, 0, 8);
+    t[19] = (uint8_t)orientation;   // the SHORT value, then padding, then no next IFD
+}
+
+// A still WebP of the VP8L file simple (RIFF, WEBP, VP8L chunk) with an EXIF chunk holding the TIFF
+// block t: RIFF, VP8X (the EXIF flag, the canvas w x h), the VP8L chunk, EXIF. Its length in dst.
+static size_t webp_with_exif(uint8_t *dst, const uint8_t *simple, size_t slen, int w, int h, const uint8_t *t, size_t tn) {
+    size_t n = 0;
+    memcpy(dst, "RIFF\0\0\0\0WEBPVP8X", 16); n = 16;
+    le32(dst + n, 10); dst[n + 4] = 0x08; memset(dst + n + 5, 0, 3); le24(dst + n + 8, (unsigned)w - 1);
+    le24(dst + n + 11, (unsigned)h - 1); n += 14;
+    memcpy(dst + n, simple + 12, slen - 12); n += slen - 12;
+    memcpy(dst + n, "EXIF", 4); le32(dst + n + 4, (unsigned)tn); memcpy(dst + n + 8, t, tn); n += 8 + tn;
+    if (tn & 1) dst[n++] = 0;
+    le32(dst + 4, (unsigned)n - 8);
+    return n;
+}
+
+// The same for photos turned by their EXIF orientation (2..8): a still WebP and PNGs (8-bit, 16-bit,
+// interlaced) through the row path that reads the upright rows across the decoded samples, against
+// image_load's upright floats (image_orient) and image_fit, on odd sizes either side of T.
+static void test_working_image_turned(void) {
+    static const int sizes[][3] = {{301, 177, 50}, {177, 301, 64}, {97, 401, 96}, {200, 90, 90}, {33, 20, 7}};
+    for (int k = 0; k < (int)(sizeof sizes / sizeof sizes[0]); k++) {
+        int W = sizes[k][0], H = sizes[k][1], T = sizes[k][2];
+        uint8_t *rgb = malloc((size_t)W * H * 3);
+        uint16_t *samples = malloc(sizeof(uint16_t) * W * H * 3), *deep = malloc(sizeof(uint16_t) * W * H * 3);
+        for (size_t i = 0; i < (size_t)W * H * 3; i++) {
+            samples[i] = rgb[i] = (uint8_t)((i * 37 + i / 3 / W * 11) % 256);
+            deep[i] = (uint16_t)(samples[i] * 257 + (i * 7919) % 257);
+        }
+        uint8_t *simple = NULL;
+        size_t sn = WebPEncodeLosslessRGB(rgb, W, H, W * 3, &simple);
+        uint8_t *webp = malloc(sn + 64);
+        for (int o = 2; o <= 8; o++) {
+            uint8_t t[26];
+            exif_tiff(t, o);
+            write_bytes(tpath("turn.webp"), webp, webp_with_exif(webp, simple, sn, W, H, t, sizeof t));
+            PngSpec spec = {W, H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, samples, NULL, 0, NULL, 0, NULL};
+            write_png_exif(tpath("turn.png"), &spec, t, 26);
+            PngSpec spec16 = {W, H, 16, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE, deep, NULL, 0, NULL, 0, NULL};
+            write_png_exif(tpath("turn16.png"), &spec16, t, 26);
+            PngSpec speci = {W, H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_ADAM7, samples, NULL, 0, NULL, 0, NULL};
+            write_png_exif(tpath("turni.png"), &speci, t, 26);
+            static const char *names[] = {"turn.webp", "turn.png", "turn16.png", "turni.png"};
+            int uw = o >= 5 ? H : W, uh = o >= 5 ? W : H;
+            int fits = W > T && H > T, sw = fits ? (uw <= uh ? T : (int)((long)T * uw / uh)) : uw,
+                sh = fits ? (uw <= uh ? (int)((long)T * uh / uw) : T) : uh;
+            for (int f = 0; f < 4; f++) {
+                Image a, b;
+                char err[256] = "";
+                int ra = image_load_working(tpath(names[f]), 0, T, &a, err, sizeof err);
+                int rb = image_load(tpath(names[f]), 0, &b, err, sizeof err) || image_fit(&b, T);
+                CHECK(ra == 0 && rb == 0 && a.w == sw && a.h == sh && b.w == sw && b.h == sh && a.c == 3 && b.c == 3,
+                      "%s %dx%d orientation %d at T %d: %dx%d and %dx%d, want %dx%d (%s)", names[f], W, H, o, T,
+                      ra ? 0 : a.w, ra ? 0 : a.h, rb ? 0 : b.w, rb ? 0 : b.h, sw, sh, err);
+                if (ra == 0 && rb == 0 && a.w == b.w && a.h == b.h)
+                    CHECK(!memcmp(a.px, b.px, sizeof(float) * (size_t)a.w * a.h * a.c),
+                          "%s %dx%d orientation %d at T %d: the same bits", names[f], W, H, o, T);
+                if (ra == 0) image_free(&a);
+                if (rb == 0) image_free(&b);
+            }
+        }
+        WebPFree(simple);
+        free(webp);
         free(rgb);
         free(samples);
         free(deep);
@@ -999,6 +1077,7 @@ int main(void) {
     test_webp_one_frame_animation();
     test_big_pixels_huge_pages();
     test_working_image();
+    test_working_image_turned();
     test_resize();
     test_views();
     test_random_resized_crop();

@@ -96,7 +96,7 @@ static void pixels_oom(unsigned long w, unsigned long h, int orientation, size_t
 typedef struct {
     long max_pixels;
     int min_short;
-    int fit;           // image_load_working's T: a still WebP or a PNG the right way up is resized row by row
+    int fit;           // image_load_working's T: a still WebP or a PNG, of any EXIF orientation, is resized row by row
     int header_only;
     int fd;
     uint64_t file_size;
@@ -245,6 +245,20 @@ static int exif_orientation(const uint8_t *tiff, size_t len) {
     }
     free(block);
     return orientation;
+}
+
+// The stored pixel (*sx, *sy) of a W x H image that EXIF orientation (2..8) shows at (x, y) of the
+// upright one, as PIL's Image.transpose methods place it (image_orient; the row fits of rotated photos).
+static void orient_source(int orientation, int W, int H, int x, int y, int *sx, int *sy) {
+    switch (orientation) {
+    case 2: *sx = W - 1 - x; *sy = y; break;               // FLIP_LEFT_RIGHT
+    case 3: *sx = W - 1 - x; *sy = H - 1 - y; break;       // ROTATE_180
+    case 4: *sx = x; *sy = H - 1 - y; break;               // FLIP_TOP_BOTTOM
+    case 5: *sx = y; *sy = x; break;                       // TRANSPOSE
+    case 6: *sx = y; *sy = H - 1 - x; break;               // ROTATE_270 (90 degrees clockwise)
+    case 7: *sx = W - 1 - y; *sy = H - 1 - x; break;       // TRANSVERSE
+    default: *sx = W - 1 - y; *sy = x; break;              // 8: ROTATE_90 (counter-clockwise)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -588,7 +602,7 @@ static int png_orientation(const PngSource *s) {
     return orientation;
 }
 
-static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out);
+static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int orientation, int T, Image *out);
 typedef struct RowFit RowFit;   // a working image resized as its rows arrive (geometry, below)
 static RowFit *rowfit_new(int w, int h, int c, int T);
 static size_t rowfit_bytes(int w, int h, int c, int T);
@@ -632,6 +646,11 @@ static void png_read_cleanup(PngRead *r) {
     r->info = NULL;
     free(r->rows);
     r->rows = NULL;
+}
+
+// Sample s of a decoded row of depth 8 or 16 (big-endian) as a float in [0, 1].
+static float png_sample(const uint8_t *row, size_t s, int depth) {
+    return depth == 16 ? (float)((row[2 * s] << 8) | row[2 * s + 1]) / 65535.0f : (float)row[s] / 255.0f;
 }
 
 // Decodes into r->px; returns 0 with *out filled, or -1 with r->msg set. Owns nothing but *r.
@@ -684,13 +703,17 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
         png_read_cleanup(r);
         return -1;
     }
-    // A working image (image_load_working) the right way up is resized as its rows come, without the
-    // whole image's floats (docs/data.md, "Big photos on huge pages").
-    int fit = o->fit > 0 && orientation == 1 && w > (png_uint_32)o->fit && h > (png_uint_32)o->fit;
-    size_t row_bytes = rowbytes * (passes > 1 ? h : 1);
-    size_t px_bytes = fit ? rowfit_bytes((int)w, (int)h, c, o->fit) : (size_t)w * h * c * sizeof(float);
+    // A working image (image_load_working) is resized as its rows come, without the whole image's floats
+    // (docs/data.md, "Big photos on huge pages"): the right way up, as each row is read; turned by its
+    // EXIF orientation, from the stored rows kept whole (as an interlaced image's are) once all are read,
+    // the upright rows read across them.
+    int fit = o->fit > 0 && w > (png_uint_32)o->fit && h > (png_uint_32)o->fit;
+    int turned = fit && orientation != 1, swap = orientation >= 5;
+    size_t row_bytes = rowbytes * (passes > 1 || turned ? h : 1);
+    int uw = (int)(swap ? h : w), uh = (int)(swap ? w : h);   // upright
+    size_t px_bytes = fit ? rowfit_bytes(uw, uh, c, o->fit) : (size_t)w * h * c * sizeof(float);
     r->rows = pixels_alloc(row_bytes);
-    if (fit) r->fit = rowfit_new((int)w, (int)h, c, o->fit);
+    if (fit) r->fit = rowfit_new(uw, uh, c, o->fit);
     else r->px = pixels_alloc(px_bytes);
     if (!r->rows || (fit ? !r->fit : !r->px)) {
         if (r->rows && fit)   // the resize's few rows: said as image_load_working's own resize says it
@@ -706,19 +729,24 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     }
     for (int pass = 0; pass < passes; pass++)
         for (png_uint_32 y = 0; y < h; y++) {
-            uint8_t *row = r->rows + (passes > 1 ? (size_t)y * rowbytes : 0);
+            uint8_t *row = r->rows + (passes > 1 || turned ? (size_t)y * rowbytes : 0);
             png_read_row(r->png, row, NULL);
-            if (pass != passes - 1) continue;
+            if (pass != passes - 1 || turned) continue;
             float *dst = r->fit ? rowfit_row(r->fit) : r->px + (size_t)y * w * c;
             for (png_uint_32 x = 0; x < w; x++)
-                for (int k = 0; k < c; k++) {
-                    size_t s = (size_t)x * in_c + k;
-                    dst[(size_t)x * c + k] = depth == 16
-                        ? (float)((row[2 * s] << 8) | row[2 * s + 1]) / 65535.0f
-                        : (float)row[s] / 255.0f;
-                }
+                for (int k = 0; k < c; k++) dst[(size_t)x * c + k] = png_sample(row, (size_t)x * in_c + k, depth);
             if (r->fit) rowfit_push(r->fit);
         }
+    for (int y = 0; turned && y < uh; y++) {
+        float *dst = rowfit_row(r->fit);
+        for (int x = 0; x < uw; x++) {
+            int sx, sy;
+            orient_source(orientation, (int)w, (int)h, x, y, &sx, &sy);
+            const uint8_t *row = r->rows + (size_t)sy * rowbytes;
+            for (int k = 0; k < c; k++) dst[(size_t)x * c + k] = png_sample(row, (size_t)sx * in_c + k, depth);
+        }
+        rowfit_push(r->fit);
+    }
     png_read_end(r->png, r->info);   // checks the CRCs of the chunks that follow the pixels
     png_read_cleanup(r);
     if (r->fit) {
@@ -1046,8 +1074,8 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
         return -1;
     }
     size_t stride = (size_t)fr.w * 3;
-    if (o->fit > 0 && fr.w == w && fr.h == h && orientation == 1 && w > o->fit && h > o->fit) {
-        int rc = fit_rows_u8(rgb, w, h, 3, o->fit, out);
+    if (o->fit > 0 && fr.w == w && fr.h == h && w > o->fit && h > o->fit) {   // any orientation
+        int rc = fit_rows_u8(rgb, w, h, 3, orientation, o->fit, out);
         free(rgb);
         if (rc) set_err(err, errlen, "out of memory");   // as image_load_working's own resize says it
         return rc ? -1 : 0;
@@ -1553,14 +1581,27 @@ static int rowfit_end(RowFit *f, Image *out) {
     return 0;
 }
 
-// A RowFit of the w x h x c image of 8-bit samples px8 (as floats v / 255). -1 out of memory.
-static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int T, Image *out) {
-    RowFit *f = rowfit_new(w, h, c, T);
+// A RowFit of the w x h x c image of 8-bit samples px8 (as floats v / 255), shown the way its EXIF
+// orientation says (1: as stored; 2..8: the rows of the upright image, read across the stored one).
+// -1 out of memory.
+static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int orientation, int T, Image *out) {
+    int turned = orientation >= 2 && orientation <= 8, swap = orientation >= 5 && orientation <= 8;
+    int uw = swap ? h : w, uh = swap ? w : h;   // upright
+    RowFit *f = rowfit_new(uw, uh, c, T);
     if (!f) return -1;
-    for (int y = 0; y < h; y++) {
-        const uint8_t *s = px8 + (size_t)y * w * c;
+    for (int y = 0; y < uh; y++) {
         float *row = rowfit_row(f);
-        for (size_t i = 0; i < (size_t)w * c; i++) row[i] = (float)s[i] / 255.0f;
+        if (!turned) {
+            const uint8_t *s = px8 + (size_t)y * w * c;
+            for (size_t i = 0; i < (size_t)w * c; i++) row[i] = (float)s[i] / 255.0f;
+        } else {
+            for (int x = 0; x < uw; x++) {
+                int sx, sy;
+                orient_source(orientation, w, h, x, y, &sx, &sy);
+                const uint8_t *s = px8 + ((size_t)sy * w + sx) * c;
+                for (int k = 0; k < c; k++) row[(size_t)x * c + k] = (float)s[k] / 255.0f;
+            }
+        }
         rowfit_push(f);
     }
     int rc = rowfit_end(f, out);
@@ -1729,16 +1770,8 @@ int image_orient(Image *im, int orientation) {
     if (!dst) return -1;
     for (int y = 0; y < oh; y++)
         for (int x = 0; x < ow; x++) {
-            int sx, sy;   // the source pixel shown at (x, y), as PIL's Image.transpose methods
-            switch (orientation) {
-            case 2: sx = W - 1 - x; sy = y; break;               // FLIP_LEFT_RIGHT
-            case 3: sx = W - 1 - x; sy = H - 1 - y; break;       // ROTATE_180
-            case 4: sx = x; sy = H - 1 - y; break;               // FLIP_TOP_BOTTOM
-            case 5: sx = y; sy = x; break;                       // TRANSPOSE
-            case 6: sx = y; sy = H - 1 - x; break;               // ROTATE_270 (90 degrees clockwise)
-            case 7: sx = W - 1 - y; sy = H - 1 - x; break;       // TRANSVERSE
-            default: sx = W - 1 - y; sy = x; break;              // 8: ROTATE_90 (counter-clockwise)
-            }
+            int sx, sy;
+            orient_source(orientation, W, H, x, y, &sx, &sy);
             memcpy(dst + ((size_t)y * ow + x) * c, im->px + ((size_t)sy * W + sx) * c, sizeof(float) * c);
         }
     free(im->px);

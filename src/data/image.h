@@ -36,9 +36,10 @@ void image_free(Image *im);
 // Cheaper by about the square of the scale; the pixels are the scaled decoder's, not a resize's.
 int  image_load_reduced(const char *path, long max_pixels, int min_short, Image *out, char *err, size_t errlen);
 // A working image (docs/data.md, "Working images: the whole photo, at a working size"): image_load_reduced
-// with min_short T, then, when both sides are still larger than T, image_fit. A still WebP or a PNG the
-// right way up is resized row by row as its rows are converted, without its full-size floats: the same
-// bits, a fraction of the memory (docs/data.md, "Big photos on huge pages").
+// with min_short T, then, when both sides are still larger than T, image_fit. A still WebP or a PNG is
+// resized row by row as its rows are converted (a photo turned by its EXIF orientation, from its decoded
+// samples kept whole), without its full-size floats: the same bits, a fraction of the memory (docs/data.md,
+// "Big photos on huge pages").
 int  image_load_working(const char *path, long max_pixels, int T, Image *out, char *err, size_t errlen);
 // torchvision's Resize(size) of a w x h image: the shorter side size, the longer int(size * long /
 // short), into *nw x *nh (a long: 224 x 13 billion for a 1 x 60,000,000 image).
