@@ -194,6 +194,16 @@ for r in 1.5 -0.1 0.99; do
   t "convert --mask-ratio $r: exit 2, said, nothing written ($rc: $(tail -n 1 "$tmp/err"))" \
     '[ $rc -eq 2 ] && tail -n 1 "$tmp/err" | grep -q "mask-ratio $r \(is out of range \[0, 1)\|leaves no visible patch of 16\)" && [ ! -e "$tmp/bad.safetensors" ] && ! grep -q Traceback "$tmp/err"'
 done
+# --help and a usage error answer before PyTorch is imported (its import alone takes some 1.6 s): with a
+# stand-in torch module first on the path that ends the process when imported, they still answer.
+mkdir -p "$tmp/faketorch" && printf 'import sys\nsys.stderr.write("torch imported\\n")\nsys.exit(9)\n' > "$tmp/faketorch/torch.py"
+PYTHONPATH="$tmp/faketorch" "$PY" "$tools/convert_mae.py" --help > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "convert --help without importing torch ($rc: $(head -c 200 "$tmp/err"))" '[ $rc -eq 0 ] && grep -q "^usage: convert_mae.py" "$tmp/out"'
+PYTHONPATH="$tmp/faketorch" "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/bad.safetensors" --mask-ratio 1.5 > /dev/null 2> "$tmp/err"; rc=$?
+t "convert --mask-ratio 1.5 refused without importing torch ($rc: $(tail -n 1 "$tmp/err"))" \
+  '[ $rc -eq 2 ] && tail -n 1 "$tmp/err" | grep -q "mask-ratio 1.5 is out of range" && [ ! -e "$tmp/bad.safetensors" ]'
+PYTHONPATH="$tmp/faketorch" "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/bad.safetensors" > /dev/null 2> "$tmp/err"; rc=$?
+t "... while a conversion imports it (the stand-in seen: $rc)" '[ $rc -eq 9 ] && grep -q "^torch imported$" "$tmp/err"'
 "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/m09.safetensors" --mask-ratio 0.9 >/dev/null 2>&1; rc=$?
 "$VITMAE" info "$tmp/m09.safetensors" --json >"$tmp/info.json" 2>/dev/null
 t "convert --mask-ratio 0.9 (1 of 16 visible): written" '[ $rc -eq 0 ] && grep -q "\"mask_ratio\":[[:space:]]*0\.9" "$tmp/info.json"'

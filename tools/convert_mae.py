@@ -58,7 +58,9 @@ import struct
 import sys
 import zlib
 
-import torch
+# PyTorch is imported once the arguments are checked (import_torch, from main): its import alone takes
+# some 1.6 s, which --help and a usage error no longer wait for.
+torch = None
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_io  # noqa: E402
@@ -150,7 +152,7 @@ def state_dict_of(obj):
                        "Lightning), a bare state dict or a pickled model")
 
 
-SAFETENSORS_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64}
+SAFETENSORS_DTYPES = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "F64": "float64"}   # torch's names
 
 
 class SafetensorsInput:
@@ -184,7 +186,8 @@ def read_safetensors(path):
         raise ConvertError("crc32 mismatch (file damaged)")
     tensors = {}
     for name, e in header.items():
-        dtype = SAFETENSORS_DTYPES.get(e.get("dtype") if isinstance(e, dict) else None)
+        kind = SAFETENSORS_DTYPES.get(e.get("dtype") if isinstance(e, dict) else None)
+        dtype = getattr(torch, kind) if kind else None
         if dtype is None:
             raise ConvertError("tensor %r has dtype %s: not a float tensor" % (name, e.get("dtype") if isinstance(e, dict) else "?"))
         shape = [int(d) for d in e["shape"]]
@@ -414,6 +417,12 @@ def fsync_path(path):
         os.close(fd)
 
 
+def import_torch():
+    global torch
+    import torch as t
+    torch = t
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="facebookresearch/mae .pth -> vitmae .safetensors")
     ap.add_argument("input")
@@ -444,6 +453,7 @@ def main(argv=None):
 
     def log(msg):
         print("convert_mae: %s" % msg, file=sys.stderr)
+    import_torch()
     try:
         obj = load_checkpoint(opt.input)
         sd, args_in_ckpt = state_dict_of(obj)
