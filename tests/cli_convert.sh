@@ -204,6 +204,10 @@ t "convert --mask-ratio 1.5 refused without importing torch ($rc: $(tail -n 1 "$
   '[ $rc -eq 2 ] && tail -n 1 "$tmp/err" | grep -q "mask-ratio 1.5 is out of range" && [ ! -e "$tmp/bad.safetensors" ]'
 PYTHONPATH="$tmp/faketorch" "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/bad.safetensors" > /dev/null 2> "$tmp/err"; rc=$?
 t "... while a conversion imports it (the stand-in seen: $rc)" '[ $rc -eq 9 ] && grep -q "^torch imported$" "$tmp/err"'
+mkdir -p "$tmp/notorch" && printf 'raise ImportError("no torch here")\n' > "$tmp/notorch/torch.py"
+PYTHONPATH="$tmp/notorch" "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/bad.safetensors" > /dev/null 2> "$tmp/err"; rc=$?
+t "convert without PyTorch: exit 1, one line ($rc: $(head -c 300 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "convert_mae: PyTorch cannot be imported (no torch here): install python3-torch" ] && [ ! -e "$tmp/bad.safetensors" ]'
 "$PY" "$tools/convert_mae.py" "$tmp/full.pth" "$tmp/m09.safetensors" --mask-ratio 0.9 >/dev/null 2>&1; rc=$?
 "$VITMAE" info "$tmp/m09.safetensors" --json >"$tmp/info.json" 2>/dev/null
 t "convert --mask-ratio 0.9 (1 of 16 visible): written" '[ $rc -eq 0 ] && grep -q "\"mask_ratio\":[[:space:]]*0\.9" "$tmp/info.json"'

@@ -418,8 +418,12 @@ def fsync_path(path):
 
 
 def import_torch():
+    """PyTorch, once; without it, one line and exit 1 (not a traceback)."""
     global torch
-    import torch as t
+    try:
+        import torch as t
+    except ImportError as e:
+        raise SystemExit("convert_mae: PyTorch cannot be imported (%s): install python3-torch" % e)
     torch = t
 
 
