@@ -261,6 +261,32 @@ static void orient_source(int orientation, int W, int H, int x, int y, int *sx, 
     }
 }
 
+// Sample s of a decoded row of depth 8 or 16 (big-endian) as a float in [0, 1].
+static float sample_at(const uint8_t *row, size_t s, int depth) {
+    return depth == 16 ? (float)((row[2 * s] << 8) | row[2 * s + 1]) / 65535.0f : (float)row[s] / 255.0f;
+}
+
+// Row y of the upright image as c floats a pixel into dst, from the stored w x h samples (rows stride
+// bytes apart, in_c samples a pixel of depth 8 or 16, the first c of them taken; alpha dropped) that
+// EXIF orientation turns (1: as stored, where h may be 1: one row as it comes). The decoders' rows,
+// the right way up or read across the stored ones (the row fits of image_load_working).
+static void upright_row(float *dst, const uint8_t *samples, size_t stride, int w, int h, int in_c, int c, int depth,
+                        int orientation, int y) {
+    int swap = orientation >= 5 && orientation <= 8, uw = swap ? h : w;
+    if (orientation < 2 || orientation > 8) {
+        const uint8_t *row = samples + (size_t)y * stride;
+        for (int x = 0; x < w; x++)
+            for (int k = 0; k < c; k++) dst[(size_t)x * c + k] = sample_at(row, (size_t)x * in_c + k, depth);
+        return;
+    }
+    for (int x = 0; x < uw; x++) {
+        int sx, sy;
+        orient_source(orientation, w, h, x, y, &sx, &sy);
+        const uint8_t *row = samples + (size_t)sy * stride;
+        for (int k = 0; k < c; k++) dst[(size_t)x * c + k] = sample_at(row, (size_t)sx * in_c + k, depth);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // PNG EXIF orientation, as PIL 9.4 reads a PNG's metadata (docs/data.md, "Files")
 //
@@ -648,11 +674,6 @@ static void png_read_cleanup(PngRead *r) {
     r->rows = NULL;
 }
 
-// Sample s of a decoded row of depth 8 or 16 (big-endian) as a float in [0, 1].
-static float png_sample(const uint8_t *row, size_t s, int depth) {
-    return depth == 16 ? (float)((row[2 * s] << 8) | row[2 * s + 1]) / 65535.0f : (float)row[s] / 255.0f;
-}
-
 // Decodes into r->px; returns 0 with *out filled, or -1 with r->msg set. Owns nothing but *r.
 static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     if (setjmp(r->jb)) {
@@ -732,19 +753,12 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
             uint8_t *row = r->rows + (passes > 1 || turned ? (size_t)y * rowbytes : 0);
             png_read_row(r->png, row, NULL);
             if (pass != passes - 1 || turned) continue;
-            float *dst = r->fit ? rowfit_row(r->fit) : r->px + (size_t)y * w * c;
-            for (png_uint_32 x = 0; x < w; x++)
-                for (int k = 0; k < c; k++) dst[(size_t)x * c + k] = png_sample(row, (size_t)x * in_c + k, depth);
+            upright_row(r->fit ? rowfit_row(r->fit) : r->px + (size_t)y * w * c, row, rowbytes, (int)w, 1, in_c, c,
+                        depth, 1, 0);
             if (r->fit) rowfit_push(r->fit);
         }
     for (int y = 0; turned && y < uh; y++) {
-        float *dst = rowfit_row(r->fit);
-        for (int x = 0; x < uw; x++) {
-            int sx, sy;
-            orient_source(orientation, (int)w, (int)h, x, y, &sx, &sy);
-            const uint8_t *row = r->rows + (size_t)sy * rowbytes;
-            for (int k = 0; k < c; k++) dst[(size_t)x * c + k] = png_sample(row, (size_t)sx * in_c + k, depth);
-        }
+        upright_row(rowfit_row(r->fit), r->rows, rowbytes, (int)w, (int)h, in_c, c, depth, orientation, y);
         rowfit_push(r->fit);
     }
     png_read_end(r->png, r->info);   // checks the CRCs of the chunks that follow the pixels
@@ -1585,23 +1599,12 @@ static int rowfit_end(RowFit *f, Image *out) {
 // orientation says (1: as stored; 2..8: the rows of the upright image, read across the stored one).
 // -1 out of memory.
 static int fit_rows_u8(const uint8_t *px8, int w, int h, int c, int orientation, int T, Image *out) {
-    int turned = orientation >= 2 && orientation <= 8, swap = orientation >= 5 && orientation <= 8;
+    int swap = orientation >= 5 && orientation <= 8;
     int uw = swap ? h : w, uh = swap ? w : h;   // upright
     RowFit *f = rowfit_new(uw, uh, c, T);
     if (!f) return -1;
     for (int y = 0; y < uh; y++) {
-        float *row = rowfit_row(f);
-        if (!turned) {
-            const uint8_t *s = px8 + (size_t)y * w * c;
-            for (size_t i = 0; i < (size_t)w * c; i++) row[i] = (float)s[i] / 255.0f;
-        } else {
-            for (int x = 0; x < uw; x++) {
-                int sx, sy;
-                orient_source(orientation, w, h, x, y, &sx, &sy);
-                const uint8_t *s = px8 + ((size_t)sy * w + sx) * c;
-                for (int k = 0; k < c; k++) row[(size_t)x * c + k] = (float)s[k] / 255.0f;
-            }
-        }
+        upright_row(rowfit_row(f), px8, (size_t)w * c, w, h, c, c, 8, orientation, y);
         rowfit_push(f);
     }
     int rc = rowfit_end(f, out);
