@@ -123,6 +123,13 @@ put("postidat_exif6", png[:j] + ex(6) + png[j:])
 put("postidat_xmp8", png[:j] + xmp(b'tiff:Orientation="8"') + png[j:])
 # An orientation of type IFD is one PIL reads: the XMP is not looked at.
 put("png_ifd1_xmp8", png[:i] + chunk(b"eXIf", tiff([(0x112, 13, 1, struct.pack("<I", 1))])) + xmp(b'tiff:Orientation="8"') + png[i:])
+# What follows the image data damaged or missing (PIL reads the pixels and stops there): no IEND, its
+# CRC wrong, bytes that are no chunk; an orientation after the image data with no IEND after it.
+put("tail_noiend", png[:j])
+put("tail_iend_crc", png[:-1] + bytes([png[-1] ^ 1]))
+put("tail_junk", png[:j] + b"junk after the pixels")
+put("tail_exif6_noiend", png[:j] + ex(6))
+put("tail_exif6_junk", png[:j] + ex(6) + b"\0\0\0\x05IEN")
 # EXIF in text chunks: keyword "exif" (the block itself), or "Raw profile type exif" (hex after three
 # lines, as ImageMagick writes it; PIL reads no length and takes the block with or without "Exif\0\0").
 R = b"Raw profile type exif"

@@ -939,7 +939,7 @@ static void test_bad_input(void) {
     png_write(tpath("good.png"), px, 24, 24, 3, NULL, err, sizeof err);
     size_t n;
     uint8_t *png = read_bytes(tpath("good.png"), &n);
-    size_t cuts[] = {4, 8, 20, 33, 50, n / 2, n - 13, n - 1};
+    size_t cuts[] = {4, 8, 20, 33, 50, n / 2, n - 13};   // n - 13: the last IDAT's CRC cut short
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
         char what[64];
         snprintf(what, sizeof what, "PNG truncated at %zu of %zu", cuts[i], n);
@@ -955,8 +955,43 @@ static void test_bad_input(void) {
         expect_fail(tpath("flipped.png"), "IDAT", "flipped byte in IDAT");
         idat[20] ^= 0x40;
     }
+    // What follows the image data damaged or missing, as PIL reads it (docs/data.md, "Files"): no IEND
+    // (the file cut after the image data, or in IEND), IEND's CRC wrong, another type in its place,
+    // bytes that are no chunk: the same pixels as the whole file (it was "truncated PNG data" or "IEND:
+    // CRC error"). The image data's own CRCs are still checked (the cut at n - 13 and the flipped byte).
+    Image im, ref;
+    CHECK(image_load(tpath("good.png"), 0, &ref, err, sizeof err) == 0, "good.png loads: %s", err);
+    CHECK(n > 12 && !memcmp(png + n - 8, "IEND", 4), "good.png ends with IEND");
+    static const struct { const char *what; size_t keep; size_t at; uint8_t flip; const char *put; } tails[] = {
+        {"cut before IEND", 12, 0, 0, NULL},
+        {"cut in IEND's CRC", 1, 0, 0, NULL},
+        {"IEND's CRC wrong", 0, 1, 0x01, NULL},
+        {"IENX in IEND's place", 0, 8, 0, "IENX"},
+        {"bytes that are no chunk", 0, 12, 0, "junk after the pixels"},
+    };
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        uint8_t *v = malloc(n + 32);
+        size_t vn = n - tails[i].keep;
+        memcpy(v, png, n);
+        if (tails[i].flip) v[n - tails[i].at] ^= tails[i].flip;
+        if (tails[i].put) {
+            size_t k = strlen(tails[i].put);
+            memcpy(v + n - tails[i].at, tails[i].put, k);
+            vn = n - tails[i].at + k;
+        }
+        write_bytes(tpath("tail.png"), v, vn);
+        int rc = image_load(tpath("tail.png"), 0, &im, err, sizeof err);
+        CHECK(rc == 0, "PNG with %s loads as PIL loads it: %s", tails[i].what, rc ? err : "");
+        if (rc == 0) {
+            CHECK(im.w == ref.w && im.h == ref.h && im.c == ref.c &&
+                  !memcmp(im.px, ref.px, (size_t)ref.w * ref.h * ref.c * sizeof(float)),
+                  "PNG with %s: the whole file's pixels", tails[i].what);
+            image_free(&im);
+        }
+        free(v);
+    }
+    image_free(&ref);
     // The same memory decoder: a good PNG loads from memory too.
-    Image im;
     CHECK(image_load_mem(png, n, 0, &im, err, sizeof err) == 0 && im.w == 24 && im.c == 3, "image_load_mem");
     image_free(&im);
     // --max-pixels from the header of a real file: 576 pixels against a limit of 575.

@@ -761,7 +761,10 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
         upright_row(rowfit_row(r->fit), r->rows, rowbytes, (int)w, (int)h, in_c, c, depth, orientation, y);
         rowfit_push(r->fit);
     }
-    png_read_end(r->png, r->info);   // checks the CRCs of the chunks that follow the pixels
+    // No png_read_end: the image data is whole and its CRCs checked once the last row is read (libpng
+    // finishes the last IDAT chunk then), and what follows it (IEND, text chunks) is PIL's to ignore
+    // when damaged or missing: a PNG cut after its image data, or with a bad CRC there, decodes as PIL
+    // decodes it (docs/data.md, "Files"). Its chunks' orientation is png_orientation's.
     png_read_cleanup(r);
     if (r->fit) {
         int rc = rowfit_end(r->fit, out);
