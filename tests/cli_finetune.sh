@@ -25,6 +25,14 @@ t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,los
 # finetune said nothing of the 3 images its val_top1 was measured on.
 t "a held-out split of 3 images: the warning, as train's" \
   'grep -qxF "vitmae: warning: only 3 validation images (--val-frac 0.05 of 150): the validation loss and top-1 will be noisy; pass --val DIR or a larger --val-frac" "$dir/log"'
+# A batch larger than the training images: said as train says it (docs/interface.md, section 3).
+mkdir -p "$dir/few"
+for c in $(ls "$dir/data"); do mkdir -p "$dir/few/$c"; cp $(ls "$dir/data/$c"/*.png | head -n 3) "$dir/few/$c/"; done
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/few" --val-frac 0 --batch 16 --steps 1 --threads 1 --out "$dir/few16" > /dev/null 2> "$dir/few16.err"; rc=$?
+t "--batch 16 of 9 images: exit 0, the warning ($rc: $(cat "$dir/few16.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/few16.err")" = "vitmae: warning: --batch 16 is more than the 9 training images: a step takes each image 1.8 times on average, each time in another view" ]'
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/few" --val-frac 0 --batch 9 --steps 1 --threads 1 --out "$dir/few9" > /dev/null 2> "$dir/few9.err"; rc=$?
+t "--batch 9 of 9 images: no warning ($rc: $(cat "$dir/few9.err"))" '[ $rc -eq 0 ] && [ ! -s "$dir/few9.err" ]'
 # Images directly in --data have no class and are not used: the warning's count left them out of
 # "15 train / 2 val" but counted them in "--val-frac 0.05 of N" (152 of a folder of 150 used).
 mkdir -p "$dir/rootimg" && cp -r "$dir"/data/* "$dir/rootimg/"

@@ -77,6 +77,23 @@ t "an image named with a newline, skipped: one line on stderr, written out ($rc:
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/nld.err")" -eq 1 ] && ! grep -q "$(printf "\033")" "$dir/nld.err" &&
    grep -qxF "vitmae: skipped $dir/nld/bad\\n\\x1b[31mx.png: not a PNG, JPEG or WebP file" "$dir/nld.err"'
 t "a one-step run ends 'done: 1 step in', not '1 steps' ($(grep "^done" "$dir/nl.out"))" 'grep -q "^done: 1 step in " "$dir/nl.out"'
+# A batch larger than the training images trains, and says so once (docs/interface.md, section 3: a
+# step takes each image batch / images times; it said nothing); the start line names the sizes the
+# flags gave over the preset (it said "model tiny" of a model of 16 wide and 1 block); a 1-step run
+# has no warm-up, as --help says.
+mkdir -p "$dir/few"
+cp "$dir"/data/*/0000*.png "$dir/few/"   # 10 images
+fewm="--data $dir/few --img 16 --patch 4 --val-frac 0 --steps 1 --threads 1"
+"$VITMAE" train $fewm --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --batch 16 --out "$dir/fewa" > "$dir/fewa.out" 2> "$dir/fewa.err"; rc=$?
+t "--batch 16 of 10 images: exit 0, one warning ($rc: $(cat "$dir/fewa.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/fewa.err")" = "vitmae: warning: --batch 16 is more than the 10 training images: a step takes each image 1.6 times on average, each time in another view" ]'
+t "the start line: the sizes given over the preset ($(grep -o "; model .*parameters" "$dir/fewa.out"))" \
+  'grep -qF "; model tiny (--dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2) 16x16x3 patch 4, " "$dir/fewa.out"'
+t "a 1-step run: no warm-up, as --help says" \
+  'grep -q "^  1 step of batch 16, lr [^ ]* (warm-up 0)" "$dir/fewa.out" && "$VITMAE" train --help | grep -q "^  --warmup-steps N .*none in a 1-step run"'
+"$VITMAE" train $fewm --dim 24 --depth 6 --batch 10 --out "$dir/fewb" > "$dir/fewb.out" 2> "$dir/fewb.err"; rc=$?
+t "--batch 10 of 10 images: no warning ($rc: $(cat "$dir/fewb.err")); only --dim named, depth 6 is the preset's" \
+  '[ $rc -eq 0 ] && [ ! -s "$dir/fewb.err" ] && grep -qF "; model tiny (--dim 24) 16x16x3 patch 4, " "$dir/fewb.out"'
 # A gradient group of one image (--batch 4, 4 groups) is "of 1 image", not "of 1 images".
 "$VITMAE" train $small --batch 4 --steps 1 --threads 1 --mask-ratio 0.875 --out "$dir/one" > "$dir/one.out" 2>&1; rc=$?
 t "groups of one image: '4 gradient groups of 1 image (' ($rc: $(grep "gradient groups" "$dir/one.out"))" \

@@ -426,7 +426,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--lr", FLAG_FLOAT, &a->lr, 0.0, 10.0, NULL, "learning rate of the head (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 1e-3)", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6)", "LR", 0},
-        {"--warmup-steps", FLAG_LONG, &a->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run, at least 1)", "N", 0},
+        {"--warmup-steps", FLAG_LONG, &a->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run, at least 1; none in a 1-step run)", "N", 0},
         {"--wd", FLAG_FLOAT, &a->wd, 0.0, 10.0, NULL, "AdamW weight decay (default 0.05)", "WD", 0},
         {"--layer-decay", FLAG_FLOAT, &a->layer_decay, 0.0, 1.0, NULL, "layer-wise lr decay (default 0.75; 1 = off)", "D", 0},
         {"--drop-path", FLAG_FLOAT, &a->drop_path, 0.0, 0.99, NULL, "stochastic depth rate of the last block (default 0.1)", "P", 0},
@@ -1138,6 +1138,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         // Of the images with a class: those directly in --data are not used (their warning says so).
         run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n - t->ds.nroot, "the validation loss and top-1");
     if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
+    if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");
     if (rank == 0) run_warn_small(&t->ds, t->data_dir, t->S);
     if (rank == 0 && t->val_dir) run_warn_small(&t->vds, t->val_dir, t->S);

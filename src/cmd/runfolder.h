@@ -103,6 +103,12 @@ void run_job_data_stats(DataStats *st);
 // noisy ("the validation loss"). The advice of a larger --val-frac is left out at the flag's largest,
 // VAL_FRAC_MAX. Said by the caller's rank 0.
 void run_warn_few_val(int nval, float val_frac, int n, const char *what);
+// The warning of a batch larger than the training set (docs/interface.md, section 3): a step then
+// holds each of the ntrain images batch / ntrain times on average (the epochs' orders one after another,
+// each copy another crop and mask), where PyTorch's DataLoader with drop_last (MAE's, DINO's) makes no
+// step at all. batch: the step's images over all processes. train's and finetune's; said by the
+// caller's rank 0.
+void run_warn_batch_repeats(int batch, int ntrain);
 // The warning of a warm-up that lasts the whole run (--warmup-steps at or past --steps): the rate rises
 // at every step and never reaches the lr the start line shows, or, in a 1-step run, the one step runs at
 // rate 0 (docs/interface.md, section 3). train's and finetune's; said by the caller's rank 0.

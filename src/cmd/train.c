@@ -112,7 +112,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--lr", FLAG_FLOAT, &r->lr, 0.0, 10.0, NULL, "learning rate (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default " MAE_STR(DEFAULT_BLR) ")", "LR", 0},
         {"--min-lr", FLAG_FLOAT, &r->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 0)", "LR", 0},
-        {"--warmup-steps", FLAG_LONG, &r->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run, at least 1)", "N", 0},
+        {"--warmup-steps", FLAG_LONG, &r->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run, at least 1; none in a 1-step run)", "N", 0},
         {"--wd", FLAG_FLOAT, &r->wd, 0.0, 10.0, NULL, "AdamW weight decay on weight matrices (default " MAE_STR(DEFAULT_WD) ")", "WD", 0},
         {"--clip", FLAG_FLOAT, &r->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
         {"--seed", FLAG_LONG, &r->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
@@ -149,6 +149,25 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     return CLI_OK;
 }
 
+
+// A new run's model in the start line: the preset, and the sizes the flags gave over it (`tiny (--dim 16
+// --depth 1)`: the run is not the preset's model, docs/interface.md, section 3).
+static void model_text(const char *preset, const MaeConfig *c, char *buf, size_t len) {
+    MaeConfig p;
+    int n = snprintf(buf, len, "%s", preset);
+    if (mae_config_preset(&p, preset) != 0) return;
+    const struct { const char *flag; int have, preset; } size[] = {
+        {"--dim", c->embed_dim, p.embed_dim}, {"--depth", c->depth, p.depth}, {"--heads", c->num_heads, p.num_heads},
+        {"--dec-dim", c->dec_embed_dim, p.dec_embed_dim}, {"--dec-depth", c->dec_depth, p.dec_depth},
+        {"--dec-heads", c->dec_num_heads, p.dec_num_heads},
+    };
+    int changed = 0;
+    for (size_t i = 0; i < sizeof size / sizeof size[0]; i++) {
+        if (size[i].have == size[i].preset || n < 0 || (size_t)n >= len) continue;
+        n += snprintf(buf + n, len - (size_t)n, "%s%s %d", changed++ ? " " : " (", size[i].flag, size[i].have);
+    }
+    if (changed && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, ")");
+}
 // ---------------------------------------------------------------------------------------------
 // Setup
 
@@ -844,6 +863,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (t->vds == &t->ds && rank == 0)
         run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss");
     if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
+    if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0) run_warn_small(&t->ds, data, t->S);
     if (rank == 0 && t->vds == &t->val_ds) run_warn_small(&t->val_ds, a->val ? a->val : t->rs.val, t->S);
     int threads = omp_get_max_threads();
@@ -854,7 +874,9 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                  a->val ? a->val : t->rs.val);
     else
         snprintf(counts, sizeof counts, "%d train / %d val images from %s", t->ntrain, t->nval, data);
-    cli_out("vitmae train: %s; model %s %dx%dx%d patch %d, %zu parameters", counts, t->init_moved[0] ? t->init_moved : a->init ? a->init : resuming ? "(resumed)" : a->preset, t->S, t->S, t->C,
+    char model[160];
+    model_text(a->preset, &t->cfg, model, sizeof model);
+    cli_out("vitmae train: %s; model %s %dx%dx%d patch %d, %zu parameters", counts, t->init_moved[0] ? t->init_moved : a->init ? a->init : resuming ? "(resumed)" : model, t->S, t->S, t->C,
            t->cfg.patch_size, mae_num_params(&t->cfg));
     // Every channel's statistics (the first alone was shown for RGB), the mask ratio as typed ("%.2f"
     // showed --mask-ratio 0.875 as 0.88).
