@@ -149,7 +149,6 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     return CLI_OK;
 }
 
-
 // A new run's model in the start line: the preset, and the sizes the flags gave over it (`tiny (--dim 16
 // --depth 1)`: the run is not the preset's model, docs/interface.md, section 3).
 static void model_text(const char *preset, const MaeConfig *c, char *buf, size_t len) {
@@ -168,6 +167,7 @@ static void model_text(const char *preset, const MaeConfig *c, char *buf, size_t
     }
     if (changed && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, ")");
 }
+
 // ---------------------------------------------------------------------------------------------
 // Setup
 
