@@ -912,7 +912,7 @@ void run_report_no_validation(int *said, int n, const char *cols) {
 void run_warn_batch_repeats(int batch, int ntrain) {
     if (ntrain <= 0 || batch <= ntrain) return;
     cli_message("warning: --batch %d is more than the %d training image%s: a step takes each image %.1f times on "
-                "average, each time in another view", batch, ntrain, ntrain == 1 ? "" : "s", (double)batch / ntrain);
+                "average", batch, ntrain, ntrain == 1 ? "" : "s", (double)batch / ntrain);
 }
 
 void run_warn_long_warmup(long warmup, long total_steps, double lr) {

@@ -104,8 +104,8 @@ void run_job_data_stats(DataStats *st);
 // VAL_FRAC_MAX. Said by the caller's rank 0.
 void run_warn_few_val(int nval, float val_frac, int n, const char *what);
 // The warning of a batch larger than the training set (docs/interface.md, section 3): a step then
-// holds each of the ntrain images batch / ntrain times on average (the epochs' orders one after another,
-// each copy another crop and mask), where PyTorch's DataLoader with drop_last (MAE's, DINO's) makes no
+// holds each of the ntrain images batch / ntrain times on average (the epochs' orders one after another;
+// the copies differ only by what augmentation and masking draw), where PyTorch's DataLoader with drop_last (MAE's, DINO's) makes no
 // step at all. batch: the step's images over all processes. train's and finetune's; said by the
 // caller's rank 0.
 void run_warn_batch_repeats(int batch, int ntrain);
