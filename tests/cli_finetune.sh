@@ -141,6 +141,16 @@ t "1 and 2 threads: same losses" '[ "$(losses "$dir/t1")" = "$(losses "$dir/t2")
 t "--prefetch 5 --loader-threads 3 --store DIR: exit 0" '[ $rc -eq 0 ]'
 t "--prefetch 5 --loader-threads 3 --store DIR: bitwise equal weights" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/t4/checkpoint.safetensors"'
 t "--store DIR holds working images" '[ -n "$(find "$dir/store" -type f | head -n 1)" ]'
+# A store whose disk is short of --store-min-free (VITMAE_FAULT_FREE_BYTES gives the disk's free space;
+# docs/data.md, "Cache, store and prefetch"): nothing written, said once and at the end; 0 turns the floor off.
+VITMAE_FAULT_FREE_BYTES=1000000 "$VITMAE" finetune --ckpt "$pre" $ft --steps 4 --log-every 2 --cache-mb 0 \
+  --store "$dir/stfull" --out "$dir/t4f" > "$dir/log4f" 2>&1; rc=$?
+t "store below --store-min-free: exit 0, nothing stored, said once and in the end line ($rc: $(grep "^working" "$dir/log4f"))" \
+  '[ $rc -eq 0 ] && [ -z "$(ls -A "$dir/stfull")" ] && [ "$(grep -c "^the disk of the store .*/stfull has less than --store-min-free 2048 MB free" "$dir/log4f")" -eq 1 ] && grep -q "^working images: [1-9][0-9]* decoded, 0 read from the store (0 written, [1-9][0-9]* not: its disk at --store-min-free)" "$dir/log4f"'
+VITMAE_FAULT_FREE_BYTES=1000000 "$VITMAE" finetune --ckpt "$pre" $ft --steps 4 --log-every 2 --cache-mb 0 \
+  --store "$dir/stzero" --store-min-free 0 --out "$dir/t4z" > "$dir/log4z" 2>&1; rc=$?
+t "--store-min-free 0: the images stored ($rc: $(grep "^working" "$dir/log4z"))" \
+  '[ $rc -eq 0 ] && [ -n "$(ls -A "$dir/stzero")" ] && grep -q "read from the store ([1-9][0-9]* written)," "$dir/log4z"'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --prefetch 1 --store none --cache-mb 0 --out "$dir/t5" > /dev/null 2>&1
 t "--prefetch 1 --store none --cache-mb 0: bitwise equal weights" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/t5/checkpoint.safetensors"'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --store "$dir/t2/checkpoint.safetensors" --out "$dir/t6" > /dev/null 2> "$dir/t6.err"; rc=$?

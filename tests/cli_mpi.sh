@@ -401,6 +401,13 @@ s1=$(sed -n 's/^working images: \([0-9]*\) decoded, \([0-9]*\) read from the sto
 s2=$(sed -n 's/^working images (2 processes together): \([0-9]*\) decoded, \([0-9]*\) read from the store.*/\1 \2/p' "$dir/cst2.log")
 t "store: 2 processes read every working image from the store one process filled (${s1:-none} / ${s2:-none}, $rc)" \
   '[ $rc -eq 0 ] && [ -n "$s1" ] && [ $((${s1% *} + ${s1#* })) = "$d1" ] && [ "$s2" = "0 $d1" ]'
+# ... and a store whose disk is short of --store-min-free (docs/data.md; VITMAE_FAULT_FREE_BYTES gives the
+#     disk's free space): no process writes there, the job's count is said once by rank 0 and on the end
+#     line (the note's sum is collective: every rank takes part).
+sfull="${cnt%% --store none --threads 1} --store $dir/cfull --threads 1"
+VITMAE_FAULT_FREE_BYTES=1000000 mpi -x VITMAE_FAULT_FREE_BYTES -np 2 "$VITMAE" train $sfull --out "$dir/cfull2" > "$dir/cfull2.log" 2>&1; rc=$?
+t "store below --store-min-free, 2 processes: exit 0, nothing stored, one line, the job's count ($rc: $(grep "^working" "$dir/cfull2.log"))" \
+  '[ $rc -eq 0 ] && [ -z "$(ls -A "$dir/cfull")" ] && [ "$(grep -c "^the disk of the store .*/cfull has less than --store-min-free 2048 MB free: working images are no longer written there ([1-9][0-9]* left out so far)" "$dir/cfull2.log")" -eq 1 ] && grep -q "^working images (2 processes together): $d1 decoded, 0 read from the store (0 written, $d1 not: its disk at --store-min-free)" "$dir/cfull2.log"'
 
 # 8. The streaming data pipeline under mpirun (docs/data.md): each rank loads its share through its
 #    prefetching loader; with a file broken past its header (replaced inside its batch), --val DIR,

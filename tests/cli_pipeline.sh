@@ -60,6 +60,30 @@ t "--store of a name too long: exit 1, one line, no folder left ($rc: $(cut -c 1
 t "first store run decodes and writes working images" 'grep -q "working images: [1-9][0-9]* decoded, [0-9]* read from the store ([1-9]" "$dir/store1.log"'
 t "second store run reads them back, decodes nothing" 'grep -q "working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/store2.log"'
 t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'
+# A store whose disk is short of --store-min-free (docs/data.md, "Cache, store and prefetch";
+# VITMAE_FAULT_FREE_BYTES gives the disk's free space): nothing is written there, one line says so and
+# the end line counts them; the run is the same. The floor's edge: 1 MiB free beside a floor of 1 MB
+# leaves no room for a file, 1.1 MB does; --store-min-free 0 writes whatever the disk has.
+runfree() { free=$1; name=$2; shift 2
+  VITMAE_FAULT_FREE_BYTES=$free "$VITMAE" train $small --out "$dir/$name" --threads 2 --cache-mb 0 --store "$dir/st$name" \
+    --log-every 4 "$@" > "$dir/$name.log" 2> "$dir/$name.err"; }
+runfree 1000000 stfull; rc=$?
+t "store on a disk below --store-min-free: exit 0, nothing stored ($rc: $(ls "$dir/ststfull" | head -n 2))" \
+  '[ $rc -eq 0 ] && [ -d "$dir/ststfull" ] && [ -z "$(ls -A "$dir/ststfull")" ]'
+t "store on a disk below --store-min-free: the end line counts the images not written ($(grep "^working images" "$dir/stfull.log"))" \
+  'grep -q "^working images: [1-9][0-9]* decoded, 0 read from the store (0 written, [1-9][0-9]* not: its disk at --store-min-free)" "$dir/stfull.log"'
+t "store on a disk below --store-min-free: one line says so, naming the store and the floor" \
+  '[ "$(grep -c "^the disk of the store /.*/ststfull has less than --store-min-free 2048 MB free: working images are no longer written there ([1-9][0-9]* left out so far)" "$dir/stfull.log")" -eq 1 ]'
+t "store on a disk below --store-min-free: bitwise the same weights" 'same_weights "$dir/ref/checkpoint.safetensors" "$dir/stfull/checkpoint.safetensors"'
+runfree 1048576 stedge0 --store-min-free 1; rc0=$?
+runfree 1100000 stedge1 --store-min-free 1; rc1=$?
+runfree 1000 stoff --store-min-free 0; rc2=$?
+t "--store-min-free 1 at 1 MiB free: nothing stored ($rc0: $(grep "^working images" "$dir/stedge0.log"))" \
+  '[ $rc0 -eq 0 ] && [ -z "$(ls -A "$dir/ststedge0")" ] && grep -q "(0 written, [1-9][0-9]* not: its disk at --store-min-free)" "$dir/stedge0.log"'
+t "--store-min-free 1 at 1.1 MB free: every image stored ($rc1: $(grep "^working images" "$dir/stedge1.log"))" \
+  '[ $rc1 -eq 0 ] && [ $(ls "$dir/ststedge1" | grep -c "\.work$") -ge 40 ] && grep -q "read from the store ([1-9][0-9]* written)," "$dir/stedge1.log" && ! grep -q "store-min-free" "$dir/stedge1.log"'
+t "--store-min-free 0 at 1000 bytes free: every image stored ($rc2: $(grep "^working images" "$dir/stoff.log"))" \
+  '[ $rc2 -eq 0 ] && [ $(ls "$dir/ststoff" | grep -c "\.work$") -ge 40 ] && ! grep -q "store-min-free" "$dir/stoff.log"'
 # Store files that are FIFOs (or anything but a regular file) are misses, decoded again and
 # rewritten: opening a FIFO used to block the run for ever (SIGTERM could not end it either).
 cp -r "$dir/store" "$dir/fifostore"

@@ -1036,7 +1036,8 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
         if (a->ckpt) run_abs_path(r->init, sizeof r->init, t->init_shown);
     }
     StoreNote store_note = {.text = ""};   // said once the run folder is made
-    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, &store_note, err, sizeof err)) {
+    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &store_note,
+                      err, sizeof err)) {
         cli_error("finetune --store", "%s", err);
         return 1;
     }
@@ -1115,7 +1116,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     cli_defer(1);
     if ((rc = cli_agree(rank == 0 ? setup_run_folder(t, flags, nflags) : 0))) return rc;
     dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
-    run_share_store(&t->ds, "finetune", t->a.lf.store);
+    run_share_store(&t->ds, "finetune", t->a.lf.store, t->a.lf.store_min_free_mb);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
     dist_bcast(t->cfg.enc.pixel_mean, sizeof t->cfg.enc.pixel_mean, 0);
     dist_bcast(t->cfg.enc.pixel_std, sizeof t->cfg.enc.pixel_std, 0);
@@ -1355,7 +1356,7 @@ int cmd_finetune(int argc, char **argv) {
                  .warmup = r->warmup, .log_every = r->log_every, .eval_every = r->eval_every,
                  .ckpt_every = r->ckpt_every, .sample_every = 0, .batch = r->batch, .ntrain = t->ntrain, .lr = r->lr,
                  .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
-                 .prefetch = t->a.lf.prefetch, .ds = &t->ds, .gr = &t->gr, .notes = &t->notes,
+                 .prefetch = t->a.lf.prefetch, .store_min_free_mb = t->a.lf.store_min_free_mb, .ds = &t->ds, .gr = &t->gr, .notes = &t->notes,
                  .gone_dirs = t->gone_dirs, .gone_len = sizeof t->gone_dirs, .broken_said = broken_said,
                  .queue = queue_ahead, .inputs = finetune_inputs, .gradient = finetune_gradient,
                  .update = finetune_update, .outputs = finetune_outputs, .say_validation = say_validation,

@@ -432,15 +432,16 @@ int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int 
 // umask 002 takes the group's files; a path too long refused, not cut: cmd/output.h), then the store
 // turned on in it. A store that cannot be made or used leaves none of the folders it made (cmd/output.h,
 // output_mkdir_made): `--store st/<a name too long>` left an empty st/.
-static int make_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
+static int make_store(Dataset *ds, const char *dir, long min_free_mb, char *err, size_t errlen) {
     OutputMade made = {.n = 0};
     if (ds->shared && ds->work_size > 0 && output_mkdir_made(dir, &made, err, errlen)) return -1;
     if (dataset_set_store(ds, dir, err, errlen)) { output_mkdir_undo(&made); return -1; }
+    dataset_set_store_min_free(ds, (double)min_free_mb * 1048576.0);
     return 0;
 }
 
-int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, StoreNote *note,
-                  char *err, size_t errlen) {
+int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, long min_free_mb,
+                  StoreNote *note, char *err, size_t errlen) {
     note->text[0] = 0;
     note->warning = 0;
     if (!strcmp(store, "none")) return 0;
@@ -461,7 +462,7 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
             return 0;
         }
         cli_clean_path(dir);   // HOME=/ or a trailing '/': "/.cache/...", not "//.cache/..."
-        if (make_store(ds, dir, err, errlen)) {   // the default asks for no folder: go on without it
+        if (make_store(ds, dir, min_free_mb, err, errlen)) {   // the default asks for no folder: go on without it
             snprintf(note->text, sizeof note->text, "--store auto: %s; going on without a store (each epoch "
                      "decodes its images again; --store DIR chooses a folder)", err);
             return 0;
@@ -475,7 +476,7 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
                  mb, cache_mb, dir);
         return 0;
     }
-    return make_store(ds, store, err, errlen);
+    return make_store(ds, store, min_free_mb, err, errlen);
 }
 
 void run_store_note(const StoreNote *note) {
@@ -484,7 +485,7 @@ void run_store_note(const StoreNote *note) {
     else printf("%s\n", note->text);
 }
 
-void run_share_store(Dataset *ds, const char *cmd, const char *store) {
+void run_share_store(Dataset *ds, const char *cmd, const char *store, long min_free_mb) {
     if (dist_size() < 2) return;
     char dir[4096] = "";
     const char *own = dataset_store_dir(ds);
@@ -492,19 +493,21 @@ void run_share_store(Dataset *ds, const char *cmd, const char *store) {
     dist_bcast(dir, sizeof dir, 0);
     if (dist_rank() == 0 || !dir[0]) return;
     char err[CLI_ERR_MAX];
-    if (make_store(ds, dir, err, sizeof err))
+    if (make_store(ds, dir, min_free_mb, err, sizeof err))
         cli_message("%s%s: %s; this process goes on without a store (each epoch decodes its images again)",
                     strcmp(store, "auto") ? cmd : "", strcmp(store, "auto") ? " --store" : "--store auto", err);
 }
 
 void loader_flags_init(LoaderFlags *l) {
     l->store = "auto"; l->cache_mb = DEFAULT_CACHE_MB; l->max_pixels = 0; l->prefetch = 2; l->loader_threads = DEFAULT_LOADER_THREADS;
+    l->store_min_free_mb = DEFAULT_STORE_MIN_FREE_MB;
 }
 
 void loader_flags_table(LoaderFlags *l, Flag *f) {
     const Flag t[LOADER_FLAGS] = {
         {"--cache-mb", FLAG_LONG, &l->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
         {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb; the default), none, or a folder (docs/data.md)", "DIR", 0},
+        {"--store-min-free", FLAG_LONG, &l->store_min_free_mb, 0, 1e9, NULL, "free space the store leaves on its disk: no working image is stored past it (default " MAE_STR(DEFAULT_STORE_MIN_FREE_MB) ")", "MB", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
         {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default " MAE_STR(DEFAULT_LOADER_THREADS) ")", "T", 0},
         {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL, "skip images with more pixels than this (default 67108864 = 2^26)", "N", 0},
@@ -969,6 +972,7 @@ void run_warn_small(const Dataset *ds, const char *dir, int img) {
 }
 
 void run_wait_note_init(RunWaitNote *n) {
+    n->store_said = 0;
     n->waited = n->busy = 0;
     n->steps = -1;
     n->last = -1e9;
@@ -1016,13 +1020,31 @@ void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog) {
     n->last = now_seconds();
 }
 
+void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Progress *prog) {
+    // Alike on every rank, as the sum below is collective: a rank without the store (another machine's
+    // folder) still takes part (a store on rank 0 alone is enough for the line; rank 0 has one whenever
+    // any rank has: run_share_store).
+    if (n->store_said || min_free_mb <= 0) return;
+    DataStats st;
+    dataset_stats(ds, &st);
+    run_job_data_stats(&st);
+    if (st.store_left <= 0) return;
+    n->store_said = 1;
+    if (dist_rank() == 0 && dataset_store_dir(ds))
+        progress_message(prog, stdout, "the disk of the store %s has less than --store-min-free %ld MB free: working "
+                         "images are no longer written there (%ld left out so far) and are decoded again when "
+                         "wanted; free some space, or see --store-min-free and --store (docs/data.md)",
+                         dataset_store_dir(ds), min_free_mb, st.store_left);
+}
+
 void run_job_data_stats(DataStats *st) {
     // Sums over the ranks (no buffer per rank, so nothing to run out of); integers below 2^53: exact.
-    double c[6] = {(double)st->decoded, (double)st->store_hits, (double)st->store_writes, (double)st->cache_hits,
-                   (double)st->cache_bytes, (double)st->cache_budget};
-    dist_sum_doubles(c, 6);
+    double c[7] = {(double)st->decoded, (double)st->store_hits, (double)st->store_writes, (double)st->cache_hits,
+                   (double)st->cache_bytes, (double)st->cache_budget, (double)st->store_left};
+    dist_sum_doubles(c, 7);
     st->decoded = (long)c[0]; st->store_hits = (long)c[1]; st->store_writes = (long)c[2];
     st->cache_hits = (long)c[3]; st->cache_bytes = (size_t)c[4]; st->cache_budget = (size_t)c[5];
+    st->store_left = (long)c[6];
 }
 
 void run_report_working_images(const Dataset *ds, long steps_run, double total_wait) {
@@ -1038,8 +1060,10 @@ void run_report_working_images(const Dataset *ds, long steps_run, double total_w
     char mb[32], each[48];
     format_figure(st.cache_bytes / 1048576.0, 0, mb, sizeof mb);
     format_time_ms(wait_ms, each, sizeof each);
-    printf("working images%s: %ld decoded, %ld read from the store (%ld written), %ld from the cache (%s MB); "
-           "steps waited %s each for images%s\n", procs, st.decoded, st.store_hits, st.store_writes, st.cache_hits,
+    char left[96] = "";   // images the store's disk had no room for above --store-min-free
+    if (st.store_left > 0) snprintf(left, sizeof left, ", %ld not: its disk at --store-min-free", st.store_left);
+    printf("working images%s: %ld decoded, %ld read from the store (%ld written%s), %ld from the cache (%s MB); "
+           "steps waited %s each for images%s\n", procs, st.decoded, st.store_hits, st.store_writes, left, st.cache_hits,
            mb, each, N > 1 ? " (the process that waited most)" : "");
 }
 

@@ -139,10 +139,16 @@ typedef struct {
     double waited, busy;   // seconds, over the steps below
     int steps;             // -1 until the session's first step is done (it is not evidence)
     double last;           // now_seconds() of the last line said
+    int store_said;        // the line of a store whose disk reached --store-min-free, said once a session
 } RunWaitNote;
 void run_wait_note_init(RunWaitNote *n);
 void run_wait_note_step(RunWaitNote *n, double waited, double busy);
 void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog);
+// At a log line, once a session: the line that the store's disk reached --store-min-free (min_free_mb)
+// and working images are no longer written there (data/dataset.h's DataStats.store_left), "the store's
+// disk is down to ...; see --store-min-free (docs/data.md)". Collective under mpirun (the job's count;
+// rank 0 says it), as run_wait_note.
+void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Progress *prog);
 // One file of a lazy dataset found broken past its header during a run (dataset_take_broken's path and
 // reason), said as train and finetune say it: "skipped PATH: REASON (found while validating; ...)" or
 // "(found while training; ...)" as held says, or, for a file whose folder is gone, the folder once
@@ -375,15 +381,17 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 // (the --store DIR given cannot be used). The caller says the note (run_store_note) once the run
 // folder is made: a refused run prints its one line only (docs/interface.md, section 5).
 typedef struct { char text[4400]; int warning; } StoreNote;   // text "": nothing to say
-int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, StoreNote *note,
-                   char *err, size_t errlen);
+// Working images are not written where the store's disk would keep less than min_free_mb MB free
+// (--store-min-free; data/dataset.h's dataset_set_store_min_free).
+int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, long min_free_mb,
+                   StoreNote *note, char *err, size_t errlen);
 void run_store_note(const StoreNote *note);   // a line on stdout, or a warning on stderr
 // Under mpirun, every rank after rank 0's run_use_store: the other ranks use the store folder rank 0
 // chose, so that no rank decodes its share again each epoch (docs/distributed.md, "Semantics"). Ranks
 // on one machine share its files (each written under a name of its own, then renamed); a rank that
 // cannot use the folder (another machine) says so, as `auto` says it of its own folder, and goes on
 // without a store. cmd: "train" or "finetune"; store: the --store flag. Collective.
-void run_share_store(Dataset *ds, const char *cmd, const char *store);
+void run_share_store(Dataset *ds, const char *cmd, const char *store, long min_free_mb);
 
 // A run's stop signals: SIGINT, SIGQUIT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank,
 // docs/distributed.md), SIGXCPU (a CPU-time limit's warning) and SIGHUP (unless ignored, as nohup
@@ -413,15 +421,18 @@ int run_stop_signal(int i);
 void run_test_hook_stop(const char *point);
 
 // The data pipeline's flags, the same in train and finetune (docs/data.md): --cache-mb, --store,
-// --prefetch, --loader-threads, --max-pixels. loader_flags_init sets the defaults;
+// --store-min-free, --prefetch, --loader-threads, --max-pixels. loader_flags_init sets the defaults;
 // loader_flags_table writes their LOADER_FLAGS entries, pointing into l, at f[0 .. LOADER_FLAGS).
 typedef struct {
     const char *store;
     long cache_mb, max_pixels;   // max_pixels 0: the dataset's default (data/dataset.h)
+    long store_min_free_mb;      // --store-min-free
     int prefetch, loader_threads;
 } LoaderFlags;
-#define LOADER_FLAGS 5
+#define LOADER_FLAGS 6
 #define DEFAULT_CACHE_MB 2048
+// The free space the store leaves on its disk for other files (docs/data.md, "Cache, store and prefetch").
+#define DEFAULT_STORE_MIN_FREE_MB 2048
 // Two: a second photo decodes while the steps wait for the first (docs/data.md, "Cache, store and prefetch").
 #define DEFAULT_LOADER_THREADS 2
 void loader_flags_init(LoaderFlags *l);

@@ -115,7 +115,10 @@ int run_loop(const RunLoop *L) {
             }
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             if (do_eval && isfinite(row.val_loss)) L->say_validation(L->ctx, &prog, &row);
-            if (do_log) run_wait_note(&note, L->ds, &prog);   // collective under mpirun, as the row's exchange
+            if (do_log) {   // collective under mpirun, as the row's exchange
+                run_wait_note(&note, L->ds, &prog);
+                run_store_left_note(&note, L->ds, L->store_min_free_mb, &prog);
+            }
             c.interval_loss = 0; c.interval_n = 0; interval_timed = 0; interval_busy = 0;
         }
         if (at % L->ckpt_every == 0 && !last && !stop) {

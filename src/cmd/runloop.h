@@ -31,6 +31,7 @@ typedef struct {
 
     Loader *ld;          // the background loader; run_loop frees it (its threads stop before the last line)
     int prefetch;        // --prefetch: the steps queued ahead
+    long store_min_free_mb;   // --store-min-free: said in the line of a store whose disk reached it
     const Dataset *ds;   // the training set: the wait note's and the end line's counts
     GradReduce *gr;      // the step's exchange (notes_here in, notes_any out)
     BrokenNotes *notes;  // the files found broken, shared with rank 0 after an exchange that says so

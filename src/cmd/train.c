@@ -431,7 +431,8 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
 
 // --store: the on-disk store of working images of the training images (cmd/runfolder.h).
 static int use_store(Train *t, const Args *a, StoreNote *note, char *err, size_t errlen) {
-    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, note, err, errlen);
+    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, note,
+                         err, errlen);
 }
 
 // Allocates every buffer the steps use, once.
@@ -778,7 +779,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         return 0;
     }
     dist_bcast(t->run_dir, sizeof t->run_dir, 0);   // the name rank 0 took (the others print none)
-    run_share_store(&t->ds, "train", a->lf.store);
+    run_share_store(&t->ds, "train", a->lf.store, a->lf.store_min_free_mb);
     dist_bcast(t->cfg.pixel_mean, sizeof t->cfg.pixel_mean, 0);
     dist_bcast(t->cfg.pixel_std, sizeof t->cfg.pixel_std, 0);
     snprintf(t->ckpt_path, sizeof t->ckpt_path, "%s/checkpoint.safetensors", t->run_dir);
@@ -1090,7 +1091,7 @@ int cmd_train(int argc, char **argv) {
                  .log_every = r->log_every, .eval_every = r->eval_every, .ckpt_every = r->ckpt_every,
                  .sample_every = r->sample_every, .batch = r->batch, .ntrain = t->ntrain, .lr = r->lr,
                  .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
-                 .prefetch = a.lf.prefetch, .ds = &t->ds, .gr = &t->gr, .notes = &t->notes, .gone_dirs = t->gone_dirs,
+                 .prefetch = a.lf.prefetch, .store_min_free_mb = a.lf.store_min_free_mb, .ds = &t->ds, .gr = &t->gr, .notes = &t->notes, .gone_dirs = t->gone_dirs,
                  .gone_len = sizeof t->gone_dirs, .queue = queue_ahead, .inputs = load_train_batch,
                  .gradient = train_gradient, .update = train_update, .outputs = train_outputs,
                  .say_validation = train_say_validation, .save_checkpoint = train_save_checkpoint,

@@ -631,7 +631,8 @@ struct DataShared {
     uint8_t *taken;       // [n] broken[i] already handed to dataset_take_broken
     uint8_t *busy;        // [n] a thread is making item i's working image: another waits for it (made_cond)
     pthread_cond_t made_cond;
-    long decoded, cache_hits, store_hits, store_writes, nbroken;
+    long decoded, cache_hits, store_hits, store_writes, store_left, nbroken;
+    double store_min_free;   // bytes the store leaves free on its disk (dataset_set_store_min_free)
 };
 
 static DataShared *shared_new(int n, size_t budget, const char *store_dir) {
@@ -671,7 +672,8 @@ void dataset_stats(const Dataset *ds, DataStats *st) {
     DataShared *sh = ds->shared;
     if (!sh) return;
     pthread_mutex_lock(&sh->lock);
-    *st = (DataStats){sh->decoded, sh->cache_hits, sh->store_hits, sh->store_writes, sh->nbroken, sh->bytes, sh->budget};
+    *st = (DataStats){sh->decoded, sh->cache_hits, sh->store_hits, sh->store_writes, sh->store_left, sh->nbroken, sh->bytes,
+                      sh->budget};
     pthread_mutex_unlock(&sh->lock);
 }
 
@@ -705,6 +707,10 @@ int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
     ds->shared->store_dir = abs;
     pthread_mutex_unlock(&ds->shared->lock);
     return 0;
+}
+
+void dataset_set_store_min_free(Dataset *ds, double min_free) {
+    if (ds->shared) ds->shared->store_min_free = min_free;
 }
 
 const char *dataset_store_dir(const Dataset *ds) {
@@ -839,6 +845,15 @@ static int store_write(const char *file, const char *key, const WorkImage *wi) {
     return 0;
 }
 
+// Whether the store's disk keeps at least sh->store_min_free bytes free once wi's file (its 28 bytes of
+// head, its key and pixels) is written there (docs/data.md, "Cache, store and prefetch"). A disk whose
+// free space cannot be told is written to, as without the floor.
+static int store_has_room(const DataShared *sh, const char *key, const WorkImage *wi) {
+    double room;
+    if (sh->store_min_free <= 0 || file_free_bytes(sh->store_dir, &room) != 0) return 1;
+    return room - (double)(28 + strlen(key) + (size_t)wi->w * wi->h * wi->c) >= sh->store_min_free;
+}
+
 // Item i's working image: from the cache, the store, or decoded (then stored and cached when the
 // budget allows). *owned = 1 when the caller must free out->px. One thread at a time makes an item's
 // image: another that wants it meanwhile (two loader threads, the same photo in two batches ahead)
@@ -877,7 +892,9 @@ static int work_make(const Dataset *ds, int i, WorkImage *out, int *owned, char 
     } else {
         if (work_decode(ds, i, &wi, why, whylen)) return -1;
         count(sh, &sh->decoded);
-        if (keyed && store_write(file, key, &wi) == 0) count(sh, &sh->store_writes);
+        int wrote = !keyed ? -1 : store_has_room(sh, key, &wi) ? store_write(file, key, &wi) : 1;
+        if (wrote == 0) count(sh, &sh->store_writes);
+        else if (wrote == 1) count(sh, &sh->store_left);
     }
     size_t bytes = (size_t)wi.w * wi.h * wi.c;
     pthread_mutex_lock(&sh->lock);

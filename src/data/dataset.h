@@ -99,6 +99,11 @@ typedef struct {
 // images come from. The temporary files a killed process of this host left in dir are removed then
 // (io/files.h's file_sweep_dead): the folder is listed once per call.
 int  dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen);
+// The free space the store leaves on its disk: a working image is not written when the disk would keep
+// less than min_free bytes (io/files.h's file_free_bytes; 0: written until the disk is full, a failed
+// write skipped as any other). Those left out are decoded again when wanted (counted in
+// DataStats.store_left); views do not change.
+void dataset_set_store_min_free(Dataset *ds, double min_free);
 // The store's folder as dataset_set_store resolved it (absolute), or NULL without a store.
 const char *dataset_store_dir(const Dataset *ds);
 // Bytes the working images of items idx[0 .. n) take, from their header sizes (to decide whether
@@ -106,7 +111,8 @@ const char *dataset_store_dir(const Dataset *ds);
 size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n);
 
 // Counters of the working-image sources since the scan (for logs and bench).
-typedef struct { long decoded, cache_hits, store_hits, store_writes, broken; size_t cache_bytes, cache_budget; } DataStats;
+// store_left: working images not written to the store for its disk's free space (dataset_set_store_min_free).
+typedef struct { long decoded, cache_hits, store_hits, store_writes, store_left, broken; size_t cache_bytes, cache_budget; } DataStats;
 void dataset_stats(const Dataset *ds, DataStats *st);
 
 // Returned instead of -1 when err is about one file and names it ("PATH: why"): a command prints it as

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include "io/files.h"
 
 // ---------------------------------------------------------------------------------------------
@@ -902,4 +903,17 @@ int file_group_publish(FileGroup *g, int replace, char *err, size_t errlen) {
     free(mine);
     group_free(g);
     return rc;
+}
+
+int file_free_bytes(const char *path, double *bytes) {
+    const char *test = getenv("VITMAE_FAULT_FREE_BYTES");
+    if (test && *test) {   // tests: a disk that is (nearly) full, without filling one
+        char *end;
+        double v = strtod(test, &end);
+        if (!*end && v >= 0) { *bytes = v; return 0; }
+    }
+    struct statvfs fs;
+    if (statvfs(path, &fs) != 0) return -1;
+    *bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+    return 0;
 }

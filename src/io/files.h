@@ -215,4 +215,8 @@ const char *file_reason(int e, char *buf, size_t n);
 // "No such file or directory" would deny: "a symbolic link to TARGET, which does not exist", as the
 // --out folders say it (cmd/output.c; docs/interface.md, section 2, "Bad files").
 const char *file_path_reason(const char *path, int e, char *buf, size_t n);
+// The bytes an unprivileged process may still write on the file system holding path (statvfs's
+// f_bavail x f_frsize: root's reserve not counted), in *bytes; -1 with errno when it cannot be told.
+// VITMAE_FAULT_FREE_BYTES=N makes every answer N (docs/testing.md, "Fault injection").
+int file_free_bytes(const char *path, double *bytes);
 #endif
