@@ -117,6 +117,17 @@ t "--store auto with no cache: the store in XDG_CACHE_HOME" '[ -d "$dir/xdg/vitm
 # The line that says so gives a small set's size in MB with two digits ("need 0 MB, more than --cache-mb 0").
 t "--store auto with no cache: the need said in two digits below 10 MB ($(grep "^working images need" "$dir/auto.log"))" \
   'grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work$" "$dir/auto.log"'
+# A disk that cannot hold them above --store-min-free: the line says how much of them it can
+# (VITMAE_FAULT_FREE_BYTES gives the disk's free space).
+VITMAE_FAULT_FREE_BYTES=1000000 "$VITMAE" train $small --out "$dir/autofull" --threads 2 --cache-mb 0 > "$dir/autofull.log" 2>&1; rc=$?
+t "--store auto on a disk below --store-min-free: the line says so ($rc: $(grep "^working images need" "$dir/autofull.log"))" \
+  '[ $rc -eq 0 ] && grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work, whose disk has 1 MB free: room for about 0% of them above --store-min-free 2048 MB, the others decoded again each epoch$" "$dir/autofull.log"'
+VITMAE_FAULT_FREE_BYTES=2147503648 "$VITMAE" train $small --out "$dir/autopart" --threads 2 --cache-mb 0 > "$dir/autopart.log" 2>&1; rc=$?
+t "--store auto on a disk with room for some above --store-min-free: the share said ($rc: $(grep "^working images need" "$dir/autopart.log"))" \
+  '[ $rc -eq 0 ] && grep -q "^working images need .*, whose disk has 2048 MB free: room for about [1-9][0-9]\{0,1\}% of them above --store-min-free 2048 MB" "$dir/autopart.log"'
+"$VITMAE" train $small --out "$dir/autoroom" --threads 2 --cache-mb 0 --store-min-free 1 > "$dir/autoroom.log" 2>&1; rc=$?
+t "--store auto on a disk with room: the line as before ($rc: $(grep "^working images need" "$dir/autoroom.log"))" \
+  '[ $rc -eq 0 ] && grep -q "^working images need 0\.0[1-9]* MB, more than --cache-mb 0: keeping them in the store $dir/xdg/vitmae/work$" "$dir/autoroom.log"'
 # A refused run says nothing of the store: the line came before the run folder was made, on stdout
 # beside the refusal's one line on stderr (train and finetune; docs/interface.md, section 5).
 "$VITMAE" train $small --threads 2 --cache-mb 0 --out "$dir/afile" > "$dir/autoref.log" 2> "$dir/autoref.err"; rc=$?

@@ -1356,8 +1356,9 @@ int cmd_finetune(int argc, char **argv) {
                  .warmup = r->warmup, .log_every = r->log_every, .eval_every = r->eval_every,
                  .ckpt_every = r->ckpt_every, .sample_every = 0, .batch = r->batch, .ntrain = t->ntrain, .lr = r->lr,
                  .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
-                 .prefetch = t->a.lf.prefetch, .store_min_free_mb = t->a.lf.store_min_free_mb, .ds = &t->ds, .gr = &t->gr, .notes = &t->notes,
-                 .gone_dirs = t->gone_dirs, .gone_len = sizeof t->gone_dirs, .broken_said = broken_said,
+                 .prefetch = t->a.lf.prefetch, .store_min_free_mb = t->a.lf.store_min_free_mb, .ds = &t->ds,
+                 .gr = &t->gr, .notes = &t->notes, .gone_dirs = t->gone_dirs, .gone_len = sizeof t->gone_dirs,
+                 .broken_said = broken_said,
                  .queue = queue_ahead, .inputs = finetune_inputs, .gradient = finetune_gradient,
                  .update = finetune_update, .outputs = finetune_outputs, .say_validation = say_validation,
                  .save_checkpoint = finetune_save_checkpoint, .curves = finetune_curves};

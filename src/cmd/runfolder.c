@@ -468,12 +468,21 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
             return 0;
         }
         // Two digits below 10 MB: "%.0f" said "need 0 MB, more than --cache-mb 0" of a small set.
-        double mb = need / 1048576.0;
+        double mb = need / 1048576.0, room;
         note->warning = 0;
-        snprintf(note->text, sizeof note->text,
-                 mb < 10 ? "working images need %.2g MB, more than --cache-mb %ld: keeping them in the store %s"
-                         : "working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s",
-                 mb, cache_mb, dir);
+        int n0 = snprintf(note->text, sizeof note->text,
+                          mb < 10 ? "working images need %.2g MB, more than --cache-mb %ld: keeping them in the store %s"
+                                  : "working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s",
+                          mb, cache_mb, dir);
+        // A disk that cannot hold them above --store-min-free: how much of them it can (docs/data.md).
+        double spare = file_free_bytes(dir, &room) == 0 ? room - (double)min_free_mb * 1048576.0 : (double)need;
+        if (min_free_mb > 0 && spare < (double)need && n0 > 0 && (size_t)n0 < sizeof note->text) {
+            char free_mb[32];
+            format_figure(room / 1048576.0, 0, free_mb, sizeof free_mb);
+            snprintf(note->text + n0, sizeof note->text - (size_t)n0, ", whose disk has %s MB free: room for about "
+                     "%.0f%% of them above --store-min-free %ld MB, the others decoded again each epoch", free_mb,
+                     spare > 0 ? floor(100.0 * spare / (double)need) : 0.0, min_free_mb);
+        }
         return 0;
     }
     return make_store(ds, store, min_free_mb, err, errlen);

@@ -145,9 +145,9 @@ void run_wait_note_init(RunWaitNote *n);
 void run_wait_note_step(RunWaitNote *n, double waited, double busy);
 void run_wait_note(RunWaitNote *n, const Dataset *ds, Progress *prog);
 // At a log line, once a session: the line that the store's disk reached --store-min-free (min_free_mb)
-// and working images are no longer written there (data/dataset.h's DataStats.store_left), "the store's
-// disk is down to ...; see --store-min-free (docs/data.md)". Collective under mpirun (the job's count;
-// rank 0 says it), as run_wait_note.
+// and working images are no longer written there (data/dataset.h's DataStats.store_left), "the disk of
+// the store DIR has less than --store-min-free N MB free: ..." on stdout (docs/data.md). Collective
+// under mpirun (the job's count; rank 0 says it), as run_wait_note.
 void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Progress *prog);
 // One file of a lazy dataset found broken past its header during a run (dataset_take_broken's path and
 // reason), said as train and finetune say it: "skipped PATH: REASON (found while validating; ...)" or

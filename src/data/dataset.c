@@ -672,8 +672,8 @@ void dataset_stats(const Dataset *ds, DataStats *st) {
     DataShared *sh = ds->shared;
     if (!sh) return;
     pthread_mutex_lock(&sh->lock);
-    *st = (DataStats){sh->decoded, sh->cache_hits, sh->store_hits, sh->store_writes, sh->store_left, sh->nbroken, sh->bytes,
-                      sh->budget};
+    *st = (DataStats){sh->decoded, sh->cache_hits, sh->store_hits, sh->store_writes, sh->store_left, sh->nbroken,
+                      sh->bytes, sh->budget};
     pthread_mutex_unlock(&sh->lock);
 }
 

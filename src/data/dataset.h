@@ -112,7 +112,10 @@ size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n);
 
 // Counters of the working-image sources since the scan (for logs and bench).
 // store_left: working images not written to the store for its disk's free space (dataset_set_store_min_free).
-typedef struct { long decoded, cache_hits, store_hits, store_writes, store_left, broken; size_t cache_bytes, cache_budget; } DataStats;
+typedef struct {
+    long decoded, cache_hits, store_hits, store_writes, store_left, broken;
+    size_t cache_bytes, cache_budget;
+} DataStats;
 void dataset_stats(const Dataset *ds, DataStats *st);
 
 // Returned instead of -1 when err is about one file and names it ("PATH: why"): a command prints it as
