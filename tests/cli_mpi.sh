@@ -139,6 +139,11 @@ HOME="$dir/home" timeout -k 5 60 env ASAN_OPTIONS=$mpi_asan mpirun --oversubscri
   "$VITMAE" $bench > "$dir/nowhere2.out" 2>&1; rc=$?
 t "bench -np 2, the window's folder set in \$HOME/.openmpi/mca-params.conf, missing: through messages, no hang (exit $rc: $(grep -m 1 combined "$dir/nowhere2.out"))" \
   '[ $rc -eq 0 ] && grep -q "combined through messages" "$dir/nowhere2.out"'
+# ... and a window's folder without room (VITMAE_FAULT_FREE_BYTES=0: io/files.h's file_free_bytes, the
+# one reader of a disk's free space, as the store's floor reads it): through messages.
+VITMAE_FAULT_FREE_BYTES=0 mpi -x VITMAE_FAULT_FREE_BYTES -np 2 "$VITMAE" $bench > "$dir/noroom.out" 2>&1; rc=$?
+t "bench -np 2, no room in the window's folder: through messages (exit $rc: $(grep -m 1 combined "$dir/noroom.out"))" \
+  '[ $rc -eq 0 ] && grep -q "combined through messages" "$dir/noroom.out"'
 # The reduce phase (docs/distributed.md; the time spent combining gradients, the MPI issue's figure) is
 # measured apart from the wait for the slower rank: with it dropped, its time went to "other" unseen.
 for ex in "shared memory" messages; do

@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include "dist/dist.h"
@@ -539,10 +538,10 @@ static GradShared *shared_create(GradReduce *gr) {
     int halves = gr->count > 1 ? 2 : 1;
     size_t stride = (gr->n + 15) & ~(size_t)15;   // each half starts on 64 bytes
     MPI_Aint bytes = (MPI_Aint)((size_t)halves * stride * sizeof(float));
-    struct statvfs fs;
     char dir[4096];
     shm_window_dir(dir, sizeof dir);
-    double room = statvfs(dir, &fs) == 0 ? (double)fs.f_bavail * fs.f_frsize : 0.0;
+    double room;
+    if (file_free_bytes(dir, &room) != 0) room = 0.0;
     // Several jobs may share the folder: ask for twice what the window needs. The file size limit must
     // allow the window's whole file (all ranks' segments, with room for its bookkeeping).
     struct rlimit fsize;
