@@ -122,6 +122,11 @@ t "the start line: lr as the log lines write it, %.3e ($(grep -o ", lr [^ ]* (wa
   'grep -Eq "^  1 step of batch 16, lr [0-9]\.[0-9]{3}e[-+][0-9]{2} \(warm-up " "$dir/nl.out"'
 t "a one-step run ends 'done: 1 step in', not '1 steps' ($(grep "^done" "$dir/nl.out"))" 'grep -q "^done: 1 step in " "$dir/nl.out"'
 
+# The largest difference of the training losses (metrics.csv's 4th column) of two runs, step by step, relative.
+losses_diff() {
+  paste -d, "$1/metrics.csv" "$2/metrics.csv" | awk -F, 'NR > 1 && $4 != "" { n++; d = $4 - $12; if (d < 0) d = -d; d /= $4; if (d > m) m = d }
+    END { if (n == 20) printf "%.3g", m }'
+}
 # 2. From scratch, validated on its own training folder: it learns the shapes.
 "$VITMAE" finetune --from-scratch $model $ft --val "$dir/data" --augment none --steps $steps --eval-every $steps --out "$dir/scratch" > "$dir/log" 2>&1; rc=$?
 t "from scratch exits 0" '[ $rc -eq 0 ]'
@@ -163,6 +168,33 @@ t "resume exits 0" '[ $rc -eq 0 ]'
 t "resume says where it goes on from, once ($(grep -c "^resuming " "$dir/log"): $(grep "^resuming " "$dir/log"))" \
   '[ "$(grep "^resuming " "$dir/log")" = "resuming $dir/t2/checkpoint-6.safetensors at step 6 of 12" ]'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+# Mixup and CutMix (docs/encoder.md, "Mixup and CutMix"): said in the start line; 1 thread and 2 as a team
+# bitwise the same; a snapshot resumed ends bitwise as the run; the mixing changes the run (flags not
+# ignored); --mixup 0 --cutmix 0 is the run without them; a resume refuses another --cutmix.
+mx="--mixup 0.8 --cutmix 1.0"
+"$VITMAE" finetune --ckpt "$pre" $ft $mx --steps 12 --ckpt-every 6 --threads 1 --out "$dir/mx1" > "$dir/mx1.log" 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft $mx --steps 12 --ckpt-every 6 --parallel kernels --out "$dir/mx2" > /dev/null 2>&1
+t "mixed: the start line says it ($(grep "mixup" "$dir/mx1.log"))" \
+  'grep -qxF "  mixup 0.8, cutmix 1: each gradient group'"'"'s images mixed with probability 1, CutMix on a share 0.5 of them" "$dir/mx1.log"'
+t "mixed: 1 thread and 2 as a team, bitwise equal weights" 'same_weights "$dir/mx1/checkpoint.safetensors" "$dir/mx2/checkpoint.safetensors"'
+t "mixed: not the run without mixing" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/mx1/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/mx1/checkpoint-6.safetensors" --out "$dir/mxr" > /dev/null 2>&1; rc=$?
+t "mixed: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/mx1/checkpoint.safetensors" "$dir/mxr/checkpoint.safetensors"'
+"$VITMAE" finetune --ckpt "$pre" $ft --mixup 0 --cutmix 0 --steps 12 --ckpt-every 6 --out "$dir/mx0" > /dev/null 2>&1
+t "--mixup 0 --cutmix 0: the run without them" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/mx0/checkpoint.safetensors"'
+# The targets follow the images: Beta(1e-5, 1e-5) draws lam 0 or 1 (34 and 45 of this run's 80 groups,
+# one between), and a group of lam 0 is its own images and labels in reverse order (x 0 + y 1 is y
+# exactly; so is its target). Its losses are then the run's without mixing, to the order of the sums
+# (drop path off: its factors follow each place in the batch). Targets left unmixed while the images are
+# mixed would train each swapped image on its partner's label.
+ftl="--ckpt $pre --data $dir/data --batch 16 --lr 2e-3 --warmup-steps 2 --steps 20 --log-every 1 --drop-path 0 --threads 2"
+"$VITMAE" finetune $ftl --out "$dir/lam_off" > /dev/null 2>&1
+"$VITMAE" finetune $ftl --mixup 1e-5 --out "$dir/lam_01" > /dev/null 2>&1; rc=$?
+t "--mixup 1e-5 (lam 0 or 1): the losses of the run without mixing, within 1e-5 ($rc; $(losses_diff "$dir/lam_off" "$dir/lam_01"))" \
+  '[ $rc -eq 0 ] && awk -v d="$(losses_diff "$dir/lam_off" "$dir/lam_01")" "BEGIN { exit !(d != \"\" && d <= 1e-5) }"'
+"$VITMAE" finetune --resume "$dir/mx1/checkpoint-6.safetensors" --cutmix 0.5 --out "$dir/mxc" > /dev/null 2> "$dir/mxc.err"; rc=$?
+t "mixed: a resume with another --cutmix is refused ($rc: $(cat "$dir/mxc.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/mxc.err")" = "vitmae: finetune --resume: --cutmix 0.5 cannot change when a run resumes (this run'"'"'s is 1); start a new run with --ckpt for another" ] && [ ! -e "$dir/mxc" ]'
 # curves.png that cannot be written at an evaluation (a folder there, so its rename fails): exit 1 with
 # that line, the step's checkpoint saved first and said (as train's: until the eightieth session the
 # run stopped with the checkpoint of step 4, the steps since lost); with the folder gone the resume
@@ -655,7 +687,7 @@ meta["train_state"] = json.dumps(s); del meta["crc32"]
 st.write(sys.argv[2], tensors, meta)
 PY
 }
-for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 seed=-1 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0; do
+for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 seed=-1 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0 mixup=-1 cutmix=101 mixup_prob=1.5 mixup_switch=-0.5; do
   rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" "$edit"
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
@@ -681,6 +713,13 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
+# A run from before Mixup and CutMix (no mixup, cutmix, mixup_prob, mixup_switch in its train_state)
+# resumes without mixing: bitwise the run it was.
+rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" \
+  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL
+"$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
+t "train_state from before Mixup and CutMix: resumes unmixed, bitwise the run ($rc: $(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors"'
 rm -rf "$dir/ed"
 # lr = blr * batch / 256 beyond 10, the most --lr takes (--blr 10 --batch 512: 20): a run that resumes.
 "$VITMAE" finetune --ckpt "$pre" --data "$dir/data" --batch 512 --blr 10 --steps 2 --ckpt-every 1 --threads 2 --out "$dir/bigblr" > /dev/null 2>&1

@@ -12,6 +12,11 @@
 //    averaged over draws is x + branch.
 // 4. Classifier checkpoints: round trip bit for bit (weights, moments, classes), the MAE loader reads the
 //    encoder with `norm` weight 1 / bias 0, damaged metadata / missing tensors are refused.
+// 6. Mixup and CutMix (data/mix.h) against tools/reference_classifier.py's mixing fixtures: the
+//    images mixed as timm mixes a float32 batch (bitwise), then the loss and every gradient of
+//    SoftTargetCrossEntropy on the mixed, smoothed targets (tolerances as in 1); and the draws: their
+//    lam's mean and variance against Beta(a, a)'s, CutMix's box and its corrected lam, the same draw
+//    for the same (seed, step, group), none with the flags off.
 // 5. The position table resized for fine-tuning at another image size (core/posembed.h) against
 //    tools/reference_posembed.py's F.interpolate(mode='bicubic', align_corners=False), up and down on odd
 //    grids: |ours - ref| <= 1e-7 + 1e-6 |ref|; the CLS row copied bit for bit.
@@ -27,6 +32,7 @@
 #include "core/posembed.h"
 #include "core/optim.h"
 #include "kernels/droppath.h"
+#include "data/mix.h"
 
 static const StFile *fx;
 static double worst_ratio;
@@ -656,6 +662,140 @@ static void posembed_resize_checks(const char *path) {
     st_close(f);
 }
 
+static void mix_fixture(const char *path) {
+    char err[512];
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "open %s: %s", path, err);
+    if (!f) return;
+    fx = f;
+    worst_ratio = 0; worst_name[0] = 0;
+    ClassifierConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    const char *cj = st_meta(f, "config"), *ncls = st_meta(f, "classes"), *mj = st_meta(f, "mix"),
+               *sm = st_meta(f, "smoothing");
+    CHECK(cj && ncls && mj && sm && mae_config_from_json(cj, &cfg.enc, err, sizeof err) == 0, "mix fixture metadata");
+    if (!cj || !ncls || !mj || !sm) { st_close(f); return; }
+    cfg.num_classes = atoi(ncls);
+    int nd; int64_t sh[4];
+    const float *lab_f = st_get(f, "labels", &nd, sh);
+    CHECK(lab_f && nd == 1 && sh[0] <= 16, "labels [B]");
+    if (!lab_f || nd != 1 || sh[0] > 16) { st_close(f); return; }
+    int B = (int)sh[0], S = cfg.enc.img_size, C = cfg.enc.in_chans, labels[16], labels2[16];
+    for (int b = 0; b < B; b++) labels[b] = (int)lab_f[b];
+    Classifier *c = clf_create(&cfg, B, err, sizeof err);
+    CHECK(c != NULL, "create: %s", err);
+    const float *images = need("images", (size_t)B * S * S * C), *mixed = need("mixed", (size_t)B * S * S * C);
+    if (!c || !images || !mixed) { clf_free(c); st_close(f); return; }
+    int nt; const MaeTensor *t = clf_tensors(c, &nt);
+    for (int k = 0; k < nt; k++) {
+        const float *w = need(t[k].name, t[k].numel);
+        if (w) memcpy(clf_params(c) + t[k].offset, w, t[k].numel * sizeof(float));
+    }
+    MixDraw d;
+    memset(&d, 0, sizeof d);
+    d.cutmix = (int)opt_num(mj, "cutmix");
+    if (d.cutmix) {   // the box as the fixture gives it: "box": [y0, y1, x0, x1]
+        const char *b = strstr(mj, "\"box\": [");
+        CHECK(b && sscanf(b, "\"box\": [%d, %d, %d, %d]", &d.y0, &d.y1, &d.x0, &d.x1) == 4, "the box of %s", path);
+    }
+    d.lam = opt_num(mj, "lam");
+    size_t n = (size_t)B * S * S * C;
+    float *x = malloc(n * sizeof(float));
+    memcpy(x, images, n * sizeof(float));
+    mix_apply(x, B, S, S, C, &d);
+    // finetune's call (mix_group) on the same images: its draw's mixing, and the partners' labels that
+    // the fixture's targets take (labels.flip(0)).
+    MixFlags mf = {d.cutmix ? 0.0f : 0.8f, d.cutmix ? 1.0f : 0.0f, 1.0f, 0.5f};
+    MixDraw want;
+    mix_draw(&want, &mf, 9, 2, 1, S, S);
+    float *y = malloc((size_t)B * S * S * C * sizeof(float)), *z = malloc((size_t)B * S * S * C * sizeof(float));
+    memcpy(y, images, (size_t)B * S * S * C * sizeof(float));
+    memcpy(z, images, (size_t)B * S * S * C * sizeof(float));
+    double lam_g = mix_group(y, labels, labels2, B, S, S, C, &mf, 9, 2, 1);
+    mix_apply(z, B, S, S, C, &want);
+    int partners_ok = 1;
+    for (int b = 0; b < B; b++) partners_ok &= labels2[b] == (int)lab_f[B - 1 - b];
+    CHECK(lam_g == want.lam && want.lam != 1.0 && memcmp(y, z, (size_t)B * S * S * C * sizeof(float)) == 0 && partners_ok,
+          "%s: mix_group is its draw's mixing (lam %g, want %g) with the flipped labels (%d)", path, lam_g, want.lam,
+          partners_ok);
+    free(y); free(z);
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) off += memcmp(&x[i], &mixed[i], sizeof(float)) != 0;
+    CHECK(off == 0, "%s: the mixed images are torch's bit for bit (%zu of %zu differ)", path, off, n);
+    clf_zero_grads(c);
+    float loss = (float)clf_forward_mixed(c, x, labels, labels2, d.lam, B, (float)atof(sm), NULL);
+    clf_backward(c);
+    compare("loss", &loss, 1, 1e-6, 1e-5);
+    compare("logits", clf_logits(c), (size_t)B * cfg.num_classes, 1e-5, 1e-4);
+    char name[128];
+    for (int k = 0; k < nt; k++) {
+        snprintf(name, sizeof name, "grad.%s", t[k].name);
+        compare(name, clf_grads(c) + t[k].offset, t[k].numel, 1e-5, 1e-4);
+    }
+    printf("%s: B=%d lam %.6f%s loss %.7f; worst |d|/tol %.3f (%s)\n", path, B, d.lam, d.cutmix ? " (CutMix)" : "",
+           (double)loss, worst_ratio, worst_name);
+    free(x);
+    clf_free(c);
+    st_close(f);
+}
+
+// The draws: lam ~ Beta(a, a) (mean 1/2, variance 1 / (4 (2a + 1))) over many groups, for small and large
+// alphas; CutMix's box inside the image with lam 1 - its share, on the share --mixup-switch-prob of the
+// draws; --mixup-prob's share of the groups mixed; the same (seed, step, group) the same draw, another
+// group another; off, or --mixup-prob 0, never mixes.
+static void mix_draw_checks(void) {
+    const double alphas[] = {0.1, 0.8, 1.0, 4.0};
+    for (int i = 0; i < 4; i++) {
+        MixFlags f = {(float)alphas[i], 0.0f, 1.0f, 0.5f};
+        double s1 = 0, s2 = 0;
+        int n = 40000, bad = 0;
+        for (int g = 0; g < n; g++) {
+            MixDraw d;
+            mix_draw(&d, &f, 11, (uint64_t)g / 4, (uint64_t)g % 4, 32, 32);
+            bad += !(d.lam >= 0.0 && d.lam <= 1.0) || d.cutmix;
+            s1 += d.lam; s2 += d.lam * d.lam;
+        }
+        double mean = s1 / n, var = s2 / n - mean * mean, want = 1.0 / (4.0 * (2.0 * alphas[i] + 1.0));
+        CHECK(bad == 0, "Beta(%g): %d draws out of [0, 1] or CutMix", alphas[i], bad);
+        CHECK(fabs(mean - 0.5) < 0.01, "Beta(%g): mean %.4f, want 0.5", alphas[i], mean);
+        CHECK(fabs(var - want) < 0.05 * want, "Beta(%g): variance %.5f, want %.5f", alphas[i], var, want);
+    }
+    MixFlags both = {0.8f, 1.0f, 1.0f, 0.2f};
+    int cut = 0, n = 4000, bad = 0;
+    for (int g = 0; g < n; g++) {
+        MixDraw d, e;
+        mix_draw(&d, &both, 5, 3, (uint64_t)g, 24, 20);
+        mix_draw(&e, &both, 5, 3, (uint64_t)g, 24, 20);
+        bad += memcmp(&d, &e, sizeof d) != 0;
+        if (!d.cutmix) continue;
+        cut++;
+        bad += d.y0 < 0 || d.y0 > d.y1 || d.y1 > 24 || d.x0 < 0 || d.x0 > d.x1 || d.x1 > 20 ||
+               d.lam != 1.0 - (double)(d.y1 - d.y0) * (d.x1 - d.x0) / (24.0 * 20.0);
+    }
+    CHECK(bad == 0, "CutMix: %d draws with a box outside the image, a lam not its share, or not repeatable", bad);
+    CHECK(cut > 0.17 * n && cut < 0.23 * n, "--mixup-switch-prob 0.2: %d of %d draws CutMix", cut, n);
+    MixFlags some = {0.8f, 0.0f, 0.3f, 0.5f};
+    int mixed_some = 0;
+    for (int g = 0; g < n; g++) {
+        MixDraw d;
+        mix_draw(&d, &some, 5, 4, (uint64_t)g, 8, 8);
+        mixed_some += d.lam != 1.0;
+    }
+    CHECK(mixed_some > 0.27 * n && mixed_some < 0.33 * n, "--mixup-prob 0.3: %d of %d groups mixed", mixed_some, n);
+    MixDraw a, b;
+    mix_draw(&a, &both, 5, 3, 0, 24, 20);
+    mix_draw(&b, &both, 5, 3, 1, 24, 20);
+    CHECK(a.lam != b.lam, "groups 0 and 1 draw alike (%g)", a.lam);
+    MixFlags off = {0.0f, 0.0f, 1.0f, 0.5f}, never = {0.8f, 1.0f, 0.0f, 0.5f};
+    int mixed = 0;
+    for (int g = 0; g < 100; g++) {
+        mix_draw(&a, &off, 1, 0, (uint64_t)g, 8, 8);
+        mix_draw(&b, &never, 1, 0, (uint64_t)g, 8, 8);
+        mixed += a.lam != 1.0 || b.lam != 1.0;
+    }
+    CHECK(mixed == 0 && !mix_enabled(&off) && !mix_enabled(&never), "mixing off: %d of 100 groups mixed", mixed);
+}
+
 int main(int argc, char **argv) {
     table_without_memory_checks();
     bytes_needed_huge_checks();
@@ -670,6 +810,12 @@ int main(int argc, char **argv) {
         snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", names[i]);
         run_fixture(path);
     }
+    const char *mixes[] = {"classifier_mixup.safetensors", "classifier_cutmix.safetensors"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/tests/fixtures/%s", root && *root ? root : ".", mixes[i]);
+        mix_fixture(path);
+    }
+    mix_draw_checks();
     snprintf(path, sizeof path, "%s/tests/fixtures/posembed_resize.safetensors", root && *root ? root : ".");
     posembed_resize_checks(path);
     // The tiny models below run thousands of short parallel regions; one thread keeps the test fast on

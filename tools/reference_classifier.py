@@ -18,6 +18,11 @@ Computed in float64 from float32-rounded weights and inputs; stored as F32. Each
   lrd.<name>       [2]: lr scale and weight decay of the tensor's group
   step3.<name>     weights after 3 AdamW steps on the same batch;  step3.loss [3]
 Metadata: format, config (vitmae's config JSON), classes, smoothing, and the optimiser settings.
+
+The mixing fixtures (classifier_mixup, classifier_cutmix; make_mix_fixture) hold the weights, images and
+labels, one draw (metadata "mix": lam, cutmix and its box), the images mixed as timm's Mixup mixes a
+batch (float32 tensors: x * lam + x.flip(0) * (1 - lam), or the box pasted from x.flip(0)), and the
+logits, the loss and the gradients of timm's SoftTargetCrossEntropy on mixup_target's smoothed targets.
 """
 import json
 import os
@@ -150,6 +155,52 @@ def make_fixture(path, cfg, num_classes, batch, seed, opt):
         path, loss.item(), len(names), ", ".join("%.6f" % v for v in step_losses)))
 
 
+def make_mix_fixture(path, cfg, num_classes, batch, seed, smoothing, draw):
+    torch.manual_seed(seed)
+    model = VisionTransformer(cfg, num_classes)
+    with torch.no_grad():
+        model.pos_embed.copy_(sincos_pos_table(model.pos_embed.shape[2], model.grid)[None])
+        for name, p in model.named_parameters():
+            p.add_(0.05 * torch.randn_like(p))
+            p.copy_(f32(p))
+    S, C = cfg["img_size"], cfg["in_chans"]
+    images = f32(torch.randn(batch, S, S, C))
+    labels = torch.randint(0, num_classes, (batch,))
+    lam = draw["lam"]
+    x = images.float()   # timm mixes the batch's float32 tensor in place, [B, C, H, W] there; rows y, columns x
+    if draw["cutmix"]:
+        y0, y1, x0, x1 = draw["box"]
+        x[:, y0:y1, x0:x1, :] = x.flip(0)[:, y0:y1, x0:x1, :]
+        lam = 1.0 - (y1 - y0) * (x1 - x0) / float(S * S)
+    else:
+        x_flipped = x.flip(0).mul_(1.0 - lam)
+        x.mul_(lam).add_(x_flipped)
+    mixed = x.double()
+    off = smoothing / num_classes
+    on = 1.0 - smoothing + off
+    y1 = torch.full((batch, num_classes), off).scatter_(1, labels.view(-1, 1), on)
+    y2 = torch.full((batch, num_classes), off).scatter_(1, labels.flip(0).view(-1, 1), on)
+    target = y1 * lam + y2 * (1.0 - lam)
+    logits = model(mixed)
+    loss = torch.sum(-target * F.log_softmax(logits, dim=-1), dim=-1).mean()
+    model.zero_grad()
+    loss.backward()
+    t = {}
+    for n, p in model.named_parameters():
+        t[n] = (list(p.shape), p.detach())
+        g = p.grad if p.grad is not None else torch.zeros_like(p)
+        t["grad." + n] = (list(p.shape), g.detach())
+    t["images"] = (list(images.shape), images)
+    t["labels"] = ([batch], labels.double())
+    t["mixed"] = (list(mixed.shape), mixed)
+    t["logits"] = (list(logits.shape), logits.detach())
+    t["loss"] = ([1], loss.detach().reshape(1))
+    meta = {"format": "vitmae-parity", "config": json.dumps(cfg), "classes": str(num_classes),
+            "smoothing": repr(smoothing), "mix": json.dumps(dict(draw, lam=lam))}
+    safetensors_io.write(path, t, meta)
+    print("%s: lam %.6f, loss %.6f" % (path, lam, loss.item()))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
     os.makedirs(out, exist_ok=True)
@@ -170,6 +221,12 @@ def main():
     make_fixture(os.path.join(out, "classifier_edge.safetensors"),
                  config(img_size=4, patch_size=4, in_chans=1, embed_dim=4, depth=1, num_heads=4),
                  num_classes=2, batch=1, seed=5, opt=edge)
+    # (d) Mixup and CutMix: an odd batch (its middle image mixed with itself), then a box cut at an edge.
+    small = config(img_size=12, patch_size=4, in_chans=3, embed_dim=12, depth=2, num_heads=2)
+    make_mix_fixture(os.path.join(out, "classifier_mixup.safetensors"), small, num_classes=5, batch=5, seed=6,
+                     smoothing=0.1, draw={"lam": 0.3141592653589793, "cutmix": 0, "box": [0, 0, 0, 0]})
+    make_mix_fixture(os.path.join(out, "classifier_cutmix.safetensors"), small, num_classes=5, batch=4, seed=7,
+                     smoothing=0.1, draw={"lam": 0.5, "cutmix": 1, "box": [0, 5, 3, 12]})
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@
 #include "dist/workers.h"
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "data/mix.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
@@ -62,6 +63,7 @@ typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel;
     int from_scratch, overwrite, img, patch, dim, depth, heads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
+    MixFlags mix;     // --mixup, --cutmix, --mixup-prob, --mixup-switch-prob
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
     int batch, groups, threads, keep, val_max;
     LoaderFlags lf;   // --cache-mb, --store, --prefetch, --loader-threads, --max-pixels (cmd/runfolder.h)
@@ -73,6 +75,7 @@ typedef struct {
     long step, total_steps, warmup, seed, eval_every, ckpt_every, log_every;
     int batch, groups, keep, val_max;   // groups: 1 in runs from before gradient groups
     float lr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac;
+    MixFlags mix;   // absent in runs from before Mixup and CutMix: off (mixup_prob 1, switch 0.5)
     char augment[16], data[4096], val[4096], init[4096];
     double elapsed_s;
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
@@ -128,6 +131,8 @@ struct FineTune {
     int move_aside;             // --overwrite of a folder that holds a run: moved to RUN.old-N before the new run
     float *images;
     int *batch_items, *labels;
+    int *labels2;               // [B] each image's partner's label in its group (Mixup, CutMix)
+    double *mix_lam;            // [groups] each group's lam this step (1: not mixed)
     int *used;                  // [B] the item whose image each of this process's is (loader_pop)
     EpochOrder order;
     FILE *metrics;
@@ -161,6 +166,10 @@ static const StateField FT_FIELDS[] = {
     {"drop_path", STATE_FLOAT, offsetof(FtState, drop_path), 0, 0.99},
     {"smoothing", STATE_FLOAT, offsetof(FtState, smoothing), 0, 0.99},
     {"clip", STATE_FLOAT, offsetof(FtState, clip), 0, 1e6},
+    {"mixup", STATE_FLOAT, offsetof(FtState, mix.mixup), 0, MIX_ALPHA_MAX},
+    {"cutmix", STATE_FLOAT, offsetof(FtState, mix.cutmix), 0, MIX_ALPHA_MAX},
+    {"mixup_prob", STATE_FLOAT, offsetof(FtState, mix.prob), 0, 1},
+    {"mixup_switch", STATE_FLOAT, offsetof(FtState, mix.switch_prob), 0, 1},
     {"val_frac", STATE_FLOAT, offsetof(FtState, val_frac), 0, VAL_FRAC_MAX},
     {"val_max", STATE_INT, offsetof(FtState, val_max), 1, VAL_MAX_LIMIT},
     {"eval_every", STATE_LONG, offsetof(FtState, eval_every), 1, 1e12},
@@ -185,7 +194,7 @@ static char *ft_state_to_json(const FtState *r) {
     // The job that wrote it, as train records it (docs/distributed.md): not read back, since a run
     // resumes on any count that divides its groups.
     cJSON_AddNumberToObject(o, "processes", dist_size());
-    cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image index)");
+    cJSON_AddStringToObject(o, "rng", "derived from (seed, step, image or gradient group index)");
     char *s = json_print_utf8(o, 0);
     cJSON_Delete(o);
     return s;
@@ -196,6 +205,10 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     if (!o) return -1;
     memset(r, 0, sizeof *r);
     if (!cJSON_GetObjectItemCaseSensitive(o, "groups")) cJSON_AddNumberToObject(o, "groups", 1);   // older runs
+    const char *mix_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch"};   // older runs: no mixing
+    const double mix_off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH};
+    for (int i = 0; i < 4; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(o, mix_keys[i])) cJSON_AddNumberToObject(o, mix_keys[i], mix_off[i]);
     if (run_state_fields_from_json(o, FT_FIELDS, FT_NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
     const char *skeys[] = {"augment", "data", "val", "init"};
     char *dst[] = {r->augment, r->data, r->val, r->init};
@@ -400,6 +413,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
     a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = (float)DEFAULT_VAL_FRAC; a->steps = 1000; a->batch = 64; a->warmup = -1;
     a->log_every = DEFAULT_LOG_EVERY; a->keep = DEFAULT_KEEP; a->val_max = DEFAULT_VAL_MAX; a->parallel = "auto";
+    a->mix.prob = (float)MIX_DEFAULT_PROB; a->mix.switch_prob = (float)MIX_DEFAULT_SWITCH;
     loader_flags_init(&a->lf);
     Flag f[] = {
         {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint (.safetensors, or a run folder: its checkpoint.safetensors): its encoder starts the classifier", "FILE|RUN", 0},
@@ -432,6 +446,10 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--drop-path", FLAG_FLOAT, &a->drop_path, 0.0, 0.99, NULL, "stochastic depth rate of the last block (default 0.1)", "P", 0},
         {"--smoothing", FLAG_FLOAT, &a->smoothing, 0.0, 0.99, NULL, "label smoothing (default 0.1)", "S", 0},
         {"--clip", FLAG_FLOAT, &a->clip, 0.0, 1e6, NULL, "clip the global gradient norm (0: off, default)", "NORM", 0},
+        {"--mixup", FLAG_FLOAT, &a->mix.mixup, 0.0, MIX_ALPHA_MAX, NULL, "Mixup's Beta(A, A) (0: off, default; MAE's recipe 0.8)", "A", 0},
+        {"--cutmix", FLAG_FLOAT, &a->mix.cutmix, 0.0, MIX_ALPHA_MAX, NULL, "CutMix's Beta(A, A) (0: off, default; MAE's recipe 1.0)", "A", 0},
+        {"--mixup-prob", FLAG_FLOAT, &a->mix.prob, 0.0, 1.0, NULL, "chance that a gradient group is mixed (default 1)", "P", 0},
+        {"--mixup-switch-prob", FLAG_FLOAT, &a->mix.switch_prob, 0.0, 1.0, NULL, "chance of CutMix over Mixup when both are on (default 0.5)", "P", 0},
         {"--seed", FLAG_LONG, &a->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
@@ -846,7 +864,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         r->warmup = a->warmup >= 0 ? a->warmup : warmup_default(r->total_steps);
         r->lr = cli_flag(flags, nflags, "--lr")->seen ? a->lr : lr_from_blr(a->blr, a->batch);
         r->min_lr = a->min_lr; r->wd = a->wd; r->layer_decay = a->layer_decay; r->drop_path = a->drop_path;
-        r->smoothing = a->smoothing; r->clip = a->clip; r->val_max = a->val_max;
+        r->smoothing = a->smoothing; r->clip = a->clip; r->val_max = a->val_max; r->mix = a->mix;
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
         run_new_id(r->run_id, sizeof r->run_id);
         r->eval_every = a->eval_every ? a->eval_every : (r->total_steps >= 10 ? r->total_steps / 10 : 1);
@@ -893,6 +911,10 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             {"--drop-path", 0, 1, a->drop_path, r->drop_path, NULL, NULL},
             {"--smoothing", 0, 1, a->smoothing, r->smoothing, NULL, NULL},
             {"--clip", 0, 1, a->clip, r->clip, NULL, NULL},
+            {"--mixup", 0, 1, a->mix.mixup, r->mix.mixup, NULL, NULL},
+            {"--cutmix", 0, 1, a->mix.cutmix, r->mix.cutmix, NULL, NULL},
+            {"--mixup-prob", 0, 1, a->mix.prob, r->mix.prob, NULL, NULL},
+            {"--mixup-switch-prob", 0, 1, a->mix.switch_prob, r->mix.switch_prob, NULL, NULL},
             {"--seed", 0, 0, (double)a->seed, (double)r->seed, NULL, NULL},
             // a --val run holds nothing out: no --val-frac is its own
             {"--val-frac", r->val[0] != 0, 1, a->val_frac, r->val_frac, frac, NULL},
@@ -1008,11 +1030,13 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     t->used = malloc(B * sizeof(int));
     t->class_seen = calloc((size_t)t->ds.nclasses + 1, 1);
     t->labels = malloc(B * sizeof(int));
+    t->labels2 = malloc(B * sizeof(int));
+    t->mix_lam = malloc((size_t)t->rs.groups * sizeof(double));
     t->order.perm[0] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.perm[1] = malloc(((size_t)t->ntrain + 1) * sizeof(int));
     t->order.epoch[0] = t->order.epoch[1] = -1;
-    if (!t->lr_scale || !t->drop_all || !t->runner[0].drop || !t->images || !t->batch_items || !t->used || !t->class_seen || !t->labels || !t->order.perm[0] ||
-        !t->order.perm[1]) {
+    if (!t->lr_scale || !t->drop_all || !t->runner[0].drop || !t->images || !t->batch_items || !t->used || !t->class_seen || !t->labels || !t->labels2 ||
+        !t->mix_lam || !t->order.perm[0] || !t->order.perm[1]) {
         cli_error("finetune", "out of memory for the batch buffers");
         return 1;
     }
@@ -1151,6 +1175,15 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
            r->smoothing, r->augment, threads_s);
+    if (mix_enabled(&r->mix)) {   // docs/encoder.md, "Mixup and CutMix"
+        char mu[32], cu[32], pr[32], sw[32], both[64] = "";
+        run_value_text(mu, sizeof mu, r->mix.mixup, 1);
+        run_value_text(cu, sizeof cu, r->mix.cutmix, 1);
+        run_value_text(pr, sizeof pr, r->mix.prob, 1);
+        run_value_text(sw, sizeof sw, r->mix.switch_prob, 1);
+        if (r->mix.mixup > 0.0f && r->mix.cutmix > 0.0f) snprintf(both, sizeof both, ", CutMix on a share %s of them", sw);
+        printf("  mixup %s, cutmix %s: each gradient group's images mixed with probability %s%s\n", mu, cu, pr, both);
+    }
     if (t->pos_grid_from) {
         int n = t->S / t->cfg.enc.patch_size;
         printf("  pos_embed resized from %dx%d to %dx%d patches, as MAE's interpolate_pos_embed (bicubic)\n",
@@ -1169,7 +1202,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
 }
 
 static void finetune_free(FineTune *t) {
-    free(t->images); free(t->batch_items); free(t->used); free(t->class_seen); free(t->labels); free(t->order.perm[0]); free(t->order.perm[1]);
+    free(t->images); free(t->batch_items); free(t->used); free(t->class_seen); free(t->labels); free(t->labels2); free(t->mix_lam); free(t->order.perm[0]); free(t->order.perm[1]);
     free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop_all);
     ckpt_free(&t->pre);
     grad_workers_free(&t->gw);
@@ -1251,7 +1284,9 @@ static int finetune_group(void *ctx, int g, float *grads, float *loss, char *err
         memcpy(run->drop + (size_t)u * per, t->drop_all + (size_t)u * B + first, (size_t)per * sizeof(float));
     float *own = clf_use_grads(run->model, grads);
     clf_zero_grads(run->model);
-    *loss = (float)clf_forward(run->model, t->images + at, t->labels + first, per, t->rs.smoothing, run->drop);
+    double lam = t->mix_lam[g];
+    *loss = (float)clf_forward_mixed(run->model, t->images + at, t->labels + first, lam != 1.0 ? t->labels2 + first : NULL,
+                                     lam, per, t->rs.smoothing, run->drop);
     clf_backward(run->model);
     clf_use_grads(run->model, own);
     return 0;
@@ -1277,6 +1312,12 @@ static int finetune_inputs(void *ctx, Loader *ld, long step, double *waited) {
     // loader recorded it when it made the image (asked now, a file found broken since by a batch
     // made ahead would give the image of one item the label of another).
     for (int j = 0; !failed && j < t->share; j++) t->labels[t->gr.first * t->per + j] = t->ds.items[t->used[j]].cls;
+    // Mixup and CutMix (docs/encoder.md, "Mixup and CutMix"): each of this process's groups by its own
+    // draw, image i with image per - 1 - i of the group, on the normalised pixels as timm mixes them.
+    for (int g = t->gr.first; !failed && g < t->gr.first + t->share / t->per; g++)   // gr.count is 0 for workers alone
+        t->mix_lam[g] = mix_group(t->images + (size_t)(g - t->gr.first) * t->per * t->S * t->S * t->C,
+                                  t->labels + g * t->per, t->labels2 + g * t->per, t->per, t->S, t->S, t->C, &r->mix,
+                                  (uint64_t)r->seed, (uint64_t)step, (uint64_t)g);
     clf_drop_path_factors(&t->cfg, r->drop_path, (uint64_t)r->seed ^ SALT_DROP, (uint64_t)step, r->batch,
                           t->drop_all);
     return failed;

@@ -25,14 +25,16 @@ struct Classifier {
     BlockScratch scratch;
     int *ids_all;                // [max_batch, L]: 0..L-1 per image (every patch is visible)
     int *labels;                 // [max_batch] of the last labelled forward
+    int *labels2;                // [max_batch] its mixed-in labels (clf_forward_mixed), has_mix set
     float *patch_cols;           // [B*L, C*P*P]
     float *patch_emb;            // [B*L, D]
     float *pooled;               // [B, D] mean of the patch tokens
     float *feat, *feat_mean, *feat_rstd;   // [B, D] fc_norm output, [B], [B]
     float *logits, *probs;       // [B, classes]
     float *d_enc, *d_logits, *d_feat, *d_pooled;
-    int B, has_labels;
+    int B, has_labels, has_mix;
     float smoothing;
+    double lam;                  // the mixed targets' weight of labels (clf_forward_mixed)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -167,9 +169,10 @@ static Classifier *make(const ClassifierConfig *cfg, int max_batch, int forward_
     int stack_ok = stack_alloc(&c->enc) == 0;
     c->ids_all = malloc((size_t)max_batch * c->L * sizeof(int));
     c->labels = calloc((size_t)max_batch, sizeof(int));
+    c->labels2 = calloc((size_t)max_batch, sizeof(int));
     c->arena_floats = carve_all(c, NULL);
     c->arena_alloc = calloc(c->arena_floats + 16, sizeof(float));
-    if (!c->tensors || !c->params || (!forward_only && !shared && !c->grads) || !stack_ok || !c->ids_all || !c->labels || !c->arena_alloc) {
+    if (!c->tensors || !c->params || (!forward_only && !shared && !c->grads) || !stack_ok || !c->ids_all || !c->labels || !c->labels2 || !c->arena_alloc) {
         snprintf(err, errlen, "out of memory (%zu MB of activations for %d image%s at a time)",
                  (c->arena_floats * sizeof(float) + (1u << 20) - 1) >> 20, max_batch, max_batch == 1 ? "" : "s");
         if (given) c->params = NULL;   // still the caller's
@@ -211,7 +214,7 @@ void clf_free(Classifier *c) {
     free(c->tensors); free(c->arena_alloc);
     if (!c->shares_params) { free(c->params); free(c->grads); }   // a sharing one's grads are the caller's
     stack_free(&c->enc);
-    free(c->ids_all); free(c->labels);
+    free(c->ids_all); free(c->labels); free(c->labels2);
     free(c);
 }
 
@@ -279,6 +282,11 @@ void clf_drop_path_factors(const ClassifierConfig *cfg, float rate, uint64_t see
 
 double clf_forward(Classifier *c, const float *images, const int *labels, int B, float smoothing,
                    const float *drop_scale) {
+    return clf_forward_mixed(c, images, labels, NULL, 1.0, B, smoothing, drop_scale);
+}
+
+double clf_forward_mixed(Classifier *c, const float *images, const int *labels, const int *labels2, double lam,
+                         int B, float smoothing, const float *drop_scale) {
     const MaeConfig *e = &c->cfg.enc;
     const float *P = c->params;
     int D = e->embed_dim, L = c->L, T = c->T;
@@ -293,7 +301,10 @@ double clf_forward(Classifier *c, const float *images, const int *labels, int B,
     linear_forward(c->logits, c->feat, P + c->head_w, P + c->head_b, B, D, c->nc);
     if (!labels) { softmax_rows(c->probs, c->logits, B, c->nc); return 0.0; }
     memcpy(c->labels, labels, (size_t)B * sizeof(int));
-    return softmax_xent_forward(c->probs, c->logits, labels, B, c->nc, smoothing);
+    c->has_mix = labels2 != NULL;
+    c->lam = lam;
+    if (labels2) memcpy(c->labels2, labels2, (size_t)B * sizeof(int));
+    return softmax_xent_forward(c->probs, c->logits, labels, labels2, lam, B, c->nc, smoothing);
 }
 
 void clf_backward(Classifier *c) {
@@ -306,7 +317,8 @@ void clf_backward(Classifier *c) {
     const float *P = c->params;
     float *G = c->grads;
     int B = c->B, D = e->embed_dim, L = c->L, T = c->T;
-    softmax_xent_backward(c->d_logits, c->probs, c->labels, B, c->nc, c->smoothing);
+    softmax_xent_backward(c->d_logits, c->probs, c->labels, c->has_mix ? c->labels2 : NULL, c->lam, B, c->nc,
+                          c->smoothing);
     linear_backward_set(c->d_feat, G + c->head_w, G + c->head_b, c->d_logits, c->feat, P + c->head_w, B, D, c->nc, 1);
     memset(c->d_pooled, 0, (size_t)B * D * sizeof(float));
     layernorm_backward(c->d_pooled, G + c->fcn_w, G + c->fcn_b, c->d_feat, c->pooled, P + c->fcn_w, c->feat_mean,

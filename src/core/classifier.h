@@ -80,6 +80,10 @@ void clf_drop_path_factors(const ClassifierConfig *cfg, float rate, uint64_t see
 // the next clf_backward.
 double clf_forward(Classifier *c, const float *images, const int *labels, int B, float smoothing,
                    const float *drop_scale);
+// The same with mixed targets (Mixup and CutMix, data/mix.h): image b's target is lam of labels[b]'s
+// and 1 - lam of labels2[b]'s (each smoothed), as timm's mixup_target; labels2 NULL is clf_forward.
+double clf_forward_mixed(Classifier *c, const float *images, const int *labels, const int *labels2, double lam,
+                         int B, float smoothing, const float *drop_scale);
 // ADDS d(loss)/d(param) of the last labelled clf_forward into the gradients.
 void clf_backward(Classifier *c);
 

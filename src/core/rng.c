@@ -30,11 +30,39 @@ float rng_uniform(Rng *r) { return (float)(rng_next(r) >> 40) * (1.0f / 16777216
 
 double rng_uniform_double(Rng *r) { return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
 
-float rng_normal(Rng *r, float mean, float std) {
-    // u1 in (0, 1] so log(u1) is finite.
+// A standard normal draw in double (Box-Muller, one draw per call); u1 in (0, 1] so log(u1) is finite.
+static double normal_double(Rng *r) {
     double u1 = 1.0 - rng_uniform_double(r), u2 = rng_uniform_double(r);
-    double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-    return mean + std * (float)z;
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+float rng_normal(Rng *r, float mean, float std) { return mean + std * (float)normal_double(r); }
+
+// log of a Gamma(a, 1) variate, a > 0: Marsaglia and Tsang (2000) for a >= 1; for a < 1,
+// Gamma(a) = Gamma(a + 1) U^(1/a), whose logarithm log Gamma(a + 1) + log(U) / a stays finite where
+// the variate itself would underflow (a = 0.01 and U < 1e-3: below 1e-300).
+static double log_gamma_variate(Rng *r, double a) {
+    if (a < 1.0) {
+        double u = 1.0 - rng_uniform_double(r);   // (0, 1]: drawn before the variate of a + 1
+        return log_gamma_variate(r, a + 1.0) + log(u) / a;
+    }
+    double d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x, v;
+        do {
+            x = normal_double(r);
+            v = 1.0 + c * x;
+        } while (v <= 0.0);
+        v = v * v * v;
+        double u = 1.0 - rng_uniform_double(r);   // (0, 1]
+        if (u < 1.0 - 0.0331 * x * x * x * x || log(u) < 0.5 * x * x + d * (1.0 - v + log(v)))
+            return log(d * v);
+    }
+}
+
+double rng_beta_sym(Rng *r, double a) {
+    double lx = log_gamma_variate(r, a), ly = log_gamma_variate(r, a);
+    return 1.0 / (1.0 + exp(ly - lx));   // x / (x + y); exp overflowing gives 0, as x / (x + y) with x << y
 }
 
 uint32_t rng_below(Rng *r, uint32_t n) {

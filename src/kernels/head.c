@@ -39,23 +39,27 @@ void softmax_rows(float *probs, const float *logits, int B, int K) {
     for (int b = 0; b < B; b++) softmax_row(probs + (size_t)b * K, logits + (size_t)b * K, K);
 }
 
-double softmax_xent_forward(float *probs, const float *logits, const int *labels, int B, int K, float smoothing) {
+double softmax_xent_forward(float *probs, const float *logits, const int *labels, const int *labels2, double lam,
+                            int B, int K, float smoothing) {
     double total = 0.0;
     for (int b = 0; b < B; b++) {
         const float *x = logits + (size_t)b * K;
         double lse = softmax_row(probs + (size_t)b * K, x, K);
-        // -sum q_k (x_k - lse) = lse - (1 - s) x_y - (s / K) sum x_k
+        // -sum q_k (x_k - lse) = lse - (1 - s) x_y - (s / K) sum x_k; mixed: x_y -> lam x_y + (1 - lam) x_y2
         double xsum = 0.0;
         for (int k = 0; k < K; k++) xsum += x[k];
-        total += lse - (1.0 - smoothing) * x[labels[b]] - smoothing * xsum / K;
+        double xy = labels2 ? lam * x[labels[b]] + (1.0 - lam) * x[labels2[b]] : x[labels[b]];
+        total += lse - (1.0 - smoothing) * xy - smoothing * xsum / K;
     }
     return B ? total / B : 0.0;
 }
 
-void softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int B, int K, float smoothing) {
+void softmax_xent_backward(float *dlogits, const float *probs, const int *labels, const int *labels2, double lam,
+                           int B, int K, float smoothing) {
     for (int b = 0; b < B; b++)
         for (int k = 0; k < K; k++) {
-            double q = smoothing / K + (k == labels[b] ? 1.0 - smoothing : 0.0);
+            double on = labels2 ? lam * (k == labels[b]) + (1.0 - lam) * (k == labels2[b]) : (k == labels[b]);
+            double q = smoothing / K + (on != 0.0 ? (1.0 - smoothing) * on : 0.0);
             dlogits[(size_t)b * K + k] = (float)(((double)probs[(size_t)b * K + k] - q) / B);
         }
 }

@@ -14,10 +14,14 @@ void mean_pool_backward(float *dx, const float *dout, int B, int T, int D);
 // CrossEntropyLoss(label_smoothing=s), timm's LabelSmoothingCrossEntropy): the target of image b
 // is q = (1 - s) onehot(labels[b]) + s / K, and
 //   loss = mean over b of -sum_k q_k log softmax(logits[b])_k.
+// With labels2 (NULL: none) the targets are mixed, as timm's mixup_target with SoftTargetCrossEntropy:
+// q = lam q(labels[b]) + (1 - lam) q(labels2[b]), one lam for the B images.
 // probs [B, K] gets the softmax (kept for backward); returns the loss (summed in double, in order).
-double softmax_xent_forward(float *probs, const float *logits, const int *labels, int B, int K, float smoothing);
+double softmax_xent_forward(float *probs, const float *logits, const int *labels, const int *labels2, double lam,
+                            int B, int K, float smoothing);
 // dlogits [B, K] = (probs - q) / B (overwrites).
-void softmax_xent_backward(float *dlogits, const float *probs, const int *labels, int B, int K, float smoothing);
+void softmax_xent_backward(float *dlogits, const float *probs, const int *labels, const int *labels2, double lam,
+                           int B, int K, float smoothing);
 // probs [B, K] = softmax of logits (no loss; inference).
 void softmax_rows(float *probs, const float *logits, int B, int K);
 #endif
