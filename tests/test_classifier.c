@@ -53,13 +53,20 @@ static double opt_num(const char *json, const char *key) {
     return p ? strtod(p + strlen(pat), NULL) : 0.0;
 }
 
-static void run_fixture(const char *path) {
+// A fixture opened as the one that compare() and need() read, its worst ratio reset; NULL (said) when not.
+static StFile *open_fixture(const char *path) {
     char err[512];
     StFile *f = st_open(path, err, sizeof err);
     CHECK(f != NULL, "open %s: %s", path, err);
-    if (!f) return;
     fx = f;
     worst_ratio = 0; worst_name[0] = 0;
+    return f;
+}
+
+static void run_fixture(const char *path) {
+    char err[512];
+    StFile *f = open_fixture(path);
+    if (!f) return;
     ClassifierConfig cfg;
     memset(&cfg, 0, sizeof cfg);
     const char *cj = st_meta(f, "config"), *ncls = st_meta(f, "classes"), *oj = st_meta(f, "optimizer");
@@ -664,11 +671,8 @@ static void posembed_resize_checks(const char *path) {
 
 static void mix_fixture(const char *path) {
     char err[512];
-    StFile *f = st_open(path, err, sizeof err);
-    CHECK(f != NULL, "open %s: %s", path, err);
+    StFile *f = open_fixture(path);
     if (!f) return;
-    fx = f;
-    worst_ratio = 0; worst_name[0] = 0;
     ClassifierConfig cfg;
     memset(&cfg, 0, sizeof cfg);
     const char *cj = st_meta(f, "config"), *ncls = st_meta(f, "classes"), *mj = st_meta(f, "mix"),
