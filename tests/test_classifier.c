@@ -12,14 +12,14 @@
 //    averaged over draws is x + branch.
 // 4. Classifier checkpoints: round trip bit for bit (weights, moments, classes), the MAE loader reads the
 //    encoder with `norm` weight 1 / bias 0, damaged metadata / missing tensors are refused.
+// 5. The position table resized for fine-tuning at another image size (core/posembed.h) against
+//    tools/reference_posembed.py's F.interpolate(mode='bicubic', align_corners=False), up and down on odd
+//    grids: |ours - ref| <= 1e-7 + 1e-6 |ref|; the CLS row copied bit for bit.
 // 6. Mixup and CutMix (data/mix.h) against tools/reference_classifier.py's mixing fixtures: the
 //    images mixed as timm mixes a float32 batch (bitwise), then the loss and every gradient of
 //    SoftTargetCrossEntropy on the mixed, smoothed targets (tolerances as in 1); and the draws: their
 //    lam's mean and variance against Beta(a, a)'s, CutMix's box and its corrected lam, the same draw
 //    for the same (seed, step, group), none with the flags off.
-// 5. The position table resized for fine-tuning at another image size (core/posembed.h) against
-//    tools/reference_posembed.py's F.interpolate(mode='bicubic', align_corners=False), up and down on odd
-//    grids: |ours - ref| <= 1e-7 + 1e-6 |ref|; the CLS row copied bit for bit.
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -712,14 +712,14 @@ static void mix_fixture(const char *path) {
     MixFlags mf = {d.cutmix ? 0.0f : 0.8f, d.cutmix ? 1.0f : 0.0f, 1.0f, 0.5f};
     MixDraw want;
     mix_draw(&want, &mf, 9, 2, 1, S, S);
-    float *y = malloc((size_t)B * S * S * C * sizeof(float)), *z = malloc((size_t)B * S * S * C * sizeof(float));
-    memcpy(y, images, (size_t)B * S * S * C * sizeof(float));
-    memcpy(z, images, (size_t)B * S * S * C * sizeof(float));
+    float *y = malloc(n * sizeof(float)), *z = malloc(n * sizeof(float));
+    memcpy(y, images, n * sizeof(float));
+    memcpy(z, images, n * sizeof(float));
     double lam_g = mix_group(y, labels, labels2, B, S, S, C, &mf, 9, 2, 1);
     mix_apply(z, B, S, S, C, &want);
     int partners_ok = 1;
     for (int b = 0; b < B; b++) partners_ok &= labels2[b] == (int)lab_f[B - 1 - b];
-    CHECK(lam_g == want.lam && want.lam != 1.0 && memcmp(y, z, (size_t)B * S * S * C * sizeof(float)) == 0 && partners_ok,
+    CHECK(lam_g == want.lam && want.lam != 1.0 && memcmp(y, z, n * sizeof(float)) == 0 && partners_ok,
           "%s: mix_group is its draw's mixing (lam %g, want %g) with the flipped labels (%d)", path, lam_g, want.lam,
           partners_ok);
     free(y); free(z);

@@ -59,7 +59,7 @@ void softmax_xent_backward(float *dlogits, const float *probs, const int *labels
     for (int b = 0; b < B; b++)
         for (int k = 0; k < K; k++) {
             double on = labels2 ? lam * (k == labels[b]) + (1.0 - lam) * (k == labels2[b]) : (k == labels[b]);
-            double q = smoothing / K + (on != 0.0 ? (1.0 - smoothing) * on : 0.0);
+            double q = smoothing / K + (1.0 - smoothing) * on;   // on 0 or 1: the unmixed q, bit for bit
             dlogits[(size_t)b * K + k] = (float)(((double)probs[(size_t)b * K + k] - q) / B);
         }
 }
