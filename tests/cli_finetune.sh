@@ -195,6 +195,24 @@ t "--mixup 1e-5 (lam 0 or 1): the losses of the run without mixing, within 1e-5 
 "$VITMAE" finetune --resume "$dir/mx1/checkpoint-6.safetensors" --cutmix 0.5 --out "$dir/mxc" > /dev/null 2> "$dir/mxc.err"; rc=$?
 t "mixed: a resume with another --cutmix is refused ($rc: $(cat "$dir/mxc.err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/mxc.err")" = "vitmae: finetune --resume: --cutmix 0.5 cannot change when a run resumes (this run'"'"'s is 1); start a new run with --ckpt for another" ] && [ ! -e "$dir/mxc" ]'
+# Random erasing (docs/encoder.md, "Random erasing"): said in the start line; 1 thread and 2 as a team
+# bitwise the same; a snapshot resumed ends bitwise as the run; the erasing changes the run; --reprob 0 is
+# the run without it; a resume refuses another --remode.
+er="--reprob 0.5 --recount 2"
+"$VITMAE" finetune --ckpt "$pre" $ft $er --steps 12 --ckpt-every 6 --threads 1 --out "$dir/er1" > "$dir/er1.log" 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft $er --steps 12 --ckpt-every 6 --parallel kernels --out "$dir/er2" > /dev/null 2>&1
+t "erased: the start line says it ($(grep "erasing" "$dir/er1.log"))" \
+  'grep -qxF "  random erasing: each image with probability 0.5, 1 to 2 boxes of normal noise per pixel" "$dir/er1.log"'
+t "erased: 1 thread and 2 as a team, bitwise equal weights" 'same_weights "$dir/er1/checkpoint.safetensors" "$dir/er2/checkpoint.safetensors"'
+t "erased: not the run without erasing" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/er1/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/er1/checkpoint-6.safetensors" --out "$dir/err1" > /dev/null 2>&1; rc=$?
+t "erased: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/er1/checkpoint.safetensors" "$dir/err1/checkpoint.safetensors"'
+"$VITMAE" finetune --ckpt "$pre" $ft --reprob 0 --remode const --steps 12 --ckpt-every 6 --out "$dir/er0" > "$dir/er0.log" 2>&1
+t "--reprob 0: the run without it, nothing said" \
+  'same_weights "$dir/t2/checkpoint.safetensors" "$dir/er0/checkpoint.safetensors" && ! grep -q erasing "$dir/er0.log"'
+"$VITMAE" finetune --resume "$dir/er1/checkpoint-6.safetensors" --remode const --out "$dir/erc" > /dev/null 2> "$dir/erc.err"; rc=$?
+t "erased: a resume with another --remode is refused ($rc: $(cat "$dir/erc.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/erc.err")" = "vitmae: finetune --resume: --remode const cannot change when a run resumes (this run'"'"'s is pixel); start a new run with --ckpt for another" ] && [ ! -e "$dir/erc" ]'
 # curves.png that cannot be written at an evaluation (a folder there, so its rename fails): exit 1 with
 # that line, the step's checkpoint saved first and said (as train's: until the eightieth session the
 # run stopped with the checkpoint of step 4, the steps since lost); with the folder gone the resume
@@ -687,7 +705,8 @@ meta["train_state"] = json.dumps(s); del meta["crc32"]
 st.write(sys.argv[2], tensors, meta)
 PY
 }
-for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 seed=-1 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0 mixup=-1 cutmix=101 mixup_prob=1.5 mixup_switch=-0.5; do
+for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 seed=-1 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0 mixup=-1 cutmix=101 mixup_prob=1.5 mixup_switch=-0.5 \
+            reprob=1.5 recount=0 recount=65 'remode="dots"'; do
   rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" "$edit"
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
@@ -713,12 +732,12 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
-# A run from before Mixup and CutMix (no mixup, cutmix, mixup_prob, mixup_switch in its train_state)
-# resumes without mixing: bitwise the run it was.
+# A run from before Mixup, CutMix and random erasing (no mixup, cutmix, mixup_prob, mixup_switch, reprob,
+# remode, recount in its train_state) resumes without mixing or erasing: bitwise the run it was.
 rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" \
-  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL
+  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL
 "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
-t "train_state from before Mixup and CutMix: resumes unmixed, bitwise the run ($rc: $(head -n 1 "$dir/err"))" \
+t "train_state from before Mixup, CutMix and erasing: resumes unmixed, bitwise the run ($rc: $(head -n 1 "$dir/err"))" \
   '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors"'
 rm -rf "$dir/ed"
 # lr = blr * batch / 256 beyond 10, the most --lr takes (--blr 10 --batch 512: 20): a run that resumes.

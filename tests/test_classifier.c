@@ -20,6 +20,12 @@
 //    SoftTargetCrossEntropy on the mixed, smoothed targets (tolerances as in 1); and the draws: their
 //    lam's mean and variance against Beta(a, a)'s, CutMix's box and its corrected lam, the same draw
 //    for the same (seed, step, group), none with the flags off.
+// 7. Random erasing (data/erase.h): the box sides from given draws against the fixture of
+//    tools/reference_classifier.py (timm's lines in Python's arithmetic and rounding: equal, a tie that
+//    rounds half to even included); and the draws: the share of images erased, the boxes inside the
+//    image, every pixel outside them kept bit for bit, their fill (normal per pixel: mean 0 and variance
+//    1; per channel: one value a channel; zeros), 1 to N boxes with --recount N, the same for the same
+//    (seed, step, image), none with --reprob 0.
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -32,6 +38,7 @@
 #include "core/posembed.h"
 #include "core/optim.h"
 #include "kernels/droppath.h"
+#include "data/erase.h"
 #include "data/mix.h"
 
 static const StFile *fx;
@@ -800,6 +807,105 @@ static void mix_draw_checks(void) {
     CHECK(mixed == 0 && !mix_enabled(&off) && !mix_enabled(&never), "mixing off: %d of 100 groups mixed", mixed);
 }
 
+static void erase_fixture(const char *path) {
+    StFile *f = open_fixture(path);
+    if (!f) return;
+    int nd, ndz, nds; int64_t sh[4], shz[4], shs[4];
+    const float *u = st_get(f, "u", &nd, sh), *sizes = st_get(f, "sizes", &ndz, shz), *sides = st_get(f, "sides", &nds, shs);
+    CHECK(u && sizes && sides && nd == 2 && sh[1] == 2 && ndz == 2 && shz[1] == 3 && nds == 3 && shs[0] == shz[0] &&
+          shs[1] == sh[0] && shs[2] == 3, "erase fixture: u [N, 2], sizes [M, 3], sides [M, N, 3]");
+    if (!u || !sizes || !sides || nd != 2 || ndz != 2 || nds != 3 || shs[0] != shz[0] || shs[1] != sh[0]) { st_close(f); return; }
+    int n = (int)sh[0], bad = 0, fits = 0;
+    for (int m = 0; m < (int)shz[0]; m++) {
+        int H = (int)sizes[m * 3], W = (int)sizes[m * 3 + 1], count = (int)sizes[m * 3 + 2];
+        for (int i = 0; i < n; i++) {
+            int h, w, fit = erase_sides(u[i * 2], u[i * 2 + 1], H, W, count, &h, &w);
+            const float *want = sides + ((size_t)m * n + i) * 3;
+            fits += fit;
+            if (h == (int)want[0] && w == (int)want[1] && fit == (int)want[2]) continue;
+            if (bad++ < 5)
+                fprintf(stderr, "  %dx%d count %d, draws (%.9g, %.9g): sides %d x %d fits %d, timm's %g x %g fits %g\n", H, W,
+                        count, u[i * 2], u[i * 2 + 1], h, w, fit, want[0], want[1], want[2]);
+        }
+    }
+    CHECK(bad == 0 && fits > 0, "random erasing's sides: %d of %lld draws other than timm's (%d fit)", bad,
+          (long long)(shz[0] * n), fits);
+    st_close(f);
+}
+
+// Image k of a test batch: pixel i is i * 0.001 + k, none of them a fill value by chance.
+static void erase_test_image(float *img, size_t n, int k) {
+    for (size_t i = 0; i < n; i++) img[i] = (float)i * 0.001f + (float)k;
+}
+
+static void erase_draw_checks(void) {
+    enum { H = 20, W = 24, C = 3, N = 4000 };
+    static float img[H * W * C];
+    EraseFlags pix = {0.25f, ERASE_PIXEL, 1};
+    int erased = 0, bad = 0, bad_out = 0;
+    double s1 = 0, s2 = 0, nfill = 0;
+    for (int k = 0; k < N; k++) {
+        EraseBox b[ERASE_COUNT_MAX], b2[ERASE_COUNT_MAX];
+        erase_test_image(img, sizeof img / sizeof img[0], k);
+        int nb = erase_image(img, H, W, C, &pix, 13, (uint64_t)k / 8, (uint64_t)k % 8, b);
+        erased += nb > 0;
+        bad += nb < 0 || nb > 1 || erase_image(NULL, H, W, C, &(EraseFlags){0.0f, ERASE_PIXEL, 1}, 13, 0, 0, NULL) != 0;
+        if (nb != 1) continue;
+        bad += b[0].y < 0 || b[0].x < 0 || b[0].h >= H || b[0].w >= W || b[0].y + b[0].h > H || b[0].x + b[0].w > W;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++)
+                for (int c = 0; c < C; c++) {
+                    size_t i = ((size_t)y * W + x) * C + c;
+                    int in = y >= b[0].y && y < b[0].y + b[0].h && x >= b[0].x && x < b[0].x + b[0].w;
+                    if (!in) { bad_out += img[i] != (float)i * 0.001f + (float)k; continue; }
+                    s1 += img[i]; s2 += (double)img[i] * img[i]; nfill++;
+                }
+        // the same (seed, step, image) draws the same box and the same noise
+        static float again[H * W * C];
+        erase_test_image(again, sizeof again / sizeof again[0], k);
+        bad += erase_image(again, H, W, C, &pix, 13, (uint64_t)k / 8, (uint64_t)k % 8, b2) != 1 ||
+               memcmp(b, b2, sizeof b[0]) != 0 || memcmp(img, again, sizeof img) != 0;
+    }
+    CHECK(erased > 0.23 * N && erased < 0.27 * N, "--reprob 0.25: %d of %d images erased", erased, N);
+    CHECK(bad == 0, "random erasing: %d images with more than 1 box, a box outside the image, or not repeatable", bad);
+    CHECK(bad_out == 0, "random erasing: %d pixels outside the boxes changed", bad_out);
+    double mean = s1 / nfill, var = s2 / nfill - mean * mean;
+    CHECK(nfill > 1e5 && fabs(mean) < 0.01 && fabs(var - 1.0) < 0.02, "--remode pixel: %.0f values of mean %.4f, variance %.4f",
+          nfill, mean, var);
+    // --remode rand: one value a channel over the box; const: zeros; --recount 3: 1 to 3 boxes, each count
+    // about a third of the images (the boxes of 1/3 of the image at most, over 3, always find room here)
+    int per_box[4] = {0}, bad_fill = 0;
+    for (int k = 0; k < 600; k++) {
+        int mode = k % 2 ? ERASE_RAND : ERASE_CONST;
+        EraseFlags fl = {1.0f, mode, 3};
+        EraseBox b[ERASE_COUNT_MAX];
+        erase_test_image(img, sizeof img / sizeof img[0], k);
+        int nb = erase_image(img, H, W, C, &fl, 17, 0, (uint64_t)k, b);
+        if (nb < 1 || nb > 3) { bad_fill++; continue; }
+        per_box[nb]++;
+        const EraseBox *l = &b[nb - 1];   // the last box drawn: nothing painted over it
+        for (int y = l->y; y < l->y + l->h; y++)
+            for (int x = l->x; x < l->x + l->w; x++)
+                for (int c = 0; c < C; c++) {
+                    float v = img[((size_t)y * W + x) * C + c], first = img[((size_t)l->y * W + l->x) * C + c];
+                    bad_fill += mode == ERASE_CONST ? v != 0.0f : v != first;
+                }
+        if (mode == ERASE_RAND && l->h > 0 && l->w > 0) {
+            const float *p = img + ((size_t)l->y * W + l->x) * C;
+            bad_fill += p[0] == p[1] && p[1] == p[2];   // three channels drawn alike
+        }
+    }
+    CHECK(bad_fill == 0, "--remode rand / const: %d boxes not filled with one value a channel / zeros", bad_fill);
+    CHECK(per_box[1] > 150 && per_box[2] > 150 && per_box[3] > 150, "--recount 3: %d, %d, %d images with 1, 2, 3 boxes",
+          per_box[1], per_box[2], per_box[3]);
+    EraseBox a, b;
+    erase_test_image(img, sizeof img / sizeof img[0], 0);
+    EraseFlags all = {1.0f, ERASE_PIXEL, 1};
+    int na = erase_image(img, H, W, C, &all, 5, 3, 0, &a), nb = erase_image(img, H, W, C, &all, 5, 3, 1, &b);
+    CHECK(na == 1 && nb == 1 && memcmp(&a, &b, sizeof a) != 0, "images 0 and 1 draw the same box");
+    CHECK(!erase_enabled(&(EraseFlags){0.0f, ERASE_PIXEL, 1}) && erase_enabled(&all), "erase_enabled");
+}
+
 int main(int argc, char **argv) {
     table_without_memory_checks();
     bytes_needed_huge_checks();
@@ -820,6 +926,9 @@ int main(int argc, char **argv) {
         mix_fixture(path);
     }
     mix_draw_checks();
+    snprintf(path, sizeof path, "%s/tests/fixtures/erase_sides.safetensors", root && *root ? root : ".");
+    erase_fixture(path);
+    erase_draw_checks();
     snprintf(path, sizeof path, "%s/tests/fixtures/posembed_resize.safetensors", root && *root ? root : ".");
     posembed_resize_checks(path);
     // The tiny models below run thousands of short parallel regions; one thread keeps the test fast on

@@ -23,8 +23,14 @@ The mixing fixtures (classifier_mixup, classifier_cutmix; make_mix_fixture) hold
 labels, one draw (metadata "mix": lam, cutmix and its box), the images mixed as timm's Mixup mixes a
 batch (float32 tensors: x * lam + x.flip(0) * (1 - lam), or the box pasted from x.flip(0)), and the
 logits, the loss and the gradients of timm's SoftTargetCrossEntropy on mixup_target's smoothed targets.
+
+The random erasing fixture (erase_sides; make_erase_fixture) holds uniform draws u [N, 2] (F32: the area's
+and the aspect's), image sizes sizes [M, 3] (H, W, count) and the sides timm's RandomErasing._erase
+computes from them, sides [M, N, 3] (h, w, 1 when the box fits): its own lines, in Python's double
+arithmetic and rounding (round half to even), the draws given instead of drawn.
 """
 import json
+import math
 import os
 import sys
 
@@ -201,6 +207,33 @@ def make_mix_fixture(path, cfg, num_classes, batch, seed, smoothing, draw):
     print("%s: lam %.6f, loss %.6f" % (path, lam, loss.item()))
 
 
+def erase_sides(u_area, u_aspect, img_h, img_w, count, min_area=0.02, max_area=1 / 3, min_aspect=0.3):
+    # timm's RandomErasing._erase with random.uniform(a, b) = a + (b - a) * u for its two draws
+    log_aspect_ratio = (math.log(min_aspect), math.log(1 / min_aspect))
+    area = img_h * img_w
+    target_area = (min_area + (max_area - min_area) * u_area) * area / count
+    aspect_ratio = math.exp(log_aspect_ratio[0] + (log_aspect_ratio[1] - log_aspect_ratio[0]) * u_aspect)
+    h = int(round(math.sqrt(target_area * aspect_ratio)))
+    w = int(round(math.sqrt(target_area / aspect_ratio)))
+    return h, w, int(w < img_w and h < img_h)
+
+
+def make_erase_fixture(path, n=256):
+    torch.manual_seed(8)
+    u = torch.rand(n, 2, dtype=torch.float32)
+    # a tie: on 8 x 12 pixels, area draw 0.609375 and aspect draw 0.5 (aspect 1) give a target of 20.25
+    # pixels exactly, sides sqrt 4.5 each: Python's round gives 4, rounding half away from 0 would give 5
+    u[0, 0], u[0, 1] = 0.609375, 0.5
+    sizes = [(8, 12, 1), (28, 28, 1), (32, 32, 1), (224, 224, 1), (17, 23, 2), (5, 3, 3), (224, 160, 4)]
+    sides = [[erase_sides(float(a), float(b), H, W, c) for a, b in u.tolist()] for H, W, c in sizes]
+    assert sides[0][0] == (4, 4, 1), sides[0][0]
+    t = {"u": ([n, 2], u.double()), "sizes": ([len(sizes), 3], torch.tensor(sizes, dtype=torch.float64)),
+         "sides": ([len(sizes), n, 3], torch.tensor(sides, dtype=torch.float64))}
+    safetensors_io.write(path, t, {"format": "vitmae-erase"})
+    fits = sum(s[2] for row in sides for s in row)
+    print("%s: %d draws on %d sizes, %d boxes fit" % (path, n, len(sizes), fits))
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
     os.makedirs(out, exist_ok=True)
@@ -227,6 +260,8 @@ def main():
                      smoothing=0.1, draw={"lam": 0.3141592653589793, "cutmix": 0, "box": [0, 0, 0, 0]})
     make_mix_fixture(os.path.join(out, "classifier_cutmix.safetensors"), small, num_classes=5, batch=4, seed=7,
                      smoothing=0.1, draw={"lam": 0.5, "cutmix": 1, "box": [0, 5, 3, 12]})
+    # (e) random erasing's box sides from given draws
+    make_erase_fixture(os.path.join(out, "erase_sides.safetensors"))
 
 
 if __name__ == "__main__":

@@ -44,6 +44,7 @@
 #include "dist/workers.h"
 #include "data/dataset.h"
 #include "data/loader.h"
+#include "data/erase.h"
 #include "data/mix.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
@@ -60,10 +61,11 @@
 #define RESUME_WAY "start a new run with --ckpt for another"
 
 typedef struct {
-    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel;
+    const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel, *remode;
     int from_scratch, overwrite, img, patch, dim, depth, heads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
     MixFlags mix;     // --mixup, --cutmix, --mixup-prob, --mixup-switch-prob
+    EraseFlags erase;   // --reprob, --remode (its mode from remode), --recount
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
     int batch, groups, threads, keep, val_max;
     LoaderFlags lf;   // --cache-mb, --store, --prefetch, --loader-threads, --max-pixels (cmd/runfolder.h)
@@ -76,7 +78,8 @@ typedef struct {
     int batch, groups, keep, val_max;   // groups: 1 in runs from before gradient groups
     float lr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac;
     MixFlags mix;   // absent in runs from before Mixup and CutMix: off (mixup_prob 1, switch 0.5)
-    char augment[16], data[4096], val[4096], init[4096];
+    EraseFlags erase;   // absent in runs from before random erasing: off (pixel, count 1)
+    char augment[16], remode[8], data[4096], val[4096], init[4096];
     double elapsed_s;
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
@@ -170,6 +173,8 @@ static const StateField FT_FIELDS[] = {
     {"cutmix", STATE_FLOAT, offsetof(FtState, mix.cutmix), 0, MIX_ALPHA_MAX},
     {"mixup_prob", STATE_FLOAT, offsetof(FtState, mix.prob), 0, 1},
     {"mixup_switch", STATE_FLOAT, offsetof(FtState, mix.switch_prob), 0, 1},
+    {"reprob", STATE_FLOAT, offsetof(FtState, erase.prob), 0, 1},
+    {"recount", STATE_INT, offsetof(FtState, erase.count), 1, ERASE_COUNT_MAX},
     {"val_frac", STATE_FLOAT, offsetof(FtState, val_frac), 0, VAL_FRAC_MAX},
     {"val_max", STATE_INT, offsetof(FtState, val_max), 1, VAL_MAX_LIMIT},
     {"eval_every", STATE_LONG, offsetof(FtState, eval_every), 1, 1e12},
@@ -179,6 +184,7 @@ static const StateField FT_FIELDS[] = {
     {"elapsed_s", STATE_DOUBLE, offsetof(FtState, elapsed_s), 0, 1e15},
     {"groups", STATE_INT, offsetof(FtState, groups), 1, GROUPS_MAX},   // absent before gradient groups: 1
     {"augment", STATE_TEXT, offsetof(FtState, augment), 0, 0},
+    {"remode", STATE_TEXT, offsetof(FtState, remode), 0, 0},
     {"data", STATE_TEXT, offsetof(FtState, data), 0, 0},
     {"val", STATE_TEXT, offsetof(FtState, val), 0, 0},
     {"init", STATE_TEXT, offsetof(FtState, init), 0, 0},
@@ -205,15 +211,17 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     if (!o) return -1;
     memset(r, 0, sizeof *r);
     if (!cJSON_GetObjectItemCaseSensitive(o, "groups")) cJSON_AddNumberToObject(o, "groups", 1);   // older runs
-    const char *mix_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch"};   // older runs: no mixing
-    const double mix_off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH};
-    for (int i = 0; i < 4; i++)
-        if (!cJSON_GetObjectItemCaseSensitive(o, mix_keys[i])) cJSON_AddNumberToObject(o, mix_keys[i], mix_off[i]);
+    // older runs: no mixing, no erasing
+    const char *off_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch", "reprob", "recount"};
+    const double off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH, 0.0, 1.0};
+    for (int i = 0; i < 6; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(o, off_keys[i])) cJSON_AddNumberToObject(o, off_keys[i], off[i]);
+    if (!cJSON_GetObjectItemCaseSensitive(o, "remode")) cJSON_AddStringToObject(o, "remode", "pixel");
     if (run_state_fields_from_json(o, FT_FIELDS, FT_NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
-    const char *skeys[] = {"augment", "data", "val", "init"};
-    char *dst[] = {r->augment, r->data, r->val, r->init};
-    size_t dn[] = {sizeof r->augment, sizeof r->data, sizeof r->val, sizeof r->init};
-    for (int i = 0; i < 4; i++) {
+    const char *skeys[] = {"augment", "remode", "data", "val", "init"};
+    char *dst[] = {r->augment, r->remode, r->data, r->val, r->init};
+    size_t dn[] = {sizeof r->augment, sizeof r->remode, sizeof r->data, sizeof r->val, sizeof r->init};
+    for (int i = 0; i < 5; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, skeys[i]);
         if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
         snprintf(dst[i], dn[i], "%s", x->valuestring);
@@ -225,6 +233,10 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     Augment aug;
     if (augment_parse(r->augment, &aug)) {
         snprintf(err, errlen, "train_state: 'augment' missing or out of range");
+        return -1;
+    }
+    if (erase_mode_parse(r->remode, &r->erase.mode)) {
+        snprintf(err, errlen, "train_state: 'remode' missing or out of range");
         return -1;
     }
     if (r->step > r->total_steps) {   // the table checked each alone
@@ -409,11 +421,11 @@ static const char *SYNOPSIS = "--ckpt PRETRAINED | --from-scratch --data DIR [--
 
 static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_out) {
     memset(a, 0, sizeof *a);
-    a->preset = MAE_DEFAULT_PRESET; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
+    a->preset = MAE_DEFAULT_PRESET; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset"; a->remode = "pixel";
     a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
     a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = (float)DEFAULT_VAL_FRAC; a->steps = 1000; a->batch = 64; a->warmup = -1;
     a->log_every = DEFAULT_LOG_EVERY; a->keep = DEFAULT_KEEP; a->val_max = DEFAULT_VAL_MAX; a->parallel = "auto";
-    a->mix.prob = (float)MIX_DEFAULT_PROB; a->mix.switch_prob = (float)MIX_DEFAULT_SWITCH;
+    a->mix.prob = (float)MIX_DEFAULT_PROB; a->mix.switch_prob = (float)MIX_DEFAULT_SWITCH; a->erase.count = 1;
     loader_flags_init(&a->lf);
     Flag f[] = {
         {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint (.safetensors, or a run folder: its checkpoint.safetensors): its encoder starts the classifier", "FILE|RUN", 0},
@@ -450,6 +462,9 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--cutmix", FLAG_FLOAT, &a->mix.cutmix, 0.0, MIX_ALPHA_MAX, NULL, "CutMix's Beta(A, A) (0: off, default; MAE's recipe 1.0)", "A", 0},
         {"--mixup-prob", FLAG_FLOAT, &a->mix.prob, 0.0, 1.0, NULL, "chance that a gradient group is mixed (default 1)", "P", 0},
         {"--mixup-switch-prob", FLAG_FLOAT, &a->mix.switch_prob, 0.0, 1.0, NULL, "chance of CutMix over Mixup when both are on (default 0.5)", "P", 0},
+        {"--reprob", FLAG_FLOAT, &a->erase.prob, 0.0, 1.0, NULL, "random erasing: chance that an image is erased (0: off, default; MAE's recipe 0.25)", "P", 0},
+        {"--remode", FLAG_CHOICE, &a->remode, 0, 0, ERASE_MODES, "random erasing's fill: normal noise per pixel (default), per channel, or zeros", NULL, 0},
+        {"--recount", FLAG_INT, &a->erase.count, 1, ERASE_COUNT_MAX, NULL, "random erasing: up to N boxes an image (default 1)", "N", 0},
         {"--seed", FLAG_LONG, &a->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
@@ -468,6 +483,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     *nflags_out = nflags;
     int rc = cli_parse("finetune", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
     if (rc != CLI_OK) return rc;
+    erase_mode_parse(a->remode, &a->erase.mode);   // one of ERASE_MODES: cli_parse checked the choice
     int inits = (a->ckpt != NULL) + a->from_scratch + (a->resume != NULL);
     if (inits != 1) {
         cli_error("finetune", "give exactly one of --ckpt PRETRAINED, --from-scratch or --resume RUN (see vitmae finetune --help)");
@@ -865,7 +881,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         r->lr = cli_flag(flags, nflags, "--lr")->seen ? a->lr : lr_from_blr(a->blr, a->batch);
         r->min_lr = a->min_lr; r->wd = a->wd; r->layer_decay = a->layer_decay; r->drop_path = a->drop_path;
         r->smoothing = a->smoothing; r->clip = a->clip; r->val_max = a->val_max; r->mix = a->mix;
+        r->erase = a->erase;
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
+        snprintf(r->remode, sizeof r->remode, "%s", a->remode);
         run_new_id(r->run_id, sizeof r->run_id);
         r->eval_every = a->eval_every ? a->eval_every : (r->total_steps >= 10 ? r->total_steps / 10 : 1);
         r->ckpt_every = a->ckpt_every ? a->ckpt_every : r->eval_every;
@@ -915,6 +933,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             {"--cutmix", 0, 1, a->mix.cutmix, r->mix.cutmix, NULL, NULL},
             {"--mixup-prob", 0, 1, a->mix.prob, r->mix.prob, NULL, NULL},
             {"--mixup-switch-prob", 0, 1, a->mix.switch_prob, r->mix.switch_prob, NULL, NULL},
+            {"--reprob", 0, 1, a->erase.prob, r->erase.prob, NULL, NULL},
+            {"--remode", 1, 0, 0, 0, a->remode, r->remode},
+            {"--recount", 0, 0, a->erase.count, r->erase.count, NULL, NULL},
             {"--seed", 0, 0, (double)a->seed, (double)r->seed, NULL, NULL},
             // a --val run holds nothing out: no --val-frac is its own
             {"--val-frac", r->val[0] != 0, 1, a->val_frac, r->val_frac, frac, NULL},
@@ -1184,6 +1205,13 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         if (r->mix.mixup > 0.0f && r->mix.cutmix > 0.0f) snprintf(both, sizeof both, ", CutMix on a share %s of them", sw);
         printf("  mixup %s, cutmix %s: each gradient group's images mixed with probability %s%s\n", mu, cu, pr, both);
     }
+    if (erase_enabled(&r->erase)) {   // docs/encoder.md, "Random erasing"
+        static const char *const fill[] = {"normal noise per pixel", "normal noise per channel", "zeros"};
+        char pr[32], boxes[48] = "1 box";
+        run_value_text(pr, sizeof pr, r->erase.prob, 1);
+        if (r->erase.count > 1) snprintf(boxes, sizeof boxes, "1 to %d boxes", r->erase.count);
+        printf("  random erasing: each image with probability %s, %s of %s\n", pr, boxes, fill[r->erase.mode]);
+    }
     if (t->pos_grid_from) {
         int n = t->S / t->cfg.enc.patch_size;
         printf("  pos_embed resized from %dx%d to %dx%d patches, as MAE's interpolate_pos_embed (bicubic)\n",
@@ -1312,6 +1340,11 @@ static int finetune_inputs(void *ctx, Loader *ld, long step, double *waited) {
     // loader recorded it when it made the image (asked now, a file found broken since by a batch
     // made ahead would give the image of one item the label of another).
     for (int j = 0; !failed && j < t->share; j++) t->labels[t->gr.first * t->per + j] = t->ds.items[t->used[j]].cls;
+    // Random erasing (docs/encoder.md, "Random erasing"): each image by its own draw, from its place in the
+    // batch, before the mixing as timm erases in the dataset's transform.
+    for (int j = 0; !failed && j < t->share; j++)
+        erase_image(t->images + (size_t)j * t->S * t->S * t->C, t->S, t->S, t->C, &r->erase, (uint64_t)r->seed,
+                    (uint64_t)step, (uint64_t)(t->gr.first * t->per + j), NULL);
     // Mixup and CutMix (docs/encoder.md, "Mixup and CutMix"): each of this process's groups by its own
     // draw, image i with image per - 1 - i of the group, on the normalised pixels as timm mixes them.
     for (int g = t->gr.first; !failed && g < t->gr.first + t->share / t->per; g++)   // gr.count is 0 for workers alone
