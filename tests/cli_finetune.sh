@@ -25,6 +25,29 @@ t "metrics header" '[ "$(head -n 1 "$dir/run/metrics.csv")" = "step,epoch,lr,los
 # finetune said nothing of the 3 images its val_top1 was measured on.
 t "a held-out split of 3 images: the warning, as train's" \
   'grep -qxF "vitmae: warning: only 3 validation images (--val-frac 0.05 of 150): the validation loss and top-1 will be noisy; pass --val DIR or a larger --val-frac" "$dir/log"'
+# Top-5 beside top-1 where there are more than 5 classes (docs/encoder.md, "Top-1"): 7 classes (two
+# synth folders, the second's classes renamed), a short run from scratch validated on another 7-class
+# folder. Its last line's top-1 and top-5 are those of classify --top 5 on the same images (the label
+# among an image's 5 classes listed), another code path. With 3 classes (the run above) no top-5 is said.
+for s in 1 2; do
+  "$VITMAE_TOOLS/synth" "$dir/s7a$s" --count 48 --size 16 --classes 4 --seed $s >/dev/null
+  "$VITMAE_TOOLS/synth" "$dir/s7b$s" --count 36 --size 16 --classes 3 --seed $((s + 10)) >/dev/null
+  for c in $(ls "$dir/s7b$s"); do mv "$dir/s7b$s/$c" "$dir/s7a$s/${c}2"; done
+done
+"$VITMAE" finetune --from-scratch $model --data "$dir/s7a1" --val "$dir/s7a2" --batch 16 --steps 6 --eval-every 6 --threads 2 \
+  --out "$dir/t7" > "$dir/t7.log" 2>&1; rc=$?
+"$VITMAE" classify --ckpt "$dir/t7" --top 5 --json "$dir/s7a2" > "$dir/t7.json" 2>/dev/null
+want=$(python3 - "$dir/t7.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["images"]
+n1 = sum(1 for i in r if i["top"][0][0] == i["label"])
+n5 = sum(1 for i in r if any(c == i["label"] for c, _ in i["top"]))
+print("val top-1 %.4f, top-5 %.4f (%d images)" % (n1 / len(r), n5 / len(r), len(r)))
+PY
+)
+t "7 classes: the last evaluation's top-1 and top-5 are classify --top 5's ($rc: $(grep "^step 6:" "$dir/t7.log"); classify: $want)" \
+  '[ $rc -eq 0 ] && [ -n "$want" ] && grep -q "^step 6: val loss [0-9.]*, $want$" "$dir/t7.log"'
+t "3 classes: no top-5 said" 'grep -q "val top-1" "$dir/log" && ! grep -q "top-5" "$dir/log"'
 # A batch larger than the training images: said as train says it (docs/interface.md, section 3).
 mkdir -p "$dir/few"
 for c in $(ls "$dir/data"); do mkdir -p "$dir/few/$c"; cp $(ls "$dir/data/$c"/*.png | head -n 3) "$dir/few/$c/"; done

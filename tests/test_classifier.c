@@ -26,6 +26,8 @@
 //    image, every pixel outside them kept bit for bit, their fill (normal per pixel: mean 0 and variance
 //    1; per channel: one value a channel; zeros), 1 to N boxes with --recount N, the same for the same
 //    (seed, step, image), none with --reprob 0.
+// 8. clf_label_rank (top-1 and top-5 of finetune's validation): the classes ranked above a label, equal
+//    logits ranked by index as argmax takes the first.
 #include <omp.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -906,6 +908,15 @@ static void erase_draw_checks(void) {
     CHECK(!erase_enabled(&(EraseFlags){0.0f, ERASE_PIXEL, 1}) && erase_enabled(&all), "erase_enabled");
 }
 
+static void label_rank_checks(void) {
+    const float l[6] = {0.5f, 2.0f, 2.0f, -1.0f, 0.5f, 3.0f};
+    const int want[6] = {3, 1, 2, 5, 4, 0};
+    int bad = 0;
+    for (int k = 0; k < 6; k++) bad += clf_label_rank(l, 6, k) != want[k];
+    const float one[1] = {7.0f};
+    CHECK(bad == 0 && clf_label_rank(one, 1, 0) == 0, "clf_label_rank: %d of 6 labels ranked other than 3 1 2 5 4 0", bad);
+}
+
 int main(int argc, char **argv) {
     table_without_memory_checks();
     bytes_needed_huge_checks();
@@ -929,6 +940,7 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/tests/fixtures/erase_sides.safetensors", root && *root ? root : ".");
     erase_fixture(path);
     erase_draw_checks();
+    label_rank_checks();
     snprintf(path, sizeof path, "%s/tests/fixtures/posembed_resize.safetensors", root && *root ? root : ".");
     posembed_resize_checks(path);
     // The tiny models below run thousands of short parallel regions; one thread keeps the test fast on

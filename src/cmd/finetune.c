@@ -147,6 +147,7 @@ struct FineTune {
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
     BrokenNotes notes;           // training files found broken, said once for the job (cmd/runfolder.h)
     int val_used;                // the validation images the last evaluation scored (broken ones left out)
+    double val_top5;             // the last evaluation's top-5 (said with more than 5 classes), NAN: none
     int val_none_said;           // run_report_no_validation's once
     signed char *class_seen;     // [classes] 1: a training image of it decodes; -1: none does (warned)
 };
@@ -310,13 +311,15 @@ static void report_broken(FineTune *t, const Dataset *ds) {
         }
 }
 
-// Loss (plain cross-entropy, as MAE's evaluate) and top-1 over up to val_max validation images.
+// Loss (plain cross-entropy, as MAE's evaluate), top-1 and top-5 (t->val_top5) over up to val_max
+// validation images.
 // With more than val_max, image i * nval / val_max for each i < val_max: the folders are scanned class
 // by class, so the first val_max were the first classes only (Fashion-MNIST's test folder at the
 // default 1000: Ankle_boot alone, top-1 of one class of ten).
 static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, size_t errlen) {
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
     *val_loss = NAN; *val_top1 = NAN;
+    t->val_top5 = NAN;
     if (nval == 0) return 0;
     if (t->neval != nval) {   // once a run: val_max and the validation images are fixed from its start
         free(t->eval_idx); free(t->eval_label);
@@ -332,7 +335,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
         t->neval = nval;
     }
     double loss_sum = 0;
-    long correct = 0;
+    long correct = 0, correct5 = 0;
     int K = t->cfg.num_classes, pos[4096], used = 0, rc = 0;
     // In chunks of one gradient group (the model holds that many images), leaving out the images found
     // broken past their headers, as train's validation (cmd/train_out.c).
@@ -349,9 +352,9 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
         loss_sum += clf_forward(t->model, t->images, t->labels, n, 0.0f, NULL) * n;
         const float *logits = clf_logits(t->model);
         for (int k = 0; k < n; k++) {
-            int best = 0;
-            for (int j = 1; j < K; j++) if (logits[(size_t)k * K + j] > logits[(size_t)k * K + best]) best = j;
-            correct += best == t->labels[k];
+            int rank = clf_label_rank(logits + (size_t)k * K, K, t->labels[k]);
+            correct += rank == 0;
+            correct5 += rank < 5;
         }
     }
     report_broken(t, val_set(t));
@@ -361,6 +364,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
     if (used > 0) {
         *val_loss = loss_sum / used;
         *val_top1 = (double)correct / used;
+        t->val_top5 = (double)correct5 / used;
     }
     return 0;
 }
@@ -1250,11 +1254,14 @@ static void finetune_free(FineTune *t) {
 }
 
 // The log's line for an evaluation: top-1 a fraction of 1, as metrics.csv's val_top1, probe's lines and
-// classify's last line give it (docs/encoder.md, "Top-1").
+// classify's last line give it (docs/encoder.md, "Top-1"); top-5 beside it, as MAE's evaluate logs
+// Acc@5, where there are more than 5 classes (with 5 or fewer it is 1 whatever the model).
 static void say_validation(void *ctx, Progress *prog, const MetricsRow *row) {
     const FineTune *t = ctx;
-    progress_message(prog, stdout, "step %ld: val loss %.4f, val top-1 %.4f (%d image%s)", row->step, row->val_loss,
-                     row->val_psnr, t->val_used, t->val_used == 1 ? "" : "s");
+    char top5[32] = "";
+    if (t->cfg.num_classes > 5) snprintf(top5, sizeof top5, ", top-5 %.4f", t->val_top5);
+    progress_message(prog, stdout, "step %ld: val loss %.4f, val top-1 %.4f%s (%d image%s)", row->step, row->val_loss,
+                     row->val_psnr, top5, t->val_used, t->val_used == 1 ? "" : "s");
 }
 
 // Validation and curves at a step (do_eval); appends the row to metrics.csv (val_top1 in the sixth

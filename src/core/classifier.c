@@ -230,6 +230,11 @@ float *clf_tensor(Classifier *c, const char *name) {
 }
 void clf_zero_grads(Classifier *c) { memset(c->grads, 0, clf_num_params(&c->cfg) * sizeof(float)); }
 const float *clf_logits(const Classifier *c) { return c->logits; }
+int clf_label_rank(const float *logits, int K, int label) {
+    int rank = 0;
+    for (int j = 0; j < K; j++) rank += logits[j] > logits[label] || (j < label && logits[j] == logits[label]);
+    return rank;
+}
 const float *clf_probs(const Classifier *c) { return c->probs; }
 const float *clf_features(const Classifier *c) { return c->feat; }
 const float *clf_attention(const Classifier *c, int layer) {

@@ -91,4 +91,8 @@ const float *clf_logits(const Classifier *c);    // [B, classes]
 const float *clf_probs(const Classifier *c);     // [B, classes] softmax
 const float *clf_features(const Classifier *c);  // [B, D] fc_norm output (the head's input)
 const float *clf_attention(const Classifier *c, int layer);   // [B, heads, 1+L, 1+L]
+// The classes ranked above `label` by one image's K logits: those with a greater logit, and those with
+// an equal one and a lower index (the first of equal maxima is the argmax). The top-k holds the label
+// when its rank is below k: rank 0 is top-1, below 5 top-5 (MAE's evaluate, timm's accuracy).
+int clf_label_rank(const float *logits, int K, int label);
 #endif
