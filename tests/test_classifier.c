@@ -814,9 +814,10 @@ static void erase_fixture(const char *path) {
     if (!f) return;
     int nd, ndz, nds; int64_t sh[4], shz[4], shs[4];
     const float *u = st_get(f, "u", &nd, sh), *sizes = st_get(f, "sizes", &ndz, shz), *sides = st_get(f, "sides", &nds, shs);
-    CHECK(u && sizes && sides && nd == 2 && sh[1] == 2 && ndz == 2 && shz[1] == 3 && nds == 3 && shs[0] == shz[0] &&
-          shs[1] == sh[0] && shs[2] == 3, "erase fixture: u [N, 2], sizes [M, 3], sides [M, N, 3]");
-    if (!u || !sizes || !sides || nd != 2 || ndz != 2 || nds != 3 || shs[0] != shz[0] || shs[1] != sh[0]) { st_close(f); return; }
+    int ok = u && sizes && sides && nd == 2 && sh[1] == 2 && ndz == 2 && shz[1] == 3 && nds == 3 && shs[0] == shz[0] &&
+             shs[1] == sh[0] && shs[2] == 3;
+    CHECK(ok, "erase fixture: u [N, 2], sizes [M, 3], sides [M, N, 3]");
+    if (!ok) { st_close(f); return; }
     int n = (int)sh[0], bad = 0, fits = 0;
     for (int m = 0; m < (int)shz[0]; m++) {
         int H = (int)sizes[m * 3], W = (int)sizes[m * 3 + 1], count = (int)sizes[m * 3 + 2];
@@ -835,7 +836,7 @@ static void erase_fixture(const char *path) {
     st_close(f);
 }
 
-// Image k of a test batch: pixel i is i * 0.001 + k, none of them a fill value by chance.
+// Image k of a test batch: pixel i is i * 0.001 + k (each image and pixel its own value).
 static void erase_test_image(float *img, size_t n, int k) {
     for (size_t i = 0; i < n; i++) img[i] = (float)i * 0.001f + (float)k;
 }
@@ -875,7 +876,7 @@ static void erase_draw_checks(void) {
     CHECK(nfill > 1e5 && fabs(mean) < 0.01 && fabs(var - 1.0) < 0.02, "--remode pixel: %.0f values of mean %.4f, variance %.4f",
           nfill, mean, var);
     // --remode rand: one value a channel over the box; const: zeros; --recount 3: 1 to 3 boxes, each count
-    // about a third of the images (the boxes of 1/3 of the image at most, over 3, always find room here)
+    // about a third of the images (a box of 1/3 of the image at most, over the count, finds room in ten tries)
     int per_box[4] = {0}, bad_fill = 0;
     for (int k = 0; k < 600; k++) {
         int mode = k % 2 ? ERASE_RAND : ERASE_CONST;
