@@ -236,6 +236,26 @@ t "--reprob 0: the run without it, nothing said" \
 "$VITMAE" finetune --resume "$dir/er1/checkpoint-6.safetensors" --remode const --out "$dir/erc" > /dev/null 2> "$dir/erc.err"; rc=$?
 t "erased: a resume with another --remode is refused ($rc: $(cat "$dir/erc.err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/erc.err")" = "vitmae: finetune --resume: --remode const cannot change when a run resumes (this run'"'"'s is pixel); start a new run with --ckpt for another" ] && [ ! -e "$dir/erc" ]'
+# --crop-scale (docs/encoder.md, the recipe's augmentation row): 0.2, the default, is the run without it;
+# 0.08 is said in the start line, 1 thread and 2 as a team give the same bits, the crops change the run,
+# a snapshot resumed ends bitwise as the run, a resume refuses another value, and --augment flip
+# refuses the flag (it takes no crop).
+"$VITMAE" finetune --ckpt "$pre" $ft --crop-scale 0.2 --steps 12 --ckpt-every 6 --out "$dir/cs2" > "$dir/cs2.log" 2>&1
+t "--crop-scale 0.2: the run without it, the start line as without it" \
+  'same_weights "$dir/t2/checkpoint.safetensors" "$dir/cs2/checkpoint.safetensors" && grep -q "smoothing 0.10, augment crop, " "$dir/cs2.log"'
+"$VITMAE" finetune --ckpt "$pre" $ft --crop-scale 0.08 --steps 12 --ckpt-every 6 --threads 1 --out "$dir/cs1" > "$dir/cs1.log" 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft --crop-scale 0.08 --steps 12 --ckpt-every 6 --parallel kernels --out "$dir/cs8" > /dev/null 2>&1
+t "--crop-scale 0.08: the start line says it ($(grep "augment" "$dir/cs1.log"))" 'grep -q "smoothing 0.10, augment crop (area 0.08 to 1), 1 thread" "$dir/cs1.log"'
+t "--crop-scale 0.08: 1 thread and 2 as a team, bitwise equal weights" 'same_weights "$dir/cs1/checkpoint.safetensors" "$dir/cs8/checkpoint.safetensors"'
+t "--crop-scale 0.08: not the run with MAE's pretraining crop" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/cs1/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/cs1/checkpoint-6.safetensors" --out "$dir/csr" > /dev/null 2>&1; rc=$?
+t "--crop-scale 0.08: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/cs1/checkpoint.safetensors" "$dir/csr/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/cs1/checkpoint-6.safetensors" --crop-scale 0.2 --out "$dir/csc" > /dev/null 2> "$dir/csc.err"; rc=$?
+t "--crop-scale: a resume with another value is refused ($rc: $(cat "$dir/csc.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/csc.err")" = "vitmae: finetune --resume: --crop-scale 0.2 cannot change when a run resumes (this run'"'"'s is 0.08); start a new run with --ckpt for another" ] && [ ! -e "$dir/csc" ]'
+"$VITMAE" finetune --ckpt "$pre" $ft --augment flip --crop-scale 0.08 --steps 2 --out "$dir/csf" > /dev/null 2> "$dir/csf.err"; rc=$?
+t "--augment flip --crop-scale 0.08: refused, one line, no folder ($rc: $(cat "$dir/csf.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/csf.err")" = "vitmae: finetune --crop-scale: 0.08: the smallest area of the random resized crop, which --augment flip does not take (leave it out, or use --augment crop)" ] && [ ! -e "$dir/csf" ]'
 # curves.png that cannot be written at an evaluation (a folder there, so its rename fails): exit 1 with
 # that line, the step's checkpoint saved first and said (as train's: until the eightieth session the
 # run stopped with the checkpoint of step 4, the steps since lost); with the folder gone the resume
@@ -729,7 +749,7 @@ st.write(sys.argv[2], tensors, meta)
 PY
 }
 for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 seed=-1 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0 mixup=-1 cutmix=101 mixup_prob=1.5 mixup_switch=-0.5 \
-            reprob=1.5 recount=0 recount=65 'remode="dots"'; do
+            reprob=1.5 recount=0 recount=65 'remode="dots"' crop_scale=0 crop_scale=1.5; do
   rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" "$edit"
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "edited train_state ($edit): exit 1, one line ($(head -n 1 "$dir/err"))" \
@@ -755,10 +775,11 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
-# A run from before Mixup, CutMix and random erasing (no mixup, cutmix, mixup_prob, mixup_switch, reprob,
-# remode, recount in its train_state) resumes without mixing or erasing: bitwise the run it was.
+# A run from before Mixup, CutMix, random erasing and --crop-scale (no mixup, cutmix, mixup_prob,
+# mixup_switch, reprob, remode, recount, crop_scale in its train_state) resumes without mixing or
+# erasing, with MAE's pretraining crop: bitwise the run it was.
 rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" \
-  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL
+  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL
 "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
 t "train_state from before Mixup, CutMix and erasing: resumes unmixed, bitwise the run ($rc: $(head -n 1 "$dir/err"))" \
   '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors"'

@@ -1,5 +1,5 @@
 // dataset: scan order, classes, skipped / ignored counts, hostile folder entries, split, cache vs
-// decode, batches for any thread count, pixel statistics.
+// decode, batches for any thread count, pixel statistics, the crop's smallest area as written.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -396,8 +396,8 @@ static int same_views(const Dataset *x, const Dataset *y, int i, int S, int ch, 
     char err[256];
     Rng r1, r2;
     rng_seed(&r1, 99); rng_seed(&r2, 99);
-    int rc1 = dataset_train_view(x, i, S, ch, (Augment)aug, &r1, a, err, sizeof err);
-    int rc2 = dataset_train_view(y, i, S, ch, (Augment)aug, &r2, b, err, sizeof err);
+    int rc1 = dataset_train_view(x, i, S, ch, (Augment){(AugmentKind)aug, AUGMENT_CROP_LO}, &r1, a, err, sizeof err);
+    int rc2 = dataset_train_view(y, i, S, ch, (Augment){(AugmentKind)aug, AUGMENT_CROP_LO}, &r2, b, err, sizeof err);
     return rc1 == 0 && rc2 == 0 && !memcmp(a, b, sizeof(float) * S * S * ch);
 }
 
@@ -415,7 +415,7 @@ static void test_cache_and_views(void) {
     // every view equals the full decode's; the 16-bit z.PNG (item 3, held at 8 bits) and the 40x30
     // d.png (item 7, resized to 21x16) are the documented exceptions. Cache or not: always equal.
     for (int i = 0; i < plain.n; i++)
-        for (int aug = AUGMENT_NONE; aug <= AUGMENT_CROP; aug++)
+        for (int aug = AUG_NONE; aug <= AUG_CROP; aug++)
             for (int ch = 1; ch <= 3; ch += 2) {
                 if (i != 3 && i != 7)
                     CHECK(same_views(&plain, &work, i, S, ch, aug), "item %d aug %d ch %d: working image = decode", i, aug, ch);
@@ -759,8 +759,23 @@ static void test_one_decode_at_a_time(void) {
     dataset_free(&ds);
 }
 
+// augment_crop_lo: the decimal a float was written as, read as a double (finetune --crop-scale); the
+// default 0.2 exactly MAE's pretraining crop's AUGMENT_CROP_LO, so a run given it crops bitwise as one
+// without the flag.
+static void test_crop_lo(void) {
+    const float given[] = {0.2f, 0.08f, 1.0f, 0.01f, 0.123456f, 0.35f};
+    const double want[] = {AUGMENT_CROP_LO, 0.08, 1.0, 0.01, 0.123456, 0.35};
+    int bad = 0;
+    for (int i = 0; i < 6; i++) {
+        double got = augment_crop_lo(given[i]);
+        if (got != want[i] && bad++ < 3) fprintf(stderr, "  augment_crop_lo(%.9gf) = %.17g, want %.17g\n", given[i], got, want[i]);
+    }
+    CHECK(bad == 0, "augment_crop_lo: %d of 6 floats not read as the decimal written", bad);
+}
+
 int main(void) {
     omp_set_num_threads(2);
+    test_crop_lo();
     snprintf(base, sizeof base, "%s", check_tmpdir());
     build_tree();
     test_scan();

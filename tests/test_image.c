@@ -17,6 +17,7 @@
 #include <webp/encode.h>
 #include <zlib.h>
 #include "check.h"
+#include "data/dataset.h"   // AUGMENT_CROP_LO
 #include "data/image.h"
 
 static const char *tmp;
@@ -869,32 +870,39 @@ static void test_views(void) {
 static void test_random_resized_crop(void) {
     Rng r;
     rng_seed(&r, 7);
-    int ok = 1, scale_ok = 1, ratio_ok = 1, full_w = 0, full_h = 0;
-    double min_area = 1, max_area = 0;
-    for (int i = 0; i < 2000; i++) {
-        // Aspect within [1/2, 2]: even the fallback crop keeps area and ratio in range.
-        int W = 100 + (int)rng_below(&r, 101), H = 100 + (int)rng_below(&r, 101), x, y, w, h;
-        image_rrc_params(W, H, &r, &x, &y, &w, &h);
-        ok &= x >= 0 && y >= 0 && w >= 1 && h >= 1 && x + w <= W && y + h <= H;
-        double area = (double)w * h / ((double)W * H);
-        scale_ok &= area >= 0.2 * 0.85 && area <= 1.0;
-        min_area = fmin(min_area, area);
-        max_area = fmax(max_area, area);
-        full_w += w == W;
-        full_h += h == H;
-        double ratio = (double)w / h;
-        ratio_ok &= ratio >= 0.75 * 0.85 && ratio <= 4.0 / 3.0 / 0.85;
+    // MAE's pretraining crop (area 0.2 to 1, main_pretrain.py's RandomResizedCrop: train's and the
+    // default) and timm's fine-tuning crop (0.08 to 1: finetune --crop-scale)
+    CHECK(AUGMENT_CROP_LO == 0.2, "the default crop's smallest area is %g, not MAE's 0.2", AUGMENT_CROP_LO);
+    const double scales[] = {0.2, 0.08};
+    for (int si = 0; si < 2; si++) {
+        double lo = scales[si];
+        int ok = 1, scale_ok = 1, ratio_ok = 1, full_w = 0, full_h = 0;
+        double min_area = 1, max_area = 0;
+        for (int i = 0; i < 2000; i++) {
+            // Aspect within [1/2, 2]: even the fallback crop keeps area and ratio in range.
+            int W = 100 + (int)rng_below(&r, 101), H = 100 + (int)rng_below(&r, 101), x, y, w, h;
+            image_rrc_params(W, H, lo, &r, &x, &y, &w, &h);
+            ok &= x >= 0 && y >= 0 && w >= 1 && h >= 1 && x + w <= W && y + h <= H;
+            double area = (double)w * h / ((double)W * H);
+            scale_ok &= area >= lo * 0.85 && area <= 1.0;
+            min_area = fmin(min_area, area);
+            max_area = fmax(max_area, area);
+            full_w += w == W;
+            full_h += h == H;
+            double ratio = (double)w / h;
+            ratio_ok &= ratio >= 0.75 * 0.85 && ratio <= 4.0 / 3.0 / 0.85;
+        }
+        CHECK(ok, "crop boxes stay inside the image (area from %g)", lo);
+        CHECK(scale_ok, "crop area within [%g, 1] of the image (rounding aside)", lo);
+        CHECK(ratio_ok, "crop aspect within [3/4, 4/3] (rounding aside; area from %g)", lo);
+        // The whole range is reachable: areas near both ends, boxes as wide or as tall as the image
+        // (torchvision accepts w <= width, h <= height).
+        CHECK(min_area < lo * 1.1 && max_area > 0.95, "crop areas from %g span [%.3f, %.3f]", lo, min_area, max_area);
+        CHECK(full_w > 0 && full_h > 0, "full-width (%d) and full-height (%d) crops occur (area from %g)", full_w, full_h, lo);
     }
-    CHECK(ok, "crop boxes stay inside the image");
-    CHECK(scale_ok, "crop area within [0.2, 1] of the image (rounding aside)");
-    CHECK(ratio_ok, "crop aspect within [3/4, 4/3] (rounding aside)");
-    // The whole range is reachable: areas near both ends, boxes as wide or as tall as the image
-    // (torchvision accepts w <= width, h <= height).
-    CHECK(min_area < 0.22 && max_area > 0.95, "crop areas span [%.3f, %.3f]", min_area, max_area);
-    CHECK(full_w > 0 && full_h > 0, "full-width (%d) and full-height (%d) crops occur", full_w, full_h);
     // A 100x1 strip: every attempt fails, so the fallback centre crop with ratio clamped to 4/3.
     int x, y, w, h;
-    image_rrc_params(100, 1, &r, &x, &y, &w, &h);
+    image_rrc_params(100, 1, AUGMENT_CROP_LO, &r, &x, &y, &w, &h);
     CHECK(x == 49 && y == 0 && w == 1 && h == 1, "fallback crop: %d,%d %dx%d", x, y, w, h);
     // Same seed, same output; different seed, different output.
     float src[32 * 24 * 3];
@@ -903,9 +911,9 @@ static void test_random_resized_crop(void) {
     float o1[16 * 16 * 3], o2[16 * 16 * 3], o3[16 * 16 * 3];
     Rng a, b, c;
     rng_seed(&a, 3); rng_seed(&b, 3); rng_seed(&c, 4);
-    image_random_resized_crop(&im, 16, 3, &a, o1);
-    image_random_resized_crop(&im, 16, 3, &b, o2);
-    image_random_resized_crop(&im, 16, 3, &c, o3);
+    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, &a, o1);
+    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, &b, o2);
+    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, &c, o3);
     CHECK(!memcmp(o1, o2, sizeof o1), "random resized crop reproducible by seed");
     CHECK(memcmp(o1, o3, sizeof o1) != 0, "another seed gives another crop");
     int in_range = 1;

@@ -59,11 +59,12 @@
 #define FT_BETA2 0.999f
 // The way on for a flag of the recipe given with --resume at another value than the run's.
 #define RESUME_WAY "start a new run with --ckpt for another"
+#define CROP_SCALE_MIN 0.01   // --crop-scale's range is [CROP_SCALE_MIN, 1]
 
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel, *remode;
     int from_scratch, overwrite, img, patch, dim, depth, heads;
-    float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs;
+    float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs, crop_scale;
     MixFlags mix;     // --mixup, --cutmix, --mixup-prob, --mixup-switch-prob
     EraseFlags erase;   // --reprob, --remode (its mode from remode), --recount
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
@@ -77,6 +78,7 @@ typedef struct {
     long step, total_steps, warmup, seed, eval_every, ckpt_every, log_every;
     int batch, groups, keep, val_max;   // groups: 1 in runs from before gradient groups
     float lr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac;
+    float crop_scale;   // the crop's smallest area; absent in runs from before --crop-scale: 0.2
     MixFlags mix;   // absent in runs from before Mixup and CutMix: off (mixup_prob 1, switch 0.5)
     EraseFlags erase;   // absent in runs from before random erasing: off (pixel, count 1)
     char augment[16], remode[8], data[4096], val[4096], init[4096];
@@ -175,6 +177,7 @@ static const StateField FT_FIELDS[] = {
     {"mixup_prob", STATE_FLOAT, offsetof(FtState, mix.prob), 0, 1},
     {"mixup_switch", STATE_FLOAT, offsetof(FtState, mix.switch_prob), 0, 1},
     {"reprob", STATE_FLOAT, offsetof(FtState, erase.prob), 0, 1},
+    {"crop_scale", STATE_FLOAT, offsetof(FtState, crop_scale), CROP_SCALE_MIN, 1},
     {"recount", STATE_INT, offsetof(FtState, erase.count), 1, ERASE_COUNT_MAX},
     {"val_frac", STATE_FLOAT, offsetof(FtState, val_frac), 0, VAL_FRAC_MAX},
     {"val_max", STATE_INT, offsetof(FtState, val_max), 1, VAL_MAX_LIMIT},
@@ -212,10 +215,10 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     if (!o) return -1;
     memset(r, 0, sizeof *r);
     if (!cJSON_GetObjectItemCaseSensitive(o, "groups")) cJSON_AddNumberToObject(o, "groups", 1);   // older runs
-    // older runs: no mixing, no erasing
-    const char *off_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch", "reprob", "recount"};
-    const double off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH, 0.0, 1.0};
-    for (int i = 0; i < 6; i++)
+    // older runs: no mixing, no erasing, MAE's pretraining crop
+    const char *off_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch", "reprob", "recount", "crop_scale"};
+    const double off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH, 0.0, 1.0, AUGMENT_CROP_LO};
+    for (int i = 0; i < 7; i++)
         if (!cJSON_GetObjectItemCaseSensitive(o, off_keys[i])) cJSON_AddNumberToObject(o, off_keys[i], off[i]);
     if (!cJSON_GetObjectItemCaseSensitive(o, "remode")) cJSON_AddStringToObject(o, "remode", "pixel");
     if (run_state_fields_from_json(o, FT_FIELDS, FT_NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
@@ -430,6 +433,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = (float)DEFAULT_VAL_FRAC; a->steps = 1000; a->batch = 64; a->warmup = -1;
     a->log_every = DEFAULT_LOG_EVERY; a->keep = DEFAULT_KEEP; a->val_max = DEFAULT_VAL_MAX; a->parallel = "auto";
     a->mix.prob = (float)MIX_DEFAULT_PROB; a->mix.switch_prob = (float)MIX_DEFAULT_SWITCH; a->erase.count = 1;
+    a->crop_scale = (float)AUGMENT_CROP_LO;
     loader_flags_init(&a->lf);
     Flag f[] = {
         {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint (.safetensors, or a run folder: its checkpoint.safetensors): its encoder starts the classifier", "FILE|RUN", 0},
@@ -449,6 +453,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "position embeddings trained (learned) or frozen (fixed); default learned", NULL, 0},
         {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "--from-scratch pixel mean/std (default: measured)", NULL, 0},
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop: random resized crop + flip)", NULL, 0},
+        {"--crop-scale", FLAG_FLOAT, &a->crop_scale, CROP_SCALE_MIN, 1.0, NULL, "the random resized crop's smallest area, a fraction of the image (default 0.2, MAE's pretraining crop; timm's fine-tuning crop 0.08)", "LO", 0},
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step, over all processes (default 64)", "B", 0},
@@ -886,6 +891,14 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         r->min_lr = a->min_lr; r->wd = a->wd; r->layer_decay = a->layer_decay; r->drop_path = a->drop_path;
         r->smoothing = a->smoothing; r->clip = a->clip; r->val_max = a->val_max; r->mix = a->mix;
         r->erase = a->erase;
+        r->crop_scale = a->crop_scale;
+        if (cli_flag(flags, nflags, "--crop-scale")->seen && strcmp(a->augment, "crop")) {
+            char lo[32];
+            run_value_text(lo, sizeof lo, a->crop_scale, 1);
+            cli_error("finetune --crop-scale", "%s: the smallest area of the random resized crop, which --augment %s "
+                      "does not take (leave it out, or use --augment crop)", lo, a->augment);
+            return 2;
+        }
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
         snprintf(r->remode, sizeof r->remode, "%s", a->remode);
         run_new_id(r->run_id, sizeof r->run_id);
@@ -921,6 +934,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         const RunSameFlag same[] = {
             {"--pos", 1, 0, 0, 0, a->pos, pos},
             {"--augment", 1, 0, 0, 0, a->augment, r->augment},
+            {"--crop-scale", 0, 1, a->crop_scale, r->crop_scale, NULL, NULL},
             {"--steps", 0, 0, (double)a->steps, (double)r->total_steps, NULL, NULL},
             {"--epochs", 1, 0, 0, 0, epochs, epoch_steps == r->total_steps ? epochs : steps},
             {"--batch", 0, 0, a->batch, r->batch, NULL, NULL},
@@ -1197,9 +1211,15 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
     char threads_s[64];
     run_threads_text(threads_s, sizeof threads_s, omp_get_max_threads());
-    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s\n",
+    char crop[48] = "";   // a crop of other areas than MAE's pretraining crop's says them
+    if (!strcmp(r->augment, "crop") && augment_crop_lo(r->crop_scale) != AUGMENT_CROP_LO) {
+        char lo[32];
+        run_value_text(lo, sizeof lo, r->crop_scale, 1);
+        snprintf(crop, sizeof crop, " (area %s to 1)", lo);
+    }
+    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s%s, %s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
-           r->smoothing, r->augment, threads_s);
+           r->smoothing, r->augment, crop, threads_s);
     if (mix_enabled(&r->mix)) {   // docs/encoder.md, "Mixup and CutMix"
         char mu[32], cu[32], pr[32], sw[32], both[64] = "";
         run_value_text(mu, sizeof mu, r->mix.mixup, 1);
@@ -1421,6 +1441,7 @@ int cmd_finetune(int argc, char **argv) {
     FtState *r = &t->rs;
     Augment aug = AUGMENT_CROP;
     augment_parse(r->augment, &aug);
+    aug.crop_lo = augment_crop_lo(r->crop_scale);
     // Batches are made ahead in the background (data/loader.h); each is a function of (items, seed,
     // step) alone, so the depth and the loader threads change when the work is done, not the result.
     LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, t->share, t->a.lf.prefetch, t->a.lf.loader_threads};

@@ -24,6 +24,15 @@ int augment_parse(const char *name, Augment *out) {
     return 0;
 }
 
+double augment_crop_lo(float scale) {
+    char text[32];
+    for (int digits = 1; digits <= 9; digits++) {   // 9 significant digits read back as any float
+        snprintf(text, sizeof text, "%.*g", digits, (double)scale);
+        if ((float)strtod(text, NULL) == scale) break;
+    }
+    return strtod(text, NULL);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Walk
 
@@ -1013,11 +1022,12 @@ static int item_view(const Dataset *ds, int i, int size, int channels, Augment a
     if (item_source(ds, i, &im, why, whylen)) return -1;
     float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
     if (!tmp) { image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
-    if (aug == AUGMENT_CROP ? image_random_resized_crop(&im, size, im.c, rng, tmp) : image_eval_view(&im, size, im.c, tmp)) {
+    if (aug.kind == AUG_CROP ? image_random_resized_crop(&im, size, im.c, aug.crop_lo, rng, tmp)
+                             : image_eval_view(&im, size, im.c, tmp)) {
         free(tmp); image_free(&im); snprintf(why, whylen, "out of memory"); return -1;   // not a black view
     }
     finish_view(tmp, size, im.c, channels, out);
-    if (aug != AUGMENT_NONE && rng_uniform(rng) < 0.5f) image_flip_h(out, size, size, channels);
+    if (aug.kind != AUG_NONE && rng_uniform(rng) < 0.5f) image_flip_h(out, size, size, channels);
     free(tmp);
     image_free(&im);
     return 0;

@@ -41,9 +41,22 @@
 #include "data/image.h"
 #include "core/rng.h"
 
-typedef enum { AUGMENT_NONE, AUGMENT_FLIP, AUGMENT_CROP } Augment;
-// "none" | "flip" | "crop" -> 0 and *out; -1 for anything else.
+// A training view's augmentation: its kind, and for the random resized crop the smallest area it takes,
+// a fraction of the image (torchvision's RandomResizedCrop scale=(crop_lo, 1)). AUGMENT_NONE gives the
+// evaluation view; the three constants carry MAE's pretraining crop_lo, 0.2 (docs/data.md, docs/encoder.md
+// "The crop's smallest area").
+typedef enum { AUG_NONE, AUG_FLIP, AUG_CROP } AugmentKind;
+typedef struct { AugmentKind kind; double crop_lo; } Augment;
+#define AUGMENT_CROP_LO 0.2
+#define AUGMENT_NONE ((Augment){AUG_NONE, AUGMENT_CROP_LO})
+#define AUGMENT_FLIP ((Augment){AUG_FLIP, AUGMENT_CROP_LO})
+#define AUGMENT_CROP ((Augment){AUG_CROP, AUGMENT_CROP_LO})
+// "none" | "flip" | "crop" -> 0 and *out (crop_lo AUGMENT_CROP_LO); -1 for anything else.
 int augment_parse(const char *name, Augment *out);
+// crop_lo from a float flag or train state as the decimal it was written as: the shortest text that
+// reads back as the float, read as a double (0.08f gives 0.08, not 0.0799999982; 0.2f gives
+// AUGMENT_CROP_LO exactly, so a run given the default crops as one without the flag).
+double augment_crop_lo(float scale);
 
 typedef struct {
     char *path;     // root + "/" + rel, as passed to image_load

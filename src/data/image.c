@@ -1730,8 +1730,8 @@ oom:   // said by the caller, not a black view (docs/data.md): out untouched
     return -1;
 }
 
-void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch) {
-    const double scale_lo = 0.2, scale_hi = 1.0;
+void image_rrc_params(int w, int h, double scale_lo, Rng *rng, int *cx, int *cy, int *cw, int *ch) {
+    const double scale_hi = 1.0;
     const double log_lo = log(3.0 / 4.0), log_hi = log(4.0 / 3.0);
     double area = (double)w * h;
     for (int attempt = 0; attempt < 10; attempt++) {
@@ -1762,9 +1762,9 @@ void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch
     *ch = bh;
 }
 
-int image_random_resized_crop(const Image *src, int size, int channels, Rng *rng, float *out) {
+int image_random_resized_crop(const Image *src, int size, int channels, double scale_lo, Rng *rng, float *out) {
     int x, y, w, h;
-    image_rrc_params(src->w, src->h, rng, &x, &y, &w, &h);
+    image_rrc_params(src->w, src->h, scale_lo, rng, &x, &y, &w, &h);
     return crop_resize(src, x, y, w, h, size, channels, out);
 }
 

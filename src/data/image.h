@@ -104,15 +104,15 @@ int  image_eval_view(const Image *src, int size, int channels, float *out);
 // The region of a w x h source that image_eval_view shows, in source pixels (fractional):
 // box = {x, y, width, height}; the whole image when w == h == size.
 void image_eval_box(int w, int h, int size, double box[4]);
-// torchvision RandomResizedCrop(size, scale=(0.2, 1.0), ratio=(3/4, 4/3)) parameters: 10 attempts of
-// area ~ U(0.2, 1) * area and log-aspect ~ U(log 3/4, log 4/3), w = round(sqrt(area * ratio)),
+// torchvision RandomResizedCrop(size, scale=(scale_lo, 1.0), ratio=(3/4, 4/3)) parameters: 10 attempts of
+// area ~ U(scale_lo, 1) * area and log-aspect ~ U(log 3/4, log 4/3), w = round(sqrt(area * ratio)),
 // h = round(sqrt(area / ratio)), accepted when 0 < w <= W and 0 < h <= H, offsets uniform; otherwise
 // the centre crop with the aspect ratio clamped to [3/4, 4/3]. Returns the box (x, y, w, h).
-void image_rrc_params(int w, int h, Rng *rng, int *cx, int *cy, int *cw, int *ch);
+void image_rrc_params(int w, int h, double scale_lo, Rng *rng, int *cx, int *cy, int *cw, int *ch);
 // Random resized crop (image_rrc_params, then the box resized to size x size) + channel conversion.
 // No flip: call image_flip_h for that. out [size][size][channels]. 0, or -1 out of memory (the
 // crop's box, as large as the crop; the filter tables), out untouched, as image_eval_view.
-int  image_random_resized_crop(const Image *src, int size, int channels, Rng *rng, float *out);
+int  image_random_resized_crop(const Image *src, int size, int channels, double scale_lo, Rng *rng, float *out);
 void image_flip_h(float *px, int w, int h, int c);
 // Separable resize with PIL's / torchvision-antialias bilinear: a triangle filter whose support grows
 // by the shrink factor when shrinking (so it averages), plain bilinear (align_corners=False, edges
