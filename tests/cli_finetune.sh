@@ -256,6 +256,26 @@ t "--crop-scale: a resume with another value is refused ($rc: $(cat "$dir/csc.er
 "$VITMAE" finetune --ckpt "$pre" $ft --augment flip --crop-scale 0.08 --steps 2 --out "$dir/csf" > /dev/null 2> "$dir/csf.err"; rc=$?
 t "--augment flip --crop-scale 0.08: refused, one line, no folder ($rc: $(cat "$dir/csf.err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/csf.err")" = "vitmae: finetune --crop-scale: 0.08: the smallest area of the random resized crop, which --augment flip does not take (leave it out, or use --augment crop)" ] && [ ! -e "$dir/csf" ]'
+# --interp bicubic (docs/encoder.md, the recipe's augmentation row; docs/data.md "Interpolation"): with
+# timm's fine-tuning crop, said in the start line; 1 thread and 2 as a team give the same bits; the
+# filter changes the run (against the bilinear crops of the same draws); a snapshot resumed ends bitwise
+# as the run; a resume refuses the other filter, and --augment flip refuses the flag.
+"$VITMAE" finetune --ckpt "$pre" $ft --crop-scale 0.08 --interp bicubic --steps 12 --ckpt-every 6 --threads 1 --out "$dir/ci1" > "$dir/ci1.log" 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft --crop-scale 0.08 --interp bicubic --steps 12 --ckpt-every 6 --parallel kernels --out "$dir/ci8" > /dev/null 2>&1
+t "--interp bicubic: the start line says it ($(grep "augment" "$dir/ci1.log"))" 'grep -q "smoothing 0.10, augment crop (area 0.08 to 1, bicubic), 1 thread" "$dir/ci1.log"'
+t "--interp bicubic: 1 thread and 2 as a team, bitwise equal weights" 'same_weights "$dir/ci1/checkpoint.safetensors" "$dir/ci8/checkpoint.safetensors"'
+t "--interp bicubic: not the run with bilinear crops" '! same_weights "$dir/cs1/checkpoint.safetensors" "$dir/ci1/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/ci1/checkpoint-6.safetensors" --out "$dir/cir" > /dev/null 2>&1; rc=$?
+t "--interp bicubic: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/ci1/checkpoint.safetensors" "$dir/cir/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/ci1/checkpoint-6.safetensors" --interp bilinear --out "$dir/cic" > /dev/null 2> "$dir/cic.err"; rc=$?
+t "--interp: a resume with the other filter is refused ($rc: $(cat "$dir/cic.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/cic.err")" = "vitmae: finetune --resume: --interp bilinear cannot change when a run resumes (this run'"'"'s is bicubic); start a new run with --ckpt for another" ] && [ ! -e "$dir/cic" ]'
+"$VITMAE" finetune --ckpt "$pre" $ft --augment flip --interp bicubic --steps 2 --out "$dir/cif" > /dev/null 2> "$dir/cif.err"; rc=$?
+t "--augment flip --interp bicubic: refused, one line, no folder ($rc: $(cat "$dir/cif.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/cif.err")" = "vitmae: finetune --interp: bicubic: the filter of the random resized crop, which --augment flip does not take (leave it out, or use --augment crop)" ] && [ ! -e "$dir/cif" ]'
+"$VITMAE" finetune --ckpt "$pre" $ft --interp lanczos --steps 2 --out "$dir/cil" > /dev/null 2> "$dir/cil.err"; rc=$?
+t "--interp lanczos: a usage error, one line ($rc: $(cat "$dir/cil.err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/cil.err")" -eq 1 ] && grep -q "^vitmae: finetune --interp: .*bilinear|bicubic" "$dir/cil.err" && [ ! -e "$dir/cil" ]'
 # curves.png that cannot be written at an evaluation (a folder there, so its rename fails): exit 1 with
 # that line, the step's checkpoint saved first and said (as train's: until the eightieth session the
 # run stopped with the checkpoint of step 4, the steps since lost); with the folder gone the resume
@@ -733,21 +753,7 @@ rm "$dir/run/other.safetensors"
 # exit 1. The reader took any number up to 9.3e18 and converted it to int or long (undefined past
 # their range: a batch of 1e10, a seed of 9.3e18), took --val-max 0, a drop-path of 5 and a step of 0.5.
 # A train_state of an earlier version still resumes: no groups (1), a float written as the double it
-# held (0.9900000095367432), --val-max up to 10000000 (as the flag).
-edit_state() {   # SRC DST KEY=JSON|KEY=DEL...
-  python3 - "$@" <<'PY'
-import json, os, sys
-sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
-import safetensors_io as st
-tensors, meta = st.read(sys.argv[1]); s = json.loads(meta["train_state"])
-for kv in sys.argv[3:]:
-    k, v = kv.split("=", 1); assert k in s, k
-    if v == "DEL": del s[k]
-    else: s[k] = json.loads(v)
-meta["train_state"] = json.dumps(s); del meta["crc32"]
-st.write(sys.argv[2], tensors, meta)
-PY
-}
+# held (0.9900000095367432), --val-max up to 10000000 (as the flag). (edit_state: tests/lib.sh)
 for edit in batch=1e10 val_max=9.3e18 seed=9.3e18 seed=-1 keep=1e12 val_max=0 step=0.5 drop_path=5 groups=5000 eval_every=0 mixup=-1 cutmix=101 mixup_prob=1.5 mixup_switch=-0.5 \
             reprob=1.5 recount=0 recount=65 'remode="dots"' crop_scale=0 crop_scale=1.5; do
   rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" "$edit"
@@ -775,11 +781,11 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
-# A run from before Mixup, CutMix, random erasing and --crop-scale (no mixup, cutmix, mixup_prob,
-# mixup_switch, reprob, remode, recount, crop_scale in its train_state) resumes without mixing or
-# erasing, with MAE's pretraining crop: bitwise the run it was.
+# A run from before Mixup, CutMix, random erasing, --crop-scale and --interp (no mixup, cutmix,
+# mixup_prob, mixup_switch, reprob, remode, recount, crop_scale, interp in its train_state) resumes
+# without mixing or erasing, with MAE's pretraining crop resized bilinear: bitwise the run it was.
 rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" \
-  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL
+  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL interp=DEL
 "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
 t "train_state from before Mixup, CutMix and erasing: resumes unmixed, bitwise the run ($rc: $(head -n 1 "$dir/err"))" \
   '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors"'

@@ -130,6 +130,31 @@ train seeded --steps 4 --seed 5 --augment crop --lr 0.01 --ckpt-every 2 --keep 5
 t "resume exits 0" '[ $rc -eq 0 ]'
 t "resumed --seed 5 run ends bitwise as the uninterrupted one" \
   'same_weights "$dir/resumed/checkpoint.safetensors" "$dir/seeded/checkpoint.safetensors"'
+# --interp bicubic (docs/data.md, "Interpolation"): the start line says it, 1 thread and 2 give the same
+# bits, the filter changes the run, a snapshot resumed ends bitwise as the run, a resume refuses the
+# other filter, --augment none refuses the flag, and a train_state from before --interp (no "interp")
+# resumes with bilinear crops, bitwise the run it was.
+train cubic --steps 4 --seed 5 --augment crop --interp bicubic --lr 0.01 --ckpt-every 2 --keep 5
+train cubic1 --steps 4 --seed 5 --augment crop --interp bicubic --lr 0.01 --threads 1
+t "--interp bicubic: the start line says it ($(grep -o "augment [^,]*" "$dir/cubic.log"))" 'grep -q "mask 0.75, augment crop (bicubic), pixel" "$dir/cubic.log"'
+t "--interp bicubic: 1 thread and 2, bitwise equal weights" 'same_weights "$dir/cubic/checkpoint.safetensors" "$dir/cubic1/checkpoint.safetensors"'
+t "--interp bicubic: not the run with bilinear crops" '! same_weights "$dir/cubic/checkpoint.safetensors" "$dir/seeded/checkpoint.safetensors"'
+"$VITMAE" train --resume "$dir/cubic/checkpoint-2.safetensors" --out "$dir/cubicr" > /dev/null 2>&1; rc=$?
+t "--interp bicubic: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/cubic/checkpoint.safetensors" "$dir/cubicr/checkpoint.safetensors"'
+"$VITMAE" train --resume "$dir/cubic/checkpoint-2.safetensors" --interp bilinear --out "$dir/cubicc" > /dev/null 2> "$dir/cubicc.err"; rc=$?
+t "--interp: a resume with the other filter is refused ($rc: $(cat "$dir/cubicc.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/cubicc.err")" = "vitmae: train --resume: --interp bilinear cannot change when a run resumes (this run'"'"'s is bicubic); start a new run from these weights with --init CHECKPOINT" ] && [ ! -e "$dir/cubicc" ]'
+"$VITMAE" train $small --augment none --interp bicubic --steps 2 --out "$dir/cubicn" > /dev/null 2> "$dir/cubicn.err"; rc=$?
+t "--augment none --interp bicubic: refused, one line, no folder ($rc: $(cat "$dir/cubicn.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/cubicn.err")" = "vitmae: train --interp: bicubic: the filter of the random resized crop, which --augment none does not take (leave it out, or use --augment crop)" ] && [ ! -e "$dir/cubicn" ]'
+mkdir "$dir/old" && edit_state "$dir/seeded/checkpoint-2.safetensors" "$dir/old/checkpoint.safetensors" interp=DEL
+"$VITMAE" train --resume "$dir/old" > /dev/null 2> "$dir/old.err"; rc=$?
+t "train_state from before --interp: resumes bilinear, bitwise the run ($rc: $(head -n 1 "$dir/old.err"))" \
+  '[ $rc -eq 0 ] && same_weights "$dir/seeded/checkpoint.safetensors" "$dir/old/checkpoint.safetensors"'
+edit_state "$dir/seeded/checkpoint-2.safetensors" "$dir/badinterp.safetensors" interp='"lanczos"'
+"$VITMAE" train --resume "$dir/badinterp.safetensors" --out "$dir/badi" > /dev/null 2> "$dir/badi.err"; rc=$?
+t "train_state with interp \"lanczos\": exit 1, one line ($rc: $(cat "$dir/badi.err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/badi.err")" -eq 1 ] && grep -q "cannot resume: train_state: .interp. out of range$" "$dir/badi.err" && [ ! -e "$dir/badi" ]'
 # The largest seed (2^53 - 1, 16 digits; docs/interface.md, "Seeds"): stored with every digit, so the
 # resumed run is the uninterrupted one; eval --json and config.json print it whole.
 big=9007199254740991

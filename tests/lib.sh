@@ -219,6 +219,22 @@ prefix = "optimizer." + (sys.argv[3] + "." if len(sys.argv) > 3 else "")
 st.write(sys.argv[2], {k: v for k, v in tensors.items() if not k.startswith(prefix)}, meta)
 PY2
 }
+# A checkpoint SRC with its train_state edited, written to DST: KEY=JSON sets a key, KEY=DEL removes it
+# (the key must be there). The crc32 covers the data, not the header: tools/safetensors_io.py writes it.
+edit_state() {   # SRC DST KEY=JSON|KEY=DEL...
+  python3 - "$@" <<'PY'
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1]); s = json.loads(meta["train_state"])
+for kv in sys.argv[3:]:
+    k, v = kv.split("=", 1); assert k in s, k
+    if v == "DEL": del s[k]
+    else: s[k] = json.loads(v)
+meta["train_state"] = json.dumps(s); del meta["crc32"]
+st.write(sys.argv[2], tensors, meta)
+PY
+}
 saved_step() { "$VITMAE" info --json "$1" 2>/dev/null | tr -d ' \t' | grep -o '"step":[0-9]*' | head -n 1 | cut -d: -f2; }
 # png_text PNG KEY: the text of PNG's tEXt chunk KEY; empty when the picture or the chunk is missing.
 # Read chunk by chunk: a grep of the bytes would run on into the chunk's CRC where its bytes happen to

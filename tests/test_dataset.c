@@ -391,13 +391,14 @@ static void test_split_boundary(void) {
     free(tr); free(va);
 }
 
-static int same_views(const Dataset *x, const Dataset *y, int i, int S, int ch, int aug) {
+static int same_views(const Dataset *x, const Dataset *y, int i, int S, int ch, int aug, ImageFilter interp) {
     float a[16 * 16 * 3], b[16 * 16 * 3];
     char err[256];
     Rng r1, r2;
     rng_seed(&r1, 99); rng_seed(&r2, 99);
-    int rc1 = dataset_train_view(x, i, S, ch, (Augment){(AugmentKind)aug, AUGMENT_CROP_LO}, &r1, a, err, sizeof err);
-    int rc2 = dataset_train_view(y, i, S, ch, (Augment){(AugmentKind)aug, AUGMENT_CROP_LO}, &r2, b, err, sizeof err);
+    Augment how = {(AugmentKind)aug, AUGMENT_CROP_LO, interp};
+    int rc1 = dataset_train_view(x, i, S, ch, how, &r1, a, err, sizeof err);
+    int rc2 = dataset_train_view(y, i, S, ch, how, &r2, b, err, sizeof err);
     return rc1 == 0 && rc2 == 0 && !memcmp(a, b, sizeof(float) * S * S * ch);
 }
 
@@ -415,11 +416,13 @@ static void test_cache_and_views(void) {
     // every view equals the full decode's; the 16-bit z.PNG (item 3, held at 8 bits) and the 40x30
     // d.png (item 7, resized to 21x16) are the documented exceptions. Cache or not: always equal.
     for (int i = 0; i < plain.n; i++)
-        for (int aug = AUG_NONE; aug <= AUG_CROP; aug++)
+        for (int aug = AUG_NONE; aug <= AUG_CROP + 1; aug++)   // AUG_CROP + 1: the crop resized bicubic
             for (int ch = 1; ch <= 3; ch += 2) {
+                int k = aug > AUG_CROP ? AUG_CROP : aug;
+                ImageFilter interp = aug > AUG_CROP ? IMAGE_BICUBIC : IMAGE_BILINEAR;
                 if (i != 3 && i != 7)
-                    CHECK(same_views(&plain, &work, i, S, ch, aug), "item %d aug %d ch %d: working image = decode", i, aug, ch);
-                CHECK(same_views(&work, &nocache, i, S, ch, aug), "item %d aug %d ch %d: cache = no cache", i, aug, ch);
+                    CHECK(same_views(&plain, &work, i, S, ch, k, interp), "item %d aug %d ch %d: working image = decode", i, aug, ch);
+                CHECK(same_views(&work, &nocache, i, S, ch, k, interp), "item %d aug %d ch %d: cache = no cache", i, aug, ch);
             }
     Image wi;
     CHECK(dataset_working_image(&work, 7, &wi, err, sizeof err) == 0 && wi.w == 21 && wi.h == 16 && wi.c == 3,
@@ -450,6 +453,23 @@ static void test_cache_and_views(void) {
         if (!memcmp(e, f, sizeof e)) flipped++;
     }
     CHECK(same + flipped == 20 && same > 0 && flipped > 0, "flip: %d as is, %d mirrored", same, flipped);
+    // A crop resized bicubic (train/finetune --interp bicubic) rings past the source's range, and its view
+    // is still 8-bit levels in [0, 1] (clamped, as PIL's 8-bit resize); the bilinear crop of the same draws
+    // differs from it. Item 7, 40x30 colour, shrinks: its edges ring.
+    Augment cubic = AUGMENT_CROP;
+    cubic.interp = IMAGE_BICUBIC;
+    int differ = 0, levels = 1;
+    for (int s = 0; s < 8; s++) {
+        Rng r1, r2;
+        rng_seed(&r1, (uint64_t)s); rng_seed(&r2, (uint64_t)s);
+        dataset_train_view(&work, 7, S, 3, cubic, &r1, a, err, sizeof err);
+        dataset_train_view(&work, 7, S, 3, AUGMENT_CROP, &r2, b, err, sizeof err);
+        differ += memcmp(a, b, sizeof a) != 0;
+        levels &= image_is_8bit(a, S * S * 3);
+        for (int i = 0; i < S * S * 3; i++) levels &= a[i] >= 0 && a[i] <= 1;
+    }
+    CHECK(differ > 0 && levels, "bicubic crops: %d of 8 differ from bilinear ones; 8-bit levels in [0, 1]: %d", differ,
+          levels);
 
     // Batches: same for 1 and 2 threads, for cache and no cache, and split in two ranges.
     int items[5] = {0, 2, 4, 6, 8};

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "data/dataset.h"   // AUGMENT_CROP_LO
 #include "data/image.h"
+#include "io/safetensors.h"
 
 static const char *tmp;
 
@@ -820,6 +821,60 @@ static void test_resize(void) {
     for (int i = 0; i < 6; i++) CHECK_CLOSE(bo[i], pil[i], 1e-4, 0, "7x5 -> 3x2 as PIL");
 }
 
+// Both filters against PIL's Image.resize in mode F (tests/fixtures/resize_pil.safetensors, written by
+// tools/reference_resize.py): shrinking, enlarging, one axis each way, single rows and columns, a 7x
+// shrink. The sums run in double as PIL's do, so only the last float rounding may differ.
+static void test_resize_pil(void) {
+    const char *root = getenv("VITMAE_ROOT");
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/resize_pil.safetensors", root && *root ? root : ".");
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "open %s: %s", path, err);
+    if (!f) return;
+    const char *ncases = st_meta(f, "cases");
+    int cases = ncases ? atoi(ncases) : 0, bad = 0, overshoot = 0;
+    CHECK(cases >= 10, "resize fixture: %d cases", cases);
+    const char *filters[] = {"bilinear", "bicubic"};
+    for (int k = 0; k < cases; k++) {
+        char name[32];
+        int nd, nd2;
+        int64_t ss[4], ds[4];
+        snprintf(name, sizeof name, "%d.src", k);
+        const float *src = st_get(f, name, &nd, ss);
+        CHECK(src && nd == 3, "resize fixture: %s [h, w, c]", name);
+        if (!src || nd != 3) continue;
+        for (int fi = 0; fi < 2; fi++) {
+            snprintf(name, sizeof name, "%d.%s", k, filters[fi]);
+            const float *want = st_get(f, name, &nd2, ds);
+            CHECK(want && nd2 == 3 && ds[2] == ss[2], "resize fixture: %s [h, w, c]", name);
+            if (!want || nd2 != 3 || ds[2] != ss[2]) continue;
+            int sw = (int)ss[1], sh = (int)ss[0], c = (int)ss[2], dw = (int)ds[1], dh = (int)ds[0];
+            size_t n = (size_t)dw * dh * c;
+            float *got = malloc(sizeof(float) * n), *bl = malloc(sizeof(float) * n);
+            if (!got || !bl) { free(got); free(bl); CHECK(0, "out of memory"); continue; }
+            int rc = image_resize(src, sw, sh, c, got, dw, dh, fi ? IMAGE_BICUBIC : IMAGE_BILINEAR);
+            CHECK(rc == 0, "%s: resize %dx%d -> %dx%d", name, sw, sh, dw, dh);
+            double worst = 0;
+            for (size_t i = 0; i < n; i++) {
+                worst = fmax(worst, fabs((double)got[i] - want[i]));
+                overshoot += fi && (want[i] < 0 || want[i] > 1);
+            }
+            if (worst > 2e-6 && bad++ < 5)
+                fprintf(stderr, "  %s %dx%dx%d -> %dx%d: off PIL by %.3g\n", filters[fi], sw, sh, c, dw, dh, worst);
+            if (!fi) {   // image_resize_bilinear is the bilinear filter, to the bit
+                image_resize_bilinear(src, sw, sh, c, bl, dw, dh);
+                CHECK(!memcmp(bl, got, sizeof(float) * n), "%s: image_resize_bilinear as image_resize", name);
+            }
+            free(got);
+            free(bl);
+        }
+    }
+    CHECK(bad == 0, "bilinear and bicubic resizes within 2e-6 of PIL's (%d off)", bad);
+    // Bicubic rings: the fixture holds values outside [0, 1], so the test sees the negative lobes.
+    CHECK(overshoot > 0, "bicubic resizes of the fixture overshoot [0, 1] (%d values)", overshoot);
+    st_close(f);
+}
+
 static void test_views(void) {
     // Already size x size: pixel for pixel.
     float px[3 * 3 * 3];
@@ -911,14 +966,27 @@ static void test_random_resized_crop(void) {
     float o1[16 * 16 * 3], o2[16 * 16 * 3], o3[16 * 16 * 3];
     Rng a, b, c;
     rng_seed(&a, 3); rng_seed(&b, 3); rng_seed(&c, 4);
-    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, &a, o1);
-    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, &b, o2);
-    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, &c, o3);
+    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, IMAGE_BILINEAR, &a, o1);
+    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, IMAGE_BILINEAR, &b, o2);
+    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, IMAGE_BILINEAR, &c, o3);
     CHECK(!memcmp(o1, o2, sizeof o1), "random resized crop reproducible by seed");
     CHECK(memcmp(o1, o3, sizeof o1) != 0, "another seed gives another crop");
     int in_range = 1;
     for (int i = 0; i < 16 * 16 * 3; i++) in_range &= o1[i] >= 0 && o1[i] <= 1;
     CHECK(in_range, "crop values stay in [0, 1]");
+    // Bicubic: the same box (the same draws), then the box resized bicubic; the bilinear crop of the same
+    // draws differs.
+    float cub[16 * 16 * 3], box[32 * 24 * 3], want[16 * 16 * 3];
+    int bx, by, bw, bh;
+    rng_seed(&a, 3);
+    image_random_resized_crop(&im, 16, 3, AUGMENT_CROP_LO, IMAGE_BICUBIC, &a, cub);
+    rng_seed(&b, 3);
+    image_rrc_params(32, 24, AUGMENT_CROP_LO, &b, &bx, &by, &bw, &bh);
+    image_crop(&im, bx, by, bw, bh, box);
+    image_resize(box, bw, bh, 3, want, 16, 16, IMAGE_BICUBIC);
+    CHECK(!memcmp(cub, want, sizeof cub), "bicubic crop: the box of the same draws, resized bicubic");
+    CHECK(memcmp(cub, o1, sizeof cub) != 0, "bicubic and bilinear crops of the same box differ");
+    CHECK(!memcmp(&a, &b, sizeof a), "the bicubic crop draws as the bilinear one");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1122,6 +1190,7 @@ int main(void) {
     test_working_image();
     test_working_image_turned();
     test_resize();
+    test_resize_pil();
     test_views();
     test_random_resized_crop();
     test_bad_input();

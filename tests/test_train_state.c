@@ -67,6 +67,7 @@ static void test_state_json(void) {
     r.ckpt_every = 6; r.log_every = 7; r.sample_every = 8; r.batch = 9; r.keep = 2; r.val_max = 100;
     r.lr = 0.0125f; r.min_lr = 1e-5f; r.wd = 0.04f; r.clip = 1.5f; r.mask_ratio = 0.6f; r.val_frac = 0.07f;
     snprintf(r.augment, sizeof r.augment, "flip");
+    snprintf(r.interp, sizeof r.interp, "bicubic");
     snprintf(r.data, sizeof r.data, "/data/set");
     r.elapsed_s = 12.5;
     r.grad_groups = 4; r.processes = 2; r.accum = 2;
@@ -78,7 +79,8 @@ static void test_state_json(void) {
     CHECK(back.step == r.step && back.total_steps == r.total_steps && back.warmup == r.warmup && back.seed == r.seed
           && back.batch == r.batch && back.lr == r.lr && back.min_lr == r.min_lr && back.wd == r.wd
           && back.clip == r.clip && back.mask_ratio == r.mask_ratio && back.val_frac == r.val_frac
-          && !strcmp(back.augment, "flip") && !strcmp(back.data, "/data/set"), "round trip: %s", js);
+          && !strcmp(back.augment, "flip") && !strcmp(back.interp, "bicubic") && !strcmp(back.data, "/data/set"),
+          "round trip: %s", js);
     CHECK(back.grad_groups == 4 && back.processes == 2 && back.accum == 2, "groups, processes, accum: %s", js);
     free(js);
     // The losses since the last metrics row come back whatever --log-every (up to 10^12) made them: a
@@ -138,7 +140,8 @@ static void test_state_json(void) {
                       "\"augment\":\"none\",\"data\":\"/d\",\"eval_every\":1,\"ckpt_every\":1,\"log_every\":1,"
                       "\"sample_every\":1,\"keep\":1,\"elapsed_s\":0}";
     rc = run_state_from_json(old, &back, err, sizeof err);
-    CHECK(rc == 0 && back.grad_groups == 1 && back.processes == 1 && back.accum == 1, "old state: %s", rc ? err : "");
+    CHECK(rc == 0 && back.grad_groups == 1 && back.processes == 1 && back.accum == 1 && !strcmp(back.interp, "bilinear"),
+          "old state (one group, bilinear crops): %s", rc ? err : back.interp);
     r.grad_groups = 0;
     js = run_state_to_json(&r);
     CHECK(js && run_state_from_json(js, &back, err, sizeof err) != 0, "grad_groups 0 refused");

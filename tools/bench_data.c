@@ -1,7 +1,9 @@
 // bench_data DIR [--img N] [--limit K]: decode throughput on a folder of images, one core, by size
 // class (megapixels): full decode (image_load, what eval views use) and the working image that
 // training uses (DCT-scaled JPEG decode + resize to shorter side 2 x N, see src/data/dataset.h), and
-// reading a working image back from the on-disk store. Prints img/s per core for each class.
+// reading a working image back from the on-disk store; and the random resized crop of the working image
+// to N x N with each of the two filters (--interp bilinear | bicubic, docs/data.md "Interpolation"),
+// CROPS views an image. Prints img/s (views/s) per core for each class.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,10 @@ int main(int argc, char **argv) {
     dataset_scan(argv[1], &wo, &stored, err, sizeof err);
     printf("%s: %d images (header scan %.3f s on 1 core, %.1f ms per image); working size %d (--img %d)\n", argv[1],
            full.n, scan_s, full.n ? 1e3 * scan_s / full.n : 0, 2 * img, img);
-    double secs[3][NCLASS] = {{0}};
+    enum { CROPS = 20 };
+    double secs[5][NCLASS] = {{0}};
+    float *view = malloc(sizeof(float) * (size_t)img * img * 3);
+    if (!view) { fprintf(stderr, "bench_data: out of memory\n"); return 1; }
     int count[NCLASS] = {0};
     int n = full.n < limit ? full.n : limit;
     for (int i = 0; i < n; i++) {
@@ -56,21 +61,32 @@ int main(int argc, char **argv) {
         if (ok) image_free(&im);
         double d = now_s();
         ok = ok && dataset_working_image(&stored, i, &im, err, sizeof err) == 0;   // reads the store
-        if (ok) image_free(&im);
         double e = now_s();
         if (!ok) continue;
+        for (int f = 0; f < 2; f++) {   // the same draws for both filters
+            Rng rng;
+            rng_seed(&rng, (uint64_t)i);
+            double t = now_s();
+            for (int k = 0; k < CROPS; k++)
+                image_random_resized_crop(&im, img, im.c, AUGMENT_CROP_LO, f ? IMAGE_BICUBIC : IMAGE_BILINEAR, &rng, view);
+            secs[3 + f][c] += (now_s() - t) / CROPS;
+        }
+        image_free(&im);
         secs[0][c] += b - a;
         secs[1][c] += d - b;
         secs[2][c] += e - d;
         count[c]++;
     }
-    printf("%-12s %6s %14s %14s %14s\n", "size", "images", "full img/s", "working img/s", "store img/s");
+    printf("%-12s %6s %14s %14s %14s %14s %14s\n", "size", "images", "full img/s", "working img/s", "store img/s",
+           "crop bilinear", "crop bicubic");
     for (int c = 0; c < NCLASS; c++) {
         if (!count[c]) continue;
-        printf("%-12s %6d %14.1f %14.1f %14.1f\n", class_name[c], count[c], count[c] / secs[0][c], count[c] / secs[1][c],
-               count[c] / secs[2][c]);
+        printf("%-12s %6d %14.1f %14.1f %14.1f %14.1f %14.1f\n", class_name[c], count[c], count[c] / secs[0][c],
+               count[c] / secs[1][c], count[c] / secs[2][c], count[c] / secs[3][c], count[c] / secs[4][c]);
     }
-    printf("(one core each; 'working' = DCT-scaled decode + resize + store write, 'store' = read back)\n");
+    printf("(one core each; 'working' = DCT-scaled decode + resize + store write, 'store' = read back, 'crop' = random "
+           "resized crops of the working image to %d x %d, views/s)\n", img, img);
+    free(view);
     dataset_free(&full);
     dataset_free(&work);
     dataset_free(&stored);

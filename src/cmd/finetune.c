@@ -63,6 +63,7 @@
 
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel, *remode;
+    const char *interp;
     int from_scratch, overwrite, img, patch, dim, depth, heads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs, crop_scale;
     MixFlags mix;     // --mixup, --cutmix, --mixup-prob, --mixup-switch-prob
@@ -82,6 +83,7 @@ typedef struct {
     MixFlags mix;   // absent in runs from before Mixup and CutMix: off (mixup_prob 1, switch 0.5)
     EraseFlags erase;   // absent in runs from before random erasing: off (pixel, count 1)
     char augment[16], remode[8], data[4096], val[4096], init[4096];
+    char interp[16];   // the crop's filter; absent in runs from before --interp: "bilinear"
     double elapsed_s;
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
@@ -189,6 +191,7 @@ static const StateField FT_FIELDS[] = {
     {"groups", STATE_INT, offsetof(FtState, groups), 1, GROUPS_MAX},   // absent before gradient groups: 1
     {"augment", STATE_TEXT, offsetof(FtState, augment), 0, 0},
     {"remode", STATE_TEXT, offsetof(FtState, remode), 0, 0},
+    {"interp", STATE_TEXT, offsetof(FtState, interp), 0, 0},
     {"data", STATE_TEXT, offsetof(FtState, data), 0, 0},
     {"val", STATE_TEXT, offsetof(FtState, val), 0, 0},
     {"init", STATE_TEXT, offsetof(FtState, init), 0, 0},
@@ -221,11 +224,12 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     for (int i = 0; i < 7; i++)
         if (!cJSON_GetObjectItemCaseSensitive(o, off_keys[i])) cJSON_AddNumberToObject(o, off_keys[i], off[i]);
     if (!cJSON_GetObjectItemCaseSensitive(o, "remode")) cJSON_AddStringToObject(o, "remode", "pixel");
+    if (!cJSON_GetObjectItemCaseSensitive(o, "interp")) cJSON_AddStringToObject(o, "interp", "bilinear");
     if (run_state_fields_from_json(o, FT_FIELDS, FT_NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
-    const char *skeys[] = {"augment", "remode", "data", "val", "init"};
-    char *dst[] = {r->augment, r->remode, r->data, r->val, r->init};
-    size_t dn[] = {sizeof r->augment, sizeof r->remode, sizeof r->data, sizeof r->val, sizeof r->init};
-    for (int i = 0; i < 5; i++) {
+    const char *skeys[] = {"augment", "remode", "interp", "data", "val", "init"};
+    char *dst[] = {r->augment, r->remode, r->interp, r->data, r->val, r->init};
+    size_t dn[] = {sizeof r->augment, sizeof r->remode, sizeof r->interp, sizeof r->data, sizeof r->val, sizeof r->init};
+    for (int i = 0; i < 6; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, skeys[i]);
         if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
         snprintf(dst[i], dn[i], "%s", x->valuestring);
@@ -241,6 +245,11 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     }
     if (erase_mode_parse(r->remode, &r->erase.mode)) {
         snprintf(err, errlen, "train_state: 'remode' missing or out of range");
+        return -1;
+    }
+    ImageFilter filter;
+    if (augment_interp_parse(r->interp, &filter)) {
+        snprintf(err, errlen, "train_state: 'interp' missing or out of range");
         return -1;
     }
     if (r->step > r->total_steps) {   // the table checked each alone
@@ -429,6 +438,7 @@ static const char *SYNOPSIS = "--ckpt PRETRAINED | --from-scratch --data DIR [--
 static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_out) {
     memset(a, 0, sizeof *a);
     a->preset = MAE_DEFAULT_PRESET; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset"; a->remode = "pixel";
+    a->interp = "bilinear";
     a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
     a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = (float)DEFAULT_VAL_FRAC; a->steps = 1000; a->batch = 64; a->warmup = -1;
     a->log_every = DEFAULT_LOG_EVERY; a->keep = DEFAULT_KEEP; a->val_max = DEFAULT_VAL_MAX; a->parallel = "auto";
@@ -454,6 +464,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "--from-scratch pixel mean/std (default: measured)", NULL, 0},
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop: random resized crop + flip)", NULL, 0},
         {"--crop-scale", FLAG_FLOAT, &a->crop_scale, CROP_SCALE_MIN, 1.0, NULL, "the random resized crop's smallest area, a fraction of the image (default 0.2, MAE's pretraining crop; timm's fine-tuning crop 0.08)", "LO", 0},
+        {"--interp", FLAG_CHOICE, &a->interp, 0, 0, "bilinear|bicubic", "the filter that resizes the random resized crop (default bilinear); MAE's and timm's is bicubic", NULL, 0},
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step, over all processes (default 64)", "B", 0},
@@ -899,6 +910,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                       "does not take (leave it out, or use --augment crop)", lo, a->augment);
             return 2;
         }
+        if (cli_flag(flags, nflags, "--interp")->seen && strcmp(a->augment, "crop")) {
+            cli_error("finetune --interp", "%s: the filter of the random resized crop, which --augment %s does not "
+                      "take (leave it out, or use --augment crop)", a->interp, a->augment);
+            return 2;
+        }
+        snprintf(r->interp, sizeof r->interp, "%s", a->interp);
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
         snprintf(r->remode, sizeof r->remode, "%s", a->remode);
         run_new_id(r->run_id, sizeof r->run_id);
@@ -935,6 +952,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             {"--pos", 1, 0, 0, 0, a->pos, pos},
             {"--augment", 1, 0, 0, 0, a->augment, r->augment},
             {"--crop-scale", 0, 1, a->crop_scale, r->crop_scale, NULL, NULL},
+            {"--interp", 1, 0, 0, 0, a->interp, r->interp},
             {"--steps", 0, 0, (double)a->steps, (double)r->total_steps, NULL, NULL},
             {"--epochs", 1, 0, 0, 0, epochs, epoch_steps == r->total_steps ? epochs : steps},
             {"--batch", 0, 0, a->batch, r->batch, NULL, NULL},
@@ -1211,15 +1229,11 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
     char threads_s[64];
     run_threads_text(threads_s, sizeof threads_s, omp_get_max_threads());
-    char crop[48] = "";   // a crop of other areas than MAE's pretraining crop's says them
-    if (!strcmp(r->augment, "crop") && augment_crop_lo(r->crop_scale) != AUGMENT_CROP_LO) {
-        char lo[32];
-        run_value_text(lo, sizeof lo, r->crop_scale, 1);
-        snprintf(crop, sizeof crop, " (area %s to 1)", lo);
-    }
-    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s%s, %s\n",
+    char aug[96];
+    run_augment_text(aug, sizeof aug, r->augment, r->crop_scale, r->interp);
+    printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
-           r->smoothing, r->augment, crop, threads_s);
+           r->smoothing, aug, threads_s);
     if (mix_enabled(&r->mix)) {   // docs/encoder.md, "Mixup and CutMix"
         char mu[32], cu[32], pr[32], sw[32], both[64] = "";
         run_value_text(mu, sizeof mu, r->mix.mixup, 1);
@@ -1442,6 +1456,7 @@ int cmd_finetune(int argc, char **argv) {
     Augment aug = AUGMENT_CROP;
     augment_parse(r->augment, &aug);
     aug.crop_lo = augment_crop_lo(r->crop_scale);
+    augment_interp_parse(r->interp, &aug.interp);
     // Batches are made ahead in the background (data/loader.h); each is a function of (items, seed,
     // step) alone, so the depth and the loader threads change when the work is done, not the result.
     LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, t->share, t->a.lf.prefetch, t->a.lf.loader_threads};

@@ -1242,6 +1242,19 @@ void run_threads_text(char *buf, size_t n, int threads) {
     snprintf(buf, n, "%s%d thread%s", procs, threads, threads == 1 ? "" : "s");
 }
 
+void run_augment_text(char *buf, size_t n, const char *augment, float crop_scale, const char *interp) {
+    char lo[32] = "", area[48] = "";
+    int crop = !strcmp(augment, "crop"), other_area = crop && augment_crop_lo(crop_scale) != AUGMENT_CROP_LO;
+    int cubic = crop && !strcmp(interp, "bicubic");
+    if (other_area) {
+        run_value_text(lo, sizeof lo, crop_scale, 1);
+        snprintf(area, sizeof area, "area %s to 1", lo);
+    }
+    if (other_area || cubic)
+        snprintf(buf, n, "%s (%s%s%s)", augment, area, other_area && cubic ? ", " : "", cubic ? "bicubic" : "");
+    else snprintf(buf, n, "%s", augment);
+}
+
 int run_check_same_files(const Dataset *ds) {
     char err[CLI_ERR_MAX];
     int same = dist_check_same_list((const char *const *)&ds->items[0].rel, sizeof(DataItem), ds->n, "file list", 0,

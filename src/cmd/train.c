@@ -50,7 +50,7 @@
 
 // The flags that are not part of the run state; the others are parsed straight into RunState.
 typedef struct {
-    const char *data, *out, *resume, *init, *val, *preset, *channels, *pos, *augment, *pixel_norm;
+    const char *data, *out, *resume, *init, *val, *preset, *channels, *pos, *augment, *pixel_norm, *interp;
     int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads, overwrite;
     int groups, accum;
     const char *parallel;
@@ -77,6 +77,7 @@ static const char *SYNOPSIS = "--data DIR [--out RUN] [flags]";
 static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, int *nflags_out) {
     memset(a, 0, sizeof *a);
     a->preset = MAE_DEFAULT_PRESET; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset";
+    a->interp = "bilinear";
     a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = (float)DEFAULT_BLR;
     r->mask_ratio = (float)MAE_DEFAULT_MASK_RATIO; r->wd = (float)DEFAULT_WD; r->val_frac = (float)DEFAULT_VAL_FRAC;
     r->total_steps = DEFAULT_STEPS; r->batch = MAE_DEFAULT_BATCH;
@@ -104,6 +105,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--pos", FLAG_CHOICE, &a->pos, 0, 0, "learned|fixed", "position embeddings trained or frozen sin-cos (default learned)", NULL, 0},
         {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "pixel mean/std (default: measured on the data)", NULL, 0},
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop)", NULL, 0},
+        {"--interp", FLAG_CHOICE, &a->interp, 0, 0, "bilinear|bicubic", "the filter that resizes the random resized crop (default bilinear); MAE's is bicubic", NULL, 0},
         {"--steps", FLAG_LONG, &r->total_steps, 1, 1e12, NULL, "optimizer steps (default " MAE_STR(DEFAULT_STEPS) ")", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step, over all processes (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
@@ -213,7 +215,13 @@ static int new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const
     if (r->total_steps < 1) r->total_steps = 1;
     if (r->warmup < 0) r->warmup = warmup_default(r->total_steps);
     if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = lr_from_blr(a->blr, r->batch);
+    if (cli_flag(flags, nflags, "--interp")->seen && strcmp(a->augment, "crop")) {
+        snprintf(err, errlen, "train --interp: %s: the filter of the random resized crop, which --augment %s "
+                 "does not take (leave it out, or use --augment crop)", a->interp, a->augment);
+        return CLI_USAGE;
+    }
     snprintf(r->augment, sizeof r->augment, "%s", a->augment);
+    snprintf(r->interp, sizeof r->interp, "%s", a->interp);
     run_new_id(r->run_id, sizeof r->run_id);
     run_abs_path(r->data, sizeof r->data, data);
     if (!r->eval_every) r->eval_every = r->total_steps >= 10 ? r->total_steps / 10 : 1;
@@ -257,6 +265,7 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
         {"--norm-pix", 1, 0, 0, 0, "", c->norm_pix_loss ? "" : NULL},
         {"--pos", 1, 0, 0, 0, a->pos, pos},
         {"--augment", 1, 0, 0, 0, a->augment, r->augment},
+        {"--interp", 1, 0, 0, 0, a->interp, r->interp},
         {"--batch", 0, 0, given->batch, r->batch, NULL, NULL},
         {"--lr", 0, 1, given->lr, r->lr, NULL, NULL},
         // --blr gives the run's --lr when blr * batch / 256 is it, as in a new run (new_run_state)
@@ -890,9 +899,11 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     config_float_text(t->rs.mask_ratio, mask_s, sizeof mask_s);
     char threads_s[64];
     run_threads_text(threads_s, sizeof threads_s, threads);
+    char aug[96];
+    run_augment_text(aug, sizeof aug, t->rs.augment, (float)AUGMENT_CROP_LO, t->rs.interp);
     printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), mask %s, augment %s, pixel mean/std %s/%s, %s\n",
            t->rs.total_steps, t->rs.total_steps == 1 ? "" : "s", t->rs.batch, t->rs.lr, t->rs.warmup, mask_s,
-           t->rs.augment, stats[0], stats[1], threads_s);
+           aug, stats[0], stats[1], threads_s);
     if (dist_size() > 1 || t->rs.grad_groups > 1 || t->rs.accum > 1)
         printf("  %d gradient groups of %d image%s (%d at once), %d process%s x %d micro-batch%s\n", t->rs.grad_groups,
                t->per, t->per == 1 ? "" : "s", t->at_once, dist_size(), dist_size() == 1 ? "" : "es", t->rs.accum,
@@ -1079,6 +1090,7 @@ int cmd_train(int argc, char **argv) {
     if (t->ended) { train_free(t); free(t); return 0; }   // nothing to train (setup said so)
     Augment aug = AUGMENT_CROP;
     augment_parse(t->rs.augment, &aug);
+    augment_interp_parse(t->rs.interp, &aug.interp);
     char err[CLI_ERR_MAX];
     LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.lf.prefetch, a.lf.loader_threads};
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);

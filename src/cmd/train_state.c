@@ -38,6 +38,7 @@ static const StateField FIELDS[] = {
     {"val_frac", STATE_FLOAT, offsetof(RunState, val_frac), 0, VAL_FRAC_MAX},
     {"val_max", STATE_INT, offsetof(RunState, val_max), 1, VAL_MAX_LIMIT},
     {"augment", STATE_TEXT, offsetof(RunState, augment), 0, 0},
+    {"interp", STATE_TEXT, offsetof(RunState, interp), 0, 0},
     {"data", STATE_TEXT, offsetof(RunState, data), 0, 0},
     {"eval_every", STATE_LONG, offsetof(RunState, eval_every), 1, 1e12},
     {"ckpt_every", STATE_LONG, offsetof(RunState, ckpt_every), 1, 1e12},
@@ -72,6 +73,14 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     if (!o) return -1;
     memset(r, 0, sizeof *r);
     if (run_state_fields_from_json(o, FIELDS, NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(o, "interp");   // absent in older runs: bilinear
+    ImageFilter filter;
+    if (in && (!cJSON_IsString(in) || augment_interp_parse(in->valuestring, &filter))) {
+        snprintf(err, errlen, "train_state: 'interp' out of range");
+        cJSON_Delete(o);
+        return -1;
+    }
+    snprintf(r->interp, sizeof r->interp, "%s", in ? in->valuestring : "bilinear");
     const cJSON *aug = cJSON_GetObjectItemCaseSensitive(o, "augment");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(o, "data");
     Augment parsed;

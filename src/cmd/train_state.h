@@ -33,6 +33,7 @@ typedef struct {
     int processes, accum;   // N and K of the session that wrote it (a record: any that divide G resume)
     float lr, min_lr, wd, clip, mask_ratio, val_frac;
     char augment[16];
+    char interp[16];    // the crop's filter, "bilinear" | "bicubic"; absent in older runs: "bilinear"
     char data[4096];    // absolute path of the training folder
     char val[4096];     // absolute path of the --val folder, "" for a held-out split
     double elapsed_s;   // training time of earlier sessions

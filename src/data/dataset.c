@@ -24,6 +24,13 @@ int augment_parse(const char *name, Augment *out) {
     return 0;
 }
 
+int augment_interp_parse(const char *name, ImageFilter *out) {
+    if (!strcmp(name, "bilinear")) *out = IMAGE_BILINEAR;
+    else if (!strcmp(name, "bicubic")) *out = IMAGE_BICUBIC;
+    else return -1;
+    return 0;
+}
+
 double augment_crop_lo(float scale) {
     char text[32];
     for (int digits = 1; digits <= 9; digits++) {   // 9 significant digits read back as any float
@@ -1022,7 +1029,7 @@ static int item_view(const Dataset *ds, int i, int size, int channels, Augment a
     if (item_source(ds, i, &im, why, whylen)) return -1;
     float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
     if (!tmp) { image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
-    if (aug.kind == AUG_CROP ? image_random_resized_crop(&im, size, im.c, aug.crop_lo, rng, tmp)
+    if (aug.kind == AUG_CROP ? image_random_resized_crop(&im, size, im.c, aug.crop_lo, aug.interp, rng, tmp)
                              : image_eval_view(&im, size, im.c, tmp)) {
         free(tmp); image_free(&im); snprintf(why, whylen, "out of memory"); return -1;   // not a black view
     }

@@ -42,17 +42,21 @@
 #include "core/rng.h"
 
 // A training view's augmentation: its kind, and for the random resized crop the smallest area it takes,
-// a fraction of the image (torchvision's RandomResizedCrop scale=(crop_lo, 1)). AUGMENT_NONE gives the
-// evaluation view; the three constants carry MAE's pretraining crop_lo, 0.2 (docs/data.md, docs/encoder.md
-// "The crop's smallest area").
+// a fraction of the image (torchvision's RandomResizedCrop scale=(crop_lo, 1)), and the filter that
+// resizes the crop (its interpolation=; evaluation views always resize bilinear, docs/interface.md
+// section 2). AUGMENT_NONE gives the evaluation view; the three constants carry MAE's pretraining
+// crop_lo, 0.2, and the bilinear filter (docs/data.md "Interpolation", docs/encoder.md "The crop's
+// smallest area").
 typedef enum { AUG_NONE, AUG_FLIP, AUG_CROP } AugmentKind;
-typedef struct { AugmentKind kind; double crop_lo; } Augment;
+typedef struct { AugmentKind kind; double crop_lo; ImageFilter interp; } Augment;
 #define AUGMENT_CROP_LO 0.2
-#define AUGMENT_NONE ((Augment){AUG_NONE, AUGMENT_CROP_LO})
-#define AUGMENT_FLIP ((Augment){AUG_FLIP, AUGMENT_CROP_LO})
-#define AUGMENT_CROP ((Augment){AUG_CROP, AUGMENT_CROP_LO})
-// "none" | "flip" | "crop" -> 0 and *out (crop_lo AUGMENT_CROP_LO); -1 for anything else.
+#define AUGMENT_NONE ((Augment){AUG_NONE, AUGMENT_CROP_LO, IMAGE_BILINEAR})
+#define AUGMENT_FLIP ((Augment){AUG_FLIP, AUGMENT_CROP_LO, IMAGE_BILINEAR})
+#define AUGMENT_CROP ((Augment){AUG_CROP, AUGMENT_CROP_LO, IMAGE_BILINEAR})
+// "none" | "flip" | "crop" -> 0 and *out (crop_lo AUGMENT_CROP_LO, bilinear); -1 for anything else.
 int augment_parse(const char *name, Augment *out);
+// "bilinear" | "bicubic" (the --interp flag, train_state's "interp") -> 0 and *out; -1 otherwise.
+int augment_interp_parse(const char *name, ImageFilter *out);
 // crop_lo from a float flag or train state as the decimal it was written as: the shortest text that
 // reads back as the float, read as a double (0.08f gives 0.08, not 0.0799999982; 0.2f gives
 // AUGMENT_CROP_LO exactly, so a run given the default crops as one without the flag).

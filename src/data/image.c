@@ -1465,19 +1465,29 @@ static double triangle(double x) {
     return x < 1.0 ? 1.0 - x : 0.0;
 }
 
-// PIL's precompute_coeffs for the bilinear filter (support 1), for outputs off .. off + n - 1 of a
-// resize of `in` samples to `out` (each output's taps do not depend on the others, so a window of
-// the output costs only its own taps): for output off + j the taps are first[j] .. first[j] +
-// count[j] - 1, weights k[j * ksize ..] normalised to sum 1.
+// PIL's bicubic kernel (Keys, a = -0.5; support 2), the one torchvision's InterpolationMode.BICUBIC
+// runs on PIL images (docs/data.md, "Interpolation").
+static double cubic(double x) {
+    const double a = -0.5;
+    x = fabs(x);
+    if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+    if (x < 2.0) return (((x - 5.0) * x + 8.0) * x - 4.0) * a;
+    return 0.0;
+}
+
+// PIL's precompute_coeffs for the filter (bilinear: support 1; bicubic: support 2), for outputs off ..
+// off + n - 1 of a resize of `in` samples to `out` (each output's taps do not depend on the others, so
+// a window of the output costs only its own taps): for output off + j the taps are first[j] ..
+// first[j] + count[j] - 1, weights k[j * ksize ..] normalised to sum 1.
 typedef struct { int n, ksize; int *first, *count; double *k; } Coeffs;
 
 static void coeffs_free(Coeffs *c) { free(c->first); free(c->k); memset(c, 0, sizeof *c); }
 
-static int coeffs_make(Coeffs *c, int in, long out, long off, int n) {
+static int coeffs_make_filter(Coeffs *c, int in, long out, long off, int n, ImageFilter filter) {
     memset(c, 0, sizeof *c);
     double scale = (double)in / out;
     double filterscale = scale < 1.0 ? 1.0 : scale;
-    double support = filterscale;
+    double support = (filter == IMAGE_BICUBIC ? 2.0 : 1.0) * filterscale;
     int ksize = (int)ceil(support) * 2 + 1;
     c->n = n;
     c->ksize = ksize;
@@ -1495,12 +1505,19 @@ static int coeffs_make(Coeffs *c, int in, long out, long off, int n) {
         xmax -= xmin;
         if (xmax > ksize) xmax = ksize;
         double *kj = c->k + (size_t)j * ksize, sum = 0;
-        for (int x = 0; x < xmax; x++) sum += kj[x] = triangle((x + xmin - center + 0.5) / filterscale);
+        for (int x = 0; x < xmax; x++) {
+            double t = (x + xmin - center + 0.5) / filterscale;
+            sum += kj[x] = filter == IMAGE_BICUBIC ? cubic(t) : triangle(t);
+        }
         for (int x = 0; x < xmax && sum != 0; x++) kj[x] /= sum;
         c->first[j] = xmin;
         c->count[j] = xmax;
     }
     return 0;
+}
+
+static int coeffs_make(Coeffs *c, int in, long out, long off, int n) {
+    return coeffs_make_filter(c, in, out, off, n, IMAGE_BILINEAR);
 }
 
 // One axis: src viewed as [outer][in][inner] holding samples base .. base + in - 1 of the axis,
@@ -1522,23 +1539,28 @@ static void coeffs_apply(const Coeffs *c, const float *src, int in, int base, fl
 }
 
 // One axis: src viewed as [outer][in][inner] -> dst [outer][out][inner].
-static int resize_axis(const float *src, float *dst, int outer, int in, int out, int inner) {
+static int resize_axis(const float *src, float *dst, int outer, int in, int out, int inner, ImageFilter filter) {
     Coeffs c;
-    if (coeffs_make(&c, in, out, 0, out)) return -1;
+    if (coeffs_make_filter(&c, in, out, 0, out, filter)) return -1;
     coeffs_apply(&c, src, in, 0, dst, outer, inner);
     coeffs_free(&c);
     return 0;
 }
 
-int image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh) {
+int image_resize(const float *src, int sw, int sh, int c, float *dst, int dw, int dh, ImageFilter filter) {
     if (sw == dw && sh == dh) { memcpy(dst, src, sizeof(float) * (size_t)sw * sh * c); return 0; }
-    if (sh == dh) return resize_axis(src, dst, sh, sw, dw, c);
-    if (sw == dw) return resize_axis(src, dst, 1, sh, dh, sw * c);
+    if (sh == dh) return resize_axis(src, dst, sh, sw, dw, c, filter);
+    if (sw == dw) return resize_axis(src, dst, 1, sh, dh, sw * c, filter);
     // Horizontal first, then vertical (PIL's order).
     float *tmp = malloc(sizeof(float) * (size_t)sh * dw * c);
-    int rc = !tmp || resize_axis(src, tmp, sh, sw, dw, c) || resize_axis(tmp, dst, 1, sh, dh, dw * c) ? -1 : 0;
+    int rc = !tmp || resize_axis(src, tmp, sh, sw, dw, c, filter) || resize_axis(tmp, dst, 1, sh, dh, dw * c, filter)
+                 ? -1 : 0;
     free(tmp);
     return rc;
+}
+
+int image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh) {
+    return image_resize(src, sw, sh, c, dst, dw, dh, IMAGE_BILINEAR);
 }
 
 void image_resize_size(long w, long h, long size, long *nw, long *nh) {
@@ -1593,7 +1615,7 @@ static void rowfit_push(RowFit *f) {
 // Once the h rows are in: along y into *out. -1 out of memory.
 static int rowfit_end(RowFit *f, Image *out) {
     float *dst = malloc(sizeof(float) * (size_t)f->nw * f->nh * f->c);
-    if (!dst || resize_axis(f->tmp, dst, 1, f->h, f->nh, f->nw * f->c)) { free(dst); return -1; }
+    if (!dst || resize_axis(f->tmp, dst, 1, f->h, f->nh, f->nw * f->c, IMAGE_BILINEAR)) { free(dst); return -1; }
     *out = (Image){f->nw, f->nh, f->c, dst};
     return 0;
 }
@@ -1644,9 +1666,11 @@ void image_crop(const Image *src, int x, int y, int w, int h, float *dst) {
                sizeof(float) * (size_t)w * src->c);
 }
 
-// Crops (x, y, w, h) of src, resizes it to size x size and converts to `channels` into out.
-// -1 out of memory (the crop's box is as large as the crop: up to the whole image), out untouched.
-static int crop_resize(const Image *src, int x, int y, int w, int h, int size, int channels, float *out) {
+// Crops (x, y, w, h) of src, resizes it to size x size with the filter and converts to `channels`
+// into out. -1 out of memory (the crop's box is as large as the crop: up to the whole image), out
+// untouched.
+static int crop_resize(const Image *src, int x, int y, int w, int h, int size, int channels, ImageFilter filter,
+                       float *out) {
     size_t n = (size_t)size * size;
     int c = src->c;
     float *box = NULL, *resized = out;
@@ -1659,7 +1683,7 @@ static int crop_resize(const Image *src, int x, int y, int w, int h, int size, i
     }
     if (channels != c) resized = malloc(sizeof(float) * n * c);
     if (!resized) { free(box); return -1; }
-    int rc = image_resize_bilinear(from, w, h, c, resized, size, size);
+    int rc = image_resize(from, w, h, c, resized, size, size, filter);
     if (resized != out) {
         if (!rc) image_convert_channels(resized, c, out, channels, n);
         free(resized);
@@ -1762,10 +1786,11 @@ void image_rrc_params(int w, int h, double scale_lo, Rng *rng, int *cx, int *cy,
     *ch = bh;
 }
 
-int image_random_resized_crop(const Image *src, int size, int channels, double scale_lo, Rng *rng, float *out) {
+int image_random_resized_crop(const Image *src, int size, int channels, double scale_lo, ImageFilter filter, Rng *rng,
+                              float *out) {
     int x, y, w, h;
     image_rrc_params(src->w, src->h, scale_lo, rng, &x, &y, &w, &h);
-    return crop_resize(src, x, y, w, h, size, channels, out);
+    return crop_resize(src, x, y, w, h, size, channels, filter, out);
 }
 
 int image_orient(Image *im, int orientation) {

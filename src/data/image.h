@@ -23,6 +23,8 @@
 #define VITMAE_DEFAULT_MAX_PIXELS (64L * 1024 * 1024)
 
 typedef struct { int w, h, c; float *px; } Image;   // px: [h][w][c] row-major, values in [0,1]; c = 1 or 3
+// A resize's filter (image_resize): PIL's antialiased bilinear or bicubic.
+typedef enum { IMAGE_BILINEAR, IMAGE_BICUBIC } ImageFilter;
 
 // 0 ok, -1 error (err = a short reason without the path, e.g. "truncated PNG data"). On error *out is
 // zeroed. max_pixels <= 0 means VITMAE_DEFAULT_MAX_PIXELS.
@@ -109,10 +111,12 @@ void image_eval_box(int w, int h, int size, double box[4]);
 // h = round(sqrt(area / ratio)), accepted when 0 < w <= W and 0 < h <= H, offsets uniform; otherwise
 // the centre crop with the aspect ratio clamped to [3/4, 4/3]. Returns the box (x, y, w, h).
 void image_rrc_params(int w, int h, double scale_lo, Rng *rng, int *cx, int *cy, int *cw, int *ch);
-// Random resized crop (image_rrc_params, then the box resized to size x size) + channel conversion.
-// No flip: call image_flip_h for that. out [size][size][channels]. 0, or -1 out of memory (the
-// crop's box, as large as the crop; the filter tables), out untouched, as image_eval_view.
-int  image_random_resized_crop(const Image *src, int size, int channels, double scale_lo, Rng *rng, float *out);
+// Random resized crop (image_rrc_params, then the box resized to size x size with the filter, as
+// torchvision's resized_crop on a PIL image: crop, then resize) + channel conversion. No flip: call
+// image_flip_h for that. out [size][size][channels]. 0, or -1 out of memory (the crop's box, as large
+// as the crop; the filter tables), out untouched, as image_eval_view.
+int  image_random_resized_crop(const Image *src, int size, int channels, double scale_lo, ImageFilter filter, Rng *rng,
+                               float *out);
 void image_flip_h(float *px, int w, int h, int c);
 // Separable resize with PIL's / torchvision-antialias bilinear: a triangle filter whose support grows
 // by the shrink factor when shrinking (so it averages), plain bilinear (align_corners=False, edges
@@ -120,6 +124,12 @@ void image_flip_h(float *px, int w, int h, int c);
 // tables, the pass between the two axes), dst untouched: never a nearest-neighbour stand-in
 // (docs/data.md, "out of memory").
 int  image_resize_bilinear(const float *src, int sw, int sh, int c, float *dst, int dw, int dh);
+// The same resize with either of PIL's filters: IMAGE_BILINEAR (image_resize_bilinear) or IMAGE_BICUBIC
+// (Keys' cubic with a = -0.5, support 2, grown by the shrink factor as the triangle's is; PIL's
+// Image.resize(BICUBIC) in mode F, so torchvision's InterpolationMode.BICUBIC before its 8-bit
+// rounding). Bicubic rings: values may fall a little outside the source's range (the 8-bit rounding
+// of a view clamps them, as PIL's 8-bit resize does).
+int  image_resize(const float *src, int sw, int sh, int c, float *dst, int dw, int dh, ImageFilter filter);
 // n pixels from cin to cout channels: grey -> RGB replicates; RGB -> grey is
 // L = 0.299 R + 0.587 G + 0.114 B; same count copies. src and dst must not overlap unless cin == cout.
 void image_convert_channels(const float *src, int cin, float *dst, int cout, size_t n);

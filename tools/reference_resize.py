@@ -1,0 +1,58 @@
+"""Reference resizes for tests/test_image.c: PIL's Image.resize in mode F (32-bit float samples), the
+filters torchvision's RandomResizedCrop runs on PIL images (InterpolationMode.BILINEAR and BICUBIC).
+
+Writes tests/fixtures/resize_pil.safetensors: for each case k a source "k.src" [sh, sw, c] of random
+values in [0, 1] and its resizes "k.bilinear" and "k.bicubic" [dh, dw, c], each channel resized alone as
+a mode-F image (docs/data.md, "Interpolation"; docs/testing.md, "PyTorch parity"). Needs python3-pil and
+python3-numpy (Debian). Run with /usr/bin/python3 (`make fixtures`).
+"""
+import os
+import sys
+
+import numpy as np
+import PIL
+from PIL import Image
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_io  # noqa: E402
+
+# (sw, sh, c) -> (dw, dh): shrinking by whole and odd factors, enlarging, one axis each way, either side
+# kept, single rows and columns, a large shrink (the support grows to many taps).
+CASES = [
+    ((7, 5, 1), (3, 2)),
+    ((16, 16, 3), (8, 8)),
+    ((13, 11, 3), (29, 23)),
+    ((9, 14, 1), (17, 5)),
+    ((40, 6, 3), (40, 11)),
+    ((1, 9, 1), (4, 3)),
+    ((5, 1, 3), (2, 7)),
+    ((61, 37, 3), (8, 7)),
+    ((224, 3, 1), (32, 32)),
+    ((11, 7, 3), (4, 7)),
+]
+
+
+def resize(src, dw, dh, flt):
+    planes = [np.asarray(Image.fromarray(src[:, :, k], mode="F").resize((dw, dh), flt), dtype=np.float32)
+              for k in range(src.shape[2])]
+    return np.stack(planes, axis=2)
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(17)
+    tensors = {}
+    for k, ((sw, sh, c), (dw, dh)) in enumerate(CASES):
+        src = rng.random((sh, sw, c), dtype=np.float32)
+        tensors["%d.src" % k] = ([sh, sw, c], src)
+        for name, flt in (("bilinear", Image.BILINEAR), ("bicubic", Image.BICUBIC)):
+            tensors["%d.%s" % (k, name)] = ([dh, dw, c], resize(src, dw, dh, flt))
+    path = os.path.join(out, "resize_pil.safetensors")
+    safetensors_io.write(path, tensors, {"format": "vitmae-resize", "cases": str(len(CASES)),
+                                         "pil": PIL.__version__})
+    print("%s: %d cases" % (path, len(CASES)))
+
+
+if __name__ == "__main__":
+    main()
