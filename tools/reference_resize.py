@@ -5,11 +5,18 @@ Writes tests/fixtures/resize_pil.safetensors: for each case k a source "k.src" [
 values in [0, 1] and its resizes "k.bilinear" and "k.bicubic" [dh, dw, c], each channel resized alone as
 a mode-F image (docs/data.md, "Interpolation"; docs/testing.md, "PyTorch parity"). Needs python3-pil and
 python3-numpy (Debian). Run with /usr/bin/python3 (`make fixtures`).
+
+`reference_resize.py --gap DIR` instead measures how far PIL's 8-bit resize (torchvision's crop on a PIL
+image, rounded after each pass) lies from vitmae's view (the resize in floating point, rounded to 8 bits
+once, which mode F gives to 2e-6): random crops of each PNG, JPEG or WebP in DIR (a quarter of its size),
+resized to 32, 64 or 224 with each filter; prints the share of values off and the largest gap in levels.
 """
 import os
 import sys
 
 import numpy as np
+import glob
+
 import PIL
 from PIL import Image
 
@@ -38,7 +45,29 @@ def resize(src, dw, dh, flt):
     return np.stack(planes, axis=2)
 
 
+def gap(folder):
+    files = sorted(f for f in glob.glob(os.path.join(folder, "*")) if f.lower().endswith((".png", ".jpg", ".jpeg", ".webp")))
+    for flt, name in ((Image.BILINEAR, "bilinear"), (Image.BICUBIC, "bicubic")):
+        rng = np.random.default_rng(0)   # the same crops for both filters
+        total = off = worst = crops = 0
+        for f in files:
+            a = np.asarray(Image.open(f).convert("RGB").reduce(4))
+            H, W = a.shape[:2]
+            for _ in range(6):
+                h, w = int(rng.integers(min(20, H), min(H, 500) + 1)), int(rng.integers(min(20, W), min(W, 500) + 1))
+                y, x = int(rng.integers(0, H - h + 1)), int(rng.integers(0, W - w + 1))
+                box, S = a[y:y + h, x:x + w], int(rng.choice([32, 64, 224]))
+                pil8 = np.asarray(Image.fromarray(box).resize((S, S), flt)).astype(int)
+                ours = np.floor(np.clip(resize(box.astype(np.float32) / 255.0, S, S, flt) * 255.0, 0, 255) + 0.5)
+                d = np.abs(ours.astype(int) - pil8)
+                total, off, worst, crops = total + d.size, off + int((d > 0).sum()), max(worst, int(d.max())), crops + 1
+        print("%s: %.1f%% of %d values off PIL's 8-bit resize, at most %d levels (%d crops of %d images)" %
+              (name, 100.0 * off / max(total, 1), total, worst, crops, len(files)))
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--gap":
+        return gap(sys.argv[2])
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(17)
