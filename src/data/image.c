@@ -1483,7 +1483,7 @@ typedef struct { int n, ksize; int *first, *count; double *k; } Coeffs;
 
 static void coeffs_free(Coeffs *c) { free(c->first); free(c->k); memset(c, 0, sizeof *c); }
 
-static int coeffs_make_filter(Coeffs *c, int in, long out, long off, int n, ImageFilter filter) {
+static int coeffs_make(Coeffs *c, int in, long out, long off, int n, ImageFilter filter) {
     memset(c, 0, sizeof *c);
     double scale = (double)in / out;
     double filterscale = scale < 1.0 ? 1.0 : scale;
@@ -1516,10 +1516,6 @@ static int coeffs_make_filter(Coeffs *c, int in, long out, long off, int n, Imag
     return 0;
 }
 
-static int coeffs_make(Coeffs *c, int in, long out, long off, int n) {
-    return coeffs_make_filter(c, in, out, off, n, IMAGE_BILINEAR);
-}
-
 // One axis: src viewed as [outer][in][inner] holding samples base .. base + in - 1 of the axis,
 // dst [outer][c->n][inner].
 static void coeffs_apply(const Coeffs *c, const float *src, int in, int base, float *dst, int outer, int inner) {
@@ -1541,7 +1537,7 @@ static void coeffs_apply(const Coeffs *c, const float *src, int in, int base, fl
 // One axis: src viewed as [outer][in][inner] -> dst [outer][out][inner].
 static int resize_axis(const float *src, float *dst, int outer, int in, int out, int inner, ImageFilter filter) {
     Coeffs c;
-    if (coeffs_make_filter(&c, in, out, 0, out, filter)) return -1;
+    if (coeffs_make(&c, in, out, 0, out, filter)) return -1;
     coeffs_apply(&c, src, in, 0, dst, outer, inner);
     coeffs_free(&c);
     return 0;
@@ -1600,7 +1596,7 @@ static RowFit *rowfit_new(int w, int h, int c, int T) {
     f->w = w, f->h = h, f->c = c, f->nw = (int)nw, f->nh = (int)nh;
     f->row = malloc(sizeof(float) * (size_t)w * c);
     f->tmp = malloc(sizeof(float) * (size_t)h * f->nw * c);
-    if (!f->row || !f->tmp || coeffs_make(&f->ch, w, f->nw, 0, f->nw)) { rowfit_free(f); return NULL; }
+    if (!f->row || !f->tmp || coeffs_make(&f->ch, w, f->nw, 0, f->nw, IMAGE_BILINEAR)) { rowfit_free(f); return NULL; }
     return f;
 }
 
@@ -1719,7 +1715,7 @@ int image_eval_view(const Image *src, int size, int channels, float *out) {
     int vertical = nh != h, horizontal = nw != w;
     long r0 = top, r1 = top + size;
     if (vertical) {
-        if (coeffs_make(&cv, h, nh, top, size)) goto oom;
+        if (coeffs_make(&cv, h, nh, top, size, IMAGE_BILINEAR)) goto oom;
         r0 = h; r1 = 0;
         for (int i = 0; i < size; i++) {
             if (cv.count[i] == 0) continue;
@@ -1734,7 +1730,7 @@ int image_eval_view(const Image *src, int size, int channels, float *out) {
     if (!band || !crop) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
     const float *from = src->px + (size_t)r0 * w * c;
     if (horizontal) {
-        if (coeffs_make(&chz, w, nw, left, size)) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
+        if (coeffs_make(&chz, w, nw, left, size, IMAGE_BILINEAR)) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
         coeffs_apply(&chz, from, w, 0, band, rows, c);
         coeffs_free(&chz);
     } else {
