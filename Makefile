@@ -331,7 +331,8 @@ bench-data: build/tools/bench_data
 mutate: build-fast
 	@sh tools/mutate.sh tests/mutants.txt
 
-# Parity fixtures from the PyTorch reference (needs Debian's python3-torch; `make test` does not).
+# Parity fixtures from the PyTorch reference (needs Debian's python3-torch, and python3-torchvision for
+# view_timm; `make test` does not).
 fixtures:
 	/usr/bin/python3 tools/reference.py tests/fixtures
 	/usr/bin/python3 tools/reference_recon.py tests/fixtures

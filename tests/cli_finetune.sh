@@ -270,9 +270,55 @@ t "--interp bicubic: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -e
 "$VITMAE" finetune --resume "$dir/ci1/checkpoint-6.safetensors" --interp bilinear --out "$dir/cic" > /dev/null 2> "$dir/cic.err"; rc=$?
 t "--interp: a resume with the other filter is refused ($rc: $(cat "$dir/cic.err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/cic.err")" = "vitmae: finetune --resume: --interp bilinear cannot change when a run resumes (this run'"'"'s is bicubic); start a new run with --ckpt for another" ] && [ ! -e "$dir/cic" ]'
-"$VITMAE" finetune --ckpt "$pre" $ft --augment flip --interp bicubic --steps 2 --out "$dir/cif" > /dev/null 2> "$dir/cif.err"; rc=$?
-t "--augment flip --interp bicubic: refused, one line, no folder ($rc: $(cat "$dir/cif.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/cif.err")" = "vitmae: finetune --interp: bicubic: the filter of the random resized crop, which --augment flip does not take (leave it out, or use --augment crop)" ] && [ ! -e "$dir/cif" ]'
+# Validation views (docs/encoder.md, "Validation views"): --crop-pct and --interp make the views a run
+# validates on, as timm's evaluation transform. 20-pixel validation images for the 16-pixel model, so
+# that every view is resized. --crop-pct trains nothing: the weights of the run without it, other
+# validation losses; classify sees the run's view unless told otherwise, and its top-1 is the run's
+# last val_top1; a resume may change --crop-pct (a measurement, as --val-max).
+"$VITMAE_TOOLS/synth" "$dir/v20" --count 30 --size 20 --classes 3 --seed 9 >/dev/null
+vv="--ckpt $pre $ft --val $dir/v20 --steps 6 --eval-every 3 --ckpt-every 3"
+"$VITMAE" finetune $vv --interp bicubic --crop-pct 0.875 --out "$dir/vp" > "$dir/vp.log" 2>&1; rc=$?
+"$VITMAE" finetune $vv --interp bicubic --out "$dir/vq" > "$dir/vq.log" 2>&1
+t "--crop-pct 0.875 --interp bicubic: the start line says the validation view ($rc: $(grep "validation views" "$dir/vp.log"))" \
+  '[ $rc -eq 0 ] && grep -qx "  validation views: crop-pct 0.875 (shorter side 18, centre 16), bicubic" "$dir/vp.log" && grep -qx "  validation views: bicubic" "$dir/vq.log"'
+t "--crop-pct: the weights of the run without it (it trains nothing)" 'same_weights "$dir/vp/checkpoint.safetensors" "$dir/vq/checkpoint.safetensors"'
+t "--crop-pct: other validation losses ($(cut -d, -f5 "$dir/vp/metrics.csv" | tr "\n" " ") / $(cut -d, -f5 "$dir/vq/metrics.csv" | tr "\n" " "))" \
+  '[ "$(cut -d, -f5 "$dir/vp/metrics.csv")" != "$(cut -d, -f5 "$dir/vq/metrics.csv")" ]'
+"$VITMAE" classify --ckpt "$dir/vp" --json "$dir/v20" > "$dir/vp.json" 2>/dev/null
+"$VITMAE" classify --ckpt "$dir/vp" --json --crop-pct 0.875 --interp bicubic "$dir/v20" > "$dir/vpx.json" 2>/dev/null
+"$VITMAE" classify --ckpt "$dir/vp" --json --crop-pct 1 --interp bilinear "$dir/v20" > "$dir/vpw.json" 2>/dev/null
+t "classify: the run's validation view by default, as the flags give it" \
+  'python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert (j[\"crop_pct\"], j[\"interp\"]) == (0.875, \"bicubic\"), j" "$dir/vp.json" && cmp -s "$dir/vp.json" "$dir/vpx.json"'
+t "classify: its top-1 is the run's last val_top1 ($(tail -n 1 "$dir/vp/metrics.csv"))" \
+  '[ "$(python3 -c "import json,sys; print(\"%.4f\" % json.load(open(sys.argv[1]))[\"top1\"])" "$dir/vp.json")" = "$(tail -n 1 "$dir/vp/metrics.csv" | awk -F, "{ printf \"%.4f\", \$6 }")" ]'
+t "classify --crop-pct 1 --interp bilinear: the whole view, other probabilities" \
+  'python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert (j[\"crop_pct\"], j[\"interp\"]) == (1, \"bilinear\"), j" "$dir/vpw.json" &&
+   [ "$(grep -v crop_pct "$dir/vp.json" | grep -v interp)" != "$(grep -v crop_pct "$dir/vpw.json" | grep -v interp)" ]'
+"$VITMAE" finetune --resume "$dir/vq/checkpoint-3.safetensors" --crop-pct 0.875 --out "$dir/vr" > "$dir/vr.log" 2>&1; rc=$?
+t "a resume with another --crop-pct: validates with it, the run's weights bitwise ($rc: $(grep "validation views" "$dir/vr.log"))" \
+  '[ $rc -eq 0 ] && grep -qx "  validation views: crop-pct 0.875 (shorter side 18, centre 16), bicubic" "$dir/vr.log" &&
+   same_weights "$dir/vq/checkpoint.safetensors" "$dir/vr/checkpoint.safetensors" &&
+   [ "$(tail -n 1 "$dir/vr/metrics.csv" | cut -d, -f5,6)" = "$(tail -n 1 "$dir/vp/metrics.csv" | cut -d, -f5,6)" ]'
+"$VITMAE" classify --ckpt "$dir/vr" --json "$dir/v20" > "$dir/vr.json" 2>/dev/null
+t "classify after that resume: the view it changed to" 'cmp -s "$dir/vp.json" "$dir/vr.json"'
+# A train_state edited to a view out of range: classify refuses it, one line, rather than guess.
+for kv in crop_pct=5 crop_pct=0.01 'interp="lanczos"' interp=3; do
+  edit_state "$dir/vp/checkpoint.safetensors" "$dir/vbadst.safetensors" "$kv"
+  "$VITMAE" classify --ckpt "$dir/vbadst.safetensors" "$dir/v20" > "$dir/vbadst.out" 2> "$dir/vbadst.err"; rc=$?
+  t "classify, a train_state with $kv: exit 1, one line ($rc: $(cat "$dir/vbadst.err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$dir/vbadst.err")" = "vitmae: $dir/vbadst.safetensors: train_state: '"'"'${kv%%=*}'"'"' out of range" ] && [ ! -s "$dir/vbadst.out" ]'
+done
+# --augment flip and none train on evaluation views: --interp is their filter too (it was refused).
+fv="--ckpt $pre --data $dir/v20 --batch 16 --lr 2e-3 --warmup-steps 2 --threads 2 --augment flip --steps 3"
+"$VITMAE" finetune $fv --interp bicubic --out "$dir/vfb" > "$dir/vfb.log" 2>&1; rc=$?
+"$VITMAE" finetune $fv --out "$dir/vfl" > /dev/null 2>&1
+t "--augment flip --interp bicubic: trains on bicubic views, said in the start line ($rc: $(grep -o "augment [^,]*" "$dir/vfb.log"))" \
+  '[ $rc -eq 0 ] && grep -q ", augment flip (bicubic), " "$dir/vfb.log" && ! same_weights "$dir/vfb/checkpoint.safetensors" "$dir/vfl/checkpoint.safetensors"'
+for v in 0.05 1.01; do
+  "$VITMAE" finetune --ckpt "$pre" $ft --crop-pct $v --steps 2 --out "$dir/vbad" > /dev/null 2> "$dir/vbad.err"; rc=$?
+  t "--crop-pct $v: a usage error, one line, no folder ($rc: $(cat "$dir/vbad.err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/vbad.err")" -eq 1 ] && grep -q "^vitmae: finetune --crop-pct: " "$dir/vbad.err" && [ ! -e "$dir/vbad" ]'
+done
 "$VITMAE" finetune --ckpt "$pre" $ft --interp lanczos --steps 2 --out "$dir/cil" > /dev/null 2> "$dir/cil.err"; rc=$?
 t "--interp lanczos: a usage error, one line ($rc: $(cat "$dir/cil.err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/cil.err")" -eq 1 ] && grep -q "^vitmae: finetune --interp: .*bilinear|bicubic" "$dir/cil.err" && [ ! -e "$dir/cil" ]'
@@ -472,7 +518,7 @@ t "classify: a class folder not the model's is said on stderr, top-1 over the 2 
   '[ $rc -eq 0 ] && [ "$(cat "$dir/hx.err")" = "$hxnote" ] && tail -n 1 "$dir/hx.out" | grep -q "^top-1: .* of 2 labelled images)$" && [ $(grep -c "|" "$dir/hx.out") -eq 5 ]'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/hx" > "$dir/hx.json" 2> "$dir/hx.err"; rc=$?
 t "classify --json: the same note on stderr, the JSON as before ($rc: $(cat "$dir/hx.err"))" \
-  '[ $rc -eq 0 ] && [ "$(cat "$dir/hx.err")" = "$hxnote" ] && python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert sorted(d) == [\"images\", \"top1\"] and len(d[\"images\"]) == 5 and sum(i[\"label\"] is None for i in d[\"images\"]) == 3, d" "$dir/hx.json"'
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/hx.err")" = "$hxnote" ] && python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert sorted(d) == [\"crop_pct\", \"images\", \"interp\", \"top1\"] and len(d[\"images\"]) == 5 and sum(i[\"label\"] is None for i in d[\"images\"]) == 3, d" "$dir/hx.json"'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" "$dir/hx/circle" > /dev/null 2> "$dir/hx.err"; rc=$?
 t "classify of a model class folder alone: no note ($rc: $(cat "$dir/hx.err"))" '[ $rc -eq 0 ] && [ ! -s "$dir/hx.err" ]'
 mkdir -p "$dir/nothing"
@@ -781,14 +827,15 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
-# A run from before Mixup, CutMix, random erasing, --crop-scale and --interp (no mixup, cutmix,
-# mixup_prob, mixup_switch, reprob, remode, recount, crop_scale, interp in its train_state) resumes
-# without mixing or erasing, with MAE's pretraining crop resized bilinear: bitwise the run it was.
+# A run from before Mixup, CutMix, random erasing, --crop-scale, --interp and --crop-pct (no mixup,
+# cutmix, mixup_prob, mixup_switch, reprob, remode, recount, crop_scale, interp, crop_pct in its
+# train_state) resumes without mixing or erasing, with MAE's pretraining crop resized bilinear: bitwise
+# the run it was, validated on the whole view (no other view said at the start).
 rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" \
-  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL interp=DEL
-"$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
+  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL interp=DEL crop_pct=DEL
+"$VITMAE" finetune --resume "$dir/ed" > "$dir/ed.log" 2> "$dir/err"; rc=$?
 t "train_state from before Mixup, CutMix and erasing: resumes unmixed, bitwise the run ($rc: $(head -n 1 "$dir/err"))" \
-  '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors"'
+  '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors" && ! grep -q "validation views" "$dir/ed.log"'
 rm -rf "$dir/ed"
 # lr = blr * batch / 256 beyond 10, the most --lr takes (--blr 10 --batch 512: 20): a run that resumes.
 "$VITMAE" finetune --ckpt "$pre" --data "$dir/data" --batch 512 --blr 10 --steps 2 --ckpt-every 1 --threads 2 --out "$dir/bigblr" > /dev/null 2>&1

@@ -347,6 +347,7 @@ for f in v_wide.png v_tall.png v_strip.jpg v_small.png v_grey.png v_alpha.png v_
     v_cmyk.jpg v_cmyk_exact.jpg; do
   for c in 3 1; do
     "$VITMAE_TOOLS/imgdump" "$dir/$f" "$dir/$f.$c.npy" --view 32 $c || fail=1
+    "$VITMAE_TOOLS/imgdump" "$dir/$f" "$dir/$f.$c.timm.npy" --view 32 $c 0.875 bicubic || fail=1
     views="$views $f:$c"
   done
 done
@@ -356,6 +357,7 @@ from PIL import Image, ImageOps
 d = sys.argv[1]
 exec(open(d + "/view_doc.py").read())
 n = far = off = pil_off = 0
+tn = tfar = toff = tsame = 0
 for arg in sys.argv[2:]:
     f, c = arg.split(":")
     c = int(c)
@@ -363,6 +365,12 @@ for arg in sys.argv[2:]:
     doc = eval_view(f"{d}/{f}", 32, [0.0] * c, [1.0] * c).transpose(1, 2, 0)
     diff = np.abs(got - doc) * 255
     n += diff.size; far += int((diff > 1.0001).sum()); off += int((diff > 1e-3).sum())
+    # timm's view (--crop-pct 0.875 --interp bicubic): resized to 36, the centre 32
+    tg = np.load(f"{d}/{f}.{c}.timm.npy")
+    td = eval_view(f"{d}/{f}", 32, [0.0] * c, [1.0] * c, 0.875, Image.BICUBIC).transpose(1, 2, 0)
+    diff = np.abs(tg - td) * 255
+    tn += diff.size; tfar += int((diff > 1.0001).sum()); toff += int((diff > 1e-3).sum())
+    tsame += int(np.array_equal(tg, got))
     im = ImageOps.exif_transpose(Image.open(f"{d}/{f}")).convert("RGB")
     w, h = im.size
     if c == 3 and (w, h) != (32, 32):   # the 8-bit PIL pipeline: resize, crop
@@ -372,12 +380,16 @@ for arg in sys.argv[2:]:
         pil_off += int((np.abs(pil - got) * 255 > 1e-3).sum())
 print(f"values {n}, off by one level {off}, off by more {far}, PIL 8-bit resize off {pil_off}")
 print("doc view:", "same" if far == 0 and off * 500 <= n else "differs")
+print(f"timm view: values {tn}, off by one level {toff}, off by more {tfar}, the same as the whole view {tsame}")
+print("doc timm view:", "same" if tfar == 0 and toff * 500 <= tn and tn > 0 and tsame == 0 else "differs")
 print("PIL 8-bit:", "differs" if pil_off * 20 > n else "same")
 PY
 )
 echo "view: $out"
 t "the view equals docs/encoder.md's Python (ties apart: $(echo "$out" | head -n 3 | tr "\n" " "))" 'echo "$out" | grep -q "^doc view: same$"'
 t "PIL's 8-bit resize is not that view (why the doc gives the Python)" 'echo "$out" | grep -q "^PIL 8-bit: differs$"'
+t "--crop-pct 0.875 --interp bicubic: the view equals the doc's Python at crop_pct 0.875, bicubic ($(echo "$out" | grep "^timm view"))" \
+  'echo "$out" | grep -q "^doc timm view: same$"'
 
 # JPEG's other names, as PIL registers them: a web browser saves many sites' JPEGs as `.jfif`, and
 # `.jpe` is older. They were counted as ignored, named nowhere: a scraped folder of them trained on

@@ -564,6 +564,68 @@ for d in train test; do
     '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: probe --out: $tmp/$d/cm is inside the input folder $tmp/$d: " "$tmp/meet.err" && [ ! -e "$tmp/$d/cm" ]'
 done
 
+# --- the evaluation view: --crop-pct and --interp (docs/interface.md, section 2, "Evaluation views") ----
+# A 32 x 32 photo at --crop-pct 0.5 and the 16-pixel model: resized to floor(16 / 0.5) = 32, which it is
+# already, so the view is its centre 16 x 16 pixel for pixel: bitwise the features of that centre saved
+# as its own PNG (cut by PIL, 8 pixels from each side as torchvision's CenterCrop), seen whole.
+python3 - "$tmp/v32.png" "$tmp/v16.png" "$tmp/vin.png" "$tmp/vout.png" <<'PY'
+import sys, zlib, struct, random
+def png(path, w, h, rows):   # 8-bit RGB, no filter
+    raw = b"".join(b"\0" + bytes(r) for r in rows)
+    chunk = lambda t, d: struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+    open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                           + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+random.seed(5)
+rows = [[random.randrange(256) for _ in range(32 * 3)] for _ in range(32)]
+png(sys.argv[1], 32, 32, rows)
+centre = [r[8 * 3:24 * 3] for r in rows[8:24]]
+png(sys.argv[2], 16, 16, centre)
+# the photo's centre in another border (the probe's test image), and that border round another centre
+border = [[random.randrange(256) for _ in range(32 * 3)] for _ in range(32)]
+inset = lambda outer, inner: [o[:24] + inner[y - 8] + o[72:] if 8 <= y < 24 else o for y, o in enumerate(outer)]
+png(sys.argv[3], 32, 32, inset(border, centre))
+png(sys.argv[4], 32, 32, inset(border, [[random.randrange(256) for _ in range(16 * 3)] for _ in range(16)]))
+PY
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/vc.npy" --crop-pct 0.5 "$tmp/v32.png" >"$tmp/vc.out" 2>"$tmp/err"; rc1=$?
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/vw.npy" "$tmp/v16.png" >/dev/null 2>&1; rc2=$?
+t "embed --crop-pct 0.5 of a 32-pixel photo: bitwise the features of its centre 16 x 16 ($rc1 $rc2: $(cat "$tmp/err"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s "$tmp/vc.npy" "$tmp/vw.npy"'
+t "embed --crop-pct 0.5: the summary says the view ($(cat "$tmp/vc.out"))" \
+  'grep -qF "(cls token, block 2 of 0..2, view crop-pct 0.5 (shorter side 32, centre 16)) and " "$tmp/vc.out"'
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/v1.npy" "$tmp/v32.png" >"$tmp/v1.out" 2>&1
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/v3.npy" --interp bicubic "$tmp/v32.png" >"$tmp/v3.out" 2>&1
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/v8.npy" --crop-pct 0.875 "$tmp/v32.png" >/dev/null 2>&1
+t "embed: the whole view, the bicubic one, the 0.875 crop and the 0.5 crop: four other features" \
+  '! cmp -s "$tmp/v1.npy" "$tmp/v3.npy" && ! cmp -s "$tmp/v1.npy" "$tmp/v8.npy" && ! cmp -s "$tmp/v1.npy" "$tmp/vc.npy" && ! cmp -s "$tmp/v3.npy" "$tmp/v8.npy"'
+t "embed: the default view is not said; --interp bicubic is ($(cat "$tmp/v3.out"))" \
+  '! grep -q "view" "$tmp/v1.out" && grep -qF "block 2 of 0..2, view bicubic) and " "$tmp/v3.out"'
+# probe: the view of both folders, said on the first line and in the JSON; --pixels probes that view.
+probe --crop-pct 0.875 --interp bicubic; rc=$?
+t "probe --crop-pct 0.875 --interp bicubic: the first line says the view ($rc: $(head -n 1 "$tmp/out"))" \
+  '[ $rc -eq 0 ] && head -n 1 "$tmp/out" | grep -qF "; view crop-pct 0.875 (shorter side 18, centre 16), bicubic (dim 32); train "'
+probe --json --crop-pct 0.9; rc=$?
+t "probe --json: crop_pct as typed and interp ($rc)" '[ $rc -eq 0 ] && py "assert (j[\"crop_pct\"], j[\"interp\"]) == (0.9, \"bilinear\"), j"'
+probe --json; py "assert (j[\"crop_pct\"], j[\"interp\"]) == (1, \"bilinear\"), j" 2>/dev/null; rc=$?
+t "probe --json: the default view, crop_pct 1 and bilinear" '[ $rc -eq 0 ]'
+# --pixels probes the view: the test image is the photo's centre in another border. At --crop-pct 0.5
+# (its centre seen) its nearest neighbour is the photo (class a); seen whole, the image with its border
+# round another centre (class b).
+mkdir -p "$tmp/vtr/a" "$tmp/vtr/b" "$tmp/vte/a"
+cp "$tmp/v32.png" "$tmp/vtr/a/x.png"; cp "$tmp/vout.png" "$tmp/vtr/b/y.png"; cp "$tmp/vin.png" "$tmp/vte/a/x.png"
+"$VITMAE" probe --pixels --img 16 --crop-pct 0.5 --knn 1 --json --train "$tmp/vtr" --test "$tmp/vte" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe --pixels --crop-pct 0.5: the photo's view is its centre, its nearest neighbour ($rc)" \
+  '[ $rc -eq 0 ] && py "assert j[\"knn_top1\"] == 1 and j[\"crop_pct\"] == 0.5, j"'
+"$VITMAE" probe --pixels --img 16 --knn 1 --json --train "$tmp/vtr" --test "$tmp/vte" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe --pixels, the whole view: the image of the same border is nearer ($rc)" '[ $rc -eq 0 ] && py "assert j[\"knn_top1\"] == 0, j"'
+for v in 0.05 1.5 abc; do
+  "$VITMAE" embed --ckpt "$ck" --out "$tmp/vbad.npy" --crop-pct $v "$tmp/v32.png" >/dev/null 2>"$tmp/err"; rc=$?
+  t "embed --crop-pct $v: a usage error, one line, nothing written ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && one_line && grep -q "^vitmae: embed --crop-pct: " "$tmp/err" && [ ! -e "$tmp/vbad.npy" ]'
+done
+probe --interp lanczos; rc=$?
+t "probe --interp lanczos: a usage error, one line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && one_line && grep -q "^vitmae: probe --interp: .*bilinear|bicubic" "$tmp/err"'
+
 # --- the defaults (docs/encoder.md): kNN K 20, T 0.07; the linear probe 100 epochs, batch 256, momentum 0.9,
 # lr 0.1. The text says the values it ran with; 24 training images, so that K 20 is not cut to the set.
 "$VITMAE_TOOLS/synth" "$tmp/k24" --count 24 --size 8 --classes 2 --seed 5 >/dev/null

@@ -396,7 +396,7 @@ static int same_views(const Dataset *x, const Dataset *y, int i, int S, int ch, 
     char err[256];
     Rng r1, r2;
     rng_seed(&r1, 99); rng_seed(&r2, 99);
-    Augment how = {(AugmentKind)aug, AUGMENT_CROP_LO, interp};
+    Augment how = {(AugmentKind)aug, AUGMENT_CROP_LO, interp, 1.0};
     int rc1 = dataset_train_view(x, i, S, ch, how, &r1, a, err, sizeof err);
     int rc2 = dataset_train_view(y, i, S, ch, how, &r2, b, err, sizeof err);
     return rc1 == 0 && rc2 == 0 && !memcmp(a, b, sizeof(float) * S * S * ch);
@@ -779,7 +779,7 @@ static void test_one_decode_at_a_time(void) {
     dataset_free(&ds);
 }
 
-// augment_crop_lo: the decimal a float was written as, read as a double (finetune --crop-scale); the
+// augment_fraction: the decimal a float was written as, read as a double (finetune --crop-scale); the
 // default 0.2 exactly MAE's pretraining crop's AUGMENT_CROP_LO, so a run given it crops bitwise as one
 // without the flag.
 static void test_crop_lo(void) {
@@ -787,10 +787,10 @@ static void test_crop_lo(void) {
     const double want[] = {AUGMENT_CROP_LO, 0.08, 1.0, 0.01, 0.123456, 0.35};
     int bad = 0;
     for (int i = 0; i < 6; i++) {
-        double got = augment_crop_lo(given[i]);
-        if (got != want[i] && bad++ < 3) fprintf(stderr, "  augment_crop_lo(%.9gf) = %.17g, want %.17g\n", given[i], got, want[i]);
+        double got = augment_fraction(given[i]);
+        if (got != want[i] && bad++ < 3) fprintf(stderr, "  augment_fraction(%.9gf) = %.17g, want %.17g\n", given[i], got, want[i]);
     }
-    CHECK(bad == 0, "augment_crop_lo: %d of 6 floats not read as the decimal written", bad);
+    CHECK(bad == 0, "augment_fraction: %d of 6 floats not read as the decimal written", bad);
 }
 
 int main(void) {

@@ -23,7 +23,7 @@ static void test_eval_view_window(void) {
         else image_resize_bilinear(im.px, w, h, c, full, nw, nh);
         Image r = {nw, nh, c, full};
         image_crop(&r, (int)nearbyint((nw - size) / 2.0), (int)nearbyint((nh - size) / 2.0), size, size, want);
-        image_eval_view(&im, size, c, got);
+        image_eval_view(&im, size, VIEW_WHOLE, c, got);
         if (memcmp(want, got, sizeof(float) * size * size * c)) {
             bad++;
             fprintf(stderr, "eval view %dx%dx%d -> %d differs from resize+crop\n", w, h, c, size);
@@ -42,7 +42,7 @@ static void test_eval_view_extreme_aspect(void) {
         Image im = {t ? len : 1, t ? 1 : len, 1, malloc(sizeof(float) * len)};
         for (int i = 0; i < len; i++) im.px[i] = 128.0f / 255.0f;
         float *out = malloc(sizeof(float) * size * size * 3);
-        image_eval_view(&im, size, 3, out);
+        image_eval_view(&im, size, VIEW_WHOLE, 3, out);
         int flat = 0;
         for (int i = 0; i < size * size * 3; i++) flat += fabsf(out[i] - 128.0f / 255.0f) < 1e-6f;
         CHECK(flat == size * size * 3, "%s grey image: %d of %d output values are its grey level",

@@ -821,19 +821,27 @@ static void test_resize(void) {
     for (int i = 0; i < 6; i++) CHECK_CLOSE(bo[i], pil[i], 1e-4, 0, "7x5 -> 3x2 as PIL");
 }
 
+// tests/fixtures/NAME.safetensors of tools/reference_resize.py, opened, and its "cases" count (at least
+// min_cases, checked) into *cases. NULL (a failed check said why) when it does not open.
+static StFile *fixture_cases(const char *name, int min_cases, int *cases) {
+    const char *root = getenv("VITMAE_ROOT");
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s.safetensors", root && *root ? root : ".", name);
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "open %s: %s", path, err);
+    const char *n = f ? st_meta(f, "cases") : NULL;
+    *cases = n ? atoi(n) : 0;
+    if (f) CHECK(*cases >= min_cases, "%s: %d cases", name, *cases);
+    return f;
+}
+
 // Both filters against PIL's Image.resize in mode F (tests/fixtures/resize_pil.safetensors, written by
 // tools/reference_resize.py): shrinking, enlarging, one axis each way, single rows and columns, a 7x
 // shrink. The sums run in double as PIL's do, so only the last float rounding may differ.
 static void test_resize_pil(void) {
-    const char *root = getenv("VITMAE_ROOT");
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/resize_pil.safetensors", root && *root ? root : ".");
-    StFile *f = st_open(path, err, sizeof err);
-    CHECK(f != NULL, "open %s: %s", path, err);
+    int cases, bad = 0, overshoot = 0;
+    StFile *f = fixture_cases("resize_pil", 10, &cases);
     if (!f) return;
-    const char *ncases = st_meta(f, "cases");
-    int cases = ncases ? atoi(ncases) : 0, bad = 0, overshoot = 0;
-    CHECK(cases >= 10, "resize fixture: %d cases", cases);
     const char *filters[] = {"bilinear", "bicubic"};
     for (int k = 0; k < cases; k++) {
         char name[32];
@@ -875,21 +883,79 @@ static void test_resize_pil(void) {
     st_close(f);
 }
 
+// timm's evaluation transform (Resize(floor(size / crop_pct)), CenterCrop(size)) run by torchvision on
+// mode-F images (tests/fixtures/view_timm.safetensors, tools/reference_resize.py) against
+// image_eval_view with the same crop fraction and filter, to PIL's float rounding.
+static void test_view_timm(void) {
+    int cases, bad = 0, cropped = 0;
+    StFile *f = fixture_cases("view_timm", 9, &cases);
+    if (!f) return;
+    const char *filters[] = {"bilinear", "bicubic"};
+    for (int k = 0; k < cases; k++) {
+        char name[32];
+        int nd, nd2;
+        int64_t ss[4], ds[4];
+        snprintf(name, sizeof name, "v%d.src", k);
+        const float *src = st_get(f, name, &nd, ss);
+        snprintf(name, sizeof name, "v%d.size", k);
+        const float *sz = st_get(f, name, &nd2, ds);
+        snprintf(name, sizeof name, "v%d.crop_pct", k);
+        const float *pct = st_get(f, name, &nd2, ds);
+        CHECK(src && nd == 3 && sz && pct, "view fixture: case %d", k);
+        if (!src || nd != 3 || !sz || !pct) continue;
+        int size = (int)sz[0];
+        double crop_pct = augment_fraction(pct[0]);   // the decimal the script wrote (0.9, not 0.899999976)
+        cropped += crop_pct < 1.0;
+        Image im = {(int)ss[1], (int)ss[0], (int)ss[2], (float *)src};
+        for (int fi = 0; fi < 2; fi++) {
+            snprintf(name, sizeof name, "v%d.%s", k, filters[fi]);
+            const float *want = st_get(f, name, &nd2, ds);
+            CHECK(want && nd2 == 3 && ds[0] == size && ds[1] == size && ds[2] == im.c, "view fixture: %s [size, size, c]", name);
+            if (!want || nd2 != 3 || ds[0] != size || ds[1] != size || ds[2] != im.c) continue;
+            size_t n = (size_t)size * size * im.c;
+            float *got = malloc(sizeof(float) * n);
+            if (!got) { CHECK(0, "out of memory"); continue; }
+            int rc = image_eval_view(&im, size, (ViewSpec){crop_pct, fi ? IMAGE_BICUBIC : IMAGE_BILINEAR}, im.c, got);
+            CHECK(rc == 0, "%s: view", name);
+            double worst = 0;
+            for (size_t i = 0; rc == 0 && i < n; i++) worst = fmax(worst, fabs((double)got[i] - want[i]));
+            if ((rc || worst > 2e-6) && bad++ < 5)
+                fprintf(stderr, "  %s %dx%dx%d -> %d at crop %g: off timm's view by %.3g\n", filters[fi], im.w, im.h, im.c,
+                        size, crop_pct, worst);
+            free(got);
+        }
+    }
+    CHECK(bad == 0, "evaluation views within 2e-6 of timm's transform (%d off)", bad);
+    CHECK(cropped >= 8, "view fixture: %d cases with a crop fraction below 1", cropped);
+    st_close(f);
+    // The box the view shows: the centre crop_pct of the shorter side (a 100 x 100 image at 56 and 0.875:
+    // resized to 64, 4 pixels cut from each side, 6.25 source pixels).
+    double box[4];
+    image_eval_box(100, 100, 56, 0.875, box);
+    CHECK_CLOSE(box[0], 6.25, 1e-12, 0, "box x at crop 0.875");
+    CHECK_CLOSE(box[1], 6.25, 1e-12, 0, "box y at crop 0.875");
+    CHECK_CLOSE(box[2], 87.5, 1e-12, 0, "box width at crop 0.875");
+    CHECK_CLOSE(box[3], 87.5, 1e-12, 0, "box height at crop 0.875");
+    // timm's scale_size: floor(size / crop_pct)
+    CHECK(image_view_scale(224, 0.875) == 256 && image_view_scale(224, augment_fraction(0.9f)) == 248 &&
+          image_view_scale(224, 1.0) == 224 && image_view_scale(7, 0.5) == 14, "image_view_scale as timm's floor(size / crop_pct)");
+}
+
 static void test_views(void) {
     // Already size x size: pixel for pixel.
     float px[3 * 3 * 3];
     for (int i = 0; i < 27; i++) px[i] = (float)i / 27.0f;
     Image im = {3, 3, 3, px};
     float out[27];
-    image_eval_view(&im, 3, 3, out);
+    image_eval_view(&im, 3, VIEW_WHOLE, 3, out);
     CHECK(!memcmp(out, px, sizeof px), "size x size image used as is");
     // RGB -> grey and grey -> RGB.
     float grey[9];
-    image_eval_view(&im, 3, 1, grey);
+    image_eval_view(&im, 3, VIEW_WHOLE, 1, grey);
     CHECK_CLOSE(grey[4], 0.299f * px[12] + 0.587f * px[13] + 0.114f * px[14], 1e-7, 0, "RGB -> L");
     Image gim = {3, 3, 1, grey};
     float rgb[27];
-    image_eval_view(&gim, 3, 3, rgb);
+    image_eval_view(&gim, 3, VIEW_WHOLE, 3, rgb);
     CHECK(rgb[15] == grey[5] && rgb[16] == grey[5] && rgb[17] == grey[5], "grey -> RGB replicates");
 
     // 10x4 -> size 2: shorter side 4 -> 2, longer 10 -> int(2 * 10 / 4) = 5; left = round(1.5) = 2.
@@ -898,13 +964,13 @@ static void test_views(void) {
     Image wide = {10, 4, 1, w10};
     float resized[10], view[4];
     image_resize_bilinear(w10, 10, 4, 1, resized, 5, 2);
-    image_eval_view(&wide, 2, 1, view);
+    image_eval_view(&wide, 2, VIEW_WHOLE, 1, view);
     for (int y = 0; y < 2; y++)
         for (int x = 0; x < 2; x++) CHECK(view[y * 2 + x] == resized[y * 5 + 2 + x], "crop left = 2 (%d,%d)", x, y);
     // 6x4 -> size 2: longer 3, left = round(0.5) = 0 (half to even, as Python's round).
     Image six = {6, 4, 1, w10};
     image_resize_bilinear(w10, 6, 4, 1, resized, 3, 2);
-    image_eval_view(&six, 2, 1, view);
+    image_eval_view(&six, 2, VIEW_WHOLE, 1, view);
     for (int y = 0; y < 2; y++)
         for (int x = 0; x < 2; x++) CHECK(view[y * 2 + x] == resized[y * 3 + x], "crop left = 0 (%d,%d)", x, y);
     // Tall 4x9 -> size 4: no resize (short side already 4); top = round(2.5) = 2.
@@ -912,7 +978,7 @@ static void test_views(void) {
     for (int i = 0; i < 36; i++) tall[i] = (float)i;
     Image t = {4, 9, 1, tall};
     float tv[16];
-    image_eval_view(&t, 4, 1, tv);
+    image_eval_view(&t, 4, VIEW_WHOLE, 1, tv);
     for (int i = 0; i < 16; i++) CHECK(tv[i] == tall[8 + i], "tall crop top = 2 (%d)", i);
 
     // Flip.
@@ -1191,6 +1257,7 @@ int main(void) {
     test_working_image_turned();
     test_resize();
     test_resize_pil();
+    test_view_timm();
     test_views();
     test_random_resized_crop();
     test_bad_input();

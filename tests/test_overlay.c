@@ -39,7 +39,7 @@ static void check_hot_patch(int w, int h, int display, int gx, int gy, const int
     CHECK(dw == want_display[0] && dh == want_display[1], "%dx%d at %d: display %dx%d, want %dx%d", w, h,
           display, dw, dh, want_display[0], want_display[1]);
     double box[4];
-    image_eval_box(w, h, 16, box);
+    image_eval_box(w, h, 16, 1.0, box);
     for (int i = 0; i < 4; i++)
         CHECK(fabs(box[i] - want_box[i]) < 1e-9, "%dx%d: crop box[%d] %g, want %g", w, h, i, box[i], want_box[i]);
     double dbox[4] = {box[0] * dw / w, box[1] * dh / h, box[2] * dw / w, box[3] * dh / h};

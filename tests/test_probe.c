@@ -54,7 +54,7 @@ static void test_features(const StFile *ref) {
     size_t per = (size_t)S * S * C;
     float *img = malloc(3 * per * sizeof *img), *out = malloc(3 * (size_t)D * sizeof *out);
     float *single = malloc((size_t)D * sizeof *single);
-    CHECK(image_load_view(img_path, 0, S, C, img, err, sizeof err) == 0, "load %s: %s", img_path, err);
+    CHECK(image_load_view(img_path, 0, S, VIEW_WHOLE, C, img, err, sizeof err) == 0, "load %s: %s", img_path, err);
     // Images 1 and 2 of a batch: the fixture flipped, then the fixture again.
     memcpy(img + per, img, per * sizeof *img);
     image_flip_h(img + per, S, S, C);
@@ -62,7 +62,7 @@ static void test_features(const StFile *ref) {
     double worst = 0;
     for (int l = 0; want && l < depth; l++)
         for (int p = 0; p < 2; p++) {
-            FeaturesSpec spec = {p ? FEATURES_POOL_MEAN : FEATURES_POOL_CLS, l};
+            FeaturesSpec spec = {p ? FEATURES_POOL_MEAN : FEATURES_POOL_CLS, l, VIEW_WHOLE};
             features_batch(fm, img, 1, &spec, single);
             const float *w = want + ((size_t)l * 2 + p) * D;
             for (int i = 0; i < D; i++) {
@@ -100,7 +100,7 @@ static void test_features(const StFile *ref) {
         CHECK(strstr(h, shape) && strstr(h, "'descr': '<f4'"), "npy header %s", h);
         float *rows = malloc(2 * (size_t)D * sizeof *rows);
         CHECK(fread(rows, sizeof *rows, 2 * (size_t)D + 1, f) == 2 * (size_t)D, "npy data");
-        features_batch(fm, img, 1, &(FeaturesSpec){FEATURES_POOL_CLS, depth - 1}, single);
+        features_batch(fm, img, 1, &(FeaturesSpec){FEATURES_POOL_CLS, depth - 1, VIEW_WHOLE}, single);
         CHECK(!memcmp(rows, single, (size_t)D * sizeof *rows) && !memcmp(rows + D, single, (size_t)D * sizeof *rows),
               "embed rows == features_batch");
         free(rows); free(h);

@@ -10,7 +10,14 @@ python3-numpy (Debian). Run with /usr/bin/python3 (`make fixtures`).
 image, rounded after each pass) lies from vitmae's view (the resize in floating point, rounded to 8 bits
 once, which mode F gives to 2e-6): random crops of each PNG, JPEG or WebP in DIR (a quarter of its size),
 resized to 32, 64 or 224 with each filter; prints the share of values off and the largest gap in levels.
+
+With python3-torchvision it also writes tests/fixtures/view_timm.safetensors: timm's evaluation transform
+(transforms_factory's eval path: Resize(floor(img_size / crop_pct), interpolation), CenterCrop(img_size)),
+run by torchvision 0.14 on mode-F images, for sources "v{k}.src" [sh, sw, c] at view size "v{k}.size" and
+crop fraction "v{k}.crop_pct" (1-element tensors): "v{k}.bilinear" and "v{k}.bicubic" [size, size, c]
+(docs/interface.md, section 2, "Evaluation views").
 """
+import math
 import os
 import sys
 
@@ -37,6 +44,55 @@ CASES = [
     ((224, 3, 1), (32, 32)),
     ((11, 7, 3), (4, 7)),
 ]
+
+
+# (sw, sh, c, size, crop_pct): timm's 0.875 and 0.9 shrinking and enlarging, wide and tall, a source
+# already at the resized size (only cropped), one already at the view size (enlarged, then cropped),
+# a crop fraction of 1 (vitmae's default view), a strong crop.
+VIEW_CASES = [
+    (40, 30, 3, 16, 0.875),
+    (30, 47, 1, 24, 0.875),
+    (17, 17, 3, 16, 0.9),
+    (25, 25, 3, 25, 0.875),
+    (64, 20, 3, 14, 0.5),
+    (9, 13, 1, 8, 1.0),
+    (100, 7, 3, 6, 0.95),
+    (33, 50, 3, 32, 0.875),
+    (90, 60, 3, 40, 0.875),
+]
+
+
+def timm_eval_view(src, size, crop_pct, mode):
+    """timm's eval transform on each channel as a mode-F PIL image, by torchvision itself."""
+    from torchvision import transforms
+    scale_size = math.floor(size / crop_pct)
+    tf = transforms.Compose([transforms.Resize(scale_size, interpolation=mode), transforms.CenterCrop(size)])
+    planes = [np.asarray(tf(Image.fromarray(src[:, :, k], mode="F")), dtype=np.float32) for k in range(src.shape[2])]
+    return np.stack(planes, axis=2)
+
+
+def write_views(out):
+    try:
+        from torchvision.transforms import InterpolationMode
+    except ImportError:
+        print("view_timm.safetensors not written: needs python3-torchvision (apt-get install python3-torchvision)")
+        return
+    import torchvision
+    rng = np.random.default_rng(23)
+    tensors = {}
+    for k, (sw, sh, c, size, crop_pct) in enumerate(VIEW_CASES):
+        src = rng.random((sh, sw, c), dtype=np.float32)
+        tensors["v%d.src" % k] = ([sh, sw, c], src)
+        tensors["v%d.size" % k] = ([1], np.float32([size]))
+        tensors["v%d.crop_pct" % k] = ([1], np.float32([crop_pct]))
+        for name, mode in (("bilinear", InterpolationMode.BILINEAR), ("bicubic", InterpolationMode.BICUBIC)):
+            view = timm_eval_view(src, size, crop_pct, mode)
+            assert view.shape == (size, size, c), view.shape
+            tensors["v%d.%s" % (k, name)] = ([size, size, c], view)
+    path = os.path.join(out, "view_timm.safetensors")
+    safetensors_io.write(path, tensors, {"format": "vitmae-view", "cases": str(len(VIEW_CASES)),
+                                         "pil": PIL.__version__, "torchvision": torchvision.__version__})
+    print("%s: %d cases" % (path, len(VIEW_CASES)))
 
 
 def resize(src, dw, dh, flt):
@@ -81,6 +137,7 @@ def main():
     safetensors_io.write(path, tensors, {"format": "vitmae-resize", "cases": str(len(CASES)),
                                          "pil": PIL.__version__})
     print("%s: %d cases" % (path, len(CASES)))
+    write_views(out)
 
 
 if __name__ == "__main__":

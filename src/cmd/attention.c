@@ -307,7 +307,7 @@ static int display_make(Display *d, const Image *im, int S, int display, int sca
         return -1;
     }
     double b[4];
-    image_eval_box(im->w, im->h, S, b);
+    image_eval_box(im->w, im->h, S, 1.0, b);
     d->cropped = b[0] > 0 || b[1] > 0 || b[2] < im->w || b[3] < im->h;
     d->box[0] = b[0] * d->dw / im->w; d->box[2] = b[2] * d->dw / im->w;
     d->box[1] = b[1] * d->dh / im->h; d->box[3] = b[3] * d->dh / im->h;
@@ -1205,7 +1205,7 @@ int cmd_attention(int argc, char **argv) {
         cli_unread_reach(&unread, CLI_AT_ITEM(i));   // the lines before this image's
         Image photo;
         if (image_load(paths[i], max_pixels, &photo, err, sizeof err) ||
-            image_view(&photo, S, cfg->in_chans, view, err, sizeof err)) {
+            image_view(&photo, S, VIEW_WHOLE, cfg->in_chans, view, err, sizeof err)) {
             if (photo.px) image_free(&photo);
             if (!output_input_gone(paths[i], gone, sizeof gone)) cli_unread_item(&unread, i, paths[i], err);
             failures++;

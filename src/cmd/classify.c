@@ -148,14 +148,37 @@ static int gather(char **pos, int npos, long max_pixels, char *const *classes, i
 // (3.1e-09, not 0). The text line prints its own with fixed decimals (below).
 static void fmt6(char *buf, size_t n, double p) { snprintf(buf, n, "%.6g", p); }
 
+// The view the checkpoint's run validated on (docs/encoder.md, "Validation views"): its train_state's
+// crop_pct and interp, each where the flag did not give it; absent (a run from before them, a converted
+// checkpoint), vitmae's whole view. 0, or -1 with *bad naming a value out of range (finetune writes
+// them in range: a train_state edited by hand).
+static int run_view(const char *train_state, int crop_given, float *crop_pct, int interp_given, const char **interp,
+                    const char **bad) {
+    cJSON *o = train_state ? cJSON_Parse(train_state) : NULL;
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "crop_pct"), *f = cJSON_GetObjectItemCaseSensitive(o, "interp");
+    ImageFilter filter;
+    *bad = NULL;
+    if (c && (!cJSON_IsNumber(c) || !(c->valuedouble >= VIEW_CROP_PCT_MIN && c->valuedouble <= 1.0))) *bad = "crop_pct";
+    else if (f && (!cJSON_IsString(f) || augment_interp_parse(f->valuestring, &filter))) *bad = "interp";
+    else {
+        if (!crop_given && c) *crop_pct = (float)c->valuedouble;
+        if (!interp_given && f) *interp = filter == IMAGE_BICUBIC ? "bicubic" : "bilinear";
+    }
+    cJSON_Delete(o);
+    return *bad ? -1 : 0;
+}
+
 int cmd_classify(int argc, char **argv) {
-    const char *ckpt_path = NULL;
+    const char *ckpt_path = NULL, *interp = "bilinear";
     int top = 5, json = 0, batch = 32, threads = 0;
+    float crop_pct = 1.0f;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "fine-tuned classifier checkpoint of vitmae finetune (.safetensors, or a run folder: its checkpoint.safetensors) (required)", "FILE|RUN", 0},
         {"--top", FLAG_INT, &top, 1, 100000, NULL, "classes listed per image, most probable first (default 5)", "K", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object instead of text", NULL, 0},
+        {"--crop-pct", FLAG_FLOAT, &crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, "the evaluation view: the shorter side resized to floor(img / F), the centre img x img kept (default: the fine-tuning run's validation view, else 1)", "F", 0},
+        {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", "the filter of the evaluation view's resize (default: the fine-tuning run's, else bilinear)", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL,
@@ -165,7 +188,7 @@ int cmd_classify(int argc, char **argv) {
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
     if (!pos) { cli_error("classify", "out of memory"); return 1; }
     int npos = 0;
-    int rc = cli_parse("classify", "--ckpt FILE|RUN [--top K] [--json] [--batch B] [--threads T] [--max-pixels N] INPUT...", flags, nflags,
+    int rc = cli_parse("classify", "--ckpt FILE|RUN [--top K] [--json] [--crop-pct F] [--interp bilinear|bicubic] [--batch B] [--threads T] [--max-pixels N] INPUT...", flags, nflags,
                        argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
     if (!ckpt_path) { cli_error("classify", "--ckpt FILE|RUN is required (see vitmae classify --help)"); free(pos); return 2; }
@@ -180,6 +203,15 @@ int cmd_classify(int argc, char **argv) {
     if (clf_ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }
     const ClassifierConfig *cfg = &ck.cfg;
     int K = cfg->num_classes, S = cfg->enc.img_size, C = cfg->enc.in_chans;
+    const char *bad;
+    if (run_view(ck.train_state, cli_flag(flags, nflags, "--crop-pct")->seen, &crop_pct, cli_flag(flags, nflags, "--interp")->seen,
+                 &interp, &bad)) {
+        cli_error(NULL, "%s: train_state: '%s' out of range", ckpt_path, bad);
+        clf_ckpt_free(&ck);
+        free(pos);
+        return 1;
+    }
+    const ViewSpec view = cli_view(crop_pct, interp);
     if (top > K) top = K;
     int failed = 0;
     InputList in = {0};
@@ -222,7 +254,7 @@ int cmd_classify(int argc, char **argv) {
         int n = in.n - b0 < B ? in.n - b0 : B;
         #pragma omp parallel for schedule(dynamic, 1)
         for (int k = 0; k < n; k++)
-            ok[k] = image_load_view(in.v[b0 + k].path, max_pixels, S, C, images + (size_t)k * per, errs[k], sizeof errs[k]) == 0;
+            ok[k] = image_load_view(in.v[b0 + k].path, max_pixels, S, view, C, images + (size_t)k * per, errs[k], sizeof errs[k]) == 0;
         // Failed images are left out, their lines kept in their places and said as the results reach
         // them (below): an image before one in the batch whose output is not finite says so first
         // (docs/interface.md, section 2, "Bad files"). The rest are packed to the front of the batch.
@@ -302,11 +334,16 @@ int cmd_classify(int argc, char **argv) {
         // gave 0.220588 for 15 of 68, which no longer equals 15 / 68).
         if (labelled) cJSON_AddNumberToObject(root, "top1", (double)correct / labelled);
         else cJSON_AddNullToObject(root, "top1");
+        cJSON_AddItemToObject(root, "crop_pct", config_float_json(crop_pct));   // the evaluation view
+        cJSON_AddStringToObject(root, "interp", interp);
         char *s = json_print_utf8(root, 1);
         if (s) printf("%s\n", s);
         free(s);
     } else if (labelled) {
-        printf("top-1: %.4f (%ld of %ld labelled images)\n", (double)correct / labelled, correct, labelled);
+        char vt[96] = "; view ";
+        cli_view_text(vt + 7, sizeof vt - 7, view, S);
+        printf("top-1: %.4f (%ld of %ld labelled images%s)\n", (double)correct / labelled, correct, labelled,
+               vt[7] ? vt : "");
     } else if (classified) {   // with none, the lines on stderr said why: no result, and one line a problem
         printf("top-1: no image sits in a class folder of the model's classes\n");
     }

@@ -661,3 +661,16 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
     if (npositional) *npositional = np;
     return CLI_OK;
 }
+
+ViewSpec cli_view(float crop_pct, const char *interp) {
+    ViewSpec v = {augment_fraction(crop_pct), IMAGE_BILINEAR};
+    augment_interp_parse(interp, &v.filter);
+    return v;
+}
+
+void cli_view_text(char *buf, size_t n, ViewSpec v, int size) {
+    const char *cubic = v.filter == IMAGE_BICUBIC ? "bicubic" : "";
+    if (v.crop_pct >= 1.0) snprintf(buf, n, "%s", cubic);
+    else snprintf(buf, n, "crop-pct %g (shorter side %ld, centre %d)%s%s", v.crop_pct, image_view_scale(size, v.crop_pct),
+                  size, *cubic ? ", " : "", cubic);
+}

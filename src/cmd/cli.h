@@ -40,6 +40,19 @@ enum { CLI_ERR_MAX = 2 * 4096 + 512 };
 // exactly, as a run's train_state records it (cmd/runfolder.c). One bound for all, as for --threads.
 #define CLI_MAX_PIXELS_MAX 1e12
 
+// The evaluation view's flags of embed, probe and classify (docs/interface.md, section 2, "Evaluation
+// views"): --crop-pct F in [VIEW_CROP_PCT_MIN, 1] (default 1) and --interp bilinear|bicubic (default
+// bilinear); finetune's --interp also resizes its training crops, and says so in its own help.
+#define CLI_CROP_PCT_HELP "the evaluation view: the shorter side resized to floor(img / F), the centre img x img kept (default 1, the whole centre square; MAE's and timm's 0.875)"
+#define CLI_INTERP_HELP "the filter of the evaluation view's resize (default bilinear; MAE's and DINO's is bicubic)"
+// The view those two flags give (crop_pct as typed, data/dataset.h augment_fraction; interp checked by
+// its FLAG_CHOICE).
+ViewSpec cli_view(float crop_pct, const char *interp);
+// A view other than VIEW_WHOLE in words for a command's first line, at view size `size`: "crop-pct
+// 0.875 (shorter side 256, centre 224), bicubic", "crop-pct 0.9 (shorter side 248, centre 224)",
+// "bicubic"; "" for VIEW_WHOLE.
+void cli_view_text(char *buf, size_t n, ViewSpec v, int size);
+
 // The range of --display, the side in pixels of a picture as reconstruct and attention draw it
 // (docs/interface.md, section 1): one for both, as far as --scale reaches (64 x a 128-pixel model);
 // reconstruct's row of five panels of 8192 stays inside a canvas's 65,536 pixels (viz/viz.h).

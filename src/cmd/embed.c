@@ -148,13 +148,17 @@ static char *list_text(const Inputs *in, size_t *len) {
 int cmd_embed(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_path = NULL, *pool_s = "cls", *layer_s = "last";
     char ckpt_file[ST_RUN_LATEST_MAX];   // --ckpt RUN's checkpoint.safetensors
+    const char *interp = "bilinear";
     int batch = 64, threads = 0, force = 0;
+    float crop_pct = 1.0f;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors; encoder-only is fine) (required)", "FILE|RUN", 0},
         {"--out", FLAG_PATH, &out_path, 0, 0, NULL, "features file, ending in .npy; FEATS.txt is written beside it (required)", "FEATS.npy", 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "cls: the CLS token (default); mean: the mean of the patch tokens", NULL, 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); " FEATURES_NORM_HELP, "N", 0},
+        {"--crop-pct", FLAG_FLOAT, &crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, CLI_CROP_PCT_HELP, "F", 0},
+        {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", CLI_INTERP_HELP, NULL, 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace FEATS.npy / FEATS.txt when they exist", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
@@ -162,7 +166,7 @@ int cmd_embed(int argc, char **argv) {
          "refuse larger images (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE|RUN --out FEATS.npy [--pool cls|mean] [--layer N|last] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
+    const char *synopsis = "--ckpt FILE|RUN --out FEATS.npy [--pool cls|mean] [--layer N|last] [--crop-pct F] [--interp bilinear|bicubic] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
     char **inputs = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *inputs);
     if (!inputs) { cli_error("embed", "out of memory"); return 1; }
     int ninputs = 0, status = 0;
@@ -189,6 +193,7 @@ int cmd_embed(int argc, char **argv) {
     if (ninputs == 0) { cli_error("embed", "no INPUT: give image files or folders (see vitmae embed --help)"); goto out; }
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
+    spec.view = cli_view(crop_pct, interp);
     txt_path = strdup(out_path);
     if (!txt_path) { cli_error("embed", "out of memory"); status = 1; goto out; }
     memcpy(txt_path + olen - 4, ".txt", 4);
@@ -277,8 +282,10 @@ int cmd_embed(int argc, char **argv) {
         goto out;
     }
     // The feature in probe's words (features_what): a classifier's mean pooling is fc_norm's output.
-    cli_out("%ld image%s -> %s [%ld, %d] (%s, block %d of 0..%d) and %s", in.n, in.n == 1 ? "" : "s", out_path,
-            in.n, D, features_what(fm, &spec), spec.layer, cfg->depth - 1, txt_path);
+    char view[96] = ", view ";
+    cli_view_text(view + 7, sizeof view - 7, spec.view, cfg->img_size);
+    cli_out("%ld image%s -> %s [%ld, %d] (%s, block %d of 0..%d%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
+            in.n, D, features_what(fm, &spec), spec.layer, cfg->depth - 1, view[7] ? view : "", txt_path);
     status = 0;
 
 out:

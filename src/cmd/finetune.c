@@ -65,7 +65,7 @@ typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel, *remode;
     const char *interp;
     int from_scratch, overwrite, img, patch, dim, depth, heads;
-    float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs, crop_scale;
+    float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs, crop_scale, crop_pct;
     MixFlags mix;     // --mixup, --cutmix, --mixup-prob, --mixup-switch-prob
     EraseFlags erase;   // --reprob, --remode (its mode from remode), --recount
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
@@ -83,7 +83,8 @@ typedef struct {
     MixFlags mix;   // absent in runs from before Mixup and CutMix: off (mixup_prob 1, switch 0.5)
     EraseFlags erase;   // absent in runs from before random erasing: off (pixel, count 1)
     char augment[16], remode[8], data[4096], val[4096], init[4096];
-    char interp[16];   // the crop's filter; absent in runs from before --interp: "bilinear"
+    char interp[16];   // the views' filter; absent in runs from before --interp: "bilinear"
+    float crop_pct;    // the validation views' crop fraction; absent in runs from before --crop-pct: 1
     double elapsed_s;
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
@@ -180,6 +181,7 @@ static const StateField FT_FIELDS[] = {
     {"mixup_switch", STATE_FLOAT, offsetof(FtState, mix.switch_prob), 0, 1},
     {"reprob", STATE_FLOAT, offsetof(FtState, erase.prob), 0, 1},
     {"crop_scale", STATE_FLOAT, offsetof(FtState, crop_scale), CROP_SCALE_MIN, 1},
+    {"crop_pct", STATE_FLOAT, offsetof(FtState, crop_pct), VIEW_CROP_PCT_MIN, 1},
     {"recount", STATE_INT, offsetof(FtState, erase.count), 1, ERASE_COUNT_MAX},
     {"val_frac", STATE_FLOAT, offsetof(FtState, val_frac), 0, VAL_FRAC_MAX},
     {"val_max", STATE_INT, offsetof(FtState, val_max), 1, VAL_MAX_LIMIT},
@@ -218,10 +220,11 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     if (!o) return -1;
     memset(r, 0, sizeof *r);
     if (!cJSON_GetObjectItemCaseSensitive(o, "groups")) cJSON_AddNumberToObject(o, "groups", 1);   // older runs
-    // older runs: no mixing, no erasing, MAE's pretraining crop
-    const char *off_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch", "reprob", "recount", "crop_scale"};
-    const double off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH, 0.0, 1.0, AUGMENT_CROP_LO};
-    for (int i = 0; i < 7; i++)
+    // older runs: no mixing, no erasing, MAE's pretraining crop, the whole centre square validated
+    const char *off_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch", "reprob", "recount", "crop_scale",
+                              "crop_pct"};
+    const double off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH, 0.0, 1.0, AUGMENT_CROP_LO, 1.0};
+    for (int i = 0; i < 8; i++)
         if (!cJSON_GetObjectItemCaseSensitive(o, off_keys[i])) cJSON_AddNumberToObject(o, off_keys[i], off[i]);
     if (!cJSON_GetObjectItemCaseSensitive(o, "remode")) cJSON_AddStringToObject(o, "remode", "pixel");
     if (!cJSON_GetObjectItemCaseSensitive(o, "interp")) cJSON_AddStringToObject(o, "interp", "bilinear");
@@ -329,6 +332,8 @@ static void report_broken(FineTune *t, const Dataset *ds) {
 // by class, so the first val_max were the first classes only (Fashion-MNIST's test folder at the
 // default 1000: Ankle_boot alone, top-1 of one class of ten).
 static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, size_t errlen) {
+    // The validation view: --crop-pct and --interp (docs/encoder.md, "Validation views").
+    Augment view = AUGMENT_VIEW(cli_view(t->rs.crop_pct, t->rs.interp));
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
     *val_loss = NAN; *val_top1 = NAN;
     t->val_top5 = NAN;
@@ -355,7 +360,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
         int n = dataset_next_chunk(val_set(t), t->eval_idx, nval, b0, t->per, pos, &end);
         if (n == 0) { b0 = end; continue; }
         for (int k = 0; k < n; k++) { t->batch_items[k] = t->eval_idx[pos[k]]; t->labels[k] = t->eval_label[pos[k]]; }
-        rc = dataset_load_batch(val_set(t), t->batch_items, n, t->S, t->C, AUGMENT_NONE, 0, 0, t->images, err, errlen);
+        rc = dataset_load_batch(val_set(t), t->batch_items, n, t->S, t->C, view, 0, 0, t->images, err, errlen);
         if (dataset_any_broken(val_set(t), t->batch_items, n)) { rc = 0; continue; }   // the chunk again, without it
         if (rc) break;
         b0 = end;
@@ -444,6 +449,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->log_every = DEFAULT_LOG_EVERY; a->keep = DEFAULT_KEEP; a->val_max = DEFAULT_VAL_MAX; a->parallel = "auto";
     a->mix.prob = (float)MIX_DEFAULT_PROB; a->mix.switch_prob = (float)MIX_DEFAULT_SWITCH; a->erase.count = 1;
     a->crop_scale = (float)AUGMENT_CROP_LO;
+    a->crop_pct = 1.0f;
     loader_flags_init(&a->lf);
     Flag f[] = {
         {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint (.safetensors, or a run folder: its checkpoint.safetensors): its encoder starts the classifier", "FILE|RUN", 0},
@@ -464,7 +470,8 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--pixel-norm", FLAG_CHOICE, &a->pixel_norm, 0, 0, "dataset|imagenet|none", "--from-scratch pixel mean/std (default: measured)", NULL, 0},
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop: random resized crop + flip)", NULL, 0},
         {"--crop-scale", FLAG_FLOAT, &a->crop_scale, CROP_SCALE_MIN, 1.0, NULL, "the random resized crop's smallest area, a fraction of the image (default 0.2, MAE's pretraining crop; timm's fine-tuning crop 0.08)", "LO", 0},
-        {"--interp", FLAG_CHOICE, &a->interp, 0, 0, "bilinear|bicubic", "the filter that resizes the random resized crop (default bilinear); MAE's and timm's is bicubic", NULL, 0},
+        {"--interp", FLAG_CHOICE, &a->interp, 0, 0, "bilinear|bicubic", "the filter of the views' resize: the random resized crop's and the validation views' (default bilinear); MAE's and timm's is bicubic", NULL, 0},
+        {"--crop-pct", FLAG_FLOAT, &a->crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, "validation views: the shorter side resized to floor(img / F), the centre img x img kept (default 1, the whole centre square; MAE's and timm's 0.875)", "F", 0},
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step, over all processes (default 64)", "B", 0},
@@ -910,11 +917,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                       "does not take (leave it out, or use --augment crop)", lo, a->augment);
             return 2;
         }
-        if (cli_flag(flags, nflags, "--interp")->seen && strcmp(a->augment, "crop")) {
-            cli_error("finetune --interp", "%s: the filter of the random resized crop, which --augment %s does not "
-                      "take (leave it out, or use --augment crop)", a->interp, a->augment);
-            return 2;
-        }
+        r->crop_pct = a->crop_pct;   // validation only: a resume may give another
         snprintf(r->interp, sizeof r->interp, "%s", a->interp);
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
         snprintf(r->remode, sizeof r->remode, "%s", a->remode);
@@ -987,6 +990,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             return 2;
         }
         if (cli_flag(flags, nflags, "--val-max")->seen) r->val_max = a->val_max;
+        if (cli_flag(flags, nflags, "--crop-pct")->seen) r->crop_pct = a->crop_pct;   // measures, trains nothing
         if (a->groups && a->groups != r->groups) {
             cli_error("finetune --groups", "%d: this run sums each step as %d gradient group%s, fixed when it started "
                       "so that it continues bitwise (leave --groups out)", a->groups, r->groups, r->groups == 1 ? "" : "s");
@@ -1234,6 +1238,9 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
            r->smoothing, aug, threads_s);
+    char view[96];
+    cli_view_text(view, sizeof view, cli_view(r->crop_pct, r->interp), t->S);
+    if (*view && t->nval) printf("  validation views: %s\n", view);   // docs/encoder.md, "Validation views"
     if (mix_enabled(&r->mix)) {   // docs/encoder.md, "Mixup and CutMix"
         char mu[32], cu[32], pr[32], sw[32], both[64] = "";
         run_value_text(mu, sizeof mu, r->mix.mixup, 1);
@@ -1455,7 +1462,7 @@ int cmd_finetune(int argc, char **argv) {
     FtState *r = &t->rs;
     Augment aug = AUGMENT_CROP;
     augment_parse(r->augment, &aug);
-    aug.crop_lo = augment_crop_lo(r->crop_scale);
+    aug.crop_lo = augment_fraction(r->crop_scale);
     augment_interp_parse(r->interp, &aug.interp);
     // Batches are made ahead in the background (data/loader.h); each is a function of (items, seed,
     // step) alone, so the depth and the loader threads change when the work is done, not the result.

@@ -170,9 +170,11 @@ static int write_confusion(const char *dir, int p, const ProbeResult *r, long nt
 }
 
 static void print_json(const ProbeResult *res, const Dataset *classes, long ntrain, long ntest, const char *features,
-                       int k, float temperature) {
+                       int k, float temperature, float crop_pct, const char *interp) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "features", features);
+    cJSON_AddItemToObject(root, "crop_pct", config_float_json(crop_pct));   // the evaluation view
+    cJSON_AddStringToObject(root, "interp", interp);
     cJSON_AddNumberToObject(root, "train_images", (double)ntrain);
     cJSON_AddNumberToObject(root, "test_images", (double)ntest);
     cJSON_AddNumberToObject(root, "knn_k", k);
@@ -238,8 +240,9 @@ static void print_text(const ProbeResult *res, const Dataset *classes, long ntes
 int cmd_probe(int argc, char **argv) {
     const char *ckpt_path = NULL, *train_dir = NULL, *test_dir = NULL, *out_dir = NULL;
     const char *pool_s = "cls", *layer_s = "last", *channels_s = NULL;
+    const char *interp = "bilinear";
     int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0, force = 0;
-    float temperature = 0.07f;
+    float temperature = 0.07f, crop_pct = 1.0f;
     LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
@@ -252,6 +255,8 @@ int cmd_probe(int argc, char **argv) {
         {"--pixels", FLAG_BOOL, &pixels, 0, 0, NULL, "probe the raw pixels of the evaluation view instead of encoder features", NULL, 0},
         {"--img", FLAG_INT, &img, 1, MAE_IMG_MAX, NULL, "--pixels: view size in pixels (default: --ckpt's img_size; required without --ckpt)", "S", 0},
         {"--channels", FLAG_CHOICE, &channels_s, 0, 0, "1|3|auto", "--pixels: 1, 3 or auto (1 when every image is grey); default --ckpt's channels, else auto", NULL, 0},
+        {"--crop-pct", FLAG_FLOAT, &crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, CLI_CROP_PCT_HELP, "F", 0},
+        {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", CLI_INTERP_HELP, NULL, 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens; " FEATURES_NORM_HELP, NULL, 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N", 0},
         {"--linear-epochs", FLAG_INT, &lopt.epochs, 1, 100000, NULL, "linear probe: passes over the training features (default 100)", "E", 0},
@@ -317,6 +322,7 @@ int cmd_probe(int argc, char **argv) {
     lopt.seed = (uint64_t)seed;
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
+    spec.view = cli_view(crop_pct, interp);
     int status = 1;
     OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails)
     char err[CLI_ERR_MAX], what[4400];
@@ -351,6 +357,7 @@ int cmd_probe(int argc, char **argv) {
         int open_status;
         fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
         if (!fm) { cli_error(output_subject("probe", ckpt_path, err), "%s", err); status = open_status; goto out; }
+        S = features_config(fm)->img_size;   // the view's size, as said on the first line
         if (features_layer_parse(layer_s, features_config(fm)->depth, &spec.layer, err, sizeof err)) {
             cli_error("probe --layer", "%s", err);
             status = 2;
@@ -390,6 +397,9 @@ int cmd_probe(int argc, char **argv) {
     if (fm) snprintf(what, sizeof what, "encoder %s, block %d of 0..%d, %s", features_what(fm, &spec), spec.layer,
                      features_config(fm)->depth - 1, ckpt_path);
     else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
+    char view[96];
+    cli_view_text(view, sizeof view, spec.view, S);
+    if (*view) snprintf(what + strlen(what), sizeof what - strlen(what), "; view %s", view);
     if (!json)
         cli_out("probe: %s (dim %ld); train %ld images, test %ld, %d classes", what, dim, train.n, test.n, C);
     fflush(stdout);
@@ -430,7 +440,7 @@ int cmd_probe(int argc, char **argv) {
                    lopt.epochs, lopt.batch, lopt.momentum, lopt.lr, lp.last_epoch_loss);
     }
     for (int p = 0; p < NPROBES; p++) if (res[p].ran) score(&res[p], &test, C);
-    if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", k_used, temperature);
+    if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", k_used, temperature, crop_pct, interp);
     else print_text(res, &train.ds, test.n);
     if (out_dir) {
         // Published together (io/files.h): without --force nothing is replaced, also when another

@@ -395,7 +395,7 @@ int cmd_reconstruct(int argc, char **argv) {
         // Views land in batch order; the ones that fail to load are left out of the forward pass.
         #pragma omp parallel for schedule(dynamic)
         for (int k = 0; k < n; k++)
-            status[k] = image_load_view(inputs.v[i0 + k].path, max_pixels, S, C, images + per * k, errs + (size_t)k * 512, 512);
+            status[k] = image_load_view(inputs.v[i0 + k].path, max_pixels, S, VIEW_WHOLE, C, images + per * k, errs + (size_t)k * 512, 512);
         int nb = 0, load_full = 0;   // an image that ran out of memory as it loaded: stop after the ones before it
         // A failure's line is kept in its place, said as the outputs reach it (below): an image before it
         // in the batch whose outputs fail says so first (docs/interface.md, section 2, "Bad files").

@@ -1244,8 +1244,8 @@ void run_threads_text(char *buf, size_t n, int threads) {
 
 void run_augment_text(char *buf, size_t n, const char *augment, float crop_scale, const char *interp) {
     char lo[32] = "", area[48] = "";
-    int crop = !strcmp(augment, "crop"), other_area = crop && augment_crop_lo(crop_scale) != AUGMENT_CROP_LO;
-    int cubic = crop && !strcmp(interp, "bicubic");
+    int crop = !strcmp(augment, "crop"), other_area = crop && augment_fraction(crop_scale) != AUGMENT_CROP_LO;
+    int cubic = !strcmp(interp, "bicubic");   // flip and none: the evaluation views they train on
     if (other_area) {
         run_value_text(lo, sizeof lo, crop_scale, 1);
         snprintf(area, sizeof area, "area %s to 1", lo);

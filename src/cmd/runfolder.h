@@ -126,9 +126,9 @@ void run_warn_other_gemm(void);
 // The threads of train's and finetune's start-up header, in buf: "4 threads", or under mpirun, where
 // --threads is each process's, "2 processes x 1 thread" (docs/distributed.md).
 void run_threads_text(char *buf, size_t n, int threads);
-// The header's augmentation: "crop", "flip" or "none", and for a crop other than MAE's pretraining
-// crop what differs from it: " (area LO to 1, bicubic)" (crop_scale as typed; interp "bilinear" |
-// "bicubic").
+// The header's augmentation: "crop", "flip" or "none", and what differs from MAE's pretraining crop
+// and its bilinear filter: " (area LO to 1, bicubic)" (crop_scale as typed, crop only; interp
+// "bilinear" | "bicubic": finetune's flip and none train on evaluation views made with it).
 void run_augment_text(char *buf, size_t n, const char *augment, float crop_scale, const char *interp);
 // The log line when steps wait for images more than a fifth of the time (docs/data.md, "Cache, store and
 // prefetch"), train's and finetune's alike: "data pipeline is the bottleneck: steps waited N% of the time

@@ -31,7 +31,7 @@ int augment_interp_parse(const char *name, ImageFilter *out) {
     return 0;
 }
 
-double augment_crop_lo(float scale) {
+double augment_fraction(float scale) {
     char text[32];
     for (int digits = 1; digits <= 9; digits++) {   // 9 significant digits read back as any float
         snprintf(text, sizeof text, "%.*g", digits, (double)scale);
@@ -1030,7 +1030,7 @@ static int item_view(const Dataset *ds, int i, int size, int channels, Augment a
     float *tmp = malloc(sizeof(float) * (size_t)size * size * im.c);
     if (!tmp) { image_free(&im); snprintf(why, whylen, "out of memory"); return -1; }
     if (aug.kind == AUG_CROP ? image_random_resized_crop(&im, size, im.c, aug.crop_lo, aug.interp, rng, tmp)
-                             : image_eval_view(&im, size, im.c, tmp)) {
+                             : image_eval_view(&im, size, (ViewSpec){aug.crop_pct, aug.interp}, im.c, tmp)) {
         free(tmp); image_free(&im); snprintf(why, whylen, "out of memory"); return -1;   // not a black view
     }
     finish_view(tmp, size, im.c, channels, out);

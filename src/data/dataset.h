@@ -41,26 +41,30 @@
 #include "data/image.h"
 #include "core/rng.h"
 
-// A training view's augmentation: its kind, and for the random resized crop the smallest area it takes,
-// a fraction of the image (torchvision's RandomResizedCrop scale=(crop_lo, 1)), and the filter that
-// resizes the crop (its interpolation=; evaluation views always resize bilinear, docs/interface.md
-// section 2). AUGMENT_NONE gives the evaluation view; the three constants carry MAE's pretraining
-// crop_lo, 0.2, and the bilinear filter (docs/data.md "Interpolation", docs/encoder.md "The crop's
-// smallest area").
+// A view's augmentation: its kind; for the random resized crop the smallest area it takes, a fraction
+// of the image (torchvision's RandomResizedCrop scale=(crop_lo, 1)); interp, the filter of the view's
+// resize (the crop's interpolation=, or the evaluation view's); crop_pct, the evaluation view's crop
+// fraction (image.h ViewSpec; 1 for every training view). AUGMENT_NONE gives vitmae's evaluation view
+// (the whole centre square, bilinear: docs/interface.md section 2); the three constants carry MAE's
+// pretraining crop_lo, 0.2, and the bilinear filter (docs/data.md "Interpolation", docs/encoder.md
+// "The crop's smallest area").
 typedef enum { AUG_NONE, AUG_FLIP, AUG_CROP } AugmentKind;
-typedef struct { AugmentKind kind; double crop_lo; ImageFilter interp; } Augment;
+typedef struct { AugmentKind kind; double crop_lo; ImageFilter interp; double crop_pct; } Augment;
 #define AUGMENT_CROP_LO 0.2
-#define AUGMENT_NONE ((Augment){AUG_NONE, AUGMENT_CROP_LO, IMAGE_BILINEAR})
-#define AUGMENT_FLIP ((Augment){AUG_FLIP, AUGMENT_CROP_LO, IMAGE_BILINEAR})
-#define AUGMENT_CROP ((Augment){AUG_CROP, AUGMENT_CROP_LO, IMAGE_BILINEAR})
+#define AUGMENT_NONE ((Augment){AUG_NONE, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0})
+#define AUGMENT_FLIP ((Augment){AUG_FLIP, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0})
+#define AUGMENT_CROP ((Augment){AUG_CROP, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0})
+// The evaluation view an AUG_NONE augmentation makes (finetune's validation: docs/encoder.md).
+#define AUGMENT_VIEW(view) ((Augment){AUG_NONE, AUGMENT_CROP_LO, (view).filter, (view).crop_pct})
 // "none" | "flip" | "crop" -> 0 and *out (crop_lo AUGMENT_CROP_LO, bilinear); -1 for anything else.
 int augment_parse(const char *name, Augment *out);
 // "bilinear" | "bicubic" (the --interp flag, train_state's "interp") -> 0 and *out; -1 otherwise.
 int augment_interp_parse(const char *name, ImageFilter *out);
-// crop_lo from a float flag or train state as the decimal it was written as: the shortest text that
-// reads back as the float, read as a double (0.08f gives 0.08, not 0.0799999982; 0.2f gives
-// AUGMENT_CROP_LO exactly, so a run given the default crops as one without the flag).
-double augment_crop_lo(float scale);
+// A fraction (crop_lo, crop_pct) from a float flag or train state as the decimal it was written as: the
+// shortest text that reads back as the float, read as a double (0.08f gives 0.08, not 0.0799999982;
+// 0.2f gives AUGMENT_CROP_LO exactly, so a run given the default crops as one without the flag; 0.875f
+// gives 0.875, 0.9f gives 0.9, so floor(224 / 0.9) is timm's 248).
+double augment_fraction(float scale);
 
 typedef struct {
     char *path;     // root + "/" + rel, as passed to image_load

@@ -1688,25 +1688,37 @@ static int crop_resize(const Image *src, int x, int y, int w, int h, int size, i
     return rc;
 }
 
-void image_eval_box(int w, int h, int size, double box[4]) {
+long image_view_scale(int size, double crop_pct) {
+    return crop_pct >= 1.0 ? size : (long)floor(size / crop_pct);
+}
+
+// The resized size (*nw x *nh) and the centre crop's offsets in it of a w x h source's view.
+static void view_geometry(int w, int h, int size, double crop_pct, long *nw, long *nh, long *top, long *left) {
+    image_resize_size(w, h, image_view_scale(size, crop_pct), nw, nh);
+    // torchvision CenterCrop: offsets int(round((len - size) / 2)), Python's round (half to even).
+    *top = (long)nearbyint((*nh - size) / 2.0);
+    *left = (long)nearbyint((*nw - size) / 2.0);
+}
+
+void image_eval_box(int w, int h, int size, double crop_pct, double box[4]) {
     box[0] = 0; box[1] = 0; box[2] = w; box[3] = h;
-    if ((w == size && h == size) || w < 1 || h < 1 || size < 1) return;
+    if ((w == size && h == size && crop_pct >= 1.0) || w < 1 || h < 1 || size < 1) return;
     // The same resize and crop as image_eval_view, mapped back through the resize's scale.
-    long nw, nh;
-    image_resize_size(w, h, size, &nw, &nh);
-    long top = (long)nearbyint((nh - size) / 2.0), left = (long)nearbyint((nw - size) / 2.0);
+    long nw, nh, top, left;
+    view_geometry(w, h, size, crop_pct, &nw, &nh, &top, &left);
     double sx = (double)w / (double)nw, sy = (double)h / (double)nh;
     box[0] = left * sx; box[1] = top * sy; box[2] = size * sx; box[3] = size * sy;
 }
 
-int image_eval_view(const Image *src, int size, int channels, float *out) {
+int image_eval_view(const Image *src, int size, ViewSpec view, int channels, float *out) {
     int w = src->w, h = src->h, c = src->c;
     size_t n = (size_t)size * size;
-    if (w == size && h == size) { image_convert_channels(src->px, c, out, channels, n); return 0; }
-    long nw, nh;
-    image_resize_size(w, h, size, &nw, &nh);
-    // torchvision CenterCrop: offsets int(round((len - size) / 2)), Python's round (half to even).
-    long top = (long)nearbyint((nh - size) / 2.0), left = (long)nearbyint((nw - size) / 2.0);
+    long nw, nh, top, left;
+    view_geometry(w, h, size, view.crop_pct, &nw, &nh, &top, &left);
+    if (nw == w && nh == h && w == size && h == size) {
+        image_convert_channels(src->px, c, out, channels, n);
+        return 0;
+    }
     // Resize-then-crop computes only the cropped window: the same taps and the same order (horizontal
     // pass first, as PIL) as resizing the whole image, so the same values, but memory and time stay
     // bounded by the crop (a 1 x 60,000,000 image would otherwise resize to 224 x 13 billion).
@@ -1715,7 +1727,7 @@ int image_eval_view(const Image *src, int size, int channels, float *out) {
     int vertical = nh != h, horizontal = nw != w;
     long r0 = top, r1 = top + size;
     if (vertical) {
-        if (coeffs_make(&cv, h, nh, top, size, IMAGE_BILINEAR)) goto oom;
+        if (coeffs_make(&cv, h, nh, top, size, view.filter)) goto oom;
         r0 = h; r1 = 0;
         for (int i = 0; i < size; i++) {
             if (cv.count[i] == 0) continue;
@@ -1730,7 +1742,7 @@ int image_eval_view(const Image *src, int size, int channels, float *out) {
     if (!band || !crop) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
     const float *from = src->px + (size_t)r0 * w * c;
     if (horizontal) {
-        if (coeffs_make(&chz, w, nw, left, size, IMAGE_BILINEAR)) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
+        if (coeffs_make(&chz, w, nw, left, size, view.filter)) { free(band); if (crop != out) free(crop); coeffs_free(&cv); goto oom; }
         coeffs_apply(&chz, from, w, 0, band, rows, c);
         coeffs_free(&chz);
     } else {
@@ -1837,19 +1849,19 @@ int image_is_8bit(const float *px, size_t n) {
     return 1;
 }
 
-int image_load_view(const char *path, long max_pixels, int size, int channels, float *out,
+int image_load_view(const char *path, long max_pixels, int size, ViewSpec view, int channels, float *out,
                     char *err, size_t errlen) {
     Image im;
     if (image_load(path, max_pixels, &im, err, errlen)) return -1;
-    int rc = image_view(&im, size, channels, out, err, errlen);
+    int rc = image_view(&im, size, view, channels, out, err, errlen);
     image_free(&im);
     return rc;
 }
 
-int image_view(const Image *im, int size, int channels, float *out, char *err, size_t errlen) {
+int image_view(const Image *im, int size, ViewSpec view, int channels, float *out, char *err, size_t errlen) {
     float *tmp = malloc(sizeof(float) * (size_t)size * size * im->c);
     if (!tmp) { snprintf(err, errlen, "out of memory"); return -1; }
-    if (image_eval_view(im, size, im->c, tmp)) { free(tmp); snprintf(err, errlen, "out of memory"); return -1; }
+    if (image_eval_view(im, size, view, im->c, tmp)) { free(tmp); snprintf(err, errlen, "out of memory"); return -1; }
     image_quantize8(tmp, (size_t)size * size * im->c);
     image_convert_channels(tmp, im->c, out, channels, (size_t)size * size);
     free(tmp);

@@ -25,6 +25,16 @@
 typedef struct { int w, h, c; float *px; } Image;   // px: [h][w][c] row-major, values in [0,1]; c = 1 or 3
 // A resize's filter (image_resize): PIL's antialiased bilinear or bicubic.
 typedef enum { IMAGE_BILINEAR, IMAGE_BICUBIC } ImageFilter;
+// How an evaluation view is made (docs/interface.md, section 2, "Evaluation views"): the shorter side
+// resized to image_view_scale(size, crop_pct) with the filter, then the centre size x size kept; timm's
+// crop_pct and interpolation. VIEW_WHOLE, vitmae's default: crop fraction 1 (the whole centre square),
+// bilinear. VIEW_CROP_PCT_MIN..1 is the range the commands take.
+typedef struct { double crop_pct; ImageFilter filter; } ViewSpec;
+#define VIEW_WHOLE ((ViewSpec){1.0, IMAGE_BILINEAR})
+#define VIEW_CROP_PCT_MIN 0.1
+// timm's scale_size: floor(size / crop_pct), the shorter side before the centre crop (256 for 224 at
+// 0.875); size itself at crop_pct 1.
+long image_view_scale(int size, double crop_pct);
 
 // 0 ok, -1 error (err = a short reason without the path, e.g. "truncated PNG data"). On error *out is
 // zeroed. max_pixels <= 0 means VITMAE_DEFAULT_MAX_PIXELS.
@@ -90,22 +100,24 @@ int  png_write(const char *path, const uint8_t *px, int w, int h, int c, const c
 // makes the file under io/files.h's temporary name and publishes it with the others).
 int  png_write_fd(int fd, const uint8_t *px, int w, int h, int c, const char *const *text, char *err, size_t errlen);
 
-// A file as the model sees it at inference: image_load, the evaluation view in the file's own
+// A file as the model sees it at inference: image_load, the evaluation view (view) in the file's own
 // channels, rounded to 8-bit levels (as the dataset's views), then converted to `channels`.
 // out [size][size][channels]. 0 ok, -1 with the reason (without the path) in err.
-int  image_load_view(const char *path, long max_pixels, int size, int channels, float *out,
+int  image_load_view(const char *path, long max_pixels, int size, ViewSpec view, int channels, float *out,
                      char *err, size_t errlen);
 // The same view of an image already decoded (image_load_view is image_load + this).
-int  image_view(const Image *im, int size, int channels, float *out, char *err, size_t errlen);
-// Evaluation view: shorter side resized to `size` (torchvision Resize(size): the longer side becomes
-// int(size * long / short)), then centre crop size x size with top = round((h - size) / 2) (round half
-// to even, as Python). An image already size x size is copied pixel for pixel. Channels converted
-// last (see image_convert_channels). out [size][size][channels]. 0, or -1 out of memory for its
-// filter tables or its band of source rows (out untouched: the caller says so, not a black view).
-int  image_eval_view(const Image *src, int size, int channels, float *out);
+int  image_view(const Image *im, int size, ViewSpec view, int channels, float *out, char *err, size_t errlen);
+// Evaluation view: shorter side resized with view.filter to S = image_view_scale(size, view.crop_pct)
+// (torchvision Resize(S): the longer side becomes int(S * long / short)), then centre crop size x size
+// with top = round((h - size) / 2) (round half to even, as Python). A side already at its resized
+// length is not resized (an image already size x size at crop fraction 1 is copied pixel for pixel).
+// Channels converted last (see image_convert_channels). out [size][size][channels]. 0, or -1 out of
+// memory for its filter tables or its band of source rows (out untouched: the caller says so, not a
+// black view).
+int  image_eval_view(const Image *src, int size, ViewSpec view, int channels, float *out);
 // The region of a w x h source that image_eval_view shows, in source pixels (fractional):
-// box = {x, y, width, height}; the whole image when w == h == size.
-void image_eval_box(int w, int h, int size, double box[4]);
+// box = {x, y, width, height}; the whole image when w == h == size at crop fraction 1.
+void image_eval_box(int w, int h, int size, double crop_pct, double box[4]);
 // torchvision RandomResizedCrop(size, scale=(scale_lo, 1.0), ratio=(3/4, 4/3)) parameters: 10 attempts of
 // area ~ U(scale_lo, 1) * area and log-aspect ~ U(log 3/4, log 4/3), w = round(sqrt(area * ratio)),
 // h = round(sqrt(area / ratio)), accepted when 0 < w <= W and 0 < h <= H, offsets uniform; otherwise

@@ -159,7 +159,7 @@ int features_of_files(FeatureModel *fm, const FeaturesSpec *spec, int size, int 
         float *dst = fm ? views : out + (size_t)i0 * dim;
         #pragma omp parallel for schedule(dynamic, 1)
         for (int k = 0; k < B; k++)
-            bad[k] = image_load_view(paths[i0 + k], max_pixels, size, channels, dst + (size_t)k * per, why[k], sizeof why[k]);
+            bad[k] = image_load_view(paths[i0 + k], max_pixels, size, spec->view, channels, dst + (size_t)k * per, why[k], sizeof why[k]);
         for (int k = 0; k < B; k++)
             if (bad[k]) {
                 snprintf(err, errlen, "%.*s: %s", FILE_NAME_CUT, paths[i0 + k], why[k]);

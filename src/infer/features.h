@@ -1,7 +1,7 @@
 // Frozen encoder features of images: checkpoint -> one vector per image, shared by `vitmae embed` and
 // `vitmae probe` (docs/encoder.md, "Features and probes").
 //
-// The encoder runs on every patch (no masking) of the evaluation view (image_load_view), normalised
+// The encoder runs on every patch (no masking) of the evaluation view (image_load_view, spec's view), normalised
 // with the checkpoint's pixel mean and std. The tokens of the chosen layer go through the encoder's
 // final LayerNorm `norm` (for an earlier layer too, as DINO's get_intermediate_layers), then:
 //   pool cls   the CLS token (token 0)                         -> [D]
@@ -17,6 +17,7 @@
 #define VITMAE_FEATURES_H
 #include <stddef.h>
 #include "core/model.h"
+#include "data/image.h"
 
 typedef enum { FEATURES_POOL_CLS, FEATURES_POOL_MEAN } FeaturesPool;
 #define FEATURES_POOL_NAMES "cls|mean"
@@ -31,6 +32,7 @@ int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t
 typedef struct {
     FeaturesPool pool;
     int layer;          // 0..depth-1
+    ViewSpec view;      // the evaluation view of each image (data/image.h; VIEW_WHOLE: vitmae's default)
 } FeaturesSpec;
 
 // A model ready to compute features: the checkpoint's encoder and the scratch for batches of up to
