@@ -340,10 +340,9 @@ int cmd_classify(int argc, char **argv) {
         if (s) printf("%s\n", s);
         free(s);
     } else if (labelled) {
-        char vt[96] = "; view ";
-        cli_view_text(vt + 7, sizeof vt - 7, view, S);
-        printf("top-1: %.4f (%ld of %ld labelled images%s)\n", (double)correct / labelled, correct, labelled,
-               vt[7] ? vt : "");
+        char vt[96];
+        cli_view_text(vt, sizeof vt, "; view ", view, S);
+        printf("top-1: %.4f (%ld of %ld labelled images%s)\n", (double)correct / labelled, correct, labelled, vt);
     } else if (classified) {   // with none, the lines on stderr said why: no result, and one line a problem
         printf("top-1: no image sits in a class folder of the model's classes\n");
     }

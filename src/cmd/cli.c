@@ -668,9 +668,9 @@ ViewSpec cli_view(float crop_pct, const char *interp) {
     return v;
 }
 
-void cli_view_text(char *buf, size_t n, ViewSpec v, int size) {
+void cli_view_text(char *buf, size_t n, const char *prefix, ViewSpec v, int size) {
     const char *cubic = v.filter == IMAGE_BICUBIC ? "bicubic" : "";
-    if (v.crop_pct >= 1.0) snprintf(buf, n, "%s", cubic);
-    else snprintf(buf, n, "crop-pct %g (shorter side %ld, centre %d)%s%s", v.crop_pct, image_view_scale(size, v.crop_pct),
-                  size, *cubic ? ", " : "", cubic);
+    if (v.crop_pct >= 1.0) snprintf(buf, n, "%s%s", *cubic ? prefix : "", cubic);
+    else snprintf(buf, n, "%scrop-pct %g (shorter side %ld, centre %d)%s%s", prefix, v.crop_pct,
+                  image_view_scale(size, v.crop_pct), size, *cubic ? ", " : "", cubic);
 }

@@ -48,10 +48,10 @@ enum { CLI_ERR_MAX = 2 * 4096 + 512 };
 // The view those two flags give (crop_pct as typed, data/dataset.h augment_fraction; interp checked by
 // its FLAG_CHOICE).
 ViewSpec cli_view(float crop_pct, const char *interp);
-// A view other than VIEW_WHOLE in words for a command's first line, at view size `size`: "crop-pct
-// 0.875 (shorter side 256, centre 224), bicubic", "crop-pct 0.9 (shorter side 248, centre 224)",
-// "bicubic"; "" for VIEW_WHOLE.
-void cli_view_text(char *buf, size_t n, ViewSpec v, int size);
+// A view other than VIEW_WHOLE in words for a command's lines, at view size `size`, after prefix:
+// prefix + "crop-pct 0.875 (shorter side 256, centre 224), bicubic", "crop-pct 0.9 (shorter side 248,
+// centre 224)" or "bicubic"; "" (no prefix) for VIEW_WHOLE.
+void cli_view_text(char *buf, size_t n, const char *prefix, ViewSpec v, int size);
 
 // The range of --display, the side in pixels of a picture as reconstruct and attention draw it
 // (docs/interface.md, section 1): one for both, as far as --scale reaches (64 x a 128-pixel model);

@@ -282,10 +282,10 @@ int cmd_embed(int argc, char **argv) {
         goto out;
     }
     // The feature in probe's words (features_what): a classifier's mean pooling is fc_norm's output.
-    char view[96] = ", view ";
-    cli_view_text(view + 7, sizeof view - 7, spec.view, cfg->img_size);
+    char view[96];
+    cli_view_text(view, sizeof view, ", view ", spec.view, cfg->img_size);
     cli_out("%ld image%s -> %s [%ld, %d] (%s, block %d of 0..%d%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
-            in.n, D, features_what(fm, &spec), spec.layer, cfg->depth - 1, view[7] ? view : "", txt_path);
+            in.n, D, features_what(fm, &spec), spec.layer, cfg->depth - 1, view, txt_path);
     status = 0;
 
 out:

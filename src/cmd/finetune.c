@@ -1238,9 +1238,9 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     printf("  %ld step%s of batch %d, lr %.3e (warm-up %ld), layer decay %.2f, drop path %.2f, smoothing %.2f, augment %s, %s\n",
            r->total_steps, r->total_steps == 1 ? "" : "s", r->batch, r->lr, r->warmup, r->layer_decay, r->drop_path,
            r->smoothing, aug, threads_s);
-    char view[96];
-    cli_view_text(view, sizeof view, cli_view(r->crop_pct, r->interp), t->S);
-    if (*view && t->nval) printf("  validation views: %s\n", view);   // docs/encoder.md, "Validation views"
+    char view[128];
+    cli_view_text(view, sizeof view, "  validation views: ", cli_view(r->crop_pct, r->interp), t->S);
+    if (*view && t->nval) printf("%s\n", view);   // docs/encoder.md, "Validation views"
     if (mix_enabled(&r->mix)) {   // docs/encoder.md, "Mixup and CutMix"
         char mu[32], cu[32], pr[32], sw[32], both[64] = "";
         run_value_text(mu, sizeof mu, r->mix.mixup, 1);

@@ -397,9 +397,8 @@ int cmd_probe(int argc, char **argv) {
     if (fm) snprintf(what, sizeof what, "encoder %s, block %d of 0..%d, %s", features_what(fm, &spec), spec.layer,
                      features_config(fm)->depth - 1, ckpt_path);
     else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
-    char view[96];
-    cli_view_text(view, sizeof view, spec.view, S);
-    if (*view) snprintf(what + strlen(what), sizeof what - strlen(what), "; view %s", view);
+    size_t wl = strlen(what);
+    cli_view_text(what + wl, sizeof what - wl, "; view ", spec.view, S);
     if (!json)
         cli_out("probe: %s (dim %ld); train %ld images, test %ld, %d classes", what, dim, train.n, test.n, C);
     fflush(stdout);
