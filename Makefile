@@ -341,6 +341,7 @@ fixtures:
 	/usr/bin/python3 tools/reference_classifier.py tests/fixtures
 	/usr/bin/python3 tools/reference_posembed.py tests/fixtures
 	/usr/bin/python3 tools/reference_resize.py tests/fixtures
+	/usr/bin/python3 tools/reference_randaug.py tests/fixtures
 
 # The PyTorch parity test alone.
 test-parity: build/tests/test_parity

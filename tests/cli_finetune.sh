@@ -270,6 +270,34 @@ t "--interp bicubic: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -e
 "$VITMAE" finetune --resume "$dir/ci1/checkpoint-6.safetensors" --interp bilinear --out "$dir/cic" > /dev/null 2> "$dir/cic.err"; rc=$?
 t "--interp: a resume with the other filter is refused ($rc: $(cat "$dir/cic.err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/cic.err")" = "vitmae: finetune --resume: --interp bilinear cannot change when a run resumes (this run'"'"'s is bicubic); start a new run with --ckpt for another" ] && [ ! -e "$dir/cic" ]'
+# --aa (docs/encoder.md, "RandAugment"): MAE's rand-m9-mstd0.5-inc1 is said in the start line with its
+# fill colour (the pretrained run's mean pixel); 1 thread and 2 as a team give the same bits; the
+# operations change the run; a snapshot resumed ends bitwise as the run, also given the spec in another
+# spelling of the same (n2 written out); a resume refuses another spec; --aa none is the run without it; a
+# spec vitmae does not take is refused in one line.
+aa="--aa rand-m9-mstd0.5-inc1"
+"$VITMAE" finetune --ckpt "$pre" $ft $aa --steps 12 --ckpt-every 6 --threads 1 --out "$dir/aa1" > "$dir/aa1.log" 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft $aa --steps 12 --ckpt-every 6 --parallel kernels --out "$dir/aa8" > /dev/null 2>&1
+fill=$("$VITMAE" info --json "$pre" | python3 -c 'import json, sys; print(", ".join(str(min(255, round(255 * m))) for m in json.load(sys.stdin)["config"]["pixel_mean"]))')
+t "--aa: the start line says it, the fill timm's img_mean of the model's mean ($fill: $(grep "RandAugment" "$dir/aa1.log"))" \
+  'grep -qxF "  RandAugment rand-m9-n2-mstd0.5-inc1: 2 of 15 operations an image, each with probability 0.5, magnitude 9 of 10 (std 0.5), bilinear, fill ($fill)" "$dir/aa1.log"'
+t "--aa: 1 thread and 2 as a team, bitwise equal weights" 'same_weights "$dir/aa1/checkpoint.safetensors" "$dir/aa8/checkpoint.safetensors"'
+t "--aa: not the run without it" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/aa1/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/aa1/checkpoint-6.safetensors" --aa rand-m9-n2-mstd0.5-inc1 --out "$dir/aar" > /dev/null 2>&1; rc=$?
+t "--aa: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/aa1/checkpoint.safetensors" "$dir/aar/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/aa1/checkpoint-6.safetensors" --aa rand-m9 --out "$dir/aac" > /dev/null 2> "$dir/aac.err"; rc=$?
+t "--aa: a resume with another spec is refused ($rc: $(cat "$dir/aac.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/aac.err")" = "vitmae: finetune --resume: --aa rand-m9-n2-mstd0-inc0 cannot change when a run resumes (this run'"'"'s is rand-m9-n2-mstd0.5-inc1); start a new run with --ckpt for another" ] && [ ! -e "$dir/aac" ]'
+"$VITMAE" finetune --ckpt "$pre" $ft --aa none --steps 12 --ckpt-every 6 --out "$dir/aa0" > "$dir/aa0.log" 2>&1
+t "--aa none: the run without it, nothing said" \
+  'same_weights "$dir/t2/checkpoint.safetensors" "$dir/aa0/checkpoint.safetensors" && ! grep -q RandAugment "$dir/aa0.log"'
+"$VITMAE" finetune --ckpt "$pre" $ft --aa rand-m9-w0 --steps 2 --out "$dir/aaw" > /dev/null 2> "$dir/aaw.err"; rc=$?
+t "--aa rand-m9-w0: refused, one line, no folder ($rc: $(cat "$dir/aaw.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/aaw.err")" = "vitmae: finetune --aa: '"'"'w0'"'"': not a section vitmae takes (m<M>, n<N>, mstd<S>, inc<0|1>, p<P>)" ] && [ ! -e "$dir/aaw" ]'
+rm -rf "$dir/aae" && mkdir "$dir/aae" && edit_state "$dir/aa1/checkpoint-6.safetensors" "$dir/aae/checkpoint.safetensors" 'aa="rand-m20"'
+"$VITMAE" finetune --resume "$dir/aae" > /dev/null 2> "$dir/err"; rc=$?
+t "edited train_state (aa rand-m20): exit 1, one line ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/aae/checkpoint.safetensors: cannot resume: train_state: .aa. out of range: .m20.: the magnitude is a number from 0 to 10$" "$dir/err"'
 # Validation views (docs/encoder.md, "Validation views"): --crop-pct and --interp make the views a run
 # validates on, as timm's evaluation transform. 20-pixel validation images for the 16-pixel model, so
 # that every view is resized. --crop-pct trains nothing: the weights of the run without it, other
@@ -827,12 +855,12 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
-# A run from before Mixup, CutMix, random erasing, --crop-scale, --interp and --crop-pct (no mixup,
-# cutmix, mixup_prob, mixup_switch, reprob, remode, recount, crop_scale, interp, crop_pct in its
-# train_state) resumes without mixing or erasing, with MAE's pretraining crop resized bilinear: bitwise
+# A run from before Mixup, CutMix, random erasing, --crop-scale, --interp, --crop-pct and --aa (no mixup,
+# cutmix, mixup_prob, mixup_switch, reprob, remode, recount, crop_scale, interp, crop_pct, aa in its
+# train_state) resumes without mixing, erasing or RandAugment, with MAE's pretraining crop resized bilinear: bitwise
 # the run it was, validated on the whole view (no other view said at the start).
 rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" \
-  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL interp=DEL crop_pct=DEL
+  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL interp=DEL crop_pct=DEL aa=DEL
 "$VITMAE" finetune --resume "$dir/ed" > "$dir/ed.log" 2> "$dir/err"; rc=$?
 t "train_state from before Mixup, CutMix and erasing: resumes unmixed, bitwise the run ($rc: $(head -n 1 "$dir/err"))" \
   '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors" && ! grep -q "validation views" "$dir/ed.log"'

@@ -396,7 +396,7 @@ static int same_views(const Dataset *x, const Dataset *y, int i, int S, int ch, 
     char err[256];
     Rng r1, r2;
     rng_seed(&r1, 99); rng_seed(&r2, 99);
-    Augment how = {(AugmentKind)aug, AUGMENT_CROP_LO, interp, 1.0};
+    Augment how = {(AugmentKind)aug, AUGMENT_CROP_LO, interp, 1.0, RANDAUG_OFF, {0, 0, 0}};
     int rc1 = dataset_train_view(x, i, S, ch, how, &r1, a, err, sizeof err);
     int rc2 = dataset_train_view(y, i, S, ch, how, &r2, b, err, sizeof err);
     return rc1 == 0 && rc2 == 0 && !memcmp(a, b, sizeof(float) * S * S * ch);

@@ -3,7 +3,8 @@
 // training uses (DCT-scaled JPEG decode + resize to shorter side 2 x N, see src/data/dataset.h), and
 // reading a working image back from the on-disk store; and the random resized crop of the working image
 // to N x N with each of the two filters (--interp bilinear | bicubic, docs/data.md "Interpolation"),
-// CROPS views an image. Prints img/s (views/s) per core for each class.
+// CROPS views an image, and MAE's RandAugment (rand-m9-mstd0.5-inc1, bicubic; docs/encoder.md
+// "RandAugment") on those bicubic views. Prints img/s (views/s) per core for each class.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,12 @@ int main(int argc, char **argv) {
     printf("%s: %d images (header scan %.3f s on 1 core, %.1f ms per image); working size %d (--img %d)\n", argv[1],
            full.n, scan_s, full.n ? 1e3 * scan_s / full.n : 0, 2 * img, img);
     enum { CROPS = 20 };
-    double secs[5][NCLASS] = {{0}};
+    double secs[6][NCLASS] = {{0}};
+    RandAugSpec mae;
+    const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f};
+    uint8_t fill[3];
+    randaug_parse("rand-m9-mstd0.5-inc1", &mae, err, sizeof err);
+    randaug_fill(imagenet_mean, 3, fill);
     float *view = malloc(sizeof(float) * (size_t)img * img * 3);
     if (!view) { fprintf(stderr, "bench_data: out of memory\n"); return 1; }
     int count[NCLASS] = {0};
@@ -67,9 +73,16 @@ int main(int argc, char **argv) {
             Rng rng;
             rng_seed(&rng, (uint64_t)i);
             double t = now_s();
-            for (int k = 0; k < CROPS; k++)
+            double ra_s = 0;
+            for (int k = 0; k < CROPS; k++) {
                 image_random_resized_crop(&im, img, im.c, AUGMENT_CROP_LO, f ? IMAGE_BICUBIC : IMAGE_BILINEAR, &rng, view);
-            secs[3 + f][c] += (now_s() - t) / CROPS;
+                if (!f) continue;
+                double u = now_s();
+                randaug_image(view, img, img, im.c, &mae, IMAGE_BICUBIC, fill, &rng, NULL);
+                ra_s += now_s() - u;
+            }
+            secs[3 + f][c] += (now_s() - t - ra_s) / CROPS;
+            secs[5][c] += ra_s / CROPS;
         }
         image_free(&im);
         secs[0][c] += b - a;
@@ -77,15 +90,17 @@ int main(int argc, char **argv) {
         secs[2][c] += e - d;
         count[c]++;
     }
-    printf("%-12s %6s %14s %14s %14s %14s %14s\n", "size", "images", "full img/s", "working img/s", "store img/s",
-           "crop bilinear", "crop bicubic");
+    printf("%-12s %6s %14s %14s %14s %14s %14s %14s\n", "size", "images", "full img/s", "working img/s", "store img/s",
+           "crop bilinear", "crop bicubic", "RandAugment");
     for (int c = 0; c < NCLASS; c++) {
         if (!count[c]) continue;
-        printf("%-12s %6d %14.1f %14.1f %14.1f %14.1f %14.1f\n", class_name[c], count[c], count[c] / secs[0][c],
-               count[c] / secs[1][c], count[c] / secs[2][c], count[c] / secs[3][c], count[c] / secs[4][c]);
+        printf("%-12s %6d %14.1f %14.1f %14.1f %14.1f %14.1f %14.1f\n", class_name[c], count[c], count[c] / secs[0][c],
+               count[c] / secs[1][c], count[c] / secs[2][c], count[c] / secs[3][c], count[c] / secs[4][c],
+               count[c] / secs[5][c]);
     }
     printf("(one core each; 'working' = DCT-scaled decode + resize + store write, 'store' = read back, 'crop' = random "
-           "resized crops of the working image to %d x %d, views/s)\n", img, img);
+           "resized crops of the working image to %d x %d, views/s; 'RandAugment' = MAE's rand-m9-mstd0.5-inc1 on each bicubic "
+           "view, views/s)\n", img, img);
     free(view);
     dataset_free(&full);
     dataset_free(&work);

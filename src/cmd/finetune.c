@@ -46,6 +46,7 @@
 #include "data/loader.h"
 #include "data/erase.h"
 #include "data/mix.h"
+#include "data/randaug.h"
 #include "infer/recon.h"
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
@@ -64,6 +65,9 @@
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel, *remode;
     const char *interp;
+    const char *aa;   // --aa as given; aa_spec parsed, aa_text its canonical spec
+    RandAugSpec aa_spec;
+    char aa_text[RANDAUG_TEXT_MAX];
     int from_scratch, overwrite, img, patch, dim, depth, heads;
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs, crop_scale, crop_pct;
     MixFlags mix;     // --mixup, --cutmix, --mixup-prob, --mixup-switch-prob
@@ -85,6 +89,7 @@ typedef struct {
     char augment[16], remode[8], data[4096], val[4096], init[4096];
     char interp[16];   // the views' filter; absent in runs from before --interp: "bilinear"
     float crop_pct;    // the validation views' crop fraction; absent in runs from before --crop-pct: 1
+    char aa[RANDAUG_TEXT_MAX];   // RandAugment's canonical spec (data/randaug.h); absent before --aa: "none"
     double elapsed_s;
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
@@ -194,6 +199,7 @@ static const StateField FT_FIELDS[] = {
     {"augment", STATE_TEXT, offsetof(FtState, augment), 0, 0},
     {"remode", STATE_TEXT, offsetof(FtState, remode), 0, 0},
     {"interp", STATE_TEXT, offsetof(FtState, interp), 0, 0},
+    {"aa", STATE_TEXT, offsetof(FtState, aa), 0, 0},
     {"data", STATE_TEXT, offsetof(FtState, data), 0, 0},
     {"val", STATE_TEXT, offsetof(FtState, val), 0, 0},
     {"init", STATE_TEXT, offsetof(FtState, init), 0, 0},
@@ -228,11 +234,13 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         if (!cJSON_GetObjectItemCaseSensitive(o, off_keys[i])) cJSON_AddNumberToObject(o, off_keys[i], off[i]);
     if (!cJSON_GetObjectItemCaseSensitive(o, "remode")) cJSON_AddStringToObject(o, "remode", "pixel");
     if (!cJSON_GetObjectItemCaseSensitive(o, "interp")) cJSON_AddStringToObject(o, "interp", "bilinear");
+    if (!cJSON_GetObjectItemCaseSensitive(o, "aa")) cJSON_AddStringToObject(o, "aa", "none");
     if (run_state_fields_from_json(o, FT_FIELDS, FT_NFIELDS, r, err, errlen)) { cJSON_Delete(o); return -1; }
-    const char *skeys[] = {"augment", "remode", "interp", "data", "val", "init"};
-    char *dst[] = {r->augment, r->remode, r->interp, r->data, r->val, r->init};
-    size_t dn[] = {sizeof r->augment, sizeof r->remode, sizeof r->interp, sizeof r->data, sizeof r->val, sizeof r->init};
-    for (int i = 0; i < 6; i++) {
+    const char *skeys[] = {"augment", "remode", "interp", "aa", "data", "val", "init"};
+    char *dst[] = {r->augment, r->remode, r->interp, r->aa, r->data, r->val, r->init};
+    size_t dn[] = {sizeof r->augment, sizeof r->remode, sizeof r->interp, sizeof r->aa, sizeof r->data, sizeof r->val,
+                   sizeof r->init};
+    for (int i = 0; i < 7; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, skeys[i]);
         if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
         snprintf(dst[i], dn[i], "%s", x->valuestring);
@@ -255,6 +263,14 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         snprintf(err, errlen, "train_state: 'interp' missing or out of range");
         return -1;
     }
+    RandAugSpec ra;
+    char why[256], canon[RANDAUG_TEXT_MAX];
+    if (randaug_parse(r->aa, &ra, why, sizeof why)) {
+        snprintf(err, errlen, "train_state: 'aa' out of range: %s", why);
+        return -1;
+    }
+    randaug_text(&ra, canon, sizeof canon);   // the run's spec as a new run writes it, so that --aa compares
+    snprintf(r->aa, sizeof r->aa, "%s", canon);
     if (r->step > r->total_steps) {   // the table checked each alone
         snprintf(err, errlen, "train_state: 'step' out of range: %ld is past 'total_steps' %ld", r->step, r->total_steps);
         return -1;
@@ -444,6 +460,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     memset(a, 0, sizeof *a);
     a->preset = MAE_DEFAULT_PRESET; a->channels = "auto"; a->pos = "learned"; a->augment = "crop"; a->pixel_norm = "dataset"; a->remode = "pixel";
     a->interp = "bilinear";
+    a->aa = "none";
     a->img = MAE_DEFAULT_IMG; a->patch = MAE_DEFAULT_PATCH; a->blr = 1e-3f; a->min_lr = 1e-6f; a->wd = 0.05f; a->layer_decay = 0.75f;
     a->drop_path = 0.1f; a->smoothing = 0.1f; a->val_frac = (float)DEFAULT_VAL_FRAC; a->steps = 1000; a->batch = 64; a->warmup = -1;
     a->log_every = DEFAULT_LOG_EVERY; a->keep = DEFAULT_KEEP; a->val_max = DEFAULT_VAL_MAX; a->parallel = "auto";
@@ -471,6 +488,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop: random resized crop + flip)", NULL, 0},
         {"--crop-scale", FLAG_FLOAT, &a->crop_scale, CROP_SCALE_MIN, 1.0, NULL, "the random resized crop's smallest area, a fraction of the image (default 0.2, MAE's pretraining crop; timm's fine-tuning crop 0.08)", "LO", 0},
         {"--interp", FLAG_CHOICE, &a->interp, 0, 0, "bilinear|bicubic", "the filter of the views' resize: the random resized crop's and the validation views' (default bilinear); MAE's and timm's is bicubic", NULL, 0},
+        {"--aa", FLAG_STR, &a->aa, 0, 0, NULL, "RandAugment of the training views, timm's spec (default none; MAE's rand-m9-mstd0.5-inc1: 2 of 15 operations an image, each with probability 0.5, at magnitude 9 of 10 with std 0.5)", "SPEC", 0},
         {"--crop-pct", FLAG_FLOAT, &a->crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, "validation views: the shorter side resized to floor(img / F), the centre img x img kept (default 1, the whole centre square; MAE's and timm's 0.875)", "F", 0},
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
         {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
@@ -511,6 +529,12 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     int rc = cli_parse("finetune", SYNOPSIS, flags, nflags, argc, argv, NULL, 0, NULL);
     if (rc != CLI_OK) return rc;
     erase_mode_parse(a->remode, &a->erase.mode);   // one of ERASE_MODES: cli_parse checked the choice
+    char why[256];
+    if (randaug_parse(a->aa, &a->aa_spec, why, sizeof why)) {
+        cli_error("finetune --aa", "%s", why);
+        return CLI_USAGE;
+    }
+    randaug_text(&a->aa_spec, a->aa_text, sizeof a->aa_text);
     int inits = (a->ckpt != NULL) + a->from_scratch + (a->resume != NULL);
     if (inits != 1) {
         cli_error("finetune", "give exactly one of --ckpt PRETRAINED, --from-scratch or --resume RUN (see vitmae finetune --help)");
@@ -919,6 +943,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         }
         r->crop_pct = a->crop_pct;   // validation only: a resume may give another
         snprintf(r->interp, sizeof r->interp, "%s", a->interp);
+        snprintf(r->aa, sizeof r->aa, "%s", a->aa_text);
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
         snprintf(r->remode, sizeof r->remode, "%s", a->remode);
         run_new_id(r->run_id, sizeof r->run_id);
@@ -956,6 +981,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             {"--augment", 1, 0, 0, 0, a->augment, r->augment},
             {"--crop-scale", 0, 1, a->crop_scale, r->crop_scale, NULL, NULL},
             {"--interp", 1, 0, 0, 0, a->interp, r->interp},
+            {"--aa", 1, 0, 0, 0, a->aa_text, r->aa},
             {"--steps", 0, 0, (double)a->steps, (double)r->total_steps, NULL, NULL},
             {"--epochs", 1, 0, 0, 0, epochs, epoch_steps == r->total_steps ? epochs : steps},
             {"--batch", 0, 0, a->batch, r->batch, NULL, NULL},
@@ -1173,6 +1199,21 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     return 0;
 }
 
+// The run's training views (data/dataset.h): its --augment, crop, filter and RandAugment, whose fill is
+// timm's img_mean, the model's mean pixel (docs/encoder.md, "RandAugment"). The start line says what
+// the loader is given.
+static Augment training_views(const FineTune *t) {
+    const FtState *r = &t->rs;
+    Augment aug = AUGMENT_CROP;
+    char why[256];
+    augment_parse(r->augment, &aug);
+    aug.crop_lo = augment_fraction(r->crop_scale);
+    augment_interp_parse(r->interp, &aug.interp);
+    randaug_parse(r->aa, &aug.ra, why, sizeof why);   // checked when the run started or its state was read
+    randaug_fill(t->cfg.enc.pixel_mean, t->C, aug.fill);
+    return aug;
+}
+
 // Flags -> a model, data and a run folder ready for the first step (or the resumed one). Prints its own
 // failure and returns the exit code. Under mpirun it runs in phases that end with cli_agree: every rank
 // leaves at the same phase, and a collective is never half attended.
@@ -1241,6 +1282,18 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     char view[128];
     cli_view_text(view, sizeof view, "  validation views: ", cli_view(r->crop_pct, r->interp), t->S);
     if (*view && t->nval) printf("%s\n", view);   // docs/encoder.md, "Validation views"
+    Augment views = training_views(t);
+    const RandAugSpec *ra = &views.ra;
+    if (ra->layers) {   // docs/encoder.md, "RandAugment"
+        const uint8_t *fill = views.fill;
+        char p[32], fills[32], mstd[48] = "";
+        if (ra->mstd > 0) snprintf(mstd, sizeof mstd, " (std %.15g)", ra->mstd);
+        run_value_text(p, sizeof p, ra->prob, 0);
+        if (t->C == 3) snprintf(fills, sizeof fills, "(%d, %d, %d)", fill[0], fill[1], fill[2]);
+        else snprintf(fills, sizeof fills, "%d", fill[0]);
+        printf("  RandAugment %s: %d of %d operations an image, each with probability %s, magnitude %.15g of 10%s, "
+               "%s, fill %s\n", r->aa, ra->layers, RA_NOPS, p, ra->magnitude, mstd, r->interp, fills);
+    }
     if (mix_enabled(&r->mix)) {   // docs/encoder.md, "Mixup and CutMix"
         char mu[32], cu[32], pr[32], sw[32], both[64] = "";
         run_value_text(mu, sizeof mu, r->mix.mixup, 1);
@@ -1460,10 +1513,7 @@ int cmd_finetune(int argc, char **argv) {
 
     char err[CLI_ERR_MAX];
     FtState *r = &t->rs;
-    Augment aug = AUGMENT_CROP;
-    augment_parse(r->augment, &aug);
-    aug.crop_lo = augment_fraction(r->crop_scale);
-    augment_interp_parse(r->interp, &aug.interp);
+    Augment aug = training_views(t);
     // Batches are made ahead in the background (data/loader.h); each is a function of (items, seed,
     // step) alone, so the depth and the loader threads change when the work is done, not the result.
     LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, t->share, t->a.lf.prefetch, t->a.lf.loader_threads};

@@ -1037,6 +1037,11 @@ static int item_view(const Dataset *ds, int i, int size, int channels, Augment a
     if (aug.kind != AUG_NONE && rng_uniform(rng) < 0.5f) image_flip_h(out, size, size, channels);
     free(tmp);
     image_free(&im);
+    // RandAugment on the view in the model's channels, after the crop and flip as timm's transform
+    if (aug.ra.layers && rng && randaug_image(out, size, size, channels, &aug.ra, aug.interp, aug.fill, rng, NULL)) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
     return 0;
 }
 

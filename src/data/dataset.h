@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include "data/image.h"
+#include "data/randaug.h"
 #include "core/rng.h"
 
 // A view's augmentation: its kind; for the random resized crop the smallest area it takes, a fraction
@@ -48,14 +49,23 @@
 // (the whole centre square, bilinear: docs/interface.md section 2); the three constants carry MAE's
 // pretraining crop_lo, 0.2, and the bilinear filter (docs/data.md "Interpolation", docs/encoder.md
 // "The crop's smallest area").
+// ra: RandAugment after the crop and flip (data/randaug.h; fine-tuning's --aa, off in every other
+// view), with interp its resampling and fill[channels] its outside colour.
 typedef enum { AUG_NONE, AUG_FLIP, AUG_CROP } AugmentKind;
-typedef struct { AugmentKind kind; double crop_lo; ImageFilter interp; double crop_pct; } Augment;
+typedef struct {
+    AugmentKind kind;
+    double crop_lo;
+    ImageFilter interp;
+    double crop_pct;
+    RandAugSpec ra;
+    uint8_t fill[3];
+} Augment;
 #define AUGMENT_CROP_LO 0.2
-#define AUGMENT_NONE ((Augment){AUG_NONE, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0})
-#define AUGMENT_FLIP ((Augment){AUG_FLIP, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0})
-#define AUGMENT_CROP ((Augment){AUG_CROP, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0})
+#define AUGMENT_NONE ((Augment){AUG_NONE, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0, RANDAUG_OFF, {0, 0, 0}})
+#define AUGMENT_FLIP ((Augment){AUG_FLIP, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0, RANDAUG_OFF, {0, 0, 0}})
+#define AUGMENT_CROP ((Augment){AUG_CROP, AUGMENT_CROP_LO, IMAGE_BILINEAR, 1.0, RANDAUG_OFF, {0, 0, 0}})
 // The evaluation view an AUG_NONE augmentation makes (finetune's validation: docs/encoder.md).
-#define AUGMENT_VIEW(view) ((Augment){AUG_NONE, AUGMENT_CROP_LO, (view).filter, (view).crop_pct})
+#define AUGMENT_VIEW(view) ((Augment){AUG_NONE, AUGMENT_CROP_LO, (view).filter, (view).crop_pct, RANDAUG_OFF, {0, 0, 0}})
 // "none" | "flip" | "crop" -> 0 and *out (crop_lo AUGMENT_CROP_LO, bilinear); -1 for anything else.
 int augment_parse(const char *name, Augment *out);
 // "bilinear" | "bicubic" (the --interp flag, train_state's "interp") -> 0 and *out; -1 otherwise.
