@@ -125,57 +125,46 @@ double randaug_level(int op, int increasing, double m, int negate) {
 // ---------------------------------------------------------------------------------------------
 // The operations, as PIL 9.4's C code computes them
 
-// Each channel through its own table: lut[ch][v].
-static void apply_luts(uint8_t *px, size_t n, int c, const uint8_t lut[3][256]) {
+// Each channel through a table made from its own histogram by make(h, lut): ImageOps' histogram
+// operations.
+static void histogram_luts(uint8_t *px, size_t n, int c, void (*make)(const long h[256], uint8_t lut[256])) {
+    long h[3][256];
+    uint8_t lut[3][256];
+    memset(h, 0, sizeof h);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < c; k++) h[k][px[i * c + k]]++;
+    for (int k = 0; k < c; k++) make(h[k], lut[k]);
     for (size_t i = 0; i < n; i++)
         for (int k = 0; k < c; k++) px[i * c + k] = lut[k][px[i * c + k]];
 }
 
-static void histograms(const uint8_t *px, size_t n, int c, long h[3][256]) {
-    memset(h, 0, sizeof(long) * 3 * 256);
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < c; k++) h[k][px[i * c + k]]++;
+// ImageOps.autocontrast(img) (cutoff 0): the channel's lowest and highest level stretched to 0 and 255.
+static void autocontrast_lut(const long h[256], uint8_t lut[256]) {
+    int lo = 0, hi = 255;
+    while (lo < 255 && !h[lo]) lo++;
+    while (hi > 0 && !h[hi]) hi--;
+    for (int i = 0; i < 256; i++) {
+        if (hi <= lo) { lut[i] = (uint8_t)i; continue; }
+        double scale = 255.0 / (hi - lo), offset = -lo * scale;
+        double v = i * scale + offset;
+        long x = (long)v;   // Python's int(): toward zero
+        lut[i] = (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
+    }
 }
 
-// ImageOps.autocontrast(img) (cutoff 0): each channel's lowest and highest level stretched to 0 and 255.
-static void autocontrast(uint8_t *px, size_t n, int c) {
-    long h[3][256];
-    uint8_t lut[3][256];
-    histograms(px, n, c, h);
-    for (int k = 0; k < c; k++) {
-        int lo = 0, hi = 255;
-        while (lo < 255 && !h[k][lo]) lo++;
-        while (hi > 0 && !h[k][hi]) hi--;
-        for (int i = 0; i < 256; i++) {
-            if (hi <= lo) { lut[k][i] = (uint8_t)i; continue; }
-            double scale = 255.0 / (hi - lo), offset = -lo * scale;
-            double v = i * scale + offset;
-            long x = (long)v;   // Python's int(): toward zero
-            lut[k][i] = (uint8_t)(x < 0 ? 0 : x > 255 ? 255 : x);
-        }
+// ImageOps.equalize(img): the channel's cumulative histogram, in steps of (count - the last level's) / 255.
+static void equalize_lut(const long h[256], uint8_t lut[256]) {
+    long total = 0, last = 0;
+    int used = 0;
+    for (int i = 0; i < 256; i++)
+        if (h[i]) { total += h[i]; last = h[i]; used++; }
+    long step = used <= 1 ? 0 : (total - last) / 255;
+    long acc = step / 2;
+    for (int i = 0; i < 256; i++) {
+        long v = step ? acc / step : i;
+        lut[i] = (uint8_t)(v > 255 ? 255 : v);   // the point table's 8-bit clip
+        acc += h[i];
     }
-    apply_luts(px, n, c, lut);
-}
-
-// ImageOps.equalize(img): each channel's cumulative histogram, in steps of (count - the last level's) / 255.
-static void equalize(uint8_t *px, size_t n, int c) {
-    long h[3][256];
-    uint8_t lut[3][256];
-    histograms(px, n, c, h);
-    for (int k = 0; k < c; k++) {
-        long total = 0, last = 0;
-        int used = 0;
-        for (int i = 0; i < 256; i++)
-            if (h[k][i]) { total += h[k][i]; last = h[k][i]; used++; }
-        long step = used <= 1 ? 0 : (total - last) / 255;
-        long acc = step / 2;
-        for (int i = 0; i < 256; i++) {
-            long v = step ? acc / step : i;
-            lut[k][i] = (uint8_t)(v > 255 ? 255 : v);   // the point table's 8-bit clip
-            acc += h[k][i];
-        }
-    }
-    apply_luts(px, n, c, lut);
 }
 
 // One table for every channel.
@@ -339,8 +328,8 @@ void randaug_op(uint8_t *px, int w, int h, int c, int op, double arg, ImageFilte
     size_t n = (size_t)w * h;
     double a[6] = {1, 0, 0, 0, 1, 0};
     switch (op) {
-    case RA_AUTOCONTRAST: autocontrast(px, n, c); return;
-    case RA_EQUALIZE: equalize(px, n, c); return;
+    case RA_AUTOCONTRAST: histogram_luts(px, n, c, autocontrast_lut); return;
+    case RA_EQUALIZE: histogram_luts(px, n, c, equalize_lut); return;
     case RA_INVERT: case RA_POSTERIZE: case RA_SOLARIZE: case RA_SOLARIZE_ADD: point_op(px, n, c, op, (int)arg); return;
     case RA_COLOR: case RA_CONTRAST: case RA_BRIGHTNESS: case RA_SHARPNESS: enhance(px, w, h, c, op, arg, tmp); return;
     case RA_ROTATE: if (!rotate_matrix(arg, w, h, a)) return; break;
