@@ -293,11 +293,11 @@ t "--aa none: the run without it, nothing said" \
   'same_weights "$dir/t2/checkpoint.safetensors" "$dir/aa0/checkpoint.safetensors" && ! grep -q RandAugment "$dir/aa0.log"'
 "$VITMAE" finetune --ckpt "$pre" $ft --aa rand-m9-w0 --steps 2 --out "$dir/aaw" > /dev/null 2> "$dir/aaw.err"; rc=$?
 t "--aa rand-m9-w0: refused, one line, no folder ($rc: $(cat "$dir/aaw.err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/aaw.err")" = "vitmae: finetune --aa: '"'"'w0'"'"': not a section vitmae takes (m<M>, n<N>, mstd<S>, inc<0|1>, p<P>)" ] && [ ! -e "$dir/aaw" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/aaw.err")" = "vitmae: finetune --aa: '"'"'w0'"'"': not a section vitmae takes (m<M>, n<N>, mstd<S>, inc<0|1>, p<P>, mmax<X>)" ] && [ ! -e "$dir/aaw" ]'
 rm -rf "$dir/aae" && mkdir "$dir/aae" && edit_state "$dir/aa1/checkpoint-6.safetensors" "$dir/aae/checkpoint.safetensors" 'aa="rand-m20"'
 "$VITMAE" finetune --resume "$dir/aae" > /dev/null 2> "$dir/err"; rc=$?
 t "edited train_state (aa rand-m20): exit 1, one line ($(head -n 1 "$dir/err"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/aae/checkpoint.safetensors: cannot resume: train_state: .aa. out of range: .m20.: the magnitude is a number from 0 to 10$" "$dir/err"'
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/aae/checkpoint.safetensors: cannot resume: train_state: .aa. out of range: magnitude 20 is above its upper clip 10 (give mmax20 to use it)$" "$dir/err"'
 # Validation views (docs/encoder.md, "Validation views"): --crop-pct and --interp make the views a run
 # validates on, as timm's evaluation transform. 20-pixel validation images for the 16-pixel model, so
 # that every view is resized. --crop-pct trains nothing: the weights of the run without it, other

@@ -85,6 +85,9 @@ static void test_levels(void) {
         {RA_BRIGHTNESS, 0, 9, 0, 1.72}, {RA_SHARPNESS, 0, 0, 1, 0.1}, {RA_SHARPNESS, 1, 5, 1, 0.55},
         {RA_SHEAR_X, 1, 9, 0, 0.27}, {RA_SHEAR_Y, 0, 9, 1, -0.27}, {RA_TRANSLATE_X, 1, 9, 1, -0.405},
         {RA_TRANSLATE_Y, 1, 10, 0, 0.45}, {RA_AUTOCONTRAST, 1, 9, 1, 0.0},
+        // past 10 (mmax): timm's levels run on, clipped where its functions clip them
+        {RA_ROTATE, 1, 15, 1, -45.0}, {RA_POSTERIZE, 1, 15, 0, -2}, {RA_SOLARIZE, 1, 15, 0, 0}, {RA_SOLARIZE, 0, 15, 0, 256},
+        {RA_SOLARIZE_ADD, 1, 15, 0, 128}, {RA_COLOR, 1, 15, 1, 0.1}, {RA_CONTRAST, 0, 15, 0, 2.8},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         double got = randaug_level(t[i].op, t[i].inc, t[i].m, t[i].neg);
@@ -99,25 +102,36 @@ static void test_parse(void) {
     RandAugSpec s;
     char why[256], text[RANDAUG_TEXT_MAX];
     CHECK(randaug_parse("rand-m9-mstd0.5-inc1", &s, why, sizeof why) == 0, "MAE's spec: %s", why);
-    CHECK(s.layers == 2 && s.magnitude == 9.0 && s.mstd == 0.5 && s.increasing == 1 && s.prob == 0.5,
+    CHECK(s.layers == 2 && s.magnitude == 9.0 && s.mstd == 0.5 && s.increasing == 1 && s.prob == 0.5 && s.mmax == 10,
           "MAE's spec: n %d m %g mstd %g inc %d p %g", s.layers, s.magnitude, s.mstd, s.increasing, s.prob);
     randaug_text(&s, text, sizeof text);
     CHECK(!strcmp(text, "rand-m9-n2-mstd0.5-inc1"), "canonical text: %s", text);
     RandAugSpec back;
     CHECK(randaug_parse(text, &back, why, sizeof why) == 0 && back.layers == s.layers &&
-          back.magnitude == s.magnitude && back.mstd == s.mstd && back.prob == s.prob && back.increasing == s.increasing,
+          back.magnitude == s.magnitude && back.mstd == s.mstd && back.prob == s.prob && back.increasing == s.increasing && back.mmax == s.mmax,
           "the text reads back");
     CHECK(randaug_parse("rand-n3-p0.7-m7.5", &s, why, sizeof why) == 0 && s.layers == 3 && s.prob == 0.7 &&
           s.magnitude == 7.5 && s.mstd == 0 && !s.increasing, "sections in any order, defaults");
     randaug_text(&s, text, sizeof text);
     CHECK(!strcmp(text, "rand-m7.5-n3-mstd0-inc0-p0.7"), "canonical text with p: %s", text);
     CHECK(randaug_parse("rand", &s, why, sizeof why) == 0 && s.layers == 2 && s.magnitude == 10, "timm's defaults");
+    CHECK(randaug_parse("rand-m15-mmax20-mstd101", &s, why, sizeof why) == 0 && s.magnitude == 15 && s.mmax == 20 &&
+          s.mstd == 101, "mmax and a uniform mstd: %s", why);
+    randaug_text(&s, text, sizeof text);
+    CHECK(!strcmp(text, "rand-m15-n2-mstd101-inc0-mmax20"), "canonical text with mmax: %s", text);
+    RandAugSpec wide = {16, 99.123456789012345, 123456.78901234567, 0.123456789012345, 1, 99.98765432109876};
+    randaug_text(&wide, text, sizeof text);
+    CHECK(randaug_parse(text, &back, why, sizeof why) == 0 && back.magnitude == 99.123456789012345 &&
+          back.mmax == 99.98765432109876 && back.layers == 16, "every section at full length reads back: %s (%s)", text, why);
+    CHECK(randaug_parse("rand-m11", &s, why, sizeof why) == -1 &&
+          !strcmp(why, "magnitude 11 is above its upper clip 10 (give mmax11 to use it)"), "m above mmax: %s", why);
+    CHECK(randaug_parse("rand-mmax5", &s, why, sizeof why) == -1, "the default magnitude 10 above mmax5");
     CHECK(randaug_parse("none", &s, why, sizeof why) == 0 && s.layers == 0, "none is off");
     randaug_text(&s, text, sizeof text);
     CHECK(!strcmp(text, "none"), "off's text: %s", text);
     const char *badspec[] = {"", "rand-", "rand--m9", "rand-m11", "rand-m-1", "rand-mx", "rand-n0", "rand-n17", "rand-n2.5",
                              "rand-inc2", "rand-p1.5", "rand-w0", "rand-mstdinf", "rand-m9x", "augmix-m9", "randm9",
-                             "rand-mmax10", "rand-m nan"};
+                             "rand-mmax101", "rand-m nan", "rand-m101-mmax101", "rand-mstd2e6"};
     for (size_t i = 0; i < sizeof badspec / sizeof badspec[0]; i++) {
         why[0] = 0;
         CHECK(randaug_parse(badspec[i], &s, why, sizeof why) == -1 && why[0], "'%s' refused with a reason", badspec[i]);
@@ -132,7 +146,7 @@ static void test_image_draws(void) {
     float img[W * H * C], orig[W * H * C];
     for (int i = 0; i < W * H * C; i++) orig[i] = (float)((i * 37 + 11) % 256) / 255.0f;
     uint8_t fill[3] = {124, 116, 104};
-    RandAugSpec off = RANDAUG_OFF, s = {2, 9.0, 0.0, 1.0, 1};
+    RandAugSpec off = RANDAUG_OFF, s = {2, 9.0, 0.0, 1.0, 1, 10.0};
     Rng r;
     rng_seed(&r, 5);
     memcpy(img, orig, sizeof img);
@@ -159,7 +173,7 @@ static void test_image_draws(void) {
               randaug_op_name(chosen[1], 1));
     }
     // the draws' frequencies: 15 operations uniform, each applied with p 0.3
-    RandAugSpec q = {2, 9.0, 0.5, 0.3, 1};
+    RandAugSpec q = {2, 9.0, 0.5, 0.3, 1, 10.0};
     long count[RA_NOPS] = {0}, applied = 0, total = 0;
     rng_seed(&r, 77);
     for (int t = 0; t < 3000; t++) {
@@ -181,11 +195,37 @@ static void test_image_draws(void) {
     CHECK(fabs((double)applied / total - 0.3) < 0.03, "applied %ld of %ld (p 0.3)", applied, total);
 }
 
+// randaug_magnitude: N(m, mstd) clipped to [0, mmax]; uniform in [0, m] above mstd 100; m itself at 0.
+static void test_magnitude(void) {
+    struct { RandAugSpec s; double mean, sd, at_top, top; } t[] = {
+        {{2, 9.0, 0.5, 0.5, 1, 10.0}, 8.9958, 0.4814, 0.0228, 10.0},   // MAE's: 2.3% clipped at 10
+        {{2, 9.0, 101.0, 0.5, 1, 10.0}, 4.5, 2.598, 0.0, 9.0},          // uniform in [0, 9]
+        {{2, 14.0, 0.5, 0.5, 1, 15.0}, 13.9958, 0.4814, 0.0228, 15.0},  // mmax 15
+        {{2, 7.0, 0.0, 0.5, 1, 10.0}, 7.0, 0.0, 0.0, 7.0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        Rng r;
+        rng_seed(&r, 31 + i);
+        double sum = 0, sq = 0, mx = 0;
+        long top = 0, N = 200000;
+        for (long k = 0; k < N; k++) {
+            double m = randaug_magnitude(&t[i].s, &r);
+            sum += m; sq += m * m; mx = fmax(mx, m);
+            top += m == t[i].s.mmax;
+        }
+        double mean = sum / N, sd = sqrt(fmax(0, sq / N - mean * mean));
+        CHECK(fabs(mean - t[i].mean) < 0.01 && fabs(sd - t[i].sd) < 0.01 && fabs((double)top / N - t[i].at_top) < 0.002 &&
+              mx <= t[i].top, "m %g mstd %g mmax %g: mean %.4f sd %.4f, %.4f at the clip, max %g (want %.4f, %.4f, %.4f, <= %g)",
+              t[i].s.magnitude, t[i].s.mstd, t[i].s.mmax, mean, sd, (double)top / N, mx, t[i].mean, t[i].sd, t[i].at_top,
+              t[i].top);
+    }
+}
+
 // A value that is not on an 8-bit level (a grey view converted from colour) is rounded as
 // image_quantize8 rounds; Invert then gives 255 minus it.
 static void test_rounding(void) {
     float v[3] = {0.5f, 100.4f / 255.0f, 1.0f};
-    RandAugSpec s = {1, 0.0, 0.0, 1.0, 0};
+    RandAugSpec s = {1, 0.0, 0.0, 1.0, 0, 10.0};
     uint8_t fill[1] = {0};
     for (int seed = 0; seed < 200; seed++) {
         Rng r;
@@ -218,6 +258,7 @@ int main(void) {
     test_levels();
     test_parse();
     test_image_draws();
+    test_magnitude();
     test_rounding();
     return check_done();
 }

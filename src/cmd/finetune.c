@@ -1287,12 +1287,13 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (ra->layers) {   // docs/encoder.md, "RandAugment"
         const uint8_t *fill = views.fill;
         char p[32], fills[32], mstd[48] = "";
-        if (ra->mstd > 0) snprintf(mstd, sizeof mstd, " (std %.15g)", ra->mstd);
+        if (ra->mstd > RANDAUG_MSTD_UNIFORM) snprintf(mstd, sizeof mstd, " (uniform from 0)");
+        else if (ra->mstd > 0) snprintf(mstd, sizeof mstd, " (std %.15g)", ra->mstd);
         run_value_text(p, sizeof p, ra->prob, 0);
         if (t->C == 3) snprintf(fills, sizeof fills, "(%d, %d, %d)", fill[0], fill[1], fill[2]);
         else snprintf(fills, sizeof fills, "%d", fill[0]);
-        printf("  RandAugment %s: %d of %d operations an image, each with probability %s, magnitude %.15g of 10%s, "
-               "%s, fill %s\n", r->aa, ra->layers, RA_NOPS, p, ra->magnitude, mstd, r->interp, fills);
+        printf("  RandAugment %s: %d of %d operations an image, each with probability %s, magnitude %.15g of %.15g%s, "
+               "%s, fill %s\n", r->aa, ra->layers, RA_NOPS, p, ra->magnitude, ra->mmax, mstd, r->interp, fills);
     }
     if (mix_enabled(&r->mix)) {   // docs/encoder.md, "Mixup and CutMix"
         char mu[32], cu[32], pr[32], sw[32], both[64] = "";

@@ -33,14 +33,14 @@ static int parse_number(const char *s, double lo, double hi, double *v) {
 
 int randaug_parse(const char *text, RandAugSpec *out, char *why, size_t whylen) {
     if (!strcmp(text, "none")) { *out = RANDAUG_OFF; return 0; }
-    RandAugSpec s = {2, RANDAUG_LEVEL_MAX, 0.0, 0.5, 0};
+    RandAugSpec s = {2, RANDAUG_LEVEL_MAX, 0.0, 0.5, 0, RANDAUG_LEVEL_MAX};
     char buf[256];
     if (strlen(text) >= sizeof buf) { snprintf(why, whylen, "too long"); return -1; }
     snprintf(buf, sizeof buf, "%s", text);
     char *save = NULL, *sec = strtok_r(buf, "-", &save);
     if (!sec || strcmp(sec, "rand") || text[strlen(text) - 1] == '-' || strstr(text, "--")) {
         snprintf(why, whylen, "not a RandAugment spec: 'none', or 'rand' and dash-separated sections m<M>, n<N>, "
-                 "mstd<S>, inc<0|1>, p<P> (MAE's rand-m9-mstd0.5-inc1)");
+                 "mstd<S>, inc<0|1>, p<P>, mmax<X> (MAE's rand-m9-mstd0.5-inc1)");
         return -1;
     }
     while ((sec = strtok_r(NULL, "-", &save))) {
@@ -49,13 +49,13 @@ int randaug_parse(const char *text, RandAugSpec *out, char *why, size_t whylen) 
         const char *val = sec + k;
         double v;
         if (k == 1 && sec[0] == 'm') {
-            if (parse_number(val, 0, RANDAUG_LEVEL_MAX, &v)) goto bad;
+            if (parse_number(val, 0, RANDAUG_MMAX_MAX, &v)) goto bad;
             s.magnitude = v;
         } else if (k == 1 && sec[0] == 'n') {
             if (parse_number(val, 1, RANDAUG_LAYERS_MAX, &v) || v != floor(v)) goto bad;
             s.layers = (int)v;
         } else if (k == 4 && !strncmp(sec, "mstd", 4)) {
-            if (parse_number(val, 0, 100, &v)) goto bad;
+            if (parse_number(val, 0, 1e6, &v)) goto bad;
             s.mstd = v;
         } else if (k == 3 && !strncmp(sec, "inc", 3)) {
             if (strcmp(val, "0") && strcmp(val, "1")) goto bad;
@@ -63,29 +63,47 @@ int randaug_parse(const char *text, RandAugSpec *out, char *why, size_t whylen) 
         } else if (k == 1 && sec[0] == 'p') {
             if (parse_number(val, 0, 1, &v)) goto bad;
             s.prob = v;
+        } else if (k == 4 && !strncmp(sec, "mmax", 4)) {
+            if (parse_number(val, 0, RANDAUG_MMAX_MAX, &v)) goto bad;
+            s.mmax = v;
         } else {
-            snprintf(why, whylen, "'%s': not a section vitmae takes (m<M>, n<N>, mstd<S>, inc<0|1>, p<P>)", sec);
+            snprintf(why, whylen, "'%s': not a section vitmae takes (m<M>, n<N>, mstd<S>, inc<0|1>, p<P>, mmax<X>)", sec);
             return -1;
         }
         continue;
     bad:
         snprintf(why, whylen, "'%s': %s", sec,
-                 sec[0] == 'm' && k == 1 ? "the magnitude is a number from 0 to 10"
+                 sec[0] == 'm' && k == 1 ? "the magnitude is a number from 0 to 100"
                  : sec[0] == 'n' ? "the operations an image takes are a whole number from 1 to 16"
-                 : sec[0] == 'm' ? "the magnitude's standard deviation is a number from 0 to 100"
+                 : k == 4 && sec[1] == 'm' ? "the magnitude's upper clip is a number from 0 to 100"
+                 : sec[0] == 'm' ? "the magnitude's standard deviation is a number from 0 to 1e6 (above 100: uniform)"
                  : sec[0] == 'i' ? "inc is 0 or 1"
                                  : "the chance of each operation is a number from 0 to 1");
+        return -1;
+    }
+    if (s.magnitude > s.mmax) {   // timm would clip it to mmax: a magnitude that cannot be meant
+        snprintf(why, whylen, "magnitude %.15g is above its upper clip %.15g (give mmax%.15g to use it)", s.magnitude,
+                 s.mmax, s.magnitude);
         return -1;
     }
     *out = s;
     return 0;
 }
 
+// v as the shortest of 15 or 17 significant digits that reads back as v (a decimal as written: 0.5, 9).
+static const char *number(char *buf, size_t n, double v) {
+    snprintf(buf, n, "%.15g", v);
+    if (strtod(buf, NULL) != v) snprintf(buf, n, "%.17g", v);
+    return buf;
+}
+
 void randaug_text(const RandAugSpec *s, char *buf, size_t n) {
     if (s->layers <= 0) { snprintf(buf, n, "none"); return; }
-    char p[40] = "";
-    if (s->prob != 0.5) snprintf(p, sizeof p, "-p%.15g", s->prob);
-    snprintf(buf, n, "rand-m%.15g-n%d-mstd%.15g-inc%d%s", s->magnitude, s->layers, s->mstd, s->increasing, p);
+    char p[40] = "", mmax[40] = "", m[32], mstd[32], v[32];
+    if (s->prob != 0.5) snprintf(p, sizeof p, "-p%s", number(v, sizeof v, s->prob));
+    if (s->mmax != RANDAUG_LEVEL_MAX) snprintf(mmax, sizeof mmax, "-mmax%s", number(v, sizeof v, s->mmax));
+    snprintf(buf, n, "rand-m%s-n%d-mstd%s-inc%d%s%s", number(m, sizeof m, s->magnitude), s->layers,
+             number(mstd, sizeof mstd, s->mstd), s->increasing, p, mmax);
 }
 
 void randaug_fill(const float *mean, int c, uint8_t *fill) {
@@ -343,6 +361,13 @@ void randaug_op(uint8_t *px, int w, int h, int c, int op, double arg, ImageFilte
     affine(tmp, w, h, c, a, filter, fill, px);
 }
 
+double randaug_magnitude(const RandAugSpec *s, Rng *rng) {
+    double m = s->magnitude;
+    if (s->mstd > RANDAUG_MSTD_UNIFORM) m *= rng_uniform_double(rng);   // random.uniform(0, m)
+    else if (s->mstd > 0.0) m += s->mstd * (double)rng_normal(rng, 0.0f, 1.0f);   // random.gauss(m, mstd)
+    return fmax(0.0, fmin(m, s->mmax));
+}
+
 int randaug_image(float *px, int w, int h, int c, const RandAugSpec *s, ImageFilter filter, const uint8_t *fill,
                   Rng *rng, int *ops) {
     if (s->layers <= 0) return 0;
@@ -358,9 +383,7 @@ int randaug_image(float *px, int w, int h, int c, const RandAugSpec *s, ImageFil
     for (int l = 0; l < s->layers; l++) {
         if (ops) ops[l] = -1;
         if (s->prob < 1.0 && rng_uniform_double(rng) > s->prob) continue;
-        double m = s->magnitude;
-        if (s->mstd > 0.0) m += s->mstd * (double)rng_normal(rng, 0.0f, 1.0f);   // random.gauss(m, mstd)
-        m = fmax(0.0, fmin(m, RANDAUG_LEVEL_MAX));
+        double m = randaug_magnitude(s, rng);
         int neg = randaug_signed(chosen[l], s->increasing) && rng_uniform_double(rng) > 0.5;
         randaug_op(b, w, h, c, chosen[l], randaug_level(chosen[l], s->increasing, m, neg), filter, fill, b + n);
         if (ops) ops[l] = chosen[l];
