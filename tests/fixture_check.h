@@ -1,10 +1,40 @@
-// Comparing model tensors with a PyTorch fixture (safetensors written by tools/reference*.py), shared
-// by tests/test_parity.c and tests/test_classifier.c. Include after check.h.
+// Comparing with a reference fixture (safetensors written by tools/reference*.py): model tensors for
+// tests/test_parity.c and tests/test_classifier.c, images for tests/test_image.c and tests/test_randaug.c.
+// Include after check.h.
 #ifndef VITMAE_FIXTURE_CHECK_H
 #define VITMAE_FIXTURE_CHECK_H
 #include "check.h"
 #include "core/model.h"
 #include "io/checkpoint.h"
+
+// tests/fixtures/NAME.safetensors (under $VITMAE_ROOT) opened, and its "cases" count (at least
+// min_cases, checked) into *cases. NULL (a failed check said why) when it does not open.
+static inline StFile *fixture_cases(const char *name, int min_cases, int *cases) {
+    const char *root = getenv("VITMAE_ROOT");
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s.safetensors", root && *root ? root : ".", name);
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "open %s: %s", path, err);
+    const char *n = f ? st_meta(f, "cases") : NULL;
+    *cases = n ? atoi(n) : 0;
+    if (f) CHECK(*cases >= min_cases, "%s: %d cases", name, *cases);
+    return f;
+}
+
+// The fixture image NAME, [h, w, c] into shape; NULL (a failed check) when it is missing or not 3-D.
+static inline const float *fixture_image(const StFile *fx, const char *name, int64_t shape[4]) {
+    int nd;
+    const float *p = st_get(fx, name, &nd, shape);
+    CHECK(p && nd == 3, "fixture: %s [h, w, c]", name);
+    return p && nd == 3 ? p : NULL;
+}
+
+// The largest |got - want| of n values.
+static inline double fixture_gap(const float *got, const float *want, size_t n) {
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) worst = fmax(worst, fabs((double)got[i] - want[i]));
+    return worst;
+}
 
 // The fixture tensor NAME, which must hold numel values; NULL (a failed check) otherwise.
 static inline const float *fixture_need(const StFile *fx, const char *name, size_t numel) {

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "data/dataset.h"   // AUGMENT_CROP_LO
 #include "data/image.h"
+#include "fixture_check.h"
 #include "io/safetensors.h"
 
 static const char *tmp;
@@ -821,20 +822,6 @@ static void test_resize(void) {
     for (int i = 0; i < 6; i++) CHECK_CLOSE(bo[i], pil[i], 1e-4, 0, "7x5 -> 3x2 as PIL");
 }
 
-// tests/fixtures/NAME.safetensors of tools/reference_resize.py, opened, and its "cases" count (at least
-// min_cases, checked) into *cases. NULL (a failed check said why) when it does not open.
-static StFile *fixture_cases(const char *name, int min_cases, int *cases) {
-    const char *root = getenv("VITMAE_ROOT");
-    char path[1024], err[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/%s.safetensors", root && *root ? root : ".", name);
-    StFile *f = st_open(path, err, sizeof err);
-    CHECK(f != NULL, "open %s: %s", path, err);
-    const char *n = f ? st_meta(f, "cases") : NULL;
-    *cases = n ? atoi(n) : 0;
-    if (f) CHECK(*cases >= min_cases, "%s: %d cases", name, *cases);
-    return f;
-}
-
 // Both filters against PIL's Image.resize in mode F (tests/fixtures/resize_pil.safetensors, written by
 // tools/reference_resize.py): shrinking, enlarging, one axis each way, single rows and columns, a 7x
 // shrink. The sums run in double as PIL's do, so only the last float rounding may differ.
@@ -845,28 +832,23 @@ static void test_resize_pil(void) {
     const char *filters[] = {"bilinear", "bicubic"};
     for (int k = 0; k < cases; k++) {
         char name[32];
-        int nd, nd2;
         int64_t ss[4], ds[4];
         snprintf(name, sizeof name, "%d.src", k);
-        const float *src = st_get(f, name, &nd, ss);
-        CHECK(src && nd == 3, "resize fixture: %s [h, w, c]", name);
-        if (!src || nd != 3) continue;
+        const float *src = fixture_image(f, name, ss);
+        if (!src) continue;
         for (int fi = 0; fi < 2; fi++) {
             snprintf(name, sizeof name, "%d.%s", k, filters[fi]);
-            const float *want = st_get(f, name, &nd2, ds);
-            CHECK(want && nd2 == 3 && ds[2] == ss[2], "resize fixture: %s [h, w, c]", name);
-            if (!want || nd2 != 3 || ds[2] != ss[2]) continue;
+            const float *want = fixture_image(f, name, ds);
+            CHECK(!want || ds[2] == ss[2], "resize fixture: %s has %d channels, its source %d", name, (int)ds[2], (int)ss[2]);
+            if (!want || ds[2] != ss[2]) continue;
             int sw = (int)ss[1], sh = (int)ss[0], c = (int)ss[2], dw = (int)ds[1], dh = (int)ds[0];
             size_t n = (size_t)dw * dh * c;
             float *got = malloc(sizeof(float) * n), *bl = malloc(sizeof(float) * n);
             if (!got || !bl) { free(got); free(bl); CHECK(0, "out of memory"); continue; }
             int rc = image_resize(src, sw, sh, c, got, dw, dh, fi ? IMAGE_BICUBIC : IMAGE_BILINEAR);
             CHECK(rc == 0, "%s: resize %dx%d -> %dx%d", name, sw, sh, dw, dh);
-            double worst = 0;
-            for (size_t i = 0; i < n; i++) {
-                worst = fmax(worst, fabs((double)got[i] - want[i]));
-                overshoot += fi && (want[i] < 0 || want[i] > 1);
-            }
+            double worst = fixture_gap(got, want, n);
+            for (size_t i = 0; fi && i < n; i++) overshoot += want[i] < 0 || want[i] > 1;
             if (worst > 2e-6 && bad++ < 5)
                 fprintf(stderr, "  %s %dx%dx%d -> %dx%d: off PIL by %.3g\n", filters[fi], sw, sh, c, dw, dh, worst);
             if (!fi) {   // image_resize_bilinear is the bilinear filter, to the bit
@@ -893,32 +875,31 @@ static void test_view_timm(void) {
     const char *filters[] = {"bilinear", "bicubic"};
     for (int k = 0; k < cases; k++) {
         char name[32];
-        int nd, nd2;
+        int nd;
         int64_t ss[4], ds[4];
         snprintf(name, sizeof name, "v%d.src", k);
-        const float *src = st_get(f, name, &nd, ss);
+        const float *src = fixture_image(f, name, ss);
         snprintf(name, sizeof name, "v%d.size", k);
-        const float *sz = st_get(f, name, &nd2, ds);
+        const float *sz = st_get(f, name, &nd, ds);
         snprintf(name, sizeof name, "v%d.crop_pct", k);
-        const float *pct = st_get(f, name, &nd2, ds);
-        CHECK(src && nd == 3 && sz && pct, "view fixture: case %d", k);
-        if (!src || nd != 3 || !sz || !pct) continue;
+        const float *pct = st_get(f, name, &nd, ds);
+        CHECK(sz && pct, "view fixture: case %d without its size or crop fraction", k);
+        if (!src || !sz || !pct) continue;
         int size = (int)sz[0];
         double crop_pct = augment_fraction(pct[0]);   // the decimal the script wrote (0.9, not 0.899999976)
         cropped += crop_pct < 1.0;
         Image im = {(int)ss[1], (int)ss[0], (int)ss[2], (float *)src};
         for (int fi = 0; fi < 2; fi++) {
             snprintf(name, sizeof name, "v%d.%s", k, filters[fi]);
-            const float *want = st_get(f, name, &nd2, ds);
-            CHECK(want && nd2 == 3 && ds[0] == size && ds[1] == size && ds[2] == im.c, "view fixture: %s [size, size, c]", name);
-            if (!want || nd2 != 3 || ds[0] != size || ds[1] != size || ds[2] != im.c) continue;
+            const float *want = fixture_image(f, name, ds);
+            CHECK(!want || (ds[0] == size && ds[1] == size && ds[2] == im.c), "view fixture: %s [size, size, c]", name);
+            if (!want || ds[0] != size || ds[1] != size || ds[2] != im.c) continue;
             size_t n = (size_t)size * size * im.c;
             float *got = malloc(sizeof(float) * n);
             if (!got) { CHECK(0, "out of memory"); continue; }
             int rc = image_eval_view(&im, size, (ViewSpec){crop_pct, fi ? IMAGE_BICUBIC : IMAGE_BILINEAR}, im.c, got);
             CHECK(rc == 0, "%s: view", name);
-            double worst = 0;
-            for (size_t i = 0; rc == 0 && i < n; i++) worst = fmax(worst, fabs((double)got[i] - want[i]));
+            double worst = rc == 0 ? fixture_gap(got, want, n) : 0;
             if ((rc || worst > 2e-6) && bad++ < 5)
                 fprintf(stderr, "  %s %dx%dx%d -> %d at crop %g: off timm's view by %.3g\n", filters[fi], im.w, im.h, im.c,
                         size, crop_pct, worst);

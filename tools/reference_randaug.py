@@ -88,13 +88,13 @@ FILLS = {1: [(117,), (0,)], 3: [(124, 116, 104), (128, 128, 128)]}
 # (over 510 pixels a channel: its half-step start shows), quarter and half turns (PIL's matrix rounded to
 # 15 decimals puts every sample on a pixel centre; a square image's quarter turn and every half turn are
 # PIL's transposes), a 60-degree turn; levels past magnitude 10 (mmax): Posterize of -2 bits (none kept)
-# and of 9 (all), a turn of 150 degrees.
+# and of 9 (all), of -36 (magnitude 100: a shift past an int's bits in C), a turn of 150 degrees.
 EXTRA = [("Equalize", 0.0, (40, 30, 3, "low")), ("Equalize", 0.0, (33, 20, 1, "grad")),
          ("AutoContrast", 0.0, (40, 30, 3, "low")),
          ("Rotate", 90.0, (9, 6, 3, "grad")), ("Rotate", -90.0, (6, 9, 1, "grad")), ("Rotate", 270.0, (7, 5, 3, "grad")),
          ("Rotate", 90.0, (8, 8, 3, "grad")), ("Rotate", 180.0, (9, 6, 3, "grad")), ("Rotate", -180.0, (5, 7, 1, "noise")),
          ("Rotate", 60.0, (12, 10, 3, "grad")), ("Rotate", 450.0, (9, 6, 3, "grad")),
-         ("Posterize", -2, (9, 6, 3, "grad")), ("Posterize", 9, (6, 5, 1, "noise")), ("Rotate", -150.0, (9, 6, 3, "grad"))]
+         ("Posterize", -2, (9, 6, 3, "grad")), ("Posterize", -36, (5, 4, 1, "grad")), ("Posterize", 9, (6, 5, 1, "noise")), ("Rotate", -150.0, (9, 6, 3, "grad"))]
 
 
 def case(tensors, meta, k, rng, op, arg, w, h, c, kind, flt, fill):

@@ -185,24 +185,20 @@ static void equalize_lut(const long h[256], uint8_t lut[256]) {
     }
 }
 
-// One table for every channel.
-static void apply_lut1(uint8_t *px, size_t n, int c, const uint8_t lut[256]) {
-    for (size_t i = 0; i < n * c; i++) px[i] = lut[px[i]];
-}
-
+// Invert, Posterize, Solarize and SolarizeAdd: one table for every channel.
 static void point_op(uint8_t *px, size_t n, int c, int op, int arg) {
     uint8_t lut[256];
     for (int i = 0; i < 256; i++) {
         int v = i;
         switch (op) {
         case RA_INVERT: v = 255 - i; break;
-        case RA_POSTERIZE: if (arg < 8) v = i & ~((1 << (8 - arg)) - 1); break;
+        case RA_POSTERIZE: if (arg < 8) v = arg <= 0 ? 0 : i & ~((1 << (8 - arg)) - 1); break;   // no bit kept at <= 0
         case RA_SOLARIZE: v = i < arg ? i : 255 - i; break;
         case RA_SOLARIZE_ADD: v = i < 128 ? (i + arg > 255 ? 255 : i + arg) : i; break;
         }
         lut[i] = (uint8_t)v;
     }
-    apply_lut1(px, n, c, lut);
+    for (size_t i = 0; i < n * c; i++) px[i] = lut[px[i]];
 }
 
 // Rec. 601 luma as PIL's convert("L"): (19595 R + 38470 G + 7471 B + 2^15) >> 16.
@@ -213,10 +209,11 @@ static void blend(uint8_t *img, const uint8_t *deg, size_t count, double factor)
     float alpha = (float)factor;
     if (alpha == 0.0f) { memcpy(img, deg, count); return; }
     if (alpha == 1.0f) return;
+    // PIL clamps only when extrapolating (alpha outside [0, 1]); between the two images t stays in
+    // [0, 255], where the clamp changes nothing, so one expression serves both.
     for (size_t i = 0; i < count; i++) {
         float t = (float)deg[i] + alpha * (float)((int)img[i] - (int)deg[i]);
-        if (alpha >= 0.0f && alpha <= 1.0f) img[i] = (uint8_t)t;
-        else img[i] = t <= 0.0f ? 0 : t >= 255.0f ? 255 : (uint8_t)t;
+        img[i] = t <= 0.0f ? 0 : t >= 255.0f ? 255 : (uint8_t)t;
     }
 }
 
