@@ -298,6 +298,115 @@ rm -rf "$dir/aae" && mkdir "$dir/aae" && edit_state "$dir/aa1/checkpoint-6.safet
 "$VITMAE" finetune --resume "$dir/aae" > /dev/null 2> "$dir/err"; rc=$?
 t "edited train_state (aa rand-m20): exit 1, one line ($(head -n 1 "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: .*/aae/checkpoint.safetensors: cannot resume: train_state: .aa. out of range: magnitude 20 is above its upper clip 10 (give mmax20 to use it)$" "$dir/err"'
+# --model-ema (docs/encoder.md, "Model EMA"): timm's ModelEmaV3. Every step's snapshot kept: snapshot k's
+# ema.* is snapshot k-1's moved toward its weights by 1 - d_k in float32, as torch's lerp (d_1 = 0: a copy;
+# with the warm-up d_k = min(D, 1 - k^(-2/3))), recomputed here from the files in numpy; the run
+# validates both (the log line, two metrics columns); 1 thread and 2 as a team and a resumed snapshot end
+# bitwise alike, EMA included; classify --ema reads the average; a resume may not change or add it.
+ema_check() {   # RUN STEPS DECAY WARMUP: every snapshot's ema.* as the update makes it
+  python3 - "$@" <<'PY'
+import array, os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+# float32 arithmetic: each operation in double on float32 values, rounded to float32 (exact for + - *)
+f32 = lambda xs: array.array("f", xs).tolist()
+run, steps, decay, warm = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
+prev, bad, n = None, [], 0
+for k in range(1, steps + 1):
+    t, _ = st.read("%s/checkpoint-%d.safetensors" % (run, k))
+    names = [x for x in t if x.startswith("ema.")]
+    if not names: bad.append("step %d: no ema.*" % k); break
+    d = 0.0 if k == 1 else min(decay, 1 - k ** (-2 / 3)) if warm else decay
+    w = f32([1.0 - d])[0]
+    for e in names:
+        got, p = t[e][1].tolist(), t[e[4:]][1].tolist()
+        if prev is None: want = p   # the first update copies the weights
+        elif abs(w) < 0.5:
+            a = prev[e]
+            want = f32([x + y for x, y in zip(a, f32([w * z for z in f32([q - x for q, x in zip(p, a)])]))])
+        else:
+            a, rest = prev[e], f32([1.0 - w])[0]
+            want = f32([q - y for q, y in zip(p, f32([rest * z for z in f32([q - x for q, x in zip(p, a)])]))])
+        if got != want: bad.append("step %d %s" % (k, e))
+        n += len(got)
+    prev = {e: t[e][1].tolist() for e in names}
+print("; ".join(bad[:3]) if bad else "ok %d" % n)
+PY
+}
+"$VITMAE_TOOLS/synth" "$dir/ev" --count 30 --size 16 --classes 3 --seed 11 >/dev/null
+em="--ckpt $pre $ft --val $dir/ev --steps 6 --ckpt-every 1 --keep 6 --eval-every 3"
+"$VITMAE" finetune $em --model-ema-decay 0.6 --model-ema-warmup --threads 1 --out "$dir/em1" > "$dir/em1.log" 2>&1; rc=$?
+"$VITMAE" finetune $em --model-ema-decay 0.6 --model-ema-warmup --parallel kernels --out "$dir/em2" > /dev/null 2>&1
+res=$(ema_check "$dir/em1" 6 0.6 1)
+t "--model-ema-decay 0.6 --model-ema-warmup: each step's average as timm's update makes it ($rc: $res)" '[ $rc -eq 0 ] && [ "${res%% *}" = ok ]'
+# Without a warm-up of the lr (whose first step, at rate 0, leaves the weights as they were), so that the
+# first update's copy is seen.
+"$VITMAE" finetune $em --warmup-steps 0 --model-ema-decay 0.3 --out "$dir/em3" > /dev/null 2>&1
+"$VITMAE" finetune $em --warmup-steps 0 --out "$dir/em0" > /dev/null 2>&1
+same_but_ema=$(python3 - "$dir/em0/checkpoint.safetensors" "$dir/em3/checkpoint.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+a, b = st.read(sys.argv[1])[0], st.read(sys.argv[2])[0]
+plain = [k for k in b if not k.startswith("ema.")]
+print("same" if sorted(a) == sorted(plain) and all(a[k][1] == b[k][1] for k in plain) else "differ")
+PY
+)
+t "--model-ema trains nothing: the weights and losses of the run without it ($same_but_ema)" \
+  '[ "$same_but_ema" = same ] && [ "$(losses "$dir/em0")" = "$(losses "$dir/em3")" ]'
+res=$(ema_check "$dir/em3" 6 0.3 0)
+t "--model-ema-decay 0.3, no warm-up of it or of the lr: each step's average ($res)" '[ "${res%% *}" = ok ]'
+t "--model-ema: the start line says it ($(grep "model EMA" "$dir/em1.log"))" \
+  'grep -qxF "  model EMA: decay 0.6 reached by timm'"'"'s warm-up, min(decay, 1 - n^(-2/3)) at update n, validated beside the weights, saved as ema.*" "$dir/em1.log"'
+t "--model-ema: validations say both ($(grep "^step 6:" "$dir/em1.log"))" \
+  'grep -Eq "^step 6: val loss [0-9.]+, val top-1 [0-9.]+; EMA: val loss [0-9.]+, val top-1 [0-9.]+ \([0-9]+ images\)$" "$dir/em1.log"'
+t "--model-ema: metrics.csv's two EMA columns, filled where the run validated" \
+  '[ "$(head -n 1 "$dir/em1/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s,ema_val_loss,ema_val_top1" ] &&
+   [ "$(awk -F, "NR > 1 && (\$5 == \"\") != (\$9 == \"\") { print }" "$dir/em1/metrics.csv")" = "" ] &&
+   [ "$(awk -F, "NR > 1 && \$9 != \"\" && \$10 != \"\" { n++ } END { print n }" "$dir/em1/metrics.csv")" = 3 ]'
+t "--model-ema: 1 thread and 2 as a team, bitwise equal weights and averages" 'same_weights "$dir/em1/checkpoint.safetensors" "$dir/em2/checkpoint.safetensors"'
+"$VITMAE" finetune --resume "$dir/em1/checkpoint-3.safetensors" --out "$dir/emr" > /dev/null 2>&1; rc=$?
+t "--model-ema: a snapshot resumed ends bitwise as the run, its average too ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/em1/checkpoint.safetensors" "$dir/emr/checkpoint.safetensors"'
+# curves.png draws the average's validation beside the weights' (the run without it draws another picture
+# of the same losses), and a run resumed in its own folder reads the EMA columns back: its picture is the
+# uninterrupted run's, byte for byte.
+t "--model-ema: curves.png draws the average (not the picture of the run without it)" '! cmp -s "$dir/em0/curves.png" "$dir/em3/curves.png"'
+rm -rf "$dir/emp" && cp -r "$dir/em1" "$dir/emp" && rm "$dir/emp/checkpoint.safetensors" "$dir/emp/checkpoint-4.safetensors" \
+  "$dir/emp/checkpoint-5.safetensors" "$dir/emp/checkpoint-6.safetensors" && ln "$dir/emp/checkpoint-3.safetensors" "$dir/emp/checkpoint.safetensors"
+"$VITMAE" finetune --resume "$dir/emp" > /dev/null 2>&1; rc=$?
+t "--model-ema: resumed in its folder, curves.png and metrics.csv as the uninterrupted run's ($rc)" \
+  '[ $rc -eq 0 ] && cmp -s "$dir/em1/curves.png" "$dir/emp/curves.png" && [ "$(cut -d, -f1-6,9,10 "$dir/em1/metrics.csv")" = "$(cut -d, -f1-6,9,10 "$dir/emp/metrics.csv")" ]'
+"$VITMAE" finetune --resume "$dir/em1/checkpoint-3.safetensors" --model-ema-decay 0.7 --out "$dir/emc" > /dev/null 2> "$dir/emc.err"; rc=$?
+t "--model-ema: a resume with another decay is refused ($rc: $(cat "$dir/emc.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/emc.err")" = "vitmae: finetune --resume: --model-ema-decay 0.7 cannot change when a run resumes (this run'"'"'s is 0.6); start a new run with --ckpt for another" ] && [ ! -e "$dir/emc" ]'
+"$VITMAE" finetune --resume "$dir/aa1/checkpoint-6.safetensors" --model-ema --out "$dir/ema" > /dev/null 2> "$dir/ema.err"; rc=$?
+t "--model-ema: added to a run without it, refused ($rc: $(cat "$dir/ema.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/ema.err")" = "vitmae: finetune --resume: --model-ema: this run keeps no moving average of its weights, and one begun now would not be the run'"'"'s; start a new run with --ckpt for another" ] && [ ! -e "$dir/ema" ]'
+rm -rf "$dir/emx" && mkdir "$dir/emx" && python3 - "$dir/em1/checkpoint-3.safetensors" "$dir/emx/checkpoint.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+t, meta = st.read(sys.argv[1]); del meta["crc32"]
+st.write(sys.argv[2], {k: v for k, v in t.items() if not k.startswith("ema.")}, meta)
+PY
+"$VITMAE" finetune --resume "$dir/emx" > /dev/null 2> "$dir/err"; rc=$?
+t "--model-ema: its average stripped, a resume refuses it ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: .*/emx/checkpoint.safetensors: cannot resume: its run keeps the weights. moving average (model_ema), and the file holds none (ema.\*): it was stripped" "$dir/err"'
+"$VITMAE" classify --ckpt "$dir/em1" --ema --json "$dir/data" > "$dir/emc.json" 2>/dev/null; rc=$?
+"$VITMAE" classify --ckpt "$dir/em1" --json "$dir/data" > "$dir/emw.json" 2>/dev/null
+t "classify --ema: the average's weights named in its JSON ($rc)" \
+  '[ $rc -eq 0 ] && grep -q "\"weights\":[[:space:]]*\"ema\"" "$dir/emc.json" && grep -q "\"weights\":[[:space:]]*\"model\"" "$dir/emw.json"'
+top_e=$("$VITMAE" classify --ckpt "$dir/em1" --ema "$dir/ev" 2>/dev/null | tail -n 1 | cut -d" " -f2)
+top_w=$("$VITMAE" classify --ckpt "$dir/em1" "$dir/ev" 2>/dev/null | tail -n 1 | cut -d" " -f2)
+last=$(tail -n 1 "$dir/em1/metrics.csv")
+t "classify --ema: top-1 the run's last ema_val_top1, without it its val_top1 ($top_e, $top_w: $last)" \
+  'echo "$top_e $top_w $last" | awk -F"[ ,]" "{ d = \$1 - \$12; e = \$2 - \$8; exit !(\$1 != \"\" && d * d < 1e-8 && e * e < 1e-8) }"'
+"$VITMAE" classify --ckpt "$dir/aa1" --ema "$dir/data" > /dev/null 2> "$dir/err"; rc=$?
+t "classify --ema of a run without it: exit 1, one line ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: .*/aa1/checkpoint.safetensors: holds no EMA weights (fine-tuned without --model-ema)" "$dir/err" && [ "$(wc -l < "$dir/err")" -eq 1 ]'
+t "info: a run with the average says so" \
+  '"$VITMAE" info "$dir/em1" | grep -qx "  EMA weights  yes (ema.\*: the weights. moving average, finetune --model-ema; classify --ema)" &&
+   "$VITMAE" info "$dir/aa1" | grep -qx "  EMA weights  no" && "$VITMAE" info --json "$dir/em1" | grep -q "\"has_ema\":[[:space:]]*true"'
 # Validation views (docs/encoder.md, "Validation views"): --crop-pct and --interp make the views a run
 # validates on, as timm's evaluation transform. 20-pixel validation images for the 16-pixel model, so
 # that every view is resized. --crop-pct trains nothing: the weights of the run without it, other
@@ -546,7 +655,7 @@ t "classify: a class folder not the model's is said on stderr, top-1 over the 2 
   '[ $rc -eq 0 ] && [ "$(cat "$dir/hx.err")" = "$hxnote" ] && tail -n 1 "$dir/hx.out" | grep -q "^top-1: .* of 2 labelled images)$" && [ $(grep -c "|" "$dir/hx.out") -eq 5 ]'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --json "$dir/hx" > "$dir/hx.json" 2> "$dir/hx.err"; rc=$?
 t "classify --json: the same note on stderr, the JSON as before ($rc: $(cat "$dir/hx.err"))" \
-  '[ $rc -eq 0 ] && [ "$(cat "$dir/hx.err")" = "$hxnote" ] && python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert sorted(d) == [\"crop_pct\", \"images\", \"interp\", \"top1\"] and len(d[\"images\"]) == 5 and sum(i[\"label\"] is None for i in d[\"images\"]) == 3, d" "$dir/hx.json"'
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/hx.err")" = "$hxnote" ] && python3 -c "import json, sys; d = json.load(open(sys.argv[1])); assert sorted(d) == [\"crop_pct\", \"images\", \"interp\", \"top1\", \"weights\"] and d[\"weights\"] == \"model\" and len(d[\"images\"]) == 5 and sum(i[\"label\"] is None for i in d[\"images\"]) == 3, d" "$dir/hx.json"'
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" "$dir/hx/circle" > /dev/null 2> "$dir/hx.err"; rc=$?
 t "classify of a model class folder alone: no note ($rc: $(cat "$dir/hx.err"))" '[ $rc -eq 0 ] && [ ! -s "$dir/hx.err" ]'
 mkdir -p "$dir/nothing"
@@ -855,15 +964,18 @@ for edit in groups=DEL drop_path=0.9900000095367432 val_max=10000000; do
   "$VITMAE" finetune --resume "$dir/ed" > /dev/null 2> "$dir/err"; rc=$?
   t "train_state as an earlier version wrote it ($edit) resumes ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/ed/checkpoint.safetensors")" = 12 ]'
 done
-# A run from before Mixup, CutMix, random erasing, --crop-scale, --interp, --crop-pct and --aa (no mixup,
-# cutmix, mixup_prob, mixup_switch, reprob, remode, recount, crop_scale, interp, crop_pct, aa in its
-# train_state) resumes without mixing, erasing or RandAugment, with MAE's pretraining crop resized bilinear: bitwise
-# the run it was, validated on the whole view (no other view said at the start).
+# A run from before Mixup, CutMix, random erasing, --crop-scale, --interp, --crop-pct, --aa and --model-ema
+# (no mixup, cutmix, mixup_prob, mixup_switch, reprob, remode, recount, crop_scale, interp, crop_pct, aa,
+# model_ema, model_ema_decay, model_ema_warmup in its train_state) resumes without mixing, erasing,
+# RandAugment or an average, with MAE's pretraining crop resized bilinear: bitwise the run it was,
+# validated on the whole view (no other view said at the start).
 rm -rf "$dir/ed" && mkdir "$dir/ed" && edit_state "$dir/t2/checkpoint-6.safetensors" "$dir/ed/checkpoint.safetensors" \
-  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL interp=DEL crop_pct=DEL aa=DEL
+  mixup=DEL cutmix=DEL mixup_prob=DEL mixup_switch=DEL reprob=DEL remode=DEL recount=DEL crop_scale=DEL interp=DEL crop_pct=DEL aa=DEL \
+  model_ema=DEL model_ema_decay=DEL model_ema_warmup=DEL
 "$VITMAE" finetune --resume "$dir/ed" > "$dir/ed.log" 2> "$dir/err"; rc=$?
 t "train_state from before Mixup, CutMix and erasing: resumes unmixed, bitwise the run ($rc: $(head -n 1 "$dir/err"))" \
-  '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors" && ! grep -q "validation views" "$dir/ed.log"'
+  '[ $rc -eq 0 ] && same_weights "$dir/t2/checkpoint.safetensors" "$dir/ed/checkpoint.safetensors" && ! grep -q "validation views" "$dir/ed.log" &&
+   ! grep -q "model EMA" "$dir/ed.log" && "$VITMAE" info "$dir/ed" | grep -qx "  EMA weights  no"'
 rm -rf "$dir/ed"
 # lr = blr * batch / 256 beyond 10, the most --lr takes (--blr 10 --batch 512: 20): a run that resumes.
 "$VITMAE" finetune --ckpt "$pre" --data "$dir/data" --batch 512 --blr 10 --steps 2 --ckpt-every 1 --threads 2 --out "$dir/bigblr" > /dev/null 2>&1

@@ -47,11 +47,11 @@ t "-np 4: bitwise equal" 'same_run "$dir/ref" "$dir/n4"'
 # erasing per image from its place in the batch ("Random erasing"), each process's loader crops with the
 # run's --crop-scale and --interp ("The crop's smallest area") and RandAugments each view from its place
 # in the batch ("RandAugment"): any split of the groups crops, augments, mixes and erases the same
-# images alike.
-mx="--mixup 0.8 --cutmix 1.0 --reprob 0.5 --recount 2 --crop-scale 0.08 --interp bicubic --aa rand-m9-mstd0.5-inc1"
+# images alike; and every process moves the same average toward the same weights ("Model EMA").
+mx="--mixup 0.8 --cutmix 1.0 --reprob 0.5 --recount 2 --crop-scale 0.08 --interp bicubic --aa rand-m9-mstd0.5-inc1 --model-ema-decay 0.9 --model-ema-warmup"
 "$VITMAE" finetune $ft $mx --steps $steps --threads 2 --parallel kernels --out "$dir/mxref" > /dev/null 2>&1
 mpi -np 2 "$VITMAE" finetune $ft $mx --steps $steps --threads 1 --out "$dir/mx2" > /dev/null 2>&1; rc=$?
-t "Mixup, CutMix, random erasing, --crop-scale 0.08, --interp bicubic and RandAugment, -np 2: bitwise equal to one process ($rc)" '[ $rc -eq 0 ] && same_run "$dir/mxref" "$dir/mx2" && ! same_run "$dir/ref" "$dir/mxref"'
+t "Mixup, CutMix, random erasing, --crop-scale 0.08, --interp bicubic, RandAugment and the model EMA, -np 2: bitwise equal to one process, the average too ($rc)" '[ $rc -eq 0 ] && same_run "$dir/mxref" "$dir/mx2" && ! same_run "$dir/ref" "$dir/mxref"'
 VITMAE_REDUCE=messages mpi -np 2 "$VITMAE" finetune $ft --steps $steps --threads 1 --out "$dir/msg" > /dev/null 2>&1; rc=$?
 t "-np 2, the gradients as messages: bitwise equal" '[ $rc -eq 0 ] && same_run "$dir/ref" "$dir/msg"'
 # A process's threads as workers (the default where they fit), each its own groups on a model of its

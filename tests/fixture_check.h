@@ -70,14 +70,15 @@ static inline double fixture_compare(const StFile *fx, const char *name, const f
 // true gradient is 0) takes a step of up to lr either way in both programs: those are held to
 // |w3 - w0| <= 1.01 sum(lr) scale (1 + wd |w0|) (scale[k], or 1 when scale is NULL; frozen tensors to
 // the same bound), every other weight to atol 1e-5 + rtol 1e-4 through compare. Returns how many
-// weights were held to the bound.
-static inline size_t fixture_check_step3(const StFile *fx, const MaeTensor *t, int nt, const float *params,
-                                         const float *scale, double lr_sum, double wd,
+// weights were held to the bound. prefix "step3." the weights; "ema3." their moving average after the
+// steps (finetune --model-ema), a mean of weights each within the bound, so held to it alike.
+static inline size_t fixture_check_step3(const StFile *fx, const char *prefix, const MaeTensor *t, int nt,
+                                         const float *params, const float *scale, double lr_sum, double wd,
                                          void (*compare)(const char *, const float *, size_t, double, double)) {
     char name[128];
     size_t n_bound = 0;
     for (int k = 0; k < nt; k++) {
-        snprintf(name, sizeof name, "step3.%s", t[k].name);
+        snprintf(name, sizeof name, "%s%s", prefix, t[k].name);
         const float *want = fixture_need(fx, name, t[k].numel), *w0 = fixture_need(fx, t[k].name, t[k].numel);
         snprintf(name, sizeof name, "grad.%s", t[k].name);
         const float *g0 = fixture_need(fx, name, t[k].numel);
@@ -96,8 +97,8 @@ static inline size_t fixture_check_step3(const StFile *fx, const MaeTensor *t, i
                                  : 1.01 * lr_sum * (1.0 + wd * fabs(w0[i]));
             bad += !(fabs((double)got[i] - w0[i]) <= bound);
         }
-        CHECK(bad == 0, "step3.%s: %zu round-off-gradient values moved more than the lr bound", t[k].name, bad);
-        snprintf(name, sizeof name, "step3.%s", t[k].name);
+        CHECK(bad == 0, "%s%s: %zu round-off-gradient values moved more than the lr bound", prefix, t[k].name, bad);
+        snprintf(name, sizeof name, "%s%s", prefix, t[k].name);
         compare(name, tight, t[k].numel, 1e-5, 1e-4);
         free(tight);
     }

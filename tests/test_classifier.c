@@ -96,7 +96,7 @@ static void run_fixture(const char *path) {
         const float *w = need(t[k].name, t[k].numel);
         if (w) memcpy(params + t[k].offset, w, t[k].numel * sizeof(float));
     }
-    CHECK(st_count(f) == 4 * nt + 5, "the fixture has exactly the classifier's tensors (%d vs %d)", st_count(f), 4 * nt + 5);
+    CHECK(st_count(f) == 5 * nt + 5, "the fixture has exactly the classifier's tensors (%d vs %d)", st_count(f), 5 * nt + 5);
     int labels[64];
     for (int b = 0; b < B && b < 64; b++) labels[b] = (int)lab_f[b];
     const float *images = need("images", (size_t)B * cfg.enc.img_size * cfg.enc.img_size * cfg.enc.in_chans);
@@ -130,6 +130,12 @@ static void run_fixture(const char *path) {
     CHECK(steps == 3, "3 optimiser steps in the fixture");
     size_t np = clf_num_params(&cfg);
     float *mom = calloc(np, sizeof(float)), *vel = calloc(np, sizeof(float)), losses[3] = {0};
+    // The moving average (finetune --model-ema) beside them: the weights before the first step, updated
+    // after each (core/optim.h ema_update).
+    float *ema = malloc(np * sizeof(float));
+    memcpy(ema, params, np * sizeof(float));
+    double ema_d = opt_num(oj, "ema_decay");
+    int ema_warm = strstr(oj, "\"ema_warmup\": true") != NULL;
     double lr_sum = 0.0;
     for (long s = 0; s < 3; s++) {
         float lr_s = lr_at(s, total, warmup, (float)lr, (float)min_lr);
@@ -138,12 +144,14 @@ static void run_fixture(const char *path) {
         losses[s] = (float)clf_forward(c, images, labels, B, smoothing, NULL);
         clf_backward(c);
         adamw_step_groups(t, nt, scale, params, clf_grads(c), mom, vel, lr_s, (float)wd, 0.9f, 0.999f, s + 1);
+        ema_update(ema, params, np, ema_decay_at(ema_d, ema_warm, s + 1));
     }
     compare("step3.loss", losses, 3, 1e-6, 1e-5);
-    size_t n_bound = fixture_check_step3(fx, t, nt, params, scale, lr_sum, wd, compare);
+    size_t n_bound = fixture_check_step3(fx, "step3.", t, nt, params, scale, lr_sum, wd, compare);
+    fixture_check_step3(fx, "ema3.", t, nt, ema, scale, lr_sum, wd, compare);
     printf("%s: B=%d classes=%d loss %.7f; worst |d|/tol %.3f (%s); %zu round-off-gradient weights held to the lr bound\n",
            path, B, K, (double)loss, worst_ratio, worst_name, n_bound);
-    free(scale); free(mom); free(vel);
+    free(scale); free(mom); free(vel); free(ema);
     clf_free(c);
     st_close(f);
 }
@@ -370,22 +378,133 @@ static void flip_last_byte(const char *path) {
     fclose(fp);
 }
 
-static void checkpoint_checks(void) {
+// A tiny classifier of 3 classes to save (seeded by seed), with random AdamW moments *m, *v and, where ema
+// is given, a random moving average *ema (the caller frees them); NULL when it cannot be made.
+static Classifier *to_save(uint64_t seed, float **m, float **v, float **ema) {
     Rng rng;
-    rng_seed(&rng, 21);
+    rng_seed(&rng, seed);
     float *img = NULL;
     Classifier *c = tiny(2, 1, 2, &rng, &img);
-    if (!c) return;
+    if (!c) return NULL;
     free(img);
+    size_t np = clf_num_params(clf_config(c));
+    *m = malloc(np * sizeof(float));
+    *v = malloc(np * sizeof(float));
+    if (ema) *ema = malloc(np * sizeof(float));
+    for (size_t i = 0; i < np; i++) {
+        (*m)[i] = rng_normal(&rng, 0, 1);
+        (*v)[i] = rng_uniform(&rng);
+        if (ema) (*ema)[i] = rng_normal(&rng, 0, 1);
+    }
+    return c;
+}
+
+// A copy of the classifier file at path without tensor `drop` (NULL: none) and with tensor `nan_in`'s
+// first value NaN (NULL: none), its metadata kept but its crc32 (st_write writes a new one).
+static void rewrite_file(const char *path, const char *out, const char *drop, const char *nan_in) {
+    char err[512];
+    StFile *f = st_open(path, err, sizeof err);
+    CHECK(f != NULL, "open %s: %s", path, err);
+    if (!f) return;
+    int n = st_count(f), k = 0;
+    StTensor *ts = calloc((size_t)n, sizeof *ts);
+    float **copies = calloc((size_t)n, sizeof *copies);
+    for (int i = 0; i < n; i++) {
+        const char *name = st_tensor_name(f, i);
+        if (drop && !strcmp(name, drop)) continue;
+        StTensor *t = &ts[k++];
+        t->name = name;
+        const float *d = st_get(f, name, &t->ndim, t->shape);
+        size_t numel = 1;
+        for (int j = 0; j < t->ndim; j++) numel *= (size_t)t->shape[j];
+        copies[i] = malloc(numel * sizeof(float));
+        memcpy(copies[i], d, numel * sizeof(float));
+        if (nan_in && !strcmp(name, nan_in)) copies[i][0] = NAN;
+        t->data = copies[i];
+    }
+    const char *keys[5] = {"format", "vitmae_version", "config", "classifier", "train_state"};
+    const char *vals[5];
+    int nm = 0;
+    for (int i = 0; i < 5; i++)
+        if ((vals[nm] = st_meta(f, keys[i])) != NULL) keys[nm] = keys[i], nm++;
+    CHECK(st_write(out, ts, k, keys, vals, nm, err, sizeof err) == 0, "rewrite: %s", err);
+    for (int i = 0; i < n; i++) free(copies[i]);
+    free(copies); free(ts);
+    st_close(f);
+}
+
+// The weights' moving average in a classifier file (finetune --model-ema; io/classifier_ckpt.h): saved as
+// ema.<name>, read back bitwise by the full load, checked but not kept by the weights-only one, taken as
+// the weights by classify's --ema load; all or none of them, finite, as the moments.
+static void ema_checkpoint_checks(void) {
+    float *m, *v, *ema;
+    Classifier *c = to_save(23, &m, &v, &ema);
+    if (!c) return;
     const ClassifierConfig *cfg = clf_config(c);
     size_t np = clf_num_params(cfg);
-    float *m = malloc(np * sizeof(float)), *v = malloc(np * sizeof(float));
-    for (size_t i = 0; i < np; i++) { m[i] = rng_normal(&rng, 0, 1); v[i] = rng_uniform(&rng); }
+    char *classes[3] = {"cat", "dog", "emu"};
+    char path[600], bad[600], err[512];
+    const char *tmp = check_tmpdir();
+    snprintf(path, sizeof path, "%s/clf_ema.safetensors", tmp);
+    snprintf(bad, sizeof bad, "%s/clf_ema_bad.safetensors", tmp);
+    CHECK(clf_ckpt_save(path, cfg, classes, clf_params(c), "{\"step\":3}", m, v, ema, err, sizeof err) == 0, "save: %s", err);
+    ClfCheckpoint ck;
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) == 0, "load: %s", err);
+    CHECK(ck.has_ema && ck.ema && !memcmp(ck.ema, ema, np * sizeof(float)) && !memcmp(ck.params, clf_params(c), np * sizeof(float)),
+          "load: the weights and their average, bitwise");
+    clf_ckpt_free(&ck);
+    CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) == 0 && ck.has_ema && !ck.ema &&
+          !memcmp(ck.params, clf_params(c), np * sizeof(float)), "weights only: the weights, the average not kept: %s", err);
+    clf_ckpt_free(&ck);
+    CHECK(clf_ckpt_load_ema_weights(path, &ck, err, sizeof err) == 0 && ck.params && !ck.ema &&
+          !memcmp(ck.params, ema, np * sizeof(float)), "--ema load: the average as the weights: %s", err);
+    clf_ckpt_free(&ck);
+    Checkpoint enc;
+    CHECK(ckpt_load(path, &enc, err, sizeof err) == 0, "the MAE loader reads past the average: %s", err);
+    ckpt_free(&enc);
+    // Without an average: --ema's load says so; the others as before.
+    CHECK(clf_ckpt_save(bad, cfg, classes, clf_params(c), "{\"step\":3}", m, v, NULL, err, sizeof err) == 0, "save: %s", err);
+    char want[1200];
+    snprintf(want, sizeof want, "%s: holds no EMA weights (fine-tuned without --model-ema)", bad);
+    CHECK(clf_ckpt_load_ema_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "no average, --ema: '%s'", err);
+    CHECK(clf_ckpt_load(bad, &ck, err, sizeof err) == 0 && !ck.has_ema && !ck.ema, "no average: has_ema 0");
+    clf_ckpt_free(&ck);
+    // A diverged average is not written.
+    float keep = ema[0];
+    ema[0] = NAN;
+    snprintf(want, sizeof want, "%s: not written: tensor 'ema.cls_token' holds NaN or infinite values (the model diverged)", bad);
+    CHECK(clf_ckpt_save(bad, cfg, classes, clf_params(c), "{\"step\":3}", m, v, ema, err, sizeof err) != 0 && !strcmp(err, want),
+          "a NaN average: '%s'", err);
+    ema[0] = keep;
+    // One of them missing: refused by every reader; one NaN: refused by every reader, as a moment's NaN.
+    rewrite_file(path, bad, "ema.head.bias", NULL);
+    snprintf(want, sizeof want, "%s: missing tensor 'ema.head.bias' (the file holds other EMA weights: all of them, or none)", bad);
+    CHECK(clf_ckpt_load(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "one missing, load: '%s'", err);
+    CHECK(clf_ckpt_load_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "one missing, weights only: '%s'", err);
+    rewrite_file(path, bad, NULL, "ema.blocks.1.mlp.fc1.weight");
+    snprintf(want, sizeof want, "%s: tensor 'ema.blocks.1.mlp.fc1.weight' holds NaN or infinite values", bad);
+    CHECK(clf_ckpt_load(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a NaN, load: '%s'", err);
+    CHECK(clf_ckpt_load_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a NaN, weights only: '%s'", err);
+    CHECK(clf_ckpt_load_ema_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a NaN, --ema: '%s'", err);
+    CHECK(ckpt_load(bad, &enc, err, sizeof err) != 0 && strstr(err, "'ema.blocks.1.mlp.fc1.weight' holds NaN"),
+          "a NaN, the MAE loader: '%s'", err);
+    remove(path);
+    remove(bad);
+    free(m); free(v); free(ema);
+    clf_free(c);
+}
+
+static void checkpoint_checks(void) {
+    float *m, *v;
+    Classifier *c = to_save(21, &m, &v, NULL);
+    if (!c) return;
+    const ClassifierConfig *cfg = clf_config(c);
+    size_t np = clf_num_params(cfg);
     char *classes[3] = {"cat", "dog", "emu"};
     char path[600], err[512];
     const char *tmp = check_tmpdir();
     snprintf(path, sizeof path, "%s/clf.safetensors", tmp);
-    CHECK(clf_ckpt_save(path, cfg, classes, clf_params(c), "{\"step\":3}", m, v, err, sizeof err) == 0, "save: %s", err);
+    CHECK(clf_ckpt_save(path, cfg, classes, clf_params(c), "{\"step\":3}", m, v, NULL, err, sizeof err) == 0, "save: %s", err);
     ClfCheckpoint ck;
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) == 0, "load: %s", err);
     CHECK(ck.cfg.num_classes == 3 && !strcmp(ck.classes[2], "emu"), "class names kept");
@@ -952,5 +1071,6 @@ int main(int argc, char **argv) {
     drop_path_checks();
     forward_only_checks();
     checkpoint_checks();
+    ema_checkpoint_checks();
     return check_done();
 }

@@ -21,7 +21,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/metrics.csv", check_tmpdir());
     FILE *f = metrics_open(path, -1, err, sizeof err);
     CHECK(f != NULL, "open: %s", err);
-    MetricsRow r = {10, 0.5, 1e-3, 0.25, NAN, NAN, 100.0, 2.0};
+    MetricsRow r = {10, 0.5, 1e-3, 0.25, NAN, NAN, 100.0, 2.0, 0, {0, 0}};
     CHECK(metrics_write(f, &r) == 0, "write row");
     r.step = 20; r.val_loss = 0.2; r.val_psnr = 15.5;
     metrics_write(f, &r);
@@ -68,7 +68,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/zero.csv", check_tmpdir());
     f = metrics_open(path, -1, err, sizeof err);
     CHECK(f != NULL, "open: %s", err);
-    MetricsRow z0 = {0, 0, 2e-4, NAN, NAN, NAN, NAN, 0}, z10 = {10, 0.5, 2e-3, 0.75, NAN, NAN, 100.0, 1.0};
+    MetricsRow z0 = {0, 0, 2e-4, NAN, NAN, NAN, NAN, 0, 0, {0, 0}}, z10 = {10, 0.5, 2e-3, 0.75, NAN, NAN, 100.0, 1.0, 0, {0, 0}};
     metrics_write(f, &z0);
     metrics_write(f, &z10);
     fclose(f);
@@ -81,12 +81,38 @@ int main(void) {
               z.loss[0]);
     history_free(&z);
 
+    // finetune --model-ema's two columns after elapsed_s (MetricsRow.extra): written as the others, empty
+    // when NaN, and read back beside each validation (NaN in a file without them: the history above).
+    snprintf(path, sizeof path, "%s/ema.csv", check_tmpdir());
+    f = metrics_open_header(path, -1, FINETUNE_METRICS_EMA_HEADER, err, sizeof err);
+    CHECK(f != NULL, "open: %s", err);
+    MetricsRow e0 = {0, 0, 2e-4, NAN, 2.5, 0.125, NAN, 0, 2, {2.25, 0.375}};
+    MetricsRow e5 = {5, 0.5, 2e-3, 0.75, NAN, NAN, 100.0, 1.0, 2, {NAN, NAN}};
+    MetricsRow e9 = {9, 0.9, 1e-3, 0.5, 1.5, 0.5, 100.0, 1.5, 2, {1.0 / 3, 0.625}};
+    metrics_write(f, &e0);
+    metrics_write(f, &e5);
+    metrics_write(f, &e9);
+    fclose(f);
+    s = slurp(path);
+    CHECK(!strcmp(s, FINETUNE_METRICS_EMA_HEADER "\n0,0,0.0002,,2.5,0.125,,0.00,2.25,0.375\n5,0.5,0.002,0.75,,,100.00,1.00,,\n"
+                     "9,0.9,0.001,0.5,1.5,0.5,100.00,1.50,0.3333333333333333,0.625\n"), "the EMA columns: %s", s);
+    History eh = {0};
+    history_load(&eh, path);
+    CHECK(eh.nval == 2 && eh.val_more[0][0] == 2.25 && eh.val_more[1][0] == 0.375 && eh.val_more[0][1] == 1.0 / 3 &&
+          eh.val_more[1][1] == 0.625 && eh.val_extra[1] == 0.5, "the EMA columns read back (%d validations)", eh.nval);
+    history_free(&eh);
+    History none = {0};
+    history_load(&none, path);
+    history_add(&none, 12, 0.5, 1e-3, 1.25, 0.75, NULL);
+    CHECK(none.nval == 3 && isnan(none.val_more[0][2]) && isnan(none.val_more[1][2]), "a row without them: NaN");
+    history_free(&none);
+
     // The values a user compares between runs read back exactly, as Python's float() of the field
     // ("%.6f" wrote 0.000012 for a loss of 1.2345678901234567e-5): the shortest digits that do.
     snprintf(path, sizeof path, "%s/exact.csv", check_tmpdir());
     f = metrics_open(path, -1, err, sizeof err);
     CHECK(f != NULL, "open: %s", err);
-    MetricsRow x = {40, 0.5, 1.0 / 3, 1.2345678901234567e-5, (double)0.1f, 12.345678901234567, 1.0, 1.0};
+    MetricsRow x = {40, 0.5, 1.0 / 3, 1.2345678901234567e-5, (double)0.1f, 12.345678901234567, 1.0, 1.0, 0, {0, 0}};
     metrics_write(f, &x);
     fclose(f);
     s = slurp(path);
@@ -107,7 +133,7 @@ int main(void) {
     for (int k = 0; k < 3; k++) {
         long step = 31250 + k;
         epochs[k] = (double)step * 64 / 2000000;
-        MetricsRow er = {step, epochs[k], 1e-4, 0.5, NAN, NAN, 1.0, 1.0};
+        MetricsRow er = {step, epochs[k], 1e-4, 0.5, NAN, NAN, 1.0, 1.0, 0, {0, 0}};
         metrics_write(f, &er);
     }
     fclose(f);
@@ -126,7 +152,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/whole.csv", check_tmpdir());
     f = metrics_open(path, -1, err, sizeof err);
     CHECK(f != NULL, "open: %s", err);
-    MetricsRow w = {10, 80, 1e-5, 2, 100, 1e15, 1.0, 1.0};
+    MetricsRow w = {10, 80, 1e-5, 2, 100, 1e15, 1.0, 1.0, 0, {0, 0}};
     metrics_write(f, &w);
     fclose(f);
     s = slurp(path);

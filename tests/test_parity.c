@@ -174,7 +174,7 @@ static void run_fixture(const char *path) {
     }
     compare("step3.loss", losses, 3, 1e-6, 1e-5);
     // Elements whose gradient is at round-off level are held to AdamW's lr bound (tests/fixture_check.h).
-    size_t n_bound = fixture_check_step3(fx, t, nt, params, NULL, lr_sum, wd, compare);
+    size_t n_bound = fixture_check_step3(fx, "step3.", t, nt, params, NULL, lr_sum, wd, compare);
     printf("%s: B=%d L=%d K=%d loss %.7f; worst |d|/tol: %s %.3f, %s %.3f (%zu round-off-gradient "
            "weights held to the lr bound); groups %d; max |d| %.3g, max |d|/|ref| %.3g\n", path, B, L, K,
            (double)loss, worst_name[0], worst_ratio[0], worst_name[1], worst_ratio[1], n_bound, groups, worst_abs,

@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
     }
     size_t np = clf ? clf_num_params(&cc) : mae_num_params(&c);
     float *p = calloc(np, sizeof *p);
-    int rc = !p || (clf ? clf_ckpt_save(argv[2], &cc, classes, p, NULL, NULL, NULL, err, sizeof err)
+    int rc = !p || (clf ? clf_ckpt_save(argv[2], &cc, classes, p, NULL, NULL, NULL, NULL, err, sizeof err)
                         : ckpt_save(argv[2], &c, p, NULL, NULL, NULL, err, sizeof err));
     if (rc) {
         fprintf(stderr, "hostile: %s\n", p ? err : "out of memory");

@@ -17,6 +17,9 @@ Computed in float64 from float32-rounded weights and inputs; stored as F32. Each
   logits [B, K]    loss [1]                         grad.<name>
   lrd.<name>       [2]: lr scale and weight decay of the tensor's group
   step3.<name>     weights after 3 AdamW steps on the same batch;  step3.loss [3]
+  ema3.<name>      the weights' moving average after those steps (finetune --model-ema): timm's ModelEmaV3,
+                   made from the model before the first step and updated after each with the decay of
+                   ema_decay below (opt "ema_decay", "ema_warmup"), as torch's lerp
 Metadata: format, config (vitmae's config JSON), classes, smoothing, and the optimiser settings.
 
 The mixing fixtures (classifier_mixup, classifier_cutmix; make_mix_fixture) hold the weights, images and
@@ -97,6 +100,17 @@ def param_groups_lrd(model, weight_decay, layer_decay):
     return groups, info
 
 
+def ema_decay(decay, warmup, update):
+    """timm's ModelEmaV3.get_decay(step=update), update_after_step 0, warmup_gamma 1, warmup_power 2/3, min_decay 0:
+    the decay of the update after optimiser step `update` (1-based)."""
+    s = max(0, update - 1)
+    if s <= 0:
+        return 0.0
+    if warmup:
+        return max(min(1 - (1 + s / 1.0) ** -(2 / 3), decay), 0.0)
+    return decay
+
+
 def make_fixture(path, cfg, num_classes, batch, seed, opt):
     torch.manual_seed(seed)
     model = VisionTransformer(cfg, num_classes)
@@ -129,6 +143,7 @@ def make_fixture(path, cfg, num_classes, batch, seed, opt):
 
     groups, info = param_groups_lrd(model, opt["wd"], opt["layer_decay"])
     optim = torch.optim.AdamW(groups, lr=opt["lr"], betas=(0.9, 0.999), eps=1e-8)
+    ema = {n: p.detach().clone() for n, p in model.named_parameters()}   # deepcopy(model) at setup
     step_losses = []
     for s in range(opt["steps"]):
         lr = lr_at(s, opt["total"], opt["warmup"], opt["lr"], opt["min_lr"])
@@ -139,6 +154,10 @@ def make_fixture(path, cfg, num_classes, batch, seed, opt):
         l.backward()
         optim.step()
         step_losses.append(l.item())
+        d = ema_decay(opt["ema_decay"], opt["ema_warmup"], s + 1)   # update_ema(step=num_updates)
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                ema[n].lerp_(p, 1.0 - d)
 
     t = {}
     for n in names:
@@ -154,6 +173,8 @@ def make_fixture(path, cfg, num_classes, batch, seed, opt):
     for n, p in model.named_parameters():
         t["step3." + n] = (list(p.shape), p.detach())
     t["step3.loss"] = ([len(step_losses)], torch.tensor(step_losses))
+    for n in names:
+        t["ema3." + n] = (list(ema[n].shape), ema[n])
     meta = {"format": "vitmae-parity", "config": json.dumps(cfg), "classes": str(num_classes),
             "optimizer": json.dumps(opt)}
     safetensors_io.write(path, t, meta)
@@ -238,7 +259,7 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
     os.makedirs(out, exist_ok=True)
     opt = {"lr": 1e-3, "min_lr": 1e-5, "wd": 0.05, "warmup": 2, "total": 8, "steps": 3,
-           "layer_decay": 0.75, "smoothing": 0.1}
+           "layer_decay": 0.75, "smoothing": 0.1, "ema_decay": 0.9, "ema_warmup": True}
     # (a) RGB, learned position table, 3 blocks (layer ids 0..4), 4 classes.
     make_fixture(os.path.join(out, "classifier_rgb.safetensors"),
                  config(img_size=16, patch_size=4, in_chans=3, embed_dim=16, depth=3, num_heads=2),
@@ -247,10 +268,10 @@ def main():
     make_fixture(os.path.join(out, "classifier_grey.safetensors"),
                  config(img_size=12, patch_size=3, in_chans=1, embed_dim=12, depth=2, num_heads=2,
                         pos_embed="fixed"),
-                 num_classes=5, batch=4, seed=4, opt=opt)
+                 num_classes=5, batch=4, seed=4, opt=dict(opt, ema_decay=0.6, ema_warmup=False))
     # (c) the edges: one patch (img = patch), head_dim 1, batch 1, 2 classes, label smoothing 0.99,
     # layer decay 0 (every layer but the head frozen: lr scale 0 ** k) and no weight decay.
-    edge = dict(opt, smoothing=0.99, layer_decay=0.0, wd=0.0)
+    edge = dict(opt, smoothing=0.99, layer_decay=0.0, wd=0.0, ema_decay=0.9998, ema_warmup=False)
     make_fixture(os.path.join(out, "classifier_edge.safetensors"),
                  config(img_size=4, patch_size=4, in_chans=1, embed_dim=4, depth=1, num_heads=4),
                  num_classes=2, batch=1, seed=5, opt=edge)

@@ -170,13 +170,14 @@ static int run_view(const char *train_state, int crop_given, float *crop_pct, in
 
 int cmd_classify(int argc, char **argv) {
     const char *ckpt_path = NULL, *interp = "bilinear";
-    int top = 5, json = 0, batch = 32, threads = 0;
+    int top = 5, json = 0, batch = 32, threads = 0, ema = 0;
     float crop_pct = 1.0f;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "fine-tuned classifier checkpoint of vitmae finetune (.safetensors, or a run folder: its checkpoint.safetensors) (required)", "FILE|RUN", 0},
         {"--top", FLAG_INT, &top, 1, 100000, NULL, "classes listed per image, most probable first (default 5)", "K", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print one JSON object instead of text", NULL, 0},
+        {"--ema", FLAG_BOOL, &ema, 0, 0, NULL, "classify with the weights' moving average the run kept (finetune --model-ema; as timm's validate.py with use_ema)", NULL, 0},
         {"--crop-pct", FLAG_FLOAT, &crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, "the evaluation view: the shorter side resized to floor(img / F), the centre img x img kept (default: the fine-tuning run's validation view, else 1)", "F", 0},
         {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", "the filter of the evaluation view's resize (default: the fine-tuning run's, else bilinear)", NULL, 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
@@ -188,7 +189,7 @@ int cmd_classify(int argc, char **argv) {
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));
     if (!pos) { cli_error("classify", "out of memory"); return 1; }
     int npos = 0;
-    int rc = cli_parse("classify", "--ckpt FILE|RUN [--top K] [--json] [--crop-pct F] [--interp bilinear|bicubic] [--batch B] [--threads T] [--max-pixels N] INPUT...", flags, nflags,
+    int rc = cli_parse("classify", "--ckpt FILE|RUN [--top K] [--json] [--ema] [--crop-pct F] [--interp bilinear|bicubic] [--batch B] [--threads T] [--max-pixels N] INPUT...", flags, nflags,
                        argc, argv, pos, argc, &npos);
     if (rc != CLI_OK) { free(pos); return rc == CLI_HELP ? 0 : 2; }
     if (!ckpt_path) { cli_error("classify", "--ckpt FILE|RUN is required (see vitmae classify --help)"); free(pos); return 2; }
@@ -200,7 +201,7 @@ int cmd_classify(int argc, char **argv) {
     char err[CLI_ERR_MAX];
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("classify", "%s", err); free(pos); return 1; }
     ClfCheckpoint ck;
-    if (clf_ckpt_load_weights(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }
+    if ((ema ? clf_ckpt_load_ema_weights : clf_ckpt_load_weights)(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }
     const ClassifierConfig *cfg = &ck.cfg;
     int K = cfg->num_classes, S = cfg->enc.img_size, C = cfg->enc.in_chans;
     const char *bad;
@@ -336,6 +337,7 @@ int cmd_classify(int argc, char **argv) {
         else cJSON_AddNullToObject(root, "top1");
         cJSON_AddItemToObject(root, "crop_pct", config_float_json(crop_pct));   // the evaluation view
         cJSON_AddStringToObject(root, "interp", interp);
+        cJSON_AddStringToObject(root, "weights", ema ? "ema" : "model");   // --ema's moving average, or the weights
         char *s = json_print_utf8(root, 1);
         if (s) printf("%s\n", s);
         free(s);

@@ -422,7 +422,8 @@ static int set_value(const char *command, Flag *f, const char *v) {
         if (f->type == FLAG_INT) *(int *)f->dst = (int)x; else *(long *)f->dst = (long)x;
         return CLI_OK;
     }
-    case FLAG_FLOAT: {
+    case FLAG_FLOAT:
+    case FLAG_DOUBLE: {   // FLAG_DOUBLE: kept as read, where a float's rounding would change the result
         double x = strtod(v, &end);
         // Underflow is a number: 1e-400 reads as 0 (and 1e-310 as itself), as Python's float() reads them;
         // strtod says ERANGE for both. Overflow is infinite, refused below.
@@ -435,7 +436,8 @@ static int set_value(const char *command, Flag *f, const char *v) {
             cli_error(what, "%s is out of range [%g, %g]", utf8_clip(word, v), f->min, f->max);   // as written: 1.0000001 is not "1"
             return CLI_USAGE;
         }
-        *(float *)f->dst = (float)x;
+        if (f->type == FLAG_DOUBLE) *(double *)f->dst = x;
+        else *(float *)f->dst = (float)x;
         return CLI_OK;
     }
     case FLAG_STR:
@@ -470,7 +472,7 @@ void cli_print_usage(const char *command, const char *synopsis, const Flag *flag
         // The accepted values close each line, so users (and tests/cli_flags.sh) can see them.
         char range[96] = "";
         if (f->type == FLAG_INT || f->type == FLAG_LONG) snprintf(range, sizeof range, " (integer %.0f to %.0f)", f->min, f->max);
-        else if (f->type == FLAG_FLOAT) snprintf(range, sizeof range, " (number %g to %g)", f->min, f->max);
+        else if (f->type == FLAG_FLOAT || f->type == FLAG_DOUBLE) snprintf(range, sizeof range, " (number %g to %g)", f->min, f->max);
         else if (f->type == FLAG_CHOICE && f->metavar) snprintf(range, sizeof range, " (one of %s)", f->choices);
         // An entry too wide for the column (a choice such as --colormap's) leaves its description
         // on the next line, at the column, so that every description starts where the others do.

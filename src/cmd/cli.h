@@ -9,7 +9,7 @@
 #include "data/dataset.h"
 
 // FLAG_PATH: a file or folder name, a string written back clean (cli_clean_path) into argv.
-typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_BOOL, FLAG_CHOICE } FlagType;
+typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_BOOL, FLAG_CHOICE, FLAG_DOUBLE } FlagType;
 
 typedef struct {
     const char *name;      // "--batch"

@@ -61,6 +61,7 @@
 // The way on for a flag of the recipe given with --resume at another value than the run's.
 #define RESUME_WAY "start a new run with --ckpt for another"
 #define CROP_SCALE_MIN 0.01   // --crop-scale's range is [CROP_SCALE_MIN, 1]
+#define MODEL_EMA_DECAY 0.9998   // timm's --model-ema-decay
 
 typedef struct {
     const char *ckpt, *data, *val, *out, *resume, *preset, *channels, *pos, *augment, *pixel_norm, *parallel, *remode;
@@ -69,6 +70,8 @@ typedef struct {
     RandAugSpec aa_spec;
     char aa_text[RANDAUG_TEXT_MAX];
     int from_scratch, overwrite, img, patch, dim, depth, heads;
+    int model_ema, model_ema_warmup;   // --model-ema (or --model-ema-decay given), --model-ema-warmup
+    double model_ema_decay;            // kept as read: timm's weight is 1 - decay in double
     float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs, crop_scale, crop_pct;
     MixFlags mix;     // --mixup, --cutmix, --mixup-prob, --mixup-switch-prob
     EraseFlags erase;   // --reprob, --remode (its mode from remode), --recount
@@ -90,6 +93,8 @@ typedef struct {
     char interp[16];   // the views' filter; absent in runs from before --interp: "bilinear"
     float crop_pct;    // the validation views' crop fraction; absent in runs from before --crop-pct: 1
     char aa[RANDAUG_TEXT_MAX];   // RandAugment's canonical spec (data/randaug.h); absent before --aa: "none"
+    int model_ema, ema_warmup;   // the model's moving average kept (--model-ema); absent before it: off
+    double ema_decay;            // its decay; absent before --model-ema: timm's 0.9998
     double elapsed_s;
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
@@ -129,6 +134,7 @@ struct FineTune {
     Checkpoint pre;             // --ckpt's encoder weights: read once by build_model, copied into the model
     int pos_grid_from;          // --ckpt's patches a side when --img resized its pos_embed; 0: not resized
     Classifier *model;
+    Classifier *ema_model;      // --model-ema: a forward-only classifier over the moving average's weights
     float *exp_avg, *exp_avg_sq, *lr_scale, *drop_all;   // drop_all: the batch's drop-path factors
     GradReduce gr;              // the step's gradient groups (this rank's: gr.first, gr.count)
     int workers;                // threads as workers (dist/workers.h), 0: the threads share every kernel
@@ -158,6 +164,7 @@ struct FineTune {
     BrokenNotes notes;           // training files found broken, said once for the job (cmd/runfolder.h)
     int val_used;                // the validation images the last evaluation scored (broken ones left out)
     double val_top5;             // the last evaluation's top-5 (said with more than 5 classes), NAN: none
+    double ema_loss, ema_top1, ema_top5;   // the same of the moving average (--model-ema), NAN: none
     int val_none_said;           // run_report_no_validation's once
     signed char *class_seen;     // [classes] 1: a training image of it decodes; -1: none does (warned)
 };
@@ -196,6 +203,9 @@ static const StateField FT_FIELDS[] = {
     {"keep", STATE_INT, offsetof(FtState, keep), 0, KEEP_MAX},
     {"elapsed_s", STATE_DOUBLE, offsetof(FtState, elapsed_s), 0, 1e15},
     {"groups", STATE_INT, offsetof(FtState, groups), 1, GROUPS_MAX},   // absent before gradient groups: 1
+    {"model_ema", STATE_INT, offsetof(FtState, model_ema), 0, 1},
+    {"model_ema_decay", STATE_DOUBLE, offsetof(FtState, ema_decay), 0, 1},
+    {"model_ema_warmup", STATE_INT, offsetof(FtState, ema_warmup), 0, 1},
     {"augment", STATE_TEXT, offsetof(FtState, augment), 0, 0},
     {"remode", STATE_TEXT, offsetof(FtState, remode), 0, 0},
     {"interp", STATE_TEXT, offsetof(FtState, interp), 0, 0},
@@ -228,9 +238,10 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     if (!cJSON_GetObjectItemCaseSensitive(o, "groups")) cJSON_AddNumberToObject(o, "groups", 1);   // older runs
     // older runs: no mixing, no erasing, MAE's pretraining crop, the whole centre square validated
     const char *off_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch", "reprob", "recount", "crop_scale",
-                              "crop_pct"};
-    const double off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH, 0.0, 1.0, AUGMENT_CROP_LO, 1.0};
-    for (int i = 0; i < 8; i++)
+                              "crop_pct", "model_ema", "model_ema_decay", "model_ema_warmup"};
+    const double off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH, 0.0, 1.0, AUGMENT_CROP_LO, 1.0, 0.0,
+                          MODEL_EMA_DECAY, 0.0};
+    for (int i = 0; i < 11; i++)
         if (!cJSON_GetObjectItemCaseSensitive(o, off_keys[i])) cJSON_AddNumberToObject(o, off_keys[i], off[i]);
     if (!cJSON_GetObjectItemCaseSensitive(o, "remode")) cJSON_AddStringToObject(o, "remode", "pixel");
     if (!cJSON_GetObjectItemCaseSensitive(o, "interp")) cJSON_AddStringToObject(o, "interp", "bilinear");
@@ -343,7 +354,8 @@ static void report_broken(FineTune *t, const Dataset *ds) {
 }
 
 // Loss (plain cross-entropy, as MAE's evaluate), top-1 and top-5 (t->val_top5) over up to val_max
-// validation images.
+// validation images; with --model-ema the moving average's too, on the same images (t->ema_*), as timm
+// validates both.
 // With more than val_max, image i * nval / val_max for each i < val_max: the folders are scanned class
 // by class, so the first val_max were the first classes only (Fashion-MNIST's test folder at the
 // default 1000: Ankle_boot alone, top-1 of one class of ten).
@@ -352,7 +364,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
     Augment view = AUGMENT_VIEW(cli_view(t->rs.crop_pct, t->rs.interp));
     int nval = t->nval < t->rs.val_max ? t->nval : t->rs.val_max;
     *val_loss = NAN; *val_top1 = NAN;
-    t->val_top5 = NAN;
+    t->val_top5 = t->ema_loss = t->ema_top1 = t->ema_top5 = NAN;
     if (nval == 0) return 0;
     if (t->neval != nval) {   // once a run: val_max and the validation images are fixed from its start
         free(t->eval_idx); free(t->eval_label);
@@ -367,8 +379,9 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
         }
         t->neval = nval;
     }
-    double loss_sum = 0;
-    long correct = 0, correct5 = 0;
+    Classifier *models[2] = {t->model, t->ema_model};
+    double loss_sum[2] = {0, 0};
+    long correct[2] = {0, 0}, correct5[2] = {0, 0};
     int K = t->cfg.num_classes, pos[4096], used = 0, rc = 0;
     // In chunks of one gradient group (the model holds that many images), leaving out the images found
     // broken past their headers, as train's validation (cmd/train_out.c).
@@ -382,12 +395,14 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
         b0 = end;
         used += n;
         pixels_normalise(&t->cfg.enc, t->images, (long)n * t->S * t->S);
-        loss_sum += clf_forward(t->model, t->images, t->labels, n, 0.0f, NULL) * n;
-        const float *logits = clf_logits(t->model);
-        for (int k = 0; k < n; k++) {
-            int rank = clf_label_rank(logits + (size_t)k * K, K, t->labels[k]);
-            correct += rank == 0;
-            correct5 += rank < 5;
+        for (int m = 0; m < 2 && models[m]; m++) {
+            loss_sum[m] += clf_forward(models[m], t->images, t->labels, n, 0.0f, NULL) * n;
+            const float *logits = clf_logits(models[m]);
+            for (int k = 0; k < n; k++) {
+                int rank = clf_label_rank(logits + (size_t)k * K, K, t->labels[k]);
+                correct[m] += rank == 0;
+                correct5[m] += rank < 5;
+            }
         }
     }
     report_broken(t, val_set(t));
@@ -395,9 +410,14 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
     t->val_used = used;
     if (used == 0) run_report_no_validation(&t->val_none_said, nval, "val_loss and val_top1");
     if (used > 0) {
-        *val_loss = loss_sum / used;
-        *val_top1 = (double)correct / used;
-        t->val_top5 = (double)correct5 / used;
+        *val_loss = loss_sum[0] / used;
+        *val_top1 = (double)correct[0] / used;
+        t->val_top5 = (double)correct5[0] / used;
+    }
+    if (used > 0 && t->ema_model) {
+        t->ema_loss = loss_sum[1] / used;
+        t->ema_top1 = (double)correct[1] / used;
+        t->ema_top5 = (double)correct5[1] / used;
     }
     return 0;
 }
@@ -405,23 +425,29 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
 // ---------------------------------------------------------------------------------------------
 // RUN/curves.png
 
-// Loss (train, val) above val top-1 above the learning rate.
+// Loss (train, val) above val top-1 above the learning rate; with --model-ema the average's validation
+// beside the weights' in the first two, in a colour of its own.
 static int write_curves(FineTune *t, char *err, size_t errlen) {
     History *h = &t->hist;
-    PlotSeries loss[2] = {
+    int ema = t->ema_model != NULL;
+    PlotSeries loss[3] = {
         {"train loss (smoothed CE)", h->step, h->loss, h->n, 0, {0, 0, 0}},
         {"val loss (CE)", h->val_step, h->val_loss, h->nval, 0, {0, 0, 0}},
+        {"val loss, EMA", h->val_step, h->val_more[0], h->nval, 0, {0, 0, 0}},
     };
     PlotOptions lo = {"classification loss", "step", "loss", 1, 1};
-    PlotSeries top1 = {"val top-1", h->val_step, h->val_extra, h->nval, 0, {0, 0, 0}};
-    viz_palette(1, top1.rgb);
-    top1.has_rgb = 1;
+    PlotSeries top1[2] = {{"val top-1", h->val_step, h->val_extra, h->nval, 0, {0, 0, 0}},
+                          {"val top-1, EMA", h->val_step, h->val_more[1], h->nval, 0, {0, 0, 0}}};
+    viz_palette(1, top1[0].rgb);
+    viz_palette(4, top1[1].rgb);   // reddish purple: apart from the weights' vermillion
+    viz_palette(4, loss[2].rgb);
+    top1[0].has_rgb = top1[1].has_rgb = loss[2].has_rgb = 1;
     PlotOptions to = {"validation top-1 accuracy", "step", "fraction", 0, 1};
     PlotSeries lr = {"learning rate (head)", h->step, h->lr, h->n, 0, {0, 0, 0}};
     viz_palette(2, lr.rgb);
     lr.has_rgb = 1;
     PlotOptions lro = {"learning rate", "step", "lr", 0, 1};
-    const PlotPanel panels[] = {{400, loss, 2, &lo}, {260, &top1, 1, &to}, {180, &lr, 1, &lro}};
+    const PlotPanel panels[] = {{400, loss, 2 + ema, &lo}, {260, top1, 1 + ema, &to}, {180, &lr, 1, &lro}};
     char path[4300];
     snprintf(path, sizeof path, "%s/curves.png", t->run_dir);
     return viz_plot_png(path, 960, panels, 3, err, errlen);
@@ -433,18 +459,18 @@ static int write_curves(FineTune *t, char *err, size_t errlen) {
 static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
     char *state = ft_state_to_json(&t->rs);
     if (!state) { snprintf(err, errlen, "%s: out of memory", t->ckpt_path); return -1; }
-    const float *p = clf_params(t->model);
+    const float *p = clf_params(t->model), *ema = t->ema_model ? clf_params(t->ema_model) : NULL;
     int rc;
     if (t->rs.keep > 0) {
         char snap[4300];
         snprintf(snap, sizeof snap, "%s/checkpoint-%ld.safetensors", t->run_dir, t->rs.step);
-        rc = clf_ckpt_save(snap, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
+        rc = clf_ckpt_save(snap, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
         int pl = rc == 0 ? publish_latest(snap, t->ckpt_path, t->run_dir, err, errlen) : 0;
-        if (pl < 0) rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
+        if (pl < 0) rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
         else if (pl > 0) rc = -1;
         if (rc == 0) prune_snapshots(t->run_dir, t->rs.keep);
     } else {
-        rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, err, errlen);
+        rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
     }
     free(state);
     if (rc) run_diverged_note(err, errlen, t->tensors, t->ntensors, p, t->exp_avg, t->exp_avg_sq, t->rs.step, t->ckpt_path);
@@ -467,6 +493,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     a->mix.prob = (float)MIX_DEFAULT_PROB; a->mix.switch_prob = (float)MIX_DEFAULT_SWITCH; a->erase.count = 1;
     a->crop_scale = (float)AUGMENT_CROP_LO;
     a->crop_pct = 1.0f;
+    a->model_ema_decay = MODEL_EMA_DECAY;
     loader_flags_init(&a->lf);
     Flag f[] = {
         {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint (.safetensors, or a run folder: its checkpoint.safetensors): its encoder starts the classifier", "FILE|RUN", 0},
@@ -510,6 +537,9 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--reprob", FLAG_FLOAT, &a->erase.prob, 0.0, 1.0, NULL, "random erasing: chance that an image is erased (0: off, default; MAE's recipe 0.25)", "P", 0},
         {"--remode", FLAG_CHOICE, &a->remode, 0, 0, ERASE_MODES, "random erasing's fill: normal noise per pixel (default), per channel, or zeros", NULL, 0},
         {"--recount", FLAG_INT, &a->erase.count, 1, ERASE_COUNT_MAX, NULL, "random erasing: up to N boxes an image (default 1)", "N", 0},
+        {"--model-ema", FLAG_BOOL, &a->model_ema, 0, 0, NULL, "keep an exponential moving average of the weights, validated beside them and saved as ema.* (timm's --model-ema)", NULL, 0},
+        {"--model-ema-decay", FLAG_DOUBLE, &a->model_ema_decay, 0.0, 1.0, NULL, "the average's decay (default 0.9998, timm's; gives --model-ema)", "D", 0},
+        {"--model-ema-warmup", FLAG_BOOL, &a->model_ema_warmup, 0, 0, NULL, "the decay rises as min(D, 1 - n^(-2/3)) at update n (timm's warm-up; gives --model-ema)", NULL, 0},
         {"--seed", FLAG_LONG, &a->seed, 0, RNG_SEED_MAX, NULL, "random seed (default 0)", "S", 0},
         {"--threads", FLAG_INT, &a->threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
@@ -535,6 +565,8 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         return CLI_USAGE;
     }
     randaug_text(&a->aa_spec, a->aa_text, sizeof a->aa_text);
+    // The decay or the warm-up alone asks for the average (timm's needs --model-ema beside them).
+    a->model_ema |= cli_flag(flags, nflags, "--model-ema-decay")->seen || a->model_ema_warmup;
     int inits = (a->ckpt != NULL) + a->from_scratch + (a->resume != NULL);
     if (inits != 1) {
         cli_error("finetune", "give exactly one of --ckpt PRETRAINED, --from-scratch or --resume RUN (see vitmae finetune --help)");
@@ -794,7 +826,9 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
 // bytes (core/model.c), and the workers' copies of the largest models wrapped a size_t sum (4 workers
 // said 0.1 x 10^18 bytes, 2 said 9 x 10^18).
 static double memory_need(const FineTune *t, int groups) {
-    return (double)clf_bytes_needed(&t->cfg, t->rs.batch / groups) +
+    // --model-ema: the average's weights and the forward-only classifier that validates them
+    double ema = t->rs.model_ema ? (double)clf_bytes_needed_forward(&t->cfg, t->rs.batch / groups) : 0.0;
+    return ema + (double)clf_bytes_needed(&t->cfg, t->rs.batch / groups) +
            (double)(1 + t->a.lf.prefetch) * t->share * t->S * t->S * t->C * sizeof(float) +
            (double)grad_reduce_floats(groups, dist_size(), clf_num_params(&t->cfg)) * sizeof(float);
 }
@@ -830,6 +864,11 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (!t->resumed.train_state) { cli_error(path, "cannot resume: no training state in this checkpoint (it loads for inference only)"); return 1; }
         if (!t->resumed.has_moments) { cli_error(path, RESUME_NO_MOMENTS); return 1; }
         if (ft_state_from_json(t->resumed.train_state, r, err, sizeof err)) { cli_error(path, "cannot resume: %s", err); return 1; }
+        if (r->model_ema && !t->resumed.has_ema) {
+            cli_error(path, "cannot resume: its run keeps the weights' moving average (model_ema), and the file holds "
+                      "none (ema.*): it was stripped");
+            return 1;
+        }
         snprintf(t->init_shown, sizeof t->init_shown, "%s", r->init);
         t->cfg = t->resumed.cfg;
         t->classes = t->resumed.classes;
@@ -944,6 +983,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         r->crop_pct = a->crop_pct;   // validation only: a resume may give another
         snprintf(r->interp, sizeof r->interp, "%s", a->interp);
         snprintf(r->aa, sizeof r->aa, "%s", a->aa_text);
+        r->model_ema = a->model_ema;
+        r->ema_decay = a->model_ema_decay;
+        r->ema_warmup = a->model_ema_warmup;
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
         snprintf(r->remode, sizeof r->remode, "%s", a->remode);
         run_new_id(r->run_id, sizeof r->run_id);
@@ -982,6 +1024,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             {"--crop-scale", 0, 1, a->crop_scale, r->crop_scale, NULL, NULL},
             {"--interp", 1, 0, 0, 0, a->interp, r->interp},
             {"--aa", 1, 0, 0, 0, a->aa_text, r->aa},
+            // of a run with the average (one without it refuses them below)
+            {"--model-ema-warmup", 1, 0, 0, 0, "", r->ema_warmup ? "" : "none"},
+            {"--model-ema-decay", 0, 0, a->model_ema_decay, r->ema_decay, NULL, NULL},
             {"--steps", 0, 0, (double)a->steps, (double)r->total_steps, NULL, NULL},
             {"--epochs", 1, 0, 0, 0, epochs, epoch_steps == r->total_steps ? epochs : steps},
             {"--batch", 0, 0, a->batch, r->batch, NULL, NULL},
@@ -1005,6 +1050,13 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             // a --val run holds nothing out: no --val-frac is its own
             {"--val-frac", r->val[0] != 0, 1, a->val_frac, r->val_frac, frac, NULL},
         };
+        if (a->model_ema && !r->model_ema) {   // any of the three flags given
+            const char *given = cli_flag(flags, nflags, "--model-ema")->seen ? "--model-ema"
+                                : a->model_ema_warmup ? "--model-ema-warmup" : "--model-ema-decay";
+            cli_error("finetune --resume", "%s: this run keeps no moving average of its weights, and one begun now would "
+                      "not be the run's; %s", given, way);
+            return 2;
+        }
         int scratch = !strcmp(r->init, "scratch");
         if (run_resume_same_encoder("finetune", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
                                     a->heads, c, flags, nflags, way, err, sizeof err) ||
@@ -1101,6 +1153,14 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         t->exp_avg_sq = cpu_calloc_big(np, sizeof(float));
         if (!t->exp_avg || !t->exp_avg_sq) { cli_error("finetune", "out of memory for the AdamW moments"); return 1; }
     }
+    if (r->model_ema) {   // the average: the checkpoint's, or the weights a new run starts from
+        float *avg = resuming ? t->resumed.ema : cpu_calloc_big(np, sizeof(float));
+        if (!avg) { cli_error("finetune", "out of memory for the weights' moving average"); return 1; }
+        if (resuming) t->resumed.ema = NULL;
+        else memcpy(avg, clf_params(t->model), np * sizeof(float));
+        t->ema_model = clf_create_forward_with(&t->cfg, t->per, avg, err, sizeof err);
+        if (!t->ema_model) { free(avg); cli_error("finetune", "%s", err); return 1; }
+    }
     t->tensors = clf_tensors(t->model, &t->ntensors);
     size_t B = (size_t)r->batch, most = (size_t)(t->share > t->per ? t->share : t->per);
     t->lr_scale = malloc((size_t)t->ntensors * sizeof(float));
@@ -1193,7 +1253,8 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     run_remove_stale_temp_files(t->run_dir);
     char metrics[4200];
     snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);
-    t->metrics = metrics_open_header(metrics, a->resume ? r->step : 0, FINETUNE_METRICS_HEADER, err, sizeof err);
+    t->metrics = metrics_open_header(metrics, a->resume ? r->step : 0,
+                                     r->model_ema ? FINETUNE_METRICS_EMA_HEADER : FINETUNE_METRICS_HEADER, err, sizeof err);
     if (!t->metrics) { cli_error("finetune", "%s", err); output_mkdir_undo(&made); return 1; }
     if (a->resume) history_load(&t->hist, metrics);
     return 0;
@@ -1228,8 +1289,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     cli_defer(0);
     if (run_check_same_files(&t->ds)) return 1;
     // ... and start from the same weights (--resume, --ckpt: each rank read its own copy).
-    const float *start[3] = {clf_params(t->model), t->exp_avg, t->exp_avg_sq};
-    if (run_check_same_start(r->step, start, 3, clf_num_params(&t->cfg))) return 1;
+    const float *start[4] = {clf_params(t->model), t->exp_avg, t->exp_avg_sq, t->ema_model ? clf_params(t->ema_model) : NULL};
+    if (run_check_same_start(r->step, start, t->ema_model ? 4 : 3, clf_num_params(&t->cfg))) return 1;
     // A run resumed at its last step trains nothing: said (its --steps cannot change; docs/encoder.md),
     // and no folder made, moved, locked or written, no image decoded, as train (docs/data.md, "Run
     // folders"). The same decision on every rank: they resumed the same state.
@@ -1295,6 +1356,12 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         printf("  RandAugment %s: %d of %d operations an image, each with probability %s, magnitude %.15g of %.15g%s, "
                "%s, fill %s\n", r->aa, ra->layers, RA_NOPS, p, ra->magnitude, ra->mmax, mstd, r->interp, fills);
     }
+    if (r->model_ema) {   // docs/encoder.md, "Model EMA"
+        char d[40];
+        run_value_text(d, sizeof d, r->ema_decay, 0);
+        printf("  model EMA: decay %s%s, validated beside the weights, saved as ema.*\n", d,
+               r->ema_warmup ? " reached by timm's warm-up, min(decay, 1 - n^(-2/3)) at update n" : "");
+    }
     if (mix_enabled(&r->mix)) {   // docs/encoder.md, "Mixup and CutMix"
         char mu[32], cu[32], pr[32], sw[32], both[64] = "";
         run_value_text(mu, sizeof mu, r->mix.mixup, 1);
@@ -1331,6 +1398,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
 static void finetune_free(FineTune *t) {
     free(t->images); free(t->batch_items); free(t->used); free(t->class_seen); free(t->labels); free(t->labels2); free(t->mix_lam); free(t->order.perm[0]); free(t->order.perm[1]);
     free(t->exp_avg); free(t->exp_avg_sq); free(t->lr_scale); free(t->drop_all);
+    clf_free(t->ema_model);
     ckpt_free(&t->pre);
     grad_workers_free(&t->gw);
     grad_reduce_free(&t->gr);
@@ -1355,8 +1423,13 @@ static void say_validation(void *ctx, Progress *prog, const MetricsRow *row) {
     const FineTune *t = ctx;
     char top5[32] = "";
     if (t->cfg.num_classes > 5) snprintf(top5, sizeof top5, ", top-5 %.4f", t->val_top5);
-    progress_message(prog, stdout, "step %ld: val loss %.4f, val top-1 %.4f%s (%d image%s)", row->step, row->val_loss,
-                     row->val_psnr, top5, t->val_used, t->val_used == 1 ? "" : "s");
+    char ema[96] = "";
+    if (t->ema_model && t->cfg.num_classes > 5)
+        snprintf(ema, sizeof ema, "; EMA: val loss %.4f, val top-1 %.4f, top-5 %.4f", t->ema_loss, t->ema_top1, t->ema_top5);
+    else if (t->ema_model)
+        snprintf(ema, sizeof ema, "; EMA: val loss %.4f, val top-1 %.4f", t->ema_loss, t->ema_top1);
+    progress_message(prog, stdout, "step %ld: val loss %.4f, val top-1 %.4f%s%s (%d image%s)", row->step, row->val_loss,
+                     row->val_psnr, top5, ema, t->val_used, t->val_used == 1 ? "" : "s");
 }
 
 // Validation and curves at a step (do_eval); appends the row to metrics.csv (val_top1 in the sixth
@@ -1365,6 +1438,11 @@ static void say_validation(void *ctx, Progress *prog, const MetricsRow *row) {
 static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, int *logged, char *err, size_t errlen) {
     if (logged) *logged = 0;
     if (do_eval && evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
+    if (t->ema_model) {   // ema_val_loss, ema_val_top1: empty in the rows without a validation
+        row->nextra = 2;
+        row->extra[0] = do_eval ? t->ema_loss : NAN;
+        row->extra[1] = do_eval ? t->ema_top1 : NAN;
+    }
     errno = 0;
     if (metrics_write(t->metrics, row)) {
         char reason[128];
@@ -1373,7 +1451,7 @@ static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, int *logg
         return -1;
     }
     if (logged) *logged = 1;
-    history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);
+    history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr, row->nextra ? row->extra : NULL);
     if (do_eval && write_curves(t, err, errlen)) return -1;
     return 0;
 }
@@ -1480,6 +1558,10 @@ static void finetune_update(void *ctx, float *grads, long step, float lr) {
     if (r->clip > 0) grad_clip(t->tensors, t->ntensors, grads, r->clip);
     adamw_step_groups(t->tensors, t->ntensors, t->lr_scale, clf_params(t->model), grads, t->exp_avg, t->exp_avg_sq,
                       lr, r->wd, FT_BETA1, FT_BETA2, step + 1);
+    // The moving average after the update, as timm's update_ema(step=num_updates) (docs/encoder.md, "Model EMA")
+    if (t->ema_model)
+        ema_update(clf_params(t->ema_model), clf_params(t->model), clf_num_params(&t->cfg),
+                   ema_decay_at(r->ema_decay, r->ema_warmup, step + 1));
 }
 
 static int finetune_outputs(void *ctx, MetricsRow *row, int do_eval, int do_samples, int *logged, char *err,

@@ -221,6 +221,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         cJSON_AddNumberToObject(o, "decoder_params", 0);   // every field of docs/interface.md's list
         cJSON_AddNumberToObject(o, "head_params", (double)head);
         cJSON_AddBoolToObject(o, "has_decoder", 0);
+        cJSON_AddBoolToObject(o, "has_ema", cc->has_ema);   // finetune --model-ema's ema.* (classify --ema)
         cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
         add_version(o, version);
         add_train_state(o, cc->train_state, cc->has_moments);
@@ -250,6 +251,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     printf("  params       %s (encoder %s, fc_norm + head %s)\n", grouped(total, t, sizeof t),
            grouped(total - head, a, sizeof a), grouped(head, b, sizeof b));
     printf("  has decoder  no\n");
+    printf("  EMA weights  %s\n", cc->has_ema ? "yes (ema.*: the weights' moving average, finetune --model-ema; classify --ema)" : "no");
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);

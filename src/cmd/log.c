@@ -150,15 +150,16 @@ int metrics_write(FILE *f, const MetricsRow *r) {
     field_exact(f, r->val_psnr);
     field(f, r->img_per_s, "%.2f");
     field(f, r->elapsed_s, "%.2f");
+    for (int i = 0; i < r->nextra && i < 2; i++) field_exact(f, r->extra[i]);
     fputc('\n', f);
     return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
-void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra) {
+void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra, const double *more) {
     if (h->n >= h->cap || h->nval >= h->cap) {
         int cap = h->cap ? 2 * h->cap : 256;
-        double **arrs[6] = {&h->step, &h->loss, &h->lr, &h->val_step, &h->val_loss, &h->val_extra};
-        for (int i = 0; i < 6; i++) {
+        double **arrs[8] = {&h->step, &h->loss, &h->lr, &h->val_step, &h->val_loss, &h->val_extra, &h->val_more[0], &h->val_more[1]};
+        for (int i = 0; i < 8; i++) {
             double *p = realloc(*arrs[i], (size_t)cap * sizeof **arrs[i]);
             if (!p) return;
             *arrs[i] = p;
@@ -169,7 +170,9 @@ void history_add(History *h, double step, double loss, double lr, double val_los
     // curve at the first logged step (a NaN point is not drawn; docs/interface.md, "vitmae train").
     if (isfinite(loss) || isfinite(lr)) { h->step[h->n] = step; h->loss[h->n] = loss; h->lr[h->n] = lr; h->n++; }
     if (isfinite(val_loss)) {
-        h->val_step[h->nval] = step; h->val_loss[h->nval] = val_loss; h->val_extra[h->nval] = val_extra; h->nval++;
+        h->val_step[h->nval] = step; h->val_loss[h->nval] = val_loss; h->val_extra[h->nval] = val_extra;
+        for (int i = 0; i < 2; i++) h->val_more[i][h->nval] = more ? more[i] : NAN;
+        h->nval++;
     }
 }
 
@@ -180,10 +183,10 @@ void history_load(History *h, const char *path) {
     char line[1024];
     if (!fgets(line, sizeof line, f)) { fclose(f); return; }
     while (fgets(line, sizeof line, f)) {
-        double v[8];   // step, epoch, lr, loss, val_loss, val_psnr | val_top1, img_per_s, elapsed_s
+        double v[10];   // step, epoch, lr, loss, val_loss, val_psnr | val_top1, img_per_s, elapsed_s[, EMA's two]
         int nf = 0;
         char *p = line;
-        for (; nf < 8; nf++) {
+        for (; nf < 10; nf++) {
             char *end;
             v[nf] = strtod(p, &end);
             if (end == p) v[nf] = NAN;
@@ -191,14 +194,15 @@ void history_load(History *h, const char *path) {
             if (!p) { nf++; break; }
             p++;
         }
-        for (int i = nf; i < 8; i++) v[i] = NAN;
-        if (nf >= 5) history_add(h, v[0], v[3], v[2], v[4], v[5]);
+        for (int i = nf; i < 10; i++) v[i] = NAN;
+        if (nf >= 5) history_add(h, v[0], v[3], v[2], v[4], v[5], v + 8);
     }
     fclose(f);
 }
 
 void history_free(History *h) {
     free(h->step); free(h->loss); free(h->lr); free(h->val_step); free(h->val_loss); free(h->val_extra);
+    free(h->val_more[0]); free(h->val_more[1]);
     memset(h, 0, sizeof *h);
 }
 

@@ -9,6 +9,7 @@
 
 typedef struct {
     long step; double epoch; double lr, loss, val_loss, val_psnr, img_per_s, elapsed_s;  // NaN: empty field
+    int nextra; double extra[2];   // columns after elapsed_s (finetune --model-ema's ema_val_loss, ema_val_top1)
 } MetricsRow;
 
 // Opens path for appending rows. When keep_until_step >= 0 (a resumed run), rows of the file with
@@ -18,6 +19,8 @@ FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t err
 // The same with another header (`vitmae finetune` writes FINETUNE_METRICS_HEADER; its rows carry
 // val_top1 in MetricsRow.val_psnr, the sixth column).
 #define FINETUNE_METRICS_HEADER "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s"
+// With --model-ema: the moving average's validation after them (MetricsRow.extra).
+#define FINETUNE_METRICS_EMA_HEADER FINETUNE_METRICS_HEADER ",ema_val_loss,ema_val_top1"
 FILE *metrics_open_header(const char *path, long keep_until_step, const char *header, char *err, size_t errlen);
 int   metrics_write(FILE *f, const MetricsRow *r);   // flushed; 0 ok, -1 on a write error
 
@@ -26,14 +29,16 @@ int   metrics_write(FILE *f, const MetricsRow *r);   // flushed; 0 ok, -1 on a w
 // loss and the sixth column beside it (val_psnr for train, val_top1 for finetune).
 typedef struct {
     double *step, *loss, *lr, *val_step, *val_loss, *val_extra;
+    double *val_more[2];   // at each validation, the row's columns after elapsed_s (MetricsRow.extra): NaN where none
     int n, nval, cap;
 } History;
 
 // Appends a logged row: the training columns when loss or lr is finite (loss NaN in the step-0 row),
 // the validation ones when val_loss is. Out of memory drops the row (the curves are a picture;
 // metrics.csv holds the data).
-void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra);
-// Appends the rows of a metrics.csv (either header); a missing file adds nothing.
+// more: the row's extra columns (finetune --model-ema's ema_val_loss, ema_val_top1), or NULL for none.
+void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra, const double *more);
+// Appends the rows of a metrics.csv (either header, with or without the EMA columns); a missing file adds nothing.
 void history_load(History *h, const char *path);
 void history_free(History *h);
 

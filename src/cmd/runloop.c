@@ -44,7 +44,8 @@ int run_loop(const RunLoop *L) {
     long interval_timed = 0;   // the steps timed in this session since the last row
     int out_failed = 0;        // a step's outputs failed (rank 0): the step itself stands, and is saved below
     if (*L->step == 0) {   // the model before any step (finetune's: a new head): where the curves start
-        MetricsRow row = {0, 0.0, lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr), NAN, NAN, NAN, NAN, 0.0};
+        MetricsRow row = {.step = 0, .epoch = 0.0, .lr = lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr),
+                          .loss = NAN, .val_loss = NAN, .val_psnr = NAN, .img_per_s = NAN, .elapsed_s = 0.0};
         if (rank0 && L->outputs(L->ctx, &row, 1, 0, NULL, err, sizeof err)) rc = cli_report(L->cmd, err, 1);
         else if (rank0 && isfinite(row.val_loss))
             L->say_validation(L->ctx, &prog, &row);
@@ -104,9 +105,10 @@ int run_loop(const RunLoop *L) {
         int do_eval = at % L->eval_every == 0 || last;
         int do_samples = L->sample_every > 0 && (at % L->sample_every == 0 || last);
         if (do_log || do_eval || do_samples) {
-            MetricsRow row = {at, (double)at * B / L->ntrain, lr, c.interval_loss / c.interval_n, NAN, NAN,
-                              interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
-                              *L->elapsed_s + (t1 - c.session_start)};
+            MetricsRow row = {.step = at, .epoch = (double)at * B / L->ntrain, .lr = lr,
+                              .loss = c.interval_loss / c.interval_n, .val_loss = NAN, .val_psnr = NAN,
+                              .img_per_s = interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
+                              .elapsed_s = *L->elapsed_s + (t1 - c.session_start)};
             int logged = 0;
             if (rank0 && L->outputs(L->ctx, &row, do_eval, do_samples, &logged, err, sizeof err)) {
                 rc = cli_report(L->cmd, err, 1);

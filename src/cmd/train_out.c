@@ -330,7 +330,7 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *
         return -1;
     }
     if (logged) *logged = 1;
-    history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr);
+    history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr, NULL);
     if (do_samples && write_samples(t, row->step, err, errlen)) return -1;
     if (do_eval && write_curves(t, err, errlen)) return -1;
     return 0;

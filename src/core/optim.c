@@ -238,3 +238,24 @@ float grad_clip(const MaeTensor *t, int nt, float *grads, float max_norm) {
     }
     return norm;
 }
+
+double ema_decay_at(double decay, int warmup, long update) {
+    long s = update - 1;   // timm's step: the updates before this one
+    if (s <= 0) return 0.0;
+    if (!warmup) return decay;
+    double d = 1.0 - pow(1.0 + (double)s, -(2.0 / 3.0));
+    return d < decay ? d : decay;   // and at least timm's min_decay 0, which d always is
+}
+
+void ema_update(float *ema, const float *w, size_t n, double decay) {
+    float wt = (float)(1.0 - decay);
+    long N = (long)n;
+    if (fabsf(wt) < 0.5f) {
+        #pragma omp parallel for schedule(static)
+        for (long i = 0; i < N; i++) ema[i] = ema[i] + wt * (w[i] - ema[i]);
+    } else {
+        float rest = 1.0f - wt;
+        #pragma omp parallel for schedule(static)
+        for (long i = 0; i < N; i++) ema[i] = w[i] - (w[i] - ema[i]) * rest;
+    }
+}

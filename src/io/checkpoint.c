@@ -97,9 +97,11 @@ int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const fl
     return 0;
 }
 
-// A classifier's tensor outside the MAE table and fc_norm: its head, its AdamW moments.
+// A classifier's tensor outside the MAE table and fc_norm: its head, its AdamW moments, its EMA weights
+// (ema.*, io/classifier_ckpt.h).
 static int clf_tensor_read_past(const char *name) {
-    return !strncmp(name, "head.", 5) || !strncmp(name, "optimizer.exp_avg", strlen("optimizer.exp_avg"));
+    return !strncmp(name, "head.", 5) || !strncmp(name, "optimizer.exp_avg", strlen("optimizer.exp_avg")) ||
+           !strncmp(name, "ema.", 4);
 }
 
 int ckpt_check_scanned_moments(const StFile *f, const MaeTensor *tab, int n, char *why, size_t whylen) {

@@ -1,5 +1,6 @@
 // Classifier checkpoints (see classifier_ckpt.h).
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,41 +23,75 @@ static char *classifier_json(const ClassifierConfig *cfg, char *const *classes) 
     return s;
 }
 
+int clf_ckpt_has_ema(const StFile *f) {
+    for (int i = 0; i < st_count(f); i++)
+        if (!strncmp(st_tensor_name(f, i), CLF_EMA_PREFIX, strlen(CLF_EMA_PREFIX))) return 1;
+    return 0;
+}
+
+// The prefixes of a classifier file's tensor arrays, in the file's order: the weights, the AdamW moments,
+// the EMA weights.
+static const char *const ARRAY_PREFIX[4] = {"", "optimizer.exp_avg.", "optimizer.exp_avg_sq.", CLF_EMA_PREFIX};
+
+// "tensor 'PREFIX NAME' holds NaN or infinite values" in why when any of the n tensors of x (a table's
+// layout) does: 1; else 0.
+static int array_nonfinite(const MaeTensor *tab, int n, const float *x, const char *prefix, char *why, size_t whylen) {
+    for (int i = 0; x && i < n; i++) {
+        int bad = 0;
+        for (size_t k = 0; k < tab[i].numel; k++) bad |= !isfinite(x[tab[i].offset + k]);
+        if (bad) { snprintf(why, whylen, "tensor '%s%s' holds NaN or infinite values", prefix, tab[i].name); return 1; }
+    }
+    return 0;
+}
+
+// The same over tensors read past (st_scan): PREFIX<name> of each of the n.
+static int scanned_nonfinite(const StFile *f, const MaeTensor *tab, int n, const char *prefix, char *why, size_t whylen) {
+    char name[160];
+    for (int i = 0, at; i < n; i++) {
+        snprintf(name, sizeof name, "%s%s", prefix, tab[i].name);
+        if ((at = st_find(f, name, NULL, NULL)) >= 0 && st_nonfinite(f, at)) {
+            snprintf(why, whylen, "tensor '%s' holds NaN or infinite values", name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *classes, const float *params,
-                  const char *train_state, const float *exp_avg, const float *exp_avg_sq, char *err, size_t errlen) {
+                  const char *train_state, const float *exp_avg, const float *exp_avg_sq, const float *ema, char *err,
+                  size_t errlen) {
     char why[200];
     if (clf_config_check(cfg, why, sizeof why)) { snprintf(err, errlen, "%s: config: %s", path, why); return -1; }
     if (train_state && (!exp_avg || !exp_avg_sq)) { snprintf(err, errlen, "%s: train_state without AdamW moments", path); return -1; }
+    const float *arrays[4] = {params, train_state ? exp_avg : NULL, train_state ? exp_avg_sq : NULL, ema};
     int n = clf_param_table(cfg, NULL, 0);
     MaeTensor *tab = malloc((size_t)n * sizeof *tab);
-    int nt = train_state ? 3 * n : n;
-    StTensor *st = calloc((size_t)nt, sizeof *st);
-    char (*names)[96] = train_state ? malloc((size_t)2 * n * sizeof *names) : NULL;
+    StTensor *st = calloc((size_t)4 * n, sizeof *st);
+    char (*names)[96] = malloc((size_t)3 * n * sizeof *names);
     char *cfg_json = mae_config_to_json(&cfg->enc), *clf_json = classifier_json(cfg, classes);
-    int rc = -1;
-    if (!tab || !st || (train_state && !names) || !cfg_json || !clf_json) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+    int rc = -1, nt = 0;
+    if (!tab || !st || !names || !cfg_json || !clf_json) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     clf_param_table(cfg, tab, n);
-    for (int m = 0; m < (train_state ? 3 : 1); m++) {
-        const float *base = m == 0 ? params : m == 1 ? exp_avg : exp_avg_sq;
+    for (int m = 0; m < 4; m++) {
+        if (!arrays[m]) continue;
         for (int i = 0; i < n; i++) {
-            StTensor *s = &st[m * n + i];
+            StTensor *s = &st[nt++];
             if (m == 0) s->name = tab[i].name;
             else {
-                snprintf(names[(m - 1) * n + i], sizeof names[0], "optimizer.%s.%s", m == 1 ? "exp_avg" : "exp_avg_sq", tab[i].name);
+                snprintf(names[(m - 1) * n + i], sizeof names[0], "%s%s", ARRAY_PREFIX[m], tab[i].name);
                 s->name = names[(m - 1) * n + i];
             }
             s->ndim = tab[i].ndim;
             for (int k = 0; k < tab[i].ndim; k++) s->shape[k] = tab[i].shape[k];
-            s->data = base + tab[i].offset;
+            s->data = arrays[m] + tab[i].offset;
         }
     }
     const char *keys[5] = {"format", "vitmae_version", "config", "classifier", "train_state"};
     const char *vals[5] = {"vitmae", vitmae_version(), cfg_json, clf_json, train_state};
-    if (ckpt_check_finite(tab, n, params, train_state ? exp_avg : NULL, train_state ? exp_avg_sq : NULL, why,
-                          sizeof why))
-        snprintf(err, errlen, "%s: not written: %s (the model diverged)", path, why);
-    else
-        rc = st_write(path, st, nt, keys, vals, train_state ? 5 : 4, err, errlen);
+    int bad = 0;
+    for (int m = 0; m < 4 && !bad; m++) bad = array_nonfinite(tab, n, arrays[m], ARRAY_PREFIX[m], why, sizeof why);
+    if (bad) snprintf(err, errlen, "%s: not written: %s (the model diverged)", path, why);
+    else rc = st_write(path, st, nt, keys, vals, train_state ? 5 : 4, err, errlen);
 out:
     free(tab); free(st); free(names); free(cfg_json); free(clf_json);
     return rc;
@@ -65,7 +100,7 @@ out:
 void clf_ckpt_free(ClfCheckpoint *c) {
     if (!c) return;
     if (c->classes) for (int i = 0; i < c->cfg.num_classes; i++) free(c->classes[i]);
-    free(c->classes); free(c->params); free(c->train_state); free(c->exp_avg); free(c->exp_avg_sq);
+    free(c->classes); free(c->params); free(c->train_state); free(c->exp_avg); free(c->exp_avg_sq); free(c->ema);
     memset(c, 0, sizeof *c);
 }
 
@@ -103,8 +138,12 @@ static int classes_repeat(char *const *names, int n, const char *path, char *err
     return rep;
 }
 
+// How the EMA weights are read: checked (names, shapes, values) but not copied, copied into out->ema, or
+// taken as the weights (out->params).
+enum { EMA_CHECK, EMA_KEEP, EMA_AS_WEIGHTS };
+
 // moments 0: the AdamW moments are checked (names, shapes) but not copied (clf_ckpt_load_weights).
-static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
+static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     const char *path = st_name(f), *cfg_json = st_meta(f, "config"), *cj = st_meta(f, "classifier");
     const char *format = st_meta(f, "format");
@@ -186,11 +225,37 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, char *err,
             }
         }
     }
+    // The EMA weights (finetune --model-ema): every ema.<name> of the table, or none.
+    out->has_ema = clf_ckpt_has_ema(f);
+    if (ema == EMA_AS_WEIGHTS && !out->has_ema) {
+        snprintf(err, errlen, "%s: holds no EMA weights (fine-tuned without --model-ema)", path);
+        goto out;
+    }
+    if (out->has_ema) {
+        if (ema != EMA_CHECK && !(out->ema = cpu_calloc_big(np, sizeof(float)))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
+        char name[128];
+        for (int k = 0; k < n; k++) {
+            snprintf(name, sizeof name, CLF_EMA_PREFIX "%s", tab[k].name);
+            if (st_find(f, name, NULL, NULL) < 0) {
+                snprintf(err, errlen, "%s: missing tensor '%s' (the file holds other EMA weights: all of them, or none)", path, name);
+                goto out;
+            }
+            if (take(f, name, &tab[k], out->ema, err, errlen)) goto out;
+            if (ema == EMA_CHECK) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
+        }
+    }
     if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
     if (ckpt_check_finite(tab, n, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why) ||
-        (out->has_moments && !moments && ckpt_check_scanned_moments(f, tab, n, why, sizeof why))) {
+        (out->has_moments && !moments && ckpt_check_scanned_moments(f, tab, n, why, sizeof why)) ||
+        array_nonfinite(tab, n, out->ema, CLF_EMA_PREFIX, why, sizeof why) ||
+        (out->has_ema && ema == EMA_CHECK && scanned_nonfinite(f, tab, n, CLF_EMA_PREFIX, why, sizeof why))) {
         snprintf(err, errlen, "%s: %s", st_name(f), why);
         goto out;
+    }
+    if (ema == EMA_AS_WEIGHTS) {   // the average is the model
+        free(out->params);
+        out->params = out->ema;
+        out->ema = NULL;
     }
     rc = 0;
 out:
@@ -201,22 +266,29 @@ out:
 }
 
 // Damaged data are the reason given for a refusal, whatever else is wrong with the file (st_verify).
-static int from_st(StFile *f, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
-    int rc = check_and_take(f, out, moments, err, errlen);
+static int from_st(StFile *f, ClfCheckpoint *out, int moments, int ema, char *err, size_t errlen) {
+    int rc = check_and_take(f, out, moments, ema, err, errlen);
     if (rc) st_verify(f, err, errlen);
     return rc;
 }
 
-int clf_ckpt_from_st(StFile *f, int moments, ClfCheckpoint *out, char *err, size_t errlen) { return from_st(f, out, moments, err, errlen); }
+int clf_ckpt_from_st(StFile *f, int moments, ClfCheckpoint *out, char *err, size_t errlen) {
+    return from_st(f, out, moments, moments ? EMA_KEEP : EMA_CHECK, err, errlen);
+}
 
-static int load(const char *path, ClfCheckpoint *out, int moments, char *err, size_t errlen) {
+static int load(const char *path, ClfCheckpoint *out, int moments, int ema, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     StFile *f = st_open_header(path, err, errlen);   // the data straight into out's arrays
     if (!f) return -1;
-    int rc = from_st(f, out, moments, err, errlen);
+    int rc = from_st(f, out, moments, ema, err, errlen);
     st_close(f);
     return rc;
 }
 
-int clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen) { return load(path, out, 1, err, errlen); }
-int clf_ckpt_load_weights(const char *path, ClfCheckpoint *out, char *err, size_t errlen) { return load(path, out, 0, err, errlen); }
+int clf_ckpt_load(const char *path, ClfCheckpoint *out, char *err, size_t errlen) { return load(path, out, 1, EMA_KEEP, err, errlen); }
+int clf_ckpt_load_weights(const char *path, ClfCheckpoint *out, char *err, size_t errlen) {
+    return load(path, out, 0, EMA_CHECK, err, errlen);
+}
+int clf_ckpt_load_ema_weights(const char *path, ClfCheckpoint *out, char *err, size_t errlen) {
+    return load(path, out, 0, EMA_AS_WEIGHTS, err, errlen);
+}
