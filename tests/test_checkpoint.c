@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "check.h"
+#include "st_rewrite.h"
 #include "io/checkpoint.h"
 #include "io/json.h"
 #include "core/model.h"
@@ -863,38 +864,6 @@ static int count_temp_files(const char *dir) {
     return n;
 }
 
-// The file at path written again with the last value of tensor `name` set to bad, every other tensor
-// and metadata value as they were (st_write gives it a crc32 that matches): a file hand-edited, or
-// written by another tool, not a damaged one.
-static void rewrite_with(const char *path, const char *name, float bad) {
-    char err[512];
-    StFile *f = st_open(path, err, sizeof err);
-    CHECK(f != NULL, "rewrite_with: %s", err);
-    if (!f) return;
-    int n = st_count(f);
-    StTensor *ts = calloc((size_t)n, sizeof *ts);
-    float *copy = NULL;
-    for (int i = 0; ts && i < n; i++) {
-        ts[i].name = st_tensor_name(f, i);
-        ts[i].data = st_get(f, ts[i].name, &ts[i].ndim, ts[i].shape);
-        if (strcmp(ts[i].name, name)) continue;
-        size_t numel = 1;
-        for (int k = 0; k < ts[i].ndim; k++) numel *= (size_t)ts[i].shape[k];
-        copy = malloc(numel * sizeof *copy);
-        if (!copy || !numel) break;
-        memcpy(copy, ts[i].data, numel * sizeof *copy);
-        copy[numel - 1] = bad;
-        ts[i].data = copy;
-    }
-    const char *keys[3] = {"format", "config", "train_state"}, *vals[3];
-    int nm = 0;
-    for (int k = 0; k < 3; k++)
-        if (st_meta(f, keys[k])) { keys[nm] = keys[k]; vals[nm++] = st_meta(f, keys[k]); }
-    CHECK(ts && copy && st_write(path, ts, n, keys, vals, nm, err, sizeof err) == 0, "rewrite_with %s: %s", name, err);
-    free(copy); free(ts);
-    st_close(f);
-}
-
 // An AdamW moment holding NaN or infinity (a file with a crc32 that matches) is refused by every reader
 // with the same line: ckpt_load, which copies the moments for a resume, refused it, but the readers
 // that check the moments' names and shapes without copying them (ckpt_load_weights: eval, reconstruct,
@@ -912,7 +881,7 @@ static void test_nonfinite_moments(void) {
     for (int k = 0; k < 3; k++) {
         char err[512], want[160];
         CHECK(ckpt_save(path, &cfg, p, "{\"step\":1}", m, v, err, sizeof err) == 0, "save: %s", err);
-        rewrite_with(path, moments[k], k == 1 ? INFINITY : NAN);
+        st_rewrite(path, path, NULL, moments[k], k == 1 ? INFINITY : NAN);
         snprintf(want, sizeof want, "%s: tensor '%s' holds NaN or infinite values", path, moments[k]);
         Checkpoint ck;
         char e1[512] = "", e2[512] = "", e3[512] = "";

@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "fixture_check.h"
+#include "st_rewrite.h"
 #include "io/checkpoint.h"
 #include "io/classifier_ckpt.h"
 #include "core/classifier.h"
@@ -399,40 +400,6 @@ static Classifier *to_save(uint64_t seed, float **m, float **v, float **ema) {
     return c;
 }
 
-// A copy of the classifier file at path without tensor `drop` (NULL: none) and with tensor `nan_in`'s
-// first value NaN (NULL: none), its metadata kept but its crc32 (st_write writes a new one).
-static void rewrite_file(const char *path, const char *out, const char *drop, const char *nan_in) {
-    char err[512];
-    StFile *f = st_open(path, err, sizeof err);
-    CHECK(f != NULL, "open %s: %s", path, err);
-    if (!f) return;
-    int n = st_count(f), k = 0;
-    StTensor *ts = calloc((size_t)n, sizeof *ts);
-    float **copies = calloc((size_t)n, sizeof *copies);
-    for (int i = 0; i < n; i++) {
-        const char *name = st_tensor_name(f, i);
-        if (drop && !strcmp(name, drop)) continue;
-        StTensor *t = &ts[k++];
-        t->name = name;
-        const float *d = st_get(f, name, &t->ndim, t->shape);
-        size_t numel = 1;
-        for (int j = 0; j < t->ndim; j++) numel *= (size_t)t->shape[j];
-        copies[i] = malloc(numel * sizeof(float));
-        memcpy(copies[i], d, numel * sizeof(float));
-        if (nan_in && !strcmp(name, nan_in)) copies[i][0] = NAN;
-        t->data = copies[i];
-    }
-    const char *keys[5] = {"format", "vitmae_version", "config", "classifier", "train_state"};
-    const char *vals[5];
-    int nm = 0;
-    for (int i = 0; i < 5; i++)
-        if ((vals[nm] = st_meta(f, keys[i])) != NULL) keys[nm] = keys[i], nm++;
-    CHECK(st_write(out, ts, k, keys, vals, nm, err, sizeof err) == 0, "rewrite: %s", err);
-    for (int i = 0; i < n; i++) free(copies[i]);
-    free(copies); free(ts);
-    st_close(f);
-}
-
 // The weights' moving average in a classifier file (finetune --model-ema; io/classifier_ckpt.h): saved as
 // ema.<name>, read back bitwise by the full load, checked but not kept by the weights-only one, taken as
 // the weights by classify's --ema load; all or none of them, finite, as the moments.
@@ -477,17 +444,21 @@ static void ema_checkpoint_checks(void) {
           "a NaN average: '%s'", err);
     ema[0] = keep;
     // One of them missing: refused by every reader; one NaN: refused by every reader, as a moment's NaN.
-    rewrite_file(path, bad, "ema.head.bias", NULL);
+    st_rewrite(path, bad, "ema.head.bias", NULL, 0.0f);
     snprintf(want, sizeof want, "%s: missing tensor 'ema.head.bias' (the file holds other EMA weights: all of them, or none)", bad);
     CHECK(clf_ckpt_load(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "one missing, load: '%s'", err);
     CHECK(clf_ckpt_load_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "one missing, weights only: '%s'", err);
-    rewrite_file(path, bad, NULL, "ema.blocks.1.mlp.fc1.weight");
+    st_rewrite(path, bad, NULL, "ema.blocks.1.mlp.fc1.weight", NAN);
     snprintf(want, sizeof want, "%s: tensor 'ema.blocks.1.mlp.fc1.weight' holds NaN or infinite values", bad);
     CHECK(clf_ckpt_load(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a NaN, load: '%s'", err);
     CHECK(clf_ckpt_load_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a NaN, weights only: '%s'", err);
     CHECK(clf_ckpt_load_ema_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a NaN, --ema: '%s'", err);
     CHECK(ckpt_load(bad, &enc, err, sizeof err) != 0 && strstr(err, "'ema.blocks.1.mlp.fc1.weight' holds NaN"),
           "a NaN, the MAE loader: '%s'", err);
+    // The --ema load reads the weights past, but checks them as if it kept them.
+    st_rewrite(path, bad, NULL, "blocks.0.norm1.weight", INFINITY);
+    snprintf(want, sizeof want, "%s: tensor 'blocks.0.norm1.weight' holds NaN or infinite values", bad);
+    CHECK(clf_ckpt_load_ema_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a weight's infinity, --ema: '%s'", err);
     remove(path);
     remove(bad);
     free(m); free(v); free(ema);

@@ -236,12 +236,13 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     if (!o) return -1;
     memset(r, 0, sizeof *r);
     if (!cJSON_GetObjectItemCaseSensitive(o, "groups")) cJSON_AddNumberToObject(o, "groups", 1);   // older runs
-    // older runs: no mixing, no erasing, MAE's pretraining crop, the whole centre square validated
+    // older runs: no mixing, no erasing, MAE's pretraining crop, the whole centre square validated, no average
     const char *off_keys[] = {"mixup", "cutmix", "mixup_prob", "mixup_switch", "reprob", "recount", "crop_scale",
                               "crop_pct", "model_ema", "model_ema_decay", "model_ema_warmup"};
     const double off[] = {0.0, 0.0, MIX_DEFAULT_PROB, MIX_DEFAULT_SWITCH, 0.0, 1.0, AUGMENT_CROP_LO, 1.0, 0.0,
                           MODEL_EMA_DECAY, 0.0};
-    for (int i = 0; i < 11; i++)
+    _Static_assert(sizeof off_keys / sizeof off_keys[0] == sizeof off / sizeof off[0], "a default for each key");
+    for (int i = 0; i < (int)(sizeof off / sizeof off[0]); i++)
         if (!cJSON_GetObjectItemCaseSensitive(o, off_keys[i])) cJSON_AddNumberToObject(o, off_keys[i], off[i]);
     if (!cJSON_GetObjectItemCaseSensitive(o, "remode")) cJSON_AddStringToObject(o, "remode", "pixel");
     if (!cJSON_GetObjectItemCaseSensitive(o, "interp")) cJSON_AddStringToObject(o, "interp", "bilinear");

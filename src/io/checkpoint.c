@@ -83,36 +83,46 @@ static int nonfinite(char *why, size_t whylen, const char *prefix, const char *n
     return -1;
 }
 
-int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const float *m, const float *v, char *why,
-                      size_t whylen) {
-    const float *arrays[3] = {params, m, v};
-    const char *prefix[3] = {"", "optimizer.exp_avg.", "optimizer.exp_avg_sq."};
-    for (int a = 0; a < 3; a++)
-        for (int i = 0; arrays[a] && i < n; i++) {
-            const float *x = arrays[a] + tab[i].offset;
-            int bad = 0;
-            for (size_t k = 0; k < tab[i].numel; k++) bad |= !isfinite(x[k]);   // no early exit: vectorises
-            if (bad) return nonfinite(why, whylen, prefix[a], tab[i].name);
-        }
+int ckpt_check_finite_array(const MaeTensor *tab, int n, const float *x, const char *prefix, char *why,
+                            size_t whylen) {
+    for (int i = 0; x && i < n; i++) {
+        const float *t = x + tab[i].offset;
+        int bad = 0;
+        for (size_t k = 0; k < tab[i].numel; k++) bad |= !isfinite(t[k]);   // no early exit: vectorises
+        if (bad) return nonfinite(why, whylen, prefix, tab[i].name);
+    }
     return 0;
 }
 
-// A classifier's tensor outside the MAE table and fc_norm: its head, its AdamW moments, its EMA weights
-// (ema.*, io/classifier_ckpt.h).
+int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const float *m, const float *v, char *why,
+                      size_t whylen) {
+    return ckpt_check_finite_array(tab, n, params, "", why, whylen) ||
+                   ckpt_check_finite_array(tab, n, m, CKPT_EXP_AVG_PREFIX, why, whylen) ||
+                   ckpt_check_finite_array(tab, n, v, CKPT_EXP_AVG_SQ_PREFIX, why, whylen)
+               ? -1
+               : 0;
+}
+
+// A classifier's tensor outside the MAE table and fc_norm: its head, its AdamW moments, its EMA weights.
 static int clf_tensor_read_past(const char *name) {
     return !strncmp(name, "head.", 5) || !strncmp(name, "optimizer.exp_avg", strlen("optimizer.exp_avg")) ||
-           !strncmp(name, "ema.", 4);
+           !strncmp(name, CKPT_EMA_PREFIX, strlen(CKPT_EMA_PREFIX));
+}
+
+int ckpt_check_scanned(const StFile *f, const MaeTensor *tab, int n, const char *prefix, char *why, size_t whylen) {
+    char name[160];
+    for (int i = 0, at; i < n; i++) {
+        snprintf(name, sizeof name, "%s%s", prefix, tab[i].name);
+        if ((at = st_find(f, name, NULL, NULL)) >= 0 && st_nonfinite(f, at)) return nonfinite(why, whylen, prefix, tab[i].name);
+    }
+    return 0;
 }
 
 int ckpt_check_scanned_moments(const StFile *f, const MaeTensor *tab, int n, char *why, size_t whylen) {
-    const char *prefix[2] = {"optimizer.exp_avg.", "optimizer.exp_avg_sq."};
-    char name[160];
-    for (int m = 0; m < 2; m++)
-        for (int i = 0, at; i < n; i++) {
-            snprintf(name, sizeof name, "%s%s", prefix[m], tab[i].name);
-            if ((at = st_find(f, name, NULL, NULL)) >= 0 && st_nonfinite(f, at)) return nonfinite(why, whylen, prefix[m], tab[i].name);
-        }
-    return 0;
+    return ckpt_check_scanned(f, tab, n, CKPT_EXP_AVG_PREFIX, why, whylen) ||
+                   ckpt_check_scanned(f, tab, n, CKPT_EXP_AVG_SQ_PREFIX, why, whylen)
+               ? -1
+               : 0;
 }
 
 void ckpt_free(Checkpoint *c) {
@@ -121,11 +131,13 @@ void ckpt_free(Checkpoint *c) {
     memset(c, 0, sizeof *c);
 }
 
-int ckpt_has_moments(const StFile *f) {
+int ckpt_has_prefix(const StFile *f, const char *prefix) {
     for (int i = 0; i < st_count(f); i++)
-        if (!strncmp(st_tensor_name(f, i), "optimizer.exp_avg", strlen("optimizer.exp_avg"))) return 1;
+        if (!strncmp(st_tensor_name(f, i), prefix, strlen(prefix))) return 1;
     return 0;
 }
+
+int ckpt_has_moments(const StFile *f) { return ckpt_has_prefix(f, "optimizer.exp_avg"); }
 
 // Tensor `name` (shape of t) into dst + t->offset, now or at st_fill (dst NULL: checks only). 0 ok,
 // 1 absent, -1 wrong shape.

@@ -7,18 +7,31 @@
 #include "core/model.h"
 #include "io/safetensors.h"
 
+// The prefixes of a checkpoint's tensors beside the weights: the AdamW moments, and a fine-tuned
+// classifier's moving average of its weights (finetune --model-ema; io/classifier_ckpt.h).
+#define CKPT_EXP_AVG_PREFIX "optimizer.exp_avg."
+#define CKPT_EXP_AVG_SQ_PREFIX "optimizer.exp_avg_sq."
+#define CKPT_EMA_PREFIX "ema."
+
 // 0 when the tensors of tab (n entries, laid out in params and, when not NULL, in the moments m and
 // v) hold finite values only; else -1 and why "tensor NAME holds NaN or infinite values". A checkpoint
 // never holds such values: the writers refuse them (a diverged model) and the readers too, since a
 // model with NaN weights would give NaN results with exit 0 (docs/interface.md, section 4).
 int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const float *m, const float *v, char *why,
                       size_t whylen);
+// The same for one array x laid out as tab (NULL: nothing to check), its tensors named PREFIX<name>.
+int ckpt_check_finite_array(const MaeTensor *tab, int n, const float *x, const char *prefix, char *why,
+                            size_t whylen);
 
 // The same check for the AdamW moments a read did not copy (ckpt_load_weights, ckpt_load_encoder, a
 // classifier's weights), each st_scan'ed before st_fill: -1 and why for the first moment of tab that
 // held NaN or infinite values, in ckpt_check_finite's order (every exp_avg, then every exp_avg_sq), so
 // that every reader refuses such a file with the line train --resume gives (docs/interface.md, section 4).
 int ckpt_check_scanned_moments(const StFile *f, const MaeTensor *tab, int n, char *why, size_t whylen);
+// The same for the tensors PREFIX<name> of tab a read did not copy (a classifier's ema.*).
+int ckpt_check_scanned(const StFile *f, const MaeTensor *tab, int n, const char *prefix, char *why, size_t whylen);
+// 1 when the file holds any tensor whose name starts with prefix.
+int ckpt_has_prefix(const StFile *f, const char *prefix);
 // 1 when the file holds any AdamW moment (a tensor optimizer.exp_avg.* or optimizer.exp_avg_sq.*): then
 // every one must be there. A training checkpoint with all of them stripped (to share the weights) loads
 // as a file without train_state does, for everything but resuming (docs/interface.md, section 4).

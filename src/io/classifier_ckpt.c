@@ -1,6 +1,5 @@
 // Classifier checkpoints (see classifier_ckpt.h).
 #include <cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,39 +22,9 @@ static char *classifier_json(const ClassifierConfig *cfg, char *const *classes) 
     return s;
 }
 
-int clf_ckpt_has_ema(const StFile *f) {
-    for (int i = 0; i < st_count(f); i++)
-        if (!strncmp(st_tensor_name(f, i), CLF_EMA_PREFIX, strlen(CLF_EMA_PREFIX))) return 1;
-    return 0;
-}
-
 // The prefixes of a classifier file's tensor arrays, in the file's order: the weights, the AdamW moments,
 // the EMA weights.
-static const char *const ARRAY_PREFIX[4] = {"", "optimizer.exp_avg.", "optimizer.exp_avg_sq.", CLF_EMA_PREFIX};
-
-// "tensor 'PREFIX NAME' holds NaN or infinite values" in why when any of the n tensors of x (a table's
-// layout) does: 1; else 0.
-static int array_nonfinite(const MaeTensor *tab, int n, const float *x, const char *prefix, char *why, size_t whylen) {
-    for (int i = 0; x && i < n; i++) {
-        int bad = 0;
-        for (size_t k = 0; k < tab[i].numel; k++) bad |= !isfinite(x[tab[i].offset + k]);
-        if (bad) { snprintf(why, whylen, "tensor '%s%s' holds NaN or infinite values", prefix, tab[i].name); return 1; }
-    }
-    return 0;
-}
-
-// The same over tensors read past (st_scan): PREFIX<name> of each of the n.
-static int scanned_nonfinite(const StFile *f, const MaeTensor *tab, int n, const char *prefix, char *why, size_t whylen) {
-    char name[160];
-    for (int i = 0, at; i < n; i++) {
-        snprintf(name, sizeof name, "%s%s", prefix, tab[i].name);
-        if ((at = st_find(f, name, NULL, NULL)) >= 0 && st_nonfinite(f, at)) {
-            snprintf(why, whylen, "tensor '%s' holds NaN or infinite values", name);
-            return 1;
-        }
-    }
-    return 0;
-}
+static const char *const ARRAY_PREFIX[4] = {"", CKPT_EXP_AVG_PREFIX, CKPT_EXP_AVG_SQ_PREFIX, CKPT_EMA_PREFIX};
 
 int clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *classes, const float *params,
                   const char *train_state, const float *exp_avg, const float *exp_avg_sq, const float *ema, char *err,
@@ -89,7 +58,7 @@ int clf_ckpt_save(const char *path, const ClassifierConfig *cfg, char *const *cl
     const char *keys[5] = {"format", "vitmae_version", "config", "classifier", "train_state"};
     const char *vals[5] = {"vitmae", vitmae_version(), cfg_json, clf_json, train_state};
     int bad = 0;
-    for (int m = 0; m < 4 && !bad; m++) bad = array_nonfinite(tab, n, arrays[m], ARRAY_PREFIX[m], why, sizeof why);
+    for (int m = 0; m < 4 && !bad; m++) bad = ckpt_check_finite_array(tab, n, arrays[m], ARRAY_PREFIX[m], why, sizeof why);
     if (bad) snprintf(err, errlen, "%s: not written: %s (the model diverged)", path, why);
     else rc = st_write(path, st, nt, keys, vals, train_state ? 5 : 4, err, errlen);
 out:
@@ -205,8 +174,12 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, c
     size_t np = clf_num_params(&out->cfg);
     out->params = cpu_calloc_big(np, sizeof(float));   // as a classifier's own (clf_create_forward_with takes it)
     if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
-    for (int k = 0; k < n; k++)
-        if (take(f, tab[k].name, &tab[k], out->params, err, errlen)) goto out;
+    // With EMA_AS_WEIGHTS the weights are read past (checked as if kept) and the average is taken there.
+    float *weights = ema == EMA_AS_WEIGHTS ? NULL : out->params;
+    for (int k = 0; k < n; k++) {
+        if (take(f, tab[k].name, &tab[k], weights, err, errlen)) goto out;
+        if (!weights) st_scan(f, st_find(f, tab[k].name, NULL, NULL));
+    }
     const char *ts = st_meta(f, "train_state");
     if (ts && !(out->train_state = strdup(ts))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     out->has_moments = ts && ckpt_has_moments(f);   // none at all: stripped to share the weights
@@ -226,36 +199,37 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, c
         }
     }
     // The EMA weights (finetune --model-ema): every ema.<name> of the table, or none.
-    out->has_ema = clf_ckpt_has_ema(f);
+    out->has_ema = ckpt_has_prefix(f, CKPT_EMA_PREFIX);
     if (ema == EMA_AS_WEIGHTS && !out->has_ema) {
         snprintf(err, errlen, "%s: holds no EMA weights (fine-tuned without --model-ema)", path);
         goto out;
     }
+    if (ema == EMA_KEEP && out->has_ema && !(out->ema = cpu_calloc_big(np, sizeof(float)))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto out;
+    }
+    float *average = ema == EMA_AS_WEIGHTS ? out->params : out->ema;   // NULL: read past
     if (out->has_ema) {
-        if (ema != EMA_CHECK && !(out->ema = cpu_calloc_big(np, sizeof(float)))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
         char name[128];
         for (int k = 0; k < n; k++) {
-            snprintf(name, sizeof name, CLF_EMA_PREFIX "%s", tab[k].name);
+            snprintf(name, sizeof name, CKPT_EMA_PREFIX "%s", tab[k].name);
             if (st_find(f, name, NULL, NULL) < 0) {
                 snprintf(err, errlen, "%s: missing tensor '%s' (the file holds other EMA weights: all of them, or none)", path, name);
                 goto out;
             }
-            if (take(f, name, &tab[k], out->ema, err, errlen)) goto out;
-            if (ema == EMA_CHECK) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
+            if (take(f, name, &tab[k], average, err, errlen)) goto out;
+            if (!average) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
         }
     }
     if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
-    if (ckpt_check_finite(tab, n, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why) ||
+    if (ckpt_check_finite_array(tab, n, weights, "", why, sizeof why) ||
+        (!weights && ckpt_check_scanned(f, tab, n, "", why, sizeof why)) ||
+        ckpt_check_finite(tab, n, NULL, out->exp_avg, out->exp_avg_sq, why, sizeof why) ||
         (out->has_moments && !moments && ckpt_check_scanned_moments(f, tab, n, why, sizeof why)) ||
-        array_nonfinite(tab, n, out->ema, CLF_EMA_PREFIX, why, sizeof why) ||
-        (out->has_ema && ema == EMA_CHECK && scanned_nonfinite(f, tab, n, CLF_EMA_PREFIX, why, sizeof why))) {
+        ckpt_check_finite_array(tab, n, average, CKPT_EMA_PREFIX, why, sizeof why) ||
+        (out->has_ema && !average && ckpt_check_scanned(f, tab, n, CKPT_EMA_PREFIX, why, sizeof why))) {
         snprintf(err, errlen, "%s: %s", st_name(f), why);
         goto out;
-    }
-    if (ema == EMA_AS_WEIGHTS) {   // the average is the model
-        free(out->params);
-        out->params = out->ema;
-        out->ema = NULL;
     }
     rc = 0;
 out:

@@ -11,8 +11,6 @@
 #include "core/classifier.h"
 #include "io/checkpoint.h"
 
-#define CLF_EMA_PREFIX "ema."
-
 typedef struct {
     ClassifierConfig cfg;
     char **classes;            // [num_classes] malloc'd names
@@ -20,7 +18,7 @@ typedef struct {
     char *train_state;         // malloc'd JSON or NULL
     int has_moments;           // as Checkpoint's: the file holds the AdamW moments (ckpt_has_moments)
     float *exp_avg, *exp_avg_sq;   // [clf_num_params] or NULL
-    int has_ema;               // the file holds the EMA weights (every ema.<name>)
+    int has_ema;               // the file holds the EMA weights (every ema.<name>: CKPT_EMA_PREFIX, io/checkpoint.h)
     float *ema;                // [clf_num_params]: them (clf_ckpt_load), or NULL
 } ClfCheckpoint;
 
@@ -44,6 +42,4 @@ int  clf_ckpt_load_ema_weights(const char *path, ClfCheckpoint *out, char *err, 
 // EMA weights copied (moments 1, as clf_ckpt_load) or not (0, as clf_ckpt_load_weights).
 int  clf_ckpt_from_st(StFile *f, int moments, ClfCheckpoint *out, char *err, size_t errlen);
 void clf_ckpt_free(ClfCheckpoint *c);
-// 1 when the file holds any EMA weight (a tensor ema.*).
-int  clf_ckpt_has_ema(const StFile *f);
 #endif
