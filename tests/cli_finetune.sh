@@ -405,8 +405,61 @@ t "classify --ema: top-1 the run's last ema_val_top1, without it its val_top1 ($
 t "classify --ema of a run without it: exit 1, one line ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 1 ] && grep -qx "vitmae: .*/aa1/checkpoint.safetensors: holds no EMA weights (fine-tuned without --model-ema)" "$dir/err" && [ "$(wc -l < "$dir/err")" -eq 1 ]'
 t "info: a run with the average says so" \
-  '"$VITMAE" info "$dir/em1" | grep -qx "  EMA weights  yes (ema.\*: the weights. moving average, finetune --model-ema; classify --ema)" &&
+  '"$VITMAE" info "$dir/em1" | grep -qx "  EMA weights  yes (ema.\*: the weights. moving average, finetune --model-ema; the --ema of classify, embed, probe, attention)" &&
    "$VITMAE" info "$dir/aa1" | grep -qx "  EMA weights  no" && "$VITMAE" info --json "$dir/em1" | grep -q "\"has_ema\":[[:space:]]*true"'
+# embed, probe and attention --ema (docs/encoder.md, "Other commands on a fine-tuned checkpoint"): the
+# average's encoder, fc_norm included, bitwise what the same commands give on a copy of the file whose
+# weights are the average (ema.<name> as <name>, no ema.*), and not what they give on the weights; the
+# summaries and the maps' tEXt say it; a file without the average, or --pixels with it, refused.
+python3 - "$dir/em1/checkpoint.safetensors" "$dir/ems.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+t, meta = st.read(sys.argv[1]); del meta["crc32"]
+out = {k: (t["ema." + k] if "ema." + k in t else v) for k, v in t.items() if not k.startswith("ema.")}
+st.write(sys.argv[2], out, meta)
+PY
+"$VITMAE" embed --ckpt "$dir/em1" --ema --pool mean --out "$dir/efe.npy" "$dir/ev" > "$dir/efe.log" 2>&1; rc=$?
+"$VITMAE" embed --ckpt "$dir/ems.safetensors" --pool mean --out "$dir/efs.npy" "$dir/ev" > /dev/null 2>&1
+"$VITMAE" embed --ckpt "$dir/em1" --pool mean --out "$dir/efw.npy" "$dir/ev" > /dev/null 2>&1
+t "embed --ema: the average's features, bitwise those of its weights made the model's, not the weights' ($rc)" \
+  '[ $rc -eq 0 ] && cmp -s "$dir/efe.npy" "$dir/efs.npy" && [ -s "$dir/efw.npy" ] && ! cmp -s "$dir/efe.npy" "$dir/efw.npy"'
+t "embed --ema: its line says so ($(cat "$dir/efe.log"))" 'grep -q "^30 images -> .*(fc_norm(mean tokens), block [0-9]* of 0..[0-9]*, EMA weights) and " "$dir/efe.log"'
+"$VITMAE" probe --ckpt "$dir/em1" --ema --linear --linear-epochs 3 --json --train "$dir/ev" --test "$dir/ev" > "$dir/pbe.json" 2>/dev/null; rc=$?
+"$VITMAE" probe --ckpt "$dir/ems.safetensors" --linear --linear-epochs 3 --json --train "$dir/ev" --test "$dir/ev" > "$dir/pbs.json" 2>/dev/null
+"$VITMAE" probe --ckpt "$dir/em1" --ema --train "$dir/ev" --test "$dir/ev" > "$dir/pbe.txt" 2>/dev/null
+t "probe --ema: the scores of the average's model, and \"weights\": \"ema\" ($rc)" \
+  '[ $rc -eq 0 ] && grep -q "\"weights\":[[:space:]]*\"ema\"" "$dir/pbe.json" && grep -q "\"weights\":[[:space:]]*\"model\"" "$dir/pbs.json" &&
+   [ "$(grep -v "\"weights\"" "$dir/pbe.json")" = "$(grep -v "\"weights\"" "$dir/pbs.json")" ] &&
+   grep -q "^probe: encoder cls token, block [0-9]* of 0..[0-9]*, EMA weights, .*/em1/checkpoint.safetensors (dim " "$dir/pbe.txt"'
+"$VITMAE" attention --ckpt "$dir/em1" --ema --raw --layer all --out "$dir/ate" "$dir/ev/circle" > "$dir/ate.log" 2>&1; rc=$?
+"$VITMAE" attention --ckpt "$dir/ems.safetensors" --raw --layer all --out "$dir/ats" "$dir/ev/circle" > /dev/null 2>&1
+"$VITMAE" attention --ckpt "$dir/em1" --raw --layer all --out "$dir/atw" "$dir/ev/circle" > /dev/null 2>&1
+a1=$(cd "$dir/ate" && ls *.attn.npy | head -n 1)
+t "attention --ema: the average's attention, bitwise, not the weights' ($rc: $a1)" \
+  '[ $rc -eq 0 ] && [ -n "$a1" ] && cmp -s "$dir/ate/$a1" "$dir/ats/$a1" && [ -s "$dir/atw/$a1" ] && ! cmp -s "$dir/ate/$a1" "$dir/atw/$a1" &&
+   grep -q "^attention: .*, EMA weights; index " "$dir/ate.log"'
+me=$(ls "$dir/ate/${a1%.attn.npy}"/*.png | head -n 1); ms="$dir/ats/${me#"$dir/ate/"}"
+t "attention --ema: its maps' tEXt says weights ema, a run without it says nothing (${me#"$dir/"})" \
+  '[ "$(png_text "$me" weights)" = ema ] && [ -f "$ms" ] && [ -z "$(png_text "$ms" weights)" ] &&
+   [ "$(png_text "$me" min) $(png_text "$me" max)" = "$(png_text "$ms" min) $(png_text "$ms" max)" ] &&
+   [ "$(png_text "$dir/ate/${a1%.npy}.png" weights)" = ema ] && [ -z "$(png_text "$dir/ats/${a1%.npy}.png" weights)" ]'
+for c in embed probe attention; do
+  case $c in
+    embed) args="--out $dir/efx.npy $dir/ev" ;;
+    probe) args="--train $dir/ev --test $dir/ev" ;;
+    attention) args="--out $dir/atx $dir/ev/circle" ;;
+  esac
+  "$VITMAE" $c --ckpt "$dir/aa1" --ema $args > /dev/null 2> "$dir/err"; rc=$?
+  t "$c --ema of a classifier without the average: exit 1, one line ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && grep -qx "vitmae: .*/aa1/checkpoint.safetensors: holds no EMA weights (fine-tuned without --model-ema)" "$dir/err" && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ ! -e "$dir/efx.npy" ] && [ ! -e "$dir/atx" ]'
+  "$VITMAE" $c --ckpt "$pre" --ema $args > /dev/null 2> "$dir/err"; rc=$?
+  t "$c --ema of a pretraining checkpoint: exit 1, one line ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 1 ] && grep -qx "vitmae: .*: holds no EMA weights (not a fine-tuned classifier: --ema reads the moving average a finetune --model-ema run keeps)" "$dir/err" && [ "$(wc -l < "$dir/err")" -eq 1 ]'
+done
+"$VITMAE" probe --pixels --ckpt "$dir/em1" --ema --train "$dir/ev" --test "$dir/ev" > /dev/null 2> "$dir/err"; rc=$?
+t "probe --pixels --ema: refused, exit 2 ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: probe --pixels: probes the raw pixels; --pool, --layer and --ema choose encoder features (give one or the other)" ]'
 # Validation views (docs/encoder.md, "Validation views"): --crop-pct and --interp make the views a run
 # validates on, as timm's evaluation transform. 20-pixel validation images for the 16-pixel model, so
 # that every view is resized. --crop-pct trains nothing: the weights of the run without it, other

@@ -475,8 +475,9 @@ bad "probe --knn 0" 2 "knn" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp
 bad "probe --temperature 0" 2 "temperature" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --temperature 0
 bad "probe --layer 9" 2 "0..2" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --layer 9
 # Flags the run does not use were silently ignored (--pixels --layer 9 ran); now refused.
-bad "probe --pixels --layer" 2 "probe --pixels: probes the raw pixels; --pool and --layer" probe --ckpt "$ck" --pixels --train "$tmp/train" --test "$tmp/test" --layer 9
-bad "probe --pixels --pool" 2 "probe --pixels: probes the raw pixels; --pool and --layer" probe --pixels --img 8 --train "$tmp/train" --test "$tmp/test" --pool mean
+bad "probe --pixels --layer" 2 "probe --pixels: probes the raw pixels; --pool, --layer and --ema" probe --ckpt "$ck" --pixels --train "$tmp/train" --test "$tmp/test" --layer 9
+bad "probe --pixels --pool" 2 "probe --pixels: probes the raw pixels; --pool, --layer and --ema" probe --pixels --img 8 --train "$tmp/train" --test "$tmp/test" --pool mean
+bad "probe --pixels --ema" 2 "probe --pixels: probes the raw pixels; --pool, --layer and --ema" probe --pixels --img 8 --train "$tmp/train" --test "$tmp/test" --ema
 bad "probe --linear-epochs without --linear" 2 "probe: --linear-epochs sets the linear probe, which runs with --linear only" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear-epochs 3
 bad "probe --seed without --linear" 2 "probe: --seed sets the linear probe" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --seed 3
 bad "probe --linear-batch without --linear" 2 "probe: --linear-batch sets the linear probe, which runs with --linear only" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear-batch 8

@@ -403,6 +403,70 @@ static Classifier *to_save(uint64_t seed, float **m, float **v, float **ema) {
 // The weights' moving average in a classifier file (finetune --model-ema; io/classifier_ckpt.h): saved as
 // ema.<name>, read back bitwise by the full load, checked but not kept by the weights-only one, taken as
 // the weights by classify's --ema load; all or none of them, finite, as the moments.
+// The encoder of the average, as embed, probe and attention --ema read it (io/checkpoint.h
+// ckpt_load_encoder_ema): every encoder tensor and fc_norm the average's, bitwise, where the plain read
+// gives the weights; a file without the average, one of its tensors missing, a NaN in it or in fc_norm's
+// weights (read past), refused with the line the commands say.
+static void encoder_ema_checks(Classifier *c, const float *ema, const char *path, const char *bad) {
+    char err[512], want[1200];
+    Checkpoint enc, w;
+    int nt;
+    const MaeTensor *ct = clf_tensors(c, &nt);
+    CHECK(ckpt_load_encoder_ema(path, &enc, err, sizeof err) == 0, "the encoder's --ema load: %s", err);
+    CHECK(ckpt_load_encoder(path, &w, err, sizeof err) == 0, "the encoder's load: %s", err);
+    if (enc.params && w.params) {
+        size_t numel;
+        int n = mae_encoder_model_table(&enc.cfg, NULL, 0, &numel), same = 0, other = 0, norm = 0;
+        MaeTensor *tab = malloc((size_t)n * sizeof *tab);
+        mae_encoder_model_table(&enc.cfg, tab, n, &numel);
+        for (int i = 0; tab && i < n; i++) {
+            if (!strncmp(tab[i].name, "norm.", 5)) {   // a classifier has none: 1 and 0, as the plain read
+                norm += !memcmp(enc.params + tab[i].offset, w.params + tab[i].offset, tab[i].numel * sizeof(float));
+                continue;
+            }
+            for (int k = 0; k < nt; k++)
+                if (!strcmp(ct[k].name, tab[i].name)) {
+                    same += ct[k].numel == tab[i].numel &&
+                            !memcmp(enc.params + tab[i].offset, ema + ct[k].offset, tab[i].numel * sizeof(float));
+                    other += !memcmp(w.params + tab[i].offset, clf_params(c) + ct[k].offset, tab[i].numel * sizeof(float));
+                }
+        }
+        CHECK(tab && same == n - 2 && other == n - 2 && norm == 2, "--ema: %d of %d tensors the average's (%d the weights' "
+              "without it; norm %d of 2)", same, n - 2, other, norm);
+        const float *fe = NULL, *fw = NULL;
+        for (int k = 0; k < nt; k++)
+            if (!strcmp(ct[k].name, "fc_norm.weight")) fe = ema + ct[k].offset, fw = clf_params(c) + ct[k].offset;
+        size_t D = (size_t)enc.cfg.embed_dim;
+        CHECK(fe && enc.classifier && enc.fc_norm && w.fc_norm && !memcmp(enc.fc_norm, fe, 2 * D * sizeof(float)) &&
+              !memcmp(w.fc_norm, fw, 2 * D * sizeof(float)), "--ema: fc_norm the average's (and the weights' without it)");
+        free(tab);
+    }
+    ckpt_free(&enc); ckpt_free(&w);
+    struct { const char *drop, *nan, *why; } cases[] = {
+        {"ema.pos_embed", NULL, "missing tensor 'ema.pos_embed' (the file holds other EMA weights: all of them, or none)"},
+        {"ema.fc_norm.bias", NULL, "missing tensor 'ema.fc_norm.bias' (the file holds other EMA weights: all of them, or none)"},
+        {NULL, "ema.blocks.1.attn.proj.bias", "tensor 'ema.blocks.1.attn.proj.bias' holds NaN or infinite values"},
+        {NULL, "ema.fc_norm.weight", "tensor 'ema.fc_norm.weight' holds NaN or infinite values"},
+        {NULL, "fc_norm.bias", "tensor 'fc_norm.bias' holds NaN or infinite values"},
+        {NULL, "head.weight", "tensor 'head.weight' holds NaN or infinite values"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        st_rewrite(path, bad, cases[k].drop, cases[k].nan, NAN);
+        snprintf(want, sizeof want, "%s: %s", bad, cases[k].why);
+        CHECK(ckpt_load_encoder_ema(bad, &enc, err, sizeof err) != 0 && !strcmp(err, want), "the encoder's --ema, %s: '%s'",
+              cases[k].why, err);
+    }
+    st_rewrite(path, bad, "ema.blocks.0.attn.proj.weight", NULL, 0.0f);   // without it, one missing is no matter
+    CHECK(ckpt_load_encoder(bad, &enc, err, sizeof err) == 0, "an average missing a tensor, the encoder's plain load: %s", err);
+    ckpt_free(&enc);
+    char mae[600];
+    const char *root = getenv("VITMAE_ROOT");
+    snprintf(mae, sizeof mae, "%s/tests/fixtures/attn_model.safetensors", root && *root ? root : ".");
+    snprintf(want, sizeof want, "%s: holds no EMA weights (not a fine-tuned classifier: --ema reads the moving average a "
+             "finetune --model-ema run keeps)", mae);
+    CHECK(ckpt_load_encoder_ema(mae, &enc, err, sizeof err) != 0 && !strcmp(err, want), "--ema of a MAE checkpoint: '%s'", err);
+}
+
 static void ema_checkpoint_checks(void) {
     float *m, *v, *ema;
     Classifier *c = to_save(23, &m, &v, &ema);
@@ -434,6 +498,7 @@ static void ema_checkpoint_checks(void) {
     char want[1200];
     snprintf(want, sizeof want, "%s: holds no EMA weights (fine-tuned without --model-ema)", bad);
     CHECK(clf_ckpt_load_ema_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "no average, --ema: '%s'", err);
+    CHECK(ckpt_load_encoder_ema(bad, &enc, err, sizeof err) != 0 && !strcmp(err, want), "no average, the encoder's --ema: '%s'", err);
     CHECK(clf_ckpt_load(bad, &ck, err, sizeof err) == 0 && !ck.has_ema && !ck.ema, "no average: has_ema 0");
     clf_ckpt_free(&ck);
     // A diverged average is not written.
@@ -459,6 +524,8 @@ static void ema_checkpoint_checks(void) {
     st_rewrite(path, bad, NULL, "blocks.0.norm1.weight", INFINITY);
     snprintf(want, sizeof want, "%s: tensor 'blocks.0.norm1.weight' holds NaN or infinite values", bad);
     CHECK(clf_ckpt_load_ema_weights(bad, &ck, err, sizeof err) != 0 && !strcmp(err, want), "a weight's infinity, --ema: '%s'", err);
+    CHECK(ckpt_load_encoder_ema(bad, &enc, err, sizeof err) != 0 && !strcmp(err, want), "a weight's infinity, the encoder's --ema: '%s'", err);
+    encoder_ema_checks(c, ema, path, bad);
     remove(path);
     remove(bad);
     free(m); free(v); free(ema);

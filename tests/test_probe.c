@@ -45,7 +45,7 @@ static void test_features(const StFile *ref) {
     snprintf(path, sizeof path, "%s/tests/fixtures/attn_model.safetensors", root);
     snprintf(img_path, sizeof img_path, "%s/tests/fixtures/attn_input.png", root);
     int status;
-    FeatureModel *fm = features_open(path, 3, &status, err, sizeof err);
+    FeatureModel *fm = features_open(path, 0, 3, &status, err, sizeof err);
     CHECK(fm != NULL, "features_open: %s", err);
     if (!fm) return;
     const MaeConfig *cfg = features_config(fm);

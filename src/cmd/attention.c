@@ -5,7 +5,7 @@
 //                                or, one map per layer, a grid of layers (src/viz/overlay.h); each
 //                                tile labelled, with its colour bar
 //   DIR/<stem>/<map>.png         one overlay per map over the photo at --display size (tEXt: mode,
-//                                layer, head, min, max, colour_scale, ...)
+//                                layer, head, min, max, colour_scale, ...; weights = ema with --ema)
 //   DIR/<stem>.attn.npy          --raw: float32 [depth, heads, T, T], every layer's softmax attention
 //   DIR/<stem>/<map>.npy         --raw: float32 [gh, gw], the map's raw values (NaN = masked patch)
 //   DIR/index.html               links to everything written by this run, with each map's range, and
@@ -344,6 +344,7 @@ typedef struct {
     int raw;
     float mask_ratio;
     long seed;
+    int ema;       // --ema: the maps are of a classifier's moving average (tEXt weights = ema)
     int replace;   // --force: publish over files that exist (io/files.h)
     FileFolders *later;   // the folders written to, synced once at the run's end (io/files.h)
 } Job;
@@ -379,7 +380,7 @@ static int write_map(const Job *job, const char *dir, const char *name, int laye
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layer", layer_s,
                           "head", head_s, "query", query_s, "min", min_s, "max", max_s,
                           "normalize", NORMALIZE_NAMES[p->normalize], "colour_scale", scale_s, "uniform", uni_s,
-                          "mask_ratio", mask_s, "seed", seed_s, NULL};
+                          "mask_ratio", mask_s, "seed", seed_s, job->ema ? "weights" : NULL, "ema", NULL};   // chunk with --ema only
     char path[4096], why[256];
     snprintf(path, sizeof path, "%s/%s.png", dir, name);
     file_tmp_name(path, staged, STAGED_LEN);
@@ -692,7 +693,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     config_float_text(job->mask_ratio, mask_s, sizeof mask_s);
     snprintf(seed_s, sizeof seed_s, "%ld", job->seed);
     const char *text[] = {"Software", "vitmae attention", "mode", mode_name(p->mode), "layers", layers_s,
-                          "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, "seed", seed_s, NULL};
+                          "normalize", NORMALIZE_NAMES[p->normalize], "mask_ratio", mask_s, "seed", seed_s,
+                          job->ema ? "weights" : NULL, "ema", NULL};   // the chunk with --ema only
     file_tmp_name(path, tmp, sizeof tmp);
     char why[256];
     if (output_png_to(tmp, cv.px, cv.w, cv.h, 3, text, why, sizeof why)) {
@@ -944,7 +946,7 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
 static const char *SYNOPSIS =
     "--ckpt FILE|RUN [--out DIR] [--mode cls|patch|rollout] [--layer N|last|all] [--head N|mean|max|all]\n"
     "       [--query X,Y] [--normalize layer|map|none] [--colormap NAME] [--alpha A]\n"
-    "       [--upsample bilinear|nearest] [--display N] [--scale K] [--raw] [--mask-ratio R --seed S] [--force]\n"
+    "       [--upsample bilinear|nearest] [--display N] [--scale K] [--raw] [--mask-ratio R --seed S] [--ema] [--force]\n"
     "       INPUT...\n"
     "Attention maps of the encoder drawn over each photo (files, or folders scanned recursively):\n"
     "DIR/<stem>.attn.png (montage), DIR/<stem>/<map>.png (one overlay per map), DIR/index.html (an earlier\n"
@@ -1015,7 +1017,7 @@ int cmd_attention(int argc, char **argv) {
     char ckpt_file[ST_RUN_LATEST_MAX];   // --ckpt RUN's checkpoint.safetensors
     const char *mode_s = "cls", *cmap_s = "viridis", *upsample_s = "bilinear", *normalize_s = "layer";
     float alpha = 0.6f, mask_ratio = 0.0f;
-    int scale = 0, display = 512, raw = 0, threads = 0, force = 0;
+    int scale = 0, display = 512, raw = 0, threads = 0, force = 0, ema = 0;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
         {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors; encoder-only is fine)", "FILE|RUN", 0},
@@ -1033,6 +1035,7 @@ int cmd_attention(int argc, char **argv) {
         {"--display", FLAG_INT, &display, CLI_DISPLAY_MIN, CLI_DISPLAY_MAX, NULL,
          "longest side of an overlay in pixels (default 512; montage tiles up to 256)", "N", 0},
         {"--scale", FLAG_INT, &scale, 1, 64, NULL, "draw photos K times their own size instead (nearest)", "K", 0},
+        {"--ema", FLAG_BOOL, &ema, 0, 0, NULL, CLI_EMA_ENCODER_HELP, NULL, 0},
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write the attention (.attn.npy) and each map (.npy)", NULL, 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace files of an earlier run in DIR", NULL, 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL, "remove patches as MAE does (default 0: none)", "R", 0},
@@ -1091,7 +1094,11 @@ int cmd_attention(int argc, char **argv) {
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
     if (cli_one_process_refused("attention")) goto out;
     if (cpu_start_threads(threads, err, sizeof err)) { cli_error("attention", "%s", err); status = 1; goto out; }
-    if (ckpt_load_encoder(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); status = 1; goto out; }   // err names the file
+    if ((ema ? ckpt_load_encoder_ema : ckpt_load_encoder)(ckpt_path, &ck, err, sizeof err)) {   // err names the file
+        cli_error(NULL, "%s", err);
+        status = 1;
+        goto out;
+    }
     const MaeConfig *cfg = &ck.cfg;
     int depth = cfg->depth, H = cfg->num_heads, S = cfg->img_size, g = S / cfg->patch_size, L = g * g;
     if (layer_num && (layer_v < 0 || layer_v >= depth)) {
@@ -1194,7 +1201,7 @@ int cmd_attention(int argc, char **argv) {
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
     cli_unread_reach(&unread, CLI_AT_ITEM(0));   // the run goes ahead: the inputs that cannot be read before the first image
     FileFolders later = {0};
-    Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, force, &later};
+    Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, ema, force, &later};
     int nimages = 0, nmaps = 0, taken = 0, unsynced_maps = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     struct timespec t0, t1;
@@ -1271,8 +1278,8 @@ int cmd_attention(int argc, char **argv) {
     // The names of the maps, montages and page on disk before the run says it is done: each folder
     // once (DIR and each image's DIR/<stem>), not once an image.
     if (file_folders_sync(&later, err, sizeof err)) { cli_error("attention", "%s", err); failures++; }
-    cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s", nimages, nimages == 1 ? "" : "s", nmaps,
-            nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, index_ok ? "; index " : "",
+    cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s%s", nimages, nimages == 1 ? "" : "s", nmaps,
+            nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, ema ? CLI_EMA_WHAT : "", index_ok ? "; index " : "",
             index_ok ? out_dir : "", index_ok ? "/index.html" : "");
     if (!full && failed_inputs > 1)   // as reconstruct ends (docs/interface.md, section 2)
         cli_error("attention", "%d inputs failed", failed_inputs);

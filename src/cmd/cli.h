@@ -45,6 +45,10 @@ enum { CLI_ERR_MAX = 2 * 4096 + 512 };
 // bilinear); finetune's --interp also resizes its training crops, and says so in its own help.
 #define CLI_CROP_PCT_HELP "the evaluation view: the shorter side resized to floor(img / F), the centre img x img kept (default 1, the whole centre square; MAE's and timm's 0.875)"
 #define CLI_INTERP_HELP "the filter of the evaluation view's resize (default bilinear; MAE's and DINO's is bicubic)"
+// --ema of embed, probe and attention (docs/encoder.md, "Other commands on a fine-tuned checkpoint"),
+// and the words their summaries add for it.
+#define CLI_EMA_ENCODER_HELP "use the moving average of the weights a finetune --model-ema run kept (timm's model EMA) instead of the weights"
+#define CLI_EMA_WHAT ", EMA weights"
 // The view those two flags give (crop_pct as typed, data/dataset.h augment_fraction; interp checked by
 // its FLAG_CHOICE).
 ViewSpec cli_view(float crop_pct, const char *interp);

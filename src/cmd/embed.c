@@ -1,4 +1,4 @@
-// `vitmae embed --ckpt FILE|RUN [--pool cls|mean] [--layer N|last] --out FEATS.npy [--force] INPUT...`:
+// `vitmae embed --ckpt FILE|RUN [--pool cls|mean] [--layer N|last] [--ema] --out FEATS.npy [--force] INPUT...`:
 // one feature vector per image (src/infer/features.h), written as
 //   FEATS.npy   float32 [N, D], row i = image i
 //   FEATS.txt   line i: the image's path as the other commands name it (a file INPUT: the path as
@@ -149,7 +149,7 @@ int cmd_embed(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_path = NULL, *pool_s = "cls", *layer_s = "last";
     char ckpt_file[ST_RUN_LATEST_MAX];   // --ckpt RUN's checkpoint.safetensors
     const char *interp = "bilinear";
-    int batch = 64, threads = 0, force = 0;
+    int batch = 64, threads = 0, force = 0, ema = 0;
     float crop_pct = 1.0f;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
@@ -157,6 +157,7 @@ int cmd_embed(int argc, char **argv) {
         {"--out", FLAG_PATH, &out_path, 0, 0, NULL, "features file, ending in .npy; FEATS.txt is written beside it (required)", "FEATS.npy", 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "cls: the CLS token (default); mean: the mean of the patch tokens", NULL, 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); " FEATURES_NORM_HELP, "N", 0},
+        {"--ema", FLAG_BOOL, &ema, 0, 0, NULL, CLI_EMA_ENCODER_HELP, NULL, 0},
         {"--crop-pct", FLAG_FLOAT, &crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, CLI_CROP_PCT_HELP, "F", 0},
         {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", CLI_INTERP_HELP, NULL, 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace FEATS.npy / FEATS.txt when they exist", NULL, 0},
@@ -166,7 +167,7 @@ int cmd_embed(int argc, char **argv) {
          "refuse larger images (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE|RUN --out FEATS.npy [--pool cls|mean] [--layer N|last] [--crop-pct F] [--interp bilinear|bicubic] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
+    const char *synopsis = "--ckpt FILE|RUN --out FEATS.npy [--pool cls|mean] [--layer N|last] [--ema] [--crop-pct F] [--interp bilinear|bicubic] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
     char **inputs = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *inputs);
     if (!inputs) { cli_error("embed", "out of memory"); return 1; }
     int ninputs = 0, status = 0;
@@ -224,7 +225,7 @@ int cmd_embed(int argc, char **argv) {
     if (collect(inputs, ninputs, max_pixels, &in, &unread)) goto out;
     // The model holds one batch: no more images than there are (the memory check counts what runs).
     if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
-    fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
+    fm = features_open(ckpt_path, ema, batch, &open_status, err, sizeof err);
     if (!fm) { cli_error(output_subject("embed", ckpt_path, err), "%s", err); status = open_status; goto out; }
     const MaeConfig *cfg = features_config(fm);
     if (features_layer_parse(layer_s, cfg->depth, &spec.layer, err, sizeof err)) {
@@ -284,8 +285,8 @@ int cmd_embed(int argc, char **argv) {
     // The feature in probe's words (features_what): a classifier's mean pooling is fc_norm's output.
     char view[96];
     cli_view_text(view, sizeof view, ", view ", spec.view, cfg->img_size);
-    cli_out("%ld image%s -> %s [%ld, %d] (%s, block %d of 0..%d%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
-            in.n, D, features_what(fm, &spec), spec.layer, cfg->depth - 1, view, txt_path);
+    cli_out("%ld image%s -> %s [%ld, %d] (%s, block %d of 0..%d%s%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
+            in.n, D, features_what(fm, &spec), spec.layer, cfg->depth - 1, ema ? CLI_EMA_WHAT : "", view, txt_path);
     status = 0;
 
 out:

@@ -251,7 +251,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     printf("  params       %s (encoder %s, fc_norm + head %s)\n", grouped(total, t, sizeof t),
            grouped(total - head, a, sizeof a), grouped(head, b, sizeof b));
     printf("  has decoder  no\n");
-    printf("  EMA weights  %s\n", cc->has_ema ? "yes (ema.*: the weights' moving average, finetune --model-ema; classify --ema)" : "no");
+    printf("  EMA weights  %s\n", cc->has_ema ? "yes (ema.*: the weights' moving average, finetune --model-ema; the --ema of classify, embed, probe, attention)" : "no");
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);

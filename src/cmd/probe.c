@@ -169,10 +169,13 @@ static int write_confusion(const char *dir, int p, const ProbeResult *r, long nt
     return rc;
 }
 
+// weights: "model", "ema" (--ema, as classify --json says it) or NULL (pixels: null).
 static void print_json(const ProbeResult *res, const Dataset *classes, long ntrain, long ntest, const char *features,
-                       int k, float temperature, float crop_pct, const char *interp) {
+                       const char *weights, int k, float temperature, float crop_pct, const char *interp) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "features", features);
+    if (weights) cJSON_AddStringToObject(root, "weights", weights);
+    else cJSON_AddNullToObject(root, "weights");
     cJSON_AddItemToObject(root, "crop_pct", config_float_json(crop_pct));   // the evaluation view
     cJSON_AddStringToObject(root, "interp", interp);
     cJSON_AddNumberToObject(root, "train_images", (double)ntrain);
@@ -241,7 +244,7 @@ int cmd_probe(int argc, char **argv) {
     const char *ckpt_path = NULL, *train_dir = NULL, *test_dir = NULL, *out_dir = NULL;
     const char *pool_s = "cls", *layer_s = "last", *channels_s = NULL;
     const char *interp = "bilinear";
-    int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0, force = 0;
+    int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0, force = 0, ema = 0;
     float temperature = 0.07f, crop_pct = 1.0f;
     LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
@@ -259,6 +262,7 @@ int cmd_probe(int argc, char **argv) {
         {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", CLI_INTERP_HELP, NULL, 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens; " FEATURES_NORM_HELP, NULL, 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N", 0},
+        {"--ema", FLAG_BOOL, &ema, 0, 0, NULL, "encoder features: " CLI_EMA_ENCODER_HELP, NULL, 0},
         {"--linear-epochs", FLAG_INT, &lopt.epochs, 1, 100000, NULL, "linear probe: passes over the training features (default 100)", "E", 0},
         {"--linear-batch", FLAG_INT, &lopt.batch, 1, 1 << 20, NULL, "linear probe: rows per SGD step (default 256)", "B", 0},
         {"--linear-lr", FLAG_FLOAT, &lopt.lr, 1e-9, 1e6, NULL, "linear probe: peak learning rate, cosine to 0 (default 0.1)", "LR", 0},
@@ -305,8 +309,8 @@ int cmd_probe(int argc, char **argv) {
         return 2;
     }
     // Flags the run would not use are refused, never ignored.
-    if (pixels && (cli_flag(flags, nflags, "--pool")->seen || cli_flag(flags, nflags, "--layer")->seen)) {
-        cli_error("probe --pixels", "probes the raw pixels; --pool and --layer choose encoder features (give one or the other)");
+    if (pixels && (cli_flag(flags, nflags, "--pool")->seen || cli_flag(flags, nflags, "--layer")->seen || ema)) {
+        cli_error("probe --pixels", "probes the raw pixels; --pool, --layer and --ema choose encoder features (give one or the other)");
         return 2;
     }
     static const char *const linear_flags[] = {"--linear-epochs", "--linear-batch", "--linear-lr", "--seed", NULL};
@@ -355,7 +359,7 @@ int cmd_probe(int argc, char **argv) {
         ckpt_free(&ck);
     } else if (!pixels) {
         int open_status;
-        fm = features_open(ckpt_path, batch, &open_status, err, sizeof err);
+        fm = features_open(ckpt_path, ema, batch, &open_status, err, sizeof err);
         if (!fm) { cli_error(output_subject("probe", ckpt_path, err), "%s", err); status = open_status; goto out; }
         S = features_config(fm)->img_size;   // the view's size, as said on the first line
         if (features_layer_parse(layer_s, features_config(fm)->depth, &spec.layer, err, sizeof err)) {
@@ -394,8 +398,8 @@ int cmd_probe(int argc, char **argv) {
     // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
     cli_held_say(&held);
     output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");
-    if (fm) snprintf(what, sizeof what, "encoder %s, block %d of 0..%d, %s", features_what(fm, &spec), spec.layer,
-                     features_config(fm)->depth - 1, ckpt_path);
+    if (fm) snprintf(what, sizeof what, "encoder %s, block %d of 0..%d%s, %s", features_what(fm, &spec), spec.layer,
+                     features_config(fm)->depth - 1, ema ? CLI_EMA_WHAT : "", ckpt_path);
     else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
     size_t wl = strlen(what);
     cli_view_text(what + wl, sizeof what - wl, "; view ", spec.view, S);
@@ -439,7 +443,7 @@ int cmd_probe(int argc, char **argv) {
                    lopt.epochs, lopt.batch, lopt.momentum, lopt.lr, lp.last_epoch_loss);
     }
     for (int p = 0; p < NPROBES; p++) if (res[p].ran) score(&res[p], &test, C);
-    if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", k_used, temperature, crop_pct, interp);
+    if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", !fm ? NULL : ema ? "ema" : "model", k_used, temperature, crop_pct, interp);
     else print_text(res, &train.ds, test.n);
     if (out_dir) {
         // Published together (io/files.h): without --force nothing is replaced, also when another

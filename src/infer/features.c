@@ -45,10 +45,10 @@ int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t
     return 0;
 }
 
-FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, char *err, size_t errlen) {
+FeatureModel *features_open(const char *ckpt_path, int ema, int max_batch, int *status, char *err, size_t errlen) {
     *status = 1;
     Checkpoint ck;
-    if (ckpt_load_encoder(ckpt_path, &ck, err, errlen)) return NULL;
+    if ((ema ? ckpt_load_encoder_ema : ckpt_load_encoder)(ckpt_path, &ck, err, errlen)) return NULL;
     const MaeConfig *cfg = &ck.cfg;
     FeatureModel *fm = calloc(1, sizeof *fm);
     if (!fm) { snprintf(err, errlen, "out of memory"); ckpt_free(&ck); return NULL; }

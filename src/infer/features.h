@@ -39,11 +39,13 @@ typedef struct {
 // max_batch images.
 typedef struct FeatureModel FeatureModel;
 
-// Loads a checkpoint for features (a file without decoder tensors is fine). NULL with a one-line
+// Loads a checkpoint for features (a file without decoder tensors is fine); ema: a fine-tuned
+// classifier's moving average of its weights instead of the weights (io/checkpoint.h
+// ckpt_load_encoder_ema: a file without it is refused, status 1). NULL with a one-line
 // reason on failure, `PATH: why` when the file cannot be used (its memory check and out of memory have
 // no subject: the command names itself); *status gets 1 (runtime: unreadable, bad file, out of
 // memory) or 2 (max_batch too large for memory: a smaller batch would fit).
-FeatureModel *features_open(const char *ckpt_path, int max_batch, int *status, char *err, size_t errlen);
+FeatureModel *features_open(const char *ckpt_path, int ema, int max_batch, int *status, char *err, size_t errlen);
 void features_close(FeatureModel *fm);
 const MaeConfig *features_config(const FeatureModel *fm);
 int features_dim(const FeatureModel *fm);   // D

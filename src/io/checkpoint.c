@@ -103,10 +103,11 @@ int ckpt_check_finite(const MaeTensor *tab, int n, const float *params, const fl
                : 0;
 }
 
-// A classifier's tensor outside the MAE table and fc_norm: its head, its AdamW moments, its EMA weights.
-static int clf_tensor_read_past(const char *name) {
+// A classifier's tensor outside the MAE table and fc_norm: its head, its AdamW moments, its EMA weights
+// (those the encoder's average takes are scanned too: harmless); reading the average (ema), its fc_norm too.
+static int clf_tensor_read_past(const char *name, int ema) {
     return !strncmp(name, "head.", 5) || !strncmp(name, "optimizer.exp_avg", strlen("optimizer.exp_avg")) ||
-           !strncmp(name, CKPT_EMA_PREFIX, strlen(CKPT_EMA_PREFIX));
+           !strncmp(name, CKPT_EMA_PREFIX, strlen(CKPT_EMA_PREFIX)) || (ema && !strncmp(name, "fc_norm.", 8));
 }
 
 int ckpt_check_scanned(const StFile *f, const MaeTensor *tab, int n, const char *prefix, char *why, size_t whylen) {
@@ -162,9 +163,10 @@ static int take(StFile *f, const char *path, const char *name, const MaeTensor *
     return 0;
 }
 
-// What a read keeps: the weights (the moments checked, not copied), the moments too, or of the
-// weights only the encoder's (the tensors before the decoder's; the rest checked, not copied).
-enum { LOAD_WEIGHTS, LOAD_ALL, LOAD_ENCODER };
+// What a read keeps: the weights (the moments checked, not copied), the moments too, of the weights
+// only the encoder's (the tensors before the decoder's; the rest checked, not copied), or the encoder's
+// of a classifier's moving average (ema.<name>; the weights checked, not copied).
+enum { LOAD_WEIGHTS, LOAD_ALL, LOAD_ENCODER, LOAD_ENCODER_EMA };
 
 static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errlen);
 
@@ -180,6 +182,9 @@ static int load(const char *path, Checkpoint *out, int mode, char *err, size_t e
 int ckpt_load(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, LOAD_ALL, err, errlen); }
 int ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, LOAD_WEIGHTS, err, errlen); }
 int ckpt_load_encoder(const char *path, Checkpoint *out, char *err, size_t errlen) { return load(path, out, LOAD_ENCODER, err, errlen); }
+int ckpt_load_encoder_ema(const char *path, Checkpoint *out, char *err, size_t errlen) {
+    return load(path, out, LOAD_ENCODER_EMA, err, errlen);
+}
 int ckpt_from_st(StFile *f, int moments, Checkpoint *out, char *err, size_t errlen) {
     return from_st(f, out, moments ? LOAD_ALL : LOAD_WEIGHTS, err, errlen);
 }
@@ -209,7 +214,8 @@ int ckpt_peek_kind(const char *path, int takes, char *err, size_t errlen) {
 
 static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    int moments = mode == LOAD_ALL;
+    int moments = mode == LOAD_ALL, ema = mode == LOAD_ENCODER_EMA;
+    const char *kp = ema ? CKPT_EMA_PREFIX : "";   // the prefix of the tensors kept
     const char *path = st_name(f);
     MaeTensor *tab = NULL;
     int rc = -1;
@@ -236,6 +242,11 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     if (out->classifier)
         for (int i = 0; i < n; i++)
             if (!strcmp(tab[i].name, "norm.weight") || !strcmp(tab[i].name, "norm.bias")) tab[i].decoder = 1;
+    if (ema && !(out->classifier && ckpt_has_prefix(f, CKPT_EMA_PREFIX))) {
+        snprintf(err, errlen, "%s: holds no EMA weights (%s)", path, out->classifier ? "fine-tuned without --model-ema"
+                 : "not a fine-tuned classifier: --ema reads the moving average a finetune --model-ema run keeps");
+        goto out;
+    }
     // Every parameter the config asks for must be in the file before anything config-sized is
     // allocated: a small hostile header cannot make us reserve gigabytes. (The file holds each
     // tensor it names, so from here on the allocations are bounded by the file's size.)
@@ -259,17 +270,27 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     // The tensors read into params: every one, or (LOAD_ENCODER) the first `kept`, the prefix of the
     // layout the encoder-only model holds; the others' values pass through st_fill's buffer, checked
     // for the crc32 and for NaN as if kept (st_scan).
-    int kept = mode == LOAD_ENCODER ? mae_encoder_model_table(&out->cfg, NULL, 0, &kept_numel) : n;
+    int kept = mode == LOAD_ENCODER || ema ? mae_encoder_model_table(&out->cfg, NULL, 0, &kept_numel) : n;
     out->params = cpu_calloc_big(kept_numel ? kept_numel : 1, sizeof(float));   // as a model's own (mae_create_*_with take it)
     if (!out->params) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     // Encoder-only files (decoder dropped, as MAE's fine-tuning checkpoints) have no decoder tensor.
     int dec_total = 0, dec_present = 0;
     const char *first_missing_dec = NULL, *clf_norm = NULL;
     for (int i = 0; i < n; i++) {
-        int r = take(f, path, tab[i].name, &tab[i], i < kept ? out->params : NULL, err, errlen);
+        int r = take(f, path, tab[i].name, &tab[i], i < kept && !ema ? out->params : NULL, err, errlen);
         if (r < 0) goto out;
         if (r == 1 && !tab[i].decoder) { st_missing(f, tab[i].name, err, errlen); goto out; }
-        if (r == 0 && i >= kept) st_scan(f, st_find(f, tab[i].name, NULL, NULL));
+        if (r == 0 && (i >= kept || ema)) st_scan(f, st_find(f, tab[i].name, NULL, NULL));
+        if (ema && !tab[i].decoder) {   // the average's tensor in its place (the encoder's are all before `kept`)
+            char name[160];
+            snprintf(name, sizeof name, CKPT_EMA_PREFIX "%s", tab[i].name);
+            int e = take(f, path, name, &tab[i], out->params, err, errlen);
+            if (e < 0) goto out;
+            if (e == 1) {
+                snprintf(err, errlen, "%s: missing tensor '%s' (the file holds other EMA weights: all of them, or none)", path, name);
+                goto out;
+            }
+        }
         if (tab[i].decoder) {
             dec_total++;
             dec_present += r == 0;
@@ -294,15 +315,24 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
         if (!out->fc_norm) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
         for (int k = 0; k < 2; k++) {
             const char *name = k ? "fc_norm.bias" : "fc_norm.weight";
+            char ename[32];
+            snprintf(ename, sizeof ename, "%s%s", kp, name);
             fn.offset = k * D;
-            int r = take(f, path, name, &fn, out->fc_norm, err, errlen);
-            if (r < 0) goto out;
-            if (r == 1) { st_missing(f, name, err, errlen); goto out; }
+            for (int w = 0; w <= ema; w++) {   // the weights' (read past when the average's is kept), the average's
+                const char *which = w ? ename : name;
+                int r = take(f, path, which, &fn, w || !ema ? out->fc_norm : NULL, err, errlen);
+                if (r < 0) goto out;
+                if (r == 1 && w) {
+                    snprintf(err, errlen, "%s: missing tensor '%s' (the file holds other EMA weights: all of them, or none)", path, which);
+                    goto out;
+                }
+                if (r == 1) { st_missing(f, which, err, errlen); goto out; }
+            }
         }
         // Its head and AdamW moments, which the encoder's users do not keep, checked for NaN as the
         // classifier's own reader checks them (classify and info refuse such a file: so do they).
         for (int i = 0; i < st_count(f); i++)
-            if (clf_tensor_read_past(st_tensor_name(f, i))) st_scan(f, i);
+            if (clf_tensor_read_past(st_tensor_name(f, i), ema)) st_scan(f, i);
     }
     const char *ts = out->classifier ? NULL : st_meta(f, "train_state");
     if (ts && !(out->train_state = strdup(ts))) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
@@ -331,7 +361,10 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     }
     if (st_fill(f, err, errlen)) goto out;   // a file from st_open_header: its data arrive here
     // In table order, as one array would be checked: the kept tensors come first.
-    int bad = ckpt_check_finite(tab, kept, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why);
+    // Reading the average, the weights (read past) are checked here, first, as the classifier's reader
+    // checks them; the average below, with the classifier's tensors outside the table (all of ema.* scanned).
+    int bad = ema ? ckpt_check_scanned(f, tab, n, "", why, sizeof why)
+                  : ckpt_check_finite(tab, kept, out->params, out->exp_avg, out->exp_avg_sq, why, sizeof why);
     for (int i = kept, at; i < n && !bad; i++)
         if ((at = st_find(f, tab[i].name, NULL, NULL)) >= 0 && st_nonfinite(f, at)) bad = nonfinite(why, sizeof why, "", tab[i].name);
     if (!bad && out->has_moments && !moments) bad = ckpt_check_scanned_moments(f, tab, n, why, sizeof why);
@@ -343,9 +376,9 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
         size_t D = (size_t)out->cfg.embed_dim;
         MaeTensor fn[2] = {{.name = "fc_norm.weight", .ndim = 1, .shape = {(int)D}, .numel = D},
                            {.name = "fc_norm.bias", .ndim = 1, .shape = {(int)D}, .numel = D, .offset = D}};
-        int nonfin = ckpt_check_finite(fn, 2, out->fc_norm, NULL, NULL, why, sizeof why);
+        int nonfin = ckpt_check_finite_array(fn, 2, out->fc_norm, kp, why, sizeof why);
         for (int i = 0; i < st_count(f) && !nonfin; i++)
-            if (clf_tensor_read_past(st_tensor_name(f, i)) && st_nonfinite(f, i)) nonfin = nonfinite(why, sizeof why, "", st_tensor_name(f, i));
+            if (clf_tensor_read_past(st_tensor_name(f, i), ema) && st_nonfinite(f, i)) nonfin = nonfinite(why, sizeof why, "", st_tensor_name(f, i));
         if (nonfin) {
             snprintf(err, errlen, "%s: %s", path, why);
             goto out;

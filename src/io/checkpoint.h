@@ -69,6 +69,12 @@ int  ckpt_load_weights(const char *path, Checkpoint *out, char *err, size_t errl
 // them, and a file it refuses is refused with its reason (tests/fuzz/fuzz_ckpt.c reads every input
 // with both).
 int  ckpt_load_encoder(const char *path, Checkpoint *out, char *err, size_t errlen);
+// The same over a fine-tuned classifier's moving average of its weights (finetune --model-ema; the
+// --ema of embed, probe and attention, docs/encoder.md): params and fc_norm hold ema.<name> instead of
+// <name>, and the weights themselves are read past, checked as the rest. A file without the average (a
+// pretraining checkpoint, a classifier fine-tuned without --model-ema) is refused: `PATH: holds no EMA
+// weights (...)`; one without an ema.<name> the encoder needs: `PATH: missing tensor 'ema.NAME' (...)`.
+int  ckpt_load_encoder_ema(const char *path, Checkpoint *out, char *err, size_t errlen);
 void ckpt_free(Checkpoint *c);
 // The kinds of checkpoint a command may refuse before it loads the file (docs/interface.md, "Exit status").
 enum { CKPT_FULL = 1, CKPT_ENCODER_ONLY = 2, CKPT_CLASSIFIER = 4 };

@@ -3,7 +3,8 @@
 // file read from its header into place (st_open_header, as ckpt_load and ckpt_load_weights read),
 // which must give the same answer, reason and parameters included. The file is then read by
 // ckpt_load_weights and by ckpt_load_encoder, which keeps the encoder's weights alone and reads the
-// decoder's past (io/checkpoint.h): the same answer, the same line, the encoder's floats bitwise.
+// decoder's past (io/checkpoint.h): the same answer, the same line, the encoder's floats bitwise; and by
+// ckpt_load_encoder_ema, which accepts only what they accept.
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +70,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     int rw = ckpt_load_weights(path, &w, errw, sizeof errw), re = ckpt_load_encoder(path, &e, erre, sizeof erre);
     if ((rw != 0) != (re != 0)) __builtin_trap();                                // the same answer
     if (rw && strcmp(errw, erre)) __builtin_trap();                              // the same line
+    // The encoder of a classifier's moving average (--ema) reads no file the others refuse, and only a
+    // classifier's; its line is clipped as theirs.
+    Checkpoint a;
+    char erra[1024];
+    int ra = ckpt_load_encoder_ema(path, &a, erra, sizeof erra);
+    if (!ra && (rw || !a.classifier || !a.fc_norm || memcmp(&w.cfg, &a.cfg, sizeof w.cfg))) __builtin_trap();
+    if (ra && !clipped(erra, sizeof erra)) __builtin_trap();
+    if (!ra) ckpt_free(&a);
     if (!rw) {
         size_t enc, D = (size_t)w.cfg.embed_dim;
         mae_encoder_model_table(&w.cfg, NULL, 0, &enc);
