@@ -459,7 +459,7 @@ for c in embed probe attention; do
 done
 "$VITMAE" probe --pixels --ckpt "$dir/em1" --ema --train "$dir/ev" --test "$dir/ev" > /dev/null 2> "$dir/err"; rc=$?
 t "probe --pixels --ema: refused, exit 2 ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: probe --pixels: probes the raw pixels; --pool, --layer and --ema choose encoder features (give one or the other)" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: probe --pixels: probes the raw pixels; --pool, --layer, --blocks and --ema choose encoder features (give one or the other)" ]'
 # Validation views (docs/encoder.md, "Validation views"): --crop-pct and --interp make the views a run
 # validates on, as timm's evaluation transform. 20-pixel validation images for the 16-pixel model, so
 # that every view is resized. --crop-pct trains nothing: the weights of the run without it, other

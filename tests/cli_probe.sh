@@ -27,6 +27,30 @@ t "txt has N lines" '[ "$(wc -l <"$tmp/f.txt")" -eq $n_train ]'
 t "txt line: path<TAB>class, the path as found under the INPUT folder" '[ "$(head -n 1 "$tmp/f.txt")" = "$(printf "%s/circle/00000.png\tcircle" "$tmp/train")" ]'
 t "txt classes from folders" '[ "$(cut -f2 "$tmp/f.txt" | sort -u | tr "\n" " ")" = "circle square stripes triangle " ]'
 t "no temporary files left" '[ "$(ls "$tmp" | grep -c tmp)" -eq 0 ]'
+# --blocks K: the K blocks ending at --layer side by side, each row the single blocks' rows in order
+# (DINO's n_last_blocks); more blocks than there are before --layer refused, exit 2, nothing written.
+"$VITMAE" embed --ckpt "$ck" --pool mean --blocks 3 --out "$tmp/fb.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+for l in 0 1 2; do "$VITMAE" embed --ckpt "$ck" --pool mean --layer $l --out "$tmp/fb$l.npy" "$tmp/train" >/dev/null 2>&1; done
+cat_ok=$(python3 - "$tmp/fb.npy" "$tmp/fb0.npy" "$tmp/fb1.npy" "$tmp/fb2.npy" <<'PY'
+import sys
+rows = lambda p, w: (lambda b: [b[i:i + w] for i in range(128, len(b), w)])(open(p, "rb").read())
+D = 32 * 4
+cat, parts = rows(sys.argv[1], 3 * D), [rows(p, D) for p in sys.argv[2:]]
+print("same" if cat and len(cat) == len(parts[0]) and all(c == a + b + d for c, a, b, d in zip(cat, *parts)) else "differ")
+PY
+)
+t "embed --blocks 3: [N, 3 x D], each row blocks 0, 1, 2's side by side ($rc: $cat_ok; $(cat "$tmp/out"))" \
+  '[ $rc -eq 0 ] && [ "$(npy_shape "$tmp/fb.npy")" = "($n_train, 96)" ] && [ "$cat_ok" = same ] &&
+   grep -q "^$n_train images -> .* \[$n_train, 96\] (mean tokens, blocks 0..2 of 0..2 side by side) and " "$tmp/out"'
+"$VITMAE" embed --ckpt "$ck" --blocks 2 --layer 0 --out "$tmp/fbx.npy" "$tmp/train" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "embed --blocks 2 --layer 0: refused, exit 2, one line, nothing written ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: embed --blocks: 2 blocks ending at block 0 would begin before block 0: at most 1" ] && [ ! -e "$tmp/fbx.npy" ] && [ ! -e "$tmp/fbx.txt" ]'
+"$VITMAE" probe --ckpt "$ck" --blocks 2 --train "$tmp/train" --test "$tmp/test" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe --blocks 2: blocks 1 and 2 side by side, 64 values ($rc: $(head -n 1 "$tmp/out"))" \
+  '[ $rc -eq 0 ] && head -n 1 "$tmp/out" | grep -q "^probe: encoder cls token, blocks 1..2 of 0..2 side by side, .* (dim 64); "'
+"$VITMAE" probe --ckpt "$ck" --blocks 4 --train "$tmp/train" --test "$tmp/test" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe --blocks 4 of 3 blocks: refused, exit 2 ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: probe --blocks: 4 blocks ending at block 2 would begin before block 0: at most 3" ]'
 
 # `vitmae embed ... | head`: stdout's reader gone. SIGPIPE ended embed at its summary line (exit 141);
 # now the line is dropped, one line on stderr says so, the pair is written whole, exit 0.
@@ -475,9 +499,10 @@ bad "probe --knn 0" 2 "knn" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp
 bad "probe --temperature 0" 2 "temperature" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --temperature 0
 bad "probe --layer 9" 2 "0..2" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --layer 9
 # Flags the run does not use were silently ignored (--pixels --layer 9 ran); now refused.
-bad "probe --pixels --layer" 2 "probe --pixels: probes the raw pixels; --pool, --layer and --ema" probe --ckpt "$ck" --pixels --train "$tmp/train" --test "$tmp/test" --layer 9
-bad "probe --pixels --pool" 2 "probe --pixels: probes the raw pixels; --pool, --layer and --ema" probe --pixels --img 8 --train "$tmp/train" --test "$tmp/test" --pool mean
-bad "probe --pixels --ema" 2 "probe --pixels: probes the raw pixels; --pool, --layer and --ema" probe --pixels --img 8 --train "$tmp/train" --test "$tmp/test" --ema
+bad "probe --pixels --layer" 2 "probe --pixels: probes the raw pixels; --pool, --layer, --blocks and --ema" probe --ckpt "$ck" --pixels --train "$tmp/train" --test "$tmp/test" --layer 9
+bad "probe --pixels --pool" 2 "probe --pixels: probes the raw pixels; --pool, --layer, --blocks and --ema" probe --pixels --img 8 --train "$tmp/train" --test "$tmp/test" --pool mean
+bad "probe --pixels --blocks" 2 "probe --pixels: probes the raw pixels; --pool, --layer, --blocks and --ema" probe --pixels --img 8 --train "$tmp/train" --test "$tmp/test" --blocks 2
+bad "probe --pixels --ema" 2 "probe --pixels: probes the raw pixels; --pool, --layer, --blocks and --ema" probe --pixels --img 8 --train "$tmp/train" --test "$tmp/test" --ema
 bad "probe --linear-epochs without --linear" 2 "probe: --linear-epochs sets the linear probe, which runs with --linear only" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear-epochs 3
 bad "probe --seed without --linear" 2 "probe: --seed sets the linear probe" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --seed 3
 bad "probe --linear-batch without --linear" 2 "probe: --linear-batch sets the linear probe, which runs with --linear only" probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --linear-batch 8

@@ -49,7 +49,7 @@ static void test_features(const StFile *ref) {
     CHECK(fm != NULL, "features_open: %s", err);
     if (!fm) return;
     const MaeConfig *cfg = features_config(fm);
-    int S = cfg->img_size, C = cfg->in_chans, D = features_dim(fm), depth = cfg->depth;
+    int S = cfg->img_size, C = cfg->in_chans, D = features_dim(fm, &(FeaturesSpec){0}), depth = cfg->depth;
     const float *want = get(ref, "features", (long)depth * 2 * D);
     size_t per = (size_t)S * S * C;
     float *img = malloc(3 * per * sizeof *img), *out = malloc(3 * (size_t)D * sizeof *out);
@@ -62,7 +62,7 @@ static void test_features(const StFile *ref) {
     double worst = 0;
     for (int l = 0; want && l < depth; l++)
         for (int p = 0; p < 2; p++) {
-            FeaturesSpec spec = {p ? FEATURES_POOL_MEAN : FEATURES_POOL_CLS, l, VIEW_WHOLE};
+            FeaturesSpec spec = {p ? FEATURES_POOL_MEAN : FEATURES_POOL_CLS, l, VIEW_WHOLE, 1};
             features_batch(fm, img, 1, &spec, single);
             const float *w = want + ((size_t)l * 2 + p) * D;
             for (int i = 0; i < D; i++) {
@@ -79,6 +79,39 @@ static void test_features(const StFile *ref) {
             CHECK(memcmp(out + (size_t)D, single, (size_t)D * sizeof *out), "layer %d pool %d: the flipped image differs", l, p);
         }
     printf("features: max |d| %.3g over %d layers x cls/mean x %d\n", worst, depth, D);
+
+    // --blocks K: the K blocks ending at the layer side by side, each row PyTorch's block's, in order;
+    // each image's row its own (a batch of 3, 1 thread and 2), and K past block 0 refused.
+    float *cat = malloc(3 * (size_t)depth * D * sizeof *cat);
+    int blocks_ok = 0, blocks_runs = 0;
+    for (int K = 2; cat && want && K <= depth; K++)
+        for (int l = K - 1; l < depth; l++)
+            for (int p = 0; p < 2; p++) {
+                FeaturesSpec spec = {p ? FEATURES_POOL_MEAN : FEATURES_POOL_CLS, l, VIEW_WHOLE, K};
+                CHECK(features_dim(fm, &spec) == K * D && features_blocks_check(&spec, err, sizeof err) == 0,
+                      "--blocks %d at layer %d: %d values, allowed", K, l, K * D);
+                omp_set_num_threads(K % 2 ? 1 : 2);
+                features_batch(fm, img, 3, &spec, cat);
+                omp_set_num_threads(2);
+                int good = 1;
+                for (int k = 0; k < K; k++) {
+                    const float *w = want + ((size_t)(l - K + 1 + k) * 2 + p) * D;
+                    FeaturesSpec one = {spec.pool, l - K + 1 + k, VIEW_WHOLE, 1};
+                    features_batch(fm, img, 1, &one, single);
+                    for (int i = 0; i < D; i++) good &= fabsf(cat[(size_t)k * D + i] - w[i]) <= 1e-5f + 1e-5f * fabsf(w[i]);
+                    good &= !memcmp(cat + (size_t)k * D, single, (size_t)D * sizeof *cat) &&
+                            !memcmp(cat + (size_t)(2 * K + k) * D, single, (size_t)D * sizeof *cat);
+                }
+                blocks_ok += good;
+                blocks_runs++;
+            }
+    CHECK(cat && blocks_runs > 0 && blocks_ok == blocks_runs, "--blocks: %d of %d (K, layer, pool) side by side as "
+          "PyTorch's blocks", blocks_ok, blocks_runs);
+    char bwhy[256];
+    FeaturesSpec past = {FEATURES_POOL_CLS, 1, VIEW_WHOLE, 3};
+    CHECK(features_blocks_check(&past, bwhy, sizeof bwhy) != 0 &&
+          !strcmp(bwhy, "3 blocks ending at block 1 would begin before block 0: at most 2"), "--blocks 3 at layer 1: '%s'", bwhy);
+    free(cat);
 
     // `vitmae embed` writes the last layer's CLS features, and the list beside them.
     const char *tmp = check_tmpdir();
@@ -100,7 +133,7 @@ static void test_features(const StFile *ref) {
         CHECK(strstr(h, shape) && strstr(h, "'descr': '<f4'"), "npy header %s", h);
         float *rows = malloc(2 * (size_t)D * sizeof *rows);
         CHECK(fread(rows, sizeof *rows, 2 * (size_t)D + 1, f) == 2 * (size_t)D, "npy data");
-        features_batch(fm, img, 1, &(FeaturesSpec){FEATURES_POOL_CLS, depth - 1, VIEW_WHOLE}, single);
+        features_batch(fm, img, 1, &(FeaturesSpec){FEATURES_POOL_CLS, depth - 1, VIEW_WHOLE, 1}, single);
         CHECK(!memcmp(rows, single, (size_t)D * sizeof *rows) && !memcmp(rows + D, single, (size_t)D * sizeof *rows),
               "embed rows == features_batch");
         free(rows); free(h);

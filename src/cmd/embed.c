@@ -149,7 +149,7 @@ int cmd_embed(int argc, char **argv) {
     const char *ckpt_path = NULL, *out_path = NULL, *pool_s = "cls", *layer_s = "last";
     char ckpt_file[ST_RUN_LATEST_MAX];   // --ckpt RUN's checkpoint.safetensors
     const char *interp = "bilinear";
-    int batch = 64, threads = 0, force = 0, ema = 0;
+    int batch = 64, threads = 0, force = 0, ema = 0, blocks = 1;
     float crop_pct = 1.0f;
     long max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
@@ -157,6 +157,7 @@ int cmd_embed(int argc, char **argv) {
         {"--out", FLAG_PATH, &out_path, 0, 0, NULL, "features file, ending in .npy; FEATS.txt is written beside it (required)", "FEATS.npy", 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "cls: the CLS token (default); mean: the mean of the patch tokens", NULL, 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default); " FEATURES_NORM_HELP, "N", 0},
+        {"--blocks", FLAG_INT, &blocks, 1, FEATURES_BLOCKS_MAX, NULL, FEATURES_BLOCKS_HELP, "K", 0},
         {"--ema", FLAG_BOOL, &ema, 0, 0, NULL, CLI_EMA_ENCODER_HELP, NULL, 0},
         {"--crop-pct", FLAG_FLOAT, &crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, CLI_CROP_PCT_HELP, "F", 0},
         {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", CLI_INTERP_HELP, NULL, 0},
@@ -167,7 +168,7 @@ int cmd_embed(int argc, char **argv) {
          "refuse larger images (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
-    const char *synopsis = "--ckpt FILE|RUN --out FEATS.npy [--pool cls|mean] [--layer N|last] [--ema] [--crop-pct F] [--interp bilinear|bicubic] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
+    const char *synopsis = "--ckpt FILE|RUN --out FEATS.npy [--pool cls|mean] [--layer N|last] [--blocks K] [--ema] [--crop-pct F] [--interp bilinear|bicubic] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";
     char **inputs = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *inputs);
     if (!inputs) { cli_error("embed", "out of memory"); return 1; }
     int ninputs = 0, status = 0;
@@ -195,6 +196,7 @@ int cmd_embed(int argc, char **argv) {
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
     spec.view = cli_view(crop_pct, interp);
+    spec.blocks = blocks;
     txt_path = strdup(out_path);
     if (!txt_path) { cli_error("embed", "out of memory"); status = 1; goto out; }
     memcpy(txt_path + olen - 4, ".txt", 4);
@@ -233,9 +235,14 @@ int cmd_embed(int argc, char **argv) {
         status = 2;
         goto out;
     }
+    if (features_blocks_check(&spec, err, sizeof err)) {
+        cli_error("embed --blocks", "%s", err);
+        status = 2;
+        goto out;
+    }
     // The run goes ahead: the lines before the first image, the others as the features reach them.
     cli_unread_reach(&unread, CLI_AT_ITEM(0));
-    int D = features_dim(fm);
+    int D = features_dim(fm, &spec);
     feats = malloc((size_t)in.n * D * sizeof *feats);
     if (!feats) { cli_error("embed", "out of memory (%ld x %d features)", in.n, D); goto out; }
     Reach reach = {&unread, {0}};
@@ -283,10 +290,11 @@ int cmd_embed(int argc, char **argv) {
         goto out;
     }
     // The feature in probe's words (features_what): a classifier's mean pooling is fc_norm's output.
-    char view[96];
+    char view[96], which[96];
     cli_view_text(view, sizeof view, ", view ", spec.view, cfg->img_size);
-    cli_out("%ld image%s -> %s [%ld, %d] (%s, block %d of 0..%d%s%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
-            in.n, D, features_what(fm, &spec), spec.layer, cfg->depth - 1, ema ? CLI_EMA_WHAT : "", view, txt_path);
+    features_blocks_text(&spec, cfg->depth, which, sizeof which);
+    cli_out("%ld image%s -> %s [%ld, %d] (%s, %s%s%s) and %s", in.n, in.n == 1 ? "" : "s", out_path,
+            in.n, D, features_what(fm, &spec), which, ema ? CLI_EMA_WHAT : "", view, txt_path);
     status = 0;
 
 out:

@@ -244,7 +244,7 @@ int cmd_probe(int argc, char **argv) {
     const char *ckpt_path = NULL, *train_dir = NULL, *test_dir = NULL, *out_dir = NULL;
     const char *pool_s = "cls", *layer_s = "last", *channels_s = NULL;
     const char *interp = "bilinear";
-    int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0, force = 0, ema = 0;
+    int k = 20, linear = 0, pixels = 0, json = 0, img = 0, batch = 64, threads = 0, force = 0, ema = 0, blocks = 1;
     float temperature = 0.07f, crop_pct = 1.0f;
     LinearProbeOptions lopt = LINEAR_PROBE_DEFAULTS;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
@@ -262,6 +262,7 @@ int cmd_probe(int argc, char **argv) {
         {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", CLI_INTERP_HELP, NULL, 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens; " FEATURES_NORM_HELP, NULL, 0},
         {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N", 0},
+        {"--blocks", FLAG_INT, &blocks, 1, FEATURES_BLOCKS_MAX, NULL, "encoder features: " FEATURES_BLOCKS_HELP, "K", 0},
         {"--ema", FLAG_BOOL, &ema, 0, 0, NULL, "encoder features: " CLI_EMA_ENCODER_HELP, NULL, 0},
         {"--linear-epochs", FLAG_INT, &lopt.epochs, 1, 100000, NULL, "linear probe: passes over the training features (default 100)", "E", 0},
         {"--linear-batch", FLAG_INT, &lopt.batch, 1, 1 << 20, NULL, "linear probe: rows per SGD step (default 256)", "B", 0},
@@ -309,8 +310,9 @@ int cmd_probe(int argc, char **argv) {
         return 2;
     }
     // Flags the run would not use are refused, never ignored.
-    if (pixels && (cli_flag(flags, nflags, "--pool")->seen || cli_flag(flags, nflags, "--layer")->seen || ema)) {
-        cli_error("probe --pixels", "probes the raw pixels; --pool, --layer and --ema choose encoder features (give one or the other)");
+    if (pixels && (cli_flag(flags, nflags, "--pool")->seen || cli_flag(flags, nflags, "--layer")->seen || ema ||
+                   cli_flag(flags, nflags, "--blocks")->seen)) {
+        cli_error("probe --pixels", "probes the raw pixels; --pool, --layer, --blocks and --ema choose encoder features (give one or the other)");
         return 2;
     }
     static const char *const linear_flags[] = {"--linear-epochs", "--linear-batch", "--linear-lr", "--seed", NULL};
@@ -327,6 +329,7 @@ int cmd_probe(int argc, char **argv) {
     FeaturesSpec spec;
     features_pool_parse(pool_s, &spec.pool);
     spec.view = cli_view(crop_pct, interp);
+    spec.blocks = blocks;
     int status = 1;
     OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails)
     char err[CLI_ERR_MAX], what[4400];
@@ -367,11 +370,16 @@ int cmd_probe(int argc, char **argv) {
             status = 2;
             goto out;
         }
+        if (features_blocks_check(&spec, err, sizeof err)) {
+            cli_error("probe --blocks", "%s", err);
+            status = 2;
+            goto out;
+        }
     }
     if (pixels && !Cin) Cin = channels_s && strcmp(channels_s, "auto") ? atoi(channels_s)
                              : train.ds.all_grey && test.ds.all_grey ? 1 : 3;
     int C = train.ds.nclasses;
-    long dim = fm ? features_dim(fm) : (long)S * S * Cin;
+    long dim = fm ? features_dim(fm, &spec) : (long)S * S * Cin;
     // The feature matrices must fit before any is computed or the --out folder made: a pixel baseline
     // at a large --img was killed by the system's out-of-memory killer partway (malloc does not fail
     // where memory is overcommitted).
@@ -398,8 +406,9 @@ int cmd_probe(int argc, char **argv) {
     // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
     cli_held_say(&held);
     output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");
-    if (fm) snprintf(what, sizeof what, "encoder %s, block %d of 0..%d%s, %s", features_what(fm, &spec), spec.layer,
-                     features_config(fm)->depth - 1, ema ? CLI_EMA_WHAT : "", ckpt_path);
+    char which[96];
+    if (fm) features_blocks_text(&spec, features_config(fm)->depth, which, sizeof which);
+    if (fm) snprintf(what, sizeof what, "encoder %s, %s%s, %s", features_what(fm, &spec), which, ema ? CLI_EMA_WHAT : "", ckpt_path);
     else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
     size_t wl = strlen(what);
     cli_view_text(what + wl, sizeof what - wl, "; view ", spec.view, S);

@@ -6,7 +6,9 @@
 // final LayerNorm `norm` (for an earlier layer too, as DINO's get_intermediate_layers), then:
 //   pool cls   the CLS token (token 0)                         -> [D]
 //   pool mean  the mean of the L patch tokens (CLS excluded)   -> [D]
-// Layer `last` (depth - 1) is exactly the encoder output MAE's forward_encoder returns.
+// Layer `last` (depth - 1) is exactly the encoder output MAE's forward_encoder returns. With spec's blocks
+// K > 1, the features of the K blocks ending at the layer, each as above, side by side: [K * D] (DINO's
+// linear evaluation concatenates the CLS tokens of its n_last_blocks so, each through the final norm).
 //
 // Pixel features (no checkpoint): the evaluation view itself in pixel units [0, 1], flattened in
 // [S][S][C] order -> [S * S * C].
@@ -23,6 +25,9 @@ typedef enum { FEATURES_POOL_CLS, FEATURES_POOL_MEAN } FeaturesPool;
 #define FEATURES_POOL_NAMES "cls|mean"
 // Which norm the features pass, as embed's and probe's --help say it (docs/encoder.md, "Other commands
 // on a fine-tuned checkpoint").
+// --blocks K of embed and probe: its bound and its help.
+#define FEATURES_BLOCKS_MAX 4096
+#define FEATURES_BLOCKS_HELP "the features of K blocks ending at --layer, side by side: K x D values (default 1; DINO's linear evaluation: 4, its n_last_blocks)"
 #define FEATURES_NORM_HELP "through the final norm (a fine-tuned classifier has none: cls as it is, mean through fc_norm)"
 // "cls" | "mean" -> 0 and *out; -1 otherwise.
 int features_pool_parse(const char *s, FeaturesPool *out);
@@ -33,7 +38,15 @@ typedef struct {
     FeaturesPool pool;
     int layer;          // 0..depth-1
     ViewSpec view;      // the evaluation view of each image (data/image.h; VIEW_WHOLE: vitmae's default)
+    int blocks;         // K: the features of blocks layer-K+1..layer side by side, [K * D] (DINO's
+                        // n_last_blocks); 0 or 1: the layer's alone. layer - K + 1 >= 0 (features_blocks_check)
 } FeaturesSpec;
+// spec's block count (1 for 0); 0 when blocks K ending at spec->layer exist, else -1 with a reason
+// naming the most there are.
+int features_blocks(const FeaturesSpec *spec);
+int features_blocks_check(const FeaturesSpec *spec, char *err, size_t errlen);
+// The blocks in words for a command's line: "block 11 of 0..11", or "blocks 8..11 of 0..11 side by side".
+void features_blocks_text(const FeaturesSpec *spec, int depth, char *buf, size_t n);
 
 // A model ready to compute features: the checkpoint's encoder and the scratch for batches of up to
 // max_batch images.
@@ -48,14 +61,15 @@ typedef struct FeatureModel FeatureModel;
 FeatureModel *features_open(const char *ckpt_path, int ema, int max_batch, int *status, char *err, size_t errlen);
 void features_close(FeatureModel *fm);
 const MaeConfig *features_config(const FeatureModel *fm);
-int features_dim(const FeatureModel *fm);   // D
+int features_dim(const FeatureModel *fm, const FeaturesSpec *spec);   // D x features_blocks(spec)
 // What spec's feature of fm is, in words for a report: "cls token" or "mean tokens" (after the encoder's
 // `norm`, or, for a fine-tuned classifier, which has none, the block's own CLS token) and, for a
 // classifier's mean pooling, "fc_norm(mean tokens)": the head's input (docs/encoder.md, "Other
 // commands on a fine-tuned checkpoint").
 const char *features_what(const FeatureModel *fm, const FeaturesSpec *spec);
 
-// B <= max_batch images [B][S][S][C] in pixel units [0, 1] -> out [B][D]. images is left unchanged.
+// B <= max_batch images [B][S][S][C] in pixel units [0, 1] -> out [B][K * D] (K = features_blocks(spec):
+// block layer-K+1's D values first). images is left unchanged.
 void features_batch(FeatureModel *fm, const float *images, int B, const FeaturesSpec *spec, float *out);
 
 // Called after each batch from the calling thread: done of total images.
