@@ -745,6 +745,56 @@ static void test_stats(void) {
     dataset_free(&ref);
 }
 
+// The cache's budget lowered after the scan (cmd/runfolder.h's run_fit_cache): 12 lazy images of
+// 16 x 8 x 3 (384 bytes each as working images at 16). At a budget of 5 images' bytes the cache keeps 5
+// and decodes the rest again at every pass, views unchanged; at 0 it keeps none. The largest image's
+// samples and the working bytes of every item (idx NULL) come from the headers.
+static void test_cache_budget(void) {
+    char dir[700], err[256];
+    snprintf(dir, sizeof dir, "%s/budget", base);
+    mkdir(dir, 0777);
+    for (int i = 0; i < 12; i++) {
+        char rel[32];
+        snprintf(rel, sizeof rel, "%02d.png", i);
+        put_png(dir, rel, i == 7 ? 20 : 16, 8, 3, i);   // item 7: 20 x 8
+    }
+    DatasetOptions lazy = {.work_size = 16, .cache_mb = 16, .lazy = 1};
+    Dataset ds, ref;
+    if (dataset_scan(dir, &lazy, &ds, err, sizeof err) || dataset_scan(dir, &lazy, &ref, err, sizeof err) || ds.n != 12) {
+        CHECK(0, "budget scan: %s", err);
+        return;
+    }
+    CHECK(dataset_cache_budget(&ds) == (size_t)16 << 20, "the scan's budget: %zu", dataset_cache_budget(&ds));
+    CHECK(dataset_largest_samples(&ds) == 20 * 8 * 3, "largest samples %zu", dataset_largest_samples(&ds));
+    int all[12];
+    for (int i = 0; i < 12; i++) all[i] = i;
+    size_t work = dataset_working_bytes(&ds, NULL, ds.n);
+    CHECK(work == dataset_working_bytes(&ds, all, 12) && work == 11 * 384 + 480, "working bytes %zu", work);
+    dataset_set_cache_budget(&ds, 5 * 384);
+    const int S = 8;
+    float a[S * S * 3], b[S * S * 3];
+    int same = 1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 12; i++) {
+            dataset_eval_view(&ds, i, S, 3, a, err, sizeof err);
+            dataset_eval_view(&ref, i, S, 3, b, err, sizeof err);
+            same &= !memcmp(a, b, sizeof a);
+        }
+    DataStats st;
+    dataset_stats(&ds, &st);
+    CHECK(same && st.cache_budget == 5 * 384 && st.cache_bytes == 5 * 384 && st.decoded == 5 + 2 * 7 && st.cache_hits == 5,
+          "budget of 5 images: %zu of %zu bytes kept, %ld decodes, %ld hits, views %s", st.cache_bytes, st.cache_budget,
+          st.decoded, st.cache_hits, same ? "the same" : "differ");
+    dataset_free(&ds);
+    if (dataset_scan(dir, &lazy, &ds, err, sizeof err)) { CHECK(0, "budget scan: %s", err); dataset_free(&ref); return; }
+    dataset_set_cache_budget(&ds, 0);
+    for (int i = 0; i < 12; i++) dataset_eval_view(&ds, i, S, 3, a, err, sizeof err);
+    dataset_stats(&ds, &st);
+    CHECK(st.cache_bytes == 0 && st.decoded == 12, "budget 0: %zu bytes kept, %ld decodes", st.cache_bytes, st.decoded);
+    dataset_free(&ds);
+    dataset_free(&ref);
+}
+
 // One thread makes an item's working image; others that want it meanwhile wait and take it from the
 // cache (docs/data.md, "Cache, store and prefetch"): 8 threads asking at once for a 1200 x 900 photo's
 // (a decode long enough for all of them to arrive while it runs) decode it once, and all get its
@@ -807,6 +857,7 @@ int main(void) {
     test_store();
     test_broken_late();
     test_stats();
+    test_cache_budget();
     test_one_decode_at_a_time();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);

@@ -232,6 +232,16 @@ int main(void) {
         CHECK(parallel_memory(&cfg, 13, 2, 2, 8, 0, 0.5, err, sizeof err) == 0, "2 small workers fit: %s", err);
         CHECK(parallel_memory(&cfg, 13, 2, 2, 8, (size_t)1 << 62, 0.9, err, sizeof err) == -1 &&
               strstr(err, "2 threads as workers need ") && strstr(err, "GiB"), "workers beyond the memory: %s", err);
+        // The step's bytes that the cache leaves room for (cmd/runfolder.h's run_fit_cache): the team's
+        // model, or worker 0's and the other workers' activations and gradient buffers, with the same
+        // other bytes; what parallel_memory measures against the memory for the workers.
+        size_t np = mae_num_params(&cfg), shared = mae_train_shared_bytes(&cfg);
+        double team = groups_step_bytes(&cfg, 13, 2, 0, 8, 1000), two = groups_step_bytes(&cfg, 13, 2, 2, 8, 1000);
+        double model = (double)mae_bytes_needed(&cfg, 26);
+        CHECK(team == model + (double)grad_reduce_at_once_floats(2, np) * sizeof(float) + 1000,
+              "the team's step bytes %.0f", team);
+        CHECK(two == 2 * model - (double)shared + (double)grad_workers_floats(8, np, 2, 2) * sizeof(float) + 1000,
+              "2 workers' step bytes %.0f (team %.0f)", two, team);
     }
 
     // 3. The real model: N = 1, 2, 4 ranks and 1 or 2 threads give bitwise the same gradient and loss.

@@ -9,6 +9,7 @@
 #include "core/encoder.h"
 #include "core/model.h"
 #include "core/optim.h"
+#include "kernels/gemm.h"
 
 static MaeConfig small_config(void) {
     MaeConfig c;
@@ -188,8 +189,14 @@ static void test_init(void) {
     row = pos + (size_t)(1 + 8 * 2 + 3) * D;      // patch (y=2, x=3) in the 8x8 grid
     CHECK_CLOSE(row[1], sin(3.0 * pow(10000.0, -1.0 / q)), 1e-7, 0, "sin(x omega_1)");
     CHECK_CLOSE(row[2 * q + 1], sin(2.0 * pow(10000.0, -1.0 / q)), 1e-7, 0, "sin(y omega_1)");
-    size_t need = mae_bytes_needed(&c, 1);
-    CHECK(need > 4 * mae_num_params(&c) * sizeof(float), "bytes needed %zu", need);
+    size_t need = mae_bytes_needed(&c, 1), np = mae_num_params(&c);
+    CHECK(need > 4 * np * sizeof(float), "bytes needed %zu", need);
+    // The weights' packed copies a training step keeps (kernels/gemm.h) count: two floats a parameter
+    // beside its own, its gradient's and AdamW's two moments' (a parameter-heavy step peaked at 1.5x the
+    // estimate without them: cli_memory.sh, bench's memory_ratio).
+    CHECK(mae_train_shared_bytes(&c) == 6 * np * sizeof(float) && need >= mae_train_shared_bytes(&c) &&
+          need - mae_bytes_needed_forward(&c, 1) > 5 * np * sizeof(float),
+          "shared bytes %zu for %zu parameters", mae_train_shared_bytes(&c), np);
     CHECK(mae_bytes_needed(&c, 64) > need, "bytes grow with the batch");
     mae_free(m);
 }
@@ -771,6 +778,10 @@ static void test_bytes_needed_huge(void) {
         CHECK((double)t >= train && (double)f >= fwd, "batch %d: %g, %g bytes estimated, below the attention "
               "maps' %g, %g", B, (double)t, (double)f, train, fwd);
     }
+    // Past GEMM_WEIGHT_COPIES_MAX_BYTES weights are packed per call: the copies count at that cap.
+    double np = (double)mae_num_params(&c);
+    CHECK((double)mae_train_shared_bytes(&c) == 16.0 * np + (double)GEMM_WEIGHT_COPIES_MAX_BYTES,
+          "shared bytes of %g parameters: %zu", np, mae_train_shared_bytes(&c));
     char err[512];
     CHECK(mae_memory_check(&c, 4096, 0, err, sizeof err) != 0, "batch 4096 of the largest model passes the memory check");
 }

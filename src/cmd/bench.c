@@ -7,7 +7,7 @@
 // Prints img/s, the achieved GFLOP/s from an analytic FLOP count (flop_count below), the measured FP32
 // FMA peak of the CPU at the same thread count (before the steps, and again after them) and the
 // fraction of it, and peak memory (ru_maxrss) against the analytic bytes (params, grads, AdamW
-// moments, activation arena, the batch).
+// moments, the weights' packed copies, activation arena, the batch).
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -497,8 +497,8 @@ int cmd_bench(int argc, char **argv) {
     getrusage(RUSAGE_SELF, &ru);
     double rss = (double)ru.ru_maxrss * 1024.0;
     // Each worker's model beyond the first: its activations and masks (mae_bytes_needed less the
-    // parameters, gradients and moments it does not have).
-    double worker_model = (double)mae_bytes_needed(&cfg, per * at_once) - 4.0 * (double)np * sizeof(float);
+    // parameters, gradients, moments and packed copies it shares with the first).
+    double worker_model = (double)mae_bytes_needed(&cfg, per * at_once) - (double)mae_train_shared_bytes(&cfg);
     double analytic = (double)mae_bytes_needed(&cfg, per * at_once) + (double)tree_bytes + (nw - 1) * worker_model
                       + nw * ((double)(npix + (size_t)per * at_once * L) * sizeof(float)
                               + (double)per * at_once * K * sizeof(int));

@@ -125,6 +125,7 @@ struct FineTune {
     // name the file.
     char init_shown[4096];
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
+    StoreNote cache_note;       // --cache-mb lowered to fit beside the run (run_fit_cache): said with the store's
     int *train_idx, ntrain, *val_idx, nval;
     int *val_label;             // [nval] class of val_idx[i] in the training classes
     int *eval_idx, *eval_label, neval;   // the images each evaluation scores: up to val_max of val_idx, spread
@@ -1103,7 +1104,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     if (t->workers) {   // the other workers' activations and the workers' gradient buffers (cmd/groups.h)
         int is_auto = !strcmp(a->parallel, "auto");
         double all;
-        if (!parallel_memory_more(need, (double)clf_bytes_needed(&t->cfg, t->per), clf_num_params(&t->cfg), 1,
+        if (!parallel_memory_more(need, (double)clf_bytes_needed(&t->cfg, t->per),
+                                  4.0 * (double)clf_num_params(&t->cfg) * sizeof(float), clf_num_params(&t->cfg), 1,
                                   t->workers, r->groups / dist_size(), is_auto ? 0.5 : 0.9, &all, err, sizeof err))
             need = all;
         else if (is_auto) t->workers = 0;   // the threads share every kernel then, which needs less
@@ -1117,6 +1119,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                         resuming ? 0 : groups_that_fit(r->batch, r->groups, dist_size(), 1, GROUPS_MAX, groups_fit, t));
         return cli_report("finetune", msg, 2);
     }
+    // The in-memory caches take what the run leaves (cmd/runfolder.h), before any image is decoded.
+    int decoders = a->lf.loader_threads > omp_get_max_threads() ? a->lf.loader_threads : omp_get_max_threads();
+    run_fit_cache(&t->ds, t->vds.n ? &t->vds : NULL, a->lf.cache_mb, need, decoders, &t->cache_note);
 
     t->model = clf_create(&t->cfg, t->per, err, sizeof err);
     char msg[1024];   // a model that did not fit, in terms of --batch (cmd/groups.h)
@@ -1249,7 +1254,8 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
         if (taken) { cli_error("finetune", "%s", err); return 1; }
         return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err));
     }
-    run_store_note(&store_note);   // the run folder is its own now: the run goes ahead
+    run_store_note(&t->cache_note);   // the run folder is its own now: the run goes ahead
+    run_store_note(&store_note);
     report_data(t);
     run_remove_stale_temp_files(t->run_dir);
     char metrics[4200];

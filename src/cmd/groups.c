@@ -12,9 +12,7 @@
 static int fits(const MaeConfig *cfg, int per, int w, size_t other_bytes) {
     long have = cpu_memory_bytes();
     if (have <= 0) return 1;
-    double need = (double)mae_bytes_needed(cfg, per * w) +
-                  (double)grad_reduce_at_once_floats(w, mae_num_params(cfg)) * sizeof(float) + (double)other_bytes;
-    return need <= 0.5 * (double)have;
+    return groups_step_bytes(cfg, per, w, 0, 0, other_bytes) <= 0.5 * (double)have;
 }
 
 // Whether taking 2 w groups at once pays by the rows of a forward (cmd/groups.h).
@@ -38,18 +36,30 @@ int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t 
 int parallel_memory(const MaeConfig *cfg, int per, int width, int workers, int groups, size_t other_bytes,
                     double fraction, char *err, size_t errlen) {
     double model = (double)mae_bytes_needed(cfg, per * width);
-    return parallel_memory_more(model + (double)other_bytes, model, mae_num_params(cfg), width, workers, groups,
+    return parallel_memory_more(model + (double)other_bytes, model, (double)mae_train_shared_bytes(cfg), mae_num_params(cfg),
+                                width, workers, groups,
                                 fraction, NULL, err, errlen);
 }
 
-int parallel_memory_more(double base, double model, size_t np, int width, int workers, int groups, double fraction,
-                         double *need_out, char *err, size_t errlen) {
+// Worker 0's model is the run's, in base; the others hold activations only (not the `shared` bytes:
+// parameters, gradients, moments, packed copies). In double: the largest models' estimates go up to 2^63
+// bytes (core/model.c).
+static double workers_need(double base, double model, double shared, size_t np, int width, int workers, int groups) {
+    return base + ((workers - 1) * (model - shared) + (double)grad_workers_floats(groups, np, workers, width) * sizeof(float));
+}
+
+double groups_step_bytes(const MaeConfig *cfg, int per, int width, int workers, int groups, size_t other_bytes) {
+    double model = (double)mae_bytes_needed(cfg, per * width);
+    if (workers >= 2)
+        return workers_need(model + (double)other_bytes, model, (double)mae_train_shared_bytes(cfg), mae_num_params(cfg),
+                            width, workers, groups);
+    return model + (double)grad_reduce_at_once_floats(width, mae_num_params(cfg)) * sizeof(float) + (double)other_bytes;
+}
+
+int parallel_memory_more(double base, double model, double shared, size_t np, int width, int workers, int groups,
+                         double fraction, double *need_out, char *err, size_t errlen) {
     long have = cpu_memory_bytes();
-    // Worker 0's model is the run's, in base; the others hold activations only (no parameters, gradients
-    // or moments). In double: the largest models' estimates go up to 2^63 bytes (core/model.c).
-    double weights = 4.0 * (double)np * sizeof(float);
-    double need = base + ((workers - 1) * (model - weights) +
-                          (double)grad_workers_floats(groups, np, workers, width) * sizeof(float));
+    double need = workers_need(base, model, shared, np, width, workers, groups);
     if (need_out) *need_out = need;
     if (have <= 0 || need <= fraction * (double)have) return 0;
     snprintf(err, errlen, "%d threads as workers need %.0f bytes (%.2f GiB); %s %.2f GiB (--parallel "

@@ -60,10 +60,16 @@ int parallel_check(const char *mode, int groups, int accum, int threads, int *wo
 // rule of every command (core/model.h, mae_memory_check).
 int parallel_memory(const MaeConfig *cfg, int per, int width, int workers, int groups, size_t other_bytes,
                     double fraction, char *err, size_t errlen);
+// The bytes a training step of this process takes as the checks above count them: `width` groups of
+// `per` images at once in one model (workers 0) or in each of `workers` threads as workers over the
+// process's `groups` groups, with other_bytes (its images, the reduction's tree): what the in-memory
+// cache of working images leaves room for (cmd/runfolder.h's run_fit_cache).
+double groups_step_bytes(const MaeConfig *cfg, int per, int width, int workers, int groups, size_t other_bytes);
 // The same check for any model (finetune's classifier: core/classifier.h): base, the bytes the run needs
 // already (worker 0's model included), and model, one worker's model of `width` groups' images holding
-// np parameters (4 np floats of them, its weights, gradients and moments, which the other workers
-// share). *need_out (when not NULL): base and what the other workers add, whether or not it fits.
-int parallel_memory_more(double base, double model, size_t np, int width, int workers, int groups, double fraction,
-                         double *need_out, char *err, size_t errlen);
+// np parameters (`shared` bytes of it, its weights, gradients and moments, and any packed copies, which
+// the other workers share). *need_out (when not NULL): base and what the other workers add, whether or
+// not it fits.
+int parallel_memory_more(double base, double model, double shared, size_t np, int width, int workers, int groups,
+                         double fraction, double *need_out, char *err, size_t errlen);
 #endif

@@ -25,6 +25,7 @@
 #include "io/files.h"
 #include "io/json.h"
 #include "io/safetensors.h"
+#include "kernels/cpu.h"
 #include "kernels/gemm.h"
 
 // The number in a name vitmae writes, prefix then the step ("checkpoint-<step>.safetensors",
@@ -428,6 +429,12 @@ int pixel_norm_set(MaeConfig *c, const char *mode, const Dataset *ds, const int 
     return dataset_pixel_stats(ds, idx, n, 10000, 0, c->img_size, c->in_chans, c->pixel_mean, c->pixel_std, err, errlen);
 }
 
+// MB with two digits below 10 (the store's line says them alike): "191", "0.5".
+static void say_mb(double bytes, char *buf, size_t n) {
+    double mb = bytes / 1048576.0;
+    snprintf(buf, n, mb < 10 ? "%.2g" : "%.0f", mb);
+}
+
 // The store's folder made as every folder vitmae makes (0777 less the umask, so that a group's store under
 // umask 002 takes the group's files; a path too long refused, not cut: cmd/output.h), then the store
 // turned on in it. A store that cannot be made or used leaves none of the folders it made (cmd/output.h,
@@ -447,8 +454,8 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
     if (!strcmp(store, "none")) return 0;
     char dir[4096];
     if (!strcmp(store, "auto")) {
-        size_t need = dataset_working_bytes(ds, idx, n);
-        if (need <= (size_t)cache_mb * 1024 * 1024) return 0;
+        size_t need = dataset_working_bytes(ds, idx, n), budget = dataset_cache_budget(ds);
+        if (need <= budget) return 0;
         // Absolute paths only, as the XDG base directory spec asks: a relative XDG_CACHE_HOME (or HOME) would
         // put the store in whatever folder the run started in, a new one each time.
         const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -467,13 +474,16 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
                      "decodes its images again; --store DIR chooses a folder)", err);
             return 0;
         }
-        // Two digits below 10 MB: "%.0f" said "need 0 MB, more than --cache-mb 0" of a small set.
-        double mb = need / 1048576.0, room;
+        // Two digits below 10 MB (say_mb): "%.0f" said "need 0 MB, more than --cache-mb 0" of a small set.
+        double room;
         note->warning = 0;
-        int n0 = snprintf(note->text, sizeof note->text,
-                          mb < 10 ? "working images need %.2g MB, more than --cache-mb %ld: keeping them in the store %s"
-                                  : "working images need %.0f MB, more than --cache-mb %ld: keeping them in the store %s",
-                          mb, cache_mb, dir);
+        char than[64], kept[32], needs[32];   // the cache's budget: --cache-mb's, or what run_fit_cache lowered it to
+        say_mb((double)budget, kept, sizeof kept);
+        say_mb((double)need, needs, sizeof needs);
+        if (budget == (size_t)cache_mb * 1048576) snprintf(than, sizeof than, "--cache-mb %ld", cache_mb);
+        else snprintf(than, sizeof than, "the memory cache's %s MB", kept);
+        int n0 = snprintf(note->text, sizeof note->text, "working images need %s MB, more than %s: keeping them in the store %s",
+                          needs, than, dir);
         // A disk that cannot hold them above --store-min-free: how much of them it can (docs/data.md).
         double spare = file_free_bytes(dir, &room) == 0 ? room - (double)min_free_mb * 1048576.0 : (double)need;
         if (min_free_mb > 0 && spare < (double)need && n0 > 0 && (size_t)n0 < sizeof note->text) {
@@ -492,6 +502,44 @@ void run_store_note(const StoreNote *note) {
     if (!note->text[0]) return;
     if (note->warning) cli_message("%s", note->text);
     else printf("%s\n", note->text);
+}
+
+double run_cache_room(double want, double have, int here, double need) {
+    if (have <= 0) return want;
+    double room = 0.9 * have / (here > 1 ? here : 1) - need;   // the rule of every memory check (core/model.h)
+    return want <= room ? want : room > 0 ? room : 0;
+}
+
+void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int decoders, StoreNote *note) {
+    note->text[0] = 0;
+    note->warning = 0;
+    // What the caches can take: their budgets, or all their working images where those are fewer.
+    double work = (double)dataset_working_bytes(ds, NULL, ds->n);
+    double vwork = val ? (double)dataset_working_bytes(val, NULL, val->n) : 0;
+    double budget = (double)dataset_cache_budget(ds), vbudget = val ? (double)dataset_cache_budget(val) : 0;
+    double want = fmin(budget, work), vwant = fmin(vbudget, vwork);
+    size_t largest = dataset_largest_samples(ds), vlargest = val ? dataset_largest_samples(val) : 0;
+    double besides = RUN_CACHE_SLACK + (decoders > 1 ? decoders : 1) * (double)(largest > vlargest ? largest : vlargest);
+    long have = cpu_memory_bytes();
+    int here = cpu_ranks_here();
+    double room = run_cache_room(want + vwant, (double)have, here, need + besides);
+    if (room >= want + vwant) return;
+    double mine = want + vwant > 0 ? floor(room * want / (want + vwant)) : 0;
+    dataset_set_cache_budget(ds, (size_t)mine);
+    if (val) dataset_set_cache_budget(val, (size_t)(room - mine));
+    char kept[32], wanted[32], vkept[32], sharing[64] = "";
+    say_mb(mine, kept, sizeof kept);
+    say_mb(work, wanted, sizeof wanted);
+    say_mb(room - mine, vkept, sizeof vkept);
+    if (here > 1) snprintf(sharing, sizeof sharing, ", shared by its %d processes of this run", here);
+    int n0 = snprintf(note->text, sizeof note->text,
+                      "--cache-mb %ld lowered to %s MB: the working images (%s MB) would not fit in memory beside the "
+                      "run, which needs %.2f GiB and its decoders and libraries about %.2f GiB more, of the %.2f GiB "
+                      "it may take (90%% of the %.2f GiB %s%s)",
+                      cache_mb, kept, wanted, need / 1073741824.0, besides / 1073741824.0,
+                      0.9 * (double)have / here / 1073741824.0, have / 1073741824.0, cpu_memory_holder(), sharing);
+    if (val && n0 > 0 && (size_t)n0 < sizeof note->text)
+        snprintf(note->text + n0, sizeof note->text - (size_t)n0, "; the --val folder's cache to %s MB", vkept);
 }
 
 void run_share_store(Dataset *ds, const char *cmd, const char *store, long min_free_mb) {
@@ -514,7 +562,7 @@ void loader_flags_init(LoaderFlags *l) {
 
 void loader_flags_table(LoaderFlags *l, Flag *f) {
     const Flag t[LOADER_FLAGS] = {
-        {"--cache-mb", FLAG_LONG, &l->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) ")", "MB", 0},
+        {"--cache-mb", FLAG_LONG, &l->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) "; lowered to what the run leaves)", "MB", 0},
         {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb; the default), none, or a folder (docs/data.md)", "DIR", 0},
         {"--store-min-free", FLAG_LONG, &l->store_min_free_mb, 0, 1e9, NULL, "free space the store leaves on its disk: no working image is stored past it (default " MAE_STR(DEFAULT_STORE_MIN_FREE_MB) ")", "MB", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},

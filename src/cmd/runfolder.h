@@ -390,6 +390,21 @@ typedef struct { char text[4400]; int warning; } StoreNote;   // text "": nothin
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, long min_free_mb,
                    StoreNote *note, char *err, size_t errlen);
 void run_store_note(const StoreNote *note);   // a line on stdout, or a warning on stderr
+// The in-memory caches give way to the run (docs/data.md, "Cache, store and prefetch"). The memory they
+// may take: 90% of `have` bytes (the memory there is, kernels/cpu.h's cpu_memory_bytes; <= 0: unknown),
+// shared evenly by the `here` processes of the job on this machine, less `need`, the bytes each one's
+// memory rule counted for its run and what it holds besides. Returns `want` (the caches' budgets, at
+// most what their working images take) when it fits or memory is unknown, else that room (never below 0).
+double run_cache_room(double want, double have, int here, double need);
+// What a run holds beside the bytes of its memory rule, which no rule counts: the program's code,
+// libraries and threads' stacks (RUN_CACHE_SLACK), and `decoders` threads each decoding a photo as large
+// as the largest of the sets (its 8-bit samples: data/dataset.h's dataset_largest_samples).
+#define RUN_CACHE_SLACK (64.0 * 1048576)
+// Lowers the budgets of ds's cache (--cache-mb MB) and of val's (a --val folder's own scan, NULL when
+// none), in proportion, to run_cache_room's room for the run's `need` bytes and the rest above, when
+// their working images would pass it, and then says so in note (text "" otherwise), said before the
+// store's line. Every process, before any working image is made.
+void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int decoders, StoreNote *note);
 // Under mpirun, every rank after rank 0's run_use_store: the other ranks use the store folder rank 0
 // chose, so that no rank decodes its share again each epoch (docs/distributed.md, "Semantics"). Ranks
 // on one machine share its files (each written under a name of its own, then renamed); a rank that

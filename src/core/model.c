@@ -9,6 +9,7 @@
 #include "core/model.h"
 #include "core/encoder.h"
 #include "kernels/cpu.h"
+#include "kernels/gemm.h"
 #include "kernels/ops.h"
 #include "kernels/team.h"
 
@@ -148,21 +149,31 @@ static size_t mask_bytes_per_image(size_t L, int kind) {
     return kind == MAE_ENCODER_ONLY ? 0 : L * (2 * sizeof(int) + 1) + 2 * (L + 1) * sizeof(int);
 }
 
-// Parameters (and for training their gradients and AdamW's two moments), activations, masks. The
-// largest models the flags allow overflowed the size_t sum (--dim 16384 --depth 256 --heads 1024 and
+// Parameters (and for training their gradients, AdamW's two moments and the weights' packed copies),
+// activations, masks. The largest models the flags allow overflowed the size_t sum (--dim 16384 --depth 256 --heads 1024 and
 // the same decoder at 65,536 patches and batch 4096: 37 x 10^18 bytes of attention maps, said as
 // 0.2 x 10^18): a wrapped estimate can be any small number, so a model no machine holds could pass
 // the memory check. Every piece of the layout grows at most linearly with the batch, so B times one
 // image's share bounds it; the exact sum is taken below BYTES_BEYOND_ANY, where it cannot wrap, and
 // the bound (at most 2^63) past it.
+// The packed copies (kernels/gemm.h) of np parameters' weights: two floats each, within the cap.
+static double copies_bytes(size_t np) { return fmin(2.0 * (double)np * sizeof(float), (double)GEMM_WEIGHT_COPIES_MAX_BYTES); }
+
+size_t mae_train_shared_bytes(const MaeConfig *cfg) {
+    // Exact in double: the largest model the flags allow has about 2^38 parameters, 2^42 bytes.
+    size_t np = mae_num_params(cfg);
+    return (size_t)fmin(4.0 * (double)np * sizeof(float) + copies_bytes(np), 0x1p63);
+}
+
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
     size_t np, L = (size_t)mae_num_patches(cfg), masks = mask_bytes_per_image(L, kind);
     model_table(cfg, kind, NULL, 0, &np);
-    double fixed = (kind != STACK_TRAIN ? 1.0 : 4.0) * (double)np * sizeof(float);
+    double copies = kind != STACK_TRAIN ? 0.0 : copies_bytes(np);
+    double fixed = (kind != STACK_TRAIN ? 1.0 : 4.0) * (double)np * sizeof(float) + copies;
     double bound = fixed + (double)max_batch * ((double)arena_floats_for(cfg, 1, kind) * sizeof(float) + (double)masks);
     if (bound >= BYTES_BEYOND_ANY) return (size_t)fmin(bound, 0x1p63);
-    return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + arena_floats_for(cfg, max_batch, kind) * sizeof(float)
-           + (size_t)max_batch * masks;
+    return (kind != STACK_TRAIN ? 1 : 4) * np * sizeof(float) + (size_t)copies +
+           arena_floats_for(cfg, max_batch, kind) * sizeof(float) + (size_t)max_batch * masks;
 }
 
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch) { return bytes_needed(cfg, max_batch, STACK_TRAIN); }
@@ -189,11 +200,12 @@ int mae_memory_check_bytes(size_t need, int B, int S, char *err, size_t errlen) 
 
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen) {
     size_t need = mae_bytes_needed(cfg, B) + extra_per_image * (size_t)B;
-    // The share no batch size changes: the parameters with their gradients and AdamW's two moments.
-    size_t np = mae_num_params(cfg), params = 4 * np * sizeof(float);
-    char share[160];
-    snprintf(share, sizeof share, ", of which %.2f GiB for the %zu parameters, their gradients and AdamW moments "
-             "at any batch", params / 1073741824.0, np);
+    // The share no batch size changes: the parameters with their gradients, AdamW's two moments and the
+    // weights' packed copies.
+    size_t np = mae_num_params(cfg), params = mae_train_shared_bytes(cfg);
+    char share[192];
+    snprintf(share, sizeof share, ", of which %.2f GiB for the %zu parameters, their gradients, AdamW moments and "
+             "packed copies at any batch", params / 1073741824.0, np);
     return memory_refusal(need, B, cfg->img_size, share, err, errlen);
 }
 

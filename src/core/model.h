@@ -25,13 +25,17 @@
 #include "kernels/sumtree.h"
 
 // The config (MaeConfig, presets, checks, JSON) and the parameter table (MaeTensor): core/config.h.
-// Bytes mae_init would allocate for (cfg, max_batch): params, grads, AdamW moments, activations.
+// Bytes a training run of (cfg, max_batch) holds: mae_train_shared_bytes, activations, masks.
 size_t mae_bytes_needed(const MaeConfig *cfg, int max_batch);
+// What no batch changes and threads as workers share: the parameters, their gradients and AdamW's two
+// moments, and the packed copies of the weights a training step keeps (kernels/gemm.h: two floats a
+// parameter, at most GEMM_WEIGHT_COPIES_MAX_BYTES).
+size_t mae_train_shared_bytes(const MaeConfig *cfg);
 // The memory rule of every command: a run of batch B that needs mae_bytes_needed(cfg, B) plus
 // extra_per_image bytes for each image is refused, before anything is allocated, when that is more
 // than 90% of physical memory. 0 when it fits (or memory is unknown); -1 and err
-// "batch B at SxS needs N bytes (G GiB, of which P GiB for the N parameters, their gradients and
-// AdamW moments at any batch); this machine has H GiB" when not.
+// "batch B at SxS needs N bytes (G GiB, of which P GiB for the N parameters, their gradients, AdamW
+// moments and packed copies at any batch); this machine has H GiB" when not.
 int mae_memory_check(const MaeConfig *cfg, int B, size_t extra_per_image, char *err, size_t errlen);
 // The bytes of a forward-only model (mae_create_forward): parameters and its smaller arena.
 size_t mae_bytes_needed_forward(const MaeConfig *cfg, int max_batch);

@@ -737,12 +737,35 @@ size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n) {
     size_t total = 0;
     long T = ds->work_size;
     for (int k = 0; k < n; k++) {
-        const DataItem *it = &ds->items[idx[k]];
+        const DataItem *it = &ds->items[idx ? idx[k] : k];
         long w = it->w, h = it->h;
         if (T > 0 && w > T && h > T) image_resize_size(w, h, T, &w, &h);
         total += (size_t)w * h * it->c;
     }
     return total;
+}
+
+size_t dataset_largest_samples(const Dataset *ds) {
+    size_t most = 0;
+    for (int i = 0; i < ds->n; i++) {
+        size_t b = (size_t)ds->items[i].w * ds->items[i].h * ds->items[i].c;
+        if (b > most) most = b;
+    }
+    return most;
+}
+
+void dataset_set_cache_budget(Dataset *ds, size_t bytes) {
+    DataShared *sh = ds->shared;
+    if (!sh || !ds->work_size) return;
+    pthread_mutex_lock(&sh->lock);
+    sh->budget = bytes;
+    pthread_mutex_unlock(&sh->lock);
+}
+
+size_t dataset_cache_budget(const Dataset *ds) {
+    DataStats st;
+    dataset_stats(ds, &st);
+    return st.cache_budget;
 }
 
 static void count(DataShared *sh, long *counter) {

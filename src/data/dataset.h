@@ -137,9 +137,17 @@ int  dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen);
 void dataset_set_store_min_free(Dataset *ds, double min_free);
 // The store's folder as dataset_set_store resolved it (absolute), or NULL without a store.
 const char *dataset_store_dir(const Dataset *ds);
-// Bytes the working images of items idx[0 .. n) take, from their header sizes (to decide whether
-// they fit the cache or need the store).
+// Bytes the working images of items idx[0 .. n) take (idx NULL: items 0 .. n - 1), from their header
+// sizes (to decide whether they fit the cache or need the store).
 size_t dataset_working_bytes(const Dataset *ds, const int *idx, int n);
+// The largest usable image's 8-bit samples, w x h x c bytes from its header: what a decode of it may
+// hold whole (a PNG's or WebP's samples, docs/data.md), for the memory a loader thread needs.
+size_t dataset_largest_samples(const Dataset *ds);
+// The in-memory cache's budget in bytes (DatasetOptions.cache_mb at the scan; 0 without working
+// images). Set it before a working image is made: one already kept stays (cmd/runfolder.h's
+// run_fit_cache lowers it to the memory a run leaves).
+void dataset_set_cache_budget(Dataset *ds, size_t bytes);
+size_t dataset_cache_budget(const Dataset *ds);
 
 // Counters of the working-image sources since the scan (for logs and bench).
 // store_left: working images not written to the store for its disk's free space (dataset_set_store_min_free).

@@ -351,6 +351,7 @@ void cpu_share_cpus(int sharing, int here) {
     ranks_sharing = sharing;
     ranks_here = here;
 }
+int cpu_ranks_here(void) { return ranks_here; }
 
 int cpu_cgroup_cpu_limit(const char *root) {
     long c = cgroup_lowest(root, "cpu", cpu_level);

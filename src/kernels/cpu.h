@@ -76,6 +76,9 @@ int cpu_default_threads(const char *omp_num_threads, int cpus, int quota, int sh
 // Under mpirun (dist_init): sharing and here of cpu_default_threads for cpu_start_threads; 1 and 1
 // until called.
 void cpu_share_cpus(int sharing, int here);
+// here of cpu_share_cpus: the processes of this job on this machine (1 without mpirun), which share its
+// memory (cmd/runfolder.h's run_fit_cache).
+int cpu_ranks_here(void);
 
 // The value of a tuning variable of the environment (VITMAE_SPIN_US, VITMAE_GEMM_KC,
 // VITMAE_GROUPS_AT_ONCE, VITMAE_FORWARD_IMAGES: docs/interface.md, "Environment") read as a whole

@@ -635,7 +635,7 @@ typedef struct {
     int filling;   // a worker thread is packing it (weight_lookup's nested case)
 } PackedWeight;
 
-#define WEIGHT_CACHE_MAX_BYTES (2L << 30)   // beyond this, weights are packed per call as before
+#define WEIGHT_CACHE_MAX_BYTES GEMM_WEIGHT_COPIES_MAX_BYTES   // beyond this, weights are packed per call as before
 static PackedWeight *cache;
 static int cache_len, cache_cap;
 static long cache_bytes, scope_generation;

@@ -67,6 +67,9 @@ int gemm_tn_sums(int M, int N, int K, const float *A, int lda, const float *B, i
 // (dist/workers.h: products in one-thread regions nested in the workers' region, side by side) share
 // the copies: a stale copy is packed by the first worker that needs it, and the others pack per call
 // until it is fresh (docs/distributed.md, "Threads as workers").
+// The copies of all weights together take at most this many bytes (GEMM_WEIGHT_COPIES_MAX_BYTES); a
+// weight's copies (as B of gemm_nt_weight and of gemm_nn_weight) take about twice its floats.
+#define GEMM_WEIGHT_COPIES_MAX_BYTES (2L << 30)
 void gemm_weights_begin(void);
 void gemm_weights_end(void);
 void gemm_weights_release(void);
