@@ -113,5 +113,25 @@ mpi -np 1 env VITMAE_GEMM=ref "$VITMAE" train $kgone --out "$dir/k4" : -np 1 env
 t "-np 2, VITMAE_GEMM differing, train of a --data folder not there: refused, one line, no warning ($rc: $(head -n 3 "$dir/k.err" | tr '\n' '|'))" \
   '[ $rc -ne 0 ] && [ "$(grep -c "^vitmae" "$dir/k.err")" -eq 1 ] && ! grep -q "warning" "$dir/k.err"'
 
+# The processes on one machine share its memory: each may take its even share, and a model that fits
+# the machine once but not once a process is refused by every rank, one line naming the share, exit 2,
+# before anything is allocated. In a 0.50 GiB memory cgroup (where one can be made) a model of about
+# 0.3 GiB runs in one process; under -np 2 each rank checked it against the whole 0.50 GiB, passed,
+# and the two together were killed by the out-of-memory killer.
+cgroup_make memory
+if [ -n "$cg" ] && [ "${VITMAE_SANITIZED:-0}" != 1 ]; then
+  "$VITMAE_TOOLS/synth" "$dir/cgdata" --count 8 --size 128 --seed 1 > /dev/null
+  share="--data $dir/cgdata --img 256 --patch 32 --dim 512 --heads 8 --depth 3 --dec-dim 64 --dec-heads 1 --dec-depth 1 --batch 4 --groups 2 --threads 1 --steps 1 --val-frac 0"
+  in_cg "$VITMAE" train $share --out "$dir/cg1" > /dev/null 2> "$dir/cg.err"; rc=$?
+  t "a 0.50 GiB cgroup, one process: the model runs ($rc: $(head -c 300 "$dir/cg.err"))" '[ $rc -eq 0 ] && [ -s "$dir/cg1/checkpoint.safetensors" ]'
+  in_cg env ASAN_OPTIONS="$mpi_asan" mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $share --out "$dir/cg2" \
+    > /dev/null 2> "$dir/cg.err"; rc=$?
+  t "... -np 2: refused, exit 2, one line naming each process's share ($rc: $(head -c 400 "$dir/cg.err"))" \
+    '[ $rc -eq 2 ] && [ "$(grep -c "^vitmae" "$dir/cg.err")" -eq 1 ] && grep -q "^vitmae: train: batch 2 at 256x256 needs [0-9]* bytes (0.[0-9]* GiB, of which .*); its memory cgroup allows each of its 2 processes 0.25 GiB: --batch 4 runs 2 images at a time$" "$dir/cg.err" && [ ! -e "$dir/cg2" ]'
+  cgroup_remove
+else
+  echo "note: the memory share of two processes not checked (no memory cgroup can be made here, or sanitizers)"
+fi
+
 [ $fail -eq 0 ] && echo "cli mpi usage ok"
 exit $fail

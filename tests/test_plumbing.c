@@ -528,6 +528,15 @@ static void test_cgroup_limit(void) {
           phys, lim);
     CHECK(!strcmp(cpu_memory_holder(), lim > 0 && lim < phys ? "its memory cgroup allows" : "this machine has"),
           "said as '%s'", cpu_memory_holder());
+    // Under mpirun, 3 processes of the job on this machine (dist_init's cpu_share_cpus): each a third,
+    // said so; back to one.
+    cpu_share_cpus(1, 3);
+    CHECK(cpu_memory_bytes() == have / 3 && !strcmp(cpu_memory_holder(), lim > 0 && lim < phys
+                                                    ? "its memory cgroup allows each of its 3 processes"
+                                                    : "each of this machine's 3 processes has"),
+          "3 processes here: %ld, said as '%s'", cpu_memory_bytes(), cpu_memory_holder());
+    cpu_share_cpus(1, 1);
+    CHECK(cpu_memory_bytes() == have && !strchr(cpu_memory_holder(), '3'), "one process again: %ld", cpu_memory_bytes());
 }
 
 // OMP_NUM_THREADS as libgomp reads it (tried against libgomp 12: its line for exactly the values it

@@ -380,21 +380,19 @@ static void test_val_masks(void) {
 }
 
 // The room the in-memory caches get beside a run (cmd/runfolder.h, run_cache_room): 90% of the memory
-// there is, shared by the processes on this machine, less what the run needs; their wish where it fits
-// or memory is unknown; never below 0.
+// there is for this process, less what the run needs; their wish where it fits or memory is unknown;
+// never below 0.
 static void test_cache_room(void) {
     const double M = 1048576.0, G = 1024 * M;
-    CHECK(run_cache_room(2048 * M, 24 * G, 1, 2 * G) == 2048 * M, "2 GiB beside a 2 GiB run in 24 GiB: kept");
-    CHECK(run_cache_room(2048 * M, 0.5 * G, 1, 0.22 * G) == 0.9 * 0.5 * G - 0.22 * G, "0.5 GiB: lowered to %g MB",
-          run_cache_room(2048 * M, 0.5 * G, 1, 0.22 * G) / M);
-    CHECK(run_cache_room(2048 * M, 4 * G, 2, 1 * G) == 0.9 * 2 * G - 1 * G, "two processes on 4 GiB share it: %g MB",
-          run_cache_room(2048 * M, 4 * G, 2, 1 * G) / M);
-    CHECK(run_cache_room(2048 * M, 0.5 * G, 1, 0.5 * G) == 0, "a run past 90%%: no cache");
-    CHECK(run_cache_room(2048 * M, 0, 1, 100 * G) == 2048 * M && run_cache_room(2048 * M, -1, 4, 100 * G) == 2048 * M,
+    CHECK(run_cache_room(2048 * M, 24 * G, 2 * G) == 2048 * M, "2 GiB beside a 2 GiB run in 24 GiB: kept");
+    CHECK(run_cache_room(2048 * M, 0.5 * G, 0.22 * G) == 0.9 * 0.5 * G - 0.22 * G, "0.5 GiB: lowered to %g MB",
+          run_cache_room(2048 * M, 0.5 * G, 0.22 * G) / M);
+    CHECK(run_cache_room(2048 * M, 0.5 * G, 0.5 * G) == 0, "a run past 90%%: no cache");
+    CHECK(run_cache_room(2048 * M, 0, 100 * G) == 2048 * M && run_cache_room(2048 * M, -1, 100 * G) == 2048 * M,
           "memory unknown: kept");
-    CHECK(run_cache_room(0, 0.5 * G, 1, 0.22 * G) == 0, "no cache asked: none");
+    CHECK(run_cache_room(0, 0.5 * G, 0.22 * G) == 0, "no cache asked: none");
     double exact = 0.9 * 10 * G - 3 * G;
-    CHECK(run_cache_room(exact, 10 * G, 1, 3 * G) == exact, "a wish of the room exactly: kept");
+    CHECK(run_cache_room(exact, 10 * G, 3 * G) == exact, "a wish of the room exactly: kept");
 }
 
 int main(void) {

@@ -504,9 +504,9 @@ void run_store_note(const StoreNote *note) {
     else printf("%s\n", note->text);
 }
 
-double run_cache_room(double want, double have, int here, double need) {
+double run_cache_room(double want, double have, double need) {
     if (have <= 0) return want;
-    double room = 0.9 * have / (here > 1 ? here : 1) - need;   // the rule of every memory check (core/model.h)
+    double room = 0.9 * have - need;   // the rule of every memory check (core/model.h)
     return want <= room ? want : room > 0 ? room : 0;
 }
 
@@ -521,23 +521,21 @@ void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int de
     size_t largest = dataset_largest_samples(ds), vlargest = val ? dataset_largest_samples(val) : 0;
     double besides = RUN_CACHE_SLACK + (decoders > 1 ? decoders : 1) * (double)(largest > vlargest ? largest : vlargest);
     long have = cpu_memory_bytes();
-    int here = cpu_ranks_here();
-    double room = run_cache_room(want + vwant, (double)have, here, need + besides);
+    double room = run_cache_room(want + vwant, (double)have, need + besides);
     if (room >= want + vwant) return;
     double mine = want + vwant > 0 ? floor(room * want / (want + vwant)) : 0;
     dataset_set_cache_budget(ds, (size_t)mine);
     if (val) dataset_set_cache_budget(val, (size_t)(room - mine));
-    char kept[32], wanted[32], vkept[32], sharing[64] = "";
+    char kept[32], wanted[32], vkept[32];
     say_mb(mine, kept, sizeof kept);
     say_mb(work, wanted, sizeof wanted);
     say_mb(room - mine, vkept, sizeof vkept);
-    if (here > 1) snprintf(sharing, sizeof sharing, ", shared by its %d processes of this run", here);
     int n0 = snprintf(note->text, sizeof note->text,
                       "--cache-mb %ld lowered to %s MB: the working images (%s MB) would not fit in memory beside the "
                       "run, which needs %.2f GiB and its decoders and libraries about %.2f GiB more, of the %.2f GiB "
-                      "it may take (90%% of the %.2f GiB %s%s)",
-                      cache_mb, kept, wanted, need / 1073741824.0, besides / 1073741824.0,
-                      0.9 * (double)have / here / 1073741824.0, have / 1073741824.0, cpu_memory_holder(), sharing);
+                      "it may take (90%% of the %.2f GiB %s)",
+                      cache_mb, kept, wanted, need / 1073741824.0, besides / 1073741824.0, 0.9 * (double)have / 1073741824.0,
+                      have / 1073741824.0, cpu_memory_holder());
     if (val && n0 > 0 && (size_t)n0 < sizeof note->text)
         snprintf(note->text + n0, sizeof note->text - (size_t)n0, "; the --val folder's cache to %s MB", vkept);
 }

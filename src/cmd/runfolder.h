@@ -391,11 +391,11 @@ int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long c
                    StoreNote *note, char *err, size_t errlen);
 void run_store_note(const StoreNote *note);   // a line on stdout, or a warning on stderr
 // The in-memory caches give way to the run (docs/data.md, "Cache, store and prefetch"). The memory they
-// may take: 90% of `have` bytes (the memory there is, kernels/cpu.h's cpu_memory_bytes; <= 0: unknown),
-// shared evenly by the `here` processes of the job on this machine, less `need`, the bytes each one's
-// memory rule counted for its run and what it holds besides. Returns `want` (the caches' budgets, at
-// most what their working images take) when it fits or memory is unknown, else that room (never below 0).
-double run_cache_room(double want, double have, int here, double need);
+// may take: 90% of `have` bytes (the memory there is for this process, kernels/cpu.h's cpu_memory_bytes;
+// <= 0: unknown), less `need`, the bytes its memory rule counted for its run and what it holds besides.
+// Returns `want` (the caches' budgets, at most what their working images take) when it fits or memory is
+// unknown, else that room (never below 0).
+double run_cache_room(double want, double have, double need);
 // What a run holds beside the bytes of its memory rule, which no rule counts: the program's code,
 // libraries and threads' stacks (RUN_CACHE_SLACK), and `decoders` threads each decoding a photo as large
 // as the largest of the sets (its 8-bit samples: data/dataset.h's dataset_largest_samples).

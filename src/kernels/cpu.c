@@ -347,11 +347,14 @@ int cpu_default_threads(const char *omp_num_threads, int cpus, int quota, int sh
 }
 
 static int ranks_sharing = 1, ranks_here = 1;
+static char holder_machine[64], holder_cgroup[80];   // cpu_memory_holder's words for ranks_here > 1
 void cpu_share_cpus(int sharing, int here) {
     ranks_sharing = sharing;
-    ranks_here = here;
+    ranks_here = here > 1 ? here : 1;
+    // Written here, before any thread asks (dist_init calls this first thing).
+    snprintf(holder_machine, sizeof holder_machine, "each of this machine's %d processes has", ranks_here);
+    snprintf(holder_cgroup, sizeof holder_cgroup, "its memory cgroup allows each of its %d processes", ranks_here);
 }
-int cpu_ranks_here(void) { return ranks_here; }
 
 int cpu_cgroup_cpu_limit(const char *root) {
     long c = cgroup_lowest(root, "cpu", cpu_level);
@@ -369,12 +372,13 @@ static void usable_read(void) {
 
 long cpu_memory_bytes(void) {
     pthread_once(&usable_once, usable_read);
-    return usable.bytes;
+    return usable.bytes > 0 ? usable.bytes / ranks_here : usable.bytes;
 }
 
 const char *cpu_memory_holder(void) {
     pthread_once(&usable_once, usable_read);
-    return usable.cgroup ? "its memory cgroup allows" : "this machine has";
+    if (ranks_here < 2) return usable.cgroup ? "its memory cgroup allows" : "this machine has";
+    return usable.cgroup ? holder_cgroup : holder_machine;
 }
 
 size_t cpu_advise_huge_pages(void *p, size_t bytes) {

@@ -46,11 +46,13 @@ int cpu_ensure_stack(char *err, size_t errlen);
 int cpu_start_threads(int threads, char *err, size_t errlen);
 // The memory this process may use, in bytes (0 when unknown): physical memory, or its memory cgroup's
 // limit where that is lower (a container's `docker run --memory`, a systemd unit's MemoryMax), past
-// which Linux's out-of-memory killer ends the process instead of malloc failing. Commands refuse,
-// before allocating, what cannot fit (docs/interface.md, "Memory").
+// which Linux's out-of-memory killer ends the process instead of malloc failing; under mpirun an even
+// share of it for each of the job's processes on this machine (cpu_share_cpus' here), which all take
+// theirs at once. Commands refuse, before allocating, what cannot fit (docs/interface.md, "Memory").
 long cpu_memory_bytes(void);
 // How a refusal says that amount: "this machine has", or "its memory cgroup allows" when the limit is
-// the cgroup's.
+// the cgroup's; with N processes on this machine "each of this machine's N processes has" or "its
+// memory cgroup allows each of its N processes".
 const char *cpu_memory_holder(void);
 // The lowest memory limit of this process's cgroups, 0 when none is set or none can be read: cgroup v2's
 // memory.max and v1's memory.limit_in_bytes, in the process's own cgroup and every one above it up to
@@ -76,9 +78,6 @@ int cpu_default_threads(const char *omp_num_threads, int cpus, int quota, int sh
 // Under mpirun (dist_init): sharing and here of cpu_default_threads for cpu_start_threads; 1 and 1
 // until called.
 void cpu_share_cpus(int sharing, int here);
-// here of cpu_share_cpus: the processes of this job on this machine (1 without mpirun), which share its
-// memory (cmd/runfolder.h's run_fit_cache).
-int cpu_ranks_here(void);
 
 // The value of a tuning variable of the environment (VITMAE_SPIN_US, VITMAE_GEMM_KC,
 // VITMAE_GROUPS_AT_ONCE, VITMAE_FORWARD_IMAGES: docs/interface.md, "Environment") read as a whole
