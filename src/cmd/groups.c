@@ -36,9 +36,8 @@ int groups_at_once(const MaeConfig *cfg, int per, int tokens, int count, size_t 
 int parallel_memory(const MaeConfig *cfg, int per, int width, int workers, int groups, size_t other_bytes,
                     double fraction, char *err, size_t errlen) {
     double model = (double)mae_bytes_needed(cfg, per * width);
-    return parallel_memory_more(model + (double)other_bytes, model, (double)mae_train_shared_bytes(cfg), mae_num_params(cfg),
-                                width, workers, groups,
-                                fraction, NULL, err, errlen);
+    return parallel_memory_more(model + (double)other_bytes, model, (double)mae_train_shared_bytes(cfg),
+                                mae_num_params(cfg), width, workers, groups, fraction, NULL, err, errlen);
 }
 
 // Worker 0's model is the run's, in base; the others hold activations only (not the `shared` bytes:

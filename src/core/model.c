@@ -149,15 +149,10 @@ static size_t mask_bytes_per_image(size_t L, int kind) {
     return kind == MAE_ENCODER_ONLY ? 0 : L * (2 * sizeof(int) + 1) + 2 * (L + 1) * sizeof(int);
 }
 
-// Parameters (and for training their gradients, AdamW's two moments and the weights' packed copies),
-// activations, masks. The largest models the flags allow overflowed the size_t sum (--dim 16384 --depth 256 --heads 1024 and
-// the same decoder at 65,536 patches and batch 4096: 37 x 10^18 bytes of attention maps, said as
-// 0.2 x 10^18): a wrapped estimate can be any small number, so a model no machine holds could pass
-// the memory check. Every piece of the layout grows at most linearly with the batch, so B times one
-// image's share bounds it; the exact sum is taken below BYTES_BEYOND_ANY, where it cannot wrap, and
-// the bound (at most 2^63) past it.
 // The packed copies (kernels/gemm.h) of np parameters' weights: two floats each, within the cap.
-static double copies_bytes(size_t np) { return fmin(2.0 * (double)np * sizeof(float), (double)GEMM_WEIGHT_COPIES_MAX_BYTES); }
+static double copies_bytes(size_t np) {
+    return fmin(2.0 * (double)np * sizeof(float), (double)GEMM_WEIGHT_COPIES_MAX_BYTES);
+}
 
 size_t mae_train_shared_bytes(const MaeConfig *cfg) {
     // Exact in double: the largest model the flags allow has about 2^38 parameters, 2^42 bytes.
@@ -165,6 +160,13 @@ size_t mae_train_shared_bytes(const MaeConfig *cfg) {
     return (size_t)fmin(4.0 * (double)np * sizeof(float) + copies_bytes(np), 0x1p63);
 }
 
+// Parameters (and for training their gradients, AdamW's two moments and the weights' packed copies),
+// activations, masks. The largest models the flags allow overflowed the size_t sum (--dim 16384 --depth
+// 256 --heads 1024 and the same decoder at 65,536 patches and batch 4096: 37 x 10^18 bytes of attention
+// maps, said as 0.2 x 10^18): a wrapped estimate can be any small number, so a model no machine holds
+// could pass the memory check. Every piece of the layout grows at most linearly with the batch, so B
+// times one image's share bounds it; the exact sum is taken below BYTES_BEYOND_ANY, where it cannot
+// wrap, and the bound (at most 2^63) past it.
 static size_t bytes_needed(const MaeConfig *cfg, int max_batch, int kind) {
     size_t np, L = (size_t)mae_num_patches(cfg), masks = mask_bytes_per_image(L, kind);
     model_table(cfg, kind, NULL, 0, &np);
