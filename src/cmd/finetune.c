@@ -1120,8 +1120,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         return cli_report("finetune", msg, 2);
     }
     // The in-memory caches take what the run leaves (cmd/runfolder.h), before any image is decoded.
-    int decoders = a->lf.loader_threads > omp_get_max_threads() ? a->lf.loader_threads : omp_get_max_threads();
-    run_fit_cache(&t->ds, t->vds.n ? &t->vds : NULL, a->lf.cache_mb, need, decoders, &t->cache_note);
+    run_fit_cache(&t->ds, t->vds.n ? &t->vds : NULL, a->lf.cache_mb, need, a->lf.loader_threads, &t->cache_note);
 
     t->model = clf_create(&t->cfg, t->per, err, sizeof err);
     char msg[1024];   // a model that did not fit, in terms of --batch (cmd/groups.h)

@@ -406,10 +406,13 @@ int cmd_probe(int argc, char **argv) {
     // Said once every check has passed (a missing --ckpt or --layer out of range stays one line).
     cli_held_say(&held);
     output_warn_overlap("--train", train_dir, "--test", test_dir, "fit the probes");
-    char which[96];
-    if (fm) features_blocks_text(&spec, features_config(fm)->depth, which, sizeof which);
-    if (fm) snprintf(what, sizeof what, "encoder %s, %s%s, %s", features_what(fm, &spec), which, ema ? CLI_EMA_WHAT : "", ckpt_path);
-    else snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
+    if (fm) {
+        char which[96];
+        features_blocks_text(&spec, features_config(fm)->depth, which, sizeof which);
+        snprintf(what, sizeof what, "encoder %s, %s%s, %s", features_what(fm, &spec), which, ema ? CLI_EMA_WHAT : "", ckpt_path);
+    } else {
+        snprintf(what, sizeof what, "pixels %dx%dx%d", S, S, Cin);
+    }
     size_t wl = strlen(what);
     cli_view_text(what + wl, sizeof what - wl, "; view ", spec.view, S);
     if (!json)

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -510,7 +511,7 @@ double run_cache_room(double want, double have, double need) {
     return want <= room ? want : room > 0 ? room : 0;
 }
 
-void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int decoders, StoreNote *note) {
+void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int loader_threads, StoreNote *note) {
     note->text[0] = 0;
     note->warning = 0;
     // What the caches can take: their budgets, or all their working images where those are fewer.
@@ -519,7 +520,8 @@ void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int de
     double budget = (double)dataset_cache_budget(ds), vbudget = val ? (double)dataset_cache_budget(val) : 0;
     double want = fmin(budget, work), vwant = fmin(vbudget, vwork);
     size_t largest = dataset_largest_samples(ds), vlargest = val ? dataset_largest_samples(val) : 0;
-    double besides = RUN_CACHE_SLACK + (decoders > 1 ? decoders : 1) * (double)(largest > vlargest ? largest : vlargest);
+    int decoders = loader_threads > omp_get_max_threads() ? loader_threads : omp_get_max_threads();
+    double besides = RUN_CACHE_SLACK + decoders * (double)(largest > vlargest ? largest : vlargest);
     long have = cpu_memory_bytes();
     double room = run_cache_room(want + vwant, (double)have, need + besides);
     if (room >= want + vwant) return;

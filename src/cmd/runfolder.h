@@ -397,14 +397,15 @@ void run_store_note(const StoreNote *note);   // a line on stdout, or a warning 
 // unknown, else that room (never below 0).
 double run_cache_room(double want, double have, double need);
 // What a run holds beside the bytes of its memory rule, which no rule counts: the program's code,
-// libraries and threads' stacks (RUN_CACHE_SLACK), and `decoders` threads each decoding a photo as large
-// as the largest of the sets (its 8-bit samples: data/dataset.h's dataset_largest_samples).
+// libraries and threads' stacks (RUN_CACHE_SLACK), and its decoding threads (the --loader-threads
+// `loader_threads`, or the OpenMP threads of the pixel statistics where more) each decoding a photo as
+// large as the largest of the sets (its 8-bit samples: data/dataset.h's dataset_largest_samples).
 #define RUN_CACHE_SLACK (64.0 * 1048576)
 // Lowers the budgets of ds's cache (--cache-mb MB) and of val's (a --val folder's own scan, NULL when
 // none), in proportion, to run_cache_room's room for the run's `need` bytes and the rest above, when
 // their working images would pass it, and then says so in note (text "" otherwise), said before the
 // store's line. Every process, before any working image is made.
-void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int decoders, StoreNote *note);
+void run_fit_cache(Dataset *ds, Dataset *val, long cache_mb, double need, int loader_threads, StoreNote *note);
 // Under mpirun, every rank after rank 0's run_use_store: the other ranks use the store folder rank 0
 // chose, so that no rank decodes its share again each epoch (docs/distributed.md, "Semantics"). Ranks
 // on one machine share its files (each written under a name of its own, then renamed); a rank that

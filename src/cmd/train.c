@@ -688,11 +688,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         }
     }
     // The in-memory cache takes what the step leaves (cmd/runfolder.h), before any image is decoded.
-    int decoders = a->lf.loader_threads > omp_get_max_threads() ? a->lf.loader_threads : omp_get_max_threads();
     run_fit_cache(&t->ds, t->vds == &t->val_ds ? &t->val_ds : NULL, a->lf.cache_mb,
                   groups_step_bytes(&t->cfg, t->per, t->at_once, t->workers, t->rs.grad_groups / t->rs.processes,
                                     per_image * (size_t)t->per),
-                  decoders, &t->cache_note);
+                  a->lf.loader_threads, &t->cache_note);
     *data_out = data;
     return 0;
 }

@@ -25,10 +25,10 @@ typedef enum { FEATURES_POOL_CLS, FEATURES_POOL_MEAN } FeaturesPool;
 #define FEATURES_POOL_NAMES "cls|mean"
 // Which norm the features pass, as embed's and probe's --help say it (docs/encoder.md, "Other commands
 // on a fine-tuned checkpoint").
+#define FEATURES_NORM_HELP "through the final norm (a fine-tuned classifier has none: cls as it is, mean through fc_norm)"
 // --blocks K of embed and probe: its bound and its help.
 #define FEATURES_BLOCKS_MAX 4096
 #define FEATURES_BLOCKS_HELP "the features of K blocks ending at --layer, side by side: K x D values (default 1; DINO's linear evaluation: 4, its n_last_blocks)"
-#define FEATURES_NORM_HELP "through the final norm (a fine-tuned classifier has none: cls as it is, mean through fc_norm)"
 // "cls" | "mean" -> 0 and *out; -1 otherwise.
 int features_pool_parse(const char *s, FeaturesPool *out);
 // "last" or a block index 0..depth-1 -> *layer (0-based); -1 with a reason naming the range otherwise.
