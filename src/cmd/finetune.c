@@ -1449,13 +1449,7 @@ static int periodic_outputs(FineTune *t, MetricsRow *row, int do_eval, int *logg
         row->extra[0] = do_eval ? t->ema_loss : NAN;
         row->extra[1] = do_eval ? t->ema_top1 : NAN;
     }
-    errno = 0;
-    if (metrics_write(t->metrics, row)) {
-        char reason[128];
-        snprintf(err, errlen, "%s/metrics.csv: write failed: %s", t->run_dir,
-                 errno ? file_reason(errno, reason, sizeof reason) : "I/O error");
-        return -1;
-    }
+    if (metrics_write_run(t->metrics, row, t->run_dir, err, errlen)) return -1;
     if (logged) *logged = 1;
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr, row->nextra ? row->extra : NULL);
     if (do_eval && write_curves(t, err, errlen)) return -1;

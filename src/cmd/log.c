@@ -1,5 +1,6 @@
 // metrics.csv and the progress line.
 #include "cmd/log.h"
+#include "io/files.h"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -153,6 +154,15 @@ int metrics_write(FILE *f, const MetricsRow *r) {
     for (int i = 0; i < r->nextra && i < 2; i++) field_exact(f, r->extra[i]);
     fputc('\n', f);
     return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+int metrics_write_run(FILE *f, const MetricsRow *r, const char *run_dir, char *err, size_t errlen) {
+    errno = 0;
+    if (!metrics_write(f, r)) return 0;
+    char reason[128];
+    snprintf(err, errlen, "%s/metrics.csv: write failed: %s", run_dir,
+             errno ? file_reason(errno, reason, sizeof reason) : "I/O error");
+    return -1;
 }
 
 void history_add(History *h, double step, double loss, double lr, double val_loss, double val_extra, const double *more) {

@@ -23,6 +23,8 @@ FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t err
 #define FINETUNE_METRICS_EMA_HEADER FINETUNE_METRICS_HEADER ",ema_val_loss,ema_val_top1"
 FILE *metrics_open_header(const char *path, long keep_until_step, const char *header, char *err, size_t errlen);
 int   metrics_write(FILE *f, const MetricsRow *r);   // flushed; 0 ok, -1 on a write error
+// The same, a failure said in err as "RUN/metrics.csv: write failed: REASON".
+int   metrics_write_run(FILE *f, const MetricsRow *r, const char *run_dir, char *err, size_t errlen);
 
 // The rows behind RUN/curves.png, kept in memory and reloaded from metrics.csv on resume
 // (cmd/train_out.c, cmd/finetune.c): every logged training loss and learning rate, every validation

@@ -322,13 +322,7 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *
     if (do_eval) {
         if (evaluate(t, &row->val_loss, &row->val_psnr, err, errlen)) return -1;
     }
-    errno = 0;
-    if (metrics_write(t->metrics, row)) {
-        char reason[128];
-        snprintf(err, errlen, "%s/metrics.csv: write failed: %s", t->run_dir,
-                 errno ? file_reason(errno, reason, sizeof reason) : "I/O error");
-        return -1;
-    }
+    if (metrics_write_run(t->metrics, row, t->run_dir, err, errlen)) return -1;
     if (logged) *logged = 1;
     history_add(&t->hist, (double)row->step, row->loss, row->lr, row->val_loss, row->val_psnr, NULL);
     if (do_samples && write_samples(t, row->step, err, errlen)) return -1;
