@@ -674,6 +674,18 @@ left=$(find "$tmp/sigterm" -name "*.tmp.*" -o -type d -empty | head -n 3 | tr "\
 counts=$(for d in "$tmp/sigterm"/*/; do [ -d "$d" ] && ls "$d" | wc -l; done | sort -u | tr "\n" " ")
 t "SIGTERM mid-run: ended by it ($rc), nothing half-written (left: $left; files per folder of maps: $counts)" \
   '[ $rc -eq 143 ] && [ -z "$left" ] && [ "$(echo $counts)" = "$(ls "$tmp/sigterm/0" | wc -l)" ]'
+# An image's line is on stdout as soon as its files are out, not held in stdio's buffer until the run
+# ends: a log of a run that a signal stopped names the images whose maps stayed (stdout to a file kept
+# every line until exit, and a SIGTERM lost them all). The second image, drawn at --display 2048, takes
+# a second or more: the first line is there while it is drawn, before index.html.
+env --default-signal "$VITMAE" attention --ckpt "$ck" --out "$tmp/flush" --threads 1 --display 2048 "$img" \
+  "$tmp/many2/a/1.png" > "$tmp/flush.out" 2>/dev/null &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ ! -s "$tmp/flush.out" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+index_then=$([ -e "$tmp/flush/index.html" ] && echo written || echo absent)
+kill -TERM $pid 2>/dev/null; wait $pid
+t "the first image's line out while the second is drawn (index.html $index_then: $(head -n 1 "$tmp/flush.out"))" \
+  '[ $index_then = absent ] && grep -q "^$img: 5 maps -> $tmp/flush/attn_input.attn.png$" "$tmp/flush.out"'
 # Ctrl-C before the first image's files (held at the gate before its folder of maps), into an --out
 # folder the run made with the folder above it: both go, as on a failure (an empty sigmade/out stayed);
 # an --out folder that was there (sigterm, with the other run's files) stays as it was.

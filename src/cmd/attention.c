@@ -1247,6 +1247,7 @@ int cmd_attention(int argc, char **argv) {
             continue;
         }
         cli_out("%s: %d map%s -> %s/%s", paths[i], n, n == 1 ? "" : "s", out_dir, w->montage ? w->montage : "");
+        fflush(stdout);   // the line of an image out, even when a signal ends the run next (as reconstruct's)
         if (unsynced) { cli_error("attention", "%s", err); unsynced_maps = 1; }   // "PATH ...: written, but ...": drawn
         nimages++;
         nmaps += n;
