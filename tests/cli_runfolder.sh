@@ -54,6 +54,16 @@ mkdir -p "$dir/sheets/samples" && echo "my sheet" > "$dir/sheets/samples/step-2.
 "$VITMAE" train $small --steps 2 --out "$dir/sheets" > /dev/null 2>"$dir/err"; rc=$?
 t "a folder with a samples/ folder: exit 2, one line naming it and --overwrite, the sheet kept ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out $dir/sheets: the folder holds samples/, which a run writes over; pass --overwrite" "$dir/err" && [ "$(cat "$dir/sheets/samples/step-2.png")" = "my sheet" ] && [ "$(ls "$dir/sheets")" = samples ]'
+# A metrics.csv of the user's (not a run's header) is named as curves.png is, with the plot beside it:
+# the refusal said "a run that stopped before its first checkpoint", and its --resume advised
+# --overwrite. A run's metrics.csv alone is still a stopped run (the loop below).
+mkdir "$dir/mine" && echo "my numbers" > "$dir/mine/metrics.csv" && echo "my plot" > "$dir/mine/curves.png"
+"$VITMAE" train $small --steps 2 --out "$dir/mine" > /dev/null 2>"$dir/err"; rc=$?
+t "a folder with the user's metrics.csv and curves.png: exit 2, both named, kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out $dir/mine: the folder holds metrics.csv and curves.png, which a run writes over; pass --overwrite" "$dir/err" && [ "$(cat "$dir/mine/metrics.csv")" = "my numbers" ]'
+"$VITMAE" train --resume "$dir/mine" > /dev/null 2>"$dir/err"; rc=$?
+t "--resume of that folder: exit 2, no run there ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/mine: no run in this folder (no checkpoint.safetensors)" ]'
 
 # A folder holding exactly one of a run's names (the others deleted, or the one file copied there) is a
 # run all the same: each alone refuses train --out in one line naming the folder, the file kept and

@@ -142,26 +142,37 @@ static const char *run_folder_kind(const char *dir) {
     return kind;
 }
 
-// The outputs a run writes over that a folder holds with no record of a run (no config.json or
-// metrics.csv): a user's own curves.png (train's samples/ too), which is no run that stopped early.
-// "curves.png", "samples/", both, or NULL.
-static const char *user_outputs(const char *cmd, const char *dir) {
+// The outputs a run writes over that a folder holds with no record of a run (no config.json, and no
+// metrics.csv or one whose first line is not a run's header): a user's own metrics.csv or curves.png
+// (train's samples/ too), which is no run that stopped early. Their names in buf ("metrics.csv and
+// curves.png"), or NULL when there are none.
+static const char *user_outputs(const char *cmd, const char *dir, char *buf, size_t n) {
     char path[4400];
     struct stat st;
     snprintf(path, sizeof path, "%s/config.json", dir);
     if (lstat(path, &st) == 0) return NULL;
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
-    if (lstat(path, &st) == 0) return NULL;
+    int metrics = lstat(path, &st) == 0;
+    if (metrics && run_folder_kind(dir)) return NULL;   // a run's rows
     snprintf(path, sizeof path, "%s/curves.png", dir);
     int curves = lstat(path, &st) == 0;
     snprintf(path, sizeof path, "%s/samples", dir);
     int sheets = !strcmp(cmd, "train") && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-    return curves && sheets ? "curves.png and samples/" : curves ? "curves.png" : sheets ? "samples/" : NULL;
+    const char *names[3];
+    int k = 0;
+    if (metrics) names[k++] = "metrics.csv";
+    if (curves) names[k++] = "curves.png";
+    if (sheets) names[k++] = "samples/";
+    if (!k) return NULL;
+    snprintf(buf, n, "%s%s%s%s%s", names[0], k == 3 ? ", " : k == 2 ? " and " : "", k > 1 ? names[1] : "",
+             k == 3 ? " and " : "", k == 3 ? names[2] : "");
+    return buf;
 }
 
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
-    const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir) : NULL;
+    char names[64];
+    const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, names, sizeof names) : NULL;
     if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
         snprintf(err, errlen, "%s --out %s: the folder already holds a %s run (continue it with vitmae %s --resume %s); "
                  "pass another --out folder, or --overwrite to move it aside (to %s.old-N)", cmd, dir,
@@ -329,7 +340,7 @@ int run_folder_has_checkpoint(const char *dir) {
 
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
     struct stat st;
-    char path[4400];
+    char path[4400], names[64];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
     long snap = newest_snapshot(arg);
@@ -340,7 +351,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
     if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot "
                  "with --resume %s/checkpoint-%ld.safetensors", cmd, arg, arg, snap);
-    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg))   // a user's curves.png is no stopped run
+    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, names, sizeof names))   // a user's own files: no stopped run
         snprintf(err, errlen, "%s --resume %s: the run stopped before its first checkpoint, so there is nothing to "
                  "resume; start it again with --out %s --overwrite", cmd, arg, arg);
     else
