@@ -1339,7 +1339,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
            t->ntrain, t->nval, t->cfg.num_classes, t->init_shown, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);
-    char threads_s[64];
+    char threads_s[192];
     run_threads_text(threads_s, sizeof threads_s, omp_get_max_threads());
     char aug[96];
     run_augment_text(aug, sizeof aug, r->augment, r->crop_scale, r->interp);

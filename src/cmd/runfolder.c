@@ -1298,7 +1298,12 @@ void run_abs_path(char *dst, size_t n, const char *path) {
 void run_threads_text(char *buf, size_t n, int threads) {
     char procs[32] = "";
     if (dist_size() > 1) snprintf(procs, sizeof procs, "%d processes x ", dist_size());
-    snprintf(buf, n, "%s%d thread%s", procs, threads, threads == 1 ? "" : "s");
+    int cpus = cpu_usable_cpus();
+    char over[96] = "";
+    if (threads > cpus)   // a typo (--threads 64 on 2 cores) ran each step many times slower, unsaid
+        snprintf(over, sizeof over, " (more than the %d CPU%s %s may use: slower steps, the same results)", cpus,
+                 cpus == 1 ? "" : "s", dist_size() > 1 ? "each" : "it");
+    snprintf(buf, n, "%s%d thread%s%s", procs, threads, threads == 1 ? "" : "s", over);
 }
 
 void run_augment_text(char *buf, size_t n, const char *augment, float crop_scale, const char *interp) {

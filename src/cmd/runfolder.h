@@ -124,7 +124,9 @@ void run_warn_small(const Dataset *ds, const char *dir, int img);
 // every refusal, so that a refusal stays one line).
 void run_warn_other_gemm(void);
 // The threads of train's and finetune's start-up header, in buf: "4 threads", or under mpirun, where
-// --threads is each process's, "2 processes x 1 thread" (docs/distributed.md).
+// --threads is each process's, "2 processes x 1 thread" (docs/distributed.md); more threads than the
+// CPUs a process may use (kernels/cpu.h, cpu_usable_cpus) add " (more than the 2 CPUs it may use: slower
+// steps, the same results)".
 void run_threads_text(char *buf, size_t n, int threads);
 // The header's augmentation: "crop", "flip" or "none", and what differs from MAE's pretraining crop
 // and its bilinear filter: " (area LO to 1, bicubic)" (crop_scale as typed, crop only; interp

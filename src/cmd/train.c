@@ -903,7 +903,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         else snprintf(stats[k], sizeof stats[k], "(%.4f, %.4f, %.4f)", v[0], v[1], v[2]);
     }
     config_float_text(t->rs.mask_ratio, mask_s, sizeof mask_s);
-    char threads_s[64];
+    char threads_s[192];
     run_threads_text(threads_s, sizeof threads_s, threads);
     char aug[96];
     run_augment_text(aug, sizeof aug, t->rs.augment, (float)AUGMENT_CROP_LO, t->rs.interp);

@@ -356,6 +356,10 @@ void cpu_share_cpus(int sharing, int here) {
     snprintf(holder_cgroup, sizeof holder_cgroup, "its memory cgroup allows each of its %d processes", ranks_here);
 }
 
+int cpu_usable_cpus(void) {
+    return cpu_default_threads(NULL, omp_get_num_procs(), cpu_cgroup_cpu_limit(""), ranks_sharing, ranks_here);
+}
+
 int cpu_cgroup_cpu_limit(const char *root) {
     long c = cgroup_lowest(root, "cpu", cpu_level);
     return c > 4096 ? 4096 : (int)c;

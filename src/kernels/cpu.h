@@ -78,6 +78,10 @@ int cpu_default_threads(const char *omp_num_threads, int cpus, int quota, int sh
 // Under mpirun (dist_init): sharing and here of cpu_default_threads for cpu_start_threads; 1 and 1
 // until called.
 void cpu_share_cpus(int sharing, int here);
+// The CPUs this process may keep busy: cpu_default_threads' count with OMP_NUM_THREADS set aside (the
+// CPUs it may run on, its share under mpirun, no more than a CPU quota gives). Threads past them only
+// wait for one another: each step is slower (the results are the same for any thread count).
+int cpu_usable_cpus(void);
 
 // The value of a tuning variable of the environment (VITMAE_SPIN_US, VITMAE_GEMM_KC,
 // VITMAE_GROUPS_AT_ONCE, VITMAE_FORWARD_IMAGES: docs/interface.md, "Environment") read as a whole
