@@ -99,6 +99,14 @@ for cmd in $cmds; do
     fi
   done < "$dir/flags"
 done
+# An empty argument: where a command takes paths, refused while parsing as a flag's empty value is
+# (`vitmae info ""` said "vitmae: : No such file or directory", exit 1); elsewhere an unexpected one.
+for cmd in $cmds; do
+  case $cmd in
+    reconstruct|attention|data|info|embed|classify) usage_error "$cmd \"\"" "vitmae: $cmd: an empty argument where a path goes" "$cmd" "" ;;
+    *) usage_error "$cmd \"\"" "vitmae: $cmd: unexpected argument ''" "$cmd" "" ;;
+  esac
+done
 # --threads has one bound in every command (CLI_THREADS_MAX, docs/interface.md section 1): train,
 # finetune, data and bench stopped at 1024 and the others at 4096, with nothing sized by either. The
 # bound is accepted (the next flag's error is the one said) and one more is refused alike everywhere.

@@ -657,6 +657,10 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             else cli_error(command, max_positional ? "too many arguments ('%s')" : "unexpected argument '%s'", w);
             return CLI_USAGE;
         }
+        if (!*a) {   // `vitmae info ""` said "vitmae: : No such file or directory"
+            cli_error(command, "an empty argument where a path goes");
+            return CLI_USAGE;
+        }
         cli_clean_path(argv[i]);
         positional[np++] = argv[i];
     }

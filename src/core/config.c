@@ -50,9 +50,13 @@ static int check_named(const MaeConfig *c, const SizeNames *w, char *err, size_t
     if (c->dec_embed_dim < 1 || c->dec_embed_dim > 16384) BAD("%s %d is out of range [1, 16384]", w->ddim, c->dec_embed_dim);
     if (c->depth < 1 || c->depth > 256) BAD("%s %d is out of range [1, 256]", w->depth, c->depth);
     if (c->dec_depth < 0 || c->dec_depth > 256) BAD("%s %d is out of range [0, 256]", w->ddepth, c->dec_depth);
-    if (c->num_heads < 1 || c->embed_dim % c->num_heads) BAD("%s %d is not divisible by %s %d", w->dim, c->embed_dim, w->heads, c->num_heads);
-    // Without decoder blocks (depth 0) no attention uses the decoder's heads: any count is taken.
-    if (c->dec_num_heads < 1 || (c->dec_depth > 0 && c->dec_embed_dim % c->dec_num_heads)) BAD("%s %d is not divisible by %s %d", w->ddim, c->dec_embed_dim, w->dheads, c->dec_num_heads);
+    // A head count of 0 (a hand-edited config) is out of range, not "192 is not divisible by num_heads 0".
+    if (c->num_heads < 1 || c->num_heads > c->embed_dim) BAD("%s %d is out of range [1, %d]", w->heads, c->num_heads, c->embed_dim);
+    if (c->embed_dim % c->num_heads) BAD("%s %d is not divisible by %s %d", w->dim, c->embed_dim, w->heads, c->num_heads);
+    // Without decoder blocks (depth 0) no attention uses the decoder's heads: any count from 1 is taken.
+    if (c->dec_num_heads < 1 || (c->dec_depth > 0 && c->dec_num_heads > c->dec_embed_dim))
+        BAD("%s %d is out of range [1, %d]", w->dheads, c->dec_num_heads, c->dec_embed_dim);
+    if (c->dec_depth > 0 && c->dec_embed_dim % c->dec_num_heads) BAD("%s %d is not divisible by %s %d", w->ddim, c->dec_embed_dim, w->dheads, c->dec_num_heads);
     // The 2D sin-cos table splits the dimension in 4 (sin/cos for each of 2 axes).
     if (c->embed_dim % 4) BAD("%s %d is not divisible by 4 (2D sin-cos position table)", w->dim, c->embed_dim);
     if (c->dec_embed_dim % 4) BAD("%s %d is not divisible by 4 (2D sin-cos position table)", w->ddim, c->dec_embed_dim);
@@ -254,8 +258,13 @@ static int get_int(const cJSON *o, const char *key, int *out, char *err, size_t 
 
 static int get_float(const cJSON *v, const char *key, float *out, char *err, size_t errlen) {
     if (!v) { snprintf(err, errlen, "config: missing field '%s'", key); return -1; }
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 3e38) {
+    if (!cJSON_IsNumber(v)) {
         snprintf(err, errlen, "config: field '%s' must be a number", key);
+        return -1;
+    }
+    if (!isfinite(v->valuedouble) || fabs(v->valuedouble) > 3e38) {   // 1e308 is a number, not a float32
+        snprintf(err, errlen, "config: field '%s' %g is out of a float's range (at most 3e38 either way)", key,
+                 v->valuedouble);
         return -1;
     }
     *out = (float)v->valuedouble;
