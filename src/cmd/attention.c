@@ -1038,7 +1038,7 @@ int cmd_attention(int argc, char **argv) {
         {"--ema", FLAG_BOOL, &ema, 0, 0, NULL, CLI_EMA_ENCODER_HELP, NULL, 0},
         {"--raw", FLAG_BOOL, &raw, 0, 0, NULL, "also write the attention (.attn.npy) and each map (.npy)", NULL, 0},
         {"--force", FLAG_BOOL, &force, 0, 0, NULL, "replace files of an earlier run in DIR", NULL, 0},
-        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL, "remove patches as MAE does (default 0: none)", "R", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL, "remove this fraction of patches as MAE does, leaving at least one visible (default 0: none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL, "mask seed: one mask for every image (default 0)", "S", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL,

@@ -278,7 +278,7 @@ int cmd_bench(int argc, char **argv) {
         {"--steps", FLAG_INT, &steps, 1, 1000000, NULL, "timed steps (default 10)", "N", 0},
         {"--warmup", FLAG_INT, &warmup, 0, 1000000, NULL, "untimed steps first (default 2)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
-        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) ")", "R", 0},
+        {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0.0, MASK_RATIO_FLAG_MAX, NULL, "fraction of patches removed, leaving at least one visible (default " MAE_STR(MAE_DEFAULT_MASK_RATIO) ")", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL, "random seed of the synthetic data (default 0)", "S", 0},
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "one JSON object instead of text", NULL, 0},
         {"--profile", FLAG_BOOL, &profile, 0, 0, NULL, "time per kind of kernel (ms per step, share of the step)", NULL, 0},

@@ -48,7 +48,7 @@ int cmd_eval(int argc, char **argv) {
         {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors) with a decoder (required)", "FILE|RUN", 0},
         {"--data", FLAG_PATH, &data_dir, 0, 0, NULL, "folder of images, scanned recursively (required)", "DIR", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
-         "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
+         "fraction of patches removed, leaving at least one visible (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL,
          "masks from this seed and each image's stem, as reconstruct (default 0)", "S", 0},
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},

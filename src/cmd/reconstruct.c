@@ -221,7 +221,7 @@ int cmd_reconstruct(int argc, char **argv) {
     Flag flags[] = {
         {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors) with a decoder (required)", "FILE|RUN", 0},
         {"--mask-ratio", FLAG_FLOAT, &mask_ratio, 0, MASK_RATIO_FLAG_MAX, NULL,
-         "fraction of patches removed (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
+         "fraction of patches removed, leaving at least one visible (default: the checkpoint's mask_ratio; 0 = none)", "R", 0},
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL,
          "random masks from this seed and each image's stem (default 0)", "S", 0},
         {"--mask", FLAG_PATH, &mask_path, 0, 0, NULL,
