@@ -751,6 +751,54 @@ static void test_checkpoint_rules(void) {
     write_custom(path, &cfg, p, DROP_NONE, oj, "vitmae", NULL);
     expect_load_fails(path, "tensor 'cls_token' has shape [1, 1, 8], the config needs [1, 1, 12]", "config/tensor mismatch");
     free(oj);
+    // A config of fewer blocks than the file holds (a hand-edited depth, a conversion given the wrong
+    // one): each block past it is named, where the load dropped them without a word (and a resumed run
+    // then saved the model without them). Every block the config asks for is there, so only this
+    // check refuses it; the moments' names are checked too.
+    MaeConfig shallow = cfg;
+    shallow.depth = 1;
+    char *sj = mae_config_to_json(&shallow);
+    write_custom(path, &cfg, p, DROP_NONE, sj, "vitmae", NULL);
+    expect_load_fails(path, "holds tensor 'blocks.1.norm1.weight', of a block past the config's depth 1 (the config does "
+                      "not describe the file", "a block past the config's depth");
+    free(sj);
+    shallow = cfg;
+    shallow.dec_depth = 0;
+    sj = mae_config_to_json(&shallow);
+    write_custom(path, &cfg, p, DROP_NONE, sj, "vitmae", NULL);
+    expect_load_fails(path, "holds tensor 'decoder_blocks.0.norm1.weight', of a block past the config's decoder_depth 0",
+                      "a decoder block past the config's decoder_depth");
+    free(sj);
+    {   // the block names' reader: "decoder_blocks." is no "blocks." part, and ema. / optimizer. prefixes are read past
+        const char *names[] = {"cls_token", "decoder_blocks.0.norm1.weight", "optimizer.exp_avg.blocks.7.mlp.fc1.bias",
+                               "ema.blocks.2.attn.qkv.weight", "blocks.12", "myblocks.9.x"};
+        float one = 1.0f;
+        StTensor st[6];
+        for (int i = 0; i < 6; i++) { StTensor t = {names[i], 1, {1}, &one}; st[i] = t; }
+        char err[512];
+        CHECK(st_write(path, st, 6, NULL, NULL, 0, err, sizeof err) == 0, "st_write: %s", err);
+        StFile *f = st_open(path, err, sizeof err);
+        CHECK(f != NULL, "st_open: %s", err);
+        if (f) {
+            CHECK(ckpt_check_block_names(f, 8, 1, err, sizeof err) == 0, "depth 8, decoder 1: taken (%s)", err);
+            CHECK(ckpt_check_block_names(f, 7, 1, err, sizeof err) != 0 &&
+                  strstr(err, "'optimizer.exp_avg.blocks.7.mlp.fc1.bias', of a block past the config's depth 7"),
+                  "depth 7: the moment's block named: %s", err);
+            CHECK(ckpt_check_block_names(f, 8, 0, err, sizeof err) != 0 && strstr(err, "decoder_depth 0"),
+                  "decoder_depth 0: named: %s", err);
+            CHECK(ckpt_check_block_names(f, 8, -1, err, sizeof err) == 0, "decoder blocks unchecked (-1): %s", err);
+            st_close(f);
+        }
+        CHECK(st_write(path, st + 3, 1, NULL, NULL, 0, err, sizeof err) == 0, "st_write: %s", err);   // the EMA's alone
+        f = st_open(path, err, sizeof err);
+        CHECK(f != NULL, "st_open: %s", err);
+        if (f) {
+            CHECK(ckpt_check_block_names(f, 2, 1, err, sizeof err) != 0 && strstr(err, "'ema.blocks.2.attn.qkv.weight'"),
+                  "depth 2: the EMA's block named: %s", err);
+            CHECK(ckpt_check_block_names(f, 3, 1, err, sizeof err) == 0, "depth 3: the EMA's block taken: %s", err);
+            st_close(f);
+        }
+    }
 
     Checkpoint ck;
     char err[512];

@@ -702,6 +702,15 @@ static void checkpoint_checks(void) {
     const char *bad_meta[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\"]}"};
     CHECK(st_write(path, &one, 1, keys, bad_meta, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "class names"), "names count: %s", err);
+    {   // a block past the encoder's depth: the config does not describe the file (io/checkpoint.h)
+        char past[64], want[96];
+        snprintf(past, sizeof past, "blocks.%d.norm1.weight", cfg->enc.depth);
+        snprintf(want, sizeof want, "holds tensor '%s', of a block past the config's depth %d", past, cfg->enc.depth);
+        StTensor extra = {past, 1, {3, 0, 0, 0}, m};
+        const char *good[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\",\"c\"]}"};
+        CHECK(st_write(path, &extra, 1, keys, good, 3, err, sizeof err) == 0, "write: %s", err);
+        CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, want), "a block past the depth: %s", err);
+    }
     const char *no_head[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"b\",\"c\"]}"};
     CHECK(st_write(path, &one, 1, keys, no_head, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "missing tensor"), "missing tensors: %s", err);

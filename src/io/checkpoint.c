@@ -138,6 +138,35 @@ int ckpt_has_prefix(const StFile *f, const char *prefix) {
     return 0;
 }
 
+// The block index of name's first "WORD.K." part at its start or after a '.' (word "blocks" or
+// "decoder_blocks"), or -1.
+static long block_index(const char *name, const char *word) {
+    size_t w = strlen(word);
+    for (const char *p = name; (p = strstr(p, word)) != NULL; p += w) {
+        if (p != name && p[-1] != '.') continue;   // "decoder_blocks." holds "blocks." after '_'
+        const char *d = p + w;
+        if (*d != '.' || d[1] < '0' || d[1] > '9') continue;
+        char *end;
+        long k = strtol(d + 1, &end, 10);
+        if (*end == '.') return k;
+    }
+    return -1;
+}
+
+int ckpt_check_block_names(const StFile *f, int depth, int dec_depth, char *err, size_t errlen) {
+    for (int i = 0; i < st_count(f); i++) {
+        const char *name = st_tensor_name(f, i);
+        long k = block_index(name, "blocks"), d = dec_depth >= 0 ? block_index(name, "decoder_blocks") : -1;
+        if (k < depth && (dec_depth < 0 || d < dec_depth)) continue;
+        char q[UTF8_CLIP_SIZE];
+        snprintf(err, errlen, "%s: holds tensor '%s', of a block past the config's %s %d (the config does not describe "
+                 "the file: a hand-edited config, or a conversion given the wrong depth)", st_name(f),
+                 utf8_clip(q, name), k >= depth ? "depth" : "decoder_depth", k >= depth ? depth : dec_depth);
+        return -1;
+    }
+    return 0;
+}
+
 int ckpt_has_moments(const StFile *f) { return ckpt_has_prefix(f, "optimizer.exp_avg"); }
 
 // Tensor `name` (shape of t) into dst + t->offset, now or at st_fill (dst NULL: checks only). 0 ok,
@@ -232,6 +261,7 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     }
     char why[256];
     if (mae_config_from_json(cfg_json, &out->cfg, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); goto out; }
+    if (ckpt_check_block_names(f, out->cfg.depth, out->cfg.dec_depth, err, errlen)) goto out;
     int n = table_of(&out->cfg, &tab);
     if (!tab) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     // A fine-tuned classifier (io/classifier_ckpt.h) has the encoder without the final `norm` (its

@@ -32,6 +32,12 @@ int ckpt_check_scanned_moments(const StFile *f, const MaeTensor *tab, int n, cha
 int ckpt_check_scanned(const StFile *f, const MaeTensor *tab, int n, const char *prefix, char *why, size_t whylen);
 // 1 when the file holds any tensor whose name starts with prefix.
 int ckpt_has_prefix(const StFile *f, const char *prefix);
+// -1 with err ("FILE: holds tensor 'blocks.5.norm1.weight', of a block past the config's depth 5 ...")
+// when a tensor of the file, under any prefix (ema., optimizer.exp_avg.), belongs to an encoder block
+// at or past depth, or a decoder block at or past dec_depth (-1: decoder blocks not checked); else 0.
+// Extra tensors are otherwise ignored, but these say the config does not describe the file (a
+// hand-edited config, a conversion given the wrong depth), whose blocks a load would silently drop.
+int ckpt_check_block_names(const StFile *f, int depth, int dec_depth, char *err, size_t errlen);
 // 1 when the file holds any AdamW moment (a tensor optimizer.exp_avg.* or optimizer.exp_avg_sq.*): then
 // every one must be there. A training checkpoint with all of them stripped (to share the weights) loads
 // as a file without train_state does, for everything but resuming (docs/interface.md, section 4).

@@ -120,6 +120,7 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, c
     if ((format && strcmp(format, "vitmae")) || !cfg_json) { snprintf(err, errlen, "%s: not a vitmae checkpoint", path); return -1; }
     char why[256];
     if (mae_config_from_json(cfg_json, &out->cfg.enc, why, sizeof why)) { snprintf(err, errlen, "%s: %s", path, why); return -1; }
+    if (ckpt_check_block_names(f, out->cfg.enc.depth, -1, err, errlen)) return -1;
     int oom;
     const char *end = NULL;
     cJSON *o = json_parse_n(cj, strlen(cj) + 1, &end, &oom);
