@@ -643,6 +643,20 @@ t "probe --pool mean: a classifier's fc_norm feature said so, a pretraining chec
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 2 "$dir/data" > "$dir/cls.txt" 2>&1; rc=$?
 t "classify exits 0" '[ $rc -eq 0 ]'
 t "classify: a line per image + top-1" '[ $(grep -c "|" "$dir/cls.txt") -eq 150 ] && tail -n 1 "$dir/cls.txt" | grep -q "^top-1: "'
+# Each batch's lines are out before the next batch is read, stdout a file or not (a stopped run kept
+# none of the lines stdio still held, up to 4 KB): the first line is in the file while the next two
+# batches, a large picture each, are still decoding, before the top-1 line.
+"$VITMAE_TOOLS/synth" "$dir/huge" --count 2 --size 4096 --classes 1 --seed 5 >/dev/null
+env --default-signal "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --batch 1 --threads 1 \
+  "$dir/data/circle/00000.png" "$dir/huge" > "$dir/flush.out" 2>/dev/null &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ ! -s "$dir/flush.out" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+lines_then=$(wc -l < "$dir/flush.out")
+wait $pid; rc=$?
+t "classify: the first batch's line out while the next are read ($rc; $lines_then line(s) then: $(head -n 1 "$dir/flush.out"))" \
+  '[ $rc -eq 0 ] && [ $lines_then -eq 1 ] && grep -q "^$dir/data/circle/00000.png: " "$dir/flush.out" &&
+   [ $(wc -l < "$dir/flush.out") -eq 4 ] && tail -n 1 "$dir/flush.out" | grep -q "^top-1: "'
+rm -rf "$dir/huge"
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" --top 3 --json "$dir/data" "$dir/data/circle/00000.png" > "$dir/cls.json"; rc=$?
 t "classify --json" '[ $rc -eq 0 ] && python3 - "$dir/cls.json" "$top1" <<PY
 import json, sys

@@ -328,6 +328,7 @@ int cmd_classify(int argc, char **argv) {
             }
         }
         cli_unread_reach(&unread, CLI_AT_ITEM(b0 + n));   // the batch's failures after its last result
+        if (!json) fflush(stdout);   // the batch's lines out, even when a signal ends the run next (as attention's)
     }
     cli_unread_end(&unread, NULL);
     if (json) {
