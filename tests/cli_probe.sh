@@ -223,6 +223,14 @@ bad "embed --out x.bin" 2 ".npy" embed --ckpt "$ck" --out "$tmp/x.bin" "$tmp/tra
 # A name that is only the extension wrote the hidden files .npy and .txt (dir/.npy passed the check).
 bad "embed --out DIR/.npy" 2 "^vitmae: embed --out: '$tmp/.npy' must be a file name ending in .npy, such as feats.npy (FEATS.txt is written beside it)$" embed --ckpt "$ck" --out "$tmp/.npy" "$tmp/train"
 t "embed --out DIR/.npy: nothing written" '[ ! -e "$tmp/.npy" ] && [ ! -e "$tmp/.txt" ]'
+# FEATS.npy a symbolic link to nothing: "already exists" of a path that names nothing read as a
+# contradiction; the line says what is there, and --force replaces the link, never its target.
+ln -s "$tmp/gone/f.npy" "$tmp/dang.npy"
+bad "embed --out a link to nothing" 2 "^vitmae: $tmp/dang.npy: already exists, a symbolic link to $tmp/gone/f.npy, which does not exist (use --force to replace the link with the file)$" \
+  embed --ckpt "$ck" --out "$tmp/dang.npy" "$tmp/train"
+"$VITMAE" embed --ckpt "$ck" --out "$tmp/dang.npy" --force "$tmp/train" >/dev/null 2>&1; rc=$?
+t "embed --out a link to nothing, --force: the file in the link's place ($rc)" \
+  '[ $rc -eq 0 ] && [ ! -L "$tmp/dang.npy" ] && [ -s "$tmp/dang.npy" ] && [ ! -e "$tmp/gone" ]'
 bad "embed no --ckpt" 2 "ckpt" embed --out "$tmp/x.npy" "$tmp/train"
 # An output folder that cannot be made or written: one wording, "CMD --out: ...", found before the
 # work. embed computed every feature before it found that FEATS.npy's folder did not exist
