@@ -678,6 +678,22 @@ static void checkpoint_checks(void) {
         CHECK(ckpt_load_encoder(path, &enc, err, sizeof err) != 0 && strstr(err, want),
               "a classifier with a final norm, the encoder loader: '%s', not '...: %s ...'", err, want);
         ckpt_free(&enc);
+        // A tensor of another shape: both shapes said, as the pretraining reader says them (it said
+        // only "does not have the shape the config needs", which left the user to find which).
+        int pe = -1;
+        for (int i = 0; i < nt; i++) if (!strcmp(tab[i].name, "pos_embed")) pe = i;
+        CHECK(pe >= 0, "the table has pos_embed");
+        if (pe >= 0) {
+            int L = (int)tab[pe].shape[1], D = (int)tab[pe].shape[2];
+            st[pe].shape[1] = L - 1;
+            CHECK(st_write(path, st, nt, keys, vals, 3, err, sizeof err) == 0, "write: %s", err);
+            char want_shape[160];
+            snprintf(want_shape, sizeof want_shape, ": tensor 'pos_embed' has shape [1, %d, %d], the config needs [1, %d, %d]", L - 1, D, L, D);
+            err[0] = 0;
+            CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, want_shape), "pos_embed of %d tokens: '%s'", L - 1, err);
+            err[0] = 0;
+            CHECK(clf_ckpt_load_weights(path, &ck, err, sizeof err) != 0 && strstr(err, want_shape), "weights only, pos_embed of %d tokens: '%s'", L - 1, err);
+        }
         free(cj); free(ones); free(st); free(tab);
     }
     // Damage in a moment's bytes (the file's last tensor), which a weights-only read does not keep,
@@ -747,6 +763,11 @@ static void checkpoint_checks(void) {
         err[0] = 0;
         CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, want), "classifier of %d levels: '%s'", levels, err);
     }
+    // An empty class name was read and printed as nothing by classify.
+    const char *empty_name[3] = {"vitmae", cj, "{\"num_classes\":3,\"classes\":[\"a\",\"\",\"c\"]}"};
+    CHECK(st_write(path, &one, 1, keys, empty_name, 3, err, sizeof err) == 0, "write: %s", err);
+    err[0] = 0;
+    CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, ": class 1 has an empty name"), "an empty class name: '%s'", err);
     const char *one_class[3] = {"vitmae", cj, "{\"num_classes\":1,\"classes\":[\"a\"]}"};
     CHECK(st_write(path, &one, 1, keys, one_class, 3, err, sizeof err) == 0, "write: %s", err);
     CHECK(clf_ckpt_load(path, &ck, err, sizeof err) != 0 && strstr(err, "num_classes"), "one class: %s", err);

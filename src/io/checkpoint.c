@@ -169,10 +169,8 @@ int ckpt_check_block_names(const StFile *f, int depth, int dec_depth, char *err,
 
 int ckpt_has_moments(const StFile *f) { return ckpt_has_prefix(f, "optimizer.exp_avg"); }
 
-// Tensor `name` (shape of t) into dst + t->offset, now or at st_fill (dst NULL: checks only). 0 ok,
-// 1 absent, -1 wrong shape.
-static int take(StFile *f, const char *path, const char *name, const MaeTensor *t, float *dst,
-                char *err, size_t errlen) {
+int ckpt_take(StFile *f, const char *path, const char *name, const MaeTensor *t, float *dst,
+              char *err, size_t errlen) {
     int nd;
     int64_t sh[4];
     int at = st_find(f, name, &nd, sh);
@@ -282,7 +280,7 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     // tensor it names, so from here on the allocations are bounded by the file's size.)
     size_t enc_numel = 0, dec_numel = 0, dec_in_file = 0;
     for (int i = 0; i < n; i++) {
-        int r = take(f, path, tab[i].name, &tab[i], NULL, err, errlen);   // names and shapes only
+        int r = ckpt_take(f, path, tab[i].name, &tab[i], NULL, err, errlen);   // names and shapes only
         if (r < 0) goto out;
         if (r == 1 && !tab[i].decoder) { st_missing(f, tab[i].name, err, errlen); goto out; }
         if (tab[i].decoder) { dec_numel += tab[i].numel; dec_in_file += r == 0; }
@@ -307,14 +305,14 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
     int dec_total = 0, dec_present = 0;
     const char *first_missing_dec = NULL, *clf_norm = NULL;
     for (int i = 0; i < n; i++) {
-        int r = take(f, path, tab[i].name, &tab[i], i < kept && !ema ? out->params : NULL, err, errlen);
+        int r = ckpt_take(f, path, tab[i].name, &tab[i], i < kept && !ema ? out->params : NULL, err, errlen);
         if (r < 0) goto out;
         if (r == 1 && !tab[i].decoder) { st_missing(f, tab[i].name, err, errlen); goto out; }
         if (r == 0 && (i >= kept || ema)) st_scan(f, st_find(f, tab[i].name, NULL, NULL));
         if (ema && !tab[i].decoder) {   // the average's tensor in its place (the encoder's are all before `kept`)
             char name[160];
             snprintf(name, sizeof name, CKPT_EMA_PREFIX "%s", tab[i].name);
-            int e = take(f, path, name, &tab[i], out->params, err, errlen);
+            int e = ckpt_take(f, path, name, &tab[i], out->params, err, errlen);
             if (e < 0) goto out;
             if (e == 1) {
                 snprintf(err, errlen, "%s: missing tensor '%s' (the file holds other EMA weights: all of them, or none)", path, name);
@@ -350,7 +348,7 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
             fn.offset = k * D;
             for (int w = 0; w <= ema; w++) {   // the weights' (read past when the average's is kept), the average's
                 const char *which = w ? ename : name;
-                int r = take(f, path, which, &fn, w || !ema ? out->fc_norm : NULL, err, errlen);
+                int r = ckpt_take(f, path, which, &fn, w || !ema ? out->fc_norm : NULL, err, errlen);
                 if (r < 0) goto out;
                 if (r == 1 && w) {
                     snprintf(err, errlen, "%s: missing tensor '%s' (the file holds other EMA weights: all of them, or none)", path, which);
@@ -378,7 +376,7 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
             char name[96];
             for (int m = 0; m < 2; m++) {
                 snprintf(name, sizeof name, "optimizer.%s.%s", m ? "exp_avg_sq" : "exp_avg", tab[i].name);
-                int r = take(f, path, name, &tab[i], m ? out->exp_avg_sq : out->exp_avg, err, errlen);
+                int r = ckpt_take(f, path, name, &tab[i], m ? out->exp_avg_sq : out->exp_avg, err, errlen);
                 if (r < 0) goto out;
                 if (r == 0 && !moments) st_scan(f, st_find(f, name, NULL, NULL));   // read past, checked as if kept
                 if (r == 1) {

@@ -38,6 +38,11 @@ int ckpt_has_prefix(const StFile *f, const char *prefix);
 // Extra tensors are otherwise ignored, but these say the config does not describe the file (a
 // hand-edited config, a conversion given the wrong depth), whose blocks a load would silently drop.
 int ckpt_check_block_names(const StFile *f, int depth, int dec_depth, char *err, size_t errlen);
+// Tensor `name` (t's shape) into dst + t->offset, now or at st_fill (dst NULL: checks only): 0 ok, 1
+// absent (err untouched), -1 another shape, err "PATH: tensor 'NAME' has shape [..], the config needs
+// [..]" (the pretraining and the classifier readers alike).
+int ckpt_take(StFile *f, const char *path, const char *name, const MaeTensor *t, float *dst,
+              char *err, size_t errlen);
 // 1 when the file holds any AdamW moment (a tensor optimizer.exp_avg.* or optimizer.exp_avg_sq.*): then
 // every one must be there. A training checkpoint with all of them stripped (to share the weights) loads
 // as a file without train_state does, for everything but resuming (docs/interface.md, section 4).

@@ -74,17 +74,12 @@ void clf_ckpt_free(ClfCheckpoint *c) {
 }
 
 // Tensor `name` with the table entry's shape into dst + offset, now or at st_fill (dst NULL: checks
-// only). 0 ok, -1 (err) missing or misshapen.
+// only). 0 ok, -1 (err) missing or misshapen (its shape and the config's said, as the pretraining
+// reader says them).
 static int take(StFile *f, const char *name, const MaeTensor *t, float *dst, char *err, size_t errlen) {
-    int nd;
-    int64_t sh[4];
-    int at = st_find(f, name, &nd, sh);
-    if (at < 0) { st_missing(f, name, err, errlen); return -1; }
-    int same = nd == t->ndim;
-    for (int k = 0; same && k < nd; k++) same = sh[k] == t->shape[k];
-    if (!same) { snprintf(err, errlen, "%s: tensor '%s' does not have the shape the config needs", st_name(f), name); return -1; }
-    if (dst) st_take(f, at, dst + t->offset);
-    return 0;
+    int r = ckpt_take(f, st_name(f), name, t, dst, err, errlen);
+    if (r > 0) st_missing(f, name, err, errlen);
+    return r ? -1 : 0;
 }
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -151,6 +146,9 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, c
     int i = 0;
     for (const cJSON *v = names->child; v; v = v->next, i++) {
         if (!cJSON_IsString(v)) { snprintf(err, errlen, "%s: class names must be strings", path); goto out; }
+        // An empty name printed as nothing in classify's lines and JSON (finetune names a class by its
+        // folder, tools/convert_mae.py --classes refuses an empty line).
+        if (!*v->valuestring) { snprintf(err, errlen, "%s: class %d has an empty name", path, i); goto out; }
         out->classes[i] = strdup(v->valuestring);
         if (!out->classes[i]) { snprintf(err, errlen, "%s: out of memory", path); goto out; }
     }
