@@ -642,8 +642,12 @@ static void on_stop_signal(int sig) {
                           quit[] = STOP_SAID("SIGQUIT") "\n", xcpu[] = STOP_SAID("SIGXCPU") "\n";
         static const char term0[] = STOP_SAID_EARLY("SIGTERM") "\n", usr10[] = STOP_SAID_EARLY("SIGUSR1") "\n",
                           quit0[] = STOP_SAID_EARLY("SIGQUIT") "\n", xcpu0[] = STOP_SAID_EARLY("SIGXCPU") "\n";
+        static const char hup[] = STOP_SAID("SIGHUP") "\n", hup0[] = STOP_SAID_EARLY("SIGHUP") "\n";
 #define SAY(line, early) (run_steps_begun ? say_on_stderr(line, sizeof line - 1) : say_on_stderr(early, sizeof early - 1))
-        switch (sig) {   // SIGHUP: the terminal is gone, there is no one to tell
+        switch (sig) {
+        // SIGHUP on a terminal's stderr: the terminal is gone, there is no one to tell; into a log file
+        // the run's last line said it was interrupted, and nothing said by what.
+        case SIGHUP: if (!stderr_on_terminal) SAY(hup, hup0); break;
         case SIGINT: SAY(stop_said_int, stop_said_int_early); break;
         case SIGTERM: SAY(term, term0); break;
         case SIGUSR1: SAY(usr1, usr10); break;
