@@ -325,6 +325,16 @@ w = [(f["path"].split("/emp/")[1], f["warning"]) for f in d["warnings"]]
 print("ok" if d["classes"] == {"a": 1} and w == [("cat", "holds no usable image: not a class"),
       ("dog", "holds no usable image: not a class")] else "bad: %r" % d)' 2>&1)
 t "data --json of an empty class folder: a warning each, the folder's path ($check)" '[ "$check" = ok ]'
+# The class list pads names to 24 columns of characters: "%-24s" padded bytes, so a name of accents
+# (ünï: 5 bytes, 3 characters) ended its count 2 columns short of its neighbours'; an escaped
+# character (a tab, \t) takes its escape's 2 columns.
+mkdir -p "$dir/pad/ünï" "$dir/pad/c" "$dir/pad/a	b"
+for c in ünï c "a	b"; do cp "$dir/set/circle/00000.png" "$dir/pad/$c/x.png"; done
+out=$("$VITMAE" data "$dir/pad" 2>/dev/null); rc=$?
+t "data: class names padded by characters ($rc: $(printf '%s' "$out" | grep -A3 "^classes" | tr '\n\t' '|^'))" \
+  '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$out" | grep -A3 "^classes (3):$" | tail -n 3)" = "  a\\tb                     1
+  c                        1
+  ünï                      1" ]'
 # A link beside the class folders to one of them (zzz -> cat) or to the folder itself (self -> .) holds
 # images: the scan enters the folder once, under its class, and counts the link among the folders met
 # again. data said "lnk/zzz: holds no usable image: not a class" of each (and probe's and finetune's

@@ -40,6 +40,17 @@ size_t cli_escape_at(const char *text, char out[9], size_t *used) {
     return text_escape_at(text, out, used);
 }
 
+int cli_pad(const char *text, int width) {
+    long cols = 0;
+    for (const char *p = text; *p;) {
+        char e[9];
+        size_t used, n = cli_escape_at(p, e, &used);
+        cols += n ? (long)n : 1;
+        p += used;
+    }
+    return cols < width ? (int)(width - cols) : 0;
+}
+
 // prefix + line + "\n" with line's control characters written out (\n, \t, \r, \xHH; a C1 control,
 // U+0080..U+009F, as its two bytes \xc2\xHH: a terminal takes U+009B as ESC [), so that a file name
 // holding a newline or a terminal escape stays inside its one line, and a backslash

@@ -210,6 +210,10 @@ void cli_unread_keep_skipped(CliUnread *u, long before, const Dataset *ds);
 // How those lines write the character at text: io/json.h's text_escape_at (the one rule). attention's
 // index.html and embed's FEATS.txt write names so too.
 size_t cli_escape_at(const char *text, char out[9], size_t *used);
+// The spaces that pad text to width columns as cli_out writes it (0 when it is as wide or wider): a
+// character of UTF-8 one column, an escaped one its escape's ("%-24s" padded bytes, so a class name
+// of accents ended short of its neighbours in data's list). Wide CJK characters count as one.
+int cli_pad(const char *text, int width);
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
 // out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.
 void cli_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

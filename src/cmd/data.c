@@ -162,7 +162,7 @@ static void print_text(const Dataset *ds, const char *dir, const DataWarnings *w
                ds->all_grey ? "all greyscale" : "colour");
     if (ds->nclasses) {
         printf("classes (%d):\n", ds->nclasses);
-        for (int i = 0; i < ds->nclasses; i++) cli_out("  %-24s %d", ds->class_names[i], ds->class_counts[i]);
+        for (int i = 0; i < ds->nclasses; i++) cli_out("  %s%*s %d", ds->class_names[i], cli_pad(ds->class_names[i], 24), "", ds->class_counts[i]);
     }
     if (ds->nroot) cli_out("unclassified (directly in %s): %d", dir, ds->nroot);
     if (ds->nskipped) {

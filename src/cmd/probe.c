@@ -236,7 +236,7 @@ static void print_text(const ProbeResult *res, const Dataset *classes, long ntes
             if (isnan(a)) at += snprintf(nums + at, sizeof nums - (size_t)at, " %7s", "-");
             else at += snprintf(nums + at, sizeof nums - (size_t)at, " %7.4f", a);
         }
-        cli_out("  %-30s%s  %6ld", classes->class_names[c], nums, n);
+        cli_out("  %s%*s%s  %6ld", classes->class_names[c], cli_pad(classes->class_names[c], 30), "", nums, n);
     }
 }
 
