@@ -335,6 +335,25 @@ t "data: class names padded by characters ($rc: $(printf '%s' "$out" | grep -A3 
   '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$out" | grep -A3 "^classes (3):$" | tail -n 3)" = "  a\\tb                     1
   c                        1
   ünï                      1" ]'
+# A file of another format under an image's name is named by its first bytes, as data names a .gif by
+# its name: every such file said only "not a PNG, JPEG or WebP file". A text file that begins "BM" is
+# no BMP (its reserved bytes are not zero).
+mkdir -p "$dir/fmt/a"
+cp "$dir/set/circle/00000.png" "$dir/fmt/a/ok.png"
+printf 'GIF89a\001\000\001\000\000\000\000;' > "$dir/fmt/a/g.png"
+printf 'II*\000\010\000\000\000\000\000' > "$dir/fmt/a/t.jpg"
+printf 'BM\076\000\000\000\000\000\000\000\066\000' > "$dir/fmt/a/b.png"
+printf '\000\000\000\030ftypheic\000\000\000\000' > "$dir/fmt/a/h.jpg"
+printf '\000\000\000\034ftypavif\000\000\000\000' > "$dir/fmt/a/v.webp"
+printf 'BM is a text, not a bitmap\n' > "$dir/fmt/a/x.png"
+out=$("$VITMAE" data "$dir/fmt" 2>/dev/null); rc=$?
+t "data: another format under an image's name, named by its bytes ($rc: $(printf '%s' "$out" | sed -n '/^skipped/,/^[a-z]/p' | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$out" | sed -n "/^skipped:$/,/^[a-z]/p" | grep "^  ")" = "  $dir/fmt/a/b.png: a BMP file: BMP is not read; convert it to PNG
+  $dir/fmt/a/g.png: a GIF file: GIF is not read; convert it to PNG
+  $dir/fmt/a/h.jpg: a HEIC file: HEIC is not read; convert it to JPEG
+  $dir/fmt/a/t.jpg: a TIFF file: TIFF is not read; convert it to PNG
+  $dir/fmt/a/v.webp: an AVIF file: AVIF is not read; convert it to JPEG or WebP
+  $dir/fmt/a/x.png: not a PNG, JPEG or WebP file" ]'
 # A link beside the class folders to one of them (zzz -> cat) or to the folder itself (self -> .) holds
 # images: the scan enters the folder once, under its class, and counts the link among the folders met
 # again. data said "lnk/zzz: holds no usable image: not a class" of each (and probe's and finetune's

@@ -1132,6 +1132,33 @@ static int known_magic(const uint8_t *buf, size_t len) {
            is_webp(buf, len);
 }
 
+// The reason for a file that is none of the three: its format named when its first bytes say it (a GIF
+// named x.png said "not a PNG, JPEG or WebP file" where data's list, going by the name, said "GIF is
+// not read; convert it to PNG").
+static const char *other_format_why(const uint8_t *b, size_t n) {
+    static const struct { size_t at, len; const char *magic, *why; } known[] = {
+        {0, 4, "GIF8", "a GIF file: GIF is not read; convert it to PNG"},
+        {0, 4, "II*\0", "a TIFF file: TIFF is not read; convert it to PNG"},
+        {0, 4, "MM\0*", "a TIFF file: TIFF is not read; convert it to PNG"},
+        {0, 4, "8BPS", "a PSD file: PSD is not read; export it as PNG"},
+        {0, 4, "\x76\x2f\x31\x01", "an OpenEXR file: OpenEXR is not read; export it as 16-bit PNG"},
+        {0, 2, "\xff\x0a", "a JPEG XL file: JPEG XL is not read; convert it to JPEG"},
+        {0, 8, "\0\0\0\x0cJXL ", "a JPEG XL file: JPEG XL is not read; convert it to JPEG"},
+        {0, 8, "\0\0\0\x0cjP  ", "a JPEG 2000 file: JPEG 2000 is not read; convert it to JPEG"},
+        {4, 8, "ftypavif", "an AVIF file: AVIF is not read; convert it to JPEG or WebP"},
+        {4, 8, "ftypheic", "a HEIC file: HEIC is not read; convert it to JPEG"},
+        {4, 8, "ftypheix", "a HEIC file: HEIC is not read; convert it to JPEG"},
+        {4, 8, "ftypmif1", "a HEIF file: HEIF is not read; convert it to JPEG"},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (n >= known[i].at + known[i].len && memcmp(b + known[i].at, known[i].magic, known[i].len) == 0)
+            return known[i].why;
+    // BMP's "BM" alone begins too much text; its 4 reserved bytes at 6 are zero in every writer's file.
+    if (n >= 10 && b[0] == 'B' && b[1] == 'M' && !memcmp(b + 6, "\0\0\0\0", 4))
+        return "a BMP file: BMP is not read; convert it to PNG";
+    return "not a PNG, JPEG or WebP file";
+}
+
 static int decode_mem(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (len == 0) { set_err(err, errlen, "empty file"); return -1; }
@@ -1158,7 +1185,7 @@ static int decode_mem(const uint8_t *buf, size_t len, const DecodeOpts *o, Image
         return rc;
     }
     if (is_webp(buf, len)) return webp_decode(buf, len, o, out, err, errlen);
-    set_err(err, errlen, "not a PNG, JPEG or WebP file");
+    set_err(err, errlen, other_format_why(buf, len));
     return -1;
 }
 
@@ -1195,7 +1222,7 @@ static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, i
     // named .png) is refused without reading it into memory.
     uint8_t head[12];
     ssize_t nh = pread(fd, head, sizeof head, 0);
-    if (nh > 0 && !known_magic(head, (size_t)nh)) { set_err(err, errlen, "not a PNG, JPEG or WebP file"); close(fd); return -1; }
+    if (nh > 0 && !known_magic(head, (size_t)nh)) { set_err(err, errlen, other_format_why(head, (size_t)nh)); close(fd); return -1; }
     size_t want = (size_t)st.st_size, got = 0;
     *whole = 1;
     if (limit > 0 && want > (size_t)limit) { want = (size_t)limit; *whole = 0; }
