@@ -376,7 +376,7 @@ rec2=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r4" --mask-ratio 
 t "threads 1 and 2, batch 16 and 2: same output" '[ "$(panels "$rec")" = "$(panels "$rec2")" ]'
 t "same panel bytes" 'cmp -s "$tmp/r3/00003.recon.png" "$tmp/r4/00003.recon.png"'
 # The files of a batch are written side by side: every file the same at 3 threads as at 1.
-rec3=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r6" --mask-ratio 0.5 --seed 3 --threads 3 --raw "$tmp/syn")
+rec3=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r6" --mask-ratio 0.5 --seed 3 --threads 3 --raw "$tmp/syn" 2>/dev/null)
 "$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r7" --mask-ratio 0.5 --seed 3 --threads 1 --raw "$tmp/syn" >/dev/null
 t "threads 3: same lines" '[ "$(panels "$rec")" = "$(panels "$rec3")" ]'
 t "threads 1 and 3: the same files" '[ "$(ls "$tmp/r6" | wc -l)" -eq 21 ] && diff -r "$tmp/r6" "$tmp/r7" >/dev/null'
@@ -405,6 +405,7 @@ mkdir -p "$tmp/r8"
 VITMAE_FAULT_HOLD_BEFORE_PUBLISH="$tmp/go8" "$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r8" --mask-ratio 0.5 \
   --seed 3 --threads 3 --force "$tmp/syn" >"$tmp/out8" 2>"$tmp/err8" &
 pid=$!; wait_gate "$tmp/go8" $pid; mkdir -p "$tmp/r8/00001.recon.png" "$tmp/r8/00004.recon.png"; touch "$tmp/go8"; wait $pid; rc=$?
+drop_threads_warning "$tmp/err8"   # --threads 3 on 2 CPUs
 out=$(cat "$tmp/out8")
 t "unwritable panels: exit 1 ($rc)" '[ $rc -eq 1 ]'
 first=$(echo "$rec" | sed -n "s|^\(0000[14]\) masked_mse=.*|\1|p" | head -n 1)   # the one of the two that comes first in input order

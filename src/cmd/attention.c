@@ -1093,7 +1093,7 @@ int cmd_attention(int argc, char **argv) {
     char err[CLI_ERR_MAX];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("attention --mask-ratio", "%s", err); goto out; }
     if (cli_one_process_refused("attention")) goto out;
-    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("attention", "%s", err); status = 1; goto out; }
+    if (cli_start_threads("attention", threads)) { status = 1; goto out; }
     if ((ema ? ckpt_load_encoder_ema : ckpt_load_encoder)(ckpt_path, &ck, err, sizeof err)) {   // err names the file
         cli_error(NULL, "%s", err);
         status = 1;

@@ -199,7 +199,7 @@ int cmd_classify(int argc, char **argv) {
     if (npos == 0) { cli_error("classify", "no INPUT: give image files or folders (see vitmae classify --help)"); free(pos); return 2; }
     if (cli_one_process_refused("classify")) { free(pos); return 2; }
     char err[CLI_ERR_MAX];
-    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("classify", "%s", err); free(pos); return 1; }
+    if (cli_start_threads("classify", threads)) { free(pos); return 1; }
     ClfCheckpoint ck;
     if ((ema ? clf_ckpt_load_ema_weights : clf_ckpt_load_weights)(ckpt_path, &ck, err, sizeof err)) { cli_error(NULL, "%s", err); free(pos); return 1; }
     const ClassifierConfig *cfg = &ck.cfg;

@@ -18,6 +18,7 @@
 #include "dist/dist.h"
 #include "io/files.h"
 #include "io/json.h"
+#include "kernels/cpu.h"
 
 static int quiet_ranks = 0;
 void cli_quiet_ranks(int on) { quiet_ranks = on; }
@@ -690,4 +691,14 @@ void cli_view_text(char *buf, size_t n, const char *prefix, ViewSpec v, int size
     if (v.crop_pct >= 1.0) snprintf(buf, n, "%s%s", *cubic ? prefix : "", cubic);
     else snprintf(buf, n, "%scrop-pct %g (shorter side %ld, centre %d)%s%s", prefix, v.crop_pct,
                   image_view_scale(size, v.crop_pct), size, *cubic ? ", " : "", cubic);
+}
+
+int cli_start_threads(const char *cmd, int threads) {
+    char err[512];
+    if (cpu_start_threads(threads, err, sizeof err)) { cli_error(cmd, "%s", err); return 1; }
+    int cpus = cpu_usable_cpus();
+    if (threads > cpus)   // a typo (--threads 4096 on 2 cores: 40 times the time), as train's header says it
+        cli_message("warning: --threads %d is more than the %d CPU%s this process may use: slower, the same results",
+                    threads, cpus, cpus == 1 ? "" : "s");
+    return 0;
 }

@@ -104,6 +104,10 @@ int cli_one_process_refused(const char *command);
 // cli_quiet_ranks (a warning, a skipped file); as cli_error, control characters in it are written
 // out (\n, \t, \xHH; a backslash \\).
 void cli_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// The OpenMP threads of a command that has no start-up header (kernels/cpu.h, cpu_start_threads;
+// threads 0: the default): 0, or 1 after "vitmae: CMD: cannot start T threads: ...". A --threads above
+// the CPUs the process may use is said in a warning line (train and finetune say it in their header).
+int cli_start_threads(const char *cmd, int threads);
 // Lines a command holds back until it is sure to go ahead (docs/interface.md, section 5, "Checked
 // first": a refused run prints its one line only), such as the files a folder's scan skipped:
 //   CliHeld held = {0};

@@ -207,7 +207,7 @@ int cmd_data(int argc, char **argv) {
     const char *dir = pos[0];
     Dataset ds;
     char err[CLI_ERR_MAX];
-    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("data", "%s", err); return 1; }
+    if (cli_start_threads("data", threads)) return 1;
     DatasetOptions opt = {.max_pixels = max_pixels};
     int src = dataset_scan(dir, &opt, &ds, err, sizeof err);
     if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }

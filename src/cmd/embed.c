@@ -222,7 +222,7 @@ int cmd_embed(int argc, char **argv) {
     if (unwritable) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
     status = 1;
     char err[CLI_ERR_MAX];
-    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("embed", "%s", err); goto out; }
+    if (cli_start_threads("embed", threads)) goto out;
     int open_status;
     if (collect(inputs, ninputs, max_pixels, &in, &unread)) goto out;
     // The model holds one batch: no more images than there are (the memory check counts what runs).

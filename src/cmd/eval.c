@@ -72,7 +72,7 @@ int cmd_eval(int argc, char **argv) {
     char err[CLI_ERR_MAX];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("eval --mask-ratio", "%s", err); return 2; }
     if (cli_one_process_refused("eval")) return 2;
-    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("eval", "%s", err); return 1; }
+    if (cli_start_threads("eval", threads)) return 1;
 
     // The kind (a classifier, an encoder-only file) is refused from the header, before the tensors are
     // read: damage is said before it, a NaN in them after (docs/interface.md, "Exit status").

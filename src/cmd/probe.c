@@ -334,7 +334,7 @@ int cmd_probe(int argc, char **argv) {
     OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails)
     char err[CLI_ERR_MAX], what[4400];
     if (cli_one_process_refused("probe")) return 2;
-    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("probe", "%s", err); return 1; }
+    if (cli_start_threads("probe", threads)) return 1;
     FeatureModel *fm = NULL;
     Labelled train = {0}, test = {0};
     CliHeld held = {0};   // what the scans skipped, said once every check has passed

@@ -266,7 +266,7 @@ int cmd_reconstruct(int argc, char **argv) {
     }
     if (output_refuse_inside_inputs("reconstruct --out", out_dir, pos, npos)) { free(pos); return 2; }
     if (cli_one_process_refused("reconstruct")) { free(pos); return 2; }
-    if (cpu_start_threads(threads, err, sizeof err)) { cli_error("reconstruct", "%s", err); free(pos); return 1; }
+    if (cli_start_threads("reconstruct", threads)) { free(pos); return 1; }
 
     // The kind (a classifier, an encoder-only file) is refused from the header, before the tensors are
     // read: damage is said before it, a NaN in them after (docs/interface.md, "Exit status").
