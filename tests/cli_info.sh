@@ -324,14 +324,22 @@ t "info --json of a run folder: file is its checkpoint.safetensors" \
 "$VITMAE" info "$tmp/vimgs" > "$tmp/out" 2> "$tmp/err"; rc=$?
 t "info of a folder without a checkpoint: exit 1, one line ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/vimgs: a folder with no checkpoint.safetensors" ] && [ ! -s "$tmp/out" ]'
-# info and --ckpt find a run's checkpoint by one rule (io/safetensors.h, st_run_latest): a
-# checkpoint.safetensors that is not a file (here a folder) is none. info took it and was refused by
-# its name (`RUN/checkpoint.safetensors: a folder, ...`) where embed --ckpt RUN said the folder has none.
+# info and --ckpt find a run's checkpoint by one rule (io/safetensors.h, st_checkpoint_arg): a
+# checkpoint.safetensors that is not a file (here a folder, then a link to nothing) is named with why,
+# as --resume RUN names it. info took it and was refused by its name where embed --ckpt RUN said the
+# folder has none; then both said "RUN: a folder with no checkpoint.safetensors", denying the name the
+# user sees in it.
 mkdir -p "$tmp/oddrun/checkpoint.safetensors"
 "$VITMAE" info "$tmp/oddrun" > /dev/null 2> "$tmp/err"; rc=$?
 "$VITMAE" embed --ckpt "$tmp/oddrun" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err2"
-t "info and --ckpt of a run folder whose checkpoint.safetensors is a folder: the same line ($rc: $(cat "$tmp/err"))" \
-  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/oddrun: a folder with no checkpoint.safetensors" ] && cmp -s "$tmp/err" "$tmp/err2"'
+t "info and --ckpt of a run folder whose checkpoint.safetensors is a folder: the same line, naming it ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/oddrun/checkpoint.safetensors: a folder, not a checkpoint file" ] && cmp -s "$tmp/err" "$tmp/err2"'
+mkdir -p "$tmp/lnkrun"; ln -s "$tmp/gone.safetensors" "$tmp/lnkrun/checkpoint.safetensors"
+"$VITMAE" info "$tmp/lnkrun" > /dev/null 2> "$tmp/err"; rc=$?
+"$VITMAE" embed --ckpt "$tmp/lnkrun" --out "$tmp/never.npy" "$tmp/vimgs" > /dev/null 2> "$tmp/err2"
+t "info and --ckpt of a run folder whose checkpoint.safetensors is a link to nothing: the link named ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/lnkrun/checkpoint.safetensors: a symbolic link to $tmp/gone.safetensors, which does not exist" ] && cmp -s "$tmp/err" "$tmp/err2" && [ ! -e "$tmp/never.npy" ]'
+rm -rf "$tmp/lnkrun"
 # That folder itself, as --resume RUN reaches it (and --ckpt or info name it), is no folder to look in:
 # "RUN/checkpoint.safetensors: a folder with no checkpoint.safetensors" read as if a checkpoint were
 # sought inside it. A folder named NAME.safetensors is "a folder, not a checkpoint file", exit 1.

@@ -518,7 +518,11 @@ int st_run_latest(const char *dir, char *latest, size_t n) {
 
 const char *st_checkpoint_arg(const char *arg, char *buf, size_t n) {
     struct stat st;
-    return stat(arg, &st) == 0 && S_ISDIR(st.st_mode) && st_run_latest(arg, buf, n) ? buf : arg;
+    if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode)) return arg;
+    if (st_run_latest(arg, buf, n)) return buf;
+    // RUN/checkpoint.safetensors there but no file (a folder, a link to nothing): that path, whose open
+    // says why; "RUN: a folder with no checkpoint.safetensors" denied the name the user sees in it.
+    return strlen(buf) + 1 < n && lstat(buf, &st) == 0 ? buf : arg;
 }
 
 // Whether path's last name ends in ".safetensors" (trailing slashes aside): a folder of that name was
@@ -538,7 +542,11 @@ static int open_regular(const char *path, int *fd_out, size_t *len, char *err, s
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     char reason[128];   // the system's words for it, as every file's (io/files.h)
-    if (fd < 0) { fail(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason)); return -1; }
+    if (fd < 0) {   // a link to nothing named so (io/files.h), as an image's
+        char why[4200];
+        fail(err, errlen, "%s: %s", path, file_path_reason(path, errno, why, sizeof why));
+        return -1;
+    }
     if (fstat(fd, &st) != 0) fail(err, errlen, "%s: %s", path, file_reason(errno, reason, sizeof reason));
     else if (S_ISDIR(st.st_mode))   // a run folder with its checkpoint was taken by st_checkpoint_arg
         fail(err, errlen, named_like_file(path) ? "%s: a folder, not a checkpoint file"

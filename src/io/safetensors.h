@@ -40,8 +40,9 @@ int st_run_latest(const char *dir, char *latest, size_t n);
 // holds one (st_run_latest) stands for that file, written into buf (n bytes; ST_RUN_LATEST_MAX holds
 // any) and returned, so that the command reads, names and records the file itself; anything else is
 // returned as given, for st_open to read or refuse (a folder without one: "DIR: a folder with no
-// checkpoint.safetensors"; a folder named NAME.safetensors, such as a run's checkpoint.safetensors
-// that is a folder: "NAME.safetensors: a folder, not a checkpoint file"). The one rule of every
+// checkpoint.safetensors"; a folder named NAME.safetensors: "NAME.safetensors: a folder, not a
+// checkpoint file"). A folder whose checkpoint.safetensors is there but no file (a folder, a link to
+// nothing) gives that path, which st_open refuses with why, as --resume RUN. The one rule of every
 // command (docs/interface.md, section 9); --help shows it as `--ckpt FILE|RUN`.
 const char *st_checkpoint_arg(const char *arg, char *buf, size_t n);
 // Same, from memory (for fuzzing); name is used in messages.
