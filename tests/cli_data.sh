@@ -355,6 +355,23 @@ t "data: another format under an image's name, named by its bytes ($rc: $(printf
   $dir/fmt/a/t.jpg: a TIFF file: TIFF is not read; convert it to PNG
   $dir/fmt/a/v.webp: an AVIF file: AVIF is not read; convert it to JPEG or WebP
   $dir/fmt/a/x.png: not a PNG, JPEG or WebP file" ]'
+# A PNG header past libpng's own limit of 1,000,000 pixels a side was refused as libpng's "Invalid IHDR
+# data": a 2^31-1 square before --max-pixels could name its size, and a 1,000,001 x 1 image that PIL
+# reads. The format's limit stands; --max-pixels refuses by size.
+mkdir -p "$dir/ihdr/a"
+python3 - "$dir/ihdr/a" <<'PY'
+import struct, sys, zlib
+def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)
+def png(path, w, h, rows):
+    ihdr = struct.pack(">IIBBBBB", w, h, 8, 0, 0, 0, 0)
+    open(path, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+png(sys.argv[1] + "/huge.png", 2**31 - 1, 2**31 - 1, bytes(100))
+png(sys.argv[1] + "/wide.png", 1000001, 1, b"\0" + bytes(i % 251 for i in range(1000001)))
+PY
+out=$("$VITMAE" data "$dir/ihdr" 2>/dev/null); rc=$?
+t "data: a PNG header of 2^31-1 a side refused by --max-pixels, one of 1000001 x 1 read ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
+  '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -qx "  $dir/ihdr/a/huge.png: image 2147483647x2147483647 exceeds --max-pixels 67108864" &&
+   printf "%s\n" "$out" | grep -qx "sizes: width 1000001 to 1000001, height 1 to 1, all greyscale"'
 # A link beside the class folders to one of them (zzz -> cat) or to the folder itself (self -> .) holds
 # images: the scan enters the folder once, under its class, and counts the link among the folders met
 # again. data said "lnk/zzz: holds no usable image: not a class" of each (and probe's and finetune's

@@ -689,6 +689,10 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     r->info = png_create_info_struct(r->png);
     if (!r->info) { snprintf(r->msg, sizeof r->msg, "out of memory"); png_read_cleanup(r); return -1; }
     png_set_read_fn(r->png, r, png_read_mem);
+    // libpng's own limit (1,000,000 pixels a side) refused a header of a larger size as "Invalid IHDR
+    // data" before --max-pixels could say it, and a 1,000,001 x 1 image that PIL reads; the format's
+    // limit (2^31 - 1) stands, and the pixel limit below refuses by size.
+    png_set_user_limits(r->png, 0x7fffffff, 0x7fffffff);
     // The metadata PIL reads are read by png_orientation; libpng skips them.
     png_set_keep_unknown_chunks(r->png, PNG_HANDLE_CHUNK_NEVER, (png_const_bytep)"eXIf\0tEXt\0zTXt\0iTXt", 4);
     png_read_info(r->png, r->info);
