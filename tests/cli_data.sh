@@ -161,7 +161,7 @@ t "data --json: both in skipped_files ($check)" '[ "$check" = ok ]'
 mkdir "$dir/empty"
 "$VITMAE" data "$dir/empty" >/dev/null 2>"$dir/err"; rc=$?
 t "empty folder exits 1" '[ $rc -eq 1 ]'
-t "empty folder message" 'grep -q "^vitmae: .*/empty: no decodable image (0 skipped, 0 ignored)" "$dir/err"'
+t "empty folder message" 'grep -q "^vitmae: .*/empty: no usable image (0 skipped, 0 ignored)" "$dir/err"'
 "$VITMAE" data "$dir/missing" >/dev/null 2>"$dir/err"; rc=$?
 t "missing folder exits 1" '[ $rc -eq 1 ]'
 t "missing folder message" 'grep -q "^vitmae: .*/missing: " "$dir/err"'

@@ -728,7 +728,7 @@ t "classify of a model class folder alone: no note ($rc: $(cat "$dir/hx.err"))" 
 mkdir -p "$dir/nothing"
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" "$dir/nothing" > "$dir/nothing.out" 2> "$dir/nothing.err"; rc=$?
 t "classify of an empty folder: exit 1, one line on stderr, nothing on stdout ($rc: $(cat "$dir/nothing.out" "$dir/nothing.err" | tr "\n" "|"))" \
-  '[ $rc -eq 1 ] && [ ! -s "$dir/nothing.out" ] && [ "$(cat "$dir/nothing.err")" = "vitmae: $dir/nothing: no decodable image (0 skipped, 0 ignored)" ]'
+  '[ $rc -eq 1 ] && [ ! -s "$dir/nothing.out" ] && [ "$(cat "$dir/nothing.err")" = "vitmae: $dir/nothing: no usable image (0 skipped, 0 ignored)" ]'
 # Run inside a class folder (`cd val/Coat && vitmae classify *.png`), a path names no folder: "a.png",
 # "./a.png" and the folder INPUT "." had no label (top-1 over none); the folder holding them is circle.
 first=$(ls "$dir/data/circle" | head -n 1)

@@ -161,7 +161,7 @@ t "--val: 12 val images, 48 train" 'grep -q "\"val_images\":[[:space:]]*12" "$di
 t "--val: validation rows" '[ $(awk -F, "NR > 1 && \$5 != \"\"" "$dir/v/metrics.csv" | wc -l) -ge 2 ]'
 # The files the --val folder's scan skipped were never said (finetune said both folders'): "N val from
 # DIR" counted fewer images than `vitmae data DIR`, without a word; a --val of broken files only said
-# "no decodable image for --val (1 skipped, 0 ignored)" naming none. Said as --data's, after them.
+# "no usable image for --val (1 skipped, 0 ignored)" naming none. Said as --data's, after them.
 mkdir -p "$dir/valskip/zz" "$dir/valnone" && cp -r "$dir"/val/* "$dir/valskip/"
 printf 'not a png' > "$dir/valskip/zz/notes.png"; printf 'not a png' > "$dir/valnone/x.png"
 "$VITMAE" train $base --val "$dir/valskip" --steps 1 --threads 2 --out "$dir/vskip" > /dev/null 2> "$dir/vskip.err"; rc=$?
@@ -170,7 +170,7 @@ t "--val: its scan's skipped files said, after --data's ($rc: $(grep -v "found w
 "$VITMAE" train $base --val "$dir/valnone" --steps 1 --threads 2 --out "$dir/vnone" > /dev/null 2> "$dir/vnone.err"; rc=$?
 t "--val of broken files only: each said, then the refusal ($rc: $(head -c 300 "$dir/vnone.err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$dir/vnone.err")" = "vitmae: skipped $dir/valnone/x.png: not a PNG, JPEG or WebP file
-vitmae: $dir/valnone: no decodable image for --val (1 skipped, 0 ignored)" ]'
+vitmae: $dir/valnone: no usable image for --val (1 skipped, 0 ignored)" ]'
 # A tiny held-out split warns.
 "$VITMAE" train $small --val-frac 0.05 --steps 2 --threads 2 --out "$dir/tiny" > /dev/null 2> "$dir/tiny.err"
 t "tiny split warns with the count" 'grep -q "warning: only [0-9] validation image.*pass --val DIR" "$dir/tiny.err"'

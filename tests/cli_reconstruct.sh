@@ -186,7 +186,7 @@ t "a ._NAME file given as an INPUT: a failed input, named ($rc: $(tr "\n" "|" < 
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/rmacj" "$tmp/macj" >/dev/null 2>"$tmp/err"; rc=$?
 t "a folder of ._NAME files only: the warning, then the folder a failed input of its own ($rc: $(tr "\n" "|" < "$tmp/err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "$mac_warning $tmp/macj/._a.png: not a PNG, JPEG or WebP file
-vitmae: $tmp/macj: no decodable image (3 skipped, 0 ignored)" ] && [ ! -e "$tmp/rmacj/a.recon.png" ]'
+vitmae: $tmp/macj: no usable image (3 skipped, 0 ignored)" ] && [ ! -e "$tmp/rmacj/a.recon.png" ]'
 # A file the system refuses is said in strerror's words wherever it is met: an INPUT that does not
 # exist (found as the inputs are gathered) and a folder's image deleted after the scan (found as it is
 # read, at the gate HOLD_AFTER_SCAN) both say "No such file or directory"; the read said "no such file".

@@ -612,7 +612,7 @@ t "unwritable output folder: exit 1 before training, one line, nothing on stdout
   '[ $rc -eq 1 ] && [ ! -s "$dir/w.out" ] && [ "$(cat "$dir/w.err")" = "vitmae: train --out: $dir/file/run: Not a directory" ]'
 mkdir "$dir/empty"
 "$VITMAE" train --data "$dir/empty" --steps 5 --out "$dir/e" > /dev/null 2> "$dir/e.err"; rc=$?
-t "a folder with no image exits 1" '[ $rc -eq 1 ] && grep -q "no decodable image" "$dir/e.err"'
+t "a folder with no image exits 1" '[ $rc -eq 1 ] && grep -q "no usable image" "$dir/e.err"'
 # A run with stdout and stderr closed by its caller (`>&- 2>&-`): its first files took their numbers,
 # and the skipped-file line, the warnings and the progress lines went into metrics.csv and the rest.
 mkdir "$dir/closed"

@@ -745,7 +745,7 @@ for cmd in reconstruct classify embed attention; do
   t "$cmd without INPUT: exit 2, one wording ($(cat "$tmp/err"))" \
     '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $cmd: no INPUT: give image files or folders (see vitmae $cmd --help)" ]'
 done
-# A folder without an image: train's and data's words in every command ("no decodable image", "no
+# A folder without an image: train's and data's words in every command ("no usable image", "no
 # decodable image in this folder" and "no image in this folder" before).
 mkdir -p "$tmp/empty"; echo notes > "$tmp/empty/notes.txt"
 "$VITMAE_TOOLS/hostile" ckpt "$tmp/m.safetensors" 8 4 && "$VITMAE_TOOLS/hostile" clf "$tmp/c.safetensors" 8 4 || fail=1
@@ -757,11 +757,11 @@ for cmd in reconstruct eval classify embed attention probe; do
   ck="$tmp/m.safetensors"; [ $cmd = classify ] && { ck="$tmp/c.safetensors"; a="$tmp/empty"; }
   "$VITMAE" $cmd --ckpt "$ck" $a 2>"$tmp/err" >/dev/null; rc=$?
   t "$cmd of a folder without an image: exit 1, data's words ($(cat "$tmp/err"))" \
-    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/empty: no decodable image (0 skipped, 1 ignored)" ]'
+    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/empty: no usable image (0 skipped, 1 ignored)" ]'
 done
 # An INPUT folder of the commands that take files whose one file does not decode (a text file named
 # x.jpg): that file's line alone, exit 1 (docs/interface.md, section 2: each unreadable input is one
-# line); attention added "DIR: no decodable image (1 skipped, 0 ignored)", a second failure for the
+# line); attention added "DIR: no usable image (1 skipped, 0 ignored)", a second failure for the
 # same file, where reconstruct and classify say the file only.
 mkdir -p "$tmp/undec"; echo text > "$tmp/undec/x.jpg"
 for cmd in reconstruct attention classify; do
@@ -778,7 +778,7 @@ for cmd in probe finetune embed; do
     *) a="--data $tmp/broken --out $tmp/ft" ;; esac
   "$VITMAE" $cmd --ckpt "$tmp/m.safetensors" $a 2>"$tmp/err" >/dev/null; rc=$?
   t "$cmd of class folders without a decodable image: exit 1, data's words ($(tail -n 1 "$tmp/err"))" \
-    '[ $rc -eq 1 ] && [ "$(tail -n 1 "$tmp/err")" = "vitmae: $tmp/broken: no decodable image (2 skipped, 0 ignored)" ] &&
+    '[ $rc -eq 1 ] && [ "$(tail -n 1 "$tmp/err")" = "vitmae: $tmp/broken: no usable image (2 skipped, 0 ignored)" ] &&
      grep -qx "vitmae: skipped $tmp/broken/a/1.png: not a PNG, JPEG or WebP file" "$tmp/err" && [ ! -e "$tmp/ft" ] && [ ! -e "$tmp/ft.npy" ]'
 done
 # An --out through a symbolic link to nothing (its target deleted): "LINK: No such file or directory"

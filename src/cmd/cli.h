@@ -182,7 +182,7 @@ void cli_unread_end(CliUnread *u, CliHeld *h);
 // (a missing path, a folder's scan) or later, as its image was read: each line has a place, at, in the
 // gathered list of images: CLI_AT_BEFORE(i) for a line before image i (what the gathering met after
 // i images), CLI_AT_ITEM(i) for image i's own. cli_unread_keep keeps a line (counted: one of the
-// CLI_UNREAD_NAMED; else a whole INPUT's, "DIR: no decodable image", always said), what and why as
+// CLI_UNREAD_NAMED; else a whole INPUT's, "DIR: no usable image", always said), what and why as
 // cli_error would say them; of the counted ones only the first CLI_UNREAD_NAMED by place are kept, the
 // others counted in more. cli_unread_reach says every kept line placed before at, in order, once no line
 // can come before it (a command calls it as it reaches image i, CLI_AT_ITEM(i)); cli_unread_item is

@@ -220,7 +220,7 @@ int cmd_data(int argc, char **argv) {
     if (oom) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
     int status = 0;
     if (ds.n == 0) {
-        cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+        cli_error(dir, "no usable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
         status = 1;
     }
     dataset_free(&ds);

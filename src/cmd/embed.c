@@ -60,7 +60,7 @@ static void inputs_free(Inputs *in) {
 // *unread at their places, in input order (cmd/cli.h: 20 named for the whole run, then a count), said
 // once the checkpoint and --layer have passed their checks (a refused run prints its one line only) as
 // the features reach them (reach_progress), or before the failure that ends the gathering (stop): a
-// missing INPUT, a folder that cannot be scanned or has no decodable image says the lines of the
+// missing INPUT, a folder that cannot be scanned or has no usable image says the lines of the
 // inputs before it first (docs/interface.md, "Bad files").
 static int stop(CliUnread *unread, const char *what, const char *why) {
     cli_unread_end(unread, NULL);
@@ -93,7 +93,7 @@ static int collect(char **inputs, int ninputs, long max_pixels, Inputs *in, CliU
         if (src) return stop(unread, dataset_err_what(src, inputs[i]), err);
         cli_unread_keep_skipped(unread, in->n, &ds);   // as train says them, among the images before
         if (ds.n == 0) {
-            snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+            snprintf(err, sizeof err, "no usable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
             dataset_free(&ds);
             return stop(unread, inputs[i], err);
         }

@@ -113,7 +113,7 @@ int cmd_eval(int argc, char **argv) {
     if (ds.n == 0) {
         cli_held_say(&held);
         cli_held_free(&held);
-        cli_error(data_dir, "no decodable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
+        cli_error(data_dir, "no usable image (%d skipped, %d ignored)", ds.nskipped, ds.nignored);
         dataset_free(&ds); ckpt_free(&ck); return 1;
     }
 

@@ -654,7 +654,7 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
     if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
     if (ds->n == 0) {
         report_skipped(dir, ds, 0);
-        cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
+        cli_error(dir, "no usable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
         return 1;
     }
     if (ds->nclasses == 0) {

@@ -632,7 +632,7 @@ int output_folder_skipped(CliUnread *unread, long before, const char *dir, const
         }
     if (ds->n == 0 && failed == 0) {   // nothing drawn and no failed file says why: the folder is the failure
         char why[96];
-        snprintf(why, sizeof why, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
+        snprintf(why, sizeof why, "no usable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
         cli_unread_keep(unread, CLI_AT_BEFORE(before), 0, dir, why);
         if (page) page(ctx, before, dir, why);
         failed++;

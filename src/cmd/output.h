@@ -160,7 +160,7 @@ void stem_set_free(StemSet *s);
 // failed input at its place among the folder's images, except the hidden ones (names starting with
 // '.', macOS's ._NAME files beside every image of a copy) that do not decode, one warning after the
 // folder's other lines and no failure, as train says them (cli_unread_keep_skipped); a folder with no
-// image and no failed file is one failed input of its own, "DIR: no decodable image (N skipped, M
+// image and no failed file is one failed input of its own, "DIR: no usable image (N skipped, M
 // ignored)". page, when not NULL, is given each failed input's line too with its place, the number of
 // images before it (attention's index.html; not the warning). Returns the number of failed inputs. The
 // one rule of output_gather_inputs and attention's.

@@ -67,7 +67,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     cli_hold_skipped(held, ds);   // as train says them
     if (ds->n == 0) {   // a folder with no usable image: exit 1 (docs/interface.md, "Exit status"), as finetune says it
         cli_held_say(held);
-        cli_error(dir, "no decodable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
+        cli_error(dir, "no usable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);
         return 1;
     }
     if (ds->nclasses == 0) {

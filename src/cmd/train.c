@@ -565,7 +565,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (t->ds.n == 0) {
         run_report_skipped(&t->ds);
         ckpt_free(init);
-        snprintf(err, sizeof err, "no decodable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
+        snprintf(err, sizeof err, "no usable image (%d skipped, %d ignored)", t->ds.nskipped, t->ds.nignored);
         return cli_report(data, err, 1);
     }
     if (val) {
@@ -577,7 +577,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (t->val_ds.n == 0) {
             run_report_skipped(&t->val_ds);   // the files that explain the failure, as --data's above
             ckpt_free(init);
-            snprintf(err, sizeof err, "no decodable image for --val (%d skipped, %d ignored)", t->val_ds.nskipped,
+            snprintf(err, sizeof err, "no usable image for --val (%d skipped, %d ignored)", t->val_ds.nskipped,
                      t->val_ds.nignored);
             return cli_report(val, err, 1);
         }
