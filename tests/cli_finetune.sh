@@ -444,6 +444,10 @@ t "attention --ema: its maps' tEXt says weights ema, a run without it says nothi
   '[ "$(png_text "$me" weights)" = ema ] && [ -f "$ms" ] && [ -z "$(png_text "$ms" weights)" ] &&
    [ "$(png_text "$me" min) $(png_text "$me" max)" = "$(png_text "$ms" min) $(png_text "$ms" max)" ] &&
    [ "$(png_text "$dir/ate/${a1%.npy}.png" weights)" = ema ] && [ -z "$(png_text "$dir/ats/${a1%.npy}.png" weights)" ]'
+# ... and its index.html says so beside the checkpoint (only the last line and the tEXt chunks did).
+t "attention --ema: index.html says EMA weights, a run without it not" \
+  'grep -q "Checkpoint .*em1/checkpoint.safetensors (EMA weights: the moving average of finetune --model-ema), mode " "$dir/ate/index.html" &&
+   ! grep -q "EMA weights" "$dir/atw/index.html"'
 for c in embed probe attention; do
   case $c in
     embed) args="--out $dir/efx.npy $dir/ev" ;;

@@ -847,9 +847,9 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
 // (w[i].failed), those from tried on not reached (the run stopped), and among them, in the inputs'
 // order, the inputs the scan could not read (scanned's lines, "PATH: why"); an earlier run's files under
 // the names of the ones not drawn are not linked (docs/interface.md, attention).
-static int write_index(const char *out_dir, const char *ckpt, const Plan *p, const Written *w, char *const *inputs,
-                       int n, int tried, const PageLines *scanned, int replace, FileFolders *later, char *err,
-                       size_t errlen) {
+static int write_index(const char *out_dir, const char *ckpt, int ema, const Plan *p, const Written *w,
+                       char *const *inputs, int n, int tried, const PageLines *scanned, int replace, FileFolders *later,
+                       char *err, size_t errlen) {
     char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
     char *page = NULL;
@@ -867,6 +867,8 @@ static int write_index(const char *out_dir, const char *ckpt, const Plan *p, con
     fputs(INDEX_SCRIPT, f);
     fputs("</head><body>\n<h1>vitmae attention</h1>\n<p>Checkpoint ", f);
     html_text(f, ckpt);
+    // --ema: the page says whose weights, as the run's last line and each map's tEXt chunk do.
+    if (ema) fputs(" (EMA weights: the moving average of finetune --model-ema)", f);
     fprintf(f, ", mode %s", mode_name(p->mode));
     if (p->mode == MODE_CLS) fputs(": where the CLS token (the image summary) looks", f);
     else if (p->mode == MODE_PATCH) fprintf(f, ": where patch (%d,%d) (outlined in red) looks", p->qx, p->qy);
@@ -1261,7 +1263,7 @@ int cmd_attention(int argc, char **argv) {
     // full disk) writes its page too: under --force an earlier page would link maps this run removed.
     output_report_stop("attention", full, out_dir, nimages, npaths);
     int index_rc = nimages > 0 && !taken
-                       ? write_index(out_dir, ckpt_path, &plan, written, paths, npaths, tried, &scanned, force, &later, err, sizeof err)
+                       ? write_index(out_dir, ckpt_path, ema, &plan, written, paths, npaths, tried, &scanned, force, &later, err, sizeof err)
                        : -2;
     int index_ok = index_rc == 0 || index_rc == FILE_UNSYNCED;   // the page in place, even if its folder's sync failed
     if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }
