@@ -834,6 +834,20 @@ t "attention --force with a bad image: the index links this run's files ($links)
    [ ! -e "$tmp/fo/g1/layer02-head00.png" ]'
 rm -rf "$tmp/fin" "$tmp/fo"
 
+# A montage wider than 65,536 pixels (256 heads and their mean in one row) is refused for each image
+# with the flags that draw fewer or smaller tiles (the line said only its size, the same for every
+# image); --head mean draws it.
+"$VITMAE_TOOLS/synth" "$tmp/mh" --count 4 --size 16 --seed 4 >/dev/null
+"$VITMAE" train --data "$tmp/mh" --img 16 --patch 4 --dim 256 --depth 1 --heads 256 --dec-dim 32 --dec-depth 1 \
+  --dec-heads 2 --batch 4 --steps 1 --val-frac 0 --threads 1 --out "$tmp/mhr" >/dev/null 2>&1
+one=$(ls "$tmp"/mh/*/*.png | head -n 1)
+"$VITMAE" attention --ckpt "$tmp/mhr" --out "$tmp/mha" --threads 1 "$one" >/dev/null 2>"$tmp/err"; rc=$?
+"$VITMAE" attention --ckpt "$tmp/mhr" --out "$tmp/mhb" --threads 1 --head mean "$one" >/dev/null 2>&1; rc2=$?
+t "256 heads: the montage too wide, refused with the flags that help; --head mean draws it ($rc, $rc2: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 1 ] && [ $rc2 -eq 0 ] && head -n 1 "$tmp/err" | grep -q "^vitmae: $one: montage of 257 x 1 tiles too large ([0-9]* x [0-9]* pixels): --head mean, max or N draws one tile a layer, a smaller --display smaller tiles$" &&
+   [ -s "$tmp/mhb/$(basename "$one" .png).attn.png" ]'
+rm -rf "$tmp/mh" "$tmp/mhr" "$tmp/mha" "$tmp/mhb"
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"
 exit $fail

@@ -632,8 +632,13 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     int min_w = MONTAGE_MIN_TEXT_W + 2 * pad;
     Montage mo;
     if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2, 0, pad,
-                     min_cell, min_w, err, errlen))
+                     min_cell, min_w, err, errlen)) {
+        // The same line came for every image, and said nothing of the flags that draw fewer or smaller tiles.
+        size_t k = strlen(err);
+        if (strstr(err, "too large") && k < errlen)
+            snprintf(err + k, errlen - k, ": --head mean, max or N draws one tile a layer, a smaller --display smaller tiles");
         goto done;
+    }
     int beyond = 0;   // a bar whose scale ends short of uniform attention (viz_colorbar_mark_beyond)
     for (t = 0; t < ntiles; t++) {
         ColorBar cb = {p->cmap, 0, 0, attn_uniform_level(roll, layer_of[t], T), NULL, ts, {0, 0, 0}};
