@@ -42,14 +42,12 @@ int output_refuse_earlier(const OutputNames *names, int force) {
             }
             if (pass == 1 && !folder && names->also && names->also(names->ctx, i, path)) return 1;
             if (pass == 1 && !force && output_exists(path)) {
-                // A link to nothing is there, but "already exists" of a path that names nothing read
-                // as a contradiction: the line says what is there.
-                char target[4096];
-                ssize_t tn = stat(path, &st) != 0 && errno == ENOENT ? readlink(path, target, sizeof target - 1) : -1;
-                if (tn >= 0) {
-                    target[tn] = 0;
-                    cli_error(path, "already exists, a symbolic link to %s, which does not exist (use --force to "
-                              "replace the link with the file)", target);
+                // A link to nothing is there (lstat found it, stat does not), but "already exists" of a
+                // path that names nothing read as a contradiction: the line says what is there.
+                char why[4200];
+                if (stat(path, &st) != 0 && errno == ENOENT) {
+                    cli_error(path, "already exists, %s (use --force to replace the link with the file)",
+                              file_path_reason(path, ENOENT, why, sizeof why));
                 } else {
                     cli_error(path, "already exists (use --force to replace it)");
                 }

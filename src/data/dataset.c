@@ -97,40 +97,6 @@ static int is_candidate_name(const char *name) {
     return 0;
 }
 
-// Why a file that looks like an image by its name is not read (NULL: it does not look like one).
-static const char *ignored_image_reason(const char *name) {
-    static const struct { const char *ext, *why; } known[] = {
-        {".svg", "SVG is a vector format; export it as PNG"},
-        {".svgz", "SVG is a vector format; export it as PNG"},
-        {".gif", "GIF is not read; convert it to PNG"},
-        {".tif", "TIFF is not read; convert it to PNG"},
-        {".tiff", "TIFF is not read; convert it to PNG"},
-        {".heic", "HEIC is not read; convert it to JPEG"},
-        {".heif", "HEIF is not read; convert it to JPEG"},
-        {".avif", "AVIF is not read; convert it to JPEG or WebP"},
-        {".jxl", "JPEG XL is not read; convert it to JPEG"},
-        {".jp2", "JPEG 2000 is not read; convert it to JPEG"},
-        {".bmp", "BMP is not read; convert it to PNG"},
-        {".ico", "ICO is not read; convert it to PNG"},
-        {".ppm", "PNM is not read; convert it to PNG"},
-        {".pgm", "PNM is not read; convert it to PNG"},
-        {".pbm", "PNM is not read; convert it to PNG"},
-        {".pnm", "PNM is not read; convert it to PNG"},
-        {".tga", "TGA is not read; convert it to PNG"},
-        {".psd", "PSD is not read; export it as PNG"},
-        {".exr", "OpenEXR is not read; export it as 16-bit PNG"},
-        {".dng", "camera raw files are not read; export them as JPEG"},
-        {".cr2", "camera raw files are not read; export them as JPEG"},
-        {".nef", "camera raw files are not read; export them as JPEG"},
-        {".arw", "camera raw files are not read; export them as JPEG"},
-    };
-    const char *dot = strrchr(name, '.');
-    if (!dot) return NULL;
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (!strcasecmp(dot, known[i].ext)) return known[i].why;
-    return NULL;
-}
-
 static char *join(const char *a, const char *b) {
     if (!a || !*a) return strdup(b);
     size_t la = strlen(a), lb = strlen(b);
@@ -390,7 +356,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             if (too_long) snprintf(why, sizeof why, "path longer than %d bytes (the system limit): not opened", PATH_MAX - 1);
             // broken links and loops fail at decode
             add_candidate(wk, full, sub, cls, why[0] ? strdup(why) : NULL, found ? (long long)st.st_size : -1);
-        } else if (!found && names[i][0] != '.' && !ignored_image_reason(names[i]) &&
+        } else if (!found && names[i][0] != '.' && !image_unread_format(names[i]) &&
                    lstat_entry(path, names[i], full, &st) == 0 && S_ISLNK(st.st_mode)) {
             // A link that leads nowhere (its target moved or deleted, a drive not mounted, a folder this
             // user cannot enter) may have been a folder of images, a whole class: listed as skipped with
@@ -399,7 +365,7 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             add_candidate(wk, full, sub, cls, strdup(file_path_reason(full, stat_errno, why, sizeof why)), -1);
         } else {
             wk->nignored++;
-            const char *why = ignored_image_reason(names[i]);
+            const char *why = image_unread_format(names[i]);
             if (why && !grow((void **)&wk->ignored, &wk->capignored, wk->nignored_files + 1, sizeof *wk->ignored)) {
                 char *reason = strdup(why);
                 if (reason) { wk->ignored[wk->nignored_files++] = (DataSkip){full, reason, 0}; full = NULL; }

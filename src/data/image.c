@@ -22,6 +22,7 @@
 #include <zlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1136,31 +1137,62 @@ static int known_magic(const uint8_t *buf, size_t len) {
            is_webp(buf, len);
 }
 
-// The reason for a file that is none of the three: its format named when its first bytes say it (a GIF
-// named x.png said "not a PNG, JPEG or WebP file" where data's list, going by the name, said "GIF is
-// not read; convert it to PNG").
-static const char *other_format_why(const uint8_t *b, size_t n) {
-    static const struct { size_t at, len; const char *magic, *why; } known[] = {
-        {0, 4, "GIF8", "a GIF file: GIF is not read; convert it to PNG"},
-        {0, 4, "II*\0", "a TIFF file: TIFF is not read; convert it to PNG"},
-        {0, 4, "MM\0*", "a TIFF file: TIFF is not read; convert it to PNG"},
-        {0, 4, "8BPS", "a PSD file: PSD is not read; export it as PNG"},
-        {0, 4, "\x76\x2f\x31\x01", "an OpenEXR file: OpenEXR is not read; export it as 16-bit PNG"},
-        {0, 2, "\xff\x0a", "a JPEG XL file: JPEG XL is not read; convert it to JPEG"},
-        {0, 8, "\0\0\0\x0cJXL ", "a JPEG XL file: JPEG XL is not read; convert it to JPEG"},
-        {0, 8, "\0\0\0\x0cjP  ", "a JPEG 2000 file: JPEG 2000 is not read; convert it to JPEG"},
-        {4, 8, "ftypavif", "an AVIF file: AVIF is not read; convert it to JPEG or WebP"},
-        {4, 8, "ftypheic", "a HEIC file: HEIC is not read; convert it to JPEG"},
-        {4, 8, "ftypheix", "a HEIC file: HEIC is not read; convert it to JPEG"},
-        {4, 8, "ftypmif1", "a HEIF file: HEIF is not read; convert it to JPEG"},
-    };
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (n >= known[i].at + known[i].len && memcmp(b + known[i].at, known[i].magic, known[i].len) == 0)
-            return known[i].why;
-    // BMP's "BM" alone begins too much text; its 4 reserved bytes at 6 are zero in every writer's file.
-    if (n >= 10 && b[0] == 'B' && b[1] == 'M' && !memcmp(b + 6, "\0\0\0\0", 4))
-        return "a BMP file: BMP is not read; convert it to PNG";
-    return "not a PNG, JPEG or WebP file";
+// The image formats vitmae does not read: their names' extensions (space-separated), how a decode
+// names one by its first bytes (what, and up to two magics: either matches, or both must where
+// both_magics), and the advice. A GIF named x.png said "not a PNG, JPEG or WebP file" where data's
+// list, going by the name, said "GIF is not read; convert it to PNG".
+typedef struct { size_t at, len; const char *bytes; } Magic;
+static const struct {
+    const char *exts, *what;
+    Magic magic[2];
+    int both_magics;
+    const char *why;
+} UNREAD[] = {
+    {".svg .svgz", NULL, {{0}}, 0, "SVG is a vector format; export it as PNG"},
+    {".gif", "a GIF file", {{0, 4, "GIF8"}}, 0, "GIF is not read; convert it to PNG"},
+    {".tif .tiff", "a TIFF file", {{0, 4, "II*\0"}, {0, 4, "MM\0*"}}, 0, "TIFF is not read; convert it to PNG"},
+    {".heic", "a HEIC file", {{4, 8, "ftypheic"}, {4, 8, "ftypheix"}}, 0, "HEIC is not read; convert it to JPEG"},
+    {".heif", "a HEIF file", {{4, 8, "ftypmif1"}}, 0, "HEIF is not read; convert it to JPEG"},
+    {".avif", "an AVIF file", {{4, 8, "ftypavif"}}, 0, "AVIF is not read; convert it to JPEG or WebP"},
+    {".jxl", "a JPEG XL file", {{0, 2, "\xff\x0a"}, {0, 8, "\0\0\0\x0cJXL "}}, 0, "JPEG XL is not read; convert it to JPEG"},
+    {".jp2", "a JPEG 2000 file", {{0, 8, "\0\0\0\x0cjP  "}}, 0, "JPEG 2000 is not read; convert it to JPEG"},
+    // "BM" alone begins too much text; a BMP's 4 reserved bytes at 6 are zero in every writer's file.
+    {".bmp", "a BMP file", {{0, 2, "BM"}, {6, 4, "\0\0\0\0"}}, 1, "BMP is not read; convert it to PNG"},
+    {".ico", NULL, {{0}}, 0, "ICO is not read; convert it to PNG"},
+    {".ppm .pgm .pbm .pnm", NULL, {{0}}, 0, "PNM is not read; convert it to PNG"},
+    {".tga", NULL, {{0}}, 0, "TGA is not read; convert it to PNG"},
+    {".psd", "a PSD file", {{0, 4, "8BPS"}}, 0, "PSD is not read; export it as PNG"},
+    {".exr", "an OpenEXR file", {{0, 4, "\x76\x2f\x31\x01"}}, 0, "OpenEXR is not read; export it as 16-bit PNG"},
+    {".dng .cr2 .nef .arw", NULL, {{0}}, 0, "camera raw files are not read; export them as JPEG"},
+};
+
+const char *image_unread_format(const char *name) {
+    const char *dot = strrchr(name, '.');
+    if (!dot) return NULL;
+    size_t n = strlen(dot);
+    for (size_t i = 0; i < sizeof UNREAD / sizeof UNREAD[0]; i++)
+        for (const char *e = UNREAD[i].exts; *e;) {
+            size_t len = strcspn(e, " ");
+            if (len == n && !strncasecmp(e, dot, n)) return UNREAD[i].why;
+            e += len + (e[len] == ' ');
+        }
+    return NULL;
+}
+
+static int magic_at(const Magic *m, const uint8_t *b, size_t n) {
+    return m->len > 0 && n >= m->at + m->len && memcmp(b + m->at, m->bytes, m->len) == 0;
+}
+
+// The reason for a file that is none of the three, its format named when its first bytes say it.
+static void other_format_why(const uint8_t *b, size_t n, char *err, size_t errlen) {
+    for (size_t i = 0; i < sizeof UNREAD / sizeof UNREAD[0]; i++) {
+        int m0 = magic_at(&UNREAD[i].magic[0], b, n), m1 = magic_at(&UNREAD[i].magic[1], b, n);
+        if (UNREAD[i].both_magics ? m0 && m1 : m0 || m1) {
+            if (err && errlen) snprintf(err, errlen, "%s: %s", UNREAD[i].what, UNREAD[i].why);
+            return;
+        }
+    }
+    set_err(err, errlen, "not a PNG, JPEG or WebP file");
 }
 
 static int decode_mem(const uint8_t *buf, size_t len, const DecodeOpts *o, Image *out, char *err, size_t errlen) {
@@ -1189,7 +1221,7 @@ static int decode_mem(const uint8_t *buf, size_t len, const DecodeOpts *o, Image
         return rc;
     }
     if (is_webp(buf, len)) return webp_decode(buf, len, o, out, err, errlen);
-    set_err(err, errlen, other_format_why(buf, len));
+    other_format_why(buf, len, err, errlen);
     return -1;
 }
 
@@ -1226,7 +1258,7 @@ static int read_file(const char *path, long limit, uint8_t **buf, size_t *len, i
     // named .png) is refused without reading it into memory.
     uint8_t head[12];
     ssize_t nh = pread(fd, head, sizeof head, 0);
-    if (nh > 0 && !known_magic(head, (size_t)nh)) { set_err(err, errlen, other_format_why(head, (size_t)nh)); close(fd); return -1; }
+    if (nh > 0 && !known_magic(head, (size_t)nh)) { other_format_why(head, (size_t)nh, err, errlen); close(fd); return -1; }
     size_t want = (size_t)st.st_size, got = 0;
     *whole = 1;
     if (limit > 0 && want > (size_t)limit) { want = (size_t)limit; *whole = 0; }

@@ -77,6 +77,11 @@ int  image_why_is_resource(const char *why);
 // alone, without decoding pixels; the pixel limit is checked. A file whose pixel data is broken
 // probes fine and fails later in image_load.
 int  image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char *err, size_t errlen);
+// Why a file of another image format is not read, by the extension of its name (data's "ignored"
+// list: "GIF is not read; convert it to PNG"), or NULL when the name is no such format's. A decode
+// names the same formats by their first bytes ("a GIF file: GIF is not read; ..."): one table holds
+// both, the advice once.
+const char *image_unread_format(const char *name);
 // Applies EXIF orientation 2..8 in place (1 and anything else: unchanged), as PIL's exif_transpose:
 // 2 mirror, 3 rotate 180, 4 flip vertically, 5 transpose, 6 rotate 90 clockwise, 7 transverse,
 // 8 rotate 90 counter-clockwise. 0 ok, -1 out of memory (image unchanged).
