@@ -848,6 +848,31 @@ t "256 heads: the montage too wide, refused with the flags that help; --head mea
    [ -s "$tmp/mhb/$(basename "$one" .png).attn.png" ]'
 rm -rf "$tmp/mh" "$tmp/mhr" "$tmp/mha" "$tmp/mhb"
 
+# An image's folder of maps that is a symbolic link (to a user's folder, to a file, to nothing): refused
+# without --force, replaced by a folder with it, never written through; the user's files at the link's
+# target stay, an earlier run's map there among them (the sweep of earlier maps went through the link).
+mkdir -p "$tmp/sl" "$tmp/victim"
+echo mine > "$tmp/victim/layer03-head00.png"; echo notes > "$tmp/victim/notes.txt"; echo x > "$tmp/afile"
+ln -s ../victim "$tmp/sl/attn_input"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/sl" --threads 1 --head 0 "$img" >/dev/null 2>"$tmp/err"; rc=$?
+t "a link at the folder of maps: refused without --force, exit 2 ($(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: $tmp/sl/attn_input: already exists (use --force to replace it)" "$tmp/err"'
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/sl" --threads 1 --head 0 --force "$img" >/dev/null 2>"$tmp/err"; rc=$?
+t "a link to a folder at the folder of maps, --force: a folder of this run's in its place, the target untouched (exit $rc; $(ls "$tmp/victim" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -d "$tmp/sl/attn_input" ] && [ ! -L "$tmp/sl/attn_input" ] && [ -s "$tmp/sl/attn_input/layer02-head00.png" ] &&
+   [ "$(ls "$tmp/victim" | tr "\n" " ")" = "layer03-head00.png notes.txt " ] && [ "$(cat "$tmp/victim/layer03-head00.png")" = mine ]'
+rm -rf "$tmp/sl"; mkdir -p "$tmp/sl"; ln -s ../nowhere "$tmp/sl/attn_input"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/sl" --threads 1 --head 0 "$img" >/dev/null 2>"$tmp/err"; rc=$?
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/sl" --threads 1 --head 0 --force "$img" >/dev/null 2>>"$tmp/err"; rc2=$?
+t "a link to nothing at the folder of maps: refused with the advice, which works ($rc, $rc2: $(head -n 1 "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ $rc2 -eq 0 ] && [ $(wc -l < "$tmp/err") -eq 1 ] && [ -d "$tmp/sl/attn_input" ] && [ ! -L "$tmp/sl/attn_input" ] &&
+   grep -qx "vitmae: $tmp/sl/attn_input: already exists, a symbolic link to ../nowhere, which does not exist (use --force to replace the link with the folder)" "$tmp/err"'
+rm -rf "$tmp/sl"; mkdir -p "$tmp/sl"; ln -s ../afile "$tmp/sl/attn_input"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/sl" --threads 1 --head 0 --force "$img" >/dev/null 2>"$tmp/err"; rc=$?
+t "a link to a file at the folder of maps, --force: replaced by a folder, the file as it was (exit $rc $(cat "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ -d "$tmp/sl/attn_input" ] && [ ! -L "$tmp/sl/attn_input" ] && [ "$(cat "$tmp/afile")" = x ]'
+rm -rf "$tmp/sl" "$tmp/victim" "$tmp/afile"
+
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"
 exit $fail

@@ -609,6 +609,23 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     // The montage: tiles in rows of a layer's heads (or, one map per layer, a grid of layers),
     // each with its label above and its colour bar under it.
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");   // the folder of maps is an output too (io/files.h)
+    // A symbolic link at the folder's name, to a folder or to nothing, is replaced by a folder of this
+    // run's (with --force: refuse_earlier stopped the run without it, unless the link came since), never
+    // written through: the maps went into its target, and --force's sweep of an earlier run's maps
+    // deleted the target's files (docs/interface.md, "Earlier results").
+    struct stat lst;
+    if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        char reason[4200];
+        if (!job->replace) {
+            snprintf(err, errlen, "%s: already exists (use --force to replace it)", dir);
+            goto done;
+        }
+        if (unlink(dir) != 0 && errno != ENOENT) {
+            snprintf(err, errlen, "%s: cannot replace the symbolic link with a folder: %s", dir,
+                     file_reason(errno, reason, sizeof reason));
+            goto done;
+        }
+    }
     int mk = file_mkdir_tracked(dir);   // kept until published: a stop signal removes it while empty
     if (mk < 0) {
         char reason[128];

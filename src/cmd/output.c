@@ -27,8 +27,10 @@ int output_refuse_earlier(const OutputNames *names, int force) {
             const char *path = names->list ? names->list[i] : buf;
             int folder = !names->list && names->name(names->ctx, i, buf, sizeof buf) == OUTPUT_FOLDER;
             struct stat st;
-            // A folder the command fills, which --force keeps: never a file, with or without it.
-            if (pass == 0 && folder && stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            // A folder the command fills, which --force keeps: never a file, with or without it. A
+            // symbolic link there (to a folder, a file or nothing) is an earlier output that --force
+            // replaces with a folder, never one written through (cmd/attention.c, attend_one).
+            if (pass == 0 && folder && lstat(path, &st) == 0 && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
                 cli_error(path, "is not a folder: the image's maps go into a folder of this name, and --force "
                           "replaces files, not a file with a folder (choose another --out)");
                 return 1;
@@ -46,8 +48,8 @@ int output_refuse_earlier(const OutputNames *names, int force) {
                 // path that names nothing read as a contradiction: the line says what is there.
                 char why[4200];
                 if (stat(path, &st) != 0 && errno == ENOENT) {
-                    cli_error(path, "already exists, %s (use --force to replace the link with the file)",
-                              file_path_reason(path, ENOENT, why, sizeof why));
+                    cli_error(path, "already exists, %s (use --force to replace the link with the %s)",
+                              file_path_reason(path, ENOENT, why, sizeof why), folder ? "folder" : "file");
                 } else {
                     cli_error(path, "already exists (use --force to replace it)");
                 }
