@@ -61,6 +61,17 @@ t "the first sample sheet over the limit (ulimit -f ${sheet_err:-none}): no empt
 t "finetune's curves over the limit: exit 1, the file named ($(head -n 1 "$dir/err"))" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: finetune: .*ft/curves.png: File too large$" "$dir/err"'
 
+# metrics.csv reaching a 16 KB limit mid-run (32 blocks of 512 bytes; curves.png, about 14 KB, fits; a row
+# a step, about 80 bytes, 300 steps): the row that does not fit goes whole or not at all, so the log ends
+# in a whole row (it ended cut, "...,0.76755" with no newline, a loss that reads back wrong).
+(ulimit -f 32 && exec "$VITMAE" train $small --steps 300 --log-every 1 --eval-every 1000 --ckpt-every 1000 --out "$dir/cut") \
+  > /dev/null 2> "$dir/err"; rc=$?
+t "metrics.csv over the limit mid-run: exit 1, named ($(head -n 1 "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: train: $dir/cut/metrics.csv: write failed: File too large" "$dir/err"'
+t "metrics.csv over the limit mid-run: whole rows only, the last ending in a newline ($(tail -c 30 "$dir/cut/metrics.csv" | tr "\n" "|"))" \
+  '[ "$(tail -c 1 "$dir/cut/metrics.csv" | od -An -c | tr -d " ")" = "\n" ] && [ "$(wc -l < "$dir/cut/metrics.csv")" -gt 100 ] &&
+   [ -z "$(awk -F, "NF != 8" "$dir/cut/metrics.csv")" ]'
+
 # 1b. reconstruct outputs under a file-size limit: the panel PNG (scale 8: ~100 KB) and, with a limit
 #     the PNG fits in, the .npy: each a clear error naming the file and the cause, exit 1.
 "$VITMAE_TOOLS/mkckpt" ckpt "$dir/small.safetensors" --img 32 --patch 4 > /dev/null

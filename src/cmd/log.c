@@ -125,35 +125,60 @@ FILE *metrics_open_header(const char *path, long keep_until_step, const char *he
     return f;
 }
 
-static void field(FILE *f, double v, const char *fmt) {
-    fputc(',', f);
-    if (isfinite(v)) fprintf(f, fmt, v);
+// One field, "," and text, appended to row (n bytes) at *len; a row that would not fit is cut (512
+// bytes hold the widest: ten numbers of at most 24 characters).
+static void put_field(char *row, size_t n, size_t *len, const char *text) {
+    int k = snprintf(row + *len, n - *len, ",%s", text);
+    *len = k < 0 || (size_t)k >= n - *len ? n - 1 : *len + (size_t)k;
+}
+
+static void field(char *row, size_t n, size_t *len, double v, const char *fmt) {
+    char buf[40] = "";
+    if (isfinite(v)) snprintf(buf, sizeof buf, fmt, v);
+    put_field(row, n, len, buf);
 }
 
 // The shortest "%.Ng" that reads back as v (as Python's repr): the values a user compares between
 // runs (the epoch, the learning rate, the losses, val_psnr / val_top1) come back from the file exactly, so two
 // runs that are bitwise the same read the same and two that are not read apart ("%.6f" showed 0.000012
 // for a loss of 1.2345e-5, and one digit of a fourth of a loss of 0.0003 when the runs differed there).
-static void field_exact(FILE *f, double v) {
-    fputc(',', f);
-    if (!isfinite(v)) return;
-    char buf[40];
-    json_double_text(v, buf, sizeof buf);   // as config.json and the checkpoints write numbers
-    fputs(buf, f);
+static void field_exact(char *row, size_t n, size_t *len, double v) {
+    char buf[40] = "";
+    if (isfinite(v)) json_double_text(v, buf, sizeof buf);   // as config.json and the checkpoints write numbers
+    put_field(row, n, len, buf);
 }
 
 int metrics_write(FILE *f, const MetricsRow *r) {
-    fprintf(f, "%ld", r->step);
-    field_exact(f, r->epoch);   // 4 decimals wrote one value for the steps of 1/10000 of an epoch
-    field_exact(f, r->lr);
-    field_exact(f, r->loss);
-    field_exact(f, r->val_loss);
-    field_exact(f, r->val_psnr);
-    field(f, r->img_per_s, "%.2f");
-    field(f, r->elapsed_s, "%.2f");
-    for (int i = 0; i < r->nextra && i < 2; i++) field_exact(f, r->extra[i]);
-    fputc('\n', f);
-    return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+    char row[512];
+    size_t len = (size_t)snprintf(row, sizeof row, "%ld", r->step);
+    field_exact(row, sizeof row, &len, r->epoch);   // 4 decimals wrote one value for the steps of 1/10000 of an epoch
+    field_exact(row, sizeof row, &len, r->lr);
+    field_exact(row, sizeof row, &len, r->loss);
+    field_exact(row, sizeof row, &len, r->val_loss);
+    field_exact(row, sizeof row, &len, r->val_psnr);
+    field(row, sizeof row, &len, r->img_per_s, "%.2f");
+    field(row, sizeof row, &len, r->elapsed_s, "%.2f");
+    for (int i = 0; i < r->nextra && i < 2; i++) field_exact(row, sizeof row, &len, r->extra[i]);
+    if (len + 1 >= sizeof row) len = sizeof row - 2;
+    row[len++] = '\n';
+    // The row goes whole or not at all: a full disk took its first bytes and left the log ending in a
+    // cut row (a loss of 0.7675567 read back from 0.76755672693...) that nothing repaired before a
+    // --resume; the file is cut back to where the row began (docs/interface.md, section 1).
+    if (fflush(f) != 0) return -1;
+    int fd = fileno(f);
+    off_t at = lseek(fd, 0, SEEK_END);
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, row + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += (size_t)w;
+    }
+    if (done == len) return 0;
+    int e = done < len && errno ? errno : EIO;
+    if (at >= 0 && ftruncate(fd, at) != 0) { /* the cut row stays: nothing more can be done here */ }
+    errno = e;
+    return -1;
 }
 
 int metrics_write_run(FILE *f, const MetricsRow *r, const char *run_dir, char *err, size_t errlen) {
