@@ -782,7 +782,9 @@ for cmd in probe finetune embed; do
      grep -qx "vitmae: skipped $tmp/broken/a/1.png: not a PNG, JPEG or WebP file" "$tmp/err" && [ ! -e "$tmp/ft" ] && [ ! -e "$tmp/ft.npy" ]'
 done
 # An --out through a symbolic link to nothing (its target deleted): "LINK: No such file or directory"
-# named neither the link nor what is missing. Every command with --out names the link and its target,
+# named neither the link nor what is missing. Every command with --out names the link and its target
+# in the same words, "CMD --out: LINK: ..." (reconstruct, attention and probe said "cannot create the
+# output folder:" before the link, as no other command did),
 # exit 1, and makes nothing there (the link itself, and a folder below it).
 ln -s "$tmp/gone" "$tmp/dangling"
 for out in "$tmp/dangling" "$tmp/dangling/sub"; do
@@ -798,7 +800,7 @@ for out in "$tmp/dangling" "$tmp/dangling/sub"; do
     "$VITMAE" "$@" > /dev/null 2> "$tmp/err"; rc=$?
     t "$cmd --out ${out#$tmp/} through a dangling link: exit 1, the link and its target named ($rc: $(cat "$tmp/err"))" \
       '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] &&
-       grep -qx "vitmae: $cmd --out: .*$tmp/dangling: a symbolic link to $tmp/gone, which does not exist" "$tmp/err" &&
+       grep -qx "vitmae: $cmd --out: $tmp/dangling: a symbolic link to $tmp/gone, which does not exist" "$tmp/err" &&
        [ ! -e "$tmp/gone" ] && [ -L "$tmp/dangling" ]'
   done
 done

@@ -1220,7 +1220,7 @@ int cmd_attention(int argc, char **argv) {
     // Ctrl-C from here leaves no temporary file, nor an image's unfinished folder of maps, nor an empty
     // --out folder this run made (io/files.h).
     file_cleanup_on_stop_signals();
-    if (output_mkdir_made(out_dir, &made, err, sizeof err)) { cli_error("attention --out", "cannot create the output folder: %s", err); goto out; }
+    if (output_make_out("attention --out", out_dir, &made)) goto out;
     // A folder that does not take files (read-only) is one line now, not one per image.
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
     cli_unread_reach(&unread, CLI_AT_ITEM(0));   // the run goes ahead: the inputs that cannot be read before the first image

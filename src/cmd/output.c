@@ -114,11 +114,11 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
         } else if (mk < 0) {
             int saved = errno;
             char reason[128];
-            if (saved != ENOENT || !dangling_link(buf, err, errlen))
-                snprintf(err, errlen, "%s: %s", buf, file_reason(saved, reason, sizeof reason));
+            int dangling = saved == ENOENT && dangling_link(buf, err, errlen);
+            if (!dangling) snprintf(err, errlen, "%s: %s", buf, file_reason(saved, reason, sizeof reason));
             if (made) { memcpy(made->path, buf, sizeof buf); output_mkdir_undo(made); }
             errno = saved;
-            return -1;
+            return dangling ? -2 : -1;
         }
         *p = c;
         if (!c) break;
@@ -127,10 +127,10 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
     if (stat(buf, &st) != 0) {
         int saved = errno;
         char reason[128];
-        if (saved != ENOENT || !dangling_link(buf, err, errlen))
-            snprintf(err, errlen, "%s: %s", buf, file_reason(saved, reason, sizeof reason));
+        int dangling = saved == ENOENT && dangling_link(buf, err, errlen);
+        if (!dangling) snprintf(err, errlen, "%s: %s", buf, file_reason(saved, reason, sizeof reason));
         errno = saved;
-        return -1;
+        return dangling ? -2 : -1;
     }
     if (!S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s: not a folder", buf);
@@ -144,6 +144,14 @@ int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errl
 void output_mkdir_disown(OutputMade *made) {
     size_t len = strlen(made->path);
     while (made->n > 0 && made->len[made->n - 1] >= len) made->n--;
+}
+
+int output_make_out(const char *label, const char *dir, OutputMade *made) {
+    char err[8400];
+    int rc = output_mkdir_made(dir, made, err, sizeof err);
+    if (rc == -2) cli_error(label, "%s", err);   // the link named first, as every --out names it
+    else if (rc) cli_error(label, "cannot create the output folder: %s", err);
+    return rc != 0;
 }
 
 void output_mkdir_undo(OutputMade *made) {

@@ -21,9 +21,16 @@ enum { OUTPUT_MADE_MAX = 2048 };   // a path of 4096 bytes has at most 2048 part
 typedef struct { char path[4096]; int n; unsigned short len[OUTPUT_MADE_MAX]; } OutputMade;
 // made begins empty ({.n = 0}); a later call with the same made keeps what the earlier one made above
 // its path (train's default run folder runs/<stamp>, taken by another run, then runs/<stamp>-2: the
-// runs/ its first try made is still this run's to remove), and forgets the rest.
+// runs/ its first try made is still this run's to remove), and forgets the rest. 0, or -1 with err;
+// -2 where a part of path is a symbolic link to nothing (err "LINK: a symbolic link to TARGET, which
+// does not exist").
 int output_mkdir_made(const char *path, OutputMade *made, char *err, size_t errlen);
 void output_mkdir_undo(OutputMade *made);
+// A command's --out folder made (output_mkdir_made) or one line said, labelled with label ("reconstruct
+// --out"): "cannot create the output folder: PATH: why", or, for a path through a symbolic link to
+// nothing, "LINK: a symbolic link to TARGET, which does not exist" as train's --out says it
+// (docs/interface.md, "Earlier results"). 0, or 1 after the line.
+int output_make_out(const char *label, const char *dir, OutputMade *made);
 // The folder made->path itself (made by the last call) is another run's now: it is forgotten, and
 // what was made above it stays in made.
 void output_mkdir_disown(OutputMade *made);

@@ -395,8 +395,7 @@ int cmd_probe(int argc, char **argv) {
     // cannot be made, or does not take files, is found before the features are computed.
     // Ctrl-C from here leaves no temporary file, nor an empty --out folder this run made (io/files.h).
     if (out_dir) file_cleanup_on_stop_signals();
-    if (out_dir && output_mkdir_made(out_dir, &made, err, sizeof err)) {
-        cli_error("probe --out", "cannot create the output folder: %s", err);
+    if (out_dir && output_make_out("probe --out", out_dir, &made)) {
         goto out;
     }
     if (out_dir && output_check_writable(out_dir, err, sizeof err)) {

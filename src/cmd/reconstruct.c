@@ -188,15 +188,17 @@ static int write_output(const Outputs *o, const MaeConfig *cfg, const Input *in,
         int64_t shape[3] = {S, S, cfg->in_chans}, mshape[2] = {g, g};
         snprintf(path, sizeof path, "%s/%s.recon.npy", o->out_dir, in->stem);
         file_tmp_name(path, tmp, sizeof tmp);
-        int bad = npy_write_to(tmp, path, recon, "<f4", 3, shape, err, sizeof err);
-        if (!bad && (bad = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
+        // err "PATH: why", said as the panel's is, with no command name (docs/interface.md, section 1);
+        // out of memory as the command's.
+        int bad = npy_write_to(tmp, path, recon, "<f4", 3, shape, err, sizeof err), oom = 0;
+        if (!bad && (bad = oom = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
         if (!bad) {
             snprintf(path, sizeof path, "%s/%s.mask.npy", o->out_dir, in->stem);
             file_tmp_name(path, tmp, sizeof tmp);
             bad = npy_write_to(tmp, path, removed, "|u1", 2, mshape, err, sizeof err);
-            if (!bad && (bad = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
+            if (!bad && (bad = oom = file_group_add(&files, tmp, path))) snprintf(err, sizeof err, "out of memory");
         }
-        if (bad) { file_group_discard(&files); return fail_at(f, "reconstruct", err); }
+        if (bad) { file_group_discard(&files); return oom ? fail_at(f, "reconstruct", err) : fail_at(f, err, ""); }
     } else {   // an earlier --raw run's arrays go with --force, so the image's files are this run's only
         static const char *const arrays[] = {"recon.npy", "mask.npy"};
         for (int k = 0; k < 2; k++) {
@@ -347,8 +349,7 @@ int cmd_reconstruct(int argc, char **argv) {
     }
     OutputMade made = {.n = 0};   // the --out folders this run made (removed again when it fails: cmd/output.h)
     file_cleanup_on_stop_signals();   // Ctrl-C leaves no temporary file, nor an empty --out folder it made (io/files.h)
-    if (inputs.n > 0 && output_mkdir_made(out_dir, &made, err, sizeof err)) {
-        cli_error("reconstruct --out", "cannot create the output folder: %s", err);
+    if (inputs.n > 0 && output_make_out("reconstruct --out", out_dir, &made)) {
         cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return 1;
     }
     // A folder that does not take files (read-only) is one line now, not one per image at its end.
