@@ -1163,7 +1163,15 @@ static const struct {
     {".tga", NULL, {{0}}, 0, "TGA is not read; convert it to PNG"},
     {".psd", "a PSD file", {{0, 4, "8BPS"}}, 0, "PSD is not read; export it as PNG"},
     {".exr", "an OpenEXR file", {{0, 4, "\x76\x2f\x31\x01"}}, 0, "OpenEXR is not read; export it as 16-bit PNG"},
-    {".dng .cr2 .nef .arw", NULL, {{0}}, 0, "camera raw files are not read; export them as JPEG"},
+    // Cameras' raw formats by maker (Adobe, Canon, Nikon, Sony, Fujifilm, Panasonic, Olympus, Pentax,
+    // Samsung, Hasselblad, Sigma, Epson, Minolta, Kodak, Phase One, Leica, Mamiya, Leaf): a folder
+    // straight from a camera; only four were named, and a CR3 or RAF folder was "other files ignored".
+    {".dng .cr2 .cr3 .crw .nef .nrw .arw .srf .sr2 .raf .rw2 .raw .rwl .orf .pef .srw .3fr .fff .x3f .erf .mrw"
+     " .kdc .dcr .iiq .mef .mos",
+     NULL, {{0}}, 0, "camera raw files are not read; export them as JPEG"},
+    // An animated PNG, named so (PIL opens one as its first frame; vitmae reads no animation, as an
+    // animated WebP is skipped).
+    {".apng", NULL, {{0}}, 0, "animated PNG is not read; save a frame as PNG"},
 };
 
 const char *image_unread_format(const char *name) {
