@@ -467,10 +467,17 @@ mkdir -p "$dir/vfold" && cp "$dir"/big/*/*.png "$dir/vfold/"
 "$VITMAE" train $base --data "$dir/moved" --val "$dir/vfold" --steps 2 --out "$dir/vr" > "$dir/out" 2> /dev/null; rc=$?
 t "--val: the start line names each count's folder ($(head -n 1 "$dir/out"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae train: 40 train images from $dir/moved, 3 val from $dir/vfold; model " "$dir/out"'
+# An image added to the --val folder alone: the weights train as before (validation images never
+# train), and the warning said they would not ("it will not end as the uninterrupted run would have").
 cp "$(find "$dir/moved" -name "*.png" | head -n 1)" "$dir/vfold/added.png"
 "$VITMAE" train --resume "$dir/vr" --steps 3 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
-t "--val: the resume's warning names both folders, the counts theirs together ($(cat "$dir/err"))" \
-  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "the images of $dir/moved and of --val $dir/vfold are not those the run was checkpointed with (44 usable now, 43 then, the two folders together: " "$dir/err"'
+t "--val: an image added there alone, the warning says the weights train as before ($(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qx "vitmae: warning: train --resume: the images of --val $dir/vfold are not those the run was checkpointed with (4 usable now, 3 then); the training images are the same, so the weights train as they would have, but the validation figures from here on are of other images" "$dir/err"'
+cp "$(find "$dir/moved" -name "*.png" | head -n 1)" "$dir/moved/added.png"
+"$VITMAE" train --resume "$dir/vr" --steps 4 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "--val: a training image added, the resume's warning names both folders, the counts theirs together ($(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "the images of $dir/moved and of --val $dir/vfold are not those the run was checkpointed with (45 usable now, 44 then, the two folders together: .*uninterrupted run would have$" "$dir/err"'
+rm -f "$dir/moved/added.png"
 
 # An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
 # written (it used to write config.json and metrics.csv, then fail at the first checkpoint), in one

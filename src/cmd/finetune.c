@@ -99,7 +99,7 @@ typedef struct {
     char run_id[24];   // as train's (cmd/runfolder.h, run_new_id)
     double log_loss_sum;   // as train's: the losses since the last metrics row, carried by a checkpoint
     long log_steps;
-    char images[40];   // as train's: the images trained on (run_data_signature); "" in older runs
+    char images[RUN_DATA_SIG_MAX];   // as train's: the images trained on (run_data_signature); "" in older runs
     long max_pixels;   // as train's: --max-pixels, kept by a resume that does not give it; 0: the default
 } FtState;
 
@@ -954,7 +954,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
     // The images this session trains on, against those of the checkpoint (said once the run starts).
-    char images[40];
+    char images[RUN_DATA_SIG_MAX];
     run_data_signature(&t->ds, t->vds.n ? &t->vds : NULL, images, sizeof images);
     if (!resuming || !run_data_changed("finetune", t->data_dir, t->val_dir, r->images, images,
                                        t->images_changed, sizeof t->images_changed))

@@ -799,7 +799,7 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
 }
 
 void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t n) {
-    uint64_t h = DIST_HASH_START;
+    uint64_t h = DIST_HASH_START, h_train = 0;
     long count = 0;
     const Dataset *sets[2] = {ds, val};
     for (int s = 0; s < 2; s++) {
@@ -811,13 +811,28 @@ void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t
             h = dist_hash_bytes(dims, sizeof dims, h);
         }
         count += sets[s]->n;
+        if (s == 0) h_train = h;   // the training folder's alone: where the hash stood before --val's items
     }
-    snprintf(sig, n, "%ld:%016llx", count, (unsigned long long)h);
+    int k = snprintf(sig, n, "%ld:%016llx", count, (unsigned long long)h);
+    if (val && k > 0 && (size_t)k < n) snprintf(sig + k, n - (size_t)k, "/%d:%016llx", ds->n, (unsigned long long)h_train);
 }
 
 int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
                      size_t n) {
-    if (!was[0] || !strcmp(was, now)) return 0;
+    // The first part, of every image, decides (a run from before the second part has only that one).
+    size_t wl = strcspn(was, "/"), nl = strcspn(now, "/");
+    if (!was[0] || (wl == nl && !strncmp(was, now, wl))) return 0;
+    // The training images as they were, the --val folder's not: validation images never train, so the
+    // weights go on as they would have, and only val_loss and the rest come from other images.
+    const char *wt = strchr(was, '/'), *nt = strchr(now, '/');
+    if (val && wt && nt && !strcmp(wt, nt)) {
+        long train = atol(nt + 1);
+        snprintf(msg, n, "warning: %s --resume: the images of --val %s are not those the run was checkpointed "
+                 "with (%ld usable now, %ld then); the training images are the same, so the weights train as "
+                 "they would have, but the validation figures from here on are of other images", cmd, val,
+                 atol(now) - train, atol(was) - train);
+        return 1;
+    }
     // The counts are of both folders when the run validates on a --val folder of its own.
     snprintf(msg, n, "warning: %s --resume: the images of %s%s%s are not those the run was checkpointed with "
              "(%ld usable now, %ld then%s: files added, removed, renamed or resized, or another --max-pixels); it "

@@ -357,12 +357,17 @@ void run_diverged_note(char *err, size_t errlen, const MaeTensor *tab, int n, co
 void run_new_id(char *id, size_t n);
 // The images a run trains and validates on, as "<count>:<16 hex digits>" (a hash of each usable
 // item's relative path and header size, the training folder's then the --val folder's; val may be
-// NULL): recorded in train_state as "images", so that a resume on a folder whose images changed
-// since (files added, removed, renamed, resized) says so. sig holds 40 bytes.
+// NULL), and with a --val folder "/<count>:<16 hex digits>" after it, of the training folder's alone
+// (so that a resume tells a --val folder that changed from training images that did): recorded in
+// train_state as "images", so that a resume on a folder whose images changed since (files added,
+// removed, renamed, resized) says so. sig holds RUN_DATA_SIG_MAX bytes.
+enum { RUN_DATA_SIG_MAX = 80 };
 void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t n);
 // The resumed run's recorded signature `was` against the images now (`now`): 0 when the same (or
 // none was recorded: older runs); else 1 with the warning line for cli_message in msg, naming data
-// and the --val folder val (NULL for a held-out split), whose images the counts include.
+// and the --val folder val (NULL for a held-out split), whose images the counts include; where the
+// training images are the same and only the --val folder's changed, the line says that the weights
+// train as before and only the validation numbers come from other images.
 int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
                      size_t n);
 // Whether the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's

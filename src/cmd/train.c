@@ -614,7 +614,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if (rc) { ckpt_free(init); return cli_report(NULL, err, rc); }
     }
     // The images this session trains on, against those of the checkpoint (said once the run starts).
-    char images[40];
+    char images[RUN_DATA_SIG_MAX];
     run_data_signature(&t->ds, t->vds == &t->val_ds ? &t->val_ds : NULL, images, sizeof images);
     if (!resuming || !run_data_changed("train", data, t->vds == &t->val_ds ? val : NULL, t->rs.images, images,
                                        t->images_changed, sizeof t->images_changed))
