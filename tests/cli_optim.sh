@@ -207,5 +207,20 @@ t "finetune --warmup-steps 1 of --steps 1: the warning ($(grep warning "$dir/ftw
 t "fine-tuning: replaced held-out images leave the weights bitwise the same" \
   'same_weights "$dir/ft1/checkpoint.safetensors" "$dir/ft2/checkpoint.safetensors"'
 
+# A --min-lr above the peak made the half-cosine rise to it (0.001 to 0.5 over a run: the loss went to
+# 27); it is refused, exit 2, nothing made. The default floor, 1e-6, above --lr 0 is that 0: a frozen
+# run's lr column all 0 (it trained at up to 1e-6). --min-lr equal to --lr is a flat schedule, taken.
+"$VITMAE" finetune $ft --data "$dir/data" --lr 0.001 --min-lr 0.5 --out "$dir/ftmin" > /dev/null 2> "$dir/err"; rc=$?
+t "finetune --min-lr above --lr: refused, exit 2, nothing made ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ ! -e "$dir/ftmin" ] && grep -qx "vitmae: finetune --min-lr: 0.5 is above the learning rate, 0.001 (--lr): the half-cosine would rise to it, not decay (give at most 0.001)" "$dir/err"'
+"$VITMAE" train $small --steps 3 --blr 0.064 --min-lr 0.01 --out "$dir/trmin" > /dev/null 2> "$dir/err"; rc=$?
+t "train --min-lr above blr * batch / 256: refused, the lr's making said ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ ! -e "$dir/trmin" ] && grep -qx "vitmae: train --min-lr: 0.01 is above the learning rate, 0.001 (--blr 0.064 x --batch 4 / 256): the half-cosine would rise to it, not decay (give at most 0.001)" "$dir/err"'
+"$VITMAE" finetune $ft --data "$dir/data" --lr 0 --log-every 1 --out "$dir/ftzero" > /dev/null 2>&1; rc=$?
+t "finetune --lr 0 with the default --min-lr: every step's lr 0 ($(cut -d, -f3 "$dir/ftzero/metrics.csv" 2>/dev/null | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(cut -d, -f3 "$dir/ftzero/metrics.csv" | sed 1d | sort -u)" = 0 ] && [ "$(sed 1d "$dir/ftzero/metrics.csv" | wc -l)" -eq 7 ]'
+train flat --steps 5 --lr 0.01 --min-lr 0.01 --warmup-steps 0 --log-every 1
+t "train --min-lr equal to --lr: taken, a flat schedule" 'lr_ok "$dir/flat/metrics.csv" 5 0 0.01 0.01'
+
 [ $fail -eq 0 ] && echo "cli optim ok"
 exit $fail

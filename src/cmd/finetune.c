@@ -972,6 +972,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         r->warmup = a->warmup >= 0 ? a->warmup : warmup_default(r->total_steps);
         r->lr = cli_flag(flags, nflags, "--lr")->seen ? a->lr : lr_from_blr(a->blr, a->batch);
         r->min_lr = a->min_lr; r->wd = a->wd; r->layer_decay = a->layer_decay; r->drop_path = a->drop_path;
+        if (run_min_lr_check("finetune", r->lr, cli_flag(flags, nflags, "--lr")->seen, a->blr, a->batch, &r->min_lr,
+                             cli_flag(flags, nflags, "--min-lr")->seen, why, sizeof why))
+            return cli_report(NULL, why, CLI_USAGE);
         r->smoothing = a->smoothing; r->clip = a->clip; r->val_max = a->val_max; r->mix = a->mix;
         r->erase = a->erase;
         r->crop_scale = a->crop_scale;

@@ -1382,6 +1382,22 @@ void run_value_text(char *buf, size_t len, double v, int is_float) {
     }
 }
 
+int run_min_lr_check(const char *cmd, float lr, int lr_given, float blr, int batch, float *min_lr, int min_lr_given,
+                     char *err, size_t errlen) {
+    if (*min_lr <= lr) return 0;
+    if (!min_lr_given) { *min_lr = lr; return 0; }
+    char m[32], l[32], b[32];
+    run_value_text(m, sizeof m, *min_lr, 1);
+    run_value_text(l, sizeof l, lr, 1);
+    run_value_text(b, sizeof b, blr, 1);
+    char how[96];
+    if (lr_given) snprintf(how, sizeof how, "--lr");
+    else snprintf(how, sizeof how, "--blr %s x --batch %d / 256", b, batch);
+    snprintf(err, errlen, "%s --min-lr: %s is above the learning rate, %s (%s): the half-cosine would rise to it, "
+             "not decay (give at most %s)", cmd, m, l, how, l);
+    return CLI_USAGE;
+}
+
 int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
                           char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {

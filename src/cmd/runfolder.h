@@ -210,6 +210,13 @@ typedef struct {
 // The shortest text that reads back as v (as a float when is_float): 0.0001 for 1e-4f, not
 // 9.99999975e-05; 250 for a step count, not 2.5e+02.
 void run_value_text(char *buf, size_t len, double v, int is_float);
+// A new run's --min-lr against its peak learning rate lr (--lr, or --blr * batch / 256: lr_given says
+// which): the half-cosine goes from lr down to *min_lr, and one above lr rose to it instead (MAE's
+// schedule does; docs/interface.md, section 3, says "down"). Given (min_lr_given), one above lr is
+// CLI_USAGE with err "CMD --min-lr: ..."; the default above a smaller lr (--lr 0 or below 1e-6) becomes
+// lr, a flat schedule. 0 otherwise.
+int run_min_lr_check(const char *cmd, float lr, int lr_given, float blr, int batch, float *min_lr, int min_lr_given,
+                     char *err, size_t errlen);
 int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
                           char *err, size_t errlen);
 // The encoder the model flags describe, built alike by train and finetune (a new run's model, and the

@@ -215,6 +215,9 @@ static int new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const
     if (r->total_steps < 1) r->total_steps = 1;
     if (r->warmup < 0) r->warmup = warmup_default(r->total_steps);
     if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = lr_from_blr(a->blr, r->batch);
+    if (run_min_lr_check("train", r->lr, cli_flag(flags, nflags, "--lr")->seen, a->blr, r->batch, &r->min_lr,
+                         cli_flag(flags, nflags, "--min-lr")->seen, err, errlen))
+        return CLI_USAGE;
     if (cli_flag(flags, nflags, "--interp")->seen && strcmp(a->augment, "crop")) {
         snprintf(err, errlen, "train --interp: %s: the filter of the random resized crop, which --augment %s "
                  "does not take (leave it out, or use --augment crop)", a->interp, a->augment);
