@@ -293,6 +293,24 @@ t "train, curves.png's folder sync failing: exit 1, one line saying it was writt
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] && [ -s tr/curves.png ] &&
    grep -qx "vitmae: train: tr/curves.png: written, but its folder tr could not be synced: Input/output error" got.err'
 rm -rf tr
+# config.json failing after a checkpoint was saved (its fsync, at step 2's checkpoint and at the run's
+# end): the run can go on from that checkpoint, and its failure line is followed by the one that says so
+# (it said only "tr/config.json: Input/output error", and the run read as lost). Every fsync of the run in
+# turn: the two config.json failures after a checkpoint, each with the saved line, step 2 then 3.
+cfg_saved=
+n=1
+while [ $n -le 40 ]; do
+  rm -rf tr
+  FAULT_FUNC=fsync FAULT_N=$n LD_PRELOAD=$shim "$VITMAE" ${tr_args% --out tr} --steps 3 --ckpt-every 2 --out tr > got.out 2> got.err
+  if grep -qx "vitmae: train: tr/config.json: Input/output error" got.err && [ -e tr/checkpoint.safetensors ]; then
+    cfg_saved="$cfg_saved$(sed -n 2p got.err | sed 's/.*at step \([0-9]*\).*/\1/') "
+    [ "$(wc -l < got.err)" -eq 2 ] || cfg_saved="$cfg_saved(lines $(wc -l < got.err)) "
+  fi
+  n=$((n + 1))
+done
+t "config.json failing after a checkpoint: the saved line after it, at steps 2 and 3 (${cfg_saved:-none})" '[ "$cfg_saved" = "2 3 " ]'
+rm -rf tr
+
 # ... and whole where the run folder's name is long: png_write's callers held its reason in 256 bytes,
 # which cut "written, but its folder RUN could not be synced: why" before the why (a 230-byte RUN).
 # --sample-every 1: the calls are config.json, RUN, curves.png, RUN, samples/step-1.png, RUN/samples.

@@ -22,9 +22,14 @@ static void carry(const RunLoop *L, Carried *c, int restart) {
 }
 
 // The checkpoint and what follows it (train's config.json).
+// The checkpoint, then what follows it (train's config.json): 0, -1 with err where the checkpoint
+// failed, or SAVED_THEN_FAILED with err where it was saved and what follows failed: the run can go on
+// from it, and the failure's line is followed by the line that says so (run_saved_after_failure; the
+// run said only config.json's failure, and a user took the run for lost).
+enum { SAVED_THEN_FAILED = -2 };
 static int save_all(const RunLoop *L, char *err, size_t errlen) {
     if (L->save_checkpoint(L->ctx, err, errlen)) return -1;
-    return L->save_after ? L->save_after(L->ctx, err, errlen) : 0;
+    return L->save_after && L->save_after(L->ctx, err, errlen) ? SAVED_THEN_FAILED : 0;
 }
 
 int run_loop(const RunLoop *L) {
@@ -126,7 +131,11 @@ int run_loop(const RunLoop *L) {
         if (at % L->ckpt_every == 0 && !last && !stop) {
             carry(L, &c, 1);
             // A failure said as every file of the run folder says its own.
-            if (rank0 && save_all(L, err, sizeof err)) rc = cli_report(L->cmd, err, 1);
+            int saved = rank0 ? save_all(L, err, sizeof err) : 0;
+            if (saved) {
+                rc = cli_report(L->cmd, err, 1);
+                if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
+            }
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
@@ -138,8 +147,9 @@ int run_loop(const RunLoop *L) {
         // weights are sound, so they are saved before the run stops, and a picture that memory or the
         // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1.
         carry(L, &c, 0);
-        if (save_all(L, err, sizeof err)) cli_report(L->cmd, err, 1);
-        else run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
+        int saved = save_all(L, err, sizeof err);
+        if (saved) cli_report(L->cmd, err, 1);
+        if (saved != -1) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
     }
     if (rc == 0) {
         if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
@@ -148,9 +158,12 @@ int run_loop(const RunLoop *L) {
         // train's config.json is written says that the checkpoint is saved.
         int saved = !rank0 || !L->save_checkpoint(L->ctx, err, sizeof err);
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
-        if (!saved || (rank0 && L->save_after && L->save_after(L->ctx, err, sizeof err)))
+        if (!saved) {
             rc = cli_report(L->cmd, err, 1);
-        else if (stop && *L->step < L->total_steps) {
+        } else if (rank0 && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
+            rc = cli_report(L->cmd, err, 1);
+            run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
+        } else if (stop && *L->step < L->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", *L->step, L->total_steps,
                     L->ckpt_path, L->run_dir);
             file_test_gate("VITMAE_FAULT_HOLD_AFTER_SAVE");   // tests: a second Ctrl-C once saved
