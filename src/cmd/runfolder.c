@@ -615,6 +615,13 @@ static const char stop_said_after_save[] = "vitmae: SIGINT again: stopped at onc
 volatile sig_atomic_t run_steps_begun = 0;
 volatile sig_atomic_t run_saved = 0;
 static int stderr_on_terminal = 0;
+// A stop signal taken (the first: its line said, the run stopping), and the first's line written (or
+// none to write). A signal goes to any thread that does not block it, so two Ctrl-Cs at once land on
+// two threads: the second ended the process before the first had said its line, and the run's stderr
+// held only "SIGINT again: ...". The second waits for the first's line (at most 100 ms).
+static int stop_taken = 0;
+static volatile sig_atomic_t stop_line_said = 0;
+static long stop_line_delay_ms = 0;   // tests: VITMAE_FAULT_SLOW_STOP_LINE, the first line written late
 
 static void say_on_stderr(const char *line, size_t n) {
     // A progress bar drawn on the terminal (cmd/streams.h) is left on a line of its own; it is drawn
@@ -626,11 +633,13 @@ static void say_on_stderr(const char *line, size_t n) {
 
 static void on_stop_signal(int sig) {
     int saved_errno = errno;   // the code the signal interrupted may be about to read errno
-    int again = run_stop_requested;
+    int again = __atomic_exchange_n(&stop_taken, 1, __ATOMIC_SEQ_CST);
     run_stop_requested = 1;
     if (sig == SIGHUP) cli_stdout_lossy = 1;   // the terminal is gone: lines to it fail, and that is no failure
     if (output_is_mpirun) output_never_blocks();
     if (!stops_quietly && again && sig == SIGINT) {
+        struct timespec ms = {0, 1000000};
+        for (int i = 0; i < 100 && !stop_line_said; i++) nanosleep(&ms, NULL);
         if (run_saved) say_on_stderr(stop_said_after_save, sizeof stop_said_after_save - 1);
         else if (run_steps_begun) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
         else say_on_stderr(stop_said_before_steps, sizeof stop_said_before_steps - 1);
@@ -638,6 +647,10 @@ static void on_stop_signal(int sig) {
         // file or a checkpoint's link being written would stay, and nothing removes a store's.
         file_stop_now(SIGINT);
     } else if (!stops_quietly && !again) {
+        if (stop_line_delay_ms > 0) {
+            struct timespec d = {stop_line_delay_ms / 1000, stop_line_delay_ms % 1000 * 1000000};
+            nanosleep(&d, NULL);
+        }
         static const char term[] = STOP_SAID("SIGTERM") "\n", usr1[] = STOP_SAID("SIGUSR1") "\n",
                           quit[] = STOP_SAID("SIGQUIT") "\n", xcpu[] = STOP_SAID("SIGXCPU") "\n";
         static const char term0[] = STOP_SAID_EARLY("SIGTERM") "\n", usr10[] = STOP_SAID_EARLY("SIGUSR1") "\n",
@@ -656,6 +669,7 @@ static void on_stop_signal(int sig) {
         }
 #undef SAY
     }
+    if (!again) stop_line_said = 1;
     errno = saved_errno;
 }
 
@@ -674,6 +688,8 @@ void run_catch_stop_signals(void) {
     output_is_mpirun = dist_active();
     stops_quietly = dist_launched();
     stderr_on_terminal = isatty(STDERR_FILENO);
+    const char *slow = getenv("VITMAE_FAULT_SLOW_STOP_LINE");   // read here: getenv is no call for a handler
+    stop_line_delay_ms = slow ? atol(slow) : 0;
     file_stop_now_prepare();   // before the handler that may call file_stop_now
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
