@@ -458,7 +458,7 @@ cp "$long/checkpoint.safetensors" before.safetensors
 "$VITMAE" ${tr_args% --out tr} --out "$long" --overwrite > got.out 2> got.err; rc=$?
 t "train --overwrite, the old run cannot be moved aside: exit 1, the whole line (exit $rc: $(head -n 2 got.err | sed "s/$long/RUN/g" | tr '\n' '|')), the run as it was" \
   '[ $rc -eq 1 ] && [ "$(wc -l < got.err)" -eq 1 ] &&
-   grep -qx "vitmae: cannot move $long aside to $long.old-1: File name too long" got.err &&
+   grep -qx "vitmae: train --overwrite: cannot move $long aside to $long.old-1: File name too long" got.err &&
    cmp -s "$long/checkpoint.safetensors" before.safetensors && [ ! -e "$long.old-1" ]'
 rm -rf "$long"
 # The data folder that cannot be reached mid-run for a reason other than its being gone: its path goes

@@ -132,10 +132,8 @@ int run_loop(const RunLoop *L) {
             carry(L, &c, 1);
             // A failure said as every file of the run folder says its own.
             int saved = rank0 ? save_all(L, err, sizeof err) : 0;
-            if (saved) {
-                rc = cli_report(L->cmd, err, 1);
-                if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
-            }
+            if (saved) rc = cli_report(L->cmd, err, 1);   // the periodic checkpoint's, or config.json's
+            if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
         }
     }
