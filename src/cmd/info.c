@@ -337,10 +337,16 @@ static void warn_stale_config(const char *path, const char *train_state) {
                      "not the checkpoint's: the file was changed after it was written)",
                      state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d), utf8_clip(q, key));
         } else {
+            // config.json behind the checkpoint has a second cause: a resume from an earlier snapshot
+            // writes it at its start, and one that failed before its own first checkpoint (a full disk)
+            // left it at the snapshot's step beside the run's latest checkpoint.
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(tr, "step"), *sk = cJSON_GetObjectItemCaseSensitive(ck, "step");
+            int behind = cJSON_IsNumber(st) && cJSON_IsNumber(sk) && st->valuedouble < sk->valuedouble;
             snprintf(what, sizeof what, "describes step %s of %s, not this checkpoint's step %s of %s (the run stopped "
-                     "between writing the checkpoint and config.json)",
+                     "between writing the checkpoint and config.json%s)",
                      state_step(tr, "step", a, sizeof a), state_step(tr, "total_steps", b, sizeof b),
-                     state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d));
+                     state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d),
+                     behind ? ", or a resume from an earlier snapshot stopped before its first checkpoint" : "");
         }
         cli_message("warning: %s %s: the checkpoint is the run's state; train --resume %.*s goes on from it and "
                     "rewrites config.json", cfg_path, what, dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
