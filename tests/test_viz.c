@@ -803,6 +803,15 @@ static int find_grid(const Canvas *c, int min_len, int *gx, int *gy, int *gw) {
 
 // Confusion matrices with many classes and long names, read as a user reads them.
 static void test_confusion_labels(void) {
+    // Names that differ only at their ends keep apart: a cut after 24 characters drew three rows
+    // "Ankle boot with a very l..." alike. 24 characters stay whole.
+    char l1[160], l2[160], l3[160];
+    viz_confusion_label(l1, sizeof l1, 10, "Ankle boot with a very long class name 1");
+    viz_confusion_label(l2, sizeof l2, 11, "Ankle boot with a very long class name 2");
+    viz_confusion_label(l3, sizeof l3, 3, "exactly_twenty_four_char");
+    CHECK(!strcmp(l1, "10 Ankle boot w\xE2\x80\xA6" "class name 1"), "a long name keeps its first and last 12 characters: \"%s\"", l1);
+    CHECK(strcmp(l1 + 3, l2 + 3) != 0, "names that differ at their ends keep apart: \"%s\", \"%s\"", l1, l2);
+    CHECK(!strcmp(l3, "3 exactly_twenty_four_char"), "24 characters stay whole: \"%s\"", l3);
     enum { N = 100 };
     static long counts[N * N];
     static char name_buf[N][64];
@@ -835,10 +844,11 @@ static void test_confusion_labels(void) {
         CHECK(longest < 2 * cell, "45 classes: column indices stand apart (longest run of ink %d px, cells %d px)",
               longest, cell);
         // Row labels end 6 pixels left of the grid: their left edge is where the text says.
-        const char *want[2] = {"0 abcdefghijklmnopqrstuvwi\xE2\x80\xA6",
+        const char *want[2] = {"0 abcdefghijkl\xE2\x80\xA6tuvwiiiiiiii",
                                "7 a\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
+                               "\xC3\xA9\xE2\x80\xA6"
                                "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"
-                               "\xC3\xA9\xC3\xA9\xC3\xA9\xE2\x80\xA6"};
+                               "\xC3\xA9\xC3\xA9"};
         const int rows[2] = {0, 7};
         for (int k = 0; k < 2; k++) {
             int left = -1, y0 = gy + rows[k] * cell + (cell - lh) / 2;
@@ -846,7 +856,7 @@ static void test_confusion_labels(void) {
                 for (int y = y0; y < y0 + lh; y++)
                     if (px(&cv, x, y)[0] < 160) { left = x; break; }
             int expect = gx - 6 - text_width(want[k], 11);
-            CHECK(abs(left - expect) <= 2, "row %d: a name cut to 24 characters ends in an ellipsis (label from x %d, "
+            CHECK(abs(left - expect) <= 2, "row %d: a name over 24 characters keeps 12 and 12 about an ellipsis (label from x %d, "
                   "\"%s\" from %d)", rows[k], left, want[k], expect);
         }
     } else {

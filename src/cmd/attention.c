@@ -480,7 +480,7 @@ static void montage_caption(const Plan *p, const char *stem, const Display *d, i
                      last, p->layer_last);
     }
     const char *scale =
-        p->normalize == NORM_LAYER ? "Colour = attention weight, from 0 to the largest weight in the layer (one scale per layer, its ends on each bar)."
+        p->normalize == NORM_LAYER ? "Colour = attention weight, from 0 to the largest weight among the layer's maps drawn (one scale per layer, its ends on each bar)."
       : p->normalize == NORM_MAP ? "Each tile is stretched to its own min..max (the ends of its bar): small differences look large."
                                  : "Colour = attention weight on 0..1.";
     // beyond: some bar's scale ends short of uniform attention, which its end then marks with an arrow.

@@ -5,20 +5,28 @@
 #include "viz/confusion.h"
 #include "viz/text.h"
 
-enum { NAME_MAX_CHARS = 24 };
+enum { NAME_HEAD_CHARS = 12, NAME_TAIL_CHARS = 12 };
 static const double TEXT_SIZE = 11;   // pixels (text.h)
 
-// "i name" for a row, the name cut to NAME_MAX_CHARS characters (not bytes: a cut never splits a
-// UTF-8 sequence) and ended with an ellipsis when cut, so that a cut name does not pass for a whole one.
-static void row_label(char *out, size_t n, int i, const char *name) {
+// The byte offset past the first `chars` characters of s (or its end): a cut never splits a UTF-8 sequence.
+static size_t chars_in(const char *s, int chars) {
     size_t b = 0;
-    int chars = 0;
-    while (name[b] && chars < NAME_MAX_CHARS) {
+    for (int c = 0; s[b] && c < chars; c++) {
         b++;
-        while ((name[b] & 0xC0) == 0x80) b++;   // continuation bytes of the same character
-        chars++;
+        while ((s[b] & 0xC0) == 0x80) b++;   // continuation bytes of the same character
     }
-    snprintf(out, n, "%d %.*s%s", i, (int)b, name, name[b] ? "\xE2\x80\xA6" : "");
+    return b;
+}
+
+void viz_confusion_label(char *out, size_t n, int i, const char *name) {
+    size_t len = strlen(name), head = chars_in(name, NAME_HEAD_CHARS);
+    int total = 0;
+    for (size_t b = 0; b < len; b++) total += (name[b] & 0xC0) != 0x80;
+    if (total <= NAME_HEAD_CHARS + NAME_TAIL_CHARS) { snprintf(out, n, "%d %s", i, name); return; }
+    // The middle goes: names that differ at their ends ("... class 1", "... class 2") stay apart, where
+    // a cut after 24 characters drew three rows "Ankle boot with a very l..." alike.
+    size_t tail = chars_in(name, total - NAME_TAIL_CHARS);
+    snprintf(out, n, "%d %.*s\xE2\x80\xA6%s", i, (int)head, name, name + tail);
 }
 
 int viz_confusion(Canvas *out, const long *counts, int n, const char *const *names, const char *title,
@@ -30,7 +38,7 @@ int viz_confusion(Canvas *out, const long *counts, int n, const char *const *nam
     int pad = 10, label_w = 0, lh = text_line_height(TEXT_SIZE);
     char label[160];
     for (int i = 0; i < n; i++) {
-        row_label(label, sizeof label, i, names[i]);
+        viz_confusion_label(label, sizeof label, i, names[i]);
         int w = text_width(label, TEXT_SIZE);
         if (w > label_w) label_w = w;
     }
@@ -66,7 +74,7 @@ int viz_confusion(Canvas *out, const long *counts, int n, const char *const *nam
         long row = 0;
         for (int j = 0; j < n; j++) row += counts[(size_t)i * n + j];
         if (i % row_every == 0) {
-            row_label(label, sizeof label, i, names[i]);
+            viz_confusion_label(label, sizeof label, i, names[i]);
             canvas_text(out, gx - 6 - text_width(label, TEXT_SIZE), gy + i * cell + (cell - lh) / 2, label, black,
                         TEXT_SIZE);
             if (row_every > 1) canvas_fill_rect(out, gx - 4, gy + i * cell + cell / 2, 3, 1, grey);
