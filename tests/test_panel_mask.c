@@ -285,6 +285,38 @@ static void test_percent(void) {
     canvas_free(&row);
 }
 
+// The masked panel's squares are crisp at any size: an image of one value (0.2: 51) with 12 of 16
+// patches removed, drawn bilinear at 250 pixels (not a multiple of the 8-pixel image): every pixel of
+// the panel is the image's 51 or the removed grey 128, grey exactly in the cells the error map uses
+// (x * 4 / 250). Greyed before the resize, bilinear blended each square's edge with its neighbours
+// over some 31 pixels.
+static void test_crisp_mask(void) {
+    MaeConfig cfg;
+    mae_config_preset(&cfg, "tiny");
+    cfg.img_size = 8; cfg.patch_size = 2; cfg.in_chans = 3;
+    enum { L = 16, S = 250 };
+    float orig[8 * 8 * 3], recon[8 * 8 * 3], perr[L];
+    uint8_t removed[L];
+    for (int i = 0; i < 8 * 8 * 3; i++) { orig[i] = 0.2f; recon[i] = 0.6f; }
+    for (int l = 0; l < L; l++) { removed[l] = l % 4 != 0; perr[l] = 0.01f * l; }
+    PanelOptions po = {S, 1, 1, 0.0f, NULL};
+    Canvas row;
+    char err[256];
+    CHECK(panel_recon_row(&row, &cfg, orig, recon, removed, perr, &po, err, sizeof err) == 0, "%s", err);
+    if (!row.px) return;
+    int top = row.h - S, step = S + PANEL_GAP, wrong = 0, first_x = -1, first_y = -1;
+    for (int y = 0; y < S; y++)
+        for (int x = 0; x < S; x++) {
+            int cell = removed[(y * 4 / S) * 4 + x * 4 / S];
+            if (!px_eq(&row, step + x, top + y, cell ? 128 : 51, cell ? 128 : 51, cell ? 128 : 51)) {
+                if (!wrong++) { first_x = x; first_y = y; }
+            }
+        }
+    CHECK(wrong == 0, "bilinear at 250 px: the masked panel's squares crisp (%d pixels neither the image's 51 nor "
+          "the grey 128 of their cell, the first at %d,%d)", wrong, first_x, first_y);
+    canvas_free(&row);
+}
+
 // The captions at full size (issue 16's promise; docs/interface.md, reconstruct's panels), each drawn
 // above its panel exactly as its text wrapped to the panel's side: at 256 px (reconstruct's default
 // --display) with 12 of 16 patches removed. Only the row's height was checked, which the longest
@@ -327,6 +359,7 @@ int main(void) {
     test_masks();
     test_panels();
     test_full_captions();
+    test_crisp_mask();
     test_percent();
     return check_done();
 }

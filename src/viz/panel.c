@@ -142,9 +142,15 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
     // nearest-neighbour panel in its place (docs/data.md).
     int bad = canvas_blit_resized(dst, 0, head, orig, W, W, C, S, S, bl);
 
-    memcpy(work, orig, sizeof(float) * n);
-    viz_grey_patches(work, W, W, C, P, removed);
-    bad = bad || canvas_blit_resized(dst, step, head, work, W, W, C, S, S, bl);
+    // The masked panel: the image drawn, then its removed patches grey at the panel's own pixels, cell
+    // by cell as the error map's (pixel x in patch column x * g / S; with nearest the same pixels as
+    // greying the image first). Greyed before a bilinear resize, each square's edge was smeared over
+    // S / W pixels (32 at --display 1024 of a 32-pixel model) and visible patches bled into the grey.
+    bad = bad || canvas_blit_resized(dst, step, head, orig, W, W, C, S, S, bl);
+    for (int y = 0; y < S && !bad; y++)
+        for (int x = 0; x < S; x++)
+            if (removed[(size_t)((long)y * g / S) * g + (size_t)((long)x * g / S)])
+                memset(dst->px + ((size_t)(head + y) * dst->w + step + x) * 3, 128, 3);
 
     bad = bad || canvas_blit_resized(dst, 2 * step, head, recon, W, W, C, S, S, bl);   // clipped to [0, 1]
 
