@@ -490,18 +490,6 @@ void viz_colorbar(Canvas *c, int x, int y, int w, int h, int vertical, const Col
     }
 }
 
-void viz_grey_patches(float *img, int W, int H, int c, int patch, const uint8_t *removed) {
-    if (patch < 1) return;
-    int gw = W / patch, gh = H / patch;
-    for (int py = 0; py < gh; py++)
-        for (int px = 0; px < gw; px++) {
-            if (!removed[(size_t)py * gw + px]) continue;
-            for (int yy = py * patch; yy < (py + 1) * patch; yy++)
-                for (int xx = px * patch; xx < (px + 1) * patch; xx++)
-                    for (int k = 0; k < c; k++) img[((size_t)yy * W + xx) * c + k] = 0.5f;
-        }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Line plots
 

@@ -95,9 +95,6 @@ int  viz_colorbar_label_width(double vmin, double vmax, double size);
 int  viz_colorbar_height(int bar_h, double size);
 // The text of a value on colour bars and in captions: "%.3g", never "-0".
 void viz_format_value(double v, char *buf, size_t n);
-// Paints the removed patches of img [H][W][c] grey 0.5: removed is [H/patch][W/patch] (row-major,
-// nonzero = removed). Pixels right or below the last whole patch are left alone.
-void viz_grey_patches(float *img, int W, int H, int c, int patch, const uint8_t *removed);
 
 // ---- line plots (training curves) ----
 typedef struct {
