@@ -186,6 +186,9 @@ done
 run --out "$tmp/r" --raw --layer 1 --mode rollout --head max --query 2,1 --force "$img"
 # patch (2, 1) is grid index 1 * 4 + 2 = 6, token 7
 t "rollout max query" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 1 max 7 "$tmp/r/attn_input/rollout-patch02x01-layer01-max.npy"'
+# index.html says whose row a rollout is (it said "attention rollout" alone; the query only in a file name)
+t "rollout of a query: index.html names the patch" \
+  'grep -q "mode rollout: attention rollout of patch (2,1) (outlined in red" "$tmp/r/index.html"'
 run --out "$tmp/r" --raw --layer 2 --mode rollout --head 3 --force "$img"
 t "rollout one head" '"$chk" map "$tmp/r/attn_input.attn.npy" rollout 2 3 0 "$tmp/r/attn_input/rollout-layer02-head03.npy"'
 t "one map: the summary says 1 map, not 1 maps ($(tail -n 1 "$tmp/out"))" 'grep -q "^attention: 1 image, 1 map in " "$tmp/out"'
@@ -303,6 +306,9 @@ check_files "masked raw" --raw --head 0 --mask-ratio 0.5 --seed 1 -- index.html 
 # --- masking: T = 1 + K, removed patches grey -----------------------------------------------------
 run --out "$tmp/m" --raw --mask-ratio 0.75 --seed 5 --scale 2 "$img"; rc=$?
 t "masked exits 0" '[ $rc -eq 0 ]'
+# ... and of a masked run, what the grey is (it never said the maps were of a masked encoder)
+t "masked: index.html says the patches seen and the mask's flags" \
+  'grep -q "; the encoder saw 4 of the 16 patches (--mask-ratio 0.75, --seed 5: each image.s own random mask), the removed ones grey in the maps" "$tmp/m/index.html"'
 t "masked attention [3, 4, 5, 5], rows sum to 1" '"$chk" rows "$tmp/m/attn_input.attn.npy" 3 4 5'
 t "masked patches grey, visible not" '"$chk" masked "$tmp/m/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 8'
 # A removed patch lends no value to its visible neighbours (docs/interface.md, "Masked runs"): it

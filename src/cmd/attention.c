@@ -869,9 +869,11 @@ static void html_colorbar(FILE *f, int cmap, double vmin, double vmax, double u)
 // (w[i].failed), those from tried on not reached (the run stopped), and among them, in the inputs'
 // order, the inputs the scan could not read (scanned's lines, "PATH: why"); an earlier run's files under
 // the names of the ones not drawn are not linked (docs/interface.md, attention).
-static int write_index(const char *out_dir, const char *ckpt, int ema, const Plan *p, const Written *w,
+static int write_index(const char *out_dir, const char *ckpt, const Job *job, const Written *w,
                        char *const *inputs, int n, int tried, const PageLines *scanned, int replace, FileFolders *later,
                        char *err, size_t errlen) {
+    const Plan *p = job->plan;
+    int ema = job->ema, L = mae_num_patches(job->cfg);
     char path[4096], tmp[STAGED_LEN];
     snprintf(path, sizeof path, "%s/index.html", out_dir);
     char *page = NULL;
@@ -894,15 +896,26 @@ static int write_index(const char *out_dir, const char *ckpt, int ema, const Pla
     fprintf(f, ", mode %s", mode_name(p->mode));
     if (p->mode == MODE_CLS) fputs(": where the CLS token (the image summary) looks", f);
     else if (p->mode == MODE_PATCH) fprintf(f, ": where patch (%d,%d) (outlined in red) looks", p->qx, p->qy);
-    else fputs(": attention rollout (attention through all layers up to the one shown)", f);
+    else if (p->has_query) fprintf(f, ": attention rollout of patch (%d,%d) (outlined in red: its row of the rollout, "
+                                   "attention through all layers up to the one shown)", p->qx, p->qy);
+    else fputs(": attention rollout of the CLS token (its row of the rollout, attention through all layers up to the "
+               "one shown)", f);
+    // A masked run's maps are mostly grey: the page says why, as each map's tEXt (mask_ratio, seed) does.
+    int masked_run = p->K < L;
+    if (masked_run) {
+        char ratio[48];
+        config_float_text(job->mask_ratio, ratio, sizeof ratio);
+        fprintf(f, "; the encoder saw %d of the %d patches (--mask-ratio %s, --seed %ld: each image's own "
+                "random mask), the removed ones grey in the maps", p->K, L, ratio, job->seed);
+    }
     // The colour map's low end is not always the darker one (turbo ends in dark red): the page names
     // the map and draws its bar under every map.
     fprintf(f, ".</p>\n<p>Each picture is the photograph with the attention over it, coloured with the %s colour "
             "map: from the left end of the bar under the picture (least attention) to its right end (most). ",
             colormap_name(p->cmap));
     if (p->normalize == NORM_LAYER)
-        fputs("Colours run from 0 to the largest value in the layer, one scale per layer, so tiles of a "
-              "layer compare directly. ", f);
+        fputs("Colours run from 0 to the largest value among the layer's maps drawn, one scale per layer, so "
+              "tiles of a layer compare directly (a run that draws other heads scales them otherwise). ", f);
     else if (p->normalize == NORM_MAP)
         fputs("Each map is stretched to its own min..max (--normalize map): small differences look large. ", f);
     else fputs("Colours are the attention weights on 0..1 (--normalize none). ", f);
@@ -1285,7 +1298,7 @@ int cmd_attention(int argc, char **argv) {
     // full disk) writes its page too: under --force an earlier page would link maps this run removed.
     output_report_stop("attention", full, out_dir, nimages, npaths);
     int index_rc = nimages > 0 && !taken
-                       ? write_index(out_dir, ckpt_path, ema, &plan, written, paths, npaths, tried, &scanned, force, &later, err, sizeof err)
+                       ? write_index(out_dir, ckpt_path, &job, written, paths, npaths, tried, &scanned, force, &later, err, sizeof err)
                        : -2;
     int index_ok = index_rc == 0 || index_rc == FILE_UNSYNCED;   // the page in place, even if its folder's sync failed
     if (index_rc == FILE_TAKEN) { cli_error(NULL, "%s", err); failures++; }
