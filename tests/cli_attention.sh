@@ -168,9 +168,24 @@ run --out "$tmp/race" --head 0 "$img"; rc1=$?
 cp "$tmp/race/attn_input.attn.png" "$tmp/race.montage"; cp "$tmp/race/index.html" "$tmp/race.index"
 touch "$tmp/go1"; wait $racer; rc2=$?
 t "racing another: the later one exits 1, one line ($rc1, $rc2: $(cat "$tmp/race.err"))" \
-  '[ $rc1 -eq 0 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/race/attn_input.attn.png: exists now (written by another command meanwhile); pass --force to replace it" "$tmp/race.err"'
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$tmp/race.err")" -eq 1 ] && grep -qx "vitmae: $tmp/race/attn_input: exists now (made by another command meanwhile); pass --force to replace it" "$tmp/race.err"'
 t "racing another: the other's files whole, none of this run's ($(ls "$tmp/race/attn_input" | tr "\n" " "))" \
   'cmp -s "$tmp/race/attn_input.attn.png" "$tmp/race.montage" && cmp -s "$tmp/race/index.html" "$tmp/race.index" && [ "$(ls "$tmp/race/attn_input")" = layer02-head00.png ] && [ "$(ls "$tmp/race" | wc -l)" -eq 3 ]'
+# A folder of maps, or a link, made at the image's name meanwhile (by hand): the run stops there, as above,
+# the user's file in it untouched and nothing of this run's written into it or through the link (the
+# maps went into the folder silently, exit 0; the link was "already exists" and the run went on).
+for kind in folder link; do
+  rm -rf "$tmp/race3" "$tmp/race3t"; mkdir -p "$tmp/race3t"; echo mine > "$tmp/race3t/user.txt"
+  racer "$tmp/go3$kind" "$tmp/race3" --head mean
+  if [ $kind = folder ]; then mkdir "$tmp/race3/attn_input" && echo mine > "$tmp/race3/attn_input/user.txt"
+  else ln -s ../race3t "$tmp/race3/attn_input"; fi
+  touch "$tmp/go3$kind"; wait $racer; rc=$?
+  t "a $kind made meanwhile at the image's folder of maps: exit 1, one line, nothing written into it ($rc: $(cat "$tmp/race.err"))" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/race.err")" -eq 1 ] &&
+     grep -qx "vitmae: $tmp/race3/attn_input: exists now (made by another command meanwhile); pass --force to replace it" "$tmp/race.err" &&
+     [ "$(ls "$tmp/race3/attn_input/")" = user.txt ] && [ "$(ls "$tmp/race3t")" = user.txt ]'
+done
+rm -rf "$tmp/race3" "$tmp/race3t"
 # Only the page written meanwhile: the image's files are this run's, the page the other's, exit 1.
 racer "$tmp/go2" "$tmp/race2" --head mean
 echo "another page" > "$tmp/race2/index.html"

@@ -616,8 +616,9 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     struct stat lst;
     if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode)) {
         char reason[4200];
-        if (!job->replace) {
-            snprintf(err, errlen, "%s: already exists (use --force to replace it)", dir);
+        if (!job->replace) {   // came since the check before the work: another command's, as below
+            snprintf(err, errlen, "%s: exists now (made by another command meanwhile); pass --force to replace it", dir);
+            *taken = 1;
             goto done;
         }
         if (unlink(dir) != 0 && errno != ENOENT) {
@@ -633,6 +634,14 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         goto done;
     }
     made_dir = mk == 0;
+    // Without --force no folder was there when the run began (refuse_earlier): one there now was made by
+    // another command meanwhile, and this run's maps went into it silently. The run stops, as for a
+    // file published meanwhile (io/files.h, FILE_TAKEN).
+    if (!made_dir && !job->replace) {
+        snprintf(err, errlen, "%s: exists now (made by another command meanwhile); pass --force to replace it", dir);
+        *taken = 1;
+        goto done;
+    }
     if (!made_dir && output_mkdir_p(dir, err, errlen)) goto done;   // there already: it must be a folder
     double ts = small.dw >= 160 ? 13.0 : 11.0;
     int pad = 10, lh = text_line_height(ts), bar = 8;
