@@ -478,6 +478,26 @@ cp "$(find "$dir/moved" -name "*.png" | head -n 1)" "$dir/moved/added.png"
 t "--val: a training image added, the resume's warning names both folders, the counts theirs together ($(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "the images of $dir/moved and of --val $dir/vfold are not those the run was checkpointed with (45 usable now, 44 then, the two folders together: .*uninterrupted run would have$" "$dir/err"'
 rm -f "$dir/moved/added.png"
+# The same for a held-out split (--val-frac, no --val folder): an image added that the split holds out
+# (circle/add3.png, by its name) leaves the training images and so the weights as they were; the warning
+# said the run "will not end as the uninterrupted run would have". One that trains (circle/add1.png)
+# keeps that warning.
+rm -rf "$dir/ho" "$dir/hor" && mkdir -p "$dir/ho" && cp -r "$dir/moved/"* "$dir/ho/"
+ho="--data $dir/ho --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --threads 2 --val-frac 0.2"
+"$VITMAE" train $ho --steps 2 --out "$dir/hor" > /dev/null 2>&1
+cp -r "$dir/hor" "$dir/hor0" && cp -r "$dir/hor" "$dir/hor1"
+"$VITMAE" train --resume "$dir/hor0" --steps 4 > /dev/null 2>&1
+cp "$dir/ho/circle/$(ls "$dir/ho/circle" | head -n 1)" "$dir/ho/circle/add3.png"
+"$VITMAE" train --resume "$dir/hor" --steps 4 > "$dir/out" 2> "$dir/err"; rc=$?
+t "--val-frac: an image added that the split holds out, the warning says so, the weights as without it ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q " train / 10 val images from" "$dir/out" &&
+   grep -qx "vitmae: warning: train --resume: the images held out of $dir/ho for validation (--val-frac) are not those the run was checkpointed with (10 usable now, 9 then); the training images are the same, so the weights train as they would have, but the validation figures from here on are of other images" "$dir/err" &&
+   same_weights "$dir/hor/checkpoint.safetensors" "$dir/hor0/checkpoint.safetensors"'
+rm "$dir/ho/circle/add3.png"; cp "$dir/ho/circle/$(ls "$dir/ho/circle" | head -n 1)" "$dir/ho/circle/add1.png"
+"$VITMAE" train --resume "$dir/hor1" --steps 4 > /dev/null 2> "$dir/err"; rc=$?
+t "--val-frac: an image added that trains keeps the older warning ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && grep -q "the images of $dir/ho are not those the run was checkpointed with (41 usable now, 40 then: .*uninterrupted run would have$" "$dir/err"'
+rm -rf "$dir/ho" "$dir/hor" "$dir/hor0" "$dir/hor1"
 
 # An --out whose checkpoints' names would pass the 4096-byte path limit is refused before anything is
 # written (it used to write config.json and metrics.csv, then fail at the first checkpoint), in one

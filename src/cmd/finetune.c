@@ -955,7 +955,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
     // The images this session trains on, against those of the checkpoint (said once the run starts).
     char images[RUN_DATA_SIG_MAX];
-    run_data_signature(&t->ds, t->vds.n ? &t->vds : NULL, images, sizeof images);
+    run_data_signature(&t->ds, t->vds.n ? &t->vds : NULL, t->vds.n ? NULL : t->train_idx, t->ntrain, images, sizeof images);
     if (!resuming || !run_data_changed("finetune", t->data_dir, t->val_dir, r->images, images,
                                        t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;

@@ -814,23 +814,31 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
     }
 }
 
-void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t n) {
+static uint64_t item_hash(const DataItem *it, int set, uint64_t h) {
+    int dims[3] = {it->w, it->h, set};
+    h = dist_hash_bytes(it->rel, strlen(it->rel) + 1, h);
+    return dist_hash_bytes(dims, sizeof dims, h);
+}
+
+void run_data_signature(const Dataset *ds, const Dataset *val, const int *train_idx, int ntrain, char *sig, size_t n) {
     uint64_t h = DIST_HASH_START, h_train = 0;
     long count = 0;
     const Dataset *sets[2] = {ds, val};
     for (int s = 0; s < 2; s++) {
         if (!sets[s]) continue;
-        for (int i = 0; i < sets[s]->n; i++) {
-            const DataItem *it = &sets[s]->items[i];
-            int dims[3] = {it->w, it->h, s};
-            h = dist_hash_bytes(it->rel, strlen(it->rel) + 1, h);
-            h = dist_hash_bytes(dims, sizeof dims, h);
-        }
+        for (int i = 0; i < sets[s]->n; i++) h = item_hash(&sets[s]->items[i], s, h);
         count += sets[s]->n;
         if (s == 0) h_train = h;   // the training folder's alone: where the hash stood before --val's items
     }
     int k = snprintf(sig, n, "%ld:%016llx", count, (unsigned long long)h);
-    if (val && k > 0 && (size_t)k < n) snprintf(sig + k, n - (size_t)k, "/%d:%016llx", ds->n, (unsigned long long)h_train);
+    if (k <= 0 || (size_t)k >= n) return;
+    if (val) {
+        snprintf(sig + k, n - (size_t)k, "/%d:%016llx", ds->n, (unsigned long long)h_train);
+    } else if (train_idx) {   // the held-out split's training side
+        h_train = DIST_HASH_START;
+        for (int i = 0; i < ntrain; i++) h_train = item_hash(&ds->items[train_idx[i]], 0, h_train);
+        snprintf(sig + k, n - (size_t)k, "/%d:%016llx", ntrain, (unsigned long long)h_train);
+    }
 }
 
 int run_data_changed(const char *cmd, const char *data, const char *val, const char *was, const char *now, char *msg,
@@ -841,12 +849,14 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
     // The training images as they were, the --val folder's not: validation images never train, so the
     // weights go on as they would have, and only val_loss and the rest come from other images.
     const char *wt = strchr(was, '/'), *nt = strchr(now, '/');
-    if (val && wt && nt && !strcmp(wt, nt)) {
+    if (wt && nt && !strcmp(wt, nt)) {
         long train = atol(nt + 1);
-        snprintf(msg, n, "warning: %s --resume: the images of --val %s are not those the run was checkpointed "
-                 "with (%ld usable now, %ld then); the training images are the same, so the weights train as "
-                 "they would have, but the validation figures from here on are of other images", cmd, val,
-                 atol(now) - train, atol(was) - train);
+        char whose[4200];
+        if (val) snprintf(whose, sizeof whose, "the images of --val %s", val);
+        else snprintf(whose, sizeof whose, "the images held out of %s for validation (--val-frac)", data);
+        snprintf(msg, n, "warning: %s --resume: %s are not those the run was checkpointed with (%ld usable now, "
+                 "%ld then); the training images are the same, so the weights train as they would have, but the "
+                 "validation figures from here on are of other images", cmd, whose, atol(now) - train, atol(was) - train);
         return 1;
     }
     // The counts are of both folders when the run validates on a --val folder of its own.

@@ -364,12 +364,13 @@ void run_diverged_note(char *err, size_t errlen, const MaeTensor *tab, int n, co
 void run_new_id(char *id, size_t n);
 // The images a run trains and validates on, as "<count>:<16 hex digits>" (a hash of each usable
 // item's relative path and header size, the training folder's then the --val folder's; val may be
-// NULL), and with a --val folder "/<count>:<16 hex digits>" after it, of the training folder's alone
-// (so that a resume tells a --val folder that changed from training images that did): recorded in
-// train_state as "images", so that a resume on a folder whose images changed since (files added,
-// removed, renamed, resized) says so. sig holds RUN_DATA_SIG_MAX bytes.
+// NULL), and after it "/<count>:<16 hex digits>" of the training images alone: with a --val folder
+// the training folder's, with a held-out split (val NULL) ds's items train_idx [ntrain] (train_idx
+// NULL: no second part). So a resume tells validation images that changed from training images that
+// did. Recorded in train_state as "images", so that a resume on a folder whose images changed since
+// (files added, removed, renamed, resized) says so. sig holds RUN_DATA_SIG_MAX bytes.
 enum { RUN_DATA_SIG_MAX = 80 };
-void run_data_signature(const Dataset *ds, const Dataset *val, char *sig, size_t n);
+void run_data_signature(const Dataset *ds, const Dataset *val, const int *train_idx, int ntrain, char *sig, size_t n);
 // The resumed run's recorded signature `was` against the images now (`now`): 0 when the same (or
 // none was recorded: older runs); else 1 with the warning line for cli_message in msg, naming data
 // and the --val folder val (NULL for a held-out split), whose images the counts include; where the

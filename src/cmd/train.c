@@ -622,7 +622,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     // The images this session trains on, against those of the checkpoint (said once the run starts).
     char images[RUN_DATA_SIG_MAX];
-    run_data_signature(&t->ds, t->vds == &t->val_ds ? &t->val_ds : NULL, images, sizeof images);
+    run_data_signature(&t->ds, t->vds == &t->val_ds ? &t->val_ds : NULL, t->vds == &t->val_ds ? NULL : t->train_idx,
+                       t->ntrain, images, sizeof images);
     if (!resuming || !run_data_changed("train", data, t->vds == &t->val_ds ? val : NULL, t->rs.images, images,
                                        t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;
