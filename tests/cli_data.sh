@@ -78,10 +78,10 @@ t "text form names the ignored SVG" 'echo "$out" | grep -q "logo.svg: SVG is a v
 # Camera raws of every maker and an animated PNG, named by extension: only .dng .cr2 .nef .arw were,
 # and a folder of Canon CR3 or Fuji RAF files was "other files ignored" without a word.
 mkdir -p "$dir/raws"
-for e in cr3 RAF rw2 orf pef srw nrw 3fr x3f raw crw erf mrw kdc dcr sr2 iiq rwl dng apng; do echo x > "$dir/raws/f.$e"; done
+for e in cr3 RAF rw2 orf pef srw nrw 3fr x3f raw crw erf mrw kdc dcr sr2 iiq rwl dng gpr ptx bay cap eip k25 dcs drf r3d ari mdc apng; do echo x > "$dir/raws/f.$e"; done
 raws=$("$VITMAE" data "$dir/raws" 2>&1)
 t "data names every camera raw and an animated PNG ($(echo "$raws" | grep -c "camera raw files are not read") raws)" \
-  '[ "$(echo "$raws" | grep -c ": camera raw files are not read; export them as JPEG$")" -eq 19 ] &&
+  '[ "$(echo "$raws" | grep -c ": camera raw files are not read; export them as JPEG$")" -eq 30 ] &&
    echo "$raws" | grep -q "f.apng: animated PNG is not read; save a frame as PNG$" && ! echo "$raws" | grep -q "other files ignored"'
 # README.txt, the sixth ignored file, is not an image: counted, not listed, and the text says so (it read
 # as if the list of five had lost one).

@@ -1152,7 +1152,7 @@ static const struct {
     {".gif", "a GIF file", {{0, 4, "GIF8"}}, 0, "GIF is not read; convert it to PNG"},
     {".tif .tiff", "a TIFF file", {{0, 4, "II*\0"}, {0, 4, "MM\0*"}}, 0, "TIFF is not read; convert it to PNG"},
     {".heic", "a HEIC file", {{4, 8, "ftypheic"}, {4, 8, "ftypheix"}}, 0, "HEIC is not read; convert it to JPEG"},
-    {".heif", "a HEIF file", {{4, 8, "ftypmif1"}}, 0, "HEIF is not read; convert it to JPEG"},
+    {".heif .hif", "a HEIF file", {{4, 8, "ftypmif1"}}, 0, "HEIF is not read; convert it to JPEG"},
     {".avif", "an AVIF file", {{4, 8, "ftypavif"}}, 0, "AVIF is not read; convert it to JPEG or WebP"},
     {".jxl", "a JPEG XL file", {{0, 2, "\xff\x0a"}, {0, 8, "\0\0\0\x0cJXL "}}, 0, "JPEG XL is not read; convert it to JPEG"},
     {".jp2", "a JPEG 2000 file", {{0, 8, "\0\0\0\x0cjP  "}}, 0, "JPEG 2000 is not read; convert it to JPEG"},
@@ -1164,10 +1164,11 @@ static const struct {
     {".psd", "a PSD file", {{0, 4, "8BPS"}}, 0, "PSD is not read; export it as PNG"},
     {".exr", "an OpenEXR file", {{0, 4, "\x76\x2f\x31\x01"}}, 0, "OpenEXR is not read; export it as 16-bit PNG"},
     // Cameras' raw formats by maker (Adobe, Canon, Nikon, Sony, Fujifilm, Panasonic, Olympus, Pentax,
-    // Samsung, Hasselblad, Sigma, Epson, Minolta, Kodak, Phase One, Leica, Mamiya, Leaf): a folder
+    // Samsung, Hasselblad, Sigma, Epson, Minolta, Kodak, Phase One, Leica, Mamiya, Leaf, Casio, GoPro,
+    // RED, ARRI): a folder
     // straight from a camera; only four were named, and a CR3 or RAF folder was "other files ignored".
-    {".dng .cr2 .cr3 .crw .nef .nrw .arw .srf .sr2 .raf .rw2 .raw .rwl .orf .pef .srw .3fr .fff .x3f .erf .mrw"
-     " .kdc .dcr .iiq .mef .mos",
+    {".dng .cr2 .cr3 .crw .nef .nrw .arw .srf .sr2 .raf .rw2 .raw .rwl .orf .pef .ptx .srw .3fr .fff .x3f .erf .mrw"
+     " .mdc .kdc .dcr .dcs .drf .k25 .iiq .cap .eip .mef .mos .bay .gpr .r3d .ari",
      NULL, {{0}}, 0, "camera raw files are not read; export them as JPEG"},
     // An animated PNG, named so (PIL opens one as its first frame; vitmae reads no animation, as an
     // animated WebP is skipped).
