@@ -285,6 +285,15 @@ static void test_percent(void) {
     canvas_free(&row);
 }
 
+// The rows of test_crisp_mask and test_full_captions: a tiny 8 x 8 RGB model of 2-pixel patches, the
+// image 0.2 and the prediction 0.6 everywhere, 12 of 16 patches removed (all but every 4th), errors 0.01 l.
+static void quarter_row(MaeConfig *cfg, float *orig, float *recon, float *perr, uint8_t *removed) {
+    mae_config_preset(cfg, "tiny");
+    cfg->img_size = 8; cfg->patch_size = 2; cfg->in_chans = 3;
+    for (int i = 0; i < 8 * 8 * 3; i++) { orig[i] = 0.2f; recon[i] = 0.6f; }
+    for (int l = 0; l < 16; l++) { removed[l] = l % 4 != 0; perr[l] = 0.01f * l; }
+}
+
 // The masked panel's squares are crisp at any size: an image of one value (0.2: 51) with 12 of 16
 // patches removed, drawn bilinear at 250 pixels (not a multiple of the 8-pixel image): every pixel of
 // the panel is the image's 51 or the removed grey 128, grey exactly in the cells the error map uses
@@ -292,13 +301,10 @@ static void test_percent(void) {
 // over some 31 pixels.
 static void test_crisp_mask(void) {
     MaeConfig cfg;
-    mae_config_preset(&cfg, "tiny");
-    cfg.img_size = 8; cfg.patch_size = 2; cfg.in_chans = 3;
     enum { L = 16, S = 250 };
     float orig[8 * 8 * 3], recon[8 * 8 * 3], perr[L];
     uint8_t removed[L];
-    for (int i = 0; i < 8 * 8 * 3; i++) { orig[i] = 0.2f; recon[i] = 0.6f; }
-    for (int l = 0; l < L; l++) { removed[l] = l % 4 != 0; perr[l] = 0.01f * l; }
+    quarter_row(&cfg, orig, recon, perr, removed);
     PanelOptions po = {S, 1, 1, 0.0f, NULL};
     Canvas row;
     char err[256];
@@ -323,13 +329,10 @@ static void test_crisp_mask(void) {
 // caption shortened to "raw prediction" still passed.
 static void test_full_captions(void) {
     MaeConfig cfg;
-    mae_config_preset(&cfg, "tiny");
-    cfg.img_size = 8; cfg.patch_size = 2; cfg.in_chans = 3;
     enum { L = 16, S = 256 };
     float orig[8 * 8 * 3], recon[8 * 8 * 3], perr[L];
     uint8_t removed[L];
-    for (int i = 0; i < 8 * 8 * 3; i++) { orig[i] = 0.2f; recon[i] = 0.6f; }
-    for (int l = 0; l < L; l++) { removed[l] = l % 4 != 0; perr[l] = 0.01f * l; }
+    quarter_row(&cfg, orig, recon, perr, removed);
     const char *want[5] = {"original", "masked 75% (12 of 16 patches)", "raw prediction (visible patches are not trained)",
                            "prediction + visible patches", "squared error per removed patch"};
     PanelOptions po = {S, 1, 1, 0.0f, NULL};
