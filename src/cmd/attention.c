@@ -609,23 +609,16 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     // The montage: tiles in rows of a layer's heads (or, one map per layer, a grid of layers),
     // each with its label above and its colour bar under it.
     file_test_gate("VITMAE_FAULT_HOLD_BEFORE_PUBLISH");   // the folder of maps is an output too (io/files.h)
-    // A symbolic link at the folder's name, to a folder or to nothing, is replaced by a folder of this
-    // run's (with --force: refuse_earlier stopped the run without it, unless the link came since), never
-    // written through: the maps went into its target, and --force's sweep of an earlier run's maps
-    // deleted the target's files (docs/interface.md, "Earlier results").
+    // A symbolic link at the folder's name, to a folder, a file or nothing, is replaced by a folder of
+    // this run's with --force, never written through: the maps went into its target, and --force's sweep
+    // of an earlier run's maps deleted the target's files (docs/interface.md, "Earlier results"). Without
+    // --force (a link made since the check before the work) mkdir finds the name taken: below.
     struct stat lst;
-    if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode)) {
-        char reason[4200];
-        if (!job->replace) {   // came since the check before the work: another command's, as below
-            snprintf(err, errlen, "%s: exists now (made by another command meanwhile); pass --force to replace it", dir);
-            *taken = 1;
-            goto done;
-        }
-        if (unlink(dir) != 0 && errno != ENOENT) {
-            snprintf(err, errlen, "%s: cannot replace the symbolic link with a folder: %s", dir,
-                     file_reason(errno, reason, sizeof reason));
-            goto done;
-        }
+    if (job->replace && lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode) && unlink(dir) != 0 && errno != ENOENT) {
+        char reason[128];
+        snprintf(err, errlen, "%s: cannot replace the symbolic link with a folder: %s", dir,
+                 file_reason(errno, reason, sizeof reason));
+        goto done;
     }
     int mk = file_mkdir_tracked(dir);   // kept until published: a stop signal removes it while empty
     if (mk < 0) {
@@ -634,9 +627,9 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         goto done;
     }
     made_dir = mk == 0;
-    // Without --force no folder was there when the run began (refuse_earlier): one there now was made by
-    // another command meanwhile, and this run's maps went into it silently. The run stops, as for a
-    // file published meanwhile (io/files.h, FILE_TAKEN).
+    // Without --force nothing was at the name when the run began (refuse_earlier): a folder or a link
+    // there now was made by another command meanwhile, and this run's maps went into it silently (or
+    // through the link). The run stops, as for a file published meanwhile (io/files.h, FILE_TAKEN).
     if (!made_dir && !job->replace) {
         snprintf(err, errlen, "%s: exists now (made by another command meanwhile); pass --force to replace it", dir);
         *taken = 1;

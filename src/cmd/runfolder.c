@@ -223,10 +223,14 @@ static int path_below(const char *path, const char *dir, char *rest, size_t rest
     return below;
 }
 
-int run_folder_overwrite(const char *dir, const char *file, char *file_now, size_t nowlen, char *err, size_t errlen) {
-    char moved[4200], rest[4096];
+int run_folder_overwrite(const char *cmd, const char *dir, const char *file, char *file_now, size_t nowlen, char *err,
+                         size_t errlen) {
+    char moved[4200], rest[4096], why[CLI_ERR_MAX];
     int inside = file && path_below(file, dir, rest, sizeof rest) && strlen(rest) < nowlen;
-    if (run_folder_move_aside(dir, moved, sizeof moved, err, errlen)) return -1;
+    if (run_folder_move_aside(dir, moved, sizeof moved, why, sizeof why)) {
+        snprintf(err, errlen, "%s --overwrite: %s", cmd, why);
+        return -1;
+    }
     cli_out("--overwrite: the old run in %s was moved to %s", dir, moved);
     if (inside) snprintf(file_now, nowlen, "%.*s%s", (int)(nowlen - 1 - strlen(rest)), moved, rest);
     return 0;

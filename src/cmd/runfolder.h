@@ -38,8 +38,10 @@ int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *e
 // --overwrite of a run folder: moves dir aside (run_folder_move_aside) and says where on stdout. A
 // file that lay in it (--init, or finetune --ckpt RUN/checkpoint.safetensors with --out RUN;
 // may be NULL) is elsewhere then: its new name goes into file_now (nowlen bytes), which is left
-// alone when the file lay outside dir. 0 ok; -1 with err.
-int run_folder_overwrite(const char *dir, const char *file, char *file_now, size_t nowlen, char *err, size_t errlen);
+// alone when the file lay outside dir. 0 ok; -1 with err, labelled "CMD --overwrite: " (cmd "train",
+// "finetune"), as the flag that asked for the move.
+int run_folder_overwrite(const char *cmd, const char *dir, const char *file, char *file_now, size_t nowlen, char *err,
+                         size_t errlen);
 // Under mpirun every rank loads its own copy of a checkpoint (--resume, --init, finetune --ckpt): a
 // stale copy on one machine would train another model, or hang the job at its end. The step and a
 // hash of the n floats of each of arrays[0..na) (NULL ones left out) are compared with rank 0's

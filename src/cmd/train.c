@@ -437,12 +437,8 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
     if (!has)   // --resume would find nothing
         return run_folder_refusal("train", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, errlen);
     if (!a->overwrite) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_RUN, err, errlen);
-    // --init moved with the old run: init_moved says where it is now. A failure is labelled as the flag
-    // that asked for it, as finetune's (it said "vitmae: cannot move RUN aside ...", no command).
-    char moved_why[CLI_ERR_MAX];
-    if (!run_folder_overwrite(t->run_dir, a->init, t->init_moved, sizeof t->init_moved, moved_why, sizeof moved_why)) return 0;
-    snprintf(err, errlen, "train --overwrite: %s", moved_why);
-    return 1;
+    // --init moved with the old run: init_moved says where it is now.
+    return run_folder_overwrite("train", t->run_dir, a->init, t->init_moved, sizeof t->init_moved, err, errlen) ? 1 : 0;
 }
 
 // --store: the on-disk store of working images of the training images (cmd/runfolder.h).
