@@ -175,6 +175,26 @@ static void test_panels(void) {
     int lf = text_wrap("raw prediction (visible patches are not trained)", tsf, 160, wrapped, sizeof wrapped);
     CHECK(lf >= 2 && hf == lf * text_line_height(tsf) + PANEL_GAP + 160, "full captions at 160 px: %d lines, height %d", lf, hf);
 
+    // Past 256 pixels the text, the gaps and the bar grow with the panels (--display 1024 viewed whole
+    // reads as the default does): the head above 1024-pixel panels is 3.5 to 4.5 times the head above
+    // 256-pixel ones, and the bar is 32 pixels wide, coloured across.
+    {
+        PanelOptions p256 = {256, 0, 1, 0.0f, "x: PSNR 20 dB"}, p1024 = {1024, 0, 1, 0.0f, "x: PSNR 20 dB"};
+        Canvas r256, r1024;
+        CHECK(panel_text_size(1024) == 52.0 && panel_gap(1024) == 16 && panel_bar_w(1024) == 32 &&
+              panel_text_size(256) == 13.0 && panel_gap(256) == PANEL_GAP && panel_bar_w(256) == PANEL_BAR_W,
+              "sizes at 1024: text %g, gap %d, bar %d", panel_text_size(1024), panel_gap(1024), panel_bar_w(1024));
+        CHECK(panel_recon_row(&r256, &cfg, orig, recon, removed, perr, &p256, err, sizeof err) == 0, "%s", err);
+        CHECK(panel_recon_row(&r1024, &cfg, orig, recon, removed, perr, &p1024, err, sizeof err) == 0, "%s", err);
+        int h256 = r256.h - 256, h1024 = r1024.h - 1024;
+        CHECK(2 * h1024 >= 7 * h256 && 2 * h1024 <= 9 * h256, "head at 1024: %d pixels, at 256: %d", h1024, h256);   // lines round up
+        int bx = 5 * (1024 + 16), by = h1024 + 512, colored = 0;
+        for (int x = bx; x < bx + 32; x++) colored += !px_eq(&r1024, x, by, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]);
+        CHECK(colored == 32 && px_eq(&r1024, bx - 1, by, PANEL_BG[0], PANEL_BG[1], PANEL_BG[2]),
+              "bar at 1024: %d of 32 columns coloured", colored);
+        canvas_free(&r256); canvas_free(&r1024);
+    }
+
     // A title line goes above the captions.
     Canvas rowt;
     PanelOptions pt = {S * scale, 0, 1, 0.0f, "x: PSNR 20 dB"};

@@ -143,10 +143,12 @@ enum { TITLE_MAX = 600 };
 
 // The bytes of one image's row of panels at this side (viz/panel.h gives its exact geometry, which
 // needs the image's title and errors): five panels and the colour bar across, the title and captions
-// above, RGB; the text's share taken as 512 pixels each way, more than it takes at the sides where
-// the panels' memory counts.
+// above, RGB; the text's share taken as 512 pixels plus a quarter of the side each way (the text grows
+// with panels past 256 pixels, viz/panel.h), more than it takes at the sides where the panels' memory
+// counts: at 8192, a title, two lines of captions and the bar's labels take some 1,500 of 2,560.
 static size_t panel_bytes(int side) {
-    return (size_t)3 * ((size_t)5 * (side + PANEL_GAP) + PANEL_BAR_W + 512) * ((size_t)side + 512);
+    size_t text = 512 + (size_t)side / 4;
+    return (size_t)3 * ((size_t)5 * (side + panel_gap(side)) + panel_bar_w(side) + text) * ((size_t)side + text);
 }   // a panel's title line (panel_recon_title cuts the stem to 300 bytes)
 
 // The panel of one image (original | masked | raw prediction | + visible | error map) into *row.

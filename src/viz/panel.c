@@ -51,7 +51,11 @@ void panel_recon_title(const char *stem, long nrem, long L, double psnr, char *b
     snprintf(buf, len, "%.300s: %s of the patches removed, PSNR %.2f dB on them", stem, pct, psnr);
 }
 
-double panel_text_size(int side) { return side >= 160 ? 13.0 : 11.0; }
+// Above 256 pixels the text grows with the panel, 13 pixels to every 256 of its side, so that a row drawn
+// at --display 1024 and viewed whole reads as the default's does (docs/interface.md, reconstruct).
+double panel_text_size(int side) { return side > 256 ? 13.0 * side / 256.0 : side >= 160 ? 13.0 : 11.0; }
+int panel_gap(int side) { return side > 256 ? (int)((long)PANEL_GAP * side / 256) : PANEL_GAP; }
+int panel_bar_w(int side) { return side > 256 ? (int)((long)PANEL_BAR_W * side / 256) : PANEL_BAR_W; }
 
 // The five captions, each wrapped to the panel's side; returns the most lines any of them takes.
 // Panels narrower than PANEL_FULL_CAPTIONS get the short forms (the long ones would be a column of
@@ -92,18 +96,19 @@ static void row_geometry(const MaeConfig *cfg, const uint8_t *removed, const flo
                          char *title, size_t title_len) {
     int S = o->side > 0 ? o->side : 1;
     double ts = panel_text_size(S);
+    int gap = panel_gap(S);
     float vmax = error_scale_max(cfg, removed, patch_err, o->err_max);
-    *w = NPANELS * S + NPANELS * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0.0, vmax, ts) + PANEL_GAP;
+    *w = NPANELS * S + NPANELS * gap + panel_bar_w(S) + 3 + viz_colorbar_label_width(0.0, vmax, ts) + gap;
     *head = 0;
     if (title) title[0] = 0;
     if (!o->labels) return;
     int lh = text_line_height(ts);
     if (o->title && *o->title) {
         char buf[CAPTION_MAX];
-        int n = text_wrap_names(o->title, ts, *w - PANEL_GAP, title ? title : buf, title ? title_len : sizeof buf);
-        *head += n * lh + PANEL_GAP;
+        int n = text_wrap_names(o->title, ts, *w - gap, title ? title : buf, title ? title_len : sizeof buf);
+        *head += n * lh + gap;
     }
-    *head += captions(cfg, removed, S, *w - PANEL_GAP, wrapped) * lh + PANEL_GAP;
+    *head += captions(cfg, removed, S, *w - gap, wrapped) * lh + gap;
 }
 
 void panel_recon_row_size(const MaeConfig *cfg, const uint8_t *removed, const float *patch_err,
@@ -137,7 +142,7 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
         return -1;
     }
     canvas_fill(dst, PANEL_BG);
-    int step = S + PANEL_GAP, bl = opt->bilinear;
+    int gap = panel_gap(S), step = S + gap, bl = opt->bilinear;
     // Each picture's resize may run out of memory (bilinear's buffers): the row fails, never a
     // nearest-neighbour panel in its place (docs/data.md).
     int bad = canvas_blit_resized(dst, 0, head, orig, W, W, C, S, S, bl);
@@ -190,13 +195,13 @@ int panel_recon_row(Canvas *dst, const MaeConfig *cfg, const float *orig, const 
                 memset(dst->px + ((size_t)(head + y) * dst->w + 4 * step + x) * 3, 128, 3);
     double ts = panel_text_size(S);
     ColorBar bar = {CMAP_VIRIDIS, 0.0, vmax, NAN, NULL, ts, {CAPTION_RGB[0], CAPTION_RGB[1], CAPTION_RGB[2]}};
-    viz_colorbar(dst, NPANELS * step, head, PANEL_BAR_W, S, 1, &bar);
+    viz_colorbar(dst, NPANELS * step, head, panel_bar_w(S), S, 1, &bar);
 
     if (opt->labels) {
         int y = 0;
         if (title[0]) {
             canvas_text(dst, 0, 0, title, CAPTION_RGB, ts);
-            y = text_height(title, ts) + PANEL_GAP;
+            y = text_height(title, ts) + gap;
         }
         for (int k = 0; k < NPANELS; k++) canvas_text(dst, k * step, y, wrapped[k], CAPTION_RGB, ts);
     }

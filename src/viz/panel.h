@@ -1,15 +1,17 @@
 // Reconstruction panels, shared by `vitmae reconstruct` and the training samples
 // (RUN/samples/step-<step>.png): one row of five panels per image, rows stacked.
 //
-// Geometry of one row (S = opt->side, all sizes in pixels; lh = text_line_height(panel_text_size(S))):
-//   head    = labels ? title lines * lh + (title ? PANEL_GAP : 0) + caption lines * lh + PANEL_GAP : 0
+// Geometry of one row (S = opt->side, all sizes in pixels; lh = text_line_height(panel_text_size(S)),
+// gap = panel_gap(S), bar_w = panel_bar_w(S): PANEL_GAP and PANEL_BAR_W up to S = 256, then growing
+// with S as the text does):
+//   head    = labels ? title lines * lh + (title ? gap : 0) + caption lines * lh + gap : 0
 //             (captions wrap to S; "caption lines" is the most any panel needs; the title wraps to
-//             width - PANEL_GAP, a word wider than that shortened in its middle, text_wrap_names;
+//             width - gap, a word wider than that shortened in its middle, text_wrap_names;
 //             where a caption word is wider than S, one caption for the row,
-//             "left to right: original, masked 75%, ...", wrapped to width - PANEL_GAP, instead)
-//   panel k = S x S at (k * (S + PANEL_GAP), head), k = 0..4
-//   bar     = PANEL_BAR_W x S at (5 * (S + PANEL_GAP), head), its max and min printed right of it
-//   width   = 5 * S + 5 * PANEL_GAP + PANEL_BAR_W + 3 + viz_colorbar_label_width(0, vmax, size) + PANEL_GAP
+//             "left to right: original, masked 75%, ...", wrapped to width - gap, instead)
+//   panel k = S x S at (k * (S + gap), head), k = 0..4
+//   bar     = bar_w x S at (5 * (S + gap), head), its max and min printed right of it
+//   width   = 5 * S + 5 * gap + bar_w + 3 + viz_colorbar_label_width(0, vmax, size) + gap
 //   height  = head + S
 // where vmax is the colour scale's top (err_max when > 0, else the largest error of a removed patch, or
 // of any patch when none is removed, else 1).
@@ -40,8 +42,13 @@ typedef struct {
     const char *title;   // NULL, or a line above the captions (e.g. the image, its mask ratio, PSNR)
 } PanelOptions;
 
-// Text size (pixels) of the captions for panels of side S: 11 below 160, else 13.
+// Text size (pixels) of the title, captions and bar labels for panels of side S: 11 below 160, 13 up to
+// 256, then 13 * S / 256 (52 at 1024): the text keeps its share of the panel.
 double panel_text_size(int side);
+// The gap between panels and the colour bar's width for panels of side S: PANEL_GAP and PANEL_BAR_W up
+// to 256, then those times S / 256 (16 and 32 at 1024).
+int panel_gap(int side);
+int panel_bar_w(int side);
 // One row of five panels for one image: original | masked (removed patches grey 0.5) | raw
 // prediction (clipped; every patch, so the visible ones show the untrained prediction) | prediction
 // with the visible patches pasted from the original | per-patch error map (viridis over the patch
