@@ -204,6 +204,15 @@ t "every image held out: the small split's warning asks for no --val-frac above 
   'grep -q "warning: only 2 validation images (--val-frac 0.9 of 3): .*; pass --val DIR$" "$dir/held.err"'
 t "every image held out: a/2.png (the largest key) trains, 2 validate" \
   'grep -q "\"train_images\":[[:space:]]*1," "$dir/held.run/config.json" && grep -q "\"val_images\":[[:space:]]*2," "$dir/held.run/config.json"'
+# A folder of one image keeps it for training whatever --val-frac asks: the split held nothing out and
+# the run had no validation without a word (a split of 1 to 7 is warned about).
+mkdir -p "$dir/one/a" && cp "$dir/held/a/0.png" "$dir/one/a/"
+"$VITMAE" train $small --data "$dir/one" --val-frac 0.5 --steps 1 --threads 2 --out "$dir/one.run" > /dev/null 2> "$dir/one.err"; rc=$?
+t "--val-frac 0.5 of one image: exit 0, one warning that it holds none out ($(cat "$dir/one.err"))" \
+  '[ $rc -eq 0 ] && grep -qxF "vitmae: warning: --val-frac 0.5 of 1 image holds none out: the run has no validation, its metrics.csv'"'"'s validation columns stay empty; pass --val DIR" "$dir/one.err" &&
+   grep -q "\"val_images\":[[:space:]]*0," "$dir/one.run/config.json"'
+"$VITMAE" train $small --data "$dir/one" --val-frac 0 --steps 1 --threads 2 --out "$dir/one0.run" > /dev/null 2> "$dir/one0.err"; rc=$?
+t "--val-frac 0 of one image: asked for no validation, no such warning" '[ $rc -eq 0 ] && ! grep -q "holds none out" "$dir/one0.err"'
 # An image less than half --img on its shorter side (a 5x5 icon at --img 16) is enlarged more than twice in
 # every view: one line says how many and names the smallest (docs/data.md, "Working images"); train
 # said nothing. 24x24 images at --img 16 (the run above) are not worth it.

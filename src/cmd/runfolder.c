@@ -1049,6 +1049,13 @@ void run_warn_long_warmup(long warmup, long total_steps, double lr) {
 }
 
 void run_warn_few_val(int nval, float val_frac, int n, const char *what) {
+    // A folder of one image keeps it for training (the split holds at least one out of two or more):
+    // the fraction asked for held nothing out, and the run has no validation at all.
+    if (nval == 0 && val_frac > 0) {
+        cli_message("warning: --val-frac %g of %d image%s holds none out: the run has no validation, its "
+                    "metrics.csv's validation columns stay empty; pass --val DIR", val_frac, n, n == 1 ? "" : "s");
+        return;
+    }
     if (nval <= 0 || nval >= 8) return;
     cli_message("warning: only %d validation image%s (--val-frac %g of %d): %s will be noisy; pass --val DIR%s",
                 nval, nval == 1 ? "" : "s", val_frac, n, what, val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");

@@ -103,7 +103,8 @@ void run_job_data_stats(DataStats *st);
 // The warning of a held-out split too small to trust (docs/data.md, "Validation"), train's and
 // finetune's: nval images (1 to 7) held out by --val-frac val_frac of n; what: the measure that will be
 // noisy ("the validation loss"). The advice of a larger --val-frac is left out at the flag's largest,
-// VAL_FRAC_MAX. Said by the caller's rank 0.
+// VAL_FRAC_MAX. A --val-frac above 0 that held nothing out (a folder of one image) is warned about too.
+// Said by the caller's rank 0.
 void run_warn_few_val(int nval, float val_frac, int n, const char *what);
 // The warning of a batch larger than the training set (docs/interface.md, section 3): a step then
 // holds each of the ntrain images batch / ntrain times on average (the epochs' orders one after another;
