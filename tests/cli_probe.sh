@@ -237,6 +237,12 @@ bad "embed no --ckpt" 2 "ckpt" embed --out "$tmp/x.npy" "$tmp/train"
 # ("vitmae: embed: DIR/x.npy: No such file or directory"); probe printed its results, then failed.
 bad "embed --out in a missing folder" 1 "^vitmae: embed --out: $tmp/nodir: cannot write in this folder: No such file or directory$" \
   embed --ckpt "$ck" --out "$tmp/nodir/x.npy" "$tmp/train"
+# A name the folder cannot hold (past 255 bytes) was found only as the features were published, after
+# every image's features were computed: now before the work, before even the INPUTs are looked at (a
+# missing one is said after it).
+long=$(printf 'b%.0s' $(seq 1 252))
+bad "embed --out a name too long" 1 "^vitmae: embed --out: $tmp/$long.npy: File name too long$" \
+  embed --ckpt "$ck" --out "$tmp/$long.npy" "$tmp/nothing"
 bad "probe --out under a file" 1 "^vitmae: probe --out: cannot create the output folder: $tmp/train/circle/.*: Not a directory$" \
   probe --ckpt "$ck" --train "$tmp/train" --test "$tmp/test" --out "$tmp/train/circle/$(ls "$tmp/train/circle" | head -n 1)/p"
 t "probe --out under a file: before the work (no result printed)" '[ ! -s "$tmp/out" ]'

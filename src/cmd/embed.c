@@ -220,6 +220,17 @@ int cmd_embed(int argc, char **argv) {
     int unwritable = output_check_writable(slash ? (*txt_path ? txt_path : "/") : ".", werr, sizeof werr);
     if (slash) *slash = '/';
     if (unwritable) { cli_error("embed --out", "%s", werr); status = 1; goto out; }
+    // A name the folder cannot hold (a component past the system's 255 bytes: "File name too long") was
+    // found only when the features were published, after all the work.
+    for (int k = 0; k < 2; k++) {
+        struct stat st;
+        if (lstat(outs[k], &st) != 0 && errno != ENOENT) {
+            char reason[128];
+            cli_error("embed --out", "%s: %s", outs[k], file_reason(errno, reason, sizeof reason));
+            status = 1;
+            goto out;
+        }
+    }
     status = 1;
     char err[CLI_ERR_MAX];
     if (cli_start_threads("embed", threads)) goto out;
