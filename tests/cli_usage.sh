@@ -652,7 +652,7 @@ eval|1|$tmp/dc.safetensors|a fine-tuned classifier's checkpoint (no decoder tens
 eval-encoder-only|1|$enc|encoder-only checkpoint (no decoder tensors)
 finetune-ckpt|2|$tmp/dc.safetensors|is a fine-tuned classifier
 finetune-resume|1|$tmp/dm.safetensors|cannot resume: a pretraining checkpoint
-train-init|1|$tmp/dc.safetensors|has no decoder weights
+train-init|1|$tmp/dc.safetensors|a fine-tuned classifier's checkpoint, which has no decoder weights; --init needs a full MAE checkpoint
 train-init-encoder-only|1|$enc|has no decoder weights
 train-resume|1|$tmp/dc.safetensors|cannot resume: a fine-tuned classifier's checkpoint
 EOF2
@@ -702,7 +702,7 @@ reconstruct|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decod
 eval|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder
 finetune-ckpt|2|$tmp/nc.safetensors|is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)
 finetune-resume|1|$tmp/nm.safetensors|cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt $tmp/nm.safetensors)
-train-init|1|$tmp/nc.safetensors|has no decoder weights; --init needs a full MAE checkpoint
+train-init|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint, which has no decoder weights; --init needs a full MAE checkpoint
 train-resume|1|$tmp/nc.safetensors|cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae finetune --resume)
 embed-mae|1|$tmp/nm.safetensors|$nan
 embed-clf|1|$tmp/nc.safetensors|$nan

@@ -550,11 +550,15 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     // --init: the model (sizes and pixel statistics) comes from the checkpoint.
     if (a->init) {
         int kind = ckpt_peek_kind(a->init, CKPT_FULL, err, sizeof err);   // the kind before a NaN in the tensors
+        // A classifier is named as one, as eval and reconstruct name it: "no decoder weights" alone read
+        // as a damaged pretraining file.
+        if (kind == CKPT_CLASSIFIER) return cli_report(a->init, "a fine-tuned classifier's checkpoint, which " INIT_NO_DECODER, 1);
         if (kind != CKPT_FULL) return kind < 0 ? cli_report(NULL, err, 1) : cli_report(a->init, INIT_NO_DECODER, 1);
         if (ckpt_load_weights(a->init, init, err, sizeof err)) return cli_report(NULL, err, 1);
         if (!init->has_decoder) {
+            int clf = init->classifier;
             ckpt_free(init);
-            return cli_report(a->init, INIT_NO_DECODER, 1);
+            return cli_report(a->init, clf ? "a fine-tuned classifier's checkpoint, which " INIT_NO_DECODER : INIT_NO_DECODER, 1);
         }
     }
     int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;
