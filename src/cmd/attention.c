@@ -1081,7 +1081,7 @@ int cmd_attention(int argc, char **argv) {
         {"--seed", FLAG_LONG, &seed, 0, RNG_SEED_MAX, NULL, "mask seed: one mask for every image (default 0)", "S", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL,
-         "refuse larger images (default 67108864 = 2^26)", "N", 0},
+         "refuse a larger INPUT image, skip one in an INPUT folder (default 67108864 = 2^26)", "N", 0},
     };
     int nflags = (int)(sizeof flags / sizeof flags[0]);
     char **inputs = malloc((size_t)(argc > 1 ? argc : 1) * sizeof *inputs);

@@ -183,7 +183,7 @@ int cmd_classify(int argc, char **argv) {
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 32)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL,
-         "refuse larger images (default 67108864 = 2^26)", "N", 0},
+         "refuse a larger INPUT image, skip one in an INPUT folder (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     char **pos = malloc(sizeof(char *) * (size_t)(argc > 1 ? argc : 1));

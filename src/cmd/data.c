@@ -191,7 +191,7 @@ int cmd_data(int argc, char **argv) {
     Flag flags[] = {
         {"--json", FLAG_BOOL, &json, 0, 0, NULL, "print JSON: ok, skipped, ignored, classes, skipped_files, ignored_files, warnings, ...", NULL, 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL,
-         "refuse images with more pixels than N (default 67108864 = 2^26)", "N", 0},
+         "skip images with more pixels than N (default 67108864 = 2^26)", "N", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads decoding (default: all cores)", "T", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);

@@ -165,7 +165,7 @@ int cmd_embed(int argc, char **argv) {
         {"--batch", FLAG_INT, &batch, 1, 4096, NULL, "images per forward pass (default 64)", "B", 0},
         {"--threads", FLAG_INT, &threads, 1, CLI_THREADS_MAX, NULL, "OpenMP threads (default: all cores)", "T", 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL,
-         "refuse larger images (default 67108864 = 2^26)", "N", 0},
+         "refuse a larger INPUT image, skip one in an INPUT folder (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE|RUN --out FEATS.npy [--pool cls|mean] [--layer N|last] [--blocks K] [--ema] [--crop-pct F] [--interp bilinear|bicubic] [--force] [--batch B] [--threads T] [--max-pixels N] INPUT...";

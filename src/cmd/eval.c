@@ -56,7 +56,7 @@ int cmd_eval(int argc, char **argv) {
         {"--json", FLAG_BOOL, &json, 0, 0, NULL,
          "print JSON: images, loss, masked_mse, psnr, mask_ratio, seed", NULL, 0},
         {"--max-pixels", FLAG_LONG, &max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL,
-         "refuse larger images (default 67108864 = 2^26)", "N", 0},
+         "skip images with more pixels than N (default 67108864 = 2^26)", "N", 0},
     };
     const int nflags = (int)(sizeof flags / sizeof flags[0]);
     const char *synopsis = "--ckpt FILE|RUN --data DIR [--mask-ratio R] [--seed S] [--batch B] [--threads T] [--max-pixels N] [--json]";

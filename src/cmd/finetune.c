@@ -525,7 +525,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--groups", FLAG_INT, &a->groups, 1, GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes with N | G", "G", 0},
         {"--lr", FLAG_FLOAT, &a->lr, 0.0, 10.0, NULL, "learning rate of the head (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 1e-3)", "LR", 0},
-        {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6)", "LR", 0},
+        {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6, or --lr where that is smaller)", "LR", 0},
         {"--warmup-steps", FLAG_LONG, &a->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run, at least 1; none in a 1-step run)", "N", 0},
         {"--wd", FLAG_FLOAT, &a->wd, 0.0, 10.0, NULL, "AdamW weight decay (default 0.05)", "WD", 0},
         {"--layer-decay", FLAG_FLOAT, &a->layer_decay, 0.0, 1.0, NULL, "layer-wise lr decay (default 0.75; 1 = off)", "D", 0},
