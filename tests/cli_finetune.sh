@@ -821,6 +821,9 @@ cp "$dir/data/circle/00000.png" "$dir/pair/a/0.png"; cp "$dir/data/square/00001.
 "$VITMAE" finetune --ckpt "$pre" --data "$dir/pair" --batch 2 --steps 1 --threads 2 --out "$dir/pair.run" > "$dir/pair.out" 2> "$dir/err"; rc=$?
 t "one image a class: exit 0, a warning naming class b ($(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae: warning: 1 class of .*/pair has no training image ('"'"'b'"'"'): --val-frac 0.05 held out every image of it" "$dir/err"'
+# ... and the small split's warning below it offers no larger --val-frac: the line above asks for a smaller.
+t "one image a class: the few-images warning offers --val DIR alone ($(grep "only 1" "$dir/err"))" \
+  'grep -qxF "vitmae: warning: only 1 validation image (--val-frac 0.05 of 2): the validation loss and top-1 will be noisy; pass --val DIR" "$dir/err"'
 t "groups of one image and one validation image: 'of 1 image, ', '(1 image)' ($(grep -e "groups of" -e "val top-1" "$dir/pair.out" | tr "\n" "|"))" \
   'grep -q "^  2 gradient groups of 1 image, " "$dir/pair.out" && grep -q "val top-1 .* (1 image)$" "$dir/pair.out"'
 # The start lines in train's order: steps, gradient groups, threads as workers, run folder last (finetune

@@ -1333,7 +1333,9 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (t->untrained[0] && rank == 0) cli_message("%s", t->untrained);
     if (!t->vds.n && rank == 0)   // a held-out split of a few images: as train warns (docs/data.md, "Validation")
         // Of the images with a class: those directly in --data are not used (their warning says so).
-        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n - t->ds.nroot, "the validation loss and top-1");
+        // After the warning of a class left without training images (the split's "a smaller --val-frac"),
+        // a larger one is not offered: the two lines gave opposite advice.
+        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n - t->ds.nroot, "the validation loss and top-1", !t->untrained[0]);
     if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
     if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");

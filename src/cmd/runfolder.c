@@ -1048,7 +1048,7 @@ void run_warn_long_warmup(long warmup, long total_steps, double lr) {
                 "at every step and never reaches its peak %.3e", warmup, total_steps, lr);
 }
 
-void run_warn_few_val(int nval, float val_frac, int n, const char *what) {
+void run_warn_few_val(int nval, float val_frac, int n, const char *what, int offer_larger) {
     // A folder of one image keeps it for training (the split holds at least one out of two or more):
     // the fraction asked for held nothing out, and the run has no validation at all.
     if (nval == 0 && val_frac > 0) {
@@ -1058,7 +1058,8 @@ void run_warn_few_val(int nval, float val_frac, int n, const char *what) {
     }
     if (nval <= 0 || nval >= 8) return;
     cli_message("warning: only %d validation image%s (--val-frac %g of %d): %s will be noisy; pass --val DIR%s",
-                nval, nval == 1 ? "" : "s", val_frac, n, what, val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");
+                nval, nval == 1 ? "" : "s", val_frac, n, what,
+                offer_larger && val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");
 }
 
 // The path (the CPU's, or VITMAE_GEMM's) and the k-blocks (the caches', or VITMAE_GEMM_KC's) fix the

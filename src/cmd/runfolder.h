@@ -105,7 +105,9 @@ void run_job_data_stats(DataStats *st);
 // noisy ("the validation loss"). The advice of a larger --val-frac is left out at the flag's largest,
 // VAL_FRAC_MAX. A --val-frac above 0 that held nothing out (a folder of one image) is warned about too.
 // Said by the caller's rank 0.
-void run_warn_few_val(int nval, float val_frac, int n, const char *what);
+// offer_larger 0 leaves out the advice of a larger --val-frac (finetune, whose split already held out a
+// class's every image: a larger one would hold out more).
+void run_warn_few_val(int nval, float val_frac, int n, const char *what, int offer_larger);
 // The warning of a batch larger than the training set (docs/interface.md, section 3): a step then
 // holds each of the ntrain images batch / ntrain times on average (the epochs' orders one after another;
 // the copies differ only by what augmentation and masking draw), where PyTorch's DataLoader with drop_last (MAE's, DINO's) makes no
