@@ -252,6 +252,14 @@ for p in kernels groups; do
     '[ $rc -eq 1 ] && [ "$(grep -v "^vitmae: skipped " "$dir/b$p.err" | grep -c .)" -eq 1 ] && tail -n 1 "$dir/b$p.err" | grep -q "^vitmae: .*broken/[a-z]*/[^/]*\.png: [a-zA-Z].*; no image of its batch decodes to take its place (all 8 are broken)$" && [ ! -e "$dir/b$p/checkpoint.safetensors" ]'
   t "--parallel $p: each broken file reported once before it" '[ "$(grep "^vitmae: skipped .*found while training" "$dir/b$p.err" | sort -u | wc -l)" -eq 8 ]'
 done
+# At --batch 1 the line said "its batch has no other image to take its place" right below the file's
+# "replaced by another image of its batch": now what to do, and the skipped line says a replacement
+# comes only from an image that decodes.
+"$VITMAE" train --data "$dir/broken" --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 \
+  --dec-heads 2 --batch 1 --steps 2 --val-frac 0 --pixel-norm none --threads 2 --out "$dir/b1" > /dev/null 2> "$dir/b1.err"; rc=$?
+t "a broken file at --batch 1: exit 1, the last line says what to do ($(tail -n 1 "$dir/b1.err" | head -c 200))" \
+  '[ $rc -eq 1 ] && tail -n 1 "$dir/b1.err" | grep -q "^vitmae: .*broken/[a-z]*/[^/]*\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or train with a --batch of 2 or more$" &&
+   grep -q "^vitmae: skipped .*(found while training; an image of its batch that decodes takes its place)$" "$dir/b1.err"'
 
 # The same folder with the pixel statistics measured (the default --pixel-norm): they meet every file
 # first; the run stopped with "no image decodes for the pixel statistics" alone, naming none of them.
@@ -298,7 +306,7 @@ t "split wording: exit 0" '[ $rc -eq 0 ] && [ -n "$vf" ]'
 t "split wording: the held-out file ($vf) as validating" \
   '[ "$(grep -c "skipped .*split/$vf: .*(found while validating; left out of the validation)$" "$dir/rsplit.err")" -eq 1 ]'
 t "split wording: the training file ($tf) as training" \
-  '[ "$(grep -c "skipped .*split/$tf: .*(found while training; replaced by another image of its batch)$" "$dir/rsplit.err")" -eq 1 ]'
+  '[ "$(grep -c "skipped .*split/$tf: .*(found while training; an image of its batch that decodes takes its place)$" "$dir/rsplit.err")" -eq 1 ]'
 mkdir -p "$dir/allbad"
 head -c 80 "$(ls "$dir"/val/*/*.png | head -n 1)" > "$dir/allbad/x.png"
 "$VITMAE" train $base --val "$dir/allbad" --threads 2 --out "$dir/rallbad" > /dev/null 2> "$dir/rallbad.err"; rc=$?

@@ -666,7 +666,7 @@ static void test_broken_late(void) {
     CHECK(dataset_take_broken(&d1, sk, NULL, 4) == 0 && !memcmp(b1, b2, sizeof b1), "reported once; same batch again");
     int only[1] = {2};
     CHECK(dataset_load_batch(&d1, only, 1, S, 3, AUGMENT_CROP, 9, 3, b2, err, sizeof err) == DATASET_ERR_FILE &&
-          strstr(err, "bad.png: truncated PNG data; its batch has no other image to take its place"), "a batch of broken files: %s", err);
+          strstr(err, "bad.png: truncated PNG data; a batch of one image has no other to take its place: remove the file, or train with a --batch of 2 or more"), "a batch of broken files: %s", err);
     dataset_free(&d1);
     dataset_free(&d2);
 }

@@ -1203,7 +1203,7 @@ void run_report_broken_file(const char *path, const char *reason, int held, int 
                     "now on", dir, on);
     else if (!gone)
         cli_message("skipped %s: %s (%sfound while %s)", path, reason, on,
-                    held ? "validating; left out of the validation" : "training; replaced by another image of its batch");
+                    held ? "validating; left out of the validation" : "training; an image of its batch that decodes takes its place");
 }
 
 // Rank 0 under mpirun: says item's find (by rank `rank`) unless the same reason was said for it before.
