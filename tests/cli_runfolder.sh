@@ -750,11 +750,15 @@ pic=$(echo "$small" | sed "s|--data data |--data $dir/picdata |")
 VITMAE_FAULT_NAN_STEP=15 "$VITMAE" train $pic --steps 30 --log-every 5 --eval-every 10 --out "$dir/pic" > /dev/null 2>&1
 t "setup: a run stopped at step 15, its checkpoint step 10" '[ "$(saved_step "$dir/pic/checkpoint.safetensors")" = 10 ]'
 mkdir -p "$dir/pic/samples/step-20.png" "$dir/pic/samples/step-30.png"
-"$VITMAE" train --resume "$dir/pic" --ckpt-every 1000 > /dev/null 2> "$dir/pic.err"; rc=$?
+"$VITMAE" train --resume "$dir/pic" --ckpt-every 1000 > "$dir/pic.out" 2> "$dir/pic.err"; rc=$?
 t "a sample sheet that cannot be written: exit 1, its line, then the checkpoint saved at that step ($rc: $(cat "$dir/pic.err" | tr '\n' '|'))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/pic.err")" -eq 2 ] && head -n 1 "$dir/pic.err" | grep -q "^vitmae: train: $dir/pic/samples/step-20.png: Is a directory$" &&
    [ "$(tail -n 1 "$dir/pic.err")" = "vitmae: saved $dir/pic/checkpoint.safetensors at step 20 of 30 (continue with --resume $dir/pic)" ] &&
    [ "$(saved_step "$dir/pic/checkpoint.safetensors")" = 20 ]'
+# ... and the step's validation, which its metrics.csv row holds, is said in the log as well (the line
+# was lost with the sheet that failed after the row).
+t "a sample sheet that cannot be written: the step's validation line is in the log ($(grep "^step 20:" "$dir/pic.out"))" \
+  'grep -q "^step 20: val loss [0-9.]*, val PSNR [0-9.]* dB (masked patches)$" "$dir/pic.out"'
 rmdir "$dir/pic/samples/step-20.png"
 "$VITMAE" train --resume "$dir/pic" > /dev/null 2> "$dir/pic.err"; rc=$?
 t "... at the run's last step too: saved as the run's last ($rc: $(cat "$dir/pic.err" | tr '\n' '|'))" \

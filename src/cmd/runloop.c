@@ -115,13 +115,16 @@ int run_loop(const RunLoop *L) {
                               .img_per_s = interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
                               .elapsed_s = *L->elapsed_s + (t1 - c.session_start)};
             int logged = 0;
-            if (rank0 && L->outputs(L->ctx, &row, do_eval, do_samples, &logged, err, sizeof err)) {
+            int failed = rank0 && L->outputs(L->ctx, &row, do_eval, do_samples, &logged, err, sizeof err);
+            // The validation a row holds is said also when a later output of the step failed (a sample
+            // sheet out of memory): metrics.csv had it, the log lost it. Before the failure's line.
+            if (do_eval && isfinite(row.val_loss) && (!failed || logged)) L->say_validation(L->ctx, &prog, &row);
+            if (failed) {
                 rc = cli_report(L->cmd, err, 1);
                 out_failed = 1;
                 if (logged) { c.interval_loss = 0; c.interval_n = 0; }   // the row holds them: not carried on
             }
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
-            if (do_eval && isfinite(row.val_loss)) L->say_validation(L->ctx, &prog, &row);
             if (do_log) {   // collective under mpirun, as the row's exchange
                 run_wait_note(&note, L->ds, &prog);
                 run_store_left_note(&note, L->ds, L->store_min_free_mb, &prog);
