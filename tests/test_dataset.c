@@ -227,8 +227,12 @@ static void test_scan(void) {
     put_text(odd, "c.txt", "text");
     put_text(odd, "d.webp", "RIFF....WEBPVP8 garbage");
     put_png(odd, "e.png", 4, 4, 3, 1);
+    // A PNG under a name of a format not read (a photo renamed .heic by an exporter) is read by its
+    // content, as any image is: it was ignored with "HEIC is not read; convert it to JPEG".
+    put_png(odd, "f.heic", 4, 4, 3, 2);
     rc = dataset_scan(odd, NULL, &ds, err, sizeof err);
-    CHECK(rc == 0 && ds.n == 1 && ds.nignored == 3 && ds.nignored_files == 2 && ds.nskipped == 1, "odd folder");
+    CHECK(rc == 0 && ds.n == 2 && ds.nignored == 3 && ds.nignored_files == 2 && ds.nskipped == 1, "odd folder (n=%d)", ds.n);
+    CHECK(rc == 0 && ds.n == 2 && strstr(ds.items[1].path, "f.heic"), "a PNG named f.heic is an image");
     if (rc == 0 && ds.nignored_files == 2 && ds.nskipped == 1) {
         CHECK(strstr(ds.ignored[0].path, "a.svg") && strstr(ds.ignored[0].reason, "SVG"), "svg: %s", ds.ignored[0].reason);
         CHECK(strstr(ds.ignored[1].path, "b.HEIC") && strstr(ds.ignored[1].reason, "HEIC"), "heic: %s", ds.ignored[1].reason);

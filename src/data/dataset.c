@@ -351,7 +351,8 @@ static int walk_dir(Walk *wk, const char *path, const char *rel, const char *cls
             walk_dir(wk, full, sub, sub_cls, depth + 1, err, errlen);
             free(full);
             free(sub);
-        } else if (is_candidate_name(names[i])) {
+        } else if (is_candidate_name(names[i]) ||
+                   (found && S_ISREG(st.st_mode) && !too_long && image_unread_format(names[i]) && image_file_is_read(full))) {
             char why[96] = "";
             if (too_long) snprintf(why, sizeof why, "path longer than %d bytes (the system limit): not opened", PATH_MAX - 1);
             // broken links and loops fail at decode

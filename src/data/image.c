@@ -1175,6 +1175,15 @@ static const struct {
     {".apng", NULL, {{0}}, 0, "animated PNG is not read; save a frame as PNG"},
 };
 
+int image_file_is_read(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    uint8_t b[12];
+    ssize_t n = read(fd, b, sizeof b);
+    close(fd);
+    return n >= 3 && known_magic(b, (size_t)n);
+}
+
 const char *image_unread_format(const char *name) {
     const char *dot = strrchr(name, '.');
     if (!dot) return NULL;

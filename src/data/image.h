@@ -82,6 +82,10 @@ int  image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char
 // names the same formats by their first bytes ("a GIF file: GIF is not read; ..."): one table holds
 // both, the advice once.
 const char *image_unread_format(const char *name);
+// 1 when the file at path begins as a PNG, a JPEG or a WebP does (its first 12 bytes; at least 3): a
+// file named as one of the formats above that is one of the three after all (a JPEG saved as x.heic)
+// is read by its content, as every image is (docs/interface.md, section 2). 0 otherwise, or unreadable.
+int image_file_is_read(const char *path);
 // Applies EXIF orientation 2..8 in place (1 and anything else: unchanged), as PIL's exif_transpose:
 // 2 mirror, 3 rotate 180, 4 flip vertically, 5 transpose, 6 rotate 90 clockwise, 7 transverse,
 // 8 rotate 90 counter-clockwise. 0 ok, -1 out of memory (image unchanged).
