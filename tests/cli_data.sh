@@ -450,6 +450,9 @@ if as_user_can "$dir/perm/a/x.png"; then
   t "data: a folder without execute permission is skipped, with why ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
     '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -qx "$dir/perm: 1 ok, 1 skipped, 0 ignored" &&
      printf "%s\n" "$out" | grep -qx "  $dir/perm/b: cannot read folder: Permission denied"'
+  # ... and not also warned about as a folder that "holds no usable image: not a class": what it holds
+  # is not known.
+  t "data: the folder not read is no 'holds no usable image' warning" '! printf "%s\n" "$out" | grep -q "perm/b.*holds no usable image"'
   chmod 644 "$dir/perm"
   out=$(as_user "$VITMAE" data "$dir/perm" 2>"$dir/err"); rc=$?
   t "data: a DIR without execute permission is an error, not a folder of other files ($rc: $(cat "$dir/err"))" \

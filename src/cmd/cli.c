@@ -184,7 +184,12 @@ int cli_unused_class_folder(const char *root, const char *name, const Dataset *d
     char path[4096];
     struct stat st;
     int len = snprintf(path, sizeof path, "%s/%s", root, name);
-    return len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!(len > 0 && (size_t)len < sizeof path && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
+    // A folder the scan could not read (no permission: `cannot read folder`) is among its skipped files:
+    // what it holds is not known, and "holds no usable image" would be a guess said as a fact.
+    for (int k = 0; k < ds->nskipped; k++)
+        if (!strcmp(ds->skipped[k].path, path)) return 0;
+    return 1;
 }
 
 void cli_unused_class_folder_note(const char *root, const Dataset *ds, char *buf, size_t len) {
