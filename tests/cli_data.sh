@@ -497,6 +497,17 @@ cp "$dir/cop/a/x.png" "$dir/cop/b/r.png"
 out=$("$VITMAE" data "$dir/cop" 2>/dev/null)
 t "a copy that comes first in scan order is the one said ($(printf '%s' "$out" | tail -n 1))" \
   'printf "%s\n" "$out" | tail -n 1 | grep -qF "  $dir/cop/b/r.png: the same bytes as $dir/cop/a/x.png; 3 images are copies of"'
+# A symbolic link beside its target (onefile/a/b.png -> z.png, the link first in scan order) trains twice
+# as a copy does, but "z.png: the same bytes as b.png" sent a user to delete z.png, the file the link
+# leads to: the line says one file, and which name is the link; a hard link says so.
+mkdir -p "$dir/onefile/a" && cp "$dir/set/circle/00000.png" "$dir/onefile/a/z.png" && ln -s z.png "$dir/onefile/a/b.png"
+out=$("$VITMAE" data "$dir/onefile" 2>/dev/null)
+t "a link beside its target: one file, the link named ($(printf '%s' "$out" | tail -n 1))" \
+  'printf "%s\n" "$out" | tail -n 1 | grep -qxF "  $dir/onefile/a/z.png: the same file as $dir/onefile/a/b.png ($dir/onefile/a/b.png is a symbolic link to the other); 1 image is a copy of an earlier one $copy_why"'
+rm "$dir/onefile/a/b.png" && ln "$dir/onefile/a/z.png" "$dir/onefile/a/h.png"
+out=$("$VITMAE" data "$dir/onefile" 2>/dev/null)
+t "a hard link: one file ($(printf '%s' "$out" | tail -n 1))" \
+  'printf "%s\n" "$out" | tail -n 1 | grep -qxF "  $dir/onefile/a/z.png: the same file as $dir/onefile/a/h.png (a hard link); 1 image is a copy of an earlier one $copy_why"'
 out=$("$VITMAE" data "$dir/same" 2>"$dir/err"); rc=$?
 t "data of two different files of one size: no warning ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
   '[ $rc -eq 0 ] && printf "%s\n" "$out" | head -n 1 | grep -q ": 2 ok, " && ! printf "%s\n" "$out" | grep -q "warning\|same bytes"'

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "data/copies.h"
@@ -39,11 +40,22 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     if (copies > 0) {
         while (copy_of[first] < 0) first++;
         const char *orig = ds->items[copy_of[first]].path;
-        size_t len = strlen(orig) + 200;
+        // Two names of one file (a symbolic or hard link beside its target) train twice as a copy does,
+        // but "the same bytes" sent a user to delete "the copy", the file the link leads to.
+        struct stat sa, sb;
+        int one_file = stat(orig, &sa) == 0 && stat(ds->items[first].path, &sb) == 0 && sa.st_dev == sb.st_dev &&
+                       sa.st_ino == sb.st_ino;
+        // Which name is the symbolic link (the one to remove); neither: hard links.
+        struct stat la;
+        const char *link = !one_file ? NULL : lstat(orig, &la) == 0 && S_ISLNK(la.st_mode) ? orig
+                         : lstat(ds->items[first].path, &la) == 0 && S_ISLNK(la.st_mode) ? ds->items[first].path : NULL;
+        char how[4200] = "";
+        if (one_file) snprintf(how, sizeof how, link ? " (%s is a symbolic link to the other)" : " (a hard link)", link ? link : "");
+        size_t len = strlen(orig) + strlen(how) + 200;
         if ((copies_why = malloc(len)))
-            snprintf(copies_why, len, "the same bytes as %s; %d image%s of an earlier one (a copy trains twice, "
-                     "and train's --val-frac can hold one out while the other trains)", orig, copies,
-                     copies == 1 ? " is a copy" : "s are copies");
+            snprintf(copies_why, len, "%s %s%s; %d image%s of an earlier one (a copy trains twice, "
+                     "and train's --val-frac can hold one out while the other trains)",
+                     one_file ? "the same file as" : "the same bytes as", orig, how, copies, copies == 1 ? " is a copy" : "s are copies");
         n++;
     }
     if (copies < 0 || (copies > 0 && !copies_why)) {
