@@ -155,10 +155,10 @@ int main(void) {
         CHECK(dist_check_groups(12, 8, 1, 1, err, sizeof err) != 0, "8 groups of a batch of 12 refused");
         // The way out a refusal names must be one the batch allows: more groups only up to the batch's
         // largest power-of-two divisor (a batch of 6 has 2 groups at most: -np 4 needs another --batch).
-        CHECK(dist_check_groups(64, 4, 8, 1, err, sizeof err) == DIST_BAD_PROCS && strstr(err, "use a process count that divides 4, or --groups 8"),
+        CHECK(dist_check_groups(64, 4, 8, 1, err, sizeof err) == DIST_BAD_PROCS && strstr(err, "run it without mpirun or with mpirun -np 2 or 4, or --groups 8"),
               "8 processes, 4 groups of a batch of 64: --groups 8 named: %s", err);
         CHECK(dist_check_groups(6, 2, 4, 1, err, sizeof err) == DIST_BAD_PROCS && !strstr(err, "--groups") &&
-              strstr(err, "use a process count that divides 2, or a --batch that 4 divides (a batch of 6 has at most 2 gradient groups)"),
+              strstr(err, "run it without mpirun or with mpirun -np 2, or a --batch that 4 divides (a batch of 6 has at most 2 gradient groups)"),
               "4 processes, a batch of 6: another --batch named, not more groups: %s", err);
         CHECK(dist_check_groups(3, 1, 2, 1, err, sizeof err) == DIST_BAD_PROCS && strstr(err, "the 1 gradient group of a step") &&
               strstr(err, "run it without mpirun, or a --batch that 2 divides (a batch of 3 has at most 1 gradient group)"),

@@ -416,9 +416,11 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         return DIST_BAD_PROCS;
     }
     if (groups % procs) {
-        char count[64], way[160];
-        if (groups == 1) snprintf(count, sizeof count, "run it without mpirun");
-        else snprintf(count, sizeof count, "use a process count that divides %d", groups);
+        // The counts that run it named, as for a count that is no power of two (docs/distributed.md).
+        char counts[256], count[300], way[160];
+        if (dist_proc_counts(counts, sizeof counts, groups, accum))
+            snprintf(count, sizeof count, "run it without mpirun or with mpirun -np %s", counts);
+        else snprintf(count, sizeof count, "run it without mpirun");
         more_groups_way(way, sizeof way, batch, procs);
         snprintf(err, errlen, "%d processes cannot share the %d gradient group%s of a step evenly, which bitwise "
                  "equal results need; %s%s", procs, groups, groups == 1 ? "" : "s", count, way);
