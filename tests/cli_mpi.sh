@@ -254,7 +254,7 @@ mkdir -p "$dir/w3" && cp -r "$dir/data" "$dir/w3/data" && cp "$dir/w3/data/$gone
 mpi -np 1 -wdir "$dir/w0" "$VITMAE" train $rel --steps 2 --out "$dir/lists3" : \
   -np 1 -wdir "$dir/w3" "$VITMAE" train $rel --steps 2 --out "$dir/lists3" > /dev/null 2> "$dir/lists3.err"; rc=$?
 t "a file only rank 1 has: exit 1 ($rc), named as missing on rank 0 ($(grep "^vitmae: rank 1" "$dir/lists3.err" | head -c 300))" \
-  '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: data: rank 1 sees a different file list than rank 0: .$gone.extra.png. (entry [0-9]* here) is missing on rank 0 ([0-9]* entries here, [0-9]* there)$" "$dir/lists3.err" && [ ! -e "$dir/lists3/checkpoint.safetensors" ]'
+  '[ $rc -eq 1 ] && grep -q "^vitmae: rank 1: data: rank 1 sees a different file list than rank 0: .$gone.extra.png. (entry [0-9]* here) is missing on rank 0 ([0-9]* entries here, [0-9]* on rank 0)$" "$dir/lists3.err" && [ ! -e "$dir/lists3/checkpoint.safetensors" ]'
 t "different file lists: no checkpoint" '[ ! -e "$dir/lists/checkpoint.safetensors" ]'
 # One line per problem: rank 1's. Rank 0 also said "rank 1 sees a different file list than this rank
 # (its message names the first difference)", a second line for one problem, and so for the sizes, the
@@ -482,6 +482,13 @@ for other in --version --help ""; do
   t "rank 1 runs 'vitmae $other' beside train: exit 2 ($rc), not a hang, rank 1 names the difference, nothing written" \
     '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: " "$dir/mpmdv.err" && [ ! -e "$dir/mpmdv" ]'
 done
+# ... and a rank running another command: the words differ from the first on, and the line said
+# "'data' (entry 1 here) is missing on rank 0", the missing-file form, pointing at the wrong thing
+# (rank 1's folder named `train`, which the comparison, before anything else, never looks for).
+ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$VITMAE" train $small --steps 4 \
+  --threads 1 --out "$dir/mpmdd" : -np 1 "$VITMAE" data train > /dev/null 2> "$dir/mpmdd.err"; rc=$?
+t "rank 1 runs 'vitmae data' beside train: exit 2 ($rc), the first word named as different ($(grep "^vitmae:" "$dir/mpmdd.err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: entry 1 is .data. here and .train. on rank 0 (2 entries here, [0-9]* on rank 0)$" "$dir/mpmdd.err" && [ ! -e "$dir/mpmdd" ]'
 # ... and the differing word echoed as any word of the command line (docs/interface.md, section 1): two
 # of 301 bytes, apart only at the last, were quoted whole; now their first 96 bytes, "...", and the byte
 # where they part.

@@ -282,8 +282,10 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
         // Where the lengths differ and only one of the two first differing entries is in the other list
         // (a file missing, or skipped as unreadable, on one machine), that one is named as missing:
         // where to look (docs/distributed.md).
+        // Not for a command line's words: two commands (`train ... : data DIR`) differ from their first
+        // word on, and "'train' is missing here" pointed at the wrong thing.
         int here = 1, there = 1;
-        if (k < n && k < n0 && n != n0) {
+        if (k < n && k < n0 && n != n0 && !words) {
             here = there = 0;
             for (int j = k; j < n && !here; j++)
                 here = !strcmp(p, *(const char *const *)((const char *)items + (size_t)j * stride));
@@ -305,12 +307,15 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
                      "(%d entries here, %d on rank 0)", g_rank, what, p_said, k + 1, n, n0);
         else if (k < n && k < n0 && here && !there)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' (entry %d here) is missing on rank 0 "
-                     "(%d entries here, %d there)", g_rank, what, mine_said, k + 1, n, n0);
+                     "(%d entries here, %d on rank 0)", g_rank, what, mine_said, k + 1, n, n0);
+        else if (k < n && k < n0 && n != n0)
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0%s "
+                     "(%d entries here, %d on rank 0)", g_rank, what, k + 1, mine_said, p_said, parted, n, n0);
         else if (k < n && k < n0)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0%s",
                      g_rank, what, k + 1, mine_said, p_said, parted);
         else if (k < n)
-            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing on rank 0 (%d entries here, %d there)",
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing on rank 0 (%d entries here, %d on rank 0)",
                      g_rank, what, mine_said, n, n0);
         else
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing here (%d entries here, %d on rank 0)",
