@@ -674,6 +674,9 @@ t "probe --interp lanczos: a usage error, one line ($rc: $(cat "$tmp/err"))" \
 "$VITMAE" probe --pixels --img 8 --linear --train "$tmp/k24" --test "$tmp/k24" >"$tmp/out" 2>"$tmp/err"; rc=$?
 t "probe's defaults: k 20, T 0.07, 100 epochs of batch 256, momentum 0.9, lr 0.1 ($rc: $(sed -n 2,3p "$tmp/out" | tr "\n" "|"))" \
   '[ $rc -eq 0 ] && grep -qx "knn: k 20 (of 24), T 0.07" "$tmp/out" && grep -q "^linear: 100 epochs, batch 256, SGD momentum 0.9, lr 0.1 cosine to 0; " "$tmp/out"'
+# One epoch is one ("linear: 1 epochs").
+"$VITMAE" probe --pixels --img 8 --linear --linear-epochs 1 --train "$tmp/k24" --test "$tmp/k24" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "probe --linear-epochs 1: 'linear: 1 epoch,' ($rc: $(grep "^linear" "$tmp/out"))" '[ $rc -eq 0 ] && grep -q "^linear: 1 epoch, batch 256, " "$tmp/out"'
 rm -rf "$tmp/k24"
 
 # --- a progress line on long folders (docs/encoder.md: 5000 images or more) -----------------------------

@@ -450,8 +450,8 @@ int cmd_probe(int argc, char **argv) {
         }
         res[PROBE_LINEAR].ran = 1;
         if (!json)
-            printf("linear: %d epochs, batch %d, SGD momentum %g, lr %g cosine to 0; last-epoch train loss %.4f\n",
-                   lopt.epochs, lopt.batch, lopt.momentum, lopt.lr, lp.last_epoch_loss);
+            printf("linear: %d epoch%s, batch %d, SGD momentum %g, lr %g cosine to 0; last-epoch train loss %.4f\n",
+                   lopt.epochs, lopt.epochs == 1 ? "" : "s", lopt.batch, lopt.momentum, lopt.lr, lp.last_epoch_loss);
     }
     for (int p = 0; p < NPROBES; p++) if (res[p].ran) score(&res[p], &test, C);
     if (json) print_json(res, &train.ds, train.n, test.n, fm ? "encoder" : "pixels", !fm ? NULL : ema ? "ema" : "model", k_used, temperature, crop_pct, interp);
