@@ -495,13 +495,29 @@ t "a resume with another --crop-pct: validates with it, the run's weights bitwis
    [ "$(tail -n 1 "$dir/vr/metrics.csv" | cut -d, -f5,6)" = "$(tail -n 1 "$dir/vp/metrics.csv" | cut -d, -f5,6)" ]'
 "$VITMAE" classify --ckpt "$dir/vr" --json "$dir/v20" > "$dir/vr.json" 2>/dev/null
 t "classify after that resume: the view it changed to" 'cmp -s "$dir/vp.json" "$dir/vr.json"'
-# A train_state edited to a view out of range: classify refuses it, one line, rather than guess.
+# A train_state edited to a view out of range: classify refuses it, one line, rather than guess; the
+# flag that replaces the value takes it (it was refused all the same), and the line says which flag.
 for kv in crop_pct=5 crop_pct=0.01 'interp="lanczos"' interp=3; do
   edit_state "$dir/vp/checkpoint.safetensors" "$dir/vbadst.safetensors" "$kv"
   "$VITMAE" classify --ckpt "$dir/vbadst.safetensors" "$dir/v20" > "$dir/vbadst.out" 2> "$dir/vbadst.err"; rc=$?
+  case $kv in
+    crop*) want="train_state: 'crop_pct' out of range (give --crop-pct)"; flag="--crop-pct 1" ;;
+    *) want="train_state: 'interp' is not bilinear or bicubic (give --interp)"; flag="--interp bilinear" ;;
+  esac
   t "classify, a train_state with $kv: exit 1, one line ($rc: $(cat "$dir/vbadst.err"))" \
-    '[ $rc -eq 1 ] && [ "$(cat "$dir/vbadst.err")" = "vitmae: $dir/vbadst.safetensors: train_state: '"'"'${kv%%=*}'"'"' out of range" ] && [ ! -s "$dir/vbadst.out" ]'
+    '[ $rc -eq 1 ] && [ "$(cat "$dir/vbadst.err")" = "vitmae: $dir/vbadst.safetensors: $want" ] && [ ! -s "$dir/vbadst.out" ]'
+  "$VITMAE" classify --ckpt "$dir/vbadst.safetensors" $flag "$dir/v20" > "$dir/vbadst.out" 2> "$dir/vbadst.err"; rc=$?
+  t "classify, a train_state with $kv and $flag: the flag's view, exit 0 ($rc: $(head -c 200 "$dir/vbadst.err"))" \
+    '[ $rc -eq 0 ] && [ -s "$dir/vbadst.out" ]'
 done
+# A train_state that is not JSON (an edit that left NaN) was read as no view at all: the default view,
+# without a word, where the run validated on another. Refused unless both flags give the view.
+edit_state "$dir/vp/checkpoint.safetensors" "$dir/vbadst.safetensors" 'crop_pct=NaN'
+"$VITMAE" classify --ckpt "$dir/vbadst.safetensors" "$dir/v20" > "$dir/vbadst.out" 2> "$dir/vbadst.err"; rc=$?
+t "classify, a train_state that is not JSON: exit 1, one line ($rc: $(cat "$dir/vbadst.err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/vbadst.err")" = "vitmae: $dir/vbadst.safetensors: train_state is not valid JSON: the view its run validated on is unknown (give --crop-pct and --interp)" ]'
+"$VITMAE" classify --ckpt "$dir/vbadst.safetensors" --crop-pct 1 --interp bilinear "$dir/v20" > "$dir/vbadst.out" 2> "$dir/vbadst.err"; rc=$?
+t "... with both flags: their view, exit 0 ($rc)" '[ $rc -eq 0 ] && [ -s "$dir/vbadst.out" ]' 
 # --augment flip and none train on evaluation views: --interp is their filter too (it was refused).
 fv="--ckpt $pre --data $dir/v20 --batch 16 --lr 2e-3 --warmup-steps 2 --threads 2 --augment flip --steps 3"
 "$VITMAE" finetune $fv --interp bicubic --out "$dir/vfb" > "$dir/vfb.log" 2>&1; rc=$?

@@ -150,16 +150,23 @@ static void fmt6(char *buf, size_t n, double p) { snprintf(buf, n, "%.6g", p); }
 
 // The view the checkpoint's run validated on (docs/encoder.md, "Validation views"): its train_state's
 // crop_pct and interp, each where the flag did not give it; absent (a run from before them, a converted
-// checkpoint), vitmae's whole view. 0, or -1 with *bad naming a value out of range (finetune writes
-// them in range: a train_state edited by hand).
+// checkpoint), vitmae's whole view. 0, or -1 with *bad saying what is wrong with a value the flags
+// leave to it (finetune writes them in range: a train_state edited by hand): one out of range, or a
+// train_state that is not JSON at all, whose view would have been the default without a word. A value
+// a flag replaces is not looked at.
 static int run_view(const char *train_state, int crop_given, float *crop_pct, int interp_given, const char **interp,
                     const char **bad) {
     cJSON *o = train_state ? cJSON_Parse(train_state) : NULL;
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "crop_pct"), *f = cJSON_GetObjectItemCaseSensitive(o, "interp");
+    const cJSON *c = crop_given ? NULL : cJSON_GetObjectItemCaseSensitive(o, "crop_pct");
+    const cJSON *f = interp_given ? NULL : cJSON_GetObjectItemCaseSensitive(o, "interp");
     ImageFilter filter;
     *bad = NULL;
-    if (c && (!cJSON_IsNumber(c) || !(c->valuedouble >= VIEW_CROP_PCT_MIN && c->valuedouble <= 1.0))) *bad = "crop_pct";
-    else if (f && (!cJSON_IsString(f) || augment_interp_parse(f->valuestring, &filter))) *bad = "interp";
+    if (train_state && !o && !(crop_given && interp_given))
+        *bad = "train_state is not valid JSON: the view its run validated on is unknown (give --crop-pct and --interp)";
+    else if (c && (!cJSON_IsNumber(c) || !(c->valuedouble >= VIEW_CROP_PCT_MIN && c->valuedouble <= 1.0)))
+        *bad = "train_state: 'crop_pct' out of range (give --crop-pct)";
+    else if (f && (!cJSON_IsString(f) || augment_interp_parse(f->valuestring, &filter)))
+        *bad = "train_state: 'interp' is not bilinear or bicubic (give --interp)";
     else {
         if (!crop_given && c) *crop_pct = (float)c->valuedouble;
         if (!interp_given && f) *interp = filter == IMAGE_BICUBIC ? "bicubic" : "bilinear";
@@ -207,7 +214,7 @@ int cmd_classify(int argc, char **argv) {
     const char *bad;
     if (run_view(ck.train_state, cli_flag(flags, nflags, "--crop-pct")->seen, &crop_pct, cli_flag(flags, nflags, "--interp")->seen,
                  &interp, &bad)) {
-        cli_error(NULL, "%s: train_state: '%s' out of range", ckpt_path, bad);
+        cli_error(NULL, "%s: %s", ckpt_path, bad);
         clf_ckpt_free(&ck);
         free(pos);
         return 1;
