@@ -503,7 +503,13 @@ t "a copy that comes first in scan order is the one said ($(printf '%s' "$out" |
 mkdir -p "$dir/onefile/a" && cp "$dir/set/circle/00000.png" "$dir/onefile/a/z.png" && ln -s z.png "$dir/onefile/a/b.png"
 out=$("$VITMAE" data "$dir/onefile" 2>/dev/null)
 t "a link beside its target: one file, the link named ($(printf '%s' "$out" | tail -n 1))" \
-  'printf "%s\n" "$out" | tail -n 1 | grep -qxF "  $dir/onefile/a/z.png: the same file as $dir/onefile/a/b.png ($dir/onefile/a/b.png is a symbolic link to the other); 1 image is a copy of an earlier one $copy_why"'
+  'printf "%s\n" "$out" | tail -n 1 | grep -qxF "  $dir/onefile/a/b.png: the same file as $dir/onefile/a/z.png (a symbolic link to it); 1 image is a copy of an earlier one $copy_why"'
+# ... and --json's path is the link (a script removing "path" removed the file the link leads to).
+check=$("$VITMAE" data --json "$dir/onefile" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+w = json.load(sys.stdin)["warnings"]
+print("ok" if [(x["path"].split("/onefile/")[1], x["same_as"].split("/onefile/")[1]) for x in w] == [("a/b.png", "a/z.png")] else "bad: %r" % w)' 2>&1)
+t "data --json of a link beside its target: path the link, same_as the file ($check)" '[ "$check" = ok ]'
 rm "$dir/onefile/a/b.png" && ln "$dir/onefile/a/z.png" "$dir/onefile/a/h.png"
 out=$("$VITMAE" data "$dir/onefile" 2>/dev/null)
 t "a hard link: one file ($(printf '%s' "$out" | tail -n 1))" \

@@ -213,6 +213,11 @@ t "--val-frac 0.5 of one image: exit 0, one warning that it holds none out ($(ca
    grep -q "\"val_images\":[[:space:]]*0," "$dir/one.run/config.json"'
 "$VITMAE" train $small --data "$dir/one" --val-frac 0 --steps 1 --threads 2 --out "$dir/one0.run" > /dev/null 2> "$dir/one0.err"; rc=$?
 t "--val-frac 0 of one image: asked for no validation, no such warning" '[ $rc -eq 0 ] && ! grep -q "holds none out" "$dir/one0.err"'
+# Of two images one always trains: a larger --val-frac cannot hold out 2, and was offered at 0.5.
+cp "$dir/held/a/1.png" "$dir/one/a/"
+"$VITMAE" train $small --data "$dir/one" --val-frac 0.5 --steps 1 --threads 2 --out "$dir/two.run" > /dev/null 2> "$dir/two.err"; rc=$?
+t "--val-frac 0.5 of two images: the small split's warning offers --val DIR alone ($(grep "only" "$dir/two.err"))" \
+  '[ $rc -eq 0 ] && grep -qxF "vitmae: warning: only 1 validation image (--val-frac 0.5 of 2): the validation loss will be noisy; pass --val DIR" "$dir/two.err"' 
 # An image less than half --img on its shorter side (a 5x5 icon at --img 16) is enlarged more than twice in
 # every view: one line says how many and names the smallest (docs/data.md, "Working images"); train
 # said nothing. 24x24 images at --img 16 (the run above) are not worth it.
@@ -250,16 +255,27 @@ for p in kernels groups; do
     > /dev/null 2> "$dir/b$p.err"; rc=$?
   t "no image of a batch decodes, --parallel $p: exit 1, one error line with the file and the reason ($(tail -n 1 "$dir/b$p.err" | head -c 200))" \
     '[ $rc -eq 1 ] && [ "$(grep -v "^vitmae: skipped " "$dir/b$p.err" | grep -c .)" -eq 1 ] && tail -n 1 "$dir/b$p.err" | grep -q "^vitmae: .*broken/[a-z]*/[^/]*\.png: [a-zA-Z].*; no image of its batch decodes to take its place (all 8 are broken)$" && [ ! -e "$dir/b$p/checkpoint.safetensors" ]'
-  t "--parallel $p: each broken file reported once before it" '[ "$(grep "^vitmae: skipped .*found while training" "$dir/b$p.err" | sort -u | wc -l)" -eq 8 ]'
+  t "--parallel $p: each broken file reported once before it, no replacement claimed" \
+    '[ "$(grep "^vitmae: skipped .*(found while training)$" "$dir/b$p.err" | sort -u | wc -l)" -eq 8 ] && ! grep -q "takes its place)" "$dir/b$p.err"'
 done
 # At --batch 1 the line said "its batch has no other image to take its place" right below the file's
-# "replaced by another image of its batch": now what to do, and the skipped line says a replacement
-# comes only from an image that decodes.
+# "replaced by another image of its batch": now what to do, and the skipped line of a file found as the
+# run stops claims no replacement.
 "$VITMAE" train --data "$dir/broken" --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 \
   --dec-heads 2 --batch 1 --steps 2 --val-frac 0 --pixel-norm none --threads 2 --out "$dir/b1" > /dev/null 2> "$dir/b1.err"; rc=$?
 t "a broken file at --batch 1: exit 1, the last line says what to do ($(tail -n 1 "$dir/b1.err" | head -c 200))" \
   '[ $rc -eq 1 ] && tail -n 1 "$dir/b1.err" | grep -q "^vitmae: .*broken/[a-z]*/[^/]*\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or train with a --batch of 2 or more$" &&
-   grep -q "^vitmae: skipped .*(found while training; an image of its batch that decodes takes its place)$" "$dir/b1.err"'
+   grep -q "^vitmae: skipped .*(found while training)$" "$dir/b1.err" && ! grep -q "takes its place" "$dir/b1.err"'
+# ... and files the pixel statistics found broken, in a --batch 1 run whose steps never draw them: they
+# were said to be replaced by "an image of its batch", which a batch of one has not.
+"$VITMAE_TOOLS/synth" "$dir/b1s" --count 32 --size 16 --seed 3 >/dev/null
+head -c 80 "$dir/b1s/circle/$(ls "$dir/b1s/circle" | sed -n 1p)" > "$dir/b1s/circle/zz1.png"
+head -c 80 "$dir/b1s/circle/$(ls "$dir/b1s/circle" | sed -n 2p)" > "$dir/b1s/circle/zz2.png"
+"$VITMAE" train --data "$dir/b1s" --img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 \
+  --dec-heads 2 --batch 1 --steps 3 --val-frac 0 --threads 2 --out "$dir/b1sr" > /dev/null 2> "$dir/b1s.err"; rc=$?
+t "broken files found before the steps at --batch 1: exit 0, each said as one no image can replace ($rc: $(head -n 1 "$dir/b1s.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "(found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" "$dir/b1s.err")" -eq 2 ]'
+rm -rf "$dir/b1s" "$dir/b1sr"
 
 # The same folder with the pixel statistics measured (the default --pixel-norm): they meet every file
 # first; the run stopped with "no image decodes for the pixel statistics" alone, naming none of them.

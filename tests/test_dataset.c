@@ -230,12 +230,14 @@ static void test_scan(void) {
     // A PNG under a name of a format not read (a photo renamed .heic by an exporter) is read by its
     // content, as any image is: it was ignored with "HEIC is not read; convert it to JPEG".
     put_png(odd, "f.heic", 4, 4, 3, 2);
+    put_png(odd, "g.apng", 4, 4, 3, 3);   // ... but not .apng, whose bytes are a PNG's: ignored by its name
     rc = dataset_scan(odd, NULL, &ds, err, sizeof err);
-    CHECK(rc == 0 && ds.n == 2 && ds.nignored == 3 && ds.nignored_files == 2 && ds.nskipped == 1, "odd folder (n=%d)", ds.n);
+    CHECK(rc == 0 && ds.n == 2 && ds.nignored == 4 && ds.nignored_files == 3 && ds.nskipped == 1, "odd folder (n=%d)", ds.n);
     CHECK(rc == 0 && ds.n == 2 && strstr(ds.items[1].path, "f.heic"), "a PNG named f.heic is an image");
-    if (rc == 0 && ds.nignored_files == 2 && ds.nskipped == 1) {
+    if (rc == 0 && ds.nignored_files == 3 && ds.nskipped == 1) {
         CHECK(strstr(ds.ignored[0].path, "a.svg") && strstr(ds.ignored[0].reason, "SVG"), "svg: %s", ds.ignored[0].reason);
         CHECK(strstr(ds.ignored[1].path, "b.HEIC") && strstr(ds.ignored[1].reason, "HEIC"), "heic: %s", ds.ignored[1].reason);
+        CHECK(strstr(ds.ignored[2].path, "g.apng") && strstr(ds.ignored[2].reason, "animated PNG"), "apng: %s", ds.ignored[2].reason);
         CHECK(strstr(ds.skipped[0].path, "d.webp") && strstr(ds.skipped[0].reason, "WebP"), "webp: %s", ds.skipped[0].reason);
     }
     if (rc == 0) dataset_free(&ds);

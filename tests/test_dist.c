@@ -160,6 +160,11 @@ int main(void) {
         CHECK(dist_check_groups(6, 2, 4, 1, err, sizeof err) == DIST_BAD_PROCS && !strstr(err, "--groups") &&
               strstr(err, "run it without mpirun or with mpirun -np 2, or a --batch that 4 divides (a batch of 6 has at most 2 gradient groups)"),
               "4 processes, a batch of 6: another --batch named, not more groups: %s", err);
+        // ... and with --accum 2, the batch named holds 4 x 2 groups (a --batch that 4 divides was then
+        // refused for its --accum).
+        CHECK(dist_check_groups(6, 2, 4, 2, err, sizeof err) == DIST_BAD_PROCS &&
+              strstr(err, "run it without mpirun, or a --batch that 8 divides with --groups 8 (a batch of 6 has at most 2 gradient groups)"),
+              "4 processes x --accum 2, a batch of 6: %s", err);
         CHECK(dist_check_groups(3, 1, 2, 1, err, sizeof err) == DIST_BAD_PROCS && strstr(err, "the 1 gradient group of a step") &&
               strstr(err, "run it without mpirun, or a --batch that 2 divides (a batch of 3 has at most 1 gradient group)"),
               "2 processes, a batch of 3: %s", err);

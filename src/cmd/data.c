@@ -37,9 +37,11 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
     int *copy_of = malloc(sizeof *copy_of * (size_t)(ds->n ? ds->n : 1));
     int copies = copy_of ? dataset_copies(ds, copy_of, err, sizeof err) : -1, first = 0;
     char *copies_why = NULL;
+    const char *copy_path = NULL, *orig = NULL;   // the warning's path and same_as
     if (copies > 0) {
         while (copy_of[first] < 0) first++;
-        const char *orig = ds->items[copy_of[first]].path;
+        orig = ds->items[copy_of[first]].path;
+        copy_path = ds->items[first].path;
         // Two names of one file (a symbolic or hard link beside its target) train twice as a copy does,
         // but "the same bytes" sent a user to delete "the copy", the file the link leads to.
         struct stat sa, sb;
@@ -49,8 +51,9 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
         struct stat la;
         const char *link = !one_file ? NULL : lstat(orig, &la) == 0 && S_ISLNK(la.st_mode) ? orig
                          : lstat(ds->items[first].path, &la) == 0 && S_ISLNK(la.st_mode) ? ds->items[first].path : NULL;
-        char how[4200] = "";
-        if (one_file) snprintf(how, sizeof how, link ? " (%s is a symbolic link to the other)" : " (a hard link)", link ? link : "");
+        // The link is the warning's path (--json's "path", the name to remove), its target same_as.
+        if (link && link == orig) { orig = copy_path; copy_path = link; }
+        const char *how = !one_file ? "" : link ? " (a symbolic link to it)" : " (a hard link)";
         size_t len = strlen(orig) + strlen(how) + 200;
         if ((copies_why = malloc(len)))
             snprintf(copies_why, len, "%s %s%s; %d image%s of an earlier one (a copy trains twice, "
@@ -95,7 +98,7 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
         free(sub[i]);
     }
     free(sub);
-    if (copies > 0) w->v[w->n++] = (DataWarning){ds->items[first].path, copies_why, ds->items[copy_of[first]].path, copies};
+    if (copies > 0) w->v[w->n++] = (DataWarning){copy_path, copies_why, orig, copies};
     free(copy_of);
     return 0;
 }

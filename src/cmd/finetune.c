@@ -339,12 +339,12 @@ static void broken_said(void *ctx, int item) {
 // train reports them (cmd/train_out.h): a training image was replaced by another of its batch, a
 // validation image left out. Under mpirun a training file is said once for the job, by rank 0
 // (cmd/runfolder.h).
-static void report_broken(FineTune *t, const Dataset *ds) {
+static void report_broken(FineTune *t, const Dataset *ds, int stopping) {
     DataSkip broken[8];
     int items[8], nb;
     while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
         for (int i = 0; i < nb; i++) {
-            int held = held_out(t, ds, items[i]);
+            int held = run_broken_held(held_out(t, ds, items[i]), stopping, t->rs.batch);
             if (ds != &t->ds)
                 run_report_broken_file(broken[i].path, broken[i].reason, held, -1, t->gone_dirs, sizeof t->gone_dirs);
             else if (run_broken_note(&t->notes, t->ds.n, items[i], broken[i].path, broken[i].reason, held, t->gone_dirs,
@@ -407,7 +407,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
             }
         }
     }
-    report_broken(t, val_set(t));
+    report_broken(t, val_set(t), 0);
     if (rc) return -1;
     t->val_used = used;
     if (used == 0) run_report_no_validation(&t->val_none_said, nval, "val_loss and val_top1");
@@ -525,7 +525,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--groups", FLAG_INT, &a->groups, 1, GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes with N | G", "G", 0},
         {"--lr", FLAG_FLOAT, &a->lr, 0.0, 10.0, NULL, "learning rate of the head (default blr * batch / 256)", "LR", 0},
         {"--blr", FLAG_FLOAT, &a->blr, 0.0, 10.0, NULL, "base learning rate (default 1e-3)", "LR", 0},
-        {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6, or --lr where that is smaller)", "LR", 0},
+        {"--min-lr", FLAG_FLOAT, &a->min_lr, 0.0, 10.0, NULL, "final learning rate of the cosine (default 1e-6, or the learning rate where that is smaller)", "LR", 0},
         {"--warmup-steps", FLAG_LONG, &a->warmup, 0, 1e12, NULL, "linear warm-up steps (default 5% of the run, at least 1; none in a 1-step run)", "N", 0},
         {"--wd", FLAG_FLOAT, &a->wd, 0.0, 10.0, NULL, "AdamW weight decay (default 0.05)", "WD", 0},
         {"--layer-decay", FLAG_FLOAT, &a->layer_decay, 0.0, 1.0, NULL, "layer-wise lr decay (default 0.75; 1 = off)", "D", 0},
@@ -1519,7 +1519,7 @@ static int finetune_inputs(void *ctx, Loader *ld, long step, double *waited) {
     FtState *r = &t->rs;
     step_items(t, step);
     int failed = loader_pop(ld, (uint64_t)step, t->images, t->used, waited, t->load_err, sizeof t->load_err) != 0;
-    report_broken(t, &t->ds);   // before a failure too: a batch broken through and through names every file
+    report_broken(t, &t->ds, failed);   // before a failure too: a batch broken through and through names every file
     if (!failed) pixels_normalise(&t->cfg.enc, t->images, (long)t->share * t->S * t->S);
     // An image found broken was replaced by another of its batch: the label is that image's, as the
     // loader recorded it when it made the image (asked now, a file found broken since by a batch

@@ -582,7 +582,7 @@ void loader_flags_table(LoaderFlags *l, Flag *f) {
         {"--store-min-free", FLAG_LONG, &l->store_min_free_mb, 0, 1e9, NULL, "free space the store leaves on its disk: no working image is stored past it (default " MAE_STR(DEFAULT_STORE_MIN_FREE_MB) ")", "MB", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
         {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default " MAE_STR(DEFAULT_LOADER_THREADS) ")", "T", 0},
-        {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL, "skip images with more pixels than this (default 67108864 = 2^26)", "N", 0},
+        {"--max-pixels", FLAG_LONG, &l->max_pixels, 1, CLI_MAX_PIXELS_MAX, NULL, "skip images with more pixels than N (default 67108864 = 2^26)", "N", 0},
     };
     memcpy(f, t, sizeof t);
 }
@@ -1059,7 +1059,7 @@ void run_warn_few_val(int nval, float val_frac, int n, const char *what, int off
     if (nval <= 0 || nval >= 8) return;
     cli_message("warning: only %d validation image%s (--val-frac %g of %d): %s will be noisy; pass --val DIR%s",
                 nval, nval == 1 ? "" : "s", val_frac, n, what,
-                offer_larger && val_frac < (float)VAL_FRAC_MAX ? " or a larger --val-frac" : "");
+                offer_larger && val_frac < (float)VAL_FRAC_MAX && nval < n - 1 ? " or a larger --val-frac" : "");
 }
 
 // The path (the CPU's, or VITMAE_GEMM's) and the k-blocks (the caches', or VITMAE_GEMM_KC's) fix the
@@ -1203,7 +1203,15 @@ void run_report_broken_file(const char *path, const char *reason, int held, int 
                     "now on", dir, on);
     else if (!gone)
         cli_message("skipped %s: %s (%sfound while %s)", path, reason, on,
-                    held ? "validating; left out of the validation" : "training; an image of its batch that decodes takes its place");
+                    held == BROKEN_HELD ? "validating; left out of the validation"
+                    : held == BROKEN_STOPPING ? "training"
+                    : held == BROKEN_BATCH_OF_ONE ? "training; at --batch 1 no other image can take its place: the step "
+                                                    "that draws it stops the run"
+                    : "training; an image of its batch that decodes takes its place");
+}
+
+int run_broken_held(int held_out, int stopping, int batch) {
+    return held_out ? BROKEN_HELD : stopping ? BROKEN_STOPPING : batch == 1 ? BROKEN_BATCH_OF_ONE : BROKEN_TRAINING;
 }
 
 // Rank 0 under mpirun: says item's find (by rank `rank`) unless the same reason was said for it before.

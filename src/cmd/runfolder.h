@@ -106,7 +106,8 @@ void run_job_data_stats(DataStats *st);
 // VAL_FRAC_MAX. A --val-frac above 0 that held nothing out (a folder of one image) is warned about too.
 // Said by the caller's rank 0.
 // offer_larger 0 leaves out the advice of a larger --val-frac (finetune, whose split already held out a
-// class's every image: a larger one would hold out more).
+// class's every image: a larger one would hold out more); so does a split that holds out all but one
+// image (one always trains: of 2 images no fraction holds out 2).
 void run_warn_few_val(int nval, float val_frac, int n, const char *what, int offer_larger);
 // The warning of a batch larger than the training set (docs/interface.md, section 3): a step then
 // holds each of the ntrain images batch / ntrain times on average (the epochs' orders one after another;
@@ -166,6 +167,12 @@ void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Pr
 // (gone_dirs, of n bytes: the folders said so far, cmd/output.h's output_gone_folder). rank >= 0: the
 // rank that found it so, said in the line ("(on rank R, found while ...)"); -1: none named.
 void run_report_broken_file(const char *path, const char *reason, int held, int rank, char *gone_dirs, size_t n);
+// What held says of a file found broken (run_report_broken_file, run_broken_note): a training image that
+// another of its batch replaces, a validation image left out, a training image found as the run stops
+// (its batch had none to replace it: no replacement is claimed), one of a run whose batch is one image.
+enum { BROKEN_TRAINING = 0, BROKEN_HELD = 1, BROKEN_STOPPING = 2, BROKEN_BATCH_OF_ONE = 3 };
+// The held of a file found broken: its split, whether the run stops, the batch.
+int run_broken_held(int held_out, int stopping, int batch);
 // The training set's files found broken during a run, said once for the job (docs/distributed.md,
 // "Semantics"). Under mpirun every rank that meets a broken file finds it (a rank decodes the
 // replacements of its share, which may lie in another's), so a rank other than 0 keeps its finds;

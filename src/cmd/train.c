@@ -974,7 +974,7 @@ static int load_train_batch(void *ctx, Loader *ld, long step, double *waited) {
     int B = t->share, k0 = t->gr.first * t->per;
     int rc = loader_pop(ld, (uint64_t)step, t->images, NULL, waited, t->load_err, sizeof t->load_err);
     // Reported before a failure too: a batch that is broken through and through names every file.
-    train_out_report_broken(t, &t->ds);
+    train_out_report_broken(t, &t->ds, rc != 0);
     if (rc) return -1;
     pixels_normalise(&t->cfg, t->images, (long)B * t->S * t->S);
     uint64_t keys[4096];   // this process's images: k0 .. k0 + B - 1 of the batch (at most 4096)

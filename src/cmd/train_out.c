@@ -87,13 +87,14 @@ static int held_out(const Train *t, const Dataset *ds, int i) {
     return 0;
 }
 
-void train_out_report_broken(Train *t, const Dataset *ds) {
+void train_out_report_broken(Train *t, const Dataset *ds, int stopping) {
     DataSkip broken[8];
     int items[8], nb;
     while ((nb = dataset_take_broken(ds, broken, items, 8)) > 0)
         for (int i = 0; i < nb; i++) {
             if (ds == &t->ds)   // under mpirun: said once for the job, by rank 0
-                run_broken_note(&t->notes, t->ds.n, items[i], broken[i].path, broken[i].reason, held_out(t, ds, items[i]),
+                run_broken_note(&t->notes, t->ds.n, items[i], broken[i].path, broken[i].reason,
+                                run_broken_held(held_out(t, ds, items[i]), stopping, t->rs.batch),
                                 t->gone_dirs, sizeof t->gone_dirs);
             else
                 run_report_broken_file(broken[i].path, broken[i].reason, 1, -1, t->gone_dirs, sizeof t->gone_dirs);
@@ -160,7 +161,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
         used += n;
         b0 = end;
     }
-    train_out_report_broken(t, t->vds);
+    train_out_report_broken(t, t->vds, 0);
     if (rc) return -1;
     if (used == 0) run_report_no_validation(&t->val_none_said, nval, "val_loss and val_psnr");
     if (used > 0) {
@@ -218,7 +219,7 @@ static int write_samples(Train *t, long step, char *err, size_t errlen) {
         for (int k = 0; k < n; k++)
             if (!dataset_is_broken(t->sds, t->sample_idx[k])) t->sample_idx[m++] = t->sample_idx[k];
         t->nsample = m;
-        train_out_report_broken(t, t->sds);
+        train_out_report_broken(t, t->sds, 0);
         return write_samples(t, step, err, errlen);
     }
     if (rc) return -1;

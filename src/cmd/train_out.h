@@ -32,10 +32,12 @@ int train_out_step(Train *t, MetricsRow *row, int do_eval, int do_samples, int *
 int train_out_curves(Train *t, char *err, size_t errlen);
 // Reports once each file of ds (the training or the validation dataset) found broken since the last
 // call, one stderr line each, worded by the split the image is in, whichever pass found it:
-// "vitmae: [rank R: ]skipped PATH: REASON (found while training; replaced by another image of its
-// batch)" or "(found while validating; left out of the validation)" (docs/data.md). Files of a folder
+// "vitmae: [rank R: ]skipped PATH: REASON (found while training; an image of its batch that decodes
+// takes its place)" or "(found while validating; left out of the validation)" (docs/data.md); stopping
+// (the step's batch failed: none took its place) says "(found while training)" alone, and a run of
+// --batch 1 says that no image can take its place (runfolder.h, BROKEN_*). Files of a folder
 // that went away during the run (a class folder deleted, renamed) are one line for the folder:
 // "vitmae: skipped DIR: the folder is gone (moved or deleted during the run); its images are left
 // out from now on" (it was a line per image: thousands for a large class).
-void train_out_report_broken(Train *t, const Dataset *ds);
+void train_out_report_broken(Train *t, const Dataset *ds, int stopping);
 #endif

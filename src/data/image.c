@@ -1176,6 +1176,9 @@ static const struct {
 };
 
 int image_file_is_read(const char *path) {
+    // An animated PNG begins as every PNG does: its name is what says it is one (the table above).
+    const char *dot = strrchr(path, '.');
+    if (dot && !strcasecmp(dot, ".apng")) return 0;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return 0;
     uint8_t b[12];

@@ -84,7 +84,8 @@ int  image_probe(const char *path, long max_pixels, int *w, int *h, int *c, char
 const char *image_unread_format(const char *name);
 // 1 when the file at path begins as a PNG, a JPEG or a WebP does (its first 12 bytes; at least 3): a
 // file named as one of the formats above that is one of the three after all (a JPEG saved as x.heic)
-// is read by its content, as every image is (docs/interface.md, section 2). 0 otherwise, or unreadable.
+// is read by its content, as every image is (docs/interface.md, section 2). 0 otherwise, or unreadable,
+// or named .apng (an animated PNG's bytes begin as a PNG's: its name alone says what it is).
 int image_file_is_read(const char *path);
 // Applies EXIF orientation 2..8 in place (1 and anything else: unchanged), as PIL's exif_transpose:
 // 2 mirror, 3 rotate 180, 4 flip vertically, 5 transpose, 6 rotate 90 clockwise, 7 transverse,

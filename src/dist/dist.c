@@ -426,7 +426,9 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         if (dist_proc_counts(counts, sizeof counts, groups, accum))
             snprintf(count, sizeof count, "run it without mpirun or with mpirun -np %s", counts);
         else snprintf(count, sizeof count, "run it without mpirun");
-        more_groups_way(way, sizeof way, batch, procs);
+        // Each process then shares its groups among --accum micro-batches: the batch must hold N x K
+        // groups, or the advice led to the --accum refusal next (a --batch that 4 divides at --accum 2).
+        more_groups_way(way, sizeof way, batch, (long)procs * (is_pow2(accum) ? accum : 1));
         snprintf(err, errlen, "%d processes cannot share the %d gradient group%s of a step evenly, which bitwise "
                  "equal results need; %s%s", procs, groups, groups == 1 ? "" : "s", count, way);
         return DIST_BAD_PROCS;
