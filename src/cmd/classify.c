@@ -156,12 +156,14 @@ static void fmt6(char *buf, size_t n, double p) { snprintf(buf, n, "%.6g", p); }
 // a flag replaces is not looked at.
 static int run_view(const char *train_state, int crop_given, float *crop_pct, int interp_given, const char **interp,
                     const char **bad) {
-    cJSON *o = train_state ? cJSON_Parse(train_state) : NULL;
+    int oom = 0;
+    cJSON *o = train_state ? json_parse(train_state, &oom) : NULL;
     const cJSON *c = crop_given ? NULL : cJSON_GetObjectItemCaseSensitive(o, "crop_pct");
     const cJSON *f = interp_given ? NULL : cJSON_GetObjectItemCaseSensitive(o, "interp");
     ImageFilter filter;
     *bad = NULL;
-    if (train_state && !o && !(crop_given && interp_given))
+    if (oom) *bad = "out of memory";
+    else if (train_state && !o && !(crop_given && interp_given))
         *bad = "train_state is not valid JSON: the view its run validated on is unknown (give --crop-pct and --interp)";
     else if (c && (!cJSON_IsNumber(c) || !(c->valuedouble >= VIEW_CROP_PCT_MIN && c->valuedouble <= 1.0)))
         *bad = "train_state: 'crop_pct' out of range (give --crop-pct)";
