@@ -45,12 +45,12 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
         // Two names of one file (a symbolic or hard link beside its target) train twice as a copy does,
         // but "the same bytes" sent a user to delete "the copy", the file the link leads to.
         struct stat sa, sb;
-        int one_file = stat(orig, &sa) == 0 && stat(ds->items[first].path, &sb) == 0 && sa.st_dev == sb.st_dev &&
+        int one_file = stat(orig, &sa) == 0 && stat(copy_path, &sb) == 0 && sa.st_dev == sb.st_dev &&
                        sa.st_ino == sb.st_ino;
         // Which name is the symbolic link (the one to remove); neither: hard links.
         struct stat la;
         const char *link = !one_file ? NULL : lstat(orig, &la) == 0 && S_ISLNK(la.st_mode) ? orig
-                         : lstat(ds->items[first].path, &la) == 0 && S_ISLNK(la.st_mode) ? ds->items[first].path : NULL;
+                         : lstat(copy_path, &la) == 0 && S_ISLNK(la.st_mode) ? copy_path : NULL;
         // The link is the warning's path (--json's "path", the name to remove), its target same_as.
         if (link && link == orig) { orig = copy_path; copy_path = link; }
         const char *how = !one_file ? "" : link ? " (a symbolic link to it)" : " (a hard link)";

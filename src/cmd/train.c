@@ -65,6 +65,7 @@ typedef struct {
 #define DEFAULT_BLR 3e-3
 #define DEFAULT_WD 0.05
 #define INIT_NO_DECODER "has no decoder weights; --init needs a full MAE checkpoint"
+#define INIT_CLASSIFIER "a fine-tuned classifier's checkpoint, which " INIT_NO_DECODER
 // The way on for a flag that decides the weights given with --resume at another value than the run's.
 #define RESUME_WAY "start a new run from these weights with --init CHECKPOINT"
 // The run folder's (--val-frac, --val-max, --log-every, --keep): cmd/runfolder.h, finetune's too.
@@ -552,13 +553,13 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         int kind = ckpt_peek_kind(a->init, CKPT_FULL, err, sizeof err);   // the kind before a NaN in the tensors
         // A classifier is named as one, as eval and reconstruct name it: "no decoder weights" alone read
         // as a damaged pretraining file.
-        if (kind == CKPT_CLASSIFIER) return cli_report(a->init, "a fine-tuned classifier's checkpoint, which " INIT_NO_DECODER, 1);
+        if (kind == CKPT_CLASSIFIER) return cli_report(a->init, INIT_CLASSIFIER, 1);
         if (kind != CKPT_FULL) return kind < 0 ? cli_report(NULL, err, 1) : cli_report(a->init, INIT_NO_DECODER, 1);
         if (ckpt_load_weights(a->init, init, err, sizeof err)) return cli_report(NULL, err, 1);
         if (!init->has_decoder) {
             int clf = init->classifier;
             ckpt_free(init);
-            return cli_report(a->init, clf ? "a fine-tuned classifier's checkpoint, which " INIT_NO_DECODER : INIT_NO_DECODER, 1);
+            return cli_report(a->init, clf ? INIT_CLASSIFIER : INIT_NO_DECODER, 1);
         }
     }
     int img = resuming ? t->cfg.img_size : a->init ? init->cfg.img_size : a->img;
