@@ -116,6 +116,12 @@ void st_missing(const StFile *f, const char *name, char *err, size_t errlen) {
         const char *t = f->t[i].name;
         size_t tl = strlen(t);
         if (tl <= nl + 1 || t[tl - nl - 1] != '.' || strcmp(t + tl - nl, name) || !strncmp(t, "optimizer.", 10)) continue;
+        // A wrapper's prefix is on every name: one that only some carry (a fine-tuned file's own
+        // moving average, ema.NAME, beside the weights) is no advice to strip.
+        int every = 1;
+        for (int j = 0; j < f->n && every; j++)
+            every = !strncmp(f->t[j].name, "optimizer.", 10) || !strncmp(f->t[j].name, t, tl - nl);
+        if (!every) continue;
         char prefix[UTF8_CLIP_MAX + 8], q[UTF8_CLIP_SIZE];   // past the limit: clipped, with "..."
         snprintf(prefix, sizeof prefix, "%.*s", (int)(tl - nl), t);
         utf8_clip(q, prefix);
