@@ -398,6 +398,14 @@ t "classify --ema: the average's weights named in its JSON ($rc)" \
   '[ $rc -eq 0 ] && grep -q "\"weights\":[[:space:]]*\"ema\"" "$dir/emc.json" && grep -q "\"weights\":[[:space:]]*\"model\"" "$dir/emw.json"'
 top_e=$("$VITMAE" classify --ckpt "$dir/em1" --ema "$dir/ev" 2>/dev/null | tail -n 1 | cut -d" " -f2)
 top_w=$("$VITMAE" classify --ckpt "$dir/em1" "$dir/ev" 2>/dev/null | tail -n 1 | cut -d" " -f2)
+"$VITMAE" classify --ckpt "$dir/em1" --ema "$dir/ev" 2>/dev/null | tail -n 1 > "$dir/emt.txt"
+"$VITMAE" classify --ckpt "$dir/em1" "$dir/ev" 2>/dev/null | tail -n 1 > "$dir/emwt.txt"
+t "classify --ema: its top-1 line says the weights, as embed's and probe's ($(cat "$dir/emt.txt"); $(cat "$dir/emwt.txt"))" \
+  'grep -q "labelled images, EMA weights)\$" "$dir/emt.txt" && grep -q "labelled images)\$" "$dir/emwt.txt"'
+one=$(ls "$dir/ev" | head -n 1)
+"$VITMAE" classify --ckpt "$dir/em1" "$dir/ev/$one/$(ls "$dir/ev/$one" | head -n 1)" 2>/dev/null | tail -n 1 > "$dir/em1t.txt"
+t "classify of one labelled image: 'of 1 labelled image)' ($(cat "$dir/em1t.txt"))" \
+  'grep -q "^top-1: [01]\.[0-9]* ([01] of 1 labelled image)\$" "$dir/em1t.txt"'
 last=$(tail -n 1 "$dir/em1/metrics.csv")
 t "classify --ema: top-1 the run's last ema_val_top1, without it its val_top1 ($top_e, $top_w: $last)" \
   'echo "$top_e $top_w $last" | awk -F"[ ,]" "{ d = \$1 - \$12; e = \$2 - \$8; exit !(\$1 != \"\" && d * d < 1e-8 && e * e < 1e-8) }"'

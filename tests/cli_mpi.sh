@@ -489,6 +489,11 @@ ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "
   --threads 1 --out "$dir/mpmdd" : -np 1 "$VITMAE" data train > /dev/null 2> "$dir/mpmdd.err"; rc=$?
 t "rank 1 runs 'vitmae data' beside train: exit 2 ($rc), the first word named as different ($(grep "^vitmae:" "$dir/mpmdd.err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: entry 1 is .data. here and .train. on rank 0 (2 entries here, [0-9]* on rank 0)$" "$dir/mpmdd.err" && [ ! -e "$dir/mpmdd" ]'
+# ... a rank of one word counts it as one ("1 entries here" was said).
+ASAN_OPTIONS=$mpi_asan timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$VITMAE" train $small --steps 4 \
+  --threads 1 --out "$dir/mpmdv" : -np 1 "$VITMAE" --version > /dev/null 2> "$dir/mpmdv.err"; rc=$?
+t "rank 1 runs 'vitmae --version' beside train: exit 2 ($rc), its one word counted as one ($(grep "^vitmae:" "$dir/mpmdv.err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: rank 1: mpi: rank 1 sees a different command line than rank 0: entry 1 is .--version. here and .train. on rank 0 (1 entry here, [0-9]* on rank 0)$" "$dir/mpmdv.err" && [ ! -e "$dir/mpmdv" ]'
 # ... and the differing word echoed as any word of the command line (docs/interface.md, section 1): two
 # of 301 bytes, apart only at the last, were quoted whole; now their first 96 bytes, "...", and the byte
 # where they part.

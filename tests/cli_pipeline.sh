@@ -367,7 +367,8 @@ t "data folder moved mid-run: the run resumes with --data at its new place" '[ $
 
 # Two class folders deleted during the run: one line for each folder, not one per image (nor one each
 # time the batches switch between them); the run goes on (SIGINT ends it, exit 0).
-# Two small folders of 4 images each go (a batch all of them, which would stop the run, is unlikely).
+# Two small folders of 4 images each go (a batch all of them takes its images from the other folders:
+# tests/test_dataset.c, test_loader.c).
 cp -r "$dir/data" "$dir/clsgone" && find "$dir/clsgone" -name "*.png" -size -100c -exec rm {} +   # the broken file
 mkdir "$dir/clsgone/gone1" "$dir/clsgone/gone2"
 for k in 1 2; do for f in $(ls "$dir"/clsgone/square/*.png | head -n 4); do cp "$f" "$dir/clsgone/gone$k/"; done; done

@@ -660,7 +660,7 @@ static void test_broken_late(void) {
     // Which item each image is, for its class label (finetune): image 1 is item 5's, the others their own.
     int is[4] = {-1, -1, -1, -1};
     for (int k = 0; k < 4; k++)
-        dataset_batch_image(&d1, items, 4, k, S, 3, AUGMENT_CROP, 9, 3, want, &is[k], err, sizeof err);
+        dataset_batch_image(&d1, items, 4, k, NULL, 0, S, 3, AUGMENT_CROP, 9, 3, want, &is[k], err, sizeof err);
     CHECK(is[0] == 0 && is[1] == 5 && is[2] == 5 && is[3] == 7, "the items the images are: 0 5 5 7 (%d %d %d %d)",
           is[0], is[1], is[2], is[3]);
     DataSkip sk[4];
@@ -835,6 +835,63 @@ static void test_one_decode_at_a_time(void) {
     dataset_free(&ds);
 }
 
+// A class folder that went away during the run (docs/data.md): a batch whose every file is in it takes
+// its images from the pool of training items (the first that decodes from a place the seed, step and
+// image choose), with the image's own random stream; without a pool, and for files deleted alone
+// (their folder still there), the batch stops as one broken through and through. Before, a batch
+// drawn all from a deleted class folder stopped the run that had said "its images are left out".
+static void test_folder_gone(void) {
+    const int S = 8;
+    char dir[600], from[700], to[700];
+    snprintf(dir, sizeof dir, "%s/gone", base);
+    mkdir(dir, 0777);
+    const char *files[6] = {"a/0.png", "a/1.png", "b/0.png", "b/1.png", "c/0.png", "c/1.png"};
+    mkdirs(dir, "a"); mkdirs(dir, "b"); mkdirs(dir, "c");
+    for (int i = 0; i < 6; i++) put_png(dir, files[i], 10, 9, 3, 20 + i);
+    Dataset ds;
+    char err[512] = "";
+    DatasetOptions o = {.work_size = 2 * S, .lazy = 1};
+    if (dataset_scan(dir, &o, &ds, err, sizeof err) || ds.n != 6) { CHECK(0, "scan: %s", err); return; }
+    snprintf(from, sizeof from, "%s/b", dir);
+    snprintf(to, sizeof to, "%s/b.moved", base);
+    CHECK(rename(from, to) == 0, "class folder b moved away");
+    int items[2] = {2, 3}, pool[6] = {0, 1, 2, 3, 4, 5};
+    size_t per = (size_t)S * S * 3;
+    float got[2 * 8 * 8 * 3], want[8 * 8 * 3];
+    int used[2] = {-1, -1}, ok = 1;
+    for (int k = 0; k < 2; k++) {
+        int rc = dataset_batch_image(&ds, items, 2, k, pool, 6, S, 3, AUGMENT_CROP, 5, 7, got + k * per, &used[k], err,
+                                     sizeof err);
+        Rng p, r;
+        rng_derive(&p, 5, 7, (uint64_t)k | 1ull << 62);
+        uint32_t at = rng_below(&p, 6);
+        int expect = -1;
+        for (int t = 0; t < 6 && expect < 0; t++)
+            if (pool[(at + t) % 6] != 2 && pool[(at + t) % 6] != 3) expect = pool[(at + t) % 6];
+        rng_derive(&r, 5, 7, (uint64_t)k);
+        dataset_train_view(&ds, expect, S, 3, AUGMENT_CROP, &r, want, err, sizeof err);
+        ok &= rc == 0 && used[k] == expect && !memcmp(got + k * per, want, sizeof want);
+    }
+    CHECK(ok, "a batch all in a folder gone: images from the pool (items %d %d), each its own stream", used[0], used[1]);
+    int again[2] = {-1, -1};
+    float got2[2 * 8 * 8 * 3];
+    for (int k = 0; k < 2; k++)
+        dataset_batch_image(&ds, items, 2, k, pool, 6, S, 3, AUGMENT_CROP, 5, 7, got2 + k * per, &again[k], err, sizeof err);
+    CHECK(again[0] == used[0] && again[1] == used[1] && !memcmp(got, got2, sizeof got), "the same images again");
+    CHECK(dataset_batch_image(&ds, items, 2, 0, NULL, 0, S, 3, AUGMENT_CROP, 5, 7, got, NULL, err, sizeof err) ==
+          DATASET_ERR_FILE && strstr(err, "no image of its batch decodes to take its place (all 2 are broken)"),
+          "without a pool: the batch stops (%s)", err);
+    // Files deleted alone, their folder still there: broken files, the batch stops.
+    unlink(at(dir, "c/0.png"));
+    unlink(at(dir, "c/1.png"));
+    int cs[2] = {4, 5};
+    CHECK(dataset_batch_image(&ds, cs, 2, 0, pool, 6, S, 3, AUGMENT_CROP, 5, 7, got, NULL, err, sizeof err) ==
+          DATASET_ERR_FILE && strstr(err, "c/0.png: No such file or directory; no image of its batch decodes"),
+          "files deleted alone: the batch stops (%s)", err);
+    rename(to, from);
+    dataset_free(&ds);
+}
+
 // augment_fraction: the decimal a float was written as, read as a double (finetune --crop-scale); the
 // default 0.2 exactly MAE's pretraining crop's AUGMENT_CROP_LO, so a run given it crops bitwise as one
 // without the flag.
@@ -862,6 +919,7 @@ int main(void) {
     test_cache_and_views();
     test_store();
     test_broken_late();
+    test_folder_gone();
     test_stats();
     test_cache_budget();
     test_one_decode_at_a_time();

@@ -2,6 +2,7 @@
 // thread count and cache budget, also with a file broken past its header; queue misuse is refused.
 #include <omp.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 #include "data/loader.h"
@@ -47,7 +48,7 @@ int main(void) {
         CHECK(dataset_load_batch(&ref, items, B, S, 3, AUGMENT_CROP, 11, (uint64_t)s, want + (size_t)s * B * per, err,
                                  sizeof err) == 0, "reference batch %d: %s", s, err);
         for (int k = 0; k < B; k++)
-            dataset_batch_image(&ref, items, B, k, S, 3, AUGMENT_CROP, 11, (uint64_t)s, got, &want_items[s * B + k], err,
+            dataset_batch_image(&ref, items, B, k, NULL, 0, S, 3, AUGMENT_CROP, 11, (uint64_t)s, got, &want_items[s * B + k], err,
                                 sizeof err);
     }
     const int depths[3] = {1, 2, 5}, threads[3] = {1, 2, 3};
@@ -58,7 +59,7 @@ int main(void) {
                 Dataset ds;
                 DatasetOptions o = {.work_size = 2 * S, .lazy = 1, .cache_mb = cache[ci]};
                 if (dataset_scan(dir, &o, &ds, err, sizeof err)) { CHECK(0, "scan: %s", err); continue; }
-                LoaderOptions lo = {S, 3, AUGMENT_CROP, 11, B, depths[di], threads[ti]};
+                LoaderOptions lo = {S, 3, AUGMENT_CROP, 11, B, depths[di], threads[ti], NULL, 0};
                 Loader *l = loader_create(&ds, &lo, err, sizeof err);
                 CHECK(l != NULL, "loader: %s", err);
                 if (!l) { dataset_free(&ds); continue; }
@@ -85,7 +86,7 @@ int main(void) {
             }
     // Misuse: more than depth queued, a step popped out of order, a range larger than max_images;
     // freeing with work queued does not hang.
-    LoaderOptions lo = {S, 3, AUGMENT_CROP, 11, 2, 2, 2};
+    LoaderOptions lo = {S, 3, AUGMENT_CROP, 11, 2, 2, 2, NULL, 0};
     Loader *l = loader_create(&ref, &lo, err, sizeof err);
     int items[B] = {0, 1, 2};
     CHECK(loader_push(l, 0, items, B, 0, 3) == -1, "range over max_images refused");
@@ -100,7 +101,7 @@ int main(void) {
     loader_push(l, 2, items, B, 0, 2);
     loader_push(l, 3, items, B, 0, 2);
     loader_free(l);
-    CHECK(loader_create(&ref, &(LoaderOptions){S, 3, AUGMENT_CROP, 1, 2, 0, 1}, err, sizeof err) == NULL, "depth 0 refused");
+    CHECK(loader_create(&ref, &(LoaderOptions){S, 3, AUGMENT_CROP, 1, 2, 0, 1, NULL, 0}, err, sizeof err) == NULL, "depth 0 refused");
     // Which item each image is (finetune's labels), recorded as the image is made: 06.png decodes for
     // step 0 and breaks before the step is popped (a batch made ahead then finds it broken). Asked at
     // the pop, 'the first not known broken' made image 0 item 0's, though its pixels are item 6's.
@@ -112,7 +113,7 @@ int main(void) {
         DatasetOptions o = {.work_size = 2 * S, .lazy = 1};   // no cache: each load decodes the file
         Loader *l6 = NULL;
         if (dataset_scan(dir, &o, &ds, err, sizeof err) == 0 &&
-            (l6 = loader_create(&ds, &(LoaderOptions){S, 3, AUGMENT_CROP, 11, B, 2, 1}, err, sizeof err))) {
+            (l6 = loader_create(&ds, &(LoaderOptions){S, 3, AUGMENT_CROP, 11, B, 2, 1, NULL, 0}, err, sizeof err))) {
             loader_push(l6, 0, b6, B, 0, B);
             DataStats st = {0};
             for (int w = 0; w < 5000 && st.decoded < B; w++) { usleep(1000); dataset_stats(&ds, &st); }
@@ -128,6 +129,36 @@ int main(void) {
             loader_free(l6);
             dataset_free(&ds);
         } else CHECK(0, "loader: %s", err);
+    }
+    // The pool reaches the images (data/loader.h): a batch all in a class folder moved away during the
+    // run takes its images from the pool's other folder; without one, the step fails.
+    {
+        char g[700], x[720], y[720], moved[720];
+        snprintf(g, sizeof g, "%s/g2", dir);
+        snprintf(x, sizeof x, "%s/x", g);
+        snprintf(y, sizeof y, "%s/y", g);
+        snprintf(moved, sizeof moved, "%s/x.moved", dir);
+        mkdir(g, 0777); mkdir(x, 0777); mkdir(y, 0777);
+        put_png("g2/x/0.png", 9, 9, 3, 1); put_png("g2/x/1.png", 9, 9, 3, 2); put_png("g2/y/0.png", 9, 9, 3, 3);
+        Dataset ds = {0};
+        DatasetOptions o = {.work_size = 2 * S, .lazy = 1};
+        int pool[3] = {0, 1, 2}, inx[2] = {0, 1}, used[2] = {-1, -1};
+        Loader *lp = NULL, *ln = NULL;
+        if (dataset_scan(g, &o, &ds, err, sizeof err) == 0 && ds.n == 3 &&
+            (lp = loader_create(&ds, &(LoaderOptions){S, 3, AUGMENT_CROP, 11, 2, 1, 1, pool, 3}, err, sizeof err)) &&
+            (ln = loader_create(&ds, &(LoaderOptions){S, 3, AUGMENT_CROP, 11, 2, 1, 1, NULL, 0}, err, sizeof err))) {
+            CHECK(rename(x, moved) == 0, "folder x moved away");
+            loader_push(lp, 0, inx, 2, 0, 2);
+            int rc = loader_pop(lp, 0, got, used, NULL, err, sizeof err);
+            CHECK(rc == 0 && used[0] == 2 && used[1] == 2, "with the pool: both images item 2's (rc %d: %s; %d %d)", rc,
+                  rc ? err : "", used[0], used[1]);
+            loader_push(ln, 0, inx, 2, 0, 2);
+            CHECK(loader_pop(ln, 0, got, NULL, NULL, err, sizeof err) != 0 && strstr(err, "no image of its batch decodes"),
+                  "without it: the step fails (%s)", err);
+        } else CHECK(0, "pool loader: %s", err);
+        loader_free(lp);
+        loader_free(ln);
+        if (ds.items) dataset_free(&ds);
     }
     dataset_free(&ref);
     free(want);

@@ -354,9 +354,12 @@ int cmd_classify(int argc, char **argv) {
     } else if (labelled) {
         char vt[96];
         cli_view_text(vt, sizeof vt, "; view ", view, S);
-        printf("top-1: %.4f (%ld of %ld labelled images%s)\n", (double)correct / labelled, correct, labelled, vt);
+        // --ema said as embed's and probe's lines say it (docs/encoder.md, "--ema"): the weights read
+        // are the result's, as the view is.
+        printf("top-1: %.4f (%ld of %ld labelled image%s%s%s)\n", (double)correct / labelled, correct, labelled,
+               labelled == 1 ? "" : "s", vt, ema ? CLI_EMA_WHAT : "");
     } else if (classified) {   // with none, the lines on stderr said why: no result, and one line a problem
-        printf("top-1: no image sits in a class folder of the model's classes\n");
+        printf("top-1: no image sits in a class folder of the model's classes%s\n", ema ? CLI_EMA_WHAT : "");
     }
     if (failed > 1) cli_error("classify", "%d inputs failed", failed);   // as reconstruct ends (docs/interface.md, section 2)
     rc = failed ? 1 : 0;

@@ -1604,7 +1604,8 @@ int cmd_finetune(int argc, char **argv) {
     Augment aug = training_views(t);
     // Batches are made ahead in the background (data/loader.h); each is a function of (items, seed,
     // step) alone, so the depth and the loader threads change when the work is done, not the result.
-    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, t->share, t->a.lf.prefetch, t->a.lf.loader_threads};
+    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)r->seed, t->share, t->a.lf.prefetch, t->a.lf.loader_threads,
+                        t->train_idx, t->ntrain};   // the pool of a batch whose folders went away (data/loader.h)
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
     if ((rc = cli_agree(ld ? 0 : cli_report("finetune", err, 1)))) {
         loader_free(ld);

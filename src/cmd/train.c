@@ -1107,7 +1107,8 @@ int cmd_train(int argc, char **argv) {
     augment_parse(t->rs.augment, &aug);
     augment_interp_parse(t->rs.interp, &aug.interp);
     char err[CLI_ERR_MAX];
-    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.lf.prefetch, a.lf.loader_threads};
+    LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.lf.prefetch, a.lf.loader_threads,
+                        t->train_idx, t->ntrain};   // the pool of a batch whose folders went away (data/loader.h)
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
     if ((rc = cli_agree(ld ? 0 : cli_report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }
     cli_defer(0);

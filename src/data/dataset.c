@@ -1064,28 +1064,73 @@ static int root_check(const Dataset *ds, char *err, size_t errlen) {
     return -1;
 }
 
-// Image k of items[0 .. n), drawn with the random stream of batch image key; *used (may be NULL): the
-// item whose image it is (items[k], or the one that took the place of a broken items[k]).
-static int keyed_image(const Dataset *ds, const int *items, int n, int k, int key, int size, int channels, Augment aug,
-                       uint64_t seed, uint64_t step, float *out, int *used, char *err, size_t errlen) {
+// Item `item`'s view with the random stream of batch image key: 0 made (*used = item), 1 broken (now
+// marked: the next candidate is tried), or the error that stops the batch (err set).
+static int try_item(const Dataset *ds, int item, int key, int size, int channels, Augment aug, uint64_t seed,
+                    uint64_t step, float *out, int *used, char *err, size_t errlen) {
     char why[256] = "";
+    if (item < 0 || item >= ds->n) { snprintf(err, errlen, "item %d out of range", item); return -1; }
+    Rng r;
+    rng_derive(&r, seed, step, (uint64_t)key);
+    if (ds->lazy && is_broken(ds, item)) return 1;
+    if (item_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) {
+        if (used) *used = item;
+        return 0;
+    }
+    if (root_check(ds, err, errlen)) return DATASET_ERR_FILE;
+    if (image_why_is_resource(why)) {   // not the file's fault: the run stops rather than drop it
+        snprintf(err, errlen, "%s: %s%s", ds->items[item].path, why, resource_note(why));
+        return DATASET_ERR_FILE;
+    }
+    if (!ds->lazy) { item_error(ds, item, why, err, errlen); return DATASET_ERR_FILE; }
+    mark_broken(ds, item, why);
+    return 1;
+}
+
+// 1 when every item of items[0 .. n) is marked broken because its folder went away during the run
+// (moved, deleted): the reason file_reason gives ENOENT, and the folder holding the file is gone too.
+// A file deleted alone, its folder still there, is a broken file as any other.
+static int all_gone(const Dataset *ds, const int *items, int n) {
+    char missing[128];
+    file_reason(ENOENT, missing, sizeof missing);
+    int gone = 1;
+    pthread_mutex_lock(&ds->shared->lock);
+    for (int k = 0; k < n && gone; k++) gone = ds->shared->broken[items[k]] && !strcmp(ds->shared->broken[items[k]], missing);
+    pthread_mutex_unlock(&ds->shared->lock);
+    for (int k = 0; k < n && gone; k++) {
+        const char *path = ds->items[items[k]].path, *slash = strrchr(path, '/');
+        char dir[4096];
+        struct stat st;
+        gone = slash && slash > path && snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path) < (int)sizeof dir &&
+               stat(dir, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    }
+    return gone;
+}
+
+// Image k of items[0 .. n), drawn with the random stream of batch image key; *used (may be NULL): the
+// item whose image it is (items[k], or the one that took the place of a broken items[k]). pool[0 ..
+// npool) (may be NULL): the items a batch whose every file went away draws from (dataset_batch_image).
+static int keyed_image(const Dataset *ds, const int *items, int n, int k, int key, const int *pool, int npool,
+                       int size, int channels, Augment aug, uint64_t seed, uint64_t step, float *out, int *used,
+                       char *err, size_t errlen) {
     for (int t = 0; t < n; t++) {
-        int item = items[(k + t) % n];
-        if (item < 0 || item >= ds->n) { snprintf(err, errlen, "item %d out of range", item); return -1; }
-        Rng r;
-        rng_derive(&r, seed, step, (uint64_t)key);
-        if (ds->lazy && is_broken(ds, item)) continue;
-        if (item_view(ds, item, size, channels, aug, &r, out, why, sizeof why) == 0) {
-            if (used) *used = item;
-            return 0;
+        int rc = try_item(ds, items[(k + t) % n], key, size, channels, aug, seed, step, out, used, err, errlen);
+        if (rc != 1) return rc;
+    }
+    // Every file of the batch gone from the disk (a class folder deleted during the run): those images
+    // are left out from now on, not broken (docs/data.md), so one that decodes is drawn from the pool
+    // instead, the first from a place (seed, step, key) chooses, in the pool's order; it depends only on
+    // the files, the seed and the step, as a replacement from the batch. (Keys are below 2^31: the
+    // place's stream is another than any image's.)
+    if (pool && npool > 0 && ds->lazy && all_gone(ds, items, n)) {
+        Rng p;
+        rng_derive(&p, seed, step, (uint64_t)key | 1ull << 62);
+        uint32_t from = rng_below(&p, (uint32_t)npool);
+        for (int t = 0; t < npool; t++) {
+            int rc = try_item(ds, pool[(from + (uint32_t)t) % (uint32_t)npool], key, size, channels, aug, seed, step,
+                              out, used, err, errlen);
+            if (rc != 1) return rc;
         }
-        if (root_check(ds, err, errlen)) return DATASET_ERR_FILE;
-        if (image_why_is_resource(why)) {   // not the file's fault: the run stops rather than drop it
-            snprintf(err, errlen, "%s: %s%s", ds->items[item].path, why, resource_note(why));
-            return DATASET_ERR_FILE;
-        }
-        if (!ds->lazy) { item_error(ds, item, why, err, errlen); return DATASET_ERR_FILE; }
-        mark_broken(ds, item, why);
     }
     // Every image of the batch is broken past its header (each one now marked): nothing to put in
     // image k's place.
@@ -1102,9 +1147,10 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
     return DATASET_ERR_FILE;
 }
 
-int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
-                        uint64_t seed, uint64_t step, float *out, int *item, char *err, size_t errlen) {
-    return keyed_image(ds, items, n, k, k, size, channels, aug, seed, step, out, item, err, errlen);
+int dataset_batch_image(const Dataset *ds, const int *items, int n, int k, const int *pool, int npool, int size,
+                        int channels, Augment aug, uint64_t seed, uint64_t step, float *out, int *item, char *err,
+                        size_t errlen) {
+    return keyed_image(ds, items, n, k, k, pool, npool, size, channels, aug, seed, step, out, item, err, errlen);
 }
 
 // Images k0 .. k1 - 1 of items[0 .. n) in parallel; image k uses the random stream of key_base + k.
@@ -1119,7 +1165,7 @@ static int load_images(const Dataset *ds, const int *items, int n, int k0, int k
     size_t per = (size_t)size * size * channels;
     #pragma omp parallel for schedule(dynamic, 1)
     for (int j = 0; j < m; j++)
-        status[j] = keyed_image(ds, items, n, k0 + j, key_base + k0 + j, size, channels, aug, seed, step,
+        status[j] = keyed_image(ds, items, n, k0 + j, key_base + k0 + j, NULL, 0, size, channels, aug, seed, step,
                                 out + (size_t)j * per, NULL, errs + (size_t)j * ERRLEN, ERRLEN);
     int rc = 0;
     for (int j = 0; j < m && !rc; j++)

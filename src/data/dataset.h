@@ -207,9 +207,15 @@ int  dataset_load_range(const Dataset *ds, const int *items, int n, int k0, int 
 // Image k of the batch alone, as dataset_load_range makes it (no OpenMP inside but the geometry's).
 // *item (may be NULL): the item whose image it is, items[k] or the one that took its place, e.g. for
 // its class label. Known only here, when the image is made: asked later, which items are known
-// broken may have changed (a file that broke since, found by another load).
-int  dataset_batch_image(const Dataset *ds, const int *items, int n, int k, int size, int channels, Augment aug,
-                         uint64_t seed, uint64_t step, float *out, int *item, char *err, size_t errlen);
+// broken may have changed (a file that broke since, found by another load). pool[0 .. npool) (may
+// be NULL: none): the training items. A batch whose every file is missing because its folder went
+// away during the run (a class folder deleted: "its images are left out from now on", docs/data.md)
+// takes image k from the pool instead: the first item that decodes from a place rng_derive(seed,
+// step, k | 2^62) chooses, in the pool's order, with image k's random stream; still a function of
+// the files, the seed and the step.
+int  dataset_batch_image(const Dataset *ds, const int *items, int n, int k, const int *pool, int npool, int size,
+                         int channels, Augment aug, uint64_t seed, uint64_t step, float *out, int *item, char *err,
+                         size_t errlen);
 // dataset_load_range over the whole batch (k0 = 0, k1 = n).
 int  dataset_load_batch(const Dataset *ds, const int *items, int n, int size, int channels, Augment aug,
                         uint64_t seed, uint64_t step, float *out, char *err, size_t errlen);

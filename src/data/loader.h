@@ -21,6 +21,8 @@ typedef struct {
     int max_images;   // the most images one step loads (k1 - k0)
     int depth;        // batches queued ahead (>= 1)
     int threads;      // background threads (>= 1)
+    const int *pool;  // the training items (may be NULL), kept by the caller: what a batch whose every
+    int npool;        // folder went away draws from (dataset_batch_image)
 } LoaderOptions;
 
 typedef struct Loader Loader;

@@ -302,24 +302,26 @@ int dist_check_same_list(const char *const *items, size_t stride, int n, const c
             while (mine[b] == p[b]) b++;
             snprintf(parted, sizeof parted, " (the two differ from byte %zu on)", b + 1);
         }
+        char counts[80];   // "1 entry here", as every count is said
+        snprintf(counts, sizeof counts, "(%d entr%s here, %d on rank 0)", n, n == 1 ? "y" : "ies", n0);
         if (k < n && k < n0 && !here && there)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' (rank 0's entry %d) is missing here "
-                     "(%d entries here, %d on rank 0)", g_rank, what, p_said, k + 1, n, n0);
+                     "%s", g_rank, what, p_said, k + 1, counts);
         else if (k < n && k < n0 && here && !there)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' (entry %d here) is missing on rank 0 "
-                     "(%d entries here, %d on rank 0)", g_rank, what, mine_said, k + 1, n, n0);
+                     "%s", g_rank, what, mine_said, k + 1, counts);
         else if (k < n && k < n0 && n != n0)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0%s "
-                     "(%d entries here, %d on rank 0)", g_rank, what, k + 1, mine_said, p_said, parted, n, n0);
+                     "%s", g_rank, what, k + 1, mine_said, p_said, parted, counts);
         else if (k < n && k < n0)
             snprintf(err, errlen, "rank %d sees a different %s than rank 0: entry %d is '%s' here and '%s' on rank 0%s",
                      g_rank, what, k + 1, mine_said, p_said, parted);
         else if (k < n)
-            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing on rank 0 (%d entries here, %d on rank 0)",
-                     g_rank, what, mine_said, n, n0);
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing on rank 0 %s",
+                     g_rank, what, mine_said, counts);
         else
-            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing here (%d entries here, %d on rank 0)",
-                     g_rank, what, p_said, n, n0);
+            snprintf(err, errlen, "rank %d sees a different %s than rank 0: '%s' is missing here %s",
+                     g_rank, what, p_said, counts);
     } else {
         snprintf(err, errlen, "rank %d sees a different %s than this rank (its message names the first difference)", first_bad, what);
     }
