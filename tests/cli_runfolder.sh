@@ -564,11 +564,29 @@ moved_run() {
      { [ ! -e "$mv_d/moved/samples" ] || [ -n "$(ls -A "$mv_d/moved/samples")" ]; }'
 }
 # config.json (its temporary config.json.tmp.PID.N stayed in the moved folder: removed by its old name).
-moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run/config.json: No such file or directory$"
+# The line names the cause, the run folder gone, not the file that met it (config.json's "No such file or
+# directory", the checkpoint's "rename failed").
+moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run: the run folder is gone (moved or deleted during the run)$"
 # A checkpoint (io/safetensors.c; its .checkpoint-1.safetensors.tmp-XXXXXX stayed: st_write made it with
 # mkstemp and removed it by its old name).
 moved_run mvc HOLD_BEFORE_CKPT_RENAME checkpoint-1.safetensors \
-  "^vitmae: train: .*/mvc/run/checkpoint-1.safetensors: rename failed: No such file or directory$"
+  "^vitmae: train: .*/mvc/run: the run folder is gone (moved or deleted during the run); where it went, --resume goes on from its last checkpoint$"
+# The run folder moved while training, no gate: whichever file meets it first (a sample sheet, the
+# checkpoint, curves.png), one line that names the folder, no save tried on the way out (it said
+# "RUN/samples: No such file or directory", then the save's "cannot create a temporary file"); the
+# folder where it went holds its last checkpoint, which resumes there.
+mkdir -p "$dir/mvr"
+"$VITMAE" train $small --data "$dir/moved" --steps 100000 --ckpt-every 2 --eval-every 2 --out "$dir/mvr/run" \
+  > /dev/null 2> "$dir/mvr.err" &
+mvr=$!
+i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/mvr/run/checkpoint.safetensors" ] && kill -0 $mvr 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+mv "$dir/mvr/run" "$dir/mvr/moved"
+i=0; while [ $i -lt 600 ] && kill -0 $mvr 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $mvr 2>/dev/null; wait $mvr; rc=$?
+t "train's folder moved mid-run: exit 1, one line naming the folder ($rc: $(cat "$dir/mvr.err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvr.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mvr/run: the run folder is gone (moved or deleted during the run); where it went, --resume goes on from its last checkpoint$" "$dir/mvr.err" && [ ! -e "$dir/mvr/run" ]'
+"$VITMAE" info "$dir/mvr/moved" > /dev/null 2>&1; rc=$?
+t "... and where it went, its checkpoint reads ($rc)" '[ $rc -eq 0 ]'
 # at_once NAME GATE ARGS...: `vitmae train ARGS` held at VITMAE_FAULT_HOLD_<GATE> ($dir/NAME.go), then
 # Ctrl-C twice (the second stops at once without saving): sets rc and held, what the folder $peek held
 # at the gate. The second is sent once the first one's line is said (two sent while the first is still

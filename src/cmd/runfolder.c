@@ -887,6 +887,14 @@ void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long st
         cli_message("saved %s at step %ld, the run's last", ckpt_path, step);
 }
 
+int run_folder_gone(const char *run_dir, int resume_note, char *err, size_t errlen) {
+    struct stat st;
+    if (!run_dir || !run_dir[0] || stat(run_dir, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) return 0;
+    snprintf(err, errlen, "%s: the run folder is gone (moved or deleted during the run)%s", run_dir,
+             resume_note ? "; where it went, --resume goes on from its last checkpoint" : "");
+    return 1;
+}
+
 void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path) {
     char last[4400];
     last_good_checkpoint(last, sizeof last, ckpt_path);

@@ -21,7 +21,6 @@ static void carry(const RunLoop *L, Carried *c, int restart) {
     *L->log_steps = c->interval_n;
 }
 
-// The checkpoint and what follows it (train's config.json).
 // The checkpoint, then what follows it (train's config.json): 0, -1 with err where the checkpoint
 // failed, or SAVED_THEN_FAILED with err where it was saved and what follows failed: the run can go on
 // from it, and the failure's line is followed by the line that says so (run_saved_after_failure; the
@@ -120,8 +119,11 @@ int run_loop(const RunLoop *L) {
             // sheet out of memory): metrics.csv had it, the log lost it. Before the failure's line.
             if (do_eval && isfinite(row.val_loss) && (!failed || logged)) L->say_validation(L->ctx, &prog, &row);
             if (failed) {
+                // The run folder moved or deleted meanwhile: each of its files fails alike, and no save can
+                // follow (cmd/runfolder.h, run_folder_gone). It said its sample sheet's "RUN/samples: No
+                // such file or directory", then the save's on the way out, neither naming the cause.
+                out_failed = !run_folder_gone(L->run_dir, 1, err, sizeof err);
                 rc = cli_report(L->cmd, err, 1);
-                out_failed = 1;
                 if (logged) { c.interval_loss = 0; c.interval_n = 0; }   // the row holds them: not carried on
             }
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
@@ -135,6 +137,7 @@ int run_loop(const RunLoop *L) {
             carry(L, &c, 1);
             // A failure said as every file of the run folder says its own.
             int saved = rank0 ? save_all(L, err, sizeof err) : 0;
+            if (saved && run_folder_gone(L->run_dir, 1, err, sizeof err)) saved = -1;   // its checkpoints went with it
             if (saved) rc = cli_report(L->cmd, err, 1);   // the periodic checkpoint's, or config.json's
             if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
@@ -160,10 +163,12 @@ int run_loop(const RunLoop *L) {
         int saved = !rank0 || !L->save_checkpoint(L->ctx, err, sizeof err);
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
         if (!saved) {
+            run_folder_gone(L->run_dir, 1, err, sizeof err);
             rc = cli_report(L->cmd, err, 1);
         } else if (rank0 && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
+            int gone = run_folder_gone(L->run_dir, 1, err, sizeof err);   // the checkpoint went with the folder
             rc = cli_report(L->cmd, err, 1);
-            run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
+            if (!gone) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
         } else if (stop && *L->step < L->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", *L->step, L->total_steps,
                     L->ckpt_path, L->run_dir);

@@ -872,8 +872,12 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     // checkpoint it resumed from until the session writes one: killed before that, the run is that
     // checkpoint (a plain --resume goes on with its --steps, not this session's).
     if (rank == 0) {
-        if (train_out_config(t, resuming ? &t->rs_resumed : &t->rs, err, sizeof err)) rc = cli_report("train", err, 1);
-        else if (train_out_open_metrics(t, resuming, err, sizeof err)) rc = cli_report("train", err, 1);
+        // A failure because the run folder went away meanwhile is said as that (cmd/runfolder.h).
+        if (train_out_config(t, resuming ? &t->rs_resumed : &t->rs, err, sizeof err) ||
+            train_out_open_metrics(t, resuming, err, sizeof err)) {
+            run_folder_gone(t->run_dir, resuming, err, sizeof err);
+            rc = cli_report("train", err, 1);
+        }
     }
     if ((rc = cli_agree(rc))) return rc;
     cli_defer(0);
