@@ -117,6 +117,8 @@ t "stdout's reader gone: every image written, exit 0 ($rc: $(cat "$tmp/pipe.err"
 cp "$tmp/r1/flat.recon.png" "$tmp/flat.before.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/flat/flat.png/r" "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "--out under a file: exit 1, the flag and the folder named ($(cat "$tmp/err"))" '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: reconstruct --out: cannot create the output folder: $tmp/flat/flat.png/r: Not a directory" ]'
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/flat/flat.png" "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
+t "--out a file: exit 1, as docs/interface.md words it ($(cat "$tmp/err"))" '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: reconstruct --out: cannot create the output folder: $tmp/flat/flat.png: not a folder" ]'
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/r1" --mask-ratio 0.5 "$tmp/flat/flat.png" >/dev/null 2>"$tmp/err"; rc=$?
 t "an earlier panel: exit 2, one line" '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -qx "vitmae: $tmp/r1/flat.recon.png: already exists (use --force to replace it)" "$tmp/err"'
 t "an earlier panel: left as it was" 'cmp -s "$tmp/flat.before.png" "$tmp/r1/flat.recon.png"'
