@@ -23,7 +23,8 @@ t "setup: a checkpoint at step 10" '[ "$(step_of "$dir/run/checkpoint.safetensor
 (ulimit -f 512 && exec "$VITMAE" train --resume "$dir/run" --threads 1) > "$dir/out" 2> "$dir/err"; rc=$?
 t "file-size limit: exit 1 (got $rc)" '[ $rc -eq 1 ]'
 # The step-20 snapshot never existed: no "(previous file left intact)" (which test_checkpoint pins for a
-# file written over), and the command's name first, as curves.png's and config.json's lines have it.
+# file written over), and the command's name first, as curves.png's and config.json's lines have it. No
+# "keeps step" either: this session saved none (a run that did says it: the full disk below).
 t "file-size limit: one clear line naming the file and the cause ($(tail -n 1 "$dir/err"))" \
   'tail -n 1 "$dir/err" | grep -q "^vitmae: train: $dir/run/checkpoint-20.safetensors: write failed: File too large$"'
 t "file-size limit: previous checkpoint intact (step 10)" '[ "$(step_of "$dir/run/checkpoint.safetensors")" = 10 ]'
@@ -175,7 +176,7 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
   "$VITMAE" train $small --steps 40 --ckpt-every 10 --eval-every 10 --out "$dir/full/run" > "$dir/out" 2> "$dir/err"; rc=$?
   t "full disk: exit 1 (got $rc)" '[ $rc -eq 1 ]'
   t "full disk: one clear line ($(tail -n 1 "$dir/err"))" \
-    'tail -n 1 "$dir/err" | grep -q "^vitmae: train: $dir/full/run/checkpoint-[0-9]*.safetensors: write failed: No space left on device$"'
+    'tail -n 1 "$dir/err" | grep -q "^vitmae: train: $dir/full/run/checkpoint-[0-9]*.safetensors: write failed: No space left on device; $dir/full/run/checkpoint.safetensors keeps step 20 (continue with --resume $dir/full/run)$"'
   t "full disk: previous checkpoint intact (step 20)" '[ "$(step_of "$dir/full/run/checkpoint.safetensors")" = 20 ]'
   t "full disk: no temporary file left" '[ "$(temp_files "$dir/full/run")" -eq 0 ]'
   # Free space again (drop the snapshots, keep none): the run resumes and finishes.
@@ -208,7 +209,7 @@ if mount -t tmpfs -o size=1400k tmpfs "$dir/full" 2>/dev/null; then
   "$VITMAE" finetune --ckpt "$dir/rows/checkpoint.safetensors" --data "$dir/data" --val-frac 0 --batch 16 --steps 40 --ckpt-every 10 \
     --eval-every 10 --threads 1 --out "$dir/fullft/ft" > /dev/null 2> "$dir/err"; rc=$?
   t "finetune, full disk: exit 1, one line naming the checkpoint ($rc: $(tr "\n" "|" < "$dir/err"))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune: $dir/fullft/ft/checkpoint-30.safetensors: write failed: No space left on device$" "$dir/err"'
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune: $dir/fullft/ft/checkpoint-30.safetensors: write failed: No space left on device; $dir/fullft/ft/checkpoint.safetensors keeps step 20 (continue with --resume $dir/fullft/ft)$" "$dir/err"'
   t "finetune, full disk: previous checkpoint intact (step 20)" '[ "$(step_of "$dir/fullft/ft/checkpoint.safetensors")" = 20 ]'
   t "finetune, full disk: no temporary file left" '[ "$(temp_files "$dir/fullft/ft")" -eq 0 ]'
   rm -f "$dir/fullft/ft"/checkpoint-*.safetensors

@@ -2,6 +2,7 @@
 #include "cmd/runloop.h"
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "cmd/cli.h"
 #include "core/optim.h"
 #include "io/files.h"
@@ -31,6 +32,18 @@ static int save_all(const RunLoop *L, char *err, size_t errlen) {
     return L->save_after && L->save_after(L->ctx, err, errlen) ? SAVED_THEN_FAILED : 0;
 }
 
+// A checkpoint that failed to save (the disk full, a file-size limit) leaves the run folder's latest as
+// it was: the failure's line says which step it keeps, where this session saved one (saved_at >= 0),
+// so that one line says both what failed and what is left ("RUN/checkpoint-30.safetensors: write
+// failed: No space left on device; RUN/checkpoint.safetensors keeps step 20 (continue with --resume
+// RUN)"); the user otherwise had to find out with vitmae info.
+static void kept_note(const RunLoop *L, long saved_at, char *err, size_t errlen) {
+    size_t l = strlen(err);
+    if (saved_at >= 0 && l < errlen)
+        snprintf(err + l, errlen - l, "; %s keeps step %ld (continue with --resume %s)", L->ckpt_path, saved_at,
+                 L->run_dir);
+}
+
 int run_loop(const RunLoop *L) {
     int rank0 = dist_rank() == 0, stop = 0, rc = 0;
     char err[CLI_ERR_MAX];
@@ -47,6 +60,7 @@ int run_loop(const RunLoop *L) {
     double interval_busy = 0, total_wait = 0;
     long interval_timed = 0;   // the steps timed in this session since the last row
     int out_failed = 0;        // a step's outputs failed (rank 0): the step itself stands, and is saved below
+    long saved_at = -1;        // the step of this session's last checkpoint (rank 0), -1 before one
     if (*L->step == 0) {   // the model before any step (finetune's: a new head): where the curves start
         MetricsRow row = {.step = 0, .epoch = 0.0, .lr = lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr),
                           .loss = NAN, .val_loss = NAN, .val_psnr = NAN, .img_per_s = NAN, .elapsed_s = 0.0};
@@ -138,6 +152,8 @@ int run_loop(const RunLoop *L) {
             // A failure said as every file of the run folder says its own.
             int saved = rank0 ? save_all(L, err, sizeof err) : 0;
             if (saved && run_folder_gone(L->run_dir, 1, err, sizeof err)) saved = -1;   // its checkpoints went with it
+            else if (saved == -1) kept_note(L, saved_at, err, sizeof err);
+            if (rank0 && saved != -1) saved_at = *L->step;   // saved (what follows it may have failed)
             if (saved) rc = cli_report(L->cmd, err, 1);   // the periodic checkpoint's, or config.json's
             if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
@@ -152,6 +168,7 @@ int run_loop(const RunLoop *L) {
         // disk refused costs no training (docs/data.md, "Run folders"). The run still exits 1.
         carry(L, &c, 0);
         int saved = save_all(L, err, sizeof err);
+        if (saved == -1) kept_note(L, saved_at, err, sizeof err);
         if (saved) cli_report(L->cmd, err, 1);
         if (saved != -1) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
     }
@@ -163,7 +180,7 @@ int run_loop(const RunLoop *L) {
         int saved = !rank0 || !L->save_checkpoint(L->ctx, err, sizeof err);
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
         if (!saved) {
-            run_folder_gone(L->run_dir, 1, err, sizeof err);
+            if (!run_folder_gone(L->run_dir, 1, err, sizeof err)) kept_note(L, saved_at, err, sizeof err);
             rc = cli_report(L->cmd, err, 1);
         } else if (rank0 && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
             int gone = run_folder_gone(L->run_dir, 1, err, sizeof err);   // the checkpoint went with the folder
