@@ -230,12 +230,23 @@ t "erased: 1 thread and 2 as a team, bitwise equal weights" 'same_weights "$dir/
 t "erased: not the run without erasing" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/er1/checkpoint.safetensors"'
 "$VITMAE" finetune --resume "$dir/er1/checkpoint-6.safetensors" --out "$dir/err1" > /dev/null 2>&1; rc=$?
 t "erased: a snapshot resumed ends bitwise as the run ($rc)" '[ $rc -eq 0 ] && same_weights "$dir/er1/checkpoint.safetensors" "$dir/err1/checkpoint.safetensors"'
-"$VITMAE" finetune --ckpt "$pre" $ft --reprob 0 --remode const --steps 12 --ckpt-every 6 --out "$dir/er0" > "$dir/er0.log" 2>&1
+"$VITMAE" finetune --ckpt "$pre" $ft --reprob 0 --steps 12 --ckpt-every 6 --out "$dir/er0" > "$dir/er0.log" 2>&1
 t "--reprob 0: the run without it, nothing said" \
   'same_weights "$dir/t2/checkpoint.safetensors" "$dir/er0/checkpoint.safetensors" && ! grep -q erasing "$dir/er0.log"'
 "$VITMAE" finetune --resume "$dir/er1/checkpoint-6.safetensors" --remode const --out "$dir/erc" > /dev/null 2> "$dir/erc.err"; rc=$?
 t "erased: a resume with another --remode is refused ($rc: $(cat "$dir/erc.err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/erc.err")" = "vitmae: finetune --resume: --remode const cannot change when a run resumes (this run'"'"'s is pixel); start a new run with --ckpt for another" ] && [ ! -e "$dir/erc" ]'
+# A flag that shapes a method given with the method off changes nothing: refused, exit 2, one line, no
+# folder (it ran as the run without it, and its value was kept in the run's state).
+for idle in "--mixup-prob 0.5|--mixup-prob: 0.5: the chance a gradient group is mixed, which mixes nothing without --mixup or --cutmix (leave it out, or give one of them: MAE's recipe --mixup 0.8 --cutmix 1.0)" \
+            "--mixup 0.8 --mixup-switch-prob 0.3|--mixup-switch-prob: 0.3: the chance of CutMix over Mixup, which takes both --mixup and --cutmix (leave it out, or give both)" \
+            "--recount 3|--recount: 3: the most boxes random erasing puts in an image, which erases nothing without --reprob (leave it out, or give --reprob: MAE's recipe 0.25)" \
+            "--reprob 0 --remode const|--remode: const: random erasing's fill, which erases nothing without --reprob (leave it out, or give --reprob: MAE's recipe 0.25)"; do
+  args=${idle%%|*}; want="vitmae: finetune ${idle#*|}"
+  "$VITMAE" finetune --ckpt "$pre" $ft $args --steps 2 --out "$dir/idle" > /dev/null 2> "$dir/idle.err"; rc=$?
+  t "$args, its method off: exit 2, one line, no folder ($rc: $(cat "$dir/idle.err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$dir/idle.err")" = "$want" ] && [ ! -e "$dir/idle" ]'
+done
 # --crop-scale (docs/encoder.md, the recipe's augmentation row): 0.2, the default, is the run without it;
 # 0.08 is said in the start line, 1 thread and 2 as a team give the same bits, the crops change the run,
 # a snapshot resumed ends bitwise as the run, a resume refuses another value, and --augment flip

@@ -134,5 +134,19 @@ n=$(readme_ckpt "$VITMAE_ROOT/README.md" | grep -c .)
 bad=$(readme_ckpt "$VITMAE_ROOT/README.md" | grep -vxF -e '--ckpt FILE\|RUN')
 t "the $n --ckpt of README.md's table of commands say FILE|RUN (not: $(echo $bad))" '[ "$n" -eq 7 ] && [ -z "$bad" ]'
 
+# A flag's value in the flag table is the one its synopsis writes (embed's and probe's said `--layer N`
+# under `[--layer N|last]`), finetune's `--ckpt PRETRAINED` the one other word kept; train's and
+# finetune's --store shows its choices with the folder (docs/interface.md: `--store auto|none|DIR`).
+bad=$(while read -r cmd; do
+  "$VITMAE" "$cmd" --help | awk -v cmd="$cmd" '
+    !u && /^usage:/ { u = 1; line = $0
+      while (match(line, /--[a-z0-9-]+ [^] ]+/)) { split(substr(line, RSTART, RLENGTH), p, " "); if (p[2] !~ /^-/) use[p[1]] = p[2]; line = substr(line, RSTART + RLENGTH) }
+      next }
+    /^  --[a-z]/ && ($1 in use) && $2 != use[$1] && !(cmd == "finetune" && $1 == "--ckpt") { print cmd " " $1 " " $2 "/" use[$1] }'
+done < "$tmp/cmds")
+t "every flag's value in the table as its synopsis writes it (not: $(echo $bad))" '[ -z "$bad" ]'
+for cmd in train finetune; do
+  t "$cmd --help: --store auto|none|DIR" '"$VITMAE" $cmd --help | grep -q "^  --store auto|none|DIR  "'
+done
 [ $fail -eq 0 ] && echo "cli help docs ok ($(wc -l < "$tmp/cmds") commands, $n_syn synopses, $(grep -c . "$tmp/all") known flags)"
 exit $fail

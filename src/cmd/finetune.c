@@ -841,6 +841,35 @@ static int groups_fit(const void *ctx, int groups) {
     return memory_fits(memory_need(ctx, groups), cpu_memory_bytes());
 }
 
+// A flag that shapes a method, given to a new run with the method off, changes nothing: refused as
+// --crop-scale without the crop is (exit 2, one line). A timm user's --mixup-prob 0.5 without --mixup
+// or --cutmix, or --remode const without --reprob, ran as if not given, and was kept in the run's
+// state as if it counted. 1 when refused (said).
+static int idle_flag_refused(const Args *a, Flag *flags, int nflags) {
+    static const struct { const char *flag, *what, *way; } IDLE[] = {
+        {"--mixup-prob", "the chance a gradient group is mixed, which mixes nothing without --mixup or --cutmix",
+         "give one of them: MAE's recipe --mixup 0.8 --cutmix 1.0"},
+        {"--mixup-switch-prob", "the chance of CutMix over Mixup, which takes both --mixup and --cutmix", "give both"},
+        {"--recount", "the most boxes random erasing puts in an image, which erases nothing without --reprob",
+         "give --reprob: MAE's recipe 0.25"},
+        {"--remode", "random erasing's fill, which erases nothing without --reprob", "give --reprob: MAE's recipe 0.25"},
+    };
+    int mixing = a->mix.mixup > 0 || a->mix.cutmix > 0, both = a->mix.mixup > 0 && a->mix.cutmix > 0;
+    int idle[4] = {!mixing, !both, a->erase.prob <= 0, a->erase.prob <= 0};
+    for (int i = 0; i < 4; i++) {
+        const Flag *f = cli_flag(flags, nflags, IDLE[i].flag);
+        if (!f->seen || !idle[i]) continue;
+        char v[32];
+        if (f->type == FLAG_CHOICE) snprintf(v, sizeof v, "%s", *(const char **)f->dst);
+        else run_value_text(v, sizeof v, f->type == FLAG_INT ? *(int *)f->dst : *(float *)f->dst, f->type == FLAG_FLOAT);
+        char name[64];
+        snprintf(name, sizeof name, "finetune %s", IDLE[i].flag);
+        cli_error(name, "%s: %s (leave it out, or %s)", v, IDLE[i].what, IDLE[i].way);
+        return 1;
+    }
+    return 0;
+}
+
 // Setup, phase 1 (each rank alone): the checkpoint to resume or start from, the data, the model and its
 // weights, the gradient groups against this job's process count, memory, buffers. Reports its failure
 // (deferred under mpirun) and returns the exit code.
@@ -985,6 +1014,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                       "does not take (leave it out, or use --augment crop)", lo, a->augment);
             return 2;
         }
+        if (idle_flag_refused(a, flags, nflags)) return CLI_USAGE;
         r->crop_pct = a->crop_pct;   // validation only: a resume may give another
         snprintf(r->interp, sizeof r->interp, "%s", a->interp);
         snprintf(r->aa, sizeof r->aa, "%s", a->aa_text);

@@ -261,7 +261,7 @@ int cmd_probe(int argc, char **argv) {
         {"--crop-pct", FLAG_FLOAT, &crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, CLI_CROP_PCT_HELP, "F", 0},
         {"--interp", FLAG_CHOICE, &interp, 0, 0, "bilinear|bicubic", CLI_INTERP_HELP, NULL, 0},
         {"--pool", FLAG_CHOICE, &pool_s, 0, 0, FEATURES_POOL_NAMES, "encoder features: cls token (default) or mean of the patch tokens; " FEATURES_NORM_HELP, NULL, 0},
-        {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N", 0},
+        {"--layer", FLAG_STR, &layer_s, 0, 0, NULL, "encoder block whose tokens are used, 0-based, or last (default)", "N|last", 0},
         {"--blocks", FLAG_INT, &blocks, 1, FEATURES_BLOCKS_MAX, NULL, "encoder features: " FEATURES_BLOCKS_HELP, "K", 0},
         {"--ema", FLAG_BOOL, &ema, 0, 0, NULL, "encoder features: " CLI_EMA_ENCODER_HELP, NULL, 0},
         {"--linear-epochs", FLAG_INT, &lopt.epochs, 1, 100000, NULL, "linear probe: passes over the training features (default 100)", "E", 0},

@@ -578,7 +578,7 @@ void loader_flags_init(LoaderFlags *l) {
 void loader_flags_table(LoaderFlags *l, Flag *f) {
     const Flag t[LOADER_FLAGS] = {
         {"--cache-mb", FLAG_LONG, &l->cache_mb, 0, 1e7, NULL, "keep working images in memory up to this size (default " MAE_STR(DEFAULT_CACHE_MB) "; lowered to what the run leaves)", "MB", 0},
-        {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb; the default), none, or a folder (docs/data.md)", "DIR", 0},
+        {"--store", FLAG_PATH, &l->store, 0, 0, NULL, "on-disk store of working images: auto (when they exceed --cache-mb; the default), none, or a folder (docs/data.md)", "auto|none|DIR", 0},
         {"--store-min-free", FLAG_LONG, &l->store_min_free_mb, 0, 1e9, NULL, "free space the store leaves on its disk: no working image is stored past it (default " MAE_STR(DEFAULT_STORE_MIN_FREE_MB) ")", "MB", 0},
         {"--prefetch", FLAG_INT, &l->prefetch, 1, 64, NULL, "batches made ahead in the background (default 2)", "N", 0},
         {"--loader-threads", FLAG_INT, &l->loader_threads, 1, 256, NULL, "background threads making batches (default " MAE_STR(DEFAULT_LOADER_THREADS) ")", "T", 0},

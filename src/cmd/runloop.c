@@ -37,9 +37,11 @@ static int save_all(const RunLoop *L, char *err, size_t errlen) {
 // so that one line says both what failed and what is left ("RUN/checkpoint-30.safetensors: write
 // failed: No space left on device; RUN/checkpoint.safetensors keeps step 20 (continue with --resume
 // RUN)"); the user otherwise had to find out with vitmae info.
+// A line that names the latest already (a diverged model's "... the last good checkpoint is RUN/
+// checkpoint.safetensors") says it so.
 static void kept_note(const RunLoop *L, long saved_at, char *err, size_t errlen) {
     size_t l = strlen(err);
-    if (saved_at >= 0 && l < errlen)
+    if (saved_at >= 0 && l < errlen && !strstr(err, L->ckpt_path))
         snprintf(err + l, errlen - l, "; %s keeps step %ld (continue with --resume %s)", L->ckpt_path, saved_at,
                  L->run_dir);
 }
