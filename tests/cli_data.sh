@@ -337,13 +337,16 @@ t "data --json of an empty class folder: a warning each, the folder's path ($che
 # The class list pads names to 24 columns of characters: "%-24s" padded bytes, so a name of accents
 # (ünï: 5 bytes, 3 characters) ended its count 2 columns short of its neighbours'; an escaped
 # character (a tab, \t) takes its escape's 2 columns.
-mkdir -p "$dir/pad/ünï" "$dir/pad/c" "$dir/pad/a	b"
-for c in ünï c "a	b"; do cp "$dir/set/circle/00000.png" "$dir/pad/$c/x.png"; done
+# A wide character (日) takes two columns in a terminal, a combining mark (e + U+0301) none (wcwidth).
+mkdir -p "$dir/pad/ünï" "$dir/pad/c" "$dir/pad/a	b" "$dir/pad/日本" "$dir/pad/é"
+for c in ünï c "a	b" 日本 é; do cp "$dir/set/circle/00000.png" "$dir/pad/$c/x.png"; done
 out=$("$VITMAE" data "$dir/pad" 2>/dev/null); rc=$?
-t "data: class names padded by characters ($rc: $(printf '%s' "$out" | grep -A3 "^classes" | tr '\n\t' '|^'))" \
-  '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$out" | grep -A3 "^classes (3):$" | tail -n 3)" = "  a\\tb                     1
+t "data: class names padded by the columns they take ($rc: $(printf '%s' "$out" | grep -A5 "^classes" | tr '\n\t' '|^'))" \
+  '[ $rc -eq 0 ] && [ "$(printf "%s\n" "$out" | grep -A5 "^classes (5):$" | tail -n 5)" = "  a\\tb                     1
   c                        1
-  ünï                      1" ]'
+  é                        1
+  ünï                      1
+  日本                     1" ]'
 # A file of another format under an image's name is named by its first bytes, as data names a .gif by
 # its name: every such file said only "not a PNG, JPEG or WebP file". A text file that begins "BM" is
 # no BMP (its reserved bytes are not zero).

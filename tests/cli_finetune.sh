@@ -238,10 +238,10 @@ t "erased: a resume with another --remode is refused ($rc: $(cat "$dir/erc.err")
   '[ $rc -eq 2 ] && [ "$(cat "$dir/erc.err")" = "vitmae: finetune --resume: --remode const cannot change when a run resumes (this run'"'"'s is pixel); start a new run with --ckpt for another" ] && [ ! -e "$dir/erc" ]'
 # A flag that shapes a method given with the method off changes nothing: refused, exit 2, one line, no
 # folder (it ran as the run without it, and its value was kept in the run's state).
-for idle in "--mixup-prob 0.5|--mixup-prob: 0.5: the chance a gradient group is mixed, which mixes nothing without --mixup or --cutmix (leave it out, or give one of them: MAE's recipe --mixup 0.8 --cutmix 1.0)" \
-            "--mixup 0.8 --mixup-switch-prob 0.3|--mixup-switch-prob: 0.3: the chance of CutMix over Mixup, which takes both --mixup and --cutmix (leave it out, or give both)" \
-            "--recount 3|--recount: 3: the most boxes random erasing puts in an image, which erases nothing without --reprob (leave it out, or give --reprob: MAE's recipe 0.25)" \
-            "--reprob 0 --remode const|--remode: const: random erasing's fill, which erases nothing without --reprob (leave it out, or give --reprob: MAE's recipe 0.25)"; do
+for idle in "--mixup-prob 0.5|--mixup-prob: 0.5: the chance a gradient group is mixed, which mixes nothing while --mixup and --cutmix are 0 (leave it out, or give one of them: MAE's recipe --mixup 0.8 --cutmix 1.0)" \
+            "--mixup 0.8 --mixup-switch-prob 0.3|--mixup-switch-prob: 0.3: the chance of CutMix over Mixup, which takes both --mixup and --cutmix on (leave it out, or give both)" \
+            "--recount 3|--recount: 3: the most boxes random erasing puts in an image, which erases nothing with --reprob 0 (leave it out, or give --reprob: MAE's recipe 0.25)" \
+            "--reprob 0 --remode const|--remode: const: random erasing's fill, which erases nothing with --reprob 0 (leave it out, or give --reprob: MAE's recipe 0.25)"; do
   args=${idle%%|*}; want="vitmae: finetune ${idle#*|}"
   "$VITMAE" finetune --ckpt "$pre" $ft $args --steps 2 --out "$dir/idle" > /dev/null 2> "$dir/idle.err"; rc=$?
   t "$args, its method off: exit 2, one line, no folder ($rc: $(cat "$dir/idle.err"))" \
@@ -749,6 +749,11 @@ t "a folder that is not a class labels nothing" 'python3 -c "import json, sys; d
 "$VITMAE" classify --ckpt "$dir/scratch/checkpoint.safetensors" "$dir/unl" > "$dir/unl.txt" 2> /dev/null; rc=$?
 t "classify of unlabelled images: exit 0, the last line says none is labelled ($rc: $(tail -n 1 "$dir/unl.txt"))" \
   '[ $rc -eq 0 ] && [ "$(tail -n 1 "$dir/unl.txt")" = "top-1: no image sits in a class folder of the model'"'"'s classes" ]'
+if [ -e "$dir/em1/checkpoint.safetensors" ]; then
+  "$VITMAE" classify --ckpt "$dir/em1" --ema "$dir/unl" > "$dir/unle.txt" 2> /dev/null; rc=$?
+  t "classify --ema of unlabelled images: the last line says the weights in brackets ($rc: $(tail -n 1 "$dir/unle.txt"))" \
+    '[ $rc -eq 0 ] && [ "$(tail -n 1 "$dir/unle.txt")" = "top-1: no image sits in a class folder of the model'"'"'s classes (EMA weights)" ]'
+fi
 # A folder INPUT with a class folder that is not one of the model's (hexagon beside circle): its images
 # have no label and were left out of the top-1 without a word; now one note on stderr names the folder
 # and the count, stdout and JSON unchanged (docs/encoder.md, "vitmae classify").

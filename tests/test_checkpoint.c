@@ -255,6 +255,23 @@ static void test_generic_format(void) {
         st_close(f);
         free(b);
     }
+    // The wrapper named by its prefix: torch.compile's _orig_mod., another's (Lightning's model.) plainly;
+    // each said DistributedDataParallel's.
+    {
+        const char *pre[2] = {"_orig_mod.", "model."}, *who[2] = {"as a model compiled with torch.compile writes it",
+                                                                   "as a wrapped model writes it"};
+        for (int k = 0; k < 2; k++) {
+            char hdr[256], err[512] = "";
+            snprintf(hdr, sizeof hdr, "{\"%scls_token\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", pre[k]);
+            size_t len;
+            uint8_t *b = make_st(hdr, 4, &len);
+            StFile *f = st_open_mem(b, len, "mem.safetensors", err, sizeof err);
+            if (f) st_missing(f, "cls_token", err, sizeof err);
+            CHECK(f && strstr(err, who[k]) && !strstr(err, "DistributedDataParallel"), "prefix %s: '%s'", pre[k], err);
+            st_close(f);
+            free(b);
+        }
+    }
     // A key given twice means two things to two readers (cJSON keeps the first, Python the last).
     expect_hdr_refused("{\"__metadata__\":{\"format\":\"vitmae\",\"format\":\"other\"}}", 0,
                        "key 'format' appears twice", "metadata key twice");

@@ -888,6 +888,16 @@ static void test_folder_gone(void) {
     CHECK(dataset_batch_image(&ds, cs, 2, 0, pool, 6, S, 3, AUGMENT_CROP, 5, 7, got, NULL, err, sizeof err) ==
           DATASET_ERR_FILE && strstr(err, "c/0.png: No such file or directory; no image of its batch decodes"),
           "files deleted alone: the batch stops (%s)", err);
+    // Every folder gone (a and b moved, c's files deleted): nothing in the pool decodes, and the line
+    // says so, not that the batch's images are broken.
+    char a_from[700], a_to[700];
+    snprintf(a_from, sizeof a_from, "%s/a", dir);
+    snprintf(a_to, sizeof a_to, "%s/a.moved", base);
+    rename(a_from, a_to);
+    CHECK(dataset_batch_image(&ds, items, 2, 0, pool, 6, S, 3, AUGMENT_CROP, 5, 8, got, NULL, err, sizeof err) ==
+          DATASET_ERR_FILE && strstr(err, "gone: no training image is left: the folders that held them are gone"),
+          "every folder gone: said so (%s)", err);
+    rename(a_to, a_from);
     rename(to, from);
     dataset_free(&ds);
 }

@@ -359,7 +359,7 @@ int cmd_classify(int argc, char **argv) {
         printf("top-1: %.4f (%ld of %ld labelled image%s%s%s)\n", (double)correct / labelled, correct, labelled,
                labelled == 1 ? "" : "s", vt, ema ? CLI_EMA_WHAT : "");
     } else if (classified) {   // with none, the lines on stderr said why: no result, and one line a problem
-        printf("top-1: no image sits in a class folder of the model's classes%s\n", ema ? CLI_EMA_WHAT : "");
+        printf("top-1: no image sits in a class folder of the model's classes%s\n", ema ? " (EMA weights)" : "");
     }
     if (failed > 1) cli_error("classify", "%d inputs failed", failed);   // as reconstruct ends (docs/interface.md, section 2)
     rc = failed ? 1 : 0;

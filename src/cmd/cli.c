@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <signal.h>
 #include <unistd.h>
+#include <wchar.h>
 #include <sys/stat.h>
 #include "dist/dist.h"
 #include "io/files.h"
@@ -41,12 +43,30 @@ size_t cli_escape_at(const char *text, char out[9], size_t *used) {
     return text_escape_at(text, out, used);
 }
 
+// The columns a terminal gives the printable character p[0 .. used): wcwidth's in the C.UTF-8 locale
+// (an East Asian wide character, 日, takes 2; a combining mark 0), 1 where that locale is missing or
+// wcwidth does not know the character. The main thread's alone (cli_pad's callers print).
+static long char_columns(const char *p, size_t used) {
+    static locale_t utf8;
+    static int tried;
+    if (used == 1) return 1;
+    if (!tried) { tried = 1; utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0); }
+    if (!utf8) return 1;
+    locale_t was = uselocale(utf8);
+    wchar_t wc;
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    int w = mbrtowc(&wc, p, used, &st) == used ? wcwidth(wc) : -1;
+    uselocale(was);
+    return w >= 0 ? w : 1;
+}
+
 int cli_pad(const char *text, int width) {
     long cols = 0;
     for (const char *p = text; *p;) {
         char e[9];
         size_t used, n = cli_escape_at(p, e, &used);
-        cols += n ? (long)n : 1;
+        cols += n ? (long)n : char_columns(p, used);
         p += used;
     }
     return cols < width ? (int)(width - cols) : 0;

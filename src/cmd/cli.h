@@ -215,8 +215,9 @@ void cli_unread_keep_skipped(CliUnread *u, long before, const Dataset *ds);
 // index.html and embed's FEATS.txt write names so too.
 size_t cli_escape_at(const char *text, char out[9], size_t *used);
 // The spaces that pad text to width columns as cli_out writes it (0 when it is as wide or wider): a
-// character of UTF-8 one column, an escaped one its escape's ("%-24s" padded bytes, so a class name
-// of accents ended short of its neighbours in data's list). Wide CJK characters count as one.
+// character of UTF-8 the columns wcwidth gives it (2 for a wide CJK character, 0 for a combining mark;
+// 1 where the C.UTF-8 locale is missing), an escaped one its escape's ("%-24s" padded bytes, so a
+// class name of accents ended short of its neighbours in data's list).
 int cli_pad(const char *text, int width);
 // One line on stdout (a command's report of an input: "PATH: ..."), its control characters written
 // out as cli_error writes them: a file name holding a newline or a terminal escape stays inside its line.

@@ -18,12 +18,12 @@
 // Each rank loads and computes its own groups; every rank then holds the same gradient and applies
 // the same AdamW; rank 0 alone validates, writes the run folder and prints.
 #include <cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -316,6 +316,13 @@ static void check_class(FineTune *t, int c) {
         return;
     }
     t->class_seen[c] = -1;
+    // A class folder gone during the run was said as that, its images left out from now on (docs/
+    // data.md): its files are missing, not "broken past the header".
+    char dir[8300];
+    struct stat st;
+    if (t->ds.root && snprintf(dir, sizeof dir, "%s/%s", t->ds.root, t->ds.class_names[c]) < (int)sizeof dir &&
+        stat(dir, &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+        return;
     cli_message("warning: class '%s' of %s has no training image that decodes (its %d %s broken past the header): "
                 "it is never trained, and its images' places in the batches go to other classes' images", t->ds.class_names[c],
                 t->data_dir, n, n == 1 ? "is" : "are");
@@ -847,12 +854,12 @@ static int groups_fit(const void *ctx, int groups) {
 // state as if it counted. 1 when refused (said).
 static int idle_flag_refused(const Args *a, Flag *flags, int nflags) {
     static const struct { const char *flag, *what, *way; } IDLE[] = {
-        {"--mixup-prob", "the chance a gradient group is mixed, which mixes nothing without --mixup or --cutmix",
+        {"--mixup-prob", "the chance a gradient group is mixed, which mixes nothing while --mixup and --cutmix are 0",
          "give one of them: MAE's recipe --mixup 0.8 --cutmix 1.0"},
-        {"--mixup-switch-prob", "the chance of CutMix over Mixup, which takes both --mixup and --cutmix", "give both"},
-        {"--recount", "the most boxes random erasing puts in an image, which erases nothing without --reprob",
+        {"--mixup-switch-prob", "the chance of CutMix over Mixup, which takes both --mixup and --cutmix on", "give both"},
+        {"--recount", "the most boxes random erasing puts in an image, which erases nothing with --reprob 0",
          "give --reprob: MAE's recipe 0.25"},
-        {"--remode", "random erasing's fill, which erases nothing without --reprob", "give --reprob: MAE's recipe 0.25"},
+        {"--remode", "random erasing's fill, which erases nothing with --reprob 0", "give --reprob: MAE's recipe 0.25"},
     };
     int mixing = a->mix.mixup > 0 || a->mix.cutmix > 0, both = a->mix.mixup > 0 && a->mix.cutmix > 0;
     int idle[4] = {!mixing, !both, a->erase.prob <= 0, a->erase.prob <= 0};

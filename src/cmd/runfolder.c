@@ -887,11 +887,16 @@ void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long st
         cli_message("saved %s at step %ld, the run's last", ckpt_path, step);
 }
 
-int run_folder_gone(const char *run_dir, int resume_note, char *err, size_t errlen) {
+int run_folder_gone(const char *run_dir, const struct stat *home, int resume_note, char *err, size_t errlen) {
     struct stat st;
-    if (!run_dir || !run_dir[0] || stat(run_dir, &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) return 0;
+    if (!run_dir || !run_dir[0]) return 0;
+    if (stat(run_dir, &st) == 0) {   // another in its place is gone too: a file, or a new folder
+        if (S_ISDIR(st.st_mode) && (!home || (st.st_dev == home->st_dev && st.st_ino == home->st_ino))) return 0;
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+        return 0;
+    }
     snprintf(err, errlen, "%s: the run folder is gone (moved or deleted during the run)%s", run_dir,
-             resume_note ? "; where it went, --resume goes on from its last checkpoint" : "");
+             resume_note ? "; if it was moved, --resume goes on from its last checkpoint where it went" : "");
     return 1;
 }
 

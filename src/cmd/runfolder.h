@@ -6,6 +6,7 @@
 #define VITMAE_RUNFOLDER_H
 #include <signal.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <cJSON.h>
 #include "cmd/cli.h"
 #include "cmd/log.h"
@@ -361,11 +362,12 @@ void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, dou
 // at ckpt_path all the same: the line that says so on stderr, "saved PATH at step S of N (continue with
 // --resume DIR)", or "saved PATH at step N, the run's last" (docs/data.md, "Run folders").
 void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long step, long total_steps);
-// 1 when the run folder run_dir is gone (moved or deleted during the run: stat says ENOENT or
-// ENOTDIR), err then replaced by "RUN: the run folder is gone (moved or deleted during the run)", with
-// resume_note "; where it went, --resume goes on from its last checkpoint" (docs/data.md, "Run
-// folders"); 0, err untouched, otherwise. For a failure of one of its files: the folder is the cause.
-int run_folder_gone(const char *run_dir, int resume_note, char *err, size_t errlen);
+// 1 when the run folder run_dir is gone (moved or deleted during the run): stat says ENOENT or ENOTDIR,
+// or it is no folder now, or (home not NULL: the folder as the run found it) another folder has its
+// name; err then replaced by "RUN: the run folder is gone (moved or deleted during the run)", with
+// resume_note (where a checkpoint was saved) "; if it was moved, --resume goes on from its last
+// checkpoint where it went" (docs/data.md, "Run folders"). 0, err untouched, otherwise.
+int run_folder_gone(const char *run_dir, const struct stat *home, int resume_note, char *err, size_t errlen);
 // Test hook of train and finetune, kept out of the step loop: VITMAE_FAULT_NAN_STEP=N turns the loss of
 // step N (1-based) into a NaN, VITMAE_FAULT_INF_STEP=N into +infinity, so the tests can check the stop
 // at a loss that is not finite without a diverging run (docs/testing.md, "Fault injection").

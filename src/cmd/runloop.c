@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cmd/cli.h"
 #include "core/optim.h"
 #include "io/files.h"
@@ -37,11 +38,10 @@ static int save_all(const RunLoop *L, char *err, size_t errlen) {
 // so that one line says both what failed and what is left ("RUN/checkpoint-30.safetensors: write
 // failed: No space left on device; RUN/checkpoint.safetensors keeps step 20 (continue with --resume
 // RUN)"); the user otherwise had to find out with vitmae info.
-// A line that names the latest already (a diverged model's "... the last good checkpoint is RUN/
-// checkpoint.safetensors") says it so.
+// A line that names the last good checkpoint already (a diverged model's) says it so.
 static void kept_note(const RunLoop *L, long saved_at, char *err, size_t errlen) {
     size_t l = strlen(err);
-    if (saved_at >= 0 && l < errlen && !strstr(err, L->ckpt_path))
+    if (saved_at >= 0 && l < errlen && !strstr(err, "the last good checkpoint"))
         snprintf(err + l, errlen - l, "; %s keeps step %ld (continue with --resume %s)", L->ckpt_path, saved_at,
                  L->run_dir);
 }
@@ -63,10 +63,19 @@ int run_loop(const RunLoop *L) {
     long interval_timed = 0;   // the steps timed in this session since the last row
     int out_failed = 0;        // a step's outputs failed (rank 0): the step itself stands, and is saved below
     long saved_at = -1;        // the step of this session's last checkpoint (rank 0), -1 before one
+    // The run folder as the run found it (rank 0): one moved or deleted meanwhile, or another file or
+    // folder put in its place, is gone (run_folder_gone), looked at before each output and save and
+    // after each failure. A folder moved and a new one made at its name took the run's later files
+    // while its metrics.csv went on in the moved one: the run split in two, exit 0.
+    struct stat home_st;
+    const struct stat *home = rank0 && L->run_dir && stat(L->run_dir, &home_st) == 0 ? &home_st : NULL;
     if (*L->step == 0) {   // the model before any step (finetune's: a new head): where the curves start
         MetricsRow row = {.step = 0, .epoch = 0.0, .lr = lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr),
                           .loss = NAN, .val_loss = NAN, .val_psnr = NAN, .img_per_s = NAN, .elapsed_s = 0.0};
-        if (rank0 && L->outputs(L->ctx, &row, 1, 0, NULL, err, sizeof err)) rc = cli_report(L->cmd, err, 1);
+        if (rank0 && L->outputs(L->ctx, &row, 1, 0, NULL, err, sizeof err)) {
+            run_folder_gone(L->run_dir, home, first_step > 0, err, sizeof err);
+            rc = cli_report(L->cmd, err, 1);
+        }
         else if (rank0 && isfinite(row.val_loss))
             L->say_validation(L->ctx, &prog, &row);
         rc = dist_max_int(rc);
@@ -129,8 +138,9 @@ int run_loop(const RunLoop *L) {
                               .loss = c.interval_loss / c.interval_n, .val_loss = NAN, .val_psnr = NAN,
                               .img_per_s = interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
                               .elapsed_s = *L->elapsed_s + (t1 - c.session_start)};
-            int logged = 0;
-            int failed = rank0 && L->outputs(L->ctx, &row, do_eval, do_samples, &logged, err, sizeof err);
+            int logged = 0, resumable = saved_at >= 0 || first_step > 0;
+            int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
+            int failed = gone || (rank0 && L->outputs(L->ctx, &row, do_eval, do_samples, &logged, err, sizeof err));
             // The validation a row holds is said also when a later output of the step failed (a sample
             // sheet out of memory): metrics.csv had it, the log lost it. Before the failure's line.
             if (do_eval && isfinite(row.val_loss) && (!failed || logged)) L->say_validation(L->ctx, &prog, &row);
@@ -138,7 +148,7 @@ int run_loop(const RunLoop *L) {
                 // The run folder moved or deleted meanwhile: each of its files fails alike, and no save can
                 // follow (cmd/runfolder.h, run_folder_gone). It said its sample sheet's "RUN/samples: No
                 // such file or directory", then the save's on the way out, neither naming the cause.
-                out_failed = !run_folder_gone(L->run_dir, 1, err, sizeof err);
+                out_failed = !gone && !run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
                 rc = cli_report(L->cmd, err, 1);
                 if (logged) { c.interval_loss = 0; c.interval_n = 0; }   // the row holds them: not carried on
             }
@@ -152,9 +162,11 @@ int run_loop(const RunLoop *L) {
         if (at % L->ckpt_every == 0 && !last && !stop) {
             carry(L, &c, 1);
             // A failure said as every file of the run folder says its own.
-            int saved = rank0 ? save_all(L, err, sizeof err) : 0;
-            if (saved && run_folder_gone(L->run_dir, 1, err, sizeof err)) saved = -1;   // its checkpoints went with it
-            else if (saved == -1) kept_note(L, saved_at, err, sizeof err);
+            int resumable = saved_at >= 0 || first_step > 0;
+            int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
+            int saved = gone ? -1 : rank0 ? save_all(L, err, sizeof err) : 0;
+            if (!gone && saved && run_folder_gone(L->run_dir, home, resumable, err, sizeof err)) saved = -1;
+            else if (!gone && saved == -1) kept_note(L, saved_at, err, sizeof err);
             if (rank0 && saved != -1) saved_at = *L->step;   // saved (what follows it may have failed)
             if (saved) rc = cli_report(L->cmd, err, 1);   // the periodic checkpoint's, or config.json's
             if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
@@ -179,13 +191,15 @@ int run_loop(const RunLoop *L) {
         carry(L, &c, 0);
         // The checkpoint, then what follows it, the stop's mark between them: a second Ctrl-C while
         // train's config.json is written says that the checkpoint is saved.
-        int saved = !rank0 || !L->save_checkpoint(L->ctx, err, sizeof err);
+        int resumable = saved_at >= 0 || first_step > 0;
+        int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
+        int saved = !rank0 || (!gone && !L->save_checkpoint(L->ctx, err, sizeof err));
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
         if (!saved) {
-            if (!run_folder_gone(L->run_dir, 1, err, sizeof err)) kept_note(L, saved_at, err, sizeof err);
+            if (!gone && !run_folder_gone(L->run_dir, home, resumable, err, sizeof err)) kept_note(L, saved_at, err, sizeof err);
             rc = cli_report(L->cmd, err, 1);
         } else if (rank0 && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
-            int gone = run_folder_gone(L->run_dir, 1, err, sizeof err);   // the checkpoint went with the folder
+            gone = run_folder_gone(L->run_dir, home, 1, err, sizeof err);   // the checkpoint went with the folder
             rc = cli_report(L->cmd, err, 1);
             if (!gone) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
         } else if (stop && *L->step < L->total_steps) {

@@ -875,7 +875,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         // A failure because the run folder went away meanwhile is said as that (cmd/runfolder.h).
         if (train_out_config(t, resuming ? &t->rs_resumed : &t->rs, err, sizeof err) ||
             train_out_open_metrics(t, resuming, err, sizeof err)) {
-            run_folder_gone(t->run_dir, resuming, err, sizeof err);
+            run_folder_gone(t->run_dir, NULL, resuming, err, sizeof err);
             rc = cli_report("train", err, 1);
         }
     }

@@ -1131,6 +1131,10 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
                               out, used, err, errlen);
             if (rc != 1) return rc;
         }
+        // Nothing in the pool decodes: every folder left is gone too (the data folder still there).
+        snprintf(err, errlen, "%s: no training image is left: the folders that held them are gone (moved or deleted "
+                 "during the run)", ds->root ? ds->root : "data");
+        return DATASET_ERR_FILE;
     }
     // Every image of the batch is broken past its header (each one now marked): nothing to put in
     // image k's place.

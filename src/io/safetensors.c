@@ -125,9 +125,12 @@ void st_missing(const StFile *f, const char *name, char *err, size_t errlen) {
         char prefix[UTF8_CLIP_MAX + 8], q[UTF8_CLIP_SIZE];   // past the limit: clipped, with "..."
         snprintf(prefix, sizeof prefix, "%.*s", (int)(tl - nl), t);
         utf8_clip(q, prefix);
+        // Which wrapper writes it, where the prefix says: DistributedDataParallel's module., torch.compile's
+        // _orig_mod. (PyTorch Lightning's model., an encoder's own name, ... are some other wrapper's).
+        const char *who = !strcmp(prefix, "module.") ? "a model wrapped in DistributedDataParallel"
+                          : !strcmp(prefix, "_orig_mod.") ? "a model compiled with torch.compile" : "a wrapped model";
         snprintf(err, errlen, "%s: missing tensor '%s' (the file has it as '%s%s': strip the prefix '%s' from every "
-                 "name, as a model wrapped in DistributedDataParallel writes it; tools/convert_mae.py does)",
-                 f->path, name, q, name, q);
+                 "name, as %s writes it; tools/convert_mae.py does)", f->path, name, q, name, q, who);
         return;
     }
     snprintf(err, errlen, "%s: missing tensor '%s'", f->path, name);
