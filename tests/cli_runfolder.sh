@@ -571,49 +571,42 @@ moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run: the run 
 # mkstemp and removed it by its old name).
 moved_run mvc HOLD_BEFORE_CKPT_RENAME checkpoint-1.safetensors \
   "^vitmae: train: .*/mvc/run: the run folder is gone (moved or deleted during the run)$"   # its first: none to resume
+# live_move NAME CKPT_EVERY FILE AT: train into $dir/NAME/run (--eval-every 2), wait for run/FILE, then
+# move the folder to $dir/NAME/moved and put AT at its name (none, folder or file); wait for the run to
+# end (Ctrl-C after a minute): sets rc, its stderr in $dir/NAME.err.
+live_move() {
+  mkdir -p "$dir/$1"
+  "$VITMAE" train $small --data "$dir/moved" --steps 100000 --ckpt-every $2 --eval-every 2 --out "$dir/$1/run" \
+    > /dev/null 2> "$dir/$1.err" &
+  lm=$!
+  i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/$1/run/$3" ] && kill -0 $lm 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  mv "$dir/$1/run" "$dir/$1/moved"
+  case $4 in folder) mkdir "$dir/$1/run" ;; file) echo x > "$dir/$1/run" ;; esac
+  i=0; while [ $i -lt 600 ] && kill -0 $lm 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+  kill -INT $lm 2>/dev/null; wait $lm; rc=$?
+}
+gone_line="the run folder is gone (moved or deleted during the run)"
 # The run folder moved while training, no gate: whichever file meets it first (a sample sheet, the
 # checkpoint, curves.png), one line that names the folder, no save tried on the way out (it said
 # "RUN/samples: No such file or directory", then the save's "cannot create a temporary file"); the
 # folder where it went holds its last checkpoint, which resumes there.
-mkdir -p "$dir/mvr"
-"$VITMAE" train $small --data "$dir/moved" --steps 100000 --ckpt-every 2 --eval-every 2 --out "$dir/mvr/run" \
-  > /dev/null 2> "$dir/mvr.err" &
-mvr=$!
-i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/mvr/run/checkpoint.safetensors" ] && kill -0 $mvr 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-mv "$dir/mvr/run" "$dir/mvr/moved"
-i=0; while [ $i -lt 600 ] && kill -0 $mvr 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-kill -INT $mvr 2>/dev/null; wait $mvr; rc=$?
+live_move mvr 2 checkpoint.safetensors none
 t "train's folder moved mid-run: exit 1, one line naming the folder ($rc: $(cat "$dir/mvr.err" | tr "\n" "|"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvr.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mvr/run: the run folder is gone (moved or deleted during the run); if it was moved, --resume goes on from its last checkpoint where it went$" "$dir/mvr.err" && [ ! -e "$dir/mvr/run" ]'
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvr.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mvr/run: $gone_line; if it was moved, --resume goes on from its last checkpoint where it went$" "$dir/mvr.err" && [ ! -e "$dir/mvr/run" ]'
 "$VITMAE" info "$dir/mvr/moved" > /dev/null 2>&1; rc=$?
 t "... and where it went, its checkpoint reads ($rc)" '[ $rc -eq 0 ]'
 # ... another put in its place at once: a new folder (mkdir), a file. The run looks before each output
 # and save: it stops with the one line, and writes no checkpoint into the new folder (it split the run
 # in two, exit 0: the checkpoints in the new folder, metrics.csv in the moved one).
 for kind in folder file; do
-  mkdir -p "$dir/mv$kind"
-  "$VITMAE" train $small --data "$dir/moved" --steps 100000 --ckpt-every 2 --eval-every 2 --out "$dir/mv$kind/run" \
-    > /dev/null 2> "$dir/mv$kind.err" &
-  pid=$!
-  i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/mv$kind/run/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-  if [ $kind = folder ]; then mv "$dir/mv$kind/run" "$dir/mv$kind/moved" && mkdir "$dir/mv$kind/run"
-  else mv "$dir/mv$kind/run" "$dir/mv$kind/moved" && echo x > "$dir/mv$kind/run"; fi
-  i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-  kill -INT $pid 2>/dev/null; wait $pid; rc=$?
+  live_move mv$kind 2 checkpoint.safetensors $kind
   t "train's folder moved, a $kind put at its name: exit 1, one line, no checkpoint there ($rc: $(tr "\n" "|" < "$dir/mv$kind.err"))" \
-    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mv$kind.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mv$kind/run: the run folder is gone (moved or deleted during the run); if it was moved, --resume goes on from its last checkpoint where it went$" "$dir/mv$kind.err" && ! ls "$dir/mv$kind/run" 2>/dev/null | grep -q safetensors'
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mv$kind.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mv$kind/run: $gone_line; if it was moved, --resume goes on from its last checkpoint where it went$" "$dir/mv$kind.err" && ! ls "$dir/mv$kind/run" 2>/dev/null | grep -q safetensors'
 done
 # ... moved before its first checkpoint: no resume offered (--resume of it says there is nothing to resume).
-mkdir -p "$dir/mvn"
-"$VITMAE" train $small --data "$dir/moved" --steps 100000 --ckpt-every 100000 --eval-every 2 --out "$dir/mvn/run" \
-  > /dev/null 2> "$dir/mvn.err" &
-pid=$!
-i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/mvn/run/curves.png" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-mv "$dir/mvn/run" "$dir/mvn/moved"
-i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-kill -INT $pid 2>/dev/null; wait $pid; rc=$?
+live_move mvn 100000 curves.png none
 t "train's folder moved before its first checkpoint: exit 1, the line offers no --resume ($rc: $(tr "\n" "|" < "$dir/mvn.err"))" \
-  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvn.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mvn/run: the run folder is gone (moved or deleted during the run)$" "$dir/mvn.err"'
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mvn.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mvn/run: $gone_line$" "$dir/mvn.err"'
 # at_once NAME GATE ARGS...: `vitmae train ARGS` held at VITMAE_FAULT_HOLD_<GATE> ($dir/NAME.go), then
 # Ctrl-C twice (the second stops at once without saving): sets rc and held, what the folder $peek held
 # at the gate. The second is sent once the first one's line is said (two sent while the first is still

@@ -196,7 +196,8 @@ int run_loop(const RunLoop *L) {
         int saved = !rank0 || (!gone && !L->save_checkpoint(L->ctx, err, sizeof err));
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
         if (!saved) {
-            if (!gone && !run_folder_gone(L->run_dir, home, resumable, err, sizeof err)) kept_note(L, saved_at, err, sizeof err);
+            if (!gone && !run_folder_gone(L->run_dir, home, resumable, err, sizeof err))
+                kept_note(L, saved_at, err, sizeof err);
             rc = cli_report(L->cmd, err, 1);
         } else if (rank0 && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
             gone = run_folder_gone(L->run_dir, home, 1, err, sizeof err);   // the checkpoint went with the folder

@@ -1095,7 +1095,10 @@ static int all_gone(const Dataset *ds, const int *items, int n) {
     file_reason(ENOENT, missing, sizeof missing);
     int gone = 1;
     pthread_mutex_lock(&ds->shared->lock);
-    for (int k = 0; k < n && gone; k++) gone = ds->shared->broken[items[k]] && !strcmp(ds->shared->broken[items[k]], missing);
+    for (int k = 0; k < n && gone; k++) {
+        const char *why = ds->shared->broken[items[k]];
+        gone = why && !strcmp(why, missing);
+    }
     pthread_mutex_unlock(&ds->shared->lock);
     for (int k = 0; k < n && gone; k++) {
         const char *path = ds->items[items[k]].path, *slash = strrchr(path, '/');

@@ -52,8 +52,9 @@ static void *worker(void *arg) {
         int j = s->next++;
         pthread_mutex_unlock(&l->lock);
         char err[512];
-        int rc = dataset_batch_image(l->ds, s->items, s->n, s->k0 + j, l->o.pool, l->o.npool, l->o.size, l->o.channels, l->o.aug, l->o.seed,
-                                     s->step, s->out + (size_t)j * l->per, s->used + j, err, sizeof err);
+        int rc = dataset_batch_image(l->ds, s->items, s->n, s->k0 + j, l->o.pool, l->o.npool, l->o.size,
+                                     l->o.channels, l->o.aug, l->o.seed, s->step, s->out + (size_t)j * l->per,
+                                     s->used + j, err, sizeof err);
         pthread_mutex_lock(&l->lock);
         if (rc && (s->fail_k < 0 || j < s->fail_k)) { s->fail_k = j; snprintf(s->err, sizeof s->err, "%s", err); }
         if (++s->done == s->k1 - s->k0) pthread_cond_broadcast(&l->ready);
