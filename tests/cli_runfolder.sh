@@ -227,7 +227,7 @@ t "a run on a --val folder" '[ $rc -eq 0 ] && [ -s "$dir/vrun/checkpoint.safeten
 before=$(ls -lR --time-style=full-iso "$dir/vrun" "$dir/r"; cksum "$dir/vrun"/* "$dir/r"/* 2> /dev/null)
 "$VITMAE" train --resume "$dir/vrun" --steps 4 --val-frac 0.1 > "$dir/out" 2> "$dir/err"; rc=$?
 t "--val-frac on resume of a --val run: exit 2, one line ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --val-frac 0.1 cannot change when a run resumes (it decides the weights)" "$dir/err" && [ ! -s "$dir/out" ]'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --val-frac: this run validates on its --val folder (.*/vval), holding nothing out of --data; leave --val-frac out$" "$dir/err" && [ ! -s "$dir/out" ]'
 "$VITMAE" train --resume "$dir/vrun" --steps 4 --val "$dir/vval" --val-frac 0.1 > "$dir/out" 2> "$dir/err"; rc=$?
 t "--val with --val-frac on resume: exit 2, the pair's line ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "$pair" "$dir/err" && [ ! -s "$dir/out" ]'
@@ -571,13 +571,13 @@ moved_run mvw HOLD_AFTER_WRITE config.json "^vitmae: train: .*/mvw/run: the run 
 # mkstemp and removed it by its old name).
 moved_run mvc HOLD_BEFORE_CKPT_RENAME checkpoint-1.safetensors \
   "^vitmae: train: .*/mvc/run: the run folder is gone (moved or deleted during the run)$"   # its first: none to resume
-# live_move NAME CKPT_EVERY FILE AT: train into $dir/NAME/run (--eval-every 2), wait for run/FILE, then
-# move the folder to $dir/NAME/moved and put AT at its name (none, folder or file); wait for the run to
-# end (Ctrl-C after a minute): sets rc, its stderr in $dir/NAME.err.
+# live_move NAME CKPT_EVERY FILE AT [EVERY]: train into $dir/NAME/run (--eval-every and --log-every
+# EVERY, default 2), wait for run/FILE, then move the folder to $dir/NAME/moved and put AT at its name
+# (none, folder or file); wait for the run to end (Ctrl-C after a minute): sets rc, stderr in NAME.err.
 live_move() {
   mkdir -p "$dir/$1"
-  "$VITMAE" train $small --data "$dir/moved" --steps 100000 --ckpt-every $2 --eval-every 2 --out "$dir/$1/run" \
-    > /dev/null 2> "$dir/$1.err" &
+  "$VITMAE" train $small --data "$dir/moved" --steps 100000 --ckpt-every $2 --eval-every ${5:-2} --log-every ${5:-2} \
+    --out "$dir/$1/run" > /dev/null 2> "$dir/$1.err" &
   lm=$!
   i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/$1/run/$3" ] && kill -0 $lm 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
   mv "$dir/$1/run" "$dir/$1/moved"
@@ -597,9 +597,10 @@ t "train's folder moved mid-run: exit 1, one line naming the folder ($rc: $(cat 
 t "... and where it went, its checkpoint reads ($rc)" '[ $rc -eq 0 ]'
 # ... another put in its place at once: a new folder (mkdir), a file. The run looks before each output
 # and save: it stops with the one line, and writes no checkpoint into the new folder (it split the run
-# in two, exit 0: the checkpoints in the new folder, metrics.csv in the moved one).
+# in two, exit 0: the checkpoints in the new folder, metrics.csv in the moved one). No row or
+# evaluation between the checkpoints: the look before a save is the one that finds it.
 for kind in folder file; do
-  live_move mv$kind 2 checkpoint.safetensors $kind
+  live_move mv$kind 2 checkpoint.safetensors $kind 100000
   t "train's folder moved, a $kind put at its name: exit 1, one line, no checkpoint there ($rc: $(tr "\n" "|" < "$dir/mv$kind.err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/mv$kind.err")" -eq 1 ] && grep -q "^vitmae: train: .*/mv$kind/run: $gone_line; if it was moved, --resume goes on from its last checkpoint where it went$" "$dir/mv$kind.err" && ! ls "$dir/mv$kind/run" 2>/dev/null | grep -q safetensors'
 done

@@ -1104,6 +1104,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                                     a->heads, c, flags, nflags, way, err, sizeof err) ||
             (scratch && run_resume_same_auto_channels("finetune", a->channels, t->ds.all_grey ? 1 : 3, c, flags, nflags,
                                                       way, err, sizeof err)) ||
+            run_resume_val_frac("finetune", r->val, flags, nflags, err, sizeof err) ||
             run_resume_same_flags("finetune", same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err,
                                   sizeof err)) {
             cli_error(NULL, "%s", err);

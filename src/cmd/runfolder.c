@@ -1457,6 +1457,13 @@ int run_min_lr_check(const char *cmd, float lr, int lr_given, float blr, int bat
     return CLI_USAGE;
 }
 
+int run_resume_val_frac(const char *cmd, const char *val, Flag *flags, int nflags, char *err, size_t errlen) {
+    if (!val || !val[0] || !cli_flag(flags, nflags, "--val-frac")->seen) return 0;
+    snprintf(err, errlen, "%s --resume: --val-frac: this run validates on its --val folder (%s), holding nothing out "
+             "of --data; leave --val-frac out", cmd, val);
+    return CLI_USAGE;
+}
+
 int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
                           char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {

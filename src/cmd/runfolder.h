@@ -205,6 +205,11 @@ void run_broken_free(BrokenNotes *bn);
 // (dist_check_groups's DIST_BAD_PROCS or DIST_BAD_ACCUM, `bad`): the groups are the run's, fixed when
 // it started, so the line names the process counts (or micro-batch counts) that resume it instead of
 // --groups. Into err (errlen bytes); procs, accum: this job's.
+// A resumed run that validates on a --val folder (val, the run's), given --val-frac: refused with
+// CLI_USAGE and err `CMD --resume: --val-frac: this run validates on its --val folder (VAL), holding
+// nothing out of --data; leave --val-frac out` (its generic line said the flag "decides the weights",
+// which it does not there). 0 otherwise.
+int run_resume_val_frac(const char *cmd, const char *val, Flag *flags, int nflags, char *err, size_t errlen);
 void run_resume_groups_refusal(char *err, size_t errlen, int bad, int procs, int accum, int groups);
 
 // A flag that decides the weights, given on resume (docs/data.md "Run folders"): accepted when its

@@ -282,6 +282,7 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
         // a --val run holds nothing out: no --val-frac is its own
         {"--val-frac", r->val[0] != 0, 1, given->val_frac, r->val_frac, frac, NULL},
     };
+    if ((rc = run_resume_val_frac("train", r->val, flags, nflags, err, errlen))) return rc;
     rc = run_resume_same_flags("train", same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err, errlen);
     if (rc) return rc;
     if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = given->log_every;
