@@ -875,7 +875,7 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
 // that the run wrote none (ckpt_path is the run folder's latest).
 static void last_good_checkpoint(char *out, size_t n, const char *ckpt_path) {
     int written = access(ckpt_path, F_OK) == 0;
-    snprintf(out, n, "%s%s", written ? "the last good checkpoint is " : "no checkpoint was written (the run stopped before its first)",
+    snprintf(out, n, "%s%s", written ? RUN_LAST_GOOD : "no checkpoint was written (the run stopped before its first)",
              written ? ckpt_path : "");
 }
 

@@ -377,6 +377,9 @@ int run_folder_gone(const char *run_dir, const struct stat *home, int resume_not
 // step N (1-based) into a NaN, VITMAE_FAULT_INF_STEP=N into +infinity, so the tests can check the stop
 // at a loss that is not finite without a diverging run (docs/testing.md, "Fault injection").
 float run_test_hook_loss(long step1, float loss);
+// The words that name the run folder's last good checkpoint in a stop's line (run_nonfinite_loss_message,
+// run_diverged_note): a line that holds them says what is left, and the step loop adds no more to it.
+#define RUN_LAST_GOOD "the last good checkpoint is "
 // After a checkpoint of train or finetune that could not be written: when what stopped it is a weight or
 // AdamW moment gone NaN or infinite (tab's n tensors over params, m, v; the loss still finite), err goes
 // on as that line does, "; stopped at step S, its loss still finite; the last good checkpoint is PATH"

@@ -38,10 +38,10 @@ static int save_all(const RunLoop *L, char *err, size_t errlen) {
 // so that one line says both what failed and what is left ("RUN/checkpoint-30.safetensors: write
 // failed: No space left on device; RUN/checkpoint.safetensors keeps step 20 (continue with --resume
 // RUN)"); the user otherwise had to find out with vitmae info.
-// A line that names the last good checkpoint already (a diverged model's) says it so.
+// A line that names the last good checkpoint already (a diverged model's: RUN_LAST_GOOD) says it so.
 static void kept_note(const RunLoop *L, long saved_at, char *err, size_t errlen) {
     size_t l = strlen(err);
-    if (saved_at >= 0 && l < errlen && !strstr(err, "the last good checkpoint"))
+    if (saved_at >= 0 && l < errlen && !strstr(err, RUN_LAST_GOOD))
         snprintf(err + l, errlen - l, "; %s keeps step %ld (continue with --resume %s)", L->ckpt_path, saved_at,
                  L->run_dir);
 }
