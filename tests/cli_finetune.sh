@@ -237,11 +237,13 @@ t "--reprob 0: the run without it, nothing said" \
 t "erased: a resume with another --remode is refused ($rc: $(cat "$dir/erc.err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/erc.err")" = "vitmae: finetune --resume: --remode const cannot change when a run resumes (this run'"'"'s is pixel); start a new run with --ckpt for another" ] && [ ! -e "$dir/erc" ]'
 # A flag that shapes a method given with the method off changes nothing: refused, exit 2, one line, no
-# folder (it ran as the run without it, and its value was kept in the run's state).
+# folder (it ran as the run without it, and its value was kept in the run's state). --blr beside --lr
+# the same: it gives the rate only without --lr.
 for idle in "--mixup-prob 0.5|--mixup-prob: 0.5: the chance a gradient group is mixed, which mixes nothing while --mixup and --cutmix are 0 (leave it out, or give one of them: MAE's recipe --mixup 0.8 --cutmix 1.0)" \
             "--mixup 0.8 --mixup-switch-prob 0.3|--mixup-switch-prob: 0.3: the chance of CutMix over Mixup, which takes both --mixup and --cutmix on (leave it out, or give both)" \
             "--recount 3|--recount: 3: the most boxes random erasing puts in an image, which erases nothing with --reprob 0 (leave it out, or give --reprob: MAE's recipe 0.25)" \
-            "--reprob 0 --remode const|--remode: const: random erasing's fill, which erases nothing with --reprob 0 (leave it out, or give --reprob: MAE's recipe 0.25)"; do
+            "--reprob 0 --remode const|--remode: const: random erasing's fill, which erases nothing with --reprob 0 (leave it out, or give --reprob: MAE's recipe 0.25)" \
+            "--lr 0.01 --blr 0.001|--blr: 0.001: the base rate gives the learning rate (x batch / 256) only when --lr is not given, and --lr 0.01 is (leave one out)"; do
   args=${idle%%|*}; want="vitmae: finetune ${idle#*|}"
   "$VITMAE" finetune --ckpt "$pre" $ft $args --steps 2 --out "$dir/idle" > /dev/null 2> "$dir/idle.err"; rc=$?
   t "$args, its method off: exit 2, one line, no folder ($rc: $(cat "$dir/idle.err"))" \

@@ -69,6 +69,15 @@ t "--warmup-steps 3 of --steps 1: the warning ($(grep warning "$dir/onewarm.log"
 train bigblr --steps 1 --blr 10 --batch 512
 "$VITMAE" train --resume "$dir/bigblr" --steps 2 > "$dir/bigblr2.log" 2>&1; rc=$?
 t "--blr 10 --batch 512 (lr 20) resumes ($(grep vitmae: "$dir/bigblr2.log"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/bigblr/checkpoint.safetensors")" = 2 ]'
+# --lr and --blr both given: --blr gives the rate only without --lr (MAE's main_pretrain.py the same),
+# so the pair ran at --lr with --blr dropped unsaid. Refused, one line, exit 2, no run folder; a resume
+# given both, each the run's, still goes on (dflt above took --blr alone).
+"$VITMAE" train $small --out "$dir/both" --steps 2 --lr 0.01 --blr 0.001 > "$dir/both.log" 2>&1; rc=$?
+t "--lr 0.01 --blr 0.001: refused ($(cat "$dir/both.log"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/both.log")" -eq 1 ] && [ ! -e "$dir/both" ] &&
+   grep -qx "vitmae: train --blr: 0.001: the base rate gives the learning rate (x batch / 256) only when --lr is not given, and --lr 0.01 is (leave one out)" "$dir/both.log"'
+"$VITMAE" train --resume "$dir/dflt" --steps 41 --lr 0.001 --blr 0.064 > "$dir/dflt2.log" 2>&1; rc=$?
+t "a resume given the run's --lr and --blr goes on ($(grep vitmae: "$dir/dflt2.log"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/dflt/checkpoint.safetensors")" = 41 ]'
 
 # 2. A step with lr 0 (the first of a warm-up) changes nothing: as a run with --lr 0.
 train warm --steps 3 --warmup-steps 2 --lr 0.01 --ckpt-every 1 --keep 5

@@ -1006,6 +1006,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             return cli_report(NULL, why, CLI_USAGE);
         if (r->total_steps < 1) r->total_steps = 1;
         r->warmup = a->warmup >= 0 ? a->warmup : warmup_default(r->total_steps);
+        if (run_lr_blr_check("finetune", flags, nflags, why, sizeof why)) return cli_report(NULL, why, CLI_USAGE);
         r->lr = cli_flag(flags, nflags, "--lr")->seen ? a->lr : lr_from_blr(a->blr, a->batch);
         r->min_lr = a->min_lr; r->wd = a->wd; r->layer_decay = a->layer_decay; r->drop_path = a->drop_path;
         if (run_min_lr_check("finetune", r->lr, cli_flag(flags, nflags, "--lr")->seen, a->blr, a->batch, &r->min_lr,

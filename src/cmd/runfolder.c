@@ -1457,6 +1457,17 @@ int run_min_lr_check(const char *cmd, float lr, int lr_given, float blr, int bat
     return CLI_USAGE;
 }
 
+int run_lr_blr_check(const char *cmd, Flag *flags, int nflags, char *err, size_t errlen) {
+    const Flag *lr = cli_flag(flags, nflags, "--lr"), *blr = cli_flag(flags, nflags, "--blr");
+    if (!lr->seen || !blr->seen) return 0;
+    char l[32], b[32];
+    run_value_text(l, sizeof l, *(const float *)lr->dst, 1);
+    run_value_text(b, sizeof b, *(const float *)blr->dst, 1);
+    snprintf(err, errlen, "%s --blr: %s: the base rate gives the learning rate (x batch / 256) only when --lr is not "
+             "given, and --lr %s is (leave one out)", cmd, b, l);
+    return CLI_USAGE;
+}
+
 int run_resume_val_frac(const char *cmd, const char *val, Flag *flags, int nflags, char *err, size_t errlen) {
     if (!val || !val[0] || !cli_flag(flags, nflags, "--val-frac")->seen) return 0;
     snprintf(err, errlen, "%s --resume: --val-frac: this run validates on its --val folder (%s), holding nothing out "

@@ -235,6 +235,10 @@ void run_value_text(char *buf, size_t len, double v, int is_float);
 // lr, a flat schedule. 0 otherwise.
 int run_min_lr_check(const char *cmd, float lr, int lr_given, float blr, int batch, float *min_lr, int min_lr_given,
                      char *err, size_t errlen);
+// A new run given both --lr and --blr: --blr only gives the rate when --lr is not given (MAE's
+// main_pretrain.py the same), so the pair ran at --lr with --blr dropped unsaid and kept as if it
+// counted. CLI_USAGE with err "CMD --blr: B: ... (leave one out)" when both are given, else 0.
+int run_lr_blr_check(const char *cmd, Flag *flags, int nflags, char *err, size_t errlen);
 int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
                           char *err, size_t errlen);
 // The encoder the model flags describe, built alike by train and finetune (a new run's model, and the

@@ -215,6 +215,7 @@ static int new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const
         return CLI_USAGE;
     if (r->total_steps < 1) r->total_steps = 1;
     if (r->warmup < 0) r->warmup = warmup_default(r->total_steps);
+    if (run_lr_blr_check("train", flags, nflags, err, errlen)) return CLI_USAGE;
     if (!cli_flag(flags, nflags, "--lr")->seen) r->lr = lr_from_blr(a->blr, r->batch);
     if (run_min_lr_check("train", r->lr, cli_flag(flags, nflags, "--lr")->seen, a->blr, r->batch, &r->min_lr,
                          cli_flag(flags, nflags, "--min-lr")->seen, err, errlen))
