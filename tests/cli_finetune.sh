@@ -405,6 +405,13 @@ PY
 "$VITMAE" finetune --resume "$dir/emx" > /dev/null 2> "$dir/err"; rc=$?
 t "--model-ema: its average stripped, a resume refuses it ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 1 ] && grep -qx "vitmae: .*/emx/checkpoint.safetensors: cannot resume: its run keeps the weights. moving average (model_ema), and the file holds none (ema.\*): it was stripped" "$dir/err"'
+# The same stripped file given --ema: told the run never used --model-ema, which its state says it did.
+"$VITMAE" classify --ckpt "$dir/emx" --ema "$dir/data" > /dev/null 2> "$dir/err"; rc=$?
+"$VITMAE" embed --ckpt "$dir/emx" --ema --out "$dir/emx.npy" "$dir/data" > /dev/null 2> "$dir/err2"; rc2=$?
+t "--ema of a --model-ema file stripped of its average: says so ($rc: $(cat "$dir/err"); $rc2: $(cat "$dir/err2"))" \
+  '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ ! -e "$dir/emx.npy" ] &&
+   grep -qx "vitmae: .*/emx/checkpoint.safetensors: holds no EMA weights (its run kept them (model_ema), and this file.s ema\.\* tensors were stripped)" "$dir/err" &&
+   grep -qx "vitmae: .*/emx/checkpoint.safetensors: holds no EMA weights (its run kept them (model_ema), and this file.s ema\.\* tensors were stripped)" "$dir/err2"'
 "$VITMAE" classify --ckpt "$dir/em1" --ema --json "$dir/data" > "$dir/emc.json" 2>/dev/null; rc=$?
 "$VITMAE" classify --ckpt "$dir/em1" --json "$dir/data" > "$dir/emw.json" 2>/dev/null
 t "classify --ema: the average's weights named in its JSON ($rc)" \

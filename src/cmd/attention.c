@@ -655,7 +655,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         // The same line came for every image, and said nothing of the flags that draw fewer or smaller tiles.
         size_t k = strlen(err);
         if (strstr(err, "too large") && k < errlen)
-            snprintf(err + k, errlen - k, ": --head mean, max or N draws one tile a layer, a smaller --display smaller tiles");
+            snprintf(err + k, errlen - k, ": --head mean, max or N draws one tile a layer, a smaller %s smaller tiles",
+                     p->scale > 0 ? "--scale" : "--display");   // tiles are the --scale drawing itself
         goto done;
     }
     int beyond = 0;   // a bar whose scale ends short of uniform attention (viz_colorbar_mark_beyond)

@@ -138,6 +138,17 @@ int ckpt_has_prefix(const StFile *f, const char *prefix) {
     return 0;
 }
 
+const char *ckpt_no_ema_why(const StFile *f) {
+    const char *ts = st_meta(f, "train_state");
+    int oom = 0, kept = 0;
+    cJSON *o = ts ? json_parse(ts, &oom) : NULL;
+    const cJSON *m = o ? cJSON_GetObjectItemCaseSensitive(o, "model_ema") : NULL;
+    kept = cJSON_IsNumber(m) ? m->valuedouble != 0 : cJSON_IsTrue(m);
+    cJSON_Delete(o);
+    return kept ? "its run kept them (model_ema), and this file's ema.* tensors were stripped"
+                : "fine-tuned without --model-ema";
+}
+
 // The block index of name's first "WORD.K." part at its start or after a '.' (word "blocks" or
 // "decoder_blocks"), or -1.
 static long block_index(const char *name, const char *word) {
@@ -271,7 +282,7 @@ static int from_st(StFile *f, Checkpoint *out, int mode, char *err, size_t errle
         for (int i = 0; i < n; i++)
             if (!strcmp(tab[i].name, "norm.weight") || !strcmp(tab[i].name, "norm.bias")) tab[i].decoder = 1;
     if (ema && !(out->classifier && ckpt_has_prefix(f, CKPT_EMA_PREFIX))) {
-        snprintf(err, errlen, "%s: holds no EMA weights (%s)", path, out->classifier ? "fine-tuned without --model-ema"
+        snprintf(err, errlen, "%s: holds no EMA weights (%s)", path, out->classifier ? ckpt_no_ema_why(f)
                  : "not a fine-tuned classifier: --ema reads the moving average a finetune --model-ema run keeps");
         goto out;
     }

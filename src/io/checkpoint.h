@@ -32,6 +32,11 @@ int ckpt_check_scanned_moments(const StFile *f, const MaeTensor *tab, int n, cha
 int ckpt_check_scanned(const StFile *f, const MaeTensor *tab, int n, const char *prefix, char *why, size_t whylen);
 // 1 when the file holds any tensor whose name starts with prefix.
 int ckpt_has_prefix(const StFile *f, const char *prefix);
+// Why a classifier holds no ema.* tensors, for `PATH: holds no EMA weights (WHY)`: its train_state
+// says model_ema (the run kept an average, and the file lost it: "stripped"), or it does not ("fine-tuned
+// without --model-ema"). A file whose state says model_ema with its tensors removed was told the run
+// never used the flag.
+const char *ckpt_no_ema_why(const StFile *f);
 // -1 with err ("FILE: holds tensor 'blocks.5.norm1.weight', of a block past the config's depth 5 ...")
 // when a tensor of the file, under any prefix (ema., optimizer.exp_avg.), belongs to an encoder block
 // at or past depth, or a decoder block at or past dec_depth (-1: decoder blocks not checked); else 0.

@@ -200,7 +200,7 @@ static int check_and_take(StFile *f, ClfCheckpoint *out, int moments, int ema, c
     // The EMA weights (finetune --model-ema): every ema.<name> of the table, or none.
     out->has_ema = ckpt_has_prefix(f, CKPT_EMA_PREFIX);
     if (ema == EMA_AS_WEIGHTS && !out->has_ema) {
-        snprintf(err, errlen, "%s: holds no EMA weights (fine-tuned without --model-ema)", path);
+        snprintf(err, errlen, "%s: holds no EMA weights (%s)", path, ckpt_no_ema_why(f));
         goto out;
     }
     if (ema == EMA_KEEP && out->has_ema && !(out->ema = cpu_calloc_big(np, sizeof(float)))) {
