@@ -1358,6 +1358,11 @@ t "classify, the same with a visible broken file, then a missing INPUT: exit 1, 
 $mac_warning $dir/mac2/._a.png: not a PNG, JPEG or WebP file
 vitmae: $dir/nosuch.png: No such file or directory
 vitmae: classify: 2 inputs failed" ] && [ "$(grep -c "^$dir/mac2/[ab].png" "$dir/mac.out")" -eq 2 ]'
+# Both streams into one file (`> log 2>&1`): the lines in the inputs' order, the failure between the
+# results it sits between (stdout's buffer held the results back past every failure said after them).
+"$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/mac/a.png" "$dir/nosuch.png" "$dir/mac/b.png" > "$dir/mix.log" 2>&1
+t "classify > log 2>&1: the lines in the inputs' order ($(cut -c1-60 "$dir/mix.log" | tr "\n" "|"))" \
+  '[ "$(sed "s|^vitmae: ||; s|[:(].*||; s| .*||" "$dir/mix.log" | tr "\n" " ")" = "$dir/mac/a.png $dir/nosuch.png $dir/mac/b.png top-1 " ]'
 "$VITMAE" classify --ckpt "$dir/run/checkpoint.safetensors" "$dir/mac/._a.png" "$dir/mac/a.png" > "$dir/mac.out" 2> "$dir/mac.err"; rc=$?
 t "classify, a ._NAME file given as an INPUT: a failed input, named ($rc: $(tr "\n" "|" < "$dir/mac.err"))" \
   '[ $rc -eq 1 ] && [ "$(cat "$dir/mac.err")" = "vitmae: $dir/mac/._a.png: not a PNG, JPEG or WebP file" ] &&

@@ -275,6 +275,19 @@ t "resuming an ended run rewrites none of its files" 'cmp -s "$dir/ended/checkpo
 t "an ended run resumed into another --out: exit 0, nothing to train, no folder ($rc2: $(cat "$dir/again2.log"))" '[ $rc2 -eq 0 ] && grep -q "nothing to train" "$dir/again2.log" && [ ! -e "$dir/ended-copy" ]'
 t "resuming an ended run: exit 0, nothing to train, --steps named ($rc: $(grep "last step" "$dir/again.log"))" \
   '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, \([0-9]*\): nothing to train (--steps N, more than \1, extends it)" "$dir/again.log"'
+# --eval-every given on a resume brings --ckpt-every and --sample-every not given along, as in a new run
+# (the resumed run evaluated every 3 steps and saved and sampled on its old cadence).
+cp -r "$dir/ended" "$dir/cadence"
+"$VITMAE" train --resume "$dir/cadence" --steps 26 --eval-every 3 --keep 10 --threads 2 > /dev/null 2>&1; rc=$?
+t "a resume given --eval-every 3 alone: snapshots and sheets at 21 and 24 ($rc: $(ls "$dir/cadence" "$dir/cadence/samples" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -e "$dir/cadence/checkpoint-21.safetensors" ] && [ -e "$dir/cadence/checkpoint-24.safetensors" ] &&
+   [ -e "$dir/cadence/samples/step-21.png" ] && [ -e "$dir/cadence/samples/step-24.png" ] && [ ! -e "$dir/cadence/checkpoint-22.safetensors" ]'
+# Its command line again with --resume added, its own --steps 20 among the flags: the same (it was
+# refused, `--steps/--epochs must give more steps than that`, where the run's own value is accepted).
+"$VITMAE" train --resume "$dir/resumed" --steps 20 --threads 2 > "$dir/again3.log" 2>&1; rc=$?
+t "an ended run resumed with its own --steps 20: exit 0, nothing to train ($rc: $(cat "$dir/again3.log"))" \
+  '[ $rc -eq 0 ] && grep -qx "the run has reached its last step, 20: nothing to train (--steps N, more than 20, extends it)" "$dir/again3.log" &&
+   cmp -s "$dir/ended/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 
 # The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone,
 # so the two disagreed at every row), also across a resume between rows.

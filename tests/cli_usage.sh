@@ -865,6 +865,17 @@ t "attention --out --force IMAGE: exit 2, one line, no folder named --force ($rc
 "$VITMAE" data --json --max-pixels --json "$tmp" > /dev/null 2> "$tmp/err"; rc=$?
 t "data --max-pixels --json: exit 2, the flag named ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: data: flag --max-pixels needs a value (the next argument, --json, is a flag)$" "$tmp/err"'
+# A word of two dashes that is none of the command's flags is taken for a flag too, as argparse takes it:
+# `--out --overwrit` (a misspelt --overwrite) made a run folder named --overwrit and trained into it, and
+# `--out --` one named --. The nearest flag offered; `--out=--overwrit` still names such a folder.
+(cd "$tmp" && "$VITMAE" train --data "$tmp" --steps 1 --out --overwrit > /dev/null 2> "$tmp/err"); rc=$?
+(cd "$tmp" && "$VITMAE" reconstruct --ckpt "$VITMAE_ROOT/tests/fixtures/attn_model.safetensors" --out --json "$VITMAE_ROOT/tests/fixtures/attn_input.png" > /dev/null 2> "$tmp/err2"); rc2=$?
+(cd "$tmp" && "$VITMAE" train --data "$tmp" --steps 1 --out -- > /dev/null 2> "$tmp/err3"); rc3=$?
+t "train --out --overwrit, reconstruct --out --json, train --out --: exit 2, one line each, no folder ($rc $rc2 $rc3: $(cat "$tmp/err" "$tmp/err2" "$tmp/err3" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ $rc2 -eq 2 ] && [ $rc3 -eq 2 ] && [ ! -e "$tmp/--overwrit" ] && [ ! -e "$tmp/--json" ] && [ ! -e "$tmp/--" ] &&
+   [ "$(cat "$tmp/err")" = "vitmae: train: flag --out needs a value (the next argument, --overwrit, looks like a flag (did you mean --overwrite?); a file so named is written --out=--overwrit or --out ./--overwrit)" ] &&
+   [ "$(cat "$tmp/err2")" = "vitmae: reconstruct: flag --out needs a value (the next argument, --json, looks like a flag; a file so named is written --out=--json or --out ./--json)" ] &&
+   [ "$(cat "$tmp/err3")" = "vitmae: train: flag --out needs a value (the next argument, --, ends the flags; a file so named is written --out=-- or --out ./--)" ]'
 # ... and that next word echoed as any other word of the command line (docs/interface.md, section 1):
 # `--out --steps=<300 bytes>` quoted all 300 bytes three times; now its first 96 and "...", the hint NAME.
 long=$(printf 'x%.0s' $(seq 300))

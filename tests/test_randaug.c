@@ -121,12 +121,16 @@ static void test_parse(void) {
     CHECK(randaug_parse("rand-m11", &s, why, sizeof why) == -1 &&
           !strcmp(why, "magnitude 11 is above its upper clip 10 (give mmax11 to use it)"), "m above mmax: %s", why);
     CHECK(randaug_parse("rand-mmax5", &s, why, sizeof why) == -1, "the default magnitude 10 above mmax5");
+    CHECK(randaug_parse("rand-m5.-mstd1e2", &s, why, sizeof why) == 0 && s.magnitude == 5 && s.mstd == 100,
+          "a point and an exponent, as Python's float() reads them: %s", why);
     CHECK(randaug_parse("none", &s, why, sizeof why) == 0 && s.layers == 0, "none is off");
     randaug_text(&s, text, sizeof text);
     CHECK(!strcmp(text, "none"), "off's text: %s", text);
     const char *badspec[] = {"", "rand-", "rand--m9", "rand-m11", "rand-m-1", "rand-mx", "rand-n0", "rand-n17", "rand-n2.5",
                              "rand-inc2", "rand-p1.5", "rand-w0", "rand-mstdinf", "rand-m9x", "augmix-m9", "randm9",
-                             "rand-mmax101", "rand-m nan", "rand-m101-mmax101", "rand-mstd2e6"};
+                             "rand-mmax101", "rand-m nan", "rand-m101-mmax101", "rand-mstd2e6",
+                             // hexadecimal, refused as in every flag (strtod read rand-m0x5 as 5)
+                             "rand-m0x5", "rand-m0X1p3", "rand-mstd0x10", "rand-n0x2", "rand-mmax0x10", "rand-p0x1"};
     for (size_t i = 0; i < sizeof badspec / sizeof badspec[0]; i++) {
         why[0] = 0;
         CHECK(randaug_parse(badspec[i], &s, why, sizeof why) == -1 && why[0], "'%s' refused with a reason", badspec[i]);

@@ -95,6 +95,9 @@ static void put_line(FILE *f, const char *prefix, const char *line) {
     out[n++] = '\n';
     out[n] = 0;
     progress_break_line(f);   // a line of its own, not after a progress bar on the terminal
+    // Standard output's lines before it go first: where both streams go to one file or pipe (`> log
+    // 2>&1`), stdout's buffer held classify's results back past the failures said after them.
+    if (f == stderr) fflush(stdout);
     fputs(out, f);
     if (out != stack) free(out);
     cli_stream_check(f);
@@ -660,12 +663,24 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             // flag is written --out=--force or --out ./--force.
             // The word echoed clipped as any other (docs/interface.md, section 1); the hint, which the
             // user copies, names it whole or, when cut, as NAME.
-            if (!eq && is_flag_of(flags, nflags, v)) {
+            // A word of two dashes that is no flag of the command is taken for one too, as argparse takes
+            // it: `--out --overwrit` (a misspelt --overwrite) made a run folder named --overwrit.
+            int own = !eq && is_flag_of(flags, nflags, v), dashes = !eq && !own && v[0] == '-' && v[1] == '-';
+            if (own || dashes) {
                 const char *w = utf8_clip(word, v), *named = strcmp(w, v) ? "NAME" : w;
+                char what[600] = "is a flag";
+                if (dashes) {
+                    char near[512];
+                    size_t vlen = strcspn(v, "=");
+                    if (!v[2]) snprintf(what, sizeof what, "ends the flags");
+                    else if (closest_flags(flags, nflags, v, vlen, near, sizeof near))
+                        snprintf(what, sizeof what, "looks like a flag (did you mean %s?)", near);
+                    else snprintf(what, sizeof what, "looks like a flag");
+                }
                 if (f->type == FLAG_PATH)
-                    cli_error(command, "flag %s needs a value (the next argument, %s, is a flag; a file so named is "
-                              "written %s=%s or %s ./%s)", name, w, name, named, name, named);
-                else cli_error(command, "flag %s needs a value (the next argument, %s, is a flag)", name, w);
+                    cli_error(command, "flag %s needs a value (the next argument, %s, %s; a file so named is "
+                              "written %s=%s or %s ./%s)", name, w, what, name, named, name, named);
+                else cli_error(command, "flag %s needs a value (the next argument, %s, %s)", name, w, what);
                 return CLI_USAGE;
             }
             int rc = set_value(command, f, v);

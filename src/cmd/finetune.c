@@ -1121,6 +1121,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (cli_flag(flags, nflags, "--log-every")->seen) r->log_every = a->log_every;
         if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = a->eval_every;
         if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = a->ckpt_every;
+        else if (cli_flag(flags, nflags, "--eval-every")->seen) r->ckpt_every = r->eval_every;   // as in a new run
         if (cli_flag(flags, nflags, "--keep")->seen) r->keep = a->keep;
     }
 

@@ -334,6 +334,39 @@ long run_folder_snapshot_after(const char *dir, long step) {
     return newest == -2 ? -2 : newest > step ? newest : -1;
 }
 
+// The step and total_steps of the checkpoint at path's train_state: 0, or -1 when they cannot be read.
+static int saved_schedule(const char *path, long *step, long *total) {
+    char err[CLI_ERR_MAX];
+    StFile *f = st_open_header(path, err, sizeof err);
+    const char *ts = f ? st_meta(f, "train_state") : NULL;
+    cJSON *o = ts ? cJSON_Parse(ts) : NULL;
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "step"), *n = cJSON_GetObjectItemCaseSensitive(o, "total_steps");
+    int ok = cJSON_IsNumber(s) && cJSON_IsNumber(n);
+    if (ok) { *step = (long)s->valuedouble; *total = (long)n->valuedouble; }
+    cJSON_Delete(o);
+    if (f) st_close(f);
+    return ok ? 0 : -1;
+}
+
+long run_folder_later_schedule(const char *dir, long step, long total, long *its_total) {
+    DIR *d = opendir(dir);
+    if (d == NULL) return -2;
+    char path[4400];
+    long found = -1, s, n;
+    struct dirent *e;
+    while (found < 0 && (errno = 0, e = readdir(d))) {
+        if (snapshot_step(e->d_name) <= step) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!saved_schedule(path, &s, &n) && s > step && n != total) { found = s; *its_total = n; }
+    }
+    int failed = found < 0 ? errno : 0;
+    closedir(d);
+    if (failed != 0) { errno = failed; return -2; }
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
+    if (found < 0 && !saved_schedule(path, &s, &n) && s > step && n != total) { found = s; *its_total = n; }
+    return found;
+}
+
 int run_folder_has_checkpoint(const char *dir) {
     char path[4400];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);

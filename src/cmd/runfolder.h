@@ -288,6 +288,12 @@ void run_remove_stale_temp_files(const char *dir);
 // The step of dir's newest checkpoint-<step>.safetensors when it is past step, else -1; -2 with errno
 // when dir cannot be listed (a later snapshot may be there: the caller says so, not a guess).
 long run_folder_snapshot_after(const char *dir, long step);
+// The step of a checkpoint in dir past step (a numbered snapshot, or checkpoint.safetensors) whose
+// train_state's total_steps is not total, with *its_total that total; -1 when none; -2 with errno when
+// dir cannot be listed. A run extended with --steps since step, resumed from there on the old schedule,
+// left the longer schedule's snapshots among its files (docs/interface.md, section 9). A file whose
+// state cannot be read is passed over (a resume of it says why).
+long run_folder_later_schedule(const char *dir, long step, long total, long *its_total);
 // 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not,
 // -1 with errno when it has no checkpoint.safetensors and cannot be listed (a snapshot may be there).
 int run_folder_has_checkpoint(const char *dir);

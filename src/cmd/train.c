@@ -290,6 +290,11 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
     if (cli_flag(flags, nflags, "--eval-every")->seen) r->eval_every = given->eval_every;
     if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = given->ckpt_every;
     if (cli_flag(flags, nflags, "--sample-every")->seen) r->sample_every = given->sample_every;
+    // Not given, they follow a given --eval-every, as in a new run (new_run_state)
+    if (cli_flag(flags, nflags, "--eval-every")->seen) {
+        if (!cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = r->eval_every;
+        if (!cli_flag(flags, nflags, "--sample-every")->seen) r->sample_every = r->eval_every;
+    }
     if (cli_flag(flags, nflags, "--keep")->seen) r->keep = given->keep;
     if (cli_flag(flags, nflags, "--val-max")->seen) r->val_max = given->val_max;
     return 0;
@@ -304,6 +309,7 @@ static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flag
         if (run_epoch_steps("train", a->epochs, t->ntrain, r->batch, &total, err, errlen)) return CLI_USAGE;
     } else if (cli_flag(flags, nflags, "--steps")->seen) total = given->total_steps;
     else return 0;
+    if (total == r->total_steps) return 0;   // the run's own: its command line with --resume added goes on
     if (total <= r->step) {
         snprintf(err, errlen, "train --resume: the run is at step %ld; --steps/--epochs must give more steps than that "
                  "(asked for %ld in total)", r->step, total);
@@ -421,6 +427,21 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
                      "made on its old schedule; going on from step %ld with other --steps/--epochs would leave them "
                      "among the new run's files; continue in a folder of its own with --out DIR (or move them away)",
                      a->resume, t->run_dir, later, t->rs.step);
+            return CLI_USAGE;
+        }
+        // Without --steps/--epochs on the snapshot's own schedule, where the run was extended since: the
+        // later snapshots of the longer schedule would stay the same way.
+        long its_total = 0;
+        long other = same && !t->goes_on[0] ? run_folder_later_schedule(t->run_dir, t->rs.step, t->rs.total_steps, &its_total) : -1;
+        if (other == -2) {
+            snprintf(err, errlen, "train --resume %s: cannot list the folder %s: %s", a->resume, t->run_dir, strerror(errno));
+            return 1;
+        }
+        if (other >= 0) {
+            snprintf(err, errlen, "train --resume %s: %s holds later checkpoints of this run on another schedule "
+                     "(step %ld of %ld; this snapshot's is of %ld steps); going on from step %ld would leave them among "
+                     "its files; continue in a folder of its own with --out DIR (or move them away)", a->resume,
+                     t->run_dir, other, its_total, t->rs.total_steps, t->rs.step);
             return CLI_USAGE;
         }
         if (same) { *own = 1; return 0; }

@@ -23,10 +23,12 @@ const char *randaug_op_name(int op, int increasing) {
 // ---------------------------------------------------------------------------------------------
 // The spec
 
-// A whole decimal number in [lo, hi] -> 0 and *v.
+// A decimal number in [lo, hi] (digits, a point, an exponent: as Python's float() reads it, which timm
+// parses the sections with) -> 0 and *v. Hexadecimal is refused, as in every flag (strtod took
+// rand-m0x5 as magnitude 5; docs/interface.md, section 1).
 static int parse_number(const char *s, double lo, double hi, double *v) {
     char *end;
-    if (!isdigit((unsigned char)*s)) return -1;
+    if (!isdigit((unsigned char)*s) || strspn(s, "0123456789.eE+-") != strlen(s)) return -1;
     *v = strtod(s, &end);
     return *end || !isfinite(*v) || *v < lo || *v > hi ? -1 : 0;
 }
