@@ -301,6 +301,11 @@ wait_step "$dir/int" 3
 mpi -np 2 "$VITMAE" train $lsmall --steps 100000 --threads 1 --out "$dir/int" > /dev/null 2> "$dir/int2.err"; rc=$?
 t "a second job into a running job's --out: exit 1 ($rc), one line, the first goes on" \
   '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/int2.err")" -eq 1 ] && grep -q "^vitmae: train: .*/int: in use by another vitmae process" "$dir/int2.err" && kill -0 $pid'
+#    ... and a --resume of it, which holds no checkpoint yet: the same line, exit 1 (rank 1, which takes no
+#    lock, found no checkpoint, exit 2, and the job exited 2 under rank 0's line of exit 1).
+mpi -np 2 "$VITMAE" train --resume "$dir/int" --threads 1 > /dev/null 2> "$dir/int3.err"; rc=$?
+t "a --resume of a running job's folder, no checkpoint in it yet: exit 1 ($rc), one line" \
+  '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/int3.err")" -eq 1 ] && grep -q "^vitmae: train: .*/int: in use by another vitmae process" "$dir/int3.err" && kill -0 $pid'
 start=$(date +%s)
 kill -INT $pid; wait $pid
 t "SIGINT to mpirun: the job ends within 30 s" '[ $(($(date +%s) - start)) -le 30 ]'

@@ -146,6 +146,8 @@ int main(void) {
               "-np 6 of 16 groups, --accum 2: %s", err);
         CHECK(dist_check_groups(64, 2, 3, 2, err, sizeof err) != 0 && strstr(err, "dividing 2: run it without mpirun (or with mpirun -np 1)"),
               "-np 3 of 2 groups, --accum 2: %s", err);
+        CHECK(dist_check_groups(9, 1, 3, 1, err, sizeof err) != 0 && strstr(err, "tree over the 1 gradient group (bitwise"),
+              "-np 3 of 1 group: one group, not '1 gradient groups': %s", err);
         CHECK(dist_check_groups(48, 16, 16, 1, err, sizeof err) == 0, "16 groups of 3, 16 processes");
         CHECK(dist_check_groups(64, 4, 8, 1, err, sizeof err) != 0 && strstr(err, "--groups"), "8 processes, 4 groups: %s", err);
         CHECK(dist_check_groups(64, 8, 4, 4, err, sizeof err) != 0 && strstr(err, "4 micro-batches cannot share the 2 gradient groups each of the 4 processes"), "4 x 4 refused: %s", err);

@@ -378,7 +378,7 @@ int cli_agree(int rc) {
     }
     if (rc && pending[0] && (dist_rank() == 0 || rc0 == 0)) print_line(pending);
     pending[0] = 0;
-    return any;
+    return rc0 ? rc0 : any;
 }
 
 volatile sig_atomic_t cli_stdout_lossy = 0;

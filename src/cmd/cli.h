@@ -252,7 +252,10 @@ int cli_mask_ratio_refused(const char *cmd, int given, const char *ckpt_path, co
 // cli_agree(rc) ends the phase: every rank learns the largest rc, rank 0 prints its kept message,
 // another rank prints its own only when rank 0 did not fail, so a failure every rank meets (a
 // missing folder) is printed once and a rank's own (its memory, its copy of the data) is named. A
-// collective call is then never half attended. cli_agree is collective; it returns the largest rc.
+// collective call is then never half attended. cli_agree is collective; it returns rank 0's rc when
+// rank 0 failed (the status of the line said: a folder locked by another run is exit 1 on every rank,
+// though another rank, which does not take the lock, found no checkpoint there, exit 2), else the
+// largest rc.
 void cli_defer(int on);
 int cli_agree(int rc);
 #endif

@@ -74,8 +74,8 @@ int parallel_check(const char *mode, int groups, int accum, int threads, int *wo
     if (fits) *workers = threads;
     if (fits || !strcmp(mode, "auto")) return 0;
     if (!grad_workers_fit(mine, threads))
-        snprintf(err, errlen, "groups needs 2 or more threads, a power of two dividing the %d gradient groups%s (%d thread%s)",
-                 mine, procs > 1 ? " of each process" : "", threads, threads == 1 ? "" : "s");
+        snprintf(err, errlen, "groups needs 2 or more threads, a power of two dividing the %d gradient group%s%s (%d thread%s)",
+                 mine, mine == 1 ? "" : "s", procs > 1 ? " of each process" : "", threads, threads == 1 ? "" : "s");
     else {
         int each = mine / threads;
         char use[48];

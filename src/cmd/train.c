@@ -661,8 +661,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
 
     // The gradient groups: fixed for the run; this job's N processes and --accum K must divide them.
     if (resuming && a->groups && a->groups != t->rs.grad_groups) {
-        snprintf(err, sizeof err, "%d: this run sums each step as %d gradient groups, fixed when it started so that "
-                 "it continues bitwise (leave --groups out)", a->groups, t->rs.grad_groups);
+        snprintf(err, sizeof err, "%d: this run sums each step as %d gradient group%s, fixed when it started so that "
+                 "it continues bitwise (leave --groups out)", a->groups, t->rs.grad_groups, t->rs.grad_groups == 1 ? "" : "s");
         ckpt_free(init);
         return cli_report("train --groups", err, CLI_USAGE);
     }

@@ -418,8 +418,8 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         if (last) snprintf(way, sizeof way, "run it without mpirun or with mpirun -np %s", counts);
         else snprintf(way, sizeof way, "run it without mpirun (or with mpirun -np 1)");
         snprintf(err, errlen, "%d processes: each must own a whole subtree of the fixed pairwise tree over the "
-                 "%d gradient groups (bitwise equal results for any process count), so the count must be a "
-                 "power of two dividing %d: %s", procs, groups, groups, way);
+                 "%d gradient group%s (bitwise equal results for any process count), so the count must be a "
+                 "power of two dividing %d: %s", procs, groups, groups == 1 ? "" : "s", groups, way);
         return DIST_BAD_PROCS;
     }
     if (groups % procs) {
