@@ -365,6 +365,21 @@ t "data folder moved mid-run: exit 1, one line ($(head -c 300 "$dir/rmove.err"))
   --threads 2 > /dev/null 2>&1; rc=$?
 t "data folder moved mid-run: the run resumes with --data at its new place" '[ $rc -eq 0 ]'
 
+# The --val folder moved during the run: its line names it as the validation folder (it said "the data
+# folder"), and no "skipped VAL: the folder is gone ...; its images are left out from now on" comes
+# before it (which the stop then contradicted): the one line naming vmoving. The step's checkpoint
+# saved, and a resume with --val at its new place goes on. (data/'s broken file is said as it is met.)
+cp -r "$dir/val" "$dir/vmoving"
+"$VITMAE" train $base --val "$dir/vmoving" --steps 1000000 --eval-every 2 --ckpt-every 2 --cache-mb 0 \
+  --store none --threads 2 --out "$dir/rvmove" > /dev/null 2> "$dir/rvmove.err" &
+moved_mid_run $! "$dir/rvmove" "$dir/vmoving" "$dir/vmoved"
+t "--val folder moved mid-run: exit 1, its line, nothing skipped ($(head -c 400 "$dir/rvmove.err"))" \
+  '[ $rc -eq 1 ] && [ "$(grep "vmoving" "$dir/rvmove.err")" = "vitmae: train: $dir/vmoving: the validation folder (--val) is gone (moved or deleted during the run)" ] &&
+   grep -q "^vitmae: saved $dir/rvmove/checkpoint.safetensors at step" "$dir/rvmove.err"'
+"$VITMAE" train --resume "$dir/rvmove" --val "$dir/vmoved" --steps $(($(saved_step "$dir/rvmove/checkpoint.safetensors") + 1)) \
+  --threads 2 > /dev/null 2>&1; rc=$?
+t "--val folder moved mid-run: the run resumes with --val at its new place" '[ $rc -eq 0 ]'
+
 # Two class folders deleted during the run: one line for each folder, not one per image (nor one each
 # time the batches switch between them); the run goes on (SIGINT ends it, exit 0).
 # Two small folders of 4 images each go (a batch all of them takes its images from the other folders:

@@ -414,6 +414,7 @@ static int evaluate(FineTune *t, double *val_loss, double *val_top1, char *err, 
             }
         }
     }
+    if ((rc || used < nval) && run_val_folder_gone(val_set(t), err, errlen)) return -1;
     report_broken(t, val_set(t), 0);
     if (rc) return -1;
     t->val_used = used;
@@ -968,6 +969,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     int rc = scan(t->data_dir, t, img, &t->ds);
     if (rc) return rc;
     if (t->val_dir && (rc = scan(t->val_dir, t, img, &t->vds))) return rc;
+    t->vds.root_role = RUN_VAL_ROLE;
     if (!resuming) {
         if (a->from_scratch && (rc = build_model(t, flags, nflags))) return rc;
         if (t->ds.nclasses < 2) {

@@ -1075,6 +1075,15 @@ void run_report_no_validation(int *said, int n, const char *cols) {
                 cols);
 }
 
+int run_val_folder_gone(const Dataset *vds, char *err, size_t errlen) {
+    if (!dataset_root_gone(vds, err, errlen)) return 0;
+    DataSkip b[16];
+    int nb;
+    while ((nb = dataset_take_broken(vds, b, NULL, 16)) > 0)
+        for (int i = 0; i < nb; i++) { free(b[i].path); free(b[i].reason); }
+    return -1;
+}
+
 void run_warn_batch_repeats(int batch, int ntrain) {
     if (ntrain <= 0 || batch <= ntrain) return;
     cli_message("warning: --batch %d is more than the %d training image%s: a step takes each image %.1f times on "

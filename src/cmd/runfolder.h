@@ -92,6 +92,14 @@ void run_report_broken(const Dataset *ds);
 // then, each with its reason): the run goes on without validation. Said once a run (*said set), so
 // that empty validation columns (cols: their names in metrics.csv) and a missing curve are explained.
 void run_report_no_validation(int *said, int n, const char *cols);
+// The folder an evaluation reads (the --val folder, or --data's for a held-out split) gone during the
+// run: -1 with err "DIR: the validation folder (--val) is gone (moved or deleted during the run)" (or
+// "the data folder"), and the images it marked broken meanwhile forgotten, not said: the run stops on
+// that one line, as for the data folder (its files said "skipped DIR: the folder is gone ...; its images
+// are left out from now on" first, which the stop then contradicted). 0 while it is there.
+int run_val_folder_gone(const Dataset *vds, char *err, size_t errlen);
+// What the --val folder's messages call it (Dataset.root_role).
+#define RUN_VAL_ROLE "validation folder (--val)"
 // The line that ends train's and finetune's runs on stdout (docs/data.md): where the working images of ds
 // came from (decoded, the store, the cache) and how long the steps_run steps of this session waited for
 // them, total_wait seconds in all. Under mpirun collective (every rank calls it): the processes' counts

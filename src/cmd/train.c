@@ -605,6 +605,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
             ckpt_free(init);
             return cli_report(dataset_err_what(src, val), err, 1);
         }
+        t->val_ds.root_role = RUN_VAL_ROLE;
         if (t->val_ds.n == 0) {
             run_report_skipped(&t->val_ds);   // the files that explain the failure, as --data's above
             ckpt_free(init);

@@ -161,6 +161,7 @@ static int evaluate(Train *t, double *val_loss, double *val_psnr, char *err, siz
         used += n;
         b0 = end;
     }
+    if ((rc || used < nval) && run_val_folder_gone(t->vds, err, errlen)) return -1;
     train_out_report_broken(t, t->vds, 0);
     if (rc) return -1;
     if (used == 0) run_report_no_validation(&t->val_none_said, nval, "val_loss and val_psnr");

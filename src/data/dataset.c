@@ -1055,14 +1055,17 @@ static int root_check(const Dataset *ds, char *err, size_t errlen) {
     if (!ds->root) return 0;
     int e = stat(ds->root, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
     if (!e) return 0;
+    const char *role = ds->root_role ? ds->root_role : "data folder";
     if (e == ENOENT || e == ENOTDIR)
-        snprintf(err, errlen, "%s: the data folder is gone (moved or deleted during the run)", ds->root);
+        snprintf(err, errlen, "%s: the %s is gone (moved or deleted during the run)", ds->root, role);
     else {
         char reason[128];
-        snprintf(err, errlen, "%s: the data folder cannot be reached: %s", ds->root, file_reason(e, reason, sizeof reason));
+        snprintf(err, errlen, "%s: the %s cannot be reached: %s", ds->root, role, file_reason(e, reason, sizeof reason));
     }
     return -1;
 }
+
+int dataset_root_gone(const Dataset *ds, char *err, size_t errlen) { return root_check(ds, err, errlen); }
 
 // Item `item`'s view with the random stream of batch image key: 0 made (*used = item), 1 broken (now
 // marked: the next candidate is tried), or the error that stops the batch (err set).

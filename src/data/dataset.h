@@ -102,6 +102,7 @@ typedef struct DataShared DataShared;   // the cache, the store and late failure
 
 typedef struct {
     char *root;
+    const char *root_role;    // what messages call the root: NULL "data folder", or the caller's ("validation folder")
     DataItem *items;          // usable images, in scan order
     int n;
     char **class_names;       // sorted
@@ -233,6 +234,9 @@ int  dataset_any_broken(const Dataset *ds, const int *items, int n);
 // {path, reason} copied (malloc'ed strings, the caller frees them), and their item indices in items
 // (when not NULL). Returns how many.
 int  dataset_take_broken(const Dataset *ds, DataSkip *out, int *items, int max);
+// 0 while ds's root folder is there; else -1 with err "ROOT: the data folder is gone (moved or deleted
+// during the run)" (root_role in place of "data folder" when set), or "... cannot be reached: WHY".
+int  dataset_root_gone(const Dataset *ds, char *err, size_t errlen);
 
 // Per-channel mean and standard deviation (population) of the evaluation views of up to `limit`
 // items (limit <= 0: 10,000) of idx, picked evenly: idx[k * n / m] for k < m = min(n, limit), m
