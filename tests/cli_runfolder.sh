@@ -54,6 +54,12 @@ mkdir -p "$dir/sheets/samples" && echo "my sheet" > "$dir/sheets/samples/step-2.
 "$VITMAE" train $small --steps 2 --out "$dir/sheets" > /dev/null 2>"$dir/err"; rc=$?
 t "a folder with a samples/ folder: exit 2, one line naming it and --overwrite, the sheet kept ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out $dir/sheets: the folder holds samples/, which a run writes over; pass --overwrite" "$dir/err" && [ "$(cat "$dir/sheets/samples/step-2.png")" = "my sheet" ] && [ "$(ls "$dir/sheets")" = samples ]'
+# A samples/ folder with no sheet in it (empty, or a user's notes) has nothing a run writes over: the
+# run goes on there (it was refused as a folder of sheets), the notes kept.
+mkdir -p "$dir/notes/samples" && echo "my notes" > "$dir/notes/samples/notes.txt"
+"$VITMAE" train $small --steps 2 --out "$dir/notes" > /dev/null 2>"$dir/err"; rc=$?
+t "a folder whose samples/ holds only notes.txt: the run goes on, the notes kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/notes/samples/notes.txt")" = "my notes" ] && [ -s "$dir/notes/checkpoint.safetensors" ]'
 # A metrics.csv of the user's (not a run's header) is named as curves.png is, with the plot beside it:
 # the refusal said "a run that stopped before its first checkpoint", and its --resume advised
 # --overwrite. A run's metrics.csv alone is still a stopped run (the loop below).

@@ -142,6 +142,24 @@ static const char *run_folder_kind(const char *dir) {
     return kind;
 }
 
+int run_folder_has_sheets(const char *dir) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/samples", dir);
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0;
+    DIR *d = opendir(path);
+    if (!d) return 1;   // cannot be listed: may hold sheets, never written over
+    int found = 0;
+    struct dirent *e;
+    while (!found && (errno = 0, e = readdir(d))) {
+        const char *end;
+        found = name_step(e->d_name, "step-", &end) >= 0 && !strcmp(end, ".png");
+    }
+    if (!found && errno) found = 1;
+    closedir(d);
+    return found;
+}
+
 // The outputs a run writes over that a folder holds with no record of a run (no config.json, and no
 // metrics.csv or one whose first line is not a run's header): a user's own metrics.csv or curves.png
 // (train's samples/ too), which is no run that stopped early. Their names in buf ("metrics.csv and
@@ -156,8 +174,7 @@ static const char *user_outputs(const char *cmd, const char *dir, char *buf, siz
     if (metrics && run_folder_kind(dir)) return NULL;   // a run's rows
     snprintf(path, sizeof path, "%s/curves.png", dir);
     int curves = lstat(path, &st) == 0;
-    snprintf(path, sizeof path, "%s/samples", dir);
-    int sheets = !strcmp(cmd, "train") && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    int sheets = !strcmp(cmd, "train") && run_folder_has_sheets(dir);
     const char *names[3];
     int k = 0;
     if (metrics) names[k++] = "metrics.csv";

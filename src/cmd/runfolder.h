@@ -296,6 +296,9 @@ void run_remove_stale_temp_files(const char *dir);
 // The step of dir's newest checkpoint-<step>.safetensors when it is past step, else -1; -2 with errno
 // when dir cannot be listed (a later snapshot may be there: the caller says so, not a guess).
 long run_folder_snapshot_after(const char *dir, long step);
+// 1 when dir/samples holds a sample sheet (samples/step-<step>.png), which a new run writes over, or
+// cannot be listed; 0 when it is missing, empty, or holds only other files (a user's notes).
+int run_folder_has_sheets(const char *dir);
 // The step of a checkpoint in dir past step (a numbered snapshot, or checkpoint.safetensors) whose
 // train_state's total_steps is not total, with *its_total that total; -1 when none; -2 with errno when
 // dir cannot be listed. A run extended with --steps since step, resumed from there on the old schedule,

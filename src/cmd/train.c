@@ -446,11 +446,9 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         }
         if (same) { *own = 1; return 0; }
     }
-    // A samples/ folder counts too: a new run writes its sheets samples/step-N.png over those there.
-    char sheets[4200];
-    struct stat sst;
-    snprintf(sheets, sizeof sheets, "%s/samples", t->run_dir);
-    int has_sheets = stat(sheets, &sst) == 0 && S_ISDIR(sst.st_mode);
+    // A samples/ folder of sheets counts too: a new run writes its sheets samples/step-N.png over those
+    // there (an empty one, or one of a user's notes, holds none to write over).
+    int has_sheets = run_folder_has_sheets(t->run_dir);
     if (!run_folder_has_run(t->run_dir) && !has_sheets) return 0;
     if (resumed_dir[0]) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_OTHER, err, errlen);
     int has = a->overwrite ? 1 : run_folder_has_checkpoint(t->run_dir);
