@@ -441,6 +441,14 @@ out=$("$VITMAE" data "$dir/dl" 2>"$dir/err"); rc=$?
 t "data: a link to nothing that may be a folder is skipped, with its target ($rc: $(printf '%s' "$out" | tr '\n' '|'))" \
   '[ $rc -eq 0 ] && printf "%s\n" "$out" | grep -qx "$dir/dl: 1 ok, 1 skipped, 1 ignored" &&
    printf "%s\n" "$out" | grep -qx "  $dir/dl/dog: a symbolic link to $dir/usb/dog, which does not exist"'
+# The same link given as the folder itself (data DIR, train --data, probe --train): named so, as embed
+# and reconstruct name it as an INPUT, where it said "No such file or directory" (exit 1 each).
+"$VITMAE" data "$dir/dl/dog" > /dev/null 2> "$dir/err1"; r1=$?
+"$VITMAE" train --data "$dir/dl/dog" --steps 1 > /dev/null 2> "$dir/err2"; r2=$?
+"$VITMAE" probe --train "$dir/dl/dog" --test "$dir/dl" --pixels --img 16 > /dev/null 2> "$dir/err3"; r3=$?
+want="vitmae: $dir/dl/dog: a symbolic link to $dir/usb/dog, which does not exist"
+t "a link to nothing as DIR of data, train --data, probe --train: its target named ($r1 $r2 $r3: $(cat "$dir/err1" "$dir/err2" "$dir/err3" | tr "\n" "|"))" \
+  '[ $r1 -eq 1 ] && [ $r2 -eq 1 ] && [ $r3 -eq 1 ] && [ "$(cat "$dir/err1")" = "$want" ] && [ "$(cat "$dir/err2")" = "$want" ] && [ "$(cat "$dir/err3")" = "$want" ]'
 # A folder that can be listed but not searched (read without execute permission: `chmod -R 644 photos`
 # leaves every folder so) names files that cannot be opened. Its sub-folders were counted as "other
 # files ignored (not images, only counted)", their images left out without a word, and such a DIR said

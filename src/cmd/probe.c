@@ -55,8 +55,8 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     DatasetOptions opt = {.max_pixels = max_pixels};
     memset(out, 0, sizeof *out);
     struct stat st;
-    char reason[128];
-    if (stat(dir, &st)) { cli_error(dir, "%s", file_reason(errno, reason, sizeof reason)); return 1; }   // as every command: a runtime failure
+    char reason[4400];   // a link to nothing: its target named (file_path_reason)
+    if (stat(dir, &st)) { cli_error(dir, "%s", file_path_reason(dir, errno, reason, sizeof reason)); return 1; }   // as every command: a runtime failure
     if (!S_ISDIR(st.st_mode)) {   // exit 1, as data, train, finetune and eval say "not a folder"
         cli_error(flag, "%s is not a folder: probe needs DIR/<class>/<image> (one sub-folder per class)", dir);
         return 1;

@@ -433,8 +433,11 @@ int dataset_scan(const char *root, const DatasetOptions *opt, Dataset *ds, char 
     DatasetOptions o = opt ? *opt : (DatasetOptions){0};
     ds->max_pixels = o.max_pixels > 0 ? o.max_pixels : VITMAE_DEFAULT_MAX_PIXELS;
     struct stat st;
-    char reason[128];
-    if (stat(root, &st) != 0) { snprintf(err, errlen, "%s", file_reason(errno, reason, sizeof reason)); return -1; }
+    if (stat(root, &st) != 0) {   // a link to nothing named so, as an INPUT's and a folder's entries are
+        char reason[4400];
+        snprintf(err, errlen, "%s", file_path_reason(root, errno, reason, sizeof reason));
+        return -1;
+    }
     if (!S_ISDIR(st.st_mode)) { snprintf(err, errlen, "not a folder"); return -1; }
 
     Walk wk = {0};
