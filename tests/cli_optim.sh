@@ -78,6 +78,10 @@ t "--lr 0.01 --blr 0.001: refused ($(cat "$dir/both.log"))" \
    grep -qx "vitmae: train --blr: 0.001: the base rate gives the learning rate (x batch / 256) only when --lr is not given, and --lr 0.01 is (leave one out)" "$dir/both.log"'
 "$VITMAE" train --resume "$dir/dflt" --steps 41 --lr 0.001 --blr 0.064 > "$dir/dflt2.log" 2>&1; rc=$?
 t "a resume given the run's --lr and --blr goes on ($(grep vitmae: "$dir/dflt2.log"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/dflt/checkpoint.safetensors")" = 41 ]'
+# --lr -0 is 0: it was echoed "lr -0.000e+00" and written -0 in metrics.csv's lr column and the state.
+train negzero --steps 1 --lr -0
+t "--lr -0: echoed and written as 0 ($(grep -o "lr [-0-9.e+]*" "$dir/negzero.log" | head -n 1); $(tail -n 1 "$dir/negzero/metrics.csv" | cut -d, -f3))" \
+  'grep -q "lr 0.000e+00" "$dir/negzero.log" && ! grep -q -- "lr -0" "$dir/negzero.log" && [ "$(tail -n 1 "$dir/negzero/metrics.csv" | cut -d, -f3)" = 0 ]'
 
 # 2. A step with lr 0 (the first of a warm-up) changes nothing: as a run with --lr 0.
 train warm --steps 3 --warmup-steps 2 --lr 0.01 --ckpt-every 1 --keep 5

@@ -876,6 +876,18 @@ t "train --out --overwrit, reconstruct --out --json, train --out --: exit 2, one
    [ "$(cat "$tmp/err")" = "vitmae: train: flag --out needs a value (the next argument, --overwrit, looks like a flag (did you mean --overwrite?); a file so named is written --out=--overwrit or --out ./--overwrit)" ] &&
    [ "$(cat "$tmp/err2")" = "vitmae: reconstruct: flag --out needs a value (the next argument, --json, looks like a flag; a file so named is written --out=--json or --out ./--json)" ] &&
    [ "$(cat "$tmp/err3")" = "vitmae: train: flag --out needs a value (the next argument, --, ends the flags; a file so named is written --out=-- or --out ./--)" ]'
+# A sign on the index flags as on every integer flag: embed's --layer refused "-0", which attention's
+# took, and attention's --layer/--head/--query refused "+1", which every numeric flag takes. The same
+# blocks as unsigned: the features equal.
+am="$VITMAE_ROOT/tests/fixtures/attn_model.safetensors"; ai="$VITMAE_ROOT/tests/fixtures/attn_input.png"
+"$VITMAE" embed --ckpt "$am" --out "$tmp/l0.npy" --layer -0 "$ai" > /dev/null 2> "$tmp/err"; r1=$?
+"$VITMAE" embed --ckpt "$am" --out "$tmp/l0b.npy" --layer 0 "$ai" > /dev/null 2>&1
+"$VITMAE" embed --ckpt "$am" --out "$tmp/l1.npy" --layer +1 "$ai" > /dev/null 2>> "$tmp/err"; r2=$?
+"$VITMAE" embed --ckpt "$am" --out "$tmp/l1b.npy" --layer 1 "$ai" > /dev/null 2>&1
+"$VITMAE" attention --ckpt "$am" --out "$tmp/sg" --mode patch --layer +1 --head +0 --query +1,-0 "$ai" > /dev/null 2>> "$tmp/err"; r3=$?
+t "--layer -0 and +1 (embed), --layer +1 --head +0 --query +1,-0 (attention): taken as 0 and 1 ($r1 $r2 $r3: $(cat "$tmp/err"))" \
+  '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $r3 -eq 0 ] && cmp -s "$tmp/l0.npy" "$tmp/l0b.npy" && cmp -s "$tmp/l1.npy" "$tmp/l1b.npy" &&
+   [ -s "$tmp/sg/attn_input/patch01x00-layer01-head00.png" ]'
 # ... and that next word echoed as any other word of the command line (docs/interface.md, section 1):
 # `--out --steps=<300 bytes>` quoted all 300 bytes three times; now its first 96 and "...", the hint NAME.
 long=$(printf 'x%.0s' $(seq 300))

@@ -81,8 +81,10 @@ typedef struct {
 // ---------------------------------------------------------------------------------------------
 // Flag values
 
-// Digits, with a minus at most: strtol would also skip spaces and take a plus (docs/interface.md).
-static int starts_integer(const char *s) { return isdigit((unsigned char)s[0]) || s[0] == '-'; }
+// Digits after a sign at most, as every integer flag reads them (cmd/cli.c): strtol would also skip
+// spaces. A plus was refused here and taken by the numeric flags, "-0" taken here and refused by embed's
+// --layer (docs/interface.md, section 1).
+static int starts_integer(const char *s) { return isdigit((unsigned char)s[0]) || s[0] == '-' || s[0] == '+'; }
 
 // A selection flag: a number (*is_number = 1, *n), or one of the words (*word = its index).
 // Returns 0, or -1 when s is neither.

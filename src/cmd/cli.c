@@ -476,6 +476,7 @@ static int set_value(const char *command, Flag *f, const char *v) {
             cli_error(what, "%s is out of range [%g, %g]", utf8_clip(word, v), f->min, f->max);   // as written: 1.0000001 is not "1"
             return CLI_USAGE;
         }
+        if (x == 0) x = 0;   // -0 is 0: it was echoed "lr -0.000e+00" and kept as -0 in metrics.csv and the state
         if (f->type == FLAG_DOUBLE) *(double *)f->dst = x;
         else *(float *)f->dst = (float)x;
         return CLI_OK;

@@ -37,7 +37,9 @@ int features_layer_parse(const char *s, int depth, int *layer, char *err, size_t
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < 0 || v >= depth || !isdigit((unsigned char)s[0])) {   // no spaces or '+'
+    // A sign and digits, as every integer flag reads them (no spaces): "+1" and "-0" are blocks 1 and 0.
+    int plain = isdigit((unsigned char)s[0]) || ((s[0] == '+' || s[0] == '-') && isdigit((unsigned char)s[1]));
+    if (!*s || *end || errno || v < 0 || v >= depth || !plain) {
         char word[UTF8_CLIP_SIZE];   // the flag's value, echoed as cmd/cli.h says (cli_error)
         snprintf(err, errlen, "'%s' is not 'last' or a block of this encoder (0..%d)", utf8_clip(word, s), depth - 1);
         return -1;
