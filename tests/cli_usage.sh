@@ -60,6 +60,17 @@ for h in --help -h help --version; do
     '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && cat "$tmp/out" | cmp -s - "$want" && [ -s "$want" ]'
 done
 t "help help is the list of commands" 'grep -q "^usage: vitmae COMMAND" "$tmp/list" && grep -q "^usage: vitmae version" "$tmp/vhelp"'
+# `vitmae --help train` and `-h train` are `help train`, as `git --help status` (they printed the list,
+# the word dropped); `vitmae ""` and `help ""` say what is missing (it was "vitmae: : unknown command").
+"$VITMAE" help train > "$tmp/th" 2>&1
+"$VITMAE" --help train > "$tmp/out" 2>&1; r1=$?
+"$VITMAE" -h train > "$tmp/out2" 2>&1; r2=$?
+t "--help train and -h train: train's help, exit 0 ($r1 $r2: $(head -n 1 "$tmp/out"))" \
+  '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && cmp -s "$tmp/out" "$tmp/th" && cmp -s "$tmp/out2" "$tmp/th" && grep -q "^usage: vitmae train" "$tmp/th"'
+"$VITMAE" "" > "$tmp/out" 2> "$tmp/err"; r1=$?
+"$VITMAE" help "" > "$tmp/out" 2> "$tmp/err2"; r2=$?
+t "an empty command word: exit 2, one line saying so ($r1 $r2: $(cat "$tmp/err" "$tmp/err2" | tr "\n" "|"))" \
+  '[ $r1 -eq 2 ] && [ $r2 -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: an empty argument where the command goes (see vitmae --help)" ] && cmp -s "$tmp/err" "$tmp/err2"'
 # A word of the command line echoed in a message goes through one rule (cmd/cli.h, cli_error;
 # docs/interface.md, section 1): its control characters written out, what is not UTF-8 as U+FFFD, and
 # past 96 bytes cut and marked "...". An unknown command was printed raw (a control byte as it is, all

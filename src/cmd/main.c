@@ -252,7 +252,9 @@ int main(int argc, char **argv) {
     // top-level request as it is spelled on its own: `help --version` is `help version`, and `help
     // --help`, `help -h` are `help help`, the list (docs/interface.md, section 1).
     char *help_argv[4] = {argv[0], NULL, "--help", NULL};
-    if (argc == 3 && !strcmp(argv[1], "help")) {
+    // `vitmae --help train` (and -h) as `vitmae help train`, as `git --help status`: it printed the list.
+    int asks_help = argc >= 2 && (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"));
+    if (argc == 3 && asks_help) {
         char *name = argv[2];
         if (!strcmp(name, "--version")) name = "version";
         else if (!strcmp(name, "--help") || !strcmp(name, "-h")) name = "help";
@@ -263,8 +265,8 @@ int main(int argc, char **argv) {
         }
         help_argv[1] = name;
         argv = help_argv;
-    } else if (argc > 3 && !strcmp(argv[1], "help")) {
-        cli_error("help", "takes one command (vitmae help COMMAND)");
+    } else if (argc > 3 && asks_help) {
+        cli_error(argv[1], "takes one command (vitmae help COMMAND)");
         dist_finalize();
         return 2;
     }
@@ -308,7 +310,8 @@ int main(int argc, char **argv) {
             dist_finalize();
             return rc;
         }
-    cli_error(utf8_clip(word, argv[1]), "unknown command (%s)", unknown_word_hint(argv[1], hint, sizeof hint));
+    if (!argv[1][0]) cli_error(NULL, "an empty argument where the command goes (see vitmae --help)");   // said "vitmae: : unknown command"
+    else cli_error(utf8_clip(word, argv[1]), "unknown command (%s)", unknown_word_hint(argv[1], hint, sizeof hint));
     dist_finalize();
     return 2;
 }
