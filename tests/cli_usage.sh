@@ -60,6 +60,14 @@ for h in --help -h help --version; do
     '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && cat "$tmp/out" | cmp -s - "$want" && [ -s "$want" ]'
 done
 t "help help is the list of commands" 'grep -q "^usage: vitmae COMMAND" "$tmp/list" && grep -q "^usage: vitmae version" "$tmp/vhelp"'
+# Every flag a command cannot run without is marked in its --help: attention's --ckpt, train's and
+# finetune's --data were not, where reconstruct, embed, classify and eval marked theirs.
+unmarked=""
+for cf in "attention --ckpt" "reconstruct --ckpt" "embed --ckpt" "classify --ckpt" "eval --ckpt" "eval --data" \
+          "train --data" "finetune --data"; do
+  "$VITMAE" ${cf% *} --help | grep -q "^  ${cf#* } [A-Z|]* .*(required" || unmarked="$unmarked $cf;"
+done
+t "--help marks every required flag (unmarked:$unmarked)" '[ -z "$unmarked" ]'
 # `vitmae --help train` and `-h train` are `help train`, as `git --help status` (they printed the list,
 # the word dropped); `vitmae ""` and `help ""` say what is missing (it was "vitmae: : unknown command").
 "$VITMAE" help train > "$tmp/th" 2>&1

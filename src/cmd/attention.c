@@ -1062,7 +1062,7 @@ int cmd_attention(int argc, char **argv) {
     int scale = 0, display = 512, raw = 0, threads = 0, force = 0, ema = 0;
     long seed = 0, max_pixels = VITMAE_DEFAULT_MAX_PIXELS;
     Flag flags[] = {
-        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors; encoder-only is fine)", "FILE|RUN", 0},
+        {"--ckpt", FLAG_PATH, &ckpt_path, 0, 0, NULL, "checkpoint (.safetensors, or a run folder: its checkpoint.safetensors; encoder-only is fine) (required)", "FILE|RUN", 0},
         {"--out", FLAG_PATH, &out_dir, 0, 0, NULL, "output folder (default attention)", "DIR", 0},
         {"--mode", FLAG_CHOICE, &mode_s, 0, 0, "cls|patch|rollout",
          "cls: CLS token's row; patch: --query's row; rollout: 0.5A+0.5I product (default cls)", NULL, 0},

@@ -508,7 +508,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
     Flag f[] = {
         {"--ckpt", FLAG_PATH, &a->ckpt, 0, 0, NULL, "pretrained MAE checkpoint (.safetensors, or a run folder: its checkpoint.safetensors): its encoder starts the classifier", "FILE|RUN", 0},
         {"--from-scratch", FLAG_BOOL, &a->from_scratch, 0, 0, NULL, "random init with the model flags below (the baseline)", NULL, 0},
-        {"--data", FLAG_PATH, &a->data, 0, 0, NULL, "training images in class folders DIR/<class>/...", "DIR", 0},
+        {"--data", FLAG_PATH, &a->data, 0, 0, NULL, "training images in class folders DIR/<class>/... (required, but with --resume)", "DIR", 0},
         {"--val", FLAG_PATH, &a->val, 0, 0, NULL, "validation images in class folders (default: --val-frac of --data)", "DIR", 0},
         {"--out", FLAG_PATH, &a->out, 0, 0, NULL, "run folder, not holding a run (default a new runs/finetune-<timestamp>[-N])", "RUN", 0},
         {"--resume", FLAG_PATH, &a->resume, 0, 0, NULL, "continue a fine-tuning run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},

@@ -85,7 +85,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
     r->warmup = -1; r->log_every = DEFAULT_LOG_EVERY; r->keep = DEFAULT_KEEP; r->val_max = DEFAULT_VAL_MAX;
     loader_flags_init(&a->lf); a->accum = 1; a->parallel = "auto";
     Flag f[] = {
-        {"--data", FLAG_PATH, &a->data, 0, 0, NULL, "folder of images (searched recursively)", "DIR", 0},
+        {"--data", FLAG_PATH, &a->data, 0, 0, NULL, "folder of images (searched recursively) (required, but with --resume)", "DIR", 0},
         {"--out", FLAG_PATH, &a->out, 0, 0, NULL, "run folder (default a new runs/<timestamp>[-N])", "RUN", 0},
         {"--resume", FLAG_PATH, &a->resume, 0, 0, NULL, "continue a run (its folder or a checkpoint file)", "RUN_OR_FILE", 0},
         {"--overwrite", FLAG_BOOL, &a->overwrite, 0, 0, NULL, "--out holds a run: move it aside whole to RUN.old-N, then start", NULL, 0},
