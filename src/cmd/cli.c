@@ -451,6 +451,10 @@ static int set_value(const char *command, Flag *f, const char *v) {
     case FLAG_INT:
     case FLAG_LONG: {
         long long x = strtoll(v, &end, 10);
+        if (*v && !*end && errno == ERANGE && plain_number(v)) {   // a whole number past every bound, not "not an integer"
+            cli_error(what, "%s is out of range [%.0f, %.0f]", utf8_clip(word, v), f->min, f->max);
+            return CLI_USAGE;
+        }
         if (!*v || *end || errno || !plain_number(v)) {
             cli_error(what, "'%s' is not an integer in [%.0f, %.0f]", utf8_clip(word, v), f->min, f->max);
             return CLI_USAGE;
