@@ -413,35 +413,30 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
                      RUN_FOREIGN_WHY(foreign), t->run_dir);
             return CLI_USAGE;
         }
-        // Going back to an earlier snapshot on another schedule (--steps/--epochs) in the run's own
-        // folder: the snapshots past it are of the old schedule, which the new run would not write
-        // again, so they would stay among its files (--keep pruning by step, and a --resume of them
-        // taking the new run's metrics rows as their own). Refused; the same schedule writes them again.
-        long later = same && t->goes_on[0] ? run_folder_snapshot_after(t->run_dir, t->rs.step) : -1;
-        if (later == -2) {   // a later snapshot may be there: said, not guessed (docs/interface.md section 9)
+        // Going back to an earlier snapshot in the run's own folder, where a later checkpoint is of
+        // another schedule than the one the run now goes on with (other --steps/--epochs given, or none
+        // where the run was extended since): those later checkpoints would not be written again, so they
+        // would stay among its files (--keep pruning by step, and a --resume of them taking the new run's
+        // metrics rows as their own). Refused; the same schedule writes them again, bit for bit.
+        long its_total = 0;
+        long later = same ? run_folder_later_schedule(t->run_dir, t->rs.step, t->rs.total_steps, &its_total) : -1;
+        long newest = later >= 0 && t->goes_on[0] ? run_folder_snapshot_after(t->run_dir, t->rs.step) : -1;
+        if (later == -2 || newest == -2) {   // a later snapshot may be there: said, not guessed (docs/interface.md section 9)
             snprintf(err, errlen, "train --resume %s: cannot list the folder %s: %s", a->resume, t->run_dir, strerror(errno));
             return 1;
         }
-        if (later >= 0) {
+        if (newest >= 0) {
             snprintf(err, errlen, "train --resume %s: %s holds later snapshots of this run (up to checkpoint-%ld.safetensors) "
-                     "made on its old schedule; going on from step %ld with other --steps/--epochs would leave them "
+                     "made on another schedule; going on from step %ld with other --steps/--epochs would leave them "
                      "among the new run's files; continue in a folder of its own with --out DIR (or move them away)",
-                     a->resume, t->run_dir, later, t->rs.step);
+                     a->resume, t->run_dir, newest, t->rs.step);
             return CLI_USAGE;
         }
-        // Without --steps/--epochs on the snapshot's own schedule, where the run was extended since: the
-        // later snapshots of the longer schedule would stay the same way.
-        long its_total = 0;
-        long other = same && !t->goes_on[0] ? run_folder_later_schedule(t->run_dir, t->rs.step, t->rs.total_steps, &its_total) : -1;
-        if (other == -2) {
-            snprintf(err, errlen, "train --resume %s: cannot list the folder %s: %s", a->resume, t->run_dir, strerror(errno));
-            return 1;
-        }
-        if (other >= 0) {
+        if (later >= 0) {
             snprintf(err, errlen, "train --resume %s: %s holds later checkpoints of this run on another schedule "
-                     "(step %ld of %ld; this snapshot's is of %ld steps); going on from step %ld would leave them among "
+                     "(step %ld of %ld; this resume's is of %ld steps); going on from step %ld would leave them among "
                      "its files; continue in a folder of its own with --out DIR (or move them away)", a->resume,
-                     t->run_dir, other, its_total, t->rs.total_steps, t->rs.step);
+                     t->run_dir, later, its_total, t->rs.total_steps, t->rs.step);
             return CLI_USAGE;
         }
         if (same) { *own = 1; return 0; }
