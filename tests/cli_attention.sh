@@ -868,16 +868,19 @@ t "256 heads: the montage too wide, refused with the flags that help; --head mea
   '[ $rc -eq 1 ] && [ $rc2 -eq 0 ] && head -n 1 "$tmp/err" | grep -q "^vitmae: $one: montage of 257 x 1 tiles too large ([0-9]* x [0-9]* pixels): --head mean, max or N draws one tile a layer, a smaller --display smaller tiles$" &&
    [ -s "$tmp/mhb/$(basename "$one" .png).attn.png" ]'
 # With --scale the tiles are the --scale drawing itself, so the advice names --scale: "a smaller
-# --display" named a flag --scale rules out (a 400 x 1 photo at --scale 1: 257 tiles of 400 pixels).
+# --display" named a flag --scale rules out (a 400 x 1 photo at --scale 2: 257 tiles of 800 pixels);
+# at --scale 1, the smallest, the heads alone are offered.
 python3 -c 'import struct, sys, zlib
 w, h = 400, 1
 raw = b"\0" + bytes(v for x in range(w) for v in (x % 256, 90, 200))
 def chunk(t, d): return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
 open(sys.argv[1], "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
                               + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))' "$tmp/wide.png"
-"$VITMAE" attention --ckpt "$tmp/mhr" --out "$tmp/mhc" --threads 1 --scale 1 "$tmp/wide.png" >/dev/null 2>"$tmp/err"; rc=$?
-t "256 heads at --scale 1: the advice names --scale, not --display ($rc: $(head -n 1 "$tmp/err"))" \
-  '[ $rc -eq 1 ] && head -n 1 "$tmp/err" | grep -q "^vitmae: $tmp/wide.png: montage of 257 x 1 tiles too large ([0-9]* x [0-9]* pixels): --head mean, max or N draws one tile a layer, a smaller --scale smaller tiles$"'
+"$VITMAE" attention --ckpt "$tmp/mhr" --out "$tmp/mhc" --threads 1 --scale 2 "$tmp/wide.png" >/dev/null 2>"$tmp/err"; rc=$?
+"$VITMAE" attention --ckpt "$tmp/mhr" --out "$tmp/mhc" --threads 1 --scale 1 "$tmp/wide.png" >/dev/null 2>"$tmp/err1"; rc1=$?
+t "256 heads at --scale 2: the advice names --scale, not --display; at --scale 1, the smallest, no size advice ($rc $rc1: $(head -n 1 "$tmp/err"); $(head -n 1 "$tmp/err1"))" \
+  '[ $rc -eq 1 ] && head -n 1 "$tmp/err" | grep -q "^vitmae: $tmp/wide.png: montage of 257 x 1 tiles too large ([0-9]* x [0-9]* pixels): --head mean, max or N draws one tile a layer, a smaller --scale smaller tiles$" &&
+   [ $rc1 -eq 1 ] && head -n 1 "$tmp/err1" | grep -q "^vitmae: $tmp/wide.png: montage of 257 x 1 tiles too large ([0-9]* x [0-9]* pixels): --head mean, max or N draws one tile a layer$"'
 rm -rf "$tmp/mh" "$tmp/mhr" "$tmp/mha" "$tmp/mhb" "$tmp/mhc" "$tmp/wide.png"
 
 # An image's folder of maps that is a symbolic link (to a user's folder, to a file, to nothing): refused

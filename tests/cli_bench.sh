@@ -193,6 +193,10 @@ out=$("$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads
 t "bench: the block forward in one pass of a few rows" '[ $rc -eq 0 ] && echo "$out" | grep -q "block forward in passes of 4 (encoder) and 4 (decoder) of the 4 images at once"'
 t "bench: groups of one image, '4 gradient groups of 1 image, ' ($(echo "$out" | grep "gradient groups"))" \
   'echo "$out" | grep -q "4 gradient groups of 1 image, "'
+t "bench --steps 1: '1 timed step after' ($(echo "$out" | grep "timed"))" 'echo "$out" | grep -q "^  1 timed step after 0 warm-up, "'
+out=$("$VITMAE" bench --img 8 --patch 4 --batch 4 --groups 1 --steps 1 --warmup 0 --threads 1); rc=$?
+t "bench --groups 1: '1 gradient group of 4 images' ($(echo "$out" | grep "gradient group"))" \
+  '[ $rc -eq 0 ] && echo "$out" | grep -q "^  1 process, 1 gradient group of 4 images, "'
 # A count in digits only, as VITMAE_GROUPS_AT_ONCE: ' 2' and '+2' were taken as 2.
 for v in " 2" "+2" "2x"; do
   out=$(VITMAE_FORWARD_IMAGES="$v" "$VITMAE" bench --img 8 --patch 4 --batch 4 --steps 1 --warmup 0 --threads 1); rc=$?

@@ -656,9 +656,10 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
                      min_cell, min_w, err, errlen)) {
         // The same line came for every image, and said nothing of the flags that draw fewer or smaller tiles.
         size_t k = strlen(err);
+        // Tiles are the --scale drawing itself, which at --scale 1 cannot be smaller.
         if (strstr(err, "too large") && k < errlen)
-            snprintf(err + k, errlen - k, ": --head mean, max or N draws one tile a layer, a smaller %s smaller tiles",
-                     p->scale > 0 ? "--scale" : "--display");   // tiles are the --scale drawing itself
+            snprintf(err + k, errlen - k, ": --head mean, max or N draws one tile a layer%s",
+                     p->scale == 1 ? "" : p->scale > 1 ? ", a smaller --scale smaller tiles" : ", a smaller --display smaller tiles");
         goto done;
     }
     int beyond = 0;   // a bar whose scale ends short of uniform attention (viz_colorbar_mark_beyond)

@@ -544,8 +544,8 @@ int cmd_bench(int argc, char **argv) {
         printf("bench: preset %s, %dx%dx%d, patch %d, batch %d, mask %s (%d of %d patches visible), %d thread%s, "
                "gemm %s\n", preset, img, img, channels, patch, batch, mask_s, K, L, threads,
                threads == 1 ? "" : "s", gemm_kernel_name());
-        printf("  %d process%s, %d gradient groups of %d image%s, %d per process (%d at once)%s%s\n", nranks,
-               nranks == 1 ? "" : "es", groups, per, per == 1 ? "" : "s", groups / nranks, at_once,
+        printf("  %d process%s, %d gradient group%s of %d image%s, %d per process (%d at once)%s%s\n", nranks,
+               nranks == 1 ? "" : "es", groups, groups == 1 ? "" : "s", per, per == 1 ? "" : "s", groups / nranks, at_once,
                nranks > 1 ? ", combined through " : "", nranks > 1 ? exchange : "");
         if (W)
             printf("  threads as workers: each of the %d threads takes %d of the gradient groups (%d at once), "
@@ -559,7 +559,8 @@ int cmd_bench(int argc, char **argv) {
                stack_forward_images(bw, 1 + K, cfg.embed_dim, cfg.embed_dim * cfg.mlp_ratio, caches.l2, team),
                stack_forward_images(bw, 1 + L, cfg.dec_embed_dim, cfg.dec_embed_dim * cfg.mlp_ratio, caches.l2,
                                     team), bw);
-        printf("  %d timed steps after %d warm-up, %zu params, loss %.4f\n", steps, warmup, np, last_loss);
+        printf("  %d timed step%s after %d warm-up, %zu params, loss %.4f\n", steps, steps == 1 ? "" : "s", warmup, np,
+               last_loss);
         printf("  img/s          %.1f  (best step %.1f)\n", img_s, img_s_best);
         printf("  step           %.1f ms mean; median %.1f, middle half %.1f-%.1f ms%s\n", 1e3 * ph.total / steps,
                1e3 * med, 1e3 * q1, 1e3 * q3,
