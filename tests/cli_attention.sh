@@ -538,8 +538,9 @@ t "the long --out's folder is 4040 bytes (${#long})" '[ ${#long} -eq 4040 ]'
 t "output names past the path limit: exit 1, one line ($(head -c 60 "$tmp/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "attn_input.png: the output names .* would pass the 4096-byte path limit" "$tmp/err"'
 t "output names past the path limit: no map written, no index" '[ ! -e "$long/out/attn_input" ] && [ ! -e "$long/out/index.html" ]'
 
-# Selections are written as numbers: a leading space or a plus sign is refused, as for every number flag.
-for sel in "--layer= 1" "--layer=+1" "--head=+1" "--query=1,+2" "--query= 1,2"; do
+# Selections are written as numbers: a leading space or hexadecimal is refused, as for every number flag;
+# a sign is taken, as every integer flag takes it (below).
+for sel in "--layer= 1" "--layer=0x1" "--head= 1" "--query=1, 2" "--query= 1,2"; do
   mode=cls; case "$sel" in --query*) mode=patch ;; esac
   "$VITMAE" attention --ckpt "$ck" --out "$tmp/sel" --mode $mode "$sel" "$img" > /dev/null 2> "$tmp/err"; rc=$?
   t "selection '$sel': exit 2, one line naming it ($(cat "$tmp/err"))" \
@@ -547,6 +548,10 @@ for sel in "--layer= 1" "--layer=+1" "--head=+1" "--query=1,+2" "--query= 1,2"; 
 done
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/sel" --mode patch --query=1,2 --layer=1 --head=1 "$img" > /dev/null 2>&1; rc=$?
 t "the same selections written plainly run" '[ $rc -eq 0 ]'
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/selp" --mode patch --query=+1,+2 --layer=+1 --head=+1 "$img" > /dev/null 2> "$tmp/err"; rc=$?
+t "... and with a plus sign: the same maps ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ "$(ls "$tmp/sel/attn_input")" = "$(ls "$tmp/selp/attn_input")" ] &&
+   cmp -s "$tmp/sel/attn_input/$(ls "$tmp/sel/attn_input" | head -n 1)" "$tmp/selp/attn_input/$(ls "$tmp/sel/attn_input" | head -n 1)"'
 
 
 # The montage holds its tiles and nothing else: rollout of 3 layers is one row of 3 tiles of 256 px
