@@ -379,6 +379,19 @@ t "--val folder moved mid-run: exit 1, its line, nothing skipped ($(head -c 400 
 "$VITMAE" train --resume "$dir/rvmove" --val "$dir/vmoved" --steps $(($(saved_step "$dir/rvmove/checkpoint.safetensors") + 1)) \
   --threads 2 > /dev/null 2>&1; rc=$?
 t "--val folder moved mid-run: the run resumes with --val at its new place" '[ $rc -eq 0 ]'
+# One class folder of --val moved: the run goes on, its line says the validation scores fewer images
+# now (it said "left out from now on", as of training images, and each later val loss covered fewer).
+cp -r "$dir/val" "$dir/vcls"
+vc=$(ls "$dir/vcls" | head -n 1)
+"$VITMAE" train $base --val "$dir/vcls" --steps 1000000 --eval-every 2 --ckpt-every 2 --cache-mb 0 \
+  --store none --threads 2 --out "$dir/rvcls" > /dev/null 2> "$dir/rvcls.err" &
+pid=$!
+i=0; while [ $i -lt 1200 ] && [ ! -e "$dir/rvcls/checkpoint.safetensors" ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+mv "$dir/vcls/$vc" "$dir/vcls-$vc"
+i=0; while [ $i -lt 1200 ] && ! grep -q "vcls/$vc: the folder is gone" "$dir/rvcls.err" && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid 2>/dev/null; wait $pid; rc=$?
+t "a --val class folder moved mid-run: the run goes on, the line says the validation shrinks ($rc: $(grep "vcls" "$dir/rvcls.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep "vcls" "$dir/rvcls.err")" = "vitmae: skipped $dir/vcls/$vc: the folder is gone (moved or deleted during the run); its images are left out of the validation from now on, which scores fewer images than before (its numbers do not compare with the earlier ones)" ]'
 
 # Two class folders deleted during the run: one line for each folder, not one per image (nor one each
 # time the batches switch between them); the run goes on (SIGINT ends it, exit 0).

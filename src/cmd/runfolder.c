@@ -1270,9 +1270,10 @@ void run_report_broken_file(const char *path, const char *reason, int held, int 
     int gone = !strcmp(reason, file_reason(ENOENT, missing, sizeof missing)) ? output_gone_folder(path, gone_dirs, n, &dir) : 0;
     char on[48] = "";
     if (rank >= 0) snprintf(on, sizeof on, "on rank %d, ", rank);
-    if (gone == 1)
-        cli_message("skipped %s: the folder is gone (%smoved or deleted during the run); its images are left out from "
-                    "now on", dir, on);
+    if (gone == 1)   // a held-out folder's: the validation scores fewer images, said so (its numbers move)
+        cli_message("skipped %s: the folder is gone (%smoved or deleted during the run); its images are left out %s",
+                    dir, on, held == BROKEN_HELD ? "of the validation from now on, which scores fewer images than "
+                    "before (its numbers do not compare with the earlier ones)" : "from now on");
     else if (!gone)
         cli_message("skipped %s: %s (%sfound while %s)", path, reason, on,
                     held == BROKEN_HELD ? "validating; left out of the validation"
