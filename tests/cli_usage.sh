@@ -907,6 +907,14 @@ am="$VITMAE_ROOT/tests/fixtures/attn_model.safetensors"; ai="$VITMAE_ROOT/tests/
 t "--layer -0 and +1 (embed), --layer +1 --head +0 --query +1,-0 (attention): taken as 0 and 1 ($r1 $r2 $r3: $(cat "$tmp/err"))" \
   '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ $r3 -eq 0 ] && cmp -s "$tmp/l0.npy" "$tmp/l0b.npy" && cmp -s "$tmp/l1.npy" "$tmp/l1b.npy" &&
    [ -s "$tmp/sg/attn_input/patch01x00-layer01-head00.png" ]'
+# One dash: -h (every command's) and a word near a flag (-force, -overwrite) are refused as a positional
+# word of theirs is; they were taken as folders named -h and -overwrite. One near no flag stays a name.
+(cd "$tmp" && "$VITMAE" reconstruct --ckpt "$am" --out -h "$ai" > /dev/null 2> "$tmp/err"); r1=$?
+(cd "$tmp" && "$VITMAE" train --data "$tmp" --steps 1 --out -overwrite > /dev/null 2> "$tmp/err2"); r2=$?
+t "--out -h, --out -overwrite: exit 2, one line, no folder ($r1 $r2: $(cat "$tmp/err" "$tmp/err2" | tr "\n" "|"))" \
+  '[ $r1 -eq 2 ] && [ $r2 -eq 2 ] && [ ! -e "$tmp/-h" ] && [ ! -e "$tmp/-overwrite" ] &&
+   [ "$(cat "$tmp/err")" = "vitmae: reconstruct: flag --out needs a value (the next argument, -h, is a flag; a file so named is written --out=-h or --out ./-h)" ] &&
+   [ "$(cat "$tmp/err2")" = "vitmae: train: flag --out needs a value (the next argument, -overwrite, looks like a flag (did you mean --overwrite?); a file so named is written --out=-overwrite or --out ./-overwrite)" ]'
 # ... and that next word echoed as any other word of the command line (docs/interface.md, section 1):
 # `--out --steps=<300 bytes>` quoted all 300 bytes three times; now its first 96 and "...", the hint NAME.
 long=$(printf 'x%.0s' $(seq 300))

@@ -670,7 +670,21 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             // user copies, names it whole or, when cut, as NAME.
             // A word of two dashes that is no flag of the command is taken for one too, as argparse takes
             // it: `--out --overwrit` (a misspelt --overwrite) made a run folder named --overwrit.
-            int own = !eq && is_flag_of(flags, nflags, v), dashes = !eq && !own && v[0] == '-' && v[1] == '-';
+            int own = !eq && (is_flag_of(flags, nflags, v) || !strcmp(v, "-h")), dashes = !eq && !own && v[0] == '-' && v[1] == '-';
+            // One dash near a flag (-force, -overwrite) as the positional words take it (below): a typo of a
+            // flag, not a folder's name; one near none (--data -x) stays a name.
+            char near1[512];
+            int one_dash = !eq && !own && !dashes && v[0] == '-' && v[1] &&
+                           closest_flags(flags, nflags, v, strcspn(v, "="), near1, sizeof near1);
+            if (one_dash) {
+                const char *w = utf8_clip(word, v), *named = strcmp(w, v) ? "NAME" : w;
+                if (f->type == FLAG_PATH)
+                    cli_error(command, "flag %s needs a value (the next argument, %s, looks like a flag (did you mean %s?); "
+                              "a file so named is written %s=%s or %s ./%s)", name, w, near1, name, named, name, named);
+                else cli_error(command, "flag %s needs a value (the next argument, %s, looks like a flag (did you mean %s?))",
+                               name, w, near1);
+                return CLI_USAGE;
+            }
             if (own || dashes) {
                 const char *w = utf8_clip(word, v), *named = strcmp(w, v) ? "NAME" : w;
                 char what[600] = "is a flag";
