@@ -677,7 +677,8 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             int one_dash = !eq && !own && !dashes && v[0] == '-' && v[1] &&
                            closest_flags(flags, nflags, v, strcspn(v, "="), near1, sizeof near1);
             if (one_dash) {
-                const char *w = utf8_clip(word, v), *named = strcmp(w, v) ? "NAME" : w;
+                const char *w = utf8_clip(word, v);   // clipped, and named whole or as NAME (as below)
+                const char *named = strcmp(w, v) ? "NAME" : w;
                 if (f->type == FLAG_PATH)
                     cli_error(command, "flag %s needs a value (the next argument, %s, looks like a flag (did you mean %s?); "
                               "a file so named is written %s=%s or %s ./%s)", name, w, near1, name, named, name, named);
