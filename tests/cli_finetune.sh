@@ -412,6 +412,8 @@ t "--ema of a --model-ema file stripped of its average: says so ($rc: $(cat "$di
   '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ ! -e "$dir/emx.npy" ] &&
    grep -qx "vitmae: .*/emx/checkpoint.safetensors: holds no EMA weights (its run kept them (model_ema), and this file.s ema\.\* tensors were stripped)" "$dir/err" &&
    grep -qx "vitmae: .*/emx/checkpoint.safetensors: holds no EMA weights (its run kept them (model_ema), and this file.s ema\.\* tensors were stripped)" "$dir/err2"'
+t "info of the stripped file says so ($("$VITMAE" info "$dir/emx" | grep "EMA weights"))" \
+  '"$VITMAE" info "$dir/emx" | grep -qx "  EMA weights  no (its run kept them, model_ema, and this file.s ema\.\* tensors were stripped)"'
 "$VITMAE" classify --ckpt "$dir/em1" --ema --json "$dir/data" > "$dir/emc.json" 2>/dev/null; rc=$?
 "$VITMAE" classify --ckpt "$dir/em1" --json "$dir/data" > "$dir/emw.json" 2>/dev/null
 t "classify --ema: the average's weights named in its JSON ($rc)" \

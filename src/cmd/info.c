@@ -251,7 +251,16 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     printf("  params       %s (encoder %s, fc_norm + head %s)\n", grouped(total, t, sizeof t),
            grouped(total - head, a, sizeof a), grouped(head, b, sizeof b));
     printf("  has decoder  no\n");
-    printf("  EMA weights  %s\n", cc->has_ema ? "yes (ema.*: the weights' moving average, finetune --model-ema; the --ema of classify, embed, probe, attention)" : "no");
+    // A run of --model-ema whose file lost its ema.* tensors: said, as --ema's readers say it (io/checkpoint.h).
+    int stripped = 0;
+    if (!cc->has_ema && cc->train_state) {
+        cJSON *o = cJSON_Parse(cc->train_state);
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "model_ema");
+        stripped = cJSON_IsNumber(m) && m->valuedouble != 0;
+        cJSON_Delete(o);
+    }
+    printf("  EMA weights  %s\n", cc->has_ema ? "yes (ema.*: the weights' moving average, finetune --model-ema; the --ema of classify, embed, probe, attention)"
+                                  : stripped ? "no (its run kept them, model_ema, and this file's ema.* tensors were stripped)" : "no");
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
