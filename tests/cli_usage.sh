@@ -68,6 +68,12 @@ for cf in "attention --ckpt" "reconstruct --ckpt" "embed --ckpt" "classify --ckp
   "$VITMAE" ${cf% *} --help | grep -q "^  ${cf#* } [A-Z|]* .*(required" || unmarked="$unmarked $cf;"
 done
 t "--help marks every required flag (unmarked:$unmarked)" '[ -z "$unmarked" ]'
+# Every flag as near as the nearest is named (--atch named --patch alone, as near as --batch).
+"$VITMAE" train --atch 8 > /dev/null 2> "$tmp/err"; r1=$?
+"$VITMAE" train --stepz 8 > /dev/null 2> "$tmp/err2"
+t "--atch: both flags one edit away named ($r1: $(cat "$tmp/err"); $(cat "$tmp/err2"))" \
+  '[ $r1 -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: unknown flag '"'--atch'"' (did you mean --patch or --batch? see vitmae train --help)" ] &&
+   [ "$(cat "$tmp/err2")" = "vitmae: train: unknown flag '"'--stepz'"' (did you mean --steps? see vitmae train --help)" ]'
 # `vitmae --help train` and `-h train` are `help train`, as `git --help status` (they printed the list,
 # the word dropped); `vitmae ""` and `help ""` say what is missing (it was "vitmae: : unknown command").
 "$VITMAE" help train > "$tmp/th" 2>&1

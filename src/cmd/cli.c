@@ -605,9 +605,18 @@ static int closest_names(const Flag *flags, int nflags, const char *const *words
         if (d <= 2 && 2 * d < letters && d < best_d) { best = name; best_d = d; }
         begun += word_begins(name, a, len, letters);
     }
-    if (!begun) {
-        if (best) snprintf(buf, n, "%s", best);
-        return best != NULL;
+    if (!begun) {   // every name as near as the nearest, in the table's order (--atch: --batch or --patch)
+        if (!best) return 0;
+        int ties = 0;
+        for (int k = 0; (name = candidate(flags, nflags, words, k)); k++)
+            ties += edit_distance(a, len, name) == best_d;
+        for (int k = 0, said = 0; (name = candidate(flags, nflags, words, k)); k++) {
+            if (edit_distance(a, len, name) != best_d) continue;
+            size_t at = strlen(buf);
+            snprintf(buf + at, n - at, "%s%s", said == 0 ? "" : said == ties - 1 ? " or " : ", ", name);
+            said++;
+        }
+        return 1;
     }
     for (int k = 0, said = 0; (name = candidate(flags, nflags, words, k)); k++) {
         if (!word_begins(name, a, len, letters)) continue;
