@@ -68,12 +68,12 @@ t "a synopsis flag a command refuses is found in each place ($bad)" \
 # 3. Every flag docs/interface.md writes as code (a `--flag ...` span) is a flag of some command, so a
 # flag renamed or removed does not live on in the docs. Besides the commands' flags the file names
 # vitmae's top-level requests, tools/convert_mae.py's flags (section 8, given by their parser), and
-# words it shows refused or as the form of every flag (`--flag value`, `--dec`, `--hlep`, `--odd-name`).
+# words it shows refused or as the form of every flag (`--flag value`, `--dec`, `--hlep`, `--atch`, `--odd-name`).
 "$VITMAE" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }' | while read -r cmd; do
   "$VITMAE" "$cmd" --help | awk '/^  --/ { print $1 }'
 done > "$tmp/all"
 grep -oE 'add_argument\("--[a-z0-9-]+"' "$VITMAE_ROOT/tools/convert_mae.py" | sed 's/.*("//; s/"$//' >> "$tmp/all"
-printf '%s\n' --help --version --flag --dec --hlep --odd-name >> "$tmp/all"
+printf '%s\n' --help --version --flag --dec --hlep --atch --odd-name >> "$tmp/all"
 sort -u "$tmp/all" -o "$tmp/all"
 t "tools/convert_mae.py's flags are read ($(grep -c . "$tmp/all") known)" 'grep -qx -- --no-norm-pix "$tmp/all"'
 unknown_spans() { grep -oE -- '`--[a-z][a-z0-9-]*([^a-z0-9_-]|$)' "$1" | sed 's/^`//; s/[^a-z0-9-]$//' | sort -u | comm -23 - "$tmp/all"; }
