@@ -68,6 +68,10 @@ for cf in "attention --ckpt" "reconstruct --ckpt" "embed --ckpt" "classify --ckp
   "$VITMAE" ${cf% *} --help | grep -q "^  ${cf#* } [A-Z|]* .*(required" || unmarked="$unmarked $cf;"
 done
 t "--help marks every required flag (unmarked:$unmarked)" '[ -z "$unmarked" ]'
+# A whole number past every bound is out of range, as -1 is (it was "not an integer").
+"$VITMAE" train --steps 99999999999999999999 > /dev/null 2> "$tmp/err"; r1=$?
+t "--steps 99999999999999999999: out of range ($r1: $(cat "$tmp/err"))" \
+  '[ $r1 -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train --steps: 99999999999999999999 is out of range [1, 1000000000000]" ]'
 # Every flag as near as the nearest is named (--atch named --patch alone, as near as --batch).
 "$VITMAE" train --atch 8 > /dev/null 2> "$tmp/err"; r1=$?
 "$VITMAE" train --stepz 8 > /dev/null 2> "$tmp/err2"
