@@ -429,7 +429,7 @@ cp -r "$dir/rows" "$dir/rows3"
 ls "$dir/rows3" > "$dir/rows3.before"
 "$VITMAE" train --resume "$dir/rows3/checkpoint-3.safetensors" --data "$dir/moved" --steps 5 > /dev/null 2> "$dir/err"; rc=$?
 t "an earlier snapshot on another schedule in its own folder: exit 2, one line, nothing changed ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume $dir/rows3/checkpoint-3.safetensors: $dir/rows3 holds later snapshots of this run (up to checkpoint-[0-9]*.safetensors) made on another schedule; going on from step 3 with other --steps/--epochs" "$dir/err" && ls "$dir/rows3" | cmp -s - "$dir/rows3.before" && cmp -s "$dir/rows/metrics.csv" "$dir/rows3/metrics.csv"'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume $dir/rows3/checkpoint-3.safetensors: $dir/rows3 holds later checkpoints of this run on another schedule (step [0-9]* of 8; this resume.s is of 5 steps); going on from step 3 would leave them" "$dir/err" && ls "$dir/rows3" | cmp -s - "$dir/rows3.before" && cmp -s "$dir/rows/metrics.csv" "$dir/rows3/metrics.csv"'
 "$VITMAE" train --resume "$dir/rows3/checkpoint-3.safetensors" --data "$dir/moved" --steps 5 --out "$dir/rows4" > /dev/null 2>&1; rc=$?
 t "... with --out a folder of its own: exit 0, 5 steps ($rc)" '[ $rc -eq 0 ] && [ "$(tail -n 1 "$dir/rows4/metrics.csv" | cut -d, -f1)" = 5 ]'
 # The same without --steps where the run was extended since: the snapshot's own 8-step schedule, the

@@ -673,39 +673,22 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v) { cli_error(command, "flag %s needs a value", name); return CLI_USAGE; }
             // "--out --force": the value left out, the next flag taken as a folder named "--force" (and
-            // --force not given). A name may begin with '-' (--data -x); one that is this command's
-            // flag is written --out=--force or --out ./--force.
-            // The word echoed clipped as any other (docs/interface.md, section 1); the hint, which the
-            // user copies, names it whole or, when cut, as NAME.
-            // A word of two dashes that is no flag of the command is taken for one too, as argparse takes
-            // it: `--out --overwrit` (a misspelt --overwrite) made a run folder named --overwrit.
-            int own = !eq && (is_flag_of(flags, nflags, v) || !strcmp(v, "-h")), dashes = !eq && !own && v[0] == '-' && v[1] == '-';
-            // One dash near a flag (-force, -overwrite) as the positional words take it (below): a typo of a
-            // flag, not a folder's name; one near none (--data -x) stays a name.
-            char near1[512];
-            int one_dash = !eq && !own && !dashes && v[0] == '-' && v[1] &&
-                           closest_flags(flags, nflags, v, strcspn(v, "="), near1, sizeof near1);
-            if (one_dash) {
-                const char *w = utf8_clip(word, v);   // clipped, and named whole or as NAME (as below)
-                const char *named = strcmp(w, v) ? "NAME" : w;
-                if (f->type == FLAG_PATH)
-                    cli_error(command, "flag %s needs a value (the next argument, %s, looks like a flag (did you mean %s?); "
-                              "a file so named is written %s=%s or %s ./%s)", name, w, near1, name, named, name, named);
-                else cli_error(command, "flag %s needs a value (the next argument, %s, looks like a flag (did you mean %s?))",
-                               name, w, near1);
-                return CLI_USAGE;
-            }
-            if (own || dashes) {
+            // --force not given). Refused so too: a word of two dashes that is no flag of the command, as
+            // argparse refuses it (`--out --overwrit`, a misspelt --overwrite, made a run folder named
+            // --overwrit), and one of one dash near a flag (-force), as the positional words take it
+            // (below). A name may begin with '-' (--data -x, near no flag); one refused here is written
+            // --out=--force or --out ./--force. The word echoed clipped as any other (docs/interface.md,
+            // section 1); the hint, which the user copies, names it whole or, when cut, as NAME.
+            const char *what = NULL;
+            char near[512], said[600];
+            if (!eq && (is_flag_of(flags, nflags, v) || !strcmp(v, "-h"))) what = "is a flag";
+            else if (!eq && !strcmp(v, "--")) what = "ends the flags";
+            else if (!eq && v[0] == '-' && v[1] && closest_flags(flags, nflags, v, strcspn(v, "="), near, sizeof near)) {
+                snprintf(said, sizeof said, "looks like a flag (did you mean %s?)", near);
+                what = said;
+            } else if (!eq && v[0] == '-' && v[1] == '-') what = "looks like a flag";
+            if (what) {
                 const char *w = utf8_clip(word, v), *named = strcmp(w, v) ? "NAME" : w;
-                char what[600] = "is a flag";
-                if (dashes) {
-                    char near[512];
-                    size_t vlen = strcspn(v, "=");
-                    if (!v[2]) snprintf(what, sizeof what, "ends the flags");
-                    else if (closest_flags(flags, nflags, v, vlen, near, sizeof near))
-                        snprintf(what, sizeof what, "looks like a flag (did you mean %s?)", near);
-                    else snprintf(what, sizeof what, "looks like a flag");
-                }
                 if (f->type == FLAG_PATH)
                     cli_error(command, "flag %s needs a value (the next argument, %s, %s; a file so named is "
                               "written %s=%s or %s ./%s)", name, w, what, name, named, name, named);

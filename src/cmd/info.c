@@ -252,13 +252,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
            grouped(total - head, a, sizeof a), grouped(head, b, sizeof b));
     printf("  has decoder  no\n");
     // A run of --model-ema whose file lost its ema.* tensors: said, as --ema's readers say it (io/checkpoint.h).
-    int stripped = 0;
-    if (!cc->has_ema && cc->train_state) {
-        cJSON *o = cJSON_Parse(cc->train_state);
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "model_ema");
-        stripped = cJSON_IsNumber(m) && m->valuedouble != 0;
-        cJSON_Delete(o);
-    }
+    int stripped = !cc->has_ema && ckpt_state_keeps_ema(cc->train_state);
     printf("  EMA weights  %s\n", cc->has_ema ? "yes (ema.*: the weights' moving average, finetune --model-ema; the --ema of classify, embed, probe, attention)"
                                   : stripped ? "no (its run kept them, model_ema, and this file's ema.* tensors were stripped)" : "no");
     if (crc) printf("  crc32        %s (verified)\n", crc);

@@ -346,11 +346,6 @@ static long newest_snapshot(const char *dir) {
     return best;
 }
 
-long run_folder_snapshot_after(const char *dir, long step) {
-    long newest = newest_snapshot(dir);
-    return newest == -2 ? -2 : newest > step ? newest : -1;
-}
-
 // The step and total_steps of the checkpoint at path's train_state: 0, or -1 when they cannot be read.
 static int saved_schedule(const char *path, long *step, long *total) {
     char err[CLI_ERR_MAX];

@@ -293,17 +293,15 @@ int run_folder_names_fit(const char *dir, char *err, size_t errlen);
 // config.json, metrics.csv, curves.png and samples/step-N.png ("NAME.tmp.<pid>[.<serial>]") left
 // by killed writes.
 void run_remove_stale_temp_files(const char *dir);
-// The step of dir's newest checkpoint-<step>.safetensors when it is past step, else -1; -2 with errno
-// when dir cannot be listed (a later snapshot may be there: the caller says so, not a guess).
-long run_folder_snapshot_after(const char *dir, long step);
 // 1 when dir/samples holds a sample sheet (samples/step-<step>.png), which a new run writes over, or
 // cannot be listed; 0 when it is missing, empty, or holds only other files (a user's notes).
 int run_folder_has_sheets(const char *dir);
 // The step of a checkpoint in dir past step (a numbered snapshot, or checkpoint.safetensors) whose
 // train_state's total_steps is not total, with *its_total that total; -1 when none; -2 with errno when
-// dir cannot be listed. A run extended with --steps since step, resumed from there on the old schedule,
-// left the longer schedule's snapshots among its files (docs/interface.md, section 9). A file whose
-// state cannot be read is passed over (a resume of it says why).
+// dir cannot be listed (a later snapshot may be there: the caller says so, not a guess). A resume from
+// step on another schedule than theirs (other --steps, or none where the run was extended since) would
+// leave them among its files (docs/interface.md, section 9). A file whose state cannot be read is passed
+// over (a resume of it says why).
 long run_folder_later_schedule(const char *dir, long step, long total, long *its_total);
 // 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not,
 // -1 with errno when it has no checkpoint.safetensors and cannot be listed (a snapshot may be there).

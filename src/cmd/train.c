@@ -420,17 +420,9 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         // metrics rows as their own). Refused; the same schedule writes them again, bit for bit.
         long its_total = 0;
         long later = same ? run_folder_later_schedule(t->run_dir, t->rs.step, t->rs.total_steps, &its_total) : -1;
-        long newest = later >= 0 && t->goes_on[0] ? run_folder_snapshot_after(t->run_dir, t->rs.step) : -1;
-        if (later == -2 || newest == -2) {   // a later snapshot may be there: said, not guessed (docs/interface.md section 9)
+        if (later == -2) {   // a later snapshot may be there: said, not guessed (docs/interface.md section 9)
             snprintf(err, errlen, "train --resume %s: cannot list the folder %s: %s", a->resume, t->run_dir, strerror(errno));
             return 1;
-        }
-        if (newest >= 0) {
-            snprintf(err, errlen, "train --resume %s: %s holds later snapshots of this run (up to checkpoint-%ld.safetensors) "
-                     "made on another schedule; going on from step %ld with other --steps/--epochs would leave them "
-                     "among the new run's files; continue in a folder of its own with --out DIR (or move them away)",
-                     a->resume, t->run_dir, newest, t->rs.step);
-            return CLI_USAGE;
         }
         if (later >= 0) {
             snprintf(err, errlen, "train --resume %s: %s holds later checkpoints of this run on another schedule "

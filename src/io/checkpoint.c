@@ -138,15 +138,19 @@ int ckpt_has_prefix(const StFile *f, const char *prefix) {
     return 0;
 }
 
-const char *ckpt_no_ema_why(const StFile *f) {
-    const char *ts = st_meta(f, "train_state");
-    int oom = 0, kept = 0;
-    cJSON *o = ts ? json_parse(ts, &oom) : NULL;
+int ckpt_state_keeps_ema(const char *train_state) {
+    int oom = 0;
+    cJSON *o = train_state ? json_parse(train_state, &oom) : NULL;
     const cJSON *m = o ? cJSON_GetObjectItemCaseSensitive(o, "model_ema") : NULL;
-    kept = cJSON_IsNumber(m) ? m->valuedouble != 0 : cJSON_IsTrue(m);
+    int kept = cJSON_IsNumber(m) ? m->valuedouble != 0 : cJSON_IsTrue(m);
     cJSON_Delete(o);
-    return kept ? "its run kept them (model_ema), and this file's ema.* tensors were stripped"
-                : "fine-tuned without --model-ema";
+    return kept;
+}
+
+const char *ckpt_no_ema_why(const StFile *f) {
+    return ckpt_state_keeps_ema(st_meta(f, "train_state"))
+               ? "its run kept them (model_ema), and this file's ema.* tensors were stripped"
+               : "fine-tuned without --model-ema";
 }
 
 // The block index of name's first "WORD.K." part at its start or after a '.' (word "blocks" or

@@ -37,6 +37,9 @@ int ckpt_has_prefix(const StFile *f, const char *prefix);
 // without --model-ema"). A file whose state says model_ema with its tensors removed was told the run
 // never used the flag.
 const char *ckpt_no_ema_why(const StFile *f);
+// 1 when the train_state JSON text (NULL: none) says model_ema, the run keeping an average of its
+// weights; the one reading of it for ckpt_no_ema_why and info's "EMA weights" line.
+int ckpt_state_keeps_ema(const char *train_state);
 // -1 with err ("FILE: holds tensor 'blocks.5.norm1.weight', of a block past the config's depth 5 ...")
 // when a tensor of the file, under any prefix (ema., optimizer.exp_avg.), belongs to an encoder block
 // at or past depth, or a decoder block at or past dec_depth (-1: decoder blocks not checked); else 0.
