@@ -323,7 +323,7 @@ run --out "$tmp/m" --raw --mask-ratio 0.75 --seed 5 --scale 2 "$img"; rc=$?
 t "masked exits 0" '[ $rc -eq 0 ]'
 # ... and of a masked run, what the grey is (it never said the maps were of a masked encoder)
 t "masked: index.html says the patches seen and the mask's flags" \
-  'grep -q "; the encoder saw 4 of the 16 patches (--mask-ratio 0.75, --seed 5: each image.s own random mask), the removed ones grey in the maps" "$tmp/m/index.html"'
+  'grep -q "; the encoder saw 4 of the 16 patches (--mask-ratio 0.75, --seed 5: one random mask for every image), the removed ones grey in the maps" "$tmp/m/index.html"'
 t "masked attention [3, 4, 5, 5], rows sum to 1" '"$chk" rows "$tmp/m/attn_input.attn.npy" 3 4 5'
 t "masked patches grey, visible not" '"$chk" masked "$tmp/m/attn_input/layer02-mean.png" "$tmp/m/attn_input.mask.npy" 8'
 # A removed patch lends no value to its visible neighbours (docs/interface.md, "Masked runs"): it

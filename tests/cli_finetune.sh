@@ -651,6 +651,18 @@ t "finetune --resume removes the temporary names of killed writes ($(cd "$dir/mp
   '[ $rc -eq 0 ] && [ "$(cd "$dir/mp" && ls -a | grep tmp | sort | tr "\n" " ")" = "curves.png.tmp.notes mine.tmp.1 " ]'
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --seed 5 --out "$dir/t3" > /dev/null 2>&1
 t "another seed gives other weights" '! same_weights "$dir/t1/checkpoint.safetensors" "$dir/t3/checkpoint.safetensors"'
+# A finetune folder has no config.json: with its checkpoint.safetensors gone and another run's copy
+# among its snapshots, the newest (the copy) was advised and then continued there, the two runs' rows
+# mixed in one metrics.csv. Snapshots of more than one run now name no snapshot, and neither resumes there.
+cp -r "$dir/t1" "$dir/mixed" && cp "$dir/t3/checkpoint.safetensors" "$dir/mixed/checkpoint-99.safetensors" && rm "$dir/mixed/checkpoint.safetensors"
+cp "$dir/mixed/metrics.csv" "$dir/mixed.csv"
+"$VITMAE" finetune --resume "$dir/mixed" > /dev/null 2> "$dir/err"; r1=$?
+"$VITMAE" finetune --resume "$dir/mixed/checkpoint-99.safetensors" > /dev/null 2> "$dir/err2"; r2=$?
+t "snapshots of two runs, no checkpoint.safetensors: no snapshot advised, the copy refused ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $r1 -eq 2 ] && [ $r2 -eq 2 ] && cmp -s "$dir/mixed.csv" "$dir/mixed/metrics.csv" &&
+   grep -q "^vitmae: finetune --resume .*/mixed: no checkpoint.safetensors in the folder, and its snapshots are of more than one run (their run_ids differ); continue the one you mean in a folder of its own: --resume .*/mixed/checkpoint-N.safetensors --out DIR$" "$dir/err" &&
+   grep -q "not a checkpoint of the run in .*/mixed (.*/mixed has no checkpoint.safetensors and its snapshots are of more than one run: which is its own cannot be told); continue it in a folder of its own with --out DIR$" "$dir/err2"'
+rm -rf "$dir/mixed"
 
 # 4. SIGINT: a loadable checkpoint, exit 0, and --resume RUN finishes it.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &
@@ -666,9 +678,13 @@ pid=$!
 i=0; while [ $i -lt 300 ] && ! grep -q "^step 9/" "$dir/int2.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 kill -INT $pid; wait_gate "$dir/int2.gate" $pid
 before=$(saved_step "$dir/int2/checkpoint.safetensors")
+# The first Ctrl-C may land while a periodic checkpoint is written: that one is then the stop's, at the
+# stopped step (the last metrics row's), and the second's line says it was saved.
+said="^vitmae: SIGINT again: stopped at once without saving"
+[ "$before" = "$(tail -n 1 "$dir/int2/metrics.csv" | cut -d, -f1)" ] && said="^vitmae: SIGINT again: stopped at once; the checkpoint was saved$"
 kill -INT $pid; sleep 0.5; touch "$dir/int2.gate"; wait $pid; rc=$?
-t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop (step ${before:-none})" \
-  '[ $rc -eq 130 ] && grep -q "^vitmae: SIGINT again: stopped at once without saving" "$dir/int2.err" && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ] && [ "$before" -ge 4 ]'
+t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop (step ${before:-none}; $said)" \
+  '[ $rc -eq 130 ] && grep -q "$said" "$dir/int2.err" && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ] && [ "$before" -ge 4 ]'
 
 # A second Ctrl-C once the stop's checkpoint is saved (the gate after the "interrupted" line): its line
 # says the checkpoint was saved, as train's.

@@ -30,6 +30,13 @@ mkdir -p "$dir/another" && cp "$dir/run/metrics.csv" "$dir/another/"
 "$VITMAE" train --resume "$dir/first.safetensors" --out "$dir/another" > /dev/null 2>"$dir/err"; rc=$?
 t "--resume into another run's folder: exit 2, no --overwrite advice ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: train --out .*/another: the folder already holds another run; a resumed run continues in its own folder or in a new --out folder$" "$dir/err"'
+# ... and a copy of the run's own folder holds this run, not "another run": it says where to resume it.
+cp -r "$dir/run" "$dir/runcopy"
+"$VITMAE" train --resume "$dir/first.safetensors" --out "$dir/runcopy" > /dev/null 2>"$dir/err"; rc=$?
+t "--resume into a copy of the run's folder: exit 2, this run, resume it there ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --out .*/runcopy: the folder already holds this run (a copy: the same run_id); continue it there with --resume .*/runcopy, or give a new --out folder$" "$dir/err" &&
+   cmp -s "$dir/run/metrics.csv" "$dir/runcopy/metrics.csv"'
+rm -rf "$dir/runcopy"
 t "the old metrics are untouched" '[ $(wc -l < "$dir/run/metrics.csv") -eq $rows ]'
 t "nothing else written" '[ ! -e "$dir/run.old-1" ] && [ ! -e "$dir/run/checkpoint-4.safetensors" ]'
 # A folder with only unrelated files is not a run.
@@ -315,6 +322,75 @@ PY
 done
 "$VITMAE" train --resume "$dir/mix0/other.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
 t "a run from before run ids: another seed is another run (exit 2: $(head -n 1 "$dir/err"))" '[ $rc -eq 2 ] && grep -q "not a checkpoint of the run in .*mix0 (its model, seed or batch differ from" "$dir/err"'
+# The default cadence is a tenth of the run rounded up: a 12-step run evaluated, drew and saved at every
+# step (a tenth rounded down, at least 1). Extended on resume, a default cadence follows the new total
+# (it stayed at every step: a trial extended to 100,000 steps would write 100,000 sheets); a given one
+# stays.
+"$VITMAE" train $small --data "$dir/moved" --steps 12 --keep 0 --out "$dir/cad" > /dev/null 2>&1
+"$VITMAE" train $small --data "$dir/moved" --steps 12 --keep 0 --sample-every 3 --out "$dir/cad3" > /dev/null 2>&1
+sheets=$(ls "$dir/cad/samples" | tr "\n" " ")
+"$VITMAE" train --resume "$dir/cad" --steps 50 > /dev/null 2>&1; r1=$?
+"$VITMAE" train --resume "$dir/cad3" --steps 50 > /dev/null 2>&1; r2=$?
+cad=$(python3 -c 'import json, sys
+for p in sys.argv[1:]:
+    t = json.load(open(p))["train"]; print(t["eval_every"], t["ckpt_every"], t["sample_every"], end=" ")' "$dir/cad/config.json" "$dir/cad3/config.json")
+t "12 steps: sheets at 2, 4, ..., 12; extended to 50: every 5; --sample-every 3 kept ($r1 $r2: $sheets; $cad)" \
+  '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ "$sheets" = "step-10.png step-12.png step-2.png step-4.png step-6.png step-8.png " ] &&
+   [ "$cad" = "5 5 5 5 5 3 " ] && [ -e "$dir/cad/samples/step-15.png" ] && [ ! -e "$dir/cad/samples/step-14.png" ]'
+# A resume from an earlier snapshot drops metrics.csv's rows past it as it starts; killed before it got
+# back (here: the rows cut as it leaves them), `--resume RUN` went on from the latest checkpoint and the
+# rows between were lost for good, `info` silent. Refused now, naming the snapshot that writes them again;
+# info warns the same; and a config.json cut short is named by info (it said nothing).
+"$VITMAE" train $small --data "$dir/moved" --steps 12 --log-every 2 --keep 3 --out "$dir/gap" > /dev/null 2>&1
+python3 -c 'import sys
+p = sys.argv[1]; rows = open(p).read().splitlines(True)
+open(p, "w").write("".join(r for r in rows if r.startswith("step") or int(r.split(",")[0]) <= 8))' "$dir/gap/metrics.csv"
+cp "$dir/gap/metrics.csv" "$dir/gap.csv"
+"$VITMAE" train --resume "$dir/gap" --steps 14 > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" info "$dir/gap" > /dev/null 2>"$dir/err2"; rc2=$?
+t "metrics.csv cut at step 8 behind the checkpoint's 12: --resume RUN refused naming checkpoint-8, info warns ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && cmp -s "$dir/gap/metrics.csv" "$dir/gap.csv" &&
+   grep -q "^vitmae: train --resume .*/gap: .*/gap/metrics.csv ends at step 8, before this checkpoint.s step 12 (a resume from an earlier snapshot stopped before it got back here); going on from step 12 would lose the rows between for good; resume the snapshot instead, --resume .*/gap/checkpoint-8.safetensors, which writes them again$" "$dir/err" &&
+   [ $rc2 -eq 0 ] && grep -q "^vitmae: warning: .*/gap/metrics.csv ends at step 8, before this checkpoint.s step 12 (.*); train --resume .*/gap/checkpoint-8.safetensors writes the rows between again$" "$dir/err2"'
+"$VITMAE" train --resume "$dir/gap/checkpoint-8.safetensors" > /dev/null 2>&1; r1=$?
+"$VITMAE" train --resume "$dir/gap" --steps 14 > /dev/null 2>&1; r2=$?
+t "the snapshot resumed writes rows 10 and 12 again; then --resume RUN goes on ($r1 $r2: $(cut -d, -f1 "$dir/gap/metrics.csv" | tr "\n" " "))" \
+  '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ "$(cut -d, -f1 "$dir/gap/metrics.csv" | tr "\n" " ")" = "step 0 2 4 6 8 10 12 14 " ]'
+truncate -s 100 "$dir/gap/config.json"
+"$VITMAE" info "$dir/gap" > /dev/null 2>"$dir/err"; rc=$?
+t "config.json cut short: info warns ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && grep -q "^vitmae: warning: .*/gap/config.json is damaged (not a JSON object): the checkpoint is the run.s state; train --resume .*/gap goes on from it and rewrites config.json$" "$dir/err"'
+# Another run's snapshot copied into a run folder (checkpoint-100 and checkpoint-5 of the seed-7 run):
+# pruning went by names, so --keep 1 removed the run's own new snapshots (100 was "newest") and the
+# user's copies; the folder's advice and a resume without checkpoint.safetensors took the copy as the
+# run's. Now another run's snapshot is neither pruned nor counted, nor advised, nor resumed there.
+"$VITMAE" train $small --data "$dir/moved" --steps 6 --keep 1 --out "$dir/pr" > /dev/null 2>&1
+cp "$dir/seven/checkpoint.safetensors" "$dir/pr/checkpoint-100.safetensors"
+cp "$dir/seven/checkpoint.safetensors" "$dir/pr/checkpoint-5.safetensors"
+"$VITMAE" train --resume "$dir/pr" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+t "another run's snapshots in the folder: --keep 1 keeps the run's checkpoint-8 and both copies ($rc: $(ls "$dir/pr" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -s "$dir/pr/checkpoint-8.safetensors" ] && [ ! -e "$dir/pr/checkpoint-7.safetensors" ] &&
+   [ ! -e "$dir/pr/checkpoint-6.safetensors" ] && cmp -s "$dir/pr/checkpoint-100.safetensors" "$dir/seven/checkpoint.safetensors" &&
+   cmp -s "$dir/pr/checkpoint-5.safetensors" "$dir/seven/checkpoint.safetensors"'
+# ... nor a file of that name that is no checkpoint of the run (a user's notes: no run_id), and another
+# run's later copy (the 50-step run's, named checkpoint-11) does not make a resume from checkpoint-8
+# "leave later checkpoints of this run".
+cp -r "$dir/pr" "$dir/pr2"
+echo notes > "$dir/pr2/checkpoint-1.safetensors"
+cp "$dir/cad/checkpoint.safetensors" "$dir/pr2/checkpoint-11.safetensors"
+"$VITMAE" train --resume "$dir/pr2/checkpoint-8.safetensors" --steps 10 > /dev/null 2>"$dir/err"; rc=$?
+t "a note named checkpoint-1 kept by --keep 1; a later copy of another run blocks no resume ($rc: $(cat "$dir/err"); $(ls "$dir/pr2" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/pr2/checkpoint-1.safetensors")" = notes ] && cmp -s "$dir/pr2/checkpoint-11.safetensors" "$dir/cad/checkpoint.safetensors" &&
+   [ -s "$dir/pr2/checkpoint-10.safetensors" ] && [ ! -e "$dir/pr2/checkpoint-8.safetensors" ]'
+rm -rf "$dir/pr2"
+rm "$dir/pr/checkpoint.safetensors"
+"$VITMAE" train --resume "$dir/pr" > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" train --resume "$dir/pr/checkpoint-100.safetensors" > /dev/null 2>"$dir/err2"; rc2=$?
+t "no checkpoint.safetensors: the advice names the run's checkpoint-8; the copy is refused by config.json's run_id ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && grep -q "resume its newest snapshot with --resume .*/pr/checkpoint-8.safetensors$" "$dir/err" &&
+   [ $rc2 -eq 2 ] && [ "$(wc -l < "$dir/err2")" -eq 1 ] &&
+   grep -q "^vitmae: train --resume .*checkpoint-100.safetensors: not a checkpoint of the run in .*pr (another run: its run_id differs from the one in .*pr/config.json); continue it in a folder of its own with --out DIR$" "$dir/err2" &&
+   [ "$(tail -n 1 "$dir/pr/metrics.csv" | cut -d, -f1)" = 8 ]'
 cp "$dir/first.safetensors" "$dir/mix/own.safetensors"
 "$VITMAE" train --resume "$dir/mix/own.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
 t "a copy of the folder's own checkpoint resumes there ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ]'
@@ -452,7 +528,8 @@ t "an earlier snapshot given the later snapshots' own --steps: goes on, the same
   '[ $rc -eq 0 ] && same_weights "$dir/rows5/checkpoint.safetensors" "$dir/rows6/checkpoint.safetensors"'
 
 # A metrics.csv whose last row was cut short (a kill, an edit): the resumed run drops that row rather
-# than gluing its next row onto it.
+# than gluing its next row onto it. The row of the checkpoint's own step alone missing is no gap a
+# snapshot must fill (run_metrics_gap): the resume goes on.
 cp -r "$dir/seven" "$dir/seven2"
 m="$dir/seven2/metrics.csv"; head -c $(($(wc -c < "$m") - 5)) "$m" > "$dir/cut.csv" && mv "$dir/cut.csv" "$m"
 "$VITMAE" train --resume "$dir/seven2" --data "$dir/moved" --steps 8 > /dev/null 2>&1; rc=$?

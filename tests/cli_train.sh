@@ -430,13 +430,18 @@ twice() {   # twice NAME SIG: SIGINT, then at the gate SIG
   i=0; while [ $i -lt 300 ] && ! grep -q "^step 9/" "$dir/$1.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
   kill -INT $pid; wait_gate "$dir/$1.gate" $pid
   before=$(saved_step "$dir/$1/checkpoint.safetensors")
+  # The Ctrl-C may land while a periodic checkpoint is written: that one is then the stop's, at the
+  # stopped step (the last metrics row's), and nothing is left to save.
+  in_save=0; [ "$before" = "$(tail -n 1 "$dir/$1/metrics.csv" | cut -d, -f1)" ] && in_save=1
   kill -$2 $pid; sleep 0.5; touch "$dir/$1.gate"
   i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
   kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
 }
 twice int2 INT
-t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop ($(tail -c 300 "$dir/int2.err"))" \
-  '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int2.err")" = "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)" ] && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ]'
+said="vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)"
+[ $in_save = 1 ] && said="vitmae: SIGINT again: stopped at once; the checkpoint was saved"
+t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop (in a save: $in_save; $(tail -c 300 "$dir/int2.err"))" \
+  '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int2.err")" = "$said" ] && ! grep -q "^interrupted" "$dir/int2.log" && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = "$before" ]'
 # Two Ctrl-Cs at once land on two threads (a signal goes to any thread that does not block it): the
 # second ended the process while the first's handler was still writing its line, and stderr held only
 # "SIGINT again: ...". The first's line written 50 ms late (VITMAE_FAULT_SLOW_STOP_LINE), the second
@@ -468,6 +473,24 @@ i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)
 kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
 t "a second Ctrl-C once saved: ended by SIGINT ($rc), said the checkpoint was saved, at the stopped step ${stopped:-none} ($(tail -c 200 "$dir/int3.err"))" \
   '[ $rc -eq 130 ] && [ "$(tail -n 1 "$dir/int3.err")" = "vitmae: SIGINT again: stopped at once; the checkpoint was saved" ] && [ "${stopped:-0}" -ge 9 ] && [ "$(saved_step "$dir/int3/checkpoint.safetensors")" = "$stopped" ]'
+# A stop asked for while a periodic checkpoint is written (held at VITMAE_FAULT_HOLD_BEFORE_CKPT_RENAME
+# in the first, step 4's): that checkpoint is the stop's. The run took one step more and saved again,
+# which under mpirun (SIGKILL a second after its SIGTERM) was killed in the second save.
+rm -f "$dir/int4.gate" "$dir/int4.gate.held"
+VITMAE_FAULT_HOLD_BEFORE_CKPT_RENAME="$dir/int4.gate" "$VITMAE" train $small --steps 100000 --eval-every 100000 --ckpt-every 4 --log-every 1 --threads 1 --out "$dir/int4" > "$dir/int4.log" 2> "$dir/int4.err" &
+pid=$!
+wait_gate "$dir/int4.gate" $pid
+kill -INT $pid; sleep 0.3; touch "$dir/int4.gate"
+i=0; while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
+t "Ctrl-C during step 4's periodic save: stopped at step 4, exit 0, no step 5 ($rc: $(grep "^interrupted" "$dir/int4.log"))" \
+  '[ $rc -eq 0 ] && grep -q "^interrupted at step 4 of 100000; saved" "$dir/int4.log" && [ "$(saved_step "$dir/int4/checkpoint.safetensors")" = 4 ] &&
+   [ ! -e "$dir/int4/checkpoint-5.safetensors" ] && [ "$(tail -n 1 "$dir/int4/metrics.csv" | cut -d, -f1)" = 4 ]'
+# ... config.json written once, with that checkpoint: written again at the stop, its elapsed_s read in
+# info as an edit ("differs from this checkpoint's train state at the same step").
+"$VITMAE" info "$dir/int4" > /dev/null 2> "$dir/int4.info"; rc=$?
+t "... and info finds config.json the checkpoint's ($rc: $(cat "$dir/int4.info"))" '[ $rc -eq 0 ] && [ ! -s "$dir/int4.info" ]'
+rm -rf "$dir/int4"
 # A second Ctrl-C during the start-up (held at the gate before the folder's lock, before step 1): no
 # step has run, so nothing is lost; the line says so (it said "the steps since the last checkpoint are
 # lost"). The first one's line and the save after step 1 are the contract's (../shared/CONTRACT.md).
@@ -494,7 +517,9 @@ t "a Ctrl-C before the first step: said as what happens, the first step saved, e
   '[ $rc -eq 0 ] && [ "$(grep -c SIGINT "$dir/int1.err")" -eq 1 ] && grep -qx "vitmae: SIGINT: starting up: the first step runs, then a checkpoint is saved; Ctrl-C again stops at once without saving" "$dir/int1.err" && grep -q "^interrupted at step 1 of 100000" "$dir/int1.log" && [ "$(saved_step "$dir/int1/checkpoint.safetensors")" = 1 ]'
 twice term2 TERM
 t "Ctrl-C, then SIGTERM: the run saves as asked, exit 0 ($rc; step $(saved_step "$dir/term2/checkpoint.safetensors") after $before)" \
-  '[ $rc -eq 0 ] && grep -q "^interrupted at step" "$dir/term2.log" && [ "$(saved_step "$dir/term2/checkpoint.safetensors")" -gt "$before" ] && [ "$(grep -c "finishing this step" "$dir/term2.err")" -eq 1 ]'
+  '[ $rc -eq 0 ] && grep -q "^interrupted at step $(saved_step "$dir/term2/checkpoint.safetensors") of" "$dir/term2.log" &&
+   [ "$(saved_step "$dir/term2/checkpoint.safetensors")" -ge "$before" ] && { [ $in_save = 1 ] || [ "$(saved_step "$dir/term2/checkpoint.safetensors")" -gt "$before" ]; } &&
+   [ "$(grep -c "finishing this step" "$dir/term2.err")" -eq 1 ]'
 # A closed pipe (`vitmae train ... | head -3`) killed the run by SIGPIPE at its next line, unsaved:
 # now stdout's lines are dropped, one line on stderr says so, and the run trains and saves, exit 0;
 # a closed stderr (here at the small-split warning) likewise, without a word.
@@ -623,6 +648,15 @@ t "unknown flag" '[ $(usage --frobnicate 1) -eq 2 ]'
 # trained nothing with loss 0 and printed 'val PSNR inf dB'. One removed patch is enough.
 # --epochs is instead of --steps: given both, --epochs was used and --steps silently ignored.
 t "--steps with --epochs: exit 2, one line" '[ $(usage --epochs 1) -eq 2 ] && [ "$(wc -l < "$dir/u.err")" -eq 1 ] && grep -q "^vitmae: train --epochs: give --steps N or --epochs E, not both" "$dir/u.err"'
+# --epochs E is ceil(E x images / batch) steps of the number the user wrote: --epochs 0.8 was a float,
+# 0.800000012 x 25 / 20 = 1.0000000149, so 2 steps; and in doubles 0.28 x 25 / 7 is 1.0000000000000002,
+# 2 steps too. Each is 1 step now.
+"$VITMAE_TOOLS/synth" "$dir/ep25" --count 25 --size 16 --seed 3 >/dev/null
+ep="--data $dir/ep25 --val-frac 0 --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --threads 1"
+"$VITMAE" train $ep --epochs 0.8 --batch 20 --out "$dir/ep1" > "$dir/ep1.log" 2>&1; r1=$?
+"$VITMAE" train $ep --epochs 0.28 --batch 7 --out "$dir/ep2" > "$dir/ep2.log" 2>&1; r2=$?
+t "--epochs 0.8 of 25 at batch 20, 0.28 of 25 at batch 7: 1 step each ($r1 $r2: $(grep -h " steps\? of batch" "$dir/ep1.log" "$dir/ep2.log" | tr "\n" "|"))" \
+  '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && grep -q "^  1 step of batch 20" "$dir/ep1.log" && grep -q "^  1 step of batch 7" "$dir/ep2.log"'
 t "--mask-ratio 0 removes no patch: exit 2, one line" '[ $(usage --mask-ratio 0) -eq 2 ] && [ "$(wc -l < "$dir/u.err")" -eq 1 ] && grep -q "^vitmae: train --mask-ratio: 0 removes no patch of" "$dir/u.err"'
 # One patch (--img equal to --patch): no ratio both keeps and removes a patch, and each refusal sent
 # the user to the other side ("0.75 leaves no visible patch of 1", "0 removes no patch of 1"); one

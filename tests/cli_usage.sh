@@ -890,7 +890,7 @@ t "make test's sanitizer pass, SAN_CLI naming a test that is not there: stops, n
 # named --force made, nothing forced). One line, exit 2, nothing made; "--out=--force" still names one.
 "$VITMAE" attention --ckpt "$VITMAE_ROOT/tests/fixtures/attn_model.safetensors" --out --force "$VITMAE_ROOT/tests/fixtures/attn_input.png" > /dev/null 2> "$tmp/err"; rc=$?
 t "attention --out --force IMAGE: exit 2, one line, no folder named --force ($rc: $(cat "$tmp/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention: flag --out needs a value (the next argument, --force, is a flag; a file so named is written --out=--force or --out ./--force)$" "$tmp/err" && [ ! -e "$tmp/--force" ]'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention: flag --out needs a value (the next argument, --force, is a flag; a path so named is written --out=--force or --out ./--force)$" "$tmp/err" && [ ! -e "$tmp/--force" ]'
 "$VITMAE" data --json --max-pixels --json "$tmp" > /dev/null 2> "$tmp/err"; rc=$?
 t "data --max-pixels --json: exit 2, the flag named ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: data: flag --max-pixels needs a value (the next argument, --json, is a flag)$" "$tmp/err"'
@@ -902,9 +902,17 @@ t "data --max-pixels --json: exit 2, the flag named ($rc: $(cat "$tmp/err"))" \
 (cd "$tmp" && "$VITMAE" train --data "$tmp" --steps 1 --out -- > /dev/null 2> "$tmp/err3"); rc3=$?
 t "train --out --overwrit, reconstruct --out --json, train --out --: exit 2, one line each, no folder ($rc $rc2 $rc3: $(cat "$tmp/err" "$tmp/err2" "$tmp/err3" | tr "\n" "|"))" \
   '[ $rc -eq 2 ] && [ $rc2 -eq 2 ] && [ $rc3 -eq 2 ] && [ ! -e "$tmp/--overwrit" ] && [ ! -e "$tmp/--json" ] && [ ! -e "$tmp/--" ] &&
-   [ "$(cat "$tmp/err")" = "vitmae: train: flag --out needs a value (the next argument, --overwrit, looks like a flag (did you mean --overwrite?); a file so named is written --out=--overwrit or --out ./--overwrit)" ] &&
-   [ "$(cat "$tmp/err2")" = "vitmae: reconstruct: flag --out needs a value (the next argument, --json, looks like a flag; a file so named is written --out=--json or --out ./--json)" ] &&
-   [ "$(cat "$tmp/err3")" = "vitmae: train: flag --out needs a value (the next argument, --, ends the flags; a file so named is written --out=-- or --out ./--)" ]'
+   [ "$(cat "$tmp/err")" = "vitmae: train: flag --out needs a value (the next argument, --overwrit, looks like a flag (did you mean --overwrite?); a path so named is written --out=--overwrit or --out ./--overwrit)" ] &&
+   [ "$(cat "$tmp/err2")" = "vitmae: reconstruct: flag --out needs a value (the next argument, --json, looks like a flag; a path so named is written --out=--json or --out ./--json)" ] &&
+   [ "$(cat "$tmp/err3")" = "vitmae: train: flag --out needs a value (the next argument, --, ends the flags; a path so named is written --out=-- or --out ./--)" ]'
+# The hint never names the flag being filled: `--data --dat` offered --data, its own flag; --out
+# --dat offers --data as before.
+(cd "$tmp" && "$VITMAE" train --data --dat --steps 1 > /dev/null 2> "$tmp/err"); rc=$?
+(cd "$tmp" && "$VITMAE" train --out --dat --steps 1 > /dev/null 2> "$tmp/err2"); rc2=$?
+t "train --data --dat: no hint of --data; --out --dat: --data offered ($rc $rc2: $(cat "$tmp/err" "$tmp/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ $rc2 -eq 2 ] &&
+   [ "$(cat "$tmp/err")" = "vitmae: train: flag --data needs a value (the next argument, --dat, looks like a flag; a path so named is written --data=--dat or --data ./--dat)" ] &&
+   [ "$(cat "$tmp/err2")" = "vitmae: train: flag --out needs a value (the next argument, --dat, looks like a flag (did you mean --data?); a path so named is written --out=--dat or --out ./--dat)" ]'
 # A sign on the index flags as on every integer flag: embed's --layer refused "-0", which attention's
 # took, and attention's --layer/--head/--query refused "+1", which every numeric flag takes. The same
 # blocks as unsigned: the features equal.
@@ -923,15 +931,15 @@ t "--layer -0 and +1 (embed), --layer +1 --head +0 --query +1,-0 (attention): ta
 (cd "$tmp" && "$VITMAE" train --data "$tmp" --steps 1 --out -overwrite > /dev/null 2> "$tmp/err2"); r2=$?
 t "--out -h, --out -overwrite: exit 2, one line, no folder ($r1 $r2: $(cat "$tmp/err" "$tmp/err2" | tr "\n" "|"))" \
   '[ $r1 -eq 2 ] && [ $r2 -eq 2 ] && [ ! -e "$tmp/-h" ] && [ ! -e "$tmp/-overwrite" ] &&
-   [ "$(cat "$tmp/err")" = "vitmae: reconstruct: flag --out needs a value (the next argument, -h, is a flag; a file so named is written --out=-h or --out ./-h)" ] &&
-   [ "$(cat "$tmp/err2")" = "vitmae: train: flag --out needs a value (the next argument, -overwrite, looks like a flag (did you mean --overwrite?); a file so named is written --out=-overwrite or --out ./-overwrite)" ]'
+   [ "$(cat "$tmp/err")" = "vitmae: reconstruct: flag --out needs a value (the next argument, -h, is a flag; a path so named is written --out=-h or --out ./-h)" ] &&
+   [ "$(cat "$tmp/err2")" = "vitmae: train: flag --out needs a value (the next argument, -overwrite, looks like a flag (did you mean --overwrite?); a path so named is written --out=-overwrite or --out ./-overwrite)" ]'
 # ... and that next word echoed as any other word of the command line (docs/interface.md, section 1):
 # `--out --steps=<300 bytes>` quoted all 300 bytes three times; now its first 96 and "...", the hint NAME.
 long=$(printf 'x%.0s' $(seq 300))
 # (Whether a file so named was written needs no check: 308 bytes are over a file name's 255, so none can be.)
 "$VITMAE" train --data "$tmp" --out --steps=$long > /dev/null 2> "$tmp/err"; rc=$?
 t "train --out --steps=<300 bytes>: exit 2, the word clipped ($rc: $(head -c 400 "$tmp/err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: flag --out needs a value (the next argument, --steps=$(printf %.88s "$long")..., is a flag; a file so named is written --out=NAME or --out ./NAME)" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: flag --out needs a value (the next argument, --steps=$(printf %.88s "$long")..., is a flag; a path so named is written --out=NAME or --out ./NAME)" ]'
 
 # The version (docs/interface.md, section 1, "Version"): `vitmae --version` and `vitmae version` print it
 # and the vector paths, exit 0; it was "unknown command". Not a flag of the commands (as git's), and

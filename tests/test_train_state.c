@@ -235,11 +235,11 @@ static void test_prune_snapshots(void) {
     }
     long oldest;
     CHECK(count_snapshots(dir, &oldest) == MADE, "%d snapshots made", MADE);
-    prune_snapshots(dir, KEEP);
+    prune_snapshots(dir, KEEP, MADE * 10L);
     int left = count_snapshots(dir, &oldest);
     CHECK(left == KEEP && oldest == (MADE - KEEP + 1) * 10L, "--keep %d of %d snapshots: %d left, the oldest step %ld (want %ld)",
           KEEP, MADE, left, oldest, (MADE - KEEP + 1) * 10L);
-    prune_snapshots(dir, 2);
+    prune_snapshots(dir, 2, MADE * 10L);
     left = count_snapshots(dir, &oldest);
     CHECK(left == 2 && oldest == (MADE - 1) * 10L, "--keep 2 then: %d left, the oldest step %ld", left, oldest);
 }

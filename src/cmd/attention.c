@@ -906,13 +906,14 @@ static int write_index(const char *out_dir, const char *ckpt, const Job *job, co
                                    "attention through all layers up to the one shown)", p->qx, p->qy);
     else fputs(": attention rollout of the CLS token (its row of the rollout, attention through all layers up to the "
                "one shown)", f);
-    // A masked run's maps are mostly grey: the page says why, as each map's tEXt (mask_ratio, seed) does.
+    // A masked run's maps are mostly grey: the page says why, as each map's tEXt (mask_ratio, seed) does,
+    // and that the mask is the same for every image (it said "each image's own", reconstruct's rule).
     int masked_run = p->K < L;
     if (masked_run) {
         char ratio[48];
         config_float_text(job->mask_ratio, ratio, sizeof ratio);
-        fprintf(f, "; the encoder saw %d of the %d patches (--mask-ratio %s, --seed %ld: each image's own "
-                "random mask), the removed ones grey in the maps", p->K, L, ratio, job->seed);
+        fprintf(f, "; the encoder saw %d of the %d patches (--mask-ratio %s, --seed %ld: one random mask "
+                "for every image), the removed ones grey in the maps", p->K, L, ratio, job->seed);
     }
     // The colour map's low end is not always the darker one (turbo ends in dark red): the page names
     // the map and draws its bar under every map.

@@ -586,9 +586,9 @@ static const char *candidate(const Flag *flags, int nflags, const char *const *w
 // at most 2 and fewer than half the word's letters (--topk: --top; --hlep: --help; trian: train). A word
 // of one dash is taken as the long flag it misspells, its dash doubled (-hlep: --help, as --hlep; -steps:
 // --steps): the dash missing would else be one of the 2 edits, and a hint for one spelling only. 0 when
-// none is close, buf "" (docs/interface.md, section 1).
-static int closest_names(const Flag *flags, int nflags, const char *const *words, const char *a, size_t len,
-                         char *buf, size_t n) {
+// none is close, buf "" (docs/interface.md, section 1). A name equal to skip (non-NULL) is no candidate.
+static int closest_names(const Flag *flags, int nflags, const char *const *words, const char *skip,
+                         const char *a, size_t len, char *buf, size_t n) {
     const char *best = NULL, *name;
     char dashed[52];
     buf[0] = 0;
@@ -601,6 +601,7 @@ static int closest_names(const Flag *flags, int nflags, const char *const *words
     }
     int best_d = 1 << 20, letters = (int)len - (!strncmp(a, "--", 2) ? 2 : 0), begun = 0;
     for (int k = 0; (name = candidate(flags, nflags, words, k)); k++) {
+        if (skip && !strcmp(name, skip)) continue;
         int d = edit_distance(a, len, name);
         if (d <= 2 && 2 * d < letters && d < best_d) { best = name; best_d = d; }
         begun += word_begins(name, a, len, letters);
@@ -609,9 +610,9 @@ static int closest_names(const Flag *flags, int nflags, const char *const *words
         if (!best) return 0;
         int ties = 0;
         for (int k = 0; (name = candidate(flags, nflags, words, k)); k++)
-            ties += edit_distance(a, len, name) == best_d;
+            ties += !(skip && !strcmp(name, skip)) && edit_distance(a, len, name) == best_d;
         for (int k = 0, said = 0; (name = candidate(flags, nflags, words, k)); k++) {
-            if (edit_distance(a, len, name) != best_d) continue;
+            if ((skip && !strcmp(name, skip)) || edit_distance(a, len, name) != best_d) continue;
             size_t at = strlen(buf);
             snprintf(buf + at, n - at, "%s%s", said == 0 ? "" : said == ties - 1 ? " or " : ", ", name);
             said++;
@@ -619,7 +620,7 @@ static int closest_names(const Flag *flags, int nflags, const char *const *words
         return 1;
     }
     for (int k = 0, said = 0; (name = candidate(flags, nflags, words, k)); k++) {
-        if (!word_begins(name, a, len, letters)) continue;
+        if ((skip && !strcmp(name, skip)) || !word_begins(name, a, len, letters)) continue;
         size_t at = strlen(buf);
         snprintf(buf + at, n - at, "%s%s", said == 0 ? "" : said == begun - 1 ? " or " : ", ", name);
         said++;
@@ -627,14 +628,15 @@ static int closest_names(const Flag *flags, int nflags, const char *const *words
     return 1;
 }
 
-// A command's flags, then --help: every command's, though no entry of its table.
-static int closest_flags(const Flag *flags, int nflags, const char *a, size_t len, char *buf, size_t n) {
+// A command's flags but skip (NULL: none), then --help: every command's, though no entry of its table.
+static int closest_flags(const Flag *flags, int nflags, const char *skip, const char *a, size_t len,
+                         char *buf, size_t n) {
     static const char *const help[] = {"--help", NULL};
-    return closest_names(flags, nflags, help, a, len, buf, n);
+    return closest_names(flags, nflags, help, skip, a, len, buf, n);
 }
 
 int cli_closest_words(const char *const *words, const char *word, char *buf, size_t n) {
-    return closest_names(NULL, 0, words, word, strlen(word), buf, n);
+    return closest_names(NULL, 0, words, NULL, word, strlen(word), buf, n);
 }
 
 int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,
@@ -658,7 +660,7 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
                 if (strlen(flags[k].name) == len && !strncmp(flags[k].name, a, len)) f = &flags[k];
             if (!f) {
                 char near[512];
-                if (closest_flags(flags, nflags, a, len, near, sizeof near))
+                if (closest_flags(flags, nflags, NULL, a, len, near, sizeof near))
                     cli_error(command, "unknown flag '%s' (did you mean %s? see vitmae %s --help)", clip_n(word, a, len), near, command);
                 else cli_error(command, "unknown flag '%s' (see vitmae %s --help)", clip_n(word, a, len), command);
                 return CLI_USAGE;
@@ -678,19 +680,20 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             // --overwrit), and one of one dash near a flag (-force), as the positional words take it
             // (below). A name may begin with '-' (--data -x, near no flag); one refused here is written
             // --out=--force or --out ./--force. The word echoed clipped as any other (docs/interface.md,
-            // section 1); the hint, which the user copies, names it whole or, when cut, as NAME.
+            // section 1); the hint, which the user copies, names it whole or, when cut, as NAME, and never
+            // the flag being filled (`--data --dat`: a misspelt --data after --data is no mistake of it).
             const char *what = NULL;
             char near[512], said[600];
             if (!eq && (is_flag_of(flags, nflags, v) || !strcmp(v, "-h"))) what = "is a flag";
             else if (!eq && !strcmp(v, "--")) what = "ends the flags";
-            else if (!eq && v[0] == '-' && v[1] && closest_flags(flags, nflags, v, strcspn(v, "="), near, sizeof near)) {
+            else if (!eq && v[0] == '-' && v[1] && closest_flags(flags, nflags, name, v, strcspn(v, "="), near, sizeof near)) {
                 snprintf(said, sizeof said, "looks like a flag (did you mean %s?)", near);
                 what = said;
             } else if (!eq && v[0] == '-' && v[1] == '-') what = "looks like a flag";
             if (what) {
                 const char *w = utf8_clip(word, v), *named = strcmp(w, v) ? "NAME" : w;
                 if (f->type == FLAG_PATH)
-                    cli_error(command, "flag %s needs a value (the next argument, %s, %s; a file so named is "
+                    cli_error(command, "flag %s needs a value (the next argument, %s, %s; a path so named is "
                               "written %s=%s or %s ./%s)", name, w, what, name, named, name, named);
                 else cli_error(command, "flag %s needs a value (the next argument, %s, %s)", name, w, what);
                 return CLI_USAGE;
@@ -704,7 +707,7 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
         if (!only_positional && a[0] == '-' && a[1] && a[1] != '-') {
             size_t len = strcspn(a, "=");
             char near[512];
-            int close = closest_flags(flags, nflags, a, len, near, sizeof near);
+            int close = closest_flags(flags, nflags, NULL, a, len, near, sizeof near);
             if (close) {
                 cli_error(command, "unknown flag '%s' (did you mean %s? see vitmae %s --help)", clip_n(word, a, len), near, command);
                 return CLI_USAGE;

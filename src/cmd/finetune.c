@@ -72,7 +72,8 @@ typedef struct {
     int from_scratch, overwrite, img, patch, dim, depth, heads;
     int model_ema, model_ema_warmup;   // --model-ema (or --model-ema-decay given), --model-ema-warmup
     double model_ema_decay;            // kept as read: timm's weight is 1 - decay in double
-    float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, epochs, crop_scale, crop_pct;
+    float lr, blr, min_lr, wd, layer_decay, drop_path, smoothing, clip, val_frac, crop_scale, crop_pct;
+    double epochs;   // a double: 0.8 as a float made 0.8 x 150 / 12 = 10.0000001, 11 steps
     MixFlags mix;     // --mixup, --cutmix, --mixup-prob, --mixup-switch-prob
     EraseFlags erase;   // --reprob, --remode (its mode from remode), --recount
     long steps, warmup, seed, eval_every, ckpt_every, log_every;
@@ -478,7 +479,7 @@ static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
         int pl = rc == 0 ? publish_latest(snap, t->ckpt_path, t->run_dir, err, errlen) : 0;
         if (pl < 0) rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
         else if (pl > 0) rc = -1;
-        if (rc == 0) prune_snapshots(t->run_dir, t->rs.keep);
+        if (rc == 0) prune_snapshots(t->run_dir, t->rs.keep, t->rs.step);
     } else {
         rc = clf_ckpt_save(t->ckpt_path, &t->cfg, t->classes, p, state, t->exp_avg, t->exp_avg_sq, ema, err, errlen);
     }
@@ -528,7 +529,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--aa", FLAG_STR, &a->aa, 0, 0, NULL, "RandAugment of the training views, timm's spec (default none; MAE's rand-m9-mstd0.5-inc1: 2 of 15 operations an image, each with probability 0.5, at magnitude 9 of 10 with std 0.5)", "SPEC", 0},
         {"--crop-pct", FLAG_FLOAT, &a->crop_pct, VIEW_CROP_PCT_MIN, 1.0, NULL, "validation views: the shorter side resized to floor(img / F), the centre img x img kept (default 1, the whole centre square; MAE's and timm's 0.875)", "F", 0},
         {"--steps", FLAG_LONG, &a->steps, 1, 1e12, NULL, "optimizer steps (default 1000)", "N", 0},
-        {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
+        {"--epochs", FLAG_DOUBLE, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &a->batch, 1, 4096, NULL, "images per step, over all processes (default 64)", "B", 0},
         {"--groups", FLAG_INT, &a->groups, 1, GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes with N | G", "G", 0},
         {"--lr", FLAG_FLOAT, &a->lr, 0.0, 10.0, NULL, "learning rate of the head (default blr * batch / 256)", "LR", 0},
@@ -555,7 +556,7 @@ static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_o
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
         {"--val-frac", FLAG_FLOAT, &a->val_frac, 0.0, VAL_FRAC_MAX, NULL, "held-out fraction of --data when --val is absent (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
         {"--val-max", FLAG_INT, &a->val_max, 1, VAL_MAX_LIMIT, NULL, "at most this many validation images per evaluation (default " MAE_STR(DEFAULT_VAL_MAX) ")", "N", 0},
-        {"--eval-every", FLAG_LONG, &a->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
+        {"--eval-every", FLAG_LONG, &a->eval_every, 1, 1e12, NULL, "validate every N steps (default: a tenth of the run, rounded up)", "N", 0},
         {"--ckpt-every", FLAG_LONG, &a->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
         {"--keep", FLAG_INT, &a->keep, 0, KEEP_MAX, NULL, "checkpoint-<step> snapshots kept (default " MAE_STR(DEFAULT_KEEP) ")", "N", 0},
         {"--log-every", FLAG_LONG, &a->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default " MAE_STR(DEFAULT_LOG_EVERY) ")", "N", 0},
@@ -916,15 +917,19 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         int same_dir = stat(t->run_dir, &so) == 0 && stat(dir, &sd) == 0 && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
         t->own_folder = !a->out || same_dir;
         if (a->out && !same_dir && run_folder_has_run(a->out)) {
-            return cli_report(NULL, err, run_folder_refusal("finetune", a->out, RUN_HOLDS_OTHER, err, sizeof err));
+            return cli_report(NULL, err, run_folder_refusal("finetune", a->out, run_folder_holds_which(path, a->out), err,
+                                                            sizeof err));
         }
         int foreign = !a->out || same_dir ? run_folder_foreign_checkpoint(path, dir) : 0;
         if (foreign) {
-            cli_error("finetune --resume", "%s: not a checkpoint of the run in %s (%s %s/checkpoint.safetensors); "
-                      "continue it in a folder of its own with --out DIR", path, dir, RUN_FOREIGN_WHY(foreign), dir);
+            char why[4400];
+            cli_error("finetune --resume", "%s: not a checkpoint of the run in %s (%s); continue it in a folder of its "
+                      "own with --out DIR", path, dir, run_foreign_why(foreign, dir, why, sizeof why));
             return 2;
         }
-        int rc = run_resume_check_folders("finetune", path, r->data, r->val, r->val_frac, a->data, a->val, err, sizeof err);
+        int rc = !a->out || same_dir ? metrics_gap_refusal("finetune", a->resume, path, dir, err, sizeof err) : 0;
+        if (rc) { cli_error(NULL, "%s", err); return rc; }
+        rc = run_resume_check_folders("finetune", path, r->data, r->val, r->val_frac, a->data, a->val, err, sizeof err);
         if (!rc) rc = run_folder_overlaps("finetune", a->out ? "--out" : "--resume", t->run_dir, a->data ? a->data : r->data,
                                           a->val ? a->val : r->val[0] ? r->val : NULL, err, sizeof err);
         if (rc) { cli_error(NULL, "%s", err); return rc; }
@@ -1034,7 +1039,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         snprintf(r->augment, sizeof r->augment, "%s", a->augment);
         snprintf(r->remode, sizeof r->remode, "%s", a->remode);
         run_new_id(r->run_id, sizeof r->run_id);
-        r->eval_every = a->eval_every ? a->eval_every : (r->total_steps >= 10 ? r->total_steps / 10 : 1);
+        r->eval_every = a->eval_every ? a->eval_every : run_default_every(r->total_steps);
         r->ckpt_every = a->ckpt_every ? a->ckpt_every : r->eval_every;
         r->log_every = a->log_every;
         r->keep = a->keep;

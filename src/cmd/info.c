@@ -13,6 +13,7 @@
 #include "io/classifier_ckpt.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/runfolder.h"
 #include "core/json_depth.h"
 #include "core/model.h"
 #include "io/json.h"
@@ -263,23 +264,6 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     return 1;
 }
 
-// The text of a small regular file (a run's config.json), malloc'ed and NUL-ended; NULL when it is
-// missing, not a plain file (a FIFO would block the read), larger than 16 MB or unreadable.
-static char *read_small_file(const char *path) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    struct stat st;
-    char *text = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (16 << 20) &&
-        (text = malloc((size_t)st.st_size + 1))) {
-        ssize_t n = read(fd, text, (size_t)st.st_size);
-        if (n < 0) { free(text); text = NULL; }
-        else text[n] = 0;
-    }
-    close(fd);
-    return text;
-}
-
 // A step count of a train state for the warning below ("?" when absent).
 static const char *state_step(const cJSON *state, const char *key, char *buf, size_t n) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(state, key);
@@ -308,6 +292,24 @@ static const char *first_difference(const cJSON *cfg, const cJSON *ck) {
     return NULL;
 }
 
+// Rows a resume from an earlier snapshot dropped and, stopped before it got back, never wrote again
+// (cmd/runfolder.h, run_metrics_gap_of): when path is a run folder's latest checkpoint, one warning
+// names the snapshot that writes them (train's and finetune's; `cmd` resumes it).
+static void warn_metrics_gap(const char *path, const char *train_state, const char *cmd) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (!train_state || strcmp(base, "checkpoint.safetensors")) return;
+    size_t dirlen = (size_t)(base - path);
+    char dir[4400];
+    if (dirlen >= sizeof dir) return;
+    snprintf(dir, sizeof dir, "%.*s", dirlen > 1 ? (int)dirlen - 1 : 1, dirlen ? path : ".");
+    long step, last, snap = run_metrics_gap_of(dir, train_state, &step, &last);
+    if (snap >= 0)
+        cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume from an "
+                    "earlier snapshot stopped before it got back here); %s --resume %s/checkpoint-%ld.safetensors "
+                    "writes the rows between again", dir, last, step, cmd, dir, snap);
+}
+
 // A run folder's config.json follows its checkpoint.safetensors, written just after it
 // (docs/interface.md, section 5): a run killed between the two writes leaves config.json one
 // checkpoint behind. When path is a run's latest checkpoint and its folder's config.json, of the same
@@ -322,9 +324,21 @@ static void warn_stale_config(const char *path, const char *train_state) {
     char cfg_path[4400];
     if (dirlen + sizeof "config.json" > sizeof cfg_path) return;
     snprintf(cfg_path, sizeof cfg_path, "%.*sconfig.json", (int)dirlen, path);
-    char *text = read_small_file(cfg_path);
+    char *text = file_read_small(cfg_path);
     cJSON *cfg = text ? cJSON_Parse(text) : NULL, *ck = cJSON_Parse(train_state);
+    const char *run = dirlen > 1 ? path : dirlen ? "/" : ".";
+    int runlen = dirlen > 1 ? (int)dirlen - 1 : (int)strlen(run);
+    // A config.json that is no JSON object (cut by a full disk, an editor) was passed over in silence.
+    if (text && !cJSON_IsObject(cfg))
+        cli_message("warning: %s is damaged (not a JSON object): the checkpoint is the run's state; train --resume "
+                    "%.*s goes on from it and rewrites config.json", cfg_path, runlen, run);
     free(text);
+    // A gap in metrics.csv is said instead (warn_metrics_gap): its advice, a snapshot, is the way on, not
+    // "train --resume RUN goes on from it", which is refused then.
+    char dir[4400];
+    snprintf(dir, sizeof dir, "%.*s", runlen, run);
+    long gap_step, gap_last;
+    if (run_metrics_gap_of(dir, train_state, &gap_step, &gap_last) >= 0) { cJSON_Delete(cfg); cJSON_Delete(ck); return; }
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(cfg, "train");
     const cJSON *id_cfg = cJSON_GetObjectItemCaseSensitive(tr, "run_id"), *id_ck = cJSON_GetObjectItemCaseSensitive(ck, "run_id");
     int same_run = cJSON_IsString(id_cfg) && cJSON_IsString(id_ck) ? !strcmp(id_cfg->valuestring, id_ck->valuestring)
@@ -352,7 +366,7 @@ static void warn_stale_config(const char *path, const char *train_state) {
                      behind ? ", or a resume from an earlier snapshot stopped before its first checkpoint" : "");
         }
         cli_message("warning: %s %s: the checkpoint is the run's state; train --resume %.*s goes on from it and "
-                    "rewrites config.json", cfg_path, what, dirlen > 1 ? (int)dirlen - 1 : (int)dirlen, dirlen ? path : ".");
+                    "rewrites config.json", cfg_path, what, runlen, run);
     }
     cJSON_Delete(cfg);
     cJSON_Delete(ck);
@@ -385,6 +399,7 @@ int cmd_info(int argc, char **argv) {
         int rc = clf_ckpt_from_st(f, 0, &cc, err, sizeof err);
         if (rc) cli_error(NULL, "%s", err);
         else rc = print_classifier(path, &cc, st_meta(f, "crc32"), st_meta(f, "vitmae_version"), json);
+        if (!rc) warn_metrics_gap(path, st_meta(f, "train_state"), "finetune");
         clf_ckpt_free(&cc);
         st_close(f);
         return rc ? 1 : 0;
@@ -407,6 +422,7 @@ int cmd_info(int argc, char **argv) {
     if (json) rc = print_json(path, &ck, crc, version, pc);
     else rc = print_text(path, &ck, crc, version, pc);
     warn_stale_config(path, ck.train_state);
+    warn_metrics_gap(path, ck.train_state, "train");
     ckpt_free(&ck);
     st_close(f);
     return rc;

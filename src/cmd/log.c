@@ -92,6 +92,25 @@ static char *kept_rows(FILE *f, long keep) {
     return out;
 }
 
+long metrics_last_step(const char *path) {
+    char err[256];
+    FILE *f = file_open_regular(path, "r", err, sizeof err);
+    if (!f) return -1;
+    char line[1024];
+    long last = -1;
+    int first = 1;
+    while (fgets(line, sizeof line, f)) {
+        size_t l = strlen(line);
+        if (l == 0 || line[l - 1] != '\n') continue;   // a cut row is no row (kept_rows drops it)
+        if (first) { first = 0; if (strncmp(line, "step,", 5)) break; continue; }
+        char *end;
+        long step = strtol(line, &end, 10);
+        if (end != line && *end == ',' && step > last) last = step;
+    }
+    fclose(f);
+    return last;
+}
+
 FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t errlen) {
     return metrics_open_header(path, keep_until_step, METRICS_HEADER, err, errlen);
 }

@@ -16,6 +16,9 @@ typedef struct {
 // step > keep_until_step (written after the checkpoint we resume from) are dropped first, so the
 // file reads as if the run had never stopped. Writes the header when the file is new or empty.
 FILE *metrics_open(const char *path, long keep_until_step, char *err, size_t errlen);
+// The largest step of a run's metrics.csv rows at path (whole rows under a run's header); -1 when
+// there is none, or the file is missing or not a run's.
+long metrics_last_step(const char *path);
 // The same with another header (`vitmae finetune` writes FINETUNE_METRICS_HEADER; its rows carry
 // val_top1 in MetricsRow.val_psnr, the sixth column).
 #define FINETUNE_METRICS_HEADER "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s"

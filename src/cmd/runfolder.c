@@ -55,6 +55,65 @@ static long snapshot_step(const char *name) {
     return step >= 0 && !strcmp(end, ".safetensors") ? step : -1;
 }
 
+// The run_id in the train_state of the checkpoint at path, in id; "" when it has none or cannot be read.
+static void checkpoint_run_id(const char *path, char *id, size_t n) {
+    char err[CLI_ERR_MAX];
+    StFile *f = st_open_header(path, err, sizeof err);
+    const char *ts = f ? st_meta(f, "train_state") : NULL;
+    cJSON *o = ts ? cJSON_Parse(ts) : NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+    snprintf(id, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    cJSON_Delete(o);
+    if (f) st_close(f);
+}
+
+// The run_id recorded in dir/config.json ("train"."run_id"), in id; "" when none can be read.
+static void config_run_id(const char *dir, char *id, size_t n) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *text = file_read_small(path);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "train"), "run_id");
+    snprintf(id, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    cJSON_Delete(o);
+}
+
+// The run_id of the run dir holds: its checkpoint.safetensors's, else (that file gone) its
+// config.json's (train's), else the one its snapshots share (finetune's folders have no config.json),
+// RUN_ID_MIXED when they are of more than one run; "" when nothing tells (runs from before run ids).
+#define RUN_ID_MIXED "?"
+static void folder_run_id(const char *dir, char *id, size_t n) {
+    char path[4400], x[64];
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
+    checkpoint_run_id(path, id, n);
+    if (!id[0]) config_run_id(dir, id, n);
+    DIR *d = id[0] ? NULL : opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (snapshot_step(e->d_name) < 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        checkpoint_run_id(path, x, sizeof x);
+        if (!x[0]) continue;
+        if (!id[0]) snprintf(id, n, "%s", x);
+        else if (strcmp(id, x)) { snprintf(id, n, "%s", RUN_ID_MIXED); break; }
+    }
+    if (d) closedir(d);
+}
+
+// 1 when the snapshot dir/name is not provably the run's whose id is own ("" for unknown: runs from
+// before run ids, taken by name): another run's copy, a file without a run_id (a user's file, a
+// converted checkpoint), or any, when own is RUN_ID_MIXED; the folder's pruning, resume advice and
+// checks leave such files alone (docs/interface.md, section 9).
+static int snapshot_of_other_run(const char *dir, const char *name, const char *own) {
+    if (!own[0]) return 0;
+    if (!strcmp(own, RUN_ID_MIXED)) return 1;
+    char path[4400], id[64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    checkpoint_run_id(path, id, sizeof id);
+    return !id[0] || strcmp(id, own) != 0;
+}
+
 int run_folder_has_run(const char *dir) {
     // A folder that cannot be listed (no read permission, a failing disk, no descriptor left) may hold a
     // run's files, which a run written into it would replace: taken as holding one, never written over.
@@ -204,6 +263,9 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
     else if (why == RUN_HOLDS_OTHER)
         snprintf(err, errlen, "%s --out %s: the folder already holds another run; a resumed run continues in its own "
                  "folder or in a new --out folder", cmd, dir);
+    else if (why == RUN_HOLDS_SAME)   // a copy of the run's folder: "another run" was untrue
+        snprintf(err, errlen, "%s --out %s: the folder already holds this run (a copy: the same run_id); continue it "
+                 "there with --resume %s, or give a new --out folder", cmd, dir, dir);
     else if (why == RUN_HOLDS_MEANWHILE)
         snprintf(err, errlen, "%s --out %s: the folder already holds a run (started by another process meanwhile); "
                  "choose another --out folder", cmd, dir);
@@ -331,14 +393,18 @@ void run_remove_stale_temp_files(const char *dir) {
 // The newest RUN/checkpoint-<step>.safetensors, -1 when there is none, or -2 with errno when the folder
 // cannot be listed (opendir, or readdir part-way): one not listed may hold snapshots, and each caller
 // says so rather than take it for a folder without (docs/interface.md section 9).
+// The newest snapshot's step in dir, of the run the folder holds where its run_id is known (another
+// run's copy is no advice to resume); -1 when none, -2 with errno when dir cannot be listed.
 static long newest_snapshot(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return -2;
     long best = -1;
+    char own[64];
+    folder_run_id(dir, own, sizeof own);
     struct dirent *e;
     while ((errno = 0, e = readdir(d))) {
         long s = snapshot_step(e->d_name);
-        if (s > best) best = s;
+        if (s > best && !snapshot_of_other_run(dir, e->d_name, own)) best = s;
     }
     int failed = errno;
     closedir(d);
@@ -363,11 +429,12 @@ static int saved_schedule(const char *path, long *step, long *total) {
 long run_folder_later_schedule(const char *dir, long step, long total, long *its_total) {
     DIR *d = opendir(dir);
     if (d == NULL) return -2;
-    char path[4400];
+    char path[4400], own[64];
     long found = -1, s, n;
+    folder_run_id(dir, own, sizeof own);
     struct dirent *e;
     while (found < 0 && (errno = 0, e = readdir(d))) {
-        if (snapshot_step(e->d_name) <= step) continue;
+        if (snapshot_step(e->d_name) <= step || snapshot_of_other_run(dir, e->d_name, own)) continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (!saved_schedule(path, &s, &n) && s > step && n != total) { found = s; *its_total = n; }
     }
@@ -377,6 +444,66 @@ long run_folder_later_schedule(const char *dir, long step, long total, long *its
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
     if (found < 0 && !saved_schedule(path, &s, &n) && s > step && n != total) { found = s; *its_total = n; }
     return found;
+}
+
+int run_folder_holds_which(const char *file, const char *dir) {
+    char a[64], b[64];
+    checkpoint_run_id(file, a, sizeof a);
+    folder_run_id(dir, b, sizeof b);
+    return a[0] && b[0] && !strcmp(a, b) ? RUN_HOLDS_SAME : RUN_HOLDS_OTHER;
+}
+
+long run_metrics_gap(const char *dir, long step, long every, long *last) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/metrics.csv", dir);
+    *last = metrics_last_step(path);
+    if (*last < 0 || every < 1 || *last >= step || (*last / every + 1) * every >= step) return -1;
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    char own[64];
+    folder_run_id(dir, own, sizeof own);
+    long best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long s = snapshot_step(e->d_name);
+        if (s <= *last && s > best && !snapshot_of_other_run(dir, e->d_name, own)) best = s;
+    }
+    closedir(d);
+    return best;
+}
+
+long run_metrics_gap_of(const char *dir, const char *train_state, long *step, long *last) {
+    cJSON *o = train_state ? cJSON_Parse(train_state) : NULL;
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(o, "step"), *kl = cJSON_GetObjectItemCaseSensitive(o, "log_every"),
+                *ke = cJSON_GetObjectItemCaseSensitive(o, "eval_every");
+    long snap = -1;
+    if (cJSON_IsNumber(ks) && cJSON_IsNumber(kl) && cJSON_IsNumber(ke)) {
+        *step = (long)ks->valuedouble;
+        snap = run_metrics_gap(dir, *step, (long)(kl->valuedouble < ke->valuedouble ? kl->valuedouble : ke->valuedouble),
+                               last);
+    }
+    cJSON_Delete(o);
+    return snap;
+}
+
+int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, char *err, size_t errlen) {
+    char latest[4400];
+    snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
+    struct stat a, b;
+    if (stat(path, &a) != 0 || stat(latest, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) return 0;
+    // The cadences the rows were written with: the checkpoint's, not this resume's flags (a new --steps
+    // brings a new default --eval-every, under which rows "due" were never written).
+    char why[CLI_ERR_MAX];
+    StFile *f = st_open_header(path, why, sizeof why);
+    long step = 0, last = -1, snap = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : -1;
+    if (f) st_close(f);
+    if (snap < 0) return 0;
+    snprintf(err, errlen, "%s --resume %s: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume "
+             "from an earlier snapshot stopped before it got back here); going on from step %ld would lose the rows "
+             "between for good; resume the snapshot instead, --resume %s/checkpoint-%ld.safetensors, which writes them "
+             "again", cmd, arg, dir,
+             last, step, step, dir, snap);
+    return CLI_USAGE;
 }
 
 int run_folder_has_checkpoint(const char *dir) {
@@ -397,7 +524,13 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         snprintf(err, errlen, "%s --resume %s: cannot list the folder: %s", cmd, arg, strerror(errno));
         return 1;
     }
-    if (snap >= 0)
+    char own[64];
+    folder_run_id(arg, own, sizeof own);
+    if (!strcmp(own, RUN_ID_MIXED))   // no record of which run is the folder's: none advised
+        snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder, and its snapshots are of more "
+                 "than one run (their run_ids differ); continue the one you mean in a folder of its own: --resume "
+                 "%s/checkpoint-N.safetensors --out DIR", cmd, arg, arg);
+    else if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot "
                  "with --resume %s/checkpoint-%ld.safetensors", cmd, arg, arg, snap);
     else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, names, sizeof names))   // a user's own files: no stopped run
@@ -411,15 +544,19 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
 // Every snapshot in the folder counts: a fixed list of 4096, filled in directory order, left a run
 // with --keep above 4096 keeping every snapshot from then on (none pruned), and one with a smaller
 // --keep (resumed after a larger one) pruning the oldest of an arbitrary 4096 instead of the oldest.
-void prune_snapshots(const char *dir, int keep) {
+void prune_snapshots(const char *dir, int keep, long step) {
     DIR *d = opendir(dir);
     if (!d) return;
     long *steps = NULL;
     size_t n = 0, cap = 0;
+    char own[64];
+    folder_run_id(dir, own, sizeof own);
     struct dirent *e;
     while ((e = readdir(d))) {
         long s = snapshot_step(e->d_name);
-        if (s < 0) continue;
+        // Past step: the run's own later snapshots, written again as it gets there (a resume from an
+        // earlier one), or another run's; neither the run's to prune, nor another run's copy at all.
+        if (s < 0 || s > step || snapshot_of_other_run(dir, e->d_name, own)) continue;
         if (n == cap) {
             size_t more = cap ? 2 * cap : 64;
             long *p = realloc(steps, more * sizeof *steps);
@@ -768,7 +905,10 @@ static int same_meta(const StFile *f, const StFile *g, const char *key) {
 }
 
 int run_epoch_steps(const char *cmd, double epochs, long ntrain, int batch, long *steps, char *err, size_t errlen) {
-    double n = ceil(epochs * (double)ntrain / batch);
+    // A decimal E is not a double: --epochs 0.28 of 25 images at batch 7 is 1.0000000000000002, whose
+    // ceiling made 2 steps. A quotient within 1e-9 (relative) of a whole number is that number.
+    double x = epochs * (double)ntrain / batch, whole = nearbyint(x);
+    double n = fabs(x - whole) <= 1e-9 * fmax(1.0, whole) ? whole : ceil(x);
     if (n > RUN_STEPS_MAX) {
         snprintf(err, errlen, "%s --epochs: %g passes over %ld images at batch %d are %.0f steps, more than a run "
                  "counts (at most 10^12): fewer --epochs or a larger --batch", cmd, epochs, ntrain, batch, n);
@@ -993,11 +1133,29 @@ static int same_item(const cJSON *x, const cJSON *y, const char *key) {
            (cJSON_IsString(u) && cJSON_IsString(v) && !strcmp(u->valuestring, v->valuestring));
 }
 
+const char *run_foreign_why(int kind, const char *dir, char *buf, size_t n) {
+    if (kind == RUN_FOREIGN_ID) snprintf(buf, n, "another run: its run_id differs from that of %s/checkpoint.safetensors", dir);
+    else if (kind == RUN_FOREIGN_CONFIG) snprintf(buf, n, "another run: its run_id differs from the one in %s/config.json", dir);
+    else if (kind == RUN_FOREIGN_MIXED)
+        snprintf(buf, n, "%s has no checkpoint.safetensors and its snapshots are of more than one run: which is its "
+                 "own cannot be told", dir);
+    else snprintf(buf, n, "its model, seed or batch differ from %s/checkpoint.safetensors", dir);
+    return buf;
+}
+
 int run_folder_foreign_checkpoint(const char *file, const char *dir) {
     char latest[4200];
     snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
     struct stat a, b;
-    if (stat(latest, &b) != 0) return 0;
+    if (stat(latest, &b) != 0) {   // gone (a kill, a user): config.json or the snapshots still name the run
+        char id[64], own[64];
+        checkpoint_run_id(file, id, sizeof id);
+        config_run_id(dir, own, sizeof own);
+        if (own[0]) return id[0] && strcmp(id, own) ? RUN_FOREIGN_CONFIG : 0;
+        folder_run_id(dir, own, sizeof own);
+        if (!strcmp(own, RUN_ID_MIXED)) return RUN_FOREIGN_MIXED;
+        return 0;
+    }
     if (stat(file, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return 0;   // the run's own
     char err[CLI_ERR_MAX];
     StFile *f = st_open_header(file, err, sizeof err), *g = f ? st_open_header(latest, err, sizeof err) : NULL;

@@ -22,9 +22,13 @@ int run_folder_has_run(const char *dir);
 // --resume, another --out or --overwrite), RUN_HOLDS_NO_CHECKPOINT (a new run; the old one stopped
 // before its first checkpoint: --overwrite or another --out), RUN_HOLDS_OTHER (a resumed run given
 // another run's folder: its own folder or a new one; --overwrite does not go with --resume),
+// RUN_HOLDS_SAME (a resumed run given a folder holding the same run, a copy: resume it there),
 // RUN_HOLDS_MEANWHILE (a run started there by another process since the first check). Returns CLI_USAGE.
-enum { RUN_HOLDS_RUN, RUN_HOLDS_NO_CHECKPOINT, RUN_HOLDS_OTHER, RUN_HOLDS_MEANWHILE };
+enum { RUN_HOLDS_RUN, RUN_HOLDS_NO_CHECKPOINT, RUN_HOLDS_OTHER, RUN_HOLDS_MEANWHILE, RUN_HOLDS_SAME };
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen);
+// RUN_HOLDS_SAME when dir holds the run the checkpoint file is of (the same run_id: a copy of its
+// folder), else RUN_HOLDS_OTHER: the refusal of a resume into dir given with --out.
+int run_folder_holds_which(const char *file, const char *dir);
 // The run folder and the folders a run reads must not hold one another (docs/interface.md, "Paths
 // that meet"): a run folder inside (or equal to) the data or --val folder would feed the run's sample
 // panels and curves.png back as images at the next scan (a resume, the next run); a data folder
@@ -303,6 +307,22 @@ int run_folder_has_sheets(const char *dir);
 // leave them among its files (docs/interface.md, section 9). A file whose state cannot be read is passed
 // over (a resume of it says why).
 long run_folder_later_schedule(const char *dir, long step, long total, long *its_total);
+// A resume from an earlier snapshot drops dir/metrics.csv's rows past it as it starts; stopped before
+// it got back to the latest checkpoint (a kill, a double Ctrl-C), the file ends before that checkpoint's
+// step while the rows between are the checkpoint's history. With step the latest checkpoint's and
+// every the run's smallest row cadence (--log-every, --eval-every): when a row was due after the last
+// one (*last) before step, the step of the run's own snapshot to resume again to write them (the
+// newest at or before *last: one past it would leave the rows up to it out); -1 when no row is missing, or no snapshot can give them back (docs/
+// interface.md, section 9). The row of step itself alone missing is no gap: a run whose output failed
+// at a step saves that step's checkpoint without its row, and a row cut by a kill is dropped.
+long run_metrics_gap(const char *dir, long step, long every, long *last);
+// run_metrics_gap of the checkpoint whose train_state JSON is given (its step, into *step, and its own
+// --log-every and --eval-every: the cadences its rows were written with); -1 when they cannot be read.
+long run_metrics_gap_of(const char *dir, const char *train_state, long *step, long *last);
+// --resume of path, dir's latest checkpoint, when run_metrics_gap_of finds rows missing: CLI_USAGE
+// with err (prefixed by cmd --resume arg) naming the snapshot to resume instead; 0 otherwise (a
+// snapshot resumed is that very recovery).
+int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, char *err, size_t errlen);
 // 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not,
 // -1 with errno when it has no checkpoint.safetensors and cannot be listed (a snapshot may be there).
 int run_folder_has_checkpoint(const char *dir);
@@ -311,8 +331,10 @@ int run_folder_has_checkpoint(const char *dir);
 // start again with --overwrite; 1 with err when the folder cannot be listed ("cannot list the folder:
 // <why>", not a guess); 0 otherwise (a file, a missing path or a folder with a checkpoint: loaded as usual).
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen);
-// Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files.
-void prune_snapshots(const char *dir, int keep);
+// Keeps the newest `keep` RUN/checkpoint-<step>.safetensors files of the run at step, the one just
+// saved: a snapshot past step, or another run's (its run_id not the folder's), is neither removed nor
+// counted.
+void prune_snapshots(const char *dir, int keep, long step);
 // Makes `latest` a hard link to the snapshot file, swapped in atomically (link to a temporary name,
 // rename, fsync of dir). 0 ok; -1 when links are not possible there (the caller writes latest itself);
 // 1 when latest is in place but dir's sync failed, err saying so (io/files.h's file_sync_folder_of).
@@ -321,7 +343,16 @@ int  publish_latest(const char *snapshot, const char *latest, const char *dir, c
 void run_resume_path(const char *arg, char *path, size_t n, char *dir, size_t dn);
 // The most steps a run counts: --steps' range, and train_state's step, total_steps and cadences'.
 #define RUN_STEPS_MAX 1e12
-// --epochs E over ntrain images at batch B: ceil(E ntrain / B) steps (at least 1) into *steps. 0, or
+// The default --eval-every of a run of total steps (and so its --ckpt-every and --sample-every): a
+// tenth of the run rounded up, so that it evaluates at most ten times past step 0, and at its last
+// step (docs/interface.md, section 5). Runs from before this rule took a tenth rounded down, at least 1
+// (12 steps: every step); run_every_was_default knows both, for a run extended on resume.
+static inline long run_default_every(long total) { return total > 0 ? (total + 9) / 10 : 1; }
+static inline int run_every_was_default(long every, long total) {
+    return every == run_default_every(total) || every == (total >= 10 ? total / 10 : 1);
+}
+// --epochs E over ntrain images at batch B: ceil(E ntrain / B) steps (at least 1; a quotient within
+// 1e-9 of a whole number, as 0.28 x 25 / 7 in doubles, is that number) into *steps. 0, or
 // CLI_USAGE with "CMD --epochs: ..." in err when they pass RUN_STEPS_MAX: a run that its own checkpoint's
 // reader would refuse (docs/interface.md, section 4) is refused before it starts.
 int run_epoch_steps(const char *cmd, double epochs, long ntrain, int batch, long *steps, char *err, size_t errlen);
@@ -427,12 +458,14 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
 // Whether the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's
 // checkpoint.safetensors is another file and the two have different run ids (RUN_FOREIGN_ID), or, runs
 // from before run ids, differ in their model, "config" and "classifier" metadata, or train_state's seed
-// or batch (RUN_FOREIGN_MODEL). 0 otherwise, also when dir has no checkpoint.safetensors or it cannot
-// be read (resuming an older snapshot is how a run recovers). RUN_FOREIGN_WHY gives the reason's words.
-enum { RUN_FOREIGN_ID = 1, RUN_FOREIGN_MODEL = 2 };
+// or batch (RUN_FOREIGN_MODEL); with no checkpoint.safetensors, its run id differs from the one dir's
+// config.json records (RUN_FOREIGN_CONFIG), or, with neither (finetune's folders), dir's snapshots are
+// of more than one run, none told to be the folder's (RUN_FOREIGN_MIXED). 0 otherwise, also when
+// nothing can be read (resuming an older snapshot is how a run recovers). run_foreign_why writes the
+// reason, naming dir's file compared.
+enum { RUN_FOREIGN_ID = 1, RUN_FOREIGN_MODEL = 2, RUN_FOREIGN_CONFIG = 3, RUN_FOREIGN_MIXED = 4 };
 int run_folder_foreign_checkpoint(const char *file, const char *dir);
-#define RUN_FOREIGN_WHY(k) ((k) == RUN_FOREIGN_ID ? "another run: its run_id differs from that of" \
-                                                   : "its model, seed or batch differ from")
+const char *run_foreign_why(int kind, const char *dir, char *buf, size_t n);
 // --pixel-norm dataset|imagenet|none into cfg->pixel_mean / pixel_std ("dataset": measured on the
 // evaluation views of the items idx[0..n)). 0 ok, -1 with a reason, DATASET_ERR_FILE with a reason
 // that names its file (data/dataset.h).

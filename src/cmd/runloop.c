@@ -47,7 +47,7 @@ static void kept_note(const RunLoop *L, long saved_at, char *err, size_t errlen)
 }
 
 int run_loop(const RunLoop *L) {
-    int rank0 = dist_rank() == 0, stop = 0, rc = 0;
+    int rank0 = dist_rank() == 0, stop = 0, stop_saved = 0, rc = 0;
     char err[CLI_ERR_MAX];
     long first_step = *L->step, queued = *L->step;
     int B = L->batch;
@@ -171,6 +171,11 @@ int run_loop(const RunLoop *L) {
             if (saved) rc = cli_report(L->cmd, err, 1);   // the periodic checkpoint's, or config.json's
             if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
+            // A stop asked for while the checkpoint was written (a save takes seconds): that checkpoint is
+            // the stop's, at this very step. It took one step more and saved again, which under mpirun
+            // (SIGKILL a second after its SIGTERM) was killed in the second save. The ranks agree, as on a
+            // stop at a step.
+            if (dist_max_int(run_stop_requested ? 1 : 0)) { stop = 1; stop_saved = 1; run_saved = 1; }
         }
     }
     progress_end(&prog, stdout);
@@ -193,13 +198,14 @@ int run_loop(const RunLoop *L) {
         // train's config.json is written says that the checkpoint is saved.
         int resumable = saved_at >= 0 || first_step > 0;
         int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
-        int saved = !rank0 || (!gone && !L->save_checkpoint(L->ctx, err, sizeof err));
+        int saved = !rank0 || stop_saved || (!gone && !L->save_checkpoint(L->ctx, err, sizeof err));
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
         if (!saved) {
             if (!gone && !run_folder_gone(L->run_dir, home, resumable, err, sizeof err))
                 kept_note(L, saved_at, err, sizeof err);
             rc = cli_report(L->cmd, err, 1);
-        } else if (rank0 && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
+        } else if (rank0 && !stop_saved && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
+            // (stop_saved: config.json went with that checkpoint; written again, its elapsed_s read as an edit)
             gone = run_folder_gone(L->run_dir, home, 1, err, sizeof err);   // the checkpoint went with the folder
             rc = cli_report(L->cmd, err, 1);
             if (!gone) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);

@@ -54,7 +54,8 @@ typedef struct {
     int img, patch, dim, depth, heads, dec_dim, dec_depth, dec_heads, norm_pix, threads, overwrite;
     int groups, accum;
     const char *parallel;
-    float blr, epochs;
+    float blr;
+    double epochs;   // a double: 0.8 as a float made 0.8 x 150 / 12 = 10.0000001, 11 steps
     LoaderFlags lf;   // --cache-mb, --store, --prefetch, --loader-threads, --max-pixels (cmd/runfolder.h)
     char init_file[ST_RUN_LATEST_MAX];   // --init RUN's checkpoint.safetensors
 } Args;
@@ -108,7 +109,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--augment", FLAG_CHOICE, &a->augment, 0, 0, "crop|flip|none", "training augmentation (default crop)", NULL, 0},
         {"--interp", FLAG_CHOICE, &a->interp, 0, 0, "bilinear|bicubic", "the filter that resizes the random resized crop (default bilinear); MAE's is bicubic", NULL, 0},
         {"--steps", FLAG_LONG, &r->total_steps, 1, 1e12, NULL, "optimizer steps (default " MAE_STR(DEFAULT_STEPS) ")", "N", 0},
-        {"--epochs", FLAG_FLOAT, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
+        {"--epochs", FLAG_DOUBLE, &a->epochs, 1e-6, 1e6, NULL, "train for E passes over the data instead of --steps", "E", 0},
         {"--batch", FLAG_INT, &r->batch, 1, 4096, NULL, "images per step, over all processes (default " MAE_STR(MAE_DEFAULT_BATCH) ")", "B", 0},
         {"--accum", FLAG_INT, &a->accum, 1, 4096, NULL, "micro-batches per process and step (gradient accumulation; default 1)", "K", 0},
         {"--groups", FLAG_INT, &a->groups, 1, GROUPS_MAX, NULL, "gradient groups per step, a power of two (default: up to 4); results are bitwise equal for any N processes and --accum K with N*K | G", "G", 0},
@@ -123,7 +124,7 @@ static int parse_args(int argc, char **argv, Args *a, RunState *r, Flag *flags, 
         {"--parallel", FLAG_CHOICE, &a->parallel, 0, 0, "auto|kernels|groups", "how the threads share a step: every kernel, or each its own gradient groups (default auto: groups where they fit; the same results)", NULL, 0},
         {"--val-frac", FLAG_FLOAT, &r->val_frac, 0.0, VAL_FRAC_MAX, NULL, "held-out fraction, by a hash of the path (default " MAE_STR(DEFAULT_VAL_FRAC) ")", "F", 0},
         {"--val-max", FLAG_INT, &r->val_max, 1, VAL_MAX_LIMIT, NULL, "at most this many held-out images per evaluation (default " MAE_STR(DEFAULT_VAL_MAX) ")", "N", 0},
-        {"--eval-every", FLAG_LONG, &r->eval_every, 1, 1e12, NULL, "validate every N steps (default: 10 times a run)", "N", 0},
+        {"--eval-every", FLAG_LONG, &r->eval_every, 1, 1e12, NULL, "validate every N steps (default: a tenth of the run, rounded up)", "N", 0},
         {"--ckpt-every", FLAG_LONG, &r->ckpt_every, 1, 1e12, NULL, "checkpoint every N steps (default: as --eval-every)", "N", 0},
         {"--keep", FLAG_INT, &r->keep, 0, KEEP_MAX, NULL, "checkpoint-<step> snapshots kept (default " MAE_STR(DEFAULT_KEEP) ")", "N", 0},
         {"--log-every", FLAG_LONG, &r->log_every, 1, 1e12, NULL, "a log line and metrics row every N steps (default " MAE_STR(DEFAULT_LOG_EVERY) ")", "N", 0},
@@ -229,7 +230,7 @@ static int new_run_state(Train *t, const Args *a, Flag *flags, int nflags, const
     snprintf(r->interp, sizeof r->interp, "%s", a->interp);
     run_new_id(r->run_id, sizeof r->run_id);
     run_abs_path(r->data, sizeof r->data, data);
-    if (!r->eval_every) r->eval_every = r->total_steps >= 10 ? r->total_steps / 10 : 1;
+    if (!r->eval_every) r->eval_every = run_default_every(r->total_steps);
     if (!r->ckpt_every) r->ckpt_every = r->eval_every;
     if (!r->sample_every) r->sample_every = r->eval_every;
     r->grad_groups = a->groups ? a->groups : dist_default_groups(r->batch);
@@ -318,6 +319,15 @@ static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flag
     if (total != r->total_steps)
         snprintf(t->goes_on, sizeof t->goes_on, "the run goes on to step %ld (was %ld): the learning rate "
                  "follows the %ld-step schedule from step %ld", total, r->total_steps, total, r->step);
+    // A cadence the run took by default follows the new total, as a new run of it would take it: a
+    // 10-step trial extended to 100,000 steps evaluated, drew and saved at every one of them. One given
+    // now, or given at the start (not its old total's default), stays.
+    long old = r->total_steps, *every[3] = {&r->eval_every, &r->ckpt_every, &r->sample_every};
+    const char *flag[3] = {"--eval-every", "--ckpt-every", "--sample-every"};
+    int eval_given = cli_flag(flags, nflags, "--eval-every")->seen;
+    for (int k = 0; k < 3; k++)
+        if (!cli_flag(flags, nflags, flag[k])->seen && !(k > 0 && eval_given) && run_every_was_default(*every[k], old))
+            *every[k] = run_default_every(total);
     r->total_steps = total;
     return 0;
 }
@@ -395,6 +405,7 @@ static int model_oom(const Train *t, const char *err, int images, int workers) {
 // or with --overwrite moved aside whole. *own: resuming into the run's own folder.
 static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, int *own, char *err, size_t errlen) {
     char why[4400];
+    int rc;
     if (run_folder_lock(t->run_dir, why, sizeof why)) {   // another process's run: left alone
         snprintf(err, errlen, "train: %s", why);
         return 1;
@@ -408,9 +419,9 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
         int foreign = same ? run_folder_foreign_checkpoint(path, t->run_dir) : 0;
         if (foreign) {
-            snprintf(err, errlen, "train --resume %s: not a checkpoint of the run in %s (%s %s/checkpoint.safetensors); "
-                     "continue it in a folder of its own with --out DIR", a->resume, t->run_dir,
-                     RUN_FOREIGN_WHY(foreign), t->run_dir);
+            char why2[4400];
+            snprintf(err, errlen, "train --resume %s: not a checkpoint of the run in %s (%s); continue it in a folder "
+                     "of its own with --out DIR", a->resume, t->run_dir, run_foreign_why(foreign, t->run_dir, why2, sizeof why2));
             return CLI_USAGE;
         }
         // Going back to an earlier snapshot in the run's own folder, where a later checkpoint is of
@@ -431,13 +442,19 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
                      t->run_dir, later, its_total, t->rs.total_steps, t->rs.step);
             return CLI_USAGE;
         }
+        if (same && (rc = metrics_gap_refusal("train", a->resume, path, t->run_dir, err, errlen)))
+            return rc;
         if (same) { *own = 1; return 0; }
     }
     // A samples/ folder of sheets counts too: a new run writes its sheets samples/step-N.png over those
     // there (an empty one, or one of a user's notes, holds none to write over).
     int has_sheets = run_folder_has_sheets(t->run_dir);
     if (!run_folder_has_run(t->run_dir) && !has_sheets) return 0;
-    if (resumed_dir[0]) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_OTHER, err, errlen);
+    if (resumed_dir[0]) {
+        char path[4096], dir[4096];
+        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
+        return run_folder_refusal("train", t->run_dir, run_folder_holds_which(path, t->run_dir), err, errlen);
+    }
     int has = a->overwrite ? 1 : run_folder_has_checkpoint(t->run_dir);
     if (has < 0) {   // a snapshot may be there: said, not guessed
         snprintf(err, errlen, "train --out %s: cannot list the folder: %s", t->run_dir, strerror(errno));

@@ -191,7 +191,7 @@ int run_save_checkpoint(const char *run_dir, const char *ckpt_path, const RunSta
             int pl = publish_latest(snap, ckpt_path, run_dir, err, errlen);
             if (pl < 0) rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);
             else if (pl > 0) rc = -1;
-            prune_snapshots(run_dir, rs->keep);
+            prune_snapshots(run_dir, rs->keep, rs->step);
         }
     } else {
         rc = ckpt_save(ckpt_path, cfg, params, state, exp_avg, exp_avg_sq, err, errlen);

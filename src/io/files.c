@@ -917,3 +917,19 @@ int file_free_bytes(const char *path, double *bytes) {
     *bytes = (double)fs.f_bavail * (double)fs.f_frsize;
     return 0;
 }
+
+// (io/files.h)
+char *file_read_small(const char *path) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    char *text = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (16 << 20) &&
+        (text = malloc((size_t)st.st_size + 1))) {
+        ssize_t n = read(fd, text, (size_t)st.st_size);
+        if (n < 0) { free(text); text = NULL; }
+        else text[n] = 0;
+    }
+    close(fd);
+    return text;
+}

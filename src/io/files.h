@@ -219,4 +219,7 @@ const char *file_path_reason(const char *path, int e, char *buf, size_t n);
 // f_bavail x f_frsize: root's reserve not counted), in *bytes; -1 with errno when it cannot be told.
 // VITMAE_FAULT_FREE_BYTES=N makes every answer N (docs/testing.md, "Fault injection").
 int file_free_bytes(const char *path, double *bytes);
+// The text of a small regular file (a run's config.json), malloc'ed and NUL-ended; NULL when it is
+// missing, not a plain file (a FIFO would block the read), larger than 16 MB or unreadable.
+char *file_read_small(const char *path);
 #endif
