@@ -292,17 +292,23 @@ static const char *first_difference(const cJSON *cfg, const cJSON *ck) {
     return NULL;
 }
 
+// When path is a run folder's latest checkpoint (RUN/checkpoint.safetensors: a snapshot is an earlier
+// state by design), 1 with RUN in dir ("." or "/" for a bare name or one at the root); else 0.
+static int latest_of_run(const char *path, char *dir, size_t n) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t dirlen = (size_t)(base - path);
+    if (strcmp(base, "checkpoint.safetensors") || dirlen + 1 >= n) return 0;
+    snprintf(dir, n, "%.*s", dirlen > 1 ? (int)dirlen - 1 : 1, dirlen ? path : ".");
+    return 1;
+}
+
 // Rows a resume from an earlier snapshot dropped and, stopped before it got back, never wrote again
 // (cmd/runfolder.h, run_metrics_gap_of): when path is a run folder's latest checkpoint, one warning
 // names the snapshot that writes them (train's and finetune's; `cmd` resumes it).
 static void warn_metrics_gap(const char *path, const char *train_state, const char *cmd) {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (!train_state || strcmp(base, "checkpoint.safetensors")) return;
-    size_t dirlen = (size_t)(base - path);
     char dir[4400];
-    if (dirlen >= sizeof dir) return;
-    snprintf(dir, sizeof dir, "%.*s", dirlen > 1 ? (int)dirlen - 1 : 1, dirlen ? path : ".");
+    if (!train_state || !latest_of_run(path, dir, sizeof dir)) return;
     long step, last, snap = run_metrics_gap_of(dir, train_state, &step, &last);
     if (snap >= 0)
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume from an "
@@ -316,29 +322,21 @@ static void warn_metrics_gap(const char *path, const char *train_state, const ch
 // run, holds another train state, one warning says so and what to trust. info only reads: a run
 // resumed with train --resume rewrites config.json from the checkpoint as it starts.
 static void warn_stale_config(const char *path, const char *train_state) {
-    if (!train_state) return;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strcmp(base, "checkpoint.safetensors")) return;   // a snapshot is an earlier state by design
-    size_t dirlen = (size_t)(base - path);
-    char cfg_path[4400];
-    if (dirlen + sizeof "config.json" > sizeof cfg_path) return;
-    snprintf(cfg_path, sizeof cfg_path, "%.*sconfig.json", (int)dirlen, path);
+    char dir[4400], cfg_path[4420];
+    if (!train_state || !latest_of_run(path, dir, sizeof dir)) return;
+    // (a bare checkpoint.safetensors: config.json, as the user named the folder, not ./config.json)
+    snprintf(cfg_path, sizeof cfg_path, "%s%sconfig.json", strchr(path, '/') ? dir : "", strchr(path, '/') && strcmp(dir, "/") ? "/" : "");
+    // A gap in metrics.csv is said instead (warn_metrics_gap): its advice, a snapshot, is the way on, not
+    // "train --resume RUN goes on from it", which is refused then.
+    long gap_step, gap_last;
+    if (run_metrics_gap_of(dir, train_state, &gap_step, &gap_last) >= 0) return;
     char *text = file_read_small(cfg_path);
     cJSON *cfg = text ? cJSON_Parse(text) : NULL, *ck = cJSON_Parse(train_state);
-    const char *run = dirlen > 1 ? path : dirlen ? "/" : ".";
-    int runlen = dirlen > 1 ? (int)dirlen - 1 : (int)strlen(run);
     // A config.json that is no JSON object (cut by a full disk, an editor) was passed over in silence.
     if (text && !cJSON_IsObject(cfg))
         cli_message("warning: %s is damaged (not a JSON object): the checkpoint is the run's state; train --resume "
-                    "%.*s goes on from it and rewrites config.json", cfg_path, runlen, run);
+                    "%s goes on from it and rewrites config.json", cfg_path, dir);
     free(text);
-    // A gap in metrics.csv is said instead (warn_metrics_gap): its advice, a snapshot, is the way on, not
-    // "train --resume RUN goes on from it", which is refused then.
-    char dir[4400];
-    snprintf(dir, sizeof dir, "%.*s", runlen, run);
-    long gap_step, gap_last;
-    if (run_metrics_gap_of(dir, train_state, &gap_step, &gap_last) >= 0) { cJSON_Delete(cfg); cJSON_Delete(ck); return; }
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(cfg, "train");
     const cJSON *id_cfg = cJSON_GetObjectItemCaseSensitive(tr, "run_id"), *id_ck = cJSON_GetObjectItemCaseSensitive(ck, "run_id");
     int same_run = cJSON_IsString(id_cfg) && cJSON_IsString(id_ck) ? !strcmp(id_cfg->valuestring, id_ck->valuestring)
@@ -365,8 +363,8 @@ static void warn_stale_config(const char *path, const char *train_state) {
                      state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d),
                      behind ? ", or a resume from an earlier snapshot stopped before its first checkpoint" : "");
         }
-        cli_message("warning: %s %s: the checkpoint is the run's state; train --resume %.*s goes on from it and "
-                    "rewrites config.json", cfg_path, what, runlen, run);
+        cli_message("warning: %s %s: the checkpoint is the run's state; train --resume %s goes on from it and "
+                    "rewrites config.json", cfg_path, what, dir);
     }
     cJSON_Delete(cfg);
     cJSON_Delete(ck);

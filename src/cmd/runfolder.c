@@ -390,11 +390,10 @@ void run_remove_stale_temp_files(const char *dir) {
     remove_matching(samples, 1);
 }
 
-// The newest RUN/checkpoint-<step>.safetensors, -1 when there is none, or -2 with errno when the folder
+// The newest RUN/checkpoint-<step>.safetensors of the run the folder holds where its run_id is known
+// (another run's copy is no advice to resume), -1 when there is none, or -2 with errno when the folder
 // cannot be listed (opendir, or readdir part-way): one not listed may hold snapshots, and each caller
 // says so rather than take it for a folder without (docs/interface.md section 9).
-// The newest snapshot's step in dir, of the run the folder holds where its run_id is known (another
-// run's copy is no advice to resume); -1 when none, -2 with errno when dir cannot be listed.
 static long newest_snapshot(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return -2;
@@ -501,8 +500,7 @@ int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, cons
     snprintf(err, errlen, "%s --resume %s: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume "
              "from an earlier snapshot stopped before it got back here); going on from step %ld would lose the rows "
              "between for good; resume the snapshot instead, --resume %s/checkpoint-%ld.safetensors, which writes them "
-             "again", cmd, arg, dir,
-             last, step, step, dir, snap);
+             "again", cmd, arg, dir, last, step, step, dir, snap);
     return CLI_USAGE;
 }
 

@@ -198,6 +198,8 @@ int run_loop(const RunLoop *L) {
         // train's config.json is written says that the checkpoint is saved.
         int resumable = saved_at >= 0 || first_step > 0;
         int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
+        // stop_saved: the periodic save was the stop's, config.json with it (written again, its elapsed_s
+        // read in info as an edit); neither is written twice.
         int saved = !rank0 || stop_saved || (!gone && !L->save_checkpoint(L->ctx, err, sizeof err));
         if (saved) run_saved = 1;   // a second Ctrl-C from here loses nothing (cmd/runfolder.h)
         if (!saved) {
@@ -205,7 +207,6 @@ int run_loop(const RunLoop *L) {
                 kept_note(L, saved_at, err, sizeof err);
             rc = cli_report(L->cmd, err, 1);
         } else if (rank0 && !stop_saved && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
-            // (stop_saved: config.json went with that checkpoint; written again, its elapsed_s read as an edit)
             gone = run_folder_gone(L->run_dir, home, 1, err, sizeof err);   // the checkpoint went with the folder
             rc = cli_report(L->cmd, err, 1);
             if (!gone) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
