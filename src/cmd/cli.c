@@ -587,6 +587,7 @@ static const char *candidate(const Flag *flags, int nflags, const char *const *w
 // of one dash is taken as the long flag it misspells, its dash doubled (-hlep: --help, as --hlep; -steps:
 // --steps): the dash missing would else be one of the 2 edits, and a hint for one spelling only. 0 when
 // none is close, buf "" (docs/interface.md, section 1). A name equal to skip (non-NULL) is no candidate.
+static int skipped(const char *name, const char *skip) { return skip && !strcmp(name, skip); }
 static int closest_names(const Flag *flags, int nflags, const char *const *words, const char *skip,
                          const char *a, size_t len, char *buf, size_t n) {
     const char *best = NULL, *name;
@@ -601,7 +602,7 @@ static int closest_names(const Flag *flags, int nflags, const char *const *words
     }
     int best_d = 1 << 20, letters = (int)len - (!strncmp(a, "--", 2) ? 2 : 0), begun = 0;
     for (int k = 0; (name = candidate(flags, nflags, words, k)); k++) {
-        if (skip && !strcmp(name, skip)) continue;
+        if (skipped(name, skip)) continue;
         int d = edit_distance(a, len, name);
         if (d <= 2 && 2 * d < letters && d < best_d) { best = name; best_d = d; }
         begun += word_begins(name, a, len, letters);
@@ -610,9 +611,9 @@ static int closest_names(const Flag *flags, int nflags, const char *const *words
         if (!best) return 0;
         int ties = 0;
         for (int k = 0; (name = candidate(flags, nflags, words, k)); k++)
-            ties += !(skip && !strcmp(name, skip)) && edit_distance(a, len, name) == best_d;
+            ties += !skipped(name, skip) && edit_distance(a, len, name) == best_d;
         for (int k = 0, said = 0; (name = candidate(flags, nflags, words, k)); k++) {
-            if ((skip && !strcmp(name, skip)) || edit_distance(a, len, name) != best_d) continue;
+            if (skipped(name, skip) || edit_distance(a, len, name) != best_d) continue;
             size_t at = strlen(buf);
             snprintf(buf + at, n - at, "%s%s", said == 0 ? "" : said == ties - 1 ? " or " : ", ", name);
             said++;
@@ -620,7 +621,7 @@ static int closest_names(const Flag *flags, int nflags, const char *const *words
         return 1;
     }
     for (int k = 0, said = 0; (name = candidate(flags, nflags, words, k)); k++) {
-        if ((skip && !strcmp(name, skip)) || !word_begins(name, a, len, letters)) continue;
+        if (skipped(name, skip) || !word_begins(name, a, len, letters)) continue;
         size_t at = strlen(buf);
         snprintf(buf + at, n - at, "%s%s", said == 0 ? "" : said == begun - 1 ? " or " : ", ", name);
         said++;

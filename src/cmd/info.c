@@ -305,31 +305,29 @@ static int latest_of_run(const char *path, char *dir, size_t n) {
 
 // Rows a resume from an earlier snapshot dropped and, stopped before it got back, never wrote again
 // (cmd/runfolder.h, run_metrics_gap_of): when path is a run folder's latest checkpoint, one warning
-// names the snapshot that writes them (train's and finetune's; `cmd` resumes it).
-static void warn_metrics_gap(const char *path, const char *train_state, const char *cmd) {
+// names the snapshot that writes them (train's and finetune's; `cmd` resumes it). 1 when it warned.
+static int warn_metrics_gap(const char *path, const char *train_state, const char *cmd) {
     char dir[4400];
-    if (!train_state || !latest_of_run(path, dir, sizeof dir)) return;
+    if (!train_state || !latest_of_run(path, dir, sizeof dir)) return 0;
     long step, last, snap = run_metrics_gap_of(dir, train_state, &step, &last);
     if (snap >= 0)
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume from an "
                     "earlier snapshot stopped before it got back here); %s --resume %s/checkpoint-%ld.safetensors "
                     "writes the rows between again", dir, last, step, cmd, dir, snap);
+    return snap >= 0;
 }
 
 // A run folder's config.json follows its checkpoint.safetensors, written just after it
 // (docs/interface.md, section 5): a run killed between the two writes leaves config.json one
 // checkpoint behind. When path is a run's latest checkpoint and its folder's config.json, of the same
 // run, holds another train state, one warning says so and what to trust. info only reads: a run
-// resumed with train --resume rewrites config.json from the checkpoint as it starts.
+// resumed with train --resume rewrites config.json from the checkpoint as it starts. Not called when
+// warn_metrics_gap warned: its advice, a snapshot, is the way on, not "train --resume RUN goes on from
+// it", which is refused then.
 static void warn_stale_config(const char *path, const char *train_state) {
     char dir[4400], cfg_path[4420];
     if (!train_state || !latest_of_run(path, dir, sizeof dir)) return;
-    // (a bare checkpoint.safetensors: config.json, as the user named the folder, not ./config.json)
-    snprintf(cfg_path, sizeof cfg_path, "%s%sconfig.json", strchr(path, '/') ? dir : "", strchr(path, '/') && strcmp(dir, "/") ? "/" : "");
-    // A gap in metrics.csv is said instead (warn_metrics_gap): its advice, a snapshot, is the way on, not
-    // "train --resume RUN goes on from it", which is refused then.
-    long gap_step, gap_last;
-    if (run_metrics_gap_of(dir, train_state, &gap_step, &gap_last) >= 0) return;
+    snprintf(cfg_path, sizeof cfg_path, "%.*sconfig.json", (int)(strlen(path) - strlen("checkpoint.safetensors")), path);
     char *text = file_read_small(cfg_path);
     cJSON *cfg = text ? cJSON_Parse(text) : NULL, *ck = cJSON_Parse(train_state);
     // A config.json that is no JSON object (cut by a full disk, an editor) was passed over in silence.
@@ -419,8 +417,7 @@ int cmd_info(int argc, char **argv) {
     int rc;
     if (json) rc = print_json(path, &ck, crc, version, pc);
     else rc = print_text(path, &ck, crc, version, pc);
-    warn_stale_config(path, ck.train_state);
-    warn_metrics_gap(path, ck.train_state, "train");
+    if (!warn_metrics_gap(path, ck.train_state, "train")) warn_stale_config(path, ck.train_state);
     ckpt_free(&ck);
     st_close(f);
     return rc;

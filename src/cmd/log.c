@@ -64,6 +64,13 @@ void format_time_ms(double ms, char *buf, size_t n) {
 
 // Keeps the header and the whole rows (ending in a newline: a row cut short by a kill or by hand is
 // dropped, not continued by the next one) whose step <= keep; returns the kept text (malloc'd) or NULL.
+// The step a metrics row begins with, in *step: 1, or 0 when the line is no row.
+static int row_step(const char *line, long *step) {
+    char *end;
+    *step = strtol(line, &end, 10);
+    return end != line && *end == ',';
+}
+
 static char *kept_rows(FILE *f, long keep) {
     size_t cap = 4096, len = 0;
     char *out = malloc(cap), line[1024];
@@ -72,11 +79,8 @@ static char *kept_rows(FILE *f, long keep) {
     int first = 1;
     while (fgets(line, sizeof line, f)) {
         int keep_line = first ? strncmp(line, "step,", 5) == 0 : 0;
-        if (!first) {
-            char *end;
-            long step = strtol(line, &end, 10);
-            keep_line = end != line && *end == ',' && step <= keep;
-        }
+        long step;
+        if (!first) keep_line = row_step(line, &step) && step <= keep;
         first = 0;
         size_t l = strlen(line);
         if (!keep_line || l == 0 || line[l - 1] != '\n') continue;
@@ -103,9 +107,8 @@ long metrics_last_step(const char *path) {
         size_t l = strlen(line);
         if (l == 0 || line[l - 1] != '\n') continue;   // a cut row is no row (kept_rows drops it)
         if (first) { first = 0; if (strncmp(line, "step,", 5)) break; continue; }
-        char *end;
-        long step = strtol(line, &end, 10);
-        if (end != line && *end == ',' && step > last) last = step;
+        long step;
+        if (row_step(line, &step) && step > last) last = step;
     }
     fclose(f);
     return last;

@@ -452,7 +452,8 @@ int run_folder_holds_which(const char *file, const char *dir) {
     return a[0] && b[0] && !strcmp(a, b) ? RUN_HOLDS_SAME : RUN_HOLDS_OTHER;
 }
 
-long run_metrics_gap(const char *dir, long step, long every, long *last) {
+// (run_metrics_gap_of, with every the smaller of the run's row cadences)
+static long run_metrics_gap(const char *dir, long step, long every, long *last) {
     char path[4400];
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
     *last = metrics_last_step(path);

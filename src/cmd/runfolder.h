@@ -309,15 +309,14 @@ int run_folder_has_sheets(const char *dir);
 long run_folder_later_schedule(const char *dir, long step, long total, long *its_total);
 // A resume from an earlier snapshot drops dir/metrics.csv's rows past it as it starts; stopped before
 // it got back to the latest checkpoint (a kill, a double Ctrl-C), the file ends before that checkpoint's
-// step while the rows between are the checkpoint's history. With step the latest checkpoint's and
-// every the run's smallest row cadence (--log-every, --eval-every): when a row was due after the last
-// one (*last) before step, the step of the run's own snapshot to resume again to write them (the
-// newest at or before *last: one past it would leave the rows up to it out); -1 when no row is missing, or no snapshot can give them back (docs/
-// interface.md, section 9). The row of step itself alone missing is no gap: a run whose output failed
-// at a step saves that step's checkpoint without its row, and a row cut by a kill is dropped.
-long run_metrics_gap(const char *dir, long step, long every, long *last);
-// run_metrics_gap of the checkpoint whose train_state JSON is given (its step, into *step, and its own
-// --log-every and --eval-every: the cadences its rows were written with); -1 when they cannot be read.
+// step while the rows between are the checkpoint's history. For the latest checkpoint whose train_state
+// JSON is given (its step into *step; its own --log-every and --eval-every, the cadences its rows were
+// written with): when a row was due after the last one (*last) before step, the step of the run's own
+// snapshot to resume again to write them (the newest at or before *last: one past it would leave the
+// rows up to it out); -1 when no row is missing, no snapshot can give them back, or the state cannot be
+// read (docs/interface.md, section 9). The row of step itself alone missing is no gap: a run whose
+// output failed at a step saves that step's checkpoint without its row, and a row cut by a kill is
+// dropped.
 long run_metrics_gap_of(const char *dir, const char *train_state, long *step, long *last);
 // --resume of path, dir's latest checkpoint, when run_metrics_gap_of finds rows missing: CLI_USAGE
 // with err (prefixed by cmd --resume arg) naming the snapshot to resume instead; 0 otherwise (a

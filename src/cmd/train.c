@@ -404,8 +404,9 @@ static int model_oom(const Train *t, const char *err, int images, int workers) {
 // The run folder must not be in another process's use (exit 1) nor hold another run: refused (exit 2),
 // or with --overwrite moved aside whole. *own: resuming into the run's own folder.
 static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, int *own, char *err, size_t errlen) {
-    char why[4400];
+    char why[4400], path[4096], dir[4096];
     int rc;
+    if (resumed_dir[0]) run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);   // the file resumed
     if (run_folder_lock(t->run_dir, why, sizeof why)) {   // another process's run: left alone
         snprintf(err, errlen, "train: %s", why);
         return 1;
@@ -415,13 +416,10 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         int same = x && y && !strcmp(x, y);
         free(x);
         free(y);
-        char path[4096], dir[4096];
-        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
         int foreign = same ? run_folder_foreign_checkpoint(path, t->run_dir) : 0;
         if (foreign) {
-            char why2[4400];
             snprintf(err, errlen, "train --resume %s: not a checkpoint of the run in %s (%s); continue it in a folder "
-                     "of its own with --out DIR", a->resume, t->run_dir, run_foreign_why(foreign, t->run_dir, why2, sizeof why2));
+                     "of its own with --out DIR", a->resume, t->run_dir, run_foreign_why(foreign, t->run_dir, why, sizeof why));
             return CLI_USAGE;
         }
         // Going back to an earlier snapshot in the run's own folder, where a later checkpoint is of
@@ -450,11 +448,7 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
     // there (an empty one, or one of a user's notes, holds none to write over).
     int has_sheets = run_folder_has_sheets(t->run_dir);
     if (!run_folder_has_run(t->run_dir) && !has_sheets) return 0;
-    if (resumed_dir[0]) {
-        char path[4096], dir[4096];
-        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
-        return run_folder_refusal("train", t->run_dir, run_folder_holds_which(path, t->run_dir), err, errlen);
-    }
+    if (resumed_dir[0]) return run_folder_refusal("train", t->run_dir, run_folder_holds_which(path, t->run_dir), err, errlen);
     int has = a->overwrite ? 1 : run_folder_has_checkpoint(t->run_dir);
     if (has < 0) {   // a snapshot may be there: said, not guessed
         snprintf(err, errlen, "train --out %s: cannot list the folder: %s", t->run_dir, strerror(errno));
