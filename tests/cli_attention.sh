@@ -52,14 +52,13 @@ for n in 1 3; do
 done
 t "15 maps at 1 thread" '[ $(ls "$tmp/th1/attn_input" | grep -c "png$") -eq 15 ]'
 t "the same files at 1 and 3 threads" 'diff -r "$tmp/th1" "$tmp/th3" >/dev/null'
-# Two maps that cannot be written, for two reasons: the first in order (head 1's) is the one named,
-# whichever thread met it first, and no montage is written for that image.
-mkdir -p "$tmp/bad/attn_input/layer02-head01.png"
-ln -s "$tmp/nowhere/x.png" "$tmp/bad/attn_input/layer02-head03.png"
+# Folders at two maps' names in the image's folder of maps: refused before the work, with or without
+# --force, the first in byte order named (it failed after the work, exit 1, at publishing the map), and
+# nothing written for that image.
+mkdir -p "$tmp/bad/attn_input/layer02-head03.png" "$tmp/bad/attn_input/layer02-head01.png"
 "$VITMAE" attention --ckpt "$ck" --out "$tmp/bad" --threads 3 --force "$img" >/dev/null 2>"$tmp/err"; rc=$?
-t "a map that cannot be written: exit 1 (got $rc)" '[ $rc -eq 1 ]'
-t "the first map that failed is named ($(head -n 1 "$tmp/err"))" \
-  'grep -q "^vitmae: .*attn_input.png: .*/bad/attn_input/layer02-head01.png: Is a directory$" "$tmp/err"'
+t "folders at maps' names: exit 2, the first named ($rc: $(grep -v warning "$tmp/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: .*/bad/attn_input/layer02-head01.png: is a folder at a map.s name: " "$tmp/err"'
 t "no montage for that image" '[ ! -e "$tmp/bad/attn_input.attn.png" ]'
 # A map that cannot be written at all (over a file-size limit; its montage, about 30 KB, would fit,
 # the 512 px map is about 39 KB): exit 1, named, and nothing of the image left, no montage either.
@@ -152,6 +151,16 @@ for f in attn_input.attn.png attn_input; do
   run --out "$tmp/fd" "$img"; rc=$?
   t "an earlier index.html, then $f in the way, no --force: exit 2, $f said ($rc: $(cat "$tmp/err"))" \
     '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/$f: $why" ] && [ "$(cat "$tmp/fd/index.html")" = mine ]'
+done
+# ... and a folder at a map's name inside the image's folder of maps (an earlier run's folder there, an
+# index.html beside it): "already exists (use --force)" of the page, then --force did the work and failed
+# at that map, exit 1. Refused before the work, with or without --force, the folder said.
+rm -rf "$tmp/fd"; mkdir -p "$tmp/fd/attn_input/layer02-mean.png"; echo mine > "$tmp/fd/index.html"
+for force in "" --force; do
+  run --out "$tmp/fd" --head mean $force "$img"; rc=$?
+  t "a folder at a map's name in the folder of maps ${force:-no --force}: exit 2, the folder said ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/attn_input/layer02-mean.png: is a folder at a map'"'"'s name: --force replaces files, not folders (move it away, or choose another --out)" ] &&
+     [ "$(cat "$tmp/fd/index.html")" = mine ] && [ "$(ls "$tmp/fd/attn_input")" = layer02-mean.png ]'
 done
 # Two commands at once into one folder: both find the names free; the one that waits before it writes
 # (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) while the other draws the same image exits 1 with
@@ -722,6 +731,14 @@ ls -R "$tmp/sigterm" > "$tmp/sigterm.before"
 signal_at_gate BEFORE_PUBLISH "$tmp/gokept" INT attention --ckpt "$ck" --out "$tmp/sigterm" --layer 0 --head 0 "$img"
 t "SIGINT before the first image, an --out folder that was there: as it was ($rc)" \
   '[ $rc -eq 130 ] && ls -R "$tmp/sigterm" | cmp -s - "$tmp/sigterm.before"'
+# A --force run stopped once its image replaced an earlier run's (held as its page is written whole under
+# its temporary name: HOLD_AFTER_WRITE) left the earlier index.html, linking the maps of layers 0 and 1
+# that the run had removed. That page goes with the first image published.
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/sigpage" --layer all --head mean "$img" > /dev/null 2>&1
+t "an earlier run's page links its layer 0 map" 'grep -q "attn_input/layer00-mean.png" "$tmp/sigpage/index.html"'
+signal_at_gate AFTER_WRITE "$tmp/gopage" INT attention --ckpt "$ck" --out "$tmp/sigpage" --force --head mean "$img"
+t "--force stopped after its image replaced the earlier run's: ended by it ($rc), no earlier page left ($(ls "$tmp/sigpage" | tr "\n" " "))" \
+  '[ $rc -eq 130 ] && [ ! -e "$tmp/sigpage/index.html" ] && [ "$(ls "$tmp/sigpage/attn_input")" = layer02-mean.png ]'
 # Ctrl-C while the --out folder's write test is in it (held there: VITMAE_FAULT_HOLD_IN_WRITE_TEST): the
 # test's file goes, and with it the folders the run made (.vitmae-write-test-<pid> stayed, and so did
 # sigw/out holding it).
@@ -747,6 +764,17 @@ cp "$img" "$tmp/meet/c.png"
 run --out "$tmp/meet" --force "$tmp/meet/b.png" "$tmp/meet/b.attn.png"; rc=$?
 t "attention output = input: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/b.attn.png is the input $tmp/meet/b.attn.png: " "$tmp/err" && cmp -s "$img" "$tmp/meet/b.attn.png"'
+# Nor the checkpoint it reads at the montage's name (--force destroyed it, exit 0), nor in a folder of
+# maps: refused before any work, the file kept.
+cp "$ck" "$tmp/meet/b.attn.png"
+"$VITMAE" attention --ckpt "$tmp/meet/b.attn.png" --out "$tmp/meet" --force "$tmp/meet/b.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "attention --force, the --ckpt file at the montage's name: exit 2, one line, the checkpoint kept ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: attention --out: $tmp/meet/b.attn.png is the checkpoint --ckpt reads: this run'"'"'s output would replace it (also with --force; another --out)" ] && cmp -s "$ck" "$tmp/meet/b.attn.png"'
+mkdir -p "$tmp/meet/b" && cp "$ck" "$tmp/meet/b/model.safetensors"
+"$VITMAE" attention --ckpt "$tmp/meet/b/model.safetensors" --out "$tmp/meet" --force "$tmp/meet/b.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "... in the folder of its maps: exit 2, one line ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: attention --out: $tmp/meet/b holds the checkpoint --ckpt reads: " "$tmp/err" && [ "$(ls "$tmp/meet/b")" = model.safetensors ]'
+rm -rf "$tmp/meet/b"; cp "$img" "$tmp/meet/b.attn.png"
 run --out "$tmp/meet" --force "$tmp/meet/c.png" "$tmp/meet/c/x.png"; rc=$?
 t "attention folder of maps holds an input: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/c holds the input $tmp/meet/c/x.png: " "$tmp/err" && [ "$(ls "$tmp/meet/c")" = x.png ]'

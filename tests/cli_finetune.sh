@@ -190,6 +190,10 @@ t "resume exits 0" '[ $rc -eq 0 ]'
 # A resume that trains says where it goes on from, once, as train's (only refusals were checked).
 t "resume says where it goes on from, once ($(grep -c "^resuming " "$dir/log"): $(grep "^resuming " "$dir/log"))" \
   '[ "$(grep "^resuming " "$dir/log")" = "resuming $dir/t2/checkpoint-6.safetensors at step 6 of 12" ]'
+# Its split of 3 images is warned about, the advice for a new run: "pass --val DIR or a larger
+# --val-frac" named two flags the resume refuses.
+t "the resume's small-split warning advises a new run ($(grep "validation image" "$dir/log"))" \
+  'grep -qxF "vitmae: warning: only 3 validation images (--val-frac 0.05 of 150): the validation loss and top-1 will be noisy; the split is the run'"'"'s, fixed when it started (a new run can pass --val DIR or a larger --val-frac)" "$dir/log"'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
 # Mixup and CutMix (docs/encoder.md, "Mixup and CutMix"): said in the start line; 1 thread and 2 as a team
 # bitwise the same; a snapshot resumed ends bitwise as the run; the mixing changes the run (flags not
@@ -548,6 +552,19 @@ t "classify, a train_state that is not JSON: exit 1, one line ($rc: $(cat "$dir/
   '[ $rc -eq 1 ] && [ "$(cat "$dir/vbadst.err")" = "vitmae: $dir/vbadst.safetensors: train_state is not valid JSON: the view its run validated on is unknown (give --crop-pct and --interp)" ]'
 "$VITMAE" classify --ckpt "$dir/vbadst.safetensors" --crop-pct 1 --interp bilinear "$dir/v20" > "$dir/vbadst.out" 2> "$dir/vbadst.err"; rc=$?
 t "... with both flags: their view, exit 0 ($rc)" '[ $rc -eq 0 ] && [ -s "$dir/vbadst.out" ]' 
+# One well-formed but nested past the JSON reader's 1000 levels was "not valid JSON" to classify (info
+# and finetune --resume say what it is): said as they say it.
+python3 - "$dir/vp/checkpoint.safetensors" "$dir/vdeep.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1])
+meta["train_state"] = '{"a": ' + "[" * 1001 + "]" * 1001 + "}"; del meta["crc32"]
+st.write(sys.argv[2], tensors, meta)
+PY
+"$VITMAE" classify --ckpt "$dir/vdeep.safetensors" "$dir/v20" > "$dir/vbadst.out" 2> "$dir/vbadst.err"; rc=$?
+t "classify, a train_state nested past 1000 levels: exit 1, said so, not 'not valid JSON' ($rc: $(cat "$dir/vbadst.err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/vbadst.err")" = "vitmae: $dir/vdeep.safetensors: train_state: JSON nested deeper than 1000 levels (the limit of the JSON reader): the view its run validated on is unknown (give --crop-pct and --interp)" ]'
 # --augment flip and none train on evaluation views: --interp is their filter too (it was refused).
 fv="--ckpt $pre --data $dir/v20 --batch 16 --lr 2e-3 --warmup-steps 2 --threads 2 --augment flip --steps 3"
 "$VITMAE" finetune $fv --interp bicubic --out "$dir/vfb" > "$dir/vfb.log" 2>&1; rc=$?
@@ -671,6 +688,32 @@ i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/int.log" 2>/dev/null; do
 kill -INT $pid; wait $pid; rc=$?
 t "SIGINT exits 0" '[ $rc -eq 0 ]'
 t "SIGINT leaves a resumable checkpoint" '"$VITMAE" info "$dir/int/checkpoint.safetensors" | grep -q "can resume"'
+# A classifier's train_state that finetune --resume refuses (its step past total_steps) was "can resume"
+# to info: it says the resume's reason (docs/interface.md, info).
+python3 - "$dir/int/checkpoint.safetensors" "$dir/int-edited.safetensors" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+st = json.loads(h["__metadata__"]["train_state"]); st["step"] = st["total_steps"] + 1; h["__metadata__"]["train_state"] = json.dumps(st)
+hb = json.dumps(h).encode(); hb += b" " * (-len(hb) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PY
+t "a classifier's state the resume refuses: info says cannot resume and why" \
+  '"$VITMAE" info "$dir/int-edited.safetensors" | grep -q "^  train state  (AdamW moments present; cannot resume: train_state: .step. out of range: 100001 is past .total_steps. 100000)$" &&
+   "$VITMAE" finetune --resume "$dir/int-edited.safetensors" --out "$dir/int-edited" > /dev/null 2>&1; [ $? -eq 1 ]'
+# A classifier without a train state (saved for inference, converted) given to --ckpt was told to
+# "continue a fine-tuning run with --resume RUN", which refuses it: it is said to have no run to continue.
+python3 - "$dir/int/checkpoint.safetensors" "$dir/int-inference.safetensors" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["VITMAE_ROOT"], "tools"))
+import safetensors_io as st
+tensors, meta = st.read(sys.argv[1])
+tensors = {k: v for k, v in tensors.items() if not k.startswith("optimizer.")}
+del meta["train_state"]; del meta["crc32"]
+st.write(sys.argv[2], tensors, meta)
+PY
+"$VITMAE" finetune --ckpt "$dir/int-inference.safetensors" $ft --steps 2 --out "$dir/int-inf" > /dev/null 2> "$dir/int-inf.err"; rc=$?
+t "finetune --ckpt a classifier without a train state: exit 2, no --resume advice ($rc: $(cat "$dir/int-inf.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/int-inf.err")" = "vitmae: $dir/int-inference.safetensors: is a fine-tuned classifier without a training state (for inference only: no run to continue); --ckpt takes a pretraining checkpoint" ] && [ ! -e "$dir/int-inf" ]'
 t "SIGINT is said at once, once" '[ "$(grep -c "^vitmae: SIGINT: finishing this step, then saving a checkpoint; Ctrl-C again stops at once without saving$" "$dir/int.log")" -eq 1 ]'
 # A second Ctrl-C (held at the gate after the stopped step, before its save): ended at once by it, unsaved.
 VITMAE_FAULT_HOLD_AFTER_STOP="$dir/int2.gate" "$VITMAE" finetune --ckpt "$pre" $ft --steps 100000 --eval-every 100000 --ckpt-every 4 --log-every 1 --threads 1 --out "$dir/int2" > "$dir/int2.log" 2> "$dir/int2.err" &
@@ -1178,9 +1221,11 @@ err "a folder that holds a run: train's message" 2 "finetune --out .*/run: the f
 # ... and says so, not "continue it with --resume" (which then failed on a checkpoint that is not there);
 # --resume of that folder says what to do instead.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 2 --out "$dir/k" > /dev/null 2> "$dir/err"
-t "a folder with only metrics.csv: --out says it stopped before its first checkpoint, no --resume advice ($(cat "$dir/err"))" \
-  'grep -q "^vitmae: finetune --out .*/k: the folder holds a run that stopped before its first checkpoint (nothing to resume); pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
-err "--resume of a folder with only metrics.csv" 2 "finetune --resume .*/k: the run stopped before its first checkpoint, so there is nothing to resume; start it again with --out .*/k --overwrite" \
+# (A fine-tuning run folder has no config.json to tell a run stopped early from one whose checkpoints
+# were deleted: both are said as possible.)
+t "a folder with only metrics.csv: --out says it holds no checkpoint, no --resume advice ($(cat "$dir/err"))" \
+  'grep -q "^vitmae: finetune --out .*/k: the folder holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume; pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
+err "--resume of a folder with only metrics.csv" 2 "finetune --resume .*/k: the folder holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume; start it again with --out .*/k --overwrite" \
   "$VITMAE" finetune --resume "$dir/k"
 # A folder holding a user's curves.png and nothing else of a run is refused (the run would write over
 # it), naming the file: it said "a run that stopped before its first checkpoint", which it is not.

@@ -36,6 +36,8 @@ for cmd in $cmds; do
   "$VITMAE" "$cmd" --help > "$dir/help" 2>&1 || { echo "FAILED: vitmae $cmd --help exits non-zero"; fail=1; continue; }
   usage_error "$cmd: unknown flag" "--no-such-flag" "$cmd" --no-such-flag
   usage_error "$cmd: unknown flag with =" "--no-such-flag" "$cmd" --no-such-flag=3
+  # --help=1 was "unknown flag '--help' (did you mean --help? ...)": said as any flag that takes none.
+  usage_error "$cmd: --help given a value" "vitmae: $cmd: flag --help takes no value" "$cmd" --help=1
   # Flag lines: "  --name[ METAVAR]<pad to 26> help[ (integer A to B)|(number A to B)|(one of ...)]".
   grep '^  --' "$dir/help" > "$dir/flags"
   while IFS= read -r line; do

@@ -230,8 +230,44 @@ python3 -c 'import json, sys
 c = json.load(open(sys.argv[1])); c["train"]["lr"] = 1; open(sys.argv[1], "w").write(json.dumps(c))' "$tmp/vedit/config.json"
 "$VITMAE" info "$tmp/vedit" > "$tmp/vedit.out" 2> "$tmp/vedit.err"; rc=$?
 t "a config.json edited at the checkpoint's step: one warning naming the setting, not a stopped run ($rc: $(cat "$tmp/vedit.err"))" \
-  '[ $rc -eq 0 ] && [ "$(cat "$tmp/vedit.err")" = "vitmae: warning: $tmp/vedit/config.json differs from this checkpoint'"'"'s train state at the same step 2 of 2 ('"'"'lr'"'"' is not the checkpoint'"'"'s: the file was changed after it was written): the checkpoint is the run'"'"'s state; train --resume $tmp/vedit goes on from it and rewrites config.json" ] &&
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/vedit.err")" = "vitmae: warning: $tmp/vedit/config.json differs from this checkpoint'"'"'s train state at the same step 2 of 2 ('"'"'lr'"'"' is not the checkpoint'"'"'s: the file was changed after it was written): the checkpoint is the run'"'"'s state; the run has reached its last step, so config.json stays as it is until train --resume $tmp/vedit --steps N extends it" ] &&
    grep -q "^    step  *2$" "$tmp/vedit.out"'
+# A finished run's plain --resume has nothing to train and writes nothing: the warning said "train
+# --resume RUN goes on from it and rewrites config.json" of it (above: it now says extending does). A
+# run short of its last step (its checkpoint's and config.json's total_steps made 4) goes on and
+# rewrites it: so said.
+cp -R "$tmp/vrun" "$tmp/vmid"
+python3 - "$tmp/vmid/checkpoint.safetensors" "$tmp/vmid/config.json" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+st = json.loads(h["__metadata__"]["train_state"]); st["total_steps"] = 4; h["__metadata__"]["train_state"] = json.dumps(st)
+hb = json.dumps(h).encode(); hb += b" " * (-len(hb) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+c = json.load(open(sys.argv[2])); c["train"]["total_steps"] = 4; c["train"]["lr"] = 1; open(sys.argv[2], "w").write(json.dumps(c))
+PY
+"$VITMAE" info "$tmp/vmid" > /dev/null 2> "$tmp/vmid.err"; rc=$?
+# A train_state the resume refuses (a step past total_steps, a cadence of 0, an empty object) was
+# "AdamW moments present; can resume": it says the resume's reason, --json's resume_refused too; the
+# run's own file still can (resume_refused null). A classifier's: cli_finetune.sh.
+for edit in 'st["step"] = 50' 'st["eval_every"] = 0' 'st = {}'; do
+  python3 - "$tmp/vrun/checkpoint.safetensors" "$tmp/vref.safetensors" "$edit" <<'PY'
+import json, struct, sys
+b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n])
+st = json.loads(h["__metadata__"]["train_state"]); exec(sys.argv[3]); h["__metadata__"]["train_state"] = json.dumps(st)
+hb = json.dumps(h).encode(); hb += b" " * (-len(hb) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])
+PY
+  text=$("$VITMAE" info "$tmp/vref.safetensors"); rc=$?
+  js=$("$VITMAE" info --json "$tmp/vref.safetensors"); rc2=$?
+  t "a train_state the resume refuses ($edit): cannot resume, its reason, in text and --json ($rc $rc2: $(echo "$text" | grep "train state"))" \
+    '[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && echo "$text" | grep -q "^  train state  (AdamW moments present; cannot resume: train_state: .\(step. out of range: 50 is past .total_steps. 2\|eval_every. missing or out of range\|step. missing or out of range\))$" &&
+     echo "$js" | python3 -c "import json, sys; r = json.load(sys.stdin)[\"resume_refused\"]; sys.exit(0 if r and r.startswith(\"train_state: \") else 1)"'
+done
+text=$("$VITMAE" info "$tmp/vrun/checkpoint.safetensors"); js=$("$VITMAE" info --json "$tmp/vrun/checkpoint.safetensors")
+t "the run's own checkpoint: can resume, resume_refused null" \
+  'echo "$text" | grep -q "^  train state  (AdamW moments present; can resume)$" && echo "$js" | grep -q "\"resume_refused\":[[:space:]]*null"' 
+t "... of a run short of its last step: a resume goes on and rewrites config.json ($rc: $(cat "$tmp/vmid.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$tmp/vmid.err")" = "vitmae: warning: $tmp/vmid/config.json differs from this checkpoint'"'"'s train state at the same step 2 of 4 ('"'"'lr'"'"' is not the checkpoint'"'"'s: the file was changed after it was written): the checkpoint is the run'"'"'s state; train --resume $tmp/vmid goes on from it and rewrites config.json" ]'
 # --json's train_state is what the text shows, for both kinds of file (docs/interface.md, info): none is
 # null (the text: none), one that is not JSON its text as a string (the text: as it is). A classifier's
 # that was not JSON read null, as if the file had none.

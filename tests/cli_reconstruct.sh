@@ -349,6 +349,10 @@ t "eval --mask-ratio 0.1234567: mask_ratio read back as typed ($rc: $(echo "$js"
 rec=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r3" --mask-ratio 0.5 --seed 3 --threads 1 "$tmp/syn"); rc=$?
 t "synth reconstruct exits 0" '[ $rc -eq 0 ]'
 t "norm-pix note" 'echo "$rec" | grep -q "^note: norm-pix"'
+# ... but none where no patch is removed (it said "each removed patch is de-normalised" of none), as eval.
+rec0=$("$VITMAE" reconstruct --ckpt "$tmp/rand.st" --out "$tmp/r3z" --mask-ratio 0 --threads 1 "$tmp/syn"); rc=$?
+t "reconstruct --mask-ratio 0 of a norm-pix checkpoint: no norm-pix note, the no-patch note ($rc)" \
+  '[ $rc -eq 0 ] && ! echo "$rec0" | grep -q "norm-pix" && echo "$rec0" | grep -q "^note: no patch removed"'
 t "7 panels" '[ "$(ls "$tmp/r3" | grep -c "\.recon\.png$")" -eq 7 ]'
 rmse=$(echo "$rec" | sed -n "s/^mean masked_mse=\([^ ]*\) .* over 7 images$/\1/p")
 ev=$("$VITMAE" eval --ckpt "$tmp/rand.st" --data "$tmp/syn" --mask-ratio 0.5 --seed 3 --batch 3 --json)
@@ -809,6 +813,18 @@ for in2 in "$tmp/meet/a.recon.png" "$tmp/alink.png"; do
     '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: reconstruct --out: $tmp/meet/a.recon.png is the input $in2: " "$tmp/meet.err"'
   t "... the input unchanged, nothing written" 'cmp -s "$tmp/before.png" "$tmp/meet/a.recon.png" && [ ! -e "$tmp/meet/a.recon.recon.png" ]'
 done
+# Nor the checkpoint or mask it reads, at an output's name: --force replaced them (the --mask file
+# with the panel, the --ckpt file destroyed), exit 0. Refused before any work, the file kept.
+cp "$tmp/const.st" "$tmp/meet/a.recon.png"
+"$VITMAE" reconstruct --ckpt "$tmp/meet/a.recon.png" --out "$tmp/meet" --force "$tmp/meet/a.png" > /dev/null 2> "$tmp/meet.err"; rc=$?
+t "reconstruct --force, the --ckpt file at the panel's name: exit 2, one line, the checkpoint kept ($rc: $(cat "$tmp/meet.err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/meet.err")" = "vitmae: reconstruct --out: $tmp/meet/a.recon.png is the file --ckpt reads: the output of $tmp/meet/a.png would replace it (also with --force; another --out)" ] &&
+   cmp -s "$tmp/const.st" "$tmp/meet/a.recon.png"'
+cp "$tmp/black.png" "$tmp/meet/a.recon.png"
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --mask "$tmp/meet/a.recon.png" --out "$tmp/meet" --force "$tmp/meet/a.png" > /dev/null 2> "$tmp/meet.err"; rc=$?
+t "... the --mask file at the panel's name: exit 2, one line, the mask kept ($rc: $(cat "$tmp/meet.err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: reconstruct --out: $tmp/meet/a.recon.png is the file --mask reads: " "$tmp/meet.err" && cmp -s "$tmp/black.png" "$tmp/meet/a.recon.png"'
+cp "$tmp/before.png" "$tmp/meet/a.recon.png"
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "reconstruct/eval CLI ok"

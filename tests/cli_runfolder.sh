@@ -82,11 +82,16 @@ t "--resume of that folder: exit 2, no run there ($rc: $(cat "$dir/err"))" \
 # run all the same: each alone refuses train --out in one line naming the folder, the file kept and
 # nothing written beside it. Every folder above holds two or more of them, so a name dropped from
 # run_folder_has_run (cmd/runfolder.c) went unseen. curves.png alone: the plot folder above.
+# config.json (the finished run's, step 6) tells that its checkpoints were saved and are gone since;
+# metrics.csv alone cannot tell that from a run stopped before its first.
 for name in config.json metrics.csv checkpoint.safetensors checkpoint-7.safetensors; do
   one="$dir/only-${name%.*}"
   case $name in
-    checkpoint*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
-    *) src="$dir/run/$name"; why="holds a run that stopped before its first checkpoint (nothing to resume)" ;;
+    checkpoint.*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
+    # (no checkpoint.safetensors: --resume DIR would be refused naming the snapshot, which --out now names)
+    checkpoint-*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one/$name to continue it" ;;
+    config.json) src="$dir/run/$name"; why="holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume" ;;
+    *) src="$dir/run/$name"; why="holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume" ;;
   esac
   mkdir "$one" && cp "$src" "$one/$name"
   "$VITMAE" train $small --steps 2 --out "$one" > /dev/null 2> "$dir/err"; rc=$?
@@ -98,8 +103,10 @@ done
 for name in config.json checkpoint-7.safetensors; do
   one="$dir/ftonly-${name%.*}"
   case $name in
-    checkpoint*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
-    *) src="$dir/run/$name"; why="holds a run that stopped before its first checkpoint (nothing to resume)" ;;
+    checkpoint.*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
+    # (no checkpoint.safetensors: --resume DIR would be refused naming the snapshot, which --out now names)
+    checkpoint-*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one/$name to continue it" ;;
+    *) src="$dir/run/$name"; why="holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume" ;;
   esac
   mkdir "$one" && cp "$src" "$one/$name"
   "$VITMAE" finetune --from-scratch --data data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --batch 8 --threads 2 \
@@ -123,13 +130,21 @@ done
 # with nothing to resume (it said "pass --resume", and --resume then failed with "No such file"); its
 # --resume says to start again with --overwrite; a folder whose checkpoint.safetensors is gone names
 # its newest snapshot.
-mkdir -p "$dir/early" && cp "$dir/run/config.json" "$dir/early/" && head -n 1 "$dir/run/metrics.csv" > "$dir/early/metrics.csv"
+# (Its config.json is the state of step 0, as a new run writes it before its first checkpoint.)
+mkdir -p "$dir/early" && sed 's/"step":[[:space:]]*6,/"step": 0,/' "$dir/run/config.json" > "$dir/early/config.json" &&
+  head -n 1 "$dir/run/metrics.csv" > "$dir/early/metrics.csv"
 "$VITMAE" train $small --steps 4 --out "$dir/early" > /dev/null 2> "$dir/err"; rc=$?
 t "killed before its first checkpoint, --out: exit 2, one line, --overwrite and no --resume ($(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out .*/early: the folder holds a run that stopped before its first checkpoint (nothing to resume); pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out .*/early: the folder holds a run that stopped before its first checkpoint, nothing to resume; pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
 "$VITMAE" train --resume "$dir/early" > /dev/null 2> "$dir/err"; rc=$?
 t "killed before its first checkpoint, --resume: exit 2, one line ($(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/early: the run stopped before its first checkpoint, so there is nothing to resume; start it again with --out .*/early --overwrite$" "$dir/err"'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/early: the folder holds a run that stopped before its first checkpoint, nothing to resume; start it again with --out .*/early --overwrite$" "$dir/err"'
+# A run whose every checkpoint was deleted (config.json and metrics.csv left, its config.json of step 6)
+# did not stop before its first checkpoint, as the refusal said: config.json records the one it saved.
+mkdir -p "$dir/emptied" && cp "$dir/run/config.json" "$dir/run/metrics.csv" "$dir/emptied/"
+"$VITMAE" train --resume "$dir/emptied" > /dev/null 2> "$dir/err"; rc=$?
+t "every checkpoint deleted, --resume: exit 2, one line, the checkpoints said gone, not never saved ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/emptied: the folder holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume; start it again with --out .*/emptied --overwrite$" "$dir/err"'
 mkdir -p "$dir/snaps" && cp "$dir/first.safetensors" "$dir/snaps/checkpoint-6.safetensors" && cp "$dir/run/config.json" "$dir/snaps/"
 "$VITMAE" train --resume "$dir/snaps" > /dev/null 2> "$dir/err"; rc=$?
 t "checkpoint.safetensors gone, a snapshot left: exit 2, the snapshot named ($(cat "$dir/err"))" \
@@ -359,7 +374,7 @@ t "the snapshot resumed writes rows 10 and 12 again; then --resume RUN goes on (
 truncate -s 100 "$dir/gap/config.json"
 "$VITMAE" info "$dir/gap" > /dev/null 2>"$dir/err"; rc=$?
 t "config.json cut short: info warns ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 0 ] && grep -q "^vitmae: warning: .*/gap/config.json is damaged (not a JSON object): the checkpoint is the run.s state; train --resume .*/gap goes on from it and rewrites config.json$" "$dir/err"'
+  '[ $rc -eq 0 ] && grep -q "^vitmae: warning: .*/gap/config.json is damaged (not a JSON object): the checkpoint is the run.s state; the run has reached its last step, so config.json stays as it is until train --resume .*/gap --steps N extends it$" "$dir/err"'
 # Another run's snapshot copied into a run folder (checkpoint-100 and checkpoint-5 of the seed-7 run):
 # pruning went by names, so --keep 1 removed the run's own new snapshots (100 was "newest") and the
 # user's copies; the folder's advice and a resume without checkpoint.safetensors took the copy as the
@@ -383,6 +398,20 @@ t "a note named checkpoint-1 kept by --keep 1; a later copy of another run block
   '[ $rc -eq 0 ] && [ "$(cat "$dir/pr2/checkpoint-1.safetensors")" = notes ] && cmp -s "$dir/pr2/checkpoint-11.safetensors" "$dir/cad/checkpoint.safetensors" &&
    [ -s "$dir/pr2/checkpoint-10.safetensors" ] && [ ! -e "$dir/pr2/checkpoint-8.safetensors" ]'
 rm -rf "$dir/pr2"
+# ... but another run's copy at a step the resume goes through (the 50-step run's, named checkpoint-10,
+# the run going on from 8 to 10) is where the run saves its own checkpoint-10: refused, the copy intact
+# (the run wrote its snapshot over it, exit 0); with --keep 0 no snapshot is written, and it goes on.
+cp -r "$dir/pr" "$dir/pr3"
+cp "$dir/cad/checkpoint.safetensors" "$dir/pr3/checkpoint-10.safetensors"
+"$VITMAE" train --resume "$dir/pr3" --steps 10 > /dev/null 2>"$dir/err"; rc=$?
+t "another run's checkpoint-10 where the resume saves its own: exit 2, one line, the copy intact ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] &&
+   grep -q "^vitmae: train --resume .*/pr3: .*/pr3/checkpoint-10.safetensors is not of this run (its run_id differs), and this run, going on from step 8 to 10, may save its own checkpoint-10 (on its cadence, at its last step, or stopped there) over it; move it away, or continue in a folder of its own with --out DIR$" "$dir/err" &&
+   cmp -s "$dir/pr3/checkpoint-10.safetensors" "$dir/cad/checkpoint.safetensors" && [ "$(tail -n 1 "$dir/pr3/metrics.csv" | cut -d, -f1)" = 8 ]'
+"$VITMAE" train --resume "$dir/pr3" --steps 10 --keep 0 > /dev/null 2>"$dir/err"; rc=$?
+t "... with --keep 0 (no snapshot written) it goes on, the copy intact ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && cmp -s "$dir/pr3/checkpoint-10.safetensors" "$dir/cad/checkpoint.safetensors" && [ "$(tail -n 1 "$dir/pr3/metrics.csv" | cut -d, -f1)" = 10 ]'
+rm -rf "$dir/pr3"
 rm "$dir/pr/checkpoint.safetensors"
 "$VITMAE" train --resume "$dir/pr" > /dev/null 2>"$dir/err"; rc=$?
 "$VITMAE" train --resume "$dir/pr/checkpoint-100.safetensors" > /dev/null 2>"$dir/err2"; rc2=$?
@@ -391,6 +420,28 @@ t "no checkpoint.safetensors: the advice names the run's checkpoint-8; the copy 
    [ $rc2 -eq 2 ] && [ "$(wc -l < "$dir/err2")" -eq 1 ] &&
    grep -q "^vitmae: train --resume .*checkpoint-100.safetensors: not a checkpoint of the run in .*pr (another run: its run_id differs from the one in .*pr/config.json); continue it in a folder of its own with --out DIR$" "$dir/err2" &&
    [ "$(tail -n 1 "$dir/pr/metrics.csv" | cut -d, -f1)" = 8 ]'
+# Another run's checkpoint copied in at checkpoint.safetensors itself (config.json still the folder's
+# run's): --resume RUN continued that other run there, writing over the folder's snapshots and sheets
+# and changing config.json's run_id, exit 0. Refused, nothing changed.
+rm -rf "$dir/latest" && cp -r "$dir/seven" "$dir/latest.src" && mv "$dir/latest.src" "$dir/latest"
+cp "$dir/first.safetensors" "$dir/latest/checkpoint.safetensors"
+ls -l "$dir/latest" > "$dir/latest.before"; cp "$dir/latest/config.json" "$dir/latest.config"
+"$VITMAE" train --resume "$dir/latest" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+t "another run's checkpoint at checkpoint.safetensors: --resume RUN refused by config.json's run_id ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/latest: $dir/latest/checkpoint.safetensors is not a checkpoint of the run in $dir/latest (another run: its run_id differs from the one in $dir/latest/config.json); continue it in a folder of its own with --out DIR" ] &&
+   cmp -s "$dir/latest/config.json" "$dir/latest.config" && ls -l "$dir/latest" | cmp -s - "$dir/latest.before"'
+rm -rf "$dir/latest"
+# A checkpoint resumed in a folder of the user's own files, no run there (their curves.png and a
+# metrics.csv of theirs, no config.json): the resume wrote over both (its rows under the user's);
+# refused as --out of that folder is, and --out of such a folder names them ("another run", untrue).
+mkdir -p "$dir/loose" "$dir/loose2" && echo "my plot" > "$dir/loose/curves.png" && printf 'epoch,acc\n1,0.5\n' > "$dir/loose/metrics.csv"
+echo "my plot" > "$dir/loose2/curves.png" && cp "$dir/first.safetensors" "$dir/loose/mymodel.safetensors"
+"$VITMAE" train --resume "$dir/loose/mymodel.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" train --resume "$dir/loose/mymodel.safetensors" --data "$dir/moved" --steps 8 --out "$dir/loose2" > /dev/null 2>"$dir/err2"; rc2=$?
+t "--resume FILE in a folder of the user's curves.png and metrics.csv: refused, both named, kept ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/loose/mymodel.safetensors: its folder $dir/loose holds metrics.csv and curves.png with no record of a run (no config.json or run'"'"'s metrics.csv), which the run would write over; continue it in a folder of its own with --out DIR" ] &&
+   [ "$(cat "$dir/loose/curves.png")" = "my plot" ] && [ "$(head -n 1 "$dir/loose/metrics.csv")" = "epoch,acc" ] && [ "$(ls "$dir/loose" | wc -l)" -eq 3 ] &&
+   [ $rc2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --out $dir/loose2: the folder holds curves.png, which a run writes over; a resumed run continues in its own folder or in a new --out folder" ] && [ "$(ls "$dir/loose2")" = curves.png ]'
 cp "$dir/first.safetensors" "$dir/mix/own.safetensors"
 "$VITMAE" train --resume "$dir/mix/own.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
 t "a copy of the folder's own checkpoint resumes there ($(head -n 1 "$dir/err"))" '[ $rc -eq 0 ]'
@@ -398,7 +449,9 @@ t "a copy of the folder's own checkpoint resumes there ($(head -n 1 "$dir/err"))
 # A train_state edited by hand (the checksum covers the data, not the header): a cadence of 0 or
 # 0.5, a mask ratio of 1.75, a seed below 0 (--seed's range; it resumed) or a step past the run's
 # total_steps (it said "inconsistent step/batch") is refused in one line, never a crash, nothing written.
-for edit in ckpt_every=0 log_every=0.5 mask_ratio=1.75 seed=-1 step=7; do
+# A mask ratio of 0 (or 1e-17) removes no patch: the resume trained on a loss of 0 / 0 printed as 0 and
+# exited 0; it is refused as a new run's --mask-ratio 0 is.
+for edit in ckpt_every=0 log_every=0.5 mask_ratio=1.75 seed=-1 step=7 mask_ratio=0 mask_ratio=1e-17; do
   rm -rf "$dir/ed" && mkdir "$dir/ed"
   python3 - "$dir/first.safetensors" "$dir/ed/checkpoint.safetensors" "$edit" <<'PY'
 import sys, struct, json
@@ -412,7 +465,7 @@ PY
   "$VITMAE" train --resume "$dir/ed" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
   t "edited train_state ($edit): exit 1, one line, nothing written ($(head -n 1 "$dir/err"))" \
     '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(ls "$dir/ed")" = checkpoint.safetensors ] &&
-     grep -q "^vitmae: .*train_state: .$(echo $edit | cut -d= -f1). \(missing or out of range$\|out of range: 7 is past .total_steps. 6$\)" "$dir/err"'
+     grep -q "^vitmae: \(.*train_state: .$(echo $edit | cut -d= -f1). \(missing or out of range$\|out of range: 7 is past .total_steps. 6$\)\|train --resume: the run.s mask ratio removes no patch (the loss is over removed patches)$\)" "$dir/err"'
 done
 # A value that is not JSON (an edit that left NaN) was refused as "train_state is not a JSON object",
 # which the object is: it says where the JSON breaks. 1e400 is JSON (cJSON reads it as infinity): out

@@ -363,7 +363,7 @@ open(sys.argv[1], "w").write(json.dumps(c, indent=1) + "\n")
 PY
 "$VITMAE" info "$dir/mlstale/checkpoint.safetensors" > "$dir/stale.out" 2> "$dir/stale.err"; rc=$?
 t "a stale config.json: info says so in one warning, the checkpoint's step on stdout ($rc: $(cat "$dir/stale.err"))" \
-  '[ $rc -eq 0 ] && [ $(wc -l < "$dir/stale.err") -eq 1 ] && grep -q "^    step  *10$" "$dir/stale.out" && [ "$(cat "$dir/stale.err")" = "vitmae: warning: $dir/mlstale/config.json describes step 3 of 10, not this checkpoint'"'"'s step 10 of 10 (the run stopped between writing the checkpoint and config.json, or a resume from an earlier snapshot stopped before its first checkpoint): the checkpoint is the run'"'"'s state; train --resume $dir/mlstale goes on from it and rewrites config.json" ]'
+  '[ $rc -eq 0 ] && [ $(wc -l < "$dir/stale.err") -eq 1 ] && grep -q "^    step  *10$" "$dir/stale.out" && [ "$(cat "$dir/stale.err")" = "vitmae: warning: $dir/mlstale/config.json describes step 3 of 10, not this checkpoint'"'"'s step 10 of 10 (the run stopped between writing the checkpoint and config.json, or a resume from an earlier snapshot stopped before its first checkpoint): the checkpoint is the run'"'"'s state; the run has reached its last step, so config.json stays as it is until train --resume $dir/mlstale --steps N extends it" ]'
 "$VITMAE" info --json "$dir/mlstale/checkpoint.safetensors" > "$dir/stale.json" 2> "$dir/stale.err"; rc=$?
 t "... and with --json: the same warning on stderr, the JSON whole" \
   '[ $rc -eq 0 ] && grep -q "describes step 3 of 10" "$dir/stale.err" && python3 -c "import json,sys; assert json.load(open(sys.argv[1]))[\"train_state\"][\"step\"] == 10" "$dir/stale.json"'

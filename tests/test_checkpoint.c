@@ -747,6 +747,14 @@ static void test_checkpoint_rules(void) {
     write_custom(path, &cfg, p, PREFIX_MODULE, cj, "vitmae", NULL);
     expect_load_fails(path, "missing tensor 'cls_token' (the file has it as 'module.cls_token': strip the prefix 'module.'",
                       "names with DDP's module. prefix");
+    // ... and the header's peek (eval, reconstruct, train --init: a full checkpoint wanted) takes it for
+    // a full one, which the loader then refuses so: its decoder's names missing too, it was "an
+    // encoder-only checkpoint (no decoder tensors)", which hid the prefix.
+    {
+        char perr[512] = "";
+        int kind = ckpt_peek_kind(path, CKPT_FULL, perr, sizeof perr);
+        CHECK(kind == CKPT_FULL, "module. prefix: peek says kind %d (%s), not a full checkpoint", kind, perr);
+    }
     write_custom(path, &cfg, p, BAD_SHAPE, cj, "vitmae", NULL);
     expect_load_fails(path, "tensor 'pos_embed' has shape [1, 1, 40], the config needs [1, 5, 8]", "wrong shape");
     write_custom(path, &cfg, p, DROP_ONE_DECODER, cj, "vitmae", NULL);

@@ -173,6 +173,14 @@ int main(void) {
         CHECK(dist_check_groups(2, 2, 2, 2, err, sizeof err) == DIST_BAD_ACCUM && !strstr(err, "--groups") &&
               strstr(err, "use --accum 1, or a --batch that 4 divides (a batch of 2 has at most 2 gradient groups)"),
               "2 processes x --accum 2, a batch of 2: %s", err);
+        // ... but where --groups 2 was given, the new batch keeps it unless told: "a --batch that 4
+        // divides" was refused again, then "--groups 4" named. The --groups it needs comes with it.
+        CHECK(dist_check_groups_given(2, 2, 1, 2, 2, err, sizeof err) == DIST_BAD_ACCUM &&
+              strstr(err, "use --accum 1, or a --batch that 4 divides with --groups 4 (a batch of 2 has at most 2 gradient groups)"),
+              "2 processes x --accum 2, a batch of 2, --groups 2 given: %s", err);
+        CHECK(dist_check_groups_given(6, 2, 1, 4, 1, err, sizeof err) == DIST_BAD_PROCS &&
+              strstr(err, "or a --batch that 4 divides with --groups 4 (a batch of 6 has at most 2 gradient groups)"),
+              "4 processes, a batch of 6, --groups 2 given: %s", err);
         CHECK(dist_check_groups(64, 4, 2, 4, err, sizeof err) == DIST_BAD_ACCUM && strstr(err, "use an --accum that divides 2, or --groups 8"),
               "2 processes x --accum 4, 4 groups of 64: %s", err);
         // An --accum that is not a power of two divides no count of groups: "use an --accum that divides

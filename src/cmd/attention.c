@@ -14,6 +14,7 @@
 // in the layer, so a colour never claims more than the weight it stands for; every bar is labelled
 // with its scale's ends and marks uniform attention (attn_uniform_level: 1/T, less for rollout).
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -349,6 +350,7 @@ typedef struct {
     int ema;       // --ema: the maps are of a classifier's moving average (tEXt weights = ema)
     int replace;   // --force: publish over files that exist (io/files.h)
     FileFolders *later;   // the folders written to, synced once at the run's end (io/files.h)
+    int *page_gone;       // --force: 1 once the first image is published, 2 when an earlier index.html went then
 } Job;
 
 enum { STAGED_LEN = 4096 + FILE_TMP_EXTRA };
@@ -756,6 +758,15 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         snprintf(path, sizeof path, "%s/%s%s", job->out_dir, w->stem, arrays[a]);
         if (file_group_sweep(&files, path, NULL)) { snprintf(err, errlen, "out of memory"); nmaps = -1; }
     }
+    // Under --force the earlier run's page goes before the first image replaces its files: a run
+    // stopped by a signal left it linking maps the stopped run had removed (its own page, written at
+    // the end, takes the name; one that draws nothing leaves it, still true of the folder).
+    if (nmaps >= 0 && job->replace && !*job->page_gone) {
+        char page[4200];
+        struct stat st;
+        snprintf(page, sizeof page, "%s/index.html", job->out_dir);
+        *job->page_gone = lstat(page, &st) == 0 && S_ISREG(st.st_mode) && unlink(page) == 0 ? 2 : 1;
+    }
     if (nmaps >= 0) {
         int pub = file_group_publish(&files, job->replace, err, errlen);
         if (pub == FILE_UNSYNCED) *unsynced = 1;
@@ -1031,6 +1042,29 @@ static RunNames run_names(const char *out_dir, const Written *w, int raw, int ma
 // the folder of maps goes (nothing can be published over it; "use --force" would send the user to that
 // refusal), or else the first of DIR/index.html and each image's files that exists; else 0.
 static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked, int force) {
+    // A folder at a map's name inside an image's folder of maps (a folder, not a link to one, which
+    // --force replaces): no map can be published over it, nor --force remove it. It was found after
+    // the work, and "use --force" (for the folder of maps) sent the user to that failure.
+    for (int i = 0; i < n; i++) {
+        char dir[4096], path[8192], first[256] = "";   // the first such name in byte order: the same line every run
+        struct stat st;
+        snprintf(dir, sizeof dir, "%s/%s", out_dir, w[i].stem);
+        DIR *d = lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? opendir(dir) : NULL;
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (is_map_file(e->d_name) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+                (!first[0] || strcmp(e->d_name, first) < 0))
+                snprintf(first, sizeof first, "%s", e->d_name);
+        }
+        if (d) closedir(d);
+        if (first[0]) {
+            snprintf(path, sizeof path, "%s/%s", dir, first);
+            cli_error(path, "is a folder at a map's name: --force replaces files, not folders (move it away, or "
+                      "choose another --out)");
+            return 1;
+        }
+    }
     RunNames r = run_names(out_dir, w, raw, masked);
     OutputNames names = {.n = 1 + (long)n * r.per, .name = run_name, .ctx = &r};
     return output_refuse_earlier(&names, force);
@@ -1038,16 +1072,28 @@ static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw,
 
 // An input is never replaced, also with --force (docs/interface.md, "Paths that meet"): 1 after naming
 // the first output that is an input file, or a folder of maps that holds one; else 0.
-static int refuse_inputs(const char *out_dir, const Written *w, char *const *paths, int n, int raw, int masked) {
+static int refuse_inputs(const char *out_dir, const Written *w, char *const *paths, int n, int raw, int masked,
+                         const char *ckpt) {
     char path[8192];
     OutputInputs ids = {0};
     RunNames r = run_names(out_dir, w, raw, masked);
-    int j = -1, folder = 0;
-    for (long i = 0; i < 1 + (long)n * r.per && j < 0; i++) {
+    int j = -1, folder = 0, is_ckpt = 0;
+    for (long i = 0; i < 1 + (long)n * r.per && j < 0 && !is_ckpt; i++) {
         folder = run_name(&r, i, path, sizeof path) == OUTPUT_FOLDER;
         j = folder ? output_input_in(&ids, paths, n, path) : output_input_named(&ids, paths, n, path);
+        // ... nor the checkpoint it reads (--force replaced it: the checkpoint destroyed)
+        is_ckpt = j < 0 && (folder ? output_path_within(ckpt, path) : output_replaces(path, ckpt));
     }
     output_inputs_free(&ids);
+    if (is_ckpt) {
+        if (folder)
+            cli_error("attention --out", "%s holds the checkpoint --ckpt reads: this run writes its maps there (also "
+                      "with --force; another --out)", path);
+        else
+            cli_error("attention --out", "%s is the checkpoint --ckpt reads: this run's output would replace it (also "
+                      "with --force; another --out)", path);
+        return 1;
+    }
     if (j < 0) return 0;
     if (folder)
         cli_error("attention --out", "%s holds the input %s: this run writes its maps there (another --out)", path, paths[j]);
@@ -1234,7 +1280,7 @@ int cmd_attention(int argc, char **argv) {
         free(stem);
         if (!written[i].stem) { cli_error("attention", "out of memory"); goto out; }
     }
-    if (refuse_inputs(out_dir, written, paths, npaths, raw, K < L) ||
+    if (refuse_inputs(out_dir, written, paths, npaths, raw, K < L, ckpt_path) ||
         refuse_earlier(out_dir, written, npaths, raw, K < L, force)) { status = 2; goto out; }
     // DIR is made once the check has passed: a refused run leaves nothing.
     // Ctrl-C from here leaves no temporary file, nor an image's unfinished folder of maps, nor an empty
@@ -1245,7 +1291,8 @@ int cmd_attention(int argc, char **argv) {
     if (output_check_writable(out_dir, err, sizeof err)) { cli_error("attention --out", "%s", err); goto out; }
     cli_unread_reach(&unread, CLI_AT_ITEM(0));   // the run goes ahead: the inputs that cannot be read before the first image
     FileFolders later = {0};
-    Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, ema, force, &later};
+    int page_gone = 0;
+    Job job = {cfg, &plan, out_dir, raw, K < L ? mask_ratio : 0.0f, seed, ema, force, &later, &page_gone};
     int nimages = 0, nmaps = 0, taken = 0, unsynced_maps = 0, full = 0;   // full: OUTPUT_STOP_*, the folder or the memory ran out (cmd/output.h)
     char gone[4096] = {0};   // input folders that went away during the run (cmd/output.h)
     struct timespec t0, t1;
@@ -1316,7 +1363,7 @@ int cmd_attention(int argc, char **argv) {
         char page[4200];
         struct stat st;
         snprintf(page, sizeof page, "%s/index.html", out_dir);
-        int drop = force && lstat(page, &st) == 0 && S_ISREG(st.st_mode) && unlink(page) == 0;
+        int drop = page_gone == 2 || (force && lstat(page, &st) == 0 && S_ISREG(st.st_mode) && unlink(page) == 0);
         cli_error("attention", "%s%s", err, drop ? " (the earlier index.html, which showed files this run replaced, is removed)" : "");
         failures++;
     }

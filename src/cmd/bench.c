@@ -291,9 +291,10 @@ int cmd_bench(int argc, char **argv) {
     channels = atoi(channels_choice);   // "1" or "3", checked while parsing
     char err[CLI_ERR_MAX];
     if (mask_ratio_check(mask_ratio, 0, err, sizeof err)) { cli_error("bench --mask-ratio", "%s", err); return 2; }
+    int given = groups != 0;
     if (!groups) groups = dist_default_groups(batch);
     char gerr[512];
-    int bad = dist_check_groups(batch, groups, dist_size(), accum, gerr, sizeof gerr);
+    int bad = dist_check_groups_given(batch, groups, given, dist_size(), accum, gerr, sizeof gerr);
     if (bad) {
         cli_error(bad == DIST_BAD_ACCUM ? "bench --accum" : bad == DIST_BAD_GROUPS ? "bench --groups" : "bench", "%s", gerr);
         return 2;

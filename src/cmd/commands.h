@@ -13,4 +13,7 @@ int cmd_embed(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_finetune(int argc, char **argv);
 int cmd_classify(int argc, char **argv);
+// The checks finetune --resume makes of a classifier's train_state JSON (info's "can resume"): 0, or
+// -1 with err ("train_state: 'step' missing or out of range").
+int finetune_state_check(const char *json, char *err, size_t errlen);
 #endif

@@ -292,6 +292,11 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
     return 0;
 }
 
+int finetune_state_check(const char *json, char *err, size_t errlen) {
+    FtState r;
+    return ft_state_from_json(json, &r, err, errlen);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Data order, validation
 
@@ -794,7 +799,16 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         int kind = ckpt_peek_kind(a->ckpt, CKPT_FULL | CKPT_ENCODER_ONLY, err, sizeof err);
         if (kind < 0) { cli_error(NULL, "%s", err); return 1; }
         if (kind == CKPT_CLASSIFIER) {
-            cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
+            // One without a train state (a converted classifier, one saved for inference) cannot be
+            // continued: --resume of it is refused, which "continue ... with --resume RUN" sent the user to.
+            StFile *f = st_open_header(a->ckpt, err, sizeof err);
+            int has_state = f && st_meta(f, "train_state");
+            if (f) st_close(f);
+            if (has_state)
+                cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
+            else
+                cli_error(a->ckpt, "is a fine-tuned classifier without a training state (for inference only: no run to "
+                          "continue); --ckpt takes a pretraining checkpoint");
             return 2;
         }
         // The encoder's weights alone, the decoder's read past and checked as every reader checks them
@@ -928,6 +942,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             return 2;
         }
         int rc = !a->out || same_dir ? metrics_gap_refusal("finetune", a->resume, path, dir, err, sizeof err) : 0;
+        if (!rc && (!a->out || same_dir)) rc = run_resume_user_outputs("finetune", a->resume, dir, err, sizeof err);
         if (rc) { cli_error(NULL, "%s", err); return rc; }
         rc = run_resume_check_folders("finetune", path, r->data, r->val, r->val_frac, a->data, a->val, err, sizeof err);
         if (!rc) rc = run_folder_overlaps("finetune", a->out ? "--out" : "--resume", t->run_dir, a->data ? a->data : r->data,
@@ -1130,10 +1145,15 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         if (cli_flag(flags, nflags, "--ckpt-every")->seen) r->ckpt_every = a->ckpt_every;
         else if (cli_flag(flags, nflags, "--eval-every")->seen) r->ckpt_every = r->eval_every;   // as in a new run
         if (cli_flag(flags, nflags, "--keep")->seen) r->keep = a->keep;
+        if (t->own_folder && (rc = run_other_ahead_refusal("finetune", a->resume, t->run_dir, r->step, r->total_steps,
+                                                           r->keep, err, sizeof err))) {
+            cli_error(NULL, "%s", err);
+            return rc;
+        }
     }
 
     // The gradient groups: fixed for the run; this job's N processes must divide them.
-    int bad = dist_check_groups(r->batch, r->groups, dist_size(), 1, err, sizeof err);
+    int bad = dist_check_groups_given(r->batch, r->groups, a->groups != 0, dist_size(), 1, err, sizeof err);
     if (bad != 0 && bad != DIST_BAD_GROUPS && resuming) run_resume_groups_refusal(err, sizeof err, bad, dist_size(), 1, r->groups);
     if (bad) {
         cli_error(bad == DIST_BAD_GROUPS ? "finetune --groups" : "finetune", "%s", err);
@@ -1382,7 +1402,8 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         // Of the images with a class: those directly in --data are not used (their warning says so).
         // After the warning of a class left without training images (the split's "a smaller --val-frac"),
         // a larger one is not offered: the two lines gave opposite advice.
-        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n - t->ds.nroot, "the validation loss and top-1", !t->untrained[0]);
+        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n - t->ds.nroot, "the validation loss and top-1", !t->untrained[0],
+                         t->resuming[0] != 0);
     if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
     if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");

@@ -14,6 +14,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/runfolder.h"
+#include "cmd/train_state.h"   // run_state_from_json: the checks of a resume
 #include "core/json_depth.h"
 #include "core/model.h"
 #include "io/json.h"
@@ -70,10 +71,29 @@ static char *key_text(const char *key) {
     return q;
 }
 
+// Why a resume refuses the file's train state, by the checks train --resume (an MAE checkpoint) or
+// finetune --resume (a classifier's, stripped_ema: its run keeps ema.* the file has not) make of it,
+// into why; NULL when they pass or there is no state object (a state that is no JSON, or none, is
+// said as such). info said "can resume" of a state these refuse (a step past total_steps, a cadence of
+// 0, an empty object).
+static const char *state_refused(const char *state, int classifier, int stripped_ema, char *why, size_t n) {
+    cJSON *o = state ? cJSON_Parse(state) : NULL;
+    int object = cJSON_IsObject(o);
+    cJSON_Delete(o);
+    if (!object) return NULL;
+    RunState rs;
+    if (classifier ? finetune_state_check(state, why, n) : run_state_from_json(state, &rs, why, n)) return why;
+    if (stripped_ema) {
+        snprintf(why, n, "its run keeps the weights' moving average (model_ema), and the file holds none (ema.*)");
+        return why;
+    }
+    return NULL;
+}
+
 // The train state as text: one line per key, the key and its value written as JSON writes them (an
 // edited checkpoint can hold a key with a newline or an escape sequence).
 // 0, or -1 when out of memory: a line left out is an error, never a shorter state.
-static int print_train_state(const char *state, int has_moments) {
+static int print_train_state(const char *state, int has_moments, const char *refused) {
     if (!state) {
         printf("  train state  none (inference only; cannot resume)\n");
         return 0;
@@ -90,8 +110,9 @@ static int print_train_state(const char *state, int has_moments) {
     } else if (!cJSON_IsObject(ts)) {
         cli_out("  train state  %s", state);   // not JSON: as it is, its control characters written out
     } else {
-        printf("  train state  %s\n", has_moments ? "(AdamW moments present; can resume)"
-               : "(AdamW moments removed: cannot resume; the weights load for every other use)");
+        if (has_moments && refused) cli_out("  train state  (AdamW moments present; cannot resume: %s)", refused);
+        else printf("  train state  %s\n", has_moments ? "(AdamW moments present; can resume)"
+                    : "(AdamW moments removed: cannot resume; the weights load for every other use)");
         for (cJSON *it = ts->child; it && rc == 0; it = it->next) {
             char *v = json_print_utf8(it, 0), *k = key_text(it->string);
             if (v && k) printf("    %-14s %s\n", k, v);   // whole: a long --data path is read in full
@@ -136,7 +157,9 @@ static int print_text(const char *path, const Checkpoint *ck, const char *crc, c
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
-    if (print_train_state(ck->train_state, ck->has_moments) == 0) return 0;
+    char why[CLI_ERR_MAX];
+    if (print_train_state(ck->train_state, ck->has_moments, state_refused(ck->train_state, 0, 0, why, sizeof why)) == 0)
+        return 0;
     cli_error(path, "out of memory");
     return 1;
 }
@@ -144,8 +167,9 @@ static int print_text(const char *path, const Checkpoint *ck, const char *crc, c
 // Adds "moments_removed", the text's "AdamW moments removed: cannot resume": true when the file has a
 // train state but not its AdamW moments, false when it has both, null without a train state or with
 // one that is not a JSON object (ts: the state as parsed), of which the text says nothing either.
-static void add_moments(cJSON *o, const cJSON *ts, int has_moments) {
+static void add_moments(cJSON *o, const cJSON *ts, int has_moments, const char *refused) {
     cJSON_AddItemToObject(o, "moments_removed", cJSON_IsObject(ts) ? cJSON_CreateBool(!has_moments) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "resume_refused", refused ? cJSON_CreateString(refused) : cJSON_CreateNull());
 }
 
 // Adds "train_state" as the text shows it (print_train_state): the state as JSON, its text as a string
@@ -153,7 +177,7 @@ static void add_moments(cJSON *o, const cJSON *ts, int has_moments) {
 // limit (its brackets as they are would show no fault), null when the file has none; then
 // "moments_removed". One for both kinds of file: a classifier's state that was not JSON read null, as
 // if it had none.
-static void add_train_state(cJSON *o, const char *state, int has_moments) {
+static void add_train_state(cJSON *o, const char *state, int has_moments, const char *refused) {
     const char *end = NULL;
     cJSON *ts = state ? cJSON_ParseWithLengthOpts(state, strlen(state) + 1, &end, 0) : NULL;
     if (state && !ts && json_parse_too_deep(state, strlen(state) + 1, end)) {
@@ -162,7 +186,7 @@ static void add_train_state(cJSON *o, const char *state, int has_moments) {
         ts = cJSON_CreateString(line);
     } else if (state && !ts) ts = cJSON_CreateString(state);
     cJSON_AddItemToObject(o, "train_state", ts ? ts : cJSON_CreateNull());
-    add_moments(o, ts, has_moments);   // ts still valid: o holds it
+    add_moments(o, ts, has_moments, refused);   // ts still valid: o holds it
 }
 
 // What a fine-tuned classifier has not: its decoder and the pretraining loss's settings (the text
@@ -201,7 +225,8 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, c
     cJSON_AddBoolToObject(o, "has_decoder", ck->has_decoder);
     cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
     add_version(o, version);
-    add_train_state(o, ck->train_state, ck->has_moments);
+    char why[CLI_ERR_MAX];
+    add_train_state(o, ck->train_state, ck->has_moments, state_refused(ck->train_state, 0, 0, why, sizeof why));
     return emit_json(path, o);
 }
 
@@ -209,6 +234,10 @@ static int print_json(const char *path, const Checkpoint *ck, const char *crc, c
 static int print_classifier(const char *path, const ClfCheckpoint *cc, const char *crc, const char *version, int json) {
     const MaeConfig *c = &cc->cfg.enc;
     size_t total = clf_num_params(&cc->cfg), head = (size_t)(cc->cfg.num_classes + 2) * c->embed_dim + cc->cfg.num_classes;
+    // A run of --model-ema whose file lost its ema.* tensors: said, as --ema's readers say it (io/checkpoint.h).
+    int stripped = !cc->has_ema && ckpt_state_keeps_ema(cc->train_state);
+    char why[CLI_ERR_MAX];
+    const char *refused = state_refused(cc->train_state, 1, stripped, why, sizeof why);
     if (json) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", path);
@@ -225,7 +254,7 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
         cJSON_AddBoolToObject(o, "has_ema", cc->has_ema);   // finetune --model-ema's ema.* (classify --ema)
         cJSON_AddStringToObject(o, "crc32", crc ? "ok" : "absent");
         add_version(o, version);
-        add_train_state(o, cc->train_state, cc->has_moments);
+        add_train_state(o, cc->train_state, cc->has_moments, refused);
         return emit_json(path, o);
     }
     char a[40], b[40], t[40];
@@ -252,14 +281,12 @@ static int print_classifier(const char *path, const ClfCheckpoint *cc, const cha
     printf("  params       %s (encoder %s, fc_norm + head %s)\n", grouped(total, t, sizeof t),
            grouped(total - head, a, sizeof a), grouped(head, b, sizeof b));
     printf("  has decoder  no\n");
-    // A run of --model-ema whose file lost its ema.* tensors: said, as --ema's readers say it (io/checkpoint.h).
-    int stripped = !cc->has_ema && ckpt_state_keeps_ema(cc->train_state);
     printf("  EMA weights  %s\n", cc->has_ema ? "yes (ema.*: the weights' moving average, finetune --model-ema; the --ema of classify, embed, probe, attention)"
                                   : stripped ? "no (its run kept them, model_ema, and this file's ema.* tensors were stripped)" : "no");
     if (crc) printf("  crc32        %s (verified)\n", crc);
     else printf("  crc32        absent (not verified)\n");
     print_written_by(version);
-    if (print_train_state(cc->train_state, cc->has_moments) == 0) return 0;
+    if (print_train_state(cc->train_state, cc->has_moments, refused) == 0) return 0;
     cli_error(path, "out of memory");
     return 1;
 }
@@ -321,7 +348,8 @@ static int warn_metrics_gap(const char *path, const char *train_state, const cha
 // (docs/interface.md, section 5): a run killed between the two writes leaves config.json one
 // checkpoint behind. When path is a run's latest checkpoint and its folder's config.json, of the same
 // run, holds another train state, one warning says so and what to trust. info only reads: a run
-// resumed with train --resume rewrites config.json from the checkpoint as it starts. Not called when
+// resumed with train --resume rewrites config.json from the checkpoint as it starts (a finished run's
+// only when extended: its plain resume writes nothing). Not called when
 // warn_metrics_gap warned: its advice, a snapshot, is the way on, not "train --resume RUN goes on from
 // it", which is refused then.
 static void warn_stale_config(const char *path, const char *train_state) {
@@ -330,10 +358,18 @@ static void warn_stale_config(const char *path, const char *train_state) {
     snprintf(cfg_path, sizeof cfg_path, "%.*sconfig.json", (int)(strlen(path) - strlen("checkpoint.safetensors")), path);
     char *text = file_read_small(cfg_path);
     cJSON *cfg = text ? cJSON_Parse(text) : NULL, *ck = cJSON_Parse(train_state);
+    // The way on: a finished run's plain --resume has nothing to train and writes nothing (it said "goes
+    // on from it and rewrites config.json", which a finished run's resume does not); extended, it does.
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(ck, "step"), *kt = cJSON_GetObjectItemCaseSensitive(ck, "total_steps");
+    int finished = cJSON_IsNumber(ks) && cJSON_IsNumber(kt) && ks->valuedouble >= kt->valuedouble;
+    char way[4600];
+    if (finished)
+        snprintf(way, sizeof way, "the checkpoint is the run's state; the run has reached its last step, so config.json "
+                 "stays as it is until train --resume %s --steps N extends it", dir);
+    else snprintf(way, sizeof way, "the checkpoint is the run's state; train --resume %s goes on from it and rewrites "
+                  "config.json", dir);
     // A config.json that is no JSON object (cut by a full disk, an editor) was passed over in silence.
-    if (text && !cJSON_IsObject(cfg))
-        cli_message("warning: %s is damaged (not a JSON object): the checkpoint is the run's state; train --resume "
-                    "%s goes on from it and rewrites config.json", cfg_path, dir);
+    if (text && !cJSON_IsObject(cfg)) cli_message("warning: %s is damaged (not a JSON object): %s", cfg_path, way);
     free(text);
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(cfg, "train");
     const cJSON *id_cfg = cJSON_GetObjectItemCaseSensitive(tr, "run_id"), *id_ck = cJSON_GetObjectItemCaseSensitive(ck, "run_id");
@@ -361,8 +397,7 @@ static void warn_stale_config(const char *path, const char *train_state) {
                      state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d),
                      behind ? ", or a resume from an earlier snapshot stopped before its first checkpoint" : "");
         }
-        cli_message("warning: %s %s: the checkpoint is the run's state; train --resume %s goes on from it and "
-                    "rewrites config.json", cfg_path, what, dir);
+        cli_message("warning: %s %s: %s", cfg_path, what, way);
     }
     cJSON_Delete(cfg);
     cJSON_Delete(ck);

@@ -89,6 +89,7 @@ typedef struct {
     int per;   // files an input writes
     char **in_paths;
     OutputInputs in_ids;
+    const char *ckpt, *mask;   // the files --ckpt and --mask read (NULL: none)
 } EarlierNames;
 
 static int earlier_name(void *ctx, long i, char *path, size_t size) {
@@ -105,14 +106,20 @@ static int earlier_is_input(void *ctx, long i, const char *path) {
     if (j >= 0)
         cli_error("reconstruct --out", "%s is the input %s: the output of %s would replace it (another --out)",
                   path, e->in_paths[j], e->inputs->v[i / e->per].path);
-    return j >= 0;
+    // ... nor the checkpoint or mask it reads (--force replaced them: the checkpoint destroyed).
+    const char *flag = j >= 0 ? NULL : output_replaces(path, e->ckpt) ? "--ckpt" : e->mask && output_replaces(path, e->mask) ? "--mask" : NULL;
+    if (flag)
+        cli_error("reconstruct --out", "%s is the file %s reads: the output of %s would replace it (also with --force; "
+                  "another --out)", path, flag, e->inputs->v[i / e->per].path);
+    return j >= 0 || flag;
 }
 
 // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"), and
 // an input never, also with --force ("Paths that meet"): it may not have been read yet. 0; 2 after
 // the line that refuses; 1 out of memory.
-static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw, int force) {
-    EarlierNames e = {.out_dir = out_dir, .inputs = inputs, .per = raw ? 3 : 1};
+static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw, int force, const char *ckpt,
+                          const char *mask) {
+    EarlierNames e = {.out_dir = out_dir, .inputs = inputs, .per = raw ? 3 : 1, .ckpt = ckpt, .mask = mask};
     e.in_paths = malloc(sizeof *e.in_paths * (size_t)(inputs->n ? inputs->n : 1));
     if (!e.in_paths) { cli_error("reconstruct", "out of memory"); return 1; }
     for (int i = 0; i < inputs->n; i++) e.in_paths[i] = inputs->v[i].path;
@@ -331,7 +338,7 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
-    int refused = refuse_earlier(out_dir, &inputs, raw, force);
+    int refused = refuse_earlier(out_dir, &inputs, raw, force, ckpt_path, mask_path);
     if (refused) { cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return refused; }
     int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
     size_t per = (size_t)S * S * C;
@@ -363,7 +370,7 @@ int cmd_reconstruct(int argc, char **argv) {
 
     // The run goes ahead: the inputs before the first image that cannot be read are said, then the notes.
     cli_unread_reach(&unread, CLI_AT_ITEM(0));
-    if (cfg->norm_pix_loss)
+    if (cfg->norm_pix_loss && K < L)   // none removed: nothing de-normalised (eval leaves it out alike)
         printf("note: norm-pix checkpoint: each removed patch is de-normalised with the mean and variance "
                "of the visible patches (its own are unknown)\n");
     if (K == L) printf("note: no patch removed: masked_mse is the MSE over all patches\n");

@@ -219,6 +219,27 @@ int run_folder_has_sheets(const char *dir) {
     return found;
 }
 
+// What a folder with a run's files and no checkpoint holds, said after "the folder holds" / "the run":
+// a train run's config.json, rewritten with each checkpoint's state, tells a run that stopped before its
+// first checkpoint (step 0) from one whose checkpoints were moved or deleted since (step N); without it
+// (finetune's folders, a removed or unreadable config.json) both are said as possible.
+static const char *no_checkpoint_why(const char *dir, char *buf, size_t n) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *text = file_read_small(path);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "train"), "step");
+    long step = cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= RUN_STEPS_MAX ? (long)v->valuedouble : -1;
+    cJSON_Delete(o);
+    if (step == 0) snprintf(buf, n, "a run that stopped before its first checkpoint");
+    else if (step > 0)
+        snprintf(buf, n, "a run whose checkpoints were moved or deleted (its config.json records one saved at step %ld)",
+                 step);
+    else snprintf(buf, n, "a run without a checkpoint (it stopped before its first, or they were moved or deleted)");
+    return buf;
+}
+
 // The outputs a run writes over that a folder holds with no record of a run (no config.json, and no
 // metrics.csv or one whose first line is not a run's header): a user's own metrics.csv or curves.png
 // (train's samples/ too), which is no run that stopped early. Their names in buf ("metrics.csv and
@@ -245,9 +266,11 @@ static const char *user_outputs(const char *cmd, const char *dir, char *buf, siz
     return buf;
 }
 
+static long newest_snapshot(const char *dir);
+
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
-    char names[64];
+    char names[64], gone[160];
     const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, names, sizeof names) : NULL;
     if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
         snprintf(err, errlen, "%s --out %s: the folder already holds a %s run (continue it with vitmae %s --resume %s); "
@@ -257,9 +280,12 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
         snprintf(err, errlen, "%s --out %s: the folder holds %s, which a run writes over; pass --overwrite to move "
                  "the folder aside (to %s.old-N) and start, or another --out folder", cmd, dir, mine, dir);
     else if (why == RUN_HOLDS_NO_CHECKPOINT)
-        snprintf(err, errlen, "%s --out %s: the folder holds a run that stopped before its first checkpoint (nothing "
-                 "to resume); pass --overwrite to move it aside (to %s.old-N) and start again, or another --out "
-                 "folder", cmd, dir, dir);
+        snprintf(err, errlen, "%s --out %s: the folder holds %s, nothing to resume; pass --overwrite to move it aside "
+                 "(to %s.old-N) and start again, or another --out folder", cmd, dir,
+                 no_checkpoint_why(dir, gone, sizeof gone), dir);
+    else if (why == RUN_HOLDS_OTHER && (mine = user_outputs(cmd, dir, names, sizeof names)))   // no run: a user's files
+        snprintf(err, errlen, "%s --out %s: the folder holds %s, which a run writes over; a resumed run continues in "
+                 "its own folder or in a new --out folder", cmd, dir, mine);
     else if (why == RUN_HOLDS_OTHER)
         snprintf(err, errlen, "%s --out %s: the folder already holds another run; a resumed run continues in its own "
                  "folder or in a new --out folder", cmd, dir);
@@ -269,9 +295,17 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
     else if (why == RUN_HOLDS_MEANWHILE)
         snprintf(err, errlen, "%s --out %s: the folder already holds a run (started by another process meanwhile); "
                  "choose another --out folder", cmd, dir);
-    else
+    else {
+        // No checkpoint.safetensors (a kill, a user): --resume DIR would be refused, naming the newest snapshot.
+        char latest[4400], res[4400];
+        struct stat st;
+        snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
+        long snap = lstat(latest, &st) != 0 && errno == ENOENT ? newest_snapshot(dir) : -1;
+        if (snap >= 0) snprintf(res, sizeof res, "%s/checkpoint-%ld.safetensors", dir, snap);
+        else snprintf(res, sizeof res, "%s", dir);
         snprintf(err, errlen, "%s --out %s: the folder already holds a run; pass --resume %s to continue it, another "
-                 "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, dir, dir);
+                 "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res, dir);
+    }
     return CLI_USAGE;
 }
 
@@ -311,6 +345,7 @@ int run_folder_overwrite(const char *cmd, const char *dir, const char *file, cha
         return -1;
     }
     cli_out("--overwrite: the old run in %s was moved to %s", dir, moved);
+    fflush(stdout);   // said even where a second stop signal ends the process at once (no exit flush)
     if (inside) snprintf(file_now, nowlen, "%.*s%s", (int)(nowlen - 1 - strlen(rest)), moved, rest);
     return 0;
 }
@@ -445,6 +480,47 @@ long run_folder_later_schedule(const char *dir, long step, long total, long *its
     return found;
 }
 
+int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, long step, long total, int keep,
+                            char *err, size_t errlen) {
+    if (keep <= 0) return 0;   // no snapshot written
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        snprintf(err, errlen, "%s --resume %s: cannot list the folder %s: %s", cmd, arg, dir, strerror(errno));
+        return 1;
+    }
+    char own[64], id[64], path[4400];
+    folder_run_id(dir, own, sizeof own);
+    long first = -1;
+    struct dirent *e;
+    while ((errno = 0, e = readdir(d))) {
+        long s = snapshot_step(e->d_name);
+        if (s > step && s <= total && (first < 0 || s < first) && snapshot_of_other_run(dir, e->d_name, own)) first = s;
+    }
+    int failed = errno;
+    closedir(d);
+    if (failed) {
+        snprintf(err, errlen, "%s --resume %s: cannot list the folder %s: %s", cmd, arg, dir, strerror(failed));
+        return 1;
+    }
+    if (first < 0) return 0;
+    snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", dir, first);
+    checkpoint_run_id(path, id, sizeof id);
+    snprintf(err, errlen, "%s --resume %s: %s is not of this run (%s), and this run, going on from step %ld to %ld, "
+             "may save its own checkpoint-%ld (on its cadence, at its last step, or stopped there) over it; move it "
+             "away, or continue in a folder of its own with --out DIR", cmd, arg, path,
+             id[0] ? "its run_id differs" : "it records no run_id", step, total, first);
+    return CLI_USAGE;
+}
+
+int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, char *err, size_t errlen) {
+    char names[64];
+    if (!user_outputs(cmd, dir, names, sizeof names)) return 0;
+    snprintf(err, errlen, "%s --resume %s: its folder %s holds %s with no record of a run (no config.json or run's "
+             "metrics.csv), which the run would write over; continue it in a folder of its own with --out DIR", cmd,
+             arg, dir, names);
+    return CLI_USAGE;
+}
+
 int run_folder_holds_which(const char *file, const char *dir) {
     char a[64], b[64];
     checkpoint_run_id(file, a, sizeof a);
@@ -515,7 +591,7 @@ int run_folder_has_checkpoint(const char *dir) {
 
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
     struct stat st;
-    char path[4400], names[64];
+    char path[4400], names[64], gone[160];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
     long snap = newest_snapshot(arg);
@@ -533,8 +609,8 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot "
                  "with --resume %s/checkpoint-%ld.safetensors", cmd, arg, arg, snap);
     else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, names, sizeof names))   // a user's own files: no stopped run
-        snprintf(err, errlen, "%s --resume %s: the run stopped before its first checkpoint, so there is nothing to "
-                 "resume; start it again with --out %s --overwrite", cmd, arg, arg);
+        snprintf(err, errlen, "%s --resume %s: the folder holds %s, nothing to resume; start it again with --out %s "
+                 "--overwrite", cmd, arg, no_checkpoint_why(arg, gone, sizeof gone), arg);
     else
         snprintf(err, errlen, "%s --resume %s: no run in this folder (no checkpoint.safetensors)", cmd, arg);
     return CLI_USAGE;
@@ -1155,7 +1231,14 @@ int run_folder_foreign_checkpoint(const char *file, const char *dir) {
         if (!strcmp(own, RUN_ID_MIXED)) return RUN_FOREIGN_MIXED;
         return 0;
     }
-    if (stat(file, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) return 0;   // the run's own
+    if (stat(file, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+        // The folder's latest checkpoint: the run's own unless config.json, written with the run's every
+        // checkpoint, names another run (another run's checkpoint copied in at that name).
+        char id[64], own[64];
+        checkpoint_run_id(file, id, sizeof id);
+        config_run_id(dir, own, sizeof own);
+        return id[0] && own[0] && strcmp(id, own) ? RUN_FOREIGN_CONFIG : 0;
+    }
     char err[CLI_ERR_MAX];
     StFile *f = st_open_header(file, err, sizeof err), *g = f ? st_open_header(latest, err, sizeof err) : NULL;
     int foreign = 0;
@@ -1272,18 +1355,23 @@ void run_warn_long_warmup(long warmup, long total_steps, double lr) {
                 "at every step and never reaches its peak %.3e", warmup, total_steps, lr);
 }
 
-void run_warn_few_val(int nval, float val_frac, int n, const char *what, int offer_larger) {
+void run_warn_few_val(int nval, float val_frac, int n, const char *what, int offer_larger, int resuming) {
+    // A resume takes neither --val nor another --val-frac (its split is the run's): the advice is for a
+    // new run (it said "pass --val DIR or a larger --val-frac", both refused by the resume).
+    const char *pass = resuming ? "the split is the run's, fixed when it started (a new run can pass --val DIR" : "pass --val DIR";
     // A folder of one image keeps it for training (the split holds at least one out of two or more):
     // the fraction asked for held nothing out, and the run has no validation at all.
     if (nval == 0 && val_frac > 0) {
         cli_message("warning: --val-frac %g of %d image%s holds none out: the run has no validation, its "
-                    "metrics.csv's validation columns stay empty; pass --val DIR", val_frac, n, n == 1 ? "" : "s");
+                    "metrics.csv's validation columns stay empty; %s%s", val_frac, n, n == 1 ? "" : "s", pass,
+                    resuming ? ")" : "");
         return;
     }
     if (nval <= 0 || nval >= 8) return;
-    cli_message("warning: only %d validation image%s (--val-frac %g of %d): %s will be noisy; pass --val DIR%s",
-                nval, nval == 1 ? "" : "s", val_frac, n, what,
-                offer_larger && val_frac < (float)VAL_FRAC_MAX && nval < n - 1 ? " or a larger --val-frac" : "");
+    cli_message("warning: only %d validation image%s (--val-frac %g of %d): %s will be noisy; %s%s%s",
+                nval, nval == 1 ? "" : "s", val_frac, n, what, pass,
+                offer_larger && val_frac < (float)VAL_FRAC_MAX && nval < n - 1 ? " or a larger --val-frac" : "",
+                resuming ? ")" : "");
 }
 
 // The path (the CPU's, or VITMAE_GEMM's) and the k-blocks (the caches', or VITMAE_GEMM_KC's) fix the

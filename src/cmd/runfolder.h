@@ -29,6 +29,11 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
 // RUN_HOLDS_SAME when dir holds the run the checkpoint file is of (the same run_id: a copy of its
 // folder), else RUN_HOLDS_OTHER: the refusal of a resume into dir given with --out.
 int run_folder_holds_which(const char *file, const char *dir);
+// A resume in the folder dir of the file resumed (--resume FILE, no other --out) where dir holds what a
+// run writes over with no record of a run (a user's curves.png, a metrics.csv of their own, train's
+// samples/; no config.json): CLI_USAGE with err (prefixed by cmd --resume arg) naming them, as --out
+// of such a folder is refused; 0 otherwise (docs/interface.md, section 9).
+int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, char *err, size_t errlen);
 // The run folder and the folders a run reads must not hold one another (docs/interface.md, "Paths
 // that meet"): a run folder inside (or equal to) the data or --val folder would feed the run's sample
 // panels and curves.png back as images at the next scan (a resume, the next run); a data folder
@@ -121,7 +126,8 @@ void run_job_data_stats(DataStats *st);
 // offer_larger 0 leaves out the advice of a larger --val-frac (finetune, whose split already held out a
 // class's every image: a larger one would hold out more); so does a split that holds out all but one
 // image (one always trains: of 2 images no fraction holds out 2).
-void run_warn_few_val(int nval, float val_frac, int n, const char *what, int offer_larger);
+// resuming: the advice is for a new run (a resume takes neither --val nor another --val-frac).
+void run_warn_few_val(int nval, float val_frac, int n, const char *what, int offer_larger, int resuming);
 // The warning of a batch larger than the training set (docs/interface.md, section 3): a step then
 // holds each of the ntrain images batch / ntrain times on average (the epochs' orders one after another;
 // the copies differ only by what augmentation and masking draw), where PyTorch's DataLoader with drop_last (MAE's, DINO's) makes no
@@ -307,6 +313,13 @@ int run_folder_has_sheets(const char *dir);
 // leave them among its files (docs/interface.md, section 9). A file whose state cannot be read is passed
 // over (a resume of it says why).
 long run_folder_later_schedule(const char *dir, long step, long total, long *its_total);
+// A resume of the run dir holds, from step to total with snapshots kept (keep > 0): CLI_USAGE with err
+// (prefixed by cmd --resume arg) when dir holds a checkpoint-<s>.safetensors, step < s <= total, that
+// is not the run's own (another run's copy, or a file without a run_id): the run saves its snapshot at
+// s on its cadence, at its last step, or when stopped there, and would write over that file; 1 with err
+// when dir cannot be listed; 0 otherwise (docs/interface.md, section 9).
+int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, long step, long total, int keep,
+                            char *err, size_t errlen);
 // A resume from an earlier snapshot drops dir/metrics.csv's rows past it as it starts; stopped before
 // it got back to the latest checkpoint (a kill, a double Ctrl-C), the file ends before that checkpoint's
 // step while the rows between are the checkpoint's history. For the latest checkpoint whose train_state
@@ -457,8 +470,9 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
 // Whether the checkpoint file, resumed into dir, belongs to another run than the one dir holds: dir's
 // checkpoint.safetensors is another file and the two have different run ids (RUN_FOREIGN_ID), or, runs
 // from before run ids, differ in their model, "config" and "classifier" metadata, or train_state's seed
-// or batch (RUN_FOREIGN_MODEL); with no checkpoint.safetensors, its run id differs from the one dir's
-// config.json records (RUN_FOREIGN_CONFIG), or, with neither (finetune's folders), dir's snapshots are
+// or batch (RUN_FOREIGN_MODEL); with no checkpoint.safetensors, or file being that very file (another
+// run's copied in at its name), its run id differs from the one dir's config.json records
+// (RUN_FOREIGN_CONFIG), or, with neither (finetune's folders), dir's snapshots are
 // of more than one run, none told to be the folder's (RUN_FOREIGN_MIXED). 0 otherwise, also when
 // nothing can be read (resuming an older snapshot is how a run recovers). run_foreign_why writes the
 // reason, naming dir's file compared.

@@ -418,8 +418,10 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         free(y);
         int foreign = same ? run_folder_foreign_checkpoint(path, t->run_dir) : 0;
         if (foreign) {
-            snprintf(err, errlen, "train --resume %s: not a checkpoint of the run in %s (%s); continue it in a folder "
-                     "of its own with --out DIR", a->resume, t->run_dir, run_foreign_why(foreign, t->run_dir, why, sizeof why));
+            // --resume RUN: the file named, not RUN ("t/a: not a checkpoint of the run in t/a")
+            snprintf(err, errlen, "train --resume %s: %s%snot a checkpoint of the run in %s (%s); continue it in a folder "
+                     "of its own with --out DIR", a->resume, strcmp(path, a->resume) ? path : "",
+                     strcmp(path, a->resume) ? " is " : "", t->run_dir, run_foreign_why(foreign, t->run_dir, why, sizeof why));
             return CLI_USAGE;
         }
         // Going back to an earlier snapshot in the run's own folder, where a later checkpoint is of
@@ -441,6 +443,10 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
             return CLI_USAGE;
         }
         if (same && (rc = metrics_gap_refusal("train", a->resume, path, t->run_dir, err, errlen)))
+            return rc;
+        if (same && (rc = run_resume_user_outputs("train", a->resume, t->run_dir, err, errlen))) return rc;
+        if (same && (rc = run_other_ahead_refusal("train", a->resume, t->run_dir, t->rs.step, t->rs.total_steps,
+                                                  t->rs.keep, err, errlen)))
             return rc;
         if (same) { *own = 1; return 0; }
     }
@@ -655,6 +661,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         ckpt_free(init);
         return cli_report(NULL, "train --resume: the run's mask ratio leaves no visible patch", 1);
     }
+    if (t->K >= t->L) {   // ... or removes none: every step's loss 0 / 0 (it trained on a loss of 0, exit 0)
+        ckpt_free(init);
+        return cli_report(NULL, "train --resume: the run's mask ratio removes no patch (the loss is over removed patches)", 1);
+    }
 
     // The gradient groups: fixed for the run; this job's N processes and --accum K must divide them.
     if (resuming && a->groups && a->groups != t->rs.grad_groups) {
@@ -665,7 +675,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     }
     t->rs.processes = dist_size();
     t->rs.accum = a->accum;
-    int bad = dist_check_groups(t->rs.batch, t->rs.grad_groups, t->rs.processes, t->rs.accum, err, sizeof err);
+    int bad = dist_check_groups_given(t->rs.batch, t->rs.grad_groups, a->groups != 0, t->rs.processes, t->rs.accum, err,
+                                      sizeof err);
     if (bad) {   // G itself fails only when --groups gave it (a default or a resumed run's G divides the batch)
         if (bad != DIST_BAD_GROUPS && resuming)
             run_resume_groups_refusal(err, sizeof err, bad, dist_size(), t->rs.accum, t->rs.grad_groups);
@@ -910,7 +921,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     // The folders as the user gave them (t->rs records them absolute; docs/interface.md, section 1, "Paths").
     if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");
     if (t->vds == &t->ds && rank == 0)
-        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss", 1);
+        run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss", 1, t->resuming[0] != 0);
     if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
     if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0) run_warn_small(&t->ds, data, t->S);

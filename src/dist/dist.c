@@ -370,14 +370,18 @@ int dist_default_groups(int batch) {
 
 // The other way out of a refusal that needs `need` groups (a power of two) a step: more groups where the
 // batch allows them (up to its largest power-of-two divisor), else another batch (--batch and --groups
-// go up to 4096). ", or ..." into way, or "" when neither can be.
-static void more_groups_way(char *way, size_t n, int batch, long need) {
+// go up to 4096). ", or ..." into way, or "" when neither can be. given: --groups was given, which the
+// new batch would keep.
+static void more_groups_way(char *way, size_t n, int batch, long need, int given) {
     int most = batch & -batch;
     if (need > 4096) way[0] = 0;
     else if (need <= most) snprintf(way, n, ", or --groups %ld", need);
-    else {   // past the default groups (DIST_DEFAULT_GROUPS) the new batch needs --groups too
+    else {
+        // With --groups too past the default groups (DIST_DEFAULT_GROUPS), which the new batch would not
+        // reach alone, and where --groups was given: kept, it was refused again ("a --batch that 4
+        // divides", then "--groups 4").
         char with[48] = "";
-        if (need > DIST_DEFAULT_GROUPS) snprintf(with, sizeof with, " with --groups %ld", need);
+        if (need > DIST_DEFAULT_GROUPS || given) snprintf(with, sizeof with, " with --groups %ld", need);
         snprintf(way, n, ", or a --batch that %ld divides%s (a batch of %d has at most %d gradient group%s)", need, with,
                  batch, most, most == 1 ? "" : "s");
     }
@@ -408,6 +412,10 @@ int dist_proc_counts(char *buf, size_t n, int groups, int accum) {
 }
 
 int dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen) {
+    return dist_check_groups_given(batch, groups, 0, procs, accum, err, errlen);
+}
+
+int dist_check_groups_given(int batch, int groups, int given, int procs, int accum, char *err, size_t errlen) {
     if (!is_pow2(groups) || batch % groups) {
         snprintf(err, errlen, "%d gradient groups: must be a power of two that divides the batch (%d)", groups, batch);
         return DIST_BAD_GROUPS;
@@ -430,7 +438,7 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         else snprintf(count, sizeof count, "run it without mpirun");
         // Each process then shares its groups among --accum micro-batches: the batch must hold N x K
         // groups, or the advice led to the --accum refusal next (a --batch that 4 divides at --accum 2).
-        more_groups_way(way, sizeof way, batch, (long)procs * (is_pow2(accum) ? accum : 1));
+        more_groups_way(way, sizeof way, batch, (long)procs * (is_pow2(accum) ? accum : 1), given);
         snprintf(err, errlen, "%d processes cannot share the %d gradient group%s of a step evenly, which bitwise "
                  "equal results need; %s%s", procs, groups, groups == 1 ? "" : "s", count, way);
         return DIST_BAD_PROCS;
@@ -440,7 +448,7 @@ int dist_check_groups(int batch, int groups, int procs, int accum, char *err, si
         char whose[96], way[160];
         // Groups come in powers of two: an --accum that is not one divides no count of them (more groups
         // or another batch, which "--groups 3" named, cannot help).
-        if (is_pow2(accum)) more_groups_way(way, sizeof way, batch, (long)procs * accum);
+        if (is_pow2(accum)) more_groups_way(way, sizeof way, batch, (long)procs * accum, given);
         else snprintf(way, sizeof way, " (a power of two, as every count of gradient groups is)");
         char use[48];
         snprintf(err, errlen, "%d micro-batches cannot share %s evenly; use %s%s", accum,

@@ -101,6 +101,9 @@ int  dist_default_groups(int batch);
 // DIST_BAD_ACCUM (--accum).
 enum { DIST_BAD_GROUPS = -1, DIST_BAD_PROCS = -2, DIST_BAD_ACCUM = -3 };
 int  dist_check_groups(int batch, int groups, int procs, int accum, char *err, size_t errlen);
+// The same where the command knows whether G came from --groups (given): another batch named then
+// comes with the --groups it needs, since the one given would be kept.
+int  dist_check_groups_given(int batch, int groups, int given, int procs, int accum, char *err, size_t errlen);
 // The --accum a refusal asks for when accum must divide d gradient groups: "an --accum that divides D",
 // or "--accum 1" where that is the one choice. In use (48 bytes will do); the refusals of
 // dist_check_groups, --parallel groups and a resume say it alike.

@@ -239,14 +239,18 @@ int ckpt_peek_kind(const char *path, int takes, char *err, size_t errlen) {
     MaeConfig cfg;
     char why[256];
     // Only a file the loader goes on to read the tensors of (format and config sound) is encoder-only;
-    // the others are refused by it for what is wrong.
+    // the others are refused by it for what is wrong, and so is one whose encoder is missing too (a
+    // wrapper's prefix on every name, module.cls_token: "encoder-only" hid the loader's advice to strip it).
     if (kind == CKPT_FULL && !(format && strcmp(format, "vitmae")) && cfg_json &&
         !mae_config_from_json(cfg_json, &cfg, why, sizeof why)) {
         MaeTensor *tab = NULL;
-        int n = table_of(&cfg, &tab), dec_total = 0, dec_present = 0;
-        for (int i = 0; i < n; i++)
-            if (tab[i].decoder) { dec_total++; dec_present += st_find(f, tab[i].name, NULL, NULL) >= 0; }
-        if (dec_total > 0 && dec_present == 0) kind = CKPT_ENCODER_ONLY;
+        int n = table_of(&cfg, &tab), dec_total = 0, dec_present = 0, enc_present = 0;
+        for (int i = 0; i < n; i++) {
+            int there = st_find(f, tab[i].name, NULL, NULL) >= 0;
+            if (tab[i].decoder) { dec_total++; dec_present += there; }
+            else enc_present += there;
+        }
+        if (dec_total > 0 && dec_present == 0 && enc_present > 0) kind = CKPT_ENCODER_ONLY;
         free(tab);
     }
     if (!(kind & takes) && st_verify(f, err, errlen)) kind = -1;
