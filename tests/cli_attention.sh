@@ -162,6 +162,12 @@ for force in "" --force; do
     '[ $rc -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/fd/attn_input/layer02-mean.png: is a folder at a map'"'"'s name: --force replaces files, not folders (move it away, or choose another --out)" ] &&
      [ "$(cat "$tmp/fd/index.html")" = mine ] && [ "$(ls "$tmp/fd/attn_input")" = layer02-mean.png ]'
 done
+# A folder at a map-like name this run does not write (another layer's) is left as --force leaves one:
+# the run goes on (it was refused as in the way).
+rm -rf "$tmp/fd"; mkdir -p "$tmp/fd/attn_input/layer00-head00.png"
+run --out "$tmp/fd" --head mean --force "$img"; rc=$?
+t "a folder at another selection's map name: left, the run goes on ($rc: $(ls "$tmp/fd/attn_input" | tr "\n" " "))" \
+  '[ $rc -eq 0 ] && [ -d "$tmp/fd/attn_input/layer00-head00.png" ] && [ -s "$tmp/fd/attn_input/layer02-mean.png" ]'
 # Two commands at once into one folder: both find the names free; the one that waits before it writes
 # (VITMAE_FAULT_HOLD_BEFORE_PUBLISH, docs/testing.md) while the other draws the same image exits 1 with
 # one line, and the other's files stay whole, none of the first's among them (it used to replace the
@@ -775,6 +781,12 @@ mkdir -p "$tmp/meet/b" && cp "$ck" "$tmp/meet/b/model.safetensors"
 t "... in the folder of its maps: exit 2, one line ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: attention --out: $tmp/meet/b holds the checkpoint --ckpt reads: " "$tmp/err" && [ "$(ls "$tmp/meet/b")" = model.safetensors ]'
 rm -rf "$tmp/meet/b"; cp "$img" "$tmp/meet/b.attn.png"
+# ... nor at b.attn.npy, which --force without --raw removes (an earlier run's array): deleted, exit 0.
+cp "$ck" "$tmp/meet/b.attn.npy"
+"$VITMAE" attention --ckpt "$tmp/meet/b.attn.npy" --out "$tmp/meet" --force "$tmp/meet/b.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "... at b.attn.npy, which --force without --raw removes: exit 2, kept ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: attention --out: $tmp/meet/b.attn.npy is the checkpoint --ckpt reads: " "$tmp/err" && cmp -s "$ck" "$tmp/meet/b.attn.npy"'
+rm -f "$tmp/meet/b.attn.npy"
 run --out "$tmp/meet" --force "$tmp/meet/c.png" "$tmp/meet/c/x.png"; rc=$?
 t "attention folder of maps holds an input: exit 2, one line ($rc: $(head -n 2 "$tmp/err" | tr "\n" "|"))" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "^vitmae: attention --out: $tmp/meet/c holds the input $tmp/meet/c/x.png: " "$tmp/err" && [ "$(ls "$tmp/meet/c")" = x.png ]'

@@ -226,6 +226,10 @@ mkdir -p "$dir/icons/a" && cp "$dir"/held/a/*.png "$dir/icons/a/" && "$VITMAE_TO
 t "an image under half --img: exit 0, one line with the count and the smallest ($(grep "less than half" "$dir/icons.err"))" \
   '[ $rc -eq 0 ] && [ "$(grep -c "less than half" "$dir/icons.err")" -eq 1 ] && grep -qxF "vitmae: warning: 1 image of $dir/icons is less than half --img 16 on the shorter side (the smallest 5x5, $dir/icons/a/icon.png): every view enlarges it more than twice, blurred" "$dir/icons.err"'
 t "images of 24 at --img 16: no such line" '! grep -q "less than half" "$dir/held.err"'
+# --val the --data folder itself (warned of as such): the same line was said twice, once per set.
+"$VITMAE" train $base --data "$dir/icons" --val "$dir/icons" --steps 1 --threads 2 --out "$dir/icons.run2" > /dev/null 2> "$dir/icons2.err"; rc=$?
+t "--val the --data folder: the small-image line once ($rc: $(grep -c "less than half" "$dir/icons2.err"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "less than half" "$dir/icons2.err")" -eq 1 ]'
 # ... and so on a folder with a file the scan skips: a refused flag, or a run folder that holds a run,
 # is one line (the skipped lines came first), and a run that starts still names the file.
 mkdir -p "$dir/skipdata/a" && cp "$dir"/val/*/*.png "$dir/skipdata/a/" && printf 'not an image' > "$dir/skipdata/a/junk.png"

@@ -605,6 +605,16 @@ for pair in "shot.txt shot.npy" "img.npy img.npy"; do
      cmp -s "$tmp/shot/$mi" "$VITMAE_ROOT/tests/fixtures/recon_rgb.png"'
 done
 
+# probe --out's matrices likewise: the checkpoint at confusion-knn.png (written) or confusion-linear.png
+# (removed by --force without --linear) was replaced or deleted, exit 0.
+mkdir -p "$tmp/pm"
+for m in knn linear; do
+  cp "$ck" "$tmp/pm/confusion-$m.png"
+  "$VITMAE" probe --ckpt "$tmp/pm/confusion-$m.png" --train "$tmp/train" --test "$tmp/test" --out "$tmp/pm" --force > /dev/null 2> "$tmp/meet.err"; rc=$?
+  t "probe --force, the checkpoint at confusion-$m.png: exit 2, kept ($rc: $(cat "$tmp/meet.err"))" \
+    '[ $rc -eq 2 ] && grep -q "^vitmae: probe --out: $tmp/pm/confusion-$m.png is the checkpoint --ckpt reads: this run would \(replace\|remove\) it (also with --force; another --out)$" "$tmp/meet.err" && cmp -s "$ck" "$tmp/pm/confusion-$m.png"'
+  rm -f "$tmp/pm/confusion-$m.png"
+done
 "$VITMAE" embed --ckpt "$tmp/ck.npy" --out "$tmp/cklink.npy" --force "$tmp/test" > /dev/null 2>&1; rc=$?
 t "embed --out on a link to its --ckpt, --force: the link replaced, the checkpoint kept ($rc)" \
   '[ $rc -eq 0 ] && [ ! -L "$tmp/cklink.npy" ] && cmp -s "$tmp/ck.npy" "$ck"'

@@ -824,6 +824,13 @@ cp "$tmp/black.png" "$tmp/meet/a.recon.png"
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --mask "$tmp/meet/a.recon.png" --out "$tmp/meet" --force "$tmp/meet/a.png" > /dev/null 2> "$tmp/meet.err"; rc=$?
 t "... the --mask file at the panel's name: exit 2, one line, the mask kept ($rc: $(cat "$tmp/meet.err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: reconstruct --out: $tmp/meet/a.recon.png is the file --mask reads: " "$tmp/meet.err" && cmp -s "$tmp/black.png" "$tmp/meet/a.recon.png"'
+# ... nor at the names of the arrays a run without --raw removes under --force (an earlier run's): the
+# checkpoint there was deleted, exit 0.
+cp "$tmp/const.st" "$tmp/meet/a.mask.npy"
+"$VITMAE" reconstruct --ckpt "$tmp/meet/a.mask.npy" --out "$tmp/meet" --force "$tmp/meet/a.png" > /dev/null 2> "$tmp/meet.err"; rc=$?
+t "... the --ckpt file at a.mask.npy, which --force without --raw removes: exit 2, kept ($rc: $(cat "$tmp/meet.err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: reconstruct --out: $tmp/meet/a.mask.npy is the file --ckpt reads: " "$tmp/meet.err" && cmp -s "$tmp/const.st" "$tmp/meet/a.mask.npy"'
+rm -f "$tmp/meet/a.mask.npy"
 cp "$tmp/before.png" "$tmp/meet/a.recon.png"
 
 rm -rf "$tmp"

@@ -367,6 +367,21 @@ t "metrics.csv cut at step 8 behind the checkpoint's 12: --resume RUN refused na
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && cmp -s "$dir/gap/metrics.csv" "$dir/gap.csv" &&
    grep -q "^vitmae: train --resume .*/gap: .*/gap/metrics.csv ends at step 8, before this checkpoint.s step 12 (a resume from an earlier snapshot stopped before it got back here); going on from step 12 would lose the rows between for good; resume the snapshot instead, --resume .*/gap/checkpoint-8.safetensors, which writes them again$" "$dir/err" &&
    [ $rc2 -eq 0 ] && grep -q "^vitmae: warning: .*/gap/metrics.csv ends at step 8, before this checkpoint.s step 12 (.*); train --resume .*/gap/checkpoint-8.safetensors writes the rows between again$" "$dir/err2"'
+# --out of that folder advised --resume RUN, refused as above: it names the snapshot. Without
+# checkpoint.safetensors, the advice named the newest snapshot (checkpoint-12) and its resume dropped
+# the rows between as silently (only the latest was checked): the advice names checkpoint-8, and
+# checkpoint-12 resumed by name is refused naming it.
+"$VITMAE" train $small --data "$dir/moved" --steps 4 --out "$dir/gap" > /dev/null 2>"$dir/err"; rc=$?
+t "--out of it names checkpoint-8 ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --out .*/gap: the folder already holds a run; pass --resume .*/gap/checkpoint-8.safetensors to continue it, " "$dir/err"'
+cp -r "$dir/gap" "$dir/gapx" && rm "$dir/gapx/checkpoint.safetensors"
+"$VITMAE" train --resume "$dir/gapx" > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" train --resume "$dir/gapx/checkpoint-12.safetensors" > /dev/null 2>"$dir/err2"; rc2=$?
+t "no checkpoint.safetensors, its newest snapshot past the log's end: the advice names the one within, that one refused ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/gapx: no checkpoint.safetensors in the folder; resume its newest snapshot within metrics.csv'"'"'s rows with --resume $dir/gapx/checkpoint-8.safetensors (a later one would lose the rows between for good)" ] &&
+   [ $rc2 -eq 2 ] && grep -q "^vitmae: train --resume .*/gapx/checkpoint-12.safetensors: .*/gapx/metrics.csv ends at step 8, before this checkpoint.s step 12 .* --resume .*/gapx/checkpoint-8.safetensors, which writes them again$" "$dir/err2" &&
+   cmp -s "$dir/gapx/metrics.csv" "$dir/gap.csv"'
+rm -rf "$dir/gapx"
 "$VITMAE" train --resume "$dir/gap/checkpoint-8.safetensors" > /dev/null 2>&1; r1=$?
 "$VITMAE" train --resume "$dir/gap" --steps 14 > /dev/null 2>&1; r2=$?
 t "the snapshot resumed writes rows 10 and 12 again; then --resume RUN goes on ($r1 $r2: $(cut -d, -f1 "$dir/gap/metrics.csv" | tr "\n" " "))" \
@@ -430,7 +445,29 @@ ls -l "$dir/latest" > "$dir/latest.before"; cp "$dir/latest/config.json" "$dir/l
 t "another run's checkpoint at checkpoint.safetensors: --resume RUN refused by config.json's run_id ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/latest: $dir/latest/checkpoint.safetensors is not a checkpoint of the run in $dir/latest (another run: its run_id differs from the one in $dir/latest/config.json); continue it in a folder of its own with --out DIR" ] &&
    cmp -s "$dir/latest/config.json" "$dir/latest.config" && ls -l "$dir/latest" | cmp -s - "$dir/latest.before"'
-rm -rf "$dir/latest"
+# ... and --out of that folder advised --resume RUN, refused so: it says no resume goes on there.
+cp -r "$dir/seven" "$dir/latest2" && cp "$dir/first.safetensors" "$dir/latest2/checkpoint.safetensors"
+"$VITMAE" train $small --data "$dir/moved" --steps 2 --out "$dir/latest2" > /dev/null 2>"$dir/err"; rc=$?
+t "--out of it: no --resume advice, the resume says why ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --out $dir/latest2: the folder already holds a run that cannot be resumed as it is (train --resume $dir/latest2 says why); pass another --out folder, or --overwrite to move it aside (to $dir/latest2.old-N)" ]'
+rm -rf "$dir/latest" "$dir/latest2"
+# A checkpoint resumed in a folder holding another run's metrics.csv and nothing to tell whose (no
+# checkpoint.safetensors, config.json or snapshot): the resume went on, its rows mixed with the other
+# run's; with one snapshot of the other run there (a damaged config.json), the same. Refused, the rows kept.
+mkdir -p "$dir/mixrows" && cp "$dir/seven/metrics.csv" "$dir/mixrows/" && cp "$dir/first.safetensors" "$dir/mixrows/model.safetensors"
+"$VITMAE" train --resume "$dir/mixrows/model.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
+cp "$dir/seven/checkpoint.safetensors" "$dir/mixrows/checkpoint-6.safetensors"
+"$VITMAE" train --resume "$dir/mixrows/model.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err2"; rc2=$?
+t "another run's metrics.csv, nothing to tell whose; then its snapshot there: refused both, the rows kept ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume .*/mixrows/model.safetensors: not a checkpoint of the run in .*/mixrows (.*/mixrows holds a run.s metrics.csv and no checkpoint.safetensors, config.json or snapshot to tell which run: its rows cannot be told to be this run.s); continue it in a folder of its own with --out DIR$" "$dir/err" &&
+   [ $rc2 -eq 2 ] && grep -q "(another run: its run_id differs from that of the snapshots in .*/mixrows)" "$dir/err2" && cmp -s "$dir/mixrows/metrics.csv" "$dir/seven/metrics.csv"'
+# A folder of two runs' snapshots, nothing else: --out said "a run without a checkpoint ... nothing to
+# resume", untrue; it says no resume goes on there as it is (--resume DIR names the way).
+mkdir -p "$dir/tworuns" && cp "$dir/first.safetensors" "$dir/tworuns/checkpoint-6.safetensors" && cp "$dir/seven/checkpoint.safetensors" "$dir/tworuns/checkpoint-8.safetensors"
+"$VITMAE" train $small --data "$dir/moved" --steps 2 --out "$dir/tworuns" > /dev/null 2>"$dir/err"; rc=$?
+t "--out of a folder of two runs' snapshots: held, no resume as it is ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -q "^vitmae: train --out .*/tworuns: the folder already holds a run that cannot be resumed as it is (train --resume .*/tworuns says why)" "$dir/err"'
+rm -rf "$dir/mixrows" "$dir/tworuns"
 # A checkpoint resumed in a folder of the user's own files, no run there (their curves.png and a
 # metrics.csv of theirs, no config.json): the resume wrote over both (its rows under the user's);
 # refused as --out of that folder is, and --out of such a folder names them ("another run", untrue).
@@ -451,13 +488,14 @@ t "a copy of the folder's own checkpoint resumes there ($(head -n 1 "$dir/err"))
 # total_steps (it said "inconsistent step/batch") is refused in one line, never a crash, nothing written.
 # A mask ratio of 0 (or 1e-17) removes no patch: the resume trained on a loss of 0 / 0 printed as 0 and
 # exited 0; it is refused as a new run's --mask-ratio 0 is.
-for edit in ckpt_every=0 log_every=0.5 mask_ratio=1.75 seed=-1 step=7 mask_ratio=0 mask_ratio=1e-17; do
+# A max_pixels out of --max-pixels' range (0) was dropped, the run going on with the default: refused.
+for edit in ckpt_every=0 log_every=0.5 mask_ratio=1.75 seed=-1 step=7 mask_ratio=0 mask_ratio=1e-17 max_pixels=0; do
   rm -rf "$dir/ed" && mkdir "$dir/ed"
   python3 - "$dir/first.safetensors" "$dir/ed/checkpoint.safetensors" "$edit" <<'PY'
 import sys, struct, json
 b = open(sys.argv[1], "rb").read(); n = struct.unpack("<Q", b[:8])[0]
 h = json.loads(b[8:8 + n]); key, value = sys.argv[3].split("=")
-st = json.loads(h["__metadata__"]["train_state"]); assert key in st; st[key] = float(value)
+st = json.loads(h["__metadata__"]["train_state"]); assert key in st or key == "max_pixels"; st[key] = float(value)
 h["__metadata__"]["train_state"] = json.dumps(st)
 hb = json.dumps(h).encode()
 open(sys.argv[2], "wb").write(struct.pack("<Q", len(hb)) + hb + b[8 + n:])

@@ -729,7 +729,7 @@ done <<EOF2
 classify|1|$tmp/nm.safetensors|not a classifier checkpoint (no head; fine-tune it first with vitmae finetune)
 reconstruct|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors): reconstruct needs the decoder
 eval|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decoder tensors): eval needs the decoder
-finetune-ckpt|2|$tmp/nc.safetensors|is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)
+finetune-ckpt|2|$tmp/nc.safetensors|is a fine-tuned classifier without a training state (for inference only: no run to continue); --ckpt takes a pretraining checkpoint
 finetune-resume|1|$tmp/nm.safetensors|cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt $tmp/nm.safetensors)
 train-init|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint, which has no decoder weights; --init needs a full MAE checkpoint
 train-resume|1|$tmp/nc.safetensors|cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae finetune --resume)

@@ -1041,10 +1041,25 @@ static RunNames run_names(const char *out_dir, const Written *w, int raw, int ma
 // naming, with or without --force, the first that is a folder where a file goes or not a folder where
 // the folder of maps goes (nothing can be published over it; "use --force" would send the user to that
 // refusal), or else the first of DIR/index.html and each image's files that exists; else 0.
-static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked, int force) {
-    // A folder at a map's name inside an image's folder of maps (a folder, not a link to one, which
-    // --force replaces): no map can be published over it, nor --force remove it. It was found after
-    // the work, and "use --force" (for the folder of maps) sent the user to that failure.
+// Whether name is one of the maps this run writes in an image's folder (map_name's .png, with --raw
+// its .npy): another selection's name is no map of this run's (--force leaves a folder there).
+static int run_writes_map(const Plan *p, int raw, const char *name) {
+    char base[128], file[160];
+    for (int l = p->layer_first; l <= p->layer_last; l++)
+        for (int s = 0; s < p->nspec; s++) {
+            map_name(p, l, p->heads[s], base, sizeof base);
+            snprintf(file, sizeof file, "%s.png", base);
+            if (!strcmp(name, file)) return 1;
+            snprintf(file, sizeof file, "%s.npy", base);
+            if (raw && !strcmp(name, file)) return 1;
+        }
+    return 0;
+}
+
+static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw, int masked, int force, const Plan *p) {
+    // A folder at the name of a map this run writes, inside an image's folder of maps (a folder, not a
+    // link to one, which --force replaces): no map can be published over it, nor --force remove it. It
+    // was found after the work, and "use --force" (for the folder of maps) sent the user to that failure.
     for (int i = 0; i < n; i++) {
         char dir[4096], path[8192], first[256] = "";   // the first such name in byte order: the same line every run
         struct stat st;
@@ -1053,8 +1068,8 @@ static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw,
         struct dirent *e;
         while (d && (e = readdir(d))) {
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            if (is_map_file(e->d_name) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
-                (!first[0] || strcmp(e->d_name, first) < 0))
+            if (is_map_file(e->d_name) && run_writes_map(p, raw, e->d_name) &&
+                lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && (!first[0] || strcmp(e->d_name, first) < 0))
                 snprintf(first, sizeof first, "%s", e->d_name);
         }
         if (d) closedir(d);
@@ -1072,11 +1087,12 @@ static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw,
 
 // An input is never replaced, also with --force (docs/interface.md, "Paths that meet"): 1 after naming
 // the first output that is an input file, or a folder of maps that holds one; else 0.
-static int refuse_inputs(const char *out_dir, const Written *w, char *const *paths, int n, int raw, int masked,
-                         const char *ckpt) {
+static int refuse_inputs(const char *out_dir, const Written *w, char *const *paths, int n, const char *ckpt) {
     char path[8192];
     OutputInputs ids = {0};
-    RunNames r = run_names(out_dir, w, raw, masked);
+    // Every kind, the arrays too: a run without --raw removes an earlier run's under --force (an input or
+    // the checkpoint there was deleted).
+    RunNames r = run_names(out_dir, w, 1, 1);
     int j = -1, folder = 0, is_ckpt = 0;
     for (long i = 0; i < 1 + (long)n * r.per && j < 0 && !is_ckpt; i++) {
         folder = run_name(&r, i, path, sizeof path) == OUTPUT_FOLDER;
@@ -1280,8 +1296,8 @@ int cmd_attention(int argc, char **argv) {
         free(stem);
         if (!written[i].stem) { cli_error("attention", "out of memory"); goto out; }
     }
-    if (refuse_inputs(out_dir, written, paths, npaths, raw, K < L, ckpt_path) ||
-        refuse_earlier(out_dir, written, npaths, raw, K < L, force)) { status = 2; goto out; }
+    if (refuse_inputs(out_dir, written, paths, npaths, ckpt_path) ||
+        refuse_earlier(out_dir, written, npaths, raw, K < L, force, &plan)) { status = 2; goto out; }
     // DIR is made once the check has passed: a refused run leaves nothing.
     // Ctrl-C from here leaves no temporary file, nor an image's unfinished folder of maps, nor an empty
     // --out folder this run made (io/files.h).

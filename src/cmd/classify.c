@@ -169,7 +169,8 @@ static int run_view(const char *train_state, int crop_given, float *crop_pct, in
     ImageFilter filter;
     *bad = NULL;
     if (oom) *bad = "out of memory";
-    else if (train_state && !o && !(crop_given && interp_given) && json_parse_too_deep(train_state, strlen(train_state) + 1, end))
+    else if (train_state && !o && !(crop_given && interp_given) &&
+             json_parse_too_deep(train_state, strlen(train_state) + 1, end))
         *bad = deep;
     else if (train_state && !o && !(crop_given && interp_given))
         *bad = "train_state is not valid JSON: the view its run validated on is unknown (give --crop-pct and --interp)";

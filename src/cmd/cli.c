@@ -659,7 +659,8 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             Flag *f = NULL;
             for (int k = 0; k < nflags && !f; k++)
                 if (strlen(flags[k].name) == len && !strncmp(flags[k].name, a, len)) f = &flags[k];
-            if (!f && len == 6 && !strncmp(a, "--help", 6)) {   // --help=1: "unknown flag '--help' (did you mean --help?"
+            // --help=1 was "unknown flag '--help' (did you mean --help? ...)": said as a flag that takes none.
+            if (!f && len == 6 && !strncmp(a, "--help", 6)) {
                 cli_error(command, "flag --help takes no value");
                 return CLI_USAGE;
             }

@@ -259,7 +259,11 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         if (!cJSON_IsString(x)) { snprintf(err, errlen, "train_state: '%s' missing", skeys[i]); cJSON_Delete(o); return -1; }
         snprintf(dst[i], dn[i], "%s", x->valuestring);
     }
-    run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels);
+    if (run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels, err,
+                                   errlen)) {
+        cJSON_Delete(o);
+        return -1;
+    }
     const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
     if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
     cJSON_Delete(o);
@@ -294,7 +298,8 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
 
 int finetune_state_check(const char *json, char *err, size_t errlen) {
     FtState r;
-    return ft_state_from_json(json, &r, err, errlen);
+    if (ft_state_from_json(json, &r, err, errlen)) return -1;
+    return dist_check_groups(r.batch, r.groups, 1, 1, err, errlen) ? -1 : 0;   // as the resume checks them
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1155,6 +1160,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     // The gradient groups: fixed for the run; this job's N processes must divide them.
     int bad = dist_check_groups_given(r->batch, r->groups, a->groups != 0, dist_size(), 1, err, sizeof err);
     if (bad != 0 && bad != DIST_BAD_GROUPS && resuming) run_resume_groups_refusal(err, sizeof err, bad, dist_size(), 1, r->groups);
+    if (bad == DIST_BAD_GROUPS && resuming && !a->groups) {   // the file's own (an edit): no flag to blame, exit 1
+        char path[4096], dir[4096];
+        run_resume_path(a->resume, path, sizeof path, dir, sizeof dir);
+        cli_error(path, "cannot resume: train_state: %s", err);
+        return 1;
+    }
     if (bad) {
         cli_error(bad == DIST_BAD_GROUPS ? "finetune --groups" : "finetune", "%s", err);
         return 2;
@@ -1408,7 +1419,9 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
     if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");
     if (rank == 0) run_warn_small(&t->ds, t->data_dir, t->S);
-    if (rank == 0 && t->val_dir) run_warn_small(&t->vds, t->val_dir, t->S);
+    // (--val the --data folder itself: its images warned of once, the same line twice before)
+    if (rank == 0 && t->val_dir && !(output_path_within(t->val_dir, t->data_dir) && output_path_within(t->data_dir, t->val_dir)))
+        run_warn_small(&t->vds, t->val_dir, t->S);
     cli_out("vitmae finetune: %d train / %d val images, %d classes, from %s; encoder %dx%dx%d patch %d dim %d depth %d, %zu parameters",
            t->ntrain, t->nval, t->cfg.num_classes, t->init_shown, t->S, t->S, t->C, t->cfg.enc.patch_size,
            t->cfg.enc.embed_dim, t->cfg.enc.depth, np);

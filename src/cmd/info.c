@@ -14,7 +14,8 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/runfolder.h"
-#include "cmd/train_state.h"   // run_state_from_json: the checks of a resume
+#include "cmd/train_state.h"
+#include "dist/dist.h"   // run_state_from_json: the checks of a resume
 #include "core/json_depth.h"
 #include "core/model.h"
 #include "io/json.h"
@@ -83,6 +84,8 @@ static const char *state_refused(const char *state, int classifier, int stripped
     if (!object) return NULL;
     RunState rs;
     if (classifier ? finetune_state_check(state, why, n) : run_state_from_json(state, &rs, why, n)) return why;
+    // Its gradient groups, as the resume checks them (a count that does not divide the batch)
+    if (!classifier && dist_check_groups(rs.batch, rs.grad_groups, 1, 1, why, n)) return why;
     if (stripped_ema) {
         snprintf(why, n, "its run keeps the weights' moving average (model_ema), and the file holds none (ema.*)");
         return why;
@@ -391,10 +394,14 @@ static void warn_stale_config(const char *path, const char *train_state) {
             // left it at the snapshot's step beside the run's latest checkpoint.
             const cJSON *st = cJSON_GetObjectItemCaseSensitive(tr, "step"), *sk = cJSON_GetObjectItemCaseSensitive(ck, "step");
             int behind = cJSON_IsNumber(st) && cJSON_IsNumber(sk) && st->valuedouble < sk->valuedouble;
-            snprintf(what, sizeof what, "describes step %s of %s, not this checkpoint's step %s of %s (the run stopped "
-                     "between writing the checkpoint and config.json%s)",
+            // Ahead of it, no stop between the writes explains it (config.json follows the checkpoint):
+            // the checkpoint was put back to an earlier one since (a roll back by hand).
+            int ahead = cJSON_IsNumber(st) && cJSON_IsNumber(sk) && st->valuedouble > sk->valuedouble;
+            snprintf(what, sizeof what, "describes step %s of %s, not this checkpoint's step %s of %s (%s%s)",
                      state_step(tr, "step", a, sizeof a), state_step(tr, "total_steps", b, sizeof b),
                      state_step(ck, "step", c, sizeof c), state_step(ck, "total_steps", d, sizeof d),
+                     ahead ? "checkpoint.safetensors was put back to an earlier state after config.json was written"
+                           : "the run stopped between writing the checkpoint and config.json",
                      behind ? ", or a resume from an earlier snapshot stopped before its first checkpoint" : "");
         }
         cli_message("warning: %s %s: %s", cfg_path, what, way);

@@ -298,6 +298,16 @@ int cmd_probe(int argc, char **argv) {
         char mats[NPROBES][4200];
         const char *mat_names[NPROBES];
         OutputNames names = {.list = mat_names};
+        // Nor may a matrix, written or (confusion-linear.png under --force without --linear) removed, be
+        // the checkpoint it reads: replaced or deleted, also with --force ("Paths that meet").
+        for (int p = 0; p < NPROBES && ckpt_path; p++) {
+            snprintf(mats[p], sizeof mats[p], "%s/confusion-%s.png", out_dir, probe_key[p]);
+            if (output_replaces(mats[p], ckpt_path)) {
+                cli_error("probe --out", "%s is the checkpoint --ckpt reads: this run would %s it (also with --force; "
+                          "another --out)", mats[p], p == PROBE_KNN || linear ? "replace" : "remove");
+                return 2;
+            }
+        }
         for (int p = 0; p < NPROBES; p++)
             if (p == PROBE_KNN || linear) {
                 snprintf(mats[p], sizeof mats[p], "%s/confusion-%s.png", out_dir, probe_key[p]);

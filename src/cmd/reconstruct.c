@@ -107,7 +107,8 @@ static int earlier_is_input(void *ctx, long i, const char *path) {
         cli_error("reconstruct --out", "%s is the input %s: the output of %s would replace it (another --out)",
                   path, e->in_paths[j], e->inputs->v[i / e->per].path);
     // ... nor the checkpoint or mask it reads (--force replaced them: the checkpoint destroyed).
-    const char *flag = j >= 0 ? NULL : output_replaces(path, e->ckpt) ? "--ckpt" : e->mask && output_replaces(path, e->mask) ? "--mask" : NULL;
+    const char *flag = j >= 0 ? NULL : output_replaces(path, e->ckpt) ? "--ckpt"
+                       : e->mask && output_replaces(path, e->mask) ? "--mask" : NULL;
     if (flag)
         cli_error("reconstruct --out", "%s is the file %s reads: the output of %s would replace it (also with --force; "
                   "another --out)", path, flag, e->inputs->v[i / e->per].path);
@@ -123,8 +124,19 @@ static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw,
     e.in_paths = malloc(sizeof *e.in_paths * (size_t)(inputs->n ? inputs->n : 1));
     if (!e.in_paths) { cli_error("reconstruct", "out of memory"); return 1; }
     for (int i = 0; i < inputs->n; i++) e.in_paths[i] = inputs->v[i].path;
+    // The arrays a run without --raw removes under --force (an earlier run's) are its names too: an
+    // input, the checkpoint or the mask there was deleted.
+    EarlierNames all = e;
+    all.per = 3;
+    char path[8192];
+    int refused = 0;
+    for (long i = 0; i < (long)inputs->n * 3 && !refused; i++) {
+        earlier_name(&all, i, path, sizeof path);
+        refused = earlier_is_input(&all, i, path);
+    }
+    output_inputs_free(&all.in_ids);
     OutputNames names = {.n = (long)inputs->n * e.per, .name = earlier_name, .also = earlier_is_input, .ctx = &e};
-    int refused = output_refuse_earlier(&names, force);
+    if (!refused) refused = output_refuse_earlier(&names, force);
     output_inputs_free(&e.in_ids);
     free(e.in_paths);
     return refused ? 2 : 0;

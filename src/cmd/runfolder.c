@@ -267,6 +267,34 @@ static const char *user_outputs(const char *cmd, const char *dir, char *buf, siz
 }
 
 static long newest_snapshot(const char *dir);
+static long resumable_snapshot(const char *dir);
+
+// What --out's refusal advises to --resume for the run dir holds: dir itself, or the snapshot where
+// --resume DIR would be refused naming it (no checkpoint.safetensors, or rows of metrics.csv missing
+// before it): 1 with that in res; 0 when the folder offers none that resumes there (its latest another
+// run's copy, its snapshots of more than one run): advice to --resume DIR was refused in turn.
+static int resume_target(const char *dir, char *res, size_t n) {
+    char latest[4400], why[CLI_ERR_MAX];
+    struct stat st;
+    snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
+    snprintf(res, n, "%s", dir);
+    long snap;
+    if (lstat(latest, &st) != 0) {
+        if (errno != ENOENT) return 1;
+        snap = resumable_snapshot(dir);
+    } else {
+        StFile *f = st_open_header(latest, why, sizeof why);
+        if (f && run_folder_foreign_checkpoint(latest, dir)) { st_close(f); return 0; }
+        long step = 0, last = -1;
+        snap = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : resumable_snapshot(dir);
+        if (f) st_close(f);
+        else if (snap < 0) return 1;   // no snapshot to offer: --resume DIR says what is wrong with the file
+        if (snap < 0) return 1;
+    }
+    if (snap < 0) return 0;
+    snprintf(res, n, "%s/checkpoint-%ld.safetensors", dir, snap);
+    return 1;
+}
 
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
@@ -296,15 +324,14 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
         snprintf(err, errlen, "%s --out %s: the folder already holds a run (started by another process meanwhile); "
                  "choose another --out folder", cmd, dir);
     else {
-        // No checkpoint.safetensors (a kill, a user): --resume DIR would be refused, naming the newest snapshot.
-        char latest[4400], res[4400];
-        struct stat st;
-        snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
-        long snap = lstat(latest, &st) != 0 && errno == ENOENT ? newest_snapshot(dir) : -1;
-        if (snap >= 0) snprintf(res, sizeof res, "%s/checkpoint-%ld.safetensors", dir, snap);
-        else snprintf(res, sizeof res, "%s", dir);
-        snprintf(err, errlen, "%s --out %s: the folder already holds a run; pass --resume %s to continue it, another "
-                 "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res, dir);
+        char res[4400];
+        if (resume_target(dir, res, sizeof res))
+            snprintf(err, errlen, "%s --out %s: the folder already holds a run; pass --resume %s to continue it, another "
+                     "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res, dir);
+        else
+            snprintf(err, errlen, "%s --out %s: the folder already holds a run that cannot be resumed as it is (%s "
+                     "--resume %s says why); pass another --out folder, or --overwrite to move it aside (to %s.old-N)",
+                     cmd, dir, cmd, dir, dir);
     }
     return CLI_USAGE;
 }
@@ -446,6 +473,21 @@ static long newest_snapshot(const char *dir) {
     return best;
 }
 
+// The snapshot to advise for a resume of dir's run: its newest own one (newest_snapshot), or, where
+// metrics.csv ends before it with rows due between, the newest at or before the log's end, which
+// writes them again (the newest was advised, and its resume is refused: run_metrics_gap_of). -1 when
+// there is none, -2 with errno when dir cannot be listed.
+static long resumable_snapshot(const char *dir) {
+    long snap = newest_snapshot(dir);
+    if (snap < 0) return snap;
+    char path[4400], why[CLI_ERR_MAX];
+    snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", dir, snap);
+    StFile *f = st_open_header(path, why, sizeof why);
+    long step = 0, last = -1, back = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : -1;
+    if (f) st_close(f);
+    return back >= 0 ? back : snap;
+}
+
 // The step and total_steps of the checkpoint at path's train_state: 0, or -1 when they cannot be read.
 static int saved_schedule(const char *path, long *step, long *total) {
     char err[CLI_ERR_MAX];
@@ -563,10 +605,8 @@ long run_metrics_gap_of(const char *dir, const char *train_state, long *step, lo
 }
 
 int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, char *err, size_t errlen) {
-    char latest[4400];
-    snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
-    struct stat a, b;
-    if (stat(path, &a) != 0 || stat(latest, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) return 0;
+    // Any checkpoint of the folder, its latest or a snapshot: one past the log's end (the advice of a
+    // folder without checkpoint.safetensors named it) dropped the rows between as silently.
     // The cadences the rows were written with: the checkpoint's, not this resume's flags (a new --steps
     // brings a new default --eval-every, under which rows "due" were never written).
     char why[CLI_ERR_MAX];
@@ -585,8 +625,17 @@ int run_folder_has_checkpoint(const char *dir) {
     char path[4400];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
     if (access(path, F_OK) == 0) return 1;
-    long snap = newest_snapshot(dir);
-    return snap == -2 ? -1 : snap >= 0;
+    // Any snapshot counts, of other runs too: a folder of two runs' snapshots was "a run without a
+    // checkpoint, nothing to resume" (each can go on in a folder of its own).
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (errno = 0, e = readdir(d))) found = snapshot_step(e->d_name) >= 0;
+    int failed = errno;
+    closedir(d);
+    if (!found && failed) { errno = failed; return -1; }
+    return found;
 }
 
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
@@ -594,7 +643,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
     char path[4400], names[64], gone[160];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
-    long snap = newest_snapshot(arg);
+    long snap = resumable_snapshot(arg);
     if (snap == -2) {   // it may hold snapshots: said, not guessed
         snprintf(err, errlen, "%s --resume %s: cannot list the folder: %s", cmd, arg, strerror(errno));
         return 1;
@@ -606,8 +655,10 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
                  "than one run (their run_ids differ); continue the one you mean in a folder of its own: --resume "
                  "%s/checkpoint-N.safetensors --out DIR", cmd, arg, arg);
     else if (snap >= 0)
-        snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot "
-                 "with --resume %s/checkpoint-%ld.safetensors", cmd, arg, arg, snap);
+        snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot%s "
+                 "with --resume %s/checkpoint-%ld.safetensors%s", cmd, arg,
+                 snap == newest_snapshot(arg) ? "" : " within metrics.csv's rows", arg, snap,
+                 snap == newest_snapshot(arg) ? "" : " (a later one would lose the rows between for good)");
     else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, names, sizeof names))   // a user's own files: no stopped run
         snprintf(err, errlen, "%s --resume %s: the folder holds %s, nothing to resume; start it again with --out %s "
                  "--overwrite", cmd, arg, no_checkpoint_why(arg, gone, sizeof gone), arg);
@@ -1060,13 +1111,17 @@ void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long
     cJSON_AddNumberToObject(state, "log_steps", (double)steps);
 }
 
-void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
-                                long *max_pixels) {
+int run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
+                               long *max_pixels, char *err, size_t errlen) {
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(state, "run_id");
     snprintf(run_id, idlen, "%s", cJSON_IsString(id) ? id->valuestring : "");
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(state, "max_pixels");   // the flag's range
     *max_pixels = cJSON_IsNumber(mp) && mp->valuedouble >= 1 && mp->valuedouble <= CLI_MAX_PIXELS_MAX &&
                   mp->valuedouble == (double)(long)mp->valuedouble ? (long)mp->valuedouble : 0;
+    if (mp && !*max_pixels) {
+        snprintf(err, errlen, "train_state: 'max_pixels' missing or out of range");
+        return -1;
+    }
     const cJSON *ls = cJSON_GetObjectItemCaseSensitive(state, "log_loss_sum");
     const cJSON *ln = cJSON_GetObjectItemCaseSensitive(state, "log_steps");
     *sum = 0;
@@ -1076,6 +1131,7 @@ void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, 
         *sum = ls->valuedouble;
         *steps = (long)ln->valuedouble;
     }
+    return 0;
 }
 
 static uint64_t item_hash(const DataItem *it, int set, uint64_t h) {
@@ -1214,6 +1270,11 @@ const char *run_foreign_why(int kind, const char *dir, char *buf, size_t n) {
     else if (kind == RUN_FOREIGN_MIXED)
         snprintf(buf, n, "%s has no checkpoint.safetensors and its snapshots are of more than one run: which is its "
                  "own cannot be told", dir);
+    else if (kind == RUN_FOREIGN_SNAPSHOTS)
+        snprintf(buf, n, "another run: its run_id differs from that of the snapshots in %s", dir);
+    else if (kind == RUN_FOREIGN_UNKNOWN)
+        snprintf(buf, n, "%s holds a run's metrics.csv and no checkpoint.safetensors, config.json or snapshot to tell "
+                 "which run: its rows cannot be told to be this run's", dir);
     else snprintf(buf, n, "its model, seed or batch differ from %s/checkpoint.safetensors", dir);
     return buf;
 }
@@ -1229,6 +1290,10 @@ int run_folder_foreign_checkpoint(const char *file, const char *dir) {
         if (own[0]) return id[0] && strcmp(id, own) ? RUN_FOREIGN_CONFIG : 0;
         folder_run_id(dir, own, sizeof own);
         if (!strcmp(own, RUN_ID_MIXED)) return RUN_FOREIGN_MIXED;
+        // The snapshots of one other run (a damaged config.json), or nothing to tell whose the run's rows
+        // are: the resume went on, its rows mixed with the other run's (those past its step dropped).
+        if (own[0] && id[0] && strcmp(id, own)) return RUN_FOREIGN_SNAPSHOTS;
+        if (!own[0] && id[0] && run_folder_kind(dir)) return RUN_FOREIGN_UNKNOWN;
         return 0;
     }
     if (stat(file, &a) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {

@@ -416,10 +416,12 @@ int  run_state_fields_from_json(const cJSON *o, const StateField *fields, int n,
 // What train's and finetune's train_state share (docs/interface.md, section 4): run_id (written when
 // set; "" when absent, in older runs), and log_loss_sum and log_steps, the losses of the steps since
 // the last metrics row (written when there are any; 0, 0 when absent or unsound), and max_pixels, the
-// run's --max-pixels (written when set; 0, the default, when absent, in older runs, or unsound).
+// run's --max-pixels (written when set; 0, the default, when absent, in older runs). 0, or -1 with err
+// when max_pixels is there but out of the flag's range (an edit: it was dropped, the run going on with
+// the default, which decides which images are usable).
 void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps, long max_pixels);
-void run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
-                                long *max_pixels);
+int  run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
+                                long *max_pixels, char *err, size_t errlen);
 // The line that stops train or finetune at a loss that is not finite: "loss is NaN at step S (lr X);
 // stopped; the last good checkpoint is PATH" when ckpt_path (the run folder's latest) is there, else
 // that the run stopped before writing one (a new run whose first step's loss was NaN named a file that
@@ -476,7 +478,11 @@ int run_data_changed(const char *cmd, const char *data, const char *val, const c
 // of more than one run, none told to be the folder's (RUN_FOREIGN_MIXED). 0 otherwise, also when
 // nothing can be read (resuming an older snapshot is how a run recovers). run_foreign_why writes the
 // reason, naming dir's file compared.
-enum { RUN_FOREIGN_ID = 1, RUN_FOREIGN_MODEL = 2, RUN_FOREIGN_CONFIG = 3, RUN_FOREIGN_MIXED = 4 };
+// Without checkpoint.safetensors or a run_id in config.json (one damaged): the snapshots' run_id is
+// another (RUN_FOREIGN_SNAPSHOTS), or, the file having one, nothing tells whose a run's metrics.csv
+// there is (RUN_FOREIGN_UNKNOWN).
+enum { RUN_FOREIGN_ID = 1, RUN_FOREIGN_MODEL = 2, RUN_FOREIGN_CONFIG = 3, RUN_FOREIGN_MIXED = 4, RUN_FOREIGN_SNAPSHOTS = 5,
+       RUN_FOREIGN_UNKNOWN = 6 };
 int run_folder_foreign_checkpoint(const char *file, const char *dir);
 const char *run_foreign_why(int kind, const char *dir, char *buf, size_t n);
 // --pixel-norm dataset|imagenet|none into cfg->pixel_mean / pixel_std ("dataset": measured on the

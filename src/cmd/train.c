@@ -925,7 +925,10 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
     if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0) run_warn_small(&t->ds, data, t->S);
-    if (rank == 0 && t->vds == &t->val_ds) run_warn_small(&t->val_ds, a->val ? a->val : t->rs.val, t->S);
+    // (--val the --data folder itself: its images warned of once, the same line twice before)
+    const char *val_shown = a->val ? a->val : t->rs.val;
+    if (rank == 0 && t->vds == &t->val_ds && !(output_path_within(val_shown, data) && output_path_within(data, val_shown)))
+        run_warn_small(&t->val_ds, val_shown, t->S);
     int threads = omp_get_max_threads();
     // With a --val folder, each count with its folder (the held-out split's both come from --data).
     char counts[8400];

@@ -96,7 +96,11 @@ int run_state_from_json(const char *json, RunState *r, char *err, size_t errlen)
     if (cJSON_IsString(val)) snprintf(r->val, sizeof r->val, "%s", val->valuestring);
     const cJSON *images = cJSON_GetObjectItemCaseSensitive(o, "images");   // absent in older runs
     if (cJSON_IsString(images)) snprintf(r->images, sizeof r->images, "%s", images->valuestring);
-    run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels);
+    if (run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels, err,
+                                   errlen)) {
+        cJSON_Delete(o);
+        return -1;
+    }
     // Checkpoints written before gradient groups computed the batch in one pass: G = 1.
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "grad_groups");
     const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "processes"), *nk = cJSON_GetObjectItemCaseSensitive(o, "accum");
