@@ -85,6 +85,16 @@ FAULT_OWN=1 FAULT_FUNC=opendir FAULT_N=$((scan + 1))+ LD_PRELOAD=$shim "$VITMAE"
 t "train --out an unlistable folder holding a snapshot only: refused for the listing, nothing written (exit $rc: $(tail -n 1 got.err))" \
   '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: train --out run: cannot list the folder: Too many open files" ] &&
    cmp -s run/checkpoint-1.safetensors before.safetensors && [ ! -e run/checkpoint.safetensors ]'
+# ... and readdir failing there (EIO, from the run folder's first listing on: train reads each folder of
+# --data twice before it, as above): the same, not "a run without a checkpoint" (run_folder_has_checkpoint
+# lists every snapshot itself since the hundred-and-second session).
+rd=$(sed -n 's/^readdir //p' count)
+FAULT_OWN=1 FAULT_FUNC=readdir FAULT_N=$((2 * rd + 1))+ LD_PRELOAD=$shim "$VITMAE" train --data data --img 8 --patch 4 \
+  --dim 8 --depth 1 --heads 1 --dec-dim 8 --dec-depth 1 --dec-heads 1 --batch 2 --steps 2 --threads 1 --out run \
+  > got.out 2> got.err; rc=$?
+t "... readdir failing: refused for the listing, nothing written (exit $rc: $(tail -n 1 got.err))" \
+  '[ $rc -eq 1 ] && [ "$(cat got.err)" = "vitmae: train --out run: cannot list the folder: Input/output error" ] &&
+   cmp -s run/checkpoint-1.safetensors before.safetensors && [ ! -e run/checkpoint.safetensors ]'
 # --resume of that folder (no checkpoint.safetensors, a snapshot unseen): the listing failure, exit 1,
 # for train and finetune, opendir failing (its first in the program's own code: the folder's listing) or
 # readdir (EIO). It said "the run stopped before its first checkpoint", a wrong claim, where a listing

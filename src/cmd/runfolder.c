@@ -67,14 +67,22 @@ static void checkpoint_run_id(const char *path, char *id, size_t n) {
     if (f) st_close(f);
 }
 
-// The run_id recorded in dir/config.json ("train"."run_id"), in id; "" when none can be read.
-static void config_run_id(const char *dir, char *id, size_t n) {
+// dir/config.json parsed (the caller deletes it), and its "train" state's item key in *v (NULL when
+// the file, the state or the key cannot be read).
+static cJSON *config_train_item(const char *dir, const char *key, const cJSON **v) {
     char path[4400];
     snprintf(path, sizeof path, "%s/config.json", dir);
     char *text = file_read_small(path);
     cJSON *o = text ? cJSON_Parse(text) : NULL;
     free(text);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "train"), "run_id");
+    *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "train"), key);
+    return o;
+}
+
+// The run_id recorded in dir/config.json ("train"."run_id"), in id; "" when none can be read.
+static void config_run_id(const char *dir, char *id, size_t n) {
+    const cJSON *v;
+    cJSON *o = config_train_item(dir, "run_id", &v);
     snprintf(id, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
     cJSON_Delete(o);
 }
@@ -224,12 +232,8 @@ int run_folder_has_sheets(const char *dir) {
 // first checkpoint (step 0) from one whose checkpoints were moved or deleted since (step N); without it
 // (finetune's folders, a removed or unreadable config.json) both are said as possible.
 static const char *no_checkpoint_why(const char *dir, char *buf, size_t n) {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    char *text = file_read_small(path);
-    cJSON *o = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "train"), "step");
+    const cJSON *v;
+    cJSON *o = config_train_item(dir, "step", &v);
     long step = cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= RUN_STEPS_MAX ? (long)v->valuedouble : -1;
     cJSON_Delete(o);
     if (step == 0) snprintf(buf, n, "a run that stopped before its first checkpoint");
@@ -282,16 +286,17 @@ static int resume_target(const char *dir, char *res, size_t n) {
     if (lstat(latest, &st) != 0) {
         if (errno != ENOENT) return 1;
         snap = resumable_snapshot(dir);
+        if (snap < 0) return 0;   // none of its own (two runs' snapshots): --resume DIR says so
     } else {
+        // The latest: another run's copy resumes nowhere here; rows missing before it name a snapshot;
+        // one that cannot be read, the newest snapshot if any (else --resume DIR says what is wrong).
         StFile *f = st_open_header(latest, why, sizeof why);
         if (f && run_folder_foreign_checkpoint(latest, dir)) { st_close(f); return 0; }
         long step = 0, last = -1;
         snap = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : resumable_snapshot(dir);
         if (f) st_close(f);
-        else if (snap < 0) return 1;   // no snapshot to offer: --resume DIR says what is wrong with the file
         if (snap < 0) return 1;
     }
-    if (snap < 0) return 0;
     snprintf(res, n, "%s/checkpoint-%ld.safetensors", dir, snap);
     return 1;
 }
