@@ -829,7 +829,7 @@ t "... the --mask file at the panel's name: exit 2, one line, the mask kept ($rc
 cp "$tmp/const.st" "$tmp/meet/a.mask.npy"
 "$VITMAE" reconstruct --ckpt "$tmp/meet/a.mask.npy" --out "$tmp/meet" --force "$tmp/meet/a.png" > /dev/null 2> "$tmp/meet.err"; rc=$?
 t "... the --ckpt file at a.mask.npy, which --force without --raw removes: exit 2, kept ($rc: $(cat "$tmp/meet.err"))" \
-  '[ $rc -eq 2 ] && grep -q "^vitmae: reconstruct --out: $tmp/meet/a.mask.npy is the file --ckpt reads: " "$tmp/meet.err" && cmp -s "$tmp/const.st" "$tmp/meet/a.mask.npy"'
+  '[ $rc -eq 2 ] && [ "$(cat "$tmp/meet.err")" = "vitmae: reconstruct --out: $tmp/meet/a.mask.npy is the file --ckpt reads: a run with --force would remove it as an earlier run'"'"'s array (another --out)" ] && cmp -s "$tmp/const.st" "$tmp/meet/a.mask.npy"'
 rm -f "$tmp/meet/a.mask.npy"
 cp "$tmp/before.png" "$tmp/meet/a.recon.png"
 

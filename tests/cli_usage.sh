@@ -732,7 +732,7 @@ eval|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint (no decoder tens
 finetune-ckpt|2|$tmp/nc.safetensors|is a fine-tuned classifier without a training state (for inference only: no run to continue); --ckpt takes a pretraining checkpoint
 finetune-resume|1|$tmp/nm.safetensors|cannot resume: a pretraining checkpoint (start fine-tuning from it with --ckpt $tmp/nm.safetensors)
 train-init|1|$tmp/nc.safetensors|a fine-tuned classifier's checkpoint, which has no decoder weights; --init needs a full MAE checkpoint
-train-resume|1|$tmp/nc.safetensors|cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae finetune --resume)
+train-resume|1|$tmp/nc.safetensors|cannot resume: a fine-tuned classifier's checkpoint without a training state (for inference only)
 embed-mae|1|$tmp/nm.safetensors|$nan
 embed-clf|1|$tmp/nc.safetensors|$nan
 attention-mae|1|$tmp/nm.safetensors|$nan

@@ -1087,34 +1087,37 @@ static int refuse_earlier(const char *out_dir, const Written *w, int n, int raw,
 
 // An input is never replaced, also with --force (docs/interface.md, "Paths that meet"): 1 after naming
 // the first output that is an input file, or a folder of maps that holds one; else 0.
-static int refuse_inputs(const char *out_dir, const Written *w, char *const *paths, int n, const char *ckpt) {
+static int refuse_inputs(const char *out_dir, const Written *w, char *const *paths, int n, const char *ckpt,
+                         int raw, int masked) {
     char path[8192];
     OutputInputs ids = {0};
     // Every kind, the arrays too: a run without --raw removes an earlier run's under --force (an input or
     // the checkpoint there was deleted).
     RunNames r = run_names(out_dir, w, 1, 1);
+    int writes = run_names(out_dir, w, raw, masked).per;   // the kinds this run writes, the first of kinds[]
     int j = -1, folder = 0, is_ckpt = 0;
-    for (long i = 0; i < 1 + (long)n * r.per && j < 0 && !is_ckpt; i++) {
+    long i;
+    for (i = 0; i < 1 + (long)n * r.per; i++) {
         folder = run_name(&r, i, path, sizeof path) == OUTPUT_FOLDER;
         j = folder ? output_input_in(&ids, paths, n, path) : output_input_named(&ids, paths, n, path);
         // ... nor the checkpoint it reads (--force replaced it: the checkpoint destroyed)
         is_ckpt = j < 0 && (folder ? output_path_within(ckpt, path) : output_replaces(path, ckpt));
+        if (j >= 0 || is_ckpt) break;
     }
     output_inputs_free(&ids);
-    if (is_ckpt) {
-        if (folder)
-            cli_error("attention --out", "%s holds the checkpoint --ckpt reads: this run writes its maps there (also "
-                      "with --force; another --out)", path);
-        else
-            cli_error("attention --out", "%s is the checkpoint --ckpt reads: this run's output would replace it (also "
-                      "with --force; another --out)", path);
-        return 1;
-    }
-    if (j < 0) return 0;
-    if (folder)
+    if (j < 0 && !is_ckpt) return 0;
+    const char *how = i == 0 || (i - 1) % r.per < writes ? "this run's output would replace it"
+                                                         : "a run with --force would remove it as an earlier run's array";
+    const char *also = i == 0 || (i - 1) % r.per < writes ? "also with --force; " : "";
+    if (is_ckpt && folder)
+        cli_error("attention --out", "%s holds the checkpoint --ckpt reads: this run writes its maps there (also "
+                  "with --force; another --out)", path);
+    else if (is_ckpt)
+        cli_error("attention --out", "%s is the checkpoint --ckpt reads: %s (%sanother --out)", path, how, also);
+    else if (folder)
         cli_error("attention --out", "%s holds the input %s: this run writes its maps there (another --out)", path, paths[j]);
     else
-        cli_error("attention --out", "%s is the input %s: this run's output would replace it (another --out)", path, paths[j]);
+        cli_error("attention --out", "%s is the input %s: %s (another --out)", path, paths[j], how);
     return 1;
 }
 
@@ -1296,7 +1299,7 @@ int cmd_attention(int argc, char **argv) {
         free(stem);
         if (!written[i].stem) { cli_error("attention", "out of memory"); goto out; }
     }
-    if (refuse_inputs(out_dir, written, paths, npaths, ckpt_path) ||
+    if (refuse_inputs(out_dir, written, paths, npaths, ckpt_path, raw, K < L) ||
         refuse_earlier(out_dir, written, npaths, raw, K < L, force, &plan)) { status = 2; goto out; }
     // DIR is made once the check has passed: a refused run leaves nothing.
     // Ctrl-C from here leaves no temporary file, nor an image's unfinished folder of maps, nor an empty

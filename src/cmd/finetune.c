@@ -806,10 +806,7 @@ static int build_model(FineTune *t, Flag *flags, int nflags) {
         if (kind == CKPT_CLASSIFIER) {
             // One without a train state (a converted classifier, one saved for inference) cannot be
             // continued: --resume of it is refused, which "continue ... with --resume RUN" sent the user to.
-            StFile *f = st_open_header(a->ckpt, err, sizeof err);
-            int has_state = f && st_meta(f, "train_state");
-            if (f) st_close(f);
-            if (has_state)
+            if (ckpt_peek_has_state(a->ckpt))
                 cli_error(a->ckpt, "is a fine-tuned classifier; --ckpt takes a pretraining checkpoint (continue a fine-tuning run with --resume RUN)");
             else
                 cli_error(a->ckpt, "is a fine-tuned classifier without a training state (for inference only: no run to "

@@ -90,6 +90,7 @@ typedef struct {
     char **in_paths;
     OutputInputs in_ids;
     const char *ckpt, *mask;   // the files --ckpt and --mask read (NULL: none)
+    int writes;                // the kinds of file the run writes (per; the others it removes under --force)
 } EarlierNames;
 
 static int earlier_name(void *ctx, long i, char *path, size_t size) {
@@ -103,15 +104,19 @@ static int earlier_name(void *ctx, long i, char *path, size_t size) {
 static int earlier_is_input(void *ctx, long i, const char *path) {
     EarlierNames *e = ctx;
     int j = output_input_named(&e->in_ids, e->in_paths, e->inputs->n, path);
-    if (j >= 0)
-        cli_error("reconstruct --out", "%s is the input %s: the output of %s would replace it (another --out)",
-                  path, e->in_paths[j], e->inputs->v[i / e->per].path);
+    // A name the run writes is replaced by its output; one of the arrays it does not write (no --raw), an
+    // earlier run's, --force removes.
+    char what[4400];
+    int writes = i % e->per < e->writes;
+    if (writes) snprintf(what, sizeof what, "the output of %s would replace it", e->inputs->v[i / e->per].path);
+    else snprintf(what, sizeof what, "a run with --force would remove it as an earlier run's array");
+    if (j >= 0) cli_error("reconstruct --out", "%s is the input %s: %s (another --out)", path, e->in_paths[j], what);
     // ... nor the checkpoint or mask it reads (--force replaced them: the checkpoint destroyed).
     const char *flag = j >= 0 ? NULL : output_replaces(path, e->ckpt) ? "--ckpt"
                        : e->mask && output_replaces(path, e->mask) ? "--mask" : NULL;
     if (flag)
-        cli_error("reconstruct --out", "%s is the file %s reads: the output of %s would replace it (also with --force; "
-                  "another --out)", path, flag, e->inputs->v[i / e->per].path);
+        cli_error("reconstruct --out", "%s is the file %s reads: %s (%sanother --out)", path, flag, what,
+                  writes ? "also with --force; " : "");
     return j >= 0 || flag;
 }
 
@@ -120,7 +125,8 @@ static int earlier_is_input(void *ctx, long i, const char *path) {
 // the line that refuses; 1 out of memory.
 static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw, int force, const char *ckpt,
                           const char *mask) {
-    EarlierNames e = {.out_dir = out_dir, .inputs = inputs, .per = raw ? 3 : 1, .ckpt = ckpt, .mask = mask};
+    EarlierNames e = {.out_dir = out_dir, .inputs = inputs, .per = raw ? 3 : 1, .ckpt = ckpt, .mask = mask,
+                      .writes = raw ? 3 : 1};
     e.in_paths = malloc(sizeof *e.in_paths * (size_t)(inputs->n ? inputs->n : 1));
     if (!e.in_paths) { cli_error("reconstruct", "out of memory"); return 1; }
     for (int i = 0; i < inputs->n; i++) e.in_paths[i] = inputs->v[i].path;

@@ -136,8 +136,12 @@ int run_resume_load(const char *path, Checkpoint *ck, RunState *rs, char *err, s
         int stripped = ck->train_state && !ck->has_moments && ck->has_decoder;
         ckpt_free(ck);
         if (stripped) snprintf(err, errlen, "%s: " RESUME_NO_MOMENTS, path);
-        else if (clf) snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
-                          "finetune --resume)", path);
+        else if (clf && ckpt_peek_has_state(path))
+            snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint (continue it with vitmae "
+                     "finetune --resume)", path);
+        else if (clf)   // none to continue: finetune --resume refuses it too (it was advised)
+            snprintf(err, errlen, "%s: cannot resume: a fine-tuned classifier's checkpoint without a training state "
+                     "(for inference only)", path);
         else snprintf(err, errlen, "%s: cannot resume: no training state in this checkpoint (it loads for inference "
                       "only)", path);
         return -1;

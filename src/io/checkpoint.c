@@ -231,6 +231,14 @@ int ckpt_from_st(StFile *f, int moments, Checkpoint *out, char *err, size_t errl
     return from_st(f, out, moments ? LOAD_ALL : LOAD_WEIGHTS, err, errlen);
 }
 
+int ckpt_peek_has_state(const char *path) {
+    char why[512];
+    StFile *f = st_open_header(path, why, sizeof why);
+    int has = f && st_meta(f, "train_state");
+    if (f) st_close(f);
+    return has;
+}
+
 int ckpt_peek_kind(const char *path, int takes, char *err, size_t errlen) {
     StFile *f = st_open_header(path, err, errlen);
     if (!f) return -1;

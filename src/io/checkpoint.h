@@ -105,6 +105,9 @@ enum { CKPT_FULL = 1, CKPT_ENCODER_ONLY = 2, CKPT_CLASSIFIER = 4 };
 // the reason given before the kind, and the kind before NaN or infinite values, which only the loaders
 // look for (docs/interface.md, "Exit status").
 int  ckpt_peek_kind(const char *path, int takes, char *err, size_t errlen);
+// 1 when the checkpoint at path carries a train_state (its header alone; 0 when it has none or cannot
+// be read): a classifier without one, saved for inference, has no run to continue.
+int  ckpt_peek_has_state(const char *path);
 // ckpt_load's checks on a file already opened (st_open_header, or st_open; e.g. by `vitmae info`,
 // which also reads its metadata): with the moments copied (moments 1, as ckpt_load) or not (0, as
 // ckpt_load_weights).
