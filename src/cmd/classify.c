@@ -160,18 +160,19 @@ static int run_view(const char *train_state, int crop_given, float *crop_pct, in
     int oom = 0;
     const char *end = NULL;
     cJSON *o = train_state ? json_parse_n(train_state, strlen(train_state) + 1, &end, &oom) : NULL;
-    // Well-formed but nested past the reader's limit: said so, not "not valid JSON" (core/json_depth.h).
-    static char deep[200];
-    snprintf(deep, sizeof deep, "train_state: " JSON_TOO_DEEP_FMT ": the view its run validated on is unknown (give "
-             "--crop-pct and --interp)", CJSON_NESTING_LIMIT);
+    static char deep[200];   // *bad of a state nested too deep, which names the reader's limit
     const cJSON *c = crop_given ? NULL : cJSON_GetObjectItemCaseSensitive(o, "crop_pct");
     const cJSON *f = interp_given ? NULL : cJSON_GetObjectItemCaseSensitive(o, "interp");
     ImageFilter filter;
     *bad = NULL;
     if (oom) *bad = "out of memory";
     else if (train_state && !o && !(crop_given && interp_given) &&
-             json_parse_too_deep(train_state, strlen(train_state) + 1, end))
+             json_parse_too_deep(train_state, strlen(train_state) + 1, end)) {
+        // Well-formed but nested past the reader's limit: said so, not "not valid JSON" (core/json_depth.h).
+        snprintf(deep, sizeof deep, "train_state: " JSON_TOO_DEEP_FMT ": the view its run validated on is unknown "
+                 "(give --crop-pct and --interp)", CJSON_NESTING_LIMIT);
         *bad = deep;
+    }
     else if (train_state && !o && !(crop_given && interp_given))
         *bad = "train_state is not valid JSON: the view its run validated on is unknown (give --crop-pct and --interp)";
     else if (c && (!cJSON_IsNumber(c) || !(c->valuedouble >= VIEW_CROP_PCT_MIN && c->valuedouble <= 1.0)))

@@ -238,17 +238,18 @@ int cmd_embed(int argc, char **argv) {
     if (collect(inputs, ninputs, max_pixels, &in, &unread)) goto out;
     // Nor may either be an image it reads (named, or found in a folder: inputs go by content, so a PNG
     // named x.txt is one): --force replaced it by the features ("Paths that meet", docs/interface.md).
+    OutputInputs ids = {0};   // the inputs' file ids, found once for both names
     for (int k = 0; k < 2 && in.n > 0; k++) {
-        OutputInputs ids = {0};
         int j = output_input_named(&ids, in.paths, (int)in.n, outs[k]);
-        output_inputs_free(&ids);
         if (j >= 0) {
+            output_inputs_free(&ids);
             cli_error("embed --out", "%s is the input %s: the features would replace it (also with --force): choose "
                       "another name", outs[k], in.paths[j]);
             status = 2;
             goto out;
         }
     }
+    output_inputs_free(&ids);
     // The model holds one batch: no more images than there are (the memory check counts what runs).
     if (in.n < batch) batch = in.n > 0 ? (int)in.n : 1;
     fm = features_open(ckpt_path, ema, batch, &open_status, err, sizeof err);

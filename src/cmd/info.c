@@ -14,8 +14,8 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/runfolder.h"
-#include "cmd/train_state.h"
-#include "dist/dist.h"   // run_state_from_json: the checks of a resume
+#include "cmd/train_state.h"   // run_state_from_json: the checks of a resume
+#include "dist/dist.h"          // dist_check_groups: the resume's check of the gradient groups
 #include "core/json_depth.h"
 #include "core/model.h"
 #include "io/json.h"

@@ -125,23 +125,22 @@ static int earlier_is_input(void *ctx, long i, const char *path) {
 // the line that refuses; 1 out of memory.
 static int refuse_earlier(const char *out_dir, const InputList *inputs, int raw, int force, const char *ckpt,
                           const char *mask) {
-    EarlierNames e = {.out_dir = out_dir, .inputs = inputs, .per = raw ? 3 : 1, .ckpt = ckpt, .mask = mask,
+    // Every kind is looked at for the files it reads (per 3): the arrays a run without --raw removes
+    // under --force (an earlier run's) are its names too, and an input, the checkpoint or the mask there
+    // was deleted. Then the names it writes (per: its kinds) for an earlier run's files.
+    EarlierNames e = {.out_dir = out_dir, .inputs = inputs, .per = 3, .ckpt = ckpt, .mask = mask,
                       .writes = raw ? 3 : 1};
     e.in_paths = malloc(sizeof *e.in_paths * (size_t)(inputs->n ? inputs->n : 1));
     if (!e.in_paths) { cli_error("reconstruct", "out of memory"); return 1; }
     for (int i = 0; i < inputs->n; i++) e.in_paths[i] = inputs->v[i].path;
-    // The arrays a run without --raw removes under --force (an earlier run's) are its names too: an
-    // input, the checkpoint or the mask there was deleted.
-    EarlierNames all = e;
-    all.per = 3;
     char path[8192];
     int refused = 0;
     for (long i = 0; i < (long)inputs->n * 3 && !refused; i++) {
-        earlier_name(&all, i, path, sizeof path);
-        refused = earlier_is_input(&all, i, path);
+        earlier_name(&e, i, path, sizeof path);
+        refused = earlier_is_input(&e, i, path);
     }
-    output_inputs_free(&all.in_ids);
-    OutputNames names = {.n = (long)inputs->n * e.per, .name = earlier_name, .also = earlier_is_input, .ctx = &e};
+    e.per = e.writes;
+    OutputNames names = {.n = (long)inputs->n * e.per, .name = earlier_name, .ctx = &e};
     if (!refused) refused = output_refuse_earlier(&names, force);
     output_inputs_free(&e.in_ids);
     free(e.in_paths);
