@@ -55,16 +55,34 @@ static long snapshot_step(const char *name) {
     return step >= 0 && !strcmp(end, ".safetensors") ? step : -1;
 }
 
-// The run_id in the train_state of the checkpoint at path, in id; "" when it has none or cannot be read.
-static void checkpoint_run_id(const char *path, char *id, size_t n) {
+// The train_state of the checkpoint at path, parsed (the caller deletes it); NULL when it has none or
+// cannot be read.
+static cJSON *checkpoint_state(const char *path) {
     char err[CLI_ERR_MAX];
     StFile *f = st_open_header(path, err, sizeof err);
     const char *ts = f ? st_meta(f, "train_state") : NULL;
     cJSON *o = ts ? cJSON_Parse(ts) : NULL;
+    if (f) st_close(f);
+    return o;
+}
+
+// The run_id in the train_state of the checkpoint at path, in id; "" when it has none or cannot be read.
+static void checkpoint_run_id(const char *path, char *id, size_t n) {
+    cJSON *o = checkpoint_state(path);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "run_id");
     snprintf(id, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
     cJSON_Delete(o);
-    if (f) st_close(f);
+}
+
+// Whether the checkpoint at path is its run's last: its train_state's step has reached total_steps.
+static int checkpoint_finished(const char *path) {
+    cJSON *o = checkpoint_state(path);
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(o, "step"),
+                *total = cJSON_GetObjectItemCaseSensitive(o, "total_steps");
+    int done = cJSON_IsNumber(step) && cJSON_IsNumber(total) && total->valuedouble > 0 &&
+               step->valuedouble >= total->valuedouble;
+    cJSON_Delete(o);
+    return done;
 }
 
 // dir/config.json parsed (the caller deletes it), and its "train" state's item key in *v (NULL when
@@ -659,6 +677,14 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder, and its snapshots are of more "
                  "than one run (their run_ids differ); continue the one you mean in a folder of its own: --resume "
                  "%s/checkpoint-N.safetensors --out DIR", cmd, arg, arg);
+    else if (snap >= 0 && snap == newest_snapshot(arg) &&
+             (snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", arg, snap), checkpoint_finished(path)))
+        // A finished run's: its resume trains nothing and writes nothing, so it gave the folder no
+        // checkpoint.safetensors back (--ckpt RUN and info RUN went on failing after the advice).
+        snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; its newest snapshot, %s, is "
+                 "the finished run's last step: pass that file where a checkpoint is asked for, or give the folder "
+                 "its checkpoint back with: ln %s %s/checkpoint.safetensors%s", cmd, arg, path, path, arg,
+                 strcmp(cmd, "train") ? "" : " (--resume with --steps N, more than its steps, extends the run)");
     else if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot%s "
                  "with --resume %s/checkpoint-%ld.safetensors%s", cmd, arg,

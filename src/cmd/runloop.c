@@ -69,6 +69,9 @@ int run_loop(const RunLoop *L) {
     // while its metrics.csv went on in the moved one: the run split in two, exit 0.
     struct stat home_st;
     const struct stat *home = rank0 && L->run_dir && stat(L->run_dir, &home_st) == 0 ? &home_st : NULL;
+    // The looks leave a moment before each save: a folder put at the name then would have taken the
+    // checkpoint. None is made there (io/files.h): the save fails, and the look after it says why.
+    if (home) file_guard_folder(L->run_dir, home);
     if (*L->step == 0) {   // the model before any step (finetune's: a new head): where the curves start
         MetricsRow row = {.step = 0, .epoch = 0.0, .lr = lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr),
                           .loss = NAN, .val_loss = NAN, .val_psnr = NAN, .img_per_s = NAN, .elapsed_s = 0.0};
@@ -164,6 +167,7 @@ int run_loop(const RunLoop *L) {
             // A failure said as every file of the run folder says its own.
             int resumable = saved_at >= 0 || first_step > 0;
             int gone = rank0 && run_folder_gone(L->run_dir, home, resumable, err, sizeof err);
+            if (!gone) file_test_gate("VITMAE_FAULT_HOLD_BEFORE_SAVE");   // tests: a folder put at its name
             int saved = gone ? -1 : rank0 ? save_all(L, err, sizeof err) : 0;
             if (!gone && saved && run_folder_gone(L->run_dir, home, resumable, err, sizeof err)) saved = -1;
             else if (!gone && saved == -1) kept_note(L, saved_at, err, sizeof err);
@@ -223,5 +227,6 @@ int run_loop(const RunLoop *L) {
                     L->ckpt_path);
         rc = dist_max_int(rc);
     }
+    file_guard_folder(NULL, NULL);
     return rc;
 }

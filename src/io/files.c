@@ -291,6 +291,29 @@ void file_cleanup_on_stop_signals(void) {
 
 // tmp made: a new file (target NULL: its fd), or a hard link to target (0); -1 with errno set (EEXIST:
 // the name is taken, and what has it is left as it is).
+// file_guard_folder's folder and its identity (guard_dir NULL: none guarded).
+static char *guard_dir;
+static dev_t guard_dev;
+static ino_t guard_ino;
+
+void file_guard_folder(const char *dir, const struct stat *home) {
+    free(guard_dir);
+    guard_dir = dir && home ? strdup(dir) : NULL;   // out of memory: unguarded, as before the guard
+    if (guard_dir) { guard_dev = home->st_dev; guard_ino = home->st_ino; }
+}
+
+// Whether tmp is to be made in the guarded folder (its name's folder is guard_dir, as spelled) while
+// another folder is at that name: at the folder it would be made in (AT_FDCWD: looked up by name).
+static int guard_refuses(const char *tmp, int at) {
+    size_t d = folder_len(tmp);
+    if (!guard_dir || strlen(guard_dir) != d || memcmp(guard_dir, tmp, d)) return 0;
+    struct stat now;
+    char *name = at == AT_FDCWD ? strndup(tmp, d) : NULL;
+    int ok = at != AT_FDCWD ? fstat(at, &now) == 0 : name && stat(name, &now) == 0;
+    free(name);
+    return !ok || now.st_dev != guard_dev || now.st_ino != guard_ino;
+}
+
 static int tmp_make(const char *tmp, const char *target) {
     stop_enter();
     // Made in the folder held for the cleanup (openat, linkat), so that the file is where the cleanup
@@ -300,8 +323,12 @@ static int tmp_make(const char *tmp, const char *target) {
     if (dir >= 0) k->dir = dir;
     int at = k && k->dir >= 0 ? k->dir : AT_FDCWD;
     const char *name = at == AT_FDCWD ? tmp : base_name(tmp);
-    int fd = target ? linkat(AT_FDCWD, target, at, name, 0)
-                    : openat(at, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    // Never in another folder put at the guarded one's name: looked at in the very folder the file is
+    // made in, so that a folder moved after the look took the file with it (where a rename by name
+    // then finds nothing to move).
+    int fd = guard_refuses(tmp, at) ? (errno = ENOENT, -1)
+             : target ? linkat(AT_FDCWD, target, at, name, 0)
+                      : openat(at, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     int saved = errno;
     stop_leave();
     errno = saved;

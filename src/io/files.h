@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct stat;
+
 // The most bytes of a path (or of its folder part) that a message here names ("%.*s"), so that a
 // message of a path, its folder and a reason fits its callers' buffers whole (data/image.h's
 // PNG_WRITE_WHY_MAX, png_write's own buffer).
@@ -69,6 +71,12 @@ int file_tmp_create_unique(char *tmpl);
 // The same, made as a hard link to the file target (linkat: never over a name that is taken, which stays
 // as it is): 0, or -1 with errno set (cmd/runfolder.h's publish_latest, ".checkpoint.link.XXXXXX").
 int file_tmp_link_unique(const char *target, char *tmpl);
+// From now on a temporary file whose folder is spelled dir is made only while the folder at that name
+// is still home (dev and ino): one made there after another folder was put at its name fails with
+// ENOENT, and nothing is made. The run loop guards its run folder so (cmd/runloop.c): a folder moved
+// and a new one made at its name between its look and a save took the checkpoint, split from its
+// metrics.csv. dir NULL (or home NULL) ends the guard. Set and ended outside the threads that make files.
+void file_guard_folder(const char *dir, const struct stat *home);
 // name is kept for the cleanup as file_tmp_name's are (a file of this run's, made after this call,
 // removed by a stop signal until file_tmp_forget): for a file named otherwise (cmd/output.h's probe of
 // a folder, output_check_writable).
