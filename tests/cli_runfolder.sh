@@ -202,18 +202,25 @@ t "resume given another --lr: refused naming both ($rc: $(cat "$dir/err"))" \
 for f in "--img 32" "--patch 8" "--dim 64" "--depth 2" "--heads 4" "--channels 1"; do
   "$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" $f --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
   t "resume given another $f: refused naming both ($rc: $(cat "$dir/err"))" \
-    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $f cannot change when a run resumes (this run.s is [0-9]*); start a new run" "$dir/err" && [ ! -e "$dir/own3" ]'
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $f cannot change when a run resumes (this run.s is [0-9]*); another is a new run from scratch (no --resume or --init)$" "$dir/err" && [ ! -e "$dir/own3" ]'
+done
+# ... and the decoder's: --init keeps the model as it is too, so its advice (given before) was refused
+# next; a new shape is a new run from scratch.
+for f in "--dec-dim 64" "--dec-depth 0" "--dec-heads 4"; do
+  "$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" $f --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
+  t "resume given another $f: refused, a new run from scratch the way ($rc: $(cat "$dir/err"))" \
+    '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $f cannot change when a run resumes (this run.s is [0-9]*); another is a new run from scratch (no --resume or --init)$" "$dir/err" && [ ! -e "$dir/own3" ]'
 done
 # --pixel-norm and --channels auto follow the data, so they were refused whatever they said. Now they are
 # compared by value once the images are read: statistics the run did not use (ImageNet's; those of other
 # images, measured) and another channel count (RGB images for a grey run) are refused naming both.
 "$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" --pixel-norm imagenet --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
 t "resume given --pixel-norm imagenet of a measured run: refused naming both ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --pixel-norm imagenet cannot change when a run resumes (this run.s is mean ([0-9.]*, [0-9.]*, [0-9.]*), std ([0-9.]*, [0-9.]*, [0-9.]*)); start a new run from these weights with --init CHECKPOINT$" "$dir/err" && [ ! -e "$dir/own3" ]'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --pixel-norm imagenet cannot change when a run resumes (this run.s is mean ([0-9.]*, [0-9.]*, [0-9.]*), std ([0-9.]*, [0-9.]*, [0-9.]*)); leave --pixel-norm out to keep the run.s; another is a new run from scratch (no --resume or --init)$" "$dir/err" && [ ! -e "$dir/own3" ]'
 "$VITMAE_TOOLS/synth" "$dir/otherimg" --count 40 --size 16 --seed 7 > /dev/null
 "$VITMAE" train --resume "$dir/own/checkpoint-2.safetensors" --data "$dir/otherimg" --pixel-norm dataset --out "$dir/own3" > /dev/null 2> "$dir/err"; rc=$?
 t "resume given --pixel-norm dataset on other images: refused, both measured values named ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --pixel-norm dataset (mean (.*), std (.*) on these images) cannot change when a run resumes (this run.s is mean (.*), std (.*)); start a new run" "$dir/err" && [ ! -e "$dir/own3" ]'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: --pixel-norm dataset (mean (.*), std (.*) on these images) cannot change when a run resumes (this run.s is mean (.*), std (.*)); leave --pixel-norm out" "$dir/err" && [ ! -e "$dir/own3" ]'
 "$VITMAE_TOOLS/synth" "$dir/grey" --count 40 --size 16 --seed 3 --grey > /dev/null
 "$VITMAE" train $small --data "$dir/grey" --pixel-norm imagenet --steps 2 --ckpt-every 1 --out "$dir/greyrun" > /dev/null 2>&1
 "$VITMAE" train --resume "$dir/greyrun/checkpoint-1.safetensors" --channels auto --pixel-norm imagenet --out "$dir/grey2" > /dev/null 2> "$dir/err"; rc=$?
@@ -221,10 +228,14 @@ t "a grey run resumed given its own --channels auto --pixel-norm imagenet: runs,
   '[ $rc -eq 0 ] && same_weights "$dir/greyrun/checkpoint.safetensors" "$dir/grey2/checkpoint.safetensors"'
 "$VITMAE" train --resume "$dir/greyrun/checkpoint-1.safetensors" --data "$dir/otherimg" --channels auto --out "$dir/grey3" > /dev/null 2> "$dir/err"; rc=$?
 t "a grey run resumed on RGB images given --channels auto: refused naming both ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --channels auto (3 for these images) cannot change when a run resumes (this run'"'"'s is 1); start a new run from these weights with --init CHECKPOINT" ] && [ ! -e "$dir/grey3" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --channels auto (3 for these images) cannot change when a run resumes (this run'"'"'s is 1); leave --channels out to keep the run'"'"'s; another is a new run from scratch (no --resume or --init)" ] && [ ! -e "$dir/grey3" ]'
+# ... and that advice followed: the grey run goes on, reading the RGB images as grey.
+"$VITMAE" train --resume "$dir/greyrun/checkpoint-1.safetensors" --data "$dir/otherimg" --out "$dir/grey3" > /dev/null 2> "$dir/err"; rc=$?
+t "... --channels left out, as the line says: the run goes on ($rc: $(cat "$dir/err"))" '[ $rc -eq 0 ] && [ -s "$dir/grey3/checkpoint.safetensors" ]'
+rm -rf "$dir/grey3"
 "$VITMAE" train --resume "$dir/greyrun/checkpoint-1.safetensors" --pixel-norm none --out "$dir/grey3" > /dev/null 2> "$dir/err"; rc=$?
 t "a grey run resumed given --pixel-norm none: refused, the run's named imagenet ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --pixel-norm none cannot change when a run resumes (this run'"'"'s is imagenet); start a new run from these weights with --init CHECKPOINT" ] && [ ! -e "$dir/grey3" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: --pixel-norm none cannot change when a run resumes (this run'"'"'s is imagenet); leave --pixel-norm out to keep the run'"'"'s; another is a new run from scratch (no --resume or --init)" ] && [ ! -e "$dir/grey3" ]'
 # A run that holds out --val-frac of its folder: a --val folder on resume would give those images back
 # to training (another run): refused.
 "$VITMAE" train --resume "$dir/r" --steps 10 --val "$dir/moved" > /dev/null 2>"$dir/err"; rc=$?

@@ -69,6 +69,9 @@ typedef struct {
 #define INIT_CLASSIFIER "a fine-tuned classifier's checkpoint, which " INIT_NO_DECODER
 // The way on for a flag that decides the weights given with --resume at another value than the run's.
 #define RESUME_WAY "start a new run from these weights with --init CHECKPOINT"
+// ... for the model's shape and its pixel statistics, which --init keeps too (it refused them next).
+#define SCRATCH_WAY "another is a new run from scratch (no --resume or --init)"
+#define KEEP_WAY(flag) "leave " flag " out to keep the run's; " SCRATCH_WAY
 // The run folder's (--val-frac, --val-max, --log-every, --keep): cmd/runfolder.h, finetune's too.
 
 // ---------------------------------------------------------------------------------------------
@@ -255,8 +258,16 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
     // --channels auto and --pixel-norm follow the data, read later: compared then (setup_local, setup).
     const char *way = RESUME_WAY;
     const char *pos = c->pos_learned ? "learned" : "fixed";
+    // The model's shape: --init keeps it too, so a new shape is a new run from scratch.
+    const RunSameFlag shape[] = {
+        {"--dec-dim", 0, 0, a->dec_dim, c->dec_embed_dim, NULL, NULL},
+        {"--dec-depth", 0, 0, a->dec_depth, c->dec_depth, NULL, NULL},
+        {"--dec-heads", 0, 0, a->dec_heads, c->dec_num_heads, NULL, NULL},
+    };
     int rc = run_resume_same_encoder("train", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
-                                     a->heads, c, flags, nflags, way, err, errlen);
+                                     a->heads, c, flags, nflags, SCRATCH_WAY, err, errlen);
+    if (!rc) rc = run_resume_same_flags("train", shape, (int)(sizeof shape / sizeof shape[0]), flags, nflags,
+                                        SCRATCH_WAY, err, errlen);
     if (rc) return rc;
     char blr[32], lr[40], frac[32];
     run_value_text(blr, sizeof blr, a->blr, 1);
@@ -264,9 +275,6 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
     snprintf(lr, sizeof lr, "--lr ");
     run_value_text(lr + 5, sizeof lr - 5, r->lr, 1);
     const RunSameFlag same[] = {
-        {"--dec-dim", 0, 0, a->dec_dim, c->dec_embed_dim, NULL, NULL},
-        {"--dec-depth", 0, 0, a->dec_depth, c->dec_depth, NULL, NULL},
-        {"--dec-heads", 0, 0, a->dec_heads, c->dec_num_heads, NULL, NULL},
         {"--mask-ratio", 0, 1, given->mask_ratio, r->mask_ratio, NULL, NULL},
         {"--norm-pix", 1, 0, 0, 0, "", c->norm_pix_loss ? "" : NULL},
         {"--pos", 1, 0, 0, 0, a->pos, pos},
@@ -635,7 +643,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     if (resuming) {
         int rc = extend_run(t, a, &given, flags, nflags, err, sizeof err);
         if (!rc) rc = run_resume_same_auto_channels("train", a->channels, t->ds.all_grey ? 1 : 3, &t->cfg, flags, nflags,
-                                                    RESUME_WAY, err, sizeof err);
+                                                    KEEP_WAY("--channels"), err, sizeof err);
         if (rc) return cli_report(NULL, err, rc);
         if (a->data) run_abs_path(t->rs.data, sizeof t->rs.data, a->data);   // a moved folder: where it is now
     }
@@ -783,7 +791,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         int stats_rc = rc || ended || a->init ? 0
                        : !resuming ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
                        : run_resume_same_pixel_norm("train", a->pixel_norm, &t->cfg, &t->ds, t->train_idx, t->ntrain, flags,
-                                                    nflags, RESUME_WAY, err, sizeof err);
+                                                    nflags, KEEP_WAY("--pixel-norm"), err, sizeof err);
         if (stats_rc == CLI_USAGE) rc = cli_report(NULL, err, CLI_USAGE);
         else if (stats_rc) {
             run_report_skipped(&t->ds);
