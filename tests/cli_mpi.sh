@@ -372,6 +372,18 @@ wait $pid; rc=$?
 t "rank 1's data gone mid-run: exit 1 ($rc), not a hang, rank 1 names the cause ($(grep "^vitmae:" "$dir/fail.err" | head -c 300))" \
   '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/fail.err")" -eq 1 ] && grep -q "^vitmae: rank 1: data: the data folder is gone (moved or deleted during the run)$" "$dir/fail.err"'
 t "rank 1's data gone mid-run: the last checkpoint loads" '[ -n "$(saved_step "$dir/fail/checkpoint.safetensors")" ]'
+# ... the one data folder of both ranks gone: each rank met it alike, and each said it (rank 0's line,
+# then "rank 1: " the same): said once now, by rank 0 (docs/distributed.md, "Semantics").
+cp -r "$dir/data" "$dir/fbdata"
+fboth=$(echo "$lsmall" | sed "s|--data $dir/data|--data $dir/fbdata|")
+ASAN_OPTIONS=$mpi_asan timeout 60 mpirun --oversubscribe --bind-to none -np 2 "$VITMAE" train $fboth --steps 100000 \
+  --ckpt-every 2 --cache-mb 0 --store none --threads 1 --out "$dir/failb" > /dev/null 2> "$dir/failb.err" &
+pid=$!
+wait_step "$dir/failb" 3
+mv "$dir/fbdata" "$dir/fbmoved"
+wait $pid; rc=$?
+t "both ranks' data gone mid-run: exit 1 ($rc), the cause said once, by rank 0 ($(grep "^vitmae:" "$dir/failb.err" | tr "\n" "|" | head -c 300))" \
+  '[ $rc -eq 1 ] && [ "$(grep -c "^vitmae:" "$dir/failb.err")" -eq 1 ] && grep -q "^vitmae: .*fbdata: the data folder is gone (moved or deleted during the run)$" "$dir/failb.err"'
 # 7d. The "data pipeline is the bottleneck" note is the job's: a step waits for the slowest process, and
 #     rank 0 judged on its own waits alone. Rank 1's copy of the data holds 800x800 photos under the
 #     names of rank 0's 16x16 images (each rank its own folder), decoded afresh each step (no cache, no

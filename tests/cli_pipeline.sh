@@ -60,6 +60,44 @@ t "--store of a name too long: exit 1, one line, no folder left ($rc: $(cut -c 1
 t "first store run decodes and writes working images" 'grep -q "working images: [1-9][0-9]* decoded, [0-9]* read from the store ([1-9]" "$dir/store1.log"'
 t "second store run reads them back, decodes nothing" 'grep -q "working images: 0 decoded, [1-9][0-9]* read from the store" "$dir/store2.log"'
 t "the store holds files" '[ $(ls "$dir/store" | grep -c "\.work$") -ge 40 ]'
+# A file edited in place with its size and modification time kept (exiftool -P rotating a photo does
+# so): the store's key was (path, size, mtime, working size), so the store gave back the old working
+# image, and the weights with --store differed from those without. The key holds the file's inode and
+# status-change time too (ctime: set by any write, never by touch -r). repng FILE FLIP: FILE's pixels
+# written again at zlib level 0, whose size depends on the pixels' count alone, with FLIP bytes of
+# its middle row inverted (0: as they are).
+repng() {
+  /usr/bin/python3 - "$1" "$2" <<'PY'
+import struct, sys, zlib
+path, flip = sys.argv[1], int(sys.argv[2])
+b = open(path, "rb").read()
+pos, chunks = 8, []
+while pos < len(b):
+    n, kind = struct.unpack(">I4s", b[pos:pos + 8])
+    chunks.append((kind, b[pos + 8:pos + 8 + n]))
+    pos += 12 + n
+w, h = struct.unpack(">II", chunks[0][1][:8])
+raw = bytearray(zlib.decompress(b"".join(d for k, d in chunks if k == b"IDAT")))
+row = len(raw) // h
+mid = (h // 2) * row
+for i in range(1, 1 + flip): raw[mid + i] ^= 0xFF
+def chunk(kind, data): return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+out = b[:8] + chunk(b"IHDR", chunks[0][1]) + chunk(b"IDAT", zlib.compress(bytes(raw), 0)) + chunk(b"IEND", b"")
+open(path, "wb").write(out)
+PY
+}
+cp -r "$dir/data" "$dir/edit"
+ef=$(ls "$dir"/edit/square/*.png | head -n 1)
+repng "$ef" 0
+ed="--data $dir/edit --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 8 --steps 4 --val-frac 0 --threads 2 --cache-mb 0"
+"$VITMAE" train $ed --store "$dir/estore" --out "$dir/e1" > /dev/null 2>&1
+size1=$(wc -c < "$ef"); touch -r "$ef" "$dir/estamp"
+repng "$ef" 30; touch -r "$dir/estamp" "$ef"
+"$VITMAE" train $ed --store "$dir/estore" --out "$dir/e2" > "$dir/e2.log" 2>&1; rc=$?
+"$VITMAE" train $ed --store none --out "$dir/e3" > /dev/null 2>&1; rc3=$?
+t "a file edited with its size and mtime kept: the store decodes it again, the weights are those without a store ($rc $rc3; size $size1 -> $(wc -c < "$ef"), mtime kept: $([ "$ef" -nt "$dir/estamp" ] || [ "$ef" -ot "$dir/estamp" ] && echo no || echo yes); $(grep "^working images" "$dir/e2.log"))" \
+  '[ $rc -eq 0 ] && [ $rc3 -eq 0 ] && [ "$(wc -c < "$ef")" -eq "$size1" ] && same_weights "$dir/e2/checkpoint.safetensors" "$dir/e3/checkpoint.safetensors" &&
+   ! same_weights "$dir/e1/checkpoint.safetensors" "$dir/e3/checkpoint.safetensors"'
 # A store whose disk is short of --store-min-free (docs/data.md, "Cache, store and prefetch";
 # VITMAE_FAULT_FREE_BYTES gives the disk's free space): nothing is written there, one line says so and
 # the end line counts them; the run is the same. The floor's edge: 1 MiB free beside a floor of 1 MB

@@ -768,7 +768,10 @@ static int work_decode(const Dataset *ds, int i, WorkImage *out, char *why, size
 // the pixels alone, so a file whose w and h were changed (swapped, or 2w x h/2) read as an image of
 // another shape. Version 3: CMYK JPEGs decode as PIL's (docs/testing.md), so a working image of an
 // older version may hold other pixels for the same file. Files of another version are misses,
-// rewritten. The key is "<absolute path>\n<size>\n<mtime s>.<mtime ns>\n<work_size>".
+// rewritten. The key is "<absolute path>\n<size>\n<mtime s>.<mtime ns>\n<ctime s>.<ctime ns>\n<inode>\n<work_size>":
+// a file edited in place with its size and mtime kept (exiftool -P, touch -r) has a new ctime, which
+// no user call sets, and one put in its place by a rename a new inode (not the device, which another
+// host of a shared store may number otherwise).
 #define STORE_VERSION 3u
 
 // The store file's crc32: of head's w, h and c (bytes 8 to 19), then of the n pixels.
@@ -780,8 +783,10 @@ static int store_key(const Dataset *ds, int i, char *key, size_t keylen, char *f
     struct stat st;
     char *abs = realpath(ds->items[i].path, NULL);
     if (!abs || stat(abs, &st) != 0) { free(abs); return -1; }
-    snprintf(key, keylen, "%s\n%lld\n%lld.%09ld\n%d", abs, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-             (long)st.st_mtim.tv_nsec, ds->work_size);
+    struct timespec changed = st.st_ctim;
+    snprintf(key, keylen, "%s\n%lld\n%lld.%09ld\n%lld.%09ld\n%llu\n%d", abs, (long long)st.st_size,
+             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, (long long)changed.tv_sec,
+             (long)changed.tv_nsec, (unsigned long long)st.st_ino, ds->work_size);
     free(abs);
     snprintf(file, filelen, "%s/%016llx.work", ds->shared->store_dir,
              (unsigned long long)dataset_path_hash(key));

@@ -889,6 +889,27 @@ static void shared_combine(const GradShared *sh, int N, size_t lo, size_t hi, fl
     }
 }
 
+// A step failed on some ranks (all: the status exchange, every rank's failure flag at [4 * r + 1]):
+// each failed rank's reason goes to every rank, and one whose reason a lower failed rank has too
+// stops being a failed rank here (*failed_here 0), so that a cause every rank met alike (the data
+// folder gone) is said once, by the lowest, as docs/distributed.md says; it was said once per rank.
+// Collective: every rank calls it once the exchange has shown a failure. Reasons compared in their
+// first DIST_REASON_MAX - 1 bytes; out of memory, nothing compared (each says its own).
+#define DIST_REASON_MAX 1024
+static void said_by_lower_rank(const double *all, int *failed_here, const char *err, size_t errlen) {
+    int N = g_size;
+    char *reasons = malloc((size_t)N * DIST_REASON_MAX), mine[DIST_REASON_MAX] = "";
+    int ok = reasons != NULL, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);   // every rank gathers, or none
+    if (all_ok) {
+        if (*failed_here) snprintf(mine, sizeof mine, "%.*s", (int)(errlen < sizeof mine ? errlen : sizeof mine) - 1, err);
+        MPI_Allgather(mine, DIST_REASON_MAX, MPI_CHAR, reasons, DIST_REASON_MAX, MPI_CHAR, MPI_COMM_WORLD);
+        for (int r = 0; r < g_rank && *failed_here; r++)
+            if (all[4 * r + 1] != 0.0 && !strcmp(reasons + (size_t)r * DIST_REASON_MAX, mine)) *failed_here = 0;
+    }
+    free(reasons);
+}
+
 // The ranks' part of a step, once this rank's node is summed: the status exchange, then the top of the
 // tree (docs/distributed.md). The node is in grads; under shared memory with two groups or more its
 // halves are in grads and node[0] (grad_reduce_right); one process leaves its root apart as root_apart
@@ -924,6 +945,7 @@ static int combine(GradReduce *gr, float *grads, int root_apart, double node_los
     }
     *loss = (float)(tree_sum_doubles(rank_loss, N) / gr->groups);
     if (failed_rank >= 0) {
+        if (N > 1 && g_active) said_by_lower_rank(all, failed_here, err, errlen);
         if (!*failed_here) snprintf(err, errlen, "rank %d failed", failed_rank);
         gr->reduce_s += omp_get_wtime() - t0 - waited;
         return -1;
