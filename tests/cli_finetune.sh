@@ -1238,7 +1238,7 @@ err "a folder that holds a run: train's message" 2 "finetune --out .*/run: the f
 # were deleted: both are said as possible.)
 t "a folder with only metrics.csv: --out says it holds no checkpoint, no --resume advice ($(cat "$dir/err"))" \
   'grep -q "^vitmae: finetune --out .*/k: the folder holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume; pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
-err "--resume of a folder with only metrics.csv" 2 "finetune --resume .*/k: the folder holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume; start it again with --out .*/k --overwrite" \
+err "--resume of a folder with only metrics.csv" 2 "finetune --resume .*/k: the folder holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume; start it again with its own flags and --out .*/k --overwrite, without --resume$" \
   "$VITMAE" finetune --resume "$dir/k"
 # A folder holding a user's curves.png and nothing else of a run is refused (the run would write over
 # it), naming the file: it said "a run that stopped before its first checkpoint", which it is not.

@@ -221,7 +221,9 @@ bad "embed --layer x" 2 "last" embed --ckpt "$ck" --layer x --out "$tmp/x.npy" "
 bad "embed --pool max" 2 "cls|mean" embed --ckpt "$ck" --pool max --out "$tmp/x.npy" "$tmp/train"
 bad "embed --out x.bin" 2 ".npy" embed --ckpt "$ck" --out "$tmp/x.bin" "$tmp/train"
 # A name that is only the extension wrote the hidden files .npy and .txt (dir/.npy passed the check).
-bad "embed --out DIR/.npy" 2 "^vitmae: embed --out: '$tmp/.npy' must be a file name ending in .npy, such as feats.npy (FEATS.txt is written beside it)$" embed --ckpt "$ck" --out "$tmp/.npy" "$tmp/train"
+# (A name of ".npy" alone was told it "must be a file name ending in .npy", which it is: it lacks the name.)
+bad "embed --out DIR/.npy" 2 "^vitmae: embed --out: '$tmp/.npy' has no name before .npy: give one, such as feats.npy (FEATS.txt is written beside it)$" embed --ckpt "$ck" --out "$tmp/.npy" "$tmp/train"
+bad "embed --out .npy" 2 "^vitmae: embed --out: '.npy' has no name before .npy: give one, such as feats.npy (FEATS.txt is written beside it)$" embed --ckpt "$ck" --out ".npy" "$tmp/train"
 t "embed --out DIR/.npy: nothing written" '[ ! -e "$tmp/.npy" ] && [ ! -e "$tmp/.txt" ]'
 # FEATS.npy a symbolic link to nothing: "already exists" of a path that names nothing read as a
 # contradiction; the line says what is there, and --force replaces the link, never its target.

@@ -138,13 +138,13 @@ t "killed before its first checkpoint, --out: exit 2, one line, --overwrite and 
   '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --out .*/early: the folder holds a run that stopped before its first checkpoint, nothing to resume; pass --overwrite" "$dir/err" && ! grep -q -- "--resume" "$dir/err"'
 "$VITMAE" train --resume "$dir/early" > /dev/null 2> "$dir/err"; rc=$?
 t "killed before its first checkpoint, --resume: exit 2, one line ($(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/early: the folder holds a run that stopped before its first checkpoint, nothing to resume; start it again with --out .*/early --overwrite$" "$dir/err"'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/early: the folder holds a run that stopped before its first checkpoint, nothing to resume; start it again with its own flags (.*/early/config.json records them) and --out .*/early --overwrite, without --resume$" "$dir/err"'
 # A run whose every checkpoint was deleted (config.json and metrics.csv left, its config.json of step 6)
 # did not stop before its first checkpoint, as the refusal said: config.json records the one it saved.
 mkdir -p "$dir/emptied" && cp "$dir/run/config.json" "$dir/run/metrics.csv" "$dir/emptied/"
 "$VITMAE" train --resume "$dir/emptied" > /dev/null 2> "$dir/err"; rc=$?
 t "every checkpoint deleted, --resume: exit 2, one line, the checkpoints said gone, not never saved ($(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/emptied: the folder holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume; start it again with --out .*/emptied --overwrite$" "$dir/err"'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume .*/emptied: the folder holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume; start it again with its own flags (.*/emptied/config.json records them) and --out .*/emptied --overwrite, without --resume$" "$dir/err"'
 mkdir -p "$dir/snaps" && cp "$dir/first.safetensors" "$dir/snaps/checkpoint-6.safetensors" && cp "$dir/run/config.json" "$dir/snaps/"
 "$VITMAE" train --resume "$dir/snaps" > /dev/null 2> "$dir/err"; rc=$?
 t "checkpoint.safetensors gone, a snapshot left (the finished run's): exit 2, the snapshot named ($(cat "$dir/err"))" \

@@ -78,6 +78,11 @@ t "--steps 99999999999999999999: out of range ($r1: $(cat "$tmp/err"))" \
 t "--atch: both flags one edit away named ($r1: $(cat "$tmp/err"); $(cat "$tmp/err2"))" \
   '[ $r1 -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: unknown flag '"'--atch'"' (did you mean --patch or --batch? see vitmae train --help)" ] &&
    [ "$(cat "$tmp/err2")" = "vitmae: train: unknown flag '"'--stepz'"' (did you mean --steps? see vitmae train --help)" ]'
+# train --ckpt, the other commands' checkpoint flag: "did you mean --ckpt-every?" (a number of steps,
+# refused next); train's two ways to a checkpoint are named.
+"$VITMAE" train --ckpt run --data x > /dev/null 2> "$tmp/err"; r1=$?
+t "train --ckpt: --init and --resume named ($r1: $(cat "$tmp/err"))" \
+  '[ $r1 -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: unknown flag '"'--ckpt'"' (train starts from a checkpoint'"'"'s weights with --init CHECKPOINT, or continues its run with --resume RUN; see vitmae train --help)" ]'
 # `vitmae --help train` and `-h train` are `help train`, as `git --help status` (they printed the list,
 # the word dropped); `vitmae ""` and `help ""` say what is missing (it was "vitmae: : unknown command").
 "$VITMAE" help train > "$tmp/th" 2>&1

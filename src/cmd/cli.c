@@ -664,6 +664,13 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
                 cli_error(command, "flag --help takes no value");
                 return CLI_USAGE;
             }
+            // --ckpt, the other commands' way to a checkpoint, was "did you mean --ckpt-every?" (a number
+            // of steps): train's ways to a checkpoint are named instead.
+            if (!f && !strcmp(command, "train") && len == 6 && !strncmp(a, "--ckpt", 6)) {
+                cli_error(command, "unknown flag '--ckpt' (train starts from a checkpoint's weights with --init "
+                          "CHECKPOINT, or continues its run with --resume RUN; see vitmae train --help)");
+                return CLI_USAGE;
+            }
             if (!f) {
                 char near[512];
                 if (closest_flags(flags, nflags, NULL, a, len, near, sizeof near))

@@ -187,7 +187,12 @@ int cmd_embed(int argc, char **argv) {
     size_t olen = strlen(out_path);
     const char *leaf = strrchr(out_path, '/');
     leaf = leaf ? leaf + 1 : out_path;
-    if (olen < 4 || strcmp(out_path + olen - 4, ".npy") || !strcmp(leaf, ".npy")) {   // ".npy" alone: no name
+    if (!strcmp(leaf, ".npy")) {   // ends in .npy, but no name before it: said so, not "must end in .npy"
+        cli_error("embed --out", "'%s' has no name before .npy: give one, such as feats.npy (FEATS.txt is written "
+                  "beside it)", out_path);
+        goto out;
+    }
+    if (olen < 4 || strcmp(out_path + olen - 4, ".npy")) {
         cli_error("embed --out", "'%s' must be a file name ending in .npy, such as feats.npy (FEATS.txt is "
                   "written beside it)", out_path);
         goto out;

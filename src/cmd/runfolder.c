@@ -690,9 +690,16 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
                  "with --resume %s/checkpoint-%ld.safetensors%s", cmd, arg,
                  snap == newest_snapshot(arg) ? "" : " within metrics.csv's rows", arg, snap,
                  snap == newest_snapshot(arg) ? "" : " (a later one would lose the rows between for good)");
-    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, names, sizeof names))   // a user's own files: no stopped run
-        snprintf(err, errlen, "%s --resume %s: the folder holds %s, nothing to resume; start it again with --out %s "
-                 "--overwrite", cmd, arg, no_checkpoint_why(arg, gone, sizeof gone), arg);
+    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, names, sizeof names)) {   // a user's own files: no stopped run
+        // Its command line again, not this one: --overwrite (and --init) cannot go with --resume, which
+        // the advice, added to the command just run, was refused for next.
+        snprintf(path, sizeof path, "%s/config.json", arg);
+        int recorded = lstat(path, &st) == 0;
+        snprintf(err, errlen, "%s --resume %s: the folder holds %s, nothing to resume; start it again with its own "
+                 "flags%s%s%s and --out %s --overwrite, without --resume", cmd, arg,
+                 no_checkpoint_why(arg, gone, sizeof gone), recorded ? " (" : "", recorded ? path : "",
+                 recorded ? " records them)" : "", arg);
+    }
     else
         snprintf(err, errlen, "%s --resume %s: no run in this folder (no checkpoint.safetensors)", cmd, arg);
     return CLI_USAGE;
