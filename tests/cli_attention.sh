@@ -927,6 +927,20 @@ t "256 heads at --scale 2: the advice names --scale, not --display; at --scale 1
   '[ $rc -eq 1 ] && head -n 1 "$tmp/err" | grep -q "^vitmae: $tmp/wide.png: montage of 257 x 1 tiles too large ([0-9]* x [0-9]* pixels): --head mean, max or N draws one tile a layer, a smaller --scale smaller tiles$" &&
    [ $rc1 -eq 1 ] && head -n 1 "$tmp/err1" | grep -q "^vitmae: $tmp/wide.png: montage of 257 x 1 tiles too large ([0-9]* x [0-9]* pixels): --head mean, max or N draws one tile a layer$"'
 rm -rf "$tmp/mh" "$tmp/mhr" "$tmp/mha" "$tmp/mhb" "$tmp/mhc" "$tmp/wide.png"
+# A montage too large is refused before anything of its image is drawn or allocated: a 1400 x 1400 photo
+# at --scale 10 has displays of 14000 x 14000 pixels (2.3 GB of floats each) and a montage of 5 x 1 tiles
+# 70060 pixels wide. The displays came first: under ulimit -v 1 GB the line was "out of memory for a
+# 14000x14000 picture", the run stopped and the next image was not drawn; now the refusal with its advice,
+# the next image drawn, exit 1 (docs/interface.md, attention's "Selection"). Under the sanitizers, which
+# cannot run under ulimit -v, without the limit.
+"$VITMAE_TOOLS/synth" "$tmp/mbig" --count 1 --size 1400 >/dev/null
+bigp=$(ls "$tmp"/mbig/*/*.png)
+in_1g() { if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then "$@"; else (ulimit -v 1000000 && exec "$@"); fi; }
+in_1g "$VITMAE" attention --ckpt "$ck" --out "$tmp/mbo" --threads 1 --scale 10 "$bigp" "$img" >"$tmp/out" 2>"$tmp/err"; rc=$?
+t "a montage too large is refused before its image is drawn, the next image drawn ($rc: $(head -n 2 "$tmp/err" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && [ -s "$tmp/mbo/attn_input.attn.png" ] && [ ! -e "$tmp/mbo/00000" ] &&
+   grep -qx "vitmae: $bigp: montage of 5 x 1 tiles too large (70060 x [0-9]* pixels): --head mean, max or N draws one tile a layer, a smaller --scale smaller tiles" "$tmp/err"'
+rm -rf "$tmp/mbig" "$tmp/mbo"
 
 # An image's folder of maps that is a symbolic link (to a user's folder, to a file, to nothing): refused
 # without --force, replaced by a folder with it, never written through; the user's files at the link's

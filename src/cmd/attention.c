@@ -294,7 +294,9 @@ typedef struct {
     int cropped;      // the crop is not the whole photo: outline it
 } Display;
 
-static int display_make(Display *d, const Image *im, int S, int display, int scale, char *err, size_t errlen) {
+// The display's size alone (d->dw, d->dh, d->k; nothing allocated): known from the photo's size and the
+// flags, so that an image refused for its size is refused before anything of it is drawn.
+static int display_size(Display *d, const Image *im, int display, int scale, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
     overlay_display_size(im->w, im->h, display, scale, &d->dw, &d->dh, &d->k);
     if (d->dw > VIZ_MAX_SIDE || d->dh > VIZ_MAX_SIDE) {
@@ -302,6 +304,11 @@ static int display_make(Display *d, const Image *im, int S, int display, int sca
                  im->w, im->h, scale, VIZ_MAX_SIDE);
         return -1;
     }
+    return 0;
+}
+
+static int display_make(Display *d, const Image *im, int S, int display, int scale, char *err, size_t errlen) {
+    if (display_size(d, im, display, scale, err, errlen)) return -1;
     d->c = im->c;
     d->px = malloc(sizeof(float) * (size_t)d->dw * d->dh * d->c);
     if (!d->px || overlay_display_photo(im->px, im->w, im->h, im->c, d->dw, d->dh, d->k, d->px)) {
@@ -495,8 +502,43 @@ static void montage_caption(const Plan *p, const char *stem, const Display *d, i
              p->K < p->L ? " Grey squares: masked patches." : "");
 }
 
-// The narrowest montage cell (its colour bar and the bar's numbers) and header text, in pixels.
-enum { MONTAGE_MIN_BAR_W = 120, MONTAGE_MIN_TEXT_W = 360 };
+// The narrowest montage cell (its colour bar and the bar's numbers) and header text, the margin and the
+// colour bars' height, in pixels.
+enum { MONTAGE_MIN_BAR_W = 120, MONTAGE_MIN_TEXT_W = 360, MONTAGE_PAD = 10, MONTAGE_BAR_H = 8 };
+
+// The montage's text size: larger over tiles wide enough for it.
+static double montage_text_size(int tile_w) { return tile_w >= 160 ? 13.0 : 11.0; }
+
+// Plans the montage of ntiles tiles of tile_w x tile_h (tile t: layer_of[t]'s head_of[t]) under a header
+// head_h pixels tall. One function for the check before the image's maps are made (head_h 0: the
+// header's lines wait for the maps, whose scales the caption tells) and for the montage drawn, so that a
+// montage too large is refused before anything of the image is drawn or allocated (docs/interface.md,
+// attention's "Selection"), with the same line.
+static int montage_layout(Montage *mo, const Plan *p, const int *layer_of, const int *head_of, int ntiles,
+                          int tile_w, int tile_h, int head_h, char *err, size_t errlen) {
+    double ts = montage_text_size(tile_w);
+    int pad = MONTAGE_PAD, lh = text_line_height(ts);
+    int cols = p->nspec > 1 ? p->nspec : montage_auto_cols(ntiles);
+    // A cell holds its label and its bar's numbers however narrow the photo (1 x 4000 pixels: tiles 1 px
+    // wide), and the header wraps at no fewer than MONTAGE_MIN_TEXT_W pixels.
+    int min_cell = MONTAGE_MIN_BAR_W;
+    for (int t = 0; t < ntiles; t++) {
+        char label[64];
+        tile_label(p, layer_of[t], head_of[t], label, sizeof label);
+        int lw = text_width(label, ts) + 4;
+        if (lw > min_cell) min_cell = lw;
+    }
+    if (!montage_plan(mo, ntiles, cols, tile_w, tile_h, lh + 2, viz_colorbar_height(MONTAGE_BAR_H, ts) + 2, head_h, pad,
+                      min_cell, MONTAGE_MIN_TEXT_W + 2 * pad, err, errlen))
+        return 0;
+    // The same line came for every image, and said nothing of the flags that draw fewer or smaller tiles.
+    size_t k = strlen(err);
+    // Tiles are the --scale drawing itself, which at --scale 1 cannot be smaller.
+    if (strstr(err, "too large") && k < errlen)
+        snprintf(err + k, errlen - k, ": --head mean, max or N draws one tile a layer%s",
+                 p->scale == 1 ? "" : p->scale > 1 ? ", a smaller --scale smaller tiles" : ", a smaller --display smaller tiles");
+    return -1;
+}
 
 // The arrays of one image that grow with the model, laid out in one block (a Carver, core/encoder.h)
 // by one function, which both the memory check before the run and attend_one use, so that the check
@@ -571,6 +613,17 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         snprintf(err, errlen, "out of memory");
         goto done;
     }
+    // Tile t is layer layer_first + t / nspec's heads[t % nspec], the order the encoder makes the maps in
+    // (below). The image's sizes come first: a photo too large to draw, or its montage too large, is
+    // refused before the encoder runs or a picture is allocated (a 900 x 506 photo at --scale 20 took
+    // 4.3 GB of displays before its montage was refused, and where they did not fit the run stopped out
+    // of memory instead, the images after it not drawn).
+    for (int t = 0; t < ntiles; t++) { layer_of[t] = p->layer_first + t / p->nspec; head_of[t] = p->heads[t % p->nspec]; }
+    Montage mo;
+    if (display_size(&big, photo, p->display, p->scale, err, errlen) ||
+        display_size(&small, photo, p->tile, p->scale, err, errlen) ||
+        montage_layout(&mo, p, layer_of, head_of, ntiles, small.dw, small.dh, 0, err, errlen))
+        goto done;
     attend_layout(&arr, (float *)(((uintptr_t)arena + 63) & ~(uintptr_t)63), p, cfg, job->raw);
     float *grids = arr.grids, *row = arr.row;
     if (display_make(&big, photo, S, p->display, p->scale, err, errlen) ||
@@ -604,8 +657,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
                 if (l < p->layer_first) break;
                 attn_query_row(att, H, T, query, head, row);
             }
-            attn_row_to_grid(row, T, p->keep, L, grids + (size_t)t * L);
-            layer_of[t] = l; head_of[t] = head;
+            attn_row_to_grid(row, T, p->keep, L, grids + (size_t)t * L);   // tile t: layer_of[t] = l, head_of[t] = head
             t++;
         }
     }
@@ -640,30 +692,8 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
         goto done;
     }
     if (!made_dir && output_mkdir_p(dir, err, errlen)) goto done;   // there already: it must be a folder
-    double ts = small.dw >= 160 ? 13.0 : 11.0;
-    int pad = 10, lh = text_line_height(ts), bar = 8;
-    int cols = p->nspec > 1 ? p->nspec : montage_auto_cols(ntiles);
-    // A cell holds its label and its bar's numbers however narrow the photo (1 x 4000 pixels: tiles 1 px
-    // wide), and the header wraps at no fewer than MONTAGE_MIN_TEXT_W pixels.
-    int min_cell = MONTAGE_MIN_BAR_W;
-    for (t = 0; t < ntiles; t++) {
-        char label[64];
-        tile_label(p, layer_of[t], head_of[t], label, sizeof label);
-        int lw = text_width(label, ts) + 4;
-        if (lw > min_cell) min_cell = lw;
-    }
-    int min_w = MONTAGE_MIN_TEXT_W + 2 * pad;
-    Montage mo;
-    if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2, 0, pad,
-                     min_cell, min_w, err, errlen)) {
-        // The same line came for every image, and said nothing of the flags that draw fewer or smaller tiles.
-        size_t k = strlen(err);
-        // Tiles are the --scale drawing itself, which at --scale 1 cannot be smaller.
-        if (strstr(err, "too large") && k < errlen)
-            snprintf(err + k, errlen - k, ": --head mean, max or N draws one tile a layer%s",
-                     p->scale == 1 ? "" : p->scale > 1 ? ", a smaller --scale smaller tiles" : ", a smaller --display smaller tiles");
-        goto done;
-    }
+    double ts = montage_text_size(small.dw);
+    int pad = MONTAGE_PAD, lh = text_line_height(ts), bar = MONTAGE_BAR_H;
     int beyond = 0;   // a bar whose scale ends short of uniform attention (viz_colorbar_mark_beyond)
     for (t = 0; t < ntiles; t++) {
         ColorBar cb = {p->cmap, 0, 0, attn_uniform_level(roll, layer_of[t], T), NULL, ts, {0, 0, 0}};
@@ -673,8 +703,7 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     char caption[1024], wrapped[2048];
     montage_caption(p, w->stem, &small, T, beyond, caption, sizeof caption);
     int head_lines = text_wrap_names(caption, ts, mo.w - 2 * pad, wrapped, sizeof wrapped);
-    if (montage_plan(&mo, ntiles, cols, small.dw, small.dh, lh + 2, viz_colorbar_height(bar, ts) + 2,
-                     pad + head_lines * lh, pad, min_cell, min_w, err, errlen) ||
+    if (montage_layout(&mo, p, layer_of, head_of, ntiles, small.dw, small.dh, pad + head_lines * lh, err, errlen) ||
         canvas_create(&cv, mo.w, mo.h, err, errlen))
         goto done;
     canvas_fill(&cv, WHITE);
