@@ -401,6 +401,26 @@ truncate -s 100 "$dir/gap/config.json"
 "$VITMAE" info "$dir/gap" > /dev/null 2>"$dir/err"; rc=$?
 t "config.json cut short: info warns ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 0 ] && grep -q "^vitmae: warning: .*/gap/config.json is damaged (not a JSON object): the checkpoint is the run.s state; the run has reached its last step, so config.json stays as it is until train --resume .*/gap --steps N extends it$" "$dir/err"'
+# Sample sheets of an abandoned stretch: a run stopped at step 8 without saving (a second SIGINT; here its
+# checkpoint put back to checkpoint-4) resumed with --steps 5 dropped metrics.csv's rows past 4 but
+# kept samples/step-6.png and step-8.png ("step 8 of 8"), contradicting the run. The resume in its own
+# folder removes the sheets past its step as it starts, saying so on stdout; a user's files (notes.txt,
+# step-06.png), a folder and a link of a sheet's name stay; a resume into a new --out folder leaves the
+# run's folder as it is.
+"$VITMAE" train $small --data "$dir/moved" --steps 8 --sample-every 2 --ckpt-every 4 --out "$dir/abandon" > /dev/null 2>&1; r1=$?
+cp "$dir/abandon/checkpoint-4.safetensors" "$dir/abandon/checkpoint.safetensors" && rm "$dir/abandon/checkpoint-8.safetensors"
+echo notes > "$dir/abandon/samples/notes.txt" && cp "$dir/abandon/samples/step-6.png" "$dir/abandon/samples/step-06.png"
+mkdir "$dir/abandon/samples/step-9.png" && ln -s step-2.png "$dir/abandon/samples/step-7.png"
+"$VITMAE" train --resume "$dir/abandon/checkpoint-4.safetensors" --steps 5 --out "$dir/abandon2" > /dev/null 2>&1; r2=$?
+t "a resume into a new --out folder leaves the run's sheets ($r1 $r2: $(ls "$dir/abandon/samples" | tr "\n" " "))" \
+  '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ -f "$dir/abandon/samples/step-6.png" ] && [ -f "$dir/abandon/samples/step-8.png" ]'
+"$VITMAE" train --resume "$dir/abandon" --steps 5 > "$dir/abandon.out" 2>&1; rc=$?
+t "a resume in its own folder removes the sheets past its step, said on stdout; a user's files, a folder and a link stay ($rc: $(ls "$dir/abandon/samples" | tr "\n" " "); $(grep "sample sheet" "$dir/abandon.out"))" \
+  '[ $rc -eq 0 ] && [ "$(ls "$dir/abandon/samples" | tr "\n" " ")" = "notes.txt step-06.png step-2.png step-4.png step-5.png step-7.png step-9.png " ] &&
+   [ -L "$dir/abandon/samples/step-7.png" ] && [ -d "$dir/abandon/samples/step-9.png" ] &&
+   grep -q "^removed 2 sample sheets past step 4 (samples/step-6.png ...): those steps are trained again$" "$dir/abandon.out" &&
+   [ "$(cut -d, -f1 "$dir/abandon/metrics.csv" | tr "\n" " ")" = "step 0 1 2 3 4 5 " ]'
+rm -rf "$dir/abandon" "$dir/abandon2"
 # Another run's snapshot copied into a run folder (checkpoint-100 and checkpoint-5 of the seed-7 run):
 # pruning went by names, so --keep 1 removed the run's own new snapshots (100 was "newest") and the
 # user's copies; the folder's advice and a resume without checkpoint.safetensors took the copy as the

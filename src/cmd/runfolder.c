@@ -475,6 +475,49 @@ void run_remove_stale_temp_files(const char *dir) {
     remove_matching(samples, 1);
 }
 
+int run_remove_sheets_past(const char *dir, long step, char *note, size_t n, char *err, size_t errlen) {
+    char samples[4400], path[4700], reason[128];
+    snprintf(samples, sizeof samples, "%s/samples", dir);
+    note[0] = 0;
+    DIR *d = opendir(samples);
+    if (!d && errno == ENOENT) return 0;   // no sheet written yet
+    if (!d) {   // sheets past step may be there: said, not guessed
+        snprintf(err, errlen, "%s: cannot list the folder: %s", samples, file_reason(errno, reason, sizeof reason));
+        return -1;
+    }
+    long removed = 0, first = -1;
+    struct dirent *e;
+    while ((errno = 0, e = readdir(d))) {
+        const char *end;
+        long s = name_step(e->d_name, "step-", &end);
+        struct stat st;
+        // Only the names vitmae writes, "step-<n>.png": a user's "step-06.png" or notes, a folder or a
+        // link of that name are not the run's sheets and stay.
+        if (s <= step || strcmp(end, ".png")) continue;
+        snprintf(path, sizeof path, "%s/%s", samples, e->d_name);
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (unlink(path) != 0) {
+            snprintf(err, errlen, "%s: cannot remove this sample sheet of a step the resume trains again: %s", path,
+                     file_reason(errno, reason, sizeof reason));
+            closedir(d);
+            return -1;
+        }
+        removed++;
+        if (first < 0 || s < first) first = s;
+    }
+    if (errno) {
+        snprintf(err, errlen, "%s: cannot list the folder: %s", samples, file_reason(errno, reason, sizeof reason));
+        closedir(d);
+        return -1;
+    }
+    closedir(d);
+    if (removed)
+        snprintf(note, n, "removed %ld sample sheet%s past step %ld (samples/step-%ld.png%s): %s trained again", removed,
+                 removed == 1 ? "" : "s", step, first, removed == 1 ? "" : " ...",
+                 removed == 1 ? "that step is" : "those steps are");
+    return removed ? 1 : 0;
+}
+
 // The newest RUN/checkpoint-<step>.safetensors of the run the folder holds where its run_id is known
 // (another run's copy is no advice to resume), -1 when there is none, or -2 with errno when the folder
 // cannot be listed (opendir, or readdir part-way): one not listed may hold snapshots, and each caller

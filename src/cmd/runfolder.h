@@ -306,6 +306,14 @@ void run_remove_stale_temp_files(const char *dir);
 // 1 when dir/samples holds a sample sheet (samples/step-<step>.png), which a new run writes over, or
 // cannot be listed; 0 when it is missing, empty, or holds only other files (a user's notes).
 int run_folder_has_sheets(const char *dir);
+// A resume in the run's own folder trains the steps past step again, on its schedule (--steps may have
+// changed it): the sample sheets dir/samples/step-<n>.png with n past step, of the stretch it goes back
+// over, would stay beside them and contradict the run (docs/data.md, "Run folders"), as metrics.csv's
+// rows past step would (dropped alike). Removes those that are regular files under the exact name
+// vitmae writes (a user's file named otherwise, a folder or a link stays). 1 with note (the start-up
+// line that says so) when any was removed, 0 when none (note ""), -1 with err when samples/ cannot be
+// listed or a sheet cannot be removed.
+int run_remove_sheets_past(const char *dir, long step, char *note, size_t n, char *err, size_t errlen);
 // The step of a checkpoint in dir past step (a numbered snapshot, or checkpoint.safetensors) whose
 // train_state's total_steps is not total, with *its_total that total; -1 when none; -2 with errno when
 // dir cannot be listed (a later snapshot may be there: the caller says so, not a guess). A resume from

@@ -777,8 +777,8 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     //    (a run that cannot start leaves none behind). The files the scan skipped are said once the
     //    run folder is made and locked, or before the failure they explain: a refused run prints its
     //    one line only (docs/interface.md, section 5, "Checked first").
+    int own = 0;   // resuming into the run's own folder (rank 0's)
     if (rank == 0) {
-        int own = 0;   // resuming into the run's own folder
         StoreNote store_note = {.text = ""};   // said once the run folder is made
         // No --out: a name that was free when the run started (run_folder_default), so nothing to guard;
         // another run that takes it meanwhile sends this one to the next name of the series, below.
@@ -909,11 +909,16 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
 
     // 5. Rank 0 writes config.json and opens metrics.csv. A resumed run's config.json holds the state of the
     // checkpoint it resumed from until the session writes one: killed before that, the run is that
-    // checkpoint (a plain --resume goes on with its --steps, not this session's).
+    // checkpoint (a plain --resume goes on with its --steps, not this session's). A resume in its own
+    // folder drops the metrics.csv rows past its step and, with them, the sample sheets of those steps
+    // (an abandoned stretch's, which the steps trained again replace or, on a shorter schedule, never
+    // do: docs/data.md, "Run folders"); a new --out folder holds none.
     if (rank == 0) {
         // A failure because the run folder went away meanwhile is said as that (cmd/runfolder.h).
         if (train_out_config(t, resuming ? &t->rs_resumed : &t->rs, err, sizeof err) ||
-            train_out_open_metrics(t, resuming, err, sizeof err)) {
+            train_out_open_metrics(t, resuming, err, sizeof err) ||
+            (own && run_remove_sheets_past(t->run_dir, t->rs.step, t->sheets_removed, sizeof t->sheets_removed, err,
+                                           sizeof err) < 0)) {
             run_folder_gone(t->run_dir, NULL, resuming, err, sizeof err);
             rc = cli_report("train", err, 1);
         }
@@ -925,6 +930,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     run_warn_other_gemm();
     if (t->resuming[0]) cli_out("%s", t->resuming);   // the path written out as every line's (cli_out)
     if (t->goes_on[0]) cli_out("%s", t->goes_on);
+    if (t->sheets_removed[0]) cli_out("%s", t->sheets_removed);
     if (t->images_changed[0] && rank == 0) cli_message("%s", t->images_changed);
     // The folders as the user gave them (t->rs records them absolute; docs/interface.md, section 1, "Paths").
     if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");

@@ -132,6 +132,7 @@ typedef struct Train {
     char resuming[4096 + 512];   // "resuming ...": said once the run starts
     int ended;                   // resumed at its last step: nothing to train, nothing written
     char goes_on[256];           // "the run goes on to step ...": a new length, said after it
+    char sheets_removed[192];    // "removed N sample sheets past step S ...": a resume's, said after those
     char init_moved[8400];       // --init's checkpoint once --overwrite moved it aside with the old run
     char gone_dirs[16384];       // the folders of images reported gone (cmd/output.h, output_gone_folder)
     BrokenNotes notes;           // training files found broken, said once for the job (cmd/runfolder.h)
