@@ -488,7 +488,7 @@ int run_remove_sheets_past(const char *dir, long step, char *note, size_t n, cha
     long removed = 0, first = -1;
     struct dirent *e;
     while ((errno = 0, e = readdir(d))) {
-        const char *end;
+        const char *end = "";
         long s = name_step(e->d_name, "step-", &end);
         struct stat st;
         // Only the names vitmae writes, "step-<n>.png": a user's "step-06.png" or notes, a folder or a
