@@ -195,6 +195,19 @@ t "resume says where it goes on from, once ($(grep -c "^resuming " "$dir/log"): 
 t "the resume's small-split warning advises a new run ($(grep "validation image" "$dir/log"))" \
   'grep -qxF "vitmae: warning: only 3 validation images (--val-frac 0.05 of 150): the validation loss and top-1 will be noisy; the split is the run'"'"'s, fixed when it started (a new run can pass --val DIR or a larger --val-frac)" "$dir/log"'
 t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.safetensors" "$dir/resumed/checkpoint.safetensors"'
+# metrics.csv's epoch after a resume on another count of training images, as train's (cli_runfolder.sh):
+# step x batch / the new count ran it back from 2.67 (3 images, 2 steps of 4) to 0.67 once 15 were
+# added; it goes on from the checkpoint's epoch, batch / 18 a step.
+"$VITMAE_TOOLS/synth" "$dir/epd" --count 3 --size 16 --classes 3 --seed 11 > /dev/null &&
+  "$VITMAE_TOOLS/synth" "$dir/epm" --count 15 --size 16 --classes 3 --seed 12 > /dev/null
+"$VITMAE" finetune --from-scratch $model --data "$dir/epd" --batch 4 --steps 4 --ckpt-every 2 --log-every 1 --val-frac 0 \
+  --threads 2 --out "$dir/ep" > /dev/null 2>&1
+for f in "$dir"/epm/*/*.png; do cp "$f" "$dir/epd/$(basename "$(dirname "$f")")/more-$(basename "$f")"; done
+"$VITMAE" finetune --resume "$dir/ep/checkpoint-2.safetensors" --out "$dir/epr" > /dev/null 2>&1; rc=$?
+t "images added before a resume: the epoch goes on from the checkpoint's, batch / 18 a step ($(cut -d, -f1-2 "$dir/epr/metrics.csv" | tr '\n' ' '))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/epr/metrics.csv")" -eq 3 ] && awk -F, "NR > 1 {
+     d = \$2 - (8 / 3 + (\$1 - 2) * 4 / 18); if (d > 1e-12 || d < -1e-12 || \$2 < last) bad = 1; last = \$2 } END { exit bad }" "$dir/epr/metrics.csv"'
+rm -rf "$dir/epd" "$dir/epm" "$dir/ep" "$dir/epr"
 # Mixup and CutMix (docs/encoder.md, "Mixup and CutMix"): said in the start line; 1 thread and 2 as a team
 # bitwise the same; a snapshot resumed ends bitwise as the run; the mixing changes the run (flags not
 # ignored); --mixup 0 --cutmix 0 is the run without them; a resume refuses another --cutmix.

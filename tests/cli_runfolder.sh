@@ -682,6 +682,25 @@ t "an image added before a resume: exit 0, one warning line ($(cat "$dir/err"))"
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: warning: train --resume: the images of .*/grow are not those the run was checkpointed with (41 usable now, 40 then: .*uninterrupted run would have$" "$dir/err"'
 "$VITMAE" train --resume "$dir/g" --steps 7 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
 t "the next resume on the same images: no warning" '[ $rc -eq 0 ] && [ ! -s "$dir/err" ]'
+# metrics.csv's epoch after a resume on another count of training images: step x batch / the new count
+# ran it back (3 images for 2 steps of 4 at 2.67, then 15 added: 0.67 at step 3; removing them jumped
+# it ahead). It counts on from the checkpoint's epoch, batch / 18 a step, and a resume on the same
+# images after it keeps that stretch: the rows read as the run's that went on without stopping.
+mkdir -p "$dir/ep" && "$VITMAE_TOOLS/synth" "$dir/ep/data" --count 3 --size 16 --seed 11 > /dev/null &&
+  "$VITMAE_TOOLS/synth" "$dir/ep/more" --count 15 --size 16 --seed 12 > /dev/null
+ep="--data $dir/ep/data --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --dec-dim 32 --dec-depth 1 --dec-heads 2 --batch 4 --threads 2 --val-frac 0 --log-every 1"
+"$VITMAE" train $ep --steps 2 --out "$dir/ep/r" > /dev/null 2>&1 && cp -r "$dir/ep/r" "$dir/ep/r2"
+for f in "$dir"/ep/more/*/*.png; do cp "$f" "$dir/ep/data/$(basename "$(dirname "$f")")/more-$(basename "$f")"; done
+"$VITMAE" train --resume "$dir/ep/r" --steps 4 --threads 2 > /dev/null 2>&1; rc=$?
+"$VITMAE" train --resume "$dir/ep/r2" --steps 3 --threads 2 > /dev/null 2>&1 && "$VITMAE" train --resume "$dir/ep/r2" --steps 4 --threads 2 > /dev/null 2>&1
+t "images added before a resume: the epoch goes on from the checkpoint's, batch / 18 a step ($(cut -d, -f1-2 "$dir/ep/r/metrics.csv" | tr '\n' ' '))" \
+  '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/ep/r/metrics.csv")" -eq 6 ] && awk -F, "NR > 1 {
+     want = \$1 <= 2 ? \$1 * 4 / 3 : 8 / 3 + (\$1 - 2) * 4 / 18; d = \$2 - want
+     if (d > 1e-12 || d < -1e-12 || \$2 < last) bad = 1; last = \$2 } END { exit bad }" "$dir/ep/r/metrics.csv"'
+t "... and a resume on the same images after it keeps the stretch: the same epochs, bitwise ($(cut -d, -f1-2 "$dir/ep/r2/metrics.csv" | tr '\n' ' '))" \
+  '[ "$(cut -d, -f1-2 "$dir/ep/r/metrics.csv")" = "$(cut -d, -f1-2 "$dir/ep/r2/metrics.csv")" ] &&
+   grep -q "\"epoch_from_step\":[[:space:]]*2," "$dir/ep/r2/config.json"'
+rm -rf "$dir/ep"
 
 # --max-pixels decides which images are usable, so the run keeps it: a plain resume of a run started with
 # --max-pixels took the default again, trained on the images the run had skipped and warned that the

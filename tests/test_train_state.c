@@ -95,6 +95,20 @@ static void test_state_json(void) {
           back.log_loss_sum, rc ? err : js);
     free(js);
     r.step = 12; r.total_steps = 40; r.log_every = 7; r.log_loss_sum = 0; r.log_steps = 0;
+    // The epoch column's stretch (cmd/runfolder.h, RunEpochs) comes back bitwise, so that a resume after
+    // a change of images writes the rows of the run that did not stop; one past the step is an edit.
+    r.epochs = (RunEpochs){8.0 / 3, 2, 18};
+    js = run_state_to_json(&r);
+    rc = js ? run_state_from_json(js, &back, err, sizeof err) : -1;
+    CHECK(rc == 0 && back.epochs.from == r.epochs.from && back.epochs.from_step == 2 && back.epochs.images == 18 &&
+          run_epoch_at(&back.epochs, 14, 4) == 8.0 / 3 + 12.0 * 4 / 18, "epochs stretch back (%s)", rc ? err : js);
+    free(js);
+    r.epochs.from_step = 13;
+    js = run_state_to_json(&r);
+    rc = js ? run_state_from_json(js, &back, err, sizeof err) : 0;
+    CHECK(rc == -1 && !strcmp(err, "train_state: 'epoch_from_step' missing or out of range"), "a stretch past the step: %s", err);
+    free(js);
+    r.epochs = (RunEpochs){0, 0, 0};
     // --epochs E makes ceil(E n / B) steps: E up to 10^6 over 2,000,000 images at batch 1 made 2 x 10^12,
     // past what train_state's reader takes, so a run trained on and each checkpoint it wrote was refused
     // by --resume. Such a run is refused before it starts; the most a reader takes still runs.

@@ -102,6 +102,7 @@ typedef struct {
     long log_steps;
     char images[RUN_DATA_SIG_MAX];   // as train's: the images trained on (run_data_signature); "" in older runs
     long max_pixels;   // as train's: --max-pixels, kept by a resume that does not give it; 0: the default
+    RunEpochs epochs;  // as train's: a metrics row's epoch, counted over each stretch's images
 } FtState;
 
 typedef struct FineTune FineTune;
@@ -223,6 +224,7 @@ static char *ft_state_to_json(const FtState *r) {
     run_state_fields_to_json(o, FT_FIELDS, FT_NFIELDS, r);
     if (r->images[0]) cJSON_AddStringToObject(o, "images", r->images);
     run_state_shared_to_json(o, r->run_id, r->log_loss_sum, r->log_steps, r->max_pixels);
+    run_epochs_to_json(o, &r->epochs, r->step, r->batch);
     cJSON_AddNumberToObject(o, "samples_seen", (double)r->step * r->batch);
     // The job that wrote it, as train records it (docs/distributed.md): not read back, since a run
     // resumes on any count that divides its groups.
@@ -260,7 +262,7 @@ static int ft_state_from_json(const char *json, FtState *r, char *err, size_t er
         snprintf(dst[i], dn[i], "%s", x->valuestring);
     }
     if (run_state_shared_from_json(o, r->run_id, sizeof r->run_id, &r->log_loss_sum, &r->log_steps, &r->max_pixels, err,
-                                   errlen)) {
+                                   errlen) || run_epochs_from_json(o, r->step, &r->epochs, err, errlen)) {
         cJSON_Delete(o);
         return -1;
     }
@@ -1020,6 +1022,8 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                                        t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;
     snprintf(r->images, sizeof r->images, "%s", images);
+    // A resume on another count of training images starts the epoch column's new stretch (cmd/runfolder.h).
+    run_epochs_resume(&r->epochs, r->step, r->batch, t->ntrain);
 
     if (!resuming) {
         r->batch = a->batch;
@@ -1695,7 +1699,7 @@ int cmd_finetune(int argc, char **argv) {
     RunLoop L = {.cmd = "finetune", .ctx = t, .step = &r->step, .log_steps = &r->log_steps,
                  .elapsed_s = &r->elapsed_s, .log_loss_sum = &r->log_loss_sum, .total_steps = r->total_steps,
                  .warmup = r->warmup, .log_every = r->log_every, .eval_every = r->eval_every,
-                 .ckpt_every = r->ckpt_every, .sample_every = 0, .batch = r->batch, .ntrain = t->ntrain, .lr = r->lr,
+                 .ckpt_every = r->ckpt_every, .sample_every = 0, .batch = r->batch, .epochs = &r->epochs, .lr = r->lr,
                  .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
                  .prefetch = t->a.lf.prefetch, .store_min_free_mb = t->a.lf.store_min_free_mb, .ds = &t->ds,
                  .gr = &t->gr, .notes = &t->notes, .gone_dirs = t->gone_dirs, .gone_len = sizeof t->gone_dirs,

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <math.h>
 #include <omp.h>
@@ -1212,6 +1213,48 @@ int run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, d
         *sum = ls->valuedouble;
         *steps = (long)ln->valuedouble;
     }
+    return 0;
+}
+
+double run_epoch_at(const RunEpochs *e, long step, int batch) {
+    return e->from + (double)(step - e->from_step) * batch / e->images;   // from 0: step x batch / images exactly
+}
+
+void run_epochs_resume(RunEpochs *e, long step, int batch, long ntrain) {
+    // step x batch / the new count ran the column back (images added) or ahead (removed) at the resume.
+    if (e->images > 0 && e->images != ntrain) {
+        e->from = run_epoch_at(e, step, batch);
+        e->from_step = step;
+    }
+    e->images = ntrain;
+}
+
+void run_epochs_to_json(cJSON *state, const RunEpochs *e, long step, int batch) {
+    if (e->images <= 0) return;
+    cJSON_AddNumberToObject(state, "epoch", run_epoch_at(e, step, batch));
+    cJSON_AddNumberToObject(state, "epoch_images", (double)e->images);
+    if (e->from_step <= 0) return;
+    cJSON_AddNumberToObject(state, "epoch_from", e->from);
+    cJSON_AddNumberToObject(state, "epoch_from_step", (double)e->from_step);
+}
+
+int run_epochs_from_json(const cJSON *state, long step, RunEpochs *e, char *err, size_t errlen) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(state, "epoch_images");
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(state, "epoch_from");
+    const cJSON *fs = cJSON_GetObjectItemCaseSensitive(state, "epoch_from_step");
+    memset(e, 0, sizeof *e);
+    const char *bad = NULL;
+    if (n && !(cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= INT_MAX &&
+               n->valuedouble == floor(n->valuedouble)))
+        bad = "epoch_images";
+    else if ((f || fs) && !(cJSON_IsNumber(fs) && fs->valuedouble >= 1 && fs->valuedouble <= (double)step &&
+                            fs->valuedouble == floor(fs->valuedouble)))
+        bad = "epoch_from_step";
+    else if ((f || fs) && !(cJSON_IsNumber(f) && f->valuedouble >= 0 && isfinite(f->valuedouble)))
+        bad = "epoch_from";
+    if (bad) { snprintf(err, errlen, "train_state: '%s' missing or out of range", bad); return -1; }
+    if (n) e->images = (long)n->valuedouble;
+    if (fs) { e->from_step = (long)fs->valuedouble; e->from = f->valuedouble; }
     return 0;
 }
 

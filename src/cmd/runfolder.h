@@ -430,6 +430,26 @@ int  run_state_fields_from_json(const cJSON *o, const StateField *fields, int n,
 void run_state_shared_to_json(cJSON *state, const char *run_id, double sum, long steps, long max_pixels);
 int  run_state_shared_from_json(const cJSON *state, char *run_id, size_t idlen, double *sum, long *steps,
                                 long *max_pixels, char *err, size_t errlen);
+// A metrics row's epoch (its `epoch` column): the passes over the training images, counted stretch by
+// stretch: from step from_step on, each step adds batch / images to the `from` passes done before it.
+// A resume on another count of training images (files added or removed) starts a new stretch at its
+// step, so that the column never runs backwards nor jumps, and each stretch counts passes over the
+// images it trained on; a run on the same count keeps its stretch, and one that never changed
+// (0, 0) reads step x batch / images, bitwise as before stretches. In train_state (docs/interface.md,
+// section 4): "epoch_images" (0 when absent, in older runs: the current count), "epoch_from" and
+// "epoch_from_step" (written once a stretch starts past step 0), and "epoch", the row's value at the
+// checkpoint's step (a record, not read back).
+typedef struct {
+    double from;      // the passes done before from_step
+    long from_step;
+    long images;      // the training images of the stretch; 0: not recorded
+} RunEpochs;
+double run_epoch_at(const RunEpochs *e, long step, int batch);
+// A resume at step on ntrain training images: a new stretch where the count differs from the one recorded.
+void   run_epochs_resume(RunEpochs *e, long step, int batch, long ntrain);
+void   run_epochs_to_json(cJSON *state, const RunEpochs *e, long step, int batch);
+// 0, or -1 with "train_state: '<key>' missing or out of range" in err (an edit: a stretch past step).
+int    run_epochs_from_json(const cJSON *state, long step, RunEpochs *e, char *err, size_t errlen);
 // The line that stops train or finetune at a loss that is not finite: "loss is NaN at step S (lr X);
 // stopped; the last good checkpoint is PATH" when ckpt_path (the run folder's latest) is there, else
 // that the run stopped before writing one (a new run whose first step's loss was NaN named a file that

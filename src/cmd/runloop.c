@@ -137,7 +137,7 @@ int run_loop(const RunLoop *L) {
         int do_eval = at % L->eval_every == 0 || last;
         int do_samples = L->sample_every > 0 && (at % L->sample_every == 0 || last);
         if (do_log || do_eval || do_samples) {
-            MetricsRow row = {.step = at, .epoch = (double)at * B / L->ntrain, .lr = lr,
+            MetricsRow row = {.step = at, .epoch = run_epoch_at(L->epochs, at, B), .lr = lr,
                               .loss = c.interval_loss / c.interval_n, .val_loss = NAN, .val_psnr = NAN,
                               .img_per_s = interval_busy > 0 ? interval_timed * B / interval_busy : NAN,
                               .elapsed_s = *L->elapsed_s + (t1 - c.session_start)};

@@ -25,7 +25,7 @@ typedef struct {
     long total_steps, warmup, log_every, eval_every, ckpt_every;
     long sample_every;   // 0: the command draws no sample sheets
     int batch;           // the whole batch, every rank's
-    long ntrain;         // the training images (a metrics row's epoch)
+    const RunEpochs *epochs;   // a metrics row's epoch (the command's train_state's)
     float lr, min_lr;    // the schedule's (core/optim.h, lr_at)
     const char *ckpt_path, *run_dir;
 

@@ -663,6 +663,8 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
                                        t->images_changed, sizeof t->images_changed))
         t->images_changed[0] = 0;
     snprintf(t->rs.images, sizeof t->rs.images, "%s", images);
+    // A resume on another count of training images starts the epoch column's new stretch (cmd/runfolder.h).
+    run_epochs_resume(&t->rs.epochs, t->rs.step, t->rs.batch, t->ntrain);
     t->S = t->cfg.img_size; t->C = t->cfg.in_chans; t->L = mae_num_patches(&t->cfg);
     t->K = mae_len_keep(&t->cfg, t->rs.mask_ratio);
     if (t->K < 1) {   // a resumed train_state edited by hand (a new run's ratio was checked above)
@@ -1169,7 +1171,7 @@ int cmd_train(int argc, char **argv) {
     RunLoop L = {.cmd = "train", .ctx = t, .step = &r->step, .log_steps = &r->log_steps, .elapsed_s = &r->elapsed_s,
                  .log_loss_sum = &r->log_loss_sum, .total_steps = r->total_steps, .warmup = r->warmup,
                  .log_every = r->log_every, .eval_every = r->eval_every, .ckpt_every = r->ckpt_every,
-                 .sample_every = r->sample_every, .batch = r->batch, .ntrain = t->ntrain, .lr = r->lr,
+                 .sample_every = r->sample_every, .batch = r->batch, .epochs = &r->epochs, .lr = r->lr,
                  .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
                  .prefetch = a.lf.prefetch, .store_min_free_mb = a.lf.store_min_free_mb, .ds = &t->ds, .gr = &t->gr,
                  .notes = &t->notes, .gone_dirs = t->gone_dirs,

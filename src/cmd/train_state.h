@@ -43,6 +43,7 @@ typedef struct {
     char images[80];       // the images trained on (run_data_signature); "" in older runs
     long max_pixels;       // --max-pixels, which decides the usable images: kept by a resume that
                            // does not give it; 0 in older runs (the default)
+    RunEpochs epochs;      // a metrics row's epoch: the passes counted over each stretch's images
 } RunState;
 
 char *run_state_to_json(const RunState *r);   // malloc'd; NULL when out of memory
