@@ -966,6 +966,12 @@ rm -rf "$tmp/sl"; mkdir -p "$tmp/sl"; ln -s ../afile "$tmp/sl/attn_input"
 t "a link to a file at the folder of maps, --force: replaced by a folder, the file as it was (exit $rc $(cat "$tmp/err"))" \
   '[ $rc -eq 0 ] && [ -d "$tmp/sl/attn_input" ] && [ ! -L "$tmp/sl/attn_input" ] && [ "$(cat "$tmp/afile")" = x ]'
 rm -rf "$tmp/sl" "$tmp/victim" "$tmp/afile"
+# A folder without an image: its one line, exit 1, and nothing on stdout (it said "attention: 0 images, 0
+# maps in 0.00 s" there, a success's summary, where reconstruct, embed and classify say nothing).
+mkdir -p "$tmp/noimg"
+"$VITMAE" attention --ckpt "$ck" --out "$tmp/noimgout" --threads 1 "$tmp/noimg" > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "an empty folder: exit 1, its one line, no summary on stdout ($rc: $(cat "$tmp/out" "$tmp/err" | tr "\n" "|"))" \
+  '[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/noimg: no usable image (0 skipped, 0 ignored)" ]'
 
 rm -rf "$tmp"
 [ $fail -eq 0 ] && echo "cli_attention ok"

@@ -264,6 +264,14 @@ mkdir -p "$dir/icons/a" && cp "$dir"/held/a/*.png "$dir/icons/a/" && "$VITMAE_TO
 t "an image under half --img: exit 0, one line with the count and the smallest ($(grep "less than half" "$dir/icons.err"))" \
   '[ $rc -eq 0 ] && [ "$(grep -c "less than half" "$dir/icons.err")" -eq 1 ] && grep -qxF "vitmae: warning: 1 image of $dir/icons is less than half --img 16 on the shorter side (the smallest 5x5, $dir/icons/a/icon.png): every view enlarges it more than twice, blurred" "$dir/icons.err"'
 t "images of 24 at --img 16: no such line" '! grep -q "less than half" "$dir/held.err"'
+# Two images of one shortest side: the one of fewer pixels is the smallest (a 3x40 strip, first in the
+# scan, was named "the smallest" beside a 3x3 image).
+mkdir -p "$dir/strips/a" && cp "$dir"/held/a/*.png "$dir/strips/a/"
+/usr/bin/python3 -c 'import sys; from PIL import Image; Image.new("RGB", (3, 40), (9, 90, 9)).save(sys.argv[1]); Image.new("RGB", (3, 3), (90, 9, 9)).save(sys.argv[2])' \
+  "$dir/strips/a/0strip.png" "$dir/strips/a/1dot.png"
+"$VITMAE" train $small --data "$dir/strips" --val-frac 0.5 --steps 1 --threads 2 --out "$dir/strips.run" > /dev/null 2> "$dir/strips.err"; rc=$?
+t "a 3x40 strip and a 3x3 image: the 3x3 named the smallest ($rc: $(grep "less than half" "$dir/strips.err"))" \
+  '[ $rc -eq 0 ] && grep -qxF "vitmae: warning: 2 images of $dir/strips are less than half --img 16 on the shorter side (the smallest 3x3, $dir/strips/a/1dot.png): every view enlarges them more than twice, blurred" "$dir/strips.err"'
 # --val the --data folder itself (warned of as such): the same line was said twice, once per set.
 "$VITMAE" train $base --data "$dir/icons" --val "$dir/icons" --steps 1 --threads 2 --out "$dir/icons.run2" > /dev/null 2> "$dir/icons2.err"; rc=$?
 t "--val the --data folder: the small-image line once ($rc: $(grep -c "less than half" "$dir/icons2.err"))" \

@@ -298,6 +298,21 @@ t "--init keeps the model (dim 32)" '"$VITMAE" info "$dir/init/checkpoint.safete
 t "--init starts at step 0 of its own run" '[ "$(tail -n 1 "$dir/init/metrics.csv" | cut -d, -f1)" = 3 ]'
 # --init RUN/checkpoint.safetensors --out RUN --overwrite: the start line names where the checkpoint
 # is once the old run has moved aside (it named RUN/checkpoint.safetensors, the new run's file).
+# A data folder whose name is not UTF-8: the checkpoint keeps it with U+FFFD, so a resume cannot find
+# it by that name; it said the folder "is gone (No such file or directory)", which it is not.
+nu="$dir/$(printf 'fot\351s')"; mkdir -p "$nu" && cp -r "$dir/moved/." "$nu/"
+"$VITMAE" train $small --data "$nu" --steps 2 --out "$dir/nurun" > /dev/null 2>&1
+"$VITMAE" train --resume "$dir/nurun" --steps 3 > /dev/null 2> "$dir/err"; rc=$?
+"$VITMAE" train --resume "$dir/nurun" --steps 3 --data "$nu" > /dev/null 2>&1; rc2=$?
+t "a data folder named in bytes that are not UTF-8: the resume says its name cannot find it, not gone; --data goes on ($rc $rc2: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ $rc2 -eq 0 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/nurun: the run'"'"'s data folder $dir/fot$(printf "\357\277\275")s is not found (its name is not UTF-8: the checkpoint keeps U+FFFD for the bytes that are not, so it cannot find the folder by it); pass --data DIR" ]'
+rm -rf "$nu" "$dir/nurun"
+# Without --overwrite: refused, the ways named being those that go with --init (it advised `pass --resume
+# RUN to continue it`, refused with --init next).
+"$VITMAE" train --init "$dir/init/checkpoint.safetensors" --data "$dir/moved" --steps 1 --batch 8 --threads 2 \
+  --out "$dir/init" > /dev/null 2> "$dir/err"; rc=$?
+t "--init into a run folder, no --overwrite: exit 2, no --resume advised ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --out $dir/init: the folder already holds a run; a new run from --init weights goes to another --out folder, or pass --overwrite to move the old run aside (to $dir/init.old-N)" ]'
 "$VITMAE" train --init "$dir/init/checkpoint.safetensors" --data "$dir/moved" --steps 1 --batch 8 --threads 2 \
   --out "$dir/init" --overwrite > "$dir/log" 2>&1; rc=$?
 t "--init inside the run --overwrite moves: the start line names it where it is now ($rc: $(grep "^vitmae train" "$dir/log"))" \

@@ -982,6 +982,12 @@ t "bench photos: exit 2, no --data named ($rc: $(cat "$tmp/err"))" \
 t "--help names --version" '"$VITMAE" --help | grep -q -- "--version"'
 "$VITMAE" --version > /dev/full 2> "$tmp/err"; rc=$?
 t "--version > /dev/full: exit 1, said" '[ $rc -eq 1 ] && grep -q "^vitmae: version: standard output: " "$tmp/err"'
+# --help's list the same: it said "vitmae: standard output: ...", no command named (docs/interface.md, section 1).
+for h in --help -h help; do
+  "$VITMAE" $h > /dev/full 2> "$tmp/err"; rc=$?
+  t "$h > /dev/full: exit 1, said as help's ($rc: $(cat "$tmp/err"))" \
+    '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: help: standard output: No space left on device" ]'
+done
 
 # The Makefile's version: `git describe --always --dirty` of a git checkout, else its VERSION; a commit or
 # an edit rebuilds core/version.o, and a make with nothing changed rebuilds nothing. Checked on a copy of

@@ -1418,9 +1418,12 @@ int cmd_attention(int argc, char **argv) {
     // The names of the maps, montages and page on disk before the run says it is done: each folder
     // once (DIR and each image's DIR/<stem>), not once an image.
     if (file_folders_sync(&later, err, sizeof err)) { cli_error("attention", "%s", err); failures++; }
-    cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s%s", nimages, nimages == 1 ? "" : "s", nmaps,
-            nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, ema ? CLI_EMA_WHAT : "", index_ok ? "; index " : "",
-            index_ok ? out_dir : "", index_ok ? "/index.html" : "");
+    // A run that drew nothing and failed says its failures alone, as reconstruct, embed and classify do
+    // ("attention: 0 images, 0 maps in 0.00 s" read as a success above the error).
+    if (nimages > 0 || !failures)
+        cli_out("attention: %d image%s, %d map%s in %.2f s (%.2f images/s)%s%s%s%s", nimages, nimages == 1 ? "" : "s",
+                nmaps, nmaps == 1 ? "" : "s", secs, secs > 0 ? nimages / secs : 0.0, ema ? CLI_EMA_WHAT : "",
+                index_ok ? "; index " : "", index_ok ? out_dir : "", index_ok ? "/index.html" : "");
     if (!full && failed_inputs > 1)   // as reconstruct ends (docs/interface.md, section 2)
         cli_error("attention", "%d inputs failed", failed_inputs);
     status = failures || unsynced_maps ? 1 : 0;

@@ -273,7 +273,7 @@ int main(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         if (argc < 2 && dist_rank() == 0) usage(stderr);
         else if (argc >= 2) usage(stdout);
-        int rc = cli_stdout_done(NULL, argc < 2 ? 2 : 0);
+        int rc = cli_stdout_done("help", argc < 2 ? 2 : 0);   // "vitmae: help: standard output: ...", as each command's
         dist_finalize();
         return rc;
     }

@@ -1473,16 +1473,30 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
                  ckpt);
         return CLI_USAGE;
     }
+    // A name stored with U+FFFD for bytes that are not UTF-8 (docs/interface.md, section 5) names no
+    // folder: said so, not "is gone", which that folder may well not be.
+    static const char lost[] = " (its name is not UTF-8: the checkpoint keeps U+FFFD for the bytes that are not, "
+                               "so it cannot find the folder by it)";
     if (!given_data && stat(data, &st) != 0) {
         char reason[128];
-        snprintf(err, errlen, "%s --resume %s: the run's data folder %s is gone (%s); pass --data DIR", command, ckpt,
-                 data, file_reason(errno, reason, sizeof reason));
+        int e = errno;
+        if (e == ENOENT && strstr(data, "\xEF\xBF\xBD"))
+            snprintf(err, errlen, "%s --resume %s: the run's data folder %s is not found%s; pass --data DIR", command,
+                     ckpt, data, lost);
+        else
+            snprintf(err, errlen, "%s --resume %s: the run's data folder %s is gone (%s); pass --data DIR", command,
+                     ckpt, data, file_reason(e, reason, sizeof reason));
         return CLI_USAGE;
     }
     if (!given_val && val[0] && stat(val, &st) != 0) {
         char reason[128];
-        snprintf(err, errlen, "%s --resume %s: the run's validation folder %s is gone (%s); pass --val DIR", command,
-                 ckpt, val, file_reason(errno, reason, sizeof reason));
+        int e = errno;
+        if (e == ENOENT && strstr(val, "\xEF\xBF\xBD"))
+            snprintf(err, errlen, "%s --resume %s: the run's validation folder %s is not found%s; pass --val DIR",
+                     command, ckpt, val, lost);
+        else
+            snprintf(err, errlen, "%s --resume %s: the run's validation folder %s is gone (%s); pass --val DIR",
+                     command, ckpt, val, file_reason(e, reason, sizeof reason));
         return CLI_USAGE;
     }
     return 0;
@@ -1587,8 +1601,11 @@ void run_warn_small(const Dataset *ds, const char *dir, int img) {
         int side = it->w < it->h ? it->w : it->h;
         if (2L * side >= img) continue;   // 28x28 Fashion-MNIST at the default --img 32 is not worth a line
         n++;
-        if (least < 0 || side < (ds->items[least].w < ds->items[least].h ? ds->items[least].w : ds->items[least].h))
-            least = i;
+        // The shortest side, then the fewest pixels among those: a 1x3000 strip was named "the smallest"
+        // beside a 1x1 image (both of side 1).
+        const DataItem *l = least < 0 ? NULL : &ds->items[least];
+        int lside = l ? (l->w < l->h ? l->w : l->h) : 0;
+        if (!l || side < lside || (side == lside && (long)it->w * it->h < (long)l->w * l->h)) least = i;
     }
     if (!n) return;
     const DataItem *s = &ds->items[least];

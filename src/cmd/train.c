@@ -470,6 +470,13 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
     }
     if (!has)   // --resume would find nothing
         return run_folder_refusal("train", t->run_dir, RUN_HOLDS_NO_CHECKPOINT, err, errlen);
+    // A run from --init weights cannot go on as --resume (the two are refused together): the other ways.
+    if (!a->overwrite && a->init) {
+        snprintf(err, errlen, "train --out %s: the folder already holds a run; a new run from --init weights goes to "
+                 "another --out folder, or pass --overwrite to move the old run aside (to %s.old-N)", t->run_dir,
+                 t->run_dir);
+        return CLI_USAGE;
+    }
     if (!a->overwrite) return run_folder_refusal("train", t->run_dir, RUN_HOLDS_RUN, err, errlen);
     // --init moved with the old run: init_moved says where it is now.
     return run_folder_overwrite("train", t->run_dir, a->init, t->init_moved, sizeof t->init_moved, err, errlen) ? 1 : 0;
