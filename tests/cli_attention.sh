@@ -780,7 +780,15 @@ mkdir -p "$tmp/meet/b" && cp "$ck" "$tmp/meet/b/model.safetensors"
 "$VITMAE" attention --ckpt "$tmp/meet/b/model.safetensors" --out "$tmp/meet" --force "$tmp/meet/b.png" > /dev/null 2> "$tmp/err"; rc=$?
 t "... in the folder of its maps: exit 2, one line ($rc: $(cat "$tmp/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: attention --out: $tmp/meet/b holds the checkpoint --ckpt reads: " "$tmp/err" && [ "$(ls "$tmp/meet/b")" = model.safetensors ]'
-rm -rf "$tmp/meet/b"; cp "$img" "$tmp/meet/b.attn.png"
+rm -rf "$tmp/meet/b"
+# ... but a link at the folder's name to the checkpoint's folder is never written through: --force puts
+# a folder in the link's place, the target and its checkpoint as they were (it was refused as "holds
+# the checkpoint --ckpt reads", a run that would not touch it).
+mkdir -p "$tmp/meetck" && cp "$ck" "$tmp/meetck/model.safetensors" && ln -s ../meetck "$tmp/meet/b"
+"$VITMAE" attention --ckpt "$tmp/meetck/model.safetensors" --out "$tmp/meet" --force "$tmp/meet/b.png" > /dev/null 2> "$tmp/err"; rc=$?
+t "... a link there to the checkpoint's folder, --force: drawn, the link replaced, the target as it was ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 0 ] && [ -d "$tmp/meet/b" ] && [ ! -L "$tmp/meet/b" ] && [ "$(ls "$tmp/meetck")" = model.safetensors ] && cmp -s "$ck" "$tmp/meetck/model.safetensors"'
+rm -rf "$tmp/meet/b" "$tmp/meetck"; cp "$img" "$tmp/meet/b.attn.png"
 # ... nor at b.attn.npy, which --force without --raw removes (an earlier run's array): deleted, exit 0.
 cp "$ck" "$tmp/meet/b.attn.npy"
 "$VITMAE" attention --ckpt "$tmp/meet/b.attn.npy" --out "$tmp/meet" --force "$tmp/meet/b.png" > /dev/null 2> "$tmp/err"; rc=$?
