@@ -948,7 +948,12 @@ in_1g "$VITMAE" attention --ckpt "$ck" --out "$tmp/mbo" --threads 1 --scale 10 "
 t "a montage too large is refused before its image is drawn, the next image drawn ($rc: $(head -n 2 "$tmp/err" | tr "\n" " "))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$tmp/err")" -eq 1 ] && [ -s "$tmp/mbo/attn_input.attn.png" ] && [ ! -e "$tmp/mbo/00000" ] &&
    grep -qx "vitmae: $bigp: montage of 5 x 1 tiles too large (70060 x [0-9]* pixels): --head mean, max or N draws one tile a layer, a smaller --scale smaller tiles" "$tmp/err"'
-rm -rf "$tmp/mbig" "$tmp/mbo"
+# ... with one tile a layer already (--head mean) over every layer: --head is not offered again (it was,
+# and the run given it was refused alike); one layer is.
+in_1g "$VITMAE" attention --ckpt "$ck" --out "$tmp/mbo2" --threads 1 --scale 30 --head mean --layer all "$bigp" >/dev/null 2>"$tmp/err"; rc=$?
+t "... --head mean --layer all: the advice names --layer and --scale, not --head ($rc: $(cat "$tmp/err"))" \
+  '[ $rc -eq 1 ] && grep -qx "vitmae: $bigp: montage of [0-9]* x [0-9]* tiles too large ([0-9]* x [0-9]* pixels): --layer N draws one layer, a smaller --scale smaller tiles" "$tmp/err"'
+rm -rf "$tmp/mbig" "$tmp/mbo" "$tmp/mbo2"
 
 # An image's folder of maps that is a symbolic link (to a user's folder, to a file, to nothing): refused
 # without --force, replaced by a folder with it, never written through; the user's files at the link's

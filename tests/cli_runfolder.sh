@@ -627,7 +627,7 @@ rm "$dir/names/checkpoint.safetensors"
 # folder without its checkpoint.safetensors (it advised it all the same; --ckpt RUN and info RUN went on
 # failing). The advice is the file itself, or ln to give the folder its name back, which works.
 t "no checkpoint.safetensors, the run finished: the newest snapshot checkpoint-10 named, and ln to put it back ($(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/names: no checkpoint.safetensors in the folder; its newest snapshot, $dir/names/checkpoint-10.safetensors, is the finished run'"'"'s last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln $dir/names/checkpoint-10.safetensors $dir/names/checkpoint.safetensors (--resume with --steps N, more than its steps, extends the run)" ]'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/names: no checkpoint.safetensors in the folder; its newest snapshot, $dir/names/checkpoint-10.safetensors, is the finished run'"'"'s last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln $dir/names/checkpoint-10.safetensors $dir/names/checkpoint.safetensors (train --resume $dir/names/checkpoint-10.safetensors --steps N, more than its steps, extends the run)" ]'
 ln "$dir/names/checkpoint-10.safetensors" "$dir/names/checkpoint.safetensors"
 "$VITMAE" info "$dir/names" > /dev/null 2>&1; rc=$?
 "$VITMAE" train --resume "$dir/names" > "$dir/log" 2>&1; rc2=$?
@@ -637,6 +637,11 @@ rm "$dir/names/checkpoint.safetensors" "$dir/names/checkpoint-10.safetensors"
 "$VITMAE" train --resume "$dir/names" > /dev/null 2> "$dir/err"; rc=$?
 t "... its last snapshot gone too: checkpoint-8, not the run's last, is offered for --resume ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && grep -q "resume its newest snapshot with --resume .*/names/checkpoint-8.safetensors$" "$dir/err"'
+# ... and `finetune --resume` of this pretraining folder: it gave train's advice (the snapshot, or ln),
+# which finetune then refused as a pretraining checkpoint: the folder's command is named.
+"$VITMAE" finetune --resume "$dir/names" > /dev/null 2> "$dir/err"; rc=$?
+t "finetune --resume of a pretraining folder without its checkpoint: exit 2, train --resume named ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume $dir/names: the folder holds a pretraining run, not a fine-tuning one (continue it with vitmae train --resume $dir/names, which says what its missing checkpoint.safetensors leaves)" ]'
 # A checkpoint between two metrics rows carries the losses since the last row: resumed from it, the
 # next row averages the same steps as in the uninterrupted run (loss column bitwise equal).
 "$VITMAE" train $small --data "$dir/moved" --steps 8 --log-every 4 --eval-every 4 --sample-every 4 --ckpt-every 3 \

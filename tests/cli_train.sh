@@ -445,7 +445,8 @@ t "a second Ctrl-C: ended by SIGINT ($rc), said so, nothing saved after the stop
 # Two Ctrl-Cs at once land on two threads (a signal goes to any thread that does not block it): the
 # second ended the process while the first's handler was still writing its line, and stderr held only
 # "SIGINT again: ...". The first's line written 50 ms late (VITMAE_FAULT_SLOW_STOP_LINE), the second
-# sent 10 ms after it: both lines, in order.
+# sent 10 ms after it: both lines, in order. The run has no checkpoint yet (its first is at step 10000):
+# the second line says so (it said "the steps since the last checkpoint are lost").
 VITMAE_FAULT_SLOW_STOP_LINE=50 "$VITMAE" train $small --steps 100000 --eval-every 100000 --log-every 1 --threads 2 --out "$dir/int2b" > "$dir/int2b.log" 2> "$dir/int2b.err" &
 pid=$!
 i=0; while [ $i -lt 300 ] && ! grep -q "^step 3/" "$dir/int2b.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
@@ -455,7 +456,7 @@ kill -KILL $pid 2>/dev/null; wait $pid; rc=$?
 t "two Ctrl-Cs at once: the first's line, then the second's, exit 130 ($rc: $(tr "\n" "|" < "$dir/int2b.err"))" \
   '[ $rc -eq 130 ] && [ "$(wc -l < "$dir/int2b.err")" -eq 2 ] &&
    [ "$(head -n 1 "$dir/int2b.err")" = "vitmae: SIGINT: finishing this step, then saving a checkpoint; Ctrl-C again stops at once without saving" ] &&
-   [ "$(tail -n 1 "$dir/int2b.err")" = "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)" ]'
+   [ "$(tail -n 1 "$dir/int2b.err")" = "vitmae: SIGINT again: stopped at once without saving (no checkpoint was saved yet: the steps run are lost)" ]'
 rm -rf "$dir/int2b"
 "$VITMAE" train --resume "$dir/int2" --steps $((before + 2)) > /dev/null 2>&1; rc=$?
 t "... and its last checkpoint (step $before) resumes ($rc)" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/int2/checkpoint.safetensors")" = $((before + 2)) ]'

@@ -83,6 +83,8 @@ t "--atch: both flags one edit away named ($r1: $(cat "$tmp/err"); $(cat "$tmp/e
 "$VITMAE" train --ckpt run --data x > /dev/null 2> "$tmp/err"; r1=$?
 t "train --ckpt: --init and --resume named ($r1: $(cat "$tmp/err"))" \
   '[ $r1 -eq 2 ] && [ "$(cat "$tmp/err")" = "vitmae: train: unknown flag '"'--ckpt'"' (train starts from a checkpoint'"'"'s weights with --init CHECKPOINT, or continues its run with --resume RUN; see vitmae train --help)" ]'
+"$VITMAE" train -ckpt run --data x > /dev/null 2> "$tmp/err2"; r2=$?
+t "train -ckpt (one dash): the same ($r2: $(cat "$tmp/err2"))" '[ $r2 -eq 2 ] && cmp -s "$tmp/err" "$tmp/err2"'
 # `vitmae --help train` and `-h train` are `help train`, as `git --help status` (they printed the list,
 # the word dropped); `vitmae ""` and `help ""` say what is missing (it was "vitmae: : unknown command").
 "$VITMAE" help train > "$tmp/th" 2>&1

@@ -534,9 +534,18 @@ static int montage_layout(Montage *mo, const Plan *p, const int *layer_of, const
     // The same line came for every image, and said nothing of the flags that draw fewer or smaller tiles.
     size_t k = strlen(err);
     // Tiles are the --scale drawing itself, which at --scale 1 cannot be smaller.
-    if (strstr(err, "too large") && k < errlen)
-        snprintf(err + k, errlen - k, ": --head mean, max or N draws one tile a layer%s",
-                 p->scale == 1 ? "" : p->scale > 1 ? ", a smaller --scale smaller tiles" : ", a smaller --display smaller tiles");
+    // Only the ways not already taken: one tile a layer (--head mean) was offered to a run drawing one.
+    if (strstr(err, "too large") && k < errlen) {
+        const char *heads = p->nspec > 1 ? "--head mean, max or N draws one tile a layer" : "";
+        const char *layers = p->layer_last > p->layer_first ? "--layer N draws one layer" : "";
+        const char *tiles = p->scale == 1 ? "" : p->scale > 1 ? "a smaller --scale smaller tiles"
+                                                              : "a smaller --display smaller tiles";
+        const char *ways[3] = {heads, layers, tiles};
+        for (int i = 0, said = 0; i < 3; i++)
+            if (ways[i][0] && (k = strlen(err)) < errlen) {
+                snprintf(err + k, errlen - k, "%s%s", said++ ? ", " : ": ", ways[i]);
+            }
+    }
     return -1;
 }
 

@@ -640,6 +640,17 @@ int cli_closest_words(const char *const *words, const char *word, char *buf, siz
     return closest_names(NULL, 0, words, NULL, word, strlen(word), buf, n);
 }
 
+// --ckpt (or -ckpt, a long flag of one dash: docs/interface.md, section 1), the other commands' way to a
+// checkpoint, given to train, where it was "did you mean --ckpt-every?" (a number of steps, refused
+// next): train's two ways to a checkpoint are named instead. 1 when said.
+static int train_ckpt_refused(const char *command, const char *a, size_t len) {
+    while (len > 0 && *a == '-') { a++; len--; }
+    if (strcmp(command, "train") || len != 4 || strncmp(a, "ckpt", 4)) return 0;
+    cli_error(command, "unknown flag '--ckpt' (train starts from a checkpoint's weights with --init CHECKPOINT, or "
+              "continues its run with --resume RUN; see vitmae train --help)");
+    return 1;
+}
+
 int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags,
               int argc, char **argv, char **positional, int max_positional, int *npositional) {
     int np = 0;
@@ -664,13 +675,7 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
                 cli_error(command, "flag --help takes no value");
                 return CLI_USAGE;
             }
-            // --ckpt, the other commands' way to a checkpoint, was "did you mean --ckpt-every?" (a number
-            // of steps): train's ways to a checkpoint are named instead.
-            if (!f && !strcmp(command, "train") && len == 6 && !strncmp(a, "--ckpt", 6)) {
-                cli_error(command, "unknown flag '--ckpt' (train starts from a checkpoint's weights with --init "
-                          "CHECKPOINT, or continues its run with --resume RUN; see vitmae train --help)");
-                return CLI_USAGE;
-            }
+            if (!f && train_ckpt_refused(command, a, len)) return CLI_USAGE;
             if (!f) {
                 char near[512];
                 if (closest_flags(flags, nflags, NULL, a, len, near, sizeof near))
@@ -719,6 +724,7 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
         // taken for an argument; a word of one dash near no flag (-x) stays one (docs/interface.md, section 1).
         if (!only_positional && a[0] == '-' && a[1] && a[1] != '-') {
             size_t len = strcspn(a, "=");
+            if (train_ckpt_refused(command, a, len)) return CLI_USAGE;   // -ckpt, read as --ckpt
             char near[512];
             int close = closest_flags(flags, nflags, NULL, a, len, near, sizeof near);
             if (close) {

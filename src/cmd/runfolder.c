@@ -717,7 +717,14 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
     }
     char own[64];
     folder_run_id(arg, own, sizeof own);
-    if (!strcmp(own, RUN_ID_MIXED))   // no record of which run is the folder's: none advised
+    const char *kind = run_folder_kind(arg);   // the other command's run: its advice would be refused next
+    int other = kind && strcmp(kind, cmd);
+    if (other)
+        snprintf(err, errlen, "%s --resume %s: the folder holds a %s run, not a %s one (continue it with vitmae %s "
+                 "--resume %s, which says what its missing checkpoint.safetensors leaves)", cmd, arg,
+                 strcmp(kind, "train") ? "fine-tuning" : "pretraining", strcmp(cmd, "train") ? "fine-tuning" : "pretraining",
+                 kind, arg);
+    else if (!strcmp(own, RUN_ID_MIXED))   // no record of which run is the folder's: none advised
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder, and its snapshots are of more "
                  "than one run (their run_ids differ); continue the one you mean in a folder of its own: --resume "
                  "%s/checkpoint-N.safetensors --out DIR", cmd, arg, arg);
@@ -727,8 +734,9 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         // checkpoint.safetensors back (--ckpt RUN and info RUN went on failing after the advice).
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; its newest snapshot, %s, is "
                  "the finished run's last step: pass that file where a checkpoint is asked for, or give the folder "
-                 "its checkpoint back with: ln %s %s/checkpoint.safetensors%s", cmd, arg, path, path, arg,
-                 strcmp(cmd, "train") ? "" : " (--resume with --steps N, more than its steps, extends the run)");
+                 "its checkpoint back with: ln %s %s/checkpoint.safetensors%s%s%s", cmd, arg, path, path, arg,
+                 strcmp(cmd, "train") ? "" : " (train --resume ", strcmp(cmd, "train") ? "" : path,
+                 strcmp(cmd, "train") ? "" : " --steps N, more than its steps, extends the run)");
     else if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot%s "
                  "with --resume %s/checkpoint-%ld.safetensors%s", cmd, arg,
@@ -1002,12 +1010,17 @@ static const char stop_said_int[] = STOP_SAID("SIGINT") CTRL_C_AGAIN;
 static const char stop_said_int_early[] = STOP_SAID_EARLY("SIGINT") CTRL_C_AGAIN;
 static const char stop_said_at_once[] =
     "vitmae: SIGINT again: stopped at once without saving (the steps since the last checkpoint are lost)\n";
+// ... where the run has no checkpoint yet (none saved in this run, nor resumed from): "the last
+// checkpoint" was one the folder does not hold.
+static const char stop_said_at_once_none[] =
+    "vitmae: SIGINT again: stopped at once without saving (no checkpoint was saved yet: the steps run are lost)\n";
 // Before the first step (the folder still scanned, the model still loading) no step has run to lose.
 static const char stop_said_before_steps[] = "vitmae: SIGINT again: stopped at once, before the first step: nothing saved\n";
 // After the stop's checkpoint is saved (config.json, curves.png still being written) nothing is lost.
 static const char stop_said_after_save[] = "vitmae: SIGINT again: stopped at once; the checkpoint was saved\n";
 volatile sig_atomic_t run_steps_begun = 0;
 volatile sig_atomic_t run_saved = 0;
+volatile sig_atomic_t run_checkpointed = 0;
 static int stderr_on_terminal = 0;
 // A stop signal taken (the first: its line said, the run stopping), and the first's line written (or
 // none to write). A signal goes to any thread that does not block it, so two Ctrl-Cs at once land on
@@ -1035,7 +1048,8 @@ static void on_stop_signal(int sig) {
         struct timespec ms = {0, 1000000};
         for (int i = 0; i < 100 && !stop_line_said; i++) nanosleep(&ms, NULL);
         if (run_saved) say_on_stderr(stop_said_after_save, sizeof stop_said_after_save - 1);
-        else if (run_steps_begun) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
+        else if (run_steps_begun && run_checkpointed) say_on_stderr(stop_said_at_once, sizeof stop_said_at_once - 1);
+        else if (run_steps_begun) say_on_stderr(stop_said_at_once_none, sizeof stop_said_at_once_none - 1);
         else say_on_stderr(stop_said_before_steps, sizeof stop_said_before_steps - 1);
         // Ends the process by SIGINT (exit 130), its temporary files removed first (io/files.h): a store
         // file or a checkpoint's link being written would stay, and nothing removes a store's.

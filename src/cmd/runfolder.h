@@ -573,6 +573,9 @@ extern volatile sig_atomic_t run_steps_begun;
 // Set by train and finetune once a stop's (or the end's) checkpoint is saved: a second Ctrl-C during
 // what follows (config.json, curves.png redrawn) says the checkpoint is saved, not that steps are lost.
 extern volatile sig_atomic_t run_saved;
+// Set by train and finetune while the run has a checkpoint (resumed from one, or a periodic one saved):
+// a second Ctrl-C says the steps since it are lost, else that none was saved yet.
+extern volatile sig_atomic_t run_checkpointed;
 void run_catch_stop_signals(void);
 int run_stop_signal(int i);
 // Test hook: VITMAE_FAULT_STOP_IN_SETUP=POINT raises SIGUSR1 at that point, as a scheduler's early

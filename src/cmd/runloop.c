@@ -72,6 +72,7 @@ int run_loop(const RunLoop *L) {
     // The looks leave a moment before each save: a folder put at the name then would have taken the
     // checkpoint. None is made there (io/files.h): the save fails, and the look after it says why.
     if (home) file_guard_folder(L->run_dir, home);
+    run_checkpointed = first_step > 0;   // a resumed run's checkpoint is there
     if (*L->step == 0) {   // the model before any step (finetune's: a new head): where the curves start
         MetricsRow row = {.step = 0, .epoch = 0.0, .lr = lr_at(0, L->total_steps, L->warmup, L->lr, L->min_lr),
                           .loss = NAN, .val_loss = NAN, .val_psnr = NAN, .img_per_s = NAN, .elapsed_s = 0.0};
@@ -172,6 +173,7 @@ int run_loop(const RunLoop *L) {
             if (!gone && saved && run_folder_gone(L->run_dir, home, resumable, err, sizeof err)) saved = -1;
             else if (!gone && saved == -1) kept_note(L, saved_at, err, sizeof err);
             if (rank0 && saved != -1) saved_at = *L->step;   // saved (what follows it may have failed)
+            if (saved != -1) run_checkpointed = 1;
             if (saved) rc = cli_report(L->cmd, err, 1);   // the periodic checkpoint's, or config.json's
             if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
