@@ -426,6 +426,10 @@ moved_mid_run $! "$dir/rvmove" "$dir/vmoving" "$dir/vmoved"
 t "--val folder moved mid-run: exit 1, its line, nothing skipped ($(head -c 400 "$dir/rvmove.err"))" \
   '[ $rc -eq 1 ] && [ "$(grep "vmoving" "$dir/rvmove.err")" = "vitmae: train: $dir/vmoving: the validation folder (--val) is gone (moved or deleted during the run)" ] &&
    grep -q "^vitmae: saved $dir/rvmove/checkpoint.safetensors at step" "$dir/rvmove.err"'
+# ... and that saved line asks for --val, as the resume will (it said "continue with --resume RUN", which
+# is refused next: "the run's validation folder ... is gone; pass --val DIR").
+t "--val folder moved mid-run: the saved line's way names --val ($(grep "^vitmae: saved" "$dir/rvmove.err"))" \
+  'grep -q "^vitmae: saved $dir/rvmove/checkpoint.safetensors at step [0-9]* of 1000000 (continue with --resume $dir/rvmove --val DIR, DIR where the validation folder is now)$" "$dir/rvmove.err"'
 "$VITMAE" train --resume "$dir/rvmove" --val "$dir/vmoved" --steps $(($(saved_step "$dir/rvmove/checkpoint.safetensors") + 1)) \
   --threads 2 > /dev/null 2>&1; rc=$?
 t "--val folder moved mid-run: the run resumes with --val at its new place" '[ $rc -eq 0 ]'

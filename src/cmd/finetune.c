@@ -1702,7 +1702,7 @@ int cmd_finetune(int argc, char **argv) {
                  .ckpt_every = r->ckpt_every, .sample_every = 0, .batch = r->batch, .epochs = &r->epochs, .lr = r->lr,
                  .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
                  .prefetch = t->a.lf.prefetch, .store_min_free_mb = t->a.lf.store_min_free_mb, .ds = &t->ds,
-                 .gr = &t->gr, .notes = &t->notes, .gone_dirs = t->gone_dirs, .gone_len = sizeof t->gone_dirs,
+                 .data_dir = r->data, .val_dir = r->val, .gr = &t->gr, .notes = &t->notes, .gone_dirs = t->gone_dirs, .gone_len = sizeof t->gone_dirs,
                  .broken_said = broken_said,
                  .queue = queue_ahead, .inputs = finetune_inputs, .gradient = finetune_gradient,
                  .update = finetune_update, .outputs = finetune_outputs, .say_validation = say_validation,

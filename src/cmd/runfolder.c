@@ -1333,10 +1333,17 @@ static void last_good_checkpoint(char *out, size_t n, const char *ckpt_path) {
              written ? ckpt_path : "");
 }
 
-void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long step, long total_steps) {
+void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long step, long total_steps, const char *data,
+                             const char *val) {
+    // A folder the resume would refuse as gone (it was refused so, the line's advice followed as said).
+    struct stat st;
+    int no_data = data && data[0] && stat(data, &st) != 0, no_val = val && val[0] && stat(val, &st) != 0;
     if (step < total_steps)
-        cli_message("saved %s at step %ld of %ld (continue with --resume %s)", ckpt_path, step, total_steps,
-                    run_dir);
+        cli_message("saved %s at step %ld of %ld (continue with --resume %s%s%s%s)", ckpt_path, step, total_steps,
+                    run_dir, no_data ? " --data DIR" : "", no_val ? " --val DIR" : "",
+                    no_data && no_val ? ", each DIR where that folder is now"
+                    : no_data ? ", DIR where the data folder is now"
+                    : no_val ? ", DIR where the validation folder is now" : "");
     else
         cli_message("saved %s at step %ld, the run's last", ckpt_path, step);
 }

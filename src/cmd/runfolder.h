@@ -457,8 +457,11 @@ int    run_epochs_from_json(const cJSON *state, long step, RunEpochs *e, char *e
 void run_nonfinite_loss_message(char *msg, size_t n, double loss, long step, double lr, const char *ckpt_path);
 // After a step's outputs failed (its validation, metrics row or pictures) and its checkpoint was saved
 // at ckpt_path all the same: the line that says so on stderr, "saved PATH at step S of N (continue with
-// --resume DIR)", or "saved PATH at step N, the run's last" (docs/data.md, "Run folders").
-void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long step, long total_steps);
+// --resume DIR)", or "saved PATH at step N, the run's last" (docs/data.md, "Run folders"). data and val
+// (NULL or "": none) are the run's folders as it records them: one gone now (the failure may be its)
+// is asked for, as the resume will ask, "--resume DIR --val DIR2, DIR2 where the validation folder is now".
+void run_saved_after_failure(const char *ckpt_path, const char *run_dir, long step, long total_steps, const char *data,
+                             const char *val);
 // 1 when the run folder run_dir is gone (moved or deleted during the run): stat says ENOENT or ENOTDIR,
 // or it is no folder now, or (home not NULL: the folder as the run found it) another folder has its
 // name; err then replaced by "RUN: the run folder is gone (moved or deleted during the run)", with

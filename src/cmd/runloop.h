@@ -33,6 +33,7 @@ typedef struct {
     int prefetch;        // --prefetch: the steps queued ahead
     long store_min_free_mb;   // --store-min-free: said in the line of a store whose disk reached it
     const Dataset *ds;   // the training set: the wait note's and the end line's counts
+    const char *data_dir, *val_dir;   // the run's folders as it records them (val "": none), for the way on
     GradReduce *gr;      // the step's exchange (notes_here in, notes_any out)
     BrokenNotes *notes;  // the files found broken, shared with rank 0 after an exchange that says so
     char *gone_dirs;     // the folders said gone so far, gone_len bytes (run_broken_share)

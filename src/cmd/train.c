@@ -1181,7 +1181,7 @@ int cmd_train(int argc, char **argv) {
                  .sample_every = r->sample_every, .batch = r->batch, .epochs = &r->epochs, .lr = r->lr,
                  .min_lr = r->min_lr, .ckpt_path = t->ckpt_path, .run_dir = t->run_dir, .ld = ld,
                  .prefetch = a.lf.prefetch, .store_min_free_mb = a.lf.store_min_free_mb, .ds = &t->ds, .gr = &t->gr,
-                 .notes = &t->notes, .gone_dirs = t->gone_dirs,
+                 .data_dir = r->data, .val_dir = r->val, .notes = &t->notes, .gone_dirs = t->gone_dirs,
                  .gone_len = sizeof t->gone_dirs, .queue = queue_ahead, .inputs = load_train_batch,
                  .gradient = train_gradient, .update = train_update, .outputs = train_outputs,
                  .say_validation = train_say_validation, .save_checkpoint = train_save_checkpoint,
