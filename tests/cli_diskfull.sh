@@ -165,7 +165,7 @@ if [ -c /dev/full ]; then
     t "$name > /dev/full: exit 1, one line ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: $name: standard output: No space left on device$" "$dir/err"'
   done
   "$VITMAE" --help > /dev/full 2> "$dir/err"; rc=$?
-  t "--help > /dev/full: exit 1 ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && grep -q "^vitmae: standard output: No space left on device$" "$dir/err"'
+  t "--help > /dev/full: exit 1 ($(head -n 1 "$dir/err"))" '[ $rc -eq 1 ] && grep -q "^vitmae: help: standard output: No space left on device$" "$dir/err"'
   "$VITMAE" info "$dir/missing.safetensors" > /dev/full 2> "$dir/err"; rc=$?
   t "a failing command keeps its own exit status ($rc)" '[ $rc -eq 1 ] && grep -q "missing.safetensors" "$dir/err"'
 fi
