@@ -627,7 +627,10 @@ static int attend_one(const Job *job, Mae *m, const Image *photo, const float *v
     // refused before the encoder runs or a picture is allocated (a 900 x 506 photo at --scale 20 took
     // 4.3 GB of displays before its montage was refused, and where they did not fit the run stopped out
     // of memory instead, the images after it not drawn).
-    for (int t = 0; t < ntiles; t++) { layer_of[t] = p->layer_first + t / p->nspec; head_of[t] = p->heads[t % p->nspec]; }
+    for (int t = 0; t < ntiles; t++) {
+        layer_of[t] = p->layer_first + t / p->nspec;
+        head_of[t] = p->heads[t % p->nspec];
+    }
     Montage mo;
     if (display_size(&big, photo, p->display, p->scale, err, errlen) ||
         display_size(&small, photo, p->tile, p->scale, err, errlen) ||
@@ -1141,7 +1144,7 @@ static int refuse_inputs(const char *out_dir, const Written *w, char *const *pat
         // replaced by a folder under --force (docs/interface.md, section 1). What its target holds is
         // safe: "holds the checkpoint --ckpt reads" refused a run that would not touch it.
         struct stat ls;
-        if (folder && lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode)) { j = -1; is_ckpt = 0; continue; }
+        if (folder && lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode)) continue;
         j = folder ? output_input_in(&ids, paths, n, path) : output_input_named(&ids, paths, n, path);
         // ... nor the checkpoint it reads (--force replaced it: the checkpoint destroyed)
         is_ckpt = j < 0 && (folder ? output_path_within(ckpt, path) : output_replaces(path, ckpt));

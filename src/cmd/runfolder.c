@@ -717,18 +717,19 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
     }
     char own[64];
     folder_run_id(arg, own, sizeof own);
+    long newest = snap >= 0 ? newest_snapshot(arg) : -1;   // the folder listed once for the lines below
     const char *kind = run_folder_kind(arg);   // the other command's run: its advice would be refused next
     int other = kind && strcmp(kind, cmd);
     if (other)
         snprintf(err, errlen, "%s --resume %s: the folder holds a %s run, not a %s one (continue it with vitmae %s "
                  "--resume %s, which says what its missing checkpoint.safetensors leaves)", cmd, arg,
-                 strcmp(kind, "train") ? "fine-tuning" : "pretraining", strcmp(cmd, "train") ? "fine-tuning" : "pretraining",
-                 kind, arg);
+                 strcmp(kind, "train") ? "fine-tuning" : "pretraining",
+                 strcmp(cmd, "train") ? "fine-tuning" : "pretraining", kind, arg);
     else if (!strcmp(own, RUN_ID_MIXED))   // no record of which run is the folder's: none advised
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder, and its snapshots are of more "
                  "than one run (their run_ids differ); continue the one you mean in a folder of its own: --resume "
                  "%s/checkpoint-N.safetensors --out DIR", cmd, arg, arg);
-    else if (snap >= 0 && snap == newest_snapshot(arg) &&
+    else if (snap >= 0 && snap == newest &&
              (snprintf(path, sizeof path, "%s/checkpoint-%ld.safetensors", arg, snap), checkpoint_finished(path)))
         // A finished run's: its resume trains nothing and writes nothing, so it gave the folder no
         // checkpoint.safetensors back (--ckpt RUN and info RUN went on failing after the advice).
@@ -740,8 +741,8 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
     else if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot%s "
                  "with --resume %s/checkpoint-%ld.safetensors%s", cmd, arg,
-                 snap == newest_snapshot(arg) ? "" : " within metrics.csv's rows", arg, snap,
-                 snap == newest_snapshot(arg) ? "" : " (a later one would lose the rows between for good)");
+                 snap == newest ? "" : " within metrics.csv's rows", arg, snap,
+                 snap == newest ? "" : " (a later one would lose the rows between for good)");
     else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, names, sizeof names)) {   // a user's own files: no stopped run
         // Its command line again, not this one: --overwrite (and --init) cannot go with --resume, which
         // the advice, added to the command just run, was refused for next.

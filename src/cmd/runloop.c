@@ -46,6 +46,11 @@ static void kept_note(const RunLoop *L, long saved_at, char *err, size_t errlen)
                  L->run_dir);
 }
 
+// The line after a failure whose step's checkpoint was saved all the same (cmd/runfolder.h).
+static void say_saved(const RunLoop *L) {
+    run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps, L->data_dir, L->val_dir);
+}
+
 int run_loop(const RunLoop *L) {
     int rank0 = dist_rank() == 0, stop = 0, stop_saved = 0, rc = 0;
     char err[CLI_ERR_MAX];
@@ -175,7 +180,7 @@ int run_loop(const RunLoop *L) {
             if (rank0 && saved != -1) saved_at = *L->step;   // saved (what follows it may have failed)
             if (saved != -1) run_checkpointed = 1;
             if (saved) rc = cli_report(L->cmd, err, 1);   // the periodic checkpoint's, or config.json's
-            if (saved == SAVED_THEN_FAILED) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps, L->data_dir, L->val_dir);
+            if (saved == SAVED_THEN_FAILED) say_saved(L);
             if ((rc = dist_max_int(rc))) { progress_end(&prog, stdout); break; }
             // A stop asked for while the checkpoint was written (a save takes seconds): that checkpoint is
             // the stop's, at this very step. It took one step more and saved again, which under mpirun
@@ -195,7 +200,7 @@ int run_loop(const RunLoop *L) {
         int saved = save_all(L, err, sizeof err);
         if (saved == -1) kept_note(L, saved_at, err, sizeof err);
         if (saved) cli_report(L->cmd, err, 1);
-        if (saved != -1) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps, L->data_dir, L->val_dir);
+        if (saved != -1) say_saved(L);
     }
     if (rc == 0) {
         if (stop) file_test_gate("VITMAE_FAULT_HOLD_AFTER_STOP");   // tests: a second Ctrl-C before the save
@@ -215,7 +220,7 @@ int run_loop(const RunLoop *L) {
         } else if (rank0 && !stop_saved && L->save_after && L->save_after(L->ctx, err, sizeof err)) {
             gone = run_folder_gone(L->run_dir, home, 1, err, sizeof err);   // the checkpoint went with the folder
             rc = cli_report(L->cmd, err, 1);
-            if (!gone) run_saved_after_failure(L->ckpt_path, L->run_dir, *L->step, L->total_steps, L->data_dir, L->val_dir);
+            if (!gone) say_saved(L);
         } else if (stop && *L->step < L->total_steps) {
             cli_out("interrupted at step %ld of %ld; saved %s (continue with --resume %s)", *L->step, L->total_steps,
                     L->ckpt_path, L->run_dir);

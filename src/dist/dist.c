@@ -896,13 +896,13 @@ static void shared_combine(const GradShared *sh, int N, size_t lo, size_t hi, fl
 // Collective: every rank calls it once the exchange has shown a failure. Reasons compared in their
 // first DIST_REASON_MAX - 1 bytes; out of memory, nothing compared (each says its own).
 #define DIST_REASON_MAX 1024
-static void said_by_lower_rank(const double *all, int *failed_here, const char *err, size_t errlen) {
+static void said_by_lower_rank(const double *all, int *failed_here, const char *err) {
     int N = g_size;
     char *reasons = malloc((size_t)N * DIST_REASON_MAX), mine[DIST_REASON_MAX] = "";
     int ok = reasons != NULL, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);   // every rank gathers, or none
     if (all_ok) {
-        if (*failed_here) snprintf(mine, sizeof mine, "%.*s", (int)(errlen < sizeof mine ? errlen : sizeof mine) - 1, err);
+        if (*failed_here) snprintf(mine, sizeof mine, "%s", err);   // cut to the first DIST_REASON_MAX - 1 bytes
         MPI_Allgather(mine, DIST_REASON_MAX, MPI_CHAR, reasons, DIST_REASON_MAX, MPI_CHAR, MPI_COMM_WORLD);
         for (int r = 0; r < g_rank && *failed_here; r++)
             if (all[4 * r + 1] != 0.0 && !strcmp(reasons + (size_t)r * DIST_REASON_MAX, mine)) *failed_here = 0;
@@ -945,7 +945,7 @@ static int combine(GradReduce *gr, float *grads, int root_apart, double node_los
     }
     *loss = (float)(tree_sum_doubles(rank_loss, N) / gr->groups);
     if (failed_rank >= 0) {
-        if (N > 1 && g_active) said_by_lower_rank(all, failed_here, err, errlen);
+        if (N > 1 && g_active) said_by_lower_rank(all, failed_here, err);
         if (!*failed_here) snprintf(err, errlen, "rank %d failed", failed_rank);
         gr->reduce_s += omp_get_wtime() - t0 - waited;
         return -1;

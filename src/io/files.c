@@ -289,8 +289,6 @@ void file_cleanup_on_stop_signals(void) {
     }
 }
 
-// tmp made: a new file (target NULL: its fd), or a hard link to target (0); -1 with errno set (EEXIST:
-// the name is taken, and what has it is left as it is).
 // file_guard_folder's folder and its identity (guard_dir NULL: none guarded).
 static char *guard_dir;
 static dev_t guard_dev;
@@ -314,6 +312,8 @@ static int guard_refuses(const char *tmp, int at) {
     return !ok || now.st_dev != guard_dev || now.st_ino != guard_ino;
 }
 
+// tmp made: a new file (target NULL: its fd), or a hard link to target (0); -1 with errno set (EEXIST:
+// the name is taken, and what has it is left as it is).
 static int tmp_make(const char *tmp, const char *target) {
     stop_enter();
     // Made in the folder held for the cleanup (openat, linkat), so that the file is where the cleanup
