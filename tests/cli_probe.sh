@@ -225,6 +225,11 @@ bad "embed --out x.bin" 2 ".npy" embed --ckpt "$ck" --out "$tmp/x.bin" "$tmp/tra
 bad "embed --out DIR/.npy" 2 "^vitmae: embed --out: '$tmp/.npy' has no name before .npy: give one, such as feats.npy (FEATS.txt is written beside it)$" embed --ckpt "$ck" --out "$tmp/.npy" "$tmp/train"
 bad "embed --out .npy" 2 "^vitmae: embed --out: '.npy' has no name before .npy: give one, such as feats.npy (FEATS.txt is written beside it)$" embed --ckpt "$ck" --out ".npy" "$tmp/train"
 t "embed --out DIR/.npy: nothing written" '[ ! -e "$tmp/.npy" ] && [ ! -e "$tmp/.txt" ]'
+# A name ending in '/' names a folder: `--out feats.npy/` wrote the file feats.npy (the '/' cleaned away
+# as from any path) where the user said a folder; it is a usage error, and nothing is written.
+bad "embed --out FEATS.npy/" 2 "^vitmae: embed --out: '$tmp/slash.npy/' ends in '/', a folder: a file name goes here, such as FEATS.npy$" \
+  embed --ckpt "$ck" --out "$tmp/slash.npy/" "$tmp/train"
+t "embed --out FEATS.npy/: nothing written" '[ ! -e "$tmp/slash.npy" ] && [ ! -e "$tmp/slash.txt" ]'
 # FEATS.npy a symbolic link to nothing: "already exists" of a path that names nothing read as a
 # contradiction; the line says what is there, and --force replaces the link, never its target.
 ln -s "$tmp/gone/f.npy" "$tmp/dang.npy"

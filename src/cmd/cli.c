@@ -487,8 +487,13 @@ static int set_value(const char *command, Flag *f, const char *v) {
     }
     case FLAG_STR:
     case FLAG_PATH:
+    case FLAG_FILE:
         if (!*v) { cli_error(what, "empty value"); return CLI_USAGE; }
-        if (f->type == FLAG_PATH) cli_clean_path((char *)v);   // v points into argv, which is ours to change
+        if (f->type == FLAG_FILE && v[strlen(v) - 1] == '/') {   // `--out feats.npy/` wrote the file feats.npy
+            cli_error(what, "'%s' ends in '/', a folder: a file name goes here, such as %s", utf8_clip(word, v), f->metavar);
+            return CLI_USAGE;
+        }
+        if (f->type != FLAG_STR) cli_clean_path((char *)v);   // v points into argv, which is ours to change
         *(const char **)f->dst = v;
         return CLI_OK;
     case FLAG_CHOICE:
@@ -710,7 +715,7 @@ int cli_parse(const char *command, const char *synopsis, Flag *flags, int nflags
             } else if (!eq && v[0] == '-' && v[1] == '-') what = "looks like a flag";
             if (what) {
                 const char *w = utf8_clip(word, v), *named = strcmp(w, v) ? "NAME" : w;
-                if (f->type == FLAG_PATH)
+                if (f->type == FLAG_PATH || f->type == FLAG_FILE)
                     cli_error(command, "flag %s needs a value (the next argument, %s, %s; a path so named is "
                               "written %s=%s or %s ./%s)", name, w, what, name, named, name, named);
                 else cli_error(command, "flag %s needs a value (the next argument, %s, %s)", name, w, what);

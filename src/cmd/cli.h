@@ -9,7 +9,9 @@
 #include "data/dataset.h"
 
 // FLAG_PATH: a file or folder name, a string written back clean (cli_clean_path) into argv.
-typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_BOOL, FLAG_CHOICE, FLAG_DOUBLE } FlagType;
+// FLAG_FILE: a FLAG_PATH that names a file the command writes (embed --out): one ending in '/' names a
+// folder, a usage error, rather than a file written under the name with its '/' cleaned away.
+typedef enum { FLAG_INT, FLAG_LONG, FLAG_FLOAT, FLAG_STR, FLAG_PATH, FLAG_FILE, FLAG_BOOL, FLAG_CHOICE, FLAG_DOUBLE } FlagType;
 
 typedef struct {
     const char *name;      // "--batch"
