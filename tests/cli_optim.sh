@@ -64,6 +64,23 @@ train onewarm --steps 1 --warmup-steps 3 --lr 0.01
 t "--warmup-steps 3 of --steps 1: the warning ($(grep warning "$dir/onewarm.log"))" \
   'grep -qx "vitmae: warning: --warmup-steps 3 is not shorter than the run.s 1 step: its one step runs at learning rate 0 and trains nothing (--warmup-steps 0 trains it at 1\.000e-02)" "$dir/onewarm.log" &&
    [ "$(grep -c "warmup-steps" "$dir/onewarm.log")" -eq 1 ]'
+# A resume shortened to a total within the run's warm-up keeps the warm-up (MAE's lr_sched: the rate
+# rises until --warmup-steps, then the half-cosine): its warning named "--warmup-steps 6", a flag the
+# resume was not given (and refuses at another value); it names the run's warm-up and the total past it.
+# Past the warm-up, the shortened schedule's half-cosine from the resumed step on (docs/interface.md,
+# section 9): the row of step 9 holds 0-based step 8's rate, halfway down (8 - 6 of 10 - 6), step 10's
+# three quarters (0.01 x (1 + cos(3 pi / 4)) / 2).
+train wlong --steps 20 --warmup-steps 6 --lr 0.01 --log-every 1 --ckpt-every 2 --keep 10
+"$VITMAE" train --resume "$dir/wlong/checkpoint-2.safetensors" --steps 4 --out "$dir/wshort" > "$dir/wshort.log" 2>&1; rc=$?
+t "a resume shortened within the warm-up: the warning names the run's warm-up ($rc: $(grep warning "$dir/wshort.log"))" \
+  '[ $rc -eq 0 ] && grep -qx "vitmae: warning: the run.s warm-up of 6 steps (--warmup-steps, kept by a resume) is not shorter than its 4 steps now: the learning rate rises at every step and never reaches its peak 1\.000e-02 (--steps 7 or more reaches it)" "$dir/wshort.log" &&
+   [ "$(grep -c "warning:.*warm-up" "$dir/wshort.log")" -eq 1 ]'
+t "a resume shortened within the warm-up: the rate still rises (steps 3, 4: 0.01 x 2/6, 3/6)" \
+  'LC_ALL=C awk -F, '"'"'$1 == 3 { a = $3 } $1 == 4 { b = $3 } END { exit !(a > 0.003333 && a < 0.003334 && b > 0.004999 && b < 0.005001) }'"'"' "$dir/wshort/metrics.csv"'
+"$VITMAE" train --resume "$dir/wlong/checkpoint-8.safetensors" --steps 10 --out "$dir/wpast" > "$dir/wpast.log" 2>&1; rc=$?
+t "a resume shortened past the warm-up: no warm-up warning, the shorter half-cosine (step 9 at 0.005, 10 at 0.0014645) ($rc)" \
+  '[ $rc -eq 0 ] && ! grep -q "warning:.*warm-up" "$dir/wpast.log" &&
+   LC_ALL=C awk -F, '"'"'$1 == 9 { a = $3 } $1 == 10 { b = $3 } END { exit !(a > 0.004999 && a < 0.005001 && b > 0.0014644 && b < 0.0014646) }'"'"' "$dir/wpast/metrics.csv"'
 # lr = blr * batch / 256 beyond 10 (--blr 10 --batch 512: 20), the most --lr takes: the checkpoint's reader
 # took --lr's range, and the run could not be resumed ('lr' missing or out of range).
 train bigblr --steps 1 --blr 10 --batch 512

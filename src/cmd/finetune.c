@@ -1416,7 +1416,7 @@ static int setup(FineTune *t, Flag *flags, int nflags) {
         // a larger one is not offered: the two lines gave opposite advice.
         run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n - t->ds.nroot, "the validation loss and top-1", !t->untrained[0],
                          t->resuming[0] != 0);
-    if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
+    if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr, t->resuming[0] != 0);
     if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0 && t->val_dir) output_warn_overlap("--data", t->data_dir, "--val", t->val_dir, "train");
     if (rank == 0) run_warn_small(&t->ds, t->data_dir, t->S);

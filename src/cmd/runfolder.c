@@ -1567,8 +1567,21 @@ void run_warn_batch_repeats(int batch, int ntrain) {
                 "average", batch, ntrain, ntrain == 1 ? "" : "s", (double)batch / ntrain);
 }
 
-void run_warn_long_warmup(long warmup, long total_steps, double lr) {
+void run_warn_long_warmup(long warmup, long total_steps, double lr, int resuming) {
     if (warmup < total_steps) return;
+    // A resume keeps the run's warm-up (--warmup-steps is refused at another value) and was told of no
+    // --warmup-steps when the default set it: the line names the run's, and the total that gets past it.
+    if (resuming) {
+        if (total_steps == 1)
+            cli_message("warning: the run's warm-up of %ld step%s (--warmup-steps, kept by a resume) is not shorter than "
+                        "its 1 step now: its one step runs at learning rate 0 and trains nothing (--steps %ld or more "
+                        "reaches the peak %.3e)", warmup, warmup == 1 ? "" : "s", warmup + 1, lr);
+        else
+            cli_message("warning: the run's warm-up of %ld step%s (--warmup-steps, kept by a resume) is not shorter than "
+                        "its %ld steps now: the learning rate rises at every step and never reaches its peak %.3e "
+                        "(--steps %ld or more reaches it)", warmup, warmup == 1 ? "" : "s", total_steps, lr, warmup + 1);
+        return;
+    }
     // A 1-step run warms up only when --warmup-steps says so (warmup_default gives it none), and then its
     // one step runs at rate 0 (lr_at): the user asked for a step of training and gets none.
     if (total_steps == 1) {

@@ -137,7 +137,7 @@ void run_warn_batch_repeats(int batch, int ntrain);
 // The warning of a warm-up that lasts the whole run (--warmup-steps at or past --steps): the rate rises
 // at every step and never reaches the lr the start line shows, or, in a 1-step run, the one step runs at
 // rate 0 (docs/interface.md, section 3). train's and finetune's; said by the caller's rank 0.
-void run_warn_long_warmup(long warmup, long total_steps, double lr);
+void run_warn_long_warmup(long warmup, long total_steps, double lr, int resuming);
 // The warning of images less than half the view on their shorter side (docs/data.md, "Working images"):
 // every view of one is enlarged more than twice to img x img, so it trains on blurred pixels. One line for them all, the
 // count and the smallest named; none when every image is large enough. dir: the folder as the user

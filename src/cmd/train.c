@@ -945,7 +945,7 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     if (rank == 0 && t->rs.val[0]) output_warn_overlap("--data", data, "--val", a->val ? a->val : t->rs.val, "train");
     if (t->vds == &t->ds && rank == 0)
         run_warn_few_val(t->nval, t->rs.val_frac, t->ds.n, "the validation loss", 1, t->resuming[0] != 0);
-    if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr);
+    if (rank == 0) run_warn_long_warmup(t->rs.warmup, t->rs.total_steps, t->rs.lr, t->resuming[0] != 0);
     if (rank == 0) run_warn_batch_repeats(t->rs.batch, t->ntrain);
     if (rank == 0) run_warn_small(&t->ds, data, t->S);
     // (--val the --data folder itself: its images warned of once, the same line twice before)
