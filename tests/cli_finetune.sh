@@ -202,12 +202,20 @@ t "resumed run equals the uninterrupted one" 'same_weights "$dir/t2/checkpoint.s
   "$VITMAE_TOOLS/synth" "$dir/epm" --count 15 --size 16 --classes 3 --seed 12 > /dev/null
 "$VITMAE" finetune --from-scratch $model --data "$dir/epd" --batch 4 --steps 4 --ckpt-every 2 --log-every 1 --val-frac 0 \
   --threads 2 --out "$dir/ep" > /dev/null 2>&1
+"$VITMAE" finetune --from-scratch $model --data "$dir/epd" --batch 4 --epochs 4 --ckpt-every 1 --keep 3 --val-frac 0 \
+  --threads 2 --out "$dir/ep4" > /dev/null 2>&1
 for f in "$dir"/epm/*/*.png; do cp "$f" "$dir/epd/$(basename "$(dirname "$f")")/more-$(basename "$f")"; done
 "$VITMAE" finetune --resume "$dir/ep/checkpoint-2.safetensors" --out "$dir/epr" > /dev/null 2>&1; rc=$?
+# The run's own --epochs 4 (3 steps of 3 images) on 18 images now ends elsewhere (at step 1 + 12, as the
+# epoch column counts from 4/3 on): it was "--epochs 4 cannot change when a run resumes (this run's is
+# --steps 3)", the user's unchanged flag called a change; the line says why, and that leaving it out goes on.
+"$VITMAE" finetune --resume "$dir/ep4/checkpoint-1.safetensors" --epochs 4 --out "$dir/ep4r" > /dev/null 2> "$dir/err"; rc4=$?
+t "images added, the run's own --epochs on resume: the line says it ends elsewhere now ($rc4: $(cat "$dir/err"))" \
+  '[ $rc4 -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --epochs 4 would end at step 13 on the 18 training images now (their count changed since the run started), not at the run'"'"'s last, 3: a fine-tuning run keeps its steps; leave --epochs out to go on to step 3, or start a new run with --from-scratch for another" ] && [ ! -e "$dir/ep4r" ]'
 t "images added before a resume: the epoch goes on from the checkpoint's, batch / 18 a step ($(cut -d, -f1-2 "$dir/epr/metrics.csv" | tr '\n' ' '))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/epr/metrics.csv")" -eq 3 ] && awk -F, "NR > 1 {
      d = \$2 - (8 / 3 + (\$1 - 2) * 4 / 18); if (d > 1e-12 || d < -1e-12 || \$2 < last) bad = 1; last = \$2 } END { exit bad }" "$dir/epr/metrics.csv"'
-rm -rf "$dir/epd" "$dir/epm" "$dir/ep" "$dir/epr"
+rm -rf "$dir/epd" "$dir/epm" "$dir/ep" "$dir/epr" "$dir/ep4"
 # Mixup and CutMix (docs/encoder.md, "Mixup and CutMix"): said in the start line; 1 thread and 2 as a team
 # bitwise the same; a snapshot resumed ends bitwise as the run; the mixing changes the run (flags not
 # ignored); --mixup 0 --cutmix 0 is the run without them; a resume refuses another --cutmix.
@@ -626,11 +634,20 @@ t "a run from scratch resumed given its own --channels auto --pixel-norm dataset
   '[ $rc -eq 0 ] && same_weights "$dir/fs/checkpoint.safetensors" "$dir/fs2/checkpoint.safetensors"'
 "$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --pixel-norm none --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
 t "a run from scratch resumed given --pixel-norm none: refused naming both ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune --resume: --pixel-norm none cannot change when a run resumes (this run.s is mean (.*), std (.*)); start a new run with --ckpt for another$" "$dir/err" && [ ! -e "$dir/fs3" ]'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: finetune --resume: --pixel-norm none cannot change when a run resumes (this run.s is mean (.*), std (.*)); start a new run with --from-scratch for another$" "$dir/err" && [ ! -e "$dir/fs3" ]'
 "$VITMAE_TOOLS/synth" "$dir/greycls" --count 30 --size 16 --classes 3 --seed 3 --grey > /dev/null
 "$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --data "$dir/greycls" --channels auto --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
 t "a run from scratch resumed on grey images given --channels auto: refused naming both ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --channels auto (1 for these images) cannot change when a run resumes (this run'"'"'s is 3); start a new run with --ckpt for another" ] && [ ! -e "$dir/fs3" ]'
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --channels auto (1 for these images) cannot change when a run resumes (this run'"'"'s is 3); start a new run with --from-scratch for another" ] && [ ! -e "$dir/fs3" ]'
+# The way on names what works: a run from scratch has no --ckpt to start again from (every refusal
+# said "start a new run with --ckpt"), and a --ckpt run's model is the checkpoint's, which a new --ckpt
+# run refuses to change too ("--channels 3 disagrees with the checkpoint's 1").
+"$VITMAE" finetune --resume "$dir/fs/checkpoint-2.safetensors" --lr 0.5 --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
+t "a run from scratch resumed given another --lr: the way is --from-scratch ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --lr 0.5 cannot change when a run resumes (this run'"'"'s is 0.002); start a new run with --from-scratch for another" ] && [ ! -e "$dir/fs3" ]'
+"$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --dim 64 --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
+t "a --ckpt run resumed given another --dim: the way says the model is the checkpoint's ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: finetune --resume: --dim 64 cannot change when a run resumes (this run.s is [0-9]*); the model is the --ckpt checkpoint.s: another needs a checkpoint of that model, or --from-scratch" "$dir/err" && [ ! -e "$dir/fs3" ]'
 # With --ckpt, --channels auto is the checkpoint's whatever the images: a --ckpt run resumed so is its own.
 "$VITMAE" finetune --resume "$dir/t2" --data "$dir/greycls" --channels auto > "$dir/out" 2> "$dir/err"; rc=$?
 t "a --ckpt run resumed on grey images given --channels auto: its own, not refused ($rc: $(cat "$dir/err"))" \

@@ -800,6 +800,10 @@ deep="$tmp/meet/$(awk 'BEGIN { for (i = 0; i < 1500; i++) printf "a/"; print "a"
 t "reconstruct --out 1500 missing folders deep in its input folder: exit 2, one line ($rc)" \
   '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "is inside the input folder $tmp/meet: " "$tmp/meet.err"'
 t "... nothing written there" '[ "$(ls "$tmp/meet")" = a.png ]'
+# The default folder, ./recon, inside the input folder: the line named --out, which was not given.
+(cd "$tmp/meet" && "$VITMAE" reconstruct --ckpt "$tmp/const.st" . > /dev/null 2> "$tmp/meet.err"); rc=$?
+t "reconstruct . in its input folder without --out: the default folder named so ($rc: $(cat "$tmp/meet.err"))" \
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$tmp/meet.err")" -eq 1 ] && grep -q "^vitmae: reconstruct: the default output folder recon is inside the input folder \.: .*choose an --out folder outside it$" "$tmp/meet.err" && [ "$(ls "$tmp/meet")" = a.png ]'
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/meet" "$tmp/meet/a.png" > /dev/null 2>&1; rc=$?
 t "an input file beside --out is fine" '[ $rc -eq 0 ] && [ -s "$tmp/meet/a.recon.png" ]'
 # An output that is one of the inputs (a's panel meet/a.recon.png, given as an input too; also

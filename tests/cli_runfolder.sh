@@ -720,6 +720,17 @@ t "images added before a resume: the epoch goes on from the checkpoint's, batch 
 t "... and a resume on the same images after it keeps the stretch: the same epochs, bitwise ($(cut -d, -f1-2 "$dir/ep/r2/metrics.csv" | tr '\n' ' '))" \
   '[ "$(cut -d, -f1-2 "$dir/ep/r/metrics.csv")" = "$(cut -d, -f1-2 "$dir/ep/r2/metrics.csv")" ] &&
    grep -q "\"epoch_from_step\":[[:space:]]*2," "$dir/ep/r2/config.json"'
+# --epochs E of such a resume counts as that column does, from the run's start: --epochs 4 of r (epoch
+# 8/3 + 2 x 4/18 = 3.11 at step 4) ends at step 8, epoch 4 (4 x 18 / 4 steps from step 0 ran it to step
+# 18, epoch 6.2); --epochs 2.5, not past 3.11, is refused saying so (it went on to step 12, epoch 4.9).
+"$VITMAE" train --resume "$dir/ep/r" --epochs 2.5 --threads 2 > /dev/null 2> "$dir/err"; rc=$?
+t "images added, --epochs 2.5 of a run at epoch 3.11: refused, saying the epoch ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: the run is at epoch 3.11 (step 4); --epochs 2.5 is not past it: --epochs counts the passes from the run'"'"'s start, as metrics.csv'"'"'s epoch column does" ] &&
+   [ "$(tail -n 1 "$dir/ep/r/metrics.csv" | cut -d, -f1)" = 4 ]'
+"$VITMAE" train --resume "$dir/ep/r" --epochs 4 --threads 2 > "$dir/out" 2>&1; rc=$?
+t "images added, --epochs 4: the run ends where its epoch column reaches 4, at step 8 ($rc: $(tail -n 1 "$dir/ep/r/metrics.csv" | cut -d, -f1-2))" \
+  '[ $rc -eq 0 ] && grep -q "^the run goes on to step 8 (was 4)" "$dir/out" &&
+   tail -n 1 "$dir/ep/r/metrics.csv" | awk -F, "{ d = \$2 - 4; exit !(\$1 == 8 && d < 1e-12 && d > -1e-12) }"'
 rm -rf "$dir/ep"
 
 # --max-pixels decides which images are usable, so the run keeps it: a plain resume of a run started with
@@ -1036,7 +1047,10 @@ t "train --data . without --out: the default run folder refused ($rc: $(cat "$di
 meet_refused "finetune --out inside --data" "finetune --out: $dir/meet/ft is inside the data folder $dir/meet: the run's curves.png" \
   finetune --from-scratch $meet --data "$dir/meet" --out "$dir/meet/ft"
 "$VITMAE" train $meet --data "$dir/meet" --out "$dir/mrun" > /dev/null 2>&1
-meet_refused "train --resume RUN --data RUN" "train --resume: $dir/mrun is the same folder as the data folder .*; move the run folder out of it, then resume it there$" train --resume "$dir/mrun" --data "$dir/mrun"
+# A folder cannot move out of itself ("move the run folder out of it, then resume it there"): --data
+# RUN, a slip for the images' folder, is asked for that folder; one inside the images still moves out.
+meet_refused "train --resume RUN --data RUN" "train --resume: $dir/mrun is the same folder as the data folder .*; give the folder of the images with --data DIR$" train --resume "$dir/mrun" --data "$dir/mrun"
+meet_refused "train --resume RUN --data PARENT" "train --resume: $dir/mrun is inside the data folder $dir: .*; move the run folder out of it, then resume it there$" train --resume "$dir/mrun" --data "$dir"
 cp -r "$dir/meet" "$dir/mrun/imgs"
 meet_refused "train --out RUN --overwrite, --data inside RUN" "train --out: $dir/mrun holds the data folder $dir/mrun/imgs (--overwrite would move it away" \
   train $meet --data "$dir/mrun/imgs" --out "$dir/mrun" --overwrite

@@ -1239,7 +1239,7 @@ int cmd_attention(int argc, char **argv) {
         cli_error("attention --seed", "draws the mask of --mask-ratio R; without a ratio above 0 nothing is masked");
         goto out;
     }
-    if (output_refuse_inside_inputs("attention --out", out_dir, inputs, ninputs)) goto out;
+    if (output_refuse_inside_inputs("attention", out_dir, cli_flag(flags, nflags, "--out")->seen, inputs, ninputs)) goto out;
     if (scale && cli_flag(flags, nflags, "--display")->seen) {   // one of the two sizes is drawn, as in reconstruct
         cli_error("attention --scale", "give --scale K or --display N, not both");
         goto out;

@@ -58,8 +58,6 @@
 #define SALT_DROP 0x66742d64726f7031ull
 #define FT_BETA1 0.9f     // torch.optim.AdamW's defaults, as MAE's main_finetune
 #define FT_BETA2 0.999f
-// The way on for a flag of the recipe given with --resume at another value than the run's.
-#define RESUME_WAY "start a new run with --ckpt for another"
 #define CROP_SCALE_MIN 0.01   // --crop-scale's range is [CROP_SCALE_MIN, 1]
 #define MODEL_EMA_DECAY 0.9998   // timm's --model-ema-decay
 
@@ -104,6 +102,16 @@ typedef struct {
     long max_pixels;   // as train's: --max-pixels, kept by a resume that does not give it; 0: the default
     RunEpochs epochs;  // as train's: a metrics row's epoch, counted over each stretch's images
 } FtState;
+
+// The way on for a flag given with --resume at another value than the run's. A run from scratch has no
+// --ckpt to start again from; a model flag (the sizes, --channels, --pixel-norm) of a run from a --ckpt is
+// the checkpoint's, which a new --ckpt run refuses to change too ("start a new run with --ckpt" led to
+// "--channels 3 disagrees with the checkpoint's 1").
+static const char *resume_way(const FtState *r, int model) {
+    if (!strcmp(r->init, "scratch")) return "start a new run with --from-scratch for another";
+    return model ? "the model is the --ckpt checkpoint's: another needs a checkpoint of that model, or --from-scratch"
+                 : "start a new run with --ckpt for another";
+}
 
 typedef struct FineTune FineTune;
 
@@ -1076,7 +1084,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                              c->in_chans);
         int same_preset = p.embed_dim == c->embed_dim && p.depth == c->depth && p.num_heads == c->num_heads &&
                           p.mlp_ratio == c->mlp_ratio;
-        const char *way = RESUME_WAY, *pos = c->pos_learned ? "learned" : "fixed";
+        const char *way = resume_way(r, 0), *pos = c->pos_learned ? "learned" : "fixed";
         // --blr and --epochs give the run's --lr and --steps when they work out to them, as in a new run
         char blr[32], lr[40], epochs[32], steps[40], frac[32];
         run_value_text(blr, sizeof blr, a->blr, 1);
@@ -1087,8 +1095,19 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         run_value_text(frac, sizeof frac, a->val_frac, 1);
         long epoch_steps = -1;
         char why[512];
-        if (a->epochs > 0 && run_epoch_steps("finetune", a->epochs, t->ntrain, r->batch, &epoch_steps, why, sizeof why))
+        if (a->epochs > 0 && run_epoch_total("finetune", a->epochs, &r->epochs, t->ntrain, r->batch, &epoch_steps, why,
+                                             sizeof why))
             epoch_steps = -1;
+        // The run's own --epochs over images whose count changed works out to other steps: "--epochs 20
+        // cannot change (this run's is --steps 188)" of the user's unchanged --epochs, with the advice of a
+        // new run, where leaving it out goes on.
+        if (a->epochs > 0 && epoch_steps != r->total_steps && r->epochs.from_step > 0) {
+            cli_error("finetune --resume", "--epochs %s would end at step %ld on the %d training images now (their "
+                      "count changed since the run started), not at the run's last, %ld: a fine-tuning run keeps its "
+                      "steps; leave --epochs out to go on to step %ld, or %s", epochs, epoch_steps, t->ntrain,
+                      r->total_steps, r->total_steps, way);
+            return 2;
+        }
         const RunSameFlag same[] = {
             {"--pos", 1, 0, 0, 0, a->pos, pos},
             {"--augment", 1, 0, 0, 0, a->augment, r->augment},
@@ -1130,9 +1149,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         }
         int scratch = !strcmp(r->init, "scratch");
         if (run_resume_same_encoder("finetune", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
-                                    a->heads, c, flags, nflags, way, err, sizeof err) ||
+                                    a->heads, c, flags, nflags, resume_way(r, 1), err, sizeof err) ||
             (scratch && run_resume_same_auto_channels("finetune", a->channels, t->ds.all_grey ? 1 : 3, c, flags, nflags,
-                                                      way, err, sizeof err)) ||
+                                                      resume_way(r, 1), err, sizeof err)) ||
             run_resume_val_frac("finetune", r->val, flags, nflags, err, sizeof err) ||
             run_resume_same_flags("finetune", same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err,
                                   sizeof err)) {
@@ -1301,7 +1320,7 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     }
     // A resume given --pixel-norm measures as a run from scratch did when it started, to compare.
     int stats_rc = a->resume ? run_resume_same_pixel_norm("finetune", a->pixel_norm, &t->cfg.enc, &t->ds, t->train_idx,
-                                                          t->ntrain, flags, nflags, RESUME_WAY, err, sizeof err)
+                                                          t->ntrain, flags, nflags, resume_way(r, 1), err, sizeof err)
                    : a->from_scratch ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
                    : 0;
     if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); return CLI_USAGE; }

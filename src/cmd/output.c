@@ -385,13 +385,17 @@ int output_folder_reaches(const char *dir, const char *target, char *at, size_t 
     return found;
 }
 
-int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *const *inputs, int n) {
+int output_refuse_inside_inputs(const char *cmd, const char *out_dir, int given, char *const *inputs, int n) {
     for (int i = 0; i < n; i++) {
         struct stat st;
         if (stat(inputs[i], &st) != 0 || !S_ISDIR(st.st_mode) || !output_path_within(out_dir, inputs[i])) continue;
-        cli_error(cmd, "%s is %sthe input folder %s: its images would be read as inputs by the next run (with "
-                  "--force, or once more images are added); choose an --out folder outside it", out_dir,
-                  output_path_within(inputs[i], out_dir) ? "" : "inside ", inputs[i]);
+        // The default folder (`cd photos && vitmae reconstruct ... .`) was named as if --out had been given.
+        char what[64];
+        snprintf(what, sizeof what, "%s%s", cmd, given ? " --out" : "");
+        cli_error(what, "%s%s is %sthe input folder %s: its images would be read as inputs by the next run (with "
+                  "--force, or once more images are added); choose an --out folder outside it",
+                  given ? "" : "the default output folder ", out_dir, output_path_within(inputs[i], out_dir) ? "" : "inside ",
+                  inputs[i]);
         return CLI_USAGE;
     }
     return 0;

@@ -104,8 +104,8 @@ int output_warn_overlap(const char *flag_a, const char *a, const char *flag_b, c
 // reads (inputs[0..n): the INPUT arguments, or probe's --train and --test; files among them are left
 // alone): its images would be read as inputs by the next run (with --force, or once more images come).
 // 0, or CLI_USAGE after one line "CMD --out: OUT is inside the input folder DIR: ..." (docs/interface.md,
-// "Paths that meet").
-int output_refuse_inside_inputs(const char *cmd, const char *out_dir, char *const *inputs, int n);
+// "Paths that meet"); of a default folder (given 0), "CMD: the default output folder OUT is ...".
+int output_refuse_inside_inputs(const char *cmd, const char *out_dir, int given, char *const *inputs, int n);
 
 // 1 when publishing a file at out (renamed onto its name) would replace the file that the existing
 // path in names (through links: a link at out is replaced itself, its target stays; a link at in is

@@ -291,7 +291,7 @@ int cmd_probe(int argc, char **argv) {
     char ckpt_file[ST_RUN_LATEST_MAX];
     if (ckpt_path) ckpt_path = st_checkpoint_arg(ckpt_path, ckpt_file, sizeof ckpt_file);
     char *const read_dirs[2] = {(char *)train_dir, (char *)test_dir};
-    if (out_dir && output_refuse_inside_inputs("probe --out", out_dir, read_dirs, 2)) return 2;
+    if (out_dir && output_refuse_inside_inputs("probe", out_dir, 1, read_dirs, 2)) return 2;
     // Files of an earlier run are replaced only with --force (docs/interface.md, "Earlier results"):
     // the matrices of the probes that run.
     if (out_dir) {

@@ -292,7 +292,7 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_error("reconstruct --mask-ratio", "%s", err);
         free(pos); return 2;
     }
-    if (output_refuse_inside_inputs("reconstruct --out", out_dir, pos, npos)) { free(pos); return 2; }
+    if (output_refuse_inside_inputs("reconstruct", out_dir, cli_flag(flags, nflags, "--out")->seen, pos, npos)) { free(pos); return 2; }
     if (cli_one_process_refused("reconstruct")) { free(pos); return 2; }
     if (cli_start_threads("reconstruct", threads)) { free(pos); return 1; }
 

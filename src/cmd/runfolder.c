@@ -1244,6 +1244,24 @@ void run_epochs_resume(RunEpochs *e, long step, int batch, long ntrain) {
     e->images = ntrain;
 }
 
+int run_epoch_total(const char *cmd, double epochs, const RunEpochs *e, long ntrain, int batch, long *steps,
+                    char *err, size_t errlen) {
+    // --epochs 4 of a run at epoch 2.02 whose images doubled counted 4 x the new count / batch from step
+    // 0: the run ended at epoch 5.02 (and, images removed, its own --epochs was refused as fewer steps
+    // than it had run). The column's own count, from its last stretch on.
+    if (e->from_step <= 0) return run_epoch_steps(cmd, epochs, ntrain, batch, steps, err, errlen);
+    if (epochs <= e->from) { *steps = e->from_step; return 0; }
+    long n;
+    if (run_epoch_steps(cmd, epochs - e->from, ntrain, batch, &n, err, errlen)) return CLI_USAGE;
+    if ((double)e->from_step + (double)n > RUN_STEPS_MAX) {
+        snprintf(err, errlen, "%s --epochs: %g passes at batch %d are %.0f steps, more than a run counts (at most "
+                 "10^12): fewer --epochs", cmd, epochs, batch, (double)e->from_step + (double)n);
+        return CLI_USAGE;
+    }
+    *steps = e->from_step + n;
+    return 0;
+}
+
 void run_epochs_to_json(cJSON *state, const RunEpochs *e, long step, int batch) {
     if (e->images <= 0) return;
     cJSON_AddNumberToObject(state, "epoch", run_epoch_at(e, step, batch));
@@ -1879,12 +1897,15 @@ int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, 
     for (int k = 0; k < 2; k++) {
         if (!dirs[k]) continue;
         if (output_path_within(run_dir, dirs[k])) {
-            // A resumed run's folder already holds such files: it moves out before it goes on.
-            int resumed = flag && !strcmp(flag, "--resume");
+            // A resumed run's folder already holds such files: it moves out before it goes on; one given
+            // as its own images' folder (`--resume RUN --data RUN`) cannot move out of itself.
+            int resumed = flag && !strcmp(flag, "--resume"), same = output_path_within(dirs[k], run_dir);
             snprintf(err, errlen, "%s%s%s: %s%s is %s the %s %s: %s would be read as images by the next scan (a "
                      "--resume, the next run); %s", cmd, flag ? " " : "", flag ? flag : "", which, run_dir,
-                     output_path_within(dirs[k], run_dir) ? "the same folder as" : "inside", names[k], dirs[k], pngs,
-                     resumed ? "move the run folder out of it, then resume it there" : "give a run folder outside it with --out");
+                     same ? "the same folder as" : "inside", names[k], dirs[k], pngs,
+                     !resumed ? "give a run folder outside it with --out"
+                     : !same ? "move the run folder out of it, then resume it there"
+                     : k == 0 ? "give the folder of the images with --data DIR" : "give the folder of the validation images with --val DIR");
             return CLI_USAGE;
         }
         // ... also when a link below the folder leads to the run folder, or to a folder holding it: the

@@ -450,6 +450,12 @@ void   run_epochs_resume(RunEpochs *e, long step, int batch, long ntrain);
 void   run_epochs_to_json(cJSON *state, const RunEpochs *e, long step, int batch);
 // 0, or -1 with "train_state: '<key>' missing or out of range" in err (an edit: a stretch past step).
 int    run_epochs_from_json(const cJSON *state, long step, RunEpochs *e, char *err, size_t errlen);
+// --epochs E of a resume: the step at which the run's epoch column reaches E (docs/interface.md,
+// section 9), e the run's stretches as resumed (run_epochs_resume on these ntrain images): its last
+// stretch's start plus ceil((E - its epoch) ntrain / B). One stretch is run_epoch_steps' count, as the
+// run's start computed it; an E the last stretch began past gives that stretch's start.
+int    run_epoch_total(const char *cmd, double epochs, const RunEpochs *e, long ntrain, int batch, long *steps,
+                       char *err, size_t errlen);
 // The line that stops train or finetune at a loss that is not finite: "loss is NaN at step S (lr X);
 // stopped; the last good checkpoint is PATH" when ckpt_path (the run folder's latest) is there, else
 // that the run stopped before writing one (a new run whose first step's loss was NaN named a file that

@@ -314,11 +314,22 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
 static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flags, int nflags, char *err, size_t errlen) {
     RunState *r = &t->rs;
     long total = r->total_steps;
-    if (cli_flag(flags, nflags, "--epochs")->seen) {
-        if (run_epoch_steps("train", a->epochs, t->ntrain, r->batch, &total, err, errlen)) return CLI_USAGE;
+    RunEpochs e = r->epochs;   // as the resume will count them (run_epochs_resume, after this)
+    run_epochs_resume(&e, r->step, r->batch, t->ntrain);
+    int by_epochs = cli_flag(flags, nflags, "--epochs")->seen;
+    if (by_epochs) {
+        if (run_epoch_total("train", a->epochs, &e, t->ntrain, r->batch, &total, err, errlen)) return CLI_USAGE;
     } else if (cli_flag(flags, nflags, "--steps")->seen) total = given->total_steps;
     else return 0;
     if (total == r->total_steps) return 0;   // the run's own: its command line with --resume added goes on
+    if (total <= r->step && by_epochs) {
+        char ep[32], at[32];
+        run_value_text(ep, sizeof ep, a->epochs, 1);
+        snprintf(at, sizeof at, "%.2f", run_epoch_at(&e, r->step, r->batch));   // two decimals, as the audit read them
+        snprintf(err, errlen, "train --resume: the run is at epoch %s (step %ld); --epochs %s is not past it: --epochs "
+                 "counts the passes from the run's start, as metrics.csv's epoch column does", at, r->step, ep);
+        return CLI_USAGE;
+    }
     if (total <= r->step) {
         snprintf(err, errlen, "train --resume: the run is at step %ld; --steps/--epochs must give more steps than that "
                  "(asked for %ld in total)", r->step, total);
