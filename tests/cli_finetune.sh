@@ -940,6 +940,9 @@ cp "$dir/data/circle/00000.png" "$dir/val/hexagon/"
 : > "$dir/afile"
 err "--out below a file" 1 "finetune --out: $dir/afile/run: Not a directory$" "$VITMAE" finetune --ckpt "$pre" $ft --steps 5 --out "$dir/afile/run"
 t "--out below a file: nothing trained, nothing on stdout" '[ ! -s "$dir/out" ]'
+# ... and leaves no --store folder of its own (it made it before the --out, and left it, empty).
+err "--out below a file with a new --store folder" 1 "finetune --out: $dir/afile/run: Not a directory$" "$VITMAE" finetune --ckpt "$pre" $ft --steps 5 --store "$dir/fst/s2" --out "$dir/afile/run"
+t "--out below a file with a new --store folder: no store folder left ($(find "$dir/fst" 2>&1 | tr "\n" " "))" '[ ! -e "$dir/fst" ]'
 err "no class folders" 2 "class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/flat" --out "$dir/e1"
 err "one class" 2 "one class" "$VITMAE" finetune --ckpt "$pre" --data "$dir/one" --out "$dir/e2"
 t "one class: the line names --data, as probe's names --train ($(cat "$dir/err"))" \

@@ -180,6 +180,58 @@ cp -r "$dir/r" "$dir/rs" && rm -r "$dir/rs/samples" && echo notes > "$dir/rs/sam
 t "a resumed run folder whose samples is a file: exit 1 at the start, one line ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume: $dir/rs/samples: not a folder: " "$dir/err" &&
    [ "$(tail -n 1 "$dir/rs/metrics.csv" | cut -d, -f1)" = 9 ] && [ "$(cat "$dir/rs/samples")" = notes ]'
+# ... and so is a samples that is a link to nothing (or to a file) in the folder of a new run or of a
+# resumed one (which may have gained it since): the run trained its first steps, then stopped at the
+# first sheet with "RUN/samples/step-1.png: No such file or directory" and "continue with --resume RUN",
+# which stopped the same way a step later. One line naming the link and its target, nothing trained;
+# moved away, the resume goes on. A link to a folder is followed: the sheets go into its target.
+rm "$dir/rs/samples" && ln -s ../nothing "$dir/rs/samples"
+"$VITMAE" train --resume "$dir/rs" --steps 12 > /dev/null 2>"$dir/err"; rc=$?
+t "a resumed run folder whose samples is a link to nothing: exit 1 at the start, one line naming the link ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume: $dir/rs/samples: a symbolic link to ../nothing, which does not exist: the sample sheets go into a folder of this name (move the link away)" ] &&
+   [ "$(tail -n 1 "$dir/rs/metrics.csv" | cut -d, -f1)" = 9 ] && [ "$(readlink "$dir/rs/samples")" = ../nothing ]'
+mv "$dir/rs/samples" "$dir/rs-samples-link"
+"$VITMAE" train --resume "$dir/rs" --steps 12 > /dev/null 2>"$dir/err"; rc=$?
+t "... moved away as it says, the resume goes on to step 12 with its sheet ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(tail -n 1 "$dir/rs/metrics.csv" | cut -d, -f1)" = 12 ] && [ -f "$dir/rs/samples/step-12.png" ]'
+mkdir -p "$dir/sl/dangling" "$dir/sl/tofile" "$dir/sl/tofolder" "$dir/sl/sheets" && echo mine > "$dir/sl/file"
+ln -s ../nothing "$dir/sl/dangling/samples" && ln -s ../file "$dir/sl/tofile/samples" && ln -s ../sheets "$dir/sl/tofolder/samples"
+"$VITMAE" train $small --data "$dir/work/data" --steps 2 --out "$dir/sl/dangling" > /dev/null 2>"$dir/err"; rc=$?
+t "a new run whose --out holds samples, a link to nothing: exit 1, one line naming it, no step trained ($rc: $(cat "$dir/err"); $(ls -A "$dir/sl/dangling" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/err")" = "vitmae: train --out: $dir/sl/dangling/samples: a symbolic link to ../nothing, which does not exist: the sample sheets go into a folder of this name (move the link away)" ] &&
+   [ "$(ls -A "$dir/sl/dangling")" = samples ] && [ ! -e "$dir/sl/nothing" ]'
+"$VITMAE" train $small --data "$dir/work/data" --steps 2 --out "$dir/sl/tofile" > /dev/null 2>"$dir/err"; rc=$?
+t "... samples a link to a file: exit 1, one line, the file as it was ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/err")" = "vitmae: train --out: $dir/sl/tofile/samples: not a folder: the sample sheets go into a folder of this name (move the link away)" ] &&
+   [ "$(ls -A "$dir/sl/tofile")" = samples ] && [ "$(cat "$dir/sl/file")" = mine ]'
+"$VITMAE" train $small --data "$dir/work/data" --steps 2 --out "$dir/sl/tofolder" > /dev/null 2>"$dir/err"; rc=$?
+t "... samples a link to a folder: the run goes on, its sheets in the link's target ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ -L "$dir/sl/tofolder/samples" ] && [ -f "$dir/sl/sheets/step-2.png" ]'
+# A run that cannot start leaves no --store folder of its own (docs/data.md, "Cache, store and
+# prefetch"): an --out below a file failed after the store was made and the pixel statistics had
+# decoded 37 working images into it, which stayed; a failure after the statistics (the model out of
+# memory: the shim fails each allocation of the parameters' size) left them too. A store folder that
+# was there stays, with the user's file, and the --out is checked before any image goes into it.
+: > "$dir/sfile"
+"$VITMAE" train $small --data "$dir/work/data" --steps 2 --store "$dir/st1/s2" --out "$dir/sfile/run" > /dev/null 2>"$dir/err"; rc=$?
+t "train --out below a file with a new --store folder: exit 1, one line, no store folder left ($rc: $(cat "$dir/err"); $(find "$dir/st1" 2>&1 | wc -l) paths)" \
+  '[ $rc -eq 1 ] && [ "$(cat "$dir/err")" = "vitmae: train --out: $dir/sfile/run: Not a directory" ] && [ ! -e "$dir/st1" ]'
+mkdir -p "$dir/stkeep" && echo mine > "$dir/stkeep/mine.txt"
+"$VITMAE" train $small --data "$dir/work/data" --steps 2 --store "$dir/stkeep" --out "$dir/sfile/run" > /dev/null 2>"$dir/err"; rc=$?
+t "... a --store folder that was there: kept as it was, no working image decoded into it ($rc: $(ls -A "$dir/stkeep" | tr "\n" " "))" \
+  '[ $rc -eq 1 ] && [ "$(ls -A "$dir/stkeep")" = mine.txt ] && [ "$(cat "$dir/stkeep/mine.txt")" = mine ]'
+params=$(sed -n 's/.*"parameters":[[:space:]]*\([0-9]*\).*/\1/p' "$dir/r/config.json")
+oom_train() {   # oom_train STORE: a run whose every allocation of the parameters' size fails
+  ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0" FAULT_OWN=1 FAULT_MIN=$((4 * params)) FAULT_MAX=$((4 * params)) \
+    FAULT_FUNC=calloc FAULT_N=1+ LD_PRELOAD="$VITMAE_TOOLS/fault.so" \
+    "$VITMAE" train $small --data "$dir/work/data" --steps 2 --store "$1" --out "$dir/st2run" > /dev/null 2>"$dir/err"; rc=$?
+}
+oom_train "$dir/st2/s2"
+t "train out of memory for the model after the statistics: exit 1, no run folder, no store folder left ($rc: $(cat "$dir/err"); $(find "$dir/st2" 2>&1 | wc -l) paths)" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: train: out of memory" "$dir/err" && [ ! -e "$dir/st2run" ] && [ ! -e "$dir/st2" ]'
+oom_train "$dir/stkeep"
+t "... a --store folder that was there stays, with the user's file ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: train: out of memory" "$dir/err" && [ ! -e "$dir/st2run" ] && [ "$(cat "$dir/stkeep/mine.txt")" = mine ]'
 "$VITMAE" train --resume "$dir/r" --batch 4 > /dev/null 2>"$dir/err"; rc=$?
 t "--batch on resume refused, naming both values ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch 4 cannot change when a run resumes (this run.s is 8); start a new run from these weights with --init CHECKPOINT$" "$dir/err"'

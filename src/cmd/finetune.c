@@ -136,6 +136,7 @@ struct FineTune {
     char init_shown[4096];
     Dataset ds, vds;            // training folder; --val folder (vds.n == 0 without --val)
     StoreNote cache_note;       // --cache-mb lowered to fit beside the run (run_fit_cache): said with the store's
+    OutputMade store_made;      // the folders rank 0 made for --store: removed by a run that does not start (run_unmake_store)
     int *train_idx, ntrain, *val_idx, nval;
     int *val_label;             // [nval] class of val_idx[i] in the training classes
     int *eval_idx, *eval_label, neval;   // the images each evaluation scores: up to val_max of val_idx, spread
@@ -1312,24 +1313,6 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
         }
         if (a->ckpt) run_abs_path(r->init, sizeof r->init, t->init_shown);
     }
-    StoreNote store_note = {.text = ""};   // said once the run folder is made
-    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &store_note,
-                      err, sizeof err)) {
-        cli_error("finetune --store", "%s", err);
-        return 1;
-    }
-    // A resume given --pixel-norm measures as a run from scratch did when it started, to compare.
-    int stats_rc = a->resume ? run_resume_same_pixel_norm("finetune", a->pixel_norm, &t->cfg.enc, &t->ds, t->train_idx,
-                                                          t->ntrain, flags, nflags, resume_way(r, 1), err, sizeof err)
-                   : a->from_scratch ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
-                   : 0;
-    if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); return CLI_USAGE; }
-    if (stats_rc) {
-        report_data(t);
-        run_report_broken(&t->ds);   // the files that failed, before the failure they explain
-        cli_error(dataset_err_what(stats_rc, "finetune"), "%s", err);
-        return 1;
-    }
     OutputMade made = {.n = 0};   // the folders made for the run (cmd/output.h): removed again while empty
     for (;;) {
         int bad = run_folder_names_fit(t->run_dir, err, sizeof err) || output_mkdir_made(t->run_dir, &made, err, sizeof err);
@@ -1353,6 +1336,29 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
         if (t->named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
         if (taken) { cli_error("finetune", "%s", err); return 1; }
         return cli_report(NULL, err, run_folder_refusal("finetune", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err));
+    }
+    // The store and the statistics, which decode into it, after the run folder: an --out that cannot be
+    // made stops the run before any folder or working image of the store (docs/interface.md, section 1).
+    // A failure from here removes both folders when they are the run's own (cmd_finetune the store).
+    StoreNote store_note = {.text = ""};   // said once the run folder is made
+    if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &t->store_made,
+                      &store_note, err, sizeof err)) {
+        cli_error("finetune --store", "%s", err);
+        output_mkdir_undo(&made);
+        return 1;
+    }
+    // A resume given --pixel-norm measures as a run from scratch did when it started, to compare.
+    int stats_rc = a->resume ? run_resume_same_pixel_norm("finetune", a->pixel_norm, &t->cfg.enc, &t->ds, t->train_idx,
+                                                          t->ntrain, flags, nflags, resume_way(r, 1), err, sizeof err)
+                   : a->from_scratch ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
+                   : 0;
+    if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); output_mkdir_undo(&made); return CLI_USAGE; }
+    if (stats_rc) {
+        report_data(t);
+        run_report_broken(&t->ds);   // the files that failed, before the failure they explain
+        cli_error(dataset_err_what(stats_rc, "finetune"), "%s", err);
+        output_mkdir_undo(&made);
+        return 1;
     }
     run_store_note(&t->cache_note);   // the run folder is its own now: the run goes ahead
     run_store_note(&store_note);
@@ -1697,7 +1703,7 @@ int cmd_finetune(int argc, char **argv) {
     if ((trc = cli_agree(trc))) { free(t); return trc; }   // every rank leaves (docs/distributed.md)
     run_catch_stop_signals();
     rc = setup(t, flags, nflags);
-    if (rc) { finetune_free(t); free(t); return rc; }
+    if (rc) { run_unmake_store(&t->ds, &t->store_made); finetune_free(t); free(t); return rc; }
     if (t->ended) { finetune_free(t); free(t); return 0; }   // nothing to train (setup said so)
 
     char err[CLI_ERR_MAX];
@@ -1710,6 +1716,7 @@ int cmd_finetune(int argc, char **argv) {
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
     if ((rc = cli_agree(ld ? 0 : cli_report("finetune", err, 1)))) {
         loader_free(ld);
+        run_unmake_store(&t->ds, &t->store_made);   // not started: as a failed setup
         finetune_free(t);
         free(t);
         return rc;

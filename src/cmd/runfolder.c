@@ -854,18 +854,29 @@ static void say_mb(double bytes, char *buf, size_t n) {
 // umask 002 takes the group's files; a path too long refused, not cut: cmd/output.h), then the store
 // turned on in it. A store that cannot be made or used leaves none of the folders it made (cmd/output.h,
 // output_mkdir_made): `--store st/<a name too long>` left an empty st/.
-static int make_store(Dataset *ds, const char *dir, long min_free_mb, char *err, size_t errlen) {
-    OutputMade made = {.n = 0};
-    if (ds->shared && ds->work_size > 0 && output_mkdir_made(dir, &made, err, errlen)) return -1;
-    if (dataset_set_store(ds, dir, err, errlen)) { output_mkdir_undo(&made); return -1; }
+// made (NULL: forgotten) gets the folders made for dir, for run_unmake_store; none on failure.
+static int make_store(Dataset *ds, const char *dir, long min_free_mb, OutputMade *made, char *err, size_t errlen) {
+    OutputMade mine = {.n = 0};
+    if (!made) made = &mine;
+    made->n = 0;
+    if (ds->shared && ds->work_size > 0 && output_mkdir_made(dir, made, err, errlen)) return -1;
+    if (dataset_set_store(ds, dir, err, errlen)) { output_mkdir_undo(made); return -1; }
     dataset_set_store_min_free(ds, (double)min_free_mb * 1048576.0);
     return 0;
 }
 
+void run_unmake_store(Dataset *ds, OutputMade *made) {
+    // Any folder made means the store's own was (mkdir -p makes every part below the first missing
+    // one): what it holds is this run's working images. A folder that was there stays as it was.
+    if (made->n > 0) dataset_store_remove(ds);
+    output_mkdir_undo(made);
+}
+
 int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, long min_free_mb,
-                  StoreNote *note, char *err, size_t errlen) {
+                  OutputMade *made, StoreNote *note, char *err, size_t errlen) {
     note->text[0] = 0;
     note->warning = 0;
+    made->n = 0;
     if (!strcmp(store, "none")) return 0;
     char dir[4096];
     if (!strcmp(store, "auto")) {
@@ -884,7 +895,7 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
             return 0;
         }
         cli_clean_path(dir);   // HOME=/ or a trailing '/': "/.cache/...", not "//.cache/..."
-        if (make_store(ds, dir, min_free_mb, err, errlen)) {   // the default asks for no folder: go on without it
+        if (make_store(ds, dir, min_free_mb, made, err, errlen)) {   // the default asks for no folder: go on without it
             snprintf(note->text, sizeof note->text, "--store auto: %s; going on without a store (each epoch "
                      "decodes its images again; --store DIR chooses a folder)", err);
             return 0;
@@ -910,7 +921,7 @@ int run_use_store(Dataset *ds, const int *idx, int n, const char *store, long ca
         }
         return 0;
     }
-    return make_store(ds, store, min_free_mb, err, errlen);
+    return make_store(ds, store, min_free_mb, made, err, errlen);
 }
 
 void run_store_note(const StoreNote *note) {
@@ -964,7 +975,7 @@ void run_share_store(Dataset *ds, const char *cmd, const char *store, long min_f
     dist_bcast(dir, sizeof dir, 0);
     if (dist_rank() == 0 || !dir[0]) return;
     char err[CLI_ERR_MAX];
-    if (make_store(ds, dir, min_free_mb, err, sizeof err))
+    if (make_store(ds, dir, min_free_mb, NULL, err, sizeof err))
         cli_message("%s%s: %s; this process goes on without a store (each epoch decodes its images again)",
                     strcmp(store, "auto") ? cmd : "", strcmp(store, "auto") ? " --store" : "--store auto", err);
 }

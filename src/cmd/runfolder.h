@@ -10,6 +10,7 @@
 #include <cJSON.h>
 #include "cmd/cli.h"
 #include "cmd/log.h"
+#include "cmd/output.h"     // OutputMade
 #include "core/model.h"
 #include "data/dataset.h"
 
@@ -536,9 +537,16 @@ int  pixel_norm_set(MaeConfig *cfg, const char *mode, const Dataset *ds, const i
 // folder is made: a refused run prints its one line only (docs/interface.md, section 5).
 typedef struct { char text[4400]; int warning; } StoreNote;   // text "": nothing to say
 // Working images are not written where the store's disk would keep less than min_free_mb MB free
-// (--store-min-free; data/dataset.h's dataset_set_store_min_free).
+// (--store-min-free; data/dataset.h's dataset_set_store_min_free). made gets the folders made for the
+// store (cmd/output.h; none when it was there, or on failure): a run that fails before it starts gives
+// them to run_unmake_store.
 int  run_use_store(Dataset *ds, const int *idx, int n, const char *store, long cache_mb, long min_free_mb,
-                   StoreNote *note, char *err, size_t errlen);
+                   OutputMade *made, StoreNote *note, char *err, size_t errlen);
+// The store folder a run made (made, from run_use_store) removed again when the run fails before it
+// starts, with the working images written into it meanwhile (data/dataset.h's dataset_store_remove),
+// and the folders made above it, each while empty (docs/data.md, "Cache, store and prefetch"); a store
+// folder that was there before stays as it was. made is empty afterwards: a second call does nothing.
+void run_unmake_store(Dataset *ds, OutputMade *made);
 void run_store_note(const StoreNote *note);   // a line on stdout, or a warning on stderr
 // The in-memory caches give way to the run (docs/data.md, "Cache, store and prefetch"). The memory they
 // may take: 90% of `have` bytes (the memory there is for this process, kernels/cpu.h's cpu_memory_bytes;

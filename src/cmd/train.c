@@ -495,7 +495,7 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
 
 // --store: the on-disk store of working images of the training images (cmd/runfolder.h).
 static int use_store(Train *t, const Args *a, StoreNote *note, char *err, size_t errlen) {
-    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, note,
+    return run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &t->store_made, note,
                          err, errlen);
 }
 
@@ -793,10 +793,12 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
     cli_defer(1);
 
     // 3. Rank 0: the run folder checked (never written into when it holds another run, docs/data.md
-    //    "Run folders"), the store of working images, the pixel statistics, then the run folder made
-    //    (a run that cannot start leaves none behind). The files the scan skipped are said once the
-    //    run folder is made and locked, or before the failure they explain: a refused run prints its
-    //    one line only (docs/interface.md, section 5, "Checked first").
+    //    "Run folders") and made, then the store of working images and the pixel statistics, which
+    //    decode into it: an --out that cannot be made stops the run before any folder or working image
+    //    of the store (docs/interface.md, section 1). A run that cannot start leaves neither folder
+    //    behind (cmd_train). The files the scan skipped are said once the run folder is made and
+    //    locked, or before the failure they explain: a refused run prints its one line only
+    //    (docs/interface.md, section 5, "Checked first").
     int own = 0;   // resuming into the run's own folder (rank 0's)
     if (rank == 0) {
         StoreNote store_note = {.text = ""};   // said once the run folder is made
@@ -805,19 +807,6 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
         int named = !resuming && !a->out;
         rc = named ? 0 : guard_run_folder(t, a, resumed_dir, &own, err, sizeof err);
         if (rc) cli_report(NULL, err, rc);
-        if (!rc && !ended && use_store(t, a, &store_note, err, sizeof err)) rc = cli_report("train --store", err, 1);
-        // A resume given --pixel-norm measures as the run did when it started, to compare (a run at its last
-        // step decodes nothing and trains nothing: not compared).
-        int stats_rc = rc || ended || a->init ? 0
-                       : !resuming ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
-                       : run_resume_same_pixel_norm("train", a->pixel_norm, &t->cfg, &t->ds, t->train_idx, t->ntrain, flags,
-                                                    nflags, KEEP_WAY("--pixel-norm"), err, sizeof err);
-        if (stats_rc == CLI_USAGE) rc = cli_report(NULL, err, CLI_USAGE);
-        else if (stats_rc) {
-            run_report_skipped(&t->ds);
-            run_report_broken(&t->ds);   // the files that failed, before the failure they explain
-            rc = cli_report(dataset_err_what(stats_rc, "train"), err, 1);
-        }
         while (!rc && !ended) {
             if (train_out_prepare(t->run_dir, &t->made, err, sizeof err)) {   // the default folder is no flag's (a read-only working directory)
                 if (named) cli_error("train", "cannot make the default run folder %s: %s (pass --out DIR)", t->run_dir, err);
@@ -840,6 +829,19 @@ static int setup(Train *t, const Args *a, Flag *flags, int nflags) {
                 rc = run_folder_refusal("train", t->run_dir, RUN_HOLDS_MEANWHILE, err, sizeof err);
                 cli_report(NULL, err, rc);
             }
+        }
+        if (!rc && !ended && use_store(t, a, &store_note, err, sizeof err)) rc = cli_report("train --store", err, 1);
+        // A resume given --pixel-norm measures as the run did when it started, to compare (a run at its last
+        // step decodes nothing and trains nothing: not compared).
+        int stats_rc = rc || ended || a->init ? 0
+                       : !resuming ? pixel_norm_set(&t->cfg, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
+                       : run_resume_same_pixel_norm("train", a->pixel_norm, &t->cfg, &t->ds, t->train_idx, t->ntrain, flags,
+                                                    nflags, KEEP_WAY("--pixel-norm"), err, sizeof err);
+        if (stats_rc == CLI_USAGE) rc = cli_report(NULL, err, CLI_USAGE);
+        else if (stats_rc) {
+            run_report_skipped(&t->ds);
+            run_report_broken(&t->ds);   // the files that failed, before the failure they explain
+            rc = cli_report(dataset_err_what(stats_rc, "train"), err, 1);
         }
         if (!rc && !ended) {
             run_store_note(&t->cache_note);
@@ -1154,6 +1156,13 @@ static int train_save_config(void *ctx, char *err, size_t errlen) {
 
 static int train_curves(void *ctx, char *err, size_t errlen) { return train_out_curves(ctx, err, errlen); }
 
+// A run that fails before it starts leaves no folder of its own: its run folder while still empty
+// (cmd/train_out.h) and its --store folder with the working images in it (cmd/runfolder.h).
+static void unmake_not_started(Train *t) {
+    train_out_unmake(&t->made);
+    run_unmake_store(&t->ds, &t->store_made);
+}
+
 int cmd_train(int argc, char **argv) {
     Train *t = calloc(1, sizeof *t);
     if (!t) return cli_report("train", "out of memory", 1);
@@ -1173,7 +1182,7 @@ int cmd_train(int argc, char **argv) {
     if ((trc = cli_agree(trc))) { free(t); return trc; }   // every rank leaves (docs/distributed.md)
     run_catch_stop_signals();
     rc = setup(t, &a, flags, nflags);
-    if (rc) { train_out_unmake(&t->made); train_free(t); free(t); return rc; }   // a run folder of its own, still empty
+    if (rc) { unmake_not_started(t); train_free(t); free(t); return rc; }
     if (t->ended) { train_free(t); free(t); return 0; }   // nothing to train (setup said so)
     Augment aug = AUGMENT_CROP;
     augment_parse(t->rs.augment, &aug);
@@ -1182,7 +1191,7 @@ int cmd_train(int argc, char **argv) {
     LoaderOptions lo = {t->S, t->C, aug, (uint64_t)t->rs.seed, t->share, a.lf.prefetch, a.lf.loader_threads,
                         t->train_idx, t->ntrain};   // the pool of a batch whose folders went away (data/loader.h)
     Loader *ld = loader_create(&t->ds, &lo, err, sizeof err);
-    if ((rc = cli_agree(ld ? 0 : cli_report("train", err, 1)))) { loader_free(ld); train_free(t); free(t); return rc; }
+    if ((rc = cli_agree(ld ? 0 : cli_report("train", err, 1)))) { loader_free(ld); unmake_not_started(t); train_free(t); free(t); return rc; }
     cli_defer(0);
 
     RunState *r = &t->rs;

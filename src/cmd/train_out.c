@@ -34,17 +34,26 @@ int train_out_prepare(const char *run_dir, OutputMade *made, char *err, size_t e
         train_out_unmake(made);
         return -1;
     }
-    // A file under samples/'s name (a resumed run's folder) would fail the first sheet, after steps
-    // have run: refused now, before any.
-    char dir[4220];
-    struct stat st;
+    // Anything under samples/'s name but a folder that takes files (a file, a link to one or to nothing,
+    // a folder made read-only: a resumed run's folder, or one that gained it since) would fail the
+    // first sheet, after steps have run, and so would every resume: refused now, before any, named as
+    // docs/interface.md, section 1 names such a path.
+    char dir[4220], reason[4200];
+    struct stat lst, st;
     snprintf(dir, sizeof dir, "%s/samples", run_dir);
-    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a folder: the sample sheets go into a folder of this name (move the file away)", dir);
-        train_out_unmake(made);
-        return -1;
-    }
-    return 0;
+    if (lstat(dir, &lst) != 0) return 0;   // made with the first sheet
+    const char *what = S_ISLNK(lst.st_mode) ? "link" : "file";
+    int bad = 0;
+    if (stat(dir, &st) != 0) {   // a link to nothing, or a loop of links
+        snprintf(err, errlen, "%s: %s: the sample sheets go into a folder of this name (move the link away)", dir,
+                 file_path_reason(dir, errno, reason, sizeof reason));
+        bad = 1;
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a folder: the sample sheets go into a folder of this name (move the %s away)", dir, what);
+        bad = 1;
+    } else bad = output_check_writable(dir, err, errlen) != 0;   // "RUN/samples: cannot write in this folder: why"
+    if (bad) train_out_unmake(made);
+    return bad ? -1 : 0;
 }
 
 void train_out_unmake(OutputMade *made) { output_mkdir_undo(made); }

@@ -119,6 +119,7 @@ typedef struct Train {
     TrainRunner runner[WORKERS_MAX];   // [0]: the run's model; [w]: worker w's, sharing its parameters
     char run_dir[4096], ckpt_path[4200];
     OutputMade made;               // the folders rank 0 made for run_dir (cmd/train_out.h)
+    OutputMade store_made;         // the folders rank 0 made for --store (cmd/runfolder.h, run_unmake_store)
     // Buffers sized once before the first step.
     float *pixels, *images, *noise, *recon;
     int *ids_keep, *batch_items;

@@ -695,6 +695,29 @@ int dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen) {
     return 0;
 }
 
+void dataset_store_remove(Dataset *ds) {
+    if (!ds->shared || !ds->shared->store_dir) return;
+    pthread_mutex_lock(&ds->shared->lock);
+    char *dir = ds->shared->store_dir;
+    ds->shared->store_dir = NULL;   // no working image written there from now on
+    pthread_mutex_unlock(&ds->shared->lock);
+    // Listed and removed in the folder held (fstatat, unlinkat), never through a link; the store's own
+    // names only ("<16 hex>.work", store_key), regular files only.
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0) close(fd);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        const char *n = e->d_name;
+        int ok = strlen(n) == 21 && !strcmp(n + 16, ".work");
+        for (int i = 0; ok && i < 16; i++) ok = (n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f');
+        struct stat st;
+        if (ok && fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) unlinkat(dirfd(d), n, 0);
+    }
+    if (d) closedir(d);
+    free(dir);
+}
+
 void dataset_set_store_min_free(Dataset *ds, double min_free) {
     if (ds->shared) ds->shared->store_min_free = min_free;
 }

@@ -131,6 +131,10 @@ typedef struct {
 // images come from. The temporary files a killed process of this host left in dir are removed then
 // (io/files.h's file_sweep_dead): the folder is listed once per call.
 int  dataset_set_store(Dataset *ds, const char *dir, char *err, size_t errlen);
+// Turns the store off and removes the working images in its folder (its "<16 hex>.work" files, whoever
+// wrote them; other names stay): for a store folder the command made for a run that then did not start
+// (cmd/runfolder.h's run_unmake_store; docs/data.md, "Cache, store and prefetch").
+void dataset_store_remove(Dataset *ds);
 // The free space the store leaves on its disk: a working image is not written when the disk would keep
 // less than min_free bytes (io/files.h's file_free_bytes; 0: written until the disk is full, a failed
 // write skipped as any other). Those left out are decoded again when wanted (counted in
