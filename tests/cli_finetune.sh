@@ -710,6 +710,28 @@ t "snapshots of two runs, no checkpoint.safetensors: no snapshot advised, the co
    grep -q "^vitmae: finetune --resume .*/mixed: no checkpoint.safetensors in the folder, and its snapshots are of more than one run (their run_ids differ); continue the one you mean in a folder of its own: --resume .*/mixed/checkpoint-N.safetensors --out DIR$" "$dir/err" &&
    grep -q "not a checkpoint of the run in .*/mixed (.*/mixed has no checkpoint.safetensors and its snapshots are of more than one run: which is its own cannot be told); continue it in a folder of its own with --out DIR$" "$dir/err2"'
 rm -rf "$dir/mixed"
+# With its metrics.csv deleted, the run's own curves.png was "a user's" (a finetune folder has no
+# config.json, and metrics.csv was the only record taken): --out advised --resume, and the resume was
+# refused as holding "curves.png with no record of a run". The run's checkpoints (one run_id) are its
+# record: the resume goes on, metrics.csv started again from the resumed step, the weights the run's.
+cp -r "$dir/t1" "$dir/nomet" && rm "$dir/nomet/metrics.csv"
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --out "$dir/nomet" > /dev/null 2> "$dir/err"; r1=$?
+"$VITMAE" finetune --resume "$dir/nomet/checkpoint-6.safetensors" --threads 1 > /dev/null 2> "$dir/err2"; r2=$?
+t "metrics.csv deleted: --out advises --resume DIR, and the resume goes on, metrics.csv from step 6 on, the run's weights ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $r1 -eq 2 ] && grep -q "^vitmae: finetune --out .*/nomet: the folder already holds a run; pass --resume .*/nomet to continue it," "$dir/err" &&
+   [ $r2 -eq 0 ] && ! grep -q "no record of a run" "$dir/err2" && [ "$(head -n 1 "$dir/nomet/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_top1,img_per_s,elapsed_s" ] &&
+   [ "$(sed -n 2p "$dir/nomet/metrics.csv" | cut -d, -f1)" -gt 6 ] && same_weights "$dir/t1/checkpoint.safetensors" "$dir/nomet/checkpoint.safetensors"'
+: > "$dir/nomet/metrics.csv"
+"$VITMAE" finetune --resume "$dir/nomet" --threads 1 > "$dir/log" 2> "$dir/err"; rc=$?
+t "metrics.csv emptied: --resume DIR of the finished run has nothing to train, not refused ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && grep -q "the run has reached its last step, 12: nothing to train" "$dir/log" && ! grep -q "no record of a run" "$dir/err"'
+# A finished run without its checkpoint.safetensors: --out advised --resume DIR/checkpoint-12.safetensors,
+# whose resume trains and writes nothing (the folder still without it); it says what --resume DIR says.
+cp -r "$dir/t1" "$dir/nolatest" && rm "$dir/nolatest/checkpoint.safetensors"
+"$VITMAE" finetune --ckpt "$pre" $ft --steps 12 --out "$dir/nolatest" > /dev/null 2> "$dir/err"; rc=$?
+t "a finished run without checkpoint.safetensors: --out names its last snapshot and ln, as --resume DIR does ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --out $dir/nolatest: the folder already holds a finished run without its checkpoint.safetensors; its newest snapshot, $dir/nolatest/checkpoint-12.safetensors, is the run'"'"'s last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln $dir/nolatest/checkpoint-12.safetensors $dir/nolatest/checkpoint.safetensors; or pass another --out folder, or --overwrite to move the old run aside (to $dir/nolatest.old-N)" ]'
+rm -rf "$dir/nomet" "$dir/nolatest"
 
 # 4. SIGINT: a loadable checkpoint, exit 0, and --resume RUN finishes it.
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 100000 --eval-every 100000 --log-every 1 --threads 1 --out "$dir/int" > "$dir/int.log" 2>&1 &

@@ -88,8 +88,9 @@ for name in config.json metrics.csv checkpoint.safetensors checkpoint-7.safetens
   one="$dir/only-${name%.*}"
   case $name in
     checkpoint.*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
-    # (no checkpoint.safetensors: --resume DIR would be refused naming the snapshot, which --out now names)
-    checkpoint-*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one/$name to continue it" ;;
+    # (no checkpoint.safetensors: --resume DIR would be refused naming the snapshot, which --out names; the
+    # copy is the finished run's last step, whose resume trains nothing: the file itself or ln, as --resume DIR)
+    checkpoint-*) src="$dir/first.safetensors"; why="already holds a finished run without its checkpoint.safetensors; its newest snapshot, $one/$name, is the run's last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln $one/$name $one/checkpoint.safetensors" ;;
     config.json) src="$dir/run/$name"; why="holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume" ;;
     *) src="$dir/run/$name"; why="holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume" ;;
   esac
@@ -104,8 +105,9 @@ for name in config.json checkpoint-7.safetensors; do
   one="$dir/ftonly-${name%.*}"
   case $name in
     checkpoint.*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
-    # (no checkpoint.safetensors: --resume DIR would be refused naming the snapshot, which --out now names)
-    checkpoint-*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one/$name to continue it" ;;
+    # (no checkpoint.safetensors: --resume DIR would be refused naming the snapshot, which --out names; the
+    # copy is the finished run's last step, whose resume trains nothing: the file itself or ln, as --resume DIR)
+    checkpoint-*) src="$dir/first.safetensors"; why="already holds a finished run without its checkpoint.safetensors; its newest snapshot, $one/$name, is the run's last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln $one/$name $one/checkpoint.safetensors" ;;
     *) src="$dir/run/$name"; why="holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume" ;;
   esac
   mkdir "$one" && cp "$src" "$one/$name"
@@ -574,7 +576,7 @@ echo "my plot" > "$dir/loose2/curves.png" && cp "$dir/first.safetensors" "$dir/l
 "$VITMAE" train --resume "$dir/loose/mymodel.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
 "$VITMAE" train --resume "$dir/loose/mymodel.safetensors" --data "$dir/moved" --steps 8 --out "$dir/loose2" > /dev/null 2>"$dir/err2"; rc2=$?
 t "--resume FILE in a folder of the user's curves.png and metrics.csv: refused, both named, kept ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/loose/mymodel.safetensors: its folder $dir/loose holds metrics.csv and curves.png with no record of a run (no config.json or run'"'"'s metrics.csv), which the run would write over; continue it in a folder of its own with --out DIR" ] &&
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/loose/mymodel.safetensors: its folder $dir/loose holds metrics.csv and curves.png with no record of a run (no config.json, run'"'"'s metrics.csv or checkpoints of one run), which the run would write over; continue it in a folder of its own with --out DIR" ] &&
    [ "$(cat "$dir/loose/curves.png")" = "my plot" ] && [ "$(head -n 1 "$dir/loose/metrics.csv")" = "epoch,acc" ] && [ "$(ls "$dir/loose" | wc -l)" -eq 3 ] &&
    [ $rc2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --out $dir/loose2: the folder holds curves.png, which a run writes over; a resumed run continues in its own folder or in a new --out folder" ] && [ "$(ls "$dir/loose2")" = curves.png ]'
 cp "$dir/first.safetensors" "$dir/mix/own.safetensors"
@@ -660,6 +662,18 @@ strip_moments "$dir/first.safetensors" "$dir/nom/half.safetensors" exp_avg_sq
 "$VITMAE" eval --ckpt "$dir/nom/half.safetensors" --data "$dir/moved" > /dev/null 2> "$dir/err"; rc=$?
 t "exp_avg_sq alone removed: a damaged file, refused ($rc: $(head -n 1 "$dir/err"))" \
   '[ $rc -eq 1 ] && grep -q "half.safetensors: missing tensor .optimizer.exp_avg_sq.cls_token. (the file holds other AdamW moments" "$dir/err"'
+# A run folder with its metrics.csv and config.json deleted: its own curves.png and samples/ read as a
+# user's, the resume --out advised refused ("holds curves.png and samples/ with no record of a run").
+# Its checkpoints (one run_id) record the run: the resume goes on, metrics.csv from the resumed step on.
+"$VITMAE" train $small --data "$dir/moved" --steps 4 --ckpt-every 2 --out "$dir/nomet" > /dev/null 2>&1
+cp "$dir/nomet/checkpoint.safetensors" "$dir/nomet.safetensors" && rm "$dir/nomet/metrics.csv" "$dir/nomet/config.json"
+"$VITMAE" train $small --data "$dir/moved" --steps 4 --out "$dir/nomet" > /dev/null 2> "$dir/err"; r1=$?
+"$VITMAE" train --resume "$dir/nomet/checkpoint-2.safetensors" > /dev/null 2> "$dir/err2"; r2=$?
+t "metrics.csv and config.json deleted: --out advises --resume DIR, the resume goes on, the run's weights ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $r1 -eq 2 ] && grep -q "^vitmae: train --out .*/nomet: the folder already holds a run; pass --resume .*/nomet to continue it," "$dir/err" &&
+   [ $r2 -eq 0 ] && ! grep -q "no record of a run" "$dir/err2" && [ "$(head -n 1 "$dir/nomet/metrics.csv")" = "step,epoch,lr,loss,val_loss,val_psnr,img_per_s,elapsed_s" ] &&
+   [ "$(sed -n 2p "$dir/nomet/metrics.csv" | cut -d, -f1)" -gt 2 ] && same_weights "$dir/nomet.safetensors" "$dir/nomet/checkpoint.safetensors"'
+rm -rf "$dir/nomet" "$dir/nomet.safetensors"
 # Snapshot names are read as vitmae writes them: a user's copy "checkpoint-04.safetensors" was step 4
 # (pruning then removed the run's checkpoint-4 and kept the copy), "checkpoint-012.safetensors" step 12,
 # and a name with a step past a long (sscanf's %ld; undefined there) the newest snapshot: a resume in
@@ -674,6 +688,11 @@ cp "$dir/names/checkpoint-4.safetensors" "$dir/names/checkpoint-9999999999999999
 t "user's snapshot-like names: the resume runs, keeps checkpoint-8 and -10 and the user's three files ($rc: $(cat "$dir/err"); $(cd "$dir/names" && ls checkpoint-* | tr "\n" " "))" \
   '[ $rc -eq 0 ] && [ "$(cd "$dir/names" && ls checkpoint-* | tr "\n" " ")" = "checkpoint-012.safetensors checkpoint-04.safetensors checkpoint-10.safetensors checkpoint-8.safetensors checkpoint-99999999999999999999.safetensors " ]'
 rm "$dir/names/checkpoint.safetensors"
+# Its --out advised --resume DIR/checkpoint-10.safetensors, whose resume had nothing to train and left the
+# folder without checkpoint.safetensors: it says what --resume DIR says below.
+"$VITMAE" train $small --data "$dir/moved" --steps 10 --out "$dir/names" > /dev/null 2> "$dir/err"; rc=$?
+t "--out of a finished run without checkpoint.safetensors: its last snapshot and ln, as --resume DIR says ($(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --out $dir/names: the folder already holds a finished run without its checkpoint.safetensors; its newest snapshot, $dir/names/checkpoint-10.safetensors, is the run'"'"'s last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln $dir/names/checkpoint-10.safetensors $dir/names/checkpoint.safetensors (train --resume $dir/names/checkpoint-10.safetensors --steps N, more than its steps, extends the run); or pass another --out folder, or --overwrite to move the old run aside (to $dir/names.old-N)" ]'
 "$VITMAE" train --resume "$dir/names" > /dev/null 2> "$dir/err"; rc=$?
 # The run had finished at step 10: that snapshot's resume would train and write nothing, leaving the
 # folder without its checkpoint.safetensors (it advised it all the same; --ckpt RUN and info RUN went on

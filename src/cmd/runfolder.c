@@ -263,18 +263,23 @@ static const char *no_checkpoint_why(const char *dir, char *buf, size_t n) {
     return buf;
 }
 
-// The outputs a run writes over that a folder holds with no record of a run (no config.json, and no
-// metrics.csv or one whose first line is not a run's header): a user's own metrics.csv or curves.png
-// (train's samples/ too), which is no run that stopped early. Their names in buf ("metrics.csv and
-// curves.png"), or NULL when there are none.
+// The outputs a run writes over that a folder holds with no record of a run (no config.json, no
+// metrics.csv or one whose first line is not a run's header, and no checkpoint of one run): a user's own
+// metrics.csv or curves.png (train's samples/ too), which is no run that stopped early. Their names in
+// buf ("metrics.csv and curves.png"), or NULL when there are none.
 static const char *user_outputs(const char *cmd, const char *dir, char *buf, size_t n) {
-    char path[4400];
+    char path[4400], own[64];
     struct stat st;
     snprintf(path, sizeof path, "%s/config.json", dir);
     if (lstat(path, &st) == 0) return NULL;
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
     int metrics = lstat(path, &st) == 0;
     if (metrics && run_folder_kind(dir)) return NULL;   // a run's rows
+    // The run's checkpoint.safetensors or snapshots (one run_id) record it as well: a finetune folder has
+    // no config.json, and with its metrics.csv deleted or emptied its own curves.png read as a user's,
+    // its resume refused though --out advised it (docs/interface.md, section 9).
+    folder_run_id(dir, own, sizeof own);
+    if (own[0] && strcmp(own, RUN_ID_MIXED)) return NULL;
     snprintf(path, sizeof path, "%s/curves.png", dir);
     int curves = lstat(path, &st) == 0;
     int sheets = !strcmp(cmd, "train") && run_folder_has_sheets(dir);
@@ -292,20 +297,34 @@ static const char *user_outputs(const char *cmd, const char *dir, char *buf, siz
 static long newest_snapshot(const char *dir);
 static long resumable_snapshot(const char *dir);
 
+// The way on for a folder without checkpoint.safetensors whose newest snapshot, path, is the finished
+// run's last step (its resume trains and writes nothing, so the folder would stay without its
+// checkpoint): the file itself, or ln to give the folder its checkpoint back; train's --steps extends it.
+static const char *finished_advice(const char *cmd, const char *path, const char *dir, char *buf, size_t n) {
+    snprintf(buf, n, "pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln "
+             "%s %s/checkpoint.safetensors%s%s%s", path, dir, strcmp(cmd, "train") ? "" : " (train --resume ",
+             strcmp(cmd, "train") ? "" : path, strcmp(cmd, "train") ? "" : " --steps N, more than its steps, extends the run)");
+    return buf;
+}
+
 // What --out's refusal advises to --resume for the run dir holds: dir itself, or the snapshot where
 // --resume DIR would be refused naming it (no checkpoint.safetensors, or rows of metrics.csv missing
-// before it): 1 with that in res; 0 when the folder offers none that resumes there (its latest another
-// run's copy, its snapshots of more than one run): advice to --resume DIR was refused in turn.
+// before it): 1 with that in res; 2 with the snapshot in res when it is the finished run's last step
+// (no checkpoint.safetensors: its resume would do nothing, finished_advice instead); 0 when the folder
+// offers none that resumes there (its latest another run's copy, its snapshots of more than one run):
+// advice to --resume DIR was refused in turn.
 static int resume_target(const char *dir, char *res, size_t n) {
     char latest[4400], why[CLI_ERR_MAX];
     struct stat st;
     snprintf(latest, sizeof latest, "%s/checkpoint.safetensors", dir);
     snprintf(res, n, "%s", dir);
     long snap;
+    int newest = 0;   // the snapshot is the newest, with no checkpoint.safetensors: perhaps the finished run's last
     if (lstat(latest, &st) != 0) {
         if (errno != ENOENT) return 1;
         snap = resumable_snapshot(dir);
         if (snap < 0) return 0;   // none of its own (two runs' snapshots): --resume DIR says so
+        newest = snap == newest_snapshot(dir);
     } else {
         // The latest: another run's copy resumes nowhere here; rows missing before it name a snapshot;
         // one that cannot be read, the newest snapshot if any (else --resume DIR says what is wrong).
@@ -317,7 +336,7 @@ static int resume_target(const char *dir, char *res, size_t n) {
         if (snap < 0) return 1;
     }
     snprintf(res, n, "%s/checkpoint-%ld.safetensors", dir, snap);
-    return 1;
+    return newest && checkpoint_finished(res) ? 2 : 1;   // as --resume DIR says (run_resume_missing)
 }
 
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
@@ -348,8 +367,14 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
         snprintf(err, errlen, "%s --out %s: the folder already holds a run (started by another process meanwhile); "
                  "choose another --out folder", cmd, dir);
     else {
-        char res[4400];
-        if (resume_target(dir, res, sizeof res))
+        char res[4400], way[CLI_ERR_MAX];
+        int target = resume_target(dir, res, sizeof res);
+        if (target == 2)
+            snprintf(err, errlen, "%s --out %s: the folder already holds a finished run without its "
+                     "checkpoint.safetensors; its newest snapshot, %s, is the run's last step: %s; or pass another "
+                     "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res,
+                     finished_advice(cmd, res, dir, way, sizeof way), dir);
+        else if (target)
             snprintf(err, errlen, "%s --out %s: the folder already holds a run; pass --resume %s to continue it, another "
                      "--out folder, or --overwrite to move the old run aside (to %s.old-N)", cmd, dir, res, dir);
         else
@@ -624,9 +649,9 @@ int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, l
 int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, char *err, size_t errlen) {
     char names[64];
     if (!user_outputs(cmd, dir, names, sizeof names)) return 0;
-    snprintf(err, errlen, "%s --resume %s: its folder %s holds %s with no record of a run (no config.json or run's "
-             "metrics.csv), which the run would write over; continue it in a folder of its own with --out DIR", cmd,
-             arg, dir, names);
+    snprintf(err, errlen, "%s --resume %s: its folder %s holds %s with no record of a run (no config.json, run's "
+             "metrics.csv or checkpoints of one run), which the run would write over; continue it in a folder of its "
+             "own with --out DIR", cmd, arg, dir, names);
     return CLI_USAGE;
 }
 
@@ -707,7 +732,7 @@ int run_folder_has_checkpoint(const char *dir) {
 
 int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errlen) {
     struct stat st;
-    char path[4400], names[64], gone[160];
+    char path[4400], names[64], gone[160], way[CLI_ERR_MAX];
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", arg);
     if (stat(arg, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(path, &st) == 0 || errno != ENOENT) return 0;
     long snap = resumable_snapshot(arg);
@@ -734,10 +759,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         // A finished run's: its resume trains nothing and writes nothing, so it gave the folder no
         // checkpoint.safetensors back (--ckpt RUN and info RUN went on failing after the advice).
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; its newest snapshot, %s, is "
-                 "the finished run's last step: pass that file where a checkpoint is asked for, or give the folder "
-                 "its checkpoint back with: ln %s %s/checkpoint.safetensors%s%s%s", cmd, arg, path, path, arg,
-                 strcmp(cmd, "train") ? "" : " (train --resume ", strcmp(cmd, "train") ? "" : path,
-                 strcmp(cmd, "train") ? "" : " --steps N, more than its steps, extends the run)");
+                 "the finished run's last step: %s", cmd, arg, path, finished_advice(cmd, path, arg, way, sizeof way));
     else if (snap >= 0)
         snprintf(err, errlen, "%s --resume %s: no checkpoint.safetensors in the folder; resume its newest snapshot%s "
                  "with --resume %s/checkpoint-%ld.safetensors%s", cmd, arg,

@@ -20,7 +20,8 @@
 int run_folder_has_run(const char *dir);
 // Why --out DIR is refused when it holds a run (docs/data.md, "Run folders"), one message for train and
 // finetune: "CMD --out DIR: the folder ...", saying what to do instead. why: RUN_HOLDS_RUN (a new run:
-// --resume, another --out or --overwrite), RUN_HOLDS_NO_CHECKPOINT (a new run; the old one stopped
+// --resume, another --out or --overwrite; a finished run without checkpoint.safetensors: its last
+// snapshot itself or ln, as --resume DIR says), RUN_HOLDS_NO_CHECKPOINT (a new run; the old one stopped
 // before its first checkpoint: --overwrite or another --out), RUN_HOLDS_OTHER (a resumed run given
 // another run's folder: its own folder or a new one; --overwrite does not go with --resume),
 // RUN_HOLDS_SAME (a resumed run given a folder holding the same run, a copy: resume it there),
@@ -32,8 +33,9 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
 int run_folder_holds_which(const char *file, const char *dir);
 // A resume in the folder dir of the file resumed (--resume FILE, no other --out) where dir holds what a
 // run writes over with no record of a run (a user's curves.png, a metrics.csv of their own, train's
-// samples/; no config.json): CLI_USAGE with err (prefixed by cmd --resume arg) naming them, as --out
-// of such a folder is refused; 0 otherwise (docs/interface.md, section 9).
+// samples/; no config.json, and no checkpoint.safetensors or snapshots of one run_id): CLI_USAGE with err
+// (prefixed by cmd --resume arg) naming them, as --out of such a folder is refused; 0 otherwise
+// (docs/interface.md, section 9).
 int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, char *err, size_t errlen);
 // The run folder and the folders a run reads must not hold one another (docs/interface.md, "Paths
 // that meet"): a run folder inside (or equal to) the data or --val folder would feed the run's sample
