@@ -95,6 +95,18 @@ t "--lr 0.01 --blr 0.001: refused ($(cat "$dir/both.log"))" \
    grep -qx "vitmae: train --blr: 0.001: the base rate gives the learning rate (x batch / 256) only when --lr is not given, and --lr 0.01 is (leave one out)" "$dir/both.log"'
 "$VITMAE" train --resume "$dir/dflt" --steps 41 --lr 0.001 --blr 0.064 > "$dir/dflt2.log" 2>&1; rc=$?
 t "a resume given the run's --lr and --blr goes on ($(grep vitmae: "$dir/dflt2.log"))" '[ $rc -eq 0 ] && [ "$(saved_step "$dir/dflt/checkpoint.safetensors")" = 41 ]'
+# --lr and --blr are one rate written two ways (docs/interface.md, section 5): at batch 10, not a power
+# of two, --blr 0.003 stores 0.000117187505 and --lr 1.171875e-4 (0.003 x 10 / 256) 0.000117187497, a
+# float apart, and a resume of either run given the other form was refused (`--blr 0.003 cannot change
+# when a run resumes (this run's is --lr 0.0001171875)`). Both go on; a rate a float off either stays refused.
+train lr10 --steps 1 --batch 10 --lr 1.171875e-4
+train blr10 --steps 1 --batch 10 --blr 0.003
+"$VITMAE" train --resume "$dir/lr10" --steps 2 --blr 0.003 > "$dir/lr10b.log" 2>&1; rc1=$?
+"$VITMAE" train --resume "$dir/blr10" --steps 2 --lr 1.171875e-4 > "$dir/blr10b.log" 2>&1; rc2=$?
+"$VITMAE" train --resume "$dir/blr10" --steps 3 --lr 1.1718752e-4 > "$dir/blr10c.log" 2>&1; rc3=$?
+t "batch 10: --blr 0.003 resumes the --lr 1.171875e-4 run and the other way round ($rc1 $rc2 $rc3: $(grep vitmae: "$dir/lr10b.log" "$dir/blr10b.log" | grep -v "warning: only"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(saved_step "$dir/lr10/checkpoint.safetensors")" = 2 ] && [ "$(saved_step "$dir/blr10/checkpoint.safetensors")" = 2 ] &&
+   [ $rc3 -eq 2 ] && grep -qx "vitmae: train --resume: --lr 0.00011718752 cannot change when a run resumes (this run.s is 0.000117187505); start a new run from these weights with --init CHECKPOINT" "$dir/blr10c.log"'
 # --lr -0 is 0: it was echoed "lr -0.000e+00" and written -0 in metrics.csv's lr column and the state.
 train negzero --steps 1 --lr -0
 t "--lr -0: echoed and written as 0 ($(grep -o "lr [-0-9.e+]*" "$dir/negzero.log" | head -n 1); $(tail -n 1 "$dir/negzero/metrics.csv" | cut -d, -f3))" \
@@ -236,6 +248,17 @@ t "finetune --warmup-steps 1 of --steps 1: the warning ($(grep warning "$dir/ftw
   'grep -qx "vitmae: warning: --warmup-steps 1 is not shorter than the run.s 1 step: its one step runs at learning rate 0 and trains nothing (--warmup-steps 0 trains it at 1\.000e-02)" "$dir/ftwarm1.log"'
 t "fine-tuning: replaced held-out images leave the weights bitwise the same" \
   'same_weights "$dir/ft1/checkpoint.safetensors" "$dir/ft2/checkpoint.safetensors"'
+
+# finetune alike: --blr 0.003 and --lr 1.171875e-4 at batch 10 each resume the other's run.
+ft10=$(echo "$ft" | sed 's/ --lr 0.01//; s/--batch 4/--batch 10/; s/--steps 6/--steps 1/')
+"$VITMAE" finetune $ft10 --data "$dir/data" --lr 1.171875e-4 --out "$dir/ftlr10" > /dev/null 2>&1
+"$VITMAE" finetune $ft10 --data "$dir/data" --blr 0.003 --out "$dir/ftblr10" > /dev/null 2>&1
+"$VITMAE" finetune --resume "$dir/ftlr10" --blr 0.003 > /dev/null 2> "$dir/err"; rc1=$?
+"$VITMAE" finetune --resume "$dir/ftblr10" --lr 1.171875e-4 > /dev/null 2>> "$dir/err"; rc2=$?
+"$VITMAE" finetune --resume "$dir/ftlr10" --blr 0.0031 > /dev/null 2> "$dir/err3"; rc3=$?
+t "finetune at batch 10: --blr 0.003 and --lr 1.171875e-4 resume each other's run ($rc1 $rc2 $rc3: $(grep -v "warning: only" "$dir/err"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -f "$dir/ftlr10/checkpoint.safetensors" ] && [ -f "$dir/ftblr10/checkpoint.safetensors" ] &&
+   [ $rc3 -eq 2 ] && grep -qx "vitmae: finetune --resume: --blr 0.0031 cannot change when a run resumes (this run.s is --lr 0.0001171875); start a new run with --ckpt for another" "$dir/err3"'
 
 # A --min-lr above the peak made the half-cosine rise to it (0.001 to 0.5 over a run: the loss went to
 # 27); it is refused, exit 2, nothing made. The default floor, 1e-6, above --lr 0 is that 0: a frozen

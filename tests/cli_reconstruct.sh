@@ -547,6 +547,17 @@ mv "$tmp/longn/a.png" "$tmp/longn/${z200}$(printf "%051d" 0).png"   # 255 bytes:
 "$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$tmp/longout" --raw "$tmp/longn" > "$tmp/out" 2> "$tmp/err"; rc=$?
 t "names of 251 and 201 bytes: stems cut to 200, every file written ($rc: $(cut -c1-80 "$tmp/err"))" \
   '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(cd "$tmp/longout" && ls "$z200".* "$z200"-1.* | wc -l)" -eq 6 ] && [ "$(ls "$tmp/longout" | wc -l)" -eq 6 ]'
+# An --out so long that an input's output names would pass the 4096-byte path limit: that input fails
+# alone in one line, as attention says it (DIR/<stem>.*), before it is read (here it is no image), and
+# the other is written. Its file once failed after the work, naming a cut-off prefix of --out ("File
+# name too long"). The folder is 3900 bytes whatever TMPDIR is: "x" fits, a stem of 200 bytes does not.
+long="$tmp/lp"
+while [ ${#long} -lt 3650 ]; do long="$long/$(printf "%0200d" 0)"; done   # then a last part of 48 to 249 bytes
+long="$long/$(printf "%0$((3900 - ${#long} - 1))d" 0)"
+mkdir -p "$tmp/lpin" && printf 'not an image' > "$tmp/lpin/${z200}.png" && "$mk" png "$tmp/lpin/x.png" --size 16 --value 0.2 > /dev/null
+"$VITMAE" reconstruct --ckpt "$tmp/const.st" --out "$long" --raw "$tmp/lpin/${z200}.png" "$tmp/lpin/x.png" > "$tmp/out" 2> "$tmp/err"; rc=$?
+t "output names past the path limit: that input's one line, the other written (${#long}, $rc: $(head -c 60 "$tmp/err")...$(tail -c 90 "$tmp/err"))" \
+  '[ ${#long} -eq 3900 ] && [ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "vitmae: $tmp/lpin/${z200}.png: the output names $long/${z200}.* would pass the 4096-byte path limit (a shorter --out)" ] && grep -q "^x masked_mse=" "$tmp/out" && [ "$(ls "$long")" = "$(printf "x.mask.npy\nx.recon.npy\nx.recon.png")" ]'
 # A backslash in a name is written \\: "a\nb" (a backslash and n) read as "a<newline>b" (both printed
 # a\nb), in the line on stdout and in messages.
 mkdir -p "$tmp/bs"

@@ -77,6 +77,26 @@ t "a folder with the user's metrics.csv and curves.png: exit 2, both named, kept
 "$VITMAE" train --resume "$dir/mine" > /dev/null 2>"$dir/err"; rc=$?
 t "--resume of that folder: exit 2, no run there ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/mine: no run in this folder (no checkpoint.safetensors)" ]'
+# A config.json that is not vitmae's (a Hugging Face model folder holds one) is named as metrics.csv is:
+# it was taken for a run's record, the refusal said "a run without a checkpoint (it stopped before its
+# first, ...)" and its --resume "start it again with its own flags (DIR/config.json records them)".
+# One of vitmae's alone (its model's sizes and train state) is still a stopped run (the loop below).
+mkdir "$dir/hf" && echo '{"a":1}' > "$dir/hf/config.json"
+"$VITMAE" train $small --steps 2 --out "$dir/hf" > /dev/null 2>"$dir/err"; rc=$?
+"$VITMAE" train --resume "$dir/hf" > /dev/null 2>"$dir/err2"; rc2=$?
+t "a folder with another program's config.json: exit 2, the file named as one a run writes over, kept; its --resume: no run there ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --out $dir/hf: the folder holds config.json, which a run writes over; pass --overwrite to move the folder aside (to $dir/hf.old-N) and start, or another --out folder" ] &&
+   [ "$(cat "$dir/hf/config.json")" = "{\"a\":1}" ] && [ "$(ls "$dir/hf")" = config.json ] &&
+   [ $rc2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --resume $dir/hf: no run in this folder (no checkpoint.safetensors)" ]'
+echo "my plot" > "$dir/hf/curves.png" && printf 'epoch,acc\n1,0.5\n' > "$dir/hf/metrics.csv"
+"$VITMAE" finetune --from-scratch --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --data data --steps 2 --out "$dir/hf" > /dev/null 2>"$dir/err"; rc=$?
+t "... with the user's metrics.csv and curves.png beside it: all three named (finetune too) ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: finetune --out $dir/hf: the folder holds config.json, metrics.csv and curves.png, which a run writes over; pass --overwrite .*" "$dir/err" && [ "$(ls "$dir/hf" | wc -l)" -eq 3 ]'
+# Beside a run's metrics.csv (a run that stopped early is there), such a config.json records no flags.
+mkdir "$dir/hf2" && echo '{"a":1}' > "$dir/hf2/config.json" && head -n 1 "$dir/run/metrics.csv" > "$dir/hf2/metrics.csv"
+"$VITMAE" train --resume "$dir/hf2" > /dev/null 2>"$dir/err"; rc=$?
+t "--resume of a run's metrics.csv beside another program's config.json: not said to record the flags ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/hf2: the folder holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume; start it again with its own flags and --out $dir/hf2 --overwrite, without --resume" ]'
 
 # A folder holding exactly one of a run's names (the others deleted, or the one file copied there) is a
 # run all the same: each alone refuses train --out in one line naming the folder, the file kept and
@@ -576,7 +596,7 @@ echo "my plot" > "$dir/loose2/curves.png" && cp "$dir/first.safetensors" "$dir/l
 "$VITMAE" train --resume "$dir/loose/mymodel.safetensors" --data "$dir/moved" --steps 8 > /dev/null 2>"$dir/err"; rc=$?
 "$VITMAE" train --resume "$dir/loose/mymodel.safetensors" --data "$dir/moved" --steps 8 --out "$dir/loose2" > /dev/null 2>"$dir/err2"; rc2=$?
 t "--resume FILE in a folder of the user's curves.png and metrics.csv: refused, both named, kept ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
-  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/loose/mymodel.safetensors: its folder $dir/loose holds metrics.csv and curves.png with no record of a run (no config.json, run'"'"'s metrics.csv or checkpoints of one run), which the run would write over; continue it in a folder of its own with --out DIR" ] &&
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/loose/mymodel.safetensors: its folder $dir/loose holds metrics.csv and curves.png with no record of a run (no run'"'"'s config.json or metrics.csv, and no checkpoints of one run), which the run would write over; continue it in a folder of its own with --out DIR" ] &&
    [ "$(cat "$dir/loose/curves.png")" = "my plot" ] && [ "$(head -n 1 "$dir/loose/metrics.csv")" = "epoch,acc" ] && [ "$(ls "$dir/loose" | wc -l)" -eq 3 ] &&
    [ $rc2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --out $dir/loose2: the folder holds curves.png, which a run writes over; a resumed run continues in its own folder or in a new --out folder" ] && [ "$(ls "$dir/loose2")" = curves.png ]'
 cp "$dir/first.safetensors" "$dir/mix/own.safetensors"

@@ -1379,9 +1379,8 @@ int cmd_attention(int argc, char **argv) {
         Written *w = &written[i];
         // DIR/<stem>/<map>.png and the temporary names beside it must fit the system's 4096-byte
         // paths: a name cut short would write one map over another.
-        if (strlen(out_dir) + strlen(w->stem) + 64 >= 4096) {
-            cli_error(paths[i], "the output names %s/%s/... would pass the 4096-byte path limit (a shorter --out)",
-                      out_dir, w->stem);
+        if (output_names_fit(out_dir, w->stem, "/...", err, sizeof err)) {
+            cli_error(paths[i], "%s", err);
             failures++;
             w->failed = strdup("its output names would pass the 4096-byte path limit");
             image_free(&photo);

@@ -1087,8 +1087,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
                           p.mlp_ratio == c->mlp_ratio;
         const char *way = resume_way(r, 0), *pos = c->pos_learned ? "learned" : "fixed";
         // --blr and --epochs give the run's --lr and --steps when they work out to them, as in a new run
-        char blr[32], lr[40], epochs[32], steps[40], frac[32];
+        char blr[32], lr[40], given_lr[32], epochs[32], steps[40], frac[32];
         run_value_text(blr, sizeof blr, a->blr, 1);
+        run_value_text(given_lr, sizeof given_lr, a->lr, 1);
         snprintf(lr, sizeof lr, "--lr ");
         run_value_text(lr + 5, sizeof lr - 5, r->lr, 1);
         run_value_text(epochs, sizeof epochs, a->epochs, 1);
@@ -1121,8 +1122,9 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             {"--steps", 0, 0, (double)a->steps, (double)r->total_steps, NULL, NULL},
             {"--epochs", 1, 0, 0, 0, epochs, epoch_steps == r->total_steps ? epochs : steps},
             {"--batch", 0, 0, a->batch, r->batch, NULL, NULL},
-            {"--lr", 0, 1, a->lr, r->lr, NULL, NULL},
-            {"--blr", 1, 0, 0, 0, blr, lr_from_blr(a->blr, r->batch) == r->lr ? blr : lr},
+            // either form of the run's rate (cmd/runfolder.h: one float apart at a batch not a power of two)
+            {"--lr", 1, 0, 0, 0, given_lr, run_lr_is_runs(a->lr, 0, r->batch, r->lr) ? given_lr : lr + 5},
+            {"--blr", 1, 0, 0, 0, blr, run_lr_is_runs(a->blr, 1, r->batch, r->lr) ? blr : lr},
             {"--min-lr", 0, 1, a->min_lr, r->min_lr, NULL, NULL},
             {"--warmup-steps", 0, 0, (double)a->warmup, (double)r->warmup, NULL, NULL},
             {"--wd", 0, 1, a->wd, r->wd, NULL, NULL},

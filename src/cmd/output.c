@@ -197,6 +197,13 @@ void output_report_stop(const char *cmd, int kind, const char *out_dir, int writ
         cli_error(cmd, "stopped: this process is out of memory or open files (%d of %d images written)", written, total);
 }
 
+int output_names_fit(const char *dir, const char *stem, const char *names, char *err, size_t errlen) {
+    if (strlen(dir) + strlen(stem) + 64 < 4096) return 0;   // 64: '/', a name such as ".recon.png", its temporary name
+    snprintf(err, errlen, "the output names %s/%s%s would pass the 4096-byte path limit (a shorter --out)", dir, stem,
+             names);
+    return -1;
+}
+
 int output_check_writable(const char *dir, char *err, size_t errlen) {
     char probe[4200], reason[128];
     snprintf(probe, sizeof probe, "%s/.vitmae-write-test-XXXXXX", dir);

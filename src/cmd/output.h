@@ -126,6 +126,14 @@ int output_input_named(OutputInputs *s, char *const *paths, int n, const char *o
 int output_input_in(OutputInputs *s, char *const *paths, int n, const char *dir);
 void output_inputs_free(OutputInputs *s);
 
+// Whether an input's output names fit the system's 4096-byte paths: dir/<stem> and what follows it
+// (names: "/..." for attention's folder of maps, ".*" for reconstruct's files), with 64 bytes after the
+// stem for the longest name an input writes there and its temporary name (io/files.h, FILE_TMP_EXTRA).
+// A name cut short would write one output over another, or fail after the image's work naming a path
+// cut short. 0, or -1 with err "the output names DIR/STEMNAMES would pass the 4096-byte path limit (a
+// shorter --out)", said of the input (its path first).
+int output_names_fit(const char *dir, const char *stem, const char *names, char *err, size_t errlen);
+
 // Creates and removes a probe file in dir (.vitmae-write-test-XXXXXX, a name of its own: io/files.h's
 // file_tmp_create_unique): -1 with err "<dir>: cannot write in this folder..." when the folder does not
 // take files. After file_cleanup_on_stop_signals a stop signal while the probe is there removes it

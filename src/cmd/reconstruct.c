@@ -35,6 +35,7 @@ typedef struct {
     char *path;   // as given, or found under a folder
     const char *stem;   // unique among the inputs (owned by InputList.stems): output files are DIR/<stem>.*
     char *key;    // the stem before de-duplication: the random mask depends on it
+    int unfit;    // its output names would pass the path limit: said before the work, never read
 } Input;
 
 typedef struct { Input *v; int n, cap; StemSet stems; } InputList;
@@ -50,6 +51,7 @@ static int input_add(InputList *l, const char *path) {
     in->path = strdup(path);
     in->key = infer_stem(path);
     in->stem = NULL;
+    in->unfit = 0;
     if (!in->path || !in->key) { free(in->path); free(in->key); return -1; }
     l->n++;
     return 0;
@@ -355,6 +357,15 @@ int cmd_reconstruct(int argc, char **argv) {
         cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); free(pos); return 1;
     }
     free(pos);
+    // An input whose output names would pass the path limit fails alone, as in attention, and before any
+    // work (it was read, reconstructed and drawn, then its file failed under a name cut short). Its line
+    // waits in its place with those of the inputs that cannot be read.
+    for (int i = 0; i < inputs.n; i++)
+        if (output_names_fit(out_dir, inputs.v[i].stem, ".*", err, sizeof err)) {
+            cli_unread_keep(&unread, CLI_AT_ITEM(i), 0, inputs.v[i].path, err);
+            inputs.v[i].unfit = 1;
+            failed++;
+        }
     int refused = refuse_earlier(out_dir, &inputs, raw, force, ckpt_path, mask_path);
     if (refused) { cli_unread_free(&unread); inputs_free(&inputs); free(file_removed); ckpt_free(&ck); return refused; }
     int B = batch < inputs.n ? batch : (inputs.n ? inputs.n : 1);
@@ -422,11 +433,12 @@ int cmd_reconstruct(int argc, char **argv) {
         // Views land in batch order; the ones that fail to load are left out of the forward pass.
         #pragma omp parallel for schedule(dynamic)
         for (int k = 0; k < n; k++)
-            status[k] = image_load_view(inputs.v[i0 + k].path, max_pixels, S, VIEW_WHOLE, C, images + per * k, errs + (size_t)k * 512, 512);
+            status[k] = inputs.v[i0 + k].unfit ? -1 : image_load_view(inputs.v[i0 + k].path, max_pixels, S, VIEW_WHOLE, C, images + per * k, errs + (size_t)k * 512, 512);
         int nb = 0, load_full = 0;   // an image that ran out of memory as it loaded: stop after the ones before it
         // A failure's line is kept in its place, said as the outputs reach it (below): an image before it
         // in the batch whose outputs fail says so first (docs/interface.md, section 2, "Bad files").
         for (int k = 0; k < n; k++) {
+            if (status[k] && inputs.v[i0 + k].unfit) continue;   // said and counted above
             if (status[k]) {
                 if (!output_input_gone(inputs.v[i0 + k].path, gone, sizeof gone))
                     cli_unread_keep(&unread, CLI_AT_ITEM(i0 + k), 1, inputs.v[i0 + k].path, errs + (size_t)k * 512);

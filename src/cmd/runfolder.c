@@ -22,6 +22,7 @@
 #include "cmd/streams.h"
 #include "core/config.h"
 #include "core/json_depth.h"
+#include "core/optim.h"
 #include "dist/dist.h"
 #include "io/checkpoint.h"
 #include "io/files.h"
@@ -86,16 +87,48 @@ static int checkpoint_finished(const char *path) {
     return done;
 }
 
+// Whether a parsed config.json is the one train writes (cmd/train_out.c): an object whose "model" holds
+// the model's sizes and whose "train" holds the run's state, as every vitmae has written it.
+// config.json is a common name (a Hugging Face model folder holds one): another program's records no
+// run, and is a file a run would write over (docs/interface.md, section 9).
+static int config_is_vitmae(const cJSON *o) {
+    static const char *const sizes[] = {"img_size", "patch_size", "embed_dim", "depth", "num_heads"};
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(o, "model");
+    if (!cJSON_IsObject(o) || !cJSON_IsObject(model) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(o, "train")))
+        return 0;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+        if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(model, sizes[k]))) return 0;
+    return 1;
+}
+
 // dir/config.json parsed (the caller deletes it), and its "train" state's item key in *v (NULL when
-// the file, the state or the key cannot be read).
+// the file, the state or the key cannot be read, or the file is not vitmae's).
 static cJSON *config_train_item(const char *dir, const char *key, const cJSON **v) {
     char path[4400];
     snprintf(path, sizeof path, "%s/config.json", dir);
     char *text = file_read_small(path);
     cJSON *o = text ? cJSON_Parse(text) : NULL;
     free(text);
-    *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "train"), key);
+    *v = config_is_vitmae(o) ? cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "train"), key) : NULL;
     return o;
+}
+
+// What dir/config.json is: CONFIG_NONE (no such name), CONFIG_OTHER (a file that reads as anything but
+// vitmae's: another program's, or text that is no JSON), or CONFIG_RUN (vitmae's, or one that cannot
+// be read, which may be a run's: taken as its record, never named as the user's).
+enum { CONFIG_NONE, CONFIG_OTHER, CONFIG_RUN };
+static int config_kind(const char *dir) {
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (lstat(path, &st) != 0) return CONFIG_NONE;
+    char *text = file_read_small(path);
+    if (!text) return CONFIG_RUN;
+    cJSON *o = cJSON_Parse(text);
+    free(text);
+    int ours = config_is_vitmae(o);
+    cJSON_Delete(o);
+    return ours ? CONFIG_RUN : CONFIG_OTHER;
 }
 
 // The run_id recorded in dir/config.json ("train"."run_id"), in id; "" when none can be read.
@@ -263,15 +296,15 @@ static const char *no_checkpoint_why(const char *dir, char *buf, size_t n) {
     return buf;
 }
 
-// The outputs a run writes over that a folder holds with no record of a run (no config.json, no
-// metrics.csv or one whose first line is not a run's header, and no checkpoint of one run): a user's own
-// metrics.csv or curves.png (train's samples/ too), which is no run that stopped early. Their names in
-// buf ("metrics.csv and curves.png"), or NULL when there are none.
+// The outputs a run writes over that a folder holds with no record of a run (no config.json of
+// vitmae's, no metrics.csv or one whose first line is not a run's header, and no checkpoint of one run):
+// a user's own config.json (another program's), metrics.csv or curves.png (train's samples/ too), which
+// is no run that stopped early. Their names in buf ("metrics.csv and curves.png"), or NULL when there are none.
 static const char *user_outputs(const char *cmd, const char *dir, char *buf, size_t n) {
     char path[4400], own[64];
     struct stat st;
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    if (lstat(path, &st) == 0) return NULL;
+    int config = config_kind(dir);
+    if (config == CONFIG_RUN) return NULL;
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
     int metrics = lstat(path, &st) == 0;
     if (metrics && run_folder_kind(dir)) return NULL;   // a run's rows
@@ -283,14 +316,17 @@ static const char *user_outputs(const char *cmd, const char *dir, char *buf, siz
     snprintf(path, sizeof path, "%s/curves.png", dir);
     int curves = lstat(path, &st) == 0;
     int sheets = !strcmp(cmd, "train") && run_folder_has_sheets(dir);
-    const char *names[3];
+    const char *names[4];
     int k = 0;
+    if (config == CONFIG_OTHER) names[k++] = "config.json";
     if (metrics) names[k++] = "metrics.csv";
     if (curves) names[k++] = "curves.png";
     if (sheets) names[k++] = "samples/";
     if (!k) return NULL;
-    snprintf(buf, n, "%s%s%s%s%s", names[0], k == 3 ? ", " : k == 2 ? " and " : "", k > 1 ? names[1] : "",
-             k == 3 ? " and " : "", k == 3 ? names[2] : "");
+    size_t used = 0;   // "a", "a and b", "a, b and c", "a, b, c and d"
+    buf[0] = 0;
+    for (int i = 0; i < k && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i == 0 ? "" : i == k - 1 ? " and " : ", ", names[i]);
     return buf;
 }
 
@@ -649,9 +685,9 @@ int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, l
 int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, char *err, size_t errlen) {
     char names[64];
     if (!user_outputs(cmd, dir, names, sizeof names)) return 0;
-    snprintf(err, errlen, "%s --resume %s: its folder %s holds %s with no record of a run (no config.json, run's "
-             "metrics.csv or checkpoints of one run), which the run would write over; continue it in a folder of its "
-             "own with --out DIR", cmd, arg, dir, names);
+    snprintf(err, errlen, "%s --resume %s: its folder %s holds %s with no record of a run (no run's config.json or "
+             "metrics.csv, and no checkpoints of one run), which the run would write over; continue it in a folder of its own with --out DIR", cmd,
+             arg, dir, names);
     return CLI_USAGE;
 }
 
@@ -769,7 +805,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
         // Its command line again, not this one: --overwrite (and --init) cannot go with --resume, which
         // the advice, added to the command just run, was refused for next.
         snprintf(path, sizeof path, "%s/config.json", arg);
-        int recorded = lstat(path, &st) == 0;
+        int recorded = config_kind(arg) == CONFIG_RUN;   // another program's config.json records no flags
         snprintf(err, errlen, "%s --resume %s: the folder holds %s, nothing to resume; start it again with its own "
                  "flags%s%s%s and --out %s --overwrite, without --resume", cmd, arg,
                  no_checkpoint_why(arg, gone, sizeof gone), recorded ? " (" : "", recorded ? path : "",
@@ -2061,6 +2097,14 @@ int run_lr_blr_check(const char *cmd, Flag *flags, int nflags, char *err, size_t
     snprintf(err, errlen, "%s --blr: %s: the base rate gives the learning rate (x batch / 256) only when --lr is not "
              "given, and --lr %s is (leave one out)", cmd, b, l);
     return CLI_USAGE;
+}
+
+int run_lr_is_runs(float given, int is_blr, int batch, float lr) {
+    char text[32];
+    run_value_text(text, sizeof text, given, 1);   // the value as written: 0.003, not the float's 0.00300000003
+    double written = strtod(text, NULL);
+    if (is_blr) return lr_from_blr(given, batch) == lr || (float)(written * batch / 256.0) == lr;
+    return given == lr || lr_from_blr((float)(written * 256.0 / batch), batch) == lr;
 }
 
 int run_resume_val_frac(const char *cmd, const char *val, Flag *flags, int nflags, char *err, size_t errlen) {

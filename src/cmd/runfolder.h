@@ -262,6 +262,14 @@ int run_min_lr_check(const char *cmd, float lr, int lr_given, float blr, int bat
 int run_lr_blr_check(const char *cmd, Flag *flags, int nflags, char *err, size_t errlen);
 int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag *flags, int nflags, const char *way,
                           char *err, size_t errlen);
+// --lr or --blr (is_blr) given on resume: 1 when it is the run's rate lr at the run's batch
+// (docs/interface.md, section 5: `--blr B` is the run's when `B * batch / 256` is its `--lr`), 0 when
+// not. The two forms are one: a value is the run's when a new run given it stores lr, or a new run
+// given the other form worked out from the value as written (B x batch / 256 as --lr, L x 256 / batch
+// as --blr) does. At a batch that is not a power of two they can store floats one apart: --blr 0.003 at
+// batch 10 stores 0.000117187505 (0.003 as a float is 0.00300000003, and the product is rounded), --lr
+// 1.171875e-4, the same rate written out, 0.000117187497. Only the comparison: the run trains on lr.
+int run_lr_is_runs(float given, int is_blr, int batch, float lr);
 // The encoder the model flags describe, built alike by train and finetune (a new run's model, and the
 // one a resume compares with the run's): --preset's config, then --img, --patch, --pos (learned|fixed)
 // and --channels (1 or 3; auto_chans for auto), and each of --dim, --depth, --heads given (0: not given)

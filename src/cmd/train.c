@@ -269,8 +269,9 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
     if (!rc) rc = run_resume_same_flags("train", shape, (int)(sizeof shape / sizeof shape[0]), flags, nflags,
                                         SCRATCH_WAY, err, errlen);
     if (rc) return rc;
-    char blr[32], lr[40], frac[32];
+    char blr[32], lr[40], given_lr[32], frac[32];
     run_value_text(blr, sizeof blr, a->blr, 1);
+    run_value_text(given_lr, sizeof given_lr, given->lr, 1);
     run_value_text(frac, sizeof frac, given->val_frac, 1);
     snprintf(lr, sizeof lr, "--lr ");
     run_value_text(lr + 5, sizeof lr - 5, r->lr, 1);
@@ -281,9 +282,10 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
         {"--augment", 1, 0, 0, 0, a->augment, r->augment},
         {"--interp", 1, 0, 0, 0, a->interp, r->interp},
         {"--batch", 0, 0, given->batch, r->batch, NULL, NULL},
-        {"--lr", 0, 1, given->lr, r->lr, NULL, NULL},
-        // --blr gives the run's --lr when blr * batch / 256 is it, as in a new run (new_run_state)
-        {"--blr", 1, 0, 0, 0, blr, lr_from_blr(a->blr, r->batch) == r->lr ? blr : lr},
+        // --lr and --blr are the run's when either gives its rate, as in a new run (new_run_state): at a
+        // batch not a power of two the two forms of one rate store floats one apart (cmd/runfolder.h)
+        {"--lr", 1, 0, 0, 0, given_lr, run_lr_is_runs(given->lr, 0, r->batch, r->lr) ? given_lr : lr + 5},
+        {"--blr", 1, 0, 0, 0, blr, run_lr_is_runs(a->blr, 1, r->batch, r->lr) ? blr : lr},
         {"--min-lr", 0, 1, given->min_lr, r->min_lr, NULL, NULL},
         {"--warmup-steps", 0, 0, (double)given->warmup, (double)r->warmup, NULL, NULL},
         {"--wd", 0, 1, given->wd, r->wd, NULL, NULL},
