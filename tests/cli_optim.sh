@@ -258,7 +258,7 @@ ft10=$(echo "$ft" | sed 's/ --lr 0.01//; s/--batch 4/--batch 10/; s/--steps 6/--
 "$VITMAE" finetune --resume "$dir/ftlr10" --blr 0.0031 > /dev/null 2> "$dir/err3"; rc3=$?
 t "finetune at batch 10: --blr 0.003 and --lr 1.171875e-4 resume each other's run ($rc1 $rc2 $rc3: $(grep -v "warning: only" "$dir/err"))" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -f "$dir/ftlr10/checkpoint.safetensors" ] && [ -f "$dir/ftblr10/checkpoint.safetensors" ] &&
-   [ $rc3 -eq 2 ] && grep -qx "vitmae: finetune --resume: --blr 0.0031 cannot change when a run resumes (this run.s is --lr 0.0001171875); start a new run with --ckpt for another" "$dir/err3"'
+   [ $rc3 -eq 2 ] && grep -qx "vitmae: finetune --resume: --blr 0.0031 cannot change when a run resumes (this run.s is --lr 0.0001171875); start a new run with --from-scratch for another" "$dir/err3"'
 
 # A --min-lr above the peak made the half-cosine rise to it (0.001 to 0.5 over a run: the loss went to
 # 27); it is refused, exit 2, nothing made. The default floor, 1e-6, above --lr 0 is that 0: a frozen
