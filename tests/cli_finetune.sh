@@ -648,6 +648,11 @@ t "a run from scratch resumed given another --lr: the way is --from-scratch ($rc
 "$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --dim 64 --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
 t "a --ckpt run resumed given another --dim: the way says the model is the checkpoint's ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && grep -qx "vitmae: finetune --resume: --dim 64 cannot change when a run resumes (this run.s is [0-9]*); the model is the --ckpt checkpoint.s: another needs a checkpoint of that model, or --from-scratch" "$dir/err" && [ ! -e "$dir/fs3" ]'
+# --img is no size of the checkpoint's (a --ckpt run may take another, its position embeddings resized):
+# it was told "the model is the --ckpt checkpoint's", where a new --ckpt run at that size works.
+"$VITMAE" finetune --resume "$dir/t2/checkpoint-6.safetensors" --img 20 --out "$dir/fs3" > /dev/null 2> "$dir/err"; rc=$?
+t "a --ckpt run resumed given another --img: the way is a new --ckpt run ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --img 20 cannot change when a run resumes (this run'"'"'s is 16); start a new run with --ckpt for another" ] && [ ! -e "$dir/fs3" ]'
 # With --ckpt, --channels auto is the checkpoint's whatever the images: a --ckpt run resumed so is its own.
 "$VITMAE" finetune --resume "$dir/t2" --data "$dir/greycls" --channels auto > "$dir/out" 2> "$dir/err"; rc=$?
 t "a --ckpt run resumed on grey images given --channels auto: its own, not refused ($rc: $(cat "$dir/err"))" \

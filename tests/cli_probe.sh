@@ -230,6 +230,9 @@ t "embed --out DIR/.npy: nothing written" '[ ! -e "$tmp/.npy" ] && [ ! -e "$tmp/
 bad "embed --out FEATS.npy/" 2 "^vitmae: embed --out: '$tmp/slash.npy/' ends in '/', a folder: a file name goes here, such as FEATS.npy$" \
   embed --ckpt "$ck" --out "$tmp/slash.npy/" "$tmp/train"
 t "embed --out FEATS.npy/: nothing written" '[ ! -e "$tmp/slash.npy" ] && [ ! -e "$tmp/slash.txt" ]'
+bad "embed --out FEATS.npy/." 2 "^vitmae: embed --out: '$tmp/slash.npy/.' ends in '/.', a folder: a file name goes here, such as FEATS.npy$" \
+  embed --ckpt "$ck" --out "$tmp/slash.npy/." "$tmp/train"
+t "embed --out FEATS.npy/.: nothing written" '[ ! -e "$tmp/slash.npy" ] && [ ! -e "$tmp/slash.txt" ]'
 # FEATS.npy a symbolic link to nothing: "already exists" of a path that names nothing read as a
 # contradiction; the line says what is there, and --force replaces the link, never its target.
 ln -s "$tmp/gone/f.npy" "$tmp/dang.npy"

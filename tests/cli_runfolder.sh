@@ -89,14 +89,36 @@ t "a folder with another program's config.json: exit 2, the file named as one a 
    [ "$(cat "$dir/hf/config.json")" = "{\"a\":1}" ] && [ "$(ls "$dir/hf")" = config.json ] &&
    [ $rc2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --resume $dir/hf: no run in this folder (no checkpoint.safetensors)" ]'
 echo "my plot" > "$dir/hf/curves.png" && printf 'epoch,acc\n1,0.5\n' > "$dir/hf/metrics.csv"
+"$VITMAE" train $small --steps 2 --out "$dir/hf" > /dev/null 2>"$dir/err"; rc=$?
+t "... with the user's metrics.csv and curves.png beside it: train names all three, kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: train --out $dir/hf: the folder holds config.json, metrics.csv and curves.png, which a run writes over; pass --overwrite .*" "$dir/err" && [ "$(ls "$dir/hf" | wc -l)" -eq 3 ]'
+# finetune writes no config.json: another program's was named "a file a run writes over" (or, alone, "a run
+# without a checkpoint"), and --overwrite moved the user's folder aside for nothing.
 "$VITMAE" finetune --from-scratch --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --data data --steps 2 --out "$dir/hf" > /dev/null 2>"$dir/err"; rc=$?
-t "... with the user's metrics.csv and curves.png beside it: all three named (finetune too) ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && grep -qx "vitmae: finetune --out $dir/hf: the folder holds config.json, metrics.csv and curves.png, which a run writes over; pass --overwrite .*" "$dir/err" && [ "$(ls "$dir/hf" | wc -l)" -eq 3 ]'
+t "... finetune names only the two it writes over ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: finetune --out $dir/hf: the folder holds metrics.csv and curves.png, which a run writes over; pass --overwrite .*" "$dir/err" && [ "$(ls "$dir/hf" | wc -l)" -eq 3 ]'
+mkdir "$dir/hfft" && echo '{"a":1}' > "$dir/hfft/config.json"
+"$VITMAE" finetune --from-scratch --img 16 --patch 4 --dim 32 --depth 1 --heads 2 --data data --steps 2 --out "$dir/hfft" > /dev/null 2>"$dir/err"; rc=$?
+t "finetune --out a folder holding only another program's config.json: runs there, the file untouched ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/hfft/config.json")" = "{\"a\":1}" ] && [ -s "$dir/hfft/checkpoint.safetensors" ]'
 # Beside a run's metrics.csv (a run that stopped early is there), such a config.json records no flags.
 mkdir "$dir/hf2" && echo '{"a":1}' > "$dir/hf2/config.json" && head -n 1 "$dir/run/metrics.csv" > "$dir/hf2/metrics.csv"
 "$VITMAE" train --resume "$dir/hf2" > /dev/null 2>"$dir/err"; rc=$?
 t "--resume of a run's metrics.csv beside another program's config.json: not said to record the flags ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/hf2: the folder holds a run without a checkpoint (it stopped before its first, or they were moved or deleted), nothing to resume; start it again with its own flags and --out $dir/hf2 --overwrite, without --resume" ]'
+# A run's checkpoint beside a user's config.json or metrics.csv of other columns: the checkpoint records
+# the run (a folder whose metrics.csv was deleted resumes), but not those files, which the resume wrote
+# over, exit 0 (the --out advice, "pass --resume DIR", led there). Refused, naming them; both kept.
+mkdir "$dir/hf3" && echo '{"a":1}' > "$dir/hf3/config.json" && cp "$dir/other/checkpoint.safetensors" "$dir/hf3/"
+"$VITMAE" train --resume "$dir/hf3" --threads 2 > /dev/null 2>"$dir/err"; rc=$?
+t "a run's checkpoint beside another program's config.json: the resume refused, the file kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --resume $dir/hf3: its folder $dir/hf3 holds config.json, not the run'"'"'s, which the run would write over; move it away, or continue it in a folder of its own with --out DIR" ] &&
+   [ "$(cat "$dir/hf3/config.json")" = "{\"a\":1}" ]'
+mkdir "$dir/um" && printf 'name,score\nalice,3\n' > "$dir/um/metrics.csv" && cp "$dir/other/checkpoint.safetensors" "$dir/um/checkpoint-2.safetensors"
+"$VITMAE" train --resume "$dir/um/checkpoint-2.safetensors" --threads 2 > /dev/null 2>"$dir/err"; rc=$?
+t "a snapshot beside a metrics.csv of other columns: the resume refused, the file kept ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: train --resume $dir/um/checkpoint-2.safetensors: its folder $dir/um holds metrics.csv, not the run.s, which the run would write over; move it away, or continue it in a folder of its own with --out DIR" "$dir/err" &&
+   [ "$(cat "$dir/um/metrics.csv")" = "$(printf "name,score\nalice,3")" ]'
 
 # A folder holding exactly one of a run's names (the others deleted, or the one file copied there) is a
 # run all the same: each alone refuses train --out in one line naming the folder, the file kept and
@@ -243,10 +265,10 @@ mkdir -p "$dir/stkeep" && echo mine > "$dir/stkeep/mine.txt"
 t "... a --store folder that was there: kept as it was, no working image decoded into it ($rc: $(ls -A "$dir/stkeep" | tr "\n" " "))" \
   '[ $rc -eq 1 ] && [ "$(ls -A "$dir/stkeep")" = mine.txt ] && [ "$(cat "$dir/stkeep/mine.txt")" = mine ]'
 params=$(sed -n 's/.*"parameters":[[:space:]]*\([0-9]*\).*/\1/p' "$dir/r/config.json")
-oom_train() {   # oom_train STORE: a run whose every allocation of the parameters' size fails
+oom_train() {   # oom_train STORE [RUN]: a run whose every allocation of the parameters' size fails
   ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0" FAULT_OWN=1 FAULT_MIN=$((4 * params)) FAULT_MAX=$((4 * params)) \
     FAULT_FUNC=calloc FAULT_N=1+ LD_PRELOAD="$VITMAE_TOOLS/fault.so" \
-    "$VITMAE" train $small --data "$dir/work/data" --steps 2 --store "$1" --out "$dir/st2run" > /dev/null 2>"$dir/err"; rc=$?
+    "$VITMAE" train $small --data "$dir/work/data" --steps 2 --store "$1" --out "${2:-$dir/st2run}" > /dev/null 2>"$dir/err"; rc=$?
 }
 oom_train "$dir/st2/s2"
 t "train out of memory for the model after the statistics: exit 1, no run folder, no store folder left ($rc: $(cat "$dir/err"); $(find "$dir/st2" 2>&1 | wc -l) paths)" \
@@ -254,6 +276,11 @@ t "train out of memory for the model after the statistics: exit 1, no run folder
 oom_train "$dir/stkeep"
 t "... a --store folder that was there stays, with the user's file ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 1 ] && grep -q "^vitmae: train: out of memory" "$dir/err" && [ ! -e "$dir/st2run" ] && [ "$(cat "$dir/stkeep/mine.txt")" = mine ]'
+# The store inside the new run folder (docs/data.md: it may lie there): the run folder was removed first,
+# while the store still filled it, and stayed behind, empty, with the folders made above it.
+oom_train "$dir/st3/run/store" "$dir/st3/run"
+t "... a --store inside the new run folder: neither left, nor the folder made above ($rc: $(find "$dir/st3" 2>&1 | wc -l) paths)" \
+  '[ $rc -eq 1 ] && grep -q "^vitmae: train: out of memory" "$dir/err" && [ ! -e "$dir/st3" ]'
 "$VITMAE" train --resume "$dir/r" --batch 4 > /dev/null 2>"$dir/err"; rc=$?
 t "--batch on resume refused, naming both values ($(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && grep -q "^vitmae: train --resume: --batch 4 cannot change when a run resumes (this run.s is 8); start a new run from these weights with --init CHECKPOINT$" "$dir/err"'

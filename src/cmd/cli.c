@@ -489,8 +489,10 @@ static int set_value(const char *command, Flag *f, const char *v) {
     case FLAG_PATH:
     case FLAG_FILE:
         if (!*v) { cli_error(what, "empty value"); return CLI_USAGE; }
-        if (f->type == FLAG_FILE && v[strlen(v) - 1] == '/') {   // `--out feats.npy/` wrote the file feats.npy
-            cli_error(what, "'%s' ends in '/', a folder: a file name goes here, such as %s", utf8_clip(word, v), f->metavar);
+        const char *last = strrchr(v, '/');   // `feats.npy/.` names the folder as `feats.npy/` does
+        if (f->type == FLAG_FILE && last && (!last[1] || !strcmp(last, "/.") || !strcmp(last, "/.."))) {   // `--out feats.npy/` wrote the file feats.npy
+            cli_error(what, "'%s' ends in '%s', a folder: a file name goes here, such as %s", utf8_clip(word, v), last,
+                      f->metavar);
             return CLI_USAGE;
         }
         if (f->type != FLAG_STR) cli_clean_path((char *)v);   // v points into argv, which is ours to change

@@ -512,6 +512,13 @@ static int save_checkpoint(FineTune *t, char *err, size_t errlen) {
 // ---------------------------------------------------------------------------------------------
 // Flags
 
+// A run that fails once its folder and --store folder are made leaves neither: the store's first, which
+// may lie inside the run folder (`--out R --store R/st` kept R; docs/data.md, "Cache, store and prefetch").
+static void unmake_folders(FineTune *t, OutputMade *made) {
+    run_unmake_store(&t->ds, &t->store_made);
+    output_mkdir_undo(made);
+}
+
 static const char *SYNOPSIS = "--ckpt PRETRAINED | --from-scratch --data DIR [--val DIR] [--out RUN] [flags]";
 
 static int parse_args(int argc, char **argv, Args *a, Flag *flags, int *nflags_out) {
@@ -943,7 +950,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         struct stat so, sd;
         int same_dir = stat(t->run_dir, &so) == 0 && stat(dir, &sd) == 0 && so.st_dev == sd.st_dev && so.st_ino == sd.st_ino;
         t->own_folder = !a->out || same_dir;
-        if (a->out && !same_dir && run_folder_has_run(a->out)) {
+        if (a->out && !same_dir && run_folder_has_run_of("finetune", a->out)) {
             return cli_report(NULL, err, run_folder_refusal("finetune", a->out, run_folder_holds_which(path, a->out), err,
                                                             sizeof err));
         }
@@ -978,7 +985,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
             cli_error("finetune", "%s", err);
             return 1;
         }
-        if (!t->named && run_folder_has_run(t->run_dir)) {
+        if (!t->named && run_folder_has_run_of("finetune", t->run_dir)) {
             int has = a->overwrite ? 1 : run_folder_has_checkpoint(t->run_dir);
             if (has < 0) {   // a snapshot may be there: said, not guessed
                 cli_error(NULL, "finetune --out %s: cannot list the folder: %s", t->run_dir, strerror(errno));
@@ -1152,7 +1159,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         }
         int scratch = !strcmp(r->init, "scratch");
         if (run_resume_same_encoder("finetune", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
-                                    a->heads, c, flags, nflags, resume_way(r, 1), err, sizeof err) ||
+                                    a->heads, c, flags, nflags, resume_way(r, 1), resume_way(r, 0), err, sizeof err) ||
             (scratch && run_resume_same_auto_channels("finetune", a->channels, t->ds.all_grey ? 1 : 3, c, flags, nflags,
                                                       resume_way(r, 1), err, sizeof err)) ||
             run_resume_val_frac("finetune", r->val, flags, nflags, err, sizeof err) ||
@@ -1332,7 +1339,7 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
         // then goes on to the next of its series (cmd/runfolder.h).
         file_test_gate("VITMAE_FAULT_HOLD_BEFORE_LOCK");   // tests: another run comes and goes here
         int taken = run_folder_lock(t->run_dir, err, sizeof err);
-        if (!taken && (t->own_folder || !run_folder_has_run(t->run_dir))) break;
+        if (!taken && (t->own_folder || !run_folder_has_run_of("finetune", t->run_dir))) break;
         // The next name keeps in made what was made above this one (runs/: cmd/output.h); this folder is
         // another run's now, and a run that stops here removes nothing.
         if (t->named && run_folder_default_next(t->run_dir, sizeof t->run_dir) == 0) continue;
@@ -1346,7 +1353,7 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     if (run_use_store(&t->ds, t->train_idx, t->ntrain, a->lf.store, a->lf.cache_mb, a->lf.store_min_free_mb, &t->store_made,
                       &store_note, err, sizeof err)) {
         cli_error("finetune --store", "%s", err);
-        output_mkdir_undo(&made);
+        unmake_folders(t, &made);
         return 1;
     }
     // A resume given --pixel-norm measures as a run from scratch did when it started, to compare.
@@ -1354,12 +1361,12 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
                                                           t->ntrain, flags, nflags, resume_way(r, 1), err, sizeof err)
                    : a->from_scratch ? pixel_norm_set(&t->cfg.enc, a->pixel_norm, &t->ds, t->train_idx, t->ntrain, err, sizeof err)
                    : 0;
-    if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); output_mkdir_undo(&made); return CLI_USAGE; }
+    if (stats_rc == CLI_USAGE) { cli_error(NULL, "%s", err); unmake_folders(t, &made); return CLI_USAGE; }
     if (stats_rc) {
         report_data(t);
         run_report_broken(&t->ds);   // the files that failed, before the failure they explain
         cli_error(dataset_err_what(stats_rc, "finetune"), "%s", err);
-        output_mkdir_undo(&made);
+        unmake_folders(t, &made);
         return 1;
     }
     run_store_note(&t->cache_note);   // the run folder is its own now: the run goes ahead
@@ -1370,7 +1377,7 @@ static int setup_run_folder(FineTune *t, Flag *flags, int nflags) {
     snprintf(metrics, sizeof metrics, "%s/metrics.csv", t->run_dir);
     t->metrics = metrics_open_header(metrics, a->resume ? r->step : 0,
                                      r->model_ema ? FINETUNE_METRICS_EMA_HEADER : FINETUNE_METRICS_HEADER, err, sizeof err);
-    if (!t->metrics) { cli_error("finetune", "%s", err); output_mkdir_undo(&made); return 1; }
+    if (!t->metrics) { cli_error("finetune", "%s", err); unmake_folders(t, &made); return 1; }
     if (a->resume) history_load(&t->hist, metrics);
     return 0;
 }

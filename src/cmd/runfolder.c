@@ -174,18 +174,23 @@ static int snapshot_of_other_run(const char *dir, const char *name, const char *
     return !id[0] || strcmp(id, own) != 0;
 }
 
-int run_folder_has_run(const char *dir) {
+int run_folder_has_run(const char *dir) { return run_folder_has_run_of("train", dir); }
+
+int run_folder_has_run_of(const char *cmd, const char *dir) {
     // A folder that cannot be listed (no read permission, a failing disk, no descriptor left) may hold a
     // run's files, which a run written into it would replace: taken as holding one, never written over.
     DIR *d = opendir(dir);
     struct stat st;
     if (!d) return errno != ENOENT && errno != ENOTDIR && stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
-    int found = 0;
+    int found = 0, train = !strcmp(cmd, "train");
     struct dirent *e;
     while (!found && (errno = 0, e = readdir(d))) {
         const char *n = e->d_name;
         // curves.png too: a run writes it over whatever is there (a user's own plot, a copied run's).
-        found = !strcmp(n, "checkpoint.safetensors") || !strcmp(n, "metrics.csv") || !strcmp(n, "config.json") ||
+        // finetune writes no config.json: another program's (a Hugging Face folder's) is neither its
+        // run nor a file it writes over ("the folder holds a run without a checkpoint").
+        found = !strcmp(n, "checkpoint.safetensors") || !strcmp(n, "metrics.csv") ||
+                (!strcmp(n, "config.json") && (train || config_kind(dir) != CONFIG_OTHER)) ||
                 !strcmp(n, "curves.png") || snapshot_step(n) >= 0;
     }
     if (!e && errno) found = 1;   // the listing failed part-way
@@ -296,13 +301,17 @@ static const char *no_checkpoint_why(const char *dir, char *buf, size_t n) {
     return buf;
 }
 
-// The outputs a run writes over that a folder holds with no record of a run (no config.json of
-// vitmae's, no metrics.csv or one whose first line is not a run's header, and no checkpoint of one run):
-// a user's own config.json (another program's), metrics.csv or curves.png (train's samples/ too), which
-// is no run that stopped early. Their names in buf ("metrics.csv and curves.png"), or NULL when there are none.
-static const char *user_outputs(const char *cmd, const char *dir, char *buf, size_t n) {
+// The outputs a run writes over that a folder holds and that are no run's (a user's own): a config.json
+// that is not vitmae's (train's: finetune writes none) and a metrics.csv without a run's header, and,
+// with no record of a run (no config.json of vitmae's, no run's metrics.csv, no checkpoint of one run),
+// curves.png and train's samples/, which is then no run that stopped early. Their names in buf
+// ("metrics.csv and curves.png"), or NULL when there are none; *recorded (when given) says whether the
+// folder's checkpoints record a run.
+static const char *user_outputs(const char *cmd, const char *dir, int *recorded, char *buf, size_t n) {
     char path[4400], own[64];
     struct stat st;
+    int train = !strcmp(cmd, "train");
+    if (recorded) *recorded = 0;
     int config = config_kind(dir);
     if (config == CONFIG_RUN) return NULL;
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
@@ -310,15 +319,19 @@ static const char *user_outputs(const char *cmd, const char *dir, char *buf, siz
     if (metrics && run_folder_kind(dir)) return NULL;   // a run's rows
     // The run's checkpoint.safetensors or snapshots (one run_id) record it as well: a finetune folder has
     // no config.json, and with its metrics.csv deleted or emptied its own curves.png read as a user's,
-    // its resume refused though --out advised it (docs/interface.md, section 9).
+    // its resume refused though --out advised it (docs/interface.md, section 9). They vouch only for
+    // what the run writes whose content cannot tell: another program's config.json or a metrics.csv of
+    // other columns beside them was written over by the resume.
     folder_run_id(dir, own, sizeof own);
-    if (own[0] && strcmp(own, RUN_ID_MIXED)) return NULL;
+    int run = own[0] && strcmp(own, RUN_ID_MIXED);
+    if (recorded) *recorded = run;
+    if (metrics && run && S_ISREG(st.st_mode) && st.st_size == 0) metrics = 0;   // emptied: nothing of the user's in it
     snprintf(path, sizeof path, "%s/curves.png", dir);
-    int curves = lstat(path, &st) == 0;
-    int sheets = !strcmp(cmd, "train") && run_folder_has_sheets(dir);
+    int curves = !run && lstat(path, &st) == 0;
+    int sheets = !run && train && run_folder_has_sheets(dir);
     const char *names[4];
     int k = 0;
-    if (config == CONFIG_OTHER) names[k++] = "config.json";
+    if (train && config == CONFIG_OTHER) names[k++] = "config.json";
     if (metrics) names[k++] = "metrics.csv";
     if (curves) names[k++] = "curves.png";
     if (sheets) names[k++] = "samples/";
@@ -378,7 +391,7 @@ static int resume_target(const char *dir, char *res, size_t n) {
 int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, size_t errlen) {
     const char *kind = why == RUN_HOLDS_RUN ? run_folder_kind(dir) : NULL;
     char names[64], gone[160];
-    const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, names, sizeof names) : NULL;
+    const char *mine = why == RUN_HOLDS_NO_CHECKPOINT ? user_outputs(cmd, dir, NULL, names, sizeof names) : NULL;
     if (kind && strcmp(kind, cmd))   // the other command's run: --resume here would be refused
         snprintf(err, errlen, "%s --out %s: the folder already holds a %s run (continue it with vitmae %s --resume %s); "
                  "pass another --out folder, or --overwrite to move it aside (to %s.old-N)", cmd, dir,
@@ -390,7 +403,7 @@ int run_folder_refusal(const char *cmd, const char *dir, int why, char *err, siz
         snprintf(err, errlen, "%s --out %s: the folder holds %s, nothing to resume; pass --overwrite to move it aside "
                  "(to %s.old-N) and start again, or another --out folder", cmd, dir,
                  no_checkpoint_why(dir, gone, sizeof gone), dir);
-    else if (why == RUN_HOLDS_OTHER && (mine = user_outputs(cmd, dir, names, sizeof names)))   // no run: a user's files
+    else if (why == RUN_HOLDS_OTHER && (mine = user_outputs(cmd, dir, NULL, names, sizeof names)))   // no run: a user's files
         snprintf(err, errlen, "%s --out %s: the folder holds %s, which a run writes over; a resumed run continues in "
                  "its own folder or in a new --out folder", cmd, dir, mine);
     else if (why == RUN_HOLDS_OTHER)
@@ -684,7 +697,14 @@ int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, l
 
 int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, char *err, size_t errlen) {
     char names[64];
-    if (!user_outputs(cmd, dir, names, sizeof names)) return 0;
+    int recorded;
+    if (!user_outputs(cmd, dir, &recorded, names, sizeof names)) return 0;
+    if (recorded) {   // the run's checkpoints beside a user's config.json or metrics.csv
+        snprintf(err, errlen, "%s --resume %s: its folder %s holds %s, not the run's, which the run would write over; "
+                 "move %s away, or continue it in a folder of its own with --out DIR", cmd, arg, dir, names,
+                 strchr(names, ' ') ? "them" : "it");
+        return CLI_USAGE;
+    }
     snprintf(err, errlen, "%s --resume %s: its folder %s holds %s with no record of a run (no run's config.json or "
              "metrics.csv, and no checkpoints of one run), which the run would write over; continue it in a folder of its own with --out DIR", cmd,
              arg, dir, names);
@@ -801,7 +821,7 @@ int run_resume_missing(const char *cmd, const char *arg, char *err, size_t errle
                  "with --resume %s/checkpoint-%ld.safetensors%s", cmd, arg,
                  snap == newest ? "" : " within metrics.csv's rows", arg, snap,
                  snap == newest ? "" : " (a later one would lose the rows between for good)");
-    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, names, sizeof names)) {   // a user's own files: no stopped run
+    else if (run_folder_has_run(arg) && !user_outputs(cmd, arg, NULL, names, sizeof names)) {   // a user's own files: no stopped run
         // Its command line again, not this one: --overwrite (and --init) cannot go with --resume, which
         // the advice, added to the command just run, was refused for next.
         snprintf(path, sizeof path, "%s/config.json", arg);
@@ -2159,19 +2179,22 @@ void run_decoder_from_flags(MaeConfig *c, int dec_dim, int dec_depth_seen, int d
 
 int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
                             const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
-                            int nflags, const char *way, char *err, size_t errlen) {
+                            int nflags, const char *way, const char *img_way, char *err, size_t errlen) {
     // --channels auto follows the data, read later: run_resume_same_auto_channels compares it then.
     const char *chans = c->in_chans == 1 ? "1" : "3";
     const RunSameFlag same[] = {
         {"--preset", 1, 0, 0, 0, preset, same_preset ? preset : NULL},
-        {"--img", 0, 0, img, c->img_size, NULL, NULL},
         {"--patch", 0, 0, patch, c->patch_size, NULL, NULL},
         {"--channels", 1, 0, 0, 0, channels, strcmp(channels, "auto") ? chans : channels},
         {"--dim", 0, 0, dim, c->embed_dim, NULL, NULL},
         {"--depth", 0, 0, depth, c->depth, NULL, NULL},
         {"--heads", 0, 0, heads, c->num_heads, NULL, NULL},
     };
-    return run_resume_same_flags(cmd, same, (int)(sizeof same / sizeof same[0]), flags, nflags, way, err, errlen);
+    const RunSameFlag size = {"--img", 0, 0, img, c->img_size, NULL, NULL};
+    int rc = run_resume_same_flags(cmd, same, 1, flags, nflags, way, err, errlen);   // --preset first, as before
+    if (!rc) rc = run_resume_same_flags(cmd, &size, 1, flags, nflags, img_way, err, errlen);
+    if (!rc) rc = run_resume_same_flags(cmd, same + 1, (int)(sizeof same / sizeof same[0]) - 1, flags, nflags, way, err, errlen);
+    return rc;
 }
 
 int run_resume_same_auto_channels(const char *cmd, const char *channels, int chans, const MaeConfig *c, Flag *flags,

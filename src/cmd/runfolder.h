@@ -18,6 +18,8 @@
 // config.json or curves.png, or when it cannot be listed (a run's files there cannot be ruled out). 0 when it does
 // not (or does not exist).
 int run_folder_has_run(const char *dir);
+// As run_folder_has_run for cmd's run folder: finetune's takes no config.json but vitmae's for a run's.
+int run_folder_has_run_of(const char *cmd, const char *dir);
 // Why --out DIR is refused when it holds a run (docs/data.md, "Run folders"), one message for train and
 // finetune: "CMD --out DIR: the folder ...", saying what to do instead. why: RUN_HOLDS_RUN (a new run:
 // --resume, another --out or --overwrite; a finished run without checkpoint.safetensors: its last
@@ -282,10 +284,11 @@ void run_decoder_from_flags(MaeConfig *c, int dec_dim, int dec_depth_seen, int d
 // The encoder's shape flags, shared by train and finetune: --preset (its text; same_preset: the preset
 // under the shape flags given builds the run's encoder), --img, --patch, --channels 1|3 (its text; auto
 // follows the data: run_resume_same_auto_channels, once they are scanned), --dim, --depth, --heads
-// against the run's config c. As run_resume_same_flags.
+// against the run's config c. As run_resume_same_flags, with img_way the way on for --img (a fine-tuning
+// run may take another size than its checkpoint's, so its way is not the model's).
 int run_resume_same_encoder(const char *cmd, const char *preset, int same_preset, int img, int patch,
                             const char *channels, int dim, int depth, int heads, const MaeConfig *c, Flag *flags,
-                            int nflags, const char *way, char *err, size_t errlen);
+                            int nflags, const char *way, const char *img_way, char *err, size_t errlen);
 // --channels auto given on resume: chans, what auto makes of the images scanned (1 when every one is
 // grey, else 3), against the run's c->in_chans. As run_resume_same_flags: `--channels auto (3 for
 // these images) cannot change ... (this run's is 1)`; 0 for --channels 1|3 (run_resume_same_encoder's).

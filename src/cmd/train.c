@@ -265,7 +265,7 @@ static int resumed_run_state(Train *t, const Args *a, const RunState *given, con
         {"--dec-heads", 0, 0, a->dec_heads, c->dec_num_heads, NULL, NULL},
     };
     int rc = run_resume_same_encoder("train", a->preset, same_preset, a->img, a->patch, a->channels, a->dim, a->depth,
-                                     a->heads, c, flags, nflags, SCRATCH_WAY, err, errlen);
+                                     a->heads, c, flags, nflags, SCRATCH_WAY, SCRATCH_WAY, err, errlen);
     if (!rc) rc = run_resume_same_flags("train", shape, (int)(sizeof shape / sizeof shape[0]), flags, nflags,
                                         SCRATCH_WAY, err, errlen);
     if (rc) return rc;
@@ -1161,8 +1161,8 @@ static int train_curves(void *ctx, char *err, size_t errlen) { return train_out_
 // A run that fails before it starts leaves no folder of its own: its run folder while still empty
 // (cmd/train_out.h) and its --store folder with the working images in it (cmd/runfolder.h).
 static void unmake_not_started(Train *t) {
+    run_unmake_store(&t->ds, &t->store_made);   // first: a --store inside the run folder kept it from going
     train_out_unmake(&t->made);
-    run_unmake_store(&t->ds, &t->store_made);
 }
 
 int cmd_train(int argc, char **argv) {
