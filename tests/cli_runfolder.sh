@@ -146,10 +146,9 @@ done
 for name in config.json checkpoint-7.safetensors; do
   one="$dir/ftonly-${name%.*}"
   case $name in
-    checkpoint.*) src="$dir/first.safetensors"; why="already holds a run; pass --resume $one to continue it" ;;
-    # (no checkpoint.safetensors: --resume DIR would be refused naming the snapshot, which --out names; the
-    # copy is the finished run's last step, whose resume trains nothing: the file itself or ln, as --resume DIR)
-    checkpoint-*) src="$dir/first.safetensors"; why="already holds a finished run without its checkpoint.safetensors; its newest snapshot, $one/$name, is the run's last step: pass that file where a checkpoint is asked for, or give the folder its checkpoint back with: ln $one/$name $one/checkpoint.safetensors" ;;
+    # (a pretraining run's snapshot, no metrics.csv: the snapshot tells the run's command, which
+    # continues it; finetune's advice, the snapshot or ln, led to finetune --resume, which refuses it)
+    checkpoint-*) src="$dir/first.safetensors"; why="already holds a pretraining run (continue it with vitmae train --resume $one); pass another --out folder" ;;
     *) src="$dir/run/$name"; why="holds a run whose checkpoints were moved or deleted (its config.json records one saved at step 6), nothing to resume" ;;
   esac
   mkdir "$one" && cp "$src" "$one/$name"
@@ -760,6 +759,35 @@ t "... its last snapshot gone too: checkpoint-8, not the run's last, is offered 
 "$VITMAE" finetune --resume "$dir/names" > /dev/null 2> "$dir/err"; rc=$?
 t "finetune --resume of a pretraining folder without its checkpoint: exit 2, train --resume named ($rc: $(cat "$dir/err"))" \
   '[ $rc -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume $dir/names: the folder holds a pretraining run, not a fine-tuning one (continue it with vitmae train --resume $dir/names, which says what its missing checkpoint.safetensors leaves)" ]'
+# The other command's run with its metrics.csv deleted: the kind was read from that file's header alone,
+# so --out advised "--resume DIR", which the command then refused (a classifier's checkpoint to train, a
+# pretraining one to finetune), and without checkpoint.safetensors too both offered the snapshot's
+# train --resume. The run's checkpoint.safetensors, train's config.json, else its snapshots tell.
+"$VITMAE" finetune --ckpt "$dir/first.safetensors" --data "$dir/moved" --batch 8 --threads 2 --steps 4 --ckpt-every 2 \
+  --out "$dir/ftk" > /dev/null 2>&1
+rm "$dir/ftk/metrics.csv"
+"$VITMAE" train $small --data "$dir/moved" --steps 1 --out "$dir/ftk" > /dev/null 2> "$dir/err"; r1=$?
+"$VITMAE" train --resume "$dir/ftk" > /dev/null 2> "$dir/err2"; r2=$?
+t "train --out of a fine-tuning run without metrics.csv: exit 2, finetune --resume named; --resume says the classifier's ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $r1 -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: train --out $dir/ftk: the folder already holds a fine-tuning run (continue it with vitmae finetune --resume $dir/ftk); pass another --out folder, or --overwrite to move it aside (to $dir/ftk.old-N)" ] &&
+   [ $r2 -eq 1 ] && [ "$(cat "$dir/err2")" = "vitmae: $dir/ftk/checkpoint.safetensors: cannot resume: a fine-tuned classifier'"'"'s checkpoint (continue it with vitmae finetune --resume)" ]'
+rm "$dir/ftk/checkpoint.safetensors"
+"$VITMAE" train $small --data "$dir/moved" --steps 1 --out "$dir/ftk" > /dev/null 2> "$dir/err"; r1=$?
+"$VITMAE" train --resume "$dir/ftk" > /dev/null 2> "$dir/err2"; r2=$?
+t "... its checkpoint.safetensors deleted too: its snapshots tell, finetune --resume named by --out and --resume ($r1 $r2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $r1 -eq 2 ] && grep -q "^vitmae: train --out $dir/ftk: the folder already holds a fine-tuning run (continue it with vitmae finetune --resume $dir/ftk);" "$dir/err" &&
+   [ $r2 -eq 2 ] && [ "$(cat "$dir/err2")" = "vitmae: train --resume $dir/ftk: the folder holds a fine-tuning run, not a pretraining one (continue it with vitmae finetune --resume $dir/ftk, which says what its missing checkpoint.safetensors leaves)" ] &&
+   [ "$(ls "$dir/ftk" | tr "\n" " ")" = "checkpoint-2.safetensors checkpoint-4.safetensors curves.png " ]'
+"$VITMAE" train $small --data "$dir/moved" --steps 4 --ckpt-every 2 --out "$dir/prek" > /dev/null 2>&1
+rm "$dir/prek/metrics.csv" "$dir/prek/checkpoint.safetensors"
+"$VITMAE" finetune --ckpt "$dir/first.safetensors" --data "$dir/moved" --steps 1 --out "$dir/prek" > /dev/null 2> "$dir/err"; r1=$?
+t "finetune --out of a pretraining run without metrics.csv and checkpoint.safetensors: its config.json tells, train --resume named ($r1: $(cat "$dir/err"))" \
+  '[ $r1 -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --out $dir/prek: the folder already holds a pretraining run (continue it with vitmae train --resume $dir/prek); pass another --out folder, or --overwrite to move it aside (to $dir/prek.old-N)" ]'
+rm "$dir/prek/config.json"
+"$VITMAE" finetune --resume "$dir/prek" > /dev/null 2> "$dir/err"; r1=$?
+t "... its config.json deleted too: its snapshots tell, finetune --resume names train --resume ($r1: $(cat "$dir/err"))" \
+  '[ $r1 -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume $dir/prek: the folder holds a pretraining run, not a fine-tuning one (continue it with vitmae train --resume $dir/prek, which says what its missing checkpoint.safetensors leaves)" ]'
+rm -rf "$dir/ftk" "$dir/prek"
 # A checkpoint between two metrics rows carries the losses since the last row: resumed from it, the
 # next row averages the same steps as in the uninterrupted run (loss column bitwise equal).
 "$VITMAE" train $small --data "$dir/moved" --steps 8 --log-every 4 --eval-every 4 --sample-every 4 --ckpt-every 3 \

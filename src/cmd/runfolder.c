@@ -253,9 +253,9 @@ int run_folder_default_next(char *dir, size_t n) {
     return default_base[0] ? first_free(dir, n, default_k + 1) : -1;
 }
 
-// The command whose run a folder holds, from its metrics.csv header (train's ends its validation
-// columns with val_psnr, finetune's with val_top1): "train", "finetune", or NULL when it cannot tell.
-static const char *run_folder_kind(const char *dir) {
+// The command whose rows dir/metrics.csv holds, from its header (train's ends its validation columns
+// with val_psnr, finetune's with val_top1): "train", "finetune", or NULL when it cannot tell.
+static const char *metrics_kind(const char *dir) {
     char path[4400], head[256];
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
     FILE *f = file_open_regular(path, "r", head, sizeof head);
@@ -263,6 +263,47 @@ static const char *run_folder_kind(const char *dir) {
     const char *kind = NULL;
     if (fgets(head, sizeof head, f)) kind = strstr(head, ",val_top1,") ? "finetune" : strstr(head, ",val_psnr,") ? "train" : NULL;
     fclose(f);
+    return kind;
+}
+
+// The command whose run wrote the checkpoint at path, from its header: "finetune" for a classifier's
+// with a training state, "train" for any other with one, NULL when it has none or cannot be read.
+static const char *checkpoint_command(const char *path) {
+    char err[CLI_ERR_MAX];
+    StFile *f = st_open_header(path, err, sizeof err);
+    const char *kind = f && st_meta(f, "train_state") ? (st_meta(f, "classifier") ? "finetune" : "train") : NULL;
+    if (f) st_close(f);
+    return kind;
+}
+
+// The command whose run a folder holds: its metrics.csv header tells; with that file deleted (or not a
+// run's), the run's checkpoint.safetensors, train's config.json (finetune writes none), else the
+// snapshots of the folder's run when they agree. "train", "finetune", or NULL when nothing tells. The
+// refusals name the command that continues it (docs/data.md, "Run folders"): metrics.csv gone, --out
+// advised the other command's --resume, which refused the checkpoint.
+static const char *run_folder_kind(const char *dir) {
+    const char *kind = metrics_kind(dir);
+    char path[4400], own[64];
+    if (kind) return kind;
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
+    if ((kind = checkpoint_command(path))) return kind;
+    const cJSON *v;
+    cJSON *o = config_train_item(dir, "step", &v);
+    int train = config_is_vitmae(o);
+    cJSON_Delete(o);
+    if (train) return "train";
+    folder_run_id(dir, own, sizeof own);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (snapshot_step(e->d_name) < 0 || snapshot_of_other_run(dir, e->d_name, own)) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        const char *x = checkpoint_command(path);
+        if (!x) continue;
+        if (kind && strcmp(kind, x)) { kind = NULL; break; }   // both commands' snapshots: none is the folder's
+        kind = x;
+    }
+    if (d) closedir(d);
     return kind;
 }
 
@@ -316,7 +357,7 @@ static const char *user_outputs(const char *cmd, const char *dir, int *recorded,
     if (config == CONFIG_RUN) return NULL;
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
     int metrics = lstat(path, &st) == 0;
-    if (metrics && run_folder_kind(dir)) return NULL;   // a run's rows
+    if (metrics && metrics_kind(dir)) return NULL;   // a run's rows
     // The run's checkpoint.safetensors or snapshots (one run_id) record it as well: a finetune folder has
     // no config.json, and with its metrics.csv deleted or emptied its own curves.png read as a user's,
     // its resume refused though --out advised it (docs/interface.md, section 9). They vouch only for
