@@ -107,6 +107,25 @@ train blr10 --steps 1 --batch 10 --blr 0.003
 t "batch 10: --blr 0.003 resumes the --lr 1.171875e-4 run and the other way round ($rc1 $rc2 $rc3: $(grep vitmae: "$dir/lr10b.log" "$dir/blr10b.log" | grep -v "warning: only"))" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(saved_step "$dir/lr10/checkpoint.safetensors")" = 2 ] && [ "$(saved_step "$dir/blr10/checkpoint.safetensors")" = 2 ] &&
    [ $rc3 -eq 2 ] && grep -qx "vitmae: train --resume: --lr 0.00011718752 cannot change when a run resumes (this run.s is 0.000117187505); start a new run from these weights with --init CHECKPOINT" "$dir/blr10c.log"'
+# Where --lr x 256 / batch is a repeating decimal no --blr spelling stores the --lr run's float: at batch
+# 12 --lr 1e-4 stores 9.99999975e-05 and every --blr 0.0021333... 0.000100000005, a float above (batch
+# 24 and --lr 2e-4 alike), and resuming the --lr run with any --blr was refused (`--blr 0.0021333334
+# cannot change when a run resumes (this run's is --lr 0.0001)`). A float apart is the run's; three
+# floats (--blr 0.002133333) and another rate (--blr 0.003) stay refused.
+train lr12 --steps 1 --batch 12 --lr 1e-4
+train blr12 --steps 1 --batch 12 --blr 0.0021333333333333334
+train lr24 --steps 1 --batch 24 --lr 2e-4
+"$VITMAE" train --resume "$dir/lr12" --steps 2 --blr 0.0021333333333333334 > "$dir/lr12b.log" 2>&1; rc1=$?
+"$VITMAE" train --resume "$dir/lr12" --steps 3 --blr 0.0021333334 > "$dir/lr12c.log" 2>&1; rc2=$?
+"$VITMAE" train --resume "$dir/blr12" --steps 2 --lr 1e-4 > "$dir/blr12b.log" 2>&1; rc3=$?
+"$VITMAE" train --resume "$dir/lr24" --steps 2 --blr 0.0021333334 > "$dir/lr24b.log" 2>&1; rc4=$?
+"$VITMAE" train --resume "$dir/lr12" --steps 4 --blr 0.003 > "$dir/lr12d.log" 2>&1; rc5=$?
+"$VITMAE" train --resume "$dir/lr12" --steps 4 --blr 0.002133333 > "$dir/lr12e.log" 2>&1; rc6=$?
+t "batch 12 and 24: --blr 0.0021333... resumes the --lr 1e-4 (2e-4) run and the other way round; --blr 0.003 and 0.002133333 refused ($rc1 $rc2 $rc3 $rc4 $rc5 $rc6: $(grep -h vitmae: "$dir/lr12b.log" "$dir/lr12c.log" "$dir/blr12b.log" "$dir/lr24b.log" | grep -v warning))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ $rc4 -eq 0 ] && [ "$(saved_step "$dir/lr12/checkpoint.safetensors")" = 3 ] &&
+   [ "$(saved_step "$dir/blr12/checkpoint.safetensors")" = 2 ] && [ "$(saved_step "$dir/lr24/checkpoint.safetensors")" = 2 ] &&
+   [ $rc5 -eq 2 ] && grep -qx "vitmae: train --resume: --blr 0.003 cannot change when a run resumes (this run.s is --lr 0.0001); start a new run from these weights with --init CHECKPOINT" "$dir/lr12d.log" &&
+   [ $rc6 -eq 2 ] && grep -qx "vitmae: train --resume: --blr 0.002133333 cannot change when a run resumes (this run.s is --lr 0.0001); start a new run from these weights with --init CHECKPOINT" "$dir/lr12e.log"'
 # --lr -0 is 0: it was echoed "lr -0.000e+00" and written -0 in metrics.csv's lr column and the state.
 train negzero --steps 1 --lr -0
 t "--lr -0: echoed and written as 0 ($(grep -o "lr [-0-9.e+]*" "$dir/negzero.log" | head -n 1); $(tail -n 1 "$dir/negzero/metrics.csv" | cut -d, -f3))" \
@@ -259,6 +278,16 @@ ft10=$(echo "$ft" | sed 's/ --lr 0.01//; s/--batch 4/--batch 10/; s/--steps 6/--
 t "finetune at batch 10: --blr 0.003 and --lr 1.171875e-4 resume each other's run ($rc1 $rc2 $rc3: $(grep -v "warning: only" "$dir/err"))" \
   '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -f "$dir/ftlr10/checkpoint.safetensors" ] && [ -f "$dir/ftblr10/checkpoint.safetensors" ] &&
    [ $rc3 -eq 2 ] && grep -qx "vitmae: finetune --resume: --blr 0.0031 cannot change when a run resumes (this run.s is --lr 0.0001171875); start a new run with --from-scratch for another" "$dir/err3"'
+# and at batch 12, where the two forms store floats one apart that no --blr spelling closes (train above).
+ft12=$(echo "$ft10" | sed 's/--batch 10/--batch 12/')
+"$VITMAE" finetune $ft12 --data "$dir/data" --lr 1e-4 --out "$dir/ftlr12" > /dev/null 2>&1
+"$VITMAE" finetune $ft12 --data "$dir/data" --blr 0.0021333333333333334 --out "$dir/ftblr12" > /dev/null 2>&1
+"$VITMAE" finetune --resume "$dir/ftlr12" --blr 0.0021333333333333334 > /dev/null 2> "$dir/err"; rc1=$?
+"$VITMAE" finetune --resume "$dir/ftblr12" --lr 1e-4 > /dev/null 2>> "$dir/err"; rc2=$?
+"$VITMAE" finetune --resume "$dir/ftlr12" --blr 0.003 > /dev/null 2> "$dir/err3"; rc3=$?
+t "finetune at batch 12: --blr 0.0021333333333333334 and --lr 1e-4 resume each other's run ($rc1 $rc2 $rc3: $(grep -v "warning: only" "$dir/err"))" \
+  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -f "$dir/ftlr12/checkpoint.safetensors" ] && [ -f "$dir/ftblr12/checkpoint.safetensors" ] &&
+   [ $rc3 -eq 2 ] && grep -qx "vitmae: finetune --resume: --blr 0.003 cannot change when a run resumes (this run.s is --lr 0.0001); start a new run with --from-scratch for another" "$dir/err3"'
 
 # A --min-lr above the peak made the half-cosine rise to it (0.001 to 0.5 over a run: the loss went to
 # 27); it is refused, exit 2, nothing made. The default floor, 1e-6, above --lr 0 is that 0: a frozen

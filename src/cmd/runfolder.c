@@ -2161,11 +2161,8 @@ int run_lr_blr_check(const char *cmd, Flag *flags, int nflags, char *err, size_t
 }
 
 int run_lr_is_runs(float given, int is_blr, int batch, float lr) {
-    char text[32];
-    run_value_text(text, sizeof text, given, 1);   // the value as written: 0.003, not the float's 0.00300000003
-    double written = strtod(text, NULL);
-    if (is_blr) return lr_from_blr(given, batch) == lr || (float)(written * batch / 256.0) == lr;
-    return given == lr || lr_from_blr((float)(written * 256.0 / batch), batch) == lr;
+    float rate = is_blr ? lr_from_blr(given, batch) : given;
+    return rate == lr || nextafterf(rate, lr) == lr;
 }
 
 int run_resume_val_frac(const char *cmd, const char *val, Flag *flags, int nflags, char *err, size_t errlen) {

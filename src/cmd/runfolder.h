@@ -266,11 +266,13 @@ int run_resume_same_flags(const char *cmd, const RunSameFlag *same, int n, Flag 
                           char *err, size_t errlen);
 // --lr or --blr (is_blr) given on resume: 1 when it is the run's rate lr at the run's batch
 // (docs/interface.md, section 5: `--blr B` is the run's when `B * batch / 256` is its `--lr`), 0 when
-// not. The two forms are one: a value is the run's when a new run given it stores lr, or a new run
-// given the other form worked out from the value as written (B x batch / 256 as --lr, L x 256 / batch
-// as --blr) does. At a batch that is not a power of two they can store floats one apart: --blr 0.003 at
-// batch 10 stores 0.000117187505 (0.003 as a float is 0.00300000003, and the product is rounded), --lr
-// 1.171875e-4, the same rate written out, 0.000117187497. Only the comparison: the run trains on lr.
+// not. The two forms are one: a value is the run's when the rate a new run given it stores
+// (lr_from_blr(B, batch) for --blr B, L for --lr L) is lr or the float beside it. At a batch that is not
+// a power of two the forms of one rate store floats one apart: --blr 0.003 at batch 10 stores
+// 0.000117187505 (0.003 as a float is 0.00300000003, and the product is rounded), --lr 1.171875e-4, the
+// same rate written out, 0.000117187497; and --lr 1e-4 at batch 12 stores 9.99999975e-05 where every
+// --blr 0.0021333... stores 0.000100000005. Two floats apart is another rate. Only the comparison: the
+// run trains on lr.
 int run_lr_is_runs(float given, int is_blr, int batch, float lr);
 // The encoder the model flags describe, built alike by train and finetune (a new run's model, and the
 // one a resume compares with the run's): --preset's config, then --img, --patch, --pos (learned|fixed)
