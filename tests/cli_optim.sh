@@ -268,26 +268,23 @@ t "finetune --warmup-steps 1 of --steps 1: the warning ($(grep warning "$dir/ftw
 t "fine-tuning: replaced held-out images leave the weights bitwise the same" \
   'same_weights "$dir/ft1/checkpoint.safetensors" "$dir/ft2/checkpoint.safetensors"'
 
-# finetune alike: --blr 0.003 and --lr 1.171875e-4 at batch 10 each resume the other's run.
-ft10=$(echo "$ft" | sed 's/ --lr 0.01//; s/--batch 4/--batch 10/; s/--steps 6/--steps 1/')
-"$VITMAE" finetune $ft10 --data "$dir/data" --lr 1.171875e-4 --out "$dir/ftlr10" > /dev/null 2>&1
-"$VITMAE" finetune $ft10 --data "$dir/data" --blr 0.003 --out "$dir/ftblr10" > /dev/null 2>&1
-"$VITMAE" finetune --resume "$dir/ftlr10" --blr 0.003 > /dev/null 2> "$dir/err"; rc1=$?
-"$VITMAE" finetune --resume "$dir/ftblr10" --lr 1.171875e-4 > /dev/null 2>> "$dir/err"; rc2=$?
-"$VITMAE" finetune --resume "$dir/ftlr10" --blr 0.0031 > /dev/null 2> "$dir/err3"; rc3=$?
-t "finetune at batch 10: --blr 0.003 and --lr 1.171875e-4 resume each other's run ($rc1 $rc2 $rc3: $(grep -v "warning: only" "$dir/err"))" \
-  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -f "$dir/ftlr10/checkpoint.safetensors" ] && [ -f "$dir/ftblr10/checkpoint.safetensors" ] &&
-   [ $rc3 -eq 2 ] && grep -qx "vitmae: finetune --resume: --blr 0.0031 cannot change when a run resumes (this run.s is --lr 0.0001171875); start a new run with --from-scratch for another" "$dir/err3"'
-# and at batch 12, where the two forms store floats one apart that no --blr spelling closes (train above).
-ft12=$(echo "$ft10" | sed 's/--batch 10/--batch 12/')
-"$VITMAE" finetune $ft12 --data "$dir/data" --lr 1e-4 --out "$dir/ftlr12" > /dev/null 2>&1
-"$VITMAE" finetune $ft12 --data "$dir/data" --blr 0.0021333333333333334 --out "$dir/ftblr12" > /dev/null 2>&1
-"$VITMAE" finetune --resume "$dir/ftlr12" --blr 0.0021333333333333334 > /dev/null 2> "$dir/err"; rc1=$?
-"$VITMAE" finetune --resume "$dir/ftblr12" --lr 1e-4 > /dev/null 2>> "$dir/err"; rc2=$?
-"$VITMAE" finetune --resume "$dir/ftlr12" --blr 0.003 > /dev/null 2> "$dir/err3"; rc3=$?
-t "finetune at batch 12: --blr 0.0021333333333333334 and --lr 1e-4 resume each other's run ($rc1 $rc2 $rc3: $(grep -v "warning: only" "$dir/err"))" \
-  '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -f "$dir/ftlr12/checkpoint.safetensors" ] && [ -f "$dir/ftblr12/checkpoint.safetensors" ] &&
-   [ $rc3 -eq 2 ] && grep -qx "vitmae: finetune --resume: --blr 0.003 cannot change when a run resumes (this run.s is --lr 0.0001); start a new run with --from-scratch for another" "$dir/err3"'
+# finetune alike: at batch 10 --blr 0.003 and --lr 1.171875e-4 each resume the other's run, and at batch
+# 12, where the two forms store floats one apart that no --blr spelling closes (train above), --blr
+# 0.0021333333333333334 and --lr 1e-4; a --blr further off is refused naming the run's --lr.
+ft_lr_pair() {   # BATCH LR BLR OTHER_BLR RUN_LR_TEXT (named: t evaluates its check in its own arguments)
+  b=$1; flr=$2; fblr=$3; fother=$4; frun=$5
+  fl=$(echo "$ft" | sed "s/ --lr 0.01//; s/--batch 4/--batch $b/; s/--steps 6/--steps 1/")
+  "$VITMAE" finetune $fl --data "$dir/data" --lr "$flr" --out "$dir/ftlr$b" > /dev/null 2>&1
+  "$VITMAE" finetune $fl --data "$dir/data" --blr "$fblr" --out "$dir/ftblr$b" > /dev/null 2>&1
+  "$VITMAE" finetune --resume "$dir/ftlr$b" --blr "$fblr" > /dev/null 2> "$dir/err"; rc1=$?
+  "$VITMAE" finetune --resume "$dir/ftblr$b" --lr "$flr" > /dev/null 2>> "$dir/err"; rc2=$?
+  "$VITMAE" finetune --resume "$dir/ftlr$b" --blr "$fother" > /dev/null 2> "$dir/err3"; rc3=$?
+  t "finetune at batch $b: --blr $fblr and --lr $flr resume each other's run, --blr $fother refused ($rc1 $rc2 $rc3: $(grep -v "warning: only" "$dir/err"))" \
+    '[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ -f "$dir/ftlr$b/checkpoint.safetensors" ] && [ -f "$dir/ftblr$b/checkpoint.safetensors" ] &&
+     [ $rc3 -eq 2 ] && grep -qx "vitmae: finetune --resume: --blr $fother cannot change when a run resumes (this run.s is --lr $frun); start a new run with --from-scratch for another" "$dir/err3"'
+}
+ft_lr_pair 10 1.171875e-4 0.003 0.0031 0.0001171875
+ft_lr_pair 12 1e-4 0.0021333333333333334 0.003 0.0001
 
 # A --min-lr above the peak made the half-cosine rise to it (0.001 to 0.5 over a run: the loss went to
 # 27); it is refused, exit 2, nothing made. The default floor, 1e-6, above --lr 0 is that 0: a frozen

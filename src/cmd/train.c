@@ -327,7 +327,7 @@ static int extend_run(Train *t, const Args *a, const RunState *given, Flag *flag
     if (total <= r->step && by_epochs) {
         char ep[32], at[32];
         run_value_text(ep, sizeof ep, a->epochs, 1);
-        snprintf(at, sizeof at, "%.2f", run_epoch_at(&e, r->step, r->batch));   // two decimals, as the audit read them
+        snprintf(at, sizeof at, "%.2f", run_epoch_at(&e, r->step, r->batch));   // to two decimals: the column rounded, as a user reads it
         snprintf(err, errlen, "train --resume: the run is at epoch %s (step %ld); --epochs %s is not past it: --epochs "
                  "counts the passes from the run's start, as metrics.csv's epoch column does", at, r->step, ep);
         return CLI_USAGE;
