@@ -212,6 +212,11 @@ for f in "$dir"/epm/*/*.png; do cp "$f" "$dir/epd/$(basename "$(dirname "$f")")/
 "$VITMAE" finetune --resume "$dir/ep4/checkpoint-1.safetensors" --epochs 4 --out "$dir/ep4r" > /dev/null 2> "$dir/err"; rc4=$?
 t "images added, the run's own --epochs on resume: the line says it ends elsewhere now ($rc4: $(cat "$dir/err"))" \
   '[ $rc4 -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --epochs 4 would end at step 13 on the 18 training images now (their count changed since the run started), not at the run'"'"'s last, 3: a fine-tuning run keeps its steps; leave --epochs out to go on to step 3, or start a new run with --from-scratch for another" ] && [ ! -e "$dir/ep4r" ]'
+# An --epochs the run had passed before the count changed (1 of its 4/3 at step 1) gave that step:
+# "--epochs 1 would end at step 1 on the 18 training images now", where it had ended before step 1.
+"$VITMAE" finetune --resume "$dir/ep4/checkpoint-1.safetensors" --epochs 1 --out "$dir/ep4r" > /dev/null 2> "$dir/err"; rc4=$?
+t "images added, an --epochs passed before the change: the line says so ($rc4: $(cat "$dir/err"))" \
+  '[ $rc4 -eq 2 ] && [ "$(cat "$dir/err")" = "vitmae: finetune --resume: --epochs 1 was passed before step 1 (epoch 1.33 there, where the training images'"'"' count changed; 18 now), not at the run'"'"'s last step, 3: a fine-tuning run keeps its steps; leave --epochs out to go on to step 3, or start a new run with --from-scratch for another" ] && [ ! -e "$dir/ep4r" ]'
 t "images added before a resume: the epoch goes on from the checkpoint's, batch / 18 a step ($(cut -d, -f1-2 "$dir/epr/metrics.csv" | tr '\n' ' '))" \
   '[ $rc -eq 0 ] && [ "$(wc -l < "$dir/epr/metrics.csv")" -eq 3 ] && awk -F, "NR > 1 {
      d = \$2 - (8 / 3 + (\$1 - 2) * 4 / 18); if (d > 1e-12 || d < -1e-12 || \$2 < last) bad = 1; last = \$2 } END { exit bad }" "$dir/epr/metrics.csv"'

@@ -1110,6 +1110,19 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         // The run's own --epochs over images whose count changed works out to other steps: "--epochs 20
         // cannot change (this run's is --steps 188)" of the user's unchanged --epochs, with the advice of a
         // new run, where leaving it out goes on.
+        if (a->epochs > 0 && epoch_steps < 0) {   // more steps than a run counts
+            cli_error(NULL, "%s", why);
+            return 2;
+        }
+        if (a->epochs > 0 && a->epochs <= r->epochs.from && r->epochs.from_step > 0) {
+            // run_epoch_total gives the step of the count's change for an --epochs passed before it: not
+            // where the --epochs ended (docs/interface.md, finetune --resume)
+            cli_error("finetune --resume", "--epochs %s was passed before step %ld (epoch %.2f there, where the "
+                      "training images' count changed; %d now), not at the run's last step, %ld: a fine-tuning run "
+                      "keeps its steps; leave --epochs out to go on to step %ld, or %s", epochs, r->epochs.from_step,
+                      r->epochs.from, t->ntrain, r->total_steps, r->total_steps, way);
+            return 2;
+        }
         if (a->epochs > 0 && epoch_steps != r->total_steps && r->epochs.from_step > 0) {
             cli_error("finetune --resume", "--epochs %s would end at step %ld on the %d training images now (their "
                       "count changed since the run started), not at the run's last, %ld: a fine-tuning run keeps its "
