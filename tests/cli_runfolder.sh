@@ -512,6 +512,20 @@ rm -rf "$dir/gapx"
 "$VITMAE" train --resume "$dir/gap" --steps 14 > /dev/null 2>&1; r2=$?
 t "the snapshot resumed writes rows 10 and 12 again; then --resume RUN goes on ($r1 $r2: $(cut -d, -f1 "$dir/gap/metrics.csv" | tr "\n" " "))" \
   '[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && [ "$(cut -d, -f1 "$dir/gap/metrics.csv" | tr "\n" " ")" = "step 0 2 4 6 8 10 12 14 " ]'
+# Cut so, with no snapshot at or before its end left to write the rows again, a resume went on without a
+# word: it goes on (nothing else can), warning once; info warns too.
+cp -r "$dir/gap" "$dir/gapk" && rm "$dir"/gapk/checkpoint-*.safetensors
+python3 -c 'import sys
+p = sys.argv[1]; rows = open(p).read().splitlines(True)
+open(p, "w").write("".join(r for r in rows if r.startswith("step") or int(r.split(",")[0]) <= 8))' "$dir/gapk/metrics.csv"
+"$VITMAE" info "$dir/gapk" > /dev/null 2>"$dir/err2"; rc2=$?
+"$VITMAE" train --resume "$dir/gapk" --steps 16 > /dev/null 2>"$dir/err"; rc=$?
+t "metrics.csv cut at 8, no snapshot left: the resume goes on warning once, info warns ($rc $rc2: $(cat "$dir/err" "$dir/err2" | tr "\n" "|"))" \
+  '[ $rc -eq 0 ] && [ "$(grep -c "metrics.csv" "$dir/err")" -eq 1 ] &&
+   grep -q "^vitmae: warning: .*/gapk/metrics.csv ends at step 8, before this checkpoint.s step 14, and no snapshot of the run at or before step 8 is left to write the rows between again: the log goes on from step 14 without them$" "$dir/err" &&
+   [ "$(cut -d, -f1 "$dir/gapk/metrics.csv" | tr "\n" " ")" = "step 0 2 4 6 8 16 " ] &&
+   [ $rc2 -eq 0 ] && grep -q "^vitmae: warning: .*/gapk/metrics.csv ends at step 8, before this checkpoint.s step 14, and no snapshot of the run at or before step 8 is left to write the rows between again$" "$dir/err2"'
+rm -rf "$dir/gapk"
 truncate -s 100 "$dir/gap/config.json"
 "$VITMAE" info "$dir/gap" > /dev/null 2>"$dir/err"; rc=$?
 t "config.json cut short: info warns ($rc: $(cat "$dir/err"))" \

@@ -344,6 +344,9 @@ static int warn_metrics_gap(const char *path, const char *train_state, const cha
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume from an "
                     "earlier snapshot stopped before it got back here); %s --resume %s/checkpoint-%ld.safetensors "
                     "writes the rows between again", dir, last, step, cmd, dir, snap);
+    else if (snap == -2)
+        cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld, and no snapshot of "
+                    "the run at or before step %ld is left to write the rows between again", dir, last, step, last);
     return snap >= 0;
 }
 

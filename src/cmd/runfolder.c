@@ -776,7 +776,7 @@ static long run_metrics_gap(const char *dir, long step, long every, long *last) 
         if (s <= *last && s > best && !snapshot_of_other_run(dir, e->d_name, own)) best = s;
     }
     closedir(d);
-    return best;
+    return best < 0 ? -2 : best;   // rows due and none of its snapshots at or before the log's end
 }
 
 long run_metrics_gap_of(const char *dir, const char *train_state, long *step, long *last) {
@@ -802,6 +802,10 @@ int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, cons
     StFile *f = st_open_header(path, why, sizeof why);
     long step = 0, last = -1, snap = f ? run_metrics_gap_of(dir, st_meta(f, "train_state"), &step, &last) : -1;
     if (f) st_close(f);
+    if (snap == -2)   // nothing writes them again: going on is the only way, and the log's jump is said
+        cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld, and no snapshot of "
+                    "the run at or before step %ld is left to write the rows between again: the log goes on from step "
+                    "%ld without them", dir, last, step, last, step);
     if (snap < 0) return 0;
     snprintf(err, errlen, "%s --resume %s: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume "
              "from an earlier snapshot stopped before it got back here); going on from step %ld would lose the rows "

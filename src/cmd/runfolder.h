@@ -350,14 +350,15 @@ int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, l
 // JSON is given (its step into *step; its own --log-every and --eval-every, the cadences its rows were
 // written with): when a row was due after the last one (*last) before step, the step of the run's own
 // snapshot to resume again to write them (the newest at or before *last: one past it would leave the
-// rows up to it out); -1 when no row is missing, no snapshot can give them back, or the state cannot be
-// read (docs/interface.md, section 9). The row of step itself alone missing is no gap: a run whose
+// rows up to it out); -2 when rows are missing and no snapshot can give them back; -1 when no row is
+// missing or the state cannot be read (docs/interface.md, section 9). The row of step itself alone missing is no gap: a run whose
 // output failed at a step saves that step's checkpoint without its row, and a row cut by a kill is
 // dropped.
 long run_metrics_gap_of(const char *dir, const char *train_state, long *step, long *last);
 // --resume of path, dir's latest checkpoint, when run_metrics_gap_of finds rows missing: CLI_USAGE
 // with err (prefixed by cmd --resume arg) naming the snapshot to resume instead; 0 otherwise (a
-// snapshot resumed is that very recovery).
+// snapshot resumed is that very recovery), after one warning when rows are missing that no snapshot
+// can give back.
 int metrics_gap_refusal(const char *cmd, const char *arg, const char *path, const char *dir, char *err, size_t errlen);
 // 1 when dir holds checkpoint.safetensors or a checkpoint-<step>.safetensors snapshot, 0 when not,
 // -1 with errno when it has no checkpoint.safetensors and cannot be listed (a snapshot may be there).

@@ -783,9 +783,9 @@ static int png_decode(PngRead *r, const DecodeOpts *o, Image *out) {
     out->c = c;
     out->px = r->px;
     r->px = NULL;
-    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
+    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer: the two said
         image_free(out);
-        pixels_oom(w, h, orientation, (size_t)w * h * c * sizeof(float), r->msg, sizeof r->msg);
+        pixels_oom(w, h, orientation, 2 * (size_t)w * h * c * sizeof(float), r->msg, sizeof r->msg);
         return -1;
     }
     return 0;
@@ -940,9 +940,9 @@ static int jpeg_decode(JpegRead *r, const uint8_t *buf, size_t len, const Decode
     out->c = c;
     out->px = r->px;
     r->px = NULL;
-    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
+    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer: the two said
         image_free(out);
-        pixels_oom(header_w, header_h, orientation, (size_t)w * h * c * sizeof(float), r->jerr.msg, sizeof r->jerr.msg);
+        pixels_oom(header_w, header_h, orientation, 2 * (size_t)w * h * c * sizeof(float), r->jerr.msg, sizeof r->jerr.msg);
         return -1;
     }
     return 0;
@@ -1116,9 +1116,9 @@ static int webp_decode(const uint8_t *buf, size_t len, const DecodeOpts *o, Imag
     }
     free(rgb);
     *out = (Image){w, h, 3, px};
-    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer of the pixels' size
+    if (orientation != 1 && image_orient(out, orientation) != 0) {   // a second buffer: the two said
         image_free(out);
-        pixels_oom((unsigned long)w, (unsigned long)h, orientation, (size_t)w * h * 3 * sizeof(float), err, errlen);
+        pixels_oom((unsigned long)w, (unsigned long)h, orientation, 2 * (size_t)w * h * 3 * sizeof(float), err, errlen);
         return -1;
     }
     return 0;
