@@ -656,7 +656,8 @@ static void report_data(const FineTune *t) {
 // --resume of a training folder whose classes are not the checkpoint's: the line names the first
 // class the folder lacks, and says so where its folder is there without a usable image (a class
 // folder emptied since the run started is no class, cmd/cli.h's note), else the first class it has
-// that the checkpoint lacks.
+// that the checkpoint lacks. The skipped files come before it only in the first case, which they
+// explain (report_skipped: a refused run stays one line otherwise).
 static void say_classes_differ(const FineTune *t) {
     const Dataset *ds = &t->ds;
     int K = t->cfg.num_classes;
@@ -666,6 +667,7 @@ static void say_classes_differ(const FineTune *t) {
         if (found) continue;
         char note[4200];
         cli_class_folder_note(ds->root, t->classes[k], note, sizeof note);
+        if (note[0]) report_data(t);
         cli_error(t->data_dir, "its classes differ from the checkpoint's %d classes: it has no class '%s'%s", K,
                   t->classes[k], note);
         return;
@@ -1027,7 +1029,7 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
         for (int k = 0; same && k < t->cfg.num_classes; k++) same = !strcmp(t->ds.class_names[k], t->classes[k]);
         // A usage error, as a --val class the training folder lacks and probe's --test: the folders named
         // do not go together (docs/interface.md, section 1, exit status).
-        if (!same) { report_data(t); say_classes_differ(t); return 2; }
+        if (!same) { say_classes_differ(t); return 2; }
     }
     if ((rc = split(t))) return rc;
     t->S = t->cfg.enc.img_size; t->C = t->cfg.enc.in_chans;
