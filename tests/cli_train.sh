@@ -789,6 +789,23 @@ fi
 err=$( (ulimit -f 0 && exec "$VITMAE" train $small --steps 2 --threads 1 --out "$dir/nofs/a/b") 2>&1 >/dev/null); rc=$?
 t "a file-size limit of 0: exit 1, no folder made left ($rc: $err; $(ls -R "$dir/nofs" 2>&1 | tr "\n" " "))" \
   '[ $rc -eq 1 ] && echo "$err" | grep -q "cannot write in this folder" && [ ! -e "$dir/nofs" ]'
+# An append-only --out folder (chattr +a) takes the probe file but lets it be neither removed nor
+# renamed: the probe passed, and the run failed at its first published file (`config.json: Operation
+# not permitted`), its temporary left beside the probe. The check says so before the run; the probe,
+# which cannot go, is named.
+mkdir -p "$dir/appendonly"
+if chattr +a "$dir/appendonly" 2> /dev/null; then
+  "$VITMAE" train $small --steps 2 --threads 1 --out "$dir/appendonly" > /dev/null 2> "$dir/err"; rc=$?
+  left=$(ls -A "$dir/appendonly" | tr "\n" " ")
+  chattr -a "$dir/appendonly"
+  t "an append-only --out folder: exit 1, one line before the run, only the probe left ($rc: $(cat "$dir/err"); $left)" \
+    '[ $rc -eq 1 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] &&
+     grep -q "^vitmae: train --out: $dir/appendonly: cannot write in this folder: it takes new files but lets none be removed or renamed (an append-only folder: lsattr -d shows .a.), and outputs are published by renaming; the probe file $dir/appendonly/.vitmae-write-test-[A-Za-z0-9]* stays in it$" "$dir/err" &&
+     case "$left" in ".vitmae-write-test-"*" ") [ "$(echo $left | wc -w)" -eq 1 ] ;; *) false ;; esac'
+else
+  echo "note: chattr +a is not available on this file system: the append-only check is skipped"
+fi
+rm -rf "$dir/appendonly"
 if [ "${VITMAE_SANITIZED:-0}" = 1 ]; then
   echo "note: the ulimit -v check is skipped under the sanitizers (ASan cannot run under ulimit -v)"
 else

@@ -225,6 +225,15 @@ int output_check_writable(const char *dir, char *err, size_t errlen) {
     int saved = errno;
     file_test_gate("VITMAE_FAULT_HOLD_IN_WRITE_TEST");   // tests: a stop signal while the probe is there
     file_tmp_remove(probe);
+    // An append-only folder (chattr +a) takes new files but lets none be renamed or removed: every
+    // output, published by renaming its temporary file, would fail after the work, its temporary left.
+    struct stat st;
+    if (!bad && lstat(probe, &st) == 0) {
+        snprintf(err, errlen, "%s: cannot write in this folder: it takes new files but lets none be removed or renamed "
+                 "(an append-only folder: lsattr -d shows 'a'), and outputs are published by renaming; the probe "
+                 "file %s stays in it", dir, probe);
+        return -1;
+    }
     if (bad && saved) {
         snprintf(err, errlen, "%s: cannot write in this folder: %s", dir, file_reason(saved, reason, sizeof reason));
         return -1;
