@@ -253,6 +253,20 @@ cp -R "$tmp/vrun" "$tmp/vback" && cp "$tmp/vback/checkpoint-1.safetensors" "$tmp
 "$VITMAE" info "$tmp/vback" > /dev/null 2> "$tmp/vback.err"; rc=$?
 t "config.json ahead of a rolled-back checkpoint: the roll back said ($rc: $(cat "$tmp/vback.err"))" \
   '[ $rc -eq 0 ] && [ "$(cat "$tmp/vback.err")" = "vitmae: warning: $tmp/vback/config.json describes step 2 of 2, not this checkpoint'"'"'s step 1 of 2 (checkpoint.safetensors was put back to an earlier state after config.json was written): the checkpoint is the run'"'"'s state; train --resume $tmp/vback goes on from it and rewrites config.json" ]'
+# Read while a run trains in the folder, the two can differ by a checkpoint with nothing wrong (the run
+# writes config.json just after each checkpoint): info warned "put back to an earlier state" or "the
+# run stopped between writing the checkpoint and config.json" of a live run, whose --resume the advice
+# named was then refused as the folder in use. The folder's lock held (a resume of it held at its write
+# check, VITMAE_FAULT_HOLD_IN_WRITE_TEST), it says nothing of it; once the run is over, it warns again.
+cp -R "$tmp/vback" "$tmp/vlive"
+VITMAE_FAULT_HOLD_IN_WRITE_TEST="$tmp/vlive.go" "$VITMAE" train --resume "$tmp/vlive" --threads 1 \
+  > /dev/null 2> "$tmp/vlive.run.err" & livepid=$!
+for i in $(seq 1 300); do [ -e "$tmp/vlive.go.held" ] && break; sleep 0.1; done
+"$VITMAE" info "$tmp/vlive" > /dev/null 2> "$tmp/vlive.err"; rc=$?
+held=$([ -e "$tmp/vlive.go.held" ] && echo held)
+touch "$tmp/vlive.go"; wait $livepid; lrc=$?
+t "a run training in the folder: info says nothing of config.json against the checkpoint ($held $rc $lrc: $(cat "$tmp/vlive.err"))" \
+  '[ "$held" = held ] && [ $rc -eq 0 ] && [ ! -s "$tmp/vlive.err" ] && [ $lrc -eq 0 ]'
 # A train_state the resume refuses (a step past total_steps, a cadence of 0, an empty object) was
 # "AdamW moments present; can resume": it says the resume's reason, --json's resume_refused too; the
 # run's own file still can (resume_refused null). A classifier's: cli_finetune.sh.

@@ -338,7 +338,9 @@ static int latest_of_run(const char *path, char *dir, size_t n) {
 // names the snapshot that writes them (train's and finetune's; `cmd` resumes it). 1 when it warned.
 static int warn_metrics_gap(const char *path, const char *train_state, const char *cmd) {
     char dir[4400];
-    if (!train_state || !latest_of_run(path, dir, sizeof dir)) return 0;
+    // A run training in the folder writes its files one after another: a look between two writes is no
+    // gap (its resume from a snapshot writes the rows again as it goes).
+    if (!train_state || !latest_of_run(path, dir, sizeof dir) || run_folder_busy(dir)) return 0;
     long step, last, snap = run_metrics_gap_of(dir, train_state, &step, &last);
     if (snap >= 0)
         cli_message("warning: %s/metrics.csv ends at step %ld, before this checkpoint's step %ld (a resume from an "
@@ -360,7 +362,9 @@ static int warn_metrics_gap(const char *path, const char *train_state, const cha
 // it", which is refused then.
 static void warn_stale_config(const char *path, const char *train_state) {
     char dir[4400], cfg_path[4420];
-    if (!train_state || !latest_of_run(path, dir, sizeof dir)) return;
+    // A run training in it writes config.json just after each checkpoint: read between the two, they
+    // differ by a checkpoint's steps with nothing wrong (cmd/runfolder.h, run_folder_busy).
+    if (!train_state || !latest_of_run(path, dir, sizeof dir) || run_folder_busy(dir)) return;
     snprintf(cfg_path, sizeof cfg_path, "%.*sconfig.json", (int)(strlen(path) - strlen("checkpoint.safetensors")), path);
     char *text = file_read_small(cfg_path);
     cJSON *cfg = text ? cJSON_Parse(text) : NULL, *ck = cJSON_Parse(train_state);

@@ -210,7 +210,15 @@ int run_folder_lock(const char *dir, char *err, size_t errlen) {
         close(fd);
         return 0;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    // A reader's look (run_folder_busy: a shared lock for microseconds) is not a run: tried again
+    // for up to 200 ms, where a run's lock is held until it ends.
+    int got = flock(fd, LOCK_EX | LOCK_NB);
+    for (int i = 0; got != 0 && errno == EWOULDBLOCK && i < 20; i++) {
+        struct timespec tick = {0, 10000000};
+        nanosleep(&tick, NULL);
+        got = flock(fd, LOCK_EX | LOCK_NB);
+    }
+    if (got != 0) {
         int e = errno;
         close(fd);
         if (e != EWOULDBLOCK) return 0;   // a filesystem without locks: go on as before
@@ -221,6 +229,14 @@ int run_folder_lock(const char *dir, char *err, size_t errlen) {
     if (held_fd >= 0) close(held_fd);
     held_fd = fd;
     return 0;
+}
+
+int run_folder_busy(const char *dir) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    int busy = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);   // the shared lock, when taken, goes with it
+    return busy;
 }
 
 // The series run_folder_default started (one per process): runs/<prefix><stamp>, and the k of its

@@ -86,6 +86,11 @@ int run_resume_check_folders(const char *command, const char *ckpt, const char *
 // where the filesystem has no locks); 1 with the reason in err ("DIR: in use by ...") when another
 // process holds it.
 int run_folder_lock(const char *dir, char *err, size_t errlen);
+// 1 when another process holds dir's run lock (run_folder_lock): a run is training in it, and its
+// checkpoint, config.json and metrics.csv are written one after another as it goes, so a reader that
+// compares them can meet one written and the next not yet. 0 otherwise (no lock, no folder). It takes
+// a shared lock for the moment it looks, which run_folder_lock waits out.
+int run_folder_busy(const char *dir);
 // A new run's folder when --out is not given (docs/interface.md, section 5): runs/<prefix><stamp>
 // with the local time's YYYYmmdd-HHMMSS, or, when that path exists, the first of <name>-2, -3, ...
 // that does not, written into dir. Two runs that started in the same second can still pick one name:
