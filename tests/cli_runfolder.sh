@@ -819,7 +819,7 @@ cp -r "$dir/rows" "$dir/rows3"
 ls "$dir/rows3" > "$dir/rows3.before"
 "$VITMAE" train --resume "$dir/rows3/checkpoint-3.safetensors" --data "$dir/moved" --steps 5 > /dev/null 2> "$dir/err"; rc=$?
 t "an earlier snapshot on another schedule in its own folder: exit 2, one line, nothing changed ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume $dir/rows3/checkpoint-3.safetensors: $dir/rows3 holds later checkpoints of this run on another schedule (step [0-9]* of 8; this resume.s is of 5 steps); going on from step 3 would leave them" "$dir/err" && ls "$dir/rows3" | cmp -s - "$dir/rows3.before" && cmp -s "$dir/rows/metrics.csv" "$dir/rows3/metrics.csv"'
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -q "^vitmae: train --resume $dir/rows3/checkpoint-3.safetensors: $dir/rows3 holds later checkpoints of this run on another schedule ([0-9]* files, the first $dir/rows3/checkpoint-[0-9]*.safetensors, step [0-9]* of 8, checkpoint.safetensors among them; this resume.s is of 5 steps); going on from step 3 would leave them" "$dir/err" && ls "$dir/rows3" | cmp -s - "$dir/rows3.before" && cmp -s "$dir/rows/metrics.csv" "$dir/rows3/metrics.csv"'
 "$VITMAE" train --resume "$dir/rows3/checkpoint-3.safetensors" --data "$dir/moved" --steps 5 --out "$dir/rows4" > /dev/null 2>&1; rc=$?
 t "... with --out a folder of its own: exit 0, 5 steps ($rc)" '[ $rc -eq 0 ] && [ "$(tail -n 1 "$dir/rows4/metrics.csv" | cut -d, -f1)" = 5 ]'
 # The same without --steps where the run was extended since: the snapshot's own 8-step schedule, the
@@ -831,8 +831,17 @@ ls "$dir/rows5" > "$dir/rows5.before"
 cp "$dir/rows5/metrics.csv" "$dir/rows5.csv"
 "$VITMAE" train --resume "$dir/rows5/checkpoint-6.safetensors" --data "$dir/moved" > /dev/null 2> "$dir/err"; rc=$?
 t "an earlier snapshot of a run extended since, on its own schedule: exit 2, one line, nothing changed ($rc: $(cat "$dir/err"))" \
-  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qx "vitmae: train --resume $dir/rows5/checkpoint-6.safetensors: $dir/rows5 holds later checkpoints of this run on another schedule (step [0-9]* of 11; this resume.s is of 8 steps); going on from step 6 would leave them among its files; continue in a folder of its own with --out DIR (or move them away)" "$dir/err" &&
+  '[ $rc -eq 2 ] && [ "$(wc -l < "$dir/err")" -eq 1 ] && grep -qx "vitmae: train --resume $dir/rows5/checkpoint-6.safetensors: $dir/rows5 holds later checkpoints of this run on another schedule (3 files, the first $dir/rows5/checkpoint-9.safetensors, step 9 of 11, checkpoint.safetensors among them; this resume.s is of 8 steps); going on from step 6 would leave them among its files; continue in a folder of its own with --out DIR (or move them away)" "$dir/err" &&
    ls "$dir/rows5" | cmp -s - "$dir/rows5.before" && cmp -s "$dir/rows5.csv" "$dir/rows5/metrics.csv"'
+# Its later snapshots moved away as the line says, checkpoint.safetensors (the run's step 11) still
+# blocks it: the line named only "step 11 of 11", of which no checkpoint-11 was left to find; it names
+# the file now.
+mkdir "$dir/rows5.away" && cp "$dir/rows5/checkpoint-9.safetensors" "$dir/rows5/checkpoint-11.safetensors" "$dir/rows5.away/" &&
+  rm "$dir/rows5/checkpoint-9.safetensors" "$dir/rows5/checkpoint-11.safetensors"
+"$VITMAE" train --resume "$dir/rows5/checkpoint-6.safetensors" --data "$dir/moved" > /dev/null 2> "$dir/err"; rc=$?
+t "later snapshots moved away, checkpoint.safetensors left: the line names it ($rc: $(cat "$dir/err"))" \
+  '[ $rc -eq 2 ] && grep -qx "vitmae: train --resume $dir/rows5/checkpoint-6.safetensors: $dir/rows5 holds later checkpoints of this run on another schedule ($dir/rows5/checkpoint.safetensors, step 11 of 11; this resume.s is of 8 steps); going on from step 6 would leave them among its files; continue in a folder of its own with --out DIR (or move them away)" "$dir/err"'
+mv "$dir/rows5.away/"* "$dir/rows5/" && rmdir "$dir/rows5.away"
 # Back to the snapshot before the extension given the extension's own --steps 11: the later snapshots are
 # of that schedule and are written again bit for bit, so it goes on (it was refused as "made on its
 # old schedule", untrue).

@@ -700,24 +700,42 @@ static int saved_schedule(const char *path, long *step, long *total) {
     return ok ? 0 : -1;
 }
 
-long run_folder_later_schedule(const char *dir, long step, long total, long *its_total) {
+long run_folder_later_schedule(const char *dir, long step, long total, RunLater *later) {
     DIR *d = opendir(dir);
     if (d == NULL) return -2;
     char path[4400], own[64];
-    long found = -1, s, n;
+    long s, n;
+    memset(later, 0, sizeof *later);
+    later->step = -1;
     folder_run_id(dir, own, sizeof own);
     struct dirent *e;
-    while (found < 0 && (errno = 0, e = readdir(d))) {
+    // Every one, the earliest named: moving away the one a line named and running again met the next
+    // (in the listing's order), and checkpoint.safetensors last, named only by its step.
+    while ((errno = 0, e = readdir(d))) {
         if (snapshot_step(e->d_name) <= step || snapshot_of_other_run(dir, e->d_name, own)) continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (!saved_schedule(path, &s, &n) && s > step && n != total) { found = s; *its_total = n; }
+        if (saved_schedule(path, &s, &n) || s <= step || n == total) continue;
+        later->count++;
+        if (later->step < 0 || s < later->step) {
+            later->step = s;
+            later->total = n;
+            snprintf(later->name, sizeof later->name, "%s", e->d_name);
+        }
     }
-    int failed = found < 0 ? errno : 0;
+    int failed = errno;
     closedir(d);
     if (failed != 0) { errno = failed; return -2; }
     snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
-    if (found < 0 && !saved_schedule(path, &s, &n) && s > step && n != total) { found = s; *its_total = n; }
-    return found;
+    if (!saved_schedule(path, &s, &n) && s > step && n != total) {
+        later->count++;
+        later->latest = 1;
+        if (later->step < 0 || s < later->step) {
+            later->step = s;
+            later->total = n;
+            snprintf(later->name, sizeof later->name, "checkpoint.safetensors");
+        }
+    }
+    return later->step;
 }
 
 int run_other_ahead_refusal(const char *cmd, const char *arg, const char *dir, long step, long total, int keep,

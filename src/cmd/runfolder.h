@@ -335,13 +335,20 @@ int run_folder_has_sheets(const char *dir);
 // line that says so) when any was removed, 0 when none (note ""), -1 with err when samples/ cannot be
 // listed or a sheet cannot be removed.
 int run_remove_sheets_past(const char *dir, long step, char *note, size_t n, char *err, size_t errlen);
-// The step of a checkpoint in dir past step (a numbered snapshot, or checkpoint.safetensors) whose
-// train_state's total_steps is not total, with *its_total that total; -1 when none; -2 with errno when
-// dir cannot be listed (a later snapshot may be there: the caller says so, not a guess). A resume from
-// step on another schedule than theirs (other --steps, or none where the run was extended since) would
-// leave them among its files (docs/interface.md, section 9). A file whose state cannot be read is passed
+// The checkpoints in dir past step (numbered snapshots of the run, and checkpoint.safetensors) whose
+// train_state's total_steps is not total: how many, whether checkpoint.safetensors is one, and the
+// earliest's name, step and total.
+typedef struct RunLater {
+    long step, total;
+    int count, latest;
+    char name[256];
+} RunLater;
+// The earliest such checkpoint's step, with *later filled; -1 when none; -2 with errno when dir cannot
+// be listed (a later snapshot may be there: the caller says so, not a guess). A resume from step on
+// another schedule than theirs (other --steps, or none where the run was extended since) would leave
+// them among its files (docs/interface.md, section 9). A file whose state cannot be read is passed
 // over (a resume of it says why).
-long run_folder_later_schedule(const char *dir, long step, long total, long *its_total);
+long run_folder_later_schedule(const char *dir, long step, long total, RunLater *later);
 // A resume of the run dir holds, from step to total with snapshots kept (keep > 0): CLI_USAGE with err
 // (prefixed by cmd --resume arg) when dir holds a checkpoint-<s>.safetensors, step < s <= total, that
 // is not the run's own (another run's copy, or a file without a run_id): the run saves its snapshot at

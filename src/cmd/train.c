@@ -450,17 +450,26 @@ static int guard_run_folder(Train *t, const Args *a, const char *resumed_dir, in
         // where the run was extended since): those later checkpoints would not be written again, so they
         // would stay among its files (--keep pruning by step, and a --resume of them taking the new run's
         // metrics rows as their own). Refused; the same schedule writes them again, bit for bit.
-        long its_total = 0;
-        long later = same ? run_folder_later_schedule(t->run_dir, t->rs.step, t->rs.total_steps, &its_total) : -1;
+        RunLater lt;
+        long later = same ? run_folder_later_schedule(t->run_dir, t->rs.step, t->rs.total_steps, &lt) : -1;
         if (later == -2) {   // a later snapshot may be there: said, not guessed (docs/interface.md section 9)
             snprintf(err, errlen, "train --resume %s: cannot list the folder %s: %s", a->resume, t->run_dir, strerror(errno));
             return 1;
         }
         if (later >= 0) {
+            // Each file named or counted: moved away as the line said, checkpoint.safetensors (named by
+            // its step only) was still there and the resume refused again.
+            char which[4800];
+            if (lt.count == 1)
+                snprintf(which, sizeof which, "%s/%s, step %ld of %ld", t->run_dir, lt.name, later, lt.total);
+            else
+                snprintf(which, sizeof which, "%d files, the first %s/%s, step %ld of %ld%s", lt.count, t->run_dir,
+                         lt.name, later, lt.total, lt.latest && strcmp(lt.name, "checkpoint.safetensors")
+                                                       ? ", checkpoint.safetensors among them" : "");
             snprintf(err, errlen, "train --resume %s: %s holds later checkpoints of this run on another schedule "
-                     "(step %ld of %ld; this resume's is of %ld steps); going on from step %ld would leave them among "
-                     "its files; continue in a folder of its own with --out DIR (or move them away)", a->resume,
-                     t->run_dir, later, its_total, t->rs.total_steps, t->rs.step);
+                     "(%s; this resume's is of %ld steps); going on from step %ld would leave them among its files; "
+                     "continue in a folder of its own with --out DIR (or move them away)", a->resume, t->run_dir,
+                     which, t->rs.total_steps, t->rs.step);
             return CLI_USAGE;
         }
         if (same && (rc = metrics_gap_refusal("train", a->resume, path, t->run_dir, err, errlen)))
