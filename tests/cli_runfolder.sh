@@ -1230,6 +1230,39 @@ rm -rf "$dir/mrun/imgs" && ln -s "$dir/meet" "$dir/mrun/imgs"
 meet_refused "train --out RUN --overwrite, --data a link in RUN" "train --out: $dir/mrun holds the data folder $dir/mrun/imgs" \
   train $meet --data "$dir/mrun/imgs" --out "$dir/mrun" --overwrite
 
+# Another run's folder given as the images' folder (--data RUN where --init RUN or --ckpt RUN was meant):
+# train read its sample sheets and curves.png as training images, exit 0 (a greyscale run's model became
+# 3-channel). Refused, one line, exit 2, nothing made (docs/data.md, "Files"): the data folder itself, a
+# run folder below it, --val; finetune too; one told by its config.json alone. Another program's
+# config.json is no run. data, eval and probe go on with a warning.
+rm "$dir/mrun/imgs"
+"$VITMAE" train $meet --steps 2 --sample-every 1 --data "$dir/meet" --out "$dir/rdrun" --overwrite > /dev/null 2>&1
+rdway="(--init and --resume take a run folder)"
+meet_refused "train --data RUN, another run's folder" "train --data: $dir/rdrun is a vitmae run folder (it holds checkpoint.safetensors): its sample sheets and curves.png would be read as training images; give the folder of the images with --data DIR $rdway$" \
+  train $meet --data "$dir/rdrun" --out "$dir/rdbad"
+t "... nothing made" '[ ! -e "$dir/rdbad" ] && [ ! -e runs ]'
+mkdir "$dir/rdin" && cp -r "$dir/moved/." "$dir/rdin/" && cp -r "$dir/rdrun" "$dir/rdin/circle/old"
+meet_refused "train --data holding a run folder below it" "train --data: $dir/rdin/circle/old is a vitmae run folder (it holds checkpoint.safetensors) inside the data folder $dir/rdin: its sample sheets and curves.png would be read as training images; move the run folder out of it, or give the folder of the images with --data DIR $rdway$" \
+  train $meet --data "$dir/rdin" --out "$dir/rdbad"
+meet_refused "train --val RUN" "train --val: $dir/rdrun is a vitmae run folder (it holds checkpoint.safetensors): its sample sheets and curves.png would be read as validation images; give the folder of the validation images with --val DIR $rdway$" \
+  train $meet --data "$dir/moved" --val "$dir/rdrun" --out "$dir/rdbad"
+meet_refused "finetune --data holding a run folder" "finetune --data: $dir/rdin/circle/old is a vitmae run folder .*(--ckpt and --resume take a run folder)$" \
+  finetune --from-scratch $meet --data "$dir/rdin" --out "$dir/rdbad"
+rm "$dir"/rdin/circle/old/*.safetensors
+meet_refused "train --data holding a run folder told by its config.json" "train --data: $dir/rdin/circle/old is a vitmae run folder (it holds config.json) inside" \
+  train $meet --data "$dir/rdin" --out "$dir/rdbad"
+t "... nothing made" '[ ! -e "$dir/rdbad" ]'
+echo '{"model_type": "vit", "hidden_size": 768}' > "$dir/rdin/circle/old/config.json"
+"$VITMAE" train $meet --data "$dir/rdin" --out "$dir/rdok" > /dev/null 2> "$dir/meet.err"; rc=$?
+t "... another program's config.json is no run: it trains ($rc: $(cat "$dir/meet.err"))" '[ $rc -eq 0 ] && ! grep -q "run folder" "$dir/meet.err"'
+"$VITMAE" data "$dir/rdrun" > "$dir/rd.out" 2> "$dir/meet.err"; rc=$?
+t "data RUN: exit 0, a warning naming the run folder ($rc: $(grep "$dir/rdrun:" "$dir/rd.out"))" \
+  '[ $rc -eq 0 ] && grep -qx "  $dir/rdrun: a vitmae run folder (it holds checkpoint.safetensors): its sample sheets and curves.png are counted as images here; train and finetune refuse it (--ckpt takes a run folder)" "$dir/rd.out"'
+"$VITMAE" eval --ckpt "$dir/rdrun" --data "$dir/rdrun" --threads 2 > /dev/null 2> "$dir/meet.err"; rc=$?
+t "eval --data RUN: exit 0, one warning ($rc: $(cat "$dir/meet.err"))" \
+  '[ $rc -eq 0 ] && [ "$(cat "$dir/meet.err")" = "vitmae: warning: eval --data: $dir/rdrun is a vitmae run folder (it holds checkpoint.safetensors): its sample sheets and curves.png are read as images here, and train and finetune refuse it (--ckpt takes a run folder)" ]'
+rm -rf "$dir/rdrun" "$dir/rdin" "$dir/rdok"
+
 # A read-only working directory without --out (as an ordinary user: tests/lib.sh as_user): the default
 # run folder is no flag's, and the line said "vitmae: train --out: runs: Permission denied".
 chmod 755 "$dir" "$dir/moved" && mkdir -p "$dir/rocwd" && chmod 555 "$dir/rocwd"

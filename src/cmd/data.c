@@ -1,7 +1,8 @@
 // `vitmae data DIR [--json] [--max-pixels N] [--threads T]`: what training would see in a folder:
 // usable images, skipped candidates with their reasons, ignored files (those that look like images
-// named with the reason), warnings (images of one flat colour, hidden class folders, folders that are
-// no class, files that are copies of another), classes and the size range.
+// named with the reason), warnings (a vitmae run's folder among the images' folders, images of one
+// flat colour, hidden class folders, folders that are no class, files that are copies of another),
+// classes and the size range.
 #include <cJSON.h>
 #include <dirent.h>
 #include <omp.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/runfolder.h"
 #include "data/copies.h"
 #include "data/dataset.h"
 #include "io/json.h"
@@ -20,14 +22,15 @@
 #define UNIFORM_ALPHA_WARNING "every pixel is the same colour (after dropping alpha): nothing to learn from"
 #define EMPTY_FOLDER_WARNING "holds no usable image: not a class"
 
-// The warnings of both reports, in their order: each image of one flat colour, then each hidden class
+// The warnings of both reports, in their order: a vitmae run's folder the images were found in (train
+// and finetune refuse it: docs/data.md, "Files"), each image of one flat colour, then each hidden class
 // folder as DIR/<name>, then each sub-folder of DIR that is no class since it holds no usable image,
 // by name (docs/data.md; hidden ones, such as .git, are not said, as probe and finetune say them), then
 // one line for the images whose files are copies of an earlier one's (data/copies.h): how many, and
 // the first copy with the file it copies. One allocation holds the folders' paths, another that line;
 // out of memory: -1, w empty.
 typedef struct { const char *path, *why, *same_as; int copies; } DataWarning;
-typedef struct { DataWarning *v; int n; char *paths, *copies_why; } DataWarnings;
+typedef struct { DataWarning *v; int n; char *paths, *copies_why, *run; } DataWarnings;
 
 static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
 
@@ -61,8 +64,20 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
                      one_file ? "the same file as" : "the same bytes as", orig, how, copies, copies == 1 ? " is a copy" : "s are copies");
         n++;
     }
-    if (copies < 0 || (copies > 0 && !copies_why)) {
-        free(copy_of); free(copies_why); *w = (DataWarnings){0};
+    // A run's folder found (--data RUN where --ckpt RUN was meant): its path, then its warning, in run.
+    char run_at[4400], what[300], *run = NULL;
+    size_t run_len = 0;
+    if (run_data_run_folder(ds, run_at, sizeof run_at, what, sizeof what)) {
+        run_len = strlen(run_at) + 1;
+        size_t len = run_len + strlen(what) + 200;
+        if ((run = malloc(len)))
+            snprintf(run + run_len, len - run_len, "a vitmae run folder (it holds %s): its sample sheets and curves.png "
+                     "are counted as images here; train and finetune refuse it (--ckpt takes a run folder)", what);
+        if (run) memcpy(run, run_at, run_len);
+        n++;
+    }
+    if (copies < 0 || (copies > 0 && !copies_why) || (run_len && !run)) {
+        free(copy_of); free(copies_why); free(run); *w = (DataWarnings){0};
         return -1;
     }
     for (int i = 0; i < ds->n; i++) n += ds->items[i].uniform != 0;
@@ -74,13 +89,14 @@ static int warnings_make(const Dataset *ds, const char *dir, DataWarnings *w) {
         if (!cli_unused_class_folder(dir, sub[i]->d_name, ds)) sub[i]->d_name[0] = 0;
         else { n++; bytes += strlen(dir) + strlen(sub[i]->d_name) + 2; }
     }
-    *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes), copies_why};
+    *w = (DataWarnings){malloc(sizeof *w->v * (n ? n : 1)), 0, malloc(bytes), copies_why, run};
     if (!w->v || !w->paths) {
-        free(w->v); free(w->paths); free(copies_why); *w = (DataWarnings){0};
+        free(w->v); free(w->paths); free(copies_why); free(run); *w = (DataWarnings){0};
         for (int i = 0; i < nsub; i++) free(sub[i]);
         free(sub); free(copy_of);
         return -1;
     }
+    if (run) w->v[w->n++] = (DataWarning){run, run + run_len, NULL, 0};
     for (int i = 0; i < ds->n; i++)
         if (ds->items[i].uniform)
             w->v[w->n++] = (DataWarning){ds->items[i].path, ds->items[i].uniform == 2 ? UNIFORM_ALPHA_WARNING : UNIFORM_WARNING, NULL, 0};
@@ -232,6 +248,7 @@ int cmd_data(int argc, char **argv) {
     free(warnings.v);
     free(warnings.paths);
     free(warnings.copies_why);
+    free(warnings.run);
     if (oom) { cli_error("data", "out of memory"); dataset_free(&ds); return 1; }
     int status = 0;
     if (ds.n == 0) {

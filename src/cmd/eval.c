@@ -14,6 +14,7 @@
 #include "io/classifier_ckpt.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/runfolder.h"
 #include "data/dataset.h"
 #include "infer/infer.h"
 #include "infer/recon.h"
@@ -110,6 +111,7 @@ int cmd_eval(int argc, char **argv) {
     // memory check has passed (a refused run prints its one line only).
     CliHeld held = {0};
     cli_hold_skipped(&held, &ds);
+    run_data_hold_run_folder(&held, "eval --data", &ds);   // --data RUN where --ckpt RUN was meant (docs/data.md, "Files")
     if (ds.n == 0) {
         cli_held_say(&held);
         cli_held_free(&held);

@@ -691,6 +691,14 @@ static int scan(const char *dir, const FineTune *t, int img, Dataset *ds) {
                           .lazy = 1};
     int src = dataset_scan(dir, &opt, ds, err, sizeof err);
     if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
+    // Another run's folder given as the images' (--data RUN where --ckpt RUN was meant): refused before
+    // its curves.png trains as a class's image (docs/data.md, "Files").
+    int val = ds == &t->vds;
+    if ((src = run_data_refuse_run_folder("finetune", (val ? t->a.val : t->a.data) ? (val ? "--val" : "--data") : "--resume", ds,
+                                          val, err, sizeof err))) {
+        cli_error(NULL, "%s", err);
+        return src;
+    }
     if (ds->n == 0) {
         report_skipped(dir, ds, 0);
         cli_error(dir, "no usable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);

@@ -15,6 +15,7 @@
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/output.h"
+#include "cmd/runfolder.h"
 #include "cmd/count_progress.h"
 #include "core/model.h"
 #include "core/rng.h"
@@ -65,6 +66,7 @@ static int labelled_scan(const char *flag, const char *dir, long max_pixels, con
     if (src) { cli_error(dataset_err_what(src, dir), "%s", err); return 1; }
     const Dataset *ds = &out->ds;
     cli_hold_skipped(held, ds);   // as train says them
+    run_data_hold_run_folder(held, flag, ds);   // --train RUN where --ckpt RUN was meant (docs/data.md, "Files")
     if (ds->n == 0) {   // a folder with no usable image: exit 1 (docs/interface.md, "Exit status"), as finetune says it
         cli_held_say(held);
         cli_error(dir, "no usable image (%d skipped, %d ignored)", ds->nskipped, ds->nignored);

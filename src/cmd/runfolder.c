@@ -2097,6 +2097,76 @@ int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, 
     return 0;
 }
 
+// The record of a vitmae run that dir holds, its name in what: train's config.json (config_is_vitmae: another
+// program's config.json is no run), checkpoint.safetensors, or a snapshot checkpoint-N.safetensors. 1
+// found, 0 not.
+static int folder_holds_run_record(const char *dir, char *what, size_t n) {
+    char path[4400];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/checkpoint.safetensors", dir);
+    if (lstat(path, &st) == 0) { snprintf(what, n, "checkpoint.safetensors"); return 1; }
+    const cJSON *v;
+    cJSON *o = config_train_item(dir, "step", &v);
+    int train = config_is_vitmae(o);
+    cJSON_Delete(o);
+    if (train) { snprintf(what, n, "config.json"); return 1; }
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (!found && d && (e = readdir(d)))
+        if ((found = snapshot_step(e->d_name) >= 0)) snprintf(what, n, "%s", e->d_name);
+    if (d) closedir(d);
+    return found;
+}
+
+int run_data_run_folder(const Dataset *ds, char *at, size_t atlen, char *what, size_t whatlen) {
+    // Items come in scan order, depth first: a folder met again (files beside its sub-folders) is one
+    // above or equal to the previous item's, checked then, so each folder is looked at once.
+    const char *prev = NULL;
+    size_t prevlen = 0;
+    for (int i = 0; i < ds->n; i++) {
+        const char *rel = ds->items[i].rel, *path = ds->items[i].path, *slash = strrchr(rel, '/');
+        size_t len = slash ? (size_t)(slash - rel) : 0, base = strlen(path) - strlen(rel);
+        if (prev && prevlen == len && !memcmp(prev, rel, len)) continue;   // the previous item's folder
+        // the root (e = 0), then each folder below it on the item's way (rel[e] a '/', or the item's own)
+        for (size_t e = 0; e <= len; e++) {
+            if (e && e < len && rel[e] != '/') continue;
+            int checked = prev && prevlen >= e && (prevlen == e || prev[e] == '/') && !memcmp(prev, rel, e);
+            if (checked) continue;
+            if (e == 0) snprintf(at, atlen, "%s", ds->root);
+            else snprintf(at, atlen, "%.*s", (int)(base + e), path);
+            if (folder_holds_run_record(at, what, whatlen)) return 1;
+        }
+        prev = rel;
+        prevlen = len;
+    }
+    return 0;
+}
+
+int run_data_refuse_run_folder(const char *cmd, const char *flag, const Dataset *ds, int val, char *err, size_t errlen) {
+    char at[4400], what[300];
+    if (!run_data_run_folder(ds, at, sizeof at, what, sizeof what)) return 0;
+    int root = !strcmp(at, ds->root);
+    char where[4400] = "";
+    if (!root) snprintf(where, sizeof where, " inside the %s folder %s", val ? "--val" : "data", ds->root);
+    // --data RUN where --ckpt RUN (--init, --resume) was meant: the run's sample sheets and curves.png
+    // trained as images, and their colour made a greyscale run's model 3-channel (docs/data.md, "Files").
+    snprintf(err, errlen, "%s %s: %s is a vitmae run folder (it holds %s)%s: its sample sheets and curves.png would "
+             "be read as %s images; %s with %s DIR (%s take a run folder)", cmd, flag, at, what, where,
+             val ? "validation" : "training",
+             root ? (val ? "give the folder of the validation images" : "give the folder of the images")
+                  : "move the run folder out of it, or give the folder of the images", val ? "--val" : "--data",
+             !strcmp(cmd, "finetune") ? "--ckpt and --resume" : "--init and --resume");
+    return CLI_USAGE;
+}
+
+void run_data_hold_run_folder(CliHeld *held, const char *what_flag, const Dataset *ds) {
+    char at[4400], what[300];
+    if (!run_data_run_folder(ds, at, sizeof at, what, sizeof what)) return;
+    cli_hold(held, NULL, "warning: %s: %s is a vitmae run folder (it holds %s): its sample sheets and curves.png are read "
+             "as images here, and train and finetune refuse it (--ckpt takes a run folder)", what_flag, at, what);
+}
+
 void run_abs_path(char *dst, size_t n, const char *path) {
     char *abs = realpath(path, NULL);
     snprintf(dst, n, "%s", abs ? abs : path);

@@ -47,6 +47,18 @@ int run_resume_user_outputs(const char *cmd, const char *arg, const char *dir, c
 // err. val may be NULL.
 int run_folder_overlaps(const char *cmd, const char *flag, const char *run_dir, const char *data, const char *val,
                         char *err, size_t errlen);
+// A vitmae run's folder given as (or found inside) a folder of images (docs/data.md, "Files"): the
+// folders the scan read ds's images from, the root and those below it, each looked at once for a run's
+// record (train's config.json, checkpoint.safetensors, checkpoint-N.safetensors). 1 with the first such
+// folder in at (its path as the scan reached it) and the record's name in what; 0 when none.
+int run_data_run_folder(const Dataset *ds, char *at, size_t atlen, char *what, size_t whatlen);
+// train's and finetune's refusal of it (flag: the flag that named the folder; val: 1 for the validation
+// folder): CLI_USAGE with "CMD FLAG: RUN is a vitmae run folder ..." in err; 0 when none.
+int run_data_refuse_run_folder(const char *cmd, const char *flag, const Dataset *ds, int val, char *err, size_t errlen);
+// The commands that measure a checkpoint on a folder of images (eval, probe) go on, with one warning line
+// naming it ("warning: WHAT_FLAG: RUN is a vitmae run folder ..."), kept in held (cli_hold) to be said
+// with the scan's other lines.
+void run_data_hold_run_folder(CliHeld *held, const char *what_flag, const Dataset *ds);
 // Renames dir to dir.old-N, the first N >= 1 not taken (never replacing anything), so the old run
 // stays whole. 0 ok with the new name in moved; -1 with err.
 int run_folder_move_aside(const char *dir, char *moved, size_t movedlen, char *err, size_t errlen);

@@ -632,6 +632,12 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
     DatasetOptions opt = {.max_pixels = t->rs.max_pixels, .work_size = 2 * img, .cache_mb = a->lf.cache_mb, .lazy = 1};
     int src = dataset_scan(data, &opt, &t->ds, err, sizeof err);
     if (src) { ckpt_free(init); return cli_report(dataset_err_what(src, data), err, 1); }
+    // Another run's folder given as the images' (--data RUN where --init RUN was meant): refused before
+    // its sample sheets train (docs/data.md, "Files").
+    if ((src = run_data_refuse_run_folder("train", a->data ? "--data" : "--resume", &t->ds, 0, err, sizeof err))) {
+        ckpt_free(init);
+        return cli_report(NULL, err, src);
+    }
     if (t->ds.n == 0) {
         run_report_skipped(&t->ds);
         ckpt_free(init);
@@ -643,6 +649,10 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         if ((src = dataset_scan(val, &opt, &t->val_ds, err, sizeof err))) {
             ckpt_free(init);
             return cli_report(dataset_err_what(src, val), err, 1);
+        }
+        if ((src = run_data_refuse_run_folder("train", a->val ? "--val" : "--resume", &t->val_ds, 1, err, sizeof err))) {
+            ckpt_free(init);
+            return cli_report(NULL, err, src);
         }
         t->val_ds.root_role = RUN_VAL_ROLE;
         if (t->val_ds.n == 0) {
