@@ -124,6 +124,19 @@ for i in 1 2 3; do head -c 80 "$dir/data/circle/00000.png" > "$dir/allbad/dots/$
 "$VITMAE" finetune --ckpt "$pre" $ft --data "$dir/allbad" --val "$dir/lazyval" --steps 10 --eval-every 10 --out "$dir/ab" > /dev/null 2> "$dir/ab.err"; rc=$?
 t "finetune: a class whose every training file is broken is named, once ($rc: $(grep -v skipped "$dir/ab.err"))" \
   '[ $rc -eq 0 ] && [ "$(grep -c "warning: class" "$dir/ab.err")" -eq 1 ] && grep -q "^vitmae: warning: class .dots. of $dir/allbad has no training image that decodes (its 3 are broken past the header): it is never trained" "$dir/ab.err"'
+# A --batch 1 run stopped by a broken file, resumed (docs/data.md): the resume keeps its --batch, so the
+# stop's "train with a --batch of 2 or more" could not be followed (--batch 2 is refused); the way on is a
+# new run with --ckpt, as the refusal says. The file was said as "(found while training)" alone.
+mkdir -p "$dir/b1/circle" "$dir/b1/square"
+for c in circle square; do for f in $(ls "$dir/data/$c" | head -n 3); do cp "$dir/data/$c/$f" "$dir/b1/$c/"; done; done
+head -c 80 "$dir/data/circle/00000.png" > "$dir/b1/circle/zz.png"
+"$VITMAE" finetune --ckpt "$pre" --data "$dir/b1" --batch 1 --steps 20 --val-frac 0 --ckpt-every 1 --threads 2 --out "$dir/b1r" > /dev/null 2>&1; rc=$?
+"$VITMAE" finetune --resume "$dir/b1r" --threads 2 > /dev/null 2> "$dir/b1r.err"; rc2=$?
+t "finetune: a --batch 1 run stopped by a broken file, resumed: the --batch 1 wording, a way on a resumed run can take ($rc, $rc2: $(tr "\n" "|" < "$dir/b1r.err" | head -c 400))" \
+  '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$dir/b1r.err")" -eq 2 ] &&
+   head -n 1 "$dir/b1r.err" | grep -q "^vitmae: skipped .*/b1/circle/zz\.png: [a-zA-Z].* (found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" &&
+   tail -n 1 "$dir/b1r.err" | grep -q "^vitmae: .*/b1/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or start a new run with --ckpt and a --batch of 2 or more (a resumed run keeps its --batch)$"'
+rm -rf "$dir/b1" "$dir/b1r"
 
 # The log line's loss is the metrics row's, the mean since the last row (it was the last step's alone).
 "$VITMAE" finetune --ckpt "$pre" $ft --steps 10 --log-every 5 --eval-every 100 --out "$dir/ml" > "$dir/ml.log" 2>&1; rc=$?

@@ -315,7 +315,7 @@ done
   --dec-heads 2 --batch 1 --steps 2 --val-frac 0 --pixel-norm none --threads 2 --out "$dir/b1" > /dev/null 2> "$dir/b1.err"; rc=$?
 t "a broken file at --batch 1: exit 1, the last line says what to do ($(tail -n 1 "$dir/b1.err" | head -c 200))" \
   '[ $rc -eq 1 ] && tail -n 1 "$dir/b1.err" | grep -q "^vitmae: .*broken/[a-z]*/[^/]*\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or train with a --batch of 2 or more$" &&
-   grep -q "^vitmae: skipped .*(found while training)$" "$dir/b1.err" && ! grep -q "takes its place" "$dir/b1.err"'
+   grep -q "^vitmae: skipped .*(found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" "$dir/b1.err" && ! grep -q "takes its place" "$dir/b1.err"'
 # ... and files the pixel statistics found broken, in a --batch 1 run whose steps never draw them: they
 # were said to be replaced by "an image of its batch", which a batch of one has not.
 "$VITMAE_TOOLS/synth" "$dir/b1s" --count 32 --size 16 --seed 3 >/dev/null
@@ -326,6 +326,22 @@ head -c 80 "$dir/b1s/circle/$(ls "$dir/b1s/circle" | sed -n 2p)" > "$dir/b1s/cir
 t "broken files found before the steps at --batch 1: exit 0, each said as one no image can replace ($rc: $(head -n 1 "$dir/b1s.err"))" \
   '[ $rc -eq 0 ] && [ "$(grep -c "(found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" "$dir/b1s.err")" -eq 2 ]'
 rm -rf "$dir/b1s" "$dir/b1sr"
+# ... and resumed: the run keeps its --batch (--batch 2 is refused), so "train with a --batch of 2 or
+# more" could not be followed; the way on is a new run from the weights, which starts. The file, found as
+# the resumed step stops (the pixel statistics are the run's, not measured again), was said as "(found
+# while training)" alone.
+"$VITMAE_TOOLS/synth" "$dir/b1r" --count 6 --size 16 --seed 7 >/dev/null
+head -c 80 "$dir/b1r/circle/$(ls "$dir/b1r/circle" | sed -n 1p)" > "$dir/b1r/circle/zz.png"
+b1r="--img 16 --patch 4 --dim 16 --depth 1 --heads 2 --dec-dim 16 --dec-depth 1 --dec-heads 2 --val-frac 0 --threads 2"
+"$VITMAE" train --data "$dir/b1r" $b1r --batch 1 --steps 20 --ckpt-every 1 --out "$dir/b1rr" > /dev/null 2>&1; rc=$?
+"$VITMAE" train --resume "$dir/b1rr" --threads 2 > /dev/null 2> "$dir/b1rr.err"; rc2=$?
+t "a --batch 1 run stopped by a broken file, resumed: exit 1, the file said with the --batch 1 wording, a way on a resumed run can take ($rc, $rc2: $(tr "\n" "|" < "$dir/b1rr.err" | head -c 400))" \
+  '[ $rc -eq 1 ] && [ $rc2 -eq 1 ] && [ "$(wc -l < "$dir/b1rr.err")" -eq 2 ] &&
+   head -n 1 "$dir/b1rr.err" | grep -q "^vitmae: skipped .*/b1r/circle/zz\.png: [a-zA-Z].* (found while training; at --batch 1 no other image can take its place: the step that draws it stops the run)$" &&
+   tail -n 1 "$dir/b1rr.err" | grep -q "^vitmae: .*/b1r/circle/zz\.png: [a-zA-Z].*; a batch of one image has no other to take its place: remove the file, or start a new run from these weights with --init CHECKPOINT and a --batch of 2 or more (a resumed run keeps its --batch)$"'
+"$VITMAE" train --init "$dir/b1rr" --data "$dir/b1r" $b1r --batch 2 --steps 2 --out "$dir/b1rn" > /dev/null 2> "$dir/b1rn.err"; rc=$?
+t "... and the way on: --init the run with --batch 2 trains ($rc: $(head -c 300 "$dir/b1rn.err"))" '[ $rc -eq 0 ]'
+rm -rf "$dir/b1r" "$dir/b1rr" "$dir/b1rn"
 
 # The same folder with the pixel statistics measured (the default --pixel-norm): they meet every file
 # first; the run stopped with "no image decodes for the pixel statistics" alone, naming none of them.

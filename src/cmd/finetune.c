@@ -1018,6 +1018,12 @@ static int setup_local(FineTune *t, Flag *flags, int nflags) {
     t->val_dir = !r->val[0] ? NULL : a->val ? a->val : r->val;
     int rc = scan(t->data_dir, t, img, &t->ds);
     if (rc) return rc;
+    // A file broken at --batch 1: a resumed run keeps its --batch, so the way on is a new run (docs/data.md).
+    if (resuming)
+        t->ds.batch_of_one_way = !strcmp(r->init, "scratch") ? "remove the file, or start a new run with --from-scratch "
+                                 "and a --batch of 2 or more (a resumed run keeps its --batch)"
+                                 : "remove the file, or start a new run with --ckpt and a --batch of 2 or more (a resumed "
+                                   "run keeps its --batch)";
     if (t->val_dir && (rc = scan(t->val_dir, t, img, &t->vds))) return rc;
     t->vds.root_role = RUN_VAL_ROLE;
     if (!resuming) {

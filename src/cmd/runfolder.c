@@ -1951,7 +1951,8 @@ void run_report_broken_file(const char *path, const char *reason, int held, int 
 }
 
 int run_broken_held(int held_out, int stopping, int batch) {
-    return held_out ? BROKEN_HELD : stopping ? BROKEN_STOPPING : batch == 1 ? BROKEN_BATCH_OF_ONE : BROKEN_TRAINING;
+    // At --batch 1 every file found broken is said so, the one whose step stops the run too (docs/data.md).
+    return held_out ? BROKEN_HELD : batch == 1 ? BROKEN_BATCH_OF_ONE : stopping ? BROKEN_STOPPING : BROKEN_TRAINING;
 }
 
 // Rank 0 under mpirun: says item's find (by rank `rank`) unless the same reason was said for it before.

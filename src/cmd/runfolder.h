@@ -210,7 +210,8 @@ void run_store_left_note(RunWaitNote *n, const Dataset *ds, long min_free_mb, Pr
 void run_report_broken_file(const char *path, const char *reason, int held, int rank, char *gone_dirs, size_t n);
 // What held says of a file found broken (run_report_broken_file, run_broken_note): a training image that
 // another of its batch replaces, a validation image left out, a training image found as the run stops
-// (its batch had none to replace it: no replacement is claimed), one of a run whose batch is one image.
+// (its batch had none to replace it: no replacement is claimed), one of a run whose batch is one image
+// (stopping or not).
 enum { BROKEN_TRAINING = 0, BROKEN_HELD = 1, BROKEN_STOPPING = 2, BROKEN_BATCH_OF_ONE = 3 };
 // The held of a file found broken: its split, whether the run stops, the batch.
 int run_broken_held(int held_out, int stopping, int batch);

@@ -69,6 +69,8 @@ typedef struct {
 #define INIT_CLASSIFIER "a fine-tuned classifier's checkpoint, which " INIT_NO_DECODER
 // The way on for a flag that decides the weights given with --resume at another value than the run's.
 #define RESUME_WAY "start a new run from these weights with --init CHECKPOINT"
+// ... and for a file broken at --batch 1, which a resumed run cannot leave by a larger --batch (docs/data.md).
+#define RESUME_BATCH_OF_ONE_WAY "remove the file, or " RESUME_WAY " and a --batch of 2 or more (a resumed run keeps its --batch)"
 // ... for the model's shape and its pixel statistics, which --init keeps too (it refused them next).
 #define SCRATCH_WAY "another is a new run from scratch (no --resume or --init)"
 #define KEEP_WAY(flag) "leave " flag " out to keep the run's; " SCRATCH_WAY
@@ -638,6 +640,7 @@ static int setup_local(Train *t, const Args *a, Flag *flags, int nflags, Checkpo
         ckpt_free(init);
         return cli_report(NULL, err, src);
     }
+    if (resuming) t->ds.batch_of_one_way = RESUME_BATCH_OF_ONE_WAY;
     if (t->ds.n == 0) {
         run_report_skipped(&t->ds);
         ckpt_free(init);

@@ -1179,8 +1179,8 @@ static int keyed_image(const Dataset *ds, const int *items, int n, int k, int ke
     pthread_mutex_lock(&ds->shared->lock);
     const char *why_k = ds->shared->broken[item] ? ds->shared->broken[item] : "cannot decode";
     if (n == 1)
-        snprintf(err, errlen, "%s: %s; a batch of one image has no other to take its place: remove the file, or "
-                 "train with a --batch of 2 or more", ds->items[item].path, why_k);
+        snprintf(err, errlen, "%s: %s; a batch of one image has no other to take its place: %s", ds->items[item].path,
+                 why_k, ds->batch_of_one_way ? ds->batch_of_one_way : "remove the file, or train with a --batch of 2 or more");
     else
         snprintf(err, errlen, "%s: %s; no image of its batch decodes to take its place (all %d are broken)",
                  ds->items[item].path, why_k, n);

@@ -103,6 +103,8 @@ typedef struct DataShared DataShared;   // the cache, the store and late failure
 typedef struct {
     char *root;
     const char *root_role;    // what messages call the root: NULL "data folder", or the caller's ("validation folder")
+    const char *batch_of_one_way;   // the way on when a batch of one image is broken: NULL "remove the file, or
+                                    // train with a --batch of 2 or more", or the caller's (a resumed run keeps its --batch)
     DataItem *items;          // usable images, in scan order
     int n;
     char **class_names;       // sorted
